@@ -1,0 +1,62 @@
+"""autojit: a tracing compiler with PyTorch's autograd API.
+
+Eager tensor ops build an IR graph; autograd differentiates it (twice, with create_graph);
+the compiler lowers whole training steps to fused kernels. The public names follow torch.
+"""
+
+from . import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
+from . import autograd, nn
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .device import device
+from .dtypes import (
+    bool_ as bool,  # noqa: A004
+    double,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+)
+from .dtypes import float as float  # noqa: A004, PLC0414
+from .dtypes import int as int  # noqa: A004, PLC0414
+from .functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
+from .functional import __all__ as _functional_names
+from .tensor import Size, Tensor
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor", "Size", "device", "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled",
+    "is_grad_enabled", "inference_mode", "tensor", "as_tensor", "from_numpy", "zeros", "ones",
+    "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
+    "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
+    "manual_seed", "float16", "float32", "float64", "half", "float", "double", "int32", "int64",
+    "int", "long", "bool", "get_default_dtype", "set_default_dtype", *_functional_names,
+]

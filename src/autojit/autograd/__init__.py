@@ -1,0 +1,22 @@
+"""autojit.autograd: backward, grad, grad modes and gradcheck, with torch.autograd's names.
+
+graph.py holds the nodes, engine.py the differentiation pass, api.py the public entry points,
+grad_mode.py the modes, gradcheck.py the finite-difference checks.
+"""
+
+from .api import backward, grad
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+__all__ = [
+    "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "inference_mode", "is_inference_mode_enabled", "gradcheck", "gradgradcheck",
+    "GradcheckError",
+]

@@ -1,0 +1,117 @@
+"""autograd.backward and autograd.grad: argument checks, implicit gradients, then the engine.
+
+These follow the reference semantics: an implicit gradient only for scalar outputs,
+retain_graph defaulting to create_graph, allow_unused and materialize_grads for inputs the
+outputs do not depend on, and grad_outputs shape-checked against their outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..tensor import Tensor
+from .engine import run_backward
+
+
+def _as_tuple(value) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, Tensor):
+        return (value,)
+    return tuple(value)
+
+
+def _make_root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list:
+    from ..creation import ones_like
+
+    if len(grad_outputs) == 0:
+        grad_outputs = (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
+    grads = []
+    for index, (output, grad) in enumerate(zip(outputs, grad_outputs)):
+        if grad is None:
+            if output.requires_grad and output.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if output.requires_grad and not output.dtype.is_floating_point:
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {output.dtype}")
+            grad = ones_like(output)
+        elif not isinstance(grad, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(grad).__name__}")
+        else:
+            if grad.shape != output.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{index}] has a shape of {grad.shape} and "
+                    f"output[{index}] has a shape of {output.shape}.")
+            if grad.dtype is not output.dtype:
+                grad = grad.to(output.dtype)
+            if not create_graph:
+                grad = grad.detach()
+        grads.append(grad)
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None) -> None:
+    """Accumulate the gradients of `tensors` into the .grad of the graph's leaves."""
+    outputs = _as_tuple(tensors)
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    grads = _make_root_grads(outputs, _as_tuple(grad_tensors), create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    input_list = None
+    if inputs is not None:
+        input_list = list(_as_tuple(inputs))
+        if not input_list:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        for tensor in input_list:
+            if not tensor.requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+    run_backward(list(outputs), grads, retain_graph=retain_graph, create_graph=create_graph,
+                 inputs=input_list, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False,
+         materialize_grads=False) -> tuple:
+    """The gradients of `outputs` with respect to `inputs`, returned, not accumulated."""
+    from ..creation import zeros_like
+
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True is not supported by autojit.autograd")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    output_tuple = _as_tuple(outputs)
+    input_tuple = _as_tuple(inputs)
+    if not input_tuple:
+        raise RuntimeError("grad requires non-empty inputs.")
+    for tensor in input_tuple:
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"grad expects Tensors as inputs, got {type(tensor).__name__}")
+        if not tensor.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _make_root_grads(output_tuple, _as_tuple(grad_outputs), create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    results = run_backward(list(output_tuple), grads, retain_graph=retain_graph,
+                           create_graph=create_graph, inputs=list(input_tuple), accumulate=False)
+    final = []
+    for tensor, result in zip(input_tuple, results):
+        if result is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            if materialize_grads:
+                result = zeros_like(tensor)
+        final.append(result)
+    return tuple(final)
+
+
+__all__: Sequence[str] = ("backward", "grad")

@@ -1,0 +1,199 @@
+"""The differentiation pass: walks the autograd graph backwards and emits the adjoint.
+
+One iterative walk, no recursion: a first pass counts, for every node reachable from the roots,
+how many reachable edges point at it; the second pass runs a node once all of its consumers
+have run, with their gradients summed in its buffer. VJP rules run under grad mode equal to
+create_graph, so with create_graph=True the adjoint is itself recorded (eagerly as autograd
+nodes, or as IR while tracing) and can be differentiated again.
+
+`run_backward` serves Tensor.backward, autograd.backward and autograd.grad alike: with `inputs`
+it captures the gradient reaching each input's edge instead of accumulating into .grad.
+"""
+
+from __future__ import annotations
+
+from ..state import state
+from ..tensor import Tensor
+from .graph import AccumulateGrad, Node, gradient_edge
+
+
+def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_graph: bool,
+                 inputs: list | None = None, accumulate: bool = True) -> list | None:
+    """Backpropagate `root_grads` from `roots`.
+
+    accumulate=True: add gradients into leaves' .grad (all leaves, or only `inputs`).
+    accumulate=False (autograd.grad): return the gradient reaching each of `inputs`, or None.
+    """
+    root_edges = [gradient_edge(t) for t in roots]
+    for index, (node, _) in enumerate(root_edges):
+        if node is None:
+            raise RuntimeError(f"element {index} of tensors does not require grad and does not "
+                               "have a grad_fn")
+
+    capture: dict = {}  # (node, output_nr) -> position in inputs
+    if inputs is not None:
+        for position, tensor in enumerate(inputs):
+            edge = gradient_edge(tensor)
+            if edge[0] is not None:
+                capture.setdefault((id(edge[0]), edge[1]), []).append(position)
+    dependencies, needed = _count_dependencies(root_edges, capture if inputs is not None else None)
+
+    buffers: dict = {}
+    for (node, output_nr), grad in zip(root_edges, root_grads):
+        _add_to_buffer(buffers, node, output_nr, grad)
+    captured: list = [None] * len(inputs) if inputs is not None else []
+
+    ready = [node for node in _unique(n for n, _ in root_edges) if dependencies.get(node, 0) == 0]
+    previous_mode = state.grad_enabled
+    state.grad_enabled = create_graph
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None) or []
+            grads = _run_pre_hooks(node, grads)
+            if capture:
+                for output_nr, grad in enumerate(grads):
+                    for position in capture.get((id(node), output_nr), ()):
+                        captured[position] = grad
+            if isinstance(node, AccumulateGrad):
+                if inputs is None and grads and grads[0] is not None:
+                    _accumulate(node.variable, grads[0], create_graph)
+                continue
+            if (inputs is not None and node not in needed) or not any(
+                    g is not None for g in grads):
+                input_grads = [None] * len(node.next_functions)
+            else:
+                input_grads = node.apply(grads)
+                if node._hooks:
+                    input_grads = _run_hooks(node, input_grads, grads)
+                if not retain_graph:
+                    node.release()
+            for (next_node, output_nr), grad in zip(node.next_functions, input_grads):
+                if next_node is None:
+                    continue
+                if grad is not None:
+                    _add_to_buffer(buffers, next_node, output_nr, grad)
+                remaining = dependencies[next_node] - 1
+                dependencies[next_node] = remaining
+                if remaining == 0:
+                    ready.append(next_node)
+    finally:
+        state.grad_enabled = previous_mode
+
+    if inputs is None:
+        return None
+    if accumulate:
+        for tensor, grad in zip(inputs, captured):
+            if grad is not None:
+                _accumulate(tensor, grad, create_graph)
+        return None
+    return captured
+
+
+def _unique(nodes):
+    seen = set()
+    for node in nodes:
+        if node not in seen:
+            seen.add(node)
+            yield node
+
+
+def _count_dependencies(root_edges, capture):
+    """In-degree of every node reachable from the roots, and the nodes worth running.
+
+    With a capture set (autograd.grad, backward(inputs=...)), a node is worth running only when
+    some captured edge lies below it; the rest of the graph is left untouched.
+    """
+    dependencies: dict = {}
+    order: list = []  # discovery order; reversed, it lists children before parents
+    stack = list(_unique(n for n, _ in root_edges))
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for next_node, _ in node.next_functions:
+            if next_node is None:
+                continue
+            dependencies[next_node] = dependencies.get(next_node, 0) + 1
+            if next_node not in seen:
+                seen.add(next_node)
+                stack.append(next_node)
+    if capture is None:
+        return dependencies, None
+    # A node is needed when one of its edges is captured or leads to a needed node. Iterate to
+    # a fixed point in reverse discovery order, which converges in one or two sweeps.
+    needed: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in reversed(order):
+            if node in needed:
+                continue
+            for next_node, output_nr in node.next_functions:
+                if next_node is None:
+                    continue
+                if (id(next_node), output_nr) in capture or next_node in needed:
+                    needed.add(node)
+                    changed = True
+                    break
+    return dependencies, needed
+
+
+def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad: Tensor) -> None:
+    slots = buffers.get(node)
+    if slots is None:
+        slots = buffers[node] = [None] * max(_output_count(node), output_nr + 1)
+    elif output_nr >= len(slots):
+        slots.extend([None] * (output_nr + 1 - len(slots)))
+    current = slots[output_nr]
+    slots[output_nr] = grad if current is None else current + grad
+
+
+def _output_count(node: Node) -> int:
+    return getattr(node, "output_count", 1)
+
+
+def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
+    """Add into .grad: in place when no graph is built, out of place (differentiable) else."""
+    hooks = variable._backward_hooks
+    if hooks and variable.grad_fn is None:
+        for hook in list(hooks.values()):
+            replaced = hook(grad)
+            if replaced is not None:
+                grad = replaced
+    current = variable._grad
+    if create_graph:
+        variable._grad = grad if current is None else current + grad
+    elif current is None:
+        fresh = grad.detach()
+        if fresh._data is not None:
+            fresh = Tensor._make(fresh._data.copy(), fresh._dtype)
+        variable._grad = fresh
+    elif current._data is not None and grad._data is not None and not current.requires_grad:
+        current._data += grad._data
+        current._bump_version()
+    else:
+        variable._grad = (current + grad).detach()
+    post_hooks = variable._post_accumulate_hooks
+    if post_hooks:
+        for hook in list(post_hooks.values()):
+            hook(variable)
+
+
+def _run_pre_hooks(node: Node, grads: list) -> list:
+    """Tensor hooks (register_hook) on non-leaf outputs, and retain_grad, run before the node."""
+    hooks = node._pre_hooks
+    if not hooks:
+        return grads
+    grads = list(grads)
+    for hook in list(hooks):
+        grads = hook(grads) or grads
+    return grads
+
+
+def _run_hooks(node: Node, input_grads: list, grads: list) -> list:
+    for hook in list(node._hooks):
+        replaced = hook(input_grads, grads)
+        if replaced is not None:
+            input_grads = list(replaced)
+    return input_grads

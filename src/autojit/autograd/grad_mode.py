@@ -1,0 +1,109 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+Each works as a context manager and as a decorator; set_grad_enabled also acts when called as
+a plain function. The flag lives in the thread-local state (state.py), so modes are per thread.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..state import state
+
+
+def is_grad_enabled() -> bool:
+    return state.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return state.inference
+
+
+class _GradModeContext:
+    """Base: a context manager that also decorates functions (a fresh context per call)."""
+
+    def _fresh(self):
+        return type(self)()
+
+    def __call__(self, function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            with self._fresh():
+                return function(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_GradModeContext):  # noqa: N801 - torch's name
+    """Disable gradient recording: results of ops do not require grad."""
+
+    def __enter__(self):
+        self._previous = state.grad_enabled
+        state.grad_enabled = False
+        return None
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self._previous
+        return False
+
+
+class enable_grad(_GradModeContext):  # noqa: N801
+    """Enable gradient recording, also inside no_grad."""
+
+    def __enter__(self):
+        self._previous = state.grad_enabled
+        state.grad_enabled = True
+        return None
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self._previous
+        return False
+
+
+class set_grad_enabled(_GradModeContext):  # noqa: N801
+    """Set grad mode to `mode`: at once when called, restored on leaving a with-block."""
+
+    def __init__(self, mode: bool):
+        self._previous = state.grad_enabled
+        self.mode = bool(mode)
+        state.grad_enabled = self.mode
+
+    def _fresh(self):
+        return set_grad_enabled(self.mode)
+
+    def __call__(self, function):
+        state.grad_enabled = self._previous  # used as a decorator: do not change the mode now
+        return super().__call__(function)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self._previous
+        return False
+
+
+class inference_mode(_GradModeContext):  # noqa: N801
+    """no_grad that also marks the tensors it creates as inference tensors."""
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+
+    def _fresh(self):
+        return inference_mode(self.mode)
+
+    def __call__(self, function=None):
+        if function is None or isinstance(function, bool):
+            return inference_mode(self.mode if function is None else function)
+        return super().__call__(function)
+
+    def __enter__(self):
+        self._previous = (state.grad_enabled, state.inference)
+        if self.mode:
+            state.grad_enabled = False
+            state.inference = True
+        return None
+
+    def __exit__(self, *exc):
+        state.grad_enabled, state.inference = self._previous
+        return False

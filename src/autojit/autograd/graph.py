@@ -1,0 +1,232 @@
+"""The autograd graph: Node (a tensor's grad_fn), AccumulateGrad, saved tensors, recording.
+
+`record` is called by ops.registry.bind after an op ran on inputs that require grad: it builds
+an OpNode (a per-op subclass named like MulBackward0) holding the op, its attrs, the edges to the
+inputs' nodes and the values the op's VJP reads. The engine (engine.py) walks these nodes.
+Saved values carry the version they were saved at; reading one after an in-place write raises
+torch's error. See docs/notes/saved-tensors.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+from ..state import state
+from ..tensor import Tensor
+
+_sequence = itertools.count()
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward.")
+
+
+class SavedTensor:
+    """A value kept for backward, with the version it had when saved.
+
+    An op's own output is kept as its storage only (not the Tensor object) so that the output
+    does not keep itself alive through its grad_fn; unpacking rebuilds a Tensor whose grad_fn is
+    the saving node, which double backward needs.
+    """
+
+    __slots__ = ("tensor", "data", "value", "dtype", "version", "counter", "output_nr")
+
+    def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0):
+        self.counter = tensor._version_counter
+        self.version = self.counter.value
+        if is_output:
+            self.tensor = None
+            self.data, self.value, self.dtype = tensor._data, tensor._value, tensor._dtype
+            self.output_nr = output_nr
+        else:
+            self.tensor = tensor
+
+    def unpack(self, node: Node) -> Tensor:
+        if self.counter.value != self.version:
+            raise RuntimeError(modified_message(self, node))
+        if self.tensor is not None:
+            return self.tensor
+        rebuilt = Tensor._make(self.data, self.dtype, self.counter)
+        rebuilt._value = self.value
+        rebuilt.grad_fn = node
+        rebuilt._output_nr = self.output_nr
+        rebuilt._requires_grad = True
+        return rebuilt
+
+
+def modified_message(saved: SavedTensor, node: Node) -> str:
+    tensor = saved.tensor
+    shape = list(tensor.shape) if tensor is not None else list(
+        saved.data.shape if saved.data is not None else saved.value.shape)
+    dtype = tensor.dtype if tensor is not None else saved.dtype
+    kind = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
+            "int64": "Long", "bool": "Bool"}[dtype.name]
+    if tensor is None:
+        producer = f", which is output {saved.output_nr} of {node.name()},"
+    elif tensor.grad_fn is not None:
+        producer = f", which is output {tensor._output_nr} of {tensor.grad_fn.name()},"
+    else:
+        producer = ""
+    return ("one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [autojit.{kind}Tensor {shape}]{producer} is at version "
+            f"{saved.counter.value}; expected version {saved.version} instead "
+            f"(it was saved by {node.name()}). Hint: enable anomaly detection to find the "
+            "operation that failed to compute its gradient, with "
+            "autojit.autograd.set_detect_anomaly(True).")
+
+
+class Node:
+    """A backward function: grad_fn of a non-leaf tensor, or AccumulateGrad of a leaf."""
+
+    __slots__ = ("next_functions", "sequence_nr", "input_meta", "needs_input_grad",
+                 "_pre_hooks", "_hooks", "metadata", "__weakref__", "__dict__")
+
+    def __init__(self):
+        self.sequence_nr = next(_sequence)
+        self._pre_hooks = None
+        self._hooks = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def apply(self, grads: list) -> list:
+        """Gradients w.r.t. the inputs (one per next_functions entry) from output gradients."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Free saved values (called when retain_graph is False)."""
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+
+class OpNode(Node):
+    """The grad_fn of a primitive's output; also the `ctx` its VJP rule reads."""
+
+    __slots__ = ("op", "attrs", "_saved", "_saved_out", "_released", "_scalars")
+
+    @property
+    def inputs(self) -> tuple:
+        """The inputs the VJP saved (None where it saved nothing), version-checked."""
+        if self._released:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(saved.unpack(self) if isinstance(saved, SavedTensor) else saved
+                     for saved in self._saved)
+
+    @property
+    def out(self) -> Tensor:
+        if self._released:
+            raise RuntimeError(FREED_MESSAGE)
+        return self._saved_out.unpack(self)
+
+    def apply(self, grads):
+        if self._released:
+            raise RuntimeError(FREED_MESSAGE)
+        results = self.op.vjp(self, grads[0])
+        return [conform(result, meta) if meta is not None and result is not None else None
+                for result, meta in zip(results, self.input_meta)]
+
+    def release(self):
+        if self.op.saves:
+            self._released = True
+            self._saved = None
+            self._saved_out = None
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad; the engine adds what reaches it into .grad."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor):
+        super().__init__()
+        self.variable = variable
+        self.next_functions = ()
+        self.input_meta = ()
+        self.needs_input_grad = ()
+
+    def apply(self, grads):
+        return []
+
+
+def gradient_edge(tensor: Tensor) -> tuple:
+    """(node, output_nr) through which gradient flows into `tensor`."""
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    if not tensor._requires_grad:
+        return (None, 0)
+    accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
+    if accumulator is None:
+        accumulator = AccumulateGrad(tensor)
+        tensor._grad_accumulator = weakref.ref(accumulator)
+    return (accumulator, 0)
+
+
+def record(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
+    """Attach an OpNode for `op` applied to `inputs` as the grad_fn of `out`."""
+    node = op.node_class()
+    node.op = op
+    node.attrs = attrs
+    node._released = False
+    needs = tuple(isinstance(x, Tensor) and x._requires_grad for x in inputs)
+    node.needs_input_grad = needs
+    node.next_functions = tuple(gradient_edge(x) if need else (None, 0)
+                                for x, need in zip(inputs, needs))
+    node.input_meta = tuple((x.shape, x._dtype) if need else None
+                            for x, need in zip(inputs, needs))
+    saved = [x if not isinstance(x, Tensor) else None for x in inputs]
+    node._saved_out = None
+    for entry in op.saves:
+        if entry == "out":
+            node._saved_out = SavedTensor(out, True)
+            continue
+        if isinstance(entry, tuple):
+            index, needed_by = entry
+            if not needs[needed_by]:
+                continue
+        else:
+            index = entry
+        if isinstance(inputs[index], Tensor):
+            saved[index] = SavedTensor(inputs[index], False)
+    node._saved = saved
+    if state.anomaly:
+        from .anomaly import capture_forward_trace
+
+        capture_forward_trace(node)
+    out.grad_fn = node
+    out._requires_grad = True
+
+
+def conform(gradient: Tensor, meta: tuple) -> Tensor:
+    """Sum a gradient back to its input's shape and cast it to the input's dtype.
+
+    This is the one place un-broadcasting happens: VJP rules return gradients in the output's
+    broadcast shape and never reduce them themselves.
+    """
+    shape, dtype = meta
+    if gradient.shape != shape:
+        gradient = sum_to_shape(gradient, shape)
+    if gradient._dtype is not dtype:
+        gradient = gradient.to(dtype)
+    return gradient
+
+
+def sum_to_shape(gradient: Tensor, shape: tuple) -> Tensor:
+    grad_shape = gradient.shape
+    lead = len(grad_shape) - len(shape)
+    if lead < 0:
+        return gradient.reshape(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, extent in enumerate(shape) if extent == 1 and grad_shape[lead + i] != 1)
+    if dims:
+        gradient = gradient.sum(dim=dims, keepdim=True)
+    if gradient.shape != shape:
+        gradient = gradient.reshape(shape)
+    return gradient

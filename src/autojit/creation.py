@@ -1,0 +1,248 @@
+"""Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/full/empty, ranges, eye, random.
+
+Factories make leaf tensors from Python data or NumPy arrays; they are not ops and record no
+history. dtype inference follows torch: bools give bool, ints int64, floats the default dtype.
+Random tensors come from one global NumPy generator, reseeded by manual_seed.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import dtypes
+from .device import check_device
+from .tensor import Tensor
+
+_generator = [np.random.default_rng()]
+
+
+def manual_seed(seed: int):
+    """Seed the generator behind rand, randn, randint and the random nn layers."""
+    _generator[0] = np.random.default_rng(int(seed))
+    return _generator[0]
+
+
+def default_generator() -> np.random.Generator:
+    return _generator[0]
+
+
+def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool) -> Tensor:
+    result = Tensor._make(data, dtype)
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+def _infer_dtype(data) -> dtypes.DType:
+    """The dtype torch.tensor would pick for nested Python data."""
+    kinds = set()
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Tensor):
+            kinds.add(item.dtype)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, (bool, np.bool_)):
+            kinds.add(dtypes.bool_)
+        elif isinstance(item, numbers.Integral):
+            kinds.add(dtypes.int64)
+        elif isinstance(item, numbers.Real):
+            kinds.add(dtypes.get_default_dtype())
+        elif isinstance(item, np.generic):
+            kinds.add(dtypes.from_numpy(item.dtype))
+        else:
+            raise TypeError(f"Could not infer dtype of {type(item).__name__}")
+    result = dtypes.bool_ if not kinds else None
+    for kind in kinds:
+        result = kind if result is None else dtypes.promote(result, kind)
+    return result if kinds else dtypes.get_default_dtype()
+
+
+def _unwrap(data):
+    if isinstance(data, Tensor):
+        return data._concrete("autojit.tensor(Tensor)")
+    if isinstance(data, (list, tuple)):
+        return [_unwrap(item) for item in data]
+    return data
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of `data` (nested lists, scalars, arrays, tensors)."""
+    check_device(device)
+    if isinstance(data, Tensor):
+        target = dtypes.to_dtype(dtype) if dtype is not None else data.dtype
+        array = np.array(data._concrete("autojit.tensor(Tensor)"), dtype=target.numpy)
+        return _finish(array, target, requires_grad)
+    if isinstance(data, np.ndarray):
+        target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
+        return _finish(np.array(data, dtype=target.numpy), target, requires_grad)
+    target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    try:
+        array = np.array(_unwrap(data), dtype=target.numpy)
+    except ValueError as error:
+        raise ValueError(f"autojit.tensor(): could not build a tensor from the data: {error}") \
+            from None
+    if array.dtype == object:
+        raise TypeError("autojit.tensor(): nested sequences must be rectangular and numeric")
+    return _finish(array, target, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like tensor(), but shares memory with a NumPy array or Tensor when no conversion is needed."""
+    check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtypes.to_dtype(dtype))
+    if isinstance(data, np.ndarray):
+        target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
+        return Tensor._make(np.asarray(data, dtype=target.numpy), target)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with `array` (writes to either are seen by both)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    found = dtypes._BY_NUMPY.get(array.dtype)
+    if found is None:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only "
+                        "supported types are: float64, float32, float16, int64, int32, and bool.")
+    return Tensor._make(array, found)
+
+
+def _size(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(int(s) for s in size)
+
+
+def _filled(size, value, dtype, requires_grad, device) -> Tensor:
+    check_device(device)
+    if dtype is None:
+        dtype = dtypes.get_default_dtype() if isinstance(value, float) or value is None \
+            else dtypes.scalar_dtype(value)
+    dtype = dtypes.to_dtype(dtype)
+    shape = _size(size)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+    array = np.empty(shape, dtype.numpy) if value is None else np.full(shape, value, dtype.numpy)
+    return _finish(array, dtype, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(size, 0.0 if dtype is None else 0, dtype, requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(size, 1.0 if dtype is None else 1, dtype, requires_grad, device)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled((size,), fill_value, dtype, requires_grad, device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(size, None, dtype, requires_grad, device)
+
+
+def _like(x: Tensor, dtype):
+    return tuple(x.shape), (x.dtype if dtype is None else dtype)
+
+
+def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype = _like(x, dtype)
+    return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype = _like(x, dtype)
+    return ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype = _like(x, dtype)
+    return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype = _like(x, dtype)
+    return empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Values from start (inclusive) to end (exclusive) by step; int64 for integer arguments."""
+    check_device(device)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+        dtype = dtypes.int64 if integral else dtypes.get_default_dtype()
+    dtype = dtypes.to_dtype(dtype)
+    count = int(np.ceil((end - start) / step))
+    array = (start + step * np.arange(count, dtype=np.float64)).astype(dtype.numpy)
+    return _finish(array, dtype, requires_grad)
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    check_device(device)
+    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return _finish(np.linspace(start, end, int(steps)).astype(dtype.numpy), dtype, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    check_device(device)
+    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    return _finish(np.eye(n, m, dtype=dtype.numpy), dtype, requires_grad)
+
+
+def _random_dtype(dtype):
+    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"random floats need a floating dtype, got {dtype}")
+    return dtype
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Uniform samples on [0, 1)."""
+    check_device(device)
+    dtype = _random_dtype(dtype)
+    rng = generator or _generator[0]
+    return _finish(rng.random(_size(size)).astype(dtype.numpy), dtype, requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Standard normal samples."""
+    check_device(device)
+    dtype = _random_dtype(dtype)
+    rng = generator or _generator[0]
+    return _finish(rng.standard_normal(_size(size)).astype(dtype.numpy), dtype, requires_grad)
+
+
+def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None) -> Tensor:
+    """Integers uniform on [low, high)."""
+    check_device(device)
+    if high is None:
+        low, high = 0, low
+    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
+    rng = generator or _generator[0]
+    return _finish(rng.integers(low, high, size=tuple(size)).astype(dtype.numpy), dtype, False)
+
+
+def rand_like(x: Tensor, *, dtype=None, requires_grad=False) -> Tensor:
+    return rand(tuple(x.shape), dtype=dtype or x.dtype, requires_grad=requires_grad)
+
+
+def randn_like(x: Tensor, *, dtype=None, requires_grad=False) -> Tensor:
+    return randn(tuple(x.shape), dtype=dtype or x.dtype, requires_grad=requires_grad)
+
+
+def randint_like(x: Tensor, low, high=None, *, dtype=None) -> Tensor:
+    return randint(low, high, tuple(x.shape), dtype=dtype or x.dtype)

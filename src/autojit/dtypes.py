@@ -1,0 +1,160 @@
+"""dtypes and type promotion.
+
+Every Tensor carries one of the six DType objects below. Ops ask `result_type` which dtype a
+mix of tensors and Python scalars computes in; the rules are torch's (see
+docs/notes/type-promotion.md): dimensioned tensors decide within a category, zero-dim tensors
+and Python scalars only lift the category (bool < integer < floating), and a Python float never
+upcasts a float32 tensor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BOOL, INTEGER, FLOATING = 0, 1, 2
+
+
+class DType:
+    """A tensor element type; printed as ``autojit.float32`` and ``f32`` in IR text."""
+
+    __slots__ = ("name", "numpy", "short", "category", "itemsize")
+
+    def __init__(self, name: str, numpy_dtype, short: str, category: int):
+        self.name = name
+        self.numpy = np.dtype(numpy_dtype)
+        self.short = short
+        self.category = category
+        self.itemsize = self.numpy.itemsize
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.category == FLOATING
+
+    def __repr__(self) -> str:
+        return f"autojit.{self.name}"
+
+    def __reduce__(self):
+        return (from_name, (self.name,))
+
+
+float16 = DType("float16", np.float16, "f16", FLOATING)
+float32 = DType("float32", np.float32, "f32", FLOATING)
+float64 = DType("float64", np.float64, "f64", FLOATING)
+int32 = DType("int32", np.int32, "i32", INTEGER)
+int64 = DType("int64", np.int64, "i64", INTEGER)
+bool_ = DType("bool", np.bool_, "bool", BOOL)
+
+half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
+int, long = int32, int64  # noqa: A001
+
+ALL = (bool_, int32, int64, float16, float32, float64)
+_BY_NUMPY = {d.numpy: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL}
+# Rank within a category decides promotion between two dtypes of the same category.
+_RANK = {bool_: 0, int32: 1, int64: 2, float16: 3, float32: 4, float64: 5}
+
+_default_float = [float32]
+
+
+def get_default_dtype() -> DType:
+    return _default_float[0]
+
+
+def set_default_dtype(dtype: DType) -> None:
+    if not isinstance(dtype, DType) or not dtype.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {dtype}")
+    _default_float[0] = dtype
+
+
+def from_name(name: str) -> DType:
+    return _BY_NAME[name]
+
+
+def from_numpy(numpy_dtype) -> DType:
+    """The DType of a NumPy dtype; unsigned and other widths map to the nearest supported."""
+    numpy_dtype = np.dtype(numpy_dtype)
+    found = _BY_NUMPY.get(numpy_dtype)
+    if found is not None:
+        return found
+    if numpy_dtype.kind in "iu":
+        return int64
+    if numpy_dtype.kind == "f":
+        return float64
+    raise TypeError(f"can't convert np.ndarray of type {numpy_dtype} to an autojit dtype; "
+                    "the only supported types are: float64, float32, float16, int64, int32, bool")
+
+
+def to_dtype(dtype) -> DType:
+    """Accept a DType, a NumPy dtype, a Python type or a name such as 'float32'."""
+    if isinstance(dtype, DType):
+        return dtype
+    if dtype is bool:
+        return bool_
+    if dtype is _py_int:
+        return int64
+    if dtype is _py_float:
+        return get_default_dtype()
+    if isinstance(dtype, str) and dtype in _BY_NAME:
+        return _BY_NAME[dtype]
+    return from_numpy(dtype)
+
+
+_py_int = (0).__class__
+_py_float = (0.0).__class__
+
+
+def promote(a: DType, b: DType) -> DType:
+    """The smallest dtype that holds both (torch.promote_types)."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if {a, b} == {float16, float32}:
+        return float32
+    return a if _RANK[a] > _RANK[b] else b
+
+
+def scalar_dtype(value) -> DType:
+    """The dtype a Python scalar would have as a tensor of its own."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, _py_int):
+        return int64
+    return get_default_dtype()
+
+
+def scalar_category(value) -> int:
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, _py_int):
+        return INTEGER
+    return FLOATING
+
+
+def result_type(dimensioned: list[DType], zero_dim: list[DType], scalars: list) -> DType:
+    """torch.result_type over three priority groups: tensors with dims, zero-dim tensors, scalars.
+
+    A lower-priority group only matters when it brings a higher category; zero-dim tensors then
+    contribute their own dtype, scalars the default dtype of their category.
+    """
+    result = None
+    for group in (dimensioned, zero_dim):
+        group_type = None
+        for dtype in group:
+            group_type = dtype if group_type is None else promote(group_type, dtype)
+        if group_type is not None and (result is None or group_type.category > result.category):
+            result = group_type
+    if scalars:
+        category = max(scalar_category(s) for s in scalars)
+        if result is None:
+            result = _promote_scalars(scalars)
+        elif category > result.category:
+            result = get_default_dtype() if category == FLOATING else int64
+    return result
+
+
+def _promote_scalars(scalars) -> DType:
+    result = scalar_dtype(scalars[0])
+    for s in scalars[1:]:
+        result = promote(result, scalar_dtype(s))
+    return result

@@ -1,0 +1,77 @@
+"""The op functions of the top-level namespace (autojit.exp, autojit.sum, autojit.cat, ...).
+
+One list, so that __init__.py stays a table of names. Each function is defined in ops/.
+"""
+
+from .ops.composite import (  # noqa: F401
+    clamp,
+    exp2,
+    gelu,
+    log2,
+    log10,
+    logsumexp,
+    mean,
+    norm,
+    reciprocal,
+    relu,
+    rsqrt,
+    silu,
+    softplus,
+    square,
+    std,
+    tan,
+    var,
+)
+from .ops.elementwise import (  # noqa: F401
+    abs,
+    add,
+    clone,
+    cos,
+    div,
+    eq,
+    erf,
+    exp,
+    expm1,
+    floor,
+    floor_divide,
+    ge,
+    gt,
+    isnan,
+    le,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    maximum,
+    minimum,
+    mul,
+    ne,
+    neg,
+    pow,
+    remainder,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    sub,
+    tanh,
+    where,
+)
+from .ops.layout import broadcast_to, cat, expand, narrow, permute, reshape  # noqa: F401
+from .ops.reduction import all_ as all  # noqa: F401
+from .ops.reduction import amax, amin, argmax, argmin  # noqa: F401
+from .ops.reduction import any_ as any  # noqa: F401
+from .ops.reduction import prod_ as prod  # noqa: F401
+from .ops.reduction import sum_ as sum  # noqa: F401
+
+clip = clamp
+negative = neg
+multiply = mul
+divide = div
+subtract = sub
+true_divide = div
+
+__all__ = [name for name in dir() if not name.startswith("_")]

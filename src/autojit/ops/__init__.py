@@ -1,0 +1,13 @@
+"""The op registry and every primitive family; importing it checks the registry is complete.
+
+Families: elementwise (math, arithmetic, comparisons, where, cast), reduction, layout
+(reshape, expand, permute, slice, cat), linalg (matmul), indexing (gather, scatter_add, index,
+index_put). Composites are in composite.py and need no rules.
+"""
+
+from . import composite, elementwise, layout, reduction  # noqa: F401
+from .registry import REGISTRY, check_registry
+
+check_registry()
+
+__all__ = ["REGISTRY"]

@@ -1,0 +1,296 @@
+"""Elementwise primitives: unary math, binary arithmetic, comparisons, logic, where, cast.
+
+Each `define_op` block is the whole story of one primitive (shape, dtype, NumPy impl, VJP,
+lowering). The user-facing functions at the bottom of each block accept Tensors and Python
+scalars; composites built from these (relu, gelu, clamp, ...) live in composite.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor
+from .registry import (
+    NOT_DIFFERENTIABLE,
+    Elementwise,
+    bind,
+    broadcast_shapes,
+    define_op,
+    rule_bool,
+    rule_compare,
+    rule_float,
+    rule_promote,
+)
+
+NO_ATTRS: dict = {}
+_NUMBER_TYPES = (float, int, bool)
+
+
+def operand(x, op_name: str):
+    """A Tensor or Python number as an op input; NumPy values are converted, others refused."""
+    if isinstance(x, (Tensor, *_NUMBER_TYPES)):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        from ..creation import as_tensor
+
+        return as_tensor(x)
+    raise TypeError(f"{op_name}(): expected a Tensor or a number, but got {type(x).__name__}")
+
+
+def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None):
+    return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
+                     vjp=vjp, saves=saves, lowering=Elementwise(expression), grad_name=grad_name)
+
+
+def _needs(index, rule):
+    """Compute an input's gradient only when that input needs one."""
+    return lambda ctx, g: rule(ctx, g) if ctx.needs_input_grad[index] else None
+
+
+def _binary_vjp(rule_x, rule_y):
+    first, second = _needs(0, rule_x), _needs(1, rule_y)
+    return lambda ctx, g: (first(ctx, g), second(ctx, g))
+
+
+def _call1(op):
+    def function(x):
+        return bind(op, (operand(x, op.name),), NO_ATTRS)
+
+    function.__name__ = op.name
+    function.__doc__ = f"Elementwise {op.name} (a primitive; see ops/elementwise.py)."
+    return function
+
+
+def _call2(op):
+    def function(x, y):
+        x, y = operand(x, op.name), operand(y, op.name)
+        if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+            raise TypeError(f"{op.name}(): at least one argument must be a Tensor, "
+                            f"got {type(x).__name__} and {type(y).__name__}")
+        return bind(op, (x, y), NO_ATTRS)
+
+    function.__name__ = op.name
+    function.__doc__ = f"Elementwise {op.name} with broadcasting (see ops/elementwise.py)."
+    return function
+
+
+# ---- unary ------------------------------------------------------------------------------------
+
+NEG = _elementwise("neg", 1, rule_promote, np.negative, lambda ctx, g: (-g,), (), "(-{0})")
+ABS = _elementwise("abs", 1, rule_promote, np.abs,
+                   lambda ctx, g: (g * ctx.inputs[0].sign(),), (0,), "abs({0})")
+SIGN = _elementwise("sign", 1, rule_promote, np.sign,
+                    lambda ctx, g: (g * 0,), (), "sign({0})")
+EXP = _elementwise("exp", 1, rule_float, np.exp, lambda ctx, g: (g * ctx.out,), ("out",),
+                   "exp({0})")
+LOG = _elementwise("log", 1, rule_float, np.log, lambda ctx, g: (g / ctx.inputs[0],), (0,),
+                   "log({0})")
+SQRT = _elementwise("sqrt", 1, rule_float, np.sqrt, lambda ctx, g: (g / (2 * ctx.out),),
+                    ("out",), "sqrt({0})")
+SIN = _elementwise("sin", 1, rule_float, np.sin, lambda ctx, g: (g * ctx.inputs[0].cos(),),
+                   (0,), "sin({0})")
+COS = _elementwise("cos", 1, rule_float, np.cos, lambda ctx, g: (-g * ctx.inputs[0].sin(),),
+                   (0,), "cos({0})")
+TANH = _elementwise("tanh", 1, rule_float, np.tanh,
+                    lambda ctx, g: (g * (1 - ctx.out * ctx.out),), ("out",), "tanh({0})")
+
+
+def _sigmoid_impl(x):
+    # exp of a large negative number overflows; split so the exponent is never positive.
+    negative = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + negative), negative / (1 + negative)).astype(x.dtype)
+
+
+SIGMOID = _elementwise("sigmoid", 1, rule_float, _sigmoid_impl,
+                       lambda ctx, g: (g * ctx.out * (1 - ctx.out),), ("out",), "sigmoid({0})")
+
+
+def _erf_impl(x):
+    from math import erf
+
+    return np.vectorize(erf, otypes=[x.dtype])(x) if x.size else x.copy()
+
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+ERF = _elementwise("erf", 1, rule_float, _erf_impl,
+                   lambda ctx, g: (g * _TWO_OVER_SQRT_PI * (-ctx.inputs[0].square()).exp(),),
+                   (0,), "erf({0})")
+LOG1P = _elementwise("log1p", 1, rule_float, np.log1p,
+                     lambda ctx, g: (g / (ctx.inputs[0] + 1),), (0,), "log1p({0})")
+EXPM1 = _elementwise("expm1", 1, rule_float, np.expm1, lambda ctx, g: (g * (ctx.out + 1),),
+                     ("out",), "expm1({0})")
+FLOOR = _elementwise("floor", 1, rule_promote, np.floor, lambda ctx, g: (g * 0,), (),
+                     "floor({0})")
+
+neg, abs, sign, exp, log, sqrt = map(_call1, (NEG, ABS, SIGN, EXP, LOG, SQRT))  # noqa: A001
+sin, cos, tanh, sigmoid, erf = map(_call1, (SIN, COS, TANH, SIGMOID, ERF))
+log1p, expm1, floor = map(_call1, (LOG1P, EXPM1, FLOOR))
+
+# ---- binary arithmetic ------------------------------------------------------------------------
+
+ADD = _elementwise("add", 2, rule_promote, np.add, lambda ctx, g: (g, g), (), "({0} + {1})")
+SUB = _elementwise("sub", 2, rule_promote, np.subtract, lambda ctx, g: (g, -g), (),
+                   "({0} - {1})")
+MUL = _elementwise("mul", 2, rule_promote, np.multiply,
+                   _binary_vjp(lambda ctx, g: g * ctx.inputs[1], lambda ctx, g: g * ctx.inputs[0]),
+                   ((1, 0), (0, 1)), "({0} * {1})")
+DIV = _elementwise(
+    "div", 2, rule_float, np.true_divide,
+    _binary_vjp(lambda ctx, g: g / ctx.inputs[1],
+                lambda ctx, g: -g * ctx.inputs[0] / (ctx.inputs[1] * ctx.inputs[1])),
+    (1, (0, 1)), "({0} / {1})")
+
+
+def _pow_base_grad(ctx, g):
+    x, y = ctx.inputs
+    if not isinstance(y, Tensor) and y == 0:
+        return g * 0
+    return g * y * x ** (y - 1)
+
+
+def _pow_exponent_grad(ctx, g):
+    x, y = ctx.inputs
+    # d/dy x**y = x**y log x; torch defines it as 0 where x == 0 and y >= 0 (no 0 * -inf).
+    safe = (x == 0) & (y >= 0)
+    return where(safe, 0, g * ctx.out * x.log())
+
+
+def _pow_impl(x, y):
+    if isinstance(x, np.ndarray) and x.dtype.kind in "iu" and np.any(np.asarray(y) < 0):
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    return np.power(x, y)
+
+
+POW = _elementwise("pow", 2, rule_promote, _pow_impl,
+                   _binary_vjp(_pow_base_grad, _pow_exponent_grad), (0, 1, "out"),
+                   "pow({0}, {1})")
+
+
+def _max_min_vjp(strict):
+    """maximum/minimum split the gradient evenly between tied inputs, as torch does."""
+    def share(ctx, g, mine, other):
+        x, y = ctx.inputs[mine], ctx.inputs[other]
+        return g * strict(x, y) + g * (x == y) * 0.5
+
+    return _binary_vjp(lambda ctx, g: share(ctx, g, 0, 1), lambda ctx, g: share(ctx, g, 1, 0))
+
+
+MAXIMUM = _elementwise("maximum", 2, rule_promote, np.maximum,
+                       _max_min_vjp(lambda a, b: a > b), (0, 1), "max({0}, {1})")
+MINIMUM = _elementwise("minimum", 2, rule_promote, np.minimum,
+                       _max_min_vjp(lambda a, b: a < b), (0, 1), "min({0}, {1})")
+FLOOR_DIVIDE = _elementwise("floor_divide", 2, rule_promote, np.floor_divide,
+                            NOT_DIFFERENTIABLE, (), "floor({0} / {1})")
+REMAINDER = _elementwise(
+    "remainder", 2, rule_promote, np.remainder,
+    _binary_vjp(lambda ctx, g: g,
+                lambda ctx, g: -g * ctx.inputs[0].floor_divide(ctx.inputs[1])),
+    (0, 1), "({0} - floor({0} / {1}) * {1})")
+
+add, sub, mul, div, pow = map(_call2, (ADD, SUB, MUL, DIV, POW))  # noqa: A001
+maximum, minimum, floor_divide, remainder = map(_call2, (MAXIMUM, MINIMUM, FLOOR_DIVIDE,
+                                                        REMAINDER))
+
+# ---- comparisons and logic: bool results, not differentiable -----------------------------------
+
+EQ = _elementwise("eq", 2, rule_compare, np.equal, NOT_DIFFERENTIABLE, (), "({0} == {1})")
+NE = _elementwise("ne", 2, rule_compare, np.not_equal, NOT_DIFFERENTIABLE, (), "({0} != {1})")
+LT = _elementwise("lt", 2, rule_compare, np.less, NOT_DIFFERENTIABLE, (), "({0} < {1})")
+LE = _elementwise("le", 2, rule_compare, np.less_equal, NOT_DIFFERENTIABLE, (), "({0} <= {1})")
+GT = _elementwise("gt", 2, rule_compare, np.greater, NOT_DIFFERENTIABLE, (), "({0} > {1})")
+GE = _elementwise("ge", 2, rule_compare, np.greater_equal, NOT_DIFFERENTIABLE, (),
+                  "({0} >= {1})")
+LOGICAL_AND = _elementwise("logical_and", 2, rule_bool, np.logical_and, NOT_DIFFERENTIABLE, (),
+                           "({0} && {1})")
+LOGICAL_OR = _elementwise("logical_or", 2, rule_bool, np.logical_or, NOT_DIFFERENTIABLE, (),
+                          "({0} || {1})")
+LOGICAL_XOR = _elementwise("logical_xor", 2, rule_bool, np.logical_xor, NOT_DIFFERENTIABLE, (),
+                           "({0} != {1})")
+LOGICAL_NOT = _elementwise("logical_not", 1, rule_bool, np.logical_not, NOT_DIFFERENTIABLE, (),
+                           "(!{0})")
+ISNAN = _elementwise("isnan", 1, rule_bool, np.isnan, NOT_DIFFERENTIABLE, (), "isnan({0})")
+
+eq, ne, lt, le, gt, ge = map(_call2, (EQ, NE, LT, LE, GT, GE))
+logical_and, logical_or, logical_xor = map(_call2, (LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR))
+logical_not, isnan = _call1(LOGICAL_NOT), _call1(ISNAN)
+
+
+# ---- where and cast -------------------------------------------------------------------------------
+
+def _where_dtype(inputs, attrs):
+    dtype = rule_promote(inputs[1:], attrs)[0]
+    return dtype, dtype
+
+
+def _where_impl(condition, x, y):
+    return np.where(condition, x, y)
+
+
+WHERE = _elementwise(
+    "where", 3, _where_dtype, _where_impl,
+    lambda ctx, g: (None,
+                    where(ctx.inputs[0], g, 0) if ctx.needs_input_grad[1] else None,
+                    where(ctx.inputs[0], 0, g) if ctx.needs_input_grad[2] else None),
+    (0,), "select({0}, {1}, {2})")
+
+
+def where(condition, input=None, other=None):  # noqa: A002 - torch's names
+    """where(condition, x, y): x where condition holds, else y (torch.where)."""
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    condition = operand(condition, "where")
+    if not isinstance(condition, Tensor) or condition.dtype is not dtypes.bool_:
+        raise TypeError(f"where(): expected condition to be a bool Tensor, got "
+                        f"{getattr(condition, 'dtype', type(condition).__name__)}")
+    return bind(WHERE, (condition, operand(input, "where"), operand(other, "where")), NO_ATTRS)
+
+
+def _cast_dtype(inputs, attrs):
+    return None, attrs["dtype"]
+
+
+def _cast_vjp(ctx, g):
+    return (g,)  # the engine casts the gradient back to the input's dtype
+
+
+CAST = define_op(name="cast", arity=1, shape=lambda shape, dtype: shape, dtype=_cast_dtype,
+                 impl=lambda x, dtype: x.astype(dtype.numpy), vjp=_cast_vjp, saves=(),
+                 lowering=Elementwise("cast({0})"), grad_name="ToCopyBackward0")
+
+
+def cast(x: Tensor, dtype) -> Tensor:
+    """x converted to `dtype` (differentiable between floating dtypes)."""
+    dtype = dtypes.to_dtype(dtype)
+    if x.dtype is dtype:
+        return x
+    return bind(CAST, (x,), {"dtype": dtype})
+
+
+# ---- copies -------------------------------------------------------------------------------------
+
+CLONE = define_op(name="clone", arity=1, shape=lambda shape: shape, dtype=lambda inputs, attrs: (
+    None, inputs[0].dtype), impl=lambda x: x.copy(), vjp=lambda ctx, g: (g,), saves=(),
+    lowering=Elementwise("{0}"))
+clone = _call1(CLONE)
+
+# fill's output does not depend on its input's values, only its shape and dtype; the zero VJP
+# keeps an in-place fill_ / zero_ on a tensor in the graph (torch's FillBackward0).
+FILL = define_op(name="fill", arity=1, shape=lambda shape, value: shape,
+                 dtype=lambda inputs, attrs: (None, inputs[0].dtype),
+                 impl=lambda x, value: np.full_like(x, value),
+                 vjp=lambda ctx, g: (fill_like(g, 0),), saves=(),
+                 lowering=Elementwise("{value}"))
+
+
+def fill_like(x: Tensor, value) -> Tensor:
+    """A tensor shaped and typed like x, every element `value`."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    return bind(FILL, (x,), {"value": value})

@@ -1,0 +1,95 @@
+"""In-place ops (add_, mul_, copy_, setitem, ...): an out-of-place op, then a write-back.
+
+An in-place op computes its result with the ordinary primitive, writes it into the target's
+storage, bumps the version counter the target shares with its views and detached aliases, and
+makes the primitive's node the target's new grad_fn. If the primitive saved the target itself
+for backward, it is given a snapshot of the old value instead, so that the gradient of the
+in-place op stays correct (torch clones the original for the same reason).
+See docs/notes/saved-tensors.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..state import state
+from ..tensor import Tensor
+
+
+def check_inplace(target: Tensor, op_name: str) -> None:
+    """The errors torch raises before an in-place write."""
+    if target._is_inference and not state.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed.You can make a clone to get a normal tensor before doing "
+                           "inplace update.")
+    if not state.grad_enabled:
+        return
+    if target.grad_fn is None and target._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = target._base
+    if base is not None and base._requires_grad:
+        if base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
+        raise RuntimeError(
+            f"{op_name}: an in-place operation on a view of a tensor that requires grad is not "
+            "supported by autojit's autograd; apply it to the base tensor, or use the "
+            "out-of-place op")
+
+
+def _snapshot(target: Tensor) -> Tensor:
+    """A stand-in for `target` as it is now: same autograd identity, copied storage."""
+    snapshot = Tensor._make(target._data.copy() if target._data is not None else None,
+                            target._dtype)
+    snapshot._value = target._value
+    snapshot.grad_fn = target.grad_fn
+    snapshot._output_nr = target._output_nr
+    snapshot._requires_grad = target._requires_grad
+    snapshot._grad_accumulator = target._grad_accumulator
+    return snapshot
+
+
+def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
+    """Run `compute(source)` out of place and write the result into `target`.
+
+    `compute` receives the tensor to read the old value from (the target itself, or a snapshot
+    when the result will be recorded for autograd) and returns the new value.
+    """
+    check_inplace(target, op_name)
+    recording = state.grad_enabled and not target._is_inference
+    source = _snapshot(target) if recording else target
+    result = compute(source)
+    if not isinstance(result, Tensor):
+        raise TypeError(f"{op_name}: expected a Tensor result")
+    if result.dtype is not target.dtype:
+        if result.dtype.category > target.dtype.category:
+            kind = {dtypes.FLOATING: "Float", dtypes.INTEGER: "Long", dtypes.BOOL: "Bool"}
+            raise RuntimeError(f"result type {kind[result.dtype.category]} can't be cast to the "
+                               f"desired output type {target.dtype.name}")
+        result = result.to(target.dtype)
+    if tuple(result.shape) != tuple(target.shape):
+        raise RuntimeError(f"{op_name}: output with shape {list(target.shape)} doesn't match "
+                           f"the broadcast shape {list(result.shape)}")
+    write_storage(target, result)
+    if recording and result.grad_fn is not None:
+        target.grad_fn = result.grad_fn
+        target._output_nr = result._output_nr
+        target._requires_grad = True
+    return target
+
+
+def write_storage(target: Tensor, result: Tensor) -> None:
+    """Copy result's values into target's storage (views see it) and bump the version."""
+    if target._data is not None:
+        if not target._data.flags.writeable:
+            raise RuntimeError("unsupported operation: more than one element of the written-to "
+                               "tensor refers to a single memory location. Please clone() the "
+                               "tensor before performing the operation.")
+        np.copyto(target._data, result._data, casting="unsafe")
+    else:
+        from ..ir.trace import write_symbolic
+
+        write_symbolic(target, result)
+    target._bump_version()

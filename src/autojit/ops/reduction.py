@@ -1,0 +1,186 @@
+"""Reduction primitives: sum, prod, amax, amin, argmax, argmin, any, all.
+
+Each reduces over `dim` (a sorted tuple of non-negative axes; all axes when the user passes
+None) with `keepdim`. Composite reductions (mean, var, std, norm, logsumexp, max with indices)
+are in composite.py. VJPs broadcast the gradient back with `expand`, so they stay in autojit ops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor, normalize_dim
+from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_bool, rule_index
+
+
+def normalize_dims(dim, ndim: int) -> tuple:
+    """dim as given by a user (None, int, tuple or list) as a sorted tuple of axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        axes = tuple(sorted({normalize_dim(int(d), ndim) for d in dim}))
+        if len(axes) != len(dim):
+            raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
+        return axes
+    return (normalize_dim(int(dim), ndim),)
+
+
+def reduced_shape(shape, dim, keepdim) -> tuple:
+    if keepdim:
+        return tuple(1 if axis in dim else extent for axis, extent in enumerate(shape))
+    return tuple(extent for axis, extent in enumerate(shape) if axis not in dim)
+
+
+def _shape_rule(shape, dim, keepdim):
+    for axis in dim:
+        if axis >= max(len(shape), 1):
+            raise ValueError(f"dim {axis} is out of range for a tensor of {len(shape)} dims")
+    return reduced_shape(shape, dim, keepdim)
+
+
+def _expand_back(ctx, g):
+    """The gradient of a reduction's output, broadcast back over the reduced axes."""
+    shape = ctx.input_meta[0][0]
+    attrs = ctx.attrs
+    if not attrs["keepdim"]:
+        g = g.reshape(reduced_shape(shape, attrs["dim"], True))
+    return g.expand(shape)
+
+
+def _sum_dtype(inputs, attrs):
+    dtype = inputs[0].dtype
+    if attrs.get("dtype") is not None:
+        dtype = attrs["dtype"]
+    elif not dtype.is_floating_point:
+        dtype = dtypes.int64
+    return dtype, dtype
+
+
+def _reduction(name, impl, dtype, vjp, saves, kind, grad_name=None):
+    return define_op(name=name, arity=1, shape=lambda shape, dim, keepdim, **_: _shape_rule(
+        shape, dim, keepdim), dtype=dtype, impl=impl, vjp=vjp, saves=saves,
+        lowering=Reduction(kind), grad_name=grad_name)
+
+
+SUM = _reduction("sum", lambda x, dim, keepdim, dtype=None: np.sum(x, axis=dim, keepdims=keepdim),
+                 _sum_dtype, lambda ctx, g: (_expand_back(ctx, g),), (), "sum")
+
+
+def _prod_vjp(ctx, g):
+    # d prod / d x_i is the product of the others; out / x_i fails where x_i == 0, so zeros
+    # are counted: one zero gets the product of the rest, two or more zeros give 0 everywhere.
+    (x,) = ctx.inputs
+    attrs = ctx.attrs
+    shape = x.shape
+    keep = attrs["dim"], True
+    out = ctx.out if attrs["keepdim"] else ctx.out.reshape(reduced_shape(shape, *keep))
+    from .elementwise import where
+
+    is_zero = x == 0
+    nonzero_x = where(is_zero, 1, x)
+    product_of_nonzero = prod_(nonzero_x, *keep)
+    zero_count = is_zero.sum(dim=attrs["dim"], keepdim=True)
+    others = where(is_zero, where(zero_count == 1, product_of_nonzero, 0), out / nonzero_x)
+    return (_expand_back(ctx, g) * others,)
+
+
+PROD = _reduction("prod", lambda x, dim, keepdim, dtype=None: np.prod(x, axis=dim,
+                                                                      keepdims=keepdim),
+                  _sum_dtype, _prod_vjp, (0, "out"), "prod")
+
+
+def _extreme_vjp(ctx, g):
+    # Ties share the gradient evenly (torch's amax/amin rule).
+    (x,) = ctx.inputs
+    attrs = ctx.attrs
+    out = ctx.out
+    if not attrs["keepdim"]:
+        out = out.reshape(reduced_shape(x.shape, attrs["dim"], True))
+    hit = x == out
+    share = hit / hit.sum(dim=attrs["dim"], keepdim=True)
+    return (_expand_back(ctx, g) * share,)
+
+
+def _same_dtype(inputs, attrs):
+    return None, inputs[0].dtype
+
+
+AMAX = _reduction("amax", lambda x, dim, keepdim: np.amax(x, axis=dim, keepdims=keepdim),
+                  _same_dtype, _extreme_vjp, (0, "out"), "max")
+AMIN = _reduction("amin", lambda x, dim, keepdim: np.amin(x, axis=dim, keepdims=keepdim),
+                  _same_dtype, _extreme_vjp, (0, "out"), "min")
+
+
+def _arg_impl(numpy_function):
+    def impl(x, dim, keepdim):
+        if len(dim) == x.ndim and x.ndim != 1:  # over everything: index into the flattened
+            result = numpy_function(x.reshape(-1))
+            return np.asarray(result).reshape((1,) * x.ndim if keepdim else ())
+        return numpy_function(x, axis=dim[0] if dim else None, keepdims=keepdim)
+
+    return impl
+
+
+ARGMAX = _reduction("argmax", _arg_impl(np.argmax), rule_index, NOT_DIFFERENTIABLE, (), "argmax")
+ARGMIN = _reduction("argmin", _arg_impl(np.argmin), rule_index, NOT_DIFFERENTIABLE, (), "argmin")
+ANY = _reduction("any", lambda x, dim, keepdim: np.any(x, axis=dim, keepdims=keepdim),
+                 rule_bool, NOT_DIFFERENTIABLE, (), "any")
+ALL = _reduction("all", lambda x, dim, keepdim: np.all(x, axis=dim, keepdims=keepdim),
+                 rule_bool, NOT_DIFFERENTIABLE, (), "all")
+
+
+def _check_nonempty(x: Tensor, name: str, dims: tuple) -> None:
+    shape = x.shape
+    if any(shape[d] == 0 for d in dims) or (not dims and x.numel() == 0):
+        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                         f"== 0. Specify the reduction dim with the 'dim' argument.")
+
+
+def sum_(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Sum over `dim` (all dims when None)."""
+    attrs = {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)}
+    if dtype is not None:
+        attrs["dtype"] = dtypes.to_dtype(dtype)
+    return bind(SUM, (x,), attrs)
+
+
+def prod_(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    attrs = {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)}
+    if dtype is not None:
+        attrs["dtype"] = dtypes.to_dtype(dtype)
+    return bind(PROD, (x,), attrs)
+
+
+def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Maximum over `dim`; an empty tuple or None reduces every dim, as in torch."""
+    dims = normalize_dims(dim if dim != () else None, x.ndim)
+    _check_nonempty(x, "amax", dims)
+    return bind(AMAX, (x,), {"dim": dims, "keepdim": bool(keepdim)})
+
+
+def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    dims = normalize_dims(dim if dim != () else None, x.ndim)
+    _check_nonempty(x, "amin", dims)
+    return bind(AMIN, (x,), {"dim": dims, "keepdim": bool(keepdim)})
+
+
+def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the maximum over `dim`, or into the flattened tensor when dim is None."""
+    dims = normalize_dims(dim, x.ndim)
+    _check_nonempty(x, "argmax", dims)
+    return bind(ARGMAX, (x,), {"dim": dims, "keepdim": bool(keepdim and dim is not None)})
+
+
+def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    dims = normalize_dims(dim, x.ndim)
+    _check_nonempty(x, "argmin", dims)
+    return bind(ARGMIN, (x,), {"dim": dims, "keepdim": bool(keepdim and dim is not None)})
+
+
+def any_(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return bind(ANY, (x,), {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)})
+
+
+def all_(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return bind(ALL, (x,), {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)})

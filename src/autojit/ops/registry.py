@@ -1,0 +1,263 @@
+"""The op registry and `bind`, the single entry point through which every primitive runs.
+
+A primitive is declared once with `define_op`, with everything it needs side by side: the shape
+rule, the dtype rule, the NumPy reference impl, the VJP (written in autojit ops) with the inputs
+it saves, and its lowering for codegen. `define_op` takes these as required keywords and
+`check_registry` runs at import, so a primitive with a missing rule fails at import, not in use.
+
+`bind(op, inputs, attrs)` runs the op eagerly (impl on NumPy arrays) or, while tracing, appends
+an IR node (ir/trace.py); either way it then records the autograd Node (autograd/graph.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes
+from ..state import state
+from ..tensor import Tensor
+
+REGISTRY: dict[str, Op] = {}
+NOT_DIFFERENTIABLE = None
+
+
+# ---- lowering descriptors: what codegen needs to know about an op ---------------------------
+
+@dataclass(frozen=True)
+class Elementwise:
+    """A scalar expression over the inputs, e.g. ``"({0} * {1})"`` or ``"exp({0})"``."""
+    expression: str
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A reduction over `dim` of one input: sum, prod, max, min, argmax, argmin, any, all."""
+    kind: str
+
+
+@dataclass(frozen=True)
+class Layout:
+    """An index remapping (reshape, permute, broadcast, slice, pad, concatenate)."""
+    kind: str
+
+
+@dataclass(frozen=True)
+class Extern:
+    """A call to a library routine (BLAS matmul) or an indexed gather/scatter kernel."""
+    routine: str
+
+
+LOWERINGS = (Elementwise, Reduction, Layout, Extern)
+
+
+# ---- dtype rules ------------------------------------------------------------------------------
+# Each returns (compute_dtype, out_dtype); compute_dtype None means "leave the inputs as they are".
+
+def _operand_groups(inputs):
+    dimensioned, zero_dim, scalars = [], [], []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            data = x._data
+            ndim = data.ndim if data is not None else len(x._value.shape)
+            (dimensioned if ndim else zero_dim).append(x._dtype)
+        elif x is not None:
+            scalars.append(x)
+    return dimensioned, zero_dim, scalars
+
+
+_PROMOTE_CACHE: dict = {}
+
+
+def promoted_dtype(inputs) -> dtypes.DType:
+    """torch.result_type of a mix of tensors and Python scalars, cached by operand kinds."""
+    key = tuple(
+        (x._dtype, (x._data.ndim if x._data is not None else len(x._value.shape)) > 0)
+        if isinstance(x, Tensor) else type(x) for x in inputs)
+    found = _PROMOTE_CACHE.get(key)
+    if found is None:
+        found = dtypes.result_type(*_operand_groups(inputs))
+        _PROMOTE_CACHE[key] = found
+    return found
+
+
+def rule_promote(inputs, attrs):
+    dtype = promoted_dtype(inputs)
+    return dtype, dtype
+
+
+def rule_float(inputs, attrs):
+    dtype = promoted_dtype(inputs)
+    if not dtype.is_floating_point:
+        dtype = dtypes.get_default_dtype()
+    return dtype, dtype
+
+
+def rule_compare(inputs, attrs):
+    return promoted_dtype(inputs), dtypes.bool_
+
+
+def rule_bool(inputs, attrs):
+    return None, dtypes.bool_
+
+
+def rule_first(inputs, attrs):
+    return None, inputs[0]._dtype
+
+
+def rule_index(inputs, attrs):
+    return None, dtypes.int64
+
+
+# ---- the op record ------------------------------------------------------------------------------
+
+class Op:
+    """One primitive. See `define_op` for the fields."""
+
+    __slots__ = ("name", "shape", "dtype", "impl", "vjp", "saves", "lowering", "view",
+                 "node_class", "arity")
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: Callable,
+              vjp: Callable | None, saves: tuple, lowering, grad_name: str | None = None,
+              view: bool = False) -> Op:
+    """Declare a primitive; every keyword but grad_name and view is required.
+
+    shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
+        a message naming the problem when the inputs do not fit.
+    dtype(inputs, attrs) -> (compute dtype, output dtype); one of the rule_* functions above.
+    impl(*arrays, **attrs) -> ndarray: the NumPy reference, the ground truth of every backend.
+    vjp(ctx, grad) -> one gradient (a Tensor or None) per input, in autojit ops; or
+        NOT_DIFFERENTIABLE. Un-broadcasting and dtype casts of the results happen in the engine.
+    saves: what the vjp reads through ctx: input indices, "out", or (i, j) = input i, only when
+        input j needs a gradient. Only saved values are kept alive and version-checked.
+    lowering: Elementwise, Reduction, Layout or Extern, for codegen.
+    view: the eager result may alias the input's storage (it shares the version counter).
+    """
+    from ..autograd.graph import OpNode
+
+    if name in REGISTRY:
+        raise ValueError(f"op {name!r} is defined twice")
+    op = Op()
+    op.name, op.arity, op.shape, op.dtype, op.impl = name, arity, shape, dtype, impl
+    op.vjp, op.saves, op.lowering, op.view = vjp, tuple(saves), lowering, view
+    class_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
+    op.node_class = type(class_name, (OpNode,), {"__slots__": ()})
+    REGISTRY[name] = op
+    return op
+
+
+def check_registry() -> None:
+    """Fail loudly when a primitive lacks a rule; runs when autojit.ops is imported."""
+    for op in REGISTRY.values():
+        problems = []
+        for field in ("shape", "dtype", "impl"):
+            if not callable(getattr(op, field)):
+                problems.append(f"{field} is not callable")
+        if op.vjp is not None and not callable(op.vjp):
+            problems.append("vjp is neither callable nor NOT_DIFFERENTIABLE")
+        if not isinstance(op.lowering, LOWERINGS):
+            problems.append(f"lowering {op.lowering!r} is not one of {LOWERINGS}")
+        for entry in op.saves:
+            if not (entry == "out" or isinstance(entry, int) or
+                    (isinstance(entry, tuple) and len(entry) == 2)):
+                problems.append(f"saves entry {entry!r} is not an index, 'out' or a pair")
+        if problems:
+            raise TypeError(f"op {op.name!r} is incomplete: " + "; ".join(problems))
+
+
+# ---- dispatch -------------------------------------------------------------------------------
+
+def bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
+    """Run one primitive on Tensors and Python scalars and record it for autograd."""
+    tracer = state.tracer
+    if tracer is not None:
+        out = tracer.bind(op, inputs, attrs)
+    else:
+        out = _run_eager(op, inputs, attrs)
+    if state.grad_enabled and op.vjp is not None and out._dtype.is_floating_point:
+        for x in inputs:
+            if isinstance(x, Tensor) and x._requires_grad:
+                from ..autograd.graph import record
+
+                record(op, inputs, attrs, out)
+                break
+    return out
+
+
+def _run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
+    compute, out_dtype = op.dtype(inputs, attrs)
+    arrays = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            data = x._data
+            if compute is not None and data.dtype != compute.numpy:
+                data = data.astype(compute.numpy)
+            arrays.append(data)
+        else:
+            arrays.append(x)
+    try:
+        with np.errstate(all="ignore"):  # inf and nan are values here, as in torch
+            result = op.impl(*arrays, **attrs)
+    except (ValueError, IndexError, TypeError) as error:
+        raise shape_error(op, inputs, attrs, error) from None
+    if result.__class__ is not np.ndarray:
+        result = np.asarray(result)
+    if result.dtype != out_dtype.numpy:
+        result = result.astype(out_dtype.numpy)
+    if op.view and np.may_share_memory(result, arrays[0]):
+        out = Tensor._make(result, out_dtype, inputs[0]._version_counter)
+        out._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
+        return out
+    return Tensor._make(result, out_dtype)
+
+
+def input_shapes(inputs) -> list[tuple]:
+    return [tuple(x.shape) if isinstance(x, Tensor) else () for x in inputs]
+
+
+def infer(op: Op, inputs: tuple, attrs: dict):
+    """Output shape and dtype without running the op (used by tracing and the verifier)."""
+    try:
+        shape = op.shape(*input_shapes(inputs), **attrs)
+    except ValueError as error:
+        raise RuntimeError(f"{op.name}: {error}") from None
+    return tuple(shape), op.dtype(inputs, attrs)[1]
+
+
+def shape_error(op: Op, inputs: tuple, attrs: dict, error: Exception) -> Exception:
+    """Turn a NumPy failure into an error naming the op and the input shapes."""
+    shapes = ", ".join(str(list(s)) for s in input_shapes(inputs))
+    try:
+        op.shape(*input_shapes(inputs), **attrs)
+    except ValueError as rule_error:
+        return RuntimeError(f"{op.name}: {rule_error} (input shapes {shapes})")
+    return RuntimeError(f"{op.name} failed on input shapes {shapes}: {error}")
+
+
+# ---- shape rules shared by several families ---------------------------------------------------
+
+def broadcast_shapes(*shapes) -> tuple:
+    """NumPy/torch broadcasting, with torch's message when two extents disagree."""
+    ndim = max((len(s) for s in shapes), default=0)
+    result = [1] * ndim
+    for position, shape in enumerate(shapes):
+        offset = ndim - len(shape)
+        for axis, extent in enumerate(shape):
+            current = result[offset + axis]
+            if current == 1:
+                result[offset + axis] = extent
+            elif extent != 1 and extent != current:
+                dim = offset + axis
+                other = next(i for i, s in enumerate(shapes[:position])
+                             if 0 <= dim - ndim + len(s) and s[dim - ndim + len(s)] == current)
+                names = "abcdefgh"
+                raise ValueError(
+                    f"The size of tensor {names[other]} ({current}) must match the size of "
+                    f"tensor {names[position]} ({extent}) at non-singleton dimension {dim}")
+    return tuple(result)

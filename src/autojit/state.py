@@ -1,0 +1,21 @@
+"""Thread-local execution state read by every op dispatch.
+
+Grad mode, inference mode and the active tracer live here, one copy per thread, so that
+`no_grad` in one thread does not affect another (torch's grad mode is thread-local too).
+The autograd and ir packages expose the public context managers; this module only holds the flags.
+"""
+
+from __future__ import annotations
+
+import threading
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.grad_enabled = True
+        self.inference = False
+        self.tracer = None  # ir.trace.Tracer while a function is being traced
+        self.anomaly = False
+
+
+state = _State()

@@ -1,0 +1,55 @@
+"""The op table: one OpInfo row per public op, in the style of PyTorch's OpInfo.
+
+Each family module (elementwise.py, reduction.py, ...) defines `ROWS`, a list of OpInfo. The
+table drives tests/test_op_table.py: for every row and dtype, the forward against the NumPy
+reference; in float64, gradcheck and gradgradcheck; for rows marked not differentiable, a check
+that differentiating raises. tests/test_op_table.py also fails when a registered primitive or a
+public op function has no row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FLOATING = ("float32", "float64")
+ALL_NUMERIC = ("float32", "float64", "int32", "int64")
+
+
+@dataclass
+class Sample:
+    """One call: positional args (NumPy arrays become tensors; anything else passes as is)."""
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+
+
+@dataclass
+class OpInfo:
+    name: str                           # the public name, e.g. "exp" or "nn.functional.softmax"
+    function: Callable                  # autojit callable: function(*tensors_and_values, **kw)
+    reference: Callable                 # NumPy reference: reference(*arrays_and_values, **kw)
+    samples: Callable                   # samples(rng, numpy_dtype) -> list[Sample]
+    primitives: tuple = ()              # registry op names this row exercises
+    dtypes: tuple = FLOATING            # dtypes the forward is checked in
+    differentiable: bool = True         # gradcheck + gradgradcheck in float64
+    gradgrad: bool = True               # False only where the second derivative is undefined
+    atol: float = 1e-5
+    rtol: float = 1e-4
+    grad_inputs: tuple | None = None    # indices of args to differentiate (default: float arrays)
+
+
+def uniform(rng, shape, dtype, low=-2.0, high=2.0):
+    """Random values; integer dtypes get integers in [low, high)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        return rng.integers(int(low), int(high), size=shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def positive(rng, shape, dtype, low=0.5, high=2.0):
+    return uniform(rng, shape, dtype, low, high)

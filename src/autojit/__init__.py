@@ -48,6 +48,7 @@ from .dtypes import float as float  # noqa: A004, PLC0414
 from .dtypes import int as int  # noqa: A004, PLC0414
 from .functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
 from .functional import __all__ as _functional_names
+from .ir.trace import make_graph
 from .tensor import Size, Tensor
 
 __version__ = "0.1.0"
@@ -58,5 +59,6 @@ __all__ = [
     "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
     "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
     "manual_seed", "float16", "float32", "float64", "half", "float", "double", "int32", "int64",
-    "int", "long", "bool", "get_default_dtype", "set_default_dtype", *_functional_names,
+    "int", "long", "bool", "get_default_dtype", "set_default_dtype", "make_graph",
+    *_functional_names,
 ]

@@ -45,20 +45,46 @@ def _infer_dtype(data) -> dtypes.DType:
             kinds.add(item.dtype)
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
+        elif isinstance(item, np.ndarray):
+            kinds.add(dtypes.from_numpy(item.dtype))
         elif isinstance(item, (bool, np.bool_)):
             kinds.add(dtypes.bool_)
+        elif isinstance(item, np.floating):
+            # before numbers.Real: np.float64 subclasses float, and torch keeps its width
+            kinds.add(dtypes.from_numpy(item.dtype))
         elif isinstance(item, numbers.Integral):
             kinds.add(dtypes.int64)
         elif isinstance(item, numbers.Real):
             kinds.add(dtypes.get_default_dtype())
-        elif isinstance(item, np.generic):
-            kinds.add(dtypes.from_numpy(item.dtype))
         else:
             raise TypeError(f"Could not infer dtype of {type(item).__name__}")
     result = dtypes.bool_ if not kinds else None
     for kind in kinds:
         result = kind if result is None else dtypes.promote(result, kind)
     return result if kinds else dtypes.get_default_dtype()
+
+
+def _check_rectangular(data, dim: int = 0) -> tuple:
+    """The shape of nested lists, with torch's error when a sequence has the wrong length."""
+    if not isinstance(data, (list, tuple)):
+        return tuple(data.shape) if isinstance(data, (Tensor, np.ndarray)) else ()
+    if not data:
+        return (0,)
+    inner = _check_rectangular(data[0], dim + 1)
+    for item in data[1:]:
+        if not isinstance(item, (list, tuple, Tensor, np.ndarray)) and inner:
+            raise TypeError(f"autojit.tensor(): expected a sequence at dim {dim + 1}, got "
+                            f"{type(item).__name__}")
+        shape = _check_rectangular(item, dim + 1)
+        if shape != inner:
+            expected = inner[0] if inner else 0
+            got = shape[0] if shape else 0
+            if not inner:
+                raise TypeError(f"autojit.tensor(): expected a number at dim {dim + 1}, got a "
+                                "sequence")
+            raise ValueError(f"expected sequence of length {expected} at dim {dim + 1} "
+                             f"(got {got})")
+    return (len(data), *inner)
 
 
 def _unwrap(data):
@@ -76,10 +102,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
         target = dtypes.to_dtype(dtype) if dtype is not None else data.dtype
         array = np.array(data._concrete("autojit.tensor(Tensor)"), dtype=target.numpy)
         return _finish(array, target, requires_grad)
+    if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype, as an array would
+        data = np.asarray(data)
     if isinstance(data, np.ndarray):
         target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
         return _finish(np.array(data, dtype=target.numpy), target, requires_grad)
     target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    _check_rectangular(data)
     try:
         array = np.array(_unwrap(data), dtype=target.numpy)
     except ValueError as error:
@@ -91,7 +120,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Like tensor(), but shares memory with a NumPy array or Tensor when no conversion is needed."""
+    """Like tensor(), but shares memory with an ndarray or Tensor when no conversion is needed."""
     check_device(device)
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtypes.to_dtype(dtype))
@@ -200,6 +229,10 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_device(device)
     dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _finish(np.eye(n, m, dtype=dtype.numpy), dtype, requires_grad)
 
 
@@ -226,14 +259,23 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     return _finish(rng.standard_normal(_size(size)).astype(dtype.numpy), dtype, requires_grad)
 
 
-def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None) -> Tensor:
-    """Integers uniform on [low, high)."""
+def randint(low, high=None, size=None, *, dtype=None, device=None, generator=None,
+            requires_grad=False) -> Tensor:
+    """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
     check_device(device)
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
     dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
     rng = generator or _generator[0]
-    return _finish(rng.integers(low, high, size=tuple(size)).astype(dtype.numpy), dtype, False)
+    array = rng.integers(low, high, size=_size((size,))).astype(dtype.numpy)
+    return _finish(array, dtype, requires_grad)
 
 
 def rand_like(x: Tensor, *, dtype=None, requires_grad=False) -> Tensor:

@@ -60,7 +60,42 @@ from .ops.elementwise import (  # noqa: F401
     tanh,
     where,
 )
-from .ops.layout import broadcast_to, cat, expand, narrow, permute, reshape  # noqa: F401
+from .ops.indexing import (  # noqa: F401
+    flip,
+    gather,
+    index_select,
+    masked_fill,
+    nonzero,
+    scatter_add,
+    take_along_dim,
+)
+from .ops.indexing import max as max  # noqa: F401, A004, PLC0414
+from .ops.indexing import min as min  # noqa: F401, A004, PLC0414
+from .ops.layout import (  # noqa: F401
+    broadcast_to,
+    cat,
+    chunk,
+    expand,
+    flatten,
+    moveaxis,
+    movedim,
+    narrow,
+    permute,
+    reshape,
+    select,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    swapdims,
+    t,
+    tile,
+    transpose,
+    unbind,
+    unflatten,
+    unsqueeze,
+)
+from .ops.linalg import bmm, dot, matmul, mm, outer  # noqa: F401
 from .ops.reduction import all_ as all  # noqa: F401
 from .ops.reduction import amax, amin, argmax, argmin  # noqa: F401
 from .ops.reduction import any_ as any  # noqa: F401

@@ -43,11 +43,17 @@ class VersionCounter:
 class Tensor:
     """A multi-dimensional array that records the operations applied to it."""
 
-    __slots__ = (
-        "_data", "_value", "_dtype", "_requires_grad", "_grad", "grad_fn", "_output_nr",
-        "_version_counter", "_base", "_grad_accumulator", "_retains_grad", "_backward_hooks",
-        "_post_accumulate_hooks", "_is_inference", "__weakref__", "__dict__",
-    )
+    # The fields every op result needs are slots; the rarely used ones are class-level defaults
+    # that an instance overrides in its __dict__ only when set (hooks, views, inference).
+    __slots__ = ("_data", "_dtype", "_requires_grad", "_grad", "grad_fn", "_output_nr",
+                 "_version_counter", "__weakref__", "__dict__")
+    _value = None  # the ir.Value of a symbolic tensor while tracing
+    _base = None  # the tensor this one is a view of
+    _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
+    _retains_grad = False
+    _backward_hooks = None
+    _post_accumulate_hooks = None
+    _is_inference = False
 
     # Keep NumPy from treating Tensor as a sequence in mixed expressions (ndarray + Tensor).
     __array_priority__ = 1000
@@ -62,25 +68,30 @@ class Tensor:
 
     def _init(self, data, dtype, value=None, version_counter=None):
         self._data = data
-        self._value = value
+        if value is not None:
+            self._value = value
         self._dtype = dtype
         self._requires_grad = False
         self._grad = None
         self.grad_fn = None
         self._output_nr = 0
         self._version_counter = version_counter or VersionCounter()
-        self._base = None
-        self._grad_accumulator = None
-        self._retains_grad = False
-        self._backward_hooks = None
-        self._post_accumulate_hooks = None
-        self._is_inference = state.inference
+        if state.inference:
+            self._is_inference = True
 
     @classmethod
     def _make(cls, data: np.ndarray, dtype: dtypes.DType, version_counter=None) -> Tensor:
         """Wrap an ndarray without copying (the fast path every op result takes)."""
         self = object.__new__(cls)
-        self._init(data, dtype, None, version_counter)
+        self._data = data
+        self._dtype = dtype
+        self._requires_grad = False
+        self._grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._version_counter = version_counter or VersionCounter()
+        if state.inference:
+            self._is_inference = True
         return self
 
     @classmethod

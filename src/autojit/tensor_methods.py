@@ -8,7 +8,8 @@ map to the same functions, with the reflected forms (2 - x) swapping the operand
 from __future__ import annotations
 
 from . import dtypes
-from .ops import composite, elementwise as ew, inplace, layout, reduction
+from .ops import composite, indexing, inplace, layout, linalg, reduction
+from .ops import elementwise as ew
 from .tensor import Tensor
 
 # name -> function(self, *args, **kwargs)
@@ -35,6 +36,20 @@ METHODS = {
     # layout
     "reshape": layout.reshape, "view": layout.reshape, "expand": layout.expand,
     "broadcast_to": layout.broadcast_to, "permute": layout.permute, "narrow": layout.narrow,
+    "view_as": layout.view_as, "reshape_as": layout.reshape_as, "expand_as": layout.expand_as,
+    "flatten": layout.flatten, "unflatten": layout.unflatten, "squeeze": layout.squeeze,
+    "unsqueeze": layout.unsqueeze, "transpose": layout.transpose, "swapaxes": layout.swapaxes,
+    "swapdims": layout.swapdims, "t": layout.t, "movedim": layout.movedim,
+    "moveaxis": layout.moveaxis, "select": layout.select, "unbind": layout.unbind,
+    "split": layout.split, "chunk": layout.chunk, "repeat": layout.repeat, "tile": layout.tile,
+    # indexing
+    "gather": indexing.gather, "scatter_add": indexing.scatter_add,
+    "index_select": indexing.index_select, "take_along_dim": indexing.take_along_dim,
+    "nonzero": indexing.nonzero, "masked_fill": indexing.masked_fill, "flip": indexing.flip,
+    "max": indexing.max, "min": indexing.min,
+    # linear algebra
+    "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "dot": linalg.dot,
+    "outer": linalg.outer,
 }
 
 
@@ -82,9 +97,13 @@ OPERATORS = {
     "__rxor__": _logical(ew.logical_xor, "^"),
     "__invert__": lambda self: _logical(lambda x, _: ew.logical_not(x), "~")(self, None),
     "__pos__": lambda self: self,
+    "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
+    "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
 }
 for _name, _function in OPERATORS.items():
     setattr(Tensor, _name, _function)
+Tensor.T = property(layout.full_transpose)
+Tensor.mT = property(layout.matrix_transpose)
 Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise; identity hashing, like torch
 
 

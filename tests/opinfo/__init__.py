@@ -39,6 +39,14 @@ class OpInfo:
     atol: float = 1e-5
     rtol: float = 1e-4
     grad_inputs: tuple | None = None    # indices of args to differentiate (default: float arrays)
+    # gradcheck's step and tolerances; a larger step only for ops that are linear (a cast through
+    # float32, where a 1e-6 step would be lost in rounding).
+    grad_eps: float = 1e-6
+    grad_atol: float = 1e-5
+    grad_rtol: float = 1e-3
+    # Known op bugs, kept visible: check name ("forward", "gradcheck", "gradgradcheck") -> the
+    # reason. The driver marks that check xfail(strict=True), so it fails again once fixed.
+    expected_failures: dict = field(default_factory=dict)
 
 
 def uniform(rng, shape, dtype, low=-2.0, high=2.0):

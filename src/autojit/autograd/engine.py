@@ -50,7 +50,8 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None) or []
-            grads = _run_pre_hooks(node, grads)
+            if node._pre_hooks:
+                grads = _run_pre_hooks(node, grads)
             if capture:
                 for output_nr, grad in enumerate(grads):
                     for position in capture.get((id(node), output_nr), ()):
@@ -59,8 +60,8 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 if inputs is None and grads and grads[0] is not None:
                     _accumulate(node.variable, grads[0], create_graph)
                 continue
-            if (inputs is not None and node not in needed) or not any(
-                    g is not None for g in grads):
+            if (inputs is not None and node not in needed) or (
+                    grads[0] is None if len(grads) == 1 else all(g is None for g in grads)):
                 input_grads = [None] * len(node.next_functions)
             else:
                 input_grads = node.apply(grads)
@@ -72,7 +73,11 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 if next_node is None:
                     continue
                 if grad is not None:
-                    _add_to_buffer(buffers, next_node, output_nr, grad)
+                    slots = buffers.get(next_node)
+                    if slots is None and output_nr == 0 and _output_count(next_node) == 1:
+                        buffers[next_node] = [grad]
+                    else:
+                        _add_to_buffer(buffers, next_node, output_nr, grad)
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
                 if remaining == 0:
@@ -150,7 +155,7 @@ def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad: Tensor) -> N
 
 
 def _output_count(node: Node) -> int:
-    return getattr(node, "output_count", 1)
+    return node.output_count
 
 
 def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:

@@ -1,13 +1,428 @@
-"""gradcheck and gradgradcheck (placeholder; see the full implementation)."""
+"""gradcheck and gradgradcheck: analytical gradients checked against finite differences.
+
+These sit beside the engine (engine.py) as its test oracle. `gradcheck` perturbs each element
+of every floating input that requires grad (in place, then restored) and takes central
+differences to build the numerical Jacobian; the analytical Jacobian comes row by row from
+autograd.grad with one-hot grad_outputs. `gradgradcheck` runs gradcheck on the function that
+returns the gradients (built with create_graph=True), which checks double backward. Names,
+defaults, messages and the order of the checks follow torch.autograd.gradcheck.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..tensor import Tensor
+from .grad_mode import no_grad
 
 
 class GradcheckError(RuntimeError):
-    pass
+    """Raised by gradcheck and gradgradcheck when a check fails."""
 
 
-def gradcheck(*args, **kwargs):
-    raise NotImplementedError
+# ---- inputs and outputs -------------------------------------------------------------------------
+
+def _as_tuple(value) -> tuple:
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, list):
+        return tuple(value)
+    return (value,)
 
 
-def gradgradcheck(*args, **kwargs):
-    raise NotImplementedError
+def _iter_tensors(value, only_requiring_grad: bool):
+    """The tensors in a (possibly nested) list/tuple of inputs, in order."""
+    if isinstance(value, Tensor):
+        if value.requires_grad or not only_requiring_grad:
+            yield value
+    elif isinstance(value, (list, tuple)):
+        for element in value:
+            yield from _iter_tensors(element, only_requiring_grad)
+
+
+def _differentiable_outputs(outputs) -> tuple:
+    return tuple(o for o in _as_tuple(outputs) if isinstance(o, Tensor) and o.requires_grad)
+
+
+def _check_inputs(inputs: tuple) -> None:
+    any_requiring_grad = False
+    for index, value in enumerate(inputs):
+        for tensor in _iter_tensors(value, True):
+            if tensor.dtype.name != "float64":
+                warnings.warn(
+                    f"Input #{index} requires gradient and is not a double precision floating "
+                    "point or complex. This check will likely fail if all the inputs are not of "
+                    "double precision floating point or complex. ", stacklevel=3)
+            data = tensor._data
+            if data is None:
+                raise RuntimeError("gradcheck needs concrete tensors; it cannot run while a "
+                                   "function is being traced")
+            if not all(stride > 0 or extent <= 1
+                       for stride, extent in zip(data.strides, data.shape, strict=True)):
+                raise RuntimeError(
+                    f"The {index}th input has a dimension with stride 0. gradcheck only supports "
+                    "inputs that are non-overlapping to be able to compute the numerical "
+                    "gradients correctly. You should call .contiguous on the input before "
+                    "passing it to gradcheck.")
+            any_requiring_grad = True
+    if not any_requiring_grad:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
+                         "none of the them have requires_grad=True.")
+
+
+def _evaluate(func, inputs: tuple) -> list:
+    """func's outputs as float64 copies (a copy, since an output may be a view of an input)."""
+    results = []
+    for output in _as_tuple(func(*inputs)):
+        if isinstance(output, Tensor):
+            results.append(np.array(output._data, dtype=np.float64))
+        else:
+            results.append(None)
+    return results
+
+
+def _float_outputs(outputs) -> list:
+    return [o for o in _as_tuple(outputs) if isinstance(o, Tensor)]
+
+
+# ---- Jacobians ----------------------------------------------------------------------------------
+
+def _perturbed(func, inputs, tensor, index, step):
+    """func's outputs with one element of tensor moved by step; the data is restored after."""
+    data = tensor._data
+    original = data[index].copy()
+    with no_grad():
+        data[index] = original + step
+    try:
+        return _evaluate(func, inputs)
+    finally:
+        with no_grad():
+            data[index] = original
+
+
+def _numerical_jacobians(func, inputs, diff_inputs, eps) -> list:
+    """jacobians[i][j]: d output i / d input j as an (input numel, output numel) array."""
+    reference = _evaluate(func, inputs)
+    jacobians = [[np.zeros((x.numel(), 0 if r is None else r.size)) for x in diff_inputs]
+                 for r in reference]
+    for j, tensor in enumerate(diff_inputs):
+        if not tensor._data.flags.writeable:
+            raise RuntimeError(f"gradcheck: input {j} is read-only; pass a copy (x.clone())")
+        for k, index in enumerate(np.ndindex(tensor._data.shape)):
+            minus = _perturbed(func, inputs, tensor, index, -eps)
+            plus = _perturbed(func, inputs, tensor, index, eps)
+            for i, (low, high) in enumerate(zip(minus, plus, strict=True)):
+                if low is not None:
+                    jacobians[i][j][k] = ((high - low) / (2 * eps)).reshape(-1)
+    return jacobians
+
+
+def _grad_rows(output, diff_inputs, grad_output):
+    from .api import grad
+
+    return grad(output, diff_inputs, grad_output, retain_graph=True, allow_unused=True)
+
+
+def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol) -> list:
+    """d output / d input j for every differentiable input, computed twice (reentrancy)."""
+    from ..creation import zeros_like
+
+    numel = output.numel()
+    computed = []
+    sizes_ok, types_ok = True, True
+    for _ in range(2):
+        jacobians = [np.zeros((x.numel(), numel)) for x in diff_inputs]
+        for k in range(numel):
+            grad_output = zeros_like(output)
+            grad_output._data.reshape(-1)[k] = 1
+            for j, (x, g) in enumerate(zip(diff_inputs, _grad_rows(output, diff_inputs,
+                                                                     grad_output), strict=True)):
+                if g is None:
+                    continue
+                if g.shape != x.shape:
+                    sizes_ok = False
+                    continue
+                if g.dtype is not x.dtype:
+                    types_ok = False
+                jacobians[j][:, k] = np.asarray(g._data, dtype=np.float64).reshape(-1)
+        computed.append(jacobians)
+    if not types_ok and check_grad_dtypes:
+        raise GradcheckError("Gradient has dtype mismatch")
+    if not sizes_ok:
+        raise GradcheckError("Analytical gradient has incorrect size")
+    for first, second in zip(*computed, strict=True):
+        if first.size and not np.all(np.abs(first - second) <= nondet_tol):
+            raise GradcheckError(
+                "Backward is not reentrant, i.e., running backward with same input and "
+                "grad_output multiple times gives different values, although analytical "
+                "gradient matches numerical gradient.The tolerance for nondeterminism was "
+                f"{nondet_tol}.")
+    return computed[0]
+
+
+def _mismatch_message(analytical, numerical, output_index, input_index, atol, rtol,
+                      input_shape=None, output_shape=None) -> str:
+    """torch's message, plus the entry where the two Jacobians differ most."""
+    message = (f"Jacobian mismatch for output {output_index:d} with respect to input "
+               f"{input_index:d},\nnumerical:{_format(numerical)}\n"
+               f"analytical:{_format(analytical)}\n")
+    excess = np.abs(analytical - numerical) - (atol + rtol * np.abs(numerical))
+    excess = np.where(np.isnan(excess), np.inf, excess)
+    row, column = (int(i) for i in np.unravel_index(int(np.argmax(excess)), excess.shape))
+    where = ""
+    if input_shape is not None and output_shape is not None:
+        input_element = tuple(int(i) for i in np.unravel_index(row, input_shape))
+        output_element = tuple(int(i) for i in np.unravel_index(column, output_shape))
+        where = f" (input element {input_element}, output element {output_element})"
+    numerical_value, analytical_value = float(numerical[row, column]), float(
+        analytical[row, column])
+    message += (f"The largest difference is at [{row}, {column}]{where}: numerical "
+                f"{numerical_value!r}, analytical {analytical_value!r}, difference "
+                f"{abs(analytical_value - numerical_value)!r} (atol={atol}, rtol={rtol}).\n")
+    return message
+
+
+def _format(array) -> str:
+    text = np.array2string(array, precision=6, threshold=400, max_line_width=100)
+    return "\n" + text
+
+
+def _allclose(analytical, numerical, atol, rtol) -> bool:
+    return bool(np.allclose(analytical, numerical, rtol=rtol, atol=atol))
+
+
+# ---- the checks ---------------------------------------------------------------------------------
+
+def _check_no_differentiable_outputs(func, inputs, diff_inputs, eps) -> None:
+    for per_output in _numerical_jacobians(func, inputs, diff_inputs, eps):
+        for jacobian in per_output:
+            if np.any(jacobian != 0):
+                raise GradcheckError("Numerical gradient for function expected to be zero")
+
+
+def _slow_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_tol,
+                    check_grad_dtypes) -> None:
+    func_out = _as_tuple(func(*inputs))
+    numerical = _numerical_jacobians(func, inputs, diff_inputs, eps)
+    # Outputs that do not require grad take part only in the no-differentiable-outputs check.
+    numerical = [n for o, n in zip(func_out, numerical, strict=True)
+                 if isinstance(o, Tensor) and o.requires_grad]
+    for i, output in enumerate(outputs):
+        analytical = _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol)
+        for j, (a, n) in enumerate(zip(analytical, numerical[i], strict=True)):
+            if not _allclose(a, n, atol, rtol):
+                raise GradcheckError(_mismatch_message(a, n, i, j, atol, rtol,
+                                                         tuple(diff_inputs[j].shape),
+                                                         tuple(output.shape)))
+
+
+def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_tol,
+                    check_grad_dtypes) -> None:
+    """Compare v^T J u with random u (inputs) and v (outputs) instead of whole Jacobians.
+
+    On a mismatch, the slow check is run for that output/input pair to show the Jacobians.
+    """
+    from ..creation import default_generator
+    from .api import grad
+
+    generator = default_generator()
+    func_out = _as_tuple(func(*inputs))
+    differentiable = [i for i, o in enumerate(func_out)
+                      if isinstance(o, Tensor) and o.requires_grad]
+    directions = [generator.uniform(-1, 1, x.shape) for x in diff_inputs]
+    for i, output in enumerate(outputs):
+        v = generator.uniform(-1, 1, output.shape)
+        v_tensor = Tensor._make(v.astype(output.dtype.numpy), output.dtype)
+        for _ in range(2):
+            grads = grad(output, diff_inputs, v_tensor, retain_graph=True, allow_unused=True)
+            if any(g is not None and g.shape != x.shape
+                   for g, x in zip(grads, diff_inputs, strict=True)):
+                raise GradcheckError("Analytical gradient has incorrect size")
+        for j, tensor in enumerate(diff_inputs):
+            u = directions[j]
+            analytical = 0.0 if grads[j] is None else float(np.sum(grads[j]._data * u))
+            data = tensor._data
+            original = data.copy()
+            with no_grad():
+                data[...] = original - eps * u
+            minus = _evaluate(func, inputs)[differentiable[i]]
+            with no_grad():
+                data[...] = original + eps * u
+            plus = _evaluate(func, inputs)[differentiable[i]]
+            with no_grad():
+                data[...] = original
+            numerical = float(np.sum((plus - minus) / (2 * eps) * v))
+            if not _allclose(analytical, numerical, atol, rtol):
+                slow = ""
+                try:
+                    _slow_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol,
+                                    nondet_tol, check_grad_dtypes)
+                except GradcheckError as error:
+                    slow = "\n" + str(error)
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
+                    f"numerical:{numerical!r}\nanalytical:{analytical!r}\n\nThe above "
+                    "quantities relating the numerical and analytical jacobians are computed "
+                    "in fast mode (v^T J u for random u and v). Below, we recompute numerical "
+                    "and analytical jacobians in slow mode:" + slow)
+
+
+def _test_backward_mul_by_grad_output(outputs, diff_inputs) -> None:
+    from ..creation import zeros_like
+    from .api import grad
+
+    grads = grad(outputs, diff_inputs, [zeros_like(o) for o in outputs], allow_unused=True)
+    for g, x in zip(grads, diff_inputs, strict=True):
+        if g is None:
+            continue
+        if np.any(g._data != 0):
+            raise GradcheckError("backward not multiplied by grad_output")
+        if g.dtype is not x.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if g.shape != x.shape:
+            raise GradcheckError("grad is incorrect size")
+
+
+def _test_undefined_backward_mode(func, inputs, diff_inputs) -> None:
+    """Each output differentiated alone: the other outputs' gradients stay undefined."""
+    from ..creation import zeros_like
+    from .api import grad
+
+    for index in range(len(_differentiable_outputs(func(*inputs)))):
+        output = _differentiable_outputs(func(*inputs))[index]
+        try:
+            grads = grad(output, diff_inputs, zeros_like(output), allow_unused=True)
+        except RuntimeError as error:
+            raise GradcheckError(
+                "Expected backward function to handle undefined output grads. Please look at "
+                "\"Notes about undefined output gradients\" in "
+                "\"tools/autograd/derivatives.yaml\"") from error
+        for g in grads:
+            if g is not None and np.any(g._data != 0):
+                raise GradcheckError(
+                    "Expected all input grads to be undefined or zero when all output grads are "
+                    "undefined or zero. Please look at \"Notes about undefined output "
+                    "gradients\" in \"tools/autograd/derivatives.yaml\"")
+
+
+def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0,
+              check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
+              check_forward_ad: bool = False, check_backward_ad: bool = True,
+              fast_mode: bool = False, masked: bool | None = None) -> bool:
+    """Check the gradients of func at inputs against central finite differences.
+
+    Differentiates with respect to every floating tensor in inputs with requires_grad=True and
+    compares the Jacobians with allclose(analytical, numerical, rtol, atol). Returns True; on a
+    failure raises GradcheckError, or returns False when raise_exception=False. The defaults are
+    meant for float64 inputs.
+    """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError(
+            "Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError(
+            "Setting check_batched_grad=True requires check_backward_ad to be True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError(
+            "Setting check_batched_forward_grad=True requires check_forward_ad to be True")
+    if check_forward_ad:
+        raise NotImplementedError("gradcheck: check_forward_ad=True needs forward-mode AD, "
+                                  "which autojit does not implement")
+    if check_batched_grad:
+        raise NotImplementedError("gradcheck: check_batched_grad=True needs batched gradients "
+                                  "(is_grads_batched), which autojit.autograd.grad does not "
+                                  "support")
+    try:
+        return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol,
+                          check_undefined_grad, check_grad_dtypes, fast_mode)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
+               check_grad_dtypes, fast_mode) -> bool:
+    _check_inputs(inputs)
+    diff_inputs = list(_iter_tensors(inputs, True))
+    outputs = _differentiable_outputs(func(*inputs))
+    if not outputs:
+        _check_no_differentiable_outputs(func, inputs, diff_inputs, eps)
+        return True
+    check = _fast_gradcheck if fast_mode else _slow_gradcheck
+    check(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes)
+    _test_backward_mul_by_grad_output(outputs, diff_inputs)
+    if check_undefined_grad:
+        _test_undefined_backward_mode(func, inputs, diff_inputs)
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
+                  rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
+                  raise_exception: bool = True, nondet_tol: float = 0.0,
+                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False,
+                  masked: bool = False) -> bool:
+    """Check second derivatives: gradcheck of (inputs, grad_outputs) -> grad(func(inputs)).
+
+    When grad_outputs is not given, random ones in [-1, 1) are drawn (from the generator that
+    autojit.manual_seed seeds), with requires_grad=True, shaped and typed like the outputs.
+    """
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError(
+            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError(
+            "Setting check_undefined_grad=True requires check_rev_over_rev to be True")
+    if check_batched_grad and not check_rev_over_rev:
+        raise AssertionError(
+            "Setting check_batched_grad=True requires check_rev_over_rev to be True")
+    from .api import grad
+
+    tupled_inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        outputs = _differentiable_outputs(func(*tupled_inputs))
+        tupled_grad_outputs = tuple(
+            _random_grad_output(o, gen_non_contig_grad_outputs) for o in outputs)
+    else:
+        tupled_grad_outputs = _as_tuple(grad_outputs)
+    count = len(tupled_grad_outputs)
+
+    def gradients(*args):
+        input_args = args[:len(args) - count]
+        outputs = _differentiable_outputs(func(*input_args))
+        diff_input_args = list(_iter_tensors(input_args, True))
+        results = grad(outputs, diff_input_args, args[len(args) - count:], create_graph=True,
+                       allow_unused=True)
+        return tuple(g for g in results if g is not None)
+
+    return gradcheck(gradients, tupled_inputs + tupled_grad_outputs, eps=eps, atol=atol,
+                     rtol=rtol, raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                     fast_mode=fast_mode, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev, masked=masked)
+
+
+def _random_grad_output(output: Tensor, non_contiguous: bool) -> Tensor:
+    from .. import dtypes
+    from ..creation import default_generator
+
+    dtype = output.dtype if output.dtype.is_floating_point else dtypes.float64
+    values = default_generator().uniform(-1, 1, output.shape).astype(dtype.numpy)
+    if non_contiguous and values.ndim:
+        # Every other element of a buffer twice as long in the last dim: same values, strided.
+        buffer = np.zeros(values.shape[:-1] + (values.shape[-1] * 2,), dtype=values.dtype)
+        buffer[..., ::2] = values
+        values = buffer[..., ::2]
+    result = Tensor._make(values, dtype)
+    result.requires_grad_(True)
+    return result
+
+
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]

@@ -83,12 +83,14 @@ class Node:
     """A backward function: grad_fn of a non-leaf tensor, or AccumulateGrad of a leaf."""
 
     __slots__ = ("next_functions", "sequence_nr", "input_meta", "needs_input_grad",
-                 "_pre_hooks", "_hooks", "metadata", "__weakref__", "__dict__")
+                 "__weakref__", "__dict__")
+    output_count = 1  # custom Functions have several outputs
+    _pre_hooks = None  # hooks on the node's outputs (Tensor.register_hook, retain_grad)
+    _hooks = None
+    metadata_ = None
 
     def __init__(self):
         self.sequence_nr = next(_sequence)
-        self._pre_hooks = None
-        self._hooks = None
 
     def name(self) -> str:
         return type(self).__name__
@@ -130,8 +132,17 @@ class OpNode(Node):
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
         results = self.op.vjp(self, grads[0])
-        return [conform(result, meta) if meta is not None and result is not None else None
-                for result, meta in zip(results, self.input_meta)]
+        conformed = []
+        for result, meta in zip(results, self.input_meta):
+            if meta is None or result is None:
+                conformed.append(None)
+                continue
+            data = result._data
+            if (data.shape if data is not None else result._value.shape) != meta[0] or \
+                    result._dtype is not meta[1]:
+                result = conform(result, meta)
+            conformed.append(result)
+        return conformed
 
     def release(self):
         if self.op.saves:
@@ -169,25 +180,46 @@ def gradient_edge(tensor: Tensor) -> tuple:
     return (accumulator, 0)
 
 
+_NO_EDGE = (None, 0)
+
+
 def record(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
-    """Attach an OpNode for `op` applied to `inputs` as the grad_fn of `out`."""
-    node = op.node_class()
+    """Attach an OpNode for `op` applied to `inputs` as the grad_fn of `out`.
+
+    This runs once per recorded op, so it is written as plain loops without helpers.
+    """
+    node_class = op.node_class
+    node = node_class.__new__(node_class)
+    node.sequence_nr = next(_sequence)
     node.op = op
     node.attrs = attrs
     node._released = False
-    needs = tuple(isinstance(x, Tensor) and x._requires_grad for x in inputs)
+    needs, edges, meta, saved = [], [], [], []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            saved.append(None)
+            if x._requires_grad:
+                needs.append(True)
+                function = x.grad_fn
+                edges.append((function, x._output_nr) if function is not None
+                             else gradient_edge(x))
+                data = x._data
+                meta.append((data.shape if data is not None else x._value.shape, x._dtype))
+                continue
+        else:
+            saved.append(x)
+        needs.append(False)
+        edges.append(_NO_EDGE)
+        meta.append(None)
     node.needs_input_grad = needs
-    node.next_functions = tuple(gradient_edge(x) if need else (None, 0)
-                                for x, need in zip(inputs, needs))
-    node.input_meta = tuple((x.shape, x._dtype) if need else None
-                            for x, need in zip(inputs, needs))
-    saved = [x if not isinstance(x, Tensor) else None for x in inputs]
+    node.next_functions = tuple(edges)
+    node.input_meta = meta
     node._saved_out = None
     for entry in op.saves:
         if entry == "out":
             node._saved_out = SavedTensor(out, True)
             continue
-        if isinstance(entry, tuple):
+        if entry.__class__ is tuple:
             index, needed_by = entry
             if not needs[needed_by]:
                 continue
@@ -211,7 +243,8 @@ def conform(gradient: Tensor, meta: tuple) -> Tensor:
     broadcast shape and never reduce them themselves.
     """
     shape, dtype = meta
-    if gradient.shape != shape:
+    data = gradient._data
+    if (data.shape if data is not None else gradient._value.shape) != shape:
         gradient = sum_to_shape(gradient, shape)
     if gradient._dtype is not dtype:
         gradient = gradient.to(dtype)

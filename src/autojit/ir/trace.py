@@ -1,15 +1,299 @@
-"""Tracing (placeholder until the IR lands): graph breaks on data access."""
+"""Tracing: run a Python function on symbolic tensors and record every primitive into a Graph.
+
+`make_graph(fn, *example_inputs)` is the entry point. The example tensors become symbolic "arg"
+inputs and `state.tracer` is set, so ops.registry.bind hands each primitive to `Tracer.bind`,
+which appends a Node instead of running NumPy. Autograd recording happens in bind after the
+tracer returns, exactly as in eager mode, so a `loss.backward()` or
+`autograd.grad(..., create_graph=True)` inside the function appends the adjoint ops to the same
+graph: gradients are graphs too.
+
+Concrete tensors the function reads (parameters, optimizer state, constants such as the ones
+tensor backward seeds) are lifted once each, memoized by their storage, as "captured" inputs.
+Tracing has no side effects on real tensors: an in-place write to a captured tensor becomes an
+"update" output (the new value, to be written back by whoever runs the graph), a `.grad`
+assigned during the trace becomes a "grad" output, and the real `.grad`, version counter and
+data are left as they were. Known limit: an in-place write through a view of a tensor made
+while tracing updates the view only, not its base.
+
+What tracing cannot capture (`.item()`, `bool(tensor)`, `.numpy()`, data-dependent Python
+control flow) calls `graph_break`, which raises GraphBreak naming the user's source line.
+"""
 
 from __future__ import annotations
 
+import inspect
+import linecache
+import os
+import sys
+
+from ..ops.registry import infer
+from ..state import state
+from ..tensor import Tensor
+from .graph import Graph, Input, Value
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+# ---- graph breaks -----------------------------------------------------------------------------
 
 class GraphBreak(RuntimeError):
-    pass
+    """A traced function needed tensor data; `what`, `filename`, `lineno` say what and where."""
+
+    def __init__(self, what: str, filename: str | None = None, lineno: int | None = None,
+                 source: str = ""):
+        self.what, self.filename, self.lineno, self.source = what, filename, lineno, source
+        message = f"{what} needs the tensor's data, which does not exist while tracing"
+        if filename is not None:
+            message += f" (graph break at {filename}:{lineno}"
+            message += f": {source})" if source else ")"
+        super().__init__(message)
+
+
+def user_frame():
+    """The innermost stack frame outside the autojit package (the user's line), or None."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            _PACKAGE_DIR):
+        frame = frame.f_back
+    return frame
 
 
 def graph_break(what: str):
-    raise GraphBreak(f"{what} needs the tensor's data, which does not exist while tracing")
+    frame = user_frame()
+    if frame is None:
+        raise GraphBreak(what)
+    filename, lineno = frame.f_code.co_filename, frame.f_lineno
+    raise GraphBreak(what, filename, lineno, linecache.getline(filename, lineno).strip())
 
 
-def write_symbolic(target, result):
-    raise GraphBreak("in-place writes while tracing are not supported yet")
+def write_symbolic(target: Tensor, result: Tensor) -> None:
+    """An in-place write while tracing: `target` now stands for `result`'s value."""
+    tracer = state.tracer
+    if tracer is None:
+        raise RuntimeError("an in-place write to a symbolic tensor outside of tracing; the "
+                           "trace it belongs to has finished")
+    tracer.write(target, result)
+
+
+# ---- the tracer -------------------------------------------------------------------------------
+
+class _Touched:
+    """The state of a real tensor before the trace first saw it, restored afterwards."""
+
+    __slots__ = ("tensor", "grad", "value", "version", "entry")
+
+    def __init__(self, tensor: Tensor, entry: Input):
+        self.tensor, self.entry = tensor, entry
+        self.grad, self.value = tensor._grad, tensor._value
+        self.version = tensor._version_counter.value
+
+    def restore(self) -> None:
+        tensor = self.tensor
+        tensor._grad, tensor._value = self.grad, self.value
+        tensor._version_counter.value = self.version
+
+
+class Tracer:
+    """Appends one Node per primitive to `graph`; installed as `state.tracer` by make_graph."""
+
+    def __init__(self, graph: Graph, captured_names: dict | None = None):
+        self.graph = graph
+        self._names = captured_names or {}  # id(ndarray) -> a name from the function's scope
+        self._used_names = {entry.name for entry in graph.inputs}
+        self._known: set = {id(entry.value) for entry in graph.inputs}  # this trace's values
+        self._current: dict = {}  # id(ndarray) -> the Value a captured storage holds now
+        self._entries: dict = {}  # id(ndarray) -> its captured Input
+        self._touched: dict = {}  # id(Tensor) -> _Touched, for every real tensor seen
+        self._updates: dict = {}  # id(ndarray) -> (Input, Value) written in place
+        self._unnamed = 0  # captured tensors with no name in the function's scope: c0, c1, ...
+
+    def unique_name(self, name: str) -> str:
+        candidate, suffix = name, 1
+        while candidate in self._used_names:
+            candidate, suffix = f"{name}_{suffix}", suffix + 1
+        self._used_names.add(candidate)
+        return candidate
+
+    def value_of(self, tensor: Tensor) -> Value:
+        """The graph value `tensor` stands for, lifting a concrete tensor on first use."""
+        data = tensor._data
+        if data is None:
+            value = tensor._value
+            if id(value) not in self._known:
+                raise RuntimeError("a symbolic tensor from another trace was used while tracing; "
+                                   "tensors made while tracing do not outlive their trace")
+            return value
+        key = id(data)
+        value = self._current.get(key)
+        if value is None:
+            if tensor._value is not None and id(tensor._value) in self._known:
+                # A copy of a captured tensor taken after an in-place write (autograd's
+                # snapshot of the old value): it stands for the value it was copied from.
+                return tensor._value
+            name = self._names.get(key)
+            if name is None:
+                name, self._unnamed = f"c{self._unnamed}", self._unnamed + 1
+            name = self.unique_name(name)
+            value = self.graph.add_input(tuple(data.shape), tensor._dtype, "captured", name,
+                                         tensor)
+            self._known.add(id(value))
+            self._current[key] = value
+            self._entries[key] = self.graph.inputs[-1]
+        if id(tensor) not in self._touched:
+            self._touched[id(tensor)] = _Touched(tensor, self._entries[key])
+        return value
+
+    def bind(self, op, inputs: tuple, attrs: dict) -> Tensor:
+        operands = [self.value_of(x) if isinstance(x, Tensor) else x for x in inputs]
+        shape, dtype = infer(op, inputs, attrs)
+        value = self.graph.add_node(op, operands, attrs, shape, dtype)
+        self._known.add(id(value))
+        return Tensor._symbolic(value)
+
+    def write(self, target: Tensor, result: Tensor) -> None:
+        value = self.value_of(result)
+        if target._data is None:
+            target._value = value  # a functional update: the graph itself has no mutation
+            return
+        self.value_of(target)  # lift it (and remember its state) if this is its first use
+        key = id(target._data)
+        self._current[key] = value
+        self._updates[key] = (self._entries[key], value)
+        target._value = value  # read by copies autograd takes of the written tensor
+
+    def finish(self, graph: Graph, args: list) -> None:
+        """Add the side-effect outputs: .grad assigned during the trace, in-place updates."""
+        for entry, tensor in args:
+            if tensor._grad is not None:
+                graph.add_output(self.value_of(tensor._grad), self.unique_output(f"{entry.name}"
+                                 ".grad"), "grad", entry)
+        for touched in list(self._touched.values()):
+            grad = touched.tensor._grad
+            if grad is not touched.grad and grad is not None:
+                graph.add_output(self.value_of(grad), self.unique_output(
+                    f"{touched.entry.name}.grad"), "grad", touched.entry)
+        for entry, value in self._updates.values():
+            graph.add_output(value, self.unique_output(f"{entry.name}.update"), "update", entry)
+
+    def unique_output(self, name: str) -> str:
+        taken = {output.name for output in self.graph.outputs}
+        candidate, suffix = name, 1
+        while candidate in taken:
+            candidate, suffix = f"{name}_{suffix}", suffix + 1
+        return candidate
+
+    def restore(self) -> None:
+        """Put every real tensor the trace touched back as it was."""
+        for touched in self._touched.values():
+            touched.restore()
+
+
+# ---- naming -------------------------------------------------------------------------------
+
+def _argument_names(fn, count: int) -> list[str]:
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    names = []
+    for parameter in parameters:
+        if len(names) == count:
+            break
+        if parameter.kind is parameter.VAR_POSITIONAL:
+            names.extend(f"{parameter.name}{i}" for i in range(count - len(names)))
+        elif parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            names.append(parameter.name)
+    names.extend(f"x{i}" for i in range(len(names), count))
+    return names
+
+
+def _captured_names(fn) -> dict:
+    """Names for the tensors `fn` can reach directly: its closure, globals, module parameters."""
+    names: dict = {}
+
+    def visit(name, obj):
+        if isinstance(obj, Tensor):
+            if obj._data is not None:
+                names.setdefault(id(obj._data), name)
+            return
+        for method in ("named_parameters", "named_buffers"):
+            listing = getattr(obj, method, None)
+            if callable(listing) and not isinstance(obj, type):
+                try:
+                    members = list(listing())
+                except Exception:  # naming is best effort; an odd object only loses names
+                    continue
+                for member_name, member in members:
+                    visit(member_name if name is None else f"{name}.{member_name}", member)
+
+    owner = getattr(fn, "__self__", None)
+    if owner is not None:
+        visit("self", owner)
+    if hasattr(fn, "named_parameters"):
+        visit(None, fn)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
+            try:
+                visit(name, cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+        scope = getattr(fn, "__globals__", {})
+        for name in code.co_names:
+            if name in scope:
+                visit(name, scope[name])
+    return names
+
+
+def _as_output_list(result) -> list:
+    if result is None:
+        return []
+    if isinstance(result, Tensor):
+        return [("out", result)]
+    if isinstance(result, (tuple, list)):
+        for item in result:
+            if not isinstance(item, Tensor):
+                raise TypeError(f"make_graph: the traced function must return a Tensor or a "
+                                f"tuple/list of Tensors, got an element of type "
+                                f"{type(item).__name__}")
+        return [(f"out{index}", item) for index, item in enumerate(result)]
+    raise TypeError(f"make_graph: the traced function must return a Tensor or a tuple/list of "
+                    f"Tensors, got {type(result).__name__}")
+
+
+# ---- entry point --------------------------------------------------------------------------
+
+def make_graph(fn, *example_inputs) -> Graph:
+    """Trace `fn` on `example_inputs` and return the Graph it computes.
+
+    Tensor arguments become symbolic "arg" inputs (same shape, dtype and requires_grad);
+    other arguments are passed through unchanged and baked into the graph. Outputs: the
+    function's returned tensors ("out", or "out0", "out1", ...), then `name.grad` for every
+    argument or captured tensor whose .grad was assigned while tracing, then `name.update` for
+    every captured tensor written in place.
+    """
+    if state.tracer is not None:
+        raise RuntimeError("make_graph: already tracing; nested traces are not supported")
+    graph = Graph()
+    call_args, arg_tensors = [], []
+    for name, example in zip(_argument_names(fn, len(example_inputs)), example_inputs,
+                             strict=True):
+        if not isinstance(example, Tensor):
+            call_args.append(example)
+            continue
+        graph.add_input(tuple(example.shape), example.dtype, "arg", name)
+        symbolic = Tensor._symbolic(graph.inputs[-1].value)
+        symbolic._requires_grad = example._requires_grad
+        arg_tensors.append((graph.inputs[-1], symbolic))
+        call_args.append(symbolic)
+    tracer = Tracer(graph, _captured_names(fn))
+    state.tracer = tracer
+    try:
+        result = fn(*call_args)
+        for name, tensor in _as_output_list(result):
+            graph.add_output(tracer.value_of(tensor), name)
+        tracer.finish(graph, arg_tensors)
+    finally:
+        state.tracer = None
+        tracer.restore()
+    return graph

@@ -1,6 +1,376 @@
-"""autojit.nn.functional: activations, softmax family and losses, written as composites."""
+"""autojit.nn.functional: activations, the softmax family and losses, written as composites.
+
+Every function here is built from autojit ops (ops/elementwise.py, reduction.py, layout.py),
+so autograd, double backward and tracing come from the primitives; nothing here has a rule
+of its own. Picking the target class of a classification loss uses a one-hot mask (class
+indices compared with the target, then `where` and a sum over the class dim): it is
+differentiable, needs no gather kernel, and a -inf log-probability at another class never
+turns into 0 * -inf. Checks that need the data (target range, probabilities in [0, 1]) run
+only on concrete tensors; while tracing they are skipped rather than breaking the graph.
+"""
 
 from __future__ import annotations
 
-from ..ops.composite import gelu, relu, silu, softplus  # noqa: F401
-from ..ops.elementwise import sigmoid, tanh  # noqa: F401
+import math
+import warnings
+
+from .. import dtypes
+from ..creation import arange, as_tensor
+from ..ops import elementwise as ew
+from ..ops.composite import gelu, relu, silu, softplus  # noqa: F401 - re-exported names
+from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
+from ..ops.reduction import amax, sum_
+from ..tensor import Tensor, normalize_dim
+
+_REDUCTIONS = ("none", "mean", "sum")
+# torch names dtypes by their scalar type in loss errors ("but got Float").
+_SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
+                      "int64": "Long", "bool": "Bool"}
+
+
+def _scalar_type(dtype) -> str:
+    return _SCALAR_TYPE_NAMES[dtype.name]
+
+
+# ---- activations ------------------------------------------------------------------------------
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x where x > 0, else negative_slope * x."""
+    return ew.where(input > 0, input, input * negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x where x > 0, else alpha * (exp(x) - 1); exp only sees non-positive values."""
+    return ew.where(input > 0, input, ew.expm1(ew.minimum(input, 0)) * alpha)
+
+
+def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), which neither overflows nor underflows."""
+    return ew.minimum(input, 0) - ew.log1p(ew.exp(-ew.abs(input)))
+
+
+# ---- softmax family ---------------------------------------------------------------------------
+
+
+def _softmax_dim(name: str, ndim: int, dim) -> int:
+    if dim is None:
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
+                      "call to include dim=X as an argument.", UserWarning, stacklevel=3)
+        dim = 0 if ndim in (0, 1, 3) else 1
+    return normalize_dim(dim, ndim)
+
+
+def _softmax_input(name: str, input: Tensor, dtype) -> Tensor:  # noqa: A002
+    if dtype is not None:
+        input = input.to(dtypes.to_dtype(dtype))
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"{name}: expected a floating point input, got {input.dtype}")
+    return input
+
+
+def _shifted(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    # The max is detached: softmax does not depend on the shift, so no gradient flows through it.
+    return input - amax(input, dim, keepdim=True).detach()
+
+
+def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
+    """exp(x) / sum(exp(x)) over `dim`, computed around the maximum so exp never overflows."""
+    input = _softmax_input("softmax", input, dtype)
+    dim = _softmax_dim("softmax", input.ndim, dim)
+    if input.ndim == 0:  # a single element along dim: reduce it as a length-1 vector
+        return softmax(input.reshape(1), 0).reshape(())
+    exponentials = ew.exp(_shifted(input, dim))
+    return exponentials / sum_(exponentials, dim, keepdim=True)
+
+
+def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
+    """x - logsumexp(x) over `dim`, computed around the maximum."""
+    input = _softmax_input("log_softmax", input, dtype)
+    dim = _softmax_dim("log_softmax", input.ndim, dim)
+    if input.ndim == 0:
+        return log_softmax(input.reshape(1), 0).reshape(())
+    shifted = _shifted(input, dim)
+    return shifted - ew.log(sum_(ew.exp(shifted), dim, keepdim=True))
+
+
+def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
+    """softmax(-x) over `dim`."""
+    input = _softmax_input("softmin", input, dtype)
+    return softmax(-input, _softmax_dim("softmin", input.ndim, dim))
+
+
+# ---- shared loss helpers -----------------------------------------------------------------------
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return sum_(loss) / loss.numel()  # an empty loss gives nan (0 / 0), as in torch
+    if reduction == "sum":
+        return sum_(loss)
+    return loss
+
+
+def _check_float(name: str, input: Tensor) -> None:  # noqa: A002
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"{name}: expected a floating point input, got {input.dtype}")
+
+
+def _as_operand(value) -> Tensor:
+    return value if isinstance(value, Tensor) else as_tensor(value)
+
+
+# ---- classification losses ---------------------------------------------------------------------
+
+
+def _class_layout(name: str, input: Tensor, target: Tensor):  # noqa: A002
+    """Check the shapes of (input, class-index target); return the class dim and class count."""
+    if input.ndim == 0:
+        raise RuntimeError(f"{name}: input tensor should be 1D or more, got a 0-D input")
+    if input.ndim <= 2 and target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target.dtype is not dtypes.int64:
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{_scalar_type(target.dtype)}")
+    class_dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[class_dim]
+    if input.ndim == 1:
+        if target.ndim != 0 and tuple(target.shape) != (1,):
+            raise ValueError(f"Expected input batch_size (1) to match target batch_size "
+                             f"({target.shape[0]}).")
+    elif input.ndim == 2:
+        if target.ndim == 0 or target.shape[0] != input.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({target.shape[0] if target.ndim else 0}).")
+    else:
+        if target.ndim == 0 or target.shape[0] != input.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({target.shape[0] if target.ndim else 0}).")
+        expected = [input.shape[0], *input.shape[2:]]
+        if list(target.shape) != expected:
+            raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+    return class_dim, classes
+
+
+def _check_weight(weight, classes: int):
+    if weight is None:
+        return None
+    weight = _as_operand(weight)
+    if weight.ndim != 1 or weight.shape[0] != classes:
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes "
+                           f"or no classes but got weight tensor of shape: {list(weight.shape)}")
+    return weight
+
+
+def _along_class_dim(vector: Tensor, class_dim: int, ndim: int) -> Tensor:
+    """A (C,) vector reshaped to broadcast against an input whose classes are at class_dim."""
+    shape = [1] * ndim
+    shape[class_dim] = vector.shape[0]
+    return vector.reshape(shape)
+
+
+def _check_target_range(target: Tensor, classes: int, ignore_index: int) -> None:
+    data = target._data
+    if data is None or data.size == 0:
+        return
+    bad = (data != ignore_index) & ((data < 0) | (data >= classes))
+    if bad.any():
+        raise IndexError(f"Target {int(data[bad].reshape(-1)[0])} is out of bounds.")
+
+
+def _nll(log_probabilities: Tensor, target: Tensor, weight, ignore_index: int, class_dim: int,
+         classes: int):
+    """Per-element loss -w[t] * logp[t], and the sum of w[t] over non-ignored elements."""
+    target_at_class = target.reshape(target.shape[:class_dim] + (1,) + target.shape[class_dim:]) \
+        if log_probabilities.ndim > 1 else target.reshape(1)
+    class_ids = _along_class_dim(arange(classes), class_dim, log_probabilities.ndim)
+    one_hot = class_ids == target_at_class
+    kept = target != ignore_index
+    picked = sum_(ew.where(one_hot, log_probabilities, 0), class_dim)
+    if log_probabilities.ndim == 1:
+        picked = picked.reshape(target.shape)
+    if weight is not None:
+        weight = weight.to(log_probabilities.dtype)
+        target_weight = sum_(ew.where(one_hot, _along_class_dim(
+            weight, class_dim, log_probabilities.ndim), 0), class_dim).reshape(target.shape)
+        target_weight = ew.where(kept, target_weight, 0)
+    else:
+        target_weight = kept.to(log_probabilities.dtype)
+    loss = -(picked * target_weight)
+    return loss, target_weight
+
+
+def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood of class-index targets, given log-probabilities."""
+    _check_float("nll_loss", input)
+    _check_reduction(reduction)
+    class_dim, classes = _class_layout("nll_loss", input, target)
+    weight = _check_weight(weight, classes)
+    _check_target_range(target, classes, ignore_index)
+    loss, target_weight = _nll(input, target, weight, ignore_index, class_dim, classes)
+    if reduction == "mean":
+        # torch divides by the total weight of the non-ignored targets (nan when all ignored).
+        return sum_(loss) / sum_(target_weight)
+    return _reduce(loss, reduction)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """log_softmax over the class dim, then nll_loss (class indices) or -sum(p * logq)."""
+    _check_float("cross_entropy", input)
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    target = _as_operand(target)
+    if tuple(target.shape) == tuple(input.shape):
+        if not target.dtype.is_floating_point:
+            raise RuntimeError("Expected floating point type for target with class "
+                               f"probabilities, got {_scalar_type(target.dtype)}")
+        return _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
+                                            label_smoothing)
+    class_dim, classes = _class_layout("cross_entropy", input, target)
+    weight = _check_weight(weight, classes)
+    _check_target_range(target, classes, ignore_index)
+    log_probabilities = log_softmax(input, class_dim)
+    loss, target_weight = _nll(log_probabilities, target, weight, ignore_index, class_dim,
+                               classes)
+    if reduction == "mean":
+        loss_value = sum_(loss) / sum_(target_weight)
+    else:
+        loss_value = _reduce(loss, reduction)
+    if label_smoothing == 0.0:
+        return loss_value
+    # Smoothing mixes in the loss against the uniform distribution: -sum_c w_c logp_c / C,
+    # with torch's normalization (the same denominator as the nll term under 'mean').
+    if weight is not None:
+        weighted = log_probabilities * _along_class_dim(
+            weight.to(input.dtype), class_dim, input.ndim)
+    else:
+        weighted = log_probabilities
+    smooth = -sum_(weighted, class_dim)
+    if input.ndim == 1:
+        smooth = smooth.reshape(target.shape)
+    smooth = ew.where(target != ignore_index, smooth, 0)
+    if reduction == "mean":
+        smooth_value = sum_(smooth) / sum_(target_weight)
+    else:
+        smooth_value = _reduce(smooth, reduction)
+    return (1 - label_smoothing) * loss_value + smooth_value * (label_smoothing / classes)
+
+
+def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,  # noqa: A002
+                                 label_smoothing):
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if input.ndim == 0:
+        raise RuntimeError("cross_entropy: input tensor should be 1D or more, got a 0-D input")
+    class_dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[class_dim]
+    weight = _check_weight(weight, classes)
+    if label_smoothing > 0.0:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    terms = log_softmax(input, class_dim) * target
+    if weight is not None:
+        terms = terms * _along_class_dim(weight, class_dim, input.ndim)
+    if reduction == "none":
+        return -sum_(terms, class_dim)
+    if reduction == "sum":
+        return -sum_(terms)
+    count = input.numel() // classes if classes else 0
+    return -sum_(terms) / (count if count else math.nan)
+
+
+# ---- regression and binary losses ----------------------------------------------------------------
+
+
+def _warn_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=3)
+
+
+def mse_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A002
+             reduction: str = "mean", weight=None) -> Tensor:
+    """The mean (or sum) of squared differences."""
+    _check_float("mse_loss", input)
+    _check_reduction(reduction)
+    target = _as_operand(target)
+    _warn_size(input, target)
+    difference = input - target
+    loss = difference * difference
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A002
+            reduction: str = "mean") -> Tensor:
+    """The mean (or sum) of absolute differences."""
+    _check_float("l1_loss", input)
+    _check_reduction(reduction)
+    target = _as_operand(target)
+    _warn_size(input, target)
+    return _reduce(ew.abs(input - target), reduction)
+
+
+def _clamped_log(x: Tensor) -> Tensor:
+    # torch clamps log(p) at -100 so that p = 0 or 1 gives a finite loss; the gradient is 0
+    # where the clamp applies.
+    return ew.maximum(ew.log(x), -100.0)
+
+
+def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None,  # noqa: A002
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """-w (t log p + (1 - t) log(1 - p)), with each log clamped at -100 as torch does."""
+    _check_float("binary_cross_entropy", input)
+    _check_reduction(reduction)
+    target = _as_operand(target)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the "
+                         "same size.")
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {_scalar_type(target.dtype)} but expected "
+                           f"{_scalar_type(input.dtype)}")
+    data = input._data
+    if data is not None and data.size and ((data < 0) | (data > 1)).any():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    loss = -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
+    if weight is not None:
+        loss = loss * _as_operand(weight)
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target, weight=None,  # noqa: A002
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight=None) -> Tensor:
+    """BCE on sigmoid(x) in the stable form (1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x)."""
+    _check_float("binary_cross_entropy_with_logits", input)
+    _check_reduction(reduction)
+    target = _as_operand(target)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    if not target.dtype.is_floating_point:
+        raise RuntimeError(f"result type {_scalar_type(input.dtype)} can't be cast to the "
+                           f"desired output type {_scalar_type(target.dtype)}")
+    log_sigmoid = logsigmoid(input)
+    if pos_weight is not None:
+        log_weight = (_as_operand(pos_weight) - 1) * target + 1
+        loss = (1 - target) * input - log_weight * log_sigmoid
+    else:
+        loss = (1 - target) * input - log_sigmoid
+    if weight is not None:
+        loss = loss * _as_operand(weight)
+    return _reduce(loss, reduction)

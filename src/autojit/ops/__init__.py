@@ -5,7 +5,7 @@ Families: elementwise (math, arithmetic, comparisons, where, cast), reduction, l
 index_put). Composites are in composite.py and need no rules.
 """
 
-from . import composite, elementwise, layout, reduction  # noqa: F401
+from . import composite, elementwise, indexing, layout, linalg, reduction  # noqa: F401
 from .registry import REGISTRY, check_registry
 
 check_registry()

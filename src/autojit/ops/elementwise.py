@@ -57,9 +57,14 @@ def _binary_vjp(rule_x, rule_y):
     return lambda ctx, g: (first(ctx, g), second(ctx, g))
 
 
+_DIRECT = frozenset((Tensor, float, int, bool))  # operand kinds that need no conversion
+
+
 def _call1(op):
     def function(x):
-        return bind(op, (operand(x, op.name),), NO_ATTRS)
+        if x.__class__ not in _DIRECT:
+            x = operand(x, op.name)
+        return bind(op, (x,), NO_ATTRS)
 
     function.__name__ = op.name
     function.__doc__ = f"Elementwise {op.name} (a primitive; see ops/elementwise.py)."
@@ -68,7 +73,10 @@ def _call1(op):
 
 def _call2(op):
     def function(x, y):
-        x, y = operand(x, op.name), operand(y, op.name)
+        if x.__class__ not in _DIRECT:
+            x = operand(x, op.name)
+        if y.__class__ not in _DIRECT:
+            y = operand(y, op.name)
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
             raise TypeError(f"{op.name}(): at least one argument must be a Tensor, "
                             f"got {type(x).__name__} and {type(y).__name__}")
@@ -155,6 +163,8 @@ def _pow_base_grad(ctx, g):
 
 def _pow_exponent_grad(ctx, g):
     x, y = ctx.inputs
+    if not isinstance(x, Tensor):
+        x = fill_like(y, x)  # a Python scalar base (2 ** y) as a tensor, for log and the masks
     # d/dy x**y = x**y log x; torch defines it as 0 where x == 0 and y >= 0 (no 0 * -inf).
     safe = (x == 0) & (y >= 0)
     return where(safe, 0, g * ctx.out * x.log())

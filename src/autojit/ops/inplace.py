@@ -82,7 +82,7 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
 
 def write_storage(target: Tensor, result: Tensor) -> None:
     """Copy result's values into target's storage (views see it) and bump the version."""
-    if target._data is not None:
+    if target._data is not None and result._data is not None:  # else tracing: ir/trace.py
         if not target._data.flags.writeable:
             raise RuntimeError("unsupported operation: more than one element of the written-to "
                                "tensor refers to a single memory location. Please clone() the "

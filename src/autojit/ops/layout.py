@@ -37,11 +37,12 @@ def infer_shape(shape, numel: int) -> tuple:
     return shape
 
 
-def _reshape_rule(shape, new_shape):
-    if int(np.prod(shape)) != int(np.prod(new_shape)):
-        raise ValueError(f"shape '{list(new_shape)}' is invalid for input of size "
-                         f"{int(np.prod(shape))}")
-    return new_shape
+def _reshape_rule(input_shape, shape):
+    # The attr is named `shape`, so the input's shape must not be (the rule gets attrs by name).
+    if int(np.prod(input_shape)) != int(np.prod(shape)):
+        raise ValueError(f"shape '{list(shape)}' is invalid for input of size "
+                         f"{int(np.prod(input_shape))}")
+    return tuple(shape)
 
 
 RESHAPE = define_op(name="reshape", arity=1, shape=_reshape_rule, dtype=rule_first,
@@ -73,7 +74,9 @@ def _expand_rule(shape, target):
     return tuple(target)
 
 
-EXPAND = define_op(name="expand", arity=1, shape=_expand_rule, dtype=rule_first,
+EXPAND = define_op(name="expand", arity=1,
+                   shape=lambda input_shape, shape: _expand_rule(input_shape, shape),
+                   dtype=rule_first,
                    impl=lambda x, shape: np.broadcast_to(x, shape),
                    # The engine sums the gradient back to the input's shape.
                    vjp=lambda ctx, g: (g,), saves=(), lowering=Layout("broadcast"),
@@ -134,8 +137,8 @@ def _slice_rule(shape, slices):
     return tuple(len(range(*s)) for s in slices)
 
 
-def _embed_impl(g, shape, slices):
-    out = np.zeros(shape, dtype=g.dtype)
+def _embed_impl(g, full_shape, slices):
+    out = np.zeros(full_shape, dtype=g.dtype)
     out[tuple(slice(*s) for s in slices)] = g
     return out
 
@@ -160,7 +163,7 @@ def embed_slice(g: Tensor, shape, slices) -> Tensor:
 def slice_dims(x: Tensor, slices) -> Tensor:
     """x restricted to normalized (start, stop, step) per dim."""
     slices = tuple(slices)
-    if all(s == (0, n, 1) for s, n in zip(slices, x.shape)):
+    if all(s == (0, n, 1) for s, n in zip(slices, x.shape, strict=False)):
         return x
     return bind(SLICE, (x,), {"slices": slices})
 
@@ -180,7 +183,7 @@ def _cat_rule(*shapes, dim):
         if len(shape) != len(first):
             raise ValueError(f"Tensors must have same number of dimensions: got {len(first)} "
                              f"and {len(shape)}")
-        for axis, (a, b) in enumerate(zip(first, shape)):
+        for axis, (a, b) in enumerate(zip(first, shape, strict=False)):
             if axis != dim and a != b:
                 raise ValueError(f"Sizes of tensors must match except in dimension {dim}. "
                                  f"Expected size {a} but got size {b} for tensor number "
@@ -191,7 +194,7 @@ def _cat_rule(*shapes, dim):
 def _cat_vjp(ctx, g):
     dim = ctx.attrs["dim"]
     grads, start = [], 0
-    for meta, need in zip(ctx.input_meta, ctx.needs_input_grad):
+    for need in ctx.needs_input_grad:
         extent = ctx.attrs["sizes"][len(grads)]
         grads.append(narrow(g, dim, start, extent) if need else None)
         start += extent
@@ -216,3 +219,220 @@ def cat(tensors, dim: int = 0) -> Tensor:
     kept = tuple(t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)) or tensors[:1]
     dim = normalize_dim(dim, kept[0].ndim)
     return bind(CAT, kept, {"dim": dim, "sizes": tuple(t.shape[dim] for t in kept)})
+
+
+# ---- composites: written from the primitives above, so they need no rules of their own -------
+
+def view(x: Tensor, *shape) -> Tensor:
+    """x with a new shape; autojit's reshape already returns a view wherever NumPy can."""
+    return reshape(x, *shape)
+
+
+def view_as(x: Tensor, other: Tensor) -> Tensor:
+    return reshape(x, tuple(other.shape))
+
+
+reshape_as = view_as
+
+
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    return expand(x, tuple(other.shape))
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dims start_dim..end_dim into one."""
+    shape = tuple(x.shape)
+    if not shape:
+        return reshape(x, (1,))
+    start, end = normalize_dim(start_dim, len(shape)), normalize_dim(end_dim, len(shape))
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    merged = 1
+    for extent in shape[start:end + 1]:
+        merged *= extent
+    return reshape(x, shape[:start] + (merged,) + shape[end + 1:])
+
+
+def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
+    """Split dim into `sizes` (one of which may be -1)."""
+    shape = tuple(x.shape)
+    dim = normalize_dim(dim, len(shape))
+    sizes = tuple(int(s) for s in sizes)
+    try:
+        sizes = infer_shape(sizes, shape[dim])
+    except RuntimeError:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({shape[dim]}) in the input tensor") from None
+    return reshape(x, shape[:dim] + sizes + shape[dim + 1:])
+
+
+def squeeze(x: Tensor, dim=None) -> Tensor:
+    """x without size-1 dims (all of them, or those of `dim`, an int or a tuple)."""
+    shape = tuple(x.shape)
+    if dim is None:
+        dims = range(len(shape))
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        dims = {normalize_dim(int(d), len(shape)) for d in dims}
+    kept = tuple(extent for axis, extent in enumerate(shape)
+                 if not (axis in dims and extent == 1))
+    return x if kept == shape else reshape(x, kept)
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    """x with a size-1 dim inserted at `dim` (which may be x.ndim)."""
+    shape = tuple(x.shape)
+    dim = normalize_dim(dim, len(shape) + 1)
+    return reshape(x, shape[:dim] + (1,) + shape[dim:])
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """x with two dims swapped."""
+    ndim = x.ndim
+    if ndim == 0:
+        normalize_dim(dim0, 0), normalize_dim(dim1, 0)
+        return x
+    dims = list(range(ndim))
+    dim0, dim1 = normalize_dim(dim0, ndim), normalize_dim(dim1, ndim)
+    dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+    return permute(x, dims)
+
+
+swapaxes = swapdims = transpose
+
+
+def t(x: Tensor) -> Tensor:
+    """The transpose of a matrix; 0-D and 1-D tensors come back as they are."""
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return transpose(x, 0, 1) if x.ndim == 2 else x
+
+
+def full_transpose(x: Tensor) -> Tensor:
+    """Tensor.T: all dims reversed."""
+    return permute(x, tuple(range(x.ndim - 1, -1, -1)))
+
+
+def matrix_transpose(x: Tensor) -> Tensor:
+    """Tensor.mT: the last two dims swapped."""
+    if x.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {x.ndim}-D tensor.")
+    return transpose(x, -2, -1)
+
+
+def movedim(x: Tensor, source, destination) -> Tensor:
+    """x with the dims `source` moved to positions `destination` (ints or sequences)."""
+    ndim = x.ndim
+    source = (source,) if isinstance(source, int) else tuple(source)
+    destination = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(source)}"
+                           f" dims) should contain the same number of dims as destination "
+                           f"({list(destination)} dims)")
+    source = tuple(normalize_dim(d, ndim) for d in source)
+    destination = tuple(normalize_dim(d, ndim) for d in destination)
+    if len(set(source)) != len(source) or len(set(destination)) != len(destination):
+        raise RuntimeError("movedim: repeated dim in `source` or `destination`")
+    order = [None] * ndim
+    for src, dst in zip(source, destination, strict=False):
+        order[dst] = src
+    rest = iter(d for d in range(ndim) if d not in source)
+    order = [next(rest) if d is None else d for d in order]
+    return permute(x, order)
+
+
+moveaxis = movedim
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    """The slice at `index` along `dim`, with that dim removed."""
+    shape = tuple(x.shape)
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = normalize_dim(dim, len(shape))
+    index = int(index)
+    if not -shape[dim] <= index < shape[dim]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(shape)} at dimension {dim}")
+    index %= shape[dim]
+    return reshape(narrow(x, dim, index, 1), shape[:dim] + shape[dim + 1:])
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple:
+    dim = normalize_dim(dim, x.ndim)
+    return tuple(select(x, dim, i) for i in range(x.shape[dim]))
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Join equally shaped tensors along a new dim."""
+    tensors = tuple(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    first = tuple(tensors[0].shape)
+    for position, tensor in enumerate(tensors[1:], 1):
+        if tuple(tensor.shape) != first:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(first)} at entry 0 and {list(tensor.shape)} at entry "
+                               f"{position}")
+    dim = normalize_dim(dim, len(first) + 1)
+    return cat([unsqueeze(tensor, dim) for tensor in tensors], dim)
+
+
+def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Pieces of x along `dim`: of one size (the last may be smaller) or of the listed sizes."""
+    dim = normalize_dim(dim, x.ndim)
+    extent = x.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size="
+                               f"{size}")
+        if size == 0 and extent != 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {extent}")
+        sizes = [min(size, extent - start) for start in range(0, extent, size)] if size else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != extent or any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {extent} "
+                               f"(input tensor's size at dimension {dim}), but got "
+                               f"split_sizes={sizes}")
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(narrow(x, dim, start, size))
+        start += size
+    return tuple(pieces)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """At most `chunks` pieces of equal size (the last may be smaller)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    dim = normalize_dim(dim, x.ndim)
+    extent = x.shape[dim]
+    if extent == 0:
+        return split(x, [0] * chunks, dim)
+    return split(x, -(-extent // chunks), dim)
+
+
+def repeat(x: Tensor, *sizes) -> Tensor:
+    """x tiled sizes[i] times along each dim (torch.Tensor.repeat)."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = sizes[0]
+    sizes = tuple(int(s) for s in sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    shape = (1,) * (len(sizes) - x.ndim) + tuple(x.shape)
+    # Interleave a unit dim before every dim, broadcast it to the repeat count, then merge.
+    interleaved = tuple(extent for d in shape for extent in (1, d))
+    target = tuple(extent for r, d in zip(sizes, shape, strict=False) for extent in (r, d))
+    tiled = expand(reshape(x, interleaved), target)
+    return reshape(tiled, tuple(r * d for r, d in zip(sizes, shape, strict=False)))
+
+
+def tile(x: Tensor, dims) -> Tensor:
+    """Like repeat, with missing leading counts taken as 1."""
+    dims = tuple(int(d) for d in dims)
+    return repeat(x, (1,) * (x.ndim - len(dims)) + dims)

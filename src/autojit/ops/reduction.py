@@ -18,6 +18,11 @@ def normalize_dims(dim, ndim: int) -> tuple:
     """dim as given by a user (None, int, tuple or list) as a sorted tuple of axes."""
     if dim is None:
         return tuple(range(ndim))
+    if ndim == 0:
+        # A 0-d tensor accepts dim 0 or -1 (and lists of them) and has nothing to reduce.
+        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+            normalize_dim(int(d), 0)
+        return ()
     if isinstance(dim, (tuple, list)):
         axes = tuple(sorted({normalize_dim(int(d), ndim) for d in dim}))
         if len(axes) != len(dim):
@@ -169,13 +174,13 @@ def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the maximum over `dim`, or into the flattened tensor when dim is None."""
     dims = normalize_dims(dim, x.ndim)
     _check_nonempty(x, "argmax", dims)
-    return bind(ARGMAX, (x,), {"dim": dims, "keepdim": bool(keepdim and dim is not None)})
+    return bind(ARGMAX, (x,), {"dim": dims, "keepdim": bool(keepdim)})
 
 
 def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     dims = normalize_dims(dim, x.ndim)
     _check_nonempty(x, "argmin", dims)
-    return bind(ARGMIN, (x,), {"dim": dims, "keepdim": bool(keepdim and dim is not None)})
+    return bind(ARGMIN, (x,), {"dim": dims, "keepdim": bool(keepdim)})
 
 
 def any_(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:

@@ -11,6 +11,7 @@ an IR node (ir/trace.py); either way it then records the autograd Node (autograd
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -73,6 +74,21 @@ _PROMOTE_CACHE: dict = {}
 
 def promoted_dtype(inputs) -> dtypes.DType:
     """torch.result_type of a mix of tensors and Python scalars, cached by operand kinds."""
+    first = inputs[0]
+    if len(inputs) == 2 and isinstance(first, Tensor):
+        # Fast path for the common case: a tensor with a same-dtype tensor or a scalar that
+        # does not lift its category.
+        second = inputs[1]
+        dtype = first._dtype
+        if isinstance(second, Tensor):
+            if second._dtype is dtype:
+                return dtype
+        elif second.__class__ is float and dtype.category == dtypes.FLOATING:
+            return dtype
+        elif second.__class__ is int and dtype.category != dtypes.BOOL:
+            return dtype
+    elif len(inputs) == 1 and isinstance(first, Tensor):
+        return first._dtype
     key = tuple(
         (x._dtype, (x._data.ndim if x._data is not None else len(x._value.shape)) > 0)
         if isinstance(x, Tensor) else type(x) for x in inputs)
@@ -180,7 +196,7 @@ def bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
         out = tracer.bind(op, inputs, attrs)
     else:
         out = _run_eager(op, inputs, attrs)
-    if state.grad_enabled and op.vjp is not None and out._dtype.is_floating_point:
+    if state.grad_enabled and op.vjp is not None and out._dtype.category == dtypes.FLOATING:
         for x in inputs:
             if isinstance(x, Tensor) and x._requires_grad:
                 from ..autograd.graph import record
@@ -192,29 +208,43 @@ def bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
 
 def _run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     compute, out_dtype = op.dtype(inputs, attrs)
-    arrays = []
-    for x in inputs:
-        if isinstance(x, Tensor):
-            data = x._data
-            if compute is not None and data.dtype != compute.numpy:
-                data = data.astype(compute.numpy)
-            arrays.append(data)
-        else:
-            arrays.append(x)
+    if compute is None:
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    else:
+        arrays = []
+        for x in inputs:
+            if isinstance(x, Tensor):
+                data = x._data
+                if x._dtype is not compute:
+                    data = data.astype(compute.numpy)
+                arrays.append(data)
+            else:
+                arrays.append(x)
     try:
-        with np.errstate(all="ignore"):  # inf and nan are values here, as in torch
-            result = op.impl(*arrays, **attrs)
+        result = op.impl(*arrays, **attrs)
     except (ValueError, IndexError, TypeError) as error:
         raise shape_error(op, inputs, attrs, error) from None
+    except (RuntimeWarning, FloatingPointError):
+        # Warnings turned into errors by the caller's filters or np.seterr: inf and nan are
+        # values here, so run the op again with NumPy's floating-point checks off.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = op.impl(*arrays, **attrs)
     if result.__class__ is not np.ndarray:
         result = np.asarray(result)
-    if result.dtype != out_dtype.numpy:
-        result = result.astype(out_dtype.numpy)
+    wanted = out_dtype.numpy
+    if result.dtype is not wanted and result.dtype != wanted:
+        result = result.astype(wanted)
     if op.view and np.may_share_memory(result, arrays[0]):
         out = Tensor._make(result, out_dtype, inputs[0]._version_counter)
         out._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
         return out
     return Tensor._make(result, out_dtype)
+
+
+# inf and nan are values here, as in torch: NumPy's floating-point warnings from op impls are
+# silenced for autojit's own modules only (a per-op errstate context costs more than the op).
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"autojit\.")
 
 
 def input_shapes(inputs) -> list[tuple]:

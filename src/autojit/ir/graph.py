@@ -1,0 +1,187 @@
+"""The IR data structures: Value, Node, Input, Output and Graph, with the builder the tracer uses.
+
+A Graph is a straight-line SSA program. Its inputs are values with no producer: function
+arguments ("arg") and concrete tensors the traced function read (parameters, constants:
+"captured", the tensor object is kept so the graph can be run). Each Node applies one registry
+primitive to values and Python scalar literals and defines fresh output values. Outputs name
+the values the graph returns: the function's results, and side effects made explicit (the
+`.grad` a traced backward assigned, the new value of a captured tensor written in place).
+
+The tracer (trace.py) builds graphs through `add_input`, `add_node` and `add_output`; the
+printer (printer.py) turns them into text, the verifier (verifier.py) checks them, and the
+reference interpreter (interpreter.py) runs them.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes
+
+INPUT_KINDS = ("arg", "captured")
+# "result": returned by the function; "grad": the .grad of an input assigned while tracing;
+# "update": the new value of a captured tensor written in place while tracing.
+OUTPUT_KINDS = ("result", "grad", "update")
+
+
+class Value:
+    """One SSA value: a shape and dtype, defined by a node (`producer`) or a graph input."""
+
+    __slots__ = ("id", "shape", "dtype", "producer")
+
+    def __init__(self, id: int, shape: tuple, dtype: dtypes.DType, producer=None):  # noqa: A002
+        self.id = id
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.producer = producer
+
+    @property
+    def type_text(self) -> str:
+        """The value's type as printed in IR text, e.g. ``f32[4,3]``."""
+        return f"{self.dtype.short}[{','.join(str(extent) for extent in self.shape)}]"
+
+    def __repr__(self) -> str:
+        return f"%{self.id}:{self.type_text}"
+
+
+class Node:
+    """One primitive application: `outputs = op(*inputs, **attrs)`.
+
+    `inputs` holds Values and Python scalar literals (int, float, bool, None) in the op's
+    argument order; `attrs` are the op's keyword attributes exactly as `bind` received them.
+    """
+
+    __slots__ = ("op", "inputs", "attrs", "outputs")
+
+    def __init__(self, op, inputs: list, attrs: dict, outputs: list):
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        self.outputs = outputs
+
+    @property
+    def output(self) -> Value:
+        """The single output of a one-output node (every primitive today)."""
+        return self.outputs[0]
+
+    def __repr__(self) -> str:
+        from .printer import format_node
+
+        return format_node(self)
+
+
+class Input:
+    """A graph input: its value, kind ("arg" or "captured"), name, and for captured inputs
+    the concrete Tensor it stands for."""
+
+    __slots__ = ("value", "kind", "name", "tensor")
+
+    def __init__(self, value: Value, kind: str, name: str, tensor=None):
+        self.value = value
+        self.kind = kind
+        self.name = name
+        self.tensor = tensor
+
+    def __repr__(self) -> str:
+        return f"Input({self.value!r}, {self.kind}, {self.name!r})"
+
+
+class Output:
+    """A graph output: its value, name and kind; for "grad" and "update" outputs, `target` is
+    the Input whose tensor the output belongs to (its .grad, or its new data)."""
+
+    __slots__ = ("value", "name", "kind", "target")
+
+    def __init__(self, value: Value, name: str, kind: str = "result", target: Input | None = None):
+        self.value = value
+        self.name = name
+        self.kind = kind
+        self.target = target
+
+    def __repr__(self) -> str:
+        return f"Output({self.value!r}, {self.name!r}, {self.kind})"
+
+
+class Graph:
+    """A traced program: inputs, nodes in execution order, outputs. `str(graph)` is its text."""
+
+    def __init__(self):
+        self.inputs: list[Input] = []
+        self.nodes: list[Node] = []
+        self.outputs: list[Output] = []
+        self._next_id = 0
+
+    # ---- builder ----------------------------------------------------------------------------
+
+    def new_value(self, shape: tuple, dtype: dtypes.DType, producer: Node | None = None) -> Value:
+        value = Value(self._next_id, shape, dtype, producer)
+        self._next_id += 1
+        return value
+
+    def add_input(self, shape: tuple, dtype: dtypes.DType, kind: str = "arg",
+                  name: str | None = None, tensor=None) -> Value:
+        """Append a graph input and return its value; captured inputs keep `tensor`."""
+        if kind not in INPUT_KINDS:
+            raise ValueError(f"input kind must be one of {INPUT_KINDS}, got {kind!r}")
+        if kind == "captured" and tensor is None:
+            raise ValueError("a captured input needs the concrete tensor it stands for")
+        value = self.new_value(shape, dtype)
+        if name is None:
+            name = f"{'x' if kind == 'arg' else 'c'}{len(self.inputs)}"
+        self.inputs.append(Input(value, kind, name, tensor))
+        return value
+
+    def add_node(self, op, inputs, attrs: dict, shape: tuple, dtype: dtypes.DType) -> Value:
+        """Append `op(*inputs, **attrs)` with one output of `shape` and `dtype`; return it."""
+        node = Node(op, list(inputs), dict(attrs), [])
+        value = self.new_value(shape, dtype, node)
+        node.outputs.append(value)
+        self.nodes.append(node)
+        return value
+
+    def add_output(self, value: Value, name: str, kind: str = "result",
+                   target: Input | None = None) -> Output:
+        if kind not in OUTPUT_KINDS:
+            raise ValueError(f"output kind must be one of {OUTPUT_KINDS}, got {kind!r}")
+        output = Output(value, name, kind, target)
+        self.outputs.append(output)
+        return output
+
+    def set_outputs(self, outputs) -> None:
+        """Replace the outputs: a list of Output records or (value, name) pairs."""
+        self.outputs = []
+        for entry in outputs:
+            if isinstance(entry, Output):
+                self.outputs.append(entry)
+            else:
+                value, name = entry
+                self.add_output(value, name)
+
+    # ---- queries ----------------------------------------------------------------------------
+
+    @property
+    def arg_inputs(self) -> list[Input]:
+        return [entry for entry in self.inputs if entry.kind == "arg"]
+
+    @property
+    def captured_inputs(self) -> list[Input]:
+        return [entry for entry in self.inputs if entry.kind == "captured"]
+
+    def input_named(self, name: str) -> Input:
+        for entry in self.inputs:
+            if entry.name == name:
+                return entry
+        raise KeyError(f"graph has no input named {name!r}")
+
+    def output_named(self, name: str) -> Output:
+        for entry in self.outputs:
+            if entry.name == name:
+                return entry
+        raise KeyError(f"graph has no output named {name!r}")
+
+    def __str__(self) -> str:
+        from .printer import format_graph
+
+        return format_graph(self)
+
+    def __repr__(self) -> str:
+        return (f"<Graph: {len(self.inputs)} inputs, {len(self.nodes)} nodes, "
+                f"{len(self.outputs)} outputs>")

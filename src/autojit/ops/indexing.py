@@ -1,0 +1,510 @@
+"""Indexing: x[key], x[key] = value, gather/scatter_add, index_select, max/min with indices.
+
+Four primitives, each the other's adjoint in pairs:
+  index      x[i_1, ..., i_k] on given dims (advanced indexing)   VJP: accumulating index_put
+  index_put  x with values written (or added) at those positions  VJP: index
+  gather     x picked along one dim by an index of x's rank       VJP: scatter_add into zeros
+  scatter_add  src added into x along one dim                      VJP: gather
+Advanced indices travel as one stacked int tensor of shape (k, *broadcast shape), so each
+primitive has a fixed arity. `getitem` does the basic part of a key (ints, slices, None,
+Ellipsis) with the layout primitives, so basic indexing returns views as in torch, and hands
+tensor and list indices to `index`. Boolean masks become integer indices eagerly (nonzero);
+while tracing they are data-dependent and cause a graph break.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor, normalize_dim
+from . import elementwise as ew
+from .layout import expand, reshape, slice_dims, squeeze, unsqueeze
+from .reduction import amax, amin, argmax, argmin
+from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
+
+_INDEX_DTYPES = (dtypes.int64, dtypes.int32)
+
+
+def _zeros(shape, dtype) -> Tensor:
+    from ..creation import zeros
+
+    return zeros(tuple(shape), dtype=dtype)
+
+
+def _as_index_tensor(value) -> Tensor:
+    from ..creation import as_tensor
+
+    return value if isinstance(value, Tensor) else as_tensor(value)
+
+
+# ---- index / index_put ------------------------------------------------------------------------
+# `dims` are the (increasing) dims of x that the k stacked index rows address. As in NumPy, the
+# broadcast index dims replace the indexed dims in place when those are adjacent and go first
+# otherwise.
+
+def _key(ndim: int, indices: np.ndarray, dims: tuple) -> tuple:
+    key = [slice(None)] * ndim
+    for row, dim in enumerate(dims):
+        key[dim] = indices[row]
+    return tuple(key)
+
+
+def _indexed_shape(shape, index_shape, dims) -> tuple:
+    if len(index_shape) < 1 or index_shape[0] != len(dims):
+        raise ValueError(f"expected {len(dims)} stacked index rows, got shape {list(index_shape)}")
+    if dims and dims[-1] >= len(shape):
+        raise ValueError(f"too many indices for tensor of dimension {len(shape)}")
+    broadcast = tuple(index_shape[1:])
+    rest = [extent for axis, extent in enumerate(shape) if axis not in dims]
+    adjacent = list(dims) == list(range(dims[0], dims[0] + len(dims)))
+    at = dims[0] if adjacent else 0
+    return tuple(rest[:at]) + broadcast + tuple(rest[at:])
+
+
+INDEX = define_op(
+    name="index", arity=2, shape=lambda shape, index_shape, dims: _indexed_shape(
+        shape, index_shape, dims),
+    dtype=rule_first, impl=lambda x, indices, dims: x[_key(x.ndim, indices, dims)],
+    vjp=lambda ctx, g: (index_put(_zeros(ctx.input_meta[0][0], g.dtype), g, ctx.inputs[1],
+                                  ctx.attrs["dims"], accumulate=True), None),
+    saves=(1,), lowering=Extern("gather"))
+
+
+def _index_put_rule(shape, values_shape, index_shape, dims, accumulate):
+    target = _indexed_shape(shape, index_shape, dims)
+    try:
+        if broadcast_shapes(values_shape, target) != target:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"shape mismatch: value tensor of shape {list(values_shape)} cannot be "
+                         f"broadcast to indexing result of shape {list(target)}") from None
+    return tuple(shape)
+
+
+def _index_put_impl(x, values, indices, dims, accumulate):
+    out = x.copy()
+    key = _key(x.ndim, indices, dims)
+    if accumulate:
+        np.add.at(out, key, values)
+    else:
+        out[key] = values
+    return out
+
+
+def _index_put_vjp(ctx, g):
+    indices = ctx.inputs[2]
+    dims, accumulate = ctx.attrs["dims"], ctx.attrs["accumulate"]
+    need_x, need_values = ctx.needs_input_grad[:2]
+    # Overwritten positions do not see the old value, so its gradient is zero there.
+    grad_x = (g if accumulate else index_put(g, 0, indices, dims)) if need_x else None
+    grad_values = index_tensor(g, indices, dims) if need_values else None
+    return grad_x, grad_values, None
+
+
+INDEX_PUT = define_op(name="index_put", arity=3, shape=_index_put_rule, dtype=rule_first,
+                      impl=_index_put_impl, vjp=_index_put_vjp, saves=(2,),
+                      lowering=Extern("scatter"))
+
+
+def index_tensor(x: Tensor, indices: Tensor, dims) -> Tensor:
+    """x[indices[0], ..., indices[k-1]] on `dims` (indices stacked: shape (k, *broadcast))."""
+    return bind(INDEX, (x, indices), {"dims": tuple(dims)})
+
+
+def index_put(x: Tensor, values, indices: Tensor, dims, accumulate: bool = False) -> Tensor:
+    """x with `values` written (or added, with accumulate) at stacked `indices` on `dims`."""
+    return bind(INDEX_PUT, (x, values, indices), {"dims": tuple(dims),
+                                                  "accumulate": bool(accumulate)})
+
+
+# ---- gather / scatter_add -------------------------------------------------------------------
+
+def _along_key(index: np.ndarray, dim: int) -> tuple:
+    """The NumPy key that picks, at every position of `index`, x[..., index[...], ...]."""
+    key = []
+    for axis, extent in enumerate(index.shape):
+        if axis == dim:
+            key.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[axis] = extent
+            key.append(np.arange(extent).reshape(shape))
+    return tuple(key)
+
+
+def _gather_rule(shape, index_shape, dim):
+    if len(index_shape) != len(shape) and not (len(shape) == 0 and len(index_shape) <= 1):
+        raise ValueError("Index tensor must have the same number of dimensions as input tensor")
+    for axis, (a, b) in enumerate(zip(index_shape, shape, strict=False)):
+        if axis != dim and a > b:
+            raise ValueError(f"Size does not match at dimension {axis} expected index "
+                             f"{list(index_shape)} to be no larger than self {list(shape)} "
+                             f"apart from dimension {dim}")
+    return tuple(index_shape)
+
+
+def _gather_vjp(ctx, g):
+    grad = scatter_add(_zeros(ctx.input_meta[0][0], g.dtype), ctx.attrs["dim"], ctx.inputs[1], g)
+    return grad, None
+
+
+GATHER = define_op(name="gather", arity=2, shape=_gather_rule, dtype=rule_first,
+                   impl=lambda x, index, dim: x[_along_key(index, dim)], vjp=_gather_vjp,
+                   saves=(1,), lowering=Extern("gather"))
+
+
+def _scatter_rule(shape, index_shape, src_shape, dim):
+    _gather_rule(shape, index_shape, dim)
+    for axis, (a, b) in enumerate(zip(index_shape, src_shape, strict=False)):
+        if a > b:
+            raise ValueError(f"Size does not match at dimension {axis} expected index "
+                             f"{list(index_shape)} to be no larger than src {list(src_shape)}")
+    return tuple(shape)
+
+
+def _scatter_impl(x, index, src, dim):
+    out = x.copy()
+    np.add.at(out, _along_key(index, dim), src[tuple(slice(0, n) for n in index.shape)])
+    return out
+
+
+def _scatter_vjp(ctx, g):
+    index = ctx.inputs[1]
+    dim = ctx.attrs["dim"]
+    need_x, _, need_src = ctx.needs_input_grad
+    grad_src = None
+    if need_src:
+        # Only the index-shaped corner of src is read; the rest gets a zero gradient.
+        from .layout import embed_slice
+
+        grad_src = gather(g, dim, index)
+        src_shape = ctx.input_meta[2][0]
+        if tuple(grad_src.shape) != tuple(src_shape):
+            grad_src = embed_slice(grad_src, src_shape, [(0, n, 1) for n in index.shape])
+    return (g if need_x else None), None, grad_src
+
+
+SCATTER_ADD = define_op(name="scatter_add", arity=3, shape=_scatter_rule, dtype=rule_first,
+                        impl=_scatter_impl, vjp=_scatter_vjp, saves=(1,),
+                        lowering=Extern("scatter_add"), grad_name="ScatterAddBackward0")
+
+
+def _check_bounds(index: Tensor, extent: int, dim: int) -> None:
+    """torch's IndexError for an out-of-range index (only where the values are known)."""
+    data = index._data
+    if data is None or data.size == 0:
+        return
+    low, high = int(data.min()), int(data.max())
+    bad = high if high >= extent else low if low < -extent else None
+    if bad is not None:
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {extent}")
+
+
+def _rule_call(rule, name, *args):
+    try:
+        return rule(*args)
+    except ValueError as error:
+        raise RuntimeError(f"{name}(): {error}") from None
+
+
+def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    """out[i][j][k] = x[index[i][j][k]][j][k] for dim 0 (and likewise for other dims)."""
+    if not isinstance(index, Tensor) or index.dtype not in _INDEX_DTYPES:
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    dim = normalize_dim(dim, x.ndim)
+    _rule_call(_gather_rule, "gather", tuple(x.shape), tuple(index.shape), dim)
+    if x.ndim:
+        _check_bounds(index, x.shape[dim], dim)
+    return bind(GATHER, (x, index), {"dim": dim})
+
+
+def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """x with src[i][j][k] added at x[index[i][j][k]][j][k] for dim 0 (likewise other dims)."""
+    if not isinstance(index, Tensor) or index.dtype is not dtypes.int64:
+        raise RuntimeError("scatter(): Expected dtype int64 for index")
+    if not isinstance(src, Tensor) or src.dtype is not x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    dim = normalize_dim(dim, x.ndim)
+    _rule_call(_scatter_rule, "scatter_add", tuple(x.shape), tuple(index.shape),
+               tuple(src.shape), dim)
+    if x.ndim:
+        _check_bounds(index, x.shape[dim], dim)
+    return bind(SCATTER_ADD, (x, index, src), {"dim": dim})
+
+
+def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """gather with x and indices broadcast against each other outside `dim`."""
+    if dim is None:
+        return gather(reshape(x, -1), 0, reshape(indices, -1))
+    dim = normalize_dim(dim, x.ndim)
+    if x.ndim != indices.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {x.ndim} dimensions for input, and "
+                           f"{indices.ndim} dimensions for indices")
+    x_shape, index_shape = list(x.shape), list(indices.shape)
+    x_shape[dim] = index_shape[dim] = 1
+    common = list(broadcast_shapes(tuple(x_shape), tuple(index_shape)))
+    x_target, index_target = list(common), list(common)
+    x_target[dim], index_target[dim] = x.shape[dim], indices.shape[dim]
+    return gather(expand(x, x_target), dim, expand(indices, index_target))
+
+
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The entries of x at positions `index` (1-D) along `dim`."""
+    if not isinstance(index, Tensor) or index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.dtype not in _INDEX_DTYPES:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    dim = normalize_dim(dim, x.ndim)
+    extent = x.shape[dim] if x.ndim else 1
+    data = index._data
+    if data is not None and data.size and (data.min() < -extent or data.max() >= extent):
+        bad = int(data.max() if data.max() >= extent else data.min())
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {extent}")
+    if x.ndim == 0:
+        return reshape(x, tuple(index.shape))
+    return index_tensor(x, unsqueeze(reshape(index, -1), 0), (dim,))
+
+
+def flip(x: Tensor, dims) -> Tensor:
+    """x with the order of elements reversed along `dims`."""
+    from ..creation import arange
+
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    for dim in sorted({normalize_dim(d, x.ndim) for d in dims}):
+        extent = x.shape[dim]
+        if extent > 1:
+            reverse = arange(extent - 1, -1, -1, dtype=dtypes.int64)
+            x = index_tensor(x, reshape(reverse, 1, extent), (dim,))
+    return x
+
+
+# ---- nonzero and masks ----------------------------------------------------------------------
+
+def nonzero(x: Tensor, *, as_tuple: bool = False):
+    """Indices of the non-zero entries: an (n, ndim) int64 tensor, or one 1-D tensor per dim.
+
+    The result's shape depends on the data, so while tracing this is a graph break.
+    """
+    data = x._concrete("nonzero()") if x._data is None else x._data
+    positions = np.argwhere(data.reshape(1) if data.ndim == 0 else data).astype(np.int64)
+    if as_tuple:
+        return tuple(Tensor._make(np.ascontiguousarray(positions[:, axis]), dtypes.int64)
+                     for axis in range(positions.shape[1]))
+    return Tensor._make(positions.reshape(-1, data.ndim), dtypes.int64)
+
+
+def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
+    """x with `value` where mask is True (mask broadcasts to x)."""
+    if not isinstance(mask, Tensor) or mask.dtype is not dtypes.bool_:
+        dtype = mask.dtype.name if isinstance(mask, Tensor) else type(mask).__name__
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{dtype}")
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
+    if isinstance(value, Tensor):
+        value = value.to(x.dtype)
+    result = ew.where(mask, value, x)
+    return result if result.dtype is x.dtype else result.to(x.dtype)
+
+
+# ---- max / min with indices -------------------------------------------------------------------
+
+max_return = namedtuple("max", ["values", "indices"])
+min_return = namedtuple("min", ["values", "indices"])
+
+
+def _extreme(x, dim, keepdim, other, name):
+    reduce_all, pick, elementwise, result_type = {
+        "max": (amax, argmax, ew.maximum, max_return),
+        "min": (amin, argmin, ew.minimum, min_return)}[name]
+    if isinstance(dim, Tensor):
+        dim, other = None, dim
+    if other is not None:
+        return elementwise(x, other)
+    if dim is None:
+        if x.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        return reduce_all(x)
+    dim = normalize_dim(dim, x.ndim)
+    source = reshape(x, 1) if x.ndim == 0 else x
+    indices = pick(source, dim, keepdim=True)
+    # Only the selected entry gets the gradient (unlike amax, which shares it among ties).
+    values = gather(source, dim, indices)
+    if x.ndim == 0:
+        return result_type(reshape(values, ()), reshape(indices, ()))
+    if not keepdim:
+        values, indices = squeeze(values, dim), squeeze(indices, dim)
+    return result_type(values, indices)
+
+
+def max(x: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
+    """max(x): the largest value; max(x, dim): (values, indices); max(x, other): maximum."""
+    return _extreme(x, dim, keepdim, other, "max")
+
+
+def min(x: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
+    """min(x): the smallest value; min(x, dim): (values, indices); min(x, other): minimum."""
+    return _extreme(x, dim, keepdim, other, "min")
+
+
+# ---- x[key] and x[key] = value ----------------------------------------------------------------
+
+def _is_advanced(item) -> bool:
+    return isinstance(item, (Tensor, list, np.ndarray))
+
+
+def _prepare(item):
+    """Lists and arrays as tensors; integer 0-d tensors with data as plain ints."""
+    if isinstance(item, (list, np.ndarray)):
+        item = _as_index_tensor(item)
+    if isinstance(item, Tensor):
+        if item.dtype not in (*_INDEX_DTYPES, dtypes.bool_):
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if item.ndim == 0 and item.dtype is not dtypes.bool_ and item._data is not None:
+            return int(item._data)
+    return item
+
+
+def _mask_to_indices(mask: Tensor, shape, position: int) -> list:
+    """A boolean mask over dims position.. as one integer index tensor per dim."""
+    if mask._data is None:
+        from ..ir.trace import graph_break
+
+        graph_break("boolean mask indexing")
+    covered = tuple(shape[position:position + mask.ndim])
+    for axis, extent in enumerate(mask.shape):
+        if axis >= len(covered) or covered[axis] != extent:
+            raise IndexError(f"The shape of the mask {list(mask.shape)} at index {axis} does not "
+                             f"match the shape of the indexed tensor {list(shape)} at index "
+                             f"{position + axis}")
+    return list(nonzero(mask, as_tuple=True))
+
+
+def _normalize_slice(item: slice, extent: int) -> tuple:
+    if item.step is not None and int(item.step) == 0:
+        raise ValueError("slice step cannot be zero")
+    if item.step is not None and int(item.step) < 0:
+        raise ValueError("step must be greater than zero")
+    return slice(item.start, item.stop, item.step).indices(extent)
+
+
+def getitem(x: Tensor, key) -> Tensor:
+    """x[key] with torch's semantics: basic indexing gives views, tensors and lists gather."""
+    items = [_prepare(item) for item in (key if isinstance(key, tuple) else (key,))]
+    shape = tuple(x.shape)
+    ndim = len(shape)
+    if sum(item is Ellipsis for item in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = 0
+    for item in items:
+        if isinstance(item, Tensor) and item.dtype is dtypes.bool_:
+            consumed += item.ndim
+        elif item is not None and item is not Ellipsis and not isinstance(item, bool):
+            consumed += 1
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    if any(item is Ellipsis for item in items):
+        at = next(i for i, item in enumerate(items) if item is Ellipsis)
+        items[at:at + 1] = [slice(None)] * (ndim - consumed)
+    else:
+        items += [slice(None)] * (ndim - consumed)
+
+    # Basic pass: slices per input dim, then one reshape that drops ints and inserts Nones.
+    slices, new_shape, advanced, empty_dims = [], [], [], []
+    dim = 0
+    for item in items:
+        if item is None or isinstance(item, bool):
+            if item is False:
+                empty_dims.append(len(new_shape))
+            new_shape.append(1)
+        elif isinstance(item, slice):
+            start, stop, step = _normalize_slice(item, shape[dim])
+            slices.append((start, stop, step))
+            new_shape.append(len(range(start, stop, step)))
+            dim += 1
+        elif isinstance(item, Tensor):
+            rows = (_mask_to_indices(item, shape, dim) if item.dtype is dtypes.bool_
+                    else [item])
+            for row in rows:
+                _check_bounds(row, shape[dim], dim)
+                slices.append((0, shape[dim], 1))
+                advanced.append((len(new_shape), row))
+                new_shape.append(shape[dim])
+                dim += 1
+        else:
+            index = int(item)
+            if not -shape[dim] <= index < shape[dim]:
+                raise IndexError(f"index {index} is out of bounds for dimension {dim} with size "
+                                 f"{shape[dim]}")
+            index %= shape[dim]
+            slices.append((index, index + 1, 1))
+            dim += 1
+    result = slice_dims(x, slices) if ndim else x
+    if tuple(result.shape) != tuple(new_shape):
+        result = reshape(result, tuple(new_shape))
+    for position in empty_dims:
+        result = slice_dims(result, [(0, 0 if axis == position else n, 1)
+                                     for axis, n in enumerate(result.shape)])
+    if not advanced:
+        return result
+    return index_tensor(result, _stack_indices([row for _, row in advanced]),
+                        tuple(position for position, _ in advanced))
+
+
+def _stack_indices(rows: list) -> Tensor:
+    """Broadcast integer index tensors together and stack them as int64 rows."""
+    try:
+        common = broadcast_shapes(*(tuple(row.shape) for row in rows))
+    except ValueError:
+        shapes = ", ".join(str(list(row.shape)) for row in rows)
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together "
+                         f"with shapes {shapes}") from None
+    from .layout import cat
+
+    rows = [unsqueeze(expand(row.to(dtypes.int64), common), 0) for row in rows]
+    return rows[0] if len(rows) == 1 else cat(rows, 0)
+
+
+def setitem(x: Tensor, key, value) -> None:
+    """x[key] = value, in place: differentiable w.r.t. the old x (zero where overwritten) and
+    w.r.t. value (summed over broadcast)."""
+    from ..creation import arange
+    from .inplace import apply_inplace
+
+    shape = tuple(x.shape)
+    # The flat positions that x[key] addresses, found by indexing a tensor of positions the
+    # same way; this works unchanged with symbolic index tensors while tracing.
+    positions = getitem(reshape(arange(x.numel(), dtype=dtypes.int64), shape), key)
+    target = tuple(positions.shape)
+    if isinstance(value, Tensor):
+        value_shape = tuple(value.shape)
+        while len(value_shape) > len(target) and value_shape[0] == 1:
+            value_shape = value_shape[1:]
+        from .layout import _expand_rule
+
+        try:
+            _expand_rule(value_shape, target)
+        except ValueError as error:
+            raise RuntimeError(str(error)) from None
+        if value_shape != tuple(value.shape):
+            value = reshape(value, value_shape)
+    elif not isinstance(value, (bool, int, float)):
+        value = _as_index_tensor(value)
+        return setitem(x, key, value)
+    flat_positions = unsqueeze(reshape(positions, -1), 0)
+
+    def compute(source: Tensor) -> Tensor:
+        values = value
+        if isinstance(values, Tensor):
+            values = reshape(expand(values, target), -1) if target else reshape(values, (1,))
+        written = index_put(reshape(source, -1), values, flat_positions, (0,))
+        return reshape(written, shape)
+
+    apply_inplace(x, "setitem", compute)

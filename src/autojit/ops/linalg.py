@@ -1,0 +1,126 @@
+"""Linear algebra: the `matmul` primitive and the products written from it.
+
+`matmul` is the one primitive here: operands of two or more dims, with the batch dims
+broadcast, run by np.matmul eagerly and lowered to an extern (BLAS) call. The torch functions
+matmul (with its 1-D cases), mm, bmm, dot and outer are composites that add and remove unit
+dims around it, so they share its VJP and kernel. Tensor's `@` maps to `matmul`
+(tensor_methods.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from .layout import reshape, transpose
+from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
+
+
+def _matmul_rule(x_shape, y_shape):
+    if len(x_shape) < 2 or len(y_shape) < 2:
+        raise ValueError(f"matmul expects operands of at least 2 dims, got {list(x_shape)} and "
+                         f"{list(y_shape)}")
+    if x_shape[-1] != y_shape[-2]:
+        raise ValueError(f"mat1 and mat2 shapes cannot be multiplied ({x_shape[-2]}x"
+                         f"{x_shape[-1]} and {y_shape[-2]}x{y_shape[-1]})")
+    batch = broadcast_shapes(x_shape[:-2], y_shape[:-2])
+    return batch + (x_shape[-2], y_shape[-1])
+
+
+def _matmul_vjp(ctx, g):
+    # Gradients come out in the broadcast batch shape; the engine's conform sums them back.
+    x, y = ctx.inputs
+    need_x, need_y = ctx.needs_input_grad
+    return (bind(MATMUL, (g, transpose(y, -2, -1)), {}) if need_x else None,
+            bind(MATMUL, (transpose(x, -2, -1), g), {}) if need_y else None)
+
+
+MATMUL = define_op(name="matmul", arity=2, shape=_matmul_rule, dtype=rule_first,
+                   impl=np.matmul, vjp=_matmul_vjp, saves=((1, 0), (0, 1)),
+                   lowering=Extern("matmul"), grad_name="MmBackward0")
+
+
+def _check_operands(x, y, name: str) -> None:
+    for operand in (x, y):
+        if not isinstance(operand, Tensor):
+            raise TypeError(f"{name}(): argument must be Tensor, not {type(operand).__name__}")
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{x.dtype.name} != {y.dtype.name}")
+
+
+def _matmul2(x: Tensor, y: Tensor) -> Tensor:
+    """The primitive, with torch's error for mismatched inner dims."""
+    try:
+        _matmul_rule(tuple(x.shape), tuple(y.shape))
+    except ValueError as error:
+        raise RuntimeError(str(error)) from None
+    return bind(MATMUL, (x, y), {})
+
+
+def matmul(x: Tensor, y: Tensor) -> Tensor:
+    """torch.matmul: dot, matrix-vector, vector-matrix, matrix and batched products."""
+    _check_operands(x, y, "matmul")
+    x_ndim, y_ndim = x.ndim, y.ndim
+    if x_ndim == 0 or y_ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{x_ndim}D and {y_ndim}D")
+    if x_ndim == 1 and y_ndim == 1:
+        return dot(x, y)
+    if x_ndim == 1:
+        # A row vector; the inserted dim is removed from the result.
+        out = _matmul2(reshape(x, 1, x.shape[0]), y)
+        return reshape(out, tuple(out.shape[:-2]) + (out.shape[-1],))
+    if y_ndim == 1:
+        if x_ndim == 2 and x.shape[1] != y.shape[0]:
+            raise RuntimeError(f"size mismatch, got input ({x.shape[0]}), mat "
+                               f"({x.shape[0]}x{x.shape[1]}), vec ({y.shape[0]})")
+        out = _matmul2(x, reshape(y, y.shape[0], 1))
+        return reshape(out, tuple(out.shape[:-1]))
+    return _matmul2(x, y)
+
+
+def mm(x: Tensor, y: Tensor) -> Tensor:
+    """The product of two matrices (2-D only)."""
+    _check_operands(x, y, "mm")
+    if x.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if y.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    return _matmul2(x, y)
+
+
+def bmm(x: Tensor, y: Tensor) -> Tensor:
+    """Batched matrix product of (b, n, m) and (b, m, p) with equal batch sizes."""
+    _check_operands(x, y, "bmm")
+    if x.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if y.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    expected = [x.shape[0], x.shape[2]]
+    if list(y.shape[:2]) != expected:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"{expected} but got: {list(y.shape[:2])}.")
+    return _matmul2(x, y)
+
+
+def dot(x: Tensor, y: Tensor) -> Tensor:
+    """The inner product of two 1-D tensors (a 0-d result)."""
+    _check_operands(x, y, "dot")
+    if x.ndim != 1 or y.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
+    if x.shape[0] != y.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src "
+                           f"[{y.shape[0]}] to have the same number of elements, but got "
+                           f"{x.shape[0]} and {y.shape[0]} elements respectively")
+    return reshape(_matmul2(reshape(x, 1, -1), reshape(y, -1, 1)), ())
+
+
+def outer(x: Tensor, y: Tensor) -> Tensor:
+    """x[i] * y[j] for 1-D x and y."""
+    for operand in (x, y):
+        if not isinstance(operand, Tensor) or operand.ndim != 1:
+            raise RuntimeError(f"outer: expected 1D tensors, but got "
+                               f"{getattr(x, 'ndim', 0)}D and {getattr(y, 'ndim', 0)}D tensors")
+    # A broadcast product promotes mixed dtypes as torch.outer does; no reduction is needed.
+    return reshape(x, -1, 1) * reshape(y, 1, -1)

@@ -152,7 +152,7 @@ def test_augmented_assignment_is_in_place():
 def test_inplace_type_error_for_int_target():
     x = aj.tensor([1, 2])
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
-                                           "output type int64"):
+                                           "output type Long"):
         x.add_(0.5)
 
 
@@ -245,3 +245,22 @@ def test_grad_mode_is_thread_local():
     release.set()
     thread.join()
     assert seen == {"worker": False, "main": True, "main_records": True}
+
+
+def test_view_taken_before_inplace_on_base_sees_the_new_history():
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    base = x * 1
+    view = base.reshape(2, 2)
+    base.mul_(3)
+    np.testing.assert_allclose(view.detach().numpy(), [[3, 6], [9, 12]])
+    view.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3, 3, 3, 3])
+
+
+def test_chained_views_refresh_through_their_sources():
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    base = x * 1
+    view = base.reshape(2, 2).permute(1, 0)
+    base.mul_(x)
+    (view * view).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 4 * np.array([1.0, 2.0, 3.0, 4.0]) ** 3)

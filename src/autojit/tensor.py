@@ -49,6 +49,8 @@ class Tensor:
                  "_version_counter", "__weakref__", "__dict__")
     _value = None  # the ir.Value of a symbolic tensor while tracing
     _base = None  # the tensor this one is a view of
+    _view_source = None  # (input, op, attrs) that made this view, for refresh_view
+    _view_version = 0  # the version counter's value when grad_fn was last valid for the view
     _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
     _retains_grad = False
     _backward_hooks = None

@@ -167,8 +167,37 @@ class AccumulateGrad(Node):
         return []
 
 
+def refresh_view(view: Tensor) -> None:
+    """Regenerate a view's grad_fn after its storage was written in place.
+
+    An in-place op on a base (or on another view of it) changes the values the view shows, so
+    the view's old grad_fn no longer describes it: it is rebuilt by applying the view op again
+    to its (refreshed) source, as torch does for views of modified bases.
+    """
+    source, op, attrs = view._view_source
+    if source._base is not None and source._view_version != source._version_counter.value:
+        refresh_view(source)
+    view._view_version = view._version_counter.value
+    if not source._requires_grad:
+        return
+    from ..ops.registry import bind
+
+    previous = state.grad_enabled
+    state.grad_enabled = True
+    try:
+        rebuilt = bind(op, (source,), attrs)
+    finally:
+        state.grad_enabled = previous
+    view.grad_fn = rebuilt.grad_fn
+    view._output_nr = 0
+    view._requires_grad = True
+
+
 def gradient_edge(tensor: Tensor) -> tuple:
     """(node, output_nr) through which gradient flows into `tensor`."""
+    if tensor._view_source is not None and \
+            tensor._view_version != tensor._version_counter.value:
+        refresh_view(tensor)
     if tensor.grad_fn is not None:
         return (tensor.grad_fn, tensor._output_nr)
     if not tensor._requires_grad:
@@ -198,6 +227,8 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
     for x in inputs:
         if isinstance(x, Tensor):
             saved.append(None)
+            if x._view_source is not None and x._view_version != x._version_counter.value:
+                refresh_view(x)
             if x._requires_grad:
                 needs.append(True)
                 function = x.grad_fn
@@ -211,7 +242,7 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
         needs.append(False)
         edges.append(_NO_EDGE)
         meta.append(None)
-    node.needs_input_grad = needs
+    node.needs_input_grad = tuple(needs)
     node.next_functions = tuple(edges)
     node.input_meta = meta
     node._saved_out = None

@@ -17,6 +17,10 @@ from ..state import state
 from ..tensor import Tensor
 
 
+_TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
+                "int64": "Long", "bool": "Bool"}
+
+
 def check_inplace(target: Tensor, op_name: str) -> None:
     """The errors torch raises before an in-place write."""
     if target._is_inference and not state.inference:
@@ -65,9 +69,8 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
         raise TypeError(f"{op_name}: expected a Tensor result")
     if result.dtype is not target.dtype:
         if result.dtype.category > target.dtype.category:
-            kind = {dtypes.FLOATING: "Float", dtypes.INTEGER: "Long", dtypes.BOOL: "Bool"}
-            raise RuntimeError(f"result type {kind[result.dtype.category]} can't be cast to the "
-                               f"desired output type {target.dtype.name}")
+            raise RuntimeError(f"result type {_TORCH_NAMES[result.dtype.name]} can't be cast "
+                               f"to the desired output type {_TORCH_NAMES[target.dtype.name]}")
         result = result.to(target.dtype)
     if tuple(result.shape) != tuple(target.shape):
         raise RuntimeError(f"{op_name}: output with shape {list(target.shape)} doesn't match "

@@ -89,9 +89,9 @@ def promoted_dtype(inputs) -> dtypes.DType:
             return dtype
     elif len(inputs) == 1 and isinstance(first, Tensor):
         return first._dtype
-    key = tuple(
+    key = (dtypes.get_default_dtype(), *(
         (x._dtype, (x._data.ndim if x._data is not None else len(x._value.shape)) > 0)
-        if isinstance(x, Tensor) else type(x) for x in inputs)
+        if isinstance(x, Tensor) else type(x) for x in inputs))
     found = _PROMOTE_CACHE.get(key)
     if found is None:
         found = dtypes.result_type(*_operand_groups(inputs))
@@ -238,6 +238,10 @@ def _run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     if op.view and np.may_share_memory(result, arrays[0]):
         out = Tensor._make(result, out_dtype, inputs[0]._version_counter)
         out._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
+        # What regenerates the view's grad_fn after an in-place write to its base or a
+        # sibling view (autograd/graph.py: refresh_view).
+        out._view_source = (inputs[0], op, attrs)
+        out._view_version = out._version_counter.value
         return out
     return Tensor._make(result, out_dtype)
 

@@ -109,9 +109,10 @@ TANH = _elementwise("tanh", 1, rule_float, np.tanh,
 
 
 def _sigmoid_impl(x):
-    # exp of a large negative number overflows; split so the exponent is never positive.
-    negative = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + negative), negative / (1 + negative)).astype(x.dtype)
+    # exp of a large positive number overflows; split so the exponent is never positive.
+    small = np.exp(np.negative(np.abs(x)))
+    ratio = np.reciprocal(small + 1)
+    return np.where(x >= 0, ratio, small * ratio)
 
 
 SIGMOID = _elementwise("sigmoid", 1, rule_float, _sigmoid_impl,

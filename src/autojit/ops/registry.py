@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import dtypes
+from ..autograd.graph import OpNode, record
 from ..state import state
 from ..tensor import Tensor
 
@@ -155,8 +156,6 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     lowering: Elementwise, Reduction, Layout or Extern, for codegen.
     view: the eager result may alias the input's storage (it shares the version counter).
     """
-    from ..autograd.graph import OpNode
-
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is defined twice")
     op = Op()
@@ -199,8 +198,6 @@ def bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     if state.grad_enabled and op.vjp is not None and out._dtype.category == dtypes.FLOATING:
         for x in inputs:
             if isinstance(x, Tensor) and x._requires_grad:
-                from ..autograd.graph import record
-
                 record(op, inputs, attrs, out)
                 break
     return out

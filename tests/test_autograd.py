@@ -237,3 +237,11 @@ def test_integer_outputs_do_not_require_grad():
     assert not (x > 0).requires_grad
     assert not x.argmax().requires_grad
     assert not x.to(aj.int64).requires_grad
+
+
+def test_prod_second_derivative_with_two_zeros_refuses_instead_of_lying():
+    x = leaf([0.0, 0.0, 2.0, 3.0])
+    (g,) = autograd.grad(x.prod(), x)
+    np.testing.assert_allclose(g.numpy(), [0, 0, 0, 0])
+    with pytest.raises(RuntimeError, match="prod: differentiating the gradient of prod"):
+        autograd.grad(x.prod(), x, create_graph=True)

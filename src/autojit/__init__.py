@@ -4,8 +4,8 @@ Eager tensor ops build an IR graph; autograd differentiates it (twice, with crea
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 """
 
-from . import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
 from . import autograd, nn
+from . import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,
@@ -33,6 +33,8 @@ from .creation import (
 from .device import device
 from .dtypes import (
     bool_ as bool,  # noqa: A004
+)
+from .dtypes import (
     double,
     float16,
     float32,

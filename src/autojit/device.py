@@ -15,7 +15,8 @@ class device:  # noqa: N801 - torch's name
             type, index_text = type.split(":", 1)  # noqa: A001
             index = int(index_text)
         if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+            raise RuntimeError("Expected one of cpu, cuda device type at start of device "
+                               f"string: {type}")
         self.type = type
         self.index = index
 

@@ -231,7 +231,7 @@ logical_and, logical_or, logical_xor = map(_call2, (LOGICAL_AND, LOGICAL_OR, LOG
 logical_not, isnan = _call1(LOGICAL_NOT), _call1(ISNAN)
 
 
-# ---- where and cast -------------------------------------------------------------------------------
+# ---- where and cast ---------------------------------------------------------------------------
 
 def _where_dtype(inputs, attrs):
     dtype = rule_promote(inputs[1:], attrs)[0]

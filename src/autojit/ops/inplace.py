@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
 from ..state import state
 from ..tensor import Tensor
-
 
 _TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
                 "int64": "Long", "bool": "Bool"}

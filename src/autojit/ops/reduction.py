@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..state import state
 from ..tensor import Tensor, normalize_dim
 from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_bool, rule_index
 
@@ -86,6 +87,12 @@ def _prod_vjp(ctx, g):
     nonzero_x = where(is_zero, 1, x)
     product_of_nonzero = prod_(nonzero_x, *keep)
     zero_count = is_zero.sum(dim=attrs["dim"], keepdim=True)
+    if state.grad_enabled and zero_count._data is not None and (zero_count._data >= 2).any():
+        # The constant 0 below is right for the first derivative but its own derivative is
+        # not (d2 prod / dx_i dx_j is the product of the rest); refuse rather than be wrong.
+        raise RuntimeError(
+            "prod: differentiating the gradient of prod (create_graph=True) where a reduced "
+            "slice holds two or more zeros is not supported")
     others = where(is_zero, where(zero_count == 1, product_of_nonzero, 0), out / nonzero_x)
     return (_expand_back(ctx, g) * others,)
 

@@ -85,15 +85,7 @@ class Tensor:
     def _make(cls, data: np.ndarray, dtype: dtypes.DType, version_counter=None) -> Tensor:
         """Wrap an ndarray without copying (the fast path every op result takes)."""
         self = object.__new__(cls)
-        self._data = data
-        self._dtype = dtype
-        self._requires_grad = False
-        self._grad = None
-        self.grad_fn = None
-        self._output_nr = 0
-        self._version_counter = version_counter or VersionCounter()
-        if state.inference:
-            self._is_inference = True
+        self._init(data, dtype, None, version_counter)
         return self
 
     @classmethod

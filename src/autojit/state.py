@@ -15,7 +15,9 @@ class _State(threading.local):
         self.grad_enabled = True
         self.inference = False
         self.tracer = None  # ir.trace.Tracer while a function is being traced
-        self.anomaly = False
+        self.anomaly = False  # autograd.detect_anomaly: capture forward tracebacks
+        self.anomaly_check_nan = True  # ... and check backward results for nan
+        self.profiler = None  # autograd.profiler.profile while one is recording
 
 
 state = _State()

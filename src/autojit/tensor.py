@@ -63,7 +63,9 @@ class Tensor:
     def __init__(self, data=None, *, dtype=None, requires_grad=False):
         from .creation import tensor as make_tensor  # the factory is the one way in
 
-        source = make_tensor([] if data is None else data, dtype=dtype)
+        # Like torch.Tensor(data): the default float dtype unless one is given.
+        source = make_tensor([] if data is None else data,
+                             dtype=dtype or dtypes.get_default_dtype())
         self._init(source._data, source._dtype)
         if requires_grad:
             self.requires_grad_(True)

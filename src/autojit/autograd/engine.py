@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..state import state
 from ..tensor import Tensor
 from .graph import AccumulateGrad, Node, gradient_edge
+from .hooks import run_leaf_hooks, run_tensor_hooks
 
 
 def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_graph: bool,
@@ -24,6 +25,8 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     accumulate=True: add gradients into leaves' .grad (all leaves, or only `inputs`).
     accumulate=False (autograd.grad): return the gradient reaching each of `inputs`, or None.
     """
+    if state.tracer is not None:
+        state.tracer.ran_backward = True  # compile.py: the traced function differentiates
     root_edges = [gradient_edge(t) for t in roots]
     for index, (node, _) in enumerate(root_edges):
         if node is None:
@@ -44,27 +47,46 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     captured: list = [None] * len(inputs) if inputs is not None else []
 
     ready = [node for node in _unique(n for n, _ in root_edges) if dependencies.get(node, 0) == 0]
+    captured_nodes = {key[0] for key in capture}
+    # Anomaly mode and the profiler wrap each node's run; read once so that the common case
+    # pays nothing per node.
+    instrumented = state.anomaly or state.profiler is not None
     previous_mode = state.grad_enabled
     state.grad_enabled = create_graph
     try:
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None) or []
+            if inputs is not None and node not in needed and id(node) not in captured_nodes:
+                # Outside the part of the graph autograd.grad asked for: neither the node nor
+                # its hooks run, but its consumers' counts still drop.
+                _release_edges(node, dependencies, ready)
+                continue
+            if node._tensor_hooks or node._retained:
+                grads = run_tensor_hooks(node, grads)
             if node._pre_hooks:
                 grads = _run_pre_hooks(node, grads)
+            is_leaf_node = isinstance(node, AccumulateGrad)
+            if is_leaf_node and grads and grads[0] is not None and \
+                    node.variable._backward_hooks:
+                grads = [run_leaf_hooks(node.variable, grads[0])]
             if capture:
                 for output_nr, grad in enumerate(grads):
                     for position in capture.get((id(node), output_nr), ()):
                         captured[position] = grad
-            if isinstance(node, AccumulateGrad):
+            if is_leaf_node:
                 if inputs is None and grads and grads[0] is not None:
-                    _accumulate(node.variable, grads[0], create_graph)
+                    if instrumented:
+                        _instrumented_accumulate(node, grads[0], create_graph)
+                    else:
+                        _accumulate(node.variable, grads[0], create_graph)
                 continue
             if (inputs is not None and node not in needed) or (
                     grads[0] is None if len(grads) == 1 else all(g is None for g in grads)):
                 input_grads = [None] * len(node.next_functions)
             else:
-                input_grads = node.apply(grads)
+                input_grads = _apply_instrumented(node, grads) if instrumented else \
+                    node.apply(grads)
                 if node._hooks:
                     input_grads = _run_hooks(node, input_grads, grads)
                 if not retain_graph:
@@ -159,13 +181,10 @@ def _output_count(node: Node) -> int:
 
 
 def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
-    """Add into .grad: in place when no graph is built, out of place (differentiable) else."""
-    hooks = variable._backward_hooks
-    if hooks and variable.grad_fn is None:
-        for hook in list(hooks.values()):
-            replaced = hook(grad)
-            if replaced is not None:
-                grad = replaced
+    """Add into .grad: in place when no graph is built, out of place (differentiable) else.
+
+    The tensor's hooks have already run (the engine runs them before capture, too).
+    """
     current = variable._grad
     if create_graph:
         variable._grad = grad if current is None else current + grad
@@ -186,19 +205,53 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
 
 
 def _run_pre_hooks(node: Node, grads: list) -> list:
-    """Tensor hooks (register_hook) on non-leaf outputs, and retain_grad, run before the node."""
-    hooks = node._pre_hooks
-    if not hooks:
-        return grads
-    grads = list(grads)
-    for hook in list(hooks):
-        grads = hook(grads) or grads
+    """Node.register_prehook hooks: each sees the node's output gradients and may replace them."""
+    for hook in list(node._pre_hooks.values()):
+        replaced = hook(tuple(grads))
+        if replaced is not None:
+            grads = list(replaced)
     return grads
 
 
 def _run_hooks(node: Node, input_grads: list, grads: list) -> list:
-    for hook in list(node._hooks):
-        replaced = hook(input_grads, grads)
+    """Node.register_hook hooks: (grad_inputs, grad_outputs) -> new grad_inputs or None."""
+    for hook in list(node._hooks.values()):
+        replaced = hook(tuple(input_grads), tuple(grads))
         if replaced is not None:
             input_grads = list(replaced)
     return input_grads
+
+
+def _release_edges(node: Node, dependencies: dict, ready: list) -> None:
+    for next_node, _ in node.next_functions:
+        if next_node is None:
+            continue
+        remaining = dependencies[next_node] - 1
+        dependencies[next_node] = remaining
+        if remaining == 0:
+            ready.append(next_node)
+
+
+# ---- anomaly mode and profiling ---------------------------------------------------------------
+
+def _apply_instrumented(node: Node, grads: list) -> list:
+    profiler = state.profiler
+    if profiler is not None:
+        return profiler.backward_event(node, lambda: _apply_checked(node, grads))
+    return _apply_checked(node, grads)
+
+
+def _apply_checked(node: Node, grads: list) -> list:
+    if state.anomaly:
+        from .anomaly import apply_with_anomaly_checks
+
+        return apply_with_anomaly_checks(node, grads)
+    return node.apply(grads)
+
+
+def _instrumented_accumulate(node: AccumulateGrad, grad: Tensor, create_graph: bool) -> None:
+    profiler = state.profiler
+    if profiler is None:
+        _accumulate(node.variable, grad, create_graph)
+        return
+    profiler.backward_event(node, lambda: _accumulate(node.variable, grad, create_graph))

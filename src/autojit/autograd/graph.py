@@ -74,9 +74,12 @@ def modified_message(saved: SavedTensor, node: Node) -> str:
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [autojit.{kind}Tensor {shape}]{producer} is at version "
             f"{saved.counter.value}; expected version {saved.version} instead "
-            f"(it was saved by {node.name()}). Hint: enable anomaly detection to find the "
-            "operation that failed to compute its gradient, with "
-            "autojit.autograd.set_detect_anomaly(True).")
+            f"(it was saved by {node.name()}). " + (
+                "Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere "
+                "later. Good luck!" if state.anomaly else
+                "Hint: enable anomaly detection to find the operation that failed to compute "
+                "its gradient, with autojit.autograd.set_detect_anomaly(True)."))
 
 
 class Node:
@@ -85,15 +88,27 @@ class Node:
     __slots__ = ("next_functions", "sequence_nr", "input_meta", "needs_input_grad",
                  "__weakref__", "__dict__")
     output_count = 1  # custom Functions have several outputs
-    _pre_hooks = None  # hooks on the node's outputs (Tensor.register_hook, retain_grad)
+    # Set per node only when used (autograd/hooks.py): Tensor.register_hook on an output,
+    # retain_grad, Node.register_prehook, Node.register_hook.
+    _tensor_hooks = None
+    _retained = None
+    _pre_hooks = None
     _hooks = None
-    metadata_ = None
+    _forward_trace = None  # the forward call's traceback, captured in anomaly mode
 
     def __init__(self):
         self.sequence_nr = next(_sequence)
 
     def name(self) -> str:
         return type(self).__name__
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own annotations of this node."""
+        found = self.__dict__.get("_metadata")
+        if found is None:
+            found = self._metadata = {}
+        return found
 
     def apply(self, grads: list) -> list:
         """Gradients w.r.t. the inputs (one per next_functions entry) from output gradients."""
@@ -188,9 +203,25 @@ def refresh_view(view: Tensor) -> None:
         rebuilt = bind(op, (source,), attrs)
     finally:
         state.grad_enabled = previous
+    _move_tensor_hooks(view, rebuilt.grad_fn)
     view.grad_fn = rebuilt.grad_fn
     view._output_nr = 0
     view._requires_grad = True
+
+
+def _move_tensor_hooks(view: Tensor, node: Node) -> None:
+    """The view's hooks and retain_grad follow it to its regenerated grad_fn.
+
+    The hook containers move as they are, so that handles returned earlier still remove their
+    hooks. A view op's node has one output, so output numbers stay valid.
+    """
+    old = view.grad_fn
+    if old is None or old.output_count != 1:
+        return
+    if old._tensor_hooks:
+        node._tensor_hooks, old._tensor_hooks = old._tensor_hooks, None
+    if old._retained:
+        node._retained, old._retained = old._retained, None
 
 
 def gradient_edge(tensor: Tensor) -> tuple:

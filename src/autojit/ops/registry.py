@@ -190,6 +190,14 @@ def check_registry() -> None:
 
 def bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     """Run one primitive on Tensors and Python scalars and record it for autograd."""
+    profiler = state.profiler
+    if profiler is not None:
+        return profiler.forward_event("autojit::" + op.name, inputs,
+                                      lambda: _bind(op, inputs, attrs))
+    return _bind(op, inputs, attrs)
+
+
+def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     tracer = state.tracer
     if tracer is not None:
         out = tracer.bind(op, inputs, attrs)

@@ -6,7 +6,17 @@ the compiler lowers whole training steps to fused kernels. The public names foll
 
 from . import autograd, nn
 from . import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    no_grad,
+    set_anomaly_enabled,
+    set_grad_enabled,
+)
+from .compile import CompiledFunction, CompileWarning, compile  # noqa: A004
 from .creation import (
     arange,
     as_tensor,
@@ -61,6 +71,8 @@ __all__ = [
     "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
     "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
     "manual_seed", "float16", "float32", "float64", "half", "float", "double", "int32", "int64",
-    "int", "long", "bool", "get_default_dtype", "set_default_dtype", "make_graph",
+    "int", "long", "bool", "get_default_dtype", "set_default_dtype", "make_graph", "compile",
+    "CompiledFunction", "CompileWarning",
+    "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     *_functional_names,
 ]

@@ -4,7 +4,16 @@ graph.py holds the nodes, engine.py the differentiation pass, api.py the public 
 grad_mode.py the modes, gradcheck.py the finite-difference checks.
 """
 
+from . import profiler
+from .anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .api import backward, grad
+from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -14,9 +23,14 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .variable import Variable
 
 __all__ = [
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "inference_mode", "is_inference_mode_enabled", "gradcheck", "gradgradcheck",
     "GradcheckError",
+    "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
+    "profiler",
+    "Function", "FunctionCtx", "once_differentiable", "Variable",
 ]

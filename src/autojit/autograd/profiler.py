@@ -1,0 +1,335 @@
+"""The autograd profiler: times every op, backward node and user range while it is active.
+
+    with autojit.autograd.profiler.profile(record_shapes=True) as prof:
+        loss = model(x).sum()
+        loss.backward()
+    print(prof.key_averages().table(sort_by="self_cpu_time_total"))
+    prof.export_chrome_trace("trace.json")
+
+Where it sits in the flow: `profile` makes itself `state.profiler` (thread-local) for the
+duration of the `with` block. ops.registry.bind then hands each primitive to `forward_event`
+(named "autojit::<op>"), and the engine hands each backward node to `backward_event` (named
+like the node, "MulBackward0", "AccumulateGrad"). When no profiler is active, bind and the
+engine pay one `is None` test and nothing else. Events nest by a stack: an op run inside a
+backward node or a `record_function` range is that event's child, so an event's self time is
+its total time minus its children's.
+
+Forward and backward are tied by sequence numbers, as torch's emit_nvtx describes: an op that
+created an autograd node carries that node's `sequence_nr`, and the node's backward event
+carries the same number (AccumulateGrad and ops that created no node carry -1). Under
+`create_graph=True` the ops a backward node runs create nodes of their own and carry their
+numbers, which the double backward's events carry in turn.
+
+Other producers of events (the compiler reports each compiled kernel it runs) use
+`profile.record_event(name, start_ns, end_ns, input_shapes=None)`, with times from
+`time.perf_counter_ns()`, on the active profiler:
+
+    profiler = state.profiler
+    if profiler is not None:
+        profiler.record_event("kernel fused_add_mul", start_ns, end_ns, [[256, 10]])
+
+The event becomes a child of the innermost open range (the op or node that ran the kernel).
+Results are formatted by profiler_util.py (EventList, tables, Chrome trace).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from ..state import state
+from ..tensor import Tensor
+from .graph import AccumulateGrad
+from .profiler_util import EventList, FunctionEvent, FunctionEventAvg, Interval
+
+__all__ = ["profile", "record_function", "EventList", "FunctionEvent", "FunctionEventAvg"]
+
+_clock = time.perf_counter_ns
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+_UNFINISHED = "Profiler didn't finish running"
+
+
+class profile:
+    """Context manager that records the cost of autojit ops, forward and backward.
+
+    Args:
+        enabled: False makes the context manager a no-op (it records nothing).
+        use_cuda, use_device, use_cpu: accepted for torch compatibility; times are CPU times.
+        record_shapes: record the shapes of each op's inputs (`Input Shapes`, `Input Dims`).
+        with_stack: record the user's source location of each op (`Source Location`).
+        profile_memory, with_flops, with_modules, use_kineto, experimental_config,
+        acc_events, custom_trace_id_callback: accepted and ignored.
+
+    Only the thread that entered the profiler is recorded (the profiler state is
+    thread-local); entering a second profiler on the same thread raises.
+    """
+
+    def __init__(self, enabled=True, *, use_cuda=False, use_device=None, record_shapes=False,
+                 with_flops=False, profile_memory=False, with_stack=False, with_modules=False,
+                 use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False,
+                 custom_trace_id_callback=None, post_processing_timeout_s=None,
+                 activity_filters=None):
+        self.enabled = enabled
+        self.use_cuda = use_cuda
+        self.use_device = use_device
+        self.record_shapes = record_shapes
+        self.with_stack = with_stack
+        self.profile_memory = profile_memory
+        self.with_flops = with_flops
+        self.entered = False
+        self._function_events = None
+        self._events: list = []
+        self._stack: list = []
+        self._next_id = 1
+        self._start_ns = 0
+        self._thread = 0
+        self._finished = False
+
+    # ---- context manager ------------------------------------------------------------------
+
+    def __enter__(self):
+        if not self.enabled:
+            # torch returns None here; the profiler itself, with no events, is more useful
+            # and behaves the same in a `with` block that ignores it.
+            self._function_events = EventList()
+            return self
+        if self.entered:
+            raise RuntimeError("Profiler context manager is not reentrant")
+        if state.profiler is not None:
+            raise RuntimeError("Profiler is already enabled on this thread")
+        self.entered = True
+        self._thread = threading.get_native_id()
+        self._start_ns = _clock()
+        state.profiler = self
+        return self
+
+    def __exit__(self, exc_type, exc_value, exc_traceback):
+        if not self.enabled:
+            return False
+        end = _clock()
+        if state.profiler is self:
+            state.profiler = None
+        # Ranges still open (a record_function entered inside and left outside) end here.
+        for event in self._stack:
+            event.time_range.end = end
+        self._stack.clear()
+        self._finished = True
+        self._function_events = self._finish_events()
+        return False
+
+    def _finish_events(self) -> EventList:
+        """Turn the recorded nanosecond clocks into microseconds since the profiler started."""
+        origin = self._start_ns
+        for event in self._events:
+            span = event.time_range
+            event.time_range = Interval((span.start - origin) / 1000.0,
+                                        (span.end - origin) / 1000.0)
+        events = sorted(self._events, key=lambda e: (e.time_range.start, -e.time_range.end))
+        for event in events:
+            event.cpu_children.sort(key=lambda e: e.time_range.start)
+        self._events = []
+        return EventList(events, profile_memory=self.profile_memory)
+
+    # ---- recording (called by bind, the engine, record_function and the compiler) --------
+
+    def forward_event(self, name: str, inputs, run):
+        """Time `run()`, an op applied to `inputs`; returns what run() returns."""
+        shapes = dtypes = None
+        if self.record_shapes:
+            shapes = [_shape_of(x) for x in inputs]
+            dtypes = [x.dtype.name if isinstance(x, Tensor) else "Scalar" for x in inputs]
+        # Which nodes existed before the call: the result's node counts as created by this
+        # call only when it is none of them (a custom Function may return an input as is).
+        before = [x.grad_fn for x in inputs if isinstance(x, Tensor)]
+        event = self._open(name, shapes, dtypes)
+        try:
+            out = run()
+        finally:
+            self._close(event)
+        event.sequence_nr = _created_sequence_nr(out, before)
+        return out
+
+    def backward_event(self, node, run):
+        """Time `run()`, the backward node `node` applied to its gradients."""
+        event = self._open(node.name(), None, None, with_stack=False)
+        event.is_backward = True
+        event.sequence_nr = -1 if isinstance(node, AccumulateGrad) else node.sequence_nr
+        try:
+            return run()
+        finally:
+            self._close(event)
+
+    def record_event(self, name: str, start_ns: int, end_ns: int, input_shapes=None, *,
+                     sequence_nr: int = -1, category: str = "kernel") -> FunctionEvent:
+        """Add an event timed elsewhere (a compiled kernel), with `time.perf_counter_ns()`
+        times; it nests under the innermost range open now."""
+        if end_ns < start_ns:
+            raise ValueError(f"profile.record_event: event {name!r} ends ({end_ns}) before "
+                             f"it starts ({start_ns})")
+        event = FunctionEvent(self._next_id, name, self._thread, start_ns, end_ns,
+                              input_shapes=input_shapes, sequence_nr=sequence_nr,
+                              category=category)
+        self._next_id += 1
+        if self._finished:
+            return event
+        if self._stack:
+            parent = self._stack[-1]
+            parent.cpu_children.append(event)
+            event.cpu_parent = parent
+        self._events.append(event)
+        return event
+
+    def _open(self, name: str, shapes, dtypes, *, user_range: bool = False,
+              with_stack: bool = True) -> FunctionEvent:
+        stack = _user_stack() if self.with_stack and with_stack else None
+        event = FunctionEvent(self._next_id, name, self._thread, 0, 0, input_shapes=shapes,
+                              input_dtypes=dtypes, is_user_annotation=user_range, stack=stack,
+                              category="user_annotation" if user_range else "cpu_op")
+        self._next_id += 1
+        if self._stack:
+            parent = self._stack[-1]
+            parent.cpu_children.append(event)
+            event.cpu_parent = parent
+        self._events.append(event)
+        self._stack.append(event)
+        # Read the clock last so that the bookkeeping above is not counted in the event.
+        event.time_range.start = _clock()
+        return event
+
+    def _close(self, event: FunctionEvent) -> None:
+        end = _clock()
+        if self._finished:
+            return
+        event.time_range.end = end
+        stack = self._stack
+        # Pop down to this event: a range closed out of order closes the ones above it too.
+        while stack:
+            top = stack.pop()
+            if top is event:
+                break
+            top.time_range.end = end
+
+    # ---- results --------------------------------------------------------------------------
+
+    def _results(self) -> EventList:
+        if self._function_events is None:
+            raise RuntimeError(_UNFINISHED)
+        return self._function_events
+
+    @property
+    def function_events(self) -> EventList:
+        return self._results()
+
+    def events(self) -> EventList:
+        return self._results()
+
+    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
+              max_name_column_width=55, max_shapes_column_width=80, header=None,
+              top_level_events_only=False, time_unit=None) -> str:
+        return self._results().table(
+            sort_by=sort_by, row_limit=row_limit, max_src_column_width=max_src_column_width,
+            max_name_column_width=max_name_column_width,
+            max_shapes_column_width=max_shapes_column_width, header=header,
+            top_level_events_only=top_level_events_only, time_unit=time_unit)
+
+    table.__doc__ = EventList.table.__doc__
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
+                     group_by_overload_name=False) -> EventList:
+        return self._results().key_averages(group_by_input_shape, group_by_stack_n,
+                                            group_by_overload_name)
+
+    key_averages.__doc__ = EventList.key_averages.__doc__
+
+    def total_average(self) -> FunctionEventAvg:
+        return self._results().total_average()
+
+    total_average.__doc__ = EventList.total_average.__doc__
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The sum of all events' self CPU times, in microseconds."""
+        return self._results().self_cpu_time_total
+
+    def export_chrome_trace(self, path, metadata=None, use_python_export=False) -> None:
+        """Write the events to `path` as a Chrome trace (chrome://tracing, Perfetto)."""
+        self._results().export_chrome_trace(path)
+
+    def __str__(self):
+        if self._function_events is None:
+            return "<unfinished autojit.autograd.profile>"
+        return str(self._function_events)
+
+    def __repr__(self):
+        if self._function_events is None:
+            return "<unfinished autojit.autograd.profile>"
+        return repr(self._function_events)
+
+
+class record_function:
+    """Context manager and decorator that marks a range of user code as one profiler event.
+
+    The ops run inside the range become its children. With no active profiler it does
+    nothing. `args` is kept on the event (`event.record_args`) and shown nowhere else.
+    """
+
+    def __init__(self, name: str, args: str | None = None):
+        self.name = name
+        self.args = args
+        self._profiler = None
+        self._event = None
+
+    def __enter__(self):
+        profiler = state.profiler
+        if profiler is not None:
+            self._profiler = profiler
+            self._event = profiler._open(self.name, None, None, user_range=True)
+            self._event.record_args = self.args
+        return self
+
+    def __exit__(self, exc_type, exc_value, exc_traceback):
+        if self._event is not None:
+            self._profiler._close(self._event)
+            self._profiler = self._event = None
+        return False
+
+    def __call__(self, function):
+        # A fresh range per call, so that recursive and concurrent calls each get their own.
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            with record_function(self.name, self.args):
+                return function(*args, **kwargs)
+
+        return wrapper
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+def _shape_of(value) -> list:
+    if isinstance(value, Tensor):
+        # .shape works for symbolic tensors while tracing too.
+        return [int(extent) for extent in value.shape]
+    return []
+
+
+def _created_sequence_nr(out, before: list) -> int:
+    if isinstance(out, (tuple, list)):
+        candidates = [x for x in out if isinstance(x, Tensor)]
+    else:
+        candidates = [out] if isinstance(out, Tensor) else []
+    for tensor in candidates:
+        node = tensor.grad_fn
+        if node is not None and all(node is not old for old in before):
+            return node.sequence_nr
+    return -1
+
+
+def _user_stack() -> list:
+    """The calling user code's frames, innermost first, as torch prints them: file(line): fn."""
+    frames = traceback.extract_stack(sys._getframe(2))
+    return [f"{frame.filename}({frame.lineno}): {frame.name}" for frame in reversed(frames)
+            if not frame.filename.startswith(_PACKAGE_ROOT)]

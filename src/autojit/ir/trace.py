@@ -106,6 +106,8 @@ class Tracer:
         self._touched: dict = {}  # id(Tensor) -> _Touched, for every real tensor seen
         self._updates: dict = {}  # id(ndarray) -> (Input, Value) written in place
         self._unnamed = 0  # captured tensors with no name in the function's scope: c0, c1, ...
+        self.cleared_grads: list = []
+        self.ran_backward = False  # set by the autograd engine when it runs during the trace
 
     def unique_name(self, name: str) -> str:
         candidate, suffix = name, 1
@@ -164,7 +166,7 @@ class Tracer:
     def finish(self, graph: Graph, args: list) -> None:
         """Add the side-effect outputs: .grad assigned during the trace, in-place updates."""
         for entry, tensor in args:
-            if tensor._grad is not None:
+            if tensor._grad is not None and tensor._grad._data is None:
                 graph.add_output(self.value_of(tensor._grad), self.unique_output(f"{entry.name}"
                                  ".grad"), "grad", entry)
         for touched in list(self._touched.values()):
@@ -174,6 +176,10 @@ class Tracer:
                     f"{touched.entry.name}.grad"), "grad", touched.entry)
         for entry, value in self._updates.values():
             graph.add_output(value, self.unique_output(f"{entry.name}.update"), "update", entry)
+        # `.grad = None` (zero_grad(set_to_none=True)) on a tensor the trace read: the caller
+        # that runs the graph repeats it, since restore() undoes it on the real tensor.
+        self.cleared_grads = [touched.entry for touched in self._touched.values()
+                              if touched.grad is not None and touched.tensor._grad is None]
 
     def unique_output(self, name: str) -> str:
         taken = {output.name for output in self.graph.outputs}

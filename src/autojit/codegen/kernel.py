@@ -1,0 +1,82 @@
+"""The kernel description: what the fusion schedule hands to a renderer.
+
+A Kernel is one loop nest over an iteration space (`shape`, C order). Its inputs are arrays
+read through element strides over that space (a stride of 0 broadcasts an axis). Its body is a
+straight-line list of steps, each one elementwise registry primitive applied to inputs, earlier
+steps and Python scalar literals. Its outputs store a step's value: either at every point of
+the space (a C-contiguous array of `shape`), or reduced over `reduce_axes` with a reduction kind
+(sum, prod, max, min), giving a C-contiguous array of `shape` with those axes set to 1.
+
+The schedule (schedule.py) builds Kernels from IR graphs; a backend (cpu.py, later cuda.py)
+renders and compiles them. Nothing here depends on a backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import dtypes
+from ..ops.registry import Op
+
+REDUCTION_KINDS = ("sum", "prod", "max", "min")
+
+
+@dataclass(frozen=True)
+class KernelInput:
+    """An array read by the kernel: its dtype and its element strides over the space."""
+    dtype: dtypes.DType
+    strides: tuple
+
+
+@dataclass(frozen=True)
+class Operand:
+    """What a step reads: ("input", i), ("step", j) with j < this step, or ("literal", v)."""
+    kind: str
+    index: object  # int for input/step, the Python scalar for literal
+
+
+@dataclass(frozen=True)
+class Step:
+    """`op(*operands, **attrs)`: operands are cast to `compute_dtype` (when not None) before the
+    op's expression is evaluated; the value has `out_dtype` (the op's dtype rule)."""
+    op: Op
+    operands: tuple
+    attrs: dict
+    compute_dtype: dtypes.DType | None
+    out_dtype: dtypes.DType
+
+
+@dataclass(frozen=True)
+class KernelOutput:
+    """The value of step `step` stored to an output array; `reduce` is None or a kind."""
+    step: int
+    dtype: dtypes.DType
+    reduce: str | None = None
+
+
+@dataclass
+class Kernel:
+    name: str
+    shape: tuple
+    inputs: list = field(default_factory=list)
+    steps: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    reduce_axes: tuple = ()
+
+    def output_shape(self, output: KernelOutput) -> tuple:
+        if output.reduce is None:
+            return self.shape
+        return tuple(1 if axis in self.reduce_axes else extent
+                     for axis, extent in enumerate(self.shape))
+
+    def structural_key(self) -> tuple:
+        """Everything that decides the generated code (shapes included), for caching."""
+        return (
+            self.shape, self.reduce_axes,
+            tuple((entry.dtype.name, entry.strides) for entry in self.inputs),
+            tuple((step.op.name, step.operands, tuple(sorted(
+                (key, repr(value)) for key, value in step.attrs.items())),
+                step.compute_dtype.name if step.compute_dtype else None, step.out_dtype.name)
+                for step in self.steps),
+            tuple((output.step, output.dtype.name, output.reduce) for output in self.outputs),
+        )

@@ -1,0 +1,39 @@
+"""Environment flags (AUTOJIT_*), read when first asked for; documented in docs/compiler.md.
+
+AUTOJIT_DISABLE=1     every autojit.compile runs its function eagerly (no tracing, no kernels).
+AUTOJIT_LOG=...       comma-separated topics logged to stderr: recompiles, graph_breaks, guards,
+                      kernels (or "all").
+AUTOJIT_CACHE_DIR     where compiled kernels are cached on disk.
+AUTOJIT_DUMP_PASSES   comma-separated pass names whose graphs are printed before and after.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TRUE_WORDS = ("1", "true", "yes", "on")
+
+
+def disabled() -> bool:
+    return os.environ.get("AUTOJIT_DISABLE", "").strip().lower() in TRUE_WORDS
+
+
+def log_topics() -> set:
+    words = {word.strip() for word in os.environ.get("AUTOJIT_LOG", "").split(",")}
+    return {word for word in words if word}
+
+
+def log(topic: str, message: str) -> None:
+    """Write `message` to stderr when AUTOJIT_LOG names `topic` (or "all")."""
+    topics = log_topics()
+    if topic in topics or "all" in topics:
+        print(f"[autojit:{topic}] {message}", file=sys.stderr)
+
+
+def cache_dir() -> str:
+    configured = os.environ.get("AUTOJIT_CACHE_DIR")
+    if configured:
+        return configured
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "autojit")

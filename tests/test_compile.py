@@ -1,0 +1,281 @@
+"""autojit.compile: results equal eager's, guards retrace, graph breaks fall back (compile.py)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import autojit
+from autojit import CompileWarning, autograd
+
+
+def make_parameters(seed=0):
+    generator = np.random.default_rng(seed)
+    weight = autojit.tensor(generator.standard_normal((4, 3)), dtype=autojit.float32,
+                            requires_grad=True)
+    bias = autojit.zeros(3, requires_grad=True)
+    return weight, bias
+
+
+def sgd_step_function(weight, bias, lr=0.1):
+    def step(x, y):
+        loss = ((x @ weight + bias - y) ** 2).mean()
+        loss.backward()
+        with autojit.no_grad():
+            weight.sub_(lr * weight.grad)
+            bias.sub_(lr * bias.grad)
+        weight.grad = None
+        bias.grad = None
+        return loss
+    return step
+
+
+def data(rows=8, seed=1):
+    generator = np.random.default_rng(seed)
+    return (autojit.tensor(generator.standard_normal((rows, 4)), dtype=autojit.float32),
+            autojit.tensor(generator.standard_normal((rows, 3)), dtype=autojit.float32))
+
+
+def test_training_step_equals_eager_after_several_steps():
+    weight, bias = make_parameters()
+    eager_weight, eager_bias = make_parameters()
+    compiled = autojit.compile(sgd_step_function(weight, bias))
+    eager = sgd_step_function(eager_weight, eager_bias)
+    x, y = data()
+    for _ in range(5):
+        np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-6)
+    np.testing.assert_allclose(weight.detach().numpy(), eager_weight.detach().numpy(),
+                               rtol=1e-6)
+    np.testing.assert_allclose(bias.detach().numpy(), eager_bias.detach().numpy(), rtol=1e-6)
+    assert weight.grad is None and bias.grad is None
+    assert len(compiled.executables) == 1 and compiled.executables[0].calls == 5
+    assert weight._version > 0  # the in-place updates bump version counters as in eager
+
+
+def test_grad_accumulates_across_calls_like_eager():
+    weight = autojit.tensor([1.0, 2.0], requires_grad=True)
+
+    def accumulate(x):
+        (weight * x).sum().backward()
+
+    compiled = autojit.compile(accumulate)
+    x = autojit.tensor([3.0, 4.0])
+    for _ in range(3):
+        compiled(x)
+    np.testing.assert_array_equal(weight.grad.numpy(), [9.0, 12.0])
+    # The first call assigned .grad; later ones accumulate into that same tensor in place.
+    assert len(compiled.executables) == 2
+
+
+def test_new_shape_retraces_and_stays_correct():
+    weight, bias = make_parameters()
+    eager_weight, eager_bias = make_parameters()
+    compiled = autojit.compile(sgd_step_function(weight, bias))
+    eager = sgd_step_function(eager_weight, eager_bias)
+    for rows in (8, 8, 5, 8, 5):
+        x, y = data(rows)
+        np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-6)
+    assert len(compiled.executables) == 2
+
+
+def test_python_scalar_argument_is_guarded():
+    compiled = autojit.compile(lambda x, scale: x * scale)
+    x = autojit.tensor([1.0, 2.0])
+    assert compiled(x, 2.0).tolist() == [2.0, 4.0]
+    assert compiled(x, 3.0).tolist() == [3.0, 6.0]
+    assert compiled(x, 2).tolist() == [2.0, 4.0]  # int, not float: another executable
+    assert len(compiled.executables) == 3
+
+
+def test_scalar_reached_through_a_global_dict_is_guarded():
+    settings = {"lr": 0.5}
+    weight = autojit.tensor([1.0], requires_grad=True)
+
+    def step():
+        weight.grad = None
+        (weight * 2).sum().backward()
+        with autojit.no_grad():
+            weight.sub_(settings["lr"] * weight.grad)
+
+    compiled = autojit.compile(step)
+    compiled()
+    np.testing.assert_allclose(weight.detach().numpy(), [0.0])
+    settings["lr"] = 0.25  # skipping this guard would subtract 1.0 again
+    compiled()
+    np.testing.assert_allclose(weight.detach().numpy(), [-0.5])
+    assert len(compiled.executables) == 2
+
+
+def test_rebinding_a_captured_tensor_retraces():
+    holder = {"weight": autojit.tensor([1.0, 2.0])}
+    compiled = autojit.compile(lambda x: x * holder["weight"])
+    x = autojit.tensor([1.0, 1.0])
+    assert compiled(x).tolist() == [1.0, 2.0]
+    holder["weight"] = autojit.tensor([5.0, 6.0])  # a stale executable would give [1, 2]
+    assert compiled(x).tolist() == [5.0, 6.0]
+
+
+def test_writes_to_a_captured_tensor_are_seen_by_the_next_call():
+    weight = autojit.tensor([1.0, 2.0])
+    compiled = autojit.compile(lambda x: x * weight)
+    x = autojit.tensor([1.0, 1.0])
+    compiled(x)
+    weight.add_(1)
+    assert compiled(x).tolist() == [2.0, 3.0]
+    assert len(compiled.executables) == 1
+
+
+def test_grad_mode_and_requires_grad_are_guarded():
+    weight = autojit.tensor([2.0], requires_grad=True)
+
+    def f(x):
+        y = (weight * x).sum()
+        if y.requires_grad:
+            y.backward()
+        return y.detach()
+
+    compiled = autojit.compile(f)
+    x = autojit.tensor([3.0])
+    compiled(x)
+    assert weight.grad.tolist() == [3.0]
+    with autojit.no_grad():
+        compiled(x)
+    assert weight.grad.tolist() == [3.0]  # no backward without grad mode
+    assert len(compiled.executables) == 2
+
+
+def test_double_backward_gradient_penalty_equals_eager():
+    def penalty_step(weight, x):
+        out = (x @ weight).tanh().sum()
+        (grad_x,) = autograd.grad(out, x, create_graph=True)
+        loss = out + 10 * ((grad_x * grad_x).sum() - 1) ** 2
+        loss.backward()
+        return loss.detach()
+
+    generator = np.random.default_rng(3)
+    start = generator.standard_normal((4, 2))
+    x_data = generator.standard_normal((5, 4))
+    weight = autojit.tensor(start, requires_grad=True)
+    eager_weight = autojit.tensor(start, requires_grad=True)
+    compiled = autojit.compile(lambda x: penalty_step(weight, x))
+    for _ in range(2):
+        weight.grad = None
+        eager_weight.grad = None
+        got = compiled(autojit.tensor(x_data, requires_grad=True))
+        want = penalty_step(eager_weight, autojit.tensor(x_data, requires_grad=True))
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+        np.testing.assert_allclose(weight.grad.numpy(), eager_weight.grad.numpy(), rtol=1e-12)
+
+
+def test_argument_gradients_are_written_back():
+    compiled = autojit.compile(lambda x: (x * x).sum().backward())
+    x = autojit.tensor([1.0, 2.0], requires_grad=True)
+    compiled(x)
+    assert x.grad.tolist() == [2.0, 4.0]
+    compiled(x)  # accumulates, like eager
+    assert x.grad.tolist() == [4.0, 8.0]
+
+
+def test_results_keep_structure_and_constants():
+    compiled = autojit.compile(lambda x: {"double": x * 2, "pair": (x + 1, 7), "none": None})
+    result = compiled(autojit.tensor([1.0]))
+    assert result["double"].tolist() == [2.0]
+    assert result["pair"][0].tolist() == [2.0] and result["pair"][1] == 7
+    assert result["none"] is None
+
+
+def test_result_needing_grad_outside_falls_back_to_eager_with_a_warning():
+    weight = autojit.tensor([2.0], requires_grad=True)
+    compiled = autojit.compile(lambda x: (weight * x).sum())
+    with pytest.warns(CompileWarning, match="computes no gradient itself"):
+        loss = compiled(autojit.tensor([3.0]))
+    loss.backward()
+    assert weight.grad.tolist() == [3.0]
+
+
+def test_result_of_a_step_differentiated_outside_raises():
+    weight = autojit.tensor([2.0], requires_grad=True)
+
+    def step(x):
+        loss = (weight * x).sum()
+        loss.backward()
+        return loss
+
+    loss = autojit.compile(step)(autojit.tensor([3.0]))
+    assert loss.requires_grad and loss.grad_fn.name() == "CompiledFunctionBackward"
+    with pytest.raises(RuntimeError, match="differentiated outside of it"):
+        loss.backward()
+
+
+def test_graph_break_runs_eagerly_and_warns_once_per_line():
+    def f(x):
+        if x.sum() > 0:  # data-dependent control flow
+            return x * 2
+        return x * 3
+
+    compiled = autojit.compile(f)
+    with pytest.warns(CompileWarning, match="graph break") as record:
+        assert compiled(autojit.tensor([1.0])).tolist() == [2.0]
+    assert "x.sum() > 0" in str(record[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compiled(autojit.tensor([-1.0])).tolist() == [-3.0]
+
+
+def test_fullgraph_raises_naming_the_line():
+    def f(x):
+        return x * x.sum().item()
+
+    compiled = autojit.compile(f, fullgraph=True)
+    with pytest.raises(autojit.ir.GraphBreak, match=r"x \* x.sum\(\).item\(\)"):
+        compiled(autojit.tensor([1.0]))
+
+
+def test_recompile_limit_falls_back_to_eager_with_one_warning():
+    compiled = autojit.compile(lambda x, n: x + n, recompile_limit=2)
+    x = autojit.tensor([0.0])
+    compiled(x, 1)
+    compiled(x, 2)
+    with pytest.warns(CompileWarning, match="recompile limit of 2 reached"):
+        assert compiled(x, 3).tolist() == [3.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compiled(x, 4).tolist() == [4.0]
+    assert len(compiled.executables) == 2
+
+
+def test_eager_backend_and_disable_variable(monkeypatch):
+    compiled = autojit.compile(backend="eager")(lambda x: x + 1)
+    assert compiled(autojit.tensor([1.0])).tolist() == [2.0]
+    assert compiled.executables == []
+    monkeypatch.setenv("AUTOJIT_DISABLE", "1")
+    other = autojit.compile(lambda x: x + 1)
+    assert other(autojit.tensor([1.0])).tolist() == [2.0]
+    assert other.executables == []
+    with pytest.raises(ValueError, match="unknown backend"):
+        autojit.compile(lambda x: x, backend="tpu")
+
+
+def test_methods_keywords_and_inspection():
+    class Scaler:
+        def __init__(self):
+            self.factor = autojit.tensor([3.0])
+
+        @autojit.compile
+        def __call__(self, x, *, offset=0.0):
+            return x * self.factor + offset
+
+    scaler = Scaler()
+    assert scaler(autojit.tensor([1.0])).tolist() == [3.0]
+    assert scaler(autojit.tensor([1.0]), offset=1.0).tolist() == [4.0]
+    scaler.factor = autojit.tensor([5.0])
+    assert scaler(autojit.tensor([1.0])).tolist() == [5.0]
+
+    compiled = autojit.compile(lambda x: (x * 2).exp())
+    with pytest.raises(RuntimeError, match="has not been compiled yet"):
+        compiled.ir()
+    compiled(autojit.tensor([1.0]))
+    assert "exp" in compiled.ir() and "mul" in compiled.ir(optimized=False)
+    assert "args[0]._data.shape == (1,)" in compiled.guards()

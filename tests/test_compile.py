@@ -279,3 +279,65 @@ def test_methods_keywords_and_inspection():
     compiled(autojit.tensor([1.0]))
     assert "exp" in compiled.ir() and "mul" in compiled.ir(optimized=False)
     assert "args[0]._data.shape == (1,)" in compiled.guards()
+
+
+class _Exp(autograd.Function):
+    @staticmethod
+    def forward(ctx, i):
+        result = i.exp()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        return grad_output * result
+
+
+def test_custom_function_hooks_and_retain_grad_inside_a_compiled_step():
+    def make_step(weight):
+        def step(x):
+            y = _Exp.apply(weight * x)
+            y.retain_grad()
+            y.register_hook(lambda grad: grad * 2)
+            y.sum().backward()
+            return y.grad
+        return step
+
+    weight = autojit.tensor([0.5, 1.0], requires_grad=True)
+    eager_weight = autojit.tensor([0.5, 1.0], requires_grad=True)
+    compiled = autojit.compile(make_step(weight))
+    eager = make_step(eager_weight)
+    x = autojit.tensor([1.0, 2.0])
+    for _ in range(2):
+        np.testing.assert_allclose(compiled(x).numpy(), eager(x).numpy())
+        np.testing.assert_allclose(weight.grad.numpy(), eager_weight.grad.numpy(), rtol=1e-6)
+    assert compiled.executables[0].plan.kernel_count == 1
+
+
+def test_fusion_keeps_intermediates_in_registers():
+    compiled = autojit.compile(lambda x, y: ((x * y).exp() + 1).sum(dim=1))
+    x, y = autojit.ones(4, 8), autojit.ones(8)
+    np.testing.assert_allclose(compiled(x, y).numpy(), ((x * y).exp() + 1).sum(dim=1).numpy(),
+                               rtol=1e-6)
+    assert compiled.fusion_groups() == "0: kernel fused_4[4, 8]: mul exp add -> 1 outputs (sum)"
+
+
+def test_each_step_of_a_compiled_call_is_a_profiler_event():
+    compiled = autojit.compile(lambda x, w: ((x @ w).exp() + 1).sum())
+    x, w = autojit.ones(2, 3), autojit.ones(3, 4)
+    compiled(x, w)
+    with autograd.profiler.profile(record_shapes=True) as prof:
+        compiled(x, w)
+    names = [event.name for event in prof.function_events]
+    assert names[0] == "autojit::matmul"
+    assert any(name.startswith("autojit::kernel fused_") for name in names)
+
+
+def test_random_numbers_inside_a_compiled_function_are_a_graph_break():
+    compiled = autojit.compile(lambda x: x + autojit.randn(2))
+    x = autojit.zeros(2)
+    with pytest.warns(CompileWarning, match=r"autojit.randn\(\) \(random numbers\)"):
+        first = compiled(x)
+    second = compiled(x)
+    assert first.tolist() != second.tolist()  # fresh numbers on every call, as in eager

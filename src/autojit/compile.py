@@ -70,6 +70,7 @@ class CompiledFunction:
         self.executables: list[Executable] = []
         self.eager_reason: str | None = None  # set when the function gave up compiling
         self._warned_lines: set = set()
+        self._break_counts: dict = {}
         self._last_failure: str | None = None
         self.compile_seconds = 0.0
         functools.update_wrapper(self, fn, updated=())
@@ -123,6 +124,11 @@ class CompiledFunction:
             if self.fullgraph:
                 raise
             self._warn_graph_break(graph_break)
+            where = (graph_break.filename, graph_break.lineno)
+            self._break_counts[where] = self._break_counts.get(where, 0) + 1
+            if self._break_counts[where] >= 2:
+                # The same break again: stop retracing on every call (already warned once).
+                self.eager_reason = f"graph break at {where[0]}:{where[1]}"
             return self.fn(*args)
         self.compile_seconds += time.perf_counter() - started
         if executable is None:

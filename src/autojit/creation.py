@@ -13,6 +13,7 @@ import numpy as np
 
 from . import dtypes
 from .device import check_device
+from .state import state
 from .tensor import Tensor
 
 _generator = [np.random.default_rng()]
@@ -236,6 +237,16 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     return _finish(np.eye(n, m, dtype=dtype.numpy), dtype, requires_grad)
 
 
+def _random_generator(generator, name: str) -> np.random.Generator:
+    """The generator to draw from; while tracing, a graph break: a compiled function that drew
+    random numbers once at trace time would replay the same numbers on every call."""
+    if state.tracer is not None:
+        from .ir.trace import graph_break
+
+        graph_break(f"autojit.{name}() (random numbers)")
+    return generator or _generator[0]
+
+
 def _random_dtype(dtype):
     dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     if not dtype.is_floating_point:
@@ -247,7 +258,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     """Uniform samples on [0, 1)."""
     check_device(device)
     dtype = _random_dtype(dtype)
-    rng = generator or _generator[0]
+    rng = _random_generator(generator, 'rand')
     return _finish(rng.random(_size(size)).astype(dtype.numpy), dtype, requires_grad)
 
 
@@ -255,7 +266,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     """Standard normal samples."""
     check_device(device)
     dtype = _random_dtype(dtype)
-    rng = generator or _generator[0]
+    rng = _random_generator(generator, 'randn')
     return _finish(rng.standard_normal(_size(size)).astype(dtype.numpy), dtype, requires_grad)
 
 
@@ -273,7 +284,7 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, generator=Non
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
-    rng = generator or _generator[0]
+    rng = _random_generator(generator, 'randint')
     array = rng.integers(low, high, size=_size((size,))).astype(dtype.numpy)
     return _finish(array, dtype, requires_grad)
 

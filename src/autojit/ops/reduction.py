@@ -17,7 +17,8 @@ from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_bool,
 
 def normalize_dims(dim, ndim: int) -> tuple:
     """dim as given by a user (None, int, tuple or list) as a sorted tuple of axes."""
-    if dim is None:
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        # torch reads an empty dim list as "all dims", like None.
         return tuple(range(ndim))
     if ndim == 0:
         # A 0-d tensor accepts dim 0 or -1 (and lists of them) and has nothing to reduce.

@@ -1,0 +1,161 @@
+"""The pass pipeline: `optimize(graph)` runs the listed passes, in order, to a fixed point.
+
+This is the step between tracing (trace.py) and fusion (codegen/schedule.py). DEFAULT_PASSES
+is the one list of passes, each named; every pass run is verified (verifier.py), timed and
+counted (nodes before and after), and the graph text before and after a pass can be dumped by
+name: `run_pipeline(graph, dump={"cse"})` collects it in the report, and the environment
+variable AUTOJIT_DUMP_PASSES (names separated by commas, or "all") prints it to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .graph import Graph
+from .passes import common_subexpression_elimination, constant_folding, dead_code_elimination
+from .printer import format_graph
+from .simplify import algebraic_simplification
+from .verifier import verify
+
+# Simplification exposes folding and merging opportunities and the other way round, so the
+# list runs again until a round changes nothing; each round can only shrink the graph, and the
+# bound keeps a pathological graph from costing more.
+DEFAULT_PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
+    ("simplify", algebraic_simplification),
+    ("fold", constant_folding),
+    ("cse", common_subexpression_elimination),
+    ("dce", dead_code_elimination),
+]
+MAX_ROUNDS = 4
+DUMP_VARIABLE = "AUTOJIT_DUMP_PASSES"
+
+
+@dataclass
+class PassRecord:
+    """One run of one pass."""
+    name: str
+    round: int
+    seconds: float
+    nodes_before: int
+    nodes_after: int
+
+
+@dataclass
+class PassDump:
+    """The graph text before and after one run of a dumped pass."""
+    name: str
+    round: int
+    before: str
+    after: str
+
+    def __str__(self) -> str:
+        return (f"=== before {self.name} (round {self.round}) ===\n{self.before}\n"
+                f"=== after {self.name} (round {self.round}) ===\n{self.after}")
+
+
+@dataclass
+class PipelineReport:
+    """What `run_pipeline` did: every pass run in order, the dumps asked for, the rounds."""
+    records: list[PassRecord] = field(default_factory=list)
+    dumps: list[PassDump] = field(default_factory=list)
+    rounds: int = 0
+
+    @property
+    def seconds(self) -> float:
+        return sum(record.seconds for record in self.records)
+
+    def __str__(self) -> str:
+        lines = [f"{'pass':<10} {'round':>5} {'ms':>9} {'nodes':>13}"]
+        for record in self.records:
+            lines.append(f"{record.name:<10} {record.round:>5} {record.seconds * 1e3:>9.3f} "
+                         f"{record.nodes_before:>6} -> {record.nodes_after:<6}".rstrip())
+        return "\n".join(lines)
+
+
+def _resolve(passes) -> list[tuple[str, Callable[[Graph], Graph]]]:
+    """Passes as (name, function) pairs: given as pairs, functions or names of DEFAULT_PASSES."""
+    if passes is None:
+        return list(DEFAULT_PASSES)
+    known = dict(DEFAULT_PASSES)
+    resolved = []
+    for entry in passes:
+        if isinstance(entry, str):
+            if entry not in known:
+                raise ValueError(f"optimize: unknown pass {entry!r}; the passes are "
+                                 f"{', '.join(known)}")
+            resolved.append((entry, known[entry]))
+        elif callable(entry):
+            resolved.append((entry.__name__, entry))
+        else:
+            name, function = entry
+            resolved.append((name, function))
+    return resolved
+
+
+def _names_from_environment() -> set:
+    text = os.environ.get(DUMP_VARIABLE, "")
+    return {name.strip() for name in text.split(",") if name.strip()}
+
+
+def _wanted(name: str, names: set) -> bool:
+    return name in names or "all" in names
+
+
+def run_pipeline(graph: Graph, *, passes=None, dump: Iterable[str] | None = None,
+                 max_rounds: int = MAX_ROUNDS) -> tuple[Graph, PipelineReport]:
+    """Run `passes` (default DEFAULT_PASSES) over `graph` until a round changes nothing, at
+    most `max_rounds` rounds; return the optimized graph and a PipelineReport.
+
+    The argument graph is not changed. Each result is verified; a pass that breaks the graph
+    raises VerificationError naming the pass. `dump` names passes (or "all") whose graph text
+    before and after each run is collected in `report.dumps`; names in the environment
+    variable AUTOJIT_DUMP_PASSES are printed to stderr as well.
+    """
+    resolved = _resolve(passes)
+    collect = set(dump or ())
+    printed = _names_from_environment()
+    report = PipelineReport()
+    current = verify(graph)
+    for round_number in range(1, max_rounds + 1):
+        report.rounds = round_number
+        start_text = format_graph(current)
+        for name, function in resolved:
+            dumping = _wanted(name, collect) or _wanted(name, printed)
+            before = format_graph(current) if dumping else ""
+            started = time.perf_counter()
+            result = function(current)
+            seconds = time.perf_counter() - started
+            if result is current:
+                raise TypeError(f"optimize: pass {name} returned its argument; a pass returns "
+                                "a new Graph")
+            try:
+                verify(result)
+            except Exception as error:
+                error.args = (f"after pass {name} (round {round_number}): {error}",)
+                raise
+            report.records.append(PassRecord(name, round_number, seconds, len(current.nodes),
+                                             len(result.nodes)))
+            if dumping:
+                record = PassDump(name, round_number, before, format_graph(result))
+                report.dumps.append(record)
+                if _wanted(name, printed):
+                    print(record, file=sys.stderr)
+            current = result
+        if format_graph(current) == start_text:
+            break
+    return current, report
+
+
+def optimize(graph: Graph, *, passes=None, dump: Iterable[str] | None = None) -> Graph:
+    """The optimized graph (see run_pipeline); the dumps `dump` asks for go to stderr."""
+    result, report = run_pipeline(graph, passes=passes, dump=dump)
+    wanted = set(dump or ())
+    printed = _names_from_environment()
+    for record in report.dumps:
+        if _wanted(record.name, wanted) and not _wanted(record.name, printed):
+            print(record, file=sys.stderr)
+    return result

@@ -1,0 +1,236 @@
+"""Algebraic simplification: the pass that removes arithmetic and layout no-ops from a graph.
+
+It runs in the pass pipeline (pipeline.py) with the passes of passes.py, on graphs from the
+tracer, before fusion. Like every pass it is a pure `Graph -> Graph` function.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..ops import elementwise as ew
+from ..ops import layout, reduction
+from ..ops.registry import Elementwise, broadcast_shapes, infer
+from .graph import Graph, Node, Value
+from .passes import GraphRewriter, constant_scalar, symbolic
+
+REDUCTIONS_WITHOUT_AXES = (reduction.SUM, reduction.PROD, reduction.AMAX, reduction.AMIN,
+                           reduction.ANY, reduction.ALL)
+
+
+# ---- what an operand is ------------------------------------------------------------------------
+
+def _same_type(value, like: Value) -> bool:
+    return isinstance(value, Value) and value.shape == like.shape and value.dtype is like.dtype
+
+
+def _element(operand, dtype):
+    """The operand's element in the compute dtype as a Python scalar, if it is a constant or a
+    literal; else None. Literals are taken as written (not rounded), which errs on the side of
+    not simplifying."""
+    constant = constant_scalar(operand)
+    if constant is None:
+        return None
+    if isinstance(constant, np.ndarray):
+        return constant.astype(dtype.numpy)[()].item()
+    if dtype.is_floating_point and isinstance(constant, (bool, int)):
+        return float(constant)
+    return constant
+
+
+def _is_one(operand, dtype) -> bool:
+    element = _element(operand, dtype)
+    return element is not None and element == 1
+
+
+def _is_zero(operand, dtype, negative: bool) -> bool:
+    """Zero; for floating dtypes, with the sign bit set (`negative`) or clear."""
+    element = _element(operand, dtype)
+    if element is None or element != 0:
+        return False
+    if dtype.is_floating_point:
+        return (math.copysign(1.0, element) < 0) == negative
+    return True
+
+
+def _producer_op(value):
+    return value.producer.op if isinstance(value, Value) and value.producer is not None else None
+
+
+# ---- the rules ----------------------------------------------------------------------------------
+# Each takes the node's operands in the new graph, its attributes, its output and the op's
+# compute dtype; it returns a Value to use instead of the node, a (op, operands, attrs) to emit
+# instead (same output type), or None.
+
+def _identity(inputs, out, positions, test):
+    for position in positions:
+        other = inputs[1 - position]
+        if test(inputs[position]) and _same_type(other, out):
+            return other
+    return None
+
+
+def _mul(inputs, attrs, out, compute):
+    return _identity(inputs, out, (1, 0), lambda operand: _is_one(operand, compute))
+
+
+def _div(inputs, attrs, out, compute):
+    return _identity(inputs, out, (1,), lambda operand: _is_one(operand, compute))
+
+
+def _pow(inputs, attrs, out, compute):
+    if compute.category != dtypes.BOOL:
+        return _identity(inputs, out, (1,), lambda operand: _is_one(operand, compute))
+    return None
+
+
+def _add(inputs, attrs, out, compute):
+    return _identity(inputs, out, (1, 0), lambda operand: _is_zero(operand, compute, True))
+
+
+def _sub(inputs, attrs, out, compute):
+    if compute.category == dtypes.BOOL:
+        return None  # NumPy and torch refuse to subtract bools
+    return _identity(inputs, out, (1,), lambda operand: _is_zero(operand, compute, False))
+
+
+def _neg(inputs, attrs, out, compute):
+    # Negating a bool tensor fails when the graph runs; that failure stays.
+    if _producer_op(inputs[0]) is ew.NEG and out.dtype.category != dtypes.BOOL:
+        inner = inputs[0].producer.inputs[0]
+        return inner if _same_type(inner, out) else None
+    return None
+
+
+def _permute(inputs, attrs, out, compute):
+    base, dims = inputs[0], tuple(attrs["dims"])
+    if _producer_op(base) is layout.PERMUTE:
+        inner = base.producer.attrs["dims"]
+        base, dims = base.producer.inputs[0], tuple(inner[axis] for axis in dims)
+    if dims == tuple(range(len(dims))):
+        return base if _same_type(base, out) else None
+    if base is not inputs[0]:
+        return layout.PERMUTE, [base], {**attrs, "dims": dims}
+    return None
+
+
+def _collapse_chain(op):
+    """reshape(reshape(x)) and expand(expand(x)): one step from x; none if x has the type."""
+    def rule(inputs, attrs, out, compute):
+        base = inputs[0]
+        if _producer_op(base) is op:
+            base = base.producer.inputs[0]
+        if _same_type(base, out):
+            return base
+        if base is not inputs[0]:
+            return op, [base], attrs
+        return None
+
+    return rule
+
+
+def _cast(inputs, attrs, out, compute):
+    return inputs[0] if _same_type(inputs[0], out) else None
+
+
+def _reduce_nothing(op):
+    def rule(inputs, attrs, out, compute):
+        if tuple(attrs["dim"]) != () or not _same_type(inputs[0], out):
+            return None
+        if op is reduction.SUM and out.dtype.is_floating_point:
+            return None  # the sum starts from +0.0: -0.0 comes out as +0.0
+        return inputs[0]
+
+    return rule
+
+
+RULES = {
+    ew.MUL: _mul, ew.DIV: _div, ew.POW: _pow, ew.ADD: _add, ew.SUB: _sub, ew.NEG: _neg,
+    layout.PERMUTE: _permute, layout.RESHAPE: _collapse_chain(layout.RESHAPE),
+    layout.EXPAND: _collapse_chain(layout.EXPAND), ew.CAST: _cast,
+    **{op: _reduce_nothing(op) for op in REDUCTIONS_WITHOUT_AXES},
+}
+
+
+def _broadcast_source(value):
+    """What a broadcast-only operand broadcasts: the input of an expand, or of a reshape that
+    only prepends size-1 dims; None otherwise."""
+    op = _producer_op(value)
+    if op is layout.EXPAND:
+        return value.producer.inputs[0]
+    if op is layout.RESHAPE:
+        source = value.producer.inputs[0]
+        extra = len(value.shape) - len(source.shape)
+        if extra > 0 and value.shape == (1,) * extra + source.shape:
+            return source
+    return None
+
+
+def _drop_broadcasts(node: Node, inputs: list) -> list:
+    """An elementwise op broadcasts its operands itself: read an expand's (or a leading-ones
+    reshape's) input directly when the op's shape and dtype stay the same."""
+    op, out = node.op, node.output
+    if not isinstance(op.lowering, Elementwise) or op.shape is not broadcast_shapes:
+        return inputs
+    wanted = (out.shape, out.dtype)
+    for position in range(len(inputs)):
+        while True:
+            source = _broadcast_source(inputs[position])
+            if source is None:
+                break
+            candidate = inputs[:position] + [source] + inputs[position + 1:]
+            if infer(op, tuple(symbolic(operand) for operand in candidate), node.attrs) != wanted:
+                break
+            inputs = candidate
+    return inputs
+
+
+def algebraic_simplification(graph: Graph) -> Graph:
+    """Remove no-ops, exactly: the result is bitwise what the graph computed before.
+
+    A rewrite never changes a value's shape or dtype: a node is only replaced by a value of its
+    own type, so `x * 1` with an int `x` and a float `1.0` (a float result) and `x + 0` where the
+    zero tensor broadcasts `x` to a bigger shape stay. A constant is a literal operand or a
+    `fill` output (passes.py), taken in the op's compute dtype. Floating-point rules follow
+    LLVM's InstSimplify without fast-math flags (NaN, infinities and signed zeros kept):
+
+    - `x * 1`, `1 * x` -> x (LLVM: fmul X, 1.0 ==> X). `x * 0` is not 0 (NaN, inf, -0.0).
+    - `x / 1` -> x (fdiv X, 1.0 ==> X); `x ** 1` -> x (pow(X, 1.0) ==> X).
+    - `x + (-0.0)`, `(-0.0) + x` -> x (fadd X, -0.0 ==> X). `x + 0.0` stays: -0.0 + 0.0 is
+      +0.0. For integer and bool dtypes, `x + 0` and `0 + x` -> x.
+    - `x - 0.0` -> x (fsub X, +0.0 ==> X). `x - (-0.0)` stays (it is x + 0.0). For integer
+      dtypes, `x - 0` -> x.
+    - `neg(neg(x))` -> x (fneg is a sign flip; integer negation wraps both ways).
+    - `permute(permute(x, a), b)` -> `permute(x, c)` with c[i] = a[b[i]]; an identity permute
+      -> x.
+    - `reshape(reshape(x))` -> one reshape of x; a reshape to x's own shape -> x. The same for
+      `expand` (broadcasting compatibility is transitive).
+    - `cast(x, dtype)` with x already of that dtype -> x.
+    - prod/amax/amin/any/all over no axes (`dim=()`) -> x when the type is unchanged; `sum`
+      too for integer dtypes only, since a floating sum starts from +0.0 (-0.0 -> +0.0).
+    - Broadcasting no-ops: an elementwise op reading `expand(y)` or `reshape(y)` that only
+      prepends size-1 dims reads y instead, when the op's result shape and dtype are the same
+      (a 0-d operand promotes differently from a dimensioned one, so that is checked too).
+    """
+    rewriter = GraphRewriter(graph)
+    for node in graph.nodes:
+        original = rewriter.operands(node)
+        inputs = _drop_broadcasts(node, original)
+        rule = RULES.get(node.op)
+        result = None
+        if rule is not None:
+            compute = node.op.dtype(tuple(symbolic(operand) for operand in inputs),
+                                    node.attrs)[0]
+            compute = node.output.dtype if compute is None else compute
+            result = rule(inputs, node.attrs, node.output, compute)
+        if isinstance(result, Value):
+            rewriter.alias(node, result)
+        elif result is not None:
+            op, operands, attrs = result
+            rewriter.copy(node, operands, attrs, op=op)
+        else:
+            rewriter.copy(node, inputs)
+    return rewriter.finish()

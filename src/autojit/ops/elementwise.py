@@ -196,12 +196,12 @@ MAXIMUM = _elementwise("maximum", 2, rule_promote, np.maximum,
 MINIMUM = _elementwise("minimum", 2, rule_promote, np.minimum,
                        _max_min_vjp(lambda a, b: a < b), (0, 1), "min({0}, {1})")
 FLOOR_DIVIDE = _elementwise("floor_divide", 2, rule_promote, np.floor_divide,
-                            NOT_DIFFERENTIABLE, (), "floor({0} / {1})")
+                            NOT_DIFFERENTIABLE, (), "floor_divide({0}, {1})")
 REMAINDER = _elementwise(
     "remainder", 2, rule_promote, np.remainder,
     _binary_vjp(lambda ctx, g: g,
                 lambda ctx, g: -g * ctx.inputs[0].floor_divide(ctx.inputs[1])),
-    (0, 1), "({0} - floor({0} / {1}) * {1})")
+    (0, 1), "remainder({0}, {1})")
 
 add, sub, mul, div, pow = map(_call2, (ADD, SUB, MUL, DIV, POW))  # noqa: A001
 maximum, minimum, floor_divide, remainder = map(_call2, (MAXIMUM, MINIMUM, FLOOR_DIVIDE,
@@ -221,7 +221,7 @@ LOGICAL_AND = _elementwise("logical_and", 2, rule_bool, np.logical_and, NOT_DIFF
 LOGICAL_OR = _elementwise("logical_or", 2, rule_bool, np.logical_or, NOT_DIFFERENTIABLE, (),
                           "({0} || {1})")
 LOGICAL_XOR = _elementwise("logical_xor", 2, rule_bool, np.logical_xor, NOT_DIFFERENTIABLE, (),
-                           "({0} != {1})")
+                           "(bool({0}) != bool({1}))")
 LOGICAL_NOT = _elementwise("logical_not", 1, rule_bool, np.logical_not, NOT_DIFFERENTIABLE, (),
                            "(!{0})")
 ISNAN = _elementwise("isnan", 1, rule_bool, np.isnan, NOT_DIFFERENTIABLE, (), "isnan({0})")

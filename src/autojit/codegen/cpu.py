@@ -1,0 +1,218 @@
+"""The CPU backend: compiles a Kernel to native code through llvmlite and calls it.
+
+`compile_kernel(kernel)` renders the kernel (render_llvm.py), optimizes the module with LLVM's
+O3 pipeline for the host CPU (its features included, so the loop and SLP vectorizers use AVX2
+or AVX-512 where present), JIT-compiles it into one process-wide MCJIT engine that owns the
+code, and returns a CompiledKernel: a callable taking the input and output arrays. Compiled
+kernels are cached in memory by `Kernel.structural_key()`. No C compiler is involved.
+See docs/notes/cpu-codegen.md.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import threading
+import time
+
+import llvmlite.binding as llvm
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from .kernel import Kernel
+from .render_llvm import ERRORS, render
+
+_LOCK = threading.Lock()
+_CACHE: dict = {}
+_COUNTER = itertools.count()
+_FUNCTION_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+# The object entry reads Python objects, so it runs holding the GIL (PYFUNCTYPE).
+_OBJECT_FUNCTION_TYPE = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.py_object, ctypes.py_object)
+
+
+def _find_pointer(owner, wanted, first_word=1, last_word=8):
+    """The byte offset inside the object `owner` of a machine word equal to `wanted`."""
+    words = (ctypes.c_void_p * last_word).from_address(id(owner))
+    for word in range(first_word, last_word):
+        if words[word] == wanted:
+            return word * ctypes.sizeof(ctypes.c_void_p)
+    return None
+
+
+def object_layout():
+    """(offset of a list's item vector, offset of an ndarray's data pointer), or None.
+
+    Both are fixed by the CPython and NumPy ABIs (PyListObject.ob_item, PyArrayObject.data);
+    they are found by looking, and checked on fresh objects, rather than assumed.
+    """
+    arrays = [np.empty(3), np.empty((2, 2), np.float32)[:, 1]]
+    data_offset = _find_pointer(arrays[0], arrays[0].ctypes.data)
+    if data_offset is None or any(_find_pointer(a, a.ctypes.data) != data_offset
+                                  for a in arrays):
+        return None
+    # PyListObject is {PyObject_VAR_HEAD; PyObject **ob_item; ...}: ob_item follows ob_size.
+    # Only the found word is dereferenced, so a different layout is refused, never read.
+    probe = [arrays[0]] * 1001
+    size_offset = _find_pointer(probe, 1001)
+    if size_offset is None:
+        return None
+    item_offset = size_offset + ctypes.sizeof(ctypes.c_void_p)
+    items = ctypes.c_void_p.from_address(id(probe) + item_offset).value
+    if (ctypes.c_void_p * 1001).from_address(items)[1000] == id(arrays[0]):
+        return item_offset, data_offset
+    return None
+
+
+class _Backend:
+    """The target machine, the pass pipeline options and the engine, made once per process."""
+
+    def __init__(self):
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_default_triple()
+        self.cpu = llvm.get_host_cpu_name()
+        self.features = llvm.get_host_cpu_features().flatten()
+        self.target_machine = target.create_target_machine(
+            cpu=self.cpu, features=self.features, opt=3, jit=True)
+        holder = llvm.parse_assembly("")
+        holder.triple = self.target_machine.triple
+        self.engine = llvm.create_mcjit_compiler(holder, self.target_machine)
+        self.object_layout = object_layout()
+
+    def optimize(self, module):
+        options = llvm.create_pipeline_tuning_options(speed_level=3)
+        options.loop_vectorization = True
+        options.slp_vectorization = True
+        options.loop_unrolling = False
+        options.loop_interleaving = True
+        builder = llvm.create_pass_builder(self.target_machine, options)
+        builder.getModulePassManager().run(module, builder)
+
+
+_BACKEND: _Backend | None = None
+
+
+def backend() -> _Backend:
+    global _BACKEND
+    if _BACKEND is None:
+        _BACKEND = _Backend()
+    return _BACKEND
+
+
+class CompiledKernel:
+    """A kernel in native code: `compiled(inputs, outputs)` runs it.
+
+    Inputs are arrays whose element (i0, i1, ...) of the kernel's space lies at their data
+    pointer plus sum(i_k * strides_k) elements (the KernelInput strides); outputs are
+    preallocated C-contiguous arrays of `kernel.output_shape(output)` and the output's dtype.
+    The call does no checking, for speed; `validate(inputs, outputs)` checks the arrays.
+    """
+
+    def __init__(self, kernel, symbol, function, llvm_ir, optimized_ir, compile_seconds,
+                 module, object_function=None):
+        self.kernel = kernel
+        self.symbol = symbol
+        self.llvm_ir = llvm_ir
+        self.optimized_ir = optimized_ir
+        self.compile_seconds = compile_seconds
+        self._module = module  # kept alive: the engine owns the code compiled from it
+        self._function = function
+        self._arity = len(kernel.inputs) + len(kernel.outputs)
+        self._pointer_array = ctypes.c_void_p * self._arity
+        self._object_function = object_function
+        self._counts = (len(kernel.inputs), len(kernel.outputs))
+
+    def __call__(self, inputs, outputs):
+        if self._object_function is not None and inputs.__class__ is list and \
+                outputs.__class__ is list and (len(inputs), len(outputs)) == self._counts:
+            status = self._object_function(inputs, outputs)
+        else:
+            pointers = self._pointer_array(*[array.ctypes.data for array in (*inputs, *outputs)])
+            status = self._function(pointers)
+        if status:
+            error, message = ERRORS[status & -status]
+            raise error(message)
+
+    def object_code(self) -> bytes:
+        """The optimized module as a relocatable object file, for a disk cache."""
+        return backend().target_machine.emit_object(self._module)
+
+    def validate(self, inputs, outputs) -> None:
+        """Raise a clear error when the arrays do not fit the kernel (the call trusts them)."""
+        kernel = self.kernel
+        if len(inputs) != len(kernel.inputs) or len(outputs) != len(kernel.outputs):
+            raise ValueError(f"kernel {kernel.name} takes {len(kernel.inputs)} inputs and "
+                             f"{len(kernel.outputs)} outputs, got {len(inputs)} and "
+                             f"{len(outputs)}")
+        for position, (array, entry) in enumerate(zip(inputs, kernel.inputs)):
+            if array.dtype != entry.dtype.numpy:
+                raise TypeError(f"kernel {kernel.name}: input {position} has dtype {array.dtype},"
+                                f" expected {entry.dtype.name}")
+            _check_extent(kernel, f"input {position}", array, entry.strides)
+        for position, (array, entry) in enumerate(zip(outputs, kernel.outputs)):
+            shape = kernel.output_shape(entry)
+            if array.dtype != entry.dtype.numpy or array.shape != shape or \
+                    not array.flags.c_contiguous or not array.flags.writeable:
+                raise ValueError(f"kernel {kernel.name}: output {position} must be a writeable "
+                                 f"C-contiguous {entry.dtype.name} array of shape {shape}, got "
+                                 f"{array.dtype} {array.shape}")
+
+    def __repr__(self):
+        return f"<CompiledKernel {self.kernel.name} ({self.compile_seconds * 1e3:.1f} ms)>"
+
+
+def _check_extent(kernel, what, array, strides):
+    """Every element the strides reach must lie inside the array's buffer."""
+    if any(extent == 0 for extent in kernel.shape):
+        return
+    lowest = sum(min(0, s * (e - 1)) for s, e in zip(strides, kernel.shape))
+    highest = sum(max(0, s * (e - 1)) for s, e in zip(strides, kernel.shape))
+    base = array.__array_interface__["data"][0]
+    start, end = byte_bounds(array)
+    size = array.dtype.itemsize
+    if base + lowest * size < start or base + (highest + 1) * size > end:
+        raise ValueError(f"kernel {kernel.name}: {what} strides {strides} over shape "
+                         f"{kernel.shape} reach outside its array of shape {array.shape}")
+
+
+def compile_kernel(kernel: Kernel) -> CompiledKernel:
+    """The kernel compiled for this CPU, from the in-memory cache when an equal one was built."""
+    key = kernel.structural_key()
+    found = _CACHE.get(key)
+    if found is not None:
+        return found
+    with _LOCK:
+        found = _CACHE.get(key)
+        if found is None:
+            found = _compile(kernel)
+            _CACHE[key] = found
+    return found
+
+
+def _compile(kernel: Kernel) -> CompiledKernel:
+    state = backend()
+    start = time.perf_counter()
+    symbol = f"autojit_{kernel.name}_{next(_COUNTER)}"
+    rendered = render(kernel, symbol, state.object_layout)
+    module = llvm.parse_assembly(rendered.text)
+    module.triple = state.target_machine.triple
+    module.data_layout = str(state.target_machine.target_data)
+    module.verify()
+    state.optimize(module)
+    optimized = str(module)
+    state.engine.add_module(module)
+    state.engine.finalize_object()
+    address = state.engine.get_function_address(rendered.name)
+    function = _FUNCTION_TYPE(address)
+    object_function = None
+    if state.object_layout is not None:
+        object_function = _OBJECT_FUNCTION_TYPE(
+            state.engine.get_function_address(f"{rendered.name}.objects"))
+    seconds = time.perf_counter() - start
+    return CompiledKernel(kernel, rendered.name, function, rendered.text, optimized, seconds,
+                          module, object_function)
+
+
+def clear_cache() -> None:
+    """Forget the compiled kernels (their code stays in the engine)."""
+    _CACHE.clear()

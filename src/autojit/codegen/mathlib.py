@@ -1,0 +1,401 @@
+"""Vectorizable math in LLVM IR: exp, log, log1p, expm1, tanh, sigmoid, erf, sin, cos, pow.
+
+The CPU renderer (render_llvm.py) calls these emitters while it builds a kernel's loop body.
+Each emits straight-line IR (range reduction, a polynomial, selects for the special values) into
+the current block, so the loop vectorizer sees no calls and no branches; a scalar libm call
+would keep the loop scalar. The algorithms run in double precision; float32 arguments are
+widened and the result rounded back, which keeps float32 within one ulp. See
+docs/notes/cpu-codegen.md for the algorithms and their measured accuracy.
+"""
+
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+
+DOUBLE = ir.DoubleType()
+INT64 = ir.IntType(64)
+BOOL = ir.IntType(1)
+
+LOG2E = 1.4426950408889634
+# ln 2 split so that k * LN2_HI is exact for |k| < 2**20 (fdlibm's constants).
+LN2_HI = 6.93147180369123816490e-01
+LN2_LO = 1.90821492927058770002e-10
+# pi / 2 in three parts for the sin/cos argument reduction (applied with fused multiply-adds).
+PIO2_1 = 1.5707963267948966
+PIO2_2 = 6.123233995736766e-17
+PIO2_3 = -1.4973849048591698e-33
+SMALLEST_NORMAL = 2.2250738585072014e-308
+
+# Taylor coefficients 1/n! for exp on |r| <= ln2/2 (the degree-13 remainder is below 1e-17).
+EXP_COEFFICIENTS = [1 / math.factorial(n) for n in range(14)]
+# log(1+f) = f - f*f/2 + s*(f*f/2 + R(s*s)), R(z) = sum 2 z**k / (2k + 1) (fdlibm's identity).
+LOG_COEFFICIENTS = [2 / (2 * k + 1) for k in range(1, 12)]
+SIN_COEFFICIENTS = [(-1) ** n / math.factorial(2 * n + 1) for n in range(11)]
+COS_COEFFICIENTS = [(-1) ** n / math.factorial(2 * n) for n in range(11)]
+EXPM1_SMALL = 0.6931471805599453  # ln2: the series runs below, the reduction above
+# expm1(x) = x + x*x * sum x**n / (n + 2)!, to degree 19 (remainder below 1e-17 for |x| < ln2).
+EXPM1_COEFFICIENTS = [1 / math.factorial(n + 2) for n in range(18)]
+
+
+def _erf_small_coefficients():
+    """erf(x) = x * P(x*x) for |x| < 0.5: P's Taylor coefficients, error below 1e-17."""
+    return [2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1))
+            for n in range(13)]
+
+
+ERF_SMALL_COEFFICIENTS = _erf_small_coefficients()
+ERF_PIECE_START, ERF_PIECE_WIDTH, ERF_PIECES, ERF_DEGREE = 0.5, 0.25, 22, 14
+
+
+def _erf_piece_table():
+    """Taylor coefficients of erf about the centre of each piece of [0.5, 6].
+
+    The derivatives of erf are 2/sqrt(pi) times those of g(t) = exp(-(c+t)**2), whose Taylor
+    coefficients b follow (n+1) b[n+1] = -2c b[n] - 2 b[n-1]. A piece is 0.25 wide, so the
+    terms past degree 14 are below 1e-17 and erf is 1 in double precision beyond 6.
+    """
+    table = []
+    for piece in range(ERF_PIECES):
+        centre = ERF_PIECE_START + (piece + 0.5) * ERF_PIECE_WIDTH
+        g = [math.exp(-centre * centre)]
+        g.append(-2 * centre * g[0])
+        for n in range(1, ERF_DEGREE):
+            g.append((-2 * centre * g[n] - 2 * g[n - 1]) / (n + 1))
+        scale = 2 / math.sqrt(math.pi)
+        table.append([math.erf(centre)] + [scale * g[n] / (n + 1) for n in range(ERF_DEGREE)])
+    return table
+
+
+ERF_TABLE = _erf_piece_table()
+
+
+class MathEmitter:
+    """Emits double-precision math into `builder`'s current block; one per kernel module."""
+
+    def __init__(self, builder: ir.IRBuilder, module: ir.Module):
+        self.b = builder
+        self.module = module
+
+    # ---- small helpers ------------------------------------------------------------------------
+
+    def const(self, value):
+        return ir.Constant(DOUBLE, value)
+
+    def intrinsic(self, name, args, ret=DOUBLE):
+        full = f"{name}.f64"
+        function = self.module.globals.get(full)
+        if function is None:
+            function = ir.Function(self.module, ir.FunctionType(ret, [a.type for a in args]), full)
+        return self.b.call(function, args)
+
+    def fma(self, a, b, c):
+        return self.intrinsic("llvm.fma", [a, b, c])
+
+    def horner(self, x, coefficients):
+        """sum coefficients[n] * x**n, highest degree first."""
+        result = self.const(coefficients[-1])
+        for value in reversed(coefficients[:-1]):
+            result = self.fma(result, x, self.const(value))
+        return result
+
+    def select(self, condition, a, b):
+        return self.b.select(condition, a, b)
+
+    def isnan(self, x):
+        return self.b.fcmp_unordered("uno", x, x)
+
+    def fabs(self, x):
+        return self.intrinsic("llvm.fabs", [x])
+
+    def scale_by_power_of_two(self, x, k):
+        """x * 2**k for |k| < 2046, in two exact factors so subnormal results round once."""
+        b = self.b
+        half = b.ashr(k, ir.Constant(INT64, 1))
+        rest = b.sub(k, half)
+        factors = []
+        for part in (half, rest):
+            bits = b.shl(b.add(part, ir.Constant(INT64, 1023)), ir.Constant(INT64, 52))
+            factors.append(b.bitcast(bits, DOUBLE))
+        return b.fmul(b.fmul(x, factors[0]), factors[1])
+
+    # ---- exp, expm1, sigmoid, tanh --------------------------------------------------------------
+
+    def exp(self, x, tail=None):
+        """exp(x + tail): Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, Taylor degree 13."""
+        b = self.b
+        # Clamp so the integer conversions stay defined; past these bounds the scaling below
+        # already overflows to inf or underflows to 0. NaN is restored at the end.
+        clamped = self.select(b.fcmp_ordered(">", x, self.const(720.0)), self.const(720.0), x)
+        clamped = self.select(b.fcmp_ordered("<", clamped, self.const(-760.0)),
+                              self.const(-760.0), clamped)
+        clamped = self.select(self.isnan(x), self.const(0.0), clamped)
+        k = self.intrinsic("llvm.rint", [b.fmul(clamped, self.const(LOG2E))])
+        negative_k = b.fneg(k)
+        r = self.fma(negative_k, self.const(LN2_HI), clamped)
+        r = self.fma(negative_k, self.const(LN2_LO), r)
+        if tail is not None:
+            r = b.fadd(r, tail)
+        polynomial = self.horner(r, EXP_COEFFICIENTS)
+        result = self.scale_by_power_of_two(polynomial, b.fptosi(k, INT64))
+        return self.select(self.isnan(x), x, result)
+
+    def expm1(self, x):
+        """|x| < ln2: Taylor series (no cancellation); outside, with x = k ln2 + r,
+        fma(2**k, expm1(r), 2**k - 1), rounded once; beyond 700, exp(x) - 1."""
+        b = self.b
+        series = self._expm1_series(x)
+        clamped = self.select(b.fcmp_ordered("<", self.fabs(x), self.const(700.0)), x,
+                              self.const(0.0))
+        k = self.intrinsic("llvm.rint", [b.fmul(clamped, self.const(LOG2E))])
+        negative_k = b.fneg(k)
+        r = self.fma(negative_k, self.const(LN2_HI), clamped)
+        r = self.fma(negative_k, self.const(LN2_LO), r)
+        exponent = b.add(b.fptosi(k, INT64), ir.Constant(INT64, 1023))
+        power = b.bitcast(b.shl(exponent, ir.Constant(INT64, 52)), DOUBLE)
+        reduced = self.fma(power, self._expm1_series(r), b.fsub(power, self.const(1.0)))
+        huge = b.fsub(self.exp(x), self.const(1.0))
+        result = self.select(b.fcmp_ordered("<", self.fabs(x), self.const(700.0)), reduced,
+                             huge)
+        small = b.fcmp_ordered("<", self.fabs(x), self.const(EXPM1_SMALL))
+        result = self.select(small, series, result)
+        return self.select(b.fcmp_ordered("==", x, self.const(0.0)), x, result)  # keeps -0
+
+    def _expm1_series(self, x):
+        b = self.b
+        return b.fadd(x, b.fmul(b.fmul(x, x), self.horner(x, EXPM1_COEFFICIENTS)))
+
+    def sigmoid(self, x):
+        """The NumPy reference's formula: exp(-|x|) / (1 + exp(-|x|)) mirrored for x >= 0."""
+        b = self.b
+        small = self.exp(b.fneg(self.fabs(x)))
+        ratio = b.fdiv(self.const(1.0), b.fadd(small, self.const(1.0)))
+        return self.select(b.fcmp_ordered(">=", x, self.const(0.0)), ratio, b.fmul(small, ratio))
+
+    def tanh(self, x):
+        """tanh|x| = -t / (t + 2) with t = expm1(-2|x|) below 0.55 (no cancellation), and
+        1 - 2 / (exp(2|x|) + 1) above (saturates to 1); odd in x."""
+        b = self.b
+        twice = b.fmul(self.const(2.0), self.fabs(x))
+        t = self.expm1(b.fneg(twice))
+        # -t / (t + 2) with t + 2 kept as hi + lo and the quotient corrected by one Newton
+        # step, so only expm1's error remains.
+        denominator = b.fadd(t, self.const(2.0))
+        denominator_low = b.fadd(b.fsub(self.const(2.0), denominator), t)
+        quotient = b.fdiv(b.fneg(t), denominator)
+        residual = b.fsub(self.fma(b.fneg(quotient), denominator, b.fneg(t)),
+                          b.fmul(quotient, denominator_low))
+        small = b.fadd(quotient, b.fdiv(residual, denominator))
+        large = b.fsub(self.const(1.0), b.fdiv(self.const(2.0),
+                                               b.fadd(self.exp(twice), self.const(1.0))))
+        magnitude = self.select(b.fcmp_ordered("<", twice, self.const(1.1)), small, large)
+        magnitude = self.select(self.isnan(x), x, magnitude)
+        return self.intrinsic("llvm.copysign", [magnitude, x])
+
+    # ---- log, log1p -----------------------------------------------------------------------------
+
+    def _split(self, x):
+        """x > 0 as 2**e * m with m in [sqrt(1/2), sqrt(2)); returns (f = m - 1, e as double)."""
+        b = self.b
+        subnormal = b.fcmp_ordered("<", x, self.const(SMALLEST_NORMAL))
+        scaled = self.select(subnormal, b.fmul(x, self.const(2.0 ** 54)), x)
+        bits = b.bitcast(scaled, INT64)
+        exponent = b.sub(b.lshr(bits, ir.Constant(INT64, 52)), ir.Constant(INT64, 1023))
+        exponent = b.sub(exponent, self.b.select(subnormal, ir.Constant(INT64, 54),
+                                                 ir.Constant(INT64, 0)))
+        mantissa_bits = b.or_(b.and_(bits, ir.Constant(INT64, (1 << 52) - 1)),
+                              ir.Constant(INT64, 1023 << 52))
+        mantissa = b.bitcast(mantissa_bits, DOUBLE)
+        big = b.fcmp_ordered(">", mantissa, self.const(math.sqrt(2.0)))
+        mantissa = self.select(big, b.fmul(mantissa, self.const(0.5)), mantissa)
+        exponent = b.add(exponent, b.zext(big, INT64))
+        return b.fsub(mantissa, self.const(1.0)), b.sitofp(exponent, DOUBLE)
+
+    def _log_specials(self, x, result):
+        b = self.b
+        result = self.select(b.fcmp_ordered("==", x, self.const(math.inf)), x, result)
+        result = self.select(b.fcmp_ordered("==", x, self.const(0.0)),
+                             self.const(-math.inf), result)
+        invalid = b.fcmp_unordered("<", x, self.const(0.0))  # negative or NaN
+        return self.select(invalid, self.const(math.nan), result)
+
+    def log(self, x):
+        b = self.b
+        f, k = self._split(x)
+        s = b.fdiv(f, b.fadd(self.const(2.0), f))
+        z = b.fmul(s, s)
+        r = b.fmul(z, self.horner(z, LOG_COEFFICIENTS))
+        half_square = b.fmul(self.const(0.5), b.fmul(f, f))
+        inner = b.fadd(b.fmul(s, b.fadd(half_square, r)), b.fmul(k, self.const(LN2_LO)))
+        result = b.fsub(b.fmul(k, self.const(LN2_HI)), b.fsub(b.fsub(half_square, inner), f))
+        return self._log_specials(x, result)
+
+    def log1p(self, x):
+        """log(u) corrected by (x - (u - 1)) / u, the rounding error of u = 1 + x."""
+        b = self.b
+        u = b.fadd(self.const(1.0), x)
+        correction = b.fdiv(b.fsub(x, b.fsub(u, self.const(1.0))), u)
+        result = b.fadd(self.log(u), correction)
+        result = self.select(b.fcmp_ordered("==", x, self.const(-1.0)),
+                             self.const(-math.inf), result)
+        result = self.select(b.fcmp_ordered("==", x, self.const(math.inf)), x, result)
+        return self.select(b.fcmp_ordered("==", x, self.const(0.0)), x, result)  # keeps -0
+
+    def log_extended(self, x):
+        """log(x) for finite x > 0 as an unevaluated sum hi + lo, about 2**-100 relative."""
+        b = self.b
+        f, k = self._split(x)
+        d = b.fadd(self.const(2.0), f)
+        d_low = b.fadd(b.fsub(self.const(2.0), d), f)
+        s = b.fdiv(f, d)
+        s_low = b.fdiv(b.fsub(self.fma(b.fneg(s), d, f), b.fmul(s, d_low)), d)
+        z = b.fmul(s, s)
+        series = b.fmul(b.fmul(s, z), self.horner(z, LOG_COEFFICIENTS))
+        big = b.fmul(k, self.const(LN2_HI))
+        twice_s = b.fmul(s, self.const(2.0))
+        high, error = self._two_sum(big, twice_s)
+        low = b.fadd(b.fadd(error, b.fmul(k, self.const(LN2_LO))),
+                     b.fadd(b.fmul(s_low, self.const(2.0)), series))
+        total = b.fadd(high, low)
+        return total, b.fadd(b.fsub(high, total), low)
+
+    def _two_sum(self, a, c):
+        b = self.b
+        total = b.fadd(a, c)
+        virtual = b.fsub(total, a)
+        error = b.fadd(b.fsub(a, b.fsub(total, virtual)), b.fsub(c, virtual))
+        return total, error
+
+    # ---- pow ----------------------------------------------------------------------------------
+
+    def pow(self, x, y):
+        """exp(y * log|x|) with log and the product carried in double-double, then C99's
+        special cases (pow(x, 0) = 1, pow(1, y) = 1, negative bases, zeros, infinities)."""
+        b = self.b
+        ax = self.fabs(x)
+        finite_ax = self.select(b.fcmp_ordered("<", ax, self.const(math.inf)), ax, self.const(1.0))
+        finite_ax = self.select(b.fcmp_ordered(">", finite_ax, self.const(0.0)), finite_ax,
+                                self.const(1.0))
+        high, low = self.log_extended(finite_ax)
+        product = b.fmul(y, high)
+        product_error = b.fadd(self.fma(y, high, b.fneg(product)), b.fmul(y, low))
+        finite_product = b.fcmp_ordered("<", self.fabs(product), self.const(math.inf))
+        product_error = self.select(finite_product, product_error, self.const(0.0))
+        result = self.exp(product, product_error)
+        # |x| of 0 or inf: log is -inf or inf, and y * log|x| decides between 0 and inf.
+        edge_log = self.select(b.fcmp_ordered("==", ax, self.const(0.0)), self.const(-math.inf),
+                               self.const(math.inf))
+        edge = b.or_(b.fcmp_ordered("==", ax, self.const(0.0)),
+                     b.fcmp_ordered("==", ax, self.const(math.inf)))
+        edge_value = self.exp(b.fmul(y, edge_log))
+        result = self.select(edge, edge_value, result)
+        is_integer = b.fcmp_ordered("==", self.intrinsic("llvm.floor", [y]), y)
+        half = b.fmul(y, self.const(0.5))
+        odd = b.and_(is_integer, b.fcmp_ordered("!=", self.intrinsic("llvm.floor", [half]), half))
+        sign_bit = b.icmp_signed("<", b.bitcast(x, INT64), ir.Constant(INT64, 0))
+        result = self.select(b.and_(sign_bit, odd), b.fneg(result), result)
+        finite_negative = b.and_(b.fcmp_ordered("<", x, self.const(0.0)),
+                                 b.fcmp_ordered(">", x, self.const(-math.inf)))
+        finite_y = b.fcmp_ordered("<", self.fabs(y), self.const(math.inf))
+        not_integer = b.and_(finite_y, b.not_(is_integer))
+        result = self.select(b.and_(finite_negative, not_integer), self.const(math.nan), result)
+        result = self.select(b.fcmp_unordered("uno", x, y), self.const(math.nan), result)
+        unit_infinite = b.and_(b.fcmp_ordered("==", ax, self.const(1.0)),
+                               b.fcmp_ordered("==", self.fabs(y), self.const(math.inf)))
+        one = b.or_(b.or_(unit_infinite, b.fcmp_ordered("==", x, self.const(1.0))),
+                    b.fcmp_ordered("==", y, self.const(0.0)))
+        return self.select(one, self.const(1.0), result)
+
+    # ---- sin, cos -----------------------------------------------------------------------------
+
+    def _sin_cos(self, x, quadrant_shift):
+        """x = k pi/2 + r with |r| <= pi/4, then sin or cos of r by the quadrant (k + shift)."""
+        b = self.b
+        finite = b.fcmp_ordered("<", self.fabs(x), self.const(math.inf))
+        safe = self.select(finite, x, self.const(0.0))
+        k = self.intrinsic("llvm.rint", [b.fmul(safe, self.const(2 / math.pi))])
+        negative_k = b.fneg(k)
+        r = self.fma(negative_k, self.const(PIO2_1), safe)
+        r = self.fma(negative_k, self.const(PIO2_2), r)
+        r = self.fma(negative_k, self.const(PIO2_3), r)
+        z = b.fmul(r, r)
+        sine = b.fmul(r, self.horner(z, SIN_COEFFICIENTS))
+        cosine = self.horner(z, COS_COEFFICIENTS)
+        # k mod 4 computed in floating point: k itself may be too large for an integer.
+        quadrant = b.fsub(k, b.fmul(self.const(4.0), self.intrinsic(
+            "llvm.floor", [b.fmul(k, self.const(0.25))])))
+        quadrant = b.add(b.fptosi(quadrant, INT64), ir.Constant(INT64, quadrant_shift))
+        use_cosine = b.trunc(quadrant, BOOL)
+        negate = b.trunc(b.lshr(quadrant, ir.Constant(INT64, 1)), BOOL)
+        value = self.select(use_cosine, cosine, sine)
+        value = self.select(negate, b.fneg(value), value)
+        return self.select(finite, value, self.const(math.nan))
+
+    def sin(self, x):
+        result = self._sin_cos(x, 0)
+        return self.select(self.b.fcmp_ordered("==", x, self.const(0.0)), x, result)  # keeps -0
+
+    def cos(self, x):
+        return self._sin_cos(x, 1)
+
+    # ---- erf ----------------------------------------------------------------------------------
+
+    def erf(self, x):
+        """|x| < 0.5: x * P(x*x); [0.5, 6): a Taylor polynomial per 0.25-wide piece, its
+        coefficients gathered from a constant table; beyond: 1. Odd in x."""
+        b = self.b
+        ax = self.fabs(x)
+        small = b.fmul(x, self.horner(b.fmul(x, x), ERF_SMALL_COEFFICIENTS))
+        end = ERF_PIECE_START + ERF_PIECES * ERF_PIECE_WIDTH
+        clamped = self.select(b.fcmp_ordered("<", ax, self.const(ERF_PIECE_START)),
+                              self.const(ERF_PIECE_START), ax)
+        clamped = self.select(b.fcmp_unordered(">=", clamped, self.const(end)),
+                              self.const(end - 1e-9), clamped)  # NaN lands here too
+        position = b.fmul(b.fsub(clamped, self.const(ERF_PIECE_START)),
+                          self.const(1 / ERF_PIECE_WIDTH))
+        piece = self.intrinsic("llvm.floor", [position])
+        t = b.fmul(b.fsub(position, b.fadd(piece, self.const(0.5))), self.const(ERF_PIECE_WIDTH))
+        row = b.mul(b.fptosi(piece, INT64), ir.Constant(INT64, ERF_DEGREE + 1))
+        table = self._erf_table()
+        value = None
+        for n in reversed(range(ERF_DEGREE + 1)):
+            address = b.gep(table, [b.add(row, ir.Constant(INT64, n))], inbounds=True,
+                            source_etype=DOUBLE)
+            coefficient = b.load(address, typ=DOUBLE, align=8)
+            value = coefficient if value is None else self.fma(value, t, coefficient)
+        large = self.select(b.fcmp_ordered(">=", ax, self.const(end)), self.const(1.0), value)
+        large = self.intrinsic("llvm.copysign", [large, x])
+        result = self.select(b.fcmp_ordered("<", ax, self.const(ERF_PIECE_START)), small, large)
+        return self.select(self.isnan(x), x, result)
+
+    def _erf_table(self):
+        name = "autojit.erf_table"
+        table = self.module.globals.get(name)
+        if table is None:
+            values = [value for row in ERF_TABLE for value in row]
+            array_type = ir.ArrayType(DOUBLE, len(values))
+            table = ir.GlobalVariable(self.module, array_type, name)
+            table.initializer = ir.Constant(array_type, values)
+            table.global_constant = True
+            table.linkage = "internal"
+        return table
+
+
+UNARY = ("exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos")
+
+
+def emit_unary(name, builder, module, value, float_type):
+    """`name`(value) for a float or double `value`; float arguments run in double."""
+    emitter = MathEmitter(builder, module)
+    wide = value if float_type == DOUBLE else builder.fpext(value, DOUBLE)
+    result = getattr(emitter, name)(wide)
+    return result if float_type == DOUBLE else builder.fptrunc(result, float_type)
+
+
+def emit_pow(builder, module, x, y, float_type):
+    emitter = MathEmitter(builder, module)
+    if float_type != DOUBLE:
+        x, y = builder.fpext(x, DOUBLE), builder.fpext(y, DOUBLE)
+    result = emitter.pow(x, y)
+    return result if float_type == DOUBLE else builder.fptrunc(result, float_type)

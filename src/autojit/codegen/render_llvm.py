@@ -1,0 +1,300 @@
+"""Kernel -> LLVM IR text: the loop nest around the kernel's steps.
+
+cpu.py compiles what this module renders. The loops walk the kernel's space in C order (reduce
+axes innermost when the kernel reduces), collapsing axes that every array walks contiguously;
+the body loads the inputs, emits each step through llvm_expression.StepEmitter (the op's
+expression template from the registry), stores the elementwise outputs and folds the reduced
+ones into accumulators. See docs/notes/cpu-codegen.md.
+
+The rendered module exports `i32 NAME(ptr args)`: `args` holds the data pointers of the inputs
+then the outputs; the result is 0, or an error code from ERRORS.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from .. import dtypes
+from ..ops.registry import Elementwise
+from .kernel import REDUCTION_KINDS, Kernel
+from .llvm_expression import (
+    BYTE,
+    ERRORS,
+    INT32,
+    INT64,
+    RenderError,
+    StepEmitter,
+    Typed,
+    constant,
+    convert,
+    intrinsic,
+    parse,
+    register_type,
+)
+
+__all__ = ["ERRORS", "RenderError", "Rendered", "loop_plan", "parse", "render"]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    name: str
+    text: str
+    arity: int
+
+
+# ---- the loop nest ------------------------------------------------------------------------------
+
+def _contiguous_strides(shape):
+    strides, running = [], 1
+    for extent in reversed(shape):
+        strides.append(running)
+        running *= extent
+    return tuple(reversed(strides))
+
+
+def loop_plan(kernel: Kernel):
+    """The loops to emit, outermost first: (extent, strides per array, reduces).
+
+    Arrays are the inputs then the outputs. When the kernel has reduced outputs the reduce axes
+    run innermost; axes of extent 1 vanish; adjacent axes that every array walks contiguously
+    merge into one loop, so a contiguous elementwise kernel is one flat loop.
+    """
+    shape = kernel.shape
+    reduces = any(output.reduce for output in kernel.outputs)
+    reduce_axes = set(kernel.reduce_axes) if reduces else set()
+    strides = [tuple(entry.strides) for entry in kernel.inputs]
+    for output in kernel.outputs:
+        own = _contiguous_strides(kernel.output_shape(output))
+        strides.append(tuple(0 if axis in reduce_axes and output.reduce else own[axis]
+                             for axis in range(len(shape))))
+    order = [axis for axis in range(len(shape)) if axis not in reduce_axes] + sorted(reduce_axes)
+    loops = []
+    for axis in order:
+        extent = shape[axis]
+        if extent == 1:
+            continue
+        entry = [extent, [array[axis] for array in strides], axis in reduce_axes]
+        if loops and loops[-1][2] == entry[2] and all(
+                outer == inner * extent for outer, inner in zip(loops[-1][1], entry[1])):
+            loops[-1] = [loops[-1][0] * extent, entry[1], entry[2]]
+        else:
+            loops.append(entry)
+    return [(extent, tuple(array_strides), reduce) for extent, array_strides, reduce in loops]
+
+
+REDUCE_COMBINE = {"sum": ("fadd", "add", "or_"), "prod": ("fmul", "mul", "and_")}
+
+
+class KernelRenderer:
+    def __init__(self, kernel: Kernel, name: str, object_layout=None):
+        for step in kernel.steps:
+            if not isinstance(step.op.lowering, Elementwise):
+                raise RenderError(f"{step.op.name}: only elementwise steps can be rendered, "
+                                  f"its lowering is {step.op.lowering!r}")
+        for output in kernel.outputs:
+            if output.reduce is not None and output.reduce not in REDUCTION_KINDS:
+                raise RenderError(f"kernel {kernel.name}: unknown reduction {output.reduce!r}")
+        self.kernel = kernel
+        self.name = name
+        self.module = ir.Module(name=name)
+        self.arity = len(kernel.inputs) + len(kernel.outputs)
+        self.object_layout = object_layout
+
+    def render(self) -> Rendered:
+        kernel = self.kernel
+        body_type = ir.FunctionType(INT32, [ir.PointerType()] * self.arity)
+        body = ir.Function(self.module, body_type, f"{self.name}.body")
+        body.linkage = "internal"
+        body.attributes.add("noinline")  # two entry points share it; noalias needs no inlining
+        for argument in body.args:
+            argument.add_attribute("noalias")
+        self.function = body
+        self.b = builder = ir.IRBuilder(body.append_basic_block("entry"))
+        self.status = builder.alloca(INT32, name="status")
+        builder.store(ir.Constant(INT32, 0), self.status)
+        self.accumulators = {}
+        for index, output in enumerate(kernel.outputs):
+            if output.reduce is not None:
+                kind = register_type(output.dtype)
+                self.accumulators[index] = builder.alloca(kind, name=f"acc{index}")
+        plan = loop_plan(kernel)
+        if not any(extent == 0 for extent, _, reduces in plan if not reduces):
+            offsets = [ir.Constant(INT64, 0)] * self.arity
+            self.emit_level(plan, offsets)
+        builder.ret(builder.load(self.status))
+
+        entry = ir.Function(self.module, ir.FunctionType(INT32, [ir.PointerType()]), self.name)
+        outer = ir.IRBuilder(entry.append_basic_block("entry"))
+        pointers = [outer.load(outer.gep(entry.args[0], [ir.Constant(INT64, i)],
+                                         source_etype=ir.PointerType()), typ=ir.PointerType())
+                    for i in range(self.arity)]
+        outer.ret(outer.call(body, pointers))
+        if self.object_layout is not None:
+            self.emit_object_entry(body)
+        return Rendered(self.name, str(self.module), self.arity)
+
+    def emit_object_entry(self, body):
+        """`i32 NAME.objects(ptr inputs, ptr outputs)` taking two Python lists of ndarrays:
+        it reads each list's item vector and each array's data pointer at the offsets given
+        (found and checked at run time by cpu.py), so a call costs no Python per array."""
+        item_offset, data_offset = self.object_layout
+        entry = ir.Function(self.module, ir.FunctionType(INT32, [ir.PointerType()] * 2),
+                            f"{self.name}.objects")
+        b = ir.IRBuilder(entry.append_basic_block("entry"))
+
+        def field(pointer, offset):
+            return b.load(b.gep(pointer, [ir.Constant(INT64, offset)], source_etype=BYTE),
+                          typ=ir.PointerType())
+
+        pointers = []
+        for argument, count in zip(entry.args, (len(self.kernel.inputs),
+                                                len(self.kernel.outputs))):
+            items = field(argument, item_offset)
+            for index in range(count):
+                array = b.load(b.gep(items, [ir.Constant(INT64, index)],
+                                     source_etype=ir.PointerType()), typ=ir.PointerType())
+                pointers.append(field(array, data_offset))
+        b.ret(b.call(body, pointers))
+
+    # ---- loops ----------------------------------------------------------------------------------
+
+    def emit_level(self, plan, offsets):
+        if plan and not plan[0][2]:
+            self.emit_loop(plan[0], offsets, lambda inner: self.emit_level(plan[1:], inner))
+            return
+        if not self.accumulators:  # an elementwise kernel: every loop is done
+            self.emit_body(offsets, reduce_stores=False)
+            return
+        # Reduce loops (or none) from here: reset the accumulators, run, store the results.
+        for index, pointer in self.accumulators.items():
+            kind = self.kernel.outputs[index].reduce
+            self.b.store(self.identity(kind, self.kernel.outputs[index].dtype).value, pointer)
+        self.emit_reduce_loops(plan, offsets)
+        for index, pointer in self.accumulators.items():
+            output = self.kernel.outputs[index]
+            value = Typed(self.b.load(pointer), output.dtype)
+            self.store(len(self.kernel.inputs) + index, offsets, value)
+
+    def emit_reduce_loops(self, plan, offsets):
+        if any(extent == 0 for extent, _, _ in plan):
+            return
+        if not plan:
+            self.emit_body(offsets, reduce_stores=True)
+            return
+        self.emit_loop(plan[0], offsets, lambda inner: self.emit_reduce_loops(plan[1:], inner))
+
+    def emit_loop(self, level, offsets, emit_inner):
+        extent, strides, _ = level
+        b = self.b
+        before = b.block
+        header = self.function.append_basic_block("loop")
+        after = self.function.append_basic_block("after")
+        b.branch(header)
+        b.position_at_end(header)
+        index = b.phi(INT64, name="i")
+        index.add_incoming(ir.Constant(INT64, 0), before)
+        inner = [offset if stride == 0 else b.add(offset, b.mul(index, ir.Constant(INT64, stride)))
+                 for offset, stride in zip(offsets, strides)]
+        emit_inner(inner)
+        following = b.add(index, ir.Constant(INT64, 1))
+        index.add_incoming(following, b.block)
+        b.cbranch(b.icmp_signed("<", following, ir.Constant(INT64, extent)), header, after)
+        b.position_at_end(after)
+
+    # ---- the body -------------------------------------------------------------------------------
+
+    def address(self, array, offsets, dtype):
+        memory = BYTE if dtype is dtypes.bool_ else register_type(dtype)
+        return self.b.gep(self.function.args[array], [offsets[array]], inbounds=True,
+                          source_etype=memory), memory
+
+    def load(self, array, offsets, dtype) -> Typed:
+        pointer, memory = self.address(array, offsets, dtype)
+        value = self.b.load(pointer, typ=memory, align=dtype.itemsize)
+        if dtype is dtypes.bool_:
+            value = self.b.icmp_unsigned("!=", value, ir.Constant(BYTE, 0))
+        return Typed(value, dtype)
+
+    def store(self, array, offsets, typed: Typed):
+        pointer, memory = self.address(array, offsets, typed.dtype)
+        value = typed.value
+        if typed.dtype is dtypes.bool_:
+            value = self.b.zext(value, BYTE)
+        self.b.store(value, pointer, align=typed.dtype.itemsize)
+
+    def flag_error(self, condition, code):
+        b = self.b
+        flag = b.select(condition, ir.Constant(INT32, code), ir.Constant(INT32, 0))
+        b.store(b.or_(b.load(self.status), flag), self.status)
+
+    def emit_body(self, offsets, reduce_stores):
+        kernel, b = self.kernel, self.b
+        loaded, values = {}, []
+        for step in kernel.steps:
+            operands = []
+            for operand in step.operands:
+                if operand.kind == "input":
+                    if operand.index not in loaded:
+                        loaded[operand.index] = self.load(operand.index, offsets,
+                                                          kernel.inputs[operand.index].dtype)
+                    value = loaded[operand.index]
+                elif operand.kind == "step":
+                    value = values[operand.index]
+                else:
+                    value = constant(operand.index, step.compute_dtype or
+                                     dtypes.scalar_dtype(operand.index))
+                if step.compute_dtype is not None:
+                    value = convert(b, value, step.compute_dtype)
+                operands.append(value)
+            emitter = StepEmitter(b, step, operands, self.flag_error)
+            value = emitter.emit(parse(step.op.lowering.expression))
+            values.append(convert(b, value, step.out_dtype))
+        for index, output in enumerate(kernel.outputs):
+            value = convert(b, values[output.step], output.dtype)
+            if output.reduce is None:
+                self.store(len(kernel.inputs) + index, offsets, value)
+            elif reduce_stores:
+                pointer = self.accumulators[index]
+                combined = self.combine(output.reduce, Typed(b.load(pointer), output.dtype), value)
+                b.store(combined, pointer)
+
+    def identity(self, kind, dtype) -> Typed:
+        if kind in ("sum", "prod"):
+            return constant(0 if kind == "sum" else 1, dtype)
+        if dtype is dtypes.bool_:
+            return constant(kind == "min", dtype)
+        if dtype.is_floating_point:
+            return constant(-math.inf if kind == "max" else math.inf, dtype)
+        bits = register_type(dtype).width
+        return constant(-(1 << (bits - 1)) if kind == "max" else (1 << (bits - 1)) - 1, dtype)
+
+    def combine(self, kind, accumulator: Typed, value: Typed):
+        """One reduction step. Float sum/prod may reassociate (so they vectorize, as NumPy's
+        pairwise sum also reorders); max/min propagate NaN like np.max."""
+        b, dtype = self.b, value.dtype
+        if kind in REDUCE_COMBINE:
+            float_name, int_name, bool_name = REDUCE_COMBINE[kind]
+            if dtype.is_floating_point:
+                return getattr(b, float_name)(accumulator.value, value.value,
+                                              flags=("reassoc", "nsz"))
+            name = bool_name if dtype is dtypes.bool_ else int_name
+            return getattr(b, name)(accumulator.value, value.value)
+        if dtype is dtypes.bool_:
+            combine = b.or_ if kind == "max" else b.and_
+            return combine(accumulator.value, value.value)
+        if dtype.is_floating_point:
+            name = "maximum" if kind == "max" else "minimum"
+        else:
+            name = "smax" if kind == "max" else "smin"
+        return intrinsic(b, name, [accumulator.value, value.value])
+
+
+def render(kernel: Kernel, name: str | None = None, object_layout=None) -> Rendered:
+    """The kernel as LLVM IR text exporting `i32 name(ptr args)`, and with `object_layout`
+    (list item offset, ndarray data offset) also `i32 name.objects(ptr list, ptr list)`."""
+    symbol = re.sub(r"\W", "_", name or kernel.name or "kernel")
+    return KernelRenderer(kernel, symbol, object_layout).render()

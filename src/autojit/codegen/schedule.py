@@ -1,0 +1,377 @@
+"""The fusion schedule: which IR nodes run together as one kernel, and the plan that runs them.
+
+`build_plan(graph)` walks the optimized graph in order and groups nodes into Kernels
+(kernel.py): a group is a run of elementwise nodes over one iteration shape, plus reductions
+(sum, prod, amax, amin) of values of that shape over one set of axes. Values a group computes
+that nothing outside it reads stay in registers: only values used by later steps or returned
+by the graph become kernel outputs. A node that cannot join the open group and does not read
+it runs before it (so independent work does not split a group); one that reads it closes it.
+
+Layout ops that only reinterpret a contiguous array (reshape, expand, permute) are folded into
+the strides a kernel reads its inputs with, so a broadcast bias or a transposed operand is never
+materialized for a kernel. Everything else (matmul through NumPy's BLAS, indexing, layout ops
+whose results are used elsewhere) runs as a single node with the op's NumPy impl, exactly as the
+reference interpreter would. A group the backend cannot compile runs node by node the same way,
+so the plan is always correct.
+
+Legality (what may fuse) is `_joins`; there is no cost model yet: every legal fusion is taken.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import dtypes
+from ..ir.graph import Graph, Value
+from ..ops.registry import REGISTRY, Elementwise, _run_eager
+from ..state import state
+from ..tensor import Tensor
+from .kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+
+REDUCTION_KIND = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min"}
+FOLDABLE_LAYOUTS = ("reshape", "expand", "permute")
+SUPPORTED_DTYPES = (dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
+
+
+def contiguous_strides(shape: tuple) -> tuple:
+    strides, running = [], 1
+    for extent in reversed(shape):
+        strides.append(running)
+        running *= extent
+    return tuple(reversed(strides))
+
+
+class _Group:
+    def __init__(self, shape: tuple):
+        self.shape = shape
+        self.nodes: list = []
+        self.values: set = set()  # ids of the values computed inside
+        self.reduce_axes: tuple | None = None
+
+
+def _is_elementwise(node) -> bool:
+    return isinstance(node.op.lowering, Elementwise) and all(
+        value.dtype in SUPPORTED_DTYPES for value in _value_operands(node)) and \
+        node.output.dtype in SUPPORTED_DTYPES
+
+
+def _reduction_axes(node) -> tuple | None:
+    if node.op.name not in REDUCTION_KIND:
+        return None
+    if node.inputs[0].dtype not in SUPPORTED_DTYPES or node.output.dtype not in SUPPORTED_DTYPES:
+        return None
+    if node.op.name in ("sum", "prod") and node.attrs.get("dtype") is not None:
+        return None
+    return tuple(node.attrs["dim"])
+
+
+def _value_operands(node) -> list:
+    return [operand for operand in node.inputs if isinstance(operand, Value)]
+
+
+def _joins(node, group: _Group) -> bool:
+    """Whether `node` may join the open group `group`."""
+    if _is_elementwise(node):
+        return node.output.shape == group.shape and not any(
+            id(value) in group.values and value.shape != group.shape
+            for value in _value_operands(node))
+    axes = _reduction_axes(node)
+    if axes is None or not axes:
+        return False
+    source = node.inputs[0]
+    return source.shape == group.shape and id(source) in group.values and \
+        group.reduce_axes in (None, axes)
+
+
+def build_plan(graph: Graph, compile_kernel=None):
+    """The steps that run `graph`: fused kernels and single nodes, in a valid order."""
+    if compile_kernel is None:
+        from .cpu import compile_kernel
+    consumers: dict = {}
+    for node in graph.nodes:
+        for operand in _value_operands(node):
+            consumers.setdefault(id(operand), []).append(node)
+    returned = {id(output.value) for output in graph.outputs}
+
+    steps: list = []
+    group: _Group | None = None
+
+    def close():
+        nonlocal group
+        if group is not None and group.nodes:
+            steps.append(_group_step(group, consumers, returned, compile_kernel))
+        group = None
+
+    for node in graph.nodes:
+        if group is not None and _joins(node, group):
+            _add(group, node)
+            continue
+        reads_group = group is not None and any(
+            id(value) in group.values for value in _value_operands(node))
+        starts_group = _is_elementwise(node) or (
+            _reduction_axes(node) and node.inputs[0].shape)
+        if reads_group:
+            close()
+        if starts_group:
+            if group is not None:
+                close()
+            group = _Group(node.output.shape if _is_elementwise(node) else node.inputs[0].shape)
+            _add(group, node)
+        else:
+            steps.append(NodeStep(node))
+    close()
+    return Plan(graph, _drop_unread(steps, returned))
+
+
+def _drop_unread(steps: list, returned: set) -> list:
+    """Remove single-node steps nothing reads: layout views that kernels folded into strides."""
+    read = set(returned)
+    kept = []
+    for step in reversed(steps):
+        if isinstance(step, NodeStep):
+            if id(step.node.output) not in read:
+                continue
+            read.update(id(x) for x in _value_operands(step.node))
+        elif isinstance(step, KernelStep):
+            read.update(id(value) for value in step.sources)
+        else:
+            for inner in step.steps:
+                read.update(id(x) for x in _value_operands(inner.node))
+        kept.append(step)
+    return kept[::-1]
+
+
+def _add(group: _Group, node) -> None:
+    group.nodes.append(node)
+    group.values.add(id(node.output))
+    axes = _reduction_axes(node)
+    if axes is not None and not _is_elementwise(node):
+        group.reduce_axes = axes
+
+
+# ---- turning a group into a Kernel ------------------------------------------------------------
+
+def _group_step(group: _Group, consumers: dict, returned: set, compile_kernel):
+    kernel = Kernel(name=f"fused_{len(group.nodes)}", shape=group.shape,
+                    reduce_axes=group.reduce_axes or ())
+    step_of: dict = {}  # id(Value) -> step index inside the kernel
+    sources: list = []  # (Value, strides) per kernel input
+    source_index: dict = {}
+    outputs: list = []  # (KernelOutput, Value, reshape to)
+
+    def operand_for(value) -> Operand:
+        if not isinstance(value, Value):
+            return Operand("literal", value)
+        if id(value) in step_of:
+            return Operand("step", step_of[id(value)])
+        source, strides = _fold_layout(value, group.shape)
+        key = (id(source), strides)
+        if key not in source_index:
+            source_index[key] = len(sources)
+            sources.append((source, strides))
+            kernel.inputs.append(KernelInput(source.dtype, strides))
+        return Operand("input", source_index[key])
+
+    for node in group.nodes:
+        if _is_elementwise(node):
+            compute, _ = node.op.dtype(_dtype_probes(node), node.attrs)
+            kernel.steps.append(Step(node.op, tuple(operand_for(x) for x in node.inputs),
+                                     dict(node.attrs), compute, node.output.dtype))
+            step_of[id(node.output)] = len(kernel.steps) - 1
+            if _read_outside(node.output, group, consumers, returned):
+                outputs.append((KernelOutput(step_of[id(node.output)], node.output.dtype),
+                                node.output, None))
+        else:
+            source = node.inputs[0]
+            if id(source) not in step_of:
+                kernel.steps.append(Step(REGISTRY["clone"], (operand_for(source),), {}, None,
+                                         source.dtype))
+                step_of[id(source)] = len(kernel.steps) - 1
+            kind = REDUCTION_KIND[node.op.name]
+            kept = tuple(1 if axis in kernel.reduce_axes else extent
+                         for axis, extent in enumerate(group.shape))
+            outputs.append((KernelOutput(step_of[id(source)], node.output.dtype, kind),
+                            node.output, node.output.shape if kept != node.output.shape
+                            else None))
+    kernel.outputs = [entry[0] for entry in outputs]
+    try:
+        compiled = compile_kernel(kernel)
+    except NotImplementedError:
+        return _NodesStep(group.nodes)
+    return KernelStep(kernel, compiled, [source for source, _ in sources],
+                      [(value, reshape) for _, value, reshape in outputs])
+
+
+def _read_outside(value, group: _Group, consumers: dict, returned: set) -> bool:
+    if id(value) in returned:
+        return True
+    inside = {id(node) for node in group.nodes}
+    return any(id(node) not in inside for node in consumers.get(id(value), ()))
+
+
+def _dtype_probes(node) -> tuple:
+    """Stand-ins with the operands' dtypes and ranks, for the op's dtype rule."""
+    probes = []
+    for operand in node.inputs:
+        if isinstance(operand, Value):
+            probes.append(Tensor._symbolic(operand))
+        else:
+            probes.append(operand)
+    return tuple(probes)
+
+
+def _fold_layout(value: Value, space: tuple) -> tuple:
+    """(source value, element strides over `space`) reading `value` without materializing it.
+
+    Follows reshape/expand/permute producers back to a value that is materialized as a
+    C-contiguous array (any other producer, or a graph input). A reshape only folds while the
+    view is still contiguous (before a permute or expand in the chain).
+    """
+    chain = []
+    current = value
+    while current.producer is not None and current.producer.op.name in FOLDABLE_LAYOUTS:
+        chain.append(current.producer)
+        current = current.producer.inputs[0]
+    # Replay the chain forward from the source, keeping the longest foldable prefix.
+    shape, strides = current.shape, contiguous_strides(current.shape)
+    source = current
+    contiguous = True
+    for node in reversed(chain):
+        name = node.op.name
+        if name == "reshape":
+            if not contiguous:
+                source = node.output
+                shape, strides = node.output.shape, contiguous_strides(node.output.shape)
+                continue
+            shape = node.output.shape
+            strides = contiguous_strides(shape)
+        elif name == "permute":
+            dims = node.attrs["dims"]
+            shape = tuple(shape[d] for d in dims)
+            strides = tuple(strides[d] for d in dims)
+            contiguous = False
+        else:  # expand
+            target = node.output.shape
+            offset = len(target) - len(shape)
+            strides = (0,) * offset + tuple(
+                0 if extent == 1 and target[offset + axis] != 1 else stride
+                for axis, (extent, stride) in enumerate(zip(shape, strides)))
+            shape = target
+            contiguous = False
+    offset = len(space) - len(shape)
+    strides = (0,) * offset + tuple(0 if extent == 1 else stride
+                                    for extent, stride in zip(shape, strides))
+    return source, strides
+
+
+# ---- running the plan -------------------------------------------------------------------------
+
+class NodeStep:
+    """One node run with its op's NumPy impl, as the reference interpreter runs it."""
+
+    def __init__(self, node):
+        self.node = node
+
+    def run(self, environment: dict) -> None:
+        node = self.node
+        operands = tuple(Tensor._make(environment[id(x)], x.dtype) if isinstance(x, Value)
+                         else x for x in node.inputs)
+        environment[id(node.output)] = _run_eager(node.op, operands, node.attrs)._data
+
+    def describe(self) -> str:
+        return f"node {self.node.op.name}"
+
+
+class _NodesStep:
+    """A group the backend could not compile, run node by node."""
+
+    def __init__(self, nodes: list):
+        self.steps = [NodeStep(node) for node in nodes]
+
+    def run(self, environment: dict) -> None:
+        for step in self.steps:
+            step.run(environment)
+
+    def describe(self) -> str:
+        return "unfused " + ", ".join(step.node.op.name for step in self.steps)
+
+
+class KernelStep:
+    def __init__(self, kernel: Kernel, compiled, sources: list, outputs: list):
+        self.kernel = kernel
+        self.compiled = compiled
+        self.sources = sources
+        self.outputs = outputs  # (Value, shape to reshape the kernel's output to, or None)
+
+    def run(self, environment: dict) -> None:
+        inputs = [_contiguous(environment[id(value)]) for value in self.sources]
+        for array, value in zip(inputs, self.sources):
+            # The kernel reads raw memory through strides planned for this shape and dtype:
+            # a mismatch must stop here, not read out of bounds.
+            if array.shape != value.shape or array.dtype != value.dtype.numpy:
+                raise RuntimeError(f"kernel {self.kernel.name}: input %{value.id} expected "
+                                   f"{value.type_text}, got {array.dtype}{list(array.shape)}")
+        results = [np.empty(self.kernel.output_shape(output), output.dtype.numpy)
+                   for output in self.kernel.outputs]
+        self.compiled(inputs, results)
+        for (value, reshape), result in zip(self.outputs, results):
+            environment[id(value)] = result.reshape(reshape) if reshape is not None else result
+
+    def describe(self) -> str:
+        ops = " ".join(step.op.name for step in self.kernel.steps)
+        kinds = ", ".join(f"{output.reduce or 'store'}" for output in self.kernel.outputs)
+        return (f"kernel {self.kernel.name}{list(self.kernel.shape)}: {ops} -> "
+                f"{len(self.kernel.outputs)} outputs ({kinds})")
+
+
+def _contiguous(array: np.ndarray) -> np.ndarray:
+    # Not np.ascontiguousarray, which turns a 0-d array into a 1-d one.
+    return array if array.flags.c_contiguous else np.array(array, order="C")
+
+
+class Plan:
+    def __init__(self, graph: Graph, steps: list):
+        self.graph = graph
+        self.steps = steps
+
+    def run(self, arg_tensors: list) -> tuple:
+        environment: dict = {}
+        supplied = iter(arg_tensors)
+        for entry in self.graph.inputs:
+            tensor = next(supplied) if entry.kind == "arg" else entry.tensor
+            environment[id(entry.value)] = tensor._data
+        profiler = state.profiler
+        if profiler is None:
+            for step in self.steps:
+                step.run(environment)
+        else:
+            self._run_profiled(environment, profiler)
+        return tuple(environment[id(output.value)] for output in self.graph.outputs)
+
+    def _run_profiled(self, environment: dict, profiler) -> None:
+        """Each step as a profiler event: kernels by name, single nodes as their op."""
+        for step in self.steps:
+            start = time.perf_counter_ns()
+            step.run(environment)
+            end = time.perf_counter_ns()
+            if isinstance(step, KernelStep):
+                name = f"autojit::kernel {step.kernel.name}"
+                shapes = [list(value.shape) for value in step.sources]
+            else:
+                nodes = step.steps if isinstance(step, _NodesStep) else [step]
+                name = "autojit::" + "+".join(inner.node.op.name for inner in nodes)
+                shapes = [list(value.shape) for value in _value_operands(nodes[0].node)]
+            profiler.record_event(name, start, end, shapes if profiler.record_shapes else None)
+
+    def describe(self) -> str:
+        return "\n".join(f"{index}: {step.describe()}" for index, step in enumerate(self.steps))
+
+    def llvm_ir(self) -> str:
+        return "\n\n".join(step.compiled.llvm_ir for step in self.steps
+                           if isinstance(step, KernelStep))
+
+    @property
+    def kernel_count(self) -> int:
+        return sum(isinstance(step, KernelStep) for step in self.steps)

@@ -1,0 +1,403 @@
+"""The CPU backend (codegen/cpu.py, render_llvm.py, mathlib.py) against the NumPy reference.
+
+Kernels are built by hand; the reference is the op registry's eager path (the impls), which
+is what the interpreter runs. Each kernel compiles once (module-level cache in cpu.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+
+from autojit import dtypes
+from autojit.codegen.cpu import compile_kernel
+from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+from autojit.codegen.render_llvm import RenderError, parse
+from autojit.ops.registry import REGISTRY, Elementwise, _run_eager
+from autojit.tensor import Tensor
+
+F32, F64, I32, I64, BOOL = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64,
+                            dtypes.bool_)
+ALL = (BOOL, I32, I64, F32, F64)
+ELEMENTWISE = sorted(name for name, op in REGISTRY.items()
+                     if isinstance(op.lowering, Elementwise))
+MATH = {"exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos", "pow", "sqrt"}
+SHAPE = (4, 33)
+RNG = np.random.default_rng(0)
+
+
+def sample(dtype, count, seed):
+    rng = np.random.default_rng(seed)
+    if dtype is BOOL:
+        return rng.random(count) < 0.5
+    if dtype.is_floating_point:
+        values = rng.standard_normal(count) * 3
+        specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, 2.0, -2.5, 1e-30, 30.0]
+        values[:len(specials)] = specials
+        values[len(specials):2 * len(specials)] = np.array(specials)[::-1]
+        return values.astype(dtype.numpy)
+    info = np.iinfo(dtype.numpy)
+    values = rng.integers(-9, 10, count)
+    values[:6] = [0, -1, 1, info.min, info.max, 7]
+    values[6:12] = [3, 0, -1, -1, 2, 0]
+    return values.astype(dtype.numpy)
+
+
+def space_arrays(dtype, arity, seed):
+    """Inputs over SHAPE: a transposed (non-contiguous) array, a broadcast row, a contiguous
+    array; returns (arrays as the kernel reads them, KernelInputs, dense views for NumPy)."""
+    arrays, entries, dense = [], [], []
+    for position in range(arity):
+        kind = position % 3
+        if kind == 0:
+            storage = sample(dtype, SHAPE[0] * SHAPE[1], seed + position).reshape(SHAPE[::-1])
+            arrays.append(storage)
+            entries.append(KernelInput(dtype, (1, SHAPE[0])))
+            dense.append(storage.T)
+        elif kind == 1:
+            storage = sample(dtype, SHAPE[1], seed + position)
+            arrays.append(storage)
+            entries.append(KernelInput(dtype, (0, 1)))
+            dense.append(np.broadcast_to(storage, SHAPE))
+        else:
+            storage = sample(dtype, SHAPE[0] * SHAPE[1], seed + position).reshape(SHAPE)
+            arrays.append(storage)
+            entries.append(KernelInput(dtype, (SHAPE[1], 1)))
+            dense.append(storage)
+    return arrays, entries, dense
+
+
+def tensor_of(array, dtype=None):
+    array = np.ascontiguousarray(array)
+    return Tensor._make(array, dtype or dtypes.from_numpy(array.dtype))
+
+
+def reference(op, arrays, attrs):
+    with np.errstate(all="ignore"):
+        return _run_eager(op, tuple(tensor_of(a) for a in arrays), attrs)._data
+
+
+def run(kernel, arrays):
+    compiled = compile_kernel(kernel)
+    outputs = [np.empty(kernel.output_shape(o), o.dtype.numpy) for o in kernel.outputs]
+    compiled.validate(arrays, outputs)
+    compiled(arrays, outputs)
+    return outputs
+
+
+def ulp_distance(actual, expected, dtype):
+    """Units in the last place between two float arrays (NaN vs NaN and equal infs: 0)."""
+    int_type = np.int32 if dtype == np.float32 else np.int64
+    largest = np.iinfo(int_type).max
+
+    def key(values):  # sign-magnitude bit patterns onto a line: adjacent floats differ by one
+        bits = np.asarray(values, dtype).view(int_type).astype(np.int64)
+        return np.where(bits < 0, -(bits & largest), bits)
+
+    a, e = key(actual), key(expected)
+    same_side = (a >= 0) == (e >= 0)
+    distance = np.where(same_side, np.abs(np.where(same_side, a - e, 0)).astype(np.float64),
+                        np.abs(a.astype(np.float64) - e.astype(np.float64)))
+    both_nan = np.isnan(actual) & np.isnan(expected)
+    return np.where(both_nan, 0, np.where(np.isnan(actual) | np.isnan(expected), np.inf,
+                                          distance))
+
+
+def assert_matches(op_name, actual, expected, dtype):
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype
+    if not np.dtype(expected.dtype).kind == "f" or op_name not in MATH:
+        np.testing.assert_array_equal(actual, expected, err_msg=op_name)
+        return
+    distance = ulp_distance(actual, expected, expected.dtype)
+    assert distance.max() <= 4, (op_name, dtype, distance.max(),
+                                 actual[distance > 4], expected[distance > 4])
+
+
+# ---- every elementwise primitive, every dtype its impl supports --------------------------------
+
+def attrs_for(op_name, dtype):
+    if op_name == "cast":
+        return [{"dtype": target} for target in ALL]
+    if op_name == "fill":
+        return [{"value": 2.5}, {"value": -3}]
+    return [{}]
+
+
+def supported(op, arrays, attrs):
+    try:
+        reference(op, arrays, attrs)
+        return True
+    except (TypeError, ValueError, RuntimeError):
+        return False
+
+
+@pytest.mark.parametrize("op_name", ELEMENTWISE)
+def test_every_elementwise_primitive(op_name):
+    op = REGISTRY[op_name]
+    checked = 0
+    for dtype in ALL:
+        for attrs in attrs_for(op_name, dtype):
+            arrays, entries, dense = space_arrays(dtype, op.arity, seed=len(op_name))
+            if op_name == "where":
+                arrays[0] = arrays[0] if dtype is BOOL else (arrays[0] > arrays[0].flat[5])
+                dense[0] = arrays[0].T
+                entries[0] = KernelInput(BOOL, entries[0].strides)
+            if op_name in ("sin", "cos") and dtype in (I32, I64):
+                arrays[0] %= 1000  # argument reduction is accurate for |x| < 1e5 (no Payne-Hanek)
+                dense[0] = arrays[0].T
+            if op_name == "pow" and dtype in (I32, I64):
+                arrays[1] = np.abs(arrays[1]) % 12  # negative integer exponents raise
+                dense[1] = np.broadcast_to(arrays[1], SHAPE)
+            if op_name == "logical_xor" and dtype is not BOOL:
+                continue  # its lowering "({0} != {1})" is only NumPy's logical_xor for bools
+            if not supported(op, dense, attrs):
+                continue
+            expected = reference(op, dense, attrs)
+            compute, out = op.dtype(tuple(tensor_of(a) for a in dense), attrs)
+            kernel = Kernel(f"{op_name}_{dtype.name}", SHAPE, entries, [
+                Step(op, tuple(Operand("input", i) for i in range(op.arity)), attrs, compute,
+                     out)], [KernelOutput(0, out)])
+            (actual,) = run(kernel, arrays)
+            assert_matches(op_name, actual, expected, dtype)
+            checked += 1
+    assert checked, f"{op_name}: no dtype ran"
+
+
+def test_bool_negation_is_refused_with_the_op_name():
+    op = REGISTRY["neg"]
+    kernel = Kernel("neg_bool", (3,), [KernelInput(BOOL, (1,))],
+                    [Step(op, (Operand("input", 0),), {}, BOOL, BOOL)], [KernelOutput(0, BOOL)])
+    with pytest.raises(RenderError, match="neg"):
+        compile_kernel(kernel)
+
+
+def test_float16_is_refused():
+    op = REGISTRY["exp"]
+    f16 = dtypes.float16
+    kernel = Kernel("exp_half", (3,), [KernelInput(f16, (1,))],
+                    [Step(op, (Operand("input", 0),), {}, f16, f16)], [KernelOutput(0, f16)])
+    with pytest.raises(RenderError, match="float16"):
+        compile_kernel(kernel)
+
+
+def test_integer_power_with_a_negative_exponent_raises_like_the_impl():
+    op = REGISTRY["pow"]
+    kernel = Kernel("pow_int", (3,), [KernelInput(I64, (1,)), KernelInput(I64, (1,))],
+                    [Step(op, (Operand("input", 0), Operand("input", 1)), {}, I64, I64)],
+                    [KernelOutput(0, I64)])
+    base = np.array([2, 3, 4])
+    assert run(kernel, [base, np.array([3, 0, 2])])[0].tolist() == [8, 1, 16]
+    with pytest.raises(ValueError, match="negative integer powers"):
+        run(kernel, [base, np.array([1, -1, 2])])
+
+
+def test_parser_precedence_and_idioms():
+    assert parse("({0} - floor({0} / {1}) * {1})") == (
+        "binary", "-", ("operand", 0),
+        ("binary", "*", ("call", "floor", (("binary", "/", ("operand", 0), ("operand", 1)),)),
+         ("operand", 1)))
+    assert parse("!{0} && {1} || {2}")[1] == "||"
+    assert parse("-{0} * {1}") == ("binary", "*", ("unary", "-", ("operand", 0)),
+                                   ("operand", 1))
+    with pytest.raises(RenderError):
+        parse("({0} +")
+
+
+# ---- chains, literals, several outputs, empty and 0-d spaces -----------------------------------
+
+def chain_kernel(shape, strides, name="chain"):
+    """y = tanh(x) * sigmoid(x) + 0.5 * x * x; z = y > 1 (bool); w = where(z, y, -x)."""
+    ops = REGISTRY
+    x = Operand("input", 0)
+    steps = [
+        Step(ops["tanh"], (x,), {}, F32, F32),
+        Step(ops["sigmoid"], (x,), {}, F32, F32),
+        Step(ops["mul"], (Operand("step", 0), Operand("step", 1)), {}, F32, F32),
+        Step(ops["mul"], (Operand("literal", 0.5), x), {}, F32, F32),
+        Step(ops["mul"], (Operand("step", 3), x), {}, F32, F32),
+        Step(ops["add"], (Operand("step", 2), Operand("step", 4)), {}, F32, F32),
+        Step(ops["gt"], (Operand("step", 5), Operand("literal", 1)), {}, F32, BOOL),
+        Step(ops["neg"], (x,), {}, F32, F32),
+        Step(ops["where"], (Operand("step", 6), Operand("step", 5), Operand("step", 7)), {},
+             F32, F32),
+    ]
+    return Kernel(name, shape, [KernelInput(F32, strides)], steps,
+                  [KernelOutput(5, F32), KernelOutput(6, BOOL), KernelOutput(8, F32)])
+
+
+def chain_reference(x):
+    y = (np.tanh(x) * (1 / (1 + np.exp(-x))) + np.float32(0.5) * x * x).astype(np.float32)
+    return y, y > 1, np.where(y > 1, y, -x)
+
+
+def test_chain_with_literals_and_several_outputs():
+    x = RNG.standard_normal((6, 10)).astype(np.float32)
+    y, z, w = run(chain_kernel((6, 10), (10, 1)), [x])
+    expected = chain_reference(x)
+    np.testing.assert_allclose(y, expected[0], rtol=2e-6, atol=1e-7)
+    np.testing.assert_array_equal(z, expected[1])
+    np.testing.assert_allclose(w, expected[2], rtol=2e-6, atol=1e-7)
+
+
+def test_broadcast_input_over_a_three_dimensional_space():
+    x = RNG.standard_normal((5,)).astype(np.float32)
+    y, z, w = run(chain_kernel((2, 3, 5), (0, 0, 1), "broadcast_chain"), [x])
+    expected = chain_reference(np.broadcast_to(x, (2, 3, 5)))
+    np.testing.assert_allclose(y, expected[0], rtol=2e-6, atol=1e-7)
+    assert y.shape == (2, 3, 5) and z.dtype == np.bool_
+
+
+def test_empty_and_zero_dimensional_spaces():
+    empty = run(chain_kernel((0, 4), (4, 1), "empty_chain"), [np.zeros((0, 4), np.float32)])
+    assert [a.shape for a in empty] == [(0, 4)] * 3
+    scalar = np.array(2.0, np.float32)
+    y, z, w = run(chain_kernel((), (), "scalar_chain"), [scalar])
+    assert y.shape == () and np.isclose(y, chain_reference(scalar)[0])
+
+
+# ---- reductions -----------------------------------------------------------------------------
+
+REDUCE_SHAPE = (5, 6, 7)
+NUMPY_REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
+
+
+def reduction_kernel(dtype, axes, kinds):
+    """Each kind reduces x * y (y broadcast along axis 0); one output is the full product."""
+    steps = [Step(REGISTRY["mul"], (Operand("input", 0), Operand("input", 1)), {}, dtype,
+                  dtype)]
+    outputs = [KernelOutput(0, dtype, kind) for kind in kinds] + [KernelOutput(0, dtype)]
+    inputs = [KernelInput(dtype, (42, 7, 1)), KernelInput(dtype, (0, 7, 1))]
+    return Kernel(f"reduce_{dtype.name}_{len(axes)}", REDUCE_SHAPE, inputs, steps, outputs,
+                  tuple(axes))
+
+
+@pytest.mark.parametrize("dtype", [F32, F64, I32, I64, BOOL])
+@pytest.mark.parametrize("axes", [(2,), (0,), (1,), (0, 2), (0, 1, 2)])
+def test_reductions(dtype, axes):
+    kinds = ("sum", "prod", "max", "min") if dtype is not BOOL else ("max", "min")
+    if dtype.is_floating_point:
+        x = (RNG.random(REDUCE_SHAPE) + 0.5).astype(dtype.numpy)
+        y = (RNG.random(REDUCE_SHAPE[1:]) + 0.5).astype(dtype.numpy)
+    elif dtype is BOOL:
+        x, y = RNG.random(REDUCE_SHAPE) < 0.9, RNG.random(REDUCE_SHAPE[1:]) < 0.9
+    else:
+        x = RNG.integers(-3, 4, REDUCE_SHAPE).astype(dtype.numpy)
+        y = RNG.integers(-2, 3, REDUCE_SHAPE[1:]).astype(dtype.numpy)
+    outputs = run(reduction_kernel(dtype, axes, kinds), [x, y])
+    product = x * y
+    for kind, actual in zip(kinds, outputs):
+        expected = NUMPY_REDUCE[kind](product, axis=axes, keepdims=True)
+        if dtype.is_floating_point:
+            np.testing.assert_allclose(actual, expected, rtol=3e-6 if dtype is F32 else 1e-13)
+        else:
+            np.testing.assert_array_equal(actual, expected.astype(dtype.numpy))
+    np.testing.assert_array_equal(outputs[-1], product)
+
+
+def test_max_and_min_reductions_propagate_nan():
+    x = RNG.standard_normal(REDUCE_SHAPE)
+    x[1, 2, 3] = np.nan
+    y = np.ones(REDUCE_SHAPE[1:])
+    outputs = run(reduction_kernel(F64, (1, 2), ("max", "min", "sum")), [x, y])
+    for kind, actual in zip(("max", "min", "sum"), outputs):
+        np.testing.assert_array_equal(np.isnan(actual[:, 0, 0]), [False, True, False, False,
+                                                                  False], err_msg=kind)
+
+
+def test_reduction_over_an_empty_axis_gives_the_identity():
+    steps = [Step(REGISTRY["clone"], (Operand("input", 0),), {}, None, F64)]
+    kernel = Kernel("reduce_empty", (3, 0), [KernelInput(F64, (0, 1))], steps,
+                    [KernelOutput(0, F64, "sum"), KernelOutput(0, F64, "prod")], (1,))
+    total, product = run(kernel, [np.zeros(1)])
+    assert total.tolist() == [[0.0]] * 3 and product.tolist() == [[1.0]] * 3
+
+
+# ---- math accuracy and vectorization ----------------------------------------------------------
+
+def sweep(name, dtype):
+    ranges = {"exp": (-750, 712), "expm1": (-40, 712), "log": (0, 1e6), "log1p": (-1, 1e3),
+              "tanh": (-25, 25), "sigmoid": (-120, 120), "erf": (-7, 7), "sin": (-1e4, 1e4),
+              "cos": (-1e4, 1e4)}
+    low, high = ranges[name]
+    limit = 1e5 if name in ("sin", "cos") else np.inf  # no Payne-Hanek reduction beyond
+    values = np.concatenate([
+        np.linspace(low, high, 20001), np.linspace(-2, 2, 4001), 10.0 ** np.arange(-40, 30),
+        -(10.0 ** np.arange(-40, 30)),
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 88.7, -103.9, 709.78, -745.1, 1e-310]])
+    values = values[~(np.abs(values) > limit)]
+    with np.errstate(all="ignore"):
+        return values.astype(dtype.numpy)
+
+
+MATH_LIMITS = {"sin": 3, "cos": 3}  # ulp; the rest must stay within 2
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("name", ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "erf",
+                                  "sin", "cos"])
+def test_math_accuracy(name, dtype):
+    x = sweep(name, dtype)
+    op = REGISTRY[name]
+    kernel = Kernel(f"{name}_sweep_{dtype.name}", x.shape, [KernelInput(dtype, (1,))],
+                    [Step(op, (Operand("input", 0),), {}, dtype, dtype)], [KernelOutput(0, dtype)])
+    (actual,) = run(kernel, [x])
+    # float64 NumPy rounded to float32 is the float32 reference: NumPy's own float32 loops are
+    # a few ulp off in places.
+    with np.errstate(all="ignore"):
+        expected = reference(op, [x.astype(np.float64)], {}).astype(dtype.numpy)
+    distance = ulp_distance(actual, expected, dtype.numpy)
+    assert distance.max() <= MATH_LIMITS.get(name, 2), (
+        name, dtype.name, distance.max(), x[np.argmax(distance)])
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_pow_accuracy_and_special_cases(dtype):
+    rng = np.random.default_rng(3)
+    bases = np.concatenate([rng.random(3000) * 10, rng.standard_normal(1000) * 1e3,
+                            [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.0, -2.0, 0.5]])
+    exponents = np.concatenate([rng.standard_normal(3000) * 30, np.round(rng.standard_normal(
+        1000) * 5), [0.0, -0.0, np.inf, -np.inf, np.nan, 3.0, -3.0, 0.5, 2.0, -1.0]])
+    x, y = np.meshgrid(bases[-10:], exponents[-10:])
+    x = np.concatenate([bases[:-10], x.ravel()]).astype(dtype.numpy)
+    y = np.concatenate([exponents[:-10], y.ravel()]).astype(dtype.numpy)
+    op = REGISTRY["pow"]
+    kernel = Kernel(f"pow_sweep_{dtype.name}", x.shape, [KernelInput(dtype, (1,))] * 2,
+                    [Step(op, (Operand("input", 0), Operand("input", 1)), {}, dtype, dtype)],
+                    [KernelOutput(0, dtype)])
+    (actual,) = run(kernel, [x, y])
+    distance = ulp_distance(actual, reference(op, [x, y], {}), dtype.numpy)
+    assert distance.max() <= 2, (distance.max(), x[np.argmax(distance)], y[np.argmax(distance)])
+
+
+def vector_widths(text, element):
+    return {int(width) for width in re.findall(rf"<(\d+) x {element}>", text)}
+
+
+def test_contiguous_float32_kernels_are_vectorized():
+    x = Operand("input", 0)
+    kernel = Kernel("vectorized", (4096,), [KernelInput(F32, (1,))],
+                    [Step(REGISTRY["exp"], (x,), {}, F32, F32),
+                     Step(REGISTRY["mul"], (Operand("step", 0), x), {}, F32, F32)],
+                    [KernelOutput(1, F32), KernelOutput(1, F32, "sum")], (0,))
+    compiled = compile_kernel(kernel)
+    host_features = llvm.get_host_cpu_features()
+    widest = 8 if host_features.get("avx2") else 4
+    assert max(vector_widths(compiled.optimized_ir, "float"), default=0) >= widest
+    assert "call double @exp" not in compiled.optimized_ir
+    assert compiled.llvm_ir != compiled.optimized_ir and compiled.compile_seconds < 1.0
+    assert len(compiled.object_code()) > 0
+    assert compile_kernel(kernel) is compiled  # the in-memory cache
+
+
+def test_tuple_arguments_take_the_pointer_array_path():
+    kernel = chain_kernel((3, 4), (4, 1), "tuple_call")
+    compiled = compile_kernel(kernel)
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    from_lists = run(kernel, [x])
+    outputs = tuple(np.empty(kernel.output_shape(o), o.dtype.numpy) for o in kernel.outputs)
+    compiled((x,), outputs)
+    for expected, actual in zip(from_lists, outputs):
+        np.testing.assert_array_equal(actual, expected)

@@ -341,3 +341,22 @@ def test_random_numbers_inside_a_compiled_function_are_a_graph_break():
         first = compiled(x)
     second = compiled(x)
     assert first.tolist() != second.tolist()  # fresh numbers on every call, as in eager
+
+
+def test_clearing_grad_at_the_start_of_a_step_does_not_retrace_every_call():
+    weight = autojit.tensor([1.0, 2.0], requires_grad=True)
+
+    def step(x):
+        weight.grad = None  # zero_grad(set_to_none=True) before the backward
+        (weight * x).sum().backward()
+
+    compiled = autojit.compile(step)
+    for scale in range(1, 6):
+        compiled(autojit.tensor([float(scale), 1.0]))
+        assert weight.grad.tolist() == [float(scale), 1.0]
+    # One executable for .grad None, one for the .grad tensor the first call assigned.
+    assert len(compiled.executables) == 2
+
+    only_clears = autojit.compile(lambda: setattr(weight, "grad", None))
+    only_clears()
+    assert weight.grad is None

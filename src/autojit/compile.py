@@ -157,6 +157,10 @@ class CompiledFunction:
                 call_args.append(argument)
         names = {id(tensor._data): path for path, tensor in tensors_before.values()}
         tracer = Tracer(graph, names)
+        # The .grad of every tensor the function can reach, before it runs: a `p.grad = None`
+        # in the function happens for real while tracing, and must be undone (the executable
+        # repeats it on each call) before guards and write-back look at .grad.
+        grads_before = [(tensor, tensor._grad) for _, tensor in tensors_before.values()]
         state.tracer = tracer
         try:
             result = self.fn(*call_args)
@@ -166,7 +170,11 @@ class CompiledFunction:
             tracer.finish(graph, symbolic_args)
         finally:
             state.tracer = None
+            cleared = [tensor for tensor, grad in grads_before
+                       if grad is not None and tensor._grad is None]
             tracer.restore()
+            for tensor, grad in grads_before:
+                tensor._grad = grad
         if requiring and state.grad_enabled and not tracer.ran_backward:
             return None, self._eager_once(args, "the function returns a tensor that requires "
                                           "grad and computes no gradient itself; call "
@@ -175,7 +183,10 @@ class CompiledFunction:
         self._write_guards(guards, args, graph, tensors_before, scalars, complete)
         optimized = self._optimize(graph)
         plan = self._plan(optimized)
-        executable = Executable(optimized, graph, template, tracer.cleared_grads, guards,
+        cleared_grads = [entry.tensor for entry in tracer.cleared_grads] + [
+            tensor for tensor in cleared if all(tensor is not entry.tensor
+                                                for entry in tracer.cleared_grads)]
+        executable = Executable(optimized, graph, template, cleared_grads, guards,
                                 arg_positions, plan)
         if requiring and state.grad_enabled:
             executable.requiring_grad = set(requiring)

@@ -24,7 +24,7 @@ class Executable:
         self.graph = graph  # optimized
         self.traced = traced  # as traced, before the passes
         self.template = template  # the result structure, leaves are output indices
-        self.cleared_grads = cleared_grads
+        self.cleared_grads = cleared_grads  # tensors whose .grad the function set to None
         self.guards = guards
         self.arg_positions = arg_positions  # graph arg input k <- call argument position
         self.plan = plan  # a backend's kernel plan, or None for the interpreter
@@ -56,8 +56,8 @@ class Executable:
             elif output.kind == "grad":
                 tensor = self._target_tensor(output.target, args)
                 _assign_grad(tensor, array, output.value.dtype)
-        for entry in self.cleared_grads:
-            self._target_tensor(entry, args)._grad = None
+        for tensor in self.cleared_grads:
+            tensor._grad = None
 
     def _target_tensor(self, entry, args: tuple) -> Tensor:
         if entry.kind == "captured":

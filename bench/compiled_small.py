@@ -14,21 +14,9 @@ Each row is the median wall time per call and the ratio to compiled autojit. Usa
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
-
-
-def median_seconds(call, repeats: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from timing import median_seconds
 
 
 def chain(module, y, w, b, length=100):

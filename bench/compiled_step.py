@@ -14,10 +14,10 @@ its kernel count.
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import numpy as np
+from timing import median_seconds
 
 SIZES = (784, 512, 512, 10)
 
@@ -36,17 +36,6 @@ def batch(size: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
     generator = np.random.default_rng(seed)
     return (generator.standard_normal((size, SIZES[0])).astype(np.float32),
             generator.integers(0, SIZES[-1], size).astype(np.int64))
-
-
-def median_seconds(step, repeats: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def autojit_step(compiled: bool, x_data, y_data, lr=0.01):

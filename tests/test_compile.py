@@ -186,16 +186,18 @@ def test_results_keep_structure_and_constants():
     assert result["none"] is None
 
 
-def test_result_needing_grad_outside_falls_back_to_eager_with_a_warning():
+def test_result_differentiated_outside_gets_a_compiled_backward():
     weight = autojit.tensor([2.0], requires_grad=True)
     compiled = autojit.compile(lambda x: (weight * x).sum())
-    with pytest.warns(CompileWarning, match="computes no gradient itself"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         loss = compiled(autojit.tensor([3.0]))
     loss.backward()
     assert weight.grad.tolist() == [3.0]
+    assert compiled.executables[0].backward is not None
 
 
-def test_result_of_a_step_differentiated_outside_raises():
+def test_result_of_a_step_differentiated_outside_raises_eagers_error():
     weight = autojit.tensor([2.0], requires_grad=True)
 
     def step(x):
@@ -205,7 +207,7 @@ def test_result_of_a_step_differentiated_outside_raises():
 
     loss = autojit.compile(step)(autojit.tensor([3.0]))
     assert loss.requires_grad and loss.grad_fn.name() == "CompiledFunctionBackward"
-    with pytest.raises(RuntimeError, match="differentiated outside of it"):
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         loss.backward()
 
 
@@ -360,3 +362,84 @@ def test_clearing_grad_at_the_start_of_a_step_does_not_retrace_every_call():
     only_clears = autojit.compile(lambda: setattr(weight, "grad", None))
     only_clears()
     assert weight.grad is None
+
+
+def test_parameter_subclass_passes_its_guard():
+    weight = autojit.nn.Parameter(autojit.ones(3))
+    compiled = autojit.compile(lambda x: (x * weight).sum())
+    for _ in range(3):
+        compiled(autojit.ones(3))
+    assert len(compiled.executables) == 1
+
+
+def test_a_reachable_none_is_guarded_without_retracing():
+    settings = {"clip": None}
+    compiled = autojit.compile(lambda x: x * 2 if settings["clip"] is None else x * 3)
+    for _ in range(3):
+        assert compiled(autojit.ones(2)).tolist() == [2.0, 2.0]
+    assert len(compiled.executables) == 1
+    settings["clip"] = 1.0
+    assert compiled(autojit.ones(2)).tolist() == [3.0, 3.0]
+
+
+class _Box:
+    def __init__(self):
+        self.weight = autojit.ones(2)
+
+    def scale(self, x):
+        return x * self.weight
+
+
+_box = _Box()
+
+
+def scale(x):  # shares its name with the attribute it calls
+    return _box.scale(x)
+
+
+def test_attribute_names_are_not_taken_for_globals():
+    compiled = autojit.compile(scale)
+    globals()["scale"] = compiled  # the compiled function itself is a global named "scale"
+    try:
+        for _ in range(3):
+            compiled(autojit.ones(2))
+    finally:
+        globals()["scale"] = compiled.fn
+    assert len(compiled.executables) == 1
+
+
+def test_anomaly_mode_nan_checks_are_compiled_in():
+    weight = autojit.tensor([1.0, -1.0], requires_grad=True)
+
+    def step(x):
+        loss = (weight * x).sqrt().sum()
+        loss.backward()
+        with autojit.no_grad():
+            weight.sub_(0.1 * weight.grad)
+        weight.grad = None
+        return loss.detach()
+
+    compiled = autojit.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # anomaly mode's own warnings
+        with autojit.autograd.detect_anomaly():
+            for _ in range(2):  # traced, then from the executable
+                with pytest.raises(RuntimeError, match="Function 'SqrtBackward0' returned nan"):
+                    compiled(autojit.tensor([1.0, 1.0]))
+            assert len(compiled.executables) == 1
+            assert weight.tolist() == [1.0, -1.0]  # nothing written back
+            weight.data.copy_(autojit.tensor([1.0, 4.0]))
+            compiled(autojit.tensor([1.0, 1.0]))  # no nan: runs and updates
+    assert weight.tolist() != [1.0, 4.0]
+
+
+def test_anomaly_mode_with_backward_outside_runs_eagerly():
+    weight = autojit.tensor([1.0, -1.0], requires_grad=True)
+    compiled = autojit.compile(lambda x: (weight * x).sqrt().sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with autojit.autograd.detect_anomaly():
+            loss = compiled(autojit.tensor([1.0, 1.0]))
+            assert loss.grad_fn.name() == "SumBackward0"  # eager's graph, checked per node
+            with pytest.raises(RuntimeError, match="returned nan"):
+                loss.backward()

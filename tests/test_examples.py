@@ -1,26 +1,46 @@
 """The examples in examples/ run to completion and print the values they promise.
 
 Each example is run in a fresh interpreter, the way a user runs it, so that it cannot lean on
-state another test left behind.
+state another test left behind. The training examples run with --quick, their smoke-test
+settings, and each checks a result of its own (an accuracy bar, an error bound) through its
+exit status; the tests also read the summary lines. The digits examples need scikit-learn (the
+`test` extra installs it); they are skipped with a reason without it.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+HAS_SKLEARN = importlib.util.find_spec("sklearn") is not None
+HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+needs_sklearn = pytest.mark.skipif(not HAS_SKLEARN, reason="the digits data set needs "
+                                   "scikit-learn (pip install 'autojit[test]')")
 
 
-def run_example(name: str) -> str:
+def run_example(name: str, *arguments: str, environment: dict | None = None) -> str:
+    env = {key: value for key, value in os.environ.items() if key != "AUTOJIT_DISABLE"}
+    env.update(environment or {})
     completed = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / name)],
-        capture_output=True, text=True, timeout=120, cwd=ROOT)
+        [sys.executable, str(ROOT / "examples" / name), *arguments],
+        capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
     assert completed.returncode == 0, (
         f"{name} exited with {completed.returncode}\nstdout:\n{completed.stdout}\n"
         f"stderr:\n{completed.stderr}")
     return completed.stdout
+
+
+def number_after(pattern: str, output: str) -> float:
+    match = re.search(pattern, output)
+    assert match, f"no line matching {pattern!r} in:\n{output}"
+    return float(match.group(1).replace(",", ""))
 
 
 def test_autograd_basics_runs_and_prints_its_results():
@@ -40,3 +60,117 @@ def test_autograd_basics_runs_and_prints_its_results():
     assert "Hv = tensor([  6.,   0., -18.], dtype=autojit.float64)" in output
     assert "RuntimeError: one of the variables needed for gradient computation has been " \
            "modified by an inplace operation" in output
+
+
+# ---- the flagship: an MLP on the digits -------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def flagship(tmp_path_factory):
+    """One --quick run of digits_mlp.py (compiled, compared with eager), with --plot when
+    matplotlib is there: returns its output and the plot's path."""
+    if not HAS_SKLEARN:
+        pytest.skip("the digits data set needs scikit-learn (pip install 'autojit[test]')")
+    plot = tmp_path_factory.mktemp("plot") / "curve.png"
+    arguments = ["--quick"] + (["--plot", str(plot)] if HAS_MATPLOTLIB else [])
+    return run_example("digits_mlp.py", *arguments), plot
+
+
+def test_digits_mlp_quick_reaches_its_accuracy_bar(flagship):
+    output, _ = flagship
+    assert "digits MLP: compiled (autojit.compile)" in output
+    accuracy = number_after(r"test accuracy: ([\d.]+)% after 3 epochs", output)
+    assert accuracy >= 85.0, output
+    assert "ok: test accuracy" in output
+    # The loss goes down from the first epoch to the last.
+    losses = [float(v) for v in re.findall(r"^epoch .* loss ([\d.]+) ", output, re.MULTILINE)]
+    assert len(losses) == 3 and losses[-1] < losses[0], output
+
+
+def test_digits_mlp_compares_compiled_with_eager(flagship):
+    output, _ = flagship
+    compiled = number_after(r"compiled step ([\d,]+) steps/s", output)
+    eager = number_after(r"eager step ([\d,]+) steps/s", output)
+    ratio = number_after(r"compiled/eager ([\d.]+)x", output)
+    assert compiled > 0 and eager > 0
+    assert ratio == pytest.approx(compiled / eager, rel=0.05, abs=0.02)
+    assert "1 executable(s)" in output  # drop_last: every batch has one shape, one trace
+
+
+def test_progress_is_plain_text_when_stdout_is_not_a_terminal(flagship):
+    output, _ = flagship
+    assert "\r" not in output
+    assert re.search(r"^epoch  3/3 \[#+\] 21/21 loss [\d.]+ [\d,]+ samples/s", output,
+                     re.MULTILINE), output
+
+
+@pytest.mark.skipif(not HAS_MATPLOTLIB, reason="--plot needs matplotlib, which is not installed")
+def test_digits_mlp_writes_the_training_curve_as_png(flagship):
+    output, plot = flagship
+    assert f"training curve written to {plot}" in output
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plot.stat().st_size > 5000  # two axes with curves, not an empty canvas
+
+
+@needs_sklearn
+def test_digits_mlp_runs_eagerly_under_autojit_disable():
+    output = run_example("digits_mlp.py", "--quick", "--epochs", "1", "--min-accuracy", "0.5",
+                         environment={"AUTOJIT_DISABLE": "1"})
+    assert "eager (AUTOJIT_DISABLE=1 turns autojit.compile off)" in output
+    assert "speed: compiled vs eager not measured (AUTOJIT_DISABLE=1)" in output
+
+
+# ---- the other examples -----------------------------------------------------------------------
+
+@needs_sklearn
+def test_digits_cnn_quick_compiled():
+    output = run_example("digits_cnn.py", "--quick", "--compile")
+    assert "Conv2d(1, 8, kernel_size=(3, 3)" in output and "MaxPool2d(kernel_size=2" in output
+    accuracy = number_after(r"test accuracy: ([\d.]+)% on 449 images", output)
+    assert accuracy >= 75.0, output
+    assert re.search(r"correct per digit: (\d:\d+/\d+ ){9}\d:\d+/\d+", output), output
+
+
+def test_gradient_penalty_quick_error_decreases():
+    output = run_example("gradient_penalty.py", "--quick", "--compile")
+    start = number_after(r"max \|u - u\*\| before training: ([\d.]+)", output)
+    final = number_after(r"on 201 points: max ([\d.]+)", output)
+    assert final < 0.25 < start, output
+    assert "the compiled step traced 1 time(s) in 300 steps" in output
+    assert number_after(r"eager step ([\d,]+) steps/s", output) > 0
+
+
+def test_custom_function_and_hooks_quick():
+    output = run_example("custom_function_and_hooks.py", "--quick")
+    assert "gradient of plain round tensor([0., 0., 0., 0., 0., 0.])" in output
+    assert "gradient through STE    tensor([0., 1., 1., 1., 1., 1.])" in output
+    largest = number_after(r"largest \|\.grad\| ([\d.]+) \(clip 0.02\)", output)
+    assert largest <= 0.02
+    assert number_after(r"test accuracy with quantized activations: ([\d.]+)%", output) >= 90
+    assert re.search(r"quantizer 0: -1.0: \d+%, -0.5: \d+%, \+0.0: \d+%", output), output
+
+
+def test_custom_function_and_hooks_compiled_matches_eager():
+    """The compiled step traces the Function and the hooks into its graph: same results."""
+    eager = run_example("custom_function_and_hooks.py", "--quick")
+    compiled = run_example("custom_function_and_hooks.py", "--quick", "--compile")
+    pattern = r"test accuracy with quantized activations: ([\d.]+)%"
+    assert number_after(pattern, compiled) == pytest.approx(number_after(pattern, eager),
+                                                            abs=0.5)
+    assert "CompileWarning" not in compiled
+
+
+def test_inspect_compiled_prints_each_view():
+    output = run_example("inspect_compiled.py", "--quick")
+    for heading in ("1. the traced graph", "1. after the optimization passes",
+                    "2. fusion groups", "3. guards", "4. LLVM IR of one kernel",
+                    "5. a result differentiated outside"):
+        assert f"==== {heading}" in output, heading
+    assert re.search(r"%\d+:f32\[16,8\] = matmul", output)
+    assert "kernel fused_" in output and "define internal i32" in output and "loop:" in output
+    assert re.search(r"return %\d+ out0, %\d+ saved", output), output
+    assert "after loss.backward(): the parameters' gradients have norm" in output
+
+
+def test_inspect_compiled_under_autojit_disable_says_there_is_nothing_to_show():
+    output = run_example("inspect_compiled.py", environment={"AUTOJIT_DISABLE": "1"})
+    assert "nothing is compiled" in output

@@ -4,7 +4,7 @@ Eager tensor ops build an IR graph; autograd differentiates it (twice, with crea
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 """
 
-from . import autograd, nn
+from . import autograd, cuda, nn, optim, utils
 from . import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
 from .autograd import (
     enable_grad,
@@ -41,6 +41,7 @@ from .creation import (
     zeros_like,
 )
 from .device import device
+from .dlpack import from_dlpack
 from .dtypes import (
     bool_ as bool,  # noqa: A004
 )
@@ -61,18 +62,20 @@ from .dtypes import int as int  # noqa: A004, PLC0414
 from .functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
 from .functional import __all__ as _functional_names
 from .ir.trace import make_graph
+from .serialization import load, save
 from .tensor import Size, Tensor
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Tensor", "Size", "device", "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled",
+    "Tensor", "Size", "device", "autograd", "cuda", "nn", "no_grad", "enable_grad",
+    "set_grad_enabled",
     "is_grad_enabled", "inference_mode", "tensor", "as_tensor", "from_numpy", "zeros", "ones",
     "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
     "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
     "manual_seed", "float16", "float32", "float64", "half", "float", "double", "int32", "int64",
     "int", "long", "bool", "get_default_dtype", "set_default_dtype", "make_graph", "compile",
-    "CompiledFunction", "CompileWarning",
+    "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "from_dlpack",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     *_functional_names,
 ]

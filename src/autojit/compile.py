@@ -12,30 +12,44 @@ The flow of one call of a compiled function:
 
 What tracing cannot capture (`.item()`, `bool(tensor)`, printing a tensor, data-dependent
 control flow) is a graph break: the call runs eagerly, with a warning once per source line, or
-an error naming the line when fullgraph=True. A function that returns a tensor still requiring
-grad (so that backward would run outside it) also runs eagerly, for now. More than
+an error naming the line when fullgraph=True. A function that returns tensors requiring grad
+gets a compiled backward too (compiled_backward.py): the results' grad_fn runs it. More than
 `recompile_limit` executables for one function fall back to eager with one warning naming
 the guard that kept failing. backend="eager" and AUTOJIT_DISABLE=1 run the function eagerly.
 """
 
 from __future__ import annotations
 
+import dis
 import functools
 import time
 import types
 import warnings
 
 from . import config
-from .autograd.graph import Node
 from .codegen.executable import Executable
-from .guards import GuardSet, mode_conditions, reachable, scalar_condition, tensor_conditions
+from .compiled_backward import CompiledBackward, trace_backward
+from .guards import (
+    GuardSet,
+    grad_condition,
+    mode_conditions,
+    reachable,
+    scalar_condition,
+    tensor_conditions,
+)
 from .ir.graph import Graph
+from .ir.interpreter import interpret
+from .ir.partition import partition
 from .ir.trace import GraphBreak, Tracer, user_frame
 from .state import state
 from .tensor import Tensor
 
-BACKENDS = ("cpu", "eager", "interpreter")
+BACKENDS = ("cpu", "cuda", "eager", "interpreter")
 DEFAULT_RECOMPILE_LIMIT = 8
+
+
+class _RunEagerly(Exception):
+    """Raised inside a trace: this call runs eagerly (without giving up compiling)."""
 
 
 class CompileWarning(UserWarning):
@@ -73,6 +87,8 @@ class CompiledFunction:
         self._break_counts: dict = {}
         self._last_failure: str | None = None
         self.compile_seconds = 0.0
+        # AUTOJIT_DISABLE is read when the function is compiled, not on every call.
+        self.eager = backend == "eager" or config.disabled()
         functools.update_wrapper(self, fn, updated=())
 
     def __get__(self, instance, owner=None):
@@ -86,8 +102,7 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if kwargs:
             return self._call_with_keywords(args, kwargs)
-        if self.backend == "eager" or config.disabled() or state.tracer is not None or \
-                self.eager_reason is not None:
+        if self.eager or state.tracer is not None or self.eager_reason is not None:
             # Inside another compiled function's trace, the call is simply inlined.
             return self.fn(*args)
         for executable in self.executables:
@@ -139,6 +154,7 @@ class CompiledFunction:
     # ---- tracing ------------------------------------------------------------------------------
 
     def _trace(self, args: tuple):
+        self._call_args = args  # CUDA hook: _plan picks the backend from the tensors' device
         guards = GuardSet()
         roots = self._roots(args, guards)
         tensors_before, scalars, complete = reachable(roots)
@@ -162,12 +178,27 @@ class CompiledFunction:
         # repeats it on each call) before guards and write-back look at .grad.
         grads_before = [(tensor, tensor._grad) for _, tensor in tensors_before.values()]
         state.tracer = tracer
+        eager_call = False
         try:
             result = self.fn(*call_args)
             template = _flatten_result(result, graph, tracer)
-            requiring = [output.name for output in graph.outputs
-                         if _requires_grad_result(output, result)]
+            requiring = _requiring_results(graph, result) if state.grad_enabled else []
+            if requiring and state.anomaly:
+                # Anomaly mode checks every backward node's gradients; a backward run later,
+                # outside the function, runs eagerly so that it is checked.
+                raise _RunEagerly("anomaly mode with results differentiated outside the "
+                                  "function")
+            backward_error = trace_backward(graph, tracer, requiring, symbolic_args) \
+                if requiring else None
+            nan_checks = [(len(graph.outputs) + index, node, position) for index, (
+                gradient, node, position) in enumerate(tracer.nan_checks)]
+            for gradient, _, _ in tracer.nan_checks:
+                graph.add_output(tracer.value_of(gradient), tracer.unique_output("nan_check"),
+                                 "check")
             tracer.finish(graph, symbolic_args)
+        except _RunEagerly as reason:
+            config.log("recompiles", f"{self._name()}: this call runs eagerly: {reason}")
+            eager_call = True
         finally:
             state.tracer = None
             cleared = [tensor for tensor, grad in grads_before
@@ -175,22 +206,40 @@ class CompiledFunction:
             tracer.restore()
             for tensor, grad in grads_before:
                 tensor._grad = grad
-        if requiring and state.grad_enabled and not tracer.ran_backward:
+        if eager_call:
+            return None, self.fn(*args)
+        has_backward = any(entry.kind == "cotangent" for entry in graph.inputs)
+        symbolic_by_input = {id(entry): symbolic for entry, symbolic in symbolic_args}
+        if requiring and not has_backward and backward_error is None:
             return None, self._eager_once(args, "the function returns a tensor that requires "
-                                          "grad and computes no gradient itself; call "
-                                          "backward() inside the compiled function so that the "
-                                          "gradient is compiled too")
-        self._write_guards(guards, args, graph, tensors_before, scalars, complete)
+                                          "grad but depends on no input that requires grad")
+        grad_guarded = set(tracer.grad_accessed) | {id(tensor) for tensor in cleared}
+        for output in graph.outputs:
+            if output.kind == "grad":
+                grad_guarded.add(id(output.target.tensor) if output.target.kind == "captured"
+                                 else id(symbolic_by_input[id(output.target)]))
+        for entry, symbolic in symbolic_args:
+            if id(symbolic) in grad_guarded:
+                grad_guarded.add(id(args[arg_positions[graph.arg_inputs.index(entry)]]))
+        self._write_guards(guards, args, graph, tensors_before, scalars, complete, grad_guarded)
         optimized = self._optimize(graph)
-        plan = self._plan(optimized)
         cleared_grads = [entry.tensor for entry in tracer.cleared_grads] + [
             tensor for tensor in cleared if all(tensor is not entry.tensor
                                                 for entry in tracer.cleared_grads)]
-        executable = Executable(optimized, graph, template, cleared_grads, guards,
-                                arg_positions, plan)
-        if requiring and state.grad_enabled:
-            executable.requiring_grad = set(requiring)
-            executable.result_node = _CompiledResultNode(self._name())
+        if has_backward:
+            split = partition(optimized)
+            executable = Executable(split.forward, graph, template, cleared_grads, guards,
+                                    arg_positions, self._plan(split.forward))
+            executable.joint = optimized
+            executable.backward = CompiledBackward(self._name(), split, self._runner(
+                split.backward), arg_positions)
+            executable.requiring = {name: number for number, (name, _) in enumerate(requiring)}
+        else:
+            executable = Executable(optimized, graph, template, cleared_grads, guards,
+                                    arg_positions, self._plan(optimized))
+            if backward_error is not None:
+                executable.failing_backward = (backward_error, requiring)
+        executable.nan_checks = nan_checks
         config.log("guards", f"{self._name()}: {len(guards)} guards\n{guards}")
         return executable, None
 
@@ -217,20 +266,23 @@ class CompiledFunction:
                     continue
                 roots.append((f"{guards.constant(cell, 'R')}.cell_contents", contents))
             scope = function.__globals__
-            for name in code.co_names:
-                if name in scope:
+            for name in _global_names(code):
+                if name in scope and not isinstance(scope[name], CompiledFunction):
                     roots.append((f"{guards.constant(scope, 'R')}[{name!r}]", scope[name]))
         return roots
 
     def _write_guards(self, guards: GuardSet, args: tuple, graph: Graph, tensors: dict,
-                      scalars: list, complete: bool) -> None:
+                      scalars: list, complete: bool, grad_guarded: set) -> None:
+        """grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those
+        have their .grad checked."""
         guards.require(f"len(args) == {len(args)}", f"the number of arguments changed (was "
                        f"{len(args)})")
         mode_conditions(guards)
         for position, argument in enumerate(args):
             expression, what = f"args[{position}]", f"argument {position}"
             if isinstance(argument, Tensor):
-                tensor_conditions(guards, expression, argument, what)
+                tensor_conditions(guards, expression, argument, what,
+                                  grad_is=id(argument) in grad_guarded)
             elif isinstance(argument, (bool, int, float, str, type(None))):
                 scalar_condition(guards, expression, argument, what)
             else:
@@ -244,7 +296,13 @@ class CompiledFunction:
             if found is not None:
                 guards.require(f"{found[0]} is {constant}",
                                f"{found[0]} is another tensor than when traced")
-            tensor_conditions(guards, constant, tensor, f"captured tensor {entry.name}")
+            tensor_conditions(guards, constant, tensor, f"captured tensor {entry.name}",
+                              grad_is=id(tensor) in grad_guarded)
+        # A tensor whose .grad the function only looked at (`if p.grad is None: continue`).
+        captured = {id(entry.tensor) for entry in graph.captured_inputs}
+        for path, tensor in tensors.values():
+            if id(tensor) in grad_guarded and id(tensor) not in captured:
+                grad_condition(guards, path, tensor, path)
         for path, value in scalars:
             scalar_condition(guards, path, value, path)
         guards.complete = complete
@@ -257,7 +315,23 @@ class CompiledFunction:
             return graph
         return optimize(graph)
 
+    def _runner(self, graph: Graph):
+        """A function running `graph` on its non-captured inputs' arrays."""
+        plan = self._plan(graph)
+        if plan is not None:
+            return plan.run_arrays
+        return lambda arrays: interpret(graph, *arrays)
+
     def _plan(self, graph: Graph):
+        # CUDA hook: a graph whose tensors are on a GPU (or backend="cuda") runs as CUDA
+        # kernels (codegen/cuda.py); the schedule is the same, only the backend differs.
+        arguments = getattr(self, "_call_args", ())
+        if self.backend == "cuda" or (self.backend == "cpu" and _any_cuda(graph, arguments)):
+            from .codegen.cuda import build_plan as build_cuda_plan
+            from .codegen.cuda import graph_device
+
+            if self.backend == "cuda" or graph_device(graph, arguments) == "cuda":
+                return build_cuda_plan(graph)
         if self.backend != "cpu":
             return None
         try:
@@ -297,9 +371,22 @@ class CompiledFunction:
         return self.executables[0]
 
     def ir(self, optimized: bool = True) -> str:
-        """The latest executable's graph as text: forward and adjoint in one graph."""
+        """The latest executable's graph as text: forward and adjoint in one graph (for a
+        function whose results are differentiated outside it, the joint graph that is split
+        into the compiled forward and backward, see `forward_ir` and `backward_ir`)."""
         executable = self._latest()
-        return str(executable.graph if optimized else executable.traced)
+        if not optimized:
+            return str(executable.traced)
+        return str(executable.joint if executable.joint is not None else executable.graph)
+
+    def forward_ir(self) -> str:
+        """The graph the latest executable runs on each call."""
+        return str(self._latest().graph)
+
+    def backward_ir(self) -> str:
+        """The compiled backward of the latest executable's results ("" when there is none)."""
+        backward = self._latest().backward
+        return str(backward.graph) if backward is not None else ""
 
     def guards(self) -> str:
         """The latest executable's guards, one condition per line with its reason."""
@@ -314,6 +401,30 @@ class CompiledFunction:
         return plan.llvm_ir() if plan is not None else ""
 
 
+def _any_cuda(graph: Graph, arguments: tuple) -> bool:
+    """Whether any tensor of the call lives on a GPU (then codegen/cuda.py is imported)."""
+    tensors = [x for x in arguments if isinstance(x, Tensor)] + [
+        entry.tensor for entry in graph.inputs if entry.kind == "captured"]
+    return any(x._data is not None and x.is_cuda for x in tensors)
+
+
+@functools.lru_cache(maxsize=512)
+def _global_names(code: types.CodeType) -> tuple:
+    """The global names `code` (and the functions and comprehensions nested in it) loads.
+
+    co_names also lists attribute names (`box.scale` names "scale"); a global that happens to
+    share an attribute's name is not read by the function and must not be guarded.
+    """
+    names = []
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and instruction.argval not in names:
+            names.append(instruction.argval)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names.extend(name for name in _global_names(constant) if name not in names)
+    return tuple(names)
+
+
 class _KeywordCall:
     """fn called with keywords, as a positional function (keyword values last)."""
 
@@ -325,31 +436,6 @@ class _KeywordCall:
     def __call__(self, *flat):
         count = len(flat) - len(self.names)
         return self.fn(*flat[:count], **dict(zip(self.names, flat[count:], strict=True)))
-
-
-class _CompiledResultNode(Node):
-    """grad_fn of a compiled function's results that required grad when traced.
-
-    The function already ran its backward inside; differentiating its results again from
-    outside is not compiled, and fails loudly instead of silently giving no gradient.
-    """
-
-    def __init__(self, function_name: str):
-        super().__init__()
-        self.function_name = function_name
-        self.next_functions = ()
-        self.input_meta = ()
-        self.needs_input_grad = ()
-
-    def name(self) -> str:
-        return "CompiledFunctionBackward"
-
-    def apply(self, grads):
-        raise RuntimeError(
-            f"a result of the compiled function {self.function_name!r} was differentiated "
-            "outside of it; autojit compiles the gradients a function computes inside itself "
-            "(call backward() or autograd.grad() in the compiled function), and does not "
-            "differentiate compiled results from outside yet")
 
 
 def _warn(message: str) -> None:
@@ -381,11 +467,16 @@ def _flatten_result(result, graph: Graph, tracer: Tracer):
                     "dicts of them")
 
 
-def _requires_grad_result(output, result) -> bool:
-    for tensor in _tensors_in(result):
-        if tensor._value is output.value:
-            return tensor._requires_grad
-    return False
+def _requiring_results(graph: Graph, result) -> list:
+    """(output name, Tensor) for each returned tensor that requires grad."""
+    tensors = list(_tensors_in(result))
+    requiring = []
+    for output in graph.outputs:
+        for tensor in tensors:
+            if tensor._value is output.value and tensor._requires_grad:
+                requiring.append((output.name, tensor))
+                break
+    return requiring
 
 
 def _tensors_in(result):

@@ -3,7 +3,9 @@
 AUTOJIT_DISABLE=1     every autojit.compile runs its function eagerly (no tracing, no kernels).
 AUTOJIT_LOG=...       comma-separated topics logged to stderr: recompiles, graph_breaks, guards,
                       kernels (or "all").
-AUTOJIT_CACHE_DIR     where compiled kernels are cached on disk.
+AUTOJIT_CACHE_DIR     where compiled kernels are cached on disk (default: $XDG_CACHE_HOME/autojit
+                      or ~/.cache/autojit; codegen/disk_cache.py).
+AUTOJIT_DISK_CACHE=0  no disk cache: kernels are compiled in every process (kept in memory).
 AUTOJIT_DUMP_PASSES   comma-separated pass names whose graphs are printed before and after.
 """
 
@@ -13,6 +15,7 @@ import os
 import sys
 
 TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
 
 
 def disabled() -> bool:
@@ -29,6 +32,10 @@ def log(topic: str, message: str) -> None:
     topics = log_topics()
     if topic in topics or "all" in topics:
         print(f"[autojit:{topic}] {message}", file=sys.stderr)
+
+
+def disk_cache_enabled() -> bool:
+    return os.environ.get("AUTOJIT_DISK_CACHE", "1").strip().lower() not in FALSE_WORDS
 
 
 def cache_dir() -> str:

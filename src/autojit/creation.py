@@ -29,7 +29,11 @@ def default_generator() -> np.random.Generator:
     return _generator[0]
 
 
-def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool) -> Tensor:
+def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=None) -> Tensor:
+    if device is not None and device.type == "cuda":  # copied to the GPU (autojit/cuda)
+        from .cuda.array import CudaArray
+
+        data = CudaArray.from_host(data, device.index)
     result = Tensor._make(data, dtype)
     if requires_grad:
         result.requires_grad_(True)
@@ -97,17 +101,34 @@ def _unwrap(data):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A new leaf tensor holding a copy of `data` (nested lists, scalars, arrays, tensors)."""
-    check_device(device)
+    """A new leaf tensor holding a copy of `data` (nested lists, scalars, arrays, tensors).
+
+    The dtype is inferred as torch infers it: bools give bool, integers int64, floats the
+    default dtype (float32).
+
+    >>> import autojit
+    >>> autojit.tensor([[1, 2], [3, 4]])
+    tensor([[1, 2],
+            [3, 4]])
+    >>> x = autojit.tensor([1.0, 2.0], requires_grad=True)
+    >>> x
+    tensor([1., 2.], requires_grad=True)
+    >>> x.dtype, autojit.tensor(3.5, dtype=autojit.float64).dtype
+    (autojit.float32, autojit.float64)
+    """
+    device = check_device(device)
     if isinstance(data, Tensor):
         target = dtypes.to_dtype(dtype) if dtype is not None else data.dtype
-        array = np.array(data._concrete("autojit.tensor(Tensor)"), dtype=target.numpy)
-        return _finish(array, target, requires_grad)
+        source = data._concrete("autojit.tensor(Tensor)")
+        if source.__class__ is not np.ndarray:  # a CUDA tensor: copied through the host
+            source = source.to_host()
+        array = np.array(source, dtype=target.numpy)
+        return _finish(array, target, requires_grad, device)
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype, as an array would
         data = np.asarray(data)
     if isinstance(data, np.ndarray):
         target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
-        return _finish(np.array(data, dtype=target.numpy), target, requires_grad)
+        return _finish(np.array(data, dtype=target.numpy), target, requires_grad, device)
     target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     _check_rectangular(data)
     try:
@@ -117,14 +138,18 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
             from None
     if array.dtype == object:
         raise TypeError("autojit.tensor(): nested sequences must be rectangular and numeric")
-    return _finish(array, target, requires_grad)
+    return _finish(array, target, requires_grad, device)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like tensor(), but shares memory with an ndarray or Tensor when no conversion is needed."""
-    check_device(device)
+    device = check_device(device)
     if isinstance(data, Tensor):
+        if device.type != data.device.type:
+            data = data.to(device)
         return data if dtype is None else data.to(dtypes.to_dtype(dtype))
+    if device.type == "cuda":
+        return tensor(data, dtype=dtype, device=device)
     if isinstance(data, np.ndarray):
         target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
         return Tensor._make(np.asarray(data, dtype=target.numpy), target)
@@ -149,7 +174,7 @@ def _size(size) -> tuple:
 
 
 def _filled(size, value, dtype, requires_grad, device) -> Tensor:
-    check_device(device)
+    device = check_device(device)
     if dtype is None:
         dtype = dtypes.get_default_dtype() if isinstance(value, float) or value is None \
             else dtypes.scalar_dtype(value)
@@ -158,14 +183,30 @@ def _filled(size, value, dtype, requires_grad, device) -> Tensor:
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
     array = np.empty(shape, dtype.numpy) if value is None else np.full(shape, value, dtype.numpy)
-    return _finish(array, dtype, requires_grad)
+    return _finish(array, dtype, requires_grad, device)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros; the size is given as integers or as one sequence.
+
+    >>> import autojit
+    >>> autojit.zeros(2, 3)
+    tensor([[0., 0., 0.],
+            [0., 0., 0.]])
+    >>> autojit.zeros((2,), dtype=autojit.int64)
+    tensor([0, 0])
+    """
     return _filled(size, 0.0 if dtype is None else 0, dtype, requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones; the size is given as integers or as one sequence.
+
+    >>> import autojit
+    >>> autojit.ones(2, 2, requires_grad=True)
+    tensor([[1., 1.],
+            [1., 1.]], requires_grad=True)
+    """
     return _filled(size, 1.0 if dtype is None else 1, dtype, requires_grad, device)
 
 
@@ -181,29 +222,45 @@ def _like(x: Tensor, dtype):
     return tuple(x.shape), (x.dtype if dtype is None else dtype)
 
 
+def _like_device(x: Tensor, device):
+    """The *_like factories keep x's device unless device= says otherwise (as torch does)."""
+    return x.device if device is None and x._data is not None else device
+
+
 def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros(shape, dtype=dtype, device=_like_device(x, device),
+                 requires_grad=requires_grad)
 
 
 def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return ones(shape, dtype=dtype, device=_like_device(x, device),
+                requires_grad=requires_grad)
 
 
 def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    return full(shape, fill_value, dtype=dtype, device=_like_device(x, device),
+                requires_grad=requires_grad)
 
 
 def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return empty(shape, dtype=dtype, device=_like_device(x, device),
+                 requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Values from start (inclusive) to end (exclusive) by step; int64 for integer arguments."""
-    check_device(device)
+    """Values from start (inclusive) to end (exclusive) by step; int64 for integer arguments.
+
+    >>> import autojit
+    >>> autojit.arange(5)
+    tensor([0, 1, 2, 3, 4])
+    >>> autojit.arange(1, 2.5, 0.5)
+    tensor([1.0000, 1.5000, 2.0000])
+    """
+    device = check_device(device)
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -216,25 +273,26 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dtype = dtypes.to_dtype(dtype)
     count = int(np.ceil((end - start) / step))
     array = (start + step * np.arange(count, dtype=np.float64)).astype(dtype.numpy)
-    return _finish(array, dtype, requires_grad)
+    return _finish(array, dtype, requires_grad, device)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    check_device(device)
+    device = check_device(device)
     dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(np.linspace(start, end, int(steps)).astype(dtype.numpy), dtype, requires_grad)
+    return _finish(np.linspace(start, end, int(steps)).astype(dtype.numpy), dtype, requires_grad,
+                   device)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    check_device(device)
+    device = check_device(device)
     dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    return _finish(np.eye(n, m, dtype=dtype.numpy), dtype, requires_grad)
+    return _finish(np.eye(n, m, dtype=dtype.numpy), dtype, requires_grad, device)
 
 
 def _random_generator(generator, name: str) -> np.random.Generator:
@@ -256,24 +314,35 @@ def _random_dtype(dtype):
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Uniform samples on [0, 1)."""
-    check_device(device)
+    device = check_device(device)
     dtype = _random_dtype(dtype)
     rng = _random_generator(generator, 'rand')
-    return _finish(rng.random(_size(size)).astype(dtype.numpy), dtype, requires_grad)
+    return _finish(rng.random(_size(size)).astype(dtype.numpy), dtype, requires_grad, device)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    """Standard normal samples."""
-    check_device(device)
+    """Standard normal samples, drawn from the generator that manual_seed seeds.
+
+    >>> import autojit
+    >>> _ = autojit.manual_seed(0)
+    >>> first = autojit.randn(2, 3)
+    >>> first.shape, first.dtype
+    (autojit.Size([2, 3]), autojit.float32)
+    >>> _ = autojit.manual_seed(0)
+    >>> bool((autojit.randn(2, 3) == first).all())
+    True
+    """
+    device = check_device(device)
     dtype = _random_dtype(dtype)
     rng = _random_generator(generator, 'randn')
-    return _finish(rng.standard_normal(_size(size)).astype(dtype.numpy), dtype, requires_grad)
+    return _finish(rng.standard_normal(_size(size)).astype(dtype.numpy), dtype, requires_grad,
+                   device)
 
 
 def randint(low, high=None, size=None, *, dtype=None, device=None, generator=None,
             requires_grad=False) -> Tensor:
     """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
-    check_device(device)
+    device = check_device(device)
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high
     if high is None:
@@ -286,16 +355,19 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, generator=Non
     dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
     rng = _random_generator(generator, 'randint')
     array = rng.integers(low, high, size=_size((size,))).astype(dtype.numpy)
-    return _finish(array, dtype, requires_grad)
+    return _finish(array, dtype, requires_grad, device)
 
 
 def rand_like(x: Tensor, *, dtype=None, requires_grad=False) -> Tensor:
-    return rand(tuple(x.shape), dtype=dtype or x.dtype, requires_grad=requires_grad)
+    return rand(tuple(x.shape), dtype=dtype or x.dtype, device=_like_device(x, None),
+                requires_grad=requires_grad)
 
 
 def randn_like(x: Tensor, *, dtype=None, requires_grad=False) -> Tensor:
-    return randn(tuple(x.shape), dtype=dtype or x.dtype, requires_grad=requires_grad)
+    return randn(tuple(x.shape), dtype=dtype or x.dtype, device=_like_device(x, None),
+                requires_grad=requires_grad)
 
 
 def randint_like(x: Tensor, low, high=None, *, dtype=None) -> Tensor:
-    return randint(low, high, tuple(x.shape), dtype=dtype or x.dtype)
+    return randint(low, high, tuple(x.shape), dtype=dtype or x.dtype,
+                   device=_like_device(x, None))

@@ -1,4 +1,9 @@
-"""Devices. The eager core runs on the CPU; the CUDA target adds 'cuda' devices."""
+"""Devices: `autojit.device("cpu")`, `device("cuda:0")`, and the check of device= arguments.
+
+A tensor's device is not stored: it follows from its data (an ndarray on the CPU, a CudaArray
+from autojit/cuda/array.py on a GPU), see Tensor.device. `resolve` turns a device= argument
+into a device, checking that CUDA is usable when it is asked for.
+"""
 
 from __future__ import annotations
 
@@ -40,12 +45,24 @@ class device:  # noqa: N801 - torch's name
 CPU = device("cpu")
 
 
+def cuda_device(index: int | None = 0) -> device:
+    return device("cuda", index or 0)
+
+
 def check_device(requested) -> device:
-    """Validate a device= argument; only the CPU exists until the CUDA target lands."""
+    """Validate a device= argument: None is the CPU; 'cuda' needs a GPU or the simulator."""
     if requested is None:
         return CPU
-    resolved = device(requested) if not isinstance(requested, device) else requested
-    if resolved.type != "cpu":
-        raise RuntimeError(f"device '{resolved}' is not available: autojit was built for the CPU "
-                           "only in this version")
+    if requested.__class__ is str and requested == "cpu":
+        return CPU
+    resolved = requested if isinstance(requested, device) else device(
+        f"cuda:{requested}" if isinstance(requested, int) else requested)
+    if resolved.type == "cuda":
+        from . import cuda
+
+        cuda.driver()  # raises torch's "no NVIDIA driver" error where CUDA is unusable
+        count = cuda.device_count()
+        if (resolved.index or 0) >= count:
+            raise RuntimeError("CUDA error: invalid device ordinal")
+        return cuda_device(resolved.index)
     return resolved

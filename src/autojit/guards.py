@@ -125,23 +125,35 @@ def tensor_conditions(guards: GuardSet, expression: str, tensor: Tensor, what: s
                       grad_is=True) -> None:
     """Shape, dtype, requires_grad and .grad identity of one tensor."""
     dtype = guards.constant(tensor._dtype, "D")
-    guards.require(f"{expression}.__class__ is Tensor and {expression}._data is not None",
-                   f"{what} is no longer a concrete Tensor")
+    kind = guards.constant(type(tensor), "K")  # Tensor, or a subclass such as Parameter
+    guards.require(f"{expression}.__class__ is {kind} and {expression}._data is not None",
+                   f"{what} is no longer a concrete {type(tensor).__name__}")
     guards.require(f"{expression}._data.shape == {tuple(tensor._data.shape)!r}",
                    f"{what} changed shape (was {list(tensor._data.shape)})")
     guards.require(f"{expression}._dtype is {dtype}", f"{what} changed dtype (was "
                    f"{tensor._dtype.name})")
+    storage = guards.constant(tensor._data.__class__, "S")  # ndarray (CPU) or CudaArray
+    guards.require(f"{expression}._data.__class__ is {storage}",
+                   f"{what} changed device (was {tensor.device})")
     guards.require(f"{expression}._requires_grad is {tensor._requires_grad}",
                    f"{what} changed requires_grad (was {tensor._requires_grad})")
-    if grad_is and tensor._requires_grad:
-        if tensor._grad is None:
-            guards.require(f"{expression}._grad is None", f"{what}.grad is no longer None")
-        else:
-            grad = guards.constant(tensor._grad, "G")
-            guards.require(f"{expression}._grad is {grad}", f"{what}.grad was replaced")
+    if grad_is:
+        grad_condition(guards, expression, tensor, what)
+
+
+def grad_condition(guards: GuardSet, expression: str, tensor: Tensor, what: str) -> None:
+    """Which object .grad is (None included): the trace read or assigned it."""
+    if tensor._grad is None:
+        guards.require(f"{expression}._grad is None", f"{what}.grad is no longer None")
+    else:
+        grad = guards.constant(tensor._grad, "G")
+        guards.require(f"{expression}._grad is {grad}", f"{what}.grad was replaced")
 
 
 def scalar_condition(guards: GuardSet, expression: str, value, what: str) -> None:
+    if value is None:
+        guards.require(f"{expression} is None", f"{what} changed (was None)")
+        return
     kind = type(value).__name__
     if isinstance(value, float) and math.isnan(value):
         guards.require(f"{expression}.__class__ is float and isnan({expression})",

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from . import dtypes
-from .device import CPU
+from .device import CPU, cuda_device
 from .state import state
 
 
@@ -127,11 +127,24 @@ class Tensor:
 
     @property
     def device(self):
-        return CPU
+        # The device follows from the data: an ndarray on the CPU, a CudaArray on a GPU
+        # (autojit/cuda/array.py); symbolic tensors are device-neutral while tracing.
+        data = self._data
+        if data is None or data.__class__ is np.ndarray:
+            return CPU
+        return cuda_device(data.device_index)
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        data = self._data
+        return data is not None and data.__class__ is not np.ndarray
+
+    @property
+    def is_cpu(self) -> bool:
+        return not self.is_cuda
+
+    def get_device(self) -> int:
+        return self._data.device_index if self.is_cuda else -1
 
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
@@ -174,6 +187,8 @@ class Tensor:
 
     @property
     def grad(self):
+        if state.tracer is not None:
+            state.tracer.note_grad_access(self)  # a compiled function's guards check .grad
         if self.grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
@@ -196,10 +211,14 @@ class Tensor:
             if value.shape != self.shape:
                 raise RuntimeError(f"assigned grad has data of a different size: expected "
                                    f"{self.shape}, got {value.shape}")
+        if state.tracer is not None:
+            state.tracer.note_grad_access(self)
         self._grad = value
 
     @grad.deleter
     def grad(self) -> None:
+        if state.tracer is not None:
+            state.tracer.note_grad_access(self)
         self._grad = None
 
     @property
@@ -217,7 +236,21 @@ class Tensor:
         return self._is_inference
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) into each leaf's .grad (torch.Tensor.backward)."""
+        """Accumulate d(self)/d(leaf) into each leaf's .grad (torch.Tensor.backward).
+
+        A scalar needs no `gradient`; any other tensor needs one of its own shape (the vector
+        of the vector-Jacobian product). Gradients add up across calls until `.grad` is reset.
+
+        >>> import autojit
+        >>> x = autojit.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> (x ** 2).sum().backward()
+        >>> x.grad
+        tensor([2., 4., 6.])
+        >>> x.grad = None
+        >>> (x * 2).backward(autojit.tensor([1.0, 0.0, 1.0]))
+        >>> x.grad
+        tensor([2., 0., 2.])
+        """
         from .autograd.api import backward
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
@@ -232,28 +265,41 @@ class Tensor:
             graph_break(what)
         return self._data
 
+    def _host(self, what: str) -> np.ndarray:
+        """The data as an ndarray: a CUDA tensor's is copied to the host (a synchronization)."""
+        data = self._concrete(what)
+        return data if data.__class__ is np.ndarray else data.to_host()
+
     def numpy(self, *, force: bool = False) -> np.ndarray:
         data = self._concrete("Tensor.numpy()")
+        if data.__class__ is not np.ndarray:
+            if not force:
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            data = data.to_host()
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         return data
 
     def item(self):
-        data = self._concrete("Tensor.item()")
+        data = self._host("Tensor.item()")
         if data.size != 1:
             raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")
         return data.reshape(()).item()
 
     def tolist(self):
-        return self._concrete("Tensor.tolist()").tolist()
+        return self._host("Tensor.tolist()").tolist()
 
     def __array__(self, dtype=None, copy=None):
         data = self._concrete("np.asarray(Tensor)")
+        if data.__class__ is not np.ndarray:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
         return data if dtype is None else data.astype(dtype, copy=False)
 
     def __bool__(self) -> bool:
-        data = self._concrete("bool(Tensor)")
+        data = self._host("bool(Tensor)")
         if data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(data.reshape(()))
@@ -296,7 +342,7 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self._concrete("pickle"), self._dtype.name, self._requires_grad))
+        return (_rebuild, (self._host("pickle"), self._dtype.name, self._requires_grad))
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:

@@ -7,6 +7,7 @@ map to the same functions, with the reflected forms (2 - x) swapping the operand
 
 from __future__ import annotations
 
+from . import dlpack as _dlpack
 from . import dtypes
 from .ops import composite, indexing, inplace, layout, linalg, reduction
 from .ops import elementwise as ew
@@ -113,17 +114,26 @@ def to(self, *args, dtype=None, device=None, copy: bool = False, **kwargs):
     """x converted to a dtype (and/or device); returns x itself when nothing changes."""
     from .device import check_device
 
+    kwargs.pop("non_blocking", None)
     for arg in args:
         if isinstance(arg, Tensor):
             dtype = arg.dtype
-        elif isinstance(arg, (str,)) and arg in ("cpu", "cuda") or hasattr(arg, "type"):
+            device = arg.device if arg._data is not None else device
+        elif isinstance(arg, str) and arg.split(":")[0] in ("cpu", "cuda") or \
+                hasattr(arg, "index"):
             device = arg
+        elif isinstance(arg, bool):
+            continue  # non_blocking given positionally
         else:
             dtype = arg
-    check_device(device)
-    if dtype is None:
-        return self.clone() if copy else self
-    result = ew.cast(self, dtypes.to_dtype(dtype))
+    result = self
+    if device is not None:
+        # A device copy (autojit/cuda/transfer.py): differentiable, the gradient goes back.
+        from .cuda.transfer import move
+
+        result = move(self, check_device(device))
+    if dtype is not None:
+        result = ew.cast(result, dtypes.to_dtype(dtype))
     return result.clone() if copy and result is self else result
 
 
@@ -132,6 +142,12 @@ def _to_method(dtype):
 
 
 Tensor.to = to
+Tensor.cuda = lambda self, device=None, non_blocking=False: to(
+    self, "cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
+Tensor.cpu = lambda self: to(self, "cpu")
+Tensor.__dlpack__ = lambda self, **options: _dlpack.dlpack(self, **options)
+Tensor.__dlpack_device__ = lambda self: _dlpack.dlpack_device(self)
+Tensor.__cuda_array_interface__ = property(lambda self: _dlpack.cuda_array_interface(self))
 Tensor.type_as = lambda self, other: to(self, other.dtype)
 Tensor.float = _to_method(dtypes.float32)
 Tensor.double = _to_method(dtypes.float64)
@@ -139,7 +155,6 @@ Tensor.half = _to_method(dtypes.float16)
 Tensor.long = _to_method(dtypes.int64)
 Tensor.int = _to_method(dtypes.int32)
 Tensor.bool = _to_method(dtypes.bool_)
-Tensor.cpu = lambda self: self
 Tensor.contiguous = lambda self: self if self._data is None or \
     self._data.flags.c_contiguous else ew.clone(self)
 Tensor.is_contiguous = lambda self: self._data is None or bool(self._data.flags.c_contiguous)

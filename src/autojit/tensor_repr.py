@@ -148,11 +148,13 @@ def tensor_repr(x, prefix: str = "tensor(") -> str:
         if dtype is not dtypes.get_default_dtype():
             suffixes.append(f"dtype={dtype!r}")
     else:
-        body = format_values(x._data, indent)
+        body = format_values(x._host("print"), indent)  # a CUDA tensor's values: copied back
         if dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
             suffixes.append(f"dtype={dtype!r}")
+    if x._data is not None and x.is_cuda:
+        suffixes.insert(0, f"device='{x.device}'")
     if x.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(x.grad_fn).__name__}>")
+        suffixes.append(f"grad_fn=<{x.grad_fn.name()}>")
     elif x.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

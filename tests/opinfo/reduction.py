@@ -111,11 +111,7 @@ ROWS = [
            reference=lambda x, dim, dtype: np.sum(x, axis=dim, dtype=dtype.numpy),
            samples=_sum_dtype_samples, primitives=("sum",), dtypes=("float32", "int32")),
     OpInfo(name="prod", function=autojit.prod, reference=numpy_reduction(np.prod, np.int64),
-           samples=_prod_samples, primitives=("prod",), dtypes=ALL_NUMERIC,
-           expected_failures={"gradgradcheck": (
-               "prod's second derivative where a slice has two or more zeros needs an "
-               "exclusive-product primitive; until then create_graph through such a prod "
-               "raises a RuntimeError instead of returning a wrong value")}),
+           samples=_prod_samples, primitives=("prod",), dtypes=ALL_NUMERIC),
     OpInfo(name="amax", function=autojit.amax, reference=_extreme_reference(np.amax),
            samples=_extreme_samples, primitives=("amax",), dtypes=ALL_NUMERIC),
     OpInfo(name="amin", function=autojit.amin, reference=_extreme_reference(np.amin),

@@ -191,9 +191,12 @@ def _check_nan(node, results) -> None:
         if gradient is None:
             continue
         data = gradient._data
-        # Symbolic values (tracing) have no data to look at: the compiled function's own nan
-        # checks cover them.
-        if data is None or data.dtype.kind not in "fc":
+        if data is None:
+            # Tracing: the compiled function checks this value each time it runs.
+            if state.tracer is not None and gradient.dtype.is_floating_point:
+                state.tracer.nan_checks.append((gradient, node, position))
+            continue
+        if data.dtype.kind not in "fc":
             continue
         if np.isnan(data).any():
             raise RuntimeError(

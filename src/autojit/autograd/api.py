@@ -55,7 +55,14 @@ def _make_root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) ->
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None) -> None:
-    """Accumulate the gradients of `tensors` into the .grad of the graph's leaves."""
+    """Accumulate the gradients of `tensors` into the .grad of the graph's leaves.
+
+    >>> import autojit
+    >>> x = autojit.tensor([1.0, 2.0], requires_grad=True)
+    >>> autojit.autograd.backward((x * x).sum())
+    >>> x.grad
+    tensor([2., 4.])
+    """
     outputs = _as_tuple(tensors)
     if grad_variables is not None:
         grad_tensors = grad_variables
@@ -77,7 +84,21 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False,
          materialize_grads=False) -> tuple:
-    """The gradients of `outputs` with respect to `inputs`, returned, not accumulated."""
+    """The gradients of `outputs` with respect to `inputs`, returned, not accumulated.
+
+    With `create_graph=True` the gradient has a history of its own, so it can be
+    differentiated again:
+
+    >>> import autojit
+    >>> x = autojit.tensor(2.0, requires_grad=True)
+    >>> (dx,) = autojit.autograd.grad(x ** 3, x, create_graph=True)
+    >>> dx
+    tensor(12., grad_fn=<MulBackward0>)
+    >>> autojit.autograd.grad(dx, x)
+    (tensor(12.),)
+    >>> x.grad is None
+    True
+    """
     from ..creation import zeros_like
 
     if is_grads_batched:

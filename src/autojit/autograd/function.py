@@ -181,6 +181,25 @@ class Function:
     `MyFunction.apply(*args)` (or `MyFunction()(*args)`). Never call forward directly.
     backward receives one gradient per forward output and returns one gradient (or None) per
     forward input.
+
+    >>> import autojit
+    >>> class Exp(autojit.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         result = x.exp()
+    ...         ctx.save_for_backward(result)
+    ...         return result
+    ...     @staticmethod
+    ...     def backward(ctx, grad_output):
+    ...         (result,) = ctx.saved_tensors
+    ...         return grad_output * result
+    >>> x = autojit.tensor([0.0, 1.0], requires_grad=True)
+    >>> y = Exp.apply(x)
+    >>> y
+    tensor([1.0000, 2.7183], grad_fn=<ExpBackward>)
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([1.0000, 2.7183])
     """
 
     _backward_cls = BackwardFunction

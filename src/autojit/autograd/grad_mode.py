@@ -35,7 +35,22 @@ class _GradModeContext:
 
 
 class no_grad(_GradModeContext):  # noqa: N801 - torch's name
-    """Disable gradient recording: results of ops do not require grad."""
+    """Disable gradient recording: results of ops do not require grad.
+
+    Works as a context manager and as a decorator:
+
+    >>> import autojit
+    >>> x = autojit.tensor([1.0, 2.0], requires_grad=True)
+    >>> with autojit.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    >>> @autojit.no_grad()
+    ... def double(t):
+    ...     return t * 2
+    >>> double(x).requires_grad
+    False
+    """
 
     def __enter__(self):
         self._previous = state.grad_enabled
@@ -48,7 +63,16 @@ class no_grad(_GradModeContext):  # noqa: N801 - torch's name
 
 
 class enable_grad(_GradModeContext):  # noqa: N801
-    """Enable gradient recording, also inside no_grad."""
+    """Enable gradient recording, also inside no_grad.
+
+    >>> import autojit
+    >>> x = autojit.tensor([1.0, 2.0], requires_grad=True)
+    >>> with autojit.no_grad():
+    ...     with autojit.enable_grad():
+    ...         y = x * 2
+    >>> y.requires_grad
+    True
+    """
 
     def __enter__(self):
         self._previous = state.grad_enabled
@@ -61,7 +85,19 @@ class enable_grad(_GradModeContext):  # noqa: N801
 
 
 class set_grad_enabled(_GradModeContext):  # noqa: N801
-    """Set grad mode to `mode`: at once when called, restored on leaving a with-block."""
+    """Set grad mode to `mode`: at once when called, restored on leaving a with-block.
+
+    >>> import autojit
+    >>> x = autojit.tensor([1.0, 2.0], requires_grad=True)
+    >>> with autojit.set_grad_enabled(False):
+    ...     y = x * 2
+    >>> y.requires_grad, autojit.is_grad_enabled()
+    (False, True)
+    >>> _ = autojit.set_grad_enabled(False)
+    >>> autojit.is_grad_enabled()
+    False
+    >>> _ = autojit.set_grad_enabled(True)
+    """
 
     def __init__(self, mode: bool):
         self._previous = state.grad_enabled
@@ -84,7 +120,15 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
 
 
 class inference_mode(_GradModeContext):  # noqa: N801
-    """no_grad that also marks the tensors it creates as inference tensors."""
+    """no_grad that also marks the tensors it creates as inference tensors.
+
+    >>> import autojit
+    >>> x = autojit.tensor([1.0, 2.0], requires_grad=True)
+    >>> with autojit.inference_mode():
+    ...     y = x * 2
+    >>> y.requires_grad, y.is_inference()
+    (False, True)
+    """
 
     def __init__(self, mode: bool = True):
         self.mode = bool(mode)

@@ -67,6 +67,14 @@ def register_hook(self: Tensor, hook) -> RemovableHandle:
     """Call `hook(grad)` each time the gradient w.r.t. this tensor is computed.
 
     The hook may return a tensor, which replaces the gradient. Hooks run in registration order.
+
+    >>> import autojit
+    >>> x = autojit.tensor([1.0, 2.0], requires_grad=True)
+    >>> handle = x.register_hook(lambda grad: grad * 10)
+    >>> (x * 3).sum().backward()
+    >>> x.grad
+    tensor([30., 30.])
+    >>> handle.remove()
     """
     if not self._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")

@@ -58,11 +58,13 @@ class profile:
 
     Args:
         enabled: False makes the context manager a no-op (it records nothing).
-        use_cuda, use_device, use_cpu: accepted for torch compatibility; times are CPU times.
         record_shapes: record the shapes of each op's inputs (`Input Shapes`, `Input Dims`).
         with_stack: record the user's source location of each op (`Source Location`).
-        profile_memory, with_flops, with_modules, use_kineto, experimental_config,
-        acc_events, custom_trace_id_callback: accepted and ignored.
+
+    The other keyword arguments of torch's profiler are accepted for compatibility: `use_cuda`,
+    `use_device` and `use_cpu` (times are CPU times), and `profile_memory`, `with_flops`,
+    `with_modules`, `use_kineto`, `experimental_config`, `acc_events`,
+    `custom_trace_id_callback`, which are ignored.
 
     Only the thread that entered the profiler is recorded (the profiler state is
     thread-local); entering a second profiler on the same thread raises.

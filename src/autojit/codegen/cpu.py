@@ -4,13 +4,15 @@
 O3 pipeline for the host CPU (its features included, so the loop and SLP vectorizers use AVX2
 or AVX-512 where present), JIT-compiles it into one process-wide MCJIT engine that owns the
 code, and returns a CompiledKernel: a callable taking the input and output arrays. Compiled
-kernels are cached in memory by `Kernel.structural_key()`. No C compiler is involved.
-See docs/notes/cpu-codegen.md.
+kernels are cached in memory by `Kernel.structural_key()`, and on disk across processes
+(disk_cache.py: the object code MCJIT produced, loaded back without optimizing or generating
+code again). No C compiler is involved. See docs/notes/cpu-codegen.md.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import itertools
 import threading
 import time
@@ -19,12 +21,17 @@ import llvmlite.binding as llvm
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
+from .. import config
+from . import disk_cache
 from .kernel import Kernel
 from .render_llvm import ERRORS, render
 
 _LOCK = threading.Lock()
 _CACHE: dict = {}
 _COUNTER = itertools.count()
+_SYMBOLS: set = set()  # entry symbols defined in the engine: a loaded object must not redefine one
+# How kernels were obtained in this process: LLVM compiles, and loads from the disk cache.
+STATISTICS = {"compiled": 0, "loaded": 0}
 _FUNCTION_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 # The object entry reads Python objects, so it runs holding the GIL (PYFUNCTYPE).
 _OBJECT_FUNCTION_TYPE = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.py_object, ctypes.py_object)
@@ -78,6 +85,14 @@ class _Backend:
         holder.triple = self.target_machine.triple
         self.engine = llvm.create_mcjit_compiler(holder, self.target_machine)
         self.object_layout = object_layout()
+        # MCJIT hands each module's object file to this callback as it generates it: the disk
+        # cache stores it, with no second code generation.
+        self.objects: dict = {}
+        self.engine.set_object_cache(self._object_compiled, None)
+        self.target = (self.target_machine.triple, self.cpu, self.features, self.object_layout)
+
+    def _object_compiled(self, module, buffer) -> None:
+        self.objects[id(module)] = buffer
 
     def optimize(self, module):
         options = llvm.create_pipeline_tuning_options(speed_level=3)
@@ -109,13 +124,15 @@ class CompiledKernel:
     """
 
     def __init__(self, kernel, symbol, function, llvm_ir, optimized_ir, compile_seconds,
-                 module, object_function=None):
+                 module, object_function=None, object_code=None, source="compiled"):
         self.kernel = kernel
         self.symbol = symbol
         self.llvm_ir = llvm_ir
-        self.optimized_ir = optimized_ir
-        self.compile_seconds = compile_seconds
+        self._optimized_ir = optimized_ir  # None when loaded from disk: made when asked for
+        self.compile_seconds = compile_seconds  # compiling, or loading from the disk cache
+        self.source = source  # "compiled" (by LLVM in this process) or "disk"
         self._module = module  # kept alive: the engine owns the code compiled from it
+        self._object_code = object_code
         self._function = function
         self._arity = len(kernel.inputs) + len(kernel.outputs)
         self._pointer_array = ctypes.c_void_p * self._arity
@@ -133,9 +150,22 @@ class CompiledKernel:
             error, message = ERRORS[status & -status]
             raise error(message)
 
+    @property
+    def optimized_ir(self) -> str:
+        """The module after the O3 pipeline (for a kernel loaded from disk: optimized again
+        from its IR, for inspection only; the code that runs is the cached object)."""
+        if self._optimized_ir is None:
+            state = backend()
+            module = _parse(self.llvm_ir, state)
+            state.optimize(module)
+            self._optimized_ir = str(module)
+        return self._optimized_ir
+
     def object_code(self) -> bytes:
-        """The optimized module as a relocatable object file, for a disk cache."""
-        return backend().target_machine.emit_object(self._module)
+        """The kernel's machine code as a relocatable object file (what the disk cache keeps)."""
+        if self._object_code is None:
+            self._object_code = backend().target_machine.emit_object(self._module)
+        return self._object_code
 
     def validate(self, inputs, outputs) -> None:
         """Raise a clear error when the arrays do not fit the kernel (the call trusts them)."""
@@ -176,7 +206,8 @@ def _check_extent(kernel, what, array, strides):
 
 
 def compile_kernel(kernel: Kernel) -> CompiledKernel:
-    """The kernel compiled for this CPU, from the in-memory cache when an equal one was built."""
+    """The kernel compiled for this CPU: from the in-memory cache when an equal one was built in
+    this process, else from the disk cache, else compiled by LLVM (and stored on disk)."""
     key = kernel.structural_key()
     found = _CACHE.get(key)
     if found is not None:
@@ -184,33 +215,93 @@ def compile_kernel(kernel: Kernel) -> CompiledKernel:
     with _LOCK:
         found = _CACHE.get(key)
         if found is None:
-            found = _compile(kernel)
+            found = _load_or_compile(kernel, key)
             _CACHE[key] = found
     return found
 
 
-def _compile(kernel: Kernel) -> CompiledKernel:
+def _load_or_compile(kernel: Kernel, key: tuple) -> CompiledKernel:
     state = backend()
-    start = time.perf_counter()
-    symbol = f"autojit_{kernel.name}_{next(_COUNTER)}"
-    rendered = render(kernel, symbol, state.object_layout)
-    module = llvm.parse_assembly(rendered.text)
+    entry_key = None
+    if disk_cache.directory() is not None:
+        entry_key = disk_cache.entry_key(key, state.target)
+        entry = disk_cache.load(entry_key)
+        if entry is not None:
+            loaded = _load(kernel, entry, state)
+            if loaded is not None:
+                return loaded
+    compiled = _compile(kernel, _symbol(kernel, key))
+    if entry_key is not None:
+        disk_cache.store(entry_key, disk_cache.Entry(compiled.symbol, compiled.object_code(),
+                                                     compiled.llvm_ir))
+    return compiled
+
+
+def _symbol(kernel: Kernel, key: tuple) -> str:
+    """The kernel's exported name: the same in every process for the same kernel, so a cached
+    object's symbol never collides with a freshly compiled one's."""
+    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+    symbol = f"autojit_{kernel.name}_{digest}"
+    if symbol in _SYMBOLS:  # compiled again after clear_cache()
+        symbol = f"{symbol}_{next(_COUNTER)}"
+    return symbol
+
+
+def _parse(text: str, state: _Backend):
+    module = llvm.parse_assembly(text)
     module.triple = state.target_machine.triple
     module.data_layout = str(state.target_machine.target_data)
+    return module
+
+
+def _entry_points(symbol: str, state: _Backend):
+    """(pointer-array entry, list entry or None) of a module or object added to the engine."""
+    address = state.engine.get_function_address(symbol)
+    if not address:
+        return None
+    object_function = None
+    if state.object_layout is not None:
+        object_address = state.engine.get_function_address(f"{symbol}.objects")
+        if not object_address:
+            return None
+        object_function = _OBJECT_FUNCTION_TYPE(object_address)
+    _SYMBOLS.add(symbol)
+    return _FUNCTION_TYPE(address), object_function
+
+
+def _compile(kernel: Kernel, symbol: str) -> CompiledKernel:
+    state = backend()
+    start = time.perf_counter()
+    rendered = render(kernel, symbol, state.object_layout)
+    module = _parse(rendered.text, state)
     module.verify()
     state.optimize(module)
     optimized = str(module)
     state.engine.add_module(module)
     state.engine.finalize_object()
-    address = state.engine.get_function_address(rendered.name)
-    function = _FUNCTION_TYPE(address)
-    object_function = None
-    if state.object_layout is not None:
-        object_function = _OBJECT_FUNCTION_TYPE(
-            state.engine.get_function_address(f"{rendered.name}.objects"))
+    function, object_function = _entry_points(rendered.name, state)
     seconds = time.perf_counter() - start
+    STATISTICS["compiled"] += 1
+    config.log("kernels", f"compiled {rendered.name} in {seconds * 1e3:.1f} ms")
     return CompiledKernel(kernel, rendered.name, function, rendered.text, optimized, seconds,
-                          module, object_function)
+                          module, object_function, state.objects.pop(id(module), None))
+
+
+def _load(kernel: Kernel, entry: disk_cache.Entry, state: _Backend) -> CompiledKernel | None:
+    """The kernel from a disk cache entry (already checked whole and for this key), or None."""
+    if entry.symbol in _SYMBOLS:
+        return None  # defined already (compiled, then clear_cache()): compile a fresh copy
+    start = time.perf_counter()
+    state.engine.add_object_file(llvm.ObjectFileRef.from_data(entry.object_code))
+    state.engine.finalize_object()
+    functions = _entry_points(entry.symbol, state)
+    if functions is None:
+        return None
+    seconds = time.perf_counter() - start
+    STATISTICS["loaded"] += 1
+    config.log("kernels", f"loaded {entry.symbol} from the disk cache in {seconds * 1e3:.1f} ms")
+    return CompiledKernel(kernel, entry.symbol, functions[0], entry.llvm_ir, None, seconds, None,
+                          functions[1], entry.object_code, source="disk")
 
 
 def clear_cache() -> None:

@@ -29,9 +29,16 @@ class Executable:
         self.arg_positions = arg_positions  # graph arg input k <- call argument position
         self.plan = plan  # a backend's kernel plan, or None for the interpreter
         self.calls = 0
-        # Output names of results that required grad when traced, and the grad_fn they get.
-        self.requiring_grad: set = set()
-        self.result_node = None
+        # Results that required grad when traced get a compiled backward
+        # (compiled_backward.py): output name -> output number of their shared grad_fn.
+        self.backward = None
+        self.requiring: dict = {}
+        self.joint = None  # the optimized forward+backward graph the two halves come from
+        # (error, requiring results) when eager could not differentiate the results either.
+        self.failing_backward = None
+        self._result_meta = None  # (shape, dtype) of each result that requires grad
+        # Anomaly mode: (output index, backward node, output position) checked for nan.
+        self.nan_checks: list = []
 
     def run(self, args: tuple):
         self.calls += 1
@@ -40,8 +47,41 @@ class Executable:
             arrays = self.plan.run(arg_tensors)
         else:
             arrays = interpret(self.graph, *arg_tensors)
+        if self.nan_checks:
+            self._check_nan(arrays)
         self._write_back(arrays, args)
-        return _rebuild(self.template, arrays, self)
+        if self.failing_backward is not None:
+            return self._failing_result(arrays)
+        if self.backward is None:
+            return _rebuild(self.template, arrays, self, None)
+        if self._result_meta is None:
+            self._result_meta = [None] * len(self.requiring)
+            for output in self.graph.outputs:
+                number = self.requiring.get(output.name)
+                if number is not None:
+                    self._result_meta[number] = (output.value.shape, output.value.dtype)
+        node = self.backward.node_for_call(args, arrays, self._result_meta)
+        result = _rebuild(self.template, arrays, self, node)
+        node.watch_results(result)
+        return result
+
+    def _check_nan(self, arrays: tuple) -> None:
+        """Anomaly mode: the first backward node (in the order eager ran them) whose gradient
+        holds nan raises eager's error, before any side effect is written back."""
+        from ..autograd.anomaly import warn_forward_trace
+
+        for index, node, position in self.nan_checks:
+            if np.isnan(arrays[index]).any():
+                warn_forward_trace(node)
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                   f"{position}th output.")
+
+    def _failing_result(self, arrays: tuple):
+        from ..compiled_backward import FailingBackward
+
+        error, requiring = self.failing_backward
+        self.requiring = {name: number for number, (name, _) in enumerate(requiring)}
+        return _rebuild(self.template, arrays, self, FailingBackward(error, len(requiring)))
 
     def _write_back(self, arrays: tuple, args: tuple) -> None:
         targets = [output.target.tensor._data for output in self.graph.outputs
@@ -74,24 +114,28 @@ def _assign_grad(tensor: Tensor, array: np.ndarray, dtype) -> None:
             current._data[...] = array
         current._bump_version()
         return
-    tensor._grad = Tensor._make(np.array(array, copy=True), dtype)
+    # CUDA hook: device arrays (autojit/cuda/array.py) copy themselves on the device.
+    copied = np.array(array, copy=True) if array.__class__ is np.ndarray else array.copy()
+    tensor._grad = Tensor._make(copied, dtype)
 
 
-def _rebuild(template, arrays: tuple, executable: Executable):
+def _rebuild(template, arrays: tuple, executable: Executable, node):
     kind = template[0]
     if kind == "tensor":
         index = template[1]
         output = executable.graph.outputs[index]
         tensor = Tensor._make(arrays[index], output.value.dtype)
-        if output.name in executable.requiring_grad:
+        number = executable.requiring.get(output.name)
+        if number is not None:
             tensor._requires_grad = True
-            tensor.grad_fn = executable.result_node
+            tensor.grad_fn = node
+            tensor._output_nr = number
         return tensor
     if kind == "constant":
         return template[1]
     if kind in ("tuple", "list"):
-        items = [_rebuild(item, arrays, executable) for item in template[1]]
+        items = [_rebuild(item, arrays, executable, node) for item in template[1]]
         return tuple(items) if kind == "tuple" else items
     if kind == "dict":
-        return {key: _rebuild(item, arrays, executable) for key, item in template[1]}
+        return {key: _rebuild(item, arrays, executable, node) for key, item in template[1]}
     raise AssertionError(f"unknown result template {kind!r}")

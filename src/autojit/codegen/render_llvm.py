@@ -1,7 +1,9 @@
 """Kernel -> LLVM IR text: the loop nest around the kernel's steps.
 
 cpu.py compiles what this module renders. The loops walk the kernel's space in C order (reduce
-axes innermost when the kernel reduces), collapsing axes that every array walks contiguously;
+axes innermost when the kernel reduces, unless only outer axes are reduced: then the outputs
+accumulate in memory, see `accumulates_in_memory`), collapsing axes that every array walks
+contiguously;
 the body loads the inputs, emits each step through llvm_expression.StepEmitter (the op's
 expression template from the registry), stores the elementwise outputs and folds the reduced
 ones into accumulators. See docs/notes/cpu-codegen.md.
@@ -56,12 +58,28 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+def accumulates_in_memory(kernel: Kernel) -> bool:
+    """Whether the kernel reduces over outer axes only, keeping its innermost axis.
+
+    Such a reduction (a column sum of a row-major matrix, a bias gradient) runs in memory
+    order instead, with the reduced outputs as accumulators in memory: the inner loop walks
+    rows contiguously and adds them into the output row, which vectorizes, where running the
+    reduce axis innermost would stride through memory one row length per element.
+    """
+    if not any(output.reduce for output in kernel.outputs):
+        return False
+    shape, reduce_axes = kernel.shape, set(kernel.reduce_axes)
+    innermost = max((axis for axis in range(len(shape)) if shape[axis] != 1), default=None)
+    return innermost is not None and innermost not in reduce_axes
+
+
 def loop_plan(kernel: Kernel):
     """The loops to emit, outermost first: (extent, strides per array, reduces).
 
     Arrays are the inputs then the outputs. When the kernel has reduced outputs the reduce axes
-    run innermost; axes of extent 1 vanish; adjacent axes that every array walks contiguously
-    merge into one loop, so a contiguous elementwise kernel is one flat loop.
+    run innermost, unless it accumulates in memory (then every axis runs in C order and no
+    loop is marked as reducing); axes of extent 1 vanish; adjacent axes that every array walks
+    contiguously merge into one loop, so a contiguous elementwise kernel is one flat loop.
     """
     shape = kernel.shape
     reduces = any(output.reduce for output in kernel.outputs)
@@ -71,7 +89,11 @@ def loop_plan(kernel: Kernel):
         own = _contiguous_strides(kernel.output_shape(output))
         strides.append(tuple(0 if axis in reduce_axes and output.reduce else own[axis]
                              for axis in range(len(shape))))
-    order = [axis for axis in range(len(shape)) if axis not in reduce_axes] + sorted(reduce_axes)
+    if accumulates_in_memory(kernel):
+        order, reduce_axes = list(range(len(shape))), set()
+    else:
+        order = [axis for axis in range(len(shape)) if axis not in reduce_axes] + \
+            sorted(reduce_axes)
     loops = []
     for axis in order:
         extent = shape[axis]
@@ -117,10 +139,13 @@ class KernelRenderer:
         self.status = builder.alloca(INT32, name="status")
         builder.store(ir.Constant(INT32, 0), self.status)
         self.accumulators = {}
+        self.in_memory = accumulates_in_memory(kernel)
         for index, output in enumerate(kernel.outputs):
-            if output.reduce is not None:
+            if output.reduce is not None and not self.in_memory:
                 kind = register_type(output.dtype)
                 self.accumulators[index] = builder.alloca(kind, name=f"acc{index}")
+        if self.in_memory:
+            self.emit_identity_fill()
         plan = loop_plan(kernel)
         if not any(extent == 0 for extent, _, reduces in plan if not reduces):
             offsets = [ir.Constant(INT64, 0)] * self.arity
@@ -178,6 +203,23 @@ class KernelRenderer:
             output = self.kernel.outputs[index]
             value = Typed(self.b.load(pointer), output.dtype)
             self.store(len(self.kernel.inputs) + index, offsets, value)
+
+    def emit_identity_fill(self):
+        """Set every reduced output to its reduction's identity (accumulating in memory)."""
+        first_output = len(self.kernel.inputs)
+        for index, output in enumerate(self.kernel.outputs):
+            if output.reduce is None:
+                continue
+            size = math.prod(self.kernel.output_shape(output))
+            if size == 0:
+                continue
+            array = first_output + index
+            identity = self.identity(output.reduce, output.dtype)
+            offsets = [ir.Constant(INT64, 0)] * self.arity
+            strides = [1 if position == array else 0 for position in range(self.arity)]
+            self.emit_loop((size, strides, False), offsets,
+                           lambda inner, array=array, identity=identity: self.store(
+                               array, inner, identity))
 
     def emit_reduce_loops(self, plan, offsets):
         if any(extent == 0 for extent, _, _ in plan):
@@ -255,8 +297,13 @@ class KernelRenderer:
             values.append(convert(b, value, step.out_dtype))
         for index, output in enumerate(kernel.outputs):
             value = convert(b, values[output.step], output.dtype)
+            array = len(kernel.inputs) + index
             if output.reduce is None:
-                self.store(len(kernel.inputs) + index, offsets, value)
+                self.store(array, offsets, value)
+            elif self.in_memory:
+                current = self.load(array, offsets, output.dtype)
+                self.store(array, offsets, Typed(self.combine(output.reduce, current, value),
+                                                 output.dtype))
             elif reduce_stores:
                 pointer = self.accumulators[index]
                 combined = self.combine(output.reduce, Typed(b.load(pointer), output.dtype), value)

@@ -304,20 +304,30 @@ class KernelStep:
         self.compiled = compiled
         self.sources = sources
         self.outputs = outputs  # (Value, shape to reshape the kernel's output to, or None)
+        # Worked out once: run() is on every compiled call's path.
+        self._sources = [(id(value), value.shape, value.dtype.numpy) for value in sources]
+        self._results = [(kernel.output_shape(output), output.dtype.numpy)
+                         for output in kernel.outputs]
+        self._targets = [(id(value), reshape) for value, reshape in outputs]
 
     def run(self, environment: dict) -> None:
-        inputs = [_contiguous(environment[id(value)]) for value in self.sources]
-        for array, value in zip(inputs, self.sources):
-            # The kernel reads raw memory through strides planned for this shape and dtype:
-            # a mismatch must stop here, not read out of bounds.
-            if array.shape != value.shape or array.dtype != value.dtype.numpy:
-                raise RuntimeError(f"kernel {self.kernel.name}: input %{value.id} expected "
-                                   f"{value.type_text}, got {array.dtype}{list(array.shape)}")
-        results = [np.empty(self.kernel.output_shape(output), output.dtype.numpy)
-                   for output in self.kernel.outputs]
+        inputs = []
+        for key, shape, dtype in self._sources:
+            array = environment[key]
+            if array.shape != shape or array.dtype != dtype:
+                # The kernel reads raw memory through strides planned for this shape and
+                # dtype: a mismatch must stop here, not read out of bounds.
+                self._mismatch(key, array)
+            inputs.append(_contiguous(array))
+        results = [np.empty(shape, dtype) for shape, dtype in self._results]
         self.compiled(inputs, results)
-        for (value, reshape), result in zip(self.outputs, results):
-            environment[id(value)] = result.reshape(reshape) if reshape is not None else result
+        for (key, reshape), result in zip(self._targets, results):
+            environment[key] = result.reshape(reshape) if reshape is not None else result
+
+    def _mismatch(self, key: int, array: np.ndarray):
+        value = next(value for value in self.sources if id(value) == key)
+        raise RuntimeError(f"kernel {self.kernel.name}: input %{value.id} expected "
+                           f"{value.type_text}, got {array.dtype}{list(array.shape)}")
 
     def describe(self) -> str:
         ops = " ".join(step.op.name for step in self.kernel.steps)
@@ -337,11 +347,15 @@ class Plan:
         self.steps = steps
 
     def run(self, arg_tensors: list) -> tuple:
+        return self.run_arrays([tensor._data for tensor in arg_tensors])
+
+    def run_arrays(self, arg_arrays: list) -> tuple:
+        """The graph's outputs from its non-captured inputs' arrays, in input order."""
         environment: dict = {}
-        supplied = iter(arg_tensors)
+        supplied = iter(arg_arrays)
         for entry in self.graph.inputs:
-            tensor = next(supplied) if entry.kind == "arg" else entry.tensor
-            environment[id(entry.value)] = tensor._data
+            environment[id(entry.value)] = entry.tensor._data if entry.kind == "captured" \
+                else next(supplied)
         profiler = state.profiler
         if profiler is None:
             for step in self.steps:

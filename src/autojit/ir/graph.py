@@ -16,10 +16,15 @@ from __future__ import annotations
 
 from .. import dtypes
 
-INPUT_KINDS = ("arg", "captured")
+# "cotangent": the gradient of a result that will arrive from outside (ir/partition.py).
+INPUT_KINDS = ("arg", "captured", "cotangent")
 # "result": returned by the function; "grad": the .grad of an input assigned while tracing;
-# "update": the new value of a captured tensor written in place while tracing.
-OUTPUT_KINDS = ("result", "grad", "update")
+# "update": the new value of a captured tensor written in place while tracing;
+# "input_grad": the gradient of a result with respect to an input (a joint graph's backward);
+# "saved": a forward value the backward graph reads (ir/partition.py);
+# "check": a gradient anomaly mode checks for nan after each run.
+OUTPUT_KINDS = ("result", "grad", "update", "input_grad", "saved", "check")
+TARGETED_OUTPUT_KINDS = ("grad", "update", "input_grad")
 
 
 class Value:
@@ -69,8 +74,8 @@ class Node:
 
 
 class Input:
-    """A graph input: its value, kind ("arg" or "captured"), name, and for captured inputs
-    the concrete Tensor it stands for."""
+    """A graph input: its value, kind ("arg", "captured" or "cotangent"), name, and for
+    captured inputs the concrete Tensor it stands for."""
 
     __slots__ = ("value", "kind", "name", "tensor")
 
@@ -85,8 +90,9 @@ class Input:
 
 
 class Output:
-    """A graph output: its value, name and kind; for "grad" and "update" outputs, `target` is
-    the Input whose tensor the output belongs to (its .grad, or its new data)."""
+    """A graph output: its value, name and kind; for "grad", "update" and "input_grad"
+    outputs, `target` is the Input whose tensor the output belongs to (its .grad, its new
+    data, or its gradient)."""
 
     __slots__ = ("value", "name", "kind", "target")
 

@@ -40,7 +40,7 @@ def interpret(graph: Graph, *args, captured=None) -> tuple:
     a replacement. Returns a tuple of NumPy arrays, one per graph output, in order. An output
     may share memory with an input (a reshape of an argument, say), as eager views do.
     """
-    arg_inputs = graph.arg_inputs
+    arg_inputs = [entry for entry in graph.inputs if entry.kind != "captured"]
     if len(args) != len(arg_inputs):
         names = ", ".join(entry.name for entry in arg_inputs)
         raise TypeError(f"interpret: the graph takes {len(arg_inputs)} arguments ({names}), "
@@ -49,7 +49,7 @@ def interpret(graph: Graph, *args, captured=None) -> tuple:
     environment: dict = {}  # id(Value) -> concrete Tensor
     supplied = iter(args)
     for entry in graph.inputs:
-        if entry.kind == "arg":
+        if entry.kind != "captured":
             source = next(supplied)
         else:
             source = captured.pop(entry.name, entry.tensor)

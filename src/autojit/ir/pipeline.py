@@ -110,16 +110,28 @@ def run_pipeline(graph: Graph, *, passes=None, dump: Iterable[str] | None = None
     """Run `passes` (default DEFAULT_PASSES) over `graph` until a round changes nothing, at
     most `max_rounds` rounds; return the optimized graph and a PipelineReport.
 
-    The argument graph is not changed. Each result is verified; a pass that breaks the graph
-    raises VerificationError naming the pass. `dump` names passes (or "all") whose graph text
-    before and after each run is collected in `report.dumps`; names in the environment
-    variable AUTOJIT_DUMP_PASSES are printed to stderr as well.
+    The argument graph is not changed. The argument and the result are verified; a pass that
+    breaks the graph raises VerificationError naming the pass. `dump` names passes (or "all")
+    whose graph text before and after each run is collected in `report.dumps`; names in the
+    environment variable AUTOJIT_DUMP_PASSES are printed to stderr as well.
     """
+    current = verify(graph)
+    result, report = _run_passes(current, passes, dump, max_rounds, verify_each=False)
+    try:
+        verify(result)
+    except Exception:
+        # Verifying once at the end keeps compiles fast; to name the pass that broke the
+        # graph, run again verifying after every pass (raises from the culprit).
+        _run_passes(current, passes, (), max_rounds, verify_each=True)
+        raise
+    return result, report
+
+
+def _run_passes(current: Graph, passes, dump, max_rounds: int, verify_each: bool):
     resolved = _resolve(passes)
     collect = set(dump or ())
     printed = _names_from_environment()
     report = PipelineReport()
-    current = verify(graph)
     for round_number in range(1, max_rounds + 1):
         report.rounds = round_number
         start_text = format_graph(current)
@@ -132,11 +144,12 @@ def run_pipeline(graph: Graph, *, passes=None, dump: Iterable[str] | None = None
             if result is current:
                 raise TypeError(f"optimize: pass {name} returned its argument; a pass returns "
                                 "a new Graph")
-            try:
-                verify(result)
-            except Exception as error:
-                error.args = (f"after pass {name} (round {round_number}): {error}",)
-                raise
+            if verify_each:
+                try:
+                    verify(result)
+                except Exception as error:
+                    error.args = (f"after pass {name} (round {round_number}): {error}",)
+                    raise
             report.records.append(PassRecord(name, round_number, seconds, len(current.nodes),
                                              len(result.nodes)))
             if dumping:

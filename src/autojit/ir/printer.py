@@ -59,7 +59,7 @@ def format_node(node: Node) -> str:
 def format_header(graph: Graph) -> str:
     params = []
     for entry in graph.inputs:
-        marker = "captured " if entry.kind == "captured" else ""
+        marker = "" if entry.kind == "arg" else entry.kind + " "
         params.append(f"{marker}{format_value(entry.value)} {entry.name}")
     return f"graph({', '.join(params)}) {{"
 

@@ -108,6 +108,21 @@ class Tracer:
         self._unnamed = 0  # captured tensors with no name in the function's scope: c0, c1, ...
         self.cleared_grads: list = []
         self.ran_backward = False  # set by the autograd engine when it runs during the trace
+        # ids of tensors whose .grad the function read or assigned: compile.py guards those.
+        self.grad_accessed: set = set()
+        # (gradient, node, output position) that anomaly mode checks for nan on every run.
+        self.nan_checks: list = []
+
+    def note_grad_access(self, tensor: Tensor) -> None:
+        self.grad_accessed.add(id(tensor))
+
+    def know(self, value: Value) -> None:
+        """Accept `value` (an input added after the trace began) as this trace's own."""
+        self._known.add(id(value))
+
+    def touched_tensors(self) -> list:
+        """(captured Input, real Tensor) for every real tensor the trace has read so far."""
+        return [(touched.entry, touched.tensor) for touched in self._touched.values()]
 
     def unique_name(self, name: str) -> str:
         candidate, suffix = name, 1

@@ -22,7 +22,7 @@ import numbers
 
 from ..ops.registry import REGISTRY, infer
 from ..tensor import Tensor
-from .graph import INPUT_KINDS, OUTPUT_KINDS, Graph, Value
+from .graph import INPUT_KINDS, OUTPUT_KINDS, TARGETED_OUTPUT_KINDS, Graph, Value
 from .printer import format_lines
 
 CONTEXT_LINES = 2
@@ -121,6 +121,7 @@ def verify(graph: Graph) -> Graph:
         if entry.name in names:
             _fail(graph, return_line, f"output name {entry.name} is used twice")
         names.add(entry.name)
-        if entry.kind != "result" and (entry.target is None or entry.target not in graph.inputs):
+        if entry.kind in TARGETED_OUTPUT_KINDS and (
+                entry.target is None or entry.target not in graph.inputs):
             _fail(graph, return_line, f"{entry.kind} output {entry.name} has no target input")
     return graph

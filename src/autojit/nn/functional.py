@@ -21,6 +21,22 @@ from ..ops.composite import gelu, relu, silu, softplus  # noqa: F401 - re-export
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
 from ..ops.reduction import amax, sum_
 from ..tensor import Tensor, normalize_dim
+from .functional_conv import (  # noqa: F401 - re-exported names
+    adaptive_avg_pool2d,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    max_pool2d,
+    pad,
+)
+from .functional_norm import (  # noqa: F401 - re-exported names
+    batch_norm,
+    group_norm,
+    huber_loss,
+    layer_norm,
+    smooth_l1_loss,
+)
+from .layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 - re-exported
 
 _REDUCTIONS = ("none", "mean", "sum")
 # torch names dtypes by their scalar type in loss errors ("but got Float").
@@ -177,9 +193,10 @@ def _along_class_dim(vector: Tensor, class_dim: int, ndim: int) -> Tensor:
 
 
 def _check_target_range(target: Tensor, classes: int, ignore_index: int) -> None:
-    data = target._data
-    if data is None or data.size == 0:
+    if target._data is None or target._data.size == 0:
         return
+    # A CUDA target is copied to the host for this check (it is small: one class per sample).
+    data = target._host("cross_entropy target check")
     bad = (data != ignore_index) & ((data < 0) | (data >= classes))
     if bad.any():
         raise IndexError(f"Target {int(data[bad].reshape(-1)[0])} is out of bounds.")
@@ -190,7 +207,8 @@ def _nll(log_probabilities: Tensor, target: Tensor, weight, ignore_index: int, c
     """Per-element loss -w[t] * logp[t], and the sum of w[t] over non-ignored elements."""
     target_at_class = target.reshape(target.shape[:class_dim] + (1,) + target.shape[class_dim:]) \
         if log_probabilities.ndim > 1 else target.reshape(1)
-    class_ids = _along_class_dim(arange(classes), class_dim, log_probabilities.ndim)
+    class_ids = _along_class_dim(arange(classes, device=target.device), class_dim,
+                                 log_probabilities.ndim)
     one_hot = class_ids == target_at_class
     kept = target != ignore_index
     picked = sum_(ew.where(one_hot, log_probabilities, 0), class_dim)
@@ -344,7 +362,8 @@ def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, 
         raise RuntimeError(f"Found dtype {_scalar_type(target.dtype)} but expected "
                            f"{_scalar_type(input.dtype)}")
     data = input._data
-    if data is not None and data.size and ((data < 0) | (data > 1)).any():
+    # min/max rather than a mask: a CUDA input reduces on the device, reading two scalars.
+    if data is not None and data.size and (data.min() < 0 or data.max() > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
     loss = -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
     if weight is not None:

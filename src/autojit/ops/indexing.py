@@ -28,10 +28,11 @@ from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 _INDEX_DTYPES = (dtypes.int64, dtypes.int32)
 
 
-def _zeros(shape, dtype) -> Tensor:
+def _zeros(shape, like: Tensor) -> Tensor:
+    """Zeros of `shape` with like's dtype, on like's device."""
     from ..creation import zeros
 
-    return zeros(tuple(shape), dtype=dtype)
+    return zeros(tuple(shape), dtype=like.dtype, device=like.device)
 
 
 def _as_index_tensor(value) -> Tensor:
@@ -68,7 +69,7 @@ INDEX = define_op(
     name="index", arity=2, shape=lambda shape, index_shape, dims: _indexed_shape(
         shape, index_shape, dims),
     dtype=rule_first, impl=lambda x, indices, dims: x[_key(x.ndim, indices, dims)],
-    vjp=lambda ctx, g: (index_put(_zeros(ctx.input_meta[0][0], g.dtype), g, ctx.inputs[1],
+    vjp=lambda ctx, g: (index_put(_zeros(ctx.input_meta[0][0], g), g, ctx.inputs[1],
                                   ctx.attrs["dims"], accumulate=True), None),
     saves=(1,), lowering=Extern("gather"))
 
@@ -147,7 +148,7 @@ def _gather_rule(shape, index_shape, dim):
 
 
 def _gather_vjp(ctx, g):
-    grad = scatter_add(_zeros(ctx.input_meta[0][0], g.dtype), ctx.attrs["dim"], ctx.inputs[1], g)
+    grad = scatter_add(_zeros(ctx.input_meta[0][0], g), ctx.attrs["dim"], ctx.inputs[1], g)
     return grad, None
 
 
@@ -289,12 +290,15 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
 
     The result's shape depends on the data, so while tracing this is a graph break.
     """
-    data = x._concrete("nonzero()") if x._data is None else x._data
+    # A CUDA tensor's data is copied to the host: the result's size must be known there.
+    data = x._host("nonzero()")
     positions = np.argwhere(data.reshape(1) if data.ndim == 0 else data).astype(np.int64)
     if as_tuple:
-        return tuple(Tensor._make(np.ascontiguousarray(positions[:, axis]), dtypes.int64)
-                     for axis in range(positions.shape[1]))
-    return Tensor._make(positions.reshape(-1, data.ndim), dtypes.int64)
+        results = tuple(Tensor._make(np.ascontiguousarray(positions[:, axis]), dtypes.int64)
+                        for axis in range(positions.shape[1]))
+        return results if not x.is_cuda else tuple(r.to(x.device) for r in results)
+    result = Tensor._make(positions.reshape(-1, data.ndim), dtypes.int64)
+    return result if not x.is_cuda else result.to(x.device)
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:

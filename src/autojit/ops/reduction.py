@@ -81,6 +81,11 @@ def _prod_vjp(ctx, g):
     attrs = ctx.attrs
     shape = x.shape
     keep = attrs["dim"], True
+    if state.grad_enabled and (x._data is None or _two_zeros_in_a_slice(x, attrs["dim"])):
+        # create_graph: the zero-counting form below has the right value but, where a slice
+        # holds two or more zeros, not the right derivative (d2 prod / dx_i dx_j is the product
+        # of the rest). While tracing the zeros cannot be counted, so the exact form is used.
+        return (_expand_back(ctx, g) * _product_of_others(x, attrs["dim"]),)
     out = ctx.out if attrs["keepdim"] else ctx.out.reshape(reduced_shape(shape, *keep))
     from .elementwise import where
 
@@ -88,14 +93,40 @@ def _prod_vjp(ctx, g):
     nonzero_x = where(is_zero, 1, x)
     product_of_nonzero = prod_(nonzero_x, *keep)
     zero_count = is_zero.sum(dim=attrs["dim"], keepdim=True)
-    if state.grad_enabled and zero_count._data is not None and (zero_count._data >= 2).any():
-        # The constant 0 below is right for the first derivative but its own derivative is
-        # not (d2 prod / dx_i dx_j is the product of the rest); refuse rather than be wrong.
-        raise RuntimeError(
-            "prod: differentiating the gradient of prod (create_graph=True) where a reduced "
-            "slice holds two or more zeros is not supported")
     others = where(is_zero, where(zero_count == 1, product_of_nonzero, 0), out / nonzero_x)
     return (_expand_back(ctx, g) * others,)
+
+
+def _two_zeros_in_a_slice(x: Tensor, dims: tuple) -> bool:
+    """Whether some reduced slice of x (with data) holds two or more zeros."""
+    data = x._data
+    if data.__class__ is np.ndarray:
+        return bool(((data == 0).sum(axis=dims, keepdims=True) >= 2).any())
+    # A CUDA tensor: count on the device and read back one flag.
+    from ..autograd.grad_mode import no_grad
+
+    with no_grad():
+        return bool((sum_(x.detach() == 0, dims, True) >= 2).any().item())
+
+
+def _product_of_others(x: Tensor, dims: tuple) -> Tensor:
+    """For each element, the product of the other elements of its reduced slice, with no
+    division: the slice of n elements is repeated n times with a 1 on the diagonal and each
+    row multiplied out. O(n^2) per slice, differentiable any number of times."""
+    from ..creation import eye
+    from .elementwise import where
+
+    kept = [axis for axis in range(x.ndim) if axis not in dims]
+    order = kept + list(dims)
+    moved = x.permute(*order)
+    kept_shape = tuple(moved.shape[:len(kept)])
+    count = int(np.prod([x.shape[axis] for axis in dims], dtype=np.int64))
+    rows = moved.reshape(*kept_shape, 1, count).expand(*kept_shape, count, count)
+    diagonal = eye(count, dtype=dtypes.bool_, device=x.device)
+    others = prod_(where(diagonal, 1, rows), (len(kept_shape) + 1,), False)
+    others = others.reshape(*kept_shape, *[x.shape[axis] for axis in dims])
+    inverse = [order.index(axis) for axis in range(x.ndim)]
+    return others.permute(*inverse)
 
 
 PROD = _reduction("prod", lambda x, dim, keepdim, dtype=None: np.prod(x, axis=dim,

@@ -211,7 +211,16 @@ def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     return out
 
 
+# Set to autojit.cuda.eager.dispatch once CUDA is first used: it runs ops on CUDA tensors as
+# kernels and returns None when no input is on a GPU. Until then the CPU path pays one check.
+CUDA_DISPATCH = None
+
+
 def _run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
+    if CUDA_DISPATCH is not None:
+        out = CUDA_DISPATCH(op, inputs, attrs)
+        if out is not None:
+            return out
     compute, out_dtype = op.dtype(inputs, attrs)
     if compute is None:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]

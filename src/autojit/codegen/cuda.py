@@ -1,0 +1,276 @@
+"""The CUDA backend: compiles a Kernel through numba.cuda and launches it on CudaArrays.
+
+`compile_kernel(kernel)` renders the kernel to Python source (render_cuda.py), executes it in
+a namespace holding the scalar helpers the expressions call, compiles it with `cuda.jit` and
+returns a CudaCompiledKernel; compiled kernels are cached in memory by
+`Kernel.structural_key()` (and the simulator flag). A call launches the kernel asynchronously
+on the default stream: nothing is copied back, so a sequence of launches runs without host
+round trips; reading a value (`.item()`, `.cpu()`) synchronizes.
+
+Under Numba's CUDA simulator every GPU thread is a Python thread: blocks are 32 threads, grids
+are capped at a few blocks (the kernels are grid-stride loops, so any grid is correct), and the
+math names resolve to NumPy's scalar functions so that inf and nan are values, as on a GPU.
+See docs/notes/cuda.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+import time
+
+import numpy as np
+
+from .kernel import Kernel
+from .render_cuda import render
+from .schedule import KernelStep, Plan
+from .schedule import build_plan as build_schedule
+
+_LOCK = threading.Lock()
+_CACHE: dict = {}
+_COUNTER = itertools.count()
+
+# Scalar helpers the expressions call by name (render_cuda.DIRECT); compiled as device
+# functions. They follow the NumPy reference: NaN wins in maximum/minimum, ties give the
+# second argument, sign keeps NaN and zeros, floor keeps inf and NaN.
+HELPERS = '''
+def sigmoid_(x):
+    small = exp(-abs(x))
+    ratio = 1 / (small + 1)
+    return ratio if x >= 0 else small * ratio
+
+def sign_(x):
+    if x > 0:
+        return 1
+    if x < 0:
+        return -1
+    return x
+
+def floor_(x):
+    if x != x or x - x != 0:
+        return x
+    return x - x % 1.0
+
+def maximum_(a, b):
+    return a if (a > b or a != a) else b
+
+def minimum_(a, b):
+    return a if (a < b or a != a) else b
+'''
+HELPER_NAMES = ("sigmoid_", "sign_", "floor_", "maximum_", "minimum_")
+MATH_NAMES = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt")
+
+_NAMESPACES: dict = {}
+
+
+def _simulated() -> bool:
+    from ..cuda import is_simulator
+
+    return is_simulator()
+
+
+def _namespace(simulated: bool) -> dict:
+    found = _NAMESPACES.get(simulated)
+    if found is not None:
+        return found
+    from ..cuda import driver
+
+    cuda = driver()
+    # The name makes warnings from the simulated kernels fall under the registry's filter
+    # for autojit's own modules (inf and nan are values, not warnings).
+    namespace = {"__name__": "autojit.codegen.cuda_kernels", "cuda": cuda, "np": np,
+                 "f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
+                 "b1": bool, "nan": math.nan, "inf": math.inf, "erf": math.erf}
+    for name in MATH_NAMES:
+        namespace[name] = getattr(np, name) if simulated else getattr(math, name)
+    exec(compile(HELPERS, "<autojit cuda helpers>", "exec"), namespace)  # noqa: S102
+    for name in HELPER_NAMES:
+        namespace[name] = cuda.jit(device=True)(namespace[name])
+    _NAMESPACES[simulated] = namespace
+    return namespace
+
+
+class CudaCompiledKernel:
+    """`compiled(inputs, outputs)` launches the kernel; arrays are CudaArrays (or flat device
+    arrays), inputs read through the kernel's strides, outputs C-contiguous."""
+
+    def __init__(self, kernel: Kernel, rendered, function, compile_seconds: float,
+                 simulated: bool):
+        self.kernel = kernel
+        self.source = rendered.source
+        self.llvm_ir = rendered.source  # what Plan.llvm_ir() shows for a kernel step
+        self.rendered = rendered
+        self.compile_seconds = compile_seconds
+        self._function = function
+        limit = 4 if simulated else 4096
+        if rendered.reduces:
+            blocks = min(rendered.total, limit)
+        else:
+            blocks = min(-(-rendered.total // rendered.block), limit)
+        self._launch = None if blocks == 0 else function[blocks, rendered.block]
+
+    def __call__(self, inputs, outputs) -> None:
+        if self._launch is None:
+            return
+        arrays = [getattr(array, "flat", array) for array in (*inputs, *outputs)]
+        for index in self.rendered.zeroed:
+            _zero(arrays[len(inputs) + index])
+        self._launch(*arrays)
+
+    def __repr__(self):
+        return f"<CudaCompiledKernel {self.kernel.name} ({self.compile_seconds * 1e3:.1f} ms)>"
+
+
+ZERO_SOURCE = '''
+def zero_kernel(out):
+    for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        out[i] = 0
+'''
+
+
+def _zero(flat) -> None:
+    """Fill a flat device array with 0 (on the device, asynchronously)."""
+    from ..cuda.matmul import block_size, grid_size, hand_written
+
+    function, _ = hand_written("zero_kernel", ZERO_SOURCE, flat.dtype)
+    block = block_size()
+    function[grid_size(-(-flat.shape[0] // block)), block](flat)
+
+
+def compile_kernel(kernel: Kernel) -> CudaCompiledKernel:
+    """The kernel compiled for the GPU (or the simulator), cached by its structure."""
+    simulated = _simulated()
+    key = (simulated, kernel.structural_key())
+    found = _CACHE.get(key)
+    if found is not None:
+        return found
+    with _LOCK:
+        found = _CACHE.get(key)
+        if found is None:
+            found = _compile(kernel, simulated)
+            _CACHE[key] = found
+    return found
+
+
+def _compile(kernel: Kernel, simulated: bool) -> CudaCompiledKernel:
+    from ..cuda import driver
+
+    start = time.perf_counter()
+    name = f"autojit_{kernel.name}_{next(_COUNTER)}"
+    rendered = render(kernel, name, block=32 if simulated else 256,
+                      warp_shuffle=not simulated, max_blocks=4 if simulated else 4096)
+    namespace = dict(_namespace(simulated))
+    exec(compile(rendered.source, f"<autojit cuda kernel {rendered.name}>", "exec"),  # noqa: S102
+         namespace)
+    function = driver().jit(namespace[rendered.name])
+    return CudaCompiledKernel(kernel, rendered, function, time.perf_counter() - start,
+                              simulated)
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+# ---- plans: a traced graph run with CUDA kernels (compile.py picks this backend) -------------
+
+def graph_device(graph, args) -> str:
+    """"cuda" when the call's tensors (arguments and captured tensors) are on a GPU, else
+    "cpu"; arguments mixing the two raise torch's error, as the eager ops would.
+
+    Captured CPU tensors may join a CUDA graph: while tracing, tensors are device-neutral, so
+    the constants a function makes (`arange(classes)` in cross_entropy) are CPU tensors even
+    when its arguments are on a GPU. CudaPlan uploads them once and keeps the device copy."""
+    from ..cuda.eager import MIXED_DEVICES
+    from ..tensor import Tensor
+
+    arguments = [x for x in args if isinstance(x, Tensor) and x._data is not None]
+    captured = [entry.tensor for entry in graph.inputs if entry.kind == "captured"]
+    on_cuda = [x for x in arguments + captured if x._data is not None and x.is_cuda]
+    if not on_cuda:
+        return "cpu"
+    if any(not x.is_cuda and x.ndim for x in arguments):
+        raise RuntimeError(MIXED_DEVICES.format(on_cuda[0].device))
+    return "cuda"
+
+
+def build_plan(graph):
+    """The schedule's plan for `graph`, its fused kernels compiled and run by this backend."""
+    plan = build_schedule(graph, compile_kernel=compile_kernel)
+    steps = [CudaKernelStep(step) if isinstance(step, KernelStep) else step
+             for step in plan.steps]
+    return CudaPlan(plan.graph, steps)
+
+
+def _on_device(data):
+    from ..cuda.array import CudaArray
+
+    # CPU inputs (constants made while tracing, 0-d tensors) are copied to the device.
+    return CudaArray.from_host(data) if data.__class__ is np.ndarray else data
+
+
+class CudaKernelStep(KernelStep):
+    """A fused kernel step whose inputs and outputs are device arrays."""
+
+    def __init__(self, step: KernelStep):
+        super().__init__(step.kernel, step.compiled, step.sources, step.outputs)
+
+    def run(self, environment: dict) -> None:
+        from ..cuda.array import CudaArray
+
+        inputs = [environment[id(value)] for value in self.sources]
+        for array, value in zip(inputs, self.sources):
+            if array.shape != value.shape or array.dtype != value.dtype.numpy:
+                raise RuntimeError(f"kernel {self.kernel.name}: input %{value.id} expected "
+                                   f"{value.type_text}, got {array.dtype}{list(array.shape)}")
+        results = [CudaArray(self.kernel.output_shape(output), output.dtype.numpy)
+                   for output in self.kernel.outputs]
+        self.compiled(inputs, results)
+        for (value, reshape), result in zip(self.outputs, results):
+            environment[id(value)] = result.reshape(reshape) if reshape is not None else result
+
+
+class CudaPlan(Plan):
+    """A Plan whose values live on the device from the first step to the last.
+
+    Captured CPU tensors (constants made while tracing, a 0-d CPU tensor the function reads)
+    are uploaded once and the device copy is kept with the plan, keyed by the tensor's data
+    and version counter: an in-place update of such a tensor (which bumps its version)
+    uploads it again, an untouched constant never does."""
+
+    def __init__(self, graph, steps):
+        super().__init__(graph, steps)
+        self._uploaded: dict = {}  # id(input value) -> (host data, version, device copy)
+        self.uploads = 0  # host-to-device copies of captured inputs, for tests
+
+    def _captured(self, entry):
+        tensor = entry.tensor
+        data = tensor._data
+        if data.__class__ is not np.ndarray:
+            return data
+        version = tensor._version
+        found = self._uploaded.get(id(entry.value))
+        if found is not None and found[0] is data and found[1] == version:
+            return found[2]
+        device_copy = _on_device(data)
+        self._uploaded[id(entry.value)] = (data, version, device_copy)
+        self.uploads += 1
+        return device_copy
+
+    def run_arrays(self, arg_arrays: list) -> tuple:
+        from ..state import state
+
+        environment: dict = {}
+        supplied = iter(arg_arrays)
+        for entry in self.graph.inputs:
+            if entry.kind == "captured":
+                environment[id(entry.value)] = self._captured(entry)
+            else:
+                environment[id(entry.value)] = _on_device(next(supplied))
+        profiler = state.profiler
+        if profiler is None:
+            for step in self.steps:
+                step.run(environment)
+        else:
+            self._run_profiled(environment, profiler)
+        return tuple(environment[id(output.value)] for output in self.graph.outputs)

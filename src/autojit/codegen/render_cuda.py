@@ -1,0 +1,383 @@
+"""Kernel -> the Python source of a numba.cuda kernel: the CUDA renderer.
+
+It renders the same Kernel description (kernel.py) the CPU renderer does, from the same
+per-op expression templates of the registry: the template parser (`parse`) and the loop plan
+(`loop_plan`: which axes merge, reduce axes innermost) are the CPU renderer's; what differs is
+only the loop structure and the text each expression node becomes.
+
+- An elementwise kernel is a grid-stride loop over the elements of its (merged) space: each
+  thread turns a linear index into the per-array offsets through the loops' extents and
+  strides, evaluates the steps and stores the outputs.
+- A reducing kernel gives each block one kept position (grid-stride over blocks); its threads
+  stride over the reduced positions, each folding into its own accumulators (and storing any
+  elementwise outputs on the way), then the block combines the accumulators through shared
+  memory (a tree), finishing with warp shuffles (`cuda.shfl_down_sync`) when `warp_shuffle`
+  is set: on real GPUs only, the simulator has no shuffles.
+
+Kernels receive flat arrays (CudaArray.flat) and compute every offset themselves. Values are
+cast to their dtype after each step with NumPy's scalar types (`f32(...)`), which numba.cuda
+compiles as casts and the simulator runs as NumPy scalars. Function names in the expressions
+(`exp`, `sigmoid`, `maximum_`...) are looked up in the namespace codegen/cuda.py builds: math
+functions on a GPU, NumPy's scalar functions under the simulator (so inf and nan stay values).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .. import dtypes
+from ..ops.registry import Elementwise
+from .kernel import REDUCTION_KINDS, Kernel
+from .llvm_expression import RenderError, parse
+from .render_llvm import _contiguous_strides
+
+CAST = {dtypes.float32: "f32", dtypes.float64: "f64", dtypes.int32: "i32",
+        dtypes.int64: "i64", dtypes.bool_: "b1"}
+# Expression functions that are a plain call of a namespace entry of the same arity.
+DIRECT = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "tanh": "tanh",
+          "sin": "sin", "cos": "cos", "sqrt": "sqrt", "erf": "erf", "sigmoid": "sigmoid_",
+          "abs": "abs", "sign": "sign_", "floor": "floor_", "max": "maximum_",
+          "min": "minimum_"}
+# Output dtypes cuda.atomic.add takes: sums of these may be split over several blocks.
+ATOMIC_SUM = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
+FLOAT_ONLY = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt", "erf", "sigmoid")
+
+
+def loop_plan(kernel: Kernel):
+    """The loops, outermost first: (extent, strides per array, reduces), reduce axes innermost.
+
+    The CPU renderer's plan, without its in-memory accumulation of outer-axis reductions: a
+    block reduces one kept position, so its reduce axes must form the inner loop."""
+    shape = kernel.shape
+    reduces = any(output.reduce for output in kernel.outputs)
+    reduce_axes = set(kernel.reduce_axes) if reduces else set()
+    strides = [tuple(entry.strides) for entry in kernel.inputs]
+    for output in kernel.outputs:
+        own = _contiguous_strides(kernel.output_shape(output))
+        strides.append(tuple(0 if axis in reduce_axes and output.reduce else own[axis]
+                             for axis in range(len(shape))))
+    order = [axis for axis in range(len(shape)) if axis not in reduce_axes] + \
+        sorted(reduce_axes)
+    loops = []
+    for axis in order:
+        extent = shape[axis]
+        if extent == 1:
+            continue
+        entry = [extent, [array[axis] for array in strides], axis in reduce_axes]
+        if loops and loops[-1][2] == entry[2] and all(
+                outer == inner * extent for outer, inner in zip(loops[-1][1], entry[1])):
+            loops[-1] = [loops[-1][0] * extent, entry[1], entry[2]]
+        else:
+            loops.append(entry)
+    return [(extent, tuple(array_strides), reduce) for extent, array_strides, reduce in loops]
+
+
+@dataclass(frozen=True)
+class RenderedCuda:
+    name: str
+    source: str
+    reduces: bool
+    total: int  # elements (elementwise) or blocks of work (reducing)
+    block: int
+    zeroed: tuple = ()  # outputs to fill with 0 before the launch (split sums add into them)
+
+
+def _cast_name(dtype) -> str:
+    found = CAST.get(dtype)
+    if found is None:
+        raise RenderError(f"the CUDA backend does not support dtype {dtype.name}")
+    return found
+
+
+def _literal(value, dtype) -> str:
+    if dtype is dtypes.bool_:
+        return "True" if value else "False"
+    if dtype.is_floating_point:
+        number = float(value)
+        if math.isnan(number):
+            return f"{CAST[dtype]}(nan)"
+        if math.isinf(number):
+            return f"{CAST[dtype]}({'-' if number < 0 else ''}inf)"
+        return f"{CAST[dtype]}({number!r})"
+    return f"{CAST[dtype]}({int(value)})"
+
+
+class _Expression:
+    """One step's template as Python source; values are (text, dtype) pairs."""
+
+    def __init__(self, step, operands):
+        self.step = step
+        self.operands = operands
+        self.literal_dtype = step.compute_dtype or step.out_dtype
+
+    def fail(self, message):
+        raise RenderError(f"{self.step.op.name}: {message}")
+
+    def emit(self, tree) -> str:
+        kind = tree[0]
+        if kind == "operand":
+            return self.operands[tree[1]]
+        if kind == "attr":
+            if tree[1] not in self.step.attrs:
+                self.fail(f"the expression names attribute {tree[1]!r}, which the step lacks")
+            return _literal(self.step.attrs[tree[1]], self.literal_dtype)
+        if kind == "number":
+            return _literal(tree[1], self.literal_dtype)
+        if kind == "unary":
+            inner = self.emit(tree[2])
+            return f"(not {inner})" if tree[1] == "!" else f"(-{inner})"
+        if kind == "binary":
+            operator, left, right = tree[1:]
+            # NumPy's floor division and modulo, written in the templates as formulas.
+            if operator == "-" and right[:2] == ("binary", "*") and \
+                    right[2] == ("call", "floor", (("binary", "/", left, right[3]),)):
+                return f"({self.emit(left)} % {self.emit(right[3])})"
+            if operator in ("&&", "||"):
+                word = "and" if operator == "&&" else "or"
+                return f"(b1({self.emit(left)}) {word} b1({self.emit(right)}))"
+            return f"({self.emit(left)} {operator} {self.emit(right)})"
+        if kind == "call":
+            return self.call(tree[1], tree[2])
+        self.fail(f"unknown expression node {tree!r}")
+
+    def call(self, name, args) -> str:
+        if name == "floor" and len(args) == 1 and args[0][:2] == ("binary", "/"):
+            return f"({self.emit(args[0][2])} // {self.emit(args[0][3])})"
+        texts = [self.emit(arg) for arg in args]
+        if name in FLOAT_ONLY and not (self.step.compute_dtype or self.step.out_dtype) \
+                .is_floating_point:
+            self.fail(f"{name}() needs a floating-point argument")
+        if name in DIRECT:
+            return f"{DIRECT[name]}({', '.join(texts)})"
+        if name == "floor_divide":
+            return f"({texts[0]} // {texts[1]})"
+        if name == "remainder":
+            return f"({texts[0]} % {texts[1]})"
+        if name == "pow":
+            return f"({texts[0]} ** {texts[1]})"
+        if name == "select":
+            return f"({texts[1]} if {texts[0]} else {texts[2]})"
+        if name == "cast":
+            return texts[0]  # the step's own cast to its output dtype follows
+        if name == "isnan":
+            return f"({texts[0]} != {texts[0]})"
+        if name == "bool":
+            return f"b1({texts[0]})"
+        self.fail(f"the CUDA backend has no form for function {name!r}")
+
+
+class CudaRenderer:
+    def __init__(self, kernel: Kernel, name: str, block: int, warp_shuffle: bool,
+                 max_blocks: int = 4096):
+        for step in kernel.steps:
+            if not isinstance(step.op.lowering, Elementwise):
+                raise RenderError(f"{step.op.name}: only elementwise steps can be rendered, "
+                                  f"its lowering is {step.op.lowering!r}")
+            if step.out_dtype is dtypes.float16:
+                raise RenderError(f"{step.op.name}: the CUDA backend does not support float16")
+        for output in kernel.outputs:
+            if output.reduce is not None and output.reduce not in REDUCTION_KINDS:
+                raise RenderError(f"kernel {kernel.name}: unknown reduction {output.reduce!r}")
+        self.kernel = kernel
+        self.name = name
+        self.block = block
+        self.warp_shuffle = warp_shuffle
+        self.max_blocks = max_blocks
+        self.splits = 1
+        self.lines: list = []
+        self.arrays = [f"in{i}" for i in range(len(kernel.inputs))] + \
+            [f"out{i}" for i in range(len(kernel.outputs))]
+
+    def line(self, depth: int, text: str) -> None:
+        self.lines.append("    " * depth + text)
+
+    def render(self) -> RenderedCuda:
+        kernel = self.kernel
+        plan = loop_plan(kernel)
+        kept = [level for level in plan if not level[2]]
+        reduced = [level for level in plan if level[2]]
+        reduces = any(output.reduce for output in kernel.outputs)
+        self.line(0, f"def {self.name}({', '.join(self.arrays)}):")
+        kept_total = math.prod(level[0] for level in kept)
+        if not reduces:
+            self.line(1, "start = cuda.grid(1)")
+            self.line(1, "stride = cuda.gridsize(1)")
+            self.line(1, f"for linear in range(start, {kept_total}, stride):")
+            offsets = self.offsets(2, kept, "linear", "o")
+            self.body(2, offsets, accumulate=False)
+        else:
+            self.render_reducing(kept, reduced, kept_total)
+        self.line(1, "return")
+        zeroed = tuple(index for index, output in enumerate(kernel.outputs)
+                       if output.reduce and self.splits > 1)
+        return RenderedCuda(self.name, "\n".join(self.lines) + "\n", reduces,
+                            kept_total * self.splits, self.block, zeroed)
+
+    def offsets(self, depth, levels, linear, prefix) -> list:
+        """Lines turning `linear` (C order over `levels`) into one offset per array."""
+        count = len(self.arrays)
+        if not levels:
+            return ["0"] * count
+        names = []
+        rest = linear
+        for position in range(len(levels) - 1, -1, -1):
+            extent = levels[position][0]
+            index = f"{prefix}i{position}"
+            if position == 0:
+                self.line(depth, f"{index} = {rest}")
+            else:
+                self.line(depth, f"{index} = {rest} % {extent}")
+                self.line(depth, f"{prefix}r{position} = {rest} // {extent}")
+                rest = f"{prefix}r{position}"
+            names.append(index)
+        names.reverse()
+        result = []
+        for array in range(count):
+            terms = [f"{name} * {level[1][array]}" if level[1][array] != 1 else name
+                     for name, level in zip(names, levels) if level[1][array] != 0]
+            result.append(" + ".join(terms) if terms else "0")
+        return result
+
+    def body(self, depth, offsets, accumulate) -> None:
+        kernel = self.kernel
+        loaded, values = {}, []
+        for position, step in enumerate(kernel.steps):
+            operands = []
+            for operand in step.operands:
+                if operand.kind == "input":
+                    if operand.index not in loaded:
+                        text = f"in{operand.index}[{offsets[operand.index]}]"
+                        self.line(depth, f"x{operand.index} = {text}")
+                        loaded[operand.index] = (f"x{operand.index}",
+                                                 kernel.inputs[operand.index].dtype)
+                    text, dtype = loaded[operand.index]
+                elif operand.kind == "step":
+                    text, dtype = values[operand.index]
+                else:
+                    dtype = step.compute_dtype or dtypes.scalar_dtype(operand.index)
+                    text = _literal(operand.index, dtype)
+                if step.compute_dtype is not None and dtype is not step.compute_dtype:
+                    text = f"{_cast_name(step.compute_dtype)}({text})"
+                operands.append(text)
+            expression = _Expression(step, operands).emit(parse(step.op.lowering.expression))
+            self.line(depth, f"v{position} = {_cast_name(step.out_dtype)}({expression})")
+            values.append((f"v{position}", step.out_dtype))
+        first_output = len(kernel.inputs)
+        for index, output in enumerate(kernel.outputs):
+            value = f"{_cast_name(output.dtype)}({values[output.step][0]})"
+            if output.reduce is None:
+                self.line(depth, f"out{index}[{offsets[first_output + index]}] = {value}")
+            elif accumulate:
+                self.line(depth, f"acc{index} = "
+                          f"{self.combine(output, f'acc{index}', self.widen(output, value))}")
+
+    # ---- reductions ---------------------------------------------------------------------------
+
+    @staticmethod
+    def accumulator_dtype(output):
+        # bool accumulators are int32 0/1: shuffles and shared memory take no bools.
+        return dtypes.int32 if output.dtype is dtypes.bool_ else output.dtype
+
+    def widen(self, output, value: str) -> str:
+        return f"i32({value})" if output.dtype is dtypes.bool_ else value
+
+    def identity(self, output) -> str:
+        kind, dtype = output.reduce, self.accumulator_dtype(output)
+        if kind in ("sum", "prod"):
+            return _literal(0 if kind == "sum" else 1, dtype)
+        if output.dtype is dtypes.bool_:
+            return _literal(1 if kind == "min" else 0, dtype)
+        if dtype.is_floating_point:
+            return _literal(-math.inf if kind == "max" else math.inf, dtype)
+        bits = dtype.itemsize * 8
+        return _literal(-(1 << (bits - 1)) if kind == "max" else (1 << (bits - 1)) - 1, dtype)
+
+    def combine(self, output, left: str, right: str) -> str:
+        cast = _cast_name(self.accumulator_dtype(output))
+        if output.reduce == "sum":
+            return f"{cast}({left} + {right})"
+        if output.reduce == "prod":
+            return f"{cast}({left} * {right})"
+        return f"{'maximum_' if output.reduce == 'max' else 'minimum_'}({left}, {right})"
+
+    def render_reducing(self, kept, reduced, kept_total) -> None:
+        kernel, block = self.kernel, self.block
+        reduced_total = math.prod(level[0] for level in reduced)
+        outputs = [(index, output) for index, output in enumerate(kernel.outputs)
+                   if output.reduce is not None]
+        self.line(1, "thread = cuda.threadIdx.x")
+        for index, output in outputs:
+            self.line(1, f"shared{index} = cuda.shared.array({block}, "
+                      f"{CAST[self.accumulator_dtype(output)]})")
+        # Few kept positions over many reduced ones (a full sum): one block each would leave
+        # the GPU idle, so each kept position's range is split over several blocks that add
+        # their partial sums atomically into the zeroed output.
+        splits = 1
+        if all(output.reduce == "sum" and output.dtype in ATOMIC_SUM for _, output in outputs):
+            splits = max(1, min(-(-reduced_total // (block * 8)),
+                                self.max_blocks // max(kept_total, 1)))
+        self.splits = splits
+        if splits == 1:
+            self.line(1, f"for kept in range(cuda.blockIdx.x, {kept_total}, cuda.gridDim.x):")
+            first = "thread"
+        else:
+            self.line(1, f"for work in range(cuda.blockIdx.x, {kept_total * splits}, "
+                      "cuda.gridDim.x):")
+            self.line(2, f"kept = work % {kept_total}")
+            first = f"work // {kept_total} * {block} + thread"
+        kept_offsets = self.offsets(2, kept, "kept", "k")
+        for index, output in outputs:
+            self.line(2, f"acc{index} = {self.identity(output)}")
+        self.line(2, f"for linear in range({first}, {reduced_total}, {block * splits}):")
+        inner = self.offsets(3, reduced, "linear", "r")
+        offsets = [f"{a} + {b}" if a != "0" and b != "0" else (b if a == "0" else a)
+                   for a, b in zip(kept_offsets, inner)]
+        self.body(3, offsets, accumulate=True)
+        for index, _ in outputs:
+            self.line(2, f"shared{index}[thread] = acc{index}")
+        self.line(2, "cuda.syncthreads()")
+        width = block // 2
+        floor = 32 if self.warp_shuffle and block >= 64 else 0
+        while width >= max(floor, 1):
+            self.line(2, f"if thread < {width}:")
+            for index, output in outputs:
+                self.line(3, f"shared{index}[thread] = "
+                          f"{self.combine(output, f'shared{index}[thread]', f'shared{index}[thread + {width}]')}")  # noqa: E501
+            self.line(2, "cuda.syncthreads()")
+            width //= 2
+        if floor:
+            # The last 32 partial results live in one warp: shuffles need no shared memory
+            # and no barriers.
+            self.line(2, "if thread < 32:")
+            for index, _ in outputs:
+                self.line(3, f"value{index} = shared{index}[thread]")
+            offset = 16
+            while offset >= 1:
+                for index, output in outputs:
+                    shuffled = f"cuda.shfl_down_sync(0xffffffff, value{index}, {offset})"
+                    self.line(3, f"value{index} = "
+                              f"{self.combine(output, f'value{index}', shuffled)}")
+                offset //= 2
+            self.line(3, "if thread == 0:")
+            for index, _ in outputs:
+                self.line(4, f"shared{index}[0] = value{index}")
+            self.line(2, "cuda.syncthreads()")
+        first_output = len(kernel.inputs)
+        self.line(2, "if thread == 0:")
+        for index, output in outputs:
+            target = f"out{index}, {kept_offsets[first_output + index]}"
+            value = f"{_cast_name(output.dtype)}(shared{index}[0])"
+            if splits > 1:
+                self.line(3, f"cuda.atomic.add({target}, {value})")
+            else:
+                self.line(3, f"out{index}[{kept_offsets[first_output + index]}] = {value}")
+        self.line(2, "cuda.syncthreads()")
+
+
+def render(kernel: Kernel, name: str | None = None, block: int = 256,
+           warp_shuffle: bool = True, max_blocks: int = 4096) -> RenderedCuda:
+    """The kernel as Python source defining `def NAME(in0, ..., out0, ...)` for numba.cuda.
+    `max_blocks` bounds the blocks a split reduction asks for."""
+    symbol = "".join(c if c.isalnum() else "_" for c in (name or kernel.name or "kernel"))
+    return CudaRenderer(kernel, symbol, block, warp_shuffle, max_blocks).render()

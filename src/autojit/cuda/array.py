@@ -1,0 +1,225 @@
+"""CudaArray: the data of a CUDA tensor, and the caching allocator behind it.
+
+A CUDA tensor keeps its data in the same `_data` field a CPU tensor keeps its ndarray in; for
+a CUDA tensor that field holds a CudaArray: a logical shape and dtype over a flat, C-contiguous
+numba device array (`flat`). Kernels (codegen/cuda.py) always receive flat arrays and index them
+through element strides, so every CUDA array is contiguous and 0-d arrays need no special case.
+The class offers the few ndarray members the shared code touches (shape, ndim, size, dtype,
+copy, `[...] =`, `+=`) so autograd and the executable's write-back work unchanged; anything
+else that would treat device memory as host memory fails loudly (`__array__` raises).
+
+Device buffers come from a caching allocator: a freed CudaArray returns its buffer to a pool
+keyed by (dtype, rounded element count), and the next allocation of that size reuses it, so a
+training step that allocates the same buffers every call allocates nothing after the first.
+`autojit.cuda.empty_cache()` drops the pool. See docs/notes/cuda.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import driver
+
+_POOL: dict = {}  # (dtype, capacity) -> [flat device arrays]
+_STATS = {"allocated": 0, "reused": 0, "cached_bytes": 0}
+
+
+def _capacity(count: int) -> int:
+    """Round an element count up so that buffers of nearby sizes share a pool slot."""
+    if count <= 64:
+        return 64
+    bits = (count - 1).bit_length()
+    step = 1 << max(bits - 3, 0)  # eight slots per power of two: at most 12.5% waste
+    return (count + step - 1) // step * step
+
+
+def _take(dtype: np.dtype, count: int):
+    key = (dtype, _capacity(count))
+    free = _POOL.get(key)
+    if free:
+        _STATS["reused"] += 1
+        _STATS["cached_bytes"] -= key[1] * dtype.itemsize
+        return free.pop()
+    _STATS["allocated"] += 1
+    return driver().device_array(key[1], dtype)
+
+
+def empty_cache() -> None:
+    """Release the device buffers the allocator keeps for reuse."""
+    _POOL.clear()
+    _STATS["cached_bytes"] = 0
+
+
+def memory_stats() -> dict:
+    return dict(_STATS)
+
+
+class _Flags:
+    """ndarray.flags as the shared code reads them: device arrays are contiguous, writeable."""
+    c_contiguous = True
+    writeable = True
+
+
+class CudaArray:
+    """A C-contiguous array in device memory: `flat[:size]` viewed with `shape`."""
+
+    flags = _Flags()
+
+    # _buffer: the pooled allocation this array owns and returns to the pool when it dies;
+    # None for a view made by reshape, which keeps its owner alive through _base instead.
+    # _owner: for wrap(), the foreign object whose memory this array shares (kept alive).
+    __slots__ = ("shape", "dtype", "flat", "_buffer", "_base", "_owner", "device_index",
+                 "__weakref__")
+
+    def __init__(self, shape: tuple, dtype, device_index: int = 0):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        count = 1
+        for extent in self.shape:
+            count *= extent
+        self._buffer = _take(self.dtype, count)
+        self._base = None
+        self.flat = self._buffer[:count]
+        self.device_index = device_index
+
+    def __del__(self):
+        buffer = self._buffer
+        if buffer is not None:
+            key = (self.dtype, buffer.shape[0])
+            _POOL.setdefault(key, []).append(buffer)
+            _STATS["cached_bytes"] += key[1] * self.dtype.itemsize
+
+    # ---- what the shared code reads ------------------------------------------------------------
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return self.flat.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def min(self):
+        """The smallest element, as a NumPy scalar on the host (a reduction, then a copy):
+        what the shared code's bounds checks read."""
+        return self._extreme("amin")
+
+    def max(self):
+        return self._extreme("amax")
+
+    def _extreme(self, name: str):
+        from .. import dtypes
+        from ..ops.registry import REGISTRY
+        from ..tensor import Tensor
+        from .eager import dispatch
+
+        if not self.size:
+            raise ValueError(f"zero-size array to reduction operation {name[1:]}imum which "
+                             "has no identity")
+        x = Tensor._make(self, dtypes.from_numpy(self.dtype))
+        attrs = {"dim": tuple(range(self.ndim)), "keepdim": False}
+        return dispatch(REGISTRY[name], (x,), attrs)._data.to_host()[()]
+
+    def __int__(self) -> int:
+        return int(self._scalar())
+
+    def __float__(self) -> float:
+        return float(self._scalar())
+
+    def __index__(self) -> int:
+        return int(self._scalar())
+
+    def _scalar(self):
+        if self.size != 1:
+            raise TypeError("only one element tensors can be converted to Python scalars")
+        return self.to_host().reshape(())[()]
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(f"can't convert cuda:{self.device_index} device type tensor to numpy. "
+                        "Use Tensor.cpu() to copy the tensor to host memory first.")
+
+    def __array_function__(self, function, types, args, kwargs):
+        # The NumPy functions the shared code applies to tensor data (in-place write-back,
+        # aliasing checks) work on device arrays; any other one is refused like __array__.
+        if function is np.copyto:
+            args[0][...] = args[1]
+            return None
+        if function in (np.may_share_memory, np.shares_memory):
+            first, second = args[0], args[1]
+            return isinstance(first, CudaArray) and isinstance(second, CudaArray) and \
+                first._root() is second._root()
+        return self.__array__()
+
+    def _root(self):
+        return self if self._base is None else self._base._root()
+
+    def __repr__(self):
+        return f"CudaArray(shape={self.shape}, dtype={self.dtype}, device=cuda:{self.device_index})"
+
+    # ---- transfers and copies --------------------------------------------------------------
+
+    @classmethod
+    def from_host(cls, array: np.ndarray, device_index: int = 0) -> CudaArray:
+        array = np.asarray(array, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
+        result = cls(array.shape, array.dtype, device_index=device_index)
+        if array.size:
+            result.flat.copy_to_device(array.reshape(-1))
+        return result
+
+    @classmethod
+    def wrap(cls, flat, shape: tuple, owner=None, device_index: int = 0) -> CudaArray:
+        """A CudaArray over an existing flat device array (no copy, never pooled)."""
+        array = cls.__new__(cls)
+        array.shape, array.dtype, array.device_index = tuple(shape), np.dtype(flat.dtype), \
+            device_index
+        array._buffer, array._base, array._owner, array.flat = None, None, owner, flat
+        return array
+
+    def to_host(self) -> np.ndarray:
+        if not self.size:
+            return np.empty(self.shape, self.dtype)
+        return self.flat.copy_to_host().reshape(self.shape)
+
+    def copy(self) -> CudaArray:
+        result = CudaArray(self.shape, self.dtype, device_index=self.device_index)
+        if self.size:
+            result.flat.copy_to_device(self.flat)
+        return result
+
+    def reshape(self, *shape) -> CudaArray:
+        """The same memory with another shape (a view: both see writes)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        view = CudaArray.__new__(CudaArray)
+        view.shape, view.dtype, view.device_index = tuple(shape), self.dtype, self.device_index
+        view._buffer, view._base, view.flat = None, self, self.flat
+        return view
+
+    def __setitem__(self, key, value) -> None:
+        if key is not Ellipsis:
+            raise NotImplementedError("CudaArray supports only whole-array assignment [...] = ")
+        if isinstance(value, CudaArray):
+            if value.shape != self.shape or value.dtype != self.dtype:
+                from .eager import convert_array
+
+                value = convert_array(value, self.shape, self.dtype)
+            if self.size:
+                self.flat.copy_to_device(value.flat)
+        elif isinstance(value, np.ndarray):
+            self[...] = CudaArray.from_host(np.broadcast_to(value, self.shape).astype(self.dtype),
+                                            self.device_index)
+        else:
+            from .eager import fill_array
+
+            fill_array(self, value)
+
+    def __iadd__(self, other: CudaArray) -> CudaArray:
+        from .eager import add_arrays
+
+        self[...] = add_arrays(self, other)
+        return self
+

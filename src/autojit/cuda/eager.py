@@ -1,0 +1,231 @@
+"""Eager ops on CUDA tensors: each primitive becomes one kernel launch.
+
+ops.registry._run_eager hands every primitive to `dispatch` once a CUDA tensor exists; it
+returns None when no input is on a GPU (the NumPy path goes on), raises torch's error when
+inputs sit on different devices (a 0-d CPU tensor may join, as in torch), and otherwise runs
+the op by its lowering:
+
+- Elementwise: a one-step Kernel (kernel.py) over the broadcast shape, inputs read through
+  broadcast strides, rendered by codegen/render_cuda.py from the op's expression template.
+- Reduction (sum, prod, amax, amin, any, all): a one-output reducing Kernel.
+- Layout ops that are views (reshape, expand, permute, slice): a strided copy, the strides and
+  offset read off the op's NumPy impl applied to a stand-in array that is never read. Other
+  layout ops (cat, embed_slice): a gather through an index map computed once on the host
+  from the NumPy impl applied to element numbers, kept on the device per shape.
+- matmul: a tiled shared-memory kernel (batched through the grid's z axis).
+- argmax, argmin, index, index_put, gather, scatter_add: hand-written kernels (indexing.py).
+  The index operand of index and index_put may be a CPU tensor, as in torch's x[index].
+
+Everything else raises NotImplementedError naming the op and cuda. See docs/notes/cuda.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+from ..ops.registry import REGISTRY, Elementwise, Extern, Layout, Reduction, shape_error
+from ..tensor import Tensor
+from .array import CudaArray
+from .indexing import INDEXING
+
+MIXED_DEVICES = ("Expected all tensors to be on the same device, but found at least two "
+                 "devices, {} and cpu!")
+# Indexing ops whose index operand may be a CPU tensor with a CUDA x, as in torch's x[index].
+HOST_INDICES = {"index": 1, "index_put": 2}
+REDUCTION_KINDS = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min", "any": "max",
+                   "all": "min"}
+
+
+def dispatch(op, inputs: tuple, attrs: dict):
+    """The op run on the GPU, or None when no input is a CUDA tensor."""
+    device_index = None
+    on_cpu = False
+    host_indices = HOST_INDICES.get(op.name)
+    for position, x in enumerate(inputs):
+        if isinstance(x, Tensor):
+            data = x._data
+            if data.__class__ is np.ndarray:
+                on_cpu = on_cpu or (data.ndim > 0 and position != host_indices)
+            elif data is not None:
+                device_index = data.device_index
+    if device_index is None:
+        return None
+    if on_cpu:
+        raise RuntimeError(MIXED_DEVICES.format(f"cuda:{device_index}"))
+    lowering = op.lowering
+    try:
+        shape = tuple(op.shape(*[tuple(x.shape) if isinstance(x, Tensor) else ()
+                                 for x in inputs], **attrs))
+    except (ValueError, IndexError, TypeError) as error:
+        raise shape_error(op, inputs, attrs, error) from None
+    compute, out_dtype = op.dtype(inputs, attrs)
+    if op.name in INDEXING:
+        data = INDEXING[op.name](op, inputs, attrs, shape, out_dtype)
+    elif isinstance(lowering, Elementwise):
+        data = _elementwise(op, inputs, attrs, shape, compute, out_dtype)
+    elif isinstance(lowering, Reduction) and op.name in REDUCTION_KINDS:
+        data = _reduce(op, inputs[0], attrs, shape, out_dtype)
+    elif isinstance(lowering, Layout):
+        data = _layout(op, inputs, attrs, shape, out_dtype)
+    elif isinstance(lowering, Extern) and op.name == "matmul":
+        from .matmul import matmul
+
+        data = matmul(inputs[0]._data, inputs[1]._data, shape)
+    else:
+        raise NotImplementedError(f"{op.name}: not implemented for cuda tensors yet (the CUDA "
+                                  "target runs elementwise, reduction, layout, indexing and "
+                                  "matmul ops)")
+    return Tensor._make(data, out_dtype)
+
+
+def _device_data(x: Tensor) -> CudaArray:
+    data = x._data
+    return data if data.__class__ is CudaArray else CudaArray.from_host(data)
+
+
+def _broadcast_strides(shape: tuple, space: tuple) -> tuple:
+    strides, running = [], 1
+    for extent in reversed(shape):
+        strides.append(0 if extent == 1 else running)
+        running *= extent
+    strides = (0,) * (len(space) - len(shape)) + tuple(reversed(strides))
+    return strides
+
+
+def run_kernel(kernel: Kernel, inputs: list, output_shapes: list | None = None) -> list:
+    """Compile (cached) and launch `kernel`; returns its freshly allocated outputs."""
+    from ..codegen.cuda import compile_kernel
+
+    outputs = [CudaArray(kernel.output_shape(output), output.dtype.numpy)
+               for output in kernel.outputs]
+    compile_kernel(kernel)(inputs, outputs)
+    if output_shapes is not None:
+        outputs = [out.reshape(shape) for out, shape in zip(outputs, output_shapes)]
+    return outputs
+
+
+def _elementwise(op, inputs, attrs, shape, compute, out_dtype) -> CudaArray:
+    kernel = Kernel(name=op.name, shape=shape)
+    arrays, operands = [], []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            operands.append(Operand("input", len(arrays)))
+            arrays.append(_device_data(x))
+            kernel.inputs.append(KernelInput(x._dtype, _broadcast_strides(tuple(x.shape), shape)))
+        else:
+            operands.append(Operand("literal", x))
+    kernel.steps.append(Step(op, tuple(operands), dict(attrs), compute, out_dtype))
+    kernel.outputs.append(KernelOutput(0, out_dtype))
+    return run_kernel(kernel, arrays)[0]
+
+
+def _reduce(op, x: Tensor, attrs, shape, out_dtype) -> CudaArray:
+    kind = REDUCTION_KINDS[op.name]
+    value_dtype = dtypes.bool_ if op.name in ("any", "all") else x._dtype
+    space = tuple(x.shape)
+    kernel = Kernel(name=op.name, shape=space, reduce_axes=tuple(sorted(
+        d % len(space) for d in attrs["dim"])) if space else ())
+    kernel.inputs.append(KernelInput(x._dtype, _broadcast_strides(space, space)))
+    kernel.steps.append(Step(REGISTRY["clone"], (Operand("input", 0),), {}, None, value_dtype))
+    kernel.outputs.append(KernelOutput(0, out_dtype, kind))
+    return run_kernel(kernel, [_device_data(x)], [shape])[0]
+
+
+# ---- layout ---------------------------------------------------------------------------------
+
+def _view_strides(op, x: Tensor, attrs):
+    """(element strides, element offset) of the op's result as a view of a contiguous x,
+    or None when the NumPy impl copies. The stand-in has x's shape over a one-byte buffer
+    and is never read: only its strides are looked at."""
+    shape = tuple(x.shape)
+    strides = _broadcast_strides(shape, shape)
+    base = np.empty(1, np.uint8)
+    stand_in = np.lib.stride_tricks.as_strided(
+        base, shape, [s if s else 0 for s in strides], writeable=False)
+    result = op.impl(stand_in, **attrs)
+    if not isinstance(result, np.ndarray) or not np.may_share_memory(result, base):
+        return None
+    offset = result.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return tuple(result.strides), offset
+
+
+_MAPS: dict = {}
+
+
+def _index_map(op, inputs, attrs, shape) -> CudaArray:
+    """Per output element, 1 + its position in the inputs laid end to end (0: a zero)."""
+    key = (op.name, tuple(tuple(x.shape) for x in inputs), repr(sorted(attrs.items())))
+    found = _MAPS.get(key)
+    if found is None:
+        numbered, start = [], 1
+        for x in inputs:
+            count = math.prod(x.shape)
+            numbered.append(np.arange(start, start + count, dtype=np.int64).reshape(x.shape))
+            start += count
+        host = np.ascontiguousarray(op.impl(*numbered, **attrs), dtype=np.int64)
+        found = _MAPS[key] = CudaArray.from_host(host.reshape(shape))
+    return found
+
+
+def _layout(op, inputs, attrs, shape, out_dtype) -> CudaArray:
+    x = inputs[0]
+    if op.view and len(inputs) == 1:
+        view = _view_strides(op, x, attrs)
+        if view is not None:
+            strides, offset = view
+            kernel = Kernel(name=op.name, shape=shape)
+            kernel.inputs.append(KernelInput(x._dtype, strides))
+            kernel.steps.append(Step(REGISTRY["clone"], (Operand("input", 0),), {}, None,
+                                     x._dtype))
+            kernel.outputs.append(KernelOutput(0, out_dtype))
+            return run_kernel(kernel, [x._data.flat[offset:]])[0]
+    sources = [convert_array(_device_data(t), tuple(t.shape), out_dtype.numpy)
+               for t in inputs if isinstance(t, Tensor)]
+    if len(sources) == 1:
+        joined = sources[0]
+    else:
+        joined = CudaArray((sum(s.size for s in sources),), out_dtype.numpy)
+        start = 0
+        for source in sources:
+            if source.size:
+                joined.flat[start:start + source.size].copy_to_device(source.flat)
+            start += source.size
+    result = CudaArray(shape, out_dtype.numpy)
+    from .matmul import gather
+
+    gather(_index_map(op, inputs, attrs, shape), joined, result)
+    return result
+
+
+# ---- helpers for CudaArray's ndarray-like members -------------------------------------------
+
+def convert_array(array: CudaArray, shape: tuple, dtype) -> CudaArray:
+    """`array` broadcast to `shape` and cast to `dtype` (a new array unless nothing changes)."""
+    target = dtypes.from_numpy(np.dtype(dtype))
+    source = dtypes.from_numpy(array.dtype)
+    if array.shape == tuple(shape) and source is target:
+        return array
+    kernel = Kernel(name="convert", shape=tuple(shape))
+    kernel.inputs.append(KernelInput(source, _broadcast_strides(array.shape, tuple(shape))))
+    kernel.steps.append(Step(REGISTRY["cast"], (Operand("input", 0),), {"dtype": target},
+                             None, target))
+    kernel.outputs.append(KernelOutput(0, target))
+    return run_kernel(kernel, [array])[0]
+
+
+def fill_array(array: CudaArray, value) -> None:
+    dtype = dtypes.from_numpy(array.dtype)
+    kernel = Kernel(name="fill", shape=array.shape)
+    kernel.steps.append(Step(REGISTRY["clone"], (Operand("literal", value),), {}, dtype, dtype))
+    kernel.outputs.append(KernelOutput(0, dtype))
+    array[...] = run_kernel(kernel, [])[0]
+
+
+def add_arrays(a: CudaArray, b: CudaArray) -> CudaArray:
+    x, y = Tensor._make(a, dtypes.from_numpy(a.dtype)), Tensor._make(b, dtypes.from_numpy(
+        b.dtype))
+    return dispatch(REGISTRY["add"], (x, y), {})._data

@@ -1,0 +1,124 @@
+"""Hand-written CUDA kernels: tiled shared-memory matmul, and the gather of layout ops.
+
+matmul multiplies (batch, m, k) by (batch, k, n) C-contiguous operands, one output tile of
+TILE x TILE per block: each step loads a tile of each operand into shared memory and every
+thread accumulates one output element, so each operand element is read from global memory
+n/TILE (or m/TILE) times instead of n (or m). The batch runs along the grid's z axis; a batch
+dim broadcast in one operand is materialized first (an expand, eager.py). When CuPy is
+importable its cuBLAS matmul is the faster route; it is not used yet.
+
+gather writes `out[i] = source[map[i] - 1]`, or 0 where `map[i]` is 0: cat and embed_slice
+(eager.py builds the map).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .array import CudaArray
+
+MATMUL_SOURCE = '''
+def matmul_kernel(a, b, out, m, k, n, a_batch, b_batch):
+    tile_a = cuda.shared.array((TILE, TILE), DTYPE)
+    tile_b = cuda.shared.array((TILE, TILE), DTYPE)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    batch = cuda.blockIdx.z
+    a_base = batch * a_batch
+    b_base = batch * b_batch
+    total = DTYPE(0)
+    for start in range(0, k, TILE):
+        inner = start + tx
+        if row < m and inner < k:
+            tile_a[ty, tx] = a[a_base + row * k + inner]
+        else:
+            tile_a[ty, tx] = 0
+        inner = start + ty
+        if inner < k and col < n:
+            tile_b[ty, tx] = b[b_base + inner * n + col]
+        else:
+            tile_b[ty, tx] = 0
+        cuda.syncthreads()
+        for i in range(TILE):
+            total = DTYPE(total + tile_a[ty, i] * tile_b[i, tx])
+        cuda.syncthreads()
+    if row < m and col < n:
+        out[batch * m * n + row * n + col] = total
+'''
+
+GATHER_SOURCE = '''
+def gather_kernel(index, source, out):
+    for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        position = index[i]
+        out[i] = source[position - 1] if position > 0 else 0
+'''
+
+_KERNELS: dict = {}
+
+
+def hand_written(name: str, source: str, dtype=None, devices: tuple = ()):
+    """(the kernel `name` defined by `source`, compiled; TILE), cached per dtype. The source
+    sees `cuda`, `TILE`, `BLOCK` (threads per block), `DTYPE` (a NumPy scalar type) and the
+    device functions named in `devices`, which it defines before the kernel."""
+    from ..cuda import driver, is_simulator
+
+    key = (name, None if dtype is None else np.dtype(dtype), is_simulator())
+    found = _KERNELS.get(key)
+    if found is None:
+        cuda = driver()
+        tile = 4 if is_simulator() else 16
+        namespace = {"cuda": cuda, "TILE": tile, "BLOCK": block_size(),
+                     "DTYPE": None if dtype is None else getattr(np, np.dtype(dtype).name)}
+        exec(compile(source, f"<autojit cuda {name}>", "exec"), namespace)  # noqa: S102
+        for device_function in devices:
+            namespace[device_function] = cuda.jit(device=True)(namespace[device_function])
+        found = _KERNELS[key] = (cuda.jit(namespace[name]), tile)
+    return found
+
+
+def block_size() -> int:
+    """Threads per block of the hand-written kernels (the simulator runs each as a thread)."""
+    from ..cuda import is_simulator
+
+    return 32 if is_simulator() else 256
+
+
+def grid_size(work: int) -> int:
+    """Blocks for a grid-stride loop over `work` items (or blocks of work)."""
+    from ..cuda import is_simulator
+
+    return max(1, min(work, 4 if is_simulator() else 4096))
+
+
+def matmul(a: CudaArray, b: CudaArray, shape: tuple) -> CudaArray:
+    """a @ b for CUDA arrays of one dtype, with `shape` the broadcast result shape."""
+    from .eager import convert_array
+
+    batch_shape = tuple(shape[:-2])
+    m, n = shape[-2], shape[-1]
+    k = a.shape[-1]
+    batch = math.prod(batch_shape)
+    a = convert_array(a, batch_shape + a.shape[-2:], a.dtype)
+    b = convert_array(b, batch_shape + b.shape[-2:], b.dtype)
+    out = CudaArray(shape, a.dtype, device_index=a.device_index)
+    if out.size == 0:
+        return out
+    if k == 0:
+        out[...] = 0
+        return out
+    function, tile = hand_written("matmul_kernel", MATMUL_SOURCE, a.dtype)
+    grid = (-(-n // tile), -(-m // tile), batch)
+    function[grid, (tile, tile)](a.flat, b.flat, out.flat, m, k, n, m * k, k * n)
+    return out
+
+
+def gather(index: CudaArray, source: CudaArray, out: CudaArray) -> None:
+    if out.size == 0:
+        return
+    function, _ = hand_written("gather_kernel", GATHER_SOURCE)
+    block = block_size()
+    function[grid_size(-(-out.size // block)), block](index.flat, source.flat if source.size else out.flat, out.flat)

@@ -1,0 +1,180 @@
+"""autojit.nn.init: fill a parameter in place with the values a layer starts from.
+
+Each function draws from autojit's global generator (seeded by autojit.manual_seed) unless a
+NumPy Generator is passed, writes the values into the tensor under no_grad (so a Parameter
+stays a leaf and its identity is kept) and returns the tensor. Fan-in and fan-out follow the
+usual convention: dim 1 is the input features, dim 0 the output features, and any further dims
+form the receptive field of a convolution kernel. Initialization runs before training, outside
+the traced forward and backward, so drawing the numbers with NumPy is fine here.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..autograd.grad_mode import no_grad
+from ..creation import default_generator
+from ..tensor import Tensor
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
+           "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
+           "kaiming_normal_"]
+
+_LINEAR_FUNCTIONS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                     "conv_transpose2d", "conv_transpose3d")
+
+
+def calculate_gain(nonlinearity: str, param=None) -> float:
+    """The recommended gain for a nonlinearity (the scale that keeps activations' variance).
+
+        >>> from autojit.nn import init
+        >>> init.calculate_gain("tanh")
+        1.6666666666666667
+    """
+    if nonlinearity in _LINEAR_FUNCTIONS or nonlinearity == "sigmoid":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            negative_slope = 0.01
+        elif (not isinstance(param, bool) and isinstance(param, int)) or isinstance(param, float):
+            negative_slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + negative_slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _write(tensor: Tensor, values: np.ndarray) -> Tensor:
+    """Copy values into tensor in place, recording no history."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"nn.init expects an autojit.Tensor, got {type(tensor).__name__}")
+    with no_grad():
+        tensor.copy_(Tensor._make(np.asarray(values, dtype=tensor.dtype.numpy), tensor.dtype))
+    return tensor
+
+
+def _generator(generator) -> np.random.Generator:
+    return generator if generator is not None else default_generator()
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    """Fill with samples of U(a, b)."""
+    return _write(tensor, _generator(generator).uniform(a, b, tuple(tensor.shape)))
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    """Fill with samples of N(mean, std**2)."""
+    return _write(tensor, _generator(generator).normal(mean, std, tuple(tensor.shape)))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator=None) -> Tensor:
+    """Fill with samples of N(mean, std**2) restricted to [a, b] (redrawn until inside)."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    rng = _generator(generator)
+    values = rng.normal(mean, std, tuple(tensor.shape))
+    outside = (values < a) | (values > b)
+    for _ in range(1000):  # each round keeps the accepted fraction; 1000 rounds is plenty
+        if not outside.any():
+            break
+        values[outside] = rng.normal(mean, std, int(outside.sum()))
+        outside = (values < a) | (values > b)
+    return _write(tensor, np.clip(values, a, b))
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with the value val."""
+    return _write(tensor, np.full(tuple(tensor.shape), val))
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill with ones."""
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill with zeros."""
+    return constant_(tensor, 0.0)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity matrix (ones on the diagonal)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _write(tensor, np.eye(*tensor.shape))
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    if tensor.ndim < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         "dimensions")
+    receptive_field = 1
+    for extent in tensor.shape[2:]:
+        receptive_field *= extent
+    return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
+
+
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()
+    valid_modes = ["fan_in", "fan_out"]
+    if mode not in valid_modes:
+        raise ValueError(f"Mode {mode} not supported, please use one of {valid_modes}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio, 2010)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float:
+    fan = _calculate_correct_fan(tensor, mode)
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
+    """U(-bound, bound) with bound = gain * sqrt(3 / fan) (He et al., 2015).
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> w = init.kaiming_uniform_(autojit.empty(64, 16), a=5 ** 0.5)
+        >>> bool(w.abs().max() <= 1 / 16 ** 0.5)
+        True
+    """
+    if 0 in tuple(tensor.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
+    """N(0, std**2) with std = gain / sqrt(fan) (He et al., 2015)."""
+    if 0 in tuple(tensor.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)

@@ -1,0 +1,561 @@
+"""Module: the base class of every layer and model, holding parameters, buffers and children.
+
+A Module keeps three ordered registries filled by attribute assignment (__setattr__): its
+Parameters, its buffers (tensors that are state but not trained, such as running statistics)
+and its child Modules. Everything that walks a model (parameters(), state_dict(), train(),
+to(), repr) walks these registries. Calling a module runs its forward pre-hooks, forward() and
+forward hooks; forward itself is ordinary autojit code, so a model runs eagerly, records
+autograd history, and traces into one graph under autojit.compile, where its parameters are
+captured tensors of the graph. state_dict and load_state_dict live in module_state.py.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes
+from ..autograd.hooks import HookDict, RemovableHandle
+from ..tensor import Tensor
+from .module_state import StateDictMixin
+from .parameter import Parameter
+
+__all__ = ["Module"]
+
+# The scalar names torch uses in tensor type names ("torch.FloatTensor").
+_TENSOR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
+                      "int64": "Long", "bool": "Bool"}
+
+
+def typename(value) -> str:
+    """The name of a value's type as the registration errors print it."""
+    if isinstance(value, Tensor):
+        return f"autojit.{_TENSOR_TYPE_NAMES[value.dtype.name]}Tensor"
+    kind = type(value)
+    module = kind.__module__
+    if module in (None, "builtins"):
+        return kind.__qualname__
+    return f"{module}.{kind.__qualname__}"
+
+
+def _add_indent(text: str, spaces: int) -> str:
+    """Indent every line but the first (nested module reprs); blank lines stay empty."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    first = lines.pop(0)
+    rest = [(" " * spaces) + line if line.strip() else "" for line in lines]
+    return first + "\n" + "\n".join(rest)
+
+
+def _forward_unimplemented(self, *input):  # noqa: A002
+    raise NotImplementedError(
+        f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
+def _add_hook(hooks: HookDict, hook, prepend: bool) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        rest = [(key, value) for key, value in hooks.items() if key != handle.id]
+        hooks.clear()
+        hooks[handle.id] = hook
+        hooks.update(rest)
+    return handle
+
+
+def _change_dtype(tensor: Tensor, dtype: dtypes.DType) -> None:
+    """Convert a leaf tensor's storage to `dtype` in place, keeping the object (Parameters
+    stay the same objects after module.to(), so optimizers built before still see them)."""
+    if tensor._dtype is dtype:
+        return
+    tensor._data = tensor._concrete("Module.to()").astype(dtype.numpy)
+    tensor._dtype = dtype
+    tensor._bump_version()
+
+
+class Module(StateDictMixin):
+    """Base class for all neural network modules.
+
+    Subclasses assign layers and Parameters as attributes in ``__init__`` (after calling
+    ``super().__init__()``) and define ``forward``::
+
+        >>> import autojit
+        >>> from autojit import nn
+        >>> class TwoLayer(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.hidden = nn.Linear(4, 8)
+        ...         self.out = nn.Linear(8, 2)
+        ...     def forward(self, x):
+        ...         return self.out(self.hidden(x).relu())
+        >>> [name for name, _ in TwoLayer().named_parameters()]
+        ['hidden.weight', 'hidden.bias', 'out.weight', 'out.bias']
+    """
+
+    _version = 1
+    training: bool
+    forward = _forward_unimplemented
+
+    def __init__(self) -> None:
+        # object.__setattr__: these registries must exist before Module.__setattr__ can run.
+        set_field = super().__setattr__
+        set_field("training", True)
+        set_field("_parameters", {})
+        set_field("_buffers", {})
+        set_field("_non_persistent_buffers_set", set())
+        set_field("_modules", {})
+        set_field("_forward_hooks", HookDict())
+        set_field("_forward_hooks_with_kwargs", set())
+        set_field("_forward_hooks_always_called", set())
+        set_field("_forward_pre_hooks", HookDict())
+        set_field("_forward_pre_hooks_with_kwargs", set())
+
+    # ---- registration -------------------------------------------------------------------
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a tensor that is module state but not a parameter (saved unless persistent=False)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
+                            "(autojit Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a Parameter (or None, a placeholder skipped by parameters() and state_dict())."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{typename(param)}' object to parameter '{name}' "
+                            "(autojit.nn.Parameter or None required)")
+        elif param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                f"created explicitly. To express '{name}' as a function of another Tensor, "
+                "compute the value in the forward() method.")
+        else:
+            self._parameters[name] = param
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a child module, reachable as the attribute `name`."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    def register_module(self, name: str, module: Module | None) -> None:
+        """Alias for add_module."""
+        self.add_module(name, module)
+
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at a dotted path such as ``"encoder.layers.0"`` ("" is self)."""
+        if target == "":
+            return self
+        module = self
+        for item in target.split("."):
+            if not hasattr(module, item):
+                raise AttributeError(module._get_name() + " has no attribute `" + item + "`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at a dotted path such as ``"encoder.weight"``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at a dotted path such as ``"norm.running_mean"``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+        if name not in module._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return getattr(module, name)
+
+    # ---- attribute access ---------------------------------------------------------------
+
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails: parameters, buffers and children live in the
+        # registries, not in __dict__.
+        fields = self.__dict__
+        for registry in ("_parameters", "_buffers", "_modules"):
+            entries = fields.get(registry)
+            if entries is not None and name in entries:
+                return entries[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value) -> None:
+        def remove_from(*registries):
+            for registry in registries:
+                if name in registry:
+                    if isinstance(registry, dict):
+                        del registry[name]
+                    else:
+                        registry.discard(name)
+
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(self.__dict__, self._buffers, self._modules,
+                        self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{typename(value)}' as parameter '{name}' "
+                                "(autojit.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+            return
+        modules = self.__dict__.get("_modules")
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            remove_from(self.__dict__, self._parameters, self._buffers,
+                        self._non_persistent_buffers_set)
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{typename(value)}' as child module '{name}' "
+                                "(autojit.nn.Module or None expected)")
+            modules[name] = value
+            return
+        buffers = self.__dict__.get("_buffers")
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "
+                                "(autojit.Tensor or None expected)")
+            self.register_buffer(name, value, name not in self._non_persistent_buffers_set)
+            return
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            super().__delattr__(name)
+
+    def __dir__(self):
+        keys = (dir(self.__class__) + list(self.__dict__) + list(self._parameters)
+                + list(self._modules) + list(self._buffers))
+        return sorted(key for key in keys if not key[0].isdigit())
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    # ---- walking the module tree --------------------------------------------------------
+
+    def _named_members(self, get_members, prefix: str = "", recurse: bool = True,
+                       remove_duplicate: bool = True):
+        seen = set()  # ids: a tensor's == is elementwise, so a set of tensors cannot be used
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
+        for module_prefix, module in modules:
+            for name, member in get_members(module):
+                if member is None or id(member) in seen:
+                    continue
+                if remove_duplicate:
+                    seen.add(id(member))
+                yield module_prefix + ("." if module_prefix else "") + name, member
+
+    def parameters(self, recurse: bool = True):
+        """Iterate over the module's parameters (each shared parameter once)."""
+        for _name, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True):
+        """Iterate over (dotted name, parameter) pairs."""
+        yield from self._named_members(lambda module: module._parameters.items(), prefix,
+                                       recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True):
+        """Iterate over the module's buffers."""
+        for _name, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True):
+        """Iterate over (dotted name, buffer) pairs."""
+        yield from self._named_members(lambda module: module._buffers.items(), prefix,
+                                       recurse, remove_duplicate)
+
+    def children(self):
+        """Iterate over the immediate child modules."""
+        for _name, module in self.named_children():
+            yield module
+
+    def named_children(self):
+        """Iterate over (name, child module) pairs, each child once."""
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def modules(self, remove_duplicate: bool = True):
+        """Iterate over all modules of the tree, this one first."""
+        for _name, module in self.named_modules(remove_duplicate=remove_duplicate):
+            yield module
+
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True):
+        """Iterate over (dotted name, module) pairs of the whole tree, depth first."""
+        if memo is None:
+            memo = set()
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            yield from module.named_modules(memo, prefix + ("." if prefix else "") + name,
+                                            remove_duplicate)
+
+    def apply(self, fn) -> Module:
+        """Call fn on every submodule (children first) and then on self; returns self."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # ---- modes and gradients --------------------------------------------------------------
+
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode on this module and all its descendants; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        """Set evaluation mode (train(False)); returns self."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set requires_grad on every parameter; returns self."""
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's .grad: to None by default, else to zeros in place."""
+        for param in self.parameters():
+            grad = param._grad
+            if grad is None:
+                continue
+            if set_to_none:
+                param._grad = None
+            else:
+                if grad.grad_fn is not None:
+                    grad.detach_()
+                else:
+                    grad.requires_grad_(False)
+                grad.zero_()
+
+    # ---- dtype and device -----------------------------------------------------------------
+
+    def _apply_dtype(self, convert) -> Module:
+        """Change the dtype of every parameter (in place) and buffer for which convert(tensor)
+        returns a new dtype."""
+        for module in self.modules():
+            for param in module._parameters.values():
+                if param is None:
+                    continue
+                dtype = convert(param)
+                if dtype is not None and dtype is not param.dtype:
+                    _change_dtype(param, dtype)
+                    if param._grad is not None:
+                        _change_dtype(param._grad, dtype)
+            for name, buffer in module._buffers.items():
+                if buffer is None:
+                    continue
+                dtype = convert(buffer)
+                if dtype is not None and dtype is not buffer.dtype:
+                    module._buffers[name] = buffer.detach().to(dtype)
+        return self
+
+    def to(self, *args, **kwargs) -> Module:
+        """Convert the floating-point parameters and buffers to a dtype; the device must be CPU.
+
+        Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)`` and the
+        keywords ``dtype=`` and ``device=``. Parameters keep their identity.
+        """
+        from ..device import check_device
+
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() received an invalid combination of arguments: {kwargs}")
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif isinstance(arg, dtypes.DType):
+                dtype = arg
+            elif isinstance(arg, bool):
+                continue  # non_blocking given positionally
+            else:
+                device = arg
+        check_device(device)
+        if dtype is None:
+            return self
+        dtype = dtypes.to_dtype(dtype)
+        if not dtype.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype}")
+        return self._apply_dtype(lambda t: dtype if t.is_floating_point() else None)
+
+    def float(self) -> Module:
+        """Cast floating-point parameters and buffers to float32."""
+        return self.to(dtypes.float32)
+
+    def double(self) -> Module:
+        """Cast floating-point parameters and buffers to float64."""
+        return self.to(dtypes.float64)
+
+    def half(self) -> Module:
+        """Cast floating-point parameters and buffers to float16."""
+        return self.to(dtypes.float16)
+
+    def type(self, dst_type) -> Module:
+        """Cast all parameters and buffers to dst_type."""
+        dtype = dtypes.to_dtype(dst_type)
+        return self._apply_dtype(lambda t: dtype)
+
+    def cpu(self) -> Module:
+        return self
+
+    # ---- calling and hooks ----------------------------------------------------------------
+
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args)`` before forward; it may return replacement args.
+
+        With with_kwargs=True the hook is ``hook(module, args, kwargs)`` and may return a
+        replacement ``(args, kwargs)`` pair.
+        """
+        handle = _add_hook(self._forward_pre_hooks, hook, prepend)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs.add(handle.id)
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after forward; it may return a new output.
+
+        With with_kwargs=True the hook is ``hook(module, args, kwargs, output)``; with
+        always_call=True it also runs when forward raised.
+        """
+        handle = _add_hook(self._forward_hooks, hook, prepend)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs.add(handle.id)
+        if always_call:
+            self._forward_hooks_always_called.add(handle.id)
+        return handle
+
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_hooks or self._forward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        result = None
+        called = set()
+        try:
+            for hook_id, hook in list(self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    replaced = hook(self, args, kwargs)
+                    if replaced is not None:
+                        if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                               f"(new_args, new_kwargs), but got {replaced}.")
+                        args, kwargs = replaced
+                else:
+                    replaced = hook(self, args)
+                    if replaced is not None:
+                        args = replaced if isinstance(replaced, tuple) else (replaced,)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                called.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs:
+                    replaced = hook(self, args, kwargs, result)
+                else:
+                    replaced = hook(self, args, result)
+                if replaced is not None:
+                    result = replaced
+            return result
+        except Exception:
+            for hook_id, hook in list(self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called and hook_id not in called:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        hook(self, args, kwargs, result)
+                    else:
+                        hook(self, args, result)
+            raise
+
+    # ---- printing -------------------------------------------------------------------------
+
+    def _get_name(self) -> str:
+        return self.__class__.__name__
+
+    def extra_repr(self) -> str:
+        """The module's own settings for its repr (one line, or several); override it."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _add_indent(repr(module), 2)
+                       for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        text = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                text += extra_lines[0]
+            else:
+                text += "\n  " + "\n  ".join(lines) + "\n"
+        return text + ")"

@@ -1,0 +1,84 @@
+"""Adam: adaptive moment estimation, with L2 or decoupled weight decay, amsgrad and maximize.
+
+The update, per parameter p with gradient g (negated when maximize), as torch defines it:
+
+    t = t + 1
+    g = g + weight_decay * p                  (Adam)    or   p = p * (1 - lr * weight_decay)
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    v_max = max(v_max, v)                                   (amsgrad; v_max replaces v below)
+    p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+
+The step count t is a tensor in the state, and the bias corrections are autojit ops on it: a
+compiled training step reads no Python number that changes from step to step, so one trace
+serves every step. AdamW (adamw.py) is this class with decoupled weight decay.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes
+from ..creation import zeros, zeros_like
+from .optimizer import Optimizer, check_lr, check_nonnegative
+
+
+def step_count(param):
+    """A fresh step-count tensor: float64 for float64 parameters, else float32."""
+    dtype = dtypes.float64 if param.dtype is dtypes.float64 else dtypes.float32
+    return zeros((), dtype=dtype)
+
+
+class Adam(Optimizer):
+    """Adam (torch.optim.Adam); `decoupled_weight_decay=True` makes it AdamW.
+
+    >>> import autojit
+    >>> w = autojit.tensor([1.0, -2.0], requires_grad=True)
+    >>> optimizer = autojit.optim.Adam([w], lr=0.1)
+    >>> (w ** 2).sum().backward()
+    >>> optimizer.step()
+    >>> print(w.detach())          # the first step moves each entry by lr against its sign
+    tensor([ 0.9000, -1.9000])
+    """
+
+    def __init__(self, params, lr=1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
+                 decoupled_weight_decay: bool = False):
+        check_lr(lr)
+        check_nonnegative(eps, "epsilon")
+        for index in (0, 1):
+            if not 0.0 <= betas[index] < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+        check_nonnegative(weight_decay, "weight_decay")
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _update(self, param, grad, state, group) -> None:
+        beta1, beta2 = group["betas"]
+        lr, weight_decay = group["lr"], group["weight_decay"]
+        if not state:
+            state["step"] = step_count(param)
+            state["exp_avg"] = zeros_like(param)
+            state["exp_avg_sq"] = zeros_like(param)
+        if group["amsgrad"] and "max_exp_avg_sq" not in state:  # also after turning it on
+            state["max_exp_avg_sq"] = zeros_like(param)
+        step, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
+        if group["maximize"]:
+            grad = -grad
+        step.add_(1)
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad + param * weight_decay
+        exp_avg.add_((grad - exp_avg) * (1 - beta1))
+        exp_avg_sq.mul_(beta2)
+        exp_avg_sq.add_(grad * grad * (1 - beta2))
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
+        second = exp_avg_sq
+        if group["amsgrad"]:
+            second = state["max_exp_avg_sq"]
+            second.maximum_(exp_avg_sq)
+        denominator = second.sqrt() / bias_correction2_sqrt + group["eps"]
+        param.sub_(exp_avg / denominator * (lr / bias_correction1))

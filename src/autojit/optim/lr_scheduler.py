@@ -1,0 +1,225 @@
+"""Learning-rate schedulers: LRScheduler and StepLR, MultiStepLR, ExponentialLR, LambdaLR,
+CosineAnnealingLR, with torch.optim.lr_scheduler's names and formulas.
+
+A scheduler runs outside the training step, once per epoch (or per step) after
+`optimizer.step()`: `scheduler.step()` counts `last_epoch` up and writes the new learning rate
+into each parameter group. A group's `lr` may be a Python number or a one-element Tensor; a
+Tensor is filled in place, so a compiled training step that captured it reads the new value
+without tracing again (a changed Python number is a changed guard, and retraces).
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from bisect import bisect_right
+from collections import Counter
+
+from ..tensor import Tensor
+from .optimizer import Optimizer
+
+
+def _group_values(optimizer: Optimizer, key: str) -> list:
+    """group[key] of every group; Tensors are cloned so the list never aliases the groups."""
+    return [group[key].clone() if isinstance(group[key], Tensor) else group[key]
+            for group in optimizer.param_groups]
+
+
+def _set_group_value(group: dict, key: str, value) -> None:
+    if isinstance(group[key], Tensor):
+        group[key].fill_(float(value) if isinstance(value, Tensor) else value)
+    else:
+        group[key] = value
+
+
+class LRScheduler:
+    """Base class: subclasses define `get_lr()` from `last_epoch` and the current rates.
+
+    Building a scheduler records each group's `initial_lr` and takes the first step (epoch 0).
+    """
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                initial = group["lr"]
+                group.setdefault("initial_lr", initial.clone() if isinstance(initial, Tensor)
+                                 else initial)
+        else:
+            for index, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{index}]"
+                                   " when resuming scheduler with last_epoch >= 0.")
+        self.base_lrs = _group_values(optimizer, "initial_lr")
+        self.last_epoch = last_epoch
+        self._is_initial = True
+        self._step_count = 0
+        self.step()
+        self._is_initial = False
+
+    def get_lr(self) -> list:
+        """The learning rates for `last_epoch` (called by step)."""
+        raise NotImplementedError
+
+    def get_last_lr(self) -> list:
+        """The learning rates the last step set, one per parameter group."""
+        return self._last_lr
+
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one epoch (call it after optimizer.step()) and set the groups' rates."""
+        self._step_count += 1
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            self.last_epoch = epoch
+            closed_form = getattr(self, "_get_closed_form_lr", None)
+            values = closed_form() if closed_form is not None else self.get_lr()
+        for group, value in zip(self.optimizer.param_groups, values, strict=True):
+            _set_group_value(group, "lr", value)
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+    def state_dict(self) -> dict:
+        """Every attribute but the optimizer."""
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.__dict__.update(state_dict)
+
+
+class LambdaLR(LRScheduler):
+    """lr = initial_lr * lr_lambda(epoch); one function, or one per parameter group."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
+        self.optimizer = optimizer
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                                 f"{len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        return [base_lr * function(self.last_epoch)
+                for function, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)]
+
+    def state_dict(self) -> dict:
+        """As the base, with the lambdas replaced by the attributes of callable objects (plain
+        functions are not saved)."""
+        result = {key: value for key, value in self.__dict__.items()
+                  if key not in ("optimizer", "lr_lambdas")}
+        result["lr_lambdas"] = [None if isinstance(function, types.FunctionType)
+                                else function.__dict__.copy() for function in self.lr_lambdas]
+        return result
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state_dict = dict(state_dict)
+        lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        for function, saved in zip(self.lr_lambdas, lambdas, strict=True):
+            if saved is not None:
+                function.__dict__.update(saved)
+
+
+class StepLR(LRScheduler):
+    """Multiply the rate by gamma every step_size epochs."""
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1):
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * self.gamma ** (self.last_epoch // self.step_size)
+                for base_lr in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the rate by gamma at each milestone epoch."""
+
+    def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1,
+                 last_epoch: int = -1):
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self.last_epoch not in self.milestones:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch]
+                for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        milestones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch)
+                for base_lr in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the rate by gamma every epoch."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Cosine annealing from the initial rate to eta_min over T_max epochs (and back up).
+
+    Computed recursively from the current rate, as torch does, so that a rate changed by hand
+    between steps carries on:
+
+        lr_t = eta_min + (lr_{t-1} - eta_min) * (1 + cos(pi t / T)) / (1 + cos(pi (t-1) / T))
+
+    with T = T_max; untouched, this equals the closed form
+    eta_min + (lr_0 - eta_min) * (1 + cos(pi t / T)) / 2.
+    """
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
+                 last_epoch: int = -1):
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        if self._step_count == 1 and self.last_epoch > 0:
+            return [self.eta_min + (base_lr - self.eta_min)
+                    * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
+                    for base_lr in self.base_lrs]
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            return [group["lr"] + (base_lr - self.eta_min)
+                    * (1 - math.cos(math.pi / self.T_max)) / 2
+                    for base_lr, group in zip(self.base_lrs, groups, strict=True)]
+        return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
+                / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
+                * (group["lr"] - self.eta_min) + self.eta_min for group in groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [self.eta_min + (base_lr - self.eta_min)
+                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base_lr in self.base_lrs]
+
+
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
+           "CosineAnnealingLR"]

@@ -1,0 +1,269 @@
+"""The CUDA target against the CPU results, under Numba's CUDA simulator when no GPU is used.
+
+NUMBA_ENABLE_CUDASIM must be set before numba.cuda is first imported; it is set here (unless
+already set, so NUMBA_ENABLE_CUDASIM=0 runs these tests on a real GPU). If numba.cuda was
+already imported without the simulator and no GPU is present, the tests are skipped. Sizes
+are tiny: the simulator runs one Python thread per GPU thread.
+"""
+
+import os
+import sys
+
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+import numba  # noqa: E402
+
+if os.environ["NUMBA_ENABLE_CUDASIM"] == "1" and "numba.cuda" not in sys.modules:
+    numba.config.ENABLE_CUDASIM = 1
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import autojit  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not autojit.cuda.is_available(),
+                                reason="no GPU and the CUDA simulator was not enabled in time")
+
+RNG = np.random.default_rng(0)
+
+
+def pair(shape, dtype=autojit.float32, requires_grad=False, low=-2.0, high=2.0):
+    data = RNG.uniform(low, high, shape).astype(dtype.numpy)
+    cpu = autojit.tensor(data, requires_grad=requires_grad)
+    cuda = autojit.tensor(data, device="cuda", requires_grad=requires_grad)
+    return cpu, cuda
+
+
+def check(cpu, cuda, tolerance=1e-5):
+    assert cuda.is_cuda and not cpu.is_cuda
+    assert cuda.shape == cpu.shape and cuda.dtype is cpu.dtype
+    np.testing.assert_allclose(cuda.cpu().numpy(), cpu.numpy(), rtol=tolerance, atol=tolerance)
+
+
+# ---- devices ----------------------------------------------------------------------------------
+
+def test_devices_and_transfers():
+    assert autojit.cuda.is_available() and autojit.cuda.device_count() >= 1
+    assert autojit.device("cuda") == autojit.device("cuda")
+    assert str(autojit.device("cuda:0")) == "cuda:0"
+    x = autojit.tensor([1.0, 2.0], device="cuda")
+    assert x.device == autojit.device("cuda:0") and x.is_cuda and x.get_device() == 0
+    assert repr(x) == "tensor([1., 2.], device='cuda:0')"
+    back = x.cpu()
+    assert back.device == autojit.device("cpu") and not back.is_cuda
+    assert back.tolist() == [1.0, 2.0] and x.tolist() == [1.0, 2.0]
+    assert autojit.ones(2, 3).cuda().to("cpu").numpy().sum() == 6
+    assert x.to(autojit.float64).dtype is autojit.float64 and x.to(autojit.float64).is_cuda
+    assert autojit.zeros(2).to(x).is_cuda
+    assert x.to("cuda") is x
+    for factory in (autojit.zeros, autojit.ones, autojit.empty, autojit.randn, autojit.rand):
+        assert factory(2, 3, device="cuda").is_cuda
+    assert autojit.arange(5, device="cuda").tolist() == [0, 1, 2, 3, 4]
+    assert autojit.zeros_like(x).is_cuda and autojit.full((2,), 3.0, device="cuda").is_cuda
+    assert x.sum().item() == 3.0
+    autojit.cuda.synchronize()
+    autojit.cuda.empty_cache()
+
+
+def test_device_errors():
+    x = autojit.ones(3, device="cuda")
+    with pytest.raises(RuntimeError, match=r"Expected all tensors to be on the same device, but "
+                       r"found at least two devices, cuda:0 and cpu!"):
+        x + autojit.ones(3)
+    with pytest.raises(TypeError, match=r"can't convert cuda:0 device type tensor to numpy\. "
+                       r"Use Tensor.cpu\(\) to copy the tensor to host memory first\."):
+        x.numpy()
+    # A 0-d CPU tensor may join a CUDA op, as in torch.
+    check(autojit.ones(3) * autojit.tensor(2.0), x * autojit.tensor(2.0))
+
+
+def test_caching_allocator_reuses_buffers():
+    autojit.cuda.empty_cache()
+    before = autojit.cuda.memory_stats()["reused"]
+    for _ in range(3):
+        y = autojit.ones(5, device="cuda") + 1
+        del y
+    assert autojit.cuda.memory_stats()["reused"] > before
+
+
+# ---- eager ops ------------------------------------------------------------------------------
+
+UNARY = ["neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "erf", "log1p",
+         "expm1", "floor", "sign"]
+
+
+def test_unary_elementwise():
+    cpu, cuda = pair((3, 4), low=0.1, high=3.0)
+    for name in UNARY:
+        check(getattr(autojit, name)(cpu), getattr(autojit, name)(cuda), 2e-5)
+    check(cpu.relu(), cuda.relu())
+
+
+def test_binary_broadcast_compare_and_dtypes():
+    a_cpu, a = pair((2, 3))
+    b_cpu, b = pair((3,))
+    for name in ("add", "sub", "mul", "div", "maximum", "minimum", "remainder"):
+        check(getattr(autojit, name)(a_cpu, b_cpu), getattr(autojit, name)(a, b))
+    check(a_cpu ** 2, a ** 2)
+    check(a_cpu.abs() ** b_cpu, a.abs() ** b, 1e-4)
+    check(2.5 - a_cpu, 2.5 - a)
+    check(a_cpu > b_cpu, a > b)
+    check(autojit.where(a_cpu > 0, a_cpu, b_cpu), autojit.where(a > 0, a, b))
+    i_cpu, i = pair((2, 3), autojit.int64, low=-9, high=9)
+    check(i_cpu // 4, i // 4)
+    check(i_cpu % 4, i % 4)
+    check(i_cpu + a_cpu, i + a)  # int64 + float32 promotes to float32
+    check(a_cpu.to(autojit.float64) * 3, a.to(autojit.float64) * 3)
+    check(a_cpu.to(autojit.int32), a.to(autojit.int32))
+    nan = autojit.tensor([float("nan"), float("inf"), -1.0])
+    check(nan.log(), nan.cuda().log())
+    check(autojit.isnan(nan), autojit.isnan(nan.cuda()))
+
+
+def test_reductions():
+    cpu, cuda = pair((3, 5, 4))
+    for dim in ((0,), (1,), (2,), (0, 2), None):
+        for name in ("sum", "amax", "amin", "prod"):
+            function = getattr(autojit, name)
+            expected = function(cpu) if dim is None else function(cpu, dim=dim)
+            got = function(cuda) if dim is None else function(cuda, dim=dim)
+            check(expected, got, 1e-4)
+    check(cpu.mean(dim=1, keepdim=True), cuda.mean(dim=1, keepdim=True))
+    check(cpu.sum(dim=1, dtype=autojit.float64), cuda.sum(dim=1, dtype=autojit.float64))
+    flags = cpu > 0
+    check(flags.any(dim=1), (cuda > 0).any(dim=1))
+    check(flags.all(), (cuda > 0).all())
+    check(flags.sum(), (cuda > 0).sum())
+    wide_cpu, wide = pair((70,))  # more elements than a simulated block has threads
+    check(wide_cpu.sum(), wide.sum(), 1e-4)
+
+
+def test_layout_ops():
+    cpu, cuda = pair((2, 3, 4))
+    check(cpu.reshape(6, 4), cuda.reshape(6, 4))
+    check(cpu.permute(2, 0, 1), cuda.permute(2, 0, 1))
+    check(cpu.transpose(0, 2), cuda.transpose(0, 2))
+    check(cpu[:, 1:, ::2], cuda[:, 1:, ::2])
+    check(cpu[1], cuda[1])
+    check(cpu[:, :1].expand(2, 5, 4), cuda[:, :1].expand(2, 5, 4))
+    check(autojit.cat([cpu, cpu * 2], dim=1), autojit.cat([cuda, cuda * 2], dim=1))
+    check(cpu.flatten(), cuda.flatten())
+    check(cpu.unsqueeze(1), cuda.unsqueeze(1))
+
+
+def test_matmul():
+    a_cpu, a = pair((5, 7))
+    b_cpu, b = pair((7, 6))
+    check(a_cpu @ b_cpu, a @ b, 1e-5)
+    c_cpu, c = pair((2, 3, 5))
+    d_cpu, d = pair((5, 2))
+    check(c_cpu @ d_cpu, c @ d, 1e-5)
+    check(autojit.matmul(a_cpu[0], b_cpu), autojit.matmul(a[0], b))
+
+
+def test_unsupported_op_names_itself():
+    x = autojit.ones(3, device="cuda")
+    with pytest.raises(NotImplementedError, match="argmax: not implemented for cuda"):
+        x.argmax()
+
+
+# ---- autograd -----------------------------------------------------------------------------
+
+def test_backward_keeps_gradients_on_device():
+    w_cpu, w = pair((3, 4), requires_grad=True)
+    x_cpu, x = pair((4, 2))
+    for weight, data in ((w_cpu, x_cpu), (w, x)):
+        loss = ((weight @ data).tanh() * 2 + weight.sum(dim=1, keepdim=True).exp()[:, :1]).sum()
+        loss.backward()
+    assert w.grad.is_cuda
+    check(w_cpu.grad, w.grad, 1e-4)
+
+
+def test_create_graph_second_order():
+    x_cpu, x = pair((4,), requires_grad=True)
+    results = []
+    for leaf in (x_cpu, x):
+        (first,) = autojit.autograd.grad((leaf.sin() * leaf).sum(), leaf, create_graph=True)
+        (second,) = autojit.autograd.grad(first.sum(), leaf)
+        results.append(second)
+    check(*results, 1e-5)
+
+
+def test_to_device_is_differentiable():
+    x = autojit.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x.cuda() ** 2).sum().backward()
+    assert not x.grad.is_cuda
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]
+    y = autojit.tensor([1.0, 2.0], device="cuda", requires_grad=True)
+    (y.cpu() * 3).sum().backward()
+    assert y.grad.is_cuda and y.grad.tolist() == [3.0, 3.0]
+
+
+def test_in_place_update():
+    x = autojit.ones(4, device="cuda")
+    x.add_(2.0)
+    x.mul_(autojit.full((4,), 3.0, device="cuda"))
+    assert x.tolist() == [9.0, 9.0, 9.0, 9.0]
+
+
+# ---- compiled ---------------------------------------------------------------------------------
+
+def _training_run(device):
+    weight = autojit.tensor(np.linspace(-1, 1, 12).reshape(4, 3), dtype=autojit.float32,
+                            device=device, requires_grad=True)
+    bias = autojit.zeros(3, device=device, requires_grad=True)
+
+    @autojit.compile
+    def step(x, y):
+        loss = ((x @ weight + bias - y).tanh() ** 2).mean()
+        loss.backward()
+        with autojit.no_grad():
+            weight.sub_(0.1 * weight.grad)
+            bias.sub_(0.1 * bias.grad)
+        weight.grad = None
+        bias.grad = None
+        return loss.detach()
+
+    x = autojit.tensor(np.linspace(0, 1, 24).reshape(6, 4), dtype=autojit.float32,
+                       device=device)
+    y = autojit.zeros(6, 3, device=device)
+    losses = [step(x, y).item() for _ in range(3)]
+    return step, losses, weight, bias
+
+
+def test_compiled_training_step_matches_cpu():
+    step_cpu, losses_cpu, weight_cpu, bias_cpu = _training_run("cpu")
+    step, losses, weight, bias = _training_run("cuda")
+    assert len(step.executables) == 1 and step.executables[0].calls == 3
+    assert "kernel" in step.fusion_groups()
+    assert "cuda.grid" in step.kernel_source() or "cuda.threadIdx" in step.kernel_source()
+    np.testing.assert_allclose(losses, losses_cpu, rtol=1e-5)
+    assert weight.is_cuda and bias.is_cuda
+    check(weight_cpu.detach(), weight.detach(), 1e-5)
+    check(bias_cpu.detach(), bias.detach(), 1e-5)
+
+
+def test_compiled_guards_on_device():
+    f = autojit.compile(lambda x: (x * 2).exp().sum(dim=0))
+    cpu = f(autojit.ones(3, 2))
+    cuda = f(autojit.ones(3, 2, device="cuda"))
+    assert cuda.is_cuda and len(f.executables) == 2
+    check(cpu, cuda)
+    with pytest.raises(RuntimeError, match="same device"):
+        autojit.compile(lambda a, b: a + b)(autojit.ones(2, 2), autojit.ones(2, 2,
+                                                                            device="cuda"))
+
+
+def test_render_reduction_with_warp_shuffles():
+    from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+    from autojit.codegen.render_cuda import render
+    from autojit.ops.registry import REGISTRY
+
+    kernel = Kernel("sum", (4, 300), reduce_axes=(1,))
+    kernel.inputs.append(KernelInput(autojit.float32, (300, 1)))
+    kernel.steps.append(Step(REGISTRY["exp"], (Operand("input", 0),), {}, autojit.float32,
+                             autojit.float32))
+    kernel.outputs.append(KernelOutput(0, autojit.float32, "sum"))
+    source = render(kernel, block=256, warp_shuffle=True).source
+    assert "cuda.shfl_down_sync" in source and "cuda.shared.array(256" in source
+    assert "shfl" not in render(kernel, block=32, warp_shuffle=False).source
+    compile(source, "<kernel>", "exec")  # valid Python

@@ -49,7 +49,8 @@ def copy_seconds(size: int, repeats: int, autojit) -> float:
     cuda = autojit.cuda.driver()
     source = cuda.device_array(size, np.float32)
     target = cuda.device_array(size, np.float32)
-    return median_seconds(synchronized(lambda: target.copy_to_device(source), autojit), repeats)
+    return median_seconds(synchronized(lambda: target.copy_to_device(source), autojit), repeats,
+                          warmup=min(repeats - 1, 3))
 
 
 def autojit_seconds(data: np.ndarray, repeats: int, autojit) -> tuple:
@@ -64,7 +65,8 @@ def autojit_seconds(data: np.ndarray, repeats: int, autojit) -> tuple:
     y, gradient = value_and_grad(x)  # compile outside the timing
     expected = np.tanh(data) / (1 + np.exp(-data)) + 0.5 * data * data
     np.testing.assert_allclose(y.item(), expected.sum(dtype=np.float64), rtol=1e-3)
-    seconds = median_seconds(synchronized(lambda: value_and_grad(x), autojit), repeats)
+    seconds = median_seconds(synchronized(lambda: value_and_grad(x), autojit), repeats,
+                             warmup=min(repeats - 1, 3))
     return seconds, value_and_grad.executables[0].plan.kernel_count
 
 
@@ -95,7 +97,7 @@ def main(argv=None) -> list:
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
     options = parser.parse_args(argv)
     if options.quick:
-        options.size, options.repeats = 300, 2
+        options.size, options.repeats = 300, 1
     autojit = require_gpu()
     data = np.random.default_rng(0).uniform(-2, 2, options.size).astype(np.float32)
     minimum_bytes = 2 * data.nbytes  # read x, write dy/dx

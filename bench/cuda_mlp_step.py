@@ -110,7 +110,7 @@ def main(argv=None) -> list:
     options = parser.parse_args(argv)
     sizes = SIZES
     if options.quick:
-        sizes, options.batch, options.repeats = (6, 5, 3), 4, 1
+        sizes, options.batch, options.repeats = (4, 3, 2), 2, 1
     autojit = require_gpu()
     x_data, y_data = batch(sizes, options.batch)
 
@@ -118,7 +118,7 @@ def main(argv=None) -> list:
                                                                    y_data)
     reference = autojit_step_on_cpu(autojit, sizes, x_data, y_data)
     np.testing.assert_allclose(first_loss, reference, rtol=1e-4)
-    compiled_time = median_seconds(compiled_step, options.repeats, warmup=1)
+    compiled_time = median_seconds(compiled_step, options.repeats, warmup=0 if options.quick else 3)
     rows = [("autojit.compile", compiled_time)]
     step = torch_step(sizes, x_data, y_data)
     if step is not None:

@@ -8,6 +8,8 @@ and only the plumbing around a training loop lives here.
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
 import time
 
@@ -46,8 +48,6 @@ def limit_blas_threads() -> str:
     a core can make each matmul take milliseconds. threadpoolctl ships with scikit-learn; without
     it the setting is left alone.
     """
-    import os
-
     chosen = [name for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
               if name in os.environ]
     if chosen:
@@ -62,14 +62,13 @@ def limit_blas_threads() -> str:
 
 def require(module: str, purpose: str):
     """Import an optional dependency or exit with a message saying how to install it."""
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise SystemExit(f"{purpose} needs the package {module!r}, which is not installed: "
-                         f"pip install 'autojit[examples]' (or pip install "
-                         f"{'scikit-learn' if module == 'sklearn' else module})") from None
+        top = module.split(".")[0]
+        package = {"sklearn": "scikit-learn"}.get(top, top)
+        raise SystemExit(f"{purpose} needs {package}, which is not installed: "
+                         f"pip install 'autojit[examples]' (or pip install {package})") from None
 
 
 class ProgressBar:
@@ -89,6 +88,7 @@ class ProgressBar:
         self.started = time.perf_counter()
         self.samples = 0
         self.last_draw = 0.0
+        self.drawn = 0  # length of the line on screen: a shorter one must blank the rest
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
@@ -108,14 +108,22 @@ class ProgressBar:
         if now - self.last_draw < 0.05 and done < self.total:  # at most 20 redraws a second
             return
         self.last_draw = now
-        self.stream.write("\r" + self._line(done, loss))
+        self._draw(self._line(done, loss))
         self.stream.flush()
+
+    def _draw(self, line: str) -> None:
+        self.stream.write("\r" + line.ljust(self.drawn))
+        self.drawn = len(line)
 
     def finish(self, loss: float, extra: str = "") -> float:
         """End the line; returns the epoch's seconds."""
         seconds = self.elapsed()
         line = self._line(self.total, loss) + f" {seconds:.2f}s" + (f" {extra}" if extra else "")
-        self.stream.write(("\r" if self.interactive else "") + line + "\n")
+        if self.interactive:
+            self._draw(line)
+        else:
+            self.stream.write(line)
+        self.stream.write("\n")
         self.stream.flush()
         return seconds
 

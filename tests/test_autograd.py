@@ -247,3 +247,14 @@ def test_prod_second_derivative_with_two_zeros():
     np.testing.assert_allclose(g.detach().numpy(), [0, 0, 0, 0])
     (h,) = autograd.grad(g.sum(), x)  # d2/dx_i dx_j: the product of the other two
     np.testing.assert_allclose(h.numpy(), [6, 6, 0, 0])
+
+
+def test_round_sends_halves_to_even_and_has_a_zero_gradient():
+    x = leaf([0.5, 1.5, 2.5, -0.5, -1.5, 3.25, 2.7])
+    y = x.round()
+    assert y.tolist() == [0.0, 2.0, 2.0, -0.0, -2.0, 3.0, 3.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0] * 7
+    assert aj.round(aj.tensor([1.234, -5.678]), decimals=1).tolist() == pytest.approx(
+        [1.2, -5.7])
+    assert aj.tensor([3, 4]).round().tolist() == [3, 4]

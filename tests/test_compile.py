@@ -443,3 +443,73 @@ def test_anomaly_mode_with_backward_outside_runs_eagerly():
             assert loss.grad_fn.name() == "SumBackward0"  # eager's graph, checked per node
             with pytest.raises(RuntimeError, match="returned nan"):
                 loss.backward()
+
+
+def test_eagers_errors_are_raised_while_tracing_from_the_users_line():
+    weight = autojit.tensor([1.0, 2.0], requires_grad=True)
+
+    def modifies_a_saved_tensor(x):
+        y = x * 2
+        z = (y * weight).sum()
+        y.add_(1)  # y was saved by the multiplication, for weight's gradient
+        z.backward()
+        return z.detach()
+
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        autojit.compile(modifies_a_saved_tensor)(autojit.tensor([1.0, 1.0]))
+
+    def mismatched(x):
+        return x @ autojit.ones(3, 3)
+
+    with pytest.raises(RuntimeError, match=r"cannot be multiplied \(2x4 and 3x3\)") as caught:
+        autojit.compile(mismatched)(autojit.ones(2, 4))
+    lines = [entry.lineno for entry in caught.traceback if entry.path.name == "test_compile.py"]
+    assert mismatched.__code__.co_firstlineno + 1 in [line + 1 for line in lines]
+
+
+def test_a_leaf_made_inside_the_function_keeps_its_grad_to_itself():
+    weight = autojit.tensor([2.0], requires_grad=True)
+    constant = autojit.tensor([3.0])
+
+    def step(x):
+        made_here = autojit.ones(1).requires_grad_(True)
+        alias = constant.detach().requires_grad_(True)
+        ((weight * made_here * alias).sum() * x.sum()).backward()
+        gradient = weight.grad.detach().clone()
+        weight.grad = None
+        return gradient, alias.grad
+
+    compiled = autojit.compile(step)
+    for _ in range(3):
+        gradient, alias_grad = compiled(autojit.ones(2))
+        assert gradient.tolist() == [6.0] and alias_grad.tolist() == [4.0]
+    assert len(compiled.executables) == 1  # no .grad written back to a captured constant
+    assert constant.grad is None
+
+
+def test_a_symbolic_tensor_kept_past_its_trace_gives_a_clear_error():
+    kept = []
+
+    def f(x):
+        y = x * 2
+        kept.append(y)  # escapes the trace, which then stops at the graph break below
+        return y * y.sum().item()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        autojit.compile(f)(autojit.ones(2))
+    with pytest.raises(RuntimeError, match="symbolic tensor left over from a trace"):
+        kept[0] + 1
+
+
+def test_bool_negation_and_subtraction_raise_torchs_errors_compiled_and_eager():
+    mask = autojit.tensor([True, False])
+    cases = ((lambda x: -x, "Negation, the `-` operator, on a bool tensor"),
+             (lambda x: x - x, "with two bool tensors is not supported"),
+             (lambda x: 1 - x, "with a bool tensor is not supported"))
+    for function, message in cases:
+        for run in (function, autojit.compile(function)):
+            with pytest.raises(RuntimeError, match=message):
+                run(mask)
+    assert autojit.compile(lambda x: x.sign())(mask).tolist() == [True, False]
+    assert mask.sign().tolist() == [True, False]

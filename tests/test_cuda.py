@@ -160,10 +160,85 @@ def test_matmul():
     check(autojit.matmul(a_cpu[0], b_cpu), autojit.matmul(a[0], b))
 
 
-def test_unsupported_op_names_itself():
-    x = autojit.ones(3, device="cuda")
-    with pytest.raises(NotImplementedError, match="argmax: not implemented for cuda"):
-        x.argmax()
+def test_unsupported_dtype_names_itself():
+    x = autojit.ones(3, dtype=autojit.float16, device="cuda")
+    with pytest.raises(Exception, match="add: the CUDA backend does not support float16"):
+        x + 1
+
+
+def test_argmax_argmin_nan_and_ties():
+    data = RNG.standard_normal((3, 5, 4)).astype(np.float32)
+    data[0, 1, 2] = np.nan
+    data[1, :, 3] = 1.0  # ties keep the first index
+    cpu, cuda = autojit.tensor(data), autojit.tensor(data, device="cuda")
+    for dim in (None, -1):
+        for name in ("argmax", "argmin"):
+            check(getattr(cpu, name)(dim=dim), getattr(cuda, name)(dim=dim, keepdim=False))
+    check(cpu.argmax(dim=0, keepdim=True), cuda.argmax(dim=0, keepdim=True))
+    check((cpu > 0).argmax(dim=2), (cuda > 0).argmax(dim=2))
+    check(cpu.max(dim=1).indices, cuda.max(dim=1).indices)
+    check(cpu.min(dim=2).values, cuda.min(dim=2).values)
+
+
+def test_indexing_gather_scatter_with_gradients():
+    cpu, cuda = pair((4, 5), requires_grad=True)
+    index = autojit.tensor([[0, 1, 2, 3, 0], [3, 2, 1, 0, 1]])
+    for x in (cpu, cuda):
+        rows = x[[2, 0, 2]] * 2  # repeated rows accumulate their gradients
+        picked = x.gather(1, autojit.tensor([[1], [0], [4], [2]], device=x.device)) ** 2
+        (rows.sum() + picked.sum() + x[x.detach() > 0].sum()).backward()
+    check(cpu.grad, cuda.grad)
+    check(cpu[:, [1, 4]].detach(), cuda[:, [1, 4]].detach())
+    rows, columns = autojit.tensor([0, 1]), autojit.tensor([2, 3])
+    check(cpu[rows, columns].detach(), cuda[rows, columns].detach())  # CPU indices, as torch
+    check(cpu[rows, columns].detach(), cuda[rows.cuda(), columns.cuda()].detach())
+    check(cpu.detach().nonzero(), (cuda.detach()).nonzero())
+    check(autojit.zeros(4, 5).scatter_add(0, index, cpu.detach()),
+          autojit.zeros(4, 5, device="cuda").scatter_add(0, index.cuda(), cuda.detach()))
+    copies = [cpu.detach().clone(), cuda.detach().clone()]
+    for x in copies:
+        x[[1, 2]] = 5.0
+        x[:, 1] = autojit.arange(4.0, device=x.device)
+    check(*copies)
+    with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 4"):
+        cuda[autojit.tensor([7]).cuda()]
+
+
+def test_embedding_cross_entropy_and_prod_double_backward():
+    import autojit.nn.functional as F
+
+    weight_cpu, weight = pair((6, 3), requires_grad=True)
+    logits_cpu, logits = pair((4, 6), requires_grad=True)
+    ids = autojit.tensor([[1, 5], [0, 1]])
+    target = autojit.tensor([1, 5, 0, 2])
+    for w, z, device in ((weight_cpu, logits_cpu, "cpu"), (weight, logits, "cuda")):
+        loss = F.embedding(ids.to(device), w).sum() + F.cross_entropy(
+            z, target.to(device), label_smoothing=0.1)
+        loss.backward()
+    check(weight_cpu.grad, weight.grad)
+    check(logits_cpu.grad, logits.grad)
+    with pytest.raises(IndexError, match="Target 9 is out of bounds"):
+        F.cross_entropy(logits, autojit.tensor([1, 9, 0, 2]).cuda())
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        F.binary_cross_entropy(autojit.tensor([0.5, 1.5]).cuda(), autojit.ones(2).cuda())
+    data = np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]], np.float32)  # one zero; two zeros
+    results = []
+    for x in (autojit.tensor(data, requires_grad=True),
+              autojit.tensor(data, device="cuda", requires_grad=True)):
+        (first,) = autojit.autograd.grad(x.prod(dim=1).sum(), x, create_graph=True)
+        (second,) = autojit.autograd.grad(first.sum(), x)
+        results.append((first, second))
+    check(results[0][0].detach(), results[1][0].detach())
+    check(results[0][1], results[1][1])
+
+
+def test_split_block_sum():
+    # More reduced elements than one simulated block covers in its share: the sum is split
+    # over blocks that add atomically into a zeroed output.
+    cpu, cuda = pair((2, 700))
+    check(cpu.sum(), cuda.sum(), 1e-4)
+    check(cpu.sum(dim=1), cuda.sum(dim=1), 1e-4)
+    check((cpu > 0).sum(), (cuda > 0).sum())
 
 
 # ---- autograd -----------------------------------------------------------------------------
@@ -267,3 +342,82 @@ def test_render_reduction_with_warp_shuffles():
     assert "cuda.shfl_down_sync" in source and "cuda.shared.array(256" in source
     assert "shfl" not in render(kernel, block=32, warp_shuffle=False).source
     compile(source, "<kernel>", "exec")  # valid Python
+
+
+def test_compiled_step_uploads_constants_once():
+    import autojit.nn.functional as F
+
+    loss = autojit.compile(lambda z, t: F.cross_entropy(z, t))  # arange(classes): a constant
+    z_cpu, z = pair((4, 3))
+    target = autojit.tensor([0, 2, 1, 1])
+    values = [loss(z, target.cuda()).item() for _ in range(3)]
+    np.testing.assert_allclose(values, [F.cross_entropy(z_cpu, target).item()] * 3, rtol=1e-5)
+    assert loss.executables[0].plan.uploads == 1
+    scale = autojit.tensor([2.0, 3.0])  # a captured CPU tensor, updated in place below
+    scaled = autojit.compile(lambda x: x * scale)
+    x = autojit.ones(2, device="cuda")
+    assert scaled(x).tolist() == [2.0, 3.0] and scaled(x).tolist() == [2.0, 3.0]
+    scale.add_(1.0)
+    assert scaled(x).tolist() == [3.0, 4.0]
+    assert scaled.executables[0].plan.uploads == 2
+
+
+# ---- DLPack -----------------------------------------------------------------------------------
+
+def test_dlpack_cpu_zero_copy_with_numpy():
+    array = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = autojit.from_dlpack(array)
+    array[0, 0] = 42.0
+    assert x[0, 0].item() == 42.0 and x.dtype is autojit.float32
+    back = np.from_dlpack(x)
+    back[1, 1] = -1.0
+    assert x[1, 1].item() == -1.0 and x.__dlpack_device__() == (1, 0)
+    with pytest.raises(BufferError, match="Can't export tensors that require gradient"):
+        np.from_dlpack(autojit.ones(2, requires_grad=True))
+    with pytest.raises(TypeError, match="dtype uint8 cannot be shared"):
+        autojit.from_dlpack(np.zeros(2, np.uint8))
+
+
+def test_dlpack_cpu_zero_copy_with_torch():
+    torch = pytest.importorskip("torch")
+    x = autojit.zeros(3)
+    shared = torch.from_dlpack(x)
+    shared[1] = 7.0
+    assert x.tolist() == [0.0, 7.0, 0.0]
+    source = torch.arange(4)
+    y = autojit.from_dlpack(source)
+    source[0] = 9
+    assert y.dtype is autojit.int64 and y.tolist() == [9, 1, 2, 3]
+
+
+def test_dlpack_cuda_tensors():
+    x = autojit.ones(3, device="cuda")
+    assert x.__dlpack_device__() == (2, 0)
+    with pytest.raises(BufferError, match="__cuda_array_interface__"):
+        x.__dlpack__()
+    assert autojit.from_dlpack(x)._data is x._data  # shares the device buffer
+    if autojit.cuda.is_simulator():  # the simulator has no device pointers to hand out
+        assert not hasattr(x, "__cuda_array_interface__")
+    else:
+        interface = x.__cuda_array_interface__
+        assert interface["shape"] == (3,) and interface["typestr"] == "<f4"
+        y = autojit.from_dlpack(x.cuda())  # a consumer of the interface: numba itself
+        assert y.is_cuda and y.tolist() == [1.0, 1.0, 1.0]
+
+
+# ---- benchmarks -------------------------------------------------------------------------------
+
+def test_cuda_benchmarks_run_quick():
+    import importlib
+
+    bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")
+    sys.path.insert(0, bench)
+    try:
+        elementwise = importlib.import_module("cuda_elementwise")
+        mlp = importlib.import_module("cuda_mlp_step")
+    finally:
+        sys.path.remove(bench)
+    rows = elementwise.main(["--quick"])
+    assert [row[0] for row in rows][:2] == ["device copy (read + write)", "autojit.compile"]
+    rows = mlp.main(["--quick"])
+    assert rows[0][0] == "autojit.compile" and rows[0][1] > 0

@@ -111,6 +111,21 @@ def test_digits_mlp_writes_the_training_curve_as_png(flagship):
     assert plot.stat().st_size > 5000  # two axes with curves, not an empty canvas
 
 
+def test_digits_mlp_plot_without_matplotlib_stops_before_training_and_says_why(tmp_path):
+    # A module named matplotlib that fails to import stands in for a missing package.
+    (tmp_path / "matplotlib.py").write_text("raise ImportError('not installed')\n")
+    env = {key: value for key, value in os.environ.items() if key != "AUTOJIT_DISABLE"}
+    env["PYTHONPATH"] = str(tmp_path)
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "digits_mlp.py"), "--quick", "--plot",
+         str(tmp_path / "curve.png")], capture_output=True, text=True, timeout=120, cwd=ROOT,
+        env=env)
+    assert completed.returncode == 1
+    assert "--plot needs matplotlib, which is not installed: pip install 'autojit[examples]'" \
+        in completed.stderr
+    assert "epoch" not in completed.stdout and not (tmp_path / "curve.png").exists()
+
+
 @needs_sklearn
 def test_digits_mlp_runs_eagerly_under_autojit_disable():
     output = run_example("digits_mlp.py", "--quick", "--epochs", "1", "--min-accuracy", "0.5",

@@ -208,6 +208,7 @@ class CompiledFunction:
                 tensor._grad = grad
         if eager_call:
             return None, self.fn(*args)
+        _drop_local_grads(graph, tracer.grad_owners, tensors_before, complete)
         has_backward = any(entry.kind == "cotangent" for entry in graph.inputs)
         symbolic_by_input = {id(entry): symbolic for entry, symbolic in symbolic_args}
         if requiring and not has_backward and backward_error is None:
@@ -399,6 +400,27 @@ class CompiledFunction:
     def kernel_source(self) -> str:
         plan = self._latest().plan
         return plan.llvm_ir() if plan is not None else ""
+
+
+def _drop_local_grads(graph: Graph, owners: dict, tensors_before: dict, complete: bool):
+    """Remove the .grad outputs of tensors the function made for itself.
+
+    A leaf created inside the function (or a detached alias of a captured tensor) that a
+    backward gave a .grad is gone when eager's call returns; writing that .grad back to the
+    captured constant would be wrong, and would change a guarded .grad on every call. A tensor
+    the function could reach before the call (or any, when that walk was cut short) keeps it.
+    """
+    before = {id(tensor) for _, tensor in tensors_before.values()}
+
+    def local(output) -> bool:
+        owner = owners.get(output.name)
+        if owner is None or id(owner) in before:
+            return False
+        return complete or owner is not output.target.tensor
+
+    graph.outputs = [output for output in graph.outputs
+                     if not (output.kind == "grad" and output.target.kind == "captured" and
+                             local(output))]
 
 
 def _any_cuda(graph: Graph, arguments: tuple) -> bool:

@@ -14,6 +14,7 @@ from .ops.composite import (  # noqa: F401
     norm,
     reciprocal,
     relu,
+    round,
     rsqrt,
     silu,
     softplus,

@@ -82,7 +82,7 @@ class GuardSet:
     def __init__(self):
         self._lines: list[str] = []
         self._constants: dict = {"Tensor": Tensor, "state": state, "dtypes": dtypes,
-                                 "isnan": math.isnan}
+                                 "isnan": math.isnan, "copysign": math.copysign}
         self.complete = True
         self._check = None
 
@@ -158,6 +158,12 @@ def scalar_condition(guards: GuardSet, expression: str, value, what: str) -> Non
     if isinstance(value, float) and math.isnan(value):
         guards.require(f"{expression}.__class__ is float and isnan({expression})",
                        f"{what} changed (was nan)")
+        return
+    if isinstance(value, float) and value == 0.0:
+        # -0.0 == 0.0, but 1 / x tells them apart: the sign is part of the value.
+        guards.require(f"{expression}.__class__ is float and {expression} == 0.0 and "
+                       f"copysign(1.0, {expression}) == {math.copysign(1.0, value)!r}",
+                       f"{what} changed (was {value!r})")
         return
     guards.require(f"{expression}.__class__ is {kind} and {expression} == {value!r}",
                    f"{what} changed (was {value!r})")

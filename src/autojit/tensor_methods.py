@@ -28,6 +28,7 @@ METHODS = {
     "clone": ew.clone, "square": composite.square, "reciprocal": composite.reciprocal,
     "rsqrt": composite.rsqrt, "exp2": composite.exp2, "log2": composite.log2,
     "log10": composite.log10, "tan": composite.tan, "relu": composite.relu,
+    "round": composite.round,
     "clamp": composite.clamp, "clip": composite.clamp,
     # reductions
     "sum": reduction.sum_, "prod": reduction.prod_, "amax": reduction.amax,

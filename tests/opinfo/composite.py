@@ -159,7 +159,25 @@ def _logsumexp_samples(rng, dtype):
             Sample((large, 1))]
 
 
+def _off_halves(rng, shape, dtype):
+    """Floats whose fractional part is 0.1-0.4 or 0.6-0.9: round jumps at the halves, and
+    gradcheck's steps must stay clear of them (tests/test_autograd.py checks the halves)."""
+    whole = rng.integers(-3, 3, size=shape)
+    fraction = rng.uniform(0.1, 0.4, size=shape) + 0.5 * rng.integers(0, 2, size=shape)
+    return np.asarray(whole + fraction, dtype=dtype)
+
+
+def _round_samples(rng, dtype):
+    return [Sample((_off_halves(rng, (3, 4), dtype),)), Sample((_off_halves(rng, (), dtype),))]
+
+
+def _round_reference(x, decimals=0):
+    return np.round(x, decimals).astype(x.dtype)
+
+
 ROWS = [
+    elementwise("round", _round_reference, samples=_round_samples,
+                primitives=("floor", "remainder", "where")),
     elementwise("square", np.square, primitives=("mul",)),
     elementwise("reciprocal", np.reciprocal, away_from_zero, primitives=("div",)),
     elementwise("rsqrt", lambda x: (1 / np.sqrt(x)).astype(x.dtype), positive,

@@ -150,6 +150,14 @@ class CompiledKernel:
             error, message = ERRORS[status & -status]
             raise error(message)
 
+    def call_pointers(self, pointers: list) -> None:
+        """Run on raw data pointers (ints: inputs then outputs), unchecked; the GIL is released
+        during the call. codegen/parallel.py runs blocks of a split kernel this way."""
+        status = self._function(self._pointer_array(*pointers))
+        if status:
+            error, message = ERRORS[status & -status]
+            raise error(message)
+
     @property
     def optimized_ir(self) -> str:
         """The module after the O3 pipeline (for a kernel loaded from disk: optimized again

@@ -74,7 +74,11 @@ class Kernel:
         return (
             self.shape, self.reduce_axes,
             tuple((entry.dtype.name, entry.strides) for entry in self.inputs),
-            tuple((step.op.name, step.operands, tuple(sorted(
+            # Literals by type and repr: 0.0 == -0.0 (and 1 == 1.0 == True) as Python values,
+            # but they are different constants in the generated code.
+            tuple((step.op.name, tuple((operand.kind, type(operand.index).__name__,
+                                        repr(operand.index)) for operand in step.operands),
+                   tuple(sorted(
                 (key, repr(value)) for key, value in step.attrs.items())),
                 step.compute_dtype.name if step.compute_dtype else None, step.out_dtype.name)
                 for step in self.steps),

@@ -28,7 +28,7 @@ BIT = ir.IntType(1)
 BYTE = ir.IntType(8)
 REGISTER_TYPES = {dtypes.bool_: BIT, dtypes.int32: INT32, dtypes.int64: INT64,
                   dtypes.float32: ir.FloatType(), dtypes.float64: ir.DoubleType()}
-ERRORS = {1: (ValueError, "Integers to negative integer powers are not allowed.")}
+ERRORS = {1: (RuntimeError, "pow: Integers to negative integer powers are not allowed.")}
 NEGATIVE_POWER = 1
 
 
@@ -359,7 +359,7 @@ class StepEmitter:
     def sign(self, x):
         b = self.b
         if x.dtype is dtypes.bool_:
-            self.fail("sign of a bool value is not supported (as in NumPy)")
+            return x  # torch: the sign of a bool is itself
         if x.dtype.is_floating_point:
             kind = x.value.type
             zero = ir.Constant(kind, 0.0)

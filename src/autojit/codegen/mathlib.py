@@ -136,7 +136,9 @@ class MathEmitter:
         r = self.fma(negative_k, self.const(LN2_HI), clamped)
         r = self.fma(negative_k, self.const(LN2_LO), r)
         if tail is not None:
-            r = b.fadd(r, tail)
+            # A clamped x already decides the result (0 or inf); its tail, which can be large
+            # (pow's rounding error of y * log|x| for huge y), must not move r off [-ln2/2, ln2/2].
+            r = b.fadd(r, self.select(b.fcmp_ordered("==", x, clamped), tail, self.const(0.0)))
         polynomial = self.horner(r, EXP_COEFFICIENTS)
         result = self.scale_by_power_of_two(polynomial, b.fptosi(k, INT64))
         return self.select(self.isnan(x), x, result)
@@ -314,23 +316,30 @@ class MathEmitter:
         b = self.b
         finite = b.fcmp_ordered("<", self.fabs(x), self.const(math.inf))
         safe = self.select(finite, x, self.const(0.0))
-        k = self.intrinsic("llvm.rint", [b.fmul(safe, self.const(2 / math.pi))])
-        negative_k = b.fneg(k)
-        r = self.fma(negative_k, self.const(PIO2_1), safe)
-        r = self.fma(negative_k, self.const(PIO2_2), r)
-        r = self.fma(negative_k, self.const(PIO2_3), r)
+        # Two rounds: past |x| ~ 2**50 the first k (rounded from x * 2/pi) is off by whole
+        # quadrants, leaving |r| far above pi/4; the second round brings it back, so results
+        # stay in [-1, 1] and close to exact up to |x| ~ 1e22 (no Payne-Hanek reduction).
+        r, quadrant = safe, ir.Constant(INT64, quadrant_shift)
+        for _ in range(2):
+            k = self.intrinsic("llvm.rint", [b.fmul(r, self.const(2 / math.pi))])
+            negative_k = b.fneg(k)
+            r = self.fma(negative_k, self.const(PIO2_1), r)
+            r = self.fma(negative_k, self.const(PIO2_2), r)
+            r = self.fma(negative_k, self.const(PIO2_3), r)
+            # k mod 4 computed in floating point: k itself may be too large for an integer.
+            k_mod_4 = b.fsub(k, b.fmul(self.const(4.0), self.intrinsic(
+                "llvm.floor", [b.fmul(k, self.const(0.25))])))
+            quadrant = b.add(quadrant, b.fptosi(k_mod_4, INT64))
         z = b.fmul(r, r)
         sine = b.fmul(r, self.horner(z, SIN_COEFFICIENTS))
         cosine = self.horner(z, COS_COEFFICIENTS)
-        # k mod 4 computed in floating point: k itself may be too large for an integer.
-        quadrant = b.fsub(k, b.fmul(self.const(4.0), self.intrinsic(
-            "llvm.floor", [b.fmul(k, self.const(0.25))])))
-        quadrant = b.add(b.fptosi(quadrant, INT64), ir.Constant(INT64, quadrant_shift))
         use_cosine = b.trunc(quadrant, BOOL)
         negate = b.trunc(b.lshr(quadrant, ir.Constant(INT64, 1)), BOOL)
         value = self.select(use_cosine, cosine, sine)
         value = self.select(negate, b.fneg(value), value)
-        return self.select(finite, value, self.const(math.nan))
+        # Past ~1e22 two rounds cannot reduce x: NaN rather than a value outside [-1, 1].
+        reduced = b.fcmp_ordered("<=", self.fabs(r), self.const(1.0))
+        return self.select(b.and_(finite, reduced), value, self.const(math.nan))
 
     def sin(self, x):
         result = self._sin_cos(x, 0)

@@ -1,9 +1,10 @@
 """Kernel -> the Python source of a numba.cuda kernel: the CUDA renderer.
 
 It renders the same Kernel description (kernel.py) the CPU renderer does, from the same
-per-op expression templates of the registry: the template parser (`parse`) and the loop plan
-(`loop_plan`: which axes merge, reduce axes innermost) are the CPU renderer's; what differs is
-only the loop structure and the text each expression node becomes.
+per-op expression templates of the registry: the template parser (`parse`) is the CPU
+renderer's, and the loop plan (`loop_plan`: which axes merge, reduce axes innermost) follows the
+CPU renderer's without its in-memory accumulation; what differs is only the loop structure and
+the text each expression node becomes.
 
 - An elementwise kernel is a grid-stride loop over the elements of its (merged) space: each
   thread turns a linear index into the per-array offsets through the loops' extents and
@@ -12,7 +13,9 @@ only the loop structure and the text each expression node becomes.
   stride over the reduced positions, each folding into its own accumulators (and storing any
   elementwise outputs on the way), then the block combines the accumulators through shared
   memory (a tree), finishing with warp shuffles (`cuda.shfl_down_sync`) when `warp_shuffle`
-  is set: on real GPUs only, the simulator has no shuffles.
+  is set: on real GPUs only, the simulator has no shuffles. A sum over many elements into few
+  kept positions (a loss) is split over several blocks per position, whose partial sums are
+  added atomically (`cuda.atomic.add`) into outputs zeroed before the launch.
 
 Kernels receive flat arrays (CudaArray.flat) and compute every offset themselves. Values are
 cast to their dtype after each step with NumPy's scalar types (`f32(...)`), which numba.cuda

@@ -28,7 +28,9 @@ from ..ir.graph import Graph, Value
 from ..ops.registry import REGISTRY, Elementwise, _run_eager
 from ..state import state
 from ..tensor import Tensor
+from . import blas
 from .kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+from .parallel import split_kernel
 
 REDUCTION_KIND = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min"}
 FOLDABLE_LAYOUTS = ("reshape", "expand", "permute")
@@ -48,6 +50,7 @@ class _Group:
         self.shape = shape
         self.nodes: list = []
         self.values: set = set()  # ids of the values computed inside
+        self.reduced: set = set()  # ids of the reductions' outputs among them
         self.reduce_axes: tuple | None = None
 
 
@@ -74,15 +77,18 @@ def _value_operands(node) -> list:
 def _joins(node, group: _Group) -> bool:
     """Whether `node` may join the open group `group`."""
     if _is_elementwise(node):
+        # A reduced value is only known once the kernel ends: an op reading it cannot join,
+        # even where it has the group's shape (a keepdim sum over an axis of extent 1).
         return node.output.shape == group.shape and not any(
-            id(value) in group.values and value.shape != group.shape
+            id(value) in group.values and (value.shape != group.shape or
+                                           id(value) in group.reduced)
             for value in _value_operands(node))
     axes = _reduction_axes(node)
     if axes is None or not axes:
         return False
     source = node.inputs[0]
     return source.shape == group.shape and id(source) in group.values and \
-        group.reduce_axes in (None, axes)
+        id(source) not in group.reduced and group.reduce_axes in (None, axes)
 
 
 def build_plan(graph: Graph, compile_kernel=None):
@@ -119,6 +125,8 @@ def build_plan(graph: Graph, compile_kernel=None):
                 close()
             group = _Group(node.output.shape if _is_elementwise(node) else node.inputs[0].shape)
             _add(group, node)
+        elif node.op.name == "matmul":
+            steps.append(MatmulStep(node))
         else:
             steps.append(NodeStep(node))
     close()
@@ -149,6 +157,7 @@ def _add(group: _Group, node) -> None:
     axes = _reduction_axes(node)
     if axes is not None and not _is_elementwise(node):
         group.reduce_axes = axes
+        group.reduced.add(id(node.output))
 
 
 # ---- turning a group into a Kernel ------------------------------------------------------------
@@ -200,8 +209,10 @@ def _group_step(group: _Group, consumers: dict, returned: set, compile_kernel):
         compiled = compile_kernel(kernel)
     except NotImplementedError:
         return _NodesStep(group.nodes)
-    return KernelStep(kernel, compiled, [source for source, _ in sources],
+    step = KernelStep(kernel, compiled, [source for source, _ in sources],
                       [(value, reshape) for _, value, reshape in outputs])
+    step.split = split_kernel(kernel, compile_kernel)
+    return step
 
 
 def _read_outside(value, group: _Group, consumers: dict, returned: set) -> bool:
@@ -284,6 +295,31 @@ class NodeStep:
         return f"node {self.node.op.name}"
 
 
+class MatmulStep(NodeStep):
+    """A matmul node: NumPy's BLAS called directly (codegen/blas.py splits large products
+    over the cores), without the eager op's dispatch."""
+
+    def __init__(self, node):
+        super().__init__(node)
+        first, second = node.inputs
+        self._keys = (id(first), id(second), id(node.output))
+        self.reusable = [False]
+        self._kept = None
+
+    def run(self, environment: dict) -> None:
+        first, second, output = self._keys
+        a, b = environment[first], environment[second]
+        if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray:
+            super().run(environment)  # device arrays: the eager op dispatches them
+            return
+        out = None
+        if self.reusable[0] and environment.get(REUSE, False):
+            out = self._kept
+            if out is None or out.dtype != np.result_type(a, b):
+                out = self._kept = np.empty(self.node.output.shape, np.result_type(a, b))
+        environment[output] = blas.matmul(a, b, out)
+
+
 class _NodesStep:
     """A group the backend could not compile, run node by node."""
 
@@ -309,6 +345,11 @@ class KernelStep:
         self._results = [(kernel.output_shape(output), output.dtype.numpy)
                          for output in kernel.outputs]
         self._targets = [(id(value), reshape) for value, reshape in outputs]
+        # Output buffers kept from one call to the next, for values that never leave the plan
+        # (plan_buffer_reuse decides which): no allocation, no page faults on fresh memory.
+        self._kept: list = [None] * len(outputs)
+        self.reusable = [False] * len(outputs)
+        self.split = None  # a parallel.SplitKernel when the kernel runs on several cores
 
     def run(self, environment: dict) -> None:
         inputs = []
@@ -319,8 +360,19 @@ class KernelStep:
                 # dtype: a mismatch must stop here, not read out of bounds.
                 self._mismatch(key, array)
             inputs.append(_contiguous(array))
-        results = [np.empty(shape, dtype) for shape, dtype in self._results]
-        self.compiled(inputs, results)
+        reuse = environment.get(REUSE, False)
+        results = []
+        for index, (shape, dtype) in enumerate(self._results):
+            buffer = self._kept[index] if reuse else None
+            if buffer is None:
+                buffer = np.empty(shape, dtype)
+                if reuse and self.reusable[index]:
+                    self._kept[index] = buffer
+            results.append(buffer)
+        if self.split is not None:
+            self.split.run(inputs, results)
+        else:
+            self.compiled(inputs, results)
         for (key, reshape), result in zip(self._targets, results):
             environment[key] = result.reshape(reshape) if reshape is not None else result
 
@@ -336,6 +388,35 @@ class KernelStep:
                 f"{len(self.kernel.outputs)} outputs ({kinds})")
 
 
+# The environment's key for "this run may use kept buffers" (value ids are ints).
+REUSE = "reuse"
+# Outputs that leave the plan as they are: returned to the caller, or kept for a backward.
+_ESCAPING_KINDS = ("result", "saved")
+
+
+def plan_buffer_reuse(graph: Graph, steps: list) -> None:
+    """Mark the kernel and matmul outputs whose buffers may be kept across calls.
+
+    A buffer can be reused on the next call when nothing holds on to it after this call: it
+    is not returned (nor kept as a residual), and every step that reads it computes a fresh
+    array from it (a kernel, a matmul) rather than a view that could escape. "update" and
+    "grad" outputs qualify: the executable copies them into the tensors they belong to.
+    """
+    escaping = {id(output.value) for output in graph.outputs
+                if output.kind in _ESCAPING_KINDS}
+    for step in steps:
+        if isinstance(step, (KernelStep, MatmulStep)):
+            continue
+        nodes = step.steps if isinstance(step, _NodesStep) else [step]
+        for inner in nodes:
+            escaping.update(id(value) for value in _value_operands(inner.node))
+    for step in steps:
+        if isinstance(step, KernelStep):
+            step.reusable = [id(value) not in escaping for value, _ in step.outputs]
+        elif isinstance(step, MatmulStep):
+            step.reusable = [id(step.node.output) not in escaping]
+
+
 def _contiguous(array: np.ndarray) -> np.ndarray:
     # Not np.ascontiguousarray, which turns a 0-d array into a 1-d one.
     return array if array.flags.c_contiguous else np.array(array, order="C")
@@ -345,23 +426,32 @@ class Plan:
     def __init__(self, graph: Graph, steps: list):
         self.graph = graph
         self.steps = steps
+        self._running = False
+        plan_buffer_reuse(graph, steps)
 
     def run(self, arg_tensors: list) -> tuple:
         return self.run_arrays([tensor._data for tensor in arg_tensors])
 
     def run_arrays(self, arg_arrays: list) -> tuple:
         """The graph's outputs from its non-captured inputs' arrays, in input order."""
-        environment: dict = {}
+        # Kept buffers serve one run at a time: a run that starts while another is under way
+        # (another thread, or a hook calling the same function) allocates its own.
+        environment: dict = {REUSE: not self._running}
         supplied = iter(arg_arrays)
         for entry in self.graph.inputs:
             environment[id(entry.value)] = entry.tensor._data if entry.kind == "captured" \
                 else next(supplied)
-        profiler = state.profiler
-        if profiler is None:
-            for step in self.steps:
-                step.run(environment)
-        else:
-            self._run_profiled(environment, profiler)
+        self._running = True
+        try:
+            profiler = state.profiler
+            if profiler is None:
+                for step in self.steps:
+                    step.run(environment)
+            else:
+                self._run_profiled(environment, profiler)
+        finally:
+            if environment[REUSE]:
+                self._running = False
         return tuple(environment[id(output.value)] for output in self.graph.outputs)
 
     def _run_profiled(self, environment: dict, profiler) -> None:

@@ -121,4 +121,5 @@ def gather(index: CudaArray, source: CudaArray, out: CudaArray) -> None:
         return
     function, _ = hand_written("gather_kernel", GATHER_SOURCE)
     block = block_size()
-    function[grid_size(-(-out.size // block)), block](index.flat, source.flat if source.size else out.flat, out.flat)
+    function[grid_size(-(-out.size // block)), block](
+        index.flat, source.flat if source.size else out.flat, out.flat)

@@ -112,6 +112,9 @@ class Tracer:
         self.grad_accessed: set = set()
         # (gradient, node, output position) that anomaly mode checks for nan on every run.
         self.nan_checks: list = []
+        # "grad" output name -> the real tensor whose .grad it is (the captured input's tensor,
+        # or another tensor sharing its storage, such as a detached alias).
+        self.grad_owners: dict = {}
 
     def note_grad_access(self, tensor: Tensor) -> None:
         self.grad_accessed.add(id(tensor))
@@ -187,8 +190,9 @@ class Tracer:
         for touched in list(self._touched.values()):
             grad = touched.tensor._grad
             if grad is not touched.grad and grad is not None:
-                graph.add_output(self.value_of(grad), self.unique_output(
+                output = graph.add_output(self.value_of(grad), self.unique_output(
                     f"{touched.entry.name}.grad"), "grad", touched.entry)
+                self.grad_owners[output.name] = touched.tensor
         for entry, value in self._updates.values():
             graph.add_output(value, self.unique_output(f"{entry.name}.update"), "update", entry)
         # `.grad = None` (zero_grad(set_to_none=True)) on a tensor the trace read: the caller

@@ -24,6 +24,22 @@ def square(x):
     return x * x
 
 
+def round(x, *, decimals: int = 0):  # noqa: A001 - torch's name
+    """Round to the nearest integer, halves to even (torch.round); with `decimals`, to that
+    many decimal places. Integer tensors are returned unchanged. The gradient is zero."""
+    if not x.dtype.is_floating_point:
+        return ew.clone(x)
+    if decimals:
+        scale = 10.0 ** decimals
+        return round(x * scale) / scale
+    below = ew.floor(x)
+    fraction = x - below
+    # An exact half goes to the even neighbour: up when `below` is odd.
+    odd = ew.remainder(below, 2) == 1
+    up = (fraction > 0.5) | ((fraction == 0.5) & odd)
+    return ew.where(up, below + 1, below)
+
+
 def reciprocal(x):
     return 1 / x
 

@@ -19,6 +19,7 @@ from .registry import (
     bind,
     broadcast_shapes,
     define_op,
+    promoted_dtype,
     rule_bool,
     rule_compare,
     rule_float,
@@ -89,10 +90,35 @@ def _call2(op):
 
 # ---- unary ------------------------------------------------------------------------------------
 
-NEG = _elementwise("neg", 1, rule_promote, np.negative, lambda ctx, g: (-g,), (), "(-{0})")
+def _rule_negate(inputs, attrs):
+    dtype = promoted_dtype(inputs)
+    if dtype is dtypes.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return dtype, dtype
+
+
+def _rule_subtract(inputs, attrs):
+    bools = [isinstance(x, Tensor) and x._dtype is dtypes.bool_ for x in inputs]
+    if all(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    return rule_promote(inputs, attrs)
+
+
+NEG = _elementwise("neg", 1, _rule_negate, np.negative, lambda ctx, g: (-g,), (), "(-{0})")
 ABS = _elementwise("abs", 1, rule_promote, np.abs,
                    lambda ctx, g: (g * ctx.inputs[0].sign(),), (0,), "abs({0})")
-SIGN = _elementwise("sign", 1, rule_promote, np.sign,
+def _sign(x: np.ndarray) -> np.ndarray:
+    return x.copy() if x.dtype == np.bool_ else np.sign(x)  # torch: a bool's sign is itself
+
+
+SIGN = _elementwise("sign", 1, rule_promote, _sign,
                     lambda ctx, g: (g * 0,), (), "sign({0})")
 EXP = _elementwise("exp", 1, rule_float, np.exp, lambda ctx, g: (g * ctx.out,), ("out",),
                    "exp({0})")
@@ -143,7 +169,7 @@ log1p, expm1, floor = map(_call1, (LOG1P, EXPM1, FLOOR))
 # ---- binary arithmetic ------------------------------------------------------------------------
 
 ADD = _elementwise("add", 2, rule_promote, np.add, lambda ctx, g: (g, g), (), "({0} + {1})")
-SUB = _elementwise("sub", 2, rule_promote, np.subtract, lambda ctx, g: (g, -g), (),
+SUB = _elementwise("sub", 2, _rule_subtract, np.subtract, lambda ctx, g: (g, -g), (),
                    "({0} - {1})")
 MUL = _elementwise("mul", 2, rule_promote, np.multiply,
                    _binary_vjp(lambda ctx, g: g * ctx.inputs[1], lambda ctx, g: g * ctx.inputs[0]),

@@ -280,6 +280,12 @@ def infer(op: Op, inputs: tuple, attrs: dict):
 
 def shape_error(op: Op, inputs: tuple, attrs: dict, error: Exception) -> Exception:
     """Turn a NumPy failure into an error naming the op and the input shapes."""
+    if any(isinstance(x, Tensor) and x._data is None for x in inputs):
+        return RuntimeError(
+            f"{op.name}: an input is a symbolic tensor left over from a trace that ended (a "
+            "compiled function's trace stopped at a graph break, or a tensor made while "
+            "tracing was kept in a list or attribute); such tensors have no data outside "
+            "their trace")
     shapes = ", ".join(str(list(s)) for s in input_shapes(inputs))
     try:
         op.shape(*input_shapes(inputs), **attrs)

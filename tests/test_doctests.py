@@ -71,6 +71,19 @@ ENTRY_POINTS = [
     autojit.inference_mode, autojit.autograd.Function, autojit.save,
     autojit.optim.SGD, autojit.optim.Adam, autojit.utils.data.DataLoader,
 ]
+# The public layers, losses, initializers, optimizers, schedulers and data and file helpers.
+ENTRY_POINTS += [
+    autojit.nn.Module, autojit.nn.Sequential, autojit.nn.ModuleList, autojit.nn.ModuleDict,
+    autojit.nn.Linear, autojit.nn.Bilinear, autojit.nn.Embedding, autojit.nn.Conv1d,
+    autojit.nn.Conv2d, autojit.nn.MaxPool2d, autojit.nn.AvgPool2d, autojit.nn.LayerNorm,
+    autojit.nn.BatchNorm1d, autojit.nn.Dropout, autojit.nn.ReLU, autojit.nn.Flatten,
+    autojit.nn.CrossEntropyLoss, autojit.nn.NLLLoss, autojit.nn.MSELoss, autojit.nn.L1Loss,
+    autojit.nn.SmoothL1Loss, autojit.nn.BCELoss, autojit.nn.BCEWithLogitsLoss,
+    *(getattr(autojit.nn.init, name) for name in autojit.nn.init.__all__),
+    autojit.optim.AdamW, autojit.optim.RMSprop, autojit.optim.Adagrad,
+    autojit.optim.lr_scheduler.StepLR, autojit.optim.lr_scheduler.CosineAnnealingLR,
+    autojit.optim.lr_scheduler.LambdaLR, autojit.utils.data.TensorDataset, autojit.load,
+]
 
 
 @pytest.mark.parametrize("entry", ENTRY_POINTS, ids=lambda entry: entry.__qualname__)

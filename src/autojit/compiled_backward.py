@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .autograd.engine import run_backward
-from .autograd.graph import FREED_MESSAGE, Node, gradient_edge
+from .autograd.graph import FREED_MESSAGE, TYPE_NAMES, Node, gradient_edge
 from .state import state
 from .tensor import Tensor
 
@@ -203,7 +203,8 @@ class CompiledFunctionBackward(Node):
             if tensor._version_counter.value != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [autojit.{_kind(tensor)}Tensor {list(tensor.shape)}] "
+                    f"an inplace operation: [autojit.{TYPE_NAMES[tensor.dtype.name]}Tensor "
+                    f"{list(tensor.shape)}] "
                     f"is at version {tensor._version_counter.value}; expected version {version} "
                     f"instead (it was saved by {self.name()}).")
         arrays, cotangent = [], iter(grads)
@@ -224,26 +225,3 @@ class CompiledFunctionBackward(Node):
     def release(self) -> None:
         self._released = True
         self.residual_values = None
-
-
-def _kind(tensor: Tensor) -> str:
-    return {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-            "int64": "Long", "bool": "Bool"}[tensor.dtype.name]
-
-
-class FailingBackward(Node):
-    """grad_fn of compiled results whose gradient eager autograd could not compute either."""
-
-    def __init__(self, error: RuntimeError, output_count: int):
-        super().__init__()
-        self.error = error
-        self.next_functions = ()
-        self.input_meta = ()
-        self.needs_input_grad = ()
-        self.output_count = output_count
-
-    def name(self) -> str:
-        return "CompiledFunctionBackward"
-
-    def apply(self, grads: list) -> list:
-        raise RuntimeError(str(self.error))

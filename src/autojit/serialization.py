@@ -167,6 +167,13 @@ def load(f, map_location=None, *, weights_only: bool = True):
 
     map_location may name the CPU (the only device); weights_only is accepted for
     compatibility: the format holds data only, so every load is weights-only.
+
+        >>> import os, tempfile, autojit
+        >>> with tempfile.TemporaryDirectory() as directory:
+        ...     path = os.path.join(directory, "weights.pt")
+        ...     autojit.save({"w": autojit.arange(3)}, path)
+        ...     autojit.load(path)
+        {'w': tensor([0, 1, 2])}
     """
     from .device import check_device
 

@@ -58,13 +58,17 @@ class SavedTensor:
         return rebuilt
 
 
+# torch's tensor type names in error messages ("autojit.FloatTensor").
+TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
+              "int64": "Long", "bool": "Bool"}
+
+
 def modified_message(saved: SavedTensor, node: Node) -> str:
     tensor = saved.tensor
     shape = list(tensor.shape) if tensor is not None else list(
         saved.data.shape if saved.data is not None else saved.value.shape)
     dtype = tensor.dtype if tensor is not None else saved.dtype
-    kind = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-            "int64": "Long", "bool": "Bool"}[dtype.name]
+    kind = TYPE_NAMES[dtype.name]
     if tensor is None:
         producer = f", which is output {saved.output_nr} of {node.name()},"
     elif tensor.grad_fn is not None:

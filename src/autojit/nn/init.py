@@ -67,18 +67,39 @@ def _generator(generator) -> np.random.Generator:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    """Fill with samples of U(a, b)."""
+    """Fill with samples of U(a, b).
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> w = init.uniform_(autojit.empty(100), -0.1, 0.1)
+        >>> bool((w.abs() <= 0.1).all())
+        True
+    """
     return _write(tensor, _generator(generator).uniform(a, b, tuple(tensor.shape)))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    """Fill with samples of N(mean, std**2)."""
+    """Fill with samples of N(mean, std**2).
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> w = init.normal_(autojit.empty(1000), mean=2.0, std=0.1)
+        >>> round(w.mean().item())
+        2
+    """
     return _write(tensor, _generator(generator).normal(mean, std, tuple(tensor.shape)))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
-    """Fill with samples of N(mean, std**2) restricted to [a, b] (redrawn until inside)."""
+    """Fill with samples of N(mean, std**2) restricted to [a, b] (redrawn until inside).
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> w = init.trunc_normal_(autojit.empty(1000), std=1.0, a=-0.5, b=0.5)
+        >>> bool((w.abs() <= 0.5).all())
+        True
+    """
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
@@ -94,22 +115,49 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    """Fill with the value val."""
+    """Fill with the value val.
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> init.constant_(autojit.empty(2, 3), 0.5)
+        tensor([[0.5000, 0.5000, 0.5000],
+                [0.5000, 0.5000, 0.5000]])
+    """
     return _write(tensor, np.full(tuple(tensor.shape), val))
 
 
 def ones_(tensor: Tensor) -> Tensor:
-    """Fill with ones."""
+    """Fill with ones.
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> init.ones_(autojit.empty(3))
+        tensor([1., 1., 1.])
+    """
     return constant_(tensor, 1.0)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
-    """Fill with zeros."""
+    """Fill with zeros.
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> init.zeros_(autojit.empty(2, 2))
+        tensor([[0., 0.],
+                [0., 0.]])
+    """
     return constant_(tensor, 0.0)
 
 
 def eye_(tensor: Tensor) -> Tensor:
-    """Fill a 2-D tensor with the identity matrix (ones on the diagonal)."""
+    """Fill a 2-D tensor with the identity matrix (ones on the diagonal).
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> init.eye_(autojit.empty(2, 3))
+        tensor([[1., 0., 0.],
+                [0., 1., 0.]])
+    """
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     return _write(tensor, np.eye(*tensor.shape))
@@ -135,7 +183,14 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
-    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio, 2010)."""
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio, 2010).
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> w = init.xavier_uniform_(autojit.empty(3, 5))
+        >>> bool(w.abs().max() <= (6 / (5 + 3)) ** 0.5)
+        True
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     bound = math.sqrt(3.0) * std
@@ -143,7 +198,13 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
-    """N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    """N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out)).
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> init.xavier_normal_(autojit.empty(30, 50), gain=init.calculate_gain("tanh")).shape
+        autojit.Size([30, 50])
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return normal_(tensor, 0.0, std, generator)
@@ -173,7 +234,14 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
-    """N(0, std**2) with std = gain / sqrt(fan) (He et al., 2015)."""
+    """N(0, std**2) with std = gain / sqrt(fan) (He et al., 2015).
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> w = init.kaiming_normal_(autojit.empty(30, 50), mode="fan_out", nonlinearity="relu")
+        >>> w.shape
+        autojit.Size([30, 50])
+    """
     if 0 in tuple(tensor.shape):
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor

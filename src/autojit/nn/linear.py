@@ -73,7 +73,15 @@ class Linear(Module):
 
 
 class Bilinear(Module):
-    """y = x1^T A x2 + b, with weight A of shape (out_features, in1_features, in2_features)."""
+    """y = x1^T A x2 + b, with weight A of shape (out_features, in1_features, in2_features).
+
+        >>> import autojit
+        >>> layer = autojit.nn.Bilinear(3, 4, 2)
+        >>> layer(autojit.ones(5, 3), autojit.ones(5, 4)).shape
+        autojit.Size([5, 2])
+        >>> layer.weight.shape
+        autojit.Size([2, 3, 4])
+    """
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
                  bias: bool = True, device=None, dtype=None) -> None:

@@ -66,7 +66,13 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class NLLLoss(_WeightedLoss):
-    """Negative log-likelihood of log-probabilities (N, C, *) against class indices (N, *)."""
+    """Negative log-likelihood of log-probabilities (N, C, *) against class indices (N, *).
+
+        >>> import autojit
+        >>> log_probabilities = autojit.nn.functional.log_softmax(autojit.zeros(2, 4), dim=1)
+        >>> round(autojit.nn.NLLLoss()(log_probabilities, autojit.tensor([1, 3])).item(), 4)
+        1.3863
+    """
 
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean") -> None:
@@ -92,14 +98,25 @@ class MSELoss(_Loss):
 
 
 class L1Loss(_Loss):
-    """Mean (or summed) absolute error."""
+    """Mean (or summed) absolute error.
+
+        >>> import autojit
+        >>> autojit.nn.L1Loss()(autojit.tensor([1.0, -2.0]), autojit.tensor([0.0, 0.0])).item()
+        1.5
+    """
 
     def forward(self, input, target):  # noqa: A002
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
-    """Squared error (halved, over beta) below beta, absolute error minus beta / 2 above it."""
+    """Squared error (halved, over beta) below beta, absolute error minus beta / 2 above it.
+
+        >>> import autojit
+        >>> loss = autojit.nn.SmoothL1Loss(reduction="none")
+        >>> loss(autojit.tensor([0.5, 3.0]), autojit.zeros(2))
+        tensor([0.1250, 2.5000])
+    """
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
                  beta: float = 1.0) -> None:
@@ -122,7 +139,13 @@ class HuberLoss(_Loss):
 
 
 class BCELoss(_WeightedLoss):
-    """Binary cross entropy of probabilities in [0, 1]; each log is clamped at -100."""
+    """Binary cross entropy of probabilities in [0, 1]; each log is clamped at -100.
+
+        >>> import autojit
+        >>> loss = autojit.nn.BCELoss()
+        >>> round(loss(autojit.tensor([0.5, 0.5]), autojit.tensor([1.0, 0.0])).item(), 4)
+        0.6931
+    """
 
     def forward(self, input, target):  # noqa: A002
         return F.binary_cross_entropy(input, target, weight=self.weight,
@@ -130,7 +153,13 @@ class BCELoss(_WeightedLoss):
 
 
 class BCEWithLogitsLoss(_Loss):
-    """Binary cross entropy of logits, computed stably; pos_weight scales the positive term."""
+    """Binary cross entropy of logits, computed stably; pos_weight scales the positive term.
+
+        >>> import autojit
+        >>> loss = autojit.nn.BCEWithLogitsLoss()
+        >>> round(loss(autojit.zeros(3), autojit.tensor([1.0, 0.0, 1.0])).item(), 4)
+        0.6931
+    """
 
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean",
                  pos_weight=None) -> None:

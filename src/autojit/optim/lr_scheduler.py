@@ -90,7 +90,17 @@ class LRScheduler:
 
 
 class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(epoch); one function, or one per parameter group."""
+    """lr = initial_lr * lr_lambda(epoch); one function, or one per parameter group.
+
+        >>> import autojit
+        >>> optimizer = autojit.optim.SGD([autojit.nn.Parameter(autojit.zeros(2))], lr=1.0)
+        >>> scheduler = autojit.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: 0.5 ** epoch)
+        >>> for epoch in range(2):
+        ...     optimizer.step()
+        ...     scheduler.step()
+        >>> scheduler.get_last_lr()
+        [0.25]
+    """
 
     def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
         self.optimizer = optimizer
@@ -126,7 +136,19 @@ class LambdaLR(LRScheduler):
 
 
 class StepLR(LRScheduler):
-    """Multiply the rate by gamma every step_size epochs."""
+    """Multiply the rate by gamma every step_size epochs.
+
+        >>> import autojit
+        >>> optimizer = autojit.optim.SGD([autojit.nn.Parameter(autojit.zeros(2))], lr=1.0)
+        >>> scheduler = autojit.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+        >>> rates = []
+        >>> for epoch in range(4):
+        ...     optimizer.step()
+        ...     scheduler.step()
+        ...     rates.append(scheduler.get_last_lr()[0])
+        >>> rates
+        [1.0, 0.5, 0.5, 0.25]
+    """
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1):
@@ -191,6 +213,17 @@ class CosineAnnealingLR(LRScheduler):
 
     with T = T_max; untouched, this equals the closed form
     eta_min + (lr_0 - eta_min) * (1 + cos(pi t / T)) / 2.
+
+        >>> import autojit
+        >>> optimizer = autojit.optim.SGD([autojit.nn.Parameter(autojit.zeros(2))], lr=1.0)
+        >>> scheduler = autojit.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=4)
+        >>> rates = []
+        >>> for epoch in range(4):
+        ...     optimizer.step()
+        ...     scheduler.step()
+        ...     rates.append(round(scheduler.get_last_lr()[0], 4))
+        >>> rates
+        [0.8536, 0.5, 0.1464, 0.0]
     """
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803

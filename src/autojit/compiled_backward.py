@@ -225,3 +225,21 @@ class CompiledFunctionBackward(Node):
     def release(self) -> None:
         self._released = True
         self.residual_values = None
+
+
+class FailingBackward(Node):
+    """grad_fn of compiled results whose gradient eager autograd could not compute either."""
+
+    def __init__(self, error: RuntimeError, output_count: int):
+        super().__init__()
+        self.error = error
+        self.next_functions = ()
+        self.input_meta = ()
+        self.needs_input_grad = ()
+        self.output_count = output_count
+
+    def name(self) -> str:
+        return "CompiledFunctionBackward"
+
+    def apply(self, grads: list) -> list:
+        raise RuntimeError(str(self.error))

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 from .. import dtypes
 from ..ops.registry import Elementwise
+from . import render_llvm
 from .kernel import REDUCTION_KINDS, Kernel
 from .llvm_expression import RenderError, parse
-from .render_llvm import _contiguous_strides
 
 CAST = {dtypes.float32: "f32", dtypes.float64: "f64", dtypes.int32: "i32",
         dtypes.int64: "i64", dtypes.bool_: "b1"}
@@ -48,32 +48,9 @@ FLOAT_ONLY = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt", "erf
 
 
 def loop_plan(kernel: Kernel):
-    """The loops, outermost first: (extent, strides per array, reduces), reduce axes innermost.
-
-    The CPU renderer's plan, without its in-memory accumulation of outer-axis reductions: a
+    """The CPU renderer's loops without its in-memory accumulation of outer-axis reductions: a
     block reduces one kept position, so its reduce axes must form the inner loop."""
-    shape = kernel.shape
-    reduces = any(output.reduce for output in kernel.outputs)
-    reduce_axes = set(kernel.reduce_axes) if reduces else set()
-    strides = [tuple(entry.strides) for entry in kernel.inputs]
-    for output in kernel.outputs:
-        own = _contiguous_strides(kernel.output_shape(output))
-        strides.append(tuple(0 if axis in reduce_axes and output.reduce else own[axis]
-                             for axis in range(len(shape))))
-    order = [axis for axis in range(len(shape)) if axis not in reduce_axes] + \
-        sorted(reduce_axes)
-    loops = []
-    for axis in order:
-        extent = shape[axis]
-        if extent == 1:
-            continue
-        entry = [extent, [array[axis] for array in strides], axis in reduce_axes]
-        if loops and loops[-1][2] == entry[2] and all(
-                outer == inner * extent for outer, inner in zip(loops[-1][1], entry[1])):
-            loops[-1] = [loops[-1][0] * extent, entry[1], entry[2]]
-        else:
-            loops.append(entry)
-    return [(extent, tuple(array_strides), reduce) for extent, array_strides, reduce in loops]
+    return render_llvm.loop_plan(kernel, in_memory=False)
 
 
 @dataclass(frozen=True)

@@ -73,13 +73,14 @@ def accumulates_in_memory(kernel: Kernel) -> bool:
     return innermost is not None and innermost not in reduce_axes
 
 
-def loop_plan(kernel: Kernel):
+def loop_plan(kernel: Kernel, in_memory: bool | None = None):
     """The loops to emit, outermost first: (extent, strides per array, reduces).
 
     Arrays are the inputs then the outputs. When the kernel has reduced outputs the reduce axes
     run innermost, unless it accumulates in memory (then every axis runs in C order and no
     loop is marked as reducing); axes of extent 1 vanish; adjacent axes that every array walks
     contiguously merge into one loop, so a contiguous elementwise kernel is one flat loop.
+    `in_memory=False` keeps the reduce axes innermost regardless (the CUDA renderer's choice).
     """
     shape = kernel.shape
     reduces = any(output.reduce for output in kernel.outputs)
@@ -89,7 +90,9 @@ def loop_plan(kernel: Kernel):
         own = _contiguous_strides(kernel.output_shape(output))
         strides.append(tuple(0 if axis in reduce_axes and output.reduce else own[axis]
                              for axis in range(len(shape))))
-    if accumulates_in_memory(kernel):
+    if in_memory is None:
+        in_memory = accumulates_in_memory(kernel)
+    if in_memory:
         order, reduce_axes = list(range(len(shape))), set()
     else:
         order = [axis for axis in range(len(shape)) if axis not in reduce_axes] + \

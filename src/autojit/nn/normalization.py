@@ -41,22 +41,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(int(n) for n in normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):  # noqa: A002
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -64,6 +53,23 @@ class LayerNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+def _affine_parameters(module: Module, shape: tuple, affine: bool, bias: bool, dtype,
+                       device) -> None:
+    """Register weight and bias of `shape` (uninitialized: reset_parameters fills them), or
+    None where the layer has none."""
+    weight = Parameter(empty(shape, dtype=dtype, device=device)) if affine else None
+    module.register_parameter("weight", weight)
+    module.register_parameter("bias", Parameter(empty(shape, dtype=dtype, device=device))
+                              if affine and bias else None)
+
+
+def _reset_affine(module: Module) -> None:
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
 
 
 class GroupNorm(Module):
@@ -78,22 +84,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(empty(num_channels, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty(num_channels, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):  # noqa: A002
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -115,15 +110,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(empty(num_features, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty(num_features, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, bias, dtype, device)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, dtype=dtype,
                                                        device=device))
@@ -144,10 +131,7 @@ class _BatchNorm(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input) -> None:  # noqa: A002
         raise NotImplementedError

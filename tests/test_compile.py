@@ -336,13 +336,58 @@ def test_each_step_of_a_compiled_call_is_a_profiler_event():
     assert any(name.startswith("autojit::kernel fused_") for name in names)
 
 
-def test_random_numbers_inside_a_compiled_function_are_a_graph_break():
-    compiled = autojit.compile(lambda x: x + autojit.randn(2))
+def test_random_numbers_are_drawn_anew_on_each_call_as_eager_draws_them():
+    compiled = autojit.compile(lambda x: x + autojit.randn(2) * autojit.rand(2))
     x = autojit.zeros(2)
-    with pytest.warns(CompileWarning, match=r"autojit.randn\(\) \(random numbers\)"):
-        first = compiled(x)
-    second = compiled(x)
-    assert first.tolist() != second.tolist()  # fresh numbers on every call, as in eager
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        autojit.manual_seed(4)
+        first, second = compiled(x), compiled(x)
+    assert first.tolist() != second.tolist()  # fresh numbers on every call
+    autojit.manual_seed(4)
+    eager = [x + autojit.randn(2) * autojit.rand(2) for _ in range(2)]
+    assert [first.tolist(), second.tolist()] == [value.tolist() for value in eager]
+    assert len(compiled.executables) == 1 and "random" in compiled.ir()
+    with pytest.warns(CompileWarning, match="random numbers"):  # a random leaf: still a break
+        autojit.compile(lambda x: x * autojit.rand(2, requires_grad=True))(x)
+
+
+def test_dropout_in_a_compiled_training_step_equals_eager():
+    import autojit.nn as nn
+
+    losses = {}
+    for compiled in (True, False):
+        autojit.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 1))
+        optimizer = autojit.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y, model=model, optimizer=optimizer):
+            optimizer.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            return loss.detach()
+
+        run = autojit.compile(step, fullgraph=True) if compiled else step
+        autojit.manual_seed(5)
+        losses[compiled] = [run(autojit.ones(8, 4), autojit.zeros(8, 1)).item()
+                            for _ in range(4)]
+    np.testing.assert_allclose(losses[True], losses[False], rtol=1e-6)
+
+
+def test_dropout_mask_is_saved_for_a_compiled_backward():
+    import autojit.nn as nn
+
+    autojit.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5))
+    compiled = autojit.compile(model)
+    gradients = []
+    for run in (compiled, model):
+        autojit.manual_seed(3)
+        run(autojit.ones(2, 4)).sum().backward()
+        gradients.append(model[0].weight.grad.numpy().copy())
+        model.zero_grad()
+    np.testing.assert_array_equal(gradients[0], gradients[1])
 
 
 def test_clearing_grad_at_the_start_of_a_step_does_not_retrace_every_call():

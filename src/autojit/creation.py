@@ -296,13 +296,43 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
 
 
 def _random_generator(generator, name: str) -> np.random.Generator:
-    """The generator to draw from; while tracing, a graph break: a compiled function that drew
-    random numbers once at trace time would replay the same numbers on every call."""
-    if state.tracer is not None:
+    """The generator to draw from (the global one unless given)."""
+    return generator or _generator[0]
+
+
+class RandomDraw:
+    """How to draw one random array: a compiled function's "random" input.
+
+    Drawing once while tracing would replay the same numbers on every call, so a traced
+    rand/randn/randint becomes a graph input that the executable fills by calling `draw()`
+    on every run, in the order the function drew them: with the same seed, compiled and eager
+    runs draw the same numbers.
+    """
+
+    def __init__(self, kind: str, shape: tuple, dtype: dtypes.DType, generator=None,
+                 low: int = 0, high: int = 1):
+        self.kind, self.shape, self.dtype = kind, shape, dtype
+        self.generator, self.low, self.high = generator, low, high
+
+    def draw(self) -> np.ndarray:
+        rng = self.generator or _generator[0]
+        if self.kind == "rand":
+            return rng.random(self.shape).astype(self.dtype.numpy)
+        if self.kind == "randn":
+            return rng.standard_normal(self.shape).astype(self.dtype.numpy)
+        return rng.integers(self.low, self.high, size=self.shape).astype(self.dtype.numpy)
+
+    def __repr__(self) -> str:
+        return f"RandomDraw({self.kind}, {list(self.shape)}, {self.dtype.name})"
+
+
+def _traced_random(draw: RandomDraw, device, requires_grad: bool) -> Tensor:
+    """While tracing: a symbolic tensor standing for a fresh draw on every call."""
+    if requires_grad or (device is not None and device.type != "cpu"):
         from .ir.trace import graph_break
 
-        graph_break(f"autojit.{name}() (random numbers)")
-    return generator or _generator[0]
+        graph_break(f"autojit.{draw.kind}() (random numbers on a GPU, or requiring grad)")
+    return Tensor._symbolic(state.tracer.random_input(draw))
 
 
 def _random_dtype(dtype):
@@ -316,6 +346,9 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     """Uniform samples on [0, 1)."""
     device = check_device(device)
     dtype = _random_dtype(dtype)
+    if state.tracer is not None:
+        return _traced_random(RandomDraw("rand", _size(size), dtype, generator), device,
+                              requires_grad)
     rng = _random_generator(generator, 'rand')
     return _finish(rng.random(_size(size)).astype(dtype.numpy), dtype, requires_grad, device)
 
@@ -334,6 +367,9 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     """
     device = check_device(device)
     dtype = _random_dtype(dtype)
+    if state.tracer is not None:
+        return _traced_random(RandomDraw("randn", _size(size), dtype, generator), device,
+                              requires_grad)
     rng = _random_generator(generator, 'randn')
     return _finish(rng.standard_normal(_size(size)).astype(dtype.numpy), dtype, requires_grad,
                    device)
@@ -353,6 +389,9 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, generator=Non
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
+    if state.tracer is not None:
+        return _traced_random(RandomDraw("randint", _size((size,)), dtype, generator, low,
+                                         high), device, requires_grad)
     rng = _random_generator(generator, 'randint')
     array = rng.integers(low, high, size=_size((size,))).astype(dtype.numpy)
     return _finish(array, dtype, requires_grad, device)

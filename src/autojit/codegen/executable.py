@@ -42,11 +42,18 @@ class Executable:
 
     def run(self, args: tuple):
         self.calls += 1
-        arg_tensors = [args[position] for position in self.arg_positions]
+        # The graph's non-captured inputs in order: the call's tensor arguments, and fresh
+        # random numbers for each "random" input (drawn in the order the function drew them).
+        supplied, positions = [], iter(self.arg_positions)
+        for entry in self.graph.inputs:
+            if entry.kind == "arg":
+                supplied.append(args[next(positions)]._data)
+            elif entry.kind == "random":
+                supplied.append(entry.tensor.draw())
         if self.plan is not None:
-            arrays = self.plan.run(arg_tensors)
+            arrays = self.plan.run_arrays(supplied)
         else:
-            arrays = interpret(self.graph, *arg_tensors)
+            arrays = interpret(self.graph, *supplied)
         if self.nan_checks:
             self._check_nan(arrays)
         self._write_back(arrays, args)

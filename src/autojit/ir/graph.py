@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from .. import dtypes
 
-# "cotangent": the gradient of a result that will arrive from outside (ir/partition.py).
-INPUT_KINDS = ("arg", "captured", "cotangent")
+# "cotangent": the gradient of a result that will arrive from outside (ir/partition.py);
+# "random": random numbers drawn anew on each run (its `tensor` slot holds how to draw them).
+INPUT_KINDS = ("arg", "captured", "cotangent", "random")
 # "result": returned by the function; "grad": the .grad of an input assigned while tracing;
 # "update": the new value of a captured tensor written in place while tracing;
 # "input_grad": the gradient of a result with respect to an input (a joint graph's backward);

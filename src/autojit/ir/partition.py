@@ -18,7 +18,9 @@ result is one joint graph: the printed IR shows forward and adjoint together, an
   outputs.
 
 A residual that is itself a forward input (an argument, a parameter) is not copied: the
-backward reads the tensor, and the caller checks its version counter before running it.
+backward reads the tensor, and the caller checks its version counter before running it. A
+"random" input the backward reads (a dropout mask's uniform draws) is saved like a computed
+value: it is drawn anew on each forward run.
 """
 
 from __future__ import annotations
@@ -97,13 +99,15 @@ def partition(joint: Graph) -> Partition:
     backward_map: dict = {}
     for value in read:
         position = input_position.get(id(value))
-        if position is not None:
+        if position is not None and primal_inputs[position].kind != "random":
             residuals.append(Residual("input", position, forward.inputs[position].name))
         else:
             name = f"saved{len(residuals)}"
             forward.add_output(forward_map[id(value)], name, "saved")
-            residuals.append(Residual("saved", len(forward.outputs) - 1, name,
-                                      input_position.get(id(_view_source(value)))))
+            source = input_position.get(id(_view_source(value)))
+            if source is not None and primal_inputs[source].kind == "random":
+                source = None  # drawn for this call alone: nothing else can write to it
+            residuals.append(Residual("saved", len(forward.outputs) - 1, name, source))
         backward_map[id(value)] = backward.add_input(value.shape, value.dtype, "arg",
                                                      residuals[-1].name)
     for position, entry in enumerate(cotangents):

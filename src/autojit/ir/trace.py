@@ -119,6 +119,14 @@ class Tracer:
     def note_grad_access(self, tensor: Tensor) -> None:
         self.grad_accessed.add(id(tensor))
 
+    def random_input(self, draw) -> Value:
+        """A "random" graph input standing for `draw` (creation.RandomDraw), drawn anew each
+        time the graph runs."""
+        value = self.graph.add_input(tuple(draw.shape), draw.dtype, "random",
+                                     self.unique_name(draw.kind), draw)
+        self._known.add(id(value))
+        return value
+
     def know(self, value: Value) -> None:
         """Accept `value` (an input added after the trace began) as this trace's own."""
         self._known.add(id(value))

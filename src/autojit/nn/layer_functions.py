@@ -3,8 +3,8 @@
 nn.functional re-exports these; the modules in linear.py, sparse.py and dropout.py call them.
 Each is a composite of autojit ops (matmul, index_select, where, mul), so it differentiates
 twice and traces into a compiled graph with no rule of its own. Dropout draws its mask from
-autojit's global generator (autojit.manual_seed); while tracing, drawing random numbers is a
-graph break, so a compiled step with active dropout runs that call eagerly.
+autojit's global generator (autojit.manual_seed); in a compiled function the draw is a
+"random" graph input, drawn anew on every call in the same order as eager draws it.
 """
 
 from __future__ import annotations

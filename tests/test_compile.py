@@ -488,6 +488,8 @@ def test_anomaly_mode_with_backward_outside_runs_eagerly():
             assert loss.grad_fn.name() == "SumBackward0"  # eager's graph, checked per node
             with pytest.raises(RuntimeError, match="returned nan"):
                 loss.backward()
+            compiled(autojit.tensor([1.0, 1.0]))  # runs eagerly again, without a new trace
+    assert len(compiled.executables) == 1 and compiled.executables[0].calls == 2
 
 
 def test_eagers_errors_are_raised_while_tracing_from_the_users_line():

@@ -207,7 +207,10 @@ class CompiledFunction:
             for tensor, grad in grads_before:
                 tensor._grad = grad
         if eager_call:
-            return None, self.fn(*args)
+            # Eager is always right, so the modes alone decide when this applies again.
+            mode_conditions(guards)
+            guards.build()
+            return _EagerExecutable(self.fn, guards, graph), None
         _drop_local_grads(graph, tracer.grad_owners, tensors_before, complete)
         has_backward = any(entry.kind == "cotangent" for entry in graph.inputs)
         symbolic_by_input = {id(entry): symbolic for entry, symbolic in symbolic_args}
@@ -445,6 +448,20 @@ def _global_names(code: types.CodeType) -> tuple:
         if isinstance(constant, types.CodeType):
             names.extend(name for name in _global_names(constant) if name not in names)
     return tuple(names)
+
+
+class _EagerExecutable:
+    """Runs the function eagerly while its guards (the modes) hold: anomaly mode with results
+    differentiated outside, whose backward must run eagerly to be checked node by node."""
+
+    def __init__(self, fn, guards: GuardSet, traced: Graph):
+        self.fn, self.guards, self.graph, self.traced = fn, guards, traced, traced
+        self.plan = self.joint = self.backward = None
+        self.calls = 0
+
+    def run(self, args: tuple):
+        self.calls += 1
+        return self.fn(*args)
 
 
 class _KeywordCall:

@@ -22,20 +22,20 @@ from timing import median_seconds
 SIZES = (784, 512, 512, 10)
 
 
-def initial_parameters(seed: int = 0) -> list[np.ndarray]:
+def initial_parameters(seed: int = 0, sizes: tuple = SIZES) -> list[np.ndarray]:
     generator = np.random.default_rng(seed)
     arrays = []
-    for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:]):
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
         bound = 1 / np.sqrt(fan_in)
         arrays.append(generator.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
         arrays.append(generator.uniform(-bound, bound, fan_out).astype(np.float32))
     return arrays
 
 
-def batch(size: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def batch(size: int, seed: int = 1, sizes: tuple = SIZES) -> tuple[np.ndarray, np.ndarray]:
     generator = np.random.default_rng(seed)
-    return (generator.standard_normal((size, SIZES[0])).astype(np.float32),
-            generator.integers(0, SIZES[-1], size).astype(np.int64))
+    return (generator.standard_normal((size, sizes[0])).astype(np.float32),
+            generator.integers(0, sizes[-1], size).astype(np.int64))
 
 
 def autojit_step(compiled: bool, x_data, y_data, lr=0.01):

@@ -21,33 +21,16 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compiled_step import SIZES, batch, initial_parameters  # noqa: E402
 from cuda_elementwise import require_gpu, synchronized  # noqa: E402
 from timing import median_seconds  # noqa: E402
-
-SIZES = (784, 512, 512, 10)
-
-
-def initial_parameters(sizes, seed: int = 0) -> list:
-    generator = np.random.default_rng(seed)
-    arrays = []
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        bound = 1 / np.sqrt(fan_in)
-        arrays.append(generator.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
-        arrays.append(generator.uniform(-bound, bound, fan_out).astype(np.float32))
-    return arrays
-
-
-def batch(sizes, size: int, seed: int = 1) -> tuple:
-    generator = np.random.default_rng(seed)
-    return (generator.standard_normal((size, sizes[0])).astype(np.float32),
-            generator.integers(0, sizes[-1], size).astype(np.int64))
 
 
 def autojit_step(autojit, sizes, x_data, y_data, lr=0.01):
     import autojit.nn.functional as F
 
     parameters = [autojit.tensor(a, device="cuda", requires_grad=True)
-                  for a in initial_parameters(sizes)]
+                  for a in initial_parameters(sizes=sizes)]
     x, y = autojit.tensor(x_data, device="cuda"), autojit.tensor(y_data, device="cuda")
     layers = len(sizes) - 1
 
@@ -80,7 +63,7 @@ def torch_step(sizes, x_data, y_data, lr=0.01):
     if not torch.cuda.is_available():
         return None
     parameters = [torch.tensor(a, device="cuda", requires_grad=True)
-                  for a in initial_parameters(sizes)]
+                  for a in initial_parameters(sizes=sizes)]
     x, y = torch.tensor(x_data, device="cuda"), torch.tensor(y_data, device="cuda")
     layers = len(sizes) - 1
 
@@ -112,7 +95,7 @@ def main(argv=None) -> list:
     if options.quick:
         sizes, options.batch, options.repeats = (4, 3, 2), 2, 1
     autojit = require_gpu()
-    x_data, y_data = batch(sizes, options.batch)
+    x_data, y_data = batch(options.batch, sizes=sizes)
 
     compiled_step, first_call, compiled, first_loss = autojit_step(autojit, sizes, x_data,
                                                                    y_data)
@@ -139,7 +122,7 @@ def autojit_step_on_cpu(autojit, sizes, x_data, y_data) -> float:
     """The first step's loss computed eagerly on the CPU: the GPU run must agree."""
     import autojit.nn.functional as F
 
-    parameters = [autojit.tensor(a) for a in initial_parameters(sizes)]
+    parameters = [autojit.tensor(a) for a in initial_parameters(sizes=sizes)]
     h = autojit.tensor(x_data)
     layers = len(sizes) - 1
     for layer in range(layers):

@@ -305,6 +305,18 @@ def assert_same(actual, expected, dtype: str, where: str) -> None:
 @SETTINGS
 @given(programs(), st.integers(0, 2**32 - 1))
 def test_random_program_compiled_equals_eager(program, seed):
+    check_program(program, seed, dynamic=None)
+
+
+@settings(SETTINGS, max_examples=60)
+@given(programs(), st.integers(0, 2**32 - 1))
+def test_random_program_traced_with_symbolic_sizes_equals_eager(program, seed):
+    """The same programs traced with every size symbolic (dynamic=True): the shape rules,
+    the size arithmetic and the instantiation of the symbolic graph."""
+    check_program(program, seed, dynamic=True)
+
+
+def check_program(program, seed: int, dynamic) -> None:
     dtype, input_shapes, steps, backward, result_shapes = program
     rng = np.random.default_rng(seed)
     arrays = [rng.uniform(-1.5, 1.5, shape).astype(dtype) for shape in input_shapes]
@@ -322,7 +334,7 @@ def test_random_program_compiled_equals_eager(program, seed):
     function = program_function(steps, len(arrays), backward)
     where = f"{dtype} inputs {input_shapes}, steps {steps}, backward {backward}"
     expected = function(*make_tensors())
-    compiled = autojit.compile(function)
+    compiled = autojit.compile(function, dynamic=dynamic)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileWarning)
         actual = compiled(*make_tensors())

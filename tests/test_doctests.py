@@ -74,6 +74,9 @@ ENTRY_POINTS = [
 # The public layers, losses, initializers, optimizers, schedulers and data and file helpers.
 ENTRY_POINTS += [
     autojit.nn.Module, autojit.nn.Sequential, autojit.nn.ModuleList, autojit.nn.ModuleDict,
+    autojit.nn.ParameterList, autojit.nn.ParameterDict,
+    autojit.nn.Module.register_full_backward_hook,
+    autojit.nn.Module.register_full_backward_pre_hook,
     autojit.nn.Linear, autojit.nn.Bilinear, autojit.nn.Embedding, autojit.nn.Conv1d,
     autojit.nn.Conv2d, autojit.nn.MaxPool2d, autojit.nn.AvgPool2d, autojit.nn.LayerNorm,
     autojit.nn.BatchNorm1d, autojit.nn.Dropout, autojit.nn.ReLU, autojit.nn.Flatten,

@@ -29,12 +29,14 @@ import warnings
 from . import config
 from .codegen.executable import Executable
 from .compiled_backward import CompiledBackward, trace_backward
+from .dynamic_shapes import DynamicExecutable, DynamicSizes
 from .guards import (
     GuardSet,
     grad_condition,
     mode_conditions,
     reachable,
     scalar_condition,
+    symbolic_conditions,
     tensor_conditions,
 )
 from .ir.graph import Graph
@@ -42,6 +44,7 @@ from .ir.interpreter import interpret
 from .ir.partition import partition
 from .ir.trace import GraphBreak, Tracer, user_frame
 from .state import state
+from .symbolic import ShapeEnv
 from .tensor import Tensor
 
 BACKENDS = ("cpu", "cuda", "eager", "interpreter")
@@ -57,29 +60,36 @@ class CompileWarning(UserWarning):
 
 
 def compile(fn=None, *, backend: str = "cpu", fullgraph: bool = False,  # noqa: A001
-            dynamic: bool = False, recompile_limit: int = DEFAULT_RECOMPILE_LIMIT):
-    """Compile `fn`: usable as `@autojit.compile` or `@autojit.compile(backend=...)`."""
+            dynamic: bool | None = None, recompile_limit: int = DEFAULT_RECOMPILE_LIMIT):
+    """Compile `fn`: usable as `@autojit.compile` or `@autojit.compile(backend=...)`.
+
+    dynamic=None (the default) traces static sizes first and makes an argument's dimension
+    symbolic once it has been called with a second size; True makes every dimension of the
+    tensor arguments symbolic from the first call; False specializes on every size.
+    """
     if backend not in BACKENDS:
         raise ValueError(f"compile: unknown backend {backend!r}; expected one of {BACKENDS}")
-    if dynamic:
-        raise NotImplementedError("compile: dynamic=True (one executable for varying sizes) is "
-                                  "not supported yet; each new size retraces")
+    if dynamic not in (None, True, False):
+        raise TypeError(f"compile: dynamic must be None, True or False, got {dynamic!r}")
     if fn is None:
         return functools.partial(compile, backend=backend, fullgraph=fullgraph,
-                                 recompile_limit=recompile_limit)
+                                 dynamic=dynamic, recompile_limit=recompile_limit)
     if not callable(fn):
         raise TypeError(f"compile expects a callable, got {type(fn).__name__}")
-    return CompiledFunction(fn, backend=backend, fullgraph=fullgraph,
+    return CompiledFunction(fn, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
                             recompile_limit=recompile_limit)
 
 
 class CompiledFunction:
     """The callable autojit.compile returns; it also exposes what it compiled."""
 
-    def __init__(self, fn, *, backend: str, fullgraph: bool, recompile_limit: int):
+    def __init__(self, fn, *, backend: str, fullgraph: bool, recompile_limit: int,
+                 dynamic: bool | None = None):
         self.fn = fn
         self.backend = backend
         self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.sizes = DynamicSizes(dynamic)  # which argument dimensions trace symbolically
         self.recompile_limit = recompile_limit
         self.executables: list[Executable] = []
         self.eager_reason: str | None = None  # set when the function gave up compiling
@@ -120,7 +130,8 @@ class CompiledFunction:
         compiled = self.__dict__.setdefault("_keyword_variants", {}).get(key)
         if compiled is None:
             compiled = CompiledFunction(bound, backend=self.backend, fullgraph=self.fullgraph,
-                                        recompile_limit=self.recompile_limit)
+                                        recompile_limit=self.recompile_limit,
+                                        dynamic=self.dynamic)
             self._keyword_variants[key] = compiled
         return compiled(*flat)
 
@@ -132,6 +143,7 @@ class CompiledFunction:
         if self.executables:
             config.log("recompiles", f"{self._name()}: recompiling because "
                        f"{self._last_failure}")
+        self.sizes.observe(args)
         started = time.perf_counter()
         try:
             executable, result = self._trace(args)
@@ -159,10 +171,12 @@ class CompiledFunction:
         roots = self._roots(args, guards)
         tensors_before, scalars, complete = reachable(roots)
         graph = Graph()
+        env = ShapeEnv()
         call_args, arg_positions, symbolic_args = [], [], []
         for position, argument in enumerate(args):
             if isinstance(argument, Tensor) and argument._data is not None:
-                graph.add_input(tuple(argument.shape), argument.dtype, "arg", f"arg{position}")
+                graph.add_input(self.sizes.shape(position, argument, env), argument.dtype, "arg",
+                                f"arg{position}")
                 symbolic = Tensor._symbolic(graph.inputs[-1].value)
                 symbolic._requires_grad = argument._requires_grad
                 symbolic._grad = argument._grad  # accumulated into like a captured tensor
@@ -201,6 +215,9 @@ class CompiledFunction:
             eager_call = True
         finally:
             state.tracer = None
+            reached = {id(tensor) for tensor, _ in grads_before}
+            grads_before += [entry for key, entry in tracer.grads_before.items()
+                             if key not in reached]
             cleared = [tensor for tensor, grad in grads_before
                        if grad is not None and tensor._grad is None]
             tracer.restore()
@@ -211,7 +228,7 @@ class CompiledFunction:
             mode_conditions(guards)
             guards.build()
             return _EagerExecutable(self.fn, guards, graph), None
-        _drop_local_grads(graph, tracer.grad_owners, tensors_before, complete)
+        _drop_local_grads(graph, tracer.grad_owners, tracer.made)
         has_backward = any(entry.kind == "cotangent" for entry in graph.inputs)
         symbolic_by_input = {id(entry): symbolic for entry, symbolic in symbolic_args}
         if requiring and not has_backward and backward_error is None:
@@ -225,27 +242,45 @@ class CompiledFunction:
         for entry, symbolic in symbolic_args:
             if id(symbolic) in grad_guarded:
                 grad_guarded.add(id(args[arg_positions[graph.arg_inputs.index(entry)]]))
-        self._write_guards(guards, args, graph, tensors_before, scalars, complete, grad_guarded)
-        optimized = self._optimize(graph)
+        self._write_guards(guards, args, graph, tensors_before, scalars, complete, grad_guarded,
+                           env)
         cleared_grads = [entry.tensor for entry in tracer.cleared_grads] + [
             tensor for tensor in cleared if all(tensor is not entry.tensor
                                                 for entry in tracer.cleared_grads)]
+        parts = (template, cleared_grads, guards, arg_positions, has_backward, requiring,
+                 backward_error, nan_checks)
+        config.log("guards", f"{self._name()}: {len(guards)} guards\n{guards}")
+        if env.hints:
+            for text, value, where in env.specializations:
+                config.log("recompiles", f"{self._name()}: dynamic size {text} specialized to "
+                           f"{value}: {where}")
+            executable = DynamicExecutable(graph, env, guards, lambda concrete: self._build(
+                concrete, graph, *parts))
+            # Compiled now for the traced sizes, so that an error surfaces like a static one.
+            executable.specialize(tuple(env.hints[name] for name in executable.symbols))
+            return executable, None
+        return self._build(graph, graph, *parts), None
+
+    def _build(self, graph: Graph, traced: Graph, template, cleared_grads: list, guards,
+               arg_positions: list, has_backward: bool, requiring: list, backward_error,
+               nan_checks: list) -> Executable:
+        """Optimize a traced graph (concrete sizes) and compile it into an Executable."""
+        optimized = self._optimize(graph)
         if has_backward:
             split = partition(optimized)
-            executable = Executable(split.forward, graph, template, cleared_grads, guards,
+            executable = Executable(split.forward, traced, template, cleared_grads, guards,
                                     arg_positions, self._plan(split.forward))
             executable.joint = optimized
             executable.backward = CompiledBackward(self._name(), split, self._runner(
                 split.backward), arg_positions)
             executable.requiring = {name: number for number, (name, _) in enumerate(requiring)}
         else:
-            executable = Executable(optimized, graph, template, cleared_grads, guards,
+            executable = Executable(optimized, traced, template, cleared_grads, guards,
                                     arg_positions, self._plan(optimized))
             if backward_error is not None:
                 executable.failing_backward = (backward_error, requiring)
         executable.nan_checks = nan_checks
-        config.log("guards", f"{self._name()}: {len(guards)} guards\n{guards}")
-        return executable, None
+        return executable
 
     def _roots(self, args: tuple, guards: GuardSet) -> list:
         """Where guard paths start: non-tensor arguments, the callable's owner or the callable
@@ -276,7 +311,7 @@ class CompiledFunction:
         return roots
 
     def _write_guards(self, guards: GuardSet, args: tuple, graph: Graph, tensors: dict,
-                      scalars: list, complete: bool, grad_guarded: set) -> None:
+                      scalars: list, complete: bool, grad_guarded: set, env) -> None:
         """grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those
         have their .grad checked."""
         guards.require(f"len(args) == {len(args)}", f"the number of arguments changed (was "
@@ -286,7 +321,8 @@ class CompiledFunction:
             expression, what = f"args[{position}]", f"argument {position}"
             if isinstance(argument, Tensor):
                 tensor_conditions(guards, expression, argument, what,
-                                  grad_is=id(argument) in grad_guarded)
+                                  grad_is=id(argument) in grad_guarded,
+                                  dynamic_dims=env.dims_of(position))
             elif isinstance(argument, (bool, int, float, str, type(None))):
                 scalar_condition(guards, expression, argument, what)
             else:
@@ -309,6 +345,7 @@ class CompiledFunction:
                 grad_condition(guards, path, tensor, path)
         for path, value in scalars:
             scalar_condition(guards, path, value, path)
+        symbolic_conditions(guards, env)
         guards.complete = complete
         guards.build()
 
@@ -335,7 +372,9 @@ class CompiledFunction:
             from .codegen.cuda import graph_device
 
             if self.backend == "cuda" or graph_device(graph, arguments) == "cuda":
-                return build_cuda_plan(graph)
+                return build_cuda_plan(graph, args_on_cuda=any(
+                    isinstance(x, Tensor) and x._data is not None and x.is_cuda
+                    for x in arguments))
         if self.backend != "cpu":
             return None
         try:
@@ -405,25 +444,18 @@ class CompiledFunction:
         return plan.llvm_ir() if plan is not None else ""
 
 
-def _drop_local_grads(graph: Graph, owners: dict, tensors_before: dict, complete: bool):
+def _drop_local_grads(graph: Graph, owners: dict, made: set):
     """Remove the .grad outputs of tensors the function made for itself.
 
     A leaf created inside the function (or a detached alias of a captured tensor) that a
     backward gave a .grad is gone when eager's call returns; writing that .grad back to the
-    captured constant would be wrong, and would change a guarded .grad on every call. A tensor
-    the function could reach before the call (or any, when that walk was cut short) keeps it.
+    captured constant would be wrong, and would change a guarded .grad on every call. `made`
+    holds the ids of the concrete tensors created while tracing (Tensor._make records them);
+    every other tensor existed before the call, however the function reached it, and keeps it.
     """
-    before = {id(tensor) for _, tensor in tensors_before.values()}
-
-    def local(output) -> bool:
-        owner = owners.get(output.name)
-        if owner is None or id(owner) in before:
-            return False
-        return complete or owner is not output.target.tensor
-
     graph.outputs = [output for output in graph.outputs
                      if not (output.kind == "grad" and output.target.kind == "captured" and
-                             local(output))]
+                             id(owners.get(output.name)) in made)]
 
 
 def _any_cuda(graph: Graph, arguments: tuple) -> bool:

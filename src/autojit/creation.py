@@ -14,6 +14,7 @@ import numpy as np
 from . import dtypes
 from .device import check_device
 from .state import state
+from .symbolic import as_size, contains_symbolic
 from .tensor import Tensor
 
 _generator = [np.random.default_rng()]
@@ -170,7 +171,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _size(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    return tuple(int(s) for s in size)
+    return tuple(as_size(s) for s in size)
 
 
 def _filled(size, value, dtype, requires_grad, device) -> Tensor:
@@ -182,6 +183,12 @@ def _filled(size, value, dtype, requires_grad, device) -> Tensor:
     shape = _size(size)
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+    if state.tracer is not None and not requires_grad and contains_symbolic(shape):
+        # A size from a dynamic trace: the fill becomes graph nodes (a broadcast scalar,
+        # copied so that it can be written in place) instead of a constant of one size.
+        fill = 0 if value is None else value
+        scalar = _finish(np.full((), fill, dtype.numpy), dtype, False, device)
+        return scalar.expand(shape).clone()
     array = np.empty(shape, dtype.numpy) if value is None else np.full(shape, value, dtype.numpy)
     return _finish(array, dtype, requires_grad, device)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .symbolic import SymInt
+
 BOOL, INTEGER, FLOATING = 0, 1, 2
 
 
@@ -101,6 +103,8 @@ def to_dtype(dtype) -> DType:
 
 _py_int = (0).__class__
 _py_float = (0.0).__class__
+# A symbolic size (symbolic.SymInt) is an int in type promotion.
+_integers = (_py_int, SymInt)
 
 
 def promote(a: DType, b: DType) -> DType:
@@ -118,7 +122,7 @@ def scalar_dtype(value) -> DType:
     """The dtype a Python scalar would have as a tensor of its own."""
     if isinstance(value, bool):
         return bool_
-    if isinstance(value, _py_int):
+    if isinstance(value, _integers):
         return int64
     return get_default_dtype()
 
@@ -126,7 +130,7 @@ def scalar_dtype(value) -> DType:
 def scalar_category(value) -> int:
     if isinstance(value, bool):
         return BOOL
-    if isinstance(value, _py_int):
+    if isinstance(value, _integers):
         return INTEGER
     return FLOATING
 

@@ -15,6 +15,7 @@ expression) for every tensor and scalar it finds; paths are re-evaluated by the 
 from __future__ import annotations
 
 import math
+import re
 import types
 
 from . import dtypes
@@ -122,14 +123,23 @@ class GuardSet:
 
 
 def tensor_conditions(guards: GuardSet, expression: str, tensor: Tensor, what: str,
-                      grad_is=True) -> None:
-    """Shape, dtype, requires_grad and .grad identity of one tensor."""
+                      grad_is=True, dynamic_dims=()) -> None:
+    """Shape, dtype, requires_grad and .grad identity of one tensor. The extents of
+    `dynamic_dims` are left free here: symbolic_conditions checks them."""
     dtype = guards.constant(tensor._dtype, "D")
     kind = guards.constant(type(tensor), "K")  # Tensor, or a subclass such as Parameter
     guards.require(f"{expression}.__class__ is {kind} and {expression}._data is not None",
                    f"{what} is no longer a concrete {type(tensor).__name__}")
-    guards.require(f"{expression}._data.shape == {tuple(tensor._data.shape)!r}",
-                   f"{what} changed shape (was {list(tensor._data.shape)})")
+    shape = tuple(tensor._data.shape)
+    if dynamic_dims:
+        static = " and ".join(f"{expression}._data.shape[{dim}] == {extent}"
+                              for dim, extent in enumerate(shape) if dim not in dynamic_dims)
+        guards.require(f"{expression}._data.ndim == {len(shape)}" + (
+            f" and {static}" if static else ""), f"{what} changed shape (was "
+            f"{_shape_text(shape, dynamic_dims)})")
+    else:
+        guards.require(f"{expression}._data.shape == {shape!r}",
+                       f"{what} changed shape (was {list(shape)})")
     guards.require(f"{expression}._dtype is {dtype}", f"{what} changed dtype (was "
                    f"{tensor._dtype.name})")
     storage = guards.constant(tensor._data.__class__, "S")  # ndarray (CPU) or CudaArray
@@ -176,3 +186,28 @@ def mode_conditions(guards: GuardSet) -> None:
     guards.require(f"state.inference is {state.inference}", "inference mode changed")
     guards.require(f"state.anomaly is {state.anomaly}", "anomaly mode changed")
     guards.require(f"dtypes._default_float[0] is {default}", "the default dtype changed")
+
+
+def _shape_text(shape: tuple, dynamic_dims) -> str:
+    return "[" + ", ".join("*" if dim in dynamic_dims else str(extent)
+                           for dim, extent in enumerate(shape)) + "]"
+
+
+_SYMBOL = re.compile(r"\bs(\d+)\b")
+
+
+def symbolic_conditions(guards: GuardSet, env) -> None:
+    """The conditions a dynamic trace recorded on its symbols (symbolic.ShapeEnv), with each
+    symbol read from the argument dimension it stands for; every symbol is at least 2, since
+    sizes 0 and 1 are traced as constants (broadcasting and empty tensors behave apart)."""
+
+    def source(match) -> str:
+        position, dim = env.sources[f"s{match.group(1)}"]
+        return f"args[{position}]._data.shape[{dim}]"
+
+    for name in env.hints:
+        guards.require(_SYMBOL.sub(source, f"{name} >= 2"),
+                       f"a dynamic size ({name}) is 0 or 1")
+    for condition in env.guards:
+        guards.require(_SYMBOL.sub(source, condition),
+                       f"the sizes broke a condition the trace relied on: {condition}")

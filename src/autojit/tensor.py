@@ -88,6 +88,8 @@ class Tensor:
         """Wrap an ndarray without copying (the fast path every op result takes)."""
         self = object.__new__(cls)
         self._init(data, dtype, None, version_counter)
+        if state.tracer is not None:  # a tensor the traced function made (compile.py)
+            state.tracer.made.add(id(self))
         return self
 
     @classmethod

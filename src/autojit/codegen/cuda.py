@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import threading
 import time
 
@@ -176,11 +177,8 @@ def clear_cache() -> None:
 
 def graph_device(graph, args) -> str:
     """"cuda" when the call's tensors (arguments and captured tensors) are on a GPU, else
-    "cpu"; arguments mixing the two raise torch's error, as the eager ops would.
-
-    Captured CPU tensors may join a CUDA graph: while tracing, tensors are device-neutral, so
-    the constants a function makes (`arange(classes)` in cross_entropy) are CPU tensors even
-    when its arguments are on a GPU. CudaPlan uploads them once and keeps the device copy."""
+    "cpu"; a call that mixes the two where an op combines them raises torch's error, as the
+    eager op would (`check_devices`)."""
     from ..cuda.eager import MIXED_DEVICES
     from ..tensor import Tensor
 
@@ -191,11 +189,85 @@ def graph_device(graph, args) -> str:
         return "cpu"
     if any(not x.is_cuda and x.ndim for x in arguments):
         raise RuntimeError(MIXED_DEVICES.format(on_cuda[0].device))
+    check_devices(graph, args_on_cuda=True)
     return "cuda"
 
 
-def build_plan(graph):
-    """The schedule's plan for `graph`, its fused kernels compiled and run by this backend."""
+# The names the tracer gives captured tensors it found nowhere in the function's reach before
+# the call (ir/trace.py, compile.py): constants made while tracing.
+_UNNAMED = re.compile(r"c\d+(_\d+)?")
+
+
+def _made_while_tracing(entry) -> bool:
+    """Whether a captured CPU tensor is a constant the trace itself made.
+
+    Symbolic tensors are device-neutral, so a constant made with `device=x.device` from a
+    traced CUDA tensor (`arange(classes)` in cross_entropy, backward's seed) is a CPU tensor
+    that eager would have made on the GPU: such constants are uploaded, not refused. They are
+    the captured inputs the tracer could not name from the function's reach and that do not
+    require grad (a parameter always requires grad)."""
+    return _UNNAMED.fullmatch(entry.name) is not None and not entry.tensor.requires_grad
+
+
+def check_devices(graph, args_on_cuda: bool = False) -> None:
+    """Raise torch's mixed-device error where an op of `graph` combines a CPU tensor with
+    CUDA values, as the eager op would: a captured CPU tensor (a parameter left on the CPU)
+    read with CUDA arguments is refused at the call instead of being uploaded silently.
+
+    Devices follow the data flow: captured CUDA tensors are "cuda", and so are the graph's
+    arguments of one or more dimensions when `args_on_cuda` (graph_device has refused CPU
+    ones by then; the arguments of a backward graph are forward values, on the device too);
+    otherwise arguments are neutral. The user's captured CPU tensors are "cpu"; constants
+    made while tracing join either side. A node's output is "cuda" when any input is. A node
+    reading a "cpu" value of one or more dimensions next to a "cuda" one raises, naming the op,
+    the node and the captured tensor the CPU value comes from (0-d CPU values may join, as in
+    eager; the index operand of index/index_put may be a CPU tensor, as in `x[index]`)."""
+    from ..cuda.eager import HOST_INDICES, MIXED_DEVICES
+    from ..ir.graph import Value
+
+    device: dict = {}  # id(Value) -> ("cuda", device index) or ("cpu", captured Input)
+    for entry in graph.inputs:
+        if entry.kind == "captured":
+            data = entry.tensor._data
+            if data.__class__ is not np.ndarray:
+                device[id(entry.value)] = ("cuda", data.device_index)
+            elif not _made_while_tracing(entry):
+                device[id(entry.value)] = ("cpu", entry)
+        elif entry.kind == "arg" and args_on_cuda and entry.value.shape:
+            device[id(entry.value)] = ("cuda", 0)
+    for node in graph.nodes:
+        on_cuda, on_cpu = None, None
+        host_index = HOST_INDICES.get(node.op.name)
+        for position, operand in enumerate(node.inputs):
+            found = device.get(id(operand)) if isinstance(operand, Value) else None
+            if found is None:
+                continue
+            if found[0] == "cuda":
+                on_cuda = on_cuda or found
+            elif operand.shape and position != host_index:
+                if on_cpu is None or on_cpu[1] is None:
+                    on_cpu = (found[1], operand)
+            elif on_cpu is None:
+                on_cpu = (found[1], None)  # 0-d (or an index): joins, stays cpu alone
+        if on_cuda is not None and on_cpu is not None and on_cpu[1] is not None:
+            source, operand = on_cpu
+            cuda_name = f"cuda:{on_cuda[1]}"
+            raise RuntimeError(
+                f"{MIXED_DEVICES.format(cuda_name)} (in the compiled function, "
+                f"{node.op.name} reads {operand!r} from the CPU captured tensor "
+                f"'{source.name}' {list(source.value.shape)} with {cuda_name} values: "
+                f"{node!r}; move it with .to('cuda') or .cuda())")
+        result = on_cuda or (("cpu", on_cpu[0]) if on_cpu is not None else None)
+        if result is not None:
+            for output in node.outputs:
+                device[id(output)] = result
+
+
+def build_plan(graph, args_on_cuda: bool = False):
+    """The schedule's plan for `graph`, its fused kernels compiled and run by this backend.
+    Raises the mixed-device error first when an op combines CPU and CUDA tensors
+    (`check_devices`; `args_on_cuda`: the call's tensor arguments are known to be on a GPU)."""
+    check_devices(graph, args_on_cuda)
     plan = build_schedule(graph, compile_kernel=compile_kernel)
     steps = [CudaKernelStep(step) if isinstance(step, KernelStep) else step
              for step in plan.steps]

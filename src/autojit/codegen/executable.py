@@ -4,9 +4,10 @@ compile.py builds an Executable per guard set. `run(args)` binds the call's tens
 graph's inputs, runs the graph (through the fused kernel plan when a backend compiled one, else
 the reference interpreter), then applies the side effects the trace recorded, in eager's order:
 in-place updates of captured tensors are written into their storage (bumping version
-counters), `.grad` outputs are accumulated into the existing .grad tensor in place (so its
-identity, which guards check, stays the same) or assigned, and `.grad = None` is repeated. The
-results are rebuilt into the structure the function returned.
+counters; a kernel that already stored an update there leaves only the bump, see
+codegen/in_place.py), `.grad` outputs are accumulated into the existing .grad tensor in place
+(so its identity, which guards check, stays the same) or assigned, and `.grad = None` is
+repeated. The results are rebuilt into the structure the function returned.
 """
 
 from __future__ import annotations
@@ -91,14 +92,19 @@ class Executable:
         return _rebuild(self.template, arrays, self, FailingBackward(error, len(requiring)))
 
     def _write_back(self, arrays: tuple, args: tuple) -> None:
-        targets = [output.target.tensor._data for output in self.graph.outputs
-                   if output.kind == "update"]
+        targets = None
         for output, array in zip(self.graph.outputs, arrays):
             if output.kind == "update":
                 tensor = output.target.tensor
-                if any(np.may_share_memory(array, target) for target in targets):
-                    array = array.copy()
-                tensor._data[...] = array
+                # A kernel that stored the new value into the tensor's own storage hands back
+                # that very array (codegen/in_place.py): nothing is left to copy.
+                if array is not tensor._data:
+                    if targets is None:
+                        targets = [entry.target.tensor._data for entry in self.graph.outputs
+                                   if entry.kind == "update"]
+                    if any(np.may_share_memory(array, target) for target in targets):
+                        array = array.copy()
+                    tensor._data[...] = array
                 tensor._bump_version()
             elif output.kind == "grad":
                 tensor = self._target_tensor(output.target, args)

@@ -16,6 +16,11 @@ the text each expression node becomes.
   is set: on real GPUs only, the simulator has no shuffles. A sum over many elements into few
   kept positions (a loss) is split over several blocks per position, whose partial sums are
   added atomically (`cuda.atomic.add`) into outputs zeroed before the launch.
+- A kernel reducing over outer axes only (a column sum, a bias gradient: what the CPU
+  renderer accumulates in memory) runs column-wise instead (`render_columns`): a block covers
+  a tile of adjacent kept positions by a few rows of threads, adjacent threads on adjacent
+  columns, so every load of a warp is coalesced; the rows meet in shared memory, and tall sums
+  split over blocks the same way.
 
 Kernels receive flat arrays (CudaArray.flat) and compute every offset themselves. Values are
 cast to their dtype after each step with NumPy's scalar types (`f32(...)`), which numba.cuda
@@ -48,8 +53,9 @@ FLOAT_ONLY = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt", "erf
 
 
 def loop_plan(kernel: Kernel):
-    """The CPU renderer's loops without its in-memory accumulation of outer-axis reductions: a
-    block reduces one kept position, so its reduce axes must form the inner loop."""
+    """The CPU renderer's loops with the reduce axes last, in memory accumulation or not: both
+    reducing schedules split the plan into kept and reduced loops (a column reduction walks
+    the kept loops across threads, the reduced ones within a thread)."""
     return render_llvm.loop_plan(kernel, in_memory=False)
 
 
@@ -165,6 +171,7 @@ class CudaRenderer:
         self.warp_shuffle = warp_shuffle
         self.max_blocks = max_blocks
         self.splits = 1
+        self.tiles = 0  # blocks of work before splitting (reducing kernels)
         self.lines: list = []
         self.arrays = [f"in{i}" for i in range(len(kernel.inputs))] + \
             [f"out{i}" for i in range(len(kernel.outputs))]
@@ -186,13 +193,16 @@ class CudaRenderer:
             self.line(1, f"for linear in range(start, {kept_total}, stride):")
             offsets = self.offsets(2, kept, "linear", "o")
             self.body(2, offsets, accumulate=False)
+        elif render_llvm.accumulates_in_memory(kernel):
+            self.render_columns(kept, reduced, kept_total)
         else:
             self.render_reducing(kept, reduced, kept_total)
         self.line(1, "return")
         zeroed = tuple(index for index, output in enumerate(kernel.outputs)
                        if output.reduce and self.splits > 1)
+        total = self.tiles if reduces else kept_total
         return RenderedCuda(self.name, "\n".join(self.lines) + "\n", reduces,
-                            kept_total * self.splits, self.block, zeroed)
+                            total * self.splits, self.block, zeroed)
 
     def offsets(self, depth, levels, linear, prefix) -> list:
         """Lines turning `linear` (C order over `levels`) into one offset per array."""
@@ -298,6 +308,7 @@ class CudaRenderer:
             splits = max(1, min(-(-reduced_total // (block * 8)),
                                 self.max_blocks // max(kept_total, 1)))
         self.splits = splits
+        self.tiles = kept_total
         if splits == 1:
             self.line(1, f"for kept in range(cuda.blockIdx.x, {kept_total}, cuda.gridDim.x):")
             first = "thread"
@@ -352,6 +363,73 @@ class CudaRenderer:
                 self.line(3, f"cuda.atomic.add({target}, {value})")
             else:
                 self.line(3, f"out{index}[{kept_offsets[first_output + index]}] = {value}")
+        self.line(2, "cuda.syncthreads()")
+
+    def render_columns(self, kept, reduced, kept_total) -> None:
+        """A reduction over outer axes only (a column sum, a bias gradient), in memory order.
+
+        A block covers a tile of `width` adjacent kept positions (columns) by `rows` threads
+        each: thread (row, lane) folds the reduced positions row, row + rows, ... of column
+        lane, so at each step the lanes of a warp read adjacent addresses (coalesced), where
+        one block per column would stride through memory one row length per thread. The rows'
+        partial results meet in shared memory (a tree over rows); sums over tall matrices
+        with few tiles are also split over blocks that add atomically, as in the row path."""
+        kernel, block = self.kernel, self.block
+        reduced_total = math.prod(level[0] for level in reduced)
+        outputs = [(index, output) for index, output in enumerate(kernel.outputs)
+                   if output.reduce is not None]
+        width = min(block, 32, 1 << max(kept_total - 1, 0).bit_length())
+        rows = block // width
+        tiles = -(-kept_total // width)
+        splits = 1
+        if all(output.reduce == "sum" and output.dtype in ATOMIC_SUM for _, output in outputs):
+            splits = max(1, min(-(-reduced_total // (rows * 8)), self.max_blocks // max(tiles, 1)))
+        self.splits, self.tiles = splits, tiles
+        self.line(1, "thread = cuda.threadIdx.x")
+        self.line(1, f"lane = thread % {width}")
+        self.line(1, f"row = thread // {width}")
+        for index, output in outputs:
+            self.line(1, f"shared{index} = cuda.shared.array({block}, "
+                      f"{CAST[self.accumulator_dtype(output)]})")
+        self.line(1, f"for work in range(cuda.blockIdx.x, {tiles * splits}, cuda.gridDim.x):")
+        if splits == 1:
+            self.line(2, f"kept = work * {width} + lane")
+            first = "row"
+        else:
+            self.line(2, f"kept = work % {tiles} * {width} + lane")
+            first = f"work // {tiles} * {rows} + row"
+        # Offsets of positions past the last column are computed but never used: every thread
+        # must reach the barriers below.
+        kept_offsets = self.offsets(2, kept, "kept", "k")
+        for index, output in outputs:
+            self.line(2, f"acc{index} = {self.identity(output)}")
+        self.line(2, f"if kept < {kept_total}:")
+        self.line(3, f"for linear in range({first}, {reduced_total}, {rows * splits}):")
+        inner = self.offsets(4, reduced, "linear", "r")
+        offsets = [f"{a} + {b}" if a != "0" and b != "0" else (b if a == "0" else a)
+                   for a, b in zip(kept_offsets, inner)]
+        self.body(4, offsets, accumulate=True)
+        for index, _ in outputs:
+            self.line(2, f"shared{index}[thread] = acc{index}")
+        self.line(2, "cuda.syncthreads()")
+        half = rows // 2
+        while half >= 1:
+            self.line(2, f"if row < {half}:")
+            for index, output in outputs:
+                partner = f"shared{index}[thread + {half * width}]"
+                self.line(3, f"shared{index}[thread] = "
+                          f"{self.combine(output, f'shared{index}[thread]', partner)}")
+            self.line(2, "cuda.syncthreads()")
+            half //= 2
+        first_output = len(kernel.inputs)
+        self.line(2, f"if row == 0 and kept < {kept_total}:")
+        for index, output in outputs:
+            offset = kept_offsets[first_output + index]
+            value = f"{_cast_name(output.dtype)}(shared{index}[thread])"
+            if splits > 1:
+                self.line(3, f"cuda.atomic.add(out{index}, {offset}, {value})")
+            else:
+                self.line(3, f"out{index}[{offset}] = {value}")
         self.line(2, "cuda.syncthreads()")
 
 

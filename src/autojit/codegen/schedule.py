@@ -15,6 +15,8 @@ reference interpreter would. A group the backend cannot compile runs node by nod
 so the plan is always correct.
 
 Legality (what may fuse) is `_joins`; there is no cost model yet: every legal fusion is taken.
+A kernel output that is a captured tensor's in-place update may be stored straight into that
+tensor's storage (in_place.py decides which, and checks each run).
 """
 
 from __future__ import annotations
@@ -130,7 +132,11 @@ def build_plan(graph: Graph, compile_kernel=None):
         else:
             steps.append(NodeStep(node))
     close()
-    return Plan(graph, _drop_unread(steps, returned))
+    plan = Plan(graph, _drop_unread(steps, returned))
+    from .in_place import plan_in_place_updates  # it reads this module's step classes
+
+    plan.in_place = plan_in_place_updates(graph, plan.steps)
+    return plan
 
 
 def _drop_unread(steps: list, returned: set) -> list:
@@ -349,6 +355,10 @@ class KernelStep:
         # (plan_buffer_reuse decides which): no allocation, no page faults on fresh memory.
         self._kept: list = [None] * len(outputs)
         self.reusable = [False] * len(outputs)
+        # Per output: the id of the captured input whose own storage receives it, when the
+        # run allows (in_place.py plans it), else None.
+        self.in_place: list = [None] * len(outputs)
+        self.writes_in_place = False
         self.split = None  # a parallel.SplitKernel when the kernel runs on several cores
 
     def run(self, environment: dict) -> None:
@@ -361,8 +371,13 @@ class KernelStep:
                 self._mismatch(key, array)
             inputs.append(_contiguous(array))
         reuse = environment.get(REUSE, False)
+        allowed = environment.get(IN_PLACE) if self.writes_in_place else None
         results = []
         for index, (shape, dtype) in enumerate(self._results):
+            if allowed and self.in_place[index] in allowed:
+                results.append(environment[self.in_place[index]])
+                environment[WRITTEN].append(self.in_place[index])
+                continue
             buffer = self._kept[index] if reuse else None
             if buffer is None:
                 buffer = np.empty(shape, dtype)
@@ -383,13 +398,18 @@ class KernelStep:
 
     def describe(self) -> str:
         ops = " ".join(step.op.name for step in self.kernel.steps)
-        kinds = ", ".join(f"{output.reduce or 'store'}" for output in self.kernel.outputs)
+        kinds = ", ".join(output.reduce or ("store in place" if target is not None else "store")
+                          for output, target in zip(self.kernel.outputs, self.in_place))
         return (f"kernel {self.kernel.name}{list(self.kernel.shape)}: {ops} -> "
                 f"{len(self.kernel.outputs)} outputs ({kinds})")
 
 
 # The environment's key for "this run may use kept buffers" (value ids are ints).
 REUSE = "reuse"
+# The environment's keys for the captured inputs kernels may write in place on this run, and
+# for those written so far.
+IN_PLACE = "in_place"
+WRITTEN = "written"
 # Outputs that leave the plan as they are: returned to the caller, or kept for a backward.
 _ESCAPING_KINDS = ("result", "saved")
 
@@ -427,6 +447,9 @@ class Plan:
         self.graph = graph
         self.steps = steps
         self._running = False
+        # in_place.InPlaceTargets when kernels may store updates into their tensors' storage
+        # (set by build_plan; a backend whose kernels cannot keeps None).
+        self.in_place = None
         plan_buffer_reuse(graph, steps)
 
     def run(self, arg_tensors: list) -> tuple:
@@ -441,6 +464,9 @@ class Plan:
         for entry in self.graph.inputs:
             environment[id(entry.value)] = entry.tensor._data if entry.kind == "captured" \
                 else next(supplied)
+        if self.in_place is not None and environment[REUSE]:
+            environment[IN_PLACE] = self.in_place.allowed(environment)
+            environment[WRITTEN] = []
         self._running = True
         try:
             profiler = state.profiler
@@ -449,6 +475,12 @@ class Plan:
                     step.run(environment)
             else:
                 self._run_profiled(environment, profiler)
+        except BaseException:
+            # A step failed after a kernel stored an update into its tensor: the tensor has
+            # changed, as eager's in-place op would have changed it, so its version moves too.
+            for key in environment.get(WRITTEN, ()):
+                self.in_place.tensors[key]._bump_version()
+            raise
         finally:
             if environment[REUSE]:
                 self._running = False

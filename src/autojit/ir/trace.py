@@ -115,9 +115,18 @@ class Tracer:
         # "grad" output name -> the real tensor whose .grad it is (the captured input's tensor,
         # or another tensor sharing its storage, such as a detached alias).
         self.grad_owners: dict = {}
+        # ids of the concrete tensors created while tracing (leaves the function made itself,
+        # detached aliases): their .grad does not outlive the call.
+        self.made: set = set()
+        self.grads_before: dict = {}  # id(Tensor) -> (tensor, its .grad before the trace)
 
     def note_grad_access(self, tensor: Tensor) -> None:
+        """Called before .grad is read or assigned while tracing: the first time, remember
+        the .grad a real tensor had, so that it can be restored (a `zero_grad()` that runs
+        before the trace reads the tensor) and guarded."""
         self.grad_accessed.add(id(tensor))
+        if tensor._data is not None and id(tensor) not in self.made:
+            self.grads_before.setdefault(id(tensor), (tensor, tensor._grad))
 
     def random_input(self, draw) -> Value:
         """A "random" graph input standing for `draw` (creation.RandomDraw), drawn anew each

@@ -37,12 +37,13 @@ from .loss import (
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .parameter import Parameter
+from .parameter_containers import ParameterDict, ParameterList
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .sparse import Embedding
 
 __all__ = [
     "Module", "Parameter", "functional", "init",
-    "Sequential", "ModuleList", "ModuleDict",
+    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Bilinear", "Embedding", "Dropout", "Flatten", "Unflatten",
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "LogSigmoid", "Softmax", "LogSoftmax", "Softmin",
     "LeakyReLU", "ELU", "Softplus",

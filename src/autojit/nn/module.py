@@ -6,7 +6,8 @@ and its child Modules. Everything that walks a model (parameters(), state_dict()
 to(), repr) walks these registries. Calling a module runs its forward pre-hooks, forward() and
 forward hooks; forward itself is ordinary autojit code, so a model runs eagerly, records
 autograd history, and traces into one graph under autojit.compile, where its parameters are
-captured tensors of the graph. state_dict and load_state_dict live in module_state.py.
+captured tensors of the graph. state_dict and load_state_dict live in module_state.py,
+the backward hooks in module_hooks.py.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..autograd.hooks import HookDict, RemovableHandle
 from ..tensor import Tensor
+from .module_hooks import BackwardHookMixin, backward_hook_for
 from .module_state import StateDictMixin
 from .parameter import Parameter
 
@@ -71,7 +73,7 @@ def _change_dtype(tensor: Tensor, dtype: dtypes.DType) -> None:
     tensor._bump_version()
 
 
-class Module(StateDictMixin):
+class Module(StateDictMixin, BackwardHookMixin):
     """Base class for all neural network modules.
 
     Subclasses assign layers and Parameters as attributes in ``__init__`` (after calling
@@ -107,6 +109,8 @@ class Module(StateDictMixin):
         set_field("_forward_hooks_always_called", set())
         set_field("_forward_pre_hooks", HookDict())
         set_field("_forward_pre_hooks_with_kwargs", set())
+        set_field("_backward_hooks", HookDict())
+        set_field("_backward_pre_hooks", HookDict())
 
     # ---- registration -------------------------------------------------------------------
 
@@ -501,7 +505,8 @@ class Module(StateDictMixin):
         return handle
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         result = None
         called = set()
@@ -518,7 +523,13 @@ class Module(StateDictMixin):
                     replaced = hook(self, args)
                     if replaced is not None:
                         args = replaced if isinstance(replaced, tuple) else (replaced,)
+            # Backward hooks (module_hooks.py) see the tensors through identity nodes.
+            backward_hook = backward_hook_for(self)
+            if backward_hook is not None:
+                args = backward_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
+            if backward_hook is not None:
+                backward_hook.check_inputs_unmodified()
             for hook_id, hook in list(self._forward_hooks.items()):
                 called.add(hook_id)
                 if hook_id in self._forward_hooks_with_kwargs:
@@ -527,6 +538,8 @@ class Module(StateDictMixin):
                     replaced = hook(self, args, result)
                 if replaced is not None:
                     result = replaced
+            if backward_hook is not None:
+                result = backward_hook.setup_output_hook(result)
             return result
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .. import dtypes
+from ..symbolic import SymFloat, SymInt
 from ..tensor import Tensor
 from .registry import (
     NOT_DIFFERENTIABLE,
@@ -27,7 +28,8 @@ from .registry import (
 )
 
 NO_ATTRS: dict = {}
-_NUMBER_TYPES = (float, int, bool)
+# Sizes from a dynamic trace (symbolic.py) are numbers too: `x.sum() / x.shape[0]`.
+_NUMBER_TYPES = (float, int, bool, SymInt, SymFloat)
 
 
 def operand(x, op_name: str):

@@ -19,9 +19,10 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes
+from ..symbolic import as_size
 from ..tensor import Tensor, normalize_dim
 from . import elementwise as ew
-from .layout import expand, reshape, slice_dims, squeeze, unsqueeze
+from .layout import expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
 from .reduction import amax, amin, argmax, argmin
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 
@@ -396,7 +397,22 @@ def _normalize_slice(item: slice, extent: int) -> tuple:
         raise ValueError("slice step cannot be zero")
     if item.step is not None and int(item.step) < 0:
         raise ValueError("step must be greater than zero")
-    return slice(item.start, item.stop, item.step).indices(extent)
+    if isinstance(extent, int):
+        return slice(item.start, item.stop, item.step).indices(extent)
+    # A symbolic extent (a dynamic trace): slice.indices needs an int, so clamp by hand (step
+    # >= 1 here); the comparisons become guards only where a bound is given.
+    step = 1 if item.step is None else as_size(item.step)
+
+    def bound(value, default):
+        if value is None:
+            return default
+        value = as_size(value)
+        if value < 0:
+            value = value + extent
+            return value if value > 0 else 0
+        return value if value < extent else extent
+
+    return bound(item.start, 0), bound(item.stop, extent), step
 
 
 def getitem(x: Tensor, key) -> Tensor:
@@ -431,7 +447,7 @@ def getitem(x: Tensor, key) -> Tensor:
         elif isinstance(item, slice):
             start, stop, step = _normalize_slice(item, shape[dim])
             slices.append((start, stop, step))
-            new_shape.append(len(range(start, stop, step)))
+            new_shape.append(slice_length(start, stop, step))
             dim += 1
         elif isinstance(item, Tensor):
             rows = (_mask_to_indices(item, shape, dim) if item.dtype is dtypes.bool_
@@ -458,12 +474,22 @@ def getitem(x: Tensor, key) -> Tensor:
                                      for axis, n in enumerate(result.shape)])
     if not advanced:
         return result
-    return index_tensor(result, _stack_indices([row for _, row in advanced]),
+    return index_tensor(result, _stack_indices([row for _, row in advanced], x),
                         tuple(position for position, _ in advanced))
 
 
-def _stack_indices(rows: list) -> Tensor:
-    """Broadcast integer index tensors together and stack them as int64 rows."""
+def _stack_indices(rows: list, x: Tensor) -> Tensor:
+    """Broadcast integer index tensors together and stack them as int64 rows on x's device.
+
+    Index tensors may live on the CPU or on x's device (lists become CPU tensors), so CPU rows
+    are copied to a CUDA x's device before they are stacked; a CUDA index for a CPU x is an
+    error, as in torch.
+    """
+    if x.is_cuda:
+        rows = [row if row.is_cuda or row.is_symbolic else row.to(x.device) for row in rows]
+    elif not x.is_symbolic and any(row.is_cuda for row in rows):
+        raise RuntimeError("indices should be either on cpu or on the same device as the "
+                           f"indexed tensor ({x.device})")
     try:
         common = broadcast_shapes(*(tuple(row.shape) for row in rows))
     except ValueError:
@@ -485,7 +511,8 @@ def setitem(x: Tensor, key, value) -> None:
     shape = tuple(x.shape)
     # The flat positions that x[key] addresses, found by indexing a tensor of positions the
     # same way; this works unchanged with symbolic index tensors while tracing.
-    positions = getitem(reshape(arange(x.numel(), dtype=dtypes.int64), shape), key)
+    positions = getitem(reshape(arange(x.numel(), dtype=dtypes.int64,
+                                       device=x.device if x.is_cuda else None), shape), key)
     target = tuple(positions.shape)
     if isinstance(value, Tensor):
         value_shape = tuple(value.shape)

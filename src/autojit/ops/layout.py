@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..symbolic import as_size, size_product
 from ..tensor import Tensor, normalize_dim
 from .registry import Layout, bind, define_op, rule_first, rule_promote
 
@@ -18,7 +19,7 @@ from .registry import Layout, bind, define_op, rule_first, rule_promote
 
 def infer_shape(shape, numel: int) -> tuple:
     """Resolve one -1 in a requested shape, with torch's error when sizes disagree."""
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(as_size(s) for s in shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -39,9 +40,9 @@ def infer_shape(shape, numel: int) -> tuple:
 
 def _reshape_rule(input_shape, shape):
     # The attr is named `shape`, so the input's shape must not be (the rule gets attrs by name).
-    if int(np.prod(input_shape)) != int(np.prod(shape)):
+    if size_product(input_shape) != size_product(shape):
         raise ValueError(f"shape '{list(shape)}' is invalid for input of size "
-                         f"{int(np.prod(input_shape))}")
+                         f"{size_product(input_shape)}")
     return tuple(shape)
 
 
@@ -89,7 +90,7 @@ def expand(x: Tensor, *shape) -> Tensor:
         shape = shape[0]
     current = tuple(x.shape)
     offset = len(shape) - len(current)
-    target = tuple(current[i - offset] if (s == -1 and i >= offset) else int(s)
+    target = tuple(current[i - offset] if (s == -1 and i >= offset) else as_size(s)
                    for i, s in enumerate(shape))
     if target == current:
         return x
@@ -133,8 +134,16 @@ def permute(x: Tensor, *dims) -> Tensor:
 # `slices` is a tuple of (start, stop, step) per dim, normalized to non-negative, in range and
 # with step >= 1, so the result extent along a dim is len(range(start, stop, step)).
 
+def slice_length(start, stop, step) -> int:
+    """len(range(start, stop, step)) for step >= 1, kept symbolic for a dynamic size."""
+    if all(isinstance(bound, int) for bound in (start, stop, step)):
+        return len(range(start, stop, step))
+    span = stop - start
+    return (span + step - 1) // step if span > 0 else 0
+
+
 def _slice_rule(shape, slices):
-    return tuple(len(range(*s)) for s in slices)
+    return tuple(slice_length(*s) for s in slices)
 
 
 def _embed_impl(g, full_shape, slices):
@@ -257,7 +266,7 @@ def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
     """Split dim into `sizes` (one of which may be -1)."""
     shape = tuple(x.shape)
     dim = normalize_dim(dim, len(shape))
-    sizes = tuple(int(s) for s in sizes)
+    sizes = tuple(as_size(s) for s in sizes)
     try:
         sizes = infer_shape(sizes, shape[dim])
     except RuntimeError:
@@ -393,7 +402,7 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
                                f"dimension size of {extent}")
         sizes = [min(size, extent - start) for start in range(0, extent, size)] if size else [0]
     else:
-        sizes = [int(s) for s in split_size_or_sections]
+        sizes = [as_size(s) for s in split_size_or_sections]
         if sum(sizes) != extent or any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {extent} "
                                f"(input tensor's size at dimension {dim}), but got "
@@ -420,7 +429,7 @@ def repeat(x: Tensor, *sizes) -> Tensor:
     """x tiled sizes[i] times along each dim (torch.Tensor.repeat)."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = sizes[0]
-    sizes = tuple(int(s) for s in sizes)
+    sizes = tuple(as_size(s) for s in sizes)
     if len(sizes) < x.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")

@@ -1,0 +1,166 @@
+"""The cost of a new batch size: the MLP training step of bench/compiled_step.py called with a
+sequence of batch sizes, compiled with and without dynamic shapes, against jax.jit and
+torch.compile.
+
+For each size the step is called once (the first call at that size: whatever tracing and
+compiling it needs, plus one step) and then timed as a warm step. The table gives, per
+framework, the median first-call time over the sizes after the first two (by then every
+framework that generalizes has done so), the median warm step time at batch 256, and how often
+the Python step function ran for tracing. autojit uses a fresh kernel cache directory, so
+every kernel it needs is compiled by LLVM in this run. Usage:
+
+    python bench/dynamic_sizes.py [--sizes 256,200,128,96,64,48,32,17]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+from compiled_step import SIZES, batch, initial_parameters
+from timing import median_seconds
+
+
+def autojit_runner(dynamic):
+    import autojit
+    import autojit.nn.functional as F
+
+    parameters = [autojit.tensor(a, requires_grad=True) for a in initial_parameters()]
+    traces = [0]
+
+    def step(x, y):
+        traces[0] += 1
+        h = x
+        for layer in range(3):
+            h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
+            if layer < 2:
+                h = h.relu()
+        loss = F.cross_entropy(h, y)
+        loss.backward()
+        with autojit.no_grad():
+            for p in parameters:
+                p.sub_(0.01 * p.grad)
+                p.grad = None
+        return loss.detach()
+
+    compiled = autojit.compile(step, dynamic=dynamic)
+
+    def make(x_data, y_data):
+        x, y = autojit.tensor(x_data), autojit.tensor(y_data)
+        return lambda: compiled(x, y)
+
+    return make, traces
+
+
+def jax_runner():
+    import jax
+    import jax.numpy as jnp
+
+    traces = [0]
+
+    def loss_fn(parameters, x, y):
+        traces[0] += 1
+        h = x
+        for layer in range(3):
+            h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
+            if layer < 2:
+                h = jax.nn.relu(h)
+        log_probabilities = jax.nn.log_softmax(h)
+        return -jnp.mean(jnp.take_along_axis(log_probabilities, y[:, None], axis=1))
+
+    @jax.jit
+    def update(parameters, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(parameters, x, y)
+        return [p - 0.01 * g for p, g in zip(parameters, grads)], loss
+
+    state = {"parameters": [jnp.asarray(a) for a in initial_parameters()]}
+
+    def make(x_data, y_data):
+        x, y = jnp.asarray(x_data), jnp.asarray(y_data)
+
+        def call():
+            state["parameters"], loss = update(state["parameters"], x, y)
+            loss.block_until_ready()
+
+        return call
+
+    return make, traces
+
+
+def torch_runner():
+    import torch
+
+    parameters = [torch.tensor(a, requires_grad=True) for a in initial_parameters()]
+    traces = [0]
+
+    def step(x, y):
+        traces[0] += 1
+        h = x
+        for layer in range(3):
+            h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
+            if layer < 2:
+                h = h.relu()
+        loss = torch.nn.functional.cross_entropy(h, y)
+        loss.backward()
+        with torch.no_grad():
+            for p in parameters:
+                p.sub_(0.01 * p.grad)
+                p.grad = None
+        return loss.detach()
+
+    compiled = torch.compile(step)
+
+    def make(x_data, y_data):
+        x, y = torch.tensor(x_data), torch.tensor(y_data)
+        return lambda: compiled(x, y)
+
+    return make, traces
+
+
+def measure(name, factory, sizes, repeats):
+    try:
+        make, traces = factory()
+    except ImportError:
+        return None
+    first_calls, warm = [], None
+    for size in sizes:
+        call = make(*batch(size, sizes=SIZES))
+        start = time.perf_counter()
+        call()
+        first_calls.append(time.perf_counter() - start)
+        if size == 256:
+            warm = median_seconds(call, repeats)
+    later = statistics.median(first_calls[2:]) if len(first_calls) > 2 else float("nan")
+    return name, first_calls[0], later, warm, traces[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="256,200,128,96,64,48,32,17")
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--no-torch-compile", action="store_true")
+    options = parser.parse_args()
+    sizes = [int(size) for size in options.sizes.split(",")]
+    os.environ["AUTOJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="autojit-bench-")
+    runners = [("autojit, dynamic=False", lambda: autojit_runner(False)),
+               ("autojit, dynamic=None", lambda: autojit_runner(None)),
+               ("autojit, dynamic=True", lambda: autojit_runner(True)),
+               ("jax.jit", jax_runner)]
+    if not options.no_torch_compile:
+        runners.append(("torch.compile", torch_runner))
+    rows = [row for row in (measure(name, factory, sizes, options.repeats)
+                            for name, factory in runners) if row is not None]
+    print(f"MLP {'-'.join(map(str, SIZES))} SGD step, batch sizes {sizes} in that order")
+    print(f"{'':24}{'first size':>12}{'new size':>12}{'warm step':>12}{'traces':>8}")
+    for name, first, later, warm, traces in rows:
+        print(f"{name:24}{first * 1e3:10.1f}ms{later * 1e3:10.1f}ms{warm * 1e3:10.2f}ms"
+              f"{traces:8d}")
+    print("new size: the median first call at a size after the first two; warm step: batch "
+          "256")
+
+
+if __name__ == "__main__":
+    main()

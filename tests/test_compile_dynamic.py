@@ -1,0 +1,275 @@
+"""Dynamic shapes: symbolic sizes in a trace, their guards, and one executable for many sizes.
+
+Each test counts how often the Python function body runs (a trace runs it once; a compiled
+call runs none of it), and compares every result with the eager run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autojit
+import autojit.nn.functional as F
+from autojit import nn
+from autojit.symbolic import ShapeEnv
+
+
+def _tensor(rng, *shape, requires_grad=False):
+    return autojit.tensor(rng.standard_normal(shape), requires_grad=requires_grad)
+
+
+class Counted:
+    """A function wrapper counting its runs (traces, or eager calls). Its slots keep the
+    counter out of the guards, which watch the scalars a function can reach."""
+
+    __slots__ = ("fn", "runs")
+
+    def __init__(self, fn):
+        self.fn, self.runs = fn, 0
+
+    def __call__(self, *args):
+        self.runs += 1
+        return self.fn(*args)
+
+
+# ---- symbolic sizes ---------------------------------------------------------------------------
+
+def test_symbolic_arithmetic_records_only_the_decisions_it_needs():
+    env = ShapeEnv()
+    n = env.create_symbol(12, (0, 0))
+    assert str(n * 3 + 4) == "3*s0 + 4" or str(n * 3 + 4) == "4 + 3*s0"
+    assert (n * 4) // 2 == n * 2  # exact division stays a polynomial: decided, no guard
+    assert (n * 4) % 2 == 0
+    assert n + 1 > n  # a constant difference decides the comparison without a guard
+    assert env.guards == []
+    assert n > 10  # depends on the size: recorded
+    assert env.guards == ["s0 > 10"]
+    assert (1.0 / n).evaluate({"s0": 7}) == 1.0 / 7
+    assert int(n) == 12 and env.guards[-1] == "s0 == 12"  # a real int specializes
+    assert env.check({"s0": 12}) and not env.check({"s0": 13})
+
+
+# ---- one executable for many sizes ------------------------------------------------------------
+
+def _mlp_and_step(seed: int):
+    autojit.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    optimizer = autojit.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def step(x, y):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return model, step
+
+
+@pytest.mark.parametrize("dynamic", [True, None])
+def test_training_step_runs_every_batch_size_from_one_trace(dynamic):
+    rng = np.random.default_rng(0)
+    sizes = [5, 9, 5, 17, 32, 9, 7]
+    batches = [(autojit.tensor(rng.standard_normal((n, 6)), dtype=autojit.float32),
+                autojit.tensor(rng.integers(0, 3, n))) for n in sizes]
+    model, step = _mlp_and_step(1)
+    expected = [step(x, y).item() for x, y in batches]
+    expected_parameters = [p.detach().numpy().copy() for p in model.parameters()]
+
+    model, step = _mlp_and_step(1)
+    counted = Counted(step)
+    compiled = autojit.compile(counted, dynamic=dynamic)
+    got = [compiled(x, y).item() for x, y in batches]
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    for parameter, want in zip(model.parameters(), expected_parameters, strict=True):
+        np.testing.assert_allclose(parameter.detach().numpy(), want, rtol=1e-5, atol=1e-6)
+    # The first call traces with .grad None; the second traces again with .grad set (and, when
+    # automatic, with the batch size made symbolic); no size after that traces.
+    assert counted.runs == 2
+    dynamic_executable = compiled.executables[0]
+    assert len(dynamic_executable.specialized) == len(set(sizes[1:]))
+    assert "f32[s0," in compiled.ir(optimized=False)
+
+
+def test_automatic_dynamic_starts_static_and_dynamic_false_never_generalizes():
+    rng = np.random.default_rng(1)
+    counted = Counted(lambda x: (x.tanh() * 2).sum(dim=0))
+    compiled = autojit.compile(counted)
+    for n in (4, 4, 6, 8, 10):
+        x = _tensor(rng, n, 3)
+        np.testing.assert_allclose(compiled(x).numpy(), (x.tanh() * 2).sum(dim=0).numpy())
+    assert counted.runs == 2  # size 4 static; size 6 makes dim 0 symbolic; 8 and 10 reuse it
+    assert "f64[3]" in compiled.ir(optimized=False)
+    assert "s0" not in compiled.guards().split("#")[0] or "shape[0]" in compiled.guards()
+
+    counted = Counted(lambda x: (x.tanh() * 2).sum(dim=0))
+    static = autojit.compile(counted, dynamic=False)
+    for n in (4, 6, 8):
+        static(_tensor(rng, n, 3))
+    assert counted.runs == 3
+
+
+def test_sizes_in_python_arithmetic_stay_symbolic():
+    """x.shape[0] used as a number (a mean by hand, a reshape target) is exact at every size."""
+    counted = Counted(lambda x: (x.sum() / x.shape[0], x.reshape(x.shape[0] * 2, -1),
+                                 x.mean(dim=0) * (1.0 / x.shape[0])))
+    compiled = autojit.compile(counted, dynamic=True)
+    rng = np.random.default_rng(2)
+    for n in (3, 7, 11):
+        x = _tensor(rng, n, 4)
+        total, reshaped, scaled = compiled(x)
+        assert total.item() == pytest.approx(x.numpy().sum() / n, rel=1e-12)
+        assert reshaped.shape == (2 * n, 2)
+        np.testing.assert_allclose(scaled.numpy(), x.numpy().mean(axis=0) / n, rtol=1e-12)
+    assert counted.runs == 1
+
+
+def test_a_branch_on_a_size_is_guarded():
+    counted = Counted(lambda x: x * 2 if x.shape[0] > 10 else x * 3)
+    compiled = autojit.compile(counted, dynamic=True)
+    rng = np.random.default_rng(3)
+    for n, factor in ((4, 3), (12, 2), (6, 3), (20, 2)):
+        x = _tensor(rng, n)
+        np.testing.assert_array_equal(compiled(x).numpy(), x.numpy() * factor)
+    assert counted.runs == 2  # one trace per side of the branch
+    assert "shape[0] > 10" in compiled.guards() or "shape[0] <= 10" in compiled.guards()
+
+
+def test_a_size_needed_as_an_int_specializes_and_stays_correct():
+    def rows(x):
+        return autojit.stack([x[i] * i for i in range(x.shape[0])])
+
+    counted = Counted(rows)
+    compiled = autojit.compile(counted, dynamic=True)
+    rng = np.random.default_rng(4)
+    for n in (3, 5, 3):
+        x = _tensor(rng, n, 2)
+        np.testing.assert_allclose(compiled(x).numpy(), x.numpy() * np.arange(n)[:, None])
+    assert counted.runs == 2  # specialized per size: 3, then 5; 3 again reuses the first
+
+
+def test_sizes_zero_and_one_are_traced_as_constants():
+    counted = Counted(lambda x, y: x + y)
+    compiled = autojit.compile(counted, dynamic=True)
+    rng = np.random.default_rng(5)
+    for n in (3, 1, 4):
+        x, y = _tensor(rng, n, 2), _tensor(rng, 1, 2)
+        np.testing.assert_array_equal(compiled(x, y).numpy(), x.numpy() + y.numpy())
+    assert counted.runs == 2  # n = 1 is its own (static) trace; 3 and 4 share one
+
+
+def test_mismatched_dynamic_sizes_raise_the_eager_error():
+    compiled = autojit.compile(lambda x, y: x * y, dynamic=True)
+    rng = np.random.default_rng(6)
+    compiled(_tensor(rng, 4, 3), _tensor(rng, 4, 3))
+    with pytest.raises(RuntimeError, match="must match the size"):
+        compiled(_tensor(rng, 4, 3), _tensor(rng, 5, 3))
+
+
+def test_outside_backward_and_dropout_at_several_sizes():
+    layer = nn.Linear(4, 3)
+    layer.train()
+
+    def forward(x):
+        return F.dropout(layer(x).relu(), p=0.3).sum()
+
+    compiled = autojit.compile(forward, dynamic=True)
+    rng = np.random.default_rng(7)
+    for n in (5, 8, 6):
+        data = rng.standard_normal((n, 4))
+        autojit.manual_seed(n)
+        x = autojit.tensor(data, dtype=autojit.float32, requires_grad=True)
+        eager = forward(x)
+        eager.backward()
+        expected_grad, expected_weight = x.grad.numpy().copy(), layer.weight.grad.numpy().copy()
+        layer.weight.grad = None
+        layer.bias.grad = None
+        autojit.manual_seed(n)
+        x = autojit.tensor(data, dtype=autojit.float32, requires_grad=True)
+        loss = compiled(x)
+        assert loss.item() == pytest.approx(eager.item(), rel=1e-5)
+        loss.backward()
+        np.testing.assert_allclose(x.grad.numpy(), expected_grad, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(layer.weight.grad.numpy(), expected_weight, rtol=1e-5,
+                                   atol=1e-6)
+        layer.weight.grad = None
+        layer.bias.grad = None
+    assert len(compiled.executables) == 1
+
+
+def test_gradient_penalty_with_a_dynamic_batch():
+    """Double backward in a dynamic trace."""
+    weight = autojit.tensor(np.random.default_rng(8).standard_normal((3, 1)), requires_grad=True)
+
+    def penalty(x):
+        out = (x @ weight).tanh().sum()
+        (gradient,) = autojit.autograd.grad(out, x, create_graph=True)
+        loss = ((gradient.norm(dim=1) - 1) ** 2).mean()
+        loss.backward()
+        return loss.detach()
+
+    compiled = autojit.compile(penalty, dynamic=True)
+    rng = np.random.default_rng(9)
+    for n in (4, 9, 6):
+        data = rng.standard_normal((n, 3))
+        weight.grad = None
+        expected = penalty(autojit.tensor(data, requires_grad=True)).item()
+        expected_grad = weight.grad.numpy().copy()
+        weight.grad = None
+        got = compiled(autojit.tensor(data, requires_grad=True)).item()
+        assert got == pytest.approx(expected, rel=1e-12)
+        np.testing.assert_allclose(weight.grad.numpy(), expected_grad, rtol=1e-10)
+
+
+def test_compile_rejects_a_non_boolean_dynamic():
+    with pytest.raises(TypeError, match="dynamic must be None, True or False"):
+        autojit.compile(lambda x: x, dynamic="yes")
+
+
+def _float_batch(rng, *shape):
+    return autojit.tensor(rng.standard_normal(shape), dtype=autojit.float32)
+
+
+MODELS = {
+    "conv": (lambda: nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                   nn.Flatten(), nn.Linear(3 * 4 * 4, 5)),
+             lambda rng, n: _float_batch(rng, n, 2, 8, 8)),
+    "layer_norm": (lambda: nn.Sequential(nn.Linear(6, 8), nn.LayerNorm(8), nn.GELU()),
+                   lambda rng, n: _float_batch(rng, n, 6)),
+    "batch_norm": (lambda: nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.Tanh()),
+                   lambda rng, n: _float_batch(rng, n, 6)),
+    "embedding": (lambda: nn.Embedding(10, 4),
+                  lambda rng, n: autojit.tensor(rng.integers(0, 10, (n, 3)))),
+    "sequence_softmax": (lambda: nn.Linear(5, 5), lambda rng, n: _float_batch(rng, 2, n, 5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_layers_trace_once_for_every_batch_size(name):
+    """Slicing (convolution's im2col), normalization over the batch, embedding lookups and
+    softmax over a dynamic axis keep their sizes symbolic: one trace serves every size."""
+    build, make_input = MODELS[name]
+    autojit.manual_seed(0)
+    model = build()
+
+    def step(x):
+        loss = model(x).square().mean()
+        loss.backward()
+        return loss.detach()
+
+    counted = Counted(step)
+    compiled = autojit.compile(counted, dynamic=True)
+    rng = np.random.default_rng(10)
+    for n in (4, 6, 9):
+        x = make_input(rng, n)
+        for parameter in model.parameters():
+            parameter.grad = None
+        expected = step(x).item()
+        expected_grads = [p.grad.numpy().copy() for p in model.parameters()]
+        for parameter in model.parameters():
+            parameter.grad = None
+        assert compiled(x).item() == pytest.approx(expected, rel=1e-5, abs=1e-6)
+        for parameter, want in zip(model.parameters(), expected_grads, strict=True):
+            np.testing.assert_allclose(parameter.grad.numpy(), want, rtol=1e-4, atol=1e-6)
+    assert counted.runs == 1

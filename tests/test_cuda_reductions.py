@@ -1,0 +1,211 @@
+"""CUDA column reductions (outer axes only, coalesced) and mixed devices in compiled functions.
+
+Run under Numba's CUDA simulator unless NUMBA_ENABLE_CUDASIM is set (see tests/test_cuda.py);
+every result is compared with the CPU's. Sizes are tiny: the simulator runs one Python thread
+per GPU thread.
+"""
+
+import os
+import sys
+
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+import numba  # noqa: E402
+
+if os.environ["NUMBA_ENABLE_CUDASIM"] == "1" and "numba.cuda" not in sys.modules:
+    numba.config.ENABLE_CUDASIM = 1
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import autojit  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not autojit.cuda.is_available(),
+                                reason="no GPU and the CUDA simulator was not enabled in time")
+
+RNG = np.random.default_rng(1)
+
+
+def pair(shape, dtype=np.float32, low=-2.0, high=2.0):
+    data = RNG.uniform(low, high, shape).astype(dtype)
+    return autojit.tensor(data), autojit.tensor(data, device="cuda")
+
+
+def check(cpu, cuda, tolerance=1e-5, exact=False):
+    assert cuda.is_cuda and not cpu.is_cuda
+    assert cuda.shape == cpu.shape and cuda.dtype is cpu.dtype
+    if exact:
+        np.testing.assert_array_equal(cuda.cpu().numpy(), cpu.numpy())
+    else:
+        np.testing.assert_allclose(cuda.cpu().numpy(), cpu.numpy(), rtol=tolerance,
+                                   atol=tolerance)
+
+
+def column_kernel(shape, dims, dtype=autojit.float32, reduce="sum"):
+    from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+    from autojit.ops.registry import REGISTRY
+
+    strides = tuple(int(np.prod(shape[axis + 1:])) for axis in range(len(shape)))
+    kernel = Kernel("columns", tuple(shape), reduce_axes=tuple(dims))
+    kernel.inputs.append(KernelInput(dtype, strides))
+    kernel.steps.append(Step(REGISTRY["neg"], (Operand("input", 0),), {}, dtype, dtype))
+    kernel.outputs.append(KernelOutput(0, dtype, reduce))
+    return kernel
+
+
+# ---- column reductions ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(5, 3), (37, 40), (1, 6), (6, 1)])
+def test_column_sum_max_min_prod(shape):
+    cpu, cuda = pair(shape, low=0.5, high=1.5)  # prod of up to 37 rows stays in range
+    for name in ("sum", "amax", "amin", "prod"):
+        check(getattr(cpu, name)(dim=0), getattr(cuda, name)(dim=0), 1e-5,
+              exact=name in ("amax", "amin"))
+    check(cpu.sum(dim=0, keepdim=True), cuda.sum(dim=0, keepdim=True))
+
+
+def test_column_reductions_of_integers_bools_and_nan():
+    data = RNG.integers(-9, 9, (13, 5))
+    for dtype in (np.int32, np.int64):
+        cpu, cuda = autojit.tensor(data.astype(dtype)), autojit.tensor(data.astype(dtype),
+                                                                       device="cuda")
+        for name in ("sum", "amax", "amin"):
+            check(getattr(cpu, name)(dim=0), getattr(cuda, name)(dim=0), exact=True)
+    cpu, cuda = pair((9, 4))
+    for name in ("any", "all"):
+        check(getattr(cpu > 0, name)(dim=0), getattr(cuda > 0, name)(dim=0), exact=True)
+    check((cpu > 0).sum(dim=0), (cuda > 0).sum(dim=0), exact=True)
+    data = RNG.uniform(-1, 1, (6, 3)).astype(np.float32)
+    data[2, 1] = np.nan
+    for name in ("amax", "amin", "sum"):
+        got = getattr(autojit.tensor(data, device="cuda"), name)(dim=0).cpu().numpy()
+        np.testing.assert_array_equal(np.isnan(got), [False, True, False])
+
+
+def test_column_reductions_in_three_dimensions():
+    cpu, cuda = pair((3, 4, 5))
+    check(cpu.sum(dim=(0, 1)), cuda.sum(dim=(0, 1)))
+    check(cpu.amax(dim=(0, 1), keepdim=True), cuda.amax(dim=(0, 1), keepdim=True), exact=True)
+    check(cpu.sum(dim=1), cuda.sum(dim=1))  # the middle axis: outer and inner axes kept
+    check(cpu.amin(dim=0), cuda.amin(dim=0), exact=True)
+
+
+def test_tall_column_sums_split_over_blocks():
+    # More rows than one simulated block's share: partial sums added atomically.
+    cpu, cuda = pair((300, 3))
+    check(cpu.sum(dim=0), cuda.sum(dim=0), 1e-4)
+    integers = np.arange(900, dtype=np.int32).reshape(300, 3) % 7
+    check(autojit.tensor(integers).sum(dim=0),
+          autojit.tensor(integers, device="cuda").sum(dim=0), exact=True)
+
+
+def test_column_schedule_is_chosen_only_for_outer_axes():
+    from autojit.codegen.render_cuda import render
+
+    columns = render(column_kernel((64, 40), (0,)), block=256).source
+    assert "lane = thread % 32" in columns and "row = thread // 32" in columns
+    assert "in0[ki0 + ri0 * 40]" in columns  # adjacent threads, adjacent addresses
+    rows = render(column_kernel((64, 40), (1,)), block=256).source
+    assert "lane" not in rows and "shfl_down_sync" in rows
+    narrow = render(column_kernel((64, 3), (0,)), block=32, warp_shuffle=False).source
+    assert "lane = thread % 4" in narrow and "row = thread // 4" in narrow
+    split = render(column_kernel((4096, 10), (0,)), block=256)
+    assert split.zeroed == (0,) and split.total > 1 and "cuda.atomic.add" in split.source
+    maximum = render(column_kernel((4096, 10), (0,), reduce="max"), block=256)
+    assert maximum.zeroed == () and "atomic" not in maximum.source
+
+
+def test_column_schedule_with_a_larger_block():
+    # Blocks of 64 threads (two rows of 32 lanes) under the simulator: two tiles, one of
+    # them partly past the last column.
+    from autojit.codegen import cuda as backend
+    from autojit.codegen.render_cuda import render
+    from autojit.cuda import driver
+    from autojit.cuda.array import CudaArray
+
+    data = RNG.uniform(-1, 1, (7, 40)).astype(np.float32)
+    for reduce, expected in (("sum", -data.sum(axis=0)), ("min", (-data).min(axis=0))):
+        rendered = render(column_kernel((7, 40), (0,), reduce=reduce), "wide", block=64,
+                          warp_shuffle=False, max_blocks=4)
+        namespace = dict(backend._namespace(backend._simulated()))
+        exec(compile(rendered.source, "<wide>", "exec"), namespace)  # noqa: S102
+        function = driver().jit(namespace["wide"])
+        source, out = CudaArray.from_host(data), CudaArray((1, 40), np.float32)
+        function[min(rendered.total, 4), 64](source.flat, out.flat)
+        np.testing.assert_allclose(out.to_host().ravel(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_compiled_column_sum_with_prologue():
+    f = autojit.compile(lambda x, y: ((x * y).relu().sum(dim=0), (x * y).exp()))
+    (x_cpu, x), (y_cpu, y) = pair((11, 5)), pair((11, 5))
+    for expected, got in zip(f(x_cpu, y_cpu), f(x, y)):
+        check(expected, got)
+    assert "lane" in f.kernel_source()
+
+
+def _mlp_step(device):
+    rng = np.random.default_rng(3)
+    parameters = [autojit.tensor(rng.uniform(-0.5, 0.5, shape).astype(np.float32),
+                                 device=device, requires_grad=True)
+                  for shape in ((4, 6), (6,), (6, 3), (3,))]
+    w1, b1, w2, b2 = parameters
+
+    @autojit.compile
+    def step(x, y):
+        loss = (((x @ w1 + b1).relu() @ w2 + b2 - y) ** 2).mean()
+        loss.backward()
+        gradients = [p.grad for p in parameters]
+        for p in parameters:
+            p.grad = None
+        return (loss.detach(), *gradients)
+
+    x = autojit.tensor(rng.uniform(-1, 1, (10, 4)).astype(np.float32), device=device)
+    y = autojit.tensor(rng.uniform(-1, 1, (10, 3)).astype(np.float32), device=device)
+    return step, step(x, y)
+
+
+def test_compiled_mlp_bias_gradients():
+    _, expected = _mlp_step("cpu")
+    step, got = _mlp_step("cuda")
+    for cpu, cuda in zip(expected, got):
+        check(cpu, cuda, 1e-5)
+    assert "lane" in step.kernel_source()  # the bias gradients are column sums
+
+
+# ---- mixed devices in compiled functions --------------------------------------------------------
+
+MIXED = r"Expected all tensors to be on the same device, but found at least two devices, " \
+        r"cuda:0 and cpu!"
+
+
+def test_compiled_call_refuses_a_captured_cpu_parameter():
+    weight = autojit.randn(4, 3, requires_grad=True)  # left on the CPU
+    f = autojit.compile(lambda x: (x @ weight).relu().sum())
+    x = autojit.ones(2, 4, device="cuda")
+    with pytest.raises(RuntimeError, match=MIXED):
+        x @ weight  # eager
+    for rows in (2, 2, 3, 5):  # every call, also once sizes turn dynamic
+        with pytest.raises(RuntimeError, match=MIXED + r" \(in the compiled function, matmul "
+                           r"reads %\d+:f32\[4,3\] from the CPU captured tensor"):
+            f(autojit.ones(rows, 4, device="cuda"))
+    buffer = autojit.ones(3)  # no grad, named in the function's reach
+    with pytest.raises(RuntimeError, match=MIXED + r".* mul "):
+        autojit.compile(lambda x: x * buffer)(autojit.ones(3, device="cuda"))
+    # A CPU tensor combined with CPU values first still meets the CUDA values later.
+    with pytest.raises(RuntimeError, match=MIXED + r".* add "):
+        autojit.compile(lambda x: x + buffer * 2)(autojit.ones(3, device="cuda"))
+
+
+def test_compiled_call_accepts_what_eager_accepts():
+    import autojit.nn.functional as F
+
+    scale = autojit.tensor(2.0)  # 0-d CPU tensors may join CUDA ops, as in torch
+    f = autojit.compile(lambda x: x * scale + 1)
+    assert f(autojit.ones(3, device="cuda")).tolist() == [3.0, 3.0, 3.0]
+    index = autojit.tensor([2, 0])  # a CPU index of x[index], as in torch
+    g = autojit.compile(lambda x: x[index] * 2)
+    assert g(autojit.arange(3.0, device="cuda")).tolist() == [4.0, 0.0]
+    # Constants made while tracing (arange(classes) in cross_entropy) are uploaded.
+    loss = autojit.compile(lambda z, t: F.cross_entropy(z, t))
+    z_cpu, z = pair((4, 3))
+    target = autojit.tensor([0, 2, 1, 1])
+    check(F.cross_entropy(z_cpu, target), loss(z, target.cuda()))

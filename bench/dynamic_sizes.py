@@ -15,8 +15,11 @@ every kernel it needs is compiled by LLVM in this run. Usage:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -24,15 +27,25 @@ from compiled_step import SIZES, batch, initial_parameters
 from timing import median_seconds
 
 
+class Counter:
+    """How often a step function ran. Slots keep the count out of autojit's guards (which
+    watch the Python scalars a compiled function can reach)."""
+
+    __slots__ = ("count",)
+
+    def __init__(self):
+        self.count = 0
+
+
 def autojit_runner(dynamic):
     import autojit
     import autojit.nn.functional as F
 
     parameters = [autojit.tensor(a, requires_grad=True) for a in initial_parameters()]
-    traces = [0]
+    traces = Counter()
 
     def step(x, y):
-        traces[0] += 1
+        traces.count += 1
         h = x
         for layer in range(3):
             h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
@@ -59,10 +72,10 @@ def jax_runner():
     import jax
     import jax.numpy as jnp
 
-    traces = [0]
+    traces = Counter()
 
     def loss_fn(parameters, x, y):
-        traces[0] += 1
+        traces.count += 1
         h = x
         for layer in range(3):
             h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
@@ -94,10 +107,10 @@ def torch_runner():
     import torch
 
     parameters = [torch.tensor(a, requires_grad=True) for a in initial_parameters()]
-    traces = [0]
+    traces = Counter()
 
     def step(x, y):
-        traces[0] += 1
+        traces.count += 1
         h = x
         for layer in range(3):
             h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
@@ -134,7 +147,7 @@ def measure(name, factory, sizes, repeats):
         if size == 256:
             warm = median_seconds(call, repeats)
     later = statistics.median(first_calls[2:]) if len(first_calls) > 2 else float("nan")
-    return name, first_calls[0], later, warm, traces[0]
+    return name, first_calls[0], later, warm, traces.count
 
 
 def main() -> None:
@@ -142,17 +155,31 @@ def main() -> None:
     parser.add_argument("--sizes", default="256,200,128,96,64,48,32,17")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--no-torch-compile", action="store_true")
+    parser.add_argument("--only", type=int, help=argparse.SUPPRESS)  # one runner, in a child
     options = parser.parse_args()
     sizes = [int(size) for size in options.sizes.split(",")]
-    os.environ["AUTOJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="autojit-bench-")
     runners = [("autojit, dynamic=False", lambda: autojit_runner(False)),
                ("autojit, dynamic=None", lambda: autojit_runner(None)),
                ("autojit, dynamic=True", lambda: autojit_runner(True)),
                ("jax.jit", jax_runner)]
     if not options.no_torch_compile:
         runners.append(("torch.compile", torch_runner))
-    rows = [row for row in (measure(name, factory, sizes, options.repeats)
-                            for name, factory in runners) if row is not None]
+    if options.only is not None:
+        # A fresh process and kernel cache directory per runner: no runner finds kernels
+        # another one compiled.
+        os.environ["AUTOJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="autojit-bench-")
+        name, factory = runners[options.only]
+        print(json.dumps(measure(name, factory, sizes, options.repeats)))
+        return
+    rows = []
+    for index in range(len(runners)):
+        completed = subprocess.run([sys.executable, __file__, "--only", str(index), "--sizes",
+                                    options.sizes, "--repeats", str(options.repeats)],
+                                   capture_output=True, text=True, check=False)
+        lines = completed.stdout.strip().splitlines()
+        row = json.loads(lines[-1]) if completed.returncode == 0 and lines else None
+        if row is not None:
+            rows.append(row)
     print(f"MLP {'-'.join(map(str, SIZES))} SGD step, batch sizes {sizes} in that order")
     print(f"{'':24}{'first size':>12}{'new size':>12}{'warm step':>12}{'traces':>8}")
     for name, first, later, warm, traces in rows:

@@ -560,3 +560,19 @@ def test_bool_negation_and_subtraction_raise_torchs_errors_compiled_and_eager():
                 run(mask)
     assert autojit.compile(lambda x: x.sign())(mask).tolist() == [True, False]
     assert mask.sign().tolist() == [True, False]
+
+
+def test_in_place_update_recorded_for_autograd_reads_the_current_value_each_call():
+    """Outside no_grad, an in-place op snapshots the old value for autograd; in a trace that
+    snapshot must stand for the tensor's value, not become a constant of its traced data."""
+    weight = autojit.tensor(np.zeros((2, 2), np.float32))
+    x = autojit.tensor(np.ones((2, 2), np.float32))
+
+    def update(x):
+        weight.sub_(x * 0.5)
+        return x + 1
+
+    compiled = autojit.compile(update)
+    for expected in (-0.5, -1.0, -1.5):
+        compiled(x)
+        np.testing.assert_array_equal(weight.numpy(), np.full((2, 2), expected, np.float32))

@@ -159,7 +159,31 @@ class ShapeEnv:
                         namespace) for condition in self.guards)
 
 
-class SymInt:
+class _Comparisons:
+    """The six comparisons through `_compare(symbol, other)`, which decides and records."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return self._compare("==", other)
+
+    def __ne__(self, other):
+        return self._compare("!=", other)
+
+    def __lt__(self, other):
+        return self._compare("<", other)
+
+    def __le__(self, other):
+        return self._compare("<=", other)
+
+    def __gt__(self, other):
+        return self._compare(">", other)
+
+    def __ge__(self, other):
+        return self._compare(">=", other)
+
+
+class SymInt(_Comparisons):
     """A symbolic integer size: a polynomial over the trace's symbols, with its hint."""
 
     __slots__ = ("poly", "hint", "env")
@@ -275,24 +299,6 @@ class SymInt:
             self.env.record(f"{poly_source(self.poly)} {recorded} {poly_source(other_poly)}")
         return result
 
-    def __eq__(self, other):
-        return self._compare("==", other)
-
-    def __ne__(self, other):
-        return self._compare("!=", other)
-
-    def __lt__(self, other):
-        return self._compare("<", other)
-
-    def __le__(self, other):
-        return self._compare("<=", other)
-
-    def __gt__(self, other):
-        return self._compare(">", other)
-
-    def __ge__(self, other):
-        return self._compare(">=", other)
-
     def __bool__(self):
         return self._compare("!=", 0)
 
@@ -355,7 +361,7 @@ def _sym_int_of(value, env: ShapeEnv) -> SymInt:
     return SymInt(_as_poly(value), value, env)
 
 
-class SymFloat:
+class SymFloat(_Comparisons):
     """A float computed from sizes (`1.0 / n`, `n / 2`): an expression tree with its hint.
 
     Its evaluation repeats the Python float arithmetic of the traced call in the same order,
@@ -408,24 +414,6 @@ class SymFloat:
         recorded = symbol if result else _NEGATED[symbol]
         self.env.record(f"{tree_source(self.tree)} {recorded} {tree_source(_tree(other))}")
         return result
-
-    def __eq__(self, other):
-        return self._compare("==", other)
-
-    def __ne__(self, other):
-        return self._compare("!=", other)
-
-    def __lt__(self, other):
-        return self._compare("<", other)
-
-    def __le__(self, other):
-        return self._compare("<=", other)
-
-    def __gt__(self, other):
-        return self._compare(">", other)
-
-    def __ge__(self, other):
-        return self._compare(">=", other)
 
     def __bool__(self):
         return self._compare("!=", 0.0)

@@ -576,3 +576,39 @@ def test_in_place_update_recorded_for_autograd_reads_the_current_value_each_call
     for expected in (-0.5, -1.0, -1.5):
         compiled(x)
         np.testing.assert_array_equal(weight.numpy(), np.full((2, 2), expected, np.float32))
+
+
+def test_a_view_read_after_its_base_is_written_in_place_sees_the_new_values():
+    weight = autojit.tensor(np.eye(2, dtype=np.float32))
+    x = autojit.tensor(np.ones((2, 2), np.float32))
+
+    def f(x):
+        with autojit.no_grad():
+            transposed = weight.t()
+            row = transposed[0]
+            weight.sub_(1)
+            return transposed @ x, row * 1
+
+    compiled = autojit.compile(f)
+    for step in range(1, 4):
+        product, row = compiled(x)
+        expected = np.eye(2, dtype=np.float32) - step
+        np.testing.assert_array_equal(product.numpy(), expected.T @ np.ones((2, 2)))
+        np.testing.assert_array_equal(row.numpy(), expected.T[0])
+
+
+def test_a_view_made_before_the_call_of_a_tensor_written_in_place_is_a_graph_break():
+    weight = autojit.tensor(np.eye(2, dtype=np.float32))
+    transposed = weight.t()
+    x = autojit.tensor(np.ones((2, 2), np.float32))
+
+    def f(x):
+        with autojit.no_grad():
+            weight.sub_(1)
+            return transposed @ x
+
+    compiled = autojit.compile(f)
+    with pytest.warns(autojit.CompileWarning, match="shares memory|view of a tensor written"):
+        first = compiled(x)
+    np.testing.assert_array_equal(first.numpy(), (np.eye(2) - 1).T @ np.ones((2, 2)))
+    np.testing.assert_array_equal(compiled(x).numpy(), (np.eye(2) - 2).T @ np.ones((2, 2)))

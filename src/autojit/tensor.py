@@ -51,6 +51,7 @@ class Tensor:
     _base = None  # the tensor this one is a view of
     _view_source = None  # (input, op, attrs) that made this view, for refresh_view
     _view_version = 0  # the version counter's value when grad_fn was last valid for the view
+    _traced_view = None  # while tracing: how a symbolic view was made (ir/trace.py)
     _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
     _retains_grad = False
     _backward_hooks = None

@@ -26,6 +26,8 @@ import linecache
 import os
 import sys
 
+import numpy as np
+
 from ..ops.registry import infer
 from ..state import state
 from ..tensor import Tensor
@@ -40,9 +42,11 @@ class GraphBreak(RuntimeError):
     """A traced function needed tensor data; `what`, `filename`, `lineno` say what and where."""
 
     def __init__(self, what: str, filename: str | None = None, lineno: int | None = None,
-                 source: str = ""):
+                 source: str = "", needs_data: bool = True):
         self.what, self.filename, self.lineno, self.source = what, filename, lineno, source
-        message = f"{what} needs the tensor's data, which does not exist while tracing"
+        message = what
+        if needs_data:
+            message += " needs the tensor's data, which does not exist while tracing"
         if filename is not None:
             message += f" (graph break at {filename}:{lineno}"
             message += f": {source})" if source else ")"
@@ -58,12 +62,15 @@ def user_frame():
     return frame
 
 
-def graph_break(what: str):
+def graph_break(what: str, needs_data: bool = True):
+    """Raise GraphBreak at the user's line; `what` is the reason, a call needing tensor data
+    unless needs_data is False."""
     frame = user_frame()
     if frame is None:
-        raise GraphBreak(what)
+        raise GraphBreak(what, needs_data=needs_data)
     filename, lineno = frame.f_code.co_filename, frame.f_lineno
-    raise GraphBreak(what, filename, lineno, linecache.getline(filename, lineno).strip())
+    raise GraphBreak(what, filename, lineno, linecache.getline(filename, lineno).strip(),
+                     needs_data)
 
 
 def write_symbolic(target: Tensor, result: Tensor) -> None:
@@ -76,6 +83,14 @@ def write_symbolic(target: Tensor, result: Tensor) -> None:
 
 
 # ---- the tracer -------------------------------------------------------------------------------
+
+def _storage_root(array) -> int:
+    """The id of the buffer an array's memory belongs to: arrays that may overlap share it."""
+    while isinstance(getattr(array, "base", None), np.ndarray):
+        array = array.base
+    owner = getattr(array, "base", None)
+    return id(owner if owner is not None else array)
+
 
 class _Touched:
     """The state of a real tensor before the trace first saw it, restored afterwards."""
@@ -118,6 +133,8 @@ class Tracer:
         # ids of the concrete tensors created while tracing (leaves the function made itself,
         # detached aliases): their .grad does not outlive the call.
         self.made: set = set()
+        self._aliased: set = set()  # ids of captured storages a write made stale
+        self._sharing: dict = {}  # id of a storage's root buffer -> captured storages on it
         self.grads_before: dict = {}  # id(Tensor) -> (tensor, its .grad before the trace)
 
     def note_grad_access(self, tensor: Tensor) -> None:
@@ -159,10 +176,22 @@ class Tracer:
             if id(value) not in self._known:
                 raise RuntimeError("a symbolic tensor from another trace was used while tracing; "
                                    "tensors made while tracing do not outlive their trace")
+            if tensor._traced_view is not None:
+                return self._refreshed_view(tensor)
             return value
         key = id(data)
         value = self._current.get(key)
+        if key in self._aliased:
+            graph_break("reading a tensor that shares memory with a tensor written in place "
+                        "earlier in the function (compiled code would read its old values)",
+                        needs_data=False)
         if value is None:
+            sharing = self._sharing.setdefault(_storage_root(data), set())
+            if any(np.may_share_memory(data, self._entries[other].tensor._data)
+                   for other in sharing if other in self._updates):
+                graph_break("reading a view of a tensor written in place earlier in the "
+                            "function (compiled code would read its old values)",
+                            needs_data=False)
             if tensor._value is not None and id(tensor._value) in self._known:
                 # A copy of a captured tensor taken after an in-place write (autograd's
                 # snapshot of the old value): it stands for the value it was copied from.
@@ -176,6 +205,7 @@ class Tracer:
             self._known.add(id(value))
             self._current[key] = value
             self._entries[key] = self.graph.inputs[-1]
+            sharing.add(key)
         if id(tensor) not in self._touched:
             self._touched[id(tensor)] = _Touched(tensor, self._entries[key])
         return value
@@ -185,7 +215,33 @@ class Tracer:
         shape, dtype = infer(op, inputs, attrs)
         value = self.graph.add_node(op, operands, attrs, shape, dtype)
         self._known.add(id(value))
-        return Tensor._symbolic(value)
+        out = Tensor._symbolic(value)
+        if op.view and isinstance(inputs[0], Tensor):
+            # A view shares its base's storage in eager: once the base is written in place,
+            # reading the view must see the new values, so remember how to make it again.
+            source = inputs[0]
+            base = source._traced_view[3] if source._traced_view is not None else source
+            out._traced_view = (source, op, attrs, base, self._base_value(base))
+        return out
+
+    def _base_value(self, base: Tensor):
+        """The graph value a view's base holds now."""
+        if base._data is None:
+            return base._value
+        return self._current.get(id(base._data))
+
+    def _refreshed_view(self, tensor: Tensor) -> Value:
+        """The view's value, made again from its source if its base was written since."""
+        source, op, attrs, base, base_value = tensor._traced_view
+        current = self._base_value(base)
+        if current is base_value:
+            return tensor._value
+        value = self.graph.add_node(op, [self.value_of(source)], attrs, tensor._value.shape,
+                                    tensor._value.dtype)
+        self._known.add(id(value))
+        tensor._value = value
+        tensor._traced_view = (source, op, attrs, base, current)
+        return value
 
     def write(self, target: Tensor, result: Tensor) -> None:
         value = self.value_of(result)
@@ -194,6 +250,12 @@ class Tracer:
             return
         self.value_of(target)  # lift it (and remember its state) if this is its first use
         key = id(target._data)
+        # Other captured tensors sharing this storage (views made before the call) would read
+        # stale values from here on: reading them again is a graph break.
+        self._aliased.update(
+            other for other in self._sharing.get(_storage_root(target._data), ())
+            if other != key and np.may_share_memory(self._entries[other].tensor._data,
+                                                    target._data))
         self._current[key] = value
         self._updates[key] = (self._entries[key], value)
         target._value = value  # read by copies autograd takes of the written tensor

@@ -273,3 +273,29 @@ def test_layers_trace_once_for_every_batch_size(name):
         for parameter, want in zip(model.parameters(), expected_grads, strict=True):
             np.testing.assert_allclose(parameter.grad.numpy(), want, rtol=1e-4, atol=1e-6)
     assert counted.runs == 1
+
+
+def test_new_sizes_reuse_the_compiled_kernels():
+    """A dynamic trace's kernels read their extents at run time: a new size compiles none."""
+    from autojit.codegen import cpu
+
+    weight = autojit.tensor(np.random.default_rng(11).standard_normal((3, 4)))
+    compiled = autojit.compile(lambda x: ((x @ weight).relu() * 2 + x.sum()).sum(dim=0),
+                               dynamic=True)
+    rng = np.random.default_rng(12)
+    compiled(_tensor(rng, 5, 3))
+    kernels = len(cpu._CACHE)
+    for n in (7, 9, 64, 1000):
+        x = _tensor(rng, n, 3)
+        expected = (np.maximum(x.numpy() @ weight.numpy(), 0) * 2 + x.numpy().sum()).sum(axis=0)
+        np.testing.assert_allclose(compiled(x).numpy(), expected, rtol=1e-12)
+    assert len(cpu._CACHE) == kernels
+
+
+def test_large_dynamic_kernels_split_over_cores_stay_exact():
+    compiled = autojit.compile(lambda x: ((x * 2).tanh() + 1).sum(dim=1), dynamic=True)
+    rng = np.random.default_rng(13)
+    for rows in (600, 800):
+        x = _tensor(rng, rows, 512)
+        expected = (np.tanh(x.numpy() * 2) + 1).sum(axis=1)
+        np.testing.assert_allclose(compiled(x).numpy(), expected, rtol=1e-12)

@@ -255,7 +255,7 @@ class CompiledFunction:
                 config.log("recompiles", f"{self._name()}: dynamic size {text} specialized to "
                            f"{value}: {where}")
             executable = DynamicExecutable(graph, env, guards, lambda concrete: self._build(
-                concrete, graph, *parts))
+                concrete, graph, *parts, generic=True))
             # Compiled now for the traced sizes, so that an error surfaces like a static one.
             executable.specialize(tuple(env.hints[name] for name in executable.symbols))
             return executable, None
@@ -263,20 +263,21 @@ class CompiledFunction:
 
     def _build(self, graph: Graph, traced: Graph, template, cleared_grads: list, guards,
                arg_positions: list, has_backward: bool, requiring: list, backward_error,
-               nan_checks: list) -> Executable:
-        """Optimize a traced graph (concrete sizes) and compile it into an Executable."""
+               nan_checks: list, generic: bool = False) -> Executable:
+        """Optimize a traced graph (concrete sizes) and compile it into an Executable; with
+        `generic`, its kernels read their sizes at run time (a dynamic trace's binding)."""
         optimized = self._optimize(graph)
         if has_backward:
             split = partition(optimized)
             executable = Executable(split.forward, traced, template, cleared_grads, guards,
-                                    arg_positions, self._plan(split.forward))
+                                    arg_positions, self._plan(split.forward, generic))
             executable.joint = optimized
             executable.backward = CompiledBackward(self._name(), split, self._runner(
-                split.backward), arg_positions)
+                split.backward, generic), arg_positions)
             executable.requiring = {name: number for number, (name, _) in enumerate(requiring)}
         else:
             executable = Executable(optimized, traced, template, cleared_grads, guards,
-                                    arg_positions, self._plan(optimized))
+                                    arg_positions, self._plan(optimized, generic))
             if backward_error is not None:
                 executable.failing_backward = (backward_error, requiring)
         executable.nan_checks = nan_checks
@@ -356,14 +357,14 @@ class CompiledFunction:
             return graph
         return optimize(graph)
 
-    def _runner(self, graph: Graph):
+    def _runner(self, graph: Graph, generic: bool = False):
         """A function running `graph` on its non-captured inputs' arrays."""
-        plan = self._plan(graph)
+        plan = self._plan(graph, generic)
         if plan is not None:
             return plan.run_arrays
         return lambda arrays: interpret(graph, *arrays)
 
-    def _plan(self, graph: Graph):
+    def _plan(self, graph: Graph, generic: bool = False):
         # CUDA hook: a graph whose tensors are on a GPU (or backend="cuda") runs as CUDA
         # kernels (codegen/cuda.py); the schedule is the same, only the backend differs.
         arguments = getattr(self, "_call_args", ())
@@ -381,7 +382,7 @@ class CompiledFunction:
             from .codegen.schedule import build_plan
         except ImportError:
             return None
-        return build_plan(graph)
+        return build_plan(graph, generic=generic)
 
     # ---- falling back -------------------------------------------------------------------------
 

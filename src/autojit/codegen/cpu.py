@@ -134,10 +134,11 @@ class CompiledKernel:
         self._module = module  # kept alive: the engine owns the code compiled from it
         self._object_code = object_code
         self._function = function
-        self._arity = len(kernel.inputs) + len(kernel.outputs)
+        inputs = len(kernel.inputs) + (1 if kernel.generic else 0)  # a generic kernel's sizes
+        self._arity = inputs + len(kernel.outputs)
         self._pointer_array = ctypes.c_void_p * self._arity
         self._object_function = object_function
-        self._counts = (len(kernel.inputs), len(kernel.outputs))
+        self._counts = (inputs, len(kernel.outputs))
 
     def __call__(self, inputs, outputs):
         if self._object_function is not None and inputs.__class__ is list and \
@@ -213,19 +214,55 @@ def _check_extent(kernel, what, array, strides):
                          f"{kernel.shape} reach outside its array of shape {array.shape}")
 
 
-def compile_kernel(kernel: Kernel) -> CompiledKernel:
+def compile_kernel(kernel: Kernel):
     """The kernel compiled for this CPU: from the in-memory cache when an equal one was built in
-    this process, else from the disk cache, else compiled by LLVM (and stored on disk)."""
+    this process, else from the disk cache, else compiled by LLVM (and stored on disk). A
+    generic kernel's code is shared by every kernel of its loop structure; it comes bound to
+    this kernel's sizes (SizedKernel)."""
     key = kernel.structural_key()
     found = _CACHE.get(key)
-    if found is not None:
-        return found
-    with _LOCK:
-        found = _CACHE.get(key)
-        if found is None:
-            found = _load_or_compile(kernel, key)
-            _CACHE[key] = found
+    if found is None:
+        with _LOCK:
+            found = _CACHE.get(key)
+            if found is None:
+                found = _load_or_compile(kernel, key)
+                _CACHE[key] = found
+    if kernel.generic:
+        return SizedKernel(found, kernel)
     return found
+
+
+class SizedKernel:
+    """A generic kernel's code with one kernel's sizes: called like a CompiledKernel."""
+
+    def __init__(self, compiled: CompiledKernel, kernel: Kernel):
+        from .render_llvm import generic_layout
+
+        self.compiled, self.kernel = compiled, kernel
+        self.sizes = np.array(generic_layout(kernel)[1], dtype=np.int64)
+        self.symbol, self.llvm_ir = compiled.symbol, compiled.llvm_ir
+        self.compile_seconds, self.source = compiled.compile_seconds, compiled.source
+
+    def __call__(self, inputs, outputs):
+        self.compiled([*inputs, self.sizes], outputs)
+
+    def call_pointers(self, pointers: list) -> None:
+        count = len(self.kernel.inputs)
+        self.compiled.call_pointers([*pointers[:count], self.sizes.ctypes.data,
+                                     *pointers[count:]])
+
+    @property
+    def optimized_ir(self) -> str:
+        return self.compiled.optimized_ir
+
+    def object_code(self) -> bytes:
+        return self.compiled.object_code()
+
+    def validate(self, inputs, outputs) -> None:
+        CompiledKernel.validate(self, inputs, outputs)
+
+    def __repr__(self):
+        return f"<SizedKernel {self.kernel.name}{list(self.kernel.shape)} of {self.compiled!r}>"
 
 
 def _load_or_compile(kernel: Kernel, key: tuple) -> CompiledKernel:

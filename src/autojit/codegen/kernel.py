@@ -62,6 +62,10 @@ class Kernel:
     steps: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
     reduce_axes: tuple = ()
+    # Generic: the loop extents and the strides other than 0 and 1 are read at run time from
+    # an int64 array passed after the inputs (render_llvm.generic_layout), so that one compiled
+    # kernel serves every size of the same loop structure (dynamic shapes).
+    generic: bool = False
 
     def output_shape(self, output: KernelOutput) -> tuple:
         if output.reduce is None:
@@ -70,10 +74,18 @@ class Kernel:
                      for axis, extent in enumerate(self.shape))
 
     def structural_key(self) -> tuple:
-        """Everything that decides the generated code (shapes included), for caching."""
+        """Everything that decides the generated code (shapes included, unless the kernel is
+        generic: then its loop structure), for caching."""
+        if self.generic:
+            from .render_llvm import generic_layout
+
+            space = ("generic", generic_layout(self)[0],
+                     tuple(entry.dtype.name for entry in self.inputs))
+        else:
+            space = (self.shape, self.reduce_axes,
+                     tuple((entry.dtype.name, entry.strides) for entry in self.inputs))
         return (
-            self.shape, self.reduce_axes,
-            tuple((entry.dtype.name, entry.strides) for entry in self.inputs),
+            *space,
             # Literals by type and repr: 0.0 == -0.0 (and 1 == 1.0 == True) as Python values,
             # but they are different constants in the generated code.
             tuple((step.op.name, tuple((operand.kind, type(operand.index).__name__,

@@ -111,6 +111,29 @@ def loop_plan(kernel: Kernel, in_memory: bool | None = None):
     return [(extent, tuple(array_strides), reduce) for extent, array_strides, reduce in loops]
 
 
+def generic_layout(kernel: Kernel) -> tuple:
+    """(structure, values) of a generic kernel: what its code depends on, and the int64 values
+    it reads at run time.
+
+    The structure is the loop plan with each extent left out (but whether it is 0) and each
+    stride reduced to its class: 0 (a broadcast), 1 (contiguous, so the inner loop still
+    vectorizes) or "runtime"; plus whether outputs accumulate in memory. The values are, per
+    loop, its extent then its runtime strides; then, accumulating in memory, the size of each
+    reduced output (for the identity fill).
+    """
+    in_memory = accumulates_in_memory(kernel)
+    structure, values = [in_memory], []
+    for extent, strides, reduces in loop_plan(kernel):
+        classes = tuple(stride if stride in (0, 1) else "runtime" for stride in strides)
+        structure.append((reduces, extent == 0, classes))
+        values.append(extent)
+        values.extend(stride for stride in strides if stride not in (0, 1))
+    if in_memory:
+        values.extend(math.prod(kernel.output_shape(output)) for output in kernel.outputs
+                      if output.reduce is not None)
+    return tuple(structure), values
+
+
 REDUCE_COMBINE = {"sum": ("fadd", "add", "or_"), "prod": ("fmul", "mul", "and_")}
 
 
@@ -126,8 +149,13 @@ class KernelRenderer:
         self.kernel = kernel
         self.name = name
         self.module = ir.Module(name=name)
-        self.arity = len(kernel.inputs) + len(kernel.outputs)
+        # A generic kernel takes its sizes as one more input, after the kernel's inputs.
+        self.sizes_argument = len(kernel.inputs) if kernel.generic else None
+        self.inputs = len(kernel.inputs) + (1 if kernel.generic else 0)
+        self.arity = self.inputs + len(kernel.outputs)
+        self.arrays = len(kernel.inputs) + len(kernel.outputs)  # what offsets are kept for
         self.object_layout = object_layout
+        self.runtime: list = []  # a generic kernel's sizes, loaded at entry, in layout order
 
     def render(self) -> Rendered:
         kernel = self.kernel
@@ -147,11 +175,13 @@ class KernelRenderer:
             if output.reduce is not None and not self.in_memory:
                 kind = register_type(output.dtype)
                 self.accumulators[index] = builder.alloca(kind, name=f"acc{index}")
+        plan = loop_plan(kernel)
+        if kernel.generic:
+            plan = self.load_runtime_plan(plan)
         if self.in_memory:
             self.emit_identity_fill()
-        plan = loop_plan(kernel)
         if not any(extent == 0 for extent, _, reduces in plan if not reduces):
-            offsets = [ir.Constant(INT64, 0)] * self.arity
+            offsets = [ir.Constant(INT64, 0)] * self.arrays
             self.emit_level(plan, offsets)
         builder.ret(builder.load(self.status))
 
@@ -179,14 +209,36 @@ class KernelRenderer:
                           typ=ir.PointerType())
 
         pointers = []
-        for argument, count in zip(entry.args, (len(self.kernel.inputs),
-                                                len(self.kernel.outputs))):
+        for argument, count in zip(entry.args, (self.inputs, len(self.kernel.outputs))):
             items = field(argument, item_offset)
             for index in range(count):
                 array = b.load(b.gep(items, [ir.Constant(INT64, index)],
                                      source_etype=ir.PointerType()), typ=ir.PointerType())
                 pointers.append(field(array, data_offset))
         b.ret(b.call(body, pointers))
+
+    def load_runtime_plan(self, plan) -> list:
+        """The loop plan with a generic kernel's extents and runtime strides as values loaded
+        from its sizes argument (in generic_layout's order); an extent of 0 stays 0."""
+        sizes = self.function.args[self.sizes_argument]
+        count = len(generic_layout(self.kernel)[1])
+        self.runtime = [self.b.load(self.b.gep(sizes, [ir.Constant(INT64, index)],
+                                               source_etype=INT64), typ=INT64)
+                        for index in range(count)]
+        position, loaded = 0, []
+        for extent, strides, reduces in plan:
+            runtime_extent = self.runtime[position] if extent else 0
+            position += 1
+            runtime_strides = []
+            for stride in strides:
+                if stride in (0, 1):
+                    runtime_strides.append(stride)
+                else:
+                    runtime_strides.append(self.runtime[position])
+                    position += 1
+            loaded.append((runtime_extent, tuple(runtime_strides), reduces))
+        self.fill_sizes = self.runtime[position:]
+        return loaded
 
     # ---- loops ----------------------------------------------------------------------------------
 
@@ -210,16 +262,22 @@ class KernelRenderer:
     def emit_identity_fill(self):
         """Set every reduced output to its reduction's identity (accumulating in memory)."""
         first_output = len(self.kernel.inputs)
+        fills = iter(getattr(self, "fill_sizes", ()))
         for index, output in enumerate(self.kernel.outputs):
             if output.reduce is None:
                 continue
             size = math.prod(self.kernel.output_shape(output))
+            if self.kernel.generic:
+                runtime_size = next(fills)
+                if size == 0:
+                    continue
+                size = runtime_size
             if size == 0:
                 continue
             array = first_output + index
             identity = self.identity(output.reduce, output.dtype)
-            offsets = [ir.Constant(INT64, 0)] * self.arity
-            strides = [1 if position == array else 0 for position in range(self.arity)]
+            offsets = [ir.Constant(INT64, 0)] * self.arrays
+            strides = [1 if position == array else 0 for position in range(self.arrays)]
             self.emit_loop((size, strides, False), offsets,
                            lambda inner, array=array, identity=identity: self.store(
                                array, inner, identity))
@@ -242,19 +300,24 @@ class KernelRenderer:
         b.position_at_end(header)
         index = b.phi(INT64, name="i")
         index.add_incoming(ir.Constant(INT64, 0), before)
-        inner = [offset if stride == 0 else b.add(offset, b.mul(index, ir.Constant(INT64, stride)))
+        inner = [offset if isinstance(stride, int) and stride == 0 else
+                 b.add(offset, b.mul(index, _as_value(stride)))
                  for offset, stride in zip(offsets, strides)]
         emit_inner(inner)
         following = b.add(index, ir.Constant(INT64, 1))
         index.add_incoming(following, b.block)
-        b.cbranch(b.icmp_signed("<", following, ir.Constant(INT64, extent)), header, after)
+        b.cbranch(b.icmp_signed("<", following, _as_value(extent)), header, after)
         b.position_at_end(after)
 
     # ---- the body -------------------------------------------------------------------------------
 
     def address(self, array, offsets, dtype):
+        """`array` counts the kernel's inputs then outputs (a generic kernel's sizes argument
+        sits between them)."""
         memory = BYTE if dtype is dtypes.bool_ else register_type(dtype)
-        return self.b.gep(self.function.args[array], [offsets[array]], inbounds=True,
+        argument = array if self.sizes_argument is None or array < self.sizes_argument else \
+            array + 1
+        return self.b.gep(self.function.args[argument], [offsets[array]], inbounds=True,
                           source_etype=memory), memory
 
     def load(self, array, offsets, dtype) -> Typed:
@@ -341,6 +404,11 @@ class KernelRenderer:
         else:
             name = "smax" if kind == "max" else "smin"
         return intrinsic(b, name, [accumulator.value, value.value])
+
+
+def _as_value(number):
+    """An extent or stride as an IR value: a constant, or a value already loaded."""
+    return ir.Constant(INT64, number) if isinstance(number, int) else number
 
 
 def render(kernel: Kernel, name: str | None = None, object_layout=None) -> Rendered:

@@ -93,8 +93,10 @@ def _joins(node, group: _Group) -> bool:
         id(source) not in group.reduced and group.reduce_axes in (None, axes)
 
 
-def build_plan(graph: Graph, compile_kernel=None):
-    """The steps that run `graph`: fused kernels and single nodes, in a valid order."""
+def build_plan(graph: Graph, compile_kernel=None, generic: bool = False):
+    """The steps that run `graph`: fused kernels and single nodes, in a valid order. With
+    `generic`, kernels read their sizes at run time (kernel.py), so that graphs that differ only
+    in sizes (a dynamic trace's bindings) share compiled code."""
     if compile_kernel is None:
         from .cpu import compile_kernel
     consumers: dict = {}
@@ -109,7 +111,7 @@ def build_plan(graph: Graph, compile_kernel=None):
     def close():
         nonlocal group
         if group is not None and group.nodes:
-            steps.append(_group_step(group, consumers, returned, compile_kernel))
+            steps.append(_group_step(group, consumers, returned, compile_kernel, generic))
         group = None
 
     for node in graph.nodes:
@@ -168,9 +170,9 @@ def _add(group: _Group, node) -> None:
 
 # ---- turning a group into a Kernel ------------------------------------------------------------
 
-def _group_step(group: _Group, consumers: dict, returned: set, compile_kernel):
+def _group_step(group: _Group, consumers: dict, returned: set, compile_kernel, generic):
     kernel = Kernel(name=f"fused_{len(group.nodes)}", shape=group.shape,
-                    reduce_axes=group.reduce_axes or ())
+                    reduce_axes=group.reduce_axes or (), generic=generic)
     step_of: dict = {}  # id(Value) -> step index inside the kernel
     sources: list = []  # (Value, strides) per kernel input
     source_index: dict = {}

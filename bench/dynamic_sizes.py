@@ -125,15 +125,14 @@ def torch_runner():
         return loss.detach()
 
     compiled = torch.compile(step)
-    # torch.compile replays the counter's increment on every call, so it counts calls, not
-    # traces: the table shows no trace count for it.
-    traces = None
 
     def make(x_data, y_data):
         x, y = torch.tensor(x_data), torch.tensor(y_data)
         return lambda: compiled(x, y)
 
-    return make, traces
+    # torch.compile replays the counter's increment on every call, so it counts calls, not
+    # traces: the table shows no trace count for it.
+    return make, None
 
 
 def measure(name, factory, sizes, repeats):
@@ -183,6 +182,9 @@ def main() -> None:
         row = json.loads(lines[-1]) if completed.returncode == 0 and lines else None
         if row is not None:
             rows.append(row)
+        elif completed.returncode != 0:
+            error = (completed.stderr.strip().splitlines() or ["no output"])[-1]
+            print(f"{runners[index][0]} failed: {error}")
     print(f"MLP {'-'.join(map(str, SIZES))} SGD step, batch sizes {sizes} in that order")
     print(f"{'':24}{'first size':>12}{'new size':>12}{'warm step':>12}{'traces':>8}")
     for name, first, later, warm, traces in rows:

@@ -13,9 +13,11 @@ gradient is asked for later, by the caller. compile.py handles it in three steps
    gradients to the inputs' own nodes (AccumulateGrad of a parameter, or the grad_fn of a
    non-leaf argument), so hooks, .grad accumulation and retain_graph behave as in eager.
 
-The compiled backward is not itself differentiable: differentiating through it with
-create_graph=True raises, naming the function (compile the function that calls
-autograd.grad(create_graph=True) instead: then double backward is compiled).
+With create_graph=True (the engine runs the node in grad mode), the node does not run the
+compiled backward on its bare residual arrays: ir/replay.py recomputes the residuals that
+depend on a differentiated input from the call's own tensors and replays the backward graph op
+by op through the registry, so the gradients it returns carry history and can be
+differentiated again, to any order. The compiled path serves every other backward.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 
 from .autograd.engine import run_backward
 from .autograd.graph import FREED_MESSAGE, TYPE_NAMES, Node, gradient_edge
+from .ir.replay import ReplayedBackward
 from .state import state
 from .tensor import Tensor
 
@@ -113,6 +116,15 @@ class CompiledBackward:
                                 for residual in self.residuals if residual.aliases is not None]
         self.targets = [source(_matching(partition.forward.inputs, target))
                         for target in partition.gradient_targets]
+        # create_graph=True: the backward replayed on the call's tensors (ir/replay.py).
+        self.replayed = ReplayedBackward(partition)
+        self.replay_sources = [source(partition.forward.inputs[index])
+                               for index in self.replayed.read_inputs]
+        # Those the compiled backward does not read (so their versions are not watched yet).
+        watched_keys = {_key(source) for source in [*self.input_sources.values(),
+                                                    *self.aliased_sources]}
+        self.replay_unwatched = [source for source in self.replay_sources
+                                 if _key(source) not in watched_keys]
 
     def node_for_call(self, args: tuple, output_arrays: tuple,
                       result_meta: list) -> CompiledFunctionBackward:
@@ -132,12 +144,21 @@ class CompiledBackward:
             tensor = _resolve(aliased, args)
             watched.append((tensor, tensor._version_counter.value))
         edges = [gradient_edge(_resolve(target, args)) for target in self.targets]
-        return CompiledFunctionBackward(self, values, edges, watched, result_meta)
+        # A replay (create_graph=True) also reads these: their versions, to check them against.
+        replay_watched = [(tensor, tensor._version_counter.value) for tensor in (
+            _resolve(source, args) for source in self.replay_unwatched)]
+        return CompiledFunctionBackward(self, values, edges, watched, result_meta, args,
+                                        replay_watched)
 
 
 def _resolve(source: tuple, args: tuple) -> Tensor:
     kind, where = source
     return args[where] if kind == "arg" else where
+
+
+def _key(source: tuple) -> tuple:
+    kind, where = source
+    return (kind, where if kind == "arg" else id(where))
 
 
 def _index_of(entries: list, wanted) -> int:
@@ -159,7 +180,7 @@ class CompiledFunctionBackward(Node):
     """grad_fn of a compiled call's results: runs the compiled backward graph."""
 
     def __init__(self, backward: CompiledBackward, residual_values: list, edges: list,
-                 watched: list, result_meta: list):
+                 watched: list, result_meta: list, args: tuple, replay_watched: list):
         super().__init__()
         self.backward = backward
         self.residual_values = residual_values
@@ -169,6 +190,8 @@ class CompiledFunctionBackward(Node):
         self.result_meta = result_meta  # (shape, dtype) per result that requires grad
         self.output_count = len(result_meta)
         self._watched = watched
+        self._args = args  # the call's arguments, which a replay reads
+        self._replay_watched = replay_watched
         self._released = False
 
     def name(self) -> str:
@@ -192,21 +215,9 @@ class CompiledFunctionBackward(Node):
     def apply(self, grads: list) -> list:
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
+        self._check_versions(self._watched)
         if state.grad_enabled:
-            raise RuntimeError(
-                f"differentiating through the compiled function "
-                f"{self.backward.function_name!r} with create_graph=True: its backward is "
-                "compiled and not differentiable again; compile the function that calls "
-                "autograd.grad(..., create_graph=True) instead, so that double backward is "
-                "compiled as one graph")
-        for tensor, version in self._watched:
-            if tensor._version_counter.value != version:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [autojit.{TYPE_NAMES[tensor.dtype.name]}Tensor "
-                    f"{list(tensor.shape)}] "
-                    f"is at version {tensor._version_counter.value}; expected version {version} "
-                    f"instead (it was saved by {self.name()}).")
+            return self._replay(grads)
         arrays, cotangent = [], iter(grads)
         for residual, value in zip(self.backward.residuals, self.residual_values):
             if residual.kind != "cotangent":
@@ -222,9 +233,33 @@ class CompiledFunctionBackward(Node):
         return [Tensor._make(array, dtype)
                 for array, dtype in zip(results, self.backward.gradient_dtypes)]
 
+    def _check_versions(self, watched: list) -> None:
+        for tensor, version in watched:
+            if tensor._version_counter.value != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [autojit.{TYPE_NAMES[tensor.dtype.name]}Tensor "
+                    f"{list(tensor.shape)}] "
+                    f"is at version {tensor._version_counter.value}; expected version {version} "
+                    f"instead (it was saved by {self.name()}).")
+
+    def _replay(self, grads: list) -> list:
+        """create_graph=True: the gradients as a recorded graph (ir/replay.py)."""
+        replayed = self.backward.replayed
+        if replayed.missing_draws:
+            raise RuntimeError(
+                f"differentiating through the compiled function "
+                f"{self.backward.function_name!r} with create_graph=True needs the random "
+                f"numbers its forward drew for {', '.join(replayed.missing_draws)}, which the "
+                "compiled forward does not keep; compile the function that calls "
+                "autograd.grad(..., create_graph=True) instead")
+        self._check_versions(self._replay_watched)
+        tensors = [_resolve(source, self._args) for source in self.backward.replay_sources]
+        return replayed.run(tensors, self.residual_values, grads, self.result_meta)
+
     def release(self) -> None:
         self._released = True
-        self.residual_values = None
+        self.residual_values = self._args = self._replay_watched = None
 
 
 class FailingBackward(Node):

@@ -126,9 +126,10 @@ class CompiledBackward:
         self.replay_unwatched = [source for source in self.replay_sources
                                  if _key(source) not in watched_keys]
 
-    def node_for_call(self, args: tuple, output_arrays: tuple,
-                      result_meta: list) -> CompiledFunctionBackward:
-        """The grad_fn of one call's results, holding that call's residuals."""
+    def node_for_call(self, args: tuple, output_arrays: tuple, result_meta: list,
+                      draws: dict | None = None) -> CompiledFunctionBackward:
+        """The grad_fn of one call's results, holding that call's residuals (and the random
+        arrays it drew that a create_graph replay needs: forward input index -> array)."""
         values, watched = [], []
         for index, residual in enumerate(self.residuals):
             if residual.kind == "saved":
@@ -147,8 +148,11 @@ class CompiledBackward:
         # A replay (create_graph=True) also reads these: their versions, to check them against.
         replay_watched = [(tensor, tensor._version_counter.value) for tensor in (
             _resolve(source, args) for source in self.replay_unwatched)]
-        return CompiledFunctionBackward(self, values, edges, watched, result_meta, args,
+        node = CompiledFunctionBackward(self, values, edges, watched, result_meta, args,
                                         replay_watched)
+        node.draws = {index: draws[index] for index in self.replayed.draw_inputs} \
+            if self.replayed.draw_inputs else {}
+        return node
 
 
 def _resolve(source: tuple, args: tuple) -> Tensor:
@@ -246,20 +250,14 @@ class CompiledFunctionBackward(Node):
     def _replay(self, grads: list) -> list:
         """create_graph=True: the gradients as a recorded graph (ir/replay.py)."""
         replayed = self.backward.replayed
-        if replayed.missing_draws:
-            raise RuntimeError(
-                f"differentiating through the compiled function "
-                f"{self.backward.function_name!r} with create_graph=True needs the random "
-                f"numbers its forward drew for {', '.join(replayed.missing_draws)}, which the "
-                "compiled forward does not keep; compile the function that calls "
-                "autograd.grad(..., create_graph=True) instead")
         self._check_versions(self._replay_watched)
         tensors = [_resolve(source, self._args) for source in self.backward.replay_sources]
-        return replayed.run(tensors, self.residual_values, grads, self.result_meta)
+        return replayed.run(tensors, self.residual_values, grads, self.result_meta,
+                            self.draws)
 
     def release(self) -> None:
         self._released = True
-        self.residual_values = self._args = self._replay_watched = None
+        self.residual_values = self._args = self._replay_watched = self.draws = None
 
 
 class FailingBackward(Node):

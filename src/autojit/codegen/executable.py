@@ -45,12 +45,13 @@ class Executable:
         self.calls += 1
         # The graph's non-captured inputs in order: the call's tensor arguments, and fresh
         # random numbers for each "random" input (drawn in the order the function drew them).
-        supplied, positions = [], iter(self.arg_positions)
-        for entry in self.graph.inputs:
+        supplied, positions, draws = [], iter(self.arg_positions), {}
+        for index, entry in enumerate(self.graph.inputs):
             if entry.kind == "arg":
                 supplied.append(args[next(positions)]._data)
             elif entry.kind == "random":
-                supplied.append(entry.tensor.draw())
+                draws[index] = entry.tensor.draw()
+                supplied.append(draws[index])
         if self.plan is not None:
             arrays = self.plan.run_arrays(supplied)
         else:
@@ -68,7 +69,7 @@ class Executable:
                 number = self.requiring.get(output.name)
                 if number is not None:
                     self._result_meta[number] = (output.value.shape, output.value.dtype)
-        node = self.backward.node_for_call(args, arrays, self._result_meta)
+        node = self.backward.node_for_call(args, arrays, self._result_meta, draws)
         result = _rebuild(self.template, arrays, self, node)
         node.watch_results(result)
         return result

@@ -68,7 +68,8 @@ class ReplayedBackward:
     Built once per partition; `run` serves every call. A residual is recomputed from the
     forward inputs when it depends on an input that gets a gradient (the results'
     dependence on it is what a higher derivative differentiates); every other residual,
-    random draws included, is taken as the compiled forward saved it.
+    random draws included, is taken as the compiled forward saved it; a draw the
+    recomputation reads is the array the call drew (`draws`).
     """
 
     def __init__(self, partition):
@@ -94,26 +95,33 @@ class ReplayedBackward:
                                          known)
         needed_inputs += [forward.inputs[residual.index] for residual in partition.residuals
                           if residual.kind == "input"]
-        # A random draw the recomputation needs that the forward did not save (it saved only
-        # values computed from it): the replay cannot draw the same numbers again.
-        self.missing_draws = [entry.name for entry in needed_inputs if entry.kind == "random"]
+        # Random draws the recomputation needs that the forward did not save (it saved only
+        # values computed from them): each call's node keeps the arrays drawn for these forward
+        # inputs, since drawing again would give other numbers.
+        needed_draws = {id(entry) for entry in needed_inputs if entry.kind == "random"}
+        self.draw_inputs = [index for index, entry in enumerate(forward.inputs)
+                            if id(entry) in needed_draws]
         # The forward inputs the replay reads from the call's tensors, by forward input index.
         needed = {id(entry) for entry in needed_inputs if entry.kind != "random"}
         self.read_inputs = [index for index, entry in enumerate(forward.inputs)
                             if id(entry) in needed]
 
     def run(self, input_tensors: list, residual_values: list, grads: list,
-            result_meta: list) -> list:
+            result_meta: list, draws: dict) -> list:
         """The input gradients, one per backward output, recorded for autograd.
 
         input_tensors: the call's tensors for `read_inputs`, in that order; residual_values:
         the call's residuals (arrays, None for cotangents); grads: the incoming gradients, one
-        per result that requires grad (None for a result that got none).
+        per result that requires grad (None for a result that got none); draws: the call's
+        random arrays for `draw_inputs`, by forward input index.
         """
         partition = self.partition
         forward, backward = partition.forward, partition.backward
         environment = {id(forward.inputs[index].value): tensor
                        for index, tensor in zip(self.read_inputs, input_tensors)}
+        for index in self.draw_inputs:
+            entry = forward.inputs[index]
+            environment[id(entry.value)] = Tensor._make(draws[index], entry.value.dtype)
         residuals: list = [None] * len(partition.residuals)
         for position, value in self.constant:
             residuals[position] = environment[id(value)] = Tensor._make(

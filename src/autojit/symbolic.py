@@ -519,6 +519,12 @@ def as_size(value):
     return value if isinstance(value, SymInt) else int(value)
 
 
+def same_shape(first, second) -> bool:
+    """Whether two shapes are equal, comparing lengths first: a tuple comparison would compare
+    a symbolic extent with an unrelated one of a longer shape, and guard on the outcome."""
+    return len(first) == len(second) and all(a == b for a, b in zip(first, second))
+
+
 def size_product(extents) -> int:
     """The product of extents, symbolic if any of them is."""
     total = 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..symbolic import same_shape
 from ..tensor import Tensor
 from .engine import run_backward
 
@@ -41,7 +42,7 @@ def _make_root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) ->
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(grad).__name__}")
         else:
-            if grad.shape != output.shape:
+            if not same_shape(grad.shape, output.shape):
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{index}] has a shape of {grad.shape} and "
                     f"output[{index}] has a shape of {output.shape}.")

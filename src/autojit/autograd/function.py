@@ -18,6 +18,7 @@ import inspect
 import warnings
 
 from ..state import state
+from ..symbolic import same_shape
 from ..tensor import Tensor
 from .graph import FREED_MESSAGE, Node, SavedTensor, conform, gradient_edge
 
@@ -149,11 +150,11 @@ class BackwardFunction(FunctionCtx, Node):
                 continue
             shape, dtype = meta
             grad_shape = tuple(grad.shape)
-            if grad_shape != shape and not _expandable(shape, grad_shape):
+            if not same_shape(grad_shape, shape) and not _expandable(shape, grad_shape):
                 raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index "
                                    f"{index} - got {list(grad_shape)} but expected shape "
                                    f"compatible with {list(shape)}")
-            if grad_shape != shape or grad._dtype is not dtype:
+            if not same_shape(grad_shape, shape) or grad._dtype is not dtype:
                 grad = conform(grad, meta)
             checked.append(grad)
         return checked

@@ -13,6 +13,7 @@ import itertools
 import weakref
 
 from ..state import state
+from ..symbolic import same_shape
 from ..tensor import Tensor
 
 _sequence = itertools.count()
@@ -157,7 +158,8 @@ class OpNode(Node):
                 conformed.append(None)
                 continue
             data = result._data
-            if (data.shape if data is not None else result._value.shape) != meta[0] or \
+            if (data.shape != meta[0] if data is not None else
+                    not same_shape(result._value.shape, meta[0])) or \
                     result._dtype is not meta[1]:
                 result = conform(result, meta)
             conformed.append(result)
@@ -310,7 +312,7 @@ def conform(gradient: Tensor, meta: tuple) -> Tensor:
     """
     shape, dtype = meta
     data = gradient._data
-    if (data.shape if data is not None else gradient._value.shape) != shape:
+    if data.shape != shape if data is not None else not same_shape(gradient._value.shape, shape):
         gradient = sum_to_shape(gradient, shape)
     if gradient._dtype is not dtype:
         gradient = gradient.to(dtype)
@@ -326,6 +328,6 @@ def sum_to_shape(gradient: Tensor, shape: tuple) -> Tensor:
         lead + i for i, extent in enumerate(shape) if extent == 1 and grad_shape[lead + i] != 1)
     if dims:
         gradient = gradient.sum(dim=dims, keepdim=True)
-    if gradient.shape != shape:
+    if not same_shape(gradient.shape, shape):
         gradient = gradient.reshape(shape)
     return gradient

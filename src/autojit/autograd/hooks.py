@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from ..symbolic import same_shape
 from ..tensor import Tensor
 from .graph import Node
 
@@ -142,7 +143,7 @@ def run_tensor_hooks(node: Node, grads: list) -> list:
 def _checked_replacement(hook, replaced, grad: Tensor) -> Tensor:
     if not isinstance(replaced, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(replaced).__name__}'")
-    if replaced.shape != grad.shape:
+    if not same_shape(replaced.shape, grad.shape):
         name = getattr(hook, "__name__", type(hook).__name__)
         raise RuntimeError(f"hook '{name}' has changed the size of value (expected "
                            f"{list(grad.shape)}, got {list(replaced.shape)})")

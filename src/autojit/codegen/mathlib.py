@@ -37,6 +37,18 @@ COS_COEFFICIENTS = [(-1) ** n / math.factorial(2 * n) for n in range(11)]
 EXPM1_SMALL = 0.6931471805599453  # ln2: the series runs below, the reduction above
 # expm1(x) = x + x*x * sum x**n / (n + 2)!, to degree 19 (remainder below 1e-17 for |x| < ln2).
 EXPM1_COEFFICIENTS = [1 / math.factorial(n + 2) for n in range(18)]
+# A float32 result needs about 2**-30 relative error before its rounding, not 2**-53: shorter
+# series (each remainder below 1e-9 relative on the same reduced ranges) halve the work.
+SINGLE_COEFFICIENTS = {
+    "exp": EXP_COEFFICIENTS[:8],
+    "log": LOG_COEFFICIENTS[:6],
+    "sin": SIN_COEFFICIENTS[:7],
+    "cos": COS_COEFFICIENTS[:7],
+    "expm1": EXPM1_COEFFICIENTS[:9],
+}
+DOUBLE_COEFFICIENTS = {"exp": EXP_COEFFICIENTS, "log": LOG_COEFFICIENTS,
+                       "sin": SIN_COEFFICIENTS, "cos": COS_COEFFICIENTS,
+                       "expm1": EXPM1_COEFFICIENTS}
 
 
 def _erf_small_coefficients():
@@ -74,9 +86,12 @@ ERF_TABLE = _erf_piece_table()
 class MathEmitter:
     """Emits double-precision math into `builder`'s current block; one per kernel module."""
 
-    def __init__(self, builder: ir.IRBuilder, module: ir.Module):
+    def __init__(self, builder: ir.IRBuilder, module: ir.Module, single: bool = False):
+        """single: the result is rounded to float32, so the series may be shorter."""
         self.b = builder
         self.module = module
+        self.single = single
+        self.coefficients = SINGLE_COEFFICIENTS if single else DOUBLE_COEFFICIENTS
 
     # ---- small helpers ------------------------------------------------------------------------
 
@@ -139,15 +154,22 @@ class MathEmitter:
             # A clamped x already decides the result (0 or inf); its tail, which can be large
             # (pow's rounding error of y * log|x| for huge y), must not move r off [-ln2/2, ln2/2].
             r = b.fadd(r, self.select(b.fcmp_ordered("==", x, clamped), tail, self.const(0.0)))
-        polynomial = self.horner(r, EXP_COEFFICIENTS)
+        polynomial = self.horner(r, self.coefficients["exp"])
         result = self.scale_by_power_of_two(polynomial, b.fptosi(k, INT64))
         return self.select(self.isnan(x), x, result)
 
     def expm1(self, x):
         """|x| < ln2: Taylor series (no cancellation); outside, with x = k ln2 + r,
-        fma(2**k, expm1(r), 2**k - 1), rounded once; beyond 700, exp(x) - 1."""
+        fma(2**k, expm1(r), 2**k - 1), rounded once; beyond 700, exp(x) - 1. For a float32
+        result, exp(x) - 1 outside the series' range: |exp(x) - 1| >= 1/2 there, so the
+        subtraction loses no bits a float32 keeps."""
         b = self.b
         series = self._expm1_series(x)
+        if self.single:
+            outside = b.fsub(self.exp(x), self.const(1.0))
+            small = b.fcmp_ordered("<", self.fabs(x), self.const(EXPM1_SMALL))
+            result = self.select(small, series, outside)
+            return self.select(b.fcmp_ordered("==", x, self.const(0.0)), x, result)
         clamped = self.select(b.fcmp_ordered("<", self.fabs(x), self.const(700.0)), x,
                               self.const(0.0))
         k = self.intrinsic("llvm.rint", [b.fmul(clamped, self.const(LOG2E))])
@@ -166,7 +188,7 @@ class MathEmitter:
 
     def _expm1_series(self, x):
         b = self.b
-        return b.fadd(x, b.fmul(b.fmul(x, x), self.horner(x, EXPM1_COEFFICIENTS)))
+        return b.fadd(x, b.fmul(b.fmul(x, x), self.horner(x, self.coefficients["expm1"])))
 
     def sigmoid(self, x):
         """The NumPy reference's formula: exp(-|x|) / (1 + exp(-|x|)) mirrored for x >= 0."""
@@ -181,6 +203,12 @@ class MathEmitter:
         b = self.b
         twice = b.fmul(self.const(2.0), self.fabs(x))
         t = self.expm1(b.fneg(twice))
+        if self.single:
+            # -t / (t + 2) holds for every |x| (t + 2 >= 1: no cancellation), and a float32
+            # result needs neither the correction step nor the large-|x| form.
+            magnitude = b.fdiv(b.fneg(t), b.fadd(t, self.const(2.0)))
+            magnitude = self.select(self.isnan(x), x, magnitude)
+            return self.intrinsic("llvm.copysign", [magnitude, x])
         # -t / (t + 2) with t + 2 kept as hi + lo and the quotient corrected by one Newton
         # step, so only expm1's error remains.
         denominator = b.fadd(t, self.const(2.0))
@@ -227,7 +255,7 @@ class MathEmitter:
         f, k = self._split(x)
         s = b.fdiv(f, b.fadd(self.const(2.0), f))
         z = b.fmul(s, s)
-        r = b.fmul(z, self.horner(z, LOG_COEFFICIENTS))
+        r = b.fmul(z, self.horner(z, self.coefficients["log"]))
         half_square = b.fmul(self.const(0.5), b.fmul(f, f))
         inner = b.fadd(b.fmul(s, b.fadd(half_square, r)), b.fmul(k, self.const(LN2_LO)))
         result = b.fsub(b.fmul(k, self.const(LN2_HI)), b.fsub(b.fsub(half_square, inner), f))
@@ -331,8 +359,8 @@ class MathEmitter:
                 "llvm.floor", [b.fmul(k, self.const(0.25))])))
             quadrant = b.add(quadrant, b.fptosi(k_mod_4, INT64))
         z = b.fmul(r, r)
-        sine = b.fmul(r, self.horner(z, SIN_COEFFICIENTS))
-        cosine = self.horner(z, COS_COEFFICIENTS)
+        sine = b.fmul(r, self.horner(z, self.coefficients["sin"]))
+        cosine = self.horner(z, self.coefficients["cos"])
         use_cosine = b.trunc(quadrant, BOOL)
         negate = b.trunc(b.lshr(quadrant, ir.Constant(INT64, 1)), BOOL)
         value = self.select(use_cosine, cosine, sine)
@@ -396,7 +424,7 @@ UNARY = ("exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos")
 
 def emit_unary(name, builder, module, value, float_type):
     """`name`(value) for a float or double `value`; float arguments run in double."""
-    emitter = MathEmitter(builder, module)
+    emitter = MathEmitter(builder, module, single=float_type != DOUBLE)
     wide = value if float_type == DOUBLE else builder.fpext(value, DOUBLE)
     result = getattr(emitter, name)(wide)
     return result if float_type == DOUBLE else builder.fptrunc(result, float_type)

@@ -90,22 +90,27 @@ def torch_step(x_data, y_data, lr=0.01):
     return step
 
 
+def jax_loss(parameters, x, y):
+    """The step's loss in JAX (bench/dynamic_sizes.py uses it too)."""
+    import jax
+    import jax.numpy as jnp
+
+    h = x
+    for layer in range(3):
+        h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
+        if layer < 2:
+            h = jax.nn.relu(h)
+    log_probabilities = jax.nn.log_softmax(h)
+    return -jnp.mean(jnp.take_along_axis(log_probabilities, y[:, None], axis=1))
+
+
 def jax_step(x_data, y_data, lr=0.01):
     import jax
     import jax.numpy as jnp
 
-    def loss_fn(parameters, x, y):
-        h = x
-        for layer in range(3):
-            h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
-            if layer < 2:
-                h = jax.nn.relu(h)
-        log_probabilities = jax.nn.log_softmax(h)
-        return -jnp.mean(jnp.take_along_axis(log_probabilities, y[:, None], axis=1))
-
     @jax.jit
     def update(parameters, x, y):
-        loss, grads = jax.value_and_grad(loss_fn)(parameters, x, y)
+        loss, grads = jax.value_and_grad(jax_loss)(parameters, x, y)
         return [p - lr * g for p, g in zip(parameters, grads)], loss
 
     state = {"parameters": [jnp.asarray(a) for a in initial_parameters()]}

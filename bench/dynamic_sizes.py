@@ -2,12 +2,12 @@
 sequence of batch sizes, compiled with and without dynamic shapes, against jax.jit and
 torch.compile.
 
-For each size the step is called once (the first call at that size: whatever tracing and
-compiling it needs, plus one step) and then timed as a warm step. The table gives, per
-framework, the median first-call time over the sizes after the first two (by then every
-framework that generalizes has done so), the median warm step time at batch 256, and how often
-the Python step function ran for tracing. autojit uses a fresh kernel cache directory, so
-every kernel it needs is compiled by LLVM in this run. Usage:
+Each framework runs in its own process. It calls the step once at each size in turn; that
+first call includes whatever tracing and compiling the size needs. The table gives the first
+call at the first size; the median first call over the sizes after the first two, by which time
+every framework that generalizes has done so; the median warm step at the first size (256 by
+default); and how often the Python step function ran to be traced. autojit uses a fresh kernel
+cache directory, so every kernel it needs is compiled by LLVM in this run. Usage:
 
     python bench/dynamic_sizes.py [--sizes 256,200,128,96,64,48,32,17]
 """
@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from compiled_step import SIZES, batch, initial_parameters
+from compiled_step import SIZES, batch, initial_parameters, jax_loss
 from timing import median_seconds
 
 
@@ -76,13 +76,7 @@ def jax_runner():
 
     def loss_fn(parameters, x, y):
         traces.count += 1
-        h = x
-        for layer in range(3):
-            h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
-            if layer < 2:
-                h = jax.nn.relu(h)
-        log_probabilities = jax.nn.log_softmax(h)
-        return -jnp.mean(jnp.take_along_axis(log_probabilities, y[:, None], axis=1))
+        return jax_loss(parameters, x, y)
 
     @jax.jit
     def update(parameters, x, y):
@@ -146,7 +140,7 @@ def measure(name, factory, sizes, repeats):
         start = time.perf_counter()
         call()
         first_calls.append(time.perf_counter() - start)
-        if size == 256:
+        if warm is None:  # the first size, once compiled
             warm = median_seconds(call, repeats)
     later = statistics.median(first_calls[2:]) if len(first_calls) > 2 else float("nan")
     return name, first_calls[0], later, warm, None if traces is None else traces.count
@@ -191,8 +185,8 @@ def main() -> None:
         count = "-" if traces is None else str(traces)
         print(f"{name:24}{first * 1e3:10.1f}ms{later * 1e3:10.1f}ms{warm * 1e3:10.2f}ms"
               f"{count:>8}")
-    print("new size: the median first call at a size after the first two; warm step: batch "
-          "256")
+    print(f"new size: the median first call at a size after the first two; warm step: batch "
+          f"{sizes[0]}")
 
 
 if __name__ == "__main__":

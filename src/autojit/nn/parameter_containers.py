@@ -9,11 +9,11 @@ optimizers see it. A plain Tensor stored in one is made a Parameter first; other
 
 from __future__ import annotations
 
-import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
 from ..tensor import Tensor
+from .container import ModuleList
 from .module import Module, typename
 from .parameter import Parameter
 
@@ -62,11 +62,7 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx) -> str:
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f"index {idx} is out of range")
-        return str(idx % len(self))
+    _get_abs_string_index = ModuleList._get_abs_string_index  # "0", "1", ... from an index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):

@@ -38,6 +38,25 @@ def batch(size: int, seed: int = 1, sizes: tuple = SIZES) -> tuple[np.ndarray, n
             generator.integers(0, sizes[-1], size).astype(np.int64))
 
 
+def sgd_step(framework, cross_entropy, parameters, x, y, lr):
+    """The benchmarked step, written once for autojit and torch (`framework` is either module):
+    an MLP with ReLU between the layers of `parameters` (weight, bias pairs), cross-entropy,
+    backward, and an SGD update of every parameter."""
+    layers = len(parameters) // 2
+    h = x
+    for layer in range(layers):
+        h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
+        if layer < layers - 1:
+            h = h.relu()
+    loss = cross_entropy(h, y)
+    loss.backward()
+    with framework.no_grad():
+        for p in parameters:
+            p.sub_(lr * p.grad)
+            p.grad = None
+    return loss.detach()
+
+
 def autojit_step(compiled: bool, x_data, y_data, lr=0.01):
     import autojit
     import autojit.nn.functional as F
@@ -46,18 +65,7 @@ def autojit_step(compiled: bool, x_data, y_data, lr=0.01):
     x, y = autojit.tensor(x_data), autojit.tensor(y_data)
 
     def step(x, y):
-        h = x
-        for layer in range(3):
-            h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
-            if layer < 2:
-                h = h.relu()
-        loss = F.cross_entropy(h, y)
-        loss.backward()
-        with autojit.no_grad():
-            for p in parameters:
-                p.sub_(lr * p.grad)
-                p.grad = None
-        return loss.detach()
+        return sgd_step(autojit, F.cross_entropy, parameters, x, y, lr)
 
     function = autojit.compile(step) if compiled else step
     start = time.perf_counter()
@@ -74,18 +82,7 @@ def torch_step(x_data, y_data, lr=0.01):
     x, y = torch.tensor(x_data), torch.tensor(y_data)
 
     def step():
-        h = x
-        for layer in range(3):
-            h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
-            if layer < 2:
-                h = h.relu()
-        loss = torch.nn.functional.cross_entropy(h, y)
-        loss.backward()
-        with torch.no_grad():
-            for p in parameters:
-                p.sub_(lr * p.grad)
-                p.grad = None
-        return loss.detach()
+        return sgd_step(torch, torch.nn.functional.cross_entropy, parameters, x, y, lr)
 
     return step
 

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compiled_step import SIZES, batch, initial_parameters  # noqa: E402
+from compiled_step import SIZES, batch, initial_parameters, sgd_step  # noqa: E402
 from cuda_elementwise import require_gpu, synchronized  # noqa: E402
 from timing import median_seconds  # noqa: E402
 
@@ -32,22 +32,10 @@ def autojit_step(autojit, sizes, x_data, y_data, lr=0.01):
     parameters = [autojit.tensor(a, device="cuda", requires_grad=True)
                   for a in initial_parameters(sizes=sizes)]
     x, y = autojit.tensor(x_data, device="cuda"), autojit.tensor(y_data, device="cuda")
-    layers = len(sizes) - 1
 
     @autojit.compile
     def step(x, y):
-        h = x
-        for layer in range(layers):
-            h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
-            if layer < layers - 1:
-                h = h.relu()
-        loss = F.cross_entropy(h, y)
-        loss.backward()
-        with autojit.no_grad():
-            for p in parameters:
-                p.sub_(lr * p.grad)
-                p.grad = None
-        return loss.detach()
+        return sgd_step(autojit, F.cross_entropy, parameters, x, y, lr)
 
     start = time.perf_counter()
     first_loss = step(x, y).item()
@@ -65,22 +53,11 @@ def torch_step(sizes, x_data, y_data, lr=0.01):
     parameters = [torch.tensor(a, device="cuda", requires_grad=True)
                   for a in initial_parameters(sizes=sizes)]
     x, y = torch.tensor(x_data, device="cuda"), torch.tensor(y_data, device="cuda")
-    layers = len(sizes) - 1
 
     def step():
-        h = x
-        for layer in range(layers):
-            h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
-            if layer < layers - 1:
-                h = h.relu()
-        loss = torch.nn.functional.cross_entropy(h, y)
-        loss.backward()
-        with torch.no_grad():
-            for p in parameters:
-                p.sub_(lr * p.grad)
-                p.grad = None
+        loss = sgd_step(torch, torch.nn.functional.cross_entropy, parameters, x, y, lr)
         torch.cuda.synchronize()
-        return loss.detach()
+        return loss
 
     return step
 

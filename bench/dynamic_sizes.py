@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from compiled_step import SIZES, batch, initial_parameters, jax_loss
+from compiled_step import SIZES, batch, initial_parameters, jax_loss, sgd_step
 from timing import median_seconds
 
 
@@ -46,18 +46,7 @@ def autojit_runner(dynamic):
 
     def step(x, y):
         traces.count += 1
-        h = x
-        for layer in range(3):
-            h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
-            if layer < 2:
-                h = h.relu()
-        loss = F.cross_entropy(h, y)
-        loss.backward()
-        with autojit.no_grad():
-            for p in parameters:
-                p.sub_(0.01 * p.grad)
-                p.grad = None
-        return loss.detach()
+        return sgd_step(autojit, F.cross_entropy, parameters, x, y, 0.01)
 
     compiled = autojit.compile(step, dynamic=dynamic)
 
@@ -101,22 +90,9 @@ def torch_runner():
     import torch
 
     parameters = [torch.tensor(a, requires_grad=True) for a in initial_parameters()]
-    traces = Counter()
 
     def step(x, y):
-        traces.count += 1
-        h = x
-        for layer in range(3):
-            h = h @ parameters[2 * layer] + parameters[2 * layer + 1]
-            if layer < 2:
-                h = h.relu()
-        loss = torch.nn.functional.cross_entropy(h, y)
-        loss.backward()
-        with torch.no_grad():
-            for p in parameters:
-                p.sub_(0.01 * p.grad)
-                p.grad = None
-        return loss.detach()
+        return sgd_step(torch, torch.nn.functional.cross_entropy, parameters, x, y, 0.01)
 
     compiled = torch.compile(step)
 

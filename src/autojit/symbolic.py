@@ -305,9 +305,6 @@ class SymInt(_Comparisons):
     def __hash__(self):
         return hash(("SymInt", self.poly))
 
-    def __min__(self, other):  # pragma: no cover - min() uses the comparisons
-        raise AssertionError
-
     # ---- specializing: a real int was needed -----------------------------------------------------
 
     def specialize(self, why: str = "") -> int:
@@ -372,9 +369,6 @@ class SymFloat(_Comparisons):
 
     def __init__(self, tree: tuple, hint: float, env: ShapeEnv):
         self.tree, self.hint, self.env = tree, hint, env
-
-    def _binary(self, symbol, left, right):
-        return _float_operation(symbol, left, right)
 
     def __add__(self, other):
         return _float_operation("+", self, other)

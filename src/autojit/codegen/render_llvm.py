@@ -156,6 +156,7 @@ class KernelRenderer:
         self.arrays = len(kernel.inputs) + len(kernel.outputs)  # what offsets are kept for
         self.object_layout = object_layout
         self.runtime: list = []  # a generic kernel's sizes, loaded at entry, in layout order
+        self.fill_sizes: list = []  # of those, the reduced outputs' sizes (identity fill)
 
     def render(self) -> Rendered:
         kernel = self.kernel
@@ -262,7 +263,7 @@ class KernelRenderer:
     def emit_identity_fill(self):
         """Set every reduced output to its reduction's identity (accumulating in memory)."""
         first_output = len(self.kernel.inputs)
-        fills = iter(getattr(self, "fill_sizes", ()))
+        fills = iter(self.fill_sizes)
         for index, output in enumerate(self.kernel.outputs):
             if output.reduce is None:
                 continue

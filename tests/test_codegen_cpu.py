@@ -448,3 +448,29 @@ def test_large_kernels_split_over_the_cores_equal_one_core():
                for step in compiled.executables[0].plan.steps)
     for mine, theirs in zip(results, function(a)):
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+def test_long_bodies_ask_for_interleaved_vector_iterations():
+    """A body of many dependent steps is one long latency chain per vector: the renderer asks
+    LLVM to interleave its iterations (short bodies keep LLVM's own choice), and the values
+    are unchanged."""
+    from autojit.codegen.render_llvm import INTERLEAVE_HINT, render
+
+    def sin_tanh_chain(length, name):
+        steps = [Step(REGISTRY["sin" if index % 2 else "tanh"],
+                      (Operand("input", 0) if index == 0 else Operand("step", index - 1),),
+                      {}, F32, F32) for index in range(length)]
+        return Kernel(name, (100,), [KernelInput(F32, (1,))], steps,
+                      [KernelOutput(length - 1, F32)])
+
+    long_kernel = sin_tanh_chain(16, "long_chain")
+    text = render(long_kernel).text
+    assert INTERLEAVE_HINT in text
+    assert re.search(r"^(!\d+) = distinct !\{ \1, !\d+ \}$", text, re.MULTILINE)
+    assert INTERLEAVE_HINT not in render(sin_tanh_chain(2, "short_chain")).text
+    x = RNG.uniform(-3, 3, 100).astype(np.float32)
+    (actual,) = run(long_kernel, [x])
+    expected = x.astype(np.float64)
+    for index in range(16):
+        expected = np.sin(expected) if index % 2 else np.tanh(expected)
+    np.testing.assert_allclose(actual, expected.astype(np.float32), rtol=1e-5, atol=1e-6)

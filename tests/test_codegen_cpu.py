@@ -418,7 +418,9 @@ def test_split_matmul_equals_numpy():
     a = generator.standard_normal((512, 256)).astype(np.float32)
     b = generator.standard_normal((256, 130)).astype(np.float32)
     assert 512 * 256 * 130 >= blas.SPLIT_THRESHOLD  # large enough to be split
-    for left, right in ((a, b), (a.T.copy().T, b), (a, b.T.copy().T), (a[:5], b)):
+    wide = generator.standard_normal((256, 700)).astype(np.float32)  # split by columns
+    for left, right in ((a, b), (a.T.copy().T, b), (a, b.T.copy().T), (a[:5], b),
+                        (a[:100], wide), (a[:100], wide.T.copy().T)):
         np.testing.assert_allclose(blas.matmul(left, right), left @ right, rtol=1e-5,
                                    atol=1e-4)
     doubles = generator.standard_normal((2, 3, 4))

@@ -210,6 +210,7 @@ class CompiledFunction:
                 graph.add_output(tracer.value_of(gradient), tracer.unique_output("nan_check"),
                                  "check")
             tracer.finish(graph, symbolic_args)
+            template = _alias_fresh_grads(template, result, tracer.fresh_grads)
         except _RunEagerly as reason:
             config.log("recompiles", f"{self._name()}: this call runs eagerly: {reason}")
             eager_call = True
@@ -239,6 +240,9 @@ class CompiledFunction:
             if output.kind == "grad":
                 grad_guarded.add(id(output.target.tensor) if output.target.kind == "captured"
                                  else id(symbolic_by_input[id(output.target)]))
+        # A .grad the function assigned before reading it: what it held before the call
+        # cannot change the result, so a new tensor there each call must not retrace.
+        grad_guarded -= tracer.grad_overwritten
         for entry, symbolic in symbolic_args:
             if id(symbolic) in grad_guarded:
                 grad_guarded.add(id(args[arg_positions[graph.arg_inputs.index(entry)]]))
@@ -248,7 +252,7 @@ class CompiledFunction:
             tensor for tensor in cleared if all(tensor is not entry.tensor
                                                 for entry in tracer.cleared_grads)]
         parts = (template, cleared_grads, guards, arg_positions, has_backward, requiring,
-                 backward_error, nan_checks)
+                 backward_error, nan_checks, set(tracer.fresh_grads))
         config.log("guards", f"{self._name()}: {len(guards)} guards\n{guards}")
         if env.hints:
             for text, value, where in env.specializations:
@@ -263,7 +267,7 @@ class CompiledFunction:
 
     def _build(self, graph: Graph, traced: Graph, template, cleared_grads: list, guards,
                arg_positions: list, has_backward: bool, requiring: list, backward_error,
-               nan_checks: list, generic: bool = False) -> Executable:
+               nan_checks: list, fresh_grads: set, generic: bool = False) -> Executable:
         """Optimize a traced graph (concrete sizes) and compile it into an Executable; with
         `generic`, its kernels read their sizes at run time (a dynamic trace's binding)."""
         optimized = self._optimize(graph)
@@ -281,6 +285,7 @@ class CompiledFunction:
             if backward_error is not None:
                 executable.failing_backward = (backward_error, requiring)
         executable.nan_checks = nan_checks
+        executable.fresh_grads = fresh_grads
         return executable
 
     def _roots(self, args: tuple, guards: GuardSet) -> list:
@@ -537,6 +542,27 @@ def _flatten_result(result, graph: Graph, tracer: Tracer):
     raise TypeError(f"autojit.compile: the function returned a {type(result).__name__}; "
                     "a compiled function returns Tensors, numbers, None, or tuples, lists and "
                     "dicts of them")
+
+
+def _alias_fresh_grads(template, result, fresh_grads: dict):
+    """The template with each returned tensor that is an assigned .grad (`return w.grad`
+    after `w.grad = None; loss.backward()`) made a ("grad", output name) leaf: the call
+    returns the very tensor it leaves in .grad, as eager does."""
+    if not fresh_grads:
+        return template
+    kind = template[0]
+    if kind == "tensor":
+        for name, grad in fresh_grads.items():
+            if grad is result and not result._requires_grad:
+                return ("grad", name)
+        return template
+    if kind in ("tuple", "list"):
+        return (kind, [_alias_fresh_grads(item, value, fresh_grads)
+                       for item, value in zip(template[1], result)])
+    if kind == "dict":
+        return (kind, [(key, _alias_fresh_grads(item, result[key], fresh_grads))
+                       for key, item in template[1]])
+    return template
 
 
 def _requiring_results(graph: Graph, result) -> list:

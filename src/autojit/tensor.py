@@ -215,13 +215,13 @@ class Tensor:
                 raise RuntimeError(f"assigned grad has data of a different size: expected "
                                    f"{self.shape}, got {value.shape}")
         if state.tracer is not None:
-            state.tracer.note_grad_access(self)
+            state.tracer.note_grad_access(self, assigning=True)
         self._grad = value
 
     @grad.deleter
     def grad(self) -> None:
         if state.tracer is not None:
-            state.tracer.note_grad_access(self)
+            state.tracer.note_grad_access(self, assigning=True)
         self._grad = None
 
     @property

@@ -185,6 +185,8 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
 
     The tensor's hooks have already run (the engine runs them before capture, too).
     """
+    if state.tracer is not None:
+        state.tracer.note_grad_access(variable)  # read: its .grad now decides the result
     current = variable._grad
     if create_graph:
         variable._grad = grad if current is None else current + grad

@@ -8,7 +8,7 @@ with the threads of whatever else the process runs. So from the first compiled p
 OpenBLAS is set to one thread (process-wide: NumPy products elsewhere in the process then run
 on one thread too), and a large product's rows are split between the calling thread and a
 small worker pool (NumPy releases the GIL inside matmul): one hand-off per product, each part
-a single-threaded BLAS call.
+a single-threaded BLAS call. A wide product is split by columns instead (see `matmul`).
 
 The thread count is set through OpenBLAS's own `*set_num_threads*` entry point, found in the
 libraries loaded into the process; where there is none (another BLAS, another platform),
@@ -80,16 +80,22 @@ def pool():
 
 
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """np.matmul(a, b) (into `out` when given), its rows split over the cores when large."""
+    """np.matmul(a, b) (into `out` when given), split over the cores when large: by rows, or
+    by columns when the product is wider than it is tall."""
     threads = _blas_threads()
     if threads is None or a.ndim != 2 or b.ndim != 2:
         return np.matmul(a, b, out=out)
     rows, inner = a.shape
     columns = b.shape[1]
     workers = pool()
+    # Each part packs its share of one operand and the whole of the other: split the side
+    # whose whole operand is the smaller copy (rows re-pack b, columns re-pack a). A 256x784
+    # by 784x512 product: 218 GF/s split by rows, 237 by columns (two cores, one run each).
+    by_columns = rows < columns
+    extent = columns if by_columns else rows
     parts = 1
     if workers is not None and rows * inner * columns >= SPLIT_THRESHOLD:
-        parts = min(workers._max_workers + 1, rows // _MIN_ROWS)
+        parts = min(workers._max_workers + 1, extent // _MIN_ROWS)
     if not _state.get("single"):
         threads[1](1)
         _state["single"] = True
@@ -97,10 +103,17 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
         return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty((rows, columns), np.result_type(a, b))
-    bounds = [rows * part // parts for part in range(parts + 1)]
-    pending = [workers.submit(np.matmul, a[start:stop], b, out=out[start:stop])
-               for start, stop in zip(bounds[1:-1], bounds[2:])]
-    np.matmul(a[:bounds[1]], b, out=out[:bounds[1]])
+    bounds = [extent * part // parts for part in range(parts + 1)]
+    if by_columns:
+        pieces = [(a, b[:, start:stop], out[:, start:stop])
+                  for start, stop in zip(bounds[:-1], bounds[1:])]
+    else:
+        pieces = [(a[start:stop], b, out[start:stop])
+                  for start, stop in zip(bounds[:-1], bounds[1:])]
+    pending = [workers.submit(np.matmul, left, right, out=target)
+               for left, right, target in pieces[1:]]
+    left, right, target = pieces[0]
+    np.matmul(left, right, out=target)
     for future in pending:
         future.result()
     return out

@@ -40,18 +40,27 @@ class Executable:
         self._result_meta = None  # (shape, dtype) of each result that requires grad
         # Anomaly mode: (output index, backward node, output position) checked for nan.
         self.nan_checks: list = []
+        self._recipe: _Recipe | None = None  # made on the first call
+        # Names of "grad" outputs whose tensor's .grad the function assigned: each call leaves
+        # a new tensor there, as eager does, instead of writing into the one already there.
+        self.fresh_grads: set = set()
 
     def run(self, args: tuple):
         self.calls += 1
+        recipe = self._recipe or self._prepare()
         # The graph's non-captured inputs in order: the call's tensor arguments, and fresh
         # random numbers for each "random" input (drawn in the order the function drew them).
-        supplied, positions, draws = [], iter(self.arg_positions), {}
-        for index, entry in enumerate(self.graph.inputs):
-            if entry.kind == "arg":
-                supplied.append(args[next(positions)]._data)
-            elif entry.kind == "random":
-                draws[index] = entry.tensor.draw()
-                supplied.append(draws[index])
+        draws = {}
+        if recipe.arguments_only:
+            supplied = [args[position]._data for position in self.arg_positions]
+        else:
+            supplied, positions = [], iter(self.arg_positions)
+            for index, entry in enumerate(self.graph.inputs):
+                if entry.kind == "arg":
+                    supplied.append(args[next(positions)]._data)
+                elif entry.kind == "random":
+                    draws[index] = entry.tensor.draw()
+                    supplied.append(draws[index])
         if self.plan is not None:
             arrays = self.plan.run_arrays(supplied)
         else:
@@ -60,9 +69,9 @@ class Executable:
             self._check_nan(arrays)
         self._write_back(arrays, args)
         if self.failing_backward is not None:
-            return self._failing_result(arrays)
+            return self._failing_result(arrays, args)
         if self.backward is None:
-            return _rebuild(self.template, arrays, self, None)
+            return recipe.rebuild(self.template, arrays, None, args)
         if self._result_meta is None:
             self._result_meta = [None] * len(self.requiring)
             for output in self.graph.outputs:
@@ -70,9 +79,15 @@ class Executable:
                 if number is not None:
                     self._result_meta[number] = (output.value.shape, output.value.dtype)
         node = self.backward.node_for_call(args, arrays, self._result_meta, draws)
-        result = _rebuild(self.template, arrays, self, node)
+        result = recipe.rebuild(self.template, arrays, node, args)
         node.watch_results(result)
         return result
+
+    def _prepare(self) -> _Recipe:
+        """What every call does with the outputs, worked out on the first call (compile.py
+        has set `requiring` by then)."""
+        self._recipe = _Recipe(self)
+        return self._recipe
 
     def _check_nan(self, arrays: tuple) -> None:
         """Anomaly mode: the first backward node (in the order eager ran them) whose gradient
@@ -85,39 +100,90 @@ class Executable:
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
                                    f"{position}th output.")
 
-    def _failing_result(self, arrays: tuple):
+    def _failing_result(self, arrays: tuple, args: tuple):
         from ..compiled_backward import FailingBackward
 
         error, requiring = self.failing_backward
-        self.requiring = {name: number for number, (name, _) in enumerate(requiring)}
-        return _rebuild(self.template, arrays, self, FailingBackward(error, len(requiring)))
+        requiring = {name: number for number, (name, _) in enumerate(requiring)}
+        if requiring != self.requiring:
+            self.requiring = requiring
+            self._prepare()
+        return self._recipe.rebuild(self.template, arrays, FailingBackward(error, len(requiring)),
+                                    args)
 
     def _write_back(self, arrays: tuple, args: tuple) -> None:
+        recipe = self._recipe
         targets = None
-        for output, array in zip(self.graph.outputs, arrays):
-            if output.kind == "update":
-                tensor = output.target.tensor
-                # A kernel that stored the new value into the tensor's own storage hands back
-                # that very array (codegen/in_place.py): nothing is left to copy.
-                if array is not tensor._data:
-                    if targets is None:
-                        targets = [entry.target.tensor._data for entry in self.graph.outputs
-                                   if entry.kind == "update"]
-                    if any(np.may_share_memory(array, target) for target in targets):
-                        array = array.copy()
-                    tensor._data[...] = array
-                tensor._bump_version()
-            elif output.kind == "grad":
-                tensor = self._target_tensor(output.target, args)
-                _assign_grad(tensor, array, output.value.dtype)
+        for index, tensor in recipe.updates:
+            array = arrays[index]
+            # A kernel that stored the new value into the tensor's own storage hands back
+            # that very array (codegen/in_place.py): nothing is left to copy.
+            if array is not tensor._data:
+                if targets is None:
+                    targets = [target._data for _, target in recipe.updates]
+                if any(np.may_share_memory(array, target) for target in targets):
+                    array = array.copy()
+                tensor._data[...] = array
+            tensor._bump_version()
+        for index, tensor, position, dtype, fresh in recipe.grads:
+            tensor = tensor if position is None else args[position]
+            if fresh:
+                tensor._grad = None
+            _assign_grad(tensor, arrays[index], dtype)
         for tensor in self.cleared_grads:
             tensor._grad = None
 
-    def _target_tensor(self, entry, args: tuple) -> Tensor:
-        if entry.kind == "captured":
-            return entry.tensor
-        position = self.graph.arg_inputs.index(entry)
-        return args[self.arg_positions[position]]
+
+class _Recipe:
+    """An executable's per-call work on its outputs, decided once: which outputs update
+    captured tensors, which are .grad (of a captured tensor, or of the argument at a position;
+    fresh when the function assigned that .grad), and, per output, the dtype and the result
+    number when it requires grad."""
+
+    def __init__(self, executable: Executable):
+        graph = executable.graph
+        self.arguments_only = all(entry.kind in ("arg", "captured") for entry in graph.inputs)
+        self.updates, self.grads = [], []
+        self.grad_owners = {}  # "grad" output name -> (captured tensor, or argument position)
+        for index, output in enumerate(graph.outputs):
+            if output.kind == "update":
+                self.updates.append((index, output.target.tensor))
+            elif output.kind == "grad":
+                entry = output.target
+                fresh = output.name in executable.fresh_grads
+                if entry.kind == "captured":
+                    owner = (entry.tensor, None)
+                else:
+                    owner = (None, executable.arg_positions[graph.arg_inputs.index(entry)])
+                self.grads.append((index, *owner, output.value.dtype, fresh))
+                self.grad_owners[output.name] = owner
+        self.leaves = [(output.value.dtype, executable.requiring.get(output.name))
+                       for output in graph.outputs]
+
+    def rebuild(self, template, arrays: tuple, node, args: tuple):
+        """The function's result: `template` with each output index replaced by its tensor,
+        and each ("grad", name) leaf by the .grad the write-back just left there."""
+        kind = template[0]
+        if kind == "tensor":
+            index = template[1]
+            dtype, number = self.leaves[index]
+            tensor = Tensor._make(arrays[index], dtype)
+            if number is not None:
+                tensor._requires_grad = True
+                tensor.grad_fn = node
+                tensor._output_nr = number
+            return tensor
+        if kind == "constant":
+            return template[1]
+        if kind in ("tuple", "list"):
+            items = [self.rebuild(item, arrays, node, args) for item in template[1]]
+            return tuple(items) if kind == "tuple" else items
+        if kind == "dict":
+            return {key: self.rebuild(item, arrays, node, args) for key, item in template[1]}
+        if kind == "grad":
+            tensor, position = self.grad_owners[template[1]]
+            return (tensor if position is None else args[position])._grad
+        raise AssertionError(f"unknown result template {kind!r}")
 
 
 def _assign_grad(tensor: Tensor, array: np.ndarray, dtype) -> None:
@@ -131,25 +197,3 @@ def _assign_grad(tensor: Tensor, array: np.ndarray, dtype) -> None:
     # CUDA hook: device arrays (autojit/cuda/array.py) copy themselves on the device.
     copied = np.array(array, copy=True) if array.__class__ is np.ndarray else array.copy()
     tensor._grad = Tensor._make(copied, dtype)
-
-
-def _rebuild(template, arrays: tuple, executable: Executable, node):
-    kind = template[0]
-    if kind == "tensor":
-        index = template[1]
-        output = executable.graph.outputs[index]
-        tensor = Tensor._make(arrays[index], output.value.dtype)
-        number = executable.requiring.get(output.name)
-        if number is not None:
-            tensor._requires_grad = True
-            tensor.grad_fn = node
-            tensor._output_nr = number
-        return tensor
-    if kind == "constant":
-        return template[1]
-    if kind in ("tuple", "list"):
-        items = [_rebuild(item, arrays, executable, node) for item in template[1]]
-        return tuple(items) if kind == "tuple" else items
-    if kind == "dict":
-        return {key: _rebuild(item, arrays, executable, node) for key, item in template[1]}
-    raise AssertionError(f"unknown result template {kind!r}")

@@ -356,6 +356,7 @@ class KernelStep:
         # Output buffers kept from one call to the next, for values that never leave the plan
         # (plan_buffer_reuse decides which): no allocation, no page faults on fresh memory.
         self._kept: list = [None] * len(outputs)
+        self._all_kept = False
         self.reusable = [False] * len(outputs)
         # Per output: the id of the captured input whose own storage receives it, when the
         # run allows (in_place.py plans it), else None.
@@ -367,12 +368,28 @@ class KernelStep:
         inputs = []
         for key, shape, dtype in self._sources:
             array = environment[key]
-            if array.shape != shape or array.dtype != dtype:
+            if array.shape != shape or (array.dtype is not dtype and array.dtype != dtype):
                 # The kernel reads raw memory through strides planned for this shape and
                 # dtype: a mismatch must stop here, not read out of bounds.
                 self._mismatch(key, array)
-            inputs.append(_contiguous(array))
+            inputs.append(array if array.flags.c_contiguous else _contiguous(array))
         reuse = environment.get(REUSE, False)
+        if reuse and self._all_kept and not self.writes_in_place:
+            results = list(self._kept)  # the steady state: every buffer kept from before
+        elif not self.writes_in_place and not any(self.reusable):
+            results = [np.empty(shape, dtype) for shape, dtype in self._results]
+        else:
+            results = self._buffers(environment, reuse)
+        if self.split is not None:
+            self.split.run(inputs, results)
+        else:
+            self.compiled(inputs, results)
+        for (key, reshape), result in zip(self._targets, results):
+            environment[key] = result.reshape(reshape) if reshape is not None else result
+
+    def _buffers(self, environment: dict, reuse: bool) -> list:
+        """The output arrays of this run: a captured tensor's own storage where the run
+        allows an in-place store, a buffer kept from the last run, or a fresh one."""
         allowed = environment.get(IN_PLACE) if self.writes_in_place else None
         results = []
         for index, (shape, dtype) in enumerate(self._results):
@@ -386,12 +403,8 @@ class KernelStep:
                 if reuse and self.reusable[index]:
                     self._kept[index] = buffer
             results.append(buffer)
-        if self.split is not None:
-            self.split.run(inputs, results)
-        else:
-            self.compiled(inputs, results)
-        for (key, reshape), result in zip(self._targets, results):
-            environment[key] = result.reshape(reshape) if reshape is not None else result
+        self._all_kept = all(buffer is not None for buffer in self._kept)
+        return results
 
     def _mismatch(self, key: int, array: np.ndarray):
         value = next(value for value in self.sources if id(value) == key)
@@ -420,18 +433,22 @@ def plan_buffer_reuse(graph: Graph, steps: list) -> None:
     """Mark the kernel and matmul outputs whose buffers may be kept across calls.
 
     A buffer can be reused on the next call when nothing holds on to it after this call: it
-    is not returned (nor kept as a residual), and every step that reads it computes a fresh
-    array from it (a kernel, a matmul) rather than a view that could escape. "update" and
-    "grad" outputs qualify: the executable copies them into the tensors they belong to.
+    is not returned (nor kept as a residual), and neither is anything a single-node step
+    makes from it, which may be a view of it (a transposed weight gradient's `permute`).
+    Kernels and matmuls compute fresh arrays. "update" and "grad" outputs qualify: the
+    executable copies them into the tensors they belong to.
     """
     escaping = {id(output.value) for output in graph.outputs
                 if output.kind in _ESCAPING_KINDS}
-    for step in steps:
+    # Readers come after what they read: walking backwards, a node's output is known to
+    # escape or not before its operands are decided.
+    for step in reversed(steps):
         if isinstance(step, (KernelStep, MatmulStep)):
             continue
         nodes = step.steps if isinstance(step, _NodesStep) else [step]
-        for inner in nodes:
-            escaping.update(id(value) for value in _value_operands(inner.node))
+        for inner in reversed(nodes):
+            if id(inner.node.output) in escaping:
+                escaping.update(id(value) for value in _value_operands(inner.node))
     for step in steps:
         if isinstance(step, KernelStep):
             step.reusable = [id(value) not in escaping for value, _ in step.outputs]
@@ -453,6 +470,11 @@ class Plan:
         # (set by build_plan; a backend whose kernels cannot keeps None).
         self.in_place = None
         plan_buffer_reuse(graph, steps)
+        # Worked out once, for run_arrays: each input's key and captured tensor (or None for
+        # the arrays a call supplies), and each output's key.
+        self._input_slots = [(id(entry.value), entry.tensor if entry.kind == "captured"
+                              else None) for entry in graph.inputs]
+        self._output_keys = [id(output.value) for output in graph.outputs]
 
     def run(self, arg_tensors: list) -> tuple:
         return self.run_arrays([tensor._data for tensor in arg_tensors])
@@ -463,9 +485,8 @@ class Plan:
         # (another thread, or a hook calling the same function) allocates its own.
         environment: dict = {REUSE: not self._running}
         supplied = iter(arg_arrays)
-        for entry in self.graph.inputs:
-            environment[id(entry.value)] = entry.tensor._data if entry.kind == "captured" \
-                else next(supplied)
+        for key, tensor in self._input_slots:
+            environment[key] = next(supplied) if tensor is None else tensor._data
         if self.in_place is not None and environment[REUSE]:
             environment[IN_PLACE] = self.in_place.allowed(environment)
             environment[WRITTEN] = []
@@ -486,7 +507,7 @@ class Plan:
         finally:
             if environment[REUSE]:
                 self._running = False
-        return tuple(environment[id(output.value)] for output in self.graph.outputs)
+        return tuple([environment[key] for key in self._output_keys])
 
     def _run_profiled(self, environment: dict, profiler) -> None:
         """Each step as a profiler event: kernels by name, single nodes as their op."""

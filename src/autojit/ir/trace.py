@@ -125,6 +125,12 @@ class Tracer:
         self.ran_backward = False  # set by the autograd engine when it runs during the trace
         # ids of tensors whose .grad the function read or assigned: compile.py guards those.
         self.grad_accessed: set = set()
+        # ids of tensors whose .grad the function assigned (or deleted): eager then leaves a
+        # new tensor in .grad, never the one from before the call. Of those, the ones whose
+        # first .grad access was that assignment: what .grad held before cannot matter.
+        self.grad_assigned: set = set()
+        self.grad_overwritten: set = set()
+        self.fresh_grads: dict = {}  # "grad" output name of an assigned .grad -> its tensor
         # (gradient, node, output position) that anomaly mode checks for nan on every run.
         self.nan_checks: list = []
         # "grad" output name -> the real tensor whose .grad it is (the captured input's tensor,
@@ -137,10 +143,14 @@ class Tracer:
         self._sharing: dict = {}  # id of a storage's root buffer -> captured storages on it
         self.grads_before: dict = {}  # id(Tensor) -> (tensor, its .grad before the trace)
 
-    def note_grad_access(self, tensor: Tensor) -> None:
+    def note_grad_access(self, tensor: Tensor, assigning: bool = False) -> None:
         """Called before .grad is read or assigned while tracing: the first time, remember
         the .grad a real tensor had, so that it can be restored (a `zero_grad()` that runs
         before the trace reads the tensor) and guarded."""
+        if assigning:
+            self.grad_assigned.add(id(tensor))
+            if id(tensor) not in self.grad_accessed:
+                self.grad_overwritten.add(id(tensor))
         self.grad_accessed.add(id(tensor))
         if tensor._data is not None and id(tensor) not in self.made:
             self.grads_before.setdefault(id(tensor), (tensor, tensor._grad))
@@ -264,14 +274,18 @@ class Tracer:
         """Add the side-effect outputs: .grad assigned during the trace, in-place updates."""
         for entry, tensor in args:
             if tensor._grad is not None and tensor._grad._data is None:
-                graph.add_output(self.value_of(tensor._grad), self.unique_output(f"{entry.name}"
-                                 ".grad"), "grad", entry)
+                output = graph.add_output(self.value_of(tensor._grad), self.unique_output(
+                    f"{entry.name}.grad"), "grad", entry)
+                if id(tensor) in self.grad_assigned:
+                    self.fresh_grads[output.name] = tensor._grad
         for touched in list(self._touched.values()):
             grad = touched.tensor._grad
             if grad is not touched.grad and grad is not None:
                 output = graph.add_output(self.value_of(grad), self.unique_output(
                     f"{touched.entry.name}.grad"), "grad", touched.entry)
                 self.grad_owners[output.name] = touched.tensor
+                if id(touched.tensor) in self.grad_assigned:
+                    self.fresh_grads[output.name] = grad
         for entry, value in self._updates.values():
             graph.add_output(value, self.unique_output(f"{entry.name}.update"), "update", entry)
         # `.grad = None` (zero_grad(set_to_none=True)) on a tensor the trace read: the caller

@@ -1,0 +1,138 @@
+"""A compiled function's .grad side effects match eager's object by object.
+
+A function that assigns `.grad` (`p.grad = None`, `zero_grad()`) leaves a new tensor in .grad
+on every eager call; one that only accumulates adds into the tensor already there. Tensors the
+caller kept from an earlier call must keep their values, and a returned `p.grad` is the
+tensor now in `p.grad`. Each test runs the same function eagerly and compiled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import autojit
+import autojit.nn as nn
+from autojit.optim import SGD
+
+
+def run_both(make_step, calls=4):
+    """For eager then compiled: the step's results, and what the test observed per call."""
+    observed = {}
+    for compiled in (False, True):
+        step, observe = make_step()
+        function = autojit.compile(step) if compiled else step
+        record = []
+        for call in range(calls):
+            x = autojit.tensor(np.full(3, float(call + 1), np.float32))
+            record.append(observe(function(x)))
+        observed[compiled] = (record, function)
+    return observed
+
+
+def values(tensors):
+    return [tensor.detach().numpy().copy() for tensor in tensors]
+
+
+def test_grads_kept_from_earlier_calls_keep_their_values():
+    def make_step():
+        w = autojit.tensor(np.ones(3, np.float32), requires_grad=True)
+        kept = []
+
+        def step(x):
+            w.grad = None
+            (w * x).sum().backward()
+            return w.grad
+
+        def observe(result):
+            kept.append(w.grad)
+            return values(kept), result is w.grad
+
+        return step, observe
+
+    observed = run_both(make_step)
+    for (eager_values, eager_same), (compiled_values, compiled_same) in zip(
+            observed[False][0], observed[True][0]):
+        for mine, theirs in zip(compiled_values, eager_values):
+            np.testing.assert_array_equal(mine, theirs)
+        assert eager_same and compiled_same
+    assert len(observed[True][1].executables) == 1  # a new .grad each call is not a retrace
+
+
+def test_zero_grad_set_to_none_then_step_leaves_new_grads():
+    def make_step():
+        autojit.manual_seed(0)
+        model = nn.Linear(3, 1)
+        optimizer = SGD(model.parameters(), lr=0.1)
+        kept = []
+
+        def step(x):
+            optimizer.zero_grad()
+            model(x.reshape(1, 3)).sum().backward()
+            optimizer.step()
+
+        def observe(_):
+            kept.append(model.weight.grad)
+            return values(kept), values(list(model.parameters()))
+
+        return step, observe
+
+    observed = run_both(make_step)
+    for eager, compiled in zip(observed[False][0], observed[True][0]):
+        for eager_list, compiled_list in zip(eager, compiled):
+            for mine, theirs in zip(compiled_list, eager_list):
+                np.testing.assert_allclose(mine, theirs, rtol=1e-6)
+
+
+def test_accumulating_grads_add_into_the_same_tensor():
+    def make_step():
+        w = autojit.tensor(np.ones(3, np.float32), requires_grad=True)
+        w.grad = autojit.zeros(3)
+        first = w.grad
+
+        def step(x):
+            (w * x).sum().backward()
+
+        def observe(_):
+            return w.grad is first, first.numpy().copy()
+
+        return step, observe
+
+    observed = run_both(make_step)
+    for (eager_same, eager_value), (compiled_same, compiled_value) in zip(
+            observed[False][0], observed[True][0]):
+        assert eager_same and compiled_same
+        np.testing.assert_array_equal(compiled_value, eager_value)
+
+
+def test_an_argument_grad_assigned_in_the_function():
+    def make_step():
+        kept = []
+
+        def step(x):
+            x.grad = None
+            (x * x).sum().backward()
+            return x.grad
+
+        def observe(result):
+            kept.append(result)
+            return values(kept)
+
+        return step, observe
+
+    eager_x = autojit.tensor(np.arange(3, dtype=np.float32), requires_grad=True)
+    compiled_x = autojit.tensor(np.arange(3, dtype=np.float32), requires_grad=True)
+    for x, compiled in ((eager_x, False), (compiled_x, True)):
+        step, observe = make_step()
+        function = autojit.compile(step) if compiled else step
+        records = []
+        for _ in range(3):
+            with autojit.no_grad():
+                x.mul_(2.0)
+            result = function(x)
+            assert result is x.grad
+            records.append(observe(result))
+        if not compiled:
+            expected = records
+    for mine, theirs in zip(records, expected):
+        for a, b in zip(mine, theirs):
+            np.testing.assert_array_equal(a, b)

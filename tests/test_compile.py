@@ -612,3 +612,22 @@ def test_a_view_made_before_the_call_of_a_tensor_written_in_place_is_a_graph_bre
         first = compiled(x)
     np.testing.assert_array_equal(first.numpy(), (np.eye(2) - 1).T @ np.ones((2, 2)))
     np.testing.assert_array_equal(compiled(x).numpy(), (np.eye(2) - 2).T @ np.ones((2, 2)))
+
+
+def test_a_result_returned_through_a_view_keeps_its_values_across_calls():
+    """Kernel buffers are kept from one call to the next unless something escapes the call:
+    a returned transpose is a view of its kernel's buffer, so that buffer is not kept; one
+    read only by a matmul through a transpose is."""
+    compiled = autojit.compile(lambda x: ((x * 2).exp().t(), (x + 1).t() @ x))
+    first_input = autojit.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 6)
+    first, product = compiled(first_input)
+    expected_first, expected_product = first.numpy().copy(), product.numpy().copy()
+    compiled(first_input * 3)
+    np.testing.assert_array_equal(first.numpy(), expected_first)
+    np.testing.assert_array_equal(product.numpy(), expected_product)
+    plan = compiled.executables[0].plan
+    assert "node permute" in plan.describe()
+    # exp's buffer escapes through the returned transpose; (x + 1)'s does not; the product is
+    # returned.
+    assert [step.reusable for step in plan.steps if hasattr(step, "reusable")] == [
+        [False], [True], [False]]

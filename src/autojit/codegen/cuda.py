@@ -268,7 +268,7 @@ def build_plan(graph, args_on_cuda: bool = False):
     Raises the mixed-device error first when an op combines CPU and CUDA tensors
     (`check_devices`; `args_on_cuda`: the call's tensor arguments are known to be on a GPU)."""
     check_devices(graph, args_on_cuda)
-    plan = build_schedule(graph, compile_kernel=compile_kernel)
+    plan = build_schedule(graph, compile_kernel=compile_kernel, host=False)
     steps = [CudaKernelStep(step) if isinstance(step, KernelStep) else step
              for step in plan.steps]
     return CudaPlan(plan.graph, steps)

@@ -24,6 +24,10 @@ An update output of value `v` for the captured input `c` is written in place whe
 - every step of the kernel computes in floating point or bool: a kernel that can report an
   error (integer pow to a negative power) raises only after its loop has stored everything.
 
+A product with an update epilogue (matmul_steps.GemmStep: `W - lr * (h.T @ g)`) is written in
+place on the same terms, where it accumulates into `c` itself and neither factor is `c` or a
+view of it (BLAS reads the factors while it writes).
+
 At run time (`InPlaceTargets.allowed`, once per call) the tensor's current data must be a
 writeable C-contiguous ndarray of the planned shape and dtype that overlaps no other input's
 memory (another captured tensor, an argument). A target that fails any check is stored into a
@@ -39,19 +43,17 @@ from numpy.lib.array_utils import byte_bounds
 
 from .. import dtypes
 from ..ir.graph import Graph, Value
-from .schedule import (
-    KernelStep,
-    MatmulStep,
-    _NodesStep,
-    _value_operands,
-    contiguous_strides,
-)
+from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
+from .schedule import KernelStep, _NodesStep, _value_operands, contiguous_strides
 
 
 def _reads(step) -> list:
     """Ids of the values a plan step reads."""
     if isinstance(step, KernelStep):
         return [id(value) for value in step.sources]
+    if isinstance(step, (MatmulStep, ConcurrentProducts)):
+        products = step.members if isinstance(step, ConcurrentProducts) else [step]
+        return [id(value) for product in products for value in product.operands]
     nodes = step.steps if isinstance(step, _NodesStep) else [step]
     return [id(value) for inner in nodes for value in _value_operands(inner.node)]
 
@@ -65,7 +67,7 @@ def _view_roots(steps: list, roots: set) -> dict:
     """
     shared = {root: {root} for root in roots}
     for step in steps:
-        if isinstance(step, (KernelStep, MatmulStep)):
+        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts)):
             continue
         nodes = step.steps if isinstance(step, _NodesStep) else [step]
         for inner in nodes:
@@ -126,6 +128,16 @@ def _inputs_feeding(kernel, stored: int) -> set:
     return inputs
 
 
+def _gemm_writes_in_place(step: GemmStep, captured: Value, aliases: set) -> bool:
+    """Whether the product-with-epilogue `step` may store into `captured`'s storage: it
+    accumulates into `captured` itself, of the result's shape and dtype, and its factors
+    share no memory with it (BLAS reads them while it writes)."""
+    result = step.output
+    return step.epilogue.accumulate is captured and result.shape == captured.shape and \
+        result.dtype == captured.dtype and \
+        not any(id(value) in aliases for value in step.operands[:2])
+
+
 def plan_in_place_updates(graph: Graph, steps: list):
     """Mark the kernel outputs that store an update into its tensor's storage (each marked
     KernelStep's `in_place[i]` is the id of the captured input value); an InPlaceTargets for
@@ -138,11 +150,13 @@ def plan_in_place_updates(graph: Graph, steps: list):
     if not updates:
         return None
     captured = {id(entry.value) for entry in graph.inputs if entry.kind == "captured"}
-    produced = {}  # id(value) -> (step index, output position) for kernel outputs
+    produced = {}  # id(value) -> (step index, output position) for kernel and gemm outputs
     for index, step in enumerate(steps):
         if isinstance(step, KernelStep):
             for position, (value, _) in enumerate(step.outputs):
                 produced[id(value)] = (index, position)
+        elif isinstance(step, GemmStep):
+            produced[id(step.output)] = (index, None)
     shared = _view_roots(steps, captured | set(produced))
     views: dict = {}  # root -> ids of the values that may share its memory
     for name, found in shared.items():
@@ -170,19 +184,23 @@ def plan_in_place_updates(graph: Graph, steps: list):
             continue
         index, position = where
         step = steps[index]
+        if held.get(key, 0) or held.get(id(value), 0) != 1 or \
+                any(last_read.get(name, -1) > index for name in views[key]):
+            continue
+        if isinstance(step, GemmStep):
+            if _gemm_writes_in_place(step, entry.value, set(views[key])):
+                step.in_place = key
+                step.writes_in_place = True
+                targets.append((key, value.dtype.numpy, value.shape))
+            continue
         kernel = step.kernel
         if kernel.outputs[position].reduce is not None or step.outputs[position][1] is not None:
             continue
         if not (value.shape == entry.value.shape == kernel.shape and
                 value.dtype == entry.value.dtype and _computes_safely(kernel)):
             continue
-        if held.get(key, 0) or held.get(id(value), 0) != 1:
-            continue
-        aliases = set(views[key])
-        if not _reads_in_step(kernel, step.sources, key, aliases,
+        if not _reads_in_step(kernel, step.sources, key, set(views[key]),
                               kernel.outputs[position].step):
-            continue
-        if any(last_read.get(name, -1) > index for name in aliases):
             continue
         step.in_place[position] = key
         step.writes_in_place = True

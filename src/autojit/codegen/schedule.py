@@ -9,8 +9,9 @@ it runs before it (so independent work does not split a group); one that reads i
 
 Layout ops that only reinterpret a contiguous array (reshape, expand, permute) are folded into
 the strides a kernel reads its inputs with, so a broadcast bias or a transposed operand is never
-materialized for a kernel. Everything else (matmul through NumPy's BLAS, indexing, layout ops
-whose results are used elsewhere) runs as a single node with the op's NumPy impl, exactly as the
+materialized for a kernel. Matmuls run through BLAS (matmul_steps.py: transposed operands,
+update epilogues, products side by side). Everything else (indexing, layout ops whose
+results are used elsewhere) runs as a single node with the op's NumPy impl, exactly as the
 reference interpreter would. A group the backend cannot compile runs node by node the same way,
 so the plan is always correct.
 
@@ -30,8 +31,9 @@ from ..ir.graph import Graph, Value
 from ..ops.registry import REGISTRY, Elementwise, _run_eager
 from ..state import state
 from ..tensor import Tensor
-from . import blas
+from .environment_keys import IN_PLACE, REUSE, WRITTEN
 from .kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, ProductPlan, pair_products
 from .parallel import split_kernel
 
 REDUCTION_KIND = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min"}
@@ -93,10 +95,11 @@ def _joins(node, group: _Group) -> bool:
         id(source) not in group.reduced and group.reduce_axes in (None, axes)
 
 
-def build_plan(graph: Graph, compile_kernel=None, generic: bool = False):
+def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: bool = True):
     """The steps that run `graph`: fused kernels and single nodes, in a valid order. With
     `generic`, kernels read their sizes at run time (kernel.py), so that graphs that differ only
-    in sizes (a dynamic trace's bindings) share compiled code."""
+    in sizes (a dynamic trace's bindings) share compiled code. `host`: the plan runs on NumPy
+    arrays, so products may use the host BLAS's epilogues and pairs (matmul_steps.py)."""
     if compile_kernel is None:
         from .cpu import compile_kernel
     consumers: dict = {}
@@ -104,6 +107,7 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False):
         for operand in _value_operands(node):
             consumers.setdefault(id(operand), []).append(node)
     returned = {id(output.value) for output in graph.outputs}
+    products = ProductPlan(graph, consumers, returned, host)
 
     steps: list = []
     group: _Group | None = None
@@ -115,6 +119,15 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False):
         group = None
 
     for node in graph.nodes:
+        if id(node) in products.absorbed:
+            continue
+        epilogue = products.epilogues.get(id(node))
+        if epilogue is not None:
+            step = GemmStep(epilogue)
+            if group is not None and any(id(value) in group.values for value in step.operands):
+                close()
+            steps.append(step)
+            continue
         if group is not None and _joins(node, group):
             _add(group, node)
             continue
@@ -130,11 +143,11 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False):
             group = _Group(node.output.shape if _is_elementwise(node) else node.inputs[0].shape)
             _add(group, node)
         elif node.op.name == "matmul":
-            steps.append(MatmulStep(node))
+            steps.append(MatmulStep(node, host))
         else:
             steps.append(NodeStep(node))
     close()
-    plan = Plan(graph, _drop_unread(steps, returned))
+    plan = Plan(graph, pair_products(_drop_unread(steps, returned), products.paired))
     from .in_place import plan_in_place_updates  # it reads this module's step classes
 
     plan.in_place = plan_in_place_updates(graph, plan.steps)
@@ -152,6 +165,8 @@ def _drop_unread(steps: list, returned: set) -> list:
             read.update(id(x) for x in _value_operands(step.node))
         elif isinstance(step, KernelStep):
             read.update(id(value) for value in step.sources)
+        elif isinstance(step, MatmulStep):
+            read.update(id(value) for value in step.operands)
         else:
             for inner in step.steps:
                 read.update(id(x) for x in _value_operands(inner.node))
@@ -303,31 +318,6 @@ class NodeStep:
         return f"node {self.node.op.name}"
 
 
-class MatmulStep(NodeStep):
-    """A matmul node: NumPy's BLAS called directly (codegen/blas.py splits large products
-    over the cores), without the eager op's dispatch."""
-
-    def __init__(self, node):
-        super().__init__(node)
-        first, second = node.inputs
-        self._keys = (id(first), id(second), id(node.output))
-        self.reusable = [False]
-        self._kept = None
-
-    def run(self, environment: dict) -> None:
-        first, second, output = self._keys
-        a, b = environment[first], environment[second]
-        if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray:
-            super().run(environment)  # device arrays: the eager op dispatches them
-            return
-        out = None
-        if self.reusable[0] and environment.get(REUSE, False):
-            out = self._kept
-            if out is None or out.dtype != np.result_type(a, b):
-                out = self._kept = np.empty(self.node.output.shape, np.result_type(a, b))
-        environment[output] = blas.matmul(a, b, out)
-
-
 class _NodesStep:
     """A group the backend could not compile, run node by node."""
 
@@ -419,12 +409,6 @@ class KernelStep:
                 f"{len(self.kernel.outputs)} outputs ({kinds})")
 
 
-# The environment's key for "this run may use kept buffers" (value ids are ints).
-REUSE = "reuse"
-# The environment's keys for the captured inputs kernels may write in place on this run, and
-# for those written so far.
-IN_PLACE = "in_place"
-WRITTEN = "written"
 # Outputs that leave the plan as they are: returned to the caller, or kept for a backward.
 _ESCAPING_KINDS = ("result", "saved")
 
@@ -443,7 +427,7 @@ def plan_buffer_reuse(graph: Graph, steps: list) -> None:
     # Readers come after what they read: walking backwards, a node's output is known to
     # escape or not before its operands are decided.
     for step in reversed(steps):
-        if isinstance(step, (KernelStep, MatmulStep)):
+        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts)):
             continue
         nodes = step.steps if isinstance(step, _NodesStep) else [step]
         for inner in reversed(nodes):
@@ -452,8 +436,16 @@ def plan_buffer_reuse(graph: Graph, steps: list) -> None:
     for step in steps:
         if isinstance(step, KernelStep):
             step.reusable = [id(value) not in escaping for value, _ in step.outputs]
-        elif isinstance(step, MatmulStep):
-            step.reusable = [id(step.node.output) not in escaping]
+        else:
+            for product in _products(step):
+                product.reusable = [id(product.output) not in escaping]
+
+
+def _products(step) -> list:
+    """The MatmulSteps a plan step runs."""
+    if isinstance(step, MatmulStep):
+        return [step]
+    return step.members if isinstance(step, ConcurrentProducts) else []
 
 
 def _contiguous(array: np.ndarray) -> np.ndarray:
@@ -518,6 +510,10 @@ class Plan:
             if isinstance(step, KernelStep):
                 name = f"autojit::kernel {step.kernel.name}"
                 shapes = [list(value.shape) for value in step.sources]
+            elif isinstance(step, (MatmulStep, ConcurrentProducts)):
+                products = _products(step)
+                name = "autojit::" + "+".join(product.event_name for product in products)
+                shapes = [list(value.shape) for value in products[0].node.inputs]
             else:
                 nodes = step.steps if isinstance(step, _NodesStep) else [step]
                 name = "autojit::" + "+".join(inner.node.op.name for inner in nodes)

@@ -1,0 +1,284 @@
+"""Matrix products in a compiled plan: how the schedule (schedule.py) runs matmul nodes.
+
+Three things are decided here, once per plan, from the graph:
+
+- Transposed operands are read where they lie: a matmul operand made by a 2-D `permute`
+  (h.T in a weight gradient h.T @ g) is read as the transpose of its source, which BLAS does
+  through its strides; the permute step is then dropped when nothing else reads it.
+- Epilogues: a product whose only use is `C ± s * (a @ b)` or `s * (a @ b) ± C` (an SGD update
+  `W - lr * (h.T @ g)` once `.grad` is cleared, a gradient accumulated into a kept one), with
+  C of the product's shape and dtype and s a Python number, is one BLAS call
+  `alpha * a @ b + beta * C` (GemmStep). When C is a captured tensor this step updates, the
+  call writes straight into its storage (in_place.py decides and checks, as for kernels), so
+  the product is never stored apart and no update kernel reads it back.
+- Pairs: two products that the schedule runs one after the other and that do not depend on
+  each other, each large enough that it would be split over the cores, run side by side, one
+  whole product per core (ConcurrentProducts): one hand-off instead of two, and neither
+  operand is re-packed by a second part. A 256x512x512 pair (an MLP's hidden-layer input
+  gradient and weight gradient): 1.02 ms side by side against 1.25-1.30 ms split one after
+  the other. Smaller products lose more to the hand-off than they gain (108 us one after the
+  other against 160 us side by side for 256x10x512 and 512x256x10). A paired product keeps no
+  epilogue: its update could not be written in place while the other product of the pair
+  reads the same tensor.
+
+CUDA plans keep plain matmul steps (`host` False): device arrays go through the eager op.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import Value
+from ..ops.registry import REGISTRY, _run_eager
+from ..tensor import Tensor
+from . import blas
+from .environment_keys import IN_PLACE, REUSE, WRITTEN
+
+# A product pairs with its neighbour from this many multiply-adds: the size from which it
+# would be split over the cores anyway.
+PAIR_THRESHOLD = blas.SPLIT_THRESHOLD
+
+
+def transposed_source(value) -> tuple:
+    """(value read, whether the product reads its transpose) for a matmul operand: the
+    source of a 2-D permute (dims (1, 0)), else the operand itself."""
+    producer = value.producer
+    if producer is not None and producer.op.name == "permute" and \
+            tuple(producer.attrs["dims"]) == (1, 0) and isinstance(producer.inputs[0], Value):
+        return producer.inputs[0], True
+    return value, False
+
+
+class Epilogue:
+    """`out = alpha * (a @ b) + beta * accumulate` for the nodes `product`, `scale` (or
+    None) and `combine` (whose output is the result)."""
+
+    def __init__(self, product, scale, combine, alpha: float, beta: float, accumulate):
+        self.product, self.scale, self.combine = product, scale, combine
+        self.alpha, self.beta, self.accumulate = alpha, beta, accumulate
+
+
+class ProductPlan:
+    """What the schedule does with the graph's matmul nodes (see the module docstring)."""
+
+    def __init__(self, graph, consumers: dict, returned: set, host: bool):
+        self.paired: set = set()  # ids of matmul nodes that run beside a neighbour
+        self.epilogues: dict = {}  # id(combine node) -> Epilogue
+        self.absorbed: set = set()  # ids of the nodes an epilogue computes
+        if not host:
+            return
+        self._pair(graph.nodes)
+        for node in graph.nodes:
+            if node.op.name == "matmul" and id(node) not in self.paired:
+                epilogue = _epilogue(node, consumers, returned)
+                # (a @ b) + (c @ d): the first product folds the second's result in; the
+                # second is computed on its own.
+                if epilogue is not None and id(epilogue.combine) not in self.epilogues:
+                    self.epilogues[id(epilogue.combine)] = epilogue
+                    self.absorbed.add(id(node))
+                    if epilogue.scale is not None:
+                        self.absorbed.add(id(epilogue.scale))
+
+    def _pair(self, nodes: list) -> None:
+        """Pair each large product with the next one that does not depend on it. The steps
+        are joined only where the schedule puts them next to each other (pair_products)."""
+        previous, derived = None, set()  # the candidate, and ids of values computed from it
+        for node in nodes:
+            reads_previous = any(id(x) in derived for x in node.inputs if isinstance(x, Value))
+            if node.op.name == "matmul" and _pairable(node):
+                if previous is not None and not reads_previous:
+                    self.paired.update((id(previous), id(node)))
+                    previous, derived = None, set()
+                else:
+                    previous, derived = node, {id(node.output)}
+            elif reads_previous:
+                derived.add(id(node.output))
+
+
+def _pairable(node) -> bool:
+    first, second = node.inputs
+    if len(first.shape) != 2 or len(second.shape) != 2:
+        return False
+    rows, inner = first.shape
+    return rows * inner * second.shape[1] >= PAIR_THRESHOLD and blas.pool() is not None
+
+
+def _only_consumer(value, consumers: dict, returned: set):
+    readers = consumers.get(id(value), ())
+    if id(value) in returned or len(readers) != 1:
+        return None
+    return readers[0]
+
+
+def _epilogue(product, consumers: dict, returned: set) -> Epilogue | None:
+    output = product.output
+    if len(output.shape) != 2 or any(len(x.shape) != 2 for x in product.inputs) or \
+            not blas.gemm_supported(output.dtype.numpy) or \
+            any(x.dtype is not output.dtype for x in product.inputs):
+        return None
+    following = _only_consumer(output, consumers, returned)
+    if following is None:
+        return None
+    scale, alpha, scaled = None, 1.0, output
+    if following.op.name == "mul":
+        factors = [x for x in following.inputs if x is not output]
+        if len(factors) != 1 or factors[0].__class__ not in (int, float) or \
+                following.output.dtype is not output.dtype:
+            return None
+        scale, alpha, scaled = following, float(factors[0]), following.output
+        following = _only_consumer(scaled, consumers, returned)
+        if following is None:
+            return None
+    if following.op.name not in ("add", "sub"):
+        return None
+    left, right = following.inputs
+    accumulate = right if left is scaled else left
+    if not isinstance(accumulate, Value) or accumulate is scaled or \
+            accumulate.shape != output.shape or accumulate.dtype is not output.dtype or \
+            following.output.dtype is not output.dtype:
+        return None
+    beta = 1.0
+    if following.op.name == "sub":
+        if right is scaled:
+            alpha = -alpha
+        else:
+            beta = -1.0
+    return Epilogue(product, scale, following, alpha, beta, accumulate)
+
+
+class MatmulStep:
+    """A matmul node: BLAS called directly (codegen/blas.py splits large products over the
+    cores), without the eager op's dispatch, reading transposed operands in place."""
+
+    event_name = "matmul"  # the profiler's name for it
+
+    def __init__(self, node, host: bool = True):
+        self.node = node
+        self.output = node.output
+        operands = [transposed_source(x) if host else (x, False) for x in node.inputs]
+        self.operands = [value for value, _ in operands]  # the values the step reads
+        self._keys = [(id(value), transposed) for value, transposed in operands]
+        self.reusable = [False]
+        self._kept = None
+
+    def _operands(self, environment: dict) -> list:
+        arrays = []
+        for key, transposed in self._keys:
+            array = environment[key]
+            arrays.append(array.T if transposed else array)
+        return arrays
+
+    def run(self, environment: dict, split: bool = True) -> None:
+        a, b = self._operands(environment)
+        if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray:
+            environment[id(self.output)] = self._eager(a, b)  # device arrays
+            return
+        dtype = np.result_type(a, b)
+        out = None
+        if self.reusable[0] and environment.get(REUSE, False):
+            out = self._kept
+            if out is None or out.dtype != dtype or out.shape != (a.shape[0], b.shape[-1]):
+                out = None
+                if a.ndim == b.ndim == 2:
+                    out = self._kept = np.empty((a.shape[0], b.shape[1]), dtype)
+        environment[id(self.output)] = blas.matmul(a, b, out, split)
+
+    def _eager(self, a, b):
+        operands = tuple(Tensor._make(array, value.dtype)
+                         for array, value in zip((a, b), self.node.inputs))
+        return _run_eager(REGISTRY["matmul"], operands, {})._data
+
+    def describe(self) -> str:
+        marks = ["ᵀ" if transposed else "" for _, transposed in self._keys]
+        return "matmul " + " @ ".join(f"%{value.id}{mark}"
+                                       for value, mark in zip(self.operands, marks))
+
+
+class GemmStep(MatmulStep):
+    """A product with its epilogue: `alpha * a @ b + beta * accumulate` in one BLAS call,
+    stored into the accumulated tensor's own storage when in_place.py allows."""
+
+    def __init__(self, epilogue: Epilogue):
+        super().__init__(epilogue.product)
+        self.epilogue = epilogue
+        self.event_name = "+".join(node.op.name for node in (
+            epilogue.product, epilogue.scale, epilogue.combine) if node is not None)
+        self.output = epilogue.combine.output
+        self.operands.append(epilogue.accumulate)
+        self._accumulate = id(epilogue.accumulate)
+        self.in_place = None  # id of the captured input whose storage receives the result
+        self.writes_in_place = False
+
+    def run(self, environment: dict, split: bool = True) -> None:
+        a, b = self._operands(environment)
+        accumulate = environment[self._accumulate]
+        dtype = self.output.dtype.numpy
+        if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or \
+                accumulate.__class__ is not np.ndarray or \
+                not a.dtype == b.dtype == accumulate.dtype == dtype:
+            environment[id(self.output)] = self._unfused(a, b, accumulate)
+            return
+        shape = (a.shape[0], b.shape[1])
+        if self.in_place is not None and self.in_place in environment.get(IN_PLACE, ()):
+            out = accumulate
+            environment[WRITTEN].append(self.in_place)
+        else:
+            out = self._kept if environment.get(REUSE, False) else None
+            if out is None or out.shape != shape:
+                out = np.empty(shape, dtype)
+                if self.reusable[0] and environment.get(REUSE, False):
+                    self._kept = out
+            np.copyto(out, accumulate)
+        environment[id(self.output)] = blas.gemm(a, b, out, self.epilogue.alpha,
+                                                 self.epilogue.beta, split)
+
+    def _unfused(self, a, b, accumulate):
+        """The epilogue's nodes one by one, as the reference interpreter runs them."""
+        epilogue = self.epilogue
+        result = Tensor._make(self._eager(a, b), epilogue.product.output.dtype)
+        if epilogue.scale is not None:
+            operands = tuple(result if x is epilogue.product.output else x
+                             for x in epilogue.scale.inputs)
+            result = _run_eager(epilogue.scale.op, operands, {})
+        scaled = epilogue.product.output if epilogue.scale is None else epilogue.scale.output
+        other = Tensor._make(accumulate, epilogue.accumulate.dtype)
+        operands = tuple(result if x is scaled else other for x in epilogue.combine.inputs)
+        return _run_eager(epilogue.combine.op, operands, {})._data
+
+    def describe(self) -> str:
+        epilogue = self.epilogue
+        into = " (store in place)" if self.in_place is not None else ""
+        return (f"gemm {epilogue.alpha:g} * {super().describe()[len('matmul '):]} + "
+                f"{epilogue.beta:g} * %{epilogue.accumulate.id}{into}")
+
+
+class ConcurrentProducts:
+    """Products that read nothing of each other's, one per core, each whole."""
+
+    def __init__(self, members: list):
+        self.members = members
+
+    def run(self, environment: dict) -> None:
+        first, *others = self.members
+        pending = [blas.pool().submit(member.run, environment, False) for member in others]
+        first.run(environment, False)
+        for future in pending:
+            future.result()
+
+    def describe(self) -> str:
+        return "side by side: " + "; ".join(member.describe() for member in self.members)
+
+
+def pair_products(steps: list, paired: set) -> list:
+    """The steps with each two consecutive MatmulSteps of paired nodes (that do not read
+    each other's result) joined into one ConcurrentProducts."""
+    joined: list = []
+    for step in steps:
+        previous = joined[-1] if joined else None
+        if step.__class__ is MatmulStep and previous.__class__ is MatmulStep and \
+                id(step.node) in paired and id(previous.node) in paired and \
+                not any(value is previous.output for value in step.operands):
+            joined[-1] = ConcurrentProducts([previous, step])
+        else:
+            joined.append(step)
+    return joined

@@ -1,0 +1,209 @@
+"""Matrix products in compiled plans (codegen/matmul_steps.py, codegen/blas.py): transposed
+operands read where they lie, epilogues folded into one BLAS call (stored in place into the
+updated tensor where that is safe, copied where it is not), and large independent products run
+side by side, each matching eager.
+"""
+
+import numpy as np
+import pytest
+
+import autojit
+from autojit.codegen import blas
+from autojit.codegen.matmul_steps import ConcurrentProducts, GemmStep
+
+generator = np.random.default_rng(7)
+
+
+def array(*shape, dtype=np.float32):
+    return generator.standard_normal(shape).astype(dtype)
+
+
+def plan_of(compiled):
+    return compiled.executables[0].plan
+
+
+def steps_of(compiled, kind):
+    return [step for step in plan_of(compiled).steps if isinstance(step, kind)]
+
+
+# ---- blas.gemm ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(3, 4, 5), (300, 70, 260), (1, 7, 1), (5, 0, 3)])
+def test_gemm_reads_transposed_and_strided_operands_and_accumulates(dtype, shape):
+    rows, inner, columns = shape
+    if not blas.gemm_supported(dtype):
+        pytest.skip("no CBLAS gemm in this process")
+    for transpose_a in (False, True):
+        for transpose_b in (False, True):
+            a = array(inner, rows, dtype=dtype).T if transpose_a else array(rows, inner,
+                                                                            dtype=dtype)
+            # Every other column: strides BLAS cannot read as they are (copied first).
+            b = array(columns, inner, dtype=dtype).T if transpose_b else \
+                array(inner, 2 * columns, dtype=dtype)[:, ::2]
+            for alpha, beta in ((1.0, 0.0), (-0.25, 1.0), (2.0, -1.0)):
+                accumulate = array(rows, columns, dtype=dtype)
+                out = accumulate.copy() if beta else np.full((rows, columns), np.nan, dtype)
+                blas.gemm(a, b, out, alpha, beta)
+                expected = alpha * (a.astype(np.float64) @ b) + beta * accumulate
+                np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+# ---- epilogues ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("function", [
+    lambda a, b, c: c - 0.5 * (a @ b),
+    lambda a, b, c: (a @ b) * 3 + c,
+    lambda a, b, c: c + a @ b,
+    lambda a, b, c: 2 * (a @ b) - c,
+    lambda a, b, c: (a.t().t() @ b) - c,
+    lambda a, b, c: (a @ b) + (c @ b.t().t()[:, :4].t()[:4].t()[:4, :4] @ b)[:, :4] * 0 + c,
+], ids=["c-s*ab", "ab*s+c", "c+ab", "s*ab-c", "ab-c", "two-products"])
+def test_epilogue_matches_eager_and_leaves_its_operands_alone(function):
+    a, b, c = (autojit.tensor(array(4, 4)) for _ in range(3))
+    originals = [t.numpy().copy() for t in (a, b, c)]
+    compiled = autojit.compile(function)
+    for _ in range(3):  # kept buffers from the last call are reused: results stay right
+        np.testing.assert_allclose(compiled(a, b, c).numpy(), function(a, b, c).numpy(),
+                                   rtol=1e-5, atol=1e-5)
+    for tensor, original in zip((a, b, c), originals):
+        np.testing.assert_array_equal(tensor.numpy(), original)
+
+
+def test_a_scaled_product_subtracted_from_an_argument_is_one_blas_call():
+    compiled = autojit.compile(lambda a, b, c: c - 0.5 * (a.t() @ b))
+    a, b, c = autojit.tensor(array(6, 3)), autojit.tensor(array(6, 5)), autojit.tensor(
+        array(3, 5))
+    result = compiled(a, b, c)
+    np.testing.assert_allclose(result.numpy(), c.numpy() - 0.5 * (a.numpy().T @ b.numpy()),
+                               rtol=1e-5, atol=1e-6)
+    (step,) = steps_of(compiled, GemmStep)
+    assert (step.epilogue.alpha, step.epilogue.beta) == (-0.5, 1.0)
+    # The transpose is read through its strides: no permute step is left in the plan.
+    assert "permute" not in plan_of(compiled).describe()
+    assert step.in_place is None  # c is an argument, not a tensor the function updates
+
+
+def sgd_parameters():
+    # float64: in float32 the steps' rounding differences grow from step to step with this
+    # loss, while the property checked is that the fused update computes eager's step.
+    return [autojit.tensor(array(6, 5, dtype=np.float64), requires_grad=True),
+            autojit.tensor(array(5, 3, dtype=np.float64), requires_grad=True)]
+
+
+def sgd_step(parameters, x, clear):
+    def step():
+        loss = ((x @ parameters[0]).tanh() @ parameters[1]).square().sum()
+        loss.backward()
+        with autojit.no_grad():
+            for parameter in parameters:
+                parameter.sub_(0.1 * parameter.grad)
+                if clear:
+                    parameter.grad = None
+        return loss.detach()
+    return step
+
+
+@pytest.mark.parametrize("clear", [True, False], ids=["grad-cleared", "grad-kept"])
+def test_sgd_update_folded_into_the_weight_gradient_product_equals_eager(clear):
+    x = autojit.tensor(array(8, 6, dtype=np.float64))
+    parameters = sgd_parameters()
+    eager_parameters = [autojit.tensor(p.detach().numpy().copy(), requires_grad=True)
+                        for p in parameters]
+    compiled = autojit.compile(sgd_step(parameters, x, clear))
+    eager = sgd_step(eager_parameters, x, clear)
+    storage = [p._data for p in parameters]
+    for _ in range(4):
+        np.testing.assert_allclose(compiled().item(), eager().item(), rtol=1e-10)
+    for mine, theirs in zip(parameters, eager_parameters):
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+        if not clear:
+            np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-10,
+                                       atol=1e-12)
+    gemms = steps_of(compiled, GemmStep)
+    if clear:
+        # Both weight gradients are used only by their update: each update is one BLAS call
+        # writing into the parameter's own storage.
+        assert len(gemms) == 2 and all(step.in_place is not None for step in gemms)
+        assert all(p._data is data for p, data in zip(parameters, storage))
+    else:
+        # The gradients are kept in .grad: each new weight gradient is accumulated into the
+        # old .grad by its product (a "grad" output, copied back as before).
+        assert len(gemms) == 2 and all(step.in_place is None for step in gemms)
+        assert all(step.epilogue.beta == 1.0 for step in gemms)
+
+
+def test_accumulating_a_product_into_a_kept_grad_equals_eager():
+    """grad += x.T @ g on each call (.grad never cleared): the product accumulates into the
+    kept gradient in one call."""
+    def run(compiled):
+        weight = autojit.tensor(np.ones((6, 5), np.float32), requires_grad=True)
+        x = autojit.tensor(np.arange(48, dtype=np.float32).reshape(8, 6) / 48)
+
+        def step():
+            (x @ weight).square().sum().backward()
+            return weight.grad * 1
+
+        function = autojit.compile(step) if compiled else step
+        return [function().numpy().copy() for _ in range(3)], weight.grad.numpy()
+
+    (mine, my_grad), (theirs, their_grad) = run(True), run(False)
+    for first, second in zip(mine, theirs):
+        np.testing.assert_allclose(first, second, rtol=1e-5)
+    np.testing.assert_allclose(my_grad, their_grad, rtol=1e-5)
+
+
+def test_an_update_whose_factors_read_the_updated_tensor_is_not_written_in_place():
+    """W - 0.1 * (W.T @ W): BLAS would read W while writing it, so the step copies W first."""
+    weight = autojit.tensor(array(5, 5))
+    expected = weight.numpy().copy()
+
+    def step():
+        with autojit.no_grad():
+            weight.copy_(weight - 0.1 * (weight.t() @ weight))
+        return weight * 1
+
+    compiled = autojit.compile(step)
+    for _ in range(3):
+        expected = expected - 0.1 * (expected.T @ expected)
+        np.testing.assert_allclose(compiled().numpy(), expected, rtol=1e-4, atol=1e-5)
+    assert all(step.in_place is None for step in steps_of(compiled, GemmStep))
+
+
+# ---- products side by side ---------------------------------------------------------------------
+
+def test_large_independent_products_run_side_by_side_and_match_eager():
+    if blas.pool() is None:
+        pytest.skip("one core: nothing to run side by side")
+    side = 256  # 256^3 multiply-adds: the size from which a product would be split anyway
+    g, w, h = (autojit.tensor(array(side, side)) for _ in range(3))
+
+    def function(g, w, h):
+        first = g @ w.t()
+        return first.relu(), h.t() @ g
+
+    compiled = autojit.compile(function)
+    for _ in range(2):
+        for mine, theirs in zip(compiled(g, w, h), function(g, w, h)):
+            np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-3)
+    (pair,) = steps_of(compiled, ConcurrentProducts)
+    assert len(pair.members) == 2
+    assert "side by side" in plan_of(compiled).describe()
+
+
+def test_a_product_reading_the_previous_one_runs_after_it():
+    if blas.pool() is None:
+        pytest.skip("one core: nothing to run side by side")
+    a, b, c = (autojit.tensor(array(256, 256)) for _ in range(3))
+    compiled = autojit.compile(lambda a, b, c: (a @ b) @ c)
+    np.testing.assert_allclose(compiled(a, b, c).numpy(),
+                               ((a @ b) @ c).numpy(), rtol=1e-3, atol=1e-2)
+    assert not steps_of(compiled, ConcurrentProducts)
+
+
+def test_small_products_stay_one_after_the_other():
+    a, b = autojit.tensor(array(16, 16)), autojit.tensor(array(16, 16))
+    compiled = autojit.compile(lambda a, b: (a @ b, b @ a))
+    compiled(a, b)
+    assert not steps_of(compiled, ConcurrentProducts)

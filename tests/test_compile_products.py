@@ -207,3 +207,21 @@ def test_small_products_stay_one_after_the_other():
     compiled = autojit.compile(lambda a, b: (a @ b, b @ a))
     compiled(a, b)
     assert not steps_of(compiled, ConcurrentProducts)
+
+
+# ---- products over an inner extent of 1 ----------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_a_product_over_one_inner_element_is_a_fused_broadcast_product_bitwise_as_eager(dtype):
+    """a[m, 1] @ b[1, n] is rewritten to a * b (+0.0 for floats, where BLAS's sum from zero
+    turns -0.0 into +0.0), which fuses into a kernel; results are bitwise eager's."""
+    first = autojit.tensor(np.array([[1], [-0.0], [2], [-1]]).astype(dtype))
+    second = autojit.tensor(np.array([[0.0, -3, 1]]).astype(dtype))
+    batched = autojit.tensor(np.arange(12).reshape(2, 1, 6).astype(dtype) - 5)
+    function = lambda a, b, c: (a @ b, (a @ b).t() * 2, a @ c[:, :, :3])  # noqa: E731
+    compiled = autojit.compile(function)
+    for mine, theirs in zip(compiled(first, second, batched), function(first, second, batched)):
+        assert mine.shape == theirs.shape
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+        np.testing.assert_array_equal(np.signbit(mine.numpy()), np.signbit(theirs.numpy()))
+    assert "matmul" not in compiled.ir()

@@ -307,9 +307,18 @@ class NodeStep:
 
     def __init__(self, node):
         self.node = node
+        # A reshape, expand or permute of a NumPy array is its impl's view and nothing else:
+        # called directly, without the eager op's dispatch (5 to 15 us a step).
+        self._view_of = id(node.inputs[0]) if node.op.name in FOLDABLE_LAYOUTS and \
+            isinstance(node.inputs[0], Value) else None
 
     def run(self, environment: dict) -> None:
         node = self.node
+        if self._view_of is not None:
+            array = environment[self._view_of]
+            if array.__class__ is np.ndarray:
+                environment[id(node.output)] = node.op.impl(array, **node.attrs)
+                return
         operands = tuple(Tensor._make(environment[id(x)], x.dtype) if isinstance(x, Value)
                          else x for x in node.inputs)
         environment[id(node.output)] = _run_eager(node.op, operands, node.attrs)._data

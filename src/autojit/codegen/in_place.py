@@ -43,7 +43,7 @@ from numpy.lib.array_utils import byte_bounds
 
 from .. import dtypes
 from ..ir.graph import Graph, Value
-from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
+from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
 from .schedule import KernelStep, _NodesStep, _value_operands, contiguous_strides
 
 
@@ -52,8 +52,7 @@ def _reads(step) -> list:
     if isinstance(step, KernelStep):
         return [id(value) for value in step.sources]
     if isinstance(step, (MatmulStep, ConcurrentProducts)):
-        products = step.members if isinstance(step, ConcurrentProducts) else [step]
-        return [id(value) for product in products for value in product.operands]
+        return [id(value) for product in products_of(step) for value in product.operands]
     nodes = step.steps if isinstance(step, _NodesStep) else [step]
     return [id(value) for inner in nodes for value in _value_operands(inner.node)]
 

@@ -269,6 +269,13 @@ class ConcurrentProducts:
         return "side by side: " + "; ".join(member.describe() for member in self.members)
 
 
+def products_of(step) -> list:
+    """The MatmulSteps a plan step runs (none for other steps)."""
+    if isinstance(step, MatmulStep):
+        return [step]
+    return step.members if isinstance(step, ConcurrentProducts) else []
+
+
 def pair_products(steps: list, paired: set) -> list:
     """The steps with each two consecutive MatmulSteps of paired nodes (that do not read
     each other's result) joined into one ConcurrentProducts."""

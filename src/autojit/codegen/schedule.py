@@ -33,7 +33,14 @@ from ..state import state
 from ..tensor import Tensor
 from .environment_keys import IN_PLACE, REUSE, WRITTEN
 from .kernel import Kernel, KernelInput, KernelOutput, Operand, Step
-from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, ProductPlan, pair_products
+from .matmul_steps import (
+    ConcurrentProducts,
+    GemmStep,
+    MatmulStep,
+    ProductPlan,
+    pair_products,
+    products_of,
+)
 from .parallel import split_kernel
 
 REDUCTION_KIND = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min"}
@@ -446,15 +453,8 @@ def plan_buffer_reuse(graph: Graph, steps: list) -> None:
         if isinstance(step, KernelStep):
             step.reusable = [id(value) not in escaping for value, _ in step.outputs]
         else:
-            for product in _products(step):
+            for product in products_of(step):
                 product.reusable = [id(product.output) not in escaping]
-
-
-def _products(step) -> list:
-    """The MatmulSteps a plan step runs."""
-    if isinstance(step, MatmulStep):
-        return [step]
-    return step.members if isinstance(step, ConcurrentProducts) else []
 
 
 def _contiguous(array: np.ndarray) -> np.ndarray:
@@ -520,7 +520,7 @@ class Plan:
                 name = f"autojit::kernel {step.kernel.name}"
                 shapes = [list(value.shape) for value in step.sources]
             elif isinstance(step, (MatmulStep, ConcurrentProducts)):
-                products = _products(step)
+                products = products_of(step)
                 name = "autojit::" + "+".join(product.event_name for product in products)
                 shapes = [list(value.shape) for value in products[0].node.inputs]
             else:

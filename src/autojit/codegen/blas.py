@@ -1,4 +1,4 @@
-"""Matrix products for compiled plans: NumPy's BLAS, split over the cores by rows.
+"""Matrix products for compiled plans: NumPy's BLAS, split over the cores.
 
 A plan's matmul steps (codegen/schedule.py) call `matmul` here instead of np.matmul. BLAS
 libraries run their own threads, which spin and synchronize inside every call; on a machine
@@ -6,18 +6,21 @@ shared with other work they stall (a 256x784x512 float32 product measured 8 to 2
 OpenBLAS's two threads while another process ran, and 1.7 ms on one thread), and they compete
 with the threads of whatever else the process runs. So from the first compiled product on,
 OpenBLAS is set to one thread (process-wide: NumPy products elsewhere in the process then run
-on one thread too), and a large product's rows are split between the calling thread and a
-small worker pool (NumPy releases the GIL inside matmul): one hand-off per product, each part
-a single-threaded BLAS call. A wide product is split by columns instead (see `matmul`).
+on one thread too), and a large product's rows are split between the calling thread and the
+native workers of workers.py: one hand-off per product (about a microsecond), each part a
+single-threaded CBLAS gemm called from native code (`gemm_records`, `run_records`). Where those
+workers or a gemm with 64-bit integers are missing, parts go to a Python thread pool instead
+(NumPy and ctypes release the GIL in their calls), whose hand-off costs tens of microseconds.
 
 The thread count is set through OpenBLAS's own `*set_num_threads*` entry point, found in the
 libraries loaded into the process; where there is none (another BLAS, another platform),
 products run through np.matmul unchanged.
 
-`gemm` calls the same library's CBLAS `?gemm` through ctypes (which releases the GIL, so parts
-still run side by side): it reads a transposed operand through its strides, where np.matmul
-would want a copy or a view step, and computes `alpha * a @ b + beta * c` into c's storage, so
-a plan can fold an update such as `W - lr * (h.T @ g)` into the product (matmul_steps.py).
+`gemm` calls the same library's CBLAS `?gemm` (from the workers' native code, else through
+ctypes, which releases the GIL so that parts still run side by side): it reads a transposed
+operand through its strides, where np.matmul would want a copy or a view step, and computes
+`alpha * a @ b + beta * c` into c's storage, so a plan can fold an update such as
+`W - lr * (h.T @ g)` into the product (matmul_steps.py).
 """
 
 from __future__ import annotations
@@ -29,10 +32,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from . import workers
+
 # Below this many multiply-adds a product is not worth splitting: the hand-off to a worker
 # and the smaller blocks cost more than the second core gives back (measured on the gradient
 # penalty benchmark's 128x64x256 and 128x256x256 products).
 SPLIT_THRESHOLD = 1 << 24
+# The same for the native workers (workers.py), whose hand-off costs about a microsecond.
+NATIVE_SPLIT_THRESHOLD = 1 << 18
 _MIN_ROWS = 16
 _SETTER_NAMES = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
                  "openblas_set_num_threads64_", "openblas_set_num_threads")
@@ -92,29 +99,38 @@ def _blas_threads():
 
 
 def pool():
-    """The worker threads (one fewer than the cores), or None on one core."""
-    pool = _state.get("pool")
-    if pool is None:
+    """The Python worker threads (one fewer than the cores), or None on one core."""
+    found = _state.get("pool")
+    if found is None:
         with _lock:
-            pool = _state.get("pool")
-            if pool is None:
-                workers = max(0, (os.cpu_count() or 1) - 1)
-                pool = ThreadPoolExecutor(workers, "autojit-blas") if workers else None
-                _state["pool"] = pool
-    return pool
+            found = _state.get("pool")
+            if found is None:
+                count = max(0, (os.cpu_count() or 1) - 1)
+                found = ThreadPoolExecutor(count, "autojit-blas") if count else None
+                _state["pool"] = found
+    return found
 
 
-def _parts(rows: int, inner: int, columns: int) -> tuple:
-    """(number of parts, split by columns) for a rows x inner x columns product."""
-    workers = pool()
-    # Each part packs its share of one operand and the whole of the other: split the side
-    # whose whole operand is the smaller copy (rows re-pack b, columns re-pack a). A 256x784
-    # by 784x512 product: 218 GF/s split by rows, 237 by columns (two cores, one run each).
-    by_columns = rows < columns
+def _parts(rows: int, inner: int, columns: int, native: bool = False) -> tuple:
+    """(number of parts, split by columns) for a rows x inner x columns product, on the native
+    workers or on the Python pool."""
+    if native:
+        # Each part packs its block of a and the whole of b. Split by rows, 256x512 by
+        # 512x512: 460-480 us, by columns 490-515 us; 256x784 by 784x512: 717-807 us against
+        # 737-760 us (two runs each).
+        count, threshold = workers.shared().parts, NATIVE_SPLIT_THRESHOLD
+        by_columns = rows < count * _MIN_ROWS <= columns
+    else:
+        python_pool = pool()
+        count = 1 if python_pool is None else python_pool._max_workers + 1
+        threshold = SPLIT_THRESHOLD
+        # Split the side whose whole operand is the smaller copy (rows re-pack b, columns
+        # re-pack a): a 256x784 by 784x512 product: 218 GF/s split by rows, 237 by columns.
+        by_columns = rows < columns
     extent = columns if by_columns else rows
     parts = 1
-    if workers is not None and rows * inner * columns >= SPLIT_THRESHOLD:
-        parts = min(workers._max_workers + 1, extent // _MIN_ROWS)
+    if count > 1 and rows * inner * columns >= threshold:
+        parts = min(count, extent // _MIN_ROWS)
     return parts, by_columns
 
 
@@ -124,17 +140,9 @@ def _single_threaded(threads) -> None:
         _state["single"] = True
 
 
-def _run_parts(function, a, b, out, parts: int, by_columns: bool) -> None:
-    """function(a_part, b_part, out_part) over `parts` blocks of out, the first on this thread
-    and the others on the pool (the calls release the GIL)."""
-    extent = out.shape[1] if by_columns else out.shape[0]
-    bounds = [extent * part // parts for part in range(parts + 1)]
-    if by_columns:
-        pieces = [(a, b[:, start:stop], out[:, start:stop])
-                  for start, stop in zip(bounds[:-1], bounds[1:])]
-    else:
-        pieces = [(a[start:stop], b, out[start:stop])
-                  for start, stop in zip(bounds[:-1], bounds[1:])]
+def _run_parts(function, pieces: list) -> None:
+    """function(a_part, b_part, out_part) for each piece, the first on this thread and the
+    others on the Python pool (the calls release the GIL)."""
     pending = [pool().submit(function, *piece) for piece in pieces[1:]]
     function(*pieces[0])
     for future in pending:
@@ -153,12 +161,21 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,
     if threads is None or a.ndim != 2 or b.ndim != 2:
         return np.matmul(a, b, out=out)
     _single_threaded(threads)
-    parts, by_columns = _parts(a.shape[0], a.shape[1], b.shape[1]) if split else (1, False)
-    if parts <= 1:
+    native = a.dtype == b.dtype and native_gemm(a.dtype) and \
+        (out is None or (out.dtype == a.dtype and out.flags.c_contiguous))
+    parts, by_columns = _parts(*a.shape, b.shape[1], native) if split else (1, False)
+    # NumPy's matmul takes a strided operand (a transposed view, a broadcast column) off BLAS
+    # to a plain loop: a 1x128 by 128x256 product read through a stride-0 view measured 47 us
+    # in the penalty step. gemm reads transposed views as they lie, and copies the rest.
+    if parts <= 1 and (not native or a.flags.c_contiguous and b.flags.c_contiguous):
         return np.matmul(a, b, out=out)
+    if native:
+        if out is None:
+            out = np.empty((a.shape[0], b.shape[1]), a.dtype)
+        return gemm(a, b, out, 1.0, 0.0, split)
     if out is None:
         out = np.empty((a.shape[0], b.shape[1]), np.result_type(a, b))
-    _run_parts(_np_matmul, a, b, out, parts, by_columns)
+    _run_parts(_np_matmul, _pieces(a, b, out, parts, by_columns))
     return out
 
 
@@ -205,39 +222,131 @@ def _layout(array: np.ndarray) -> tuple | None:
     return None
 
 
+def _gemm_operands(a: np.ndarray, b: np.ndarray, out: np.ndarray, beta: float):
+    """(a, b, a's layout, b's layout) as BLAS reads them (see `_layout`), or None when the
+    product is done already (an empty one)."""
+    rows, inner = a.shape
+    if rows == 0 or b.shape[1] == 0:
+        return None
+    if inner == 0:
+        if beta == 0:
+            out[...] = 0
+        else:
+            out *= beta
+        return None
+    layout_a, layout_b = _layout(a), _layout(b)
+    if layout_a is None:
+        a = np.ascontiguousarray(a)
+        layout_a = _layout(a)
+    if layout_b is None:
+        b = np.ascontiguousarray(b)
+        layout_b = _layout(b)
+    return a, b, layout_a, layout_b
+
+
+def _pieces(a, b, out, parts: int, by_columns: bool) -> list:
+    """(a, b, out) blocks of a product split into `parts` along rows or columns of out."""
+    if parts <= 1:
+        return [(a, b, out)]
+    extent = out.shape[1] if by_columns else out.shape[0]
+    bounds = [extent * part // parts for part in range(parts + 1)]
+    if by_columns:
+        return [(a, b[:, start:stop], out[:, start:stop])
+                for start, stop in zip(bounds[:-1], bounds[1:])]
+    return [(a[start:stop], b, out[start:stop]) for start, stop in zip(bounds[:-1], bounds[1:])]
+
+
+def gemm_records(a: np.ndarray, b: np.ndarray, out: np.ndarray, alpha: float, beta: float,
+                 parts: int = 1, by_columns: bool = False, keep: list | None = None) -> list:
+    """The native calls (tuples of the words workers.py's gemm_part reads) that compute
+    out = alpha * a @ b + beta * out in `parts` blocks, for `native_gemm` dtypes; [] when
+    nothing is left to compute. The records hold raw addresses: copies made of the operands
+    are appended to `keep`, which the caller holds until the calls have run."""
+    operands = _gemm_operands(a, b, out, beta)
+    if operands is None:
+        return []
+    a, b, (transpose_a, lead_a), (transpose_b, lead_b) = operands
+    if keep is not None:
+        keep.extend((a, b))
+    function = _gemm_address(out.dtype)
+    kind = 0 if out.dtype == np.float32 else 1
+    lead_out = out.strides[0] // out.itemsize
+    alpha_bits, beta_bits = workers.float_bits(alpha), workers.float_bits(beta)
+    # A block keeps its matrix's layout and leading dimension: each part's addresses are the
+    # whole's moved by its offset.
+    address = workers.data_address
+    a_address, b_address, out_address = address(a), address(b), address(out)
+    rows, columns = out.shape
+    inner = a.shape[1]
+    extent = columns if by_columns else rows
+    records = []
+    for part in range(max(parts, 1)):
+        start, stop = extent * part // parts, extent * (part + 1) // parts
+        if by_columns:
+            shape = (rows, stop - start)
+            addresses = (a_address, b_address + start * b.strides[1],
+                         out_address + start * out.strides[1])
+        else:
+            shape = (stop - start, columns)
+            addresses = (a_address + start * a.strides[0], b_address,
+                         out_address + start * out.strides[0])
+        # The words workers.py's gemm_part reads.
+        records.append((function, kind, _ROW_MAJOR, transpose_a, transpose_b, *shape, inner,
+                        alpha_bits, addresses[0], lead_a, addresses[1], lead_b, beta_bits,
+                        addresses[2], lead_out))
+    return records
+
+
+def _gemm_address(dtype) -> int | None:
+    """The address of the CBLAS gemm with 64-bit integers for `dtype`, or None."""
+    dtype = np.dtype(dtype)
+    key = ("gemm address", dtype)
+    if key not in _state:
+        function = _gemm_function(dtype) if dtype in _GEMM_NAMES else None
+        wide = function is not None and function.argtypes[3] is ctypes.c_int64
+        _state[key] = ctypes.cast(function, ctypes.c_void_p).value if wide else None
+    return _state[key]
+
+
+def native_gemm(dtype) -> bool:
+    """Whether products of this dtype run on the native workers (workers.py): a gemm with
+    64-bit integers and the workers both present."""
+    return _gemm_address(dtype) is not None and workers.shared() is not None
+
+
+def run_records(records: list) -> None:
+    """Run native gemm calls (gemm_records), one per core at a time."""
+    native = workers.shared()
+    for start in range(0, len(records), native.parts):
+        table = np.array(records[start:start + native.parts], np.int64)
+        native.run(native.gemm_part, workers.data_address(table), len(table))
+
+
 def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray, alpha: float, beta: float,
          split: bool = True) -> np.ndarray:
     """out = alpha * (a @ b) + beta * out, in out's storage, for 2-D arrays of one dtype that
     `gemm_supported` accepts; out must be row-major and overlap neither operand. With beta 0
     the old values of out are not read. Large products are split over the cores as in
     `matmul`."""
-    function = _gemm_function(out.dtype)
     _single_threaded(_blas_threads())
-    rows, inner = a.shape
-    columns = b.shape[1]
-    if rows == 0 or columns == 0:
+    native = native_gemm(out.dtype)
+    parts, by_columns = _parts(*a.shape, b.shape[1], native) if split else (1, False)
+    if native:
+        keep: list = []
+        run_records(gemm_records(a, b, out, alpha, beta, parts, by_columns, keep))
         return out
-    if inner == 0:
-        if beta == 0:
-            out[...] = 0
-        else:
-            out *= beta
+    function = _gemm_function(out.dtype)
+    operands = _gemm_operands(a, b, out, beta)
+    if operands is None:
         return out
-    if _layout(a) is None:
-        a = np.ascontiguousarray(a)
-    if _layout(b) is None:
-        b = np.ascontiguousarray(b)
+    a, b = operands[:2]
 
     def call(a_part, b_part, out_part):
         transpose_a, lead_a = _layout(a_part)
         transpose_b, lead_b = _layout(b_part)
         function(_ROW_MAJOR, transpose_a, transpose_b, out_part.shape[0], out_part.shape[1],
-                 inner, alpha, a_part.ctypes.data, lead_a, b_part.ctypes.data, lead_b, beta,
-                 out_part.ctypes.data, out_part.strides[0] // out_part.itemsize)
+                 a.shape[1], alpha, a_part.ctypes.data, lead_a, b_part.ctypes.data, lead_b,
+                 beta, out_part.ctypes.data, out_part.strides[0] // out_part.itemsize)
 
-    parts, by_columns = _parts(rows, inner, columns) if split else (1, False)
-    if parts <= 1:
-        call(a, b, out)
-    else:
-        _run_parts(call, a, b, out, parts, by_columns)
+    _run_parts(call, _pieces(a, b, out, parts, by_columns))
     return out

@@ -154,7 +154,20 @@ class CompiledKernel:
     def call_pointers(self, pointers: list) -> None:
         """Run on raw data pointers (ints: inputs then outputs), unchecked; the GIL is released
         during the call. codegen/parallel.py runs blocks of a split kernel this way."""
-        status = self._function(self._pointer_array(*pointers))
+        self.check_status(self._function(self._pointer_array(*pointers)))
+
+    @property
+    def address(self) -> int:
+        """The native entry `i32 (ptr pointers)`, for callers in native code (workers.py)."""
+        return ctypes.cast(self._function, ctypes.c_void_p).value
+
+    def entry_pointers(self, pointers: list) -> list:
+        """What the native entry reads for these data pointers (inputs then outputs)."""
+        return pointers
+
+    @staticmethod
+    def check_status(status: int) -> None:
+        """Raise the error a nonzero result of the native entry stands for."""
         if status:
             error, message = ERRORS[status & -status]
             raise error(message)
@@ -247,9 +260,17 @@ class SizedKernel:
         self.compiled([*inputs, self.sizes], outputs)
 
     def call_pointers(self, pointers: list) -> None:
+        self.compiled.call_pointers(self.entry_pointers(pointers))
+
+    @property
+    def address(self) -> int:
+        return self.compiled.address
+
+    def entry_pointers(self, pointers: list) -> list:
         count = len(self.kernel.inputs)
-        self.compiled.call_pointers([*pointers[:count], self.sizes.ctypes.data,
-                                     *pointers[count:]])
+        return [*pointers[:count], self.sizes.ctypes.data, *pointers[count:]]
+
+    check_status = staticmethod(CompiledKernel.check_status)
 
     @property
     def optimized_ir(self) -> str:
@@ -347,6 +368,20 @@ def _load(kernel: Kernel, entry: disk_cache.Entry, state: _Backend) -> CompiledK
     config.log("kernels", f"loaded {entry.symbol} from the disk cache in {seconds * 1e3:.1f} ms")
     return CompiledKernel(kernel, entry.symbol, functions[0], entry.llvm_ir, None, seconds, None,
                           functions[1], entry.object_code, source="disk")
+
+
+def add_module(text: str, names: list) -> tuple:
+    """Compile LLVM IR text that is not a kernel (the native helpers of workers.py) into the
+    engine: (the module, kept alive by the caller, and the addresses of the named functions).
+    The text is used as written: its loops wait on memory, and O3 would only cost ~8 ms."""
+    state = backend()
+    with _LOCK:
+        module = _parse(text, state)
+        module.verify()
+        state.engine.add_module(module)
+        state.engine.finalize_object()
+        state.objects.pop(id(module), None)
+        return module, [state.engine.get_function_address(name) for name in names]
 
 
 def clear_cache() -> None:

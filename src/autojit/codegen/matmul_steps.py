@@ -173,15 +173,34 @@ class MatmulStep:
         if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray:
             environment[id(self.output)] = self._eager(a, b)  # device arrays
             return
+        environment[id(self.output)] = blas.matmul(a, b, self._buffer(environment, a, b),
+                                                   split)
+
+    def _buffer(self, environment: dict, a, b):
+        """The array kept across calls for the result, or None for a fresh one."""
+        if not (self.reusable[0] and environment.get(REUSE, False)):
+            return None
         dtype = np.result_type(a, b)
-        out = None
-        if self.reusable[0] and environment.get(REUSE, False):
-            out = self._kept
-            if out is None or out.dtype != dtype or out.shape != (a.shape[0], b.shape[-1]):
-                out = None
-                if a.ndim == b.ndim == 2:
-                    out = self._kept = np.empty((a.shape[0], b.shape[1]), dtype)
-        environment[id(self.output)] = blas.matmul(a, b, out, split)
+        out = self._kept
+        if out is None or out.dtype != dtype or out.shape != (a.shape[0], b.shape[-1]):
+            out = None
+            if a.ndim == b.ndim == 2:
+                out = self._kept = np.empty((a.shape[0], b.shape[1]), dtype)
+        return out
+
+    def records(self, environment: dict, keep: list) -> list | None:
+        """The product as native gemm calls (blas.gemm_records, one part) with its result
+        array bound, or None (nothing done) where it cannot run natively."""
+        a, b = self._operands(environment)
+        if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or \
+                a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or \
+                not blas.native_gemm(a.dtype):
+            return None
+        out = self._buffer(environment, a, b)
+        if out is None:
+            out = np.empty((a.shape[0], b.shape[1]), a.dtype)
+        environment[id(self.output)] = out
+        return blas.gemm_records(a, b, out, 1.0, 0.0, keep=keep)
 
     def _eager(self, a, b):
         operands = tuple(Tensor._make(array, value.dtype)
@@ -259,6 +278,17 @@ class ConcurrentProducts:
         self.members = members
 
     def run(self, environment: dict) -> None:
+        keep: list = []
+        records: list = []
+        for member in self.members:
+            calls = member.records(environment, keep)
+            if calls is None:
+                self._run_on_pool(environment)  # the records made so far have not run
+                return
+            records.extend(calls)
+        blas.run_records(records)
+
+    def _run_on_pool(self, environment: dict) -> None:
         first, *others = self.members
         pending = [blas.pool().submit(member.run, environment, False) for member in others]
         first.run(environment, False)

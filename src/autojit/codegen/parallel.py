@@ -4,8 +4,9 @@ A kernel (codegen/kernel.py) walks its space with strides fixed at compile time,
 machine code runs any block of rows when its array pointers are moved to the block's first
 row. `split_kernel` compiles the kernel once more for a block of `rows / parts` rows (cached
 like any kernel); `SplitKernel.run` then calls that code once per block, one block on the
-calling thread and the others on the worker pool of codegen/blas.py. The native call releases
-the GIL (ctypes), so the blocks run at the same time.
+calling thread and the others on the native workers of workers.py (a table of each block's
+pointers, read by their `kernel_part`), or where there are none on the Python pool of
+codegen/blas.py (the ctypes call releases the GIL, so the blocks still run at the same time).
 
 Outputs that keep the first axis are written in place, block by block. Outputs reduced over
 the first axis (a total, a column sum) get one partial result per block, combined at the end
@@ -21,18 +22,33 @@ import os
 
 import numpy as np
 
-from . import blas
+from . import blas, workers
 
-# Below this many elements a kernel runs on one core: a hand-off to a worker costs ~20 us.
+# A kernel runs on several cores from this much work: its elements times the instructions of
+# its rendered function beyond the loop's own (~40 lines: a proxy for the work per element).
+# On the native workers (hand-off ~1 us, ~5 us with the pointer table): a 128x256 tanh kernel
+# (2.5M) took 41 us split against 54 us on one core, a 128x256 relu (0.7M) 17 us against 9.
+MIN_WORK = 1 << 21
+LOOP_LINES = 40
+# Through the Python pool (a hand-off ~20 us), kernels below this many elements stay on one
+# core.
 MIN_ELEMENTS = 1 << 18
 _COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
-def split_kernel(kernel, compile_kernel):
-    """A SplitKernel for `kernel`, or None where one core is the better choice."""
+def split_kernel(kernel, compile_kernel, compiled=None):
+    """A SplitKernel for `kernel` (whose one-core code is `compiled`), or None where one core
+    is the better choice."""
     parts = os.cpu_count() or 1
     shape = kernel.shape
-    if parts < 2 or not shape or math.prod(shape) < MIN_ELEMENTS or blas.pool() is None:
+    if parts < 2 or not shape or blas.pool() is None:
+        return None
+    elements = math.prod(shape)
+    if workers.shared() is not None:
+        lines = compiled.llvm_ir.count("\n  ") if compiled is not None else 2 * LOOP_LINES
+        if elements * max(1, lines - LOOP_LINES) < MIN_WORK:
+            return None
+    elif elements < MIN_ELEMENTS:
         return None
     parts = min(parts, blas.pool()._max_workers + 1)
     if shape[0] < parts or shape[0] % parts:
@@ -63,12 +79,42 @@ class SplitKernel:
             else:
                 full = kernel.output_shape(output)
                 self._output_steps.append(math.prod(full[1:]) * rows * output.dtype.itemsize)
+        self._reduced = [index for index, step in enumerate(self._output_steps) if step is None]
+        # For the native workers: the pointer table (a row per part: the entry's pointers) is
+        # the arrays' addresses plus these offsets; a reduced output's column gets its partial
+        # buffers' addresses instead.
+        steps = self._input_steps + [step or 0 for step in self._output_steps]
+        unmoved = np.array(compiled.entry_pointers([0] * len(steps)), np.int64)
+        self._offsets = np.array([compiled.entry_pointers([part * step for step in steps])
+                                  for part in range(parts)], np.int64) - unmoved
+        self._reduced_columns = [compiled.entry_pointers(list(range(len(steps))))
+                                 .index(len(kernel.inputs) + index) for index in self._reduced]
 
     def run(self, inputs: list, outputs: list) -> None:
-        partials = [None if step is not None else
-                    [np.empty(self.block.output_shape(output), output.dtype.numpy)
-                     for _ in range(self.parts)]
-                    for output, step in zip(self.kernel.outputs, self._output_steps)]
+        partials = {index: [np.empty(self.block.output_shape(self.kernel.outputs[index]),
+                                     self.kernel.outputs[index].dtype.numpy)
+                            for _ in range(self.parts)] for index in self._reduced}
+        native = workers.shared()
+        if native is not None and self.parts <= native.parts:
+            self._run_native(native, inputs, outputs, partials)
+        else:
+            self._run_on_pool(inputs, outputs, partials)
+        for index, blocks in partials.items():
+            combined = _COMBINE[self.kernel.outputs[index].reduce].reduce(blocks, axis=0)
+            np.copyto(outputs[index], combined.reshape(outputs[index].shape),
+                      casting="unsafe")
+
+    def _run_native(self, native, inputs: list, outputs: list, partials: dict) -> None:
+        address = workers.data_address
+        table = self._offsets + np.array(self.compiled.entry_pointers(
+            [address(array) for array in (*inputs, *outputs)]), np.int64)
+        for index, column in zip(self._reduced, self._reduced_columns):
+            table[:, column] = [address(block) for block in partials[index]]
+        argument = np.array([self.compiled.address, address(table), table.shape[1]], np.int64)
+        self.compiled.check_status(
+            native.run(native.kernel_part, address(argument), self.parts))
+
+    def _run_on_pool(self, inputs: list, outputs: list, partials: dict) -> None:
         input_bases = [array.ctypes.data for array in inputs]
         output_bases = [array.ctypes.data for array in outputs]
 
@@ -84,8 +130,3 @@ class SplitKernel:
         self.compiled.call_pointers(pointers(0))
         for future in pending:
             future.result()
-        for index, output in enumerate(self.kernel.outputs):
-            if partials[index] is not None:
-                combined = _COMBINE[output.reduce].reduce(partials[index], axis=0)
-                np.copyto(outputs[index], combined.reshape(outputs[index].shape),
-                          casting="unsafe")

@@ -241,7 +241,7 @@ def _group_step(group: _Group, consumers: dict, returned: set, compile_kernel, g
         return _NodesStep(group.nodes)
     step = KernelStep(kernel, compiled, [source for source, _ in sources],
                       [(value, reshape) for _, value, reshape in outputs])
-    step.split = split_kernel(kernel, compile_kernel)
+    step.split = split_kernel(kernel, compile_kernel, compiled)
     return step
 
 

@@ -1,0 +1,369 @@
+"""Native worker threads: the parts of one kernel or product on all cores, handed off by spinning.
+
+A split kernel (parallel.py), a split product and a pair of products (blas.py,
+matmul_steps.py) run one part per core. Handing parts to a Python thread pool costs a thread
+wake-up each way: 80-90 us for an empty round trip on the 2-core VM these benchmarks run on,
+as much as a 256x512 kernel takes. Here each worker is a Python thread that calls, once, a
+native loop (compiled from the LLVM IR below into the engine of cpu.py; ctypes releases the
+GIL for the call) and stays in it: it spins on a generation counter in shared memory, runs its
+part of each new job, and counts itself done. After about half a millisecond without work it
+sleeps in the futex on that counter, and the next job wakes it. The calling thread publishes a
+job, runs part 0 itself and spins until every worker has counted itself done: a hand-off of
+about a microsecond while the workers spin.
+
+A job is a native function `i32 part(ptr argument, i64 index)`; its nonzero results are or-ed
+into the job's status. Two such functions are built here: `kernel_part` calls a compiled kernel
+on its part's row of a pointer table, and `gemm_part` calls CBLAS ?gemm (64-bit integers) from
+its part's record of GEMM_RECORD_WORDS words: the function, 0 for float32 or 1 for float64,
+then the call's arguments in order, the two scalars as float64 bits (blas.gemm_records).
+Linux on x86-64 only (the futex and `pause`); elsewhere `shared()` is None and callers keep
+the Python pool of blas.py.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import platform
+import struct
+import sys
+import threading
+
+import numpy as np
+
+# Cycles of the time-stamp counter a worker spins without work before it sleeps: about half a
+# millisecond at 2-3 GHz, longer than the serial stretches between the parallel steps of a
+# training step, so a step's parts find their workers awake.
+SPIN_CYCLES = 1 << 20
+_SYSCALL_FUTEX = 202  # x86-64 Linux
+_FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
+# Byte offsets in the shared state, each on its own cache line.
+_GENERATION, _DONE, _JOB, _SLEEPING, _STOP, _STATUS, _SETTINGS = (
+    0, 64, 128, 192, 256, 320, 384)
+GEMM_RECORD_WORDS = 16
+
+_IR = """
+declare i64 @syscall(i64, ...)
+declare i32 @sched_yield()
+declare void @llvm.x86.sse2.pause()
+declare i64 @llvm.readcyclecounter()
+
+define void @{prefix}_loop(ptr %state, i64 %index) {{
+entry:
+  %generation_slot = getelementptr i8, ptr %state, i64 {generation}
+  %done_slot = getelementptr i8, ptr %state, i64 {done}
+  %function_slot = getelementptr i8, ptr %state, i64 {job}
+  %argument_slot = getelementptr i8, ptr %state, i64 {argument}
+  %parts_slot = getelementptr i8, ptr %state, i64 {parts}
+  %sleeping_slot = getelementptr i8, ptr %state, i64 {sleeping}
+  %stop_slot = getelementptr i8, ptr %state, i64 {stop}
+  %status_slot = getelementptr i8, ptr %state, i64 {status}
+  %spin_slot = getelementptr i8, ptr %state, i64 {spin}
+  %spin_limit = load i64, ptr %spin_slot
+  %first = load atomic i32, ptr %generation_slot acquire, align 4
+  br label %wait
+
+wait:
+  %last = phi i32 [ %first, %entry ], [ %last, %awake ], [ %seen, %finished ]
+  %start = call i64 @llvm.readcyclecounter()
+  br label %spin
+
+spin:
+  %stop = load atomic i32, ptr %stop_slot acquire, align 4
+  %stopping = icmp ne i32 %stop, 0
+  br i1 %stopping, label %exit, label %check
+
+check:
+  %seen = load atomic i32, ptr %generation_slot acquire, align 4
+  %new = icmp ne i32 %seen, %last
+  br i1 %new, label %work, label %relax
+
+relax:
+  call void @llvm.x86.sse2.pause()
+  %now = call i64 @llvm.readcyclecounter()
+  %elapsed = sub i64 %now, %start
+  %spinning = icmp ult i64 %elapsed, %spin_limit
+  br i1 %spinning, label %spin, label %sleep
+
+sleep:
+  ; Announce the sleep, then look again: the caller bumps the generation before it reads
+  ; the sleeper count (both sequentially consistent), so one of the two sees the other.
+  %ignored_add = atomicrmw add ptr %sleeping_slot, i32 1 seq_cst
+  %again = load atomic i32, ptr %generation_slot seq_cst, align 4
+  %stop_again = load atomic i32, ptr %stop_slot seq_cst, align 4
+  %unchanged = icmp eq i32 %again, %last
+  %running = icmp eq i32 %stop_again, 0
+  %quiet = and i1 %unchanged, %running
+  br i1 %quiet, label %futex, label %awake
+
+futex:
+  %expected = zext i32 %last to i64
+  %ignored_wait = call i64 (i64, ...) @syscall(i64 {futex}, ptr %generation_slot, i64 {wait},
+                                                i64 %expected, ptr null)
+  br label %awake
+
+awake:
+  %ignored_sub = atomicrmw sub ptr %sleeping_slot, i32 1 seq_cst
+  br label %wait
+
+work:
+  %parts = load i64, ptr %parts_slot
+  %mine = icmp slt i64 %index, %parts
+  br i1 %mine, label %run, label %finished
+
+run:
+  %function = load ptr, ptr %function_slot
+  %argument = load ptr, ptr %argument_slot
+  %result = call i32 %function(ptr %argument, i64 %index)
+  %failed = icmp ne i32 %result, 0
+  br i1 %failed, label %record, label %finished
+
+record:
+  %ignored_or = atomicrmw or ptr %status_slot, i32 %result seq_cst
+  br label %finished
+
+finished:
+  ; Every worker counts every job, so no worker still reads a job the caller replaces.
+  %ignored_done = atomicrmw add ptr %done_slot, i64 1 release
+  br label %wait
+
+exit:
+  ret void
+}}
+
+define i32 @{prefix}_run(ptr %state, ptr %function, ptr %argument, i64 %parts,
+                         i64 %workers) {{
+entry:
+  %generation_slot = getelementptr i8, ptr %state, i64 {generation}
+  %done_slot = getelementptr i8, ptr %state, i64 {done}
+  %function_slot = getelementptr i8, ptr %state, i64 {job}
+  %argument_slot = getelementptr i8, ptr %state, i64 {argument}
+  %parts_slot = getelementptr i8, ptr %state, i64 {parts}
+  %sleeping_slot = getelementptr i8, ptr %state, i64 {sleeping}
+  %status_slot = getelementptr i8, ptr %state, i64 {status}
+  %spin_slot = getelementptr i8, ptr %state, i64 {spin}
+  %spin_limit = load i64, ptr %spin_slot
+  store ptr %function, ptr %function_slot
+  store ptr %argument, ptr %argument_slot
+  store i64 %parts, ptr %parts_slot
+  store atomic i64 0, ptr %done_slot monotonic, align 8
+  store atomic i32 0, ptr %status_slot monotonic, align 4
+  %ignored_bump = atomicrmw add ptr %generation_slot, i32 1 seq_cst
+  %sleepers = load atomic i32, ptr %sleeping_slot seq_cst, align 4
+  %asleep = icmp ne i32 %sleepers, 0
+  br i1 %asleep, label %wake, label %own
+
+wake:
+  %ignored_wake = call i64 (i64, ...) @syscall(i64 {futex}, ptr %generation_slot, i64 {wake},
+                                                i64 2147483647)
+  br label %own
+
+own:
+  %own_result = call i32 %function(ptr %argument, i64 0)
+  %start = call i64 @llvm.readcyclecounter()
+  br label %poll
+
+poll:
+  %done = load atomic i64, ptr %done_slot acquire, align 8
+  %complete = icmp sge i64 %done, %workers
+  br i1 %complete, label %exit, label %relax
+
+relax:
+  call void @llvm.x86.sse2.pause()
+  %now = call i64 @llvm.readcyclecounter()
+  %elapsed = sub i64 %now, %start
+  ; A worker taken off its core by other load: stop burning this one while waiting.
+  %patient = icmp ult i64 %elapsed, %spin_limit
+  br i1 %patient, label %poll, label %yield
+
+yield:
+  %ignored_yield = call i32 @sched_yield()
+  br label %poll
+
+exit:
+  %others = load atomic i32, ptr %status_slot acquire, align 4
+  %all = or i32 %own_result, %others
+  ret i32 %all
+}}
+
+define i32 @{prefix}_nothing(ptr %argument, i64 %part) {{
+  ret i32 0
+}}
+
+define i32 @{prefix}_kernel_part(ptr %argument, i64 %part) {{
+entry:
+  %function = load ptr, ptr %argument
+  %table_slot = getelementptr i8, ptr %argument, i64 8
+  %table = load ptr, ptr %table_slot
+  %arity_slot = getelementptr i8, ptr %argument, i64 16
+  %arity = load i64, ptr %arity_slot
+  %offset = mul i64 %part, %arity
+  %pointers = getelementptr ptr, ptr %table, i64 %offset
+  %result = call i32 %function(ptr %pointers)
+  ret i32 %result
+}}
+
+define i32 @{prefix}_gemm_part(ptr %argument, i64 %part) {{
+entry:
+  %record = getelementptr [{record} x i64], ptr %argument, i64 %part
+  %w0 = load ptr, ptr %record
+  %p1 = getelementptr i64, ptr %record, i64 1
+  %kind = load i64, ptr %p1
+  %p2 = getelementptr i64, ptr %record, i64 2
+  %order64 = load i64, ptr %p2
+  %order = trunc i64 %order64 to i32
+  %p3 = getelementptr i64, ptr %record, i64 3
+  %transpose_a64 = load i64, ptr %p3
+  %transpose_a = trunc i64 %transpose_a64 to i32
+  %p4 = getelementptr i64, ptr %record, i64 4
+  %transpose_b64 = load i64, ptr %p4
+  %transpose_b = trunc i64 %transpose_b64 to i32
+  %p5 = getelementptr i64, ptr %record, i64 5
+  %rows = load i64, ptr %p5
+  %p6 = getelementptr i64, ptr %record, i64 6
+  %columns = load i64, ptr %p6
+  %p7 = getelementptr i64, ptr %record, i64 7
+  %inner = load i64, ptr %p7
+  %p8 = getelementptr i64, ptr %record, i64 8
+  %alpha = load double, ptr %p8
+  %p9 = getelementptr i64, ptr %record, i64 9
+  %a = load ptr, ptr %p9
+  %p10 = getelementptr i64, ptr %record, i64 10
+  %lead_a = load i64, ptr %p10
+  %p11 = getelementptr i64, ptr %record, i64 11
+  %b = load ptr, ptr %p11
+  %p12 = getelementptr i64, ptr %record, i64 12
+  %lead_b = load i64, ptr %p12
+  %p13 = getelementptr i64, ptr %record, i64 13
+  %beta = load double, ptr %p13
+  %p14 = getelementptr i64, ptr %record, i64 14
+  %c = load ptr, ptr %p14
+  %p15 = getelementptr i64, ptr %record, i64 15
+  %lead_c = load i64, ptr %p15
+  %single = icmp eq i64 %kind, 0
+  br i1 %single, label %float32, label %float64
+
+float32:
+  %alpha32 = fptrunc double %alpha to float
+  %beta32 = fptrunc double %beta to float
+  call void %w0(i32 %order, i32 %transpose_a, i32 %transpose_b, i64 %rows, i64 %columns,
+                i64 %inner, float %alpha32, ptr %a, i64 %lead_a, ptr %b, i64 %lead_b,
+                float %beta32, ptr %c, i64 %lead_c)
+  ret i32 0
+
+float64:
+  call void %w0(i32 %order, i32 %transpose_a, i32 %transpose_b, i64 %rows, i64 %columns,
+                i64 %inner, double %alpha, ptr %a, i64 %lead_a, ptr %b, i64 %lead_b,
+                double %beta, ptr %c, i64 %lead_c)
+  ret i32 0
+}}
+"""
+
+_RUN_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_int64, ctypes.c_int64)
+_LOOP_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
+_state: dict = {}
+_FLOAT_BITS: dict = {}
+_lock = threading.Lock()
+
+
+def float_bits(value: float) -> int:
+    """A Python float's float64 bits as an integer (how a job's record holds a scalar)."""
+    bits = _FLOAT_BITS.get(value)
+    if bits is None:
+        bits = struct.unpack("<q", struct.pack("<d", value))[0]
+        if len(_FLOAT_BITS) < 64:
+            _FLOAT_BITS[value] = bits
+    return bits
+
+
+def data_address(array: np.ndarray) -> int:
+    """An ndarray's data pointer, read from the object where cpu.py found NumPy's layout (a
+    tenth of the time `array.ctypes.data` takes)."""
+    offset = _state.get("data offset")
+    if offset is None:
+        from . import cpu
+
+        layout = cpu.backend().object_layout
+        offset = _state["data offset"] = layout[1] if layout is not None else 0
+    if offset and array.__class__ is np.ndarray:
+        return ctypes.c_void_p.from_address(id(array) + offset).value or 0
+    return array.ctypes.data
+
+
+class Workers:
+    """`count` native worker threads and the functions that hand them jobs."""
+
+    def __init__(self, count: int):
+        from . import cpu
+
+        prefix = f"autojit_workers_{os.getpid()}_{len(_state)}"
+        text = _IR.format(
+            prefix=prefix, generation=_GENERATION, done=_DONE, job=_JOB, argument=_JOB + 8,
+            parts=_JOB + 16, sleeping=_SLEEPING, stop=_STOP, status=_STATUS, spin=_SETTINGS,
+            futex=_SYSCALL_FUTEX, wait=_FUTEX_WAIT_PRIVATE, wake=_FUTEX_WAKE_PRIVATE,
+            record=GEMM_RECORD_WORDS)
+        names = [f"{prefix}_{name}" for name in ("run", "loop", "kernel_part", "gemm_part",
+                                                  "nothing")]
+        # The engine owns the code; the module is kept alive with this object.
+        self._module, (run, loop, self.kernel_part, self.gemm_part, self._nothing) = \
+            cpu.add_module(text, names)
+        self._run, self._loop = _RUN_TYPE(run), _LOOP_TYPE(loop)
+        self.count = count
+        self.parts = count + 1  # the calling thread runs part 0
+        # The shared state: 64-byte aligned words, zero but for the spin limit.
+        self._memory = np.zeros(128, np.int64)
+        offset = (-self._memory.ctypes.data % 64) // 8
+        self._state = self._memory[offset:offset + 64]
+        self._state[_SETTINGS // 8] = SPIN_CYCLES
+        self._address = self._state.ctypes.data
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._loop, args=(self._address, index),
+                                          name=f"autojit-worker-{index}", daemon=True)
+                         for index in range(1, count + 1)]
+        for thread in self._threads:
+            thread.start()
+
+    def run(self, function: int, argument: int, parts: int) -> int:
+        """Run `function(argument, index)` for index in range(parts) (at most `self.parts`),
+        index 0 on this thread; returns the or of the results. The GIL is released meanwhile."""
+        with self._lock:
+            return self._run(self._address, function, argument, parts, self.count)
+
+    def stop(self) -> None:
+        """Let the workers leave their loops (they are woken if asleep) and wait for them."""
+        words = self._state.view(np.int32)
+        words[_STOP // 4] = 1
+        with self._lock:
+            # Bumps the generation and wakes sleepers; waits for no worker.
+            self._run(self._address, self._nothing, 0, 0, 0)
+        for thread in self._threads:
+            thread.join(timeout=1.0)
+
+
+def shared() -> Workers | None:
+    """The process's workers (one fewer than the cores), started on first use; None on one
+    core or where the native loop is not built (not Linux on x86-64)."""
+    workers = _state.get("workers", False)
+    if workers is not False:
+        return workers
+    with _lock:
+        workers = _state.get("workers", False)
+        if workers is False:
+            workers = None
+            count = (os.cpu_count() or 1) - 1
+            if count > 0 and sys.platform.startswith("linux") and \
+                    platform.machine() in ("x86_64", "AMD64"):
+                workers = Workers(count)
+                atexit.register(workers.stop)
+            _state["workers"] = workers
+    return workers
+
+
+def _forget_after_fork() -> None:
+    # A forked child has none of the parent's threads: it starts its own workers when needed.
+    _state.pop("workers", None)
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)

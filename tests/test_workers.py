@@ -1,0 +1,150 @@
+"""The native worker threads (codegen/workers.py) and what runs on them: split products (blas.py),
+products side by side (matmul_steps.py) and split kernels (parallel.py). Each is checked against
+NumPy or eager, including after the workers have gone to sleep, from two threads at once, in a
+forked child, and with a kernel error raised from a worker's part.
+"""
+
+import multiprocessing
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import autojit
+from autojit.codegen import blas, parallel, workers
+from autojit.codegen.cpu import compile_kernel
+from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+from autojit.codegen.parallel import split_kernel
+from autojit.dtypes import int64 as I64
+from autojit.ops.registry import REGISTRY
+
+pytestmark = pytest.mark.skipif(workers.shared() is None,
+                                reason="no native workers here (one core, or not x86-64 Linux)")
+generator = np.random.default_rng(11)
+
+
+def array(*shape, dtype=np.float32):
+    return generator.standard_normal(shape).astype(dtype)
+
+
+def sleeping(pool) -> int:
+    return int(pool._state.view(np.int32)[workers._SLEEPING // 4])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("by_columns", [False, True])
+def test_gemm_parts_on_the_workers_match_numpy(dtype, by_columns):
+    a, b = array(96, 40, dtype=dtype), array(40, 72, dtype=dtype).T.copy().T  # b transposed
+    accumulate = array(96, 72, dtype=dtype)
+    out = accumulate.copy()
+    keep: list = []
+    records = blas.gemm_records(a, b, out, -0.5, 2.0, workers.shared().parts, by_columns, keep)
+    assert len(records) == workers.shared().parts
+    blas.run_records(records)
+    expected = -0.5 * (a.astype(np.float64) @ b) + 2.0 * accumulate
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_more_records_than_cores_run_in_rounds():
+    pool = workers.shared()
+    a, b = array(64, 32), array(32, 48)
+    out = np.full((64, 48), np.nan, np.float32)
+    records = blas.gemm_records(a, b, out, 1.0, 0.0, pool.parts * 2 + 1, False)
+    blas.run_records(records)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_sleeping_workers_are_woken_by_the_next_job():
+    pool = workers.shared()
+    a, b = array(256, 64), array(64, 256)
+    np.testing.assert_allclose(blas.matmul(a, b), a @ b, rtol=1e-5, atol=1e-4)
+    deadline = time.monotonic() + 5
+    while sleeping(pool) < pool.count and time.monotonic() < deadline:
+        time.sleep(0.01)  # the workers spin about half a millisecond, then sleep
+    assert sleeping(pool) == pool.count
+    np.testing.assert_allclose(blas.matmul(b, a), b @ a, rtol=1e-5, atol=1e-4)
+
+
+def test_two_threads_hand_off_jobs_at_once():
+    pairs = [(array(256, 64), array(64, 192)) for _ in range(2)]
+    failures = []
+
+    def work(a, b):
+        for _ in range(50):
+            if not np.allclose(blas.matmul(a, b), a @ b, rtol=1e-5, atol=1e-4):
+                failures.append((a.shape, b.shape))
+
+    threads = [threading.Thread(target=work, args=pair) for pair in pairs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+
+
+def _product_in_child(queue):
+    a = np.arange(256 * 64, dtype=np.float32).reshape(256, 64) / 1000
+    b = np.ones((64, 128), np.float32)
+    queue.put(bool(np.allclose(blas.matmul(a, b), a @ b, rtol=1e-5)))
+
+
+def test_a_forked_child_starts_its_own_workers():
+    blas.matmul(array(256, 64), array(64, 128))  # the parent's workers exist
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_product_in_child, args=(queue,))
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert queue.get(timeout=1) is True
+
+
+def test_a_stopped_pool_lets_its_threads_end():
+    pool = workers.Workers(1)
+    a, b = array(128, 32), array(32, 64)
+    out = np.empty((128, 64), np.float32)
+    table = np.array(blas.gemm_records(a, b, out, 1.0, 0.0, 2, False), np.int64)
+    assert pool.run(pool.gemm_part, table.ctypes.data, 2) == 0
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+    pool.stop()
+    assert not any(thread.is_alive() for thread in pool._threads)
+
+
+def test_a_split_kernel_error_raised_from_a_workers_part_names_the_op():
+    op = REGISTRY["pow"]
+    rows = 4096
+    kernel = Kernel("pow_int", (rows, 64), [KernelInput(I64, (64, 1)), KernelInput(I64, (64, 1))],
+                    [Step(op, (Operand("input", 0), Operand("input", 1)), {}, I64, I64)],
+                    [KernelOutput(0, I64)])
+    compiled = compile_kernel(kernel)
+    split = split_kernel(kernel, compile_kernel, compiled)
+    assert split is not None
+    base = np.full((rows, 64), 2, np.int64)
+    exponent = np.ones((rows, 64), np.int64)
+    out = np.empty((rows, 64), np.int64)
+    split.run([base, exponent], [out])
+    assert (out == 2).all()
+    exponent[-1, -1] = -1  # in the last part: a worker's, not the calling thread's
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        split.run([base, exponent], [out])
+
+
+def test_split_kernels_with_reductions_match_eager_on_the_workers():
+    x = autojit.tensor(array(512, 256))
+    compiled = autojit.compile(lambda x: ((x.tanh() * 2).sum(0), x.exp().sum(), x.tanh()))
+    results = compiled(x)
+    (step,) = [step for step in compiled.executables[0].plan.steps
+               if getattr(step, "split", None) is not None]
+    assert isinstance(step.split, parallel.SplitKernel)
+    expected = (np.tanh(x.numpy()) * 2).sum(0), np.exp(x.numpy()).sum(), np.tanh(x.numpy())
+    for mine, theirs in zip(results, expected):
+        np.testing.assert_allclose(mine.numpy(), theirs, rtol=1e-5, atol=1e-4)
+
+
+def test_cheap_small_kernels_stay_on_one_core():
+    x = autojit.tensor(array(128, 256))
+    compiled = autojit.compile(lambda x: x * 2 + 1)
+    compiled(x)
+    (step,) = compiled.executables[0].plan.steps
+    assert step.split is None

@@ -148,3 +148,20 @@ def test_cheap_small_kernels_stay_on_one_core():
     compiled(x)
     (step,) = compiled.executables[0].plan.steps
     assert step.split is None
+
+
+def test_mid_size_float_products_pair_on_the_workers_and_integer_ones_do_not():
+    from autojit.codegen.matmul_steps import ConcurrentProducts
+
+    def function(a, b, c):
+        return a @ b, c @ a  # 128x64x256 and 256x128x64: 2^21 multiply-adds each
+
+    for dtype, paired in ((np.float32, True), (np.float64, True), (np.int64, False)):
+        a = autojit.tensor((array(128, 64) * 4).astype(dtype))
+        b = autojit.tensor((array(64, 256) * 4).astype(dtype))
+        c = autojit.tensor((array(256, 128) * 4).astype(dtype))
+        compiled = autojit.compile(function)
+        for mine, theirs in zip(compiled(a, b, c), function(a, b, c)):
+            np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-4)
+        steps = compiled.executables[0].plan.steps
+        assert any(isinstance(step, ConcurrentProducts) for step in steps) is paired

@@ -16,8 +16,11 @@ Three things are decided here, once per plan, from the graph:
   whole product per core (ConcurrentProducts): one hand-off instead of two, and neither
   operand is re-packed by a second part. A 256x512x512 pair (an MLP's hidden-layer input
   gradient and weight gradient): 1.02 ms side by side against 1.25-1.30 ms split one after
-  the other. Smaller products lose more to the hand-off than they gain (108 us one after the
-  other against 160 us side by side for 256x10x512 and 512x256x10). A paired product keeps no
+  the other, through the Python pool. There smaller products lose more to the hand-off than
+  they gain (108 us one after the other against 160 us side by side for 256x10x512 and
+  512x256x10); on the native workers (workers.py) they pair from 2^18 multiply-adds, as they
+  split (the gradient-penalty step's products: 1.30 ms of profiled steps paired, against
+  1.35 ms split one after the other, two runs each). A paired product keeps no
   epilogue: its update could not be written in place while the other product of the pair
   reads the same tensor.
 
@@ -35,8 +38,9 @@ from . import blas
 from .environment_keys import IN_PLACE, REUSE, WRITTEN
 
 # A product pairs with its neighbour from this many multiply-adds: the size from which it
-# would be split over the cores anyway.
+# would be split over the cores anyway (through the Python pool, or on the native workers).
 PAIR_THRESHOLD = blas.SPLIT_THRESHOLD
+NATIVE_PAIR_THRESHOLD = blas.NATIVE_SPLIT_THRESHOLD
 
 
 def transposed_source(value) -> tuple:
@@ -100,7 +104,9 @@ def _pairable(node) -> bool:
     if len(first.shape) != 2 or len(second.shape) != 2:
         return False
     rows, inner = first.shape
-    return rows * inner * second.shape[1] >= PAIR_THRESHOLD and blas.pool() is not None
+    threshold = NATIVE_PAIR_THRESHOLD if blas.native_gemm(node.output.dtype.numpy) else \
+        PAIR_THRESHOLD
+    return rows * inner * second.shape[1] >= threshold and blas.pool() is not None
 
 
 def _only_consumer(value, consumers: dict, returned: set):

@@ -29,7 +29,7 @@ def array(*shape, dtype=np.float32):
 
 
 def sleeping(pool) -> int:
-    return int(pool._state.view(np.int32)[workers._SLEEPING // 4])
+    return int(pool._state.view(np.int32)[workers.SLOTS["sleeping"] // 4])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

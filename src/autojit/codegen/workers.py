@@ -14,7 +14,7 @@ about a microsecond while the workers spin.
 A job is a native function `i32 part(ptr argument, i64 index)`; its nonzero results are or-ed
 into the job's status. Two such functions are built here: `kernel_part` calls a compiled kernel
 on its part's row of a pointer table, and `gemm_part` calls CBLAS ?gemm (64-bit integers) from
-its part's record of GEMM_RECORD_WORDS words: the function, 0 for float32 or 1 for float64,
+its part's record (GEMM_RECORD): the function, 0 for float32 or 1 for float64,
 then the call's arguments in order, the two scalars as float64 bits (blas.gemm_records).
 Linux on x86-64 only (the futex and `pause`); elsewhere `shared()` is None and callers keep
 the Python pool of blas.py.
@@ -38,10 +38,20 @@ import numpy as np
 SPIN_CYCLES = 1 << 20
 _SYSCALL_FUTEX = 202  # x86-64 Linux
 _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
-# Byte offsets in the shared state, each on its own cache line.
-_GENERATION, _DONE, _JOB, _SLEEPING, _STOP, _STATUS, _SETTINGS = (
-    0, 64, 128, 192, 256, 320, 384)
-GEMM_RECORD_WORDS = 16
+# Byte offsets of the words of the shared state (`%NAME_slot` in the IR), each group on its
+# own cache line: the generation counter (the futex word, 32 bits), the count of workers done
+# with the job, the job (function, argument, parts), the sleeper count, the stop flag, the
+# job's or-ed status, and the spin limit in counter cycles.
+SLOTS = {"generation": 0, "done": 64, "function": 128, "argument": 136, "parts": 144,
+         "sleeping": 192, "stop": 256, "status": 320, "spin": 384}
+# A gemm record's words in order (the CBLAS ?gemm arguments after the function and its kind, 0
+# for float32 and 1 for float64): each word's name in the IR and the type it is read as (i32
+# arguments are stored widened to a word; the scalars as float64 bits).
+GEMM_RECORD = (("function", "ptr"), ("kind", "i64"), ("order", "i32"), ("transpose_a", "i32"),
+               ("transpose_b", "i32"), ("rows", "i64"), ("columns", "i64"), ("inner", "i64"),
+               ("alpha", "double"), ("a", "ptr"), ("lead_a", "i64"), ("b", "ptr"),
+               ("lead_b", "i64"), ("beta", "double"), ("c", "ptr"), ("lead_c", "i64"))
+GEMM_RECORD_WORDS = len(GEMM_RECORD)
 
 _IR = """
 declare i64 @syscall(i64, ...)
@@ -51,15 +61,7 @@ declare i64 @llvm.readcyclecounter()
 
 define void @{prefix}_loop(ptr %state, i64 %index) {{
 entry:
-  %generation_slot = getelementptr i8, ptr %state, i64 {generation}
-  %done_slot = getelementptr i8, ptr %state, i64 {done}
-  %function_slot = getelementptr i8, ptr %state, i64 {job}
-  %argument_slot = getelementptr i8, ptr %state, i64 {argument}
-  %parts_slot = getelementptr i8, ptr %state, i64 {parts}
-  %sleeping_slot = getelementptr i8, ptr %state, i64 {sleeping}
-  %stop_slot = getelementptr i8, ptr %state, i64 {stop}
-  %status_slot = getelementptr i8, ptr %state, i64 {status}
-  %spin_slot = getelementptr i8, ptr %state, i64 {spin}
+{slots}
   %spin_limit = load i64, ptr %spin_slot
   %first = load atomic i32, ptr %generation_slot acquire, align 4
   br label %wait
@@ -135,14 +137,7 @@ exit:
 define i32 @{prefix}_run(ptr %state, ptr %function, ptr %argument, i64 %parts,
                          i64 %workers) {{
 entry:
-  %generation_slot = getelementptr i8, ptr %state, i64 {generation}
-  %done_slot = getelementptr i8, ptr %state, i64 {done}
-  %function_slot = getelementptr i8, ptr %state, i64 {job}
-  %argument_slot = getelementptr i8, ptr %state, i64 {argument}
-  %parts_slot = getelementptr i8, ptr %state, i64 {parts}
-  %sleeping_slot = getelementptr i8, ptr %state, i64 {sleeping}
-  %status_slot = getelementptr i8, ptr %state, i64 {status}
-  %spin_slot = getelementptr i8, ptr %state, i64 {spin}
+{slots}
   %spin_limit = load i64, ptr %spin_slot
   store ptr %function, ptr %function_slot
   store ptr %argument, ptr %argument_slot
@@ -207,58 +202,40 @@ entry:
 define i32 @{prefix}_gemm_part(ptr %argument, i64 %part) {{
 entry:
   %record = getelementptr [{record} x i64], ptr %argument, i64 %part
-  %w0 = load ptr, ptr %record
-  %p1 = getelementptr i64, ptr %record, i64 1
-  %kind = load i64, ptr %p1
-  %p2 = getelementptr i64, ptr %record, i64 2
-  %order64 = load i64, ptr %p2
-  %order = trunc i64 %order64 to i32
-  %p3 = getelementptr i64, ptr %record, i64 3
-  %transpose_a64 = load i64, ptr %p3
-  %transpose_a = trunc i64 %transpose_a64 to i32
-  %p4 = getelementptr i64, ptr %record, i64 4
-  %transpose_b64 = load i64, ptr %p4
-  %transpose_b = trunc i64 %transpose_b64 to i32
-  %p5 = getelementptr i64, ptr %record, i64 5
-  %rows = load i64, ptr %p5
-  %p6 = getelementptr i64, ptr %record, i64 6
-  %columns = load i64, ptr %p6
-  %p7 = getelementptr i64, ptr %record, i64 7
-  %inner = load i64, ptr %p7
-  %p8 = getelementptr i64, ptr %record, i64 8
-  %alpha = load double, ptr %p8
-  %p9 = getelementptr i64, ptr %record, i64 9
-  %a = load ptr, ptr %p9
-  %p10 = getelementptr i64, ptr %record, i64 10
-  %lead_a = load i64, ptr %p10
-  %p11 = getelementptr i64, ptr %record, i64 11
-  %b = load ptr, ptr %p11
-  %p12 = getelementptr i64, ptr %record, i64 12
-  %lead_b = load i64, ptr %p12
-  %p13 = getelementptr i64, ptr %record, i64 13
-  %beta = load double, ptr %p13
-  %p14 = getelementptr i64, ptr %record, i64 14
-  %c = load ptr, ptr %p14
-  %p15 = getelementptr i64, ptr %record, i64 15
-  %lead_c = load i64, ptr %p15
+{record_loads}
   %single = icmp eq i64 %kind, 0
   br i1 %single, label %float32, label %float64
 
 float32:
   %alpha32 = fptrunc double %alpha to float
   %beta32 = fptrunc double %beta to float
-  call void %w0(i32 %order, i32 %transpose_a, i32 %transpose_b, i64 %rows, i64 %columns,
+  call void %function(i32 %order, i32 %transpose_a, i32 %transpose_b, i64 %rows, i64 %columns,
                 i64 %inner, float %alpha32, ptr %a, i64 %lead_a, ptr %b, i64 %lead_b,
                 float %beta32, ptr %c, i64 %lead_c)
   ret i32 0
 
 float64:
-  call void %w0(i32 %order, i32 %transpose_a, i32 %transpose_b, i64 %rows, i64 %columns,
+  call void %function(i32 %order, i32 %transpose_a, i32 %transpose_b, i64 %rows, i64 %columns,
                 i64 %inner, double %alpha, ptr %a, i64 %lead_a, ptr %b, i64 %lead_b,
                 double %beta, ptr %c, i64 %lead_c)
   ret i32 0
 }}
 """
+
+
+
+def _record_loads() -> str:
+    """The IR that reads each word of the record at %record into a value of its name."""
+    lines = []
+    for index, (name, kind) in enumerate(GEMM_RECORD):
+        lines.append(f"  %{name}_word = getelementptr i64, ptr %record, i64 {index}")
+        if kind == "i32":
+            lines.append(f"  %{name}_wide = load i64, ptr %{name}_word")
+            lines.append(f"  %{name} = trunc i64 %{name}_wide to i32")
+        else:
+            lines.append(f"  %{name} = load {kind}, ptr %{name}_word")
+    return "\n".join(lines)
+
 
 _RUN_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                              ctypes.c_int64, ctypes.c_int64)
@@ -299,11 +276,11 @@ class Workers:
         from . import cpu
 
         prefix = f"autojit_workers_{os.getpid()}_{len(_state)}"
+        slots = "\n".join(f"  %{name}_slot = getelementptr i8, ptr %state, i64 {offset}"
+                          for name, offset in SLOTS.items())
         text = _IR.format(
-            prefix=prefix, generation=_GENERATION, done=_DONE, job=_JOB, argument=_JOB + 8,
-            parts=_JOB + 16, sleeping=_SLEEPING, stop=_STOP, status=_STATUS, spin=_SETTINGS,
-            futex=_SYSCALL_FUTEX, wait=_FUTEX_WAIT_PRIVATE, wake=_FUTEX_WAKE_PRIVATE,
-            record=GEMM_RECORD_WORDS)
+            prefix=prefix, slots=slots, futex=_SYSCALL_FUTEX, wait=_FUTEX_WAIT_PRIVATE,
+            wake=_FUTEX_WAKE_PRIVATE, record=GEMM_RECORD_WORDS, record_loads=_record_loads())
         names = [f"{prefix}_{name}" for name in ("run", "loop", "kernel_part", "gemm_part",
                                                   "nothing")]
         # The engine owns the code; the module is kept alive with this object.
@@ -316,7 +293,7 @@ class Workers:
         self._memory = np.zeros(128, np.int64)
         offset = (-self._memory.ctypes.data % 64) // 8
         self._state = self._memory[offset:offset + 64]
-        self._state[_SETTINGS // 8] = SPIN_CYCLES
+        self._state[SLOTS['spin'] // 8] = SPIN_CYCLES
         self._address = self._state.ctypes.data
         self._lock = threading.Lock()
         self._threads = [threading.Thread(target=self._loop, args=(self._address, index),
@@ -334,7 +311,7 @@ class Workers:
     def stop(self) -> None:
         """Let the workers leave their loops (they are woken if asleep) and wait for them."""
         words = self._state.view(np.int32)
-        words[_STOP // 4] = 1
+        words[SLOTS['stop'] // 4] = 1
         with self._lock:
             # Bumps the generation and wakes sleepers; waits for no worker.
             self._run(self._address, self._nothing, 0, 0, 0)

@@ -5,6 +5,7 @@ forked child, and with a kernel error raised from a worker's part.
 """
 
 import multiprocessing
+import os
 import threading
 import time
 
@@ -30,6 +31,11 @@ def array(*shape, dtype=np.float32):
 
 def sleeping(pool) -> int:
     return int(pool._state.view(np.int32)[workers.SLOTS["sleeping"] // 4])
+
+
+def test_usable_cores_are_within_the_affinity_mask():
+    assert 1 <= workers.usable_cores() <= len(os.sched_getaffinity(0))
+    assert workers.shared().count == workers.usable_cores() - 1
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -96,11 +102,16 @@ def test_a_forked_child_starts_its_own_workers():
     child = context.Process(target=_product_in_child, args=(queue,))
     child.start()
     child.join(timeout=60)
+    if child.is_alive():  # hung: end it, or the interpreter would wait for it at exit
+        child.kill()
+        child.join()
     assert child.exitcode == 0
     assert queue.get(timeout=1) is True
 
 
 def test_a_stopped_pool_lets_its_threads_end():
+    # The job is published at once, likely before the new thread reaches its loop: it must
+    # still run it (it once waited for the generation after it, and the caller for it).
     pool = workers.Workers(1)
     a, b = array(128, 32), array(32, 64)
     out = np.empty((128, 64), np.float32)
@@ -109,6 +120,25 @@ def test_a_stopped_pool_lets_its_threads_end():
     np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
     pool.stop()
     assert not any(thread.is_alive() for thread in pool._threads)
+
+
+def test_a_worker_runs_a_job_published_before_it_reached_its_loop():
+    pool = workers.shared()
+    memory = np.zeros(64, np.int64)  # a state of its own, 64-byte alignment not needed here
+    words = memory.view(np.int32)
+    memory[workers.SLOTS["spin"] // 8] = workers.SPIN_CYCLES
+    memory[workers.SLOTS["function"] // 8] = pool._nothing
+    memory[workers.SLOTS["parts"] // 8] = 2
+    words[workers.SLOTS["generation"] // 4] = 1  # the job, published before the loop starts
+    thread = threading.Thread(target=pool._loop, args=(memory.ctypes.data, 1), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while memory[workers.SLOTS["done"] // 8] == 0 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    done = int(memory[workers.SLOTS["done"] // 8])
+    words[workers.SLOTS["stop"] // 4] = 1
+    thread.join(timeout=10)
+    assert done == 1
 
 
 def test_a_split_kernel_error_raised_from_a_workers_part_names_the_op():

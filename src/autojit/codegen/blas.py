@@ -105,10 +105,19 @@ def pool():
         with _lock:
             found = _state.get("pool")
             if found is None:
-                count = max(0, (os.cpu_count() or 1) - 1)
+                count = workers.usable_cores() - 1
                 found = ThreadPoolExecutor(count, "autojit-blas") if count else None
                 _state["pool"] = found
     return found
+
+
+def _forget_pool_after_fork() -> None:
+    # A forked child has none of the pool's threads, and the executor would queue its jobs
+    # for them forever: the child starts its own pool when it needs one.
+    _state.pop("pool", None)
+
+
+os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
 def _parts(rows: int, inner: int, columns: int, native: bool = False) -> tuple:

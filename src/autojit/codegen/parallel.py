@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 
 import numpy as np
 
@@ -39,7 +38,7 @@ _COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.min
 def split_kernel(kernel, compile_kernel, compiled=None):
     """A SplitKernel for `kernel` (whose one-core code is `compiled`), or None where one core
     is the better choice."""
-    parts = os.cpu_count() or 1
+    parts = workers.usable_cores()
     shape = kernel.shape
     if parts < 2 or not shape or blas.pool() is None:
         return None

@@ -63,11 +63,12 @@ define void @{prefix}_loop(ptr %state, i64 %index) {{
 entry:
 {slots}
   %spin_limit = load i64, ptr %spin_slot
-  %first = load atomic i32, ptr %generation_slot acquire, align 4
+  ; The generation the state was made with, not the one this thread finds when it starts: a
+  ; job published before the thread got here is still new to it (the caller waits for it).
   br label %wait
 
 wait:
-  %last = phi i32 [ %first, %entry ], [ %last, %awake ], [ %seen, %finished ]
+  %last = phi i32 [ 0, %entry ], [ %last, %awake ], [ %seen, %finished ]
   %start = call i64 @llvm.readcyclecounter()
   br label %spin
 
@@ -319,6 +320,45 @@ class Workers:
             thread.join(timeout=1.0)
 
 
+def usable_cores() -> int:
+    """The cores this process may use: its CPU affinity, capped by a cgroup CPU quota. A
+    container on a large host sees all the host's CPUs in `os.cpu_count()`; a spinning worker
+    per CPU beyond the quota would each wait for the others' time slices."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    quota = _cgroup_quota()
+    if quota is not None:
+        cores = min(cores, quota)
+    return max(1, cores)
+
+
+def _cgroup_quota() -> int | None:
+    """Whole cores of the cgroup's CPU quota (v2 `cpu.max`, else v1 `cfs_quota_us`), or None
+    where there is none."""
+    def read(path: str) -> str | None:
+        try:
+            with open(path) as file:
+                return file.read().strip()
+        except OSError:
+            return None
+
+    v2 = read("/sys/fs/cgroup/cpu.max")
+    if v2 is not None:
+        quota, period = (v2.split() + ["100000"])[:2]
+    else:
+        quota = read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") or "max"
+        period = read("/sys/fs/cgroup/cpu/cpu.cfs_period_us") or "100000"
+    try:
+        quota_us, period_us = int(quota), int(period)
+    except ValueError:  # "max": no quota
+        return None
+    if quota_us <= 0 or period_us <= 0:
+        return None
+    return max(1, quota_us // period_us)
+
+
 def shared() -> Workers | None:
     """The process's workers (one fewer than the cores), started on first use; None on one
     core or where the native loop is not built (not Linux on x86-64)."""
@@ -329,7 +369,7 @@ def shared() -> Workers | None:
         workers = _state.get("workers", False)
         if workers is False:
             workers = None
-            count = (os.cpu_count() or 1) - 1
+            count = usable_cores() - 1
             if count > 0 and sys.platform.startswith("linux") and \
                     platform.machine() in ("x86_64", "AMD64"):
                 workers = Workers(count)

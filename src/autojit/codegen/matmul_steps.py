@@ -165,6 +165,7 @@ class MatmulStep:
         self.operands = [value for value, _ in operands]  # the values the step reads
         self._keys = [(id(value), transposed) for value, transposed in operands]
         self.reusable = [False]
+        self.slots = [None]  # the buffers.BufferSlot of the result, when reusable
         self._kept = None
 
     def _operands(self, environment: dict) -> list:
@@ -191,7 +192,7 @@ class MatmulStep:
         if out is None or out.dtype != dtype or out.shape != (a.shape[0], b.shape[-1]):
             out = None
             if a.ndim == b.ndim == 2:
-                out = self._kept = np.empty((a.shape[0], b.shape[1]), dtype)
+                out = self._kept = self.slots[0].take((a.shape[0], b.shape[1]), dtype)
         return out
 
     def records(self, environment: dict, keep: list) -> list | None:
@@ -250,9 +251,10 @@ class GemmStep(MatmulStep):
         else:
             out = self._kept if environment.get(REUSE, False) else None
             if out is None or out.shape != shape:
-                out = np.empty(shape, dtype)
                 if self.reusable[0] and environment.get(REUSE, False):
-                    self._kept = out
+                    out = self._kept = self.slots[0].take(shape, dtype)
+                else:
+                    out = np.empty(shape, dtype)
             np.copyto(out, accumulate)
         environment[id(self.output)] = blas.gemm(a, b, out, self.epilogue.alpha,
                                                  self.epilogue.beta, split)

@@ -31,6 +31,7 @@ from ..ir.graph import Graph, Value
 from ..ops.registry import REGISTRY, Elementwise, _run_eager
 from ..state import state
 from ..tensor import Tensor
+from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, REUSE, WRITTEN
 from .kernel import Kernel, KernelInput, KernelOutput, Operand, Step
 from .matmul_steps import (
@@ -364,6 +365,7 @@ class KernelStep:
         self._kept: list = [None] * len(outputs)
         self._all_kept = False
         self.reusable = [False] * len(outputs)
+        self.slots: list = [None] * len(outputs)  # buffers.BufferSlot per reusable output
         # Per output: the id of the captured input whose own storage receives it, when the
         # run allows (in_place.py plans it), else None.
         self.in_place: list = [None] * len(outputs)
@@ -405,9 +407,10 @@ class KernelStep:
                 continue
             buffer = self._kept[index] if reuse else None
             if buffer is None:
-                buffer = np.empty(shape, dtype)
                 if reuse and self.reusable[index]:
-                    self._kept[index] = buffer
+                    buffer = self._kept[index] = self.slots[index].take(shape, dtype)
+                else:
+                    buffer = np.empty(shape, dtype)
             results.append(buffer)
         self._all_kept = all(buffer is not None for buffer in self._kept)
         return results
@@ -429,14 +432,14 @@ class KernelStep:
 _ESCAPING_KINDS = ("result", "saved")
 
 
-def plan_buffer_reuse(graph: Graph, steps: list) -> None:
-    """Mark the kernel and matmul outputs whose buffers may be kept across calls.
+def plan_buffer_reuse(graph: Graph, steps: list) -> list:
+    """Plan the buffers of the kernel and matmul outputs (buffers.py) and return the slots.
 
-    A buffer can be reused on the next call when nothing holds on to it after this call: it
-    is not returned (nor kept as a residual), and neither is anything a single-node step
-    makes from it, which may be a view of it (a transposed weight gradient's `permute`).
-    Kernels and matmuls compute fresh arrays. "update" and "grad" outputs qualify: the
-    executable copies them into the tensors they belong to.
+    An output can keep its buffer across calls, and share it with values alive at other
+    times, when nothing holds on to it after this call: it is not returned (nor kept as a
+    residual), and neither is anything a single-node step makes from it, which may be a view
+    of it (a transposed weight gradient's `permute`). "update" and "grad" outputs qualify:
+    the executable copies them into the tensors they belong to; they live to the plan's end.
     """
     escaping = {id(output.value) for output in graph.outputs
                 if output.kind in _ESCAPING_KINDS}
@@ -449,12 +452,23 @@ def plan_buffer_reuse(graph: Graph, steps: list) -> None:
         for inner in reversed(nodes):
             if id(inner.node.output) in escaping:
                 escaping.update(id(value) for value in _value_operands(inner.node))
-    for step in steps:
-        if isinstance(step, KernelStep):
-            step.reusable = [id(value) not in escaping for value, _ in step.outputs]
-        else:
-            for product in products_of(step):
-                product.reusable = [id(product.output) not in escaping]
+    returned = {id(output.value) for output in graph.outputs}
+    return plan_buffers([_step_buffers(step) for step in steps], escaping, returned)
+
+
+def _step_buffers(step) -> StepBuffers:
+    if isinstance(step, KernelStep):
+        return StepBuffers([(step, index, value) for index, (value, _) in
+                            enumerate(step.outputs)], list(step.sources))
+    products = products_of(step)
+    if products:
+        return StepBuffers([(product, 0, product.output) for product in products],
+                           [value for product in products for value in product.operands])
+    nodes = step.steps if isinstance(step, _NodesStep) else [step]
+    reads = [value for inner in nodes for value in _value_operands(inner.node)]
+    # A single node's result may be a view of any of its operands (reshape, indexing).
+    views = [(inner.node.output, _value_operands(inner.node)) for inner in nodes]
+    return StepBuffers([], reads, views)
 
 
 def _contiguous(array: np.ndarray) -> np.ndarray:
@@ -470,7 +484,7 @@ class Plan:
         # in_place.InPlaceTargets when kernels may store updates into their tensors' storage
         # (set by build_plan; a backend whose kernels cannot keeps None).
         self.in_place = None
-        plan_buffer_reuse(graph, steps)
+        self.buffer_slots = plan_buffer_reuse(graph, steps)
         # Worked out once, for run_arrays: each input's key and captured tensor (or None for
         # the arrays a call supplies), and each output's key.
         self._input_slots = [(id(entry.value), entry.tensor if entry.kind == "captured"

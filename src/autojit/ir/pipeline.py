@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from .graph import Graph
 from .passes import common_subexpression_elimination, constant_folding, dead_code_elimination
 from .printer import format_graph
+from .products import product_simplification
 from .simplify import algebraic_simplification
 from .verifier import verify
 
@@ -26,6 +27,7 @@ from .verifier import verify
 # bound keeps a pathological graph from costing more.
 DEFAULT_PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
     ("simplify", algebraic_simplification),
+    ("products", product_simplification),
     ("fold", constant_folding),
     ("cse", common_subexpression_elimination),
     ("dce", dead_code_elimination),

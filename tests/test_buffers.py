@@ -1,0 +1,106 @@
+"""Buffer planning (codegen/buffers.py): values whose lifetimes do not overlap share memory,
+and no value's memory is taken over while it, or a view of it, is still to be read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import autojit
+from autojit.codegen.buffers import BufferSlot, StepBuffers, plan_buffers
+from autojit.ir.graph import Value
+
+
+def compiled_and_eager(fn, *arrays, calls=3):
+    """fn compiled and eager on the same inputs, several calls (kept buffers are reused from
+    the second call on), compared; returns the compiled function."""
+    compiled = autojit.compile(fn)
+    for call in range(calls):
+        inputs = [autojit.tensor(array * (call + 1)) for array in arrays]
+        want = fn(*inputs)
+        got = compiled(*inputs)
+        want = want if isinstance(want, tuple) else (want,)
+        got = got if isinstance(got, tuple) else (got,)
+        for expected, actual in zip(want, got, strict=True):
+            np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)
+    return compiled
+
+
+class Holder:
+    def __init__(self, count=1):
+        self.slots = [None] * count
+        self.reusable = [False] * count
+
+
+def value(*shape):
+    return Value(0, shape, autojit.float32)
+
+
+def test_values_alive_at_different_times_share_a_slot():
+    a, b, c = value(8, 8), value(8, 8), value(8, 8)
+    holders = [Holder() for _ in range(3)]
+    # a -> b -> c, each read only by the next step: a is free once b is made.
+    steps = [StepBuffers([(holders[0], 0, a)], []), StepBuffers([(holders[1], 0, b)], [a]),
+             StepBuffers([(holders[2], 0, c)], [b])]
+    slots = plan_buffers(steps + [StepBuffers([], [c])], set(), set())
+    assert holders[0].slots[0] is holders[2].slots[0]  # a's memory serves c
+    assert holders[1].slots[0] is not holders[0].slots[0]  # b is made while a is read
+    assert len(slots) == 2 and all(holder.reusable == [True] for holder in holders)
+
+
+def test_a_view_keeps_its_source_alive():
+    a, view, b = value(8, 8), value(64), value(8, 8)
+    first, second = Holder(), Holder()
+    steps = [StepBuffers([(first, 0, a)], []),
+             StepBuffers([], [a], [(view, [a])]),  # a reshape: a view of a
+             StepBuffers([(second, 0, b)], []),
+             StepBuffers([], [view, b])]
+    plan_buffers(steps, set(), set())
+    assert first.slots[0] is not second.slots[0]
+
+
+def test_escaping_and_returned_values():
+    a, b, c = value(4), value(4), value(4)
+    holders = [Holder() for _ in range(3)]
+    steps = [StepBuffers([(holders[0], 0, a)], []), StepBuffers([(holders[1], 0, b)], [a]),
+             StepBuffers([(holders[2], 0, c)], [b])]
+    plan_buffers(steps, escaping={id(c)}, returned={id(a), id(c)})
+    assert holders[2].reusable == [False] and holders[2].slots == [None]
+    # a is returned (an update or grad output, copied out after the run): alive to the end.
+    assert holders[1].slots[0] is not holders[0].slots[0]
+
+
+def test_a_slot_takes_the_largest_size_planned_for_it():
+    slot = BufferSlot()
+    slot.nbytes = 4 * 12
+    small = slot.take((3,), np.float32)
+    large = slot.take((3, 4), np.float32)
+    assert np.shares_memory(small, large) and large.ctypes.data % 64 == 0
+    assert not np.shares_memory(slot.take((13,), np.float32), large)  # beyond the plan
+
+
+def test_a_long_lived_value_is_not_overwritten_by_later_kernels():
+    generator = np.random.default_rng(0)
+    x, w = generator.standard_normal((32, 16)) * 0.3, generator.standard_normal((16, 16)) * 0.3
+
+    def fn(x, w):
+        early = (x * 2).exp()
+        h = early
+        for _ in range(4):  # several values the size of `early`, made while it waits
+            h = (h @ w).tanh()
+        return (h + early).sum(), h
+
+    compiled = compiled_and_eager(fn, x.astype(np.float32), w.astype(np.float32))
+    assert any(slot.values > 1 for slot in compiled.executables[0].plan.buffer_slots)
+
+
+def test_a_view_read_late_keeps_its_kernels_buffer():
+    generator = np.random.default_rng(1)
+
+    def fn(x):
+        early = x * 2
+        every_other = early[::2]  # a view of the kernel's buffer, made by a single node
+        later = (x + 1).exp() * 3  # same shape as `early`: would take its memory
+        return every_other.sum() + later[1::2].sum()
+
+    compiled_and_eager(fn, generator.standard_normal((16, 8)).astype(np.float32))

@@ -110,8 +110,6 @@ def test_a_forked_child_starts_its_own_workers():
 
 
 def test_a_stopped_pool_lets_its_threads_end():
-    # The job is published at once, likely before the new thread reaches its loop: it must
-    # still run it (it once waited for the generation after it, and the caller for it).
     pool = workers.Workers(1)
     a, b = array(128, 32), array(32, 64)
     out = np.empty((128, 64), np.float32)
@@ -128,17 +126,31 @@ def test_a_worker_runs_a_job_published_before_it_reached_its_loop():
     words = memory.view(np.int32)
     memory[workers.SLOTS["spin"] // 8] = workers.SPIN_CYCLES
     memory[workers.SLOTS["function"] // 8] = pool._nothing
-    memory[workers.SLOTS["parts"] // 8] = 2
-    words[workers.SLOTS["generation"] // 4] = 1  # the job, published before the loop starts
-    thread = threading.Thread(target=pool._loop, args=(memory.ctypes.data, 1), daemon=True)
+    # The job (generation 1, two parts, none claimed), published before the loop starts.
+    memory[workers.SLOTS["job"] // 8] = (1 << 32) | (2 << 16)
+    thread = threading.Thread(target=pool._loop, args=(memory.ctypes.data,), daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
-    while memory[workers.SLOTS["done"] // 8] == 0 and time.monotonic() < deadline:
+    while memory[workers.SLOTS["finished"] // 8] < 2 and time.monotonic() < deadline:
         time.sleep(0.001)
-    done = int(memory[workers.SLOTS["done"] // 8])
+    finished = int(memory[workers.SLOTS["finished"] // 8])
     words[workers.SLOTS["stop"] // 4] = 1
     thread.join(timeout=10)
-    assert done == 1
+    assert finished == 2  # the worker claimed both parts: no caller took any
+
+
+def test_a_job_finishes_without_a_worker_that_never_comes():
+    """The caller claims what the workers do not: a pool whose worker is held off (here, one
+    that has already left its loop) still runs every part, on the calling thread."""
+    pool = workers.Workers(1)
+    pool._state.view(np.int32)[workers.SLOTS["stop"] // 4] = 1
+    for thread in pool._threads:
+        thread.join(timeout=10)
+    a, b = array(128, 32), array(32, 64)
+    out = np.empty((128, 64), np.float32)
+    table = np.array(blas.gemm_records(a, b, out, 1.0, 0.0, 2, False), np.int64)
+    assert pool.run(pool.gemm_part, table.ctypes.data, 2) == 0
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
 
 
 def test_a_split_kernel_error_raised_from_a_workers_part_names_the_op():

@@ -2,10 +2,15 @@
 
 `build_plan(graph)` walks the optimized graph in order and groups nodes into Kernels
 (kernel.py): a group is a run of elementwise nodes over one iteration shape, plus reductions
-(sum, prod, amax, amin) of values of that shape over one set of axes. Values a group computes
-that nothing outside it reads stay in registers: only values used by later steps or returned
-by the graph become kernel outputs. A node that cannot join the open group and does not read
-it runs before it (so independent work does not split a group); one that reads it closes it.
+(sum, prod, amax, amin) of values of that shape over one set of axes, whether the group or an
+earlier step made them. Values a group computes that nothing outside it reads stay in
+registers: only values used by later steps or returned by the graph become kernel outputs.
+Several groups may be open at once, one per shape in practice: a node joins the newest open
+group it may join; a node that reads an open group's values closes that group first (its
+kernel runs before the node), and other steps run before the groups still open, so
+independent work of another shape does not split a kernel. A layout node reading an open
+group's value (the transpose of a column sum) runs right after that group's kernel, without
+closing it.
 
 Layout ops that only reinterpret a contiguous array (reshape, expand, permute) are folded into
 the strides a kernel reads its inputs with, so a broadcast bias or a transposed operand is never
@@ -64,6 +69,14 @@ class _Group:
         self.values: set = set()  # ids of the values computed inside
         self.reduced: set = set()  # ids of the reductions' outputs among them
         self.reduce_axes: tuple | None = None
+        # Layout nodes (views) of the group's values, run once the kernel has: a node that
+        # reads one cannot join (the kernel would read its own unfinished output).
+        self.views: list = []
+        self.view_ids: set = set()
+
+    def makes(self, values: list) -> bool:
+        """Whether any of `values` is computed by this group, or is a view of one."""
+        return any(id(value) in self.values or id(value) in self.view_ids for value in values)
 
 
 def _is_elementwise(node) -> bool:
@@ -88,6 +101,8 @@ def _value_operands(node) -> list:
 
 def _joins(node, group: _Group) -> bool:
     """Whether `node` may join the open group `group`."""
+    if any(id(value) in group.view_ids for value in _value_operands(node)):
+        return False
     if _is_elementwise(node):
         # A reduced value is only known once the kernel ends: an op reading it cannot join,
         # even where it has the group's shape (a keepdim sum over an axis of extent 1).
@@ -98,9 +113,11 @@ def _joins(node, group: _Group) -> bool:
     axes = _reduction_axes(node)
     if axes is None or not axes:
         return False
+    # The reduced value may come from outside the group (the kernel reads it as an input):
+    # a sum of a value an earlier step made joins the kernel running over its shape.
     source = node.inputs[0]
-    return source.shape == group.shape and id(source) in group.values and \
-        id(source) not in group.reduced and group.reduce_axes in (None, axes)
+    return source.shape == group.shape and id(source) not in group.reduced and \
+        group.reduce_axes in (None, axes)
 
 
 def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: bool = True):
@@ -118,13 +135,21 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
     products = ProductPlan(graph, consumers, returned, host)
 
     steps: list = []
-    group: _Group | None = None
+    # Kernels being built, oldest first. None reads another's values (a node that reads one
+    # closes it first), so they may run in any order once closed; keeping several open lets
+    # a [128, 256] kernel go on past a node of another shape.
+    open_groups: list = []
 
-    def close():
-        nonlocal group
-        if group is not None and group.nodes:
+    def close(group: _Group) -> None:
+        open_groups.remove(group)
+        if group.nodes:
             steps.append(_group_step(group, consumers, returned, compile_kernel, generic))
-        group = None
+            steps.extend(NodeStep(view) for view in group.views)
+
+    def close_groups_read_by(values: list, keep: _Group | None = None) -> None:
+        for group in list(open_groups):
+            if group is not keep and group.makes(values):
+                close(group)
 
     for node in graph.nodes:
         if id(node) in products.absorbed:
@@ -132,29 +157,32 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
         epilogue = products.epilogues.get(id(node))
         if epilogue is not None:
             step = GemmStep(epilogue)
-            if group is not None and any(id(value) in group.values for value in step.operands):
-                close()
+            close_groups_read_by(step.operands)
             steps.append(step)
             continue
-        if group is not None and _joins(node, group):
-            _add(group, node)
+        operands = _value_operands(node)
+        target = next((group for group in reversed(open_groups) if _joins(node, group)), None)
+        if target is not None:
+            close_groups_read_by(operands, keep=target)
+            _add(target, node)
             continue
-        reads_group = group is not None and any(
-            id(value) in group.values for value in _value_operands(node))
-        starts_group = _is_elementwise(node) or (
-            _reduction_axes(node) and node.inputs[0].shape)
-        if reads_group:
-            close()
-        if starts_group:
-            if group is not None:
-                close()
+        reading = [group for group in open_groups if group.makes(operands)]
+        if len(reading) == 1 and node.op.name in FOLDABLE_LAYOUTS:
+            # A view (the transpose of a column sum) need not end the kernel: it runs after.
+            reading[0].views.append(node)
+            reading[0].view_ids.add(id(node.output))
+            continue
+        close_groups_read_by(operands)
+        if _is_elementwise(node) or (_reduction_axes(node) and node.inputs[0].shape):
             group = _Group(node.output.shape if _is_elementwise(node) else node.inputs[0].shape)
             _add(group, node)
+            open_groups.append(group)
         elif node.op.name == "matmul":
             steps.append(MatmulStep(node, host))
         else:
             steps.append(NodeStep(node))
-    close()
+    while open_groups:
+        close(open_groups[0])
     plan = Plan(graph, pair_products(_drop_unread(steps, returned), products.paired))
     from .in_place import plan_in_place_updates  # it reads this module's step classes
 

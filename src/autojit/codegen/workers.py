@@ -5,11 +5,14 @@ matmul_steps.py) run one part per core. Handing parts to a Python thread pool co
 wake-up each way: 80-90 us for an empty round trip on the 2-core VM these benchmarks run on,
 as much as a 256x512 kernel takes. Here each worker is a Python thread that calls, once, a
 native loop (compiled from the LLVM IR below into the engine of cpu.py; ctypes releases the
-GIL for the call) and stays in it: it spins on a generation counter in shared memory, runs its
-part of each new job, and counts itself done. After about half a millisecond without work it
-sleeps in the futex on that counter, and the next job wakes it. The calling thread publishes a
-job, runs part 0 itself and spins until every worker has counted itself done: a hand-off of
-about a microsecond while the workers spin.
+GIL for the call) and stays in it: it spins on the job word in shared memory (a generation, a
+part count and the next unclaimed part), claims parts of each new job by compare-and-swap,
+runs them and counts them finished. After about half a millisecond without work it sleeps in
+the futex on the generation, and the next job wakes it. The calling thread publishes a job,
+claims parts too, and then spins until every part is finished: a hand-off of about a
+microsecond while the workers spin. A worker that does not come (asleep, or kept off its core
+by another process) leaves its part to the caller, so a loaded machine costs a split job no
+more than one core's time.
 
 A job is a native function `i32 part(ptr argument, i64 index)`; its nonzero results are or-ed
 into the job's status. Two such functions are built here: `kernel_part` calls a compiled kernel
@@ -39,11 +42,13 @@ SPIN_CYCLES = 1 << 20
 _SYSCALL_FUTEX = 202  # x86-64 Linux
 _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
 # Byte offsets of the words of the shared state (`%NAME_slot` in the IR), each group on its
-# own cache line: the generation counter (the futex word, 32 bits), the count of workers done
-# with the job, the job (function, argument, parts), the sleeper count, the stop flag, the
-# job's or-ed status, and the spin limit in counter cycles.
-SLOTS = {"generation": 0, "done": 64, "function": 128, "argument": 136, "parts": 144,
-         "sleeping": 192, "stop": 256, "status": 320, "spin": 384}
+# own cache line: the job word (bits 0-15 the next unclaimed part, 16-31 the job's part count,
+# 32-63 its generation, the futex word, at byte 4), the count of parts finished, the job's
+# function and argument, the sleeper count, the stop flag, the job's or-ed status, and the
+# spin limit in counter cycles.
+SLOTS = {"job": 0, "finished": 64, "function": 128, "argument": 136, "sleeping": 192,
+         "stop": 256, "status": 320, "spin": 384}
+MAX_PARTS = 0xFFFF
 # A gemm record's words in order (the CBLAS ?gemm arguments after the function and its kind, 0
 # for float32 and 1 for float64): each word's name in the IR and the type it is read as (i32
 # arguments are stored widened to a word; the scalars as float64 bits).
@@ -59,16 +64,14 @@ declare i32 @sched_yield()
 declare void @llvm.x86.sse2.pause()
 declare i64 @llvm.readcyclecounter()
 
-define void @{prefix}_loop(ptr %state, i64 %index) {{
+define void @{prefix}_loop(ptr %state) {{
 entry:
 {slots}
   %spin_limit = load i64, ptr %spin_slot
-  ; The generation the state was made with, not the one this thread finds when it starts: a
-  ; job published before the thread got here is still new to it (the caller waits for it).
+  %generation_slot = getelementptr i8, ptr %state, i64 4
   br label %wait
 
 wait:
-  %last = phi i32 [ 0, %entry ], [ %last, %awake ], [ %seen, %finished ]
   %start = call i64 @llvm.readcyclecounter()
   br label %spin
 
@@ -78,9 +81,33 @@ spin:
   br i1 %stopping, label %exit, label %check
 
 check:
-  %seen = load atomic i32, ptr %generation_slot acquire, align 4
-  %new = icmp ne i32 %seen, %last
-  br i1 %new, label %work, label %relax
+  %job = load atomic i64, ptr %job_slot acquire, align 8
+  %open = call i1 @{prefix}_unclaimed(i64 %job)
+  br i1 %open, label %claim, label %relax
+
+claim:
+  ; The claim names the generation: it fails if the job was replaced meanwhile, and while a
+  ; claimed part runs its job cannot finish, so the function and argument stay its own.
+  %next_job = add i64 %job, 1
+  %exchange = cmpxchg ptr %job_slot, i64 %job, i64 %next_job acq_rel acquire
+  %claimed = extractvalue {{ i64, i1 }} %exchange, 1
+  br i1 %claimed, label %run, label %spin
+
+run:
+  %part = and i64 %job, 65535
+  %function = load ptr, ptr %function_slot
+  %argument = load ptr, ptr %argument_slot
+  %result = call i32 %function(ptr %argument, i64 %part)
+  %failed = icmp ne i32 %result, 0
+  br i1 %failed, label %record, label %finished
+
+record:
+  %ignored_or = atomicrmw or ptr %status_slot, i32 %result seq_cst
+  br label %finished
+
+finished:
+  %ignored_done = atomicrmw add ptr %finished_slot, i64 1 release
+  br label %wait
 
 relax:
   call void @llvm.x86.sse2.pause()
@@ -90,86 +117,105 @@ relax:
   br i1 %spinning, label %spin, label %sleep
 
 sleep:
-  ; Announce the sleep, then look again: the caller bumps the generation before it reads
-  ; the sleeper count (both sequentially consistent), so one of the two sees the other.
+  ; Announce the sleep, then look again: the caller publishes a job before it reads the
+  ; sleeper count (both sequentially consistent), so one of the two sees the other.
   %ignored_add = atomicrmw add ptr %sleeping_slot, i32 1 seq_cst
-  %again = load atomic i32, ptr %generation_slot seq_cst, align 4
+  %again = load atomic i64, ptr %job_slot seq_cst, align 8
   %stop_again = load atomic i32, ptr %stop_slot seq_cst, align 4
-  %unchanged = icmp eq i32 %again, %last
+  %work = call i1 @{prefix}_unclaimed(i64 %again)
   %running = icmp eq i32 %stop_again, 0
-  %quiet = and i1 %unchanged, %running
+  %idle = xor i1 %work, true
+  %quiet = and i1 %idle, %running
   br i1 %quiet, label %futex, label %awake
 
 futex:
-  %expected = zext i32 %last to i64
+  %generation = lshr i64 %again, 32
   %ignored_wait = call i64 (i64, ...) @syscall(i64 {futex}, ptr %generation_slot, i64 {wait},
-                                                i64 %expected, ptr null)
+                                                i64 %generation, ptr null)
   br label %awake
 
 awake:
   %ignored_sub = atomicrmw sub ptr %sleeping_slot, i32 1 seq_cst
   br label %wait
 
-work:
-  %parts = load i64, ptr %parts_slot
-  %mine = icmp slt i64 %index, %parts
-  br i1 %mine, label %run, label %finished
-
-run:
-  %function = load ptr, ptr %function_slot
-  %argument = load ptr, ptr %argument_slot
-  %result = call i32 %function(ptr %argument, i64 %index)
-  %failed = icmp ne i32 %result, 0
-  br i1 %failed, label %record, label %finished
-
-record:
-  %ignored_or = atomicrmw or ptr %status_slot, i32 %result seq_cst
-  br label %finished
-
-finished:
-  ; Every worker counts every job, so no worker still reads a job the caller replaces.
-  %ignored_done = atomicrmw add ptr %done_slot, i64 1 release
-  br label %wait
-
 exit:
   ret void
 }}
 
-define i32 @{prefix}_run(ptr %state, ptr %function, ptr %argument, i64 %parts,
-                         i64 %workers) {{
+define internal i1 @{prefix}_unclaimed(i64 %job) alwaysinline {{
+  %next = and i64 %job, 65535
+  %shifted = lshr i64 %job, 16
+  %parts = and i64 %shifted, 65535
+  %open = icmp ult i64 %next, %parts
+  ret i1 %open
+}}
+
+define i32 @{prefix}_run(ptr %state, ptr %function, ptr %argument, i64 %parts) {{
 entry:
 {slots}
   %spin_limit = load i64, ptr %spin_slot
+  %generation_slot = getelementptr i8, ptr %state, i64 4
   store ptr %function, ptr %function_slot
   store ptr %argument, ptr %argument_slot
-  store i64 %parts, ptr %parts_slot
-  store atomic i64 0, ptr %done_slot monotonic, align 8
+  store atomic i64 0, ptr %finished_slot monotonic, align 8
   store atomic i32 0, ptr %status_slot monotonic, align 4
-  %ignored_bump = atomicrmw add ptr %generation_slot, i32 1 seq_cst
+  %old = load atomic i64, ptr %job_slot monotonic, align 8
+  %old_generation = lshr i64 %old, 32
+  %generation = add i64 %old_generation, 1
+  %high = shl i64 %generation, 32
+  %count = shl i64 %parts, 16
+  %job = or i64 %high, %count
+  store atomic i64 %job, ptr %job_slot seq_cst, align 8
   %sleepers = load atomic i32, ptr %sleeping_slot seq_cst, align 4
   %asleep = icmp ne i32 %sleepers, 0
-  br i1 %asleep, label %wake, label %own
+  br i1 %asleep, label %wake, label %claim
 
 wake:
   %ignored_wake = call i64 (i64, ...) @syscall(i64 {futex}, ptr %generation_slot, i64 {wake},
                                                 i64 2147483647)
-  br label %own
+  br label %claim
 
-own:
-  %own_result = call i32 %function(ptr %argument, i64 0)
+claim:
+  ; The caller takes parts as the workers do: a worker that is slow to wake, or kept off
+  ; its core by other load, leaves its part to the caller instead of holding up the job.
+  %own = phi i32 [ 0, %entry ], [ 0, %wake ], [ %own, %retry ], [ %own_after, %counted ]
+  %current = load atomic i64, ptr %job_slot acquire, align 8
+  %open = call i1 @{prefix}_unclaimed(i64 %current)
+  br i1 %open, label %take, label %waiting
+
+take:
+  %next_job = add i64 %current, 1
+  %exchange = cmpxchg ptr %job_slot, i64 %current, i64 %next_job acq_rel acquire
+  %claimed = extractvalue {{ i64, i1 }} %exchange, 1
+  br i1 %claimed, label %run, label %retry
+
+retry:
+  br label %claim
+
+run:
+  %part = and i64 %current, 65535
+  %result = call i32 %function(ptr %argument, i64 %part)
+  %own_after = or i32 %own, %result
+  %ignored_done = atomicrmw add ptr %finished_slot, i64 1 release
+  br label %counted
+
+counted:
+  br label %claim
+
+waiting:
   %start = call i64 @llvm.readcyclecounter()
   br label %poll
 
 poll:
-  %done = load atomic i64, ptr %done_slot acquire, align 8
-  %complete = icmp sge i64 %done, %workers
+  %done = load atomic i64, ptr %finished_slot acquire, align 8
+  %complete = icmp sge i64 %done, %parts
   br i1 %complete, label %exit, label %relax
 
 relax:
   call void @llvm.x86.sse2.pause()
   %now = call i64 @llvm.readcyclecounter()
   %elapsed = sub i64 %now, %start
-  ; A worker taken off its core by other load: stop burning this one while waiting.
+  ; A worker taken off its core in the middle of a part: stop burning this one meanwhile.
   %patient = icmp ult i64 %elapsed, %spin_limit
   br i1 %patient, label %poll, label %yield
 
@@ -179,7 +225,7 @@ yield:
 
 exit:
   %others = load atomic i32, ptr %status_slot acquire, align 4
-  %all = or i32 %own_result, %others
+  %all = or i32 %own, %others
   ret i32 %all
 }}
 
@@ -239,8 +285,8 @@ def _record_loads() -> str:
 
 
 _RUN_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                             ctypes.c_int64, ctypes.c_int64)
-_LOOP_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
+                             ctypes.c_int64)
+_LOOP_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _state: dict = {}
 _FLOAT_BITS: dict = {}
 _lock = threading.Lock()
@@ -289,7 +335,7 @@ class Workers:
             cpu.add_module(text, names)
         self._run, self._loop = _RUN_TYPE(run), _LOOP_TYPE(loop)
         self.count = count
-        self.parts = count + 1  # the calling thread runs part 0
+        self.parts = count + 1  # the parts a job is cut into: one per core
         # The shared state: 64-byte aligned words, zero but for the spin limit.
         self._memory = np.zeros(128, np.int64)
         offset = (-self._memory.ctypes.data % 64) // 8
@@ -297,25 +343,28 @@ class Workers:
         self._state[SLOTS['spin'] // 8] = SPIN_CYCLES
         self._address = self._state.ctypes.data
         self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._loop, args=(self._address, index),
+        self._threads = [threading.Thread(target=self._loop, args=(self._address,),
                                           name=f"autojit-worker-{index}", daemon=True)
                          for index in range(1, count + 1)]
         for thread in self._threads:
             thread.start()
 
     def run(self, function: int, argument: int, parts: int) -> int:
-        """Run `function(argument, index)` for index in range(parts) (at most `self.parts`),
-        index 0 on this thread; returns the or of the results. The GIL is released meanwhile."""
+        """Run `function(argument, index)` for index in range(parts), each part on whichever
+        of this thread and the workers claims it first; returns the or of the results. The
+        GIL is released meanwhile."""
+        if not 0 <= parts <= MAX_PARTS:
+            raise ValueError(f"workers: {parts} parts; a job has at most {MAX_PARTS}")
         with self._lock:
-            return self._run(self._address, function, argument, parts, self.count)
+            return self._run(self._address, function, argument, parts)
 
     def stop(self) -> None:
         """Let the workers leave their loops (they are woken if asleep) and wait for them."""
         words = self._state.view(np.int32)
         words[SLOTS['stop'] // 4] = 1
         with self._lock:
-            # Bumps the generation and wakes sleepers; waits for no worker.
-            self._run(self._address, self._nothing, 0, 0, 0)
+            # A job of no parts: a new generation, which wakes sleepers; nothing to wait for.
+            self._run(self._address, self._nothing, 0, 0)
         for thread in self._threads:
             thread.join(timeout=1.0)
 

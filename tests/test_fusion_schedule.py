@@ -1,0 +1,77 @@
+"""The fusion schedule (codegen/schedule.py): which nodes share a kernel. Kernels of different
+shapes stay open side by side, a reduction of a value made by an earlier step joins the kernel
+over its shape, and a view of a kernel's value runs once the kernel has, without ending it.
+Each case is checked against eager as well as for its kernel count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import autojit
+
+
+def check(fn, *arrays, kernels):
+    compiled = autojit.compile(fn)
+    for call in range(2):
+        inputs = [autojit.tensor(array + call) for array in arrays]
+        want, got = fn(*inputs), compiled(*inputs)
+        want = want if isinstance(want, tuple) else (want,)
+        got = got if isinstance(got, tuple) else (got,)
+        for expected, actual in zip(want, got, strict=True):
+            np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
+    plan = compiled.executables[0].plan
+    assert plan.kernel_count == kernels, plan.describe()
+    return plan
+
+
+def arrays(*shapes):
+    generator = np.random.default_rng(len(shapes))
+    return [generator.standard_normal(shape).astype(np.float32) for shape in shapes]
+
+
+def test_interleaved_shapes_make_one_kernel_per_shape():
+    def fn(x, v):
+        a = x.exp()
+        b = v * 2  # another shape: the [8, 16] kernel stays open
+        c = a + 1
+        d = b + 3
+        return c * 2, d.tanh()
+
+    check(fn, *arrays((8, 16), (16, 1)), kernels=2)
+
+
+def test_a_sum_of_an_earlier_steps_value_joins_the_kernel_over_its_shape():
+    def fn(x, w):
+        h = (x @ w).tanh()
+        out = h @ w.t()  # reads h: h's kernel ends before this product
+        g = out * 3
+        return g, h.sum(0)  # the sum of h joins g's kernel
+
+    check(fn, *arrays((8, 4), (4, 4)), kernels=2)
+
+
+def test_a_view_of_a_column_sum_runs_after_its_kernel_without_ending_it():
+    def fn(x):
+        column = x.sum(0, keepdim=True).t()  # a view of the kernel's reduced output
+        return column, (x.tanh() * 2)
+
+    plan = check(fn, *arrays((6, 5)), kernels=1)
+    assert "node permute" in plan.describe()
+
+
+def test_a_node_reading_a_view_of_the_open_kernel_waits_for_it():
+    def fn(x):
+        total = x.sum(0, keepdim=True).reshape(4, 1)  # the sums, as a column
+        return x * total  # cannot run inside the kernel that is still summing
+
+    check(fn, *arrays((4, 4)), kernels=2)
+
+
+def test_a_node_reading_an_open_kernel_of_another_shape_closes_it_first():
+    def fn(x, v):
+        a = x * 2
+        b = v.exp()  # [4, 1], another kernel
+        return a + b  # reads b: b's kernel runs first, then a's kernel takes the add
+
+    check(fn, *arrays((4, 4), (4, 1)), kernels=2)

@@ -353,6 +353,28 @@ def test_math_accuracy(name, dtype):
         name, dtype.name, distance.max(), x[np.argmax(distance)])
 
 
+@pytest.mark.parametrize("name", ["exp", "expm1", "log", "log1p", "tanh", "sigmoid"])
+def test_float32_math_runs_in_float32(name):
+    # mathlib_single.py: no widening to double, and the signs of zero results that the ulp
+    # distance above cannot see (it counts -0 and +0 as equal).
+    x = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-40, -1e-40, -1.0, -200.0, -np.inf], np.float32)
+    op = REGISTRY[name]
+    kernel = Kernel(f"{name}_single", x.shape, [KernelInput(F32, (1,))],
+                    [Step(op, (Operand("input", 0),), {}, F32, F32)], [KernelOutput(0, F32)])
+    text = compile_kernel(kernel).optimized_ir
+    assert "double" not in text
+    assert all(callee.startswith("llvm.") for callee in re.findall(r"call [^@]*@([\w.]+)", text)
+               if "autojit" not in callee)  # the entry points call the loop body
+    (actual,) = run(kernel, [x])
+    with np.errstate(all="ignore"):
+        expected = reference(op, [x.astype(np.float64)], {}).astype(np.float32)
+    numbers = ~np.isnan(expected)
+    assert np.array_equal(np.isnan(actual), ~numbers)
+    assert np.array_equal(np.signbit(actual[numbers]), np.signbit(expected[numbers])), (
+        actual, expected)
+    assert ulp_distance(actual, expected, np.float32).max() <= 2
+
+
 @pytest.mark.parametrize("dtype", [F32, F64])
 def test_pow_accuracy_and_special_cases(dtype):
     rng = np.random.default_rng(3)

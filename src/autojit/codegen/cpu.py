@@ -46,6 +46,21 @@ def _find_pointer(owner, wanted, first_word=1, last_word=8):
     return None
 
 
+# AVX-512 CPUs whose cores slow their clock for 512-bit instructions: LLVM's preference for
+# 256-bit vectors stays on them.
+_DOWNCLOCKING_AVX512 = ("skylake-avx512", "cascadelake", "cooperlake", "knl", "knm")
+
+
+def _with_wide_vectors(cpu: str, features: str) -> str:
+    """The host's features, letting the vectorizers use 512-bit vectors where the CPU has
+    them at full clock (LLVM tunes Ice Lake and later for 256 bits by default). float32 math
+    gets 16 lanes instead of 8: a 1024x1024 tanh kernel took 346-357 us against 420-428 us,
+    the fused elementwise step's kernel 570-746 us against 781 us."""
+    if "+avx512f" in features.split(",") and cpu not in _DOWNCLOCKING_AVX512:
+        return features + ",-prefer-256-bit"
+    return features
+
+
 def object_layout():
     """(offset of a list's item vector, offset of an ndarray's data pointer), or None.
 
@@ -78,7 +93,7 @@ class _Backend:
         llvm.initialize_native_asmprinter()
         target = llvm.Target.from_default_triple()
         self.cpu = llvm.get_host_cpu_name()
-        self.features = llvm.get_host_cpu_features().flatten()
+        self.features = _with_wide_vectors(self.cpu, llvm.get_host_cpu_features().flatten())
         self.target_machine = target.create_target_machine(
             cpu=self.cpu, features=self.features, opt=3, jit=True)
         holder = llvm.parse_assembly("")

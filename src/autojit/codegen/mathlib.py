@@ -1,11 +1,14 @@
 """Vectorizable math in LLVM IR: exp, log, log1p, expm1, tanh, sigmoid, erf, sin, cos, pow.
 
-The CPU renderer (render_llvm.py) calls these emitters while it builds a kernel's loop body.
-Each emits straight-line IR (range reduction, a polynomial, selects for the special values) into
-the current block, so the loop vectorizer sees no calls and no branches; a scalar libm call
-would keep the loop scalar. The algorithms run in double precision; float32 arguments are
-widened and the result rounded back, which keeps float32 within one ulp. See
-docs/notes/cpu-codegen.md for the algorithms and their measured accuracy.
+The CPU renderer (render_llvm.py, through llvm_expression.py) calls `emit_unary` and `emit_pow`
+while it builds a kernel's loop body. Each emits straight-line IR (range reduction, a
+polynomial, selects for the special values) into the current block, so the loop vectorizer
+sees no calls and no branches; a scalar libm call would keep the loop scalar. The algorithms
+here run in double precision. A float32 argument of exp, expm1, log, log1p, tanh or sigmoid
+goes to mathlib_single.py, which computes in float32 (a float takes half a double's vector
+width, and there are no conversions); for erf, sin, cos and pow a float32 argument is widened
+and the result rounded back. See docs/notes/cpu-codegen.md for the algorithms and their
+measured accuracy.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import math
 
 from llvmlite import ir
+
+from . import mathlib_single
 
 DOUBLE = ir.DoubleType()
 INT64 = ir.IntType(64)
@@ -37,18 +42,14 @@ COS_COEFFICIENTS = [(-1) ** n / math.factorial(2 * n) for n in range(11)]
 EXPM1_SMALL = 0.6931471805599453  # ln2: the series runs below, the reduction above
 # expm1(x) = x + x*x * sum x**n / (n + 2)!, to degree 19 (remainder below 1e-17 for |x| < ln2).
 EXPM1_COEFFICIENTS = [1 / math.factorial(n + 2) for n in range(18)]
-# A float32 result needs about 2**-30 relative error before its rounding, not 2**-53: shorter
-# series (each remainder below 1e-9 relative on the same reduced ranges) halve the work.
-SINGLE_COEFFICIENTS = {
-    "exp": EXP_COEFFICIENTS[:8],
-    "log": LOG_COEFFICIENTS[:6],
-    "sin": SIN_COEFFICIENTS[:7],
-    "cos": COS_COEFFICIENTS[:7],
-    "expm1": EXPM1_COEFFICIENTS[:9],
-}
 DOUBLE_COEFFICIENTS = {"exp": EXP_COEFFICIENTS, "log": LOG_COEFFICIENTS,
                        "sin": SIN_COEFFICIENTS, "cos": COS_COEFFICIENTS,
                        "expm1": EXPM1_COEFFICIENTS}
+# A float32 result needs about 2**-30 relative error before its rounding, not 2**-53: shorter
+# series (each remainder below 1e-9 relative on the same reduced range) halve the work. Only
+# sin and cos run here for float32; the exp and log families have mathlib_single.py.
+SINGLE_COEFFICIENTS = dict(DOUBLE_COEFFICIENTS, sin=SIN_COEFFICIENTS[:7],
+                           cos=COS_COEFFICIENTS[:7])
 
 
 def _erf_small_coefficients():
@@ -87,10 +88,9 @@ class MathEmitter:
     """Emits double-precision math into `builder`'s current block; one per kernel module."""
 
     def __init__(self, builder: ir.IRBuilder, module: ir.Module, single: bool = False):
-        """single: the result is rounded to float32, so the series may be shorter."""
+        """single: the result is rounded to float32, so the sin and cos series may be shorter."""
         self.b = builder
         self.module = module
-        self.single = single
         self.coefficients = SINGLE_COEFFICIENTS if single else DOUBLE_COEFFICIENTS
 
     # ---- small helpers ------------------------------------------------------------------------
@@ -160,16 +160,9 @@ class MathEmitter:
 
     def expm1(self, x):
         """|x| < ln2: Taylor series (no cancellation); outside, with x = k ln2 + r,
-        fma(2**k, expm1(r), 2**k - 1), rounded once; beyond 700, exp(x) - 1. For a float32
-        result, exp(x) - 1 outside the series' range: |exp(x) - 1| >= 1/2 there, so the
-        subtraction loses no bits a float32 keeps."""
+        fma(2**k, expm1(r), 2**k - 1), rounded once; beyond 700, exp(x) - 1."""
         b = self.b
         series = self._expm1_series(x)
-        if self.single:
-            outside = b.fsub(self.exp(x), self.const(1.0))
-            small = b.fcmp_ordered("<", self.fabs(x), self.const(EXPM1_SMALL))
-            result = self.select(small, series, outside)
-            return self.select(b.fcmp_ordered("==", x, self.const(0.0)), x, result)
         clamped = self.select(b.fcmp_ordered("<", self.fabs(x), self.const(700.0)), x,
                               self.const(0.0))
         k = self.intrinsic("llvm.rint", [b.fmul(clamped, self.const(LOG2E))])
@@ -203,12 +196,6 @@ class MathEmitter:
         b = self.b
         twice = b.fmul(self.const(2.0), self.fabs(x))
         t = self.expm1(b.fneg(twice))
-        if self.single:
-            # -t / (t + 2) holds for every |x| (t + 2 >= 1: no cancellation), and a float32
-            # result needs neither the correction step nor the large-|x| form.
-            magnitude = b.fdiv(b.fneg(t), b.fadd(t, self.const(2.0)))
-            magnitude = self.select(self.isnan(x), x, magnitude)
-            return self.intrinsic("llvm.copysign", [magnitude, x])
         # -t / (t + 2) with t + 2 kept as hi + lo and the quotient corrected by one Newton
         # step, so only expm1's error remains.
         denominator = b.fadd(t, self.const(2.0))
@@ -423,7 +410,10 @@ UNARY = ("exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos")
 
 
 def emit_unary(name, builder, module, value, float_type):
-    """`name`(value) for a float or double `value`; float arguments run in double."""
+    """`name`(value) for a float or double `value`. A float argument runs in float where
+    mathlib_single.py has the function, and otherwise in double, rounded back."""
+    if float_type != DOUBLE and name in mathlib_single.NATIVE:
+        return mathlib_single.emit(name, builder, module, value)
     emitter = MathEmitter(builder, module, single=float_type != DOUBLE)
     wide = value if float_type == DOUBLE else builder.fpext(value, DOUBLE)
     result = getattr(emitter, name)(wide)

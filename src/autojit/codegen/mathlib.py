@@ -84,45 +84,18 @@ def _erf_piece_table():
 ERF_TABLE = _erf_piece_table()
 
 
-class MathEmitter:
+class MathEmitter(mathlib_single.EmitterBase):
     """Emits double-precision math into `builder`'s current block; one per kernel module."""
+
+    float_type = DOUBLE
+    suffix = "f64"
 
     def __init__(self, builder: ir.IRBuilder, module: ir.Module, single: bool = False):
         """single: the result is rounded to float32, so the sin and cos series may be shorter."""
-        self.b = builder
-        self.module = module
+        super().__init__(builder, module)
         self.coefficients = SINGLE_COEFFICIENTS if single else DOUBLE_COEFFICIENTS
 
     # ---- small helpers ------------------------------------------------------------------------
-
-    def const(self, value):
-        return ir.Constant(DOUBLE, value)
-
-    def intrinsic(self, name, args, ret=DOUBLE):
-        full = f"{name}.f64"
-        function = self.module.globals.get(full)
-        if function is None:
-            function = ir.Function(self.module, ir.FunctionType(ret, [a.type for a in args]), full)
-        return self.b.call(function, args)
-
-    def fma(self, a, b, c):
-        return self.intrinsic("llvm.fma", [a, b, c])
-
-    def horner(self, x, coefficients):
-        """sum coefficients[n] * x**n, highest degree first."""
-        result = self.const(coefficients[-1])
-        for value in reversed(coefficients[:-1]):
-            result = self.fma(result, x, self.const(value))
-        return result
-
-    def select(self, condition, a, b):
-        return self.b.select(condition, a, b)
-
-    def isnan(self, x):
-        return self.b.fcmp_unordered("uno", x, x)
-
-    def fabs(self, x):
-        return self.intrinsic("llvm.fabs", [x])
 
     def scale_by_power_of_two(self, x, k):
         """x * 2**k for |k| < 2046, in two exact factors so subnormal results round once."""
@@ -228,14 +201,6 @@ class MathEmitter:
         mantissa = self.select(big, b.fmul(mantissa, self.const(0.5)), mantissa)
         exponent = b.add(exponent, b.zext(big, INT64))
         return b.fsub(mantissa, self.const(1.0)), b.sitofp(exponent, DOUBLE)
-
-    def _log_specials(self, x, result):
-        b = self.b
-        result = self.select(b.fcmp_ordered("==", x, self.const(math.inf)), x, result)
-        result = self.select(b.fcmp_ordered("==", x, self.const(0.0)),
-                             self.const(-math.inf), result)
-        invalid = b.fcmp_unordered("<", x, self.const(0.0))  # negative or NaN
-        return self.select(invalid, self.const(math.nan), result)
 
     def log(self, x):
         b = self.b

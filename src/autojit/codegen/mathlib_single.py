@@ -52,26 +52,26 @@ LOG_L = [0.3333331346511841, -0.25000008940696716, 0.20002076029777527, -0.16667
 NATIVE = frozenset({"exp", "expm1", "tanh", "sigmoid", "log", "log1p"})
 
 
-class SingleEmitter:
-    """Emits float32 math into `builder`'s current block."""
+class EmitterBase:
+    """What both emitters (this module's and mathlib.py's double one) build on: constants,
+    LLVM intrinsics and Horner's rule in one floating type."""
+
+    float_type: ir.Type = FLOAT
+    suffix = "f32"
 
     def __init__(self, builder: ir.IRBuilder, module: ir.Module):
         self.b = builder
         self.module = module
 
-    # ---- small helpers ------------------------------------------------------------------------
-
     def const(self, value):
-        return ir.Constant(FLOAT, value)
+        return ir.Constant(self.float_type, value)
 
-    def int_const(self, value):
-        return ir.Constant(INT32, value)
-
-    def intrinsic(self, name, args):
-        full = f"{name}.f32"
+    def intrinsic(self, name, args, ret=None):
+        full = f"{name}.{self.suffix}"
         function = self.module.globals.get(full)
         if function is None:
-            function = ir.Function(self.module, ir.FunctionType(FLOAT, [a.type for a in args]),
+            result = self.float_type if ret is None else ret
+            function = ir.Function(self.module, ir.FunctionType(result, [a.type for a in args]),
                                    full)
         return self.b.call(function, args)
 
@@ -93,6 +93,24 @@ class SingleEmitter:
 
     def fabs(self, x):
         return self.intrinsic("llvm.fabs", [x])
+
+    def _log_specials(self, x, result):
+        """log's special values over `result`: inf -> inf, 0 -> -inf, negative or NaN -> NaN."""
+        b = self.b
+        result = self.select(b.fcmp_ordered("==", x, self.const(math.inf)), x, result)
+        result = self.select(b.fcmp_ordered("==", x, self.const(0.0)),
+                             self.const(-math.inf), result)
+        invalid = b.fcmp_unordered("<", x, self.const(0.0))  # negative or NaN
+        return self.select(invalid, self.const(math.nan), result)
+
+
+class SingleEmitter(EmitterBase):
+    """Emits float32 math into `builder`'s current block."""
+
+    # ---- small helpers ------------------------------------------------------------------------
+
+    def int_const(self, value):
+        return ir.Constant(INT32, value)
 
     def clamp(self, x, low, high):
         """x limited to [low, high], NaN to high: the compare-select pairs are x86 min/max."""
@@ -217,14 +235,6 @@ class SingleEmitter:
         # |big| >= 0.69 > |f| when e != 0 (and big = 0 otherwise): Fast2Sum's error is exact.
         error = b.fadd(b.fsub(big, head), f)
         return b.fadd(head, b.fadd(small, error))
-
-    def _log_specials(self, x, result):
-        b = self.b
-        result = self.select(b.fcmp_ordered("==", x, self.const(math.inf)), x, result)
-        result = self.select(b.fcmp_ordered("==", x, self.const(0.0)),
-                             self.const(-math.inf), result)
-        invalid = b.fcmp_unordered("<", x, self.const(0.0))  # negative or NaN
-        return self.select(invalid, self.const(math.nan), result)
 
     def log(self, x):
         """e ln2 + log(1+f) for x = 2**e (1+f); subnormal x is scaled by 2**24 first (and 24

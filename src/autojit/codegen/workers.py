@@ -81,20 +81,11 @@ spin:
   br i1 %stopping, label %exit, label %check
 
 check:
-  %job = load atomic i64, ptr %job_slot acquire, align 8
-  %open = call i1 @{prefix}_unclaimed(i64 %job)
-  br i1 %open, label %claim, label %relax
-
-claim:
-  ; The claim names the generation: it fails if the job was replaced meanwhile, and while a
-  ; claimed part runs its job cannot finish, so the function and argument stay its own.
-  %next_job = add i64 %job, 1
-  %exchange = cmpxchg ptr %job_slot, i64 %job, i64 %next_job acq_rel acquire
-  %claimed = extractvalue {{ i64, i1 }} %exchange, 1
-  br i1 %claimed, label %run, label %spin
+  %part = call i64 @{prefix}_claim(ptr %job_slot)
+  %claimed = icmp sge i64 %part, 0
+  br i1 %claimed, label %run, label %relax
 
 run:
-  %part = and i64 %job, 65535
   %function = load ptr, ptr %function_slot
   %argument = load ptr, ptr %argument_slot
   %result = call i32 %function(ptr %argument, i64 %part)
@@ -150,6 +141,31 @@ define internal i1 @{prefix}_unclaimed(i64 %job) alwaysinline {{
   ret i1 %open
 }}
 
+define internal i64 @{prefix}_claim(ptr %job_slot) alwaysinline {{
+entry:
+  br label %look
+
+look:
+  %job = load atomic i64, ptr %job_slot acquire, align 8
+  %open = call i1 @{prefix}_unclaimed(i64 %job)
+  br i1 %open, label %take, label %none
+
+take:
+  ; The claim names the generation: it fails if the job was replaced meanwhile, and while a
+  ; claimed part runs its job cannot finish, so the function and argument stay its own.
+  %next_job = add i64 %job, 1
+  %exchange = cmpxchg ptr %job_slot, i64 %job, i64 %next_job acq_rel acquire
+  %claimed = extractvalue {{ i64, i1 }} %exchange, 1
+  br i1 %claimed, label %got, label %look
+
+got:
+  %part = and i64 %job, 65535
+  ret i64 %part
+
+none:
+  ret i64 -1
+}}
+
 define i32 @{prefix}_run(ptr %state, ptr %function, ptr %argument, i64 %parts) {{
 entry:
 {slots}
@@ -178,28 +194,15 @@ wake:
 claim:
   ; The caller takes parts as the workers do: a worker that is slow to wake, or kept off
   ; its core by other load, leaves its part to the caller instead of holding up the job.
-  %own = phi i32 [ 0, %entry ], [ 0, %wake ], [ %own, %retry ], [ %own_after, %counted ]
-  %current = load atomic i64, ptr %job_slot acquire, align 8
-  %open = call i1 @{prefix}_unclaimed(i64 %current)
-  br i1 %open, label %take, label %waiting
-
-take:
-  %next_job = add i64 %current, 1
-  %exchange = cmpxchg ptr %job_slot, i64 %current, i64 %next_job acq_rel acquire
-  %claimed = extractvalue {{ i64, i1 }} %exchange, 1
-  br i1 %claimed, label %run, label %retry
-
-retry:
-  br label %claim
+  %own = phi i32 [ 0, %entry ], [ 0, %wake ], [ %own_after, %run ]
+  %part = call i64 @{prefix}_claim(ptr %job_slot)
+  %claimed = icmp sge i64 %part, 0
+  br i1 %claimed, label %run, label %waiting
 
 run:
-  %part = and i64 %current, 65535
   %result = call i32 %function(ptr %argument, i64 %part)
   %own_after = or i32 %own, %result
   %ignored_done = atomicrmw add ptr %finished_slot, i64 1 release
-  br label %counted
-
-counted:
   br label %claim
 
 waiting:

@@ -84,10 +84,12 @@ def plan_buffers(steps: list, escaping: set, returned: set) -> list:
             if id(value) in escaping:
                 holder.reusable[position] = False
                 continue
-            slot = _fitting(free, _nbytes(value)) or BufferSlot()
-            if slot not in slots:
+            nbytes = _nbytes(value)
+            slot = _fitting(free, nbytes)
+            if slot is None:
+                slot = BufferSlot()
                 slots.append(slot)
-            slot.nbytes = max(slot.nbytes, _nbytes(value))
+            slot.nbytes = max(slot.nbytes, nbytes)
             slot.values += 1
             holder.reusable[position] = True
             holder.slots[position] = slot

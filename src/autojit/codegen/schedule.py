@@ -172,7 +172,8 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
             reading[0].views.append(node)
             reading[0].view_ids.add(id(node.output))
             continue
-        close_groups_read_by(operands)
+        for group in reading:  # what the node reads runs before it
+            close(group)
         if _is_elementwise(node) or (_reduction_axes(node) and node.inputs[0].shape):
             group = _Group(node.output.shape if _is_elementwise(node) else node.inputs[0].shape)
             _add(group, node)

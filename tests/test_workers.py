@@ -159,8 +159,7 @@ def test_a_split_kernel_error_raised_from_a_workers_part_names_the_op():
     kernel = Kernel("pow_int", (rows, 64), [KernelInput(I64, (64, 1)), KernelInput(I64, (64, 1))],
                     [Step(op, (Operand("input", 0), Operand("input", 1)), {}, I64, I64)],
                     [KernelOutput(0, I64)])
-    compiled = compile_kernel(kernel)
-    split = split_kernel(kernel, compile_kernel, compiled)
+    split = split_kernel(kernel, compile_kernel)
     assert split is not None
     base = np.full((rows, 64), 2, np.int64)
     exponent = np.ones((rows, 64), np.int64)
@@ -173,23 +172,48 @@ def test_a_split_kernel_error_raised_from_a_workers_part_names_the_op():
 
 
 def test_split_kernels_with_reductions_match_eager_on_the_workers():
-    x = autojit.tensor(array(512, 256))
     compiled = autojit.compile(lambda x: ((x.tanh() * 2).sum(0), x.exp().sum(), x.tanh()))
-    results = compiled(x)
-    (step,) = [step for step in compiled.executables[0].plan.steps
-               if getattr(step, "split", None) is not None]
-    assert isinstance(step.split, parallel.SplitKernel)
-    expected = (np.tanh(x.numpy()) * 2).sum(0), np.exp(x.numpy()).sum(), np.tanh(x.numpy())
-    for mine, theirs in zip(results, expected):
-        np.testing.assert_allclose(mine.numpy(), theirs, rtol=1e-5, atol=1e-4)
+    # Calls with new input arrays, and again with the same: the kept pointer table of a split
+    # kernel must follow its arrays.
+    for x in [autojit.tensor(array(512, 256)), autojit.tensor(-array(512, 256))] * 2:
+        results = compiled(x)
+        (step,) = [step for step in compiled.executables[0].plan.steps
+                   if getattr(step, "split", None) is not None]
+        assert isinstance(step.split, parallel.SplitKernel)
+        expected = (np.tanh(x.numpy()) * 2).sum(0), np.exp(x.numpy()).sum(), np.tanh(x.numpy())
+        for mine, theirs in zip(results, expected):
+            np.testing.assert_allclose(mine.numpy(), theirs, rtol=1e-5, atol=1e-4)
+
+
+def test_partial_blocks_of_a_split_reduction_do_not_share_cache_lines():
+    blocks = parallel._partial_blocks((1, 500), np.float32, 2)
+    assert blocks.shape == (2, 1, 500)
+    first = workers.data_address(blocks)
+    second = workers.data_address(blocks[1])
+    assert first % 128 == 0 and second % 128 == 0
+    assert second - (first + blocks[0].nbytes) >= 128  # a pair of lines between them
 
 
 def test_cheap_small_kernels_stay_on_one_core():
     x = autojit.tensor(array(128, 256))
-    compiled = autojit.compile(lambda x: x * 2 + 1)
-    compiled(x)
+    for function in (lambda x: x * 2 + 1, lambda x: ((x * 2 + 1).sum(0), x * 3, x - 1)):
+        compiled = autojit.compile(function)
+        compiled(x)
+        (step,) = compiled.executables[0].plan.steps
+        assert step.split is None
+
+
+def test_costly_kernels_split():
+    # Transcendental functions: 128x256 add-tanh took 20 us on one core, 14 us split.
+    assert parallel.one_core_ns(_kernel_of(lambda x: (x + 1).tanh(), (128, 256))) > 8000
+    assert parallel.one_core_ns(_kernel_of(lambda x: x * 2 + 1, (128, 256))) < 8000
+
+
+def _kernel_of(function, shape):
+    compiled = autojit.compile(function)
+    compiled(autojit.tensor(array(*shape)))
     (step,) = compiled.executables[0].plan.steps
-    assert step.split is None
+    return step.kernel
 
 
 def test_mid_size_float_products_pair_on_the_workers_and_integer_ones_do_not():

@@ -21,31 +21,40 @@ import math
 
 import numpy as np
 
-from . import blas, workers
+from . import blas, mathlib, workers
 
-# A kernel runs on several cores from this much work: its elements times the instructions of
-# its rendered function beyond the loop's own (~40 lines: a proxy for the work per element).
-# On the native workers (hand-off ~1 us, ~5 us with the pointer table): a 128x256 tanh kernel
-# (2.5M) took 37 us split against 54 us on one core, a 128x256 relu (0.7M) 17 us against 9.
-MIN_WORK = 1 << 21
-LOOP_LINES = 40
+# Splitting a kernel pays when one core's time for it exceeds twice the split's own cost, both
+# measured on the 2-core development machine. One core's time is modelled as its bytes at
+# about 80 GB/s (arrays that stay in L2) plus each transcendental function (mathlib.py) at
+# about 0.5 ns per float32 element and 1.5 ns per float64 one. The split costs the hand-off and
+# the pointer table, about 4 us; with outputs reduced over the split axis, also their partial
+# blocks and the combine, about 8 us. (A 128x256 add-tanh kernel: 20 us on one core, 14 us
+# split; a 128x256 kernel of four outputs and a column sum: 11 us on one core, 14 us split.)
+_NS_PER_BYTE = 1 / 80
+_FUNCTION_NS = {4: 0.5, 8: 1.5}
+_SPLIT_NS = 4000
+_REDUCED_SPLIT_NS = 8000
+_FUNCTIONS = tuple(f"{name}(" for name in (*mathlib.UNARY, "pow"))
 # Through the Python pool (a hand-off ~20 us), kernels below this many elements stay on one
 # core.
 MIN_ELEMENTS = 1 << 18
+# Partial blocks start this many bytes apart at least: two cache lines, since the L2
+# prefetcher fetches lines in pairs.
+_BLOCK_ALIGNMENT = 128
 _COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
-def split_kernel(kernel, compile_kernel, compiled=None):
-    """A SplitKernel for `kernel` (whose one-core code is `compiled`), or None where one core
-    is the better choice."""
+def split_kernel(kernel, compile_kernel):
+    """A SplitKernel for `kernel`, or None where one core is the better choice."""
     parts = workers.usable_cores()
     shape = kernel.shape
     if parts < 2 or not shape or blas.pool() is None:
         return None
     elements = math.prod(shape)
     if workers.shared() is not None:
-        lines = compiled.llvm_ir.count("\n  ") if compiled is not None else 2 * LOOP_LINES
-        if elements * max(1, lines - LOOP_LINES) < MIN_WORK:
+        reduced = any(output.reduce is not None for output in kernel.outputs) and \
+            0 in kernel.reduce_axes
+        if one_core_ns(kernel) < 2 * (_REDUCED_SPLIT_NS if reduced else _SPLIT_NS):
             return None
     elif elements < MIN_ELEMENTS:
         return None
@@ -61,6 +70,26 @@ def split_kernel(kernel, compile_kernel, compiled=None):
     if not hasattr(compiled, "call_pointers"):
         return None
     return SplitKernel(kernel, block, compiled, parts)
+
+
+def one_core_ns(kernel) -> float:
+    """The modelled time of `kernel` on one core, in nanoseconds (see _NS_PER_BYTE)."""
+    elements = math.prod(kernel.shape)
+    memory = 0
+    for entry in kernel.inputs:
+        # A broadcast input is read once per distinct element.
+        distinct = math.prod(extent for extent, stride in zip(kernel.shape, entry.strides)
+                             if stride)
+        memory += distinct * entry.dtype.itemsize
+    for output in kernel.outputs:
+        memory += math.prod(kernel.output_shape(output)) * output.dtype.itemsize
+    functions = 0.0
+    for step in kernel.steps:
+        expression = getattr(step.op.lowering, "expression", "")
+        if expression.startswith(_FUNCTIONS):
+            itemsize = (step.compute_dtype or step.out_dtype).itemsize
+            functions += _FUNCTION_NS.get(itemsize, _FUNCTION_NS[8])
+    return memory * _NS_PER_BYTE + elements * functions
 
 
 class SplitKernel:
@@ -89,30 +118,54 @@ class SplitKernel:
         self._reduced_columns = [compiled.entry_pointers(list(range(len(steps))))
                                  .index(len(kernel.inputs) + index) for index in self._reduced]
         self._entry = compiled.address  # asked once: a ctypes cast per call costs ~1 us
+        self._last_bases: list | None = None
+        self._table = self._argument = None  # the table is kept alive for the argument
+        self._kept_partials: dict | None = None
 
-    def run(self, inputs: list, outputs: list) -> None:
-        partials = {index: [np.empty(self.block.output_shape(self.kernel.outputs[index]),
-                                     self.kernel.outputs[index].dtype.numpy)
-                            for _ in range(self.parts)] for index in self._reduced}
+    def run(self, inputs: list, outputs: list, keep: bool = False) -> None:
+        """Run the blocks. `keep`: this is the plan's one run that may use buffers kept from
+        the last (codegen/schedule.py), so the partial buffers and pointer table are kept too."""
+        # One buffer per reduced output holds every block's partial result, so that the
+        # combine is one NumPy reduction straight into the output.
+        partials = self._kept_partials if keep else None
+        if partials is None:
+            partials = {index: _partial_blocks(self.block.output_shape(
+                self.kernel.outputs[index]), self.kernel.outputs[index].dtype.numpy, self.parts)
+                for index in self._reduced}
+            if keep:
+                self._kept_partials = partials
         native = workers.shared()
         if native is not None and self.parts <= native.parts:
-            self._run_native(native, inputs, outputs, partials)
+            self._run_native(native, inputs, outputs, partials, keep)
         else:
             self._run_on_pool(inputs, outputs, partials)
         for index, blocks in partials.items():
-            combined = _COMBINE[self.kernel.outputs[index].reduce].reduce(blocks, axis=0)
-            np.copyto(outputs[index], combined.reshape(outputs[index].shape),
-                      casting="unsafe")
+            output = outputs[index]
+            _COMBINE[self.kernel.outputs[index].reduce].reduce(
+                blocks, axis=0, out=output.reshape(blocks.shape[1:]))
 
-    def _run_native(self, native, inputs: list, outputs: list, partials: dict) -> None:
+    def _run_native(self, native, inputs: list, outputs: list, partials: dict,
+                    keep: bool) -> None:
         address = workers.data_address
-        table = self._offsets + np.array(self.compiled.entry_pointers(
-            [address(array) for array in (*inputs, *outputs)]), np.int64)
-        for index, column in zip(self._reduced, self._reduced_columns):
-            table[:, column] = [address(block) for block in partials[index]]
-        argument = np.array([self._entry, address(table), table.shape[1]], np.int64)
-        self.compiled.check_status(
-            native.run(native.kernel_part, address(argument), self.parts))
+        bases = [address(array) for array in (*inputs, *outputs)]
+        for index in self._reduced:
+            bases.append(address(partials[index]))
+        # The steady state calls with the same buffers each time: the pointer table and the
+        # job's argument are made once per set of addresses (and used only by the run that
+        # keeps buffers: a concurrent run builds its own).
+        argument = self._argument if keep and bases == self._last_bases else None
+        if argument is None:
+            table = self._offsets + np.array(self.compiled.entry_pointers(
+                bases[:len(inputs) + len(outputs)]), np.int64)
+            for position, (index, column) in enumerate(zip(self._reduced,
+                                                           self._reduced_columns)):
+                table[:, column] = [bases[len(inputs) + len(outputs) + position] +
+                                    part * partials[index].strides[0]
+                                    for part in range(self.parts)]
+            argument = np.array([self._entry, address(table), table.shape[1]], np.int64)
+            if keep:
+                self._last_bases, self._table, self._argument = bases, table, argument
+        self.compiled.check_status(native.run(native.kernel_part, address(argument), self.parts))
 
     def _run_on_pool(self, inputs: list, outputs: list, partials: dict) -> None:
         input_bases = [array.ctypes.data for array in inputs]
@@ -130,3 +183,20 @@ class SplitKernel:
         self.compiled.call_pointers(pointers(0))
         for future in pending:
             future.result()
+
+
+def _partial_blocks(shape: tuple, dtype, parts: int) -> np.ndarray:
+    """An array of `parts` C-contiguous blocks of `shape`, each starting on its own pair of
+    cache lines, with a pair of lines between blocks. A block reduced over rows is stored to
+    once per row; two cores storing to blocks that shared a cache line passed it between them
+    every row (a 256x512 column sum split in two took 25 us, against 11 us with the blocks
+    apart)."""
+    dtype = np.dtype(dtype)
+    count = math.prod(shape)
+    # Rounded up, plus a gap: a block's rows are walked in order, and the prefetcher runs on
+    # past its last line into the next block (blocks exactly 2 KB apart: 16 us).
+    stride = (-(-count * dtype.itemsize // _BLOCK_ALIGNMENT) + 1) * _BLOCK_ALIGNMENT
+    raw = np.empty(parts * stride + _BLOCK_ALIGNMENT, np.uint8)
+    start = -workers.data_address(raw) % _BLOCK_ALIGNMENT
+    rows = raw[start:start + parts * stride].reshape(parts, stride)
+    return rows[:, :count * dtype.itemsize].view(dtype).reshape((parts, *shape))

@@ -271,7 +271,7 @@ def _group_step(group: _Group, consumers: dict, returned: set, compile_kernel, g
         return _NodesStep(group.nodes)
     step = KernelStep(kernel, compiled, [source for source, _ in sources],
                       [(value, reshape) for _, value, reshape in outputs])
-    step.split = split_kernel(kernel, compile_kernel, compiled)
+    step.split = split_kernel(kernel, compile_kernel)
     return step
 
 
@@ -418,7 +418,7 @@ class KernelStep:
         else:
             results = self._buffers(environment, reuse)
         if self.split is not None:
-            self.split.run(inputs, results)
+            self.split.run(inputs, results, reuse)
         else:
             self.compiled(inputs, results)
         for (key, reshape), result in zip(self._targets, results):

@@ -180,21 +180,34 @@ entry:
   %generation = add i64 %old_generation, 1
   %high = shl i64 %generation, 32
   %count = shl i64 %parts, 16
-  %job = or i64 %high, %count
+  %any = icmp ne i64 %parts, 0
+  ; Part 0 is the caller's, published as already claimed: the same rows of consecutive
+  ; split steps then run on the same core, which finds them in its own cache.
+  %reserved = zext i1 %any to i64
+  %with_count = or i64 %high, %count
+  %job = or i64 %with_count, %reserved
   store atomic i64 %job, ptr %job_slot seq_cst, align 8
   %sleepers = load atomic i32, ptr %sleeping_slot seq_cst, align 4
   %asleep = icmp ne i32 %sleepers, 0
-  br i1 %asleep, label %wake, label %claim
+  br i1 %asleep, label %wake, label %first
 
 wake:
   %ignored_wake = call i64 (i64, ...) @syscall(i64 {futex}, ptr %generation_slot, i64 {wake},
                                                 i64 2147483647)
+  br label %first
+
+first:
+  br i1 %any, label %own_part, label %claim
+
+own_part:
+  %first_result = call i32 %function(ptr %argument, i64 0)
+  %ignored_first = atomicrmw add ptr %finished_slot, i64 1 release
   br label %claim
 
 claim:
   ; The caller takes parts as the workers do: a worker that is slow to wake, or kept off
   ; its core by other load, leaves its part to the caller instead of holding up the job.
-  %own = phi i32 [ 0, %entry ], [ 0, %wake ], [ %own_after, %run ]
+  %own = phi i32 [ 0, %first ], [ %first_result, %own_part ], [ %own_after, %run ]
   %part = call i64 @{prefix}_claim(ptr %job_slot)
   %claimed = icmp sge i64 %part, 0
   br i1 %claimed, label %run, label %waiting

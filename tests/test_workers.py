@@ -139,6 +139,26 @@ def test_a_worker_runs_a_job_published_before_it_reached_its_loop():
     assert finished == 2  # the worker claimed both parts: no caller took any
 
 
+def test_the_caller_runs_part_0_of_every_job():
+    """Part 0 is the caller's, so consecutive split steps keep their rows on one core."""
+    import ctypes
+
+    pool = workers.shared()
+    ran: dict = {}
+
+    @ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
+    def part(argument, index):
+        ran.setdefault(index, set()).add(threading.get_ident())
+        time.sleep(0.002)  # long enough for a spinning worker to come for the other part
+        return 0
+
+    address = ctypes.cast(part, ctypes.c_void_p).value
+    for _ in range(20):
+        assert pool.run(address, 0, 2) == 0
+    assert ran[0] == {threading.get_ident()}
+    assert len(ran[1]) >= 1
+
+
 def test_a_job_finishes_without_a_worker_that_never_comes():
     """The caller claims what the workers do not: a pool whose worker is held off (here, one
     that has already left its loop) still runs every part, on the calling thread."""

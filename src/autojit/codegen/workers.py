@@ -9,7 +9,8 @@ GIL for the call) and stays in it: it spins on the job word in shared memory (a 
 part count and the next unclaimed part), claims parts of each new job by compare-and-swap,
 runs them and counts them finished. After about half a millisecond without work it sleeps in
 the futex on the generation, and the next job wakes it. The calling thread publishes a job,
-claims parts too, and then spins until every part is finished: a hand-off of about a
+runs its part 0 (so consecutive split steps keep their rows on the same cores), claims further
+parts too, and then spins until every part is finished: a hand-off of about a
 microsecond while the workers spin. A worker that does not come (asleep, or kept off its core
 by another process) leaves its part to the caller, so a loaded machine costs a split job no
 more than one core's time.

@@ -331,19 +331,30 @@ def run_records(records: list) -> None:
         native.run(native.gemm_part, workers.data_address(table), len(table))
 
 
+def split_of(a: np.ndarray, b: np.ndarray) -> tuple:
+    """(parts, split by columns) for the product of these 2-D operands, as `matmul` and
+    `gemm` split it."""
+    return _parts(*a.shape, b.shape[1], native_gemm(a.dtype))
+
+
 def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray, alpha: float, beta: float,
-         split: bool = True) -> np.ndarray:
+         split: bool = True, record=None) -> np.ndarray:
     """out = alpha * (a @ b) + beta * out, in out's storage, for 2-D arrays of one dtype that
     `gemm_supported` accepts; out must be row-major and overlap neither operand. With beta 0
     the old values of out are not read. Large products are split over the cores as in
-    `matmul`."""
+    `matmul`. `record`: a program.Recording the native calls are reported to."""
     _single_threaded(_blas_threads())
     native = native_gemm(out.dtype)
     parts, by_columns = _parts(*a.shape, b.shape[1], native) if split else (1, False)
     if native:
         keep: list = []
-        run_records(gemm_records(a, b, out, alpha, beta, parts, by_columns, keep))
+        records = gemm_records(a, b, out, alpha, beta, parts, by_columns, keep)
+        run_records(records)
+        if record is not None:
+            record.gemm(records, *keep, out)
         return out
+    if record is not None:
+        record.refuse("a product ran through ctypes")
     function = _gemm_function(out.dtype)
     operands = _gemm_operands(a, b, out, beta)
     if operands is None:

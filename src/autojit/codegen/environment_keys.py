@@ -11,3 +11,5 @@ REUSE = "reuse"
 # (in_place.InPlaceTargets.allowed), and the list of those written so far.
 IN_PLACE = "in_place"
 WRITTEN = "written"
+# The program.Recording of this run, when the plan records it for its native program.
+RECORD = "record"

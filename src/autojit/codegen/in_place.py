@@ -44,7 +44,8 @@ from numpy.lib.array_utils import byte_bounds
 from .. import dtypes
 from ..ir.graph import Graph, Value
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
-from .schedule import KernelStep, _NodesStep, _value_operands, contiguous_strides
+from .schedule import _value_operands, contiguous_strides
+from .steps import KernelStep, _NodesStep
 
 
 def _reads(step) -> list:

@@ -35,7 +35,7 @@ from ..ir.graph import Value
 from ..ops.registry import REGISTRY, _run_eager
 from ..tensor import Tensor
 from . import blas
-from .environment_keys import IN_PLACE, REUSE, WRITTEN
+from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 
 # A product pairs with its neighbour from this many multiply-adds: the size from which it
 # would be split over the cores anyway (through the Python pool, or on the native workers).
@@ -176,12 +176,25 @@ class MatmulStep:
         return arrays
 
     def run(self, environment: dict, split: bool = True) -> None:
+        record = environment.get(RECORD)
+        if record is not None:
+            keep: list = []
+            calls = self.records(environment, keep, split)
+            if calls is not None:
+                blas.run_records(calls)
+                record.gemm(calls, *keep, environment[id(self.output)])
+                return
+            record.refuse(f"matmul %{self.output.id} ran off the native gemm")
         a, b = self._operands(environment)
         if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray:
             environment[id(self.output)] = self._eager(a, b)  # device arrays
             return
         environment[id(self.output)] = blas.matmul(a, b, self._buffer(environment, a, b),
                                                    split)
+
+    def kept_arrays(self) -> list:
+        """The result buffer kept across calls, if any (program.py)."""
+        return [] if self._kept is None else [self._kept]
 
     def _buffer(self, environment: dict, a, b):
         """The array kept across calls for the result, or None for a fresh one."""
@@ -195,9 +208,11 @@ class MatmulStep:
                 out = self._kept = self.slots[0].take((a.shape[0], b.shape[1]), dtype)
         return out
 
-    def records(self, environment: dict, keep: list) -> list | None:
-        """The product as native gemm calls (blas.gemm_records, one part) with its result
-        array bound, or None (nothing done) where it cannot run natively."""
+    def records(self, environment: dict, keep: list, split: bool = False) -> list | None:
+        """The product as native gemm calls (blas.gemm_records: one part, or split over the
+        cores as blas.matmul splits it) with its result array bound, or None (nothing done)
+        where it cannot run natively. `keep` receives the operands the calls read, and None
+        in their place where either is a copy."""
         a, b = self._operands(environment)
         if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or \
                 a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or \
@@ -207,7 +222,8 @@ class MatmulStep:
         if out is None:
             out = np.empty((a.shape[0], b.shape[1]), a.dtype)
         environment[id(self.output)] = out
-        return blas.gemm_records(a, b, out, 1.0, 0.0, keep=keep)
+        parts, by_columns = blas.split_of(a, b) if split else (1, False)
+        return blas.gemm_records(a, b, out, 1.0, 0.0, parts, by_columns, keep=keep)
 
     def _eager(self, a, b):
         operands = tuple(Tensor._make(array, value.dtype)
@@ -239,9 +255,12 @@ class GemmStep(MatmulStep):
         a, b = self._operands(environment)
         accumulate = environment[self._accumulate]
         dtype = self.output.dtype.numpy
+        record = environment.get(RECORD)
         if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or \
                 accumulate.__class__ is not np.ndarray or \
                 not a.dtype == b.dtype == accumulate.dtype == dtype:
+            if record is not None:
+                record.refuse(f"{self.event_name} ran unfused")
             environment[id(self.output)] = self._unfused(a, b, accumulate)
             return
         shape = (a.shape[0], b.shape[1])
@@ -256,8 +275,10 @@ class GemmStep(MatmulStep):
                 else:
                     out = np.empty(shape, dtype)
             np.copyto(out, accumulate)
+            if record is not None:
+                record.copy(out, accumulate)
         environment[id(self.output)] = blas.gemm(a, b, out, self.epilogue.alpha,
-                                                 self.epilogue.beta, split)
+                                                 self.epilogue.beta, split, record)
 
     def _unfused(self, a, b, accumulate):
         """The epilogue's nodes one by one, as the reference interpreter runs them."""
@@ -288,13 +309,22 @@ class ConcurrentProducts:
     def run(self, environment: dict) -> None:
         keep: list = []
         records: list = []
+        record = environment.get(RECORD)
         for member in self.members:
             calls = member.records(environment, keep)
             if calls is None:
+                if record is not None:
+                    record.refuse("products side by side ran on the Python pool")
                 self._run_on_pool(environment)  # the records made so far have not run
                 return
             records.extend(calls)
         blas.run_records(records)
+        if record is not None:
+            record.gemm(records, *keep, *(environment[id(member.output)]
+                                           for member in self.members))
+
+    def kept_arrays(self) -> list:
+        return [array for member in self.members for array in member.kept_arrays()]
 
     def _run_on_pool(self, environment: dict) -> None:
         first, *others = self.members

@@ -122,9 +122,10 @@ class SplitKernel:
         self._table = self._argument = None  # the table is kept alive for the argument
         self._kept_partials: dict | None = None
 
-    def run(self, inputs: list, outputs: list, keep: bool = False) -> None:
+    def run(self, inputs: list, outputs: list, keep: bool = False, record=None) -> None:
         """Run the blocks. `keep`: this is the plan's one run that may use buffers kept from
-        the last (codegen/schedule.py), so the partial buffers and pointer table are kept too."""
+        the last (codegen/schedule.py), so the partial buffers and pointer table are kept too.
+        `record`: a program.Recording the native calls are reported to."""
         # One buffer per reduced output holds every block's partial result, so that the
         # combine is one NumPy reduction straight into the output.
         partials = self._kept_partials if keep else None
@@ -136,16 +137,27 @@ class SplitKernel:
                 self._kept_partials = partials
         native = workers.shared()
         if native is not None and self.parts <= native.parts:
-            self._run_native(native, inputs, outputs, partials, keep)
+            table = self._run_native(native, inputs, outputs, partials, keep)
+            if record is not None:
+                record.kernel(self._entry, table, *inputs, *outputs)
         else:
             self._run_on_pool(inputs, outputs, partials)
+            if record is not None:
+                record.refuse(f"kernel {self.kernel.name} ran on the Python pool")
         for index, blocks in partials.items():
             output = outputs[index]
-            _COMBINE[self.kernel.outputs[index].reduce].reduce(
-                blocks, axis=0, out=output.reshape(blocks.shape[1:]))
+            kind = self.kernel.outputs[index].reduce
+            _COMBINE[kind].reduce(blocks, axis=0, out=output.reshape(blocks.shape[1:]))
+            if record is not None:
+                record.combine(kind, blocks, output)
+
+    def kept_arrays(self) -> list:
+        """The partial blocks kept across calls (program.py)."""
+        return list(self._kept_partials.values()) if self._kept_partials else []
 
     def _run_native(self, native, inputs: list, outputs: list, partials: dict,
-                    keep: bool) -> None:
+                    keep: bool) -> np.ndarray:
+        """Run the parts on the workers; returns the pointer table they read."""
         address = workers.data_address
         bases = [address(array) for array in (*inputs, *outputs)]
         for index in self._reduced:
@@ -165,7 +177,10 @@ class SplitKernel:
             argument = np.array([self._entry, address(table), table.shape[1]], np.int64)
             if keep:
                 self._last_bases, self._table, self._argument = bases, table, argument
+        else:
+            table = self._table
         self.compiled.check_status(native.run(native.kernel_part, address(argument), self.parts))
+        return table
 
     def _run_on_pool(self, inputs: list, outputs: list, partials: dict) -> None:
         input_bases = [array.ctypes.data for array in inputs]

@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from .. import dtypes
 from ..ir.graph import Graph, Value
-from ..ops.registry import REGISTRY, Elementwise, _run_eager
+from ..ops.registry import REGISTRY, Elementwise
 from ..state import state
 from ..tensor import Tensor
+from . import workers
 from .buffers import StepBuffers, plan_buffers
-from .environment_keys import IN_PLACE, REUSE, WRITTEN
+from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .kernel import Kernel, KernelInput, KernelOutput, Operand, Step
 from .matmul_steps import (
     ConcurrentProducts,
@@ -48,9 +47,10 @@ from .matmul_steps import (
     products_of,
 )
 from .parallel import split_kernel
+from .program import Program, Recording, Refused
+from .steps import FOLDABLE_LAYOUTS, KernelStep, NodeStep, _NodesStep
 
 REDUCTION_KIND = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min"}
-FOLDABLE_LAYOUTS = ("reshape", "expand", "permute")
 SUPPORTED_DTYPES = (dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
 
 
@@ -337,125 +337,7 @@ def _fold_layout(value: Value, space: tuple) -> tuple:
     return source, strides
 
 
-# ---- running the plan -------------------------------------------------------------------------
-
-class NodeStep:
-    """One node run with its op's NumPy impl, as the reference interpreter runs it."""
-
-    def __init__(self, node):
-        self.node = node
-        # A reshape, expand or permute of a NumPy array is its impl's view and nothing else:
-        # called directly, without the eager op's dispatch (5 to 15 us a step).
-        self._view_of = id(node.inputs[0]) if node.op.name in FOLDABLE_LAYOUTS and \
-            isinstance(node.inputs[0], Value) else None
-
-    def run(self, environment: dict) -> None:
-        node = self.node
-        if self._view_of is not None:
-            array = environment[self._view_of]
-            if array.__class__ is np.ndarray:
-                environment[id(node.output)] = node.op.impl(array, **node.attrs)
-                return
-        operands = tuple(Tensor._make(environment[id(x)], x.dtype) if isinstance(x, Value)
-                         else x for x in node.inputs)
-        environment[id(node.output)] = _run_eager(node.op, operands, node.attrs)._data
-
-    def describe(self) -> str:
-        return f"node {self.node.op.name}"
-
-
-class _NodesStep:
-    """A group the backend could not compile, run node by node."""
-
-    def __init__(self, nodes: list):
-        self.steps = [NodeStep(node) for node in nodes]
-
-    def run(self, environment: dict) -> None:
-        for step in self.steps:
-            step.run(environment)
-
-    def describe(self) -> str:
-        return "unfused " + ", ".join(step.node.op.name for step in self.steps)
-
-
-class KernelStep:
-    def __init__(self, kernel: Kernel, compiled, sources: list, outputs: list):
-        self.kernel = kernel
-        self.compiled = compiled
-        self.sources = sources
-        self.outputs = outputs  # (Value, shape to reshape the kernel's output to, or None)
-        # Worked out once: run() is on every compiled call's path.
-        self._sources = [(id(value), value.shape, value.dtype.numpy) for value in sources]
-        self._results = [(kernel.output_shape(output), output.dtype.numpy)
-                         for output in kernel.outputs]
-        self._targets = [(id(value), reshape) for value, reshape in outputs]
-        # Output buffers kept from one call to the next, for values that never leave the plan
-        # (plan_buffer_reuse decides which): no allocation, no page faults on fresh memory.
-        self._kept: list = [None] * len(outputs)
-        self._all_kept = False
-        self.reusable = [False] * len(outputs)
-        self.slots: list = [None] * len(outputs)  # buffers.BufferSlot per reusable output
-        # Per output: the id of the captured input whose own storage receives it, when the
-        # run allows (in_place.py plans it), else None.
-        self.in_place: list = [None] * len(outputs)
-        self.writes_in_place = False
-        self.split = None  # a parallel.SplitKernel when the kernel runs on several cores
-
-    def run(self, environment: dict) -> None:
-        inputs = []
-        for key, shape, dtype in self._sources:
-            array = environment[key]
-            if array.shape != shape or (array.dtype is not dtype and array.dtype != dtype):
-                # The kernel reads raw memory through strides planned for this shape and
-                # dtype: a mismatch must stop here, not read out of bounds.
-                self._mismatch(key, array)
-            inputs.append(array if array.flags.c_contiguous else _contiguous(array))
-        reuse = environment.get(REUSE, False)
-        if reuse and self._all_kept and not self.writes_in_place:
-            results = list(self._kept)  # the steady state: every buffer kept from before
-        elif not self.writes_in_place and not any(self.reusable):
-            results = [np.empty(shape, dtype) for shape, dtype in self._results]
-        else:
-            results = self._buffers(environment, reuse)
-        if self.split is not None:
-            self.split.run(inputs, results, reuse)
-        else:
-            self.compiled(inputs, results)
-        for (key, reshape), result in zip(self._targets, results):
-            environment[key] = result.reshape(reshape) if reshape is not None else result
-
-    def _buffers(self, environment: dict, reuse: bool) -> list:
-        """The output arrays of this run: a captured tensor's own storage where the run
-        allows an in-place store, a buffer kept from the last run, or a fresh one."""
-        allowed = environment.get(IN_PLACE) if self.writes_in_place else None
-        results = []
-        for index, (shape, dtype) in enumerate(self._results):
-            if allowed and self.in_place[index] in allowed:
-                results.append(environment[self.in_place[index]])
-                environment[WRITTEN].append(self.in_place[index])
-                continue
-            buffer = self._kept[index] if reuse else None
-            if buffer is None:
-                if reuse and self.reusable[index]:
-                    buffer = self._kept[index] = self.slots[index].take(shape, dtype)
-                else:
-                    buffer = np.empty(shape, dtype)
-            results.append(buffer)
-        self._all_kept = all(buffer is not None for buffer in self._kept)
-        return results
-
-    def _mismatch(self, key: int, array: np.ndarray):
-        value = next(value for value in self.sources if id(value) == key)
-        raise RuntimeError(f"kernel {self.kernel.name}: input %{value.id} expected "
-                           f"{value.type_text}, got {array.dtype}{list(array.shape)}")
-
-    def describe(self) -> str:
-        ops = " ".join(step.op.name for step in self.kernel.steps)
-        kinds = ", ".join(output.reduce or ("store in place" if target is not None else "store")
-                          for output, target in zip(self.kernel.outputs, self.in_place))
-        return (f"kernel {self.kernel.name}{list(self.kernel.shape)}: {ops} -> "
-                f"{len(self.kernel.outputs)} outputs ({kinds})")
-
+# ---- the plan ---------------------------------------------------------------------------------
 
 # Outputs that leave the plan as they are: returned to the caller, or kept for a backward.
 _ESCAPING_KINDS = ("result", "saved")
@@ -500,11 +382,6 @@ def _step_buffers(step) -> StepBuffers:
     return StepBuffers([], reads, views)
 
 
-def _contiguous(array: np.ndarray) -> np.ndarray:
-    # Not np.ascontiguousarray, which turns a 0-d array into a 1-d one.
-    return array if array.flags.c_contiguous else np.array(array, order="C")
-
-
 class Plan:
     def __init__(self, graph: Graph, steps: list):
         self.graph = graph
@@ -519,6 +396,14 @@ class Plan:
         self._input_slots = [(id(entry.value), entry.tensor if entry.kind == "captured"
                               else None) for entry in graph.inputs]
         self._output_keys = [id(output.value) for output in graph.outputs]
+        self._input_keys = [key for key, _ in self._input_slots]
+        # The native entry point (program.py): None until a steady-state run is recorded, then
+        # the Program, or False when the recorded run could not become one (the reason in
+        # `program_refusal`). `native_programs` False keeps the Python loop (CUDA plans).
+        self.native_programs = workers.shared() is not None
+        self.program = None
+        self.program_refusal: str | None = None
+        self._steady_runs = 0  # runs that used the kept buffers, completed
 
     def run(self, arg_tensors: list) -> tuple:
         return self.run_arrays([tensor._data for tensor in arg_tensors])
@@ -527,21 +412,34 @@ class Plan:
         """The graph's outputs from its non-captured inputs' arrays, in input order."""
         # Kept buffers serve one run at a time: a run that starts while another is under way
         # (another thread, or a hook calling the same function) allocates its own.
-        environment: dict = {REUSE: not self._running}
+        reuse = not self._running
+        profiler = state.profiler
         supplied = iter(arg_arrays)
-        for key, tensor in self._input_slots:
-            environment[key] = next(supplied) if tensor is None else tensor._data
-        if self.in_place is not None and environment[REUSE]:
+        inputs = [next(supplied) if tensor is None else tensor._data
+                  for _, tensor in self._input_slots]
+        if self.program and reuse and profiler is None:
+            self._running = True
+            try:
+                outputs = self.program.run(self, inputs)
+            finally:
+                self._running = False
+            if outputs is not None:
+                return outputs
+        environment: dict = dict(zip(self._input_keys, inputs))
+        environment[REUSE] = reuse
+        if self.in_place is not None and reuse:
             environment[IN_PLACE] = self.in_place.allowed(environment)
             environment[WRITTEN] = []
         self._running = True
         try:
-            profiler = state.profiler
-            if profiler is None:
+            if profiler is not None:
+                self._run_profiled(environment, profiler)
+            elif self.program is None and reuse and self._steady_runs and self.native_programs:
+                self._run_recorded(environment, inputs)
+            else:
                 for step in self.steps:
                     step.run(environment)
-            else:
-                self._run_profiled(environment, profiler)
+            self._steady_runs += reuse
         except BaseException:
             # A step failed after a kernel stored an update into its tensor: the tensor has
             # changed, as eager's in-place op would have changed it, so its version moves too.
@@ -552,6 +450,24 @@ class Plan:
             if environment[REUSE]:
                 self._running = False
         return tuple([environment[key] for key in self._output_keys])
+
+    def _run_recorded(self, environment: dict, inputs: list) -> None:
+        """Run the steps with a Recording of their native calls, and make the program."""
+        record = environment[RECORD] = Recording()
+        written: list = []
+        for index, step in enumerate(self.steps):
+            record.begin(index)
+            before = len(environment.get(WRITTEN, ()))
+            step.run(environment)
+            if not record.recorded:
+                record.refuse(f"step {index} ({step.describe()}) ran in Python")
+            written.append(environment.get(WRITTEN, [])[before:])
+        del environment[RECORD]
+        try:
+            self.program = Program.assemble(record, self, inputs, environment,
+                                            frozenset(environment.get(IN_PLACE, ())), written)
+        except Refused as refusal:
+            self.program, self.program_refusal = False, str(refusal)
 
     def _run_profiled(self, environment: dict, profiler) -> None:
         """Each step as a profiler event: kernels by name, single nodes as their op."""

@@ -351,6 +351,7 @@ class Workers:
         self._module, (run, loop, self.kernel_part, self.gemm_part, self._nothing) = \
             cpu.add_module(text, names)
         self._run, self._loop = _RUN_TYPE(run), _LOOP_TYPE(loop)
+        self.run_address = run  # for native callers (program.py), which hold `lock` meanwhile
         self.count = count
         self.parts = count + 1  # the parts a job is cut into: one per core
         # The shared state: 64-byte aligned words, zero but for the spin limit.
@@ -358,9 +359,9 @@ class Workers:
         offset = (-self._memory.ctypes.data % 64) // 8
         self._state = self._memory[offset:offset + 64]
         self._state[SLOTS['spin'] // 8] = SPIN_CYCLES
-        self._address = self._state.ctypes.data
-        self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._loop, args=(self._address,),
+        self.state_address = self._state.ctypes.data
+        self.lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._loop, args=(self.state_address,),
                                           name=f"autojit-worker-{index}", daemon=True)
                          for index in range(1, count + 1)]
         for thread in self._threads:
@@ -372,16 +373,16 @@ class Workers:
         GIL is released meanwhile."""
         if not 0 <= parts <= MAX_PARTS:
             raise ValueError(f"workers: {parts} parts; a job has at most {MAX_PARTS}")
-        with self._lock:
-            return self._run(self._address, function, argument, parts)
+        with self.lock:
+            return self._run(self.state_address, function, argument, parts)
 
     def stop(self) -> None:
         """Let the workers leave their loops (they are woken if asleep) and wait for them."""
         words = self._state.view(np.int32)
         words[SLOTS['stop'] // 4] = 1
-        with self._lock:
+        with self.lock:
             # A job of no parts: a new generation, which wakes sleepers; nothing to wait for.
-            self._run(self._address, self._nothing, 0, 0)
+            self._run(self.state_address, self._nothing, 0, 0)
         for thread in self._threads:
             thread.join(timeout=1.0)
 

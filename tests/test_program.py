@@ -1,0 +1,225 @@
+"""The native entry point (codegen/program.py): a compiled function's plan, once in its steady
+state, runs as one native call. Each test builds the program (three calls: the first allocates
+the kept buffers, the second is recorded), checks that it is the program that runs, and
+compares with eager or NumPy, including the calls the program must decline.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+
+import autojit
+from autojit.autograd import profiler
+from autojit.codegen import workers
+
+pytestmark = pytest.mark.skipif(workers.shared() is None,
+                                reason="no native workers here (one core, or not x86-64 Linux)")
+generator = np.random.default_rng(5)
+
+
+def tensor(*shape, requires_grad=False):
+    return autojit.tensor(generator.standard_normal(shape).astype(np.float32),
+                          requires_grad=requires_grad)
+
+
+def plan_of(compiled):
+    (executable,) = compiled.executables
+    return executable.plan
+
+
+def counting_runs(plan) -> list:
+    """Count the calls the program ran (a list that grows by one per program run)."""
+    runs = []
+    program = plan.program
+    original = program.run
+
+    def run(plan_, inputs):
+        result = original(plan_, inputs)
+        if result is not None:
+            runs.append(1)
+        return result
+
+    program.run = run
+    return runs
+
+
+def mlp_step(parameters, momentum):
+    w1, b1, w2, b2 = parameters
+
+    def step(x, target):
+        hidden = (x @ w1 + b1).relu()
+        loss = ((hidden @ w2 + b2 - target) ** 2).mean()
+        loss.backward()
+        with autojit.no_grad():
+            for parameter, velocity in zip(parameters, momentum):
+                velocity.mul_(0.9).add_(parameter.grad)
+                parameter.sub_(0.05 * velocity)
+                parameter.grad = None
+        return loss
+    return step
+
+
+def mlp_state(rows=64, width=96):
+    shapes = [(32, width), (width,), (width, 8), (8,)]
+    values = [generator.standard_normal(shape).astype(np.float32) * 0.2 for shape in shapes]
+    made = []
+    for _ in range(2):
+        parameters = [autojit.tensor(value.copy(), requires_grad=True) for value in values]
+        momentum = [autojit.zeros(*value.shape) for value in values]
+        made.append((parameters, momentum))
+    batches = [(tensor(rows, 32), tensor(rows, 8)) for _ in range(3)]
+    return made, batches
+
+
+def test_a_training_step_runs_as_one_native_program_and_equals_eager():
+    (parameters, momentum), (eager_parameters, eager_momentum) = mlp_state()[0]
+    _, batches = mlp_state()
+    compiled = autojit.compile(mlp_step(parameters, momentum))
+    eager = mlp_step(eager_parameters, eager_momentum)
+    losses, eager_losses = [], []
+    for index in range(12):
+        x, target = batches[index % 3]
+        losses.append(compiled(x, target).item())
+        eager_losses.append(eager(x, target).item())
+        if index == 2:
+            plan = plan_of(compiled)
+            assert plan.program, plan.program_refusal
+            runs = counting_runs(plan)
+    assert len(runs) == 9
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
+    for mine, theirs in zip(parameters + momentum, eager_parameters + eager_momentum):
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_results_are_fresh_arrays_on_every_call():
+    compiled = autojit.compile(lambda x, y: ((x * y).tanh() + 1, (x - y).sum()))
+    x, y = tensor(64, 64), tensor(64, 64)
+    results = [compiled(x, y) for _ in range(3)]
+    runs = counting_runs(plan_of(compiled))
+    held, held_sum = results[-1][0].numpy().copy(), results[-1][1].item()
+    later = compiled(y, x)
+    assert runs == [1]
+    # The earlier results still hold their values: the call wrote new arrays.
+    np.testing.assert_array_equal(results[-1][0].numpy(), held)
+    assert results[-1][1].item() == held_sum
+    np.testing.assert_allclose(later[0].numpy(), np.tanh(y.numpy() * x.numpy()) + 1, rtol=1e-6,
+                               atol=1e-6)
+    np.testing.assert_allclose(later[1].item(), (y.numpy() - x.numpy()).sum(), rtol=1e-4)
+
+
+def test_a_parameter_given_new_storage_is_read_and_updated_there():
+    weight = tensor(16, 16, requires_grad=True)
+
+    def step(x):
+        loss = (x @ weight).square().sum()
+        loss.backward()
+        with autojit.no_grad():
+            weight.sub_(0.01 * weight.grad)
+        weight.grad = None
+        return loss
+
+    compiled = autojit.compile(step)
+    x = tensor(8, 16)
+    for _ in range(3):
+        compiled(x)
+    runs = counting_runs(plan_of(compiled))
+    fresh = generator.standard_normal((16, 16)).astype(np.float32)
+    with autojit.no_grad():
+        weight.data = autojit.tensor(fresh.copy())
+    loss = compiled(x)
+    assert runs == [1]
+    product = x.numpy() @ fresh
+    np.testing.assert_allclose(loss.item(), (product ** 2).sum(), rtol=1e-5)
+    expected = fresh - 0.01 * (x.numpy().T @ (2 * product))
+    np.testing.assert_allclose(weight.detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_strided_input_is_declined_and_runs_in_python():
+    compiled = autojit.compile(lambda x: (x.exp() * 2).sum(1))
+    x = tensor(32, 48)
+    for _ in range(3):
+        compiled(x)
+    runs = counting_runs(plan_of(compiled))
+    strided = autojit.tensor(generator.standard_normal((48, 32)).astype(np.float32)).t()
+    result = compiled(strided)
+    assert runs == []
+    np.testing.assert_allclose(result.numpy(), (np.exp(strided.numpy()) * 2).sum(1), rtol=1e-5)
+
+
+def test_split_reductions_combine_natively_with_numpys_nan_rules():
+    compiled = autojit.compile(lambda x: (x.tanh().sum(0), x.amax(0), x.amin(0)))
+    x = generator.standard_normal((4096, 256)).astype(np.float32)
+    x[100, 7] = np.nan  # in the first block
+    x[4000, 9] = np.nan  # in the last
+    x_tensor = autojit.tensor(x)
+    for _ in range(3):
+        compiled(x_tensor)
+    plan = plan_of(compiled)
+    assert any(step.split is not None for step in plan.steps if hasattr(step, "split"))
+    runs = counting_runs(plan)
+    total, largest, smallest = compiled(x_tensor)
+    assert runs == [1]
+    np.testing.assert_allclose(total.numpy(), np.tanh(x).sum(0), rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(largest.numpy(), x.max(0))
+    np.testing.assert_array_equal(smallest.numpy(), x.min(0))
+    assert np.isnan(largest.numpy()[[7, 9]]).all()
+
+
+def test_a_kernel_error_in_the_program_raises_eagers_error():
+    compiled = autojit.compile(lambda x, exponent: (x ** exponent).sum())
+    x = autojit.tensor(np.arange(1, 7, dtype=np.int64))
+    exponent = autojit.tensor(np.full(6, 2, dtype=np.int64))
+    for _ in range(3):
+        assert compiled(x, exponent).item() == (np.arange(1, 7) ** 2).sum()
+    assert plan_of(compiled).program
+    negative = autojit.tensor(np.array([2, 2, -1, 2, 2, 2], dtype=np.int64))
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+        compiled(x, negative)
+    assert compiled(x, exponent).item() == (np.arange(1, 7) ** 2).sum()
+
+
+def test_a_plan_with_an_eager_node_keeps_its_python_loop():
+    compiled = autojit.compile(lambda x, index: (x[index] * 3).sum())
+    x, index = tensor(20), autojit.tensor(np.array([3, 1, 4, 1, 5]))
+    for _ in range(4):
+        result = compiled(x, index)
+    plan = plan_of(compiled)
+    assert plan.program is False and "index" in plan.program_refusal
+    np.testing.assert_allclose(result.item(), x.numpy()[[3, 1, 4, 1, 5]].sum() * 3, rtol=1e-6)
+
+
+def test_profiling_a_call_runs_the_steps_one_by_one():
+    compiled = autojit.compile(lambda x, w: (x @ w).tanh().sum())
+    x, w = tensor(32, 32), tensor(32, 32)
+    for _ in range(3):
+        compiled(x, w)
+    runs = counting_runs(plan_of(compiled))
+    with profiler.profile() as profile:
+        compiled(x, w)
+    names = [event.name for event in profile.function_events]
+    assert runs == [] and "autojit::matmul" in names
+    assert any(name.startswith("autojit::kernel") for name in names)
+
+
+def test_two_threads_calling_one_function_both_get_their_results():
+    compiled = autojit.compile(lambda x: (x * x).sum(1) + 1)
+    inputs = [tensor(256, 512) for _ in range(2)]
+    for _ in range(3):
+        compiled(inputs[0])
+    assert plan_of(compiled).program
+    results: dict = {}
+
+    def work(number):
+        for _ in range(50):
+            results[number] = compiled(inputs[number]).numpy().copy()
+            np.testing.assert_allclose(results[number],
+                                       (inputs[number].numpy() ** 2).sum(1) + 1, rtol=1e-4)
+
+    threads = [threading.Thread(target=work, args=(number,)) for number in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert set(results) == {0, 1}

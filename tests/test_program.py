@@ -85,6 +85,8 @@ def test_a_training_step_runs_as_one_native_program_and_equals_eager():
         if index == 2:
             plan = plan_of(compiled)
             assert plan.program, plan.program_refusal
+            assert compiled.fusion_groups().endswith(
+                f"native program: {plan.program.operation_count} native calls")
             runs = counting_runs(plan)
     assert len(runs) == 9
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
@@ -187,6 +189,7 @@ def test_a_plan_with_an_eager_node_keeps_its_python_loop():
         result = compiled(x, index)
     plan = plan_of(compiled)
     assert plan.program is False and "index" in plan.program_refusal
+    assert compiled.fusion_groups().endswith(f"Python loop: {plan.program_refusal}")
     np.testing.assert_allclose(result.item(), x.numpy()[[3, 1, 4, 1, 5]].sum() * 3, rtol=1e-6)
 
 

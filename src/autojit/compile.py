@@ -443,7 +443,14 @@ class CompiledFunction:
 
     def fusion_groups(self) -> str:
         plan = self._latest().plan
-        return plan.describe() if plan is not None else "(no kernel plan: interpreted)"
+        if plan is None:
+            return "(no kernel plan: interpreted)"
+        program = getattr(plan, "program", None)
+        if program:
+            return f"{plan.describe()}\nnative program: {program.operation_count} native calls"
+        if program is False:
+            return f"{plan.describe()}\nPython loop: {plan.program_refusal}"
+        return plan.describe()
 
     def kernel_source(self) -> str:
         plan = self._latest().plan

@@ -240,6 +240,16 @@ def _combine_function(kind: str, dtype: np.dtype) -> int | None:
     return _native[key][1]
 
 
+def available() -> bool:
+    """Whether programs can run here: the native workers exist (Linux on x86-64, two or more
+    cores) and the ndarray layout was found (cpu.object_layout)."""
+    if workers.shared() is None:
+        return False
+    from . import cpu
+
+    return cpu.backend().object_layout is not None
+
+
 class Refused(Exception):
     """The recorded call did something a program cannot repeat (the message says what)."""
 
@@ -353,8 +363,12 @@ class Program:
     """A recorded run of a plan, laid out for the native runner (see the module docstring)."""
 
     def __init__(self, words: np.ndarray, count: int, patches: np.ndarray, inputs: list,
-                 fresh: list, outputs: list, allowed: frozenset, written: list, steps: list):
+                 fresh: list, outputs: list, allowed: frozenset, written: list, steps: list,
+                 stable: list):
         self._words, self._patches = words, patches  # kept alive: the runner reads them
+        # The kept buffers the words point into, held here too: a step that replaced one (a
+        # Python-loop call) must not free memory the program still writes.
+        self._stable = stable
         self._arguments = (workers.data_address(words), count, workers.data_address(patches),
                            len(patches))
         self._inputs = inputs  # the recorded (shape, strides, dtype) of each input
@@ -382,7 +396,8 @@ class Program:
             # Pointers are patched per input: two inputs sharing memory would be ambiguous.
             raise Refused("inputs that share memory")
         ranges = _Ranges()
-        for array in _stable_arrays(plan.steps):
+        stable = _stable_arrays(plan.steps)
+        for array in stable:
             ranges.add(None, array)
         # The call's arrays, numbered as the runner finds them: the inputs, then the arrays
         # the call allocates.
@@ -409,7 +424,7 @@ class Program:
         steps = [operation[4] for operation in recording.operations]
         return cls(words, count, patches, [_layout(array) for array in inputs], fresh, outputs,
                    allowed, [cumulative[step] for step in steps],
-                   [plan.steps[step] for step in steps])
+                   [plan.steps[step] for step in steps], stable)
 
     @staticmethod
     def _lay_out(recording: Recording, ranges: _Ranges) -> tuple:

@@ -23,6 +23,10 @@ so the plan is always correct.
 Legality (what may fuse) is `_joins`; there is no cost model yet: every legal fusion is taken.
 A kernel output that is a captured tensor's in-place update may be stored straight into that
 tensor's storage (in_place.py decides which, and checks each run).
+
+The Plan runs its steps (steps.py, matmul_steps.py) from Python over one environment dict
+until it reaches its steady state; then one run is recorded and every later call that matches
+it runs as one native call (program.py).
 """
 
 from __future__ import annotations
@@ -34,7 +38,6 @@ from ..ir.graph import Graph, Value
 from ..ops.registry import REGISTRY, Elementwise
 from ..state import state
 from ..tensor import Tensor
-from . import workers
 from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .kernel import Kernel, KernelInput, KernelOutput, Operand, Step
@@ -48,6 +51,7 @@ from .matmul_steps import (
 )
 from .parallel import split_kernel
 from .program import Program, Recording, Refused
+from .program import available as programs_available
 from .steps import FOLDABLE_LAYOUTS, KernelStep, NodeStep, _NodesStep
 
 REDUCTION_KIND = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min"}
@@ -399,8 +403,7 @@ class Plan:
         self._input_keys = [key for key, _ in self._input_slots]
         # The native entry point (program.py): None until a steady-state run is recorded, then
         # the Program, or False when the recorded run could not become one (the reason in
-        # `program_refusal`). `native_programs` False keeps the Python loop (CUDA plans).
-        self.native_programs = workers.shared() is not None
+        # `program_refusal`).
         self.program = None
         self.program_refusal: str | None = None
         self._steady_runs = 0  # runs that used the kept buffers, completed
@@ -434,7 +437,7 @@ class Plan:
         try:
             if profiler is not None:
                 self._run_profiled(environment, profiler)
-            elif self.program is None and reuse and self._steady_runs and self.native_programs:
+            elif self.program is None and reuse and self._steady_runs:
                 self._run_recorded(environment, inputs)
             else:
                 for step in self.steps:
@@ -453,6 +456,11 @@ class Plan:
 
     def _run_recorded(self, environment: dict, inputs: list) -> None:
         """Run the steps with a Recording of their native calls, and make the program."""
+        if not programs_available():
+            self.program, self.program_refusal = False, "no native workers on this machine"
+            for step in self.steps:
+                step.run(environment)
+            return
         record = environment[RECORD] = Recording()
         written: list = []
         for index, step in enumerate(self.steps):

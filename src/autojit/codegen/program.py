@@ -124,11 +124,7 @@ done:
 }}
 
 define i32 @{prefix}_copy(ptr %argument, i64 %part) {{
-  %destination = load ptr, ptr %argument
-  %source_slot = getelementptr i64, ptr %argument, i64 1
-  %source = load ptr, ptr %source_slot
-  %bytes_slot = getelementptr i64, ptr %argument, i64 2
-  %bytes = load i64, ptr %bytes_slot
+{copy_loads}
   call void @llvm.memcpy.p0.p0.i64(ptr %destination, ptr %source, i64 %bytes, i1 false)
   ret i32 0
 }}
@@ -139,15 +135,7 @@ define i32 @{prefix}_copy(ptr %argument, i64 %part) {{
 _COMBINE_IR = """
 define i32 @{name}(ptr %argument, i64 %part) {{
 entry:
-  %blocks = load ptr, ptr %argument
-  %parts_slot = getelementptr i64, ptr %argument, i64 1
-  %parts = load i64, ptr %parts_slot
-  %stride_slot = getelementptr i64, ptr %argument, i64 2
-  %stride = load i64, ptr %stride_slot
-  %count_slot = getelementptr i64, ptr %argument, i64 3
-  %count = load i64, ptr %count_slot
-  %out_slot = getelementptr i64, ptr %argument, i64 4
-  %out = load ptr, ptr %out_slot
+{loads}
   br label %element
 
 element:
@@ -187,6 +175,21 @@ done:
 """
 
 
+# The argument words of the copy and of a combine, in order, with the types they are read as.
+_COPY_WORDS = (("destination", "ptr"), ("source", "ptr"), ("bytes", "i64"))
+_COMBINE_WORDS = (("blocks", "ptr"), ("parts", "i64"), ("stride", "i64"), ("count", "i64"),
+                  ("out", "ptr"))
+
+
+def _argument_loads(words: tuple) -> str:
+    """IR reading each word of %argument into a value of its name."""
+    lines = []
+    for index, (name, kind) in enumerate(words):
+        lines.append(f"  %{name}_slot = getelementptr i64, ptr %argument, i64 {index}")
+        lines.append(f"  %{name} = load {kind}, ptr %{name}_slot")
+    return "\n".join(lines)
+
+
 def _fold(kind: str, type_name: str) -> str:
     """IR making %combined from %acc and %value: NumPy's add, multiply, maximum or minimum
     (a float maximum keeps the first operand when it is >= the second or nan)."""
@@ -218,7 +221,8 @@ def _runner() -> dict:
 
         prefix = f"autojit_program_{os.getpid()}"
         item_offset, data_offset = cpu.backend().object_layout
-        text = _RUNNER_IR.format(prefix=prefix, item_offset=item_offset, data_offset=data_offset)
+        text = _RUNNER_IR.format(prefix=prefix, item_offset=item_offset, data_offset=data_offset,
+                                 copy_loads=_argument_loads(_COPY_WORDS))
         module, (run, copy) = cpu.add_module(text, [f"{prefix}_run", f"{prefix}_copy"])
         _native.update(module=module, run=_RUNNER_TYPE(run), copy=copy)
     return _native
@@ -234,7 +238,8 @@ def _combine_function(kind: str, dtype: np.dtype) -> int | None:
         from . import cpu
 
         name = f"autojit_program_{os.getpid()}_combine_{kind}_{type_name}"
-        text = _COMBINE_IR.format(name=name, type=type_name, fold=_fold(kind, type_name))
+        text = _COMBINE_IR.format(name=name, type=type_name, fold=_fold(kind, type_name),
+                                  loads=_argument_loads(_COMBINE_WORDS))
         module, (address,) = cpu.add_module(text, [name])
         _native[key] = (module, address)
     return _native[key][1]

@@ -226,3 +226,30 @@ def test_two_threads_calling_one_function_both_get_their_results():
     for thread in threads:
         thread.join()
     assert set(results) == {0, 1}
+
+
+def test_results_that_are_views_of_the_calls_arrays_are_rebuilt_each_call():
+    compiled = autojit.compile(lambda x: ((x * 2).exp().t(), (x + 1).tanh().reshape(-1)))
+    x = tensor(24, 40)
+    for _ in range(3):
+        compiled(x)
+    runs = counting_runs(plan_of(compiled))
+    first = compiled(x)
+    other = tensor(24, 40)
+    second = compiled(other)
+    assert runs == [1, 1]
+    np.testing.assert_allclose(first[0].numpy(), np.exp(x.numpy() * 2).T, rtol=1e-5)
+    np.testing.assert_allclose(second[0].numpy(), np.exp(other.numpy() * 2).T, rtol=1e-5)
+    np.testing.assert_allclose(second[1].numpy(), np.tanh(other.numpy() + 1).reshape(-1),
+                               rtol=1e-5, atol=1e-6)
+    assert second[0].shape == (40, 24) and second[1].shape == (960,)
+
+
+def test_one_tensor_passed_as_two_arguments_keeps_the_python_loop():
+    compiled = autojit.compile(lambda x, y: (x * y + x).sum(0))
+    x = tensor(16, 16)
+    for _ in range(4):
+        result = compiled(x, x)
+    plan = plan_of(compiled)
+    assert plan.program is False and "share memory" in plan.program_refusal
+    np.testing.assert_allclose(result.numpy(), (x.numpy() ** 2 + x.numpy()).sum(0), rtol=1e-5)

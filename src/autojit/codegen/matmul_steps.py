@@ -211,8 +211,8 @@ class MatmulStep:
     def records(self, environment: dict, keep: list, split: bool = False) -> list | None:
         """The product as native gemm calls (blas.gemm_records: one part, or split over the
         cores as blas.matmul splits it) with its result array bound, or None (nothing done)
-        where it cannot run natively. `keep` receives the operands the calls read, and None
-        in their place where either is a copy."""
+        where it cannot run natively. `keep` receives the operands the calls read (a copy
+        where BLAS cannot read an operand where it lies)."""
         a, b = self._operands(environment)
         if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or \
                 a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or \

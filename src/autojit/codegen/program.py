@@ -303,7 +303,6 @@ class Recording:
             positions = [part * workers.GEMM_RECORD_WORDS + word
                          for part in range(len(group)) for word in _GEMM_POINTERS]
             self._add(native.gemm_part, words, positions, len(group))
-        self.recorded = True
 
     def copy(self, destination: np.ndarray, source: np.ndarray) -> None:
         if not (destination.flags.c_contiguous and source.flags.c_contiguous and

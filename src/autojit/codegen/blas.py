@@ -16,8 +16,9 @@ The thread count is set through OpenBLAS's own `*set_num_threads*` entry point, 
 libraries loaded into the process; where there is none (another BLAS, another platform),
 products run through np.matmul unchanged.
 
-`gemm` calls the same library's CBLAS `?gemm` (from the workers' native code, else through
-ctypes, which releases the GIL so that parts still run side by side): it reads a transposed
+`gemm` calls, from the workers' native code, the faster ?gemm that gemm_kernel.py generates
+where it has one, else the same library's CBLAS `?gemm` (through ctypes where the workers are
+missing; ctypes releases the GIL, so that parts still run side by side): it reads a transposed
 operand through its strides, where np.matmul would want a copy or a view step, and computes
 `alpha * a @ b + beta * c` into c's storage, so a plan can fold an update such as
 `W - lr * (h.T @ g)` into the product (matmul_steps.py).
@@ -32,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import workers
+from . import gemm_kernel, workers
 
 # Below this many multiply-adds a product is not worth splitting: the hand-off to a worker
 # and the smaller blocks cost more than the second core gives back (measured on the gradient
@@ -176,7 +177,8 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,
     # NumPy's matmul takes a strided operand (a transposed view, a broadcast column) off BLAS
     # to a plain loop: a 1x128 by 128x256 product read through a stride-0 view measured 47 us
     # in the penalty step. gemm reads transposed views as they lie, and copies the rest.
-    if parts <= 1 and (not native or a.flags.c_contiguous and b.flags.c_contiguous):
+    if parts <= 1 and (not native or a.flags.c_contiguous and b.flags.c_contiguous and
+                       gemm_kernel.address(a.dtype, False, False, a.shape[0], b.shape[1]) is None):
         return np.matmul(a, b, out=out)
     if native:
         if out is None:
@@ -277,7 +279,9 @@ def gemm_records(a: np.ndarray, b: np.ndarray, out: np.ndarray, alpha: float, be
     a, b, (transpose_a, lead_a), (transpose_b, lead_b) = operands
     if keep is not None:
         keep.extend((a, b))
-    function = _gemm_address(out.dtype)
+    function = gemm_kernel.address(out.dtype, transpose_a == _TRANSPOSE,
+                                   transpose_b == _TRANSPOSE, *out.shape) or \
+        _gemm_address(out.dtype)
     kind = 0 if out.dtype == np.float32 else 1
     lead_out = out.strides[0] // out.itemsize
     alpha_bits, beta_bits = workers.float_bits(alpha), workers.float_bits(beta)

@@ -30,6 +30,7 @@ _LOCK = threading.Lock()
 _CACHE: dict = {}
 _COUNTER = itertools.count()
 _SYMBOLS: set = set()  # entry symbols defined in the engine: a loaded object must not redefine one
+_KEPT_MODULES: list = []  # modules of compile_module: the engine owns the code compiled from them
 # How kernels were obtained in this process: LLVM compiles, and loads from the disk cache.
 STATISTICS = {"compiled": 0, "loaded": 0}
 _FUNCTION_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
@@ -397,6 +398,44 @@ def add_module(text: str, names: list) -> tuple:
         state.engine.finalize_object()
         state.objects.pop(id(module), None)
         return module, [state.engine.get_function_address(name) for name in names]
+
+
+def has_avx512() -> bool:
+    """Whether the host has AVX-512 (gemm_kernel.py's tiles hold 32 vector registers)."""
+    return "+avx512f" in backend().features.split(",")
+
+
+def compile_module(text: str, symbol: str, key: tuple) -> int:
+    """The address of the function `symbol` of LLVM IR text that is not a kernel (the native
+    gemm of gemm_kernel.py), optimized like a kernel and cached on disk under `key` as
+    kernels are (symbols must be unique per text: the key holds it)."""
+    state = backend()
+    with _LOCK:
+        address = state.engine.get_function_address(symbol) if symbol in _SYMBOLS else 0
+        if address:
+            return address
+        entry_key = None
+        if disk_cache.directory() is not None:
+            entry_key = disk_cache.entry_key(key, state.target)
+            entry = disk_cache.load(entry_key)
+            if entry is not None and entry.symbol == symbol:
+                state.engine.add_object_file(llvm.ObjectFileRef.from_data(entry.object_code))
+                state.engine.finalize_object()
+                address = state.engine.get_function_address(symbol)
+                if address:
+                    _SYMBOLS.add(symbol)
+                    return address
+        module = _parse(text, state)
+        module.verify()
+        state.optimize(module)
+        state.engine.add_module(module)
+        state.engine.finalize_object()
+        _KEPT_MODULES.append(module)
+        object_code = state.objects.pop(id(module), None)
+        if entry_key is not None and object_code is not None:
+            disk_cache.store(entry_key, disk_cache.Entry(symbol, object_code, text))
+        _SYMBOLS.add(symbol)
+        return state.engine.get_function_address(symbol)
 
 
 def clear_cache() -> None:

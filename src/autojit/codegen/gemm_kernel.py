@@ -1,0 +1,359 @@
+"""Matrix products in native code generated through LLVM, with CBLAS's ?gemm signature.
+
+blas.py hands compiled plans' products to CBLAS ?gemm, one call per core (gemm_records). On
+the AVX-512 machines measured, OpenBLAS's single-threaded sgemm reached 123-143 GF/s on the
+training benchmarks' shapes (128x256x256 to 1024^3) where the core's fused multiply-adds peak
+at about 214 GF/s. The product here reached 155-175 GF/s on the same shapes, so gemm_records
+calls it in place of the library's wherever `address` has one (docs/notes/cpu-codegen.md).
+
+One function per (dtype, transpose a, transpose b), compiled once per process (or loaded from
+the kernel disk cache) for the host CPU, taking the row-major CBLAS arguments
+`(order, transpose_a, transpose_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)` with 64-bit
+integers, so the workers' gemm_part calls it exactly as it calls the library:
+
+- C is computed in panels of 2 vectors of columns (NR: 32 float32 or 16 float64) and blocks
+  of KC rows of b; within them, tiles of 12 rows (then 8, 4, 2, 1 for the last rows) hold
+  their 24 accumulators in registers while k runs, each step loading two vectors of b and
+  broadcasting one element of a per row;
+- b is read where it lies when its columns are contiguous; a transposed b, and the last
+  panel where fewer than NR columns are left, are first copied (zero-padded) into a packed
+  block on the stack, KC x NR, which the tiles then read contiguously;
+- each k block adds `alpha * sum` into C: the first with `beta * C` (C is not read when beta
+  is 0, as BLAS), the later ones with C itself. Sums run over k in order, one fused
+  multiply-add per step.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import config
+
+_TYPES = {np.dtype(np.float32): ("float", 16, "f32"), np.dtype(np.float64): ("double", 8, "f64")}
+_TILE_ROWS = (12, 8, 4, 2, 1)  # 12 rows x 2 vectors: 24 accumulators of the 32 registers
+_VECTORS = 2
+_BLOCK_DEPTH = 128  # KC: a packed block of float32 is 128 x 32 x 4 = 16 KiB, half of L1
+# Products with fewer rows, or fewer columns than one and a half vectors, stay with the
+# library: measured float32, 2x256x256 took 9.9 us here and 6.1 with OpenBLAS, 128x256x16
+# 14.8 and 11.1, 128x256x1 14.6 and 3.1; 128x256x24 took 15.1 against 17.3.
+_MIN_ROWS = 16
+_state: dict = {}
+
+
+def enabled() -> bool:
+    """Whether compiled plans' products use this module (AUTOJIT_GEMM=blas turns it off)."""
+    return os.environ.get("AUTOJIT_GEMM", "native").strip().lower() != "blas"
+
+
+def address(dtype, transpose_a: bool, transpose_b: bool, rows: int = _MIN_ROWS,
+            columns: int = 0) -> int | None:
+    """The native ?gemm for a rows x columns product of this dtype with these transpositions,
+    or None where the library's does better or there is none (not float32 or float64, not a
+    CPU with AVX-512, turned off, or a product narrower than a vector and a half or shorter
+    than _MIN_ROWS: each call packs b, and half-empty panels waste the tiles' lanes)."""
+    dtype = np.dtype(dtype)
+    if dtype not in _TYPES or not enabled() or rows < _MIN_ROWS or \
+            (columns and columns * 2 < _TYPES[dtype][1] * 3):
+        return None
+    key = (dtype, bool(transpose_a), bool(transpose_b))
+    found = _state.get(key)
+    if found is None:
+        found = _state[key] = _build(*key)
+    return found or None
+
+
+def _build(dtype: np.dtype, transpose_a: bool, transpose_b: bool) -> int:
+    from . import cpu
+
+    if not cpu.has_avx512():
+        return 0
+    name, _, short = _TYPES[dtype]
+    symbol = f"autojit_gemm_{short}_{'t' if transpose_a else 'n'}{'t' if transpose_b else 'n'}"
+    text = render(dtype, transpose_a, transpose_b, symbol)
+    function = cpu.compile_module(text, symbol, ("gemm", symbol, text))
+    config.log("kernels", f"native gemm {symbol} ready")
+    return function
+
+
+def render(dtype, transpose_a: bool, transpose_b: bool, symbol: str) -> str:
+    """The LLVM IR of the ?gemm function `symbol` (module docstring)."""
+    scalar, lanes, short = _TYPES[np.dtype(dtype)]
+    vector = f"<{lanes} x {scalar}>"
+    size = np.dtype(dtype).itemsize
+    names = {"scalar": scalar, "lanes": lanes, "vector": vector, "short": short,
+             "panel": _VECTORS * lanes, "depth": _BLOCK_DEPTH, "size": size,
+             "symbol": symbol, "align": 64}
+    parts = [_DECLARATIONS.format(**names)]
+    parts.extend(_tile(rows, transpose_a, names) for rows in _TILE_ROWS)
+    parts.append(_pack(transpose_b, names))
+    parts.append(_main(transpose_a, transpose_b, names))
+    return "\n".join(parts)
+
+
+_DECLARATIONS = """
+declare {vector} @llvm.fma.v{lanes}{short}({vector}, {vector}, {vector})
+declare {vector} @llvm.masked.load.v{lanes}{short}.p0(ptr, i32, <{lanes} x i1>, {vector})
+declare void @llvm.masked.store.v{lanes}{short}.p0({vector}, ptr, i32, <{lanes} x i1>)
+"""
+
+
+def _lane_indices(lanes: int, first: int) -> str:
+    return "<" + ", ".join(f"i64 {first + lane}" for lane in range(lanes)) + ">"
+
+
+def _tile(rows: int, transpose_a: bool, names: dict) -> str:
+    """`tile{rows}(a, lda, b, b_stride, depth, c, ldc, alpha, beta, width)`: C's rows x width
+    block (width <= NR) = alpha * a-rows @ b-block + beta * C (C unread when beta is 0)."""
+    scalar, vector, lanes = names["scalar"], names["vector"], names["lanes"]
+    fma = f"@llvm.fma.v{lanes}{names['short']}"
+    accumulators = [(row, part) for row in range(rows) for part in range(_VECTORS)]
+    lines = [f"define internal void @{names['symbol']}_tile{rows}(ptr noalias %a, i64 %lda, "
+             f"ptr noalias %b, i64 %depth, ptr noalias %c, i64 %ldc, "
+             f"{scalar} %alpha, {scalar} %beta, i64 %width) {{",
+             "entry:", "  br label %loop", "loop:",
+             "  %k = phi i64 [0, %entry], [%k_next, %loop]"]
+    lines += [f"  %acc{row}_{part} = phi {vector} [zeroinitializer, %entry], "
+              f"[%sum{row}_{part}, %loop]" for row, part in accumulators]
+    lines.append(f"  %b_row = mul i64 %k, {names['panel']}")
+    for part in range(_VECTORS):
+        lines += [f"  %b_index{part} = add i64 %b_row, {part * lanes}",
+                  f"  %b_address{part} = getelementptr {scalar}, ptr %b, i64 %b_index{part}",
+                  f"  %b{part} = load {vector}, ptr %b_address{part}, align 64"]
+    for row in range(rows):
+        # a(row, k): a's row `row` at column k, or (transposed) a's row k at column `row`.
+        if transpose_a:
+            lines += [f"  %a_row{row} = mul i64 %k, %lda",
+                      f"  %a_index{row} = add i64 %a_row{row}, {row}"]
+        else:
+            lines += [f"  %a_row{row} = mul i64 {row}, %lda",
+                      f"  %a_index{row} = add i64 %a_row{row}, %k"]
+        lines += [f"  %a_address{row} = getelementptr {scalar}, ptr %a, i64 %a_index{row}",
+                  f"  %a{row} = load {scalar}, ptr %a_address{row}",
+                  f"  %a_one{row} = insertelement {vector} poison, {scalar} %a{row}, i32 0",
+                  f"  %a_all{row} = shufflevector {vector} %a_one{row}, {vector} poison, "
+                  f"<{lanes} x i32> zeroinitializer"]
+        lines += [f"  %sum{row}_{part} = call {vector} {fma}({vector} %a_all{row}, "
+                  f"{vector} %b{part}, {vector} %acc{row}_{part})" for part in range(_VECTORS)]
+    lines += ["  %k_next = add i64 %k, 1", "  %more = icmp slt i64 %k_next, %depth",
+              "  br i1 %more, label %loop, label %scale", "scale:",
+              f"  %alpha_one = insertelement {vector} poison, {scalar} %alpha, i32 0",
+              f"  %alpha_all = shufflevector {vector} %alpha_one, {vector} poison, "
+              f"<{lanes} x i32> zeroinitializer",
+              f"  %beta_one = insertelement {vector} poison, {scalar} %beta, i32 0",
+              f"  %beta_all = shufflevector {vector} %beta_one, {vector} poison, "
+              f"<{lanes} x i32> zeroinitializer",
+              *_width_masks(names)]
+    for row, part in accumulators:
+        lines += [f"  %c_row{row}_{part} = mul i64 {row}, %ldc",
+                  f"  %c_index{row}_{part} = add i64 %c_row{row}_{part}, {part * lanes}",
+                  f"  %c_address{row}_{part} = getelementptr {scalar}, ptr %c, "
+                  f"i64 %c_index{row}_{part}",
+                  f"  %scaled{row}_{part} = fmul {vector} %alpha_all, %sum{row}_{part}"]
+    lines += [f"  %overwrite = fcmp oeq {scalar} %beta, 0.0",
+              "  br i1 %overwrite, label %store, label %accumulate", "accumulate:"]
+    for row, part in accumulators:
+        lines += [f"  %old{row}_{part} = call {vector} @llvm.masked.load.v{lanes}"
+                  f"{names['short']}.p0(ptr %c_address{row}_{part}, i32 4, "
+                  f"<{lanes} x i1> %mask{part}, {vector} zeroinitializer)",
+                  f"  %added{row}_{part} = call {vector} {fma}({vector} %beta_all, "
+                  f"{vector} %old{row}_{part}, {vector} %scaled{row}_{part})"]
+    lines.append("  br label %store")
+    lines.append("store:")
+    lines += [f"  %result{row}_{part} = phi {vector} [%scaled{row}_{part}, %scale], "
+              f"[%added{row}_{part}, %accumulate]" for row, part in accumulators]
+    lines += [f"  call void @llvm.masked.store.v{lanes}{names['short']}.p0("
+              f"{vector} %result{row}_{part}, ptr %c_address{row}_{part}, i32 4, "
+              f"<{lanes} x i1> %mask{part})" for row, part in accumulators]
+    lines += ["  ret void", "}"]
+    return "\n".join(lines)
+
+
+def _pack(transpose_b: bool, names: dict) -> str:
+    """`pack(block, b, ldb, depth, width)`: block[k][j] = b(k, j) for j < width, else 0, for a
+    block of NR columns and `depth` rows of b."""
+    return _pack_transposed(names) if transpose_b else _pack_rows(names)
+
+
+def _masked_load(names: dict, target: str, address: str, mask: str) -> str:
+    return (f"  {target} = call {names['vector']} @llvm.masked.load.v{names['lanes']}"
+            f"{names['short']}.p0(ptr {address}, i32 4, <{names['lanes']} x i1> {mask}, "
+            f"{names['vector']} zeroinitializer)")
+
+
+def _width_masks(names: dict) -> list:
+    """IR setting %mask0, %mask1: the lanes of each vector of a panel left of %width."""
+    lanes = names["lanes"]
+    lines = [f"  %width_one = insertelement <{lanes} x i64> poison, i64 %width, i32 0",
+             f"  %width_all = shufflevector <{lanes} x i64> %width_one, <{lanes} x i64> poison,"
+             f" <{lanes} x i32> zeroinitializer"]
+    lines += [f"  %mask{part} = icmp slt <{lanes} x i64> {_lane_indices(lanes, part * lanes)}, "
+              "%width_all" for part in range(_VECTORS)]
+    return lines
+
+
+def _pack_rows(names: dict) -> str:
+    """b's columns are contiguous: each row of the block is two (masked) vector loads."""
+    scalar, vector, lanes, panel = names["scalar"], names["vector"], names["lanes"], \
+        names["panel"]
+    lines = [f"define internal void @{names['symbol']}_pack(ptr noalias %block, ptr noalias %b, "
+             "i64 %ldb, i64 %depth, i64 %width) {", "entry:", *_width_masks(names),
+             "  br label %rows", "rows:", "  %k = phi i64 [0, %entry], [%k_next, %rows]",
+             "  %source_row = mul i64 %k, %ldb", f"  %target_row = mul i64 %k, {panel}"]
+    for part in range(_VECTORS):
+        lines += [f"  %source_index{part} = add i64 %source_row, {part * lanes}",
+                  f"  %source{part} = getelementptr {scalar}, ptr %b, i64 %source_index{part}",
+                  _masked_load(names, f"%row{part}", f"%source{part}", f"%mask{part}"),
+                  f"  %target_index{part} = add i64 %target_row, {part * lanes}",
+                  f"  %target{part} = getelementptr {scalar}, ptr %block, "
+                  f"i64 %target_index{part}",
+                  f"  store {vector} %row{part}, ptr %target{part}, align 64"]
+    lines += ["  %k_next = add i64 %k, 1", "  %more = icmp slt i64 %k_next, %depth",
+              "  br i1 %more, label %rows, label %done", "done:", "  ret void", "}"]
+    return "\n".join(lines)
+
+
+def _pack_transposed(names: dict) -> str:
+    """b's rows are contiguous (b(k, j) = b[j * ldb + k]): lanes x lanes squares are loaded
+    a row of b per vector and transposed in registers (log2(lanes) stages of shuffles that
+    swap ever smaller sub-blocks), then stored a row of the block per vector. Rows of the
+    block past `depth` (up to the next multiple of lanes) receive zeros, and the tiles never
+    read them."""
+    scalar, vector, lanes, panel = names["scalar"], names["vector"], names["lanes"], \
+        names["panel"]
+    lines = [f"define internal void @{names['symbol']}_pack(ptr noalias %block, ptr noalias %b, "
+             "i64 %ldb, i64 %depth, i64 %width) {", "entry:", "  br label %squares",
+             "squares:", "  %k = phi i64 [0, %entry], [%k_next, %squares]",
+             "  %left = sub i64 %depth, %k",
+             f"  %left_one = insertelement <{lanes} x i64> poison, i64 %left, i32 0",
+             f"  %left_all = shufflevector <{lanes} x i64> %left_one, <{lanes} x i64> poison, "
+             f"<{lanes} x i32> zeroinitializer",
+             f"  %inside_depth = icmp slt <{lanes} x i64> {_lane_indices(lanes, 0)}, %left_all"]
+    for part in range(_VECTORS):
+        rows = []
+        for row in range(lanes):
+            column = part * lanes + row
+            name = f"p{part}r{row}"
+            lines += [f"  %{name}_inside = icmp slt i64 {column}, %width",
+                      f"  %{name}_mask = select i1 %{name}_inside, <{lanes} x i1> "
+                      f"%inside_depth, <{lanes} x i1> zeroinitializer",
+                      f"  %{name}_row = mul i64 {column}, %ldb",
+                      f"  %{name}_index = add i64 %{name}_row, %k",
+                      f"  %{name}_address = getelementptr {scalar}, ptr %b, i64 %{name}_index",
+                      _masked_load(names, f"%{name}_s0", f"%{name}_address", f"%{name}_mask")]
+            rows.append(f"%{name}_s0")
+        stage, size = 0, lanes // 2
+        while size >= 1:
+            stage += 1
+            new = list(rows)
+            for row in range(lanes):
+                if (row // size) % 2:
+                    continue
+                low, high = [], []
+                for lane in range(lanes):
+                    group, offset = divmod(lane, 2 * size)
+                    base = group * 2 * size
+                    # lanes 0..lanes-1 name the first vector's, lanes.. the second's
+                    low.append(base + offset if offset < size else lanes + base + offset - size)
+                    high.append(base + size + offset if offset < size
+                                else lanes + base + offset)
+                for target, picks in ((row, low), (row + size, high)):
+                    mask = ", ".join(f"i32 {pick}" for pick in picks)
+                    name = f"%p{part}r{target}_s{stage}"
+                    lines.append(f"  {name} = shufflevector {vector} {rows[row]}, "
+                                 f"{vector} {rows[row + size]}, <{lanes} x i32> <{mask}>")
+                    new[target] = name
+            rows, size = new, size // 2
+        for row in range(lanes):
+            name = f"p{part}k{row}"
+            lines += [f"  %{name}_k = add i64 %k, {row}",
+                      f"  %{name}_row = mul i64 %{name}_k, {panel}",
+                      f"  %{name}_index = add i64 %{name}_row, {part * lanes}",
+                      f"  %{name}_address = getelementptr {scalar}, ptr %block, "
+                      f"i64 %{name}_index",
+                      f"  store {vector} {rows[row]}, ptr %{name}_address, align 64"]
+    lines += [f"  %k_next = add i64 %k, {lanes}", "  %more = icmp slt i64 %k_next, %depth",
+              "  br i1 %more, label %squares, label %done", "done:", "  ret void", "}"]
+    return "\n".join(lines)
+
+
+def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
+    scalar, panel, depth, symbol = names["scalar"], names["panel"], names["depth"], \
+        names["symbol"]
+    tile_arguments = (f"(ptr %a_tile, i64 %lda, ptr %block, i64 %depth, "
+                      f"ptr %c_tile, i64 %ldc, {scalar} %alpha, {scalar} %beta_block, "
+                      "i64 %width)")
+    # Where a k block of a panel starts in b, b(k0, j0), and a tile's rows in a, a(i0, k0).
+    b_start = _offset("b", *(("%j0", "%k0") if transpose_b else ("%k0", "%j0")))
+    a_start = _offset("a", *(("%k0", "%i0") if transpose_a else ("%i0", "%k0")))
+    cases = " ".join(f"i64 {rows}, label %tile{rows}" for rows in _TILE_ROWS[1:])
+    tiles = []
+    for rows in _TILE_ROWS:
+        tiles += [f"tile{rows}:", f"  call void @{symbol}_tile{rows}{tile_arguments}",
+                  "  br label %tile_done"]
+    return "\n".join([
+        f"define void @{symbol}(i32 %order, i32 %transpose_a, i32 %transpose_b, i64 %m, "
+        f"i64 %n, i64 %k, {scalar} %alpha, ptr noalias %a, i64 %lda, ptr noalias %b, "
+        f"i64 %ldb, {scalar} %beta, ptr noalias %c, i64 %ldc) {{",
+        "entry:",
+        f"  %block = alloca [{depth * panel} x {scalar}], align {names['align']}",
+        "  %empty = icmp sle i64 %m, 0", "  %no_columns = icmp sle i64 %n, 0",
+        "  %nothing = or i1 %empty, %no_columns",
+        "  %no_depth = icmp sle i64 %k, 0", "  %skip = or i1 %nothing, %no_depth",
+        "  br i1 %skip, label %exit, label %panels",
+        "panels:", "  %j0 = phi i64 [0, %entry], [%j0_next, %panel_done]",
+        "  %left = sub i64 %n, %j0",
+        f"  %narrow = icmp slt i64 %left, {panel}",
+        f"  %width = select i1 %narrow, i64 %left, i64 {panel}",
+        "  br label %blocks",
+        "blocks:", "  %k0 = phi i64 [0, %panels], [%k0_next, %block_done]",
+        "  %deep_left = sub i64 %k, %k0",
+        f"  %shallow = icmp slt i64 %deep_left, {depth}",
+        f"  %depth = select i1 %shallow, i64 %deep_left, i64 {depth}",
+        "  %first = icmp eq i64 %k0, 0",
+        f"  %beta_block = select i1 %first, {scalar} %beta, {scalar} 1.0",
+        *b_start,
+        f"  %b_start = getelementptr {scalar}, ptr %b, i64 %b_offset",
+        f"  call void @{symbol}_pack(ptr %block, ptr %b_start, i64 %ldb, i64 %depth, i64 %width)",
+        "  br label %rows",
+        "rows:", "  %i0 = phi i64 [0, %blocks], [%i0_next, %tile_done]",
+        "  %rows_left = sub i64 %m, %i0",
+        *a_start,
+        f"  %a_tile = getelementptr {scalar}, ptr %a, i64 %a_offset",
+        "  %c_offset_row = mul i64 %i0, %ldc", "  %c_offset = add i64 %c_offset_row, %j0",
+        f"  %c_tile = getelementptr {scalar}, ptr %c, i64 %c_offset",
+        *_tile_choice(),
+        f"  switch i64 %tile_rows, label %tile{_TILE_ROWS[0]} [{cases}]",
+        *tiles,
+        "tile_done:",
+        "  %i0_next = add i64 %i0, %tile_rows",
+        "  %more_rows = icmp slt i64 %i0_next, %m",
+        "  br i1 %more_rows, label %rows, label %block_done",
+        "block_done:",
+        "  %k0_next = add i64 %k0, %depth",
+        "  %more_blocks = icmp slt i64 %k0_next, %k",
+        "  br i1 %more_blocks, label %blocks, label %panel_done",
+        "panel_done:",
+        f"  %j0_next = add i64 %j0, {panel}",
+        "  %more_panels = icmp slt i64 %j0_next, %n",
+        "  br i1 %more_panels, label %panels, label %exit",
+        "exit:", "  ret void", "}"])
+
+
+def _offset(matrix: str, row: str, column: str) -> list:
+    """IR setting %{matrix}_offset to row * lead + column (lead: %lda or %ldb)."""
+    return [f"  %{matrix}_offset_row = mul i64 {row}, %ld{matrix}",
+            f"  %{matrix}_offset = add i64 %{matrix}_offset_row, {column}"]
+
+
+def _tile_choice() -> list:
+    """IR setting %tile_rows: the tallest tile height that fits in %rows_left."""
+    lines = []
+    previous = "1"
+    for rows in reversed(_TILE_ROWS[:-1]):
+        lines += [f"  %fits{rows} = icmp sge i64 %rows_left, {rows}",
+                  f"  %choice{rows} = select i1 %fits{rows}, i64 {rows}, i64 {previous}"]
+        previous = f"%choice{rows}"
+    lines.append(f"  %tile_rows = add i64 {previous}, 0")
+    return lines

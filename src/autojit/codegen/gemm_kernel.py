@@ -16,9 +16,9 @@ integers, so the workers' gemm_part calls it exactly as it calls the library:
   of KC rows of b; within them, tiles of 12 rows (then 8, 4, 2, 1 for the last rows) hold
   their 24 accumulators in registers while k runs, each step loading two vectors of b and
   broadcasting one element of a per row;
-- b is read where it lies when its columns are contiguous; a transposed b, and the last
-  panel where fewer than NR columns are left, are first copied (zero-padded) into a packed
-  block on the stack, KC x NR, which the tiles then read contiguously;
+- each KC x NR block of b is first copied (zero-padded past N) into a packed block on the
+  stack, which the tiles read contiguously: two masked vector loads per row where b's
+  columns are contiguous, squares transposed in registers where b is transposed;
 - each k block adds `alpha * sum` into C: the first with `beta * C` (C is not read when beta
   is 0, as BLAS), the later ones with C itself. Sums run over k in order, one fused
   multiply-add per step.
@@ -105,8 +105,8 @@ def _lane_indices(lanes: int, first: int) -> str:
 
 
 def _tile(rows: int, transpose_a: bool, names: dict) -> str:
-    """`tile{rows}(a, lda, b, b_stride, depth, c, ldc, alpha, beta, width)`: C's rows x width
-    block (width <= NR) = alpha * a-rows @ b-block + beta * C (C unread when beta is 0)."""
+    """`tile{rows}(a, lda, block, depth, c, ldc, alpha, beta, width)`: C's rows x width block
+    (width <= NR) = alpha * a-rows @ packed block + beta * C (C unread when beta is 0)."""
     scalar, vector, lanes = names["scalar"], names["vector"], names["lanes"]
     fma = f"@llvm.fma.v{lanes}{names['short']}"
     accumulators = [(row, part) for row in range(rows) for part in range(_VECTORS)]

@@ -155,9 +155,8 @@ def _tile(rows: int, transpose_a: bool, names: dict) -> str:
     lines += [f"  %overwrite = fcmp oeq {scalar} %beta, 0.0",
               "  br i1 %overwrite, label %store, label %accumulate", "accumulate:"]
     for row, part in accumulators:
-        lines += [f"  %old{row}_{part} = call {vector} @llvm.masked.load.v{lanes}"
-                  f"{names['short']}.p0(ptr %c_address{row}_{part}, i32 4, "
-                  f"<{lanes} x i1> %mask{part}, {vector} zeroinitializer)",
+        lines += [_masked_load(names, f"%old{row}_{part}", f"%c_address{row}_{part}",
+                               f"%mask{part}"),
                   f"  %added{row}_{part} = call {vector} {fma}({vector} %beta_all, "
                   f"{vector} %old{row}_{part}, {vector} %scaled{row}_{part})"]
     lines.append("  br label %store")

@@ -10,18 +10,24 @@ docs/notes/cpu-codegen.md), so gemm_records calls it in place of the library's w
 One function per (dtype, transpose a, transpose b), compiled once per process (or loaded from
 the kernel disk cache) for the host CPU, taking the row-major CBLAS arguments
 `(order, transpose_a, transpose_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)` with 64-bit
-integers, so the workers' gemm_part calls it exactly as it calls the library:
+integers, so the workers' gemm_part calls it exactly as it calls the library. As in GotoBLAS,
+both operands are copied into packed blocks that the register tiles read contiguously:
 
-- C is computed in panels of 2 vectors of columns (NR: 32 float32 or 16 float64) and blocks
-  of KC rows of b; within them, tiles of 12 rows (then 8, 4, 2, 1 for the last rows) hold
-  their 24 accumulators in registers while k runs, each step loading two vectors of b and
-  broadcasting one element of a per row;
-- each KC x NR block of b is first copied (zero-padded past N) into a packed block on the
-  stack, which the tiles read contiguously: two masked vector loads per row where b's
+- for each block of KC k's, and in it each block of MC rows, the rows' tiles of a are packed
+  (a tile's rows side by side for each k: a plain copy where a is transposed, squares
+  transposed in registers where it is not), so a tile reads one stream of a at fixed offsets
+  whatever lda is;
+- then for each panel of 2 vectors of columns (NR: 32 float32 or 16 float64) the KC x NR
+  block of b is packed (zero-padded past N): two masked vector loads per row where b's
   columns are contiguous, squares transposed in registers where b is transposed;
+- tiles of 12 rows (then 8, 4, 2, 1 for the last rows) hold their 24 accumulators in
+  registers while k runs, each step loading two vectors of the packed b and broadcasting one
+  element of the packed a per row;
 - each k block adds `alpha * sum` into C: the first with `beta * C` (C is not read when beta
   is 0, as BLAS), the later ones with C itself. Sums run over k in order, one fused
   multiply-add per step.
+
+Both packed blocks live on the calling thread's stack (224 KiB in all).
 """
 
 from __future__ import annotations
@@ -35,7 +41,13 @@ from .. import config
 _TYPES = {np.dtype(np.float32): ("float", 16, "f32"), np.dtype(np.float64): ("double", 8, "f64")}
 _TILE_ROWS = (12, 8, 4, 2, 1)  # 12 rows x 2 vectors: 24 accumulators of the 32 registers
 _VECTORS = 2
-_BLOCK_DEPTH = 128  # KC: a packed block of float32 is 128 x 32 x 4 = 16 KiB, half of L1
+# KC: b's packed block is 256 x 32 x 4 = 32 KiB of float32 (256 x 16 x 8 of float64), in the
+# 48 KiB L1 with the tile's stream of a. A block of a's rows packed for the tiles (MC x KC),
+# 192 rows of float32 or 96 of float64, takes 192 KiB, in L2; both blocks are on the stack.
+# Measured float32 against KC 128 and a 96 KiB block of a: 3-10% faster on the training
+# benchmarks' shapes; against a 96 KiB block with KC 256, 3-10% (b packed half as often).
+_BLOCK_DEPTH = 256
+_PACKED_A_BYTES = 192 * 1024
 # Products with fewer rows, or fewer columns than one and a half vectors, stay with the
 # library: measured float32, 2x256x256 took 9.9 us here and 6.1 with OpenBLAS, 128x256x16
 # 14.8 and 11.1, 128x256x1 14.6 and 3.1; 128x256x24 took 15.1 against 17.3.
@@ -85,9 +97,11 @@ def render(dtype, transpose_a: bool, transpose_b: bool, symbol: str) -> str:
     size = np.dtype(dtype).itemsize
     names = {"scalar": scalar, "lanes": lanes, "vector": vector, "short": short,
              "panel": _VECTORS * lanes, "depth": _BLOCK_DEPTH, "size": size,
-             "symbol": symbol, "align": 64}
+             "block_rows": _PACKED_A_BYTES // (_BLOCK_DEPTH * size), "symbol": symbol,
+             "align": 64}
     parts = [_DECLARATIONS.format(**names)]
-    parts.extend(_tile(rows, transpose_a, names) for rows in _TILE_ROWS)
+    parts.extend(_tile(rows, names) for rows in _TILE_ROWS)
+    parts.append(_pack_a(transpose_a, names))
     parts.append(_pack(transpose_b, names))
     parts.append(_main(transpose_a, transpose_b, names))
     return "\n".join(parts)
@@ -104,15 +118,17 @@ def _lane_indices(lanes: int, first: int) -> str:
     return "<" + ", ".join(f"i64 {first + lane}" for lane in range(lanes)) + ">"
 
 
-def _tile(rows: int, transpose_a: bool, names: dict) -> str:
-    """`tile{rows}(a, lda, block, depth, c, ldc, alpha, beta, width)`: C's rows x width block
-    (width <= NR) = alpha * a-rows @ packed block + beta * C (C unread when beta is 0)."""
+def _tile(rows: int, names: dict) -> str:
+    """`tile{rows}(a, block, depth, c, ldc, alpha, beta, width)`: C's rows x width block
+    (width <= NR) = alpha * a @ block + beta * C (C unread when beta is 0), where a is the
+    tile's rows packed by pack_a (a(row, k) at k * rows + row) and block is b's
+    packed block."""
     scalar, vector, lanes = names["scalar"], names["vector"], names["lanes"]
     fma = f"@llvm.fma.v{lanes}{names['short']}"
     accumulators = [(row, part) for row in range(rows) for part in range(_VECTORS)]
-    lines = [f"define internal void @{names['symbol']}_tile{rows}(ptr noalias %a, i64 %lda, "
+    lines = [f"define internal void @{names['symbol']}_tile{rows}(ptr noalias %a, "
              f"ptr noalias %b, i64 %depth, ptr noalias %c, i64 %ldc, "
-             f"{scalar} %alpha, {scalar} %beta, i64 %width) {{",
+             f"{scalar} %alpha, {scalar} %beta, i64 %width) noinline {{",
              "entry:", "  br label %loop", "loop:",
              "  %k = phi i64 [0, %entry], [%k_next, %loop]"]
     lines += [f"  %acc{row}_{part} = phi {vector} [zeroinitializer, %entry], "
@@ -122,15 +138,10 @@ def _tile(rows: int, transpose_a: bool, names: dict) -> str:
         lines += [f"  %b_index{part} = add i64 %b_row, {part * lanes}",
                   f"  %b_address{part} = getelementptr {scalar}, ptr %b, i64 %b_index{part}",
                   f"  %b{part} = load {vector}, ptr %b_address{part}, align 64"]
+    lines.append(f"  %a_row = mul i64 %k, {rows}")
     for row in range(rows):
-        # a(row, k): a's row `row` at column k, or (transposed) a's row k at column `row`.
-        if transpose_a:
-            lines += [f"  %a_row{row} = mul i64 %k, %lda",
-                      f"  %a_index{row} = add i64 %a_row{row}, {row}"]
-        else:
-            lines += [f"  %a_row{row} = mul i64 {row}, %lda",
-                      f"  %a_index{row} = add i64 %a_row{row}, %k"]
-        lines += [f"  %a_address{row} = getelementptr {scalar}, ptr %a, i64 %a_index{row}",
+        lines += [f"  %a_index{row} = add i64 %a_row, {row}",
+                  f"  %a_address{row} = getelementptr {scalar}, ptr %a, i64 %a_index{row}",
                   f"  %a{row} = load {scalar}, ptr %a_address{row}",
                   f"  %a_one{row} = insertelement {vector} poison, {scalar} %a{row}, i32 0",
                   f"  %a_all{row} = shufflevector {vector} %a_one{row}, {vector} poison, "
@@ -198,7 +209,7 @@ def _pack_rows(names: dict) -> str:
     scalar, vector, lanes, panel = names["scalar"], names["vector"], names["lanes"], \
         names["panel"]
     lines = [f"define internal void @{names['symbol']}_pack(ptr noalias %block, ptr noalias %b, "
-             "i64 %ldb, i64 %depth, i64 %width) {", "entry:", *_width_masks(names),
+             "i64 %ldb, i64 %depth, i64 %width) noinline {", "entry:", *_width_masks(names),
              "  br label %rows", "rows:", "  %k = phi i64 [0, %entry], [%k_next, %rows]",
              "  %source_row = mul i64 %k, %ldb", f"  %target_row = mul i64 %k, {panel}"]
     for part in range(_VECTORS):
@@ -216,20 +227,15 @@ def _pack_rows(names: dict) -> str:
 
 def _pack_transposed(names: dict) -> str:
     """b's rows are contiguous (b(k, j) = b[j * ldb + k]): lanes x lanes squares are loaded
-    a row of b per vector and transposed in registers (log2(lanes) stages of shuffles that
-    swap ever smaller sub-blocks), then stored a row of the block per vector. Rows of the
-    block past `depth` (up to the next multiple of lanes) receive zeros, and the tiles never
-    read them."""
+    a row of b per vector, transposed in registers and stored a row of the block per
+    vector. Rows of the block past `depth` (up to the next multiple of lanes) receive zeros,
+    and the tiles never read them."""
     scalar, vector, lanes, panel = names["scalar"], names["vector"], names["lanes"], \
         names["panel"]
     lines = [f"define internal void @{names['symbol']}_pack(ptr noalias %block, ptr noalias %b, "
-             "i64 %ldb, i64 %depth, i64 %width) {", "entry:", "  br label %squares",
+             "i64 %ldb, i64 %depth, i64 %width) noinline {", "entry:", "  br label %squares",
              "squares:", "  %k = phi i64 [0, %entry], [%k_next, %squares]",
-             "  %left = sub i64 %depth, %k",
-             f"  %left_one = insertelement <{lanes} x i64> poison, i64 %left, i32 0",
-             f"  %left_all = shufflevector <{lanes} x i64> %left_one, <{lanes} x i64> poison, "
-             f"<{lanes} x i32> zeroinitializer",
-             f"  %inside_depth = icmp slt <{lanes} x i64> {_lane_indices(lanes, 0)}, %left_all"]
+             *_depth_mask(lanes)]
     for part in range(_VECTORS):
         rows = []
         for row in range(lanes):
@@ -243,28 +249,7 @@ def _pack_transposed(names: dict) -> str:
                       f"  %{name}_address = getelementptr {scalar}, ptr %b, i64 %{name}_index",
                       _masked_load(names, f"%{name}_s0", f"%{name}_address", f"%{name}_mask")]
             rows.append(f"%{name}_s0")
-        stage, size = 0, lanes // 2
-        while size >= 1:
-            stage += 1
-            new = list(rows)
-            for row in range(lanes):
-                if (row // size) % 2:
-                    continue
-                low, high = [], []
-                for lane in range(lanes):
-                    group, offset = divmod(lane, 2 * size)
-                    base = group * 2 * size
-                    # lanes 0..lanes-1 name the first vector's, lanes.. the second's
-                    low.append(base + offset if offset < size else lanes + base + offset - size)
-                    high.append(base + size + offset if offset < size
-                                else lanes + base + offset)
-                for target, picks in ((row, low), (row + size, high)):
-                    mask = ", ".join(f"i32 {pick}" for pick in picks)
-                    name = f"%p{part}r{target}_s{stage}"
-                    lines.append(f"  {name} = shufflevector {vector} {rows[row]}, "
-                                 f"{vector} {rows[row + size]}, <{lanes} x i32> <{mask}>")
-                    new[target] = name
-            rows, size = new, size // 2
+        rows = _transpose(lines, rows, f"p{part}", names)
         for row in range(lanes):
             name = f"p{part}k{row}"
             lines += [f"  %{name}_k = add i64 %k, {row}",
@@ -278,66 +263,208 @@ def _pack_transposed(names: dict) -> str:
     return "\n".join(lines)
 
 
+def _depth_mask(lanes: int) -> list:
+    """IR setting %left (depth - k) and %inside_depth: the lanes of a square of k's, from k
+    on, that are inside the depth."""
+    return ["  %left = sub i64 %depth, %k",
+            f"  %left_one = insertelement <{lanes} x i64> poison, i64 %left, i32 0",
+            f"  %left_all = shufflevector <{lanes} x i64> %left_one, <{lanes} x i64> poison, "
+            f"<{lanes} x i32> zeroinitializer",
+            f"  %inside_depth = icmp slt <{lanes} x i64> {_lane_indices(lanes, 0)}, %left_all"]
+
+
+def _transpose(lines: list, rows: list, prefix: str, names: dict) -> list:
+    """Appends IR transposing the lanes x lanes square whose rows are the vectors `rows`
+    (values or constants): log2(lanes) stages of shuffles that swap ever smaller sub-blocks.
+    Returns the names of the square's columns."""
+    vector, lanes = names["vector"], names["lanes"]
+    stage, size = 0, lanes // 2
+    while size >= 1:
+        stage += 1
+        new = list(rows)
+        for row in range(lanes):
+            if (row // size) % 2:
+                continue
+            low, high = [], []
+            for lane in range(lanes):
+                group, offset = divmod(lane, 2 * size)
+                base = group * 2 * size
+                # lanes 0..lanes-1 name the first vector's, lanes.. the second's
+                low.append(base + offset if offset < size else lanes + base + offset - size)
+                high.append(base + size + offset if offset < size else lanes + base + offset)
+            for target, picks in ((row, low), (row + size, high)):
+                mask = ", ".join(f"i32 {pick}" for pick in picks)
+                name = f"%{prefix}r{target}_s{stage}"
+                lines.append(f"  {name} = shufflevector {vector} {rows[row]}, "
+                             f"{vector} {rows[row + size]}, <{lanes} x i32> <{mask}>")
+                new[target] = name
+        rows, size = new, size // 2
+    return rows
+
+
+def _lane_mask(lanes: int, count: int) -> str:
+    """A constant mask of the first `count` of `lanes` lanes."""
+    return "<" + ", ".join(f"i1 {'true' if lane < count else 'false'}"
+                           for lane in range(lanes)) + ">"
+
+
+def _pack_a(transpose_a: bool, names: dict) -> str:
+    """`pack_a(packed, a, lda, depth, rows)`: packed[k * rows + row] = a(row, k) for a tile
+    of `rows` (at most _TILE_ROWS[0]) rows and `depth` k's, so that the tile reads one
+    contiguous stream of a at fixed offsets. Where a is transposed, a(row, k) = a[k * lda +
+    row] and each k is a contiguous copy of the tile's rows; otherwise squares of `lanes` rows
+    and k's are transposed in registers (rows past the tile's load as zeros, never stored)."""
+    scalar, lanes = names["scalar"], names["lanes"]
+    parts = range(-(-_TILE_ROWS[0] // lanes))
+    lines = [f"define internal void @{names['symbol']}_pack_a(ptr noalias %packed, "
+             "ptr noalias %a, i64 %lda, i64 %depth, i64 %rows) noinline {", "entry:"]
+    for part in parts:
+        # The lanes of each vector of a packed k that hold the tile's rows.
+        lines += [f"  %count{part} = sub i64 %rows, {part * lanes}",
+                  f"  %count_one{part} = insertelement <{lanes} x i64> poison, "
+                  f"i64 %count{part}, i32 0",
+                  f"  %count_all{part} = shufflevector <{lanes} x i64> %count_one{part}, "
+                  f"<{lanes} x i64> poison, <{lanes} x i32> zeroinitializer",
+                  f"  %rows_mask{part} = icmp slt <{lanes} x i64> {_lane_indices(lanes, 0)}, "
+                  f"%count_all{part}"]
+    lines += ["  br label %steps", "steps:", "  %k = phi i64 [0, %entry], [%k_next, %steps]"]
+    if transpose_a:
+        lines += ["  %source_row = mul i64 %k, %lda", "  %target_row = mul i64 %k, %rows"]
+        for part in parts:
+            lines += [f"  %source_index{part} = add i64 %source_row, {part * lanes}",
+                      f"  %source{part} = getelementptr {scalar}, ptr %a, "
+                      f"i64 %source_index{part}",
+                      _masked_load(names, f"%values{part}", f"%source{part}",
+                                   f"%rows_mask{part}"),
+                      f"  %target_index{part} = add i64 %target_row, {part * lanes}",
+                      f"  %target{part} = getelementptr {scalar}, ptr %packed, "
+                      f"i64 %target_index{part}",
+                      _masked_store(names, f"%values{part}", f"%target{part}",
+                                    f"%rows_mask{part}")]
+        step = 1
+    else:
+        lines += _depth_mask(lanes)
+        for part in parts:
+            square = []
+            for lane in range(lanes):
+                row = part * lanes + lane
+                if row >= _TILE_ROWS[0]:
+                    square.append("zeroinitializer")
+                    continue
+                name = f"q{part}r{lane}"
+                lines += [f"  %{name}_inside = icmp slt i64 {row}, %rows",
+                          f"  %{name}_mask = select i1 %{name}_inside, <{lanes} x i1> "
+                          f"%inside_depth, <{lanes} x i1> zeroinitializer",
+                          f"  %{name}_row = mul i64 {row}, %lda",
+                          f"  %{name}_index = add i64 %{name}_row, %k",
+                          f"  %{name}_address = getelementptr {scalar}, ptr %a, "
+                          f"i64 %{name}_index",
+                          _masked_load(names, f"%{name}_s0", f"%{name}_address",
+                                       f"%{name}_mask")]
+                square.append(f"%{name}_s0")
+            columns = _transpose(lines, square, f"q{part}", names)
+            for lane in range(lanes):
+                name = f"q{part}k{lane}"
+                lines += [f"  %{name}_inside = icmp slt i64 {lane}, %left",
+                          f"  %{name}_mask = select i1 %{name}_inside, <{lanes} x i1> "
+                          f"%rows_mask{part}, <{lanes} x i1> zeroinitializer",
+                          f"  %{name}_k = add i64 %k, {lane}",
+                          f"  %{name}_row = mul i64 %{name}_k, %rows",
+                          f"  %{name}_index = add i64 %{name}_row, {part * lanes}",
+                          f"  %{name}_address = getelementptr {scalar}, ptr %packed, "
+                          f"i64 %{name}_index",
+                          _masked_store(names, columns[lane], f"%{name}_address",
+                                        f"%{name}_mask")]
+        step = lanes
+    lines += [f"  %k_next = add i64 %k, {step}", "  %more = icmp slt i64 %k_next, %depth",
+              "  br i1 %more, label %steps, label %done", "done:", "  ret void", "}"]
+    return "\n".join(lines)
+
+
+def _masked_store(names: dict, value: str, address: str, mask: str) -> str:
+    return (f"  call void @llvm.masked.store.v{names['lanes']}{names['short']}.p0("
+            f"{names['vector']} {value}, ptr {address}, i32 4, <{names['lanes']} x i1> {mask})")
+
+
 def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
+    """The ?gemm itself: for each k block, for each block of MC rows, the rows' tiles of a
+    are packed, then for each panel b's block is packed and the rows' tiles run."""
     scalar, panel, depth, symbol = names["scalar"], names["panel"], names["depth"], \
         names["symbol"]
-    tile_arguments = (f"(ptr %a_tile, i64 %lda, ptr %block, i64 %depth, "
-                      f"ptr %c_tile, i64 %ldc, {scalar} %alpha, {scalar} %beta_block, "
-                      "i64 %width)")
-    # Where a k block of a panel starts in b, b(k0, j0), and a tile's rows in a, a(i0, k0).
+    block_rows = names["block_rows"]
+    tile_arguments = (f"(ptr %a_tile, ptr %block, i64 %depth, ptr %c_tile, i64 %ldc, "
+                      f"{scalar} %alpha, {scalar} %beta_block, i64 %width)")
+    pack_arguments = "(ptr %packed_tile, ptr %a_start, i64 %lda, i64 %depth, i64 %pack_rows)"
+    # Where a k block of a panel starts in b, b(k0, j0), and a tile's rows in a, a(row, k0).
     b_start = _offset("b", *(("%j0", "%k0") if transpose_b else ("%k0", "%j0")))
-    a_start = _offset("a", *(("%k0", "%i0") if transpose_a else ("%i0", "%k0")))
-    cases = " ".join(f"i64 {rows}, label %tile{rows}" for rows in _TILE_ROWS[1:])
-    tiles = []
-    for rows in _TILE_ROWS:
-        tiles += [f"tile{rows}:", f"  call void @{symbol}_tile{rows}{tile_arguments}",
-                  "  br label %tile_done"]
+    a_start = _offset("a", *(("%k0", "%pack_row") if transpose_a else ("%pack_row", "%k0")))
     return "\n".join([
         f"define void @{symbol}(i32 %order, i32 %transpose_a, i32 %transpose_b, i64 %m, "
         f"i64 %n, i64 %k, {scalar} %alpha, ptr noalias %a, i64 %lda, ptr noalias %b, "
         f"i64 %ldb, {scalar} %beta, ptr noalias %c, i64 %ldc) {{",
         "entry:",
         f"  %block = alloca [{depth * panel} x {scalar}], align {names['align']}",
+        f"  %packed = alloca [{depth * block_rows} x {scalar}], align {names['align']}",
         "  %empty = icmp sle i64 %m, 0", "  %no_columns = icmp sle i64 %n, 0",
         "  %nothing = or i1 %empty, %no_columns",
         "  %no_depth = icmp sle i64 %k, 0", "  %skip = or i1 %nothing, %no_depth",
-        "  br i1 %skip, label %exit, label %panels",
-        "panels:", "  %j0 = phi i64 [0, %entry], [%j0_next, %panel_done]",
-        "  %left = sub i64 %n, %j0",
-        f"  %narrow = icmp slt i64 %left, {panel}",
-        f"  %width = select i1 %narrow, i64 %left, i64 {panel}",
-        "  br label %blocks",
-        "blocks:", "  %k0 = phi i64 [0, %panels], [%k0_next, %block_done]",
+        "  br i1 %skip, label %exit, label %blocks",
+        "blocks:", "  %k0 = phi i64 [0, %entry], [%k0_next, %block_done]",
         "  %deep_left = sub i64 %k, %k0",
         f"  %shallow = icmp slt i64 %deep_left, {depth}",
         f"  %depth = select i1 %shallow, i64 %deep_left, i64 {depth}",
         "  %first = icmp eq i64 %k0, 0",
         f"  %beta_block = select i1 %first, {scalar} %beta, {scalar} 1.0",
+        "  br label %row_blocks",
+        "row_blocks:", "  %m0 = phi i64 [0, %blocks], [%m0_next, %row_block_done]",
+        "  %block_left = sub i64 %m, %m0",
+        f"  %few = icmp slt i64 %block_left, {block_rows}",
+        f"  %block_rows = select i1 %few, i64 %block_left, i64 {block_rows}",
+        "  br label %packs",
+        "packs:", "  %p = phi i64 [0, %row_blocks], [%p_next, %packs]",
+        "  %pack_left = sub i64 %block_rows, %p",
+        *_tile_choice("pack"),
+        "  %pack_row = add i64 %m0, %p",
+        *a_start,
+        f"  %a_start = getelementptr {scalar}, ptr %a, i64 %a_offset",
+        "  %packed_offset = mul i64 %p, %depth",
+        f"  %packed_tile = getelementptr {scalar}, ptr %packed, i64 %packed_offset",
+        f"  call void @{symbol}_pack_a{pack_arguments}",
+        "  %p_next = add i64 %p, %pack_rows",
+        "  %more_packs = icmp slt i64 %p_next, %block_rows",
+        "  br i1 %more_packs, label %packs, label %panels",
+        "panels:", "  %j0 = phi i64 [0, %packs], [%j0_next, %panel_done]",
+        "  %left = sub i64 %n, %j0",
+        f"  %narrow = icmp slt i64 %left, {panel}",
+        f"  %width = select i1 %narrow, i64 %left, i64 {panel}",
         *b_start,
         f"  %b_start = getelementptr {scalar}, ptr %b, i64 %b_offset",
         f"  call void @{symbol}_pack(ptr %block, ptr %b_start, i64 %ldb, i64 %depth, i64 %width)",
-        "  br label %rows",
-        "rows:", "  %i0 = phi i64 [0, %blocks], [%i0_next, %tile_done]",
-        "  %rows_left = sub i64 %m, %i0",
-        *a_start,
-        f"  %a_tile = getelementptr {scalar}, ptr %a, i64 %a_offset",
-        "  %c_offset_row = mul i64 %i0, %ldc", "  %c_offset = add i64 %c_offset_row, %j0",
+        "  br label %tiles",
+        "tiles:", "  %i = phi i64 [0, %panels], [%i_next, %tile_done]",
+        "  %tile_left = sub i64 %block_rows, %i",
+        *_tile_choice("tile"),
+        "  %a_offset_packed = mul i64 %i, %depth",
+        f"  %a_tile = getelementptr {scalar}, ptr %packed, i64 %a_offset_packed",
+        "  %c_row = add i64 %m0, %i",
+        "  %c_offset_row = mul i64 %c_row, %ldc", "  %c_offset = add i64 %c_offset_row, %j0",
         f"  %c_tile = getelementptr {scalar}, ptr %c, i64 %c_offset",
-        *_tile_choice(),
-        f"  switch i64 %tile_rows, label %tile{_TILE_ROWS[0]} [{cases}]",
-        *tiles,
-        "tile_done:",
-        "  %i0_next = add i64 %i0, %tile_rows",
-        "  %more_rows = icmp slt i64 %i0_next, %m",
-        "  br i1 %more_rows, label %rows, label %block_done",
-        "block_done:",
-        "  %k0_next = add i64 %k0, %depth",
-        "  %more_blocks = icmp slt i64 %k0_next, %k",
-        "  br i1 %more_blocks, label %blocks, label %panel_done",
+        *_switch("tile", f"call void @{symbol}_tile{{rows}}{tile_arguments}"),
+        "  %i_next = add i64 %i, %tile_rows",
+        "  %more_tiles = icmp slt i64 %i_next, %block_rows",
+        "  br i1 %more_tiles, label %tiles, label %panel_done",
         "panel_done:",
         f"  %j0_next = add i64 %j0, {panel}",
         "  %more_panels = icmp slt i64 %j0_next, %n",
-        "  br i1 %more_panels, label %panels, label %exit",
+        "  br i1 %more_panels, label %panels, label %row_block_done",
+        "row_block_done:",
+        f"  %m0_next = add i64 %m0, {block_rows}",
+        "  %more_row_blocks = icmp slt i64 %m0_next, %m",
+        "  br i1 %more_row_blocks, label %row_blocks, label %block_done",
+        "block_done:",
+        "  %k0_next = add i64 %k0, %depth",
+        "  %more_blocks = icmp slt i64 %k0_next, %k",
+        "  br i1 %more_blocks, label %blocks, label %exit",
         "exit:", "  ret void", "}"])
 
 
@@ -347,13 +474,25 @@ def _offset(matrix: str, row: str, column: str) -> list:
             f"  %{matrix}_offset = add i64 %{matrix}_offset_row, {column}"]
 
 
-def _tile_choice() -> list:
-    """IR setting %tile_rows: the tallest tile height that fits in %rows_left."""
+def _tile_choice(prefix: str) -> list:
+    """IR setting %{prefix}_rows: the tallest tile height that fits in %{prefix}_left."""
     lines = []
     previous = "1"
     for rows in reversed(_TILE_ROWS[:-1]):
-        lines += [f"  %fits{rows} = icmp sge i64 %rows_left, {rows}",
-                  f"  %choice{rows} = select i1 %fits{rows}, i64 {rows}, i64 {previous}"]
-        previous = f"%choice{rows}"
-    lines.append(f"  %tile_rows = add i64 {previous}, 0")
+        lines += [f"  %{prefix}_fits{rows} = icmp sge i64 %{prefix}_left, {rows}",
+                  f"  %{prefix}_choice{rows} = select i1 %{prefix}_fits{rows}, i64 {rows}, "
+                  f"i64 {previous}"]
+        previous = f"%{prefix}_choice{rows}"
+    lines.append(f"  %{prefix}_rows = add i64 {previous}, 0")
     return lines
+
+
+def _switch(prefix: str, call: str) -> list:
+    """IR branching on %{prefix}_rows to `call` (with {rows} filled in) for that tile height,
+    every branch then meeting at %{prefix}_done."""
+    cases = " ".join(f"i64 {rows}, label %{prefix}{rows}" for rows in _TILE_ROWS[1:])
+    lines = [f"  switch i64 %{prefix}_rows, label %{prefix}{_TILE_ROWS[0]} [{cases}]"]
+    for rows in _TILE_ROWS:
+        lines += [f"{prefix}{rows}:", "  " + call.format(rows=rows),
+                  f"  br label %{prefix}_done"]
+    return lines + [f"{prefix}_done:"]

@@ -192,6 +192,38 @@ def test_large_independent_products_run_side_by_side_and_match_eager():
     assert "side by side" in plan_of(compiled).describe()
 
 
+def test_a_weight_update_product_keeps_its_in_place_epilogue_instead_of_pairing():
+    """The hidden layer's input gradient g @ W.T and the update W - lr * (h.T @ g) are
+    independent products, but pairing them would cost the update its in-place epilogue (the
+    other product reads W meanwhile): they run one after the other, and W is written in
+    place after g @ W.T has read it."""
+    if blas.pool() is None:
+        pytest.skip("one core: nothing to run side by side")
+    side = 256
+    h, g = autojit.tensor(array(side, side)), autojit.tensor(array(side, side))
+    start = array(side, side)
+    compiled_weight, eager_weight = autojit.tensor(start.copy()), autojit.tensor(start.copy())
+
+    def step(weight):
+        def function(h, g):
+            input_gradient = g @ weight.t()
+            with autojit.no_grad():
+                weight.sub_(0.5 * (h.t() @ g))
+            return input_gradient.relu()
+        return function
+
+    compiled = autojit.compile(step(compiled_weight))
+    eager = step(eager_weight)
+    for _ in range(3):
+        np.testing.assert_allclose(compiled(h, g).numpy(), eager(h, g).numpy(), rtol=1e-4,
+                                   atol=1e-2)
+        np.testing.assert_allclose(compiled_weight.numpy(), eager_weight.numpy(), rtol=1e-4,
+                                   atol=1e-2)
+    assert not steps_of(compiled, ConcurrentProducts)
+    (update,) = steps_of(compiled, GemmStep)
+    assert update.in_place is not None
+
+
 def test_a_product_reading_the_previous_one_runs_after_it():
     if blas.pool() is None:
         pytest.skip("one core: nothing to run side by side")

@@ -136,3 +136,66 @@ def test_an_argument_grad_assigned_in_the_function():
     for mine, theirs in zip(records, expected):
         for a, b in zip(mine, theirs):
             np.testing.assert_array_equal(a, b)
+
+
+def test_new_grads_keep_the_programs_arrays_only_where_nothing_else_holds_them():
+    """A new .grad takes the array the compiled program allocated for that gradient alone,
+    without a copy; a gradient that is an input's own array (x * 1 simplifies to x), or one
+    value that is two tensors' gradients, is copied, so no two .grads and no input share
+    memory."""
+    def make_step():
+        parameters = [autojit.tensor(np.full(64, float(k), np.float32), requires_grad=True)
+                      for k in range(6)]
+        w, v, u, w2, v2, t = parameters
+
+        def step(x):
+            for parameter in parameters:
+                parameter.grad = None
+            loss = ((w + v) * x).sum() + (u * x * u).sum() + ((w2 + v2) * (x * 2)).sum()
+            loss.backward()
+            t.grad = x * 1
+            return loss.detach()
+
+        return step, parameters
+
+    results = {}
+    for compiled in (False, True):
+        step, parameters = make_step()
+        function = autojit.compile(step) if compiled else step
+        kept = []
+        for call in range(4):
+            x = autojit.tensor(np.linspace(-1, 1, 64).astype(np.float32) * (call + 1))
+            function(x)
+            kept.append([parameter.grad for parameter in parameters])
+            grads = [parameter.grad.numpy() for parameter in parameters]
+            for first in range(len(grads)):
+                assert not np.shares_memory(grads[first], x.numpy())
+                for second in range(first + 1, len(grads)):
+                    assert not np.shares_memory(grads[first], grads[second])
+            with autojit.no_grad():
+                x.mul_(0.0)  # the input changes after the call; the .grads must not
+        results[compiled] = [values(grads) for grads in kept]
+        if compiled and function.executables[0].plan.program:
+            assert function.executables[0].plan.program.owned_outputs
+    for mine, theirs in zip(results[True], results[False]):
+        for a, b in zip(mine, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_a_grad_assigned_to_a_tensor_the_function_never_reads():
+    """`t.grad = x * 2` where nothing else in the function reads t: after each compiled call
+    t.grad holds the new value, as after an eager call."""
+    def make_step(t):
+        def step(x):
+            t.grad = x * 2
+            return x.sum()
+        return step
+
+    for compiled in (False, True):
+        t = autojit.tensor(np.zeros(4, np.float32), requires_grad=True)
+        step = make_step(t)
+        function = autojit.compile(step) if compiled else step
+        for call in range(3):
+            x = autojit.tensor(np.arange(4, dtype=np.float32) + call)
+            function(x)
+            np.testing.assert_array_equal(t.grad.numpy(), (np.arange(4) + call) * 2)

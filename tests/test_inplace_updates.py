@@ -29,16 +29,16 @@ def spy_updates(compiled) -> list:
     """Wrap the plan so each call records (update array, target tensor's data) pairs."""
     executable = compiled.executables[0]
     plan, seen = executable.plan, []
-    run_arrays = plan.run_arrays
+    run_owning = plan.run_owning
 
     def recording(arrays):
-        results = run_arrays(arrays)
+        results, owned = run_owning(arrays)
         seen.extend((results[index], output.target.tensor._data)
                     for index, output in enumerate(executable.graph.outputs)
                     if output.kind == "update")
-        return results
+        return results, owned
 
-    plan.run_arrays = recording
+    plan.run_owning = recording
     return seen
 
 

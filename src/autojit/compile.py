@@ -274,14 +274,15 @@ class CompiledFunction:
         if has_backward:
             split = partition(optimized)
             executable = Executable(split.forward, traced, template, cleared_grads, guards,
-                                    arg_positions, self._plan(split.forward, generic))
+                                    arg_positions, self._plan(split.forward, generic,
+                                                              fresh_grads))
             executable.joint = optimized
             executable.backward = CompiledBackward(self._name(), split, self._runner(
                 split.backward, generic), arg_positions)
             executable.requiring = {name: number for number, (name, _) in enumerate(requiring)}
         else:
             executable = Executable(optimized, traced, template, cleared_grads, guards,
-                                    arg_positions, self._plan(optimized, generic))
+                                    arg_positions, self._plan(optimized, generic, fresh_grads))
             if backward_error is not None:
                 executable.failing_backward = (backward_error, requiring)
         executable.nan_checks = nan_checks
@@ -369,7 +370,7 @@ class CompiledFunction:
             return plan.run_arrays
         return lambda arrays: interpret(graph, *arrays)
 
-    def _plan(self, graph: Graph, generic: bool = False):
+    def _plan(self, graph: Graph, generic: bool = False, fresh_grads: set = frozenset()):
         # CUDA hook: a graph whose tensors are on a GPU (or backend="cuda") runs as CUDA
         # kernels (codegen/cuda.py); the schedule is the same, only the backend differs.
         arguments = getattr(self, "_call_args", ())
@@ -387,7 +388,7 @@ class CompiledFunction:
             from .codegen.schedule import build_plan
         except ImportError:
             return None
-        return build_plan(graph, generic=generic)
+        return build_plan(graph, generic=generic, fresh_grads=frozenset(fresh_grads))
 
     # ---- falling back -------------------------------------------------------------------------
 

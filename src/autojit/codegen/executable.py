@@ -61,13 +61,13 @@ class Executable:
                 elif entry.kind == "random":
                     draws[index] = entry.tensor.draw()
                     supplied.append(draws[index])
-        if self.plan is not None:
-            arrays = self.plan.run_arrays(supplied)
+        if self.plan is None:
+            arrays, owned = interpret(self.graph, *supplied), frozenset()
         else:
-            arrays = interpret(self.graph, *supplied)
+            arrays, owned = self.plan.run_owning(supplied)
         if self.nan_checks:
             self._check_nan(arrays)
-        self._write_back(arrays, args)
+        self._write_back(arrays, args, owned)
         if self.failing_backward is not None:
             return self._failing_result(arrays, args)
         if self.backward is None:
@@ -111,7 +111,10 @@ class Executable:
         return self._recipe.rebuild(self.template, arrays, FailingBackward(error, len(requiring)),
                                     args)
 
-    def _write_back(self, arrays: tuple, args: tuple) -> None:
+    def _write_back(self, arrays: tuple, args: tuple, owned: frozenset) -> None:
+        """Captured tensors' updates and .grad outputs, after a call; `owned`: the outputs
+        whose arrays a new .grad may keep as they are (the plan allocated them for this call
+        and for that output alone)."""
         recipe = self._recipe
         targets = None
         for index, tensor in recipe.updates:
@@ -129,7 +132,7 @@ class Executable:
             tensor = tensor if position is None else args[position]
             if fresh:
                 tensor._grad = None
-            _assign_grad(tensor, arrays[index], dtype)
+            _assign_grad(tensor, arrays[index], dtype, index in owned)
         for tensor in self.cleared_grads:
             tensor._grad = None
 
@@ -186,13 +189,16 @@ class _Recipe:
         raise AssertionError(f"unknown result template {kind!r}")
 
 
-def _assign_grad(tensor: Tensor, array: np.ndarray, dtype) -> None:
+def _assign_grad(tensor: Tensor, array: np.ndarray, dtype, owned: bool = False) -> None:
     current = tensor._grad
     if current is not None and current._data is not None and not current._requires_grad and \
             current._data.shape == array.shape and current._dtype is dtype:
         if not np.shares_memory(current._data, array):
             current._data[...] = array
         current._bump_version()
+        return
+    if owned:
+        tensor._grad = Tensor._make(array, dtype)
         return
     # CUDA hook: device arrays (autojit/cuda/array.py) copy themselves on the device.
     copied = np.array(array, copy=True) if array.__class__ is np.ndarray else array.copy()

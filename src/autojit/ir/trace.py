@@ -272,6 +272,13 @@ class Tracer:
 
     def finish(self, graph: Graph, args: list) -> None:
         """Add the side-effect outputs: .grad assigned during the trace, in-place updates."""
+        # A real tensor the function gave a new .grad without reading it (`t.grad = x * 2`)
+        # becomes a captured input all the same: its .grad output needs the input to name.
+        for tensor, before in list(self.grads_before.values()):
+            if id(tensor) not in self._touched and tensor._grad is not None and \
+                    tensor._grad is not before:
+                self.value_of(tensor)
+                self._touched[id(tensor)].grad = before
         for entry, tensor in args:
             if tensor._grad is not None and tensor._grad._data is None:
                 output = graph.add_output(self.value_of(tensor._grad), self.unique_output(

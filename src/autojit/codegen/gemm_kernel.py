@@ -3,7 +3,7 @@
 blas.py hands compiled plans' products to CBLAS ?gemm, one call per core (gemm_records). On
 the AVX-512 machine measured, OpenBLAS's single-threaded sgemm reached 101-149 GF/s on the
 training benchmarks' product shapes where the core's fused multiply-adds peak at about
-214 GF/s. The product here reached 150-165 GF/s on the same shapes (measured in
+214 GF/s. The product here reached 127-165 GF/s on the same shapes (measured in
 docs/notes/cpu-codegen.md; `bench/gemm_products.py` compares the two), so gemm_records calls
 it in place of the library's wherever `address` has one.
 

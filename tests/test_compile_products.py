@@ -1,7 +1,8 @@
 """Matrix products in compiled plans (codegen/matmul_steps.py, codegen/blas.py): transposed
 operands read where they lie, epilogues folded into one BLAS call (stored in place into the
-updated tensor where that is safe, copied where it is not), and large independent products run
-side by side, each matching eager.
+updated tensor where that is safe, into an earlier product's result where that is all the sum
+reads, copied otherwise), and large independent products run side by side, each matching
+eager.
 """
 
 import numpy as np
@@ -169,6 +170,97 @@ def test_an_update_whose_factors_read_the_updated_tensor_is_not_written_in_place
         expected = expected - 0.1 * (expected.T @ expected)
         np.testing.assert_allclose(compiled().numpy(), expected, rtol=1e-4, atol=1e-5)
     assert all(step.in_place is None for step in steps_of(compiled, GemmStep))
+
+
+# ---- a product added into an earlier one's result ---------------------------------------------
+
+@pytest.mark.parametrize("function, into", [
+    (lambda a, b, c, d: (a @ b) + (c @ d), True),
+    (lambda a, b, c, d: (a @ b) - 0.5 * (c @ d), True),
+    (lambda a, b, c, d: 2 * (c @ d) - (a @ b), False),  # the earlier one is scaled: copied
+    (lambda a, b, c, d: ((a @ b) + (c @ d), a @ b), False),  # the earlier one is returned
+], ids=["ab+cd", "ab-s*cd", "s*cd-ab", "ab-returned"])
+def test_a_sum_of_two_products_stores_the_later_into_the_earlier_result(function, into):
+    """(a @ b) + (c @ d): the second product is one gemm adding into the first's array (no
+    add kernel, no copy), unless something else reads the first result."""
+    tensors = [autojit.tensor(array(5, 5)) for _ in range(4)]
+    compiled = autojit.compile(function)
+    for _ in range(3):  # kept buffers from the last call are reused: results stay right
+        mine, theirs = compiled(*tensors), function(*tensors)
+        for got, expected in zip(*((x if isinstance(x, tuple) else (x,)) for x in (mine,
+                                                                                   theirs))):
+            np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
+    gemms = steps_of(compiled, GemmStep)
+    assert [step.epilogue.into_accumulate for step in gemms] == ([True] if into else
+                                                                  [False] * len(gemms))
+    if into:
+        assert "kernel" not in plan_of(compiled).describe()
+
+
+def test_a_product_added_into_an_earlier_result_still_runs_beside_its_neighbour():
+    """The gradient-penalty shape: two pairs of products, the second pair's weight-gradient
+    product adding into the first pair's."""
+    if blas.pool() is None:
+        pytest.skip("one core: nothing to run side by side")
+    side = 256
+    g, w, h = (autojit.tensor(array(side, side)) for _ in range(3))
+
+    def function(g, w, h):
+        first = g @ w
+        second = h.t() @ g
+        return first.relu() @ w, second + h.t() @ first
+
+    compiled = autojit.compile(function)
+    for _ in range(3):
+        for mine, theirs in zip(compiled(g, w, h), function(g, w, h)):
+            np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-2)
+    pairs = steps_of(compiled, ConcurrentProducts)
+    assert len(pairs) == 2
+    (into,) = [member for member in pairs[1].members if isinstance(member, GemmStep)]
+    assert into.epilogue.into_accumulate
+
+
+def test_a_fresh_grad_summed_from_two_products_is_a_new_array_each_call():
+    """w is used twice, so its gradient is the sum of two products, the later stored into the
+    earlier's array. With .grad cleared each call, that array is the new .grad: allocated per
+    call, so a .grad kept from the call before keeps its values."""
+    x, x2 = autojit.tensor(array(6, 4, dtype=np.float64)), autojit.tensor(array(6, 4,
+                                                                              dtype=np.float64))
+    def step_of(w):
+        def step():
+            w.grad = None
+            loss = (x @ w).tanh().sum() + ((x2 @ w) ** 2).sum()
+            loss.backward()
+            with autojit.no_grad():
+                w.sub_(0.1 * w.grad)
+            return loss.detach()
+        return step
+
+    start, results = array(4, 3, dtype=np.float64), {}
+    for compiled in (False, True):
+        w = autojit.tensor(start.copy(), requires_grad=True)
+        step = step_of(w)
+        function = autojit.compile(step) if compiled else step
+        kept = []
+        for _ in range(3):
+            function()
+            kept.append(w.grad)
+        results[compiled] = [grad.numpy().copy() for grad in kept]
+        assert len({id(grad) for grad in kept}) == 3
+        if compiled:
+            gemms = steps_of(function, GemmStep)
+            assert any(step.epilogue.into_accumulate for step in gemms)
+            for first, second in zip(kept, kept[1:]):
+                assert not np.shares_memory(first.numpy(), second.numpy())
+            # and, run natively, the summed array becomes the .grad as it is, uncopied
+            executable = function.executables[0]
+            program = executable.plan.program
+            if program:
+                (index,) = [number for number, output in enumerate(executable.graph.outputs)
+                            if output.kind == "grad"]
+                assert index in program.owned_outputs
+    for mine, theirs in zip(results[True], results[False]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
 
 
 # ---- products side by side ---------------------------------------------------------------------

@@ -10,7 +10,12 @@ Three things are decided here, once per plan, from the graph:
   C of the product's shape and dtype and s a Python number, is one BLAS call
   `alpha * a @ b + beta * C` (GemmStep). When C is a captured tensor this step updates, the
   call writes straight into its storage (in_place.py decides and checks, as for kernels), so
-  the product is never stored apart and no update kernel reads it back.
+  the product is never stored apart and no update kernel reads it back. When C is an earlier
+  product's result that nothing else reads (a weight's gradient reaching it along two paths,
+  as every weight's does in a double backward), the call adds into C's own array where the
+  product stands, and may still run beside its neighbour: the gradient-penalty step's two
+  [256, 256] and [64, 256] sums lose their add kernels (its native program 548-553 us
+  against 560-562, interleaved in one process, two builds each).
 - Pairs: two products that the schedule runs one after the other and that do not depend on
   each other, each large enough that it would be split over the cores, run side by side, one
   whole product per core (ConcurrentProducts): one hand-off instead of two, and neither
@@ -20,13 +25,13 @@ Three things are decided here, once per plan, from the graph:
   they gain (108 us one after the other against 160 us side by side for 256x10x512 and
   512x256x10); on the native workers (workers.py) they pair from 2^18 multiply-adds, as they
   split (the gradient-penalty step's products: 1.30 ms of profiled steps paired, against
-  1.35 ms split one after the other, two runs each). A paired product keeps no
-  epilogue: its update could not be written in place while the other product of the pair
-  reads the same tensor. So a product whose epilogue updates a graph input (an SGD update
-  of a weight) is not paired at all: the MLP step's hidden-layer input gradient and weight
-  update one after the other, the update in place, took 3.13-3.21 ms a step against
-  3.20-3.28 ms paired with a separate update kernel (medians of interleaved rounds in one
-  process, two runs).
+  1.35 ms split one after the other, two runs each). A paired product keeps only an
+  epilogue adding into an earlier product's result: an update could not be written in place
+  while the other product of the pair reads the same tensor. So a product whose epilogue
+  updates a graph input (an SGD update of a weight) is not paired at all: the MLP step's
+  hidden-layer input gradient and weight update one after the other, the update in place,
+  took 3.13-3.21 ms a step against 3.20-3.28 ms paired with a separate update kernel
+  (medians of interleaved rounds in one process, two runs).
 
 CUDA plans keep plain matmul steps (`host` False): device arrays go through the eager op.
 """
@@ -59,11 +64,14 @@ def transposed_source(value) -> tuple:
 
 class Epilogue:
     """`out = alpha * (a @ b) + beta * accumulate` for the nodes `product`, `scale` (or
-    None) and `combine` (whose output is the result)."""
+    None) and `combine` (whose output is the result). `into_accumulate`: the accumulated value
+    is an earlier product's result that nothing else reads, so the call stores the sum into
+    that result's own array, and runs where the product stands in the graph."""
 
     def __init__(self, product, scale, combine, alpha: float, beta: float, accumulate):
         self.product, self.scale, self.combine = product, scale, combine
         self.alpha, self.beta, self.accumulate = alpha, beta, accumulate
+        self.into_accumulate = False
 
 
 class ProductPlan:
@@ -71,21 +79,44 @@ class ProductPlan:
 
     def __init__(self, graph, consumers: dict, returned: set, host: bool):
         self.paired: set = set()  # ids of matmul nodes that run beside a neighbour
-        self.epilogues: dict = {}  # id(combine node) -> Epilogue
-        self.absorbed: set = set()  # ids of the nodes an epilogue computes
+        # id(node where the step runs) -> Epilogue: the combine node, or the product where the
+        # epilogue stores into an earlier product's result.
+        self.epilogues: dict = {}
+        self.absorbed: set = set()  # ids of the nodes an epilogue computes elsewhere
         if not host:
             return
         self._pair(graph.nodes, consumers, returned)
-        for node in graph.nodes:
-            if node.op.name == "matmul" and id(node) not in self.paired:
-                epilogue = _epilogue(node, consumers, returned)
-                # (a @ b) + (c @ d): the first product folds the second's result in; the
-                # second is computed on its own.
-                if epilogue is not None and id(epilogue.combine) not in self.epilogues:
-                    self.epilogues[id(epilogue.combine)] = epilogue
-                    self.absorbed.add(id(node))
-                    if epilogue.scale is not None:
-                        self.absorbed.add(id(epilogue.scale))
+        claimed: set = set()  # ids of the combine nodes given an epilogue
+        products = [node for node in graph.nodes if node.op.name == "matmul"]
+        # (a @ b) + (c @ d), a gradient reaching a weight along two paths: the later product
+        # adds its result into the earlier one's array, paired or not, with no copy.
+        earlier: set = set()
+        for node in products:
+            epilogue = _epilogue(node, consumers, returned)
+            if epilogue is not None and id(epilogue.accumulate) in earlier and \
+                    id(epilogue.combine) not in claimed and \
+                    _only_consumer(epilogue.accumulate, consumers, returned) is \
+                    epilogue.combine:
+                epilogue.into_accumulate = True
+                claimed.add(id(epilogue.combine))
+                self.epilogues[id(node)] = epilogue
+                self.absorbed.update(id(other) for other in (epilogue.scale, epilogue.combine)
+                                     if other is not None)
+            earlier.add(id(node.output))
+        # Otherwise an unpaired product folds the value in where the combine stands: into the
+        # captured tensor's storage where in_place.py allows, else into a copy of the value
+        # (a pair's members keep none: one could not update a tensor in place while the
+        # other reads it).
+        for node in products:
+            if id(node) in self.paired or id(node) in self.epilogues:
+                continue
+            epilogue = _epilogue(node, consumers, returned)
+            if epilogue is not None and id(epilogue.combine) not in claimed:
+                claimed.add(id(epilogue.combine))
+                self.epilogues[id(epilogue.combine)] = epilogue
+                self.absorbed.add(id(node))
+                if epilogue.scale is not None:
+                    self.absorbed.add(id(epilogue.scale))
 
     def _pair(self, nodes: list, consumers: dict, returned: set) -> None:
         """Pair each large product with the next one that does not depend on it. The steps
@@ -268,15 +299,15 @@ class GemmStep(MatmulStep):
         accumulate = environment[self._accumulate]
         dtype = self.output.dtype.numpy
         record = environment.get(RECORD)
-        if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or \
-                accumulate.__class__ is not np.ndarray or \
-                not a.dtype == b.dtype == accumulate.dtype == dtype:
+        if not self._fusable(a, b, accumulate):
             if record is not None:
                 record.refuse(f"{self.event_name} ran unfused")
             environment[id(self.output)] = self._unfused(a, b, accumulate)
             return
         shape = (a.shape[0], b.shape[1])
-        if self.in_place is not None and self.in_place in environment.get(IN_PLACE, ()):
+        if self.epilogue.into_accumulate:
+            out = accumulate
+        elif self.in_place is not None and self.in_place in environment.get(IN_PLACE, ()):
             out = accumulate
             environment[WRITTEN].append(self.in_place)
         else:
@@ -291,6 +322,30 @@ class GemmStep(MatmulStep):
                 record.copy(out, accumulate)
         environment[id(self.output)] = blas.gemm(a, b, out, self.epilogue.alpha,
                                                  self.epilogue.beta, split, record)
+
+    def _fusable(self, a, b, accumulate) -> bool:
+        """Whether one gemm call computes the step: host arrays of the result's dtype, and
+        where it stores into the accumulated array, one that is row-major."""
+        if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or \
+                accumulate.__class__ is not np.ndarray or \
+                not a.dtype == b.dtype == accumulate.dtype == self.output.dtype.numpy:
+            return False
+        return not self.epilogue.into_accumulate or \
+            (accumulate.flags.c_contiguous and accumulate.flags.writeable)
+
+    def records(self, environment: dict, keep: list, split: bool = False) -> list | None:
+        """As MatmulStep.records, for a step that stores into the accumulated array (a pair's
+        member); None for the others, which copy or may write in place."""
+        if not self.epilogue.into_accumulate:
+            return None
+        a, b = self._operands(environment)
+        accumulate = environment[self._accumulate]
+        if not self._fusable(a, b, accumulate) or not blas.native_gemm(a.dtype):
+            return None
+        environment[id(self.output)] = accumulate
+        parts, by_columns = blas.split_of(a, b) if split else (1, False)
+        return blas.gemm_records(a, b, accumulate, self.epilogue.alpha, self.epilogue.beta,
+                                 parts, by_columns, keep=keep)
 
     def _unfused(self, a, b, accumulate):
         """The epilogue's nodes one by one, as the reference interpreter runs them."""
@@ -307,7 +362,8 @@ class GemmStep(MatmulStep):
 
     def describe(self) -> str:
         epilogue = self.epilogue
-        into = " (store in place)" if self.in_place is not None else ""
+        into = " (store in place)" if self.in_place is not None or epilogue.into_accumulate \
+            else ""
         return (f"gemm {epilogue.alpha:g} * {super().describe()[len('matmul '):]} + "
                 f"{epilogue.beta:g} * %{epilogue.accumulate.id}{into}")
 
@@ -362,10 +418,17 @@ def pair_products(steps: list, paired: set) -> list:
     joined: list = []
     for step in steps:
         previous = joined[-1] if joined else None
-        if step.__class__ is MatmulStep and previous.__class__ is MatmulStep and \
-                id(step.node) in paired and id(previous.node) in paired and \
+        if _pairs(step, paired) and _pairs(previous, paired) and \
                 not any(value is previous.output for value in step.operands):
             joined[-1] = ConcurrentProducts([previous, step])
         else:
             joined.append(step)
     return joined
+
+
+def _pairs(step, paired: set) -> bool:
+    """Whether `step` is a product of a paired node that can run beside another: a plain one,
+    or one storing into an earlier product's result (its call is all of it)."""
+    return (step.__class__ is MatmulStep or
+            (step.__class__ is GemmStep and step.epilogue.into_accumulate)) and \
+        id(step.node) in paired

@@ -369,6 +369,9 @@ def plan_buffer_reuse(graph: Graph, steps: list, fresh_grads: frozenset = frozen
     # Readers come after what they read: walking backwards, a node's output is known to
     # escape or not before its operands are decided.
     for step in reversed(steps):
+        for product in products_of(step):
+            if _stores_into_accumulate(product) and id(product.output) in escaping:
+                escaping.add(id(product.epilogue.accumulate))
         if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts)):
             continue
         nodes = step.steps if isinstance(step, _NodesStep) else [step]
@@ -379,14 +382,23 @@ def plan_buffer_reuse(graph: Graph, steps: list, fresh_grads: frozenset = frozen
     return plan_buffers([_step_buffers(step) for step in steps], escaping, returned)
 
 
+def _stores_into_accumulate(product) -> bool:
+    return isinstance(product, GemmStep) and product.epilogue.into_accumulate
+
+
 def _step_buffers(step) -> StepBuffers:
     if isinstance(step, KernelStep):
         return StepBuffers([(step, index, value) for index, (value, _) in
                             enumerate(step.outputs)], list(step.sources))
     products = products_of(step)
     if products:
-        return StepBuffers([(product, 0, product.output) for product in products],
-                           [value for product in products for value in product.operands])
+        # A product storing into an earlier product's result makes a value that is that
+        # array: no buffer of its own, and the earlier result lives as long as it.
+        into = [product for product in products if _stores_into_accumulate(product)]
+        return StepBuffers([(product, 0, product.output) for product in products
+                            if product not in into],
+                           [value for product in products for value in product.operands],
+                           [(product.output, [product.epilogue.accumulate]) for product in into])
     nodes = step.steps if isinstance(step, _NodesStep) else [step]
     reads = [value for inner in nodes for value in _value_operands(inner.node)]
     # A single node's result may be a view of any of its operands (reshape, indexing).

@@ -104,3 +104,87 @@ def test_a_view_read_late_keeps_its_kernels_buffer():
         return every_other.sum() + later[1::2].sum()
 
     compiled_and_eager(fn, generator.standard_normal((16, 8)).astype(np.float32))
+
+
+def test_a_kernel_stores_over_a_value_it_reads_for_the_last_time():
+    a, b = value(8, 8), value(8, 8)
+    holders = [Holder(), Holder()]
+    steps = [StepBuffers([(holders[0], 0, a)], []),
+             StepBuffers([(holders[1], 0, b)], [a], donors=[(0, a)]),
+             StepBuffers([], [b])]
+    slots = plan_buffers(steps, set(), set())
+    assert holders[1].slots[0] is holders[0].slots[0] and len(slots) == 1
+
+
+def test_no_value_is_stored_over_while_it_or_a_view_of_it_is_still_read():
+    a, view, b = value(8, 8), value(64), value(8, 8)
+    # Read again by a later step.
+    holders = [Holder(), Holder()]
+    steps = [StepBuffers([(holders[0], 0, a)], []),
+             StepBuffers([(holders[1], 0, b)], [a], donors=[(0, a)]),
+             StepBuffers([], [a, b])]
+    plan_buffers(steps, set(), set())
+    assert holders[1].slots[0] is not holders[0].slots[0]
+    # Read through a view by the same step, at other points than the ones it stores.
+    holders = [Holder(), Holder()]
+    steps = [StepBuffers([(holders[0], 0, a)], []),
+             StepBuffers([], [a], [(view, [a])]),
+             StepBuffers([(holders[1], 0, b)], [a, view], donors=[(0, a)]),
+             StepBuffers([], [b])]
+    plan_buffers(steps, set(), set())
+    assert holders[1].slots[0] is not holders[0].slots[0]
+
+
+def _product_and_kernel_slots(compiled):
+    from autojit.codegen.matmul_steps import MatmulStep
+    from autojit.codegen.steps import KernelStep
+
+    steps = compiled.executables[0].plan.steps
+    products = [step for step in steps if isinstance(step, MatmulStep)]
+    kernels = [step for step in steps if isinstance(step, KernelStep)]
+    return products, kernels
+
+
+def test_a_bias_and_relu_store_over_the_products_result():
+    generator = np.random.default_rng(2)
+    x, w, b, w2 = (generator.standard_normal(shape).astype(np.float32)
+                   for shape in ((32, 24), (24, 40), (40,), (40, 8)))
+
+    def fn(x, w, b, w2):
+        h = (x @ w + b).relu()
+        return h @ w2
+
+    compiled = compiled_and_eager(fn, x, w, b, w2)
+    products, kernels = _product_and_kernel_slots(compiled)
+    (kernel,) = kernels
+    assert kernel.slots[0] is products[0].slots[0]
+
+
+def test_a_kernel_reading_its_input_at_other_points_stores_elsewhere():
+    generator = np.random.default_rng(3)
+    a, b, c = (generator.standard_normal((24, 24)).astype(np.float32) for _ in range(3))
+
+    def fn(a, b, c):
+        m = a @ b
+        return (m + m.T * 2) @ c  # reads m[j, i] after the point [i, j] is stored
+
+    compiled = compiled_and_eager(fn, a, b, c)
+    products, kernels = _product_and_kernel_slots(compiled)
+    (kernel,) = kernels
+    assert kernel.slots[0] is not products[0].slots[0]
+
+
+def test_a_wider_result_is_not_stored_over_a_narrower_input():
+    generator = np.random.default_rng(4)
+    a, b = (generator.standard_normal((24, 24)).astype(np.float32) for _ in range(2))
+    c = generator.standard_normal((24, 24))
+
+    def fn(a, b, c):
+        m = a @ b
+        # float64 points stored over float32 ones would overwrite m[2i + 1] before it is read
+        return (m.double() * 2 + 1) @ c
+
+    compiled = compiled_and_eager(fn, a, b, c)
+    products, kernels = _product_and_kernel_slots(compiled)
+    (kernel,) = kernels
+    assert kernel.slots[0] is not products[0].slots[0]

@@ -11,6 +11,9 @@ Sharing keeps the plan's working set small: the gradient-penalty step's forty-od
 128 KB each fit the 2 MB of a core's L2 cache as a handful of slots, where one buffer per value
 (about 5 MB) left each product reading its operands from further away.
 
+An elementwise kernel may store an output over an input it reads for the last time, point for
+point (StepBuffers.donors, chosen by schedule.py): it then writes into lines it has just read.
+
 The steps describe themselves to the planner as StepBuffers (schedule.py builds them):
 what they write, what they read, and which values they make that may be views of others.
 """
@@ -55,6 +58,10 @@ class StepBuffers:
     outputs: list = field(default_factory=list)
     reads: list = field(default_factory=list)  # the Values it reads
     views: list = field(default_factory=list)  # (value made, the Values it may be a view of)
+    # (index into `outputs`, a Value read): the output may be stored over that value's memory
+    # when this step is its last reader (a kernel reading it element for element, each
+    # stored point after its own loads).
+    donors: list = field(default_factory=list)
 
 
 def _nbytes(value) -> int:
@@ -79,13 +86,20 @@ def plan_buffers(steps: list, escaping: set, returned: set) -> list:
     slots: list = []
     free: list = []
     held: dict = {}  # step index after which a slot is free again -> slots
+    slot_of: dict = {}  # id(value) -> its slot
+    roots: dict = {}  # id(value made by a single-node step) -> ids of the values it may view
     for index, step in enumerate(steps):
-        for holder, position, value in step.outputs:
+        donated = _donations(step, index, last_read, slot_of, roots)
+        for number, (holder, position, value) in enumerate(step.outputs):
             if id(value) in escaping:
                 holder.reusable[position] = False
                 continue
             nbytes = _nbytes(value)
-            slot = _fitting(free, nbytes)
+            slot = donated.get(number)
+            if slot is not None:
+                held[index].remove(slot)
+            else:
+                slot = _fitting(free, nbytes)
             if slot is None:
                 slot = BufferSlot()
                 slots.append(slot)
@@ -93,9 +107,34 @@ def plan_buffers(steps: list, escaping: set, returned: set) -> list:
             slot.values += 1
             holder.reusable[position] = True
             holder.slots[position] = slot
+            slot_of[id(value)] = slot
             held.setdefault(last_read.get(id(value), index), []).append(slot)
+        for made, sources in step.views:
+            roots[id(made)] = set().union(*(roots.get(id(source), {id(source)})
+                                            for source in sources))
         free.extend(held.pop(index, ()))
     return slots
+
+
+def _donations(step: StepBuffers, index: int, last_read: dict, slot_of: dict,
+               roots: dict) -> dict:
+    """{index into step.outputs: the slot of a value this step reads for the last time} for
+    the outputs that may be stored over it (StepBuffers.donors): an elementwise kernel then
+    writes into lines it has just read, not into another buffer's, likely gone from the
+    core's caches. The value must be read by nothing else of the step, views included."""
+    donated: dict = {}
+    taken: set = set()
+    for number, value in step.donors:
+        slot = slot_of.get(id(value))
+        if number in donated or slot is None or id(slot) in taken or \
+                last_read.get(id(value)) != index:
+            continue
+        if any(read is not value and id(value) in roots.get(id(read), ())
+               for read in step.reads):
+            continue
+        donated[number] = slot
+        taken.add(id(slot))
+    return donated
 
 
 def _fitting(free: list, nbytes: int) -> BufferSlot | None:

@@ -43,8 +43,9 @@ from numpy.lib.array_utils import byte_bounds
 
 from .. import dtypes
 from ..ir.graph import Graph, Value
+from .kernel import inputs_feeding, reads_pointwise
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
-from .schedule import _value_operands, contiguous_strides
+from .schedule import _value_operands
 from .steps import KernelStep, _NodesStep
 
 
@@ -93,39 +94,14 @@ def _reads_in_step(kernel, sources: list, key: int, aliases: set, stored: int) -
     as itself, element for element with the points it stores, and then feeds the stored step
     `stored`: the store depends on the load, so no compiler may move the load after it (the
     body loads each input once, so every other use of it reads the same register)."""
-    own = contiguous_strides(kernel.shape)
     read = None
-    for position, (value, entry) in enumerate(zip(sources, kernel.inputs)):
+    for position, value in enumerate(sources):
         if id(value) not in aliases:
             continue
-        if id(value) != key:
-            return False
-        if any(stride != expected for stride, expected, extent in
-               zip(entry.strides, own, kernel.shape) if extent != 1):
+        if id(value) != key or not reads_pointwise(kernel, position):
             return False
         read = position
-    return read is None or read in _inputs_feeding(kernel, stored)
-
-
-def _inputs_feeding(kernel, stored: int) -> set:
-    """The kernel inputs whose values step `stored` is computed from (an operand its op's
-    expression never names, like fill's, feeds nothing)."""
-    inputs, pending, seen = set(), [stored], set()
-    while pending:
-        index = pending.pop()
-        if index in seen:
-            continue
-        seen.add(index)
-        step = kernel.steps[index]
-        expression = step.op.lowering.expression
-        for position, operand in enumerate(step.operands):
-            if f"{{{position}}}" not in expression:
-                continue
-            if operand.kind == "input":
-                inputs.add(operand.index)
-            elif operand.kind == "step":
-                pending.append(operand.index)
-    return inputs
+    return read is None or read in inputs_feeding(kernel, stored)
 
 
 def _gemm_writes_in_place(step: GemmStep, captured: Value, aliases: set) -> bool:

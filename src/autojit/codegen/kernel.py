@@ -96,3 +96,41 @@ class Kernel:
                 for step in self.steps),
             tuple((output.step, output.dtype.name, output.reduce) for output in self.outputs),
         )
+
+
+def contiguous_strides(shape: tuple) -> tuple:
+    """The element strides of a C-contiguous array of `shape`."""
+    strides, running = [], 1
+    for extent in reversed(shape):
+        strides.append(running)
+        running *= extent
+    return tuple(reversed(strides))
+
+
+def reads_pointwise(kernel: Kernel, position: int) -> bool:
+    """Whether `kernel` reads input `position` element for element with the points it stores:
+    C-contiguous strides over the whole space (axes of extent 1 aside)."""
+    own = contiguous_strides(kernel.shape)
+    return all(stride == expected for stride, expected, extent in
+               zip(kernel.inputs[position].strides, own, kernel.shape) if extent != 1)
+
+
+def inputs_feeding(kernel: Kernel, stored: int) -> set:
+    """The kernel inputs whose values step `stored` is computed from (an operand its op's
+    expression never names, like fill's, feeds nothing)."""
+    inputs, pending, seen = set(), [stored], set()
+    while pending:
+        index = pending.pop()
+        if index in seen:
+            continue
+        seen.add(index)
+        step = kernel.steps[index]
+        expression = step.op.lowering.expression
+        for position, operand in enumerate(step.operands):
+            if f"{{{position}}}" not in expression:
+                continue
+            if operand.kind == "input":
+                inputs.add(operand.index)
+            elif operand.kind == "step":
+                pending.append(operand.index)
+    return inputs

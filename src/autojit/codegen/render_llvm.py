@@ -22,7 +22,7 @@ from llvmlite import ir
 
 from .. import dtypes
 from ..ops.registry import Elementwise
-from .kernel import REDUCTION_KINDS, Kernel
+from .kernel import REDUCTION_KINDS, Kernel, contiguous_strides
 from .llvm_expression import (
     BYTE,
     ERRORS,
@@ -57,14 +57,6 @@ class Rendered:
 
 # ---- the loop nest ------------------------------------------------------------------------------
 
-def _contiguous_strides(shape):
-    strides, running = [], 1
-    for extent in reversed(shape):
-        strides.append(running)
-        running *= extent
-    return tuple(reversed(strides))
-
-
 def accumulates_in_memory(kernel: Kernel) -> bool:
     """Whether the kernel reduces over outer axes only, keeping its innermost axis.
 
@@ -94,7 +86,7 @@ def loop_plan(kernel: Kernel, in_memory: bool | None = None):
     reduce_axes = set(kernel.reduce_axes) if reduces else set()
     strides = [tuple(entry.strides) for entry in kernel.inputs]
     for output in kernel.outputs:
-        own = _contiguous_strides(kernel.output_shape(output))
+        own = contiguous_strides(kernel.output_shape(output))
         strides.append(tuple(0 if axis in reduce_axes and output.reduce else own[axis]
                              for axis in range(len(shape))))
     if in_memory is None:

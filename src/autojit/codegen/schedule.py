@@ -31,6 +31,7 @@ it runs as one native call (program.py).
 
 from __future__ import annotations
 
+import math
 import time
 
 from .. import dtypes
@@ -40,7 +41,16 @@ from ..state import state
 from ..tensor import Tensor
 from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
-from .kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+from .kernel import (
+    Kernel,
+    KernelInput,
+    KernelOutput,
+    Operand,
+    Step,
+    contiguous_strides,
+    inputs_feeding,
+    reads_pointwise,
+)
 from .matmul_steps import (
     ConcurrentProducts,
     GemmStep,
@@ -56,14 +66,6 @@ from .steps import FOLDABLE_LAYOUTS, KernelStep, NodeStep, _NodesStep
 
 REDUCTION_KIND = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min"}
 SUPPORTED_DTYPES = (dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
-
-
-def contiguous_strides(shape: tuple) -> tuple:
-    strides, running = [], 1
-    for extent in reversed(shape):
-        strides.append(running)
-        running *= extent
-    return tuple(reversed(strides))
 
 
 class _Group:
@@ -389,7 +391,8 @@ def _stores_into_accumulate(product) -> bool:
 def _step_buffers(step) -> StepBuffers:
     if isinstance(step, KernelStep):
         return StepBuffers([(step, index, value) for index, (value, _) in
-                            enumerate(step.outputs)], list(step.sources))
+                            enumerate(step.outputs)], list(step.sources),
+                           donors=_pointwise_donors(step))
     products = products_of(step)
     if products:
         # A product storing into an earlier product's result makes a value that is that
@@ -404,6 +407,28 @@ def _step_buffers(step) -> StepBuffers:
     # A single node's result may be a view of any of its operands (reshape, indexing).
     views = [(inner.node.output, _value_operands(inner.node)) for inner in nodes]
     return StepBuffers([], reads, views)
+
+
+def _pointwise_donors(step: KernelStep) -> list:
+    """(output index, source Value) pairs where the kernel stores the output element for
+    element over the source's memory safely: the output covers the whole space, the source is
+    read only at the point stored, through the same element size, and the stored value is
+    computed from that read (so the load comes first, whatever the compiler reorders)."""
+    kernel = step.kernel
+    size = math.prod(kernel.shape)
+    donors = []
+    for index, ((value, reshape), output) in enumerate(zip(step.outputs, kernel.outputs)):
+        if output.reduce is not None or reshape is not None:
+            continue
+        feeding = inputs_feeding(kernel, output.step)
+        for position, source in enumerate(step.sources):
+            if position not in feeding or math.prod(source.shape) != size or \
+                    source.dtype.numpy.itemsize != value.dtype.numpy.itemsize:
+                continue
+            if all(reads_pointwise(kernel, other) for other, read in enumerate(step.sources)
+                   if read is source):
+                donors.append((index, source))
+    return donors
 
 
 class Plan:

@@ -39,10 +39,11 @@ def matrix(rows, columns, dtype, lead_extra=0):
 
 
 # 12-row tiles then 8, 4, 2, 1; panels of 32 (float32) or 16 (float64) columns with a narrow
-# last one; k blocks of 256 with a shallow last one; blocks of 192 (float32) or 96 (float64)
-# rows of a with a short last one; inner sizes below one transposed square.
+# last one; k blocks of 256 with a shallow last one; rows split into equal blocks of at most
+# 400 (float32) or 200 (float64) rows of a, one shorter than the others (401 rows: 201 and
+# 200); inner sizes below one transposed square.
 SHAPES = [(1, 1, 1), (16, 1, 24), (27, 5, 33), (12, 257, 32), (37, 300, 70), (128, 256, 256),
-          (61, 17, 47), (205, 520, 40)]
+          (61, 17, 47), (205, 520, 40), (401, 20, 40)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -23,11 +23,14 @@ both operands are copied into packed blocks that the register tiles read contigu
 - tiles of 12 rows (then 8, 4, 2, 1 for the last rows) hold their 24 accumulators in
   registers while k runs, each step loading two vectors of the packed b and broadcasting one
   element of the packed a per row;
+- a tile first prefetches its block of C for writing, so that the stores at its end (and
+  the loads of C where beta is not 0) find C's lines in L2;
 - each k block adds `alpha * sum` into C: the first with `beta * C` (C is not read when beta
   is 0, as BLAS), the later ones with C itself. Sums run over k in order, one fused
   multiply-add per step.
 
-Both packed blocks live on the calling thread's stack (224 KiB in all).
+Both packed blocks live on the calling thread's stack (432 KiB in all). The rows are split
+into equal blocks of at most MC rows, since each block packs all of b again.
 """
 
 from __future__ import annotations
@@ -43,11 +46,14 @@ _TILE_ROWS = (12, 8, 4, 2, 1)  # 12 rows x 2 vectors: 24 accumulators of the 32 
 _VECTORS = 2
 # KC: b's packed block is 256 x 32 x 4 = 32 KiB of float32 (256 x 16 x 8 of float64), in the
 # 48 KiB L1 with the tile's stream of a. A block of a's rows packed for the tiles (MC x KC),
-# 192 rows of float32 or 96 of float64, takes 192 KiB, in L2; both blocks are on the stack.
-# Measured float32 against KC 128 and a 96 KiB block of a: 3-10% faster on the training
-# benchmarks' shapes; against a 96 KiB block with KC 256, 3-10% (b packed half as often).
+# at most 400 rows of float32 or 200 of float64, takes at most 400 KiB of the 2 MiB L2; both
+# blocks are on the stack. Measured float32 against KC 128 and a 96 KiB block of a: 3-10%
+# faster on the training benchmarks' shapes; against a 96 KiB block with KC 256, 3-10% (b
+# packed half as often). Against 192 KiB blocks (392 rows in three blocks, b packed three
+# times), the MLP step's two weight updates took 10-49 us less each inside the step, in three
+# runs (docs/notes/cpu-codegen.md).
 _BLOCK_DEPTH = 256
-_PACKED_A_BYTES = 192 * 1024
+_PACKED_A_BYTES = 400 * 1024
 # Products with fewer rows, or fewer columns than one and a half vectors, stay with the
 # library: measured float32, 2x256x256 took 9.9 us here and 6.1 with OpenBLAS, 128x256x16
 # 14.8 and 11.1, 128x256x1 14.6 and 3.1; 128x256x24 took 15.1 against 17.3.
@@ -108,6 +114,7 @@ def render(dtype, transpose_a: bool, transpose_b: bool, symbol: str) -> str:
 
 
 _DECLARATIONS = """
+declare void @llvm.prefetch.p0(ptr, i32, i32, i32)
 declare {vector} @llvm.fma.v{lanes}{short}({vector}, {vector}, {vector})
 declare {vector} @llvm.masked.load.v{lanes}{short}.p0(ptr, i32, <{lanes} x i1>, {vector})
 declare void @llvm.masked.store.v{lanes}{short}.p0({vector}, ptr, i32, <{lanes} x i1>)
@@ -129,7 +136,7 @@ def _tile(rows: int, names: dict) -> str:
     lines = [f"define internal void @{names['symbol']}_tile{rows}(ptr noalias %a, "
              f"ptr noalias %b, i64 %depth, ptr noalias %c, i64 %ldc, "
              f"{scalar} %alpha, {scalar} %beta, i64 %width) noinline {{",
-             "entry:", "  br label %loop", "loop:",
+             "entry:", *_prefetch_tile(rows, names), "  br label %loop", "loop:",
              "  %k = phi i64 [0, %entry], [%k_next, %loop]"]
     lines += [f"  %acc{row}_{part} = phi {vector} [zeroinitializer, %entry], "
               f"[%sum{row}_{part}, %loop]" for row, part in accumulators]
@@ -179,6 +186,28 @@ def _tile(rows: int, names: dict) -> str:
               f"<{lanes} x i1> %mask{part})" for row, part in accumulators]
     lines += ["  ret void", "}"]
     return "\n".join(lines)
+
+
+def _prefetch_tile(rows: int, names: dict) -> list:
+    """IR asking for the lines of the tile's block of C, for writing, into L2, before k runs:
+    the stores (and the loads of C where beta is not 0) at the end then find them there, where
+    C's last use was long before (a weight that the step's update reads and writes, a product
+    result's buffer). Measured in the MLP step, with the equal row blocks of _main, against
+    neither: its two weight updates took 664-670 and 441-443 us inside the step against
+    739-740 and 501-510, its 256 x 10 x 512 product 34-36 us against 48; products repeated
+    alone do not change (docs/notes/cpu-codegen.md)."""
+    scalar, last = names["scalar"], names["panel"] - 1
+    lines = []
+    for row in range(rows):
+        lines += [f"  %prefetch_offset{row} = mul i64 {row}, %ldc",
+                  f"  %prefetch_first{row} = getelementptr {scalar}, ptr %c, "
+                  f"i64 %prefetch_offset{row}",
+                  f"  %prefetch_last{row} = getelementptr {scalar}, ptr %prefetch_first{row}, "
+                  f"i64 {last}"]
+        # Arguments: address, write (1), locality 2 (kept in L2), data cache (1).
+        lines += [f"  call void @llvm.prefetch.p0(ptr %prefetch_{end}{row}, i32 1, i32 2, i32 1)"
+                  for end in ("first", "last")]
+    return lines
 
 
 def _pack(transpose_b: bool, names: dict) -> str:
@@ -408,8 +437,15 @@ def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
         "  %empty = icmp sle i64 %m, 0", "  %no_columns = icmp sle i64 %n, 0",
         "  %nothing = or i1 %empty, %no_columns",
         "  %no_depth = icmp sle i64 %k, 0", "  %skip = or i1 %nothing, %no_depth",
-        "  br i1 %skip, label %exit, label %blocks",
-        "blocks:", "  %k0 = phi i64 [0, %entry], [%k0_next, %block_done]",
+        "  br i1 %skip, label %exit, label %start",
+        # The rows split into equal blocks of at most MC: 392 rows make one block, not
+        # 192 + 192 + 8, each of which packs all of b again.
+        "start:", f"  %rows_up = add i64 %m, {block_rows - 1}",
+        f"  %row_block_count = udiv i64 %rows_up, {block_rows}",
+        "  %even_up = add i64 %m, %row_block_count", "  %even_up_less = sub i64 %even_up, 1",
+        "  %even_rows = udiv i64 %even_up_less, %row_block_count",
+        "  br label %blocks",
+        "blocks:", "  %k0 = phi i64 [0, %start], [%k0_next, %block_done]",
         "  %deep_left = sub i64 %k, %k0",
         f"  %shallow = icmp slt i64 %deep_left, {depth}",
         f"  %depth = select i1 %shallow, i64 %deep_left, i64 {depth}",
@@ -418,8 +454,8 @@ def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
         "  br label %row_blocks",
         "row_blocks:", "  %m0 = phi i64 [0, %blocks], [%m0_next, %row_block_done]",
         "  %block_left = sub i64 %m, %m0",
-        f"  %few = icmp slt i64 %block_left, {block_rows}",
-        f"  %block_rows = select i1 %few, i64 %block_left, i64 {block_rows}",
+        "  %few = icmp slt i64 %block_left, %even_rows",
+        "  %block_rows = select i1 %few, i64 %block_left, i64 %even_rows",
         "  br label %packs",
         "packs:", "  %p = phi i64 [0, %row_blocks], [%p_next, %packs]",
         "  %pack_left = sub i64 %block_rows, %p",
@@ -458,7 +494,7 @@ def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
         "  %more_panels = icmp slt i64 %j0_next, %n",
         "  br i1 %more_panels, label %panels, label %row_block_done",
         "row_block_done:",
-        f"  %m0_next = add i64 %m0, {block_rows}",
+        "  %m0_next = add i64 %m0, %even_rows",
         "  %more_row_blocks = icmp slt i64 %m0_next, %m",
         "  br i1 %more_row_blocks, label %row_blocks, label %block_done",
         "block_done:",

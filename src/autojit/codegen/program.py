@@ -18,12 +18,13 @@ memory the assembler can name:
 - an array the recorded call allocated (a result returned to the caller, a value saved for a
   backward): the program allocates its like on each call and writes its pointer the same way.
 
-A pointer into anything else refuses the program. On each call `Program.run` checks that the
-inputs have the recorded shapes, strides and dtypes and that the same captured tensors may be
-written in place (in_place.py), patches the per-call pointers, and calls the runner: a native
-loop that calls each operation, a split one through the workers (workers.py), and stops at
-the first nonzero status. Otherwise it returns None and the plan runs its Python loop, which
-is always correct. See docs/notes/cpu-codegen.md.
+A pointer into anything else refuses the program. On each call `Program.run` calls the
+runner, which checks that the inputs have the recorded shapes, strides and dtypes and that the
+same captured tensors may be written in place (input_checks.py; where it cannot tell, Python
+checks, as in_place.py does), patches the per-call pointers, and calls each operation, a split
+one through the workers (workers.py), stopping at the first nonzero status. When the inputs
+differ it returns None and the plan runs its Python loop, which is always correct. See
+docs/notes/cpu-codegen.md.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import os
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
-from . import workers
+from . import input_checks, workers
 
 # Words of a gemm record (workers.GEMM_RECORD) that hold pointers: a, b and c.
 _GEMM_POINTERS = tuple(index for index, (name, _) in enumerate(workers.GEMM_RECORD)
@@ -47,16 +48,26 @@ _RUNNER_IR = """
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
 define i64 @{prefix}_run(ptr %workers_state, ptr %workers_run, ptr %operations, i64 %count,
-                         ptr %patches, i64 %patch_count, ptr %arrays) {{
+                         ptr %patches, i64 %patch_count, ptr %arrays, ptr %checks) {{
 entry:
   ; The call's arrays: a Python list of ndarrays, whose data pointers are read where the
   ; CPython and NumPy ABIs put them (cpu.object_layout).
   %items_slot = getelementptr i8, ptr %arrays, i64 {item_offset}
   %items = load ptr, ptr %items_slot
-  br label %patch
+  %checking = icmp ne ptr %checks, null
+  br i1 %checking, label %check_inputs, label %patch
+
+check_inputs:
+  ; input_checks.py: the inputs are those of the recorded call, or nothing runs.
+  %check_status = call i64 @{prefix}_check_inputs(ptr %checks, ptr %items)
+  %inputs_differ = icmp ne i64 %check_status, 0
+  br i1 %inputs_differ, label %differ, label %patch
+
+differ:
+  ret i64 %check_status
 
 patch:
-  %patch_index = phi i64 [ 0, %entry ], [ %patch_next, %patch_body ]
+  %patch_index = phi i64 [ 0, %entry ], [ 0, %check_inputs ], [ %patch_next, %patch_body ]
   %patching = icmp slt i64 %patch_index, %patch_count
   br i1 %patching, label %patch_body, label %loop
 
@@ -211,7 +222,7 @@ def _fold(kind: str, type_name: str) -> str:
 
 _RUNNER_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                                 ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
-                                ctypes.c_int64, ctypes.c_void_p)
+                                ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 _native: dict = {}  # the runner module, its functions, and the combines made so far
 
 
@@ -223,8 +234,11 @@ def _runner() -> dict:
         item_offset, data_offset = cpu.backend().object_layout
         text = _RUNNER_IR.format(prefix=prefix, item_offset=item_offset, data_offset=data_offset,
                                  copy_loads=_argument_loads(_COPY_WORDS))
-        module, (run, copy) = cpu.add_module(text, [f"{prefix}_run", f"{prefix}_copy"])
-        _native.update(module=module, run=_RUNNER_TYPE(run), copy=copy)
+        text += input_checks.check_ir(prefix, data_offset,
+                                      input_checks.array_fields(data_offset))
+        module, (run, copy, check) = cpu.add_module(
+            text, [f"{prefix}_run", f"{prefix}_copy", f"{prefix}_check_inputs"])
+        _native.update(module=module, run=_RUNNER_TYPE(run), copy=copy, check_inputs=check)
     return _native
 
 
@@ -368,14 +382,19 @@ class Program:
 
     def __init__(self, words: np.ndarray, count: int, patches: np.ndarray, inputs: list,
                  fresh: list, outputs: list, allowed: frozenset, written: list, steps: list,
-                 stable: list):
+                 stable: list, checks: np.ndarray | None = None):
         self._words, self._patches = words, patches  # kept alive: the runner reads them
+        # The runner's check of the inputs (input_checks.py), or None: Python checks them.
+        self._checks = checks
+        self._checks_address = None if checks is None else workers.data_address(checks)
         # The kept buffers the words point into, held here too: a step that replaced one (a
         # Python-loop call) must not free memory the program still writes.
         self._stable = stable
         self._arguments = (workers.data_address(words), count, workers.data_address(patches),
                            len(patches))
-        self._inputs = inputs  # the recorded (shape, strides, dtype) of each input
+        # The recorded (shape, strides, dtype) of each input; holding the dtypes keeps the
+        # addresses the check table compares with theirs alone.
+        self._inputs = inputs
         self._fresh = fresh  # (shape, dtype) of each array allocated anew per call
         self._outputs = outputs  # how each graph output is made after the call
         # Outputs whose array is one the call allocates and no other output shares: the
@@ -435,7 +454,22 @@ class Program:
         steps = [operation[4] for operation in recording.operations]
         return cls(words, count, patches, [_layout(array) for array in inputs], fresh, outputs,
                    allowed, [cumulative[step] for step in steps],
-                   [plan.steps[step] for step in steps], stable)
+                   [plan.steps[step] for step in steps], stable,
+                   cls._input_checks(plan, inputs, allowed))
+
+    @staticmethod
+    def _input_checks(plan, inputs: list, allowed: frozenset) -> np.ndarray | None:
+        """The runner's check table, where the recorded call wrote every target in place (so
+        that passing the table means in_place.allowed would allow them all again)."""
+        targets = frozenset(key for key, _, _ in plan.in_place.targets) \
+            if plan.in_place is not None else frozenset()
+        if allowed != targets:
+            return None
+        from . import cpu
+
+        fields = input_checks.array_fields(cpu.backend().object_layout[1])
+        positions = [index for index, key in enumerate(plan._input_keys) if key in targets]
+        return input_checks.table(inputs, positions, fields)
 
     @staticmethod
     def _lay_out(recording: Recording, ranges: _Ranges) -> tuple:
@@ -480,24 +514,36 @@ class Program:
     def run(self, plan, inputs: list) -> tuple | None:
         """The graph's outputs for these input arrays, or None (nothing run) when the call
         differs from the recorded one."""
-        for array, layout in zip(inputs, self._inputs):
-            if array.__class__ is not np.ndarray or _layout(array) != layout:
-                return None
-        if plan.in_place is not None:
-            if plan.in_place.allowed(dict(zip(plan._input_keys, inputs))) != self._allowed:
-                return None
-        elif self._allowed:
+        checks = self._checks_address
+        if checks is None and not self._inputs_match(plan, inputs):
             return None
         arrays = inputs
         if self._fresh:
             arrays = [*inputs, *[np.empty(shape, dtype) for shape, dtype in self._fresh]]
         native = workers.shared()
+        runner = _runner()["run"]
         with native.lock:
-            status = _runner()["run"](native.state_address, native.run_address,
-                                      *self._arguments, id(arrays))
+            status = runner(native.state_address, native.run_address, *self._arguments,
+                            id(arrays), checks)
+            if status == input_checks.CHANGED:
+                # Python decides, as it does for a program without a table.
+                if not self._inputs_match(plan, inputs):
+                    return None
+                status = runner(native.state_address, native.run_address, *self._arguments,
+                                id(arrays), None)
         if status:
             self._fail(plan, status)
         return tuple([self._output(recipe, arrays) for recipe in self._outputs])
+
+    def _inputs_match(self, plan, inputs: list) -> bool:
+        """Whether the inputs have the recorded layouts and the same captured tensors may be
+        written in place (the checks the runner's table makes, in Python)."""
+        for array, layout in zip(inputs, self._inputs):
+            if array.__class__ is not np.ndarray or _layout(array) != layout:
+                return False
+        if plan.in_place is not None:
+            return plan.in_place.allowed(dict(zip(plan._input_keys, inputs))) == self._allowed
+        return not self._allowed
 
     def _fail(self, plan, status: int) -> None:
         """Raise the failing kernel's error, after bumping the versions of the captured

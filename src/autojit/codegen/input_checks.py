@@ -125,10 +125,7 @@ inputs:
   br i1 %inputs_left, label %input_body, label %pairs
 
 input_body:
-  %position_slot = getelementptr i64, ptr %table, i64 %at
-  %position = load i64, ptr %position_slot
-  %item_slot = getelementptr ptr, ptr %items, i64 %position
-  %item = load ptr, ptr %item_slot
+  %item = call ptr @{prefix}_check_item(ptr %table, ptr %items, i64 %at)
   %type_slot = getelementptr i8, ptr %item, i64 {type_offset}
   %type = load i64, ptr %type_slot
   %is_array = icmp eq i64 %type, {array_type}
@@ -223,13 +220,20 @@ changed:
   ret i64 {changed}
 }}
 
-; The data pointer of the input at table[at] plus the extent at table[at + which].
-define internal i64 @{prefix}_check_bound(ptr %table, ptr %items, i64 %at, i64 %which) {{
+; The ndarray whose position in the call's list is table[at].
+define internal ptr @{prefix}_check_item(ptr %table, ptr %items, i64 %at) {{
 entry:
   %position_slot = getelementptr i64, ptr %table, i64 %at
   %position = load i64, ptr %position_slot
   %item_slot = getelementptr ptr, ptr %items, i64 %position
   %item = load ptr, ptr %item_slot
+  ret ptr %item
+}}
+
+; The data pointer of the input at table[at] plus the extent at table[at + which].
+define internal i64 @{prefix}_check_bound(ptr %table, ptr %items, i64 %at, i64 %which) {{
+entry:
+  %item = call ptr @{prefix}_check_item(ptr %table, ptr %items, i64 %at)
   %data_slot = getelementptr i8, ptr %item, i64 {data_offset}
   %data = load i64, ptr %data_slot
   %extent_at = add i64 %at, %which

@@ -186,8 +186,7 @@ axis_body:
 
 input_done:
   %twice_nd = shl i64 %nd_wanted, 1
-  %record_end = add i64 %shape_at, %twice_nd
-  %at_next = add i64 %record_end, 0
+  %at_next = add i64 %shape_at, %twice_nd
   %input_next = add i64 %input, 1
   br label %inputs
 

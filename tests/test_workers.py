@@ -52,6 +52,23 @@ def test_gemm_parts_on_the_workers_match_numpy(dtype, by_columns):
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
 
 
+def test_a_large_product_wider_than_tall_splits_by_columns():
+    parts = workers.shared().parts
+    wide_a, wide_b = array(64, 1024), array(1024, 512)  # 2^25 multiply-adds
+    assert blas.split_of(wide_a, wide_b) == (parts, True)
+    # Taller than wide, or below the threshold: by rows.
+    assert blas.split_of(array(784, 256), array(256, 512)) == (parts, False)
+    assert blas.split_of(array(128, 256), array(256, 256)) == (parts, False)
+
+    @autojit.compile
+    def product(a, b):
+        return a @ b
+
+    result = product(autojit.tensor(wide_a), autojit.tensor(wide_b)).numpy()
+    np.testing.assert_allclose(result, wide_a.astype(np.float64) @ wide_b, rtol=1e-4,
+                               atol=1e-3)
+
+
 def test_more_records_than_cores_run_in_rounds():
     pool = workers.shared()
     a, b = array(64, 32), array(32, 48)

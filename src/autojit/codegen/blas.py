@@ -41,6 +41,10 @@ from . import gemm_kernel, workers
 SPLIT_THRESHOLD = 1 << 24
 # The same for the native workers (workers.py), whose hand-off costs about a microsecond.
 NATIVE_SPLIT_THRESHOLD = 1 << 18
+# From this many multiply-adds a native product wider than it is tall splits by columns,
+# each part at least _WIDE_PART columns wide (two of the gemm's panels of float32).
+WIDE_SPLIT_THRESHOLD = 1 << 24
+_WIDE_PART = 64
 _MIN_ROWS = 16
 _SETTER_NAMES = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
                  "openblas_set_num_threads64_", "openblas_set_num_threads")
@@ -125,11 +129,18 @@ def _parts(rows: int, inner: int, columns: int, native: bool = False) -> tuple:
     """(number of parts, split by columns) for a rows x inner x columns product, on the native
     workers or on the Python pool."""
     if native:
-        # Each part packs its block of a and the whole of b. Split by rows, 256x512 by
-        # 512x512: 460-480 us, by columns 490-515 us; 256x784 by 784x512: 717-807 us against
-        # 737-760 us (two runs each).
+        # Split by rows, each part packs its block of a and the whole of b; by columns, the
+        # whole of a and its block of b. Repeated alone (operands in the core's L2), rows
+        # did better: 256x512 by 512x512 460-480 us against 490-515 by columns. Inside a
+        # training step the operands come from memory or the other core, and a large product
+        # wider than tall packs less by columns: the MLP step's forward and backward products
+        # (256x784x512, 256x512x512) cut its native program by 91-100 us in three runs
+        # (docs/notes/cpu-codegen.md). Below WIDE_SPLIT_THRESHOLD (the gradient penalty's
+        # 128x256x256) columns measured no better.
         count, threshold = workers.shared().parts, NATIVE_SPLIT_THRESHOLD
-        by_columns = rows < count * _MIN_ROWS <= columns
+        by_columns = rows < count * _MIN_ROWS <= columns or (
+            rows < columns and columns >= count * _WIDE_PART and
+            rows * inner * columns >= WIDE_SPLIT_THRESHOLD)
     else:
         python_pool = pool()
         count = 1 if python_pool is None else python_pool._max_workers + 1

@@ -10,7 +10,7 @@ import pytest
 
 import autojit
 from autojit.codegen import blas
-from autojit.codegen.matmul_steps import ConcurrentProducts, GemmStep
+from autojit.codegen.matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
 
 generator = np.random.default_rng(7)
 
@@ -133,6 +133,31 @@ def test_sgd_update_folded_into_the_weight_gradient_product_equals_eager(clear):
         # old .grad by its product (a "grad" output, copied back as before).
         assert len(gemms) == 2 and all(step.in_place is None for step in gemms)
         assert all(step.epilogue.beta == 1.0 for step in gemms)
+
+
+def test_a_weight_update_runs_right_after_the_last_read_of_the_weight():
+    """The second layer's update W1 - 0.1 * (h.T @ g) moves up to just after g @ W1.T, the
+    last step reading the old W1 (while h and g are still in cache), ahead of the first
+    layer's backward and update; the result stays eager's."""
+    x = autojit.tensor(array(8, 6, dtype=np.float64))
+    parameters = sgd_parameters()
+    eager_parameters = [autojit.tensor(p.detach().numpy().copy(), requires_grad=True)
+                        for p in parameters]
+    compiled = autojit.compile(sgd_step(parameters, x, True))
+    eager = sgd_step(eager_parameters, x, True)
+    for _ in range(3):
+        np.testing.assert_allclose(compiled().item(), eager().item(), rtol=1e-10)
+    for mine, theirs in zip(parameters, eager_parameters):
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+    steps = plan_of(compiled).steps
+    updates = {step.epilogue.accumulate.shape: steps.index(step)
+               for step in steps if isinstance(step, GemmStep)}
+    second, first = updates[(5, 3)], updates[(6, 5)]
+    reader = steps[second - 1]
+    assert isinstance(reader, MatmulStep) and not isinstance(reader, GemmStep)
+    assert steps[second].epilogue.accumulate in reader.operands
+    assert second < first
 
 
 def test_accumulating_a_product_into_a_kept_grad_equals_eager():

@@ -217,8 +217,9 @@ def _hoist_updates(steps: list) -> list:
     """The steps with each product that updates a captured tensor (`W - lr * (a @ b)` as one
     GemmStep) moved up to just after the last step that makes one of its operands or reads
     the tensor's old value: in a training step the update then runs while its operands are
-    still in cache, not after the other layers' updates (the MLP step's 512x512 update: 407-418
-    us against 439-448, its last layer's 27 against 37; docs/notes/cpu-codegen.md)."""
+    still in cache, not after the other layers' updates (in the MLP step, the 512x512 weight's
+    update took 407-431 us against 434-453, the last layer's 27-31 against 37-40, the first
+    layer's, still last, up to 30 us more: 16-37 us less in all; docs/notes/cpu-codegen.md)."""
     ordered = list(steps)
     for step in steps:
         if step.__class__ is not GemmStep or step.epilogue.into_accumulate or \

@@ -105,8 +105,9 @@ def sgd_step(parameters, x, clear):
     return step
 
 
-@pytest.mark.parametrize("clear", [True, False], ids=["grad-cleared", "grad-kept"])
-def test_sgd_update_folded_into_the_weight_gradient_product_equals_eager(clear):
+def sgd_against_eager(clear: bool, calls: int = 4):
+    """(the compiled SGD step, its parameters, their storage before the first call), after
+    `calls` calls checked against eager's: losses, parameters and (kept) gradients."""
     x = autojit.tensor(array(8, 6, dtype=np.float64))
     parameters = sgd_parameters()
     eager_parameters = [autojit.tensor(p.detach().numpy().copy(), requires_grad=True)
@@ -114,7 +115,7 @@ def test_sgd_update_folded_into_the_weight_gradient_product_equals_eager(clear):
     compiled = autojit.compile(sgd_step(parameters, x, clear))
     eager = sgd_step(eager_parameters, x, clear)
     storage = [p._data for p in parameters]
-    for _ in range(4):
+    for _ in range(calls):
         np.testing.assert_allclose(compiled().item(), eager().item(), rtol=1e-10)
     for mine, theirs in zip(parameters, eager_parameters):
         np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-10,
@@ -122,6 +123,12 @@ def test_sgd_update_folded_into_the_weight_gradient_product_equals_eager(clear):
         if not clear:
             np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-10,
                                        atol=1e-12)
+    return compiled, parameters, storage
+
+
+@pytest.mark.parametrize("clear", [True, False], ids=["grad-cleared", "grad-kept"])
+def test_sgd_update_folded_into_the_weight_gradient_product_equals_eager(clear):
+    compiled, parameters, storage = sgd_against_eager(clear)
     gemms = steps_of(compiled, GemmStep)
     if clear:
         # Both weight gradients are used only by their update: each update is one BLAS call
@@ -139,17 +146,7 @@ def test_a_weight_update_runs_right_after_the_last_read_of_the_weight():
     """The second layer's update W1 - 0.1 * (h.T @ g) moves up to just after g @ W1.T, the
     last step reading the old W1 (while h and g are still in cache), ahead of the first
     layer's backward and update; the result stays eager's."""
-    x = autojit.tensor(array(8, 6, dtype=np.float64))
-    parameters = sgd_parameters()
-    eager_parameters = [autojit.tensor(p.detach().numpy().copy(), requires_grad=True)
-                        for p in parameters]
-    compiled = autojit.compile(sgd_step(parameters, x, True))
-    eager = sgd_step(eager_parameters, x, True)
-    for _ in range(3):
-        np.testing.assert_allclose(compiled().item(), eager().item(), rtol=1e-10)
-    for mine, theirs in zip(parameters, eager_parameters):
-        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-10,
-                                   atol=1e-12)
+    compiled, _, _ = sgd_against_eager(True, calls=3)
     steps = plan_of(compiled).steps
     updates = {step.epilogue.accumulate.shape: steps.index(step)
                for step in steps if isinstance(step, GemmStep)}

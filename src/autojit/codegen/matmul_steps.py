@@ -432,4 +432,3 @@ def _pairs(step, paired: set) -> bool:
     return (step.__class__ is MatmulStep or
             (step.__class__ is GemmStep and step.epilogue.into_accumulate)) and \
         id(step.node) in paired
-

@@ -193,8 +193,7 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
     while open_groups:
         close(open_groups[0])
     steps = _hoist_updates(_drop_unread(steps, returned))
-    plan = Plan(graph, pair_products(steps, products.paired),
-                fresh_grads)
+    plan = Plan(graph, pair_products(steps, products.paired), fresh_grads)
     from .in_place import plan_in_place_updates  # it reads this module's step classes
 
     plan.in_place = plan_in_place_updates(graph, plan.steps)

@@ -44,20 +44,10 @@ from numpy.lib.array_utils import byte_bounds
 from .. import dtypes
 from ..ir.graph import Graph, Value
 from .kernel import inputs_feeding, reads_pointwise
-from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
-from .schedule import _value_operands
+from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
+from .schedule import _step_reads, _value_operands
 from .steps import KernelStep, _NodesStep
 from .workers import data_address
-
-
-def _reads(step) -> list:
-    """Ids of the values a plan step reads."""
-    if isinstance(step, KernelStep):
-        return [id(value) for value in step.sources]
-    if isinstance(step, (MatmulStep, ConcurrentProducts)):
-        return [id(value) for product in products_of(step) for value in product.operands]
-    nodes = step.steps if isinstance(step, _NodesStep) else [step]
-    return [id(value) for inner in nodes for value in _value_operands(inner.node)]
 
 
 def _view_roots(steps: list, roots: set) -> dict:
@@ -149,8 +139,8 @@ def plan_in_place_updates(graph: Graph, steps: list):
         updated[id(output.target)] = updated.get(id(output.target), 0) + 1
     last_read: dict = {}  # id(value) -> the last step index reading it
     for index, step in enumerate(steps):
-        for name in _reads(step):
-            last_read[name] = index
+        for value in _step_reads(step):
+            last_read[id(value)] = index
 
     targets = []
     for output in updates:

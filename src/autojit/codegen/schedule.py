@@ -241,13 +241,13 @@ def _hoist_updates(steps: list) -> list:
 
 
 def _step_reads(step) -> list:
-    """The values a step of build_plan's list reads."""
+    """The values a plan step reads (in_place.py asks too, of paired products)."""
     if isinstance(step, NodeStep):
         return _value_operands(step.node)
     if isinstance(step, KernelStep):
         return step.sources
-    if isinstance(step, MatmulStep):
-        return step.operands
+    if isinstance(step, (MatmulStep, ConcurrentProducts)):
+        return [value for product in products_of(step) for value in product.operands]
     return [value for inner in step.steps for value in _value_operands(inner.node)]
 
 

@@ -188,49 +188,39 @@ def intrinsic(builder, name, args, ret=None):
     return builder.call(function, args)
 
 
-# ---- the expression evaluator -----------------------------------------------------------------
+# ---- the expression walker ---------------------------------------------------------------------
 
-class StepEmitter:
-    """Emits one step's expression; `flag_error(condition, code)` records a runtime error."""
+class ExpressionWalker:
+    """Walks one step's parsed expression; a backend's subclass says what each node becomes
+    (`literal`, `unary`, `binary`, `call`, and the two division idioms of the module
+    docstring, `floor_divide` and `remainder`). The CPU's StepEmitter emits LLVM IR,
+    render_cuda.py's emits Python source for numba.cuda."""
 
-    def __init__(self, builder, step, operands, flag_error):
-        self.b = builder
+    def __init__(self, step, operands):
         self.step = step
         self.operands = operands
-        self.flag_error = flag_error
         self.literal_dtype = step.compute_dtype or step.out_dtype
 
     def fail(self, message):
         raise RenderError(f"{self.step.op.name}: {message}")
 
-    def emit(self, tree) -> Typed:
+    def emit(self, tree):
         kind = tree[0]
         if kind == "operand":
             return self.operands[tree[1]]
         if kind == "attr":
             if tree[1] not in self.step.attrs:
                 self.fail(f"the expression names attribute {tree[1]!r}, which the step lacks")
-            return constant(self.step.attrs[tree[1]], self.literal_dtype)
+            return self.literal(self.step.attrs[tree[1]])
         if kind == "number":
-            return constant(tree[1], self.literal_dtype)
+            return self.literal(tree[1])
         if kind == "unary":
-            value = self.emit(tree[2])
-            if tree[1] == "!":
-                truth = convert(self.b, value, dtypes.bool_).value
-                return Typed(self.b.xor(truth, ir.Constant(BIT, 1)), dtypes.bool_)
-            if value.dtype is dtypes.bool_:
-                self.fail("negation of a bool value is not supported (as in NumPy)")
-            if value.dtype.is_floating_point:
-                return Typed(self.b.fneg(value.value), value.dtype)
-            return Typed(self.b.neg(value.value), value.dtype)
+            return self.unary(tree[1], self.emit(tree[2]))
         if kind == "call":
             name, args = tree[1], tree[2]
             if name == "floor" and len(args) == 1 and args[0][:2] == ("binary", "/"):
                 return self.floor_divide(self.emit(args[0][2]), self.emit(args[0][3]))
-            emitter = FUNCTIONS.get(name)
-            if emitter is None:
-                self.fail(f"the CPU backend has no emitter for function {name!r}")
-            return emitter(self, *[self.emit(arg) for arg in args])
+            return self.call(name, [self.emit(arg) for arg in args])
         if kind == "binary":
             operator, left, right = tree[1:]
             if operator == "-" and right[:2] == ("binary", "*") and \
@@ -238,6 +228,53 @@ class StepEmitter:
                 return self.remainder(self.emit(left), self.emit(right[3]))
             return self.binary(operator, self.emit(left), self.emit(right))
         self.fail(f"unknown expression node {tree!r}")
+
+    def literal(self, value):
+        raise NotImplementedError
+
+    def unary(self, operator: str, value):
+        raise NotImplementedError
+
+    def binary(self, operator: str, left, right):
+        raise NotImplementedError
+
+    def call(self, name: str, arguments: list):
+        raise NotImplementedError
+
+    def floor_divide(self, left, right):
+        raise NotImplementedError
+
+    def remainder(self, left, right):
+        raise NotImplementedError
+
+
+class StepEmitter(ExpressionWalker):
+    """Emits one step's expression as LLVM IR on `builder`; `flag_error(condition, code)`
+    records a runtime error."""
+
+    def __init__(self, builder, step, operands, flag_error):
+        super().__init__(step, operands)
+        self.b = builder
+        self.flag_error = flag_error
+
+    def literal(self, value) -> Typed:
+        return constant(value, self.literal_dtype)
+
+    def unary(self, operator: str, value: Typed) -> Typed:
+        if operator == "!":
+            truth = convert(self.b, value, dtypes.bool_).value
+            return Typed(self.b.xor(truth, ir.Constant(BIT, 1)), dtypes.bool_)
+        if value.dtype is dtypes.bool_:
+            self.fail("negation of a bool value is not supported (as in NumPy)")
+        if value.dtype.is_floating_point:
+            return Typed(self.b.fneg(value.value), value.dtype)
+        return Typed(self.b.neg(value.value), value.dtype)
+
+    def call(self, name: str, arguments: list) -> Typed:
+        emitter = FUNCTIONS.get(name)
+        if emitter is None:
+            self.fail(f"the CPU backend has no emitter for function {name!r}")
+        return emitter(self, *arguments)
 
     def unify(self, a: Typed, c: Typed):
         dtype = dtypes.promote(a.dtype, c.dtype)

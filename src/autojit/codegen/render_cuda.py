@@ -38,7 +38,7 @@ from .. import dtypes
 from ..ops.registry import Elementwise
 from . import render_llvm
 from .kernel import REDUCTION_KINDS, Kernel
-from .llvm_expression import RenderError, parse
+from .llvm_expression import ExpressionWalker, RenderError, parse
 
 CAST = {dtypes.float32: "f32", dtypes.float64: "f64", dtypes.int32: "i32",
         dtypes.int64: "i64", dtypes.bool_: "b1"}
@@ -89,57 +89,37 @@ def _literal(value, dtype) -> str:
     return f"{CAST[dtype]}({int(value)})"
 
 
-class _Expression:
-    """One step's template as Python source; values are (text, dtype) pairs."""
+class _Expression(ExpressionWalker):
+    """One step's template as Python source; values are its text."""
 
-    def __init__(self, step, operands):
-        self.step = step
-        self.operands = operands
-        self.literal_dtype = step.compute_dtype or step.out_dtype
+    def literal(self, value) -> str:
+        return _literal(value, self.literal_dtype)
 
-    def fail(self, message):
-        raise RenderError(f"{self.step.op.name}: {message}")
+    def unary(self, operator: str, value: str) -> str:
+        return f"(not {value})" if operator == "!" else f"(-{value})"
 
-    def emit(self, tree) -> str:
-        kind = tree[0]
-        if kind == "operand":
-            return self.operands[tree[1]]
-        if kind == "attr":
-            if tree[1] not in self.step.attrs:
-                self.fail(f"the expression names attribute {tree[1]!r}, which the step lacks")
-            return _literal(self.step.attrs[tree[1]], self.literal_dtype)
-        if kind == "number":
-            return _literal(tree[1], self.literal_dtype)
-        if kind == "unary":
-            inner = self.emit(tree[2])
-            return f"(not {inner})" if tree[1] == "!" else f"(-{inner})"
-        if kind == "binary":
-            operator, left, right = tree[1:]
-            # NumPy's floor division and modulo, written in the templates as formulas.
-            if operator == "-" and right[:2] == ("binary", "*") and \
-                    right[2] == ("call", "floor", (("binary", "/", left, right[3]),)):
-                return f"({self.emit(left)} % {self.emit(right[3])})"
-            if operator in ("&&", "||"):
-                word = "and" if operator == "&&" else "or"
-                return f"(b1({self.emit(left)}) {word} b1({self.emit(right)}))"
-            return f"({self.emit(left)} {operator} {self.emit(right)})"
-        if kind == "call":
-            return self.call(tree[1], tree[2])
-        self.fail(f"unknown expression node {tree!r}")
+    def binary(self, operator: str, left: str, right: str) -> str:
+        if operator in ("&&", "||"):
+            word = "and" if operator == "&&" else "or"
+            return f"(b1({left}) {word} b1({right}))"
+        return f"({left} {operator} {right})"
 
-    def call(self, name, args) -> str:
-        if name == "floor" and len(args) == 1 and args[0][:2] == ("binary", "/"):
-            return f"({self.emit(args[0][2])} // {self.emit(args[0][3])})"
-        texts = [self.emit(arg) for arg in args]
-        if name in FLOAT_ONLY and not (self.step.compute_dtype or self.step.out_dtype) \
-                .is_floating_point:
+    # NumPy's floor division and modulo, written in the templates as formulas.
+    def floor_divide(self, left: str, right: str) -> str:
+        return f"({left} // {right})"
+
+    def remainder(self, left: str, right: str) -> str:
+        return f"({left} % {right})"
+
+    def call(self, name: str, texts: list) -> str:
+        if name in FLOAT_ONLY and not self.literal_dtype.is_floating_point:
             self.fail(f"{name}() needs a floating-point argument")
         if name in DIRECT:
             return f"{DIRECT[name]}({', '.join(texts)})"
         if name == "floor_divide":
-            return f"({texts[0]} // {texts[1]})"
+            return self.floor_divide(*texts)
         if name == "remainder":
-            return f"({texts[0]} % {texts[1]})"
+            return self.remainder(*texts)
         if name == "pow":
             return f"({texts[0]} ** {texts[1]})"
         if name == "select":

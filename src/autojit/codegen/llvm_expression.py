@@ -8,7 +8,9 @@ function names to emitters (the transcendental ones come from mathlib.py). Two i
 as one operation each, because their NumPy meaning is not the literal formula: `floor(a / b)`
 is floor division and `a - floor(a / b) * b` the floor modulo (np.floor_divide and
 np.remainder, exact for ints and floats). Values are `Typed` pairs (IR value, autojit dtype);
-bools are i1 in registers. See docs/notes/cpu-codegen.md.
+bools are i1 in registers. The walk over a parsed template (ExpressionWalker, idioms included)
+is shared with the CUDA renderer, whose subclass emits Python source where StepEmitter emits IR.
+See docs/notes/cpu-codegen.md.
 """
 
 from __future__ import annotations

@@ -271,15 +271,54 @@ class CudaRenderer:
             return f"{cast}({left} * {right})"
         return f"{'maximum_' if output.reduce == 'max' else 'minimum_'}({left}, {right})"
 
+    def declare_shared(self, outputs: list) -> None:
+        """A block-wide shared array per reduced output, for the partial results."""
+        for index, output in outputs:
+            self.line(1, f"shared{index} = cuda.shared.array({self.block}, "
+                      f"{CAST[self.accumulator_dtype(output)]})")
+
+    def fold_partials(self, outputs: list, kept_offsets: list, reduced, positions: str,
+                      guard: str | None = None) -> None:
+        """Each thread folds the reduced positions `positions` (a range over the reduced
+        space, under `guard` when given) into its accumulators, and leaves them in the shared
+        arrays for the block's tree."""
+        for index, output in outputs:
+            self.line(2, f"acc{index} = {self.identity(output)}")
+        depth = 2
+        if guard is not None:
+            self.line(2, f"if {guard}:")
+            depth = 3
+        self.line(depth, f"for linear in {positions}:")
+        inner = self.offsets(depth + 1, reduced, "linear", "r")
+        offsets = [f"{a} + {b}" if a != "0" and b != "0" else (b if a == "0" else a)
+                   for a, b in zip(kept_offsets, inner)]
+        self.body(depth + 1, offsets, accumulate=True)
+        for index, _ in outputs:
+            self.line(2, f"shared{index}[thread] = acc{index}")
+        self.line(2, "cuda.syncthreads()")
+
+    def store_results(self, outputs: list, kept_offsets: list, condition: str, slot: str,
+                      splits: int) -> None:
+        """Where `condition` holds, each reduced output's result (shared[slot]) is stored at
+        its kept position, or added atomically when several blocks share the position."""
+        first_output = len(self.kernel.inputs)
+        self.line(2, f"if {condition}:")
+        for index, output in outputs:
+            offset = kept_offsets[first_output + index]
+            value = f"{_cast_name(output.dtype)}(shared{index}[{slot}])"
+            if splits > 1:
+                self.line(3, f"cuda.atomic.add(out{index}, {offset}, {value})")
+            else:
+                self.line(3, f"out{index}[{offset}] = {value}")
+        self.line(2, "cuda.syncthreads()")
+
     def render_reducing(self, kept, reduced, kept_total) -> None:
         kernel, block = self.kernel, self.block
         reduced_total = math.prod(level[0] for level in reduced)
         outputs = [(index, output) for index, output in enumerate(kernel.outputs)
                    if output.reduce is not None]
         self.line(1, "thread = cuda.threadIdx.x")
-        for index, output in outputs:
-            self.line(1, f"shared{index} = cuda.shared.array({block}, "
-                      f"{CAST[self.accumulator_dtype(output)]})")
+        self.declare_shared(outputs)
         # Few kept positions over many reduced ones (a full sum): one block each would leave
         # the GPU idle, so each kept position's range is split over several blocks that add
         # their partial sums atomically into the zeroed output.
@@ -298,16 +337,8 @@ class CudaRenderer:
             self.line(2, f"kept = work % {kept_total}")
             first = f"work // {kept_total} * {block} + thread"
         kept_offsets = self.offsets(2, kept, "kept", "k")
-        for index, output in outputs:
-            self.line(2, f"acc{index} = {self.identity(output)}")
-        self.line(2, f"for linear in range({first}, {reduced_total}, {block * splits}):")
-        inner = self.offsets(3, reduced, "linear", "r")
-        offsets = [f"{a} + {b}" if a != "0" and b != "0" else (b if a == "0" else a)
-                   for a, b in zip(kept_offsets, inner)]
-        self.body(3, offsets, accumulate=True)
-        for index, _ in outputs:
-            self.line(2, f"shared{index}[thread] = acc{index}")
-        self.line(2, "cuda.syncthreads()")
+        self.fold_partials(outputs, kept_offsets, reduced,
+                           f"range({first}, {reduced_total}, {block * splits})")
         width = block // 2
         floor = 32 if self.warp_shuffle and block >= 64 else 0
         while width >= max(floor, 1):
@@ -334,16 +365,7 @@ class CudaRenderer:
             for index, _ in outputs:
                 self.line(4, f"shared{index}[0] = value{index}")
             self.line(2, "cuda.syncthreads()")
-        first_output = len(kernel.inputs)
-        self.line(2, "if thread == 0:")
-        for index, output in outputs:
-            target = f"out{index}, {kept_offsets[first_output + index]}"
-            value = f"{_cast_name(output.dtype)}(shared{index}[0])"
-            if splits > 1:
-                self.line(3, f"cuda.atomic.add({target}, {value})")
-            else:
-                self.line(3, f"out{index}[{kept_offsets[first_output + index]}] = {value}")
-        self.line(2, "cuda.syncthreads()")
+        self.store_results(outputs, kept_offsets, "thread == 0", "0", splits)
 
     def render_columns(self, kept, reduced, kept_total) -> None:
         """A reduction over outer axes only (a column sum, a bias gradient), in memory order.
@@ -368,9 +390,7 @@ class CudaRenderer:
         self.line(1, "thread = cuda.threadIdx.x")
         self.line(1, f"lane = thread % {width}")
         self.line(1, f"row = thread // {width}")
-        for index, output in outputs:
-            self.line(1, f"shared{index} = cuda.shared.array({block}, "
-                      f"{CAST[self.accumulator_dtype(output)]})")
+        self.declare_shared(outputs)
         self.line(1, f"for work in range(cuda.blockIdx.x, {tiles * splits}, cuda.gridDim.x):")
         if splits == 1:
             self.line(2, f"kept = work * {width} + lane")
@@ -381,17 +401,9 @@ class CudaRenderer:
         # Offsets of positions past the last column are computed but never used: every thread
         # must reach the barriers below.
         kept_offsets = self.offsets(2, kept, "kept", "k")
-        for index, output in outputs:
-            self.line(2, f"acc{index} = {self.identity(output)}")
-        self.line(2, f"if kept < {kept_total}:")
-        self.line(3, f"for linear in range({first}, {reduced_total}, {rows * splits}):")
-        inner = self.offsets(4, reduced, "linear", "r")
-        offsets = [f"{a} + {b}" if a != "0" and b != "0" else (b if a == "0" else a)
-                   for a, b in zip(kept_offsets, inner)]
-        self.body(4, offsets, accumulate=True)
-        for index, _ in outputs:
-            self.line(2, f"shared{index}[thread] = acc{index}")
-        self.line(2, "cuda.syncthreads()")
+        self.fold_partials(outputs, kept_offsets, reduced,
+                           f"range({first}, {reduced_total}, {rows * splits})",
+                           guard=f"kept < {kept_total}")
         half = rows // 2
         while half >= 1:
             self.line(2, f"if row < {half}:")
@@ -401,16 +413,8 @@ class CudaRenderer:
                           f"{self.combine(output, f'shared{index}[thread]', partner)}")
             self.line(2, "cuda.syncthreads()")
             half //= 2
-        first_output = len(kernel.inputs)
-        self.line(2, f"if row == 0 and kept < {kept_total}:")
-        for index, output in outputs:
-            offset = kept_offsets[first_output + index]
-            value = f"{_cast_name(output.dtype)}(shared{index}[thread])"
-            if splits > 1:
-                self.line(3, f"cuda.atomic.add(out{index}, {offset}, {value})")
-            else:
-                self.line(3, f"out{index}[{offset}] = {value}")
-        self.line(2, "cuda.syncthreads()")
+        self.store_results(outputs, kept_offsets, f"row == 0 and kept < {kept_total}", "thread",
+                           splits)
 
 
 def render(kernel: Kernel, name: str | None = None, block: int = 256,

@@ -364,45 +364,55 @@ def test_compiled_step_uploads_constants_once():
 
 # ---- DLPack -----------------------------------------------------------------------------------
 
-def test_dlpack_cpu_zero_copy_with_numpy():
-    array = np.arange(6, dtype=np.float32).reshape(2, 3)
-    x = autojit.from_dlpack(array)
-    array[0, 0] = 42.0
-    assert x[0, 0].item() == 42.0 and x.dtype is autojit.float32
-    back = np.from_dlpack(x)
-    back[1, 1] = -1.0
-    assert x[1, 1].item() == -1.0 and x.__dlpack_device__() == (1, 0)
-    with pytest.raises(BufferError, match="Can't export tensors that require gradient"):
-        np.from_dlpack(autojit.ones(2, requires_grad=True))
-    with pytest.raises(TypeError, match="dtype uint8 cannot be shared"):
-        autojit.from_dlpack(np.zeros(2, np.uint8))
-
-
-def test_dlpack_cpu_zero_copy_with_torch():
-    torch = pytest.importorskip("torch")
-    x = autojit.zeros(3)
-    shared = torch.from_dlpack(x)
-    shared[1] = 7.0
-    assert x.tolist() == [0.0, 7.0, 0.0]
-    source = torch.arange(4)
-    y = autojit.from_dlpack(source)
-    source[0] = 9
-    assert y.dtype is autojit.int64 and y.tolist() == [9, 1, 2, 3]
-
-
 def test_dlpack_cuda_tensors():
     x = autojit.ones(3, device="cuda")
     assert x.__dlpack_device__() == (2, 0)
-    with pytest.raises(BufferError, match="__cuda_array_interface__"):
-        x.__dlpack__()
     assert autojit.from_dlpack(x)._data is x._data  # shares the device buffer
+    with pytest.raises(BufferError, match="cannot be exported to DLPack device"):
+        x.__dlpack__(dl_device=(1, 0))
     if autojit.cuda.is_simulator():  # the simulator has no device pointers to hand out
         assert not hasattr(x, "__cuda_array_interface__")
-    else:
-        interface = x.__cuda_array_interface__
-        assert interface["shape"] == (3,) and interface["typestr"] == "<f4"
-        y = autojit.from_dlpack(x.cuda())  # a consumer of the interface: numba itself
-        assert y.is_cuda and y.tolist() == [1.0, 1.0, 1.0]
+        with pytest.raises(BufferError, match="simulator has no device pointers"):
+            x.__dlpack__()
+        return
+    interface = x.__cuda_array_interface__
+    assert interface["shape"] == (3,) and interface["typestr"] == "<f4"
+    y = autojit.from_dlpack(x.cuda())  # a consumer of the interface: numba itself
+    assert y.is_cuda and y.tolist() == [1.0, 1.0, 1.0]
+
+
+class _CapsuleOnly:
+    """Exports a CUDA tensor through its capsule alone, as CuPy and torch do."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, **options):
+        return self.tensor.__dlpack__(**options)
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+
+@pytest.mark.skipif(autojit.cuda.is_simulator(), reason="the simulator has no device pointers")
+def test_dlpack_capsules_of_cuda_tensors_share_device_memory():
+    x = autojit.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda")
+    for versioned in (False, True):
+        y = autojit.from_dlpack(_CapsuleOnly(x) if versioned else x.__dlpack__())
+        assert y.is_cuda and y.shape == (2, 2) and y._data is not x._data
+        y.mul_(2.0)
+    assert x.tolist() == [[4.0, 8.0], [12.0, 16.0]]  # both imports wrote into x's buffer
+    copied = autojit.from_dlpack(x.__dlpack__(copy=True))
+    copied.zero_()
+    assert x.sum().item() == 40.0
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA here")
+    shared = torch.from_dlpack(x)
+    shared[0, 0] = -1.0
+    assert x[0, 0].item() == -1.0
+    back = autojit.from_dlpack(torch.arange(3.0, device="cuda"))
+    assert back.is_cuda and back.tolist() == [0.0, 1.0, 2.0]
 
 
 # ---- benchmarks -------------------------------------------------------------------------------

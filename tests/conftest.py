@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
+
+import pytest
 
 _SAVED: dict = {}
 
@@ -31,3 +34,20 @@ def pytest_unconfigure(config):
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@pytest.fixture(scope="module")
+def simulated_threads():
+    """A short thread switch interval while a CUDA test module runs under Numba's CUDA
+    simulator, whose threads wait on one another at every barrier (tests/cuda_simulator.py)."""
+    from numba import config
+
+    if not config.ENABLE_CUDASIM:
+        yield
+        return
+    from cuda_simulator import SWITCH_INTERVAL
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    yield
+    sys.setswitchinterval(previous)

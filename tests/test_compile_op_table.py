@@ -252,17 +252,23 @@ def describe(row: OpInfo, dtype: str, index: int, sample) -> str:
     return f"{row.name} [{dtype}] sample {index} (args {shapes}, kwargs {sample.kwargs})"
 
 
-def check_forward(row: OpInfo, dtype: str, backend: str) -> None:
-    for index, sample in samples_for(row, dtype, "forward"):
+def forward_cases(row: OpInfo, dtype: str, check: str = "forward"):
+    """(where, function, make_tensors) per chosen sample: function(*tensors) is the row's call
+    and make_tensors(device) its tensors on `device`."""
+    for index, sample in samples_for(row, dtype, check):
         args, kwargs, arrays = split_sample(sample)
-        where = describe(row, dtype, index, sample)
-        both = run_both(forward_function(row, args, kwargs),
-                        lambda arrays=arrays: [autojit.tensor(a) for a in arrays], backend, where)
-        if both is not None:
-            assert_same(both[1], both[0], row, where)
+
+        def make_tensors(device="cpu", arrays=arrays):
+            return [autojit.tensor(a, device=device) for a in arrays]
+
+        yield (describe(row, dtype, index, sample), forward_function(row, args, kwargs),
+               make_tensors)
 
 
-def check_gradients(row: OpInfo, dtype: str, second_order: bool, backend: str = "cpu") -> None:
+def gradient_cases(row: OpInfo, dtype: str, second_order: bool):
+    """(where, function, make_tensors) per chosen sample with an input to differentiate:
+    function (gradient_function) returns the outputs and the gradients, and make_tensors(device)
+    builds its tensors, output weights and directions on `device`."""
     checked = 0
     for index, sample in samples_for(row, dtype, "gradgrad" if second_order else "grad"):
         args, kwargs, arrays = split_sample(sample)
@@ -280,18 +286,32 @@ def check_gradients(row: OpInfo, dtype: str, second_order: bool, backend: str = 
         directions = [rng.uniform(0.5, 1.5, arrays[i].shape).astype(arrays[i].dtype)
                       for i in chosen] if second_order else []
 
-        def make_tensors(arrays=arrays, chosen=chosen, weights=weights, directions=directions):
-            tensors = [autojit.tensor(a, requires_grad=i in chosen)
+        def make_tensors(device="cpu", arrays=arrays, chosen=chosen, weights=weights,
+                         directions=directions):
+            tensors = [autojit.tensor(a, requires_grad=i in chosen, device=device)
                        for i, a in enumerate(arrays)]
-            extra = [autojit.tensor(w) if w is not None else None for w in weights]
-            return tensors + extra + [autojit.tensor(d) for d in directions]
+            extra = [autojit.tensor(w, device=device) if w is not None else None
+                     for w in weights]
+            return tensors + extra + [autojit.tensor(d, device=device) for d in directions]
 
-        function = gradient_function(row, args, kwargs, len(arrays), chosen, second_order)
+        yield where, gradient_function(row, args, kwargs, len(arrays), chosen,
+                                       second_order), make_tensors
+        checked += 1
+    assert checked, f"{row.name}: no sample has an input to differentiate"
+
+
+def check_forward(row: OpInfo, dtype: str, backend: str) -> None:
+    for where, function, make_tensors in forward_cases(row, dtype):
         both = run_both(function, make_tensors, backend, where)
         if both is not None:
             assert_same(both[1], both[0], row, where)
-        checked += 1
-    assert checked, f"{row.name}: no sample has an input to differentiate"
+
+
+def check_gradients(row: OpInfo, dtype: str, second_order: bool, backend: str = "cpu") -> None:
+    for where, function, make_tensors in gradient_cases(row, dtype, second_order):
+        both = run_both(function, make_tensors, backend, where)
+        if both is not None:
+            assert_same(both[1], both[0], row, where)
 
 
 # ---- the tests --------------------------------------------------------------------------------

@@ -1,27 +1,20 @@
 """The CUDA target against the CPU results, under Numba's CUDA simulator when no GPU is used.
 
-NUMBA_ENABLE_CUDASIM must be set before numba.cuda is first imported; it is set here (unless
-already set, so NUMBA_ENABLE_CUDASIM=0 runs these tests on a real GPU). If numba.cuda was
-already imported without the simulator and no GPU is present, the tests are skipped. Sizes
-are tiny: the simulator runs one Python thread per GPU thread.
+tests/cuda_simulator.py enables the simulator (NUMBA_ENABLE_CUDASIM=0 runs these tests on a
+real GPU instead). Sizes are tiny: the simulator runs one Python thread per GPU thread.
+tests/test_cuda_op_table.py runs every row of the op table on CUDA tensors.
 """
 
 import os
 import sys
 
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-import numba  # noqa: E402
+import numpy as np
+import pytest
+from cuda_simulator import MARKS  # before autojit: it enables the simulator
 
-if os.environ["NUMBA_ENABLE_CUDASIM"] == "1" and "numba.cuda" not in sys.modules:
-    numba.config.ENABLE_CUDASIM = 1
+import autojit
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import autojit  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not autojit.cuda.is_available(),
-                                reason="no GPU and the CUDA simulator was not enabled in time")
+pytestmark = MARKS
 
 RNG = np.random.default_rng(0)
 

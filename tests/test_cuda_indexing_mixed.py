@@ -5,21 +5,12 @@ index rows are stacked. Runs under Numba's CUDA simulator (set up as in test_cud
 sizes; expected values are written out by hand.
 """
 
-import os
-import sys
+import pytest
+from cuda_simulator import MARKS  # before autojit: it enables the simulator
 
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-import numba  # noqa: E402
+import autojit
 
-if os.environ["NUMBA_ENABLE_CUDASIM"] == "1" and "numba.cuda" not in sys.modules:
-    numba.config.ENABLE_CUDASIM = 1
-
-import pytest  # noqa: E402
-
-import autojit  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not autojit.cuda.is_available(),
-                                reason="no GPU and the CUDA simulator was not enabled in time")
+pytestmark = MARKS
 
 # x[i][j] = 4 * i + j
 GRID = [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]]

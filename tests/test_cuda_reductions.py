@@ -5,22 +5,13 @@ every result is compared with the CPU's. Sizes are tiny: the simulator runs one 
 per GPU thread.
 """
 
-import os
-import sys
+import numpy as np
+import pytest
+from cuda_simulator import MARKS  # before autojit: it enables the simulator
 
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-import numba  # noqa: E402
+import autojit
 
-if os.environ["NUMBA_ENABLE_CUDASIM"] == "1" and "numba.cuda" not in sys.modules:
-    numba.config.ENABLE_CUDASIM = 1
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import autojit  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not autojit.cuda.is_available(),
-                                reason="no GPU and the CUDA simulator was not enabled in time")
+pytestmark = MARKS
 
 RNG = np.random.default_rng(1)
 

@@ -116,7 +116,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:  # no
             elif extent:
                 block_shape = list(x.shape)
                 block_shape[dim] = extent
-                pieces.append(full(tuple(block_shape), fill, dtype=x.dtype))
+                pieces.append(full(tuple(block_shape), fill, dtype=x.dtype, device=x.device))
         x = cat(pieces, dim)
     return x
 
@@ -387,7 +387,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
         if (divisor == divisor.flat[0]).all():
             result = total / int(divisor.flat[0])
         else:
-            result = total / tensor(divisor.astype(total.dtype.numpy))
+            result = total / tensor(divisor.astype(total.dtype.numpy), device=total.device)
     if not result.dtype.is_floating_point:
         result = result.to(input.dtype)
     return result if batched else result.squeeze(0)

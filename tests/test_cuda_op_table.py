@@ -1,0 +1,126 @@
+"""Every op table row on CUDA tensors, eager and compiled, against the CPU's results.
+
+For each OpInfo row of tests/opinfo/ and each of its dtypes (float16 aside: the CUDA target
+refuses it, see docs/cuda.md), the row's samples run on CUDA tensors and must match the same
+call on CPU tensors, which tests/test_op_table.py checks against NumPy: the forward in every
+dtype, and in float64 the first-order gradients and the second-order ones (a
+`create_graph=True` gradient differentiated again), each eagerly (one generated kernel per op)
+and through `autojit.compile` (fused CUDA kernels). Every result must stay on the device.
+Where the CPU raises, CUDA must raise the same error.
+
+Under Numba's CUDA simulator (tests/cuda_simulator.py) this is the CI's check of the CUDA
+target; with NUMBA_ENABLE_CUDASIM=0 the same tests run on a real GPU. The cases are those of
+tests/test_compile_op_table.py (a few samples per row, the plain case first).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from cuda_simulator import MARKS  # before autojit: it enables the simulator
+from test_compile_op_table import KNOWN_FAILURES, ROWS, assert_same, forward_cases, gradient_cases
+
+import autojit
+from autojit import CompileWarning
+
+pytestmark = MARKS
+
+DTYPES = ("float32", "float64", "int32", "int64", "bool")
+
+
+def params(predicate, check: str):
+    """(row, dtype) params, rows the CPU compiler cannot compile today marked as there."""
+    found = []
+    for row in ROWS:
+        for dtype in row.dtypes:
+            if dtype not in DTYPES or not predicate(row, dtype):
+                continue
+            reason = None
+            if check.startswith("compiled "):
+                kind = check.split(" ")[1]
+                reason = (KNOWN_FAILURES.get((kind, row.name, dtype))
+                          or KNOWN_FAILURES.get((kind, row.name, None)))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            found.append(pytest.param(row, dtype, id=f"{row.name}-{dtype}", marks=marks))
+    return found
+
+
+def on_host(value, where: str):
+    """The CUDA result copied to the host, checking that every tensor in it is on the GPU."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(on_host(item, where) for item in value)
+    if isinstance(value, autojit.Tensor):
+        assert value.is_cuda, f"{where}: a result is on {value.device}, not on the GPU"
+        return value.cpu()
+    return value
+
+
+def run(function, make_tensors, compiled: bool, where: str):
+    """(CPU eager result, CUDA result), or None when both raise the same error."""
+    if compiled:
+        function_on_device = autojit.compile(function, backend="cuda")
+    else:
+        function_on_device = function
+    try:
+        expected = function(*make_tensors("cpu"))
+    except Exception as error:  # noqa: BLE001 - CUDA must raise the same
+        with pytest.raises(type(error)) as raised:
+            function_on_device(*make_tensors("cuda"))
+        essential = str(error).split(": ", 1)[-1]
+        assert essential in str(raised.value), f"{where}: {raised.value!r} vs CPU {error!r}"
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        actual = function_on_device(*make_tensors("cuda"))
+    if compiled:
+        assert function_on_device.eager_reason is None, function_on_device.eager_reason
+        assert len(function_on_device.executables) == 1, "no compiled executable ran"
+    return expected, on_host(actual, where)
+
+
+def check(row, cases, compiled: bool) -> None:
+    for where, function, make_tensors in cases:
+        both = run(function, make_tensors, compiled, where)
+        if both is not None:
+            assert_same(both[1], both[0], row, where)
+
+
+def differentiable(row, dtype) -> bool:
+    return row.differentiable and dtype == "float64"
+
+
+def twice_differentiable(row, dtype) -> bool:
+    return differentiable(row, dtype) and row.gradgrad
+
+
+@pytest.mark.parametrize(("row", "dtype"), params(lambda row, dtype: True, "eager"))
+def test_forward_eager(row, dtype):
+    check(row, forward_cases(row, dtype), compiled=False)
+
+
+@pytest.mark.parametrize(("row", "dtype"), params(differentiable, "eager"))
+def test_gradient_eager(row, dtype):
+    check(row, gradient_cases(row, dtype, second_order=False), compiled=False)
+
+
+@pytest.mark.parametrize(("row", "dtype"), params(twice_differentiable, "eager"))
+def test_second_order_gradient_eager(row, dtype):
+    check(row, gradient_cases(row, dtype, second_order=True), compiled=False)
+
+
+@pytest.mark.parametrize(("row", "dtype"), params(
+    lambda row, dtype: not differentiable(row, dtype), "compiled forward"))
+def test_forward_compiled(row, dtype):
+    """Without gradients (differentiable rows' float64 outputs come with their gradients)."""
+    check(row, forward_cases(row, dtype), compiled=True)
+
+
+@pytest.mark.parametrize(("row", "dtype"), params(differentiable, "compiled grad"))
+def test_gradient_compiled(row, dtype):
+    check(row, gradient_cases(row, dtype, second_order=False), compiled=True)
+
+
+@pytest.mark.parametrize(("row", "dtype"), params(twice_differentiable, "compiled gradgrad"))
+def test_second_order_gradient_compiled(row, dtype):
+    check(row, gradient_cases(row, dtype, second_order=True), compiled=True)

@@ -122,6 +122,8 @@ class Executable:
             # A kernel that stored the new value into the tensor's own storage hands back
             # that very array (codegen/in_place.py): nothing is left to copy.
             if array is not tensor._data:
+                if array.__class__ is not tensor._data.__class__:
+                    array = _to_device_of(array, tensor._data)
                 if targets is None:
                     targets = [target._data for _, target in recipe.updates]
                 if any(np.may_share_memory(array, target) for target in targets):
@@ -187,6 +189,16 @@ class _Recipe:
             tensor, position = self.grad_owners[template[1]]
             return (tensor if position is None else args[position])._grad
         raise AssertionError(f"unknown result template {kind!r}")
+
+
+def _to_device_of(array, target):
+    """`array` copied to where `target` lives: a CPU 0-d tensor (a counter) that a graph run
+    on the GPU updated gets its new value back on the host (a synchronization)."""
+    if target.__class__ is np.ndarray:
+        return array.to_host()
+    from ..cuda.array import CudaArray
+
+    return CudaArray.from_host(array, target.device_index)
 
 
 def _assign_grad(tensor: Tensor, array: np.ndarray, dtype, owned: bool = False) -> None:

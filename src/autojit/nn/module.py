@@ -63,13 +63,12 @@ def _add_hook(hooks: HookDict, hook, prepend: bool) -> RemovableHandle:
     return handle
 
 
-def _change_dtype(tensor: Tensor, dtype: dtypes.DType) -> None:
-    """Convert a leaf tensor's storage to `dtype` in place, keeping the object (Parameters
-    stay the same objects after module.to(), so optimizers built before still see them)."""
-    if tensor._dtype is dtype:
-        return
-    tensor._data = tensor._concrete("Module.to()").astype(dtype.numpy)
-    tensor._dtype = dtype
+def _adopt(tensor: Tensor, converted: Tensor) -> None:
+    """Give a leaf tensor the storage (and dtype) of `converted` in place, keeping the object:
+    Parameters stay the same objects after module.to(), so optimizers built before still see
+    them."""
+    tensor._data = converted._data
+    tensor._dtype = converted._dtype
     tensor._bump_version()
 
 
@@ -405,31 +404,45 @@ class Module(StateDictMixin, BackwardHookMixin):
 
     # ---- dtype and device -----------------------------------------------------------------
 
-    def _apply_dtype(self, convert) -> Module:
-        """Change the dtype of every parameter (in place) and buffer for which convert(tensor)
-        returns a new dtype."""
+    def _apply(self, convert) -> Module:
+        """convert(tensor): the tensor converted (a new tensor), or None to leave it. Every
+        parameter and its .grad take their converted storage in place; buffers are replaced."""
         for module in self.modules():
             for param in module._parameters.values():
                 if param is None:
                     continue
-                dtype = convert(param)
-                if dtype is not None and dtype is not param.dtype:
-                    _change_dtype(param, dtype)
-                    if param._grad is not None:
-                        _change_dtype(param._grad, dtype)
+                for tensor in (param, param._grad):
+                    if tensor is not None:
+                        tensor._concrete("Module.to()")
+                        converted = convert(tensor)
+                        if converted is not None:
+                            _adopt(tensor, converted)
             for name, buffer in module._buffers.items():
-                if buffer is None:
-                    continue
-                dtype = convert(buffer)
-                if dtype is not None and dtype is not buffer.dtype:
-                    module._buffers[name] = buffer.detach().to(dtype)
+                if buffer is not None:
+                    converted = convert(buffer)
+                    if converted is not None:
+                        module._buffers[name] = converted
         return self
 
+    def _apply_dtype(self, convert) -> Module:
+        """Change the dtype of every parameter (in place) and buffer for which convert(tensor)
+        returns a new dtype."""
+
+        def converted(tensor):
+            dtype = convert(tensor)
+            if dtype is None or dtype is tensor.dtype:
+                return None
+            return tensor.detach().to(dtype)  # a cast kernel for a CUDA tensor
+
+        return self._apply(converted)
+
     def to(self, *args, **kwargs) -> Module:
-        """Convert the floating-point parameters and buffers to a dtype; the device must be CPU.
+        """Move the parameters and buffers to a device and/or convert the floating-point ones
+        to a dtype, in place.
 
         Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)`` and the
-        keywords ``dtype=`` and ``device=``. Parameters keep their identity.
+        keywords ``dtype=`` and ``device=``. Parameters keep their identity, so an optimizer
+        built before the move still updates them.
         """
         from ..device import check_device
 
@@ -440,20 +453,23 @@ class Module(StateDictMixin, BackwardHookMixin):
             raise TypeError(f"to() received an invalid combination of arguments: {kwargs}")
         for arg in args:
             if isinstance(arg, Tensor):
-                dtype = arg.dtype
+                dtype, device = arg.dtype, arg.device
             elif isinstance(arg, dtypes.DType):
                 dtype = arg
             elif isinstance(arg, bool):
                 continue  # non_blocking given positionally
             else:
                 device = arg
-        check_device(device)
+        if dtype is not None:
+            dtype = dtypes.to_dtype(dtype)
+            if not dtype.is_floating_point:
+                raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
+                                f"but got desired dtype={dtype}")
+        if device is not None:
+            device = check_device(device)
+            self._apply(lambda t: None if t.device == device else t.detach().to(device))
         if dtype is None:
             return self
-        dtype = dtypes.to_dtype(dtype)
-        if not dtype.is_floating_point:
-            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
-                            f"got desired dtype={dtype}")
         return self._apply_dtype(lambda t: dtype if t.is_floating_point() else None)
 
     def float(self) -> Module:
@@ -473,8 +489,13 @@ class Module(StateDictMixin, BackwardHookMixin):
         dtype = dtypes.to_dtype(dst_type)
         return self._apply_dtype(lambda t: dtype)
 
+    def cuda(self, device=None) -> Module:
+        """Move the parameters and buffers to the GPU (in place)."""
+        return self.to("cuda" if device is None else device)
+
     def cpu(self) -> Module:
-        return self
+        """Move the parameters and buffers to the CPU (in place)."""
+        return self.to("cpu")
 
     # ---- calling and hooks ----------------------------------------------------------------
 

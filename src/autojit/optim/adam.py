@@ -22,9 +22,11 @@ from .optimizer import Optimizer, check_lr, check_nonnegative
 
 
 def step_count(param):
-    """A fresh step-count tensor: float64 for float64 parameters, else float32."""
+    """A fresh step-count tensor: float64 for float64 parameters, else float32; on the
+    parameter's device, so a compiled step on the GPU keeps its bias corrections there (no
+    copy to the host and back each step)."""
     dtype = dtypes.float64 if param.dtype is dtypes.float64 else dtypes.float32
-    return zeros((), dtype=dtype)
+    return zeros((), dtype=dtype, device=param.device)
 
 
 class Adam(Optimizer):

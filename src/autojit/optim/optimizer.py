@@ -258,9 +258,10 @@ class Optimizer:
 
 
 def _cast(param: Tensor, value, key=None):
-    """A copy of a loaded state value: tensors cast to the parameter's floating dtype."""
+    """A copy of a loaded state value: tensors on the parameter's device (the step count too:
+    optimizers keep it there, see adam.step_count), cast to its floating dtype."""
     if isinstance(value, Tensor):
-        copied = value.detach().clone()
+        copied = value.detach().to(param.device).clone()
         if key != "step" and param.is_floating_point() and value.is_floating_point():
             copied = copied.to(param.dtype)
         return copied

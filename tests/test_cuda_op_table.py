@@ -29,20 +29,20 @@ pytestmark = MARKS
 DTYPES = ("float32", "float64", "int32", "int64", "bool")
 
 
-def params(predicate, check: str):
-    """(row, dtype) params, rows the CPU compiler cannot compile today marked as there."""
+def params(predicate, kind: str):
+    """(row, dtype, compiled) params where predicate(row, dtype, compiled); the rows the
+    compiler cannot compile today marked as in tests/test_compile_op_table.py."""
     found = []
     for row in ROWS:
         for dtype in row.dtypes:
-            if dtype not in DTYPES or not predicate(row, dtype):
-                continue
-            reason = None
-            if check.startswith("compiled "):
-                kind = check.split(" ")[1]
-                reason = (KNOWN_FAILURES.get((kind, row.name, dtype))
-                          or KNOWN_FAILURES.get((kind, row.name, None)))
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            found.append(pytest.param(row, dtype, id=f"{row.name}-{dtype}", marks=marks))
+            for compiled in (False, True):
+                if dtype not in DTYPES or not predicate(row, dtype, compiled):
+                    continue
+                reason = compiled and (KNOWN_FAILURES.get((kind, row.name, dtype))
+                                       or KNOWN_FAILURES.get((kind, row.name, None)))
+                marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+                found.append(pytest.param(row, dtype, compiled, marks=marks, id=(
+                    f"{row.name}-{dtype}-{'compiled' if compiled else 'eager'}")))
     return found
 
 
@@ -86,41 +86,29 @@ def check(row, cases, compiled: bool) -> None:
             assert_same(both[1], both[0], row, where)
 
 
-def differentiable(row, dtype) -> bool:
+def differentiable(row, dtype, compiled=False) -> bool:
     return row.differentiable and dtype == "float64"
 
 
-def twice_differentiable(row, dtype) -> bool:
+def twice_differentiable(row, dtype, compiled=False) -> bool:
     return differentiable(row, dtype) and row.gradgrad
 
 
-@pytest.mark.parametrize(("row", "dtype"), params(lambda row, dtype: True, "eager"))
-def test_forward_eager(row, dtype):
-    check(row, forward_cases(row, dtype), compiled=False)
+def forward_only(row, dtype, compiled) -> bool:
+    # Compiled, differentiable rows' float64 outputs are checked with their gradients.
+    return not (compiled and differentiable(row, dtype))
 
 
-@pytest.mark.parametrize(("row", "dtype"), params(differentiable, "eager"))
-def test_gradient_eager(row, dtype):
-    check(row, gradient_cases(row, dtype, second_order=False), compiled=False)
+@pytest.mark.parametrize(("row", "dtype", "compiled"), params(forward_only, "forward"))
+def test_forward(row, dtype, compiled):
+    check(row, forward_cases(row, dtype), compiled)
 
 
-@pytest.mark.parametrize(("row", "dtype"), params(twice_differentiable, "eager"))
-def test_second_order_gradient_eager(row, dtype):
-    check(row, gradient_cases(row, dtype, second_order=True), compiled=False)
+@pytest.mark.parametrize(("row", "dtype", "compiled"), params(differentiable, "grad"))
+def test_gradient(row, dtype, compiled):
+    check(row, gradient_cases(row, dtype, second_order=False), compiled)
 
 
-@pytest.mark.parametrize(("row", "dtype"), params(
-    lambda row, dtype: not differentiable(row, dtype), "compiled forward"))
-def test_forward_compiled(row, dtype):
-    """Without gradients (differentiable rows' float64 outputs come with their gradients)."""
-    check(row, forward_cases(row, dtype), compiled=True)
-
-
-@pytest.mark.parametrize(("row", "dtype"), params(differentiable, "compiled grad"))
-def test_gradient_compiled(row, dtype):
-    check(row, gradient_cases(row, dtype, second_order=False), compiled=True)
-
-
-@pytest.mark.parametrize(("row", "dtype"), params(twice_differentiable, "compiled gradgrad"))
-def test_second_order_gradient_compiled(row, dtype):
-    check(row, gradient_cases(row, dtype, second_order=True), compiled=True)
+@pytest.mark.parametrize(("row", "dtype", "compiled"), params(twice_differentiable, "gradgrad"))
+def test_second_order_gradient(row, dtype, compiled):
+    check(row, gradient_cases(row, dtype, second_order=True), compiled)

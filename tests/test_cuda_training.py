@@ -117,3 +117,27 @@ def test_compiled_step_updates_a_cpu_scalar_it_reads_on_the_gpu():
         assert y.is_cuda and not counter.is_cuda and counter.item() == 3.0
         results.append(y.cpu().tolist())
     assert results[0] == results[1] == [0.875, 1.75, 2.625]
+
+
+def test_a_cpu_scalar_parameter_gets_its_gradient_on_the_cpu():
+    """A 0-d CPU leaf used with CUDA tensors: its .grad is a CPU tensor, as in torch, eagerly
+    and compiled (where the step's graph runs on the GPU)."""
+    x = autojit.tensor([1.0, 2.0, 3.0], device="cuda")
+    found = []
+    for compiled in (False, True):
+        scale = autojit.tensor(2.0, requires_grad=True)
+        weight = autojit.ones(3, device="cuda", requires_grad=True)
+
+        def step(x, scale=scale, weight=weight):
+            loss = (weight * x * scale).sum()
+            loss.backward()
+            return loss
+
+        run = autojit.compile(step) if compiled else step
+        for _ in range(2):
+            loss = run(x)
+        assert not scale.grad.is_cuda and weight.grad.is_cuda
+        (direct,) = autojit.autograd.grad((weight * x * scale).sum(), [scale])
+        assert not direct.is_cuda and direct.item() == 6.0
+        found.append((loss.item(), scale.grad.item(), weight.grad.cpu().tolist()))
+    assert found[0] == found[1] == (12.0, 12.0, [4.0, 8.0, 12.0])

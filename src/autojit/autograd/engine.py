@@ -95,6 +95,8 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 if next_node is None:
                     continue
                 if grad is not None:
+                    if next_node.__class__ is AccumulateGrad:
+                        grad = _on_leaf_device(next_node.variable, grad)
                     slots = buffers.get(next_node)
                     if slots is None and output_nr == 0 and _output_count(next_node) == 1:
                         buffers[next_node] = [grad]
@@ -164,6 +166,15 @@ def _count_dependencies(root_edges, capture):
                     changed = True
                     break
     return dependencies, needed
+
+
+def _on_leaf_device(variable: Tensor, grad: Tensor) -> Tensor:
+    """A 0-d CPU leaf used with CUDA tensors (or the reverse) gets its gradient on its own
+    device, as in torch; gradients of any other shape already are."""
+    data, grad_data = variable._data, grad._data
+    if data is None or grad_data is None or data.__class__ is grad_data.__class__:
+        return grad
+    return grad.to(variable.device)
 
 
 def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad: Tensor) -> None:

@@ -236,11 +236,12 @@ def check_devices(graph, args_on_cuda: bool = False) -> None:
         elif entry.kind == "arg" and args_on_cuda and entry.value.shape:
             device[id(entry.value)] = ("cuda", 0)
     for node in graph.nodes:
-        on_cuda, on_cpu = None, None
+        on_cuda, on_cpu, neutral_shaped = None, None, False
         host_index = HOST_INDICES.get(node.op.name)
         for position, operand in enumerate(node.inputs):
             found = device.get(id(operand)) if isinstance(operand, Value) else None
             if found is None:
+                neutral_shaped = neutral_shaped or bool(getattr(operand, "shape", ()))
                 continue
             if found[0] == "cuda":
                 on_cuda = on_cuda or found
@@ -258,6 +259,10 @@ def check_devices(graph, args_on_cuda: bool = False) -> None:
                 f"'{source.name}' {list(source.value.shape)} with {cuda_name} values: "
                 f"{node!r}; move it with .to('cuda') or .cuda())")
         result = on_cuda or (("cpu", on_cpu[0]) if on_cpu is not None else None)
+        if on_cuda is None and on_cpu is not None and on_cpu[1] is None and neutral_shaped:
+            # A 0-d CPU value joining a device-neutral tensor (backward's seed, made on the
+            # loss's device in eager): the result is where that tensor is, not on the CPU.
+            result = None
         if result is not None:
             for output in node.outputs:
                 device[id(output)] = result

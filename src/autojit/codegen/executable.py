@@ -134,7 +134,10 @@ class Executable:
             tensor = tensor if position is None else args[position]
             if fresh:
                 tensor._grad = None
-            _assign_grad(tensor, arrays[index], dtype, index in owned)
+            array = arrays[index]
+            if tensor._data is not None and array.__class__ is not tensor._data.__class__:
+                array = _to_device_of(array, tensor._data)  # a 0-d CPU leaf's gradient
+            _assign_grad(tensor, array, dtype, index in owned)
         for tensor in self.cleared_grads:
             tensor._grad = None
 
@@ -193,7 +196,8 @@ class _Recipe:
 
 def _to_device_of(array, target):
     """`array` copied to where `target` lives: a CPU 0-d tensor (a counter) that a graph run
-    on the GPU updated gets its new value back on the host (a synchronization)."""
+    on the GPU updated, or a 0-d CPU leaf's gradient, gets its value back on the host (a
+    synchronization)."""
     if target.__class__ is np.ndarray:
         return array.to_host()
     from ..cuda.array import CudaArray

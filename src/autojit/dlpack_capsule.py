@@ -168,30 +168,31 @@ class Imported:
             deleter(self._address)
 
 
+def _unconsumed(capsule) -> tuple:
+    """(address of the managed tensor, versioned) of an unconsumed DLPack capsule."""
+    for name, versioned in ((NAME, False), (VERSIONED_NAME, True)):
+        if _capsule_is_valid(capsule, name):
+            return _capsule_pointer(capsule, name), versioned
+    raise BufferError("from_dlpack: the capsule is not an unconsumed DLPack tensor (its name is "
+                      "not 'dltensor' or 'dltensor_versioned'); a DLPack capsule can be "
+                      "consumed only once")
+
+
 def take(capsule) -> Imported:
     """Consume a "dltensor" or "dltensor_versioned" capsule (renaming it, as the protocol asks)."""
-    for name, used_name, versioned in ((NAME, USED_NAME, False),
-                                       (VERSIONED_NAME, USED_VERSIONED_NAME, True)):
-        if _capsule_is_valid(capsule, name):
-            address = _capsule_pointer(capsule, name)
-            if versioned:
-                major = DLManagedTensorVersioned.from_address(address).version.major
-                if major != VERSION[0]:
-                    raise BufferError(f"from_dlpack: DLPack version {major}.x is not supported "
-                                      f"(autojit reads {VERSION[0]}.x)")
-            _capsule_set_name(capsule, used_name)
-            return Imported(address, versioned)
-    raise BufferError(_NOT_A_TENSOR)
+    address, versioned = _unconsumed(capsule)
+    if versioned:
+        major = DLManagedTensorVersioned.from_address(address).version.major
+        if major != VERSION[0]:
+            raise BufferError(f"from_dlpack: DLPack version {major}.x is not supported "
+                              f"(autojit reads {VERSION[0]}.x)")
+    _capsule_set_name(capsule, USED_VERSIONED_NAME if versioned else USED_NAME)
+    return Imported(address, versioned)
 
 
 def device_of(capsule) -> tuple:
     """DLPack's (device type, index) of an unconsumed capsule, without consuming it."""
-    for name, structure in ((NAME, DLManagedTensor), (VERSIONED_NAME, DLManagedTensorVersioned)):
-        if _capsule_is_valid(capsule, name):
-            device = structure.from_address(_capsule_pointer(capsule, name)).dl_tensor.device
-            return int(device.device_type), int(device.device_id)
-    raise BufferError(_NOT_A_TENSOR)
-
-
-_NOT_A_TENSOR = ("from_dlpack: the capsule is not an unconsumed DLPack tensor (its name is not "
-                 "'dltensor' or 'dltensor_versioned'); a DLPack capsule can be consumed only once")
+    address, versioned = _unconsumed(capsule)
+    structure = DLManagedTensorVersioned if versioned else DLManagedTensor
+    device = structure.from_address(address).dl_tensor.device
+    return int(device.device_type), int(device.device_id)

@@ -71,13 +71,13 @@ def _simulated() -> bool:
     return is_simulator()
 
 
-def _namespace(simulated: bool) -> dict:
+def kernel_namespace(cuda, simulated: bool) -> dict:
+    """What a rendered kernel's source sees: `cuda` (the numba.cuda module), the dtype
+    casts, the math names and the helpers compiled as device functions. Taking the module
+    lets tools/cuda_ptx_check.py compile the kernels for a GPU on a machine without one."""
     found = _NAMESPACES.get(simulated)
     if found is not None:
         return found
-    from ..cuda import driver
-
-    cuda = driver()
     # The name makes warnings from the simulated kernels fall under the registry's filter
     # for autojit's own modules (inf and nan are values, not warnings).
     namespace = {"__name__": "autojit.codegen.cuda_kernels", "cuda": cuda, "np": np,
@@ -154,17 +154,26 @@ def compile_kernel(kernel: Kernel) -> CudaCompiledKernel:
     return found
 
 
+def render_for(kernel: Kernel, name: str, simulated: bool):
+    """The kernel rendered for the simulator's small blocks and grids, or for a GPU."""
+    return render(kernel, name, block=32 if simulated else 256, warp_shuffle=not simulated,
+                  max_blocks=4 if simulated else 4096)
+
+
+def kernel_function(rendered, cuda, simulated: bool):
+    """The rendered kernel's Python function (not yet compiled)."""
+    namespace = dict(kernel_namespace(cuda, simulated))
+    exec(compile(rendered.source, f"<autojit cuda kernel {rendered.name}>", "exec"),  # noqa: S102
+         namespace)
+    return namespace[rendered.name]
+
+
 def _compile(kernel: Kernel, simulated: bool) -> CudaCompiledKernel:
     from ..cuda import driver
 
     start = time.perf_counter()
-    name = f"autojit_{kernel.name}_{next(_COUNTER)}"
-    rendered = render(kernel, name, block=32 if simulated else 256,
-                      warp_shuffle=not simulated, max_blocks=4 if simulated else 4096)
-    namespace = dict(_namespace(simulated))
-    exec(compile(rendered.source, f"<autojit cuda kernel {rendered.name}>", "exec"),  # noqa: S102
-         namespace)
-    function = driver().jit(namespace[rendered.name])
+    rendered = render_for(kernel, f"autojit_{kernel.name}_{next(_COUNTER)}", simulated)
+    function = driver().jit(kernel_function(rendered, driver(), simulated))
     return CudaCompiledKernel(kernel, rendered, function, time.perf_counter() - start,
                               simulated)
 

@@ -55,21 +55,28 @@ def memory_stats() -> dict:
 
 
 class _Flags:
-    """ndarray.flags as the shared code reads them: device arrays are contiguous, writeable."""
+    """ndarray.flags as the shared code reads them: device arrays are contiguous (a strided
+    view keeps a contiguous copy), and writeable unless elements of a view overlap."""
     c_contiguous = True
-    writeable = True
+
+    def __init__(self, writeable: bool):
+        self.writeable = writeable
+
+
+_WRITEABLE, _READ_ONLY = _Flags(True), _Flags(False)
 
 
 class CudaArray:
     """A C-contiguous array in device memory: `flat[:size]` viewed with `shape`."""
 
-    flags = _Flags()
-
     # _buffer: the pooled allocation this array owns and returns to the pool when it dies;
-    # None for a view made by reshape, which keeps its owner alive through _base instead.
+    # None for a view made by reshape or an alias, which keeps its owner alive through _base.
     # _owner: for wrap(), the foreign object whose memory this array shares (kept alive).
-    __slots__ = ("shape", "dtype", "flat", "_buffer", "_base", "_owner", "device_index",
-                 "__weakref__")
+    # _generation: writes to this array's memory so far (counted on the root array);
+    # _view, _synced: for a strided view (views.py), (source, strides, offset) and the
+    # source root's generation its own copy was made at.
+    __slots__ = ("shape", "dtype", "_flat", "_buffer", "_base", "_owner", "device_index",
+                 "_generation", "_view", "_synced", "__weakref__")
 
     def __init__(self, shape: tuple, dtype, device_index: int = 0):
         self.shape = tuple(shape)
@@ -79,7 +86,8 @@ class CudaArray:
             count *= extent
         self._buffer = _take(self.dtype, count)
         self._base = None
-        self.flat = self._buffer[:count]
+        self._flat = self._buffer[:count]
+        self._generation, self._view, self._synced = 0, None, 0
         self.device_index = device_index
 
     def __del__(self):
@@ -92,12 +100,31 @@ class CudaArray:
     # ---- what the shared code reads ------------------------------------------------------------
 
     @property
+    def flat(self):
+        """The elements as a flat device array (a strided view copies them again first when
+        its source was written since)."""
+        view = self._view
+        if view is not None and self._synced != view[0]._root()._generation:
+            from .views import refresh
+
+            refresh(self)
+        return self._flat
+
+    @property
+    def flags(self) -> _Flags:
+        view = self._view
+        if view is not None and any(stride == 0 and extent > 1
+                                    for stride, extent in zip(view[1], self.shape)):
+            return _READ_ONLY
+        return _WRITEABLE
+
+    @property
     def ndim(self) -> int:
         return len(self.shape)
 
     @property
     def size(self) -> int:
-        return self.flat.shape[0]
+        return self._flat.shape[0]
 
     @property
     def nbytes(self) -> int:
@@ -155,6 +182,9 @@ class CudaArray:
         return self.__array__()
 
     def _root(self):
+        """The array that owns the memory this one reads (itself, unless a view)."""
+        if self._view is not None:
+            return self._view[0]._root()
         return self if self._base is None else self._base._root()
 
     def __repr__(self):
@@ -176,7 +206,19 @@ class CudaArray:
         array = cls.__new__(cls)
         array.shape, array.dtype, array.device_index = tuple(shape), np.dtype(flat.dtype), \
             device_index
-        array._buffer, array._base, array._owner, array.flat = None, None, owner, flat
+        array._buffer, array._base, array._owner, array._flat = None, None, owner, flat
+        array._generation, array._view, array._synced = 0, None, 0
+        return array
+
+    @classmethod
+    def alias(cls, source: CudaArray, shape: tuple, offset: int, count: int) -> CudaArray:
+        """`count` elements of the contiguous `source` from `offset` on, with `shape`: a view
+        sharing its memory."""
+        array = cls.__new__(cls)
+        array.shape, array.dtype, array.device_index = tuple(shape), source.dtype, \
+            source.device_index
+        array._buffer, array._base, array._flat = None, source, source._flat[offset:offset + count]
+        array._generation, array._view, array._synced = 0, None, 0
         return array
 
     def to_host(self) -> np.ndarray:
@@ -191,13 +233,13 @@ class CudaArray:
         return result
 
     def reshape(self, *shape) -> CudaArray:
-        """The same memory with another shape (a view: both see writes)."""
+        """The same memory with another shape (a view: both see writes); a strided view's
+        elements are not one block of memory, so it is copied first."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        view = CudaArray.__new__(CudaArray)
-        view.shape, view.dtype, view.device_index = tuple(shape), self.dtype, self.device_index
-        view._buffer, view._base, view.flat = None, self, self.flat
-        return view
+        if self._view is not None:
+            return self.copy().reshape(shape)
+        return CudaArray.alias(self, shape, 0, self.size)
 
     def __setitem__(self, key, value) -> None:
         if key is not Ellipsis:
@@ -208,7 +250,8 @@ class CudaArray:
 
                 value = convert_array(value, self.shape, self.dtype)
             if self.size:
-                self.flat.copy_to_device(value.flat)
+                self._flat.copy_to_device(value.flat)
+            self._written()
         elif isinstance(value, np.ndarray):
             self[...] = CudaArray.from_host(np.broadcast_to(value, self.shape).astype(self.dtype),
                                             self.device_index)
@@ -216,6 +259,15 @@ class CudaArray:
             from .eager import fill_array
 
             fill_array(self, value)
+
+    def _written(self) -> None:
+        """Count a write to this array's memory; a strided view passes it on to its source."""
+        if self._view is not None:
+            from .views import write_through
+
+            write_through(self)
+        else:
+            self._root()._generation += 1
 
     def __iadd__(self, other: CudaArray) -> CudaArray:
         from .eager import add_arrays

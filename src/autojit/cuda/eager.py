@@ -8,10 +8,10 @@ the op by its lowering:
 - Elementwise: a one-step Kernel (kernel.py) over the broadcast shape, inputs read through
   broadcast strides, rendered by codegen/render_cuda.py from the op's expression template.
 - Reduction (sum, prod, amax, amin, any, all): a one-output reducing Kernel.
-- Layout ops that are views (reshape, expand, permute, slice): a strided copy, the strides and
-  offset read off the op's NumPy impl applied to a stand-in array that is never read. Other
-  layout ops (cat, embed_slice): a gather through an index map computed once on the host
-  from the NumPy impl applied to element numbers, kept on the device per shape.
+- Layout ops that are views (reshape, expand, permute, slice): views sharing the input's
+  memory (views.py), made view tensors as on the CPU. Other layout ops (cat, embed_slice):
+  a gather through an index map computed once on the host from the NumPy impl applied to
+  element numbers, kept on the device per shape.
 - matmul: a tiled shared-memory kernel (batched through the grid's z axis).
 - argmax, argmin, index, index_put, gather, scatter_add: hand-written kernels (indexing.py).
   The index operand of index and index_put may be a CPU tensor, as in torch's x[index].
@@ -27,10 +27,19 @@ import numpy as np
 
 from .. import dtypes
 from ..codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
-from ..ops.registry import REGISTRY, Elementwise, Extern, Layout, Reduction, shape_error
+from ..ops.registry import (
+    REGISTRY,
+    Elementwise,
+    Extern,
+    Layout,
+    Reduction,
+    shape_error,
+    view_tensor,
+)
 from ..tensor import Tensor
 from .array import CudaArray
 from .indexing import INDEXING
+from .views import make_view
 
 MIXED_DEVICES = ("Expected all tensors to be on the same device, but found at least two "
                  "devices, {} and cpu!")
@@ -79,6 +88,8 @@ def dispatch(op, inputs: tuple, attrs: dict):
         raise NotImplementedError(f"{op.name}: not implemented for cuda tensors yet (the CUDA "
                                   "target runs elementwise, reduction, layout, indexing and "
                                   "matmul ops)")
+    if op.view and data._root() is inputs[0]._data._root():
+        return view_tensor(data, out_dtype, op, inputs[0], attrs)
     return Tensor._make(data, out_dtype)
 
 
@@ -137,22 +148,6 @@ def _reduce(op, x: Tensor, attrs, shape, out_dtype) -> CudaArray:
 
 # ---- layout ---------------------------------------------------------------------------------
 
-def _view_strides(op, x: Tensor, attrs):
-    """(element strides, element offset) of the op's result as a view of a contiguous x,
-    or None when the NumPy impl copies. The stand-in has x's shape over a one-byte buffer
-    and is never read: only its strides are looked at."""
-    shape = tuple(x.shape)
-    strides = _broadcast_strides(shape, shape)
-    base = np.empty(1, np.uint8)
-    stand_in = np.lib.stride_tricks.as_strided(
-        base, shape, [s if s else 0 for s in strides], writeable=False)
-    result = op.impl(stand_in, **attrs)
-    if not isinstance(result, np.ndarray) or not np.may_share_memory(result, base):
-        return None
-    offset = result.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return tuple(result.strides), offset
-
-
 _MAPS: dict = {}
 
 
@@ -174,15 +169,9 @@ def _index_map(op, inputs, attrs, shape) -> CudaArray:
 def _layout(op, inputs, attrs, shape, out_dtype) -> CudaArray:
     x = inputs[0]
     if op.view and len(inputs) == 1:
-        view = _view_strides(op, x, attrs)
+        view = make_view(op, _device_data(x), attrs, shape)
         if view is not None:
-            strides, offset = view
-            kernel = Kernel(name=op.name, shape=shape)
-            kernel.inputs.append(KernelInput(x._dtype, strides))
-            kernel.steps.append(Step(REGISTRY["clone"], (Operand("input", 0),), {}, None,
-                                     x._dtype))
-            kernel.outputs.append(KernelOutput(0, out_dtype))
-            return run_kernel(kernel, [x._data.flat[offset:]])[0]
+            return view
     sources = [convert_array(_device_data(t), tuple(t.shape), out_dtype.numpy)
                for t in inputs if isinstance(t, Tensor)]
     if len(sources) == 1:

@@ -70,14 +70,23 @@ def hand_written(name: str, source: str, dtype=None, devices: tuple = ()):
     found = _KERNELS.get(key)
     if found is None:
         cuda = driver()
-        tile = 4 if is_simulator() else 16
-        namespace = {"cuda": cuda, "TILE": tile, "BLOCK": block_size(),
-                     "DTYPE": None if dtype is None else getattr(np, np.dtype(dtype).name)}
-        exec(compile(source, f"<autojit cuda {name}>", "exec"), namespace)  # noqa: S102
-        for device_function in devices:
-            namespace[device_function] = cuda.jit(device=True)(namespace[device_function])
-        found = _KERNELS[key] = (cuda.jit(namespace[name]), tile)
+        function, tile = hand_written_function(cuda, is_simulator(), name, source, dtype,
+                                               devices)
+        found = _KERNELS[key] = (cuda.jit(function), tile)
     return found
+
+
+def hand_written_function(cuda, simulated: bool, name: str, source: str, dtype=None,
+                          devices: tuple = ()):
+    """(the Python function `name` of `source`, not yet compiled; TILE). Taking the
+    numba.cuda module lets tools/cuda_ptx_check.py compile it without a GPU."""
+    tile = 4 if simulated else 16
+    namespace = {"cuda": cuda, "TILE": tile, "BLOCK": 32 if simulated else 256,
+                 "DTYPE": None if dtype is None else getattr(np, np.dtype(dtype).name)}
+    exec(compile(source, f"<autojit cuda {name}>", "exec"), namespace)  # noqa: S102
+    for device_function in devices:
+        namespace[device_function] = cuda.jit(device=True)(namespace[device_function])
+    return namespace[name], tile
 
 
 def block_size() -> int:

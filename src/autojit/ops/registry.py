@@ -250,14 +250,20 @@ def _run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     if result.dtype is not wanted and result.dtype != wanted:
         result = result.astype(wanted)
     if op.view and np.may_share_memory(result, arrays[0]):
-        out = Tensor._make(result, out_dtype, inputs[0]._version_counter)
-        out._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
-        # What regenerates the view's grad_fn after an in-place write to its base or a
-        # sibling view (autograd/graph.py: refresh_view).
-        out._view_source = (inputs[0], op, attrs)
-        out._view_version = out._version_counter.value
-        return out
+        return view_tensor(result, out_dtype, op, inputs[0], attrs)
     return Tensor._make(result, out_dtype)
+
+
+def view_tensor(data, out_dtype, op: Op, source: Tensor, attrs: dict) -> Tensor:
+    """A tensor over `data`, which shares source's memory: a view, sharing its version
+    counter, with source's base as its own."""
+    out = Tensor._make(data, out_dtype, source._version_counter)
+    out._base = source if source._base is None else source._base
+    # What regenerates the view's grad_fn after an in-place write to its base or a sibling
+    # view (autograd/graph.py: refresh_view).
+    out._view_source = (source, op, attrs)
+    out._view_version = out._version_counter.value
+    return out
 
 
 # inf and nan are values here, as in torch: NumPy's floating-point warnings from op impls are

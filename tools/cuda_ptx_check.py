@@ -288,7 +288,8 @@ def main(argv=None) -> int:
     if options.compile:
         return _compile_main(options.compile, ccs, options.jobs)
     pytest_args = pytest_args or sorted(str(path.relative_to(ROOT))
-                                        for path in (ROOT / "tests").glob("test_cuda*.py"))
+                                        for path in (ROOT / "tests").glob("test_cuda*.py")
+                                        if path.name != "test_cuda_ptx.py")
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "records.pickle")
         environment = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+from ..codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step, contiguous_strides
 from .array import CudaArray
 
 STRIDED_WRITE_SOURCE = '''
@@ -37,14 +37,6 @@ def strided_write_kernel(target, values, shape, strides, ndim, offset, total):
             rest //= shape[axis]
         target[position] = values[i]
 '''
-
-
-def contiguous_strides(shape: tuple) -> tuple:
-    strides, running = [], 1
-    for extent in reversed(shape):
-        strides.append(running)
-        running *= extent
-    return tuple(reversed(strides))
 
 
 def layout(array: CudaArray) -> tuple:

@@ -123,12 +123,13 @@ def _signature(args) -> tuple:
     """The numba types a GPU launch would give these arguments: device arrays are C-contiguous
     arrays of their dtype (autojit's are flat), scalars and tuples are typed as numba does."""
     import numba
+    import numpy as np
     from numba.core import types
     from numba.np import numpy_support
 
     found = []
     for arg in args:
-        if hasattr(arg, "shape") and hasattr(arg, "dtype") and not isinstance(arg, tuple):
+        if hasattr(arg, "shape") and not isinstance(arg, (tuple, np.generic)):
             found.append(types.Array(numpy_support.from_dtype(arg.dtype), len(arg.shape), "C"))
         else:
             found.append(numba.typeof(arg))

@@ -117,7 +117,7 @@ def test_column_schedule_with_a_larger_block():
     for reduce, expected in (("sum", -data.sum(axis=0)), ("min", (-data).min(axis=0))):
         rendered = render(column_kernel((7, 40), (0,), reduce=reduce), "wide", block=64,
                           warp_shuffle=False, max_blocks=4)
-        function = driver().jit(backend.kernel_function(rendered, driver(),
+        function = driver().jit(backend.kernel_function(rendered.source, "wide", driver(),
                                                         backend._simulated()))
         source, out = CudaArray.from_host(data), CudaArray((1, 40), np.float32)
         function[min(rendered.total, 4), 64](source.flat, out.flat)

@@ -114,7 +114,7 @@ def test_in_place_errors_on_views_match_the_cpu():
             leaf[:, 0].add_(1)
 
 
-def test_gradient_through_an_in_place_write_to_a_view_of_a_non_leaf():
+def test_in_place_write_to_a_view_of_a_non_leaf_raises_and_works_without_grad():
     results = []
     for device in ("cpu", "cuda"):
         w = autojit.arange(6.0, device=device).reshape(2, 3).requires_grad_()

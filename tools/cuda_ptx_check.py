@@ -157,20 +157,13 @@ def compile_record(record: KernelRecord, cc: tuple) -> str:
     from autojit.cuda import matmul
 
     if record.hand_written is None:
-        rendered = _Rendered(record.name, record.source)
-        function = generated.kernel_function(rendered, cuda, simulated=False)
+        function = generated.kernel_function(record.source, record.name, cuda, simulated=False)
     else:
         name, dtype, devices = record.hand_written
         function, _ = matmul.hand_written_function(cuda, False, name, record.source, dtype,
                                                    devices)
     ptx, _ = cuda.compile_ptx(function, record.signature, cc=cc)
     return ptx
-
-
-@dataclass
-class _Rendered:
-    name: str
-    source: str
 
 
 def _compile_one(job):
@@ -231,14 +224,13 @@ def _compile_main(path: str, ccs: list, jobs: int) -> int:
     return 1 if failures else 0
 
 
-def compile_in_subprocess(records: list, ccs: list, jobs: int = 1,
-                          capture: bool = True) -> subprocess.CompletedProcess:
-    """Compile the records in a fresh process without the simulator."""
+def compile_in_subprocess(records: list, ccs: list, jobs: int = 1) -> subprocess.CompletedProcess:
+    """Compile the records in a fresh process without the simulator (its output captured)."""
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "records.pickle")
         with open(path, "wb") as file:
             pickle.dump(records, file)
-        return _compile_subprocess(path, ccs, jobs, capture)
+        return _compile_subprocess(path, ccs, jobs, capture=True)
 
 
 def _compile_subprocess(path: str, ccs: list, jobs: int, capture: bool):

@@ -160,12 +160,11 @@ def render_for(kernel: Kernel, name: str, simulated: bool):
                   max_blocks=4 if simulated else 4096)
 
 
-def kernel_function(rendered, cuda, simulated: bool):
-    """The rendered kernel's Python function (not yet compiled)."""
+def kernel_function(source: str, name: str, cuda, simulated: bool):
+    """The Python function `name` a rendered kernel's source defines (not yet compiled)."""
     namespace = dict(kernel_namespace(cuda, simulated))
-    exec(compile(rendered.source, f"<autojit cuda kernel {rendered.name}>", "exec"),  # noqa: S102
-         namespace)
-    return namespace[rendered.name]
+    exec(compile(source, f"<autojit cuda kernel {name}>", "exec"), namespace)  # noqa: S102
+    return namespace[name]
 
 
 def _compile(kernel: Kernel, simulated: bool) -> CudaCompiledKernel:
@@ -173,7 +172,8 @@ def _compile(kernel: Kernel, simulated: bool) -> CudaCompiledKernel:
 
     start = time.perf_counter()
     rendered = render_for(kernel, f"autojit_{kernel.name}_{next(_COUNTER)}", simulated)
-    function = driver().jit(kernel_function(rendered, driver(), simulated))
+    function = driver().jit(kernel_function(rendered.source, rendered.name, driver(),
+                                            simulated))
     return CudaCompiledKernel(kernel, rendered, function, time.perf_counter() - start,
                               simulated)
 

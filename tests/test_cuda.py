@@ -153,6 +153,57 @@ def test_matmul():
     check(autojit.matmul(a_cpu[0], b_cpu), autojit.matmul(a[0], b))
 
 
+class FakeCupy:
+    """What cuda/matmul.py asks of CuPy, over the simulator's arrays (NumPy arrays inside):
+    checks the route to cuBLAS, its shapes and its writing in place; CuPy itself needs a
+    GPU."""
+
+    def __init__(self, fail=False):
+        self.calls, self.fail = [], fail
+        self.cuda = self
+
+    def Device(self, index):  # noqa: N802 - CuPy's name
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def asarray(self, flat):
+        return flat._ary  # the simulator's device array keeps a NumPy array
+
+    def matmul(self, a, b, out):
+        if self.fail:
+            raise RuntimeError("CUDA driver version is insufficient")
+        self.calls.append((a.shape, b.shape, out.shape, out.dtype))
+        np.matmul(a, b, out=out)
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_matmul_through_cupy(monkeypatch, fail):
+    from autojit.cuda import matmul
+
+    fake = FakeCupy(fail)
+    monkeypatch.setattr(matmul, "_CUPY", [fake])
+    a_cpu, a = pair((2, 5, 7))
+    b_cpu, b = pair((7, 6))
+    if fail:
+        with pytest.warns(RuntimeWarning, match="CuPy's matmul failed .*tiled kernel"):
+            check(a_cpu @ b_cpu, a @ b, 1e-5)
+        assert matmul._CUPY == [None]
+        check(a_cpu @ b_cpu, a @ b, 1e-5)  # no second warning: the kernel runs from now on
+        return
+    check(a_cpu @ b_cpu, a @ b, 1e-5)
+    assert fake.calls == [((2, 5, 7), (2, 7, 6), (2, 5, 6), np.float32)]
+    # Gradients go through it too; integer products keep the tiled kernel.
+    x_cpu, x = pair((4, 3), requires_grad=True)
+    (x @ x.t()).sum().backward()
+    (x_cpu @ x_cpu.t()).sum().backward()
+    check(x_cpu.grad, x.grad, 1e-5)
+    assert len(fake.calls) == 4  # the product and its two gradients
+    integers = autojit.ones(3, 3, dtype=autojit.int64, device="cuda")
+    check(autojit.full((3, 3), 3, dtype=autojit.int64), integers @ integers)
+    assert len(fake.calls) == 4
+
+
 def test_unsupported_dtype_names_itself():
     x = autojit.ones(3, dtype=autojit.float16, device="cuda")
     with pytest.raises(Exception, match="add: the CUDA backend does not support float16"):

@@ -80,3 +80,34 @@ def test_every_kernel_of_the_op_table_and_a_training_step_compiles_for_a_gpu():
     if result.returncode == cuda_ptx_check.UNAVAILABLE:
         pytest.skip(result.stdout.strip())
     assert result.returncode == 0, result.stdout[-20000:] + result.stderr[-5000:]
+
+
+def vector_workload() -> None:
+    """Elementwise kernels that take the vector path: float32 and float64, a bias broadcast
+    over rows, a bool result beside float operands."""
+    for dtype in ("float32", "float64"):
+        x = autojit.ones(8, 64, dtype=getattr(autojit, dtype), device="cuda")
+        bias = autojit.ones(64, dtype=x.dtype, device="cuda")
+        (x * 2 + bias).exp()
+        assert (x < bias).shape == x.shape
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba_cuda") is None,
+                    reason="numba-cuda is not installed (pip install 'numba-cuda[cu12]')")
+def test_vector_kernels_compile_to_vector_loads_and_stores(tmp_path):
+    with cuda_ptx_check.Recorder() as recorder:
+        vector_workload()
+    records = [record for record in recorder.records.values()
+               if "load_vector" in record.source]
+    assert len(records) >= 4, [record.source for record in recorder.records.values()]
+    result = cuda_ptx_check.compile_in_subprocess(records, [(8, 0)], ptx_directory=tmp_path)
+    if result.returncode == cuda_ptx_check.UNAVAILABLE:
+        pytest.skip(result.stdout.strip())
+    assert result.returncode == 0, result.stdout[-20000:] + result.stderr[-5000:]
+    for index, record in enumerate(records):
+        ptx = next(tmp_path.glob(f"{index:05d}_*.ptx")).read_text()
+        width = 4 if "load_vector4" in record.source else 2
+        kind = "f32" if width == 4 else "f64"
+        assert f"ld.global.v{width}.{kind}" in ptx, record.source
+        if "store_vector" in record.source:
+            assert f"st.global.v{width}.{kind}" in ptx, record.source

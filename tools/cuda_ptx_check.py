@@ -12,6 +12,7 @@ no driver or device.
     python tools/cuda_ptx_check.py                       # the kernels of the CUDA test modules
     python tools/cuda_ptx_check.py tests/test_cuda.py    # of chosen pytest arguments
     python tools/cuda_ptx_check.py --cc 9.0 --jobs 2
+    python tools/cuda_ptx_check.py --ptx /tmp/ptx        # and keep each kernel's PTX
 
 It prints the number of kernels compiled and each failure with its source, and exits 1 when
 one fails, 3 when numba-cuda's compiler is missing. tests/test_cuda_ptx.py runs it on a small
@@ -70,9 +71,9 @@ class Recorder:
             if kernel._launch is not None:
                 rendered = generated.render_for(kernel.kernel, kernel.rendered.name,
                                                 simulated=False)
-                arrays = [getattr(array, "flat", array) if hasattr(array, "device_index")
-                          else array for array in (*inputs, *outputs)]
-                recorder.add(KernelRecord(rendered.name, rendered.source, _signature(arrays)))
+                arguments = kernel.arguments(inputs, outputs)
+                recorder.add(KernelRecord(rendered.name, rendered.source,
+                                          _signature(arguments)))
             return launch(kernel, inputs, outputs)
 
         original = matmul.hand_written
@@ -167,12 +168,15 @@ def compile_record(record: KernelRecord, cc: tuple) -> str:
 
 
 def _compile_one(job):
-    index, record, cc = job
+    index, record, cc, ptx_directory = job
     _fake_device(cc)
     try:
-        compile_record(record, cc)
+        ptx = compile_record(record, cc)
     except Exception:  # noqa: BLE001 - every failure is reported, with its traceback
         return index, cc, traceback.format_exc(limit=4)
+    if ptx_directory is not None:
+        name = f"{index:05d}_{record.name}_sm_{cc[0]}{cc[1]}.ptx"
+        Path(ptx_directory, name).write_text(ptx)
     return index, cc, None
 
 
@@ -194,9 +198,12 @@ def compiler_available() -> bool:
     return True
 
 
-def compile_all(records: list, ccs: list, jobs: int) -> list:
-    """[(record, cc, traceback)] for each record that fails to compile for a cc."""
-    work = [(index, record, cc) for index, record in enumerate(records) for cc in ccs]
+def compile_all(records: list, ccs: list, jobs: int, ptx_directory: str | None = None) -> list:
+    """[(record, cc, traceback)] for each record that fails to compile for a cc; the PTX of
+    the others is written to `ptx_directory` when given (NNNNN_name_sm_XY.ptx, NNNNN the
+    record's position)."""
+    work = [(index, record, cc, ptx_directory) for index, record in enumerate(records)
+            for cc in ccs]
     if jobs > 1:
         import multiprocessing
 
@@ -207,14 +214,14 @@ def compile_all(records: list, ccs: list, jobs: int) -> list:
     return [(records[index], cc, error) for index, cc, error in results if error]
 
 
-def _compile_main(path: str, ccs: list, jobs: int) -> int:
+def _compile_main(path: str, ccs: list, jobs: int, ptx_directory: str | None) -> int:
     if not compiler_available():
         print("numba-cuda's compiler (NVVM) is not available: pip install 'numba-cuda[cu12]'")
         return UNAVAILABLE
     with open(path, "rb") as file:
         records = pickle.load(file)  # noqa: S301 - written by this tool a moment ago
     start = time.perf_counter()
-    failures = compile_all(records, ccs, jobs)
+    failures = compile_all(records, ccs, jobs, ptx_directory)
     for record, cc, error in failures:
         print(f"\n---- {record.name} for sm_{cc[0]}{cc[1]} ({record.where})\n{record.source}\n"
               f"{error}")
@@ -224,18 +231,22 @@ def _compile_main(path: str, ccs: list, jobs: int) -> int:
     return 1 if failures else 0
 
 
-def compile_in_subprocess(records: list, ccs: list, jobs: int = 1) -> subprocess.CompletedProcess:
+def compile_in_subprocess(records: list, ccs: list, jobs: int = 1,
+                          ptx_directory: str | None = None) -> subprocess.CompletedProcess:
     """Compile the records in a fresh process without the simulator (its output captured)."""
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "records.pickle")
         with open(path, "wb") as file:
             pickle.dump(records, file)
-        return _compile_subprocess(path, ccs, jobs, capture=True)
+        return _compile_subprocess(path, ccs, jobs, capture=True, ptx_directory=ptx_directory)
 
 
-def _compile_subprocess(path: str, ccs: list, jobs: int, capture: bool):
+def _compile_subprocess(path: str, ccs: list, jobs: int, capture: bool,
+                        ptx_directory: str | None = None):
     environment = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
     command = [sys.executable, __file__, "--compile", path, "--jobs", str(jobs)]
+    if ptx_directory is not None:
+        command += ["--ptx", str(ptx_directory)]
     for major, minor in ccs:
         command += ["--cc", f"{major}.{minor}"]
     return subprocess.run(command, env=environment, capture_output=capture, text=True,
@@ -272,6 +283,7 @@ def main(argv=None) -> int:
     parser.add_argument("--cc", action="append", default=[],
                         help="compute capability to compile for (default 8.0 and 9.0)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--ptx", help="write each kernel's PTX into this directory")
     parser.add_argument("--record", help=argparse.SUPPRESS)
     parser.add_argument("--compile", help=argparse.SUPPRESS)
     options, pytest_args = parser.parse_known_args(argv)
@@ -279,7 +291,7 @@ def main(argv=None) -> int:
     if options.record:
         return _record_main(options.record, pytest_args)
     if options.compile:
-        return _compile_main(options.compile, ccs, options.jobs)
+        return _compile_main(options.compile, ccs, options.jobs, options.ptx)
     pytest_args = pytest_args or sorted(str(path.relative_to(ROOT))
                                         for path in (ROOT / "tests").glob("test_cuda*.py")
                                         if path.name != "test_cuda_ptx.py")
@@ -291,7 +303,8 @@ def main(argv=None) -> int:
         if recorded.returncode != 0:
             print(f"the recorded workload failed (exit {recorded.returncode})")
             return recorded.returncode
-        return _compile_subprocess(path, ccs, options.jobs, capture=False).returncode
+        return _compile_subprocess(path, ccs, options.jobs, capture=False,
+                                   ptx_directory=options.ptx).returncode
 
 
 if __name__ == "__main__":

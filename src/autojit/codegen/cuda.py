@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from . import cuda_vector
 from .kernel import Kernel
 from .render_cuda import render
 from .schedule import KernelStep, Plan
@@ -88,6 +89,8 @@ def kernel_namespace(cuda, simulated: bool) -> dict:
     exec(compile(HELPERS, "<autojit cuda helpers>", "exec"), namespace)  # noqa: S102
     for name in HELPER_NAMES:
         namespace[name] = cuda.jit(device=True)(namespace[name])
+    namespace.update(cuda_vector.simulated_functions() if simulated
+                     else cuda_vector.device_functions())
     _NAMESPACES[simulated] = namespace
     return namespace
 
@@ -108,19 +111,47 @@ class CudaCompiledKernel:
         if rendered.reduces:
             blocks = min(rendered.total, limit)
         else:
-            blocks = min(-(-rendered.total // rendered.block), limit)
-        self._launch = None if blocks == 0 else function[blocks, rendered.block]
+            # A thread of a vector kernel takes `vector_width` elements at a time.
+            threads = rendered.groups or rendered.total
+            blocks = min(-(-threads // rendered.block), limit)
+        self._launch = None if rendered.total == 0 else function[max(blocks, 1), rendered.block]
+
+    def arguments(self, inputs, outputs) -> list:
+        """The launch's arguments: the flat arrays, then for a kernel with a vector path the
+        number of vector groups to run: all of them when each array accessed by vectors starts
+        at a multiple of the vector's size (a view may start anywhere), else none."""
+        from ..cuda.array import CudaArray
+
+        # Not getattr(array, "flat"): a simulated device array would answer with NumPy's.
+        arrays = [array.flat if isinstance(array, CudaArray) else array
+                  for array in (*inputs, *outputs)]
+        rendered = self.rendered
+        if rendered.vector_width:
+            aligned = all(_address(arrays[index]) % (rendered.vector_width
+                                                     * arrays[index].dtype.itemsize) == 0
+                          for index in rendered.vector_arrays)
+            arrays.append(rendered.groups if aligned else 0)
+        return arrays
 
     def __call__(self, inputs, outputs) -> None:
         if self._launch is None:
             return
-        arrays = [getattr(array, "flat", array) for array in (*inputs, *outputs)]
+        arrays = self.arguments(inputs, outputs)
         for index in self.rendered.zeroed:
             _zero(arrays[len(inputs) + index])
         self._launch(*arrays)
 
     def __repr__(self):
         return f"<CudaCompiledKernel {self.kernel.name} ({self.compile_seconds * 1e3:.1f} ms)>"
+
+
+def _address(flat) -> int:
+    """Where a flat device array's data starts: its device pointer on a GPU, the address of
+    the NumPy array the simulator keeps it in otherwise."""
+    pointer = getattr(flat, "device_ctypes_pointer", None)
+    if pointer is None:
+        return flat.ctypes.data
+    return pointer.value or 0
 
 
 ZERO_SOURCE = '''

@@ -8,7 +8,11 @@ the text each expression node becomes.
 
 - An elementwise kernel is a grid-stride loop over the elements of its (merged) space: each
   thread turns a linear index into the per-array offsets through the loops' extents and
-  strides, evaluates the steps and stores the outputs.
+  strides, evaluates the steps and stores the outputs. When every array walks the innermost
+  loop contiguously or not at all, a vector loop comes first (`vector_plan`): each thread takes
+  2 or 4 adjacent elements at a time, read and written with one 8- or 16-byte access
+  (codegen/cuda_vector.py), and the scalar loop takes what is left: the last partial group, or
+  everything when the launch finds an array off the vectors' alignment.
 - A reducing kernel gives each block one kept position (grid-stride over blocks); its threads
   stride over the reduced positions, each folding into its own accumulators (and storing any
   elementwise outputs on the way), then the block combines the accumulators through shared
@@ -67,6 +71,13 @@ class RenderedCuda:
     total: int  # elements (elementwise) or blocks of work (reducing)
     block: int
     zeroed: tuple = ()  # outputs to fill with 0 before the launch (split sums add into them)
+    # Elementwise kernels with a vector path (see `CudaRenderer.vector_plan`): elements per
+    # vector access (0: none), the arrays accessed so (inputs then outputs) and the number of
+    # vector groups; the kernel takes that number, or 0 to run every element scalar, as its
+    # last argument `groups`.
+    vector_width: int = 0
+    vector_arrays: tuple = ()
+    groups: int = 0
 
 
 def _cast_name(dtype) -> str:
@@ -165,12 +176,18 @@ class CudaRenderer:
         kept = [level for level in plan if not level[2]]
         reduced = [level for level in plan if level[2]]
         reduces = any(output.reduce for output in kernel.outputs)
-        self.line(0, f"def {self.name}({', '.join(self.arrays)}):")
         kept_total = math.prod(level[0] for level in kept)
+        vector = None if reduces else self.vector_plan(kept, kept_total)
+        parameters = self.arrays + (["groups"] if vector else [])
+        self.line(0, f"def {self.name}({', '.join(parameters)}):")
         if not reduces:
             self.line(1, "start = cuda.grid(1)")
             self.line(1, "stride = cuda.gridsize(1)")
-            self.line(1, f"for linear in range(start, {kept_total}, stride):")
+            first = "start"
+            if vector is not None:
+                self.render_vector(*vector)
+                first = f"groups * {vector[0]} + start"
+            self.line(1, f"for linear in range({first}, {kept_total}, stride):")
             offsets = self.offsets(2, kept, "linear", "o")
             self.body(2, offsets, accumulate=False)
         elif render_llvm.accumulates_in_memory(kernel):
@@ -181,8 +198,9 @@ class CudaRenderer:
         zeroed = tuple(index for index, output in enumerate(kernel.outputs)
                        if output.reduce and self.splits > 1)
         total = self.tiles if reduces else kept_total
+        width, arrays, groups = (vector[0], vector[2], vector[3]) if vector else (0, (), 0)
         return RenderedCuda(self.name, "\n".join(self.lines) + "\n", reduces,
-                            total * self.splits, self.block, zeroed)
+                            total * self.splits, self.block, zeroed, width, arrays, groups)
 
     def offsets(self, depth, levels, linear, prefix) -> list:
         """Lines turning `linear` (C order over `levels`) into one offset per array."""
@@ -209,19 +227,16 @@ class CudaRenderer:
             result.append(" + ".join(terms) if terms else "0")
         return result
 
-    def body(self, depth, offsets, accumulate) -> None:
+    def steps(self, depth: int, load, suffix: str = "") -> list:
+        """Lines computing the kernel's steps, as (text, dtype) per step: `load(index)` gives
+        an input's text (emitting its load on first use), `suffix` ends the values' names."""
         kernel = self.kernel
-        loaded, values = {}, []
+        values = []
         for position, step in enumerate(kernel.steps):
             operands = []
             for operand in step.operands:
                 if operand.kind == "input":
-                    if operand.index not in loaded:
-                        text = f"in{operand.index}[{offsets[operand.index]}]"
-                        self.line(depth, f"x{operand.index} = {text}")
-                        loaded[operand.index] = (f"x{operand.index}",
-                                                 kernel.inputs[operand.index].dtype)
-                    text, dtype = loaded[operand.index]
+                    text, dtype = load(operand.index), kernel.inputs[operand.index].dtype
                 elif operand.kind == "step":
                     text, dtype = values[operand.index]
                 else:
@@ -231,8 +246,22 @@ class CudaRenderer:
                     text = f"{_cast_name(step.compute_dtype)}({text})"
                 operands.append(text)
             expression = _Expression(step, operands).emit(parse(step.op.lowering.expression))
-            self.line(depth, f"v{position} = {_cast_name(step.out_dtype)}({expression})")
-            values.append((f"v{position}", step.out_dtype))
+            name = f"v{position}{suffix}"
+            self.line(depth, f"{name} = {_cast_name(step.out_dtype)}({expression})")
+            values.append((name, step.out_dtype))
+        return values
+
+    def body(self, depth, offsets, accumulate) -> None:
+        kernel = self.kernel
+        loaded: dict = {}
+
+        def load(index: int) -> str:
+            if index not in loaded:
+                self.line(depth, f"x{index} = in{index}[{offsets[index]}]")
+                loaded[index] = f"x{index}"
+            return loaded[index]
+
+        values = self.steps(depth, load)
         first_output = len(kernel.inputs)
         for index, output in enumerate(kernel.outputs):
             value = f"{_cast_name(output.dtype)}({values[output.step][0]})"
@@ -241,6 +270,84 @@ class CudaRenderer:
             elif accumulate:
                 self.line(depth, f"acc{index} = "
                           f"{self.combine(output, f'acc{index}', self.widen(output, value))}")
+
+    # ---- the vector path of elementwise kernels -----------------------------------------------
+
+    def array_dtypes(self) -> list:
+        return [entry.dtype for entry in self.kernel.inputs] + \
+            [output.dtype for output in self.kernel.outputs]
+
+    def vector_plan(self, kept, total):
+        """(width, loops over groups, vector arrays, groups) for an elementwise kernel whose
+        innermost loop every array walks contiguously or not at all, else None.
+
+        Each thread then takes `width` adjacent elements at a time: arrays walking the loop
+        (bools aside: their memory type is not their value type) are read and written with
+        one vector access, arrays broadcast along it are read once. The width fills 16 bytes
+        of the widest such array, at most 4 elements. Group starts must be multiples of the
+        width in every vector array (so that one aligned start aligns them all): with one
+        loop the elements past the last whole group run scalar, with more the innermost
+        extent must divide."""
+        if not kept:
+            return None
+        extent, strides, _ = kept[-1]
+        array_dtypes = self.array_dtypes()
+        if any(stride not in (0, 1) for stride in strides):
+            return None
+        vector = tuple(index for index, stride in enumerate(strides)
+                       if stride == 1 and array_dtypes[index] is not dtypes.bool_)
+        if not vector:
+            return None
+        width = min(4, 16 // max(array_dtypes[index].itemsize for index in vector))
+        if width < 2 or total < width or (len(kept) > 1 and extent % width):
+            return None
+        if any(level[1][index] % width for level in kept[:-1] for index in vector):
+            return None
+        loops = [*kept[:-1], (extent // width, tuple(stride * width for stride in strides),
+                              False)]
+        return width, loops, vector, total // width
+
+    def render_vector(self, width: int, loops, vector: tuple, groups: int) -> None:
+        """The grid-stride loop over vector groups, before the scalar loop: a thread's `width`
+        elements are loaded, computed lane by lane and stored together."""
+        kernel = self.kernel
+        strides = [stride // width for stride in loops[-1][1]]  # the innermost loop's, again
+        self.line(1, "for group in range(start, groups, stride):")
+        offsets = self.offsets(2, loops, "group", "g")
+        count = len(kernel.inputs)
+        lanes = range(width)
+
+        def at(index: int, lane: int) -> str:
+            return offsets[index] if not lane else \
+                (f"{offsets[index]} + {lane}" if offsets[index] != "0" else str(lane))
+
+        used = sorted({operand.index for step in kernel.steps for operand in step.operands
+                       if operand.kind == "input"})
+        for index in used:
+            if index in vector:
+                names = ", ".join(f"x{index}_{lane}" for lane in lanes)
+                self.line(2, f"{names} = load_vector{width}(in{index}, {offsets[index]})")
+            elif strides[index] == 0:
+                self.line(2, f"x{index} = in{index}[{offsets[index]}]")
+            else:
+                for lane in lanes:
+                    self.line(2, f"x{index}_{lane} = in{index}[{at(index, lane)}]")
+        lane_values = []
+        for lane in lanes:
+            def load(index: int, lane=lane) -> str:
+                return f"x{index}" if strides[index] == 0 else f"x{index}_{lane}"
+
+            lane_values.append(self.steps(2, load, suffix=f"_{lane}"))
+        for index, output in enumerate(kernel.outputs):
+            cast = _cast_name(output.dtype)
+            values = [f"{cast}({lane_values[lane][output.step][0]})" for lane in lanes]
+            array = count + index
+            if array in vector:
+                self.line(2, f"store_vector{width}(out{index}, {offsets[array]}, "
+                          f"({', '.join(values)}))")
+            else:
+                for lane in lanes:
+                    self.line(2, f"out{index}[{at(array, lane)}] = {values[lane]}")
 
     # ---- reductions ---------------------------------------------------------------------------
 

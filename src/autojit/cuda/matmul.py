@@ -5,7 +5,12 @@ TILE x TILE per block: each step loads a tile of each operand into shared memory
 thread accumulates one output element, so each operand element is read from global memory
 n/TILE (or m/TILE) times instead of n (or m). The batch runs along the grid's z axis; a batch
 dim broadcast in one operand is materialized first (an expand, eager.py). When CuPy is
-importable its cuBLAS matmul is the faster route; it is not used yet.
+importable (the `cublas` extra) float32 and float64 products go to cuBLAS through
+`cupy.matmul` instead, on the same buffers (CuPy reads `__cuda_array_interface__`, no copy) and
+the same stream (the legacy default stream, where numba launches autojit's kernels), so the
+order of work is kept without a synchronization. CuPy is never used under the simulator; if
+its first product fails (a CuPy built for another CUDA version), one warning says so and the
+tiled kernel takes over.
 
 gather writes `out[i] = source[map[i] - 1]`, or 0 where `map[i]` is 0: cat and embed_slice
 (eager.py builds the map).
@@ -14,6 +19,7 @@ gather writes `out[i] = source[map[i] - 1]`, or 0 where `map[i]` is 0: cat and e
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -119,10 +125,52 @@ def matmul(a: CudaArray, b: CudaArray, shape: tuple) -> CudaArray:
     if k == 0:
         out[...] = 0
         return out
+    if a.dtype.kind == "f" and _cublas(a, b, out, (batch, m, k, n)):
+        return out
     function, tile = hand_written("matmul_kernel", MATMUL_SOURCE, a.dtype)
     grid = (-(-n // tile), -(-m // tile), batch)
     function[grid, (tile, tile)](a.flat, b.flat, out.flat, m, k, n, m * k, k * n)
     return out
+
+
+_CUPY: list = []  # [the cupy module, or None where it is missing or failed], once looked up
+
+
+def cupy_module():
+    """CuPy, where it is importable and a GPU (not the simulator) runs the kernels; else
+    None."""
+    if not _CUPY:
+        from . import is_simulator
+
+        module = None
+        if not is_simulator():
+            try:
+                import cupy as module
+            except ImportError:
+                module = None
+        _CUPY.append(module)
+    return _CUPY[0]
+
+
+def _cublas(a: CudaArray, b: CudaArray, out: CudaArray, sizes: tuple) -> bool:
+    """out = a @ b through CuPy's cuBLAS, in place on out's buffer; False where CuPy is not
+    there (the caller then runs the tiled kernel)."""
+    cupy = cupy_module()
+    if cupy is None:
+        return False
+    batch, m, k, n = sizes
+    try:
+        with cupy.cuda.Device(out.device_index):
+            cupy.matmul(cupy.asarray(a.flat).reshape(batch, m, k),
+                        cupy.asarray(b.flat).reshape(batch, k, n),
+                        out=cupy.asarray(out.flat).reshape(batch, m, n))
+    except Exception as error:  # noqa: BLE001 - any failure of CuPy's: the kernel takes over
+        _CUPY[0] = None
+        warnings.warn(f"autojit: CuPy's matmul failed ({type(error).__name__}: {error}); "
+                      "CUDA products run on autojit's tiled kernel from now on",
+                      RuntimeWarning, stacklevel=2)
+        return False
+    return True
 
 
 def gather(index: CudaArray, source: CudaArray, out: CudaArray) -> None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .. import dtypes
 from ..ops.registry import Elementwise
@@ -78,6 +79,15 @@ class RenderedCuda:
     vector_width: int = 0
     vector_arrays: tuple = ()
     groups: int = 0
+
+
+class VectorPlan(NamedTuple):
+    """An elementwise kernel's vector path (`CudaRenderer.vector_plan`)."""
+
+    width: int  # elements per access
+    loops: list  # the kernel's loops over groups of `width` elements
+    arrays: tuple  # the arrays accessed by vectors, inputs then outputs
+    groups: int
 
 
 def _cast_name(dtype) -> str:
@@ -185,8 +195,8 @@ class CudaRenderer:
             self.line(1, "stride = cuda.gridsize(1)")
             first = "start"
             if vector is not None:
-                self.render_vector(*vector)
-                first = f"groups * {vector[0]} + start"
+                self.render_vector(vector)
+                first = f"groups * {vector.width} + start"
             self.line(1, f"for linear in range({first}, {kept_total}, stride):")
             offsets = self.offsets(2, kept, "linear", "o")
             self.body(2, offsets, accumulate=False)
@@ -198,7 +208,8 @@ class CudaRenderer:
         zeroed = tuple(index for index, output in enumerate(kernel.outputs)
                        if output.reduce and self.splits > 1)
         total = self.tiles if reduces else kept_total
-        width, arrays, groups = (vector[0], vector[2], vector[3]) if vector else (0, (), 0)
+        width, arrays, groups = (vector.width, vector.arrays, vector.groups) if vector \
+            else (0, (), 0)
         return RenderedCuda(self.name, "\n".join(self.lines) + "\n", reduces,
                             total * self.splits, self.block, zeroed, width, arrays, groups)
 
@@ -273,13 +284,9 @@ class CudaRenderer:
 
     # ---- the vector path of elementwise kernels -----------------------------------------------
 
-    def array_dtypes(self) -> list:
-        return [entry.dtype for entry in self.kernel.inputs] + \
-            [output.dtype for output in self.kernel.outputs]
-
-    def vector_plan(self, kept, total):
-        """(width, loops over groups, vector arrays, groups) for an elementwise kernel whose
-        innermost loop every array walks contiguously or not at all, else None.
+    def vector_plan(self, kept, total) -> VectorPlan | None:
+        """The vector path of an elementwise kernel whose innermost loop every array walks
+        contiguously or not at all, else None.
 
         Each thread then takes `width` adjacent elements at a time: arrays walking the loop
         (bools aside: their memory type is not their value type) are read and written with
@@ -291,7 +298,8 @@ class CudaRenderer:
         if not kept:
             return None
         extent, strides, _ = kept[-1]
-        array_dtypes = self.array_dtypes()
+        array_dtypes = [entry.dtype for entry in self.kernel.inputs] + \
+            [output.dtype for output in self.kernel.outputs]
         if any(stride not in (0, 1) for stride in strides):
             return None
         vector = tuple(index for index, stride in enumerate(strides)
@@ -305,15 +313,15 @@ class CudaRenderer:
             return None
         loops = [*kept[:-1], (extent // width, tuple(stride * width for stride in strides),
                               False)]
-        return width, loops, vector, total // width
+        return VectorPlan(width, loops, vector, total // width)
 
-    def render_vector(self, width: int, loops, vector: tuple, groups: int) -> None:
+    def render_vector(self, plan: VectorPlan) -> None:
         """The grid-stride loop over vector groups, before the scalar loop: a thread's `width`
         elements are loaded, computed lane by lane and stored together."""
-        kernel = self.kernel
-        strides = [stride // width for stride in loops[-1][1]]  # the innermost loop's, again
+        kernel, width, vector = self.kernel, plan.width, plan.arrays
+        strides = [stride // width for stride in plan.loops[-1][1]]  # the innermost loop's
         self.line(1, "for group in range(start, groups, stride):")
-        offsets = self.offsets(2, loops, "group", "g")
+        offsets = self.offsets(2, plan.loops, "group", "g")
         count = len(kernel.inputs)
         lanes = range(width)
 

@@ -114,17 +114,24 @@ def test_in_place_errors_on_views_match_the_cpu():
             leaf[:, 0].add_(1)
 
 
-def test_in_place_write_to_a_view_of_a_non_leaf_raises_and_works_without_grad():
+def test_in_place_write_to_a_view_of_a_non_leaf_reaches_the_base_and_its_gradient():
     results = []
     for device in ("cpu", "cuda"):
         w = autojit.arange(6.0, device=device).reshape(2, 3).requires_grad_()
         y = w * 2
-        with pytest.raises(RuntimeError, match="view of a tensor that requires grad"):
-            y[:, 1].mul_(3)
+        y[:, 1].mul_(3)  # the base's history becomes the old base with the column scattered in
         with autojit.no_grad():
-            y[:, 1].mul_(3)  # outside autograd: a plain write, reaching y
-        results.append(y.detach().cpu().numpy())
-    np.testing.assert_array_equal(results[1], results[0])
+            y[0, 0].add_(100)  # outside autograd: a plain write, reaching y
+        (y * y).sum().backward()
+        results.append((y.detach().cpu().numpy(), w.grad.cpu().numpy()))
+    expected = np.arange(6.0).reshape(2, 3) * 2
+    expected[:, 1] *= 3
+    expected[0, 0] += 100
+    np.testing.assert_array_equal(results[0][0], expected)
+    # d(y*y)/dw = 2 y * dy/dw, with dy/dw = 2, or 6 in the column written through the view.
+    np.testing.assert_allclose(results[0][1], 2 * expected * np.array([2.0, 6.0, 2.0]))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    np.testing.assert_allclose(results[1][1], results[0][1])
 
 
 def test_compiled_function_writes_through_a_strided_view_argument():

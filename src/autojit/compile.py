@@ -38,11 +38,13 @@ from .guards import (
     scalar_condition,
     symbolic_conditions,
     tensor_conditions,
+    written_input_conditions,
 )
 from .ir.graph import Graph
 from .ir.interpreter import interpret
 from .ir.partition import partition
-from .ir.trace import GraphBreak, Tracer, user_frame
+from .ir.trace import GraphBreak, Tracer, graph_break, user_frame
+from .result_template import alias_fresh_grads, flatten_result, requiring_results
 from .state import state
 from .symbolic import ShapeEnv
 from .tensor import Tensor
@@ -180,6 +182,8 @@ class CompiledFunction:
                 symbolic = Tensor._symbolic(graph.inputs[-1].value)
                 symbolic._requires_grad = argument._requires_grad
                 symbolic._grad = argument._grad  # accumulated into like a captured tensor
+                if argument._is_inference:
+                    symbolic._is_inference = True  # so an in-place write raises as in eager
                 call_args.append(symbolic)
                 arg_positions.append(position)
                 symbolic_args.append((graph.inputs[-1], symbolic))
@@ -187,6 +191,8 @@ class CompiledFunction:
                 call_args.append(argument)
         names = {id(tensor._data): path for path, tensor in tensors_before.values()}
         tracer = Tracer(graph, names)
+        for (entry, symbolic), position in zip(symbolic_args, arg_positions):
+            tracer.add_argument(entry, symbolic, args[position]._data)
         # The .grad of every tensor the function can reach, before it runs: a `p.grad = None`
         # in the function happens for real while tracing, and must be undone (the executable
         # repeats it on each call) before guards and write-back look at .grad.
@@ -195,8 +201,10 @@ class CompiledFunction:
         eager_call = False
         try:
             result = self.fn(*call_args)
-            template = _flatten_result(result, graph, tracer)
-            requiring = _requiring_results(graph, result) if state.grad_enabled else []
+            template = flatten_result(result, graph, tracer, {
+                id(symbolic): position for (_, symbolic), position in zip(symbolic_args,
+                                                                           arg_positions)})
+            requiring = requiring_results(graph, result) if state.grad_enabled else []
             if requiring and state.anomaly:
                 # Anomaly mode checks every backward node's gradients; a backward run later,
                 # outside the function, runs eagerly so that it is checked.
@@ -210,7 +218,7 @@ class CompiledFunction:
                 graph.add_output(tracer.value_of(gradient), tracer.unique_output("nan_check"),
                                  "check")
             tracer.finish(graph, symbolic_args)
-            template = _alias_fresh_grads(template, result, tracer.fresh_grads)
+            template = alias_fresh_grads(template, result, tracer.fresh_grads)
         except _RunEagerly as reason:
             config.log("recompiles", f"{self._name()}: this call runs eagerly: {reason}")
             eager_call = True
@@ -246,13 +254,18 @@ class CompiledFunction:
         for entry, symbolic in symbolic_args:
             if id(symbolic) in grad_guarded:
                 grad_guarded.add(id(args[arg_positions[graph.arg_inputs.index(entry)]]))
-        self._write_guards(guards, args, graph, tensors_before, scalars, complete, grad_guarded,
-                           env)
+        overlap = self._write_guards(guards, args, graph, tensors_before, scalars, complete,
+                                     grad_guarded, env, arg_positions, tracer.first_writes)
+        if overlap is not None:
+            graph_break(overlap, needs_data=False)
         cleared_grads = [entry.tensor for entry in tracer.cleared_grads] + [
             tensor for tensor in cleared if all(tensor is not entry.tensor
                                                 for entry in tracer.cleared_grads)]
+        version_bumps = [(entry.tensor, None, count) if entry.kind == "captured" else
+                         (None, arg_positions[graph.arg_inputs.index(entry)], count)
+                         for entry, count in tracer.version_bumps]
         parts = (template, cleared_grads, guards, arg_positions, has_backward, requiring,
-                 backward_error, nan_checks, set(tracer.fresh_grads))
+                 backward_error, nan_checks, set(tracer.fresh_grads), version_bumps)
         config.log("guards", f"{self._name()}: {len(guards)} guards\n{guards}")
         if env.hints:
             for text, value, where in env.specializations:
@@ -267,7 +280,8 @@ class CompiledFunction:
 
     def _build(self, graph: Graph, traced: Graph, template, cleared_grads: list, guards,
                arg_positions: list, has_backward: bool, requiring: list, backward_error,
-               nan_checks: list, fresh_grads: set, generic: bool = False) -> Executable:
+               nan_checks: list, fresh_grads: set, version_bumps: list,
+               generic: bool = False) -> Executable:
         """Optimize a traced graph (concrete sizes) and compile it into an Executable; with
         `generic`, its kernels read their sizes at run time (a dynamic trace's binding)."""
         optimized = self._optimize(graph)
@@ -287,6 +301,7 @@ class CompiledFunction:
                 executable.failing_backward = (backward_error, requiring)
         executable.nan_checks = nan_checks
         executable.fresh_grads = fresh_grads
+        executable.version_bumps = version_bumps
         return executable
 
     def _roots(self, args: tuple, guards: GuardSet) -> list:
@@ -318,9 +333,11 @@ class CompiledFunction:
         return roots
 
     def _write_guards(self, guards: GuardSet, args: tuple, graph: Graph, tensors: dict,
-                      scalars: list, complete: bool, grad_guarded: set, env) -> None:
+                      scalars: list, complete: bool, grad_guarded: set, env,
+                      arg_positions: list, first_writes: dict):
         """grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those
-        have their .grad checked."""
+        have their .grad checked. Returns why the traced call cannot run compiled (an input
+        written in place shares memory with another), else None."""
         guards.require(f"len(args) == {len(args)}", f"the number of arguments changed (was "
                        f"{len(args)})")
         mode_conditions(guards)
@@ -353,8 +370,10 @@ class CompiledFunction:
         for path, value in scalars:
             scalar_condition(guards, path, value, path)
         symbolic_conditions(guards, env)
+        overlap = written_input_conditions(guards, args, graph, arg_positions, first_writes)
         guards.complete = complete
         guards.build()
+        return overlap
 
     def _optimize(self, graph: Graph) -> Graph:
         try:
@@ -532,65 +551,3 @@ def _warn(message: str) -> None:
     warnings.warn_explicit(message, CompileWarning, frame.f_code.co_filename, frame.f_lineno,
                            module=frame.f_globals.get("__name__"),
                            registry=frame.f_globals.setdefault("__warningregistry__", {}))
-
-
-def _flatten_result(result, graph: Graph, tracer: Tracer):
-    if isinstance(result, Tensor):
-        index = len(graph.outputs)
-        graph.add_output(tracer.value_of(result), f"out{index}")
-        return ("tensor", index)
-    if isinstance(result, (tuple, list)):
-        kind = "tuple" if isinstance(result, tuple) else "list"
-        return (kind, [_flatten_result(item, graph, tracer) for item in result])
-    if isinstance(result, dict):
-        return ("dict", [(key, _flatten_result(value, graph, tracer))
-                         for key, value in result.items()])
-    if isinstance(result, (bool, int, float, str, type(None))):
-        return ("constant", result)
-    raise TypeError(f"autojit.compile: the function returned a {type(result).__name__}; "
-                    "a compiled function returns Tensors, numbers, None, or tuples, lists and "
-                    "dicts of them")
-
-
-def _alias_fresh_grads(template, result, fresh_grads: dict):
-    """The template with each returned tensor that is an assigned .grad (`return w.grad`
-    after `w.grad = None; loss.backward()`) made a ("grad", output name) leaf: the call
-    returns the very tensor it leaves in .grad, as eager does."""
-    if not fresh_grads:
-        return template
-    kind = template[0]
-    if kind == "tensor":
-        for name, grad in fresh_grads.items():
-            if grad is result and not result._requires_grad:
-                return ("grad", name)
-        return template
-    if kind in ("tuple", "list"):
-        return (kind, [_alias_fresh_grads(item, value, fresh_grads)
-                       for item, value in zip(template[1], result)])
-    if kind == "dict":
-        return (kind, [(key, _alias_fresh_grads(item, result[key], fresh_grads))
-                       for key, item in template[1]])
-    return template
-
-
-def _requiring_results(graph: Graph, result) -> list:
-    """(output name, Tensor) for each returned tensor that requires grad."""
-    tensors = list(_tensors_in(result))
-    requiring = []
-    for output in graph.outputs:
-        for tensor in tensors:
-            if tensor._value is output.value and tensor._requires_grad:
-                requiring.append((output.name, tensor))
-                break
-    return requiring
-
-
-def _tensors_in(result):
-    if isinstance(result, Tensor):
-        yield result
-    elif isinstance(result, (tuple, list)):
-        for item in result:
-            yield from _tensors_in(item)
-    elif isinstance(result, dict):
-        for item in result.values():
-            yield from _tensors_in(item)

@@ -18,6 +18,8 @@ import math
 import re
 import types
 
+import numpy as np
+
 from . import dtypes
 from .state import state
 from .tensor import Tensor
@@ -83,7 +85,8 @@ class GuardSet:
     def __init__(self):
         self._lines: list[str] = []
         self._constants: dict = {"Tensor": Tensor, "state": state, "dtypes": dtypes,
-                                 "isnan": math.isnan, "copysign": math.copysign}
+                                 "isnan": math.isnan, "copysign": math.copysign,
+                                 "separate": separate}
         self.complete = True
         self._check = None
 
@@ -211,3 +214,74 @@ def symbolic_conditions(guards: GuardSet, env) -> None:
     for condition in env.guards:
         guards.require(_SYMBOL.sub(source, condition),
                        f"the sizes broke a condition the trace relied on: {condition}")
+
+
+def separate(written: tuple, others: tuple) -> bool:
+    """No array of `written` shares memory with one of `others` (two arrays that each own
+    their memory and are not the same object cannot overlap: the common case costs no
+    bounds test)."""
+    for array in written:
+        for other in others:
+            if array is other:
+                return False
+            if array.__class__ is np.ndarray and other.__class__ is np.ndarray:
+                if (array.base is not None or other.base is not None) and \
+                        np.may_share_memory(array, other):
+                    return False
+            elif array.__class__ is other.__class__ and array._root() is other._root():
+                return False  # device arrays (cuda/array.py) over the same allocation
+    return True
+
+
+def written_input_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,
+                             first_writes: dict):
+    """Conditions for a graph that writes an input (an argument, or a captured tensor while
+    arguments are read): the graph reads every input before anything is written back, so an
+    input the function reads after another input's first write (`first_writes`: id(Input) ->
+    node count then) must not share that input's memory, nor may two written inputs share
+    memory; and views of a written argument were laid out as its strides were. Returns a
+    description of an overlap the call being traced has (it must run eagerly), else None."""
+    position_of = {id(entry): position for entry, position in zip(graph.arg_inputs,
+                                                                    arg_positions)}
+    written = [output.target for output in graph.outputs if output.kind == "update"]
+    if not arg_positions or not written:
+        return None
+    for entry in written:
+        if entry.kind == "arg":
+            position = position_of[id(entry)]
+            argument = args[position]
+            if argument._data.__class__ is np.ndarray:
+                guards.require(f"args[{position}]._data.strides == {argument._data.strides!r}",
+                               f"argument {position}, written in place, changed its memory "
+                               f"layout")
+            guards.require(f"args[{position}]._is_inference is {argument._is_inference}",
+                           f"argument {position}, written in place, changed inference mode")
+    inputs = [entry for entry in graph.inputs if entry.kind in ("arg", "captured")]
+    written_ids = {id(entry) for entry in written}
+
+    def source(entry):
+        if entry.kind == "arg":
+            position = position_of[id(entry)]
+            return f"args[{position}]", args[position], f"argument {position}"
+        return guards.constant(entry.tensor, "T"), entry.tensor, f"captured tensor {entry.name}"
+
+    overlap = None
+    for entry in written:
+        start = first_writes.get(id(entry), 0)
+        read_after = {id(operand) for node in graph.nodes[start:] for operand in node.inputs}
+        others = [other for other in inputs if other is not entry and (
+            entry.kind == "arg" or other.kind == "arg") and (
+            id(other.value) in read_after or id(other) in written_ids)]
+        if not others:
+            continue
+        expression, tensor, what = source(entry)
+        listed = [source(other) for other in others]
+        listing = ", ".join(f"{other}._data" for other, _, _ in listed)
+        guards.require(f"separate(({expression}._data,), ({listing},))",
+                       f"{what}, written in place, now shares memory with an input read after "
+                       f"the write")
+        if overlap is None and not separate((tensor._data,), tuple(
+                other._data for _, other, _ in listed)):
+            overlap = (f"{what} is written in place and shares memory with another input of "
+                       f"the call that is read after the write")
+    return overlap

@@ -365,6 +365,8 @@ class Tensor:
         """The same storage without autograd history and with its own version counter."""
         alias = Tensor._make(self._data, self._dtype)
         alias._value = self._value
+        if self._data is None and state.tracer is not None:
+            state.tracer.alias(self, alias)
         return alias
 
     @data.setter
@@ -381,6 +383,8 @@ class Tensor:
         """A tensor sharing storage and version counter, with no history."""
         alias = Tensor._make(self._data, self._dtype, self._version_counter)
         alias._value = self._value
+        if self._data is None and state.tracer is not None:
+            state.tracer.alias(self, alias)
         return alias
 
     def detach_(self) -> Tensor:

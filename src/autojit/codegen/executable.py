@@ -44,6 +44,10 @@ class Executable:
         # Names of "grad" outputs whose tensor's .grad the function assigned: each call leaves
         # a new tensor there, as eager does, instead of writing into the one already there.
         self.fresh_grads: set = set()
+        # (captured tensor, or None and an argument position, count): how far each written
+        # tensor's version counter moves per call, as eager's in-place ops move it; compile.py
+        # counts them while tracing. None (a graph built by hand): once per update output.
+        self.version_bumps: list | None = None
 
     def run(self, args: tuple):
         self.calls += 1
@@ -117,7 +121,9 @@ class Executable:
         and for that output alone)."""
         recipe = self._recipe
         targets = None
-        for index, tensor in recipe.updates:
+        for index, tensor, position in recipe.updates:
+            if tensor is None:
+                tensor = args[position]
             array = arrays[index]
             # A kernel that stored the new value into the tensor's own storage hands back
             # that very array (codegen/in_place.py): nothing is left to copy.
@@ -125,11 +131,16 @@ class Executable:
                 if array.__class__ is not tensor._data.__class__:
                     array = _to_device_of(array, tensor._data)
                 if targets is None:
-                    targets = [target._data for _, target in recipe.updates]
+                    targets = [(target if target is not None else args[position])._data
+                               for _, target, position in recipe.updates]
                 if any(np.may_share_memory(array, target) for target in targets):
                     array = array.copy()
                 tensor._data[...] = array
-            tensor._bump_version()
+        bumps = self.version_bumps
+        if bumps is None:
+            bumps = [(tensor, position, 1) for _, tensor, position in recipe.updates]
+        for tensor, position, count in bumps:
+            (tensor if tensor is not None else args[position])._version_counter.value += count
         for index, tensor, position, dtype, fresh in recipe.grads:
             tensor = tensor if position is None else args[position]
             if fresh:
@@ -155,7 +166,12 @@ class _Recipe:
         self.grad_owners = {}  # "grad" output name -> (captured tensor, or argument position)
         for index, output in enumerate(graph.outputs):
             if output.kind == "update":
-                self.updates.append((index, output.target.tensor))
+                entry = output.target
+                if entry.kind == "captured":
+                    self.updates.append((index, entry.tensor, None))
+                else:  # an argument, at its call position
+                    self.updates.append((index, None, executable.arg_positions[
+                        graph.arg_inputs.index(entry)]))
             elif output.kind == "grad":
                 entry = output.target
                 fresh = output.name in executable.fresh_grads
@@ -169,29 +185,68 @@ class _Recipe:
                        for output in graph.outputs]
 
     def rebuild(self, template, arrays: tuple, node, args: tuple):
-        """The function's result: `template` with each output index replaced by its tensor,
-        and each ("grad", name) leaf by the .grad the write-back just left there."""
+        """The function's result: `template` (result_template.py) with each output index
+        replaced by its tensor (one tensor per index), arguments and outside tensors by
+        themselves, views by views remade on their real base, and each ("grad", name) leaf
+        by the .grad the write-back just left there."""
+        kind = template[0]
+        if kind == "tensor":  # the common case: one new tensor
+            return self._output(template[1], arrays, node)
+        return self._rebuild(template, arrays, node, args, {})
+
+    def _output(self, index: int, arrays: tuple, node) -> Tensor:
+        dtype, number = self.leaves[index]
+        tensor = Tensor._make(arrays[index], dtype)
+        if number is not None:
+            tensor._requires_grad = True
+            tensor.grad_fn = node
+            tensor._output_nr = number
+        return tensor
+
+    def _rebuild(self, template, arrays: tuple, node, args: tuple, made: dict):
         kind = template[0]
         if kind == "tensor":
             index = template[1]
-            dtype, number = self.leaves[index]
-            tensor = Tensor._make(arrays[index], dtype)
-            if number is not None:
-                tensor._requires_grad = True
-                tensor.grad_fn = node
-                tensor._output_nr = number
+            tensor = made.get(index)
+            if tensor is None:
+                tensor = made[index] = self._output(index, arrays, node)
             return tensor
         if kind == "constant":
             return template[1]
         if kind in ("tuple", "list"):
-            items = [self.rebuild(item, arrays, node, args) for item in template[1]]
+            items = [self._rebuild(item, arrays, node, args, made) for item in template[1]]
             return tuple(items) if kind == "tuple" else items
         if kind == "dict":
-            return {key: self.rebuild(item, arrays, node, args) for key, item in template[1]}
+            return {key: self._rebuild(item, arrays, node, args, made)
+                    for key, item in template[1]}
         if kind == "grad":
             tensor, position = self.grad_owners[template[1]]
             return (tensor if position is None else args[position])._grad
+        if kind == "arg":
+            return args[template[1]]
+        if kind == "object":
+            return template[1]
+        if kind == "view":
+            _, base, steps, detached, requires_grad = template
+            return _remade_view(self._rebuild(base, arrays, node, args, made), steps,
+                                detached, requires_grad)
         raise AssertionError(f"unknown result template {kind!r}")
+
+
+def _remade_view(base: Tensor, steps: tuple, detached: bool, requires_grad: bool) -> Tensor:
+    """The view ops run eagerly on the real base: a view sharing its memory, as eager's was."""
+    from ..ops.registry import bind
+    from ..state import state
+
+    previous = state.grad_enabled
+    state.grad_enabled = requires_grad
+    try:
+        view = base.detach() if detached else base
+        for op, attrs in steps:
+            view = bind(op, (view,), attrs)
+        return view
+    finally:
+        state.grad_enabled = previous
 
 
 def _to_device_of(array, target):

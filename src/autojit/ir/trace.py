@@ -12,8 +12,9 @@ tensor backward seeds) are lifted once each, memoized by their storage, as "capt
 Tracing has no side effects on real tensors: an in-place write to a captured tensor becomes an
 "update" output (the new value, to be written back by whoever runs the graph), a `.grad`
 assigned during the trace becomes a "grad" output, and the real `.grad`, version counter and
-data are left as they were. Known limit: an in-place write through a view of a tensor made
-while tracing updates the view only, not its base.
+data are left as they were. A tensor argument written in place gets an "update" output too.
+Views and aliases (detach) of traced tensors are tracked by aliasing.py: a write through one
+becomes a new value of the tensor whose storage it is, and readers of that storage see it.
 
 What tracing cannot capture (`.item()`, `bool(tensor)`, `.numpy()`, data-dependent Python
 control flow) calls `graph_break`, which raises GraphBreak naming the user's source line.
@@ -31,6 +32,7 @@ import numpy as np
 from ..ops.registry import infer
 from ..state import state
 from ..tensor import Tensor
+from .aliasing import make_alias, make_view, root_written_through
 from .graph import Graph, Input, Value
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -95,17 +97,23 @@ def _storage_root(array) -> int:
 class _Touched:
     """The state of a real tensor before the trace first saw it, restored afterwards."""
 
-    __slots__ = ("tensor", "grad", "value", "version", "entry")
+    __slots__ = ("tensor", "grad", "value", "version", "entry", "history")
 
     def __init__(self, tensor: Tensor, entry: Input):
         self.tensor, self.entry = tensor, entry
         self.grad, self.value = tensor._grad, tensor._value
         self.version = tensor._version_counter.value
+        self.history = (tensor.grad_fn, tensor._output_nr, tensor._requires_grad)
+
+    def history_changed(self) -> bool:
+        tensor = self.tensor
+        return (tensor.grad_fn, tensor._output_nr, tensor._requires_grad) != self.history
 
     def restore(self) -> None:
         tensor = self.tensor
         tensor._grad, tensor._value = self.grad, self.value
         tensor._version_counter.value = self.version
+        tensor.grad_fn, tensor._output_nr, tensor._requires_grad = self.history
 
 
 class Tracer:
@@ -122,6 +130,7 @@ class Tracer:
         self._updates: dict = {}  # id(ndarray) -> (Input, Value) written in place
         self._unnamed = 0  # captured tensors with no name in the function's scope: c0, c1, ...
         self.cleared_grads: list = []
+        self.version_bumps: list = []  # (Input, count) set by finish
         self.ran_backward = False  # set by the autograd engine when it runs during the trace
         # ids of tensors whose .grad the function read or assigned: compile.py guards those.
         self.grad_accessed: set = set()
@@ -142,6 +151,12 @@ class Tracer:
         self._aliased: set = set()  # ids of captured storages a write made stale
         self._sharing: dict = {}  # id of a storage's root buffer -> captured storages on it
         self.grads_before: dict = {}  # id(Tensor) -> (tensor, its .grad before the trace)
+        # id(symbolic argument) -> the real argument's array: how eager lays out its views.
+        self.real_arrays: dict = {}
+        self._argument_entries: dict = {}  # id(symbolic argument) -> its "arg" Input
+        # id(Input) of an argument or captured tensor -> how many graph nodes existed when it
+        # was first written: reads of other inputs from there on see eager's written memory.
+        self.first_writes: dict = {}
 
     def note_grad_access(self, tensor: Tensor, assigning: bool = False) -> None:
         """Called before .grad is read or assigned while tracing: the first time, remember
@@ -227,39 +242,65 @@ class Tracer:
         self._known.add(id(value))
         out = Tensor._symbolic(value)
         if op.view and isinstance(inputs[0], Tensor):
-            # A view shares its base's storage in eager: once the base is written in place,
-            # reading the view must see the new values, so remember how to make it again.
-            source = inputs[0]
-            base = source._traced_view[3] if source._traced_view is not None else source
-            out._traced_view = (source, op, attrs, base, self._base_value(base))
+            # A view shares its root's storage in eager: once the root is written in place,
+            # reading the view must see the new values, and a write through the view must
+            # reach the root (aliasing.py).
+            make_view(self, inputs[0], op, attrs, out)
         return out
 
-    def _base_value(self, base: Tensor):
-        """The graph value a view's base holds now."""
-        if base._data is None:
-            return base._value
-        return self._current.get(id(base._data))
+    def add_argument(self, entry: Input, symbolic: Tensor, array) -> None:
+        """Register a tensor argument: its graph input, the symbolic tensor standing for it,
+        and the real argument's array."""
+        self.real_arrays[id(symbolic)] = array
+        self._argument_entries[id(symbolic)] = entry
+
+    def alias(self, source: Tensor, alias: Tensor) -> None:
+        """`alias` (detach(), .data of a symbolic tensor) shares all of source's storage."""
+        make_alias(self, source, alias)
+
+    def root_value(self, root: Tensor):
+        """The graph value a view's root holds now."""
+        if root._data is None:
+            return root._value
+        return self._current.get(id(root._data))
 
     def _refreshed_view(self, tensor: Tensor) -> Value:
-        """The view's value, made again from its source if its base was written since."""
-        source, op, attrs, base, base_value = tensor._traced_view
-        current = self._base_value(base)
-        if current is base_value:
+        """The view's value, made again from its source if its root was written since."""
+        link = tensor._traced_view
+        current = self.root_value(link.root)
+        if current is link.root_value:
             return tensor._value
-        value = self.graph.add_node(op, [self.value_of(source)], attrs, tensor._value.shape,
-                                    tensor._value.dtype)
-        self._known.add(id(value))
+        source = self.value_of(link.source)
+        if link.op is None:
+            value = source
+        else:
+            value = self.graph.add_node(link.op, [source], link.attrs, tensor._value.shape,
+                                        tensor._value.dtype)
+            self._known.add(id(value))
         tensor._value = value
-        tensor._traced_view = (source, op, attrs, base, current)
+        link.root_value = current
         return value
 
     def write(self, target: Tensor, result: Tensor) -> None:
+        link = target._traced_view
+        if link is not None:
+            # A write through a view (or alias) is a write of its root: the root's new value
+            # has the written values scattered in where the view addresses it.
+            root = link.root
+            self.write(root, root_written_through(target, result))
+            target._value = self.value_of(result)
+            link.root_value = self.root_value(root)
+            return
         value = self.value_of(result)
         if target._data is None:
+            entry = self._argument_entries.get(id(target))
+            if entry is not None:
+                self.first_writes.setdefault(id(entry), len(self.graph.nodes))
             target._value = value  # a functional update: the graph itself has no mutation
             return
         self.value_of(target)  # lift it (and remember its state) if this is its first use
         key = id(target._data)
+        self.first_writes.setdefault(id(self._entries[key]), len(self.graph.nodes))
         # Other captured tensors sharing this storage (views made before the call) would read
         # stale values from here on: reading them again is a graph break.
         self._aliased.update(
@@ -272,6 +313,13 @@ class Tracer:
 
     def finish(self, graph: Graph, args: list) -> None:
         """Add the side-effect outputs: .grad assigned during the trace, in-place updates."""
+        for touched in self._touched.values():
+            if touched.history_changed():
+                # Eager leaves that tensor with autograd history made inside the call, which
+                # a graph run cannot give it.
+                raise GraphBreak("an in-place write of a value that requires grad into a "
+                                 f"tensor from outside the function ({touched.entry.name})",
+                                 needs_data=False)
         # A real tensor the function gave a new .grad without reading it (`t.grad = x * 2`)
         # becomes a captured input all the same: its .grad output needs the input to name.
         for tensor, before in list(self.grads_before.values()):
@@ -295,6 +343,26 @@ class Tracer:
                     self.fresh_grads[output.name] = grad
         for entry, value in self._updates.values():
             graph.add_output(value, self.unique_output(f"{entry.name}.update"), "update", entry)
+        # An argument written in place (directly or through a view) gets its final value
+        # written back into the caller's tensor, as a captured tensor does.
+        for entry, tensor in args:
+            if tensor._value is not entry.value:
+                graph.add_output(self.value_of(tensor), self.unique_output(
+                    f"{entry.name}.update"), "update", entry)
+        # How many times each written tensor's version counter moved: the executable moves
+        # the real counters as far on every call (a counter shared by views counts once).
+        self.version_bumps = []
+        counted = set()
+        for entry, tensor in args:
+            counter = tensor._version_counter
+            if counter.value and id(counter) not in counted:
+                counted.add(id(counter))
+                self.version_bumps.append((entry, counter.value))
+        for touched in self._touched.values():
+            counter = touched.tensor._version_counter
+            if counter.value != touched.version and id(counter) not in counted:
+                counted.add(id(counter))
+                self.version_bumps.append((touched.entry, counter.value - touched.version))
         # `.grad = None` (zero_grad(set_to_none=True)) on a tensor the trace read: the caller
         # that runs the graph repeats it, since restore() undoes it on the real tensor.
         self.cleared_grads = [touched.entry for touched in self._touched.values()
@@ -309,7 +377,9 @@ class Tracer:
 
     def restore(self) -> None:
         """Put every real tensor the trace touched back as it was."""
-        for touched in self._touched.values():
+        # Newest first: of tensors sharing a version counter, the first one seen holds the
+        # counter's value from before the trace, and must be the one restored last.
+        for touched in reversed(list(self._touched.values())):
             touched.restore()
 
 

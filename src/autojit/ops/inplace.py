@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..state import state
 from ..tensor import Tensor
 
+# torch's message for a write into a broadcast view, whose elements share memory.
+OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers "
+                 "to a single memory location. Please clone() the tensor before performing the "
+                 "operation.")
 _TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
                 "int64": "Long", "bool": "Bool"}
 
@@ -31,14 +36,9 @@ def check_inplace(target: Tensor, op_name: str) -> None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     base = target._base
-    if base is not None and base._requires_grad:
-        if base.grad_fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
-                               "an in-place operation.")
-        raise RuntimeError(
-            f"{op_name}: an in-place operation on a view of a tensor that requires grad is not "
-            "supported by autojit's autograd; apply it to the base tensor, or use the "
-            "out-of-place op")
+    if base is not None and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                           "an in-place operation.")
 
 
 def _snapshot(target: Tensor) -> Tensor:
@@ -77,21 +77,62 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
     if tuple(result.shape) != tuple(target.shape):
         raise RuntimeError(f"{op_name}: output with shape {list(target.shape)} doesn't match "
                            f"the broadcast shape {list(result.shape)}")
+    base = target._base
+    written_base = None
+    if recording and base is not None and (result._requires_grad or base._requires_grad):
+        # The base's values change too: its autograd history becomes the old base with the
+        # result scattered in (torch's CopySlices), so gradients reach what was written.
+        written_base = scatter_through(base, view_steps(target), result)
     write_storage(target, result)
     if recording and result.grad_fn is not None:
         target.grad_fn = result.grad_fn
         target._output_nr = result._output_nr
         target._requires_grad = True
+    if written_base is not None and written_base.grad_fn is not None:
+        base.grad_fn = written_base.grad_fn
+        base._output_nr = written_base._output_nr
+        base._requires_grad = True
     return target
+
+
+def view_steps(view: Tensor) -> list:
+    """The (op, attrs) of the view ops that make `view` from its base, base first."""
+    steps = []
+    while view._view_source is not None:
+        view, op, attrs = view._view_source
+        steps.append((op, attrs))
+    steps.reverse()
+    return steps
+
+
+def scatter_through(base: Tensor, steps: list, values: Tensor) -> Tensor:
+    """`base` with `values` written where the view `steps` (view ops applied in order) address
+    it, out of place: the flat positions the view reads are found by applying the same steps
+    to the positions of base, which works for every view op and for symbolic sizes."""
+    from ..creation import arange
+    from .indexing import index_put
+    from .layout import reshape, unsqueeze
+    from .registry import bind
+
+    if values.dtype is not base.dtype:
+        values = values.to(base.dtype)
+    if not steps:
+        return values
+    shape = tuple(base.shape)
+    positions = reshape(arange(base.numel(), dtype=dtypes.int64,
+                               device=base.device if base.is_cuda else None), shape)
+    for op, attrs in steps:
+        positions = bind(op, (positions,), attrs)
+    written = index_put(reshape(base, -1), reshape(values, -1),
+                        unsqueeze(reshape(positions, -1), 0), (0,))
+    return reshape(written, shape)
 
 
 def write_storage(target: Tensor, result: Tensor) -> None:
     """Copy result's values into target's storage (views see it) and bump the version."""
     if target._data is not None and result._data is not None:  # else tracing: ir/trace.py
         if not target._data.flags.writeable:
-            raise RuntimeError("unsupported operation: more than one element of the written-to "
-                               "tensor refers to a single memory location. Please clone() the "
-                               "tensor before performing the operation.")
+            raise RuntimeError(OVERLAP_ERROR)
         np.copyto(target._data, result._data, casting="unsafe")
     else:
         from ..ir.trace import write_symbolic

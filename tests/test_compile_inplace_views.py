@@ -1,0 +1,266 @@
+"""In-place writes through views, aliases and arguments: compiled equals eager equals torch.
+
+Every program here is written once against a module `lib` (autojit or torch) and run three
+ways: eagerly with torch, eagerly with autojit, and compiled with autojit (twice, so that the
+second call runs the cached executable). Results, every argument after the call (values and
+`_version`), and the tensors the program reaches from outside are compared.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import autojit
+from autojit.compile import CompileWarning
+
+torch = pytest.importorskip("torch")
+
+X = np.arange(12.0).reshape(3, 4)
+
+
+def view_column_mul(lib, x):
+    z = x.clone()
+    z[:, 0].mul_(3)
+    return z
+
+
+def flat_view_item_add(lib, x):
+    z = x.clone()
+    z.view(-1)[3] += 1
+    return z
+
+
+def narrow_copy(lib, x, new):
+    x.narrow(1, 0, 2).copy_(new)
+    return x * 1
+
+
+def transposed_row_sub(lib, w):
+    w.t()[2].sub_(1)
+    return w + 0
+
+
+def arguments_mutated(lib, x, b):
+    b.add_(x)
+    x.mul_(2)
+    return x.sum()
+
+
+def view_of_view_then_base_read(lib, x):
+    z = x * 1
+    row = z[1]
+    row[1:3].fill_(-1)  # a view of a view
+    z.add_(1)  # the base written after: the view sees it
+    return z, row * 1
+
+
+def sibling_views(lib, x):
+    z = x + 0
+    first, second = z[:, :2], z[:, 1:]
+    first.mul_(10)
+    return second.sum(1), z
+
+
+def detached_alias_written(lib, x):
+    z = x * 2
+    alias = z.detach()
+    alias.add_(1)  # detach() shares storage: z sees it
+    return z
+
+
+def argument_view_written(lib, x):
+    x[0].zero_()
+    x[:, 1].add_(5)
+    return x.sum()
+
+
+def permuted_reshape_written(lib, x):
+    z = x.reshape(2, 6).clone()
+    z.permute(1, 0)[3].mul_(-1)
+    return z
+
+
+def expanded_then_cloned(lib, x):
+    z = x[0].expand(3, 4).clone()
+    z[1].fill_(7)
+    return z
+
+
+PROGRAMS = [
+    (view_column_mul, (X,)),
+    (flat_view_item_add, (X,)),
+    (narrow_copy, (X, np.ones((3, 2)))),
+    (transposed_row_sub, (X,)),
+    (arguments_mutated, (X, np.ones((3, 4)))),
+    (view_of_view_then_base_read, (X,)),
+    (sibling_views, (X,)),
+    (detached_alias_written, (X,)),
+    (argument_view_written, (X,)),
+    (permuted_reshape_written, (X,)),
+    (expanded_then_cloned, (X,)),
+]
+
+
+def _flat(result):
+    if isinstance(result, (tuple, list)):
+        return [item for part in result for item in _flat(part)]
+    return [result]
+
+
+def _run(lib, program, arrays, compiled=None):
+    tensors = [lib.tensor(array.copy()) for array in arrays]
+    call = compiled if compiled is not None else (lambda *a: program(lib, *a))
+    result = call(*tensors)
+    return ([np.array(t.detach().numpy()) for t in _flat(result)],
+            [np.array(t.detach().numpy()) for t in tensors],
+            [t._version for t in tensors])
+
+
+@pytest.mark.parametrize("program, arrays", PROGRAMS, ids=[p.__name__ for p, _ in PROGRAMS])
+def test_compiled_equals_eager_equals_torch(program, arrays):
+    reference = _run(torch, program, arrays)
+    eager = _run(autojit, program, arrays)
+    compiled = autojit.compile(lambda *a: program(autojit, *a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)  # no graph break
+        runs = [_run(autojit, program, arrays, compiled) for _ in range(2)]
+    assert len(compiled.executables) == 1
+    for got in [eager, *runs]:
+        for mine, theirs in zip(got[0] + got[1], reference[0] + reference[1], strict=True):
+            np.testing.assert_allclose(mine, theirs)
+    for run in runs:
+        assert run[2] == eager[2]  # the arguments' versions move as eagerly
+        assert all(bool(mine) == bool(theirs) for mine, theirs in zip(run[2], reference[2]))
+
+
+def test_writes_through_views_of_captured_tensors_and_grads():
+    def make():
+        weight = autojit.nn.Parameter(autojit.tensor(X.copy()))
+
+        def step(x):
+            with autojit.no_grad():
+                weight[0].zero_()
+            (weight * x).sum().backward()
+            weight.grad[0].zero_()
+            weight.grad.t()[1].mul_(3)
+            return weight.grad + 0
+
+        return weight, step
+
+    weight, step = make()
+    expected = [step(autojit.ones(3, 4)).numpy() for _ in range(3)]
+    expected_weight, expected_grad = weight.detach().numpy(), weight.grad.numpy()
+    weight, step = make()
+    compiled = autojit.compile(step)
+    got = [compiled(autojit.ones(3, 4)).numpy() for _ in range(3)]
+    for mine, theirs in zip(got, expected, strict=True):
+        np.testing.assert_allclose(mine, theirs)
+    np.testing.assert_allclose(weight.detach().numpy(), expected_weight)
+    np.testing.assert_allclose(weight.grad.numpy(), expected_grad)
+
+
+def test_returned_arguments_and_views_are_the_objects_eager_returns():
+    def program(x):
+        x.mul_(2)
+        return x, x[0], x.t(), x.detach()
+
+    compiled = autojit.compile(program)
+    for _ in range(2):
+        x = autojit.ones(2, 3)
+        same, row, transposed, alias = compiled(x)
+        assert same is x
+        assert row._base is x and transposed._base is x
+        assert np.shares_memory(alias.numpy(), x.numpy())
+        row.add_(5)  # a write through the returned view reaches the argument, as in eager
+        np.testing.assert_array_equal(x.numpy(), [[7, 7, 7], [2, 2, 2]])
+        assert x._version == row._version == 2
+
+
+def test_returned_local_and_its_view_share_memory():
+    def program(x):
+        z = x * 2
+        return z, z[0], z
+
+    compiled = autojit.compile(program)
+    for _ in range(2):
+        z, first, again = compiled(autojit.ones(2, 2))
+        assert again is z and first._base is z
+        first.add_(1)
+        np.testing.assert_array_equal(z.numpy(), [[3, 3], [2, 2]])
+
+
+def test_write_into_an_expanded_view_raises_eagers_error():
+    def program(x):
+        x.expand(3, 4).add_(1)
+        return x
+
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        program(autojit.ones(1, 4))
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        autojit.compile(program)(autojit.ones(1, 4))
+
+
+def test_in_place_write_to_an_inference_tensor_raises_compiled():
+    with autojit.inference_mode():
+        made = autojit.ones(3)
+
+    def program(x):
+        x.add_(1)
+        return x
+
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        program(made)
+    compiled = autojit.compile(program)
+    compiled(autojit.ones(3))  # a normal tensor compiles
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        compiled(made)  # the guard sees the inference tensor, and the trace raises
+
+
+def test_arguments_sharing_memory_with_a_written_argument_run_eagerly():
+    def program(a, b):
+        a.add_(1)
+        return b * 2
+
+    compiled = autojit.compile(program)
+    y, z = autojit.zeros(3), autojit.zeros(3)
+    np.testing.assert_array_equal(compiled(y, z).numpy(), [0, 0, 0])
+    x = autojit.zeros(3)
+    with pytest.warns(CompileWarning, match="shares memory with another input"):
+        result = compiled(x, x)
+    np.testing.assert_array_equal(result.numpy(), [2, 2, 2])  # eager reads b after a.add_
+    np.testing.assert_array_equal(x.numpy(), [1, 1, 1])
+    base = autojit.zeros(2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        result = compiled(base[0], base.view(6)[:3])
+    np.testing.assert_array_equal(result.numpy(), [2, 2, 2])
+
+
+def test_written_argument_of_another_layout_retraces():
+    def program(x):
+        x.reshape(-1)[0] = 5.0  # a view when x is contiguous, a copy when it is not
+        return x.sum()
+
+    compiled = autojit.compile(program)
+    for make in (lambda: autojit.zeros(2, 3), lambda: autojit.zeros(3, 2).t()):
+        x, y = make(), make()
+        assert float(compiled(x)) == float(program(y))
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+
+
+def test_a_view_write_of_a_value_requiring_grad_into_an_outside_tensor_runs_eagerly():
+    buffer = autojit.zeros(3, 4)
+
+    def program(w):
+        buffer[0].copy_(w * 2)
+        return buffer.sum()
+
+    w = autojit.ones(4, requires_grad=True)
+    with pytest.warns(CompileWarning, match="requires grad into a tensor from outside"):
+        total = autojit.compile(program)(w)
+    total.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2, 2, 2, 2])
+    assert buffer.grad_fn is not None  # eager's history, as torch gives it

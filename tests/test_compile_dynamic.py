@@ -20,9 +20,11 @@ def _tensor(rng, *shape, requires_grad=False):
 
 
 class Counted:
-    """A function wrapper counting its runs (traces, or eager calls). Its slots keep the
-    counter out of the guards, which watch the scalars a function can reach."""
+    """A function wrapper counting its runs (traces, or eager calls). The guards'
+    walk looks only at `fn` (the attribute compile.py's own functions use): the counter,
+    written by every run, is not state the traced function depends on."""
 
+    _reachable_attributes = ("fn",)
     __slots__ = ("fn", "runs")
 
     def __init__(self, fn):

@@ -138,6 +138,9 @@ def _compare(actual, expected, where):
 
 
 class Counted:
+    """A function wrapper counting its runs; the guards' walk looks only at `fn`."""
+
+    _reachable_attributes = ("fn",)
     __slots__ = ("fn", "runs")
 
     def __init__(self, fn):

@@ -20,10 +20,9 @@ the guard that kept failing. backend="eager" and AUTOJIT_DISABLE=1 run the funct
 
 from __future__ import annotations
 
-import dis
 import functools
+import linecache
 import time
-import types
 import warnings
 
 from . import config
@@ -34,8 +33,7 @@ from .guards import (
     GuardSet,
     grad_condition,
     mode_conditions,
-    reachable,
-    scalar_condition,
+    observation_conditions,
     symbolic_conditions,
     tensor_conditions,
     written_input_conditions,
@@ -44,6 +42,7 @@ from .ir.graph import Graph
 from .ir.interpreter import interpret
 from .ir.partition import partition
 from .ir.trace import GraphBreak, Tracer, graph_break, user_frame
+from .reachability import StateChanges, Walk, function_roots, replay_function
 from .result_template import alias_fresh_grads, flatten_result, requiring_results
 from .state import state
 from .symbolic import ShapeEnv
@@ -85,6 +84,10 @@ def compile(fn=None, *, backend: str = "cpu", fullgraph: bool = False,  # noqa: 
 class CompiledFunction:
     """The callable autojit.compile returns; it also exposes what it compiled."""
 
+    # What a guard walk (reachability.py) looks into when a compiled function reaches this
+    # one: only the function it runs, not the executables it keeps.
+    _reachable_attributes = ("fn",)
+
     def __init__(self, fn, *, backend: str, fullgraph: bool, recompile_limit: int,
                  dynamic: bool | None = None):
         self.fn = fn
@@ -97,6 +100,7 @@ class CompiledFunction:
         self.eager_reason: str | None = None  # set when the function gave up compiling
         self._warned_lines: set = set()
         self._break_counts: dict = {}
+        self._state_traces = 0  # consecutive traces that changed the state guards read
         self._last_failure: str | None = None
         self.compile_seconds = 0.0
         # AUTOJIT_DISABLE is read when the function is compiled, not on every call.
@@ -162,6 +166,16 @@ class CompiledFunction:
         self.compile_seconds += time.perf_counter() - started
         if executable is None:
             return result
+        if getattr(executable, "state_changed", None):
+            # The traced call changed the structure of Python state the guards read (it
+            # grew a list, added an attribute, replaced an object): eager does that on every
+            # call, so this executable serves this call only, and the next call traces again.
+            self._state_traces += 1
+            if self._state_traces >= 2:
+                self._give_up(f"every call changes Python state it can reach "
+                              f"({', '.join(executable.state_changed[:3])})")
+            return executable.run(args)
+        self._state_traces = 0
         self.executables.insert(0, executable)
         return executable.run(args)
 
@@ -170,8 +184,14 @@ class CompiledFunction:
     def _trace(self, args: tuple):
         self._call_args = args  # CUDA hook: _plan picks the backend from the tensors' device
         guards = GuardSet()
-        roots = self._roots(args, guards)
-        tensors_before, scalars, complete = reachable(roots)
+        before = Walk(*function_roots(self._function(), args))
+        if not before.complete:
+            return None, self._eager_once(args, (
+                f"it can reach more Python state than the guards check (the walk stopped at "
+                f"{before.too_large}, after {len(before.observations)} values); reach less "
+                "state from the function (pass what it needs as arguments)"))
+        guards.add_constants(before.constants)
+        tensors_before = before.tensors
         graph = Graph()
         env = ShapeEnv()
         call_args, arg_positions, symbolic_args = [], [], []
@@ -182,6 +202,9 @@ class CompiledFunction:
                 symbolic = Tensor._symbolic(graph.inputs[-1].value)
                 symbolic._requires_grad = argument._requires_grad
                 symbolic._grad = argument._grad  # accumulated into like a captured tensor
+                for hooks in ("_backward_hooks", "_post_accumulate_hooks"):
+                    if getattr(argument, hooks):  # run by the traced backward, as in eager
+                        setattr(symbolic, hooks, getattr(argument, hooks))
                 if argument._is_inference:
                     symbolic._is_inference = True  # so an in-place write raises as in eager
                 call_args.append(symbolic)
@@ -189,14 +212,14 @@ class CompiledFunction:
                 symbolic_args.append((graph.inputs[-1], symbolic))
             else:
                 call_args.append(argument)
-        names = {id(tensor._data): path for path, tensor in tensors_before.values()}
+        names = {id(tensor._data): display for _, display, tensor in tensors_before.values()}
         tracer = Tracer(graph, names)
         for (entry, symbolic), position in zip(symbolic_args, arg_positions):
             tracer.add_argument(entry, symbolic, args[position]._data)
         # The .grad of every tensor the function can reach, before it runs: a `p.grad = None`
         # in the function happens for real while tracing, and must be undone (the executable
         # repeats it on each call) before guards and write-back look at .grad.
-        grads_before = [(tensor, tensor._grad) for _, tensor in tensors_before.values()]
+        grads_before = [(tensor, tensor._grad) for _, _, tensor in tensors_before.values()]
         state.tracer = tracer
         eager_call = False
         try:
@@ -222,6 +245,10 @@ class CompiledFunction:
         except _RunEagerly as reason:
             config.log("recompiles", f"{self._name()}: this call runs eagerly: {reason}")
             eager_call = True
+            before.restore()  # the eager run does the Python side effects again
+        except BaseException:
+            before.restore()  # a graph break runs the call again eagerly; no leaked tensors
+            raise
         finally:
             state.tracer = None
             reached = {id(tensor) for tensor, _ in grads_before}
@@ -237,6 +264,15 @@ class CompiledFunction:
             mode_conditions(guards)
             guards.build()
             return _EagerExecutable(self.fn, guards, graph), None
+        changes = StateChanges(before, Walk(*function_roots(self._function(), args)))
+        if changes.leaks:
+            before.restore()
+            display, tensor = changes.leaks[0]
+            where = tracer.location(tensor)
+            raise GraphBreak(f"a tensor made while tracing was stored in {display}, where it "
+                             "would outlive the trace", *(where or (None, None)),
+                             linecache.getline(*where).strip() if where else "",
+                             needs_data=False)
         _drop_local_grads(graph, tracer.grad_owners, tracer.made)
         has_backward = any(entry.kind == "cotangent" for entry in graph.inputs)
         symbolic_by_input = {id(entry): symbolic for entry, symbolic in symbolic_args}
@@ -254,8 +290,8 @@ class CompiledFunction:
         for entry, symbolic in symbolic_args:
             if id(symbolic) in grad_guarded:
                 grad_guarded.add(id(args[arg_positions[graph.arg_inputs.index(entry)]]))
-        overlap = self._write_guards(guards, args, graph, tensors_before, scalars, complete,
-                                     grad_guarded, env, arg_positions, tracer.first_writes)
+        overlap = self._write_guards(guards, args, graph, before, grad_guarded, env,
+                                     arg_positions, tracer.first_writes, tracer.made)
         if overlap is not None:
             graph_break(overlap, needs_data=False)
         cleared_grads = [entry.tensor for entry in tracer.cleared_grads] + [
@@ -264,8 +300,14 @@ class CompiledFunction:
         version_bumps = [(entry.tensor, None, count) if entry.kind == "captured" else
                          (None, arg_positions[graph.arg_inputs.index(entry)], count)
                          for entry, count in tracer.version_bumps]
+        # Python state the traced call wrote: scalars are written again by every run (the
+        # guards hold the values from before); anything else makes this trace good for this
+        # call only (compile.py traces the next call again).
+        python_writes = replay_function(changes.scalar_writes, dict(before.constants)) \
+            if changes.scalar_writes else None
         parts = (template, cleared_grads, guards, arg_positions, has_backward, requiring,
-                 backward_error, nan_checks, set(tracer.fresh_grads), version_bumps)
+                 backward_error, nan_checks, set(tracer.fresh_grads), version_bumps,
+                 python_writes)
         config.log("guards", f"{self._name()}: {len(guards)} guards\n{guards}")
         if env.hints:
             for text, value, where in env.specializations:
@@ -275,12 +317,14 @@ class CompiledFunction:
                 concrete, graph, *parts, generic=True))
             # Compiled now for the traced sizes, so that an error surfaces like a static one.
             executable.specialize(tuple(env.hints[name] for name in executable.symbols))
-            return executable, None
-        return self._build(graph, graph, *parts), None
+        else:
+            executable = self._build(graph, graph, *parts)
+        executable.state_changed = changes.structural
+        return executable, None
 
     def _build(self, graph: Graph, traced: Graph, template, cleared_grads: list, guards,
                arg_positions: list, has_backward: bool, requiring: list, backward_error,
-               nan_checks: list, fresh_grads: set, version_bumps: list,
+               nan_checks: list, fresh_grads: set, version_bumps: list, python_writes,
                generic: bool = False) -> Executable:
         """Optimize a traced graph (concrete sizes) and compile it into an Executable; with
         `generic`, its kernels read their sizes at run time (a dynamic trace's binding)."""
@@ -302,76 +346,50 @@ class CompiledFunction:
         executable.nan_checks = nan_checks
         executable.fresh_grads = fresh_grads
         executable.version_bumps = version_bumps
+        executable.python_writes = python_writes
         return executable
 
-    def _roots(self, args: tuple, guards: GuardSet) -> list:
-        """Where guard paths start: non-tensor arguments, the callable's owner or the callable
-        object itself, its closure cells and the globals its code names."""
-        roots = [(f"args[{index}]", argument) for index, argument in enumerate(args)
-                 if not isinstance(argument, Tensor)]
+    def _function(self):
+        """The function the user compiled (keyword calls wrap it)."""
         fn = self.fn
         while isinstance(fn, _KeywordCall):
             fn = fn.fn
-        owner = getattr(fn, "__self__", None)
-        if owner is not None and not isinstance(owner, types.ModuleType):
-            roots.append((guards.constant(owner, "R"), owner))
-        if not isinstance(fn, (types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
-            roots.append((guards.constant(fn, "R"), fn))  # a callable object, e.g. a Module
-        function = getattr(fn, "__func__", fn)
-        code = getattr(function, "__code__", None)
-        if code is not None:
-            for cell in function.__closure__ or ():
-                try:
-                    contents = cell.cell_contents
-                except ValueError:  # an empty cell
-                    continue
-                roots.append((f"{guards.constant(cell, 'R')}.cell_contents", contents))
-            scope = function.__globals__
-            for name in _global_names(code):
-                if name in scope and not isinstance(scope[name], CompiledFunction):
-                    roots.append((f"{guards.constant(scope, 'R')}[{name!r}]", scope[name]))
-        return roots
+        return fn
 
-    def _write_guards(self, guards: GuardSet, args: tuple, graph: Graph, tensors: dict,
-                      scalars: list, complete: bool, grad_guarded: set, env,
-                      arg_positions: list, first_writes: dict):
+    def _write_guards(self, guards: GuardSet, args: tuple, graph: Graph, before: Walk,
+                      grad_guarded: set, env, arg_positions: list, first_writes: dict,
+                      made: set):
         """grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those
-        have their .grad checked. Returns why the traced call cannot run compiled (an input
-        written in place shares memory with another), else None."""
+        have their .grad checked; made: ids of the tensors the traced call made. Returns why
+        the traced call cannot run compiled (an input written in place shares memory with
+        another), else None."""
         guards.require(f"len(args) == {len(args)}", f"the number of arguments changed (was "
                        f"{len(args)})")
         mode_conditions(guards)
         for position, argument in enumerate(args):
-            expression, what = f"args[{position}]", f"argument {position}"
             if isinstance(argument, Tensor):
-                tensor_conditions(guards, expression, argument, what,
-                                  grad_is=id(argument) in grad_guarded,
+                tensor_conditions(guards, ("args", f"[{position}]"), argument,
+                                  f"argument {position}", grad_is=id(argument) in grad_guarded,
                                   dynamic_dims=env.dims_of(position))
-            elif isinstance(argument, (bool, int, float, str, type(None))):
-                scalar_condition(guards, expression, argument, what)
-            else:
-                constant = guards.constant(argument, "A")
-                guards.require(f"{expression} is {constant}", f"{what} is another object")
-        by_identity = {id(tensor): (path, tensor) for path, tensor in tensors.values()}
+        observation_conditions(guards, before.observations)
         for entry in graph.captured_inputs:
             tensor = entry.tensor
-            found = by_identity.get(id(tensor))
+            found = before.tensors.get(id(tensor))
             constant = guards.constant(tensor, "T")
             if found is not None:
-                guards.require(f"{found[0]} is {constant}",
-                               f"{found[0]} is another tensor than when traced")
-            tensor_conditions(guards, constant, tensor, f"captured tensor {entry.name}",
+                guards.require(f"$ is {constant}", f"{found[1]} is another tensor than when "
+                               "traced", found[0])
+            elif id(tensor) in made:
+                continue  # made by the traced call itself: nothing else can reach it
+            tensor_conditions(guards, (constant,), tensor, f"captured tensor {entry.name}",
                               grad_is=id(tensor) in grad_guarded)
         # A tensor whose .grad the function only looked at (`if p.grad is None: continue`).
         captured = {id(entry.tensor) for entry in graph.captured_inputs}
-        for path, tensor in tensors.values():
+        for path, display, tensor in before.tensors.values():
             if id(tensor) in grad_guarded and id(tensor) not in captured:
-                grad_condition(guards, path, tensor, path)
-        for path, value in scalars:
-            scalar_condition(guards, path, value, path)
+                grad_condition(guards, path, tensor, display)
         symbolic_conditions(guards, env)
         overlap = written_input_conditions(guards, args, graph, arg_positions, first_writes)
-        guards.complete = complete
         guards.build()
         return overlap
 
@@ -496,23 +514,6 @@ def _any_cuda(graph: Graph, arguments: tuple) -> bool:
     tensors = [x for x in arguments if isinstance(x, Tensor)] + [
         entry.tensor for entry in graph.inputs if entry.kind == "captured"]
     return any(x._data is not None and x.is_cuda for x in tensors)
-
-
-@functools.lru_cache(maxsize=512)
-def _global_names(code: types.CodeType) -> tuple:
-    """The global names `code` (and the functions and comprehensions nested in it) loads.
-
-    co_names also lists attribute names (`box.scale` names "scale"); a global that happens to
-    share an attribute's name is not read by the function and must not be guarded.
-    """
-    names = []
-    for instruction in dis.get_instructions(code):
-        if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and instruction.argval not in names:
-            names.append(instruction.argval)
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            names.extend(name for name in _global_names(constant) if name not in names)
-    return tuple(names)
 
 
 class _EagerExecutable:

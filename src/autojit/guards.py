@@ -3,107 +3,73 @@
 A compiled function's executable is valid only while everything the trace depended on is the
 same (DESIGN rule 5): argument shapes, dtypes and requires_grad flags, Python scalar arguments,
 grad mode, the captured tensors (which object the function reaches, its shape, dtype,
-requires_grad and .grad), and Python scalars the function reaches through its closure, globals
-and arguments (a learning rate in a dict, a flag on a module). The guard set is written as
-Python source, one condition per line, compiled into a function, so that checking it costs a few
-attribute reads and comparisons per call, and `str(guards)` shows exactly what is checked.
-
-`reachable(roots)` walks the objects a function can reach, recording an access path (a Python
-expression) for every tensor and scalar it finds; paths are re-evaluated by the guard.
+requires_grad, .grad and hooks), and all the Python state the function can reach through its
+closure, globals and arguments (reachability.py walks it: scalars, container lengths, classes,
+functions' code, library objects' identity). The guard set is written as Python source, one
+condition per line, compiled into a function, so that checking it costs a few attribute reads
+and comparisons per call, and `str(guards)` shows exactly what is checked. Conditions on the
+same object share the reads that reach it: the source keeps each intermediate object in a
+local variable (`v3 = v2._modules`), so a deep path costs one read per step, once.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import types
 
 import numpy as np
 
 from . import dtypes
+from .reachability import Walk
 from .state import state
 from .tensor import Tensor
 
-SCALAR_TYPES = (bool, int, float, str, type(None))
-_MAX_DEPTH = 4
-_MAX_OBJECTS = 2000
-_MAX_SEQUENCE = 64
-_MAX_STRING = 64
-_OPAQUE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
-           types.MethodType, types.CodeType)
-
-
-def reachable(roots: list) -> tuple[dict, list, bool]:
-    """Walk from `roots` ((expression, object) pairs) through attributes, dicts, lists, tuples.
-
-    Returns ({id(tensor): (path, tensor)}, [(path, scalar)], complete): the first path found
-    to each tensor, every scalar leaf, and whether the walk stayed within its budget.
-    """
-    tensors: dict = {}
-    scalars: list = []
-    seen: set = set()
-    frontier = [(expression, obj) for expression, obj in roots]
-    visited = 0
-    for depth in range(_MAX_DEPTH + 1):
-        following = []
-        for expression, obj in frontier:
-            if isinstance(obj, Tensor):
-                tensors.setdefault(id(obj), (expression, obj))
-                continue
-            if isinstance(obj, SCALAR_TYPES):
-                if not isinstance(obj, str) or len(obj) <= _MAX_STRING:
-                    scalars.append((expression, obj))
-                continue
-            if id(obj) in seen or isinstance(obj, _OPAQUE) or depth == _MAX_DEPTH:
-                continue
-            seen.add(id(obj))
-            visited += 1
-            if visited > _MAX_OBJECTS:
-                return tensors, scalars, False
-            following.extend(_children(expression, obj))
-        frontier = following
-    return tensors, scalars, True
-
-
-def _children(expression: str, obj) -> list:
-    if isinstance(obj, dict):
-        return [(f"{expression}[{key!r}]", value) for key, value in list(obj.items())[
-            :_MAX_SEQUENCE] if isinstance(key, (str, int)) and not isinstance(key, bool)]
-    if isinstance(obj, (list, tuple)):
-        return [(f"{expression}[{index}]", value)
-                for index, value in enumerate(obj[:_MAX_SEQUENCE])]
-    attributes = getattr(obj, "__dict__", None)
-    if not isinstance(attributes, dict):
-        return []
-    return [(f"{expression}.{name}", value) for name, value in attributes.items()
-            if name.isidentifier() and not name.startswith("__")]
-
 
 class GuardSet:
-    """A compiled predicate over a call's arguments; `str()` gives its source."""
+    """A compiled predicate over a call's arguments; `str()` gives its conditions."""
 
     def __init__(self):
-        self._lines: list[str] = []
+        # (subject path or None, condition, reason): a condition on a subject path (a tuple
+        # of expression fragments, see reachability.Observation) names it "$".
+        self._items: list = []
         self._constants: dict = {"Tensor": Tensor, "state": state, "dtypes": dtypes,
                                  "isnan": math.isnan, "copysign": math.copysign,
                                  "separate": separate}
-        self.complete = True
+        self._names: dict = {}  # (prefix, id(value)) -> constant name
         self._check = None
 
     def constant(self, value, prefix: str = "C") -> str:
-        for name, existing in self._constants.items():
-            if existing is value and name.startswith(prefix):
-                return name
-        name = f"{prefix}{len(self._constants)}"
-        self._constants[name] = value
+        key = (prefix, id(value))
+        name = self._names.get(key)
+        if name is None:
+            name = self._names[key] = f"{prefix}{len(self._constants)}"
+            self._constants[name] = value
         return name
 
-    def require(self, condition: str, reason: str) -> None:
-        self._lines.append((condition, reason))
+    def add_constants(self, constants: dict) -> None:
+        """Names a walk's paths refer to (reachability.Walk.constants)."""
+        self._constants.update(constants)
+
+    def require(self, condition: str, reason: str, subject: tuple | None = None) -> None:
+        self._items.append((subject, condition, reason))
 
     def source(self) -> str:
-        body = "\n".join(f"    if not ({condition}):\n        return {reason!r}"
-                         for condition, reason in self._lines)
+        lines, names = [], {}
+
+        def local(path: tuple) -> str:
+            if len(path) == 1:
+                return path[0]
+            name = names.get(path)
+            if name is None:
+                parent = local(path[:-1])
+                name = names[path] = f"v{len(names)}"
+                lines.append(f"    {name} = {parent}{path[-1]}")
+            return name
+
+        for subject, condition, reason in self._items:
+            text = condition if subject is None else condition.replace("$", local(subject))
+            lines.append(f"    if not ({text}):\n        return {reason!r}")
+        body = "\n".join(lines)
         return f"def check(args):\n{body or '    pass'}\n    return None\n"
 
     def build(self) -> None:
@@ -119,67 +85,125 @@ class GuardSet:
             return f"a guarded path raised {type(error).__name__}: {error}"
 
     def __str__(self) -> str:
-        return "\n".join(f"{condition}  # {reason}" for condition, reason in self._lines)
+        return "\n".join(
+            f"{condition if subject is None else condition.replace('$', ''.join(subject))}"
+            f"  # {reason}" for subject, condition, reason in self._items)
 
     def __len__(self) -> int:
-        return len(self._lines)
+        return len(self._items)
 
 
-def tensor_conditions(guards: GuardSet, expression: str, tensor: Tensor, what: str,
+def observation_conditions(guards: GuardSet, observations: list) -> None:
+    """The conditions of a walk's observations (reachability.py), in the walk's order: an
+    object's class before what is read through it. Tensors are left to compile.py, which
+    guards the ones the trace read."""
+    for observation in observations:
+        kind, path, what = observation.kind, observation.path, observation.display
+        if kind == "scalar":
+            scalar_condition(guards, "$", observation.value, what, subject=path)
+        elif kind == "class":
+            guards.require(f"$.__class__ is {guards.constant(observation.value, 'K')}",
+                           f"{what} is now another kind of object (was "
+                           f"{observation.value.__qualname__})", path)
+        elif kind == "len":
+            guards.require(f"len($) == {observation.value}",
+                           f"the length of {what} changed (was {observation.value})", path)
+        elif kind == "set":
+            guards.require(f"$ == {guards.constant(observation.value, 'F')}",
+                           f"{what} changed (was {set(observation.value)})", path)
+        elif kind == "is":
+            guards.require(f"$ is {guards.constant(observation.value, 'O')}",
+                           f"{what} is another object than when traced", path)
+
+
+def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: str,
                       grad_is=True, dynamic_dims=()) -> None:
-    """Shape, dtype, requires_grad and .grad identity of one tensor. The extents of
-    `dynamic_dims` are left free here: symbolic_conditions checks them."""
+    """Class, shape, dtype, device, requires_grad, hooks and .grad identity of the tensor at
+    the `subject` path. The extents of `dynamic_dims` are left free here: symbolic_conditions
+    checks them."""
     dtype = guards.constant(tensor._dtype, "D")
     kind = guards.constant(type(tensor), "K")  # Tensor, or a subclass such as Parameter
-    guards.require(f"{expression}.__class__ is {kind} and {expression}._data is not None",
-                   f"{what} is no longer a concrete {type(tensor).__name__}")
+    guards.require(f"$.__class__ is {kind} and $._data is not None",
+                   f"{what} is no longer a concrete {type(tensor).__name__}", subject)
+    data = (*subject, "._data")
     shape = tuple(tensor._data.shape)
     if dynamic_dims:
-        static = " and ".join(f"{expression}._data.shape[{dim}] == {extent}"
+        static = " and ".join(f"$.shape[{dim}] == {extent}"
                               for dim, extent in enumerate(shape) if dim not in dynamic_dims)
-        guards.require(f"{expression}._data.ndim == {len(shape)}" + (
-            f" and {static}" if static else ""), f"{what} changed shape (was "
-            f"{_shape_text(shape, dynamic_dims)})")
+        guards.require(f"$.ndim == {len(shape)}" + (f" and {static}" if static else ""),
+                       f"{what} changed shape (was {_shape_text(shape, dynamic_dims)})", data)
     else:
-        guards.require(f"{expression}._data.shape == {shape!r}",
-                       f"{what} changed shape (was {list(shape)})")
-    guards.require(f"{expression}._dtype is {dtype}", f"{what} changed dtype (was "
-                   f"{tensor._dtype.name})")
+        guards.require(f"$.shape == {shape!r}", f"{what} changed shape (was {list(shape)})",
+                       data)
+    guards.require(f"$._dtype is {dtype}", f"{what} changed dtype (was {tensor._dtype.name})",
+                   subject)
     storage = guards.constant(tensor._data.__class__, "S")  # ndarray (CPU) or CudaArray
-    guards.require(f"{expression}._data.__class__ is {storage}",
-                   f"{what} changed device (was {tensor.device})")
-    guards.require(f"{expression}._requires_grad is {tensor._requires_grad}",
-                   f"{what} changed requires_grad (was {tensor._requires_grad})")
+    guards.require(f"$.__class__ is {storage}", f"{what} changed device (was {tensor.device})",
+                   data)
+    guards.require(f"$._requires_grad is {tensor._requires_grad}",
+                   f"{what} changed requires_grad (was {tensor._requires_grad})", subject)
+    hook_conditions(guards, subject, tensor, what)
     if grad_is:
-        grad_condition(guards, expression, tensor, what)
+        grad_condition(guards, subject, tensor, what)
 
 
-def grad_condition(guards: GuardSet, expression: str, tensor: Tensor, what: str) -> None:
+def hook_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: str) -> None:
+    """The tensor's hooks (register_hook on a leaf, post-accumulate-grad hooks): the trace ran
+    them, so which hooks there are, and what they can reach, is part of what it read."""
+    if not tensor._requires_grad:
+        return  # hooks need requires_grad, which is guarded
+    hooks = [(name, getattr(tensor, name)) for name in ("_backward_hooks",
+                                                        "_post_accumulate_hooks")]
+    if not any(registered for _, registered in hooks):
+        guards.require("not $._backward_hooks and not $._post_accumulate_hooks",
+                       f"a hook was registered on {what}", subject)
+        return
+    for name, registered in hooks:
+        if not registered:
+            guards.require(f"not $.{name}", f"a hook was registered on {what}", subject)
+            continue
+        walk = Walk([((*subject, f".{name}"), f"{what}.{name}", registered)])
+        guards.add_constants(walk.constants)
+        observation_conditions(guards, walk.observations)
+
+
+def grad_condition(guards: GuardSet, subject: tuple, tensor: Tensor, what: str) -> None:
     """Which object .grad is (None included): the trace read or assigned it."""
     if tensor._grad is None:
-        guards.require(f"{expression}._grad is None", f"{what}.grad is no longer None")
+        guards.require("$._grad is None", f"{what}.grad is no longer None", subject)
     else:
         grad = guards.constant(tensor._grad, "G")
-        guards.require(f"{expression}._grad is {grad}", f"{what}.grad was replaced")
+        guards.require(f"$._grad is {grad}", f"{what}.grad was replaced", subject)
 
 
-def scalar_condition(guards: GuardSet, expression: str, value, what: str) -> None:
-    if value is None:
-        guards.require(f"{expression} is None", f"{what} changed (was None)")
+def scalar_condition(guards: GuardSet, expression: str, value, what: str,
+                     subject: tuple | None = None) -> None:
+    """`expression` (with a subject path, "$") holds `value`: the same type and value."""
+    if value is None or isinstance(value, bool):
+        guards.require(f"{expression} is {value!r}", f"{what} changed (was {value!r})", subject)
         return
-    kind = type(value).__name__
     if isinstance(value, float) and math.isnan(value):
         guards.require(f"{expression}.__class__ is float and isnan({expression})",
-                       f"{what} changed (was nan)")
+                       f"{what} changed (was nan)", subject)
         return
     if isinstance(value, float) and value == 0.0:
         # -0.0 == 0.0, but 1 / x tells them apart: the sign is part of the value.
         guards.require(f"{expression}.__class__ is float and {expression} == 0.0 and "
                        f"copysign(1.0, {expression}) == {math.copysign(1.0, value)!r}",
-                       f"{what} changed (was {value!r})")
+                       f"{what} changed (was {value!r})", subject)
         return
-    guards.require(f"{expression}.__class__ is {kind} and {expression} == {value!r}",
-                   f"{what} changed (was {value!r})")
+    if type(value) in (int, float) and math.isfinite(value):
+        literal = repr(value)
+    else:  # strings, bytes, complex, infinities and subclasses: compared to a constant
+        literal = guards.constant(value, "C")
+    guards.require(f"{expression}.__class__ is {guards.constant(type(value), 'K')} and "
+                   f"{expression} == {literal}", f"{what} changed (was {_short(value)})",
+                   subject)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def mode_conditions(guards: GuardSet) -> None:

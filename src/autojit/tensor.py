@@ -329,8 +329,7 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
 
-    def __hash__(self):
-        return id(self)
+    __hash__ = object.__hash__  # identity, as a C slot (tensor_methods.py keeps it so)
 
     def __repr__(self) -> str:
         from .tensor_repr import tensor_repr

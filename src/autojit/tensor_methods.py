@@ -106,7 +106,9 @@ for _name, _function in OPERATORS.items():
     setattr(Tensor, _name, _function)
 Tensor.T = property(layout.full_transpose)
 Tensor.mT = property(layout.matrix_transpose)
-Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise; identity hashing, like torch
+# __eq__ is elementwise: identity hashing, like torch; object.__hash__ is a C slot, so dicts
+# keyed by tensors (optimizer state) look them up without a Python call.
+Tensor.__hash__ = object.__hash__
 
 
 # ---- conversions ----------------------------------------------------------------------------

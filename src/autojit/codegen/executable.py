@@ -48,6 +48,9 @@ class Executable:
         # tensor's version counter moves per call, as eager's in-place ops move it; compile.py
         # counts them while tracing. None (a graph built by hand): once per update output.
         self.version_bumps: list | None = None
+        # Scalars of Python state the traced call wrote (`model.eval()` inside the function):
+        # written again after each run (reachability.replay_function), or None.
+        self.python_writes = None
 
     def run(self, args: tuple):
         self.calls += 1
@@ -72,6 +75,8 @@ class Executable:
         if self.nan_checks:
             self._check_nan(arrays)
         self._write_back(arrays, args, owned)
+        if self.python_writes is not None:
+            self.python_writes(args)
         if self.failing_backward is not None:
             return self._failing_result(arrays, args)
         if self.backward is None:

@@ -64,6 +64,25 @@ def user_frame():
     return frame
 
 
+_INSIDE_PACKAGE: dict = {}  # code object -> whether it is autojit's own
+
+
+def user_location():
+    """(filename, line) of the innermost frame outside the autojit package, or None; cheap
+    enough to call once per traced op (whether a code object is autojit's is cached)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        inside = _INSIDE_PACKAGE.get(code)
+        if inside is None:
+            inside = _INSIDE_PACKAGE[code] = os.path.abspath(code.co_filename).startswith(
+                _PACKAGE_DIR)
+        if not inside:
+            return code.co_filename, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
 def graph_break(what: str, needs_data: bool = True):
     """Raise GraphBreak at the user's line; `what` is the reason, a call needing tensor data
     unless needs_data is False."""
@@ -157,6 +176,7 @@ class Tracer:
         # id(Input) of an argument or captured tensor -> how many graph nodes existed when it
         # was first written: reads of other inputs from there on see eager's written memory.
         self.first_writes: dict = {}
+        self._locations: dict = {}  # id(Value) -> (filename, line) of the op that made it
 
     def note_grad_access(self, tensor: Tensor, assigning: bool = False) -> None:
         """Called before .grad is read or assigned while tracing: the first time, remember
@@ -240,6 +260,7 @@ class Tracer:
         shape, dtype = infer(op, inputs, attrs)
         value = self.graph.add_node(op, operands, attrs, shape, dtype)
         self._known.add(id(value))
+        self._locations[id(value)] = user_location()
         out = Tensor._symbolic(value)
         if op.view and isinstance(inputs[0], Tensor):
             # A view shares its root's storage in eager: once the root is written in place,
@@ -247,6 +268,10 @@ class Tracer:
             # reach the root (aliasing.py).
             make_view(self, inputs[0], op, attrs, out)
         return out
+
+    def location(self, tensor: Tensor):
+        """(filename, line) of the user's code that made a symbolic tensor, if known."""
+        return self._locations.get(id(tensor._value))
 
     def add_argument(self, entry: Input, symbolic: Tensor, array) -> None:
         """Register a tensor argument: its graph input, the symbolic tensor standing for it,

@@ -57,13 +57,27 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
-    """x where x > 0, else alpha * (exp(x) - 1); exp only sees non-positive values."""
-    return ew.where(input > 0, input, ew.expm1(ew.minimum(input, 0)) * alpha)
+    """alpha * (exp(x) - 1) where x <= 0, else x; exp only sees non-positive values.
+
+    torch's derivatives at 0 are alpha (the first, from the x <= 0 branch) and 0 (the second,
+    whose mask is x < 0): at 0 the negative branch is alpha * x, linear, and for x < 0 it is
+    alpha * expm1(x). NaN takes the x branch, whose derivative is 1, as in torch.
+    """
+    negative = input < 0
+    curve = ew.expm1(ew.where(negative, input, 0)) + ew.where(negative, 0, input)
+    return ew.where(input <= 0, curve * alpha, input)
 
 
 def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
-    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), which neither overflows nor underflows."""
-    return ew.minimum(input, 0) - ew.log1p(ew.exp(-ew.abs(input)))
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), which neither overflows nor underflows.
+
+    min(x, 0) and -|x| are spelled as `where`s that take x >= 0 as the positive side, so that at
+    0 the first derivative is 1/2 and the second -1/4 (abs and minimum would give a tie and a
+    zero sign there).
+    """
+    negative = input < 0
+    return (ew.where(negative, input, 0)
+            - ew.log1p(ew.exp(ew.where(negative, input, -input))))
 
 
 # ---- softmax family ---------------------------------------------------------------------------

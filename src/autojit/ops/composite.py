@@ -83,22 +83,56 @@ def silu(x):
 
 
 def softplus(x, beta: float = 1.0, threshold: float = 20.0):
-    """log(1 + exp(beta x)) / beta, linear above threshold; exp never overflows."""
+    """log(1 + exp(beta x)) / beta, linear above threshold; exp never overflows.
+
+    At beta x == threshold torch takes the curve for the value and the first derivative
+    (sigmoid(threshold)) but gives 0 for the second: there the curve's input is held at the
+    threshold and a linear term of slope sigmoid(threshold), zero at that point, carries the
+    derivative.
+    """
     scaled = x * beta
-    safe = ew.minimum(scaled, threshold)
-    return ew.where(scaled > threshold, x, ew.log1p(ew.exp(safe)) / beta)
+    at_threshold = scaled == threshold
+    curve = ew.log1p(ew.exp(ew.where(scaled >= threshold, threshold, scaled))) / beta
+    slope = 0.5 * (1 + math.tanh(threshold / 2)) / beta  # sigmoid(threshold), without overflow
+    tangent = ew.where(at_threshold, scaled - threshold, 0) * slope
+    return ew.where(scaled > threshold, x, curve + tangent)
+
+
+def _detached(value):
+    return value.detach() if isinstance(value, Tensor) else value
 
 
 def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
-    """Values limited to [min, max]; the gradient flows where min <= x <= max."""
+    """Values limited to [min, max], with torch's gradients.
+
+    The value is max(x, min) then min(., max): a NaN anywhere gives NaN and min > max gives
+    max. x gets the gradient where min <= x <= max (never at a NaN), a tensor min where
+    x < min < max, a tensor max where x > max or max < min; elsewhere (NaN, min == max with x
+    below) nothing does, so the value there is computed from detached inputs.
+    """
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
-    result = x
+    result = x.detach()
+    inside = None
     if min is not None:
-        result = ew.where(x < min, min, result)
+        result = ew.maximum(result, _detached(min))
+        inside = x >= min
     if max is not None:
-        result = ew.where(x > max, max, result)
-    return result
+        result = ew.minimum(result, _detached(max))
+        inside = x <= max if inside is None else inside & (x <= max)
+    if isinstance(max, Tensor):
+        takes_max = x > max if min is None else (x > max) | (max < min)
+        # Where min is NaN and x > max, max gets the gradient but the value is NaN.
+        upper = max
+        if isinstance(min, Tensor) and min.dtype.is_floating_point:
+            upper = max + ew.where(ew.isnan(min), math.nan, 0.0)
+        elif isinstance(min, float) and math.isnan(min):
+            upper = max + math.nan
+        result = ew.where(takes_max, upper, result)
+    if isinstance(min, Tensor):
+        takes_min = x < min if max is None else (x < min) & (min < max)
+        result = ew.where(takes_min, min, result)
+    return ew.where(inside, x, result)
 
 
 # ---- reductions -------------------------------------------------------------------------------

@@ -162,17 +162,25 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
     return sum_(centered * centered, dim, keepdim) / max(_count(x, dim) - correction, 0)
 
 
+def _root_or_zero(total: Tensor, exponent: float) -> Tensor:
+    """total ** exponent (exponent < 1), with gradient 0 where total is 0, as torch's std and
+    norm give: the root's derivative at 0 is inf, so zeros go through 1 ** exponent and are
+    masked."""
+    is_zero = total == 0
+    safe = ew.where(is_zero, 1, total)
+    return ew.where(is_zero, 0, ew.sqrt(safe) if exponent == 0.5 else safe ** exponent)
+
+
 def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
-    return ew.sqrt(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+    """sqrt(var); its gradient is 0 where the variance is 0 (a constant), as in torch."""
+    return _root_or_zero(var(x, dim, correction=correction, keepdim=keepdim,
+                             unbiased=unbiased), 0.5)
 
 
 def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
-    """The p-norm over `dim`; the gradient of the 2-norm at 0 is 0, as in torch."""
+    """The p-norm over `dim`; the gradient at 0 is 0, as in torch."""
     if p in ("fro", 2, 2.0):
-        squared = sum_(x * x, dim, keepdim)
-        # sqrt'(0) is inf; route zeros through sqrt(1) and mask, so the gradient is 0 there.
-        is_zero = squared == 0
-        return ew.where(is_zero, 0, ew.sqrt(ew.where(is_zero, 1, squared)))
+        return _root_or_zero(sum_(x * x, dim, keepdim), 0.5)
     if p == 1:
         return sum_(ew.abs(x), dim, keepdim)
     if p in (math.inf, "inf"):
@@ -182,8 +190,15 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
 
         return amin(ew.abs(x), dim if dim is not None else (), keepdim)
     if p == 0:
-        return sum_((x != 0).to(x.dtype), dim, keepdim)
-    return sum_(ew.abs(x) ** p, dim, keepdim) ** (1.0 / p)
+        # The count of nonzeros; torch's gradient is 0, and the result still requires grad.
+        return sum_(ew.where(x != 0, 1, ew.fill_like(x, 0)), dim, keepdim)
+    powered = ew.abs(x) ** p
+    if p < 1:
+        # |x| ** p has an infinite slope at 0 for p < 1: torch gives such elements 0. They go
+        # through 1 ** p, so that no infinity reaches the second derivative of the others.
+        is_zero = x == 0
+        powered = ew.where(is_zero, 0, ew.where(is_zero, 1, ew.abs(x)) ** p)
+    return _root_or_zero(sum_(powered, dim, keepdim), 1.0 / p)
 
 
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:

@@ -141,7 +141,8 @@ def _extreme_vjp(ctx, g):
     out = ctx.out
     if not attrs["keepdim"]:
         out = out.reshape(reduced_shape(x.shape, attrs["dim"], True))
-    hit = x == out
+    # In x's dtype: a bool mask over an int64 count would divide in the default float32.
+    hit = (x == out).to(x.dtype)
     share = hit / hit.sum(dim=attrs["dim"], keepdim=True)
     return (_expand_back(ctx, g) * share,)
 

@@ -15,6 +15,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 INF, NAN = math.inf, math.nan
 
 
@@ -25,20 +27,29 @@ class Point:
     inputs: tuple  # one list of float64 values (nested for 2-d) per differentiated input
     rtol: float = 1e-9
     # Results that differ from torch on purpose, documented in docs/differences.md: a label
-    # ("value", "d/d0", "d2/d0") -> why. The test checks that they still differ, so an entry
-    # goes once the difference does.
+    # ("value", "d/d0", "d2/d0") -> Difference. The test checks autojit's result against the
+    # difference's and that it still differs from torch's, so an entry goes once it does not.
     differs: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Difference:
+    reason: str
+    autojit: Callable  # torch's result (an ndarray) -> the one autojit gives instead
 
 
 # torch's second derivative of a norm at 0 is NaN (a masked 0 * inf in its formula); autojit's
 # is 0, the limit along every direction but one.
-NORM_AT_ZERO = {"d2/d0": "torch's second derivative at 0 is NaN, autojit's 0"}
+NORM_AT_ZERO = {"d2/d0": Difference("torch's second derivative at 0 is NaN, autojit's 0",
+                                    lambda torch: np.where(np.isnan(torch), 0.0, torch))}
 # With no degrees of freedom (correction >= the count), torch's gradient of var is inf where
 # an element differs from the mean (whatever side it is on) and its second derivative 0; the
 # chain rule through the mean gives autojit NaN for both. The values agree (inf or NaN).
 NO_DEGREES_OF_FREEDOM = {
-    "d/d0": "torch's gradient is +inf on both sides of the mean, autojit's NaN",
-    "d2/d0": "torch's second derivative is 0, autojit's NaN"}
+    "d/d0": Difference("torch's gradient is +inf on both sides of the mean, autojit's NaN",
+                       lambda torch: np.where(np.isinf(torch), np.nan, torch)),
+    "d2/d0": Difference("torch's second derivative is 0, autojit's NaN",
+                        lambda torch: np.full_like(torch, np.nan))}
 
 
 def F(lib):  # noqa: N802 - reads like torch.nn.functional
@@ -78,6 +89,11 @@ ELEMENTWISE = [
     unary("reciprocal", lambda lib, x: lib.reciprocal(x), [0.0, -0.0, 2.0, INF, -INF]),
     unary("square", lambda lib, x: lib.square(x), AROUND_ZERO),
     unary("floor", lambda lib, x: lib.floor(x), [0.0, 1.0, -1.0, 0.5, INF]),
+    # An infinite cotangent still gives a zero gradient (not inf * 0).
+    unary("sign_infinite_cotangent", lambda lib, x: lib.sign(x) * constant(lib, [INF, -INF]),
+          [1.0, -2.0]),
+    unary("floor_infinite_cotangent", lambda lib, x: lib.floor(x) * constant(lib, [INF, -INF]),
+          [1.5, -2.5]),
     unary("round", lambda lib, x: lib.round(x), [0.5, 1.5, -0.5, 2.0, INF]),
     unary("relu", lambda lib, x: lib.relu(x), AROUND_ZERO),
     unary("leaky_relu", lambda lib, x: F(lib).leaky_relu(x, 0.2), AROUND_ZERO),

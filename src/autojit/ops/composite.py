@@ -12,7 +12,7 @@ import math
 from .. import dtypes
 from ..tensor import Tensor
 from . import elementwise as ew
-from .reduction import amax, normalize_dims, sum_
+from .reduction import amax, extreme, normalize_dims, sum_
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -183,12 +183,8 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
         return _root_or_zero(sum_(x * x, dim, keepdim), 0.5)
     if p == 1:
         return sum_(ew.abs(x), dim, keepdim)
-    if p in (math.inf, "inf"):
-        return amax(ew.abs(x), dim if dim is not None else (), keepdim)
-    if p in (-math.inf, "-inf"):
-        from .reduction import amin
-
-        return amin(ew.abs(x), dim if dim is not None else (), keepdim)
+    if p in (math.inf, "inf", -math.inf, "-inf"):
+        return extreme(ew.abs(x), "max" if p in (math.inf, "inf") else "min", dim, keepdim)
     if p == 0:
         # The count of nonzeros; torch's gradient is 0, and the result still requires grad.
         return sum_(ew.where(x != 0, 1, ew.fill_like(x, 0)), dim, keepdim)

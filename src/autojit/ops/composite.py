@@ -163,9 +163,9 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
 
 
 def _root_or_zero(total: Tensor, exponent: float) -> Tensor:
-    """total ** exponent (exponent < 1), with gradient 0 where total is 0, as torch's std and
-    norm give: the root's derivative at 0 is inf, so zeros go through 1 ** exponent and are
-    masked."""
+    """total ** exponent (exponent > 0) with gradient 0 where total is 0, as torch's std and
+    norms give: a root's derivative at 0 is infinite, so zeros go through 1 ** exponent and
+    are masked."""
     is_zero = total == 0
     safe = ew.where(is_zero, 1, total)
     return ew.where(is_zero, 0, ew.sqrt(safe) if exponent == 0.5 else safe ** exponent)
@@ -191,9 +191,13 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
     powered = ew.abs(x) ** p
     if p < 1:
         # |x| ** p has an infinite slope at 0 for p < 1: torch gives such elements 0. They go
-        # through 1 ** p, so that no infinity reaches the second derivative of the others.
+        # through 1 ** p, so that no infinity reaches the second derivative of the others; a
+        # negative p keeps their value, inf (the sum is infinite and the norm 0).
         is_zero = x == 0
-        powered = ew.where(is_zero, 0, ew.where(is_zero, 1, ew.abs(x)) ** p)
+        powered = ew.where(is_zero, 0 if p > 0 else math.inf,
+                           ew.where(is_zero, 1, ew.abs(x)) ** p)
+    if p < 0:
+        return sum_(powered, dim, keepdim) ** (1.0 / p)
     return _root_or_zero(sum_(powered, dim, keepdim), 1.0 / p)
 
 

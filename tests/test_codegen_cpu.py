@@ -24,7 +24,8 @@ F32, F64, I32, I64, BOOL = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes
 ALL = (BOOL, I32, I64, F32, F64)
 ELEMENTWISE = sorted(name for name, op in REGISTRY.items()
                      if isinstance(op.lowering, Elementwise))
-MATH = {"exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos", "pow", "sqrt"}
+MATH = {"exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos", "pow", "sqrt",
+        "binary_cross_entropy"}  # its expression takes two logs
 SHAPE = (4, 33)
 RNG = np.random.default_rng(0)
 
@@ -123,6 +124,8 @@ def attrs_for(op_name, dtype):
         return [{"dtype": target} for target in ALL]
     if op_name == "fill":
         return [{"value": 2.5}, {"value": -3}]
+    if op_name == "binary_cross_entropy_backward":
+        return [{"eps": 1e-12}]
     return [{}]
 
 

@@ -64,11 +64,20 @@ from .functional import __all__ as _functional_names
 from .ir.trace import make_graph
 from .serialization import load, save
 from .tensor import Size, Tensor
+from .tensor_types import (
+    BoolTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Tensor", "Size", "device", "autograd", "cuda", "nn", "no_grad", "enable_grad",
+    "Tensor", "Size", "device", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
+    "IntTensor", "BoolTensor", "autograd", "cuda", "nn", "no_grad", "enable_grad",
     "set_grad_enabled",
     "is_grad_enabled", "inference_mode", "tensor", "as_tensor", "from_numpy", "zeros", "ones",
     "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",

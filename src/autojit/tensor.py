@@ -57,19 +57,26 @@ class Tensor:
     _backward_hooks = None
     _post_accumulate_hooks = None
     _is_inference = False
+    # legacy_new(dtype, args, kwargs) -> Tensor, installed by tensor_types.py at import (it
+    # needs an op, from a layer above this one).
+    _legacy_new = None
 
     # Keep NumPy from treating Tensor as a sequence in mixed expressions (ndarray + Tensor).
     __array_priority__ = 1000
 
-    def __init__(self, data=None, *, dtype=None, requires_grad=False):
-        from .creation import tensor as make_tensor  # the factory is the one way in
+    def __new__(cls, *args, **kwargs):
+        """torch's legacy constructor: Tensor(*sizes), Tensor(data) or Tensor(other), in the
+        default dtype (tensor_types.py); autojit.tensor is the factory for data."""
+        made = Tensor._legacy_new(None, args, kwargs)
+        if cls is Tensor:
+            return made
+        # A subclass: its own object over the same storage (no autograd history).
+        self = object.__new__(cls)
+        self._init(made._data, made._dtype, version_counter=made._version_counter)
+        return self
 
-        # Like torch.Tensor(data): the default float dtype unless one is given.
-        source = make_tensor([] if data is None else data,
-                             dtype=dtype or dtypes.get_default_dtype())
-        self._init(source._data, source._dtype)
-        if requires_grad:
-            self.requires_grad_(True)
+    def __init__(self, *args, **kwargs):
+        pass  # __new__ built the tensor
 
     def _init(self, data, dtype, value=None, version_counter=None):
         self._data = data

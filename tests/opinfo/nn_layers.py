@@ -326,7 +326,7 @@ ROWS = [
            samples=_conv1d_samples, primitives=(*WINDOW_PRIMITIVES, "matmul", "add")),
     OpInfo(name="nn.functional.max_pool2d", function=F.max_pool2d,
            reference=_in_dtype(_max_pool), samples=_max_pool_samples,
-           primitives=(*WINDOW_PRIMITIVES, "amax")),
+           primitives=(*WINDOW_PRIMITIVES, "amax", "amin", "isnan", "where", "sum")),
     OpInfo(name="nn.functional.avg_pool2d", function=F.avg_pool2d,
            reference=_in_dtype(_avg_pool), samples=_avg_pool_samples,
            primitives=(*WINDOW_PRIMITIVES, "sum", "div")),

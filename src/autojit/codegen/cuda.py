@@ -35,7 +35,7 @@ _COUNTER = itertools.count()
 
 # Scalar helpers the expressions call by name (render_cuda.DIRECT); compiled as device
 # functions. They follow the NumPy reference: NaN wins in maximum/minimum, ties give the
-# second argument, sign keeps NaN and zeros, floor keeps inf and NaN.
+# second argument, sign gives 0 for zeros and NaN (as torch), floor keeps inf and NaN.
 HELPERS = '''
 def sigmoid_(x):
     small = exp(-abs(x))
@@ -47,7 +47,7 @@ def sign_(x):
         return 1
     if x < 0:
         return -1
-    return x
+    return 0
 
 def floor_(x):
     if x != x or x - x != 0:

@@ -402,8 +402,8 @@ class StepEmitter(ExpressionWalker):
         if x.dtype.is_floating_point:
             kind = x.value.type
             zero = ir.Constant(kind, 0.0)
-            result = b.select(b.fcmp_ordered("==", x.value, zero), zero, x.value)  # NaN stays
-            result = b.select(b.fcmp_ordered("<", x.value, zero), ir.Constant(kind, -1.0), result)
+            # torch's (0 < x) - (x < 0): zeros and NaN give 0.
+            result = b.select(b.fcmp_ordered("<", x.value, zero), ir.Constant(kind, -1.0), zero)
             return Typed(b.select(b.fcmp_ordered(">", x.value, zero), ir.Constant(kind, 1.0),
                                   result), x.dtype)
         zero = ir.Constant(x.value.type, 0)

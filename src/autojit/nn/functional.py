@@ -17,6 +17,7 @@ import warnings
 from .. import dtypes
 from ..creation import arange, as_tensor
 from ..ops import elementwise as ew
+from ..ops import loss as loss_ops
 from ..ops.composite import gelu, relu, silu, softplus  # noqa: F401 - re-exported names
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
 from ..ops.reduction import amax, sum_
@@ -57,13 +58,27 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
-    """x where x > 0, else alpha * (exp(x) - 1); exp only sees non-positive values."""
-    return ew.where(input > 0, input, ew.expm1(ew.minimum(input, 0)) * alpha)
+    """alpha * (exp(x) - 1) where x <= 0, else x; exp only sees non-positive values.
+
+    torch's derivatives at 0 are alpha (the first, from the x <= 0 branch) and 0 (the second,
+    whose mask is x < 0): at 0 the negative branch is alpha * x, linear, and for x < 0 it is
+    alpha * expm1(x). NaN takes the x branch, whose derivative is 1, as in torch.
+    """
+    negative = input < 0
+    curve = ew.expm1(ew.where(negative, input, 0)) + ew.where(negative, 0, input)
+    return ew.where(input <= 0, curve * alpha, input)
 
 
 def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
-    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), which neither overflows nor underflows."""
-    return ew.minimum(input, 0) - ew.log1p(ew.exp(-ew.abs(input)))
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), which neither overflows nor underflows.
+
+    min(x, 0) and -|x| are spelled as `where`s that take x >= 0 as the positive side, so that at
+    0 the first derivative is 1/2 and the second -1/4 (abs and minimum would give a tie and a
+    zero sign there).
+    """
+    negative = input < 0
+    return (ew.where(negative, input, 0)
+            - ew.log1p(ew.exp(ew.where(negative, input, -input))))
 
 
 # ---- softmax family ---------------------------------------------------------------------------
@@ -342,15 +357,10 @@ def l1_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A002
     return _reduce(ew.abs(input - target), reduction)
 
 
-def _clamped_log(x: Tensor) -> Tensor:
-    # torch clamps log(p) at -100 so that p = 0 or 1 gives a finite loss; the gradient is 0
-    # where the clamp applies.
-    return ew.maximum(ew.log(x), -100.0)
-
-
 def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None,  # noqa: A002
                          reduce=None, reduction: str = "mean") -> Tensor:
-    """-w (t log p + (1 - t) log(1 - p)), with each log clamped at -100 as torch does."""
+    """-w (t log p + (1 - t) log(1 - p)), with each log clamped at -100 as torch does; the
+    gradient is w (p - t) / max(p (1 - p), 1e-12), finite at p = 0 and 1."""
     _check_float("binary_cross_entropy", input)
     _check_reduction(reduction)
     target = _as_operand(target)
@@ -365,7 +375,9 @@ def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, 
     # min/max rather than a mask: a CUDA input reduces on the device, reading two scalars.
     if data is not None and data.size and (data.min() < 0 or data.max() > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    loss = -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
+    # A primitive (ops/loss.py): torch's gradients at p = 0 and 1 are formulas, not the
+    # derivatives of the clamped logs.
+    loss = loss_ops.binary_cross_entropy(input, target)
     if weight is not None:
         loss = loss * _as_operand(weight)
     return _reduce(loss, reduction)

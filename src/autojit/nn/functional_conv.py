@@ -5,11 +5,12 @@ double backward and tracing for compile come from their rules. The shared step i
 extraction: for each offset inside the kernel, one strided slice of the (padded) input reads
 the element at that offset for every output position at once. Stacking those slices gives the
 im2col matrix, and convolution is then one matmul with the reshaped weight; pooling reduces
-over the stacked kernel dim instead (amax for max pooling, a sum and a divisor for average
-pooling). Pooling whose windows tile the input (stride equal to the kernel, no padding or
-dilation) skips the slices: a reshape that splits each spatial dim into (outputs, kernel)
-and one reduction. Padding is `embed_slice` (zero padding, the adjoint of slicing) or `cat`
-with constant blocks for other values.
+over the stacked kernel dim instead (for max pooling, the window's first maximum, which alone
+gets the gradient, as in torch; a sum and a divisor for average pooling). Pooling whose
+windows tile the input (stride equal to the kernel, no padding or dilation) skips the slices:
+a reshape that splits each spatial dim into (outputs, kernel), and the reductions run over
+the kernel dims. Padding is `embed_slice` (zero padding, the adjoint of slicing) or `cat` with
+constant blocks for other values.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import math
 
 import numpy as np
 
-from ..creation import full, tensor
+from ..creation import arange, full, tensor
+from ..ops import elementwise as ew
 from ..ops.layout import cat, embed_slice, slice_dims, stack
 from ..ops.linalg import matmul
-from ..ops.reduction import amax, sum_
+from ..ops.reduction import amax, amin, sum_
 from ..tensor import Tensor
 
 # torch names dtypes by their C++ scalar type in conv errors ("expected scalar type Double").
@@ -337,14 +339,45 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,  
         "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
     batched = input.ndim == 4
     x = input if batched else input.unsqueeze(0)
+    count = kernel[0] * kernel[1]
     if _is_tiling(kernel, stride, padding, dilation, extra):
-        result = amax(_tiles(x, kernel, out_sizes), (3, 5))
+        # (N, C, oH, kH, oW, kW): a window's offset is kH index * kW + kW index.
+        windows, dims = _tiles(x, kernel, out_sizes), (3, 5)
+        ranks = arange(count, device=x.device).reshape(kernel[0], 1, kernel[1])
     else:
         fill = -math.inf if x.dtype.is_floating_point else int(np.iinfo(x.dtype.numpy).min)
         amounts = [(p, p + e) for p, e in zip(padding, extra, strict=True)]
+        ranks = tensor(_window_ranks(x.shape[2:], kernel, stride, dilation, amounts,
+                                     out_sizes), device=x.device)
         x = _pad_spatial(x, amounts, value=fill)
-        result = amax(stack(_windows(x, kernel, stride, dilation, out_sizes), -1), -1)
+        windows, dims = stack(_windows(x, kernel, stride, dilation, out_sizes), -1), (-1,)
+    result = _first_maximum(windows, dims, ranks, count)
     return result if batched else result.squeeze(0)
+
+
+def _window_ranks(sizes, kernel, stride, dilation, amounts, out_sizes) -> np.ndarray:
+    """(oH, oW, kH * kW): each window offset's rank in row-major order, or kH * kW where it
+    reads padding: torch's max pooling scans the input only, so a window of -inf gives its
+    gradient to its first input element, never to the padding."""
+    count = kernel[0] * kernel[1]
+    valid = np.pad(np.ones(tuple(sizes), dtype=bool), amounts)
+    ranks = []
+    for rank, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
+        index = tuple(slice(o * d, o * d + s * (out - 1) + 1, s)
+                      for o, s, d, out in zip(offset, stride, dilation, out_sizes, strict=True))
+        ranks.append(np.where(valid[index], rank, count))
+    return np.stack(ranks, -1)
+
+
+def _first_maximum(windows: Tensor, dims: tuple, ranks: Tensor, count: int) -> Tensor:
+    """The maximum over `dims`, its gradient going to the window's first maximal element (the
+    lowest rank) only, as torch's max pooling does; amax would share it among ties. Three
+    fusible reductions: the maximum, the first rank holding it (or a NaN), and the sum that
+    keeps that one element."""
+    peak = amax(windows, dims, keepdim=True)
+    hit = (windows == peak) | ew.isnan(windows)
+    first = amin(ew.where(hit, ranks, count), dims, keepdim=True)
+    return sum_(ew.where(ranks == first, windows, 0), dims)
 
 
 def _average_divisor(sizes, kernel, stride, padding, out_sizes, count_include_pad) -> np.ndarray:

@@ -188,9 +188,16 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None,  # noqa: A0
     magnitude = ew.abs(difference)
     if beta == 0:
         return _reduce(magnitude, reduction)
-    loss = ew.where(magnitude < beta, difference * difference * (0.5 / beta),
-                    magnitude - 0.5 * beta)
+    quadratic = magnitude < beta
+    near = _inside(quadratic, difference)
+    loss = ew.where(quadratic, near * near * (0.5 / beta), magnitude - 0.5 * beta)
     return _reduce(loss, reduction)
+
+
+def _inside(quadratic: Tensor, difference: Tensor) -> Tensor:
+    # The square only sees the differences it is taken for: at an infinite difference the
+    # unused square's gradient would be 0 * inf = NaN.
+    return ew.where(quadratic, difference, 0)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
@@ -200,8 +207,9 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     magnitude = ew.abs(difference)
-    loss = ew.where(magnitude < delta, difference * difference * 0.5,
-                    (magnitude - 0.5 * delta) * delta)
+    quadratic = magnitude < delta
+    near = _inside(quadratic, difference)
+    loss = ew.where(quadratic, near * near * 0.5, (magnitude - 0.5 * delta) * delta)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)

@@ -2,10 +2,11 @@
 
 Families: elementwise (math, arithmetic, comparisons, where, cast), reduction, layout
 (reshape, expand, permute, slice, cat), linalg (matmul), indexing (gather, scatter_add, index,
-index_put). Composites are in composite.py and need no rules.
+index_put), loss (binary cross entropy and its gradient). Composites are in composite.py and
+need no rules.
 """
 
-from . import composite, elementwise, indexing, layout, linalg, reduction  # noqa: F401
+from . import composite, elementwise, indexing, layout, linalg, loss, reduction  # noqa: F401
 from .registry import REGISTRY, check_registry
 
 check_registry()

@@ -12,7 +12,7 @@ import math
 from .. import dtypes
 from ..tensor import Tensor
 from . import elementwise as ew
-from .reduction import amax, normalize_dims, sum_
+from .reduction import amax, extreme, normalize_dims, sum_
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -83,22 +83,56 @@ def silu(x):
 
 
 def softplus(x, beta: float = 1.0, threshold: float = 20.0):
-    """log(1 + exp(beta x)) / beta, linear above threshold; exp never overflows."""
+    """log(1 + exp(beta x)) / beta, linear above threshold; exp never overflows.
+
+    At beta x == threshold torch takes the curve for the value and the first derivative
+    (sigmoid(threshold)) but gives 0 for the second: there the curve's input is held at the
+    threshold and a linear term of slope sigmoid(threshold), zero at that point, carries the
+    derivative.
+    """
     scaled = x * beta
-    safe = ew.minimum(scaled, threshold)
-    return ew.where(scaled > threshold, x, ew.log1p(ew.exp(safe)) / beta)
+    at_threshold = scaled == threshold
+    curve = ew.log1p(ew.exp(ew.where(scaled >= threshold, threshold, scaled))) / beta
+    slope = 0.5 * (1 + math.tanh(threshold / 2)) / beta  # sigmoid(threshold), without overflow
+    tangent = ew.where(at_threshold, scaled - threshold, 0) * slope
+    return ew.where(scaled > threshold, x, curve + tangent)
+
+
+def _detached(value):
+    return value.detach() if isinstance(value, Tensor) else value
 
 
 def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
-    """Values limited to [min, max]; the gradient flows where min <= x <= max."""
+    """Values limited to [min, max], with torch's gradients.
+
+    The value is max(x, min) then min(., max): a NaN anywhere gives NaN and min > max gives
+    max. x gets the gradient where min <= x <= max (never at a NaN), a tensor min where
+    x < min < max, a tensor max where x > max or max < min; elsewhere (NaN, min == max with x
+    below) nothing does, so the value there is computed from detached inputs.
+    """
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
-    result = x
+    result = x.detach()
+    inside = None
     if min is not None:
-        result = ew.where(x < min, min, result)
+        result = ew.maximum(result, _detached(min))
+        inside = x >= min
     if max is not None:
-        result = ew.where(x > max, max, result)
-    return result
+        result = ew.minimum(result, _detached(max))
+        inside = x <= max if inside is None else inside & (x <= max)
+    if isinstance(max, Tensor):
+        takes_max = x > max if min is None else (x > max) | (max < min)
+        # Where min is NaN and x > max, max gets the gradient but the value is NaN.
+        upper = max
+        if isinstance(min, Tensor) and min.dtype.is_floating_point:
+            upper = max + ew.where(ew.isnan(min), math.nan, 0.0)
+        elif isinstance(min, float) and math.isnan(min):
+            upper = max + math.nan
+        result = ew.where(takes_max, upper, result)
+    if isinstance(min, Tensor):
+        takes_min = x < min if max is None else (x < min) & (min < max)
+        result = ew.where(takes_min, min, result)
+    return ew.where(inside, x, result)
 
 
 # ---- reductions -------------------------------------------------------------------------------
@@ -128,28 +162,43 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
     return sum_(centered * centered, dim, keepdim) / max(_count(x, dim) - correction, 0)
 
 
+def _root_or_zero(total: Tensor, exponent: float) -> Tensor:
+    """total ** exponent (exponent > 0) with gradient 0 where total is 0, as torch's std and
+    norms give: a root's derivative at 0 is infinite, so zeros go through 1 ** exponent and
+    are masked."""
+    is_zero = total == 0
+    safe = ew.where(is_zero, 1, total)
+    return ew.where(is_zero, 0, ew.sqrt(safe) if exponent == 0.5 else safe ** exponent)
+
+
 def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
-    return ew.sqrt(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+    """sqrt(var); its gradient is 0 where the variance is 0 (a constant), as in torch."""
+    return _root_or_zero(var(x, dim, correction=correction, keepdim=keepdim,
+                             unbiased=unbiased), 0.5)
 
 
 def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
-    """The p-norm over `dim`; the gradient of the 2-norm at 0 is 0, as in torch."""
+    """The p-norm over `dim`; the gradient at 0 is 0, as in torch."""
     if p in ("fro", 2, 2.0):
-        squared = sum_(x * x, dim, keepdim)
-        # sqrt'(0) is inf; route zeros through sqrt(1) and mask, so the gradient is 0 there.
-        is_zero = squared == 0
-        return ew.where(is_zero, 0, ew.sqrt(ew.where(is_zero, 1, squared)))
+        return _root_or_zero(sum_(x * x, dim, keepdim), 0.5)
     if p == 1:
         return sum_(ew.abs(x), dim, keepdim)
-    if p in (math.inf, "inf"):
-        return amax(ew.abs(x), dim if dim is not None else (), keepdim)
-    if p in (-math.inf, "-inf"):
-        from .reduction import amin
-
-        return amin(ew.abs(x), dim if dim is not None else (), keepdim)
+    if p in (math.inf, "inf", -math.inf, "-inf"):
+        return extreme(ew.abs(x), "max" if p in (math.inf, "inf") else "min", dim, keepdim)
     if p == 0:
-        return sum_((x != 0).to(x.dtype), dim, keepdim)
-    return sum_(ew.abs(x) ** p, dim, keepdim) ** (1.0 / p)
+        # The count of nonzeros; torch's gradient is 0, and the result still requires grad.
+        return sum_(ew.where(x != 0, 1, ew.fill_like(x, 0)), dim, keepdim)
+    powered = ew.abs(x) ** p
+    if p < 1:
+        # |x| ** p has an infinite slope at 0 for p < 1: torch gives such elements 0. They go
+        # through 1 ** p, so that no infinity reaches the second derivative of the others; a
+        # negative p keeps their value, inf (the sum is infinite and the norm 0).
+        is_zero = x == 0
+        powered = ew.where(is_zero, 0 if p > 0 else math.inf,
+                           ew.where(is_zero, 1, ew.abs(x)) ** p)
+    if p < 0:
+        return sum_(powered, dim, keepdim) ** (1.0 / p)
+    return _root_or_zero(sum_(powered, dim, keepdim), 1.0 / p)
 
 
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:

@@ -116,12 +116,21 @@ def _rule_subtract(inputs, attrs):
 NEG = _elementwise("neg", 1, _rule_negate, np.negative, lambda ctx, g: (-g,), (), "(-{0})")
 ABS = _elementwise("abs", 1, rule_promote, np.abs,
                    lambda ctx, g: (g * ctx.inputs[0].sign(),), (0,), "abs({0})")
+
+
 def _sign(x: np.ndarray) -> np.ndarray:
-    return x.copy() if x.dtype == np.bool_ else np.sign(x)  # torch: a bool's sign is itself
+    if x.dtype == np.bool_:
+        return x.copy()  # torch: a bool's sign is itself
+    # torch computes (0 < x) - (x < 0): NaN's sign is 0, where np.sign gives NaN.
+    return np.greater(x, 0).astype(x.dtype) - np.less(x, 0).astype(x.dtype)
 
 
-SIGN = _elementwise("sign", 1, rule_promote, _sign,
-                    lambda ctx, g: (g * 0,), (), "sign({0})")
+def _zero_vjp(ctx, g):
+    # Zeros, not g * 0: an infinite or NaN cotangent still gives 0, as in torch.
+    return (fill_like(g, 0),)
+
+
+SIGN = _elementwise("sign", 1, rule_promote, _sign, _zero_vjp, (), "sign({0})")
 EXP = _elementwise("exp", 1, rule_float, np.exp, lambda ctx, g: (g * ctx.out,), ("out",),
                    "exp({0})")
 LOG = _elementwise("log", 1, rule_float, np.log, lambda ctx, g: (g / ctx.inputs[0],), (0,),
@@ -161,8 +170,7 @@ LOG1P = _elementwise("log1p", 1, rule_float, np.log1p,
                      lambda ctx, g: (g / (ctx.inputs[0] + 1),), (0,), "log1p({0})")
 EXPM1 = _elementwise("expm1", 1, rule_float, np.expm1, lambda ctx, g: (g * (ctx.out + 1),),
                      ("out",), "expm1({0})")
-FLOOR = _elementwise("floor", 1, rule_promote, np.floor, lambda ctx, g: (g * 0,), (),
-                     "floor({0})")
+FLOOR = _elementwise("floor", 1, rule_promote, np.floor, _zero_vjp, (), "floor({0})")
 
 neg, abs, sign, exp, log, sqrt = map(_call1, (NEG, ABS, SIGN, EXP, LOG, SQRT))  # noqa: A001
 sin, cos, tanh, sigmoid, erf = map(_call1, (SIN, COS, TANH, SIGMOID, ERF))
@@ -179,15 +187,18 @@ MUL = _elementwise("mul", 2, rule_promote, np.multiply,
 DIV = _elementwise(
     "div", 2, rule_float, np.true_divide,
     _binary_vjp(lambda ctx, g: g / ctx.inputs[1],
-                lambda ctx, g: -g * ctx.inputs[0] / (ctx.inputs[1] * ctx.inputs[1])),
+                # -g x / y^2 as torch groups it, ((x / y) / y): at y = 0 the second
+                # derivative is then an infinity, where x / (y * y) gives 0 * inf = NaN.
+                lambda ctx, g: -g * ((ctx.inputs[0] / ctx.inputs[1]) / ctx.inputs[1])),
     (1, (0, 1)), "({0} / {1})")
 
 
 def _pow_base_grad(ctx, g):
     x, y = ctx.inputs
-    if not isinstance(y, Tensor) and y == 0:
-        return g * 0
-    return g * y * x ** (y - 1)
+    if not isinstance(y, Tensor):
+        return fill_like(g, 0) if y == 0 else g * (y * x ** (y - 1))
+    # torch: 0 where the exponent is 0 (0 ** -1 would give 0 * inf at a zero base).
+    return where(y == 0, 0, g * (y * x ** (y - 1)))
 
 
 def _pow_exponent_grad(ctx, g):
@@ -195,8 +206,10 @@ def _pow_exponent_grad(ctx, g):
     if not isinstance(x, Tensor):
         x = fill_like(y, x)  # a Python scalar base (2 ** y) as a tensor, for log and the masks
     # d/dy x**y = x**y log x; torch defines it as 0 where x == 0 and y >= 0 (no 0 * -inf).
+    # g multiplies outside the where, as in torch, so a NaN cotangent reaching a zero base in
+    # double backward stays NaN.
     safe = (x == 0) & (y >= 0)
-    return where(safe, 0, g * ctx.out * x.log())
+    return g * where(safe, 0, ctx.out * x.log())
 
 
 def _pow_impl(x, y):
@@ -210,19 +223,20 @@ POW = _elementwise("pow", 2, rule_promote, _pow_impl,
                    "pow({0}, {1})")
 
 
-def _max_min_vjp(strict):
-    """maximum/minimum split the gradient evenly between tied inputs, as torch does."""
+def _max_min_vjp(loses):
+    """torch's rule for maximum/minimum: tied inputs share the gradient evenly, the losing one
+    gets none, and where a NaN makes the comparison false both get all of it."""
     def share(ctx, g, mine, other):
         x, y = ctx.inputs[mine], ctx.inputs[other]
-        return g * strict(x, y) + g * (x == y) * 0.5
+        return where(loses(x, y), 0, where(x == y, g * 0.5, g))
 
     return _binary_vjp(lambda ctx, g: share(ctx, g, 0, 1), lambda ctx, g: share(ctx, g, 1, 0))
 
 
 MAXIMUM = _elementwise("maximum", 2, rule_promote, np.maximum,
-                       _max_min_vjp(lambda a, b: a > b), (0, 1), "max({0}, {1})")
+                       _max_min_vjp(lambda a, b: a < b), (0, 1), "max({0}, {1})")
 MINIMUM = _elementwise("minimum", 2, rule_promote, np.minimum,
-                       _max_min_vjp(lambda a, b: a < b), (0, 1), "min({0}, {1})")
+                       _max_min_vjp(lambda a, b: a > b), (0, 1), "min({0}, {1})")
 FLOOR_DIVIDE = _elementwise("floor_divide", 2, rule_promote, np.floor_divide,
                             NOT_DIFFERENTIABLE, (), "floor_divide({0}, {1})")
 REMAINDER = _elementwise(

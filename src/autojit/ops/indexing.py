@@ -23,7 +23,7 @@ from ..symbolic import as_size
 from ..tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from .layout import expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
-from .reduction import amax, amin, argmax, argmin
+from .reduction import argmax, argmin, extreme
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 
 _INDEX_DTYPES = (dtypes.int64, dtypes.int32)
@@ -325,8 +325,8 @@ min_return = namedtuple("min", ["values", "indices"])
 
 def _extreme(x, dim, keepdim, other, name):
     reduce_all, pick, elementwise, result_type = {
-        "max": (amax, argmax, ew.maximum, max_return),
-        "min": (amin, argmin, ew.minimum, min_return)}[name]
+        "max": (lambda x: extreme(x, "max"), argmax, ew.maximum, max_return),
+        "min": (lambda x: extreme(x, "min"), argmin, ew.minimum, min_return)}[name]
     if isinstance(dim, Tensor):
         dim, other = None, dim
     if other is not None:

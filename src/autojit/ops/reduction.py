@@ -135,13 +135,21 @@ PROD = _reduction("prod", lambda x, dim, keepdim, dtype=None: np.prod(x, axis=di
 
 
 def _extreme_vjp(ctx, g):
-    # Ties share the gradient evenly (torch's amax/amin rule).
+    # Ties share the gradient evenly (torch's amax/amin rule). A NaN result has no tie in
+    # amax (0 / 0: NaN gradients, as torch's amax); with the nan_shares attribute, torch's rule
+    # for max() and the inf-norm, the NaN elements share it.
     (x,) = ctx.inputs
     attrs = ctx.attrs
     out = ctx.out
     if not attrs["keepdim"]:
         out = out.reshape(reduced_shape(x.shape, attrs["dim"], True))
     hit = x == out
+    if attrs.get("nan_shares"):
+        from .elementwise import isnan
+
+        hit = hit | (isnan(x) & isnan(out))
+    # In x's dtype: a bool mask over an int64 count would divide in the default float32.
+    hit = hit.to(x.dtype)
     share = hit / hit.sum(dim=attrs["dim"], keepdim=True)
     return (_expand_back(ctx, g) * share,)
 
@@ -150,10 +158,10 @@ def _same_dtype(inputs, attrs):
     return None, inputs[0].dtype
 
 
-AMAX = _reduction("amax", lambda x, dim, keepdim: np.amax(x, axis=dim, keepdims=keepdim),
-                  _same_dtype, _extreme_vjp, (0, "out"), "max")
-AMIN = _reduction("amin", lambda x, dim, keepdim: np.amin(x, axis=dim, keepdims=keepdim),
-                  _same_dtype, _extreme_vjp, (0, "out"), "min")
+AMAX = _reduction("amax", lambda x, dim, keepdim, nan_shares=False: np.amax(
+    x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), "max")
+AMIN = _reduction("amin", lambda x, dim, keepdim, nan_shares=False: np.amin(
+    x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), "min")
 
 
 def _arg_impl(numpy_function):
@@ -207,6 +215,16 @@ def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     dims = normalize_dims(dim if dim != () else None, x.ndim)
     _check_nonempty(x, "amin", dims)
     return bind(AMIN, (x,), {"dim": dims, "keepdim": bool(keepdim)})
+
+
+def extreme(x: Tensor, kind: str, dim=None, keepdim: bool = False) -> Tensor:
+    """The maximum (kind "max") or minimum over `dim` (all dims when None) with torch's
+    gradient for max(), min() and the inf-norms: ties share it, and so do NaN elements where
+    the result is NaN (amax gives NaN gradients there)."""
+    name, op = ("max", AMAX) if kind == "max" else ("min", AMIN)
+    dims = normalize_dims(dim, x.ndim)
+    _check_nonempty(x, name, dims)
+    return bind(op, (x,), {"dim": dims, "keepdim": bool(keepdim), "nan_shares": True})
 
 
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:

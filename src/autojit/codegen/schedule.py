@@ -43,6 +43,7 @@ from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .kernel import (
     Kernel,
+    KernelError,
     KernelInput,
     KernelOutput,
     Operand,
@@ -323,6 +324,7 @@ def _group_step(group: _Group, consumers: dict, returned: set, compile_kernel, g
     step = KernelStep(kernel, compiled, [source for source, _ in sources],
                       [(value, reshape) for _, value, reshape in outputs])
     step.split = split_kernel(kernel, compile_kernel)
+    step.nodes = list(group.nodes)
     return step
 
 
@@ -505,6 +507,26 @@ class Plan:
     def run_owning(self, arg_arrays: list) -> tuple:
         """(run_arrays's outputs, the positions of those whose array this call allocated for
         that output alone, which the caller may keep without copying)."""
+        try:
+            return self._run_owning(arg_arrays)
+        except KernelError as failure:
+            raise self.reference_error(arg_arrays, failure) from None
+
+    def reference_error(self, arg_arrays: list, failure: Exception) -> Exception:
+        """Eager's error for a call in which a kernel reported one: the graph run through the
+        reference interpreter on the same inputs raises it, at the op eager would fail at
+        first and with eager's message (a failed index check's kernel does not keep which
+        index failed; docs/notes/errors-in-kernels.md). Nothing has been written back yet;
+        should the reference not fail, the kernel's own error is raised."""
+        from ..ir.interpreter import interpret
+
+        try:
+            interpret(self.graph, *arg_arrays)
+        except Exception as error:  # noqa: BLE001 - the error the call raises
+            return error
+        return failure
+
+    def _run_owning(self, arg_arrays: list) -> tuple:
         # Kept buffers serve one run at a time: a run that starts while another is under way
         # (another thread, or a hook calling the same function) allocates its own.
         reuse = not self._running

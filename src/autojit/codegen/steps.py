@@ -98,6 +98,7 @@ class KernelStep:
         self.in_place: list = [None] * len(outputs)
         self.writes_in_place = False
         self.split = None  # a parallel.SplitKernel when the kernel runs on several cores
+        self.nodes: list = []  # the graph nodes the kernel computes (in_place.py reads them)
 
     def run(self, environment: dict) -> None:
         inputs = []

@@ -18,7 +18,7 @@ import warnings
 from .. import dtypes
 from ..creation import arange, as_tensor
 from ..ops import elementwise as ew
-from ..ops.composite import gelu, relu, silu, softplus  # noqa: F401 - re-exported names
+from ..ops.composite import gelu, reduces_nothing, relu, silu, softplus  # noqa: F401
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
 from ..ops.index_checks import check_index
 from ..ops.reduction import amax, sum_
@@ -89,6 +89,8 @@ def _softmax_input(name: str, input: Tensor, dtype) -> Tensor:  # noqa: A002
 
 def _shifted(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     # The max is detached: softmax does not depend on the shift, so no gradient flows through it.
+    if reduces_nothing(input, (dim,)):
+        return input  # no entries along dim: the result is empty, with nothing to shift
     return input - amax(input, dim, keepdim=True).detach()
 
 

@@ -90,6 +90,10 @@ CASES = [
          (np.zeros((2, 3)), _i(3, 0).reshape(1, 2), np.ones((1, 2)))),
     Case("take_along_dim_flat", lambda t, F, x, i: t.take_along_dim(x, i),
          (X23, _i(5, 0)), (X23, _i(0, 7))),
+    Case("take_along_dim_wraps", lambda t, F, x, i: t.take_along_dim(x, i, 1),
+         (X23, np.array([[3, -4, 7], [-1, 100, 0]])),),
+    Case("take_along_dim_over_no_entries", lambda t, F, x, i: t.take_along_dim(x, i, 1),
+         (np.ones((2, 0)), np.zeros((2, 1), np.int64))),
     # advanced indexing and setitem
     Case("getitem_5", lambda t, F, x, i: x[i], (np.arange(3.0), _i(2, -3)),
          (np.arange(3.0), _i(0, 5))),

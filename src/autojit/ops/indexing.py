@@ -248,6 +248,9 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     common = list(broadcast_shapes(tuple(x_shape), tuple(index_shape)))
     x_target, index_target = list(common), list(common)
     x_target[dim], index_target[dim] = x.shape[dim], indices.shape[dim]
+    # torch takes every index modulo the size (so -1 is the last entry, and so is size - 1 +
+    # size); a size of 0 raises remainder's ZeroDivisionError, as in torch.
+    indices = ew.remainder(indices, x.shape[dim])
     return gather(expand(x, x_target), dim, expand(indices, index_target))
 
 

@@ -29,6 +29,7 @@ from .kernel import CheckFailed, Kernel
 from .render_cuda import render
 from .schedule import KernelStep, Plan
 from .schedule import build_plan as build_schedule
+from .steps import reference_error
 
 _LOCK = threading.Lock()
 _CACHE: dict = {}
@@ -449,22 +450,16 @@ class CudaPlan(Plan):
         else:
             self._run_profiled(environment, profiler)
         if self.checks and _failed(status.flat):
-            raise self.reference_error(arg_arrays, CheckFailed(
-                "a CUDA kernel reported an error the reference does not raise")) from None
+            raise self._reference_error(arg_arrays) from None
         return tuple(environment[id(output.value)] for output in self.graph.outputs)
 
-    def reference_error(self, arg_arrays: list, failure: Exception) -> Exception:
-        """Eager's error for a run in which a kernel reported one: the graph run through the
-        reference interpreter on the host, on copies of the call's inputs (Plan's)."""
-        from ..ir.interpreter import interpret
-
+    def _reference_error(self, arg_arrays: list) -> Exception:
+        """Eager's error for a run in which a kernel set the status word: the graph's
+        reference run on host copies of the call's inputs (steps.reference_error)."""
         def host(data):
             return data if data.__class__ is np.ndarray else data.to_host()
 
         captured = {entry.name: host(entry.tensor._data) for entry in self.graph.inputs
                     if entry.kind == "captured"}
-        try:
-            interpret(self.graph, *[host(data) for data in arg_arrays], captured=captured)
-        except Exception as error:  # noqa: BLE001 - the error the call raises
-            return error
-        return failure
+        return reference_error(self.graph, [host(data) for data in arg_arrays], CheckFailed(
+            "a CUDA kernel reported an error the reference does not raise"), captured)

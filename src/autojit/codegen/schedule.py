@@ -63,7 +63,7 @@ from .matmul_steps import (
 from .parallel import split_kernel
 from .program import Program, Recording, Refused
 from .program import available as programs_available
-from .steps import FOLDABLE_LAYOUTS, KernelStep, NodeStep, _NodesStep
+from .steps import FOLDABLE_LAYOUTS, KernelStep, NodeStep, _NodesStep, reference_error
 
 REDUCTION_KIND = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min"}
 SUPPORTED_DTYPES = (dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
@@ -510,21 +510,8 @@ class Plan:
         try:
             return self._run_owning(arg_arrays)
         except KernelError as failure:
-            raise self.reference_error(arg_arrays, failure) from None
-
-    def reference_error(self, arg_arrays: list, failure: Exception) -> Exception:
-        """Eager's error for a call in which a kernel reported one: the graph run through the
-        reference interpreter on the same inputs raises it, at the op eager would fail at
-        first and with eager's message (a failed index check's kernel does not keep which
-        index failed; docs/notes/errors-in-kernels.md). Nothing has been written back yet;
-        should the reference not fail, the kernel's own error is raised."""
-        from ..ir.interpreter import interpret
-
-        try:
-            interpret(self.graph, *arg_arrays)
-        except Exception as error:  # noqa: BLE001 - the error the call raises
-            return error
-        return failure
+            # Eager's error, from the op eager fails at first (docs/notes/errors-in-kernels.md).
+            raise reference_error(self.graph, arg_arrays, failure) from None
 
     def _run_owning(self, arg_arrays: list) -> tuple:
         # Kept buffers serve one run at a time: a run that starts while another is under way

@@ -276,3 +276,15 @@ def test_an_index_check_is_one_node_per_index_and_fuses():
     assert compiled.ir().count("check_index") == 1
     groups = compiled.fusion_groups()
     assert "check_index" in groups and "node check_index" not in groups, groups
+
+
+def test_an_index_written_in_place_after_use_is_caught_by_backward_as_in_torch():
+    """The checked index is a view of the index (it shares its version counter), so the
+    index op's saved index notices the write, as torch's does."""
+    for framework in (torch, autojit):
+        x = framework.arange(4.0, requires_grad=True)
+        index = framework.tensor([0, 1])
+        y = x[index] * x[index]
+        index[0] = 3
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()

@@ -95,10 +95,12 @@ def _shape(shape, size_shape, **attrs):
     return tuple(shape)
 
 
+# A view: eagerly the result is the index's own array, so it shares the index's version
+# counter, and an op that saves it (index's VJP) notices when the index is written in place.
 CHECK_INDEX = define_op(
     name="check_index", arity=2, shape=_shape,
     dtype=lambda inputs, attrs: (None, inputs[0]._dtype), impl=_impl, vjp=NOT_DIFFERENTIABLE,
-    saves=(), lowering=Elementwise("check_index({0}, {1})"))
+    saves=(), lowering=Elementwise("check_index({0}, {1})"), view=True)
 
 
 def check_index(index: Tensor, size, form: str, *, dim: int = 0, wrap: bool = False,

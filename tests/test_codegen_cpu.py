@@ -14,7 +14,7 @@ import pytest
 
 from autojit import dtypes
 from autojit.codegen.cpu import compile_kernel
-from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+from autojit.codegen.kernel import CheckFailed, Kernel, KernelInput, KernelOutput, Operand, Step
 from autojit.codegen.render_llvm import RenderError, parse
 from autojit.ops.registry import REGISTRY, Elementwise, _run_eager
 from autojit.tensor import Tensor
@@ -126,6 +126,9 @@ def attrs_for(op_name, dtype):
         return [{"value": 2.5}, {"value": -3}]
     if op_name == "binary_cross_entropy_backward":
         return [{"eps": 1e-12}]
+    if op_name == "check_index":
+        return [{"form": "index", "dim": 0, "wrap": wrap, "ignore": ignore}
+                for wrap, ignore in ((False, None), (True, None), (False, -5))]
     return [{}]
 
 
@@ -153,6 +156,19 @@ def test_every_elementwise_primitive(op_name):
                 dense[0] = arrays[0].T
             if op_name == "pow" and dtype in (I32, I64):
                 arrays[1] = np.abs(arrays[1]) % 12  # negative integer exponents raise
+                dense[1] = np.broadcast_to(arrays[1], SHAPE)
+            if op_name in ("floor_divide", "remainder") and dtype in (I32, I64):
+                arrays[1] = np.where(arrays[1] == 0, 3, arrays[1])  # 0 raises (see below)
+                dense[1] = np.broadcast_to(arrays[1], SHAPE)
+            if op_name == "check_index":
+                if dtype not in (I32, I64):
+                    continue  # indices are integers
+                # In range, [-4, 4] or [0, 4] (failures are tested below), ignored values aside.
+                arrays[0] = arrays[0] % 9 - 4 if attrs["wrap"] else arrays[0] % 5
+                if attrs["ignore"] is not None:
+                    arrays[0][0, :3] = attrs["ignore"]
+                dense[0] = arrays[0].T
+                arrays[1] = 5 + np.abs(arrays[1]) % 4
                 dense[1] = np.broadcast_to(arrays[1], SHAPE)
             if op_name == "logical_xor" and dtype is not BOOL:
                 continue  # its lowering "({0} != {1})" is only NumPy's logical_xor for bools
@@ -195,6 +211,58 @@ def test_integer_power_with_a_negative_exponent_raises_like_the_impl():
     assert run(kernel, [base, np.array([3, 0, 2])])[0].tolist() == [8, 1, 16]
     with pytest.raises(RuntimeError, match="negative integer powers"):  # as the eager op
         run(kernel, [base, np.array([1, -1, 2])])
+
+
+@pytest.mark.parametrize("op_name", ["floor_divide", "remainder"])
+@pytest.mark.parametrize("dtype", [I32, I64, F64], ids=lambda dtype: dtype.name)
+def test_integer_division_by_zero_raises_like_the_impl(op_name, dtype):
+    """torch's RuntimeError for an integer divisor of 0; floats give inf and nan."""
+    op = REGISTRY[op_name]
+    kernel = Kernel(f"{op_name}_{dtype.name}", (3,), [KernelInput(dtype, (1,))] * 2,
+                    [Step(op, (Operand("input", 0), Operand("input", 1)), {}, dtype, dtype)],
+                    [KernelOutput(0, dtype)])
+    numbers = np.array([7, -7, 5], dtype.numpy)
+    divisors = np.array([2, 0, 3], dtype.numpy)
+    if dtype.is_floating_point:
+        expected = reference(op, [numbers, divisors], {})
+        np.testing.assert_array_equal(run(kernel, [numbers, divisors])[0], expected)
+        return
+    with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):
+        reference(op, [numbers, divisors], {})
+    with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):
+        run(kernel, [numbers, divisors])
+    assert run(kernel, [numbers, divisors + 1])[0].tolist() == \
+        reference(op, [numbers, divisors + 1], {}).tolist()
+
+
+@pytest.mark.parametrize("wrap, ignore", [(False, None), (True, None), (False, -100),
+                                          (True, 9)])
+@pytest.mark.parametrize("dtype", [I32, I64], ids=lambda dtype: dtype.name)
+def test_an_index_check_fails_exactly_where_the_impl_raises(dtype, wrap, ignore):
+    """The kernel's one comparison per index agrees with ops/index_checks.py's impl at every
+    edge of the range, the extremes of the dtype and the ignored value."""
+    op = REGISTRY["check_index"]
+    size = 5
+    attrs = {"form": "gather", "dim": 0, "wrap": wrap, "ignore": ignore}
+    kernel = Kernel(f"check_{dtype.name}", (1,), [KernelInput(dtype, (1,))],
+                    [Step(op, (Operand("input", 0), Operand("literal", size)), attrs, None,
+                          dtype)], [KernelOutput(0, dtype)])
+    info = np.iinfo(dtype.numpy)
+    for value in (info.min, -size - 1, -size, -1, 0, size - 1, size, info.max, -100, 9):
+        index = np.array([value], dtype.numpy)
+        try:
+            reference(op, [index, size], attrs)
+            raised = False
+        except RuntimeError as error:
+            assert str(error) == f"index {value} is out of bounds for dimension 0 with size 5"
+            raised = True
+        if raised:
+            with pytest.raises(CheckFailed):
+                run(kernel, [index])
+        else:
+            assert run(kernel, [index])[0].tolist() == [value]
+        in_range = (-size if wrap else 0) <= value < size or value == ignore
+        assert raised is not in_range, value
 
 
 def test_parser_precedence_and_idioms():

@@ -143,3 +143,47 @@ def test_compiled_gradients_through_the_rewrites_equal_eager():
                                 for words in lines)
     for eager, compiled in zip(*results, strict=True):
         np.testing.assert_allclose(compiled, eager, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["left row", "right column", "transposed"])
+def test_a_broadcast_operand_over_an_empty_inner_dim_is_left_alone(case):
+    """With no entries along the inner dim (an empty batch) a source broadcast along both
+    dims cannot stand for one row or column of products: the product stays (it is zeros)."""
+    functions = {
+        "left row": (lambda c, b: c.expand(6, 0) @ b, tensor(1, 1), tensor(0, 5)),
+        "right column": (lambda c, a: a @ c.expand(0, 5), tensor(1, 1), tensor(6, 0)),
+        "transposed": (lambda c, b: c.expand(0, 6).t() @ b, tensor(1, 1), tensor(0, 5)),
+    }
+    fn, source, other = functions[case]
+    graph = rewritten(fn, source, other)
+    assert "matmul" in ops_of(graph)
+
+
+def test_a_compiled_mlp_step_on_an_empty_batch_equals_eager():
+    """`out.sum()`'s adjoint on a batch of 0 rows: the last layer's weight gradient is a
+    product of a (16, 0) matrix and a (1, 1) value expanded to (0, 4)."""
+    generator = np.random.default_rng(5)
+    arrays = [generator.standard_normal(shape).astype(np.float32)
+              for shape in ((8, 16), (16,), (16, 4), (4,))]
+    def make_step(parameters):
+        def step(x):
+            out = (x @ parameters[0] + parameters[1]).relu() @ parameters[2] + parameters[3]
+            grads = autojit.autograd.grad(out.sum(), parameters)
+            with autojit.no_grad():
+                for parameter, grad in zip(parameters, grads):
+                    parameter.sub_(0.1 * grad + 0.01)
+            return out.detach()
+
+        return step
+
+    results = []
+    for compiled in (False, True):
+        parameters = [autojit.tensor(a, requires_grad=True) for a in arrays]
+        step = make_step(parameters)
+        function = autojit.compile(step) if compiled else step
+        for _ in range(2):
+            out = function(autojit.zeros(0, 8))
+        assert out.shape == (0, 4)
+        results.append([parameter.detach().numpy() for parameter in parameters])
+    for eager, compiled in zip(*results, strict=True):
+        np.testing.assert_allclose(compiled, eager, rtol=1e-6)

@@ -67,14 +67,14 @@ class Recorder:
         recorder = self
         launch = generated.CudaCompiledKernel.__call__
 
-        def call(kernel, inputs, outputs):
+        def call(kernel, inputs, outputs, status=None):
             if kernel._launch is not None:
                 rendered = generated.render_for(kernel.kernel, kernel.rendered.name,
                                                 simulated=False)
-                arguments = kernel.arguments(inputs, outputs)
+                arguments = kernel.arguments(inputs, outputs, status)
                 recorder.add(KernelRecord(rendered.name, rendered.source,
                                           _signature(arguments)))
-            return launch(kernel, inputs, outputs)
+            return launch(kernel, inputs, outputs, status)
 
         original = matmul.hand_written
 

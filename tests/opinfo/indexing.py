@@ -82,11 +82,12 @@ def _values_reference(function, arg_function):
 
 ROWS = [
     OpInfo("__getitem__", lambda x, key: x[key], _getitem_reference, _getitem_samples,
-           primitives=("slice", "reshape", "index"), dtypes=ALL_NUMERIC),
+           primitives=("slice", "reshape", "index", "check_index"), dtypes=ALL_NUMERIC),
     OpInfo("__setitem__", _setitem, _setitem_reference, _setitem_samples,
            primitives=("index_put",)),
     OpInfo("gather", aj.gather, lambda a, dim, index: np.take_along_axis(a, index, dim),
-           _gather_samples, primitives=("gather", "scatter_add"), dtypes=ALL_NUMERIC),
+           _gather_samples, primitives=("gather", "scatter_add", "check_index"),
+           dtypes=ALL_NUMERIC),
     OpInfo("scatter_add", aj.scatter_add, _scatter_add_reference, _scatter_add_samples,
            primitives=("scatter_add", "gather")),
     OpInfo("index_select", aj.index_select, lambda a, dim, index: np.take(a, index, dim),

@@ -24,10 +24,12 @@ import time
 import numpy as np
 
 from . import cuda_vector
-from .kernel import Kernel
+from .environment_keys import STATUS
+from .kernel import CheckFailed, Kernel
 from .render_cuda import render
 from .schedule import KernelStep, Plan
 from .schedule import build_plan as build_schedule
+from .steps import reference_error
 
 _LOCK = threading.Lock()
 _CACHE: dict = {}
@@ -35,7 +37,9 @@ _COUNTER = itertools.count()
 
 # Scalar helpers the expressions call by name (render_cuda.DIRECT); compiled as device
 # functions. They follow the NumPy reference: NaN wins in maximum/minimum, ties give the
-# second argument, sign gives 0 for zeros and NaN (as torch), floor keeps inf and NaN.
+# second argument, sign gives 0 for zeros and NaN (as torch), floor keeps inf and NaN. The
+# integer division, power and index check helpers report an error by setting `status[0]` (a
+# kernel's last argument, see CudaCompiledKernel); their result there is never read.
 HELPERS = '''
 def sigmoid_(x):
     small = exp(-abs(x))
@@ -59,8 +63,32 @@ def maximum_(a, b):
 
 def minimum_(a, b):
     return a if (a < b or a != a) else b
+
+def floor_divide_(a, b, status):
+    if b == 0:
+        status[0] = 1
+        return a - a
+    return a // b
+
+def remainder_(a, b, status):
+    if b == 0:
+        status[0] = 1
+        return a - a
+    return a % b
+
+def power_(a, b, status):
+    if b < 0:
+        status[0] = 1
+        return a - a
+    return a ** b
+
+def check_index_(index, low, size, ignore, has_ignore, status):
+    if (index < low or index >= size) and not (has_ignore and index == ignore):
+        status[0] = 1
+    return index
 '''
-HELPER_NAMES = ("sigmoid_", "sign_", "floor_", "maximum_", "minimum_")
+HELPER_NAMES = ("sigmoid_", "sign_", "floor_", "maximum_", "minimum_", "floor_divide_",
+                "remainder_", "power_", "check_index_")
 MATH_NAMES = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt")
 
 _NAMESPACES: dict = {}
@@ -116,10 +144,11 @@ class CudaCompiledKernel:
             blocks = min(-(-threads // rendered.block), limit)
         self._launch = None if rendered.total == 0 else function[max(blocks, 1), rendered.block]
 
-    def arguments(self, inputs, outputs) -> list:
+    def arguments(self, inputs, outputs, status=None) -> list:
         """The launch's arguments: the flat arrays, then for a kernel with a vector path the
         number of vector groups to run: all of them when each array accessed by vectors starts
-        at a multiple of the vector's size (a view may start anywhere), else none."""
+        at a multiple of the vector's size (a view may start anywhere), else none; then for a
+        kernel that checks, the status array (a fresh zeroed one when `status` is None)."""
         from ..cuda.array import CudaArray
 
         # Not getattr(array, "flat"): a simulated device array would answer with NumPy's.
@@ -131,15 +160,35 @@ class CudaCompiledKernel:
                                                      * arrays[index].dtype.itemsize) == 0
                           for index in rendered.vector_arrays)
             arrays.append(rendered.groups if aligned else 0)
+        if rendered.checks:
+            arrays.append(new_status().flat if status is None else status.flat)
         return arrays
 
-    def __call__(self, inputs, outputs) -> None:
+    def __call__(self, inputs, outputs, status=None) -> None:
+        """Launch. A kernel that checks sets `status` (CudaPlan reads it after its run);
+        without one, it gets its own, read after the launch (a synchronization): an error
+        raises kernel.CheckFailed, which the caller turns into eager's error."""
         if self._launch is None:
             return
-        arrays = self.arguments(inputs, outputs)
+        arrays = self.arguments(inputs, outputs, status)
         for index in self.rendered.zeroed:
             _zero(arrays[len(inputs) + index])
         self._launch(*arrays)
+        if self.rendered.checks and status is None and _failed(arrays[-1]):
+            raise CheckFailed(f"kernel {self.kernel.name} reported an error")
+
+
+def new_status():
+    """A zeroed int32 device array of one element for kernels that check to set."""
+    from ..cuda.array import CudaArray
+
+    status = CudaArray((1,), np.int32)
+    _zero(status.flat)
+    return status
+
+
+def _failed(status_flat) -> bool:
+    return bool(status_flat.copy_to_host()[0])
 
     def __repr__(self):
         return f"<CudaCompiledKernel {self.kernel.name} ({self.compile_seconds * 1e3:.1f} ms)>"
@@ -342,7 +391,7 @@ class CudaKernelStep(KernelStep):
                                    f"{value.type_text}, got {array.dtype}{list(array.shape)}")
         results = [CudaArray(self.kernel.output_shape(output), output.dtype.numpy)
                    for output in self.kernel.outputs]
-        self.compiled(inputs, results)
+        self.compiled(inputs, results, environment.get(STATUS))
         for (value, reshape), result in zip(self.outputs, results):
             environment[id(value)] = result.reshape(reshape) if reshape is not None else result
 
@@ -359,6 +408,10 @@ class CudaPlan(Plan):
         super().__init__(graph, steps)
         self._uploaded: dict = {}  # id(input value) -> (host data, version, device copy)
         self.uploads = 0  # host-to-device copies of captured inputs, for tests
+        # Whether a kernel can report an error: each run then gives the kernels one status
+        # word and reads it once, after the last step (docs/notes/errors-in-kernels.md).
+        self.checks = any(isinstance(step, CudaKernelStep) and step.compiled.rendered.checks
+                          for step in steps)
 
     def _captured(self, entry):
         tensor = entry.tensor
@@ -388,10 +441,25 @@ class CudaPlan(Plan):
                 environment[id(entry.value)] = self._captured(entry)
             else:
                 environment[id(entry.value)] = _on_device(next(supplied))
+        if self.checks:
+            environment[STATUS] = status = new_status()
         profiler = state.profiler
         if profiler is None:
             for step in self.steps:
                 step.run(environment)
         else:
             self._run_profiled(environment, profiler)
+        if self.checks and _failed(status.flat):
+            raise self._reference_error(arg_arrays) from None
         return tuple(environment[id(output.value)] for output in self.graph.outputs)
+
+    def _reference_error(self, arg_arrays: list) -> Exception:
+        """Eager's error for a run in which a kernel set the status word: the graph's
+        reference run on host copies of the call's inputs (steps.reference_error)."""
+        def host(data):
+            return data if data.__class__ is np.ndarray else data.to_host()
+
+        captured = {entry.name: host(entry.tensor._data) for entry in self.graph.inputs
+                    if entry.kind == "captured"}
+        return reference_error(self.graph, [host(data) for data in arg_arrays], CheckFailed(
+            "a CUDA kernel reported an error the reference does not raise"), captured)

@@ -22,7 +22,11 @@ An update output of value `v` for the captured input `c` is written in place whe
   reads `c` the stored value depends on that read, so the load comes before the store;
 - no step after the kernel reads `c` or a view of it;
 - every step of the kernel computes in floating point or bool: a kernel that can report an
-  error (integer pow to a negative power) raises only after its loop has stored everything.
+  error (integer pow to a negative power) raises only after its loop has stored everything;
+- no kernel that can report an error (an index check, an integer division) runs after it and
+  computes a node that comes before the update in the traced program: eager would have
+  raised before updating, so the tensor must not change (the plan then raises eager's
+  error; docs/notes/errors-in-kernels.md).
 
 A product with an update epilogue (matmul_steps.GemmStep: `W - lr * (h.T @ g)`) is written in
 place on the same terms, where it accumulates into `c` itself and neither factor is `c` or a
@@ -78,6 +82,23 @@ def _computes_safely(kernel) -> bool:
             if dtype is not None and not dtype.is_floating_point and dtype is not dtypes.bool_:
                 return False
     return True
+
+
+def _failing_before(graph: Graph, steps: list):
+    """`failing_before(index, value)`: whether a kernel that can report an error runs after
+    step `index` and computes a node that the traced program ran before the node making
+    `value` (an update's new value), so that eager would have raised before the update."""
+    order = {id(node.output): position for position, node in enumerate(graph.nodes)}
+    failing = [(index, min(order[id(node.output)] for node in step.nodes))
+               for index, step in enumerate(steps)
+               if isinstance(step, KernelStep) and step.nodes and
+               not _computes_safely(step.kernel)]
+
+    def check(index: int, value: Value) -> bool:
+        made = order.get(id(value), -1)
+        return any(later > index and first < made for later, first in failing)
+
+    return check
 
 
 def _reads_in_step(kernel, sources: list, key: int, aliases: set, stored: int) -> bool:
@@ -141,6 +162,7 @@ def plan_in_place_updates(graph: Graph, steps: list):
     for index, step in enumerate(steps):
         for value in _step_reads(step):
             last_read[id(value)] = index
+    failing_before = _failing_before(graph, steps)
 
     targets = []
     for output in updates:
@@ -152,7 +174,8 @@ def plan_in_place_updates(graph: Graph, steps: list):
         index, position = where
         step = steps[index]
         if held.get(key, 0) or held.get(id(value), 0) != 1 or \
-                any(last_read.get(name, -1) > index for name in views[key]):
+                any(last_read.get(name, -1) > index for name in views[key]) or \
+                failing_before(index, value):
             continue
         if isinstance(step, GemmStep):
             if _gemm_writes_in_place(step, entry.value, set(views[key])):

@@ -21,6 +21,23 @@ from ..ops.registry import Op
 REDUCTION_KINDS = ("sum", "prod", "max", "min")
 
 
+class KernelError(Exception):
+    """A kernel reported an error through its status (llvm_expression.ERRORS). The plan that
+    ran it raises eager's error instead: its graph run through the reference interpreter on
+    the same inputs raises it, from the op eager would have failed at first, with eager's
+    message (schedule.Plan, docs/notes/errors-in-kernels.md)."""
+
+
+class KernelRuntimeError(KernelError, RuntimeError):
+    """A kernel's error whose message is eager's already (a negative integer power, an
+    integer division by 0)."""
+
+
+class CheckFailed(KernelError):
+    """A kernel's index check failed; the message, which names the offending index, comes
+    from the reference."""
+
+
 @dataclass(frozen=True)
 class KernelInput:
     """An array read by the kernel: its dtype and its element strides over the space."""

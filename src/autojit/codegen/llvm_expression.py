@@ -23,6 +23,7 @@ from llvmlite import ir
 
 from .. import dtypes
 from . import mathlib
+from .kernel import CheckFailed, KernelRuntimeError
 
 INT64 = ir.IntType(64)
 INT32 = ir.IntType(32)
@@ -30,8 +31,15 @@ BIT = ir.IntType(1)
 BYTE = ir.IntType(8)
 REGISTER_TYPES = {dtypes.bool_: BIT, dtypes.int32: INT32, dtypes.int64: INT64,
                   dtypes.float32: ir.FloatType(), dtypes.float64: ir.DoubleType()}
-ERRORS = {1: (RuntimeError, "pow: Integers to negative integer powers are not allowed.")}
-NEGATIVE_POWER = 1
+# Error codes a kernel returns, one bit each (the lowest set bit is raised). A plan turns
+# them into eager's error (kernel.KernelError); an index check's message names the offending
+# entry, which the kernel does not keep (docs/notes/errors-in-kernels.md).
+NEGATIVE_POWER, INDEX_OUT_OF_RANGE, DIVISION_BY_ZERO = 1, 2, 4
+ERRORS = {
+    NEGATIVE_POWER: (KernelRuntimeError, "Integers to negative integer powers are not allowed."),
+    INDEX_OUT_OF_RANGE: (CheckFailed, "an index is out of range"),
+    DIVISION_BY_ZERO: (KernelRuntimeError, "ZeroDivisionError"),
+}
 
 
 class RenderError(TypeError):
@@ -340,11 +348,13 @@ class StepEmitter(ExpressionWalker):
         return floored, modulo
 
     def _integer_divmod(self, x, y):
-        """Floor quotient and modulo; division by zero gives 0 for both (NumPy's result),
-        and MIN // -1 wraps to MIN instead of trapping."""
+        """Floor quotient and modulo; division by zero reports torch's ZeroDivisionError (the
+        values computed meanwhile are 0, NumPy's), and MIN // -1 wraps to MIN instead of
+        trapping."""
         b = self.b
         kind = x.type
         zero, one, minus_one = (ir.Constant(kind, v) for v in (0, 1, -1))
+        self.flag_error(b.icmp_signed("==", y, zero), DIVISION_BY_ZERO)
         unsafe = b.or_(b.icmp_signed("==", y, zero), b.icmp_signed("==", y, minus_one))
         divisor = b.select(unsafe, one, y)
         quotient = b.sdiv(x, divisor)
@@ -451,6 +461,23 @@ class StepEmitter(ExpressionWalker):
             exponent = b.lshr(exponent, ir.Constant(kind, 1))
         return Typed(result, a.dtype)
 
+    def check_index(self, index, size):
+        """ops/index_checks.py's check: the index itself, with an error reported where it is
+        outside [0, size), or [-size, size) when the step's `wrap` is set, unless it equals
+        `ignore`. One unsigned comparison: (index - low) >= (size - low)."""
+        if index.dtype.is_floating_point or index.dtype is dtypes.bool_:
+            self.fail(f"indices are integers, got {index.dtype.name}")
+        b = self.b
+        (index, size, _), original = self.unify(index, size), index
+        kind = index.value.type
+        low = b.neg(size.value) if self.step.attrs["wrap"] else ir.Constant(kind, 0)
+        bad = b.icmp_unsigned(">=", b.sub(index.value, low), b.sub(size.value, low))
+        ignore = self.step.attrs["ignore"]
+        if ignore is not None:
+            bad = b.and_(bad, b.icmp_signed("!=", index.value, ir.Constant(kind, ignore)))
+        self.flag_error(bad, INDEX_OUT_OF_RANGE)
+        return original
+
     def select(self, condition, a, c):
         truth = convert(self.b, condition, dtypes.bool_).value
         a, c, dtype = self.unify(a, c)
@@ -473,6 +500,7 @@ FUNCTIONS = {
     "min": lambda self, a, c: self.extremum(a, c, False),
     "bool": lambda self, x: convert(self.b, x, dtypes.bool_),
     "floor_divide": StepEmitter.floor_divide, "remainder": StepEmitter.remainder,
+    "check_index": StepEmitter.check_index,
 }
 for _name in mathlib.UNARY:
     FUNCTIONS[_name] = functools.partial(lambda name, self, x: self.math(name, x), _name)

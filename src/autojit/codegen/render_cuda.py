@@ -79,6 +79,10 @@ class RenderedCuda:
     vector_width: int = 0
     vector_arrays: tuple = ()
     groups: int = 0
+    # Whether a step can report an error (an index out of range, an integer division by 0, a
+    # negative integer power): the kernel then takes a last argument `status`, an int32
+    # device array of one element that it sets to 1 (codegen/cuda.py reads it).
+    checks: bool = False
 
 
 class VectorPlan(NamedTuple):
@@ -125,12 +129,34 @@ class _Expression(ExpressionWalker):
             return f"(b1({left}) {word} b1({right}))"
         return f"({left} {operator} {right})"
 
-    # NumPy's floor division and modulo, written in the templates as formulas.
+    # Set when the step can report an error: the kernel then takes `status`.
+    reports = False
+
+    def _reporting(self, text: str) -> str:
+        self.reports = True
+        return text
+
+    # NumPy's floor division and modulo, written in the templates as formulas; an integer
+    # divisor of 0 reports torch's ZeroDivisionError.
     def floor_divide(self, left: str, right: str) -> str:
+        if not self.literal_dtype.is_floating_point:
+            return self._reporting(f"floor_divide_({left}, {right}, status)")
         return f"({left} // {right})"
 
     def remainder(self, left: str, right: str) -> str:
+        if not self.literal_dtype.is_floating_point:
+            return self._reporting(f"remainder_({left}, {right}, status)")
         return f"({left} % {right})"
+
+    def check_index(self, index: str, size: str) -> str:
+        """ops/index_checks.py's check (llvm_expression.StepEmitter.check_index)."""
+        if self.literal_dtype.is_floating_point or self.literal_dtype is dtypes.bool_:
+            self.fail(f"indices are integers, got {self.literal_dtype.name}")
+        low = f"-{size}" if self.step.attrs["wrap"] else "0"
+        ignore = self.step.attrs["ignore"]
+        return self._reporting(f"check_index_({index}, {low}, {size}, "
+                               f"{0 if ignore is None else int(ignore)}, {ignore is not None}, "
+                               f"status)")
 
     def call(self, name: str, texts: list) -> str:
         if name in FLOAT_ONLY and not self.literal_dtype.is_floating_point:
@@ -142,7 +168,11 @@ class _Expression(ExpressionWalker):
         if name == "remainder":
             return self.remainder(*texts)
         if name == "pow":
+            if not self.literal_dtype.is_floating_point:
+                return self._reporting(f"power_({texts[0]}, {texts[1]}, status)")
             return f"({texts[0]} ** {texts[1]})"
+        if name == "check_index":
+            return self.check_index(*texts)
         if name == "select":
             return f"({texts[1]} if {texts[0]} else {texts[2]})"
         if name == "cast":
@@ -176,6 +206,7 @@ class CudaRenderer:
         self.lines: list = []
         self.arrays = [f"in{i}" for i in range(len(kernel.inputs))] + \
             [f"out{i}" for i in range(len(kernel.outputs))]
+        self.checks = False  # a step can report an error: the kernel takes `status`
 
     def line(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -189,7 +220,7 @@ class CudaRenderer:
         kept_total = math.prod(level[0] for level in kept)
         vector = None if reduces else self.vector_plan(kept, kept_total)
         parameters = self.arrays + (["groups"] if vector else [])
-        self.line(0, f"def {self.name}({', '.join(parameters)}):")
+        self.line(0, "")  # the definition, once the body says whether it takes `status`
         if not reduces:
             self.line(1, "start = cuda.grid(1)")
             self.line(1, "stride = cuda.gridsize(1)")
@@ -205,13 +236,17 @@ class CudaRenderer:
         else:
             self.render_reducing(kept, reduced, kept_total)
         self.line(1, "return")
+        if self.checks:
+            parameters.append("status")
+        self.lines[0] = f"def {self.name}({', '.join(parameters)}):"
         zeroed = tuple(index for index, output in enumerate(kernel.outputs)
                        if output.reduce and self.splits > 1)
         total = self.tiles if reduces else kept_total
         width, arrays, groups = (vector.width, vector.arrays, vector.groups) if vector \
             else (0, (), 0)
         return RenderedCuda(self.name, "\n".join(self.lines) + "\n", reduces,
-                            total * self.splits, self.block, zeroed, width, arrays, groups)
+                            total * self.splits, self.block, zeroed, width, arrays, groups,
+                            self.checks)
 
     def offsets(self, depth, levels, linear, prefix) -> list:
         """Lines turning `linear` (C order over `levels`) into one offset per array."""
@@ -256,7 +291,9 @@ class CudaRenderer:
                 if step.compute_dtype is not None and dtype is not step.compute_dtype:
                     text = f"{_cast_name(step.compute_dtype)}({text})"
                 operands.append(text)
-            expression = _Expression(step, operands).emit(parse(step.op.lowering.expression))
+            walker = _Expression(step, operands)
+            expression = walker.emit(parse(step.op.lowering.expression))
+            self.checks = self.checks or walker.reports
             name = f"v{position}{suffix}"
             self.line(depth, f"{name} = {_cast_name(step.out_dtype)}({expression})")
             values.append((name, step.out_dtype))

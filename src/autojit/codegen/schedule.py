@@ -43,6 +43,7 @@ from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .kernel import (
     Kernel,
+    KernelError,
     KernelInput,
     KernelOutput,
     Operand,
@@ -62,7 +63,7 @@ from .matmul_steps import (
 from .parallel import split_kernel
 from .program import Program, Recording, Refused
 from .program import available as programs_available
-from .steps import FOLDABLE_LAYOUTS, KernelStep, NodeStep, _NodesStep
+from .steps import FOLDABLE_LAYOUTS, KernelStep, NodeStep, _NodesStep, reference_error
 
 REDUCTION_KIND = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min"}
 SUPPORTED_DTYPES = (dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
@@ -323,6 +324,7 @@ def _group_step(group: _Group, consumers: dict, returned: set, compile_kernel, g
     step = KernelStep(kernel, compiled, [source for source, _ in sources],
                       [(value, reshape) for _, value, reshape in outputs])
     step.split = split_kernel(kernel, compile_kernel)
+    step.nodes = list(group.nodes)
     return step
 
 
@@ -505,6 +507,13 @@ class Plan:
     def run_owning(self, arg_arrays: list) -> tuple:
         """(run_arrays's outputs, the positions of those whose array this call allocated for
         that output alone, which the caller may keep without copying)."""
+        try:
+            return self._run_owning(arg_arrays)
+        except KernelError as failure:
+            # Eager's error, from the op eager fails at first (docs/notes/errors-in-kernels.md).
+            raise reference_error(self.graph, arg_arrays, failure) from None
+
+    def _run_owning(self, arg_arrays: list) -> tuple:
         # Kept buffers serve one run at a time: a run that starts while another is under way
         # (another thread, or a hook calling the same function) allocates its own.
         reuse = not self._running

@@ -4,7 +4,8 @@ their ops' NumPy impls (matmul_steps.py holds the products).
 schedule.py groups the graph's nodes into these steps and runs them in order over one
 environment dict (value ids to arrays, plus the keys of environment_keys.py). When the plan
 records a run for its native program (program.py), each step reports the native calls it made
-to the Recording under RECORD; a step that ran anything else in Python refuses.
+to the Recording under RECORD; a step that ran anything else in Python refuses. When a
+kernel reports an error, `reference_error` finds the error eager raises.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ class KernelStep:
         self.in_place: list = [None] * len(outputs)
         self.writes_in_place = False
         self.split = None  # a parallel.SplitKernel when the kernel runs on several cores
+        self.nodes: list = []  # the graph nodes the kernel computes (in_place.py reads them)
 
     def run(self, environment: dict) -> None:
         inputs = []
@@ -175,3 +177,19 @@ class KernelStep:
 def _contiguous(array: np.ndarray) -> np.ndarray:
     # Not np.ascontiguousarray, which turns a 0-d array into a 1-d one.
     return array if array.flags.c_contiguous else np.array(array, order="C")
+
+
+def reference_error(graph, arg_arrays: list, failure: Exception, captured=None) -> Exception:
+    """Eager's error for a call of `graph` in which a kernel reported one (a KernelError, or a
+    CUDA plan's status word): the graph run through the reference interpreter on the same
+    inputs raises it, at the op eager would fail at first and with eager's message (a failed
+    index check's kernel does not keep which index failed). `captured` replaces captured
+    tensors' data (host copies, for a CUDA plan). Nothing has been written back yet; should
+    the reference not fail, `failure` is the error. See docs/notes/errors-in-kernels.md."""
+    from ..ir.interpreter import interpret
+
+    try:
+        interpret(graph, *arg_arrays, captured=captured)
+    except Exception as error:  # noqa: BLE001 - the error the call raises
+        return error
+    return failure

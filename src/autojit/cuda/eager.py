@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+from ..codegen.kernel import CheckFailed, Kernel, KernelInput, KernelOutput, Operand, Step
 from ..ops.registry import (
     REGISTRY,
     Elementwise,
@@ -131,7 +131,26 @@ def _elementwise(op, inputs, attrs, shape, compute, out_dtype) -> CudaArray:
             operands.append(Operand("literal", x))
     kernel.steps.append(Step(op, tuple(operands), dict(attrs), compute, out_dtype))
     kernel.outputs.append(KernelOutput(0, out_dtype))
-    return run_kernel(kernel, arrays)[0]
+    try:
+        return run_kernel(kernel, arrays)[0]
+    except CheckFailed:
+        raise _host_error(op, inputs, attrs) from None
+
+
+def _host_error(op, inputs, attrs) -> Exception:
+    """The error of an op whose kernel reported one (an index out of range, an integer
+    division by 0): the op's NumPy impl on host copies of the inputs raises eager's error,
+    with the message the kernel cannot make (docs/notes/errors-in-kernels.md)."""
+    from ..ops.registry import _run_eager
+
+    host = tuple(Tensor._make(x._host(op.name), x._dtype) if isinstance(x, Tensor) else x
+                 for x in inputs)
+    try:
+        _run_eager(op, host, attrs)
+    except Exception as error:  # noqa: BLE001 - the error the op raises
+        return error
+    return RuntimeError(f"{op.name}: the CUDA kernel reported an error that the NumPy "
+                        "reference does not raise")
 
 
 def _reduce(op, x: Tensor, attrs, shape, out_dtype) -> CudaArray:

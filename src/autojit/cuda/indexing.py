@@ -14,8 +14,10 @@ hand-written numba.cuda kernels (compiled through matmul.hand_written) on flat d
   that dim; scatter_add adds atomically (cuda.atomic.add), so repeated indices accumulate.
 
 Shapes and strides travel as tuples (numba specializes a kernel on their length), padded with
-one 0 so that no tuple is empty. Negative indices wrap once, as in the NumPy reference; bounds
-are checked before the op is bound (ops/indexing.py), through CudaArray.min()/max().
+one 0 so that no tuple is empty. Negative indices wrap once, as in the NumPy reference. Bounds
+are checked before the op runs (the check_index op of ops/index_checks.py); in a compiled
+plan that check's failure is read only after the last step (codegen/cuda.py), so these
+kernels skip an index out of range rather than touch memory outside the tensor.
 """
 
 from __future__ import annotations
@@ -86,20 +88,26 @@ def index_offset(i, indices, shape, x_strides, row_strides, dim_strides, dim_ext
         index = indices[row * count + at]
         if index < 0:
             index += dim_extents[row]
+        if index < 0 or index >= dim_extents[row]:
+            return -1
         offset += index * dim_strides[row]
     return offset
 
 def index_kernel(x, indices, out, shape, x_strides, row_strides, dim_strides, dim_extents,
                  ndim, rows, count, total):
     for i in range(cuda.grid(1), total, cuda.gridsize(1)):
-        out[i] = x[index_offset(i, indices, shape, x_strides, row_strides, dim_strides,
-                                dim_extents, ndim, rows, count)]
+        offset = index_offset(i, indices, shape, x_strides, row_strides, dim_strides,
+                              dim_extents, ndim, rows, count)
+        if offset >= 0:
+            out[i] = x[offset]
 
 def index_put_kernel(out, values, indices, shape, x_strides, row_strides, dim_strides,
                      dim_extents, ndim, rows, count, total, accumulate):
     for i in range(cuda.grid(1), total, cuda.gridsize(1)):
         offset = index_offset(i, indices, shape, x_strides, row_strides, dim_strides,
                               dim_extents, ndim, rows, count)
+        if offset < 0:
+            continue
         if accumulate:
             cuda.atomic.add(out, offset, values[i])
         else:
@@ -122,20 +130,24 @@ def along_offsets(i, index, shape, x_strides, source_strides, ndim, dim, extent)
             coordinate = index[i]
             if coordinate < 0:
                 coordinate += extent
+            if coordinate < 0 or coordinate >= extent:
+                return -1, source
         target += coordinate * x_strides[axis]
     return target, source
 
 def gather_along_kernel(x, index, out, shape, x_strides, ndim, dim, extent, total):
     for i in range(cuda.grid(1), total, cuda.gridsize(1)):
         target, source = along_offsets(i, index, shape, x_strides, x_strides, ndim, dim, extent)
-        out[i] = x[target]
+        if target >= 0:
+            out[i] = x[target]
 
 def scatter_add_kernel(out, index, src, shape, x_strides, source_strides, ndim, dim, extent,
                        total):
     for i in range(cuda.grid(1), total, cuda.gridsize(1)):
         target, source = along_offsets(i, index, shape, x_strides, source_strides, ndim, dim,
                                        extent)
-        cuda.atomic.add(out, target, src[source])
+        if target >= 0:
+            cuda.atomic.add(out, target, src[source])
 '''
 
 ATOMIC_DTYPES = (np.float32, np.float64, np.int32, np.int64)

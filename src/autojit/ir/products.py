@@ -106,13 +106,15 @@ def _broadcast_product(rewriter: GraphRewriter, node: Node, inputs: list) -> Val
         return None
     (rows, inner), columns = first.shape, second.shape[1]
     left, right = _broadcast(first), _broadcast(second)
+    # A source broadcast along both dims is one of the first kind, unless the inner dim has
+    # no entries (an empty batch): the one row or column kept must then span the inner dim.
     if left is not None and left[2][1] == 1 and inner > 1:
         result = _emit(rewriter, ew.MUL, [_source(rewriter, left), _sum(rewriter, second, 0)], {})
-    elif left is not None and left[2][0] == 1 and rows > 1:
+    elif left is not None and left[2] == (1, inner) and rows > 1:
         result = _emit(rewriter, linalg.MATMUL, [_source(rewriter, left), second], {})
     elif right is not None and right[2][0] == 1 and inner > 1:
         result = _emit(rewriter, ew.MUL, [_sum(rewriter, first, 1), _source(rewriter, right)], {})
-    elif right is not None and right[2][1] == 1 and columns > 1:
+    elif right is not None and right[2] == (inner, 1) and columns > 1:
         result = _emit(rewriter, linalg.MATMUL, [first, _source(rewriter, right)], {})
     else:
         return None

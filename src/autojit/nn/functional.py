@@ -5,8 +5,9 @@ so autograd, double backward and tracing come from the primitives; nothing here 
 of its own. Picking the target class of a classification loss uses a one-hot mask (class
 indices compared with the target, then `where` and a sum over the class dim): it is
 differentiable, needs no gather kernel, and a -inf log-probability at another class never
-turns into 0 * -inf. Checks that need the data (target range, probabilities in [0, 1]) run
-only on concrete tensors; while tracing they are skipped rather than breaking the graph.
+turns into 0 * -inf. The target range is checked by ops/index_checks.py, compiled too; other
+checks that need the data (probabilities in [0, 1]) run only on concrete tensors: while
+tracing they are skipped rather than breaking the graph.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from .. import dtypes
 from ..creation import arange, as_tensor
 from ..ops import elementwise as ew
 from ..ops import loss as loss_ops
-from ..ops.composite import gelu, relu, silu, softplus  # noqa: F401 - re-exported names
+from ..ops.composite import gelu, reduces_nothing, relu, silu, softplus  # noqa: F401
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
+from ..ops.index_checks import check_index
 from ..ops.reduction import amax, sum_
 from ..tensor import Tensor, normalize_dim
 from .functional_conv import (  # noqa: F401 - re-exported names
@@ -102,6 +104,8 @@ def _softmax_input(name: str, input: Tensor, dtype) -> Tensor:  # noqa: A002
 
 def _shifted(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     # The max is detached: softmax does not depend on the shift, so no gradient flows through it.
+    if reduces_nothing(input, (dim,)):
+        return input  # no entries along dim: the result is empty, with nothing to shift
     return input - amax(input, dim, keepdim=True).detach()
 
 
@@ -207,16 +211,6 @@ def _along_class_dim(vector: Tensor, class_dim: int, ndim: int) -> Tensor:
     return vector.reshape(shape)
 
 
-def _check_target_range(target: Tensor, classes: int, ignore_index: int) -> None:
-    if target._data is None or target._data.size == 0:
-        return
-    # A CUDA target is copied to the host for this check (it is small: one class per sample).
-    data = target._host("cross_entropy target check")
-    bad = (data != ignore_index) & ((data < 0) | (data >= classes))
-    if bad.any():
-        raise IndexError(f"Target {int(data[bad].reshape(-1)[0])} is out of bounds.")
-
-
 def _nll(log_probabilities: Tensor, target: Tensor, weight, ignore_index: int, class_dim: int,
          classes: int):
     """Per-element loss -w[t] * logp[t], and the sum of w[t] over non-ignored elements."""
@@ -247,7 +241,7 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # n
     _check_reduction(reduction)
     class_dim, classes = _class_layout("nll_loss", input, target)
     weight = _check_weight(weight, classes)
-    _check_target_range(target, classes, ignore_index)
+    target = check_index(target, classes, "target", ignore=ignore_index)
     loss, target_weight = _nll(input, target, weight, ignore_index, class_dim, classes)
     if reduction == "mean":
         # torch divides by the total weight of the non-ignored targets (nan when all ignored).
@@ -272,7 +266,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                                             label_smoothing)
     class_dim, classes = _class_layout("cross_entropy", input, target)
     weight = _check_weight(weight, classes)
-    _check_target_range(target, classes, ignore_index)
+    target = check_index(target, classes, "target", ignore=ignore_index)
     log_probabilities = log_softmax(input, class_dim)
     loss, target_weight = _nll(log_probabilities, target, weight, ignore_index, class_dim,
                                classes)

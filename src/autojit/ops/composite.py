@@ -201,10 +201,20 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
     return _root_or_zero(sum_(powered, dim, keepdim), 1.0 / p)
 
 
+def reduces_nothing(x: Tensor, dims: tuple) -> bool:
+    """Whether one of `dims` of x has no entries (a symbolic extent never is 0: sizes 0 and 1
+    are traced as constants), so a reduction over them has only its identity to give."""
+    return any(x.shape[dim].__class__ is int and x.shape[dim] == 0 for dim in dims)
+
+
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(x))) computed around the maximum, so it neither overflows nor underflows."""
+    """log(sum(exp(x))) computed around the maximum, so it neither overflows nor underflows;
+    over no entries, log(0) = -inf, as in torch (the maximum of nothing is an error)."""
     if not x.dtype.is_floating_point:
         x = x.to(dtypes.get_default_dtype())
+    if reduces_nothing(x, normalize_dims(dim, x.ndim)):
+        result = ew.log(sum_(ew.exp(x), dim, keepdim=True))
+        return result if keepdim else result.squeeze(normalize_dims(dim, x.ndim))
     peak = amax(x, dim, keepdim=True).detach()
     peak = ew.where(ew.isnan(peak) | (ew.abs(peak) == math.inf), 0, peak)
     total = sum_(ew.exp(x - peak), dim, keepdim=True)

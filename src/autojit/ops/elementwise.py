@@ -17,6 +17,7 @@ from ..tensor import Tensor
 from .registry import (
     NOT_DIFFERENTIABLE,
     Elementwise,
+    OpError,
     bind,
     broadcast_shapes,
     define_op,
@@ -214,7 +215,7 @@ def _pow_exponent_grad(ctx, g):
 
 def _pow_impl(x, y):
     if isinstance(x, np.ndarray) and x.dtype.kind in "iu" and np.any(np.asarray(y) < 0):
-        raise ValueError("Integers to negative integer powers are not allowed.")
+        raise OpError(RuntimeError("Integers to negative integer powers are not allowed."))
     return np.power(x, y)
 
 
@@ -237,10 +238,24 @@ MAXIMUM = _elementwise("maximum", 2, rule_promote, np.maximum,
                        _max_min_vjp(lambda a, b: a < b), (0, 1), "max({0}, {1})")
 MINIMUM = _elementwise("minimum", 2, rule_promote, np.minimum,
                        _max_min_vjp(lambda a, b: a > b), (0, 1), "min({0}, {1})")
-FLOOR_DIVIDE = _elementwise("floor_divide", 2, rule_promote, np.floor_divide,
+
+
+def _integer_division(function):
+    """np.floor_divide or np.remainder, raising torch's error where an integer divisor is 0
+    (NumPy gives 0 there; a float divisor of 0 gives inf or nan, as in torch)."""
+    def impl(x, y):
+        result = function(x, y)
+        if result.dtype.kind in "iu" and result.size and not np.all(y):
+            raise RuntimeError("ZeroDivisionError")
+        return result
+
+    return impl
+
+
+FLOOR_DIVIDE = _elementwise("floor_divide", 2, rule_promote, _integer_division(np.floor_divide),
                             NOT_DIFFERENTIABLE, (), "floor_divide({0}, {1})")
 REMAINDER = _elementwise(
-    "remainder", 2, rule_promote, np.remainder,
+    "remainder", 2, rule_promote, _integer_division(np.remainder),
     _binary_vjp(lambda ctx, g: g,
                 lambda ctx, g: -g * ctx.inputs[0].floor_divide(ctx.inputs[1])),
     (0, 1), "remainder({0}, {1})")

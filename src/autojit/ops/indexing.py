@@ -22,6 +22,7 @@ from .. import dtypes
 from ..symbolic import as_size
 from ..tensor import Tensor, normalize_dim
 from . import elementwise as ew
+from .index_checks import check_index
 from .layout import expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
 from .reduction import argmax, argmin, extreme
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
@@ -149,7 +150,7 @@ def _gather_rule(shape, index_shape, dim):
 
 
 def _gather_vjp(ctx, g):
-    grad = scatter_add(_zeros(ctx.input_meta[0][0], g), ctx.attrs["dim"], ctx.inputs[1], g)
+    grad = _scatter_add(_zeros(ctx.input_meta[0][0], g), ctx.attrs["dim"], ctx.inputs[1], g)
     return grad, None
 
 
@@ -182,7 +183,7 @@ def _scatter_vjp(ctx, g):
         # Only the index-shaped corner of src is read; the rest gets a zero gradient.
         from .layout import embed_slice
 
-        grad_src = gather(g, dim, index)
+        grad_src = _gather(g, dim, index)
         src_shape = ctx.input_meta[2][0]
         if tuple(grad_src.shape) != tuple(src_shape):
             grad_src = embed_slice(grad_src, src_shape, [(0, n, 1) for n in index.shape])
@@ -194,22 +195,20 @@ SCATTER_ADD = define_op(name="scatter_add", arity=3, shape=_scatter_rule, dtype=
                         lowering=Extern("scatter_add"), grad_name="ScatterAddBackward0")
 
 
-def _check_bounds(index: Tensor, extent: int, dim: int) -> None:
-    """torch's IndexError for an out-of-range index (only where the values are known)."""
-    data = index._data
-    if data is None or data.size == 0:
-        return
-    low, high = int(data.min()), int(data.max())
-    bad = high if high >= extent else low if low < -extent else None
-    if bad is not None:
-        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {extent}")
-
-
 def _rule_call(rule, name, *args):
     try:
         return rule(*args)
     except ValueError as error:
         raise RuntimeError(f"{name}(): {error}") from None
+
+
+def _gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The gather primitive on an index known to be in range (a VJP's, argmax's)."""
+    return bind(GATHER, (x, index), {"dim": dim})
+
+
+def _scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    return bind(SCATTER_ADD, (x, index, src), {"dim": dim})
 
 
 def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
@@ -218,9 +217,8 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> 
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     dim = normalize_dim(dim, x.ndim)
     _rule_call(_gather_rule, "gather", tuple(x.shape), tuple(index.shape), dim)
-    if x.ndim:
-        _check_bounds(index, x.shape[dim], dim)
-    return bind(GATHER, (x, index), {"dim": dim})
+    index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
+    return _gather(x, dim, index)
 
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -232,9 +230,8 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     dim = normalize_dim(dim, x.ndim)
     _rule_call(_scatter_rule, "scatter_add", tuple(x.shape), tuple(index.shape),
                tuple(src.shape), dim)
-    if x.ndim:
-        _check_bounds(index, x.shape[dim], dim)
-    return bind(SCATTER_ADD, (x, index, src), {"dim": dim})
+    index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
+    return _scatter_add(x, dim, index, src)
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
@@ -251,6 +248,9 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     common = list(broadcast_shapes(tuple(x_shape), tuple(index_shape)))
     x_target, index_target = list(common), list(common)
     x_target[dim], index_target[dim] = x.shape[dim], indices.shape[dim]
+    # torch takes every index modulo the size (so -1 is the last entry, and so is size - 1 +
+    # size); a size of 0 raises remainder's ZeroDivisionError, as in torch.
+    indices = ew.remainder(indices, x.shape[dim])
     return gather(expand(x, x_target), dim, expand(indices, index_target))
 
 
@@ -262,10 +262,10 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     dim = normalize_dim(dim, x.ndim)
     extent = x.shape[dim] if x.ndim else 1
-    data = index._data
-    if data is not None and data.size and (data.min() < -extent or data.max() >= extent):
-        bad = int(data.max() if data.max() >= extent else data.min())
-        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {extent}")
+    if x.ndim > 1 and extent == 0 and index.numel():
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    # torch's CPU kernel takes another path, with another message, along dim 1.
+    index = check_index(index, extent, "select_inner" if dim == 1 and x.ndim > 1 else "select")
     if x.ndim == 0:
         return reshape(x, tuple(index.shape))
     return index_tensor(x, unsqueeze(reshape(index, -1), 0), (dim,))
@@ -341,7 +341,7 @@ def _extreme(x, dim, keepdim, other, name):
     source = reshape(x, 1) if x.ndim == 0 else x
     indices = pick(source, dim, keepdim=True)
     # Only the selected entry gets the gradient (unlike amax, which shares it among ties).
-    values = gather(source, dim, indices)
+    values = _gather(source, dim, indices)
     if x.ndim == 0:
         return result_type(reshape(values, ()), reshape(indices, ()))
     if not keepdim:
@@ -453,7 +453,6 @@ def getitem(x: Tensor, key) -> Tensor:
             rows = (_mask_to_indices(item, shape, dim) if item.dtype is dtypes.bool_
                     else [item])
             for row in rows:
-                _check_bounds(row, shape[dim], dim)
                 slices.append((0, shape[dim], 1))
                 advanced.append((len(new_shape), row))
                 new_shape.append(shape[dim])
@@ -474,8 +473,13 @@ def getitem(x: Tensor, key) -> Tensor:
                                      for axis, n in enumerate(result.shape)])
     if not advanced:
         return result
-    return index_tensor(result, _stack_indices([row for _, row in advanced], x),
-                        tuple(position for position, _ in advanced))
+    dims = tuple(position for position, _ in advanced)
+    stacked = _stack_indices([row for _, row in advanced], x)
+    sizes = [result.shape[dim] for dim in dims]
+    if 0 in sizes and stacked.numel():
+        raise IndexError("index is out of bounds for dimension with size 0")
+    # torch names the k-th index tensor's dim as dimension k.
+    return index_tensor(result, check_index(stacked, sizes, "index", wrap=True), dims)
 
 
 def _stack_indices(rows: list, x: Tensor) -> Tensor:

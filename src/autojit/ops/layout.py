@@ -178,7 +178,27 @@ def slice_dims(x: Tensor, slices) -> Tensor:
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """The `length` entries of x from `start` (negative: from the end) along `dim`, a view;
+    with torch's errors where they do not fit (a slice would clip them silently)."""
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     dim = normalize_dim(dim, x.ndim)
+    size = x.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    if start < 0:
+        start = start + size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return _narrow(x, dim, start, length)
+
+
+def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """narrow for callers whose start and length fit (no checks, so no guards on sizes)."""
     slices = [(0, n, 1) for n in x.shape]
     slices[dim] = (start, start + length, 1)
     return slice_dims(x, slices)
@@ -205,7 +225,7 @@ def _cat_vjp(ctx, g):
     grads, start = [], 0
     for need in ctx.needs_input_grad:
         extent = ctx.attrs["sizes"][len(grads)]
-        grads.append(narrow(g, dim, start, extent) if need else None)
+        grads.append(_narrow(g, dim, start, extent) if need else None)
         start += extent
     return tuple(grads)
 
@@ -365,7 +385,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(shape)} at dimension {dim}")
     index %= shape[dim]
-    return reshape(narrow(x, dim, index, 1), shape[:dim] + shape[dim + 1:])
+    return reshape(_narrow(x, dim, index, 1), shape[:dim] + shape[dim + 1:])
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
@@ -409,7 +429,7 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
                                f"split_sizes={sizes}")
     pieces, start = [], 0
     for size in sizes:
-        pieces.append(narrow(x, dim, start, size))
+        pieces.append(_narrow(x, dim, start, size))
         start += size
     return tuple(pieces)
 

@@ -26,6 +26,16 @@ REGISTRY: dict[str, Op] = {}
 NOT_DIFFERENTIABLE = None
 
 
+class OpError(Exception):
+    """An error an impl raises for the user as it stands, with torch's type and message (an
+    index out of range, say): `_run_eager` raises `error` itself instead of turning it into a
+    shape error naming the op."""
+
+    def __init__(self, error: Exception):
+        super().__init__(error)
+        self.error = error
+
+
 # ---- lowering descriptors: what codegen needs to know about an op ---------------------------
 
 @dataclass(frozen=True)
@@ -236,6 +246,8 @@ def _run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
                 arrays.append(x)
     try:
         result = op.impl(*arrays, **attrs)
+    except OpError as wrapped:
+        raise wrapped.error from None
     except (ValueError, IndexError, TypeError) as error:
         raise shape_error(op, inputs, attrs, error) from None
     except (RuntimeWarning, FloatingPointError):

@@ -27,10 +27,9 @@ LOG2E = 1.4426950408889634
 # ln 2 split so that k * LN2_HI is exact for |k| < 2**20 (fdlibm's constants).
 LN2_HI = 6.93147180369123816490e-01
 LN2_LO = 1.90821492927058770002e-10
-# pi / 2 in three parts for the sin/cos argument reduction (applied with fused multiply-adds).
-PIO2_1 = 1.5707963267948966
-PIO2_2 = 6.123233995736766e-17
-PIO2_3 = -1.4973849048591698e-33
+# pi / 2 as a double-double (hi + lo), for turning a reduced x * 2/pi back into radians.
+PIO2_HI = 1.5707963267948966
+PIO2_LO = 6.123233995736766e-17
 SMALLEST_NORMAL = 2.2250738585072014e-308
 
 # Taylor coefficients 1/n! for exp on |r| <= ln2/2 (the degree-13 remainder is below 1e-17).
@@ -84,6 +83,48 @@ def _erf_piece_table():
 ERF_TABLE = _erf_piece_table()
 
 
+def _two_over_pi_bits(count: int) -> int:
+    """floor(2/pi * 2**count), from pi by Machin's formula in integers."""
+    guard = count + 64
+
+    def arctan_inverse(n: int) -> int:  # atan(1/n) * 2**guard
+        total, term, k, sign = 0, (1 << guard) // n, 1, 1
+        while term:
+            total += sign * (term // k)
+            term //= n * n
+            k += 2
+            sign = -sign
+        return total
+
+    pi = 4 * (4 * arctan_inverse(5) - arctan_inverse(239))  # pi * 2**guard, to a few units
+    return (1 << (count + 1 + guard)) // pi
+
+
+# sin/cos argument reduction (MathEmitter._reduce_quadrant): a row per 8 binary exponents of x
+# from 2**54 on (below, row 0: no bits of 2/pi need dropping), each TRIG_CHUNKS doubles of 53
+# bits of 2/pi, from the first bit x * 2/pi mod 4 needs, scaled by 2**(8 * row).
+TRIG_FIRST_EXPONENT = 1077  # the biased exponent of 2**54
+TRIG_ROWS = (2047 - TRIG_FIRST_EXPONENT) // 8 + 1
+TRIG_CHUNKS = 4
+
+
+def _two_over_pi_table():
+    precision = 8 * TRIG_ROWS + 1 + TRIG_CHUNKS * 53 + 16
+    bits = _two_over_pi_bits(precision)
+    table = []
+    for row in range(TRIG_ROWS):
+        chunks = []
+        for chunk in range(TRIG_CHUNKS):
+            last = 8 * row + 53 * (chunk + 1)  # bits 8 row + 1 ... last, weights 2**-bit
+            integer = (bits >> (precision - last)) & ((1 << 53) - 1)
+            chunks.append(math.ldexp(integer, 8 * row - last))
+        table.append(chunks)
+    return table
+
+
+TWO_OVER_PI_TABLE = _two_over_pi_table()
+
+
 class MathEmitter(mathlib_single.EmitterBase):
     """Emits double-precision math into `builder`'s current block; one per kernel module."""
 
@@ -91,8 +132,10 @@ class MathEmitter(mathlib_single.EmitterBase):
     suffix = "f64"
 
     def __init__(self, builder: ir.IRBuilder, module: ir.Module, single: bool = False):
-        """single: the result is rounded to float32, so the sin and cos series may be shorter."""
+        """single: the result is rounded to float32, so the sin and cos series may be shorter
+        and their argument reduction less exact."""
         super().__init__(builder, module)
+        self.single = single
         self.coefficients = SINGLE_COEFFICIENTS if single else DOUBLE_COEFFICIENTS
 
     # ---- small helpers ------------------------------------------------------------------------
@@ -291,35 +334,98 @@ class MathEmitter(mathlib_single.EmitterBase):
 
     # ---- sin, cos -----------------------------------------------------------------------------
 
+    def _reduce_quadrant(self, x):
+        """x = (n + f) pi/2 with |f| <= 1/2 (a little more) for finite x, as (r, r low, n):
+        r + r low = f pi/2 to about 2**-104 relative, even for the doubles closest to a
+        multiple of pi/2 (f near 2**-61); n is an int64 whose last two bits are n mod 4.
+
+        Payne-Hanek: only the bits of 2/pi that can reach x * 2/pi mod 4 are multiplied in.
+        x = M 2**E (M < 2**53) times the bit of 2/pi of weight 2**-k is a multiple of 4 when
+        k <= E - 2; the table row for x's exponent holds the next 212 bits (four 53-bit
+        chunks), scaled so that x and the row are multiplied at fixed magnitudes: y = x 2**-8i
+        (exact) below 2**62, the chunks below 1, 2**-53, 2**-106 and 2**-159
+        (TWO_OVER_PI_TABLE). The products are split exactly by fma; whole numbers are taken
+        off the large partial results as they come (rint and a subtraction, both exact) and
+        counted into n; the small ones (below 2**-42) are summed as a double-double.
+        `single` (a float32 result): three chunks, the small terms and the product by pi/2
+        rounded as they come, r low 0; f is then within about 2**-90 absolute, ample for
+        float32 arguments, whose f is never below about 2**-32.
+        """
+        b = self.b
+        exponent = b.and_(b.lshr(b.bitcast(x, INT64), ir.Constant(INT64, 52)),
+                          ir.Constant(INT64, 0x7FF))
+        shifted = b.sub(exponent, ir.Constant(INT64, TRIG_FIRST_EXPONENT))
+        zero = ir.Constant(INT64, 0)
+        row = b.lshr(b.select(b.icmp_signed("<", shifted, zero), zero, shifted),
+                     ir.Constant(INT64, 3))
+        scale = b.bitcast(b.shl(b.sub(ir.Constant(INT64, 1023), b.shl(row, ir.Constant(
+            INT64, 3))), ir.Constant(INT64, 52)), DOUBLE)
+        y = b.fmul(x, scale)
+        table = self._table("autojit.two_over_pi", [c for chunks in TWO_OVER_PI_TABLE
+                                                    for c in chunks])
+        first = b.mul(row, ir.Constant(INT64, TRIG_CHUNKS))
+        chunks = [b.load(b.gep(table, [b.add(first, ir.Constant(INT64, c))], inbounds=True,
+                                source_etype=DOUBLE), typ=DOUBLE, align=8)
+                  for c in range(3 if self.single else TRIG_CHUNKS)]
+        products = [b.fmul(y, chunk) for chunk in chunks]
+        errors = [self.fma(y, chunk, b.fneg(product))
+                  for chunk, product in zip(chunks[:3], products[:3])]
+        whole0 = self.intrinsic("llvm.rint", [products[0]])
+        middle, middle_error = self._two_sum(errors[0], products[1])
+        whole1 = self.intrinsic("llvm.rint", [middle])
+        fraction, fraction_error = self._two_sum(b.fsub(products[0], whole0),
+                                                 b.fsub(middle, whole1))
+        whole2 = self.intrinsic("llvm.rint", [fraction])
+        quadrant = b.add(b.add(b.fptosi(whole0, INT64), b.fptosi(whole1, INT64)),
+                         b.fptosi(whole2, INT64))
+        if self.single:
+            small = b.fadd(b.fadd(middle_error, errors[1]), b.fadd(products[2], fraction_error))
+            f = b.fadd(b.fsub(fraction, whole2), small)
+            return b.fmul(f, self.const(PIO2_HI)), None, quadrant
+        small, tail0 = self._two_sum(middle_error, errors[1])
+        small, tail1 = self._two_sum(small, products[2])
+        small, tail2 = self._two_sum(small, fraction_error)
+        tail = b.fadd(b.fadd(b.fadd(tail0, tail1), b.fadd(tail2, errors[2])), products[3])
+        high, low = self._two_sum(b.fsub(fraction, whole2), small)
+        low = b.fadd(low, tail)
+        # (high + low) * pi/2 in double-double.
+        radians = b.fmul(high, self.const(PIO2_HI))
+        radians_low = b.fadd(self.fma(high, self.const(PIO2_HI), b.fneg(radians)),
+                             self.fma(high, self.const(PIO2_LO),
+                                      b.fmul(low, self.const(PIO2_HI))))
+        r = b.fadd(radians, radians_low)
+        r_low = b.fadd(b.fsub(radians, r), radians_low)
+        return r, r_low, quadrant
+
     def _sin_cos(self, x, quadrant_shift):
-        """x = k pi/2 + r with |r| <= pi/4, then sin or cos of r by the quadrant (k + shift)."""
+        """sin or cos of x = n pi/2 + r: Taylor polynomials of r + r_low (|r| <= pi/4), chosen
+        and negated by the quadrant n + shift. |x| <= pi/4 is its own r."""
         b = self.b
         finite = b.fcmp_ordered("<", self.fabs(x), self.const(math.inf))
         safe = self.select(finite, x, self.const(0.0))
-        # Two rounds: past |x| ~ 2**50 the first k (rounded from x * 2/pi) is off by whole
-        # quadrants, leaving |r| far above pi/4; the second round brings it back, so results
-        # stay in [-1, 1] and close to exact up to |x| ~ 1e22 (no Payne-Hanek reduction).
-        r, quadrant = safe, ir.Constant(INT64, quadrant_shift)
-        for _ in range(2):
-            k = self.intrinsic("llvm.rint", [b.fmul(r, self.const(2 / math.pi))])
-            negative_k = b.fneg(k)
-            r = self.fma(negative_k, self.const(PIO2_1), r)
-            r = self.fma(negative_k, self.const(PIO2_2), r)
-            r = self.fma(negative_k, self.const(PIO2_3), r)
-            # k mod 4 computed in floating point: k itself may be too large for an integer.
-            k_mod_4 = b.fsub(k, b.fmul(self.const(4.0), self.intrinsic(
-                "llvm.floor", [b.fmul(k, self.const(0.25))])))
-            quadrant = b.add(quadrant, b.fptosi(k_mod_4, INT64))
+        reduced, reduced_low, quadrant = self._reduce_quadrant(safe)
+        near = b.fcmp_ordered("<=", self.fabs(safe), self.const(math.pi / 4))
+        r = self.select(near, safe, reduced)
+        quadrant = b.add(self.b.select(near, ir.Constant(INT64, 0), quadrant),
+                         ir.Constant(INT64, quadrant_shift))
         z = b.fmul(r, r)
-        sine = b.fmul(r, self.horner(z, self.coefficients["sin"]))
-        cosine = self.horner(z, self.coefficients["cos"])
+        sine_series = self.horner(z, self.coefficients["sin"][1:])
+        cosine_series = self.horner(z, self.coefficients["cos"][1:])
+        if reduced_low is None:
+            sine = self.fma(b.fmul(r, z), sine_series, r)
+            cosine = self.fma(z, cosine_series, self.const(1.0))
+        else:
+            # sin(r + c) = r + (r z S(z) + c), cos(r + c) = 1 + (z C(z) - c r): the small
+            # terms first, so the last addition rounds once.
+            r_low = self.select(near, self.const(0.0), reduced_low)
+            sine = b.fadd(r, self.fma(b.fmul(r, z), sine_series, r_low))
+            cosine = b.fadd(self.const(1.0),
+                            self.fma(z, cosine_series, b.fneg(b.fmul(r_low, r))))
         use_cosine = b.trunc(quadrant, BOOL)
         negate = b.trunc(b.lshr(quadrant, ir.Constant(INT64, 1)), BOOL)
         value = self.select(use_cosine, cosine, sine)
         value = self.select(negate, b.fneg(value), value)
-        # Past ~1e22 two rounds cannot reduce x: NaN rather than a value outside [-1, 1].
-        reduced = b.fcmp_ordered("<=", self.fabs(r), self.const(1.0))
-        return self.select(b.and_(finite, reduced), value, self.const(math.nan))
+        return self.select(finite, value, self.const(math.nan))
 
     def sin(self, x):
         result = self._sin_cos(x, 0)
@@ -359,10 +465,12 @@ class MathEmitter(mathlib_single.EmitterBase):
         return self.select(self.isnan(x), x, result)
 
     def _erf_table(self):
-        name = "autojit.erf_table"
+        return self._table("autojit.erf_table", [value for row in ERF_TABLE for value in row])
+
+    def _table(self, name, values):
+        """A constant array of doubles in the module, made on first use."""
         table = self.module.globals.get(name)
         if table is None:
-            values = [value for row in ERF_TABLE for value in row]
             array_type = ir.ArrayType(DOUBLE, len(values))
             table = ir.GlobalVariable(self.module, array_type, name)
             table.initializer = ir.Constant(array_type, values)

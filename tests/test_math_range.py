@@ -10,6 +10,7 @@ signs and the special values.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -116,3 +117,25 @@ def test_exp2_gradient():
     function = autojit.compile(lambda x: autojit.autograd.grad(x.exp2().sum(), x)[0])
     np.testing.assert_allclose(function(x).numpy(), np.exp2(x.detach().numpy()) * math.log(2),
                                rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sin_and_cos_kernels_stay_vectorized(dtype):
+    """Arguments beyond the inline reduction's range call the accurate function, which the
+    loop vectorizer reaches through its masked vector variant (inlined after vectorization):
+    the loop stays vectorized and calls the Payne-Hanek reduction, lane by lane, only for
+    vectors holding such an argument."""
+    from autojit import dtypes
+    from autojit.codegen.cpu import compile_kernel
+    from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+    from autojit.ops.registry import REGISTRY
+
+    dtype_ = dtypes.from_numpy(np.dtype(dtype))
+    suffix = "f64" if dtype == np.float64 else "f32"
+    for name in ("sin", "cos"):
+        kernel = Kernel(f"{name}_vectorized_{suffix}", (4096,), [KernelInput(dtype_, (1,))],
+                        [Step(REGISTRY[name], (Operand("input", 0),), {}, dtype_, dtype_)],
+                        [KernelOutput(0, dtype_)])
+        text = compile_kernel(kernel).optimized_ir
+        assert re.search(rf"call (fastcc )?<\d+ x double> @autojit_{name}_{suffix}_lanes\d+\(",
+                         text), name

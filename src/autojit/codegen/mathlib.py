@@ -1,14 +1,17 @@
-"""Vectorizable math in LLVM IR: exp, log, log1p, expm1, tanh, sigmoid, erf, sin, cos, pow.
+"""Vectorizable math in LLVM IR: exp, log, log1p, expm1, tanh, sigmoid, erf, pow (and sin, cos
+from mathlib_trig.py).
 
 The CPU renderer (render_llvm.py, through llvm_expression.py) calls `emit_unary` and `emit_pow`
 while it builds a kernel's loop body. Each emits straight-line IR (range reduction, a
 polynomial, selects for the special values) into the current block, so the loop vectorizer
-sees no calls and no branches; a scalar libm call would keep the loop scalar. The algorithms
-here run in double precision. A float32 argument of exp, expm1, log, log1p, tanh or sigmoid
-goes to mathlib_single.py, which computes in float32 (a float takes half a double's vector
-width, and there are no conversions); for erf, sin, cos and pow a float32 argument is widened
-and the result rounded back. See docs/notes/cpu-codegen.md for the algorithms and their
-measured accuracy.
+sees no calls and no branches; a scalar libm call would keep the loop scalar. sin and cos are
+the exception: arguments beyond their inline reduction branch to a function the vectorizer
+calls through a vector variant (mathlib_trig.py). The algorithms here run in double
+precision. A float32 argument of exp, expm1, log, log1p, tanh or sigmoid goes to
+mathlib_single.py, which computes in float32 (a float takes half a double's vector width, and
+there are no conversions); for erf, sin, cos and pow a float32 argument is widened and the
+result rounded back. See docs/notes/cpu-codegen.md for the algorithms and their measured
+accuracy, docs/notes/accurate-numerics.md for the argument reduction of sin and cos.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import math
 from llvmlite import ir
 
 from . import mathlib_single
+from .mathlib_trig import Trigonometry
 
 DOUBLE = ir.DoubleType()
 INT64 = ir.IntType(64)
@@ -27,9 +31,6 @@ LOG2E = 1.4426950408889634
 # ln 2 split so that k * LN2_HI is exact for |k| < 2**20 (fdlibm's constants).
 LN2_HI = 6.93147180369123816490e-01
 LN2_LO = 1.90821492927058770002e-10
-# pi / 2 as a double-double (hi + lo), for turning a reduced x * 2/pi back into radians.
-PIO2_HI = 1.5707963267948966
-PIO2_LO = 6.123233995736766e-17
 SMALLEST_NORMAL = 2.2250738585072014e-308
 
 # Taylor coefficients 1/n! for exp on |r| <= ln2/2 (the degree-13 remainder is below 1e-17).
@@ -83,49 +84,7 @@ def _erf_piece_table():
 ERF_TABLE = _erf_piece_table()
 
 
-def _two_over_pi_bits(count: int) -> int:
-    """floor(2/pi * 2**count), from pi by Machin's formula in integers."""
-    guard = count + 64
-
-    def arctan_inverse(n: int) -> int:  # atan(1/n) * 2**guard
-        total, term, k, sign = 0, (1 << guard) // n, 1, 1
-        while term:
-            total += sign * (term // k)
-            term //= n * n
-            k += 2
-            sign = -sign
-        return total
-
-    pi = 4 * (4 * arctan_inverse(5) - arctan_inverse(239))  # pi * 2**guard, to a few units
-    return (1 << (count + 1 + guard)) // pi
-
-
-# sin/cos argument reduction (MathEmitter._reduce_quadrant): a row per 8 binary exponents of x
-# from 2**54 on (below, row 0: no bits of 2/pi need dropping), each TRIG_CHUNKS doubles of 53
-# bits of 2/pi, from the first bit x * 2/pi mod 4 needs, scaled by 2**(8 * row).
-TRIG_FIRST_EXPONENT = 1077  # the biased exponent of 2**54
-TRIG_ROWS = (2047 - TRIG_FIRST_EXPONENT) // 8 + 1
-TRIG_CHUNKS = 4
-
-
-def _two_over_pi_table():
-    precision = 8 * TRIG_ROWS + 1 + TRIG_CHUNKS * 53 + 16
-    bits = _two_over_pi_bits(precision)
-    table = []
-    for row in range(TRIG_ROWS):
-        chunks = []
-        for chunk in range(TRIG_CHUNKS):
-            last = 8 * row + 53 * (chunk + 1)  # bits 8 row + 1 ... last, weights 2**-bit
-            integer = (bits >> (precision - last)) & ((1 << 53) - 1)
-            chunks.append(math.ldexp(integer, 8 * row - last))
-        table.append(chunks)
-    return table
-
-
-TWO_OVER_PI_TABLE = _two_over_pi_table()
-
-
-class MathEmitter(mathlib_single.EmitterBase):
+class MathEmitter(Trigonometry, mathlib_single.EmitterBase):
     """Emits double-precision math into `builder`'s current block; one per kernel module."""
 
     float_type = DOUBLE
@@ -331,108 +290,6 @@ class MathEmitter(mathlib_single.EmitterBase):
         one = b.or_(b.or_(unit_infinite, b.fcmp_ordered("==", x, self.const(1.0))),
                     b.fcmp_ordered("==", y, self.const(0.0)))
         return self.select(one, self.const(1.0), result)
-
-    # ---- sin, cos -----------------------------------------------------------------------------
-
-    def _reduce_quadrant(self, x):
-        """x = (n + f) pi/2 with |f| <= 1/2 (a little more) for finite x, as (r, r low, n):
-        r + r low = f pi/2 to about 2**-104 relative, even for the doubles closest to a
-        multiple of pi/2 (f near 2**-61); n is an int64 whose last two bits are n mod 4.
-
-        Payne-Hanek: only the bits of 2/pi that can reach x * 2/pi mod 4 are multiplied in.
-        x = M 2**E (M < 2**53) times the bit of 2/pi of weight 2**-k is a multiple of 4 when
-        k <= E - 2; the table row for x's exponent holds the next 212 bits (four 53-bit
-        chunks), scaled so that x and the row are multiplied at fixed magnitudes: y = x 2**-8i
-        (exact) below 2**62, the chunks below 1, 2**-53, 2**-106 and 2**-159
-        (TWO_OVER_PI_TABLE). The products are split exactly by fma; whole numbers are taken
-        off the large partial results as they come (rint and a subtraction, both exact) and
-        counted into n; the small ones (below 2**-42) are summed as a double-double.
-        `single` (a float32 result): three chunks, the small terms and the product by pi/2
-        rounded as they come, r low 0; f is then within about 2**-90 absolute, ample for
-        float32 arguments, whose f is never below about 2**-32.
-        """
-        b = self.b
-        exponent = b.and_(b.lshr(b.bitcast(x, INT64), ir.Constant(INT64, 52)),
-                          ir.Constant(INT64, 0x7FF))
-        shifted = b.sub(exponent, ir.Constant(INT64, TRIG_FIRST_EXPONENT))
-        zero = ir.Constant(INT64, 0)
-        row = b.lshr(b.select(b.icmp_signed("<", shifted, zero), zero, shifted),
-                     ir.Constant(INT64, 3))
-        scale = b.bitcast(b.shl(b.sub(ir.Constant(INT64, 1023), b.shl(row, ir.Constant(
-            INT64, 3))), ir.Constant(INT64, 52)), DOUBLE)
-        y = b.fmul(x, scale)
-        table = self._table("autojit.two_over_pi", [c for chunks in TWO_OVER_PI_TABLE
-                                                    for c in chunks])
-        first = b.mul(row, ir.Constant(INT64, TRIG_CHUNKS))
-        chunks = [b.load(b.gep(table, [b.add(first, ir.Constant(INT64, c))], inbounds=True,
-                                source_etype=DOUBLE), typ=DOUBLE, align=8)
-                  for c in range(3 if self.single else TRIG_CHUNKS)]
-        products = [b.fmul(y, chunk) for chunk in chunks]
-        errors = [self.fma(y, chunk, b.fneg(product))
-                  for chunk, product in zip(chunks[:3], products[:3])]
-        whole0 = self.intrinsic("llvm.rint", [products[0]])
-        middle, middle_error = self._two_sum(errors[0], products[1])
-        whole1 = self.intrinsic("llvm.rint", [middle])
-        fraction, fraction_error = self._two_sum(b.fsub(products[0], whole0),
-                                                 b.fsub(middle, whole1))
-        whole2 = self.intrinsic("llvm.rint", [fraction])
-        quadrant = b.add(b.add(b.fptosi(whole0, INT64), b.fptosi(whole1, INT64)),
-                         b.fptosi(whole2, INT64))
-        if self.single:
-            small = b.fadd(b.fadd(middle_error, errors[1]), b.fadd(products[2], fraction_error))
-            f = b.fadd(b.fsub(fraction, whole2), small)
-            return b.fmul(f, self.const(PIO2_HI)), None, quadrant
-        small, tail0 = self._two_sum(middle_error, errors[1])
-        small, tail1 = self._two_sum(small, products[2])
-        small, tail2 = self._two_sum(small, fraction_error)
-        tail = b.fadd(b.fadd(b.fadd(tail0, tail1), b.fadd(tail2, errors[2])), products[3])
-        high, low = self._two_sum(b.fsub(fraction, whole2), small)
-        low = b.fadd(low, tail)
-        # (high + low) * pi/2 in double-double.
-        radians = b.fmul(high, self.const(PIO2_HI))
-        radians_low = b.fadd(self.fma(high, self.const(PIO2_HI), b.fneg(radians)),
-                             self.fma(high, self.const(PIO2_LO),
-                                      b.fmul(low, self.const(PIO2_HI))))
-        r = b.fadd(radians, radians_low)
-        r_low = b.fadd(b.fsub(radians, r), radians_low)
-        return r, r_low, quadrant
-
-    def _sin_cos(self, x, quadrant_shift):
-        """sin or cos of x = n pi/2 + r: Taylor polynomials of r + r_low (|r| <= pi/4), chosen
-        and negated by the quadrant n + shift. |x| <= pi/4 is its own r."""
-        b = self.b
-        finite = b.fcmp_ordered("<", self.fabs(x), self.const(math.inf))
-        safe = self.select(finite, x, self.const(0.0))
-        reduced, reduced_low, quadrant = self._reduce_quadrant(safe)
-        near = b.fcmp_ordered("<=", self.fabs(safe), self.const(math.pi / 4))
-        r = self.select(near, safe, reduced)
-        quadrant = b.add(self.b.select(near, ir.Constant(INT64, 0), quadrant),
-                         ir.Constant(INT64, quadrant_shift))
-        z = b.fmul(r, r)
-        sine_series = self.horner(z, self.coefficients["sin"][1:])
-        cosine_series = self.horner(z, self.coefficients["cos"][1:])
-        if reduced_low is None:
-            sine = self.fma(b.fmul(r, z), sine_series, r)
-            cosine = self.fma(z, cosine_series, self.const(1.0))
-        else:
-            # sin(r + c) = r + (r z S(z) + c), cos(r + c) = 1 + (z C(z) - c r): the small
-            # terms first, so the last addition rounds once.
-            r_low = self.select(near, self.const(0.0), reduced_low)
-            sine = b.fadd(r, self.fma(b.fmul(r, z), sine_series, r_low))
-            cosine = b.fadd(self.const(1.0),
-                            self.fma(z, cosine_series, b.fneg(b.fmul(r_low, r))))
-        use_cosine = b.trunc(quadrant, BOOL)
-        negate = b.trunc(b.lshr(quadrant, ir.Constant(INT64, 1)), BOOL)
-        value = self.select(use_cosine, cosine, sine)
-        value = self.select(negate, b.fneg(value), value)
-        return self.select(finite, value, self.const(math.nan))
-
-    def sin(self, x):
-        result = self._sin_cos(x, 0)
-        return self.select(self.b.fcmp_ordered("==", x, self.const(0.0)), x, result)  # keeps -0
-
-    def cos(self, x):
-        return self._sin_cos(x, 1)
 
     # ---- erf ----------------------------------------------------------------------------------
 

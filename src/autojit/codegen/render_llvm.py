@@ -22,6 +22,7 @@ from llvmlite import ir
 
 from .. import dtypes
 from ..ops.registry import Elementwise
+from . import mathlib_trig
 from .kernel import REDUCTION_KINDS, Kernel, contiguous_strides
 from .llvm_expression import (
     BYTE,
@@ -190,7 +191,8 @@ class KernelRenderer(ReducingLoops):
         outer.ret(outer.call(body, pointers))
         if self.object_layout is not None:
             self.emit_object_entry(body)
-        return Rendered(self.name, _distinct_loop_ids(str(self.module)), self.arity)
+        return Rendered(self.name, mathlib_trig.finish(_distinct_loop_ids(str(self.module))),
+                        self.arity)
 
     def emit_object_entry(self, body):
         """`i32 NAME.objects(ptr inputs, ptr outputs)` taking two Python lists of ndarrays:

@@ -46,8 +46,8 @@ def check(function, *arrays, dynamic=False, torch_function=None, truth=None):
         return
     truth = function(*[autojit.tensor(array.astype(np.float64)) for array in arrays]).numpy()
     assert relative_error(compiled, truth) < TOLERANCE, relative_error(compiled, truth)
-    # Neither eager NumPy nor torch is always that close itself: their sums over the 200000
-    # rows of a 200000x3 array of 0.1 are 2e-3 off.
+    # Eager NumPy and torch are not always that close themselves: NumPy's sums over the
+    # 200000 rows of a 200000x3 array of 0.1 are 2e-3 off.
     eager = function(*tensors).numpy()
     np.testing.assert_allclose(compiled, eager, rtol=2 * (TOLERANCE + relative_error(eager, truth)))
     if torch is not None:
@@ -87,6 +87,12 @@ def test_a_mean_squared_error_over_images():
 ])
 def test_sums_over_dims(shape, dim):
     check(lambda x: x.sum(dim), tenths(*shape))
+
+
+def test_a_sum_of_values_computed_in_double():
+    # float32 pow runs in double: the loop has half as many lanes, each adding more of a
+    # block's elements (REDUCE_BLOCK).
+    check(lambda x: (x ** 1.5).sum(), tenths(10**6))
 
 
 def test_a_keepdim_mean_of_a_transposed_input():

@@ -31,11 +31,13 @@ from .llvm_expression import INT64, Typed, constant, convert, intrinsic, registe
 
 REDUCE_COMBINE = {"sum": ("fadd", "add", "or_"), "prod": ("fmul", "mul", "and_")}
 # Elements of the innermost reduce loop per float32 partial sum. The vectorizer splits a block
-# over its lanes (16 float lanes interleaved 4 times in a plain sum: 4 elements each; 8 lanes,
-# not interleaved: 32), whose sums it then adds as a tree, so a partial sum is a few tens of
-# roundings from exact whatever the loop's length. Blocks of 512 and of 1 << 40 (no blocks)
-# measured the same on a 65536-element sum.
-REDUCE_BLOCK = 256
+# over its lanes (16 float lanes interleaved 4 times in a plain sum: 16 elements each; 8 lanes
+# of a loop computing in double, once: 128), and sums the lanes as a tree at the block's end.
+# Each block's end costs that tree: in one process, a sum over a 100 x 1e6 broadcast (in
+# cache) took 2.21 ms with float32 accumulators, 2.47 ms with blocks of 512, 2.36 ms with
+# 1024, 2.28 ms with 2048; sums of 1e6 values of 0.1 were 1.4e-7 (plain), 4.0e-7 (of sin),
+# 2.3e-7 (of x**1.5) from exact with 1024, but 1.5e-6 (of x**1.5) with 2048.
+REDUCE_BLOCK = 1024
 # Rows per float32 partial sum in memory order, where each column adds its rows one after
 # another: 16 additions of 0.1 are 1.5e-7 from exact, 32 are 3e-7. On the development
 # machine, a 2000x1000 column sum took 110 us against 92 us before (partial sums kept in the

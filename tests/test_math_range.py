@@ -97,6 +97,11 @@ def test_the_double_closest_to_a_multiple_of_half_pi():
                                                              0.6456992816081665]
     assert ulp_distance(cosine.numpy(), np.array(exact_cosine), np.float64).max() <= 1
     assert ulp_distance(sine.numpy(), np.array(exact_sine), np.float64).max() <= 1
+    # The float32 closest to a multiple of pi/2 (within 1.6e-9), reduced by the float32 path.
+    x = np.array([math.ldexp(16367173, 72)], np.float32)
+    sine, cosine = autojit.compile(lambda t: (t.sin(), t.cos()))(autojit.tensor(x))
+    assert sine.numpy()[0] == 1 and ulp_distance(cosine.numpy(), np.array(
+        [-1.6147698e-09], np.float32), np.float32).max() <= 1
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -4,10 +4,11 @@ A mixin of mathlib.MathEmitter (which supplies the arithmetic helpers). For |x| 
 FAST_LIMIT the argument is reduced inline, x - k pi/2 with pi/2 in three parts as a
 double-double (about 15 operations). Larger arguments, infinities and NaN take a branch to a
 function computing the accurate result by Payne-Hanek reduction (`_reduce_quadrant`, about
-60 operations and four table loads), which the loop vectorizer calls through a masked vector
-variant (`vector_variants`): a vector function that returns at once when no lane needs it,
-so ordinary arguments pay one call per vector of them instead of the whole reduction. Inline,
-that reduction doubled the time of a float32 sin kernel (1.15 to 2.25 ns per element).
+60 operations and four table loads), which the loop vectorizer calls through masked vector
+variants (`_vector_variant`; `finish` writes the attributes that name them): a variant
+returns at once when no lane needs it, and is inlined after vectorization (cpu.py), so
+ordinary arguments pay a mask test per vector instead of the whole reduction. Inline, that
+reduction doubled the time of a float32 sin kernel (1.15 to 2.25 ns per element).
 See docs/notes/accurate-numerics.md.
 """
 
@@ -53,7 +54,7 @@ def _two_over_pi_bits(count: int) -> int:
     return (1 << (count + 1 + guard)) // pi
 
 
-# sin/cos argument reduction (MathEmitter._reduce_quadrant): a row per 8 binary exponents of x
+# Payne-Hanek reduction (Trigonometry._reduce_quadrant): a row per 8 binary exponents of x
 # from 2**54 on (below, row 0: no bits of 2/pi need dropping), each TRIG_CHUNKS doubles of 53
 # bits of 2/pi, from the first bit x * 2/pi mod 4 needs, scaled by 2**(8 * row).
 TRIG_FIRST_EXPONENT = 1077  # the biased exponent of 2**54
@@ -189,7 +190,7 @@ class Trigonometry:
         counted into n; the small ones (below 2**-42) are summed as a double-double.
         `single` (a float32 result): three chunks, the small terms and the product by pi/2
         rounded as they come, r low 0; f is then within about 2**-90 absolute, ample for
-        float32 arguments, whose f is never below about 2**-32.
+        float32 arguments, whose f is never below 2**-29.2 (16367173 * 2**72).
         """
         b = self.b
         exponent = b.and_(b.lshr(b.bitcast(x, INT64), ir.Constant(INT64, 52)),

@@ -98,15 +98,17 @@ class Trigonometry:
         safe = self.select(inline, x, self.const(0.0))
         k = self.intrinsic("llvm.rint", [b.fmul(safe, self.const(2 / math.pi))])
         first = self.fma(b.fneg(k), self.const(PIO2_HI), safe)  # exact
-        product = b.fmul(k, self.const(PIO2_LO))
-        product_error = self.fma(k, self.const(PIO2_LO), b.fneg(product))
-        r, r_error = self._two_sum(first, b.fneg(product))
-        r_low = b.fsub(b.fsub(r_error, product_error), b.fmul(k, self.const(PIO2_3)))
-        # The dd sum (r, r_low) may hold r_low past half an ulp of r: renormalized.
-        high = b.fadd(r, r_low)
-        low = b.fsub(r_low, b.fsub(high, r))
-        fast = self._series(high, None if self.single else low, b.fptosi(k, INT64),
-                            quadrant_shift)
+        if self.single:  # one rounding of r, and k PIO2_3 (below 2**-84) left out: ample
+            high, low = self.fma(b.fneg(k), self.const(PIO2_LO), first), None
+        else:
+            product = b.fmul(k, self.const(PIO2_LO))
+            product_error = self.fma(k, self.const(PIO2_LO), b.fneg(product))
+            r, r_error = self._two_sum(first, b.fneg(product))
+            r_low = b.fsub(b.fsub(r_error, product_error), b.fmul(k, self.const(PIO2_3)))
+            # The dd sum (r, r_low) may hold r_low past half an ulp of r: renormalized.
+            high = b.fadd(r, r_low)
+            low = b.fsub(r_low, b.fsub(high, r))
+        fast = self._series(high, low, b.fptosi(k, INT64), quadrant_shift)
         before = b.block
         slow = b.append_basic_block("trig.slow")
         join = b.append_basic_block("trig.join")

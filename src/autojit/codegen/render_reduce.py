@@ -8,10 +8,10 @@ a partial sum that grows with the number of elements, so its error grew with it 
 10^7 values of 0.1 was 7e-4 off). Such sums (kernel.WIDER_ACCUMULATOR) are accumulated in two
 levels instead:
 
-- a float32 partial sum over a block of elements (REDUCE_BLOCK of the innermost reduce loop;
-  ROW_BLOCK rows in memory order), which the loop vectorizer still splits over its lanes, so
-  the loop keeps the vector width it has without the wide type (a float64 value in the loop
-  halves it, which halved the speed of the fused elementwise benchmark's kernel);
+- a float32 partial sum over a block of elements (REDUCE_BLOCK of the innermost reduce loop,
+  which the loop vectorizer still splits over its lanes; ROW_BLOCK rows in memory order, in
+  pairs), so the loop keeps the vector width it has without the wide type (a float64 value
+  in the loop halves it, which halved the speed of the fused elementwise benchmark's kernel);
 - a float64 total that each block's partial sum is added into, rounded to float32 once at
   the end.
 
@@ -192,8 +192,9 @@ class ReducingLoops:
         In memory order (every loop kept, `loop_plan`) the output row itself holds the sums,
         in the output's dtype. Here the innermost loop (kept: along the rows) is cut into
         tiles of TILE_WIDTH positions, and for each tile the reduced rows are folded into the
-        tile's float32 partial sums, ROW_BLOCK rows at a time, each block's partial sums then
-        added into the tile's float64 totals, which are rounded and stored once at the end.
+        tile's float32 partial sums, ROW_BLOCK rows at a time and two rows per step (their
+        values added first), each block's partial sums then added into the tile's float64
+        totals, which are rounded and stored once at the end.
         The kept loops run outside the tile (those between reduced ones move out), so an
         output position is finished before the next tile starts; a tile reads its rows'
         segments contiguously. Other reduced outputs still accumulate in their output row.

@@ -41,9 +41,9 @@ REDUCE_BLOCK = 1024
 # Rows per float32 partial sum in memory order, where each column adds its rows one after
 # another: rows are taken in pairs (the two values added first), so a block's partial sum
 # is 16 additions from exact (16 additions of 0.1 are 1.5e-7 off, 32 are 3e-7). Pairs also
-# halve the partial sums' loads and stores: a 10000x1000 column sum took 812-961 us against
-# 885-946 us with float32 accumulators in the output row, 847-975 us with pairs in blocks
-# of 16 (one process, interleaved); one row at a time in blocks of 16, 14-19% longer.
+# halve the partial sums' loads and stores: a 10000x1000 column sum measured 0.98x-1.18x the
+# time of float32 accumulators in the output row (bench/compiled_reductions.py, a loaded
+# machine), against 1.14x-1.19x one row at a time in blocks of 16 (a quiet one).
 ROW_BLOCK = 32
 # Kept positions per tile in memory order (`emit_tiled`): the tile's float64 totals (8 KB)
 # and float32 partial sums stay in L1 while the rows are folded into them.

@@ -41,9 +41,10 @@ REDUCE_BLOCK = 1024
 # Rows per float32 partial sum in memory order, where each column adds its rows one after
 # another: rows are taken in pairs (the two values added first), so a block's partial sum
 # is 16 additions from exact (16 additions of 0.1 are 1.5e-7 off, 32 are 3e-7). Pairs also
-# halve the partial sums' loads and stores: a 10000x1000 column sum measured 0.98x-1.18x the
-# time of float32 accumulators in the output row (bench/compiled_reductions.py, a loaded
-# machine), against 1.14x-1.19x one row at a time in blocks of 16 (a quiet one).
+# halve the partial sums' loads and stores: against float32 accumulators in the output row,
+# column sums of 10000x1000, 2000x1000, 256x512 and 65536x4 took 1.02-1.08x, 1.08-1.13x,
+# 1.10-1.13x and 0.46x the time (one process), one row at a time in blocks of 16 0.99x,
+# 1.13x, 1.18x and 0.50x.
 ROW_BLOCK = 32
 # Kept positions per tile in memory order (`emit_tiled`): the tile's float64 totals (8 KB)
 # and float32 partial sums stay in L1 while the rows are folded into them.

@@ -61,6 +61,8 @@ class Recorder:
     _undo: list = field(default_factory=list)
 
     def __enter__(self) -> Recorder:
+        import numpy as np
+
         from autojit.codegen import cuda as generated
         from autojit.cuda import indexing, matmul
 
@@ -71,7 +73,9 @@ class Recorder:
             if kernel._launch is not None:
                 rendered = generated.render_for(kernel.kernel, kernel.rendered.name,
                                                 simulated=False)
-                arguments = kernel.arguments(inputs, outputs, status)
+                # The GPU's launch adds the float64 arrays of its own split sums.
+                wide = [np.empty(1, np.float64)] * len(rendered.wide)
+                arguments = kernel.arguments(inputs, outputs, wide, status)
                 recorder.add(KernelRecord(rendered.name, rendered.source,
                                           _signature(arguments)))
             return launch(kernel, inputs, outputs, status)

@@ -182,7 +182,7 @@ ROWS = [
     elementwise("reciprocal", np.reciprocal, away_from_zero, primitives=("div",)),
     elementwise("rsqrt", lambda x: (1 / np.sqrt(x)).astype(x.dtype), positive,
                 primitives=("sqrt", "div")),
-    elementwise("exp2", np.exp2, primitives=("exp", "mul")),
+    elementwise("exp2", np.exp2, primitives=("pow", "log", "mul")),
     elementwise("log2", np.log2, positive, primitives=("log", "div")),
     elementwise("log10", np.log10, positive, primitives=("log", "div")),
     elementwise("tan", np.tan, lambda rng, shape, dtype: uniform(rng, shape, dtype, -1.2, 1.2),

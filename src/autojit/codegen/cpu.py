@@ -118,6 +118,13 @@ class _Backend:
         options.loop_interleaving = True
         builder = llvm.create_pass_builder(self.target_machine, options)
         builder.getModulePassManager().run(module, builder)
+        # Functions the loop vectorizer calls as vector variants (sin and cos beyond their
+        # inline range, mathlib_trig.py) are marked alwaysinline: inlined now that the calls
+        # exist, they leave a test and a branch in the loop instead of a call per vector.
+        inliner = llvm.create_new_module_pass_manager()
+        inliner.add_always_inliner_pass()
+        inliner.add_simplify_cfg_pass()
+        inliner.run(module, builder)
 
 
 _BACKEND: _Backend | None = None

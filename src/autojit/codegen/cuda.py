@@ -144,16 +144,17 @@ class CudaCompiledKernel:
             blocks = min(-(-threads // rendered.block), limit)
         self._launch = None if rendered.total == 0 else function[max(blocks, 1), rendered.block]
 
-    def arguments(self, inputs, outputs, status=None) -> list:
-        """The launch's arguments: the flat arrays, then for a kernel with a vector path the
-        number of vector groups to run: all of them when each array accessed by vectors starts
-        at a multiple of the vector's size (a view may start anywhere), else none; then for a
+    def arguments(self, inputs, outputs, wide=(), status=None) -> list:
+        """The launch's arguments: the flat arrays, then the float64 arrays `wide` split sums
+        add into (RenderedCuda.wide), then for a kernel with a vector path the number of
+        vector groups to run: all of them when each array accessed by vectors starts at a
+        multiple of the vector's size (a view may start anywhere), else none; then for a
         kernel that checks, the status array (a fresh zeroed one when `status` is None)."""
         from ..cuda.array import CudaArray
 
         # Not getattr(array, "flat"): a simulated device array would answer with NumPy's.
         arrays = [array.flat if isinstance(array, CudaArray) else array
-                  for array in (*inputs, *outputs)]
+                  for array in (*inputs, *outputs, *wide)]
         rendered = self.rendered
         if rendered.vector_width:
             aligned = all(_address(arrays[index]) % (rendered.vector_width
@@ -170,11 +171,19 @@ class CudaCompiledKernel:
         raises kernel.CheckFailed, which the caller turns into eager's error."""
         if self._launch is None:
             return
-        arrays = self.arguments(inputs, outputs, status)
-        for index in self.rendered.zeroed:
-            _zero(arrays[len(inputs) + index])
+        from ..cuda.array import CudaArray
+
+        rendered = self.rendered
+        first_output = len(inputs)
+        wide = [CudaArray((math.prod(outputs[index].shape),), np.float64)
+                for index in rendered.wide]
+        arrays = self.arguments(inputs, outputs, wide, status)
+        for index in (*rendered.zeroed, *range(len(outputs), len(outputs) + len(wide))):
+            _zero(arrays[first_output + index])
         self._launch(*arrays)
-        if self.rendered.checks and status is None and _failed(arrays[-1]):
+        for position, index in enumerate(rendered.wide):
+            _narrow(arrays[first_output + len(outputs) + position], arrays[first_output + index])
+        if rendered.checks and status is None and _failed(arrays[-1]):
             raise CheckFailed(f"kernel {self.kernel.name} reported an error")
 
 
@@ -217,6 +226,22 @@ def _zero(flat) -> None:
     function, _ = hand_written("zero_kernel", ZERO_SOURCE, flat.dtype)
     block = block_size()
     function[grid_size(-(-flat.shape[0] // block)), block](flat)
+
+
+NARROW_SOURCE = '''
+def narrow_kernel(wide, out):
+    for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        out[i] = DTYPE(wide[i])
+'''
+
+
+def _narrow(wide, out) -> None:
+    """Round the float64 sums a split reduction added into `wide` into `out`'s dtype."""
+    from ..cuda.matmul import block_size, grid_size, hand_written
+
+    function, _ = hand_written("narrow_kernel", NARROW_SOURCE, out.dtype)
+    block = block_size()
+    function[grid_size(-(-out.shape[0] // block)), block](wide, out)
 
 
 def compile_kernel(kernel: Kernel) -> CudaCompiledKernel:

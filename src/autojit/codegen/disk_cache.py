@@ -49,9 +49,9 @@ _LENGTH = struct.Struct("<I")
 _DIGEST_SIZE = 32
 # Sources whose change changes the generated code: the renderer and JIT, the op lowerings,
 # dtypes (the schedule is not here: it decides kernels, and each kernel is its own key).
-_CODE_SOURCES = ("codegen/kernel.py", "codegen/render_llvm.py", "codegen/llvm_expression.py",
-                 "codegen/mathlib*.py", "codegen/cpu.py", "codegen/disk_cache.py", "ops/*.py",
-                 "dtypes.py")
+_CODE_SOURCES = ("codegen/kernel.py", "codegen/render_llvm.py", "codegen/render_reduce.py",
+                 "codegen/llvm_expression.py", "codegen/mathlib*.py", "codegen/cpu.py",
+                 "codegen/disk_cache.py", "ops/*.py", "dtypes.py")
 
 _checked: dict = {}  # directory path -> usable (bool); each refused path warns once
 _fingerprint: str | None = None

@@ -19,6 +19,10 @@ from .. import dtypes
 from ..ops.registry import Op
 
 REDUCTION_KINDS = ("sum", "prod", "max", "min")
+# Reduced outputs whose partial results are kept in a wider dtype than the output's own, by
+# reduction kind and output dtype: a float32 sum is accumulated in float64, so that its error
+# does not grow with the number of elements (docs/notes/accurate-numerics.md).
+WIDER_ACCUMULATOR = {("sum", dtypes.float32): dtypes.float64}
 
 
 class KernelError(Exception):
@@ -113,6 +117,12 @@ class Kernel:
                 for step in self.steps),
             tuple((output.step, output.dtype.name, output.reduce) for output in self.outputs),
         )
+
+
+def accumulator_dtype(output: KernelOutput) -> dtypes.DType:
+    """The dtype a reduced output's total is kept in (WIDER_ACCUMULATOR), rounded to the
+    output's dtype once, when it is stored."""
+    return WIDER_ACCUMULATOR.get((output.reduce, output.dtype), output.dtype)
 
 
 def contiguous_strides(shape: tuple) -> tuple:

@@ -1,14 +1,17 @@
-"""Vectorizable math in LLVM IR: exp, log, log1p, expm1, tanh, sigmoid, erf, sin, cos, pow.
+"""Vectorizable math in LLVM IR: exp, log, log1p, expm1, tanh, sigmoid, erf, pow (and sin, cos
+from mathlib_trig.py).
 
 The CPU renderer (render_llvm.py, through llvm_expression.py) calls `emit_unary` and `emit_pow`
 while it builds a kernel's loop body. Each emits straight-line IR (range reduction, a
 polynomial, selects for the special values) into the current block, so the loop vectorizer
-sees no calls and no branches; a scalar libm call would keep the loop scalar. The algorithms
-here run in double precision. A float32 argument of exp, expm1, log, log1p, tanh or sigmoid
-goes to mathlib_single.py, which computes in float32 (a float takes half a double's vector
-width, and there are no conversions); for erf, sin, cos and pow a float32 argument is widened
-and the result rounded back. See docs/notes/cpu-codegen.md for the algorithms and their
-measured accuracy.
+sees no calls and no branches; a scalar libm call would keep the loop scalar. sin and cos are
+the exception: arguments beyond their inline reduction branch to a function the vectorizer
+calls through a vector variant (mathlib_trig.py). The algorithms here run in double
+precision. A float32 argument of exp, expm1, log, log1p, tanh or sigmoid goes to
+mathlib_single.py, which computes in float32 (a float takes half a double's vector width, and
+there are no conversions); for erf, sin, cos and pow a float32 argument is widened and the
+result rounded back. See docs/notes/cpu-codegen.md for the algorithms and their measured
+accuracy, docs/notes/accurate-numerics.md for the argument reduction of sin and cos.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import math
 from llvmlite import ir
 
 from . import mathlib_single
+from .mathlib_trig import Trigonometry
 
 DOUBLE = ir.DoubleType()
 INT64 = ir.IntType(64)
@@ -27,10 +31,6 @@ LOG2E = 1.4426950408889634
 # ln 2 split so that k * LN2_HI is exact for |k| < 2**20 (fdlibm's constants).
 LN2_HI = 6.93147180369123816490e-01
 LN2_LO = 1.90821492927058770002e-10
-# pi / 2 in three parts for the sin/cos argument reduction (applied with fused multiply-adds).
-PIO2_1 = 1.5707963267948966
-PIO2_2 = 6.123233995736766e-17
-PIO2_3 = -1.4973849048591698e-33
 SMALLEST_NORMAL = 2.2250738585072014e-308
 
 # Taylor coefficients 1/n! for exp on |r| <= ln2/2 (the degree-13 remainder is below 1e-17).
@@ -84,15 +84,17 @@ def _erf_piece_table():
 ERF_TABLE = _erf_piece_table()
 
 
-class MathEmitter(mathlib_single.EmitterBase):
+class MathEmitter(Trigonometry, mathlib_single.EmitterBase):
     """Emits double-precision math into `builder`'s current block; one per kernel module."""
 
     float_type = DOUBLE
     suffix = "f64"
 
     def __init__(self, builder: ir.IRBuilder, module: ir.Module, single: bool = False):
-        """single: the result is rounded to float32, so the sin and cos series may be shorter."""
+        """single: the result is rounded to float32, so the sin and cos series may be shorter
+        and their argument reduction less exact."""
         super().__init__(builder, module)
+        self.single = single
         self.coefficients = SINGLE_COEFFICIENTS if single else DOUBLE_COEFFICIENTS
 
     # ---- small helpers ------------------------------------------------------------------------
@@ -289,45 +291,6 @@ class MathEmitter(mathlib_single.EmitterBase):
                     b.fcmp_ordered("==", y, self.const(0.0)))
         return self.select(one, self.const(1.0), result)
 
-    # ---- sin, cos -----------------------------------------------------------------------------
-
-    def _sin_cos(self, x, quadrant_shift):
-        """x = k pi/2 + r with |r| <= pi/4, then sin or cos of r by the quadrant (k + shift)."""
-        b = self.b
-        finite = b.fcmp_ordered("<", self.fabs(x), self.const(math.inf))
-        safe = self.select(finite, x, self.const(0.0))
-        # Two rounds: past |x| ~ 2**50 the first k (rounded from x * 2/pi) is off by whole
-        # quadrants, leaving |r| far above pi/4; the second round brings it back, so results
-        # stay in [-1, 1] and close to exact up to |x| ~ 1e22 (no Payne-Hanek reduction).
-        r, quadrant = safe, ir.Constant(INT64, quadrant_shift)
-        for _ in range(2):
-            k = self.intrinsic("llvm.rint", [b.fmul(r, self.const(2 / math.pi))])
-            negative_k = b.fneg(k)
-            r = self.fma(negative_k, self.const(PIO2_1), r)
-            r = self.fma(negative_k, self.const(PIO2_2), r)
-            r = self.fma(negative_k, self.const(PIO2_3), r)
-            # k mod 4 computed in floating point: k itself may be too large for an integer.
-            k_mod_4 = b.fsub(k, b.fmul(self.const(4.0), self.intrinsic(
-                "llvm.floor", [b.fmul(k, self.const(0.25))])))
-            quadrant = b.add(quadrant, b.fptosi(k_mod_4, INT64))
-        z = b.fmul(r, r)
-        sine = b.fmul(r, self.horner(z, self.coefficients["sin"]))
-        cosine = self.horner(z, self.coefficients["cos"])
-        use_cosine = b.trunc(quadrant, BOOL)
-        negate = b.trunc(b.lshr(quadrant, ir.Constant(INT64, 1)), BOOL)
-        value = self.select(use_cosine, cosine, sine)
-        value = self.select(negate, b.fneg(value), value)
-        # Past ~1e22 two rounds cannot reduce x: NaN rather than a value outside [-1, 1].
-        reduced = b.fcmp_ordered("<=", self.fabs(r), self.const(1.0))
-        return self.select(b.and_(finite, reduced), value, self.const(math.nan))
-
-    def sin(self, x):
-        result = self._sin_cos(x, 0)
-        return self.select(self.b.fcmp_ordered("==", x, self.const(0.0)), x, result)  # keeps -0
-
-    def cos(self, x):
-        return self._sin_cos(x, 1)
-
     # ---- erf ----------------------------------------------------------------------------------
 
     def erf(self, x):
@@ -359,10 +322,12 @@ class MathEmitter(mathlib_single.EmitterBase):
         return self.select(self.isnan(x), x, result)
 
     def _erf_table(self):
-        name = "autojit.erf_table"
+        return self._table("autojit.erf_table", [value for row in ERF_TABLE for value in row])
+
+    def _table(self, name, values):
+        """A constant array of doubles in the module, made on first use."""
         table = self.module.globals.get(name)
         if table is None:
-            values = [value for row in ERF_TABLE for value in row]
             array_type = ir.ArrayType(DOUBLE, len(values))
             table = ir.GlobalVariable(self.module, array_type, name)
             table.initializer = ir.Constant(array_type, values)

@@ -42,7 +42,7 @@ from typing import NamedTuple
 from .. import dtypes
 from ..ops.registry import Elementwise
 from . import render_llvm
-from .kernel import REDUCTION_KINDS, Kernel
+from .kernel import REDUCTION_KINDS, Kernel, accumulator_dtype
 from .llvm_expression import ExpressionWalker, RenderError, parse
 
 CAST = {dtypes.float32: "f32", dtypes.float64: "f64", dtypes.int32: "i32",
@@ -54,6 +54,9 @@ DIRECT = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "tanh"
           "min": "minimum_"}
 # Output dtypes cuda.atomic.add takes: sums of these may be split over several blocks.
 ATOMIC_SUM = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
+# Reduced positions a thread folds into a partial sum in the output's dtype before adding it
+# into its wider accumulator (kernel.accumulator_dtype): one float64 addition per 16 elements.
+CHUNK = 16
 FLOAT_ONLY = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt", "erf", "sigmoid")
 
 
@@ -72,6 +75,10 @@ class RenderedCuda:
     total: int  # elements (elementwise) or blocks of work (reducing)
     block: int
     zeroed: tuple = ()  # outputs to fill with 0 before the launch (split sums add into them)
+    # Split sums with a wider accumulator: the blocks add into a zeroed float64 array per
+    # such output (the kernel's arguments after the outputs, `wide0`, ...), which is then
+    # rounded into the output.
+    wide: tuple = ()
     # Elementwise kernels with a vector path (see `CudaRenderer.vector_plan`): elements per
     # vector access (0: none), the arrays accessed so (inputs then outputs) and the number of
     # vector groups; the kernel takes that number, or 0 to run every element scalar, as its
@@ -219,8 +226,6 @@ class CudaRenderer:
         reduces = any(output.reduce for output in kernel.outputs)
         kept_total = math.prod(level[0] for level in kept)
         vector = None if reduces else self.vector_plan(kept, kept_total)
-        parameters = self.arrays + (["groups"] if vector else [])
-        self.line(0, "")  # the definition, once the body says whether it takes `status`
         if not reduces:
             self.line(1, "start = cuda.grid(1)")
             self.line(1, "stride = cuda.gridsize(1)")
@@ -236,17 +241,21 @@ class CudaRenderer:
         else:
             self.render_reducing(kept, reduced, kept_total)
         self.line(1, "return")
-        if self.checks:
-            parameters.append("status")
-        self.lines[0] = f"def {self.name}({', '.join(parameters)}):"
-        zeroed = tuple(index for index, output in enumerate(kernel.outputs)
-                       if output.reduce and self.splits > 1)
+        split = [index for index, output in enumerate(kernel.outputs)
+                 if output.reduce and self.splits > 1]
+        wide = tuple(index for index in split if self.wide(kernel.outputs[index]))
+        zeroed = tuple(index for index in split if index not in wide)
+        # The signature last: which wider arrays a split sum adds into, and whether a step
+        # can report an error (`status`), are known by now.
+        parameters = self.arrays + [f"wide{index}" for index in wide] + \
+            (["groups"] if vector else []) + (["status"] if self.checks else [])
+        self.lines.insert(0, f"def {self.name}({', '.join(parameters)}):")
         total = self.tiles if reduces else kept_total
         width, arrays, groups = (vector.width, vector.arrays, vector.groups) if vector \
             else (0, (), 0)
         return RenderedCuda(self.name, "\n".join(self.lines) + "\n", reduces,
-                            total * self.splits, self.block, zeroed, width, arrays, groups,
-                            self.checks)
+                            total * self.splits, self.block, zeroed, wide, width, arrays,
+                            groups, self.checks)
 
     def offsets(self, depth, levels, linear, prefix) -> list:
         """Lines turning `linear` (C order over `levels`) into one offset per array."""
@@ -315,6 +324,9 @@ class CudaRenderer:
             value = f"{_cast_name(output.dtype)}({values[output.step][0]})"
             if output.reduce is None:
                 self.line(depth, f"out{index}[{offsets[first_output + index]}] = {value}")
+            elif accumulate and self.wide(output):  # a partial sum of the chunk (a sum)
+                self.line(depth, f"part{index} = "
+                          f"{_cast_name(output.dtype)}(part{index} + {value})")
             elif accumulate:
                 self.line(depth, f"acc{index} = "
                           f"{self.combine(output, f'acc{index}', self.widen(output, value))}")
@@ -399,10 +411,16 @@ class CudaRenderer:
     @staticmethod
     def accumulator_dtype(output):
         # bool accumulators are int32 0/1: shuffles and shared memory take no bools.
-        return dtypes.int32 if output.dtype is dtypes.bool_ else output.dtype
+        return dtypes.int32 if output.dtype is dtypes.bool_ else accumulator_dtype(output)
+
+    @staticmethod
+    def wide(output) -> bool:
+        """Whether the output accumulates in a wider dtype than its own (a float32 sum)."""
+        return output.dtype is not dtypes.bool_ and accumulator_dtype(output) is not output.dtype
 
     def widen(self, output, value: str) -> str:
-        return f"i32({value})" if output.dtype is dtypes.bool_ else value
+        return f"{_cast_name(self.accumulator_dtype(output))}({value})" \
+            if self.accumulator_dtype(output) is not output.dtype else value
 
     def identity(self, output) -> str:
         kind, dtype = output.reduce, self.accumulator_dtype(output)
@@ -429,22 +447,35 @@ class CudaRenderer:
             self.line(1, f"shared{index} = cuda.shared.array({self.block}, "
                       f"{CAST[self.accumulator_dtype(output)]})")
 
-    def fold_partials(self, outputs: list, kept_offsets: list, reduced, positions: str,
-                      guard: str | None = None) -> None:
-        """Each thread folds the reduced positions `positions` (a range over the reduced
-        space, under `guard` when given) into its accumulators, and leaves them in the shared
-        arrays for the block's tree."""
+    def fold_partials(self, outputs: list, kept_offsets: list, reduced, first: str, total: int,
+                      step: int, guard: str | None = None) -> None:
+        """Each thread folds the reduced positions first, first + step, ... below total
+        (under `guard` when given) into its accumulators, and leaves them in the shared arrays
+        for the block's tree. Sums with a wider accumulator add CHUNK positions at a time
+        into a partial sum in their own dtype, then the partial sum into the accumulator."""
         for index, output in outputs:
             self.line(2, f"acc{index} = {self.identity(output)}")
         depth = 2
         if guard is not None:
             self.line(2, f"if {guard}:")
             depth = 3
-        self.line(depth, f"for linear in {positions}:")
+        wide = [(index, output) for index, output in outputs if self.wide(output)]
+        if wide:
+            self.line(depth, f"for chunk in range({first}, {total}, {step * CHUNK}):")
+            depth += 1
+            for index, output in wide:
+                self.line(depth, f"part{index} = {_literal(0, output.dtype)}")
+            self.line(depth, f"for linear in range(chunk, min(chunk + {step * CHUNK}, {total}), "
+                      f"{step}):")
+        else:
+            self.line(depth, f"for linear in range({first}, {total}, {step}):")
         inner = self.offsets(depth + 1, reduced, "linear", "r")
         offsets = [f"{a} + {b}" if a != "0" and b != "0" else (b if a == "0" else a)
                    for a, b in zip(kept_offsets, inner)]
         self.body(depth + 1, offsets, accumulate=True)
+        for index, output in wide:
+            self.line(depth, f"acc{index} = "
+                      f"{self.combine(output, f'acc{index}', self.widen(output, f'part{index}'))}")
         for index, _ in outputs:
             self.line(2, f"shared{index}[thread] = acc{index}")
         self.line(2, "cuda.syncthreads()")
@@ -458,7 +489,9 @@ class CudaRenderer:
         for index, output in outputs:
             offset = kept_offsets[first_output + index]
             value = f"{_cast_name(output.dtype)}(shared{index}[{slot}])"
-            if splits > 1:
+            if splits > 1 and self.wide(output):  # rounded once all blocks have added
+                self.line(3, f"cuda.atomic.add(wide{index}, {offset}, shared{index}[{slot}])")
+            elif splits > 1:
                 self.line(3, f"cuda.atomic.add(out{index}, {offset}, {value})")
             else:
                 self.line(3, f"out{index}[{offset}] = {value}")
@@ -489,8 +522,7 @@ class CudaRenderer:
             self.line(2, f"kept = work % {kept_total}")
             first = f"work // {kept_total} * {block} + thread"
         kept_offsets = self.offsets(2, kept, "kept", "k")
-        self.fold_partials(outputs, kept_offsets, reduced,
-                           f"range({first}, {reduced_total}, {block * splits})")
+        self.fold_partials(outputs, kept_offsets, reduced, first, reduced_total, block * splits)
         width = block // 2
         floor = 32 if self.warp_shuffle and block >= 64 else 0
         while width >= max(floor, 1):
@@ -553,8 +585,7 @@ class CudaRenderer:
         # Offsets of positions past the last column are computed but never used: every thread
         # must reach the barriers below.
         kept_offsets = self.offsets(2, kept, "kept", "k")
-        self.fold_partials(outputs, kept_offsets, reduced,
-                           f"range({first}, {reduced_total}, {rows * splits})",
+        self.fold_partials(outputs, kept_offsets, reduced, first, reduced_total, rows * splits,
                            guard=f"kept < {kept_total}")
         half = rows // 2
         while half >= 1:

@@ -22,6 +22,7 @@ from llvmlite import ir
 
 from .. import dtypes
 from ..ops.registry import Elementwise
+from . import mathlib_trig
 from .kernel import REDUCTION_KINDS, Kernel, contiguous_strides
 from .llvm_expression import (
     BYTE,
@@ -33,10 +34,10 @@ from .llvm_expression import (
     Typed,
     constant,
     convert,
-    intrinsic,
     parse,
     register_type,
 )
+from .render_reduce import ReducingLoops
 
 __all__ = ["ERRORS", "RenderError", "Rendered", "loop_plan", "parse", "render"]
 
@@ -133,10 +134,7 @@ def generic_layout(kernel: Kernel) -> tuple:
     return tuple(structure), values
 
 
-REDUCE_COMBINE = {"sum": ("fadd", "add", "or_"), "prod": ("fmul", "mul", "and_")}
-
-
-class KernelRenderer:
+class KernelRenderer(ReducingLoops):
     def __init__(self, kernel: Kernel, name: str, object_layout=None):
         for step in kernel.steps:
             if not isinstance(step.op.lowering, Elementwise):
@@ -170,12 +168,8 @@ class KernelRenderer:
         self.b = builder = ir.IRBuilder(body.append_basic_block("entry"))
         self.status = builder.alloca(INT32, name="status")
         builder.store(ir.Constant(INT32, 0), self.status)
-        self.accumulators = {}
         self.in_memory = accumulates_in_memory(kernel)
-        for index, output in enumerate(kernel.outputs):
-            if output.reduce is not None and not self.in_memory:
-                kind = register_type(output.dtype)
-                self.accumulators[index] = builder.alloca(kind, name=f"acc{index}")
+        self.allocate_accumulators()
         plan = loop_plan(kernel)
         if kernel.generic:
             plan = self.load_runtime_plan(plan)
@@ -183,7 +177,10 @@ class KernelRenderer:
             self.emit_identity_fill()
         if not any(extent == 0 for extent, _, reduces in plan if not reduces):
             offsets = [ir.Constant(INT64, 0)] * self.arrays
-            self.emit_level(plan, offsets)
+            if self.tiles:
+                self.emit_tiled(plan, offsets)
+            else:
+                self.emit_level(plan, offsets)
         builder.ret(builder.load(self.status))
 
         entry = ir.Function(self.module, ir.FunctionType(INT32, [ir.PointerType()]), self.name)
@@ -194,7 +191,8 @@ class KernelRenderer:
         outer.ret(outer.call(body, pointers))
         if self.object_layout is not None:
             self.emit_object_entry(body)
-        return Rendered(self.name, _distinct_loop_ids(str(self.module)), self.arity)
+        return Rendered(self.name, mathlib_trig.finish(_distinct_loop_ids(str(self.module))),
+                        self.arity)
 
     def emit_object_entry(self, body):
         """`i32 NAME.objects(ptr inputs, ptr outputs)` taking two Python lists of ndarrays:
@@ -250,48 +248,12 @@ class KernelRenderer:
         if not self.accumulators:  # an elementwise kernel: every loop is done
             self.emit_body(offsets, reduce_stores=False)
             return
-        # Reduce loops (or none) from here: reset the accumulators, run, store the results.
-        for index, pointer in self.accumulators.items():
-            kind = self.kernel.outputs[index].reduce
-            self.b.store(self.identity(kind, self.kernel.outputs[index].dtype).value, pointer)
-        self.emit_reduce_loops(plan, offsets)
-        for index, pointer in self.accumulators.items():
-            output = self.kernel.outputs[index]
-            value = Typed(self.b.load(pointer), output.dtype)
-            self.store(len(self.kernel.inputs) + index, offsets, value)
+        # Reduce loops (or none) from here (render_reduce.py).
+        self.emit_reduction(plan, offsets)
 
-    def emit_identity_fill(self):
-        """Set every reduced output to its reduction's identity (accumulating in memory)."""
-        first_output = len(self.kernel.inputs)
-        fills = iter(self.fill_sizes)
-        for index, output in enumerate(self.kernel.outputs):
-            if output.reduce is None:
-                continue
-            size = math.prod(self.kernel.output_shape(output))
-            if self.kernel.generic:
-                runtime_size = next(fills)
-                if size == 0:
-                    continue
-                size = runtime_size
-            if size == 0:
-                continue
-            array = first_output + index
-            identity = self.identity(output.reduce, output.dtype)
-            offsets = [ir.Constant(INT64, 0)] * self.arrays
-            strides = [1 if position == array else 0 for position in range(self.arrays)]
-            self.emit_loop((size, strides, False), offsets,
-                           lambda inner, array=array, identity=identity: self.store(
-                               array, inner, identity))
-
-    def emit_reduce_loops(self, plan, offsets):
-        if any(extent == 0 for extent, _, _ in plan):
-            return
-        if not plan:
-            self.emit_body(offsets, reduce_stores=True)
-            return
-        self.emit_loop(plan[0], offsets, lambda inner: self.emit_reduce_loops(plan[1:], inner))
-
-    def emit_loop(self, level, offsets, emit_inner):
+    def emit_loop(self, level, offsets, emit_inner, with_index=False):
+        """One loop of `level`'s extent moving each array's offset by its stride; the body is
+        `emit_inner(offsets)`, or `emit_inner(offsets, index)` `with_index`."""
         extent, strides, _ = level
         b = self.b
         before = b.block
@@ -306,7 +268,10 @@ class KernelRenderer:
         inner = [offset if isinstance(stride, int) and stride == 0 else
                  b.add(offset, b.mul(index, _as_value(stride)))
                  for offset, stride in zip(offsets, strides)]
-        emit_inner(inner)
+        if with_index:
+            emit_inner(inner, index)
+        else:
+            emit_inner(inner)
         following = b.add(index, ir.Constant(INT64, 1))
         index.add_incoming(following, b.block)
         latch = b.cbranch(b.icmp_signed("<", following, _as_value(extent)), header, after)
@@ -390,44 +355,8 @@ class KernelRenderer:
             array = len(kernel.inputs) + index
             if output.reduce is None:
                 self.store(array, offsets, value)
-            elif self.in_memory:
-                current = self.load(array, offsets, output.dtype)
-                self.store(array, offsets, Typed(self.combine(output.reduce, current, value),
-                                                 output.dtype))
-            elif reduce_stores:
-                pointer = self.accumulators[index]
-                combined = self.combine(output.reduce, Typed(b.load(pointer), output.dtype), value)
-                b.store(combined, pointer)
-
-    def identity(self, kind, dtype) -> Typed:
-        if kind in ("sum", "prod"):
-            return constant(0 if kind == "sum" else 1, dtype)
-        if dtype is dtypes.bool_:
-            return constant(kind == "min", dtype)
-        if dtype.is_floating_point:
-            return constant(-math.inf if kind == "max" else math.inf, dtype)
-        bits = register_type(dtype).width
-        return constant(-(1 << (bits - 1)) if kind == "max" else (1 << (bits - 1)) - 1, dtype)
-
-    def combine(self, kind, accumulator: Typed, value: Typed):
-        """One reduction step. Float sum/prod may reassociate (so they vectorize, as NumPy's
-        pairwise sum also reorders); max/min propagate NaN like np.max."""
-        b, dtype = self.b, value.dtype
-        if kind in REDUCE_COMBINE:
-            float_name, int_name, bool_name = REDUCE_COMBINE[kind]
-            if dtype.is_floating_point:
-                return getattr(b, float_name)(accumulator.value, value.value,
-                                              flags=("reassoc", "nsz"))
-            name = bool_name if dtype is dtypes.bool_ else int_name
-            return getattr(b, name)(accumulator.value, value.value)
-        if dtype is dtypes.bool_:
-            combine = b.or_ if kind == "max" else b.and_
-            return combine(accumulator.value, value.value)
-        if dtype.is_floating_point:
-            name = "maximum" if kind == "max" else "minimum"
-        else:
-            name = "smax" if kind == "max" else "smin"
-        return intrinsic(b, name, [accumulator.value, value.value])
+            else:
+                self.accumulate(index, output, offsets, value, reduce_stores)
 
 
 def _distinct_loop_ids(text: str) -> str:

@@ -41,6 +41,7 @@ from .guards import (
 from .ir.graph import Graph
 from .ir.interpreter import interpret
 from .ir.partition import partition
+from .ir.printing import PrintCapture
 from .ir.trace import GraphBreak, Tracer, graph_break, user_frame
 from .reachability import StateChanges, Walk, function_roots, replay_function
 from .result_template import alias_fresh_grads, flatten_result, requiring_results
@@ -223,7 +224,10 @@ class CompiledFunction:
         state.tracer = tracer
         eager_call = False
         try:
-            result = self.fn(*call_args)
+            with PrintCapture() as prints:
+                tracer.prints = prints
+                result = self.fn(*call_args)
+            tracer.prints = None
             template = flatten_result(result, graph, tracer, {
                 id(symbolic): position for (_, symbolic), position in zip(symbolic_args,
                                                                            arg_positions)})
@@ -242,6 +246,13 @@ class CompiledFunction:
                                  "check")
             tracer.finish(graph, symbolic_args)
             template = alias_fresh_grads(template, result, tracer.fresh_grads)
+            escaped = prints.escaped()
+            if escaped is not None:
+                where = escaped.location or (None, None)
+                raise GraphBreak("a tensor formatted into a string that is not printed (only "
+                                 "print() shows each call's values)", *where,
+                                 linecache.getline(*where).strip() if where[0] else "",
+                                 needs_data=False)
         except _RunEagerly as reason:
             config.log("recompiles", f"{self._name()}: this call runs eagerly: {reason}")
             eager_call = True
@@ -307,7 +318,7 @@ class CompiledFunction:
             if changes.scalar_writes else None
         parts = (template, cleared_grads, guards, arg_positions, has_backward, requiring,
                  backward_error, nan_checks, set(tracer.fresh_grads), version_bumps,
-                 python_writes)
+                 python_writes, (prints.effects, prints.formatted))
         config.log("guards", f"{self._name()}: {len(guards)} guards\n{guards}")
         if env.hints:
             for text, value, where in env.specializations:
@@ -325,7 +336,7 @@ class CompiledFunction:
     def _build(self, graph: Graph, traced: Graph, template, cleared_grads: list, guards,
                arg_positions: list, has_backward: bool, requiring: list, backward_error,
                nan_checks: list, fresh_grads: set, version_bumps: list, python_writes,
-               generic: bool = False) -> Executable:
+               prints: tuple, generic: bool = False) -> Executable:
         """Optimize a traced graph (concrete sizes) and compile it into an Executable; with
         `generic`, its kernels read their sizes at run time (a dynamic trace's binding)."""
         optimized = self._optimize(graph)
@@ -347,6 +358,7 @@ class CompiledFunction:
         executable.fresh_grads = fresh_grads
         executable.version_bumps = version_bumps
         executable.python_writes = python_writes
+        executable.prints = prints if prints[0] else None
         return executable
 
     def _function(self):
@@ -394,10 +406,8 @@ class CompiledFunction:
         return overlap
 
     def _optimize(self, graph: Graph) -> Graph:
-        try:
-            from .ir.pipeline import optimize
-        except ImportError:  # the pass pipeline is optional until it lands
-            return graph
+        from .ir.pipeline import optimize
+
         return optimize(graph)
 
     def _runner(self, graph: Graph, generic: bool = False):
@@ -423,7 +433,8 @@ class CompiledFunction:
             return None
         try:
             from .codegen.schedule import build_plan
-        except ImportError:
+        except Exception as error:  # llvmlite or numba missing, or failing to load
+            _warn_no_code_generator(error)
             return None
         return build_plan(graph, generic=generic, fresh_grads=frozenset(fresh_grads))
 
@@ -541,6 +552,19 @@ class _KeywordCall:
     def __call__(self, *flat):
         count = len(flat) - len(self.names)
         return self.fn(*flat[:count], **dict(zip(self.names, flat[count:], strict=True)))
+
+
+_NO_CODE_GENERATOR_WARNED = []
+
+
+def _warn_no_code_generator(error: Exception) -> None:
+    """Once per process: compiled functions run on the reference interpreter instead."""
+    if _NO_CODE_GENERATOR_WARNED:
+        return
+    _NO_CODE_GENERATOR_WARNED.append(error)
+    _warn(f"autojit.compile: the CPU code generator cannot be loaded ({type(error).__name__}: "
+          f"{error}); compiled functions run on the reference interpreter, correct but slow. "
+          "Install llvmlite and numba (pip install autojit installs both) to compile them.")
 
 
 def _warn(message: str) -> None:

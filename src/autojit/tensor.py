@@ -339,6 +339,11 @@ class Tensor:
     __hash__ = object.__hash__  # identity, as a C slot (tensor_methods.py keeps it so)
 
     def __repr__(self) -> str:
+        tracer = state.tracer
+        if tracer is not None:  # while tracing: printed with each call's values
+            token = tracer.format_tensor(self, None)
+            if token is not None:
+                return token
         from .tensor_repr import tensor_repr
 
         return tensor_repr(self)
@@ -346,8 +351,14 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self.ndim == 0 and self._data is not None:
-            return self.item().__format__(spec)
+        if self.ndim == 0:
+            tracer = state.tracer
+            if tracer is not None:
+                token = tracer.format_tensor(self, spec)
+                if token is not None:
+                    return token
+            if self._data is not None:
+                return self.item().__format__(spec)
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):

@@ -132,7 +132,9 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
     return "".join(parts)
 
 
-def tensor_repr(x, prefix: str = "tensor(") -> str:
+def tensor_repr(x, prefix: str = "tensor(", history: str | None = None) -> str:
+    """`history`: the autograd suffix to show instead of x's own (a compiled function prints a
+    value with the grad_fn it had while traced, see ir/printing.py)."""
     indent = len(prefix)
     suffixes = []
     dtype = x.dtype
@@ -153,7 +155,10 @@ def tensor_repr(x, prefix: str = "tensor(") -> str:
             suffixes.append(f"dtype={dtype!r}")
     if x._data is not None and x.is_cuda:
         suffixes.insert(0, f"device='{x.device}'")
-    if x.grad_fn is not None:
+    if history is not None:
+        if history:
+            suffixes.append(history)
+    elif x.grad_fn is not None:
         suffixes.append(f"grad_fn=<{x.grad_fn.name()}>")
     elif x.requires_grad:
         suffixes.append("requires_grad=True")

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ir.graph import Graph
 from ..ir.interpreter import interpret
+from ..ir.printing import replay_prints
 from ..tensor import Tensor
 
 
@@ -51,6 +52,8 @@ class Executable:
         # Scalars of Python state the traced call wrote (`model.eval()` inside the function):
         # written again after each run (reachability.replay_function), or None.
         self.python_writes = None
+        # (print effects, formatted tensors) of ir/printing.py, or None: printed by each run.
+        self.prints = None
 
     def run(self, args: tuple):
         self.calls += 1
@@ -77,6 +80,8 @@ class Executable:
         self._write_back(arrays, args, owned)
         if self.python_writes is not None:
             self.python_writes(args)
+        if self.prints is not None:
+            self._print(arrays)
         if self.failing_backward is not None:
             return self._failing_result(arrays, args)
         if self.backward is None:
@@ -91,6 +96,14 @@ class Executable:
         result = recipe.rebuild(self.template, arrays, node, args)
         node.watch_results(result)
         return result
+
+    def _print(self, arrays: tuple) -> None:
+        """What the function printed, with this run's values (ir/printing.py)."""
+        effects, formatted = self.prints
+        wanted = {entry.output for entry in formatted}
+        values = {output.name: Tensor._make(arrays[index], output.value.dtype)
+                  for index, output in enumerate(self.graph.outputs) if output.name in wanted}
+        replay_prints(effects, formatted, values)
 
     def _prepare(self) -> _Recipe:
         """What every call does with the outputs, worked out on the first call (compile.py

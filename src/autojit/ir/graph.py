@@ -23,8 +23,9 @@ INPUT_KINDS = ("arg", "captured", "cotangent", "random")
 # "update": the new value of a captured tensor written in place while tracing;
 # "input_grad": the gradient of a result with respect to an input (a joint graph's backward);
 # "saved": a forward value the backward graph reads (ir/partition.py);
-# "check": a gradient anomaly mode checks for nan after each run.
-OUTPUT_KINDS = ("result", "grad", "update", "input_grad", "saved", "check")
+# "check": a gradient anomaly mode checks for nan after each run;
+# "print": a value the function printed, printed again by each run (ir/printing.py).
+OUTPUT_KINDS = ("result", "grad", "update", "input_grad", "saved", "check", "print")
 TARGETED_OUTPUT_KINDS = ("grad", "update", "input_grad")
 
 

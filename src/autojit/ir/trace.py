@@ -177,6 +177,7 @@ class Tracer:
         # was first written: reads of other inputs from there on see eager's written memory.
         self.first_writes: dict = {}
         self._locations: dict = {}  # id(Value) -> (filename, line) of the op that made it
+        self.prints = None  # ir/printing.PrintCapture while compile.py traces
 
     def note_grad_access(self, tensor: Tensor, assigning: bool = False) -> None:
         """Called before .grad is read or assigned while tracing: the first time, remember
@@ -268,6 +269,17 @@ class Tracer:
             # reach the root (aliasing.py).
             make_view(self, inputs[0], op, attrs, out)
         return out
+
+    def format_tensor(self, tensor: Tensor, spec: str | None) -> str | None:
+        """A token standing for `tensor` formatted (ir/printing.py), its value a "print"
+        output of the graph; None when nothing collects prints (make_graph)."""
+        if self.prints is None:
+            return None
+        name = self.unique_output("print")
+        self.graph.add_output(self.value_of(tensor), name, "print")
+        history = f"grad_fn=<{tensor.grad_fn.name()}>" if tensor.grad_fn is not None else (
+            "requires_grad=True" if tensor._requires_grad else "")
+        return self.prints.token(name, spec, history, user_location())
 
     def location(self, tensor: Tensor):
         """(filename, line) of the user's code that made a symbolic tensor, if known."""

@@ -631,3 +631,14 @@ def test_a_result_returned_through_a_view_keeps_its_values_across_calls():
     # does not; the product is returned.
     assert [step.reusable for step in plan.steps if hasattr(step, "reusable")] == [
         [False, True], [False]]
+
+
+def test_tensor_of_a_numpy_array_copies_it_on_every_call():
+    # Eager's autojit.tensor(array) copies the array as it is at each call; the compiled call
+    # reads the array when it runs, not the values it had when traced.
+    table = np.array([1.0, 2.0, 3.0])
+    compiled = autojit.compile(lambda x: x * autojit.tensor(table, dtype=autojit.float32))
+    np.testing.assert_array_equal(compiled(autojit.ones(3)).numpy(), [1, 2, 3])
+    table[0] = 10.0
+    np.testing.assert_array_equal(compiled(autojit.ones(3)).numpy(), [10, 2, 3])
+    assert len(compiled.executables) == 1

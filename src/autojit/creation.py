@@ -41,6 +41,18 @@ def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=N
     return result
 
 
+def _copied_while_tracing(data: np.ndarray, target: dtypes.DType):
+    """tensor(ndarray) in a traced function: the copy is made when the graph runs, from the
+    array as it is then (eager copies it on every call), not once from its values at trace
+    time. The array itself becomes a captured input; None when its dtype is not one of ours."""
+    own = dtypes.from_numpy(data.dtype)
+    if own.numpy != data.dtype:
+        return None
+    source = Tensor._make(data, own)
+    state.tracer.made.discard(id(source))  # the caller's array, read on every run
+    return source.clone() if own is target else source.to(target)
+
+
 def _infer_dtype(data) -> dtypes.DType:
     """The dtype torch.tensor would pick for nested Python data."""
     kinds = set()
@@ -129,6 +141,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
         data = np.asarray(data)
     if isinstance(data, np.ndarray):
         target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
+        if state.tracer is not None and not requires_grad and device.type == "cpu":
+            copied = _copied_while_tracing(data, target)
+            if copied is not None:
+                return copied
         return _finish(np.array(data, dtype=target.numpy), target, requires_grad, device)
     target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     _check_rectangular(data)

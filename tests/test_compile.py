@@ -642,3 +642,29 @@ def test_tensor_of_a_numpy_array_copies_it_on_every_call():
     table[0] = 10.0
     np.testing.assert_array_equal(compiled(autojit.ones(3)).numpy(), [10, 2, 3])
     assert len(compiled.executables) == 1
+
+
+def test_a_function_drawing_from_numpy_or_python_random_draws_on_every_call():
+    # A graph cannot draw from NumPy's or Python's generators: a trace that drew serves its own
+    # call, and a function that draws on every call ends up running eagerly, drawing as eager.
+    import random
+
+    def run(make_generator, draw):
+        results = []
+        for compiled in (False, True):
+            generator = make_generator()
+
+            def function(x):
+                return x + autojit.tensor(draw(generator), dtype=autojit.float64)
+
+            step = autojit.compile(function) if compiled else function
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", CompileWarning)
+                results.append([step(autojit.zeros(2, dtype=autojit.float64)).tolist()
+                                for _ in range(4)])
+        assert results[0] == results[1]
+        assert len({tuple(values) for values in results[1]}) == 4
+
+    run(lambda: np.random.default_rng(0), lambda generator: generator.standard_normal(2))
+    run(lambda: random.Random(0), lambda generator: [generator.random(), generator.random()])
+    run(lambda: np.random.seed(0), lambda generator: np.random.standard_normal(2))

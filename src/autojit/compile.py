@@ -43,7 +43,7 @@ from .ir.interpreter import interpret
 from .ir.partition import partition
 from .ir.printing import PrintCapture
 from .ir.trace import GraphBreak, Tracer, graph_break, user_frame
-from .reachability import StateChanges, Walk, function_roots, replay_function
+from .reachability import StateChanges, Walk, function_roots, replay_function, rng_state
 from .result_template import alias_fresh_grads, flatten_result, requiring_results
 from .state import state
 from .symbolic import ShapeEnv
@@ -192,6 +192,7 @@ class CompiledFunction:
                 f"{before.too_large}, after {len(before.observations)} values); reach less "
                 "state from the function (pass what it needs as arguments)"))
         guards.add_constants(before.constants)
+        rng_before = rng_state()
         tensors_before = before.tensors
         graph = Graph()
         env = ShapeEnv()
@@ -276,6 +277,8 @@ class CompiledFunction:
             guards.build()
             return _EagerExecutable(self.fn, guards, graph), None
         changes = StateChanges(before, Walk(*function_roots(self._function(), args)))
+        if rng_state() != rng_before:  # NumPy's or Python's global generator drew numbers
+            changes.structural.append("the global random generators (numpy.random, random)")
         if changes.leaks:
             before.restore()
             display, tensor = changes.leaks[0]

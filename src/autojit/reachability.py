@@ -34,6 +34,7 @@ from __future__ import annotations
 import dis
 import functools
 import os
+import random
 import sys
 import sysconfig
 import types
@@ -52,6 +53,22 @@ _LIBRARY_ROOTS = tuple(os.path.realpath(path) + os.sep for path in {
     os.path.dirname(os.path.abspath(__file__))})
 
 
+_GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
+
+
+def rng_state(generator=None):
+    """Where a random generator stands (the global NumPy and Python generators for None), as
+    something == compares."""
+    if generator is None:
+        return (rng_state(np.random.mtrand._rand), random.getstate())
+    if isinstance(generator, np.random.Generator):
+        return repr(generator.bit_generator.state)
+    if isinstance(generator, np.random.RandomState):
+        state = generator.get_state(legacy=False)
+        return (state["state"]["pos"], state["state"]["key"].tobytes())
+    return generator.getstate()
+
+
 class Observation:
     """One thing the trace may depend on: `kind` of the object at `path` is `value`.
 
@@ -66,6 +83,8 @@ class Observation:
     def same(self, other: Observation) -> bool:
         if self.kind != other.kind:
             return False
+        if self.kind == "rng":
+            return self.value == other.value
         if self.kind in ("scalar", "len", "set"):
             return type(self.value) is type(other.value) and (
                 self.value == other.value or (self.value != self.value and
@@ -125,6 +144,12 @@ class Walk:
             return []
         if _is_library(obj) or isinstance(obj, np.ndarray):
             self._observe(path, "is", obj, display)
+            return []
+        if isinstance(obj, _GENERATORS):
+            # Which generator, and where it stands: a trace that draws from it moved it, and
+            # a graph cannot draw from it again (StateChanges sees the move).
+            self._observe(path, "is", obj, display)
+            self._observe(path, "rng", rng_state(obj), display)
             return []
         self._seen[id(obj)] = obj
         kind = type(obj)

@@ -149,3 +149,28 @@ def test_compiled_function_writes_through_a_strided_view_argument():
         outputs.append((x.cpu().numpy(), float(total)))
     np.testing.assert_array_equal(outputs[1][0], outputs[0][0])
     assert outputs[1][1] == outputs[0][1]
+
+
+def test_compiled_writes_through_views_of_locals_arguments_and_captured_tensors():
+    # The trace turns a write through a view into a scatter into its root (ir/aliasing.py);
+    # on CUDA tensors that runs as CUDA kernels, and must leave what the CPU run leaves.
+    outputs = []
+    for device in ("cpu", "cuda"):
+        captured = autojit.zeros(3, 4, device=device)
+
+        def step(x, captured=captured):
+            z = x.clone()
+            z[:, 0].mul_(3)
+            z.view(-1)[3] += 1
+            x.t()[1].sub_(1)
+            with autojit.no_grad():
+                captured[0].add_(x[1])
+            return z, x.sum()
+
+        compiled = autojit.compile(step, backend="cuda" if device == "cuda" else "cpu")
+        x = autojit.arange(12.0, device=device).reshape(3, 4)
+        results = [compiled(x) for _ in range(2)]
+        outputs.append([t.cpu().numpy() for pair in results for t in pair] +
+                       [x.cpu().numpy(), captured.cpu().numpy(), x._version])
+    for cpu, cuda in zip(outputs[0], outputs[1], strict=True):
+        np.testing.assert_array_equal(cuda, cpu)

@@ -158,14 +158,15 @@ class Walk:
         if kind in (set, frozenset) or isinstance(obj, (set, frozenset)):
             return self._set(path, display, obj)
         if isinstance(obj, (list, tuple)):
-            self._snapshot(obj, list)
+            if isinstance(obj, list):
+                self._snapshot(obj, list)
             self._observe(path, "len", len(obj), display)
             return [((*path, f"[{index}]"), f"{display}[{index}]", item)
                     for index, item in enumerate(obj)]
         if isinstance(obj, dict):
             self._snapshot(obj, dict)
             self._observe(path, "len", len(obj), display)
-            return [((*path, f"[{self._key(key)}]"), f"{display}[{key!r}]", value)
+            return [((*path, f"[{self._key(key)}]"), f"{display}[{_key_text(key)}]", value)
                     for key, value in list(obj.items())]
         if isinstance(obj, types.FunctionType):
             return self._function(path, display, obj)
@@ -196,7 +197,7 @@ class Walk:
         return children + self._class_children(kind)
 
     def _attributes(self, path: tuple, display: str, obj, attributes: dict) -> list:
-        self._snapshot(attributes, dict, owner=obj)
+        self._snapshot(attributes, dict)
         self._observe((*path, ".__dict__"), "len", len(attributes), f"{display}.__dict__")
         return [((*path, f".{name}"), f"{display}.{name}", value)
                 for name, value in list(attributes.items())
@@ -277,7 +278,7 @@ class Walk:
             return repr(key)
         return self.constant_path(key)
 
-    def _snapshot(self, container, copy, owner=None) -> None:
+    def _snapshot(self, container, copy) -> None:
         self.snapshots[id(container)] = (container, copy(container))
 
     def restore(self) -> None:
@@ -295,6 +296,13 @@ class Walk:
     def by_path(self) -> dict:
         return {(observation.path, observation.kind): observation
                 for observation in self.observations}
+
+
+def _key_text(key) -> str:
+    """A dict key as the display of a path shows it (a tensor key is not printed in full)."""
+    if isinstance(key, SCALAR_TYPES):
+        return repr(key)
+    return f"<{type(key).__name__} at {id(key):#x}>"
 
 
 def _unchanged(container, contents) -> bool:

@@ -350,13 +350,11 @@ def test_an_argument_overlapping_the_written_storage_runs_eagerly():
 
         function = autojit.compile(step) if compiled_mode else step
         function(autojit.tensor(np.zeros(32, np.float32)))
-        returned = []
-        for call in range(2):
-            if compiled_mode and call == 0:  # warned once per line
-                with pytest.warns(CompileWarning, match="shares memory with another input"):
-                    returned.append(function(shifted).numpy())
-            else:
-                returned.append(function(shifted).numpy())
+        if compiled_mode:
+            with pytest.warns(CompileWarning, match="shares memory with another input"):
+                returned = [function(shifted).numpy() for _ in range(2)]
+        else:
+            returned = [function(shifted).numpy() for _ in range(2)]
         results[compiled_mode] = (returned, weight.numpy().copy())
         if compiled_mode:
             assert in_place_count(function) == 1  # the non-overlapping call ran compiled

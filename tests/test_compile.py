@@ -655,7 +655,7 @@ def test_a_function_drawing_from_numpy_or_python_random_draws_on_every_call():
             generator = make_generator()
 
             def function(x):
-                return x + autojit.tensor(draw(generator), dtype=autojit.float64)
+                return x + autojit.tensor(draw(generator), dtype=autojit.float64)  # noqa: B023
 
             step = autojit.compile(function) if compiled else function
             with warnings.catch_warnings():

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 import autojit
 from autojit.ir import Graph, VerificationError, interpret, make_graph, verify
-from autojit.ir import passes as passes_module
 from autojit.ir.passes import (
     common_subexpression_elimination,
     constant_folding,
@@ -186,14 +185,6 @@ def test_structural_key():
     assert structural_key(None) != structural_key(0)
     unknown = object()
     assert structural_key(unknown) != structural_key(unknown)
-
-
-def test_cse_never_merges_non_deterministic_ops(monkeypatch):
-    graph = make_graph(lambda x: x.exp() + x.exp(), F64)
-    monkeypatch.setattr(passes_module, "NON_DETERMINISTIC_OPS", frozenset({"exp"}))
-    assert ops_of(check(graph, common_subexpression_elimination)).count("exp") == 2
-    monkeypatch.undo()
-    assert ops_of(check(graph, common_subexpression_elimination)).count("exp") == 1
 
 
 def test_cse_on_double_backward_shrinks_the_graph():

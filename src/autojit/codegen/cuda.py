@@ -336,8 +336,9 @@ def check_devices(graph, args_on_cuda: bool = False) -> None:
     reading a "cpu" value of one or more dimensions next to a "cuda" one raises, naming the op,
     the node and the captured tensor the CPU value comes from (0-d CPU values may join, as in
     eager; the index operand of index/index_put may be a CPU tensor, as in `x[index]`)."""
-    from ..cuda.eager import HOST_INDICES, MIXED_DEVICES
+    from ..cuda.eager import MIXED_DEVICES
     from ..ir.graph import Value
+    from ..ops.registry import host_index_operand
 
     device: dict = {}  # id(Value) -> ("cuda", device index) or ("cpu", captured Input)
     for entry in graph.inputs:
@@ -351,7 +352,7 @@ def check_devices(graph, args_on_cuda: bool = False) -> None:
             device[id(entry.value)] = ("cuda", 0)
     for node in graph.nodes:
         on_cuda, on_cpu, neutral_shaped = None, None, False
-        host_index = HOST_INDICES.get(node.op.name)
+        host_index = host_index_operand(node.op)
         for position, operand in enumerate(node.inputs):
             found = device.get(id(operand)) if isinstance(operand, Value) else None
             if found is None:

@@ -13,12 +13,28 @@ renders and compiles them. Nothing here depends on a backend.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
-from .. import dtypes
-from ..ops.registry import Op
+import numpy as np
 
-REDUCTION_KINDS = ("sum", "prod", "max", "min")
+from .. import dtypes
+from ..ops.registry import COMBINE_IDENTITY, Op
+
+# The combines a reduced output may use: registry.Reduction.combine's values.
+REDUCTION_KINDS = tuple(COMBINE_IDENTITY)
+
+
+def identity_value(kind: str, dtype: dtypes.DType):
+    """The value a `kind` accumulator of `dtype` starts from: the registry's identity, with
+    the infinities of max and min read as the dtype's extremes (False and True for bool)."""
+    value = COMBINE_IDENTITY[kind]
+    if math.isinf(value) and not dtype.is_floating_point:
+        if dtype is dtypes.bool_:
+            return value > 0
+        info = np.iinfo(dtype.numpy)
+        return info.min if value < 0 else info.max
+    return value
 # Reduced outputs whose partial results are kept in a wider dtype than the output's own, by
 # reduction kind and output dtype: a float32 sum is accumulated in float64, so that its error
 # does not grow with the number of elements (docs/notes/accurate-numerics.md).

@@ -41,7 +41,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.graph import Value
-from ..ops.registry import REGISTRY, _run_eager
+from ..ops import elementwise
+from ..ops.linalg import MATMUL
+from ..ops.registry import Extern, Layout, _run_eager
 from ..tensor import Tensor
 from . import blas
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
@@ -56,10 +58,17 @@ def transposed_source(value) -> tuple:
     """(value read, whether the product reads its transpose) for a matmul operand: the
     source of a 2-D permute (dims (1, 0)), else the operand itself."""
     producer = value.producer
-    if producer is not None and producer.op.name == "permute" and \
-            tuple(producer.attrs["dims"]) == (1, 0) and isinstance(producer.inputs[0], Value):
+    if producer is not None and isinstance(producer.op.lowering, Layout) and \
+            producer.op.lowering.kind == "permute" and tuple(producer.attrs["dims"]) == (1, 0) \
+            and isinstance(producer.inputs[0], Value):
         return producer.inputs[0], True
     return value, False
+
+
+def is_product(node) -> bool:
+    """Whether a node is a matrix product (an extern call of the batched gemm routine)."""
+    lowering = node.op.lowering
+    return isinstance(lowering, Extern) and lowering.routine == "batched_gemm"
 
 
 class Epilogue:
@@ -87,7 +96,7 @@ class ProductPlan:
             return
         self._pair(graph.nodes, consumers, returned)
         claimed: set = set()  # ids of the combine nodes given an epilogue
-        products = [node for node in graph.nodes if node.op.name == "matmul"]
+        products = [node for node in graph.nodes if is_product(node)]
         # (a @ b) + (c @ d), a gradient reaching a weight along two paths: the later product
         # adds its result into the earlier one's array, paired or not, with no copy.
         earlier: set = set()
@@ -124,7 +133,7 @@ class ProductPlan:
         previous, derived = None, set()  # the candidate, and ids of values computed from it
         for node in nodes:
             reads_previous = any(id(x) in derived for x in node.inputs if isinstance(x, Value))
-            if node.op.name == "matmul" and _pairable(node) and \
+            if is_product(node) and _pairable(node) and \
                     not _updates_an_input(node, consumers, returned):
                 if previous is not None and not reads_previous:
                     self.paired.update((id(previous), id(node)))
@@ -169,7 +178,7 @@ def _epilogue(product, consumers: dict, returned: set) -> Epilogue | None:
     if following is None:
         return None
     scale, alpha, scaled = None, 1.0, output
-    if following.op.name == "mul":
+    if following.op is elementwise.MUL:
         factors = [x for x in following.inputs if x is not output]
         if len(factors) != 1 or factors[0].__class__ not in (int, float) or \
                 following.output.dtype is not output.dtype:
@@ -178,7 +187,7 @@ def _epilogue(product, consumers: dict, returned: set) -> Epilogue | None:
         following = _only_consumer(scaled, consumers, returned)
         if following is None:
             return None
-    if following.op.name not in ("add", "sub"):
+    if following.op is not elementwise.ADD and following.op is not elementwise.SUB:
         return None
     left, right = following.inputs
     accumulate = right if left is scaled else left
@@ -187,7 +196,7 @@ def _epilogue(product, consumers: dict, returned: set) -> Epilogue | None:
             following.output.dtype is not output.dtype:
         return None
     beta = 1.0
-    if following.op.name == "sub":
+    if following.op is elementwise.SUB:
         if right is scaled:
             alpha = -alpha
         else:
@@ -271,7 +280,7 @@ class MatmulStep:
     def _eager(self, a, b):
         operands = tuple(Tensor._make(array, value.dtype)
                          for array, value in zip((a, b), self.node.inputs))
-        return _run_eager(REGISTRY["matmul"], operands, {})._data
+        return _run_eager(MATMUL, operands, {})._data
 
     def describe(self) -> str:
         marks = ["ᵀ" if transposed else "" for _, transposed in self._keys]

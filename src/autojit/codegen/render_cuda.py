@@ -42,7 +42,7 @@ from typing import NamedTuple
 from .. import dtypes
 from ..ops.registry import Elementwise
 from . import render_llvm
-from .kernel import REDUCTION_KINDS, Kernel, accumulator_dtype
+from .kernel import REDUCTION_KINDS, Kernel, accumulator_dtype, identity_value
 from .llvm_expression import ExpressionWalker, RenderError, parse
 
 CAST = {dtypes.float32: "f32", dtypes.float64: "f64", dtypes.int32: "i32",
@@ -423,15 +423,10 @@ class CudaRenderer:
             if self.accumulator_dtype(output) is not output.dtype else value
 
     def identity(self, output) -> str:
-        kind, dtype = output.reduce, self.accumulator_dtype(output)
-        if kind in ("sum", "prod"):
-            return _literal(0 if kind == "sum" else 1, dtype)
-        if output.dtype is dtypes.bool_:
-            return _literal(1 if kind == "min" else 0, dtype)
-        if dtype.is_floating_point:
-            return _literal(-math.inf if kind == "max" else math.inf, dtype)
-        bits = dtype.itemsize * 8
-        return _literal(-(1 << (bits - 1)) if kind == "max" else (1 << (bits - 1)) - 1, dtype)
+        dtype = self.accumulator_dtype(output)
+        value = identity_value(output.reduce, dtypes.bool_ if output.dtype is dtypes.bool_
+                               else dtype)
+        return _literal(int(value) if isinstance(value, bool) else value, dtype)
 
     def combine(self, output, left: str, right: str) -> str:
         cast = _cast_name(self.accumulator_dtype(output))

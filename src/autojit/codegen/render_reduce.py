@@ -26,7 +26,7 @@ import math
 from llvmlite import ir
 
 from .. import dtypes
-from .kernel import accumulator_dtype
+from .kernel import accumulator_dtype, identity_value
 from .llvm_expression import INT64, Typed, constant, convert, intrinsic, register_type
 
 REDUCE_COMBINE = {"sum": ("fadd", "add", "or_"), "prod": ("fmul", "mul", "and_")}
@@ -320,14 +320,7 @@ class ReducingLoops:
                              convert(b, value, dtype)), slot)
 
     def identity(self, kind, dtype) -> Typed:
-        if kind in ("sum", "prod"):
-            return constant(0 if kind == "sum" else 1, dtype)
-        if dtype is dtypes.bool_:
-            return constant(kind == "min", dtype)
-        if dtype.is_floating_point:
-            return constant(-math.inf if kind == "max" else math.inf, dtype)
-        bits = register_type(dtype).width
-        return constant(-(1 << (bits - 1)) if kind == "max" else (1 << (bits - 1)) - 1, dtype)
+        return constant(identity_value(kind, dtype), dtype)
 
     def combine(self, kind, accumulator: Typed, value: Typed):
         """One reduction step. Float sum/prod may reassociate (so they vectorize, as NumPy's

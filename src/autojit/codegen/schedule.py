@@ -36,7 +36,8 @@ import time
 
 from .. import dtypes
 from ..ir.graph import Graph, Value
-from ..ops.registry import REGISTRY, Elementwise
+from ..ops.elementwise import CLONE
+from ..ops.registry import Elementwise, Reduction
 from ..state import state
 from ..tensor import Tensor
 from .buffers import StepBuffers, plan_buffers
@@ -57,15 +58,15 @@ from .matmul_steps import (
     GemmStep,
     MatmulStep,
     ProductPlan,
+    is_product,
     pair_products,
     products_of,
 )
 from .parallel import split_kernel
 from .program import Program, Recording, Refused
 from .program import available as programs_available
-from .steps import FOLDABLE_LAYOUTS, KernelStep, NodeStep, _NodesStep, reference_error
+from .steps import KernelStep, NodeStep, _NodesStep, folds_into_strides, reference_error
 
-REDUCTION_KIND = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min"}
 SUPPORTED_DTYPES = (dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
 
 
@@ -93,11 +94,15 @@ def _is_elementwise(node) -> bool:
 
 
 def _reduction_axes(node) -> tuple | None:
-    if node.op.name not in REDUCTION_KIND:
+    """The axes a reduction node that may join a kernel reduces over: one that combines
+    values (not argmax), reads them as they are (not any/all's truth values) and keeps their
+    dtype (no dtype= attribute), over a supported dtype; else None."""
+    lowering = node.op.lowering
+    if lowering.__class__ is not Reduction or lowering.combine is None or lowering.logical:
         return None
     if node.inputs[0].dtype not in SUPPORTED_DTYPES or node.output.dtype not in SUPPORTED_DTYPES:
         return None
-    if node.op.name in ("sum", "prod") and node.attrs.get("dtype") is not None:
+    if node.attrs.get("dtype") is not None:
         return None
     return tuple(node.attrs["dim"])
 
@@ -176,7 +181,7 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
             _add(target, node)
             continue
         reading = [group for group in open_groups if group.makes(operands)]
-        if len(reading) == 1 and node.op.name in FOLDABLE_LAYOUTS:
+        if len(reading) == 1 and folds_into_strides(node):
             # A view (the transpose of a column sum) need not end the kernel: it runs after.
             reading[0].views.append(node)
             reading[0].view_ids.add(id(node.output))
@@ -187,7 +192,7 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
             group = _Group(node.output.shape if _is_elementwise(node) else node.inputs[0].shape)
             _add(group, node)
             open_groups.append(group)
-        elif node.op.name == "matmul":
+        elif is_product(node):
             steps.append(MatmulStep(node, host))
         else:
             steps.append(NodeStep(node))
@@ -307,10 +312,10 @@ def _group_step(group: _Group, consumers: dict, returned: set, compile_kernel, g
         else:
             source = node.inputs[0]
             if id(source) not in step_of:
-                kernel.steps.append(Step(REGISTRY["clone"], (operand_for(source),), {}, None,
+                kernel.steps.append(Step(CLONE, (operand_for(source),), {}, None,
                                          source.dtype))
                 step_of[id(source)] = len(kernel.steps) - 1
-            kind = REDUCTION_KIND[node.op.name]
+            kind = node.op.lowering.combine
             kept = tuple(1 if axis in kernel.reduce_axes else extent
                          for axis, extent in enumerate(group.shape))
             outputs.append((KernelOutput(step_of[id(source)], node.output.dtype, kind),
@@ -349,41 +354,26 @@ def _dtype_probes(node) -> tuple:
 def _fold_layout(value: Value, space: tuple) -> tuple:
     """(source value, element strides over `space`) reading `value` without materializing it.
 
-    Follows reshape/expand/permute producers back to a value that is materialized as a
-    C-contiguous array (any other producer, or a graph input). A reshape only folds while the
-    view is still contiguous (before a permute or expand in the chain).
+    Follows the producers that fold into strides (registry.Layout.fold: reshape, expand,
+    permute) back to a value that is materialized as a C-contiguous array (any other producer,
+    or a graph input), then replays the chain forward. Where a layout cannot be expressed by
+    strides over what precedes it (a reshape of a permuted view), its own output is
+    materialized and read from there.
     """
     chain = []
     current = value
-    while current.producer is not None and current.producer.op.name in FOLDABLE_LAYOUTS:
+    while current.producer is not None and folds_into_strides(current.producer):
         chain.append(current.producer)
         current = current.producer.inputs[0]
-    # Replay the chain forward from the source, keeping the longest foldable prefix.
     shape, strides = current.shape, contiguous_strides(current.shape)
     source = current
-    contiguous = True
     for node in reversed(chain):
-        name = node.op.name
-        if name == "reshape":
-            if not contiguous:
-                source = node.output
-                shape, strides = node.output.shape, contiguous_strides(node.output.shape)
-                continue
-            shape = node.output.shape
-            strides = contiguous_strides(shape)
-        elif name == "permute":
-            dims = node.attrs["dims"]
-            shape = tuple(shape[d] for d in dims)
-            strides = tuple(strides[d] for d in dims)
-            contiguous = False
-        else:  # expand
-            target = node.output.shape
-            offset = len(target) - len(shape)
-            strides = (0,) * offset + tuple(
-                0 if extent == 1 and target[offset + axis] != 1 else stride
-                for axis, (extent, stride) in enumerate(zip(shape, strides)))
-            shape = target
-            contiguous = False
+        folded = node.op.lowering.fold(shape, strides, node.output.shape, node.attrs)
+        shape = node.output.shape
+        if folded is None:
+            source, strides = node.output, contiguous_strides(shape)
+        else:
+            strides = folded
     offset = len(space) - len(shape)
     strides = (0,) * offset + tuple(0 if extent == 1 else stride
                                     for extent, stride in zip(shape, strides))

@@ -13,13 +13,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.graph import Value
-from ..ops.registry import _run_eager
+from ..ops.registry import Layout, _run_eager
 from ..tensor import Tensor
 from . import workers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .kernel import Kernel
 
-FOLDABLE_LAYOUTS = ("reshape", "expand", "permute")
+
+def folds_into_strides(node) -> bool:
+    """Whether a node is a layout a kernel reads through strides (registry.Layout.fold)."""
+    lowering = node.op.lowering
+    return lowering.__class__ is Layout and lowering.fold is not None
 
 
 class NodeStep:
@@ -27,9 +31,9 @@ class NodeStep:
 
     def __init__(self, node):
         self.node = node
-        # A reshape, expand or permute of a NumPy array is its impl's view and nothing else:
-        # called directly, without the eager op's dispatch (5 to 15 us a step).
-        self._view_of = id(node.inputs[0]) if node.op.name in FOLDABLE_LAYOUTS and \
+        # A layout that folds into strides is, on a NumPy array, its impl's view and nothing
+        # else: called directly, without the eager op's dispatch (5 to 15 us a step).
+        self._view_of = id(node.inputs[0]) if folds_into_strides(node) and \
             isinstance(node.inputs[0], Value) else None
 
     def run(self, environment: dict) -> None:

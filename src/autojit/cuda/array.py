@@ -133,23 +133,26 @@ class CudaArray:
     def min(self):
         """The smallest element, as a NumPy scalar on the host (a reduction, then a copy):
         what the shared code's bounds checks read."""
-        return self._extreme("amin")
+        from ..ops.reduction import AMIN
+
+        return self._extreme(AMIN)
 
     def max(self):
-        return self._extreme("amax")
+        from ..ops.reduction import AMAX
 
-    def _extreme(self, name: str):
+        return self._extreme(AMAX)
+
+    def _extreme(self, op):
         from .. import dtypes
-        from ..ops.registry import REGISTRY
         from ..tensor import Tensor
         from .eager import dispatch
 
         if not self.size:
-            raise ValueError(f"zero-size array to reduction operation {name[1:]}imum which "
+            raise ValueError(f"zero-size array to reduction operation {op.lowering.kind}imum which "
                              "has no identity")
         x = Tensor._make(self, dtypes.from_numpy(self.dtype))
         attrs = {"dim": tuple(range(self.ndim)), "keepdim": False}
-        return dispatch(REGISTRY[name], (x,), attrs)._data.to_host()[()]
+        return dispatch(op, (x,), attrs)._data.to_host()[()]
 
     def __int__(self) -> int:
         return int(self._scalar())

@@ -7,14 +7,17 @@ the op by its lowering:
 
 - Elementwise: a one-step Kernel (kernel.py) over the broadcast shape, inputs read through
   broadcast strides, rendered by codegen/render_cuda.py from the op's expression template.
-- Reduction (sum, prod, amax, amin, any, all): a one-output reducing Kernel.
+- Reductions that combine values (sum, prod, amax, amin; any and all over truth values): a
+  one-output reducing Kernel, by the lowering's `combine`.
 - Layout ops that are views (reshape, expand, permute, slice): views sharing the input's
   memory (views.py), made view tensors as on the CPU. Other layout ops (cat, embed_slice):
   a gather through an index map computed once on the host from the NumPy impl applied to
   element numbers, kept on the device per shape.
-- matmul: a tiled shared-memory kernel (batched through the grid's z axis).
-- argmax, argmin, index, index_put, gather, scatter_add: hand-written kernels (indexing.py).
-  The index operand of index and index_put may be a CPU tensor, as in torch's x[index].
+- Extern calls, by their routine (indexing.EXTERN_ROUTINES): matmul as a tiled shared-memory
+  kernel (batched through the grid's z axis) or cuBLAS; index, index_put, gather and
+  scatter_add as hand-written kernels (indexing.py). An operand in the "host_index" role (the
+  index of x[index] and index_put) may be a CPU tensor, as in torch.
+- Reductions that give an index (argmax, argmin): a hand-written kernel (indexing.py).
 
 Everything else raises NotImplementedError naming the op and cuda. See docs/notes/cuda.md.
 """
@@ -27,33 +30,30 @@ import numpy as np
 
 from .. import dtypes
 from ..codegen.kernel import CheckFailed, Kernel, KernelInput, KernelOutput, Operand, Step
+from ..ops.elementwise import ADD, CAST, CLONE
 from ..ops.registry import (
-    REGISTRY,
     Elementwise,
     Extern,
     Layout,
     Reduction,
+    host_index_operand,
     shape_error,
     view_tensor,
 )
 from ..tensor import Tensor
 from .array import CudaArray
-from .indexing import INDEXING
+from .indexing import EXTERN_ROUTINES, arg_extreme
 from .views import make_view
 
 MIXED_DEVICES = ("Expected all tensors to be on the same device, but found at least two "
                  "devices, {} and cpu!")
-# Indexing ops whose index operand may be a CPU tensor with a CUDA x, as in torch's x[index].
-HOST_INDICES = {"index": 1, "index_put": 2}
-REDUCTION_KINDS = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min", "any": "max",
-                   "all": "min"}
 
 
 def dispatch(op, inputs: tuple, attrs: dict):
     """The op run on the GPU, or None when no input is a CUDA tensor."""
     device_index = None
     on_cpu = False
-    host_indices = HOST_INDICES.get(op.name)
+    host_indices = host_index_operand(op)
     for position, x in enumerate(inputs):
         if isinstance(x, Tensor):
             data = x._data
@@ -72,18 +72,17 @@ def dispatch(op, inputs: tuple, attrs: dict):
     except (ValueError, IndexError, TypeError) as error:
         raise shape_error(op, inputs, attrs, error) from None
     compute, out_dtype = op.dtype(inputs, attrs)
-    if op.name in INDEXING:
-        data = INDEXING[op.name](op, inputs, attrs, shape, out_dtype)
-    elif isinstance(lowering, Elementwise):
+    if isinstance(lowering, Elementwise):
         data = _elementwise(op, inputs, attrs, shape, compute, out_dtype)
-    elif isinstance(lowering, Reduction) and op.name in REDUCTION_KINDS:
-        data = _reduce(op, inputs[0], attrs, shape, out_dtype)
+    elif isinstance(lowering, Reduction):
+        if lowering.combine is None:
+            data = arg_extreme(op, inputs, attrs, shape, out_dtype)
+        else:
+            data = _reduce(op, inputs[0], attrs, shape, out_dtype)
     elif isinstance(lowering, Layout):
         data = _layout(op, inputs, attrs, shape, out_dtype)
-    elif isinstance(lowering, Extern) and op.name == "matmul":
-        from .matmul import matmul
-
-        data = matmul(inputs[0]._data, inputs[1]._data, shape)
+    elif isinstance(lowering, Extern) and lowering.routine in EXTERN_ROUTINES:
+        data = EXTERN_ROUTINES[lowering.routine](op, inputs, attrs, shape, out_dtype)
     else:
         raise NotImplementedError(f"{op.name}: not implemented for cuda tensors yet (the CUDA "
                                   "target runs elementwise, reduction, layout, indexing and "
@@ -154,14 +153,14 @@ def _host_error(op, inputs, attrs) -> Exception:
 
 
 def _reduce(op, x: Tensor, attrs, shape, out_dtype) -> CudaArray:
-    kind = REDUCTION_KINDS[op.name]
-    value_dtype = dtypes.bool_ if op.name in ("any", "all") else x._dtype
+    lowering = op.lowering
+    value_dtype = dtypes.bool_ if lowering.logical else x._dtype
     space = tuple(x.shape)
     kernel = Kernel(name=op.name, shape=space, reduce_axes=tuple(sorted(
         d % len(space) for d in attrs["dim"])) if space else ())
     kernel.inputs.append(KernelInput(x._dtype, _broadcast_strides(space, space)))
-    kernel.steps.append(Step(REGISTRY["clone"], (Operand("input", 0),), {}, None, value_dtype))
-    kernel.outputs.append(KernelOutput(0, out_dtype, kind))
+    kernel.steps.append(Step(CLONE, (Operand("input", 0),), {}, None, value_dtype))
+    kernel.outputs.append(KernelOutput(0, out_dtype, lowering.combine))
     return run_kernel(kernel, [_device_data(x)], [shape])[0]
 
 
@@ -219,7 +218,7 @@ def convert_array(array: CudaArray, shape: tuple, dtype) -> CudaArray:
         return array
     kernel = Kernel(name="convert", shape=tuple(shape))
     kernel.inputs.append(KernelInput(source, _broadcast_strides(array.shape, tuple(shape))))
-    kernel.steps.append(Step(REGISTRY["cast"], (Operand("input", 0),), {"dtype": target},
+    kernel.steps.append(Step(CAST, (Operand("input", 0),), {"dtype": target},
                              None, target))
     kernel.outputs.append(KernelOutput(0, target))
     return run_kernel(kernel, [array])[0]
@@ -228,7 +227,7 @@ def convert_array(array: CudaArray, shape: tuple, dtype) -> CudaArray:
 def fill_array(array: CudaArray, value) -> None:
     dtype = dtypes.from_numpy(array.dtype)
     kernel = Kernel(name="fill", shape=array.shape)
-    kernel.steps.append(Step(REGISTRY["clone"], (Operand("literal", value),), {}, dtype, dtype))
+    kernel.steps.append(Step(CLONE, (Operand("literal", value),), {}, dtype, dtype))
     kernel.outputs.append(KernelOutput(0, dtype))
     array[...] = run_kernel(kernel, [])[0]
 
@@ -236,4 +235,4 @@ def fill_array(array: CudaArray, value) -> None:
 def add_arrays(a: CudaArray, b: CudaArray) -> CudaArray:
     x, y = Tensor._make(a, dtypes.from_numpy(a.dtype)), Tensor._make(b, dtypes.from_numpy(
         b.dtype))
-    return dispatch(REGISTRY["add"], (x, y), {})._data
+    return dispatch(ADD, (x, y), {})._data

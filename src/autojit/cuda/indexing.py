@@ -1,7 +1,9 @@
 """Indexing on CUDA tensors: argmax/argmin, index, index_put, gather, scatter_add kernels.
 
-eager.dispatch sends these primitives here (INDEXING maps an op name to its runner). Each runs
-hand-written numba.cuda kernels (compiled through matmul.hand_written) on flat device arrays:
+eager.dispatch sends these primitives here: extern calls by their routine (EXTERN_ROUTINES,
+keyed by registry.Extern.routine, matmul included), argmax/argmin as the reductions with no
+combine. Each runs hand-written numba.cuda kernels (compiled through matmul.hand_written) on
+flat device arrays:
 
 - argmax/argmin: one block per kept position; its threads stride over the reduced axis keeping
   (best value, first index), then combine in shared memory. NaN wins and ties keep the lower
@@ -207,7 +209,7 @@ def arg_extreme(op, inputs, attrs, shape, out_dtype) -> CudaArray:
     function, _ = hand_written("arg_kernel", "import numpy as np\n" + ARG_SOURCE, data.dtype,
                                ("better",))
     function[grid_size(kept), block_size()](data.flat, out.flat, kept, extent, inner,
-                                            op.name == "argmax")
+                                            op.lowering.kind == "argmax")
     return out
 
 
@@ -313,5 +315,13 @@ def scatter_add(op, inputs, attrs, shape, out_dtype) -> CudaArray:
     return out
 
 
-INDEXING = {"argmax": arg_extreme, "argmin": arg_extreme, "index": index,
-            "index_put": index_put, "gather": gather, "scatter_add": scatter_add}
+def matmul(op, inputs, attrs, shape, out_dtype) -> CudaArray:
+    from .matmul import matmul as product
+
+    return product(inputs[0]._data, inputs[1]._data, shape)
+
+
+# The CUDA kernels of the registry's extern routines (registry.Extern.routine).
+EXTERN_ROUTINES = {"batched_gemm": matmul, "indexed_gather": index,
+                   "indexed_scatter": index_put, "gather_along_dim": gather,
+                   "scatter_add_along_dim": scatter_add}

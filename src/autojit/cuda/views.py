@@ -97,12 +97,12 @@ def refresh(view: CudaArray) -> None:
     if not view.size:
         return
     from ..codegen.cuda import compile_kernel
-    from ..ops.registry import REGISTRY
+    from ..ops.elementwise import CLONE
 
     dtype = dtypes.from_numpy(view.dtype)
     kernel = Kernel(name="view", shape=view.shape)
     kernel.inputs.append(KernelInput(dtype, strides))
-    kernel.steps.append(Step(REGISTRY["clone"], (Operand("input", 0),), {}, None, dtype))
+    kernel.steps.append(Step(CLONE, (Operand("input", 0),), {}, None, dtype))
     kernel.outputs.append(KernelOutput(0, dtype))
     compile_kernel(kernel)([source.flat[offset:]], [view._flat])
 

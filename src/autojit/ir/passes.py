@@ -27,27 +27,14 @@ import numpy as np
 
 from .. import dtypes
 from ..ops import elementwise as ew
-from ..ops.registry import _run_eager
+from ..ops.registry import Elementwise, _run_eager
 from ..tensor import Tensor
 from .graph import Graph, Input, Node, Output, Value
 
-# Ops that may give different results for the same operands (random sampling): never merged
-# by CSE, never folded. The registry has none today.
-NON_DETERMINISTIC_OPS: frozenset = frozenset()
-
 # Constant folding evaluates an op on real arrays only when every operand and the result have
-# at most this many elements; larger uniform results of the exactly rounded elementwise ops
-# below are evaluated on one element instead.
+# at most this many elements; larger uniform results of exactly rounded elementwise ops
+# (registry.Elementwise.exact) are evaluated on one element instead.
 FOLD_LIMIT = 1024
-
-# Elementwise ops whose result for given operand values does not depend on the array's size or
-# layout (IEEE-exact or bit manipulation), so one element evaluated alone stands for them all.
-# Transcendental functions are left out: NumPy's SIMD and scalar loops may differ in the last
-# bit.
-EXACT_ELEMENTWISE = frozenset((
-    ew.NEG, ew.ABS, ew.SIGN, ew.SQRT, ew.FLOOR, ew.ADD, ew.SUB, ew.MUL, ew.DIV, ew.MAXIMUM,
-    ew.MINIMUM, ew.EQ, ew.NE, ew.LT, ew.LE, ew.GT, ew.GE, ew.LOGICAL_AND, ew.LOGICAL_OR,
-    ew.LOGICAL_XOR, ew.LOGICAL_NOT, ew.ISNAN, ew.WHERE, ew.CAST, ew.CLONE))
 
 
 # ---- rewriting --------------------------------------------------------------------------------
@@ -211,18 +198,15 @@ def common_subexpression_elimination(graph: Graph) -> Graph:
     """Merge nodes applying the same op to the same operands with the same attributes.
 
     Operands are compared after earlier merges (so chains of duplicates collapse in one walk),
-    values by identity and literals and attributes structurally (`structural_key`). Ops in
-    NON_DETERMINISTIC_OPS are never merged.
+    values by identity and literals and attributes structurally (`structural_key`). Every
+    primitive is deterministic (random numbers enter a graph as inputs drawn per call).
     """
     rewriter = GraphRewriter(graph)
     seen: dict = {}
     for node in graph.nodes:
         inputs = rewriter.operands(node)
-        if node.op.name in NON_DETERMINISTIC_OPS:
-            rewriter.copy(node, inputs)
-            continue
         output = node.output
-        key = (node.op.name, structural_key(inputs), structural_key(node.attrs), output.shape,
+        key = (node.op, structural_key(inputs), structural_key(node.attrs), output.shape,
                output.dtype.name)
         found = seen.get(key)
         if found is not None:
@@ -244,7 +228,7 @@ def _evaluate(node: Node, inputs: list):
     op, output = node.op, node.output
     small = _numel(output.shape) <= FOLD_LIMIT and all(
         _numel(operand.shape) <= FOLD_LIMIT for operand in inputs if isinstance(operand, Value))
-    if not small and op not in EXACT_ELEMENTWISE:
+    if not small and not (isinstance(op.lowering, Elementwise) and op.lowering.exact):
         return None
     operands = []
     for operand in inputs:
@@ -296,8 +280,7 @@ def constant_folding(graph: Graph) -> Graph:
             rewriter.copy(node, [anchor])
             continue
         values = [operand for operand in inputs if isinstance(operand, Value)]
-        if not values or node.op.name in NON_DETERMINISTIC_OPS or \
-                not all(is_constant(operand) for operand in values):
+        if not values or not all(is_constant(operand) for operand in values):
             rewriter.copy(node, inputs)
             continue
         output = node.output

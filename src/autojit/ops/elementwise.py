@@ -46,9 +46,13 @@ def operand(x, op_name: str):
     raise TypeError(f"{op_name}(): expected a Tensor or a number, but got {type(x).__name__}")
 
 
-def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None):
+def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None,
+                 exact=False):
+    """exact: the op is exactly rounded (IEEE arithmetic, compares, logic, selects), see
+    registry.Elementwise; transcendental functions are not."""
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
-                     vjp=vjp, saves=saves, lowering=Elementwise(expression), grad_name=grad_name)
+                     vjp=vjp, saves=saves, lowering=Elementwise(expression, exact),
+                     grad_name=grad_name)
 
 
 def _needs(index, rule):
@@ -114,9 +118,10 @@ def _rule_subtract(inputs, attrs):
     return rule_promote(inputs, attrs)
 
 
-NEG = _elementwise("neg", 1, _rule_negate, np.negative, lambda ctx, g: (-g,), (), "(-{0})")
+NEG = _elementwise("neg", 1, _rule_negate, np.negative, lambda ctx, g: (-g,), (),
+                   "(-{0})", exact=True)
 ABS = _elementwise("abs", 1, rule_promote, np.abs,
-                   lambda ctx, g: (g * ctx.inputs[0].sign(),), (0,), "abs({0})")
+                   lambda ctx, g: (g * ctx.inputs[0].sign(),), (0,), "abs({0})", exact=True)
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -131,13 +136,13 @@ def _zero_vjp(ctx, g):
     return (fill_like(g, 0),)
 
 
-SIGN = _elementwise("sign", 1, rule_promote, _sign, _zero_vjp, (), "sign({0})")
+SIGN = _elementwise("sign", 1, rule_promote, _sign, _zero_vjp, (), "sign({0})", exact=True)
 EXP = _elementwise("exp", 1, rule_float, np.exp, lambda ctx, g: (g * ctx.out,), ("out",),
                    "exp({0})")
 LOG = _elementwise("log", 1, rule_float, np.log, lambda ctx, g: (g / ctx.inputs[0],), (0,),
                    "log({0})")
 SQRT = _elementwise("sqrt", 1, rule_float, np.sqrt, lambda ctx, g: (g / (2 * ctx.out),),
-                    ("out",), "sqrt({0})")
+                    ("out",), "sqrt({0})", exact=True)
 SIN = _elementwise("sin", 1, rule_float, np.sin, lambda ctx, g: (g * ctx.inputs[0].cos(),),
                    (0,), "sin({0})")
 COS = _elementwise("cos", 1, rule_float, np.cos, lambda ctx, g: (-g * ctx.inputs[0].sin(),),
@@ -171,7 +176,7 @@ LOG1P = _elementwise("log1p", 1, rule_float, np.log1p,
                      lambda ctx, g: (g / (ctx.inputs[0] + 1),), (0,), "log1p({0})")
 EXPM1 = _elementwise("expm1", 1, rule_float, np.expm1, lambda ctx, g: (g * (ctx.out + 1),),
                      ("out",), "expm1({0})")
-FLOOR = _elementwise("floor", 1, rule_promote, np.floor, _zero_vjp, (), "floor({0})")
+FLOOR = _elementwise("floor", 1, rule_promote, np.floor, _zero_vjp, (), "floor({0})", exact=True)
 
 neg, abs, sign, exp, log, sqrt = map(_call1, (NEG, ABS, SIGN, EXP, LOG, SQRT))  # noqa: A001
 sin, cos, tanh, sigmoid, erf = map(_call1, (SIN, COS, TANH, SIGMOID, ERF))
@@ -179,19 +184,20 @@ log1p, expm1, floor = map(_call1, (LOG1P, EXPM1, FLOOR))
 
 # ---- binary arithmetic ------------------------------------------------------------------------
 
-ADD = _elementwise("add", 2, rule_promote, np.add, lambda ctx, g: (g, g), (), "({0} + {1})")
+ADD = _elementwise("add", 2, rule_promote, np.add, lambda ctx, g: (g, g), (),
+                   "({0} + {1})", exact=True)
 SUB = _elementwise("sub", 2, _rule_subtract, np.subtract, lambda ctx, g: (g, -g), (),
-                   "({0} - {1})")
+                   "({0} - {1})", exact=True)
 MUL = _elementwise("mul", 2, rule_promote, np.multiply,
                    _binary_vjp(lambda ctx, g: g * ctx.inputs[1], lambda ctx, g: g * ctx.inputs[0]),
-                   ((1, 0), (0, 1)), "({0} * {1})")
+                   ((1, 0), (0, 1)), "({0} * {1})", exact=True)
 DIV = _elementwise(
     "div", 2, rule_float, np.true_divide,
     _binary_vjp(lambda ctx, g: g / ctx.inputs[1],
                 # -g x / y^2 as torch groups it, ((x / y) / y): at y = 0 the second
                 # derivative is then an infinity, where x / (y * y) gives 0 * inf = NaN.
                 lambda ctx, g: -g * ((ctx.inputs[0] / ctx.inputs[1]) / ctx.inputs[1])),
-    (1, (0, 1)), "({0} / {1})")
+    (1, (0, 1)), "({0} / {1})", exact=True)
 
 
 def _pow_base_grad(ctx, g):
@@ -235,9 +241,9 @@ def _max_min_vjp(loses):
 
 
 MAXIMUM = _elementwise("maximum", 2, rule_promote, np.maximum,
-                       _max_min_vjp(lambda a, b: a < b), (0, 1), "max({0}, {1})")
+                       _max_min_vjp(lambda a, b: a < b), (0, 1), "max({0}, {1})", exact=True)
 MINIMUM = _elementwise("minimum", 2, rule_promote, np.minimum,
-                       _max_min_vjp(lambda a, b: a > b), (0, 1), "min({0}, {1})")
+                       _max_min_vjp(lambda a, b: a > b), (0, 1), "min({0}, {1})", exact=True)
 
 
 def _integer_division(function):
@@ -266,22 +272,27 @@ maximum, minimum, floor_divide, remainder = map(_call2, (MAXIMUM, MINIMUM, FLOOR
 
 # ---- comparisons and logic: bool results, not differentiable -----------------------------------
 
-EQ = _elementwise("eq", 2, rule_compare, np.equal, NOT_DIFFERENTIABLE, (), "({0} == {1})")
-NE = _elementwise("ne", 2, rule_compare, np.not_equal, NOT_DIFFERENTIABLE, (), "({0} != {1})")
-LT = _elementwise("lt", 2, rule_compare, np.less, NOT_DIFFERENTIABLE, (), "({0} < {1})")
-LE = _elementwise("le", 2, rule_compare, np.less_equal, NOT_DIFFERENTIABLE, (), "({0} <= {1})")
-GT = _elementwise("gt", 2, rule_compare, np.greater, NOT_DIFFERENTIABLE, (), "({0} > {1})")
+EQ = _elementwise("eq", 2, rule_compare, np.equal, NOT_DIFFERENTIABLE, (),
+                  "({0} == {1})", exact=True)
+NE = _elementwise("ne", 2, rule_compare, np.not_equal, NOT_DIFFERENTIABLE, (),
+                  "({0} != {1})", exact=True)
+LT = _elementwise("lt", 2, rule_compare, np.less, NOT_DIFFERENTIABLE, (), "({0} < {1})", exact=True)
+LE = _elementwise("le", 2, rule_compare, np.less_equal, NOT_DIFFERENTIABLE, (),
+                  "({0} <= {1})", exact=True)
+GT = _elementwise("gt", 2, rule_compare, np.greater, NOT_DIFFERENTIABLE, (),
+                  "({0} > {1})", exact=True)
 GE = _elementwise("ge", 2, rule_compare, np.greater_equal, NOT_DIFFERENTIABLE, (),
-                  "({0} >= {1})")
+                  "({0} >= {1})", exact=True)
 LOGICAL_AND = _elementwise("logical_and", 2, rule_bool, np.logical_and, NOT_DIFFERENTIABLE, (),
-                           "({0} && {1})")
+                           "({0} && {1})", exact=True)
 LOGICAL_OR = _elementwise("logical_or", 2, rule_bool, np.logical_or, NOT_DIFFERENTIABLE, (),
-                          "({0} || {1})")
+                          "({0} || {1})", exact=True)
 LOGICAL_XOR = _elementwise("logical_xor", 2, rule_bool, np.logical_xor, NOT_DIFFERENTIABLE, (),
-                           "(bool({0}) != bool({1}))")
+                           "(bool({0}) != bool({1}))", exact=True)
 LOGICAL_NOT = _elementwise("logical_not", 1, rule_bool, np.logical_not, NOT_DIFFERENTIABLE, (),
-                           "(!{0})")
-ISNAN = _elementwise("isnan", 1, rule_bool, np.isnan, NOT_DIFFERENTIABLE, (), "isnan({0})")
+                           "(!{0})", exact=True)
+ISNAN = _elementwise("isnan", 1, rule_bool, np.isnan, NOT_DIFFERENTIABLE, (),
+                     "isnan({0})", exact=True)
 
 eq, ne, lt, le, gt, ge = map(_call2, (EQ, NE, LT, LE, GT, GE))
 logical_and, logical_or, logical_xor = map(_call2, (LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR))
@@ -304,7 +315,7 @@ WHERE = _elementwise(
     lambda ctx, g: (None,
                     where(ctx.inputs[0], g, 0) if ctx.needs_input_grad[1] else None,
                     where(ctx.inputs[0], 0, g) if ctx.needs_input_grad[2] else None),
-    (0,), "select({0}, {1}, {2})")
+    (0,), "select({0}, {1}, {2})", exact=True)
 
 
 def where(condition, input=None, other=None):  # noqa: A002 - torch's names
@@ -330,7 +341,7 @@ def _cast_vjp(ctx, g):
 
 CAST = define_op(name="cast", arity=1, shape=lambda shape, dtype: shape, dtype=_cast_dtype,
                  impl=lambda x, dtype: x.astype(dtype.numpy), vjp=_cast_vjp, saves=(),
-                 lowering=Elementwise("cast({0})"), grad_name="ToCopyBackward0")
+                 lowering=Elementwise("cast({0})", exact=True), grad_name="ToCopyBackward0")
 
 
 def cast(x: Tensor, dtype) -> Tensor:
@@ -345,7 +356,7 @@ def cast(x: Tensor, dtype) -> Tensor:
 
 CLONE = define_op(name="clone", arity=1, shape=lambda shape: shape, dtype=lambda inputs, attrs: (
     None, inputs[0].dtype), impl=lambda x: x.copy(), vjp=lambda ctx, g: (g,), saves=(),
-    lowering=Elementwise("{0}"))
+    lowering=Elementwise("{0}", exact=True))
 clone = _call1(CLONE)
 
 # fill's output does not depend on its input's values, only its shape and dtype; the zero VJP

@@ -73,7 +73,7 @@ INDEX = define_op(
     dtype=rule_first, impl=lambda x, indices, dims: x[_key(x.ndim, indices, dims)],
     vjp=lambda ctx, g: (index_put(_zeros(ctx.input_meta[0][0], g), g, ctx.inputs[1],
                                   ctx.attrs["dims"], accumulate=True), None),
-    saves=(1,), lowering=Extern("gather"))
+    saves=(1,), lowering=Extern("indexed_gather", ("data", "host_index")))
 
 
 def _index_put_rule(shape, values_shape, index_shape, dims, accumulate):
@@ -109,7 +109,7 @@ def _index_put_vjp(ctx, g):
 
 INDEX_PUT = define_op(name="index_put", arity=3, shape=_index_put_rule, dtype=rule_first,
                       impl=_index_put_impl, vjp=_index_put_vjp, saves=(2,),
-                      lowering=Extern("scatter"))
+                      lowering=Extern("indexed_scatter", ("data", "values", "host_index")))
 
 
 def index_tensor(x: Tensor, indices: Tensor, dims) -> Tensor:
@@ -156,7 +156,7 @@ def _gather_vjp(ctx, g):
 
 GATHER = define_op(name="gather", arity=2, shape=_gather_rule, dtype=rule_first,
                    impl=lambda x, index, dim: x[_along_key(index, dim)], vjp=_gather_vjp,
-                   saves=(1,), lowering=Extern("gather"))
+                   saves=(1,), lowering=Extern("gather_along_dim", ("data", "index")))
 
 
 def _scatter_rule(shape, index_shape, src_shape, dim):
@@ -192,7 +192,8 @@ def _scatter_vjp(ctx, g):
 
 SCATTER_ADD = define_op(name="scatter_add", arity=3, shape=_scatter_rule, dtype=rule_first,
                         impl=_scatter_impl, vjp=_scatter_vjp, saves=(1,),
-                        lowering=Extern("scatter_add"), grad_name="ScatterAddBackward0")
+                        lowering=Extern("scatter_add_along_dim", ("data", "index", "values")),
+                        grad_name="ScatterAddBackward0")
 
 
 def _rule_call(rule, name, *args):

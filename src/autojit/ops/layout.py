@@ -14,6 +14,37 @@ from ..symbolic import as_size, size_product
 from ..tensor import Tensor, normalize_dim
 from .registry import Layout, bind, define_op, rule_first, rule_promote
 
+# ---- folding into strides: how a kernel reads a view without materializing it --------------
+# Each rule takes the source's shape and element strides (as a kernel would read it) and gives
+# the strides of the op's output over the same memory, or None where strides cannot say it.
+
+def contiguous_strides(shape: tuple) -> tuple:
+    """Element strides of a C-contiguous array of `shape`."""
+    strides, running = [], 1
+    for extent in reversed(shape):
+        strides.append(running)
+        running *= extent
+    return tuple(reversed(strides))
+
+
+def _fold_reshape(shape, strides, output_shape, attrs):
+    # A reshape only reinterprets memory that is laid out as C-contiguous.
+    if tuple(strides) != contiguous_strides(shape):
+        return None
+    return contiguous_strides(output_shape)
+
+
+def _fold_permute(shape, strides, output_shape, attrs):
+    return tuple(strides[d] for d in attrs["dims"])
+
+
+def _fold_expand(shape, strides, output_shape, attrs):
+    offset = len(output_shape) - len(shape)
+    return (0,) * offset + tuple(
+        0 if extent == 1 and output_shape[offset + axis] != 1 else stride
+        for axis, (extent, stride) in enumerate(zip(shape, strides)))
+
+
 # ---- reshape ---------------------------------------------------------------------------------
 
 
@@ -49,7 +80,7 @@ def _reshape_rule(input_shape, shape):
 RESHAPE = define_op(name="reshape", arity=1, shape=_reshape_rule, dtype=rule_first,
                     impl=lambda x, shape: x.reshape(shape),
                     vjp=lambda ctx, g: (g.reshape(ctx.input_meta[0][0]),), saves=(),
-                    lowering=Layout("reshape"), grad_name="ViewBackward0", view=True)
+                    lowering=Layout("reshape", _fold_reshape), grad_name="ViewBackward0", view=True)
 
 
 def reshape(x: Tensor, *shape) -> Tensor:
@@ -80,7 +111,7 @@ EXPAND = define_op(name="expand", arity=1,
                    dtype=rule_first,
                    impl=lambda x, shape: np.broadcast_to(x, shape),
                    # The engine sums the gradient back to the input's shape.
-                   vjp=lambda ctx, g: (g,), saves=(), lowering=Layout("broadcast"),
+                   vjp=lambda ctx, g: (g,), saves=(), lowering=Layout("broadcast", _fold_expand),
                    grad_name="ExpandBackward0", view=True)
 
 
@@ -111,7 +142,7 @@ PERMUTE = define_op(
     name="permute", arity=1, shape=lambda shape, dims: tuple(shape[d] for d in dims),
     dtype=rule_first, impl=lambda x, dims: np.transpose(x, dims),
     vjp=lambda ctx, g: (g.permute(*np.argsort(ctx.attrs["dims"]).tolist()),), saves=(),
-    lowering=Layout("permute"), grad_name="PermuteBackward0", view=True)
+    lowering=Layout("permute", _fold_permute), grad_name="PermuteBackward0", view=True)
 
 
 def permute(x: Tensor, *dims) -> Tensor:

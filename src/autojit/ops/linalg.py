@@ -37,7 +37,7 @@ def _matmul_vjp(ctx, g):
 
 MATMUL = define_op(name="matmul", arity=2, shape=_matmul_rule, dtype=rule_first,
                    impl=np.matmul, vjp=_matmul_vjp, saves=((1, 0), (0, 1)),
-                   lowering=Extern("matmul"), grad_name="MmBackward0")
+                   lowering=Extern("batched_gemm", ("left", "right")), grad_name="MmBackward0")
 
 
 def _check_operands(x, y, name: str) -> None:

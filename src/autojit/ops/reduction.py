@@ -64,14 +64,15 @@ def _sum_dtype(inputs, attrs):
     return dtype, dtype
 
 
-def _reduction(name, impl, dtype, vjp, saves, kind, grad_name=None):
+def _reduction(name, impl, dtype, vjp, saves, lowering, grad_name=None):
     return define_op(name=name, arity=1, shape=lambda shape, dim, keepdim, **_: _shape_rule(
         shape, dim, keepdim), dtype=dtype, impl=impl, vjp=vjp, saves=saves,
-        lowering=Reduction(kind), grad_name=grad_name)
+        lowering=lowering, grad_name=grad_name)
 
 
 SUM = _reduction("sum", lambda x, dim, keepdim, dtype=None: np.sum(x, axis=dim, keepdims=keepdim),
-                 _sum_dtype, lambda ctx, g: (_expand_back(ctx, g),), (), "sum")
+                 _sum_dtype, lambda ctx, g: (_expand_back(ctx, g),), (),
+                 Reduction("sum", "sum"))
 
 
 def _prod_vjp(ctx, g):
@@ -131,7 +132,7 @@ def _product_of_others(x: Tensor, dims: tuple) -> Tensor:
 
 PROD = _reduction("prod", lambda x, dim, keepdim, dtype=None: np.prod(x, axis=dim,
                                                                       keepdims=keepdim),
-                  _sum_dtype, _prod_vjp, (0, "out"), "prod")
+                  _sum_dtype, _prod_vjp, (0, "out"), Reduction("prod", "prod"))
 
 
 def _extreme_vjp(ctx, g):
@@ -159,9 +160,9 @@ def _same_dtype(inputs, attrs):
 
 
 AMAX = _reduction("amax", lambda x, dim, keepdim, nan_shares=False: np.amax(
-    x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), "max")
+    x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), Reduction("max", "max"))
 AMIN = _reduction("amin", lambda x, dim, keepdim, nan_shares=False: np.amin(
-    x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), "min")
+    x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), Reduction("min", "min"))
 
 
 def _arg_impl(numpy_function):
@@ -174,12 +175,14 @@ def _arg_impl(numpy_function):
     return impl
 
 
-ARGMAX = _reduction("argmax", _arg_impl(np.argmax), rule_index, NOT_DIFFERENTIABLE, (), "argmax")
-ARGMIN = _reduction("argmin", _arg_impl(np.argmin), rule_index, NOT_DIFFERENTIABLE, (), "argmin")
+ARGMAX = _reduction("argmax", _arg_impl(np.argmax), rule_index, NOT_DIFFERENTIABLE, (),
+                    Reduction("argmax", None))
+ARGMIN = _reduction("argmin", _arg_impl(np.argmin), rule_index, NOT_DIFFERENTIABLE, (),
+                    Reduction("argmin", None))
 ANY = _reduction("any", lambda x, dim, keepdim: np.any(x, axis=dim, keepdims=keepdim),
-                 rule_bool, NOT_DIFFERENTIABLE, (), "any")
+                 rule_bool, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True))
 ALL = _reduction("all", lambda x, dim, keepdim: np.all(x, axis=dim, keepdims=keepdim),
-                 rule_bool, NOT_DIFFERENTIABLE, (), "all")
+                 rule_bool, NOT_DIFFERENTIABLE, (), Reduction("all", "min", logical=True))
 
 
 def _check_nonempty(x: Tensor, name: str, dims: tuple) -> None:

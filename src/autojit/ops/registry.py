@@ -11,6 +11,7 @@ an IR node (ir/trace.py); either way it then records the autograd Node (autograd
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,32 +38,86 @@ class OpError(Exception):
 
 
 # ---- lowering descriptors: what codegen needs to know about an op ---------------------------
+# Codegen, the CUDA runtime and the passes read these fields; none of them recognises an op by
+# its name (docs/notes/op-facts.md).
 
 @dataclass(frozen=True)
 class Elementwise:
-    """A scalar expression over the inputs, e.g. ``"({0} * {1})"`` or ``"exp({0})"``."""
+    """A scalar expression over the inputs, e.g. ``"({0} * {1})"`` or ``"exp({0})"``.
+
+    exact: the result for given operand values is exactly rounded (IEEE arithmetic, compares,
+    selects, bit manipulation), so it does not depend on the array's size or layout and one
+    element evaluated alone stands for all of a uniform operand (constant folding). NumPy's
+    SIMD and scalar loops of transcendental functions may differ in the last bit: not exact.
+    """
     expression: str
+    exact: bool = False
+
+
+# How two partial results of a reduction combine, and the combine's identity: what codegen
+# starts an accumulator from (an infinity stands for the dtype's lowest or highest value).
+COMBINE_IDENTITY = {"sum": 0, "prod": 1, "max": -math.inf, "min": math.inf}
 
 
 @dataclass(frozen=True)
 class Reduction:
-    """A reduction over `dim` of one input: sum, prod, max, min, argmax, argmin, any, all."""
+    """A reduction over `dim` of one input.
+
+    kind: what it computes (sum, prod, max, min, argmax, argmin, any, all).
+    combine: how a kernel combines partial results ("sum", "prod", "max", "min"), or None for
+        a reduction whose result is not a combination of values (argmax, argmin: an index).
+    logical: reads its input as truth values (any, all: a max or min over bools).
+    """
     kind: str
+    combine: str | None
+    logical: bool = False
+
+    @property
+    def identity(self) -> float:
+        return COMBINE_IDENTITY[self.combine]
 
 
 @dataclass(frozen=True)
 class Layout:
-    """An index remapping (reshape, permute, broadcast, slice, pad, concatenate)."""
+    """An index remapping (reshape, permute, broadcast, slice, pad, concatenate).
+
+    fold: for a layout a kernel can read through strides without materializing it,
+        `fold(shape, strides, output_shape, **attrs)` gives the strides (in elements of the
+        source) of the output over a source seen with `shape` and `strides`, or None where
+        strides cannot express it (a reshape of a non-contiguous view); None for the layouts
+        that always copy.
+    """
     kind: str
+    fold: Callable | None = None
+
+
+# Operand roles of an extern call: what each input is to the routine. "host_index" is an index
+# that may stay on the CPU while the data is on a GPU, as torch's x[index] allows.
+EXTERN_ROLES = frozenset(("data", "index", "host_index", "values", "left", "right"))
 
 
 @dataclass(frozen=True)
 class Extern:
-    """A call to a library routine (BLAS matmul) or an indexed gather/scatter kernel."""
+    """A call to a library routine (BLAS matmul) or an indexed gather/scatter kernel.
+
+    routine: the routine the backends implement (batched_gemm, indexed_gather,
+        indexed_scatter, gather_along_dim, scatter_add_along_dim).
+    operands: one role per input (EXTERN_ROLES).
+    """
     routine: str
+    operands: tuple
 
 
 LOWERINGS = (Elementwise, Reduction, Layout, Extern)
+
+
+def host_index_operand(op: Op) -> int | None:
+    """The position of an extern's index operand that may stay on the CPU while its data is on
+    a GPU (the "host_index" role), or None."""
+    lowering = op.lowering
+    if lowering.__class__ is Extern and "host_index" in lowering.operands:
+        return lowering.operands.index("host_index")
+    return None
 
 
 # ---- dtype rules ------------------------------------------------------------------------------
@@ -188,12 +243,41 @@ def check_registry() -> None:
             problems.append("vjp is neither callable nor NOT_DIFFERENTIABLE")
         if not isinstance(op.lowering, LOWERINGS):
             problems.append(f"lowering {op.lowering!r} is not one of {LOWERINGS}")
+        problems.extend(_lowering_problems(op))
         for entry in op.saves:
             if not (entry == "out" or isinstance(entry, int) or
                     (isinstance(entry, tuple) and len(entry) == 2)):
                 problems.append(f"saves entry {entry!r} is not an index, 'out' or a pair")
         if problems:
             raise TypeError(f"op {op.name!r} is incomplete: " + "; ".join(problems))
+
+
+def _lowering_problems(op: Op) -> list:
+    """What is wrong with the fields of an op's lowering descriptor."""
+    lowering = op.lowering
+    if isinstance(lowering, Elementwise):
+        if not isinstance(lowering.expression, str) or not isinstance(lowering.exact, bool):
+            return ["Elementwise needs an expression string and a bool `exact`"]
+    elif isinstance(lowering, Reduction):
+        if op.arity != 1:
+            return ["a Reduction takes one input"]
+        if lowering.combine is not None and lowering.combine not in COMBINE_IDENTITY:
+            return [f"Reduction.combine {lowering.combine!r} is not one of "
+                    f"{sorted(COMBINE_IDENTITY)} or None"]
+        if lowering.logical and lowering.combine not in ("max", "min"):
+            return ["a logical Reduction combines by max (any) or min (all)"]
+    elif isinstance(lowering, Layout):
+        if lowering.fold is not None and not callable(lowering.fold):
+            return ["Layout.fold is neither callable nor None"]
+    elif isinstance(lowering, Extern):
+        if len(lowering.operands) != op.arity:
+            return [f"Extern names {len(lowering.operands)} operand roles for {op.arity} "
+                    "inputs"]
+        unknown = set(lowering.operands) - EXTERN_ROLES
+        if unknown:
+            return [f"Extern operand roles {sorted(unknown)} are not among "
+                    f"{sorted(EXTERN_ROLES)}"]
+    return []
 
 
 # ---- dispatch -------------------------------------------------------------------------------

@@ -53,8 +53,8 @@ def child() -> None:
     """One fresh process: import, compile the step on its first call, report as JSON."""
     start = time.perf_counter()
     import autojit
-    from autojit.codegen import cpu
-    from autojit.compile import CompiledFunction
+    from autojit.codegen.cpu import jit as cpu
+    from autojit.compiler.api import CompiledFunction
     imported = time.perf_counter() - start
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

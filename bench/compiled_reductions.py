@@ -83,7 +83,8 @@ def relative_error(result, truth) -> float:
 
 def float32_accumulators(build):
     """`build()` with float32 sums accumulated in float32, as before their float64 totals."""
-    from autojit.codegen import cpu, kernel
+    from autojit.codegen import kernel
+    from autojit.codegen.cpu import jit as cpu
 
     saved = dict(kernel.WIDER_ACCUMULATOR)
     kernel.WIDER_ACCUMULATOR.clear()

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from autojit.codegen import blas, gemm_kernel
+from autojit.codegen.cpu import blas, gemm_kernel
 
 _ROW_MAJOR, _NO_TRANSPOSE, _TRANSPOSE = 101, 111, 112
 # (rows, inner, columns, a transposed, b transposed, lda when a is transposed and wider)

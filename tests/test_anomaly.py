@@ -12,7 +12,7 @@ import pytest
 import autojit
 from autojit import autograd
 from autojit.autograd import anomaly
-from autojit.state import state
+from autojit.tensor.state import state
 
 PACKAGE = os.path.dirname(autojit.__file__)
 ENABLED = ("Anomaly Detection has been enabled. This mode will increase the runtime and should "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import autojit
-from autojit.codegen.buffers import BufferSlot, StepBuffers, plan_buffers
+from autojit.codegen.schedule.buffers import BufferSlot, StepBuffers, plan_buffers
 from autojit.ir.graph import Value
 
 
@@ -136,8 +136,8 @@ def test_no_value_is_stored_over_while_it_or_a_view_of_it_is_still_read():
 
 
 def _product_and_kernel_slots(compiled):
-    from autojit.codegen.matmul_steps import MatmulStep
-    from autojit.codegen.steps import KernelStep
+    from autojit.codegen.schedule.matmul_steps import MatmulStep
+    from autojit.codegen.schedule.steps import KernelStep
 
     steps = compiled.executables[0].plan.steps
     products = [step for step in steps if isinstance(step, MatmulStep)]

@@ -12,12 +12,12 @@ import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
-from autojit import dtypes
-from autojit.codegen.cpu import compile_kernel
+from autojit.codegen.cpu.jit import compile_kernel
+from autojit.codegen.cpu.render import RenderError, parse
 from autojit.codegen.kernel import CheckFailed, Kernel, KernelInput, KernelOutput, Operand, Step
-from autojit.codegen.render_llvm import RenderError, parse
 from autojit.ops.registry import REGISTRY, Elementwise, _run_eager
-from autojit.tensor import Tensor
+from autojit.tensor import dtypes
+from autojit.tensor.tensor import Tensor
 
 F32, F64, I32, I64, BOOL = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64,
                             dtypes.bool_)
@@ -500,7 +500,7 @@ def test_a_reduction_over_an_axis_of_extent_one_is_not_read_inside_its_kernel():
 
 
 def test_split_matmul_equals_numpy():
-    from autojit.codegen import blas
+    from autojit.codegen.cpu import blas
 
     generator = np.random.default_rng(0)
     a = generator.standard_normal((512, 256)).astype(np.float32)
@@ -518,7 +518,7 @@ def test_split_matmul_equals_numpy():
 
 def test_large_kernels_split_over_the_cores_equal_one_core():
     import autojit
-    from autojit.codegen import parallel, workers
+    from autojit.codegen.cpu import parallel, workers
 
     if workers.usable_cores() < 2:
         pytest.skip("one core: kernels are never split")
@@ -542,7 +542,7 @@ def test_long_bodies_ask_for_interleaved_vector_iterations():
     """A body of many dependent steps is one long latency chain per vector: the renderer asks
     LLVM to interleave its iterations (short bodies keep LLVM's own choice), and the values
     are unchanged."""
-    from autojit.codegen.render_llvm import INTERLEAVE_HINT, render
+    from autojit.codegen.cpu.render import INTERLEAVE_HINT, render
 
     def sin_tanh_chain(length, name):
         steps = [Step(REGISTRY["sin" if index % 2 else "tanh"],

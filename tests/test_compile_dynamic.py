@@ -12,7 +12,7 @@ import pytest
 import autojit
 import autojit.nn.functional as F
 from autojit import nn
-from autojit.symbolic import ShapeEnv
+from autojit.tensor.symbolic import ShapeEnv
 
 
 def _tensor(rng, *shape, requires_grad=False):
@@ -279,7 +279,7 @@ def test_layers_trace_once_for_every_batch_size(name):
 
 def test_new_sizes_reuse_the_compiled_kernels():
     """A dynamic trace's kernels read their extents at run time: a new size compiles none."""
-    from autojit.codegen import cpu
+    from autojit.codegen.cpu import jit as cpu
 
     weight = autojit.tensor(np.random.default_rng(11).standard_normal((3, 4)))
     compiled = autojit.compile(lambda x: ((x @ weight).relu() * 2 + x.sum()).sum(dim=0),

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.compile import CompileWarning
+from autojit.compiler.api import CompileWarning
 
 torch = pytest.importorskip("torch")
 

@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 import autojit
-from autojit.compile import CompileWarning
+from autojit.compiler.api import CompileWarning
 from autojit.ir.trace import GraphBreak
 
 

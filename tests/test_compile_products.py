@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.codegen import blas
-from autojit.codegen.matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
+from autojit.codegen.cpu import blas
+from autojit.codegen.schedule.matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
 
 generator = np.random.default_rng(7)
 

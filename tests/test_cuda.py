@@ -373,8 +373,8 @@ def test_compiled_guards_on_device():
 
 
 def test_render_reduction_with_warp_shuffles():
+    from autojit.codegen.cuda.render import render
     from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
-    from autojit.codegen.render_cuda import render
     from autojit.ops.registry import REGISTRY
 
     kernel = Kernel("sum", (4, 300), reduce_axes=(1,))

@@ -90,7 +90,7 @@ def test_tall_column_sums_split_over_blocks():
 
 
 def test_column_schedule_is_chosen_only_for_outer_axes():
-    from autojit.codegen.render_cuda import render
+    from autojit.codegen.cuda.render import render
 
     columns = render(column_kernel((64, 40), (0,)), block=256).source
     assert "lane = thread % 32" in columns and "row = thread // 32" in columns
@@ -111,8 +111,8 @@ def test_column_schedule_is_chosen_only_for_outer_axes():
 def test_column_schedule_with_a_larger_block():
     # Blocks of 64 threads (two rows of 32 lanes) under the simulator: two tiles, one of
     # them partly past the last column.
-    from autojit.codegen import cuda as backend
-    from autojit.codegen.render_cuda import render
+    from autojit.codegen.cuda import jit as backend
+    from autojit.codegen.cuda.render import render
     from autojit.cuda import driver
     from autojit.cuda.array import CudaArray
 
@@ -185,7 +185,7 @@ def test_float32_sums_stay_within_a_millionth_of_float64(shape, dim):
 
 
 def test_sums_of_other_dtypes_keep_their_accumulators():
-    from autojit.codegen.render_cuda import render
+    from autojit.codegen.cuda.render import render
 
     for dtype, wide in ((autojit.float32, True), (autojit.float64, False),
                         (autojit.int32, False), (autojit.int64, False)):

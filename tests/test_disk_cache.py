@@ -17,10 +17,12 @@ import warnings
 import numpy as np
 import pytest
 
-from autojit import config, dtypes
-from autojit.codegen import cpu, disk_cache
+from autojit import config
+from autojit.codegen.cpu import disk_cache
+from autojit.codegen.cpu import jit as cpu
 from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
 from autojit.ops.registry import REGISTRY
+from autojit.tensor import dtypes
 
 # Three compiled functions, one fused kernel each; prints the counters, the largest difference
 # from eager and a digest of the compiled results (equal whether compiled or loaded).
@@ -28,7 +30,7 @@ CHILD = """
 import hashlib, json, sys
 import numpy as np
 import autojit
-from autojit.codegen import cpu
+from autojit.codegen.cpu import jit as cpu
 
 functions = [
     autojit.compile(lambda x, y: ((x * y).exp() + 1).sum(dim=1)),
@@ -48,7 +50,7 @@ print(json.dumps({**cpu.STATISTICS, "error": error, "digest": digest.hexdigest()
 # Stores one entry and reads it back, many times: run by two processes at once on one key.
 HAMMER = """
 import sys
-from autojit.codegen import disk_cache
+from autojit.codegen.cpu import disk_cache
 entry = disk_cache.Entry("autojit_hammer", bytes(range(256)) * 64, "; IR " * 1000)
 for _ in range(int(sys.argv[1])):
     assert disk_cache.store("k" * 64, entry)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit import dlpack_capsule
+from autojit.interop import dlpack_capsule
+from autojit.tensor import dtypes
 
 
 class Exporter:
@@ -102,7 +103,7 @@ def test_reads_torch_capsules():
 
 
 def test_every_dtype_round_trips_through_the_structures():
-    for dtype in autojit.dtypes.ALL:
+    for dtype in dtypes.ALL:
         array = np.zeros((2, 1, 3), dtype.numpy)
         taken = dlpack_capsule.take(export(array, device=(2, 3), versioned=True))
         assert taken.dtype == dtype.numpy and taken.device == (2, 3)

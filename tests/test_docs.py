@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import autojit
-from autojit.state import state
+from autojit.tensor.state import state
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.codegen import blas, cpu, gemm_kernel
+from autojit.codegen.cpu import blas, gemm_kernel
+from autojit.codegen.cpu import jit as cpu
 
 pytestmark = pytest.mark.skipif(not cpu.has_avx512(), reason="the generated gemm needs AVX-512")
 

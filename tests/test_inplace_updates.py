@@ -13,13 +13,13 @@ import pytest
 import autojit
 import autojit.nn as nn
 import autojit.nn.functional as F
-from autojit import dtypes
-from autojit.codegen.executable import Executable
-from autojit.codegen.schedule import KernelStep, build_plan
-from autojit.compile import CompileWarning
+from autojit.codegen.schedule.fusion import KernelStep, build_plan
+from autojit.compiler.api import CompileWarning
+from autojit.compiler.executable import Executable
 from autojit.ir.graph import Graph
 from autojit.ir.interpreter import interpret
 from autojit.ops.registry import REGISTRY
+from autojit.tensor import dtypes
 
 
 def in_place_count(compiled) -> int:

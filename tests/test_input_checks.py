@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.codegen import cpu, input_checks, program, workers
+from autojit.codegen.cpu import input_checks, program, workers
+from autojit.codegen.cpu import jit as cpu
 
 pytestmark = pytest.mark.skipif(workers.shared() is None,
                                 reason="no native workers here (one core, or not x86-64 Linux)")

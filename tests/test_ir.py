@@ -298,7 +298,7 @@ def test_graph_break_on_item_names_the_user_line():
     assert __file__ in message
     assert "return x * total.item()" in message
     assert caught.value.lineno == f.__code__.co_firstlineno + 2
-    from autojit.state import state
+    from autojit.tensor.state import state
     assert state.tracer is None
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import autojit
+from autojit.tensor import dtypes
 
 torch = pytest.importorskip("torch")
 
@@ -85,7 +86,7 @@ def dtype_name(dtype) -> str:
 def comparable(value):
     """Either library's answer with the library's name taken out: dtypes by name, type names
     without their prefix."""
-    if isinstance(value, (autojit.dtypes.DType, torch.dtype)):
+    if isinstance(value, (dtypes.DType, torch.dtype)):
         return dtype_name(value)
     if isinstance(value, str):
         return value.replace("autojit.", "").replace("torch.", "")

@@ -130,10 +130,10 @@ def test_sin_and_cos_kernels_stay_vectorized(dtype):
     loop vectorizer reaches through its masked vector variant (inlined after vectorization):
     the loop stays vectorized and calls the Payne-Hanek reduction, lane by lane, only for
     vectors holding such an argument."""
-    from autojit import dtypes
-    from autojit.codegen.cpu import compile_kernel
+    from autojit.codegen.cpu.jit import compile_kernel
     from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
     from autojit.ops.registry import REGISTRY
+    from autojit.tensor import dtypes
 
     dtype_ = dtypes.from_numpy(np.dtype(dtype))
     suffix = "f64" if dtype == np.float64 else "f32"

@@ -18,9 +18,8 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit import functional
 from autojit.autograd import gradcheck, gradgradcheck
-from autojit.ops import REGISTRY
+from autojit.ops import REGISTRY, functional
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -13,7 +13,7 @@ from autojit import autograd
 from autojit.autograd import profiler
 from autojit.autograd.profiler_util import format_time, format_time_share
 from autojit.ir.trace import make_graph
-from autojit.state import state
+from autojit.tensor.state import state
 
 
 def named(events, name):

@@ -11,7 +11,7 @@ import pytest
 
 import autojit
 from autojit.autograd import profiler
-from autojit.codegen import workers
+from autojit.codegen.cpu import workers
 
 pytestmark = pytest.mark.skipif(workers.shared() is None,
                                 reason="no native workers here (one core, or not x86-64 Linux)")

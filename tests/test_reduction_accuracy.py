@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit import dtypes
-from autojit.codegen.cpu import compile_kernel
+from autojit.codegen.cpu.jit import compile_kernel
 from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
 from autojit.ops.registry import REGISTRY
+from autojit.tensor import dtypes
 
 try:
     import torch
@@ -107,7 +107,7 @@ def test_generic_kernels_read_their_sizes_at_run_time():
 
 
 def test_kernels_split_over_the_cores():
-    from autojit.codegen import workers
+    from autojit.codegen.cpu import workers
 
     if workers.usable_cores() < 2:
         pytest.skip("one core: kernels are never split")

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.codegen import blas, parallel, workers
-from autojit.codegen.cpu import compile_kernel
+from autojit.codegen.cpu import blas, parallel, workers
+from autojit.codegen.cpu.jit import compile_kernel
+from autojit.codegen.cpu.parallel import split_kernel
 from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
-from autojit.codegen.parallel import split_kernel
-from autojit.dtypes import int64 as I64
 from autojit.ops.registry import REGISTRY
+from autojit.tensor.dtypes import int64 as I64
 
 pytestmark = pytest.mark.skipif(workers.shared() is None,
                                 reason="no native workers here (one core, or not x86-64 Linux)")
@@ -254,7 +254,7 @@ def _kernel_of(function, shape):
 
 
 def test_mid_size_float_products_pair_on_the_workers_and_integer_ones_do_not():
-    from autojit.codegen.matmul_steps import ConcurrentProducts
+    from autojit.codegen.schedule.matmul_steps import ConcurrentProducts
 
     def function(a, b, c):
         return a @ b, c @ a  # 128x64x256 and 256x128x64: 2^21 multiply-adds each

@@ -63,7 +63,7 @@ class Recorder:
     def __enter__(self) -> Recorder:
         import numpy as np
 
-        from autojit.codegen import cuda as generated
+        from autojit.codegen.cuda import jit as generated
         from autojit.cuda import indexing, matmul
 
         recorder = self
@@ -158,7 +158,7 @@ def compile_record(record: KernelRecord, cc: tuple) -> str:
     """The record compiled to PTX for compute capability `cc` (raises what numba raises)."""
     from numba import cuda
 
-    from autojit.codegen import cuda as generated
+    from autojit.codegen.cuda import jit as generated
     from autojit.cuda import matmul
 
     if record.hand_written is None:

@@ -5,7 +5,6 @@ the compiler lowers whole training steps to fused kernels. The public names foll
 """
 
 from . import autograd, cuda, nn, optim, utils
-from . import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -16,8 +15,22 @@ from .autograd import (
     set_anomaly_enabled,
     set_grad_enabled,
 )
-from .compile import CompiledFunction, CompileWarning, compile  # noqa: A004
-from .creation import (
+from .compiler.api import CompiledFunction, CompileWarning, compile  # noqa: A004
+from .interop.dlpack import from_dlpack
+from .interop.serialization import load, save
+from .ir.trace import make_graph
+from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
+from .ops.functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
+from .ops.functional import __all__ as _functional_names
+from .ops.legacy_constructors import (
+    BoolTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+)
+from .tensor.creation import (
     arange,
     as_tensor,
     empty,
@@ -40,12 +53,10 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .device import device
-from .dlpack import from_dlpack
-from .dtypes import (
-    bool_ as bool,  # noqa: A004
-)
-from .dtypes import (
+from .tensor.device import device
+from .tensor.dtypes import DType as dtype
+from .tensor.dtypes import bool_ as bool  # noqa: A004
+from .tensor.dtypes import (
     double,
     float16,
     float32,
@@ -57,21 +68,10 @@ from .dtypes import (
     long,
     set_default_dtype,
 )
-from .dtypes import float as float  # noqa: A004, PLC0414
-from .dtypes import int as int  # noqa: A004, PLC0414
-from .functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
-from .functional import __all__ as _functional_names
-from .ir.trace import make_graph
-from .serialization import load, save
-from .tensor import Size, Tensor
-from .tensor_types import (
-    BoolTensor,
-    DoubleTensor,
-    FloatTensor,
-    HalfTensor,
-    IntTensor,
-    LongTensor,
-)
+from .tensor.dtypes import float as float  # noqa: A004, PLC0414
+from .tensor.dtypes import int as int  # noqa: A004, PLC0414
+from .tensor.dtypes import promote as promote_types
+from .tensor.tensor import Size, Tensor
 
 __version__ = "0.1.0"
 
@@ -83,7 +83,8 @@ __all__ = [
     "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
     "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
     "manual_seed", "float16", "float32", "float64", "half", "float", "double", "int32", "int64",
-    "int", "long", "bool", "get_default_dtype", "set_default_dtype", "make_graph", "compile",
+    "int", "long", "bool", "dtype", "promote_types", "get_default_dtype", "set_default_dtype",
+    "make_graph", "compile",
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "from_dlpack",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     *_functional_names,

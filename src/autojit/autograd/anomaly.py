@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from ..state import state
+from ..tensor.state import state
 
 ENABLED_WARNING = ("Anomaly Detection has been enabled. This mode will increase the runtime and "
                    "should only be enabled for debugging.")

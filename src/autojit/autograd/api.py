@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..symbolic import same_shape
-from ..tensor import Tensor
+from ..tensor.symbolic import same_shape
+from ..tensor.tensor import Tensor
 from .engine import run_backward
 
 
@@ -23,7 +23,7 @@ def _as_tuple(value) -> tuple:
 
 
 def _make_root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list:
-    from ..creation import ones_like
+    from ..tensor.creation import ones_like
 
     if len(grad_outputs) == 0:
         grad_outputs = (None,) * len(outputs)
@@ -100,7 +100,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> x.grad is None
     True
     """
-    from ..creation import zeros_like
+    from ..tensor.creation import zeros_like
 
     if is_grads_batched:
         raise NotImplementedError("is_grads_batched=True is not supported by autojit.autograd")

@@ -12,8 +12,8 @@ it captures the gradient reaching each input's edge instead of accumulating into
 
 from __future__ import annotations
 
-from ..state import state
-from ..tensor import Tensor
+from ..tensor.state import state
+from ..tensor.tensor import Tensor
 from .graph import AccumulateGrad, Node, gradient_edge
 from .hooks import run_leaf_hooks, run_tensor_hooks
 

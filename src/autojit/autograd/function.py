@@ -17,9 +17,9 @@ import functools
 import inspect
 import warnings
 
-from ..state import state
-from ..symbolic import same_shape
-from ..tensor import Tensor
+from ..tensor.state import state
+from ..tensor.symbolic import same_shape
+from ..tensor.tensor import Tensor
 from .graph import FREED_MESSAGE, Node, SavedTensor, conform, gradient_edge
 
 ONCE_DIFFERENTIABLE_MESSAGE = ("trying to differentiate twice a function that was marked with "
@@ -117,7 +117,7 @@ class BackwardFunction(FunctionCtx, Node):
         for index, meta in enumerate(self._output_meta):
             grad = grads[index] if index < len(grads) else None
             if grad is None and meta is not None and self.materialize_grads:
-                from ..creation import zeros
+                from ..tensor.creation import zeros
 
                 grad = zeros(meta[0], dtype=meta[1])
             grad_outputs.append(grad)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from ..state import state
+from ..tensor.state import state
 
 
 def is_grad_enabled() -> bool:

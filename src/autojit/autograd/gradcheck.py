@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 from .grad_mode import no_grad
 
 
@@ -127,7 +127,7 @@ def _grad_rows(output, diff_inputs, grad_output):
 
 def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol) -> list:
     """d output / d input j for every differentiable input, computed twice (reentrancy)."""
-    from ..creation import zeros_like
+    from ..tensor.creation import zeros_like
 
     numel = output.numel()
     computed = []
@@ -224,7 +224,7 @@ def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
 
     On a mismatch, the slow check is run for that output/input pair to show the Jacobians.
     """
-    from ..creation import default_generator
+    from ..tensor.creation import default_generator
     from .api import grad
 
     generator = default_generator()
@@ -270,7 +270,7 @@ def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
 
 
 def _test_backward_mul_by_grad_output(outputs, diff_inputs) -> None:
-    from ..creation import zeros_like
+    from ..tensor.creation import zeros_like
     from .api import grad
 
     grads = grad(outputs, diff_inputs, [zeros_like(o) for o in outputs], allow_unused=True)
@@ -287,7 +287,7 @@ def _test_backward_mul_by_grad_output(outputs, diff_inputs) -> None:
 
 def _test_undefined_backward_mode(func, inputs, diff_inputs) -> None:
     """Each output differentiated alone: the other outputs' gradients stay undefined."""
-    from ..creation import zeros_like
+    from ..tensor.creation import zeros_like
     from .api import grad
 
     for index in range(len(_differentiable_outputs(func(*inputs)))):
@@ -410,8 +410,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
 
 def _random_grad_output(output: Tensor, non_contiguous: bool) -> Tensor:
-    from .. import dtypes
-    from ..creation import default_generator
+    from ..tensor import dtypes
+    from ..tensor.creation import default_generator
 
     dtype = output.dtype if output.dtype.is_floating_point else dtypes.float64
     values = default_generator().uniform(-1, 1, output.shape).astype(dtype.numpy)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import itertools
 import weakref
 
-from ..state import state
-from ..symbolic import same_shape
-from ..tensor import Tensor
+from ..tensor.state import state
+from ..tensor.symbolic import same_shape
+from ..tensor.tensor import Tensor
 
 _sequence = itertools.count()
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import itertools
 import weakref
 
-from ..symbolic import same_shape
-from ..tensor import Tensor
+from ..tensor.symbolic import same_shape
+from ..tensor.tensor import Tensor
 from .graph import Node
 
 _handle_ids = itertools.count()

@@ -41,8 +41,8 @@ import time
 import traceback
 from pathlib import Path
 
-from ..state import state
-from ..tensor import Tensor
+from ..tensor.state import state
+from ..tensor.tensor import Tensor
 from .graph import AccumulateGrad
 from .profiler_util import EventList, FunctionEvent, FunctionEventAvg, Interval
 

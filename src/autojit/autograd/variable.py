@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 
 
 class _VariableMeta(type):
@@ -25,7 +25,7 @@ class Variable(metaclass=_VariableMeta):
             warnings.warn("volatile was removed and now has no effect. Use `with "
                           "autojit.no_grad():` instead.", UserWarning, stacklevel=2)
         if data is None:
-            from ..creation import tensor
+            from ..tensor.creation import tensor
 
             return tensor([])
         if not isinstance(data, Tensor):

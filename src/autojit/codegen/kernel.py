@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import dtypes
 from ..ops.registry import COMBINE_IDENTITY, Op
+from ..tensor import dtypes
 
 # The combines a reduced output may use: registry.Reduction.combine's values.
 REDUCTION_KINDS = tuple(COMBINE_IDENTITY)
@@ -114,7 +114,7 @@ class Kernel:
         """Everything that decides the generated code (shapes included, unless the kernel is
         generic: then its loop structure), for caching."""
         if self.generic:
-            from .render_llvm import generic_layout
+            from .cpu.render import generic_layout
 
             space = ("generic", generic_layout(self)[0],
                      tuple(entry.dtype.name for entry in self.inputs))

@@ -143,8 +143,8 @@ class CudaArray:
         return self._extreme(AMAX)
 
     def _extreme(self, op):
-        from .. import dtypes
-        from ..tensor import Tensor
+        from ..tensor import dtypes
+        from ..tensor.tensor import Tensor
         from .eager import dispatch
 
         if not self.size:

@@ -28,7 +28,6 @@ import math
 
 import numpy as np
 
-from .. import dtypes
 from ..codegen.kernel import CheckFailed, Kernel, KernelInput, KernelOutput, Operand, Step
 from ..ops.elementwise import ADD, CAST, CLONE
 from ..ops.registry import (
@@ -40,7 +39,8 @@ from ..ops.registry import (
     shape_error,
     view_tensor,
 )
-from ..tensor import Tensor
+from ..tensor import dtypes
+from ..tensor.tensor import Tensor
 from .array import CudaArray
 from .indexing import EXTERN_ROUTINES, arg_extreme
 from .views import make_view
@@ -108,7 +108,7 @@ def _broadcast_strides(shape: tuple, space: tuple) -> tuple:
 
 def run_kernel(kernel: Kernel, inputs: list, output_shapes: list | None = None) -> list:
     """Compile (cached) and launch `kernel`; returns its freshly allocated outputs."""
-    from ..codegen.cuda import compile_kernel
+    from ..codegen.cuda.jit import compile_kernel
 
     outputs = [CudaArray(kernel.output_shape(output), output.dtype.numpy)
                for output in kernel.outputs]

@@ -246,7 +246,7 @@ def index(op, inputs, attrs, shape, out_dtype) -> CudaArray:
 
 
 def index_put(op, inputs, attrs, shape, out_dtype) -> CudaArray:
-    from .. import dtypes
+    from ..tensor import dtypes
     from .eager import convert_array
 
     x, values, indices = inputs

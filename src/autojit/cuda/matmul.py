@@ -70,7 +70,7 @@ def hand_written(name: str, source: str, dtype=None, devices: tuple = ()):
     """(the kernel `name` defined by `source`, compiled; TILE), cached per dtype. The source
     sees `cuda`, `TILE`, `BLOCK` (threads per block), `DTYPE` (a NumPy scalar type) and the
     device functions named in `devices`, which it defines before the kernel."""
-    from ..cuda import driver, is_simulator
+    from . import driver, is_simulator
 
     key = (name, None if dtype is None else np.dtype(dtype), is_simulator())
     found = _KERNELS.get(key)
@@ -97,14 +97,14 @@ def hand_written_function(cuda, simulated: bool, name: str, source: str, dtype=N
 
 def block_size() -> int:
     """Threads per block of the hand-written kernels (the simulator runs each as a thread)."""
-    from ..cuda import is_simulator
+    from . import is_simulator
 
     return 32 if is_simulator() else 256
 
 
 def grid_size(work: int) -> int:
     """Blocks for a grid-stride loop over `work` items (or blocks of work)."""
-    from ..cuda import is_simulator
+    from . import is_simulator
 
     return max(1, min(work, 4 if is_simulator() else 4096))
 

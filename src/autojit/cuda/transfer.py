@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
-from ..device import CPU
-from ..tensor import Tensor
+from ..tensor.device import CPU
+from ..tensor.tensor import Tensor
 
 
 def _copy_data(data, device):

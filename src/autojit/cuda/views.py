@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
-from .. import dtypes
 from ..codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step, contiguous_strides
+from ..tensor import dtypes
 from .array import CudaArray
 
 STRIDED_WRITE_SOURCE = '''
@@ -96,7 +96,7 @@ def refresh(view: CudaArray) -> None:
     view._synced = source._root()._generation
     if not view.size:
         return
-    from ..codegen.cuda import compile_kernel
+    from ..codegen.cuda.jit import compile_kernel
     from ..ops.elementwise import CLONE
 
     dtype = dtypes.from_numpy(view.dtype)

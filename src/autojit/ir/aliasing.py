@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.inplace import OVERLAP_ERROR, scatter_through
-from ..state import state
-from ..tensor import Tensor
+from ..tensor.state import state
+from ..tensor.tensor import Tensor
 
 
 class TracedView:

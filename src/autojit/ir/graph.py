@@ -14,7 +14,7 @@ reference interpreter (interpreter.py) runs them.
 
 from __future__ import annotations
 
-from .. import dtypes
+from ..tensor import dtypes
 
 # "cotangent": the gradient of a result that will arrive from outside (ir/partition.py);
 # "random": random numbers drawn anew on each run (its `tensor` slot holds how to draw them).

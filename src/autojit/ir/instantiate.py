@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 
-from ..symbolic import contains_symbolic, substitute
+from ..tensor.symbolic import contains_symbolic, substitute
 from .graph import Graph, Value
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.registry import _run_eager
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 from .graph import Graph, Input, Value
 
 

@@ -25,10 +25,10 @@ import struct
 
 import numpy as np
 
-from .. import dtypes
 from ..ops import elementwise as ew
 from ..ops.registry import Elementwise, _run_eager
-from ..tensor import Tensor
+from ..tensor import dtypes
+from ..tensor.tensor import Tensor
 from .graph import Graph, Input, Node, Output, Value
 
 # Constant folding evaluates an op on real arrays only when every operand and the result have

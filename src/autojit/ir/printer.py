@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from .. import dtypes
+from ..tensor import dtypes
 from .graph import Graph, Node, Value
 
 

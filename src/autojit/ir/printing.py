@@ -104,6 +104,6 @@ def format_value(tensor, spec: str | None, history: str) -> str:
     traced), or `format(tensor.item(), spec)` for a 0-d tensor in an f-string."""
     if spec is not None:
         return tensor.item().__format__(spec)
-    from ..tensor_repr import tensor_repr
+    from ..tensor.printing import tensor_repr
 
     return tensor_repr(tensor, history=history)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.registry import bind
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 from .graph import Graph, Value
 
 

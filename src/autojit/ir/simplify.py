@@ -10,10 +10,10 @@ import math
 
 import numpy as np
 
-from .. import dtypes
 from ..ops import elementwise as ew
 from ..ops import layout, linalg, reduction
 from ..ops.registry import Elementwise, broadcast_shapes, infer
+from ..tensor import dtypes
 from .graph import Graph, Node, Value
 from .passes import GraphRewriter, constant_scalar, symbolic
 

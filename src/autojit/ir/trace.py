@@ -30,8 +30,8 @@ import sys
 import numpy as np
 
 from ..ops.registry import infer
-from ..state import state
-from ..tensor import Tensor
+from ..tensor.state import state
+from ..tensor.tensor import Tensor
 from .aliasing import make_alias, make_view, root_written_through
 from .graph import Graph, Input, Value
 

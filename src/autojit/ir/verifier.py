@@ -21,7 +21,7 @@ from __future__ import annotations
 import numbers
 
 from ..ops.registry import REGISTRY, infer
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 from .graph import INPUT_KINDS, OUTPUT_KINDS, TARGETED_OUTPUT_KINDS, Graph, Value
 from .printer import format_lines
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..creation import empty
+from ..tensor.creation import empty
 from . import init
 from .functional_conv import conv1d, conv2d
 from .module import Module

@@ -15,30 +15,17 @@ from __future__ import annotations
 import math
 import warnings
 
-from .. import dtypes
-from ..creation import arange, as_tensor
 from ..ops import elementwise as ew
 from ..ops import loss as loss_ops
 from ..ops.composite import gelu, reduces_nothing, relu, silu, softplus  # noqa: F401
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
 from ..ops.index_checks import check_index
 from ..ops.reduction import amax, sum_
-from ..tensor import Tensor, normalize_dim
-from .functional_conv import (  # noqa: F401 - re-exported names
-    adaptive_avg_pool2d,
-    avg_pool2d,
-    conv1d,
-    conv2d,
-    max_pool2d,
-    pad,
-)
-from .functional_norm import (  # noqa: F401 - re-exported names
-    batch_norm,
-    group_norm,
-    huber_loss,
-    layer_norm,
-    smooth_l1_loss,
-)
+from ..tensor import dtypes
+from ..tensor.creation import arange, as_tensor
+from ..tensor.tensor import Tensor, normalize_dim
+from .functional_conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, max_pool2d, pad  # noqa: F401 - re-exported names
+from .functional_norm import batch_norm, group_norm, huber_loss, layer_norm, smooth_l1_loss  # noqa: F401 - re-exported names
 from .layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 - re-exported
 
 _REDUCTIONS = ("none", "mean", "sum")

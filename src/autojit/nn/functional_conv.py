@@ -20,12 +20,12 @@ import math
 
 import numpy as np
 
-from ..creation import arange, full, tensor
 from ..ops import elementwise as ew
 from ..ops.layout import cat, embed_slice, slice_dims, stack
 from ..ops.linalg import matmul
 from ..ops.reduction import amax, amin, sum_
-from ..tensor import Tensor
+from ..tensor.creation import arange, full, tensor
+from ..tensor.tensor import Tensor
 
 # torch names dtypes by their C++ scalar type in conv errors ("expected scalar type Double").
 _SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",

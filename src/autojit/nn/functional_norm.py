@@ -18,7 +18,7 @@ from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
 from ..ops.composite import rsqrt
 from ..ops.reduction import sum_
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 

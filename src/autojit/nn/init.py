@@ -16,8 +16,8 @@ import warnings
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..creation import default_generator
-from ..tensor import Tensor
+from ..tensor.creation import default_generator
+from ..tensor.tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",

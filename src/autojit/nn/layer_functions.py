@@ -9,14 +9,14 @@ autojit's global generator (autojit.manual_seed); in a compiled function the dra
 
 from __future__ import annotations
 
-from .. import dtypes
-from ..creation import rand
 from ..ops import elementwise as ew
 from ..ops.indexing import index_select
 from ..ops.layout import reshape, t, unsqueeze
 from ..ops.linalg import matmul
 from ..ops.reduction import sum_
-from ..tensor import Tensor
+from ..tensor import dtypes
+from ..tensor.creation import rand
+from ..tensor.tensor import Tensor
 from .module import typename
 
 __all__ = ["linear", "bilinear", "embedding", "dropout"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..creation import empty
+from ..tensor.creation import empty
 from . import init
 from .layer_functions import bilinear, linear
 from .module import Module

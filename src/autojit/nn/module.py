@@ -12,9 +12,9 @@ the backward hooks in module_hooks.py.
 
 from __future__ import annotations
 
-from .. import dtypes
 from ..autograd.hooks import HookDict, RemovableHandle
-from ..tensor import Tensor
+from ..tensor import dtypes
+from ..tensor.tensor import Tensor
 from .module_hooks import BackwardHookMixin, backward_hook_for
 from .module_state import StateDictMixin
 from .parameter import Parameter
@@ -444,7 +444,7 @@ class Module(StateDictMixin, BackwardHookMixin):
         keywords ``dtype=`` and ``device=``. Parameters keep their identity, so an optimizer
         built before the move still updates them.
         """
-        from ..device import check_device
+        from ..tensor.device import check_device
 
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)

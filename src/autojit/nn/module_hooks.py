@@ -17,8 +17,8 @@ import warnings
 
 from ..autograd.function import Function
 from ..autograd.hooks import HookDict, RemovableHandle
-from ..state import state
-from ..tensor import Tensor
+from ..tensor.state import state
+from ..tensor.tensor import Tensor
 
 __all__ = ["BackwardHookMixin", "BackwardHook", "BackwardHookFunction", "backward_hook_for"]
 
@@ -174,7 +174,7 @@ class BackwardHook:
             # The gradient reached the inputs without passing through the outputs (a second
             # backward through the first one's graph): there is nothing to report.
             return None
-        from ..creation import zeros
+        from ..tensor.creation import zeros
 
         grads = [grad if grad is not None or meta[3] else
                  zeros(meta[0], dtype=meta[1], device=meta[2])

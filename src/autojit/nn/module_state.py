@@ -13,7 +13,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 from .parameter import Parameter
 
 

@@ -11,9 +11,9 @@ number, which is a graph break under compile).
 
 from __future__ import annotations
 
-from .. import dtypes
 from ..autograd.grad_mode import no_grad
-from ..creation import empty, ones, tensor, zeros
+from ..tensor import dtypes
+from ..tensor.creation import empty, ones, tensor, zeros
 from . import init
 from .functional_norm import batch_norm, group_norm, layer_norm
 from .module import Module

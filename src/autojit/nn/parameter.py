@@ -6,7 +6,7 @@ state_dict() and optimizers find it.
 
 from __future__ import annotations
 
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 
 
 class Parameter(Tensor):
@@ -23,7 +23,7 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __new__(cls, data=None, requires_grad: bool = True):
-        from ..creation import empty
+        from ..tensor.creation import empty
 
         source = empty(0) if data is None else data
         self = object.__new__(cls)
@@ -54,6 +54,6 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(data, dtype_name, requires_grad):
-    from .. import dtypes
+    from ..tensor import dtypes
 
     return Parameter(Tensor._make(data.copy(), dtypes.from_name(dtype_name)), requires_grad)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 from .container import ModuleList
 from .module import Module, typename
 from .parameter import Parameter

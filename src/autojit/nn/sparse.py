@@ -8,7 +8,7 @@ at zero and never receives a gradient.
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
-from ..creation import empty
+from ..tensor.creation import empty
 from . import init
 from .layer_functions import embedding
 from .module import Module

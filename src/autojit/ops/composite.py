@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from .. import dtypes
-from ..tensor import Tensor
+from ..tensor import dtypes
+from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .reduction import amax, extreme, normalize_dims, sum_
 

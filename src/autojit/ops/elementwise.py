@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..symbolic import SymFloat, SymInt
-from ..tensor import Tensor
+from ..tensor import dtypes
+from ..tensor.symbolic import SymFloat, SymInt
+from ..tensor.tensor import Tensor
 from .registry import (
     NOT_DIFFERENTIABLE,
     Elementwise,
@@ -40,7 +40,7 @@ def operand(x, op_name: str):
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, np.ndarray):
-        from ..creation import as_tensor
+        from ..tensor.creation import as_tensor
 
         return as_tensor(x)
     raise TypeError(f"{op_name}(): expected a Tensor or a number, but got {type(x).__name__}")

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..tensor import Tensor
+from ..tensor import dtypes
+from ..tensor.tensor import Tensor
 from .registry import NOT_DIFFERENTIABLE, Elementwise, OpError, bind, broadcast_shapes, define_op
 
 # form -> (exception type, message); {value} is the first offending index, {dim} and {size}
@@ -118,7 +118,7 @@ def check_index(index: Tensor, size, form: str, *, dim: int = 0, wrap: bool = Fa
         if len(size) == 1:
             size = size[0]
         else:
-            from ..creation import tensor
+            from ..tensor.creation import tensor
 
             extents = [int(extent) for extent in size]  # symbolic extents specialize here
             size = tensor(extents, dtype=dtypes.int64,

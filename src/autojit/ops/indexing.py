@@ -18,9 +18,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import dtypes
-from ..symbolic import as_size
-from ..tensor import Tensor, normalize_dim
+from ..tensor import dtypes
+from ..tensor.symbolic import as_size
+from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from .index_checks import check_index
 from .layout import expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
@@ -32,13 +32,13 @@ _INDEX_DTYPES = (dtypes.int64, dtypes.int32)
 
 def _zeros(shape, like: Tensor) -> Tensor:
     """Zeros of `shape` with like's dtype, on like's device."""
-    from ..creation import zeros
+    from ..tensor.creation import zeros
 
     return zeros(tuple(shape), dtype=like.dtype, device=like.device)
 
 
 def _as_index_tensor(value) -> Tensor:
-    from ..creation import as_tensor
+    from ..tensor.creation import as_tensor
 
     return value if isinstance(value, Tensor) else as_tensor(value)
 
@@ -274,7 +274,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def flip(x: Tensor, dims) -> Tensor:
     """x with the order of elements reversed along `dims`."""
-    from ..creation import arange
+    from ..tensor.creation import arange
 
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     for dim in sorted({normalize_dim(d, x.ndim) for d in dims}):
@@ -510,7 +510,7 @@ def _stack_indices(rows: list, x: Tensor) -> Tensor:
 def setitem(x: Tensor, key, value) -> None:
     """x[key] = value, in place: differentiable w.r.t. the old x (zero where overwritten) and
     w.r.t. value (summed over broadcast)."""
-    from ..creation import arange
+    from ..tensor.creation import arange
     from .inplace import apply_inplace
 
     shape = tuple(x.shape)

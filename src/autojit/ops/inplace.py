@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..state import state
-from ..tensor import Tensor
+from ..tensor import dtypes
+from ..tensor.state import state
+from ..tensor.tensor import Tensor
 
 # torch's message for a write into a broadcast view, whose elements share memory.
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers "
@@ -109,7 +109,7 @@ def scatter_through(base: Tensor, steps: list, values: Tensor) -> Tensor:
     """`base` with `values` written where the view `steps` (view ops applied in order) address
     it, out of place: the flat positions the view reads are found by applying the same steps
     to the positions of base, which works for every view op and for symbolic sizes."""
-    from ..creation import arange
+    from ..tensor.creation import arange
     from .indexing import index_put
     from .layout import reshape, unsqueeze
     from .registry import bind

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..symbolic import as_size, size_product
-from ..tensor import Tensor, normalize_dim
+from ..tensor.symbolic import as_size, size_product
+from ..tensor.tensor import Tensor, normalize_dim
 from .registry import Layout, bind, define_op, rule_first, rule_promote
 
 # ---- folding into strides: how a kernel reads a view without materializing it --------------

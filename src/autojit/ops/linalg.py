@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 from .layout import reshape, transpose
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..state import state
-from ..tensor import Tensor, normalize_dim
+from ..tensor import dtypes
+from ..tensor.state import state
+from ..tensor.tensor import Tensor, normalize_dim
 from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_bool, rule_index
 
 
@@ -114,7 +114,7 @@ def _product_of_others(x: Tensor, dims: tuple) -> Tensor:
     """For each element, the product of the other elements of its reduced slice, with no
     division: the slice of n elements is repeated n times with a 1 on the diagonal and each
     row multiplied out. O(n^2) per slice, differentiable any number of times."""
-    from ..creation import eye
+    from ..tensor.creation import eye
     from .elementwise import where
 
     kept = [axis for axis in range(x.ndim) if axis not in dims]

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes
 from ..autograd.graph import OpNode, record
-from ..state import state
-from ..tensor import Tensor
+from ..tensor import dtypes
+from ..tensor.state import state
+from ..tensor.tensor import Tensor
 
 REGISTRY: dict[str, Op] = {}
 NOT_DIFFERENTIABLE = None

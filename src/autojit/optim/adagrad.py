@@ -15,7 +15,7 @@ Python number.
 
 from __future__ import annotations
 
-from ..creation import full_like
+from ..tensor.creation import full_like
 from .adam import step_count
 from .optimizer import Optimizer, check_lr, check_nonnegative
 

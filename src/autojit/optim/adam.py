@@ -16,8 +16,8 @@ serves every step. AdamW (adamw.py) is this class with decoupled weight decay.
 
 from __future__ import annotations
 
-from .. import dtypes
-from ..creation import zeros, zeros_like
+from ..tensor import dtypes
+from ..tensor.creation import zeros, zeros_like
 from .optimizer import Optimizer, check_lr, check_nonnegative
 
 

@@ -15,7 +15,7 @@ import types
 from bisect import bisect_right
 from collections import Counter
 
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 from .optimizer import Optimizer
 
 

@@ -26,7 +26,7 @@ from collections import defaultdict
 from itertools import chain
 
 from ..autograd import enable_grad
-from ..tensor import Tensor
+from ..tensor.tensor import Tensor
 
 
 class _RequiredParameter:

@@ -15,7 +15,7 @@ when those options are on; every step runs the same autojit ops, so one compiled
 
 from __future__ import annotations
 
-from ..creation import zeros_like
+from ..tensor.creation import zeros_like
 from .adam import step_count
 from .optimizer import Optimizer, check_lr, check_nonnegative
 

@@ -15,7 +15,7 @@ first step's `b = g` exactly, so every step runs the same operations and one tra
 
 from __future__ import annotations
 
-from ..creation import zeros_like
+from ..tensor.creation import zeros_like
 from .optimizer import Optimizer, check_lr, check_nonnegative
 
 

@@ -1,0 +1,450 @@
+"""The CPU backend: compiles a Kernel to native code through llvmlite and calls it.
+
+`compile_kernel(kernel)` renders the kernel (render_llvm.py), optimizes the module with LLVM's
+O3 pipeline for the host CPU (its features included, so the loop and SLP vectorizers use AVX2
+or AVX-512 where present), JIT-compiles it into one process-wide MCJIT engine that owns the
+code, and returns a CompiledKernel: a callable taking the input and output arrays. Compiled
+kernels are cached in memory by `Kernel.structural_key()`, and on disk across processes
+(disk_cache.py: the object code MCJIT produced, loaded back without optimizing or generating
+code again). No C compiler is involved. See docs/notes/cpu-codegen.md.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import itertools
+import threading
+import time
+
+import llvmlite.binding as llvm
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from ... import config
+from ..kernel import Kernel
+from . import disk_cache
+from .render import ERRORS, render
+
+_LOCK = threading.Lock()
+_CACHE: dict = {}
+_COUNTER = itertools.count()
+_SYMBOLS: set = set()  # entry symbols defined in the engine: a loaded object must not redefine one
+_KEPT_MODULES: list = []  # modules of compile_module: the engine owns the code compiled from them
+# How kernels were obtained in this process: LLVM compiles, and loads from the disk cache.
+STATISTICS = {"compiled": 0, "loaded": 0}
+_FUNCTION_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+# The object entry reads Python objects, so it runs holding the GIL (PYFUNCTYPE).
+_OBJECT_FUNCTION_TYPE = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.py_object, ctypes.py_object)
+
+
+def _find_pointer(owner, wanted, first_word=1, last_word=8):
+    """The byte offset inside the object `owner` of a machine word equal to `wanted`."""
+    words = (ctypes.c_void_p * last_word).from_address(id(owner))
+    for word in range(first_word, last_word):
+        if words[word] == wanted:
+            return word * ctypes.sizeof(ctypes.c_void_p)
+    return None
+
+
+# AVX-512 CPUs whose cores slow their clock for 512-bit instructions: LLVM's preference for
+# 256-bit vectors stays on them.
+_DOWNCLOCKING_AVX512 = ("skylake-avx512", "cascadelake", "cooperlake", "knl", "knm")
+
+
+def _with_wide_vectors(cpu: str, features: str) -> str:
+    """The host's features, letting the vectorizers use 512-bit vectors where the CPU has
+    them at full clock (LLVM tunes Ice Lake and later for 256 bits by default). float32 math
+    gets 16 lanes instead of 8: a 1024x1024 tanh kernel took 346-357 us against 420-428 us,
+    the fused elementwise step's kernel 570-746 us against 781 us."""
+    if "+avx512f" in features.split(",") and cpu not in _DOWNCLOCKING_AVX512:
+        return features + ",-prefer-256-bit"
+    return features
+
+
+def object_layout():
+    """(offset of a list's item vector, offset of an ndarray's data pointer), or None.
+
+    Both are fixed by the CPython and NumPy ABIs (PyListObject.ob_item, PyArrayObject.data);
+    they are found by looking, and checked on fresh objects, rather than assumed.
+    """
+    arrays = [np.empty(3), np.empty((2, 2), np.float32)[:, 1]]
+    data_offset = _find_pointer(arrays[0], arrays[0].ctypes.data)
+    if data_offset is None or any(_find_pointer(a, a.ctypes.data) != data_offset
+                                  for a in arrays):
+        return None
+    # PyListObject is {PyObject_VAR_HEAD; PyObject **ob_item; ...}: ob_item follows ob_size.
+    # Only the found word is dereferenced, so a different layout is refused, never read.
+    probe = [arrays[0]] * 1001
+    size_offset = _find_pointer(probe, 1001)
+    if size_offset is None:
+        return None
+    item_offset = size_offset + ctypes.sizeof(ctypes.c_void_p)
+    items = ctypes.c_void_p.from_address(id(probe) + item_offset).value
+    if (ctypes.c_void_p * 1001).from_address(items)[1000] == id(arrays[0]):
+        return item_offset, data_offset
+    return None
+
+
+class _Backend:
+    """The target machine, the pass pipeline options and the engine, made once per process."""
+
+    def __init__(self):
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_default_triple()
+        self.cpu = llvm.get_host_cpu_name()
+        self.features = _with_wide_vectors(self.cpu, llvm.get_host_cpu_features().flatten())
+        self.target_machine = target.create_target_machine(
+            cpu=self.cpu, features=self.features, opt=3, jit=True)
+        holder = llvm.parse_assembly("")
+        holder.triple = self.target_machine.triple
+        self.engine = llvm.create_mcjit_compiler(holder, self.target_machine)
+        self.object_layout = object_layout()
+        # MCJIT hands each module's object file to this callback as it generates it: the disk
+        # cache stores it, with no second code generation.
+        self.objects: dict = {}
+        self.engine.set_object_cache(self._object_compiled, None)
+        self.target = (self.target_machine.triple, self.cpu, self.features, self.object_layout)
+
+    def _object_compiled(self, module, buffer) -> None:
+        self.objects[id(module)] = buffer
+
+    def optimize(self, module):
+        options = llvm.create_pipeline_tuning_options(speed_level=3)
+        options.loop_vectorization = True
+        options.slp_vectorization = True
+        options.loop_unrolling = False
+        options.loop_interleaving = True
+        builder = llvm.create_pass_builder(self.target_machine, options)
+        builder.getModulePassManager().run(module, builder)
+        # Functions the loop vectorizer calls as vector variants (sin and cos beyond their
+        # inline range, mathlib_trig.py) are marked alwaysinline: inlined now that the calls
+        # exist, they leave a test and a branch in the loop instead of a call per vector.
+        inliner = llvm.create_new_module_pass_manager()
+        inliner.add_always_inliner_pass()
+        inliner.add_simplify_cfg_pass()
+        inliner.run(module, builder)
+
+
+_BACKEND: _Backend | None = None
+
+
+def backend() -> _Backend:
+    global _BACKEND
+    if _BACKEND is None:
+        _BACKEND = _Backend()
+    return _BACKEND
+
+
+class CompiledKernel:
+    """A kernel in native code: `compiled(inputs, outputs)` runs it.
+
+    Inputs are arrays whose element (i0, i1, ...) of the kernel's space lies at their data
+    pointer plus sum(i_k * strides_k) elements (the KernelInput strides); outputs are
+    preallocated C-contiguous arrays of `kernel.output_shape(output)` and the output's dtype.
+    The call does no checking, for speed; `validate(inputs, outputs)` checks the arrays.
+    """
+
+    def __init__(self, kernel, symbol, function, llvm_ir, optimized_ir, compile_seconds,
+                 module, object_function=None, object_code=None, source="compiled"):
+        self.kernel = kernel
+        self.symbol = symbol
+        self.llvm_ir = llvm_ir
+        self._optimized_ir = optimized_ir  # None when loaded from disk: made when asked for
+        self.compile_seconds = compile_seconds  # compiling, or loading from the disk cache
+        self.source = source  # "compiled" (by LLVM in this process) or "disk"
+        self._module = module  # kept alive: the engine owns the code compiled from it
+        self._object_code = object_code
+        self._function = function
+        inputs = len(kernel.inputs) + (1 if kernel.generic else 0)  # a generic kernel's sizes
+        self._arity = inputs + len(kernel.outputs)
+        self._pointer_array = ctypes.c_void_p * self._arity
+        self._object_function = object_function
+        self._counts = (inputs, len(kernel.outputs))
+
+    def __call__(self, inputs, outputs):
+        if self._object_function is not None and inputs.__class__ is list and \
+                outputs.__class__ is list and (len(inputs), len(outputs)) == self._counts:
+            status = self._object_function(inputs, outputs)
+        else:
+            pointers = self._pointer_array(*[array.ctypes.data for array in (*inputs, *outputs)])
+            status = self._function(pointers)
+        if status:
+            error, message = ERRORS[status & -status]
+            raise error(message)
+
+    def call_pointers(self, pointers: list) -> None:
+        """Run on raw data pointers (ints: inputs then outputs), unchecked; the GIL is released
+        during the call. codegen/parallel.py runs blocks of a split kernel this way."""
+        self.check_status(self._function(self._pointer_array(*pointers)))
+
+    @property
+    def address(self) -> int:
+        """The native entry `i32 (ptr pointers)`, for callers in native code (workers.py)."""
+        return ctypes.cast(self._function, ctypes.c_void_p).value
+
+    def entry_pointers(self, pointers: list) -> list:
+        """What the native entry reads for these data pointers (inputs then outputs)."""
+        return pointers
+
+    @staticmethod
+    def check_status(status: int) -> None:
+        """Raise the error a nonzero result of the native entry stands for."""
+        if status:
+            error, message = ERRORS[status & -status]
+            raise error(message)
+
+    @property
+    def optimized_ir(self) -> str:
+        """The module after the O3 pipeline (for a kernel loaded from disk: optimized again
+        from its IR, for inspection only; the code that runs is the cached object)."""
+        if self._optimized_ir is None:
+            state = backend()
+            module = _parse(self.llvm_ir, state)
+            state.optimize(module)
+            self._optimized_ir = str(module)
+        return self._optimized_ir
+
+    def object_code(self) -> bytes:
+        """The kernel's machine code as a relocatable object file (what the disk cache keeps)."""
+        if self._object_code is None:
+            self._object_code = backend().target_machine.emit_object(self._module)
+        return self._object_code
+
+    def validate(self, inputs, outputs) -> None:
+        """Raise a clear error when the arrays do not fit the kernel (the call trusts them)."""
+        kernel = self.kernel
+        if len(inputs) != len(kernel.inputs) or len(outputs) != len(kernel.outputs):
+            raise ValueError(f"kernel {kernel.name} takes {len(kernel.inputs)} inputs and "
+                             f"{len(kernel.outputs)} outputs, got {len(inputs)} and "
+                             f"{len(outputs)}")
+        for position, (array, entry) in enumerate(zip(inputs, kernel.inputs)):
+            if array.dtype != entry.dtype.numpy:
+                raise TypeError(f"kernel {kernel.name}: input {position} has dtype {array.dtype},"
+                                f" expected {entry.dtype.name}")
+            _check_extent(kernel, f"input {position}", array, entry.strides)
+        for position, (array, entry) in enumerate(zip(outputs, kernel.outputs)):
+            shape = kernel.output_shape(entry)
+            if array.dtype != entry.dtype.numpy or array.shape != shape or \
+                    not array.flags.c_contiguous or not array.flags.writeable:
+                raise ValueError(f"kernel {kernel.name}: output {position} must be a writeable "
+                                 f"C-contiguous {entry.dtype.name} array of shape {shape}, got "
+                                 f"{array.dtype} {array.shape}")
+
+    def __repr__(self):
+        return f"<CompiledKernel {self.kernel.name} ({self.compile_seconds * 1e3:.1f} ms)>"
+
+
+def _check_extent(kernel, what, array, strides):
+    """Every element the strides reach must lie inside the array's buffer."""
+    if any(extent == 0 for extent in kernel.shape):
+        return
+    lowest = sum(min(0, s * (e - 1)) for s, e in zip(strides, kernel.shape))
+    highest = sum(max(0, s * (e - 1)) for s, e in zip(strides, kernel.shape))
+    base = array.__array_interface__["data"][0]
+    start, end = byte_bounds(array)
+    size = array.dtype.itemsize
+    if base + lowest * size < start or base + (highest + 1) * size > end:
+        raise ValueError(f"kernel {kernel.name}: {what} strides {strides} over shape "
+                         f"{kernel.shape} reach outside its array of shape {array.shape}")
+
+
+def compile_kernel(kernel: Kernel):
+    """The kernel compiled for this CPU: from the in-memory cache when an equal one was built in
+    this process, else from the disk cache, else compiled by LLVM (and stored on disk). A
+    generic kernel's code is shared by every kernel of its loop structure; it comes bound to
+    this kernel's sizes (SizedKernel)."""
+    key = kernel.structural_key()
+    found = _CACHE.get(key)
+    if found is None:
+        with _LOCK:
+            found = _CACHE.get(key)
+            if found is None:
+                found = _load_or_compile(kernel, key)
+                _CACHE[key] = found
+    if kernel.generic:
+        return SizedKernel(found, kernel)
+    return found
+
+
+class SizedKernel:
+    """A generic kernel's code with one kernel's sizes: called like a CompiledKernel."""
+
+    def __init__(self, compiled: CompiledKernel, kernel: Kernel):
+        from .render import generic_layout
+
+        self.compiled, self.kernel = compiled, kernel
+        self.sizes = np.array(generic_layout(kernel)[1], dtype=np.int64)
+        self.symbol, self.llvm_ir = compiled.symbol, compiled.llvm_ir
+        self.compile_seconds, self.source = compiled.compile_seconds, compiled.source
+
+    def __call__(self, inputs, outputs):
+        self.compiled([*inputs, self.sizes], outputs)
+
+    def call_pointers(self, pointers: list) -> None:
+        self.compiled.call_pointers(self.entry_pointers(pointers))
+
+    @property
+    def address(self) -> int:
+        return self.compiled.address
+
+    def entry_pointers(self, pointers: list) -> list:
+        count = len(self.kernel.inputs)
+        return [*pointers[:count], self.sizes.ctypes.data, *pointers[count:]]
+
+    check_status = staticmethod(CompiledKernel.check_status)
+
+    @property
+    def optimized_ir(self) -> str:
+        return self.compiled.optimized_ir
+
+    def object_code(self) -> bytes:
+        return self.compiled.object_code()
+
+    def validate(self, inputs, outputs) -> None:
+        CompiledKernel.validate(self, inputs, outputs)
+
+    def __repr__(self):
+        return f"<SizedKernel {self.kernel.name}{list(self.kernel.shape)} of {self.compiled!r}>"
+
+
+def _load_or_compile(kernel: Kernel, key: tuple) -> CompiledKernel:
+    state = backend()
+    entry_key = None
+    if disk_cache.directory() is not None:
+        entry_key = disk_cache.entry_key(key, state.target)
+        entry = disk_cache.load(entry_key)
+        if entry is not None:
+            loaded = _load(kernel, entry, state)
+            if loaded is not None:
+                return loaded
+    compiled = _compile(kernel, _symbol(kernel, key))
+    if entry_key is not None:
+        disk_cache.store(entry_key, disk_cache.Entry(compiled.symbol, compiled.object_code(),
+                                                     compiled.llvm_ir))
+    return compiled
+
+
+def _symbol(kernel: Kernel, key: tuple) -> str:
+    """The kernel's exported name: the same in every process for the same kernel, so a cached
+    object's symbol never collides with a freshly compiled one's."""
+    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+    symbol = f"autojit_{kernel.name}_{digest}"
+    if symbol in _SYMBOLS:  # compiled again after clear_cache()
+        symbol = f"{symbol}_{next(_COUNTER)}"
+    return symbol
+
+
+def _parse(text: str, state: _Backend):
+    module = llvm.parse_assembly(text)
+    module.triple = state.target_machine.triple
+    module.data_layout = str(state.target_machine.target_data)
+    return module
+
+
+def _entry_points(symbol: str, state: _Backend):
+    """(pointer-array entry, list entry or None) of a module or object added to the engine."""
+    address = state.engine.get_function_address(symbol)
+    if not address:
+        return None
+    object_function = None
+    if state.object_layout is not None:
+        object_address = state.engine.get_function_address(f"{symbol}.objects")
+        if not object_address:
+            return None
+        object_function = _OBJECT_FUNCTION_TYPE(object_address)
+    _SYMBOLS.add(symbol)
+    return _FUNCTION_TYPE(address), object_function
+
+
+def _compile(kernel: Kernel, symbol: str) -> CompiledKernel:
+    state = backend()
+    start = time.perf_counter()
+    rendered = render(kernel, symbol, state.object_layout)
+    module = _parse(rendered.text, state)
+    module.verify()
+    state.optimize(module)
+    optimized = str(module)
+    state.engine.add_module(module)
+    state.engine.finalize_object()
+    function, object_function = _entry_points(rendered.name, state)
+    seconds = time.perf_counter() - start
+    STATISTICS["compiled"] += 1
+    config.log("kernels", f"compiled {rendered.name} in {seconds * 1e3:.1f} ms")
+    return CompiledKernel(kernel, rendered.name, function, rendered.text, optimized, seconds,
+                          module, object_function, state.objects.pop(id(module), None))
+
+
+def _load(kernel: Kernel, entry: disk_cache.Entry, state: _Backend) -> CompiledKernel | None:
+    """The kernel from a disk cache entry (already checked whole and for this key), or None."""
+    if entry.symbol in _SYMBOLS:
+        return None  # defined already (compiled, then clear_cache()): compile a fresh copy
+    start = time.perf_counter()
+    state.engine.add_object_file(llvm.ObjectFileRef.from_data(entry.object_code))
+    state.engine.finalize_object()
+    functions = _entry_points(entry.symbol, state)
+    if functions is None:
+        return None
+    seconds = time.perf_counter() - start
+    STATISTICS["loaded"] += 1
+    config.log("kernels", f"loaded {entry.symbol} from the disk cache in {seconds * 1e3:.1f} ms")
+    return CompiledKernel(kernel, entry.symbol, functions[0], entry.llvm_ir, None, seconds, None,
+                          functions[1], entry.object_code, source="disk")
+
+
+def add_module(text: str, names: list) -> tuple:
+    """Compile LLVM IR text that is not a kernel (the native helpers of workers.py) into the
+    engine: (the module, kept alive by the caller, and the addresses of the named functions).
+    The text is used as written: its loops wait on memory, and O3 would only cost ~8 ms."""
+    state = backend()
+    with _LOCK:
+        module = _parse(text, state)
+        module.verify()
+        state.engine.add_module(module)
+        state.engine.finalize_object()
+        state.objects.pop(id(module), None)
+        return module, [state.engine.get_function_address(name) for name in names]
+
+
+def has_avx512() -> bool:
+    """Whether the host has AVX-512 (gemm_kernel.py's tiles hold 32 vector registers)."""
+    return "+avx512f" in backend().features.split(",")
+
+
+def compile_module(text: str, symbol: str, key: tuple) -> int:
+    """The address of the function `symbol` of LLVM IR text that is not a kernel (the native
+    gemm of gemm_kernel.py), optimized like a kernel and cached on disk under `key` as
+    kernels are (symbols must be unique per text: the key holds it)."""
+    state = backend()
+    with _LOCK:
+        address = state.engine.get_function_address(symbol) if symbol in _SYMBOLS else 0
+        if address:
+            return address
+        entry_key = None
+        if disk_cache.directory() is not None:
+            entry_key = disk_cache.entry_key(key, state.target)
+            entry = disk_cache.load(entry_key)
+            if entry is not None and entry.symbol == symbol:
+                state.engine.add_object_file(llvm.ObjectFileRef.from_data(entry.object_code))
+                state.engine.finalize_object()
+                address = state.engine.get_function_address(symbol)
+                if address:
+                    _SYMBOLS.add(symbol)
+                    return address
+        module = _parse(text, state)
+        module.verify()
+        state.optimize(module)
+        state.engine.add_module(module)
+        state.engine.finalize_object()
+        _KEPT_MODULES.append(module)
+        object_code = state.objects.pop(id(module), None)
+        if entry_key is not None and object_code is not None:
+            disk_cache.store(entry_key, disk_cache.Entry(symbol, object_code, text))
+        _SYMBOLS.add(symbol)
+        return state.engine.get_function_address(symbol)
+
+
+def clear_cache() -> None:
+    """Forget the compiled kernels (their code stays in the engine)."""
+    _CACHE.clear()

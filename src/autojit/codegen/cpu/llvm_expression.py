@@ -1,0 +1,506 @@
+"""LLVM IR for one step's expression: the template parser and the function table.
+
+render_llvm.py builds the loop nest and calls StepEmitter for each step of a kernel's body.
+Each elementwise primitive carries its scalar expression in its lowering
+(`Elementwise("exp({0})")`); this module parses that template and emits IR for it, so the op
+registry stays the one place an op is defined. `FUNCTIONS` maps the expression language's
+function names to emitters (the transcendental ones come from mathlib.py). Two idioms are read
+as one operation each, because their NumPy meaning is not the literal formula: `floor(a / b)`
+is floor division and `a - floor(a / b) * b` the floor modulo (np.floor_divide and
+np.remainder, exact for ints and floats). Values are `Typed` pairs (IR value, autojit dtype);
+bools are i1 in registers. The walk over a parsed template (ExpressionWalker, idioms included)
+is shared with the CUDA renderer, whose subclass emits Python source where StepEmitter emits IR.
+See docs/notes/cpu-codegen.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import NamedTuple
+
+from llvmlite import ir
+
+from ...tensor import dtypes
+from ..kernel import CheckFailed, KernelRuntimeError
+from . import mathlib
+
+INT64 = ir.IntType(64)
+INT32 = ir.IntType(32)
+BIT = ir.IntType(1)
+BYTE = ir.IntType(8)
+REGISTER_TYPES = {dtypes.bool_: BIT, dtypes.int32: INT32, dtypes.int64: INT64,
+                  dtypes.float32: ir.FloatType(), dtypes.float64: ir.DoubleType()}
+# Error codes a kernel returns, one bit each (the lowest set bit is raised). A plan turns
+# them into eager's error (kernel.KernelError); an index check's message names the offending
+# entry, which the kernel does not keep (docs/notes/errors-in-kernels.md).
+NEGATIVE_POWER, INDEX_OUT_OF_RANGE, DIVISION_BY_ZERO = 1, 2, 4
+ERRORS = {
+    NEGATIVE_POWER: (KernelRuntimeError, "Integers to negative integer powers are not allowed."),
+    INDEX_OUT_OF_RANGE: (CheckFailed, "an index is out of range"),
+    DIVISION_BY_ZERO: (KernelRuntimeError, "ZeroDivisionError"),
+}
+
+
+class RenderError(TypeError):
+    """A kernel the CPU renderer cannot express (an unsupported dtype or construct)."""
+
+
+class Typed(NamedTuple):
+    value: object
+    dtype: dtypes.DType
+
+
+# ---- the expression language ------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(\{\w+\}|\d+\.\d*|\d+|[A-Za-z_]\w*|&&|\|\||==|!=|<=|>=|[-+*/<>!(),])")
+_LEVELS = (("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="), ("+", "-"), ("*", "/"))
+
+
+@functools.cache
+def parse(expression: str):
+    """The expression as a tree of tuples: ("operand", i), ("attr", name), ("number", v),
+    ("call", name, args), ("binary", op, a, b), ("unary", op, a)."""
+    tokens, position = [], 0
+    while position < len(expression.rstrip()):
+        match = _TOKEN.match(expression, position)
+        if match is None:
+            raise RenderError(f"cannot parse expression {expression!r} at {position}")
+        tokens.append(match.group(1))
+        position = match.end()
+    tokens.append(None)
+    cursor = [0]
+
+    def peek():
+        return tokens[cursor[0]]
+
+    def take(expected=None):
+        token = tokens[cursor[0]]
+        if expected is not None and token != expected:
+            raise RenderError(f"expression {expression!r}: expected {expected!r}, got {token!r}")
+        cursor[0] += 1
+        return token
+
+    def binary(level):
+        if level == len(_LEVELS):
+            return unary()
+        left = binary(level + 1)
+        while peek() in _LEVELS[level]:
+            operator = take()
+            left = ("binary", operator, left, binary(level + 1))
+        return left
+
+    def unary():
+        if peek() in ("-", "!"):
+            operator = take()
+            return ("unary", operator, unary())
+        return primary()
+
+    def primary():
+        token = take()
+        if token is None:
+            raise RenderError(f"expression {expression!r} ends early")
+        if token == "(":
+            inner = binary(0)
+            take(")")
+            return inner
+        if token.startswith("{"):
+            name = token[1:-1]
+            return ("operand", int(name)) if name.isdigit() else ("attr", name)
+        if token[0].isdigit():
+            return ("number", float(token) if "." in token else int(token))
+        if token[0].isalpha() or token[0] == "_":
+            take("(")
+            args = []
+            while peek() != ")":
+                args.append(binary(0))
+                if peek() == ",":
+                    take()
+            take(")")
+            return ("call", token, tuple(args))
+        raise RenderError(f"expression {expression!r}: unexpected {token!r}")
+
+    tree = binary(0)
+    if peek() is not None:
+        raise RenderError(f"expression {expression!r}: unexpected {peek()!r}")
+    return tree
+
+
+# ---- values and conversions -------------------------------------------------------------------
+
+def register_type(dtype, op_name="kernel"):
+    found = REGISTER_TYPES.get(dtype)
+    if found is None:
+        raise RenderError(f"{op_name}: the CPU backend does not support dtype {dtype.name}")
+    return found
+
+
+def constant(value, dtype) -> Typed:
+    """A Python scalar as an IR constant of `dtype`, converted as NumPy's full() would."""
+    kind = register_type(dtype)
+    if dtype is dtypes.bool_:
+        return Typed(ir.Constant(kind, int(bool(value))), dtype)
+    if dtype.is_floating_point:
+        return Typed(ir.Constant(kind, float(value)), dtype)
+    bits = kind.width
+    number = int(value) & ((1 << bits) - 1)
+    return Typed(ir.Constant(kind, number - (1 << bits) if number >> (bits - 1) else number),
+                 dtype)
+
+
+def convert(builder, typed: Typed, dtype) -> Typed:
+    """ndarray.astype semantics: float -> int truncates (out of range and NaN give the minimum
+    integer, as NumPy on x86); to bool is `!= 0`; int -> int wraps."""
+    value, source = typed
+    if source is dtype:
+        return typed
+    target = register_type(dtype)
+    if dtype is dtypes.bool_:
+        if source.is_floating_point:
+            return Typed(builder.fcmp_unordered("!=", value, ir.Constant(value.type, 0.0)), dtype)
+        return Typed(builder.icmp_unsigned("!=", value, ir.Constant(value.type, 0)), dtype)
+    if source is dtypes.bool_:
+        if dtype.is_floating_point:
+            return Typed(builder.uitofp(value, target), dtype)
+        return Typed(builder.zext(value, target), dtype)
+    if source.is_floating_point and dtype.is_floating_point:
+        if source.itemsize < dtype.itemsize:
+            return Typed(builder.fpext(value, target), dtype)
+        return Typed(builder.fptrunc(value, target), dtype)
+    if dtype.is_floating_point:
+        return Typed(builder.sitofp(value, target), dtype)
+    if source.is_floating_point:
+        bound = 2.0 ** (target.width - 1)
+        in_range = builder.and_(
+            builder.fcmp_ordered(">=", value, ir.Constant(value.type, -bound)),
+            builder.fcmp_ordered("<", value, ir.Constant(value.type, bound)))
+        minimum = ir.Constant(target, -(1 << (target.width - 1)))
+        return Typed(builder.select(in_range, builder.fptosi(value, target), minimum), dtype)
+    if source.itemsize < dtype.itemsize:
+        return Typed(builder.sext(value, target), dtype)
+    return Typed(builder.trunc(value, target), dtype)
+
+
+def intrinsic(builder, name, args, ret=None):
+    """Call llvm.`name` overloaded on the first argument's type."""
+    module = builder.module
+    kind = args[0].type
+    if isinstance(kind, ir.FloatType):
+        suffix = "f32"
+    elif isinstance(kind, ir.DoubleType):
+        suffix = "f64"
+    else:
+        suffix = f"i{kind.width}"
+    full = f"llvm.{name}.{suffix}"
+    function = module.globals.get(full)
+    if function is None:
+        function = ir.Function(module, ir.FunctionType(ret or kind, [a.type for a in args]), full)
+    return builder.call(function, args)
+
+
+# ---- the expression walker ---------------------------------------------------------------------
+
+class ExpressionWalker:
+    """Walks one step's parsed expression; a backend's subclass says what each node becomes
+    (`literal`, `unary`, `binary`, `call`, and the two division idioms of the module
+    docstring, `floor_divide` and `remainder`). The CPU's StepEmitter emits LLVM IR,
+    render_cuda.py's emits Python source for numba.cuda."""
+
+    def __init__(self, step, operands):
+        self.step = step
+        self.operands = operands
+        self.literal_dtype = step.compute_dtype or step.out_dtype
+
+    def fail(self, message):
+        raise RenderError(f"{self.step.op.name}: {message}")
+
+    def emit(self, tree):
+        kind = tree[0]
+        if kind == "operand":
+            return self.operands[tree[1]]
+        if kind == "attr":
+            if tree[1] not in self.step.attrs:
+                self.fail(f"the expression names attribute {tree[1]!r}, which the step lacks")
+            return self.literal(self.step.attrs[tree[1]])
+        if kind == "number":
+            return self.literal(tree[1])
+        if kind == "unary":
+            return self.unary(tree[1], self.emit(tree[2]))
+        if kind == "call":
+            name, args = tree[1], tree[2]
+            if name == "floor" and len(args) == 1 and args[0][:2] == ("binary", "/"):
+                return self.floor_divide(self.emit(args[0][2]), self.emit(args[0][3]))
+            return self.call(name, [self.emit(arg) for arg in args])
+        if kind == "binary":
+            operator, left, right = tree[1:]
+            if operator == "-" and right[:2] == ("binary", "*") and \
+                    right[2] == ("call", "floor", (("binary", "/", left, right[3]),)):
+                return self.remainder(self.emit(left), self.emit(right[3]))
+            return self.binary(operator, self.emit(left), self.emit(right))
+        self.fail(f"unknown expression node {tree!r}")
+
+    def literal(self, value):
+        raise NotImplementedError
+
+    def unary(self, operator: str, value):
+        raise NotImplementedError
+
+    def binary(self, operator: str, left, right):
+        raise NotImplementedError
+
+    def call(self, name: str, arguments: list):
+        raise NotImplementedError
+
+    def floor_divide(self, left, right):
+        raise NotImplementedError
+
+    def remainder(self, left, right):
+        raise NotImplementedError
+
+
+class StepEmitter(ExpressionWalker):
+    """Emits one step's expression as LLVM IR on `builder`; `flag_error(condition, code)`
+    records a runtime error."""
+
+    def __init__(self, builder, step, operands, flag_error):
+        super().__init__(step, operands)
+        self.b = builder
+        self.flag_error = flag_error
+
+    def literal(self, value) -> Typed:
+        return constant(value, self.literal_dtype)
+
+    def unary(self, operator: str, value: Typed) -> Typed:
+        if operator == "!":
+            truth = convert(self.b, value, dtypes.bool_).value
+            return Typed(self.b.xor(truth, ir.Constant(BIT, 1)), dtypes.bool_)
+        if value.dtype is dtypes.bool_:
+            self.fail("negation of a bool value is not supported (as in NumPy)")
+        if value.dtype.is_floating_point:
+            return Typed(self.b.fneg(value.value), value.dtype)
+        return Typed(self.b.neg(value.value), value.dtype)
+
+    def call(self, name: str, arguments: list) -> Typed:
+        emitter = FUNCTIONS.get(name)
+        if emitter is None:
+            self.fail(f"the CPU backend has no emitter for function {name!r}")
+        return emitter(self, *arguments)
+
+    def unify(self, a: Typed, c: Typed):
+        dtype = dtypes.promote(a.dtype, c.dtype)
+        return convert(self.b, a, dtype), convert(self.b, c, dtype), dtype
+
+    def integer_arithmetic(self, a, c, operation):
+        """Bool arithmetic runs on integers and converts back (True + True is True)."""
+        a, c, dtype = self.unify(a, c)
+        if dtype is not dtypes.bool_:
+            return operation(a, c)
+        wide = [convert(self.b, x, dtypes.int32) for x in (a, c)]
+        return convert(self.b, operation(*wide), dtypes.bool_)
+
+    def binary(self, operator, a, c) -> Typed:
+        b = self.b
+        if operator in ("&&", "||"):
+            a, c = (convert(b, x, dtypes.bool_).value for x in (a, c))
+            return Typed(b.and_(a, c) if operator == "&&" else b.or_(a, c), dtypes.bool_)
+        if operator in ("==", "!=", "<", "<=", ">", ">="):
+            a, c, dtype = self.unify(a, c)
+            if dtype.is_floating_point:
+                compare = b.fcmp_unordered if operator == "!=" else b.fcmp_ordered
+                return Typed(compare(operator, a.value, c.value), dtypes.bool_)
+            compare = b.icmp_unsigned if dtype is dtypes.bool_ else b.icmp_signed
+            return Typed(compare(operator, a.value, c.value), dtypes.bool_)
+        a, c, dtype = self.unify(a, c)
+        if dtype is dtypes.bool_ and operator == "-":
+            self.fail("subtraction of bool values is not supported (as in NumPy)")
+        if operator == "/":
+            if not dtype.is_floating_point:
+                self.fail("'/' on integers is only defined inside floor(a / b)")
+            return Typed(b.fdiv(a.value, c.value), dtype)
+        float_name, int_name = {"+": ("fadd", "add"), "-": ("fsub", "sub"),
+                                "*": ("fmul", "mul")}[operator]
+        if dtype.is_floating_point:
+            return Typed(getattr(b, float_name)(a.value, c.value), dtype)
+        return self.integer_arithmetic(
+            a, c, lambda x, y: Typed(getattr(b, int_name)(x.value, y.value), x.dtype))
+
+    # ---- division idioms: NumPy's npy_divmod for floats, Python floor semantics for ints ------
+
+    def _float_divmod(self, a, c):
+        b = self.b
+        x, y = a.value, c.value
+        zero = ir.Constant(x.type, 0.0)
+        modulo = b.frem(x, y)
+        quotient = b.fdiv(b.fsub(x, modulo), y)
+        adjust = b.and_(b.fcmp_ordered("!=", modulo, zero),
+                        b.xor(b.fcmp_ordered("<", y, zero), b.fcmp_ordered("<", modulo, zero)))
+        quotient = b.select(adjust, b.fsub(quotient, ir.Constant(x.type, 1.0)), quotient)
+        modulo = b.select(adjust, b.fadd(modulo, y), modulo)
+        modulo = b.select(b.fcmp_ordered("==", modulo, zero),
+                          intrinsic(b, "copysign", [zero, y]), modulo)
+        floored = intrinsic(b, "floor", [quotient])
+        rounds_up = b.fcmp_ordered(">", b.fsub(quotient, floored), ir.Constant(x.type, 0.5))
+        floored = b.select(rounds_up, b.fadd(floored, ir.Constant(x.type, 1.0)), floored)
+        true_quotient = b.fdiv(x, y)
+        floored = b.select(b.fcmp_ordered("==", quotient, zero),
+                           intrinsic(b, "copysign", [zero, true_quotient]), floored)
+        floored = b.select(b.fcmp_ordered("==", y, zero), true_quotient, floored)
+        return floored, modulo
+
+    def _integer_divmod(self, x, y):
+        """Floor quotient and modulo; division by zero reports torch's ZeroDivisionError (the
+        values computed meanwhile are 0, NumPy's), and MIN // -1 wraps to MIN instead of
+        trapping."""
+        b = self.b
+        kind = x.type
+        zero, one, minus_one = (ir.Constant(kind, v) for v in (0, 1, -1))
+        self.flag_error(b.icmp_signed("==", y, zero), DIVISION_BY_ZERO)
+        unsafe = b.or_(b.icmp_signed("==", y, zero), b.icmp_signed("==", y, minus_one))
+        divisor = b.select(unsafe, one, y)
+        quotient = b.sdiv(x, divisor)
+        modulo = b.srem(x, divisor)
+        adjust = b.and_(b.icmp_signed("!=", modulo, zero),
+                        b.xor(b.icmp_signed("<", modulo, zero), b.icmp_signed("<", y, zero)))
+        quotient = b.select(adjust, b.sub(quotient, one), quotient)
+        modulo = b.select(adjust, b.add(modulo, y), modulo)
+        by_minus_one = b.icmp_signed("==", y, minus_one)
+        quotient = b.select(by_minus_one, b.neg(x), quotient)
+        quotient = b.select(b.icmp_signed("==", y, zero), zero, quotient)
+        modulo = b.select(unsafe, zero, modulo)
+        return quotient, modulo
+
+    def _divmod(self, a, c, which):
+        a, c, dtype = self.unify(a, c)
+        if dtype.is_floating_point:
+            return Typed(self._float_divmod(a, c)[which], dtype)
+        return self.integer_arithmetic(
+            a, c, lambda x, y: Typed(self._integer_divmod(x.value, y.value)[which], x.dtype))
+
+    def floor_divide(self, a, c):
+        return self._divmod(a, c, 0)
+
+    def remainder(self, a, c):
+        return self._divmod(a, c, 1)
+
+    # ---- functions ------------------------------------------------------------------------------
+
+    def float_argument(self, x: Typed, name) -> Typed:
+        if not x.dtype.is_floating_point:
+            self.fail(f"{name}() needs a floating-point argument, got {x.dtype.name}")
+        return x
+
+    def math(self, name, x):
+        x = self.float_argument(x, name)
+        return Typed(mathlib.emit_unary(name, self.b, self.b.module, x.value, x.value.type),
+                     x.dtype)
+
+    def sqrt(self, x):
+        x = self.float_argument(x, "sqrt")
+        return Typed(intrinsic(self.b, "sqrt", [x.value]), x.dtype)
+
+    def absolute(self, x):
+        if x.dtype is dtypes.bool_:
+            return x
+        if x.dtype.is_floating_point:
+            return Typed(intrinsic(self.b, "fabs", [x.value]), x.dtype)
+        return Typed(intrinsic(self.b, "abs", [x.value, ir.Constant(BIT, 0)]), x.dtype)
+
+    def sign(self, x):
+        b = self.b
+        if x.dtype is dtypes.bool_:
+            return x  # torch: the sign of a bool is itself
+        if x.dtype.is_floating_point:
+            kind = x.value.type
+            zero = ir.Constant(kind, 0.0)
+            # torch's (0 < x) - (x < 0): zeros and NaN give 0.
+            result = b.select(b.fcmp_ordered("<", x.value, zero), ir.Constant(kind, -1.0), zero)
+            return Typed(b.select(b.fcmp_ordered(">", x.value, zero), ir.Constant(kind, 1.0),
+                                  result), x.dtype)
+        zero = ir.Constant(x.value.type, 0)
+        positive = b.zext(b.icmp_signed(">", x.value, zero), x.value.type)
+        negative = b.zext(b.icmp_signed("<", x.value, zero), x.value.type)
+        return Typed(b.sub(positive, negative), x.dtype)
+
+    def floor(self, x):
+        if not x.dtype.is_floating_point:
+            return x
+        return Typed(intrinsic(self.b, "floor", [x.value]), x.dtype)
+
+    def extremum(self, a, c, greater):
+        """np.maximum / np.minimum: a NaN in either argument wins; ties give the second."""
+        b = self.b
+        a, c, dtype = self.unify(a, c)
+        operator = ">" if greater else "<"
+        if dtype.is_floating_point:
+            pick = b.or_(b.fcmp_ordered(operator, a.value, c.value),
+                         b.fcmp_unordered("uno", a.value, a.value))
+        elif dtype is dtypes.bool_:
+            pick = b.icmp_unsigned(operator, a.value, c.value)
+        else:
+            pick = b.icmp_signed(operator, a.value, c.value)
+        return Typed(b.select(pick, a.value, c.value), dtype)
+
+    def power(self, a, c):
+        a, c, dtype = self.unify(a, c)
+        if dtype.is_floating_point:
+            return Typed(mathlib.emit_pow(self.b, self.b.module, a.value, c.value,
+                                          a.value.type), dtype)
+        return self.integer_arithmetic(a, c, self.integer_power)
+
+    def integer_power(self, a, c):
+        """Square-and-multiply over every exponent bit, unrolled (branch-free, wraps as
+        NumPy does); a negative exponent raises, as the NumPy reference does."""
+        b = self.b
+        kind = a.value.type
+        self.flag_error(b.icmp_signed("<", c.value, ir.Constant(kind, 0)), NEGATIVE_POWER)
+        result, base, exponent = ir.Constant(kind, 1), a.value, c.value
+        for _ in range(kind.width - 1):
+            bit = b.trunc(exponent, BIT)
+            result = b.select(bit, b.mul(result, base), result)
+            base = b.mul(base, base)
+            exponent = b.lshr(exponent, ir.Constant(kind, 1))
+        return Typed(result, a.dtype)
+
+    def check_index(self, index, size):
+        """ops/index_checks.py's check: the index itself, with an error reported where it is
+        outside [0, size), or [-size, size) when the step's `wrap` is set, unless it equals
+        `ignore`. One unsigned comparison: (index - low) >= (size - low)."""
+        if index.dtype.is_floating_point or index.dtype is dtypes.bool_:
+            self.fail(f"indices are integers, got {index.dtype.name}")
+        b = self.b
+        (index, size, _), original = self.unify(index, size), index
+        kind = index.value.type
+        low = b.neg(size.value) if self.step.attrs["wrap"] else ir.Constant(kind, 0)
+        bad = b.icmp_unsigned(">=", b.sub(index.value, low), b.sub(size.value, low))
+        ignore = self.step.attrs["ignore"]
+        if ignore is not None:
+            bad = b.and_(bad, b.icmp_signed("!=", index.value, ir.Constant(kind, ignore)))
+        self.flag_error(bad, INDEX_OUT_OF_RANGE)
+        return original
+
+    def select(self, condition, a, c):
+        truth = convert(self.b, condition, dtypes.bool_).value
+        a, c, dtype = self.unify(a, c)
+        return Typed(self.b.select(truth, a.value, c.value), dtype)
+
+    def cast(self, x):
+        return convert(self.b, x, self.step.out_dtype)
+
+    def isnan(self, x):
+        if not x.dtype.is_floating_point:
+            return constant(False, dtypes.bool_)
+        return Typed(self.b.fcmp_unordered("uno", x.value, x.value), dtypes.bool_)
+
+
+FUNCTIONS = {
+    "sqrt": StepEmitter.sqrt, "abs": StepEmitter.absolute, "sign": StepEmitter.sign,
+    "floor": StepEmitter.floor, "pow": StepEmitter.power, "select": StepEmitter.select,
+    "cast": StepEmitter.cast, "isnan": StepEmitter.isnan,
+    "max": lambda self, a, c: self.extremum(a, c, True),
+    "min": lambda self, a, c: self.extremum(a, c, False),
+    "bool": lambda self, x: convert(self.b, x, dtypes.bool_),
+    "floor_divide": StepEmitter.floor_divide, "remainder": StepEmitter.remainder,
+    "check_index": StepEmitter.check_index,
+}
+for _name in mathlib.UNARY:
+    FUNCTIONS[_name] = functools.partial(lambda name, self, x: self.math(name, x), _name)

@@ -1,0 +1,572 @@
+"""The native entry point: a CPU plan's steps run as one call into native code.
+
+A plan (schedule.py) runs its steps from Python: each kernel, product and view costs 1-10 us
+of Python around its native call, about 150 us of the 1.1 ms gradient-penalty step. Once a
+plan runs in its steady state (every kept buffer allocated, schedule.Plan.run_arrays), one
+call is *recorded*: each step reports the native calls it made (`Recording`): a kernel on its
+pointer table, a kernel split over the cores, BLAS gemm records, a copy, the combine of a
+split reduction's partial blocks. A step that did anything else in Python (an eager node, a
+contiguous copy of an input, a product off BLAS) refuses, and the plan keeps its Python loop.
+
+`Program.assemble` lays the calls out in one int64 array: a table of operations (function,
+argument, parts) and each operation's argument words. Every pointer the calls used must lie in
+memory the assembler can name:
+
+- a buffer the plan keeps across calls (stable: the word is left as it is);
+- an input array (the word becomes the input's data pointer plus an offset, written anew on
+  each call);
+- an array the recorded call allocated (a result returned to the caller, a value saved for a
+  backward): the program allocates its like on each call and writes its pointer the same way.
+
+A pointer into anything else refuses the program. On each call `Program.run` calls the
+runner, which checks that the inputs have the recorded shapes, strides and dtypes and that the
+same captured tensors may be written in place (input_checks.py; where it cannot tell, Python
+checks, as in_place.py does), patches the per-call pointers, and calls each operation, a split
+one through the workers (workers.py), stopping at the first nonzero status. When the inputs
+differ it returns None and the plan runs its Python loop, which is always correct. See
+docs/notes/cpu-codegen.md.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from . import input_checks, workers
+
+# Words of a gemm record (workers.GEMM_RECORD) that hold pointers: a, b and c.
+_GEMM_POINTERS = tuple(index for index, (name, _) in enumerate(workers.GEMM_RECORD)
+                       if name in ("a", "b", "c"))
+_OPERATION_WORDS = 3  # function, argument, parts
+_LLVM_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+               np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+
+_RUNNER_IR = """
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+
+define i64 @{prefix}_run(ptr %workers_state, ptr %workers_run, ptr %operations, i64 %count,
+                         ptr %patches, i64 %patch_count, ptr %arrays, ptr %checks) {{
+entry:
+  ; The call's arrays: a Python list of ndarrays, whose data pointers are read where the
+  ; CPython and NumPy ABIs put them (cpu.object_layout).
+  %items_slot = getelementptr i8, ptr %arrays, i64 {item_offset}
+  %items = load ptr, ptr %items_slot
+  %checking = icmp ne ptr %checks, null
+  br i1 %checking, label %check_inputs, label %patch
+
+check_inputs:
+  ; input_checks.py: the inputs are those of the recorded call, or nothing runs.
+  %check_status = call i64 @{prefix}_check_inputs(ptr %checks, ptr %items)
+  %inputs_differ = icmp ne i64 %check_status, 0
+  br i1 %inputs_differ, label %differ, label %patch
+
+differ:
+  ret i64 %check_status
+
+patch:
+  %patch_index = phi i64 [ 0, %entry ], [ 0, %check_inputs ], [ %patch_next, %patch_body ]
+  %patching = icmp slt i64 %patch_index, %patch_count
+  br i1 %patching, label %patch_body, label %loop
+
+patch_body:
+  ; (word position, array number, byte offset): the word becomes that array's data
+  ; pointer plus the offset.
+  %patch_entry = getelementptr [3 x i64], ptr %patches, i64 %patch_index
+  %word_position = load i64, ptr %patch_entry
+  %array_slot = getelementptr i64, ptr %patch_entry, i64 1
+  %array_number = load i64, ptr %array_slot
+  %offset_slot = getelementptr i64, ptr %patch_entry, i64 2
+  %byte_offset = load i64, ptr %offset_slot
+  %item_address = getelementptr ptr, ptr %items, i64 %array_number
+  %item = load ptr, ptr %item_address
+  %data_slot = getelementptr i8, ptr %item, i64 {data_offset}
+  %data = load i64, ptr %data_slot
+  %pointer = add i64 %data, %byte_offset
+  %word = getelementptr i64, ptr %operations, i64 %word_position
+  store i64 %pointer, ptr %word
+  %patch_next = add i64 %patch_index, 1
+  br label %patch
+
+loop:
+  %index = phi i64 [ 0, %patch ], [ %next, %continue ]
+  %more = icmp slt i64 %index, %count
+  br i1 %more, label %body, label %done
+
+body:
+  %operation = getelementptr [3 x i64], ptr %operations, i64 %index
+  %function = load ptr, ptr %operation
+  %argument_slot = getelementptr i64, ptr %operation, i64 1
+  %argument = load ptr, ptr %argument_slot
+  %parts_slot = getelementptr i64, ptr %operation, i64 2
+  %parts = load i64, ptr %parts_slot
+  %split = icmp sgt i64 %parts, 1
+  br i1 %split, label %shared, label %alone
+
+alone:
+  %alone_status = call i32 %function(ptr %argument, i64 0)
+  br label %check
+
+shared:
+  %shared_status = call i32 %workers_run(ptr %workers_state, ptr %function, ptr %argument,
+                                         i64 %parts)
+  br label %check
+
+check:
+  %status = phi i32 [ %alone_status, %alone ], [ %shared_status, %shared ]
+  %next = add i64 %index, 1
+  %failed = icmp ne i32 %status, 0
+  br i1 %failed, label %fail, label %continue
+
+continue:
+  br label %loop
+
+fail:
+  ; The operation's number (from 1) in the high word, its status in the low one.
+  %wide = zext i32 %status to i64
+  %position = shl i64 %next, 32
+  %result = or i64 %position, %wide
+  ret i64 %result
+
+done:
+  ret i64 0
+}}
+
+define i32 @{prefix}_copy(ptr %argument, i64 %part) {{
+{copy_loads}
+  call void @llvm.memcpy.p0.p0.i64(ptr %destination, ptr %source, i64 %bytes, i1 false)
+  ret i32 0
+}}
+"""
+
+# The combine of a split reduction's partial blocks (parallel.SplitKernel), as NumPy's
+# `ufunc.reduce(blocks, axis=0)` does it: block 0, then each further block folded in order.
+_COMBINE_IR = """
+define i32 @{name}(ptr %argument, i64 %part) {{
+entry:
+{loads}
+  br label %element
+
+element:
+  %index = phi i64 [ 0, %entry ], [ %index_next, %store ]
+  %more = icmp slt i64 %index, %count
+  br i1 %more, label %first, label %done
+
+first:
+  %first_address = getelementptr {type}, ptr %blocks, i64 %index
+  %first_value = load {type}, ptr %first_address
+  br label %block
+
+block:
+  %block_index = phi i64 [ 1, %first ], [ %block_next, %fold ]
+  %acc = phi {type} [ %first_value, %first ], [ %combined, %fold ]
+  %blocks_left = icmp slt i64 %block_index, %parts
+  br i1 %blocks_left, label %fold, label %store
+
+fold:
+  %offset = mul i64 %block_index, %stride
+  %block_start = getelementptr i8, ptr %blocks, i64 %offset
+  %address = getelementptr {type}, ptr %block_start, i64 %index
+  %value = load {type}, ptr %address
+{fold}
+  %block_next = add i64 %block_index, 1
+  br label %block
+
+store:
+  %out_address = getelementptr {type}, ptr %out, i64 %index
+  store {type} %acc, ptr %out_address
+  %index_next = add i64 %index, 1
+  br label %element
+
+done:
+  ret i32 0
+}}
+"""
+
+
+# The argument words of the copy and of a combine, in order, with the types they are read as.
+_COPY_WORDS = (("destination", "ptr"), ("source", "ptr"), ("bytes", "i64"))
+_COMBINE_WORDS = (("blocks", "ptr"), ("parts", "i64"), ("stride", "i64"), ("count", "i64"),
+                  ("out", "ptr"))
+
+
+def _argument_loads(words: tuple) -> str:
+    """IR reading each word of %argument into a value of its name."""
+    lines = []
+    for index, (name, kind) in enumerate(words):
+        lines.append(f"  %{name}_slot = getelementptr i64, ptr %argument, i64 {index}")
+        lines.append(f"  %{name} = load {kind}, ptr %{name}_slot")
+    return "\n".join(lines)
+
+
+def _fold(kind: str, type_name: str) -> str:
+    """IR making %combined from %acc and %value: NumPy's add, multiply, maximum or minimum
+    (a float maximum keeps the first operand when it is >= the second or nan)."""
+    floating = type_name in ("float", "double")
+    if kind in ("sum", "prod"):
+        instruction = {("sum", True): "fadd", ("sum", False): "add",
+                       ("prod", True): "fmul", ("prod", False): "mul"}[kind, floating]
+        return f"  %combined = {instruction} {type_name} %acc, %value"
+    if floating:
+        order = "oge" if kind == "max" else "ole"
+        return (f"  %ordered = fcmp {order} {type_name} %acc, %value\n"
+                f"  %nan = fcmp uno {type_name} %acc, %acc\n"
+                f"  %keep = or i1 %ordered, %nan\n"
+                f"  %combined = select i1 %keep, {type_name} %acc, {type_name} %value")
+    order = "sge" if kind == "max" else "sle"
+    return (f"  %keep = icmp {order} {type_name} %acc, %value\n"
+            f"  %combined = select i1 %keep, {type_name} %acc, {type_name} %value")
+
+
+_RUNNER_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                                ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+_native: dict = {}  # the runner module, its functions, and the combines made so far
+
+
+def _runner() -> dict:
+    if "run" not in _native:
+        from . import jit as cpu
+
+        prefix = f"autojit_program_{os.getpid()}"
+        item_offset, data_offset = cpu.backend().object_layout
+        text = _RUNNER_IR.format(prefix=prefix, item_offset=item_offset, data_offset=data_offset,
+                                 copy_loads=_argument_loads(_COPY_WORDS))
+        text += input_checks.check_ir(prefix, data_offset,
+                                      input_checks.array_fields(data_offset))
+        module, (run, copy, check) = cpu.add_module(
+            text, [f"{prefix}_run", f"{prefix}_copy", f"{prefix}_check_inputs"])
+        _native.update(module=module, run=_RUNNER_TYPE(run), copy=copy, check_inputs=check)
+    return _native
+
+
+def _combine_function(kind: str, dtype: np.dtype) -> int | None:
+    """The address of the native combine for a reduction kind and dtype, or None."""
+    type_name = _LLVM_TYPES.get(np.dtype(dtype))
+    if type_name is None or kind not in ("sum", "prod", "max", "min"):
+        return None
+    key = ("combine", kind, type_name)
+    if key not in _native:
+        from . import jit as cpu
+
+        name = f"autojit_program_{os.getpid()}_combine_{kind}_{type_name}"
+        text = _COMBINE_IR.format(name=name, type=type_name, fold=_fold(kind, type_name),
+                                  loads=_argument_loads(_COMBINE_WORDS))
+        module, (address,) = cpu.add_module(text, [name])
+        _native[key] = (module, address)
+    return _native[key][1]
+
+
+def available() -> bool:
+    """Whether programs can run here: the native workers exist (Linux on x86-64, two or more
+    cores) and the ndarray layout was found (cpu.object_layout)."""
+    if workers.shared() is None:
+        return False
+    from . import jit as cpu
+
+    return cpu.backend().object_layout is not None
+
+
+class Refused(Exception):
+    """The recorded call did something a program cannot repeat (the message says what)."""
+
+
+class Recording:
+    """The native calls of one run of a plan, step by step, with the arrays they touched (kept
+    alive until the program is assembled, so that no address is reused meanwhile)."""
+
+    def __init__(self):
+        self.operations: list = []  # (function, words, pointer positions, parts, step index)
+        self.arrays: list = []
+        self.step = -1
+        self.recorded = False  # whether the current step reported what it did
+        self.refusal: str | None = None
+
+    def begin(self, step_index: int) -> None:
+        self.step, self.recorded = step_index, False
+
+    def refuse(self, reason: str) -> None:
+        if self.refusal is None:
+            self.refusal = reason
+
+    def view(self, *arrays) -> None:
+        """The step made views and ran nothing."""
+        self.arrays.extend(arrays)
+        self.recorded = True
+
+    def kernel(self, entry: int, table: np.ndarray, *arrays) -> None:
+        """A compiled kernel called on each row of `table` (its entry's pointers, one row per
+        part; workers.kernel_part)."""
+        self.arrays.extend(arrays)
+        rows, arity = table.shape
+        words = [entry, ("table", 3), arity, *table.reshape(-1).tolist()]
+        self._add(workers.shared().kernel_part, words, range(3, 3 + rows * arity), rows)
+
+    def gemm(self, records: list, *arrays) -> None:
+        """BLAS gemm calls (blas.gemm_records), one per core at a time as blas.run_records."""
+        if not records:  # an empty product: Python cleared or scaled its result
+            self.refuse("an empty product")
+            return
+        self.arrays.extend(arrays)
+        native = workers.shared()
+        for start in range(0, len(records), native.parts):
+            group = records[start:start + native.parts]
+            words = [word for record in group for word in record]
+            positions = [part * workers.GEMM_RECORD_WORDS + word
+                         for part in range(len(group)) for word in _GEMM_POINTERS]
+            self._add(native.gemm_part, words, positions, len(group))
+
+    def copy(self, destination: np.ndarray, source: np.ndarray) -> None:
+        if not (destination.flags.c_contiguous and source.flags.c_contiguous and
+                destination.dtype == source.dtype and destination.shape == source.shape):
+            self.refuse("a copy between arrays of different layouts")
+            return
+        self.arrays.extend((destination, source))
+        address = workers.data_address
+        self._add(_runner()["copy"], [address(destination), address(source), source.nbytes],
+                  (0, 1), 1)
+
+    def combine(self, kind: str, blocks: np.ndarray, out: np.ndarray) -> None:
+        """`out` = the reduction `kind` of the blocks along their first axis."""
+        function = _combine_function(kind, blocks.dtype)
+        if function is None or out.dtype != blocks.dtype or not out.flags.c_contiguous or \
+                not blocks[0].flags.c_contiguous or out.size != blocks[0].size:
+            self.refuse(f"a {kind} combine of {blocks.dtype} blocks")
+            return
+        self.arrays.extend((blocks, out))
+        address = workers.data_address
+        self._add(function, [address(blocks), len(blocks), blocks.strides[0],
+                             blocks[0].size, address(out)], (0, 4), 1)
+
+    def _add(self, function: int, words: list, positions, parts: int) -> None:
+        self.operations.append((function, words, list(positions), parts, self.step))
+        self.recorded = True
+
+
+class _Ranges:
+    """Named arrays' byte ranges, to find which one a pointer lies in."""
+
+    def __init__(self):
+        self._entries: list = []  # (low, high, name, data address)
+
+    def add(self, name, array: np.ndarray) -> None:
+        low, high = byte_bounds(array)
+        # An empty array (a generic kernel's sizes when it has none) still owns its pointer.
+        self._entries.append((low, max(high, low + 1), name, workers.data_address(array)))
+
+    def find(self, pointer: int):
+        """(name, offset from its data pointer) of the array holding the byte at `pointer`."""
+        for low, high, name, base in self._entries:
+            if low <= pointer < high:
+                return name, pointer - base
+        return None
+
+
+def _owner(array: np.ndarray):
+    """The array that owns `array`'s memory (the end of its chain of bases), or None."""
+    while array.base is not None:
+        array = array.base
+        if array.__class__ is not np.ndarray:
+            return None
+    return array
+
+
+def _layout(array) -> tuple:
+    return array.shape, array.strides, array.dtype
+
+
+class Program:
+    """A recorded run of a plan, laid out for the native runner (see the module docstring)."""
+
+    def __init__(self, words: np.ndarray, count: int, patches: np.ndarray, inputs: list,
+                 fresh: list, outputs: list, allowed: frozenset, written: list, steps: list,
+                 stable: list, checks: np.ndarray | None = None):
+        self._words, self._patches = words, patches  # kept alive: the runner reads them
+        # The runner's check of the inputs (input_checks.py), or None: Python checks them.
+        self._checks = checks
+        self._checks_address = None if checks is None else workers.data_address(checks)
+        # The kept buffers the words point into, held here too: a step that replaced one (a
+        # Python-loop call) must not free memory the program still writes.
+        self._stable = stable
+        self._arguments = (workers.data_address(words), count, workers.data_address(patches),
+                           len(patches))
+        # The recorded (shape, strides, dtype) of each input; holding the dtypes keeps the
+        # addresses the check table compares with theirs alone.
+        self._inputs = inputs
+        self._fresh = fresh  # (shape, dtype) of each array allocated anew per call
+        self._outputs = outputs  # how each graph output is made after the call
+        # Outputs whose array is one the call allocates and no other output shares: the
+        # caller may keep it as it is (a fresh .grad) instead of copying it.
+        references = [recipe[1] for recipe in outputs if recipe[0] in ("array", "view")]
+        self.owned_outputs = frozenset(
+            position for position, recipe in enumerate(outputs)
+            if recipe[0] == "array" and recipe[1] >= len(inputs) and
+            references.count(recipe[1]) == 1)
+        self._allowed = allowed  # the captured inputs written in place
+        self._written = written  # per operation: input ids written in place up to its step
+        self._steps = steps  # per operation: the plan step that made it
+        self.operation_count = count
+
+    @classmethod
+    def assemble(cls, recording: Recording, plan, inputs: list, environment: dict,
+                 allowed: frozenset, written: list):
+        """The program for a recorded run of `plan` with these input arrays (in input order);
+        raises Refused when it cannot repeat the run. `written`: per step, the ids of captured
+        inputs it wrote in place."""
+        if recording.refusal is not None:
+            raise Refused(recording.refusal)
+        values = [value for key, value in environment.items() if key.__class__ is int]
+        if any(array.__class__ is not np.ndarray or array.size == 0
+               for array in (*inputs, *values)):
+            raise Refused("an input or value that is not a non-empty NumPy array")
+        bounds = sorted(byte_bounds(array) for array in inputs)
+        if any(low < previous_high for (_, previous_high), (low, _) in zip(bounds, bounds[1:])):
+            # Pointers are patched per input: two inputs sharing memory would be ambiguous.
+            raise Refused("inputs that share memory")
+        ranges = _Ranges()
+        stable = _stable_arrays(plan.steps)
+        for array in stable:
+            ranges.add(None, array)
+        # The call's arrays, numbered as the runner finds them: the inputs, then the arrays
+        # the call allocates.
+        arrays = list(inputs)
+        for index, array in enumerate(inputs):
+            ranges.add(index, array)
+        fresh = []
+        for array in values:
+            if ranges.find(byte_bounds(array)[0]) is not None:
+                continue
+            owner = _owner(array)
+            if owner is None or not owner.flags.c_contiguous:
+                raise Refused("a value whose memory no array owns")
+            ranges.add(len(arrays), owner)
+            arrays.append(owner)
+            fresh.append((owner.shape, owner.dtype))
+        words, count, patches = cls._lay_out(recording, ranges)
+        outputs = [cls._output_recipe(environment[key], arrays, ranges)
+                   for key in plan._output_keys]
+        cumulative, seen = [], []
+        for step_written in written:
+            seen = seen + list(step_written)
+            cumulative.append(seen)
+        steps = [operation[4] for operation in recording.operations]
+        return cls(words, count, patches, [_layout(array) for array in inputs], fresh, outputs,
+                   allowed, [cumulative[step] for step in steps],
+                   [plan.steps[step] for step in steps], stable,
+                   cls._input_checks(plan, inputs, allowed))
+
+    @staticmethod
+    def _input_checks(plan, inputs: list, allowed: frozenset) -> np.ndarray | None:
+        """The runner's check table, where the recorded call wrote every target in place (so
+        that passing the table means in_place.allowed would allow them all again)."""
+        targets = frozenset(key for key, _, _ in plan.in_place.targets) \
+            if plan.in_place is not None else frozenset()
+        if allowed != targets:
+            return None
+        from . import jit as cpu
+
+        fields = input_checks.array_fields(cpu.backend().object_layout[1])
+        positions = [index for index, key in enumerate(plan._input_keys) if key in targets]
+        return input_checks.table(inputs, positions, fields)
+
+    @staticmethod
+    def _lay_out(recording: Recording, ranges: _Ranges) -> tuple:
+        """(the program's words, the operation count, the per-call patches)."""
+        operations = recording.operations
+        total = _OPERATION_WORDS * len(operations) + sum(len(op[1]) for op in operations)
+        words = np.zeros(total, np.int64)
+        base = workers.data_address(words)
+        patches = []
+        start = _OPERATION_WORDS * len(operations)
+        for number, (function, blob, pointers, parts, _) in enumerate(operations):
+            header = _OPERATION_WORDS * number
+            words[header:header + 3] = (function, base + 8 * start, parts)
+            for position, word in enumerate(blob):
+                if word.__class__ is tuple:  # a pointer into this blob (a kernel's table)
+                    word = base + 8 * (start + word[1])
+                words[start + position] = word
+            for position in pointers:
+                found = ranges.find(int(blob[position]))
+                if found is None:
+                    raise Refused("a native call read memory the plan does not track")
+                array, offset = found
+                if array is not None:  # not a kept buffer: the word is written on each call
+                    patches.append((start + position, array, offset))
+            start += len(blob)
+        return words, len(operations), np.array(patches, np.int64).reshape(-1, 3)
+
+    @staticmethod
+    def _output_recipe(array: np.ndarray, arrays: list, ranges: _Ranges) -> tuple:
+        for index, candidate in enumerate(arrays):
+            if array is candidate:
+                return ("array", index)
+        index, _ = ranges.find(byte_bounds(array)[0]) or (None, 0)
+        if index is None:
+            return ("stable", array)
+        base = arrays[index]
+        if not base.flags.c_contiguous:
+            raise Refused("an output that is a view of memory the program cannot rebuild")
+        offset = workers.data_address(array) - workers.data_address(base)
+        return ("view", index, array.shape, array.dtype, offset, array.strides)
+
+    def run(self, plan, inputs: list) -> tuple | None:
+        """The graph's outputs for these input arrays, or None (nothing run) when the call
+        differs from the recorded one."""
+        checks = self._checks_address
+        if checks is None and not self._inputs_match(plan, inputs):
+            return None
+        arrays = inputs
+        if self._fresh:
+            arrays = [*inputs, *[np.empty(shape, dtype) for shape, dtype in self._fresh]]
+        native = workers.shared()
+        runner = _runner()["run"]
+        with native.lock:
+            status = runner(native.state_address, native.run_address, *self._arguments,
+                            id(arrays), checks)
+            if status == input_checks.CHANGED:
+                # Python decides, as it does for a program without a table.
+                if not self._inputs_match(plan, inputs):
+                    return None
+                status = runner(native.state_address, native.run_address, *self._arguments,
+                                id(arrays), None)
+        if status:
+            self._fail(plan, status)
+        return tuple([self._output(recipe, arrays) for recipe in self._outputs])
+
+    def _inputs_match(self, plan, inputs: list) -> bool:
+        """Whether the inputs have the recorded layouts and the same captured tensors may be
+        written in place (the checks the runner's table makes, in Python)."""
+        for array, layout in zip(inputs, self._inputs):
+            if array.__class__ is not np.ndarray or _layout(array) != layout:
+                return False
+        if plan.in_place is not None:
+            return plan.in_place.allowed(dict(zip(plan._input_keys, inputs))) == self._allowed
+        return not self._allowed
+
+    def _fail(self, plan, status: int) -> None:
+        """Raise the failing kernel's error, after bumping the versions of the captured
+        tensors written in place so far (as the Python loop does)."""
+        number = (status >> 32) - 1
+        for key in self._written[number]:
+            plan.in_place.tensors[key]._bump_version()
+        self._steps[number].compiled.check_status(status & 0xFFFFFFFF)
+        raise RuntimeError(f"native program: operation {number} failed with status "
+                           f"{status & 0xFFFFFFFF}")
+
+    @staticmethod
+    def _output(recipe: tuple, arrays: list):
+        kind = recipe[0]
+        if kind == "array":
+            return arrays[recipe[1]]
+        if kind == "stable":
+            return recipe[1]
+        _, index, shape, dtype, offset, strides = recipe
+        return np.ndarray(shape, dtype, buffer=arrays[index], offset=offset, strides=strides)
+
+
+def _stable_arrays(steps: list) -> list:
+    """The arrays a plan's steps keep from one call to the next: kept output buffers, split
+    kernels' partial blocks, the sizes a generic kernel reads."""
+    return [array for step in steps for array in step.kept_arrays()]

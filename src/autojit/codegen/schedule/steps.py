@@ -1,0 +1,199 @@
+"""The plan's step kinds that are not products: a fused kernel, and single nodes run through
+their ops' NumPy impls (matmul_steps.py holds the products).
+
+schedule.py groups the graph's nodes into these steps and runs them in order over one
+environment dict (value ids to arrays, plus the keys of environment_keys.py). When the plan
+records a run for its native program (program.py), each step reports the native calls it made
+to the Recording under RECORD; a step that ran anything else in Python refuses. When a
+kernel reports an error, `reference_error` finds the error eager raises.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.graph import Value
+from ...ops.registry import Layout, _run_eager
+from ...tensor.tensor import Tensor
+from ..cpu import workers
+from ..kernel import Kernel
+from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
+
+
+def folds_into_strides(node) -> bool:
+    """Whether a node is a layout a kernel reads through strides (registry.Layout.fold)."""
+    lowering = node.op.lowering
+    return lowering.__class__ is Layout and lowering.fold is not None
+
+
+class NodeStep:
+    """One node run with its op's NumPy impl, as the reference interpreter runs it."""
+
+    def __init__(self, node):
+        self.node = node
+        # A layout that folds into strides is, on a NumPy array, its impl's view and nothing
+        # else: called directly, without the eager op's dispatch (5 to 15 us a step).
+        self._view_of = id(node.inputs[0]) if folds_into_strides(node) and \
+            isinstance(node.inputs[0], Value) else None
+
+    def run(self, environment: dict) -> None:
+        node = self.node
+        if self._view_of is not None:
+            array = environment[self._view_of]
+            if array.__class__ is np.ndarray:
+                result = environment[id(node.output)] = node.op.impl(array, **node.attrs)
+                record = environment.get(RECORD)
+                if record is not None:
+                    if np.shares_memory(result, array):
+                        record.view(array, result)
+                    else:
+                        record.refuse(f"{node.op.name} copied its operand")
+                return
+        if environment.get(RECORD) is not None:
+            environment[RECORD].refuse(f"{node.op.name} ran through its NumPy impl")
+        operands = tuple(Tensor._make(environment[id(x)], x.dtype) if isinstance(x, Value)
+                         else x for x in node.inputs)
+        environment[id(node.output)] = _run_eager(node.op, operands, node.attrs)._data
+
+    def kept_arrays(self) -> list:
+        return []
+
+    def describe(self) -> str:
+        return f"node {self.node.op.name}"
+
+
+class _NodesStep:
+    """A group the backend could not compile, run node by node."""
+
+    def __init__(self, nodes: list):
+        self.steps = [NodeStep(node) for node in nodes]
+
+    def run(self, environment: dict) -> None:
+        if environment.get(RECORD) is not None:
+            environment[RECORD].refuse("an unfused group ran node by node")
+        for step in self.steps:
+            step.run(environment)
+
+    def kept_arrays(self) -> list:
+        return []
+
+    def describe(self) -> str:
+        return "unfused " + ", ".join(step.node.op.name for step in self.steps)
+
+
+class KernelStep:
+    def __init__(self, kernel: Kernel, compiled, sources: list, outputs: list):
+        self.kernel = kernel
+        self.compiled = compiled
+        self.sources = sources
+        self.outputs = outputs  # (Value, shape to reshape the kernel's output to, or None)
+        # Worked out once: run() is on every compiled call's path.
+        self._sources = [(id(value), value.shape, value.dtype.numpy) for value in sources]
+        self._results = [(kernel.output_shape(output), output.dtype.numpy)
+                         for output in kernel.outputs]
+        self._targets = [(id(value), reshape) for value, reshape in outputs]
+        # Output buffers kept from one call to the next, for values that never leave the plan
+        # (plan_buffer_reuse decides which): no allocation, no page faults on fresh memory.
+        self._kept: list = [None] * len(outputs)
+        self._all_kept = False
+        self.reusable = [False] * len(outputs)
+        self.slots: list = [None] * len(outputs)  # buffers.BufferSlot per reusable output
+        # Per output: the id of the captured input whose own storage receives it, when the
+        # run allows (in_place.py plans it), else None.
+        self.in_place: list = [None] * len(outputs)
+        self.writes_in_place = False
+        self.split = None  # a parallel.SplitKernel when the kernel runs on several cores
+        self.nodes: list = []  # the graph nodes the kernel computes (in_place.py reads them)
+
+    def run(self, environment: dict) -> None:
+        inputs = []
+        for key, shape, dtype in self._sources:
+            array = environment[key]
+            if array.shape != shape or (array.dtype is not dtype and array.dtype != dtype):
+                # The kernel reads raw memory through strides planned for this shape and
+                # dtype: a mismatch must stop here, not read out of bounds.
+                self._mismatch(key, array)
+            inputs.append(array if array.flags.c_contiguous else _contiguous(array))
+        reuse = environment.get(REUSE, False)
+        if reuse and self._all_kept and not self.writes_in_place:
+            results = list(self._kept)  # the steady state: every buffer kept from before
+        elif not self.writes_in_place and not any(self.reusable):
+            results = [np.empty(shape, dtype) for shape, dtype in self._results]
+        else:
+            results = self._buffers(environment, reuse)
+        record = environment.get(RECORD)
+        if record is not None and any(array is not environment[key] for array, (key, _, _)
+                                      in zip(inputs, self._sources)):
+            record.refuse(f"kernel {self.kernel.name} read a copy of a strided input")
+        if self.split is not None:
+            self.split.run(inputs, results, reuse, record)
+        else:
+            self.compiled(inputs, results)
+            if record is not None:
+                address = workers.data_address
+                table = np.array([self.compiled.entry_pointers(
+                    [address(array) for array in (*inputs, *results)])], np.int64)
+                record.kernel(self.compiled.address, table, *inputs, *results)
+        for (key, reshape), result in zip(self._targets, results):
+            environment[key] = result.reshape(reshape) if reshape is not None else result
+
+    def _buffers(self, environment: dict, reuse: bool) -> list:
+        """The output arrays of this run: a captured tensor's own storage where the run
+        allows an in-place store, a buffer kept from the last run, or a fresh one."""
+        allowed = environment.get(IN_PLACE) if self.writes_in_place else None
+        results = []
+        for index, (shape, dtype) in enumerate(self._results):
+            if allowed and self.in_place[index] in allowed:
+                results.append(environment[self.in_place[index]])
+                environment[WRITTEN].append(self.in_place[index])
+                continue
+            buffer = self._kept[index] if reuse else None
+            if buffer is None:
+                if reuse and self.reusable[index]:
+                    buffer = self._kept[index] = self.slots[index].take(shape, dtype)
+                else:
+                    buffer = np.empty(shape, dtype)
+            results.append(buffer)
+        self._all_kept = all(buffer is not None for buffer in self._kept)
+        return results
+
+    def kept_arrays(self) -> list:
+        """The arrays this step keeps from one call to the next (program.py)."""
+        kept = [array for array in self._kept if array is not None]
+        if self.split is not None:
+            kept.extend(self.split.kept_arrays())
+        sizes = getattr(self.compiled, "sizes", None)  # a generic kernel's (cpu.SizedKernel)
+        return kept if sizes is None else [*kept, sizes]
+
+    def _mismatch(self, key: int, array: np.ndarray):
+        value = next(value for value in self.sources if id(value) == key)
+        raise RuntimeError(f"kernel {self.kernel.name}: input %{value.id} expected "
+                           f"{value.type_text}, got {array.dtype}{list(array.shape)}")
+
+    def describe(self) -> str:
+        ops = " ".join(step.op.name for step in self.kernel.steps)
+        kinds = ", ".join(output.reduce or ("store in place" if target is not None else "store")
+                          for output, target in zip(self.kernel.outputs, self.in_place))
+        return (f"kernel {self.kernel.name}{list(self.kernel.shape)}: {ops} -> "
+                f"{len(self.kernel.outputs)} outputs ({kinds})")
+
+
+def _contiguous(array: np.ndarray) -> np.ndarray:
+    # Not np.ascontiguousarray, which turns a 0-d array into a 1-d one.
+    return array if array.flags.c_contiguous else np.array(array, order="C")
+
+
+def reference_error(graph, arg_arrays: list, failure: Exception, captured=None) -> Exception:
+    """Eager's error for a call of `graph` in which a kernel reported one (a KernelError, or a
+    CUDA plan's status word): the graph run through the reference interpreter on the same
+    inputs raises it, at the op eager would fail at first and with eager's message (a failed
+    index check's kernel does not keep which index failed). `captured` replaces captured
+    tensors' data (host copies, for a CUDA plan). Nothing has been written back yet; should
+    the reference not fail, `failure` is the error. See docs/notes/errors-in-kernels.md."""
+    from ...ir.interpreter import interpret
+
+    try:
+        interpret(graph, *arg_arrays, captured=captured)
+    except Exception as error:  # noqa: BLE001 - the error the call raises
+        return error
+    return failure

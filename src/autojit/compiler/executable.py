@@ -1,0 +1,294 @@
+"""The executable: one traced, optimized graph ready to run, and its side effects.
+
+compile.py builds an Executable per guard set. `run(args)` binds the call's tensors to the
+graph's inputs, runs the graph (through the fused kernel plan when a backend compiled one, else
+the reference interpreter), then applies the side effects the trace recorded, in eager's order:
+in-place updates of captured tensors are written into their storage (bumping version
+counters; a kernel that already stored an update there leaves only the bump, see
+codegen/in_place.py), `.grad` outputs are accumulated into the existing .grad tensor in place
+(so its identity, which guards check, stays the same) or assigned, and `.grad = None` is
+repeated. The results are rebuilt into the structure the function returned.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import Graph
+from ..ir.interpreter import interpret
+from ..ir.printing import replay_prints
+from ..tensor.tensor import Tensor
+
+
+class Executable:
+    def __init__(self, graph: Graph, traced: Graph, template, cleared_grads: list, guards,
+                 arg_positions: list, plan=None):
+        self.graph = graph  # optimized
+        self.traced = traced  # as traced, before the passes
+        self.template = template  # the result structure, leaves are output indices
+        self.cleared_grads = cleared_grads  # tensors whose .grad the function set to None
+        self.guards = guards
+        self.arg_positions = arg_positions  # graph arg input k <- call argument position
+        self.plan = plan  # a backend's kernel plan, or None for the interpreter
+        self.calls = 0
+        # Results that required grad when traced get a compiled backward
+        # (compiled_backward.py): output name -> output number of their shared grad_fn.
+        self.backward = None
+        self.requiring: dict = {}
+        self.joint = None  # the optimized forward+backward graph the two halves come from
+        # (error, requiring results) when eager could not differentiate the results either.
+        self.failing_backward = None
+        self._result_meta = None  # (shape, dtype) of each result that requires grad
+        # Anomaly mode: (output index, backward node, output position) checked for nan.
+        self.nan_checks: list = []
+        self._recipe: _Recipe | None = None  # made on the first call
+        # Names of "grad" outputs whose tensor's .grad the function assigned: each call leaves
+        # a new tensor there, as eager does, instead of writing into the one already there.
+        self.fresh_grads: set = set()
+        # (captured tensor, or None and an argument position, count): how far each written
+        # tensor's version counter moves per call, as eager's in-place ops move it; compile.py
+        # counts them while tracing. None (a graph built by hand): once per update output.
+        self.version_bumps: list | None = None
+        # Scalars of Python state the traced call wrote (`model.eval()` inside the function):
+        # written again after each run (reachability.replay_function), or None.
+        self.python_writes = None
+        # (print effects, formatted tensors) of ir/printing.py, or None: printed by each run.
+        self.prints = None
+
+    def run(self, args: tuple):
+        self.calls += 1
+        recipe = self._recipe or self._prepare()
+        # The graph's non-captured inputs in order: the call's tensor arguments, and fresh
+        # random numbers for each "random" input (drawn in the order the function drew them).
+        draws = {}
+        if recipe.arguments_only:
+            supplied = [args[position]._data for position in self.arg_positions]
+        else:
+            supplied, positions = [], iter(self.arg_positions)
+            for index, entry in enumerate(self.graph.inputs):
+                if entry.kind == "arg":
+                    supplied.append(args[next(positions)]._data)
+                elif entry.kind == "random":
+                    draws[index] = entry.tensor.draw()
+                    supplied.append(draws[index])
+        if self.plan is None:
+            arrays, owned = interpret(self.graph, *supplied), frozenset()
+        else:
+            arrays, owned = self.plan.run_owning(supplied)
+        if self.nan_checks:
+            self._check_nan(arrays)
+        self._write_back(arrays, args, owned)
+        if self.python_writes is not None:
+            self.python_writes(args)
+        if self.prints is not None:
+            self._print(arrays)
+        if self.failing_backward is not None:
+            return self._failing_result(arrays, args)
+        if self.backward is None:
+            return recipe.rebuild(self.template, arrays, None, args)
+        if self._result_meta is None:
+            self._result_meta = [None] * len(self.requiring)
+            for output in self.graph.outputs:
+                number = self.requiring.get(output.name)
+                if number is not None:
+                    self._result_meta[number] = (output.value.shape, output.value.dtype)
+        node = self.backward.node_for_call(args, arrays, self._result_meta, draws)
+        result = recipe.rebuild(self.template, arrays, node, args)
+        node.watch_results(result)
+        return result
+
+    def _print(self, arrays: tuple) -> None:
+        """What the function printed, with this run's values (ir/printing.py)."""
+        effects, formatted = self.prints
+        wanted = {entry.output for entry in formatted}
+        values = {output.name: Tensor._make(arrays[index], output.value.dtype)
+                  for index, output in enumerate(self.graph.outputs) if output.name in wanted}
+        replay_prints(effects, formatted, values)
+
+    def _prepare(self) -> _Recipe:
+        """What every call does with the outputs, worked out on the first call (compile.py
+        has set `requiring` by then)."""
+        self._recipe = _Recipe(self)
+        return self._recipe
+
+    def _check_nan(self, arrays: tuple) -> None:
+        """Anomaly mode: the first backward node (in the order eager ran them) whose gradient
+        holds nan raises eager's error, before any side effect is written back."""
+        from ..autograd.anomaly import warn_forward_trace
+
+        for index, node, position in self.nan_checks:
+            if np.isnan(arrays[index]).any():
+                warn_forward_trace(node)
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                   f"{position}th output.")
+
+    def _failing_result(self, arrays: tuple, args: tuple):
+        from .compiled_backward import FailingBackward
+
+        error, requiring = self.failing_backward
+        requiring = {name: number for number, (name, _) in enumerate(requiring)}
+        if requiring != self.requiring:
+            self.requiring = requiring
+            self._prepare()
+        return self._recipe.rebuild(self.template, arrays, FailingBackward(error, len(requiring)),
+                                    args)
+
+    def _write_back(self, arrays: tuple, args: tuple, owned: frozenset) -> None:
+        """Captured tensors' updates and .grad outputs, after a call; `owned`: the outputs
+        whose arrays a new .grad may keep as they are (the plan allocated them for this call
+        and for that output alone)."""
+        recipe = self._recipe
+        targets = None
+        for index, tensor, position in recipe.updates:
+            if tensor is None:
+                tensor = args[position]
+            array = arrays[index]
+            # A kernel that stored the new value into the tensor's own storage hands back
+            # that very array (codegen/in_place.py): nothing is left to copy.
+            if array is not tensor._data:
+                if array.__class__ is not tensor._data.__class__:
+                    array = _to_device_of(array, tensor._data)
+                if targets is None:
+                    targets = [(target if target is not None else args[position])._data
+                               for _, target, position in recipe.updates]
+                if any(np.may_share_memory(array, target) for target in targets):
+                    array = array.copy()
+                tensor._data[...] = array
+        bumps = self.version_bumps
+        if bumps is None:
+            bumps = [(tensor, position, 1) for _, tensor, position in recipe.updates]
+        for tensor, position, count in bumps:
+            (tensor if tensor is not None else args[position])._version_counter.value += count
+        for index, tensor, position, dtype, fresh in recipe.grads:
+            tensor = tensor if position is None else args[position]
+            if fresh:
+                tensor._grad = None
+            array = arrays[index]
+            if tensor._data is not None and array.__class__ is not tensor._data.__class__:
+                array = _to_device_of(array, tensor._data)  # a 0-d CPU leaf's gradient
+            _assign_grad(tensor, array, dtype, index in owned)
+        for tensor in self.cleared_grads:
+            tensor._grad = None
+
+
+class _Recipe:
+    """An executable's per-call work on its outputs, decided once: which outputs update
+    captured tensors, which are .grad (of a captured tensor, or of the argument at a position;
+    fresh when the function assigned that .grad), and, per output, the dtype and the result
+    number when it requires grad."""
+
+    def __init__(self, executable: Executable):
+        graph = executable.graph
+        self.arguments_only = all(entry.kind in ("arg", "captured") for entry in graph.inputs)
+        self.updates, self.grads = [], []
+        self.grad_owners = {}  # "grad" output name -> (captured tensor, or argument position)
+        for index, output in enumerate(graph.outputs):
+            if output.kind == "update":
+                entry = output.target
+                if entry.kind == "captured":
+                    self.updates.append((index, entry.tensor, None))
+                else:  # an argument, at its call position
+                    self.updates.append((index, None, executable.arg_positions[
+                        graph.arg_inputs.index(entry)]))
+            elif output.kind == "grad":
+                entry = output.target
+                fresh = output.name in executable.fresh_grads
+                if entry.kind == "captured":
+                    owner = (entry.tensor, None)
+                else:
+                    owner = (None, executable.arg_positions[graph.arg_inputs.index(entry)])
+                self.grads.append((index, *owner, output.value.dtype, fresh))
+                self.grad_owners[output.name] = owner
+        self.leaves = [(output.value.dtype, executable.requiring.get(output.name))
+                       for output in graph.outputs]
+
+    def rebuild(self, template, arrays: tuple, node, args: tuple):
+        """The function's result: `template` (result_template.py) with each output index
+        replaced by its tensor (one tensor per index), arguments and outside tensors by
+        themselves, views by views remade on their real base, and each ("grad", name) leaf
+        by the .grad the write-back just left there."""
+        kind = template[0]
+        if kind == "tensor":  # the common case: one new tensor
+            return self._output(template[1], arrays, node)
+        return self._rebuild(template, arrays, node, args, {})
+
+    def _output(self, index: int, arrays: tuple, node) -> Tensor:
+        dtype, number = self.leaves[index]
+        tensor = Tensor._make(arrays[index], dtype)
+        if number is not None:
+            tensor._requires_grad = True
+            tensor.grad_fn = node
+            tensor._output_nr = number
+        return tensor
+
+    def _rebuild(self, template, arrays: tuple, node, args: tuple, made: dict):
+        kind = template[0]
+        if kind == "tensor":
+            index = template[1]
+            tensor = made.get(index)
+            if tensor is None:
+                tensor = made[index] = self._output(index, arrays, node)
+            return tensor
+        if kind == "constant":
+            return template[1]
+        if kind in ("tuple", "list"):
+            items = [self._rebuild(item, arrays, node, args, made) for item in template[1]]
+            return tuple(items) if kind == "tuple" else items
+        if kind == "dict":
+            return {key: self._rebuild(item, arrays, node, args, made)
+                    for key, item in template[1]}
+        if kind == "grad":
+            tensor, position = self.grad_owners[template[1]]
+            return (tensor if position is None else args[position])._grad
+        if kind == "arg":
+            return args[template[1]]
+        if kind == "object":
+            return template[1]
+        if kind == "view":
+            _, base, steps, detached, requires_grad = template
+            return _remade_view(self._rebuild(base, arrays, node, args, made), steps,
+                                detached, requires_grad)
+        raise AssertionError(f"unknown result template {kind!r}")
+
+
+def _remade_view(base: Tensor, steps: tuple, detached: bool, requires_grad: bool) -> Tensor:
+    """The view ops run eagerly on the real base: a view sharing its memory, as eager's was."""
+    from ..ops.registry import bind
+    from ..tensor.state import state
+
+    previous = state.grad_enabled
+    state.grad_enabled = requires_grad
+    try:
+        view = base.detach() if detached else base
+        for op, attrs in steps:
+            view = bind(op, (view,), attrs)
+        return view
+    finally:
+        state.grad_enabled = previous
+
+
+def _to_device_of(array, target):
+    """`array` copied to where `target` lives: a CPU 0-d tensor (a counter) that a graph run
+    on the GPU updated, or a 0-d CPU leaf's gradient, gets its value back on the host (a
+    synchronization)."""
+    if target.__class__ is np.ndarray:
+        return array.to_host()
+    from ..cuda.array import CudaArray
+
+    return CudaArray.from_host(array, target.device_index)
+
+
+def _assign_grad(tensor: Tensor, array: np.ndarray, dtype, owned: bool = False) -> None:
+    current = tensor._grad
+    if current is not None and current._data is not None and not current._requires_grad and \
+            current._data.shape == array.shape and current._dtype is dtype:
+        if not np.shares_memory(current._data, array):
+            current._data[...] = array
+        current._bump_version()
+        return
+    if owned:
+        tensor._grad = Tensor._make(array, dtype)
+        return
+    # CUDA hook: device arrays (autojit/cuda/array.py) copy themselves on the device.
+    copied = np.array(array, copy=True) if array.__class__ is np.ndarray else array.copy()
+    tensor._grad = Tensor._make(copied, dtype)

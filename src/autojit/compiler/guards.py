@@ -1,0 +1,311 @@
+"""Guards: the conditions under which a compiled executable still means what was traced.
+
+A compiled function's executable is valid only while everything the trace depended on is the
+same (DESIGN rule 5): argument shapes, dtypes and requires_grad flags, Python scalar arguments,
+grad mode, the captured tensors (which object the function reaches, its shape, dtype,
+requires_grad, .grad and hooks), and all the Python state the function can reach through its
+closure, globals and arguments (reachability.py walks it: scalars, container lengths, classes,
+functions' code, library objects' identity). The guard set is written as Python source, one
+condition per line, compiled into a function, so that checking it costs a few attribute reads
+and comparisons per call, and `str(guards)` shows exactly what is checked. Conditions on the
+same object share the reads that reach it: the source keeps each intermediate object in a
+local variable (`v3 = v2._modules`), so a deep path costs one read per step, once.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from ..tensor import dtypes
+from ..tensor.state import state
+from ..tensor.tensor import Tensor
+from .reachability import Walk
+
+
+class GuardSet:
+    """A compiled predicate over a call's arguments; `str()` gives its conditions."""
+
+    def __init__(self):
+        # (subject path or None, condition, reason): a condition on a subject path (a tuple
+        # of expression fragments, see reachability.Observation) names it "$".
+        self._items: list = []
+        self._constants: dict = {"Tensor": Tensor, "state": state, "dtypes": dtypes,
+                                 "isnan": math.isnan, "copysign": math.copysign,
+                                 "separate": separate}
+        self._names: dict = {}  # (prefix, id(value)) -> constant name
+        self._check = None
+
+    def constant(self, value, prefix: str = "C") -> str:
+        key = (prefix, id(value))
+        name = self._names.get(key)
+        if name is None:
+            name = self._names[key] = f"{prefix}{len(self._constants)}"
+            self._constants[name] = value
+        return name
+
+    def add_constants(self, constants: dict) -> None:
+        """Names a walk's paths refer to (reachability.Walk.constants)."""
+        self._constants.update(constants)
+
+    def require(self, condition: str, reason: str, subject: tuple | None = None) -> None:
+        self._items.append((subject, condition, reason))
+
+    def source(self) -> str:
+        lines, names = [], {}
+
+        def local(path: tuple) -> str:
+            if len(path) == 1:
+                return path[0]
+            name = names.get(path)
+            if name is None:
+                parent = local(path[:-1])
+                name = names[path] = f"v{len(names)}"
+                lines.append(f"    {name} = {parent}{path[-1]}")
+            return name
+
+        for subject, condition, reason in self._items:
+            text = condition if subject is None else condition.replace("$", local(subject))
+            lines.append(f"    if not ({text}):\n        return {reason!r}")
+        body = "\n".join(lines)
+        return f"def check(args):\n{body or '    pass'}\n    return None\n"
+
+    def build(self) -> None:
+        namespace = dict(self._constants)
+        exec(compile(self.source(), "<autojit guards>", "exec"), namespace)  # noqa: S102
+        self._check = namespace["check"]
+
+    def failure(self, args: tuple) -> str | None:
+        """None when every guard holds, else the reason of the first that fails."""
+        try:
+            return self._check(args)
+        except Exception as error:  # a path that no longer resolves fails the guard
+            return f"a guarded path raised {type(error).__name__}: {error}"
+
+    def __str__(self) -> str:
+        return "\n".join(
+            f"{condition if subject is None else condition.replace('$', ''.join(subject))}"
+            f"  # {reason}" for subject, condition, reason in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def observation_conditions(guards: GuardSet, observations: list) -> None:
+    """The conditions of a walk's observations (reachability.py), in the walk's order: an
+    object's class before what is read through it. Tensors are left to compile.py, which
+    guards the ones the trace read."""
+    for observation in observations:
+        kind, path, what = observation.kind, observation.path, observation.display
+        if kind == "scalar":
+            scalar_condition(guards, "$", observation.value, what, subject=path)
+        elif kind == "class":
+            guards.require(f"$.__class__ is {guards.constant(observation.value, 'K')}",
+                           f"{what} is now another kind of object (was "
+                           f"{observation.value.__qualname__})", path)
+        elif kind == "len":
+            guards.require(f"len($) == {observation.value}",
+                           f"the length of {what} changed (was {observation.value})", path)
+        elif kind == "set":
+            guards.require(f"$ == {guards.constant(observation.value, 'F')}",
+                           f"{what} changed (was {set(observation.value)})", path)
+        elif kind == "is":
+            guards.require(f"$ is {guards.constant(observation.value, 'O')}",
+                           f"{what} is another object than when traced", path)
+
+
+def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: str,
+                      grad_is=True, dynamic_dims=()) -> None:
+    """Class, shape, dtype, device, requires_grad, hooks and .grad identity of the tensor at
+    the `subject` path. The extents of `dynamic_dims` are left free here: symbolic_conditions
+    checks them."""
+    dtype = guards.constant(tensor._dtype, "D")
+    kind = guards.constant(type(tensor), "K")  # Tensor, or a subclass such as Parameter
+    guards.require(f"$.__class__ is {kind} and $._data is not None",
+                   f"{what} is no longer a concrete {type(tensor).__name__}", subject)
+    data = (*subject, "._data")
+    shape = tuple(tensor._data.shape)
+    if dynamic_dims:
+        static = " and ".join(f"$.shape[{dim}] == {extent}"
+                              for dim, extent in enumerate(shape) if dim not in dynamic_dims)
+        guards.require(f"$.ndim == {len(shape)}" + (f" and {static}" if static else ""),
+                       f"{what} changed shape (was {_shape_text(shape, dynamic_dims)})", data)
+    else:
+        guards.require(f"$.shape == {shape!r}", f"{what} changed shape (was {list(shape)})",
+                       data)
+    guards.require(f"$._dtype is {dtype}", f"{what} changed dtype (was {tensor._dtype.name})",
+                   subject)
+    storage = guards.constant(tensor._data.__class__, "S")  # ndarray (CPU) or CudaArray
+    guards.require(f"$.__class__ is {storage}", f"{what} changed device (was {tensor.device})",
+                   data)
+    guards.require(f"$._requires_grad is {tensor._requires_grad}",
+                   f"{what} changed requires_grad (was {tensor._requires_grad})", subject)
+    hook_conditions(guards, subject, tensor, what)
+    if grad_is:
+        grad_condition(guards, subject, tensor, what)
+
+
+def hook_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: str) -> None:
+    """The tensor's hooks (register_hook on a leaf, post-accumulate-grad hooks): the trace ran
+    them, so which hooks there are, and what they can reach, is part of what it read."""
+    if not tensor._requires_grad:
+        return  # hooks need requires_grad, which is guarded
+    hooks = [(name, getattr(tensor, name)) for name in ("_backward_hooks",
+                                                        "_post_accumulate_hooks")]
+    if not any(registered for _, registered in hooks):
+        guards.require("not $._backward_hooks and not $._post_accumulate_hooks",
+                       f"a hook was registered on {what}", subject)
+        return
+    for name, registered in hooks:
+        if not registered:
+            guards.require(f"not $.{name}", f"a hook was registered on {what}", subject)
+            continue
+        walk = Walk([((*subject, f".{name}"), f"{what}.{name}", registered)])
+        guards.add_constants(walk.constants)
+        observation_conditions(guards, walk.observations)
+
+
+def grad_condition(guards: GuardSet, subject: tuple, tensor: Tensor, what: str) -> None:
+    """Which object .grad is (None included): the trace read or assigned it."""
+    if tensor._grad is None:
+        guards.require("$._grad is None", f"{what}.grad is no longer None", subject)
+    else:
+        grad = guards.constant(tensor._grad, "G")
+        guards.require(f"$._grad is {grad}", f"{what}.grad was replaced", subject)
+
+
+def scalar_condition(guards: GuardSet, expression: str, value, what: str,
+                     subject: tuple | None = None) -> None:
+    """`expression` (with a subject path, "$") holds `value`: the same type and value."""
+    if value is None or isinstance(value, bool):
+        guards.require(f"{expression} is {value!r}", f"{what} changed (was {value!r})", subject)
+        return
+    if isinstance(value, float) and math.isnan(value):
+        guards.require(f"{expression}.__class__ is float and isnan({expression})",
+                       f"{what} changed (was nan)", subject)
+        return
+    if isinstance(value, float) and value == 0.0:
+        # -0.0 == 0.0, but 1 / x tells them apart: the sign is part of the value.
+        guards.require(f"{expression}.__class__ is float and {expression} == 0.0 and "
+                       f"copysign(1.0, {expression}) == {math.copysign(1.0, value)!r}",
+                       f"{what} changed (was {value!r})", subject)
+        return
+    if type(value) in (int, float) and math.isfinite(value):
+        literal = repr(value)
+    else:  # strings, bytes, complex, infinities and subclasses: compared to a constant
+        literal = guards.constant(value, "C")
+    guards.require(f"{expression}.__class__ is {guards.constant(type(value), 'K')} and "
+                   f"{expression} == {literal}", f"{what} changed (was {_short(value)})",
+                   subject)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def mode_conditions(guards: GuardSet) -> None:
+    default = guards.constant(dtypes.get_default_dtype(), "D")
+    guards.require(f"state.grad_enabled is {state.grad_enabled}",
+                   f"grad mode changed (was {'enabled' if state.grad_enabled else 'disabled'})")
+    guards.require(f"state.inference is {state.inference}", "inference mode changed")
+    guards.require(f"state.anomaly is {state.anomaly}", "anomaly mode changed")
+    guards.require(f"dtypes._default_float[0] is {default}", "the default dtype changed")
+
+
+def _shape_text(shape: tuple, dynamic_dims) -> str:
+    return "[" + ", ".join("*" if dim in dynamic_dims else str(extent)
+                           for dim, extent in enumerate(shape)) + "]"
+
+
+_SYMBOL = re.compile(r"\bs(\d+)\b")
+
+
+def symbolic_conditions(guards: GuardSet, env) -> None:
+    """The conditions a dynamic trace recorded on its symbols (symbolic.ShapeEnv), with each
+    symbol read from the argument dimension it stands for; every symbol is at least 2, since
+    sizes 0 and 1 are traced as constants (broadcasting and empty tensors behave apart)."""
+
+    def source(match) -> str:
+        position, dim = env.sources[f"s{match.group(1)}"]
+        return f"args[{position}]._data.shape[{dim}]"
+
+    for name in env.hints:
+        guards.require(_SYMBOL.sub(source, f"{name} >= 2"),
+                       f"a dynamic size ({name}) is 0 or 1")
+    for condition in env.guards:
+        guards.require(_SYMBOL.sub(source, condition),
+                       f"the sizes broke a condition the trace relied on: {condition}")
+
+
+def separate(written: tuple, others: tuple) -> bool:
+    """No array of `written` shares memory with one of `others` (two arrays that each own
+    their memory and are not the same object cannot overlap: the common case costs no
+    bounds test)."""
+    for array in written:
+        for other in others:
+            if array is other:
+                return False
+            if array.__class__ is np.ndarray and other.__class__ is np.ndarray:
+                if (array.base is not None or other.base is not None) and \
+                        np.may_share_memory(array, other):
+                    return False
+            elif array.__class__ is other.__class__ and array._root() is other._root():
+                return False  # device arrays (cuda/array.py) over the same allocation
+    return True
+
+
+def written_input_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,
+                             first_writes: dict):
+    """Conditions for a graph that writes an input (an argument, or a captured tensor while
+    arguments are read): the graph reads every input before anything is written back, so an
+    input the function reads after another input's first write (`first_writes`: id(Input) ->
+    node count then) must not share that input's memory, nor may two written inputs share
+    memory; and views of a written argument were laid out as its strides were. Returns a
+    description of an overlap the call being traced has (it must run eagerly), else None."""
+    position_of = {id(entry): position for entry, position in zip(graph.arg_inputs,
+                                                                    arg_positions)}
+    written = [output.target for output in graph.outputs if output.kind == "update"]
+    if not arg_positions or not written:
+        return None
+    for entry in written:
+        if entry.kind == "arg":
+            position = position_of[id(entry)]
+            argument = args[position]
+            if argument._data.__class__ is np.ndarray:
+                guards.require(f"args[{position}]._data.strides == {argument._data.strides!r}",
+                               f"argument {position}, written in place, changed its memory "
+                               f"layout")
+            guards.require(f"args[{position}]._is_inference is {argument._is_inference}",
+                           f"argument {position}, written in place, changed inference mode")
+    inputs = [entry for entry in graph.inputs if entry.kind in ("arg", "captured")]
+    written_ids = {id(entry) for entry in written}
+
+    def source(entry):
+        if entry.kind == "arg":
+            position = position_of[id(entry)]
+            return f"args[{position}]", args[position], f"argument {position}"
+        return guards.constant(entry.tensor, "T"), entry.tensor, f"captured tensor {entry.name}"
+
+    overlap = None
+    for entry in written:
+        start = first_writes.get(id(entry), 0)
+        read_after = {id(operand) for node in graph.nodes[start:] for operand in node.inputs}
+        others = [other for other in inputs if other is not entry and (
+            entry.kind == "arg" or other.kind == "arg") and (
+            id(other.value) in read_after or id(other) in written_ids)]
+        if not others:
+            continue
+        expression, tensor, what = source(entry)
+        listed = [source(other) for other in others]
+        listing = ", ".join(f"{other}._data" for other, _, _ in listed)
+        guards.require(f"separate(({expression}._data,), ({listing},))",
+                       f"{what}, written in place, now shares memory with an input read after "
+                       f"the write")
+        if overlap is None and not separate((tensor._data,), tuple(
+                other._data for _, other, _ in listed)):
+            overlap = (f"{what} is written in place and shares memory with another input of "
+                       f"the call that is read after the write")
+    return overlap

@@ -1,0 +1,455 @@
+"""What a compiled function can reach: the complete walk its guards are made from.
+
+compile.py walks, before each trace, everything the function can reach from its roots (the
+arguments that are not tensors, the object it is a method of, its closure cells and the
+globals its code loads) and records one *observation* per thing the trace may depend on:
+
+- a Python scalar (bool, int, float, complex, str, bytes, None): its value;
+- a list, tuple, dict, set or an object's attribute dict: its length (the items are walked;
+  a missing dict key or attribute fails its path), a set of scalars: its contents;
+- an object: its class; a class or function of the user's own code: its attributes, and for a
+  function its code object, closure cells, defaults and the globals its code loads; a module
+  of the user's own: its attributes;
+- what the walk does not enter (library functions, classes and modules, NumPy arrays, other
+  objects without attributes): the object's identity;
+- a tensor: its path (compile.py guards the tensors the trace read by identity, shape, dtype,
+  requires_grad and hooks);
+- an object reached a second time by another path: that path's identity, so that rebinding
+  either path is seen.
+
+Library code (the standard library, installed packages, autojit itself) is assumed not to
+change while the program runs; everything else is the program's own state and is walked
+through, at any depth: there is no depth or length limit. A walk that visits more than
+`MAX_OBJECTS` objects stops and says so (`complete` is False): compile.py then runs the function
+eagerly, with a warning, rather than guard part of what it can reach.
+
+The same walk, repeated after the trace, tells what the traced call did to Python state (see
+`StateChanges`): a scalar it wrote (`model.eval()`, `self.steps += 1`), a container it grew,
+or a symbolic tensor it stored somewhere (`history.append(y)`), which must never outlive the
+trace. See docs/notes/guards.md.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import os
+import random
+import sys
+import sysconfig
+import types
+
+import numpy as np
+
+from ..tensor.tensor import Tensor
+
+SCALAR_TYPES = (bool, int, float, complex, str, bytes, type(None))
+MAX_OBJECTS = 20000
+MAX_OBSERVATIONS = 50000
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+_LIBRARY_ROOTS = tuple(os.path.realpath(path) + os.sep for path in {
+    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"],
+    sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
+    os.path.dirname(os.path.abspath(__file__))})
+
+
+_GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
+
+
+def rng_state(generator=None):
+    """Where a random generator stands (the global NumPy and Python generators for None), as
+    something == compares."""
+    if generator is None:
+        return (rng_state(np.random.mtrand._rand), random.getstate())
+    if isinstance(generator, np.random.Generator):
+        return repr(generator.bit_generator.state)
+    if isinstance(generator, np.random.RandomState):
+        state = generator.get_state(legacy=False)
+        return (state["state"]["pos"], state["state"]["key"].tobytes())
+    return generator.getstate()
+
+
+class Observation:
+    """One thing the trace may depend on: `kind` of the object at `path` is `value`.
+
+    path: a tuple (root expression, fragment, fragment, ...) whose concatenation is a Python
+    expression; display: the same path as the user would write it."""
+
+    __slots__ = ("path", "kind", "value", "display")
+
+    def __init__(self, path: tuple, kind: str, value, display: str):
+        self.path, self.kind, self.value, self.display = path, kind, value, display
+
+    def same(self, other: Observation) -> bool:
+        if self.kind != other.kind:
+            return False
+        if self.kind == "rng":
+            return self.value == other.value
+        if self.kind in ("scalar", "len", "set"):
+            return type(self.value) is type(other.value) and (
+                self.value == other.value or (self.value != self.value and
+                                              other.value != other.value))  # nan
+        return self.value is other.value
+
+
+class Walk:
+    """The observations, tensors and snapshots of one walk from `roots`.
+
+    roots: (path tuple, display name, object) triples."""
+
+    def __init__(self, roots: list, constants: dict | None = None, limit: int = MAX_OBJECTS):
+        self.observations: list[Observation] = []
+        self.tensors: dict = {}  # id(tensor) -> (path, display, tensor), the first path found
+        self.snapshots: dict = {}  # id(container) -> (container, shallow copy of its contents)
+        # names the paths use for objects held as constants (the roots' too)
+        self.constants: dict = dict(constants or {})
+        self.complete = True
+        self.too_large = ""  # where the walk stopped, when it did
+        self._seen: dict = {}  # id(object) -> the object (kept alive while walking)
+        self._paths: set = set()
+        self._limit = limit
+        self._walk(roots)
+
+    # ---- the walk -------------------------------------------------------------------------------
+
+    def _walk(self, roots: list) -> None:
+        frontier = list(roots)
+        while frontier:
+            following = []
+            for path, display, obj in frontier:
+                following.extend(self._visit(path, display, obj))
+                if len(self._seen) > self._limit or \
+                        len(self.observations) > MAX_OBSERVATIONS:
+                    self.complete = False
+                    self.too_large = display
+                    return
+            frontier = following
+
+    def _observe(self, path: tuple, kind: str, value, display: str) -> None:
+        self.observations.append(Observation(path, kind, value, display))
+
+    def _visit(self, path: tuple, display: str, obj) -> list:
+        if path in self._paths:  # a global two functions load, say: one path, one object
+            return []
+        self._paths.add(path)
+        if isinstance(obj, SCALAR_TYPES):
+            self._observe(path, "scalar", obj, display)
+            return []
+        if isinstance(obj, Tensor):
+            self.tensors.setdefault(id(obj), (path, display, obj))
+            self._observe(path, "tensor", obj, display)
+            return []
+        if id(obj) in self._seen:
+            self._observe(path, "is", obj, display)
+            return []
+        if _is_library(obj) or isinstance(obj, np.ndarray):
+            self._observe(path, "is", obj, display)
+            return []
+        if isinstance(obj, _GENERATORS):
+            # Which generator, and where it stands: a trace that draws from it moved it, and
+            # a graph cannot draw from it again (StateChanges sees the move).
+            self._observe(path, "is", obj, display)
+            self._observe(path, "rng", rng_state(obj), display)
+            return []
+        self._seen[id(obj)] = obj
+        kind = type(obj)
+        if len(path) > 1:  # a constant root is that very object: its class cannot change
+            self._observe(path, "class", kind, display)
+        if kind in (set, frozenset) or isinstance(obj, (set, frozenset)):
+            return self._set(path, display, obj)
+        if isinstance(obj, (list, tuple)):
+            if isinstance(obj, list):
+                self._snapshot(obj, list)
+            self._observe(path, "len", len(obj), display)
+            return [((*path, f"[{index}]"), f"{display}[{index}]", item)
+                    for index, item in enumerate(obj)]
+        if isinstance(obj, dict):
+            self._snapshot(obj, dict)
+            self._observe(path, "len", len(obj), display)
+            return [((*path, f"[{self._key(key)}]"), f"{display}[{_key_text(key)}]", value)
+                    for key, value in list(obj.items())]
+        if isinstance(obj, types.FunctionType):
+            return self._function(path, display, obj)
+        if isinstance(obj, types.MethodType):
+            return [((*path, ".__self__"), f"{display}.__self__", obj.__self__),
+                    ((*path, ".__func__"), f"{display}.__func__", obj.__func__)]
+        if isinstance(obj, functools.partial):
+            return [((*path, ".func"), f"{display}.func", obj.func),
+                    ((*path, ".args"), f"{display}.args", obj.args),
+                    ((*path, ".keywords"), f"{display}.keywords", obj.keywords)]
+        if isinstance(obj, type):
+            return self._class(path, display, obj)
+        if isinstance(obj, types.ModuleType):
+            return self._attributes(path, display, obj, vars(obj))
+        named = getattr(kind, "_reachable_attributes", None)
+        if named is not None:  # an object that says what of it a trace can depend on
+            return [((*path, f".{name}"), f"{display}.{name}", getattr(obj, name))
+                    for name in named]
+        children = []
+        attributes = getattr(obj, "__dict__", None)
+        if isinstance(attributes, dict):
+            children = self._attributes(path, display, obj, attributes)
+        for name in _slot_names(kind):
+            if hasattr(obj, name):
+                children.append(((*path, f".{name}"), f"{display}.{name}", getattr(obj, name)))
+        if not isinstance(attributes, dict) and not _slot_names(kind):
+            self._observe(path, "is", obj, display)  # nothing to look into: which object
+        return children + self._class_children(kind)
+
+    def _attributes(self, path: tuple, display: str, obj, attributes: dict) -> list:
+        self._snapshot(attributes, dict)
+        self._observe((*path, ".__dict__"), "len", len(attributes), f"{display}.__dict__")
+        return [((*path, f".{name}"), f"{display}.{name}", value)
+                for name, value in list(attributes.items())
+                if isinstance(name, str) and name.isidentifier() and not (
+                    name.startswith("__") and name.endswith("__"))]
+
+    def _class_children(self, kind: type) -> list:
+        """The user's own classes in an object's MRO, walked once each (class attributes)."""
+        children = []
+        for cls in kind.__mro__:
+            if cls is object or _is_library(cls) or id(cls) in self._seen:
+                continue
+            children.append(((self.constant_path(cls),), cls.__qualname__, cls))
+        return children
+
+    def _class(self, path: tuple, display: str, cls: type) -> list:
+        attributes = cls.__dict__
+        self._observe((*path, ".__dict__"), "len", len(attributes), f"{display}.__dict__")
+        children = []
+        for name, value in list(attributes.items()):
+            if name.startswith("__") and name.endswith("__"):
+                continue
+            where = (*path, f".__dict__[{name!r}]")
+            if isinstance(value, (staticmethod, classmethod)):
+                where, value = (*where, ".__func__"), value.__func__
+            elif isinstance(value, property):
+                where, value = (*where, ".fget"), value.fget
+            children.append((where, f"{display}.{name}", value))
+        return children + self._class_children(cls)
+
+    def _function(self, path: tuple, display: str, function) -> list:
+        constant = len(path) == 1  # the compiled function itself, held by the guards
+        if not constant:  # another function at this path has other code
+            self._observe((*path, ".__code__"), "is", function.__code__, f"{display}.__code__")
+        children = []
+        for index, (name, cell) in enumerate(zip(function.__code__.co_freevars,
+                                                 function.__closure__ or (), strict=False)):
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            # A function's cells are fixed: the constant function's own are held directly.
+            where = (self.constant_path(cell), ".cell_contents") if constant else (
+                *path, f".__closure__[{index}].cell_contents")
+            children.append((where, name, contents))
+        if function.__defaults__:
+            children.append(((*path, ".__defaults__"), f"{display}.__defaults__",
+                             function.__defaults__))
+        if function.__kwdefaults__:
+            children.append(((*path, ".__kwdefaults__"), f"{display}.__kwdefaults__",
+                             function.__kwdefaults__))
+        scope = function.__globals__
+        root = self.constant_path(scope)
+        for name in global_names(function.__code__):
+            if name in scope:
+                children.append(((root, f"[{name!r}]"), name, scope[name]))
+        return children
+
+    def _set(self, path: tuple, display: str, obj) -> list:
+        if all(isinstance(item, SCALAR_TYPES) for item in obj):
+            self._observe(path, "set", frozenset(obj), display)
+        else:
+            self._observe(path, "len", len(obj), display)
+        if isinstance(obj, set):
+            self._snapshot(obj, set)
+        return []
+
+    # ---- constants and snapshots ----------------------------------------------------------------
+
+    def constant_path(self, obj) -> str:
+        """A root expression for an object the guard code holds as a constant."""
+        name = f"W{id(obj)}"
+        self.constants[name] = obj
+        return name
+
+    def _key(self, key) -> str:
+        if isinstance(key, (str, int, float, bool, bytes, type(None))):
+            return repr(key)
+        return self.constant_path(key)
+
+    def _snapshot(self, container, copy) -> None:
+        self.snapshots[id(container)] = (container, copy(container))
+
+    def restore(self) -> None:
+        """Put every container the walk saw back as it was (what a trace that did not finish
+        changed): lists, dicts, sets and objects' attributes."""
+        for container, contents in self.snapshots.values():
+            if _unchanged(container, contents):
+                continue
+            if isinstance(container, list):
+                container[:] = contents
+            elif isinstance(container, (dict, set)):
+                container.clear()
+                container.update(contents)
+
+    def by_path(self) -> dict:
+        return {(observation.path, observation.kind): observation
+                for observation in self.observations}
+
+
+def _key_text(key) -> str:
+    """A dict key as the display of a path shows it (a tensor key is not printed in full)."""
+    if isinstance(key, SCALAR_TYPES):
+        return repr(key)
+    return f"<{type(key).__name__} at {id(key):#x}>"
+
+
+def _unchanged(container, contents) -> bool:
+    if len(container) != len(contents):
+        return False
+    if isinstance(container, dict):
+        return all(key in container and container[key] is value
+                   for key, value in contents.items())
+    if isinstance(container, set):
+        return container == contents
+    return all(mine is theirs for mine, theirs in zip(container, contents))
+
+
+@functools.cache
+def _slot_names(kind: type) -> tuple:
+    names = []
+    for cls in kind.__mro__:
+        for name in cls.__dict__.get("__slots__", ()) if not isinstance(
+                cls.__dict__.get("__slots__", ()), str) else (cls.__dict__["__slots__"],):
+            if name not in ("__dict__", "__weakref__") and name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def _is_library(obj) -> bool:
+    """Functions, classes and modules of the standard library, of installed packages and of
+    autojit itself: assumed constant, guarded by identity, not walked."""
+    if isinstance(obj, types.ModuleType):
+        return _library_module(obj.__name__)
+    if isinstance(obj, (types.BuiltinFunctionType, types.BuiltinMethodType, types.CodeType,
+                        types.WrapperDescriptorType, types.MethodDescriptorType,
+                        types.GetSetDescriptorType, types.MemberDescriptorType)):
+        return True
+    if isinstance(obj, (type, types.FunctionType)):
+        return _library_module(getattr(obj, "__module__", None) or "")
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _library_module(name: str) -> bool:
+    top = name.partition(".")[0]
+    if top in ("builtins", "autojit") or top in getattr(sys, "stdlib_module_names", ()):
+        return True
+    module = sys.modules.get(name) or sys.modules.get(top)
+    filename = getattr(module, "__file__", None)
+    if not filename:
+        return False  # a module made at run time (types.ModuleType), __main__ run from stdin
+    return os.path.realpath(filename).startswith(_LIBRARY_ROOTS)
+
+
+@functools.lru_cache(maxsize=512)
+def global_names(code: types.CodeType) -> tuple:
+    """The global names `code` (and the functions and comprehensions nested in it) loads.
+
+    co_names also lists attribute names (`box.scale` names "scale"); a global that happens to
+    share an attribute's name is not read by the function and must not be guarded.
+    """
+    names = []
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and instruction.argval not in names:
+            names.append(instruction.argval)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names.extend(name for name in global_names(constant) if name not in names)
+    return tuple(names)
+
+
+class StateChanges:
+    """What a traced call did to the Python state the walk before it saw: compares the walk
+    before the trace with one after it.
+
+    scalar_writes: (path of the owner, fragment, new value, display) for each attribute, dict
+    value or list item that now holds another scalar; structural: displays of everything else
+    that changed (an object replaced, a container grown, an attribute added); leaks: (display,
+    tensor) for each place that now holds a symbolic tensor."""
+
+    def __init__(self, before: Walk, after: Walk):
+        self.scalar_writes, self.structural, self.leaks = [], [], []
+        for _, display, tensor in after.tensors.values():
+            if tensor._data is None:
+                self.leaks.append((display, tensor))
+        old = before.by_path()
+        for observation in after.observations:
+            previous = old.pop((observation.path, observation.kind), None)
+            if previous is None and observation.kind == "scalar":
+                # The same path held an object before: replaced by a scalar.
+                previous = next((old.pop(key) for key in list(old) if key[0] ==
+                                 observation.path), None)
+            if previous is not None and previous.same(observation):
+                continue
+            if observation.kind == "tensor" and observation.value._data is None:
+                continue  # a leak, reported above
+            if previous is not None and previous.kind == observation.kind == "scalar" and \
+                    len(observation.path) > 1:
+                self.scalar_writes.append((observation.path[:-1], observation.path[-1],
+                                           observation.value, observation.display))
+            else:
+                self.structural.append(observation.display)
+        self.structural += [observation.display for observation in old.values()]
+
+    def __bool__(self) -> bool:
+        return bool(self.scalar_writes or self.structural or self.leaks)
+
+
+def function_roots(fn, args: tuple) -> tuple[list, dict]:
+    """Where the walk starts, and the constants its root paths name: the arguments that are
+    not tensors, and the callable itself (a function: its closure, defaults and the globals
+    its code loads; a bound method: its object too; a callable object such as a Module: its
+    attributes and class)."""
+    constants: dict = {}
+    roots = [(("args", f"[{index}]"), f"args[{index}]", argument)
+             for index, argument in enumerate(args) if not isinstance(argument, Tensor)]
+    name = f"W{id(fn)}"
+    constants[name] = fn
+    if isinstance(fn, types.MethodType):
+        roots.append(((name, ".__self__"), "self", fn.__self__))
+        fn, name = fn.__func__, f"W{id(fn.__func__)}"
+        constants[name] = fn
+    display = getattr(fn, "__qualname__", None) or type(fn).__name__
+    roots.append(((name,), display, fn))
+    return roots, constants
+
+
+def replay_function(writes: list, constants: dict):
+    """A function of the call's arguments doing a traced call's scalar writes again
+    (StateChanges.scalar_writes): each executable run leaves Python state as the trace did,
+    which is what eager leaves whenever the guards (the state before) hold."""
+    lines, names, values = [], {}, {}
+
+    def local(path: tuple) -> str:
+        if len(path) == 1:
+            return path[0]
+        name = names.get(path)
+        if name is None:
+            parent = local(path[:-1])
+            name = names[path] = f"v{len(names)}"
+            lines.append(f"    {name} = {parent}{path[-1]}")
+        return name
+
+    for owner, fragment, value, _ in writes:
+        constant = values[id(value)] = f"S{len(values)}"
+        constants[constant] = value
+        if fragment.startswith(".__dict__["):  # a class attribute: mappingproxy is read-only
+            lines.append(f"    setattr({local(owner)}, {fragment[10:-1]}, {constant})")
+        else:
+            lines.append(f"    {local(owner)}{fragment} = {constant}")
+    namespace = dict(constants)
+    exec(compile("def replay(args):\n" + "\n".join(lines) + "\n", "<autojit state writes>",
+                 "exec"), namespace)  # noqa: S102
+    return namespace["replay"]

@@ -1,0 +1,150 @@
+"""The structure a compiled function returns, and which returned tensors are not fresh values.
+
+compile.py flattens what the traced function returned into a *template*: nested tuples, lists
+and dicts whose leaves say where each returned tensor comes from on every call
+(codegen/executable.py rebuilds it after the run):
+
+- ("tensor", index): the graph's output `index`, a new tensor; the same index twice is the
+  same tensor object twice, as in eager;
+- ("arg", position): the argument at that position itself (`return x` after `x.mul_(2)`);
+- ("object", tensor): a tensor from outside the function, itself (`return self.buffer`);
+- ("view", base, steps, detached, requires_grad): a view (or a detached alias) of a base that
+  outlives the call (an argument, an outside tensor, or another returned output), made again
+  by running the view ops (op, attrs) on the real base after the run, so that it shares the
+  base's memory and version counter as eager's view does, with autograd history when it had
+  one while tracing;
+- ("grad", name): the .grad the write-back left on a tensor (`return w.grad`);
+- ("constant", value): a Python number, string or None.
+
+Eager returns those very objects and views; a compiled call that returned copies would let a
+later in-place write through the result miss the argument it should change.
+"""
+
+from __future__ import annotations
+
+from ..ir.graph import Graph
+from ..tensor.symbolic import contains_symbolic
+from ..tensor.tensor import Tensor
+
+
+class _Flattening:
+    """One trace's result, flattened: outputs are added once per distinct tensor."""
+
+    def __init__(self, graph: Graph, tracer, arg_positions: dict):
+        self.graph, self.tracer = graph, tracer
+        self.arg_positions = arg_positions  # id(symbolic argument) -> call position
+        self.indices: dict = {}  # id(tensor) -> output index
+
+    def output(self, tensor: Tensor) -> tuple:
+        index = self.indices.get(id(tensor))
+        if index is None:
+            index = len(self.graph.outputs)
+            self.graph.add_output(self.tracer.value_of(tensor), f"out{index}")
+            self.indices[id(tensor)] = index
+        return ("tensor", index)
+
+    def base(self, tensor: Tensor, returned: set):
+        """The template of a tensor a returned view may be remade from, or None."""
+        position = self.arg_positions.get(id(tensor))
+        if position is not None:
+            return ("arg", position)
+        if tensor._data is not None and id(tensor) not in self.tracer.made:
+            return ("object", tensor)
+        if id(tensor) in returned:
+            return self.output(tensor)
+        return None
+
+    def leaf(self, tensor: Tensor, returned: set) -> tuple:
+        position = self.arg_positions.get(id(tensor))
+        if position is not None:
+            return ("arg", position)
+        if tensor._data is not None and id(tensor) not in self.tracer.made:
+            return ("object", tensor)
+        if tensor._traced_view is not None:
+            steps, detached = _steps(tensor)
+            root = self.base(tensor._traced_view.root, returned)
+            if root is not None and not contains_symbolic(steps):
+                return ("view", root, steps, detached, tensor._requires_grad)
+        return self.output(tensor)
+
+    def flatten(self, result, returned: set):
+        if isinstance(result, Tensor):
+            return self.leaf(result, returned)
+        if isinstance(result, (tuple, list)):
+            kind = "tuple" if isinstance(result, tuple) else "list"
+            return (kind, [self.flatten(item, returned) for item in result])
+        if isinstance(result, dict):
+            return ("dict", [(key, self.flatten(value, returned))
+                             for key, value in result.items()])
+        if isinstance(result, (bool, int, float, str, type(None))):
+            return ("constant", result)
+        raise TypeError(f"autojit.compile: the function returned a {type(result).__name__}; "
+                        "a compiled function returns Tensors, numbers, None, or tuples, lists "
+                        "and dicts of them")
+
+
+def _steps(view: Tensor) -> tuple:
+    """The (op, attrs) view steps from the view's root to it, and whether an alias on the way
+    (detach) cut it off from the root's autograd history."""
+    steps, detached = [], False
+    while view._traced_view is not None:
+        link = view._traced_view
+        if link.op is None:
+            detached = True
+        else:
+            steps.append((link.op, link.attrs))
+        view = link.source
+    return tuple(reversed(steps)), detached
+
+
+def flatten_result(result, graph: Graph, tracer, arg_positions: dict):
+    """The template of `result`, adding a graph output for each tensor that is a new value."""
+    returned = {id(tensor) for tensor in tensors_in(result)}
+    return _Flattening(graph, tracer, arg_positions).flatten(result, returned)
+
+
+def alias_fresh_grads(template, result, fresh_grads: dict):
+    """The template with each returned tensor that is an assigned .grad (`return w.grad`
+    after `w.grad = None; loss.backward()`) made a ("grad", output name) leaf: the call
+    returns the very tensor it leaves in .grad, as eager does."""
+    if not fresh_grads:
+        return template
+    kind = template[0]
+    if kind == "tensor":
+        for name, grad in fresh_grads.items():
+            if grad is result and not result._requires_grad:
+                return ("grad", name)
+        return template
+    if kind in ("tuple", "list"):
+        return (kind, [alias_fresh_grads(item, value, fresh_grads)
+                       for item, value in zip(template[1], result)])
+    if kind == "dict":
+        return (kind, [(key, alias_fresh_grads(item, result[key], fresh_grads))
+                       for key, item in template[1]])
+    return template
+
+
+def requiring_results(graph: Graph, result) -> list:
+    """(output name, Tensor) for each returned tensor that is a graph output and requires
+    grad: those get a compiled backward."""
+    tensors = list(tensors_in(result))
+    requiring = []
+    for output in graph.outputs:
+        if output.kind != "result":
+            continue
+        for tensor in tensors:
+            if tensor._value is output.value and tensor._requires_grad:
+                requiring.append((output.name, tensor))
+                break
+    return requiring
+
+
+def tensors_in(result):
+    if isinstance(result, Tensor):
+        yield result
+    elif isinstance(result, (tuple, list)):
+        for item in result:
+            yield from tensors_in(item)
+    elif isinstance(result, dict):
+        for item in result.values():
+            yield from tensors_in(item)

@@ -1,0 +1,201 @@
+"""DLPack and the CUDA Array Interface: zero-copy exchange of tensors with other libraries.
+
+- CPU tensors export through NumPy's DLPack support: `Tensor.__dlpack__` hands out the capsule
+  of the ndarray in `_data`, so `np.from_dlpack(t)` and `torch.from_dlpack(t)` share memory.
+- CUDA tensors export a capsule built here (dlpack_capsule.py: DLPack's structures in ctypes)
+  around the device buffer, so `torch.from_dlpack(t)` and `cupy.from_dlpack(t)` share it; they
+  also expose `__cuda_array_interface__` (numba's device array's, with the tensor's shape).
+- `from_dlpack(obj)` takes a CPU DLPack exporter (NumPy arrays, torch CPU tensors) through
+  `np.from_dlpack`, a CUDA DLPack exporter (torch CUDA tensors, CuPy arrays) through its
+  capsule, an object with only `__cuda_array_interface__` through `numba.cuda.as_cuda_array`,
+  and a bare DLPack capsule; each result shares memory with `obj`.
+
+Streams: autojit launches its kernels on the legacy default stream. An export to a consumer on
+another stream (`stream=2` or a stream handle) first waits for the device, so the consumer
+never reads a buffer a kernel is still writing; an import asks the producer for the legacy
+default stream (`stream=1`).
+
+tensor_methods.py attaches `__dlpack__`, `__dlpack_device__` and `__cuda_array_interface__` to
+Tensor; `autojit.from_dlpack` is this module's function. See docs/cuda.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import dtypes
+from ..tensor.tensor import Tensor
+from . import dlpack_capsule
+
+CPU_DEVICE_TYPE = 1  # DLPack's kDLCPU
+CUDA_DEVICE_TYPE = 2  # kDLCUDA
+
+
+def _check_exportable(x: Tensor) -> None:
+    if x._requires_grad:
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    x._concrete("Tensor.__dlpack__()")
+
+
+def dlpack(x: Tensor, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """Tensor.__dlpack__: a DLPack capsule sharing x's memory (or a copy's, with copy=True)."""
+    _check_exportable(x)
+    data = x._data
+    if data.__class__ is np.ndarray:
+        options = {"stream": stream}
+        if max_version is not None:
+            options["max_version"] = max_version
+        if dl_device is not None:
+            options["dl_device"] = dl_device
+        if copy is not None:
+            options["copy"] = copy
+        return data.__dlpack__(**options)
+    return _export_cuda(x, stream, max_version, dl_device, copy)
+
+
+def _export_cuda(x: Tensor, stream, max_version, dl_device, copy):
+    from ..cuda import driver, is_simulator
+
+    device = dlpack_device(x)
+    if dl_device is not None and tuple(dl_device) != device:
+        raise BufferError(f"__dlpack__: the tensor is on {x.device} (DLPack device {device}); "
+                          f"it cannot be exported to DLPack device {tuple(dl_device)}; move it "
+                          "with .to() first")
+    if is_simulator():
+        raise BufferError("__dlpack__: Numba's CUDA simulator has no device pointers to share")
+    if stream == 0:
+        raise ValueError("__dlpack__: stream 0 is ambiguous for CUDA; pass 1 for the legacy "
+                         "default stream, 2 for the per-thread default stream, or a stream "
+                         "handle")
+    data = x._data.copy() if copy else x._data
+    if stream not in (None, 1, -1):
+        driver().synchronize()
+    pointer = data.flat.__cuda_array_interface__["data"][0] if data.size else 0
+    versioned = max_version is not None and tuple(max_version)[0] >= dlpack_capsule.VERSION[0]
+    return dlpack_capsule.export(pointer, device, data.shape, data.dtype, data,
+                                 versioned=versioned, copied=bool(copy))
+
+
+def dlpack_device(x: Tensor) -> tuple:
+    """Tensor.__dlpack_device__: (device type, index), 1 for the CPU and 2 for CUDA."""
+    if x.is_cuda:
+        return CUDA_DEVICE_TYPE, x._data.device_index
+    return CPU_DEVICE_TYPE, 0
+
+
+def cuda_array_interface(x: Tensor) -> dict:
+    """Tensor.__cuda_array_interface__ (version 3) of a CUDA tensor."""
+    if not x.is_cuda:
+        raise AttributeError("__cuda_array_interface__ exists on CUDA tensors only")
+    _check_exportable(x)
+    from ..cuda import is_simulator
+
+    if is_simulator():
+        raise AttributeError("__cuda_array_interface__: Numba's CUDA simulator has no device "
+                             "pointers to share")
+    data = x._data
+    interface = dict(data.flat.__cuda_array_interface__)
+    interface["shape"] = tuple(data.shape)
+    interface["strides"] = None  # C-contiguous
+    interface["version"] = 3
+    return interface
+
+
+def _exact_dtype(numpy_dtype, what: str) -> dtypes.DType:
+    found = dtypes._BY_NUMPY.get(np.dtype(numpy_dtype))
+    if found is None:
+        raise TypeError(f"from_dlpack: {what} of dtype {np.dtype(numpy_dtype)} cannot be shared "
+                        "(autojit tensors hold float64, float32, float16, int64, int32 or bool)")
+    return found
+
+
+def from_dlpack(obj) -> Tensor:
+    """A tensor sharing memory with `obj`: a DLPack exporter (NumPy arrays, torch tensors, CuPy
+    arrays), a DLPack capsule, or a CUDA array exposing only `__cuda_array_interface__`."""
+    if isinstance(obj, Tensor):
+        return Tensor._make(obj._concrete("from_dlpack()"), obj._dtype)
+    if type(obj).__name__ == "PyCapsule":
+        return _from_capsule(obj)
+    device_type = None
+    if hasattr(obj, "__dlpack_device__"):
+        device_type = int(obj.__dlpack_device__()[0])
+    if device_type == CPU_DEVICE_TYPE:
+        array = np.from_dlpack(obj)
+        return Tensor._make(array, _exact_dtype(array.dtype, "an array"))
+    if device_type == CUDA_DEVICE_TYPE and hasattr(obj, "__dlpack__"):
+        try:
+            capsule = obj.__dlpack__(stream=1, max_version=dlpack_capsule.VERSION)
+        except TypeError:  # a producer older than DLPack 1.0's keywords
+            capsule = obj.__dlpack__(stream=1)
+        return _from_capsule(capsule)
+    if hasattr(obj, "__cuda_array_interface__"):
+        return _from_cuda_array(obj)
+    if device_type is None:
+        raise TypeError(f"from_dlpack: expected an object with __dlpack__ or "
+                        f"__cuda_array_interface__, got {type(obj).__name__}")
+    raise _unsupported_device(device_type)
+
+
+def _unsupported_device(device_type: int) -> BufferError:
+    return BufferError(f"from_dlpack: DLPack device type {device_type} is not supported "
+                       f"(autojit reads CPU ({CPU_DEVICE_TYPE}) and CUDA ({CUDA_DEVICE_TYPE}) "
+                       "tensors)")
+
+
+class _HostMemory:
+    """A consumed CPU capsule seen through NumPy's array interface: the ndarray made from it
+    keeps this object, and so the producer's memory, alive."""
+
+    def __init__(self, imported: dlpack_capsule.Imported):
+        itemsize = imported.dtype.itemsize
+        self._imported = imported
+        self.__array_interface__ = {
+            "data": (imported.pointer, imported.read_only), "shape": imported.shape,
+            "typestr": imported.dtype.str, "version": 3,
+            "strides": None if imported.strides is None else
+            tuple(stride * itemsize for stride in imported.strides)}
+
+
+def _from_capsule(capsule) -> Tensor:
+    device = dlpack_capsule.device_of(capsule)
+    if device[0] not in (CPU_DEVICE_TYPE, CUDA_DEVICE_TYPE):
+        raise _unsupported_device(device[0])
+    imported = dlpack_capsule.take(capsule)
+    if device[0] == CPU_DEVICE_TYPE:
+        dtype = _exact_dtype(imported.dtype, "an array")
+        if 0 in imported.shape:
+            return Tensor._make(np.empty(imported.shape, imported.dtype), dtype)
+        return Tensor._make(np.asarray(_HostMemory(imported)), dtype)
+    from ..cuda import driver
+    from ..cuda.array import CudaArray
+
+    dtype = _exact_dtype(imported.dtype, "a CUDA array")
+    if not imported.is_c_contiguous():
+        raise BufferError(f"from_dlpack: the CUDA tensor of shape {imported.shape} has strides "
+                          f"{imported.strides}; autojit shares only C-contiguous device memory "
+                          "(make it contiguous first)")
+    if imported.read_only:
+        raise BufferError("from_dlpack: the CUDA tensor is marked read-only by its producer; "
+                          "autojit tensors are writable, so it cannot be shared (copy it first)")
+    count = int(np.prod(imported.shape, dtype=np.int64))
+    if count == 0:
+        return Tensor._make(CudaArray(imported.shape, imported.dtype, imported.device[1]), dtype)
+    flat = driver().from_cuda_array_interface(
+        {"data": (imported.pointer, imported.read_only), "shape": (count,), "strides": None,
+         "typestr": imported.dtype.str, "version": 3}, owner=imported, sync=False)
+    data = CudaArray.wrap(flat, imported.shape, owner=imported, device_index=imported.device[1])
+    return Tensor._make(data, dtype)
+
+
+def _from_cuda_array(obj) -> Tensor:
+    from ..cuda import driver
+    from ..cuda.array import CudaArray
+
+    device_array = driver().as_cuda_array(obj)
+    dtype = _exact_dtype(device_array.dtype, "a CUDA array")
+    if not device_array.is_c_contiguous():
+        raise BufferError("from_dlpack: the CUDA array is not C-contiguous; autojit shares only "
+                          "contiguous device memory (make it contiguous first)")
+    data = CudaArray.wrap(device_array.reshape(device_array.size), device_array.shape,
+                          owner=obj)
+    return Tensor._make(data, dtype)

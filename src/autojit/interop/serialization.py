@@ -1,0 +1,202 @@
+"""autojit.save and autojit.load: tensors and state dicts in a .npz file that holds no code.
+
+Saving a model's or an optimizer's state writes data only, so loading a file never runs code
+from it (NumPy loads it with allow_pickle=False). The file is an ordinary NumPy .npz archive
+(numpy.savez) with:
+
+- one array per distinct tensor, named ``tensor0``, ``tensor1``, ... in the order first met;
+- ``__manifest__``: a uint8 array holding UTF-8 JSON that describes the saved object::
+
+      {"format": "autojit", "version": 1, "root": NODE}
+
+  where NODE is one of
+      {"type": "tensor", "array": "tensor0", "dtype": "float32", "requires_grad": false,
+       "parameter": false}
+      {"type": "dict", "ordered": true, "items": [[KEY, NODE], ...]}   (keys: str, int,
+                                                                       float, bool or None)
+      {"type": "list", "items": [NODE, ...]}      {"type": "tuple", "items": [NODE, ...]}
+      {"type": "str", "value": "..."}    {"type": "int", "value": 3}
+      {"type": "float", "value": "0.1"} (repr text, so inf and nan survive)
+      {"type": "bool", "value": true}    {"type": "none"}
+
+A tensor that appears twice in the object (a shared parameter) is stored once and loads as one
+tensor. Gradients and autograd history are not saved; requires_grad, the dtype and whether a
+tensor is an nn.Parameter are. The format is described in docs/nn.md as well.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import numbers
+import os
+from collections import OrderedDict
+
+import numpy as np
+
+from ..tensor import dtypes
+from ..tensor.tensor import Tensor
+
+__all__ = ["save", "load"]
+
+_FORMAT = "autojit"
+_VERSION = 1
+_MANIFEST = "__manifest__"
+_SUPPORTED = "Tensor, dict, list, tuple, str, int, float, bool and None"
+
+
+class _Writer:
+    def __init__(self):
+        self.arrays: dict[str, np.ndarray] = {}
+        self.names: dict[int, str] = {}  # id(tensor) -> array name, for shared tensors
+
+    def node(self, value, where: str) -> dict:
+        from ..nn.parameter import Parameter
+
+        if isinstance(value, Tensor):
+            if value._data is None:
+                raise RuntimeError(f"autojit.save: the tensor at {where} is symbolic (it is "
+                                   "being traced); save outside the compiled function")
+            name = self.names.get(id(value))
+            if name is None:
+                name = self.names[id(value)] = f"tensor{len(self.names)}"
+                self.arrays[name] = value._data
+            return {"type": "tensor", "array": name, "dtype": value.dtype.name,
+                    "requires_grad": value.requires_grad,
+                    "parameter": isinstance(value, Parameter)}
+        if isinstance(value, dict):
+            items = []
+            for key, item in value.items():
+                if not (key is None or isinstance(key, (str, int, float))):
+                    raise TypeError(f"autojit.save: dict key {key!r} at {where} has type "
+                                    f"{type(key).__name__}; keys must be str, int, float, bool "
+                                    "or None")
+                items.append([self.node(key, where), self.node(item, f"{where}[{key!r}]")])
+            return {"type": "dict", "ordered": isinstance(value, OrderedDict), "items": items}
+        if isinstance(value, (list, tuple)):
+            kind = "list" if isinstance(value, list) else "tuple"
+            return {"type": kind, "items": [self.node(item, f"{where}[{index}]")
+                                            for index, item in enumerate(value)]}
+        if value is None:
+            return {"type": "none"}
+        if isinstance(value, (bool, np.bool_)):
+            return {"type": "bool", "value": bool(value)}
+        if isinstance(value, numbers.Integral):
+            return {"type": "int", "value": int(value)}
+        if isinstance(value, numbers.Real):
+            return {"type": "float", "value": repr(float(value))}
+        if isinstance(value, str):
+            return {"type": "str", "value": value}
+        raise TypeError(f"autojit.save: cannot save an object of type {type(value).__name__} "
+                        f"(at {where}); supported are {_SUPPORTED}")
+
+
+def save(obj, f) -> None:
+    """Write obj (a tensor, or dicts/lists/tuples of tensors and Python scalars) to f.
+
+    f is a path or a binary file object. The file is a .npz archive with a JSON manifest, so
+    loading it runs no code (see this module's docstring for the format).
+
+        >>> import io, autojit
+        >>> buffer = io.BytesIO()
+        >>> autojit.save({"w": autojit.ones(2), "step": 3}, buffer)
+        >>> _ = buffer.seek(0)
+        >>> autojit.load(buffer)
+        {'w': tensor([1., 1.]), 'step': 3}
+    """
+    writer = _Writer()
+    manifest = {"format": _FORMAT, "version": _VERSION, "root": writer.node(obj, "the root")}
+    encoded = np.frombuffer(json.dumps(manifest).encode("utf-8"), dtype=np.uint8)
+    arrays = dict(writer.arrays)
+    arrays[_MANIFEST] = encoded
+    if isinstance(f, (str, os.PathLike)):
+        # Through an open file: given a path, numpy.savez would append ".npz" to it.
+        with open(f, "wb") as handle:
+            np.savez(handle, **arrays)
+    else:
+        np.savez(f, **arrays)
+
+
+class _Reader:
+    def __init__(self, archive):
+        self.archive = archive
+        self.tensors: dict[str, Tensor] = {}
+
+    def node(self, node: dict):
+        kind = node.get("type")
+        if kind == "tensor":
+            name = node["array"]
+            tensor = self.tensors.get(name)
+            if tensor is None:
+                tensor = self.tensors[name] = self.tensor(node)
+            return tensor
+        if kind == "dict":
+            pairs = [(self.node(key), self.node(value)) for key, value in node["items"]]
+            return OrderedDict(pairs) if node.get("ordered") else dict(pairs)
+        if kind == "list":
+            return [self.node(item) for item in node["items"]]
+        if kind == "tuple":
+            return tuple(self.node(item) for item in node["items"])
+        if kind == "none":
+            return None
+        if kind == "bool":
+            return bool(node["value"])
+        if kind == "int":
+            return int(node["value"])
+        if kind == "float":
+            return float(node["value"])
+        if kind == "str":
+            return str(node["value"])
+        raise RuntimeError(f"autojit.load: unknown node type {kind!r} in the manifest")
+
+    def tensor(self, node: dict) -> Tensor:
+        from ..nn.parameter import Parameter
+
+        dtype = dtypes.from_name(node["dtype"])
+        data = np.array(self.archive[node["array"]], dtype=dtype.numpy)
+        tensor = Tensor._make(data, dtype)
+        if node.get("parameter"):
+            return Parameter(tensor, requires_grad=bool(node.get("requires_grad")))
+        if node.get("requires_grad"):
+            tensor.requires_grad_(True)
+        return tensor
+
+
+def load(f, map_location=None, *, weights_only: bool = True):
+    """Read an object written by autojit.save from a path or a binary file object.
+
+    map_location may name the CPU (the only device); weights_only is accepted for
+    compatibility: the format holds data only, so every load is weights-only.
+
+        >>> import os, tempfile, autojit
+        >>> with tempfile.TemporaryDirectory() as directory:
+        ...     path = os.path.join(directory, "weights.pt")
+        ...     autojit.save({"w": autojit.arange(3)}, path)
+        ...     autojit.load(path)
+        {'w': tensor([0, 1, 2])}
+    """
+    from ..tensor.device import check_device
+
+    if map_location is not None and not callable(map_location) and \
+            not isinstance(map_location, dict):
+        check_device(map_location)
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as handle:
+            return load(io.BytesIO(handle.read()))
+    try:
+        archive = np.load(f, allow_pickle=False)
+    except (ValueError, OSError) as error:
+        raise RuntimeError(f"autojit.load: not a file written by autojit.save (a .npz archive "
+                           f"with a manifest): {error}") from None
+    with archive:
+        if not hasattr(archive, "files") or _MANIFEST not in archive.files:
+            raise RuntimeError("autojit.load: not a file written by autojit.save: the archive "
+                               f"has no {_MANIFEST} entry")
+        manifest = json.loads(bytes(archive[_MANIFEST]).decode("utf-8"))
+        if manifest.get("format") != _FORMAT:
+            raise RuntimeError(f"autojit.load: unknown format {manifest.get('format')!r}")
+        if manifest.get("version", 0) > _VERSION:
+            raise RuntimeError(f"autojit.load: the file has format version "
+                               f"{manifest['version']}, newer than this autojit reads "
+                               f"({_VERSION})")
+        return _Reader(archive).node(manifest["root"])

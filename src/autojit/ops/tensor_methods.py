@@ -1,0 +1,215 @@
+"""Tensor's op methods and operators, attached from the functional ops in one table.
+
+tensor.py holds the Tensor's state; the ops live in ops/. This module binds the two: each entry
+below makes `x.name(...)` call the op function with x first, and the operators (+, @, <, ...)
+map to the same functions, with the reflected forms (2 - x) swapping the operands.
+"""
+
+from __future__ import annotations
+
+from ..interop import dlpack as _dlpack
+from ..tensor import dtypes
+from ..tensor.tensor import Tensor
+from . import composite, indexing, inplace, layout, linalg, reduction
+from . import elementwise as ew
+
+# name -> function(self, *args, **kwargs)
+METHODS = {
+    # elementwise
+    "neg": ew.neg, "negative": ew.neg, "abs": ew.abs, "sign": ew.sign, "exp": ew.exp,
+    "log": ew.log, "sqrt": ew.sqrt, "sin": ew.sin, "cos": ew.cos, "tanh": ew.tanh,
+    "sigmoid": ew.sigmoid, "erf": ew.erf, "log1p": ew.log1p, "expm1": ew.expm1,
+    "floor": ew.floor, "add": ew.add, "sub": ew.sub, "mul": ew.mul, "div": ew.div,
+    "pow": ew.pow, "maximum": ew.maximum, "minimum": ew.minimum,
+    "floor_divide": ew.floor_divide, "remainder": ew.remainder, "eq": ew.eq, "ne": ew.ne,
+    "lt": ew.lt, "le": ew.le, "gt": ew.gt, "ge": ew.ge, "logical_and": ew.logical_and,
+    "logical_or": ew.logical_or, "logical_xor": ew.logical_xor,
+    "logical_not": ew.logical_not, "isnan": ew.isnan, "where": lambda x, c, y: ew.where(c, x, y),
+    "clone": ew.clone, "square": composite.square, "reciprocal": composite.reciprocal,
+    "rsqrt": composite.rsqrt, "exp2": composite.exp2, "log2": composite.log2,
+    "log10": composite.log10, "tan": composite.tan, "relu": composite.relu,
+    "round": composite.round,
+    "clamp": composite.clamp, "clip": composite.clamp,
+    # reductions
+    "sum": reduction.sum_, "prod": reduction.prod_, "amax": reduction.amax,
+    "amin": reduction.amin, "argmax": reduction.argmax, "argmin": reduction.argmin,
+    "any": reduction.any_, "all": reduction.all_, "mean": composite.mean, "var": composite.var,
+    "std": composite.std, "norm": composite.norm, "logsumexp": composite.logsumexp,
+    # layout
+    "reshape": layout.reshape, "view": layout.reshape, "expand": layout.expand,
+    "broadcast_to": layout.broadcast_to, "permute": layout.permute, "narrow": layout.narrow,
+    "view_as": layout.view_as, "reshape_as": layout.reshape_as, "expand_as": layout.expand_as,
+    "flatten": layout.flatten, "unflatten": layout.unflatten, "squeeze": layout.squeeze,
+    "unsqueeze": layout.unsqueeze, "transpose": layout.transpose, "swapaxes": layout.swapaxes,
+    "swapdims": layout.swapdims, "t": layout.t, "movedim": layout.movedim,
+    "moveaxis": layout.moveaxis, "select": layout.select, "unbind": layout.unbind,
+    "split": layout.split, "chunk": layout.chunk, "repeat": layout.repeat, "tile": layout.tile,
+    # indexing
+    "gather": indexing.gather, "scatter_add": indexing.scatter_add,
+    "index_select": indexing.index_select, "take_along_dim": indexing.take_along_dim,
+    "nonzero": indexing.nonzero, "masked_fill": indexing.masked_fill, "flip": indexing.flip,
+    "max": indexing.max, "min": indexing.min,
+    # linear algebra
+    "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "dot": linalg.dot,
+    "outer": linalg.outer,
+}
+
+
+def _method(function):
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+
+    method.__name__ = function.__name__
+    method.__doc__ = function.__doc__
+    return method
+
+
+for _name, _function in METHODS.items():
+    setattr(Tensor, _name, _method(_function))
+
+
+# ---- operators --------------------------------------------------------------------------------
+
+def _reflected(function):
+    return lambda self, other: function(other, self)
+
+
+def _logical(logical_function, name):
+    def operator(self, other):
+        if self.dtype is not dtypes.bool_ or (isinstance(other, Tensor)
+                                              and other.dtype is not dtypes.bool_):
+            raise TypeError(f"{name} is supported on bool tensors (logical); for integers use "
+                            "arithmetic instead")
+        return logical_function(self, other)
+
+    return operator
+
+
+OPERATORS = {
+    "__add__": ew.add, "__radd__": _reflected(ew.add), "__sub__": ew.sub,
+    "__rsub__": _reflected(ew.sub), "__mul__": ew.mul, "__rmul__": _reflected(ew.mul),
+    "__truediv__": ew.div, "__rtruediv__": _reflected(ew.div),
+    "__floordiv__": ew.floor_divide, "__rfloordiv__": _reflected(ew.floor_divide),
+    "__mod__": ew.remainder, "__rmod__": _reflected(ew.remainder), "__pow__": ew.pow,
+    "__rpow__": _reflected(ew.pow), "__neg__": ew.neg, "__abs__": ew.abs,
+    "__eq__": ew.eq, "__ne__": ew.ne, "__lt__": ew.lt, "__le__": ew.le, "__gt__": ew.gt,
+    "__ge__": ew.ge, "__and__": _logical(ew.logical_and, "&"),
+    "__or__": _logical(ew.logical_or, "|"), "__xor__": _logical(ew.logical_xor, "^"),
+    "__rand__": _logical(ew.logical_and, "&"), "__ror__": _logical(ew.logical_or, "|"),
+    "__rxor__": _logical(ew.logical_xor, "^"),
+    "__invert__": lambda self: _logical(lambda x, _: ew.logical_not(x), "~")(self, None),
+    "__pos__": lambda self: self,
+    "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
+    "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
+}
+for _name, _function in OPERATORS.items():
+    setattr(Tensor, _name, _function)
+Tensor.T = property(layout.full_transpose)
+Tensor.mT = property(layout.matrix_transpose)
+# __eq__ is elementwise: identity hashing, like torch; object.__hash__ is a C slot, so dicts
+# keyed by tensors (optimizer state) look them up without a Python call.
+Tensor.__hash__ = object.__hash__
+
+
+# ---- conversions ----------------------------------------------------------------------------
+
+def to(self, *args, dtype=None, device=None, copy: bool = False, **kwargs):
+    """x converted to a dtype (and/or device); returns x itself when nothing changes."""
+    from ..tensor.device import check_device
+
+    kwargs.pop("non_blocking", None)
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+            device = arg.device if arg._data is not None else device
+        elif isinstance(arg, str) and arg.split(":")[0] in ("cpu", "cuda") or \
+                hasattr(arg, "index"):
+            device = arg
+        elif isinstance(arg, bool):
+            continue  # non_blocking given positionally
+        else:
+            dtype = arg
+    result = self
+    if device is not None:
+        # A device copy (autojit/cuda/transfer.py): differentiable, the gradient goes back.
+        from ..cuda.transfer import move
+
+        result = move(self, check_device(device))
+    if dtype is not None:
+        result = ew.cast(result, dtypes.to_dtype(dtype))
+    return result.clone() if copy and result is self else result
+
+
+def _to_method(dtype):
+    return lambda self: to(self, dtype)
+
+
+Tensor.to = to
+Tensor.cuda = lambda self, device=None, non_blocking=False: to(
+    self, "cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
+Tensor.cpu = lambda self: to(self, "cpu")
+Tensor.__dlpack__ = lambda self, **options: _dlpack.dlpack(self, **options)
+Tensor.__dlpack_device__ = lambda self: _dlpack.dlpack_device(self)
+Tensor.__cuda_array_interface__ = property(lambda self: _dlpack.cuda_array_interface(self))
+Tensor.type_as = lambda self, other: to(self, other.dtype)
+Tensor.float = _to_method(dtypes.float32)
+Tensor.double = _to_method(dtypes.float64)
+Tensor.half = _to_method(dtypes.float16)
+Tensor.long = _to_method(dtypes.int64)
+Tensor.int = _to_method(dtypes.int32)
+Tensor.bool = _to_method(dtypes.bool_)
+Tensor.contiguous = lambda self: self if self._data is None or \
+    self._data.flags.c_contiguous else ew.clone(self)
+Tensor.is_contiguous = lambda self: self._data is None or bool(self._data.flags.c_contiguous)
+
+
+# ---- in-place --------------------------------------------------------------------------------
+
+def _inplace(name, function):
+    def method(self, *args, **kwargs):
+        return inplace.apply_inplace(self, name, lambda source: function(source, *args, **kwargs))
+
+    method.__name__ = name
+    return method
+
+
+INPLACE = {
+    "add_": ew.add, "sub_": ew.sub, "mul_": ew.mul, "div_": ew.div, "pow_": ew.pow,
+    "clamp_": composite.clamp, "clip_": composite.clamp, "neg_": ew.neg, "exp_": ew.exp,
+    "log_": ew.log, "sqrt_": ew.sqrt, "abs_": ew.abs, "sigmoid_": ew.sigmoid,
+    "tanh_": ew.tanh, "relu_": composite.relu, "floor_divide_": ew.floor_divide,
+    "remainder_": ew.remainder, "maximum_": ew.maximum, "minimum_": ew.minimum,
+}
+for _name, _function in INPLACE.items():
+    setattr(Tensor, _name, _inplace(_name, _function))
+
+Tensor.__iadd__ = Tensor.add_
+Tensor.__isub__ = Tensor.sub_
+Tensor.__imul__ = Tensor.mul_
+Tensor.__itruediv__ = Tensor.div_
+Tensor.__ipow__ = Tensor.pow_
+
+
+def zero_(self):
+    return inplace.apply_inplace(self, "zero_", lambda source: ew.fill_like(source, 0))
+
+
+def fill_(self, value):
+    return inplace.apply_inplace(self, "fill_", lambda source: ew.fill_like(source, value))
+
+
+def copy_(self, source, non_blocking: bool = False):
+    """Write `source` (broadcast, cast) into self; the gradient flows to source."""
+    return inplace.apply_inplace(
+        self, "copy_", lambda old: ew.fill_like(old, 0) + _as_tensor(source).to(old.dtype))
+
+
+def _as_tensor(value) -> Tensor:
+    from ..tensor.creation import as_tensor
+
+    return value if isinstance(value, Tensor) else as_tensor(value)
+
+
+Tensor.zero_ = zero_
+Tensor.fill_ = fill_
+Tensor.copy_ = copy_

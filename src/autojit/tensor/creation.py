@@ -1,0 +1,435 @@
+"""Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/full/empty, ranges, eye, random.
+
+Factories make leaf tensors from Python data or NumPy arrays; they are not ops and record no
+history. dtype inference follows torch: bools give bool, ints int64, floats the default dtype.
+Random tensors come from one global NumPy generator, reseeded by manual_seed.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import dtypes
+from .device import check_device
+from .state import state
+from .symbolic import as_size, contains_symbolic
+from .tensor import Tensor
+
+_generator = [np.random.default_rng()]
+
+
+def manual_seed(seed: int):
+    """Seed the generator behind rand, randn, randint and the random nn layers."""
+    _generator[0] = np.random.default_rng(int(seed))
+    return _generator[0]
+
+
+def default_generator() -> np.random.Generator:
+    return _generator[0]
+
+
+def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=None) -> Tensor:
+    if device is not None and device.type == "cuda":  # copied to the GPU (autojit/cuda)
+        from ..cuda.array import CudaArray
+
+        data = CudaArray.from_host(data, device.index)
+    result = Tensor._make(data, dtype)
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+def _copied_while_tracing(data: np.ndarray, target: dtypes.DType):
+    """tensor(ndarray) in a traced function: the copy is made when the graph runs, from the
+    array as it is then (eager copies it on every call), not once from its values at trace
+    time. The array itself becomes a captured input; None when its dtype is not one of ours."""
+    own = dtypes.from_numpy(data.dtype)
+    if own.numpy != data.dtype:
+        return None
+    source = Tensor._make(data, own)
+    state.tracer.made.discard(id(source))  # the caller's array, read on every run
+    return source.clone() if own is target else source.to(target)
+
+
+def _infer_dtype(data) -> dtypes.DType:
+    """The dtype torch.tensor would pick for nested Python data."""
+    kinds = set()
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Tensor):
+            kinds.add(item.dtype)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, np.ndarray):
+            kinds.add(dtypes.from_numpy(item.dtype))
+        elif isinstance(item, (bool, np.bool_)):
+            kinds.add(dtypes.bool_)
+        elif isinstance(item, np.floating):
+            # before numbers.Real: np.float64 subclasses float, and torch keeps its width
+            kinds.add(dtypes.from_numpy(item.dtype))
+        elif isinstance(item, numbers.Integral):
+            kinds.add(dtypes.int64)
+        elif isinstance(item, numbers.Real):
+            kinds.add(dtypes.get_default_dtype())
+        else:
+            raise TypeError(f"Could not infer dtype of {type(item).__name__}")
+    result = dtypes.bool_ if not kinds else None
+    for kind in kinds:
+        result = kind if result is None else dtypes.promote(result, kind)
+    return result if kinds else dtypes.get_default_dtype()
+
+
+def _check_rectangular(data, dim: int = 0) -> tuple:
+    """The shape of nested lists, with torch's error when a sequence has the wrong length."""
+    if not isinstance(data, (list, tuple)):
+        return tuple(data.shape) if isinstance(data, (Tensor, np.ndarray)) else ()
+    if not data:
+        return (0,)
+    inner = _check_rectangular(data[0], dim + 1)
+    for item in data[1:]:
+        if not isinstance(item, (list, tuple, Tensor, np.ndarray)) and inner:
+            raise TypeError(f"autojit.tensor(): expected a sequence at dim {dim + 1}, got "
+                            f"{type(item).__name__}")
+        shape = _check_rectangular(item, dim + 1)
+        if shape != inner:
+            expected = inner[0] if inner else 0
+            got = shape[0] if shape else 0
+            if not inner:
+                raise TypeError(f"autojit.tensor(): expected a number at dim {dim + 1}, got a "
+                                "sequence")
+            raise ValueError(f"expected sequence of length {expected} at dim {dim + 1} "
+                             f"(got {got})")
+    return (len(data), *inner)
+
+
+def _unwrap(data):
+    if isinstance(data, Tensor):
+        return data._concrete("autojit.tensor(Tensor)")
+    if isinstance(data, (list, tuple)):
+        return [_unwrap(item) for item in data]
+    return data
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of `data` (nested lists, scalars, arrays, tensors).
+
+    The dtype is inferred as torch infers it: bools give bool, integers int64, floats the
+    default dtype (float32).
+
+    >>> import autojit
+    >>> autojit.tensor([[1, 2], [3, 4]])
+    tensor([[1, 2],
+            [3, 4]])
+    >>> x = autojit.tensor([1.0, 2.0], requires_grad=True)
+    >>> x
+    tensor([1., 2.], requires_grad=True)
+    >>> x.dtype, autojit.tensor(3.5, dtype=autojit.float64).dtype
+    (autojit.float32, autojit.float64)
+    """
+    device = check_device(device)
+    if isinstance(data, Tensor):
+        target = dtypes.to_dtype(dtype) if dtype is not None else data.dtype
+        source = data._concrete("autojit.tensor(Tensor)")
+        if source.__class__ is not np.ndarray:  # a CUDA tensor: copied through the host
+            source = source.to_host()
+        array = np.array(source, dtype=target.numpy)
+        return _finish(array, target, requires_grad, device)
+    if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype, as an array would
+        data = np.asarray(data)
+    if isinstance(data, np.ndarray):
+        target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
+        if state.tracer is not None and not requires_grad and device.type == "cpu":
+            copied = _copied_while_tracing(data, target)
+            if copied is not None:
+                return copied
+        return _finish(np.array(data, dtype=target.numpy), target, requires_grad, device)
+    target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    _check_rectangular(data)
+    try:
+        array = np.array(_unwrap(data), dtype=target.numpy)
+    except ValueError as error:
+        raise ValueError(f"autojit.tensor(): could not build a tensor from the data: {error}") \
+            from None
+    if array.dtype == object:
+        raise TypeError("autojit.tensor(): nested sequences must be rectangular and numeric")
+    return _finish(array, target, requires_grad, device)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like tensor(), but shares memory with an ndarray or Tensor when no conversion is needed."""
+    device = check_device(device)
+    if isinstance(data, Tensor):
+        if device.type != data.device.type:
+            data = data.to(device)
+        return data if dtype is None else data.to(dtypes.to_dtype(dtype))
+    if device.type == "cuda":
+        return tensor(data, dtype=dtype, device=device)
+    if isinstance(data, np.ndarray):
+        target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
+        return Tensor._make(np.asarray(data, dtype=target.numpy), target)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with `array` (writes to either are seen by both)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    found = dtypes._BY_NUMPY.get(array.dtype)
+    if found is None:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only "
+                        "supported types are: float64, float32, float16, int64, int32, and bool.")
+    return Tensor._make(array, found)
+
+
+def _size(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(as_size(s) for s in size)
+
+
+def _filled(size, value, dtype, requires_grad, device) -> Tensor:
+    device = check_device(device)
+    if dtype is None:
+        dtype = dtypes.get_default_dtype() if isinstance(value, float) or value is None \
+            else dtypes.scalar_dtype(value)
+    dtype = dtypes.to_dtype(dtype)
+    shape = _size(size)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+    if state.tracer is not None and not requires_grad and contains_symbolic(shape):
+        # A size from a dynamic trace: the fill becomes graph nodes (a broadcast scalar,
+        # copied so that it can be written in place) instead of a constant of one size.
+        fill = 0 if value is None else value
+        scalar = _finish(np.full((), fill, dtype.numpy), dtype, False, device)
+        return scalar.expand(shape).clone()
+    array = np.empty(shape, dtype.numpy) if value is None else np.full(shape, value, dtype.numpy)
+    return _finish(array, dtype, requires_grad, device)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros; the size is given as integers or as one sequence.
+
+    >>> import autojit
+    >>> autojit.zeros(2, 3)
+    tensor([[0., 0., 0.],
+            [0., 0., 0.]])
+    >>> autojit.zeros((2,), dtype=autojit.int64)
+    tensor([0, 0])
+    """
+    return _filled(size, 0.0 if dtype is None else 0, dtype, requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones; the size is given as integers or as one sequence.
+
+    >>> import autojit
+    >>> autojit.ones(2, 2, requires_grad=True)
+    tensor([[1., 1.],
+            [1., 1.]], requires_grad=True)
+    """
+    return _filled(size, 1.0 if dtype is None else 1, dtype, requires_grad, device)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled((size,), fill_value, dtype, requires_grad, device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(size, None, dtype, requires_grad, device)
+
+
+def _like(x: Tensor, dtype):
+    return tuple(x.shape), (x.dtype if dtype is None else dtype)
+
+
+def _like_device(x: Tensor, device):
+    """The *_like factories keep x's device unless device= says otherwise (as torch does)."""
+    return x.device if device is None and x._data is not None else device
+
+
+def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype = _like(x, dtype)
+    return zeros(shape, dtype=dtype, device=_like_device(x, device),
+                 requires_grad=requires_grad)
+
+
+def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype = _like(x, dtype)
+    return ones(shape, dtype=dtype, device=_like_device(x, device),
+                requires_grad=requires_grad)
+
+
+def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype = _like(x, dtype)
+    return full(shape, fill_value, dtype=dtype, device=_like_device(x, device),
+                requires_grad=requires_grad)
+
+
+def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype = _like(x, dtype)
+    return empty(shape, dtype=dtype, device=_like_device(x, device),
+                 requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Values from start (inclusive) to end (exclusive) by step; int64 for integer arguments.
+
+    >>> import autojit
+    >>> autojit.arange(5)
+    tensor([0, 1, 2, 3, 4])
+    >>> autojit.arange(1, 2.5, 0.5)
+    tensor([1.0000, 1.5000, 2.0000])
+    """
+    device = check_device(device)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+        dtype = dtypes.int64 if integral else dtypes.get_default_dtype()
+    dtype = dtypes.to_dtype(dtype)
+    count = int(np.ceil((end - start) / step))
+    array = (start + step * np.arange(count, dtype=np.float64)).astype(dtype.numpy)
+    return _finish(array, dtype, requires_grad, device)
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    device = check_device(device)
+    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return _finish(np.linspace(start, end, int(steps)).astype(dtype.numpy), dtype, requires_grad,
+                   device)
+
+
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    device = check_device(device)
+    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    return _finish(np.eye(n, m, dtype=dtype.numpy), dtype, requires_grad, device)
+
+
+def _random_generator(generator, name: str) -> np.random.Generator:
+    """The generator to draw from (the global one unless given)."""
+    return generator or _generator[0]
+
+
+class RandomDraw:
+    """How to draw one random array: a compiled function's "random" input.
+
+    Drawing once while tracing would replay the same numbers on every call, so a traced
+    rand/randn/randint becomes a graph input that the executable fills by calling `draw()`
+    on every run, in the order the function drew them: with the same seed, compiled and eager
+    runs draw the same numbers.
+    """
+
+    def __init__(self, kind: str, shape: tuple, dtype: dtypes.DType, generator=None,
+                 low: int = 0, high: int = 1):
+        self.kind, self.shape, self.dtype = kind, shape, dtype
+        self.generator, self.low, self.high = generator, low, high
+
+    def draw(self) -> np.ndarray:
+        rng = self.generator or _generator[0]
+        if self.kind == "rand":
+            return rng.random(self.shape).astype(self.dtype.numpy)
+        if self.kind == "randn":
+            return rng.standard_normal(self.shape).astype(self.dtype.numpy)
+        return rng.integers(self.low, self.high, size=self.shape).astype(self.dtype.numpy)
+
+    def __repr__(self) -> str:
+        return f"RandomDraw({self.kind}, {list(self.shape)}, {self.dtype.name})"
+
+
+def _traced_random(draw: RandomDraw, device, requires_grad: bool) -> Tensor:
+    """While tracing: a symbolic tensor standing for a fresh draw on every call."""
+    if requires_grad or (device is not None and device.type != "cpu"):
+        from ..ir.trace import graph_break
+
+        graph_break(f"autojit.{draw.kind}() (random numbers on a GPU, or requiring grad)")
+    return Tensor._symbolic(state.tracer.random_input(draw))
+
+
+def _random_dtype(dtype):
+    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"random floats need a floating dtype, got {dtype}")
+    return dtype
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Uniform samples on [0, 1)."""
+    device = check_device(device)
+    dtype = _random_dtype(dtype)
+    if state.tracer is not None:
+        return _traced_random(RandomDraw("rand", _size(size), dtype, generator), device,
+                              requires_grad)
+    rng = _random_generator(generator, 'rand')
+    return _finish(rng.random(_size(size)).astype(dtype.numpy), dtype, requires_grad, device)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Standard normal samples, drawn from the generator that manual_seed seeds.
+
+    >>> import autojit
+    >>> _ = autojit.manual_seed(0)
+    >>> first = autojit.randn(2, 3)
+    >>> first.shape, first.dtype
+    (autojit.Size([2, 3]), autojit.float32)
+    >>> _ = autojit.manual_seed(0)
+    >>> bool((autojit.randn(2, 3) == first).all())
+    True
+    """
+    device = check_device(device)
+    dtype = _random_dtype(dtype)
+    if state.tracer is not None:
+        return _traced_random(RandomDraw("randn", _size(size), dtype, generator), device,
+                              requires_grad)
+    rng = _random_generator(generator, 'randn')
+    return _finish(rng.standard_normal(_size(size)).astype(dtype.numpy), dtype, requires_grad,
+                   device)
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None, generator=None,
+            requires_grad=False) -> Tensor:
+    """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
+    device = check_device(device)
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
+    if state.tracer is not None:
+        return _traced_random(RandomDraw("randint", _size((size,)), dtype, generator, low,
+                                         high), device, requires_grad)
+    rng = _random_generator(generator, 'randint')
+    array = rng.integers(low, high, size=_size((size,))).astype(dtype.numpy)
+    return _finish(array, dtype, requires_grad, device)
+
+
+def rand_like(x: Tensor, *, dtype=None, requires_grad=False) -> Tensor:
+    return rand(tuple(x.shape), dtype=dtype or x.dtype, device=_like_device(x, None),
+                requires_grad=requires_grad)
+
+
+def randn_like(x: Tensor, *, dtype=None, requires_grad=False) -> Tensor:
+    return randn(tuple(x.shape), dtype=dtype or x.dtype, device=_like_device(x, None),
+                requires_grad=requires_grad)
+
+
+def randint_like(x: Tensor, low, high=None, *, dtype=None) -> Tensor:
+    return randint(low, high, tuple(x.shape), dtype=dtype or x.dtype,
+                   device=_like_device(x, None))

@@ -1,0 +1,431 @@
+"""Tensor: concrete data (a NumPy array) or a symbolic IR value, plus autograd metadata.
+
+Eager tensors hold `_data`; while a function is traced (ir/trace.py) tensors hold `_value`, an
+ir.Value with shape and dtype only. Every op on a Tensor goes through ops.registry.bind, which
+runs the op's NumPy impl (eager) or appends an IR node (traced) and records the autograd Node.
+The arithmetic and op methods are attached in tensor_methods.py; this file keeps the state,
+the properties and the autograd entry points.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import dtypes
+from .device import CPU, cuda_device
+from .state import state
+
+
+class Size(tuple):
+    """A shape: a tuple that prints as ``autojit.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"autojit.Size({list(self)})"
+
+    def numel(self) -> int:
+        count = 1
+        for extent in self:
+            count *= extent
+        return count
+
+
+class VersionCounter:
+    """Counts in-place writes; shared by a tensor, its views and its detached aliases."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+class Tensor:
+    """A multi-dimensional array that records the operations applied to it."""
+
+    # The fields every op result needs are slots; the rarely used ones are class-level defaults
+    # that an instance overrides in its __dict__ only when set (hooks, views, inference).
+    __slots__ = ("_data", "_dtype", "_requires_grad", "_grad", "grad_fn", "_output_nr",
+                 "_version_counter", "__weakref__", "__dict__")
+    _value = None  # the ir.Value of a symbolic tensor while tracing
+    _base = None  # the tensor this one is a view of
+    _view_source = None  # (input, op, attrs) that made this view, for refresh_view
+    _view_version = 0  # the version counter's value when grad_fn was last valid for the view
+    _traced_view = None  # while tracing: how a symbolic view was made (ir/trace.py)
+    _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
+    _retains_grad = False
+    _backward_hooks = None
+    _post_accumulate_hooks = None
+    _is_inference = False
+    # legacy_new(dtype, args, kwargs) -> Tensor, installed by tensor_types.py at import (it
+    # needs an op, from a layer above this one).
+    _legacy_new = None
+
+    # Keep NumPy from treating Tensor as a sequence in mixed expressions (ndarray + Tensor).
+    __array_priority__ = 1000
+
+    def __new__(cls, *args, **kwargs):
+        """torch's legacy constructor: Tensor(*sizes), Tensor(data) or Tensor(other), in the
+        default dtype (tensor_types.py); autojit.tensor is the factory for data."""
+        made = Tensor._legacy_new(None, args, kwargs)
+        if cls is Tensor:
+            return made
+        # A subclass: its own object over the same storage (no autograd history).
+        self = object.__new__(cls)
+        self._init(made._data, made._dtype, version_counter=made._version_counter)
+        return self
+
+    def __init__(self, *args, **kwargs):
+        pass  # __new__ built the tensor
+
+    def _init(self, data, dtype, value=None, version_counter=None):
+        self._data = data
+        if value is not None:
+            self._value = value
+        self._dtype = dtype
+        self._requires_grad = False
+        self._grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._version_counter = version_counter or VersionCounter()
+        if state.inference:
+            self._is_inference = True
+
+    @classmethod
+    def _make(cls, data: np.ndarray, dtype: dtypes.DType, version_counter=None) -> Tensor:
+        """Wrap an ndarray without copying (the fast path every op result takes)."""
+        self = object.__new__(cls)
+        self._init(data, dtype, None, version_counter)
+        if state.tracer is not None:  # a tensor the traced function made (compile.py)
+            state.tracer.made.add(id(self))
+        return self
+
+    @classmethod
+    def _symbolic(cls, value) -> Tensor:
+        self = object.__new__(cls)
+        self._init(None, value.dtype, value)
+        return self
+
+    # ---- shape and type -------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Size:
+        data = self._data
+        return Size(data.shape if data is not None else self._value.shape)
+
+    def size(self, dim: int | None = None):
+        shape = self.shape
+        if dim is None:
+            return shape
+        return shape[normalize_dim(dim, len(shape))]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def numel(self) -> int:
+        return self.shape.numel()
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._dtype
+
+    @property
+    def device(self):
+        # The device follows from the data: an ndarray on the CPU, a CudaArray on a GPU
+        # (autojit/cuda/array.py); symbolic tensors are device-neutral while tracing.
+        data = self._data
+        if data is None or data.__class__ is np.ndarray:
+            return CPU
+        return cuda_device(data.device_index)
+
+    @property
+    def is_cuda(self) -> bool:
+        data = self._data
+        return data is not None and data.__class__ is not np.ndarray
+
+    @property
+    def is_cpu(self) -> bool:
+        return not self.is_cuda
+
+    def get_device(self) -> int:
+        return self._data.device_index if self.is_cuda else -1
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    @property
+    def is_symbolic(self) -> bool:
+        """True while tracing: the tensor has a shape and dtype but no data."""
+        return self._data is None
+
+    # ---- autograd metadata ------------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if requires_grad and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               f"gradients (got {self._dtype})")
+        if requires_grad and self._is_inference and not state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if state.tracer is not None:
+            state.tracer.note_grad_access(self)  # a compiled function's guards check .grad
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+                "mistake, make sure you access the leaf Tensor instead.",
+                UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.dtype is not self._dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: expected "
+                                   f"{self._dtype}, got {value.dtype}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: expected "
+                                   f"{self.shape}, got {value.shape}")
+        if state.tracer is not None:
+            state.tracer.note_grad_access(self, assigning=True)
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        if state.tracer is not None:
+            state.tracer.note_grad_access(self, assigning=True)
+        self._grad = None
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    def _bump_version(self) -> None:
+        self._version_counter.value += 1
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def is_inference(self) -> bool:
+        return self._is_inference
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into each leaf's .grad (torch.Tensor.backward).
+
+        A scalar needs no `gradient`; any other tensor needs one of its own shape (the vector
+        of the vector-Jacobian product). Gradients add up across calls until `.grad` is reset.
+
+        >>> import autojit
+        >>> x = autojit.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> (x ** 2).sum().backward()
+        >>> x.grad
+        tensor([2., 4., 6.])
+        >>> x.grad = None
+        >>> (x * 2).backward(autojit.tensor([1.0, 0.0, 1.0]))
+        >>> x.grad
+        tensor([2., 0., 2.])
+        """
+        from ..autograd.api import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ---- data access ----------------------------------------------------------------------
+
+    def _concrete(self, what: str) -> np.ndarray:
+        """The data, or a graph break when the tensor is symbolic (tracing)."""
+        if self._data is None:
+            from ..ir.trace import graph_break
+
+            graph_break(what)
+        return self._data
+
+    def _host(self, what: str) -> np.ndarray:
+        """The data as an ndarray: a CUDA tensor's is copied to the host (a synchronization)."""
+        data = self._concrete(what)
+        return data if data.__class__ is np.ndarray else data.to_host()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        data = self._concrete("Tensor.numpy()")
+        if data.__class__ is not np.ndarray:
+            if not force:
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            data = data.to_host()
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return data
+
+    def item(self):
+        data = self._host("Tensor.item()")
+        if data.size != 1:
+            raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")
+        return data.reshape(()).item()
+
+    def tolist(self):
+        return self._host("Tensor.tolist()").tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        data = self._concrete("np.asarray(Tensor)")
+        if data.__class__ is not np.ndarray:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+    def __bool__(self) -> bool:
+        data = self._host("bool(Tensor)")
+        if data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._dtype.category != dtypes.INTEGER or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    __hash__ = object.__hash__  # identity, as a C slot (tensor_methods.py keeps it so)
+
+    def __repr__(self) -> str:
+        tracer = state.tracer
+        if tracer is not None:  # while tracing: printed with each call's values
+            token = tracer.format_tensor(self, None)
+            if token is not None:
+                return token
+        from .printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            tracer = state.tracer
+            if tracer is not None:
+                token = tracer.format_tensor(self, spec)
+                if token is not None:
+                    return token
+            if self._data is not None:
+                return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._host("pickle"), self._dtype.name, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment.")
+        copied = Tensor._make(self._concrete("deepcopy").copy(), self._dtype)
+        copied._requires_grad = self._requires_grad
+        if self._grad is not None:
+            copied._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = copied
+        return copied
+
+    # ---- aliasing ---------------------------------------------------------------------------
+
+    @property
+    def data(self) -> Tensor:
+        """The same storage without autograd history and with its own version counter."""
+        alias = Tensor._make(self._data, self._dtype)
+        alias._value = self._value
+        if self._data is None and state.tracer is not None:
+            state.tracer.alias(self, alias)
+        return alias
+
+    @data.setter
+    def data(self, new: Tensor) -> None:
+        if new.shape != self.shape or new.dtype is not self._dtype:
+            # torch allows a type/shape change here; autojit keeps the metadata consistent
+            # with the autograd graph instead and only swaps same-shaped storage.
+            raise RuntimeError(f"data set to a tensor of shape {new.shape} and dtype {new.dtype}, "
+                               f"expected {self.shape} and {self._dtype}")
+        self._data = new._data
+        self._value = new._value
+
+    def detach(self) -> Tensor:
+        """A tensor sharing storage and version counter, with no history."""
+        alias = Tensor._make(self._data, self._dtype, self._version_counter)
+        alias._value = self._value
+        if self._data is None and state.tracer is not None:
+            state.tracer.alias(self, alias)
+        return alias
+
+    def detach_(self) -> Tensor:
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def _is_view_of(self):
+        return self._base
+
+
+def _rebuild(data, dtype_name, requires_grad):
+    result = Tensor._make(np.array(data), dtypes.from_name(dtype_name))
+    result._requires_grad = requires_grad
+    return result
+
+
+def normalize_dim(dim: int, ndim: int) -> int:
+    """Wrap a possibly negative dim, with torch's error when it is out of range."""
+    low, high = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
+    if not low <= dim <= high:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], "
+                         f"but got {dim})")
+    return dim % ndim if ndim > 0 else 0

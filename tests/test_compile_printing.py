@@ -11,7 +11,7 @@ import pytest
 
 import autojit
 from autojit.compiler.api import CompileWarning
-from autojit.ir.trace import GraphBreak
+from autojit.tensor.graph_break import GraphBreak
 
 
 def _printed(capsys, function, calls):

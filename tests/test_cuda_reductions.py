@@ -113,7 +113,7 @@ def test_column_schedule_with_a_larger_block():
     # them partly past the last column.
     from autojit.codegen.cuda import jit as backend
     from autojit.codegen.cuda.render import render
-    from autojit.cuda import driver
+    from autojit.cuda import driver, is_simulator
     from autojit.cuda.array import CudaArray
 
     data = RNG.uniform(-1, 1, (7, 40)).astype(np.float32)
@@ -121,7 +121,7 @@ def test_column_schedule_with_a_larger_block():
         rendered = render(column_kernel((7, 40), (0,), reduce=reduce), "wide", block=64,
                           warp_shuffle=False, max_blocks=4)
         function = driver().jit(backend.kernel_function(rendered.source, "wide", driver(),
-                                                        backend._simulated()))
+                                                        is_simulator()))
         source, out = CudaArray.from_host(data), CudaArray((1, 40), np.float32)
         function[min(rendered.total, 4), 64](source.flat, out.flat)
         np.testing.assert_allclose(out.to_host().ravel(), expected, rtol=1e-5, atol=1e-5)

@@ -79,7 +79,7 @@ def test_vector_and_tail_elements(size, dtype):
 
 
 def launch(kernel, arrays):
-    from autojit.codegen.cuda.jit import compile_kernel
+    from autojit.cuda.kernels import compile_kernel
 
     compiled = compile_kernel(kernel)
     inputs = [autojit.tensor(array, device="cuda")._data for array in arrays]
@@ -106,7 +106,7 @@ def test_rows_with_a_broadcast_operand():
 def test_arrays_off_a_vector_boundary_run_scalar():
     """A view that starts one element into its base cannot be read by vectors: the launch
     passes 0 groups and the scalar loop takes every element."""
-    from autojit.codegen.cuda.jit import compile_kernel
+    from autojit.cuda.kernels import compile_kernel
 
     base = autojit.tensor(RNG.uniform(-1, 1, 41).astype(np.float32), device="cuda")
     other = autojit.tensor(RNG.uniform(-1, 1, 40).astype(np.float32), device="cuda")

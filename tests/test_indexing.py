@@ -187,7 +187,7 @@ def test_max_min_with_dim():
 
 
 def test_boolean_mask_while_tracing_is_a_graph_break(monkeypatch):
-    from autojit.ir import trace
+    from autojit.tensor import graph_break as trace
 
     calls = []
     monkeypatch.setattr(trace, "graph_break", lambda what: calls.append(what) or (_ for _ in ())

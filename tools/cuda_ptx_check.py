@@ -64,10 +64,10 @@ class Recorder:
         import numpy as np
 
         from autojit.codegen.cuda import jit as generated
-        from autojit.cuda import indexing, matmul
+        from autojit.cuda import indexing, kernels, matmul
 
         recorder = self
-        launch = generated.CudaCompiledKernel.__call__
+        launch = kernels.CudaCompiledKernel.__call__
 
         def call(kernel, inputs, outputs, status=None):
             if kernel._launch is not None:
@@ -87,10 +87,11 @@ class Recorder:
             definition = (name, None if dtype is None else str(dtype), tuple(devices))
             return _RecordedKernel(recorder, function, source, definition), tile
 
-        self._undo = [(generated.CudaCompiledKernel, "__call__", launch),
-                      (matmul, "hand_written", original), (indexing, "hand_written", original)]
-        generated.CudaCompiledKernel.__call__ = call
-        matmul.hand_written = indexing.hand_written = hand_written
+        self._undo = [(kernels.CudaCompiledKernel, "__call__", launch),
+                      (matmul, "hand_written", original), (indexing, "hand_written", original),
+                      (kernels, "hand_written", original)]
+        kernels.CudaCompiledKernel.__call__ = call
+        matmul.hand_written = indexing.hand_written = kernels.hand_written = hand_written
         return self
 
     def __exit__(self, *exc) -> None:

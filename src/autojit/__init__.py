@@ -4,7 +4,7 @@ Eager tensor ops build an IR graph; autograd differentiates it (twice, with crea
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 """
 
-from . import autograd, cuda, nn, optim, utils
+from . import autograd, codegen, config, cuda, nn, optim, utils
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -73,7 +73,7 @@ from .tensor.dtypes import int as int  # noqa: A004, PLC0414
 from .tensor.dtypes import promote as promote_types
 from .tensor.tensor import Size, Tensor
 
-__version__ = "0.1.0"
+__version__ = config.VERSION
 
 __all__ = [
     "Tensor", "Size", "device", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",

@@ -1,4 +1,5 @@
-"""Environment flags (AUTOJIT_*), read when first asked for; documented in docs/compiler.md.
+"""The package's version and its environment flags (AUTOJIT_*), read when first asked for;
+documented in docs/compiler.md.
 
 AUTOJIT_DISABLE=1     every autojit.compile runs its function eagerly (no tracing, no kernels).
 AUTOJIT_LOG=...       comma-separated topics logged to stderr: recompiles, graph_breaks, guards,
@@ -13,6 +14,9 @@ from __future__ import annotations
 
 import os
 import sys
+
+# The package's version (autojit.__version__); kernels cached on disk are keyed by it.
+VERSION = "0.1.0"
 
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")

@@ -136,4 +136,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(final)
 
 
+Tensor._backward = staticmethod(backward)  # Tensor.backward (tensor/tensor.py) calls it
+
 __all__: Sequence[str] = ("backward", "grad")

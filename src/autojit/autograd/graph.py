@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from ..ops import registry
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
@@ -255,6 +256,8 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
     This runs once per recorded op, so it is written as plain loops without helpers.
     """
     node_class = op.node_class
+    if node_class is None:  # the op's first recorded node: its class, named as torch's
+        node_class = op.node_class = type(op.grad_name, (OpNode,), {"__slots__": ()})
     node = node_class.__new__(node_class)
     node.sequence_nr = next(_sequence)
     node.op = op
@@ -331,3 +334,6 @@ def sum_to_shape(gradient: Tensor, shape: tuple) -> Tensor:
     if not same_shape(gradient.shape, shape):
         gradient = gradient.reshape(shape)
     return gradient
+
+
+registry.RECORD = record  # bind (ops/registry.py) records autograd nodes through this

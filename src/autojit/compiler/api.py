@@ -25,15 +25,19 @@ import linecache
 import time
 import warnings
 
+import numpy as np
+
 from .. import config
 from ..ir.graph import Graph
 from ..ir.interpreter import interpret
 from ..ir.partition import partition
 from ..ir.printing import PrintCapture
-from ..ir.trace import GraphBreak, Tracer, graph_break, user_frame
+from ..ir.trace import Tracer
+from ..tensor.graph_break import GraphBreak, graph_break, user_frame
 from ..tensor.state import state
 from ..tensor.symbolic import ShapeEnv
 from ..tensor.tensor import Tensor
+from . import backends
 from .compiled_backward import CompiledBackward, trace_backward
 from .dynamic_shapes import DynamicExecutable, DynamicSizes
 from .executable import Executable
@@ -421,25 +425,22 @@ class CompiledFunction:
         return lambda arrays: interpret(graph, *arrays)
 
     def _plan(self, graph: Graph, generic: bool = False, fresh_grads: set = frozenset()):
-        # CUDA hook: a graph whose tensors are on a GPU (or backend="cuda") runs as CUDA
-        # kernels (codegen/cuda.py); the schedule is the same, only the backend differs.
+        # A graph whose tensors are on a GPU (or backend="cuda") runs on that device's
+        # backend (compiler/backends.py); the schedule is the same, only the kernels differ.
         arguments = getattr(self, "_call_args", ())
-        if self.backend == "cuda" or (self.backend == "cpu" and _any_cuda(graph, arguments)):
-            from ..codegen.cuda.jit import build_plan as build_cuda_plan
-            from ..codegen.cuda.jit import graph_device
-
-            if self.backend == "cuda" or graph_device(graph, arguments) == "cuda":
-                return build_cuda_plan(graph, args_on_cuda=any(
-                    isinstance(x, Tensor) and x._data is not None and x.is_cuda
-                    for x in arguments))
+        device = _device_of_call(graph, arguments)
+        if self.backend == "cuda" or (self.backend == "cpu" and device is not None):
+            backend = backends.load("cuda" if self.backend == "cuda" else device)
+            if self.backend != "cpu" or backend.claims(graph, arguments):
+                return backend.build(graph, arguments, generic, fresh_grads)
         if self.backend != "cpu":
             return None
         try:
-            from ..codegen.schedule.fusion import build_plan
+            backend = backends.load("cpu")
         except Exception as error:  # llvmlite or numba missing, or failing to load
             _warn_no_code_generator(error)
             return None
-        return build_plan(graph, generic=generic, fresh_grads=frozenset(fresh_grads))
+        return backend.build(graph, arguments, generic, fresh_grads)
 
     # ---- falling back -------------------------------------------------------------------------
 
@@ -523,11 +524,15 @@ def _drop_local_grads(graph: Graph, owners: dict, made: set):
                              id(owners.get(output.name)) in made)]
 
 
-def _any_cuda(graph: Graph, arguments: tuple) -> bool:
-    """Whether any tensor of the call lives on a GPU (then codegen/cuda.py is imported)."""
+def _device_of_call(graph: Graph, arguments: tuple) -> str | None:
+    """The device type of the first tensor of the call that is not on the CPU, or None (then
+    no device backend is imported)."""
     tensors = [x for x in arguments if isinstance(x, Tensor)] + [
         entry.tensor for entry in graph.inputs if entry.kind == "captured"]
-    return any(x._data is not None and x.is_cuda for x in tensors)
+    for x in tensors:
+        if x._data is not None and x._data.__class__ is not np.ndarray:
+            return x.device.type
+    return None
 
 
 class _EagerExecutable:

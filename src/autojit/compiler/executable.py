@@ -17,6 +17,7 @@ import numpy as np
 from ..ir.graph import Graph
 from ..ir.interpreter import interpret
 from ..ir.printing import replay_prints
+from ..tensor.device import runtime
 from ..tensor.tensor import Tensor
 
 
@@ -273,9 +274,7 @@ def _to_device_of(array, target):
     synchronization)."""
     if target.__class__ is np.ndarray:
         return array.to_host()
-    from ..cuda.array import CudaArray
-
-    return CudaArray.from_host(array, target.device_index)
+    return runtime("cuda").from_host(array, target.device_index)
 
 
 def _assign_grad(tensor: Tensor, array: np.ndarray, dtype, owned: bool = False) -> None:

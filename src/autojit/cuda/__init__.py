@@ -89,5 +89,13 @@ def get_device_name(device=None) -> str:
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
+# The layers below reach CUDA memory only through the runtime registered here.
+from ..compiler import backends  # noqa: E402
+from ..tensor.device import register_runtime  # noqa: E402
+from . import runtime  # noqa: E402
+
+register_runtime("cuda", runtime)
+backends.register("cuda", __name__ + ".plan")  # compiled graphs on CUDA tensors
+
 __all__ = ["current_device", "device_count", "empty_cache", "get_device_name", "is_available",
            "memory_stats", "synchronize"]

@@ -108,7 +108,7 @@ def _broadcast_strides(shape: tuple, space: tuple) -> tuple:
 
 def run_kernel(kernel: Kernel, inputs: list, output_shapes: list | None = None) -> list:
     """Compile (cached) and launch `kernel`; returns its freshly allocated outputs."""
-    from ..codegen.cuda.jit import compile_kernel
+    from .kernels import compile_kernel
 
     outputs = [CudaArray(kernel.output_shape(output), output.dtype.numpy)
                for output in kernel.outputs]

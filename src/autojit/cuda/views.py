@@ -96,8 +96,8 @@ def refresh(view: CudaArray) -> None:
     view._synced = source._root()._generation
     if not view.size:
         return
-    from ..codegen.cuda.jit import compile_kernel
     from ..ops.elementwise import CLONE
+    from .kernels import compile_kernel
 
     dtype = dtypes.from_numpy(view.dtype)
     kernel = Kernel(name="view", shape=view.shape)

@@ -15,8 +15,11 @@ another stream (`stream=2` or a stream handle) first waits for the device, so th
 never reads a buffer a kernel is still writing; an import asks the producer for the legacy
 default stream (`stream=1`).
 
-tensor_methods.py attaches `__dlpack__`, `__dlpack_device__` and `__cuda_array_interface__` to
-Tensor; `autojit.from_dlpack` is this module's function. See docs/cuda.md.
+The CUDA half (exporting a device buffer, reading a CUDA capsule or array) is the CUDA
+runtime's (autojit/cuda/dlpack.py), reached through the runtime registered with
+tensor/device.py. ops/tensor_methods.py attaches `__dlpack__`, `__dlpack_device__` and
+`__cuda_array_interface__` to Tensor; `autojit.from_dlpack` is this module's function. See
+docs/cuda.md.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.device import runtime
 from ..tensor.tensor import Tensor
 from . import dlpack_capsule
 
@@ -31,7 +35,7 @@ CPU_DEVICE_TYPE = 1  # DLPack's kDLCPU
 CUDA_DEVICE_TYPE = 2  # kDLCUDA
 
 
-def _check_exportable(x: Tensor) -> None:
+def check_exportable(x: Tensor) -> None:
     if x._requires_grad:
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
     x._concrete("Tensor.__dlpack__()")
@@ -39,7 +43,7 @@ def _check_exportable(x: Tensor) -> None:
 
 def dlpack(x: Tensor, *, stream=None, max_version=None, dl_device=None, copy=None):
     """Tensor.__dlpack__: a DLPack capsule sharing x's memory (or a copy's, with copy=True)."""
-    _check_exportable(x)
+    check_exportable(x)
     data = x._data
     if data.__class__ is np.ndarray:
         options = {"stream": stream}
@@ -50,30 +54,15 @@ def dlpack(x: Tensor, *, stream=None, max_version=None, dl_device=None, copy=Non
         if copy is not None:
             options["copy"] = copy
         return data.__dlpack__(**options)
-    return _export_cuda(x, stream, max_version, dl_device, copy)
+    return runtime(x.device.type).dlpack_export(x, stream, max_version, dl_device, copy)
 
 
-def _export_cuda(x: Tensor, stream, max_version, dl_device, copy):
-    from ..cuda import driver, is_simulator
-
-    device = dlpack_device(x)
-    if dl_device is not None and tuple(dl_device) != device:
-        raise BufferError(f"__dlpack__: the tensor is on {x.device} (DLPack device {device}); "
-                          f"it cannot be exported to DLPack device {tuple(dl_device)}; move it "
-                          "with .to() first")
-    if is_simulator():
-        raise BufferError("__dlpack__: Numba's CUDA simulator has no device pointers to share")
-    if stream == 0:
-        raise ValueError("__dlpack__: stream 0 is ambiguous for CUDA; pass 1 for the legacy "
-                         "default stream, 2 for the per-thread default stream, or a stream "
-                         "handle")
-    data = x._data.copy() if copy else x._data
-    if stream not in (None, 1, -1):
-        driver().synchronize()
-    pointer = data.flat.__cuda_array_interface__["data"][0] if data.size else 0
-    versioned = max_version is not None and tuple(max_version)[0] >= dlpack_capsule.VERSION[0]
-    return dlpack_capsule.export(pointer, device, data.shape, data.dtype, data,
-                                 versioned=versioned, copied=bool(copy))
+def cuda_array_interface(x: Tensor) -> dict:
+    """Tensor.__cuda_array_interface__ (version 3) of a CUDA tensor."""
+    if not x.is_cuda:
+        raise AttributeError("__cuda_array_interface__ exists on CUDA tensors only")
+    check_exportable(x)
+    return runtime("cuda").cuda_array_interface(x)
 
 
 def dlpack_device(x: Tensor) -> tuple:
@@ -83,25 +72,7 @@ def dlpack_device(x: Tensor) -> tuple:
     return CPU_DEVICE_TYPE, 0
 
 
-def cuda_array_interface(x: Tensor) -> dict:
-    """Tensor.__cuda_array_interface__ (version 3) of a CUDA tensor."""
-    if not x.is_cuda:
-        raise AttributeError("__cuda_array_interface__ exists on CUDA tensors only")
-    _check_exportable(x)
-    from ..cuda import is_simulator
-
-    if is_simulator():
-        raise AttributeError("__cuda_array_interface__: Numba's CUDA simulator has no device "
-                             "pointers to share")
-    data = x._data
-    interface = dict(data.flat.__cuda_array_interface__)
-    interface["shape"] = tuple(data.shape)
-    interface["strides"] = None  # C-contiguous
-    interface["version"] = 3
-    return interface
-
-
-def _exact_dtype(numpy_dtype, what: str) -> dtypes.DType:
+def exact_dtype(numpy_dtype, what: str) -> dtypes.DType:
     found = dtypes._BY_NUMPY.get(np.dtype(numpy_dtype))
     if found is None:
         raise TypeError(f"from_dlpack: {what} of dtype {np.dtype(numpy_dtype)} cannot be shared "
@@ -121,7 +92,7 @@ def from_dlpack(obj) -> Tensor:
         device_type = int(obj.__dlpack_device__()[0])
     if device_type == CPU_DEVICE_TYPE:
         array = np.from_dlpack(obj)
-        return Tensor._make(array, _exact_dtype(array.dtype, "an array"))
+        return Tensor._make(array, exact_dtype(array.dtype, "an array"))
     if device_type == CUDA_DEVICE_TYPE and hasattr(obj, "__dlpack__"):
         try:
             capsule = obj.__dlpack__(stream=1, max_version=dlpack_capsule.VERSION)
@@ -129,7 +100,7 @@ def from_dlpack(obj) -> Tensor:
             capsule = obj.__dlpack__(stream=1)
         return _from_capsule(capsule)
     if hasattr(obj, "__cuda_array_interface__"):
-        return _from_cuda_array(obj)
+        return runtime("cuda").cuda_array_import(obj)
     if device_type is None:
         raise TypeError(f"from_dlpack: expected an object with __dlpack__ or "
                         f"__cuda_array_interface__, got {type(obj).__name__}")
@@ -162,40 +133,8 @@ def _from_capsule(capsule) -> Tensor:
         raise _unsupported_device(device[0])
     imported = dlpack_capsule.take(capsule)
     if device[0] == CPU_DEVICE_TYPE:
-        dtype = _exact_dtype(imported.dtype, "an array")
+        dtype = exact_dtype(imported.dtype, "an array")
         if 0 in imported.shape:
             return Tensor._make(np.empty(imported.shape, imported.dtype), dtype)
         return Tensor._make(np.asarray(_HostMemory(imported)), dtype)
-    from ..cuda import driver
-    from ..cuda.array import CudaArray
-
-    dtype = _exact_dtype(imported.dtype, "a CUDA array")
-    if not imported.is_c_contiguous():
-        raise BufferError(f"from_dlpack: the CUDA tensor of shape {imported.shape} has strides "
-                          f"{imported.strides}; autojit shares only C-contiguous device memory "
-                          "(make it contiguous first)")
-    if imported.read_only:
-        raise BufferError("from_dlpack: the CUDA tensor is marked read-only by its producer; "
-                          "autojit tensors are writable, so it cannot be shared (copy it first)")
-    count = int(np.prod(imported.shape, dtype=np.int64))
-    if count == 0:
-        return Tensor._make(CudaArray(imported.shape, imported.dtype, imported.device[1]), dtype)
-    flat = driver().from_cuda_array_interface(
-        {"data": (imported.pointer, imported.read_only), "shape": (count,), "strides": None,
-         "typestr": imported.dtype.str, "version": 3}, owner=imported, sync=False)
-    data = CudaArray.wrap(flat, imported.shape, owner=imported, device_index=imported.device[1])
-    return Tensor._make(data, dtype)
-
-
-def _from_cuda_array(obj) -> Tensor:
-    from ..cuda import driver
-    from ..cuda.array import CudaArray
-
-    device_array = driver().as_cuda_array(obj)
-    dtype = _exact_dtype(device_array.dtype, "a CUDA array")
-    if not device_array.is_c_contiguous():
-        raise BufferError("from_dlpack: the CUDA array is not C-contiguous; autojit shares only "
-                          "contiguous device memory (make it contiguous first)")
-    data = CudaArray.wrap(device_array.reshape(device_array.size), device_array.shape,
-                          owner=obj)
-    return Tensor._make(data, dtype)
+    return runtime("cuda").dlpack_import(imported)

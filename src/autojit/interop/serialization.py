@@ -44,6 +44,15 @@ _VERSION = 1
 _MANIFEST = "__manifest__"
 _SUPPORTED = "Tensor, dict, list, tuple, str, int, float, bool and None"
 
+# Tensor classes whose kind is saved (a flag of that name in the tensor's node) and remade on
+# load: nn/parameter.py registers Parameter as "parameter" (nn sits above this layer).
+TENSOR_CLASSES: dict = {}
+
+
+def register_tensor_class(flag: str, cls) -> None:
+    """Save instances of `cls` with `flag` set, and load them as `cls(tensor, requires_grad)`."""
+    TENSOR_CLASSES[flag] = cls
+
 
 class _Writer:
     def __init__(self):
@@ -51,8 +60,6 @@ class _Writer:
         self.names: dict[int, str] = {}  # id(tensor) -> array name, for shared tensors
 
     def node(self, value, where: str) -> dict:
-        from ..nn.parameter import Parameter
-
         if isinstance(value, Tensor):
             if value._data is None:
                 raise RuntimeError(f"autojit.save: the tensor at {where} is symbolic (it is "
@@ -61,9 +68,11 @@ class _Writer:
             if name is None:
                 name = self.names[id(value)] = f"tensor{len(self.names)}"
                 self.arrays[name] = value._data
-            return {"type": "tensor", "array": name, "dtype": value.dtype.name,
-                    "requires_grad": value.requires_grad,
-                    "parameter": isinstance(value, Parameter)}
+            node = {"type": "tensor", "array": name, "dtype": value.dtype.name,
+                    "requires_grad": value.requires_grad}
+            for flag, cls in TENSOR_CLASSES.items():
+                node[flag] = isinstance(value, cls)
+            return node
         if isinstance(value, dict):
             items = []
             for key, item in value.items():
@@ -150,13 +159,12 @@ class _Reader:
         raise RuntimeError(f"autojit.load: unknown node type {kind!r} in the manifest")
 
     def tensor(self, node: dict) -> Tensor:
-        from ..nn.parameter import Parameter
-
         dtype = dtypes.from_name(node["dtype"])
         data = np.array(self.archive[node["array"]], dtype=dtype.numpy)
         tensor = Tensor._make(data, dtype)
-        if node.get("parameter"):
-            return Parameter(tensor, requires_grad=bool(node.get("requires_grad")))
+        for flag, cls in TENSOR_CLASSES.items():
+            if node.get(flag):
+                return cls(tensor, requires_grad=bool(node.get("requires_grad")))
         if node.get("requires_grad"):
             tensor.requires_grad_(True)
         return tensor

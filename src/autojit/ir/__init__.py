@@ -4,10 +4,11 @@ and the tracer that turns a Python function into a graph (`make_graph`).
 See docs/ir.md for the text format and a worked example.
 """
 
+from ..tensor.graph_break import GraphBreak
 from .graph import Graph, Input, Node, Output, Value
 from .interpreter import interpret
 from .printer import format_graph
-from .trace import GraphBreak, Tracer, make_graph
+from .trace import Tracer, make_graph
 from .verifier import VerificationError, verify
 
 __all__ = [

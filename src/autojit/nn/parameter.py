@@ -6,6 +6,7 @@ state_dict() and optimizers find it.
 
 from __future__ import annotations
 
+from ..interop import serialization
 from ..tensor.tensor import Tensor
 
 
@@ -57,3 +58,6 @@ def _rebuild_parameter(data, dtype_name, requires_grad):
     from ..tensor import dtypes
 
     return Parameter(Tensor._make(data.copy(), dtypes.from_name(dtype_name)), requires_grad)
+
+
+serialization.register_tensor_class("parameter", Parameter)  # autojit.save keeps the kind

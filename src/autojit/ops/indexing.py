@@ -381,7 +381,7 @@ def _prepare(item):
 def _mask_to_indices(mask: Tensor, shape, position: int) -> list:
     """A boolean mask over dims position.. as one integer index tensor per dim."""
     if mask._data is None:
-        from ..ir.trace import graph_break
+        from ..tensor.graph_break import graph_break
 
         graph_break("boolean mask indexing")
     covered = tuple(shape[position:position + mask.ndim])

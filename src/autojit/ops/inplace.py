@@ -135,7 +135,10 @@ def write_storage(target: Tensor, result: Tensor) -> None:
             raise RuntimeError(OVERLAP_ERROR)
         np.copyto(target._data, result._data, casting="unsafe")
     else:
-        from ..ir.trace import write_symbolic
-
-        write_symbolic(target, result)
+        # While tracing, the tracer (ir/trace.py) records that target now holds result.
+        tracer = state.tracer
+        if tracer is None:
+            raise RuntimeError("an in-place write to a symbolic tensor outside of tracing; the "
+                               "trace it belongs to has finished")
+        tracer.write(target, result)
     target._bump_version()

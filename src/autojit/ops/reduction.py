@@ -103,11 +103,9 @@ def _two_zeros_in_a_slice(x: Tensor, dims: tuple) -> bool:
     data = x._data
     if data.__class__ is np.ndarray:
         return bool(((data == 0).sum(axis=dims, keepdims=True) >= 2).any())
-    # A CUDA tensor: count on the device and read back one flag.
-    from ..autograd.grad_mode import no_grad
-
-    with no_grad():
-        return bool((sum_(x.detach() == 0, dims, True) >= 2).any().item())
+    # A CUDA tensor: count on the device and read back one flag (a comparison records no
+    # autograd history).
+    return bool((sum_(x.detach() == 0, dims, True) >= 2).any().item())
 
 
 def _product_of_others(x: Tensor, dims: tuple) -> Tensor:

@@ -18,13 +18,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd.graph import OpNode, record
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 
 REGISTRY: dict[str, Op] = {}
 NOT_DIFFERENTIABLE = None
+
+# autograd/graph.py installs its `record` here when it is imported: bind records an op's
+# autograd node through it, since the autograd layer sits above ops and is not imported here.
+RECORD = None
 
 
 class OpError(Exception):
@@ -199,7 +202,7 @@ class Op:
     """One primitive. See `define_op` for the fields."""
 
     __slots__ = ("name", "shape", "dtype", "impl", "vjp", "saves", "lowering", "view",
-                 "node_class", "arity")
+                 "grad_name", "node_class", "arity")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -226,8 +229,9 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     op = Op()
     op.name, op.arity, op.shape, op.dtype, op.impl = name, arity, shape, dtype, impl
     op.vjp, op.saves, op.lowering, op.view = vjp, tuple(saves), lowering, view
-    class_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
-    op.node_class = type(class_name, (OpNode,), {"__slots__": ()})
+    # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
+    op.grad_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
+    op.node_class = None
     REGISTRY[name] = op
     return op
 
@@ -300,7 +304,7 @@ def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     if state.grad_enabled and op.vjp is not None and out._dtype.category == dtypes.FLOATING:
         for x in inputs:
             if isinstance(x, Tensor) and x._requires_grad:
-                record(op, inputs, attrs, out)
+                RECORD(op, inputs, attrs, out)
                 break
     return out
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..interop import dlpack as _dlpack
 from ..tensor import dtypes
+from ..tensor.device import check_device, runtime
 from ..tensor.tensor import Tensor
 from . import composite, indexing, inplace, layout, linalg, reduction
 from . import elementwise as ew
@@ -115,8 +116,6 @@ Tensor.__hash__ = object.__hash__
 
 def to(self, *args, dtype=None, device=None, copy: bool = False, **kwargs):
     """x converted to a dtype (and/or device); returns x itself when nothing changes."""
-    from ..tensor.device import check_device
-
     kwargs.pop("non_blocking", None)
     for arg in args:
         if isinstance(arg, Tensor):
@@ -131,10 +130,11 @@ def to(self, *args, dtype=None, device=None, copy: bool = False, **kwargs):
             dtype = arg
     result = self
     if device is not None:
-        # A device copy (autojit/cuda/transfer.py): differentiable, the gradient goes back.
-        from ..cuda.transfer import move
-
-        result = move(self, check_device(device))
+        # A device copy by the runtime of the device that is not the CPU
+        # (autojit/cuda/transfer.py): differentiable, the gradient goes back.
+        device = check_device(device)
+        other = device if device.type != "cpu" else self.device
+        result = self if other.type == "cpu" else runtime(other.type).move(self, device)
     if dtype is not None:
         result = ew.cast(result, dtypes.to_dtype(dtype))
     return result.clone() if copy and result is self else result

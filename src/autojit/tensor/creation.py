@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from . import dtypes
-from .device import check_device
+from .device import check_device, runtime
 from .state import state
 from .symbolic import as_size, contains_symbolic
 from .tensor import Tensor
@@ -31,10 +31,8 @@ def default_generator() -> np.random.Generator:
 
 
 def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=None) -> Tensor:
-    if device is not None and device.type == "cuda":  # copied to the GPU (autojit/cuda)
-        from ..cuda.array import CudaArray
-
-        data = CudaArray.from_host(data, device.index)
+    if device is not None and device.type != "cpu":  # copied to the device by its runtime
+        data = runtime(device.type).from_host(data, device.index or 0)
     result = Tensor._make(data, dtype)
     if requires_grad:
         result.requires_grad_(True)
@@ -352,7 +350,7 @@ class RandomDraw:
 def _traced_random(draw: RandomDraw, device, requires_grad: bool) -> Tensor:
     """While tracing: a symbolic tensor standing for a fresh draw on every call."""
     if requires_grad or (device is not None and device.type != "cpu"):
-        from ..ir.trace import graph_break
+        from .graph_break import graph_break
 
         graph_break(f"autojit.{draw.kind}() (random numbers on a GPU, or requiring grad)")
     return Tensor._symbolic(state.tracer.random_input(draw))

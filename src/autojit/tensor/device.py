@@ -1,8 +1,13 @@
-"""Devices: `autojit.device("cpu")`, `device("cuda:0")`, and the check of device= arguments.
+"""Devices: `autojit.device("cpu")`, `device("cuda:0")`, the check of device= arguments, and
+the runtimes of the devices other than the CPU.
 
 A tensor's device is not stored: it follows from its data (an ndarray on the CPU, a CudaArray
-from autojit/cuda/array.py on a GPU), see Tensor.device. `resolve` turns a device= argument
-into a device, checking that CUDA is usable when it is asked for.
+from autojit/cuda/array.py on a GPU), see Tensor.device. `check_device` turns a device=
+argument into a device, checking that CUDA is usable when it is asked for.
+
+The tensor layer reaches a GPU only through the runtime its package registers here when it is
+imported (autojit/cuda/runtime.py registers "cuda"): copying host data there, moving a tensor,
+DLPack exchange. The runtime's package sits above this one and is never imported from it.
 """
 
 from __future__ import annotations
@@ -44,6 +49,22 @@ class device:  # noqa: N801 - torch's name
 
 CPU = device("cpu")
 
+RUNTIMES: dict = {}  # device type -> its runtime (a module), registered by its package
+
+
+def register_runtime(device_type: str, runtime) -> None:
+    """Make `runtime` the one tensors on `device_type` use (called by the device's package)."""
+    RUNTIMES[device_type] = runtime
+
+
+def runtime(device_type: str):
+    """The registered runtime of a device type other than the CPU."""
+    found = RUNTIMES.get(device_type)
+    if found is None:
+        raise RuntimeError(f"device '{device_type}' is not available: no runtime is registered "
+                           "for it")
+    return found
+
 
 def cuda_device(index: int | None = 0) -> device:
     return device("cuda", index or 0)
@@ -58,11 +79,7 @@ def check_device(requested) -> device:
     resolved = requested if isinstance(requested, device) else device(
         f"cuda:{requested}" if isinstance(requested, int) else requested)
     if resolved.type == "cuda":
-        from .. import cuda
-
-        cuda.driver()  # raises torch's "no NVIDIA driver" error where CUDA is unusable
-        count = cuda.device_count()
-        if (resolved.index or 0) >= count:
-            raise RuntimeError("CUDA error: invalid device ordinal")
+        # Raises torch's "no NVIDIA driver" error where CUDA is unusable, or an invalid ordinal.
+        runtime("cuda").check(resolved.index or 0)
         return cuda_device(resolved.index)
     return resolved

@@ -57,16 +57,18 @@ class Tensor:
     _backward_hooks = None
     _post_accumulate_hooks = None
     _is_inference = False
-    # legacy_new(dtype, args, kwargs) -> Tensor, installed by tensor_types.py at import (it
-    # needs an op, from a layer above this one).
+    # Installed at import by the layers above this one, which the tensor layer does not import:
+    # legacy_new(dtype, args, kwargs) -> Tensor by ops/legacy_constructors.py (an alias needs an
+    # op), and _backward (Tensor.backward's work) by autograd/api.py.
     _legacy_new = None
+    _backward = None
 
     # Keep NumPy from treating Tensor as a sequence in mixed expressions (ndarray + Tensor).
     __array_priority__ = 1000
 
     def __new__(cls, *args, **kwargs):
         """torch's legacy constructor: Tensor(*sizes), Tensor(data) or Tensor(other), in the
-        default dtype (tensor_types.py); autojit.tensor is the factory for data."""
+        default dtype (ops/legacy_constructors.py); autojit.tensor is the factory for data."""
         made = Tensor._legacy_new(None, args, kwargs)
         if cls is Tensor:
             return made
@@ -261,16 +263,14 @@ class Tensor:
         >>> x.grad
         tensor([2., 0., 2.])
         """
-        from ..autograd.api import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        Tensor._backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ---- data access ----------------------------------------------------------------------
 
     def _concrete(self, what: str) -> np.ndarray:
         """The data, or a graph break when the tensor is symbolic (tracing)."""
         if self._data is None:
-            from ..ir.trace import graph_break
+            from .graph_break import graph_break
 
             graph_break(what)
         return self._data

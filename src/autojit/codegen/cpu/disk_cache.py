@@ -90,10 +90,8 @@ def entry_key(structural_key: tuple, target: tuple) -> str:
     import llvmlite
     import llvmlite.binding as llvm
 
-    from ... import __version__
-
     described = repr((MAGIC, structural_key, target, llvmlite.__version__,
-                      llvm.llvm_version_info, __version__, source_fingerprint(),
+                      llvm.llvm_version_info, config.VERSION, source_fingerprint(),
                       sys.implementation.cache_tag))
     return hashlib.sha256(described.encode()).hexdigest()
 

@@ -1,0 +1,12 @@
+"""The compiler's "cpu" backend: a graph's plan from the fusion schedule (schedule/fusion.py)
+with its kernels compiled through LLVM (cpu/jit.py). codegen/__init__.py registers this module
+with compiler/backends.py; the compiler imports it when it first builds a graph."""
+
+from __future__ import annotations
+
+from .schedule.fusion import build_plan
+
+
+def build(graph, arguments, generic: bool = False, fresh_grads=frozenset()):
+    """The plan running `graph`; `generic` kernels read their sizes at run time."""
+    return build_plan(graph, generic=generic, fresh_grads=frozenset(fresh_grads))

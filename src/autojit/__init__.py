@@ -4,7 +4,7 @@ Eager tensor ops build an IR graph; autograd differentiates it (twice, with crea
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 """
 
-from . import autograd, codegen, config, cuda, nn, optim, utils
+from . import autograd, codegen, config, cuda, nn, optim, utils  # noqa: F401 - codegen registers the cpu backend
 from .autograd import (
     enable_grad,
     inference_mode,

@@ -14,7 +14,6 @@ then the outputs; the result is 0, or an error code from ERRORS.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -22,19 +21,24 @@ from llvmlite import ir
 
 from ...ops.registry import Elementwise
 from ...tensor import dtypes
-from ..kernel import REDUCTION_KINDS, Kernel, contiguous_strides
+from ..expression import RenderError, parse
+from ..kernel import (
+    REDUCTION_KINDS,
+    Kernel,
+    accumulates_in_memory,
+    generic_layout,
+    loop_plan,
+)
 from . import mathlib_trig
 from .llvm_expression import (
     BYTE,
     ERRORS,
     INT32,
     INT64,
-    RenderError,
     StepEmitter,
     Typed,
     constant,
     convert,
-    parse,
     register_type,
 )
 from .render_reduce import ReducingLoops
@@ -54,84 +58,6 @@ class Rendered:
     name: str
     text: str
     arity: int
-
-
-# ---- the loop nest ------------------------------------------------------------------------------
-
-def accumulates_in_memory(kernel: Kernel) -> bool:
-    """Whether the kernel reduces over outer axes only, keeping its innermost axis.
-
-    Such a reduction (a column sum of a row-major matrix, a bias gradient) runs in memory
-    order instead, with the reduced outputs as accumulators in memory: the inner loop walks
-    rows contiguously and adds them into the output row, which vectorizes, where running the
-    reduce axis innermost would stride through memory one row length per element.
-    """
-    if not any(output.reduce for output in kernel.outputs):
-        return False
-    shape, reduce_axes = kernel.shape, set(kernel.reduce_axes)
-    innermost = max((axis for axis in range(len(shape)) if shape[axis] != 1), default=None)
-    return innermost is not None and innermost not in reduce_axes
-
-
-def loop_plan(kernel: Kernel, in_memory: bool | None = None):
-    """The loops to emit, outermost first: (extent, strides per array, reduces).
-
-    Arrays are the inputs then the outputs. When the kernel has reduced outputs the reduce axes
-    run innermost, unless it accumulates in memory (then every axis runs in C order and no
-    loop is marked as reducing); axes of extent 1 vanish; adjacent axes that every array walks
-    contiguously merge into one loop, so a contiguous elementwise kernel is one flat loop.
-    `in_memory=False` keeps the reduce axes innermost regardless (the CUDA renderer's choice).
-    """
-    shape = kernel.shape
-    reduces = any(output.reduce for output in kernel.outputs)
-    reduce_axes = set(kernel.reduce_axes) if reduces else set()
-    strides = [tuple(entry.strides) for entry in kernel.inputs]
-    for output in kernel.outputs:
-        own = contiguous_strides(kernel.output_shape(output))
-        strides.append(tuple(0 if axis in reduce_axes and output.reduce else own[axis]
-                             for axis in range(len(shape))))
-    if in_memory is None:
-        in_memory = accumulates_in_memory(kernel)
-    if in_memory:
-        order, reduce_axes = list(range(len(shape))), set()
-    else:
-        order = [axis for axis in range(len(shape)) if axis not in reduce_axes] + \
-            sorted(reduce_axes)
-    loops = []
-    for axis in order:
-        extent = shape[axis]
-        if extent == 1:
-            continue
-        entry = [extent, [array[axis] for array in strides], axis in reduce_axes]
-        if loops and loops[-1][2] == entry[2] and all(
-                outer == inner * extent for outer, inner in zip(loops[-1][1], entry[1])):
-            loops[-1] = [loops[-1][0] * extent, entry[1], entry[2]]
-        else:
-            loops.append(entry)
-    return [(extent, tuple(array_strides), reduce) for extent, array_strides, reduce in loops]
-
-
-def generic_layout(kernel: Kernel) -> tuple:
-    """(structure, values) of a generic kernel: what its code depends on, and the int64 values
-    it reads at run time.
-
-    The structure is the loop plan with each extent left out (but whether it is 0) and each
-    stride reduced to its class: 0 (a broadcast), 1 (contiguous, so the inner loop still
-    vectorizes) or "runtime"; plus whether outputs accumulate in memory. The values are, per
-    loop, its extent then its runtime strides; then, accumulating in memory, the size of each
-    reduced output (for the identity fill).
-    """
-    in_memory = accumulates_in_memory(kernel)
-    structure, values = [in_memory], []
-    for extent, strides, reduces in loop_plan(kernel):
-        classes = tuple(stride if stride in (0, 1) else "runtime" for stride in strides)
-        structure.append((reduces, extent == 0, classes))
-        values.append(extent)
-        values.extend(stride for stride in strides if stride not in (0, 1))
-    if in_memory:
-        values.extend(math.prod(kernel.output_shape(output)) for output in kernel.outputs
-                      if output.reduce is not None)
-    return tuple(structure), values
 
 
 class KernelRenderer(ReducingLoops):

@@ -3,7 +3,7 @@
 render_llvm.KernelRenderer builds every loop nest; this mixin holds what only reducing kernels
 need. A kernel reducing over its innermost loops keeps one accumulator per reduced output in a
 register; a kernel reducing over outer axes only accumulates in memory, into the output row
-(render_llvm.accumulates_in_memory). Either way, a float32 sum would add each element into
+(kernel.accumulates_in_memory). Either way, a float32 sum would add each element into
 a partial sum that grows with the number of elements, so its error grew with it (a mean of
 10^7 values of 0.1 was 7e-4 off). Such sums (kernel.WIDER_ACCUMULATOR) are accumulated in two
 levels instead:

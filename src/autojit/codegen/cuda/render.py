@@ -41,9 +41,15 @@ from typing import NamedTuple
 
 from ...ops.registry import Elementwise
 from ...tensor import dtypes
-from ..cpu import render as render_llvm
-from ..cpu.llvm_expression import ExpressionWalker, RenderError, parse
-from ..kernel import REDUCTION_KINDS, Kernel, accumulator_dtype, identity_value
+from ..expression import ExpressionWalker, RenderError, parse
+from ..kernel import (
+    REDUCTION_KINDS,
+    Kernel,
+    accumulates_in_memory,
+    accumulator_dtype,
+    identity_value,
+)
+from ..kernel import loop_plan as kernel_loop_plan
 
 CAST = {dtypes.float32: "f32", dtypes.float64: "f64", dtypes.int32: "i32",
         dtypes.int64: "i64", dtypes.bool_: "b1"}
@@ -61,10 +67,10 @@ FLOAT_ONLY = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt", "erf
 
 
 def loop_plan(kernel: Kernel):
-    """The CPU renderer's loops with the reduce axes last, in memory accumulation or not: both
-    reducing schedules split the plan into kept and reduced loops (a column reduction walks
-    the kept loops across threads, the reduced ones within a thread)."""
-    return render_llvm.loop_plan(kernel, in_memory=False)
+    """The kernel's loops (kernel.loop_plan) with the reduce axes last, in memory
+    accumulation or not: both reducing schedules split the plan into kept and reduced loops (a
+    column reduction walks the kept loops across threads, the reduced ones within a thread)."""
+    return kernel_loop_plan(kernel, in_memory=False)
 
 
 @dataclass(frozen=True)
@@ -156,7 +162,7 @@ class _Expression(ExpressionWalker):
         return f"({left} % {right})"
 
     def check_index(self, index: str, size: str) -> str:
-        """ops/index_checks.py's check (llvm_expression.StepEmitter.check_index)."""
+        """ops/index_checks.py's check (cpu/llvm_expression.StepEmitter.check_index)."""
         if self.literal_dtype.is_floating_point or self.literal_dtype is dtypes.bool_:
             self.fail(f"indices are integers, got {self.literal_dtype.name}")
         low = f"-{size}" if self.step.attrs["wrap"] else "0"
@@ -236,7 +242,7 @@ class CudaRenderer:
             self.line(1, f"for linear in range({first}, {kept_total}, stride):")
             offsets = self.offsets(2, kept, "linear", "o")
             self.body(2, offsets, accumulate=False)
-        elif render_llvm.accumulates_in_memory(kernel):
+        elif accumulates_in_memory(kernel):
             self.render_columns(kept, reduced, kept_total)
         else:
             self.render_reducing(kept, reduced, kept_total)

@@ -111,6 +111,9 @@ def observation_conditions(guards: GuardSet, observations: list) -> None:
         elif kind == "set":
             guards.require(f"$ == {guards.constant(observation.value, 'F')}",
                            f"{what} changed (was {set(observation.value)})", path)
+        elif kind == "unset":  # an empty slot: read on its owner, where it would be
+            guards.require(f"not hasattr($, {observation.value!r})",
+                           f"{what} was set (it was empty)", path[:-1])
         elif kind == "is":
             guards.require(f"$ is {guards.constant(observation.value, 'O')}",
                            f"{what} is another object than when traced", path)

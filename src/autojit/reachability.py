@@ -6,7 +6,8 @@ globals its code loads) and records one *observation* per thing the trace may de
 
 - a Python scalar (bool, int, float, complex, str, bytes, None): its value;
 - a list, tuple, dict, set or an object's attribute dict: its length (the items are walked;
-  a missing dict key or attribute fails its path), a set of scalars: its contents;
+  a missing dict key or attribute fails its path), a set of scalars: its contents; an empty
+  `__slots__` slot: that it is still empty;
 - an object: its class; a class or function of the user's own code: its attributes, and for a
   function its code object, closure cells, defaults and the globals its code loads; a module
   of the user's own: its attributes;
@@ -85,6 +86,8 @@ class Observation:
             return False
         if self.kind == "rng":
             return self.value == other.value
+        if self.kind == "unset":
+            return True  # the same path: the same attribute
         if self.kind in ("scalar", "len", "set"):
             return type(self.value) is type(other.value) and (
                 self.value == other.value or (self.value != self.value and
@@ -192,6 +195,8 @@ class Walk:
         for name in _slot_names(kind):
             if hasattr(obj, name):
                 children.append(((*path, f".{name}"), f"{display}.{name}", getattr(obj, name)))
+            else:  # an empty slot: setting it later must be seen
+                self._observe((*path, f".{name}"), "unset", name, f"{display}.{name}")
         if not isinstance(attributes, dict) and not _slot_names(kind):
             self._observe(path, "is", obj, display)  # nothing to look into: which object
         return children + self._class_children(kind)
@@ -318,11 +323,17 @@ def _unchanged(container, contents) -> bool:
 
 @functools.cache
 def _slot_names(kind: type) -> tuple:
+    """The attribute names of every slot in the MRO (a private `__name` slot is stored under
+    its mangled name, `_Class__name`)."""
     names = []
     for cls in kind.__mro__:
-        for name in cls.__dict__.get("__slots__", ()) if not isinstance(
-                cls.__dict__.get("__slots__", ()), str) else (cls.__dict__["__slots__"],):
-            if name not in ("__dict__", "__weakref__") and name not in names:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__") and cls.__name__.strip("_"):
+                name = f"_{cls.__name__.lstrip('_')}{name}"
+            if name not in names:
                 names.append(name)
     return tuple(names)
 

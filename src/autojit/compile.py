@@ -31,6 +31,8 @@ from .compiled_backward import CompiledBackward, trace_backward
 from .dynamic_shapes import DynamicExecutable, DynamicSizes
 from .guards import (
     GuardSet,
+    array_conditions,
+    arrays_to_compare,
     grad_condition,
     mode_conditions,
     observation_conditions,
@@ -43,7 +45,14 @@ from .ir.interpreter import interpret
 from .ir.partition import partition
 from .ir.printing import PrintCapture
 from .ir.trace import GraphBreak, Tracer, graph_break, user_frame
-from .reachability import StateChanges, Walk, function_roots, replay_function, rng_state
+from .reachability import (
+    MAX_ARRAY_BYTES,
+    StateChanges,
+    Walk,
+    function_roots,
+    replay_function,
+    rng_state,
+)
 from .result_template import alias_fresh_grads, flatten_result, requiring_results
 from .state import state
 from .symbolic import ShapeEnv
@@ -276,7 +285,8 @@ class CompiledFunction:
             mode_conditions(guards)
             guards.build()
             return _EagerExecutable(self.fn, guards, graph), None
-        changes = StateChanges(before, Walk(*function_roots(self._function(), args)))
+        changes = StateChanges(before, Walk(*function_roots(self._function(), args),
+                                            copies=False))
         if rng_state() != rng_before:  # NumPy's or Python's global generator drew numbers
             changes.structural.append("the global random generators (numpy.random, random)")
         if changes.leaks:
@@ -291,8 +301,16 @@ class CompiledFunction:
         has_backward = any(entry.kind == "cotangent" for entry in graph.inputs)
         symbolic_by_input = {id(entry): symbolic for entry, symbolic in symbolic_args}
         if requiring and not has_backward and backward_error is None:
+            before.restore()  # the eager run does the Python side effects again
             return None, self._eager_once(args, "the function returns a tensor that requires "
                                           "grad but depends on no input that requires grad")
+        arrays = arrays_to_compare(before, graph)
+        if sum(copy.nbytes for *_, copy in arrays) > MAX_ARRAY_BYTES:
+            before.restore()
+            return None, self._eager_once(args, (
+                f"it can reach NumPy arrays of more than {MAX_ARRAY_BYTES} bytes that the "
+                f"guards would compare on every call ({', '.join(a[1] for a in arrays[:3])}); "
+                "pass what it needs as arguments, or as tensors"))
         grad_guarded = set(tracer.grad_accessed) | {id(tensor) for tensor in cleared}
         for output in graph.outputs:
             if output.kind == "grad":
@@ -304,9 +322,10 @@ class CompiledFunction:
         for entry, symbolic in symbolic_args:
             if id(symbolic) in grad_guarded:
                 grad_guarded.add(id(args[arg_positions[graph.arg_inputs.index(entry)]]))
-        overlap = self._write_guards(guards, args, graph, before, grad_guarded, env,
+        overlap = self._write_guards(guards, args, graph, before, arrays, grad_guarded, env,
                                      arg_positions, tracer.first_writes, tracer.made)
         if overlap is not None:
+            before.restore()  # the eager run does the Python side effects again
             graph_break(overlap, needs_data=False)
         cleared_grads = [entry.tensor for entry in tracer.cleared_grads] + [
             tensor for tensor in cleared if all(tensor is not entry.tensor
@@ -372,9 +391,10 @@ class CompiledFunction:
         return fn
 
     def _write_guards(self, guards: GuardSet, args: tuple, graph: Graph, before: Walk,
-                      grad_guarded: set, env, arg_positions: list, first_writes: dict,
-                      made: set):
-        """grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those
+                      arrays: list, grad_guarded: set, env, arg_positions: list,
+                      first_writes: dict, made: set):
+        """arrays: the NumPy arrays whose values are compared (guards.arrays_to_compare);
+        grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those
         have their .grad checked; made: ids of the tensors the traced call made. Returns why
         the traced call cannot run compiled (an input written in place shares memory with
         another), else None."""
@@ -387,6 +407,7 @@ class CompiledFunction:
                                   f"argument {position}", grad_is=id(argument) in grad_guarded,
                                   dynamic_dims=env.dims_of(position))
         observation_conditions(guards, before.observations)
+        array_conditions(guards, arrays)
         for entry in graph.captured_inputs:
             tensor = entry.tensor
             found = before.tensors.get(id(tensor))

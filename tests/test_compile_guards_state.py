@@ -2,8 +2,9 @@
 
 The order of a dict's keys, a global that did not exist when traced (a builtin shadowed
 later), a metaclass attribute, sets of objects, deques, bytearrays and array.array buffers,
-the object a weakref refers to, and NumPy arrays whose values the function reads in Python:
-each changed between two calls must be seen (tests/guard_staleness.py runs the programs).
+the object a weakref refers to, a tensor read only for its shape or requires_grad or
+returned as it is, and NumPy arrays whose values the function reads in Python: each changed
+between two calls must be seen (tests/guard_staleness.py runs the programs).
 """
 
 from __future__ import annotations
@@ -167,6 +168,24 @@ def test_the_object_a_weakref_refers_to():
         yield f(x)
 
     check(program, [2])
+
+
+def test_a_tensor_read_only_for_its_metadata_and_a_tensor_returned_as_it_is():
+    def program(lib, wrap):
+        state = {"t": tensor(lib, [1.0, 2.0])}
+        f = wrap(lambda x: (x * state["t"].shape[0] + (1 if state["t"].requires_grad else 0),
+                            state["t"]))  # its values never read by the graph
+        x = tensor(lib, X)
+        yield f(x)
+        yield f(x)
+        state["t"] = tensor(lib, [1.0, 2.0, 3.0])  # another shape
+        yield f(x)
+        state["t"].requires_grad_()
+        yield f(x)
+        state["t"] = tensor(lib, [5.0, 6.0, 7.0], requires_grad=True)  # returned: itself
+        yield f(x)
+
+    check(program, [4])
 
 
 # ---- NumPy arrays -------------------------------------------------------------------------------

@@ -31,11 +31,13 @@ from .compiled_backward import CompiledBackward, trace_backward
 from .dynamic_shapes import DynamicExecutable, DynamicSizes
 from .guards import (
     GuardSet,
+    array_budget_exceeded,
     array_conditions,
     arrays_to_compare,
     grad_condition,
     mode_conditions,
     observation_conditions,
+    reachable_tensor_conditions,
     symbolic_conditions,
     tensor_conditions,
     written_input_conditions,
@@ -45,15 +47,13 @@ from .ir.interpreter import interpret
 from .ir.partition import partition
 from .ir.printing import PrintCapture
 from .ir.trace import GraphBreak, Tracer, graph_break, user_frame
-from .reachability import (
-    MAX_ARRAY_BYTES,
-    StateChanges,
-    Walk,
-    function_roots,
-    replay_function,
-    rng_state,
+from .reachability import StateChanges, Walk, function_roots, replay_function, rng_state
+from .result_template import (
+    alias_fresh_grads,
+    flatten_result,
+    requiring_results,
+    returned_objects,
 )
-from .result_template import alias_fresh_grads, flatten_result, requiring_results
 from .state import state
 from .symbolic import ShapeEnv
 from .tensor import Tensor
@@ -305,12 +305,9 @@ class CompiledFunction:
             return None, self._eager_once(args, "the function returns a tensor that requires "
                                           "grad but depends on no input that requires grad")
         arrays = arrays_to_compare(before, graph)
-        if sum(copy.nbytes for *_, copy in arrays) > MAX_ARRAY_BYTES:
+        if array_budget_exceeded(arrays):
             before.restore()
-            return None, self._eager_once(args, (
-                f"it can reach NumPy arrays of more than {MAX_ARRAY_BYTES} bytes that the "
-                f"guards would compare on every call ({', '.join(a[1] for a in arrays[:3])}); "
-                "pass what it needs as arguments, or as tensors"))
+            return None, self._eager_once(args, array_budget_exceeded(arrays))
         grad_guarded = set(tracer.grad_accessed) | {id(tensor) for tensor in cleared}
         for output in graph.outputs:
             if output.kind == "grad":
@@ -323,7 +320,8 @@ class CompiledFunction:
             if id(symbolic) in grad_guarded:
                 grad_guarded.add(id(args[arg_positions[graph.arg_inputs.index(entry)]]))
         overlap = self._write_guards(guards, args, graph, before, arrays, grad_guarded, env,
-                                     arg_positions, tracer.first_writes, tracer.made)
+                                     arg_positions, tracer.first_writes, tracer.made,
+                                     returned_objects(template))
         if overlap is not None:
             before.restore()  # the eager run does the Python side effects again
             graph_break(overlap, needs_data=False)
@@ -392,8 +390,9 @@ class CompiledFunction:
 
     def _write_guards(self, guards: GuardSet, args: tuple, graph: Graph, before: Walk,
                       arrays: list, grad_guarded: set, env, arg_positions: list,
-                      first_writes: dict, made: set):
+                      first_writes: dict, made: set, returned: list):
         """arrays: the NumPy arrays whose values are compared (guards.arrays_to_compare);
+        returned: tensors from outside the function it returns as they are;
         grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those
         have their .grad checked; made: ids of the tensors the traced call made. Returns why
         the traced call cannot run compiled (an input written in place shares memory with
@@ -421,6 +420,7 @@ class CompiledFunction:
                               grad_is=id(tensor) in grad_guarded)
         # A tensor whose .grad the function only looked at (`if p.grad is None: continue`).
         captured = {id(entry.tensor) for entry in graph.captured_inputs}
+        reachable_tensor_conditions(guards, before, captured, returned)
         for path, display, tensor in before.tensors.values():
             if id(tensor) in grad_guarded and id(tensor) not in captured:
                 grad_condition(guards, path, tensor, display)

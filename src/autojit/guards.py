@@ -21,7 +21,7 @@ import re
 import numpy as np
 
 from . import dtypes
-from .reachability import Walk
+from .reachability import MAX_ARRAY_BYTES, Walk
 from .state import state
 from .tensor import Tensor
 
@@ -147,6 +147,16 @@ def arrays_to_compare(walk: Walk, graph) -> list:
             if not any(np.may_share_memory(found[2], data) for data in read)]
 
 
+def array_budget_exceeded(arrays: list) -> str | None:
+    """Why comparing `arrays` on every call would cost too much (their bytes are over
+    MAX_ARRAY_BYTES), else None."""
+    if sum(copy.nbytes for *_, copy in arrays) <= MAX_ARRAY_BYTES:
+        return None
+    return (f"it can reach NumPy arrays of more than {MAX_ARRAY_BYTES} bytes that the guards "
+            f"would compare on every call ({', '.join(found[1] for found in arrays[:3])}); "
+            "pass what it needs as arguments, or as tensors")
+
+
 def array_conditions(guards: GuardSet, arrays: list) -> None:
     """The values of NumPy arrays the trace may have read in Python (reachability.Walk.arrays:
     (path, display, array, copy)): their shape, dtype and bytes."""
@@ -164,8 +174,24 @@ def _key_repr(key) -> str:
     return repr(key) if isinstance(key, _KEY_SCALARS) else f"<{type(key).__name__}>"
 
 
+def reachable_tensor_conditions(guards: GuardSet, walk: Walk, read: set, returned: list):
+    """The tensors a walk reached whose values the graph does not read (`read`: ids of those
+    it does): the trace may still have read their shape, dtype or requires_grad in Python
+    (`n = self.buffer.shape[0]`), so those are checked; and a tensor the function returned
+    as it is (`return self.buffer`, result_template's "object") must be the one its path
+    holds."""
+    returned_ids = {id(tensor) for tensor in returned}
+    for path, display, tensor in walk.tensors.values():
+        if id(tensor) in read:
+            continue  # compile.py guards it with the graph's inputs
+        if id(tensor) in returned_ids:
+            guards.require(f"$ is {guards.constant(tensor, 'T')}",
+                           f"{display} is another tensor than when traced", path)
+        tensor_conditions(guards, path, tensor, display, grad_is=False, hooks=False)
+
+
 def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: str,
-                      grad_is=True, dynamic_dims=()) -> None:
+                      grad_is=True, dynamic_dims=(), hooks=True) -> None:
     """Class, shape, dtype, device, requires_grad, hooks and .grad identity of the tensor at
     the `subject` path. The extents of `dynamic_dims` are left free here: symbolic_conditions
     checks them."""
@@ -190,7 +216,8 @@ def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: st
                    data)
     guards.require(f"$._requires_grad is {tensor._requires_grad}",
                    f"{what} changed requires_grad (was {tensor._requires_grad})", subject)
-    hook_conditions(guards, subject, tensor, what)
+    if hooks:
+        hook_conditions(guards, subject, tensor, what)
     if grad_is:
         grad_condition(guards, subject, tensor, what)
 

@@ -390,6 +390,23 @@ def test_dropout_mask_is_saved_for_a_compiled_backward():
     np.testing.assert_array_equal(gradients[0], gradients[1])
 
 
+def test_dropout_of_probability_one_differentiated_outside_equals_eager():
+    # Its zeros are a constant of the forward: anchored on the backward's cotangent input of
+    # the same shape, the split into forward and backward graphs failed.
+    import autojit.nn as nn
+
+    layer = nn.Linear(3, 4)
+    model = nn.Sequential(layer, nn.Dropout(1.0))
+    compiled = autojit.compile(lambda x: model(x) + 1)
+    for run in (compiled, compiled, lambda x: model(x) + 1):
+        result = run(autojit.ones(2, 3))
+        np.testing.assert_array_equal(result.detach().numpy(), np.ones((2, 4)))
+        result.sum().backward()
+        np.testing.assert_array_equal(layer.weight.grad.numpy(), np.zeros((4, 3)))
+        layer.weight.grad = None
+    assert len(compiled.executables) == 1
+
+
 def test_clearing_grad_at_the_start_of_a_step_does_not_retrace_every_call():
     weight = autojit.tensor([1.0, 2.0], requires_grad=True)
 

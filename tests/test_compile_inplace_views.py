@@ -264,3 +264,48 @@ def test_a_view_write_of_a_value_requiring_grad_into_an_outside_tensor_runs_eage
     total.backward()
     np.testing.assert_array_equal(w.grad.numpy(), [2, 2, 2, 2])
     assert buffer.grad_fn is not None  # eager's history, as torch gives it
+
+
+def view_made_before_its_base_is_written(lib, x):
+    column = x[:, 0].narrow(0, 0, 2)  # made before the write of its base
+    x.mul_(-1.5)
+    column.mul_(-1.5)  # reads the base's new values
+    z = x.clone()
+    row = z[1]
+    z.add_(1)
+    row.sub_(2)
+    return z
+
+
+def result_equal_to_an_argument_before_its_write(lib, x, b):
+    same = b * 1  # the passes make this the argument's own value
+    twins = (x * 2, x * 2)  # and these one value
+    b.mul_(-1.5)
+    return same, twins
+
+
+@pytest.mark.parametrize("program, arrays", [
+    (view_made_before_its_base_is_written, (X,)),
+    (result_equal_to_an_argument_before_its_write, (X, np.ones((3, 4)))),
+], ids=["view_made_before_base_write", "result_equal_to_argument"])
+def test_writes_after_views_and_results_made_before_them(program, arrays):
+    test_compiled_equals_eager_equals_torch(program, arrays)
+
+
+def test_results_the_passes_made_one_value_are_tensors_of_their_own():
+    weight = autojit.ones(2)
+
+    def program(x):
+        return x * 1, weight * 1, x * 2, x * 2, (x * 1).t()
+
+    compiled = autojit.compile(program)
+    for _ in range(2):
+        x = autojit.ones(2, 2)
+        results = compiled(x)
+        for index, result in enumerate(results):
+            result.add_(10)  # eager's results are tensors of their own
+            others = [x, weight] + [other for other in results if other is not result]
+            assert not any(np.shares_memory(result.numpy(), other.numpy())
+                           for other in others), index
+        np.testing.assert_array_equal(x.numpy(), np.ones((2, 2)))
+        np.testing.assert_array_equal(weight.numpy(), np.ones(2))

@@ -43,15 +43,24 @@ from .dynamic_shapes import DynamicExecutable, DynamicSizes
 from .executable import Executable
 from .guards import (
     GuardSet,
+    array_budget_exceeded,
+    array_conditions,
+    arrays_to_compare,
     grad_condition,
     mode_conditions,
     observation_conditions,
+    reachable_tensor_conditions,
     symbolic_conditions,
     tensor_conditions,
     written_input_conditions,
 )
 from .reachability import StateChanges, Walk, function_roots, replay_function, rng_state
-from .result_template import alias_fresh_grads, flatten_result, requiring_results
+from .result_template import (
+    alias_fresh_grads,
+    flatten_result,
+    requiring_results,
+    returned_objects,
+)
 
 BACKENDS = ("cpu", "cuda", "eager", "interpreter")
 DEFAULT_RECOMPILE_LIMIT = 8
@@ -280,7 +289,8 @@ class CompiledFunction:
             mode_conditions(guards)
             guards.build()
             return _EagerExecutable(self.fn, guards, graph), None
-        changes = StateChanges(before, Walk(*function_roots(self._function(), args)))
+        changes = StateChanges(before, Walk(*function_roots(self._function(), args),
+                                            copies=False))
         if rng_state() != rng_before:  # NumPy's or Python's global generator drew numbers
             changes.structural.append("the global random generators (numpy.random, random)")
         if changes.leaks:
@@ -295,8 +305,13 @@ class CompiledFunction:
         has_backward = any(entry.kind == "cotangent" for entry in graph.inputs)
         symbolic_by_input = {id(entry): symbolic for entry, symbolic in symbolic_args}
         if requiring and not has_backward and backward_error is None:
+            before.restore()  # the eager run does the Python side effects again
             return None, self._eager_once(args, "the function returns a tensor that requires "
                                           "grad but depends on no input that requires grad")
+        arrays = arrays_to_compare(before, graph)
+        if array_budget_exceeded(arrays):
+            before.restore()
+            return None, self._eager_once(args, array_budget_exceeded(arrays))
         grad_guarded = set(tracer.grad_accessed) | {id(tensor) for tensor in cleared}
         for output in graph.outputs:
             if output.kind == "grad":
@@ -308,9 +323,11 @@ class CompiledFunction:
         for entry, symbolic in symbolic_args:
             if id(symbolic) in grad_guarded:
                 grad_guarded.add(id(args[arg_positions[graph.arg_inputs.index(entry)]]))
-        overlap = self._write_guards(guards, args, graph, before, grad_guarded, env,
-                                     arg_positions, tracer.first_writes, tracer.made)
+        overlap = self._write_guards(guards, args, graph, before, arrays, grad_guarded, env,
+                                     arg_positions, tracer.first_writes, tracer.made,
+                                     returned_objects(template))
         if overlap is not None:
+            before.restore()  # the eager run does the Python side effects again
             graph_break(overlap, needs_data=False)
         cleared_grads = [entry.tensor for entry in tracer.cleared_grads] + [
             tensor for tensor in cleared if all(tensor is not entry.tensor
@@ -376,9 +393,11 @@ class CompiledFunction:
         return fn
 
     def _write_guards(self, guards: GuardSet, args: tuple, graph: Graph, before: Walk,
-                      grad_guarded: set, env, arg_positions: list, first_writes: dict,
-                      made: set):
-        """grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those
+                      arrays: list, grad_guarded: set, env, arg_positions: list,
+                      first_writes: dict, made: set, returned: list):
+        """arrays: the NumPy arrays whose values are compared (guards.arrays_to_compare);
+        returned: tensors from outside the function it returns as they are;
+        grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those
         have their .grad checked; made: ids of the tensors the traced call made. Returns why
         the traced call cannot run compiled (an input written in place shares memory with
         another), else None."""
@@ -391,6 +410,7 @@ class CompiledFunction:
                                   f"argument {position}", grad_is=id(argument) in grad_guarded,
                                   dynamic_dims=env.dims_of(position))
         observation_conditions(guards, before.observations)
+        array_conditions(guards, arrays)
         for entry in graph.captured_inputs:
             tensor = entry.tensor
             found = before.tensors.get(id(tensor))
@@ -404,6 +424,7 @@ class CompiledFunction:
                               grad_is=id(tensor) in grad_guarded)
         # A tensor whose .grad the function only looked at (`if p.grad is None: continue`).
         captured = {id(entry.tensor) for entry in graph.captured_inputs}
+        reachable_tensor_conditions(guards, before, captured, returned)
         for path, display, tensor in before.tensors.values():
             if id(tensor) in grad_guarded and id(tensor) not in captured:
                 grad_condition(guards, path, tensor, display)

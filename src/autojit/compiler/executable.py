@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.graph import Graph
+from ..ir.graph import Graph, Value
 from ..ir.interpreter import interpret
 from ..ir.printing import replay_prints
 from ..tensor.device import runtime
@@ -78,6 +78,12 @@ class Executable:
             arrays, owned = self.plan.run_owning(supplied)
         if self.nan_checks:
             self._check_nan(arrays)
+        if recipe.copied:  # before the write-back can write into what they share
+            arrays = list(arrays)
+            for index in recipe.copied:
+                array = arrays[index]
+                arrays[index] = np.array(array, copy=True) if array.__class__ is np.ndarray \
+                    else array.copy()
         self._write_back(arrays, args, owned)
         if self.python_writes is not None:
             self.python_writes(args)
@@ -202,6 +208,7 @@ class _Recipe:
                 self.grad_owners[output.name] = owner
         self.leaves = [(output.value.dtype, executable.requiring.get(output.name))
                        for output in graph.outputs]
+        self.copied = _shared_results(graph, executable.template)
 
     def rebuild(self, template, arrays: tuple, node, args: tuple):
         """The function's result: `template` (result_template.py) with each output index
@@ -250,6 +257,54 @@ class _Recipe:
             return _remade_view(self._rebuild(base, arrays, node, args, made), steps,
                                 detached, requires_grad)
         raise AssertionError(f"unknown result template {kind!r}")
+
+
+def _shared_results(graph: Graph, template) -> frozenset:
+    """The result outputs whose arrays may be memory something else holds, copied on each
+    call: eager's result is a tensor of its own. The passes can make a result the very value
+    of an input (`b * 1` is `b`), or of another output (CSE merges two equal results; a
+    result equal to a .grad or to an in-place update), and a view of one of those is the
+    same memory."""
+    leaves: set = set()
+    _tensor_leaves(template, leaves)
+    inputs = {id(entry.value) for entry in graph.inputs if entry.kind in ("arg", "captured")}
+    holders: dict = {}  # id(root value) -> the outputs whose arrays are its memory
+    for index, output in enumerate(graph.outputs):
+        # Not "saved": a result that is also a residual of the compiled backward is that
+        # very tensor, as in eager (its version is watched, compiled_backward.py).
+        if output.kind in ("update", "grad") or index in leaves:
+            holders.setdefault(id(_view_root(output.value)), []).append(index)
+    copied = set()
+    for index in leaves:
+        root = _view_root(graph.outputs[index].value)
+        sharing = holders.get(id(root), ())
+        if id(root) in inputs or (len(sharing) > 1 and sharing[0] != index) or any(
+                graph.outputs[other].kind != "result" for other in sharing):
+            copied.add(index)
+    return frozenset(copied)
+
+
+def _view_root(value):
+    """The value whose memory `value` is (through view ops: reshape, permute, slices)."""
+    while value.producer is not None and value.producer.op.view:
+        value = next(operand for operand in value.producer.inputs
+                     if isinstance(operand, Value))
+    return value
+
+
+def _tensor_leaves(template, leaves: set) -> None:
+    """The output indices a result template turns into tensors of their own."""
+    kind = template[0]
+    if kind == "tensor":
+        leaves.add(template[1])
+    elif kind in ("tuple", "list"):
+        for item in template[1]:
+            _tensor_leaves(item, leaves)
+    elif kind == "dict":
+        for _, item in template[1]:
+            _tensor_leaves(item, leaves)
+    elif kind == "view":
+        _tensor_leaves(template[1], leaves)
 
 
 def _remade_view(base: Tensor, steps: tuple, detached: bool, requires_grad: bool) -> Tensor:

@@ -15,6 +15,7 @@ local variable (`v3 = v2._modules`), so a deep path costs one read per step, onc
 from __future__ import annotations
 
 import math
+import operator
 import re
 
 import numpy as np
@@ -22,7 +23,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from .reachability import Walk
+from .reachability import MAX_ARRAY_BYTES, Walk
 
 
 class GuardSet:
@@ -34,7 +35,7 @@ class GuardSet:
         self._items: list = []
         self._constants: dict = {"Tensor": Tensor, "state": state, "dtypes": dtypes,
                                  "isnan": math.isnan, "copysign": math.copysign,
-                                 "separate": separate}
+                                 "separate": separate, "is_": operator.is_}
         self._names: dict = {}  # (prefix, id(value)) -> constant name
         self._check = None
 
@@ -108,16 +109,89 @@ def observation_conditions(guards: GuardSet, observations: list) -> None:
         elif kind == "len":
             guards.require(f"len($) == {observation.value}",
                            f"the length of {what} changed (was {observation.value})", path)
+        elif kind == "keys":
+            keys = observation.value
+            if all(isinstance(key, _KEY_SCALARS) for key in keys):
+                # A list compares its items by identity first: the same key objects cost
+                # no __eq__ call.
+                condition = f"[*$] == {guards.constant(list(keys), 'C')}"
+            else:  # objects (tensors): by identity only, never their __eq__
+                condition = (f"len($) == {len(keys)} and all(map(is_, $, "
+                             f"{guards.constant(keys, 'C')}))")
+            guards.require(condition, f"the keys of {what} changed (were "
+                           f"{_short(list(map(_key_repr, keys)))})", path)
+        elif kind == "absent":  # a global that was not defined, read on the globals
+            guards.require(f"{observation.value!r} not in $",
+                           f"the global {what} was defined (it was not when traced)", path[:-1])
+        elif kind == "contents":
+            guards.require(f"$ == {guards.constant(observation.value, 'C')}",
+                           f"{what} changed (was {_short(observation.value)})", path)
         elif kind == "set":
             guards.require(f"$ == {guards.constant(observation.value, 'F')}",
                            f"{what} changed (was {set(observation.value)})", path)
+        elif kind == "unset":  # an empty slot: read on its owner, where it would be
+            guards.require(f"not hasattr($, {observation.value!r})",
+                           f"{what} was set (it was empty)", path[:-1])
         elif kind == "is":
             guards.require(f"$ is {guards.constant(observation.value, 'O')}",
                            f"{what} is another object than when traced", path)
 
 
+def arrays_to_compare(walk: Walk, graph) -> list:
+    """The NumPy arrays a walk reached, less those the graph reads when it runs
+    (`autojit.tensor(array)` inside the function, a tensor over the array's memory): the
+    trace may have read their values in Python, so the guards compare them."""
+    read = [entry.tensor._data for entry in graph.captured_inputs
+            if isinstance(entry.tensor._data, np.ndarray)]
+    return [found for found in walk.arrays.values()
+            if not any(np.may_share_memory(found[2], data) for data in read)]
+
+
+def array_budget_exceeded(arrays: list) -> str | None:
+    """Why comparing `arrays` on every call would cost too much (their bytes are over
+    MAX_ARRAY_BYTES), else None."""
+    if sum(copy.nbytes for *_, copy in arrays) <= MAX_ARRAY_BYTES:
+        return None
+    return (f"it can reach NumPy arrays of more than {MAX_ARRAY_BYTES} bytes that the guards "
+            f"would compare on every call ({', '.join(found[1] for found in arrays[:3])}); "
+            "pass what it needs as arguments, or as tensors")
+
+
+def array_conditions(guards: GuardSet, arrays: list) -> None:
+    """The values of NumPy arrays the trace may have read in Python (reachability.Walk.arrays:
+    (path, display, array, copy)): their shape, dtype and bytes."""
+    for path, display, _, copy in arrays:
+        guards.require(f"$.shape == {copy.shape!r} and $.dtype == "
+                       f"{guards.constant(copy.dtype, 'D')} and $.tobytes() == "
+                       f"{guards.constant(copy.tobytes(), 'C')}",
+                       f"the values of the NumPy array {display} changed", path)
+
+
+_KEY_SCALARS = (str, int, float, bool, bytes, type(None))
+
+
+def _key_repr(key) -> str:
+    return repr(key) if isinstance(key, _KEY_SCALARS) else f"<{type(key).__name__}>"
+
+
+def reachable_tensor_conditions(guards: GuardSet, walk: Walk, read: set, returned: list):
+    """The tensors a walk reached whose values the graph does not read (`read`: ids of those
+    it does): the trace may still have read their shape, dtype or requires_grad in Python
+    (`n = self.buffer.shape[0]`), so those are checked; and a tensor the function returned
+    as it is (`return self.buffer`, result_template's "object") must be the one its path
+    holds."""
+    returned_ids = {id(tensor) for tensor in returned}
+    for path, display, tensor in walk.tensors.values():
+        if id(tensor) in read:
+            continue  # compile.py guards it with the graph's inputs
+        if id(tensor) in returned_ids:
+            guards.require(f"$ is {guards.constant(tensor, 'T')}",
+                           f"{display} is another tensor than when traced", path)
+        tensor_conditions(guards, path, tensor, display, grad_is=False, hooks=False)
+
+
 def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: str,
-                      grad_is=True, dynamic_dims=()) -> None:
+                      grad_is=True, dynamic_dims=(), hooks=True) -> None:
     """Class, shape, dtype, device, requires_grad, hooks and .grad identity of the tensor at
     the `subject` path. The extents of `dynamic_dims` are left free here: symbolic_conditions
     checks them."""
@@ -142,7 +216,8 @@ def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: st
                    data)
     guards.require(f"$._requires_grad is {tensor._requires_grad}",
                    f"{what} changed requires_grad (was {tensor._requires_grad})", subject)
-    hook_conditions(guards, subject, tensor, what)
+    if hooks:
+        hook_conditions(guards, subject, tensor, what)
     if grad_is:
         grad_condition(guards, subject, tensor, what)
 

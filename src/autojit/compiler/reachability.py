@@ -5,13 +5,19 @@ arguments that are not tensors, the object it is a method of, its closure cells 
 globals its code loads) and records one *observation* per thing the trace may depend on:
 
 - a Python scalar (bool, int, float, complex, str, bytes, None): its value;
-- a list, tuple, dict, set or an object's attribute dict: its length (the items are walked;
-  a missing dict key or attribute fails its path), a set of scalars: its contents;
-- an object: its class; a class or function of the user's own code: its attributes, and for a
-  function its code object, closure cells, defaults and the globals its code loads; a module
-  of the user's own: its attributes;
-- what the walk does not enter (library functions, classes and modules, NumPy arrays, other
-  objects without attributes): the object's identity;
+- a list, tuple, deque, dict or an object's attribute dict: its length, and a dict's keys in
+  order (the items are walked; a missing dict key or attribute fails its path); a set: its
+  contents (its items that are not scalars are walked too); a bytearray or array.array: a
+  copy of its contents; an empty `__slots__` slot: that it is still empty;
+- an object: its class; a class or function of the user's own code: its attributes (a
+  class's metaclass too), and for a function its code object, closure cells, defaults and
+  the globals its code loads (a global it loads that is not defined: that it still is not,
+  as a builtin shadowed later would be read instead); a module of the user's own: its
+  attributes; a weakref: the object it refers to;
+- a NumPy array: its identity, and a copy (`arrays`: compile.py guards the values of those
+  the graph does not read itself, guards.arrays_to_compare);
+- what the walk does not enter (library functions, classes and modules, other objects
+  without attributes): the object's identity;
 - a tensor: its path (compile.py guards the tensors the trace read by identity, shape, dtype,
   requires_grad and hooks);
 - an object reached a second time by another path: that path's identity, so that rebinding
@@ -25,19 +31,23 @@ eagerly, with a warning, rather than guard part of what it can reach.
 
 The same walk, repeated after the trace, tells what the traced call did to Python state (see
 `StateChanges`): a scalar it wrote (`model.eval()`, `self.steps += 1`), a container it grew,
-or a symbolic tensor it stored somewhere (`history.append(y)`), which must never outlive the
-trace. See docs/notes/guards.md.
+a NumPy array it wrote into, or a symbolic tensor it stored somewhere (`history.append(y)`),
+which must never outlive the trace. See docs/notes/guards.md.
 """
 
 from __future__ import annotations
 
+import array
+import collections
 import dis
 import functools
+import hashlib
 import os
 import random
 import sys
 import sysconfig
 import types
+import weakref
 
 import numpy as np
 
@@ -46,7 +56,14 @@ from ..tensor.tensor import Tensor
 SCALAR_TYPES = (bool, int, float, complex, str, bytes, type(None))
 MAX_OBJECTS = 20000
 MAX_OBSERVATIONS = 50000
+# The bytes of the NumPy arrays whose values the guards compare on each call (compile.py).
+MAX_ARRAY_BYTES = 1 << 16
+# A larger array is remembered by a hash of its bytes, not a copy (StateChanges, restore).
+_COPIED_ARRAY_BYTES = 1 << 24
 _CONTAINERS = (list, tuple, dict, set, frozenset)
+_SEQUENCES = (list, tuple, collections.deque)
+# Mutable buffers of scalars: observed by a copy of their contents.
+_BUFFERS = (bytearray, array.array)
 _LIBRARY_ROOTS = tuple(os.path.realpath(path) + os.sep for path in {
     sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"],
     sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
@@ -85,6 +102,13 @@ class Observation:
             return False
         if self.kind == "rng":
             return self.value == other.value
+        if self.kind in ("unset", "absent"):
+            return True  # the same path: the same attribute or key
+        if self.kind == "keys":
+            return len(self.value) == len(other.value) and all(
+                mine is theirs for mine, theirs in zip(self.value, other.value))
+        if self.kind == "contents":
+            return self.value == other.value
         if self.kind in ("scalar", "len", "set"):
             return type(self.value) is type(other.value) and (
                 self.value == other.value or (self.value != self.value and
@@ -97,10 +121,16 @@ class Walk:
 
     roots: (path tuple, display name, object) triples."""
 
-    def __init__(self, roots: list, constants: dict | None = None, limit: int = MAX_OBJECTS):
+    def __init__(self, roots: list, constants: dict | None = None, limit: int = MAX_OBJECTS,
+                 copies: bool = True):
         self.observations: list[Observation] = []
         self.tensors: dict = {}  # id(tensor) -> (path, display, tensor), the first path found
         self.snapshots: dict = {}  # id(container) -> (container, shallow copy of its contents)
+        # id(array) -> (path, display, array, a copy or an ArrayDigest; None without
+        # `copies`): the NumPy arrays reached, whose values compile.py guards unless the graph
+        # itself reads them (guards.arrays_to_compare)
+        self.arrays: dict = {}
+        self._copies = copies
         # names the paths use for objects held as constants (the roots' too)
         self.constants: dict = dict(constants or {})
         self.complete = True
@@ -142,7 +172,13 @@ class Walk:
         if id(obj) in self._seen:
             self._observe(path, "is", obj, display)
             return []
-        if _is_library(obj) or isinstance(obj, np.ndarray):
+        if isinstance(obj, np.ndarray):
+            self._observe(path, "is", obj, display)
+            if id(obj) not in self.arrays:
+                self.arrays[id(obj)] = (path, display, obj, (obj.copy() if obj.nbytes <= \
+                    _COPIED_ARRAY_BYTES else ArrayDigest(obj)) if self._copies else None)
+            return []
+        if _is_library(obj):
             self._observe(path, "is", obj, display)
             return []
         if isinstance(obj, _GENERATORS):
@@ -157,17 +193,22 @@ class Walk:
             self._observe(path, "class", kind, display)
         if kind in (set, frozenset) or isinstance(obj, (set, frozenset)):
             return self._set(path, display, obj)
-        if isinstance(obj, (list, tuple)):
-            if isinstance(obj, list):
+        if isinstance(obj, _SEQUENCES):
+            if not isinstance(obj, tuple):
                 self._snapshot(obj, list)
             self._observe(path, "len", len(obj), display)
             return [((*path, f"[{index}]"), f"{display}[{index}]", item)
                     for index, item in enumerate(obj)]
         if isinstance(obj, dict):
             self._snapshot(obj, dict)
-            self._observe(path, "len", len(obj), display)
+            self._keys(path, obj, display)
             return [((*path, f"[{self._key(key)}]"), f"{display}[{_key_text(key)}]", value)
                     for key, value in list(obj.items())]
+        if isinstance(obj, _BUFFERS):
+            self._observe(path, "contents", obj[:], display)
+            return []
+        if isinstance(obj, weakref.ref):  # what it refers to, read through it
+            return [((*path, "()"), f"{display}()", obj())]
         if isinstance(obj, types.FunctionType):
             return self._function(path, display, obj)
         if isinstance(obj, types.MethodType):
@@ -192,13 +233,23 @@ class Walk:
         for name in _slot_names(kind):
             if hasattr(obj, name):
                 children.append(((*path, f".{name}"), f"{display}.{name}", getattr(obj, name)))
+            else:  # an empty slot: setting it later must be seen
+                self._observe((*path, f".{name}"), "unset", name, f"{display}.{name}")
         if not isinstance(attributes, dict) and not _slot_names(kind):
             self._observe(path, "is", obj, display)  # nothing to look into: which object
         return children + self._class_children(kind)
 
+    def _keys(self, path: tuple, mapping, display: str) -> None:
+        """A dict's length, and with two keys or more their order: code that iterates over
+        it (a Sequential's modules, vars(obj)) sees them in that order."""
+        if len(mapping) < 2:
+            self._observe(path, "len", len(mapping), display)
+        else:
+            self._observe(path, "keys", tuple(mapping), display)
+
     def _attributes(self, path: tuple, display: str, obj, attributes: dict) -> list:
         self._snapshot(attributes, dict)
-        self._observe((*path, ".__dict__"), "len", len(attributes), f"{display}.__dict__")
+        self._keys((*path, ".__dict__"), attributes, f"{display}.__dict__")
         return [((*path, f".{name}"), f"{display}.{name}", value)
                 for name, value in list(attributes.items())
                 if isinstance(name, str) and name.isidentifier() and not (
@@ -215,7 +266,7 @@ class Walk:
 
     def _class(self, path: tuple, display: str, cls: type) -> list:
         attributes = cls.__dict__
-        self._observe((*path, ".__dict__"), "len", len(attributes), f"{display}.__dict__")
+        self._keys((*path, ".__dict__"), attributes, f"{display}.__dict__")
         children = []
         for name, value in list(attributes.items()):
             if name.startswith("__") and name.endswith("__"):
@@ -226,7 +277,8 @@ class Walk:
             elif isinstance(value, property):
                 where, value = (*where, ".fget"), value.fget
             children.append((where, f"{display}.{name}", value))
-        return children + self._class_children(cls)
+        # A metaclass of the user's holds attributes its classes read (`Model.factor`).
+        return children + self._class_children(cls) + self._class_children(type(cls))
 
     def _function(self, path: tuple, display: str, function) -> list:
         constant = len(path) == 1  # the compiled function itself, held by the guards
@@ -252,18 +304,22 @@ class Walk:
         scope = function.__globals__
         root = self.constant_path(scope)
         for name in global_names(function.__code__):
+            where = (root, f"[{name!r}]")
             if name in scope:
-                children.append(((root, f"[{name!r}]"), name, scope[name]))
+                children.append((where, name, scope[name]))
+            elif where not in self._paths:  # a builtin, or undefined: a global defined
+                self._paths.add(where)      # later is read instead
+                self._observe(where, "absent", name, name)
         return children
 
     def _set(self, path: tuple, display: str, obj) -> list:
-        if all(isinstance(item, SCALAR_TYPES) for item in obj):
-            self._observe(path, "set", frozenset(obj), display)
-        else:
-            self._observe(path, "len", len(obj), display)
+        """Its contents (items compare by identity first), and the items that are not
+        scalars, walked from a constant path each (a set has no path to an item)."""
+        self._observe(path, "set", frozenset(obj), display)
         if isinstance(obj, set):
             self._snapshot(obj, set)
-        return []
+        return [((self.constant_path(item),), f"{display} item {_key_text(item)}", item)
+                for item in obj if not isinstance(item, SCALAR_TYPES)]
 
     # ---- constants and snapshots ----------------------------------------------------------------
 
@@ -289,13 +345,45 @@ class Walk:
                 continue
             if isinstance(container, list):
                 container[:] = contents
+            elif isinstance(container, collections.deque):
+                container.clear()
+                container.extend(contents)
             elif isinstance(container, (dict, set)):
                 container.clear()
                 container.update(contents)
+        for _, _, array_, copy in self.arrays.values():
+            if isinstance(copy, np.ndarray) and array_.shape == copy.shape and \
+                    array_.dtype == copy.dtype and array_.flags.writeable and \
+                    not same_array(array_, copy):
+                array_[...] = copy
 
     def by_path(self) -> dict:
         return {(observation.path, observation.kind): observation
                 for observation in self.observations}
+
+
+class ArrayDigest:
+    """A large array's shape, dtype and a hash of its bytes: a copy would double the memory
+    it takes (a data set, say)."""
+
+    __slots__ = ("shape", "dtype", "digest")
+
+    def __init__(self, array_: np.ndarray):
+        self.shape, self.dtype, self.digest = array_.shape, array_.dtype, _digest(array_)
+
+
+def _digest(array_: np.ndarray) -> bytes:
+    return hashlib.blake2b(np.ascontiguousarray(array_).reshape(-1).view(np.uint8)).digest()
+
+
+def same_array(array_: np.ndarray, copy) -> bool:
+    """Whether an array still has the shape, dtype and bytes of its copy or digest (NaNs
+    included)."""
+    if array_.shape != copy.shape or array_.dtype != copy.dtype:
+        return False
+    if isinstance(copy, ArrayDigest):
+        return _digest(array_) == copy.digest
+    return array_.tobytes() == copy.tobytes()
 
 
 def _key_text(key) -> str:
@@ -318,11 +406,17 @@ def _unchanged(container, contents) -> bool:
 
 @functools.cache
 def _slot_names(kind: type) -> tuple:
+    """The attribute names of every slot in the MRO (a private `__name` slot is stored under
+    its mangled name, `_Class__name`)."""
     names = []
     for cls in kind.__mro__:
-        for name in cls.__dict__.get("__slots__", ()) if not isinstance(
-                cls.__dict__.get("__slots__", ()), str) else (cls.__dict__["__slots__"],):
-            if name not in ("__dict__", "__weakref__") and name not in names:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__") and cls.__name__.strip("_"):
+                name = f"_{cls.__name__.lstrip('_')}{name}"
+            if name not in names:
                 names.append(name)
     return tuple(names)
 
@@ -402,6 +496,8 @@ class StateChanges:
             else:
                 self.structural.append(observation.display)
         self.structural += [observation.display for observation in old.values()]
+        self.structural += [display for _, display, array_, copy in before.arrays.values()
+                            if not same_array(array_, copy)]
 
     def __bool__(self) -> bool:
         return bool(self.scalar_writes or self.structural or self.leaks)

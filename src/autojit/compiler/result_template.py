@@ -124,6 +124,21 @@ def alias_fresh_grads(template, result, fresh_grads: dict):
     return template
 
 
+def returned_objects(template) -> list:
+    """The tensors from outside the function a result template returns as they are
+    ("object" leaves, and the bases of views remade on them)."""
+    kind = template[0]
+    if kind == "object":
+        return [template[1]]
+    if kind in ("tuple", "list"):
+        return [tensor for item in template[1] for tensor in returned_objects(item)]
+    if kind == "dict":
+        return [tensor for _, item in template[1] for tensor in returned_objects(item)]
+    if kind == "view":
+        return returned_objects(template[1])
+    return []
+
+
 def requiring_results(graph: Graph, result) -> list:
     """(output name, Tensor) for each returned tensor that is a graph output and requires
     grad: those get a compiled backward."""

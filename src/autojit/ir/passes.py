@@ -263,14 +263,18 @@ def constant_folding(graph: Graph) -> Graph:
     `fill(anchor, value)`, with an anchor of the result's shape and dtype taken from the
     operands' anchors or the graph inputs (a non-uniform result, or one with no anchor, is
     left alone, since the IR has no literal-tensor node). Every fill is re-anchored on a graph
-    input of its type when there is one, else on the first non-constant value of its chain
-    of fills, so whatever computed its old anchor can become dead. Evaluation goes through the
-    op's NumPy impl (ops.registry._run_eager), as the interpreter does, so folding is exact.
+    input of its type (not a cotangent) when there is one, else on the first non-constant
+    value of its chain of fills, so whatever computed its old anchor can become dead.
+    Evaluation goes through the op's NumPy impl (ops.registry._run_eager), as the interpreter
+    does, so folding is exact.
     """
     rewriter = GraphRewriter(graph)
     anchors: dict = {}  # (shape, dtype name) -> a value usable as a fill's anchor
     for entry in rewriter.graph.inputs:
-        anchors.setdefault((entry.value.shape, entry.value.dtype.name), entry.value)
+        # Not a cotangent: a forward constant anchored there would depend on the backward's
+        # input, and partition.py could not put it in the forward graph.
+        if entry.kind != "cotangent":
+            anchors.setdefault((entry.value.shape, entry.value.dtype.name), entry.value)
     for node in graph.nodes:
         inputs = rewriter.operands(node)
         if node.op is ew.FILL:

@@ -46,9 +46,10 @@ def _snapshot(target: Tensor) -> Tensor:
     snapshot = Tensor._make(target._data.copy() if target._data is not None else None,
                             target._dtype)
     snapshot._value = target._value
-    if state.tracer is not None and target._data is not None:
+    if state.tracer is not None:
         # While tracing, the copy stands for the target's current graph value (the tracer's
-        # value_of reads `_value`), not for its data now, which would become a constant.
+        # value_of reads `_value`): not a captured tensor's data now, which would become a
+        # constant, nor the value a view had when made, before its base was written since.
         snapshot._value = state.tracer.value_of(target)
     snapshot.grad_fn = target.grad_fn
     snapshot._output_nr = target._output_nr

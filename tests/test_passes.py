@@ -23,8 +23,8 @@ from autojit.ir.passes import (
     dead_code_elimination,
     structural_key,
 )
-from autojit.ir.pipeline import DEFAULT_PASSES, optimize, run_pipeline
-from autojit.ir.simplify import algebraic_simplification
+from autojit.ir.passes.pipeline import DEFAULT_PASSES, optimize, run_pipeline
+from autojit.ir.passes.simplify import algebraic_simplification
 from autojit.ops import elementwise as ew
 from autojit.ops import layout, reduction
 from autojit.ops.elementwise import fill_like

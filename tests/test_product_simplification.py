@@ -13,7 +13,7 @@ import pytest
 import autojit
 from autojit.ir import interpret, make_graph, verify
 from autojit.ir.passes import dead_code_elimination
-from autojit.ir.products import product_simplification
+from autojit.ir.passes.products import product_simplification
 
 
 def rewritten(fn, *inputs):

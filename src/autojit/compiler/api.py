@@ -434,7 +434,7 @@ class CompiledFunction:
         return overlap
 
     def _optimize(self, graph: Graph) -> Graph:
-        from ..ir.pipeline import optimize
+        from ..ir.passes import optimize
 
         return optimize(graph)
 

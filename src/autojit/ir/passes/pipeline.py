@@ -1,6 +1,7 @@
 """The pass pipeline: `optimize(graph)` runs the listed passes, in order, to a fixed point.
 
-This is the step between tracing (trace.py) and fusion (codegen/schedule.py). DEFAULT_PASSES
+This is the optimize stage of the compiler (compiler/stages.py), between tracing
+(ir/trace.py) and the fusion schedule (codegen/schedule/fusion.py). DEFAULT_PASSES
 is the one list of passes, each named; every pass run is verified (verifier.py), timed and
 counted (nodes before and after), and the graph text before and after a pass can be dumped by
 name: `run_pipeline(graph, dump={"cse"})` collects it in the report, and the environment
@@ -15,12 +16,14 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .graph import Graph
-from .passes import common_subexpression_elimination, constant_folding, dead_code_elimination
-from .printer import format_graph
+from ..graph import Graph
+from ..printer import format_graph
+from ..verifier import verify
+from .constant_folding import constant_folding
+from .cse import common_subexpression_elimination
+from .dead_code import dead_code_elimination
 from .products import product_simplification
 from .simplify import algebraic_simplification
-from .verifier import verify
 
 # Simplification exposes folding and merging opportunities and the other way round, so the
 # list runs again until a round changes nothing; each round can only shrink the graph, and the

@@ -1,7 +1,7 @@
 """Algebraic simplification: the pass that removes arithmetic and layout no-ops from a graph.
 
-It runs in the pass pipeline (pipeline.py) with the passes of passes.py, on graphs from the
-tracer, before fusion. Like every pass it is a pure `Graph -> Graph` function.
+It runs in the pass pipeline (pipeline.py) with the other passes of this package, on graphs
+from the tracer, before fusion. Like every pass it is a pure `Graph -> Graph` function.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import math
 
 import numpy as np
 
-from ..ops import elementwise as ew
-from ..ops import layout, linalg, reduction
-from ..ops.registry import Elementwise, broadcast_shapes, infer
-from ..tensor import dtypes
-from .graph import Graph, Node, Value
-from .passes import GraphRewriter, constant_scalar, symbolic
+from ...ops import elementwise as ew
+from ...ops import layout, linalg, reduction
+from ...ops.registry import Elementwise, broadcast_shapes, infer
+from ...tensor import dtypes
+from ..graph import Graph, Node, Value
+from .rewriter import GraphRewriter, constant_scalar, symbolic
 
 REDUCTIONS_WITHOUT_AXES = (reduction.SUM, reduction.PROD, reduction.AMAX, reduction.AMIN,
                            reduction.ANY, reduction.ALL)

@@ -23,11 +23,11 @@ the same sum would, which is the freedom BLAS already takes inside every product
 
 from __future__ import annotations
 
-from ..ops import elementwise as ew
-from ..ops import layout, linalg, reduction
-from ..ops.registry import infer
-from .graph import Graph, Node, Value
-from .passes import GraphRewriter, symbolic
+from ...ops import elementwise as ew
+from ...ops import layout, linalg, reduction
+from ...ops.registry import infer
+from ..graph import Graph, Node, Value
+from .rewriter import GraphRewriter, symbolic
 
 TRANSPOSE = {"dims": (1, 0)}
 

@@ -1,0 +1,106 @@
+"""Constant folding: nodes whose operands are all constants are evaluated once, through the
+ops' NumPy impls, and a uniform result becomes a fill (a pass of pipeline.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...ops import elementwise as ew
+from ...ops.registry import Elementwise, _run_eager
+from ...tensor.tensor import Tensor
+from ..graph import Graph, Node, Value
+from .rewriter import GraphRewriter, constant_scalar, fill_anchor, is_constant
+
+# Constant folding evaluates an op on real arrays only when every operand and the result have
+# at most this many elements; larger uniform results of exactly rounded elementwise ops
+# (registry.Elementwise.exact) are evaluated on one element instead.
+FOLD_LIMIT = 1024
+
+
+def _numel(shape) -> int:
+    return math.prod(shape)
+
+
+def _evaluate(node: Node, inputs: list):
+    """The folded result of `node` over constant operands as a 0-d array, or None when it
+    cannot be folded (too large, not uniform, or the op fails and must fail at run time)."""
+    op, output = node.op, node.output
+    small = _numel(output.shape) <= FOLD_LIMIT and all(
+        _numel(operand.shape) <= FOLD_LIMIT for operand in inputs if isinstance(operand, Value))
+    if not small and not (isinstance(op.lowering, Elementwise) and op.lowering.exact):
+        return None
+    operands = []
+    for operand in inputs:
+        if isinstance(operand, Value):
+            # One element stands for all of a uniform operand; keeping the number of dims
+            # keeps dtype promotion (which treats 0-d tensors apart) the same.
+            shape = operand.shape if small else (1,) * len(operand.shape)
+            data = np.full(shape, constant_scalar(operand)[()], operand.dtype.numpy)
+            operands.append(Tensor._make(data, operand.dtype))
+        else:
+            operands.append(operand)
+    try:
+        result = _run_eager(op, tuple(operands), node.attrs)._data
+    except Exception:  # an op that fails on these operands is left to fail when the graph runs
+        return None
+    if result.dtype != output.dtype.numpy or (small and result.shape != output.shape):
+        return None
+    flat = np.ascontiguousarray(result).reshape(-1)
+    if flat.size == 0:
+        return np.zeros((), result.dtype)
+    element = flat[:1]
+    if not np.all(flat.view(np.uint8).reshape(flat.size, -1) == element.view(np.uint8)):
+        return None
+    return element.reshape(())
+
+
+def constant_folding(graph: Graph) -> Graph:
+    """Evaluate nodes whose value operands are all constants; a uniform result becomes a fill.
+
+    A node is folded when every Value operand is a `fill` output (literals may appear too),
+    its op is deterministic and the result has all elements bitwise equal: it becomes
+    `fill(anchor, value)`, with an anchor of the result's shape and dtype taken from the
+    operands' anchors or the graph inputs (a non-uniform result, or one with no anchor, is
+    left alone, since the IR has no literal-tensor node). Every fill is re-anchored on a graph
+    input of its type (not a cotangent) when there is one, else on the first non-constant
+    value of its chain of fills, so whatever computed its old anchor can become dead.
+    Evaluation goes through the op's NumPy impl (ops.registry._run_eager), as the interpreter
+    does, so folding is exact.
+    """
+    rewriter = GraphRewriter(graph)
+    anchors: dict = {}  # (shape, dtype name) -> a value usable as a fill's anchor
+    for entry in rewriter.graph.inputs:
+        # Not a cotangent: a forward constant anchored there would depend on the backward's
+        # input, and partition.py could not put it in the forward graph.
+        if entry.kind != "cotangent":
+            anchors.setdefault((entry.value.shape, entry.value.dtype.name), entry.value)
+    for node in graph.nodes:
+        inputs = rewriter.operands(node)
+        if node.op is ew.FILL:
+            # Any value of the right type will do; a graph input costs nothing to keep.
+            output = node.output
+            anchor = anchors.get((output.shape, output.dtype.name)) or fill_anchor(inputs[0])
+            rewriter.copy(node, [anchor])
+            continue
+        values = [operand for operand in inputs if isinstance(operand, Value)]
+        if not values or not all(is_constant(operand) for operand in values):
+            rewriter.copy(node, inputs)
+            continue
+        output = node.output
+        candidates = [fill_anchor(operand) for operand in values]
+        anchor = next((value for value in candidates if value.shape == output.shape and
+                       value.dtype is output.dtype), None)
+        if anchor is None:
+            anchor = anchors.get((output.shape, output.dtype.name))
+        element = _evaluate(node, inputs) if anchor is not None else None
+        if element is None:
+            rewriter.copy(node, inputs)
+            continue
+        scalar = element.item()
+        if np.full((), scalar, element.dtype).tobytes() != element.tobytes():
+            rewriter.copy(node, inputs)  # the scalar does not round-trip (a NaN payload)
+            continue
+        rewriter.copy(node, [anchor], {"value": scalar}, op=ew.FILL)
+    return rewriter.finish()

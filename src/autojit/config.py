@@ -3,10 +3,11 @@ documented in docs/compiler.md.
 
 AUTOJIT_DISABLE=1     every autojit.compile runs its function eagerly (no tracing, no kernels).
 AUTOJIT_LOG=...       comma-separated topics logged to stderr: recompiles, graph_breaks, guards,
-                      kernels (or "all").
+                      kernels, stages (or "all").
 AUTOJIT_CACHE_DIR     where compiled kernels are cached on disk (default: $XDG_CACHE_HOME/autojit
-                      or ~/.cache/autojit; codegen/disk_cache.py).
+                      or ~/.cache/autojit; codegen/cpu/disk_cache.py).
 AUTOJIT_DISK_CACHE=0  no disk cache: kernels are compiled in every process (kept in memory).
+AUTOJIT_DUMP=...      comma-separated compile stages whose results are printed (compiler/stages.py).
 AUTOJIT_DUMP_PASSES   comma-separated pass names whose graphs are printed before and after.
 """
 

@@ -163,6 +163,14 @@ class Graph:
                 value, name = entry
                 self.add_output(value, name)
 
+    def with_outputs(self, outputs: list) -> Graph:
+        """A new graph with these inputs and nodes (shared, not copied) and `outputs`."""
+        graph = Graph()
+        graph.inputs, graph.nodes, graph.outputs = list(self.inputs), list(self.nodes), \
+            list(outputs)
+        graph._next_id = self._next_id
+        return graph
+
     # ---- queries ----------------------------------------------------------------------------
 
     @property

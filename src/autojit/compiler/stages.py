@@ -1,0 +1,164 @@
+"""The compile stages, in order: what autojit.compile does to a call that no executable's
+guards accept.
+
+    trace      (CompiledFunction, args) -> Trace      run the function under the tracer
+    prune      Trace -> Trace                         drop .grad outputs of the call's own tensors
+    guard      Trace -> GuardedTrace                  what a later call must match (guards.py)
+    optimize   Graph -> Graph                         the pass pipeline (ir/passes/pipeline.py)
+    partition  Graph -> Partition                     forward and backward, for results
+                                                      differentiated outside (ir/partition.py)
+    schedule   Graph -> plan                          fusion and kernels, by the backend the
+                                                      tensors' device picks (backends.py)
+    build      GuardedTrace, graphs, plans -> Executable
+
+trace, prune and guard are in tracing.py. With dynamic shapes the first three run once per
+symbolic trace, and the other four once per binding of its sizes (dynamic_shapes.py). Every
+stage is a function that returns a new value and leaves its input as it was.
+
+`run_stage` runs one: it times it (CompiledFunction.stage_seconds), logs it under
+AUTOJIT_LOG=stages, and prints what it returned to stderr when AUTOJIT_DUMP names the stage
+(comma-separated names, or "all"; an unknown name is an error listing the stages).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+from .. import config
+from ..ir.graph import Graph
+from ..ir.interpreter import interpret
+from ..ir.partition import Partition, partition
+from ..ir.passes import optimize
+from ..tensor.tensor import Tensor
+from . import backends
+from .compiled_backward import CompiledBackward
+from .executable import Executable
+from .tracing import GuardedTrace, Trace, guard, prune, trace
+
+STAGES = ("trace", "prune", "guard", "optimize", "partition", "schedule", "build")
+DUMP_VARIABLE = "AUTOJIT_DUMP"
+
+__all__ = ["STAGES", "compile_graph", "guard", "prune", "run_stage", "trace"]
+
+
+def dumped_stages() -> set:
+    """The stages AUTOJIT_DUMP names ("all" for every one)."""
+    names = {name.strip() for name in os.environ.get(DUMP_VARIABLE, "").split(",")
+             if name.strip()}
+    unknown = names - set(STAGES) - {"all"}
+    if unknown:
+        raise ValueError(f"{DUMP_VARIABLE}: unknown stage {', '.join(sorted(unknown))}; the "
+                         f"stages are {', '.join(STAGES)} (or all)")
+    return set(STAGES) if "all" in names else names
+
+
+def run_stage(compiled, name: str, function, *arguments):
+    """`function(*arguments)` as the stage `name` of `compiled`'s compile: timed, logged and
+    dumped (see the module docstring)."""
+    dumped = dumped_stages()
+    started = time.perf_counter()
+    result = function(*arguments)
+    seconds = time.perf_counter() - started
+    compiled.stage_seconds[name] = compiled.stage_seconds.get(name, 0.0) + seconds
+    config.log("stages", f"{compiled.name()}: {name} {seconds * 1e3:.2f} ms")
+    if name in dumped:
+        print(f"=== {compiled.name()}: after {name} ===\n{_describe(result)}", file=sys.stderr)
+    return result
+
+
+def _describe(result) -> str:
+    """What a stage returned, as text: a graph's IR, its guards, a plan's steps."""
+    if isinstance(result, GuardedTrace):
+        return f"{result.graph}\n--- guards ---\n{result.guards}"
+    if isinstance(result, (Trace, Executable)):
+        return str(result.graph)
+    if isinstance(result, Partition):
+        return f"--- forward ---\n{result.forward}\n--- backward ---\n{result.backward}"
+    if result is None:
+        return "(no plan: the reference interpreter runs the graph)"
+    return result.describe() if hasattr(result, "describe") else str(result)
+
+
+def compile_graph(compiled, guarded: GuardedTrace, graph: Graph,
+                  generic: bool = False) -> Executable:
+    """optimize, partition (when results are differentiated outside), schedule and build:
+    `graph` (the trace's graph, or a dynamic trace's graph at one binding of its sizes) as
+    an Executable. With `generic`, its kernels read their sizes at run time."""
+    traced = guarded.trace
+    fresh_grads = set(traced.tracer.fresh_grads)
+    optimized = run_stage(compiled, "optimize", optimize, graph)
+    if guarded.has_backward:
+        split = run_stage(compiled, "partition", partition, optimized)
+        forward = run_stage(compiled, "schedule", schedule, compiled, split.forward, generic,
+                            fresh_grads)
+        backward = run_stage(compiled, "schedule", schedule, compiled, split.backward, generic,
+                             frozenset())
+        return run_stage(compiled, "build", build, compiled, guarded, graph, optimized, split,
+                         forward, backward)
+    plan = run_stage(compiled, "schedule", schedule, compiled, optimized, generic, fresh_grads)
+    return run_stage(compiled, "build", build, compiled, guarded, graph, optimized, None, plan,
+                     None)
+
+
+def schedule(compiled, graph: Graph, generic: bool, fresh_grads) -> object | None:
+    """The plan running `graph`: the backend's fusion schedule and kernels, or None where the
+    graph runs on the reference interpreter (backend="interpreter", or no code generator).
+
+    A graph whose tensors are on a GPU (or backend="cuda") runs on that device's backend;
+    the schedule is the same, only the kernels differ."""
+    arguments = compiled.call_arguments
+    device = _device_of_call(graph, arguments)
+    if compiled.backend == "cuda" or (compiled.backend == "cpu" and device is not None):
+        backend = backends.load("cuda" if compiled.backend == "cuda" else device)
+        if compiled.backend != "cpu" or backend.claims(graph, arguments):
+            return backend.build(graph, arguments, generic, fresh_grads)
+    if compiled.backend != "cpu":
+        return None
+    try:
+        backend = backends.load("cpu")
+    except Exception as error:  # llvmlite or numba missing, or failing to load
+        compiled.no_code_generator(error)
+        return None
+    return backend.build(graph, arguments, generic, fresh_grads)
+
+
+def build(compiled, guarded: GuardedTrace, traced_graph: Graph, optimized: Graph, split,
+          plan, backward_plan) -> Executable:
+    """The Executable: the graph it runs (the forward of `split` when there is one), its
+    plans, guards and the effects it repeats on each call."""
+    traced = guarded.trace
+    prints = (traced.prints.effects, traced.prints.formatted)
+    graph = split.forward if split is not None else optimized
+    executable = Executable(graph, traced_graph, traced.template, guarded.cleared_grads,
+                            guarded.guards, traced.arg_positions, plan)
+    if split is not None:
+        executable.joint = optimized
+        runner = backward_plan.run_arrays if backward_plan is not None else (
+            lambda arrays: interpret(split.backward, *arrays))
+        executable.backward = CompiledBackward(compiled.name(), split, runner,
+                                               traced.arg_positions)
+        executable.requiring = {name: number
+                                for number, (name, _) in enumerate(traced.requiring)}
+    elif traced.backward_error is not None:
+        executable.failing_backward = (traced.backward_error, traced.requiring)
+    executable.nan_checks = traced.nan_checks
+    executable.fresh_grads = set(traced.tracer.fresh_grads)
+    executable.version_bumps = guarded.version_bumps
+    executable.python_writes = guarded.python_writes
+    executable.prints = prints if prints[0] else None
+    return executable
+
+
+def _device_of_call(graph: Graph, arguments: tuple) -> str | None:
+    """The device type of the first tensor of the call that is not on the CPU, or None (then
+    no device backend is imported)."""
+    tensors = [x for x in arguments if isinstance(x, Tensor)] + [
+        entry.tensor for entry in graph.inputs if entry.kind == "captured"]
+    for x in tensors:
+        if x._data is not None and x._data.__class__ is not np.ndarray:
+            return x.device.type
+    return None

@@ -1,0 +1,79 @@
+"""The compile stages (compiler/stages.py): one ordered list, each stage named, timed and
+dumpable by name, none changing its input."""
+
+from __future__ import annotations
+
+import pytest
+
+import autojit
+from autojit.compiler import stages, tracing
+from autojit.ir.printer import format_graph
+
+
+def _training_step():
+    weight = autojit.ones(3, 2, requires_grad=True)
+
+    def step(x):
+        loss = (x @ weight).tanh().sum()
+        loss.backward()
+        with autojit.no_grad():
+            weight.sub_(0.1 * weight.grad)
+        weight.grad = None
+        return loss
+
+    return step
+
+
+def test_the_stages_are_one_ordered_list_and_each_is_timed():
+    assert stages.STAGES == ("trace", "prune", "guard", "optimize", "partition", "schedule",
+                             "build")
+    step = autojit.compile(_training_step())
+    step(autojit.ones(4, 3))
+    # No result is differentiated outside the function: no partition.
+    assert list(step.stage_seconds) == ["trace", "prune", "guard", "optimize", "schedule",
+                                        "build"]
+    assert all(seconds >= 0 for seconds in step.stage_seconds.values())
+
+    outside = autojit.compile(lambda x: (x * x).sum())
+    leaf = autojit.ones(3, requires_grad=True)
+    outside(leaf).backward()
+    assert "partition" in outside.stage_seconds
+    assert leaf.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_stage_is_dumped_by_name(monkeypatch, capsys):
+    monkeypatch.setenv("AUTOJIT_DUMP", "guard,schedule")
+    step = autojit.compile(_training_step())
+    step(autojit.ones(4, 3))
+    dumped = capsys.readouterr().err
+    assert "after guard ===" in dumped and "--- guards ---" in dumped
+    assert "after schedule ===" in dumped and "kernel" in dumped
+    assert "after optimize" not in dumped
+
+
+def test_an_unknown_stage_name_is_an_error_listing_the_stages(monkeypatch):
+    monkeypatch.setenv("AUTOJIT_DUMP", "optimise")
+    step = autojit.compile(lambda x: x * 2)
+    with pytest.raises(ValueError, match="unknown stage optimise; the stages are trace, prune"):
+        step(autojit.ones(2))
+
+
+def test_prune_and_guard_leave_the_trace_as_it_was():
+    """A leaf made inside the function gets a .grad while tracing: prune drops that output
+    from a new graph, and the trace it was given keeps it."""
+    def function(x):
+        local = autojit.ones(2, requires_grad=True)
+        (local * x).sum().backward()
+        return x * 2
+
+    compiled = autojit.compile(function)
+    traced = tracing.trace(compiled, (autojit.ones(2),))
+    text = format_graph(traced.graph)
+    pruned = tracing.prune(traced)
+    assert pruned.graph is not traced.graph
+    assert [o.kind for o in pruned.graph.outputs] == ["result"]
+    assert "grad" in [o.kind for o in traced.graph.outputs]
+    assert format_graph(traced.graph) == text
+    guarded = tracing.guard(pruned)
+    assert format_graph(pruned.graph) == format_graph(guarded.graph)
+    assert len(guarded.guards) > 0

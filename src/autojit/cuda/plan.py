@@ -15,9 +15,9 @@ import numpy as np
 
 from ..codegen.kernel import CheckFailed
 from ..codegen.schedule.environment_keys import STATUS
-from ..codegen.schedule.fusion import KernelStep, Plan
 from ..codegen.schedule.fusion import build_plan as build_schedule
-from ..codegen.schedule.steps import reference_error
+from ..codegen.schedule.plan import Plan
+from ..codegen.schedule.steps import KernelStep, reference_error
 from ..ir.graph import Value
 from ..ops.registry import host_index_operand
 from ..tensor.state import state

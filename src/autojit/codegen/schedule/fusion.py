@@ -1,71 +1,57 @@
-"""The fusion schedule: which IR nodes run together as one kernel, and the plan that runs them.
+"""The fusion schedule: which IR nodes run together as one kernel.
 
 `build_plan(graph)` walks the optimized graph in order and groups nodes into Kernels
 (kernel.py): a group is a run of elementwise nodes over one iteration shape, plus reductions
-(sum, prod, amax, amin) of values of that shape over one set of axes, whether the group or an
-earlier step made them. Values a group computes that nothing outside it reads stay in
-registers: only values used by later steps or returned by the graph become kernel outputs.
-Several groups may be open at once, one per shape in practice: a node joins the newest open
-group it may join; a node that reads an open group's values closes that group first (its
-kernel runs before the node), and other steps run before the groups still open, so
-independent work of another shape does not split a kernel. A layout node reading an open
-group's value (the transpose of a column sum) runs right after that group's kernel, without
-closing it.
+(those whose registry lowering combines values: sum, prod, amax, amin) of values of that shape
+over one set of axes, whether the group or an earlier step made them. Values a group computes
+that nothing outside it reads stay in registers: only values used by later steps or returned
+by the graph become kernel outputs. Several groups may be open at once, one per shape in
+practice: a node joins the newest open group it may join; a node that reads an open group's
+values closes that group first (its kernel runs before the node), and other steps run before
+the groups still open, so independent work of another shape does not split a kernel. A layout
+node reading an open group's value (the transpose of a column sum) runs right after that
+group's kernel, without closing it.
 
-Layout ops that only reinterpret a contiguous array (reshape, expand, permute) are folded into
-the strides a kernel reads its inputs with, so a broadcast bias or a transposed operand is never
-materialized for a kernel. Matmuls run through BLAS (matmul_steps.py: transposed operands,
-update epilogues, products side by side). Everything else (indexing, layout ops whose
-results are used elsewhere) runs as a single node with the op's NumPy impl, exactly as the
-reference interpreter would. A group the backend cannot compile runs node by node the same way,
-so the plan is always correct.
+Layout ops that only reinterpret a contiguous array (registry.Layout.fold: reshape, expand,
+permute) are folded into the strides a kernel reads its inputs with, so a broadcast bias or a
+transposed operand is never materialized for a kernel. Matmuls run through BLAS
+(matmul_steps.py: transposed operands, update epilogues, products side by side). Everything
+else (indexing, layout ops whose results are used elsewhere) runs as a single node with the
+op's NumPy impl, exactly as the reference interpreter would. A group the backend cannot
+compile runs node by node the same way, so the plan is always correct.
 
 Legality (what may fuse) is `_joins`; there is no cost model yet: every legal fusion is taken.
 A kernel output that is a captured tensor's in-place update may be stored straight into that
-tensor's storage (in_place.py decides which, and checks each run).
-
-The Plan runs its steps (steps.py, matmul_steps.py) from Python over one environment dict
-until it reaches its steady state; then one run is recorded and every later call that matches
-it runs as one native call (program.py).
+tensor's storage (in_place.py decides which, and checks each run). The steps become a Plan
+(plan.py), which runs them.
 """
 
 from __future__ import annotations
-
-import math
-import time
 
 from ...ir.graph import Graph, Value
 from ...ops.elementwise import CLONE
 from ...ops.registry import Elementwise, Reduction
 from ...tensor import dtypes
-from ...tensor.state import state
 from ...tensor.tensor import Tensor
 from ..cpu.parallel import split_kernel
-from ..cpu.program import Program, Recording, Refused
-from ..cpu.program import available as programs_available
 from ..kernel import (
     Kernel,
-    KernelError,
     KernelInput,
     KernelOutput,
     Operand,
     Step,
     contiguous_strides,
-    inputs_feeding,
-    reads_pointwise,
 )
-from .buffers import StepBuffers, plan_buffers
-from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
+from .in_place import plan_in_place_updates
 from .matmul_steps import (
-    ConcurrentProducts,
     GemmStep,
     MatmulStep,
     ProductPlan,
     is_product,
     pair_products,
-    products_of,
 )
-from .steps import KernelStep, NodeStep, _NodesStep, folds_into_strides, reference_error
+from .plan import Plan, step_makes, step_reads, value_operands
+from .steps import KernelStep, NodeStep, _NodesStep, folds_into_strides
 
 SUPPORTED_DTYPES = (dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
 
@@ -89,7 +75,7 @@ class _Group:
 
 def _is_elementwise(node) -> bool:
     return isinstance(node.op.lowering, Elementwise) and all(
-        value.dtype in SUPPORTED_DTYPES for value in _value_operands(node)) and \
+        value.dtype in SUPPORTED_DTYPES for value in value_operands(node)) and \
         node.output.dtype in SUPPORTED_DTYPES
 
 
@@ -107,13 +93,9 @@ def _reduction_axes(node) -> tuple | None:
     return tuple(node.attrs["dim"])
 
 
-def _value_operands(node) -> list:
-    return [operand for operand in node.inputs if isinstance(operand, Value)]
-
-
 def _joins(node, group: _Group) -> bool:
     """Whether `node` may join the open group `group`."""
-    if any(id(value) in group.view_ids for value in _value_operands(node)):
+    if any(id(value) in group.view_ids for value in value_operands(node)):
         return False
     if _is_elementwise(node):
         # A reduced value is only known once the kernel ends: an op reading it cannot join,
@@ -121,7 +103,7 @@ def _joins(node, group: _Group) -> bool:
         return node.output.shape == group.shape and not any(
             id(value) in group.values and (value.shape != group.shape or
                                            id(value) in group.reduced)
-            for value in _value_operands(node))
+            for value in value_operands(node))
     axes = _reduction_axes(node)
     if axes is None or not axes:
         return False
@@ -143,7 +125,7 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
         from ..cpu.jit import compile_kernel
     consumers: dict = {}
     for node in graph.nodes:
-        for operand in _value_operands(node):
+        for operand in value_operands(node):
             consumers.setdefault(id(operand), []).append(node)
     returned = {id(output.value) for output in graph.outputs}
     products = ProductPlan(graph, consumers, returned, host)
@@ -174,7 +156,7 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
             close_groups_read_by(step.operands)
             steps.append(step)
             continue
-        operands = _value_operands(node)
+        operands = value_operands(node)
         target = next((group for group in reversed(open_groups) if _joins(node, group)), None)
         if target is not None:
             close_groups_read_by(operands, keep=target)
@@ -200,8 +182,6 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
         close(open_groups[0])
     steps = _hoist_updates(_drop_unread(steps, returned))
     plan = Plan(graph, pair_products(steps, products.paired), fresh_grads)
-    from .in_place import plan_in_place_updates  # it reads this module's step classes
-
     plan.in_place = plan_in_place_updates(graph, plan.steps)
     return plan
 
@@ -213,7 +193,7 @@ def _drop_unread(steps: list, returned: set) -> list:
     for step in reversed(steps):
         if isinstance(step, NodeStep) and id(step.node.output) not in read:
             continue
-        read.update(id(value) for value in _step_reads(step))
+        read.update(id(value) for value in step_reads(step))
         kept.append(step)
     return kept[::-1]
 
@@ -237,35 +217,13 @@ def _hoist_updates(steps: list) -> list:
         old_values = {id(step.epilogue.accumulate)}
         target = 0
         for index, earlier in enumerate(ordered[:position]):
-            reads_old = any(id(value) in old_values for value in _step_reads(earlier))
+            reads_old = any(id(value) in old_values for value in step_reads(earlier))
             if reads_old and isinstance(earlier, NodeStep):
                 old_values.add(id(earlier.node.output))
-            if reads_old or any(id(value) in needed for value in _step_makes(earlier)):
+            if reads_old or any(id(value) in needed for value in step_makes(earlier)):
                 target = index + 1
         ordered.insert(target, ordered.pop(position))
     return ordered
-
-
-def _step_reads(step) -> list:
-    """The values a plan step reads (in_place.py asks too, of paired products)."""
-    if isinstance(step, NodeStep):
-        return _value_operands(step.node)
-    if isinstance(step, KernelStep):
-        return step.sources
-    if isinstance(step, (MatmulStep, ConcurrentProducts)):
-        return [value for product in products_of(step) for value in product.operands]
-    return [value for inner in step.steps for value in _value_operands(inner.node)]
-
-
-def _step_makes(step) -> list:
-    """The values a step of build_plan's list computes."""
-    if isinstance(step, NodeStep):
-        return [step.node.output]
-    if isinstance(step, KernelStep):
-        return [value for value, _ in step.outputs]
-    if isinstance(step, MatmulStep):
-        return [step.output]
-    return [inner.node.output for inner in step.steps]
 
 
 def _add(group: _Group, node) -> None:
@@ -380,220 +338,3 @@ def _fold_layout(value: Value, space: tuple) -> tuple:
     return source, strides
 
 
-# ---- the plan ---------------------------------------------------------------------------------
-
-# Outputs that leave the plan as they are: returned to the caller, or kept for a backward.
-_ESCAPING_KINDS = ("result", "saved")
-
-
-def plan_buffer_reuse(graph: Graph, steps: list, fresh_grads: frozenset = frozenset()) -> list:
-    """Plan the buffers of the kernel and matmul outputs (buffers.py) and return the slots.
-
-    An output can keep its buffer across calls, and share it with values alive at other
-    times, when nothing holds on to it after this call: it is not returned (nor kept as a
-    residual), and neither is anything a single-node step makes from it, which may be a view
-    of it (a transposed weight gradient's `permute`). "update" outputs and "grad" outputs
-    accumulated into an existing .grad qualify: the executable copies them into the tensors
-    they belong to; they live to the plan's end. A .grad the function assigns (`fresh_grads`)
-    is a new tensor each call: its array is allocated per call, and the executable keeps it
-    as that tensor's data instead of copying it (5-9 us of the gradient-penalty step's
-    650-680 us, interleaved in one process, two runs).
-    """
-    escaping = {id(output.value) for output in graph.outputs
-                if output.kind in _ESCAPING_KINDS or
-                (output.kind == "grad" and output.name in fresh_grads)}
-    # Readers come after what they read: walking backwards, a node's output is known to
-    # escape or not before its operands are decided.
-    for step in reversed(steps):
-        for product in products_of(step):
-            if _stores_into_accumulate(product) and id(product.output) in escaping:
-                escaping.add(id(product.epilogue.accumulate))
-        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts)):
-            continue
-        nodes = step.steps if isinstance(step, _NodesStep) else [step]
-        for inner in reversed(nodes):
-            if id(inner.node.output) in escaping:
-                escaping.update(id(value) for value in _value_operands(inner.node))
-    returned = {id(output.value) for output in graph.outputs}
-    return plan_buffers([_step_buffers(step) for step in steps], escaping, returned)
-
-
-def _stores_into_accumulate(product) -> bool:
-    return isinstance(product, GemmStep) and product.epilogue.into_accumulate
-
-
-def _step_buffers(step) -> StepBuffers:
-    if isinstance(step, KernelStep):
-        return StepBuffers([(step, index, value) for index, (value, _) in
-                            enumerate(step.outputs)], list(step.sources),
-                           donors=_pointwise_donors(step))
-    products = products_of(step)
-    if products:
-        # A product storing into an earlier product's result makes a value that is that
-        # array: no buffer of its own, and the earlier result lives as long as it.
-        into = [product for product in products if _stores_into_accumulate(product)]
-        return StepBuffers([(product, 0, product.output) for product in products
-                            if product not in into],
-                           [value for product in products for value in product.operands],
-                           [(product.output, [product.epilogue.accumulate]) for product in into])
-    nodes = step.steps if isinstance(step, _NodesStep) else [step]
-    reads = [value for inner in nodes for value in _value_operands(inner.node)]
-    # A single node's result may be a view of any of its operands (reshape, indexing).
-    views = [(inner.node.output, _value_operands(inner.node)) for inner in nodes]
-    return StepBuffers([], reads, views)
-
-
-def _pointwise_donors(step: KernelStep) -> list:
-    """(output index, source Value) pairs where the kernel stores the output element for
-    element over the source's memory safely: the output covers the whole space, the source is
-    read only at the point stored, through the same element size, and the stored value is
-    computed from that read (so the load comes first, whatever the compiler reorders)."""
-    kernel = step.kernel
-    size = math.prod(kernel.shape)
-    donors = []
-    for index, ((value, reshape), output) in enumerate(zip(step.outputs, kernel.outputs)):
-        if output.reduce is not None or reshape is not None:
-            continue
-        feeding = inputs_feeding(kernel, output.step)
-        for position, source in enumerate(step.sources):
-            if position not in feeding or math.prod(source.shape) != size or \
-                    source.dtype.numpy.itemsize != value.dtype.numpy.itemsize:
-                continue
-            if all(reads_pointwise(kernel, other) for other, read in enumerate(step.sources)
-                   if read is source):
-                donors.append((index, source))
-    return donors
-
-
-class Plan:
-    def __init__(self, graph: Graph, steps: list, fresh_grads: frozenset = frozenset()):
-        self.graph = graph
-        self.steps = steps
-        self._running = False
-        # in_place.InPlaceTargets when kernels may store updates into their tensors' storage
-        # (set by build_plan; a backend whose kernels cannot keeps None).
-        self.in_place = None
-        self.buffer_slots = plan_buffer_reuse(graph, steps, fresh_grads)
-        # Worked out once, for run_arrays: each input's key and captured tensor (or None for
-        # the arrays a call supplies), and each output's key.
-        self._input_slots = [(id(entry.value), entry.tensor if entry.kind == "captured"
-                              else None) for entry in graph.inputs]
-        self._output_keys = [id(output.value) for output in graph.outputs]
-        self._input_keys = [key for key, _ in self._input_slots]
-        # The native entry point (program.py): None until a steady-state run is recorded, then
-        # the Program, or False when the recorded run could not become one (the reason in
-        # `program_refusal`).
-        self.program = None
-        self.program_refusal: str | None = None
-        self._steady_runs = 0  # runs that used the kept buffers, completed
-
-    def run(self, arg_tensors: list) -> tuple:
-        return self.run_arrays([tensor._data for tensor in arg_tensors])
-
-    def run_arrays(self, arg_arrays: list) -> tuple:
-        """The graph's outputs from its non-captured inputs' arrays, in input order."""
-        return self.run_owning(arg_arrays)[0]
-
-    def run_owning(self, arg_arrays: list) -> tuple:
-        """(run_arrays's outputs, the positions of those whose array this call allocated for
-        that output alone, which the caller may keep without copying)."""
-        try:
-            return self._run_owning(arg_arrays)
-        except KernelError as failure:
-            # Eager's error, from the op eager fails at first (docs/notes/errors-in-kernels.md).
-            raise reference_error(self.graph, arg_arrays, failure) from None
-
-    def _run_owning(self, arg_arrays: list) -> tuple:
-        # Kept buffers serve one run at a time: a run that starts while another is under way
-        # (another thread, or a hook calling the same function) allocates its own.
-        reuse = not self._running
-        profiler = state.profiler
-        supplied = iter(arg_arrays)
-        inputs = [next(supplied) if tensor is None else tensor._data
-                  for _, tensor in self._input_slots]
-        if self.program and reuse and profiler is None:
-            self._running = True
-            try:
-                outputs = self.program.run(self, inputs)
-            finally:
-                self._running = False
-            if outputs is not None:
-                return outputs, self.program.owned_outputs
-        environment: dict = dict(zip(self._input_keys, inputs))
-        environment[REUSE] = reuse
-        if self.in_place is not None and reuse:
-            environment[IN_PLACE] = self.in_place.allowed(environment)
-            environment[WRITTEN] = []
-        self._running = True
-        try:
-            if profiler is not None:
-                self._run_profiled(environment, profiler)
-            elif self.program is None and reuse and self._steady_runs:
-                self._run_recorded(environment, inputs)
-            else:
-                for step in self.steps:
-                    step.run(environment)
-            self._steady_runs += reuse
-        except BaseException:
-            # A step failed after a kernel stored an update into its tensor: the tensor has
-            # changed, as eager's in-place op would have changed it, so its version moves too.
-            for key in environment.get(WRITTEN, ()):
-                self.in_place.tensors[key]._bump_version()
-            raise
-        finally:
-            if environment[REUSE]:
-                self._running = False
-        return tuple([environment[key] for key in self._output_keys]), frozenset()
-
-    def _run_recorded(self, environment: dict, inputs: list) -> None:
-        """Run the steps with a Recording of their native calls, and make the program."""
-        if not programs_available():
-            self.program, self.program_refusal = False, "no native workers on this machine"
-            for step in self.steps:
-                step.run(environment)
-            return
-        record = environment[RECORD] = Recording()
-        written: list = []
-        for index, step in enumerate(self.steps):
-            record.begin(index)
-            before = len(environment.get(WRITTEN, ()))
-            step.run(environment)
-            if not record.recorded:
-                record.refuse(f"step {index} ({step.describe()}) ran in Python")
-            written.append(environment.get(WRITTEN, [])[before:])
-        del environment[RECORD]
-        try:
-            self.program = Program.assemble(record, self, inputs, environment,
-                                            frozenset(environment.get(IN_PLACE, ())), written)
-        except Refused as refusal:
-            self.program, self.program_refusal = False, str(refusal)
-
-    def _run_profiled(self, environment: dict, profiler) -> None:
-        """Each step as a profiler event: kernels by name, single nodes as their op."""
-        for step in self.steps:
-            start = time.perf_counter_ns()
-            step.run(environment)
-            end = time.perf_counter_ns()
-            if isinstance(step, KernelStep):
-                name = f"autojit::kernel {step.kernel.name}"
-                shapes = [list(value.shape) for value in step.sources]
-            elif isinstance(step, (MatmulStep, ConcurrentProducts)):
-                products = products_of(step)
-                name = "autojit::" + "+".join(product.event_name for product in products)
-                shapes = [list(value.shape) for value in products[0].node.inputs]
-            else:
-                nodes = step.steps if isinstance(step, _NodesStep) else [step]
-                name = "autojit::" + "+".join(inner.node.op.name for inner in nodes)
-                shapes = [list(value.shape) for value in _value_operands(nodes[0].node)]
-            profiler.record_event(name, start, end, shapes if profiler.record_shapes else None)
-
-    def describe(self) -> str:
-        return "\n".join(f"{index}: {step.describe()}" for index, step in enumerate(self.steps))
-
-    def llvm_ir(self) -> str:
-        return "\n\n".join(step.compiled.llvm_ir for step in self.steps
-                           if isinstance(step, KernelStep))
-
-    @property
-    def kernel_count(self) -> int:
-        return sum(isinstance(step, KernelStep) for step in self.steps)

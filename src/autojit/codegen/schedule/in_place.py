@@ -49,8 +49,8 @@ from ...ir.graph import Graph, Value
 from ...tensor import dtypes
 from ..cpu.workers import data_address
 from ..kernel import inputs_feeding, reads_pointwise
-from .fusion import _step_reads, _value_operands
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
+from .plan import step_reads, value_operands
 from .steps import KernelStep, _NodesStep
 
 
@@ -68,7 +68,7 @@ def _view_roots(steps: list, roots: set) -> dict:
         nodes = step.steps if isinstance(step, _NodesStep) else [step]
         for inner in nodes:
             found = set()
-            for operand in _value_operands(inner.node):
+            for operand in value_operands(inner.node):
                 found |= shared.get(id(operand), set())
             if found:
                 shared[id(inner.node.output)] = found
@@ -160,7 +160,7 @@ def plan_in_place_updates(graph: Graph, steps: list):
         updated[id(output.target)] = updated.get(id(output.target), 0) + 1
     last_read: dict = {}  # id(value) -> the last step index reading it
     for index, step in enumerate(steps):
-        for value in _step_reads(step):
+        for value in step_reads(step):
             last_read[id(value)] = index
     failing_before = _failing_before(graph, steps)
 

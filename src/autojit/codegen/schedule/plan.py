@@ -1,0 +1,267 @@
+"""The step plan: the steps a schedule made (fusion.py), run over one environment dict.
+
+A Plan runs its steps (steps.py, matmul_steps.py) from Python, mapping value ids to arrays,
+until it reaches its steady state; then one run is recorded and every later call that matches
+it runs as one native call (cpu/program.py). Kernel and product outputs that never leave the
+plan keep their buffers from one call to the next, shared between values alive at different
+times (buffers.py plans them, `plan_buffer_reuse`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from ...ir.graph import Graph, Value
+from ...tensor.state import state
+from ..cpu.program import Program, Recording, Refused
+from ..cpu.program import available as programs_available
+from ..kernel import KernelError, inputs_feeding, reads_pointwise
+from .buffers import StepBuffers, plan_buffers
+from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
+from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
+from .steps import KernelStep, NodeStep, _NodesStep, reference_error
+
+# Outputs that leave the plan as they are: returned to the caller, or kept for a backward.
+_ESCAPING_KINDS = ("result", "saved")
+
+
+def plan_buffer_reuse(graph: Graph, steps: list, fresh_grads: frozenset = frozenset()) -> list:
+    """Plan the buffers of the kernel and matmul outputs (buffers.py) and return the slots.
+
+    An output can keep its buffer across calls, and share it with values alive at other
+    times, when nothing holds on to it after this call: it is not returned (nor kept as a
+    residual), and neither is anything a single-node step makes from it, which may be a view
+    of it (a transposed weight gradient's `permute`). "update" outputs and "grad" outputs
+    accumulated into an existing .grad qualify: the executable copies them into the tensors
+    they belong to; they live to the plan's end. A .grad the function assigns (`fresh_grads`)
+    is a new tensor each call: its array is allocated per call, and the executable keeps it
+    as that tensor's data instead of copying it (5-9 us of the gradient-penalty step's
+    650-680 us, interleaved in one process, two runs).
+    """
+    escaping = {id(output.value) for output in graph.outputs
+                if output.kind in _ESCAPING_KINDS or
+                (output.kind == "grad" and output.name in fresh_grads)}
+    # Readers come after what they read: walking backwards, a node's output is known to
+    # escape or not before its operands are decided.
+    for step in reversed(steps):
+        for product in products_of(step):
+            if _stores_into_accumulate(product) and id(product.output) in escaping:
+                escaping.add(id(product.epilogue.accumulate))
+        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts)):
+            continue
+        nodes = step.steps if isinstance(step, _NodesStep) else [step]
+        for inner in reversed(nodes):
+            if id(inner.node.output) in escaping:
+                escaping.update(id(value) for value in value_operands(inner.node))
+    returned = {id(output.value) for output in graph.outputs}
+    return plan_buffers([_step_buffers(step) for step in steps], escaping, returned)
+
+
+def _stores_into_accumulate(product) -> bool:
+    return isinstance(product, GemmStep) and product.epilogue.into_accumulate
+
+
+def _step_buffers(step) -> StepBuffers:
+    if isinstance(step, KernelStep):
+        return StepBuffers([(step, index, value) for index, (value, _) in
+                            enumerate(step.outputs)], list(step.sources),
+                           donors=_pointwise_donors(step))
+    products = products_of(step)
+    if products:
+        # A product storing into an earlier product's result makes a value that is that
+        # array: no buffer of its own, and the earlier result lives as long as it.
+        into = [product for product in products if _stores_into_accumulate(product)]
+        return StepBuffers([(product, 0, product.output) for product in products
+                            if product not in into],
+                           [value for product in products for value in product.operands],
+                           [(product.output, [product.epilogue.accumulate]) for product in into])
+    nodes = step.steps if isinstance(step, _NodesStep) else [step]
+    reads = [value for inner in nodes for value in value_operands(inner.node)]
+    # A single node's result may be a view of any of its operands (reshape, indexing).
+    views = [(inner.node.output, value_operands(inner.node)) for inner in nodes]
+    return StepBuffers([], reads, views)
+
+
+def _pointwise_donors(step: KernelStep) -> list:
+    """(output index, source Value) pairs where the kernel stores the output element for
+    element over the source's memory safely: the output covers the whole space, the source is
+    read only at the point stored, through the same element size, and the stored value is
+    computed from that read (so the load comes first, whatever the compiler reorders)."""
+    kernel = step.kernel
+    size = math.prod(kernel.shape)
+    donors = []
+    for index, ((value, reshape), output) in enumerate(zip(step.outputs, kernel.outputs)):
+        if output.reduce is not None or reshape is not None:
+            continue
+        feeding = inputs_feeding(kernel, output.step)
+        for position, source in enumerate(step.sources):
+            if position not in feeding or math.prod(source.shape) != size or \
+                    source.dtype.numpy.itemsize != value.dtype.numpy.itemsize:
+                continue
+            if all(reads_pointwise(kernel, other) for other, read in enumerate(step.sources)
+                   if read is source):
+                donors.append((index, source))
+    return donors
+
+
+class Plan:
+    def __init__(self, graph: Graph, steps: list, fresh_grads: frozenset = frozenset()):
+        self.graph = graph
+        self.steps = steps
+        self._running = False
+        # in_place.InPlaceTargets when kernels may store updates into their tensors' storage
+        # (set by build_plan; a backend whose kernels cannot keeps None).
+        self.in_place = None
+        self.buffer_slots = plan_buffer_reuse(graph, steps, fresh_grads)
+        # Worked out once, for run_arrays: each input's key and captured tensor (or None for
+        # the arrays a call supplies), and each output's key.
+        self._input_slots = [(id(entry.value), entry.tensor if entry.kind == "captured"
+                              else None) for entry in graph.inputs]
+        self._output_keys = [id(output.value) for output in graph.outputs]
+        self._input_keys = [key for key, _ in self._input_slots]
+        # The native entry point (program.py): None until a steady-state run is recorded, then
+        # the Program, or False when the recorded run could not become one (the reason in
+        # `program_refusal`).
+        self.program = None
+        self.program_refusal: str | None = None
+        self._steady_runs = 0  # runs that used the kept buffers, completed
+
+    def run(self, arg_tensors: list) -> tuple:
+        return self.run_arrays([tensor._data for tensor in arg_tensors])
+
+    def run_arrays(self, arg_arrays: list) -> tuple:
+        """The graph's outputs from its non-captured inputs' arrays, in input order."""
+        return self.run_owning(arg_arrays)[0]
+
+    def run_owning(self, arg_arrays: list) -> tuple:
+        """(run_arrays's outputs, the positions of those whose array this call allocated for
+        that output alone, which the caller may keep without copying)."""
+        try:
+            return self._run_owning(arg_arrays)
+        except KernelError as failure:
+            # Eager's error, from the op eager fails at first (docs/notes/errors-in-kernels.md).
+            raise reference_error(self.graph, arg_arrays, failure) from None
+
+    def _run_owning(self, arg_arrays: list) -> tuple:
+        # Kept buffers serve one run at a time: a run that starts while another is under way
+        # (another thread, or a hook calling the same function) allocates its own.
+        reuse = not self._running
+        profiler = state.profiler
+        supplied = iter(arg_arrays)
+        inputs = [next(supplied) if tensor is None else tensor._data
+                  for _, tensor in self._input_slots]
+        if self.program and reuse and profiler is None:
+            self._running = True
+            try:
+                outputs = self.program.run(self, inputs)
+            finally:
+                self._running = False
+            if outputs is not None:
+                return outputs, self.program.owned_outputs
+        environment: dict = dict(zip(self._input_keys, inputs))
+        environment[REUSE] = reuse
+        if self.in_place is not None and reuse:
+            environment[IN_PLACE] = self.in_place.allowed(environment)
+            environment[WRITTEN] = []
+        self._running = True
+        try:
+            if profiler is not None:
+                self._run_profiled(environment, profiler)
+            elif self.program is None and reuse and self._steady_runs:
+                self._run_recorded(environment, inputs)
+            else:
+                for step in self.steps:
+                    step.run(environment)
+            self._steady_runs += reuse
+        except BaseException:
+            # A step failed after a kernel stored an update into its tensor: the tensor has
+            # changed, as eager's in-place op would have changed it, so its version moves too.
+            for key in environment.get(WRITTEN, ()):
+                self.in_place.tensors[key]._bump_version()
+            raise
+        finally:
+            if environment[REUSE]:
+                self._running = False
+        return tuple([environment[key] for key in self._output_keys]), frozenset()
+
+    def _run_recorded(self, environment: dict, inputs: list) -> None:
+        """Run the steps with a Recording of their native calls, and make the program."""
+        if not programs_available():
+            self.program, self.program_refusal = False, "no native workers on this machine"
+            for step in self.steps:
+                step.run(environment)
+            return
+        record = environment[RECORD] = Recording()
+        written: list = []
+        for index, step in enumerate(self.steps):
+            record.begin(index)
+            before = len(environment.get(WRITTEN, ()))
+            step.run(environment)
+            if not record.recorded:
+                record.refuse(f"step {index} ({step.describe()}) ran in Python")
+            written.append(environment.get(WRITTEN, [])[before:])
+        del environment[RECORD]
+        try:
+            self.program = Program.assemble(record, self, inputs, environment,
+                                            frozenset(environment.get(IN_PLACE, ())), written)
+        except Refused as refusal:
+            self.program, self.program_refusal = False, str(refusal)
+
+    def _run_profiled(self, environment: dict, profiler) -> None:
+        """Each step as a profiler event: kernels by name, single nodes as their op."""
+        for step in self.steps:
+            start = time.perf_counter_ns()
+            step.run(environment)
+            end = time.perf_counter_ns()
+            if isinstance(step, KernelStep):
+                name = f"autojit::kernel {step.kernel.name}"
+                shapes = [list(value.shape) for value in step.sources]
+            elif isinstance(step, (MatmulStep, ConcurrentProducts)):
+                products = products_of(step)
+                name = "autojit::" + "+".join(product.event_name for product in products)
+                shapes = [list(value.shape) for value in products[0].node.inputs]
+            else:
+                nodes = step.steps if isinstance(step, _NodesStep) else [step]
+                name = "autojit::" + "+".join(inner.node.op.name for inner in nodes)
+                shapes = [list(value.shape) for value in value_operands(nodes[0].node)]
+            profiler.record_event(name, start, end, shapes if profiler.record_shapes else None)
+
+    def describe(self) -> str:
+        return "\n".join(f"{index}: {step.describe()}" for index, step in enumerate(self.steps))
+
+    def llvm_ir(self) -> str:
+        return "\n\n".join(step.compiled.llvm_ir for step in self.steps
+                           if isinstance(step, KernelStep))
+
+    @property
+    def kernel_count(self) -> int:
+        return sum(isinstance(step, KernelStep) for step in self.steps)
+
+
+def value_operands(node) -> list:
+    """The operands of a node that are graph values (not Python literals)."""
+    return [operand for operand in node.inputs if isinstance(operand, Value)]
+
+
+
+def step_reads(step) -> list:
+    """The values a plan step reads (in_place.py asks too, of paired products)."""
+    if isinstance(step, NodeStep):
+        return value_operands(step.node)
+    if isinstance(step, KernelStep):
+        return step.sources
+    if isinstance(step, (MatmulStep, ConcurrentProducts)):
+        return [value for product in products_of(step) for value in product.operands]
+    return [value for inner in step.steps for value in value_operands(inner.node)]
+
+
+def step_makes(step) -> list:
+    """The values a step of build_plan's list computes."""
+    if isinstance(step, NodeStep):
+        return [step.node.output]
+    if isinstance(step, KernelStep):
+        return [value for value, _ in step.outputs]
+    if isinstance(step, MatmulStep):
+        return [step.output]
+    return [inner.node.output for inner in step.steps]

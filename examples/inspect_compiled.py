@@ -12,11 +12,16 @@ trained with SGD and momentum:
 4. the LLVM IR of one kernel (`step.kernel_source()` holds all of them): the loop body
    computes the whole fused chain per element, without intermediate arrays;
 5. for a function whose result is differentiated outside it (`loss = f(x); loss.backward()`),
-   the compiled forward and backward graphs (`f.forward_ir()`, `f.backward_ir()`) and what the
-   forward hands to the backward.
+   the compiled forward and backward graphs (`f.forward_ir()`, `f.backward_ir()`, each node
+   marked with the kernel that runs it) and what the forward hands to the backward;
+6. a picture of the training step's graph (`step.graph_dot()`): each kernel a dashed box
+   named after the ops it fuses, forward nodes blue, backward nodes orange. The DOT text is
+   written to `--graph PATH.dot`, and rendered to PATH.svg when the graphviz package and
+   Graphviz's `dot` are installed (`pip install "autojit[graph]"`).
 
     python examples/inspect_compiled.py            # everything, in full
     python examples/inspect_compiled.py --quick    # each listing cut to its first lines
+    python examples/inspect_compiled.py --graph train_step.dot
 
 Nothing is compiled under AUTOJIT_DISABLE=1, so there is nothing to show: the script says so.
 """
@@ -57,6 +62,8 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="cut each listing short")
     parser.add_argument("--max-lines", type=int,
                         help="lines shown of each listing (0: all; 25 with --quick)")
+    parser.add_argument("--graph", default="train_step.dot",
+                        help="where to write the training step's graph as DOT text")
     args = parser.parse_args(argv)
     max_lines = args.max_lines if args.max_lines is not None else (25 if args.quick else 0)
     if autojit.config.disabled():
@@ -118,6 +125,18 @@ def main(argv=None) -> int:
     gradient_norm = sum(parameter.grad.square().sum() for parameter in model.parameters())
     print(f"after loss.backward(): the parameters' gradients have norm "
           f"{gradient_norm.sqrt().item():.4f}")
+
+    dot = train_step.graph_dot()
+    heading(f"6. a picture of the training step: {dot.count('cluster_p0_k')} kernel boxes")
+    with open(args.graph, "w") as file:
+        file.write(dot)
+    print(f"wrote {args.graph} (Graphviz DOT)")
+    try:
+        picture = train_step.render_graph(args.graph.removesuffix(".dot"), format="svg")
+    except Exception as error:  # noqa: BLE001 - no graphviz package, or no dot program
+        print(f"not rendered ({type(error).__name__}); `dot -Tsvg {args.graph}` draws it")
+    else:
+        print(f"rendered {picture}")
     return 0
 
 

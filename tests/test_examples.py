@@ -174,14 +174,17 @@ def test_custom_function_and_hooks_compiled_matches_eager():
     assert "CompileWarning" not in compiled
 
 
-def test_inspect_compiled_prints_each_view():
-    output = run_example("inspect_compiled.py", "--quick")
+def test_inspect_compiled_prints_each_view(tmp_path):
+    picture = tmp_path / "step.dot"
+    output = run_example("inspect_compiled.py", "--quick", "--graph", str(picture))
     for heading in ("1. the traced graph", "1. after the optimization passes",
                     "2. fusion groups", "3. guards", "4. LLVM IR of one kernel",
-                    "5. a result differentiated outside"):
+                    "5. a result differentiated outside", "6. a picture of the training step"):
         assert f"==== {heading}" in output, heading
     assert re.search(r"%\d+:f32\[16,8\] = matmul", output)
-    assert "kernel fused_" in output and "define internal i32" in output and "loop:" in output
+    assert re.search(r"kernel k\d+_\w+\[", output)
+    assert "define internal i32" in output and "loop:" in output
+    assert picture.read_text().startswith('digraph "main.<locals>.train_step"')
     assert re.search(r"return %\d+ out0, %\d+ saved", output), output
     assert "after loss.backward(): the parameters' gradients have norm" in output
 

@@ -25,8 +25,9 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     accumulate=True: add gradients into leaves' .grad (all leaves, or only `inputs`).
     accumulate=False (autograd.grad): return the gradient reaching each of `inputs`, or None.
     """
-    if state.tracer is not None:
-        state.tracer.ran_backward = True  # compile.py: the traced function differentiates
+    tracer = state.tracer
+    if tracer is not None:
+        tracer.ran_backward = True  # compile.py: the traced function differentiates
     root_edges = [gradient_edge(t) for t in roots]
     for index, (node, _) in enumerate(root_edges):
         if node is None:
@@ -53,6 +54,8 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     instrumented = state.anomaly or state.profiler is not None
     previous_mode = state.grad_enabled
     state.grad_enabled = create_graph
+    if tracer is not None:
+        tracer.backward_depth += 1  # the nodes it records now are the adjoint's
     try:
         while ready:
             node = ready.pop()
@@ -108,6 +111,8 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                     ready.append(next_node)
     finally:
         state.grad_enabled = previous_mode
+        if tracer is not None:
+            tracer.backward_depth -= 1
 
     if inputs is None:
         return None

@@ -25,7 +25,9 @@ import time
 import warnings
 
 from .. import config
+from ..ir.dot import DotPart, to_dot
 from ..ir.graph import Graph
+from ..ir.printer import format_graph
 from ..tensor.graph_break import GraphBreak, user_frame
 from ..tensor.state import state
 from .dynamic_shapes import DynamicExecutable, DynamicSizes
@@ -247,16 +249,52 @@ class CompiledFunction:
         executable = self._latest()
         if not optimized:
             return str(executable.traced)
-        return str(executable.joint if executable.joint is not None else executable.graph)
+        if executable.joint is not None:
+            return str(executable.joint)
+        return _annotated(executable.graph, executable.plan)
 
     def forward_ir(self) -> str:
-        """The graph the latest executable runs on each call."""
-        return str(self._latest().graph)
+        """The graph the latest executable runs on each call, each node marked with the
+        kernel (or product, or NumPy step) that runs it."""
+        executable = self._latest()
+        return _annotated(executable.graph, executable.plan)
 
     def backward_ir(self) -> str:
-        """The compiled backward of the latest executable's results ("" when there is none)."""
+        """The compiled backward of the latest executable's results ("" when there is none),
+        marked like forward_ir."""
         backward = self._latest().backward
-        return str(backward.graph) if backward is not None else ""
+        if backward is None:
+            return ""
+        return _annotated(backward.graph, getattr(backward, "plan", None))
+
+    def graph_dot(self) -> str:
+        """The latest executable's graphs as Graphviz DOT text: each kernel's nodes in a box
+        named after it, forward nodes blue and backward (adjoint) nodes orange; a compiled
+        backward is drawn beside the forward graph (ir/dot.py)."""
+        executable = self._latest()
+        plan = executable.plan
+        parts = [DotPart(f"{self.name()}: forward" if executable.backward is not None else
+                         self.name(), executable.graph,
+                         plan.kernel_nodes() if hasattr(plan, "kernel_nodes") else {})]
+        backward = executable.backward
+        if backward is not None:
+            backward_plan = getattr(backward, "plan", None)
+            parts.append(DotPart(f"{self.name()}: backward", backward.graph,
+                                 backward_plan.kernel_nodes()
+                                 if hasattr(backward_plan, "kernel_nodes") else {}))
+        return to_dot(parts, self.name())
+
+    def render_graph(self, path: str, format: str = "svg") -> str:  # noqa: A002 - graphviz's
+        """Render graph_dot() to `path` (without extension) as `format` (svg, png, pdf) with
+        the `graphviz` Python package (pip install "autojit[graph]", and Graphviz's `dot`
+        program); returns the file written."""
+        try:
+            import graphviz
+        except ImportError as error:
+            raise ImportError("render_graph needs the graphviz package: pip install "
+                              "'autojit[graph]' (and Graphviz's dot program); graph_dot() "
+                              "gives the DOT text without it") from error
+        return graphviz.Source(self.graph_dot()).render(path, format=format, cleanup=True)
 
     def guards(self) -> str:
         """The latest executable's guards, one condition per line with its reason."""
@@ -306,6 +344,12 @@ class _KeywordCall:
 
 
 _NO_CODE_GENERATOR_WARNED = []
+
+
+def _annotated(graph: Graph, plan) -> str:
+    """The graph's text with each node marked by the plan step that runs it."""
+    labels = plan.node_labels() if hasattr(plan, "node_labels") else None
+    return format_graph(graph, labels)
 
 
 def _warn_no_code_generator(error: Exception) -> None:

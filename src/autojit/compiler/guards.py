@@ -25,6 +25,9 @@ from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .reachability import MAX_ARRAY_BYTES, Walk
 
+# The names GuardSet.constant gives values (a prefix and a number), and the walk's root names.
+_PLACEHOLDER = re.compile(r"\b[A-Z]+\d+\b")
+
 
 class GuardSet:
     """A compiled predicate over a call's arguments; `str()` gives its conditions."""
@@ -37,22 +40,29 @@ class GuardSet:
                                  "isnan": math.isnan, "copysign": math.copysign,
                                  "separate": separate, "is_": operator.is_}
         self._names: dict = {}  # (prefix, id(value)) -> constant name
+        self._displays: dict = {}  # constant name -> how str() shows it (a source path)
         self._check = None
 
-    def constant(self, value, prefix: str = "C") -> str:
+    def constant(self, value, prefix: str = "C", display: str | None = None) -> str:
+        """The name the conditions use for `value`; `display` is how str() shows it."""
         key = (prefix, id(value))
         name = self._names.get(key)
         if name is None:
             name = self._names[key] = f"{prefix}{len(self._constants)}"
             self._constants[name] = value
+        if display is not None:
+            self._displays[name] = display
         return name
 
     def add_constants(self, constants: dict) -> None:
         """Names a walk's paths refer to (reachability.Walk.constants)."""
         self._constants.update(constants)
 
-    def require(self, condition: str, reason: str, subject: tuple | None = None) -> None:
-        self._items.append((subject, condition, reason))
+    def require(self, condition: str, reason: str, subject: tuple | None = None,
+                display: str | None = None) -> None:
+        """Add `condition`, on the object at the `subject` path ("$") when there is one;
+        `display` is that object's source path (`model.fc1.weight`), for str()."""
+        self._items.append((subject, condition, reason, display))
 
     def source(self) -> str:
         lines, names = [], {}
@@ -67,7 +77,7 @@ class GuardSet:
                 lines.append(f"    {name} = {parent}{path[-1]}")
             return name
 
-        for subject, condition, reason in self._items:
+        for subject, condition, reason, _ in self._items:
             text = condition if subject is None else condition.replace("$", local(subject))
             lines.append(f"    if not ({text}):\n        return {reason!r}")
         body = "\n".join(lines)
@@ -86,9 +96,40 @@ class GuardSet:
             return f"a guarded path raised {type(error).__name__}: {error}"
 
     def __str__(self) -> str:
-        return "\n".join(
-            f"{condition if subject is None else condition.replace('$', ''.join(subject))}"
-            f"  # {reason}" for subject, condition, reason in self._items)
+        """One condition per line as the user would read it: objects by their source paths
+        (`model[0].weight.shape == (8, 4)`), constants by name or value, and the reason the
+        condition reports when it fails."""
+        lines = []
+        for subject, condition, reason, display in self._items:
+            parts = [self._readable(part) for part in condition.split("$")]
+            if subject is not None:
+                where = display if display is not None else self._readable("".join(subject))
+                text = where.join(parts)
+            else:
+                text = "$".join(parts)
+            lines.append(f"{text}  # {reason}")
+        return "\n".join(lines)
+
+    def _readable(self, text: str) -> str:
+        return _PLACEHOLDER.sub(lambda match: self._constant_text(match.group(0)), text)
+
+    def _constant_text(self, name: str) -> str:
+        if name in self._displays:
+            return self._displays[name]
+        if name not in self._constants:
+            return name
+        value = self._constants[name]
+        if isinstance(value, type):
+            return value.__qualname__
+        if isinstance(value, dtypes.DType):
+            return f"autojit.{value.name}"
+        if isinstance(value, Tensor):
+            return f"<tensor {list(value.shape)}>"
+        if isinstance(value, (list, tuple, set, frozenset)) and all(
+                isinstance(item, _KEY_SCALARS) for item in value) or \
+                isinstance(value, (*_KEY_SCALARS, np.dtype)):
+            return _short(value)
+        return f"<{type(value).__name__}>"
 
     def __len__(self) -> int:
         return len(self._items)
@@ -101,14 +142,14 @@ def observation_conditions(guards: GuardSet, observations: list) -> None:
     for observation in observations:
         kind, path, what = observation.kind, observation.path, observation.display
         if kind == "scalar":
-            scalar_condition(guards, "$", observation.value, what, subject=path)
+            scalar_condition(guards, "$", observation.value, what, subject=path, display=what)
         elif kind == "class":
             guards.require(f"$.__class__ is {guards.constant(observation.value, 'K')}",
                            f"{what} is now another kind of object (was "
-                           f"{observation.value.__qualname__})", path)
+                           f"{observation.value.__qualname__})", path, what)
         elif kind == "len":
             guards.require(f"len($) == {observation.value}",
-                           f"the length of {what} changed (was {observation.value})", path)
+                           f"the length of {what} changed (was {observation.value})", path, what)
         elif kind == "keys":
             keys = observation.value
             if all(isinstance(key, _KEY_SCALARS) for key in keys):
@@ -119,22 +160,23 @@ def observation_conditions(guards: GuardSet, observations: list) -> None:
                 condition = (f"len($) == {len(keys)} and all(map(is_, $, "
                              f"{guards.constant(keys, 'C')}))")
             guards.require(condition, f"the keys of {what} changed (were "
-                           f"{_short(list(map(_key_repr, keys)))})", path)
+                           f"{_short(list(map(_key_repr, keys)))})", path, what)
         elif kind == "absent":  # a global that was not defined, read on the globals
             guards.require(f"{observation.value!r} not in $",
                            f"the global {what} was defined (it was not when traced)", path[:-1])
         elif kind == "contents":
             guards.require(f"$ == {guards.constant(observation.value, 'C')}",
-                           f"{what} changed (was {_short(observation.value)})", path)
+                           f"{what} changed (was {_short(observation.value)})", path, what)
         elif kind == "set":
             guards.require(f"$ == {guards.constant(observation.value, 'F')}",
-                           f"{what} changed (was {set(observation.value)})", path)
+                           f"{what} changed (was {set(observation.value)})", path, what)
         elif kind == "unset":  # an empty slot: read on its owner, where it would be
             guards.require(f"not hasattr($, {observation.value!r})",
-                           f"{what} was set (it was empty)", path[:-1])
+                           f"{what} was set (it was empty)", path[:-1],
+                           what[:-len(observation.value) - 1])
         elif kind == "is":
             guards.require(f"$ is {guards.constant(observation.value, 'O')}",
-                           f"{what} is another object than when traced", path)
+                           f"{what} is another object than when traced", path, what)
 
 
 def arrays_to_compare(walk: Walk, graph) -> list:
@@ -164,7 +206,7 @@ def array_conditions(guards: GuardSet, arrays: list) -> None:
         guards.require(f"$.shape == {copy.shape!r} and $.dtype == "
                        f"{guards.constant(copy.dtype, 'D')} and $.tobytes() == "
                        f"{guards.constant(copy.tobytes(), 'C')}",
-                       f"the values of the NumPy array {display} changed", path)
+                       f"the values of the NumPy array {display} changed", path, display)
 
 
 _KEY_SCALARS = (str, int, float, bool, bytes, type(None))
@@ -185,44 +227,51 @@ def reachable_tensor_conditions(guards: GuardSet, walk: Walk, read: set, returne
         if id(tensor) in read:
             continue  # compile.py guards it with the graph's inputs
         if id(tensor) in returned_ids:
-            guards.require(f"$ is {guards.constant(tensor, 'T')}",
-                           f"{display} is another tensor than when traced", path)
-        tensor_conditions(guards, path, tensor, display, grad_is=False, hooks=False)
+            guards.require(f"$ is {guards.constant(tensor, 'T', display)}",
+                           f"{display} is another tensor than when traced", path, display)
+        tensor_conditions(guards, path, tensor, display, grad_is=False, hooks=False,
+                          display=display)
 
 
 def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: str,
-                      grad_is=True, dynamic_dims=(), hooks=True) -> None:
+                      grad_is=True, dynamic_dims=(), hooks=True,
+                      display: str | None = None) -> None:
     """Class, shape, dtype, device, requires_grad, hooks and .grad identity of the tensor at
-    the `subject` path. The extents of `dynamic_dims` are left free here: symbolic_conditions
-    checks them."""
+    the `subject` path (`display`: its source path). The extents of `dynamic_dims` are left
+    free here: symbolic_conditions checks them."""
+    display = display or "".join(subject)
     dtype = guards.constant(tensor._dtype, "D")
     kind = guards.constant(type(tensor), "K")  # Tensor, or a subclass such as Parameter
     guards.require(f"$.__class__ is {kind} and $._data is not None",
-                   f"{what} is no longer a concrete {type(tensor).__name__}", subject)
+                   f"{what} is no longer a concrete {type(tensor).__name__}", subject, display)
     data = (*subject, "._data")
+    data_display = f"{display}._data"
     shape = tuple(tensor._data.shape)
     if dynamic_dims:
         static = " and ".join(f"$.shape[{dim}] == {extent}"
                               for dim, extent in enumerate(shape) if dim not in dynamic_dims)
         guards.require(f"$.ndim == {len(shape)}" + (f" and {static}" if static else ""),
-                       f"{what} changed shape (was {_shape_text(shape, dynamic_dims)})", data)
+                       f"{what} changed shape (was {_shape_text(shape, dynamic_dims)})", data,
+                       data_display)
     else:
         guards.require(f"$.shape == {shape!r}", f"{what} changed shape (was {list(shape)})",
-                       data)
+                       data, data_display)
     guards.require(f"$._dtype is {dtype}", f"{what} changed dtype (was {tensor._dtype.name})",
-                   subject)
+                   subject, display)
     storage = guards.constant(tensor._data.__class__, "S")  # ndarray (CPU) or CudaArray
     guards.require(f"$.__class__ is {storage}", f"{what} changed device (was {tensor.device})",
-                   data)
+                   data, data_display)
     guards.require(f"$._requires_grad is {tensor._requires_grad}",
-                   f"{what} changed requires_grad (was {tensor._requires_grad})", subject)
+                   f"{what} changed requires_grad (was {tensor._requires_grad})", subject,
+                   display)
     if hooks:
-        hook_conditions(guards, subject, tensor, what)
+        hook_conditions(guards, subject, tensor, what, display)
     if grad_is:
-        grad_condition(guards, subject, tensor, what)
+        grad_condition(guards, subject, tensor, what, display)
 
 
-def hook_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: str) -> None:
+def hook_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: str,
+                    display: str | None = None) -> None:
     """The tensor's hooks (register_hook on a leaf, post-accumulate-grad hooks): the trace ran
     them, so which hooks there are, and what they can reach, is part of what it read."""
     if not tensor._requires_grad:
@@ -231,41 +280,45 @@ def hook_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: str)
                                                         "_post_accumulate_hooks")]
     if not any(registered for _, registered in hooks):
         guards.require("not $._backward_hooks and not $._post_accumulate_hooks",
-                       f"a hook was registered on {what}", subject)
+                       f"a hook was registered on {what}", subject, display)
         return
     for name, registered in hooks:
         if not registered:
-            guards.require(f"not $.{name}", f"a hook was registered on {what}", subject)
+            guards.require(f"not $.{name}", f"a hook was registered on {what}", subject,
+                           display)
             continue
         walk = Walk([((*subject, f".{name}"), f"{what}.{name}", registered)])
         guards.add_constants(walk.constants)
         observation_conditions(guards, walk.observations)
 
 
-def grad_condition(guards: GuardSet, subject: tuple, tensor: Tensor, what: str) -> None:
+def grad_condition(guards: GuardSet, subject: tuple, tensor: Tensor, what: str,
+                   display: str | None = None) -> None:
     """Which object .grad is (None included): the trace read or assigned it."""
+    display = display or "".join(subject)
     if tensor._grad is None:
-        guards.require("$._grad is None", f"{what}.grad is no longer None", subject)
+        guards.require("$._grad is None", f"{what}.grad is no longer None", subject, display)
     else:
-        grad = guards.constant(tensor._grad, "G")
-        guards.require(f"$._grad is {grad}", f"{what}.grad was replaced", subject)
+        grad = guards.constant(tensor._grad, "G", f"<the .grad of {display}>")
+        guards.require(f"$._grad is {grad}", f"{what}.grad was replaced", subject, display)
 
 
 def scalar_condition(guards: GuardSet, expression: str, value, what: str,
-                     subject: tuple | None = None) -> None:
+                     subject: tuple | None = None, display: str | None = None) -> None:
     """`expression` (with a subject path, "$") holds `value`: the same type and value."""
     if value is None or isinstance(value, bool):
-        guards.require(f"{expression} is {value!r}", f"{what} changed (was {value!r})", subject)
+        guards.require(f"{expression} is {value!r}", f"{what} changed (was {value!r})", subject,
+                       display)
         return
     if isinstance(value, float) and math.isnan(value):
         guards.require(f"{expression}.__class__ is float and isnan({expression})",
-                       f"{what} changed (was nan)", subject)
+                       f"{what} changed (was nan)", subject, display)
         return
     if isinstance(value, float) and value == 0.0:
         # -0.0 == 0.0, but 1 / x tells them apart: the sign is part of the value.
         guards.require(f"{expression}.__class__ is float and {expression} == 0.0 and "
                        f"copysign(1.0, {expression}) == {math.copysign(1.0, value)!r}",
-                       f"{what} changed (was {value!r})", subject)
+                       f"{what} changed (was {value!r})", subject, display)
         return
     if type(value) in (int, float) and math.isfinite(value):
         literal = repr(value)
@@ -273,7 +326,7 @@ def scalar_condition(guards: GuardSet, expression: str, value, what: str,
         literal = guards.constant(value, "C")
     guards.require(f"{expression}.__class__ is {guards.constant(type(value), 'K')} and "
                    f"{expression} == {literal}", f"{what} changed (was {_short(value)})",
-                   subject)
+                   subject, display)
 
 
 def _short(value) -> str:
@@ -362,7 +415,8 @@ def written_input_conditions(guards: GuardSet, args: tuple, graph, arg_positions
         if entry.kind == "arg":
             position = position_of[id(entry)]
             return f"args[{position}]", args[position], f"argument {position}"
-        return guards.constant(entry.tensor, "T"), entry.tensor, f"captured tensor {entry.name}"
+        return (guards.constant(entry.tensor, "T", entry.name), entry.tensor,
+                f"captured tensor {entry.name}")
 
     overlap = None
     for entry in written:

@@ -125,6 +125,9 @@ class Walk:
                  copies: bool = True):
         self.observations: list[Observation] = []
         self.tensors: dict = {}  # id(tensor) -> (path, display, tensor), the first path found
+        # id(tensor) -> the most readable of the displays it was reached by (graph input
+        # names: `model[0].weight` rather than `opt.param_groups[0]['params'][0]`)
+        self.tensor_names: dict = {}
         self.snapshots: dict = {}  # id(container) -> (container, shallow copy of its contents)
         # id(array) -> (path, display, array, a copy or an ArrayDigest; None without
         # `copies`): the NumPy arrays reached, whose values compile.py guards unless the graph
@@ -136,6 +139,9 @@ class Walk:
         self.complete = True
         self.too_large = ""  # where the walk stopped, when it did
         self._seen: dict = {}  # id(object) -> the object (kept alive while walking)
+        # id(dict) -> the display of the object whose attributes its entries stand for (an
+        # nn.Module's _modules, _parameters, _buffers: `model.fc1.weight`, `model[0]`)
+        self._attribute_dicts: dict = {}
         self._paths: set = set()
         self._limit = limit
         self._walk(roots)
@@ -167,6 +173,9 @@ class Walk:
             return []
         if isinstance(obj, Tensor):
             self.tensors.setdefault(id(obj), (path, display, obj))
+            named = self.tensor_names.get(id(obj))
+            if named is None or _readability(display) < _readability(named):
+                self.tensor_names[id(obj)] = display
             self._observe(path, "tensor", obj, display)
             return []
         if id(obj) in self._seen:
@@ -202,7 +211,9 @@ class Walk:
         if isinstance(obj, dict):
             self._snapshot(obj, dict)
             self._keys(path, obj, display)
-            return [((*path, f"[{self._key(key)}]"), f"{display}[{_key_text(key)}]", value)
+            owner = self._attribute_dicts.get(id(obj))
+            return [((*path, f"[{self._key(key)}]"), f"{display}[{_key_text(key)}]"
+                     if owner is None else _attribute_display(owner, key), value)
                     for key, value in list(obj.items())]
         if isinstance(obj, _BUFFERS):
             self._observe(path, "contents", obj[:], display)
@@ -250,6 +261,12 @@ class Walk:
     def _attributes(self, path: tuple, display: str, obj, attributes: dict) -> list:
         self._snapshot(attributes, dict)
         self._keys((*path, ".__dict__"), attributes, f"{display}.__dict__")
+        # A class may say which of its attributes are dicts whose entries users reach as
+        # attributes (nn.Module: `model.fc1` is model._modules["fc1"]): their entries are
+        # displayed as such.
+        for name in getattr(type(obj), "_attribute_dicts", ()):
+            if isinstance(attributes.get(name), dict):
+                self._attribute_dicts[id(attributes[name])] = display
         return [((*path, f".{name}"), f"{display}.{name}", value)
                 for name, value in list(attributes.items())
                 if isinstance(name, str) and name.isidentifier() and not (
@@ -405,6 +422,21 @@ def _unchanged(container, contents) -> bool:
 
 
 @functools.cache
+def _readability(display: str) -> tuple:
+    """Fewer subscripts first, then shorter: how readable a display path is as a name."""
+    return display.count("["), len(display)
+
+
+def _attribute_display(owner: str, key) -> str:
+    """How the user writes the entry `key` of a dict an object's attributes are kept in:
+    `owner.name`, or `owner[0]` for a Sequential's numbered children."""
+    if isinstance(key, str) and key.isidentifier():
+        return f"{owner}.{key}"
+    if isinstance(key, str) and key.isdigit():
+        return f"{owner}[{key}]"
+    return f"{owner}[{_key_text(key)}]"
+
+
 def _slot_names(kind: type) -> tuple:
     """The attribute names of every slot in the MRO (a private `__name` slot is stored under
     its mangled name, `_Class__name`)."""

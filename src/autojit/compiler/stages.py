@@ -141,6 +141,7 @@ def build(compiled, guarded: GuardedTrace, traced_graph: Graph, optimized: Graph
             lambda arrays: interpret(split.backward, *arrays))
         executable.backward = CompiledBackward(compiled.name(), split, runner,
                                                traced.arg_positions)
+        executable.backward.plan = backward_plan
         executable.requiring = {name: number
                                 for number, (name, _) in enumerate(traced.requiring)}
     elif traced.backward_error is not None:

@@ -141,7 +141,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             symbolic_args.append((graph.inputs[-1], symbolic))
         else:
             call_args.append(argument)
-    names = {id(tensor._data): display for _, display, tensor in tensors_before.values()}
+    names = {id(tensor._data): before.tensor_names[key]
+             for key, (_, _, tensor) in tensors_before.items()}
     tracer = Tracer(graph, names)
     for (entry, symbolic), position in zip(symbolic_args, arg_positions):
         tracer.add_argument(entry, symbolic, args[position]._data)
@@ -309,20 +310,20 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     for entry in graph.captured_inputs:
         tensor = entry.tensor
         found = before.tensors.get(id(tensor))
-        constant = guards.constant(tensor, "T")
+        constant = guards.constant(tensor, "T", entry.name)
         if found is not None:
             guards.require(f"$ is {constant}", f"{found[1]} is another tensor than when "
-                           "traced", found[0])
+                           "traced", found[0], found[1])
         elif id(tensor) in made:
             continue  # made by the traced call itself: nothing else can reach it
         tensor_conditions(guards, (constant,), tensor, f"captured tensor {entry.name}",
-                          grad_is=id(tensor) in grad_guarded)
+                          grad_is=id(tensor) in grad_guarded, display=entry.name)
     # A tensor whose .grad the function only looked at (`if p.grad is None: continue`).
     captured = {id(entry.tensor) for entry in graph.captured_inputs}
     reachable_tensor_conditions(guards, before, captured, returned_objects(traced.template))
     for path, display, tensor in before.tensors.values():
         if id(tensor) in grad_guarded and id(tensor) not in captured:
-            grad_condition(guards, path, tensor, display)
+            grad_condition(guards, path, tensor, display, display)
     symbolic_conditions(guards, env)
     overlap = written_input_conditions(guards, args, graph, traced.arg_positions,
                                        traced.tracer.first_writes)

@@ -116,6 +116,9 @@ class Graph:
         self.nodes: list[Node] = []
         self.outputs: list[Output] = []
         self._next_id = 0
+        # ids of the values a backward pass computed while the graph was traced (the adjoint
+        # part of a training step): passes keep them, inspection colours them.
+        self.backward_ids: set = set()
 
     # ---- builder ----------------------------------------------------------------------------
 
@@ -169,6 +172,7 @@ class Graph:
         graph.inputs, graph.nodes, graph.outputs = list(self.inputs), list(self.nodes), \
             list(outputs)
         graph._next_id = self._next_id
+        graph.backward_ids = self.backward_ids
         return graph
 
     # ---- queries ----------------------------------------------------------------------------

@@ -88,6 +88,8 @@ def partition(joint: Graph) -> Partition:
     forward_nodes = [node for node in joint.nodes if id(node) in forward_needed]
     primal_inputs = [entry for entry in joint.inputs if entry.kind != "cotangent"]
     forward, forward_map = _copy(primal_inputs, forward_nodes)
+    forward.backward_ids = {forward_map[id(node.output)].id for node in forward_nodes
+                            if node.output.id in joint.backward_ids}
     input_position = {id(entry.value): index for index, entry in enumerate(primal_inputs)}
     copied_input = {id(entry): copied for entry, copied in zip(primal_inputs, forward.inputs)}
     for entry in forward_outputs:
@@ -116,6 +118,9 @@ def partition(joint: Graph) -> Partition:
                                                            "arg", entry.name)
     for node in backward_nodes:
         _emit(backward, node, backward_map)
+    # The backward graph is the adjoint, recomputed forward values aside.
+    backward.backward_ids = {backward_map[id(node.output)].id for node in backward_nodes
+                             if id(node) not in recomputed}
     for entry in gradient_outputs:
         backward.add_output(backward_map[id(entry.value)], entry.name)
     return Partition(forward, backward, residuals, [entry.target for entry in gradient_outputs])

@@ -69,14 +69,18 @@ def format_return(graph: Graph) -> str:
     return f"return {results}" if results else "return"
 
 
-def format_lines(graph: Graph) -> list[str]:
-    """The text, one entry per line: header, nodes (indented), return, closing brace."""
+def format_lines(graph: Graph, notes: dict | None = None) -> list[str]:
+    """The text, one entry per line: header, nodes (indented), return, closing brace. `notes`
+    (id(node) -> text) are appended to their nodes' lines as comments: a compiled function's
+    printout says which kernel each node went to."""
     lines = [format_header(graph)]
-    lines.extend("  " + format_node(node) for node in graph.nodes)
+    for node in graph.nodes:
+        note = notes.get(id(node)) if notes else None
+        lines.append(f"  {format_node(node)}" + (f"  # {note}" if note else ""))
     lines.append("  " + format_return(graph))
     lines.append("}")
     return lines
 
 
-def format_graph(graph: Graph) -> str:
-    return "\n".join(format_lines(graph))
+def format_graph(graph: Graph, notes: dict | None = None) -> str:
+    return "\n".join(format_lines(graph, notes))

@@ -81,6 +81,7 @@ class Tracer:
         self.cleared_grads: list = []
         self.version_bumps: list = []  # (Input, count) set by finish
         self.ran_backward = False  # set by the autograd engine when it runs during the trace
+        self.backward_depth = 0  # > 0 while the autograd engine runs a backward pass
         # ids of tensors whose .grad the function read or assigned: compile.py guards those.
         self.grad_accessed: set = set()
         # ids of tensors whose .grad the function assigned (or deleted): eager then leaves a
@@ -190,6 +191,8 @@ class Tracer:
         operands = [self.value_of(x) if isinstance(x, Tensor) else x for x in inputs]
         shape, dtype = infer(op, inputs, attrs)
         value = self.graph.add_node(op, operands, attrs, shape, dtype)
+        if self.backward_depth:
+            self.graph.backward_ids.add(value.id)
         self._known.add(id(value))
         self._locations[id(value)] = user_location()
         out = Tensor._symbolic(value)

@@ -94,6 +94,9 @@ class Module(StateDictMixin, BackwardHookMixin):
     _version = 1
     training: bool
     forward = _forward_unimplemented
+    # The dicts whose entries users reach as attributes (`model.fc1.weight`): compiled guards
+    # name them that way (compiler/reachability.py).
+    _attribute_dicts = ("_modules", "_parameters", "_buffers")
 
     def __init__(self) -> None:
         # object.__setattr__: these registries must exist before Module.__setattr__ can run.

@@ -254,8 +254,9 @@ def compile_kernel(kernel: Kernel):
     """The kernel compiled for this CPU: from the in-memory cache when an equal one was built in
     this process, else from the disk cache, else compiled by LLVM (and stored on disk). A
     generic kernel's code is shared by every kernel of its loop structure; it comes bound to
-    this kernel's sizes (SizedKernel)."""
-    key = kernel.structural_key()
+    this kernel's sizes (SizedKernel). The key holds the kernel's name, so that its LLVM
+    function is named as the plan names the kernel (`autojit_k3_tanh_mul_sum_<digest>`)."""
+    key = (kernel.name, *kernel.structural_key())
     found = _CACHE.get(key)
     if found is None:
         with _LOCK:

@@ -28,6 +28,8 @@ tensor's storage (in_place.py decides which, and checks each run). The steps bec
 
 from __future__ import annotations
 
+import itertools
+
 from ...ir.graph import Graph, Value
 from ...ops.elementwise import CLONE
 from ...ops.registry import Elementwise, Reduction
@@ -135,11 +137,13 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
     # closes it first), so they may run in any order once closed; keeping several open lets
     # a [128, 256] kernel go on past a node of another shape.
     open_groups: list = []
+    kernel_numbers = itertools.count()
 
     def close(group: _Group) -> None:
         open_groups.remove(group)
         if group.nodes:
-            steps.append(_group_step(group, consumers, returned, compile_kernel, generic))
+            name = kernel_name(next(kernel_numbers), group.nodes)
+            steps.append(_group_step(group, name, consumers, returned, compile_kernel, generic))
             steps.extend(NodeStep(view) for view in group.views)
 
     def close_groups_read_by(values: list, keep: _Group | None = None) -> None:
@@ -237,9 +241,19 @@ def _add(group: _Group, node) -> None:
 
 # ---- turning a group into a Kernel ------------------------------------------------------------
 
-def _group_step(group: _Group, consumers: dict, returned: set, compile_kernel, generic):
-    kernel = Kernel(name=f"fused_{len(group.nodes)}", shape=group.shape,
-                    reduce_axes=group.reduce_axes or (), generic=generic)
+def kernel_name(number: int, nodes: list) -> str:
+    """`k3_tanh_mul_sum`: the kernel's number in its plan, then the ops it fuses (the first
+    four distinct, in graph order; `_etc` when there are more). The profiler's events, the
+    plan's description, the IR printout and the LLVM function all use it."""
+    names = list(dict.fromkeys(node.op.name for node in nodes))
+    fused = "_".join(names[:4]) + ("_etc" if len(names) > 4 else "")
+    return f"k{number}_{fused}"
+
+
+def _group_step(group: _Group, name: str, consumers: dict, returned: set, compile_kernel,
+                generic):
+    kernel = Kernel(name=name, shape=group.shape, reduce_axes=group.reduce_axes or (),
+                    generic=generic)
     step_of: dict = {}  # id(Value) -> step index inside the kernel
     sources: list = []  # (Value, strides) per kernel input
     source_index: dict = {}

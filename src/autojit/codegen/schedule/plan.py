@@ -230,6 +230,32 @@ class Plan:
     def describe(self) -> str:
         return "\n".join(f"{index}: {step.describe()}" for index, step in enumerate(self.steps))
 
+    def kernel_nodes(self) -> dict:
+        """id(graph node) -> the name of the fused kernel that computes it."""
+        return {id(node): step.kernel.name for step in self.steps
+                if isinstance(step, KernelStep) for node in step.nodes}
+
+    def node_labels(self) -> dict:
+        """id(graph node) -> where it runs: its kernel's name, "gemm" (a BLAS or generated
+        product, with what its epilogue absorbed), or "numpy" (a single node run through its
+        op's impl). Nodes a kernel reads through strides (folded views) have no step."""
+        labels = self.kernel_nodes()
+        for step in self.steps:
+            if isinstance(step, KernelStep):
+                continue
+            if products_of(step):
+                for product in products_of(step):
+                    epilogue = getattr(product, "epilogue", None)
+                    nodes = [product.node] if epilogue is None else [
+                        node for node in (epilogue.product, epilogue.scale, epilogue.combine)
+                        if node is not None]
+                    for node in nodes:
+                        labels[id(node)] = f"gemm {product.event_name}"
+            else:
+                for inner in (step.steps if isinstance(step, _NodesStep) else [step]):
+                    labels[id(inner.node)] = "numpy"
+        return labels
+
     def llvm_ir(self) -> str:
         return "\n\n".join(step.compiled.llvm_ir for step in self.steps
                            if isinstance(step, KernelStep))

@@ -40,6 +40,8 @@ class GraphRewriter:
         self.source = source
         self.graph = Graph()
         self.graph._next_id = next_free_id(source)
+        # Copied values keep their ids, and so their phase; see emit for new ones.
+        self.graph.backward_ids = set(source.backward_ids)
         self._new: dict = {}  # id(old Value) -> the new Value (or alias) standing for it
         self._inputs: dict = {}  # id(old Input) -> new Input
         for entry in source.inputs:
@@ -74,8 +76,13 @@ class GraphRewriter:
         return value
 
     def emit(self, op, inputs: list, attrs: dict, shape: tuple, dtype: dtypes.DType) -> Value:
-        """Emit a node that has no counterpart in the old graph (a fresh id)."""
-        return self.graph.add_node(op, inputs, attrs, shape, dtype)
+        """Emit a node that has no counterpart in the old graph (a fresh id); it belongs to
+        the backward pass when an operand does (a rewritten weight gradient)."""
+        value = self.graph.add_node(op, inputs, attrs, shape, dtype)
+        backward = self.graph.backward_ids
+        if any(isinstance(operand, Value) and operand.id in backward for operand in inputs):
+            backward.add(value.id)
+        return value
 
     def alias(self, node: Node, value: Value) -> None:
         """Drop `node`: later uses of its output read `value` (same shape and dtype)."""

@@ -21,12 +21,16 @@ _LN10 = math.log(10.0)
 
 
 def square(x):
+    """Elementwise square, `x * x`."""
     return x * x
 
 
 def round(x, *, decimals: int = 0):  # noqa: A001 - torch's name
-    """Round to the nearest integer, halves to even (torch.round); with `decimals`, to that
-    many decimal places. Integer tensors are returned unchanged. The gradient is zero."""
+    """Elementwise rounding to the nearest integer, halves to even (torch.round); with
+    `decimals`, to that many decimal places.
+
+    Integer tensors are returned unchanged. The gradient is zero.
+    """
     if not x.dtype.is_floating_point:
         return ew.clone(x)
     if decimals:
@@ -41,37 +45,45 @@ def round(x, *, decimals: int = 0):  # noqa: A001 - torch's name
 
 
 def reciprocal(x):
+    """Elementwise reciprocal, `1 / x` (a float result for integers)."""
     return 1 / x
 
 
 def rsqrt(x):
+    """Elementwise reciprocal square root, `1 / sqrt(x)`."""
     return 1 / ew.sqrt(x)
 
 
 def exp2(x):
+    """Elementwise base-2 exponential, `2^x`."""
     # pow(2, x), not exp(x ln 2): the product's rounding error, up to |x ln 2| 2**-53, is
     # exp's argument's error, which made results up to 686 ulp off near the ends of the range.
     return ew.pow(2.0, x)
 
 
 def log2(x):
+    """Elementwise base-2 logarithm."""
     return ew.log(x) / _LN2
 
 
 def log10(x):
+    """Elementwise base-10 logarithm."""
     return ew.log(x) / _LN10
 
 
 def tan(x):
+    """Elementwise tangent (radians), `sin(x) / cos(x)`."""
     return ew.sin(x) / ew.cos(x)
 
 
 def relu(x):
-    """max(x, 0); the gradient at 0 is 0, as in torch."""
+    """Elementwise rectified linear unit, `max(x, 0)`; the gradient at 0 is 0, as in torch."""
     return ew.where(x <= 0, 0, x)
 
 
 def gelu(x, approximate: str = "none"):
+    """Elementwise Gaussian error linear unit, `x * Phi(x)` (Phi the standard normal CDF);
+    `approximate="tanh"` uses torch's tanh approximation."""
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + ew.tanh(inner))
@@ -81,11 +93,13 @@ def gelu(x, approximate: str = "none"):
 
 
 def silu(x):
+    """Elementwise sigmoid linear unit (swish), `x * sigmoid(x)`."""
     return x * ew.sigmoid(x)
 
 
 def softplus(x, beta: float = 1.0, threshold: float = 20.0):
-    """log(1 + exp(beta x)) / beta, linear above threshold; exp never overflows.
+    """Elementwise `ln(1 + e^(beta x)) / beta`, x itself where `beta x > threshold`; exp never
+    overflows.
 
     At beta x == threshold torch takes the curve for the value and the first derivative
     (sigmoid(threshold)) but gives 0 for the second: there the curve's input is held at the
@@ -105,7 +119,8 @@ def _detached(value):
 
 
 def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
-    """Values limited to [min, max], with torch's gradients.
+    """Elementwise clamp into [min, max] (either bound a number, a tensor or None), with
+    torch's gradients.
 
     The value is max(x, min) then min(., max): a NaN anywhere gives NaN and min > max gives
     max. x gets the gradient where min <= x <= max (never at a NaN), a tensor min where
@@ -149,6 +164,8 @@ def _count(x: Tensor, dim) -> int:
 
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Mean of the elements over `dim` (all when None), keeping reduced dims with `keepdim`;
+    floating dtypes only (`dtype` converts x first)."""
     if dtype is not None:
         x = x.to(dtype)
     if not x.dtype.is_floating_point:
@@ -158,6 +175,8 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 
 def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+    """Variance over `dim` (all when None), dividing by N - `correction` (Bessel's correction,
+    1 by default; `unbiased=False` means 0)."""
     if unbiased is not None:
         correction = 1 if unbiased else 0
     centered = x - mean(x, dim, keepdim=True)
@@ -174,13 +193,19 @@ def _root_or_zero(total: Tensor, exponent: float) -> Tensor:
 
 
 def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
-    """sqrt(var); its gradient is 0 where the variance is 0 (a constant), as in torch."""
+    """Standard deviation over `dim` (all when None), the square root of `var`.
+
+    Its gradient is 0 where the variance is 0 (a constant), as in torch.
+    """
     return _root_or_zero(var(x, dim, correction=correction, keepdim=keepdim,
                              unbiased=unbiased), 0.5)
 
 
 def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
-    """The p-norm over `dim`; the gradient at 0 is 0, as in torch."""
+    """The p-norm over `dim` (all when None): 2 or "fro", 1, inf, -inf, 0 or any other p.
+
+    The gradient at 0 is 0, as in torch.
+    """
     if p in ("fro", 2, 2.0):
         return _root_or_zero(sum_(x * x, dim, keepdim), 0.5)
     if p == 1:
@@ -210,8 +235,11 @@ def reduces_nothing(x: Tensor, dims: tuple) -> bool:
 
 
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(x))) computed around the maximum, so it neither overflows nor underflows;
-    over no entries, log(0) = -inf, as in torch (the maximum of nothing is an error)."""
+    """`ln(sum(e^x))` over `dim`, computed around the maximum so it neither overflows nor
+    underflows.
+
+    Over no entries it is ln(0) = -inf, as in torch (the maximum of nothing is an error).
+    """
     if not x.dtype.is_floating_point:
         x = x.to(dtypes.get_default_dtype())
     if reduces_nothing(x, normalize_dims(dim, x.ndim)):

@@ -68,6 +68,47 @@ def _binary_vjp(rule_x, rule_y):
 _DIRECT = frozenset((Tensor, float, int, bool))  # operand kinds that need no conversion
 
 
+# The docstrings of the functions _call1 and _call2 make, by op name: they are generated, so
+# each needs its own line here (a primitive missing from this table fails at import).
+_SUMMARIES = {
+    "neg": "Elementwise negation, `-x`.",
+    "abs": "Elementwise absolute value, `abs(x)`.",
+    "sign": "Elementwise sign: -1, 0 or 1 (0 for NaN; a bool is its own sign).",
+    "exp": "Elementwise natural exponential, `e^x`.",
+    "log": "Elementwise natural logarithm, `ln(x)`.",
+    "sqrt": "Elementwise square root.",
+    "sin": "Elementwise sine (radians).",
+    "cos": "Elementwise cosine (radians).",
+    "tanh": "Elementwise hyperbolic tangent.",
+    "sigmoid": "Elementwise logistic sigmoid, `1 / (1 + e^-x)`, without overflow.",
+    "erf": "Elementwise Gauss error function.",
+    "log1p": "Elementwise `ln(1 + x)`, accurate for small x.",
+    "expm1": "Elementwise `e^x - 1`, accurate for small x.",
+    "floor": "Elementwise floor: the largest integer not above x (integers unchanged).",
+    "add": "Elementwise sum `x + y`, broadcasting; either may be a Python number.",
+    "sub": "Elementwise difference `x - y`, broadcasting; either may be a Python number.",
+    "mul": "Elementwise product `x * y`, broadcasting; either may be a Python number.",
+    "div": "Elementwise true division `x / y`, broadcasting; integers give a float result.",
+    "pow": "Elementwise power `x ** y`, broadcasting; either may be a Python number.",
+    "maximum": "Elementwise maximum of x and y, broadcasting; NaN where either is NaN.",
+    "minimum": "Elementwise minimum of x and y, broadcasting; NaN where either is NaN.",
+    "floor_divide": "Elementwise `x // y`, rounded toward negative infinity (not differentiable).",
+    "remainder": "Elementwise remainder `x % y`, with the sign of the divisor, as in Python.",
+    "eq": "Elementwise `x == y`, broadcasting, as a bool tensor.",
+    "ne": "Elementwise `x != y`, broadcasting, as a bool tensor.",
+    "lt": "Elementwise `x < y`, broadcasting, as a bool tensor.",
+    "le": "Elementwise `x <= y`, broadcasting, as a bool tensor.",
+    "gt": "Elementwise `x > y`, broadcasting, as a bool tensor.",
+    "ge": "Elementwise `x >= y`, broadcasting, as a bool tensor.",
+    "logical_and": "Elementwise logical AND of the truth values of x and y (nonzero is True).",
+    "logical_or": "Elementwise logical OR of the truth values of x and y (nonzero is True).",
+    "logical_xor": "Elementwise logical XOR of the truth values of x and y (nonzero is True).",
+    "logical_not": "Elementwise logical NOT of the truth value of x, as a bool tensor.",
+    "isnan": "Elementwise test for NaN, as a bool tensor.",
+    "clone": "A copy of x in storage of its own; the gradient passes through unchanged.",
+}
+
+
 def _call1(op):
     def function(x):
         if x.__class__ not in _DIRECT:
@@ -75,7 +116,7 @@ def _call1(op):
         return bind(op, (x,), NO_ATTRS)
 
     function.__name__ = op.name
-    function.__doc__ = f"Elementwise {op.name} (a primitive; see ops/elementwise.py)."
+    function.__doc__ = _SUMMARIES[op.name]
     return function
 
 
@@ -91,7 +132,7 @@ def _call2(op):
         return bind(op, (x, y), NO_ATTRS)
 
     function.__name__ = op.name
-    function.__doc__ = f"Elementwise {op.name} with broadcasting (see ops/elementwise.py)."
+    function.__doc__ = _SUMMARIES[op.name]
     return function
 
 
@@ -319,7 +360,8 @@ WHERE = _elementwise(
 
 
 def where(condition, input=None, other=None):  # noqa: A002 - torch's names
-    """where(condition, x, y): x where condition holds, else y (torch.where)."""
+    """x where `condition` holds, else y, broadcasting (torch.where); with the condition alone,
+    the indices of its True entries, one tensor per dim (torch.nonzero(as_tuple=True))."""
     if input is None and other is None:
         from .indexing import nonzero
 

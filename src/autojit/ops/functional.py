@@ -103,3 +103,36 @@ subtract = sub
 true_divide = div
 
 __all__ = [name for name in dir() if not name.startswith("_")]
+
+# The families the API reference groups these ops by (docs/api/ops.md, written by
+# tools/api_reference.py); tests/test_api_reference.py checks that they hold each name of
+# __all__ once. Defined after __all__, so it is not exported with the ops.
+FAMILIES = {
+    "Arithmetic": (
+        "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+        "floor_divide", "remainder", "pow", "neg", "negative", "reciprocal", "square",
+    ),
+    "Elementwise math": (
+        "abs", "sign", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
+        "sin", "cos", "tan", "tanh", "sigmoid", "erf", "floor", "round", "clamp", "clip",
+    ),
+    "Activations": ("relu", "gelu", "silu", "softplus"),
+    "Comparisons and logic": (
+        "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "isnan", "logical_and",
+        "logical_or", "logical_xor", "logical_not", "where",
+    ),
+    "Reductions": (
+        "sum", "prod", "mean", "var", "std", "norm", "logsumexp", "amax", "amin", "max", "min",
+        "argmax", "argmin", "any", "all",
+    ),
+    "Shape, layout and copies": (
+        "reshape", "expand", "broadcast_to", "permute", "transpose", "swapaxes", "swapdims", "t",
+        "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow",
+        "select", "cat", "stack", "split", "chunk", "unbind", "tile", "clone",
+    ),
+    "Indexing": (
+        "gather", "scatter_add", "index_select", "take_along_dim", "masked_fill", "nonzero",
+        "flip",
+    ),
+    "Linear algebra": ("matmul", "mm", "bmm", "dot", "outer"),
+}

@@ -213,7 +213,8 @@ def _scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
-    """out[i][j][k] = x[index[i][j][k]][j][k] for dim 0 (and likewise for other dims)."""
+    """The entries of x along `dim` at `index`: `out[i][j][k] = x[index[i][j][k]][j][k]` for
+    dim 0, likewise for other dims."""
     if not isinstance(index, Tensor) or index.dtype not in _INDEX_DTYPES:
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     dim = normalize_dim(dim, x.ndim)
@@ -223,7 +224,8 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> 
 
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """x with src[i][j][k] added at x[index[i][j][k]][j][k] for dim 0 (likewise other dims)."""
+    """x with the entries of `src` added along `dim` at `index`: `src[i][j][k]` goes to
+    `x[index[i][j][k]][j][k]` for dim 0, likewise for other dims."""
     if not isinstance(index, Tensor) or index.dtype is not dtypes.int64:
         raise RuntimeError("scatter(): Expected dtype int64 for index")
     if not isinstance(src, Tensor) or src.dtype is not x.dtype:
@@ -236,7 +238,8 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
-    """gather with x and indices broadcast against each other outside `dim`."""
+    """`gather` with x and `indices` broadcast against each other outside `dim`; over the
+    flattened x when dim is None."""
     if dim is None:
         return gather(reshape(x, -1), 0, reshape(indices, -1))
     dim = normalize_dim(dim, x.ndim)

@@ -133,6 +133,7 @@ def expand(x: Tensor, *shape) -> Tensor:
 
 
 def broadcast_to(x: Tensor, shape) -> Tensor:
+    """A broadcast view of x with `shape` (a sequence), as `expand`."""
     return expand(x, tuple(shape))
 
 
@@ -146,6 +147,7 @@ PERMUTE = define_op(
 
 
 def permute(x: Tensor, *dims) -> Tensor:
+    """A view of x with its dims reordered: dim i of the result is dim `dims[i]` of x."""
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = dims[0]
     ndim = x.ndim
@@ -268,7 +270,7 @@ CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rul
 
 
 def cat(tensors, dim: int = 0) -> Tensor:
-    """Concatenate along an existing dim."""
+    """The tensors joined along an existing dim; the other extents must match."""
     tensors = tuple(tensors)
     if not tensors:
         raise RuntimeError("cat(): expected a non-empty list of Tensors")
@@ -289,6 +291,7 @@ def view(x: Tensor, *shape) -> Tensor:
 
 
 def view_as(x: Tensor, other: Tensor) -> Tensor:
+    """x reshaped to `other`'s shape."""
     return reshape(x, tuple(other.shape))
 
 
@@ -296,11 +299,12 @@ reshape_as = view_as
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    """A broadcast view of x with `other`'s shape."""
     return expand(x, tuple(other.shape))
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    """Merge dims start_dim..end_dim into one."""
+    """x with dims `start_dim` to `end_dim` (inclusive) merged into one."""
     shape = tuple(x.shape)
     if not shape:
         return reshape(x, (1,))
@@ -314,7 +318,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
-    """Split dim into `sizes` (one of which may be -1)."""
+    """x with dim `dim` split into dims of `sizes` (one of which may be -1)."""
     shape = tuple(x.shape)
     dim = normalize_dim(dim, len(shape))
     sizes = tuple(as_size(s) for s in sizes)
@@ -347,7 +351,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    """x with two dims swapped."""
+    """x with dims `dim0` and `dim1` swapped (a view)."""
     ndim = x.ndim
     if ndim == 0:
         normalize_dim(dim0, 0), normalize_dim(dim1, 0)
@@ -420,12 +424,13 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
+    """The slices of x along `dim`, as a tuple of views with that dim removed."""
     dim = normalize_dim(dim, x.ndim)
     return tuple(select(x, dim, i) for i in range(x.shape[dim]))
 
 
 def stack(tensors, dim: int = 0) -> Tensor:
-    """Join equally shaped tensors along a new dim."""
+    """Equally shaped tensors joined along a new dim `dim`."""
     tensors = tuple(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -466,7 +471,8 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
-    """At most `chunks` pieces of equal size (the last may be smaller)."""
+    """x split along `dim` into at most `chunks` pieces of equal size (the last may be
+    smaller)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     dim = normalize_dim(dim, x.ndim)
@@ -477,7 +483,8 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def repeat(x: Tensor, *sizes) -> Tensor:
-    """x tiled sizes[i] times along each dim (torch.Tensor.repeat)."""
+    """x tiled `sizes[i]` times along each dim (torch.Tensor.repeat); extra counts add
+    leading dims."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = sizes[0]
     sizes = tuple(as_size(s) for s in sizes)
@@ -493,6 +500,7 @@ def repeat(x: Tensor, *sizes) -> Tensor:
 
 
 def tile(x: Tensor, dims) -> Tensor:
-    """Like repeat, with missing leading counts taken as 1."""
+    """x tiled `dims[i]` times along each dim, like `repeat`, with missing leading counts
+    taken as 1."""
     dims = tuple(int(d) for d in dims)
     return repeat(x, (1,) * (x.ndim - len(dims)) + dims)

@@ -59,7 +59,8 @@ def _matmul2(x: Tensor, y: Tensor) -> Tensor:
 
 
 def matmul(x: Tensor, y: Tensor) -> Tensor:
-    """torch.matmul: dot, matrix-vector, vector-matrix, matrix and batched products."""
+    """Matrix product with torch.matmul's rules: dot, matrix-vector, vector-matrix, matrix
+    and batched (broadcast) products."""
     _check_operands(x, y, "matmul")
     x_ndim, y_ndim = x.ndim, y.ndim
     if x_ndim == 0 or y_ndim == 0:
@@ -117,7 +118,7 @@ def dot(x: Tensor, y: Tensor) -> Tensor:
 
 
 def outer(x: Tensor, y: Tensor) -> Tensor:
-    """x[i] * y[j] for 1-D x and y."""
+    """Outer product of 1-D x and y: `out[i][j] = x[i] * y[j]`."""
     for operand in (x, y):
         if not isinstance(operand, Tensor) or operand.ndim != 1:
             raise RuntimeError(f"outer: expected 1D tensors, but got "

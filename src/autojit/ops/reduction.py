@@ -34,6 +34,7 @@ def normalize_dims(dim, ndim: int) -> tuple:
 
 
 def reduced_shape(shape, dim, keepdim) -> tuple:
+    """`shape` with the axes `dim` removed, or kept as 1 with `keepdim`."""
     if keepdim:
         return tuple(1 if axis in dim else extent for axis, extent in enumerate(shape))
     return tuple(extent for axis, extent in enumerate(shape) if axis not in dim)
@@ -191,7 +192,8 @@ def _check_nonempty(x: Tensor, name: str, dims: tuple) -> None:
 
 
 def sum_(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """Sum over `dim` (all dims when None)."""
+    """Sum of the elements over `dim` (all when None), keeping reduced dims with `keepdim`;
+    integers sum in int64 unless `dtype` is given."""
     attrs = {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)}
     if dtype is not None:
         attrs["dtype"] = dtypes.to_dtype(dtype)
@@ -199,6 +201,8 @@ def sum_(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 
 def prod_(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Product of the elements over `dim` (all when None), keeping reduced dims with `keepdim`;
+    integers multiply in int64 unless `dtype` is given."""
     attrs = {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)}
     if dtype is not None:
         attrs["dtype"] = dtypes.to_dtype(dtype)
@@ -206,13 +210,16 @@ def prod_(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 
 def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
-    """Maximum over `dim`; an empty tuple or None reduces every dim, as in torch."""
+    """Maximum of the elements over `dim` (all when None or an empty tuple); ties share the
+    gradient evenly."""
     dims = normalize_dims(dim if dim != () else None, x.ndim)
     _check_nonempty(x, "amax", dims)
     return bind(AMAX, (x,), {"dim": dims, "keepdim": bool(keepdim)})
 
 
 def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Minimum of the elements over `dim` (all when None or an empty tuple); ties share the
+    gradient evenly."""
     dims = normalize_dims(dim if dim != () else None, x.ndim)
     _check_nonempty(x, "amin", dims)
     return bind(AMIN, (x,), {"dim": dims, "keepdim": bool(keepdim)})
@@ -229,21 +236,26 @@ def extreme(x: Tensor, kind: str, dim=None, keepdim: bool = False) -> Tensor:
 
 
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Index of the maximum over `dim`, or into the flattened tensor when dim is None."""
+    """Index (int64) of the maximum along `dim`, or into the flattened tensor when dim is
+    None; the first one where several are equal."""
     dims = normalize_dims(dim, x.ndim)
     _check_nonempty(x, "argmax", dims)
     return bind(ARGMAX, (x,), {"dim": dims, "keepdim": bool(keepdim)})
 
 
 def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Index (int64) of the minimum along `dim`, or into the flattened tensor when dim is
+    None; the first one where several are equal."""
     dims = normalize_dims(dim, x.ndim)
     _check_nonempty(x, "argmin", dims)
     return bind(ARGMIN, (x,), {"dim": dims, "keepdim": bool(keepdim)})
 
 
 def any_(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Whether any element over `dim` (all when None) is nonzero, as a bool tensor."""
     return bind(ANY, (x,), {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)})
 
 
 def all_(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Whether every element over `dim` (all when None) is nonzero, as a bool tensor."""
     return bind(ALL, (x,), {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)})

@@ -14,6 +14,12 @@ from ..tensor.tensor import Tensor
 from . import composite, indexing, inplace, layout, linalg, reduction
 from . import elementwise as ew
 
+
+def _where(self, condition, y):
+    """x where `condition` holds, else y, broadcasting (torch.Tensor.where)."""
+    return ew.where(condition, self, y)
+
+
 # name -> function(self, *args, **kwargs)
 METHODS = {
     # elementwise
@@ -25,7 +31,7 @@ METHODS = {
     "floor_divide": ew.floor_divide, "remainder": ew.remainder, "eq": ew.eq, "ne": ew.ne,
     "lt": ew.lt, "le": ew.le, "gt": ew.gt, "ge": ew.ge, "logical_and": ew.logical_and,
     "logical_or": ew.logical_or, "logical_xor": ew.logical_xor,
-    "logical_not": ew.logical_not, "isnan": ew.isnan, "where": lambda x, c, y: ew.where(c, x, y),
+    "logical_not": ew.logical_not, "isnan": ew.isnan, "where": _where,
     "clone": ew.clone, "square": composite.square, "reciprocal": composite.reciprocal,
     "rsqrt": composite.rsqrt, "exp2": composite.exp2, "log2": composite.log2,
     "log10": composite.log10, "tan": composite.tan, "relu": composite.relu,
@@ -72,7 +78,11 @@ for _name, _function in METHODS.items():
 # ---- operators --------------------------------------------------------------------------------
 
 def _reflected(function):
-    return lambda self, other: function(other, self)
+    def reflected(self, other):
+        return function(other, self)
+
+    reflected.__doc__ = f"`{function.__name__}(other, self)`: the operator with x on the right."
+    return reflected
 
 
 def _logical(logical_function, name):
@@ -83,7 +93,18 @@ def _logical(logical_function, name):
                             "arithmetic instead")
         return logical_function(self, other)
 
+    operator.__doc__ = f"`{name}` of bool tensors: {logical_function.__name__} (not bitwise)."
     return operator
+
+
+def _invert(self):
+    """`~x` of a bool tensor: logical_not (not bitwise)."""
+    return _logical(lambda x, _: ew.logical_not(x), "~")(self, None)
+
+
+def _positive(self):
+    """`+x`: x itself."""
+    return self
 
 
 OPERATORS = {
@@ -98,15 +119,14 @@ OPERATORS = {
     "__or__": _logical(ew.logical_or, "|"), "__xor__": _logical(ew.logical_xor, "^"),
     "__rand__": _logical(ew.logical_and, "&"), "__ror__": _logical(ew.logical_or, "|"),
     "__rxor__": _logical(ew.logical_xor, "^"),
-    "__invert__": lambda self: _logical(lambda x, _: ew.logical_not(x), "~")(self, None),
-    "__pos__": lambda self: self,
+    "__invert__": _invert, "__pos__": _positive,
     "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
     "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
 }
 for _name, _function in OPERATORS.items():
     setattr(Tensor, _name, _function)
-Tensor.T = property(layout.full_transpose)
-Tensor.mT = property(layout.matrix_transpose)
+Tensor.T = property(layout.full_transpose, doc="x with all dims reversed (a view).")
+Tensor.mT = property(layout.matrix_transpose, doc="x with its last two dims swapped (a view).")
 # __eq__ is elementwise: identity hashing, like torch; object.__hash__ is a C slot, so dicts
 # keyed by tensors (optimizer state) look them up without a Python call.
 Tensor.__hash__ = object.__hash__
@@ -141,26 +161,69 @@ def to(self, *args, dtype=None, device=None, copy: bool = False, **kwargs):
 
 
 def _to_method(dtype):
-    return lambda self: to(self, dtype)
+    def method(self):
+        return to(self, dtype)
+
+    method.__doc__ = f"`x.to(autojit.{dtype.name})`: x converted to {dtype.name}."
+    return method
+
+
+def cuda(self, device=None, non_blocking=False):
+    """x copied to a GPU (`device`: an index or a device, the current GPU by default)."""
+    if device is None:
+        device = "cuda"
+    elif isinstance(device, int):
+        device = f"cuda:{device}"
+    return to(self, device)
+
+
+def cpu(self):
+    """x copied to host memory; x itself when it is there already."""
+    return to(self, "cpu")
+
+
+def dlpack(self, **options):
+    """The DLPack capsule of x's data, for another library's from_dlpack (no copy)."""
+    return _dlpack.dlpack(self, **options)
+
+
+def dlpack_device(self):
+    """The DLPack (device type, index) of x's data."""
+    return _dlpack.dlpack_device(self)
+
+
+def type_as(self, other):
+    """x converted to `other`'s dtype."""
+    return to(self, other.dtype)
+
+
+def contiguous(self):
+    """x in C (row-major) order: x itself when it already is, else a copy."""
+    return self if self._data is None or self._data.flags.c_contiguous else ew.clone(self)
+
+
+def is_contiguous(self):
+    """Whether x's data is in C (row-major) order (a symbolic tensor always is)."""
+    return self._data is None or bool(self._data.flags.c_contiguous)
 
 
 Tensor.to = to
-Tensor.cuda = lambda self, device=None, non_blocking=False: to(
-    self, "cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
-Tensor.cpu = lambda self: to(self, "cpu")
-Tensor.__dlpack__ = lambda self, **options: _dlpack.dlpack(self, **options)
-Tensor.__dlpack_device__ = lambda self: _dlpack.dlpack_device(self)
-Tensor.__cuda_array_interface__ = property(lambda self: _dlpack.cuda_array_interface(self))
-Tensor.type_as = lambda self, other: to(self, other.dtype)
+Tensor.cuda = cuda
+Tensor.cpu = cpu
+Tensor.__dlpack__ = dlpack
+Tensor.__dlpack_device__ = dlpack_device
+Tensor.__cuda_array_interface__ = property(
+    lambda self: _dlpack.cuda_array_interface(self),
+    doc="The CUDA array interface of a GPU tensor's data, for Numba and CuPy (no copy).")
+Tensor.type_as = type_as
 Tensor.float = _to_method(dtypes.float32)
 Tensor.double = _to_method(dtypes.float64)
 Tensor.half = _to_method(dtypes.float16)
 Tensor.long = _to_method(dtypes.int64)
 Tensor.int = _to_method(dtypes.int32)
 Tensor.bool = _to_method(dtypes.bool_)
-Tensor.contiguous = lambda self: self if self._data is None or \
-    self._data.flags.c_contiguous else ew.clone(self)
-Tensor.is_contiguous = lambda self: self._data is None or bool(self._data.flags.c_contiguous)
+Tensor.contiguous = contiguous
+Tensor.is_contiguous = is_contiguous
 
 
 # ---- in-place --------------------------------------------------------------------------------
@@ -170,6 +233,7 @@ def _inplace(name, function):
         return inplace.apply_inplace(self, name, lambda source: function(source, *args, **kwargs))
 
     method.__name__ = name
+    method.__doc__ = f"In-place version of `{name[:-1]}`: the result is written into x."
     return method
 
 
@@ -191,15 +255,17 @@ Tensor.__ipow__ = Tensor.pow_
 
 
 def zero_(self):
+    """Fill x with zeros, in place."""
     return inplace.apply_inplace(self, "zero_", lambda source: ew.fill_like(source, 0))
 
 
 def fill_(self, value):
+    """Fill x with `value`, in place."""
     return inplace.apply_inplace(self, "fill_", lambda source: ew.fill_like(source, value))
 
 
 def copy_(self, source, non_blocking: bool = False):
-    """Write `source` (broadcast, cast) into self; the gradient flows to source."""
+    """Write `source` (broadcast, cast) into x, in place; the gradient flows to source."""
     return inplace.apply_inplace(
         self, "copy_", lambda old: ew.fill_like(old, 0) + _as_tensor(source).to(old.dtype))
 

@@ -25,6 +25,7 @@ class Size(tuple):
         return f"autojit.Size({list(self)})"
 
     def numel(self) -> int:
+        """The number of elements of a tensor of this shape."""
         count = 1
         for extent in self:
             count *= extent
@@ -44,9 +45,13 @@ class Tensor:
     """A multi-dimensional array that records the operations applied to it."""
 
     # The fields every op result needs are slots; the rarely used ones are class-level defaults
-    # that an instance overrides in its __dict__ only when set (hooks, views, inference).
-    __slots__ = ("_data", "_dtype", "_requires_grad", "_grad", "grad_fn", "_output_nr",
-                 "_version_counter", "__weakref__", "__dict__")
+    # that an instance overrides in its __dict__ only when set (hooks, views, inference). A
+    # dict, so that the public slot has a docstring (inspect.getdoc and help() read it there).
+    __slots__ = {"_data": None, "_dtype": None, "_requires_grad": None, "_grad": None,
+                 "grad_fn": "The autograd Node that made this tensor (None for leaves); its "
+                            "next_functions lead to the inputs' nodes.",
+                 "_output_nr": None, "_version_counter": None, "__weakref__": None,
+                 "__dict__": None}
     _value = None  # the ir.Value of a symbolic tensor while tracing
     _base = None  # the tensor this one is a view of
     _view_source = None  # (input, op, attrs) that made this view, for refresh_view
@@ -112,10 +117,12 @@ class Tensor:
 
     @property
     def shape(self) -> Size:
+        """The extents of the dims, an `autojit.Size` (a tuple)."""
         data = self._data
         return Size(data.shape if data is not None else self._value.shape)
 
     def size(self, dim: int | None = None):
+        """The shape, or with `dim` the extent of that dim."""
         shape = self.shape
         if dim is None:
             return shape
@@ -123,22 +130,27 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """The number of dims."""
         return len(self.shape)
 
     def dim(self) -> int:
+        """The number of dims, as `ndim`."""
         return len(self.shape)
 
     def numel(self) -> int:
+        """The number of elements."""
         return self.shape.numel()
 
     nelement = numel
 
     @property
     def dtype(self) -> dtypes.DType:
+        """The element type (`autojit.float32`, `autojit.int64`, ...)."""
         return self._dtype
 
     @property
     def device(self):
+        """The device the data lives on: `cpu`, or `cuda:N` for a tensor on a GPU."""
         # The device follows from the data: an ndarray on the CPU, a CudaArray on a GPU
         # (autojit/cuda/array.py); symbolic tensors are device-neutral while tracing.
         data = self._data
@@ -148,17 +160,21 @@ class Tensor:
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the data lives on a GPU."""
         data = self._data
         return data is not None and data.__class__ is not np.ndarray
 
     @property
     def is_cpu(self) -> bool:
+        """Whether the data lives in host memory (symbolic tensors count as CPU ones)."""
         return not self.is_cuda
 
     def get_device(self) -> int:
+        """The index of the GPU holding the data, or -1 on the CPU."""
         return self._data.device_index if self.is_cuda else -1
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating type (float16, float32, float64)."""
         return self._dtype.is_floating_point
 
     @property
@@ -170,6 +186,7 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
+        """Whether gradients are computed for this tensor; settable on leaves."""
         return self._requires_grad
 
     @requires_grad.setter
@@ -177,6 +194,7 @@ class Tensor:
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set `requires_grad` on this leaf (floating dtypes only) and return it."""
         if self.grad_fn is not None:
             if requires_grad:
                 return self
@@ -195,10 +213,12 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """Whether no op made this tensor (its `grad_fn` is None); leaves accumulate `.grad`."""
         return self.grad_fn is None
 
     @property
     def grad(self):
+        """The gradient accumulated by backward (None until then); settable and deletable."""
         if state.tracer is not None:
             state.tracer.note_grad_access(self)  # a compiled function's guards check .grad
         if self.grad_fn is not None and not self._retains_grad and self._grad is None:
@@ -242,9 +262,11 @@ class Tensor:
 
     @property
     def retains_grad(self) -> bool:
+        """Whether `retain_grad()` was called on this non-leaf tensor."""
         return self._retains_grad
 
     def is_inference(self) -> bool:
+        """Whether the tensor was made under `inference_mode` (it never records autograd)."""
         return self._is_inference
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -281,6 +303,8 @@ class Tensor:
         return data if data.__class__ is np.ndarray else data.to_host()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a NumPy array sharing its memory; `force` copies a GPU tensor's data and
+        allows a tensor that requires grad."""
         data = self._concrete("Tensor.numpy()")
         if data.__class__ is not np.ndarray:
             if not force:
@@ -293,15 +317,18 @@ class Tensor:
         return data
 
     def item(self):
+        """The value of a one-element tensor as a Python number."""
         data = self._host("Tensor.item()")
         if data.size != 1:
             raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")
         return data.reshape(()).item()
 
     def tolist(self):
+        """The data as nested Python lists of numbers (a number for a 0-d tensor)."""
         return self._host("Tensor.tolist()").tolist()
 
     def __array__(self, dtype=None, copy=None):
+        """`np.asarray(x)`: the data of a CPU tensor, without a copy."""
         data = self._concrete("np.asarray(Tensor)")
         if data.__class__ is not np.ndarray:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
@@ -309,29 +336,35 @@ class Tensor:
         return data if dtype is None else data.astype(dtype, copy=False)
 
     def __bool__(self) -> bool:
+        """`bool(x)` of a one-element tensor."""
         data = self._host("bool(Tensor)")
         if data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(data.reshape(()))
 
     def __float__(self) -> float:
+        """`float(x)` of a one-element tensor."""
         return float(self.item())
 
     def __int__(self) -> int:
+        """`int(x)` of a one-element tensor."""
         return int(self.item())
 
     def __index__(self) -> int:
+        """A one-element integer tensor used as an index (`range(x)`, `seq[x]`)."""
         if self._dtype.category != dtypes.INTEGER or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __len__(self) -> int:
+        """`len(x)`: the extent of the first dim."""
         shape = self.shape
         if not shape:
             raise TypeError("len() of a 0-d tensor")
         return shape[0]
 
     def __iter__(self):
+        """`for row in x`: the slices along the first dim."""
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
@@ -339,6 +372,7 @@ class Tensor:
     __hash__ = object.__hash__  # identity, as a C slot (tensor_methods.py keeps it so)
 
     def __repr__(self) -> str:
+        """`repr(x)` and `str(x)`: torch's printed form, `tensor([1., 2.])`."""
         tracer = state.tracer
         if tracer is not None:  # while tracing: printed with each call's values
             token = tracer.format_tensor(self, None)
@@ -351,6 +385,7 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
+        """`f"{x:.3f}"`: a 0-d tensor formats as its number."""
         if self.ndim == 0:
             tracer = state.tracer
             if tracer is not None:
@@ -362,9 +397,11 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
+        """`pickle`: the data (copied to the host), dtype and `requires_grad`."""
         return (_rebuild, (self._host("pickle"), self._dtype.name, self._requires_grad))
 
     def __deepcopy__(self, memo):
+        """`copy.deepcopy(x)` of a leaf: new storage, the same `requires_grad` and a copied grad."""
         if not self.is_leaf:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
                                "the deepcopy protocol at the moment.")
@@ -405,6 +442,7 @@ class Tensor:
         return alias
 
     def detach_(self) -> Tensor:
+        """Make this tensor a leaf without history, in place, and return it."""
         if self._base is not None and self._base.requires_grad:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None

@@ -15,7 +15,7 @@ import pytest
 from autojit.codegen.cpu.jit import compile_kernel
 from autojit.codegen.cpu.render import RenderError, parse
 from autojit.codegen.kernel import CheckFailed, Kernel, KernelInput, KernelOutput, Operand, Step
-from autojit.ops.registry import REGISTRY, Elementwise, _run_eager
+from autojit.ops.registry import REGISTRY, Elementwise, run_eager
 from autojit.tensor import dtypes
 from autojit.tensor.tensor import Tensor
 
@@ -78,7 +78,7 @@ def tensor_of(array, dtype=None):
 
 def reference(op, arrays, attrs):
     with np.errstate(all="ignore"):
-        return _run_eager(op, tuple(tensor_of(a) for a in arrays), attrs)._data
+        return run_eager(op, tuple(tensor_of(a) for a in arrays), attrs)._data
 
 
 def run(kernel, arrays):

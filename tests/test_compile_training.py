@@ -2,7 +2,7 @@
 momentum and under Adam, a new batch size, and a gradient-penalty step (double backward).
 
 After N compiled steps, parameters, their .grad and the optimizer state must equal eager's to
-rounding (DESIGN rule 6), with one trace per distinct batch shape.
+rounding (the update is written back after each run), with one trace per distinct batch shape.
 """
 
 import numpy as np

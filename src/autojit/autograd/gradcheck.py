@@ -83,10 +83,6 @@ def _evaluate(func, inputs: tuple) -> list:
     return results
 
 
-def _float_outputs(outputs) -> list:
-    return [o for o in _as_tuple(outputs) if isinstance(o, Tensor)]
-
-
 # ---- Jacobians ----------------------------------------------------------------------------------
 
 def _perturbed(func, inputs, tensor, index, step):

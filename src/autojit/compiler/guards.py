@@ -1,15 +1,16 @@
 """Guards: the conditions under which a compiled executable still means what was traced.
 
 A compiled function's executable is valid only while everything the trace depended on is the
-same (DESIGN rule 5): argument shapes, dtypes and requires_grad flags, Python scalar arguments,
-grad mode, the captured tensors (which object the function reaches, its shape, dtype,
-requires_grad, .grad and hooks), and all the Python state the function can reach through its
-closure, globals and arguments (reachability.py walks it: scalars, container lengths, classes,
-functions' code, library objects' identity). The guard set is written as Python source, one
-condition per line, compiled into a function, so that checking it costs a few attribute reads
-and comparisons per call, and `str(guards)` shows exactly what is checked. Conditions on the
-same object share the reads that reach it: the source keeps each intermediate object in a
-local variable (`v3 = v2._modules`), so a deep path costs one read per step, once.
+same (a compiled function is never silently wrong; docs/notes/guards.md): argument shapes,
+dtypes and requires_grad flags, Python scalar arguments, grad mode, the captured tensors (which
+object the function reaches, its shape, dtype, requires_grad, .grad and hooks), and all the
+Python state the function can reach through its closure, globals and arguments (reachability.py
+walks it: scalars, container lengths, classes, functions' code, library objects' identity). The
+guard set is written as Python source, one condition per line, compiled into a function, so
+that checking it costs a few attribute reads and comparisons per call, and `str(guards)` shows
+exactly what is checked. Conditions on the same object share the reads that reach it: the
+source keeps each intermediate object in a local variable (`v3 = v2._modules`), so a deep path
+costs one read per step, once.
 """
 
 from __future__ import annotations

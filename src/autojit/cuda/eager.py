@@ -1,6 +1,6 @@
 """Eager ops on CUDA tensors: each primitive becomes one kernel launch.
 
-ops.registry._run_eager hands every primitive to `dispatch` once a CUDA tensor exists; it
+ops.registry.run_eager hands every primitive to `dispatch` once a CUDA tensor exists; it
 returns None when no input is on a GPU (the NumPy path goes on), raises torch's error when
 inputs sit on different devices (a 0-d CPU tensor may join, as in torch), and otherwise runs
 the op by its lowering:
@@ -140,12 +140,12 @@ def _host_error(op, inputs, attrs) -> Exception:
     """The error of an op whose kernel reported one (an index out of range, an integer
     division by 0): the op's NumPy impl on host copies of the inputs raises eager's error,
     with the message the kernel cannot make (docs/notes/errors-in-kernels.md)."""
-    from ..ops.registry import _run_eager
+    from ..ops.registry import run_eager
 
     host = tuple(Tensor._make(x._host(op.name), x._dtype) if isinstance(x, Tensor) else x
                  for x in inputs)
     try:
-        _run_eager(op, host, attrs)
+        run_eager(op, host, attrs)
     except Exception as error:  # noqa: BLE001 - the error the op raises
         return error
     return RuntimeError(f"{op.name}: the CUDA kernel reported an error that the NumPy "

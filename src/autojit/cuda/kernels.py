@@ -87,7 +87,7 @@ class CudaCompiledKernel:
         self._launch(*arrays)
         for position, index in enumerate(rendered.wide):
             _narrow(arrays[first_output + len(outputs) + position], arrays[first_output + index])
-        if rendered.checks and status is None and _failed(arrays[-1]):
+        if rendered.checks and status is None and status_failed(arrays[-1]):
             raise CheckFailed(f"kernel {self.kernel.name} reported an error")
 
 
@@ -98,7 +98,7 @@ def new_status():
     return status
 
 
-def _failed(status_flat) -> bool:
+def status_failed(status_flat) -> bool:
     return bool(status_flat.copy_to_host()[0])
 
 

@@ -24,7 +24,7 @@ from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .array import CudaArray
 from .eager import MIXED_DEVICES
-from .kernels import _failed, compile_kernel, new_status
+from .kernels import compile_kernel, new_status, status_failed
 
 
 def graph_device(graph, args) -> str:
@@ -200,7 +200,7 @@ class CudaPlan(Plan):
                 step.run(environment)
         else:
             self._run_profiled(environment, profiler)
-        if self.checks and _failed(status.flat):
+        if self.checks and status_failed(status.flat):
             raise self._reference_error(arg_arrays) from None
         return tuple(environment[id(output.value)] for output in self.graph.outputs)
 

@@ -2,8 +2,9 @@
 
 In eager mode a view (reshape, permute, slice, expand) shares its base's NumPy memory, so an
 in-place write through the view changes the base, and the base and every other view see it.
-A traced graph has no memory and no mutation (DESIGN rule 6): here a write through a view
-becomes a new value of the view's *root* (the tensor whose storage it is), computed by
+A traced graph has no memory and no mutation (its in-place effects are written back after
+the run, docs/compiler.md): here a write through a view becomes a new value of the view's
+*root* (the tensor whose storage it is), computed by
 scattering the written values into the root's current value at the positions the view
 addresses. Readers of the root and of its other views then see the new value, because
 Tracer.value_of regenerates a view from its source whenever the root was written after the

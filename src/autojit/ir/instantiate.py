@@ -17,15 +17,6 @@ from ..tensor.symbolic import contains_symbolic, substitute
 from .graph import Graph, Value
 
 
-def is_dynamic(graph: Graph) -> bool:
-    """Whether any shape, operand or attribute of `graph` is symbolic."""
-    if any(contains_symbolic(entry.value.shape) for entry in graph.inputs):
-        return True
-    return any(contains_symbolic(node.output.shape) or contains_symbolic(node.attrs) or
-               any(contains_symbolic(operand) for operand in node.inputs
-                   if not isinstance(operand, Value)) for node in graph.nodes)
-
-
 def instantiate(graph: Graph, binding: dict) -> Graph:
     """A copy of `graph` with every symbolic size evaluated under `binding`."""
     from .verifier import verify

@@ -2,7 +2,7 @@
 
 This is the ground truth every backend (CPU codegen, CUDA) is tested against, and the fallback
 when no backend applies. Each node runs through the same function eager mode uses
-(ops.registry._run_eager), so dtype promotion, casts and error messages are eager's exactly;
+(ops.registry.run_eager), so dtype promotion, casts and error messages are eager's exactly;
 autograd is not recorded (the graph already contains any adjoint the trace built).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.registry import _run_eager
+from ..ops.registry import run_eager
 from ..tensor.tensor import Tensor
 from .graph import Graph, Input, Value
 
@@ -60,7 +60,7 @@ def interpret(graph: Graph, *args, captured=None) -> tuple:
     for node in graph.nodes:
         operands = tuple(environment[id(operand)] if isinstance(operand, Value) else operand
                          for operand in node.inputs)
-        result = _run_eager(node.op, operands, node.attrs)
+        result = run_eager(node.op, operands, node.attrs)
         output = node.outputs[0]
         if result._dtype is not output.dtype or result._data.shape != output.shape:
             raise RuntimeError(f"interpret: {node.op.name} produced {result._dtype.short}"

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
 
-from .module import Module, _add_indent
+from .module import Module, add_indent
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict"]
 
@@ -214,7 +214,7 @@ class ModuleList(Module):
         for start, end, text in runs:
             line = (f"({start}): {text}" if start == end
                     else f"({start}-{end}): {end - start + 1} x {text}")
-            lines.append(_add_indent(line, 2))
+            lines.append(add_indent(line, 2))
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def __dir__(self):

@@ -37,7 +37,7 @@ def typename(value) -> str:
     return f"{module}.{kind.__qualname__}"
 
 
-def _add_indent(text: str, spaces: int) -> str:
+def add_indent(text: str, spaces: int) -> str:
     """Indent every line but the first (nested module reprs); blank lines stay empty."""
     lines = text.split("\n")
     if len(lines) == 1:
@@ -586,7 +586,7 @@ class Module(StateDictMixin, BackwardHookMixin):
     def __repr__(self) -> str:
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = [f"({key}): " + _add_indent(repr(module), 2)
+        child_lines = [f"({key}): " + add_indent(repr(module), 2)
                        for key, module in self._modules.items()]
         lines = extra_lines + child_lines
         text = self._get_name() + "("

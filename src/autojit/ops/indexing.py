@@ -365,10 +365,6 @@ def min(x: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A00
 
 # ---- x[key] and x[key] = value ----------------------------------------------------------------
 
-def _is_advanced(item) -> bool:
-    return isinstance(item, (Tensor, list, np.ndarray))
-
-
 def _prepare(item):
     """Lists and arrays as tensors; integer 0-d tensors with data as plain ints."""
     if isinstance(item, (list, np.ndarray)):
@@ -526,10 +522,10 @@ def setitem(x: Tensor, key, value) -> None:
         value_shape = tuple(value.shape)
         while len(value_shape) > len(target) and value_shape[0] == 1:
             value_shape = value_shape[1:]
-        from .layout import _expand_rule
+        from .layout import expand_rule
 
         try:
-            _expand_rule(value_shape, target)
+            expand_rule(value_shape, target)
         except ValueError as error:
             raise RuntimeError(str(error)) from None
         if value_shape != tuple(value.shape):

@@ -92,7 +92,7 @@ def reshape(x: Tensor, *shape) -> Tensor:
 
 # ---- expand (broadcast_to) ----------------------------------------------------------------------
 
-def _expand_rule(shape, target):
+def expand_rule(shape, target):
     if len(target) < len(shape):
         raise ValueError(f"the number of sizes provided ({len(target)}) must be greater or "
                          f"equal to the number of dimensions in the tensor ({len(shape)})")
@@ -107,7 +107,7 @@ def _expand_rule(shape, target):
 
 
 EXPAND = define_op(name="expand", arity=1,
-                   shape=lambda input_shape, shape: _expand_rule(input_shape, shape),
+                   shape=lambda input_shape, shape: expand_rule(input_shape, shape),
                    dtype=rule_first,
                    impl=lambda x, shape: np.broadcast_to(x, shape),
                    # The engine sums the gradient back to the input's shape.
@@ -126,7 +126,7 @@ def expand(x: Tensor, *shape) -> Tensor:
     if target == current:
         return x
     try:
-        _expand_rule(current, target)
+        expand_rule(current, target)
     except ValueError as error:
         raise RuntimeError(str(error)) from None
     return bind(EXPAND, (x,), {"shape": target})

@@ -32,7 +32,7 @@ RECORD = None
 
 class OpError(Exception):
     """An error an impl raises for the user as it stands, with torch's type and message (an
-    index out of range, say): `_run_eager` raises `error` itself instead of turning it into a
+    index out of range, say): `run_eager` raises `error` itself instead of turning it into a
     shape error naming the op."""
 
     def __init__(self, error: Exception):
@@ -300,7 +300,7 @@ def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     if tracer is not None:
         out = tracer.bind(op, inputs, attrs)
     else:
-        out = _run_eager(op, inputs, attrs)
+        out = run_eager(op, inputs, attrs)
     if state.grad_enabled and op.vjp is not None and out._dtype.category == dtypes.FLOATING:
         for x in inputs:
             if isinstance(x, Tensor) and x._requires_grad:
@@ -314,7 +314,7 @@ def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
 CUDA_DISPATCH = None
 
 
-def _run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
+def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     if CUDA_DISPATCH is not None:
         out = CUDA_DISPATCH(op, inputs, attrs)
         if out is not None:

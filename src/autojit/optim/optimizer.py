@@ -3,7 +3,8 @@
 An optimizer sits after `backward()` in a training step: `step()` reads each parameter's
 `.grad` and updates the parameter in place. Subclasses (sgd.py, adam.py, ...) write that update
 in autojit ops under `no_grad()`, so that a step traced by `autojit.compile` records it as graph
-operations whose in-place writes the executable writes back (DESIGN rule 6).
+operations whose in-place writes the executable writes back (docs/compiler.md, "What is
+captured").
 
 What makes an update compile into one reusable executable:
 

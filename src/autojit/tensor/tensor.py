@@ -449,10 +449,6 @@ class Tensor:
         self._requires_grad = False
         return self
 
-    @property
-    def _is_view_of(self):
-        return self._base
-
 
 def _rebuild(data, dtype_name, requires_grad):
     result = Tensor._make(np.array(data), dtypes.from_name(dtype_name))

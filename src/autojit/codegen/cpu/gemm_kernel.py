@@ -331,12 +331,6 @@ def _transpose(lines: list, rows: list, prefix: str, names: dict) -> list:
     return rows
 
 
-def _lane_mask(lanes: int, count: int) -> str:
-    """A constant mask of the first `count` of `lanes` lanes."""
-    return "<" + ", ".join(f"i1 {'true' if lane < count else 'false'}"
-                           for lane in range(lanes)) + ">"
-
-
 def _pack_a(transpose_a: bool, names: dict) -> str:
     """`pack_a(packed, a, lda, depth, rows)`: packed[k * rows + row] = a(row, k) for a tile
     of `rows` (at most _TILE_ROWS[0]) rows and `depth` k's, so that the tile reads one

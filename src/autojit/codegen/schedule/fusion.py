@@ -53,7 +53,7 @@ from .matmul_steps import (
     pair_products,
 )
 from .plan import Plan, step_makes, step_reads, value_operands
-from .steps import KernelStep, NodeStep, _NodesStep, folds_into_strides
+from .steps import KernelStep, NodesStep, NodeStep, folds_into_strides
 
 SUPPORTED_DTYPES = (dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
 
@@ -297,7 +297,7 @@ def _group_step(group: _Group, name: str, consumers: dict, returned: set, compil
     try:
         compiled = compile_kernel(kernel)
     except NotImplementedError:
-        return _NodesStep(group.nodes)
+        return NodesStep(group.nodes)
     step = KernelStep(kernel, compiled, [source for source, _ in sources],
                       [(value, reshape) for _, value, reshape in outputs])
     step.split = split_kernel(kernel, compile_kernel)

@@ -51,7 +51,7 @@ from ..cpu.workers import data_address
 from ..kernel import inputs_feeding, reads_pointwise
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
 from .plan import step_reads, value_operands
-from .steps import KernelStep, _NodesStep
+from .steps import KernelStep, NodesStep
 
 
 def _view_roots(steps: list, roots: set) -> dict:
@@ -65,7 +65,7 @@ def _view_roots(steps: list, roots: set) -> dict:
     for step in steps:
         if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts)):
             continue
-        nodes = step.steps if isinstance(step, _NodesStep) else [step]
+        nodes = step.steps if isinstance(step, NodesStep) else [step]
         for inner in nodes:
             found = set()
             for operand in value_operands(inner.node):

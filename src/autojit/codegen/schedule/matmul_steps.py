@@ -43,7 +43,7 @@ import numpy as np
 from ...ir.graph import Value
 from ...ops import elementwise
 from ...ops.linalg import MATMUL
-from ...ops.registry import Extern, Layout, _run_eager
+from ...ops.registry import Extern, Layout, run_eager
 from ...tensor.tensor import Tensor
 from ..cpu import blas
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
@@ -280,7 +280,7 @@ class MatmulStep:
     def _eager(self, a, b):
         operands = tuple(Tensor._make(array, value.dtype)
                          for array, value in zip((a, b), self.node.inputs))
-        return _run_eager(MATMUL, operands, {})._data
+        return run_eager(MATMUL, operands, {})._data
 
     def describe(self) -> str:
         marks = ["ᵀ" if transposed else "" for _, transposed in self._keys]
@@ -363,11 +363,11 @@ class GemmStep(MatmulStep):
         if epilogue.scale is not None:
             operands = tuple(result if x is epilogue.product.output else x
                              for x in epilogue.scale.inputs)
-            result = _run_eager(epilogue.scale.op, operands, {})
+            result = run_eager(epilogue.scale.op, operands, {})
         scaled = epilogue.product.output if epilogue.scale is None else epilogue.scale.output
         other = Tensor._make(accumulate, epilogue.accumulate.dtype)
         operands = tuple(result if x is scaled else other for x in epilogue.combine.inputs)
-        return _run_eager(epilogue.combine.op, operands, {})._data
+        return run_eager(epilogue.combine.op, operands, {})._data
 
     def describe(self) -> str:
         epilogue = self.epilogue

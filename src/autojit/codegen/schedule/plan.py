@@ -20,7 +20,7 @@ from ..kernel import KernelError, inputs_feeding, reads_pointwise
 from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
-from .steps import KernelStep, NodeStep, _NodesStep, reference_error
+from .steps import KernelStep, NodesStep, NodeStep, reference_error
 
 # Outputs that leave the plan as they are: returned to the caller, or kept for a backward.
 _ESCAPING_KINDS = ("result", "saved")
@@ -50,7 +50,7 @@ def plan_buffer_reuse(graph: Graph, steps: list, fresh_grads: frozenset = frozen
                 escaping.add(id(product.epilogue.accumulate))
         if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts)):
             continue
-        nodes = step.steps if isinstance(step, _NodesStep) else [step]
+        nodes = step.steps if isinstance(step, NodesStep) else [step]
         for inner in reversed(nodes):
             if id(inner.node.output) in escaping:
                 escaping.update(id(value) for value in value_operands(inner.node))
@@ -76,7 +76,7 @@ def _step_buffers(step) -> StepBuffers:
                             if product not in into],
                            [value for product in products for value in product.operands],
                            [(product.output, [product.epilogue.accumulate]) for product in into])
-    nodes = step.steps if isinstance(step, _NodesStep) else [step]
+    nodes = step.steps if isinstance(step, NodesStep) else [step]
     reads = [value for inner in nodes for value in value_operands(inner.node)]
     # A single node's result may be a view of any of its operands (reshape, indexing).
     views = [(inner.node.output, value_operands(inner.node)) for inner in nodes]
@@ -222,7 +222,7 @@ class Plan:
                 name = "autojit::" + "+".join(product.event_name for product in products)
                 shapes = [list(value.shape) for value in products[0].node.inputs]
             else:
-                nodes = step.steps if isinstance(step, _NodesStep) else [step]
+                nodes = step.steps if isinstance(step, NodesStep) else [step]
                 name = "autojit::" + "+".join(inner.node.op.name for inner in nodes)
                 shapes = [list(value.shape) for value in value_operands(nodes[0].node)]
             profiler.record_event(name, start, end, shapes if profiler.record_shapes else None)
@@ -252,7 +252,7 @@ class Plan:
                     for node in nodes:
                         labels[id(node)] = f"gemm {product.event_name}"
             else:
-                for inner in (step.steps if isinstance(step, _NodesStep) else [step]):
+                for inner in (step.steps if isinstance(step, NodesStep) else [step]):
                     labels[id(inner.node)] = "numpy"
         return labels
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.graph import Value
-from ...ops.registry import Layout, _run_eager
+from ...ops.registry import Layout, run_eager
 from ...tensor.tensor import Tensor
 from ..cpu import workers
 from ..kernel import Kernel
@@ -53,7 +53,7 @@ class NodeStep:
             environment[RECORD].refuse(f"{node.op.name} ran through its NumPy impl")
         operands = tuple(Tensor._make(environment[id(x)], x.dtype) if isinstance(x, Value)
                          else x for x in node.inputs)
-        environment[id(node.output)] = _run_eager(node.op, operands, node.attrs)._data
+        environment[id(node.output)] = run_eager(node.op, operands, node.attrs)._data
 
     def kept_arrays(self) -> list:
         return []
@@ -62,7 +62,7 @@ class NodeStep:
         return f"node {self.node.op.name}"
 
 
-class _NodesStep:
+class NodesStep:
     """A group the backend could not compile, run node by node."""
 
     def __init__(self, nodes: list):

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ...ops import elementwise as ew
-from ...ops.registry import Elementwise, _run_eager
+from ...ops.registry import Elementwise, run_eager
 from ...tensor.tensor import Tensor
 from ..graph import Graph, Node, Value
 from .rewriter import GraphRewriter, constant_scalar, fill_anchor, is_constant
@@ -42,7 +42,7 @@ def _evaluate(node: Node, inputs: list):
         else:
             operands.append(operand)
     try:
-        result = _run_eager(op, tuple(operands), node.attrs)._data
+        result = run_eager(op, tuple(operands), node.attrs)._data
     except Exception:  # an op that fails on these operands is left to fail when the graph runs
         return None
     if result.dtype != output.dtype.numpy or (small and result.shape != output.shape):
@@ -66,7 +66,7 @@ def constant_folding(graph: Graph) -> Graph:
     left alone, since the IR has no literal-tensor node). Every fill is re-anchored on a graph
     input of its type (not a cotangent) when there is one, else on the first non-constant
     value of its chain of fills, so whatever computed its old anchor can become dead.
-    Evaluation goes through the op's NumPy impl (ops.registry._run_eager), as the interpreter
+    Evaluation goes through the op's NumPy impl (ops.registry.run_eager), as the interpreter
     does, so folding is exact.
     """
     rewriter = GraphRewriter(graph)

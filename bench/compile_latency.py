@@ -9,8 +9,8 @@ over the runs; `import autojit` is shown apart. The breakdown times the compiler
 wrapping them from outside:
 
     tracing    running the function on symbolic tensors, and writing the guards
-    passes     the IR pass pipeline (ir/pipeline.py)
-    schedule   fusion planning and kernel building (codegen/schedule.py), kernels excluded
+    passes     the IR pass pipeline (ir/passes/pipeline.py)
+    schedule   fusion planning and kernel building (codegen/schedule/fusion.py), kernels excluded
     kernels    compile_kernel: LLVM compiles (cold) or disk-cache loads (warm), including the
                one-time LLVM target set-up (shown apart as "llvm init")
     run        the rest of the first call: running the plan (the first time: NumPy's BLAS

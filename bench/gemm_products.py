@@ -1,4 +1,4 @@
-"""The generated ?gemm (codegen/gemm_kernel.py) against the BLAS library's, single-threaded.
+"""The generated ?gemm (codegen/cpu/gemm_kernel.py) against the BLAS library's, single-threaded.
 
 Both are called through ctypes with the same CBLAS row-major arguments on the training
 benchmarks' float32 product shapes; the two run in interleaved rounds, so the machine's

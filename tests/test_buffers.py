@@ -1,5 +1,5 @@
-"""Buffer planning (codegen/buffers.py): values whose lifetimes do not overlap share memory,
-and no value's memory is taken over while it, or a view of it, is still to be read.
+"""Buffer planning (codegen/schedule/buffers.py): values whose lifetimes do not overlap share
+memory, and no value's memory is taken over while it, or a view of it, is still to be read.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The CPU backend (codegen/cpu.py, render_llvm.py, mathlib.py) against the NumPy reference.
+"""The CPU backend (codegen/cpu/: jit.py, render.py, mathlib.py) against the NumPy reference.
 
 Kernels are built by hand; the reference is the op registry's eager path (the impls), which
-is what the interpreter runs. Each kernel compiles once (module-level cache in cpu.py).
+is what the interpreter runs. Each kernel compiles once (module-level cache in codegen/cpu/jit.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""autojit.compile: results equal eager's, guards retrace, graph breaks fall back (compile.py)."""
+"""autojit.compile (compiler/api.py): results equal eager's, guards retrace, graph breaks fall
+back."""
 
 from __future__ import annotations
 

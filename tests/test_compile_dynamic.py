@@ -21,7 +21,7 @@ def _tensor(rng, *shape, requires_grad=False):
 
 class Counted:
     """A function wrapper counting its runs (traces, or eager calls). The guards'
-    walk looks only at `fn` (the attribute compile.py's own functions use): the counter,
+    walk looks only at `fn` (the attribute compiler/api.py's own functions use): the counter,
     written by every run, is not state the traced function depends on."""
 
     _reachable_attributes = ("fn",)

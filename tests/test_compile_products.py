@@ -1,8 +1,7 @@
-"""Matrix products in compiled plans (codegen/matmul_steps.py, codegen/blas.py): transposed
-operands read where they lie, epilogues folded into one BLAS call (stored in place into the
-updated tensor where that is safe, into an earlier product's result where that is all the sum
-reads, copied otherwise), and large independent products run side by side, each matching
-eager.
+"""Matrix products in compiled plans (codegen/schedule/matmul_steps.py, codegen/cpu/blas.py):
+transposed operands read where they lie, epilogues folded into one BLAS call (stored in place into
+the updated tensor where that is safe, into an earlier product's result where that is all the sum
+reads, copied otherwise), and large independent products run side by side, each matching eager.
 """
 
 import numpy as np

@@ -3,7 +3,7 @@
 The cases of tests/test_index_errors.py (those that reach a kernel) run on CUDA tensors and
 must give what torch gives on the CPU: eagerly, a kernel's failed check is read back at once
 and the op's NumPy impl finds the message; compiled, the plan's kernels set one status word
-that the plan reads after its last step (codegen/cuda.py), and the graph's reference run
+that the plan reads after its last step (cuda/plan.py), and the graph's reference run
 finds the message. Under Numba's CUDA simulator unless NUMBA_ENABLE_CUDASIM=0.
 """
 

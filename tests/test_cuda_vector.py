@@ -1,4 +1,4 @@
-"""The vector path of CUDA elementwise kernels (render_cuda.vector_plan, codegen/cuda_vector.py).
+"""The vector path of CUDA elementwise kernels (render_cuda.vector_plan, codegen/cuda/vector.py).
 
 Run under Numba's CUDA simulator unless NUMBA_ENABLE_CUDASIM is set (see tests/test_cuda.py).
 The simulator runs the vector loads and stores element by element, so these tests check which

@@ -1,4 +1,4 @@
-"""The kernel cache on disk (codegen/disk_cache.py and its use in codegen/cpu.py).
+"""The kernel cache on disk (codegen/cpu/disk_cache.py and its use in codegen/cpu/jit.py).
 
 Hits are checked in fresh interpreters (the in-memory cache answers within one process) by the
 counters cpu.STATISTICS keeps ("compiled": LLVM compiles, "loaded": disk loads), never by time.

@@ -1,7 +1,7 @@
-"""The fusion schedule (codegen/schedule.py): which nodes share a kernel. Kernels of different
-shapes stay open side by side, a reduction of a value made by an earlier step joins the kernel
-over its shape, and a view of a kernel's value runs once the kernel has, without ending it.
-Each case is checked against eager as well as for its kernel count.
+"""The fusion schedule (codegen/schedule/fusion.py): which nodes share a kernel. Kernels of
+different shapes stay open side by side, a reduction of a value made by an earlier step joins
+the kernel over its shape, and a view of a kernel's value runs once the kernel has, without
+ending it. Each case is checked against eager as well as for its kernel count.
 """
 
 from __future__ import annotations

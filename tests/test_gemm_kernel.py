@@ -1,4 +1,4 @@
-"""The generated ?gemm (codegen/gemm_kernel.py): every transposition and dtype against a float64
+"""The generated ?gemm (codegen/cpu/gemm_kernel.py): every transposition and dtype against a float64
 reference, over shapes that leave partial tiles, panels and k blocks; the BLAS semantics of
 alpha and beta; where blas.py uses it; and a compiled training step that runs on it."""
 

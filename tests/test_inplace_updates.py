@@ -1,8 +1,8 @@
-"""In-place update outputs (codegen/in_place.py): a compiled step's kernels store the new values
-of parameters and optimizer state straight into the tensors' storage, with no copy at
-write-back, and every unsafe case (a later read of the old value, a transposed or broadcast
-read of it, a result holding the new value, anomaly mode, overlapping or non-contiguous
-storage, a kernel that may raise) falls back to the copy path with eager's values.
+"""In-place update outputs (codegen/schedule/in_place.py): a compiled step's kernels store the new
+values of parameters and optimizer state straight into the tensors' storage, with no copy at
+write-back, and every unsafe case (a later read of the old value, a transposed or broadcast read of
+it, a result holding the new value, anomaly mode, overlapping or non-contiguous storage, a kernel
+that may raise) falls back to the copy path with eager's values.
 """
 
 import warnings

@@ -1,4 +1,4 @@
-"""The runner's check of a native program's inputs (codegen/input_checks.py): the table made
+"""The runner's check of a native program's inputs (codegen/cpu/input_checks.py): the table made
 from a recorded call's arrays passes arrays laid out the same and refuses every difference
 the Python checks would refuse; a compiled step's calls run without the Python checks, and a
 call the table refuses falls back to them and stays correct."""

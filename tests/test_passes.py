@@ -1,4 +1,4 @@
-"""The IR passes (ir/passes.py, ir/simplify.py) and the pipeline (ir/pipeline.py).
+"""The IR passes (ir/passes/, ir/passes/simplify.py) and the pipeline (ir/passes/pipeline.py).
 
 Every pass is checked the same way: the argument graph is unchanged (its text before and after),
 the result verifies, and the reference interpreter gives bitwise the same outputs for the

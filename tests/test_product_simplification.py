@@ -1,4 +1,4 @@
-"""Product simplification (ir/products.py): transposed products and products of broadcast
+"""Product simplification (ir/passes/products.py): transposed products and products of broadcast
 operands. Each rewrite is checked for what it leaves in the graph and, through the reference
 interpreter, for values equal to the original graph's up to the rounding of a reordered sum;
 each case it must leave alone has a test too, and compiled gradients that go through it are

@@ -1,4 +1,4 @@
-"""The native entry point (codegen/program.py): a compiled function's plan, once in its steady
+"""The native entry point (codegen/cpu/program.py): a compiled function's plan, once in its steady
 state, runs as one native call. Each test builds the program (three calls: the first allocates
 the kept buffers, the second is recorded), checks that it is the program that runs, and
 compares with eager or NumPy, including the calls the program must decline.

@@ -1,7 +1,7 @@
 """Compiled float32 sums and means against their float64 truth, eager NumPy and torch.
 
 A compiled float32 sum keeps float32 partial sums over blocks and adds them into a float64
-total (codegen/render_reduce.py, docs/notes/accurate-numerics.md): full reductions, rows,
+total (codegen/cpu/render_reduce.py, docs/notes/accurate-numerics.md): full reductions, rows,
 columns (accumulated in memory order), broadcast inputs, kernels split over the cores and
 generic kernels must all stay within 1e-6 relative of the sum computed in float64. The data
 is mostly a constant 0.1, whose rounding errors all have the same sign, so a sum accumulated

@@ -1,7 +1,7 @@
-"""The native worker threads (codegen/workers.py) and what runs on them: split products (blas.py),
-products side by side (matmul_steps.py) and split kernels (parallel.py). Each is checked against
-NumPy or eager, including after the workers have gone to sleep, from two threads at once, in a
-forked child, and with a kernel error raised from a worker's part.
+"""The native worker threads (codegen/cpu/workers.py) and what runs on them: split products
+(blas.py), products side by side (matmul_steps.py) and split kernels (parallel.py). Each is
+checked against NumPy or eager, including after the workers have gone to sleep, from two threads
+at once, in a forked child, and with a kernel error raised from a worker's part.
 """
 
 import multiprocessing

@@ -27,7 +27,7 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     """
     tracer = state.tracer
     if tracer is not None:
-        tracer.ran_backward = True  # compile.py: the traced function differentiates
+        tracer.ran_backward = True  # compiler/api.py: the traced function differentiates
     root_edges = [gradient_edge(t) for t in roots]
     for index, (node, _) in enumerate(root_edges):
         if node is None:

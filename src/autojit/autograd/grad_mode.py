@@ -1,7 +1,7 @@
 """Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode.
 
-Each works as a context manager and as a decorator; set_grad_enabled also acts when called as
-a plain function. The flag lives in the thread-local state (state.py), so modes are per thread.
+Each works as a context manager and as a decorator; set_grad_enabled also acts when called as a
+plain function. The flag lives in the thread-local state (tensor/state.py), so modes are per thread.
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ steps and Python scalar literals. Its outputs store a step's value: either at ev
 the space (a C-contiguous array of `shape`), or reduced over `reduce_axes` with a reduction kind
 (sum, prod, max, min), giving a C-contiguous array of `shape` with those axes set to 1.
 
-The schedule (schedule.py) builds Kernels from IR graphs; a backend (cpu.py, later cuda.py)
-renders and compiles them. Nothing here depends on a backend.
+The fusion schedule (schedule/fusion.py) builds Kernels from IR graphs; a backend renders and
+compiles them (cpu/render.py and cpu/jit.py, cuda/render.py and cuda/jit.py). Below the kernel,
+the loop nest that runs it (`loop_plan`), which both renderers emit. Nothing here depends on a
+backend.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Compiled results that are differentiated from outside the compiled function.
 
 `out = compiled(x); out.backward()`: the function returns tensors that require grad, and their
-gradient is asked for later, by the caller. compile.py handles it in three steps:
+gradient is asked for later, by the caller. api.py handles it in three steps:
 
 1. `trace_backward`, while the trace is still open, differentiates the results that require
    grad with respect to every input that requires grad (arguments and captured tensors such

@@ -1,8 +1,8 @@
-"""Dynamic shapes in compile.py: which dimensions trace symbolically, and the executable that
+"""Dynamic shapes in api.py: which dimensions trace symbolically, and the executable that
 serves every size of them.
 
 `DynamicSizes` decides, per call that traces, which dimensions of the tensor arguments get a
-symbol (symbolic.py): all of them with `dynamic=True`; with the default `dynamic=None`, a
+symbol (tensor/symbolic.py): all of them with `dynamic=True`; with the default `dynamic=None`, a
 dimension once it has been seen with a second size (so a function called with one batch size
 stays fully static, and the first new size makes the batch dimension symbolic); none with
 `dynamic=False`. Extents 0 and 1 are never symbolic: broadcasting and empty tensors behave
@@ -100,7 +100,7 @@ class DynamicExecutable:
             self._latest = self.specialize(tuple(self.env.hints[name] for name in self.symbols))
         return self._latest
 
-    # What inspection reads (compile.py): the latest binding's compiled pieces.
+    # What inspection reads (api.py): the latest binding's compiled pieces.
     @property
     def graph(self):
         return self._current().graph

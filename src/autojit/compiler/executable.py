@@ -1,13 +1,13 @@
 """The executable: one traced, optimized graph ready to run, and its side effects.
 
-compile.py builds an Executable per guard set. `run(args)` binds the call's tensors to the
-graph's inputs, runs the graph (through the fused kernel plan when a backend compiled one, else
-the reference interpreter), then applies the side effects the trace recorded, in eager's order:
-in-place updates of captured tensors are written into their storage (bumping version
-counters; a kernel that already stored an update there leaves only the bump, see
-codegen/in_place.py), `.grad` outputs are accumulated into the existing .grad tensor in place
-(so its identity, which guards check, stays the same) or assigned, and `.grad = None` is
-repeated. The results are rebuilt into the structure the function returned.
+api.py builds an Executable per guard set. `run(args)` binds the call's tensors to the graph's
+inputs, runs the graph (through the fused kernel plan when a backend compiled one, else the
+reference interpreter), then applies the side effects the trace recorded, in eager's order: in-place
+updates of captured tensors are written into their storage (bumping version counters; a kernel that
+already stored an update there leaves only the bump, see codegen/schedule/in_place.py), `.grad`
+outputs are accumulated into the existing .grad tensor in place (so its identity, which guards
+check, stays the same) or assigned, and `.grad = None` is repeated. The results are rebuilt into the
+structure the function returned.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class Executable:
         # a new tensor there, as eager does, instead of writing into the one already there.
         self.fresh_grads: set = set()
         # (captured tensor, or None and an argument position, count): how far each written
-        # tensor's version counter moves per call, as eager's in-place ops move it; compile.py
+        # tensor's version counter moves per call, as eager's in-place ops move it; api.py
         # counts them while tracing. None (a graph built by hand): once per update output.
         self.version_bumps: list | None = None
         # Scalars of Python state the traced call wrote (`model.eval()` inside the function):
@@ -113,7 +113,7 @@ class Executable:
         replay_prints(effects, formatted, values)
 
     def _prepare(self) -> _Recipe:
-        """What every call does with the outputs, worked out on the first call (compile.py
+        """What every call does with the outputs, worked out on the first call (api.py
         has set `requiring` by then)."""
         self._recipe = _Recipe(self)
         return self._recipe
@@ -151,7 +151,7 @@ class Executable:
                 tensor = args[position]
             array = arrays[index]
             # A kernel that stored the new value into the tensor's own storage hands back
-            # that very array (codegen/in_place.py): nothing is left to copy.
+            # that very array (codegen/schedule/in_place.py): nothing is left to copy.
             if array is not tensor._data:
                 if array.__class__ is not tensor._data.__class__:
                     array = _to_device_of(array, tensor._data)

@@ -138,7 +138,7 @@ class GuardSet:
 
 def observation_conditions(guards: GuardSet, observations: list) -> None:
     """The conditions of a walk's observations (reachability.py), in the walk's order: an
-    object's class before what is read through it. Tensors are left to compile.py, which
+    object's class before what is read through it. Tensors are left to api.py, which
     guards the ones the trace read."""
     for observation in observations:
         kind, path, what = observation.kind, observation.path, observation.display
@@ -226,7 +226,7 @@ def reachable_tensor_conditions(guards: GuardSet, walk: Walk, read: set, returne
     returned_ids = {id(tensor) for tensor in returned}
     for path, display, tensor in walk.tensors.values():
         if id(tensor) in read:
-            continue  # compile.py guards it with the graph's inputs
+            continue  # api.py guards it with the graph's inputs
         if id(tensor) in returned_ids:
             guards.require(f"$ is {guards.constant(tensor, 'T', display)}",
                            f"{display} is another tensor than when traced", path, display)

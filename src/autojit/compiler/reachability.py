@@ -1,6 +1,6 @@
 """What a compiled function can reach: the complete walk its guards are made from.
 
-compile.py walks, before each trace, everything the function can reach from its roots (the
+api.py walks, before each trace, everything the function can reach from its roots (the
 arguments that are not tensors, the object it is a method of, its closure cells and the
 globals its code loads) and records one *observation* per thing the trace may depend on:
 
@@ -14,11 +14,11 @@ globals its code loads) and records one *observation* per thing the trace may de
   the globals its code loads (a global it loads that is not defined: that it still is not,
   as a builtin shadowed later would be read instead); a module of the user's own: its
   attributes; a weakref: the object it refers to;
-- a NumPy array: its identity, and a copy (`arrays`: compile.py guards the values of those
+- a NumPy array: its identity, and a copy (`arrays`: api.py guards the values of those
   the graph does not read itself, guards.arrays_to_compare);
 - what the walk does not enter (library functions, classes and modules, other objects
   without attributes): the object's identity;
-- a tensor: its path (compile.py guards the tensors the trace read by identity, shape, dtype,
+- a tensor: its path (api.py guards the tensors the trace read by identity, shape, dtype,
   requires_grad and hooks);
 - an object reached a second time by another path: that path's identity, so that rebinding
   either path is seen.
@@ -26,7 +26,7 @@ globals its code loads) and records one *observation* per thing the trace may de
 Library code (the standard library, installed packages, autojit itself) is assumed not to
 change while the program runs; everything else is the program's own state and is walked
 through, at any depth: there is no depth or length limit. A walk that visits more than
-`MAX_OBJECTS` objects stops and says so (`complete` is False): compile.py then runs the function
+`MAX_OBJECTS` objects stops and says so (`complete` is False): api.py then runs the function
 eagerly, with a warning, rather than guard part of what it can reach.
 
 The same walk, repeated after the trace, tells what the traced call did to Python state (see
@@ -56,7 +56,7 @@ from ..tensor.tensor import Tensor
 SCALAR_TYPES = (bool, int, float, complex, str, bytes, type(None))
 MAX_OBJECTS = 20000
 MAX_OBSERVATIONS = 50000
-# The bytes of the NumPy arrays whose values the guards compare on each call (compile.py).
+# The bytes of the NumPy arrays whose values the guards compare on each call (api.py).
 MAX_ARRAY_BYTES = 1 << 16
 # A larger array is remembered by a hash of its bytes, not a copy (StateChanges, restore).
 _COPIED_ARRAY_BYTES = 1 << 24
@@ -130,7 +130,7 @@ class Walk:
         self.tensor_names: dict = {}
         self.snapshots: dict = {}  # id(container) -> (container, shallow copy of its contents)
         # id(array) -> (path, display, array, a copy or an ArrayDigest; None without
-        # `copies`): the NumPy arrays reached, whose values compile.py guards unless the graph
+        # `copies`): the NumPy arrays reached, whose values api.py guards unless the graph
         # itself reads them (guards.arrays_to_compare)
         self.arrays: dict = {}
         self._copies = copies

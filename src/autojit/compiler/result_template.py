@@ -1,8 +1,8 @@
 """The structure a compiled function returns, and which returned tensors are not fresh values.
 
-compile.py flattens what the traced function returned into a *template*: nested tuples, lists
+api.py flattens what the traced function returned into a *template*: nested tuples, lists
 and dicts whose leaves say where each returned tensor comes from on every call
-(codegen/executable.py rebuilds it after the run):
+(compiler/executable.py rebuilds it after the run):
 
 - ("tensor", index): the graph's output `index`, a new tensor; the same index twice is the
   same tensor object twice, as in eager;

@@ -2,7 +2,7 @@
 
 A CUDA tensor keeps its data in the same `_data` field a CPU tensor keeps its ndarray in; for
 a CUDA tensor that field holds a CudaArray: a logical shape and dtype over a flat, C-contiguous
-numba device array (`flat`). Kernels (codegen/cuda.py) always receive flat arrays and index them
+numba device array (`flat`). Kernels (kernels.py) always receive flat arrays and index them
 through element strides, so every CUDA array is contiguous and 0-d arrays need no special case.
 The class offers the few ndarray members the shared code touches (shape, ndim, size, dtype,
 copy, `[...] =`, `+=`) so autograd and the executable's write-back work unchanged; anything

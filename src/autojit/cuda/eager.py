@@ -5,8 +5,8 @@ returns None when no input is on a GPU (the NumPy path goes on), raises torch's 
 inputs sit on different devices (a 0-d CPU tensor may join, as in torch), and otherwise runs
 the op by its lowering:
 
-- Elementwise: a one-step Kernel (kernel.py) over the broadcast shape, inputs read through
-  broadcast strides, rendered by codegen/render_cuda.py from the op's expression template.
+- Elementwise: a one-step Kernel (codegen/kernel.py) over the broadcast shape, inputs read through
+  broadcast strides, rendered by codegen/cuda/render.py from the op's expression template.
 - Reductions that combine values (sum, prod, amax, amin; any and all over truth values): a
   one-output reducing Kernel, by the lowering's `combine`.
 - Layout ops that are views (reshape, expand, permute, slice): views sharing the input's

@@ -43,7 +43,7 @@ def graph_device(graph, args) -> str:
 
 
 # The names the tracer gives captured tensors it found nowhere in the function's reach before
-# the call (ir/trace.py, compile.py): constants made while tracing.
+# the call (ir/trace.py, compiler/api.py): constants made while tracing.
 _UNNAMED = re.compile(r"c\d+(_\d+)?")
 
 

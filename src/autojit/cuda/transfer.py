@@ -3,7 +3,7 @@
 `move(x, device)` copies x's data to `device` (host to device, device to host) and, when x
 requires grad, records a node whose backward moves the gradient back to x's device, so a CPU
 leaf used on the GPU gets a CPU .grad and the reverse. The node is an autograd Function, so
-its backward is itself differentiable (create_graph). tensor_methods.py calls this.
+its backward is itself differentiable (create_graph). ops/tensor_methods.py calls this.
 """
 
 from __future__ import annotations

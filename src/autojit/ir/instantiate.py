@@ -1,12 +1,12 @@
 """Instantiation: a graph traced with symbolic sizes, made concrete for one binding of them.
 
-A dynamic trace (compile.py, symbolic.py) leaves SymInts and SymFloats in value shapes, node
-attributes (a reshape's target shape, a slice's bounds), scalar operands (the count a mean
+A dynamic trace (compiler/api.py, tensor/symbolic.py) leaves SymInts and SymFloats in value shapes,
+node attributes (a reshape's target shape, a slice's bounds), scalar operands (the count a mean
 divides by) and the shapes of random inputs. `instantiate(graph, binding)` copies the graph with
-each of them replaced by its value under `binding` (symbol name -> int), giving an ordinary
-graph that the pass pipeline, the partitioner and the backends handle as any other; the
-verifier then re-checks every node's shape rule on the concrete shapes. Inputs keep their
-kinds, names and tensors; outputs keep their names, kinds and targets.
+each of them replaced by its value under `binding` (symbol name -> int), giving an ordinary graph
+that the pass pipeline, the partitioner and the backends handle as any other; the verifier then
+re-checks every node's shape rule on the concrete shapes. Inputs keep their kinds, names and
+tensors; outputs keep their names, kinds and targets.
 """
 
 from __future__ import annotations

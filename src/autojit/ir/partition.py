@@ -1,6 +1,6 @@
 """Splitting a joint forward+backward graph into a forward graph and a backward graph.
 
-When a compiled function returns tensors that require grad, compile.py traces the function
+When a compiled function returns tensors that require grad, compiler/api.py traces the function
 and then, in the same trace, the gradient of those results with respect to every input that
 requires grad, seeded by "cotangent" inputs (the gradients that will arrive from outside). The
 result is one joint graph: the printed IR shows forward and adjoint together, and the passes

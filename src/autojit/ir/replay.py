@@ -6,12 +6,12 @@ already holds whatever adjoint the trace built. `replay` runs the same nodes thr
 the values it returns carry history back to the tensors it was given and can be differentiated
 again.
 
-compiled_backward.py uses it when the results of a compiled function are differentiated with
-create_graph=True: the residuals its compiled backward reads are bare arrays with no history,
-so `ReplayedBackward` recomputes, from the call's own argument and captured tensors, the
-residuals that depend on an input being differentiated, then replays the backward graph of the
-partition (ir/partition.py) on them and on the incoming gradients. The gradients it returns
-are differentiable to any order.
+compiler/compiled_backward.py uses it when the results of a compiled function are differentiated
+with create_graph=True: the residuals its compiled backward reads are bare arrays with no history,
+so `ReplayedBackward` recomputes, from the call's own argument and captured tensors, the residuals
+that depend on an input being differentiated, then replays the backward graph of the partition
+(ir/partition.py) on them and on the incoming gradients. The gradients it returns are differentiable
+to any order.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ class Tracer:
         self.version_bumps: list = []  # (Input, count) set by finish
         self.ran_backward = False  # set by the autograd engine when it runs during the trace
         self.backward_depth = 0  # > 0 while the autograd engine runs a backward pass
-        # ids of tensors whose .grad the function read or assigned: compile.py guards those.
+        # ids of tensors whose .grad the function read or assigned: compiler/api.py guards those.
         self.grad_accessed: set = set()
         # ids of tensors whose .grad the function assigned (or deleted): eager then leaves a
         # new tensor in .grad, never the one from before the call. Of those, the ones whose
@@ -108,7 +108,7 @@ class Tracer:
         # was first written: reads of other inputs from there on see eager's written memory.
         self.first_writes: dict = {}
         self._locations: dict = {}  # id(Value) -> (filename, line) of the op that made it
-        self.prints = None  # ir/printing.PrintCapture while compile.py traces
+        self.prints = None  # ir/printing.PrintCapture while compiler/api.py traces
 
     def note_grad_access(self, tensor: Tensor, assigning: bool = False) -> None:
         """Called before .grad is read or assigned while tracing: the first time, remember

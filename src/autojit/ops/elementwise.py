@@ -29,7 +29,7 @@ from .registry import (
 )
 
 NO_ATTRS: dict = {}
-# Sizes from a dynamic trace (symbolic.py) are numbers too: `x.sum() / x.shape[0]`.
+# Sizes from a dynamic trace (tensor/symbolic.py) are numbers too: `x.sum() / x.shape[0]`.
 _NUMBER_TYPES = (float, int, bool, SymInt, SymFloat)
 
 

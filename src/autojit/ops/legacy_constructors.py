@@ -11,7 +11,7 @@ Tensors, and `isinstance(x, autojit.FloatTensor)` asks whether x is a float32 CP
 
 Tensor.__new__ calls `legacy_new` through the hook this module installs at import
 (`Tensor._legacy_new`), since building an alias needs an op (ops/layout.py), a layer above
-tensor.py.
+tensor/tensor.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Tensor's op methods and operators, attached from the functional ops in one table.
 
-tensor.py holds the Tensor's state; the ops live in ops/. This module binds the two: each entry
-below makes `x.name(...)` call the op function with x first, and the operators (+, @, <, ...)
+tensor/tensor.py holds the Tensor's state; the ops live in ops/. This module binds the two: each
+entry below makes `x.name(...)` call the op function with x first, and the operators (+, @, <, ...)
 map to the same functions, with the reflected forms (2 - x) swapping the operands.
 """
 

@@ -1,6 +1,6 @@
 """Symbolic sizes for dynamic shapes: SymInt, SymFloat and the ShapeEnv that guards them.
 
-A compiled function traced with dynamic dimensions (compile.py, `dynamic=True` or automatically
+A compiled function traced with dynamic dimensions (compiler/api.py, `dynamic=True` or automatically
 after a dimension took a second size) gives each such dimension of an argument a symbol
 (`s0`, `s1`, ...). Shapes in the traced graph then hold SymInts: polynomials over the symbols,
 each carrying its `hint`, the value it has in the call being traced. Arithmetic on sizes
@@ -10,7 +10,7 @@ Python condition on the symbols), and anything that needs a real int (`int(n)`, 
 `np.zeros(n)`) specializes: it records the guard `n == hint` and returns the hint. So a trace is
 valid for every binding of the symbols that satisfies its guards, and for no other.
 
-compile.py turns the recorded guards into call-time checks (guards.py), and
+compiler/api.py turns the recorded guards into call-time checks (compiler/guards.py), and
 ir/instantiate.py substitutes a concrete binding into the traced graph before optimizing and
 compiling it for those sizes. Nothing here imports the rest of autojit.
 """

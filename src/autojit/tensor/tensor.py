@@ -3,7 +3,7 @@
 Eager tensors hold `_data`; while a function is traced (ir/trace.py) tensors hold `_value`, an
 ir.Value with shape and dtype only. Every op on a Tensor goes through ops.registry.bind, which
 runs the op's NumPy impl (eager) or appends an IR node (traced) and records the autograd Node.
-The arithmetic and op methods are attached in tensor_methods.py; this file keeps the state,
+The arithmetic and op methods are attached in ops/tensor_methods.py; this file keeps the state,
 the properties and the autograd entry points.
 """
 
@@ -103,7 +103,7 @@ class Tensor:
         """Wrap an ndarray without copying (the fast path every op result takes)."""
         self = object.__new__(cls)
         self._init(data, dtype, None, version_counter)
-        if state.tracer is not None:  # a tensor the traced function made (compile.py)
+        if state.tracer is not None:  # a tensor the traced function made (compiler/api.py)
             state.tracer.made.add(id(self))
         return self
 
@@ -369,7 +369,7 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
 
-    __hash__ = object.__hash__  # identity, as a C slot (tensor_methods.py keeps it so)
+    __hash__ = object.__hash__  # identity, as a C slot (ops/tensor_methods.py keeps it so)
 
     def __repr__(self) -> str:
         """`repr(x)` and `str(x)`: torch's printed form, `tensor([1., 2.])`."""

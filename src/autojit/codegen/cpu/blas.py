@@ -1,6 +1,6 @@
 """Matrix products for compiled plans: NumPy's BLAS, split over the cores.
 
-A plan's matmul steps (codegen/schedule.py) call `matmul` here instead of np.matmul. BLAS
+A plan's matmul steps (codegen/schedule/fusion.py) call `matmul` here instead of np.matmul. BLAS
 libraries run their own threads, which spin and synchronize inside every call; on a machine
 shared with other work they stall (a 256x784x512 float32 product measured 8 to 24 ms with
 OpenBLAS's two threads while another process ran, and 1.7 ms on one thread), and they compete
@@ -21,7 +21,7 @@ where it has one, else the same library's CBLAS `?gemm` (through ctypes where th
 missing; ctypes releases the GIL, so that parts still run side by side): it reads a transposed
 operand through its strides, where np.matmul would want a copy or a view step, and computes
 `alpha * a @ b + beta * c` into c's storage, so a plan can fold an update such as
-`W - lr * (h.T @ g)` into the product (matmul_steps.py).
+`W - lr * (h.T @ g)` into the product (codegen/schedule/matmul_steps.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The kernel cache on disk: compiled kernels' machine code kept across processes.
 
-cpu.py asks here before compiling a kernel with LLVM and stores what it compiled. An entry is
+jit.py asks here before compiling a kernel with LLVM and stores what it compiled. An entry is
 the relocatable object file MCJIT produced for the kernel's module (loaded back with
 `ExecutionEngine.add_object_file`, no optimization or code generation) and the LLVM IR the
 module was rendered from (for inspection).
@@ -49,9 +49,9 @@ _LENGTH = struct.Struct("<I")
 _DIGEST_SIZE = 32
 # Sources whose change changes the generated code: the renderer and JIT, the op lowerings,
 # dtypes (the schedule is not here: it decides kernels, and each kernel is its own key).
-_CODE_SOURCES = ("codegen/kernel.py", "codegen/render_llvm.py", "codegen/render_reduce.py",
-                 "codegen/llvm_expression.py", "codegen/mathlib*.py", "codegen/cpu.py",
-                 "codegen/disk_cache.py", "ops/*.py", "dtypes.py")
+_CODE_SOURCES = ("codegen/kernel.py", "codegen/cpu/render.py", "codegen/cpu/render_reduce.py",
+                 "codegen/cpu/llvm_expression.py", "codegen/mathlib*.py", "codegen/cpu/jit.py",
+                 "codegen/cpu/disk_cache.py", "ops/*.py", "tensor/dtypes.py")
 
 _checked: dict = {}  # directory path -> usable (bool); each refused path warns once
 _fingerprint: str | None = None

@@ -1,11 +1,11 @@
 """The per-call check of a native program's inputs, done in native code by the runner.
 
-A program (program.py) repeats a recorded call. Before it runs, the call's input arrays must
-have the recorded shapes, strides and dtypes, and each captured tensor that a kernel writes
-in place must still be writeable, C-contiguous and clear of every other input's memory
-(in_place.py). In Python these checks read a dozen attributes of each array, about 6.5 us of
-a compiled MLP step's call with warm caches (docs/notes/cpu-codegen.md). The runner does them
-instead, from the ndarray objects' fields, before it patches any pointer:
+A program (program.py) repeats a recorded call. Before it runs, the call's input arrays must have
+the recorded shapes, strides and dtypes, and each captured tensor that a kernel writes in place must
+still be writeable, C-contiguous and clear of every other input's memory
+(codegen/schedule/in_place.py). In Python these checks read a dozen attributes of each array, about
+6.5 us of a compiled MLP step's call with warm caches (docs/notes/cpu-codegen.md). The runner does
+them instead, from the ndarray objects' fields, before it patches any pointer:
 
 - for each input: its type is ndarray, and its number of dimensions, dimensions, strides,
   dtype object (identity: NumPy's built-in dtypes are singletons) and the flags a target

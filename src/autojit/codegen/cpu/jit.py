@@ -1,6 +1,6 @@
 """The CPU backend: compiles a Kernel to native code through llvmlite and calls it.
 
-`compile_kernel(kernel)` renders the kernel (render_llvm.py), optimizes the module with LLVM's
+`compile_kernel(kernel)` renders the kernel (render.py), optimizes the module with LLVM's
 O3 pipeline for the host CPU (its features included, so the loop and SLP vectorizers use AVX2
 or AVX-512 where present), JIT-compiles it into one process-wide MCJIT engine that owns the
 code, and returns a CompiledKernel: a callable taking the input and output arrays. Compiled
@@ -176,7 +176,7 @@ class CompiledKernel:
 
     def call_pointers(self, pointers: list) -> None:
         """Run on raw data pointers (ints: inputs then outputs), unchecked; the GIL is released
-        during the call. codegen/parallel.py runs blocks of a split kernel this way."""
+        during the call. codegen/cpu/parallel.py runs blocks of a split kernel this way."""
         self.check_status(self._function(self._pointer_array(*pointers)))
 
     @property

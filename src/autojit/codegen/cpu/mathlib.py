@@ -1,7 +1,7 @@
 """Vectorizable math in LLVM IR: exp, log, log1p, expm1, tanh, sigmoid, erf, pow (and sin, cos
 from mathlib_trig.py).
 
-The CPU renderer (render_llvm.py, through llvm_expression.py) calls `emit_unary` and `emit_pow`
+The CPU renderer (render.py, through llvm_expression.py) calls `emit_unary` and `emit_pow`
 while it builds a kernel's loop body. Each emits straight-line IR (range reduction, a
 polynomial, selects for the special values) into the current block, so the loop vectorizer
 sees no calls and no branches; a scalar libm call would keep the loop scalar. sin and cos are

@@ -6,7 +6,7 @@ double-double (about 15 operations). Larger arguments, infinities and NaN take a
 function computing the accurate result by Payne-Hanek reduction (`_reduce_quadrant`, about
 60 operations and four table loads), which the loop vectorizer calls through masked vector
 variants (`_vector_variant`; `finish` writes the attributes that name them): a variant
-returns at once when no lane needs it, and is inlined after vectorization (cpu.py), so
+returns at once when no lane needs it, and is inlined after vectorization (jit.py), so
 ordinary arguments pay a mask test per vector instead of the whole reduction. Inline, that
 reduction doubled the time of a float32 sin kernel (1.15 to 2.25 ns per element).
 See docs/notes/accurate-numerics.md.
@@ -245,7 +245,7 @@ def _vector_variant(module, scalar, width: int) -> None:
     """`<width x double> NAME_v<width>(<width x double> x, <width x i1> mask)`: x when no
     lane is masked in, else (`NAME_lanes<width>`, not inlined) the scalar function of every
     lane. The variant itself is inlined once the vectorizer has placed its calls
-    (cpu.py's second pipeline), so the common case is a test and a branch in the loop."""
+    (jit.py's second pipeline), so the common case is a test and a branch in the loop."""
     vector = ir.VectorType(DOUBLE, width)
     lanes = ir.Function(module, ir.FunctionType(vector, [vector]), f"{scalar.name}_lanes{width}")
     lanes.linkage = "internal"

@@ -6,7 +6,7 @@ row. `split_kernel` compiles the kernel once more for a block of `rows / parts` 
 like any kernel); `SplitKernel.run` then calls that code once per block, one block on the
 calling thread and the others on the native workers of workers.py (a table of each block's
 pointers, read by their `kernel_part`), or where there are none on the Python pool of
-codegen/blas.py (the ctypes call releases the GIL, so the blocks still run at the same time).
+codegen/cpu/blas.py (the ctypes call releases the GIL, so the blocks still run at the same time).
 
 Outputs that keep the first axis are written in place, block by block. Outputs reduced over
 the first axis (a total, a column sum) get one partial result per block, combined at the end
@@ -124,7 +124,8 @@ class SplitKernel:
 
     def run(self, inputs: list, outputs: list, keep: bool = False, record=None) -> None:
         """Run the blocks. `keep`: this is the plan's one run that may use buffers kept from
-        the last (codegen/schedule.py), so the partial buffers and pointer table are kept too.
+        the last (codegen/schedule/fusion.py), so the partial buffers and pointer table are kept
+        too.
         `record`: a program.Recording the native calls are reported to."""
         # One buffer per reduced output holds every block's partial result, so that the
         # combine is one NumPy reduction straight into the output.

@@ -1,12 +1,12 @@
 """The native entry point: a CPU plan's steps run as one call into native code.
 
-A plan (schedule.py) runs its steps from Python: each kernel, product and view costs 1-10 us
-of Python around its native call, about 150 us of the 1.1 ms gradient-penalty step. Once a
-plan runs in its steady state (every kept buffer allocated, schedule.Plan.run_arrays), one
-call is *recorded*: each step reports the native calls it made (`Recording`): a kernel on its
-pointer table, a kernel split over the cores, BLAS gemm records, a copy, the combine of a
-split reduction's partial blocks. A step that did anything else in Python (an eager node, a
-contiguous copy of an input, a product off BLAS) refuses, and the plan keeps its Python loop.
+A plan (codegen/schedule/plan.py) runs its steps from Python: each kernel, product and view costs
+1-10 us of Python around its native call, about 150 us of the 1.1 ms gradient-penalty step. Once a
+plan runs in its steady state (every kept buffer allocated, plan.Plan.run_arrays), one call is
+*recorded*: each step reports the native calls it made (`Recording`): a kernel on its pointer table,
+a kernel split over the cores, BLAS gemm records, a copy, the combine of a split reduction's partial
+blocks. A step that did anything else in Python (an eager node, a contiguous copy of an input, a
+product off BLAS) refuses, and the plan keeps its Python loop.
 
 `Program.assemble` lays the calls out in one int64 array: a table of operations (function,
 argument, parts) and each operation's argument words. Every pointer the calls used must lie in
@@ -18,12 +18,12 @@ memory the assembler can name:
 - an array the recorded call allocated (a result returned to the caller, a value saved for a
   backward): the program allocates its like on each call and writes its pointer the same way.
 
-A pointer into anything else refuses the program. On each call `Program.run` calls the
-runner, which checks that the inputs have the recorded shapes, strides and dtypes and that the
-same captured tensors may be written in place (input_checks.py; where it cannot tell, Python
-checks, as in_place.py does), patches the per-call pointers, and calls each operation, a split
-one through the workers (workers.py), stopping at the first nonzero status. When the inputs
-differ it returns None and the plan runs its Python loop, which is always correct. See
+A pointer into anything else refuses the program. On each call `Program.run` calls the runner, which
+checks that the inputs have the recorded shapes, strides and dtypes and that the same captured
+tensors may be written in place (input_checks.py; where it cannot tell, Python checks, as
+codegen/schedule/in_place.py does), patches the per-call pointers, and calls each operation, a split
+one through the workers (workers.py), stopping at the first nonzero status. When the inputs differ
+it returns None and the plan runs its Python loop, which is always correct. See
 docs/notes/cpu-codegen.md.
 """
 

@@ -1,6 +1,6 @@
 """Kernel -> LLVM IR text: the loop nest around the kernel's steps.
 
-cpu.py compiles what this module renders. The loops walk the kernel's space in C order (reduce
+jit.py compiles what this module renders. The loops walk the kernel's space in C order (reduce
 axes innermost when the kernel reduces, unless only outer axes are reduced: then the outputs
 accumulate in memory, see `accumulates_in_memory`), collapsing axes that every array walks
 contiguously;
@@ -123,7 +123,7 @@ class KernelRenderer(ReducingLoops):
     def emit_object_entry(self, body):
         """`i32 NAME.objects(ptr inputs, ptr outputs)` taking two Python lists of ndarrays:
         it reads each list's item vector and each array's data pointer at the offsets given
-        (found and checked at run time by cpu.py), so a call costs no Python per array."""
+        (found and checked at run time by jit.py), so a call costs no Python per array."""
         item_offset, data_offset = self.object_layout
         entry = ir.Function(self.module, ir.FunctionType(INT32, [ir.PointerType()] * 2),
                             f"{self.name}.objects")

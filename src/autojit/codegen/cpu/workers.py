@@ -1,19 +1,18 @@
 """Native worker threads: the parts of one kernel or product on all cores, handed off by spinning.
 
 A split kernel (parallel.py), a split product and a pair of products (blas.py,
-matmul_steps.py) run one part per core. Handing parts to a Python thread pool costs a thread
-wake-up each way: 80-90 us for an empty round trip on the 2-core VM these benchmarks run on,
-as much as a 256x512 kernel takes. Here each worker is a Python thread that calls, once, a
-native loop (compiled from the LLVM IR below into the engine of cpu.py; ctypes releases the
-GIL for the call) and stays in it: it spins on the job word in shared memory (a generation, a
-part count and the next unclaimed part), claims parts of each new job by compare-and-swap,
-runs them and counts them finished. After about half a millisecond without work it sleeps in
-the futex on the generation, and the next job wakes it. The calling thread publishes a job,
-runs its part 0 (so consecutive split steps keep their rows on the same cores), claims further
-parts too, and then spins until every part is finished: a hand-off of about a
-microsecond while the workers spin. A worker that does not come (asleep, or kept off its core
-by another process) leaves its part to the caller, so a loaded machine costs a split job no
-more than one core's time.
+codegen/schedule/matmul_steps.py) run one part per core. Handing parts to a Python thread pool costs
+a thread wake-up each way: 80-90 us for an empty round trip on the 2-core VM these benchmarks run
+on, as much as a 256x512 kernel takes. Here each worker is a Python thread that calls, once, a
+native loop (compiled from the LLVM IR below into the engine of jit.py; ctypes releases the GIL for
+the call) and stays in it: it spins on the job word in shared memory (a generation, a part count and
+the next unclaimed part), claims parts of each new job by compare-and-swap, runs them and counts
+them finished. After about half a millisecond without work it sleeps in the futex on the generation,
+and the next job wakes it. The calling thread publishes a job, runs its part 0 (so consecutive split
+steps keep their rows on the same cores), claims further parts too, and then spins until every part
+is finished: a hand-off of about a microsecond while the workers spin. A worker that does not come
+(asleep, or kept off its core by another process) leaves its part to the caller, so a loaded machine
+costs a split job no more than one core's time.
 
 A job is a native function `i32 part(ptr argument, i64 index)`; its nonzero results are or-ed
 into the job's status. Two such functions are built here: `kernel_part` calls a compiled kernel
@@ -320,7 +319,7 @@ def float_bits(value: float) -> int:
 
 
 def data_address(array: np.ndarray) -> int:
-    """An ndarray's data pointer, read from the object where cpu.py found NumPy's layout (a
+    """An ndarray's data pointer, read from the object where jit.py found NumPy's layout (a
     tenth of the time `array.ctypes.data` takes)."""
     offset = _state.get("data offset")
     if offset is None:

@@ -11,7 +11,7 @@ the text each expression node becomes.
   strides, evaluates the steps and stores the outputs. When every array walks the innermost
   loop contiguously or not at all, a vector loop comes first (`vector_plan`): each thread takes
   2 or 4 adjacent elements at a time, read and written with one 8- or 16-byte access
-  (codegen/cuda_vector.py), and the scalar loop takes what is left: the last partial group, or
+  (codegen/cuda/vector.py), and the scalar loop takes what is left: the last partial group, or
   everything when the launch finds an array off the vectors' alignment.
 - A reducing kernel gives each block one kept position (grid-stride over blocks); its threads
   stride over the reduced positions, each folding into its own accumulators (and storing any
@@ -29,7 +29,7 @@ the text each expression node becomes.
 Kernels receive flat arrays (CudaArray.flat) and compute every offset themselves. Values are
 cast to their dtype after each step with NumPy's scalar types (`f32(...)`), which numba.cuda
 compiles as casts and the simulator runs as NumPy scalars. Function names in the expressions
-(`exp`, `sigmoid`, `maximum_`...) are looked up in the namespace codegen/cuda.py builds: math
+(`exp`, `sigmoid`, `maximum_`...) are looked up in the namespace cuda/kernels.py builds: math
 functions on a GPU, NumPy's scalar functions under the simulator (so inf and nan stay values).
 """
 
@@ -94,7 +94,7 @@ class RenderedCuda:
     groups: int = 0
     # Whether a step can report an error (an index out of range, an integer division by 0, a
     # negative integer power): the kernel then takes a last argument `status`, an int32
-    # device array of one element that it sets to 1 (codegen/cuda.py reads it).
+    # device array of one element that it sets to 1 (cuda/kernels.py reads it).
     checks: bool = False
 
 

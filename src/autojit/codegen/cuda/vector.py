@@ -5,9 +5,9 @@ offset, values)` writes them; widths 2 and 4.
 numba.cuda compiles `array[i]` to one scalar access per element and tells NVVM nothing about
 the data pointer's alignment, so adjacent loads are never combined. These are numba
 intrinsics that cast the element pointer to a pointer to an LLVM vector and access it with
-the vector's alignment: the caller (codegen/cuda.py) launches the vector path only when every
+the vector's alignment: the caller (cuda/kernels.py) launches the vector path only when every
 array it reads or writes this way starts at a multiple of that alignment, and the renderer
-(render_cuda.py) only offsets them by multiples of the width. Under the simulator they are
+(render.py) only offsets them by multiples of the width. Under the simulator they are
 plain Python reading and writing the elements one by one, so the kernels' group and tail
 arithmetic runs in the tests; the intrinsics themselves are compiled by
 tools/cuda_ptx_check.py.

@@ -1,6 +1,6 @@
 """Buffer planning: which memory a plan's kernels and products write their results into.
 
-A compiled plan (schedule.py) runs the same steps on the same shapes every call, so the
+A compiled plan (fusion.py) runs the same steps on the same shapes every call, so the
 buffers its intermediate values need are known when it is built. Here each kernel or product
 output that never leaves the plan gets a BufferSlot, and values whose lifetimes do not overlap
 share one: a slot is handed back once the last step that reads its value (directly, or through
@@ -12,9 +12,9 @@ Sharing keeps the plan's working set small: the gradient-penalty step's forty-od
 (about 5 MB) left each product reading its operands from further away.
 
 An elementwise kernel may store an output over an input it reads for the last time, point for
-point (StepBuffers.donors, chosen by schedule.py): it then writes into lines it has just read.
+point (StepBuffers.donors, chosen by fusion.py): it then writes into lines it has just read.
 
-The steps describe themselves to the planner as StepBuffers (schedule.py builds them):
+The steps describe themselves to the planner as StepBuffers (fusion.py builds them):
 what they write, what they read, and which values they make that may be views of others.
 """
 

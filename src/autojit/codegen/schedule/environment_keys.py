@@ -13,5 +13,5 @@ IN_PLACE = "in_place"
 WRITTEN = "written"
 # The program.Recording of this run, when the plan records it for its native program.
 RECORD = "record"
-# The status word of a CUDA plan's run: kernels that check set it (codegen/cuda.py).
+# The status word of a CUDA plan's run: kernels that check set it (cuda/plan.py).
 STATUS = "status"

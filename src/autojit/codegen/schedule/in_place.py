@@ -3,7 +3,7 @@ into that tensor's own storage, and the run-time checks that confirm it on each 
 
 A compiled training step updates captured tensors (`p.sub_(lr * p.grad)`, momentum buffers,
 Adam's moments); the graph turns each update into an "update" output (ir/graph.py) that the
-executable (executable.py) writes back into the tensor after the run. When the kernel that
+executable (compiler/executable.py) writes back into the tensor after the run. When the kernel that
 computes the new value can store it into the tensor's storage directly, the write-back has
 nothing left to copy: it sees that the output array *is* the tensor's data and only bumps the
 version counter.

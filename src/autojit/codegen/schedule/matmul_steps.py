@@ -1,4 +1,4 @@
-"""Matrix products in a compiled plan: how the schedule (schedule.py) runs matmul nodes.
+"""Matrix products in a compiled plan: how the schedule (fusion.py) runs matmul nodes.
 
 Three things are decided here, once per plan, from the graph:
 
@@ -17,21 +17,20 @@ Three things are decided here, once per plan, from the graph:
   [256, 256] and [64, 256] sums lose their add kernels (its native program 548-553 us
   against 560-562, interleaved in one process, two builds each).
 - Pairs: two products that the schedule runs one after the other and that do not depend on
-  each other, each large enough that it would be split over the cores, run side by side, one
-  whole product per core (ConcurrentProducts): one hand-off instead of two, and neither
-  operand is re-packed by a second part. A 256x512x512 pair (an MLP's hidden-layer input
-  gradient and weight gradient): 1.02 ms side by side against 1.25-1.30 ms split one after
-  the other, through the Python pool. There smaller products lose more to the hand-off than
-  they gain (108 us one after the other against 160 us side by side for 256x10x512 and
-  512x256x10); on the native workers (workers.py) they pair from 2^18 multiply-adds, as they
-  split (the gradient-penalty step's products: 1.30 ms of profiled steps paired, against
-  1.35 ms split one after the other, two runs each). A paired product keeps only an
-  epilogue adding into an earlier product's result: an update could not be written in place
-  while the other product of the pair reads the same tensor. So a product whose epilogue
-  updates a graph input (an SGD update of a weight) is not paired at all: the MLP step's
-  hidden-layer input gradient and weight update one after the other, the update in place,
-  took 3.13-3.21 ms a step against 3.20-3.28 ms paired with a separate update kernel
-  (medians of interleaved rounds in one process, two runs).
+  each other, each large enough that it would be split over the cores, run side by side, one whole
+  product per core (ConcurrentProducts): one hand-off instead of two, and neither operand is
+  re-packed by a second part. A 256x512x512 pair (an MLP's hidden-layer input gradient and weight
+  gradient): 1.02 ms side by side against 1.25-1.30 ms split one after the other, through the Python
+  pool. There smaller products lose more to the hand-off than they gain (108 us one after the other
+  against 160 us side by side for 256x10x512 and 512x256x10); on the native workers
+  (codegen/cpu/workers.py) they pair from 2^18 multiply-adds, as they split (the gradient-penalty
+  step's products: 1.30 ms of profiled steps paired, against 1.35 ms split one after the other, two
+  runs each). A paired product keeps only an epilogue adding into an earlier product's result: an
+  update could not be written in place while the other product of the pair reads the same tensor. So
+  a product whose epilogue updates a graph input (an SGD update of a weight) is not paired at all:
+  the MLP step's hidden-layer input gradient and weight update one after the other, the update in
+  place, took 3.13-3.21 ms a step against 3.20-3.28 ms paired with a separate update kernel (medians
+  of interleaved rounds in one process, two runs).
 
 CUDA plans keep plain matmul steps (`host` False): device arrays go through the eager op.
 """
@@ -205,7 +204,7 @@ def _epilogue(product, consumers: dict, returned: set) -> Epilogue | None:
 
 
 class MatmulStep:
-    """A matmul node: BLAS called directly (codegen/blas.py splits large products over the
+    """A matmul node: BLAS called directly (codegen/cpu/blas.py splits large products over the
     cores), without the eager op's dispatch, reading transposed operands in place."""
 
     event_name = "matmul"  # the profiler's name for it
@@ -245,7 +244,7 @@ class MatmulStep:
                                                    split)
 
     def kept_arrays(self) -> list:
-        """The result buffer kept across calls, if any (program.py)."""
+        """The result buffer kept across calls, if any (codegen/cpu/program.py)."""
         return [] if self._kept is None else [self._kept]
 
     def _buffer(self, environment: dict, a, b):

@@ -120,9 +120,9 @@ class Plan:
                               else None) for entry in graph.inputs]
         self._output_keys = [id(output.value) for output in graph.outputs]
         self._input_keys = [key for key, _ in self._input_slots]
-        # The native entry point (program.py): None until a steady-state run is recorded, then
-        # the Program, or False when the recorded run could not become one (the reason in
-        # `program_refusal`).
+        # The native entry point (codegen/cpu/program.py): None until a steady-state run is
+        # recorded, then the Program, or False when the recorded run could not become one (the
+        # reason in `program_refusal`).
         self.program = None
         self.program_refusal: str | None = None
         self._steady_runs = 0  # runs that used the kept buffers, completed

@@ -1,11 +1,11 @@
 """The plan's step kinds that are not products: a fused kernel, and single nodes run through
 their ops' NumPy impls (matmul_steps.py holds the products).
 
-schedule.py groups the graph's nodes into these steps and runs them in order over one
-environment dict (value ids to arrays, plus the keys of environment_keys.py). When the plan
-records a run for its native program (program.py), each step reports the native calls it made
-to the Recording under RECORD; a step that ran anything else in Python refuses. When a
-kernel reports an error, `reference_error` finds the error eager raises.
+fusion.py groups the graph's nodes into these steps and runs them in order over one environment dict
+(value ids to arrays, plus the keys of environment_keys.py). When the plan records a run for its
+native program (codegen/cpu/program.py), each step reports the native calls it made to the Recording
+under RECORD; a step that ran anything else in Python refuses. When a kernel reports an error,
+`reference_error` finds the error eager raises.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ class KernelStep:
         return results
 
     def kept_arrays(self) -> list:
-        """The arrays this step keeps from one call to the next (program.py)."""
+        """The arrays this step keeps from one call to the next (codegen/cpu/program.py)."""
         kept = [array for array in self._kept if array is not None]
         if self.split is not None:
             kept.extend(self.split.kept_arrays())

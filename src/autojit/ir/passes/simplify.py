@@ -213,7 +213,7 @@ def algebraic_simplification(graph: Graph) -> Graph:
     A rewrite never changes a value's shape or dtype: a node is only replaced by a value of its
     own type, so `x * 1` with an int `x` and a float `1.0` (a float result) and `x + 0` where the
     zero tensor broadcasts `x` to a bigger shape stay. A constant is a literal operand or a
-    `fill` output (passes.py), taken in the op's compute dtype. Floating-point rules follow
+    `fill` output (rewriter.py), taken in the op's compute dtype. Floating-point rules follow
     LLVM's InstSimplify without fast-math flags (NaN, infinities and signed zeros kept):
 
     - `x * 1`, `1 * x` -> x (LLVM: fmul X, 1.0 ==> X). `x * 0` is not 0 (NaN, inf, -0.0).

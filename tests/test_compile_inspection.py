@@ -81,9 +81,11 @@ def test_kernel_names_are_unique_and_say_what_they_fuse():
     printed = step.forward_ir()
     assert re.search(r"= tanh %\d+  # k0_add_tanh", printed)
     assert re.search(r"= matmul %\d+ %\d+  # gemm matmul", printed)
-    # ... the LLVM functions carry the same names ...
-    functions = re.findall(r"define \S+ @\"?(autojit_\w+?)_[0-9a-f]{16}\b", step.kernel_source())
-    assert set(functions) == {f"autojit_{name}" for name in names}
+    # ... the LLVM functions carry the same names, without the number in the plan (kernels of
+    # the same structure share their code) ...
+    functions = re.findall(r"define \S+ @\"?autojit_(\w+?)_[0-9a-f]{16}\b",
+                           step.kernel_source())
+    assert set(functions) == {name.split("_", 1)[1] for name in names}
     # ... and so do the profiler's events.
     x, y = autojit.randn(16, 4), autojit.randn(16, 2)
     with autojit.autograd.profiler.profile() as profile:

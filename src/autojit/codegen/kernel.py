@@ -16,6 +16,7 @@ backend.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -139,6 +140,25 @@ def accumulator_dtype(output: KernelOutput) -> dtypes.DType:
     """The dtype a reduced output's total is kept in (WIDER_ACCUMULATOR), rounded to the
     output's dtype once, when it is stored."""
     return WIDER_ACCUMULATOR.get((output.reduce, output.dtype), output.dtype)
+
+
+def kernel_name(number: int, nodes: list) -> str:
+    """`k3_tanh_mul_sum`: a fused kernel's number in its plan, then the ops it fuses (the first
+    four distinct, in graph order; `_etc` when there are more). The plan's description, the IR
+    printout and the profiler's events use it; the compiled code, which kernels of the same
+    structure share, is named by `code_name`."""
+    names = list(dict.fromkeys(node.op.name for node in nodes))
+    fused = "_".join(names[:4]) + ("_etc" if len(names) > 4 else "")
+    return f"k{number}_{fused}"
+
+
+def code_name(name: str) -> str:
+    """A kernel's name without its number in the plan: `tanh_mul_sum` for `k3_tanh_mul_sum`."""
+    match = _NUMBERED.fullmatch(name)
+    return match.group(1) if match else name
+
+
+_NUMBERED = re.compile(r"k\d+_(\w+)")
 
 
 def contiguous_strides(shape: tuple) -> tuple:

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 from ... import config
-from ..kernel import Kernel
+from ..kernel import Kernel, code_name
 from . import disk_cache
 from .render import ERRORS, render
 
@@ -254,9 +254,10 @@ def compile_kernel(kernel: Kernel):
     """The kernel compiled for this CPU: from the in-memory cache when an equal one was built in
     this process, else from the disk cache, else compiled by LLVM (and stored on disk). A
     generic kernel's code is shared by every kernel of its loop structure; it comes bound to
-    this kernel's sizes (SizedKernel). The key holds the kernel's name, so that its LLVM
-    function is named as the plan names the kernel (`autojit_k3_tanh_mul_sum_<digest>`)."""
-    key = (kernel.name, *kernel.structural_key())
+    this kernel's sizes (SizedKernel). Kernels of the same structure share their code, so the
+    LLVM function is named after what the kernel fuses without its number in the plan
+    (`autojit_tanh_mul_sum_<digest>` for the plan's `k3_tanh_mul_sum`)."""
+    key = kernel.structural_key()
     found = _CACHE.get(key)
     if found is None:
         with _LOCK:
@@ -331,7 +332,7 @@ def _symbol(kernel: Kernel, key: tuple) -> str:
     """The kernel's exported name: the same in every process for the same kernel, so a cached
     object's symbol never collides with a freshly compiled one's."""
     digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
-    symbol = f"autojit_{kernel.name}_{digest}"
+    symbol = f"autojit_{code_name(kernel.name)}_{digest}"
     if symbol in _SYMBOLS:  # compiled again after clear_cache()
         symbol = f"{symbol}_{next(_COUNTER)}"
     return symbol

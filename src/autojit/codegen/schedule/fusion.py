@@ -43,6 +43,7 @@ from ..kernel import (
     Operand,
     Step,
     contiguous_strides,
+    kernel_name,
 )
 from .in_place import plan_in_place_updates
 from .matmul_steps import (
@@ -240,15 +241,6 @@ def _add(group: _Group, node) -> None:
 
 
 # ---- turning a group into a Kernel ------------------------------------------------------------
-
-def kernel_name(number: int, nodes: list) -> str:
-    """`k3_tanh_mul_sum`: the kernel's number in its plan, then the ops it fuses (the first
-    four distinct, in graph order; `_etc` when there are more). The profiler's events, the
-    plan's description, the IR printout and the LLVM function all use it."""
-    names = list(dict.fromkeys(node.op.name for node in nodes))
-    fused = "_".join(names[:4]) + ("_etc" if len(names) > 4 else "")
-    return f"k{number}_{fused}"
-
 
 def _group_step(group: _Group, name: str, consumers: dict, returned: set, compile_kernel,
                 generic):

@@ -475,3 +475,25 @@ def test_cuda_benchmarks_run_quick():
     assert [row[0] for row in rows][:2] == ["device copy (read + write)", "autojit.compile"]
     rows = mlp.main(["--quick"])
     assert rows[0][0] == "autojit.compile" and rows[0][1] > 0
+
+
+def test_an_extern_routine_without_a_cuda_kernel_runs_on_the_host_with_one_warning():
+    from autojit.cuda.eager import HostFallbackWarning
+    from autojit.ops.registry import REGISTRY, Extern, bind, define_op, rule_first
+
+    op = define_op(name="reverse_host_test_op", arity=1, shape=lambda shape: shape,
+                   dtype=rule_first, impl=lambda x: x[::-1].copy(), vjp=None, saves=(),
+                   lowering=Extern("reverse_for_test", ("data",)))
+    try:
+        x = autojit.arange(4.0).cuda()
+        with pytest.warns(HostFallbackWarning, match="reverse_host_test_op on cuda tensors "
+                          "runs on the host"):
+            first = bind(op, (x,), {})
+        assert first.is_cuda and first.cpu().tolist() == [3.0, 2.0, 1.0, 0.0]
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", HostFallbackWarning)  # warned once per op
+            assert bind(op, (x * 2,), {}).cpu().tolist() == [6.0, 4.0, 2.0, 0.0]
+    finally:
+        del REGISTRY[op.name]

@@ -18,6 +18,8 @@ the op by its lowering:
   scatter_add as hand-written kernels (indexing.py). An operand in the "host_index" role (the
   index of x[index] and index_put) may be a CPU tensor, as in torch.
 - Reductions that give an index (argmax, argmin): a hand-written kernel (indexing.py).
+- Other extern routines (those no CUDA kernel implements yet): the NumPy impl on host copies,
+  the result copied back, with one HostFallbackWarning per op.
 
 Everything else raises NotImplementedError naming the op and cuda. See docs/notes/cuda.md.
 """
@@ -25,6 +27,7 @@ Everything else raises NotImplementedError naming the op and cuda. See docs/note
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -36,6 +39,7 @@ from ..ops.registry import (
     Layout,
     Reduction,
     host_index_operand,
+    run_eager,
     shape_error,
     view_tensor,
 )
@@ -83,6 +87,8 @@ def dispatch(op, inputs: tuple, attrs: dict):
         data = _layout(op, inputs, attrs, shape, out_dtype)
     elif isinstance(lowering, Extern) and lowering.routine in EXTERN_ROUTINES:
         data = EXTERN_ROUTINES[lowering.routine](op, inputs, attrs, shape, out_dtype)
+    elif isinstance(lowering, Extern):
+        data = _on_host(op, inputs, attrs, device_index)
     else:
         raise NotImplementedError(f"{op.name}: not implemented for cuda tensors yet (the CUDA "
                                   "target runs elementwise, reduction, layout, indexing and "
@@ -90,6 +96,27 @@ def dispatch(op, inputs: tuple, attrs: dict):
     if op.view and data._root() is inputs[0]._data._root():
         return view_tensor(data, out_dtype, op, inputs[0], attrs)
     return Tensor._make(data, out_dtype)
+
+
+class HostFallbackWarning(UserWarning):
+    """An op on CUDA tensors ran on the host (its routine has no CUDA kernel yet)."""
+
+
+_WARNED_HOST: set = set()
+
+
+def _on_host(op, inputs: tuple, attrs: dict, device_index: int) -> CudaArray:
+    """An extern routine with no CUDA kernel (a sort, a scan) run by its NumPy impl on host
+    copies of the inputs, its result copied back: correct, and slow by two transfers and a
+    synchronization; warned once per op."""
+    if op.name not in _WARNED_HOST:
+        _WARNED_HOST.add(op.name)
+        warnings.warn(f"{op.name} on cuda tensors runs on the host (its {op.lowering.routine} "
+                      "routine has no CUDA kernel yet): the inputs are copied to the host and "
+                      "the result back", HostFallbackWarning, stacklevel=4)
+    host = tuple(Tensor._make(x._host(op.name), x._dtype) if isinstance(x, Tensor) else x
+                 for x in inputs)
+    return CudaArray.from_host(run_eager(op, host, attrs)._data, device_index)
 
 
 def _device_data(x: Tensor) -> CudaArray:
@@ -140,8 +167,6 @@ def _host_error(op, inputs, attrs) -> Exception:
     """The error of an op whose kernel reported one (an index out of range, an integer
     division by 0): the op's NumPy impl on host copies of the inputs raises eager's error,
     with the message the kernel cannot make (docs/notes/errors-in-kernels.md)."""
-    from ..ops.registry import run_eager
-
     host = tuple(Tensor._make(x._host(op.name), x._dtype) if isinstance(x, Tensor) else x
                  for x in inputs)
     try:

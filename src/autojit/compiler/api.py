@@ -36,7 +36,7 @@ from .guards import (
     GuardSet,
 )
 from .stages import compile_graph, run_stage
-from .tracing import EagerCall, GiveUp, guard, prune, trace
+from .tracing import EagerCall, GiveUp, ScalarSource, guard, prune, trace
 
 BACKENDS = ("cpu", "cuda", "eager", "interpreter")
 DEFAULT_RECOMPILE_LIMIT = 8
@@ -90,6 +90,11 @@ class CompiledFunction:
         self._last_failure: str | None = None
         self.compile_seconds = 0.0
         self.stage_seconds: dict[str, float] = {}  # time spent in each compile stage
+        # Paths of Python floats that changed between calls (a learning rate a scheduler
+        # sets): traced as runtime floats, read afresh on every call instead of retracing;
+        # and those that could not be (the function writes them, or needs their value).
+        self.runtime_float_paths: set = set()
+        self._constant_float_paths: set = set()
         self.call_arguments: tuple = ()  # the call being compiled (stages.schedule reads it)
         # AUTOJIT_DISABLE is read when the function is compiled, not on every call.
         self.eager = backend == "eager" or config.disabled()
@@ -137,6 +142,7 @@ class CompiledFunction:
         if self.executables:
             config.log("recompiles", f"{self.name()}: recompiling because "
                        f"{self._last_failure}")
+            self._observe_changed_float(args)
         self.sizes.observe(args)
         started = time.perf_counter()
         try:
@@ -170,10 +176,33 @@ class CompiledFunction:
         self.executables.insert(0, executable)
         return executable.run(args)
 
+    def _observe_changed_float(self, args: tuple) -> None:
+        """A float the last executable's guards held was found changed: from now on it is a
+        runtime float, read on every call, unless dynamic=False (or it cannot be one)."""
+        tag = self.executables[0].guards.failed_tag(args)
+        if self.dynamic is False or tag is None or tag[0] != "float":
+            return
+        path = tag[1]
+        if path not in self._constant_float_paths and ScalarSource.replaceable(path):
+            config.log("recompiles", f"{self.name()}: a float that changed between calls "
+                       "is read on every call from now on")
+            self.runtime_float_paths.add(path)
+
     def _compile(self, args: tuple):
         """The executable for this call, through the compile stages (stages.py)."""
         self.call_arguments = args  # the schedule stage picks a backend by the tensors' device
-        traced = run_stage(self, "trace", trace, self, args)
+        try:
+            traced = run_stage(self, "trace", trace, self, args)
+        except Exception as error:
+            if not self.runtime_float_paths:
+                raise
+            # A runtime float the function writes, or uses where no symbol can stand (a
+            # graph break on it): those floats are constants of the trace again.
+            config.log("recompiles", f"{self.name()}: floats read on every call are "
+                       f"constants again ({type(error).__name__}: {error})")
+            self._constant_float_paths |= self.runtime_float_paths
+            self.runtime_float_paths = set()
+            traced = run_stage(self, "trace", trace, self, args)
         if isinstance(traced, EagerCall):
             return _EagerExecutable(self.fn, traced.guards, traced.graph)
         traced = run_stage(self, "prune", prune, traced)

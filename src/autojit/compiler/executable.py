@@ -72,6 +72,9 @@ class Executable:
                 elif entry.kind == "random":
                     draws[index] = entry.tensor.draw()
                     supplied.append(draws[index])
+                elif entry.kind == "scalar":  # a float read afresh (compiler/tracing.py)
+                    draws[index] = entry.tensor.read(args)
+                    supplied.append(draws[index])
         if self.plan is None:
             arrays, owned = interpret(self.graph, *supplied), frozenset()
         else:

@@ -42,6 +42,7 @@ class GuardSet:
                                  "separate": separate, "is_": operator.is_}
         self._names: dict = {}  # (prefix, id(value)) -> constant name
         self._displays: dict = {}  # constant name -> how str() shows it (a source path)
+        self._tags: list = []  # per condition: what it is about (require's tag), or None
         self._check = None
 
     def constant(self, value, prefix: str = "C", display: str | None = None) -> str:
@@ -60,10 +61,13 @@ class GuardSet:
         self._constants.update(constants)
 
     def require(self, condition: str, reason: str, subject: tuple | None = None,
-                display: str | None = None) -> None:
+                display: str | None = None, tag=None) -> None:
         """Add `condition`, on the object at the `subject` path ("$") when there is one;
-        `display` is that object's source path (`model.fc1.weight`), for str()."""
+        `display` is that object's source path (`model.fc1.weight`), for str(); `tag` says
+        what the condition is about, for the caller of `failed_tag` (("float", path): the
+        value of a Python float at that path)."""
         self._items.append((subject, condition, reason, display))
+        self._tags.append(tag)
 
     def source(self) -> str:
         lines, names = [], {}
@@ -78,9 +82,9 @@ class GuardSet:
                 lines.append(f"    {name} = {parent}{path[-1]}")
             return name
 
-        for subject, condition, reason, _ in self._items:
+        for index, (subject, condition, _, _) in enumerate(self._items):
             text = condition if subject is None else condition.replace("$", local(subject))
-            lines.append(f"    if not ({text}):\n        return {reason!r}")
+            lines.append(f"    if not ({text}):\n        return {index}")
         body = "\n".join(lines)
         return f"def check(args):\n{body or '    pass'}\n    return None\n"
 
@@ -92,9 +96,18 @@ class GuardSet:
     def failure(self, args: tuple) -> str | None:
         """None when every guard holds, else the reason of the first that fails."""
         try:
-            return self._check(args)
+            index = self._check(args)
         except Exception as error:  # a path that no longer resolves fails the guard
             return f"a guarded path raised {type(error).__name__}: {error}"
+        return None if index is None else self._items[index][2]
+
+    def failed_tag(self, args: tuple):
+        """The tag of the first condition that fails for `args` (see require), or None."""
+        try:
+            index = self._check(args)
+        except Exception:  # noqa: BLE001 - a path that no longer resolves: no tag
+            return None
+        return None if index is None else self._tags[index]
 
     def __str__(self) -> str:
         """One condition per line as the user would read it: objects by their source paths
@@ -136,14 +149,20 @@ class GuardSet:
         return len(self._items)
 
 
-def observation_conditions(guards: GuardSet, observations: list) -> None:
+def observation_conditions(guards: GuardSet, observations: list, runtime=frozenset()) -> None:
     """The conditions of a walk's observations (reachability.py), in the walk's order: an
     object's class before what is read through it. Tensors are left to api.py, which
-    guards the ones the trace read."""
+    guards the ones the trace read. A float at a path in `runtime` is read afresh on every
+    call (a graph input): only its type is checked."""
     for observation in observations:
         kind, path, what = observation.kind, observation.path, observation.display
-        if kind == "scalar":
-            scalar_condition(guards, "$", observation.value, what, subject=path, display=what)
+        if kind == "scalar" and path in runtime:
+            guards.require(f"$.__class__ is {guards.constant(float, 'K')}",
+                           f"{what} is no longer a float", path, what)
+        elif kind == "scalar":
+            scalar_condition(guards, "$", observation.value, what, subject=path, display=what,
+                             tag=("float", path) if type(observation.value) is float
+                             else None)
         elif kind == "class":
             guards.require(f"$.__class__ is {guards.constant(observation.value, 'K')}",
                            f"{what} is now another kind of object (was "
@@ -305,7 +324,8 @@ def grad_condition(guards: GuardSet, subject: tuple, tensor: Tensor, what: str,
 
 
 def scalar_condition(guards: GuardSet, expression: str, value, what: str,
-                     subject: tuple | None = None, display: str | None = None) -> None:
+                     subject: tuple | None = None, display: str | None = None,
+                     tag=None) -> None:
     """`expression` (with a subject path, "$") holds `value`: the same type and value."""
     if value is None or isinstance(value, bool):
         guards.require(f"{expression} is {value!r}", f"{what} changed (was {value!r})", subject,
@@ -313,13 +333,13 @@ def scalar_condition(guards: GuardSet, expression: str, value, what: str,
         return
     if isinstance(value, float) and math.isnan(value):
         guards.require(f"{expression}.__class__ is float and isnan({expression})",
-                       f"{what} changed (was nan)", subject, display)
+                       f"{what} changed (was nan)", subject, display, tag)
         return
     if isinstance(value, float) and value == 0.0:
         # -0.0 == 0.0, but 1 / x tells them apart: the sign is part of the value.
         guards.require(f"{expression}.__class__ is float and {expression} == 0.0 and "
                        f"copysign(1.0, {expression}) == {math.copysign(1.0, value)!r}",
-                       f"{what} changed (was {value!r})", subject, display)
+                       f"{what} changed (was {value!r})", subject, display, tag)
         return
     if type(value) in (int, float) and math.isfinite(value):
         literal = repr(value)
@@ -327,7 +347,7 @@ def scalar_condition(guards: GuardSet, expression: str, value, what: str,
         literal = guards.constant(value, "C")
     guards.require(f"{expression}.__class__ is {guards.constant(type(value), 'K')} and "
                    f"{expression} == {literal}", f"{what} changed (was {_short(value)})",
-                   subject, display)
+                   subject, display, tag)
 
 
 def _short(value) -> str:
@@ -350,6 +370,7 @@ def _shape_text(shape: tuple, dynamic_dims) -> str:
 
 
 _SYMBOL = re.compile(r"\bs(\d+)\b")
+_RUNTIME = re.compile(r"\bf\d+\b")
 
 
 def symbolic_conditions(guards: GuardSet, env) -> None:
@@ -367,6 +388,15 @@ def symbolic_conditions(guards: GuardSet, env) -> None:
     for condition in env.guards:
         guards.require(_SYMBOL.sub(source, condition),
                        f"the sizes broke a condition the trace relied on: {condition}")
+
+    def runtime_source(match) -> str:  # a float read afresh: where it is read from
+        _, scalar_source = env.runtime[match.group(0)]
+        return f"({scalar_source.expression})"
+
+    for condition in env.runtime_guards:
+        guards.require(_RUNTIME.sub(runtime_source, _SYMBOL.sub(source, condition)),
+                       f"a float read on every call broke a condition the trace relied on: "
+                       f"{condition}")
 
 
 def separate(written: tuple, others: tuple) -> bool:

@@ -16,8 +16,11 @@ changes its argument.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import linecache
+
+import numpy as np
 
 from .. import config
 from ..ir.graph import Graph
@@ -50,6 +53,52 @@ from .result_template import (
 )
 
 
+class ScalarSource:
+    """Where a runtime float is read on every call: a path the reachability walk found
+    (`optimizer.param_groups[0]['lr']`), compiled once into a function of the call's
+    arguments. The executable feeds what it reads to the graph's "scalar" input."""
+
+    def __init__(self, path: tuple, constants: dict, display: str):
+        self.path, self.display = path, display
+        self.expression = "".join(path)
+        namespace = dict(constants)
+        exec(compile(f"def read(args):\n    return {self.expression}\n",  # noqa: S102
+                     "<autojit scalar source>", "exec"), namespace)
+        self._read = namespace["read"]
+        self._namespace = namespace
+
+    def read(self, args: tuple) -> np.ndarray:
+        return np.array(self._read(args), np.float64)
+
+    def replace(self, args: tuple, value) -> None:
+        """Put `value` where the float is (for the trace), or the float back."""
+        parent = eval("".join(self.path[:-1]), self._namespace,  # noqa: S307
+                      {"args": args})
+        last = self.path[-1]
+        if last.startswith("."):
+            setattr(parent, last[1:], value)
+        else:
+            parent[ast.literal_eval(last[1:-1])] = value
+
+    @staticmethod
+    def replaceable(path: tuple) -> bool:
+        """Whether the float's place can be written: an attribute, or an item with a literal
+        key (not a key held as a constant of the guards)."""
+        last = path[-1] if len(path) > 1 else ""
+        if last.startswith(".") and last[1:].isidentifier():
+            return True
+        if last.startswith("[") and last.endswith("]"):
+            try:
+                ast.literal_eval(last[1:-1])
+            except (ValueError, SyntaxError):
+                return False
+            return True
+        return False
+
+    def __repr__(self):
+        return f"<float read from {self.display}>"
+
+
 class GiveUp(Exception):
     """This call cannot run compiled, nor can later ones: the function runs eagerly from now
     on (the message says why)."""
@@ -64,6 +113,11 @@ class EagerCall:
     """The trace stage's answer for a call that runs eagerly while `guards` (the modes) hold."""
     guards: GuardSet
     graph: Graph
+
+
+class RuntimeFloatFailed(Exception):
+    """Tracing with runtime floats failed (the function wrote one, or needed it as a Python
+    value it cannot be): api.py traces again with them as constants."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,6 +145,7 @@ class Trace:
     prints: PrintCapture
     symbolic_args: list
     arg_positions: list
+    runtime_paths: frozenset = frozenset()  # paths of the floats read afresh on every call
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,6 +201,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     tracer = Tracer(graph, names)
     for (entry, symbolic), position in zip(symbolic_args, arg_positions):
         tracer.add_argument(entry, symbolic, args[position]._data)
+    runtime = _runtime_floats(compiled.runtime_float_paths, before, env, tracer)
     # The .grad of every tensor the function can reach, before it runs: a `p.grad = None`
     # in the function happens for real while tracing, and must be undone (the executable
     # repeats it on each call) before guards and write-back look at .grad.
@@ -153,9 +209,14 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     state.tracer = tracer
     eager_call = False
     try:
+        for source, symbol in runtime:  # the function reads the symbol where the float is
+            source.replace(args, symbol)
         with PrintCapture() as prints:
             tracer.prints = prints
-            result = compiled.fn(*call_args)
+            try:
+                result = compiled.fn(*call_args)
+            finally:
+                _put_back(runtime, args)
         tracer.prints = None
         template = flatten_result(result, graph, tracer, {
             id(symbolic): position for (_, symbolic), position in zip(symbolic_args,
@@ -218,7 +279,38 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
                          linecache.getline(*where).strip() if where else "",
                          needs_data=False)
     return Trace(args, graph, env, tracer, before, changes, template, requiring,
-                 backward_error, nan_checks, cleared, prints, symbolic_args, arg_positions)
+                 backward_error, nan_checks, cleared, prints, symbolic_args, arg_positions,
+                 frozenset(source.path for source, _ in runtime))
+
+
+def _runtime_floats(paths: set, before: Walk, env: ShapeEnv, tracer: Tracer) -> list:
+    """(ScalarSource, SymFloat) for each float at `paths` (the floats that changed between
+    calls; api.py chooses them): a runtime symbol of the trace, fed by a "scalar" input."""
+    if not paths:
+        return []
+    runtime = []
+    for observation in before.observations:
+        if observation.kind == "scalar" and observation.path in paths and \
+                type(observation.value) is float:
+            source = ScalarSource(observation.path, before.constants, observation.display)
+            symbol = env.create_runtime_float(observation.value, source)
+            tracer.scalar_input(str(symbol), source)
+            runtime.append((source, symbol))
+    return runtime
+
+
+def _put_back(runtime: list, args: tuple) -> None:
+    """Put the floats back where the trace found their symbols. A function that wrote one of
+    them (`group['lr'] = ...` inside the compiled step) cannot read it afresh on every call:
+    RuntimeFloatFailed, after the floats are back."""
+    written = []
+    for source, symbol in runtime:
+        current = eval(source.expression, source._namespace, {"args": args})  # noqa: S307
+        if current is not symbol:
+            written.append(source.display)
+        source.replace(args, symbol.hint)
+    if written:
+        raise RuntimeFloatFailed(f"the function writes {', '.join(written)}")
 
 
 # ---- prune ------------------------------------------------------------------------------------
@@ -305,7 +397,7 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
             tensor_conditions(guards, ("args", f"[{position}]"), argument,
                               f"argument {position}", grad_is=id(argument) in grad_guarded,
                               dynamic_dims=env.dims_of(position))
-    observation_conditions(guards, before.observations)
+    observation_conditions(guards, before.observations, traced.runtime_paths)
     array_conditions(guards, arrays)
     for entry in graph.captured_inputs:
         tensor = entry.tensor

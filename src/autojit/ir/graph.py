@@ -17,8 +17,10 @@ from __future__ import annotations
 from ..tensor import dtypes
 
 # "cotangent": the gradient of a result that will arrive from outside (ir/partition.py);
-# "random": random numbers drawn anew on each run (its `tensor` slot holds how to draw them).
-INPUT_KINDS = ("arg", "captured", "cotangent", "random")
+# "random": random numbers drawn anew on each run (its `tensor` slot holds how to draw them);
+# "scalar": a Python float read afresh on each run, 0-d float64 (its `tensor` slot holds where
+# it is read from: compiler/tracing.py's ScalarSource).
+INPUT_KINDS = ("arg", "captured", "cotangent", "random", "scalar")
 # "result": returned by the function; "grad": the .grad of an input assigned while tracing;
 # "update": the new value of a captured tensor written in place while tracing;
 # "input_grad": the gradient of a result with respect to an input (a joint graph's backward);

@@ -101,13 +101,13 @@ def partition(joint: Graph) -> Partition:
     backward_map: dict = {}
     for value in read:
         position = input_position.get(id(value))
-        if position is not None and primal_inputs[position].kind != "random":
+        if position is not None and primal_inputs[position].kind not in ("random", "scalar"):
             residuals.append(Residual("input", position, forward.inputs[position].name))
         else:
             name = f"saved{len(residuals)}"
             forward.add_output(forward_map[id(value)], name, "saved")
             source = input_position.get(id(_view_source(value)))
-            if source is not None and primal_inputs[source].kind == "random":
+            if source is not None and primal_inputs[source].kind in ("random", "scalar"):
                 source = None  # drawn for this call alone: nothing else can write to it
             residuals.append(Residual("saved", len(forward.outputs) - 1, name, source))
         backward_map[id(value)] = backward.add_input(value.shape, value.dtype, "arg",

@@ -98,11 +98,13 @@ class ReplayedBackward:
         # Random draws the recomputation needs that the forward did not save (it saved only
         # values computed from them): each call's node keeps the arrays drawn for these forward
         # inputs, since drawing again would give other numbers.
-        needed_draws = {id(entry) for entry in needed_inputs if entry.kind == "random"}
+        needed_draws = {id(entry) for entry in needed_inputs
+                        if entry.kind in ("random", "scalar")}
         self.draw_inputs = [index for index, entry in enumerate(forward.inputs)
                             if id(entry) in needed_draws]
         # The forward inputs the replay reads from the call's tensors, by forward input index.
-        needed = {id(entry) for entry in needed_inputs if entry.kind != "random"}
+        needed = {id(entry) for entry in needed_inputs
+                  if entry.kind not in ("random", "scalar")}
         self.read_inputs = [index for index, entry in enumerate(forward.inputs)
                             if id(entry) in needed]
 

@@ -26,12 +26,21 @@ import inspect
 
 import numpy as np
 
+from ..ops import elementwise
 from ..ops.registry import infer
+from ..tensor import dtypes
 from ..tensor.graph_break import GraphBreak, graph_break, user_location
 from ..tensor.state import state
+from ..tensor.symbolic import evaluate_poly, evaluate_tree, is_runtime
 from ..tensor.tensor import Tensor
 from .aliasing import make_alias, make_view, root_written_through
 from .graph import Graph, Input, Value
+
+# Python's float arithmetic, as graph ops (a runtime float's expression; tensor/symbolic.py).
+_FLOAT_OPS = {"+": elementwise.ADD, "-": elementwise.SUB, "*": elementwise.MUL,
+              "/": elementwise.DIV, "**": elementwise.POW, "//": elementwise.FLOOR_DIVIDE,
+              "%": elementwise.REMAINDER}
+
 
 # ---- the tracer -------------------------------------------------------------------------------
 
@@ -73,6 +82,7 @@ class Tracer:
         self._names = captured_names or {}  # id(ndarray) -> a name from the function's scope
         self._used_names = {entry.name for entry in graph.inputs}
         self._known: set = {id(entry.value) for entry in graph.inputs}  # this trace's values
+        self._runtime: dict = {}  # runtime float symbol name -> its "scalar" input Value
         self._current: dict = {}  # id(ndarray) -> the Value a captured storage holds now
         self._entries: dict = {}  # id(ndarray) -> its captured Input
         self._touched: dict = {}  # id(Tensor) -> _Touched, for every real tensor seen
@@ -129,6 +139,40 @@ class Tracer:
                                      self.unique_name(draw.kind), draw)
         self._known.add(id(value))
         return value
+
+    def scalar_input(self, name: str, source) -> Value:
+        """A "scalar" graph input for the runtime float `name` (tensor/symbolic.py): a 0-d
+        float64 value that `source.read(args)` gives afresh on every run."""
+        value = self.graph.add_input((), dtypes.float64, "scalar",
+                                     getattr(source, "display", name), source)
+        self._known.add(id(value))
+        self._runtime[name] = value
+        return value
+
+    def _runtime_operand(self, scalar, dtype) -> Value:
+        """A runtime float (a SymFloat over `f` symbols) as a 0-d graph value of `dtype`: its
+        expression computed in float64, as Python computes it, then rounded to the dtype the
+        op computes in, as NumPy rounds a Python float operand."""
+        value = self._runtime_tree(scalar.tree)
+        if dtype is not dtypes.float64:
+            value = self.graph.add_node(elementwise.CAST, [value], {"dtype": dtype}, (), dtype)
+        return value
+
+    def _runtime_tree(self, tree: tuple):
+        kind = tree[0]
+        if kind == "runtime":
+            return self._runtime[tree[1]]
+        if kind == "constant":
+            return float(tree[1])
+        if kind == "int":
+            if any(monomial for monomial, _ in tree[1]):
+                graph_break("a float that changes from call to call combined with a dynamic "
+                            "size", needs_data=False)
+            return float(evaluate_poly(tree[1], {}))
+        left, right = self._runtime_tree(tree[1]), self._runtime_tree(tree[2])
+        if not isinstance(left, Value) and not isinstance(right, Value):
+            return evaluate_tree(tree, {})
+        return self.graph.add_node(_FLOAT_OPS[kind], [left, right], {}, (), dtypes.float64)
 
     def know(self, value: Value) -> None:
         """Accept `value` (an input added after the trace began) as this trace's own."""
@@ -189,6 +233,13 @@ class Tracer:
 
     def bind(self, op, inputs: tuple, attrs: dict) -> Tensor:
         operands = [self.value_of(x) if isinstance(x, Tensor) else x for x in inputs]
+        if any(is_runtime(x) for x in inputs):
+            compute, out_dtype = op.dtype(inputs, attrs)
+            operands = [self._runtime_operand(x, compute or out_dtype) if is_runtime(x) else x
+                        for x in operands]
+        if any(is_runtime(value) for value in attrs.values()):
+            graph_break(f"{op.name}: a float that changes from call to call (a learning rate, "
+                        "say) as an attribute of the op", needs_data=False)
         shape, dtype = infer(op, inputs, attrs)
         value = self.graph.add_node(op, operands, attrs, shape, dtype)
         if self.backward_depth:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numbers
 import operator
 import os
+import re
 import sys
 
 # A polynomial is a sorted tuple of (monomial, coefficient) with nonzero coefficients; a
@@ -135,6 +136,18 @@ class ShapeEnv:
         self.guards: list = []  # Python conditions over the symbol names, in recorded order
         self._guard_set: set = set()
         self.specializations: list = []  # (symbol text, value, where) for the log
+        # Runtime floats (`f0`, `f1`, ...): Python floats the function reads that change from
+        # call to call (a learning rate a scheduler sets), read again on every call and fed
+        # to the graph as inputs rather than baked in. name -> (hint, source); conditions
+        # over them are kept apart from the size guards.
+        self.runtime: dict = {}
+        self.runtime_guards: list = []
+
+    def create_runtime_float(self, hint: float, source) -> SymFloat:
+        """A symbol for a float read afresh on every call (compiler/tracing.py)."""
+        name = f"f{len(self.runtime)}"
+        self.runtime[name] = (hint, source)
+        return SymFloat(("runtime", name), hint, self)
 
     def create_symbol(self, hint: int, source: tuple) -> SymInt:
         name = f"s{len(self.hints)}"
@@ -145,7 +158,10 @@ class ShapeEnv:
     def record(self, condition: str) -> None:
         if condition not in self._guard_set:
             self._guard_set.add(condition)
-            self.guards.append(condition)
+            if self.runtime and _RUNTIME_SYMBOL.search(condition):
+                self.runtime_guards.append(condition)
+            else:
+                self.guards.append(condition)
 
     def dims_of(self, position: int) -> set:
         """The dimensions of argument `position` that have a symbol."""
@@ -458,6 +474,8 @@ def evaluate_tree(tree: tuple, binding: dict):
     kind = tree[0]
     if kind == "constant":
         return tree[1]
+    if kind == "runtime":
+        return binding[tree[1]]
     if kind == "int":
         return evaluate_poly(tree[1], binding)
     return _FLOAT_OPERATIONS[kind](evaluate_tree(tree[1], binding),
@@ -468,9 +486,29 @@ def tree_source(tree: tuple) -> str:
     kind = tree[0]
     if kind == "constant":
         return repr(tree[1])
+    if kind == "runtime":
+        return tree[1]
     if kind == "int":
         return f"({poly_source(tree[1])})"
     return f"({tree_source(tree[1])} {kind} {tree_source(tree[2])})"
+
+
+_RUNTIME_SYMBOL = re.compile(r"\bf\d+\b")
+
+
+def is_runtime(value) -> bool:
+    """Whether `value` is a SymFloat computed from a runtime float (read on every call): such a
+    value becomes a graph value when it reaches an op, never a literal."""
+    return isinstance(value, SymFloat) and _has_runtime(value.tree)
+
+
+def _has_runtime(tree: tuple) -> bool:
+    kind = tree[0]
+    if kind == "runtime":
+        return True
+    if kind in ("constant", "int"):
+        return False
+    return _has_runtime(tree[1]) or _has_runtime(tree[2])
 
 
 def is_symbolic(value) -> bool:

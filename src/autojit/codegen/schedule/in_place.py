@@ -198,7 +198,7 @@ def plan_in_place_updates(graph: Graph, steps: list):
     if not targets:
         return None
     others = [id(entry.value) for entry in graph.inputs
-              if entry.kind not in ("captured", "random")]
+              if entry.kind not in ("captured", "random", "scalar")]
     tensors = {id(entry.value): entry.tensor for entry in graph.inputs if entry.kind == "captured"}
     return InPlaceTargets(targets, sorted(captured), others, tensors)
 

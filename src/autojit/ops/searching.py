@@ -23,6 +23,8 @@ from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
 
 def _search_impl(boundaries: np.ndarray, values: np.ndarray, right: bool, out_int32: bool):
     size = boundaries.shape[-1]
+    if size == 0:  # an empty sequence: every value goes first
+        return np.zeros(values.shape, np.int32 if out_int32 else np.int64)
     sequences = boundaries.reshape(-1, size)
     targets = values.reshape(sequences.shape[0], -1) if boundaries.ndim > 1 else \
         values.reshape(1, -1)

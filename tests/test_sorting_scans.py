@@ -529,3 +529,12 @@ def test_compiled_scans_and_sorts_match_eager_in_a_training_step():
         actual = autojit.compile(step)(x)
     for got, want in zip(actual, expected, strict=True):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-10)
+
+
+def test_compiled_functions_return_the_named_tuples():
+    x = autojit.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
+    compiled = autojit.compile(lambda x: (autojit.sort(x, 1), autojit.cummax(x, 0)))
+    result = compiled(x)
+    assert type(result[0]).__name__ == "sort" and type(result[1]).__name__ == "cummax"
+    assert result[0].indices.tolist() == [[1, 2, 0], [0, 2, 1]]
+    assert result[1].values.tolist() == [[3.0, 1.0, 2.0], [3.0, 5.0, 4.0]]

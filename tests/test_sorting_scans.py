@@ -163,6 +163,9 @@ SORTING = [
     Case("median_all_nan", lambda t, x: t.median(x), (WITH_NAN,)),
     Case("median_all_even", lambda t, x: x.median(), (_f(4, 1, 3, 2),)),
     Case("median_all_int", lambda t, x: x.median(), (TIES,)),
+    Case("median_all_negative_zero_requires_grad",
+         lambda t, x: 1 / t.median(x.requires_grad_(True)).detach(),  # -inf for -0.0
+         (_f(-0.0, 1, -0.0),)),
     Case("median_dim_nan", lambda t, x: t.median(x, 1), (MAT_NAN,)),
     Case("median_dim_ties", lambda t, x: t.median(x, 0), (_f(2, 1, 2, 3),)),
     Case("median_dim_keepdim_negative", lambda t, x: t.median(x, -1, keepdim=True), (M34,)),
@@ -417,6 +420,8 @@ GRADIENTS = [
     ("median_dim", lambda t, x: t.median(x, 1).values, M34),
     ("median_all_ties", lambda t, x: t.median(x), np.array([1.0, 2.0, 2.0, 3.0, 2.0])),
     ("median_all_nan", lambda t, x: t.median(x), np.array([1.0, NAN, 2.0, NAN])),
+    ("median_all_infinite", lambda t, x: t.median(x), np.array([INF, 1.0, INF, INF, 0.0])),
+    ("median_all_negative_zero", lambda t, x: t.median(x), np.array([-0.0, 1.0, -0.0])),
     ("nanmedian_all_nan", lambda t, x: t.nanmedian(x), np.array([NAN, NAN])),
     ("nanmedian_dim", lambda t, x: t.nanmedian(x, 0).values,
      np.array([[1.0, NAN], [2.0, 3.0], [NAN, 4.0]])),

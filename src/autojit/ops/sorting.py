@@ -11,6 +11,7 @@ again. The (values, indices) results are named tuples, as torch's return types a
 
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -213,11 +214,17 @@ def _check_median_dtype(x: Tensor, kernel: str) -> None:
 
 def _evenly_shared(x: Tensor, value: Tensor) -> Tensor:
     """`value` (a reduction of all of x, detached) with torch's gradient for median() and
-    nanmedian(): shared evenly by the elements equal to it (by the NaNs where it is NaN). The
-    elements' differences from it are exactly 0, so the result is exactly `value`."""
+    nanmedian(): shared evenly by the elements equal to it (by the NaNs where it is NaN).
+
+    For a finite value, value - sum(value - x over those elements) / count: each difference is
+    exactly +0, so the result is exactly `value` (-0.0 included). An infinite or NaN value
+    would make those differences NaN, so there the mean of the elements themselves is taken,
+    which is exactly the value then; each branch's gradient is the same share."""
     shares = (x == value) | (ew.isnan(x) & ew.isnan(value))
     count = sum_(shares)
-    return value + sum_(ew.where(shares, x - value, 0)) / count
+    finite = value - sum_(ew.where(shares, value - x, 0)) / count
+    infinite = sum_(ew.where(shares, x, 0)) / count
+    return ew.where(ew.abs(value) < math.inf, finite, infinite)  # False for NaN too
 
 
 def _median(x: Tensor, dim, keepdim: bool, out, name: str, result_type):

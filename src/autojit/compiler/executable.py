@@ -244,7 +244,9 @@ class _Recipe:
             return template[1]
         if kind in ("tuple", "list"):
             items = [self._rebuild(item, arrays, node, args, made) for item in template[1]]
-            return tuple(items) if kind == "tuple" else items
+            if kind == "list":
+                return items
+            return template[2](*items) if len(template) > 2 else tuple(items)
         if kind == "dict":
             return {key: self._rebuild(item, arrays, node, args, made)
                     for key, item in template[1]}

@@ -1,8 +1,9 @@
 """The structure a compiled function returns, and which returned tensors are not fresh values.
 
-api.py flattens what the traced function returned into a *template*: nested tuples, lists
-and dicts whose leaves say where each returned tensor comes from on every call
-(compiler/executable.py rebuilds it after the run):
+api.py flattens what the traced function returned into a *template*: nested tuples (a named
+tuple, as sort's (values, indices), with its type), lists and dicts whose leaves say where
+each returned tensor comes from on every call (compiler/executable.py rebuilds it after the
+run):
 
 - ("tensor", index): the graph's output `index`, a new tensor; the same index twice is the
   same tensor object twice, as in eager;
@@ -72,7 +73,11 @@ class _Flattening:
             return self.leaf(result, returned)
         if isinstance(result, (tuple, list)):
             kind = "tuple" if isinstance(result, tuple) else "list"
-            return (kind, [self.flatten(item, returned) for item in result])
+            items = [self.flatten(item, returned) for item in result]
+            if hasattr(type(result), "_fields"):
+                # A named tuple (sort's (values, indices)) is rebuilt as one: its type last.
+                return (kind, items, type(result))
+            return (kind, items)
         if isinstance(result, dict):
             return ("dict", [(key, self.flatten(value, returned))
                              for key, value in result.items()])
@@ -117,7 +122,7 @@ def alias_fresh_grads(template, result, fresh_grads: dict):
         return template
     if kind in ("tuple", "list"):
         return (kind, [alias_fresh_grads(item, value, fresh_grads)
-                       for item, value in zip(template[1], result)])
+                       for item, value in zip(template[1], result)], *template[2:])
     if kind == "dict":
         return (kind, [(key, alias_fresh_grads(item, result[key], fresh_grads))
                        for key, item in template[1]])

@@ -102,7 +102,7 @@ class HostFallbackWarning(UserWarning):
     """An op on CUDA tensors ran on the host (its routine has no CUDA kernel yet)."""
 
 
-_WARNED_HOST: set = set()
+_WARNED_HOST: set = set()  # the ops warned about, as objects (nothing outside ops/ tests names)
 
 
 def _on_host(op, inputs: tuple, attrs: dict, device_index: int) -> CudaArray:

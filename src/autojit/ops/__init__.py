@@ -2,11 +2,26 @@
 
 Families: elementwise (math, arithmetic, comparisons, where, cast), reduction, layout
 (reshape, expand, permute, slice, cat), linalg (matmul), indexing (gather, scatter_add, index,
-index_put), loss (binary cross entropy and its gradient). Composites are in composite.py and
-need no rules.
+index_put), loss (binary cross entropy and its gradient), sorting (argsort), scans (cumsum,
+cumprod, cummax/cummin indices, logcumsumexp), searching (searchsorted), counting (histc).
+Composites are in composite.py, triangular.py and einsum.py and need no rules.
 """
 
-from . import composite, elementwise, indexing, layout, linalg, loss, reduction  # noqa: F401
+from . import (  # noqa: F401
+    composite,
+    counting,
+    einsum,
+    elementwise,
+    indexing,
+    layout,
+    linalg,
+    loss,
+    reduction,
+    scans,
+    searching,
+    sorting,
+    triangular,
+)
 from .registry import REGISTRY, check_registry
 
 check_registry()

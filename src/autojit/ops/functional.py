@@ -23,6 +23,10 @@ from .composite import (  # noqa: F401
     tan,
     var,
 )
+
+# ---- sorting, order statistics, scans, triangular parts, einsum ----
+from .counting import bincount, histc, unique  # noqa: F401
+from .einsum import einsum  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs,
     add,
@@ -94,6 +98,10 @@ from .reduction import amax, amin, argmax, argmin  # noqa: F401
 from .reduction import any_ as any  # noqa: F401
 from .reduction import prod_ as prod  # noqa: F401
 from .reduction import sum_ as sum  # noqa: F401
+from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
+from .searching import bucketize, searchsorted  # noqa: F401
+from .sorting import argsort, kthvalue, median, msort, nanmedian, sort, topk  # noqa: F401
+from .triangular import tril, tril_indices, triu, triu_indices  # noqa: F401
 
 clip = clamp
 negative = neg
@@ -135,4 +143,11 @@ FAMILIES = {
         "flip",
     ),
     "Linear algebra": ("matmul", "mm", "bmm", "dot", "outer"),
+    # ---- sorting, order statistics, scans, triangular parts, einsum ----
+    "Sorting and order statistics": (
+        "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "unique",
+        "bincount", "histc", "searchsorted", "bucketize",
+    ),
+    "Cumulative ops": ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"),
+    "Triangular parts and einsum": ("tril", "triu", "tril_indices", "triu_indices", "einsum"),
 }

@@ -104,7 +104,8 @@ class Extern:
     """A call to a library routine (BLAS matmul) or an indexed gather/scatter kernel.
 
     routine: the routine the backends implement (batched_gemm, indexed_gather,
-        indexed_scatter, gather_along_dim, scatter_add_along_dim).
+        indexed_scatter, gather_along_dim, scatter_add_along_dim), or one they run through the
+        NumPy impl until they have their own (sort, cumulative_sum, search_sorted, ...).
     operands: one role per input (EXTERN_ROLES).
     """
     routine: str

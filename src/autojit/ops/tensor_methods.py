@@ -11,7 +11,18 @@ from ..interop import dlpack as _dlpack
 from ..tensor import dtypes
 from ..tensor.device import check_device, runtime
 from ..tensor.tensor import Tensor
-from . import composite, indexing, inplace, layout, linalg, reduction
+from . import (
+    composite,
+    counting,
+    indexing,
+    inplace,
+    layout,
+    linalg,
+    reduction,
+    scans,
+    sorting,
+    triangular,
+)
 from . import elementwise as ew
 
 
@@ -59,6 +70,13 @@ METHODS = {
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "dot": linalg.dot,
     "outer": linalg.outer,
+    # ---- sorting, order statistics, scans, triangular parts ----
+    "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort,
+    "topk": sorting.topk, "kthvalue": sorting.kthvalue, "median": sorting.median,
+    "nanmedian": sorting.nanmedian, "unique": counting.unique, "bincount": counting.bincount,
+    "histc": counting.histc, "cumsum": scans.cumsum, "cumprod": scans.cumprod,
+    "cummax": scans.cummax, "cummin": scans.cummin, "logcumsumexp": scans.logcumsumexp,
+    "tril": triangular.tril, "triu": triangular.triu,
 }
 
 
@@ -243,6 +261,9 @@ INPLACE = {
     "log_": ew.log, "sqrt_": ew.sqrt, "abs_": ew.abs, "sigmoid_": ew.sigmoid,
     "tanh_": ew.tanh, "relu_": composite.relu, "floor_divide_": ew.floor_divide,
     "remainder_": ew.remainder, "maximum_": ew.maximum, "minimum_": ew.minimum,
+    # ---- scans, triangular parts ----
+    "cumsum_": scans.cumsum, "cumprod_": scans.cumprod, "tril_": triangular.tril,
+    "triu_": triangular.triu,
 }
 for _name, _function in INPLACE.items():
     setattr(Tensor, _name, _inplace(_name, _function))

@@ -18,10 +18,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..ops.functional import stack
-from ..tensor import dtypes
-from ..tensor.creation import as_tensor, default_generator, tensor
-from ..tensor.tensor import Tensor
+from ...ops.functional import stack
+from ...tensor import dtypes
+from ...tensor.creation import as_tensor, default_generator, tensor
+from ...tensor.tensor import Tensor
 
 # ---- datasets ---------------------------------------------------------------------------------
 

@@ -129,7 +129,7 @@ def default_collate(batch):
     [tensor([[1., 1.],
             [0., 0.]]), tensor([1, 2])]
     >>> default_collate([{"x": 0.5, "name": "a"}, {"x": 1.5, "name": "b"}])
-    {'x': tensor([0.5000, 1.5000], dtype=torch.float64), 'name': ['a', 'b']}
+    {'x': tensor([0.5000, 1.5000], dtype=autojit.float64), 'name': ['a', 'b']}
     """
     return collate(batch, collate_fn_map=default_collate_fn_map)
 

@@ -235,16 +235,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     if not (hasattr(f, "seekable") and f.seekable()):
         f = io.BytesIO(f.read())
     start = f.tell()
-    if f.read(4).startswith(b"PK"):
-        f.seek(start)
-        with zipfile.ZipFile(f) as archive:
-            folder = torch_format.torch_zip_folder(archive)
-            if folder is not None:
-                return torch_format.load_torch_zip(archive, folder, map_location)
-    f.seek(start)
-    if f.read(1) == b"\x80":  # a pickle: torch's format before the zip archive
+    if not f.read(4).startswith(b"PK"):  # not a zip archive: torch's format before it
         f.seek(start)
         return torch_format.load_legacy(f, map_location)
+    f.seek(start)
+    with zipfile.ZipFile(f) as archive:
+        folder = torch_format.torch_zip_folder(archive)
+        if folder is not None:
+            return torch_format.load_torch_zip(archive, folder, map_location)
     f.seek(start)
     return _load_npz(f)
 

@@ -506,8 +506,15 @@ def load_legacy(handle, map_location):
     def next_pickle():
         return RestrictedUnpickler(handle, {}).load()
 
-    if next_pickle() != _LEGACY_MAGIC:
-        raise RuntimeError("autojit.load: not a file written by torch.save or autojit.save "
+    try:
+        magic = next_pickle()
+    except UnpicklingError as error:
+        if "global" in str(error):
+            raise
+        raise RuntimeError("autojit.load: not a file written by autojit.save or torch.save "
+                           "(neither a zip archive nor a pickle)") from None
+    if magic != _LEGACY_MAGIC:
+        raise RuntimeError("autojit.load: not a file written by autojit.save or torch.save "
                            "(invalid magic number)")
     if next_pickle() != _LEGACY_PROTOCOL:
         raise RuntimeError("autojit.load: unsupported version of torch's legacy format")

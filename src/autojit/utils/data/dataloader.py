@@ -239,9 +239,12 @@ class _WorkerPool:
         self.index_queues: list = []
         self.workers: list = []
         self.closed = False
+        self.owner = os.getpid()
 
     def shutdown(self) -> None:
-        if self.closed:
+        # A process forked later (another loader's worker) inherits the finalizer: only the
+        # process that started the workers stops them.
+        if self.closed or os.getpid() != self.owner:
             return
         self.closed = True
         self.done_event.set()

@@ -24,7 +24,8 @@ PAGE = ROOT / "docs" / "layout.md"
 
 # Bottom to top; the sub-packages of codegen/ and ir/ follow their parents.
 PACKAGES = ["", "tensor", "interop", "ops", "autograd", "ir", "ir/passes", "compiler", "codegen",
-            "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda", "nn", "optim", "utils"]
+            "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda", "nn", "optim", "utils",
+            "utils/data", "utils/data/_utils"]
 
 INTRODUCTION = """\
 # Source layout

@@ -293,3 +293,20 @@ def test_distributed_sampler_epochs_and_errors():
         DistributedSampler(range(4), num_replicas=3, rank=3)
     with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
         DistributedSampler(range(4))
+
+
+def test_an_iterable_dataset_longer_than_its_len_warns():
+    from autojit.utils.data import IterableDataset
+
+    class Understated(IterableDataset):
+        def __iter__(self):
+            return iter(range(3))
+
+        def __len__(self):
+            return 2
+
+    loader = DataLoader(Understated(), batch_size=None)
+    assert len(loader) == 2
+    with pytest.warns(UserWarning, match="was reported to be 2\\(when accessing len\\(dataloader"
+                                         "\\)\\), but 3 samples have been fetched"):
+        assert list(loader) == [0, 1, 2]

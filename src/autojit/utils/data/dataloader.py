@@ -72,6 +72,7 @@ class DataLoader:
     """
 
     _initialized = False
+    _iterable_length = None  # an IterableDataset's len(), once len(loader) asked for it
 
     def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler=None, batch_sampler=None, num_workers: int = 0, collate_fn=None,
@@ -202,7 +203,7 @@ class DataLoader:
 
     def __len__(self) -> int:
         if self._iterable:
-            length = len(self.dataset)
+            length = self._iterable_length = len(self.dataset)  # checked by the iterators
             if self.batch_size is not None:
                 length = length // self.batch_size if self.drop_last else \
                     math.ceil(length / self.batch_size)
@@ -291,6 +292,8 @@ class _BaseIterator:
         self._timeout = loader.timeout
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
+        self._num_workers = loader.num_workers
+        self._iterable_length = loader._iterable_length
         # Drawn by every iterator, as torch's are, so that the same generator state gives the
         # same shuffled order whatever num_workers is; workers seed from it (_utils/worker.py).
         self._base_seed = int(resolve_generator(loader.generator).integers(0, 2 ** 63))
@@ -307,6 +310,15 @@ class _BaseIterator:
     def __next__(self):
         data = self._next_data()
         self._num_yielded += 1
+        if self._iterable and self._iterable_length is not None and \
+                self._num_yielded > self._iterable_length:
+            message = (f"Length of IterableDataset {self._dataset} was reported to be "
+                       f"{self._iterable_length}(when accessing len(dataloader)), but "
+                       f"{self._num_yielded} samples have been fetched. ")
+            if self._num_workers > 0:
+                message += ("For multiprocessing data-loading, this could be caused by not "
+                            "properly configuring the IterableDataset replica at each worker.")
+            warnings.warn(message, stacklevel=2)
         return data
 
     def _next_data(self):
@@ -335,7 +347,6 @@ class _MultiProcessIterator(_BaseIterator):
 
     def __init__(self, loader: DataLoader):
         super().__init__(loader)
-        self._num_workers = loader.num_workers
         self._prefetch_factor = loader.prefetch_factor
         self._persistent = loader.persistent_workers
         self._in_order = loader.in_order
@@ -402,6 +413,7 @@ class _MultiProcessIterator(_BaseIterator):
         """A new pass of the sampler over the same (persistent) workers."""
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
+        self._iterable_length = self._loader._iterable_length
         self._start_pass(first=False)
 
     def _send_task(self) -> None:

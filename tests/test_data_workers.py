@@ -25,7 +25,9 @@ from autojit.utils.data import (
 )
 from autojit.utils.data._utils.worker import numpy_seed_words
 
-pytestmark = pytest.mark.timeout(60)
+# Three workers on a 2-core machine warn as torch does; that warning is not what these test.
+pytestmark = [pytest.mark.timeout(60),
+              pytest.mark.filterwarnings("ignore:This DataLoader will create")]
 
 
 class Slow(Dataset):

@@ -1,4 +1,6 @@
-"""autojit.utils.data: datasets, samplers, default_collate, DataLoader batching and shuffling."""
+"""autojit.utils.data: datasets, samplers, default_collate, DataLoader batching and shuffling
+in the calling process (test_data_workers.py has the worker processes, test_data_torch.py the
+comparisons with torch.utils.data)."""
 
 import collections
 
@@ -180,5 +182,131 @@ def test_loader_errors():
         DataLoader(dataset, batch_size=2, batch_sampler=[[0]])
     with pytest.raises(TypeError, match="generator must be a numpy.random.Generator"):
         DataLoader(dataset, shuffle=True, generator=42)
-    with pytest.raises(ValueError, match="num_workers must be 0"):
-        DataLoader(dataset, num_workers=2)
+    with pytest.raises(ValueError, match="num_workers option should be non-negative"):
+        DataLoader(dataset, num_workers=-1)
+    with pytest.raises(ValueError, match="timeout option should be non-negative"):
+        DataLoader(dataset, timeout=-1)
+    with pytest.raises(ValueError, match="prefetch_factor option could only be specified in "
+                                         "multiprocessing"):
+        DataLoader(dataset, prefetch_factor=2)
+    with pytest.raises(ValueError, match="persistent_workers option needs num_workers > 0"):
+        DataLoader(dataset, persistent_workers=True)
+    with pytest.raises(ValueError, match="multiprocessing_context can only be used with "
+                                         "multi-process loading"):
+        DataLoader(dataset, multiprocessing_context="spawn")
+    with pytest.raises(ValueError, match="should specify a valid start method"):
+        DataLoader(dataset, num_workers=1, multiprocessing_context="teleport")
+    with pytest.raises(TypeError, match="should be a valid context object"):
+        DataLoader(dataset, num_workers=1, multiprocessing_context=3)
+    loader = DataLoader(dataset)
+    with pytest.raises(ValueError, match="batch_size attribute should not be set after "
+                                         "DataLoader is initialized"):
+        loader.batch_size = 3
+
+
+# ---- module paths, and the datasets and samplers beyond the basic ones ------------------------
+
+def test_torch_module_paths():
+    from autojit.utils.data._utils.collate import collate, default_collate_fn_map
+    from autojit.utils.data._utils.worker import get_worker_info
+    from autojit.utils.data.dataloader import DataLoader as Loader
+    from autojit.utils.data.dataset import ChainDataset, StackDataset
+    from autojit.utils.data.distributed import DistributedSampler
+    from autojit.utils.data.sampler import WeightedRandomSampler
+
+    assert Loader is DataLoader and get_worker_info() is None
+    assert autojit.utils.data.default_collate([1, 2]).tolist() == [1, 2]
+    assert callable(collate) and autojit.Tensor in default_collate_fn_map
+    assert all(callable(item) for item in (ChainDataset, StackDataset, DistributedSampler,
+                                            WeightedRandomSampler))
+
+
+def test_stack_chain_and_iterable_datasets():
+    from autojit.utils.data import ChainDataset, IterableDataset, StackDataset
+
+    class Count(IterableDataset):
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return iter(range(self.n))
+
+        def __len__(self):
+            return self.n
+
+    chained = Count(2) + Count(3)
+    assert isinstance(chained, ChainDataset) and list(chained) == [0, 1, 0, 1, 2]
+    assert len(chained) == 5
+    with pytest.raises(AssertionError, match="ChainDataset only supports IterableDataset"):
+        list(ChainDataset([[1, 2]]))
+    with pytest.raises(AssertionError, match="ConcatDataset does not support IterableDataset"):
+        ConcatDataset([Count(2)])
+    loader = DataLoader(Count(5), batch_size=2, drop_last=True)
+    assert [batch.tolist() for batch in loader] == [[0, 1], [2, 3]] and len(loader) == 2
+    with pytest.raises(ValueError, match="expected unspecified shuffle option"):
+        DataLoader(Count(2), shuffle=True)
+    with pytest.raises(ValueError, match="expected unspecified sampler option"):
+        DataLoader(Count(2), sampler=[0])
+
+    stacked = StackDataset(_dataset(3), [10, 20, 30])
+    assert stacked[2][1] == 30 and stacked[2][0][1].item() == 2 and len(stacked) == 3
+    by_name = StackDataset(x=[1, 2], y=Subset([5, 6, 7], [2, 0]))
+    assert by_name.__getitems__([1, 0]) == [{"x": 2, "y": 5}, {"x": 1, "y": 7}]
+    assert [batch["y"].tolist() for batch in DataLoader(by_name, batch_size=2)] == [[7, 5]]
+    with pytest.raises(ValueError, match="Size mismatch between datasets"):
+        StackDataset([1], [1, 2])
+    with pytest.raises(ValueError, match="At least one dataset should be passed"):
+        StackDataset()
+
+
+def test_subset_random_and_weighted_samplers():
+    from autojit.utils.data import SubsetRandomSampler, WeightedRandomSampler
+
+    rng = np.random.default_rng(0)
+    drawn = list(SubsetRandomSampler([5, 7, 9], generator=rng))
+    assert sorted(drawn) == [5, 7, 9]
+    counts = np.bincount(list(WeightedRandomSampler([1.0, 3.0, 0.0], 4000, generator=rng)),
+                         minlength=3)
+    assert counts[2] == 0 and 0.7 < counts[1] / 4000 < 0.8
+    # Without replacement each index once; zero weights come after the others.
+    unique = list(WeightedRandomSampler([0.0, 1.0, 5.0], 3, replacement=False, generator=rng))
+    assert sorted(unique) == [0, 1, 2] and unique[2] == 0
+    sampler = WeightedRandomSampler(autojit.tensor([1.0, 2.0]), 5)
+    assert len(sampler) == 5 and sampler.weights.dtype == np.float64
+
+
+def test_distributed_sampler_epochs_and_errors():
+    from autojit.utils.data import DistributedSampler
+
+    parts = [DistributedSampler(range(10), num_replicas=3, rank=rank, seed=4) for rank in range(3)]
+    first = [list(part) for part in parts]
+    assert all(len(part) == 4 for part in first)  # padded to 12
+    assert set(sum(first, [])) == set(range(10))
+    assert [list(part) for part in parts] == first  # the same epoch, the same order
+    for part in parts:
+        part.set_epoch(1)
+    assert [list(part) for part in parts] != first
+    dropped = DistributedSampler(range(10), num_replicas=3, rank=0, drop_last=True)
+    assert len(dropped) == 3 and len(list(dropped)) == 3
+    with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval "
+                                         r"\[0, 2\]"):
+        DistributedSampler(range(4), num_replicas=3, rank=3)
+    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+        DistributedSampler(range(4))
+
+
+def test_an_iterable_dataset_longer_than_its_len_warns():
+    from autojit.utils.data import IterableDataset
+
+    class Understated(IterableDataset):
+        def __iter__(self):
+            return iter(range(3))
+
+        def __len__(self):
+            return 2
+
+    loader = DataLoader(Understated(), batch_size=None)
+    assert len(loader) == 2
+    with pytest.warns(UserWarning, match="was reported to be 2\\(when accessing len\\(dataloader"
+                                         "\\)\\), but 3 samples have been fetched"):
+        assert list(loader) == [0, 1, 2]

@@ -1,4 +1,6 @@
-"""autojit.save / autojit.load: round trips of tensors, state dicts and nested containers."""
+"""autojit.save / autojit.load: round trips of tensors, state dicts and nested containers, in
+torch's format (the default) and the .npz format autojit wrote before (test_serialization_torch.py
+has the exchange with torch itself and the refusal of pickles that would run code)."""
 
 from __future__ import annotations
 
@@ -15,29 +17,31 @@ import autojit
 from autojit import nn
 
 
-def _round_trip(obj):
+def _round_trip(obj, format="torch"):
     buffer = io.BytesIO()
-    autojit.save(obj, buffer)
+    autojit.save(obj, buffer, format=format)
     buffer.seek(0)
     return autojit.load(buffer)
 
 
+@pytest.mark.parametrize("format", ["torch", "npz"])
 @pytest.mark.parametrize("dtype", [autojit.float16, autojit.float32, autojit.float64,
                                    autojit.int32, autojit.int64, autojit.bool])
-def test_tensor_round_trip_keeps_dtype_and_values(dtype):
+def test_tensor_round_trip_keeps_dtype_and_values(dtype, format):
     data = np.arange(-3, 3).reshape(2, 3)
     tensor = autojit.tensor(data).to(dtype)
-    loaded = _round_trip(tensor)
+    loaded = _round_trip(tensor, format)
     assert isinstance(loaded, autojit.Tensor) and loaded.dtype is dtype
     assert loaded.shape == (2, 3) and not loaded.requires_grad
     np.testing.assert_array_equal(loaded.numpy(), tensor.numpy())
 
 
-def test_requires_grad_parameter_and_zero_dim():
+@pytest.mark.parametrize("format", ["torch", "npz"])
+def test_requires_grad_parameter_and_zero_dim(format):
     weight = nn.Parameter(autojit.randn(3))
     frozen = nn.Parameter(autojit.randn(2), requires_grad=False)
     leaf = autojit.tensor(2.5, requires_grad=True)
-    loaded = _round_trip([weight, frozen, leaf])
+    loaded = _round_trip([weight, frozen, leaf], format)
     assert isinstance(loaded[0], nn.Parameter) and loaded[0].requires_grad
     assert isinstance(loaded[1], nn.Parameter) and not loaded[1].requires_grad
     assert type(loaded[2]) is autojit.Tensor and loaded[2].requires_grad
@@ -45,11 +49,12 @@ def test_requires_grad_parameter_and_zero_dim():
     assert loaded[0].is_leaf and loaded[0].grad is None
 
 
-def test_nested_structure_with_scalars_and_strings():
+@pytest.mark.parametrize("format", ["torch", "npz"])
+def test_nested_structure_with_scalars_and_strings(format):
     obj = {"model": OrderedDict(w=autojit.ones(2)), "step": 7, "lr": 0.1, "name": "run-1",
            "flags": (True, None), "history": [1.5, float("inf"), float("nan")], 3: "int key",
            "numpy": np.int64(4)}
-    loaded = _round_trip(obj)
+    loaded = _round_trip(obj, format)
     assert type(loaded) is dict and type(loaded["model"]) is OrderedDict
     assert list(loaded) == ["model", "step", "lr", "name", "flags", "history", 3, "numpy"]
     assert loaded["step"] == 7 and loaded["lr"] == 0.1 and loaded["name"] == "run-1"
@@ -58,9 +63,10 @@ def test_nested_structure_with_scalars_and_strings():
     assert loaded["numpy"] == 4 and type(loaded["numpy"]) is int
 
 
-def test_shared_tensor_is_stored_once_and_stays_shared():
+@pytest.mark.parametrize("format", ["torch", "npz"])
+def test_shared_tensor_is_stored_once_and_stays_shared(format):
     shared = autojit.ones(4)
-    loaded = _round_trip({"a": shared, "b": shared, "c": autojit.ones(4)})
+    loaded = _round_trip({"a": shared, "b": shared, "c": autojit.ones(4)}, format)
     assert loaded["a"] is loaded["b"] and loaded["a"] is not loaded["c"]
 
 
@@ -81,7 +87,7 @@ def test_state_dict_round_trip_through_a_path(tmp_path):
 
 def test_file_is_an_npz_with_a_json_manifest(tmp_path):
     path = tmp_path / "t.npz"
-    autojit.save({"w": autojit.zeros(2, dtype=autojit.float64)}, path)
+    autojit.save({"w": autojit.zeros(2, dtype=autojit.float64)}, path, format="npz")
     with zipfile.ZipFile(path) as archive:
         assert sorted(archive.namelist()) == ["__manifest__.npy", "tensor0.npy"]
     with np.load(path, allow_pickle=False) as archive:
@@ -99,9 +105,14 @@ def test_unsupported_objects_get_a_clear_error():
                                         r"\(at the root\['layer'\]\); supported are Tensor"):
         autojit.save({"layer": nn.Linear(2, 2)}, io.BytesIO())
     with pytest.raises(TypeError, match="dict key"):
-        autojit.save({(1, 2): autojit.ones(1)}, io.BytesIO())
+        autojit.save({(1, 2): autojit.ones(1)}, io.BytesIO(), format="npz")
     with pytest.raises(TypeError, match="cannot save an object of type set"):
-        autojit.save([{1, 2}], io.BytesIO())
+        autojit.save([{1, 2}], io.BytesIO(), format="npz")
+    with pytest.raises(TypeError, match=r"cannot save an object of type object \(at the "
+                                        r"root\[0\]\[1\]\)"):
+        autojit.save([(1, object())], io.BytesIO())
+    with pytest.raises(ValueError, match="format must be 'torch' or 'npz'"):
+        autojit.save(1, io.BytesIO(), format="zip")
 
 
 def test_loading_a_foreign_file_fails_clearly(tmp_path):
@@ -111,5 +122,5 @@ def test_loading_a_foreign_file_fails_clearly(tmp_path):
         autojit.load(path)
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(b"not an archive")
-    with pytest.raises(RuntimeError, match="not a file written by autojit.save"):
+    with pytest.raises(RuntimeError, match="not a file written by autojit.save or torch.save"):
         autojit.load(garbage)

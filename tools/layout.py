@@ -25,7 +25,7 @@ PAGE = ROOT / "docs" / "layout.md"
 # Bottom to top; the sub-packages of codegen/ and ir/ follow their parents.
 PACKAGES = ["", "tensor", "interop", "ops", "autograd", "ir", "ir/passes", "compiler", "codegen",
             "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda", "nn", "nn/utils", "optim",
-            "utils"]
+            "utils", "utils/data", "utils/data/_utils"]
 
 INTRODUCTION = """\
 # Source layout

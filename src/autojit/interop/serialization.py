@@ -1,8 +1,11 @@
-"""autojit.save and autojit.load: tensors and state dicts in a .npz file that holds no code.
+"""autojit.save and autojit.load: tensors and state dicts in files that hold no code.
 
-Saving a model's or an optimizer's state writes data only, so loading a file never runs code
-from it (NumPy loads it with allow_pickle=False). The file is an ordinary NumPy .npz archive
-(numpy.savez) with:
+autojit.save writes torch.save's format by default (torch_format.py: a zip archive of a pickle
+and the tensors' bytes, which `torch.load(f, weights_only=True)` reads), and autojit.load reads
+files of torch.save (that format and torch's older one) through a reader that builds data only
+and never runs code from the file (pickle_reader.py). The format autojit wrote before, kept
+loadable and still written with `format="npz"`, is an ordinary NumPy .npz archive
+(numpy.savez), loaded with allow_pickle=False, with:
 
 - one array per distinct tensor, named ``tensor0``, ``tensor1``, ... in the order first met;
 - ``__manifest__``: a uint8 array holding UTF-8 JSON that describes the saved object::
@@ -30,12 +33,14 @@ import io
 import json
 import numbers
 import os
+import zipfile
 from collections import OrderedDict
 
 import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
+from . import torch_format
 
 __all__ = ["save", "load"]
 
@@ -44,9 +49,10 @@ _VERSION = 1
 _MANIFEST = "__manifest__"
 _SUPPORTED = "Tensor, dict, list, tuple, str, int, float, bool and None"
 
-# Tensor classes whose kind is saved (a flag of that name in the tensor's node) and remade on
-# load: nn/parameter.py registers Parameter as "parameter" (nn sits above this layer).
-TENSOR_CLASSES: dict = {}
+# Tensor classes whose kind is saved (a flag of that name in the tensor's node, a rebuild call
+# of torch's in its format) and remade on load: nn/parameter.py registers Parameter as
+# "parameter" (nn sits above this layer).
+TENSOR_CLASSES = torch_format.TENSOR_CLASSES
 
 
 def register_tensor_class(flag: str, cls) -> None:
@@ -100,11 +106,17 @@ class _Writer:
                         f"(at {where}); supported are {_SUPPORTED}")
 
 
-def save(obj, f) -> None:
-    """Write obj (a tensor, or dicts/lists/tuples of tensors and Python scalars) to f.
+def save(obj, f, pickle_module=None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False,
+         *, format: str = "torch") -> None:  # noqa: A002 - the format's name
+    """Write obj (tensors, Parameters, and dicts, lists, tuples and sets of them and of Python
+    scalars, strings and bytes) to f, a path or a binary file object.
 
-    f is a path or a binary file object. The file is a .npz archive with a JSON manifest, so
-    loading it runs no code (see this module's docstring for the format).
+    The file is in torch.save's format, which `torch.load(f, weights_only=True)` reads (with
+    `_use_new_zipfile_serialization=False`, torch's format before 1.6); tensors that are views
+    of one another share one storage in it. `format="npz"` writes autojit's earlier format, a
+    NumPy .npz archive with a JSON manifest (this module's docstring). `pickle_module` may only
+    be Python's pickle: the pickle is written by autojit, holding data only.
 
         >>> import io, autojit
         >>> buffer = io.BytesIO()
@@ -113,17 +125,31 @@ def save(obj, f) -> None:
         >>> autojit.load(buffer)
         {'w': tensor([1., 1.]), 'step': 3}
     """
+    import pickle
+
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ValueError("autojit.save writes its own pickle of data only; pickle_module must "
+                         "be None or Python's pickle")
+    if not 2 <= pickle_protocol <= 5:
+        raise ValueError(f"autojit.save: pickle_protocol must be 2 to 5, got {pickle_protocol}")
+    if format not in ("torch", "npz"):
+        raise ValueError(f"autojit.save: format must be 'torch' or 'npz', got {format!r}")
+    if isinstance(f, (str, os.PathLike)):
+        # Through an open file: given a path, numpy.savez would append ".npz" to it.
+        with open(f, "wb") as handle:
+            save(obj, handle, pickle_module, pickle_protocol, _use_new_zipfile_serialization,
+                 _disable_byteorder_record, format=format)
+        return
+    if format == "torch":
+        torch_format.save_torch(obj, f, pickle_protocol,
+                                legacy=not _use_new_zipfile_serialization)
+        return
     writer = _Writer()
     manifest = {"format": _FORMAT, "version": _VERSION, "root": writer.node(obj, "the root")}
     encoded = np.frombuffer(json.dumps(manifest).encode("utf-8"), dtype=np.uint8)
     arrays = dict(writer.arrays)
     arrays[_MANIFEST] = encoded
-    if isinstance(f, (str, os.PathLike)):
-        # Through an open file: given a path, numpy.savez would append ".npz" to it.
-        with open(f, "wb") as handle:
-            np.savez(handle, **arrays)
-    else:
-        np.savez(f, **arrays)
+    np.savez(f, **arrays)
 
 
 class _Reader:
@@ -170,11 +196,18 @@ class _Reader:
         return tensor
 
 
-def load(f, map_location=None, *, weights_only: bool = True):
-    """Read an object written by autojit.save from a path or a binary file object.
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
+         mmap: bool | None = None, **pickle_load_args):
+    """Read an object written by torch.save or autojit.save from a path or a binary file.
 
-    map_location may name the CPU (the only device); weights_only is accepted for
-    compatibility: the format holds data only, so every load is weights-only.
+    Files of torch.save are read without torch, as torch.load(weights_only=True) reads them:
+    their pickle may only rebuild tensors, Parameters, storages and plain containers, and a file
+    that names anything else (a class, or a function such as os.system) is refused with
+    pickle.UnpicklingError before anything is called. Every load is weights-only, whatever
+    `weights_only` says. `map_location` (a device, a device name, a dict from saved location to
+    location, or a function, which leaves storages on the CPU) says where tensors go;
+    `pickle_module` may only be Python's pickle, `mmap` only False, and `pickle_load_args`
+    (such as encoding="latin1" for Python 2 files) are accepted and not needed.
 
         >>> import os, tempfile, autojit
         >>> with tempfile.TemporaryDirectory() as directory:
@@ -183,23 +216,48 @@ def load(f, map_location=None, *, weights_only: bool = True):
         ...     autojit.load(path)
         {'w': tensor([0, 1, 2])}
     """
+    import pickle
+
     from ..tensor.device import check_device
 
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ValueError("autojit.load reads pickles with its own data-only reader; "
+                         "pickle_module must be None or Python's pickle")
+    if mmap:
+        raise NotImplementedError("autojit.load: mmap=True is not supported; the file is read "
+                                  "into memory")
     if map_location is not None and not callable(map_location) and \
             not isinstance(map_location, dict):
         check_device(map_location)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as handle:
-            return load(io.BytesIO(handle.read()))
+            return load(io.BytesIO(handle.read()), map_location)
+    if not (hasattr(f, "seekable") and f.seekable()):
+        f = io.BytesIO(f.read())
+    start = f.tell()
+    if not f.read(4).startswith(b"PK"):  # not a zip archive: torch's format before it
+        f.seek(start)
+        return torch_format.load_legacy(f, map_location)
+    f.seek(start)
+    with zipfile.ZipFile(f) as archive:
+        folder = torch_format.torch_zip_folder(archive)
+        if folder is not None:
+            return torch_format.load_torch_zip(archive, folder, map_location)
+    f.seek(start)
+    return _load_npz(f)
+
+
+def _load_npz(f):
     try:
         archive = np.load(f, allow_pickle=False)
     except (ValueError, OSError) as error:
-        raise RuntimeError(f"autojit.load: not a file written by autojit.save (a .npz archive "
-                           f"with a manifest): {error}") from None
+        raise RuntimeError(f"autojit.load: not a file written by autojit.save or torch.save "
+                           f"(neither torch's format nor a .npz archive with a manifest): "
+                           f"{error}") from None
     with archive:
         if not hasattr(archive, "files") or _MANIFEST not in archive.files:
-            raise RuntimeError("autojit.load: not a file written by autojit.save: the archive "
-                               f"has no {_MANIFEST} entry")
+            raise RuntimeError("autojit.load: not a file written by autojit.save or torch.save: "
+                               f"the archive has no {_MANIFEST} entry")
         manifest = json.loads(bytes(archive[_MANIFEST]).decode("utf-8"))
         if manifest.get("format") != _FORMAT:
             raise RuntimeError(f"autojit.load: unknown format {manifest.get('format')!r}")

@@ -1,0 +1,195 @@
+"""Samplers, at torch.utils.data.sampler's path: the order in which a DataLoader reads indices.
+
+A sampler yields dataset indices (SequentialSampler, RandomSampler, SubsetRandomSampler,
+WeightedRandomSampler); a BatchSampler groups another sampler's indices into lists, one per
+batch. The random ones draw from `generator` when given (a numpy.random.Generator, as every
+autojit random function takes) and otherwise from autojit's global generator, so
+`autojit.manual_seed(seed)` makes every epoch's order reproducible. The orders are not
+torch's: torch draws from its own generator, which autojit does not reproduce.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from ._utils import resolve_generator
+
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
+           "WeightedRandomSampler", "BatchSampler"]
+
+
+class Sampler:
+    """Yields dataset indices; subclasses define `__iter__` and usually `__len__`."""
+
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """The indices 0, 1, ..., len(data_source) - 1, in order."""
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A fresh permutation of the indices on each pass, or `num_samples` draws with
+    `replacement=True`; without replacement, `num_samples` beyond the dataset's length
+    continue with further permutations.
+
+    >>> import numpy as np
+    >>> from autojit.utils.data import RandomSampler
+    >>> sorted(RandomSampler(range(5), generator=np.random.default_rng(0)))
+    [0, 1, 2, 3, 4]
+    >>> len(list(RandomSampler(range(3), replacement=True, num_samples=7)))
+    7
+    """
+
+    def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None,
+                 generator=None):
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(replacement, bool):
+            raise TypeError("replacement should be a boolean value, but got replacement="
+                            f"{replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError("num_samples should be a positive integer value, but got "
+                             f"num_samples={self.num_samples}")
+        if generator is not None:
+            resolve_generator(generator)  # reject a wrong generator now, not on the first pass
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        rng = resolve_generator(self.generator)
+        size = len(self.data_source)
+        if self.replacement:
+            return iter(rng.integers(0, size, self.num_samples).tolist())
+        rounds = -(-self.num_samples // size)
+        order = np.concatenate([rng.permutation(size) for _ in range(rounds)])
+        return iter(order[:self.num_samples].tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a fresh random order on each pass.
+
+    >>> import numpy as np
+    >>> from autojit.utils.data import SubsetRandomSampler
+    >>> sorted(SubsetRandomSampler([7, 3, 5], generator=np.random.default_rng(0)))
+    [3, 5, 7]
+    """
+
+    def __init__(self, indices: Sequence[int], generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        order = resolve_generator(self.generator).permutation(len(self.indices))
+        return iter([self.indices[position] for position in order.tolist()])
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """`num_samples` indices of `range(len(weights))` drawn with probabilities proportional to
+    `weights` (which need not sum to one), with replacement or, if `replacement=False`, each
+    index at most once.
+
+    >>> import numpy as np
+    >>> from autojit.utils.data import WeightedRandomSampler
+    >>> drawn = list(WeightedRandomSampler([0.0, 1.0, 0.0], 4, generator=np.random.default_rng(0)))
+    >>> drawn
+    [1, 1, 1, 1]
+    """
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or \
+                num_samples <= 0:
+            raise ValueError("num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError("replacement should be a boolean value, but got replacement="
+                             f"{replacement}")
+        values = np.asarray(weights, dtype=np.float64)
+        if values.ndim != 1:
+            raise ValueError("weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(values.shape)}")
+        self.weights = values
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        weights = self.weights
+        # torch.multinomial's checks: the draw is only defined for such weights.
+        if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        total = weights.sum()
+        if total <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        rng = resolve_generator(self.generator)
+        if self.replacement:
+            drawn = rng.choice(len(weights), size=self.num_samples, p=weights / total)
+            return iter(drawn.tolist())
+        if self.num_samples > len(weights):
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                               "replacement")
+        # Without replacement, as torch.multinomial draws: the largest weight / Exp(1) keys
+        # (zero weights come last, so more samples than nonzero weights is allowed).
+        keys = weights / rng.exponential(size=len(weights))
+        return iter(np.argsort(-keys, kind="stable")[:self.num_samples].tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Groups another sampler's indices into lists of batch_size (the last may be shorter).
+
+    >>> from autojit.utils.data import BatchSampler, SequentialSampler
+    >>> list(BatchSampler(SequentialSampler(range(7)), batch_size=3, drop_last=False))
+    [[0, 1, 2], [3, 4, 5], [6]]
+    """
+
+    def __init__(self, sampler: Sampler | Iterable, batch_size: int, drop_last: bool):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError("batch_size should be a positive integer value, but got "
+                             f"batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self):
+        batch = []
+        for index in self.sampler:
+            batch.append(index)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return -(-len(self.sampler) // self.batch_size)

@@ -77,3 +77,37 @@ def test_prune_and_guard_leave_the_trace_as_it_was():
     guarded = tracing.guard(pruned)
     assert format_graph(pruned.graph) == format_graph(guarded.graph)
     assert len(guarded.guards) > 0
+
+
+def test_a_trace_that_creates_optimizer_state_runs_once_on_the_interpreter():
+    """Adam's first step creates its state: that trace serves one call, so it is interpreted
+    rather than optimized and scheduled; the second call compiles. Both equal eager."""
+
+    def make():
+        autojit.manual_seed(0)
+        model = autojit.nn.Linear(3, 2)
+        optimizer = autojit.optim.Adam(model.parameters(), lr=0.1)
+
+        def step(x):
+            optimizer.zero_grad()
+            loss = model(x).square().sum()
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        return model, step
+
+    x = autojit.arange(12.0).reshape(4, 3) / 10
+    eager_model, eager_step = make()
+    compiled_model, step = make()
+    step = autojit.compile(step)
+    eager_losses = [eager_step(x).item() for _ in range(3)]
+    losses = [step(x).item()]
+    assert "optimize" not in step.stage_seconds and "schedule" not in step.stage_seconds
+    assert "build" in step.stage_seconds
+    losses += [step(x).item() for _ in range(2)]
+    assert "optimize" in step.stage_seconds and "schedule" in step.stage_seconds
+    assert losses == pytest.approx(eager_losses, rel=1e-6)
+    for mine, reference in zip(compiled_model.parameters(), eager_model.parameters(),
+                               strict=True):
+        assert mine.flatten().tolist() == pytest.approx(reference.flatten().tolist(), rel=1e-5)

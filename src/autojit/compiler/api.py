@@ -35,7 +35,7 @@ from .executable import Executable
 from .guards import (
     GuardSet,
 )
-from .stages import compile_graph, run_stage
+from .stages import compile_graph, interpret_once, run_stage
 from .tracing import EagerCall, GiveUp, ScalarSource, guard, prune, trace
 
 BACKENDS = ("cpu", "cuda", "eager", "interpreter")
@@ -209,7 +209,9 @@ class CompiledFunction:
         guarded = run_stage(self, "guard", guard, traced)
         config.log("guards", f"{self.name()}: {len(guarded.guards)} guards\n{guarded.guards}")
         env = traced.env
-        if env.hints:
+        if traced.changes.structural and not env.hints:
+            executable = interpret_once(self, guarded, traced.graph)
+        elif env.hints:
             for text, value, where in env.specializations:
                 config.log("recompiles", f"{self.name()}: dynamic size {text} specialized to "
                            f"{value}: {where}")

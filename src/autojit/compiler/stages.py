@@ -11,8 +11,12 @@ guards accept.
                                                       tensors' device picks (backends.py)
     build      GuardedTrace, graphs, plans -> Executable
 
-trace, prune and guard are in tracing.py. With dynamic shapes the first three run once per
-symbolic trace, and the other four once per binding of its sizes (dynamic_shapes.py). Every
+trace, prune and guard are in tracing.py. A trace that changed the structure of Python state
+(an optimizer creating its state on the first step) serves its own call only, so
+`interpret_once` builds it without optimize and schedule: the reference interpreter runs it
+once, which costs about an eager step instead of a compile. With dynamic shapes the first
+three run once per symbolic trace, and the other four once per binding of its sizes
+(dynamic_shapes.py). Every
 stage is a function that returns a new value and leaves its input as it was.
 
 `run_stage` runs one: it times it (CompiledFunction.stage_seconds), logs it under
@@ -42,7 +46,8 @@ from .tracing import GuardedTrace, Trace, guard, prune, trace
 STAGES = ("trace", "prune", "guard", "optimize", "partition", "schedule", "build")
 DUMP_VARIABLE = "AUTOJIT_DUMP"
 
-__all__ = ["STAGES", "compile_graph", "guard", "prune", "run_stage", "trace"]
+__all__ = ["STAGES", "compile_graph", "guard", "interpret_once", "prune", "run_stage",
+           "trace"]
 
 
 def dumped_stages() -> set:
@@ -102,6 +107,19 @@ def compile_graph(compiled, guarded: GuardedTrace, graph: Graph,
     plan = run_stage(compiled, "schedule", schedule, compiled, optimized, generic, fresh_grads)
     return run_stage(compiled, "build", build, compiled, guarded, graph, optimized, None, plan,
                      None)
+
+
+def interpret_once(compiled, guarded: GuardedTrace, graph: Graph) -> Executable:
+    """partition (when results are differentiated outside) and build, with no plans: the
+    Executable for a trace that serves one call, whose graph the reference interpreter runs.
+
+    Optimizing and scheduling a graph that runs once would cost many times what running it
+    costs; the interpreter gives eager's values, and the next call traces again. The
+    interpreter runs on host arrays only: a graph on a GPU is compiled as any other."""
+    if _device_of_call(graph, compiled.call_arguments) is not None:
+        return compile_graph(compiled, guarded, graph)
+    split = run_stage(compiled, "partition", partition, graph) if guarded.has_backward else None
+    return run_stage(compiled, "build", build, compiled, guarded, graph, graph, split, None, None)
 
 
 def schedule(compiled, graph: Graph, generic: bool, fresh_grads) -> object | None:

@@ -4,7 +4,7 @@ Eager tensor ops build an IR graph; autograd differentiates it (twice, with crea
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 """
 
-from . import autograd, codegen, config, cuda, nn, optim, utils  # noqa: F401 - codegen registers the cpu backend
+from . import autograd, codegen, config, cuda, nn, optim, random, utils  # noqa: F401 - codegen registers the cpu backend
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -40,7 +40,6 @@ from .tensor.creation import (
     full,
     full_like,
     linspace,
-    manual_seed,
     ones,
     ones_like,
     rand,
@@ -71,6 +70,16 @@ from .tensor.dtypes import (
 from .tensor.dtypes import float as float  # noqa: A004, PLC0414
 from .tensor.dtypes import int as int  # noqa: A004, PLC0414
 from .tensor.dtypes import promote as promote_types
+from .tensor.generator import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from .tensor.random import randperm
 from .tensor.tensor import Size, Tensor
 
 __version__ = config.VERSION
@@ -88,4 +97,7 @@ __all__ = [
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "from_dlpack",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     *_functional_names,
+    # random numbers: generators, the global seed and state, randperm
+    "Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+    "randperm", "random",
 ]

@@ -103,6 +103,23 @@ def to_dtype(dtype) -> DType:
 
 _py_int = (0).__class__
 _py_float = (0.0).__class__
+
+
+def dtype_argument(dtype, function: str) -> DType:
+    """The `dtype=` argument of a public function, read as torch reads it: a dtype, or the
+    Python types float (float64), int (int64) and bool. A string raises torch's TypeError
+    (`zeros(2, dtype="float")`); a NumPy dtype is accepted."""
+    if isinstance(dtype, DType):
+        return dtype
+    if dtype is _py_float:
+        return float64
+    if dtype is _py_int:
+        return int64
+    if dtype is bool:
+        return bool_
+    if isinstance(dtype, str):
+        raise TypeError(f"{function}(): argument 'dtype' must be autojit.dtype, not str")
+    return from_numpy(dtype)
 # A symbolic size (symbolic.SymInt) is an int in type promotion.
 _integers = (_py_int, SymInt)
 

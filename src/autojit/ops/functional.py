@@ -89,6 +89,7 @@ from .layout import (  # noqa: F401
     unsqueeze,
 )
 from .linalg import bmm, dot, matmul, mm, outer  # noqa: F401
+from .random import bernoulli, multinomial, normal, poisson  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
 from .reduction import any_ as any  # noqa: F401
@@ -135,4 +136,6 @@ FAMILIES = {
         "flip",
     ),
     "Linear algebra": ("matmul", "mm", "bmm", "dot", "outer"),
+    # random sampling from tensors of probabilities, rates, means and stds (ops/random.py)
+    "Random sampling": ("bernoulli", "normal", "poisson", "multinomial"),
 }

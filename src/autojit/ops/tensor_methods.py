@@ -11,7 +11,7 @@ from ..interop import dlpack as _dlpack
 from ..tensor import dtypes
 from ..tensor.device import check_device, runtime
 from ..tensor.tensor import Tensor
-from . import composite, indexing, inplace, layout, linalg, reduction
+from . import composite, indexing, inplace, layout, linalg, random, reduction
 from . import elementwise as ew
 
 
@@ -59,6 +59,8 @@ METHODS = {
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "dot": linalg.dot,
     "outer": linalg.outer,
+    # random sampling (ops/random.py)
+    "bernoulli": random.bernoulli_method, "multinomial": random.multinomial_method,
 }
 
 
@@ -275,6 +277,10 @@ def _as_tensor(value) -> Tensor:
 
     return value if isinstance(value, Tensor) else as_tensor(value)
 
+
+# The in-place random fills: normal_, uniform_, bernoulli_, random_, ... (ops/random.py).
+for _name, _function in random.INPLACE_METHODS.items():
+    setattr(Tensor, _name, _function)
 
 Tensor.zero_ = zero_
 Tensor.fill_ = fill_

@@ -267,3 +267,22 @@ def test_reseeding_a_generator_inside_a_compiled_function_runs_it_eagerly():
                str(w.message) for w in caught)
     assert same(results[0], results[1])
     assert same(results[0], autojit.rand(2, generator=autojit.Generator().manual_seed(3)))
+
+
+def test_data_loading_takes_a_generator():
+    from autojit.utils.data import DataLoader, RandomSampler, TensorDataset, random_split
+
+    dataset = TensorDataset(autojit.arange(10))
+
+    def orders(generator):
+        split = [list(subset.indices) for subset in random_split(dataset, [6, 4],
+                                                                 generator=generator)]
+        sampled = list(RandomSampler(dataset, generator=generator))
+        loaded = [batch[0].tolist() for batch in DataLoader(dataset, batch_size=5,
+                                                            shuffle=True, generator=generator)]
+        return split, sampled, loaded
+
+    assert orders(autojit.Generator().manual_seed(5)) == orders(
+        autojit.Generator().manual_seed(5))
+    assert orders(autojit.Generator().manual_seed(5)) != orders(
+        autojit.Generator().manual_seed(6))

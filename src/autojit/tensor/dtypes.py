@@ -59,12 +59,17 @@ _default_float = [float32]
 
 
 def get_default_dtype() -> DType:
+    """The dtype of tensors made from Python floats (float32 at first)."""
     return _default_float[0]
 
 
 def set_default_dtype(dtype: DType) -> None:
-    if not isinstance(dtype, DType) or not dtype.is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type, got {dtype}")
+    """Make `dtype` (float16, float32 or float64) the default floating-point dtype."""
+    if not isinstance(dtype, DType):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
+    if not dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
     _default_float[0] = dtype
 
 

@@ -44,7 +44,7 @@ def _checked_seed(seed) -> int:
     return seed & _SEED_MASK
 
 
-def _fresh_seed() -> int:
+def fresh_seed() -> int:
     """A non-deterministic 64-bit seed from the operating system."""
     return int(np.random.SeedSequence().entropy) & _SEED_MASK
 
@@ -89,7 +89,7 @@ class Generator(np.random.Generator):
     def seed(self) -> int:
         """Seed from the operating system's entropy; returns the seed."""
         _break_if_tracing("seed")
-        seed = _fresh_seed()
+        seed = fresh_seed()
         self.bit_generator.state = np.random.PCG64(seed).state
         self._initial_seed = seed
         return seed
@@ -158,9 +158,10 @@ def _rebuild(where: str, bit_state: dict, initial_seed: int) -> Generator:
 default_generator = Generator()
 default_generator.seed()
 _device_generators: dict = {}  # CUDA device index -> its default Generator
-# The seed of the last manual_seed (None: none yet): the default generator of a CUDA device
-# first used after it starts from it, as if it had been seeded along with the others.
-_last_manual_seed: list = [None]
+# Seeds for CUDA devices whose generator is not made yet (it is made on the device's first
+# random tensor, which needs the GPU): one device's, and every device's.
+_device_seeds: dict = {}
+_every_device_seed: list = [None]
 
 
 def device_default(where) -> Generator:
@@ -171,10 +172,11 @@ def device_default(where) -> Generator:
     found = _device_generators.get(index)
     if found is None:
         found = Generator(device(where.type, index))
-        if _last_manual_seed[0] is None:
+        chosen = _device_seeds.pop(index, _every_device_seed[0])
+        if chosen is None:
             found.seed()
         else:
-            found.manual_seed(_last_manual_seed[0])
+            found.manual_seed(chosen)
         _device_generators[index] = found
     return found
 
@@ -182,6 +184,21 @@ def device_default(where) -> Generator:
 def device_generators() -> list:
     """The default generators of the CUDA devices used so far."""
     return list(_device_generators.values())
+
+
+def seed_devices(seed: int, index: int | None = None) -> None:
+    """Seed the default generator of CUDA device `index` (every device for None), now or when
+    it is made: torch.cuda.manual_seed works before CUDA is first used, too."""
+    seed = _checked_seed(seed)
+    if index is None:
+        _every_device_seed[0] = seed
+        _device_seeds.clear()
+        for generator in _device_generators.values():
+            generator.manual_seed(seed)
+    elif index in _device_generators:
+        _device_generators[index].manual_seed(seed)
+    else:
+        _device_seeds[index] = seed
 
 
 def resolve(generator, name: str, where=None) -> np.random.Generator:
@@ -213,18 +230,14 @@ def manual_seed(seed) -> Generator:
     """
     seed = _checked_seed(int(seed))  # torch's int(seed): "3" and 3.7 are accepted
     default_generator.manual_seed(seed)
-    for generator in _device_generators.values():
-        generator.manual_seed(seed)
-    _last_manual_seed[0] = seed
+    seed_devices(seed)
     return default_generator
 
 
 def seed() -> int:
     """Seed every default generator from the operating system; returns the seed."""
     chosen = default_generator.seed()
-    for generator in _device_generators.values():
-        generator.manual_seed(chosen)
-    _last_manual_seed[0] = chosen
+    seed_devices(chosen)
     return chosen
 
 

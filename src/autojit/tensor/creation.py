@@ -32,6 +32,9 @@ def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=N
         data = runtime(device.type).from_host(data, device.index or 0)
     result = Tensor._make(data, dtype)
     if requires_grad:
+        if not dtype.is_floating_point:  # a factory's message, which differs from the method's
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         result.requires_grad_(True)
     return result
 

@@ -71,6 +71,9 @@ def random_tensor(draw: RandomDraw, device=None, requires_grad: bool = False) ->
         data = runtime(device.type).from_host(data, device.index or 0)
     result = Tensor._make(data, draw.dtype)
     if requires_grad:
+        if not draw.dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         result.requires_grad_(True)
     return result
 

@@ -125,7 +125,7 @@ def test_tensor_questions_are_torchs():
         x = m.ones(2, 3)
         assert (m.is_tensor(x), m.is_tensor(3), m.is_floating_point(x),
                 m.is_floating_point(m.ones(2, dtype=m.int64)), m.is_complex(x),
-                m.numel(x)) == (True, False, True, False, False, 6)
+                m.numel(x), x.is_complex()) == (True, False, True, False, False, 6, False)
     assert autojit.is_tensor(autojit.nn.Parameter(autojit.ones(1)))
 
 

@@ -286,3 +286,16 @@ def test_data_loading_takes_a_generator():
         autojit.Generator().manual_seed(5))
     assert orders(autojit.Generator().manual_seed(5)) != orders(
         autojit.Generator().manual_seed(6))
+
+
+def test_nn_init_takes_a_generator():
+    from autojit.nn import init
+
+    def weights(generator):
+        return [init.uniform_(autojit.empty(3, 4), -1.0, 1.0, generator=generator),
+                init.normal_(autojit.empty(5), generator=generator),
+                init.kaiming_uniform_(autojit.empty(4, 6), generator=generator)]
+
+    first = weights(autojit.Generator().manual_seed(2))
+    again = weights(autojit.Generator().manual_seed(2))
+    assert all(same(a, b) for a, b in zip(first, again, strict=True))

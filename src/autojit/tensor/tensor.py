@@ -177,6 +177,10 @@ class Tensor:
         """Whether the dtype is a floating type (float16, float32, float64)."""
         return self._dtype.is_floating_point
 
+    def is_complex(self) -> bool:
+        """Whether the dtype is complex: never, autojit has no complex dtypes."""
+        return False
+
     @property
     def is_symbolic(self) -> bool:
         """True while tracing: the tensor has a shape and dtype but no data."""

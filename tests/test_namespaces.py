@@ -86,8 +86,10 @@ def test_the_default_device_is_per_thread_and_reaches_every_factory():
                          lambda: autojit.randperm(3), lambda: autojit.eye(2)):
                 with pytest.raises(RuntimeError, match="device 'cuda' is not available"):
                     make()
-        # The *_like factories keep their input's device, as torch's do.
-        assert autojit.zeros_like(autojit.from_numpy(np.zeros(2))).device.type == "cpu"
+        # The *_like factories and as_tensor of a tensor keep their input's device, as torch's.
+        on_cpu = autojit.from_numpy(np.zeros(2))
+        assert autojit.zeros_like(on_cpu).device.type == "cpu"
+        assert autojit.as_tensor(on_cpu) is on_cpu
     finally:
         autojit.set_default_device(None)
 

@@ -160,11 +160,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like tensor(), but shares memory with an ndarray or Tensor when no conversion is needed."""
-    device = check_device(device)
-    if isinstance(data, Tensor):
-        if device.type != data.device.type:
-            data = data.to(device)
+    if isinstance(data, Tensor):  # stays on its device unless device= says otherwise
+        if device is not None and check_device(device).type != data.device.type:
+            data = data.to(check_device(device))
         return data if dtype is None else data.to(dtypes.dtype_argument(dtype, "as_tensor"))
+    device = check_device(device)
     if device.type == "cuda":
         return tensor(data, dtype=dtype, device=device)
     if isinstance(data, np.ndarray):

@@ -252,6 +252,17 @@ def test_the_default_generator_is_one_stream_eagerly_and_compiled():
     assert all(same(a, autojit.ones(2, 2) * autojit.rand(2, 2)) for a in first)
 
 
+def test_a_generator_made_inside_a_compiled_function_starts_anew_each_call_as_eagerly():
+    def step(x):
+        return x + autojit.rand(2, generator=autojit.Generator())
+
+    compiled = autojit.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        results = [compiled(autojit.zeros(2)) for _ in range(2)]
+    assert same(results[0], results[1]) and same(results[0], step(autojit.zeros(2)))
+
+
 def test_reseeding_a_generator_inside_a_compiled_function_runs_it_eagerly():
     generator = autojit.Generator()
 

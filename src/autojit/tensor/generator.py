@@ -50,8 +50,8 @@ def fresh_seed() -> int:
 
 
 def _break_if_tracing(what: str) -> None:
-    """A generator's state cannot be read or reset inside a trace: a compiled function draws
-    when it runs, so the state at trace time is not the state a later call would see."""
+    """A generator's state cannot be made, read or reset inside a trace: a compiled function
+    draws when it runs, so the state at trace time is not the state a later call would see."""
     if state.tracer is not None:
         graph_break(f"Generator.{what}() (a generator's state while tracing)", needs_data=False)
 
@@ -68,10 +68,23 @@ class Generator(np.random.Generator):
     """
 
     def __init__(self, device="cpu"):
-        where = check_device(device)
+        # Made inside a compiled function, a generator would be made once, at the trace, and
+        # its stream would run on from call to call, where eager starts a new one each call.
+        _break_if_tracing("__init__")
+        self._start(check_device(device))
+
+    def _start(self, where) -> None:
         super().__init__(np.random.PCG64(DEFAULT_SEED))
         self._device = where
         self._initial_seed = DEFAULT_SEED
+
+    @classmethod
+    def _default_of(cls, where) -> Generator:
+        """A device's default generator, made when the device first draws (which may be
+        inside a trace: it lives on after it, as eager's does)."""
+        generator = cls.__new__(cls)
+        generator._start(where)
+        return generator
 
     @property
     def device(self) -> device:
@@ -156,7 +169,7 @@ def _rebuild(where: str, bit_state: dict, initial_seed: int) -> Generator:
 # ---- the default generators -------------------------------------------------------------------
 
 default_generator = Generator()
-default_generator.seed()
+default_generator.seed()  # from the operating system, as torch's at start-up
 _device_generators: dict = {}  # CUDA device index -> its default Generator
 # Seeds for CUDA devices whose generator is not made yet (it is made on the device's first
 # random tensor, which needs the GPU): one device's, and every device's.
@@ -171,12 +184,12 @@ def device_default(where) -> Generator:
     index = where.index or 0
     found = _device_generators.get(index)
     if found is None:
-        found = Generator(device(where.type, index))
+        found = Generator._default_of(device(where.type, index))
         chosen = _device_seeds.pop(index, _every_device_seed[0])
         if chosen is None:
-            found.seed()
-        else:
-            found.manual_seed(chosen)
+            chosen = fresh_seed()
+        found.bit_generator.state = np.random.PCG64(chosen).state
+        found._initial_seed = chosen
         _device_generators[index] = found
     return found
 

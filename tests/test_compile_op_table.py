@@ -252,6 +252,13 @@ def assert_same(actual, expected, row: OpInfo, where: str) -> None:
         np.testing.assert_array_equal(got, want, err_msg=where)
 
 
+def reseed(row: OpInfo) -> None:
+    """A random op's row draws the same numbers on every call (OpInfo.seed): make_tensors
+    reseeds the generators, and each call (eager, compiled, on CUDA) follows it."""
+    if row.seed is not None:
+        autojit.manual_seed(row.seed)
+
+
 def describe(row: OpInfo, dtype: str, index: int, sample) -> str:
     shapes = [getattr(a, "shape", a) for a in sample.args]
     return f"{row.name} [{dtype}] sample {index} (args {shapes}, kwargs {sample.kwargs})"
@@ -264,7 +271,9 @@ def forward_cases(row: OpInfo, dtype: str, check: str = "forward"):
         args, kwargs, arrays = split_sample(sample)
 
         def make_tensors(device="cpu", arrays=arrays):
-            return [autojit.tensor(a, device=device) for a in arrays]
+            tensors = [autojit.tensor(a, device=device) for a in arrays]
+            reseed(row)
+            return tensors
 
         yield (describe(row, dtype, index, sample), forward_function(row, args, kwargs),
                make_tensors)
@@ -297,7 +306,9 @@ def gradient_cases(row: OpInfo, dtype: str, second_order: bool):
                        for i, a in enumerate(arrays)]
             extra = [autojit.tensor(w, device=device) if w is not None else None
                      for w in weights]
-            return tensors + extra + [autojit.tensor(d, device=device) for d in directions]
+            made = tensors + extra + [autojit.tensor(d, device=device) for d in directions]
+            reseed(row)
+            return made
 
         yield where, gradient_function(row, args, kwargs, len(arrays), chosen,
                                        second_order), make_tensors

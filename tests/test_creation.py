@@ -64,8 +64,9 @@ def test_tensor_dtype_and_requires_grad_arguments():
     x = autojit.tensor([1, 2], dtype=autojit.float64, requires_grad=True)
     assert x.dtype is autojit.float64 and x.requires_grad and x.is_leaf
     assert autojit.tensor([1.7, -1.7], dtype=autojit.int64).tolist() == [1, -1]
-    assert autojit.tensor([1.0], dtype="float16").dtype is autojit.float16
-    with pytest.raises(RuntimeError, match="only Tensors of floating point"):
+    with pytest.raises(TypeError, match=r"tensor\(\): argument 'dtype' must be autojit.dtype"):
+        autojit.tensor([1.0], dtype="float16")
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype"):
         autojit.tensor([1, 2], requires_grad=True)
 
 

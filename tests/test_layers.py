@@ -41,6 +41,9 @@ def test_hooks_are_installed_at_import():
     assert Tensor._backward is backward
     assert device.runtime("cuda").__name__ == "autojit.cuda.runtime"
     assert {"cpu", "cuda"} <= set(backends._MODULES)
+    from autojit import codegen, config
+
+    assert codegen._threads_changed in config.THREAD_LISTENERS
 
 
 def test_importing_autojit_loads_no_code_generator_library():

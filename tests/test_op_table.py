@@ -163,6 +163,12 @@ def assert_matches(actual, expected, row: OpInfo, where: str) -> None:
         np.testing.assert_array_equal(got, expected, err_msg=where)
 
 
+def reseed(row: OpInfo) -> None:
+    """A random op's row draws the same numbers on every call (OpInfo.seed)."""
+    if row.seed is not None:
+        autojit.manual_seed(row.seed)
+
+
 def describe(row: OpInfo, dtype: str, index: int, sample) -> str:
     shapes = [getattr(a, "shape", a) for a in sample.args]
     return f"{row.name} [{dtype}] sample {index} (args {shapes}, kwargs {sample.kwargs})"
@@ -174,6 +180,7 @@ def test_forward(row: OpInfo):
         for index, sample in enumerate(samples_for(row, dtype)):
             args, kwargs = call_arguments(row, sample, requires_grad=False)
             expected = row.reference(*sample.args, **sample.kwargs)
+            reseed(row)
             actual = row.function(*args, **kwargs)
             assert_matches(actual, expected, row, describe(row, dtype, index, sample))
 
@@ -185,6 +192,7 @@ def _checked(check, row: OpInfo):
             continue
 
         def function(*inputs, kwargs=kwargs):
+            reseed(row)
             return row.function(*inputs, **kwargs)
 
         autojit.manual_seed(index)

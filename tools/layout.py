@@ -23,9 +23,9 @@ PACKAGE = ROOT / "src" / "autojit"
 PAGE = ROOT / "docs" / "layout.md"
 
 # Bottom to top; the sub-packages of codegen/ and ir/ follow their parents.
-PACKAGES = ["", "tensor", "interop", "ops", "autograd", "ir", "ir/passes", "compiler", "codegen",
-            "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda", "nn", "nn/utils", "optim",
-            "utils", "utils/data", "utils/data/_utils"]
+PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "ir", "ir/passes", "compiler",
+            "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda", "nn",
+            "nn/modules", "nn/utils", "optim", "utils", "utils/data", "utils/data/_utils"]
 
 INTRODUCTION = """\
 # Source layout
@@ -36,7 +36,8 @@ contracts in `pyproject.toml` (docs/notes/layers.md says how a lower layer reach
 at run time). Bottom to top, which is also the order a program's data flows through them:
 
 ```
-config > tensor > interop > ops > autograd > ir > compiler > codegen > cuda > nn | optim | utils
+config | backends > tensor > interop > ops > autograd > ir > compiler > codegen > cuda
+  > nn | optim | utils
 ```
 
 A tensor is made (`tensor/`), an op on it is dispatched through the registry and run, or traced
@@ -78,7 +79,9 @@ def package_section(package: str) -> list[str]:
     init = folder / "__init__.py"
     title = f"`autojit/{package}/`" if package else "`autojit/` (the top level)"
     lines = [f"## {title}", "", textwrap.fill(summary(init), 96) if package else
-             "The public namespace, torch's names, and the environment flags.", ""]
+             textwrap.fill("The public namespace, torch's names, the environment flags and "
+                           "thread settings (config.py), and the top-level modules torch has: "
+                           "random, accelerator, types.", 96), ""]
     modules = sorted(path for path in folder.glob("*.py") if path.name != "__init__.py")
     if package == "":
         modules = [init, *modules]

@@ -4,7 +4,19 @@ Eager tensor ops build an IR graph; autograd differentiates it (twice, with crea
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 """
 
-from . import autograd, codegen, config, cuda, nn, optim, utils  # noqa: F401 - codegen registers the cpu backend
+from . import (  # noqa: F401 - codegen registers the cpu backend
+    accelerator,
+    autograd,
+    backends,
+    codegen,
+    config,
+    cuda,
+    nn,
+    optim,
+    random,
+    types,
+    utils,
+)
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -15,7 +27,14 @@ from .autograd import (
     set_anomaly_enabled,
     set_grad_enabled,
 )
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .compiler.api import CompiledFunction, CompileWarning, compile  # noqa: A004
+from .config import (
+    get_num_interop_threads,
+    get_num_threads,
+    set_num_interop_threads,
+    set_num_threads,
+)
 from .interop.dlpack import from_dlpack
 from .interop.serialization import load, save
 from .ir.trace import make_graph
@@ -40,7 +59,6 @@ from .tensor.creation import (
     full,
     full_like,
     linspace,
-    manual_seed,
     ones,
     ones_like,
     rand,
@@ -53,7 +71,7 @@ from .tensor.creation import (
     zeros,
     zeros_like,
 )
-from .tensor.device import device
+from .tensor.device import device, get_default_device, set_default_device
 from .tensor.dtypes import DType as dtype
 from .tensor.dtypes import bool_ as bool  # noqa: A004
 from .tensor.dtypes import (
@@ -70,8 +88,28 @@ from .tensor.dtypes import (
 )
 from .tensor.dtypes import float as float  # noqa: A004, PLC0414
 from .tensor.dtypes import int as int  # noqa: A004, PLC0414
-from .tensor.dtypes import promote as promote_types
+from .tensor.generator import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from .tensor.random import randperm
 from .tensor.tensor import Size, Tensor
+from .tensor.type_info import (
+    can_cast,
+    finfo,
+    iinfo,
+    is_complex,
+    is_floating_point,
+    is_tensor,
+    numel,
+    promote_types,
+    result_type,
+)
 
 __version__ = config.VERSION
 
@@ -88,4 +126,14 @@ __all__ = [
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "from_dlpack",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     *_functional_names,
+    # random numbers: generators, the global seed and state, randperm
+    "Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+    "randperm", "random",
+    # defaults and type information
+    "set_default_device", "get_default_device", "finfo", "iinfo", "is_tensor",
+    "is_floating_point", "is_complex", "numel", "result_type", "can_cast",
+    # what programs probe before they start: backends, accelerator, threads, matmul precision
+    "backends", "accelerator", "types", "set_num_threads", "get_num_threads",
+    "set_num_interop_threads", "get_num_interop_threads", "set_float32_matmul_precision",
+    "get_float32_matmul_precision",
 ]

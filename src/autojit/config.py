@@ -1,5 +1,5 @@
-"""The package's version and its environment flags (AUTOJIT_*), read when first asked for;
-documented in docs/compiler.md.
+"""The package's version, its environment flags (AUTOJIT_*), read when first asked for and
+documented in docs/compiler.md, and the process's thread settings (autojit.set_num_threads).
 
 AUTOJIT_DISABLE=1     every autojit.compile runs its function eagerly (no tracing, no kernels).
 AUTOJIT_LOG=...       comma-separated topics logged to stderr: recompiles, graph_breaks, guards,
@@ -49,3 +49,84 @@ def cache_dir() -> str:
         return configured
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "autojit")
+
+
+# ---- threads ------------------------------------------------------------------------------------
+# autojit.set_num_threads: how many threads compiled code runs on. The code generator
+# (codegen/cpu/__init__.py) installs a listener here that resizes its worker threads and sets
+# the BLAS library's thread count; this layer only holds the setting.
+
+_threads: dict = {"intra": None, "interop": None}
+THREAD_LISTENERS: list = []  # callables taking the new count, installed by codegen/cpu
+
+
+def usable_cores() -> int:
+    """The cores this process may use: its CPU affinity, capped by a cgroup CPU quota. A
+    container on a large host sees all the host's CPUs in `os.cpu_count()`; a spinning worker
+    per CPU beyond the quota would each wait for the others' time slices."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    quota = _cgroup_quota()
+    if quota is not None:
+        cores = min(cores, quota)
+    return max(1, cores)
+
+
+def _cgroup_quota() -> int | None:
+    """Whole cores of the cgroup's CPU quota (v2 `cpu.max`, else v1 `cfs_quota_us`), or None
+    where there is none."""
+    def read(path: str) -> str | None:
+        try:
+            with open(path) as file:
+                return file.read().strip()
+        except OSError:
+            return None
+
+    v2 = read("/sys/fs/cgroup/cpu.max")
+    if v2 is not None:
+        quota, period = (v2.split() + ["100000"])[:2]
+    else:
+        quota = read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") or "max"
+        period = read("/sys/fs/cgroup/cpu/cpu.cfs_period_us") or "100000"
+    try:
+        quota_us, period_us = int(quota), int(period)
+    except ValueError:  # "max": no quota
+        return None
+    if quota_us <= 0 or period_us <= 0:
+        return None
+    return max(1, quota_us // period_us)
+
+
+def _checked_count(count, name: str) -> int:
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise RuntimeError(f"{name} expects an int, but got {type(count).__name__}")
+    if count <= 0:
+        raise RuntimeError(f"{name} expects a positive integer")
+    return count
+
+
+def set_num_threads(count: int) -> None:
+    """Run compiled code on at most `count` threads: the calling thread and count - 1 worker
+    threads (never more than one per usable core), and NumPy's BLAS on `count` threads until
+    compiled matrix products take the cores over (docs/compiler.md, "Threads")."""
+    _threads["intra"] = _checked_count(count, "set_num_threads")
+    for listener in THREAD_LISTENERS:
+        listener(count)
+
+
+def get_num_threads() -> int:
+    """The thread count set_num_threads set; by default the usable cores."""
+    return _threads["intra"] or usable_cores()
+
+
+def set_num_interop_threads(count: int) -> None:
+    """Accepted and remembered: autojit runs independent ops one after another on the calling
+    thread, so there is no inter-op pool to size."""
+    _threads["interop"] = _checked_count(count, "set_num_interop_threads")
+
+
+def get_num_interop_threads() -> int:
+    """What set_num_interop_threads set; 1 before (autojit has no inter-op pool)."""
+    return _threads["interop"] or 1

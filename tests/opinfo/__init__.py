@@ -47,6 +47,10 @@ class OpInfo:
     # Known op bugs, kept visible: check name ("forward", "gradcheck", "gradgradcheck") -> the
     # reason. The driver marks that check xfail(strict=True), so it fails again once fixed.
     expected_failures: dict = field(default_factory=dict)
+    # Random ops: the default generators are seeded with this before every call of the row's
+    # function (eager, compiled, on CUDA, and each call gradcheck makes), so that every run
+    # draws the same numbers and the reference can draw them too (opinfo/random.py).
+    seed: int | None = None
 
 
 def uniform(rng, shape, dtype, low=-2.0, high=2.0):

@@ -25,6 +25,10 @@ class _GradModeContext:
     def _fresh(self):
         return type(self)()
 
+    def clone(self):
+        """A new mode object like this one (torch's clone)."""
+        return self._fresh()
+
     def __call__(self, function):
         @functools.wraps(function)
         def wrapper(*args, **kwargs):
@@ -34,7 +38,23 @@ class _GradModeContext:
         return wrapper
 
 
-class no_grad(_GradModeContext):  # noqa: N801 - torch's name
+class _NoParameterContext(_GradModeContext):
+    """A mode without parameters, which also decorates used bare: `@no_grad` as well as
+    `@no_grad()` (torch's `no_grad(orig_func=None)`)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        if not callable(orig_func):
+            raise TypeError(f"{cls.__name__}() takes a function to decorate or nothing, not "
+                            f"{type(orig_func).__name__}")
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
+        pass
+
+
+class no_grad(_NoParameterContext):  # noqa: N801 - torch's name
     """Disable gradient recording: results of ops do not require grad.
 
     Works as a context manager and as a decorator:
@@ -50,6 +70,11 @@ class no_grad(_GradModeContext):  # noqa: N801 - torch's name
     ...     return t * 2
     >>> double(x).requires_grad
     False
+    >>> @autojit.no_grad  # bare, too
+    ... def triple(t):
+    ...     return t * 3
+    >>> triple(x).requires_grad
+    False
     """
 
     def __enter__(self):
@@ -62,7 +87,7 @@ class no_grad(_GradModeContext):  # noqa: N801 - torch's name
         return False
 
 
-class enable_grad(_GradModeContext):  # noqa: N801
+class enable_grad(_NoParameterContext):  # noqa: N801
     """Enable gradient recording, also inside no_grad.
 
     >>> import autojit
@@ -100,8 +125,11 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
     """
 
     def __init__(self, mode: bool):
+        if mode.__class__ is not bool:
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be "
+                            f"bool, not {type(mode).__name__}")
         self._previous = state.grad_enabled
-        self.mode = bool(mode)
+        self.mode = mode
         state.grad_enabled = self.mode
 
     def _fresh(self):
@@ -129,6 +157,11 @@ class inference_mode(_GradModeContext):  # noqa: N801
     >>> y.requires_grad, y.is_inference()
     (False, True)
     """
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # used bare as a decorator: `@inference_mode`
 
     def __init__(self, mode: bool = True):
         self.mode = bool(mode)

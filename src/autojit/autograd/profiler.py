@@ -46,7 +46,8 @@ from ..tensor.tensor import Tensor
 from .graph import AccumulateGrad
 from .profiler_util import EventList, FunctionEvent, FunctionEventAvg, Interval
 
-__all__ = ["profile", "record_function", "EventList", "FunctionEvent", "FunctionEventAvg"]
+__all__ = ["profile", "record_function", "emit_nvtx", "EventList", "FunctionEvent",
+           "FunctionEventAvg"]
 
 _clock = time.perf_counter_ns
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
@@ -310,6 +311,21 @@ class record_function:
 
 
 # ---- helpers ----------------------------------------------------------------------------------
+
+class emit_nvtx:  # noqa: N801 - torch's name
+    """Accepted for torch's API, and runs its block as it is: NVIDIA's profilers read NVTX
+    ranges, which autojit does not emit (its CUDA kernels are launched through Numba). Use
+    `profile` for autojit's own timings."""
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False):
+        self.enabled, self.record_shapes = enabled, record_shapes
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
 
 def _shape_of(value) -> list:
     if isinstance(value, Tensor):

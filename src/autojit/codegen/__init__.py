@@ -4,6 +4,19 @@ fusion schedule and step plan (schedule/), and the CPU (cpu/, through LLVM) and 
 through numba.cuda) backends. See docs/notes/cpu-codegen.md and docs/notes/cuda.md.
 """
 
+from .. import config
 from ..compiler import backends
 
 backends.register("cpu", __name__ + ".backend")
+
+
+def _threads_changed(count: int) -> None:
+    """autojit.set_num_threads: the CPU backend's worker threads and NumPy's BLAS follow it
+    (imported here only when the count changes, so that `import autojit` stays light)."""
+    from .cpu import blas, workers
+
+    workers.threads_changed(count)
+    blas.threads_changed(count)
+
+
+config.THREAD_LISTENERS.append(_threads_changed)

@@ -97,5 +97,16 @@ from . import runtime  # noqa: E402
 register_runtime("cuda", runtime)
 backends.register("cuda", __name__ + ".plan")  # compiled graphs on CUDA tensors
 
+from .random import (  # noqa: E402 - the devices' random state (random.py)
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+)
+
 __all__ = ["current_device", "device_count", "empty_cache", "get_device_name", "is_available",
-           "memory_stats", "synchronize"]
+           "memory_stats", "synchronize", "manual_seed", "manual_seed_all", "seed", "seed_all",
+           "initial_seed", "get_rng_state", "set_rng_state"]

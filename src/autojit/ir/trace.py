@@ -133,7 +133,7 @@ class Tracer:
             self.grads_before.setdefault(id(tensor), (tensor, tensor._grad))
 
     def random_input(self, draw) -> Value:
-        """A "random" graph input standing for `draw` (creation.RandomDraw), drawn anew each
+        """A "random" graph input standing for `draw` (tensor/random.RandomDraw), drawn anew each
         time the graph runs."""
         value = self.graph.add_input(tuple(draw.shape), draw.dtype, "random",
                                      self.unique_name(draw.kind), draw)

@@ -3,8 +3,9 @@
 Families: elementwise (math, arithmetic, comparisons, where, cast), reduction, layout
 (reshape, expand, permute, slice, cat), linalg (matmul), indexing (gather, scatter_add, index,
 index_put), loss (binary cross entropy and its gradient), sorting (argsort), scans (cumsum,
-cumprod, cummax/cummin indices, logcumsumexp), searching (searchsorted), counting (histc).
-Composites are in composite.py, triangular.py and einsum.py and need no rules.
+cumprod, cummax/cummin indices, logcumsumexp), searching (searchsorted), counting (histc),
+random (the samplers poisson and multinomial, and the random ops built on draws). Composites
+are in composite.py, triangular.py and einsum.py and need no rules.
 """
 
 from . import (  # noqa: F401
@@ -16,6 +17,7 @@ from . import (  # noqa: F401
     layout,
     linalg,
     loss,
+    random,
     reduction,
     scans,
     searching,

@@ -93,6 +93,7 @@ from .layout import (  # noqa: F401
     unsqueeze,
 )
 from .linalg import bmm, dot, matmul, mm, outer  # noqa: F401
+from .random import bernoulli, multinomial, normal, poisson  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
 from .reduction import any_ as any  # noqa: F401
@@ -150,4 +151,6 @@ FAMILIES = {
     ),
     "Cumulative ops": ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"),
     "Triangular parts and einsum": ("tril", "triu", "tril_indices", "triu_indices", "einsum"),
+    # random sampling from tensors of probabilities, rates, means and stds (ops/random.py)
+    "Random sampling": ("bernoulli", "normal", "poisson", "multinomial"),
 }

@@ -41,6 +41,10 @@ FORMS = {
     "select_inner": (RuntimeError,
                      "INDICES element is out of DATA bounds, id={value} axis_dim={size}"),
     "target": (IndexError, "Target {value} is out of bounds."),
+    # The checks of random ops' tensor arguments (ops/random.py): the index is 1 where an
+    # element is invalid, checked against a size of 1.
+    "probability": (RuntimeError, "Expected p_in >= 0 && p_in <= 1 to be true, but got false."),
+    "std": (RuntimeError, "normal expects all elements of std >= 0.0"),
 }
 
 

@@ -18,6 +18,7 @@ from . import (
     inplace,
     layout,
     linalg,
+    random,
     reduction,
     scans,
     sorting,
@@ -77,6 +78,8 @@ METHODS = {
     "histc": counting.histc, "cumsum": scans.cumsum, "cumprod": scans.cumprod,
     "cummax": scans.cummax, "cummin": scans.cummin, "logcumsumexp": scans.logcumsumexp,
     "tril": triangular.tril, "triu": triangular.triu,
+    # random sampling (ops/random.py)
+    "bernoulli": random.bernoulli_method, "multinomial": random.multinomial_method,
 }
 
 
@@ -296,6 +299,10 @@ def _as_tensor(value) -> Tensor:
 
     return value if isinstance(value, Tensor) else as_tensor(value)
 
+
+# The in-place random fills: normal_, uniform_, bernoulli_, random_, ... (ops/random.py).
+for _name, _function in random.INPLACE_METHODS.items():
+    setattr(Tensor, _name, _function)
 
 Tensor.zero_ = zero_
 Tensor.fill_ = fill_

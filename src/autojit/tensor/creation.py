@@ -2,7 +2,8 @@
 
 Factories make leaf tensors from Python data or NumPy arrays; they are not ops and record no
 history. dtype inference follows torch: bools give bool, ints int64, floats the default dtype.
-Random tensors come from one global NumPy generator, reseeded by manual_seed.
+Random tensors are draws (random.py) from a Generator (generator.py): the device's default one,
+which manual_seed seeds, unless `generator=` names another.
 """
 
 from __future__ import annotations
@@ -12,22 +13,18 @@ import numbers
 import numpy as np
 
 from . import dtypes
+from . import generator as generators
 from .device import check_device, runtime
+from .generator import manual_seed  # noqa: F401 - re-exported: autojit.manual_seed
+from .random import RandomDraw, check_floating, check_integer_range, random_tensor
 from .state import state
 from .symbolic import as_size, contains_symbolic
 from .tensor import Tensor
 
-_generator = [np.random.default_rng()]
-
-
-def manual_seed(seed: int):
-    """Seed the generator behind rand, randn, randint and the random nn layers."""
-    _generator[0] = np.random.default_rng(int(seed))
-    return _generator[0]
-
 
 def default_generator() -> np.random.Generator:
-    return _generator[0]
+    """The CPU's default Generator (generator.default_generator), which manual_seed seeds."""
+    return generators.default_generator
 
 
 def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=None) -> Tensor:
@@ -35,6 +32,9 @@ def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=N
         data = runtime(device.type).from_host(data, device.index or 0)
     result = Tensor._make(data, dtype)
     if requires_grad:
+        if not dtype.is_floating_point:  # a factory's message, which differs from the method's
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         result.requires_grad_(True)
     return result
 
@@ -129,7 +129,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     """
     device = check_device(device)
     if isinstance(data, Tensor):
-        target = dtypes.to_dtype(dtype) if dtype is not None else data.dtype
+        target = dtypes.dtype_argument(dtype, "tensor") if dtype is not None else data.dtype
         source = data._concrete("autojit.tensor(Tensor)")
         if source.__class__ is not np.ndarray:  # a CUDA tensor: copied through the host
             source = source.to_host()
@@ -138,13 +138,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype, as an array would
         data = np.asarray(data)
     if isinstance(data, np.ndarray):
-        target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
+        target = dtypes.dtype_argument(dtype, "tensor") if dtype is not None else \
+            dtypes.from_numpy(data.dtype)
         if state.tracer is not None and not requires_grad and device.type == "cpu":
             copied = _copied_while_tracing(data, target)
             if copied is not None:
                 return copied
         return _finish(np.array(data, dtype=target.numpy), target, requires_grad, device)
-    target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    target = dtypes.dtype_argument(dtype, "tensor") if dtype is not None else \
+        _infer_dtype(data)
     _check_rectangular(data)
     try:
         array = np.array(_unwrap(data), dtype=target.numpy)
@@ -158,15 +160,16 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like tensor(), but shares memory with an ndarray or Tensor when no conversion is needed."""
+    if isinstance(data, Tensor):  # stays on its device unless device= says otherwise
+        if device is not None and check_device(device).type != data.device.type:
+            data = data.to(check_device(device))
+        return data if dtype is None else data.to(dtypes.dtype_argument(dtype, "as_tensor"))
     device = check_device(device)
-    if isinstance(data, Tensor):
-        if device.type != data.device.type:
-            data = data.to(device)
-        return data if dtype is None else data.to(dtypes.to_dtype(dtype))
     if device.type == "cuda":
         return tensor(data, dtype=dtype, device=device)
     if isinstance(data, np.ndarray):
-        target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
+        target = dtypes.dtype_argument(dtype, "as_tensor") if dtype is not None else \
+            dtypes.from_numpy(data.dtype)
         return Tensor._make(np.asarray(data, dtype=target.numpy), target)
     return tensor(data, dtype=dtype)
 
@@ -188,12 +191,12 @@ def _size(size) -> tuple:
     return tuple(as_size(s) for s in size)
 
 
-def _filled(size, value, dtype, requires_grad, device) -> Tensor:
+def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:
     device = check_device(device)
     if dtype is None:
         dtype = dtypes.get_default_dtype() if isinstance(value, float) or value is None \
             else dtypes.scalar_dtype(value)
-    dtype = dtypes.to_dtype(dtype)
+    dtype = dtypes.dtype_argument(dtype, name)
     shape = _size(size)
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
@@ -217,7 +220,7 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> autojit.zeros((2,), dtype=autojit.int64)
     tensor([0, 0])
     """
-    return _filled(size, 0.0 if dtype is None else 0, dtype, requires_grad, device)
+    return _filled(size, 0.0 if dtype is None else 0, dtype, requires_grad, device, "zeros")
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -228,15 +231,15 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     tensor([[1., 1.],
             [1., 1.]], requires_grad=True)
     """
-    return _filled(size, 1.0 if dtype is None else 1, dtype, requires_grad, device)
+    return _filled(size, 1.0 if dtype is None else 1, dtype, requires_grad, device, "ones")
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled((size,), fill_value, dtype, requires_grad, device)
+    return _filled((size,), fill_value, dtype, requires_grad, device, "full")
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled(size, None, dtype, requires_grad, device)
+    return _filled(size, None, dtype, requires_grad, device, "empty")
 
 
 def _like(x: Tensor, dtype):
@@ -291,7 +294,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = dtypes.int64 if integral else dtypes.get_default_dtype()
-    dtype = dtypes.to_dtype(dtype)
+    dtype = dtypes.dtype_argument(dtype, "arange")
     count = int(np.ceil((end - start) / step))
     array = (start + step * np.arange(count, dtype=np.float64)).astype(dtype.numpy)
     return _finish(array, dtype, requires_grad, device)
@@ -299,7 +302,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = check_device(device)
-    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    dtype = dtypes.dtype_argument(dtype, "linspace") if dtype is not None else \
+        dtypes.get_default_dtype()
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     return _finish(np.linspace(start, end, int(steps)).astype(dtype.numpy), dtype, requires_grad,
@@ -308,7 +312,8 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = check_device(device)
-    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    dtype = dtypes.dtype_argument(dtype, "eye") if dtype is not None else \
+        dtypes.get_default_dtype()
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
@@ -316,65 +321,17 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     return _finish(np.eye(n, m, dtype=dtype.numpy), dtype, requires_grad, device)
 
 
-def _random_generator(generator, name: str) -> np.random.Generator:
-    """The generator to draw from (the global one unless given)."""
-    return generator or _generator[0]
-
-
-class RandomDraw:
-    """How to draw one random array: a compiled function's "random" input.
-
-    Drawing once while tracing would replay the same numbers on every call, so a traced
-    rand/randn/randint becomes a graph input that the executable fills by calling `draw()`
-    on every run, in the order the function drew them: with the same seed, compiled and eager
-    runs draw the same numbers.
-    """
-
-    def __init__(self, kind: str, shape: tuple, dtype: dtypes.DType, generator=None,
-                 low: int = 0, high: int = 1):
-        self.kind, self.shape, self.dtype = kind, shape, dtype
-        self.generator, self.low, self.high = generator, low, high
-
-    def draw(self) -> np.ndarray:
-        rng = self.generator or _generator[0]
-        if self.kind == "rand":
-            return rng.random(self.shape).astype(self.dtype.numpy)
-        if self.kind == "randn":
-            return rng.standard_normal(self.shape).astype(self.dtype.numpy)
-        return rng.integers(self.low, self.high, size=self.shape).astype(self.dtype.numpy)
-
-    def __repr__(self) -> str:
-        return f"RandomDraw({self.kind}, {list(self.shape)}, {self.dtype.name})"
-
-
-def _traced_random(draw: RandomDraw, device, requires_grad: bool) -> Tensor:
-    """While tracing: a symbolic tensor standing for a fresh draw on every call."""
-    if requires_grad or (device is not None and device.type != "cpu"):
-        from .graph_break import graph_break
-
-        graph_break(f"autojit.{draw.kind}() (random numbers on a GPU, or requiring grad)")
-    return Tensor._symbolic(state.tracer.random_input(draw))
-
-
-def _random_dtype(dtype):
-    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
-    if not dtype.is_floating_point:
-        raise RuntimeError(f"random floats need a floating dtype, got {dtype}")
-    return dtype
-
-
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    """Uniform samples on [0, 1)."""
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
+         pin_memory=False) -> Tensor:
+    """Uniform samples on [0, 1); the size is given as integers or as one sequence."""
     device = check_device(device)
-    dtype = _random_dtype(dtype)
-    if state.tracer is not None:
-        return _traced_random(RandomDraw("rand", _size(size), dtype, generator), device,
-                              requires_grad)
-    rng = _random_generator(generator, 'rand')
-    return _finish(rng.random(_size(size)).astype(dtype.numpy), dtype, requires_grad, device)
+    dtype = _random_dtype(dtype, "rand", "check_uniform_bounds")
+    rng = generators.resolve(generator, "rand", device)
+    return random_tensor(RandomDraw("rand", _size(size), dtype, rng), device, requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
+          pin_memory=False) -> Tensor:
     """Standard normal samples, drawn from the generator that manual_seed seeds.
 
     >>> import autojit
@@ -387,47 +344,56 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     True
     """
     device = check_device(device)
-    dtype = _random_dtype(dtype)
-    if state.tracer is not None:
-        return _traced_random(RandomDraw("randn", _size(size), dtype, generator), device,
-                              requires_grad)
-    rng = _random_generator(generator, 'randn')
-    return _finish(rng.standard_normal(_size(size)).astype(dtype.numpy), dtype, requires_grad,
-                   device)
+    dtype = _random_dtype(dtype, "randn", "normal_kernel_cpu")
+    rng = generators.resolve(generator, "randn", device)
+    return random_tensor(RandomDraw("randn", _size(size), dtype, rng), device, requires_grad)
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None, generator=None,
-            requires_grad=False) -> Tensor:
+def _random_dtype(dtype, name: str, kernel: str) -> dtypes.DType:
+    dtype = dtypes.get_default_dtype() if dtype is None else dtypes.dtype_argument(dtype, name)
+    check_floating(dtype, kernel)
+    return dtype
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False, layout=None, pin_memory=False) -> Tensor:
     """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
     device = check_device(device)
-    if size is None and isinstance(high, (tuple, list)):
+    if size is None:  # randint(high, size)
+        if high is None:
+            raise TypeError("randint() missing required argument 'size'")
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=size)
+        low, high = 0, low
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    dtype = dtypes.int64 if dtype is None else dtypes.dtype_argument(dtype, "randint")
+    check_integer_range(low, high, dtype)
+    rng = generators.resolve(generator, "randint", device)
+    return random_tensor(RandomDraw("randint", _size((size,)), dtype, rng, low, high), device,
+                         requires_grad)
+
+
+def rand_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
+              layout=None, memory_format=None) -> Tensor:
+    """Uniform samples on [0, 1) shaped like x, on x's device and in its dtype by default."""
+    return rand(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
+                device=_like_device(x, device), requires_grad=requires_grad)
+
+
+def randn_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
+               layout=None, memory_format=None) -> Tensor:
+    """Standard normal samples shaped like x, on x's device and in its dtype by default."""
+    return randn(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
+                 device=_like_device(x, device), requires_grad=requires_grad)
+
+
+def randint_like(x: Tensor, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False, layout=None, memory_format=None) -> Tensor:
+    """Integers uniform on [low, high) shaped like x: randint_like(x, high) or
+    randint_like(x, low, high); x's dtype and device by default."""
     if high is None:
         low, high = 0, low
-    if size is None:
-        raise TypeError("randint() missing required argument 'size'")
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
-                           f">= to={high}")
-    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
-    if state.tracer is not None:
-        return _traced_random(RandomDraw("randint", _size((size,)), dtype, generator, low,
-                                         high), device, requires_grad)
-    rng = _random_generator(generator, 'randint')
-    array = rng.integers(low, high, size=_size((size,))).astype(dtype.numpy)
-    return _finish(array, dtype, requires_grad, device)
-
-
-def rand_like(x: Tensor, *, dtype=None, requires_grad=False) -> Tensor:
-    return rand(tuple(x.shape), dtype=dtype or x.dtype, device=_like_device(x, None),
-                requires_grad=requires_grad)
-
-
-def randn_like(x: Tensor, *, dtype=None, requires_grad=False) -> Tensor:
-    return randn(tuple(x.shape), dtype=dtype or x.dtype, device=_like_device(x, None),
-                requires_grad=requires_grad)
-
-
-def randint_like(x: Tensor, low, high=None, *, dtype=None) -> Tensor:
-    return randint(low, high, tuple(x.shape), dtype=dtype or x.dtype,
-                   device=_like_device(x, None))
+    return randint(low, high, tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
+                   device=_like_device(x, device), requires_grad=requires_grad)

@@ -1,9 +1,11 @@
-"""Devices: `autojit.device("cpu")`, `device("cuda:0")`, the check of device= arguments, and
-the runtimes of the devices other than the CPU.
+"""Devices: `autojit.device("cpu")`, `device("cuda:0")`, the default device, the check of
+device= arguments, and the runtimes of the devices other than the CPU.
 
 A tensor's device is not stored: it follows from its data (an ndarray on the CPU, a CudaArray
 from autojit/cuda/array.py on a GPU), see Tensor.device. `check_device` turns a device=
-argument into a device, checking that CUDA is usable when it is asked for.
+argument into a device, checking that CUDA is usable when it is asked for; a factory given no
+device gets the default device, which set_default_device sets and `with device(...):` sets
+for a block (per thread, as torch's).
 
 The tensor layer reaches a GPU only through the runtime its package registers here when it is
 imported (autojit/cuda/runtime.py registers "cuda"): copying host data there, moving a tensor,
@@ -11,6 +13,8 @@ DLPack exchange. The runtime's package sits above this one and is never imported
 """
 
 from __future__ import annotations
+
+from .state import state
 
 
 class device:  # noqa: N801 - torch's name
@@ -46,8 +50,48 @@ class device:  # noqa: N801 - torch's name
             return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self.index})"
 
+    def __enter__(self):
+        """`with autojit.device("cuda"):` makes this the default device of the block."""
+        state.replaced_devices.append(state.default_device)
+        state.default_device = self
+        return self
+
+    def __exit__(self, *exc):
+        state.default_device = state.replaced_devices.pop()
+        return False
+
 
 CPU = device("cpu")
+
+
+def _as_device(requested) -> device:
+    if isinstance(requested, device):
+        return requested
+    if isinstance(requested, int) and not isinstance(requested, bool):
+        return device("cuda", requested)
+    return device(requested)
+
+
+def set_default_device(requested) -> None:
+    """Make `requested` (a device, a string, a CUDA index, or None for the CPU) the device of
+    the tensors factories make when they are given no device=, in this thread."""
+    state.default_device = None if requested is None else _as_device(requested)
+
+
+def get_default_device() -> device:
+    """The device factories put tensors on when they are given no device= (the CPU at first).
+
+    >>> import autojit
+    >>> autojit.get_default_device()
+    device(type='cpu')
+    """
+    found = state.default_device
+    if found is None:
+        return CPU
+    if found.type == "cuda":
+        runtime("cuda").check(found.index or 0)
+        return cuda_device(found.index)
+    return found
 
 RUNTIMES: dict = {}  # device type -> its runtime (a module), registered by its package
 
@@ -71,9 +115,13 @@ def cuda_device(index: int | None = 0) -> device:
 
 
 def check_device(requested) -> device:
-    """Validate a device= argument: None is the CPU; 'cuda' needs a GPU or the simulator."""
+    """Validate a device= argument: None is the default device (the CPU unless
+    set_default_device or `with device(...)` says otherwise); 'cuda' needs a GPU or the
+    simulator."""
     if requested is None:
-        return CPU
+        requested = state.default_device
+        if requested is None:
+            return CPU
     if requested.__class__ is str and requested == "cpu":
         return CPU
     resolved = requested if isinstance(requested, device) else device(

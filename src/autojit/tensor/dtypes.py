@@ -59,12 +59,17 @@ _default_float = [float32]
 
 
 def get_default_dtype() -> DType:
+    """The dtype of tensors made from Python floats (float32 at first)."""
     return _default_float[0]
 
 
 def set_default_dtype(dtype: DType) -> None:
-    if not isinstance(dtype, DType) or not dtype.is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type, got {dtype}")
+    """Make `dtype` (float16, float32 or float64) the default floating-point dtype."""
+    if not isinstance(dtype, DType):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
+    if not dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
     _default_float[0] = dtype
 
 
@@ -103,6 +108,23 @@ def to_dtype(dtype) -> DType:
 
 _py_int = (0).__class__
 _py_float = (0.0).__class__
+
+
+def dtype_argument(dtype, function: str) -> DType:
+    """The `dtype=` argument of a public function, read as torch reads it: a dtype, or the
+    Python types float (float64), int (int64) and bool. A string raises torch's TypeError
+    (`zeros(2, dtype="float")`); a NumPy dtype is accepted."""
+    if isinstance(dtype, DType):
+        return dtype
+    if dtype is _py_float:
+        return float64
+    if dtype is _py_int:
+        return int64
+    if dtype is bool:
+        return bool_
+    if isinstance(dtype, str):
+        raise TypeError(f"{function}(): argument 'dtype' must be autojit.dtype, not str")
+    return from_numpy(dtype)
 # A symbolic size (symbolic.SymInt) is an int in type promotion.
 _integers = (_py_int, SymInt)
 

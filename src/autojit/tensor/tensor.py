@@ -177,6 +177,10 @@ class Tensor:
         """Whether the dtype is a floating type (float16, float32, float64)."""
         return self._dtype.is_floating_point
 
+    def is_complex(self) -> bool:
+        """Whether the dtype is complex: never, autojit has no complex dtypes."""
+        return False
+
     @property
     def is_symbolic(self) -> bool:
         """True while tracing: the tensor has a shape and dtype but no data."""
@@ -191,10 +195,22 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        # torch's errors for the attribute differ from requires_grad_()'s: a non-bool is a
+        # RuntimeError, and `= True` on a non-leaf raises instead of doing nothing.
+        if flag.__class__ is not bool:
+            raise RuntimeError("requires_grad must be a bool")
+        if self.grad_fn is not None and flag:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        if flag and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set `requires_grad` on this leaf (floating dtypes only) and return it."""
+        if requires_grad.__class__ is not bool:
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be "
+                            f"bool, not {type(requires_grad).__name__}")
         if self.grad_fn is not None:
             if requires_grad:
                 return self
@@ -203,8 +219,7 @@ class Tensor:
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
         if requires_grad and not self._dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               f"gradients (got {self._dtype})")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and self._is_inference and not state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
@@ -448,6 +463,13 @@ class Tensor:
         self.grad_fn = None
         self._requires_grad = False
         return self
+
+    def reinforce(self, reward):
+        """Removed, as in torch: raises, saying what replaces it."""
+        raise RuntimeError(
+            "reinforce() was removed.\nDifferentiate a score-function loss instead: with "
+            "`log_prob` the log-probability of the sampled action,\n"
+            "loss = -log_prob * reward\nloss.backward()")
 
 
 def _rebuild(data, dtype_name, requires_grad):

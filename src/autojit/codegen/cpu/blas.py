@@ -137,13 +137,16 @@ def _parts(rows: int, inner: int, columns: int, native: bool = False) -> tuple:
         # (256x784x512, 256x512x512) cut its native program by 91-100 us in three runs
         # (docs/notes/cpu-codegen.md). Below WIDE_SPLIT_THRESHOLD (the gradient penalty's
         # 128x256x256) columns measured no better.
-        count, threshold = workers.shared().parts, NATIVE_SPLIT_THRESHOLD
+        native_workers = workers.shared()
+        # The parts of a product: one per thread that runs them (set_num_threads).
+        count, threshold = native_workers.count + 1, NATIVE_SPLIT_THRESHOLD
         by_columns = rows < count * _MIN_ROWS <= columns or (
             rows < columns and columns >= count * _WIDE_PART and
             rows * inner * columns >= WIDE_SPLIT_THRESHOLD)
     else:
         python_pool = pool()
-        count = 1 if python_pool is None else python_pool._max_workers + 1
+        count = 1 if python_pool is None else min(python_pool._max_workers + 1,
+                                                  workers.cores_in_use())
         threshold = SPLIT_THRESHOLD
         # Split the side whose whole operand is the smaller copy (rows re-pack b, columns
         # re-pack a): a 256x784 by 784x512 product: 218 GF/s split by rows, 237 by columns.
@@ -153,6 +156,14 @@ def _parts(rows: int, inner: int, columns: int, native: bool = False) -> tuple:
     if count > 1 and rows * inner * columns >= threshold:
         parts = min(count, extent // _MIN_ROWS)
     return parts, by_columns
+
+
+def threads_changed(count: int) -> None:
+    """autojit.set_num_threads(count): NumPy's BLAS runs eager products on `count` threads,
+    until compiled products take the cores over (then it stays on one, _single_threaded)."""
+    threads = _blas_threads()
+    if threads is not None and not _state.get("single"):
+        threads[1](count)
 
 
 def _single_threaded(threads) -> None:

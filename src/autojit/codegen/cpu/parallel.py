@@ -46,7 +46,7 @@ _COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.min
 
 def split_kernel(kernel, compile_kernel):
     """A SplitKernel for `kernel`, or None where one core is the better choice."""
-    parts = workers.usable_cores()
+    parts = workers.cores_in_use()
     shape = kernel.shape
     if parts < 2 or not shape or blas.pool() is None:
         return None

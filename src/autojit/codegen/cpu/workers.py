@@ -35,6 +35,8 @@ import threading
 
 import numpy as np
 
+from ... import config
+
 # Cycles of the time-stamp counter a worker spins without work before it sleeps: about half a
 # millisecond at 2-3 GHz, longer than the serial stretches between the parallel steps of a
 # training step, so a step's parts find their workers awake.
@@ -333,9 +335,11 @@ def data_address(array: np.ndarray) -> int:
 
 
 class Workers:
-    """`count` native worker threads and the functions that hand them jobs."""
+    """`count` native worker threads and the functions that hand them jobs, which are cut into
+    count + 1 parts; `resize` changes the number of threads, not the parts (autojit's
+    set_num_threads), so that plans keep their split and fewer threads run its parts."""
 
-    def __init__(self, count: int):
+    def __init__(self, count: int, threads: int | None = None):
         from . import jit as cpu
 
         prefix = f"autojit_workers_{os.getpid()}_{len(_state)}"
@@ -351,8 +355,8 @@ class Workers:
             cpu.add_module(text, names)
         self._run, self._loop = _RUN_TYPE(run), _LOOP_TYPE(loop)
         self.run_address = run  # for native callers (program.py), which hold `lock` meanwhile
-        self.count = count
         self.parts = count + 1  # the parts a job is cut into: one per core
+        self.count = count if threads is None else max(0, min(threads, count))
         # The shared state: 64-byte aligned words, zero but for the spin limit.
         self._memory = np.zeros(128, np.int64)
         offset = (-self._memory.ctypes.data % 64) // 8
@@ -360,11 +364,31 @@ class Workers:
         self._state[SLOTS['spin'] // 8] = SPIN_CYCLES
         self.state_address = self._state.ctypes.data
         self.lock = threading.Lock()
+        self._threads: list = []
+        self._start(self.count)
+
+    def _start(self, count: int) -> None:
         self._threads = [threading.Thread(target=self._loop, args=(self.state_address,),
                                           name=f"autojit-worker-{index}", daemon=True)
                          for index in range(1, count + 1)]
         for thread in self._threads:
             thread.start()
+
+    def resize(self, threads: int) -> None:
+        """Run jobs on `threads` worker threads besides the caller (at most one per part);
+        with none, the caller runs every part. Waits for the running workers to leave."""
+        threads = max(0, min(threads, self.parts - 1))
+        with self.lock:  # no job is running meanwhile
+            if threads == len(self._threads):
+                return
+            words = self._state.view(np.int32)
+            words[SLOTS['stop'] // 4] = 1
+            self._run(self.state_address, self._nothing, 0, 0)  # wakes the sleepers
+            for thread in self._threads:
+                thread.join()
+            words[SLOTS['stop'] // 4] = 0
+            self.count = threads
+            self._start(threads)
 
     def run(self, function: int, argument: int, parts: int) -> int:
         """Run `function(argument, index)` for index in range(parts), each part on whichever
@@ -387,42 +411,15 @@ class Workers:
 
 
 def usable_cores() -> int:
-    """The cores this process may use: its CPU affinity, capped by a cgroup CPU quota. A
-    container on a large host sees all the host's CPUs in `os.cpu_count()`; a spinning worker
-    per CPU beyond the quota would each wait for the others' time slices."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    quota = _cgroup_quota()
-    if quota is not None:
-        cores = min(cores, quota)
-    return max(1, cores)
+    """The cores this process may use (config.usable_cores: its CPU affinity, capped by a
+    cgroup CPU quota): a job is cut into one part per core."""
+    return config.usable_cores()
 
 
-def _cgroup_quota() -> int | None:
-    """Whole cores of the cgroup's CPU quota (v2 `cpu.max`, else v1 `cfs_quota_us`), or None
-    where there is none."""
-    def read(path: str) -> str | None:
-        try:
-            with open(path) as file:
-                return file.read().strip()
-        except OSError:
-            return None
-
-    v2 = read("/sys/fs/cgroup/cpu.max")
-    if v2 is not None:
-        quota, period = (v2.split() + ["100000"])[:2]
-    else:
-        quota = read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") or "max"
-        period = read("/sys/fs/cgroup/cpu/cpu.cfs_period_us") or "100000"
-    try:
-        quota_us, period_us = int(quota), int(period)
-    except ValueError:  # "max": no quota
-        return None
-    if quota_us <= 0 or period_us <= 0:
-        return None
-    return max(1, quota_us // period_us)
+def cores_in_use() -> int:
+    """The cores compiled code runs on: the usable cores, or fewer when
+    autojit.set_num_threads asks for fewer."""
+    return max(1, min(config.usable_cores(), config.get_num_threads()))
 
 
 def shared() -> Workers | None:
@@ -438,10 +435,18 @@ def shared() -> Workers | None:
             count = usable_cores() - 1
             if count > 0 and sys.platform.startswith("linux") and \
                     platform.machine() in ("x86_64", "AMD64"):
-                workers = Workers(count)
+                workers = Workers(count, cores_in_use() - 1)
                 atexit.register(workers.stop)
             _state["workers"] = workers
     return workers
+
+
+def threads_changed(count: int) -> None:
+    """autojit.set_num_threads(count): the shared workers, if started, keep count - 1 threads
+    (codegen/cpu/__init__.py calls this through config.THREAD_LISTENERS)."""
+    workers = _state.get("workers")
+    if workers:
+        workers.resize(min(count, usable_cores()) - 1)
 
 
 def _forget_after_fork() -> None:

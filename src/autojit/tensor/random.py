@@ -1,0 +1,133 @@
+"""Random draws: how one random array is made (RandomDraw), eagerly or, inside a compiled
+function, as a "random" graph input drawn anew on every call; and randperm.
+
+Every random tensor of autojit comes from a RandomDraw on a Generator (generator.py): the
+factories of creation.py (rand, randn, randint and their *_like forms), randperm here, and the
+random ops of ops/random.py, which build bernoulli, normal and the in-place fills from uniform
+and normal draws, and draw a 64-bit key for the samplers whose draws depend on tensor data
+(multinomial, poisson). Eagerly a draw runs at once; while tracing it becomes a graph input
+(ir/trace.py `random_input`) that the executable fills by calling `draw()` on each run, in the
+order the function drew them, so that the same seed gives the same numbers eagerly and compiled
+and a user's Generator advances exactly as eager advances it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import dtypes
+from .device import check_device, runtime
+from .generator import resolve
+from .graph_break import graph_break
+from .state import state
+from .tensor import Tensor
+
+# torch's names of the dtypes, in its "not implemented for 'Long'" messages.
+TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
+               "int64": "Long", "bool": "Bool"}
+_KEY_HIGH = np.iinfo(np.int64).max
+
+
+class RandomDraw:
+    """How to draw one random array: a compiled function's "random" input.
+
+    kind: "rand" (uniform on [0, 1)), "randn" (standard normal), "randint" (integers on
+    [low, high)), "randperm" (a permutation of range(high)) or "key" (a 0-d int64 seed for a
+    sampler op). `generator` is the generator drawn from (generator.resolve), read on each draw.
+    """
+
+    def __init__(self, kind: str, shape: tuple, dtype: dtypes.DType, generator,
+                 low: int = 0, high: int = 1):
+        self.kind, self.shape, self.dtype = kind, shape, dtype
+        self.generator, self.low, self.high = generator, low, high
+
+    def draw(self) -> np.ndarray:
+        rng, numpy_dtype = self.generator, self.dtype.numpy
+        if self.kind == "rand":
+            return rng.random(self.shape).astype(numpy_dtype)
+        if self.kind == "randn":
+            return rng.standard_normal(self.shape).astype(numpy_dtype)
+        if self.kind == "randint":
+            return rng.integers(self.low, self.high, size=self.shape).astype(numpy_dtype)
+        if self.kind == "randperm":
+            return rng.permutation(self.high).astype(numpy_dtype)
+        return np.array(rng.integers(0, _KEY_HIGH, dtype=np.int64))
+
+    def __repr__(self) -> str:
+        return f"RandomDraw({self.kind}, {list(self.shape)}, {self.dtype.name})"
+
+
+def random_tensor(draw: RandomDraw, device=None, requires_grad: bool = False) -> Tensor:
+    """The tensor of one draw: drawn now, or while tracing a symbolic tensor standing for a
+    fresh draw on every call of the compiled function."""
+    if state.tracer is not None:
+        if requires_grad or (device is not None and device.type != "cpu"):
+            graph_break(f"autojit.{draw.kind}() (random numbers on a GPU, or requiring grad)")
+        return Tensor._symbolic(state.tracer.random_input(draw))
+    data = draw.draw()
+    if device is not None and device.type != "cpu":  # drawn on the host, then copied
+        data = runtime(device.type).from_host(data, device.index or 0)
+    result = Tensor._make(data, draw.dtype)
+    if requires_grad:
+        if not draw.dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        result.requires_grad_(True)
+    return result
+
+
+def random_key(generator, name: str, device=None) -> Tensor:
+    """A 0-d int64 key drawn from `generator` (the device's default for None): the seed of one
+    call of a sampler op whose draws depend on tensor data (ops/random.py)."""
+    rng = resolve(generator, name, device)
+    return random_tensor(RandomDraw("key", (), dtypes.int64, rng))
+
+
+def check_floating(dtype: dtypes.DType, kernel: str) -> None:
+    """torch's error for a floating-point distribution asked for another dtype."""
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{TORCH_NAMES[dtype.name]}'")
+
+
+def check_integer_range(low: int, high: int, dtype: dtypes.DType) -> None:
+    """torch's errors for integers on [low, high) that `dtype` cannot hold."""
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    name = {"bool": "bool", "int32": "int", "float16": "c10::Half"}.get(dtype.name)
+    if dtype is dtypes.bool_:
+        bounds = (0, 1)
+    elif dtype is dtypes.int32:
+        bounds = (-(1 << 31), (1 << 31) - 1)
+    elif dtype is dtypes.float16:
+        bounds = (-(1 << 11), 1 << 11)
+    else:
+        return
+    if not bounds[0] <= low <= bounds[1]:
+        raise RuntimeError(f"from is out of bounds for {name}")
+    if not bounds[0] <= high - 1 <= bounds[1]:
+        raise RuntimeError(f"to - 1 is out of bounds for {name}")
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad: bool = False,
+             layout=None, pin_memory: bool = False) -> Tensor:
+    """A random permutation of the integers 0 to n - 1 (int64 unless dtype= says otherwise).
+
+    >>> import autojit
+    >>> _ = autojit.manual_seed(0)
+    >>> sorted(autojit.randperm(5).tolist())
+    [0, 1, 2, 3, 4]
+    """
+    device = check_device(device)
+    dtype = dtypes.int64 if dtype is None else dtypes.dtype_argument(dtype, "randperm")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    rng = resolve(generator, "randperm", device)
+    return random_tensor(RandomDraw("randperm", (n,), dtype, rng, 0, n), device, requires_grad)

@@ -2,11 +2,21 @@
 
 Families: elementwise (math, arithmetic, comparisons, where, cast), reduction, layout
 (reshape, expand, permute, slice, cat), linalg (matmul), indexing (gather, scatter_add, index,
-index_put), loss (binary cross entropy and its gradient). Composites are in composite.py and
-need no rules.
+index_put), loss (binary cross entropy and its gradient), and torch.linalg's decompositions
+and solvers (linalg_*.py, gathered as autojit.linalg by linalg_namespace.py). Composites are in
+composite.py and need no rules.
 """
 
-from . import composite, elementwise, indexing, layout, linalg, loss, reduction  # noqa: F401
+from . import (  # noqa: F401
+    composite,
+    elementwise,
+    indexing,
+    layout,
+    linalg,
+    linalg_namespace,  # noqa: F401 - registers the torch.linalg primitives
+    loss,
+    reduction,
+)
 from .registry import REGISTRY, check_registry
 
 check_registry()

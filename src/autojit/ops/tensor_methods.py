@@ -11,7 +11,18 @@ from ..interop import dlpack as _dlpack
 from ..tensor import dtypes
 from ..tensor.device import check_device, runtime
 from ..tensor.tensor import Tensor
-from . import composite, indexing, inplace, layout, linalg, reduction
+from . import (
+    composite,
+    indexing,
+    inplace,
+    layout,
+    linalg,
+    linalg_decompositions,
+    linalg_determinants,
+    linalg_products,
+    linalg_solvers,
+    reduction,
+)
 from . import elementwise as ew
 
 
@@ -59,6 +70,12 @@ METHODS = {
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "dot": linalg.dot,
     "outer": linalg.outer,
+    # torch.linalg's methods (ops/linalg_*.py)
+    "inverse": linalg_solvers.inverse, "cholesky": linalg_solvers.cholesky_top_level,
+    "det": linalg_determinants.det_top_level, "logdet": linalg_determinants.logdet,
+    "slogdet": linalg_determinants.slogdet_top_level, "qr": linalg_decompositions.qr_top_level,
+    "svd": linalg_decompositions.svd_top_level, "pinverse": linalg_products.pinverse,
+    "matrix_power": linalg_products.matrix_power,
 }
 
 

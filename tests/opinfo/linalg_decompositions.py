@@ -271,7 +271,7 @@ def _multi_dot_np(arrays):
 
 
 def _cross_samples(rng, dtype):
-    return [Sample((_matrix(rng, (4, 3), dtype), _matrix(rng, (3,), dtype))),
+    return [Sample((_matrix(rng, (4, 3), dtype), _matrix(rng, (1, 3), dtype))),
             Sample((_matrix(rng, (3, 2), dtype), _matrix(rng, (3, 2), dtype)), {"dim": 0})]
 
 

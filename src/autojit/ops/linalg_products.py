@@ -313,12 +313,15 @@ def multi_dot(tensors, *, out=None) -> Tensor:
 # ---- cross -----------------------------------------------------------------------------------
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:  # noqa: A002
-    """The cross product of 3-vectors along `dim`, the operands broadcast to each other."""
+    """The cross product of 3-vectors along `dim`, the operands (of equal dims) broadcast to
+    each other."""
     check_tensor(input, "linalg.cross")
     check_tensor(other, "linalg.cross")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {SCALAR_TYPE[input.dtype.name]} but found "
                            f"{SCALAR_TYPE[other.dtype.name]}")
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     sizes = []
     for operand in (input, other):
         axis = dim + operand.ndim if dim < 0 else dim

@@ -130,7 +130,8 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """The solution X of AX = B (XA = B with left=False) for square A, with batch dims
     broadcast; B may be a vector (or a batch of them)."""
     _check_solve(A, B, "linalg.solve")
-    vector = left and _is_vector_rhs(A, B)
+    # A vector right-hand side is a column (with left=False it cannot fit, as in torch).
+    vector = _is_vector_rhs(A, B)
     B_matrix = reshape(B, tuple(B.shape) + (1,)) if vector else B
     rows = B_matrix.shape[-2] if left else B_matrix.shape[-1]
     if A.shape[-1] != rows:

@@ -16,7 +16,7 @@ from ...ir.graph import Graph, Value
 from ...tensor.state import state
 from ..cpu.program import Program, Recording, Refused
 from ..cpu.program import available as programs_available
-from ..kernel import KernelError, inputs_feeding, reads_pointwise
+from ..kernel import KernelError, reads_pointwise, store_follows_load
 from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
@@ -86,18 +86,18 @@ def _step_buffers(step) -> StepBuffers:
 def _pointwise_donors(step: KernelStep) -> list:
     """(output index, source Value) pairs where the kernel stores the output element for
     element over the source's memory safely: the output covers the whole space, the source is
-    read only at the point stored, through the same element size, and the stored value is
-    computed from that read (so the load comes first, whatever the compiler reorders)."""
+    read only at the point stored, through the same element size, and the store follows the
+    load whatever the compiler reorders (kernel.store_follows_load)."""
     kernel = step.kernel
     size = math.prod(kernel.shape)
     donors = []
     for index, ((value, reshape), output) in enumerate(zip(step.outputs, kernel.outputs)):
         if output.reduce is not None or reshape is not None:
             continue
-        feeding = inputs_feeding(kernel, output.step)
         for position, source in enumerate(step.sources):
-            if position not in feeding or math.prod(source.shape) != size or \
-                    source.dtype.numpy.itemsize != value.dtype.numpy.itemsize:
+            if math.prod(source.shape) != size or \
+                    source.dtype.numpy.itemsize != value.dtype.numpy.itemsize or \
+                    not store_follows_load(kernel, output.step, position):
                 continue
             if all(reads_pointwise(kernel, other) for other, read in enumerate(step.sources)
                    if read is source):

@@ -280,24 +280,33 @@ def test_differentiating_qr_where_torch_cannot_raises_its_error():
             linalg.qr(ours, mode).R.sum().backward()
 
 
-def test_det_gradients_compiled_match_eager_with_a_singular_matrix_in_the_batch():
-    """In a trace the values are unknown, so det's VJP computes both formulas and picks one per
-    matrix; eagerly it takes the formula each matrix needs. Both give torch's values."""
-    a = np.stack([regular(3, 3), np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])])
+@pytest.mark.parametrize(("determinant", "matrices"), [
+    ("det", [regular(3, 3), np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])]),
+    ("det", [regular(3, 3), regular(3, 3)]),
+    ("slogdet", [regular(3, 3), regular(3, 3)])], ids=["det singular", "det", "slogdet"])
+def test_determinant_gradients_compiled_match_eager_and_torch(determinant, matrices):
+    """In a trace the values are unknown, so the VJP computes both of its formulas and picks
+    one per matrix; eagerly it takes the formula each matrix needs (a singular one: the SVD's).
+    Both give torch's values, to second order, for a loss whose cotangent depends on A."""
+    a = np.stack(matrices)
 
-    def hessian_row_sums(x):
-        (first,) = aj.autograd.grad(linalg.det(x).sum(), x, create_graph=True)
-        return first, aj.autograd.grad(first.sum(), x)[0]
+    def loss(L, x):
+        value = L.det(x) if determinant == "det" else L.slogdet(x).logabsdet
+        return (value ** 2).sum()
 
-    compiled = aj.compile(hessian_row_sums)
-    expected = hessian_row_sums(aj.tensor(a, requires_grad=True))
+    def first_and_second(x):
+        (first,) = aj.autograd.grad(loss(linalg, x), x, create_graph=True)
+        return first, aj.autograd.grad((first * first).sum(), x)[0]
+
+    compiled = aj.compile(first_and_second)
+    expected = first_and_second(aj.tensor(a, requires_grad=True))
     actual = compiled(aj.tensor(a, requires_grad=True))
     assert compiled.eager_reason is None
     t = torch.tensor(a, requires_grad=True)
-    (first,) = torch.autograd.grad(torch.linalg.det(t).sum(), t, create_graph=True)
-    second = torch.autograd.grad(first.sum(), t)[0]
+    (first,) = torch.autograd.grad(loss(torch.linalg, t), t, create_graph=True)
+    second = torch.autograd.grad((first * first).sum(), t)[0]
     for mine, eager, reference in zip(actual, expected, (first, second), strict=True):
-        assert_close(mine, eager, rtol=1e-9)
+        assert_close(mine, eager, rtol=1e-9, atol=1e-10)
         assert_close(eager, reference, rtol=1e-8, atol=1e-9)
 
 

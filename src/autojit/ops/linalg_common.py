@@ -158,13 +158,6 @@ def eye_mask(x: Tensor, n) -> Tensor:
     return row == column
 
 
-def diagonal(x: Tensor) -> Tensor:
-    """The diagonal of the square matrices in the last two dims of x: shape (..., n)."""
-    from .reduction import sum_
-
-    return sum_(ew.where(eye_mask(x, x.shape[-1]), x, 0.0), -1)
-
-
 def diag_embed(v: Tensor) -> Tensor:
     """Square matrices with v's last dim on their diagonals: shape (..., n, n)."""
     return ew.where(eye_mask(v, v.shape[-1]), reshape(v, tuple(v.shape) + (1,)), 0.0)
@@ -190,10 +183,6 @@ def safe_ratio(numerator: Tensor, denominator: Tensor) -> Tensor:
     return ew.where(zero, ew.where(numerator == 0, 0.0, float("nan")), quotient)
 
 
-def matrix_batch(x: Tensor) -> tuple:
-    return tuple(x.shape[:-2])
-
-
 # ---- packed results -----------------------------------------------------------------------------
 
 def packed_size(shapes) -> int:
@@ -217,8 +206,7 @@ def unpack(packed: Tensor, shapes) -> list:
     parts, start = [], 0
     for shape in shapes:
         count = packed_size([shape])
-        part = narrow(packed, -1, start, count) if count or start else narrow(packed, -1, 0, 0)
-        parts.append(reshape(part, batch + tuple(shape)))
+        parts.append(reshape(narrow(packed, -1, start, count), batch + tuple(shape)))
         start = start + count
     return parts
 

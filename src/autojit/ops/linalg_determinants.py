@@ -138,7 +138,10 @@ def _slogdet_vjp(ctx, g):
     g_logabsdet = select(g, -1, 1)
     logabsdet = select(ctx.out, -1, 1)
     singular = logabsdet == -math.inf
-    return (cofactor_gradient(a, singular, g_logabsdet, lambda: g_logabsdet / 0.0),)
+    # g / det(A) with det(A) = 0 there; a constant infinity, not a division by 0, so that the
+    # branch a trace computes for every matrix has no infinite derivative with respect to g.
+    return (cofactor_gradient(a, singular, g_logabsdet,
+                              lambda: g_logabsdet * ew.where(singular, math.inf, 0.0)),)
 
 
 SLOGDET = define_op(name="linalg_slogdet", arity=1, shape=_slogdet_rule, dtype=rule_first,

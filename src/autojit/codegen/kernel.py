@@ -178,10 +178,10 @@ def reads_pointwise(kernel: Kernel, position: int) -> bool:
                zip(kernel.inputs[position].strides, own, kernel.shape) if extent != 1)
 
 
-def inputs_feeding(kernel: Kernel, stored: int, always: bool = False) -> set:
+def inputs_feeding(kernel: Kernel, stored: int, named=None) -> set:
     """The kernel inputs whose values step `stored` is computed from (an operand its op's
-    expression never names, like fill's, feeds nothing); with `always`, only those it is
-    computed from whatever the conditions of its selects (`where`) are."""
+    expression never names, like fill's, feeds nothing); `named(expression)`, when given,
+    says which operand positions of an expression to follow (all it names by default)."""
     inputs, pending, seen = set(), [stored], set()
     while pending:
         index = pending.pop()
@@ -190,64 +190,16 @@ def inputs_feeding(kernel: Kernel, stored: int, always: bool = False) -> set:
         seen.add(index)
         step = kernel.steps[index]
         expression = step.op.lowering.expression
-        named = _always_named(expression) if always else None
+        followed = named(expression) if named is not None else None
         for position, operand in enumerate(step.operands):
-            if f"{{{position}}}" not in expression or (always and position not in named):
+            if f"{{{position}}}" not in expression or \
+                    (followed is not None and position not in followed):
                 continue
             if operand.kind == "input":
                 inputs.add(operand.index)
             elif operand.kind == "step":
                 pending.append(operand.index)
     return inputs
-
-
-def _always_named(expression: str) -> set:
-    """The operands an expression's value depends on whatever its select conditions are: not
-    those named only in a select's branches, which a compiler that knows the condition (a
-    broadcast mask, unswitched out of the loop) may never load."""
-    from .expression import parse
-
-    named: set = set()
-
-    def walk(node) -> None:
-        kind = node[0]
-        if kind == "operand":
-            named.add(node[1])
-        elif kind == "call":
-            arguments = node[2]
-            if node[1] == "select":
-                arguments = arguments[:1]
-            for argument in arguments:
-                walk(argument)
-        elif kind == "binary":
-            walk(node[2])
-            walk(node[3])
-        elif kind == "unary":
-            walk(node[2])
-
-    walk(parse(expression))
-    return named
-
-
-def store_follows_load(kernel: Kernel, stored: int, position: int) -> bool:
-    """Whether storing step `stored`, element for element, over the memory of input
-    `position` (read element for element) can never overwrite a point before the kernel has
-    read it, however a compiler reorders the loads and stores of the different points (it
-    may: the kernel's arrays are declared not to alias).
-
-    It can when the stored value is computed from that load whatever the selects decide, or
-    when nothing but this value reads the input: where a select drops the load, the point is
-    read by no one. Not when the input also feeds another output (or a reduction) and reaches
-    this one only through a select's branch: a compiler that knows the condition (a mask
-    broadcast along the loop) may store the other branch first, before the other output's
-    load.
-    """
-    if position in inputs_feeding(kernel, stored, always=True):
-        return True
-    if position not in inputs_feeding(kernel, stored):
-        return False
-    return not any(position in inputs_feeding(kernel, output.step)
-                   for output in kernel.outputs if output.step != stored)
 
 
 # ---- the loop nest a kernel runs (both renderers emit it) -------------------------------

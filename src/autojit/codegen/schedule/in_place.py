@@ -48,9 +48,9 @@ from numpy.lib.array_utils import byte_bounds
 from ...ir.graph import Graph, Value
 from ...tensor import dtypes
 from ..cpu.workers import data_address
-from ..kernel import reads_pointwise, store_follows_load
+from ..kernel import reads_pointwise
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
-from .plan import step_reads, value_operands
+from .plan import step_reads, store_follows_load, value_operands
 from .steps import KernelStep, NodesStep
 
 
@@ -104,7 +104,7 @@ def _failing_before(graph: Graph, steps: list):
 def _reads_in_step(kernel, sources: list, key: int, aliases: set, stored: int) -> bool:
     """Whether `kernel` reads the captured value `key` (and its views, ids in `aliases`) only
     as itself, element for element with the points it stores, and then feeds the stored step
-    `stored` so that no compiler may move the load after the store (kernel.store_follows_load;
+    `stored` so that no compiler may move the load after the store (plan.store_follows_load;
     the body loads each input once, so every other use of it reads the same register)."""
     read = None
     for position, value in enumerate(sources):

@@ -178,12 +178,11 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     values = bind(SVDVALS, (A_full.detach(),), {}) if m and n else None
     rank = _empty(A, dtypes.int64)
     if driver != "gels" and values is not None:
-        threshold = select(values, -1, 0) * float(rcond) if values.shape[-1] else 0.0
-        kept = values > reshape(threshold, tuple(values.shape[:-1]) + (1,)) \
-            if isinstance(threshold, Tensor) else values > threshold
-        rank = sum_(kept.to(dtypes.int64), -1)
+        # The singular values above rcond times the largest (the first) count.
+        threshold = reshape(select(values, -1, 0), batch + (1,)) * float(rcond)
+        rank = sum_((values > threshold).to(dtypes.int64), -1)
     residuals = _empty(A, A.dtype)
-    if m > n and driver != "gelsy" and _full_rank(rank, values, n, driver):
+    if m > n and driver != "gelsy" and _full_rank(rank, n, driver):
         residual = matmul(A_full, solution) - B_matrix
         residuals = sum_(residual * residual, -2)
     singular_values = values if driver in ("gelsd", "gelss") and values is not None \
@@ -193,7 +192,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     return LstsqResult(solution, residuals, rank, singular_values)
 
 
-def _full_rank(rank: Tensor, values, n, driver: str) -> bool:
+def _full_rank(rank: Tensor, n, driver: str) -> bool:
     """Whether every matrix has rank n, which decides whether residuals are computed (gels
     assumes full rank)."""
     if driver == "gels":

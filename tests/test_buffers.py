@@ -188,3 +188,24 @@ def test_a_wider_result_is_not_stored_over_a_narrower_input():
     products, kernels = _product_and_kernel_slots(compiled)
     (kernel,) = kernels
     assert kernel.slots[0] is not products[0].slots[0]
+
+
+def test_a_select_branch_is_not_stored_over_an_input_another_output_reads():
+    """z = where(mask, 2q, 0) depends on q only where the mask holds: a compiler that knows the
+    (broadcast) mask may store z's zeros before y's loads of q, so z is not stored over q; y,
+    computed from q everywhere, is."""
+    generator = np.random.default_rng(5)
+    a, b, c = (generator.standard_normal((2, 8, 8)) for _ in range(3))
+    v = np.array([1.0, -1.0])
+
+    def fn(a, b, c, v):
+        q = a @ b
+        z = autojit.where((v > 0).reshape(2, 1, 1), q * 2, 0.0)
+        y = q * 3
+        return z @ c + y @ c
+
+    compiled = compiled_and_eager(fn, a, b, c, v)
+    products, kernels = _product_and_kernel_slots(compiled)
+    (kernel,) = [k for k in kernels if len(k.outputs) == 2]
+    z_slot, y_slot = kernel.slots
+    assert z_slot is not products[0].slots[0] and y_slot is products[0].slots[0]

@@ -63,7 +63,7 @@ KNOWN_FAILURES: dict = {
 # Rows that also run through backend="interpreter": one or two per family.
 INTERPRETER_ROWS = {"exp", "add", "where", "sum", "amax", "matmul", "__getitem__", "cat",
                     "permute", "nn.functional.cross_entropy", "nn.functional.softmax",
-                    "logsumexp"}
+                    "logsumexp", "linalg.det"}
 
 
 def row_dtype_params(predicate, check: str):

@@ -4,6 +4,8 @@ Eager tensor ops build an IR graph; autograd differentiates it (twice, with crea
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 """
 
+import sys as _sys
+
 from . import (  # noqa: F401 - codegen registers the cpu backend
     accelerator,
     autograd,
@@ -38,6 +40,7 @@ from .config import (
 from .interop.dlpack import from_dlpack
 from .interop.serialization import load, save
 from .ir.trace import make_graph
+from .ops import linalg_namespace as linalg
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
 from .ops.functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
 from .ops.functional import __all__ as _functional_names
@@ -113,6 +116,10 @@ from .tensor.type_info import (
 
 __version__ = config.VERSION
 
+# autojit.linalg is a module of the ops layer; registered under its public name, it imports as
+# torch.linalg does (`import autojit.linalg`, `from autojit.linalg import norm`).
+_sys.modules[__name__ + ".linalg"] = linalg
+
 __all__ = [
     "Tensor", "Size", "device", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "BoolTensor", "autograd", "cuda", "nn", "no_grad", "enable_grad",
@@ -124,6 +131,7 @@ __all__ = [
     "int", "long", "bool", "dtype", "promote_types", "get_default_dtype", "set_default_dtype",
     "make_graph", "compile",
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "from_dlpack",
+    "linalg",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     *_functional_names,
     # random numbers: generators, the global seed and state, randperm

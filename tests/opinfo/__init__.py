@@ -44,6 +44,9 @@ class OpInfo:
     grad_eps: float = 1e-6
     grad_atol: float = 1e-5
     grad_rtol: float = 1e-3
+    # Whether tests/test_cuda_op_table.py runs the row under the CUDA simulator (slow); False
+    # for the rows of a large family that representative rows of it cover there.
+    cuda: bool = True
     # Known op bugs, kept visible: check name ("forward", "gradcheck", "gradgradcheck") -> the
     # reason. The driver marks that check xfail(strict=True), so it fails again once fixed.
     expected_failures: dict = field(default_factory=dict)

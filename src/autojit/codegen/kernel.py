@@ -178,9 +178,10 @@ def reads_pointwise(kernel: Kernel, position: int) -> bool:
                zip(kernel.inputs[position].strides, own, kernel.shape) if extent != 1)
 
 
-def inputs_feeding(kernel: Kernel, stored: int) -> set:
+def inputs_feeding(kernel: Kernel, stored: int, named=None) -> set:
     """The kernel inputs whose values step `stored` is computed from (an operand its op's
-    expression never names, like fill's, feeds nothing)."""
+    expression never names, like fill's, feeds nothing); `named(expression)`, when given,
+    says which operand positions of an expression to follow (all it names by default)."""
     inputs, pending, seen = set(), [stored], set()
     while pending:
         index = pending.pop()
@@ -189,8 +190,10 @@ def inputs_feeding(kernel: Kernel, stored: int) -> set:
         seen.add(index)
         step = kernel.steps[index]
         expression = step.op.lowering.expression
+        followed = named(expression) if named is not None else None
         for position, operand in enumerate(step.operands):
-            if f"{{{position}}}" not in expression:
+            if f"{{{position}}}" not in expression or \
+                    (followed is not None and position not in followed):
                 continue
             if operand.kind == "input":
                 inputs.add(operand.index)

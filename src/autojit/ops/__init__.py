@@ -4,8 +4,10 @@ Families: elementwise (math, arithmetic, comparisons, where, cast), reduction, l
 (reshape, expand, permute, slice, cat), linalg (matmul), indexing (gather, scatter_add, index,
 index_put), loss (binary cross entropy and its gradient), sorting (argsort), scans (cumsum,
 cumprod, cummax/cummin indices, logcumsumexp), searching (searchsorted), counting (histc),
-random (the samplers poisson and multinomial, and the random ops built on draws). Composites
-are in composite.py, triangular.py and einsum.py and need no rules.
+random (the samplers poisson and multinomial, and the random ops built on draws), and
+torch.linalg's decompositions and solvers (linalg_*.py, gathered as autojit.linalg by
+linalg_namespace.py). Composites are in composite.py, triangular.py and einsum.py and need no
+rules.
 """
 
 from . import (  # noqa: F401
@@ -16,6 +18,7 @@ from . import (  # noqa: F401
     indexing,
     layout,
     linalg,
+    linalg_namespace,  # noqa: F401 - registers the torch.linalg primitives
     loss,
     random,
     reduction,

@@ -93,6 +93,17 @@ from .layout import (  # noqa: F401
     unsqueeze,
 )
 from .linalg import bmm, dot, matmul, mm, outer  # noqa: F401
+
+# ---- torch.linalg's top-level aliases (torch.det, torch.inverse, ...); autojit.linalg holds
+# the rest (ops/linalg_namespace.py).
+from .linalg_decompositions import qr_top_level as qr  # noqa: F401
+from .linalg_decompositions import svd_top_level as svd  # noqa: F401
+from .linalg_determinants import det_top_level as det  # noqa: F401
+from .linalg_determinants import logdet  # noqa: F401
+from .linalg_determinants import slogdet_top_level as slogdet  # noqa: F401
+from .linalg_products import matrix_power, pinverse  # noqa: F401
+from .linalg_solvers import cholesky_top_level as cholesky  # noqa: F401
+from .linalg_solvers import inverse  # noqa: F401
 from .random import bernoulli, multinomial, normal, poisson  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
@@ -153,4 +164,9 @@ FAMILIES = {
     "Triangular parts and einsum": ("tril", "triu", "tril_indices", "triu_indices", "einsum"),
     # random sampling from tensors of probabilities, rates, means and stds (ops/random.py)
     "Random sampling": ("bernoulli", "normal", "poisson", "multinomial"),
+    # torch.linalg's top-level forms (autojit.linalg has the full set).
+    "Linear algebra: decompositions and inverses": (
+        "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse",
+        "matrix_power",
+    ),
 }

@@ -18,6 +18,10 @@ from . import (
     inplace,
     layout,
     linalg,
+    linalg_decompositions,
+    linalg_determinants,
+    linalg_products,
+    linalg_solvers,
     random,
     reduction,
     scans,
@@ -80,6 +84,12 @@ METHODS = {
     "tril": triangular.tril, "triu": triangular.triu,
     # random sampling (ops/random.py)
     "bernoulli": random.bernoulli_method, "multinomial": random.multinomial_method,
+    # torch.linalg's methods (ops/linalg_*.py)
+    "inverse": linalg_solvers.inverse, "cholesky": linalg_solvers.cholesky_top_level,
+    "det": linalg_determinants.det_top_level, "logdet": linalg_determinants.logdet,
+    "slogdet": linalg_determinants.slogdet_top_level, "qr": linalg_decompositions.qr_top_level,
+    "svd": linalg_decompositions.svd_top_level, "pinverse": linalg_products.pinverse,
+    "matrix_power": linalg_products.matrix_power,
 }
 
 

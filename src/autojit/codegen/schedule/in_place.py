@@ -48,9 +48,9 @@ from numpy.lib.array_utils import byte_bounds
 from ...ir.graph import Graph, Value
 from ...tensor import dtypes
 from ..cpu.workers import data_address
-from ..kernel import inputs_feeding, reads_pointwise
+from ..kernel import reads_pointwise
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
-from .plan import step_reads, value_operands
+from .plan import step_reads, store_follows_load, value_operands
 from .steps import KernelStep, NodesStep
 
 
@@ -104,8 +104,8 @@ def _failing_before(graph: Graph, steps: list):
 def _reads_in_step(kernel, sources: list, key: int, aliases: set, stored: int) -> bool:
     """Whether `kernel` reads the captured value `key` (and its views, ids in `aliases`) only
     as itself, element for element with the points it stores, and then feeds the stored step
-    `stored`: the store depends on the load, so no compiler may move the load after it (the
-    body loads each input once, so every other use of it reads the same register)."""
+    `stored` so that no compiler may move the load after the store (plan.store_follows_load;
+    the body loads each input once, so every other use of it reads the same register)."""
     read = None
     for position, value in enumerate(sources):
         if id(value) not in aliases:
@@ -113,7 +113,7 @@ def _reads_in_step(kernel, sources: list, key: int, aliases: set, stored: int) -
         if id(value) != key or not reads_pointwise(kernel, position):
             return False
         read = position
-    return read is None or read in inputs_feeding(kernel, stored)
+    return read is None or store_follows_load(kernel, stored, read)
 
 
 def _gemm_writes_in_place(step: GemmStep, captured: Value, aliases: set) -> bool:

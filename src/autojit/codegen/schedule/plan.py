@@ -16,7 +16,8 @@ from ...ir.graph import Graph, Value
 from ...tensor.state import state
 from ..cpu.program import Program, Recording, Refused
 from ..cpu.program import available as programs_available
-from ..kernel import KernelError, inputs_feeding, reads_pointwise
+from ..expression import parse
+from ..kernel import Kernel, KernelError, inputs_feeding, reads_pointwise
 from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
@@ -86,18 +87,18 @@ def _step_buffers(step) -> StepBuffers:
 def _pointwise_donors(step: KernelStep) -> list:
     """(output index, source Value) pairs where the kernel stores the output element for
     element over the source's memory safely: the output covers the whole space, the source is
-    read only at the point stored, through the same element size, and the stored value is
-    computed from that read (so the load comes first, whatever the compiler reorders)."""
+    read only at the point stored, through the same element size, and the store follows the
+    load whatever the compiler reorders (store_follows_load)."""
     kernel = step.kernel
     size = math.prod(kernel.shape)
     donors = []
     for index, ((value, reshape), output) in enumerate(zip(step.outputs, kernel.outputs)):
         if output.reduce is not None or reshape is not None:
             continue
-        feeding = inputs_feeding(kernel, output.step)
         for position, source in enumerate(step.sources):
-            if position not in feeding or math.prod(source.shape) != size or \
-                    source.dtype.numpy.itemsize != value.dtype.numpy.itemsize:
+            if math.prod(source.shape) != size or \
+                    source.dtype.numpy.itemsize != value.dtype.numpy.itemsize or \
+                    not store_follows_load(kernel, output.step, position):
                 continue
             if all(reads_pointwise(kernel, other) for other, read in enumerate(step.sources)
                    if read is source):
@@ -269,6 +270,50 @@ def value_operands(node) -> list:
     """The operands of a node that are graph values (not Python literals)."""
     return [operand for operand in node.inputs if isinstance(operand, Value)]
 
+
+
+def store_follows_load(kernel: Kernel, stored: int, position: int) -> bool:
+    """Whether storing step `stored`, element for element, over the memory of input
+    `position` (read element for element) can never overwrite a point before the kernel has
+    read it, however a compiler reorders the loads and stores of the different points (it
+    may: the kernel's arrays are declared not to alias).
+
+    It can when the stored value is computed from that load whatever the selects decide, or
+    when nothing but this value reads the input: where a select drops the load, the point is
+    read by no one. Not when the input also feeds another output (or a reduction) and reaches
+    this one only through a select's branch: a compiler that knows the condition (a mask
+    broadcast along the loop, unswitched) may store the other branch first, before the other
+    output's load.
+    """
+    if position in inputs_feeding(kernel, stored, _always_named):
+        return True
+    if position not in inputs_feeding(kernel, stored):
+        return False
+    return not any(position in inputs_feeding(kernel, output.step)
+                   for output in kernel.outputs if output.step != stored)
+
+
+def _always_named(expression: str) -> set:
+    """The operands an expression's value depends on whatever its select conditions are: not
+    those named only in a select's branches, which a compiler that knows the condition may
+    never load."""
+    named: set = set()
+
+    def walk(node) -> None:
+        kind = node[0]
+        if kind == "operand":
+            named.add(node[1])
+        elif kind == "call":
+            for argument in node[2][:1] if node[1] == "select" else node[2]:
+                walk(argument)
+        elif kind == "binary":
+            walk(node[2])
+            walk(node[3])
+        elif kind == "unary":
+            walk(node[2])
+
+    walk(parse(expression))
+    return named
 
 
 def step_reads(step) -> list:

@@ -1,0 +1,382 @@
+"""Matrix decompositions of torch.linalg: qr, svd, svdvals, eigh and eigvalsh, each a
+primitive run by LAPACK through NumPy, with torch's VJPs written in autojit ops.
+
+qr, svd and eigh compute several matrices in one LAPACK call, so their primitives return them
+packed along a last dim (linalg_common.unpack); the VJP reads the gradients of all the parts
+from the packed gradient, where a part the loss does not use has a zero gradient. svdvals and
+eigvalsh are primitives of their own, as torch's are: LAPACK skips the vectors, and their
+gradients, `U diag(g) Vh` and `V diag(g) V^T`, stay finite at repeated values. Where torch's
+gradient of the vectors is not finite (repeated singular values or eigenvalues, rank-deficient
+rectangular matrices), neither is this one (linalg_common.safe_ratio).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor.tensor import Tensor
+from . import elementwise as ew
+from .layout import cat, narrow, reshape
+from .linalg import matmul
+from .linalg_common import (
+    EighResult,
+    QRResult,
+    SVDResult,
+    TopLevelQRResult,
+    TopLevelSVDResult,
+    batch_prefix,
+    check_floating,
+    check_matrix,
+    check_square,
+    check_tensor,
+    diag_embed,
+    eye_mask,
+    first_nonfinite,
+    linalg_failure,
+    mT,
+    pack,
+    packed_size,
+    safe_ratio,
+    triangle,
+    unpack,
+    with_out,
+    write_outs,
+)
+from .linalg_solvers import SOLVE_TRIANGULAR
+from .registry import Extern, bind, define_op, rule_first
+
+
+def _check_matrix_floating(A, name: str) -> None:
+    check_tensor(A, name)
+    check_floating(A, name)
+    check_matrix(A, name)
+
+
+# ---- qr ----------------------------------------------------------------------------------------
+
+QR_MODES = ("reduced", "complete", "r")
+
+
+def qr_shapes(m, n, mode: str) -> tuple:
+    """The shapes of Q and R of an m x n matrix in `mode` (Q has no elements in mode 'r')."""
+    k = min(m, n)
+    if mode == "complete":
+        return (m, m), (m, n)
+    return ((m, k) if mode == "reduced" else (0,)), (k, n)
+
+
+def _qr_rule(shape, mode):
+    return tuple(shape[:-2]) + (packed_size(qr_shapes(shape[-2], shape[-1], mode)),)
+
+
+def _qr_impl(a, mode):
+    batch = a.shape[:-2]
+    if mode == "r":
+        return pack([np.zeros(batch + (0,), a.dtype), np.linalg.qr(a, mode="r")], batch)
+    q, r = np.linalg.qr(a, mode=mode)
+    return pack([q, r], batch)
+
+
+def _qr_vjp(ctx, g):
+    a = ctx.inputs[0]
+    mode = ctx.attrs["mode"]
+    m, n = a.shape[-2], a.shape[-1]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                           "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going "
+                           "to differentiate through linalg.qr.")
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+    shapes = qr_shapes(m, n, mode)
+    q, r = unpack(ctx.out, shapes)
+    g_q, g_r = unpack(g, shapes)
+    # torch's formula (linalg_qr_backward), with M = gR R^T - Q^T gQ.
+    middle = matmul(g_r, mT(r)) - matmul(mT(q), g_q)
+    no_unit = {"upper": False, "left": False, "unitriangular": False}
+    if m >= n:
+        upper = triangle(middle, upper=True)
+        gradient = matmul(q, upper + mT(triangle(middle, upper=True, diagonal=1))) + g_q
+        return (bind(SOLVE_TRIANGULAR, (mT(r), gradient), no_unit),)
+    gradient = matmul(q, triangle(mT(middle) - middle, upper=False))
+    gradient = bind(SOLVE_TRIANGULAR, (mT(narrow(r, -1, 0, m)), gradient), no_unit)
+    padding = ew.fill_like(narrow(r, -1, m, n - m), 0.0)
+    return (cat([gradient, padding], -1) + matmul(q, g_r),)
+
+
+QR = define_op(name="linalg_qr", arity=1, shape=_qr_rule, dtype=rule_first, impl=_qr_impl,
+               vjp=_qr_vjp, saves=(0, "out"), lowering=Extern("qr", ("data",)),
+               grad_name="LinalgQrBackward0")
+
+
+def qr(A: Tensor, mode: str = "reduced", *, out=None):
+    """The QR decomposition A = QR: Q with orthonormal columns, R upper triangular; `mode` is
+    'reduced' (k = min(m, n) columns of Q), 'complete' (Q square) or 'r' (R only, Q empty)."""
+    _check_matrix_floating(A, "linalg.qr")
+    if mode not in QR_MODES:
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    shapes = qr_shapes(A.shape[-2], A.shape[-1], mode)
+    q, r = unpack(bind(QR, (A,), {"mode": mode}), shapes)
+    if mode == "r":
+        q = reshape(q, (0,))
+    result = QRResult(q, r)
+    return result if out is None else write_outs(out, result, "linalg_qr", (A,))
+
+
+_QR_DEPRECATION = (
+    "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+    "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
+    "Q, R = torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if "
+    "some else 'complete')")
+
+
+def qr_top_level(input: Tensor, some: bool = True, *, out=None):  # noqa: A002 - torch's name
+    """The QR decomposition (the deprecated torch.qr): linalg.qr with mode 'reduced', or
+    'complete' when some=False."""
+    import warnings
+
+    warnings.warn(_QR_DEPRECATION, UserWarning, stacklevel=2)
+    q, r = qr(input, "reduced" if some else "complete")
+    result = TopLevelQRResult(q, r)
+    return result if out is None else write_outs(out, result, "linalg_qr", (input,))
+
+
+qr_top_level.__name__ = qr_top_level.__qualname__ = "qr"
+
+
+# ---- svd ---------------------------------------------------------------------------------------
+
+def svd_shapes(m, n, full_matrices: bool) -> tuple:
+    k = min(m, n)
+    if full_matrices:
+        return (m, m), (k,), (n, n)
+    return (m, k), (k,), (k, n)
+
+
+def _svd_rule(shape, full_matrices):
+    return tuple(shape[:-2]) + (packed_size(svd_shapes(shape[-2], shape[-1], full_matrices)),)
+
+
+def _svd_failure(a: np.ndarray) -> Exception:
+    index = first_nonfinite(a)
+    if index is not None:
+        return linalg_failure(f"linalg.svd: {batch_prefix(a.shape, index)}The algorithm failed "
+                              "to converge because the input matrix contained non-finite "
+                              "values.")
+    return linalg_failure("linalg.svd: The algorithm failed to converge because the input "
+                          "matrix is ill-conditioned or has too many repeated singular values.")
+
+
+def _svd_impl(a, full_matrices):
+    try:
+        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    except np.linalg.LinAlgError:
+        raise _svd_failure(a) from None
+    return pack([u, s, vh], a.shape[:-2])
+
+
+def svd_gradient(u, s, vh, g_u, g_s, g_vh) -> Tensor:
+    """torch's svd_backward for reduced factors (u: m x k, s: k, vh: k x n): the gradient of
+    A from those of U, S and Vh."""
+    m, n = u.shape[-2], vh.shape[-1]
+    s_row, s_column = reshape(s, tuple(s.shape[:-1]) + (1, -1)), reshape(s, tuple(s.shape) + (1,))
+    squares = s * s
+    gaps = reshape(squares, tuple(s.shape[:-1]) + (1, -1)) - reshape(squares, tuple(s.shape) + (1,))
+    gaps = ew.where(eye_mask(s, s.shape[-1]), 1.0, gaps)
+    skew_u = matmul(mT(u), g_u)
+    skew_u = skew_u - mT(skew_u)
+    skew_v = matmul(vh, mT(g_vh))
+    skew_v = skew_v - mT(skew_v)
+    inner = safe_ratio(skew_u * s_row + s_column * skew_v, gaps) + diag_embed(g_s)
+    if m > n:
+        scaled = safe_ratio(g_u, s_row)
+        gradient = matmul(u, inner) + scaled - matmul(u, matmul(mT(u), scaled))
+        return matmul(gradient, vh)
+    if m < n:
+        scaled = safe_ratio(g_vh, s_column)
+        gradient = matmul(inner, vh) + scaled - matmul(matmul(scaled, mT(vh)), vh)
+        return matmul(u, gradient)
+    return matmul(matmul(u, inner), vh)
+
+
+def _svd_vjp(ctx, g):
+    a = ctx.inputs[0]
+    m, n = a.shape[-2], a.shape[-1]
+    full = ctx.attrs["full_matrices"]
+    shapes = svd_shapes(m, n, full)
+    u, s, vh = unpack(ctx.out, shapes)
+    g_u, g_s, g_vh = unpack(g, shapes)
+    if full:  # as torch: the columns beyond min(m, n) have no say in A
+        k = min(m, n)
+        u, g_u = narrow(u, -1, 0, k), narrow(g_u, -1, 0, k)
+        vh, g_vh = narrow(vh, -2, 0, k), narrow(g_vh, -2, 0, k)
+    return (svd_gradient(u, s, vh, g_u, g_s, g_vh),)
+
+
+SVD = define_op(name="linalg_svd", arity=1, shape=_svd_rule, dtype=rule_first, impl=_svd_impl,
+                vjp=_svd_vjp, saves=(0, "out"), lowering=Extern("svd", ("data",)),
+                grad_name="LinalgSvdBackward0")
+
+
+def _check_driver(A: Tensor, driver) -> None:
+    if driver is not None and not A.is_cuda:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
+    """The singular value decomposition A = U diag(S) Vh, singular values descending; with
+    full_matrices=False, U and Vh have min(m, n) columns and rows."""
+    _check_matrix_floating(A, "linalg.svd")
+    _check_driver(A, driver)
+    full = bool(full_matrices)
+    shapes = svd_shapes(A.shape[-2], A.shape[-1], full)
+    result = SVDResult(*unpack(bind(SVD, (A,), {"full_matrices": full}), shapes))
+    return result if out is None else write_outs(out, result, "_linalg_svd", (A,))
+
+
+def _svdvals_rule(shape):
+    return tuple(shape[:-2]) + (min(shape[-2], shape[-1]),)
+
+
+def _svdvals_impl(a):
+    try:
+        return np.linalg.svd(a, compute_uv=False)
+    except np.linalg.LinAlgError:
+        raise _svd_failure(a) from None
+
+
+def _svdvals_vjp(ctx, g):
+    a = ctx.inputs[0]
+    m, n = a.shape[-2], a.shape[-1]
+    u, _, vh = unpack(bind(SVD, (a,), {"full_matrices": False}), svd_shapes(m, n, False))
+    if m >= n:
+        return (matmul(u, reshape(g, tuple(g.shape) + (1,)) * vh),)
+    return (matmul(u * reshape(g, tuple(g.shape[:-1]) + (1, -1)), vh),)
+
+
+SVDVALS = define_op(name="linalg_svdvals", arity=1, shape=_svdvals_rule, dtype=rule_first,
+                    impl=_svdvals_impl, vjp=_svdvals_vjp, saves=(0,),
+                    lowering=Extern("singular_values", ("data",)),
+                    grad_name="LinalgSvdBackward0")
+
+
+def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
+    """The singular values of A, descending (linalg.svd's S without U and Vh)."""
+    _check_matrix_floating(A, "linalg.svd")
+    _check_driver(A, driver)
+    return with_out(bind(SVDVALS, (A,), {}), out, "_linalg_svd", (A,))
+
+
+def svd_top_level(input: Tensor, some: bool = True, compute_uv: bool = True, *,  # noqa: A002
+                  out=None):
+    """The singular value decomposition as the deprecated torch.svd returns it: (U, S, V) with
+    V = Vh^T; without compute_uv, U and V are zero matrices of the full sizes."""
+    _check_matrix_floating(input, "linalg.svd")
+    if compute_uv:
+        u, s, vh = svd(input, full_matrices=not some)
+        result = TopLevelSVDResult(u, s, mT(vh))
+    else:
+        from ..tensor.creation import zeros
+
+        m, n = input.shape[-2], input.shape[-1]
+        batch = tuple(input.shape[:-2])
+        device = input.device if input.is_cuda else None
+        result = TopLevelSVDResult(zeros(batch + (m, m), dtype=input.dtype, device=device),
+                                   svdvals(input),
+                                   zeros(batch + (n, n), dtype=input.dtype, device=device))
+    return result if out is None else write_outs(out, result, "_linalg_svd", (input,))
+
+
+svd_top_level.__name__ = svd_top_level.__qualname__ = "svd"
+
+
+# ---- eigh --------------------------------------------------------------------------------------
+
+def _check_uplo(UPLO) -> str:
+    if not isinstance(UPLO, str) or UPLO.upper() not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO.upper()
+
+
+def eigh_shapes(n) -> tuple:
+    return (n,), (n, n)
+
+
+def _eigh_rule(shape, UPLO):
+    return tuple(shape[:-2]) + (packed_size(eigh_shapes(shape[-1])),)
+
+
+def _eigh_impl(a, UPLO):
+    values, vectors = np.linalg.eigh(a, UPLO=UPLO)
+    return pack([values, vectors], a.shape[:-2])
+
+
+def _eigh_vjp(ctx, g):
+    n = ctx.out.shape[-1]
+    values, vectors = unpack(ctx.out, eigh_shapes(_eigh_order(n)))
+    g_values, g_vectors = unpack(g, eigh_shapes(_eigh_order(n)))
+    # torch's linalg_eig_backward for Hermitian A: V (diag(gL) + skew(V^T gV) / E) V^T with
+    # E_ij = L_j - L_i.
+    projected = matmul(mT(vectors), g_vectors)
+    projected = 0.5 * (projected - mT(projected))
+    row = reshape(values, tuple(values.shape[:-1]) + (1, -1))
+    column = reshape(values, tuple(values.shape) + (1,))
+    gaps = ew.where(eye_mask(values, values.shape[-1]), 1.0, row - column)
+    inner = safe_ratio(projected, gaps) + diag_embed(g_values)
+    return (matmul(vectors, matmul(inner, mT(vectors))),)
+
+
+def _eigh_order(packed_length) -> int:
+    """n from the packed length n + n * n."""
+    return int(round((-1 + (1 + 4 * int(packed_length)) ** 0.5) / 2))
+
+
+EIGH = define_op(name="linalg_eigh", arity=1, shape=_eigh_rule, dtype=rule_first,
+                 impl=_eigh_impl, vjp=_eigh_vjp, saves=("out",),
+                 lowering=Extern("symmetric_eigen", ("data",)), grad_name="LinalgEighBackward0")
+
+
+def _check_symmetric_input(A, name: str = "linalg.eigh") -> None:
+    check_tensor(A, name)
+    check_floating(A, name)
+    check_square(A, name)
+
+
+def eigh(A: Tensor, UPLO: str = "L", *, out=None):
+    """The eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read
+    from its lower triangle (UPLO='L') or its upper one ('U')."""
+    _check_symmetric_input(A)
+    uplo = _check_uplo(UPLO)
+    values, vectors = unpack(bind(EIGH, (A,), {"UPLO": uplo}), eigh_shapes(A.shape[-1]))
+    result = EighResult(values, vectors)
+    return result if out is None else write_outs(out, result, "_linalg_eigh", (A,))
+
+
+def _eigvalsh_rule(shape, UPLO):
+    return tuple(shape[:-1])
+
+
+def _eigvalsh_impl(a, UPLO):
+    return np.linalg.eigvalsh(a, UPLO=UPLO)
+
+
+def _eigvalsh_vjp(ctx, g):
+    a = ctx.inputs[0]
+    _, vectors = unpack(bind(EIGH, (a,), ctx.attrs), eigh_shapes(a.shape[-1]))
+    return (matmul(vectors * reshape(g, tuple(g.shape[:-1]) + (1, -1)), mT(vectors)),)
+
+
+EIGVALSH = define_op(name="linalg_eigvalsh", arity=1, shape=_eigvalsh_rule, dtype=rule_first,
+                     impl=_eigvalsh_impl, vjp=_eigvalsh_vjp, saves=(0,),
+                     lowering=Extern("symmetric_eigenvalues", ("data",)),
+                     grad_name="LinalgEighBackward0")
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+    """The eigenvalues of a symmetric matrix, ascending (linalg.eigh's without the
+    vectors)."""
+    _check_symmetric_input(A)
+    uplo = _check_uplo(UPLO)
+    return with_out(bind(EIGVALSH, (A,), {"UPLO": uplo}), out, "_linalg_eigh", (A,))

@@ -1,0 +1,24 @@
+"""autojit.linalg: torch.linalg's functions, gathered from the ops/linalg_*.py modules.
+
+The package's top level imports this module as `autojit.linalg` (and registers it under that
+name, so that `import autojit.linalg` and `from autojit.linalg import norm` work). The
+primitives behind it are in linalg_solvers.py (inv, solve, solve_triangular, cholesky),
+linalg_decompositions.py (qr, svd, svdvals, eigh, eigvalsh), linalg_determinants.py (det,
+slogdet) and linalg_products.py (pinv); the rest are composites of them and of the other ops.
+"""
+
+from __future__ import annotations
+
+from .linalg import matmul
+from .linalg_common import LinAlgError
+from .linalg_decompositions import eigh, eigvalsh, qr, svd, svdvals
+from .linalg_determinants import det, slogdet
+from .linalg_norms import matrix_norm, norm, vector_norm
+from .linalg_products import cross, lstsq, matrix_power, multi_dot, pinv, vecdot
+from .linalg_solvers import cholesky, inv, solve, solve_triangular
+
+__all__ = [
+    "LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
+    "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+    "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
+]

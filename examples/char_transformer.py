@@ -8,7 +8,7 @@ It trains with AdamW, a learning rate that warms up linearly and then follows a 
 (LambdaLR), and gradient clipping, all inside one compiled training step; at the end it samples
 text from the trained model.
 
-    python examples/char_transformer.py            # about a minute on 2 cores
+    python examples/char_transformer.py            # under two minutes on 2 cores
     python examples/char_transformer.py --quick    # a few seconds, a smoke test
 
 It prints the validation loss against the unigram baseline (the loss of predicting every

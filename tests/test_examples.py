@@ -192,3 +192,15 @@ def test_inspect_compiled_prints_each_view(tmp_path):
 def test_inspect_compiled_under_autojit_disable_says_there_is_nothing_to_show():
     output = run_example("inspect_compiled.py", environment={"AUTOJIT_DISABLE": "1"})
     assert "nothing is compiled" in output
+
+
+# ---- the character-level transformer ----------------------------------------------------------
+
+def test_char_transformer_quick_beats_the_unigram_baseline():
+    output = run_example("char_transformer.py", "--quick")
+    final = number_after(r"validation loss: ([\d.]+) nats", output)
+    baseline = number_after(r"unigram baseline ([\d.]+) nats\n", output + "\n")
+    assert final < baseline - 0.3, output
+    assert number_after(r"compiled ([\d,]+) tokens/s", output) > 0
+    assert number_after(r"eager ([\d,]+) tokens/s", output) > 0
+    assert "sample:\n## " in output and "ok: validation loss" in output

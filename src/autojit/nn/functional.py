@@ -24,6 +24,7 @@ from ..ops.reduction import amax, sum_
 from ..tensor import dtypes
 from ..tensor.creation import arange, as_tensor
 from ..tensor.tensor import Tensor, normalize_dim
+from .functional_attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401 - re-exported names
 from .functional_conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, max_pool2d, pad  # noqa: F401 - re-exported names
 from .functional_norm import batch_norm, group_norm, huber_loss, layer_norm, smooth_l1_loss  # noqa: F401 - re-exported names
 from .layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 - re-exported

@@ -1,0 +1,139 @@
+"""One AdamW training step of a small decoder-only transformer: compiled autojit against
+autojit eager, torch eager, torch.compile and jax.jit.
+
+The model is 2 pre-norm blocks (nn.TransformerEncoderLayer, d_model 128, 4 heads, feed-forward
+512, no dropout) under a causal mask, between token and position embeddings and a LayerNorm
+plus Linear head over 65 characters; the step is forward, cross-entropy, backward and an AdamW
+update, on a batch of 16 sequences of 64 tokens. autojit loads torch's initial state_dict, so
+both start from the same weights. The frameworks take turns (interleaved rounds, each a few
+steps) and the table gives the median time per step and the ratio to torch eager. torch.compile
+is skipped with the reason when it cannot compile here (it needs a C compiler); jax is not
+installed in the project's environment and is skipped. Usage:
+
+    python bench/transformer_step.py [--rounds 7] [--steps 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import time
+
+import numpy as np
+
+VOCABULARY, D_MODEL, HEADS, LAYERS, FEEDFORWARD, BATCH, LENGTH = 65, 128, 4, 2, 512, 16, 64
+
+
+def build(nn, framework):
+    """The same module tree in autojit and in torch (`nn`, `framework` from either)."""
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens = nn.Embedding(VOCABULARY, D_MODEL)
+            self.positions = nn.Embedding(LENGTH, D_MODEL)
+            block = nn.TransformerEncoderLayer(D_MODEL, HEADS, FEEDFORWARD, dropout=0.0,
+                                               batch_first=True, norm_first=True)
+            self.blocks = nn.TransformerEncoder(block, LAYERS, enable_nested_tensor=False)
+            self.norm = nn.LayerNorm(D_MODEL)
+            self.head = nn.Linear(D_MODEL, VOCABULARY)
+            self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(LENGTH))
+            self.register_buffer("position_ids", framework.arange(LENGTH))
+
+        def forward(self, ids):
+            x = self.tokens(ids) + self.positions(self.position_ids)
+            x = self.blocks(x, mask=self.mask, is_causal=True)
+            return self.head(self.norm(x))
+
+    return Model()
+
+
+def make_step(framework, model):
+    optimizer = framework.optim.AdamW(model.parameters(), lr=1e-3)
+    cross_entropy = framework.nn.functional.cross_entropy
+
+    def step(ids, targets):
+        loss = cross_entropy(model(ids).reshape(-1, VOCABULARY), targets.reshape(-1))
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss.detach()
+
+    return step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (7)")
+    parser.add_argument("--steps", type=int, default=5, help="steps per round and runner (5)")
+    args = parser.parse_args()
+
+    import torch
+
+    import autojit
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, VOCABULARY, (BATCH, LENGTH + 1))
+    torch_model = build(torch.nn, torch)
+    state = {name: value.detach().numpy().copy()
+             for name, value in torch_model.state_dict().items()}
+    runners, notes = {}, []
+
+    def autojit_runner(compiled: bool):
+        model = build(autojit.nn, autojit)
+        model.load_state_dict({name: autojit.tensor(value) for name, value in state.items()})
+        step = make_step(autojit, model)
+        step = autojit.compile(step) if compiled else step
+        batch = autojit.tensor(ids[:, :-1]), autojit.tensor(ids[:, 1:])
+        return lambda: step(*batch).item()
+
+    def torch_runner(compiled: bool):
+        model = build(torch.nn, torch)
+        model.load_state_dict(torch_model.state_dict())
+        step = make_step(torch, model)
+        step = torch.compile(step) if compiled else step
+        batch = torch.tensor(ids[:, :-1]), torch.tensor(ids[:, 1:])
+        return lambda: step(*batch).item()
+
+    started = time.perf_counter()
+    runners["autojit compiled"] = autojit_runner(True)
+    runners["autojit compiled"]()
+    print(f"autojit: first compiled call {time.perf_counter() - started:.2f} s")
+    runners["autojit eager"] = autojit_runner(False)
+    runners["torch eager"] = torch_runner(False)
+    try:
+        candidate = torch_runner(True)
+        candidate()
+        runners["torch.compile"] = candidate
+    except Exception as error:  # noqa: BLE001 - any failure to compile is reported, not raised
+        notes.append(f"torch.compile skipped: {type(error).__name__}: "
+                     f"{str(error).splitlines()[0][:100]}")
+    if importlib.util.find_spec("jax") is None:
+        notes.append("jax.jit skipped: jax is not installed")
+    else:
+        notes.append("jax.jit skipped: jax is installed but this benchmark has no jax model")
+
+    for run in runners.values():  # warm-up
+        run()
+    times = {name: [] for name in runners}
+    for _ in range(args.rounds):
+        for name, run in runners.items():
+            start = time.perf_counter()
+            for _ in range(args.steps):
+                run()
+            times[name].append((time.perf_counter() - start) / args.steps)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    reference = medians["torch eager"]
+    print(f"transformer step: {LAYERS} layers, d_model {D_MODEL}, {HEADS} heads, batch {BATCH}, "
+          f"sequence {LENGTH}, AdamW; median of {args.rounds} interleaved rounds of "
+          f"{args.steps} steps, 1 thread")
+    for name, seconds in medians.items():
+        print(f"  {name:<17} {seconds * 1e3:8.2f} ms/step  {seconds / reference:5.2f}x torch eager")
+    for note in notes:
+        print("  " + note)
+
+
+if __name__ == "__main__":
+    main()

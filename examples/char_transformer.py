@@ -137,17 +137,15 @@ def warmup_then_cosine(warmup: int, total: int):
 
 
 def sample(model, prompt_ids: list[int], length: int, context: int,
-           rng: np.random.Generator, temperature: float = 0.8) -> list[int]:
+           generator: autojit.Generator, temperature: float = 0.8) -> list[int]:
     """Characters drawn one at a time from the model's next-character distribution."""
     ids = list(prompt_ids)
     with autojit.no_grad():
         for _ in range(length):
-            window = autojit.tensor(np.asarray(ids[-context:])[None])
+            window = autojit.tensor(ids[-context:]).unsqueeze(0)
             logits = model(window)[0, -1] / temperature
-            probabilities = F.softmax(logits, dim=-1).numpy().astype(np.float64)
-            # autojit has no multinomial sampling op yet: draw the character with NumPy from
-            # the probabilities the model computed.
-            ids.append(int(rng.choice(len(probabilities), p=probabilities / probabilities.sum())))
+            probabilities = F.softmax(logits, dim=-1)
+            ids.append(autojit.multinomial(probabilities, 1, generator=generator).item())
     return ids
 
 
@@ -231,7 +229,9 @@ def main(argv=None) -> int:
               + (" (AUTOJIT_DISABLE=1)" if compiled else " (--eager)"))
 
     prompt = "## "
-    generated = sample(model, [index[c] for c in prompt], args.sample_length, args.context, rng)
+    generator = autojit.Generator().manual_seed(args.seed)
+    generated = sample(model, [index[c] for c in prompt], args.sample_length, args.context,
+                       generator)
     print("sample:\n" + "".join(characters[i] for i in generated))
     if baseline - final < args.min_gain:
         print(f"FAILED: validation loss {final:.3f} is not {args.min_gain} below the baseline")

@@ -85,7 +85,8 @@ def check_function(name: str, args: tuple, kwargs=None, dtype: str = "float64",
     theirs = theirs_fn(*[p[1] for p in pairs], **kwargs)
     compare_outputs(mine, theirs, dtype, tolerance)
     if gradients:
-        leaves = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+        leaves = [i for i, a in enumerate(args)
+                  if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
         compare_gradients(mine, theirs, [pairs[i][0] for i in leaves],
                           [pairs[i][1] for i in leaves], dtype, tolerance)
     return mine, theirs

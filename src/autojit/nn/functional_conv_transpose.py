@@ -5,8 +5,9 @@ A transposed convolution is the adjoint of a convolution with respect to its inp
 computed as one: a matmul of the transposed weight with the input gives, for each output
 channel and kernel offset, the contribution of every input position (the columns); col2im
 then adds each offset's columns into the output at that offset, strided by `stride` and
-spaced by `dilation` — one `embed_slice` (the adjoint of the strided slice convolution reads
-with) per offset, summed — and crops `padding` from both sides. So the products are exact
+spaced by `dilation` (an `embed_slice`, the adjoint of the slice convolution reads with, per
+offset: on a coarse grid per stride phase, the phases interleaved by a reshape; see
+`_col2im`), and crops `padding` from both sides. So the products are exact
 (no zeros inserted between input elements), and the gradient with respect to the input is
 the convolution itself. `fold` is col2im alone; `unfold` is the im2col matrix convolution
 builds (functional_conv.py's window extraction). Everything is autojit ops, so it
@@ -20,6 +21,7 @@ import math
 
 from ..ops.layout import embed_slice, slice_dims, stack
 from ..ops.linalg import matmul
+from ..tensor.creation import zeros
 from ..tensor.tensor import Tensor
 from .functional_conv import (
     _C_TYPE_NAMES,
@@ -34,21 +36,44 @@ _AXIS_NAMES = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "wi
 
 
 def _col2im(columns: Tensor, blocks, full, kernel, stride, dilation) -> Tensor:
-    """Sum each kernel offset's columns (N, C, taps, *blocks) into zeros of (N, C, *full) at
-    that offset: the adjoint of reading the windows with strided slices."""
+    """Sum each kernel offset's columns (N, C, taps, *blocks) into (N, C, *full) at that
+    offset, strided by `stride`: the adjoint of reading the windows with strided slices.
+
+    Output position b * s + o * d (block b, offset o) is (b + q) * s + r with o * d = q s + r,
+    so the offsets of one phase r land on one grid of every s-th position, shifted by q. Each
+    phase's offsets are summed on that coarse grid (1 / prod(stride) of the output), and the
+    phase grids are interleaved into the output by one stack and reshape: far less work than
+    adding every offset into a full-size output when the stride is above 1.
+    """
     batch, channels = columns.shape[0], columns.shape[1]
     leading = [(0, batch, 1), (0, channels, 1)]
-    total = None
+    coarse = tuple(-(-f // s) for f, s in zip(full, stride, strict=True))
+    grids: dict = {}
     for tap, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
-        piece = slice_dims(columns, [*leading, (tap, tap + 1, 1)]
-                           + [(0, b, 1) for b in blocks])
+        piece = slice_dims(columns, [*leading, (tap, tap + 1, 1)] + [(0, b, 1) for b in blocks])
         piece = piece.reshape(batch, channels, *blocks)
-        placed = [*leading] + [(o * d, o * d + s * (b - 1) + 1, s)
-                               for o, d, s, b in zip(offset, dilation, stride, blocks,
-                                                     strict=True)]
-        term = embed_slice(piece, (batch, channels, *full), placed)
-        total = term if total is None else total + term
-    return total
+        shifts = [divmod(o * d, s) for o, d, s in zip(offset, dilation, stride, strict=True)]
+        phase = tuple(r for _, r in shifts)
+        placed = leading + [(q, q + b, 1) for (q, _), b in zip(shifts, blocks, strict=True)]
+        if tuple(piece.shape) != (batch, channels, *coarse):
+            piece = embed_slice(piece, (batch, channels, *coarse), placed)
+        grids[phase] = piece if phase not in grids else grids[phase] + piece
+    spatial = len(kernel)
+    if all(s == 1 for s in stride):
+        return grids[(0,) * spatial]
+    empty = None
+    phases = []
+    for phase in itertools.product(*(range(s) for s in stride)):
+        if phase not in grids and empty is None:
+            empty = zeros((batch, channels, *coarse), dtype=columns.dtype, device=columns.device)
+        phases.append(grids.get(phase, empty))
+    # (N, C, s1 ... sD, c1 ... cD) -> (N, C, c1, s1, ..., cD, sD) -> (N, C, c1 s1, ..., cD sD).
+    stacked = stack(phases, 2).reshape(batch, channels, *stride, *coarse)
+    order = [0, 1] + [i for j in range(spatial) for i in (2 + spatial + j, 2 + j)]
+    result = stacked.permute(*order).reshape(batch, channels,
+                                             *(c * s for c, s in zip(coarse, stride,
+                                                                     strict=True)))
+    return slice_dims(result, [*leading] + [(0, f, 1) for f in full])
 
 
 # ---- transposed convolution ---------------------------------------------------------------------

@@ -1,0 +1,51 @@
+"""Resampling layers: Fold and Unfold (col2im and im2col over functional_conv_transpose.py),
+and the layers over functional_resampling.py (pixel and channel shuffles, Upsample).
+
+The layers hold their settings, as given, and nothing else (no parameters or buffers); their
+reprs are torch's.
+"""
+
+from __future__ import annotations
+
+from .functional_conv_transpose import fold, unfold
+from .module import Module
+
+__all__ = ["Fold", "Unfold"]
+
+
+class Fold(Module):
+    """Sum sliding-block columns (N, C * prod(kernel_size), L) into (N, C, *output_size)."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):  # noqa: A002
+        return fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                    self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")
+
+
+class Unfold(Module):
+    """The sliding blocks of (N, C, H, W) as columns (N, C * prod(kernel_size), L)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):  # noqa: A002
+        return unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")

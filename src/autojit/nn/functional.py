@@ -398,6 +398,11 @@ from .functional_conv_transpose import (  # noqa: E402, F401
     fold,
     unfold,
 )
+from .functional_norm_extra import (  # noqa: E402, F401
+    instance_norm,
+    local_response_norm,
+    rms_norm,
+)
 from .functional_padding import pad  # noqa: E402, F401
 from .functional_pooling import (  # noqa: E402, F401
     adaptive_avg_pool1d,

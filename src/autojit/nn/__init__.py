@@ -103,13 +103,13 @@ from .padding import (  # noqa: E402
     ZeroPad2d,
     ZeroPad3d,
 )
-from .resampling import Fold, Unfold  # noqa: E402
+from .resampling import ChannelShuffle, Fold, PixelShuffle, PixelUnshuffle, Unfold  # noqa: E402
 
 __all__ += [
     "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
     "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
-    "Fold", "Unfold",
+    "Fold", "Unfold", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
 ]
 
 from .normalization_extra import (  # noqa: E402

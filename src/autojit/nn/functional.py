@@ -430,3 +430,8 @@ from .functional_pooling import (  # noqa: E402, F401
     max_unpool2d,
     max_unpool3d,
 )
+from .functional_resampling import (  # noqa: E402, F401
+    channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)

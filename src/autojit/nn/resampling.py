@@ -8,9 +8,10 @@ reprs are torch's.
 from __future__ import annotations
 
 from .functional_conv_transpose import fold, unfold
+from .functional_resampling import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .module import Module
 
-__all__ = ["Fold", "Unfold"]
+__all__ = ["Fold", "Unfold", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
 
 
 class Fold(Module):
@@ -49,3 +50,45 @@ class Unfold(Module):
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
                 f"padding={self.padding}, stride={self.stride}")
+
+
+class PixelShuffle(Module):
+    """Rearrange (*, C r^2, H, W) into (*, C, H r, W r), r = upscale_factor."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):  # noqa: A002
+        return pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """Rearrange (*, C, H r, W r) into (*, C r^2, H, W), r = downscale_factor."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):  # noqa: A002
+        return pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleave the channels of (N, C, *) from `groups` groups."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):  # noqa: A002
+        return channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"

@@ -1,0 +1,68 @@
+"""Resampling against torch (nn/functional_resampling.py, nn/resampling.py): pixel_shuffle,
+pixel_unshuffle and channel_shuffle and their layers; outputs and gradients, reprs, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from torch_reference import check_function, check_module, module_pair
+
+import autojit
+from autojit import nn
+
+torch = pytest.importorskip("torch")
+F = nn.functional
+
+
+def _random(shape, dtype="float64", seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize(("name", "shape", "factor"), [
+    ("pixel_shuffle", (2, 8, 2, 3), 2), ("pixel_shuffle", (2, 1, 9, 2, 1), 3),
+    ("pixel_unshuffle", (2, 2, 4, 6), 2), ("pixel_unshuffle", (3, 3, 6), 3),
+    ("channel_shuffle", (2, 6, 3), 3), ("channel_shuffle", (1, 4, 2, 2, 1), 2),
+])
+def test_shuffles_match_torch(name, shape, factor):
+    check_function(name, (_random(shape), factor))
+
+
+@pytest.mark.parametrize(("kind", "factor", "shape"), [
+    ("PixelShuffle", 2, (1, 4, 3, 2)), ("PixelUnshuffle", 2, (1, 1, 4, 2)),
+    ("ChannelShuffle", 2, (2, 4, 3)),
+])
+def test_shuffle_layers_match_torch(kind, factor, shape):
+    mine, theirs = module_pair(kind, "float32", factor)
+    check_module(mine, theirs, (_random(shape, "float32"),), "float32")
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: F.pixel_shuffle(autojit.zeros(1, 5, 2, 2), 2), "divisible by the square"),
+    (lambda: F.pixel_unshuffle(autojit.zeros(1, 1, 3, 4), 2), "height to be divisible"),
+    (lambda: F.channel_shuffle(autojit.zeros(1, 5, 2), 2), "divisible by groups"),
+    (lambda: F.pixel_shuffle(autojit.zeros(4, 4), 2), "at least 3 dimensions"),
+])
+def test_shuffle_errors_match_torch(call, message):
+    with pytest.raises(RuntimeError, match=message):
+        call()
+
+
+def test_a_compiled_training_step_equals_eager():
+    def run(compiled):
+        autojit.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(1, 4, 1), nn.PixelShuffle(2), nn.PixelUnshuffle(2),
+                              nn.ChannelShuffle(2))
+        optimizer = autojit.optim.SGD(model.parameters(), lr=0.1)
+        x = autojit.tensor(_random((2, 1, 2, 3), "float32"))
+
+        def step(x):
+            optimizer.zero_grad()
+            loss = (model(x) ** 2 * autojit.arange(4.0).reshape(1, 4, 1, 1)).mean()
+            loss.backward()
+            optimizer.step()
+            return loss.detach()
+
+        function = autojit.compile(step) if compiled else step
+        return [function(x).item() for _ in range(3)]
+
+    np.testing.assert_allclose(run(True), run(False), rtol=1e-5)

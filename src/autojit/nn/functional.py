@@ -405,15 +405,6 @@ from .functional_norm_extra import (  # noqa: E402, F401
 )
 from .functional_padding import pad  # noqa: E402, F401
 from .functional_pooling import (  # noqa: E402, F401
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_avg_pool3d,
-    adaptive_max_pool1d,
-    adaptive_max_pool1d_with_indices,
-    adaptive_max_pool2d,
-    adaptive_max_pool2d_with_indices,
-    adaptive_max_pool3d,
-    adaptive_max_pool3d_with_indices,
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
@@ -429,6 +420,17 @@ from .functional_pooling import (  # noqa: E402, F401
     max_unpool1d,
     max_unpool2d,
     max_unpool3d,
+)
+from .functional_pooling_adaptive import (  # noqa: E402, F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
 )
 from .functional_resampling import (  # noqa: E402, F401
     channel_shuffle,

@@ -8,15 +8,17 @@ torch's reprs; forward calls the composite.
 from __future__ import annotations
 
 from .functional_pooling import (
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+)
+from .functional_pooling_adaptive import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
     adaptive_max_pool1d,
     adaptive_max_pool2d,
     adaptive_max_pool3d,
-    lp_pool1d,
-    lp_pool2d,
-    lp_pool3d,
 )
 from .module import Module
 

@@ -1,5 +1,7 @@
-"""Resampling against torch (nn/functional_resampling.py, nn/resampling.py): pixel_shuffle,
-pixel_unshuffle and channel_shuffle and their layers; outputs and gradients, reprs, errors."""
+"""Resampling against torch (nn/functional_resampling.py, nn/functional_interpolate.py,
+nn/resampling.py): pixel_shuffle, pixel_unshuffle, channel_shuffle, interpolate (nearest,
+nearest-exact, linear, bilinear, trilinear, area) and their layers; outputs and gradients,
+reprs, errors, second derivatives and a compiled training step."""
 
 from __future__ import annotations
 
@@ -47,11 +49,63 @@ def test_shuffle_errors_match_torch(call, message):
         call()
 
 
+INTERPOLATE_CASES = [
+    ((2, 3, 5), dict(size=8, mode="nearest")),
+    ((2, 3, 5), dict(scale_factor=1.7, mode="nearest-exact")),
+    ((1, 2, 4, 5), dict(scale_factor=(2, 0.6), mode="nearest")),
+    ((1, 2, 4, 5), dict(size=(7, 3), mode="bilinear")),
+    ((1, 2, 4, 5), dict(size=(7, 3), mode="bilinear", align_corners=True)),
+    ((2, 3, 5), dict(scale_factor=2.5, mode="linear")),
+    ((2, 3, 5), dict(scale_factor=2.5, mode="linear", recompute_scale_factor=True)),
+    ((1, 1, 3, 4, 3), dict(scale_factor=(1.5, 2, 0.7), mode="trilinear")),
+    ((1, 2, 6, 5), dict(size=(4, 2), mode="area")),
+    ((1, 2, 3, 2, 3), dict(scale_factor=2, mode="nearest")),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize(("shape", "options"), INTERPOLATE_CASES)
+def test_interpolate_matches_torch(shape, options, dtype):
+    check_function("interpolate", (_random(shape, dtype),), options, dtype)
+
+
+@pytest.mark.parametrize(("kind", "args", "kwargs", "shape"), [
+    ("Upsample", (), dict(scale_factor=2), (1, 2, 3)),
+    ("Upsample", (), dict(scale_factor=(2, 1.5), mode="bilinear"), (1, 2, 3, 2)),
+    ("Upsample", ((4, 3, 5),), dict(mode="trilinear", align_corners=True), (1, 1, 2, 2, 3)),
+    ("UpsamplingNearest2d", (), dict(size=(3, 4)), (1, 2, 2, 2)),
+    ("UpsamplingBilinear2d", (), dict(scale_factor=2), (1, 2, 2, 3)),
+])
+def test_upsample_layers_match_torch(kind, args, kwargs, shape):
+    mine, theirs = module_pair(kind, "float64", *args, **kwargs)
+    check_module(mine, theirs, (_random(shape),))
+
+
+@pytest.mark.parametrize(("call", "error", "message"), [
+    (lambda: F.interpolate(autojit.zeros(1, 2, 3), size=4, scale_factor=2), ValueError,
+     "only one of size or scale_factor"),
+    (lambda: F.interpolate(autojit.zeros(1, 2, 3), size=4, align_corners=True), ValueError,
+     "align_corners option can only be set"),
+    (lambda: F.interpolate(autojit.zeros(1, 2, 3, 3), size=4, mode="linear"),
+     NotImplementedError, "linear mode needs 3D input"),
+])
+def test_interpolate_errors_match_torch(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_interpolate_second_derivatives():
+    x = autojit.tensor(_random((1, 2, 3, 2)), requires_grad=True)
+    assert autojit.autograd.gradgradcheck(
+        lambda a: F.interpolate(a * a, scale_factor=1.5, mode="bilinear"), [x])
+
+
 def test_a_compiled_training_step_equals_eager():
     def run(compiled):
         autojit.manual_seed(0)
         model = nn.Sequential(nn.Conv2d(1, 4, 1), nn.PixelShuffle(2), nn.PixelUnshuffle(2),
-                              nn.ChannelShuffle(2))
+                              nn.ChannelShuffle(2), nn.Upsample(scale_factor=1.5,
+                                                                mode="bilinear"))
         optimizer = autojit.optim.SGD(model.parameters(), lr=0.1)
         x = autojit.tensor(_random((2, 1, 2, 3), "float32"))
 

@@ -103,13 +103,23 @@ from .padding import (  # noqa: E402
     ZeroPad2d,
     ZeroPad3d,
 )
-from .resampling import ChannelShuffle, Fold, PixelShuffle, PixelUnshuffle, Unfold  # noqa: E402
+from .resampling import (  # noqa: E402
+    ChannelShuffle,
+    Fold,
+    PixelShuffle,
+    PixelUnshuffle,
+    Unfold,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 
 __all__ += [
     "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
     "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
     "Fold", "Unfold", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+    "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
 ]
 
 from .normalization_extra import (  # noqa: E402

@@ -398,6 +398,7 @@ from .functional_conv_transpose import (  # noqa: E402, F401
     fold,
     unfold,
 )
+from .functional_interpolate import interpolate  # noqa: E402, F401
 from .functional_norm_extra import (  # noqa: E402, F401
     instance_norm,
     local_response_norm,

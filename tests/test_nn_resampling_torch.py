@@ -1,7 +1,8 @@
 """Resampling against torch (nn/functional_resampling.py, nn/functional_interpolate.py,
-nn/resampling.py): pixel_shuffle, pixel_unshuffle, channel_shuffle, interpolate (nearest,
-nearest-exact, linear, bilinear, trilinear, area) and their layers; outputs and gradients,
-reprs, errors, second derivatives and a compiled training step."""
+nn/functional_grid.py, nn/resampling.py): pixel_shuffle, pixel_unshuffle, channel_shuffle,
+interpolate (nearest, nearest-exact, linear, bilinear, trilinear, area), affine_grid,
+grid_sample and the layers; outputs and gradients, reprs, errors, second derivatives and
+compiled training steps."""
 
 from __future__ import annotations
 
@@ -120,3 +121,56 @@ def test_a_compiled_training_step_equals_eager():
         return [function(x).item() for _ in range(3)]
 
     np.testing.assert_allclose(run(True), run(False), rtol=1e-5)
+
+
+@pytest.mark.parametrize(("size", "align_corners"), [((2, 3, 4, 5), False),
+                                                     ((2, 3, 4, 5), True),
+                                                     ((1, 2, 2, 3, 4), False)])
+def test_affine_grid_matches_torch(size, align_corners):
+    theta = _random((size[0], len(size) - 2, len(size) - 1))
+    check_function("affine_grid", (theta, size), dict(align_corners=align_corners))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize(("mode", "padding_mode", "align_corners"), [
+    ("bilinear", "zeros", False), ("bilinear", "border", True),
+    ("bilinear", "reflection", False), ("bilinear", "reflection", True),
+    ("nearest", "zeros", True), ("nearest", "reflection", False),
+])
+def test_grid_sample_matches_torch(mode, padding_mode, align_corners, dtype):
+    x = _random((2, 3, 4, 5), dtype)
+    grid = np.random.default_rng(1).uniform(-1.6, 1.6, (2, 3, 4, 2)).astype(dtype)
+    check_function("grid_sample", (x, grid), dict(mode=mode, padding_mode=padding_mode,
+                                                  align_corners=align_corners), dtype)
+
+
+def test_grid_sample_second_derivatives():
+    x = autojit.tensor(_random((1, 2, 3, 3)), requires_grad=True)
+    grid = autojit.tensor(np.random.default_rng(1).uniform(-0.9, 0.9, (1, 2, 2, 2)),
+                          requires_grad=True)
+    assert autojit.autograd.gradgradcheck(
+        lambda a, g: F.grid_sample(a, g, padding_mode="border", align_corners=False),
+        [x, grid])
+
+
+def test_a_compiled_spatial_transformer_step_equals_eager():
+    def run(compiled):
+        autojit.manual_seed(0)
+        theta = nn.Parameter(autojit.tensor([[[0.9, 0.1, 0.05], [-0.1, 1.1, 0.0]]]))
+        optimizer = autojit.optim.SGD([theta], lr=0.1)
+        x = autojit.tensor(_random((1, 2, 4, 5), "float32"))
+
+        def step(x):
+            optimizer.zero_grad()
+            grid = F.affine_grid(theta, (1, 2, 3, 3), align_corners=False)
+            loss = (F.grid_sample(x, grid, align_corners=False) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            return loss.detach()
+
+        function = autojit.compile(step) if compiled else step
+        return [function(x).item() for _ in range(3)], theta.detach().numpy()
+
+    (compiled_losses, compiled_theta), (eager_losses, eager_theta) = run(True), run(False)
+    np.testing.assert_allclose(compiled_losses, eager_losses, rtol=1e-5)
+    np.testing.assert_allclose(compiled_theta, eager_theta, rtol=1e-5, atol=1e-6)

@@ -65,7 +65,9 @@ def compare_gradients(mine, theirs, leaves_mine, leaves_theirs, dtype: str,
         if b is None:
             assert a is None or not np.any(a.numpy()), "autojit has a gradient torch lacks"
             continue
-        assert a is not None, "torch has a gradient autojit lacks"
+        if a is None:  # no path from the leaf (nearest sampling): torch's gradient is zeros
+            assert not np.any(b.numpy()), "torch has a gradient autojit lacks"
+            continue
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=tolerance, atol=tolerance)
 
 

@@ -398,6 +398,7 @@ from .functional_conv_transpose import (  # noqa: E402, F401
     fold,
     unfold,
 )
+from .functional_grid import affine_grid, grid_sample  # noqa: E402, F401
 from .functional_interpolate import interpolate  # noqa: E402, F401
 from .functional_norm_extra import (  # noqa: E402, F401
     instance_norm,

@@ -1,6 +1,6 @@
 """Resampling against torch (nn/functional_resampling.py, nn/functional_interpolate.py,
 nn/functional_grid.py, nn/resampling.py): pixel_shuffle, pixel_unshuffle, channel_shuffle,
-interpolate (nearest, nearest-exact, linear, bilinear, trilinear, area), affine_grid,
+interpolate (every mode but antialiasing), affine_grid,
 grid_sample and the layers; outputs and gradients, reprs, errors, second derivatives and
 compiled training steps."""
 
@@ -60,6 +60,8 @@ INTERPOLATE_CASES = [
     ((2, 3, 5), dict(scale_factor=2.5, mode="linear", recompute_scale_factor=True)),
     ((1, 1, 3, 4, 3), dict(scale_factor=(1.5, 2, 0.7), mode="trilinear")),
     ((1, 2, 6, 5), dict(size=(4, 2), mode="area")),
+    ((1, 2, 4, 5), dict(scale_factor=(2.5, 0.7), mode="bicubic")),
+    ((1, 2, 4, 5), dict(size=(7, 9), mode="bicubic", align_corners=True)),
     ((1, 2, 3, 2, 3), dict(scale_factor=2, mode="nearest")),
 ]
 

@@ -1,12 +1,13 @@
 """interpolate for autojit.nn.functional: resizing the spatial dims of (N, C, *) in the modes
-nearest, nearest-exact, linear, bilinear, trilinear and area, as composites.
+nearest, nearest-exact, linear, bilinear, bicubic, trilinear and area, as composites.
 
 Each spatial dim is resized in turn. The source positions and weights depend on the sizes
 alone, so they are computed here in NumPy with torch's rules (a scale_factor given and not
 recomputed sets the coordinate scale; otherwise input / output size; align_corners maps the
 corner centres onto each other): nearest modes are one `index_select` per dim, linear modes
-two, blended by the weights. Area mode is adaptive average pooling. The gradients are those of
-index_select (a scatter-add), to any order; nn/resampling.py's Upsample layers call this.
+two (bicubic four, torch's cubic convolution with A = -0.75, edges clamped), blended by the
+weights. Area mode is adaptive average pooling. The gradients are those of index_select (a
+scatter-add), to any order; nn/resampling.py's Upsample layers call this.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from .functional_pooling_adaptive import (
     adaptive_avg_pool3d,
 )
 
-_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area")
-_LINEAR_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+_LINEAR_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_CUBIC_A = -0.75  # torch's cubic convolution coefficient
 _AREA = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}
 
 
@@ -85,6 +87,8 @@ def _resize_dim(x: Tensor, dim: int, o: int, scale, mode: str, align_corners: bo
         source = np.floor((destination.astype(np.float32) + shift) * step).astype(np.int64)
         return index_select(x, dim, _index(np.minimum(source, n - 1), x.device))
     step = _coordinate_scale(n, o, scale, align_corners)
+    if mode == "bicubic":
+        return _cubic_dim(x, dim, destination, step, align_corners)
     if align_corners:
         source = destination * step
     else:
@@ -98,14 +102,37 @@ def _resize_dim(x: Tensor, dim: int, o: int, scale, mode: str, align_corners: bo
     return below * (1 - weight) + above * weight
 
 
+def _cubic_dim(x: Tensor, dim: int, destination: np.ndarray, step: float,
+               align_corners: bool) -> Tensor:
+    """Cubic convolution along `dim`: four taps around each source position (clamped to the
+    edge), weighted by torch's coefficients (A = -0.75)."""
+    n, o = x.shape[dim], destination.shape[0]
+    source = destination * step if align_corners else step * (destination + 0.5) - 0.5
+    first = np.floor(source)
+    t = source - first
+
+    def near(v):  # |v| <= 1
+        return ((_CUBIC_A + 2) * v - (_CUBIC_A + 3)) * v * v + 1
+
+    def far(v):  # 1 < |v| < 2
+        return ((_CUBIC_A * v - 5 * _CUBIC_A) * v + 8 * _CUBIC_A) * v - 4 * _CUBIC_A
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    result = None
+    for offset, weight in zip((-1, 0, 1, 2), weights, strict=True):
+        positions = np.clip(first.astype(np.int64) + offset, 0, n - 1)
+        term = index_select(x, dim, _index(positions, x.device)) * tensor(
+            weight.reshape((o,) + (1,) * (x.ndim - 1 - dim)), dtype=x.dtype, device=x.device)
+        result = term if result is None else result + term
+    return result
+
+
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",  # noqa: A002
                 align_corners=None, recompute_scale_factor=None,
                 antialias: bool = False) -> Tensor:
     """Resize the spatial dims of (N, C, *) to `size`, or by `scale_factor`, in `mode`."""
     _check_tensor("interpolate", "input", input)
     if mode not in _MODES:
-        if mode == "bicubic":
-            raise NotImplementedError("interpolate: mode 'bicubic' is not implemented yet")
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                   f"{input.ndim}D) for the modes: nearest | linear | bilinear | "
                                   f"bicubic | trilinear | area | nearest-exact (got {mode})")

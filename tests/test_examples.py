@@ -204,3 +204,12 @@ def test_char_transformer_quick_beats_the_unigram_baseline():
     assert number_after(r"compiled ([\d,]+) tokens/s", output) > 0
     assert number_after(r"eager ([\d,]+) tokens/s", output) > 0
     assert "sample:\n## " in output and "ok: validation loss" in output
+
+
+def test_lstm_forecast_quick_beats_the_persistence_baseline():
+    output = run_example("lstm_forecast.py", "--quick")
+    error = number_after(r"test MSE \(normalized\): ([\d.]+)", output)
+    baseline = number_after(r"persistence baseline ([\d.]+) ", output)
+    assert error < 0.9 * baseline, output
+    assert number_after(r"compiled ([\d,.]+) steps/s", output) > 0
+    assert "ok: test MSE" in output

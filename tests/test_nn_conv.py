@@ -82,7 +82,6 @@ def test_conv_module_matches_functional():
     (lambda: nn.Conv2d(3, 8, 3, stride=2, padding="same"), ValueError,
      "padding='same' is not supported for strided convolutions"),
     (lambda: nn.Conv2d(3, 8, 3, padding_mode="mirror"), ValueError, "padding_mode must be one"),
-    (lambda: nn.Conv2d(3, 8, 3, padding_mode="reflect"), NotImplementedError, "reflect"),
 ])
 def test_conv_module_errors(make, error, message):
     with pytest.raises(error, match=message):
@@ -120,11 +119,6 @@ def test_conv_module_errors(make, error, message):
 def test_functional_errors(call, message):
     with pytest.raises(RuntimeError, match=message):
         call()
-
-
-def test_pad_modes_other_than_constant_are_refused():
-    with pytest.raises(NotImplementedError, match="reflect"):
-        F.pad(random((1, 2, 3)), (1, 1), mode="reflect")
 
 
 def test_max_pool_gradient_goes_to_the_maximum():

@@ -1,9 +1,11 @@
-"""Conv1d and Conv2d: convolution layers over the composites of functional_conv.py.
+"""Conv1d, Conv2d and Conv3d: convolution layers over the composites of functional_conv.py.
 
 A layer holds weight (out_channels, in_channels / groups, *kernel_size) and an optional bias,
 drawn like Linear's: kaiming_uniform_ with a = sqrt(5), so U(-1/sqrt(fan_in), 1/sqrt(fan_in))
-where fan_in = in_channels / groups * prod(kernel_size), and the bias from the same bound.
-Only padding_mode='zeros' is implemented.
+where fan_in = weight.shape[1] * prod(kernel_size), and the bias from the same bound. A
+padding_mode other than 'zeros' pads the input with functional_padding.py's `pad` in that
+mode first, then convolves without padding, as torch does. The transposed layers
+(convolution_transpose.py) share _ConvNd.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import math
 
 from ..tensor.creation import empty
 from . import init
-from .functional_conv import conv1d, conv2d
+from .functional_conv import conv1d, conv2d, conv3d
+from .functional_padding import pad
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d"]
 
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -28,10 +31,26 @@ def _spatial_tuple(value, count: int) -> tuple:
     return value * count if len(value) == 1 else value
 
 
+def _reversed_padding(padding, kernel_size, dilation) -> list:
+    """F.pad's amounts (last dim first) for a padding_mode other than 'zeros'; 'same' puts an
+    odd extra element on the right."""
+    if isinstance(padding, str):
+        amounts = [(0, 0)] * len(kernel_size)
+        if padding == "same":
+            amounts = [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
+                       for k, d in zip(kernel_size, dilation, strict=True)]
+    else:
+        amounts = [(p, p) for p in padding]
+    return [amount for pair in reversed(amounts) for amount in pair]
+
+
 class _ConvNd(Module):
-    """What Conv1d and Conv2d share: argument checks, parameters, initialization and repr."""
+    """What the convolution layers share: argument checks, parameters, initialization, the
+    padding modes and repr. Transposed layers set _transposed: their weight is (in_channels,
+    out_channels / groups, *kernel_size)."""
 
     _spatial = 0  # the number of spatial dims, set by each subclass with its function
+    _transposed = False
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
@@ -56,19 +75,21 @@ class _ConvNd(Module):
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got "
                              f"padding_mode='{padding_mode}'")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"{type(self).__name__}: padding_mode='{padding_mode}' is "
-                                      "not implemented; autojit supports padding_mode='zeros'")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _spatial_tuple(kernel_size, spatial)
         self.stride = stride
         self.padding = padding
         self.dilation = _spatial_tuple(dilation, spatial)
+        self.transposed = self._transposed
+        self.output_padding = (0,) * spatial
         self.groups = groups
         self.padding_mode = padding_mode
-        self.weight = Parameter(empty(out_channels, in_channels // groups, *self.kernel_size,
-                                      dtype=dtype, device=device))
+        self._reversed_padding_repeated_twice = _reversed_padding(padding, self.kernel_size,
+                                                                  self.dilation)
+        channels = (in_channels, out_channels // groups) if self._transposed else \
+            (out_channels, in_channels // groups)
+        self.weight = Parameter(empty(*channels, *self.kernel_size, dtype=dtype, device=device))
         if bias:
             self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
         else:
@@ -79,12 +100,16 @@ class _ConvNd(Module):
         """Draw the weight and bias again from the default initialization."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            fan_in = self.in_channels // self.groups * math.prod(self.kernel_size)
+            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
             if fan_in != 0:
                 bound = 1 / math.sqrt(fan_in)
                 init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):  # noqa: A002
+        if self.padding_mode != "zeros":
+            padded = pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return self._function(padded, self.weight, self.bias, self.stride, 0, self.dilation,
+                                  self.groups)
         return self._function(input, self.weight, self.bias, self.stride, self.padding,
                               self.dilation, self.groups)
 
@@ -96,6 +121,8 @@ class _ConvNd(Module):
             text += f", padding={self.padding}"
         if self.dilation != (1,) * spatial:
             text += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * spatial:
+            text += f", output_padding={self.output_padding}"
         if self.groups != 1:
             text += f", groups={self.groups}"
         if self.bias is None:
@@ -133,3 +160,18 @@ class Conv2d(_ConvNd):
 
     _spatial = 2
     _function = staticmethod(conv2d)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution (cross-correlation) of (N, C_in, D, H, W) or (C_in, D, H, W) inputs.
+
+        >>> import autojit
+        >>> layer = autojit.nn.Conv3d(2, 4, 3, padding=1, padding_mode="circular")
+        >>> layer.padding, layer.padding_mode
+        ((1, 1, 1), 'circular')
+        >>> layer(autojit.ones(1, 2, 4, 5, 6)).shape
+        autojit.Size([1, 4, 4, 5, 6])
+    """
+
+    _spatial = 3
+    _function = staticmethod(conv3d)

@@ -25,7 +25,7 @@ from ..tensor import dtypes
 from ..tensor.creation import arange, as_tensor
 from ..tensor.tensor import Tensor, normalize_dim
 from .functional_attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401 - re-exported names
-from .functional_conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, max_pool2d, pad  # noqa: F401 - re-exported names
+from .functional_conv import conv1d, conv2d  # noqa: F401 - re-exported names
 from .functional_norm import batch_norm, group_norm, huber_loss, layer_norm, smooth_l1_loss  # noqa: F401 - re-exported names
 from .layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 - re-exported
 
@@ -387,3 +387,56 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight=None,  # noqa
     if weight is not None:
         loss = loss * _as_operand(weight)
     return _reduce(loss, reduction)
+
+
+# ---- convolution, padding, pooling, resampling and normalization layers ------------------------
+# Re-exported from their modules; imported last, as nothing above uses them.
+from .functional_conv import conv3d  # noqa: E402, F401
+from .functional_conv_transpose import (  # noqa: E402, F401
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    fold,
+    unfold,
+)
+from .functional_grid import affine_grid, grid_sample  # noqa: E402, F401
+from .functional_interpolate import interpolate  # noqa: E402, F401
+from .functional_norm_extra import (  # noqa: E402, F401
+    instance_norm,
+    local_response_norm,
+    rms_norm,
+)
+from .functional_padding import pad  # noqa: E402, F401
+from .functional_pooling import (  # noqa: E402, F401
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
+from .functional_pooling_adaptive import (  # noqa: E402, F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+)
+from .functional_resampling import (  # noqa: E402, F401
+    channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)

@@ -29,7 +29,7 @@ from ..ops.reduction import amax, sum_
 from ..tensor import dtypes
 from ..tensor.creation import arange, zeros
 from ..tensor.tensor import Tensor
-from .functional_conv import pad
+from .functional_padding import pad
 from .layer_functions import dropout, linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]

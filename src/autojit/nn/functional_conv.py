@@ -1,16 +1,14 @@
-"""Convolution, pooling and constant padding for autojit.nn.functional, written as composites.
+"""Convolution (1-, 2- and 3-d), window extraction and constant padding for
+autojit.nn.functional, written as composites.
 
-Every function here is built from layout, reduction and matmul primitives, so autograd,
-double backward and tracing for compile come from their rules. The shared step is window
-extraction: for each offset inside the kernel, one strided slice of the (padded) input reads
-the element at that offset for every output position at once. Stacking those slices gives the
-im2col matrix, and convolution is then one matmul with the reshaped weight; pooling reduces
-over the stacked kernel dim instead (for max pooling, the window's first maximum, which alone
-gets the gradient, as in torch; a sum and a divisor for average pooling). Pooling whose
-windows tile the input (stride equal to the kernel, no padding or dilation) skips the slices:
-a reshape that splits each spatial dim into (outputs, kernel), and the reductions run over
-the kernel dims. Padding is `embed_slice` (zero padding, the adjoint of slicing) or `cat` with
-constant blocks for other values.
+Every function here is built from layout and matmul primitives, so autograd, double backward
+and tracing for compile come from their rules. The shared step is window extraction: for each
+offset inside the kernel, one strided slice of the (padded) input reads the element at that
+offset for every output position at once. Stacking those slices gives the im2col matrix, and
+convolution is then one matmul with the reshaped weight. Pooling (functional_pooling.py) and
+unfold (functional_conv_transpose.py) reduce or reshape the same stacked windows. Constant
+padding is `embed_slice` (zero padding, the adjoint of slicing) or `cat` with constant blocks
+for other values; functional_padding.py adds torch's other padding modes.
 """
 
 from __future__ import annotations
@@ -18,13 +16,9 @@ from __future__ import annotations
 import itertools
 import math
 
-import numpy as np
-
-from ..ops import elementwise as ew
 from ..ops.layout import cat, embed_slice, slice_dims, stack
 from ..ops.linalg import matmul
-from ..ops.reduction import amax, amin, sum_
-from ..tensor.creation import arange, full, tensor
+from ..tensor.creation import full
 from ..tensor.tensor import Tensor
 
 # torch names dtypes by their C++ scalar type in conv errors ("expected scalar type Double").
@@ -54,30 +48,14 @@ def _conv_tuple(value, count: int, argument: str) -> tuple:
     return values
 
 
-def _pool_tuple(value, name: str, argument: str, message: str) -> tuple:
-    """An int or a 1- or 2-sequence of ints, as pooling takes them."""
-    if isinstance(value, int):
-        return (value, value)
-    values = tuple(int(v) for v in value)
-    if len(values) == 1:
-        return values * 2
-    if len(values) != 2:
-        raise RuntimeError(f"{name}: {argument} must {message}")
-    return values
-
-
 # ---- padding ------------------------------------------------------------------------------------
 
 
-def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:  # noqa: A002
-    """Pad the last len(pad) // 2 dims: pad = (last_left, last_right, previous_left, ...).
-
-    Negative amounts crop. Only mode='constant' is implemented.
-    """
+def constant_pad(input: Tensor, pad, value=None) -> Tensor:  # noqa: A002
+    """Pad the last len(pad) // 2 dims with `value` (0 when None): pad = (last_left,
+    last_right, previous_left, ...). Negative amounts crop. functional_padding.py's `pad` is
+    the public form, with the other modes."""
     _check_tensor("pad", "input", input)
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode '{mode}' is not implemented; autojit supports "
-                                  "mode='constant'")
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -130,7 +108,7 @@ def _pad_spatial(x: Tensor, amounts, value=None) -> Tensor:
         flat.extend((left, right))
     if not any(flat):
         return x
-    return pad(x, flat, value=value)
+    return constant_pad(x, flat, value)
 
 
 # ---- window extraction --------------------------------------------------------------------------
@@ -267,195 +245,7 @@ def conv2d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0,  # noq
     return _conv("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
 
 
-# ---- pooling ------------------------------------------------------------------------------------
-
-
-def _pool_geometry(name, input, kernel_size, stride, padding, dilation, ceil_mode):  # noqa: A002
-    """Checked (kernel, stride, padding, dilation) pairs, output sizes and right-side extras.
-
-    `extra` is the padding beyond `padding` that ceil_mode needs on the right of each dim.
-    """
-    _check_tensor(name, "input", input)
-    if input.ndim not in (3, 4) or input.numel() == 0:
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    kernel = _pool_tuple(kernel_size, name, "kernel_size",
-                         "either be a single int, or a tuple of two ints")
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
-        else _pool_tuple(stride, name, "stride",
-                         "either be omitted, a single int, or a tuple of two ints")
-    padding = _pool_tuple(padding, name, "padding", "either be a single int, or a tuple of two "
-                          "ints")
-    dilation = _pool_tuple(dilation, name, "dilation", "either be a single int, or a tuple of "
-                           "two ints")
-    if any(k <= 0 for k in kernel):
-        raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got "
-                           f"kernel_size={list(kernel)}")
-    if any(s == 0 for s in stride):
-        raise RuntimeError("stride should not be zero")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: "
-                           f"{dilation[0]} dilationW: {dilation[1]}")
-    for k, p, d in zip(kernel, padding, dilation, strict=True):
-        if p < 0 or p > (d * (k - 1) + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={p}, kernel_size={k} and dilation={d}")
-    sizes = tuple(input.shape[-2:])
-    out_sizes, extra = [], []
-    for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation, strict=True):
-        span = n + 2 * p - d * (k - 1) - 1
-        out = (-(-span // s) if ceil_mode else span // s) + 1
-        if ceil_mode and (out - 1) * s >= n + p:  # the last window must start inside the input
-            out -= 1
-        out_sizes.append(out)
-        extra.append(max((out - 1) * s + d * (k - 1) + 1 - (n + 2 * p), 0))
-    if any(o <= 0 for o in out_sizes):
-        channels = input.shape[-3]
-        raise RuntimeError(f"Given input size: ({channels}x{sizes[0]}x{sizes[1]}). Calculated "
-                           f"output size: ({channels}x{out_sizes[0]}x{out_sizes[1]}). Output "
-                           "size is too small")
-    return kernel, stride, padding, dilation, tuple(out_sizes), tuple(extra)
-
-
-def _tiles(x: Tensor, kernel, out_sizes) -> Tensor:
-    """(N, C, oH, kH, oW, kW) when the windows tile x: crop the remainder, split each dim."""
-    used = [(0, n, 1) for n in x.shape[:2]] + [(0, o * k, 1) for o, k in zip(out_sizes, kernel,
-                                                                           strict=True)]
-    cropped = slice_dims(x, used)
-    return cropped.reshape(x.shape[0], x.shape[1], out_sizes[0], kernel[0], out_sizes[1],
-                           kernel[1])
-
-
-def _is_tiling(kernel, stride, padding, dilation, extra) -> bool:
-    return (tuple(kernel) == tuple(stride) and not any(padding) and not any(extra)
-            and all(d == 1 for d in dilation))
-
-
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
-               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
-    """The maximum over each kernel window of (N, C, H, W) or (C, H, W); padding is -inf."""
-    if return_indices:
-        raise NotImplementedError("max_pool2d: return_indices=True is not implemented")
-    kernel, stride, padding, dilation, out_sizes, extra = _pool_geometry(
-        "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
-    batched = input.ndim == 4
-    x = input if batched else input.unsqueeze(0)
-    count = kernel[0] * kernel[1]
-    if _is_tiling(kernel, stride, padding, dilation, extra):
-        # (N, C, oH, kH, oW, kW): a window's offset is kH index * kW + kW index.
-        windows, dims = _tiles(x, kernel, out_sizes), (3, 5)
-        ranks = arange(count, device=x.device).reshape(kernel[0], 1, kernel[1])
-    else:
-        fill = -math.inf if x.dtype.is_floating_point else int(np.iinfo(x.dtype.numpy).min)
-        amounts = [(p, p + e) for p, e in zip(padding, extra, strict=True)]
-        ranks = tensor(_window_ranks(x.shape[2:], kernel, stride, dilation, amounts,
-                                     out_sizes), device=x.device)
-        x = _pad_spatial(x, amounts, value=fill)
-        windows, dims = stack(_windows(x, kernel, stride, dilation, out_sizes), -1), (-1,)
-    result = _first_maximum(windows, dims, ranks, count)
-    return result if batched else result.squeeze(0)
-
-
-def _window_ranks(sizes, kernel, stride, dilation, amounts, out_sizes) -> np.ndarray:
-    """(oH, oW, kH * kW): each window offset's rank in row-major order, or kH * kW where it
-    reads padding: torch's max pooling scans the input only, so a window of -inf gives its
-    gradient to its first input element, never to the padding."""
-    count = kernel[0] * kernel[1]
-    valid = np.pad(np.ones(tuple(sizes), dtype=bool), amounts)
-    ranks = []
-    for rank, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
-        index = tuple(slice(o * d, o * d + s * (out - 1) + 1, s)
-                      for o, s, d, out in zip(offset, stride, dilation, out_sizes, strict=True))
-        ranks.append(np.where(valid[index], rank, count))
-    return np.stack(ranks, -1)
-
-
-def _first_maximum(windows: Tensor, dims: tuple, ranks: Tensor, count: int) -> Tensor:
-    """The maximum over `dims`, its gradient going to the window's first maximal element (the
-    lowest rank) only, as torch's max pooling does; amax would share it among ties. Three
-    fusible reductions: the maximum, the first rank holding it (or a NaN), and the sum that
-    keeps that one element."""
-    peak = amax(windows, dims, keepdim=True)
-    hit = (windows == peak) | ew.isnan(windows)
-    first = amin(ew.where(hit, ranks, count), dims, keepdim=True)
-    return sum_(ew.where(ranks == first, windows, 0), dims)
-
-
-def _average_divisor(sizes, kernel, stride, padding, out_sizes, count_include_pad) -> np.ndarray:
-    """(oH, oW) counts of the elements each window averages, as torch counts them.
-
-    With count_include_pad a window counts its padding but not what lies beyond it (ceil_mode's
-    extra right columns); without, only input elements count.
-    """
-    counts = []
-    for n, k, s, p, out in zip(sizes, kernel, stride, padding, out_sizes, strict=True):
-        starts = np.arange(out) * s - p
-        stops = np.minimum(starts + k, n + p)
-        if not count_include_pad:
-            starts, stops = np.maximum(starts, 0), np.minimum(stops, n)
-        counts.append(stops - starts)
-    return np.outer(counts[0], counts[1])
-
-
-def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
-               ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override=None) -> Tensor:
-    """The mean over each kernel window of (N, C, H, W) or (C, H, W); padding counts as 0."""
-    kernel, stride, padding, dilation, out_sizes, extra = _pool_geometry(
-        "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    batched = input.ndim == 4
-    x = input if batched else input.unsqueeze(0)
-    if _is_tiling(kernel, stride, padding, dilation, extra):
-        total = sum_(_tiles(x, kernel, out_sizes), (3, 5))
-    else:
-        amounts = [(p, p + e) for p, e in zip(padding, extra, strict=True)]
-        x = _pad_spatial(x, amounts)
-        total = sum_(stack(_windows(x, kernel, stride, dilation, out_sizes), -1), -1)
-    if divisor_override is not None:
-        result = total / divisor_override
-    else:
-        divisor = _average_divisor(tuple(input.shape[-2:]), kernel, stride, padding, out_sizes,
-                                   count_include_pad)
-        if (divisor == divisor.flat[0]).all():
-            result = total / int(divisor.flat[0])
-        else:
-            result = total / tensor(divisor.astype(total.dtype.numpy), device=total.device)
-    if not result.dtype.is_floating_point:
-        result = result.to(input.dtype)
-    return result if batched else result.squeeze(0)
-
-
-def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:  # noqa: A002
-    """Average pooling to a fixed (oH, oW): cell i spans [floor(i n / o), ceil((i + 1) n / o))."""
-    _check_tensor("adaptive_avg_pool2d", "input", input)
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
-                           f"{list(input.shape)}")
-    sizes = tuple(input.shape[-2:])
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
-    if len(output_size) != 2:
-        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
-    out_sizes = tuple(n if o is None else int(o) for n, o in zip(sizes, output_size,
-                                                                strict=True))
-    if any(o <= 0 for o in out_sizes):
-        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater "
-                           f"than or equal to 0 but received {list(out_sizes)}")
-    if all(n % o == 0 for n, o in zip(sizes, out_sizes, strict=True)):
-        kernel = tuple(n // o for n, o in zip(sizes, out_sizes, strict=True))
-        return avg_pool2d(input, kernel)
-    batched = input.ndim == 4
-    x = input if batched else input.unsqueeze(0)
-    spans = [[(i * n // o, -(-(i + 1) * n // o)) for i in range(o)]
-             for n, o in zip(sizes, out_sizes, strict=True)]
-    leading = [(0, n, 1) for n in x.shape[:2]]
-    rows = []
-    for top, bottom in spans[0]:
-        cells = []
-        for left, right in spans[1]:
-            window = slice_dims(x, [*leading, (top, bottom, 1), (left, right, 1)])
-            cells.append(sum_(window, (2, 3)) / ((bottom - top) * (right - left)))
-        rows.append(stack(cells, -1))
-    result = stack(rows, -2)
-    return result if batched else result.squeeze(0)
+def conv3d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0,  # noqa: A002
+           dilation=1, groups: int = 1) -> Tensor:
+    """3-D cross-correlation of (N, C_in, D, H, W) with weight (C_out, C_in / groups, *k)."""
+    return _conv("conv3d", input, weight, bias, stride, padding, dilation, groups, 3)

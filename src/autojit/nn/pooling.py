@@ -1,27 +1,41 @@
-"""MaxPool2d, AvgPool2d and AdaptiveAvgPool2d: pooling layers over functional_conv.py.
+"""Pooling layers over 1, 2 and 3 spatial dims: max, average and max unpooling, over
+functional_pooling.py (the adaptive and power-average layers are in pooling_adaptive.py).
 
-The layers hold their settings and nothing else (no parameters or buffers); forward calls the
-composite, which reduces over each window with amax or a sum.
+The layers hold their settings and nothing else (no parameters or buffers), as torch's do,
+with torch's attribute forms (AvgPool1d and the unpooling layers keep tuples, the others what
+they were given) and reprs; forward calls the composite.
 """
 
 from __future__ import annotations
 
-from .functional_conv import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from .functional_pooling import (
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
 from .module import Module
 
-__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
-class MaxPool2d(Module):
-    """The maximum over each kernel_size window; stride defaults to kernel_size.
+def _tuple(value, count: int) -> tuple:
+    """torch's _single/_pair/_triple: an iterable as it is, a number repeated."""
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    return (value,) * count
 
-        >>> import autojit
-        >>> pool = autojit.nn.MaxPool2d(2)
-        >>> pool
-        MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
-        >>> pool(autojit.arange(16.0).reshape(1, 1, 4, 4)).tolist()
-        [[[[5.0, 7.0], [13.0, 15.0]]]]
-    """
+
+class _MaxPoolNd(Module):
+    """What the max pooling layers share: settings, forward and repr."""
+
+    _function = None
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
@@ -34,24 +48,75 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):  # noqa: A002
-        return max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                          ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        return type(self)._function(input, self.kernel_size, self.stride, self.padding,
+                                    self.dilation, ceil_mode=self.ceil_mode,
+                                    return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool2d(Module):
-    """The mean over each kernel_size window; stride defaults to kernel_size.
+class MaxPool1d(_MaxPoolNd):
+    """The maximum over each kernel_size window of (N, C, L) or (C, L) inputs.
 
         >>> import autojit
-        >>> pool = autojit.nn.AvgPool2d(2)
-        >>> pool
-        AvgPool2d(kernel_size=2, stride=2, padding=0)
-        >>> pool(autojit.arange(16.0).reshape(1, 1, 4, 4)).tolist()
-        [[[[2.5, 4.5], [10.5, 12.5]]]]
+        >>> autojit.nn.MaxPool1d(2)(autojit.tensor([[[1.0, 3.0, 2.0, 0.0]]])).tolist()
+        [[[3.0, 2.0]]]
     """
+
+    _function = staticmethod(max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """The maximum over each kernel_size window; stride defaults to kernel_size.
+
+        >>> import autojit
+        >>> pool = autojit.nn.MaxPool2d(2)
+        >>> pool
+        MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+        >>> pool(autojit.arange(16.0).reshape(1, 1, 4, 4)).tolist()
+        [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+
+    _function = staticmethod(max_pool2d)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """The maximum over each kernel_size window of (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _function = staticmethod(max_pool3d)
+
+
+class AvgPool1d(Module):
+    """The mean over each kernel_size window of (N, C, L) or (C, L) inputs.
+
+        >>> import autojit
+        >>> autojit.nn.AvgPool1d(2)(autojit.tensor([[[1.0, 3.0, 2.0, 0.0]]])).tolist()
+        [[[2.0, 1.0]]]
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = _tuple(kernel_size, 1)
+        self.stride = _tuple(stride if stride is not None else kernel_size, 1)
+        self.padding = _tuple(padding, 1)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input):  # noqa: A002
+        return avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _AvgPoolNd(Module):
+    """What AvgPool2d and AvgPool3d share (they keep their arguments as given)."""
+
+    _function = None
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override=None) -> None:
@@ -64,30 +129,77 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input):  # noqa: A002
-        return avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                          self.count_include_pad, self.divisor_override)
+        return type(self)._function(input, self.kernel_size, self.stride, self.padding,
+                                    self.ceil_mode, self.count_include_pad,
+                                    self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool2d(Module):
-    """Average pooling to a fixed output_size (an int, or a pair where None keeps a size).
+class AvgPool2d(_AvgPoolNd):
+    """The mean over each kernel_size window; stride defaults to kernel_size.
 
         >>> import autojit
-        >>> pool = autojit.nn.AdaptiveAvgPool2d((1, 1))
+        >>> pool = autojit.nn.AvgPool2d(2)
         >>> pool
-        AdaptiveAvgPool2d(output_size=(1, 1))
-        >>> pool(autojit.ones(2, 3, 5, 7)).shape
-        autojit.Size([2, 3, 1, 1])
+        AvgPool2d(kernel_size=2, stride=2, padding=0)
+        >>> pool(autojit.arange(16.0).reshape(1, 1, 4, 4)).tolist()
+        [[[[2.5, 4.5], [10.5, 12.5]]]]
     """
 
-    def __init__(self, output_size) -> None:
-        super().__init__()
-        self.output_size = output_size
+    _function = staticmethod(avg_pool2d)
 
-    def forward(self, input):  # noqa: A002
-        return adaptive_avg_pool2d(input, self.output_size)
+
+class AvgPool3d(_AvgPoolNd):
+    """The mean over each kernel_size window of (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _function = staticmethod(avg_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    """What the max unpooling layers share: settings (as tuples), forward and repr."""
+
+    _function = None
+    _spatial = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = _tuple(kernel_size, self._spatial)
+        self.stride = _tuple(stride if stride is not None else kernel_size, self._spatial)
+        self.padding = _tuple(padding, self._spatial)
+
+    def forward(self, input, indices, output_size=None):  # noqa: A002
+        return type(self)._function(input, indices, self.kernel_size, self.stride, self.padding,
+                                    output_size)
 
     def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool1d: values at their indices, zeros elsewhere.
+
+        >>> import autojit
+        >>> pool = autojit.nn.MaxPool1d(2, return_indices=True)
+        >>> values, indices = pool(autojit.tensor([[[1.0, 3.0, 2.0, 0.0]]]))
+        >>> autojit.nn.MaxUnpool1d(2)(values, indices).tolist()
+        [[[0.0, 3.0, 2.0, 0.0]]]
+    """
+
+    _function = staticmethod(max_unpool1d)
+    _spatial = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool2d: values at their indices, zeros elsewhere."""
+
+    _function = staticmethod(max_unpool2d)
+    _spatial = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool3d: values at their indices, zeros elsewhere."""
+
+    _function = staticmethod(max_unpool3d)
+    _spatial = 3

@@ -2,11 +2,22 @@
 
 Families: elementwise (math, arithmetic, comparisons, where, cast), reduction, layout
 (reshape, expand, permute, slice, cat), linalg (matmul), indexing (gather, scatter_add, index,
-index_put), loss (binary cross entropy and its gradient). Composites are in composite.py and
-need no rules.
+index_put), scatter (scatter_reduce), masked (nonzero_static), loss (binary cross entropy and
+its gradient). Composites are in composite.py and need no rules.
 """
 
-from . import composite, elementwise, indexing, layout, linalg, loss, reduction  # noqa: F401
+from . import (  # noqa: F401
+    composite,
+    elementwise,
+    index_update,
+    indexing,
+    layout,
+    linalg,
+    loss,
+    masked,
+    reduction,
+    scatter,
+)
 from .registry import REGISTRY, check_registry
 
 check_registry()

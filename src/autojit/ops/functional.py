@@ -61,7 +61,8 @@ from .elementwise import (  # noqa: F401
     tanh,
     where,
 )
-from .indexing import flip, gather, index_select, masked_fill, nonzero, scatter_add, take_along_dim  # noqa: F401
+from .index_update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
+from .indexing import flip, gather, index_select, masked_fill, nonzero, take_along_dim  # noqa: F401
 from .indexing import max as max  # noqa: F401, A004, PLC0414
 from .indexing import min as min  # noqa: F401, A004, PLC0414
 from .layout import (  # noqa: F401
@@ -89,11 +90,13 @@ from .layout import (  # noqa: F401
     unsqueeze,
 )
 from .linalg import bmm, dot, matmul, mm, outer  # noqa: F401
+from .masked import masked_scatter, masked_select, nonzero_static  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
 from .reduction import any_ as any  # noqa: F401
 from .reduction import prod_ as prod  # noqa: F401
 from .reduction import sum_ as sum  # noqa: F401
+from .scatter import scatter, scatter_add, scatter_reduce  # noqa: F401
 
 clip = clamp
 negative = neg
@@ -135,4 +138,9 @@ FAMILIES = {
         "flip",
     ),
     "Linear algebra": ("matmul", "mm", "bmm", "dot", "outer"),
+    # ---- scatter, gather and masks ----
+    "Scatter and masks": (
+        "scatter", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
+        "put", "take", "masked_scatter", "masked_select", "nonzero_static",
+    ),
 }

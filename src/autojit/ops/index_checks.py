@@ -41,6 +41,12 @@ FORMS = {
     "select_inner": (RuntimeError,
                      "INDICES element is out of DATA bounds, id={value} axis_dim={size}"),
     "target": (IndexError, "Target {value} is out of bounds."),
+    # index_copy and take/put name themselves (ops/index_update.py).
+    "index_copy": (IndexError,
+                   "index_copy_(): index {value} is out of bounds for dimension {dim} with size "
+                   "{size}"),
+    "take": (IndexError, "out of range: tried to access index {value} on a tensor of {size} "
+                         "elements."),
 }
 
 

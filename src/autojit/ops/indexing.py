@@ -196,11 +196,12 @@ SCATTER_ADD = define_op(name="scatter_add", arity=3, shape=_scatter_rule, dtype=
                         grad_name="ScatterAddBackward0")
 
 
-def _rule_call(rule, name, *args):
+def _rule_call(rule, *args):
+    """A shape rule's ValueError as torch's RuntimeError, with the same message."""
     try:
         return rule(*args)
     except ValueError as error:
-        raise RuntimeError(f"{name}(): {error}") from None
+        raise RuntimeError(str(error)) from None
 
 
 def _gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -218,28 +219,17 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> 
     if not isinstance(index, Tensor) or index.dtype not in _INDEX_DTYPES:
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     dim = normalize_dim(dim, x.ndim)
-    _rule_call(_gather_rule, "gather", tuple(x.shape), tuple(index.shape), dim)
+    _rule_call(_gather_rule, tuple(x.shape), tuple(index.shape), dim)
     index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
     return _gather(x, dim, index)
-
-
-def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """x with the entries of `src` added along `dim` at `index`: `src[i][j][k]` goes to
-    `x[index[i][j][k]][j][k]` for dim 0, likewise for other dims."""
-    if not isinstance(index, Tensor) or index.dtype is not dtypes.int64:
-        raise RuntimeError("scatter(): Expected dtype int64 for index")
-    if not isinstance(src, Tensor) or src.dtype is not x.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    dim = normalize_dim(dim, x.ndim)
-    _rule_call(_scatter_rule, "scatter_add", tuple(x.shape), tuple(index.shape),
-               tuple(src.shape), dim)
-    index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
-    return _scatter_add(x, dim, index, src)
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """`gather` with x and `indices` broadcast against each other outside `dim`; over the
     flattened x when dim is None."""
+    if not isinstance(indices, Tensor) or indices.dtype is not dtypes.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{dtypes.scalar_type_name(indices.dtype)}")
     if dim is None:
         return gather(reshape(x, -1), 0, reshape(indices, -1))
     dim = normalize_dim(dim, x.ndim)
@@ -249,7 +239,7 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
                            f"{indices.ndim} dimensions for indices")
     x_shape, index_shape = list(x.shape), list(indices.shape)
     x_shape[dim] = index_shape[dim] = 1
-    common = list(broadcast_shapes(tuple(x_shape), tuple(index_shape)))
+    common = list(_rule_call(broadcast_shapes, tuple(x_shape), tuple(index_shape)))
     x_target, index_target = list(common), list(common)
     x_target[dim], index_target[dim] = x.shape[dim], indices.shape[dim]
     # torch takes every index modulo the size (so -1 is the last entry, and so is size - 1 +
@@ -309,7 +299,8 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     """x with `value` where mask is True (mask broadcasts to x)."""
     if not isinstance(mask, Tensor) or mask.dtype is not dtypes.bool_:
-        dtype = mask.dtype.name if isinstance(mask, Tensor) else type(mask).__name__
+        dtype = dtypes.c_type_name(mask.dtype) if isinstance(mask, Tensor) else \
+            type(mask).__name__
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{dtype}")
     if isinstance(value, Tensor) and value.ndim != 0:

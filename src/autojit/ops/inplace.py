@@ -76,7 +76,7 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
                                f"to the desired output type {_TORCH_NAMES[target.dtype.name]}")
         result = result.to(target.dtype)
     if tuple(result.shape) != tuple(target.shape):
-        raise RuntimeError(f"{op_name}: output with shape {list(target.shape)} doesn't match "
+        raise RuntimeError(f"output with shape {list(target.shape)} doesn't match "
                            f"the broadcast shape {list(result.shape)}")
     base = target._base
     written_base = None

@@ -11,7 +11,7 @@ from ..interop import dlpack as _dlpack
 from ..tensor import dtypes
 from ..tensor.device import check_device, runtime
 from ..tensor.tensor import Tensor
-from . import composite, indexing, inplace, layout, linalg, reduction
+from . import composite, index_update, indexing, inplace, layout, linalg, masked, reduction, scatter
 from . import elementwise as ew
 
 
@@ -52,13 +52,19 @@ METHODS = {
     "moveaxis": layout.moveaxis, "select": layout.select, "unbind": layout.unbind,
     "split": layout.split, "chunk": layout.chunk, "repeat": layout.repeat, "tile": layout.tile,
     # indexing
-    "gather": indexing.gather, "scatter_add": indexing.scatter_add,
+    "gather": indexing.gather, "scatter_add": scatter.scatter_add,
     "index_select": indexing.index_select, "take_along_dim": indexing.take_along_dim,
     "nonzero": indexing.nonzero, "masked_fill": indexing.masked_fill, "flip": indexing.flip,
     "max": indexing.max, "min": indexing.min,
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "dot": linalg.dot,
     "outer": linalg.outer,
+    # ---- scatter, gather and masks (scatter.py, index_update.py, masked.py) ----
+    "scatter": scatter.scatter, "scatter_reduce": scatter.scatter_reduce,
+    "index_add": index_update.index_add, "index_copy": index_update.index_copy,
+    "index_fill": index_update.index_fill, "index_put": index_update.tensor_index_put,
+    "put": index_update.put, "take": index_update.take,
+    "masked_scatter": masked.masked_scatter, "masked_select": masked.masked_select,
 }
 
 
@@ -243,6 +249,12 @@ INPLACE = {
     "log_": ew.log, "sqrt_": ew.sqrt, "abs_": ew.abs, "sigmoid_": ew.sigmoid,
     "tanh_": ew.tanh, "relu_": composite.relu, "floor_divide_": ew.floor_divide,
     "remainder_": ew.remainder, "maximum_": ew.maximum, "minimum_": ew.minimum,
+    # ---- scatter, gather and masks (scatter.py, index_update.py, masked.py) ----
+    "scatter_": scatter.scatter, "scatter_add_": scatter.scatter_add,
+    "scatter_reduce_": scatter.scatter_reduce, "index_add_": index_update.index_add,
+    "index_copy_": index_update.index_copy, "index_fill_": index_update.index_fill,
+    "index_put_": index_update.tensor_index_put, "put_": index_update.put,
+    "masked_fill_": indexing.masked_fill, "masked_scatter_": masked.masked_scatter,
 }
 for _name, _function in INPLACE.items():
     setattr(Tensor, _name, _inplace(_name, _function))
@@ -279,3 +291,4 @@ def _as_tensor(value) -> Tensor:
 Tensor.zero_ = zero_
 Tensor.fill_ = fill_
 Tensor.copy_ = copy_
+

@@ -46,6 +46,26 @@ int32 = DType("int32", np.int32, "i32", INTEGER)
 int64 = DType("int64", np.int64, "i64", INTEGER)
 bool_ = DType("bool", np.bool_, "bool", BOOL)
 
+# torch's ScalarType names, which its messages quote ("expected Double but got Float").
+SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
+                     "int64": "Long", "bool": "Bool"}
+
+
+# The C++ names of the element types, which other messages of torch quote ("long int").
+C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+                "int32": "int", "int64": "long int", "bool": "bool"}
+
+
+def scalar_type_name(dtype: DType) -> str:
+    """torch's name of the element type in its messages: "Float", "Long", "Bool", ..."""
+    return SCALAR_TYPE_NAMES[dtype.name]
+
+
+def c_type_name(dtype: DType) -> str:
+    """The C++ name of the element type in torch's messages: "float", "long int", ..."""
+    return C_TYPE_NAMES[dtype.name]
+
+
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 int, long = int32, int64  # noqa: A001
 

@@ -23,6 +23,7 @@ from .composite import (  # noqa: F401
     tan,
     var,
 )
+from .diagonal import diag, diag_embed, diagflat, diagonal, trace  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs,
     add,
@@ -65,6 +66,24 @@ from .index_update import index_add, index_copy, index_fill, index_put, put, tak
 from .indexing import flip, gather, index_select, masked_fill, nonzero, take_along_dim  # noqa: F401
 from .indexing import max as max  # noqa: F401, A004, PLC0414
 from .indexing import min as min  # noqa: F401, A004, PLC0414
+from .joining import (  # noqa: F401
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    cartesian_prod,
+    column_stack,
+    dstack,
+    fliplr,
+    flipud,
+    hstack,
+    meshgrid,
+    repeat_interleave,
+    roll,
+    rot90,
+    row_stack,
+    vstack,
+)
 from .layout import (  # noqa: F401
     broadcast_to,
     cat,
@@ -143,4 +162,11 @@ FAMILIES = {
         "scatter", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
         "put", "take", "masked_scatter", "masked_select", "nonzero_static",
     ),
+    # ---- joining, rearranging and diagonals ----
+    "Joining and rearranging": (
+        "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
+        "atleast_3d", "block_diag", "cartesian_prod", "meshgrid", "roll", "fliplr", "flipud",
+        "rot90", "repeat_interleave",
+    ),
+    "Diagonals": ("diag", "diagonal", "diag_embed", "diagflat", "trace"),
 }

@@ -266,11 +266,17 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 def flip(x: Tensor, dims) -> Tensor:
-    """x with the order of elements reversed along `dims`."""
+    """x with the order of elements reversed along `dims` (a sequence of ints)."""
     from ..tensor.creation import arange
 
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    for dim in sorted({normalize_dim(d, x.ndim) for d in dims}):
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not "
+                        f"{type(dims).__name__}")
+    normalized = [normalize_dim(d, x.ndim) for d in dims]
+    for position, dim in enumerate(normalized):
+        if dim in normalized[:position]:
+            raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
+    for dim in sorted(normalized):
         extent = x.shape[dim]
         if extent > 1:
             reverse = arange(extent - 1, -1, -1, dtype=dtypes.int64)

@@ -11,7 +11,19 @@ from ..interop import dlpack as _dlpack
 from ..tensor import dtypes
 from ..tensor.device import check_device, runtime
 from ..tensor.tensor import Tensor
-from . import composite, index_update, indexing, inplace, layout, linalg, masked, reduction, scatter
+from . import (
+    composite,
+    diagonal,
+    index_update,
+    indexing,
+    inplace,
+    joining,
+    layout,
+    linalg,
+    masked,
+    reduction,
+    scatter,
+)
 from . import elementwise as ew
 
 
@@ -54,7 +66,7 @@ METHODS = {
     # indexing
     "gather": indexing.gather, "scatter_add": scatter.scatter_add,
     "index_select": indexing.index_select, "take_along_dim": indexing.take_along_dim,
-    "nonzero": indexing.nonzero, "masked_fill": indexing.masked_fill, "flip": indexing.flip,
+    "nonzero": indexing.nonzero, "masked_fill": indexing.masked_fill, "flip": joining.flip_method,
     "max": indexing.max, "min": indexing.min,
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "dot": linalg.dot,
@@ -65,6 +77,11 @@ METHODS = {
     "index_fill": index_update.index_fill, "index_put": index_update.tensor_index_put,
     "put": index_update.put, "take": index_update.take,
     "masked_scatter": masked.masked_scatter, "masked_select": masked.masked_select,
+    # ---- joining, rearranging and diagonals (joining.py, diagonal.py) ----
+    "roll": joining.roll, "fliplr": joining.fliplr, "flipud": joining.flipud,
+    "rot90": joining.rot90, "repeat_interleave": joining.repeat_interleave,
+    "diag": diagonal.diag, "diagonal": diagonal.diagonal, "diag_embed": diagonal.diag_embed,
+    "diagflat": diagonal.diagflat, "trace": diagonal.trace,
 }
 
 

@@ -65,7 +65,8 @@ def test_tensor_dtype_and_requires_grad_arguments():
     assert x.dtype is autojit.float64 and x.requires_grad and x.is_leaf
     assert autojit.tensor([1.7, -1.7], dtype=autojit.int64).tolist() == [1, -1]
     assert autojit.tensor([1.0], dtype="float16").dtype is autojit.float16
-    with pytest.raises(RuntimeError, match="only Tensors of floating point"):
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype "
+                       "can require gradients$"):  # torch's message, capitalized here
         autojit.tensor([1, 2], requires_grad=True)
 
 

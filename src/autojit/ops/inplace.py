@@ -21,7 +21,8 @@ OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to
                  "to a single memory location. Please clone() the tensor before performing the "
                  "operation.")
 _TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-                "int64": "Long", "bool": "Bool"}
+                "int64": "Long", "bool": "Bool",
+                "bfloat16": "BFloat16"}
 
 
 def check_inplace(target: Tensor, op_name: str) -> None:

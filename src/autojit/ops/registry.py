@@ -298,6 +298,13 @@ def bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
 def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     tracer = state.tracer
     if tracer is not None:
+        if _involves_bfloat16(op, inputs, attrs):
+            from ..tensor.graph_break import graph_break
+
+            # Kernels compute in float32 without rounding each result to bfloat16, so a
+            # traced bfloat16 op would be silently wrong: the call runs eagerly instead.
+            graph_break(f"{op.name} on bfloat16 tensors (compiled code does not round to "
+                        "bfloat16)", needs_data=False)
         out = tracer.bind(op, inputs, attrs)
     else:
         out = run_eager(op, inputs, attrs)
@@ -307,6 +314,13 @@ def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
                 RECORD(op, inputs, attrs, out)
                 break
     return out
+
+
+def _involves_bfloat16(op: Op, inputs: tuple, attrs: dict) -> bool:
+    for x in inputs:
+        if isinstance(x, Tensor) and x._dtype is dtypes.bfloat16:
+            return True
+    return op.dtype(inputs, attrs)[1] is dtypes.bfloat16
 
 
 # Set to autojit.cuda.eager.dispatch once CUDA is first used: it runs ops on CUDA tensors as
@@ -329,7 +343,12 @@ def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
                 data = x._data
                 if x._dtype is not compute:
                     data = data.astype(compute.numpy)
+                    if compute is dtypes.bfloat16:
+                        data = dtypes.round_to_bfloat16(data)
                 arrays.append(data)
+            elif compute is dtypes.bfloat16 and x.__class__ is float:
+                # torch converts a Python number to the computation's dtype first.
+                arrays.append(float(dtypes.round_to_bfloat16(x)))
             else:
                 arrays.append(x)
     try:
@@ -349,6 +368,9 @@ def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     wanted = out_dtype.numpy
     if result.dtype is not wanted and result.dtype != wanted:
         result = result.astype(wanted)
+    if out_dtype is dtypes.bfloat16 and not op.view:
+        # Computed in float32; a bfloat16 result is rounded, as torch rounds its kernels'.
+        result = dtypes.round_to_bfloat16(result)
     if op.view and np.may_share_memory(result, arrays[0]):
         return view_tensor(result, out_dtype, op, inputs[0], attrs)
     return Tensor._make(result, out_dtype)

@@ -14,6 +14,7 @@ from ..tensor.tensor import Tensor
 from . import (
     composite,
     diagonal,
+    factories,
     index_update,
     indexing,
     inplace,
@@ -157,20 +158,43 @@ Tensor.__hash__ = object.__hash__
 
 # ---- conversions ----------------------------------------------------------------------------
 
-def to(self, *args, dtype=None, device=None, copy: bool = False, **kwargs):
-    """x converted to a dtype (and/or device); returns x itself when nothing changes."""
-    kwargs.pop("non_blocking", None)
-    for arg in args:
-        if isinstance(arg, Tensor):
-            dtype = arg.dtype
-            device = arg.device if arg._data is not None else device
-        elif isinstance(arg, str) and arg.split(":")[0] in ("cpu", "cuda") or \
-                hasattr(arg, "index"):
-            device = arg
-        elif isinstance(arg, bool):
-            continue  # non_blocking given positionally
-        else:
-            dtype = arg
+def _is_device(value) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool) or \
+        hasattr(value, "index") and hasattr(value, "type")
+
+
+def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
+    """(dtype, device, copy) from torch's three forms: to(dtype, non_blocking, copy),
+    to(device, dtype, non_blocking, copy) and to(other, non_blocking, copy)."""
+    rest = list(args)
+    if rest and isinstance(rest[0], Tensor):
+        other = rest.pop(0)
+        dtype = other.dtype
+        device = other.device if other._data is not None else device
+    elif rest and isinstance(rest[0], dtypes.DType):
+        dtype = rest.pop(0)
+    elif rest and _is_device(rest[0]):
+        device = rest.pop(0)
+        if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda"):
+            raise RuntimeError(f"Invalid device string: '{device}'")
+        if rest and isinstance(rest[0], dtypes.DType):
+            dtype = rest.pop(0)
+    flags = [non_blocking, copy]
+    for position, value in enumerate(rest):
+        if position >= 2 or not isinstance(value, bool):
+            got = ", ".join(type(arg).__name__ if not isinstance(arg, dtypes.DType)
+                            else "autojit.dtype" for arg in args)
+            raise TypeError(f"to() received an invalid combination of arguments - got ({got})")
+        flags[position] = value
+    return dtype, device, flags[1]
+
+
+def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False,
+       memory_format=None):
+    """x converted to a dtype and/or moved to a device (or to another tensor's), as
+    `to(dtype)`, `to(device, dtype)` or `to(other)`; x itself when nothing changes, unless
+    copy=True."""
+    dtype, device, copy = _to_arguments(args, dtype, device, non_blocking, copy)
     result = self
     if device is not None:
         # A device copy by the runtime of the device that is not the CPU
@@ -245,6 +269,7 @@ Tensor.half = _to_method(dtypes.float16)
 Tensor.long = _to_method(dtypes.int64)
 Tensor.int = _to_method(dtypes.int32)
 Tensor.bool = _to_method(dtypes.bool_)
+Tensor.bfloat16 = _to_method(dtypes.bfloat16)
 Tensor.contiguous = contiguous
 Tensor.is_contiguous = is_contiguous
 
@@ -308,4 +333,13 @@ def _as_tensor(value) -> Tensor:
 Tensor.zero_ = zero_
 Tensor.fill_ = fill_
 Tensor.copy_ = copy_
+
+
+# ---- factory methods (factories.py) ----------------------------------------------------------
+
+Tensor.new_tensor = factories.new_tensor
+Tensor.new_zeros = factories.new_zeros
+Tensor.new_ones = factories.new_ones
+Tensor.new_full = factories.new_full
+Tensor.new_empty = factories.new_empty
 

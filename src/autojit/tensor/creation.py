@@ -31,8 +31,13 @@ def default_generator() -> np.random.Generator:
 
 
 def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=None) -> Tensor:
+    if dtype is dtypes.bfloat16:  # float32 storage holding bfloat16 numbers (dtypes.py)
+        data = dtypes.round_to_bfloat16(data)
     if device is not None and device.type != "cpu":  # copied to the device by its runtime
         data = runtime(device.type).from_host(data, device.index or 0)
+    if requires_grad and not dtype.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
     result = Tensor._make(data, dtype)
     if requires_grad:
         result.requires_grad_(True)
@@ -349,10 +354,12 @@ class RandomDraw:
 
 def _traced_random(draw: RandomDraw, device, requires_grad: bool) -> Tensor:
     """While tracing: a symbolic tensor standing for a fresh draw on every call."""
-    if requires_grad or (device is not None and device.type != "cpu"):
+    if requires_grad or (device is not None and device.type != "cpu") or \
+            draw.dtype is dtypes.bfloat16:
         from .graph_break import graph_break
 
-        graph_break(f"autojit.{draw.kind}() (random numbers on a GPU, or requiring grad)")
+        graph_break(f"autojit.{draw.kind}() (random numbers on a GPU, requiring grad, or in "
+                    "bfloat16)")
     return Tensor._symbolic(state.tracer.random_input(draw))
 
 
@@ -418,16 +425,20 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, generator=Non
     return _finish(array, dtype, requires_grad, device)
 
 
-def rand_like(x: Tensor, *, dtype=None, requires_grad=False) -> Tensor:
-    return rand(tuple(x.shape), dtype=dtype or x.dtype, device=_like_device(x, None),
+def rand_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples on [0, 1) with x's shape, and its dtype and device unless given."""
+    return rand(tuple(x.shape), dtype=dtype or x.dtype, device=_like_device(x, device),
                 requires_grad=requires_grad)
 
 
-def randn_like(x: Tensor, *, dtype=None, requires_grad=False) -> Tensor:
-    return randn(tuple(x.shape), dtype=dtype or x.dtype, device=_like_device(x, None),
-                requires_grad=requires_grad)
+def randn_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples with x's shape, and its dtype and device unless given."""
+    return randn(tuple(x.shape), dtype=dtype or x.dtype, device=_like_device(x, device),
+                 requires_grad=requires_grad)
 
 
-def randint_like(x: Tensor, low, high=None, *, dtype=None) -> Tensor:
+def randint_like(x: Tensor, low, high=None, *, dtype=None, device=None) -> Tensor:
+    """Integers uniform on [low, high) with x's shape, and its dtype and device unless
+    given."""
     return randint(low, high, tuple(x.shape), dtype=dtype or x.dtype,
-                   device=_like_device(x, None))
+                   device=_like_device(x, device))

@@ -193,3 +193,28 @@ def test_tensor_repeats_are_a_graph_break_int_repeats_compile():
                              fullgraph=True)
     np.testing.assert_array_equal(spread(m).numpy(),
                                   np.rot90(np.roll(np.repeat(M, 3, axis=1), 1, 0)))
+
+
+OUT_CASES = {
+    "hstack": (lambda t, a, o: t.hstack([a, a], out=o), A, np.zeros(6)),
+    "vstack_wider_dtype": (lambda t, m, o: t.vstack([m, m], out=o), M.astype(np.float32),
+                           np.zeros((4, 3))),
+    "row_stack": (lambda t, a, o: t.row_stack([a, a], out=o), A, np.zeros(0)),
+    "dstack": (lambda t, m, o: t.dstack([m], out=o), M, np.zeros((2, 3, 1))),
+    "column_stack": (lambda t, a, o: t.column_stack([a, a], out=o), A, np.zeros((3, 2))),
+    "diag": (lambda t, a, o: t.diag(a, 1, out=o), A, np.zeros((4, 4))),
+    "hstack_narrower_dtype": (lambda t, a, o: t.hstack([a], out=o), A, np.zeros(3, np.int64)),
+    "diag_dtype": (lambda t, a, o: t.diag(a, out=o.float()), A, np.zeros((3, 3))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_CASES))
+def test_out_argument_like_torch(name):
+    function, *arrays = OUT_CASES[name]
+
+    def returning_out(t, *tensors):
+        result = function(t, *tensors)
+        assert result is tensors[-1]
+        return result
+
+    same_as_torch(returning_out, *arrays, grad=False)

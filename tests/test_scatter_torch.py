@@ -292,3 +292,59 @@ def test_masked_select_is_a_graph_break_and_masked_scatter_compiles():
     with pytest.raises(RuntimeError, match="Number of elements of source < number of ones"):
         scatter(x, autojit.ones(3, 4, dtype=autojit.bool), source)
     assert len(scatter.executables) == 1
+
+
+OUT_CASES = {
+    "scatter": (lambda t, x, i, s, o: t.scatter(x, 0, i, s, out=o), X, INDEX, SRC, np.zeros(0)),
+    "scatter_add": (lambda t, x, i, s, o: t.scatter_add(x, 1, i, s, out=o), X, INDEX, SRC,
+                    np.zeros((3, 4))),
+    "scatter_reduce": (lambda t, x, i, s, o: t.scatter_reduce(x, 0, i, s, "amin", out=o), X,
+                       INDEX, SRC, np.zeros((3, 4))),
+    "index_add": (lambda t, x, i, s, o: t.index_add(x, 0, i, s, out=o), X, I([2, 0]),
+                  np.ones((2, 4)), np.zeros((3, 4))),
+    "index_copy": (lambda t, x, i, s, o: t.index_copy(x, 0, i, s, out=o), X, I([2, 0]),
+                   np.ones((2, 4)), np.zeros(0)),
+    "take": (lambda t, x, i, o: t.take(x, i, out=o), X, I([0, 5]), np.zeros(2)),
+    "take_resized": (lambda t, x, i, o: t.take(x, i, out=o), X, I([0, 5]), np.zeros(3)),
+    "masked_select": (lambda t, x, m, o: t.masked_select(x, m, out=o), X, X > 0, np.zeros(0)),
+    "nonzero_static": (lambda t, x, o: t.nonzero_static(x, size=3, out=o), X > 0,
+                       np.zeros((3, 2), np.int64)),
+    "gather": (lambda t, x, i, o: t.gather(x, 1, i, out=o), X, INDEX, np.zeros((2, 4))),
+    "index_select": (lambda t, x, i, o: t.index_select(x, 1, i, out=o), X, I([3, 1]),
+                     np.zeros((3, 2))),
+    "take_along_dim": (lambda t, x, i, o: t.take_along_dim(x, i, 0, out=o), X, INDEX,
+                       np.zeros((2, 4))),
+    # errors: out's dtype, autograd
+    "take_dtype": (lambda t, x, i, o: t.take(x, i, out=o.float()), X, I([0]), np.zeros(1)),
+    "scatter_dtype": (lambda t, x, i, s, o: t.scatter(x, 0, i, s, out=o.float()), X, INDEX, SRC,
+                      np.zeros((3, 4))),
+    "masked_select_dtype": (lambda t, x, m, o: t.masked_select(x, m, out=o.float()), X, X > 0,
+                            np.zeros(0)),
+    "nonzero_static_dtype": (lambda t, x, o: t.nonzero_static(x, size=3, out=o), X > 0,
+                             np.zeros((3, 2))),
+    "gather_requires_grad": (lambda t, x, i, o: t.gather(x.requires_grad_(), 1, i, out=o), X,
+                             INDEX, np.zeros((2, 4))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_CASES))
+def test_out_argument_like_torch(name):
+    function, *arrays = OUT_CASES[name]
+
+    def returning_out(t, *tensors):
+        out = tensors[-1]
+        result = function(t, *tensors)
+        assert result is out
+        return result
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the resize warning, tested below
+        same_as_torch(returning_out, *arrays, grad=False)
+
+
+def test_out_of_another_shape_is_resized_with_torch_warning():
+    out = autojit.zeros(3, dtype=autojit.float64)
+    with pytest.warns(UserWarning, match=r"resized since it had shape \[3\], which does not "
+                                         r"match the required output shape \[2\]"):
+        autojit.take(autojit.tensor(X), autojit.tensor([0, 5]), out=out)
+    assert out.tolist() == [X.reshape(-1)[0], X.reshape(-1)[5]]

@@ -107,9 +107,18 @@ def diag_embed(x: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Te
     return embed_diagonal(x, shape, offset, dim1, dim2)
 
 
-def diag(x: Tensor, diagonal: int = 0) -> Tensor:
+def diag(x: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     """A 1-D x as the diagonal `diagonal` of a square matrix (zeros elsewhere); of a matrix
     x, that diagonal as a new 1-D tensor."""
+    result = _diag(x, diagonal)
+    if out is None:
+        return result
+    from .inplace import write_out
+
+    return write_out(out, result, "diag")
+
+
+def _diag(x: Tensor, diagonal: int) -> Tensor:
     if x.ndim == 1:
         return diag_embed(x, diagonal)
     if x.ndim == 2:

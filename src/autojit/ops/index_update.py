@@ -16,6 +16,7 @@ from ..tensor.tensor import Tensor, normalize_dim
 from .index_checks import check_index
 from .indexing import _INDEX_DTYPES, getitem, index_tensor
 from .indexing import index_put as put_at
+from .inplace import write_out
 from .layout import expand, expand_rule, reshape, unsqueeze
 from .scatter import _scalar_for
 
@@ -44,9 +45,19 @@ def _size_at(source: Tensor, dim: int) -> int:
     return source.shape[dim] if source.ndim else 1
 
 
-def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1,
+              out=None) -> Tensor:
     """x with `alpha * source` added at positions `index` (1-D) along `dim`:
     `out[index[i]] += alpha * source[i]` for dim 0, likewise for other dims."""
+    return _out(_index_add(x, dim, index, source, alpha), out, "index_add")
+
+
+def _out(result: Tensor, out, name: str, dtype_error: Exception | None = None) -> Tensor:
+    """result, or written into `out` (torch's out= argument)."""
+    return result if out is None else write_out(out, result, name, dtype_error)
+
+
+def _index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha) -> Tensor:
     dim = normalize_dim(dim, x.ndim)
     if index.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
@@ -81,9 +92,13 @@ def _sizes_text(sizes) -> str:
     return " ".join(str(extent) for extent in sizes)
 
 
-def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None) -> Tensor:
     """x with the slices of `source` written at positions `index` (1-D) along `dim`:
     `out[index[i]] = source[i]` for dim 0, likewise for other dims."""
+    return _out(_index_copy(x, dim, index, source), out, "index_copy")
+
+
+def _index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     dim = normalize_dim(dim, x.ndim)
     if index.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
@@ -187,14 +202,18 @@ def _index_put(x: Tensor, indices, values, accumulate: bool, position: int) -> T
     return _write_flat(x, positions, expand(values, target), accumulate)
 
 
-def take(x: Tensor, index: Tensor) -> Tensor:
+def take(x: Tensor, index: Tensor, *, out=None) -> Tensor:
     """The entries of x, read as a flat (C-ordered) tensor, at `index` (any shape; negative
     indices count from the end)."""
     if not isinstance(index, Tensor) or index.dtype is not dtypes.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
                            f"{scalar_type_name(index.dtype)}")
+    if out is not None and isinstance(out, Tensor) and out.dtype is not x.dtype:
+        raise RuntimeError(f"take(): self and out expected to have the same dtype, but got "
+                           f"self.dtype = {scalar_type_name(x.dtype)} and out.dtype = "
+                           f"{scalar_type_name(out.dtype)}")
     index = check_index(index, x.numel(), "take", wrap=True)
-    return index_tensor(reshape(x, -1), unsqueeze(index, 0), (0,))
+    return _out(index_tensor(reshape(x, -1), unsqueeze(index, 0), (0,)), out, "take")
 
 
 def put(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:

@@ -213,7 +213,17 @@ def _scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return bind(SCATTER_ADD, (x, index, src), {"dim": dim})
 
 
-def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+def _out(result: Tensor, out, name: str) -> Tensor:
+    """result, or written into `out` (torch's out= argument, inplace.write_out)."""
+    if out is None:
+        return result
+    from .inplace import write_out
+
+    return write_out(out, result, name)
+
+
+def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
+           out=None) -> Tensor:
     """The entries of x along `dim` at `index`: `out[i][j][k] = x[index[i][j][k]][j][k]` for
     dim 0, likewise for other dims."""
     if not isinstance(index, Tensor) or index.dtype not in _INDEX_DTYPES:
@@ -221,12 +231,17 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> 
     dim = normalize_dim(dim, x.ndim)
     _rule_call(_gather_rule, tuple(x.shape), tuple(index.shape), dim)
     index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
-    return _gather(x, dim, index)
+    return _out(_gather(x, dim, index), out, "gather")
 
 
-def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None, *,
+                   out=None) -> Tensor:
     """`gather` with x and `indices` broadcast against each other outside `dim`; over the
     flattened x when dim is None."""
+    return _out(_take_along_dim(x, indices, dim), out, "take_along_dim")
+
+
+def _take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
     if not isinstance(indices, Tensor) or indices.dtype is not dtypes.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{dtypes.scalar_type_name(indices.dtype)}")
@@ -248,8 +263,12 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     return gather(expand(x, x_target), dim, expand(indices, index_target))
 
 
-def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+def index_select(x: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """The entries of x at positions `index` (1-D) along `dim`."""
+    return _out(_index_select(x, dim, index), out, "index_select")
+
+
+def _index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if not isinstance(index, Tensor) or index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index.dtype not in _INDEX_DTYPES:

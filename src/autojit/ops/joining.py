@@ -18,6 +18,7 @@ from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
 from .indexing import flip, index_select
+from .inplace import write_out
 from .layout import cat, embed_slice, expand, narrow, reshape, stack, transpose, unsqueeze
 from .registry import promoted_dtype
 
@@ -68,29 +69,42 @@ def atleast_3d(*tensors):
     return _atleast(tensors, 3, reshaped)
 
 
-def hstack(tensors) -> Tensor:
+def hstack(tensors, *, out=None) -> Tensor:
     """The tensors joined column-wise: along dim 0 for 1-D tensors, dim 1 otherwise."""
     tensors = [atleast_1d(x) for x in _tensor_list("hstack", tensors)]
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    return _stacked(cat(tensors, 0 if tensors[0].ndim == 1 else 1), out, "hstack")
 
 
-def vstack(tensors) -> Tensor:
+def vstack(tensors, *, out=None) -> Tensor:
     """The tensors joined row-wise (along dim 0), 1-D ones as rows."""
-    return cat([atleast_2d(x) for x in _tensor_list("vstack", tensors)], 0)
+    return _stacked(cat([atleast_2d(x) for x in _tensor_list("vstack", tensors)], 0), out,
+                    "vstack")
 
 
 row_stack = vstack
 
 
-def dstack(tensors) -> Tensor:
+def dstack(tensors, *, out=None) -> Tensor:
     """The tensors joined depth-wise (along dim 2), after atleast_3d."""
-    return cat([atleast_3d(x) for x in _tensor_list("dstack", tensors)], 2)
+    return _stacked(cat([atleast_3d(x) for x in _tensor_list("dstack", tensors)], 2), out,
+                    "dstack")
 
 
-def column_stack(tensors) -> Tensor:
+def column_stack(tensors, *, out=None) -> Tensor:
     """The tensors joined as columns (along dim 1), 0-D and 1-D ones as columns."""
     tensors = _tensor_list("column_stack", tensors)
-    return cat([reshape(x, x.numel(), 1) if x.ndim <= 1 else x for x in tensors], 1)
+    return _stacked(cat([reshape(x, x.numel(), 1) if x.ndim <= 1 else x for x in tensors], 1),
+                    out, "column_stack")
+
+
+def _stacked(result: Tensor, out, name: str) -> Tensor:
+    """result, or written into `out`, which may hold a wider dtype (torch.cat's rule)."""
+    if out is None:
+        return result
+    return write_out(out, result, name, TypeError(
+        f"torch.cat(): input types can't be cast to the desired output type "
+        f"{dtypes.scalar_type_name(out.dtype) if isinstance(out, Tensor) else None}"),
+        castable=True)
 
 
 def block_diag(*tensors) -> Tensor:

@@ -19,6 +19,7 @@ from ..tensor.dtypes import scalar_type_name
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .indexing import _zeros, index_put, index_tensor, nonzero
+from .inplace import write_out
 from .layout import cat, expand, reshape, slice_dims
 from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, broadcast_shapes, define_op
 
@@ -47,12 +48,17 @@ def _nonzero_static(x: Tensor, size: int, fill_value: int, overflow: str | None)
                                        "overflow": overflow})
 
 
-def nonzero_static(x: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+def nonzero_static(x: Tensor, *, size: int, fill_value: int = -1, out=None) -> Tensor:
     """The (size, ndim) int64 indices of the first `size` nonzero entries of x in C order,
     rows past the last one filled with `fill_value`: nonzero with a shape known in advance."""
     if not isinstance(size, int) or size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
-    return _nonzero_static(x, size, int(fill_value), None)
+    result = _nonzero_static(x, size, int(fill_value), None)
+    if out is None:
+        return result
+    return write_out(out, result, "nonzero_static", RuntimeError(
+        f"nonzero_static: Expected out tensor to have scalar type Long but got scalar type"
+        f"{scalar_type_name(out.dtype) if isinstance(out, Tensor) else None}"))  # (no space)
 
 
 # ---- masked_scatter and masked_select ---------------------------------------------------------
@@ -93,7 +99,7 @@ def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     return reshape(slice_dims(written, [(0, total, 1)]), shape)
 
 
-def masked_select(x: Tensor, mask: Tensor) -> Tensor:
+def masked_select(x: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """The elements of x where `mask` is True (x and mask broadcast together), as a 1-D tensor
     in C order. Its size depends on the data, so while tracing this is a graph break."""
     if not isinstance(mask, Tensor) or mask.dtype is not dtypes.bool_:
@@ -106,4 +112,8 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
                     needs_data=False)
     flat_mask = reshape(expand(mask, shape), -1)
     positions = reshape(nonzero(flat_mask), 1, -1)
-    return index_tensor(reshape(expand(x, shape), -1), positions, (0,))
+    result = index_tensor(reshape(expand(x, shape), -1), positions, (0,))
+    if out is None:
+        return result
+    return write_out(out, result, "masked_select", RuntimeError(
+        "masked_select(): self and result must have the same scalar type"))

@@ -316,11 +316,14 @@ def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     return out
 
 
+_BFLOAT16 = dtypes.bfloat16  # stored as float32: results are rounded (tensor/dtypes.py)
+
+
 def _involves_bfloat16(op: Op, inputs: tuple, attrs: dict) -> bool:
     for x in inputs:
-        if isinstance(x, Tensor) and x._dtype is dtypes.bfloat16:
+        if isinstance(x, Tensor) and x._dtype is _BFLOAT16:
             return True
-    return op.dtype(inputs, attrs)[1] is dtypes.bfloat16
+    return op.dtype(inputs, attrs)[1] is _BFLOAT16
 
 
 # Set to autojit.cuda.eager.dispatch once CUDA is first used: it runs ops on CUDA tensors as
@@ -343,10 +346,10 @@ def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
                 data = x._data
                 if x._dtype is not compute:
                     data = data.astype(compute.numpy)
-                    if compute is dtypes.bfloat16:
+                    if compute is _BFLOAT16:
                         data = dtypes.round_to_bfloat16(data)
                 arrays.append(data)
-            elif compute is dtypes.bfloat16 and x.__class__ is float:
+            elif compute is _BFLOAT16 and x.__class__ is float:
                 # torch converts a Python number to the computation's dtype first.
                 arrays.append(float(dtypes.round_to_bfloat16(x)))
             else:
@@ -368,7 +371,7 @@ def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     wanted = out_dtype.numpy
     if result.dtype is not wanted and result.dtype != wanted:
         result = result.astype(wanted)
-    if out_dtype is dtypes.bfloat16 and not op.view:
+    if out_dtype is _BFLOAT16 and not op.view:
         # Computed in float32; a bfloat16 result is rounded, as torch rounds its kernels'.
         result = dtypes.round_to_bfloat16(result)
     if op.view and np.may_share_memory(result, arrays[0]):

@@ -242,9 +242,22 @@ def _reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
 
 # ---- the public functions ---------------------------------------------------------------------
 
-def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None) -> Tensor:
     """x with the entries of `src` added along `dim` at `index`: `src[i][j][k]` goes to
     `x[index[i][j][k]][j][k]` for dim 0, likewise for other dims."""
+    return _out(_scatter_add_op(x, dim, index, src), out, "scatter_add")
+
+
+def _out(result: Tensor, out, name: str) -> Tensor:
+    """result, or written into `out` (torch's out= argument)."""
+    if out is None:
+        return result
+    from .inplace import write_out
+
+    return write_out(out, result, name)
+
+
+def _scatter_add_op(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_add(): argument 'src' (position 4) must be Tensor, not "
                         f"{type(src).__name__}")
@@ -255,9 +268,15 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
-                   include_self: bool = True) -> Tensor:
+                   include_self: bool = True, out=None) -> Tensor:
     """x with the entries of `src` combined along `dim` at `index` by `reduce` ("sum",
     "prod", "mean", "amax" or "amin"), x's own values included unless include_self=False."""
+    return _out(_scatter_reduce_op(x, dim, index, src, reduce, include_self), out,
+                "scatter_reduce")
+
+
+def _scatter_reduce_op(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
+                       include_self: bool) -> Tensor:
     if reduce not in REDUCTIONS and reduce not in ("max", "min"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
@@ -271,10 +290,14 @@ _LEGACY_REDUCE = {"add": "sum", "multiply": "prod"}
 
 
 def scatter(x: Tensor, dim: int, index: Tensor, src=None, *, value=None,
-            reduce: str | None = None) -> Tensor:
+            reduce: str | None = None, out=None) -> Tensor:
     """x with `src` (a tensor, or a number `value`) written along `dim` at `index`:
     `out[index[i][j]][j] = src[i][j]` for dim 0; with reduce="add" or "multiply", combined
     with x's values instead. Where index repeats a position the last write wins."""
+    return _out(_scatter_op(x, dim, index, src, value, reduce), out, "scatter")
+
+
+def _scatter_op(x: Tensor, dim: int, index: Tensor, src, value, reduce) -> Tensor:
     if src is None and value is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
     if src is None:

@@ -116,8 +116,8 @@ def _on_host(op, inputs: tuple, attrs: dict, device_index: int) -> CudaArray:
     """An extern routine with no CUDA kernel (a sort, a scan) run by its NumPy impl on host
     copies of the inputs, its result copied back: correct, and slow by two transfers and a
     synchronization; warned once per op."""
-    if op.name not in _WARNED_HOST:
-        _WARNED_HOST.add(op.name)
+    if op not in _WARNED_HOST:  # the op itself, not its name (docs/notes/op-facts.md)
+        _WARNED_HOST.add(op)
         warnings.warn(f"{op.name} on cuda tensors runs on the host (its {op.lowering.routine} "
                       "routine has no CUDA kernel yet): the inputs are copied to the host and "
                       "the result back", HostFallbackWarning, stacklevel=4)

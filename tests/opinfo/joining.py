@@ -1,4 +1,9 @@
-"""Op table rows for joining, rearranging and diagonals (ops/joining.py, ops/diagonal.py)."""
+"""Op table rows for joining, rearranging and diagonals (ops/joining.py, ops/diagonal.py).
+
+Composites of primitives the table checks in every dtype elsewhere (cat, index, expand) run in
+the float dtypes only, which keeps the compiled and CUDA drivers short; the diagonal
+primitive runs in all of them.
+"""
 
 import itertools
 
@@ -43,7 +48,7 @@ def _block_diag_reference(*arrays):
 
 ROWS = [
     OpInfo("hstack", _listed(aj.hstack), lambda *arrays: np.hstack(arrays), _pair((2, 3), (2, 1)),
-           primitives=("cat",), dtypes=ALL_NUMERIC),
+           primitives=("cat",)),
     OpInfo("vstack", _listed(aj.vstack), lambda *arrays: np.vstack(arrays), _pair((3,), (2, 3))),
     OpInfo("dstack", _listed(aj.dstack), lambda *arrays: np.dstack(arrays), _pair((2, 3), (2, 3))),
     OpInfo("column_stack", _listed(aj.column_stack), lambda *arrays: np.column_stack(arrays),
@@ -53,7 +58,7 @@ ROWS = [
     OpInfo("atleast_3d", aj.atleast_3d, np.atleast_3d, _one((2, 3))),
     OpInfo("block_diag", aj.block_diag, _block_diag_reference, lambda rng, dtype: [
         Sample((uniform(rng, (2, 3), dtype), uniform(rng, (), dtype), uniform(rng, (2,), dtype)))],
-        primitives=("embed_slice", "cat", "slice"), dtypes=ALL_NUMERIC),
+        primitives=("embed_slice", "cat", "slice")),
     OpInfo("cartesian_prod", aj.cartesian_prod,
            lambda *arrays: np.array(list(itertools.product(*arrays))), _pair((3,), (2,))),
     OpInfo("meshgrid", lambda *tensors, indexing: aj.meshgrid(*tensors, indexing=indexing),
@@ -63,18 +68,16 @@ ROWS = [
            primitives=("expand", "reshape")),
     OpInfo("roll", aj.roll, np.roll, lambda rng, dtype: [
         Sample((uniform(rng, (3, 4), dtype), (1, -5), (0, 1))),
-        Sample((uniform(rng, (3, 4), dtype), 2))], primitives=("cat", "slice"),
-        dtypes=ALL_NUMERIC),
+        Sample((uniform(rng, (3, 4), dtype), 2))], primitives=("cat", "slice")),
     OpInfo("fliplr", aj.fliplr, np.fliplr, _one((2, 3)), primitives=("index",)),
     OpInfo("flipud", aj.flipud, np.flipud, _one((2, 3))),
     OpInfo("rot90", aj.rot90, lambda a, k=1, dims=(0, 1): np.rot90(a, k, dims),
            lambda rng, dtype: [Sample((uniform(rng, (2, 3, 4), dtype), k, (2, 0)))
-                               for k in (1, 2, 3)], primitives=("index", "permute")),
+                               for k in (1, 3)], primitives=("index", "permute")),
     OpInfo("repeat_interleave", aj.repeat_interleave,
            lambda a, repeats, dim=None: np.repeat(a, repeats, dim), lambda rng, dtype: [
                Sample((uniform(rng, (2, 3), dtype), 2), {"dim": 1}),
-               Sample((uniform(rng, (2, 3), dtype), 3))], primitives=("expand", "reshape"),
-           dtypes=ALL_NUMERIC),
+               Sample((uniform(rng, (2, 3), dtype), 3))], primitives=("expand", "reshape")),
     OpInfo("diagonal", aj.diagonal, np.diagonal, lambda rng, dtype: [
         Sample((uniform(rng, (3, 4), dtype), 1)),
         Sample((uniform(rng, (2, 3, 4), dtype), -1, 2, 0)),
@@ -82,9 +85,9 @@ ROWS = [
         primitives=("diagonal", "embed_diagonal"), dtypes=ALL_NUMERIC),
     OpInfo("diag_embed", aj.diag_embed, _diag_embed_reference, lambda rng, dtype: [
         Sample((uniform(rng, (2, 3), dtype),)), Sample((uniform(rng, (3,), dtype), -1))],
-        primitives=("embed_diagonal", "diagonal"), dtypes=ALL_NUMERIC),
+        primitives=("embed_diagonal", "diagonal")),
     OpInfo("diag", aj.diag, np.diag, lambda rng, dtype: [
         Sample((uniform(rng, (3,), dtype), 1)), Sample((uniform(rng, (3, 4), dtype), -1))]),
     OpInfo("diagflat", aj.diagflat, np.diagflat, _one((2, 2), -1)),
-    OpInfo("trace", aj.trace, np.trace, _one((3, 4)), dtypes=ALL_NUMERIC),
+    OpInfo("trace", aj.trace, np.trace, _one((3, 4))),
 ]

@@ -171,3 +171,14 @@ def test_cuda_ops_refuse_bfloat16():
     with pytest.raises(NotImplementedError, match="cast: bfloat16"):
         autojit.ones(2, device="cuda").bfloat16()
     assert x.cpu().dtype is autojit.bfloat16 and x.cpu().tolist() == [1.0, 1.0]
+
+
+def test_every_factory_rounds():
+    data = np.array([0.1, 1 / 3], np.float32)
+    expected = torch.tensor(data).bfloat16().tolist()
+    for made in (autojit.as_tensor(data, dtype=autojit.bfloat16),
+                 autojit.tensor(data.tolist(), dtype=autojit.bfloat16),
+                 autojit.BFloat16Tensor(data.tolist()),
+                 autojit.full((2,), 0.1, dtype=autojit.bfloat16)):
+        assert made.dtype is autojit.bfloat16
+        assert made.tolist() in (expected, [expected[0]] * 2)

@@ -172,6 +172,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         return tensor(data, dtype=dtype, device=device)
     if isinstance(data, np.ndarray):
         target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
+        if target is dtypes.bfloat16:  # a copy, rounded: no array holds bfloat16 as it is
+            return tensor(data, dtype=target)
         return Tensor._make(np.asarray(data, dtype=target.numpy), target)
     return tensor(data, dtype=dtype)
 

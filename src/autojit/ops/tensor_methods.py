@@ -78,6 +78,7 @@ METHODS = {
     "index_fill": index_update.index_fill, "index_put": index_update.tensor_index_put,
     "put": index_update.put, "take": index_update.take,
     "masked_scatter": masked.masked_scatter, "masked_select": masked.masked_select,
+    "nonzero_static": masked.nonzero_static,
     # ---- joining, rearranging and diagonals (joining.py, diagonal.py) ----
     "roll": joining.roll, "fliplr": joining.fliplr, "flipud": joining.flipud,
     "rot90": joining.rot90, "repeat_interleave": joining.repeat_interleave,

@@ -218,3 +218,15 @@ def test_out_argument_like_torch(name):
         return result
 
     same_as_torch(returning_out, *arrays, grad=False)
+
+
+def test_flip_copies_and_compiles_for_every_size():
+    """torch's flip is a copy (NumPy's is a view); and a dynamic trace serves new sizes."""
+    x = autojit.arange(6.0).reshape(2, 3)
+    flipped = x.flip(())
+    flipped.add_(1)
+    assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    compiled = autojit.compile(lambda t: t.flip(0).rot90() * 2, fullgraph=True)
+    for rows in (3, 5, 7):
+        t = autojit.arange(rows * 2.0).reshape(rows, 2)
+        np.testing.assert_array_equal(compiled(t).numpy(), np.rot90(np.flip(t.numpy(), 0)) * 2)

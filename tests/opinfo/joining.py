@@ -69,11 +69,11 @@ ROWS = [
     OpInfo("roll", aj.roll, np.roll, lambda rng, dtype: [
         Sample((uniform(rng, (3, 4), dtype), (1, -5), (0, 1))),
         Sample((uniform(rng, (3, 4), dtype), 2))], primitives=("cat", "slice")),
-    OpInfo("fliplr", aj.fliplr, np.fliplr, _one((2, 3)), primitives=("index",)),
+    OpInfo("fliplr", aj.fliplr, np.fliplr, _one((2, 3)), primitives=("flip",)),
     OpInfo("flipud", aj.flipud, np.flipud, _one((2, 3))),
     OpInfo("rot90", aj.rot90, lambda a, k=1, dims=(0, 1): np.rot90(a, k, dims),
            lambda rng, dtype: [Sample((uniform(rng, (2, 3, 4), dtype), k, (2, 0)))
-                               for k in (1, 3)], primitives=("index", "permute")),
+                               for k in (1, 3)], primitives=("flip", "permute")),
     OpInfo("repeat_interleave", aj.repeat_interleave,
            lambda a, repeats, dim=None: np.repeat(a, repeats, dim), lambda rng, dtype: [
                Sample((uniform(rng, (2, 3), dtype), 2), {"dim": 1}),

@@ -23,7 +23,7 @@ from ..tensor.symbolic import as_size
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from .index_checks import check_index
-from .layout import expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
+from .layout import FLIP, expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
 from .reduction import argmax, argmin, extreme
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 
@@ -286,8 +286,6 @@ def _index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def flip(x: Tensor, dims) -> Tensor:
     """x with the order of elements reversed along `dims` (a sequence of ints)."""
-    from ..tensor.creation import arange
-
     if not isinstance(dims, (tuple, list)):
         raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not "
                         f"{type(dims).__name__}")
@@ -295,12 +293,9 @@ def flip(x: Tensor, dims) -> Tensor:
     for position, dim in enumerate(normalized):
         if dim in normalized[:position]:
             raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
-    for dim in sorted(normalized):
-        extent = x.shape[dim]
-        if extent > 1:
-            reverse = arange(extent - 1, -1, -1, dtype=dtypes.int64)
-            x = index_tensor(x, reshape(reverse, 1, extent), (dim,))
-    return x
+    # The layout primitive, not an index of reversed positions: those would need an arange
+    # of the extent, which a dynamic trace does not have.
+    return bind(FLIP, (x,), {"dims": tuple(sorted(normalized))})
 
 
 # ---- nonzero and masks ----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Layout primitives: reshape, expand, permute, slice (and its adjoint embed_slice), cat.
+"""Layout primitives: reshape, expand, permute, slice (and its adjoint embed_slice), flip, cat.
 
 These move or select elements without arithmetic. Eagerly they return NumPy views where NumPy
 can (the result then shares the input's version counter, as torch views do). Composites built
@@ -241,6 +241,15 @@ def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     slices = [(0, n, 1) for n in x.shape]
     slices[dim] = (start, start + length, 1)
     return slice_dims(x, slices)
+
+
+# ---- flip -------------------------------------------------------------------------------------
+# A copy, as torch's flip is (NumPy's np.flip is a view with negative strides); its own adjoint.
+
+FLIP = define_op(
+    name="flip", arity=1, shape=lambda shape, dims: tuple(shape), dtype=rule_first,
+    impl=lambda x, dims: np.flip(x, dims).copy(),
+    vjp=lambda ctx, g: (bind(FLIP, (g,), ctx.attrs),), saves=(), lowering=Layout("flip"))
 
 
 # ---- cat --------------------------------------------------------------------------------------

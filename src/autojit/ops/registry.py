@@ -82,7 +82,8 @@ class Reduction:
 
 @dataclass(frozen=True)
 class Layout:
-    """An index remapping (reshape, permute, broadcast, slice, pad, concatenate).
+    """An index remapping (reshape, permute, broadcast, slice, pad, concatenate, flip,
+    diagonal).
 
     fold: for a layout a kernel can read through strides without materializing it,
         `fold(shape, strides, output_shape, **attrs)` gives the strides (in elements of the
@@ -104,7 +105,8 @@ class Extern:
     """A call to a library routine (BLAS matmul) or an indexed gather/scatter kernel.
 
     routine: the routine the backends implement (batched_gemm, indexed_gather,
-        indexed_scatter, gather_along_dim, scatter_add_along_dim).
+        indexed_scatter, gather_along_dim, scatter_add_along_dim, scatter_reduce_along_dim,
+        nonzero_static); one a backend lacks runs through the op's NumPy impl.
     operands: one role per input (EXTERN_ROLES).
     """
     routine: str

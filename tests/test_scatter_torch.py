@@ -348,3 +348,17 @@ def test_out_of_another_shape_is_resized_with_torch_warning():
                                          r"match the required output shape \[2\]"):
         autojit.take(autojit.tensor(X), autojit.tensor([0, 5]), out=out)
     assert out.tolist() == [X.reshape(-1)[0], X.reshape(-1)[5]]
+
+
+def test_scatter_reduce_max_and_min_run_forward_but_not_backward_as_torch():
+    messages = []
+    for framework in (torch, autojit):
+        x = framework.tensor(X, requires_grad=True)
+        out = framework.scatter_reduce(x, 0, framework.tensor(INDEX), framework.tensor(SRC),
+                                       "max")
+        assert np.allclose(out.detach().numpy(), torch.scatter_reduce(
+            torch.tensor(X), 0, torch.tensor(INDEX), torch.tensor(SRC), "amax").numpy())
+        with pytest.raises(RuntimeError) as raised:
+            out.sum().backward()
+        messages.append(str(raised.value))
+    assert messages[1] == messages[0]

@@ -204,7 +204,7 @@ class Op:
     """One primitive. See `define_op` for the fields."""
 
     __slots__ = ("name", "shape", "dtype", "impl", "vjp", "saves", "lowering", "view",
-                 "grad_name", "node_class", "arity")
+                 "grad_name", "node_class", "arity", "float32_scalars")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -212,8 +212,8 @@ class Op:
 
 def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: Callable,
               vjp: Callable | None, saves: tuple, lowering, grad_name: str | None = None,
-              view: bool = False) -> Op:
-    """Declare a primitive; every keyword but grad_name and view is required.
+              view: bool = False, float32_scalars: tuple = ()) -> Op:
+    """Declare a primitive; every keyword but grad_name, view and float32_scalars is required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -225,12 +225,17 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         input j needs a gradient. Only saved values are kept alive and version-checked.
     lowering: Elementwise, Reduction, Layout or Extern, for codegen.
     view: the eager result may alias the input's storage (it shares the version counter).
+    float32_scalars: the input positions where, in a bfloat16 computation, a Python number is
+        read in float32 instead of rounded to bfloat16 first, and so is a 0-d tensor of another
+        dtype at position 1: torch's mul, div and floor_divide kernels read a scalar second
+        operand at float32 precision, where its other ops convert it to bfloat16.
     """
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is defined twice")
     op = Op()
     op.name, op.arity, op.shape, op.dtype, op.impl = name, arity, shape, dtype, impl
     op.vjp, op.saves, op.lowering, op.view = vjp, tuple(saves), lowering, view
+    op.float32_scalars = tuple(float32_scalars)
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
     op.grad_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
     op.node_class = None
@@ -343,15 +348,17 @@ def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     else:
         arrays = []
-        for x in inputs:
+        for position, x in enumerate(inputs):
             if isinstance(x, Tensor):
                 data = x._data
                 if x._dtype is not compute:
                     data = data.astype(compute.numpy)
-                    if compute is _BFLOAT16:
+                    if compute is _BFLOAT16 and not (
+                            position == 1 and data.ndim == 0 and 1 in op.float32_scalars):
                         data = dtypes.round_to_bfloat16(data)
                 arrays.append(data)
-            elif compute is _BFLOAT16 and x.__class__ is float:
+            elif (compute is _BFLOAT16 and x.__class__ is float
+                  and position not in op.float32_scalars):
                 # torch converts a Python number to the computation's dtype first.
                 arrays.append(float(dtypes.round_to_bfloat16(x)))
             else:

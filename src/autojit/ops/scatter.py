@@ -280,7 +280,7 @@ def _scatter_reduce_op(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if reduce not in REDUCTIONS and reduce not in ("max", "min"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    dim = check_scatter_arguments("scatter_reduce", x, dim, index, src)
+    dim = check_scatter_arguments("scatter", x, dim, index, src)  # torch's messages say scatter()
     if index.numel() == 0:
         return x.clone()
     return _reduce(x, dim, _checked_index(x, dim, index), src, reduce, include_self)

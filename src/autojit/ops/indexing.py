@@ -293,6 +293,8 @@ def flip(x: Tensor, dims) -> Tensor:
     for position, dim in enumerate(normalized):
         if dim in normalized[:position]:
             raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
+    if x.ndim == 0:
+        normalized = []  # dim 0 (or -1) of a 0-d tensor is valid in torch and reverses nothing
     # The layout primitive, not an index of reversed positions: those would need an arange
     # of the extent, which a dynamic trace does not have.
     return bind(FLIP, (x,), {"dims": tuple(sorted(normalized))})

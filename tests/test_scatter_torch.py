@@ -97,6 +97,10 @@ VALUE_CASES = {
     "index_put_in_place": (lambda t, x, i, v: _in_place("index_put_")(t, x, (i,), v), X,
                            I([1]), np.array(4.0)),
     "index_put_mask": (lambda t, x, m, v: x.index_put((m,), v), X, X > 0, np.array(4.0)),
+    "index_put_mask_other_dtype": (lambda t, x, m, v: x.index_put((m,), v.float()), X, X > 0,
+                                   np.array(4.0)),
+    "index_put_mask_one_element": (lambda t, x, m, v: x.index_put((m,), v), X,
+                                   np.array([True, False, True]), np.ones((1, 1, 1))),
     "take": (lambda t, x, i: t.take(x, i), X, I([[0, 11], [-12, 5]])),
     "take_0d_index": (lambda t, x, i: x.take(i), X, I(-1)),
     "put": (lambda t, x, i, s: t.put(x, i, s), X, I([0, -1, 5]), rng.standard_normal(3)),
@@ -145,9 +149,10 @@ VALUE_CASES["scatter_reduce_in_place"] = (
 
 # Where torch has no gradient to compare with, the values only: scatter with reduce= is not
 # differentiable in torch (autojit's is: scatter_add's and scatter_reduce's gradients), and
-# torch's gradient for a src larger than the index, or an empty index, has the wrong shape.
+# torch's gradient for a src larger than the index, or an empty index, or a one-element
+# value of more dims than the masked result, has the wrong shape.
 VALUES_ONLY = {"scatter_reduce_add", "scatter_value_multiply", "scatter_src_larger",
-               "scatter_empty_index"}
+               "scatter_empty_index", "index_put_mask_one_element"}
 
 
 @pytest.mark.parametrize("name", sorted(VALUE_CASES))

@@ -184,14 +184,18 @@ def _index_put(x: Tensor, indices, values, accumulate: bool, position: int) -> T
     if not isinstance(values, Tensor):
         raise TypeError(f"index_put(): argument 'values' (position 3) must be Tensor, not "
                         f"{type(values).__name__}")
-    if values.dtype is not x.dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{scalar_type_name(x.dtype)} for the destination and "
-                           f"{scalar_type_name(values.dtype)} for the source.")
     for element, item in enumerate(indices):
         if not isinstance(item, Tensor):
             raise TypeError(f"expected Tensor as element {element} in argument {position}, but "
                             f"got {type(item).__name__}")
+    if not accumulate and values.numel() == 1 and _one_mask(indices):
+        # torch fills through masked_fill_ here, which takes the one value in x's dtype and
+        # shape; autograd still sees index_put.
+        values = reshape(values, ()).to(x.dtype)
+    if values.dtype is not x.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{scalar_type_name(x.dtype)} for the destination and "
+                           f"{scalar_type_name(values.dtype)} for the source.")
     positions = _positions(x, tuple(indices))
     target = tuple(positions.shape)
     try:
@@ -200,6 +204,11 @@ def _index_put(x: Tensor, indices, values, accumulate: bool, position: int) -> T
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot "
                            f"be broadcast to indexing result of shape {list(target)}") from None
     return _write_flat(x, positions, expand(values, target), accumulate)
+
+
+def _one_mask(indices) -> bool:
+    """Whether indices are one bool mask."""
+    return len(indices) == 1 and indices[0].dtype is dtypes.bool_
 
 
 def take(x: Tensor, index: Tensor, *, out=None) -> Tensor:

@@ -39,6 +39,7 @@ ALIASES = {
     "divide",       # div
     "subtract",     # sub
     "true_divide",  # div
+    "row_stack",    # vstack
 }
 
 # Forward tolerances (atol, rtol) per result dtype, for a row with OpInfo's default atol/rtol;

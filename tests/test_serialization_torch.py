@@ -53,10 +53,10 @@ def test_dtypes_autojit_lacks_are_widened_or_refused():
         loaded = autojit.load(_torch_saved(saved))
     assert sorted(str(warning.message) for warning in warned) == [
         f"autojit.load: tensors of torch.{name} load as autojit.{target} (autojit has no {name})"
-        for name, target in (("bfloat16", "float32"), ("int16", "int64"), ("uint8", "int64"))]
+        for name, target in (("int16", "int64"), ("uint8", "int64"))]
     assert loaded["u8"].dtype is autojit.int64 and loaded["u8"].tolist() == [0, 255]
     assert loaded["i16"].tolist() == [-300, 7]
-    assert loaded["bf16"].dtype is autojit.float32 and loaded["bf16"].tolist() == [1.5, -2.25]
+    assert loaded["bf16"].dtype is autojit.bfloat16 and loaded["bf16"].tolist() == [1.5, -2.25]
     with pytest.raises(RuntimeError, match="autojit has no complex dtypes"):
         autojit.load(_torch_saved(torch.ones(2, dtype=torch.complex64)))
 
@@ -248,3 +248,14 @@ def test_allowed_callables_only_and_tensor_bounds_checked():
     assert stretched != pickled
     with pytest.raises(pickle.UnpicklingError, match="reaches past its storage of 2 elements"):
         autojit.load(_with_pickle(stretched))
+
+
+def test_bfloat16_moves_both_ways_bit_for_bit():
+    values = torch.tensor([0.1, -2.5, 3.0e38, 1.0e-40, float("inf")]).to(torch.bfloat16)
+    ours = autojit.load(_torch_saved({"x": values, "view": values[1:3]}))
+    assert ours["x"].dtype is autojit.bfloat16
+    assert ours["x"].tolist() == values.tolist() and ours["view"].tolist() == values[1:3].tolist()
+    theirs = torch.load(_autojit_saved(ours), weights_only=True)
+    assert theirs["x"].dtype is torch.bfloat16
+    assert torch.equal(theirs["x"].view(torch.int16), values.view(torch.int16))
+    assert theirs["view"].tolist() == values[1:3].tolist()

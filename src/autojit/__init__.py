@@ -45,6 +45,7 @@ from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tens
 from .ops.functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
 from .ops.functional import __all__ as _functional_names
 from .ops.legacy_constructors import (
+    BFloat16Tensor,
     BoolTensor,
     DoubleTensor,
     FloatTensor,
@@ -76,8 +77,8 @@ from .tensor.creation import (
 )
 from .tensor.device import device, get_default_device, set_default_device
 from .tensor.dtypes import DType as dtype
-from .tensor.dtypes import bool_ as bool  # noqa: A004
 from .tensor.dtypes import (
+    bfloat16,
     double,
     float16,
     float32,
@@ -89,6 +90,7 @@ from .tensor.dtypes import (
     long,
     set_default_dtype,
 )
+from .tensor.dtypes import bool_ as bool  # noqa: A004
 from .tensor.dtypes import float as float  # noqa: A004, PLC0414
 from .tensor.dtypes import int as int  # noqa: A004, PLC0414
 from .tensor.generator import (
@@ -122,12 +124,13 @@ _sys.modules[__name__ + ".linalg"] = linalg
 
 __all__ = [
     "Tensor", "Size", "device", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
-    "IntTensor", "BoolTensor", "autograd", "cuda", "nn", "no_grad", "enable_grad",
-    "set_grad_enabled",
+    "IntTensor", "BoolTensor", "BFloat16Tensor", "autograd", "cuda", "nn", "no_grad",
+    "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "inference_mode", "tensor", "as_tensor", "from_numpy", "zeros", "ones",
     "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
     "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
-    "manual_seed", "float16", "float32", "float64", "half", "float", "double", "int32", "int64",
+    "manual_seed", "float16", "bfloat16", "float32", "float64", "half", "float", "double",
+    "int32", "int64",
     "int", "long", "bool", "dtype", "promote_types", "get_default_dtype", "set_default_dtype",
     "make_graph", "compile",
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "from_dlpack",

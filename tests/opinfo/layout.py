@@ -65,5 +65,5 @@ ROWS = [
     OpInfo("repeat", lambda x, sizes: x.repeat(*sizes), np.tile, _one((2, 3), (2, 1, 2))),
     OpInfo("tile", aj.tile, np.tile, _one((2, 3), (2,))),
     OpInfo("flip", aj.flip, lambda a, dims: np.flip(a, dims), _one((2, 3, 4), (0, 2)),
-           primitives=("index", "index_put")),
+           primitives=("flip",), dtypes=ALL_NUMERIC),
 ]

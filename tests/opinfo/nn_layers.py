@@ -332,7 +332,7 @@ ROWS = [
            primitives=(*WINDOW_PRIMITIVES, "sum", "div")),
     OpInfo(name="nn.functional.adaptive_avg_pool2d", function=F.adaptive_avg_pool2d,
            reference=_in_dtype(_adaptive_avg_pool), samples=_adaptive_samples,
-           primitives=("slice", "sum", "div", "cat")),
+           primitives=("index", "index_put", "where", "sum", "div")),
     OpInfo(name="nn.functional.pad", function=F.pad, reference=_in_dtype(_pad),
            samples=_pad_samples, primitives=("slice", "embed_slice", "cat")),
     OpInfo(name="nn.functional.layer_norm", function=F.layer_norm,

@@ -12,6 +12,7 @@ it captures the gradient reaching each input's edge instead of accumulating into
 
 from __future__ import annotations
 
+from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .graph import AccumulateGrad, Node, gradient_edge
@@ -213,6 +214,8 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
         variable._grad = fresh
     elif current._data is not None and grad._data is not None and not current.requires_grad:
         current._data += grad._data
+        if current._dtype is dtypes.bfloat16:  # float32 storage of bfloat16 numbers
+            current._data[...] = dtypes.round_to_bfloat16(current._data)
         current._bump_version()
     else:
         variable._grad = (current + grad).detach()

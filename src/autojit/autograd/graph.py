@@ -62,7 +62,7 @@ class SavedTensor:
 
 # torch's tensor type names in error messages ("autojit.FloatTensor").
 TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-              "int64": "Long", "bool": "Bool"}
+              "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
 
 
 def modified_message(saved: SavedTensor, node: Node) -> str:

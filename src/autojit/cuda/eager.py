@@ -21,7 +21,8 @@ the op by its lowering:
 - Other extern routines (those no CUDA kernel implements yet): the NumPy impl on host copies,
   the result copied back, with one HostFallbackWarning per op.
 
-Everything else raises NotImplementedError naming the op and cuda. See docs/notes/cuda.md.
+Everything else raises NotImplementedError naming the op and cuda, as does any op on bfloat16
+tensors (docs/notes/bfloat16.md). See docs/notes/cuda.md.
 """
 
 from __future__ import annotations
@@ -76,6 +77,12 @@ def dispatch(op, inputs: tuple, attrs: dict):
     except (ValueError, IndexError, TypeError) as error:
         raise shape_error(op, inputs, attrs, error) from None
     compute, out_dtype = op.dtype(inputs, attrs)
+    if out_dtype is dtypes.bfloat16 or any(isinstance(x, Tensor) and x._dtype is dtypes.bfloat16
+                                           for x in inputs):
+        # The kernels would compute in float32 without rounding to bfloat16 (its values are
+        # float32 in memory, tensor/dtypes.py): refused rather than silently wrong.
+        raise NotImplementedError(f"{op.name}: bfloat16 is not supported on cuda tensors (move "
+                                  "the tensor to the CPU, or convert it with .float())")
     if isinstance(lowering, Elementwise):
         data = _elementwise(op, inputs, attrs, shape, compute, out_dtype)
     elif isinstance(lowering, Reduction):
@@ -109,7 +116,7 @@ def _on_host(op, inputs: tuple, attrs: dict, device_index: int) -> CudaArray:
     """An extern routine with no CUDA kernel (a sort, a scan) run by its NumPy impl on host
     copies of the inputs, its result copied back: correct, and slow by two transfers and a
     synchronization; warned once per op."""
-    if op not in _WARNED_HOST:
+    if op not in _WARNED_HOST:  # the op itself, not its name (docs/notes/op-facts.md)
         _WARNED_HOST.add(op)
         warnings.warn(f"{op.name} on cuda tensors runs on the host (its {op.lowering.routine} "
                       "routine has no CUDA kernel yet): the inputs are copied to the host and "

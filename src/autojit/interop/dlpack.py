@@ -36,6 +36,10 @@ CUDA_DEVICE_TYPE = 2  # kDLCUDA
 
 
 def check_exportable(x: Tensor) -> None:
+    if x._dtype is dtypes.bfloat16:
+        # Its storage is float32 (tensor/dtypes.py): there is no bfloat16 memory to share.
+        raise BufferError("bfloat16 tensors cannot be exported: autojit stores their values as "
+                          "float32; convert with .float() first")
     if x._requires_grad:
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
     x._concrete("Tensor.__dlpack__()")

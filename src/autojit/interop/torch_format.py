@@ -16,8 +16,10 @@ and load as views of one array again. Reading goes through pickle_reader.py, who
 here holds torch's rebuild functions, storage types, dtypes, `torch.Size`, `torch.device` and
 plain containers, and nothing that runs code. Older files are read too: torch's format before
 the zip archive (`_use_new_zipfile_serialization=False`, a sequence of pickles followed by the
-storages' bytes). torch's dtypes that autojit lacks are widened (bfloat16 to float32, the
-8- and 16-bit and unsigned integers to int64, with a warning); complex tensors are refused.
+storages' bytes). bfloat16 is stored as torch stores it (two bytes an element, the high half
+of the float32 autojit holds) and loads as autojit.bfloat16. torch's dtypes that autojit lacks
+are widened (the 8- and 16-bit and unsigned integers to int64, with a warning); complex tensors
+are refused.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ _TORCH_DTYPES = {
 }
 _STORAGE_DTYPE = {storage: name for name, (_, storage) in _TORCH_DTYPES.items() if storage}
 # What a torch dtype autojit lacks loads as.
-_WIDENED = {"bfloat16": "float32", "int16": "int64", "int8": "int64", "uint8": "int64",
+_WIDENED = {"int16": "int64", "int8": "int64", "uint8": "int64",
             "uint16": "int64", "uint32": "int64", "uint64": "int64"}
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
@@ -124,6 +126,11 @@ class _TensorWriter:
     def storage_of(self, value: Tensor, name: str) -> tuple[_Storage, int, tuple]:
         """The storage holding value's data, the offset into it and the strides, in elements."""
         data = value._data
+        if name == "bfloat16":  # float32 values rounded to bfloat16: their high halves
+            host = data if data.__class__ is np.ndarray else value._host("save")
+            bits = np.ascontiguousarray(host, dtype=np.float32).view(np.uint32) >> 16
+            return self.new_storage(bits.astype("<u2").reshape(-1), "cpu"), 0, \
+                _contiguous_strides(value.shape)
         if data.__class__ is not np.ndarray:  # a GPU tensor: its own storage, copied
             return self.new_storage(value._host("save"), f"cuda:{value.device.index or 0}"), \
                 0, _contiguous_strides(value.shape)
@@ -278,7 +285,7 @@ class _LoadedStorage:
             raise RuntimeError(f"autojit.load: the file holds a tensor of torch.{dtype_name}; "
                                "autojit has no complex dtypes")
         target = _WIDENED.get(dtype_name, dtype_name)
-        if dtype_name == "bfloat16":  # the high half of a float32
+        if dtype_name == "bfloat16":  # the high half of a float32, as autojit stores it
             array = (raw.astype(np.uint32) << 16).view(np.float32)
         elif dtype_name == "uint64" and raw.size and raw.max() >= 2 ** 63:
             raise RuntimeError("autojit.load: a torch.uint64 tensor holds values beyond int64")

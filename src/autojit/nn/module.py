@@ -23,7 +23,7 @@ __all__ = ["Module"]
 
 # The scalar names torch uses in tensor type names ("torch.FloatTensor").
 _TENSOR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-                      "int64": "Long", "bool": "Bool"}
+                      "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
 
 
 def typename(value) -> str:
@@ -486,6 +486,10 @@ class Module(StateDictMixin, BackwardHookMixin):
     def half(self) -> Module:
         """Cast floating-point parameters and buffers to float16."""
         return self.to(dtypes.float16)
+
+    def bfloat16(self) -> Module:
+        """Cast floating-point parameters and buffers to bfloat16."""
+        return self.to(dtypes.bfloat16)
 
     def type(self, dst_type) -> Module:
         """Cast all parameters and buffers to dst_type."""

@@ -47,12 +47,12 @@ def operand(x, op_name: str):
 
 
 def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None,
-                 exact=False):
+                 exact=False, float32_scalars=()):
     """exact: the op is exactly rounded (IEEE arithmetic, compares, logic, selects), see
-    registry.Elementwise; transcendental functions are not."""
+    registry.Elementwise; transcendental functions are not. float32_scalars: see define_op."""
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
                      vjp=vjp, saves=saves, lowering=Elementwise(expression, exact),
-                     grad_name=grad_name)
+                     grad_name=grad_name, float32_scalars=float32_scalars)
 
 
 def _needs(index, rule):
@@ -231,14 +231,16 @@ SUB = _elementwise("sub", 2, _rule_subtract, np.subtract, lambda ctx, g: (g, -g)
                    "({0} - {1})", exact=True)
 MUL = _elementwise("mul", 2, rule_promote, np.multiply,
                    _binary_vjp(lambda ctx, g: g * ctx.inputs[1], lambda ctx, g: g * ctx.inputs[0]),
-                   ((1, 0), (0, 1)), "({0} * {1})", exact=True)
+                   ((1, 0), (0, 1)), "({0} * {1})", exact=True,
+                   # `3.3 * x` is mul(3.3, x) here and x.mul(3.3) in torch: either position.
+                   float32_scalars=(0, 1))
 DIV = _elementwise(
     "div", 2, rule_float, np.true_divide,
     _binary_vjp(lambda ctx, g: g / ctx.inputs[1],
                 # -g x / y^2 as torch groups it, ((x / y) / y): at y = 0 the second
                 # derivative is then an infinity, where x / (y * y) gives 0 * inf = NaN.
                 lambda ctx, g: -g * ((ctx.inputs[0] / ctx.inputs[1]) / ctx.inputs[1])),
-    (1, (0, 1)), "({0} / {1})", exact=True)
+    (1, (0, 1)), "({0} / {1})", exact=True, float32_scalars=(1,))
 
 
 def _pow_base_grad(ctx, g):
@@ -300,7 +302,8 @@ def _integer_division(function):
 
 
 FLOOR_DIVIDE = _elementwise("floor_divide", 2, rule_promote, _integer_division(np.floor_divide),
-                            NOT_DIFFERENTIABLE, (), "floor_divide({0}, {1})")
+                            NOT_DIFFERENTIABLE, (), "floor_divide({0}, {1})",
+                            float32_scalars=(1,))
 REMAINDER = _elementwise(
     "remainder", 2, rule_promote, _integer_division(np.remainder),
     _binary_vjp(lambda ctx, g: g,

@@ -26,6 +26,7 @@ from .composite import (  # noqa: F401
 
 # ---- sorting, order statistics, scans, triangular parts, einsum ----
 from .counting import bincount, histc, unique  # noqa: F401
+from .diagonal import diag, diag_embed, diagflat, diagonal, trace  # noqa: F401
 from .einsum import einsum  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs,
@@ -65,9 +66,28 @@ from .elementwise import (  # noqa: F401
     tanh,
     where,
 )
-from .indexing import flip, gather, index_select, masked_fill, nonzero, scatter_add, take_along_dim  # noqa: F401
+from .index_update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
+from .indexing import flip, gather, index_select, masked_fill, nonzero, take_along_dim  # noqa: F401
 from .indexing import max as max  # noqa: F401, A004, PLC0414
 from .indexing import min as min  # noqa: F401, A004, PLC0414
+from .joining import (  # noqa: F401
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    cartesian_prod,
+    column_stack,
+    dstack,
+    fliplr,
+    flipud,
+    hstack,
+    meshgrid,
+    repeat_interleave,
+    roll,
+    rot90,
+    row_stack,
+    vstack,
+)
 from .layout import (  # noqa: F401
     broadcast_to,
     cat,
@@ -104,6 +124,7 @@ from .linalg_determinants import slogdet_top_level as slogdet  # noqa: F401
 from .linalg_products import matrix_power, pinverse  # noqa: F401
 from .linalg_solvers import cholesky_top_level as cholesky  # noqa: F401
 from .linalg_solvers import inverse  # noqa: F401
+from .masked import masked_scatter, masked_select, nonzero_static  # noqa: F401
 from .random import bernoulli, multinomial, normal, poisson  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
@@ -111,6 +132,7 @@ from .reduction import any_ as any  # noqa: F401
 from .reduction import prod_ as prod  # noqa: F401
 from .reduction import sum_ as sum  # noqa: F401
 from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
+from .scatter import scatter, scatter_add, scatter_reduce  # noqa: F401
 from .searching import bucketize, searchsorted  # noqa: F401
 from .sorting import argsort, kthvalue, median, msort, nanmedian, sort, topk  # noqa: F401
 from .triangular import tril, tril_indices, triu, triu_indices  # noqa: F401
@@ -169,4 +191,16 @@ FAMILIES = {
         "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse",
         "matrix_power",
     ),
+    # ---- scatter, gather and masks ----
+    "Scatter and masks": (
+        "scatter", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
+        "put", "take", "masked_scatter", "masked_select", "nonzero_static",
+    ),
+    # ---- joining, rearranging and diagonals ----
+    "Joining and rearranging": (
+        "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
+        "atleast_3d", "block_diag", "cartesian_prod", "meshgrid", "roll", "fliplr", "flipud",
+        "rot90", "repeat_interleave",
+    ),
+    "Diagonals": ("diag", "diagonal", "diag_embed", "diagflat", "trace"),
 }

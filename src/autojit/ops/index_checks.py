@@ -45,6 +45,12 @@ FORMS = {
     # element is invalid, checked against a size of 1.
     "probability": (RuntimeError, "Expected p_in >= 0 && p_in <= 1 to be true, but got false."),
     "std": (RuntimeError, "normal expects all elements of std >= 0.0"),
+    # index_copy and take/put name themselves (ops/index_update.py).
+    "index_copy": (IndexError,
+                   "index_copy_(): index {value} is out of bounds for dimension {dim} with size "
+                   "{size}"),
+    "take": (IndexError, "out of range: tried to access index {value} on a tensor of {size} "
+                         "elements."),
 }
 
 

@@ -23,7 +23,7 @@ from ..tensor.symbolic import as_size
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from .index_checks import check_index
-from .layout import expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
+from .layout import FLIP, expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
 from .reduction import argmax, argmin, extreme
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 
@@ -196,11 +196,12 @@ SCATTER_ADD = define_op(name="scatter_add", arity=3, shape=_scatter_rule, dtype=
                         grad_name="ScatterAddBackward0")
 
 
-def _rule_call(rule, name, *args):
+def _rule_call(rule, *args):
+    """A shape rule's ValueError as torch's RuntimeError, with the same message."""
     try:
         return rule(*args)
     except ValueError as error:
-        raise RuntimeError(f"{name}(): {error}") from None
+        raise RuntimeError(str(error)) from None
 
 
 def _gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -212,34 +213,38 @@ def _scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return bind(SCATTER_ADD, (x, index, src), {"dim": dim})
 
 
-def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+def _out(result: Tensor, out, name: str) -> Tensor:
+    """result, or written into `out` (torch's out= argument, inplace.write_out)."""
+    if out is None:
+        return result
+    from .inplace import write_out
+
+    return write_out(out, result, name)
+
+
+def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
+           out=None) -> Tensor:
     """The entries of x along `dim` at `index`: `out[i][j][k] = x[index[i][j][k]][j][k]` for
     dim 0, likewise for other dims."""
     if not isinstance(index, Tensor) or index.dtype not in _INDEX_DTYPES:
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     dim = normalize_dim(dim, x.ndim)
-    _rule_call(_gather_rule, "gather", tuple(x.shape), tuple(index.shape), dim)
+    _rule_call(_gather_rule, tuple(x.shape), tuple(index.shape), dim)
     index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
-    return _gather(x, dim, index)
+    return _out(_gather(x, dim, index), out, "gather")
 
 
-def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """x with the entries of `src` added along `dim` at `index`: `src[i][j][k]` goes to
-    `x[index[i][j][k]][j][k]` for dim 0, likewise for other dims."""
-    if not isinstance(index, Tensor) or index.dtype is not dtypes.int64:
-        raise RuntimeError("scatter(): Expected dtype int64 for index")
-    if not isinstance(src, Tensor) or src.dtype is not x.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    dim = normalize_dim(dim, x.ndim)
-    _rule_call(_scatter_rule, "scatter_add", tuple(x.shape), tuple(index.shape),
-               tuple(src.shape), dim)
-    index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
-    return _scatter_add(x, dim, index, src)
-
-
-def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None, *,
+                   out=None) -> Tensor:
     """`gather` with x and `indices` broadcast against each other outside `dim`; over the
     flattened x when dim is None."""
+    return _out(_take_along_dim(x, indices, dim), out, "take_along_dim")
+
+
+def _take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
+    if not isinstance(indices, Tensor) or indices.dtype is not dtypes.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{dtypes.scalar_type_name(indices.dtype)}")
     if dim is None:
         return gather(reshape(x, -1), 0, reshape(indices, -1))
     dim = normalize_dim(dim, x.ndim)
@@ -249,7 +254,7 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
                            f"{indices.ndim} dimensions for indices")
     x_shape, index_shape = list(x.shape), list(indices.shape)
     x_shape[dim] = index_shape[dim] = 1
-    common = list(broadcast_shapes(tuple(x_shape), tuple(index_shape)))
+    common = list(_rule_call(broadcast_shapes, tuple(x_shape), tuple(index_shape)))
     x_target, index_target = list(common), list(common)
     x_target[dim], index_target[dim] = x.shape[dim], indices.shape[dim]
     # torch takes every index modulo the size (so -1 is the last entry, and so is size - 1 +
@@ -258,8 +263,12 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     return gather(expand(x, x_target), dim, expand(indices, index_target))
 
 
-def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+def index_select(x: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """The entries of x at positions `index` (1-D) along `dim`."""
+    return _out(_index_select(x, dim, index), out, "index_select")
+
+
+def _index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if not isinstance(index, Tensor) or index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index.dtype not in _INDEX_DTYPES:
@@ -276,16 +285,19 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 def flip(x: Tensor, dims) -> Tensor:
-    """x with the order of elements reversed along `dims`."""
-    from ..tensor.creation import arange
-
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    for dim in sorted({normalize_dim(d, x.ndim) for d in dims}):
-        extent = x.shape[dim]
-        if extent > 1:
-            reverse = arange(extent - 1, -1, -1, dtype=dtypes.int64)
-            x = index_tensor(x, reshape(reverse, 1, extent), (dim,))
-    return x
+    """x with the order of elements reversed along `dims` (a sequence of ints)."""
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not "
+                        f"{type(dims).__name__}")
+    normalized = [normalize_dim(d, x.ndim) for d in dims]
+    for position, dim in enumerate(normalized):
+        if dim in normalized[:position]:
+            raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
+    if x.ndim == 0:
+        normalized = []  # dim 0 (or -1) of a 0-d tensor is valid in torch and reverses nothing
+    # The layout primitive, not an index of reversed positions: those would need an arange
+    # of the extent, which a dynamic trace does not have.
+    return bind(FLIP, (x,), {"dims": tuple(sorted(normalized))})
 
 
 # ---- nonzero and masks ----------------------------------------------------------------------
@@ -309,7 +321,8 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     """x with `value` where mask is True (mask broadcasts to x)."""
     if not isinstance(mask, Tensor) or mask.dtype is not dtypes.bool_:
-        dtype = mask.dtype.name if isinstance(mask, Tensor) else type(mask).__name__
+        dtype = dtypes.c_type_name(mask.dtype) if isinstance(mask, Tensor) else \
+            type(mask).__name__
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{dtype}")
     if isinstance(value, Tensor) and value.ndim != 0:

@@ -1,4 +1,5 @@
-"""In-place ops (add_, mul_, copy_, setitem, ...): an out-of-place op, then a write-back.
+"""In-place ops (add_, mul_, copy_, setitem, ...) and out= arguments: an out-of-place op, then
+a write-back.
 
 An in-place op computes its result with the ordinary primitive, writes it into the target's
 storage, bumps the version counter the target shares with its views and detached aliases, and
@@ -9,6 +10,8 @@ See docs/notes/saved-tensors.md.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -21,7 +24,8 @@ OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to
                  "to a single memory location. Please clone() the tensor before performing the "
                  "operation.")
 _TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-                "int64": "Long", "bool": "Bool"}
+                "int64": "Long", "bool": "Bool",
+                "bfloat16": "BFloat16"}
 
 
 def check_inplace(target: Tensor, op_name: str) -> None:
@@ -76,7 +80,7 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
                                f"to the desired output type {_TORCH_NAMES[target.dtype.name]}")
         result = result.to(target.dtype)
     if tuple(result.shape) != tuple(target.shape):
-        raise RuntimeError(f"{op_name}: output with shape {list(target.shape)} doesn't match "
+        raise RuntimeError(f"output with shape {list(target.shape)} doesn't match "
                            f"the broadcast shape {list(result.shape)}")
     base = target._base
     written_base = None
@@ -143,3 +147,47 @@ def write_storage(target: Tensor, result: Tensor) -> None:
                                "trace it belongs to has finished")
         tracer.write(target, result)
     target._bump_version()
+
+
+# ---- out= arguments ----------------------------------------------------------------------------
+
+_RESIZE_WARNING = ("An output with one or more elements was resized since it had shape {old}, "
+                   "which does not match the required output shape {new}. This behavior is "
+                   "deprecated, and in a future PyTorch release outputs will not be resized "
+                   "unless they have zero elements. You can explicitly reuse an out tensor t by "
+                   "resizing it, inplace, to zero elements with t.resize_(0).")
+
+
+def write_out(out, result: Tensor, op_name: str, dtype_error: Exception | None = None,
+              castable: bool = False) -> Tensor:
+    """`result` written into `out` (torch's out= argument) and `out` returned.
+
+    out's dtype must be result's (dtype_error, or torch's common message, otherwise), or with
+    `castable` hold it (a cat writing floats into an int tensor raises dtype_error); an out of
+    another shape is resized, with torch's warning unless it was empty. As in torch, out= does
+    not support autograd.
+    """
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op_name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if state.grad_enabled and (result._requires_grad or out._requires_grad):
+        raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    if result.dtype is not out.dtype:
+        if not castable or result.dtype.category > out.dtype.category:
+            raise dtype_error or RuntimeError(
+                f"Expected out tensor to have dtype {dtypes.c_type_name(result.dtype)}, but got "
+                f"{dtypes.c_type_name(out.dtype)} instead")
+        result = result.to(out.dtype)
+    if tuple(out.shape) != tuple(result.shape):
+        if out._data is None or result._data is None:
+            from ..tensor.graph_break import graph_break
+
+            graph_break(f"{op_name}(out=...) resizing its output", needs_data=False)
+        if out.numel():
+            warnings.warn(_RESIZE_WARNING.format(old=list(out.shape), new=list(result.shape)),
+                          UserWarning, stacklevel=3)
+        out._data = result.clone()._data  # new storage of the new shape
+        out._bump_version()
+        return out
+    write_storage(out, result)
+    return out

@@ -1,4 +1,4 @@
-"""Layout primitives: reshape, expand, permute, slice (and its adjoint embed_slice), cat.
+"""Layout primitives: reshape, expand, permute, slice (and its adjoint embed_slice), flip, cat.
 
 These move or select elements without arithmetic. Eagerly they return NumPy views where NumPy
 can (the result then shares the input's version counter, as torch views do). Composites built
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tensor import dtypes
 from ..tensor.symbolic import as_size, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from .registry import Layout, bind, define_op, rule_first, rule_promote
@@ -212,7 +213,12 @@ def slice_dims(x: Tensor, slices) -> Tensor:
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """The `length` entries of x from `start` (negative: from the end) along `dim`, a view;
-    with torch's errors where they do not fit (a slice would clip them silently)."""
+    with torch's errors where they do not fit (a slice would clip them silently). `start` may
+    be a 0-d integer tensor."""
+    if isinstance(start, Tensor):
+        if start.ndim != 0 or start.dtype.category != dtypes.INTEGER:
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = int(start)
     if x.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if length < 0:
@@ -235,6 +241,15 @@ def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     slices = [(0, n, 1) for n in x.shape]
     slices[dim] = (start, start + length, 1)
     return slice_dims(x, slices)
+
+
+# ---- flip -------------------------------------------------------------------------------------
+# A copy, as torch's flip is (NumPy's np.flip is a view with negative strides); its own adjoint.
+
+FLIP = define_op(
+    name="flip", arity=1, shape=lambda shape, dims: tuple(shape), dtype=rule_first,
+    impl=lambda x, dims: np.flip(x, dims).copy(),
+    vjp=lambda ctx, g: (bind(FLIP, (g,), ctx.attrs),), saves=(), lowering=Layout("flip"))
 
 
 # ---- cat --------------------------------------------------------------------------------------
@@ -280,6 +295,10 @@ def cat(tensors, dim: int = 0) -> Tensor:
     # torch skips 1-D empty tensors in cat, a legacy rule kept for compatibility.
     kept = tuple(t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)) or tensors[:1]
     dim = normalize_dim(dim, kept[0].ndim)
+    try:
+        _cat_rule(*(tuple(t.shape) for t in kept), dim=dim)
+    except ValueError as error:
+        raise RuntimeError(str(error)) from None
     return bind(CAT, kept, {"dim": dim, "sizes": tuple(t.shape[dim] for t in kept)})
 
 
@@ -394,10 +413,12 @@ def movedim(x: Tensor, source, destination) -> Tensor:
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(source)}"
                            f" dims) should contain the same number of dims as destination "
                            f"({list(destination)} dims)")
+    given = {"source": list(source), "destination": list(destination)}
     source = tuple(normalize_dim(d, ndim) for d in source)
     destination = tuple(normalize_dim(d, ndim) for d in destination)
-    if len(set(source)) != len(source) or len(set(destination)) != len(destination):
-        raise RuntimeError("movedim: repeated dim in `source` or `destination`")
+    for name, dims in (("source", source), ("destination", destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({given[name]})")
     order = [None] * ndim
     for src, dst in zip(source, destination, strict=False):
         order[dst] = src

@@ -3,11 +3,12 @@
 `autojit.Tensor(2, 3)` is an uninitialized (here zero) tensor of shape [2, 3], not data:
 integers (or an autojit.Size) are sizes, a sequence or an ndarray is data, a tensor is
 aliased, and nothing gives an empty tensor. `Tensor` makes the default dtype and aliases a
-tensor as it is; `FloatTensor`, `DoubleTensor`, `HalfTensor`, `LongTensor`, `IntTensor` and
-`BoolTensor` make their own dtype and alias only a tensor of it. Every other argument raises
-torch's TypeError: a lone number is not data (`Tensor(2.5)`), and `dtype=` and
-`requires_grad=` are not accepted. The typed names are not classes of their own: they make
-Tensors, and `isinstance(x, autojit.FloatTensor)` asks whether x is a float32 CPU tensor.
+tensor as it is; `FloatTensor`, `DoubleTensor`, `HalfTensor`, `LongTensor`, `IntTensor`,
+`BoolTensor` and `BFloat16Tensor` make their own dtype and alias only a tensor of it. Every
+other argument raises torch's TypeError: a lone number is not data (`Tensor(2.5)`), and
+`dtype=` and `requires_grad=` are not accepted. The typed names are not classes of their own:
+they make Tensors, and `isinstance(x, autojit.FloatTensor)` asks whether x is a float32 CPU
+tensor.
 
 Tensor.__new__ calls `legacy_new` through the hook this module installs at import
 (`Tensor._legacy_new`), since building an alias needs an op (ops/layout.py), a layer above
@@ -33,9 +34,9 @@ from .registry import bind
 # torch's names of the element types, in type names ("autojit.FloatTensor") and in the
 # TensorOptions of its alias error ("dtype=double").
 _TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-               "int64": "Long", "bool": "Bool"}
+               "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
 _C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int",
-            "int64": "long int", "bool": "bool"}
+            "int64": "long int", "bool": "bool", "bfloat16": "c10::BFloat16"}
 _SIGNATURES = ("but expected one of:\n"
                " * (*, autojit.device device = None)\n"
                " * (Tensor other)\n"
@@ -171,22 +172,32 @@ HalfTensor = _legacy_type(dtypes.float16)
 LongTensor = _legacy_type(dtypes.int64)
 IntTensor = _legacy_type(dtypes.int32)
 BoolTensor = _legacy_type(dtypes.bool_)
-LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, BoolTensor)
+BFloat16Tensor = _legacy_type(dtypes.bfloat16)
+LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, BoolTensor,
+                BFloat16Tensor)
 _BY_NAME = {kind.__name__: kind for kind in LEGACY_TYPES}
 
 
 def tensor_type(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     """x.type(): the type name ("autojit.FloatTensor"); x.type(t): x converted to t, a dtype,
-    a legacy type or its name (x itself when it already is one)."""
+    a legacy type or its name, "autojit.DoubleTensor" or torch's "torch.DoubleTensor" (a
+    ".cuda." name moves x to the GPU); x itself when it already is one."""
     if dtype is None:
         prefix = "autojit.cuda." if self.device.type == "cuda" else "autojit."
         return f"{prefix}{_TYPE_NAMES[self.dtype.name]}Tensor"
+    device = None
     if isinstance(dtype, str):
-        found = _BY_NAME.get(dtype.rsplit(".", 1)[-1]) if dtype.startswith("autojit.") else None
+        module, _, name = dtype.rpartition(".")
+        found = _BY_NAME.get(name) if module in ("autojit", "torch", "autojit.cuda",
+                                                  "torch.cuda") else None
         if found is None:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = found
+        wanted = "cuda" if module.endswith(".cuda") else "cpu"
+        device = wanted if self.device.type != wanted else None
     target = dtype.dtype if isinstance(dtype, _LegacyTensorType) else dtypes.to_dtype(dtype)
+    if device is not None:
+        return self.to(device, target)
     return self if self.dtype is target else self.to(target)
 
 

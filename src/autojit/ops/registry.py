@@ -82,7 +82,8 @@ class Reduction:
 
 @dataclass(frozen=True)
 class Layout:
-    """An index remapping (reshape, permute, broadcast, slice, pad, concatenate).
+    """An index remapping (reshape, permute, broadcast, slice, pad, concatenate, flip,
+    diagonal).
 
     fold: for a layout a kernel can read through strides without materializing it,
         `fold(shape, strides, output_shape, **attrs)` gives the strides (in elements of the
@@ -104,8 +105,9 @@ class Extern:
     """A call to a library routine (BLAS matmul) or an indexed gather/scatter kernel.
 
     routine: the routine the backends implement (batched_gemm, indexed_gather,
-        indexed_scatter, gather_along_dim, scatter_add_along_dim), or one they run through the
-        NumPy impl until they have their own (sort, cumulative_sum, search_sorted, ...).
+        indexed_scatter, gather_along_dim, scatter_add_along_dim, scatter_reduce_along_dim,
+        nonzero_static), or one they run through the NumPy impl until they have their own
+        (sort, cumulative_sum, search_sorted, ...).
     operands: one role per input (EXTERN_ROLES).
     """
     routine: str
@@ -203,7 +205,7 @@ class Op:
     """One primitive. See `define_op` for the fields."""
 
     __slots__ = ("name", "shape", "dtype", "impl", "vjp", "saves", "lowering", "view",
-                 "grad_name", "node_class", "arity")
+                 "grad_name", "node_class", "arity", "float32_scalars")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -211,8 +213,8 @@ class Op:
 
 def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: Callable,
               vjp: Callable | None, saves: tuple, lowering, grad_name: str | None = None,
-              view: bool = False) -> Op:
-    """Declare a primitive; every keyword but grad_name and view is required.
+              view: bool = False, float32_scalars: tuple = ()) -> Op:
+    """Declare a primitive; every keyword but grad_name, view and float32_scalars is required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -224,12 +226,17 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         input j needs a gradient. Only saved values are kept alive and version-checked.
     lowering: Elementwise, Reduction, Layout or Extern, for codegen.
     view: the eager result may alias the input's storage (it shares the version counter).
+    float32_scalars: the input positions where, in a bfloat16 computation, a Python number is
+        read in float32 instead of rounded to bfloat16 first, and so is a 0-d tensor of another
+        dtype at position 1: torch's mul, div and floor_divide kernels read a scalar second
+        operand at float32 precision, where its other ops convert it to bfloat16.
     """
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is defined twice")
     op = Op()
     op.name, op.arity, op.shape, op.dtype, op.impl = name, arity, shape, dtype, impl
     op.vjp, op.saves, op.lowering, op.view = vjp, tuple(saves), lowering, view
+    op.float32_scalars = tuple(float32_scalars)
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
     op.grad_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
     op.node_class = None
@@ -299,6 +306,13 @@ def bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
 def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     tracer = state.tracer
     if tracer is not None:
+        if _involves_bfloat16(op, inputs, attrs):
+            from ..tensor.graph_break import graph_break
+
+            # Kernels compute in float32 without rounding each result to bfloat16, so a
+            # traced bfloat16 op would be silently wrong: the call runs eagerly instead.
+            graph_break(f"{op.name} on bfloat16 tensors (compiled code does not round to "
+                        "bfloat16)", needs_data=False)
         out = tracer.bind(op, inputs, attrs)
     else:
         out = run_eager(op, inputs, attrs)
@@ -308,6 +322,16 @@ def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
                 RECORD(op, inputs, attrs, out)
                 break
     return out
+
+
+_BFLOAT16 = dtypes.bfloat16  # stored as float32: results are rounded (tensor/dtypes.py)
+
+
+def _involves_bfloat16(op: Op, inputs: tuple, attrs: dict) -> bool:
+    for x in inputs:
+        if isinstance(x, Tensor) and x._dtype is _BFLOAT16:
+            return True
+    return op.dtype(inputs, attrs)[1] is _BFLOAT16
 
 
 # Set to autojit.cuda.eager.dispatch once CUDA is first used: it runs ops on CUDA tensors as
@@ -325,12 +349,19 @@ def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     else:
         arrays = []
-        for x in inputs:
+        for position, x in enumerate(inputs):
             if isinstance(x, Tensor):
                 data = x._data
                 if x._dtype is not compute:
                     data = data.astype(compute.numpy)
+                    if compute is _BFLOAT16 and not (
+                            position == 1 and data.ndim == 0 and 1 in op.float32_scalars):
+                        data = dtypes.round_to_bfloat16(data)
                 arrays.append(data)
+            elif (compute is _BFLOAT16 and x.__class__ is float
+                  and position not in op.float32_scalars):
+                # torch converts a Python number to the computation's dtype first.
+                arrays.append(float(dtypes.round_to_bfloat16(x)))
             else:
                 arrays.append(x)
     try:
@@ -350,6 +381,9 @@ def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     wanted = out_dtype.numpy
     if result.dtype is not wanted and result.dtype != wanted:
         result = result.astype(wanted)
+    if out_dtype is _BFLOAT16 and not op.view:
+        # Computed in float32; a bfloat16 result is rounded, as torch rounds its kernels'.
+        result = dtypes.round_to_bfloat16(result)
     if op.view and np.may_share_memory(result, arrays[0]):
         return view_tensor(result, out_dtype, op, inputs[0], attrs)
     return Tensor._make(result, out_dtype)

@@ -14,17 +14,23 @@ from ..tensor.tensor import Tensor
 from . import (
     composite,
     counting,
+    diagonal,
+    factories,
+    index_update,
     indexing,
     inplace,
+    joining,
     layout,
     linalg,
     linalg_decompositions,
     linalg_determinants,
     linalg_products,
     linalg_solvers,
+    masked,
     random,
     reduction,
     scans,
+    scatter,
     sorting,
     triangular,
 )
@@ -68,9 +74,9 @@ METHODS = {
     "moveaxis": layout.moveaxis, "select": layout.select, "unbind": layout.unbind,
     "split": layout.split, "chunk": layout.chunk, "repeat": layout.repeat, "tile": layout.tile,
     # indexing
-    "gather": indexing.gather, "scatter_add": indexing.scatter_add,
+    "gather": indexing.gather, "scatter_add": scatter.scatter_add,
     "index_select": indexing.index_select, "take_along_dim": indexing.take_along_dim,
-    "nonzero": indexing.nonzero, "masked_fill": indexing.masked_fill, "flip": indexing.flip,
+    "nonzero": indexing.nonzero, "masked_fill": indexing.masked_fill, "flip": joining.flip_method,
     "max": indexing.max, "min": indexing.min,
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "dot": linalg.dot,
@@ -90,6 +96,18 @@ METHODS = {
     "slogdet": linalg_determinants.slogdet_top_level, "qr": linalg_decompositions.qr_top_level,
     "svd": linalg_decompositions.svd_top_level, "pinverse": linalg_products.pinverse,
     "matrix_power": linalg_products.matrix_power,
+    # ---- scatter, gather and masks (scatter.py, index_update.py, masked.py) ----
+    "scatter": scatter.scatter, "scatter_reduce": scatter.scatter_reduce,
+    "index_add": index_update.index_add, "index_copy": index_update.index_copy,
+    "index_fill": index_update.index_fill, "index_put": index_update.tensor_index_put,
+    "put": index_update.put, "take": index_update.take,
+    "masked_scatter": masked.masked_scatter, "masked_select": masked.masked_select,
+    "nonzero_static": masked.nonzero_static,
+    # ---- joining, rearranging and diagonals (joining.py, diagonal.py) ----
+    "roll": joining.roll, "fliplr": joining.fliplr, "flipud": joining.flipud,
+    "rot90": joining.rot90, "repeat_interleave": joining.repeat_interleave,
+    "diag": diagonal.diag, "diagonal": diagonal.diagonal, "diag_embed": diagonal.diag_embed,
+    "diagflat": diagonal.diagflat, "trace": diagonal.trace,
 }
 
 
@@ -165,20 +183,43 @@ Tensor.__hash__ = object.__hash__
 
 # ---- conversions ----------------------------------------------------------------------------
 
-def to(self, *args, dtype=None, device=None, copy: bool = False, **kwargs):
-    """x converted to a dtype (and/or device); returns x itself when nothing changes."""
-    kwargs.pop("non_blocking", None)
-    for arg in args:
-        if isinstance(arg, Tensor):
-            dtype = arg.dtype
-            device = arg.device if arg._data is not None else device
-        elif isinstance(arg, str) and arg.split(":")[0] in ("cpu", "cuda") or \
-                hasattr(arg, "index"):
-            device = arg
-        elif isinstance(arg, bool):
-            continue  # non_blocking given positionally
-        else:
-            dtype = arg
+def _is_device(value) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool) or \
+        hasattr(value, "index") and hasattr(value, "type")
+
+
+def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
+    """(dtype, device, copy) from torch's three forms: to(dtype, non_blocking, copy),
+    to(device, dtype, non_blocking, copy) and to(other, non_blocking, copy)."""
+    rest = list(args)
+    if rest and isinstance(rest[0], Tensor):
+        other = rest.pop(0)
+        dtype = other.dtype
+        device = other.device if other._data is not None else device
+    elif rest and isinstance(rest[0], dtypes.DType):
+        dtype = rest.pop(0)
+    elif rest and _is_device(rest[0]):
+        device = rest.pop(0)
+        if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda"):
+            raise RuntimeError(f"Invalid device string: '{device}'")
+        if rest and isinstance(rest[0], dtypes.DType):
+            dtype = rest.pop(0)
+    flags = [non_blocking, copy]
+    for position, value in enumerate(rest):
+        if position >= 2 or not isinstance(value, bool):
+            got = ", ".join(type(arg).__name__ if not isinstance(arg, dtypes.DType)
+                            else "autojit.dtype" for arg in args)
+            raise TypeError(f"to() received an invalid combination of arguments - got ({got})")
+        flags[position] = value
+    return dtype, device, flags[1]
+
+
+def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False,
+       memory_format=None):
+    """x converted to a dtype and/or moved to a device (or to another tensor's), as
+    `to(dtype)`, `to(device, dtype)` or `to(other)`; x itself when nothing changes, unless
+    copy=True."""
+    dtype, device, copy = _to_arguments(args, dtype, device, non_blocking, copy)
     result = self
     if device is not None:
         # A device copy by the runtime of the device that is not the CPU
@@ -253,6 +294,7 @@ Tensor.half = _to_method(dtypes.float16)
 Tensor.long = _to_method(dtypes.int64)
 Tensor.int = _to_method(dtypes.int32)
 Tensor.bool = _to_method(dtypes.bool_)
+Tensor.bfloat16 = _to_method(dtypes.bfloat16)
 Tensor.contiguous = contiguous
 Tensor.is_contiguous = is_contiguous
 
@@ -277,6 +319,12 @@ INPLACE = {
     # ---- scans, triangular parts ----
     "cumsum_": scans.cumsum, "cumprod_": scans.cumprod, "tril_": triangular.tril,
     "triu_": triangular.triu,
+    # ---- scatter, gather and masks (scatter.py, index_update.py, masked.py) ----
+    "scatter_": scatter.scatter, "scatter_add_": scatter.scatter_add,
+    "scatter_reduce_": scatter.scatter_reduce, "index_add_": index_update.index_add,
+    "index_copy_": index_update.index_copy, "index_fill_": index_update.index_fill,
+    "index_put_": index_update.tensor_index_put, "put_": index_update.put,
+    "masked_fill_": indexing.masked_fill, "masked_scatter_": masked.masked_scatter,
 }
 for _name, _function in INPLACE.items():
     setattr(Tensor, _name, _inplace(_name, _function))
@@ -317,3 +365,13 @@ for _name, _function in random.INPLACE_METHODS.items():
 Tensor.zero_ = zero_
 Tensor.fill_ = fill_
 Tensor.copy_ = copy_
+
+
+# ---- factory methods (factories.py) ----------------------------------------------------------
+
+Tensor.new_tensor = factories.new_tensor
+Tensor.new_zeros = factories.new_zeros
+Tensor.new_ones = factories.new_ones
+Tensor.new_full = factories.new_full
+Tensor.new_empty = factories.new_empty
+

@@ -28,8 +28,13 @@ def default_generator() -> np.random.Generator:
 
 
 def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=None) -> Tensor:
+    if dtype is dtypes.bfloat16:  # float32 storage holding bfloat16 numbers (dtypes.py)
+        data = dtypes.round_to_bfloat16(data)
     if device is not None and device.type != "cpu":  # copied to the device by its runtime
         data = runtime(device.type).from_host(data, device.index or 0)
+    if requires_grad and not dtype.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
     result = Tensor._make(data, dtype)
     if requires_grad:
         if not dtype.is_floating_point:  # a factory's message, which differs from the method's
@@ -170,6 +175,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, np.ndarray):
         target = dtypes.dtype_argument(dtype, "as_tensor") if dtype is not None else \
             dtypes.from_numpy(data.dtype)
+        if target is dtypes.bfloat16:  # a copy, rounded: no array holds bfloat16 as it is
+            return tensor(data, dtype=target)
         return Tensor._make(np.asarray(data, dtype=target.numpy), target)
     return tensor(data, dtype=dtype)
 

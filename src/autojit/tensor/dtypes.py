@@ -1,10 +1,14 @@
 """dtypes and type promotion.
 
-Every Tensor carries one of the six DType objects below. Ops ask `result_type` which dtype a
+Every Tensor carries one of the seven DType objects below. Ops ask `result_type` which dtype a
 mix of tensors and Python scalars computes in; the rules are torch's (see
 docs/notes/type-promotion.md): dimensioned tensors decide within a category, zero-dim tensors
 and Python scalars only lift the category (bool < integer < floating), and a Python float never
 upcasts a float32 tensor.
+
+bfloat16 has no NumPy dtype: its tensors hold float32 arrays whose values are all bfloat16
+numbers (`round_to_bfloat16`), so NumPy computes on them in float32 and each op's result is
+rounded again (docs/notes/bfloat16.md).
 """
 
 from __future__ import annotations
@@ -40,20 +44,45 @@ class DType:
 
 
 float16 = DType("float16", np.float16, "f16", FLOATING)
+# Stored as float32 (see the module's docstring); an element is two bytes in torch.
+bfloat16 = DType("bfloat16", np.float32, "bf16", FLOATING)
+bfloat16.itemsize = 2
 float32 = DType("float32", np.float32, "f32", FLOATING)
 float64 = DType("float64", np.float64, "f64", FLOATING)
 int32 = DType("int32", np.int32, "i32", INTEGER)
 int64 = DType("int64", np.int64, "i64", INTEGER)
 bool_ = DType("bool", np.bool_, "bool", BOOL)
 
+# torch's ScalarType names, which its messages quote ("expected Double but got Float").
+SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
+                     "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
+
+
+# The C++ names of the element types, which other messages of torch quote ("long int").
+C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+                "int32": "int", "int64": "long int", "bool": "bool",
+                "bfloat16": "c10::BFloat16"}
+
+
+def scalar_type_name(dtype: DType) -> str:
+    """torch's name of the element type in its messages: "Float", "Long", "Bool", ..."""
+    return SCALAR_TYPE_NAMES[dtype.name]
+
+
+def c_type_name(dtype: DType) -> str:
+    """The C++ name of the element type in torch's messages: "float", "long int", ..."""
+    return C_TYPE_NAMES[dtype.name]
+
+
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 int, long = int32, int64  # noqa: A001
 
-ALL = (bool_, int32, int64, float16, float32, float64)
-_BY_NUMPY = {d.numpy: d for d in ALL}
+ALL = (bool_, int32, int64, float16, bfloat16, float32, float64)
+# A float32 array is float32's: bfloat16 is never inferred from NumPy data.
+_BY_NUMPY = {d.numpy: d for d in ALL if d is not bfloat16}
 _BY_NAME = {d.name: d for d in ALL}
 # Rank within a category decides promotion between two dtypes of the same category.
-_RANK = {bool_: 0, int32: 1, int64: 2, float16: 3, float32: 4, float64: 5}
+_RANK = {bool_: 0, int32: 1, int64: 2, float16: 3, bfloat16: 3, float32: 4, float64: 5}
 
 _default_float = [float32]
 
@@ -135,9 +164,22 @@ def promote(a: DType, b: DType) -> DType:
         return a
     if a.category != b.category:
         return a if a.category > b.category else b
-    if {a, b} == {float16, float32}:
+    if {a, b} == {float16, float32} or {a, b} == {float16, bfloat16}:
         return float32
     return a if _RANK[a] > _RANK[b] else b
+
+
+def round_to_bfloat16(values) -> np.ndarray:
+    """float32 values rounded to the nearest bfloat16 number (ties to even), as float32, the
+    way torch converts a float to bfloat16 (c10::BFloat16's round_to_nearest_even): the upper
+    16 bits of the float32 after adding 0x7FFF plus the lowest kept bit; NaN becomes the
+    quiet NaN 0x7FC0. Wider inputs go through float32 first, as torch's conversions do."""
+    values = np.asarray(values, dtype=np.float32)
+    bits = values.view(np.uint32)
+    rounded = (bits + (np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1)))) \
+        & np.uint32(0xFFFF0000)
+    rounded = np.where(np.isnan(values), np.uint32(0x7FC00000), rounded).astype(np.uint32)
+    return rounded.view(np.float32)
 
 
 def scalar_dtype(value) -> DType:

@@ -321,6 +321,8 @@ class Tensor:
         """The data as a NumPy array sharing its memory; `force` copies a GPU tensor's data and
         allows a tensor that requires grad."""
         data = self._concrete("Tensor.numpy()")
+        if self._dtype is dtypes.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if data.__class__ is not np.ndarray:
             if not force:
                 raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
@@ -345,6 +347,8 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         """`np.asarray(x)`: the data of a CPU tensor, without a copy."""
         data = self._concrete("np.asarray(Tensor)")
+        if self._dtype is dtypes.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if data.__class__ is not np.ndarray:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")

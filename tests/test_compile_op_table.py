@@ -53,6 +53,13 @@ KNOWN_FAILURES: dict = {
     ("forward", "nonzero", None):
         "nonzero's output shape depends on the data, so tracing breaks the graph and the call "
         "runs eagerly (by design, until shapes can be data-dependent)",
+    # ---- ops returning Python values (ops/masks.py)
+    ("forward", "allclose", None):
+        "allclose returns a Python bool: reading the data breaks the graph, as bool(tensor) "
+        "does, and the call runs eagerly",
+    ("forward", "equal", None):
+        "equal returns a Python bool: reading the data breaks the graph, as bool(tensor) "
+        "does, and the call runs eagerly",
 }
 
 # Rows that also run through backend="interpreter": one or two per family.

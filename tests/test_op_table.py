@@ -39,6 +39,11 @@ ALIASES = {
     "divide",       # div
     "subtract",     # sub
     "true_divide",  # div
+    # ---- the math ops' aliases
+    "arcsin", "arccos", "arctan", "arctan2",  # asin, acos, atan, atan2
+    "arcsinh", "arccosh", "arctanh",  # asinh, acosh, atanh
+    "fix",  # trunc
+    "sgn",  # sign
 }
 
 # Forward tolerances (atol, rtol) per result dtype, for a row with OpInfo's default atol/rtol;

@@ -4,7 +4,7 @@ Eager tensor ops build an IR graph; autograd differentiates it (twice, with crea
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 """
 
-from . import autograd, codegen, config, cuda, nn, optim, utils  # noqa: F401 - codegen registers the cpu backend
+from . import autograd, codegen, config, cuda, nn, optim, special, utils  # noqa: F401 - codegen registers the cpu backend
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -86,6 +86,7 @@ __all__ = [
     "int", "long", "bool", "dtype", "promote_types", "get_default_dtype", "set_default_dtype",
     "make_graph", "compile",
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "from_dlpack",
+    "special",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     *_functional_names,
 ]

@@ -61,6 +61,23 @@ from .elementwise import (  # noqa: F401
     tanh,
     where,
 )
+from .elementwise_math import (  # noqa: F401
+    acos,
+    asin,
+    atan,
+    atan2,
+    ceil,
+    copysign,
+    erfc,
+    fmod,
+    hypot,
+    logaddexp,
+    logaddexp2,
+    logit,
+    nextafter,
+    trunc,
+    xlogy,
+)
 from .indexing import flip, gather, index_select, masked_fill, nonzero, scatter_add, take_along_dim  # noqa: F401
 from .indexing import max as max  # noqa: F401, A004, PLC0414
 from .indexing import min as min  # noqa: F401, A004, PLC0414
@@ -89,11 +106,45 @@ from .layout import (  # noqa: F401
     unsqueeze,
 )
 from .linalg import bmm, dot, matmul, mm, outer  # noqa: F401
+from .masks import (  # noqa: F401
+    allclose,
+    aminmax,
+    clamp_max,
+    clamp_min,
+    count_nonzero,
+    equal,
+    isclose,
+    isfinite,
+    isinf,
+    isneginf,
+    isposinf,
+    nan_to_num,
+    nanmean,
+    nansum,
+)
+from .math_composites import (  # noqa: F401
+    acosh,
+    addcdiv,
+    addcmul,
+    asinh,
+    atanh,
+    cosh,
+    deg2rad,
+    frac,
+    heaviside,
+    lerp,
+    rad2deg,
+    sinc,
+    sinh,
+)
+from .products import addbmm, addmm, addmv, baddbmm, cdist, cosine_similarity, cross, kron, mv  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
 from .reduction import any_ as any  # noqa: F401
 from .reduction import prod_ as prod  # noqa: F401
 from .reduction import sum_ as sum  # noqa: F401
+from .softmax import log_softmax, softmax  # noqa: F401
+from .special_functions import digamma, erfinv, i0, lgamma, polygamma  # noqa: F401
 
 clip = clamp
 negative = neg
@@ -101,6 +152,11 @@ multiply = mul
 divide = div
 subtract = sub
 true_divide = div
+# torch's aliases of the math ops above
+arccos, arcsin, arctan, arctan2 = acos, asin, atan, atan2
+arccosh, arcsinh, arctanh = acosh, asinh, atanh
+fix = trunc
+sgn = sign
 
 __all__ = [name for name in dir() if not name.startswith("_")]
 
@@ -135,4 +191,24 @@ FAMILIES = {
         "flip",
     ),
     "Linear algebra": ("matmul", "mm", "bmm", "dot", "outer"),
+    # ---- arithmetic, trigonometric and special functions, tests and masks, the softmax family
+    "Arithmetic, rounding and signs": (
+        "lerp", "addcmul", "addcdiv", "fmod", "frac", "trunc", "fix", "ceil", "sgn",
+        "heaviside", "copysign", "nextafter", "hypot", "logaddexp", "logaddexp2", "xlogy",
+    ),
+    "Trigonometric and hyperbolic": (
+        "asin", "acos", "atan", "atan2", "arcsin", "arccos", "arctan", "arctan2", "sinh",
+        "cosh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "sinc", "deg2rad",
+        "rad2deg",
+    ),
+    "Special functions": ("erfc", "erfinv", "lgamma", "digamma", "polygamma", "i0", "logit"),
+    "Tests and masks": (
+        "isfinite", "isinf", "isposinf", "isneginf", "nan_to_num", "nansum", "nanmean",
+        "clamp_min", "clamp_max", "isclose", "allclose", "equal", "count_nonzero", "aminmax",
+    ),
+    "Products and distances": (
+        "addmm", "addmv", "addbmm", "baddbmm", "mv", "kron", "cross", "cdist",
+        "cosine_similarity",
+    ),
+    "Softmax": ("softmax", "log_softmax"),
 }

@@ -1,0 +1,26 @@
+"""autojit.special: torch.special's names for the special functions, the softmax family and
+the elementwise math they build on.
+
+Every function here is an op of autojit.ops (the same objects as the top-level `autojit.erfc`,
+`autojit.lgamma`, ...); this module only gives them torch.special's names, some of them
+aliases (expit is sigmoid, gammaln is lgamma, psi is digamma). It sits above ops/ with the
+other public namespaces.
+"""
+
+from __future__ import annotations
+
+from .ops.composite import exp2, logsumexp, round  # noqa: A004 - torch's names
+from .ops.elementwise import erf, expm1, log1p
+from .ops.elementwise import sigmoid as expit
+from .ops.elementwise_math import erfc, logit, xlogy
+from .ops.math_composites import ndtr, sinc
+from .ops.softmax import log_softmax, softmax
+from .ops.special_functions import digamma, erfinv, i0, i1, polygamma
+from .ops.special_functions import digamma as psi
+from .ops.special_functions import lgamma as gammaln
+
+__all__ = [
+    "digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i1",
+    "log1p", "log_softmax", "logit", "logsumexp", "ndtr", "polygamma", "psi", "round", "sinc",
+    "softmax", "xlogy",
+]

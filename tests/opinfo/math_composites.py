@@ -1,6 +1,6 @@
-"""Op table rows for the composites of ops/math_composites.py and ops/softmax.py: the hyperbolic
-functions and their inverses, sinc, frac, heaviside, deg2rad, rad2deg, lerp, addcmul, addcdiv,
-special.ndtr, and the top-level softmax and log_softmax.
+"""Op table rows for the composites of ops/math_composites.py and ops/softmax.py, and for acosh:
+the hyperbolic functions and their inverses, sinc, frac, heaviside, deg2rad, rad2deg, lerp,
+addcmul, addcdiv, special.ndtr, and the top-level softmax and log_softmax.
 
 The references are NumPy's functions in float64, rounded to the input's dtype (integers give
 float32). Samples reach both branches of the piecewise formulas (sinh below and above 1,
@@ -119,8 +119,7 @@ ROWS = [
     composite("cosh", in_float(np.cosh), _spread(-5, 5), primitives=("exp", "mul", "add")),
     composite("asinh", in_float(np.arcsinh), samples=_wide_samples,
               primitives=("log1p", "sqrt", "log", "where", "div")),
-    composite("acosh", in_float(np.arccosh), samples=_acosh_samples,
-              primitives=("log1p", "sqrt", "log", "where")),
+    composite("acosh", in_float(np.arccosh), samples=_acosh_samples, primitives=("acosh",)),
     composite("atanh", in_float(np.arctanh), _spread(-0.9, 0.9), primitives=("log1p", "sub")),
     composite("sinc", in_float(np.sinc), away_from_zero, primitives=("sin", "div", "where"),
               dtypes=INTEGER_AND_FLOAT),

@@ -1,15 +1,16 @@
 """Elementwise math primitives beyond elementwise.py: rounding (trunc, ceil), signs and
 remainders (copysign, fmod, nextafter), inverse trigonometric functions (atan, asin, acos,
-atan2), hypot, erfc, and the binary functions whose gradients torch defines by formulas
-(logaddexp, logaddexp2, xlogy).
+atan2), hypot, erfc, and the functions whose gradients torch defines by formulas a composite
+would not reproduce at the special points (acosh, logaddexp, logaddexp2, xlogy, logit).
 
 Each is one `define_op`, like elementwise.py's: the NumPy impl is the reference, the VJP is
 torch's derivative formula written in autojit ops (so double backward and torch's values at
 the special points follow), and the expression template is the whole kernel on both
 backends. trunc, ceil, copysign, fmod, nextafter, hypot, atan2, the arctangents and erfc have
 functions of their own in the expression language (codegen/cpu/llvm_expression.py with
-mathlib_atan.py and mathlib_erfc.py; codegen/cuda/render.py); logaddexp, logaddexp2 and
-xlogy are written with functions that exist (exp, log1p, log, pow, max, select). Composites
+mathlib_atan.py and mathlib_erfc.py; codegen/cuda/render.py); acosh, logaddexp, logaddexp2,
+xlogy and logit are written with functions that exist (exp, log1p, log, sqrt, pow, max,
+select). Composites
 built on these (sinh, asinh, sinc, logit, ...) are in math_composites.py.
 """
 
@@ -114,10 +115,10 @@ def ceil(input):  # noqa: A002
 # ---- signs and remainders ---------------------------------------------------------------------
 
 def _copysign_magnitude_grad(ctx, g):
-    # torch: result / x, 0 where x is 0 (the ratio is then 0 / 0).
+    # torch: result / x, masked to 0 where x is 0 (the ratio is then 0 / 0); the division is
+    # kept unguarded, as torch's, so the second derivative there is NaN as torch's is.
     x = ctx.inputs[0]
-    ratio = ctx.out / ew.where(x == 0, 1, x)
-    return g * ew.where(x == 0, 0, ratio)
+    return g * ew.where(x == 0, 0, ctx.out / x)
 
 
 COPYSIGN = _define("copysign", 2, rule_float, np.copysign,
@@ -137,8 +138,10 @@ def _integer_divisor_check(function):
 
 
 FMOD = _define("fmod", 2, _rule_except_bool("fmod_cpu"), _integer_divisor_check(np.fmod),
+               # torch: -grad * div(x, y, rounding_mode="trunc"), whose own derivative is 0.
                _binary_vjp(lambda ctx, g: g,
-                           lambda ctx, g: -g * trunc(ctx.inputs[0] / ctx.inputs[1])),
+                           lambda ctx, g: -g * trunc(ctx.inputs[0].detach()
+                                                     / ctx.inputs[1].detach())),
                ((0, 1), 1), "fmod({0}, {1})", exact=True)
 NEXTAFTER = _define("nextafter", 2, _rule_floating("nextafter_cpu"), np.nextafter,
                     NOT_DIFFERENTIABLE, (), "nextafter({0}, {1})", exact=True)
@@ -177,10 +180,13 @@ ACOS = _define("acos", 1, rule_float, np.arccos,
 
 
 def _atan2_grad(which):
-    # torch: with recip = 1 / (y*y + x*x), grad * x * recip for y and grad * -y * recip for x.
+    # torch: with recip = 1 / (y*y + x*x), 0 where that is infinite (at the origin, or where
+    # the squares underflow), grad * x * recip for y and grad * -y * recip for x. The masked
+    # reciprocal stays unguarded, so the second derivative at the origin is NaN, as torch's.
     def rule(ctx, g):
         y, x = ctx.inputs
         reciprocal = 1 / (y * y + x * x)
+        reciprocal = ew.where(ew.abs(reciprocal) == math.inf, 0, reciprocal)
         return g * x * reciprocal if which == 0 else g * -y * reciprocal
 
     return rule
@@ -204,6 +210,19 @@ ERFC = _define("erfc", 1, rule_float, _erfc_impl,
                "erfc({0})")
 
 
+# acosh: log(x + sqrt(x*x - 1)) as log1p(t + sqrt(2t + t*t)) with t = x - 1 (exact near 1),
+# log(x) + ln 2 from 2**28 on (x*x - 1 rounds to x*x), and NaN below 1 as sqrt(x - 1) (the
+# formula rounds to 0 for large negative x). A primitive rather than a composite for its
+# gradient, torch's rsqrt(x*x - 1): inf at 1, where the composite's product rule gives inf * 0.
+_ACOSH_T = "({0} - 1.0)"
+ACOSH = _define(
+    "acosh", 1, rule_float, np.arccosh,
+    lambda ctx, g: (g * rsqrt(ctx.inputs[0] ** 2 - 1),), (0,),
+    f"select({{0}} < 1.0, sqrt({_ACOSH_T}), select({{0}} >= 268435456.0, "
+    f"log({{0}}) + {math.log(2)!r}, "
+    f"log1p({_ACOSH_T} + sqrt(2.0 * {_ACOSH_T} + {_ACOSH_T} * {_ACOSH_T}))))")
+
+
 def _unary(op, doc):
     def function(input):  # noqa: A002 - torch's names
         return bind(op, (tensor_argument(input, op.name, "input", 1),), {})
@@ -216,6 +235,8 @@ def _unary(op, doc):
 atan = _unary(ATAN, "Elementwise arctangent, in (-pi/2, pi/2).")
 asin = _unary(ASIN, "Elementwise arcsine, in [-pi/2, pi/2] (NaN outside [-1, 1]).")
 acos = _unary(ACOS, "Elementwise arccosine, in [0, pi] (NaN outside [-1, 1]).")
+acosh = _unary(ACOSH, "Elementwise inverse hyperbolic cosine (NaN below 1), without "
+                      "cancellation near 1.")
 erfc = _unary(ERFC, "Elementwise complementary error function, `1 - erf(x)`, accurate where "
                     "erf is near 1.")
 
@@ -259,10 +280,9 @@ def _xlogy_impl(x, y):
 
 
 def _xlogy_x_grad(ctx, g):
-    # torch: grad * xlogy(x != 0, y).
+    # torch: xlogy(grad, y), 0 where x is 0 and y <= 0.
     x, y = ctx.inputs
-    nonzero = (x != 0).to(g.dtype) if isinstance(x, Tensor) else float(x != 0)
-    return g * xlogy(nonzero, y)
+    return ew.where((x == 0) & (y <= 0), 0, xlogy(g, y))
 
 
 XLOGY = _define("xlogy", 2, rule_float, _xlogy_impl,

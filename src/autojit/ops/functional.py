@@ -63,6 +63,7 @@ from .elementwise import (  # noqa: F401
 )
 from .elementwise_math import (  # noqa: F401
     acos,
+    acosh,
     asin,
     atan,
     atan2,
@@ -123,7 +124,6 @@ from .masks import (  # noqa: F401
     nansum,
 )
 from .math_composites import (  # noqa: F401
-    acosh,
     addcdiv,
     addcmul,
     asinh,

@@ -1,5 +1,5 @@
-"""Elementwise composites of the math family: hyperbolic functions and their inverses, sinc,
-frac, heaviside, degree conversions, lerp, addcmul, addcdiv and ndtr.
+"""Elementwise composites of the math family: sinh, cosh, asinh, atanh, sinc, frac, heaviside,
+degree conversions, lerp, addcmul, addcdiv and ndtr.
 
 Written from primitives (elementwise.py, elementwise_math.py), so they fuse, differentiate
 twice and run on CUDA with no rules of their own. Each is an accurate formula, not the
@@ -20,7 +20,7 @@ from . import elementwise as ew
 from .elementwise_math import erfc, not_implemented, tensor_argument, trunc
 
 _LN2 = math.log(2.0)
-# asinh and acosh of arguments at least this large are log(2x): x*x + 1 rounds to x*x.
+# asinh of arguments at least this large is log(2x): x*x + 1 rounds to x*x.
 _LARGE = 2.0 ** 28
 
 
@@ -69,17 +69,6 @@ def asinh(input):  # noqa: A002
     near = ew.log1p(near_argument + square / (1 + ew.sqrt(square + 1)))
     far = ew.log(ew.where(large, a, 1)) + _LN2
     return _odd(negative, ew.where(large, far, near))
-
-
-def acosh(input):  # noqa: A002
-    """Elementwise inverse hyperbolic cosine (NaN below 1), `log(x + sqrt(x*x - 1))` without
-    cancellation."""
-    x = float_input(input, "acosh")
-    large = x >= _LARGE
-    t = ew.where(large, 2, x) - 1  # exact near 1; 2 keeps the unused branch off the kink
-    near = ew.log1p(t + ew.sqrt(2 * t + t * t))
-    far = ew.log(ew.where(large, x, 1)) + _LN2
-    return ew.where(large, far, near)
 
 
 def atanh(input):  # noqa: A002
@@ -163,8 +152,11 @@ def lerp(input, end, weight):  # noqa: A002
             return start + weight * difference
         return end - difference * (1 - weight)
     weight = weight.to(start.dtype)
-    return ew.where(ew.abs(weight) < 0.5, start + weight * difference,
-                    end - difference * (1 - weight))
+    small = ew.abs(weight) < 0.5
+    # Each branch reads the weight only where it is taken (0 and 1 elsewhere), so the branch
+    # not taken gives no 0 * inf gradient: the weight's is end - start, as torch's.
+    return ew.where(small, start + ew.where(small, weight, 0) * difference,
+                    end - difference * (1 - ew.where(small, 1, weight)))
 
 
 def _c_name(dtype) -> str:

@@ -65,8 +65,9 @@ def asinh(input):  # noqa: A002
     negative, a = _magnitude(float_input(input, "asinh"))
     large = a >= _LARGE
     near_argument = ew.where(large, 0, a)
-    square = near_argument * near_argument
-    near = ew.log1p(near_argument + square / (1 + ew.sqrt(square + 1)))
+    # a + a*a / (1 + sqrt(a*a + 1)), as a product so that -0 stays -0
+    near = ew.log1p(near_argument * (1 + near_argument / (1 + ew.sqrt(
+        near_argument * near_argument + 1))))
     far = ew.log(ew.where(large, a, 1)) + _LN2
     return _odd(negative, ew.where(large, far, near))
 

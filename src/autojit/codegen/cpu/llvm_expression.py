@@ -437,18 +437,19 @@ def _hypot(self, a, c):
     x, y, dtype = _float_pair(self, a, c, "hypot")
     b = self.b
     kind = x.type
+    ax, ay = intrinsic(b, "fabs", [x]), intrinsic(b, "fabs", [y])
     if dtype is dtypes.float32:
         wide_x, wide_y = b.fpext(x, ir.DoubleType()), b.fpext(y, ir.DoubleType())
         total = intrinsic(b, "fma", [wide_x, wide_x, b.fmul(wide_y, wide_y)])
-        return Typed(b.fptrunc(intrinsic(b, "sqrt", [total]), kind), dtype)
-    ax, ay = intrinsic(b, "fabs", [x]), intrinsic(b, "fabs", [y])
-    swap = b.fcmp_ordered(">", ay, ax)
-    big, small = b.select(swap, ay, ax), b.select(swap, ax, ay)
-    ratio = b.fdiv(small, big)
-    one = ir.Constant(kind, 1.0)
-    result = b.fmul(big, intrinsic(b, "sqrt", [intrinsic(b, "fma", [ratio, ratio, one])]))
-    result = b.select(b.fcmp_ordered("==", big, ir.Constant(kind, 0.0)), big, result)
-    result = b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), result)
+        result = b.fptrunc(intrinsic(b, "sqrt", [total]), kind)
+    else:
+        swap = b.fcmp_ordered(">", ay, ax)
+        big, small = b.select(swap, ay, ax), b.select(swap, ax, ay)
+        ratio = b.fdiv(small, big)
+        one = ir.Constant(kind, 1.0)
+        result = b.fmul(big, intrinsic(b, "sqrt", [intrinsic(b, "fma", [ratio, ratio, one])]))
+        result = b.select(b.fcmp_ordered("==", big, ir.Constant(kind, 0.0)), big, result)
+        result = b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), result)
     infinite = b.or_(b.fcmp_ordered("==", ax, ir.Constant(kind, math.inf)),
                      b.fcmp_ordered("==", ay, ir.Constant(kind, math.inf)))
     return Typed(b.select(infinite, ir.Constant(kind, math.inf), result), dtype)

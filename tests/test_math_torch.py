@@ -411,3 +411,65 @@ def test_allclose_and_equal_return_python_bools():
     assert autojit.equal(autojit.ones(2), autojit.ones(2, dtype=autojit.float64)) is True
     assert autojit.equal(autojit.ones(2), autojit.ones(1)) is False
     assert x[:1].equal(x[:1]) and x.allclose(x + 1e-9, equal_nan=True)
+
+
+OUT_CASES = [
+    ("atan2", lambda lib, a, b, **out: lib.atan2(a, b, **out)),
+    ("lerp", lambda lib, a, b, **out: lib.lerp(a, b, 0.25, **out)),
+    ("addmm", lambda lib, a, b, **out: lib.addmm(a[:4].reshape(2, 2), a.reshape(2, 3),
+                                                 b.reshape(3, 2), **out)),
+    ("nansum", lambda lib, a, b, **out: lib.nansum(a, **out)),
+    ("polygamma", lambda lib, a, b, **out: lib.polygamma(2, a.abs() + 1, **out)),
+    ("special_erfc", lambda lib, a, b, **out: lib.special.erfc(a, **out)),
+    ("softmax", lambda lib, a, b, **out: lib.softmax(a, 0, **out)),
+    ("isposinf", lambda lib, a, b, **out: lib.isposinf(a / 0, **out)),
+]
+
+
+@pytest.mark.parametrize("case", OUT_CASES, ids=[case[0] for case in OUT_CASES])
+def test_out_argument_as_torch(case):
+    """The result written into `out` (cast to its dtype, resized from empty), which is
+    returned; torch's errors for an out that cannot hold it or for inputs requiring grad."""
+    _, function = case
+    a = np.array([1.5, -2.0, 0.25, 3.0, -0.5, 2.0])
+    b = np.array([-1.0, 0.5, 2.5, -3.0, 1.25, 4.0])
+    tensors = {lib: [lib.tensor(a), lib.tensor(b)] for lib in (torch, autojit)}
+    expected = function(torch, *tensors[torch])
+    others = ("float64", "bool") if expected.dtype == torch.bool else ("float64", "float32")
+    for dtype in others:  # the result's dtype and another: some ops cast, some refuse
+        outs = {lib: lib.empty(0, dtype=getattr(lib, dtype)) for lib in (torch, autojit)}
+        try:
+            theirs = function(torch, *tensors[torch], out=outs[torch])
+        except RuntimeError as error:
+            with pytest.raises(RuntimeError, match=_escaped(error)):
+                function(autojit, *tensors[autojit], out=outs[autojit])
+            continue
+        mine = function(autojit, *tensors[autojit], out=outs[autojit])
+        assert mine is outs[autojit]
+        assert_same(mine, theirs, f"{case[0]} out", ulp=16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        # (torch.special's functions name themselves special_erfc, ... in the TypeError, and
+        # lerp's overloads give another TypeError: those compare the int out's type only.)
+        for make_out in (lambda lib: lib.empty(1, dtype=lib.int64), lambda lib: 3):
+            with pytest.raises(Exception) as error:
+                function(torch, *tensors[torch], out=make_out(torch))
+            loose = case[0] == "special_erfc" or "invalid combination" in str(error.value)
+            with pytest.raises(type(error.value), match=None if loose else _escaped(error.value)):
+                function(autojit, *tensors[autojit], out=make_out(autojit))
+    graded = {lib: [lib.tensor(a, requires_grad=True), lib.tensor(b)]
+              for lib in (torch, autojit)}
+    if expected.dtype.is_floating_point and case[0] != "softmax":
+        # (torch's softmax writes out without autograd history; autojit refuses, as torch's
+        # other out= functions do.)
+        with pytest.raises(RuntimeError) as error:
+            function(torch, *graded[torch], out=torch.empty(0, dtype=torch.float64))
+        with pytest.raises(RuntimeError, match=_escaped(error.value)):
+            function(autojit, *graded[autojit], out=autojit.empty(0, dtype=autojit.float64))
+
+
+def test_out_resizes_a_nonempty_tensor_with_torchs_warning():
+    out = autojit.empty(2)
+    with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+        autojit.trunc(autojit.tensor([1.5, -2.5, 3.5]), out=out)
+    assert out.tolist() == [1.0, -2.0, 3.0]

@@ -2,9 +2,9 @@
 the elementwise math they build on.
 
 Every function here is an op of autojit.ops (the same objects as the top-level `autojit.erfc`,
-`autojit.lgamma`, ...); this module only gives them torch.special's names, some of them
-aliases (expit is sigmoid, gammaln is lgamma, psi is digamma). It sits above ops/ with the
-other public namespaces.
+`autojit.lgamma`, ..., with their `out=`); this module only gives them torch.special's names,
+some of them aliases (expit is sigmoid, gammaln is lgamma, psi is digamma). It sits above
+ops/ with the other public namespaces.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from __future__ import annotations
 from .ops.composite import exp2, logsumexp, round  # noqa: A004 - torch's names
 from .ops.elementwise import erf, expm1, log1p
 from .ops.elementwise import sigmoid as expit
-from .ops.elementwise_math import erfc, logit, xlogy
-from .ops.math_composites import ndtr, sinc
+from .ops.functional import digamma, erfc, erfinv, i0, logit, polygamma, sinc, xlogy
+from .ops.functional import digamma as psi
+from .ops.functional import lgamma as gammaln
+from .ops.math_composites import ndtr
 from .ops.softmax import log_softmax, softmax
-from .ops.special_functions import digamma, erfinv, i0, i1, polygamma
-from .ops.special_functions import digamma as psi
-from .ops.special_functions import lgamma as gammaln
+from .ops.special_functions import i1
 
 __all__ = [
     "digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i1",

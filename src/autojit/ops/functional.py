@@ -137,6 +137,7 @@ from .math_composites import (  # noqa: F401
     sinc,
     sinh,
 )
+from .out_argument import with_out as _with_out
 from .products import addbmm, addmm, addmv, baddbmm, cdist, cosine_similarity, cross, kron, mv  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
@@ -145,6 +146,25 @@ from .reduction import prod_ as prod  # noqa: F401
 from .reduction import sum_ as sum  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
 from .special_functions import digamma, erfinv, i0, lgamma, polygamma  # noqa: F401
+
+# torch's out= on the top-level forms of the math ops (out_argument.py; the methods take none):
+# op name -> None where out may have any dtype torch's casting rule allows, else the kind of
+# torch's further check of out's dtype (out_argument.OUT_CHECKS).
+_WITH_OUT = {
+    "lerp": None, "addcmul": None, "addcdiv": None, "addmm": "expected", "addmv": "expected",
+    "addbmm": "mat2", "baddbmm": "expected", "mv": "expected", "kron": None, "cross": "expected",
+    "atan2": None, "hypot": None, "logaddexp": None, "logaddexp2": None, "xlogy": None,
+    "fmod": None, "frac": "found", "trunc": "found", "ceil": "found", "heaviside": "heaviside",
+    "copysign": None, "nextafter": None, "asin": None, "acos": None, "atan": None, "sinh": None,
+    "cosh": None, "asinh": None, "acosh": None, "atanh": None, "sinc": None, "erfc": None,
+    "erfinv": None, "lgamma": None, "digamma": None, "polygamma": None, "i0": None,
+    "logit": None, "deg2rad": None, "rad2deg": None, "isposinf": "boolean",
+    "isneginf": "boolean", "nan_to_num": "nan_to_num", "nansum": "reduction",
+    "nanmean": "reduction",
+    "clamp_min": "found", "clamp_max": "found", "softmax": "expected", "log_softmax": "expected",
+}
+for _name, _check in _WITH_OUT.items():
+    globals()[_name] = _with_out(globals()[_name], _check)
 
 clip = clamp
 negative = neg

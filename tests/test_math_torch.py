@@ -128,19 +128,10 @@ def test_binary_values_eager_and_compiled(name, dtype):
         warnings.simplefilter("ignore", RuntimeWarning)
         theirs = getattr(torch, name)(torch.from_numpy(x), torch.from_numpy(y))
         a, b = autojit.tensor(x), autojit.tensor(y)
-        # remainder's zero takes the dividend's sign in torch, the divisor's in NumPy (and here):
-        # docs/differences.md.
-        check = assert_same if name != "remainder" else _same_but_zero_signs
         # torch's logaddexp2(x, x) is x + 1 off by a rounding (log1p(1) / ln 2): absolute ulp.
-        check(getattr(autojit, name)(a, b), theirs, f"{name} eager", 8, absolute=4)
-        if name not in ("remainder", "floor_divide"):  # the op table compiles those
-            compiled = autojit.compile(lambda s, t: getattr(autojit, name)(s, t))(a, b)
-            check(compiled, theirs, f"{name} compiled", 8, absolute=4)
-
-
-def _same_but_zero_signs(mine, theirs, where, ulp, absolute):
-    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6, equal_nan=True,
-                               err_msg=where)
+        assert_same(getattr(autojit, name)(a, b), theirs, f"{name} eager", 8, absolute=4)
+        compiled = autojit.compile(lambda s, t: getattr(autojit, name)(s, t))(a, b)
+        assert_same(compiled, theirs, f"{name} compiled", 8, absolute=4)
 
 
 @pytest.mark.parametrize("name", ["remainder", "floor_divide", "fmod"])

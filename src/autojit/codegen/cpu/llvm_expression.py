@@ -194,8 +194,9 @@ class StepEmitter(ExpressionWalker):
                         b.xor(b.fcmp_ordered("<", y, zero), b.fcmp_ordered("<", modulo, zero)))
         quotient = b.select(adjust, b.fsub(quotient, ir.Constant(x.type, 1.0)), quotient)
         modulo = b.select(adjust, b.fadd(modulo, y), modulo)
+        # A zero remainder keeps the dividend's sign, as torch's (NumPy gives the divisor's).
         modulo = b.select(b.fcmp_ordered("==", modulo, zero),
-                          intrinsic(b, "copysign", [zero, y]), modulo)
+                          intrinsic(b, "copysign", [zero, x]), modulo)
         floored = intrinsic(b, "floor", [quotient])
         rounds_up = b.fcmp_ordered(">", b.fsub(quotient, floored), ir.Constant(x.type, 0.5))
         floored = b.select(rounds_up, b.fadd(floored, ir.Constant(x.type, 1.0)), floored)

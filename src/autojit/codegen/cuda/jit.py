@@ -84,6 +84,12 @@ def trunc_(x):
 def ceil_(x):
     return -floor_(-x)
 
+def float_remainder_(a, b):
+    r = a % b
+    if r == 0:
+        return copysign(r - r, a)
+    return r
+
 def fmod_(a, b, status):
     if b == 0:
         status[0] = 1
@@ -96,7 +102,8 @@ def fmod_(a, b, status):
     return r
 '''
 HELPER_NAMES = ("sigmoid_", "sign_", "floor_", "maximum_", "minimum_", "floor_divide_",
-                "remainder_", "power_", "check_index_", "trunc_", "ceil_", "fmod_")
+                "remainder_", "power_", "check_index_", "trunc_", "ceil_", "fmod_",
+                "float_remainder_")
 MATH_NAMES = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt")
 # The functions of ops/elementwise_math.py's primitives: math's on a GPU, NumPy's under the
 # simulator (NumPy's names differ; math's raise on arguments outside their domain).

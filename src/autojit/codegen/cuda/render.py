@@ -166,7 +166,7 @@ class _Expression(ExpressionWalker):
     def remainder(self, left: str, right: str) -> str:
         if not self.literal_dtype.is_floating_point:
             return self._reporting(f"remainder_({left}, {right}, status)")
-        return f"({left} % {right})"
+        return f"float_remainder_({left}, {right})"  # a zero keeps the dividend's sign
 
     def check_index(self, index: str, size: str) -> str:
         """ops/index_checks.py's check (cpu/llvm_expression.StepEmitter.check_index)."""

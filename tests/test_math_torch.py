@@ -361,7 +361,8 @@ def test_named_tuple_and_in_place_forms():
 
 def test_first_order_gradients_where_torch_has_no_second():
     """cdist at a zero distance (torch's gradient is 0 there; its double backward is not
-    implemented) and cosine_similarity of a zero vector (clamped norm)."""
+    implemented), at ties of p = inf and with no coordinates, and cosine_similarity of a zero
+    vector (clamped norm)."""
     def gradient(lib, function, *arrays):
         tensors = [lib.tensor(np.array(a), requires_grad=True) for a in arrays]
         out = function(lib, *tensors)
@@ -372,6 +373,9 @@ def test_first_order_gradients_where_torch_has_no_second():
         (lambda lib, x, y: lib.cdist(x, y), [[0.0, 0.0], [1.0, 2.0]], [[0.0, 0.0], [3.0, 1.0]]),
         (lambda lib, x, y: lib.cdist(x, y, p=1.0), [[0.0, 1.0], [2.0, 1.0]], [[0.0, 1.0]]),
         (lambda lib, x, y: lib.cdist(x, y, p=0.5), [[0.0, 1.0], [2.0, 1.0]], [[0.0, 1.0]]),
+        (lambda lib, x, y: lib.cdist(x, y, p=math.inf), [[1.0, -1.0, 0.5], [0.0, 0.0, 0.0]],
+         [[0.0, 0.0, 0.0]]),  # ties: each gets the whole gradient
+        (lambda lib, x, y: lib.cdist(x, y), np.zeros((2, 0)), np.zeros((3, 0))),
         (lambda lib, x, y: lib.cosine_similarity(x, y, dim=0), [0.0, 0.0, 0.0],
          [1.0, 2.0, 2.0]),
     ]

@@ -6,12 +6,14 @@ Composites, with torch's argument checks and messages: the scaled products are
 product's shape, and ignored when beta is 0, as torch does: its NaN does not propagate);
 kron multiplies interleaved unit dims; cross combines the components picked along `dim`;
 cdist is the p-norm of the broadcast differences (composite.norm, whose gradient at a zero
-distance is 0 as torch's); cosine_similarity divides by norms clamped to eps the way torch
+distance is 0 as torch's; for p = inf the largest difference, whose ties each get the whole
+gradient, as torch's); cosine_similarity divides by norms clamped to eps the way torch
 clamps them (in place under no_grad: the value is clamped, the gradient is the norm's).
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from ..tensor import dtypes
@@ -21,7 +23,7 @@ from .composite import norm
 from .elementwise_math import SCALAR_TYPE_NAMES, tensor_argument
 from .layout import cat, expand, narrow, reshape, unsqueeze
 from .linalg import bmm, matmul, mm
-from .reduction import sum_
+from .reduction import amax, sum_
 from .registry import broadcast_shapes
 
 
@@ -222,6 +224,15 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     difference = unsqueeze(x1, -2) - unsqueeze(x2, -3)
+    if x1.shape[-1] == 0:  # no coordinates: every distance is 0
+        return sum_(difference, -1)
+    if p == math.inf:
+        # The largest coordinate distance, with torch's gradient: every coordinate tied for the
+        # largest gets all of it (a max would share it); the added term is 0 in value.
+        magnitude = ew.abs(difference)
+        largest = amax(magnitude.detach(), -1, keepdim=True)
+        ties = ew.where(magnitude.detach() == largest, magnitude - magnitude.detach(), 0)
+        return largest.squeeze(-1) + sum_(ties, -1)
     return norm(difference, p, dim=-1)
 
 

@@ -2,9 +2,9 @@
 special_functions.py, products.py, masks.py), rows of tests/test_grad_special_points.py.
 
 Domain edges (asin and acos at +-1, atanh at +-1, acosh at 1, logit at 0 and 1, erfinv at
-+-1, lgamma, digamma and polygamma at their poles), the points a formula masks (sinc and
-xlogy at 0, copysign of a zero, hypot and atan2 at the origin, cdist at a zero distance,
-cosine_similarity of a zero vector), ties (logaddexp of equal values, aminmax), the
++-1, lgamma, digamma and polygamma at their poles), the points a formula masks (sinc,
+xlogy, xlog1py and entr at 0, copysign of a zero, hypot and atan2 at the origin, cdist at a
+zero distance, cosine_similarity of a zero vector), ties (logaddexp of equal values, aminmax), the
 branches of the piecewise composites (sinh and asinh at their thresholds) and infinities.
 """
 
@@ -55,6 +55,11 @@ MATH = [
     Point("xlogy", lambda lib, x, y: lib.xlogy(x, y),
           ([0.0, 0.0, 0.0, 2.0, 1.0, 0.0, -1.0], [0.0, 2.0, NAN, 0.0, INF, -1.0, 3.0])),
     unary("xlogy_scalar", lambda lib, y: lib.xlogy(0.0, y), [0.0, 2.0, NAN]),
+    Point("special_xlog1py", lambda lib, x, y: lib.special.xlog1py(x, y),
+          ([0.0, 0.0, 0.0, 1.0, 2.0, 0.0, -1.0, 3.0], [-1.0, -2.0, NAN, -1.0, INF, 0.0, 3.0,
+                                                       -0.5])),
+    unary("special_entr", lambda lib, x: lib.special.entr(x),
+          [0.0, -0.0, -1.0, 0.5, 1.0, 1e-310, INF, -INF, NAN]),
     unary("logit", lambda lib, x: lib.logit(x), [0.0, 1.0, 0.5, -0.5, 1.5, NAN]),
     # outside [eps, 1 - eps] logit is constant; torch divides by x (1 - x) at 0 and 1
     Point("logit_eps", lambda lib, x: lib.logit(x, eps=0.25), ([0.0, 0.25, 0.5, 0.75, 1.0],),

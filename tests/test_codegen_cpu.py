@@ -28,7 +28,7 @@ MATH = {"exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos", 
         "binary_cross_entropy"}  # its expression takes two logs
 # ops/elementwise_math.py's transcendental primitives (the others there are exact).
 MATH |= {"atan", "asin", "acos", "acosh", "atan2", "hypot", "erfc", "logaddexp", "logaddexp2",
-         "xlogy", "logit"}
+         "xlogy", "logit", "xlog1py", "entr"}
 SHAPE = (4, 33)
 RNG = np.random.default_rng(0)
 

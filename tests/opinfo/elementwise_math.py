@@ -1,10 +1,12 @@
 """Op table rows for the primitives of ops/elementwise_math.py: trunc, ceil, copysign, fmod,
-nextafter, the arctangents, hypot, erfc, logaddexp, logaddexp2, xlogy and logit.
+nextafter, the arctangents, hypot, erfc, logaddexp, logaddexp2, xlogy, logit, and
+special.xlog1py and special.entr.
 
 Values keep inside each domain (asin and acos in (-1, 1), logit in (0, 1), xlogy's y
-positive) and away from the kinks of the rounding and remainder ops (trunc and ceil are
-flat, fmod jumps where x / y is an integer), so that finite differences are meaningful;
-torch's values at the kinks and domain edges are tests/special_points_math.py's.
+positive, xlog1py's above -1, entr's positive) and away from the kinks of the rounding and
+remainder ops (trunc and ceil are flat, fmod jumps where x / y is an integer), so that finite
+differences are meaningful; torch's values at the kinks and domain edges are
+tests/special_points_math.py's.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 import autojit
 
 from . import ALL_NUMERIC, FLOATING, OpInfo, Sample, uniform
-from .elementwise import away_from_zero, off_integers, unary
+from .elementwise import away_from_zero, off_integers, unary, unary_samples
 
 INTEGER_AND_FLOAT = ("float32", "float64", "int64")
 
@@ -94,6 +96,23 @@ def _xlogy(x, y):
     return np.where(np.isnan(y), y, np.where(x == 0, 0, product))
 
 
+def _xlog1py_samples(rng, dtype):
+    return [Sample((uniform(rng, (3, 4), dtype), uniform(rng, (3, 4), dtype, -0.5, 3.0))),
+            Sample((uniform(rng, (3, 1), dtype), uniform(rng, (4,), dtype, -0.5, 3.0))),
+            Sample((2.0, uniform(rng, (3, 4), dtype, -0.5, 3.0)))]
+
+
+def _xlog1py(x, y):
+    with np.errstate(all="ignore"):
+        product = x * np.log1p(y)
+    return np.where(np.isnan(y), y, np.where(x == 0, 0, product))
+
+
+def _entr(x):
+    with np.errstate(all="ignore"):
+        return np.where(x > 0, -x * np.log(x), np.where(x == 0, 0, -np.inf))
+
+
 def _logit_samples(rng, dtype):
     return [Sample((probabilities(rng, (3, 4), dtype),)),
             Sample((uniform(rng, (2, 3), dtype, -0.5, 1.5),), {"eps": 0.2}),
@@ -130,4 +149,10 @@ ROWS = [
     binary("xlogy", in_float(_xlogy), _xlogy_samples, dtypes=INTEGER_AND_FLOAT),
     OpInfo(name="logit", function=autojit.logit, reference=in_float(_logit),
            samples=_logit_samples, primitives=("logit",)),
+    OpInfo(name="special.xlog1py", function=autojit.special.xlog1py,
+           reference=in_float(_xlog1py), samples=_xlog1py_samples, primitives=("xlog1py",),
+           dtypes=INTEGER_AND_FLOAT),
+    OpInfo(name="special.entr", function=autojit.special.entr, reference=in_float(_entr),
+           samples=unary_samples(lambda rng, shape, dtype: uniform(rng, shape, dtype, 0.1, 3)),
+           primitives=("entr",), dtypes=INTEGER_AND_FLOAT),
 ]

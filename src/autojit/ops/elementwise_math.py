@@ -1,7 +1,8 @@
 """Elementwise math primitives beyond elementwise.py: rounding (trunc, ceil), signs and
 remainders (copysign, fmod, nextafter), inverse trigonometric functions (atan, asin, acos,
 atan2), hypot, erfc, and the functions whose gradients torch defines by formulas a composite
-would not reproduce at the special points (acosh, logaddexp, logaddexp2, xlogy, logit).
+would not reproduce at the special points (acosh, logaddexp, logaddexp2, xlogy, logit, and
+torch.special's xlog1py and entr).
 
 Each is one `define_op`, like elementwise.py's: the NumPy impl is the reference, the VJP is
 torch's derivative formula written in autojit ops (so double backward and torch's values at
@@ -9,9 +10,9 @@ the special points follow), and the expression template is the whole kernel on b
 backends. trunc, ceil, copysign, fmod, nextafter, hypot, atan2, the arctangents and erfc have
 functions of their own in the expression language (codegen/cpu/llvm_expression.py with
 mathlib_atan.py and mathlib_erfc.py; codegen/cuda/render.py); acosh, logaddexp, logaddexp2,
-xlogy and logit are written with functions that exist (exp, log1p, log, sqrt, pow, max,
-select). Composites
-built on these (sinh, asinh, sinc, logit, ...) are in math_composites.py.
+xlogy, xlog1py, entr and logit are written with functions that exist (exp, log1p, log, sqrt,
+pow, max, select). Composites built on these (sinh, asinh, sinc, logit, ...) are in
+math_composites.py.
 """
 
 from __future__ import annotations
@@ -309,6 +310,66 @@ def xlogy(input, other):  # noqa: A002
         raise TypeError(f"xlogy(): expected a Tensor argument, got {type(x).__name__} and "
                         f"{type(y).__name__}")
     return bind(XLOGY, (x, y), {})
+
+
+# ---- torch.special's xlog1py and entr ---------------------------------------------------------
+
+def _xlog1py_impl(x, y):
+    # torch: NaN where y is NaN, else 0 where x is 0, else x log1p(y).
+    with np.errstate(all="ignore"):
+        product = np.multiply(x, np.log1p(y))
+    return np.where(np.isnan(y), y, np.where(np.equal(x, 0), 0, product)).astype(product.dtype)
+
+
+def _xlog1py_x_grad(ctx, g):
+    # torch: xlog1py(grad, y), 0 where x is 0 and y <= -1.
+    x, y = ctx.inputs
+    return ew.where((x == 0) & (y <= -1), 0, xlog1py(g, y))
+
+
+XLOG1PY = _define("xlog1py", 2, rule_float, _xlog1py_impl,
+                  _binary_vjp(_xlog1py_x_grad,
+                              lambda ctx, g: g * ctx.inputs[0] / (ctx.inputs[1] + 1)),
+                  (0, 1), "select(isnan({1}), {1}, select({0} == 0, 0, {0} * log1p({1})))")
+
+_XLOG1PY_SIGNATURES = (
+    " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+    " * (Number self, Tensor other, *, Tensor out = None)\n"
+    " * (Tensor input, Number other, *, Tensor out = None)\n")
+
+
+def xlog1py(input, other):  # noqa: A002
+    """Elementwise `x * log1p(y)`, 0 where x is 0 (unless y is NaN); either may be a number
+    (torch.special.xlog1py)."""
+    kinds = (Tensor, np.ndarray, np.generic, int, float)
+    if not (isinstance(input, kinds) and isinstance(other, kinds)) or not (
+            isinstance(input, Tensor) or isinstance(other, Tensor)):
+        raise TypeError(f"special_xlog1py() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__}), but expected one "
+                        f"of:\n{_XLOG1PY_SIGNATURES}")
+    x, y = ew.operand(input, "xlog1py"), ew.operand(other, "xlog1py")
+    return bind(XLOG1PY, (x, y), {})
+
+
+def _entr_impl(x):
+    # torch: x for NaN, -x log x above 0, 0 at 0, -inf below.
+    with np.errstate(all="ignore"):
+        positive = -x * np.log(x)
+    result = np.where(x > 0, positive, np.where(x == 0, 0, np.where(np.isnan(x), x, -np.inf)))
+    return result.astype(positive.dtype)
+
+
+# torch's gradient, -(1 + log x): inf at 0 and NaN below 0, where a composite's `where` would
+# give 0. The expression language has no infinity literal: -inf is written log(0.0).
+ENTR = _define("entr", 1, rule_float, _entr_impl,
+               lambda ctx, g: (-g * (1 + ew.log(ctx.inputs[0])),), (0,),
+               "select({0} > 0, -{0} * log({0}), "
+               "select({0} == 0, 0, select(isnan({0}), {0}, log(0.0))))")
+
+
+def entr(input):  # noqa: A002
+    """Elementwise entropy term `-x * log(x)`: 0 at 0, -inf below 0 (torch.special.entr)."""
+    return bind(ENTR, (tensor_argument(input, "special_entr", "input", 1),), {})
 
 
 # ---- logit ------------------------------------------------------------------------------------

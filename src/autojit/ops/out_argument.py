@@ -104,13 +104,16 @@ def _resize(out: Tensor, shape: tuple) -> None:
         out._data = type(data)(shape, data.dtype, device_index=data.device_index)
 
 
-def with_out(function, check: str | None = None):
+def with_out(function, check: str | None = None, name: str | None = None):
     """`function` with a keyword-only `out=None`; its signature shows it. `check`: see
-    write_out."""
+    write_out; `name`: the op's name in torch's messages, where it is not the function's
+    (torch.special's own functions are special_entr, ...)."""
+    name = name or function.__name__
+
     @functools.wraps(function)
     def wrapper(*args, out=None, **kwargs):
         result = function(*args, **kwargs)
-        return result if out is None else write_out(function.__name__, result, out, check)
+        return result if out is None else write_out(name, result, out, check)
 
     parameters = list(inspect.signature(function).parameters.values())
     parameters.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))

@@ -274,6 +274,9 @@ ERRORS = [
     ("xlog1py_numbers", lambda lib: lib.special.xlog1py(1.5, 2)),
     ("xlog1py_string", lambda lib: lib.special.xlog1py(lib.ones(2), "a")),
     ("entr_number", lambda lib: lib.special.entr(1.0)),
+    ("mvlgamma_p", lambda lib: lib.mvlgamma(lib.ones(2), 0)),
+    ("mvlgamma_float_p", lambda lib: lib.mvlgamma(lib.ones(2), 1.5)),
+    ("mvlgamma_bool", lambda lib: lib.mvlgamma(lib.tensor([True]), 1)),
 ]
 
 
@@ -328,6 +331,9 @@ COMPOSITE_CASES = [
     ("special_xlogy", lambda lib, a, b: lib.special.xlogy(a, b.abs())),
     ("special_xlog1py_scalar", lambda lib, a, b: lib.special.xlog1py(2, b.abs())),
     ("special_entr", lambda lib, a, b: lib.special.entr(a)),
+    ("mvlgamma", lambda lib, a, b: lib.mvlgamma(a.abs() + 1.6, 3)),
+    ("mvlgamma_method_long", lambda lib, a, b: (a.abs() * 4).long().mvlgamma(2)),
+    ("special_multigammaln", lambda lib, a, b: lib.special.multigammaln(b * 3, 2)),
     ("special_sinc", lambda lib, a, b: lib.special.sinc(a)),
     ("special_logit", lambda lib, a, b: lib.special.logit(a.abs() / 3, eps=0.1)),
     ("special_erfinv", lambda lib, a, b: lib.special.erfinv(a / 3)),
@@ -378,7 +384,7 @@ def test_named_tuple_and_in_place_forms():
     for name, args in [("sinh_", ()), ("trunc_", ()), ("lerp_", (ones, 0.25)),
                        ("clamp_min_", (0.0,)), ("clamp_max_", (1.0,)), ("nan_to_num_", ()),
                        ("polygamma_", (2,)), ("round_", ()), ("xlogy_", (2.0,)),
-                       ("addcmul_", (ones, ones))]:
+                       ("addcmul_", (ones, ones)), ("mvlgamma_", (2,))]:
         mine = autojit.tensor(x)
         theirs = torch.tensor(x)
         targs = [torch.tensor(a.numpy()) if isinstance(a, autojit.Tensor) else a for a in args]

@@ -17,6 +17,7 @@ from .ops.elementwise_math import xlog1py as _xlog1py
 from .ops.functional import digamma, erfc, erfinv, i0, logit, polygamma, sinc, xlogy
 from .ops.functional import digamma as psi
 from .ops.functional import lgamma as gammaln
+from .ops.functional import mvlgamma as multigammaln
 from .ops.math_composites import ndtr
 from .ops.out_argument import with_out
 from .ops.softmax import log_softmax, softmax
@@ -28,6 +29,6 @@ xlog1py = with_out(_xlog1py, name="special_xlog1py")
 
 __all__ = [
     "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i1",
-    "log1p", "log_softmax", "logit", "logsumexp", "ndtr", "polygamma", "psi", "round", "sinc",
-    "softmax", "xlog1py", "xlogy",
+    "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma", "psi",
+    "round", "sinc", "softmax", "xlog1py", "xlogy",
 ]

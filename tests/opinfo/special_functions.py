@@ -1,5 +1,5 @@
 """Op table rows for the special functions of ops/special_functions.py: erfinv, lgamma,
-digamma, polygamma, i0 and special.i1.
+digamma, polygamma, i0, special.i1 and mvlgamma (a sum of lgammas).
 
 Their lowering runs the NumPy impl on every backend, so the compiled and CUDA drivers check
 that such a node runs inside a compiled plan between fused kernels, gradients included. The
@@ -33,6 +33,16 @@ def _polygamma_samples(rng, dtype):
     return [Sample((n, _off_poles(rng, (3, 4), dtype))) for n in (0, 1, 2, 3)]
 
 
+def _mvlgamma_samples(rng, dtype):
+    # above (p - 1) / 2, where every lgamma of the sum is away from its poles
+    return [Sample((uniform(rng, (3, 4), dtype, 1.6, 6.0), p)) for p in (1, 2, 4)]
+
+
+def _mvlgamma(x, p):
+    return (sum(scipy.special.gammaln(x - j / 2) for j in range(p))
+            + p * (p - 1) / 4 * np.log(np.pi))
+
+
 def special(name, reference, values, function=None, dtypes=INTEGER_AND_FLOAT, **options):
     return OpInfo(name=name, function=function or getattr(autojit, name),
                   reference=in_float(reference), samples=unary_samples(values),
@@ -53,4 +63,7 @@ ROWS = [
     special("special.i1", scipy.special.i1,
             lambda rng, shape, dtype: uniform(rng, shape, dtype, -25, 25),
             function=autojit.special.i1),
+    OpInfo(name="mvlgamma", function=autojit.mvlgamma, reference=in_float(_mvlgamma),
+           samples=_mvlgamma_samples, primitives=("lgamma", "add"), dtypes=INTEGER_AND_FLOAT,
+           grad_inputs=(0,)),
 ]

@@ -145,7 +145,7 @@ from .reduction import any_ as any  # noqa: F401
 from .reduction import prod_ as prod  # noqa: F401
 from .reduction import sum_ as sum  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
-from .special_functions import digamma, erfinv, i0, lgamma, polygamma  # noqa: F401
+from .special_functions import digamma, erfinv, i0, lgamma, mvlgamma, polygamma  # noqa: F401
 
 # torch's out= on the top-level forms of the math ops (out_argument.py; the methods take none):
 # op name -> None where out may have any dtype torch's casting rule allows, else the kind of
@@ -158,6 +158,7 @@ _WITH_OUT = {
     "copysign": None, "nextafter": None, "asin": None, "acos": None, "atan": None, "sinh": None,
     "cosh": None, "asinh": None, "acosh": None, "atanh": None, "sinc": None, "erfc": None,
     "erfinv": None, "lgamma": None, "digamma": None, "polygamma": None, "i0": None,
+    "mvlgamma": None,
     "logit": None, "deg2rad": None, "rad2deg": None, "isposinf": "boolean",
     "isneginf": "boolean", "nan_to_num": "nan_to_num", "nansum": "reduction",
     "nanmean": "reduction",
@@ -221,7 +222,9 @@ FAMILIES = {
         "cosh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "sinc", "deg2rad",
         "rad2deg",
     ),
-    "Special functions": ("erfc", "erfinv", "lgamma", "digamma", "polygamma", "i0", "logit"),
+    "Special functions": (
+        "erfc", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "logit",
+    ),
     "Tests and masks": (
         "isfinite", "isinf", "isposinf", "isneginf", "nan_to_num", "nansum", "nanmean",
         "clamp_min", "clamp_max", "isclose", "allclose", "equal", "count_nonzero", "aminmax",

@@ -1,5 +1,5 @@
 """Special functions run through their NumPy impls: erfinv, lgamma, digamma, polygamma, i0
-and i1.
+and i1; mvlgamma, a sum of lgammas.
 
 No accurate vectorizable kernel for these is written yet, so their lowering is an Extern call
 of the routine "numpy_elementwise", which no backend implements: a compiled CPU plan runs
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from . import special_numpy
@@ -89,3 +90,28 @@ def polygamma(n, input):  # noqa: A002
 def polygamma_method(self: Tensor, n) -> Tensor:
     """`x.polygamma(n)`: the n-th derivative of digamma at x."""
     return polygamma(n, self)
+
+
+def mvlgamma(input, p):  # noqa: A002
+    """Elementwise multivariate log-gamma of dimension p: the sum of lgamma(x - j/2) over
+    j < p plus p (p - 1) / 4 log(pi)."""
+    if isinstance(p, bool) or not isinstance(p, int):
+        raise TypeError(f"mvlgamma(): argument 'p' (position 2) must be int, not "
+                        f"{type(p).__name__}")
+    x = tensor_argument(input, "mvlgamma", "input", 1)
+    if x.dtype.name == "bool":
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if not x.dtype.is_floating_point:
+        x = x.to(dtypes.get_default_dtype())
+    # torch's order: lgamma at x - (p - 1)/2, ..., x - 1/2, x, summed, then the constant.
+    total = lgamma(x - (p - 1) / 2)
+    for j in range(p - 2, -1, -1):
+        total = total + lgamma(x - j / 2)
+    return total + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def mvlgamma_method(self: Tensor, p) -> Tensor:
+    """`x.mvlgamma(p)`: the multivariate log-gamma of dimension p at x."""
+    return mvlgamma(self, p)

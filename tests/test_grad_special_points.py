@@ -26,6 +26,9 @@ import autojit
 sys.path.insert(0, str(Path(__file__).parent))
 
 from special_points import POINTS  # noqa: E402
+from special_points_math import MATH  # noqa: E402
+
+POINTS = POINTS + MATH
 
 torch = pytest.importorskip("torch")
 

@@ -40,6 +40,11 @@ ALIASES = {
     "subtract",     # sub
     "true_divide",  # div
     "row_stack",    # vstack
+    # ---- the math ops' aliases
+    "arcsin", "arccos", "arctan", "arctan2",  # asin, acos, atan, atan2
+    "arcsinh", "arccosh", "arctanh",  # asinh, acosh, atanh
+    "fix",  # trunc
+    "sgn",  # sign
 }
 
 # Forward tolerances (atol, rtol) per result dtype, for a row with OpInfo's default atol/rtol;

@@ -58,8 +58,10 @@ OUTSIDE = """\
 - `examples/`: complete programs (docs/examples.md).
 - `bench/`: the benchmarks behind docs/performance.md (`python bench/report.py`).
 - `tools/`: the documentation site's hooks (mkdocs_hooks.py), the generators of this page and of
-  the API reference (layout.py, api_reference.py), and cuda_ptx_check.py, which compiles every
-  CUDA kernel a workload launches for a GPU on a machine without one (docs/notes/cuda.md).
+  the API reference (layout.py, api_reference.py), cuda_ptx_check.py, which compiles every
+  CUDA kernel a workload launches for a GPU on a machine without one (docs/notes/cuda.md), and
+  erfc_table.py, which writes the compiled erfc's coefficient table
+  (docs/notes/special-functions.md).
 - `docs/`: this site; `docs/notes/` holds the design notes that code cites.
 """
 

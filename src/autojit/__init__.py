@@ -16,6 +16,7 @@ from . import (  # noqa: F401 - codegen registers the cpu backend
     nn,
     optim,
     random,
+    special,
     types,
     utils,
 )
@@ -135,6 +136,7 @@ __all__ = [
     "make_graph", "compile",
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "from_dlpack",
     "linalg",
+    "special",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     *_functional_names,
     # random numbers: generators, the global seed and state, randperm

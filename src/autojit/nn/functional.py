@@ -17,10 +17,13 @@ import warnings
 
 from ..ops import elementwise as ew
 from ..ops import loss as loss_ops
-from ..ops.composite import gelu, reduces_nothing, relu, silu, softplus  # noqa: F401
+from ..ops.composite import gelu, relu, silu, softplus  # noqa: F401
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
 from ..ops.index_checks import check_index
-from ..ops.reduction import amax, sum_
+from ..ops.products import cosine_similarity  # noqa: F401 - re-exported name
+from ..ops.reduction import sum_
+from ..ops.softmax import log_softmax as log_softmax_op
+from ..ops.softmax import softmax as softmax_op
 from ..tensor import dtypes
 from ..tensor.creation import arange, as_tensor
 from ..tensor.tensor import Tensor, normalize_dim
@@ -82,45 +85,22 @@ def _softmax_dim(name: str, ndim: int, dim) -> int:
     return normalize_dim(dim, ndim)
 
 
-def _softmax_input(name: str, input: Tensor, dtype) -> Tensor:  # noqa: A002
-    if dtype is not None:
-        input = input.to(dtypes.to_dtype(dtype))
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"{name}: expected a floating point input, got {input.dtype}")
-    return input
-
-
-def _shifted(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    # The max is detached: softmax does not depend on the shift, so no gradient flows through it.
-    if reduces_nothing(input, (dim,)):
-        return input  # no entries along dim: the result is empty, with nothing to shift
-    return input - amax(input, dim, keepdim=True).detach()
-
-
 def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
     """exp(x) / sum(exp(x)) over `dim`, computed around the maximum so exp never overflows."""
-    input = _softmax_input("softmax", input, dtype)
-    dim = _softmax_dim("softmax", input.ndim, dim)
-    if input.ndim == 0:  # a single element along dim: reduce it as a length-1 vector
-        return softmax(input.reshape(1), 0).reshape(())
-    exponentials = ew.exp(_shifted(input, dim))
-    return exponentials / sum_(exponentials, dim, keepdim=True)
+    return softmax_op(input, _softmax_dim("softmax", input.ndim, dim), dtype=dtype)
 
 
 def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
     """x - logsumexp(x) over `dim`, computed around the maximum."""
-    input = _softmax_input("log_softmax", input, dtype)
-    dim = _softmax_dim("log_softmax", input.ndim, dim)
-    if input.ndim == 0:
-        return log_softmax(input.reshape(1), 0).reshape(())
-    shifted = _shifted(input, dim)
-    return shifted - ew.log(sum_(ew.exp(shifted), dim, keepdim=True))
+    return log_softmax_op(input, _softmax_dim("log_softmax", input.ndim, dim), dtype=dtype)
 
 
 def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
     """softmax(-x) over `dim`."""
-    input = _softmax_input("softmin", input, dtype)
-    return softmax(-input, _softmax_dim("softmin", input.ndim, dim))
+    dim = _softmax_dim("softmin", input.ndim, dim)
+    if dtype is not None:
+        input = input.to(dtypes.to_dtype(dtype))
+    return softmax_op(-input, dim)
 
 
 # ---- shared loss helpers -----------------------------------------------------------------------

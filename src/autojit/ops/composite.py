@@ -16,12 +16,16 @@ from .reduction import amax, extreme, normalize_dims, sum_
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
+# torch's names of the scalar types, as its "not implemented for" errors print them.
+_SCALAR_TYPE_NAMES = {"int32": "Int", "int64": "Long", "bool": "Bool"}
 
 # ---- elementwise ------------------------------------------------------------------------------
 
 
 def square(x):
-    """Elementwise square, `x * x`."""
+    """Elementwise square, `x * x` (bools give int64, as torch's pow)."""
+    if isinstance(x, Tensor) and x.dtype is dtypes.bool_:
+        x = x.to(dtypes.int64)
     return x * x
 
 
@@ -32,10 +36,18 @@ def round(x, *, decimals: int = 0):  # noqa: A001 - torch's name
     Integer tensors are returned unchanged. The gradient is zero.
     """
     if not x.dtype.is_floating_point:
+        if decimals:
+            raise NotImplementedError(f'"round_cpu" not implemented for '
+                                      f"'{_SCALAR_TYPE_NAMES[x.dtype.name]}'")
         return ew.clone(x)
-    if decimals:
+    if decimals > 0:
         scale = 10.0 ** decimals
         return round(x * scale) / scale
+    if decimals < 0:
+        # As torch: divide by the power of ten (exact), rather than multiply by its inverse,
+        # which is not a float and moved float32 results by an ulp.
+        scale = 10.0 ** -decimals
+        return round(x / scale) * scale
     below = ew.floor(x)
     fraction = x - below
     # An exact half goes to the even neighbour: up when `below` is odd.

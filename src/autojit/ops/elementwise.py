@@ -304,8 +304,17 @@ def _integer_division(function):
 FLOOR_DIVIDE = _elementwise("floor_divide", 2, rule_promote, _integer_division(np.floor_divide),
                             NOT_DIFFERENTIABLE, (), "floor_divide({0}, {1})",
                             float32_scalars=(1,))
+def _remainder(x, y):
+    """np.remainder with torch's zeros: a zero result has the dividend's sign (torch reduces
+    fmod's result, which keeps it), where NumPy gives it the divisor's."""
+    result = np.remainder(x, y)
+    if result.dtype.kind == "f":
+        result = np.where(result == 0, np.copysign(0, x), result).astype(result.dtype)
+    return result
+
+
 REMAINDER = _elementwise(
-    "remainder", 2, rule_promote, _integer_division(np.remainder),
+    "remainder", 2, rule_promote, _integer_division(_remainder),
     _binary_vjp(lambda ctx, g: g,
                 lambda ctx, g: -g * ctx.inputs[0].floor_divide(ctx.inputs[1])),
     (0, 1), "remainder({0}, {1})")

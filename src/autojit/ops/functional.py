@@ -66,6 +66,24 @@ from .elementwise import (  # noqa: F401
     tanh,
     where,
 )
+from .elementwise_math import (  # noqa: F401
+    acos,
+    acosh,
+    asin,
+    atan,
+    atan2,
+    ceil,
+    copysign,
+    erfc,
+    fmod,
+    hypot,
+    logaddexp,
+    logaddexp2,
+    logit,
+    nextafter,
+    trunc,
+    xlogy,
+)
 from .index_update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
 from .indexing import flip, gather, index_select, masked_fill, nonzero, take_along_dim  # noqa: F401
 from .indexing import max as max  # noqa: F401, A004, PLC0414
@@ -125,6 +143,38 @@ from .linalg_products import matrix_power, pinverse  # noqa: F401
 from .linalg_solvers import cholesky_top_level as cholesky  # noqa: F401
 from .linalg_solvers import inverse  # noqa: F401
 from .masked import masked_scatter, masked_select, nonzero_static  # noqa: F401
+from .masks import (  # noqa: F401
+    allclose,
+    aminmax,
+    clamp_max,
+    clamp_min,
+    count_nonzero,
+    equal,
+    isclose,
+    isfinite,
+    isinf,
+    isneginf,
+    isposinf,
+    nan_to_num,
+    nanmean,
+    nansum,
+)
+from .math_composites import (  # noqa: F401
+    addcdiv,
+    addcmul,
+    asinh,
+    atanh,
+    cosh,
+    deg2rad,
+    frac,
+    heaviside,
+    lerp,
+    rad2deg,
+    sinc,
+    sinh,
+)
+from .out_argument import with_out as _with_out
+from .products import addbmm, addmm, addmv, baddbmm, cdist, cosine_similarity, cross, kron, mv  # noqa: F401
 from .random import bernoulli, multinomial, normal, poisson  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
@@ -134,8 +184,30 @@ from .reduction import sum_ as sum  # noqa: F401
 from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import scatter, scatter_add, scatter_reduce  # noqa: F401
 from .searching import bucketize, searchsorted  # noqa: F401
+from .softmax import log_softmax, softmax  # noqa: F401
 from .sorting import argsort, kthvalue, median, msort, nanmedian, sort, topk  # noqa: F401
+from .special_functions import digamma, erfinv, i0, lgamma, mvlgamma, polygamma  # noqa: F401
 from .triangular import tril, tril_indices, triu, triu_indices  # noqa: F401
+
+# torch's out= on the top-level forms of the math ops (out_argument.py; the methods take none):
+# op name -> None where out may have any dtype torch's casting rule allows, else the kind of
+# torch's further check of out's dtype (out_argument.OUT_CHECKS).
+_WITH_OUT = {
+    "lerp": None, "addcmul": None, "addcdiv": None, "addmm": "expected", "addmv": "expected",
+    "addbmm": "mat2", "baddbmm": "expected", "mv": "expected", "kron": None, "cross": "expected",
+    "atan2": None, "hypot": None, "logaddexp": None, "logaddexp2": None, "xlogy": None,
+    "fmod": None, "frac": "found", "trunc": "found", "ceil": "found", "heaviside": "heaviside",
+    "copysign": None, "nextafter": None, "asin": None, "acos": None, "atan": None, "sinh": None,
+    "cosh": None, "asinh": None, "acosh": None, "atanh": None, "sinc": None, "erfc": None,
+    "erfinv": None, "lgamma": None, "digamma": None, "polygamma": None, "i0": None,
+    "mvlgamma": None,
+    "logit": None, "deg2rad": None, "rad2deg": None, "isposinf": "boolean",
+    "isneginf": "boolean", "nan_to_num": "nan_to_num", "nansum": "reduction",
+    "nanmean": "reduction",
+    "clamp_min": "found", "clamp_max": "found", "softmax": "expected", "log_softmax": "expected",
+}
+for _name, _check in _WITH_OUT.items():
+    globals()[_name] = _with_out(globals()[_name], _check)
 
 clip = clamp
 negative = neg
@@ -143,6 +215,11 @@ multiply = mul
 divide = div
 subtract = sub
 true_divide = div
+# torch's aliases of the math ops above
+arccos, arcsin, arctan, arctan2 = acos, asin, atan, atan2
+arccosh, arcsinh, arctanh = acosh, asinh, atanh
+fix = trunc
+sgn = sign
 
 __all__ = [name for name in dir() if not name.startswith("_")]
 
@@ -203,4 +280,26 @@ FAMILIES = {
         "rot90", "repeat_interleave",
     ),
     "Diagonals": ("diag", "diagonal", "diag_embed", "diagflat", "trace"),
+    # ---- arithmetic, trigonometric and special functions, tests and masks, the softmax family
+    "Arithmetic, rounding and signs": (
+        "lerp", "addcmul", "addcdiv", "fmod", "frac", "trunc", "fix", "ceil", "sgn",
+        "heaviside", "copysign", "nextafter", "hypot", "logaddexp", "logaddexp2", "xlogy",
+    ),
+    "Trigonometric and hyperbolic": (
+        "asin", "acos", "atan", "atan2", "arcsin", "arccos", "arctan", "arctan2", "sinh",
+        "cosh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "sinc", "deg2rad",
+        "rad2deg",
+    ),
+    "Special functions": (
+        "erfc", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "logit",
+    ),
+    "Tests and masks": (
+        "isfinite", "isinf", "isposinf", "isneginf", "nan_to_num", "nansum", "nanmean",
+        "clamp_min", "clamp_max", "isclose", "allclose", "equal", "count_nonzero", "aminmax",
+    ),
+    "Products and distances": (
+        "addmm", "addmv", "addbmm", "baddbmm", "mv", "kron", "cross", "cdist",
+        "cosine_similarity",
+    ),
+    "Softmax": ("softmax", "log_softmax"),
 }

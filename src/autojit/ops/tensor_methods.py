@@ -27,14 +27,20 @@ from . import (
     linalg_products,
     linalg_solvers,
     masked,
+    masks,
+    math_composites,
+    products,
     random,
     reduction,
     scans,
     scatter,
+    softmax,
     sorting,
+    special_functions,
     triangular,
 )
 from . import elementwise as ew
+from . import elementwise_math as ewm
 
 
 def _where(self, condition, y):
@@ -108,6 +114,30 @@ METHODS = {
     "rot90": joining.rot90, "repeat_interleave": joining.repeat_interleave,
     "diag": diagonal.diag, "diagonal": diagonal.diagonal, "diag_embed": diagonal.diag_embed,
     "diagflat": diagonal.diagflat, "trace": diagonal.trace,
+    # ---- arithmetic, trigonometric and special functions, tests and masks, softmax ---------
+    "lerp": math_composites.lerp, "addcmul": math_composites.addcmul,
+    "addcdiv": math_composites.addcdiv, "addmm": products.addmm, "addmv": products.addmv,
+    "addbmm": products.addbmm, "baddbmm": products.baddbmm, "mv": products.mv,
+    "kron": products.kron, "cross": products.cross, "atan2": ewm.atan2, "arctan2": ewm.atan2,
+    "hypot": ewm.hypot, "logaddexp": ewm.logaddexp, "logaddexp2": ewm.logaddexp2,
+    "xlogy": ewm.xlogy, "fmod": ewm.fmod, "frac": math_composites.frac, "trunc": ewm.trunc,
+    "fix": ewm.trunc, "ceil": ewm.ceil, "sgn": ew.sign, "heaviside": math_composites.heaviside,
+    "copysign": ewm.copysign, "nextafter": ewm.nextafter, "asin": ewm.asin, "acos": ewm.acos,
+    "atan": ewm.atan, "arcsin": ewm.asin, "arccos": ewm.acos, "arctan": ewm.atan,
+    "sinh": math_composites.sinh, "cosh": math_composites.cosh, "asinh": math_composites.asinh,
+    "acosh": ewm.acosh, "atanh": math_composites.atanh,
+    "arcsinh": math_composites.asinh, "arccosh": ewm.acosh,
+    "arctanh": math_composites.atanh, "sinc": math_composites.sinc, "erfc": ewm.erfc,
+    "erfinv": special_functions.erfinv, "lgamma": special_functions.lgamma,
+    "digamma": special_functions.digamma, "polygamma": special_functions.polygamma_method,
+    "i0": special_functions.i0, "mvlgamma": special_functions.mvlgamma_method,
+    "logit": ewm.logit, "deg2rad": math_composites.deg2rad,
+    "rad2deg": math_composites.rad2deg, "isfinite": masks.isfinite, "isinf": masks.isinf,
+    "isneginf": masks.isneginf, "isposinf": masks.isposinf, "nan_to_num": masks.nan_to_num,
+    "nansum": masks.nansum, "nanmean": masks.nanmean, "clamp_min": masks.clamp_min,
+    "clamp_max": masks.clamp_max, "allclose": masks.allclose, "isclose": masks.isclose,
+    "equal": masks.equal, "count_nonzero": masks.count_nonzero, "aminmax": masks.aminmax,
+    "softmax": softmax.softmax, "log_softmax": softmax.log_softmax,
 }
 
 
@@ -325,6 +355,28 @@ INPLACE = {
     "index_copy_": index_update.index_copy, "index_fill_": index_update.index_fill,
     "index_put_": index_update.tensor_index_put, "put_": index_update.put,
     "masked_fill_": indexing.masked_fill, "masked_scatter_": masked.masked_scatter,
+    # ---- arithmetic, trigonometric and special functions, tests and masks ----------------------
+    "lerp_": math_composites.lerp, "addcmul_": math_composites.addcmul,
+    "addcdiv_": math_composites.addcdiv, "addmm_": products.addmm, "addmv_": products.addmv,
+    "addbmm_": products.addbmm, "baddbmm_": products.baddbmm, "atan2_": ewm.atan2,
+    "arctan2_": ewm.atan2, "hypot_": ewm.hypot, "xlogy_": ewm.xlogy, "fmod_": ewm.fmod,
+    "reciprocal_": composite.reciprocal, "square_": composite.square,
+    "frac_": math_composites.frac, "trunc_": ewm.trunc, "fix_": ewm.trunc,
+    "round_": composite.round, "ceil_": ewm.ceil, "floor_": ew.floor, "sign_": ew.sign,
+    "sgn_": ew.sign, "heaviside_": math_composites.heaviside, "copysign_": ewm.copysign,
+    "nextafter_": ewm.nextafter, "asin_": ewm.asin, "acos_": ewm.acos, "atan_": ewm.atan,
+    "arcsin_": ewm.asin, "arccos_": ewm.acos, "arctan_": ewm.atan,
+    "sinh_": math_composites.sinh, "cosh_": math_composites.cosh,
+    "asinh_": math_composites.asinh, "acosh_": ewm.acosh,
+    "atanh_": math_composites.atanh, "arcsinh_": math_composites.asinh,
+    "arccosh_": ewm.acosh, "arctanh_": math_composites.atanh,
+    "sinc_": math_composites.sinc, "erfc_": ewm.erfc, "erfinv_": special_functions.erfinv,
+    "lgamma_": special_functions.lgamma, "digamma_": special_functions.digamma,
+    "polygamma_": special_functions.polygamma_method, "i0_": special_functions.i0,
+    "mvlgamma_": special_functions.mvlgamma_method,
+    "logit_": ewm.logit, "deg2rad_": math_composites.deg2rad,
+    "rad2deg_": math_composites.rad2deg, "nan_to_num_": masks.nan_to_num,
+    "clamp_min_": masks.clamp_min, "clamp_max_": masks.clamp_max,
 }
 for _name, _function in INPLACE.items():
     setattr(Tensor, _name, _inplace(_name, _function))

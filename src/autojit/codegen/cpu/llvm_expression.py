@@ -12,6 +12,7 @@ registers. See docs/notes/cpu-codegen.md.
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 from llvmlite import ir
@@ -19,7 +20,7 @@ from llvmlite import ir
 from ...tensor import dtypes
 from ..expression import ExpressionWalker, RenderError
 from ..kernel import CheckFailed, KernelRuntimeError
-from . import mathlib
+from . import mathlib, mathlib_atan, mathlib_erfc
 
 INT64 = ir.IntType(64)
 INT32 = ir.IntType(32)
@@ -193,8 +194,9 @@ class StepEmitter(ExpressionWalker):
                         b.xor(b.fcmp_ordered("<", y, zero), b.fcmp_ordered("<", modulo, zero)))
         quotient = b.select(adjust, b.fsub(quotient, ir.Constant(x.type, 1.0)), quotient)
         modulo = b.select(adjust, b.fadd(modulo, y), modulo)
+        # A zero remainder keeps the dividend's sign, as torch's (NumPy gives the divisor's).
         modulo = b.select(b.fcmp_ordered("==", modulo, zero),
-                          intrinsic(b, "copysign", [zero, y]), modulo)
+                          intrinsic(b, "copysign", [zero, x]), modulo)
         floored = intrinsic(b, "floor", [quotient])
         rounds_up = b.fcmp_ordered(">", b.fsub(quotient, floored), ir.Constant(x.type, 0.5))
         floored = b.select(rounds_up, b.fadd(floored, ir.Constant(x.type, 1.0)), floored)
@@ -361,3 +363,120 @@ FUNCTIONS = {
 }
 for _name in mathlib.UNARY:
     FUNCTIONS[_name] = functools.partial(lambda name, self, x: self.math(name, x), _name)
+
+
+# ---- rounding, sign, remainder and inverse trigonometric functions ------------------------------
+# The expression functions of ops/elementwise_math.py's primitives (trunc, ceil, copysign, fmod,
+# nextafter, hypot, atan2, atan, asin, acos, erfc); the arctangent family and erfc are emitted
+# by mathlib_atan.py and mathlib_erfc.py.
+
+def _rounded(name):
+    """llvm.trunc / llvm.ceil on floats; integers are whole already."""
+    def emit(self, x):
+        if not x.dtype.is_floating_point:
+            return x
+        return Typed(intrinsic(self.b, name, [x.value]), x.dtype)
+
+    return emit
+
+
+def _float_pair(self, a, c, name):
+    a, c, dtype = self.unify(a, c)
+    if not dtype.is_floating_point:
+        self.fail(f"{name}() needs floating-point arguments, got {dtype.name}")
+    return a.value, c.value, dtype
+
+
+def _copysign(self, a, c):
+    x, y, dtype = _float_pair(self, a, c, "copysign")
+    return Typed(intrinsic(self.b, "copysign", [x, y]), dtype)
+
+
+def _fmod(self, a, c):
+    """C's fmod: the remainder of truncated division, with the dividend's sign (frem); for
+    integers srem, a zero divisor reporting torch's ZeroDivisionError."""
+    a, c, dtype = self.unify(a, c)
+    b = self.b
+    if dtype.is_floating_point:
+        return Typed(b.frem(a.value, c.value), dtype)
+
+    def integer(x, y):
+        kind = x.value.type
+        zero, one, minus_one = (ir.Constant(kind, v) for v in (0, 1, -1))
+        self.flag_error(b.icmp_signed("==", y.value, zero), DIVISION_BY_ZERO)
+        # y == -1 would trap for the smallest integer; its remainder is 0 like y == 0's.
+        unsafe = b.or_(b.icmp_signed("==", y.value, zero), b.icmp_signed("==", y.value, minus_one))
+        remainder = b.srem(x.value, b.select(unsafe, one, y.value))
+        return Typed(b.select(unsafe, zero, remainder), x.dtype)
+
+    return self.integer_arithmetic(a, c, integer)
+
+
+def _nextafter(self, a, c):
+    """The next representable value after x toward y (NumPy's and C99's nextafter): y where
+    they are equal, the smallest subnormal with y's sign from a zero, NaN from a NaN; else x's
+    bits plus one where |x| grows, minus one where it shrinks."""
+    x, y, dtype = _float_pair(self, a, c, "nextafter")
+    b = self.b
+    bits_type = ir.IntType(64 if dtype is dtypes.float64 else 32)
+    bits = b.bitcast(x, bits_type)
+    zero = ir.Constant(x.type, 0.0)
+    grows = b.icmp_unsigned("==", b.fcmp_ordered("<", x, y), b.fcmp_ordered(">", x, zero))
+    stepped = b.select(grows, b.add(bits, ir.Constant(bits_type, 1)),
+                       b.sub(bits, ir.Constant(bits_type, 1)))
+    result = b.bitcast(stepped, x.type)
+    tiny = b.bitcast(ir.Constant(bits_type, 1), x.type)
+    result = b.select(b.fcmp_ordered("==", x, zero), intrinsic(b, "copysign", [tiny, y]), result)
+    result = b.select(b.fcmp_ordered("==", x, y), y, result)
+    return Typed(b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), result), dtype)
+
+
+def _hypot(self, a, c):
+    """sqrt(x*x + y*y) without overflow: max(|x|, |y|) sqrt(1 + r*r), r the ratio of the
+    smaller to the larger (within 2 ulp); a float32 pair in double, where x*x + y*y neither
+    overflows nor loses bits. An infinity wins over a NaN, as in C99."""
+    x, y, dtype = _float_pair(self, a, c, "hypot")
+    b = self.b
+    kind = x.type
+    ax, ay = intrinsic(b, "fabs", [x]), intrinsic(b, "fabs", [y])
+    if dtype is dtypes.float32:
+        wide_x, wide_y = b.fpext(x, ir.DoubleType()), b.fpext(y, ir.DoubleType())
+        total = intrinsic(b, "fma", [wide_x, wide_x, b.fmul(wide_y, wide_y)])
+        result = b.fptrunc(intrinsic(b, "sqrt", [total]), kind)
+    else:
+        swap = b.fcmp_ordered(">", ay, ax)
+        big, small = b.select(swap, ay, ax), b.select(swap, ax, ay)
+        ratio = b.fdiv(small, big)
+        one = ir.Constant(kind, 1.0)
+        result = b.fmul(big, intrinsic(b, "sqrt", [intrinsic(b, "fma", [ratio, ratio, one])]))
+        result = b.select(b.fcmp_ordered("==", big, ir.Constant(kind, 0.0)), big, result)
+        result = b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), result)
+    infinite = b.or_(b.fcmp_ordered("==", ax, ir.Constant(kind, math.inf)),
+                     b.fcmp_ordered("==", ay, ir.Constant(kind, math.inf)))
+    return Typed(b.select(infinite, ir.Constant(kind, math.inf), result), dtype)
+
+
+def _arctangent(name):
+    def emit(self, x):
+        x = self.float_argument(x, name)
+        return Typed(mathlib_atan.emit_unary(name, self.b, self.b.module, x.value,
+                                             x.value.type), x.dtype)
+
+    return emit
+
+
+def _atan2(self, a, c):
+    y, x, dtype = _float_pair(self, a, c, "atan2")
+    return Typed(mathlib_atan.emit_atan2(self.b, self.b.module, y, x, y.type), dtype)
+
+
+def _erfc(self, x):
+    x = self.float_argument(x, "erfc")
+    return Typed(mathlib_erfc.emit_erfc(self.b, self.b.module, x.value, x.value.type), x.dtype)
+
+
+FUNCTIONS.update({
+    "trunc": _rounded("trunc"), "ceil": _rounded("ceil"), "copysign": _copysign,
+    "fmod": _fmod, "nextafter": _nextafter, "hypot": _hypot, "atan2": _atan2, "erfc": _erfc,
+    **{name: _arctangent(name) for name in mathlib_atan.UNARY},
+})

@@ -75,10 +75,40 @@ def check_index_(index, low, size, ignore, has_ignore, status):
     if (index < low or index >= size) and not (has_ignore and index == ignore):
         status[0] = 1
     return index
+
+def trunc_(x):
+    if x != x or x - x != 0:
+        return x
+    return copysign(x - fmod(x, 1.0), x)
+
+def ceil_(x):
+    return -floor_(-x)
+
+def float_remainder_(a, b):
+    r = a % b
+    if r == 0:
+        return copysign(r - r, a)
+    return r
+
+def fmod_(a, b, status):
+    if b == 0:
+        status[0] = 1
+        return a - a
+    if b == -1:
+        return a - a
+    r = a % b
+    if r != 0 and (r < 0) != (a < 0):
+        r -= b
+    return r
 '''
 HELPER_NAMES = ("sigmoid_", "sign_", "floor_", "maximum_", "minimum_", "floor_divide_",
-                "remainder_", "power_", "check_index_")
+                "remainder_", "power_", "check_index_", "trunc_", "ceil_", "fmod_",
+                "float_remainder_")
 MATH_NAMES = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt")
+# The functions of ops/elementwise_math.py's primitives: math's on a GPU, NumPy's under the
+# simulator (NumPy's names differ; math's raise on arguments outside their domain).
+MATH_FUNCTIONS = {"atan": "arctan", "asin": "arcsin", "acos": "arccos", "atan2": "arctan2",
+                  "hypot": "hypot", "copysign": "copysign", "fmod": "fmod"}
 
 _NAMESPACES: dict = {}
 
@@ -97,6 +127,16 @@ def kernel_namespace(cuda, simulated: bool) -> dict:
                  "b1": bool, "nan": math.nan, "inf": math.inf, "erf": math.erf}
     for name in MATH_NAMES:
         namespace[name] = getattr(np, name) if simulated else getattr(math, name)
+    for name, numpy_name in MATH_FUNCTIONS.items():
+        namespace[name] = getattr(np, numpy_name) if simulated else getattr(math, name)
+    namespace["erfc"] = math.erfc
+    if simulated:
+        namespace["nextafter_f32"] = namespace["nextafter_f64"] = np.nextafter
+    else:
+        from numba.cuda import libdevice
+
+        namespace["nextafter_f32"], namespace["nextafter_f64"] = (libdevice.nextafterf,
+                                                                 libdevice.nextafter)
     exec(compile(HELPERS, "<autojit cuda helpers>", "exec"), namespace)  # noqa: S102
     for name in HELPER_NAMES:
         namespace[name] = cuda.jit(device=True)(namespace[name])

@@ -64,6 +64,13 @@ ATOMIC_SUM = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
 # into its wider accumulator (kernel.accumulator_dtype): one float64 addition per 16 elements.
 CHUNK = 16
 FLOAT_ONLY = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt", "erf", "sigmoid")
+# The functions of ops/elementwise_math.py's primitives: plain calls of floats (math's on a GPU,
+# NumPy's under the simulator); trunc and ceil leave integers as they are, and integer fmod
+# and nextafter take helpers (`MathCalls.call`).
+MATH_DIRECT = {"atan": "atan", "asin": "asin", "acos": "acos", "atan2": "atan2",
+               "hypot": "hypot", "erfc": "erfc", "copysign": "copysign", "trunc": "trunc_",
+               "ceil": "ceil_"}
+MATH_FLOAT_ONLY = ("atan", "asin", "acos", "atan2", "hypot", "erfc", "copysign", "nextafter")
 
 
 def loop_plan(kernel: Kernel):
@@ -159,7 +166,7 @@ class _Expression(ExpressionWalker):
     def remainder(self, left: str, right: str) -> str:
         if not self.literal_dtype.is_floating_point:
             return self._reporting(f"remainder_({left}, {right}, status)")
-        return f"({left} % {right})"
+        return f"float_remainder_({left}, {right})"  # a zero keeps the dividend's sign
 
     def check_index(self, index: str, size: str) -> str:
         """ops/index_checks.py's check (cpu/llvm_expression.StepEmitter.check_index)."""
@@ -174,6 +181,8 @@ class _Expression(ExpressionWalker):
     def call(self, name: str, texts: list) -> str:
         if name in FLOAT_ONLY and not self.literal_dtype.is_floating_point:
             self.fail(f"{name}() needs a floating-point argument")
+        if name in MATH_FLOAT_ONLY or name in MATH_DIRECT or name == "fmod":
+            return self.math_call(name, texts)
         if name in DIRECT:
             return f"{DIRECT[name]}({', '.join(texts)})"
         if name == "floor_divide":
@@ -195,6 +204,20 @@ class _Expression(ExpressionWalker):
         if name == "bool":
             return f"b1({texts[0]})"
         self.fail(f"the CUDA backend has no form for function {name!r}")
+
+    def math_call(self, name: str, texts: list) -> str:
+        floating = self.literal_dtype.is_floating_point
+        if name in MATH_FLOAT_ONLY and not floating:
+            self.fail(f"{name}() needs a floating-point argument")
+        if name in ("trunc", "ceil") and not floating:
+            return texts[0]  # integers are whole already
+        if name == "fmod":
+            if not floating:
+                return self._reporting(f"fmod_({texts[0]}, {texts[1]}, status)")
+            return f"fmod({texts[0]}, {texts[1]})"
+        if name == "nextafter":  # libdevice's nextafter and nextafterf on a GPU
+            return f"nextafter_{CAST[self.literal_dtype]}({texts[0]}, {texts[1]})"
+        return f"{MATH_DIRECT[name]}({', '.join(texts)})"
 
 
 class CudaRenderer:

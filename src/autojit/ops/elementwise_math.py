@@ -1,0 +1,395 @@
+"""Elementwise math primitives beyond elementwise.py: rounding (trunc, ceil), signs and
+remainders (copysign, fmod, nextafter), inverse trigonometric functions (atan, asin, acos,
+atan2), hypot, erfc, and the functions whose gradients torch defines by formulas a composite
+would not reproduce at the special points (acosh, logaddexp, logaddexp2, xlogy, logit, and
+torch.special's xlog1py and entr).
+
+Each is one `define_op`, like elementwise.py's: the NumPy impl is the reference, the VJP is
+torch's derivative formula written in autojit ops (so double backward and torch's values at
+the special points follow), and the expression template is the whole kernel on both
+backends. trunc, ceil, copysign, fmod, nextafter, hypot, atan2, the arctangents and erfc have
+functions of their own in the expression language (codegen/cpu/llvm_expression.py with
+mathlib_atan.py and mathlib_erfc.py; codegen/cuda/render.py); acosh, logaddexp, logaddexp2,
+xlogy, xlog1py, entr and logit are written with functions that exist (exp, log1p, log, sqrt,
+pow, max, select). Composites built on these (sinh, asinh, sinc, logit, ...) are in
+math_composites.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor import dtypes
+from ..tensor.tensor import Tensor
+from . import elementwise as ew
+from .composite import clamp, rsqrt
+from .registry import (
+    NOT_DIFFERENTIABLE,
+    Elementwise,
+    bind,
+    broadcast_shapes,
+    define_op,
+    promoted_dtype,
+    rule_float,
+)
+
+# torch's names of the scalar types, as its "not implemented for" errors print them.
+SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
+                     "int64": "Long", "bool": "Bool"}
+
+
+def not_implemented(kernel: str, dtype) -> NotImplementedError:
+    """torch's error for a kernel that has no loop for `dtype`."""
+    return NotImplementedError(f'"{kernel}" not implemented for '
+                               f"'{SCALAR_TYPE_NAMES[dtype.name]}'")
+
+
+def tensor_argument(value, function: str, parameter: str, position: int):
+    """`value` where torch's signature takes a Tensor only: NumPy arrays are converted, Python
+    numbers refused with torch's TypeError."""
+    value = ew.operand(value, function)
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{function}(): argument '{parameter}' (position {position}) must be "
+                        f"Tensor, not {type(value).__name__}")
+    return value
+
+
+def _define(name, arity, dtype, impl, vjp, saves, expression, exact=False):
+    return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
+                     vjp=vjp, saves=saves, lowering=Elementwise(expression, exact))
+
+
+def _needs(ctx, index, rule, g):
+    return rule(ctx, g) if ctx.needs_input_grad[index] else None
+
+
+def _binary_vjp(rule_x, rule_y):
+    return lambda ctx, g: (_needs(ctx, 0, rule_x, g), _needs(ctx, 1, rule_y, g))
+
+
+def _zero_vjp(ctx, g):
+    return tuple(ew.fill_like(g, 0) if needed else None for needed in ctx.needs_input_grad)
+
+
+def _rule_except_bool(kernel):
+    """Type promotion, refusing bool as torch's kernel does."""
+    def rule(inputs, attrs):
+        dtype = promoted_dtype(inputs)
+        if dtype is dtypes.bool_:
+            raise not_implemented(kernel, dtype)
+        return dtype, dtype
+
+    return rule
+
+
+def _rule_floating(kernel):
+    """Type promotion, refusing integer and bool results as torch's kernel does."""
+    def rule(inputs, attrs):
+        dtype = promoted_dtype(inputs)
+        if not dtype.is_floating_point:
+            raise not_implemented(kernel, dtype)
+        return dtype, dtype
+
+    return rule
+
+
+# ---- rounding ---------------------------------------------------------------------------------
+
+TRUNC = _define("trunc", 1, _rule_except_bool("trunc_vml_cpu"), np.trunc, _zero_vjp, (),
+                "trunc({0})", exact=True)
+CEIL = _define("ceil", 1, _rule_except_bool("ceil_vml_cpu"), np.ceil, _zero_vjp, (),
+               "ceil({0})", exact=True)
+
+
+def trunc(input):  # noqa: A002 - torch's names
+    """Elementwise rounding toward zero (integers unchanged); the gradient is zero."""
+    return bind(TRUNC, (tensor_argument(input, "trunc", "input", 1),), {})
+
+
+def ceil(input):  # noqa: A002
+    """Elementwise ceiling: the smallest integer not below x (integers unchanged)."""
+    return bind(CEIL, (tensor_argument(input, "ceil", "input", 1),), {})
+
+
+# ---- signs and remainders ---------------------------------------------------------------------
+
+def _copysign_magnitude_grad(ctx, g):
+    # torch: result / x, masked to 0 where x is 0 (the ratio is then 0 / 0); the division is
+    # kept unguarded, as torch's, so the second derivative there is NaN as torch's is.
+    x = ctx.inputs[0]
+    return g * ew.where(x == 0, 0, ctx.out / x)
+
+
+COPYSIGN = _define("copysign", 2, rule_float, np.copysign,
+                   _binary_vjp(_copysign_magnitude_grad, lambda ctx, g: ew.fill_like(g, 0)),
+                   ((0, 0), "out"), "copysign({0}, {1})", exact=True)
+
+
+def _integer_divisor_check(function):
+    """A NumPy remainder that raises torch's error where an integer divisor is 0."""
+    def impl(x, y):
+        result = function(x, y)
+        if result.dtype.kind in "iu" and result.size and not np.all(y):
+            raise RuntimeError("ZeroDivisionError")
+        return result
+
+    return impl
+
+
+FMOD = _define("fmod", 2, _rule_except_bool("fmod_cpu"), _integer_divisor_check(np.fmod),
+               # torch: -grad * div(x, y, rounding_mode="trunc"), whose own derivative is 0.
+               _binary_vjp(lambda ctx, g: g,
+                           lambda ctx, g: -g * trunc(ctx.inputs[0].detach()
+                                                     / ctx.inputs[1].detach())),
+               ((0, 1), 1), "fmod({0}, {1})", exact=True)
+NEXTAFTER = _define("nextafter", 2, _rule_floating("nextafter_cpu"), np.nextafter,
+                    NOT_DIFFERENTIABLE, (), "nextafter({0}, {1})", exact=True)
+
+
+def copysign(input, other):  # noqa: A002
+    """Elementwise magnitude of x with the sign of y (a float result; `other` may be a number);
+    the gradient flows to x only."""
+    return bind(COPYSIGN, (tensor_argument(input, "copysign", "input", 1),
+                           ew.operand(other, "copysign")), {})
+
+
+def fmod(input, other):  # noqa: A002
+    """Elementwise C remainder of x / y, truncated division: the sign of the dividend."""
+    return bind(FMOD, (tensor_argument(input, "fmod", "input", 1), ew.operand(other, "fmod")),
+                {})
+
+
+def nextafter(input, other):  # noqa: A002
+    """Elementwise next representable value after x toward y (floating dtypes; not
+    differentiable)."""
+    return bind(NEXTAFTER, (tensor_argument(input, "nextafter", "input", 1),
+                            tensor_argument(other, "nextafter", "other", 2)), {})
+
+
+# ---- inverse trigonometric functions, hypot, erfc ---------------------------------------------
+
+ATAN = _define("atan", 1, rule_float, np.arctan,
+               lambda ctx, g: (g / (ctx.inputs[0] * ctx.inputs[0] + 1),), (0,), "atan({0})")
+ASIN = _define("asin", 1, rule_float, np.arcsin,
+               lambda ctx, g: (g * rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1),), (0,),
+               "asin({0})")
+ACOS = _define("acos", 1, rule_float, np.arccos,
+               lambda ctx, g: (g * -rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1),), (0,),
+               "acos({0})")
+
+
+def _atan2_grad(which):
+    # torch: with recip = 1 / (y*y + x*x), 0 where that is infinite (at the origin, or where
+    # the squares underflow), grad * x * recip for y and grad * -y * recip for x. The masked
+    # reciprocal stays unguarded, so the second derivative at the origin is NaN, as torch's.
+    def rule(ctx, g):
+        y, x = ctx.inputs
+        reciprocal = 1 / (y * y + x * x)
+        reciprocal = ew.where(ew.abs(reciprocal) == math.inf, 0, reciprocal)
+        return g * x * reciprocal if which == 0 else g * -y * reciprocal
+
+    return rule
+
+
+ATAN2 = _define("atan2", 2, rule_float, np.arctan2, _binary_vjp(_atan2_grad(0), _atan2_grad(1)),
+                (0, 1), "atan2({0}, {1})")
+HYPOT = _define("hypot", 2, _rule_floating("hypot_cpu"), np.hypot,
+                _binary_vjp(lambda ctx, g: g * ctx.inputs[0] / ctx.out,
+                            lambda ctx, g: g * ctx.inputs[1] / ctx.out),
+                ((0, 0), (1, 1), "out"), "hypot({0}, {1})")
+
+
+def _erfc_impl(x):
+    return np.vectorize(math.erfc, otypes=[x.dtype])(x) if x.size else x.copy()
+
+
+_MINUS_TWO_OVER_SQRT_PI = -2 / math.sqrt(math.pi)
+ERFC = _define("erfc", 1, rule_float, _erfc_impl,
+               lambda ctx, g: (_MINUS_TWO_OVER_SQRT_PI * ew.exp(-ctx.inputs[0] ** 2) * g,), (0,),
+               "erfc({0})")
+
+
+# acosh: log(x + sqrt(x*x - 1)) as log1p(t + sqrt(2t + t*t)) with t = x - 1 (exact near 1),
+# log(x) + ln 2 from 2**28 on (x*x - 1 rounds to x*x), and NaN below 1 as sqrt(x - 1) (the
+# formula rounds to 0 for large negative x). A primitive rather than a composite for its
+# gradient, torch's rsqrt(x*x - 1): inf at 1, where the composite's product rule gives inf * 0.
+_ACOSH_T = "({0} - 1.0)"
+ACOSH = _define(
+    "acosh", 1, rule_float, np.arccosh,
+    lambda ctx, g: (g * rsqrt(ctx.inputs[0] ** 2 - 1),), (0,),
+    f"select({{0}} < 1.0, sqrt({_ACOSH_T}), select({{0}} >= 268435456.0, "
+    f"log({{0}}) + {math.log(2)!r}, "
+    f"log1p({_ACOSH_T} + sqrt(2.0 * {_ACOSH_T} + {_ACOSH_T} * {_ACOSH_T}))))")
+
+
+def _unary(op, doc):
+    def function(input):  # noqa: A002 - torch's names
+        return bind(op, (tensor_argument(input, op.name, "input", 1),), {})
+
+    function.__name__ = op.name
+    function.__doc__ = doc
+    return function
+
+
+atan = _unary(ATAN, "Elementwise arctangent, in (-pi/2, pi/2).")
+asin = _unary(ASIN, "Elementwise arcsine, in [-pi/2, pi/2] (NaN outside [-1, 1]).")
+acos = _unary(ACOS, "Elementwise arccosine, in [0, pi] (NaN outside [-1, 1]).")
+acosh = _unary(ACOSH, "Elementwise inverse hyperbolic cosine (NaN below 1), without "
+                      "cancellation near 1.")
+erfc = _unary(ERFC, "Elementwise complementary error function, `1 - erf(x)`, accurate where "
+                    "erf is near 1.")
+
+
+def atan2(input, other):  # noqa: A002
+    """Elementwise angle of the point (x=other, y=input), in [-pi, pi], by the signs of both."""
+    return bind(ATAN2, (tensor_argument(input, "atan2", "input", 1),
+                        tensor_argument(other, "atan2", "other", 2)), {})
+
+
+def hypot(input, other):  # noqa: A002
+    """Elementwise `sqrt(x*x + y*y)` without overflow or underflow (floating dtypes)."""
+    return bind(HYPOT, (tensor_argument(input, "hypot", "input", 1),
+                        tensor_argument(other, "hypot", "other", 2)), {})
+
+
+# ---- logaddexp, logaddexp2, xlogy ------------------------------------------------------------
+
+# Equal infinities give themselves (their difference is NaN); otherwise the larger plus the
+# log1p of the exponential of minus the distance, as torch computes it.
+_LOGADDEXP = ("select(({0} == {1}) && isnan({0} - {1}), {0}, "
+              "max({0}, {1}) + LOG1P_OF_DISTANCE)")
+LOGADDEXP = _define(
+    "logaddexp", 2, _rule_floating("logaddexp_cpu"), np.logaddexp,
+    _binary_vjp(lambda ctx, g: g / (1 + ew.exp(ctx.inputs[1] - ctx.inputs[0])),
+                lambda ctx, g: g / (1 + ew.exp(ctx.inputs[0] - ctx.inputs[1]))),
+    (0, 1), _LOGADDEXP.replace("LOG1P_OF_DISTANCE", "log1p(exp(-abs({0} - {1})))"))
+LOGADDEXP2 = _define(
+    "logaddexp2", 2, _rule_floating("logaddexp2_cpu"), np.logaddexp2,
+    _binary_vjp(lambda ctx, g: g / (1 + ew.pow(2.0, ctx.inputs[1] - ctx.inputs[0])),
+                lambda ctx, g: g / (1 + ew.pow(2.0, ctx.inputs[0] - ctx.inputs[1]))),
+    (0, 1), _LOGADDEXP.replace(
+        "LOG1P_OF_DISTANCE", f"log1p(pow(2.0, -abs({{0}} - {{1}}))) * {1 / math.log(2)!r}"))
+
+
+def _xlogy_impl(x, y):
+    # torch: NaN where y is NaN, else 0 where x is 0, else x log y.
+    with np.errstate(all="ignore"):
+        product = np.multiply(x, np.log(y))
+    return np.where(np.isnan(y), y, np.where(np.equal(x, 0), 0, product)).astype(product.dtype)
+
+
+def _xlogy_x_grad(ctx, g):
+    # torch: xlogy(grad, y), 0 where x is 0 and y <= 0.
+    x, y = ctx.inputs
+    return ew.where((x == 0) & (y <= 0), 0, xlogy(g, y))
+
+
+XLOGY = _define("xlogy", 2, rule_float, _xlogy_impl,
+                _binary_vjp(_xlogy_x_grad, lambda ctx, g: g * ctx.inputs[0] / ctx.inputs[1]),
+                (0, 1), "select(isnan({1}), {1}, select({0} == 0, 0, {0} * log({1})))")
+
+
+def logaddexp(input, other):  # noqa: A002
+    """Elementwise `log(e^x + e^y)` without overflow (floating dtypes)."""
+    return bind(LOGADDEXP, (tensor_argument(input, "logaddexp", "input", 1),
+                            tensor_argument(other, "logaddexp", "other", 2)), {})
+
+
+def logaddexp2(input, other):  # noqa: A002
+    """Elementwise `log2(2^x + 2^y)` without overflow (floating dtypes)."""
+    return bind(LOGADDEXP2, (tensor_argument(input, "logaddexp2", "input", 1),
+                             tensor_argument(other, "logaddexp2", "other", 2)), {})
+
+
+def xlogy(input, other):  # noqa: A002
+    """Elementwise `x * log(y)`, 0 where x is 0 (unless y is NaN); either may be a number."""
+    x, y = ew.operand(input, "xlogy"), ew.operand(other, "xlogy")
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        raise TypeError(f"xlogy(): expected a Tensor argument, got {type(x).__name__} and "
+                        f"{type(y).__name__}")
+    return bind(XLOGY, (x, y), {})
+
+
+# ---- torch.special's xlog1py and entr ---------------------------------------------------------
+
+def _xlog1py_impl(x, y):
+    # torch: NaN where y is NaN, else 0 where x is 0, else x log1p(y).
+    with np.errstate(all="ignore"):
+        product = np.multiply(x, np.log1p(y))
+    return np.where(np.isnan(y), y, np.where(np.equal(x, 0), 0, product)).astype(product.dtype)
+
+
+def _xlog1py_x_grad(ctx, g):
+    # torch: xlog1py(grad, y), 0 where x is 0 and y <= -1.
+    x, y = ctx.inputs
+    return ew.where((x == 0) & (y <= -1), 0, xlog1py(g, y))
+
+
+XLOG1PY = _define("xlog1py", 2, rule_float, _xlog1py_impl,
+                  _binary_vjp(_xlog1py_x_grad,
+                              lambda ctx, g: g * ctx.inputs[0] / (ctx.inputs[1] + 1)),
+                  (0, 1), "select(isnan({1}), {1}, select({0} == 0, 0, {0} * log1p({1})))")
+
+_XLOG1PY_SIGNATURES = (
+    " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+    " * (Number self, Tensor other, *, Tensor out = None)\n"
+    " * (Tensor input, Number other, *, Tensor out = None)\n")
+
+
+def xlog1py(input, other):  # noqa: A002
+    """Elementwise `x * log1p(y)`, 0 where x is 0 (unless y is NaN); either may be a number
+    (torch.special.xlog1py)."""
+    kinds = (Tensor, np.ndarray, np.generic, int, float)
+    if not (isinstance(input, kinds) and isinstance(other, kinds)) or not (
+            isinstance(input, Tensor) or isinstance(other, Tensor)):
+        raise TypeError(f"special_xlog1py() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__}), but expected one "
+                        f"of:\n{_XLOG1PY_SIGNATURES}")
+    x, y = ew.operand(input, "xlog1py"), ew.operand(other, "xlog1py")
+    return bind(XLOG1PY, (x, y), {})
+
+
+def _entr_impl(x):
+    # torch: x for NaN, -x log x above 0, 0 at 0, -inf below.
+    with np.errstate(all="ignore"):
+        positive = -x * np.log(x)
+    result = np.where(x > 0, positive, np.where(x == 0, 0, np.where(np.isnan(x), x, -np.inf)))
+    return result.astype(positive.dtype)
+
+
+# torch's gradient, -(1 + log x): inf at 0 and NaN below 0, where a composite's `where` would
+# give 0. The expression language has no infinity literal: -inf is written log(0.0).
+ENTR = _define("entr", 1, rule_float, _entr_impl,
+               lambda ctx, g: (-g * (1 + ew.log(ctx.inputs[0])),), (0,),
+               "select({0} > 0, -{0} * log({0}), "
+               "select({0} == 0, 0, select(isnan({0}), {0}, log(0.0))))")
+
+
+def entr(input):  # noqa: A002
+    """Elementwise entropy term `-x * log(x)`: 0 at 0, -inf below 0 (torch.special.entr)."""
+    return bind(ENTR, (tensor_argument(input, "special_entr", "input", 1),), {})
+
+
+# ---- logit ------------------------------------------------------------------------------------
+
+def _logit_grad(ctx, g):
+    # torch's logit_backward: grad / (x (1 - x)), NaN outside [0, 1].
+    x = ctx.inputs[0]
+    return (ew.where((x < 0) | (x > 1), math.nan, g / (x * (1 - x))),)
+
+
+LOGIT = _define("logit", 1, rule_float, lambda x: np.log(x / (1 - x)), _logit_grad, (0,),
+                "log({0} / (1 - {0}))")
+
+
+def logit(input, eps=None):  # noqa: A002
+    """Elementwise log-odds `log(p / (1 - p))`; with `eps`, p is first clamped to
+    [eps, 1 - eps] (no gradient outside)."""
+    x = tensor_argument(input, "logit", "input", 1)
+    if eps is not None:
+        if not x.dtype.is_floating_point:
+            x = x.to(dtypes.get_default_dtype())
+        x = clamp(x, eps, 1 - eps)
+    return bind(LOGIT, (x,), {})

@@ -1,0 +1,34 @@
+"""autojit.special: torch.special's names for the special functions, the softmax family and
+the elementwise math they build on.
+
+Every function here is an op of autojit.ops (the same objects as the top-level `autojit.erfc`,
+`autojit.lgamma`, ..., with their `out=`); this module only gives them torch.special's names,
+some of them aliases (expit is sigmoid, gammaln is lgamma, psi is digamma). It sits above
+ops/ with the other public namespaces.
+"""
+
+from __future__ import annotations
+
+from .ops.composite import exp2, logsumexp, round  # noqa: A004 - torch's names
+from .ops.elementwise import erf, expm1, log1p
+from .ops.elementwise import sigmoid as expit
+from .ops.elementwise_math import entr as _entr
+from .ops.elementwise_math import xlog1py as _xlog1py
+from .ops.functional import digamma, erfc, erfinv, i0, logit, polygamma, sinc, xlogy
+from .ops.functional import digamma as psi
+from .ops.functional import lgamma as gammaln
+from .ops.functional import mvlgamma as multigammaln
+from .ops.math_composites import ndtr
+from .ops.out_argument import with_out
+from .ops.softmax import log_softmax, softmax
+from .ops.special_functions import i1
+
+# torch.special's own functions (no top-level or method form in torch), with torch's out=.
+entr = with_out(_entr, name="special_entr")
+xlog1py = with_out(_xlog1py, name="special_xlog1py")
+
+__all__ = [
+    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i1",
+    "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma", "psi",
+    "round", "sinc", "softmax", "xlog1py", "xlogy",
+]

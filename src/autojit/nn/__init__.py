@@ -19,6 +19,26 @@ from .activation import (
     Softplus,
     Tanh,
 )
+
+# ---- the rest of torch.nn's activations (activation_extra.py) ----
+from .activation_extra import (
+    CELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    Mish,
+    PReLU,
+    ReLU6,
+    RReLU,
+    Softmax2d,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from .container import ModuleDict, ModuleList, Sequential
 from .convolution import Conv1d, Conv2d
 from .dropout import Dropout
@@ -53,4 +73,7 @@ __all__ = [
     "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
     "BCEWithLogitsLoss",
+    # ---- the rest of torch.nn's activations (activation_extra.py) ----
+    "Threshold", "ReLU6", "Hardtanh", "RReLU", "PReLU", "SELU", "CELU", "GLU", "Mish",
+    "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink", "Tanhshrink", "Softsign", "Softmax2d",
 ]

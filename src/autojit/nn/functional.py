@@ -1,13 +1,17 @@
-"""autojit.nn.functional: activations, the softmax family and losses, written as composites.
+"""autojit.nn.functional: the functional forms of the layers, activations and losses.
 
-Every function here is built from autojit ops (ops/elementwise.py, reduction.py, layout.py),
-so autograd, double backward and tracing come from the primitives; nothing here has a rule
-of its own. Picking the target class of a classification loss uses a one-hot mask (class
-indices compared with the target, then `where` and a sum over the class dim): it is
-differentiable, needs no gather kernel, and a -inf log-probability at another class never
-turns into 0 * -inf. The target range is checked by ops/index_checks.py, compiled too; other
-checks that need the data (probabilities in [0, 1]) run only on concrete tensors: while
-tracing they are skipped rather than breaking the graph.
+This module holds the classification, regression and binary losses and re-exports the rest
+from the functional_*.py modules beside it (activations and the softmax family in
+functional_activation.py, the other losses in functional_loss.py, functional_margin.py and
+functional_ctc.py, distances in functional_distance.py, ...). Every function is built from
+autojit ops (ops/elementwise.py, reduction.py, layout.py), so autograd, double backward and
+tracing come from the primitives; nothing here has a rule of its own. Picking the target class
+of a classification loss uses a one-hot mask (class indices compared with the target, then
+`where` and a sum over the class dim): it is differentiable, needs no gather kernel, and a
+-inf log-probability at another class never turns into 0 * -inf. The target range is checked
+by ops/index_checks.py, compiled too; other checks that need the data (probabilities in
+[0, 1]) run only on concrete tensors: while tracing they are skipped rather than breaking the
+graph.
 """
 
 from __future__ import annotations
@@ -17,13 +21,49 @@ import warnings
 
 from ..ops import elementwise as ew
 from ..ops import loss as loss_ops
-from ..ops.composite import gelu, reduces_nothing, relu, silu, softplus  # noqa: F401
+from ..ops.composite import gelu, softplus  # noqa: F401 - re-exported names
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
 from ..ops.index_checks import check_index
-from ..ops.reduction import amax, sum_
+from ..ops.reduction import sum_
 from ..tensor import dtypes
 from ..tensor.creation import arange, as_tensor
-from ..tensor.tensor import Tensor, normalize_dim
+from ..tensor.tensor import Tensor
+
+# ---- activations and the softmax family (functional_activation.py) ----
+from .functional_activation import (  # noqa: F401 - re-exported names
+    celu,
+    celu_,
+    elu,
+    elu_,
+    glu,
+    gumbel_softmax,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    hardtanh_,
+    leaky_relu,
+    leaky_relu_,
+    log_softmax,
+    logsigmoid,
+    mish,
+    prelu,
+    relu,
+    relu6,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    silu,
+    softmax,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
 from .functional_conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, max_pool2d, pad  # noqa: F401 - re-exported names
 from .functional_norm import batch_norm, group_norm, huber_loss, layer_norm, smooth_l1_loss  # noqa: F401 - re-exported names
 from .layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 - re-exported
@@ -36,90 +76,6 @@ _SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"
 
 def _scalar_type(dtype) -> str:
     return _SCALAR_TYPE_NAMES[dtype.name]
-
-
-# ---- activations ------------------------------------------------------------------------------
-
-
-def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
-    """x where x > 0, else negative_slope * x."""
-    return ew.where(input > 0, input, input * negative_slope)
-
-
-def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
-    """alpha * (exp(x) - 1) where x <= 0, else x; exp only sees non-positive values.
-
-    torch's derivatives at 0 are alpha (the first, from the x <= 0 branch) and 0 (the second,
-    whose mask is x < 0): at 0 the negative branch is alpha * x, linear, and for x < 0 it is
-    alpha * expm1(x). NaN takes the x branch, whose derivative is 1, as in torch.
-    """
-    negative = input < 0
-    curve = ew.expm1(ew.where(negative, input, 0)) + ew.where(negative, 0, input)
-    return ew.where(input <= 0, curve * alpha, input)
-
-
-def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
-    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), which neither overflows nor underflows.
-
-    min(x, 0) and -|x| are spelled as `where`s that take x >= 0 as the positive side, so that at
-    0 the first derivative is 1/2 and the second -1/4 (abs and minimum would give a tie and a
-    zero sign there).
-    """
-    negative = input < 0
-    return (ew.where(negative, input, 0)
-            - ew.log1p(ew.exp(ew.where(negative, input, -input))))
-
-
-# ---- softmax family ---------------------------------------------------------------------------
-
-
-def _softmax_dim(name: str, ndim: int, dim) -> int:
-    if dim is None:
-        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
-                      "call to include dim=X as an argument.", UserWarning, stacklevel=3)
-        dim = 0 if ndim in (0, 1, 3) else 1
-    return normalize_dim(dim, ndim)
-
-
-def _softmax_input(name: str, input: Tensor, dtype) -> Tensor:  # noqa: A002
-    if dtype is not None:
-        input = input.to(dtypes.to_dtype(dtype))
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"{name}: expected a floating point input, got {input.dtype}")
-    return input
-
-
-def _shifted(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    # The max is detached: softmax does not depend on the shift, so no gradient flows through it.
-    if reduces_nothing(input, (dim,)):
-        return input  # no entries along dim: the result is empty, with nothing to shift
-    return input - amax(input, dim, keepdim=True).detach()
-
-
-def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
-    """exp(x) / sum(exp(x)) over `dim`, computed around the maximum so exp never overflows."""
-    input = _softmax_input("softmax", input, dtype)
-    dim = _softmax_dim("softmax", input.ndim, dim)
-    if input.ndim == 0:  # a single element along dim: reduce it as a length-1 vector
-        return softmax(input.reshape(1), 0).reshape(())
-    exponentials = ew.exp(_shifted(input, dim))
-    return exponentials / sum_(exponentials, dim, keepdim=True)
-
-
-def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
-    """x - logsumexp(x) over `dim`, computed around the maximum."""
-    input = _softmax_input("log_softmax", input, dtype)
-    dim = _softmax_dim("log_softmax", input.ndim, dim)
-    if input.ndim == 0:
-        return log_softmax(input.reshape(1), 0).reshape(())
-    shifted = _shifted(input, dim)
-    return shifted - ew.log(sum_(ew.exp(shifted), dim, keepdim=True))
-
-
-def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
-    """softmax(-x) over `dim`."""
-    input = _softmax_input("softmin", input, dtype)
-    return softmax(-input, _softmax_dim("softmin", input.ndim, dim))
 
 
 # ---- shared loss helpers -----------------------------------------------------------------------

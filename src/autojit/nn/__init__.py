@@ -54,6 +54,22 @@ from .loss import (
     NLLLoss,
     SmoothL1Loss,
 )
+
+# ---- distribution, margin and embedding losses, distances (loss_extra.py) ----
+from .loss_extra import (
+    CosineEmbeddingLoss,
+    CosineSimilarity,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    KLDivLoss,
+    MarginRankingLoss,
+    MultiLabelSoftMarginLoss,
+    PairwiseDistance,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .parameter import Parameter
@@ -76,4 +92,8 @@ __all__ = [
     # ---- the rest of torch.nn's activations (activation_extra.py) ----
     "Threshold", "ReLU6", "Hardtanh", "RReLU", "PReLU", "SELU", "CELU", "GLU", "Mish",
     "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink", "Tanhshrink", "Softsign", "Softmax2d",
+    # ---- distribution, margin and embedding losses, distances (loss_extra.py) ----
+    "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
+    "HingeEmbeddingLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss", "CosineSimilarity", "PairwiseDistance",
 ]

@@ -65,6 +65,26 @@ from .functional_activation import (  # noqa: F401 - re-exported names
     threshold_,
 )
 from .functional_conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, max_pool2d, pad  # noqa: F401 - re-exported names
+
+# ---- distances, one_hot and the distribution, margin and embedding losses ----
+from .functional_distance import (  # noqa: F401 - re-exported names
+    cosine_similarity,
+    normalize,
+    one_hot,
+    pairwise_distance,
+)
+from .functional_loss import (  # noqa: F401 - re-exported names
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    kl_div,
+    margin_ranking_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
 from .functional_norm import batch_norm, group_norm, huber_loss, layer_norm, smooth_l1_loss  # noqa: F401 - re-exported names
 from .layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 - re-exported
 
@@ -161,14 +181,14 @@ def _nll(log_probabilities: Tensor, target: Tensor, weight, ignore_index: int, c
         if log_probabilities.ndim > 1 else target.reshape(1)
     class_ids = _along_class_dim(arange(classes, device=target.device), class_dim,
                                  log_probabilities.ndim)
-    one_hot = class_ids == target_at_class
+    is_target_class = class_ids == target_at_class
     kept = target != ignore_index
-    picked = sum_(ew.where(one_hot, log_probabilities, 0), class_dim)
+    picked = sum_(ew.where(is_target_class, log_probabilities, 0), class_dim)
     if log_probabilities.ndim == 1:
         picked = picked.reshape(target.shape)
     if weight is not None:
         weight = weight.to(log_probabilities.dtype)
-        target_weight = sum_(ew.where(one_hot, _along_class_dim(
+        target_weight = sum_(ew.where(is_target_class, _along_class_dim(
             weight, class_dim, log_probabilities.ndim), 0), class_dim).reshape(target.shape)
         target_weight = ew.where(kept, target_weight, 0)
     else:

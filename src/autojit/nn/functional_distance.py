@@ -1,0 +1,84 @@
+"""Distances and normalization of autojit.nn.functional: normalize, cosine_similarity,
+pairwise_distance, and one_hot, the class-index encoding the losses and users build on.
+
+Each is a composite of autojit ops (the p-norm of ops/composite.py, whose gradient at 0 is 0 as
+torch's), so autograd, double backward and compiling come from the primitives. nn/functional.py
+re-exports this module; the margin losses in functional_loss.py measure with it.
+"""
+
+from __future__ import annotations
+
+from ..ops import composite
+from ..ops.reduction import amax, sum_
+from ..ops.registry import broadcast_shapes
+from ..tensor import dtypes
+from ..tensor.creation import arange
+from ..tensor.tensor import Tensor
+from .functional_common import check_tensor
+
+__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "one_hot"]
+
+
+def _clamped_keeping_gradient(norm: Tensor, eps: float) -> Tensor:
+    """norm clamped below at eps in value only: torch clamps a clone of the norm in place under
+    no_grad, so the gradient still flows through the unclamped norm."""
+    detached = norm.detach()
+    return norm + (composite.clamp(detached, min=eps) - detached)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # noqa: A002
+              out=None) -> Tensor:
+    """input / max(||input||_p, eps) over dim."""
+    check_tensor("normalize", "input", input)
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported")
+    denominator = composite.clamp(composite.norm(input, p, dim, keepdim=True), min=eps)
+    return input / denominator
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) over dim, each vector divided by
+    its norm first, as torch does (the result stays within [-1, 1])."""
+    check_tensor("cosine_similarity", "x1", x1)
+    check_tensor("cosine_similarity", "x2", x2)
+    common = dtypes.promote(x1.dtype, x2.dtype)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{common.name.capitalize()}")
+    x1, x2 = x1.to(common), x2.to(common)
+    shape = broadcast_shapes(x1.shape, x2.shape)
+    x1, x2 = x1.expand(shape), x2.expand(shape)
+    norm1 = _clamped_keeping_gradient(composite.norm(x1, 2, dim, keepdim=True), eps)
+    norm2 = _clamped_keeping_gradient(composite.norm(x2, 2, dim, keepdim=True), eps)
+    return sum_((x1 / norm1) * (x2 / norm2), dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """||x1 - x2 + eps||_p over the last dim of the broadcast inputs."""
+    check_tensor("pairwise_distance", "x1", x1)
+    check_tensor("pairwise_distance", "x2", x2)
+    last = max(x1.ndim, x2.ndim) - 1
+    return composite.norm(x1 - x2 + eps, p, last, keepdim=keepdim)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """An int64 tensor with a trailing dim of num_classes (the largest class + 1 when -1),
+    1 at each element's class and 0 elsewhere."""
+    check_tensor("one_hot", "input", tensor)
+    if tensor.dtype is not dtypes.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(amax(tensor)) + 1
+    elif num_classes < -1:
+        raise RuntimeError("num_classes should be positive")
+    if not tensor.is_symbolic and tensor.numel():  # the range check needs the data
+        values = tensor.numpy()
+        if values.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if values.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).to(dtypes.int64)

@@ -34,6 +34,8 @@ PROBABILITIES = np.abs(RNG.standard_normal((4, 5))) + 0.1
 LABELS = (RNG.standard_normal((4, 5)) > 0).astype(np.float64)
 COUNTS = np.array([[0.0, 1.0, 2.0, 3.0, 5.0]] * 4)
 CLASSES = np.array([0, 2, 4, 1])
+MULTI_LABELS = np.array([[3, 0, -1, 1, 1], [1, 2, 4, -1, -1], [-1, 0, 0, 0, 0],
+                         [0, 1, 2, 3, 4]])
 LABEL_ARRAYS = (SIGNS, SIGNS_2D, LABELS, COUNTS)
 
 # (name, module constructor arguments, arrays of the forward's arguments, extra kwargs)
@@ -56,6 +58,12 @@ CASES = [
     ("TripletMarginLoss", {"margin": 2.0}, (X, Y, Z)),
     ("TripletMarginLoss", {"p": 1.0, "swap": True, "reduction": "sum"}, (X, Y, Z)),
     ("TripletMarginWithDistanceLoss", {"swap": True}, (X, Y, Z)),
+    ("MultiMarginLoss", {}, (X, CLASSES)),
+    ("MultiMarginLoss", {"p": 2, "margin": 0.5, "weight": np.linspace(0.5, 2, 5),
+                         "reduction": "none"}, (X, CLASSES)),
+    ("MultiMarginLoss", {"reduction": "sum"}, (X[0], CLASSES[1:2])),
+    ("MultiLabelMarginLoss", {}, (X, MULTI_LABELS)),
+    ("MultiLabelMarginLoss", {"reduction": "none"}, (X[1], MULTI_LABELS[1])),
     ("CosineSimilarity", {"dim": 0}, (X, Y)),
     ("PairwiseDistance", {"p": 3.0, "keepdim": True}, (X, Y)),
     ("CrossEntropyLoss", {"weight": np.linspace(0.5, 2, 5), "label_smoothing": 0.2},
@@ -149,11 +157,16 @@ def _error(function, lib):
     lambda lib: lib.nn.functional.triplet_margin_loss(lib.zeros(2, 3), lib.zeros(2, 3),
                                                       lib.zeros(3)),
     lambda lib: lib.nn.TripletMarginLoss(margin=0.0),
+    lambda lib: lib.nn.functional.multi_margin_loss(lib.zeros(2, 3), lib.tensor([1, 3])),
+    lambda lib: lib.nn.functional.multi_margin_loss(lib.zeros(2, 3), lib.tensor([1])),
+    lambda lib: lib.nn.functional.multi_margin_loss(lib.zeros(2, 3), lib.tensor([1, 2]), p=3),
+    lambda lib: lib.nn.functional.multilabel_margin_loss(lib.zeros(2, 3), lib.tensor([1, 2])),
     lambda lib: lib.nn.TripletMarginWithDistanceLoss(margin=-1.0),
     lambda lib: lib.nn.functional.soft_margin_loss(lib.zeros(2), lib.zeros(2), reduction="x"),
 ], ids=["one_hot-float", "one_hot-empty", "one_hot-negative", "one_hot-large", "kl_div-bad",
         "gaussian-size", "gaussian-negative", "ranking-dims", "cosine-target-2d",
-        "cosine-target-1d-input-1d", "triplet-dims", "triplet-margin", "with-distance-margin",
+        "cosine-target-1d-input-1d", "triplet-dims", "triplet-margin", "multi-margin-range",
+        "multi-margin-target", "multi-margin-p", "multilabel-target", "with-distance-margin",
         "soft-margin-reduction"])
 def test_errors_match_torch(call):
     mine, theirs = _error(call, autojit), _error(call, torch)
@@ -168,7 +181,8 @@ def test_kl_div_mean_warns_as_torch():
 
 TRAINED = [("KLDivLoss", {"reduction": "batchmean"}), ("GaussianNLLLoss", {}),
            ("CosineEmbeddingLoss", {"margin": 0.1}), ("TripletMarginLoss", {"swap": True}),
-           ("MultiLabelSoftMarginLoss", {}), ("HingeEmbeddingLoss", {})]
+           ("MultiLabelSoftMarginLoss", {}), ("HingeEmbeddingLoss", {}),
+           ("MultiMarginLoss", {"p": 2})]
 
 
 def _loss_of(kind, loss_function, out, labels):
@@ -179,7 +193,9 @@ def _loss_of(kind, loss_function, out, labels):
     if kind == "CosineEmbeddingLoss":
         return loss_function(out, labels, autojit.tensor(SIGNS))
     if kind == "TripletMarginLoss":
-        return loss_function(out, labels, out.flip(0) if hasattr(out, "flip") else out * 0.5)
+        return loss_function(out, labels, out * 0.5)
+    if kind == "MultiMarginLoss":
+        return loss_function(out, autojit.tensor(CLASSES))
     if kind == "MultiLabelSoftMarginLoss":
         return loss_function(out, (labels > 0).to(out.dtype))
     return loss_function(out, autojit.tensor(SIGNS_2D).to(out.dtype))

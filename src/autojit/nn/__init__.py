@@ -63,7 +63,9 @@ from .loss_extra import (
     HingeEmbeddingLoss,
     KLDivLoss,
     MarginRankingLoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     PairwiseDistance,
     PoissonNLLLoss,
     SoftMarginLoss,
@@ -95,5 +97,6 @@ __all__ = [
     # ---- distribution, margin and embedding losses, distances (loss_extra.py) ----
     "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
     "HingeEmbeddingLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss", "CosineSimilarity", "PairwiseDistance",
+    "TripletMarginWithDistanceLoss", "CosineSimilarity", "PairwiseDistance", "MultiMarginLoss",
+    "MultiLabelMarginLoss",
 ]

@@ -85,6 +85,7 @@ from .functional_loss import (  # noqa: F401 - re-exported names
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
+from .functional_margin import multi_margin_loss, multilabel_margin_loss  # noqa: F401
 from .functional_norm import batch_norm, group_norm, huber_loss, layer_norm, smooth_l1_loss  # noqa: F401 - re-exported names
 from .layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 - re-exported
 

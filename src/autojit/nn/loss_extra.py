@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from . import functional_distance as D
 from . import functional_loss as L
+from . import functional_margin as M
 from .loss import _Loss, _WeightedLoss
 from .module import Module
 
 __all__ = ["KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss",
            "MultiLabelSoftMarginLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
            "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-           "CosineSimilarity", "PairwiseDistance"]
+           "CosineSimilarity", "PairwiseDistance", "MultiMarginLoss", "MultiLabelMarginLoss"]
 
 
 class KLDivLoss(_Loss):
@@ -153,6 +154,34 @@ class TripletMarginWithDistanceLoss(_Loss):
         return L.triplet_margin_with_distance_loss(
             anchor, positive, negative, distance_function=self.distance_function,
             margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """The multi-class hinge loss: per sample, the mean over classes j != y of
+    max(0, margin - x[y] + x[j])^p, weighted by weight[y]."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None,
+                 reduce=None, reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                             f"{weight.ndim}D instead")
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):  # noqa: A002
+        return M.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss between each target class (up to the first -1) and every
+    other class."""
+
+    def forward(self, input, target):  # noqa: A002
+        return M.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class CosineSimilarity(Module):

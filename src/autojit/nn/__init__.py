@@ -42,6 +42,9 @@ from .activation_extra import (
 from .container import ModuleDict, ModuleList, Sequential
 from .convolution import Conv1d, Conv2d
 from .dropout import Dropout
+
+# ---- channel-wise and alpha dropouts (dropout_extra.py) ----
+from .dropout_extra import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
 from .loss import (
@@ -99,4 +102,6 @@ __all__ = [
     "HingeEmbeddingLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "CosineSimilarity", "PairwiseDistance", "MultiMarginLoss",
     "MultiLabelMarginLoss",
+    # ---- channel-wise and alpha dropouts (dropout_extra.py) ----
+    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
 ]

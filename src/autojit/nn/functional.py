@@ -73,6 +73,13 @@ from .functional_distance import (  # noqa: F401 - re-exported names
     one_hot,
     pairwise_distance,
 )
+from .functional_dropout import (  # noqa: F401 - re-exported names
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
 from .functional_loss import (  # noqa: F401 - re-exported names
     cosine_embedding_loss,
     gaussian_nll_loss,

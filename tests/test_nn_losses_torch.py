@@ -131,6 +131,15 @@ def test_normalize_and_one_hot_match_torch():
         assert mine.dtype is autojit.int64 and mine.tolist() == theirs.tolist()
 
 
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.0, float("inf")])
+def test_pdist_matches_torch(p):
+    rows = np.vstack([X, X[:1]])  # a repeated row: a zero distance
+    (x_mine,), (x_theirs,) = leaves(torch, rows)
+    compare_with_gradients(torch, nn.functional.pdist(x_mine, p), torch.pdist(x_theirs, p),
+                           [x_mine], [x_theirs], message=str(p))
+    assert tuple(nn.functional.pdist(autojit.zeros(1, 3)).shape) == (0,)
+
+
 def _error(function, lib):
     try:
         function(lib)
@@ -157,6 +166,9 @@ def _error(function, lib):
     lambda lib: lib.nn.functional.triplet_margin_loss(lib.zeros(2, 3), lib.zeros(2, 3),
                                                       lib.zeros(3)),
     lambda lib: lib.nn.TripletMarginLoss(margin=0.0),
+    lambda lib: lib.nn.functional.pdist(lib.zeros(2, 3, 4)),
+    lambda lib: lib.nn.functional.pdist(lib.zeros(3, 4), -1),
+    lambda lib: lib.nn.functional.pdist(lib.zeros(3, 4, dtype=lib.int64)),
     lambda lib: lib.nn.functional.multi_margin_loss(lib.zeros(2, 3), lib.tensor([1, 3])),
     lambda lib: lib.nn.functional.multi_margin_loss(lib.zeros(2, 3), lib.tensor([1])),
     lambda lib: lib.nn.functional.multi_margin_loss(lib.zeros(2, 3), lib.tensor([1, 2]), p=3),
@@ -165,8 +177,8 @@ def _error(function, lib):
     lambda lib: lib.nn.functional.soft_margin_loss(lib.zeros(2), lib.zeros(2), reduction="x"),
 ], ids=["one_hot-float", "one_hot-empty", "one_hot-negative", "one_hot-large", "kl_div-bad",
         "gaussian-size", "gaussian-negative", "ranking-dims", "cosine-target-2d",
-        "cosine-target-1d-input-1d", "triplet-dims", "triplet-margin", "multi-margin-range",
-        "multi-margin-target", "multi-margin-p", "multilabel-target", "with-distance-margin",
+        "cosine-target-1d-input-1d", "triplet-dims", "triplet-margin", "pdist-3d", "pdist-p",
+        "pdist-int", "multi-margin-range", "multi-margin-target", "multi-margin-p", "multilabel-target", "with-distance-margin",
         "soft-margin-reduction"])
 def test_errors_match_torch(call):
     mine, theirs = _error(call, autojit), _error(call, torch)

@@ -72,6 +72,7 @@ from .functional_distance import (  # noqa: F401 - re-exported names
     normalize,
     one_hot,
     pairwise_distance,
+    pdist,
 )
 from .functional_dropout import (  # noqa: F401 - re-exported names
     alpha_dropout,
@@ -92,7 +93,10 @@ from .functional_loss import (  # noqa: F401 - re-exported names
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
-from .functional_margin import multi_margin_loss, multilabel_margin_loss  # noqa: F401
+from .functional_margin import (  # noqa: F401 - re-exported names
+    multi_margin_loss,
+    multilabel_margin_loss,
+)
 from .functional_norm import batch_norm, group_norm, huber_loss, layer_norm, smooth_l1_loss  # noqa: F401 - re-exported names
 from .layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 - re-exported
 

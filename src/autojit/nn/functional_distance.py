@@ -8,15 +8,17 @@ re-exports this module; the margin losses in functional_loss.py measure with it.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..ops import composite
 from ..ops.reduction import amax, sum_
 from ..ops.registry import broadcast_shapes
 from ..tensor import dtypes
-from ..tensor.creation import arange
+from ..tensor.creation import arange, as_tensor
 from ..tensor.tensor import Tensor
 from .functional_common import check_tensor
 
-__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "one_hot"]
+__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "one_hot"]
 
 
 def _clamped_keeping_gradient(norm: Tensor, eps: float) -> Tensor:
@@ -60,6 +62,25 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     check_tensor("pairwise_distance", "x2", x2)
     last = max(x1.ndim, x2.ndim) - 1
     return composite.norm(x1 - x2 + eps, p, last, keepdim=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
+    """The p-norm distances between every pair of rows i < j of an (N, M) input, in row-major
+    order: N * (N - 1) / 2 of them."""
+    check_tensor("pdist", "input", input)
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    # The pairs depend on the shape only: fixed index arrays, so the graph stays static.
+    first, second = np.triu_indices(input.shape[0], k=1)
+    if first.size == 0:
+        return composite.norm(input[:0], p, 1)
+    first = as_tensor(first.astype(np.int64), device=input.device)
+    second = as_tensor(second.astype(np.int64), device=input.device)
+    return composite.norm(input[first] - input[second], p, 1)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -178,8 +178,8 @@ def _error(function, lib):
 ], ids=["one_hot-float", "one_hot-empty", "one_hot-negative", "one_hot-large", "kl_div-bad",
         "gaussian-size", "gaussian-negative", "ranking-dims", "cosine-target-2d",
         "cosine-target-1d-input-1d", "triplet-dims", "triplet-margin", "pdist-3d", "pdist-p",
-        "pdist-int", "multi-margin-range", "multi-margin-target", "multi-margin-p", "multilabel-target", "with-distance-margin",
-        "soft-margin-reduction"])
+        "pdist-int", "multi-margin-range", "multi-margin-target", "multi-margin-p",
+        "multilabel-target", "with-distance-margin", "soft-margin-reduction"])
 def test_errors_match_torch(call):
     mine, theirs = _error(call, autojit), _error(call, torch)
     assert theirs[0] is not None and mine[0] is theirs[0]

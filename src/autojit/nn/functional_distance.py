@@ -96,7 +96,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     elif num_classes < -1:
         raise RuntimeError("num_classes should be positive")
     if not tensor.is_symbolic and tensor.numel():  # the range check needs the data
-        values = tensor.numpy()
+        values = tensor.cpu().numpy()
         if values.min() < 0:
             raise RuntimeError("Class values must be non-negative.")
         if values.max() >= num_classes:

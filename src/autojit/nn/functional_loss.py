@@ -97,7 +97,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,  #
         var = ones_like(input) * var
     else:
         var = as_operand(var)
-        if not var.is_symbolic and bool((var.detach() < 0).numpy().any()):
+        if not var.is_symbolic and bool((var.detach() < 0).cpu().numpy().any()):
             raise ValueError("var has negative entry/entries")
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):

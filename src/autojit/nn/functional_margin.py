@@ -52,7 +52,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     scores = _as_batch(input)
     classes = scores.shape[1]
     if not target.is_symbolic and target.numel():
-        values = target.numpy()
+        values = target.cpu().numpy()
         if values.min() < 0 or values.max() >= classes:
             raise RuntimeError("target out of range")
     is_target = arange(classes, device=input.device) == target.reshape(samples, 1)

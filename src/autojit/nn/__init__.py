@@ -45,6 +45,9 @@ from .dropout import Dropout
 
 # ---- channel-wise and alpha dropouts (dropout_extra.py) ----
 from .dropout_extra import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
+
+# ---- EmbeddingBag (embedding_bag.py) ----
+from .embedding_bag import EmbeddingBag
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
 from .loss import (
@@ -104,4 +107,5 @@ __all__ = [
     "MultiLabelMarginLoss",
     # ---- channel-wise and alpha dropouts (dropout_extra.py) ----
     "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "EmbeddingBag",
 ]

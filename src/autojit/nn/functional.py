@@ -28,6 +28,7 @@ from ..ops.reduction import sum_
 from ..tensor import dtypes
 from ..tensor.creation import arange, as_tensor
 from ..tensor.tensor import Tensor
+from .embedding_bag import embedding_bag  # noqa: F401 - re-exported
 
 # ---- activations and the softmax family (functional_activation.py) ----
 from .functional_activation import (  # noqa: F401 - re-exported names

@@ -65,6 +65,7 @@ from .loss import (
 from .loss_extra import (
     CosineEmbeddingLoss,
     CosineSimilarity,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     KLDivLoss,
@@ -107,5 +108,5 @@ __all__ = [
     "MultiLabelMarginLoss",
     # ---- channel-wise and alpha dropouts (dropout_extra.py) ----
     "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
-    "EmbeddingBag",
+    "EmbeddingBag", "CTCLoss",
 ]

@@ -68,6 +68,7 @@ from .functional_activation import (  # noqa: F401 - re-exported names
 from .functional_conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, max_pool2d, pad  # noqa: F401 - re-exported names
 
 # ---- distances, one_hot and the distribution, margin and embedding losses ----
+from .functional_ctc import ctc_loss  # noqa: F401 - re-exported
 from .functional_distance import (  # noqa: F401 - re-exported names
     cosine_similarity,
     normalize,

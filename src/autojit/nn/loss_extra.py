@@ -11,13 +11,15 @@ from __future__ import annotations
 from . import functional_distance as D
 from . import functional_loss as L
 from . import functional_margin as M
+from .functional_ctc import ctc_loss
 from .loss import _Loss, _WeightedLoss
 from .module import Module
 
 __all__ = ["KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss",
            "MultiLabelSoftMarginLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
            "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-           "CosineSimilarity", "PairwiseDistance", "MultiMarginLoss", "MultiLabelMarginLoss"]
+           "CosineSimilarity", "PairwiseDistance", "MultiMarginLoss", "MultiLabelMarginLoss",
+           "CTCLoss"]
 
 
 class KLDivLoss(_Loss):
@@ -207,3 +209,17 @@ class PairwiseDistance(Module):
 
     def forward(self, x1, x2):
         return D.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss of (T, N, C) log-probabilities."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean",
+                 zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                        self.reduction, self.zero_infinity)

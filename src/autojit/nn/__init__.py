@@ -19,9 +19,35 @@ from .activation import (
     Softplus,
     Tanh,
 )
+
+# ---- the rest of torch.nn's activations (activation_extra.py) ----
+from .activation_extra import (
+    CELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    Mish,
+    PReLU,
+    ReLU6,
+    RReLU,
+    Softmax2d,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
 from .dropout import Dropout
+
+# ---- channel-wise and alpha dropouts (dropout_extra.py) ----
+from .dropout_extra import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
+
+# ---- EmbeddingBag (embedding_bag.py) ----
+from .embedding_bag import EmbeddingBag
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
 from .loss import (
@@ -33,6 +59,25 @@ from .loss import (
     MSELoss,
     NLLLoss,
     SmoothL1Loss,
+)
+
+# ---- distribution, margin and embedding losses, distances (loss_extra.py) ----
+from .loss_extra import (
+    CosineEmbeddingLoss,
+    CosineSimilarity,
+    CTCLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    KLDivLoss,
+    MarginRankingLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PairwiseDistance,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
@@ -58,6 +103,17 @@ __all__ = [
     "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
     "BCEWithLogitsLoss",
+    # ---- the rest of torch.nn's activations (activation_extra.py) ----
+    "Threshold", "ReLU6", "Hardtanh", "RReLU", "PReLU", "SELU", "CELU", "GLU", "Mish",
+    "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink", "Tanhshrink", "Softsign", "Softmax2d",
+    # ---- distribution, margin and embedding losses, distances (loss_extra.py) ----
+    "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
+    "HingeEmbeddingLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss", "CosineSimilarity", "PairwiseDistance", "MultiMarginLoss",
+    "MultiLabelMarginLoss",
+    # ---- channel-wise and alpha dropouts (dropout_extra.py) ----
+    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "EmbeddingBag", "CTCLoss",
 ]
 # attention and transformers
 __all__ += [

@@ -1,9 +1,9 @@
 """Activation layers: the module form of the elementwise nonlinearities and the softmax family.
 
 Each module holds its settings and calls the composite in nn.functional (or ops/composite.py),
-so nothing here has a gradient rule of its own. `inplace=True` is accepted for compatibility
-and computes out of place: the compiled graph has no mutation anyway, and an out-of-place
-result is always safe for autograd.
+so nothing here has a gradient rule of its own. `inplace=True` writes the result into the
+input, as torch does (nn/functional_activation.py); the other activations of torch.nn are in
+activation_extra.py.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
-        return F.relu(input)
+        return F.relu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -59,7 +59,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
-        return F.silu(input)
+        return F.silu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -125,7 +125,7 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         inplace = ", inplace=True" if self.inplace else ""
@@ -141,7 +141,7 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         inplace = ", inplace=True" if self.inplace else ""

@@ -1,13 +1,17 @@
-"""autojit.nn.functional: activations, the softmax family and losses, written as composites.
+"""autojit.nn.functional: the functional forms of the layers, activations and losses.
 
-Every function here is built from autojit ops (ops/elementwise.py, reduction.py, layout.py),
-so autograd, double backward and tracing come from the primitives; nothing here has a rule
-of its own. Picking the target class of a classification loss uses a one-hot mask (class
-indices compared with the target, then `where` and a sum over the class dim): it is
-differentiable, needs no gather kernel, and a -inf log-probability at another class never
-turns into 0 * -inf. The target range is checked by ops/index_checks.py, compiled too; other
-checks that need the data (probabilities in [0, 1]) run only on concrete tensors: while
-tracing they are skipped rather than breaking the graph.
+This module holds the classification, regression and binary losses and re-exports the rest
+from the functional_*.py modules beside it (activations and the softmax family in
+functional_activation.py, the other losses in functional_loss.py, functional_margin.py and
+functional_ctc.py, distances in functional_distance.py, ...). Every function is built from
+autojit ops (ops/elementwise.py, reduction.py, layout.py), so autograd, double backward and
+tracing come from the primitives; nothing here has a rule of its own. Picking the target class
+of a classification loss uses a one-hot mask (class indices compared with the target, then
+`where` and a sum over the class dim): it is differentiable, needs no gather kernel, and a
+-inf log-probability at another class never turns into 0 * -inf. The target range is checked
+by ops/index_checks.py, compiled too; other checks that need the data (probabilities in
+[0, 1]) run only on concrete tensors: while tracing they are skipped rather than breaking the
+graph.
 """
 
 from __future__ import annotations
@@ -17,18 +21,85 @@ import warnings
 
 from ..ops import elementwise as ew
 from ..ops import loss as loss_ops
-from ..ops.composite import gelu, relu, silu, softplus  # noqa: F401
+from ..ops.composite import gelu, softplus  # noqa: F401 - re-exported names
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
 from ..ops.index_checks import check_index
-from ..ops.products import cosine_similarity  # noqa: F401 - re-exported name
 from ..ops.reduction import sum_
-from ..ops.softmax import log_softmax as log_softmax_op
-from ..ops.softmax import softmax as softmax_op
 from ..tensor import dtypes
 from ..tensor.creation import arange, as_tensor
-from ..tensor.tensor import Tensor, normalize_dim
+from ..tensor.tensor import Tensor
+from .embedding_bag import embedding_bag  # noqa: F401 - re-exported
+
+# ---- activations and the softmax family (functional_activation.py) ----
+from .functional_activation import (  # noqa: F401 - re-exported names
+    celu,
+    celu_,
+    elu,
+    elu_,
+    glu,
+    gumbel_softmax,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    hardtanh_,
+    leaky_relu,
+    leaky_relu_,
+    log_softmax,
+    logsigmoid,
+    mish,
+    prelu,
+    relu,
+    relu6,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    silu,
+    softmax,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
 from .functional_attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401 - re-exported names
 from .functional_conv import conv1d, conv2d  # noqa: F401 - re-exported names
+
+# ---- distances, one_hot and the distribution, margin and embedding losses ----
+from .functional_ctc import ctc_loss  # noqa: F401 - re-exported
+from .functional_distance import (  # noqa: F401 - re-exported names
+    cosine_similarity,
+    normalize,
+    one_hot,
+    pairwise_distance,
+    pdist,
+)
+from .functional_dropout import (  # noqa: F401 - re-exported names
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from .functional_loss import (  # noqa: F401 - re-exported names
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    kl_div,
+    margin_ranking_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from .functional_margin import (  # noqa: F401 - re-exported names
+    multi_margin_loss,
+    multilabel_margin_loss,
+)
 from .functional_norm import batch_norm, group_norm, huber_loss, layer_norm, smooth_l1_loss  # noqa: F401 - re-exported names
 from .layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 - re-exported
 
@@ -40,67 +111,6 @@ _SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"
 
 def _scalar_type(dtype) -> str:
     return _SCALAR_TYPE_NAMES[dtype.name]
-
-
-# ---- activations ------------------------------------------------------------------------------
-
-
-def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
-    """x where x > 0, else negative_slope * x."""
-    return ew.where(input > 0, input, input * negative_slope)
-
-
-def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
-    """alpha * (exp(x) - 1) where x <= 0, else x; exp only sees non-positive values.
-
-    torch's derivatives at 0 are alpha (the first, from the x <= 0 branch) and 0 (the second,
-    whose mask is x < 0): at 0 the negative branch is alpha * x, linear, and for x < 0 it is
-    alpha * expm1(x). NaN takes the x branch, whose derivative is 1, as in torch.
-    """
-    negative = input < 0
-    curve = ew.expm1(ew.where(negative, input, 0)) + ew.where(negative, 0, input)
-    return ew.where(input <= 0, curve * alpha, input)
-
-
-def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
-    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), which neither overflows nor underflows.
-
-    min(x, 0) and -|x| are spelled as `where`s that take x >= 0 as the positive side, so that at
-    0 the first derivative is 1/2 and the second -1/4 (abs and minimum would give a tie and a
-    zero sign there).
-    """
-    negative = input < 0
-    return (ew.where(negative, input, 0)
-            - ew.log1p(ew.exp(ew.where(negative, input, -input))))
-
-
-# ---- softmax family ---------------------------------------------------------------------------
-
-
-def _softmax_dim(name: str, ndim: int, dim) -> int:
-    if dim is None:
-        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
-                      "call to include dim=X as an argument.", UserWarning, stacklevel=3)
-        dim = 0 if ndim in (0, 1, 3) else 1
-    return normalize_dim(dim, ndim)
-
-
-def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
-    """exp(x) / sum(exp(x)) over `dim`, computed around the maximum so exp never overflows."""
-    return softmax_op(input, _softmax_dim("softmax", input.ndim, dim), dtype=dtype)
-
-
-def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
-    """x - logsumexp(x) over `dim`, computed around the maximum."""
-    return log_softmax_op(input, _softmax_dim("log_softmax", input.ndim, dim), dtype=dtype)
-
-
-def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
-    """softmax(-x) over `dim`."""
-    dim = _softmax_dim("softmin", input.ndim, dim)
-    if dtype is not None:
-        input = input.to(dtypes.to_dtype(dtype))
-    return softmax_op(-input, dim)
 
 
 # ---- shared loss helpers -----------------------------------------------------------------------
@@ -186,14 +196,14 @@ def _nll(log_probabilities: Tensor, target: Tensor, weight, ignore_index: int, c
         if log_probabilities.ndim > 1 else target.reshape(1)
     class_ids = _along_class_dim(arange(classes, device=target.device), class_dim,
                                  log_probabilities.ndim)
-    one_hot = class_ids == target_at_class
+    is_target_class = class_ids == target_at_class
     kept = target != ignore_index
-    picked = sum_(ew.where(one_hot, log_probabilities, 0), class_dim)
+    picked = sum_(ew.where(is_target_class, log_probabilities, 0), class_dim)
     if log_probabilities.ndim == 1:
         picked = picked.reshape(target.shape)
     if weight is not None:
         weight = weight.to(log_probabilities.dtype)
-        target_weight = sum_(ew.where(one_hot, _along_class_dim(
+        target_weight = sum_(ew.where(is_target_class, _along_class_dim(
             weight, class_dim, log_probabilities.ndim), 0), class_dim).reshape(target.shape)
         target_weight = ew.where(kept, target_weight, 0)
     else:

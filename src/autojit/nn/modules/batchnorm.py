@@ -1,8 +1,14 @@
-"""autojit.nn.modules.batchnorm: BatchNorm1d and BatchNorm2d, at torch's module path (the classes
-are autojit.nn's)."""
+"""autojit.nn.modules.batchnorm: the layers torch.nn.modules.batchnorm holds, at torch's module
+path (the classes are autojit.nn's)."""
 
 from __future__ import annotations
 
-from ..normalization import BatchNorm1d, BatchNorm2d
+from .. import (  # noqa: F401 - re-exported names
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+)
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = [
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+]

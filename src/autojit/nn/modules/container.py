@@ -1,9 +1,16 @@
-"""autojit.nn.modules.container: Sequential, ModuleList, ModuleDict, ParameterList and
-ParameterDict, at torch's module path (the classes are autojit.nn's)."""
+"""autojit.nn.modules.container: the layers torch.nn.modules.container holds, at torch's module
+path (the classes are autojit.nn's)."""
 
 from __future__ import annotations
 
-from ..container import ModuleDict, ModuleList, Sequential
-from ..parameter_containers import ParameterDict, ParameterList
+from .. import (  # noqa: F401 - re-exported names
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = [
+    "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential",
+]

@@ -1,8 +1,17 @@
-"""autojit.nn.modules.conv: Conv1d and Conv2d, at torch's module path (the classes are
-autojit.nn's)."""
+"""autojit.nn.modules.conv: the layers torch.nn.modules.conv holds, at torch's module path (the
+classes are autojit.nn's)."""
 
 from __future__ import annotations
 
-from ..convolution import Conv1d, Conv2d
+from .. import (  # noqa: F401 - re-exported names
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = [
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+]

@@ -1,7 +1,17 @@
-"""autojit.nn.modules.dropout: Dropout, at torch's module path (the classes are autojit.nn's)."""
+"""autojit.nn.modules.dropout: the layers torch.nn.modules.dropout holds, at torch's module path
+(the classes are autojit.nn's)."""
 
 from __future__ import annotations
 
-from ..dropout import Dropout
+from .. import (  # noqa: F401 - re-exported names
+    AlphaDropout,
+    Dropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
 
-__all__ = ["Dropout"]
+__all__ = [
+    "AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
+]

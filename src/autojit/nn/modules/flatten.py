@@ -1,8 +1,13 @@
-"""autojit.nn.modules.flatten: Flatten and Unflatten, at torch's module path (the classes are
-autojit.nn's)."""
+"""autojit.nn.modules.flatten: the layers torch.nn.modules.flatten holds, at torch's module path
+(the classes are autojit.nn's)."""
 
 from __future__ import annotations
 
-from ..flatten import Flatten, Unflatten
+from .. import (  # noqa: F401 - re-exported names
+    Flatten,
+    Unflatten,
+)
 
-__all__ = ["Flatten", "Unflatten"]
+__all__ = [
+    "Flatten", "Unflatten",
+]

@@ -1,8 +1,14 @@
-"""autojit.nn.modules.linear: Identity, Linear and Bilinear, at torch's module path (the classes are
-autojit.nn's)."""
+"""autojit.nn.modules.linear: the layers torch.nn.modules.linear holds, at torch's module path (the
+classes are autojit.nn's)."""
 
 from __future__ import annotations
 
-from ..linear import Bilinear, Identity, Linear
+from .. import (  # noqa: F401 - re-exported names
+    Bilinear,
+    Identity,
+    Linear,
+)
 
-__all__ = ["Bilinear", "Identity", "Linear"]
+__all__ = [
+    "Bilinear", "Identity", "Linear",
+]

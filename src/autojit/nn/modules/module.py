@@ -1,8 +1,12 @@
-"""autojit.nn.modules.module: Module, the base class of every layer, at torch's module path (the
+"""autojit.nn.modules.module: the layers torch.nn.modules.module holds, at torch's module path (the
 classes are autojit.nn's)."""
 
 from __future__ import annotations
 
-from ..module import Module
+from .. import (  # noqa: F401 - re-exported names
+    Module,
+)
 
-__all__ = ["Module"]
+__all__ = [
+    "Module",
+]

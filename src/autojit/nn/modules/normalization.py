@@ -1,8 +1,15 @@
-"""autojit.nn.modules.normalization: LayerNorm and GroupNorm, at torch's module path (the classes
-are autojit.nn's)."""
+"""autojit.nn.modules.normalization: the layers torch.nn.modules.normalization holds, at torch's
+module path (the classes are autojit.nn's)."""
 
 from __future__ import annotations
 
-from ..normalization import GroupNorm, LayerNorm
+from .. import (  # noqa: F401 - re-exported names
+    GroupNorm,
+    LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
+)
 
-__all__ = ["GroupNorm", "LayerNorm"]
+__all__ = [
+    "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm",
+]

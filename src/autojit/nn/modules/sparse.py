@@ -1,7 +1,13 @@
-"""autojit.nn.modules.sparse: Embedding, at torch's module path (the classes are autojit.nn's)."""
+"""autojit.nn.modules.sparse: the layers torch.nn.modules.sparse holds, at torch's module path (the
+classes are autojit.nn's)."""
 
 from __future__ import annotations
 
-from ..sparse import Embedding
+from .. import (  # noqa: F401 - re-exported names
+    Embedding,
+    EmbeddingBag,
+)
 
-__all__ = ["Embedding"]
+__all__ = [
+    "Embedding", "EmbeddingBag",
+]

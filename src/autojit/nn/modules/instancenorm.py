@@ -1,0 +1,14 @@
+"""autojit.nn.modules.instancenorm: the layers torch.nn.modules.instancenorm holds, at torch's
+module path (the classes are autojit.nn's)."""
+
+from __future__ import annotations
+
+from .. import (  # noqa: F401 - re-exported names
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+)
+
+__all__ = [
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+]

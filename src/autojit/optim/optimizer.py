@@ -26,7 +26,7 @@ import warnings
 from collections import defaultdict
 from itertools import chain
 
-from ..autograd import enable_grad
+from ..autograd import enable_grad, set_grad_enabled
 from ..tensor.tensor import Tensor
 
 
@@ -58,6 +58,25 @@ def check_lr(lr) -> None:
 def check_nonnegative(value, name: str) -> None:
     if not 0.0 <= value:
         raise ValueError(f"Invalid {name} value: {value}")
+
+
+def check_betas(betas) -> None:
+    """torch's check of Adam-like `betas`: each in [0, 1)."""
+    for index in (0, 1):
+        if not 0.0 <= betas[index] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+
+
+def check_fused(fused, foreach, differentiable) -> None:
+    """torch's refusals of `fused=True` with the other implementation options. `foreach`,
+    `fused` and `capturable` choose among torch's kernels; autojit has one implementation (its
+    ops, which a compiled step fuses anyway), so they are accepted, kept in the groups for
+    torch's state-dict keys, and change nothing."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
 class Optimizer:
@@ -169,14 +188,16 @@ class Optimizer:
                 grad.zero_()
 
     def step(self, closure=None):
-        """Update every parameter that has a .grad; `closure` re-evaluates the loss first."""
-        from ..autograd import no_grad
+        """Update every parameter that has a .grad; `closure` re-evaluates the loss first.
 
+        The update runs under no_grad, unless the optimizer was built with
+        `differentiable=True`: then it records autograd history, as torch's does.
+        """
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             for group in self.param_groups:
                 for param in group["params"]:
                     grad = param._grad

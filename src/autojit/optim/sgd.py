@@ -16,7 +16,7 @@ first step's `b = g` exactly, so every step runs the same operations and one tra
 from __future__ import annotations
 
 from ..tensor.creation import zeros_like
-from .optimizer import Optimizer, check_lr, check_nonnegative
+from .optimizer import Optimizer, check_fused, check_lr, check_nonnegative
 
 
 class SGD(Optimizer):
@@ -34,15 +34,19 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, momentum: float = 0, dampening: float = 0,
-                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False):
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False,
+                 fused: bool | None = None):
         check_lr(lr)
         check_nonnegative(momentum, "momentum")
         check_nonnegative(weight_decay, "weight_decay")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        foreach=foreach, differentiable=differentiable, fused=fused)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
 
     def _update(self, param, grad, state, group) -> None:
         momentum, dampening = group["momentum"], group["dampening"]

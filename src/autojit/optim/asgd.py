@@ -21,7 +21,7 @@ from __future__ import annotations
 from ..ops.elementwise import where
 from ..tensor.creation import full, ones, zeros_like
 from .adam import step_count
-from .optimizer import Optimizer, check_lr, check_nonnegative
+from .optimizer import Optimizer, check_lr, check_nonnegative, scalar_dtype
 
 
 class ASGD(Optimizer):
@@ -51,7 +51,7 @@ class ASGD(Optimizer):
         lr, lambd = group["lr"], group["lambd"]
         if not state:
             state["step"] = step_count(param)
-            dtype = state["step"].dtype
+            dtype = scalar_dtype()  # torch's: float32 unless float64 is the default dtype
             state["eta"] = full((), float(lr), dtype=dtype, device=param.device)
             state["mu"] = ones((), dtype=dtype, device=param.device)
             state["ax"] = zeros_like(param)
@@ -61,8 +61,9 @@ class ASGD(Optimizer):
         step.add_(1)
         if group["weight_decay"] != 0:
             grad = grad + param * group["weight_decay"]
-        param.mul_(1 - eta * lambd)
-        param.sub_(grad * eta)
+        eta_value = eta.to(param.dtype)  # torch reads it as a Python float
+        param.mul_(1 - eta_value * lambd)
+        param.sub_(grad * eta_value)
         ax.copy_(where(mu == 1, param, ax + (param - ax) * mu))
         eta.copy_(lr / (1 + step * (lambd * lr)) ** group["alpha"])
         mu.copy_(1 / (step - group["t0"]).clamp(min=1))

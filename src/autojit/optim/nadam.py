@@ -15,14 +15,15 @@ The update, per parameter p with gradient g (negated when maximize):
 
 The step count and the running product of the momentum schedule (`mu_product`) are tensors
 in the state, and everything above is autojit ops on them: a compiled training step reads no
-Python number that changes from step to step.
+Python number that changes from step to step. mu_product is float32 (float64 when that is the
+default dtype) whatever the parameters' dtype, as torch keeps it.
 """
 
 from __future__ import annotations
 
 from ..tensor.creation import ones, zeros_like
 from .adam import step_count
-from .optimizer import Optimizer, check_betas, check_lr, check_nonnegative
+from .optimizer import Optimizer, check_betas, check_lr, check_nonnegative, scalar_dtype
 
 
 class NAdam(Optimizer):
@@ -58,7 +59,7 @@ class NAdam(Optimizer):
         lr, weight_decay = group["lr"], group["weight_decay"]
         if not state:
             state["step"] = step_count(param)
-            state["mu_product"] = ones((), dtype=state["step"].dtype, device=param.device)
+            state["mu_product"] = ones((), dtype=scalar_dtype(), device=param.device)
             state["exp_avg"] = zeros_like(param)
             state["exp_avg_sq"] = zeros_like(param)
         step, mu_product = state["step"], state["mu_product"]

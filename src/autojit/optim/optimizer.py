@@ -27,6 +27,7 @@ from collections import defaultdict
 from itertools import chain
 
 from ..autograd import enable_grad, set_grad_enabled
+from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 
 
@@ -45,6 +46,13 @@ def _typename(value) -> str:
         return f"autojit.{type(value).__name__}"
     return type(value).__module__ + "." + type(value).__qualname__ \
         if type(value).__module__ != "builtins" else type(value).__qualname__
+
+
+def scalar_dtype():
+    """torch's dtype for an optimizer's scalar state other than the step count (NAdam's
+    mu_product, ASGD's eta and mu): float64 when that is the default dtype, else float32,
+    whatever the parameters' dtype."""
+    return dtypes.float64 if dtypes.get_default_dtype() is dtypes.float64 else dtypes.float32
 
 
 def check_lr(lr) -> None:
@@ -281,11 +289,17 @@ class Optimizer:
 
 def _cast(param: Tensor, value, key=None):
     """A copy of a loaded state value: tensors on the parameter's device (the step count too:
-    optimizers keep it there, see adam.step_count), cast to its floating dtype."""
+    optimizers keep it there, see adam.step_count), cast to its floating dtype. The step count
+    keeps its own dtype, but becomes float64 for a float64 parameter (torch's is float32):
+    autojit computes the bias corrections from it in its dtype."""
     if isinstance(value, Tensor):
         copied = value.detach().to(param.device).clone()
-        if key != "step" and param.is_floating_point() and value.is_floating_point():
+        if not (param.is_floating_point() and value.is_floating_point()):
+            return copied
+        if key != "step":
             copied = copied.to(param.dtype)
+        elif param.dtype is dtypes.float64:
+            copied = copied.to(dtypes.float64)
         return copied
     if isinstance(value, dict):
         return {name: _cast(param, item, name) for name, item in value.items()}

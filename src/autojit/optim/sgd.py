@@ -56,18 +56,22 @@ class SGD(Optimizer):
             grad = grad + param * group["weight_decay"]
         if momentum != 0:
             buffer = state.get("momentum_buffer")
-            if buffer is None:
+            first = buffer is None
+            if first:
                 buffer = zeros_like(param, dtype=grad.dtype)
                 state["momentum_buffer"] = buffer
                 if dampening != 0:
                     # The first step is b = g, not the dampened rule: different operations
                     # from every later step, so a compiled step must trace the next one anew.
-                    buffer.copy_(grad)
+                    buffer.copy_(grad.detach())
                     self._state_generation += 1
                     buffer = None
             if buffer is not None:
                 buffer.mul_(momentum)
-                buffer.add_(grad if dampening == 0 else grad * (1 - dampening))
+                if first:  # torch's first buffer is a detached copy (seen with differentiable)
+                    buffer.add_(grad.detach())
+                else:
+                    buffer.add_(grad if dampening == 0 else grad * (1 - dampening))
             buffer = state["momentum_buffer"]
             grad = grad + buffer * momentum if group["nesterov"] else buffer
         param.sub_(grad * group["lr"])

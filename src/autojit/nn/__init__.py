@@ -54,3 +54,8 @@ __all__ = [
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
     "BCEWithLogitsLoss",
 ]
+
+# ---- channel shuffling ----
+from .flatten import ChannelShuffle  # noqa: E402
+
+__all__ += ["ChannelShuffle"]

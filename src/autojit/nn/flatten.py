@@ -1,4 +1,5 @@
-"""Flatten and Unflatten: reshape layers that merge a range of dims or split one dim.
+"""Flatten and Unflatten: reshape layers that merge a range of dims or split one dim; and
+ChannelShuffle, which interleaves channel groups by a reshape, a transpose and a reshape.
 
 Both call the layout ops (ops/layout.py flatten and unflatten), which are views in eager mode
 and reshapes in the traced graph.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from ..ops.layout import flatten, unflatten
 from .module import Module
 
-__all__ = ["Flatten", "Unflatten"]
+__all__ = ["Flatten", "Unflatten", "ChannelShuffle"]
 
 
 class Flatten(Module):
@@ -51,3 +52,31 @@ class Unflatten(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+# ---- ChannelShuffle ---------------------------------------------------------------------------
+
+class ChannelShuffle(Module):
+    """Split the channels (dim 1) into `groups` groups and interleave them (ShuffleNet):
+    (N, g, C/g, *) transposed to (N, C/g, g, *)."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):  # noqa: A002
+        shape = tuple(input.shape)
+        if len(shape) <= 2:
+            raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                               f"sizes {list(shape)}")
+        if self.groups <= 0:
+            raise RuntimeError("Number of groups to divide channels in must be positive. Value "
+                               f"of groups:{self.groups}")
+        if shape[1] % self.groups != 0:
+            raise RuntimeError(f"Number of channels must be divisible by groups. Got {shape[1]} "
+                               f"channels and {self.groups} groups.")
+        grouped = input.reshape(shape[0], self.groups, shape[1] // self.groups, *shape[2:])
+        return grouped.transpose(1, 2).reshape(shape)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"

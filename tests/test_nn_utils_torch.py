@@ -1,6 +1,8 @@
 """autojit.nn.utils against torch.nn.utils: gradient clipping (clip_grad_norm_ for each norm
 type, clip_grad_value_, get_total_norm, clip_grads_with_norm_, error_if_nonfinite),
-parameters_to_vector and vector_to_parameters, and a compiled training step that clips."""
+parameters_to_vector and vector_to_parameters, a compiled training step that clips,
+weight_norm/remove_weight_norm (torch's state_dict loaded, outputs and gradients) and
+stateless.functional_call."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import autojit
 from autojit.nn import utils
 
 torch = pytest.importorskip("torch")
+# torch deprecates its hook-form weight_norm (autojit has no parametrizations form yet).
+pytestmark = pytest.mark.filterwarnings("ignore:.*weight_norm. is deprecated:FutureWarning")
 
 _rng = np.random.default_rng(0)
 ARRAYS = [_rng.standard_normal((2, 3)), _rng.standard_normal(4), _rng.standard_normal(1)]
@@ -145,3 +149,109 @@ def test_clipping_compiles_and_matches_eager():
     np.testing.assert_allclose(norms, eager_norms, rtol=1e-5)
     np.testing.assert_allclose(weight, eager_weight, rtol=1e-5, atol=1e-6)
     assert len(function.executables) == 1
+
+
+# ---- weight_norm (the hook form) -------------------------------------------------------------
+
+def _state_from_torch(module, reference) -> None:
+    module.load_state_dict({key: autojit.tensor(value.detach().numpy())
+                            for key, value in reference.state_dict().items()})
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layer, dim", [("linear", 0), ("linear", None), ("conv", 1),
+                                        ("conv", -1)])
+def test_weight_norm_matches_torch(layer, dim, dtype):
+    def make(lib):
+        torch.manual_seed(0)
+        module = lib.nn.Linear(3, 4) if layer == "linear" else lib.nn.Conv1d(2, 3, 2)
+        module = module.to(getattr(lib, dtype))
+        return lib.nn.utils.weight_norm(module, dim=dim)
+
+    reference, module = make(torch), make(autojit)
+    _state_from_torch(module, reference)
+    assert _keys_shapes(module) == _keys_shapes(reference)
+    shape = (5, 3) if layer == "linear" else (2, 2, 5)
+    array = np.random.default_rng(0).standard_normal(shape)
+    outputs = []
+    for lib, net in ((autojit, module), (torch, reference)):
+        x = lib.tensor(array, dtype=getattr(lib, dtype), requires_grad=True)
+        out = net(x)
+        out.square().sum().backward()
+        outputs.append([out.detach().numpy(), x.grad.numpy()]
+                       + [p.grad.numpy() for _, p in net.named_parameters()])
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    for got, expected in zip(*outputs, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * 1e-2)
+
+
+def _keys_shapes(module) -> list:
+    return [(key, tuple(value.shape)) for key, value in module.state_dict().items()]
+
+
+def test_remove_weight_norm_folds_back_as_torch():
+    reference = torch.nn.utils.weight_norm(torch.nn.Linear(3, 2))
+    module = autojit.nn.utils.weight_norm(autojit.nn.Linear(3, 2))
+    _state_from_torch(module, reference)
+    torch.nn.utils.remove_weight_norm(reference)
+    assert autojit.nn.utils.remove_weight_norm(module) is module
+    assert _keys_shapes(module) == _keys_shapes(reference)
+    assert isinstance(module.weight, autojit.nn.Parameter)
+    np.testing.assert_allclose(module.weight.detach().numpy(),
+                               reference.weight.detach().numpy(), rtol=1e-6)
+    for lib, net in ((torch, reference), (autojit, module)):
+        with pytest.raises(ValueError, match="weight_norm of 'weight' not found in"):
+            lib.nn.utils.remove_weight_norm(net)
+        with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks on the "
+                                               "same parameter weight"):
+            lib.nn.utils.weight_norm(lib.nn.utils.weight_norm(lib.nn.Linear(2, 2)))
+
+
+def _weight_normed_training(compiled):
+    autojit.manual_seed(0)
+    model = autojit.nn.utils.weight_norm(autojit.nn.Linear(3, 2))
+    optimizer = autojit.optim.Adam(model.parameters(), lr=0.05)
+    x = autojit.tensor(np.random.default_rng(3).standard_normal((6, 3)), dtype=autojit.float32)
+
+    def step(x):
+        loss = model(x).square().mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss.detach()
+
+    function = autojit.compile(step) if compiled else step
+    return [function(x).item() for _ in range(4)], model.weight_g.detach().numpy()
+
+
+def test_weight_norm_under_compile_breaks_the_graph_and_matches_eager():
+    """The hook stores the recombined weight on the module (module.weight, as torch's), a
+    tensor that would outlive the trace: the compiled step breaks the graph there, with a
+    CompileWarning, and gives eager's results."""
+    eager_losses, eager_g = _weight_normed_training(False)
+    with pytest.warns(autojit.CompileWarning, match="graph break"):
+        losses, g = _weight_normed_training(True)
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
+    np.testing.assert_allclose(g, eager_g, rtol=1e-5)
+
+
+# ---- stateless.functional_call --------------------------------------------------------------
+
+def test_functional_call_replaces_for_one_call():
+    from autojit.nn.utils.stateless import functional_call
+
+    model = autojit.nn.Sequential(autojit.nn.Linear(2, 2), autojit.nn.BatchNorm1d(2))
+    original = model[0].weight
+    weight = autojit.ones(2, 2, requires_grad=True)
+    x = autojit.tensor([[1.0, 2.0], [3.0, -1.0]])
+    out = functional_call(model, {"0.weight": weight, "0.bias": autojit.zeros(2)}, (x,))
+    expected = model[1](x @ autojit.ones(2, 2).T)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    out.sum().backward()
+    assert weight.grad is not None and model[0].weight is original
+    assert [key for key, _ in model.named_parameters()] == \
+        ["0.weight", "0.bias", "1.weight", "1.bias"]
+    with pytest.raises(RuntimeError, match="Missing key"):
+        functional_call(model, {"0.weight": weight}, x, strict=True)
+    with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
+        functional_call(model, ({"0.bias": weight}, {"0.bias": weight}), x)

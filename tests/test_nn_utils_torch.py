@@ -255,3 +255,60 @@ def test_functional_call_replaces_for_one_call():
         functional_call(model, {"0.weight": weight}, x, strict=True)
     with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
         functional_call(model, ({"0.bias": weight}, {"0.bias": weight}), x)
+
+
+# ---- fusion ----------------------------------------------------------------------------------
+
+def _trained_bn(lib, bn):
+    """Running statistics and affine parameters away from their defaults."""
+    rng = np.random.default_rng(5)
+    with lib.no_grad():
+        bn.running_mean.copy_(lib.tensor(rng.standard_normal(bn.num_features),
+                                         dtype=bn.running_mean.dtype))
+        bn.running_var.copy_(lib.tensor(rng.random(bn.num_features) + 0.5,
+                                        dtype=bn.running_var.dtype))
+        if bn.weight is not None:
+            bn.weight.copy_(lib.tensor(rng.standard_normal(bn.num_features),
+                                       dtype=bn.weight.dtype))
+    return bn
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv-no-bias", "linear"])
+def test_fused_layers_match_torch(kind):
+    results = []
+    for lib in (torch, autojit):
+        torch.manual_seed(0)
+        if kind == "linear":
+            layer, bn = lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4)
+            x = np.random.default_rng(6).standard_normal((5, 3))
+        else:
+            layer, bn = lib.nn.Conv2d(2, 3, 2, bias=kind == "conv"), lib.nn.BatchNorm2d(3)
+            x = np.random.default_rng(6).standard_normal((2, 2, 4, 4))
+        if lib is autojit:  # torch's values, loaded
+            layer.load_state_dict({k: autojit.tensor(v.numpy())
+                                   for k, v in results[0][3].items()})
+        _trained_bn(lib, bn)
+        layer.eval()
+        bn.eval()
+        fuse = lib.nn.utils.fuse_linear_bn_eval if kind == "linear" \
+            else lib.nn.utils.fuse_conv_bn_eval
+        fused = fuse(layer, bn)
+        inputs = lib.tensor(x, dtype=lib.float32)
+        results.append((fused(inputs).detach().numpy(), bn(layer(inputs)).detach().numpy(),
+                        _keys_shapes(fused),
+                        {k: v.detach().clone() for k, v in layer.state_dict().items()}))
+    (expected, _, expected_keys, _), (got, unfused, keys, _) = results
+    assert keys == expected_keys
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got, unfused, rtol=1e-5, atol=1e-5)
+
+
+def test_fusion_needs_eval_mode_as_torch():
+    for lib in (torch, autojit):
+        with pytest.raises(AssertionError, match="Fusion only for eval!"):
+            lib.nn.utils.fuse_conv_bn_eval(lib.nn.Conv2d(1, 2, 1), lib.nn.BatchNorm2d(2))
+        message = (r"To fuse, linear.out_features == bn.num_features or bn.num_features == 1, "
+                   r"got linear.out_features=3 and bn.num_features=2")
+        with pytest.raises(AssertionError, match=message):
+            lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(2, 3).eval(),
+                                             lib.nn.BatchNorm1d(2).eval())

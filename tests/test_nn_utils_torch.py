@@ -312,3 +312,113 @@ def test_fusion_needs_eval_mode_as_torch():
         with pytest.raises(AssertionError, match=message):
             lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(2, 3).eval(),
                                              lib.nn.BatchNorm1d(2).eval())
+
+
+# ---- parametrize ---------------------------------------------------------------------------
+
+def _symmetric(lib):
+    class Symmetric(lib.nn.Module):
+        def forward(self, x):
+            return x.triu() + x.triu(1).transpose(0, 1)
+
+        def right_inverse(self, a):
+            return a.triu()
+
+    return Symmetric()
+
+
+def _scaled(lib):
+    class Scaled(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = lib.nn.Parameter(lib.tensor(2.0, dtype=lib.float64))
+
+        def forward(self, x):
+            return x * self.scale
+
+    return Scaled()
+
+
+def test_parametrized_linear_matches_torch():
+    from autojit.nn.utils import parametrize
+
+    outputs = []
+    reference_state = None
+    for lib in (torch, autojit):
+        torch.manual_seed(0)
+        layer = lib.nn.Linear(3, 3).double()
+        if reference_state is not None:
+            layer.load_state_dict({k: autojit.tensor(v) for k, v in reference_state.items()})
+        reference_state = reference_state or {k: v.numpy().copy()
+                                              for k, v in layer.state_dict().items()}
+        lib.nn.utils.parametrize.register_parametrization(layer, "weight", _symmetric(lib))
+        lib.nn.utils.parametrize.register_parametrization(layer, "weight", _scaled(lib))
+        x = lib.tensor(np.random.default_rng(7).standard_normal((4, 3)), requires_grad=True)
+        out = layer(x)
+        out.square().sum().backward()
+        outputs.append((_keys_shapes(layer), type(layer).__name__, out.detach().numpy(),
+                        x.grad.numpy(), [p.grad.numpy() for _, p in layer.named_parameters()],
+                        [name for name, _ in layer.named_parameters()],
+                        lib.nn.utils.parametrize.is_parametrized(layer, "weight"),
+                        lib.nn.utils.parametrize.is_parametrized(layer, "bias")))
+        lib.nn.utils.parametrize.remove_parametrizations(layer, "weight")
+        outputs.append((_keys_shapes(layer), type(layer).__name__,
+                        layer.weight.detach().numpy(), parametrize.is_parametrized(layer)
+                        if lib is autojit else lib.nn.utils.parametrize.is_parametrized(layer)))
+    (keys, name, out, x_grad, grads, names, *flags), after = outputs[0], outputs[1]
+    (keys2, name2, out2, x_grad2, grads2, names2, *flags2), after2 = outputs[2], outputs[3]
+    assert (keys, name, names, flags) == (keys2, name2, names2, flags2)
+    np.testing.assert_allclose(out2, out, rtol=1e-12)
+    np.testing.assert_allclose(x_grad2, x_grad, rtol=1e-12)
+    for got, expected in zip(grads2, grads, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    assert after[0] == after2[0] and after[1] == after2[1] and after[3] == after2[3]
+    np.testing.assert_allclose(after2[2], after[2], rtol=1e-12)
+
+
+def test_parametrize_cached_errors_and_assignment():
+    from autojit.nn.utils import parametrize
+
+    layer = autojit.nn.Linear(2, 2)
+    parametrize.register_parametrization(layer, "weight", _symmetric(autojit))
+    with parametrize.cached():
+        assert layer.weight is layer.weight
+    assert layer.weight is not layer.weight
+    layer.weight = autojit.tensor([[1.0, 2.0], [2.0, 3.0]])  # through right_inverse
+    assert layer.weight.tolist() == [[1.0, 2.0], [2.0, 3.0]]
+    assert parametrize.type_before_parametrizations(layer) is autojit.nn.Linear
+    for lib in (torch, autojit):
+        with pytest.raises(ValueError, match="does not have a parameter, a buffer, or a "
+                                             "parametrized element with name 'kernel'"):
+            lib.nn.utils.parametrize.register_parametrization(lib.nn.Linear(2, 2), "kernel",
+                                                              _symmetric(lib))
+        with pytest.raises(ValueError, match="does not have a parametrization on weight"):
+            lib.nn.utils.parametrize.remove_parametrizations(lib.nn.Linear(2, 2), "weight")
+
+
+def _parametrized_training(compiled):
+    from autojit.nn.utils import parametrize
+
+    autojit.manual_seed(0)
+    model = autojit.nn.Linear(3, 3)
+    parametrize.register_parametrization(model, "weight", _symmetric(autojit))
+    optimizer = autojit.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
+    x = autojit.tensor(np.random.default_rng(3).standard_normal((6, 3)), dtype=autojit.float32)
+
+    def step(x):
+        loss = model(x).square().mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss.detach()
+
+    function = autojit.compile(step, fullgraph=True) if compiled else step
+    return [function(x).item() for _ in range(4)], model.weight.detach().numpy()
+
+
+def test_parametrized_training_compiles_and_matches_eager():
+    eager_losses, eager_weight = _parametrized_training(False)
+    losses, weight = _parametrized_training(True)
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
+    np.testing.assert_allclose(weight, eager_weight, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(weight, weight.T)

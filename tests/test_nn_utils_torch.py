@@ -422,3 +422,52 @@ def test_parametrized_training_compiles_and_matches_eager():
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
     np.testing.assert_allclose(weight, eager_weight, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(weight, weight.T)
+
+
+# ---- parametrizations.weight_norm ---------------------------------------------------------------
+
+@pytest.mark.parametrize("dim", [0, None])
+def test_parametrized_weight_norm_matches_torch(dim):
+    outputs = []
+    state = None
+    for lib in (torch, autojit):
+        torch.manual_seed(0)
+        layer = lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(3, 4).double(), dim=dim)
+        if state is None:
+            state = {k: v.detach().numpy().copy() for k, v in layer.state_dict().items()}
+        else:
+            layer.load_state_dict({k: autojit.tensor(v) for k, v in state.items()})
+        x = lib.tensor(np.random.default_rng(8).standard_normal((5, 3)), requires_grad=True)
+        out = layer(x)
+        out.square().sum().backward()
+        outputs.append((_keys_shapes(layer), out.detach().numpy(), x.grad.numpy(),
+                        [p.grad.numpy() for _, p in layer.named_parameters()]))
+        lib.nn.utils.parametrize.remove_parametrizations(layer, "weight")
+        outputs.append((_keys_shapes(layer), layer.weight.detach().numpy()))
+    assert outputs[0][0] == outputs[2][0] and outputs[1][0] == outputs[3][0]
+    for got, expected in zip(outputs[2][1:3] + (outputs[3][1],),
+                             outputs[0][1:3] + (outputs[1][1],), strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    for got, expected in zip(outputs[2][3], outputs[0][3], strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_parametrized_weight_norm_compiles_without_a_break():
+    def run(compiled):
+        autojit.manual_seed(0)
+        model = autojit.nn.utils.parametrizations.weight_norm(autojit.nn.Linear(3, 2))
+        optimizer = autojit.optim.Adam(model.parameters(), lr=0.05)
+        x = autojit.tensor(np.random.default_rng(3).standard_normal((6, 3)),
+                           dtype=autojit.float32)
+
+        def step(x):
+            loss = model(x).square().mean()
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            return loss.detach()
+
+        function = autojit.compile(step, fullgraph=True) if compiled else step
+        return [function(x).item() for _ in range(4)]
+
+    np.testing.assert_allclose(run(True), run(False), rtol=1e-5)

@@ -4,9 +4,17 @@ between backward and the optimizer's step; convert_parameters.py flattens parame
 vector and back; weight_norm.py splits a weight into magnitude and direction (the hook form);
 stateless.py calls a module with replacement parameters; fusion.py folds an eval-mode batch
 norm into the layer before it; parametrize.py computes a parameter from an `original` on
-every access."""
+every access, and parametrizations.py holds ready-made ones (weight_norm)."""
 
-from . import clip_grad, convert_parameters, fusion, parametrize, rnn, stateless  # noqa: F401
+from . import (  # noqa: F401
+    clip_grad,
+    convert_parameters,
+    fusion,
+    parametrizations,
+    parametrize,
+    rnn,
+    stateless,
+)
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -27,4 +35,4 @@ __all__ = ["rnn", "clip_grad", "convert_parameters", "clip_grad_norm", "clip_gra
            "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm", "parameters_to_vector",
            "vector_to_parameters", "stateless", "weight_norm", "remove_weight_norm",
            "fusion", "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
-           "fuse_linear_bn_weights", "parametrize"]
+           "fuse_linear_bn_weights", "parametrize", "parametrizations"]

@@ -5,9 +5,9 @@ parametrization(original) on every access.
 
 As in torch, the module's class is swapped for a generated subclass carrying a property per
 parametrized name. The property's computation is autojit ops, so gradients reach `original`
-and a compiled training step traces it with the forward. Only one-tensor `right_inverse` is
-supported (torch's `original0`, `original1`, ... form for a right_inverse returning several
-tensors is not).
+and a compiled training step traces it with the forward. A right_inverse that returns several
+tensors (weight_norm's magnitude and direction) gives `original0`, `original1`, ..., as
+torch's.
 """
 
 from __future__ import annotations
@@ -47,8 +47,18 @@ class ParametrizationList(ModuleList):
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
                     value = module.right_inverse(value)
-        if not hasattr(value, "shape"):
-            raise ValueError("'right_inverse' must return a Tensor (one tensor is supported)")
+        self.is_tensor = hasattr(value, "shape")
+        if not self.is_tensor:
+            # Several tensors (weight_norm's magnitude and direction): original0, original1...
+            self.ntensors = len(value)
+            for index, tensor in enumerate(value):
+                tensor = tensor.detach()
+                if isinstance(original, Parameter):
+                    self.register_parameter(f"original{index}",
+                                            Parameter(tensor, original.requires_grad))
+                else:
+                    self.register_buffer(f"original{index}", tensor)
+            return
         if value is not original:
             if tuple(value.shape) != tuple(original.shape) or value.dtype != original.dtype:
                 raise ValueError("When `right_inverse` outputs one tensor, it may not change "
@@ -66,12 +76,20 @@ class ParametrizationList(ModuleList):
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
                     value = module.right_inverse(value)
-            self.original.copy_(value)
+            if self.is_tensor:
+                self.original.copy_(value)
+            else:
+                for index, tensor in enumerate(value):
+                    getattr(self, f"original{index}").copy_(tensor)
 
     def forward(self):
         """The parametrized tensor: each parametrization applied to original, in order."""
         modules = list(self)
-        value = modules[0](self.original)
+        if self.is_tensor:
+            value = modules[0](self.original)
+        else:
+            value = modules[0](*(getattr(self, f"original{index}")
+                                 for index in range(self.ntensors)))
         for module in modules[1:]:
             value = module(value)
         return value
@@ -136,7 +154,17 @@ def remove_parametrizations(module, tensor_name: str, leave_parametrized: bool =
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
     parametrizations = module.parametrizations[tensor_name]
-    original = parametrizations.original
+    if not parametrizations.is_tensor:
+        if not leave_parametrized:
+            raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a "
+                             "tensor that is parametrized in terms of a sequence of tensors.")
+        with no_grad():
+            value = getattr(module, tensor_name)
+        original = Parameter(value.detach(), parametrizations.original0.requires_grad) \
+            if isinstance(parametrizations.original0, Parameter) else value.detach()
+        leave_parametrized = False  # the value is in `original` already
+    else:
+        original = parametrizations.original
     if leave_parametrized:
         with no_grad():
             value = getattr(module, tensor_name)

@@ -207,9 +207,9 @@ def test_remove_weight_norm_folds_back_as_torch():
             lib.nn.utils.weight_norm(lib.nn.utils.weight_norm(lib.nn.Linear(2, 2)))
 
 
-def _weight_normed_training(compiled):
+def _weight_normed_training(compiled, wrap=autojit.nn.utils.weight_norm):
     autojit.manual_seed(0)
-    model = autojit.nn.utils.weight_norm(autojit.nn.Linear(3, 2))
+    model = wrap(autojit.nn.Linear(3, 2))
     optimizer = autojit.optim.Adam(model.parameters(), lr=0.05)
     x = autojit.tensor(np.random.default_rng(3).standard_normal((6, 3)), dtype=autojit.float32)
 
@@ -221,16 +221,18 @@ def _weight_normed_training(compiled):
         return loss.detach()
 
     function = autojit.compile(step) if compiled else step
-    return [function(x).item() for _ in range(4)], model.weight_g.detach().numpy()
+    return [function(x).item() for _ in range(4)], next(model.parameters()).detach().numpy()
 
 
-def test_weight_norm_under_compile_breaks_the_graph_and_matches_eager():
-    """The hook stores the recombined weight on the module (module.weight, as torch's), a
+@pytest.mark.parametrize("wrap", [autojit.nn.utils.weight_norm, autojit.nn.utils.spectral_norm],
+                         ids=["weight_norm", "spectral_norm"])
+def test_hook_forms_under_compile_break_the_graph_and_match_eager(wrap):
+    """The hook stores the recomputed weight on the module (module.weight, as torch's), a
     tensor that would outlive the trace: the compiled step breaks the graph there, with a
     CompileWarning, and gives eager's results."""
-    eager_losses, eager_g = _weight_normed_training(False)
+    eager_losses, eager_g = _weight_normed_training(False, wrap)
     with pytest.warns(autojit.CompileWarning, match="graph break"):
-        losses, g = _weight_normed_training(True)
+        losses, g = _weight_normed_training(True, wrap)
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
     np.testing.assert_allclose(g, eager_g, rtol=1e-5)
 
@@ -471,3 +473,48 @@ def test_parametrized_weight_norm_compiles_without_a_break():
         return [function(x).item() for _ in range(4)]
 
     np.testing.assert_allclose(run(True), run(False), rtol=1e-5)
+
+
+# ---- spectral_norm (the hook form) -------------------------------------------------------------
+
+@pytest.mark.parametrize("layer, iterations", [("linear", 1), ("conv", 3)])
+def test_spectral_norm_matches_torch(layer, iterations):
+    results = []
+    state = None
+    for lib in (torch, autojit):
+        torch.manual_seed(0)
+        module = lib.nn.Linear(3, 4) if layer == "linear" else lib.nn.Conv1d(2, 3, 2)
+        module = lib.nn.utils.spectral_norm(module.double(), n_power_iterations=iterations)
+        if state is None:
+            state = {k: v.detach().numpy().copy() for k, v in module.state_dict().items()}
+        else:
+            module.load_state_dict({k: autojit.tensor(v) for k, v in state.items()})
+        shape = (5, 3) if layer == "linear" else (2, 2, 5)
+        x = lib.tensor(np.random.default_rng(9).standard_normal(shape), requires_grad=True)
+        outs = [module(x) for _ in range(2)]  # training mode: two power-iteration steps
+        module.eval()
+        outs.append(module(x))
+        sum(out.square().sum() for out in outs).backward()
+        results.append(([k for k in module.state_dict()],
+                        [out.detach().numpy() for out in outs], x.grad.numpy(),
+                        [p.grad.numpy() for _, p in module.named_parameters()],
+                        [b.numpy().copy() for _, b in module.named_buffers()]))
+        lib.nn.utils.remove_spectral_norm(module)
+        results.append(([k for k in module.state_dict()], module.weight.detach().numpy()))
+    assert results[0][0] == results[2][0] and results[1][0] == results[3][0]
+    for got, expected in zip(results[2][1] + [results[2][2]] + results[2][3] + results[2][4]
+                             + [results[3][1]],
+                             results[0][1] + [results[0][2]] + results[0][3] + results[0][4]
+                             + [results[1][1]], strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_spectral_norm_errors_as_torch():
+    for lib in (torch, autojit):
+        with pytest.raises(ValueError, match="Expected n_power_iterations to be positive, but "
+                                             "got n_power_iterations=0"):
+            lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2), n_power_iterations=0)
+        with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
+            lib.nn.utils.spectral_norm(lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2)))
+        with pytest.raises(ValueError, match="spectral_norm of 'weight' not found in"):
+            lib.nn.utils.remove_spectral_norm(lib.nn.Linear(2, 2))

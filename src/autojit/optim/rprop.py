@@ -53,7 +53,9 @@ class Rprop(Optimizer):
         if not state:
             state["step"] = step_count(param)
             state["prev"] = zeros_like(param)
-            state["step_size"] = full_like(grad, float(group["lr"]))
+            # Made from the parameter, not the (traced) gradient: a factory on a traced tensor
+            # lands on the CPU inside a compiled step, whatever the gradient's device.
+            state["step_size"] = full_like(param, float(group["lr"]), dtype=grad.dtype)
         prev, step_size = state["prev"], state["step_size"]
         if group["maximize"]:
             grad = -grad

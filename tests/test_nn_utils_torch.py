@@ -7,6 +7,7 @@ stateless.functional_call."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -518,3 +519,44 @@ def test_spectral_norm_errors_as_torch():
             lib.nn.utils.spectral_norm(lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2)))
         with pytest.raises(ValueError, match="spectral_norm of 'weight' not found in"):
             lib.nn.utils.remove_spectral_norm(lib.nn.Linear(2, 2))
+
+
+@pytest.mark.parametrize("layer", ["linear", "conv"])
+def test_parametrized_spectral_norm_matches_torch(layer):
+    results = []
+    state = None
+    for lib in (torch, autojit):
+        torch.manual_seed(0)
+        module = lib.nn.Linear(3, 4) if layer == "linear" else lib.nn.Conv1d(2, 3, 2)
+        module = lib.nn.utils.parametrizations.spectral_norm(module.double(),
+                                                             n_power_iterations=2)
+        if state is None:
+            state = {k: v.detach().numpy().copy() for k, v in module.state_dict().items()}
+        else:
+            module.load_state_dict({k: autojit.tensor(v) for k, v in state.items()})
+        shape = (5, 3) if layer == "linear" else (2, 2, 5)
+        x = lib.tensor(np.random.default_rng(9).standard_normal(shape), requires_grad=True)
+        outs = [module(x) for _ in range(2)]
+        module.eval()
+        outs.append(module(x))
+        sum(out.square().sum() for out in outs).backward()
+        results.append(([k for k in module.state_dict()], [o.detach().numpy() for o in outs],
+                        x.grad.numpy(), [p.grad.numpy() for _, p in module.named_parameters()],
+                        [b.numpy().copy() for _, b in module.named_buffers()]))
+    assert results[0][0] == results[1][0]
+    for got, expected in zip(results[1][1] + [results[1][2]] + results[1][3] + results[1][4],
+                             results[0][1] + [results[0][2]] + results[0][3] + results[0][4],
+                             strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_parametrized_spectral_norm_compiles_without_a_break():
+    def wrap(layer):
+        return autojit.nn.utils.parametrizations.spectral_norm(layer)
+
+    eager_losses, eager_weight = _weight_normed_training(False, wrap)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", autojit.CompileWarning)
+        losses, weight = _weight_normed_training(True, wrap)
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
+    np.testing.assert_allclose(weight, eager_weight, rtol=1e-5, atol=1e-6)

@@ -113,19 +113,6 @@ class CharTransformer(nn.Module):
         return self.head(self.norm(x))
 
 
-def clip_grad_norm(parameters, max_norm: float):
-    """Scale the gradients in place so that their joint 2-norm is at most max_norm (the
-    computation of torch.nn.utils.clip_grad_norm_), all in tensor ops so that it compiles into
-    the training step; returns the norm before clipping."""
-    gradients = [p.grad for p in parameters if p.grad is not None]
-    with autojit.no_grad():
-        total = autojit.stack([g.norm() for g in gradients]).norm()
-        factor = (max_norm / (total + 1e-6)).clamp(max=1.0)
-        for gradient in gradients:
-            gradient.mul_(factor)
-    return total
-
-
 def warmup_then_cosine(warmup: int, total: int):
     """The LambdaLR factor: linear from 0 to 1 over `warmup` steps, then a cosine to 0.1."""
     def factor(step: int) -> float:
@@ -181,7 +168,7 @@ def main(argv=None) -> int:
         logits = model(inputs)
         loss = F.cross_entropy(logits.reshape(-1, vocabulary), targets.reshape(-1))
         loss.backward()
-        clip_grad_norm(model.parameters(), 1.0)
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad()
         return loss.detach()

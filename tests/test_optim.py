@@ -292,7 +292,8 @@ def test_construction_errors():
 def test_repr():
     w = autojit.ones(1, requires_grad=True)
     assert repr(SGD([w], lr=0.1)) == (
-        "SGD (\nParameter Group 0\n    dampening: 0\n    lr: 0.1\n    maximize: False\n"
+        "SGD (\nParameter Group 0\n    dampening: 0\n    differentiable: False\n"
+        "    foreach: None\n    fused: None\n    lr: 0.1\n    maximize: False\n"
         "    momentum: 0\n    nesterov: False\n    weight_decay: 0\n)")
     assert repr(Adam([w])).startswith("Adam (\nParameter Group 0\n    amsgrad: False\n"
                                       "    betas: (0.9, 0.999)\n")

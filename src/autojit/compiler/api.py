@@ -179,14 +179,13 @@ class CompiledFunction:
     def _observe_changed_float(self, args: tuple) -> None:
         """A float the last executable's guards held was found changed: from now on it is a
         runtime float, read on every call, unless dynamic=False (or it cannot be one)."""
-        tag = self.executables[0].guards.failed_tag(args)
-        if self.dynamic is False or tag is None or tag[0] != "float":
+        if self.dynamic is False:
             return
-        path = tag[1]
-        if path not in self._constant_float_paths and ScalarSource.replaceable(path):
-            config.log("recompiles", f"{self.name()}: a float that changed between calls "
-                       "is read on every call from now on")
-            self.runtime_float_paths.add(path)
+        for _, path in self.executables[0].guards.changed_float_tags(args):
+            if path not in self._constant_float_paths and ScalarSource.replaceable(path):
+                config.log("recompiles", f"{self.name()}: a float that changed between calls "
+                           "is read on every call from now on")
+                self.runtime_float_paths.add(path)
 
     def _compile(self, args: tuple):
         """The executable for this call, through the compile stages (stages.py)."""

@@ -44,6 +44,7 @@ class GuardSet:
         self._displays: dict = {}  # constant name -> how str() shows it (a source path)
         self._tags: list = []  # per condition: what it is about (require's tag), or None
         self._check = None
+        self._float_checks = None  # [(check, tag)] of the float conditions, made when needed
 
     def constant(self, value, prefix: str = "C", display: str | None = None) -> str:
         """The name the conditions use for `value`; `display` is how str() shows it."""
@@ -64,7 +65,7 @@ class GuardSet:
                 display: str | None = None, tag=None) -> None:
         """Add `condition`, on the object at the `subject` path ("$") when there is one;
         `display` is that object's source path (`model.fc1.weight`), for str(); `tag` says
-        what the condition is about, for the caller of `failed_tag` (("float", path): the
+        what the condition is about, for `changed_float_tags` (("float", path): the
         value of a Python float at that path)."""
         self._items.append((subject, condition, reason, display))
         self._tags.append(tag)
@@ -101,13 +102,27 @@ class GuardSet:
             return f"a guarded path raised {type(error).__name__}: {error}"
         return None if index is None else self._items[index][2]
 
-    def failed_tag(self, args: tuple):
-        """The tag of the first condition that fails for `args` (see require), or None."""
-        try:
-            index = self._check(args)
-        except Exception:  # noqa: BLE001 - a path that no longer resolves: no tag
-            return None
-        return None if index is None else self._tags[index]
+    def changed_float_tags(self, args: tuple) -> list:
+        """The tags of every float condition that fails for `args`: the first failure hides
+        the others, and floats often change together (a scheduler sets an optimizer's lr and
+        its momentum on the same step), so each is checked on its own."""
+        if self._float_checks is None:
+            namespace = dict(self._constants)
+            checks = []
+            for (subject, condition, _, _), tag in zip(self._items, self._tags, strict=True):
+                if tag is None or tag[0] != "float" or subject is None:
+                    continue
+                text = condition.replace("$", "(" + "".join(subject) + ")")
+                checks.append((eval(f"lambda args: {text}", namespace), tag))  # noqa: S307
+            self._float_checks = checks
+        failed = []
+        for check, tag in self._float_checks:
+            try:
+                if not check(args):
+                    failed.append(tag)
+            except Exception:  # noqa: BLE001, S112 - a path that no longer resolves: not a float
+                continue
+        return failed
 
     def __str__(self) -> str:
         """One condition per line as the user would read it: objects by their source paths

@@ -72,13 +72,25 @@ class ScalarSource:
 
     def replace(self, args: tuple, value) -> None:
         """Put `value` where the float is (for the trace), or the float back."""
-        parent = eval("".join(self.path[:-1]), self._namespace,  # noqa: S307
-                      {"args": args})
-        last = self.path[-1]
+        self._assign(self.path, args, value)
+
+    def _assign(self, path: tuple, args: tuple, value) -> None:
+        parent = eval("".join(path[:-1]), self._namespace, {"args": args})  # noqa: S307
+        last = path[-1]
         if last.startswith("."):
             setattr(parent, last[1:], value)
-        else:
-            parent[ast.literal_eval(last[1:-1])] = value
+            return
+        key = ast.literal_eval(last[1:-1])
+        if isinstance(parent, tuple) and len(path) > 2:
+            # A tuple cannot be written (an optimizer's `betas`, which momentum-cycling
+            # schedulers replace on every step): a copy holding `value` takes its place.
+            items = list(parent)
+            items[key] = value
+            rebuilt = type(parent)._make(items) if hasattr(parent, "_fields") else \
+                type(parent)(items)
+            self._assign(path[:-1], args, rebuilt)
+            return
+        parent[key] = value
 
     @staticmethod
     def replaceable(path: tuple) -> bool:

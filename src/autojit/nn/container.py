@@ -105,6 +105,18 @@ class Sequential(Module):
 
     __rmul__ = __mul__
 
+    def __imul__(self, other: int) -> Sequential:
+        """Repeat the modules in place (the same module objects, new indices)."""
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        original = list(self)
+        for _ in range(other - 1):
+            for module in original:
+                self.add_module(str(len(self._modules)), module)
+        return self
+
     def __dir__(self):
         return [key for key in super().__dir__() if not key.isdigit()]
 

@@ -56,8 +56,8 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     """Interleave the channels of (N, C, *) from `groups` groups: (g, C / g) -> (C / g, g)."""
     _check_tensor("channel_shuffle", "input", input)
     if input.ndim < 3:
-        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.ndim} dims")
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
     if groups <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
                            f"groups:{groups}")

@@ -246,3 +246,58 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+# ---- structured initializations: orthogonal_, sparse_, dirac_ ---------------------------------
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix times gain (the tensor viewed as rows x rest), from
+    the QR decomposition of a normal sample, as torch (Saxe et al., 2013)."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    sample = _generator(generator).standard_normal((rows, cols))
+    if rows < cols:
+        sample = sample.T
+    q, r = np.linalg.qr(sample)
+    q = q * np.sign(np.diag(r))  # makes the decomposition unique, so q is uniformly drawn
+    if rows < cols:
+        q = q.T
+    return _write(tensor, (q * gain).reshape(tuple(tensor.shape)))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """Fill a 2-D tensor with N(0, std) samples, then zero ceil(sparsity * rows) random
+    entries of each column (Martens, 2010)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    zeros_per_column = int(math.ceil(sparsity * rows))
+    rng = _generator(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    for column in range(cols):
+        values[rng.permutation(rows)[:zeros_per_column], column] = 0
+    return _write(tensor, values)
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta: the convolution keeps its
+    input's channels (per group) unchanged."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_channels_per_group = sizes[0] // groups
+    centre = tuple(size // 2 for size in sizes[2:])
+    values = np.zeros(sizes)
+    for group in range(groups):
+        for channel in range(min(out_channels_per_group, sizes[1])):
+            values[(group * out_channels_per_group + channel, channel) + centre] = 1
+    return _write(tensor, values)
+
+
+__all__ += ["orthogonal_", "sparse_", "dirac_"]

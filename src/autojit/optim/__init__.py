@@ -1,16 +1,26 @@
 """autojit.optim: optimizers and learning-rate schedulers, with torch.optim's names.
 
 optimizer.py holds the base class (parameter groups, state, state dicts); each optimizer has its
-module (sgd.py, adam.py, adamw.py, rmsprop.py, adagrad.py), and lr_scheduler.py the schedulers.
+module (sgd.py, adam.py, adamw.py, rmsprop.py, adagrad.py, nadam.py, radam.py, adamax.py,
+adadelta.py, asgd.py, rprop.py, sparse_adam.py, lbfgs.py), and lr_scheduler.py the schedulers.
 Updates are autojit ops under no_grad, so a compiled training step captures them.
 """
 
 from . import lr_scheduler
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
+from .adamax import Adamax
 from .adamw import AdamW
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam", "RAdam",
+           "Adamax", "Adadelta", "ASGD", "Rprop", "SparseAdam", "LBFGS", "lr_scheduler"]

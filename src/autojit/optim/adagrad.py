@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..tensor.creation import full_like
 from .adam import step_count
-from .optimizer import Optimizer, check_lr, check_nonnegative
+from .optimizer import Optimizer, check_fused, check_lr, check_nonnegative
 
 
 class Adagrad(Optimizer):
@@ -33,16 +33,19 @@ class Adagrad(Optimizer):
     """
 
     def __init__(self, params, lr=1e-2, lr_decay: float = 0, weight_decay: float = 0,
-                 initial_accumulator_value: float = 0, eps: float = 1e-10, *,
-                 maximize: bool = False):
+                 initial_accumulator_value: float = 0, eps: float = 1e-10,
+                 foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None):
         check_lr(lr)
         check_nonnegative(lr_decay, "lr_decay")
         check_nonnegative(weight_decay, "weight_decay")
         check_nonnegative(initial_accumulator_value, "initial_accumulator_value")
         check_nonnegative(eps, "epsilon")
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, maximize=maximize)
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
         for group in self.param_groups:
             for param in group["params"]:
                 self._init_state(param, self.state[param], group)

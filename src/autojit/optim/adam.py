@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..tensor import dtypes
 from ..tensor.creation import zeros, zeros_like
-from .optimizer import Optimizer, check_lr, check_nonnegative
+from .optimizer import Optimizer, check_betas, check_fused, check_lr, check_nonnegative
 
 
 def step_count(param):
@@ -42,18 +42,19 @@ class Adam(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
-                 decoupled_weight_decay: bool = False):
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False):
         check_lr(lr)
         check_nonnegative(eps, "epsilon")
-        for index in (0, 1):
-            if not 0.0 <= betas[index] < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+        check_betas(betas)
         check_nonnegative(weight_decay, "weight_decay")
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        amsgrad=amsgrad, maximize=maximize,
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
 
     def _update(self, param, grad, state, group) -> None:
         beta1, beta2 = group["betas"]

@@ -1,11 +1,15 @@
-"""Learning-rate schedulers: LRScheduler and StepLR, MultiStepLR, ExponentialLR, LambdaLR,
-CosineAnnealingLR, with torch.optim.lr_scheduler's names and formulas.
+"""Learning-rate schedulers: LRScheduler and LambdaLR, MultiplicativeLR, StepLR, MultiStepLR,
+ConstantLR, LinearLR, ExponentialLR, CosineAnnealingLR, PolynomialLR, with
+torch.optim.lr_scheduler's names and formulas; SequentialLR, ChainedScheduler and
+ReduceLROnPlateau (lr_scheduler_composite.py), CyclicLR, OneCycleLR and
+CosineAnnealingWarmRestarts (lr_scheduler_cyclic.py) are re-exported here, their public path.
 
 A scheduler runs outside the training step, once per epoch (or per step) after
 `optimizer.step()`: `scheduler.step()` counts `last_epoch` up and writes the new learning rate
 into each parameter group. A group's `lr` may be a Python number or a one-element Tensor; a
 Tensor is filled in place, so a compiled training step that captured it reads the new value
-without tracing again (a changed Python number is a changed guard, and retraces).
+without tracing again, and a float that changes between calls becomes a runtime float of the
+compiled step (docs/compiler.md), which does not retrace either.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class LRScheduler:
     Building a scheduler records each group's `initial_lr` and takes the first step (epoch 0).
     """
 
+    _is_initial = False  # True during the first step (some get_lr keep the rates then)
+
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
@@ -54,10 +60,16 @@ class LRScheduler:
                                    " when resuming scheduler with last_epoch >= 0.")
         self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
-        self._is_initial = True
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        """The step a new scheduler takes (SequentialLR repeats it at each milestone)."""
         self._step_count = 0
-        self.step()
-        self._is_initial = False
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self) -> list:
         """The learning rates for `last_epoch` (called by step)."""
@@ -70,13 +82,23 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (call it after optimizer.step()) and set the groups' rates."""
         self._step_count += 1
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            self.last_epoch = epoch
-            closed_form = getattr(self, "_get_closed_form_lr", None)
-            values = closed_form() if closed_form is not None else self.get_lr()
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        """Count the epoch (or jump to `epoch`, through the closed form where there is one)
+        and write the rates into the groups."""
+        # Set while get_lr runs, as torch's (its state dicts carry the key).
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed_form = getattr(self, "_get_closed_form_lr", None)
+                values = closed_form() if closed_form is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
         for group, value in zip(self.optimizer.param_groups, values, strict=True):
             _set_group_value(group, "lr", value)
         self._last_lr = _group_values(self.optimizer, "lr")
@@ -254,5 +276,130 @@ class CosineAnnealingLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
-           "CosineAnnealingLR"]
+# ---- factor schedules: MultiplicativeLR, ConstantLR, LinearLR, PolynomialLR ----------------
+
+def _lambdas_for(optimizer: Optimizer, lr_lambda) -> list:
+    """One function per parameter group (LambdaLR's and MultiplicativeLR's argument)."""
+    if not isinstance(lr_lambda, (list, tuple)):
+        return [lr_lambda] * len(optimizer.param_groups)
+    if len(lr_lambda) != len(optimizer.param_groups):
+        raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                         f"{len(lr_lambda)}")
+    return list(lr_lambda)
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply the rate by lr_lambda(epoch) every epoch (one function, or one per group)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas_for(optimizer, lr_lambda)
+        for function in self.lr_lambdas:
+            if not callable(function):
+                raise TypeError(f"lr_lambda should be a function, but got "
+                                f"{type(function).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+    def get_lr(self) -> list:
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * function(self.last_epoch)
+                for function, group in zip(self.lr_lambdas, self.optimizer.param_groups,
+                                           strict=True)]
+
+
+class ConstantLR(LRScheduler):
+    """The rate times `factor` until epoch `total_iters`, then the rate itself."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters)
+                           * (1 - self.factor)) for base_lr in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """The rate's factor goes linearly from start_factor to end_factor over total_iters."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1):
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
+                             "less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self.last_epoch == 0:
+            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        change = self.end_factor - self.start_factor
+        ratio = 1.0 + change / (self.total_iters * self.start_factor
+                                + (self.last_epoch - 1) * change)
+        return [group["lr"] * ratio for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
+                           * min(self.total_iters, self.last_epoch) / self.total_iters)
+                for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """lr = initial_lr * (1 - epoch / total_iters) ** power, then constant (0)."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        decay = ((1.0 - self.last_epoch / self.total_iters)
+                 / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * decay for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters)
+                ** self.power for base_lr in self.base_lrs]
+
+
+# The schedulers built on the ones above live in their own modules (they import LRScheduler
+# from here, so they come last); this module stays their public path.
+from .lr_scheduler_composite import (  # noqa: E402
+    ChainedScheduler,
+    ReduceLROnPlateau,
+    SequentialLR,
+)
+from .lr_scheduler_cyclic import (  # noqa: E402
+    CosineAnnealingWarmRestarts,
+    CyclicLR,
+    OneCycleLR,
+)
+
+__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
+           "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
+           "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
+           "PolynomialLR"]

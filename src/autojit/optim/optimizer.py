@@ -26,7 +26,8 @@ import warnings
 from collections import defaultdict
 from itertools import chain
 
-from ..autograd import enable_grad
+from ..autograd import enable_grad, set_grad_enabled
+from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 
 
@@ -47,6 +48,13 @@ def _typename(value) -> str:
         if type(value).__module__ != "builtins" else type(value).__qualname__
 
 
+def scalar_dtype():
+    """torch's dtype for an optimizer's scalar state other than the step count (NAdam's
+    mu_product, ASGD's eta and mu): float64 when that is the default dtype, else float32,
+    whatever the parameters' dtype."""
+    return dtypes.float64 if dtypes.get_default_dtype() is dtypes.float64 else dtypes.float32
+
+
 def check_lr(lr) -> None:
     """The learning-rate checks every optimizer makes (a Tensor lr is allowed, one element)."""
     if isinstance(lr, Tensor) and lr.numel() != 1:
@@ -58,6 +66,25 @@ def check_lr(lr) -> None:
 def check_nonnegative(value, name: str) -> None:
     if not 0.0 <= value:
         raise ValueError(f"Invalid {name} value: {value}")
+
+
+def check_betas(betas) -> None:
+    """torch's check of Adam-like `betas`: each in [0, 1)."""
+    for index in (0, 1):
+        if not 0.0 <= betas[index] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+
+
+def check_fused(fused, foreach, differentiable) -> None:
+    """torch's refusals of `fused=True` with the other implementation options. `foreach`,
+    `fused` and `capturable` choose among torch's kernels; autojit has one implementation (its
+    ops, which a compiled step fuses anyway), so they are accepted, kept in the groups for
+    torch's state-dict keys, and change nothing."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
 class Optimizer:
@@ -169,14 +196,16 @@ class Optimizer:
                 grad.zero_()
 
     def step(self, closure=None):
-        """Update every parameter that has a .grad; `closure` re-evaluates the loss first."""
-        from ..autograd import no_grad
+        """Update every parameter that has a .grad; `closure` re-evaluates the loss first.
 
+        The update runs under no_grad, unless the optimizer was built with
+        `differentiable=True`: then it records autograd history, as torch's does.
+        """
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             for group in self.param_groups:
                 for param in group["params"]:
                     grad = param._grad
@@ -260,11 +289,17 @@ class Optimizer:
 
 def _cast(param: Tensor, value, key=None):
     """A copy of a loaded state value: tensors on the parameter's device (the step count too:
-    optimizers keep it there, see adam.step_count), cast to its floating dtype."""
+    optimizers keep it there, see adam.step_count), cast to its floating dtype. The step count
+    keeps its own dtype, but becomes float64 for a float64 parameter (torch's is float32):
+    autojit computes the bias corrections from it in its dtype."""
     if isinstance(value, Tensor):
         copied = value.detach().to(param.device).clone()
-        if key != "step" and param.is_floating_point() and value.is_floating_point():
+        if not (param.is_floating_point() and value.is_floating_point()):
+            return copied
+        if key != "step":
             copied = copied.to(param.dtype)
+        elif param.dtype is dtypes.float64:
+            copied = copied.to(dtypes.float64)
         return copied
     if isinstance(value, dict):
         return {name: _cast(param, item, name) for name, item in value.items()}

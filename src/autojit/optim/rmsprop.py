@@ -33,15 +33,17 @@ class RMSprop(Optimizer):
     """
 
     def __init__(self, params, lr=1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0, momentum: float = 0, centered: bool = False, *,
-                 maximize: bool = False):
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False,
+                 capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False):
         check_lr(lr)
         check_nonnegative(eps, "epsilon")
         check_nonnegative(momentum, "momentum")
         check_nonnegative(weight_decay, "weight_decay")
         check_nonnegative(alpha, "alpha")
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
-                        weight_decay=weight_decay, maximize=maximize)
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _update(self, param, grad, state, group) -> None:

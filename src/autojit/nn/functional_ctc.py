@@ -21,7 +21,6 @@ from ..ops.layout import cat, stack
 from ..ops.reduction import amax, sum_
 from ..tensor import dtypes
 from ..tensor.creation import arange, as_tensor
-from ..tensor.graph_break import graph_break
 from ..tensor.tensor import Tensor
 from .functional_common import check_tensor
 
@@ -88,10 +87,6 @@ def ctc_loss(log_probs: Tensor, targets, input_lengths, target_lengths, blank: i
         raise RuntimeError(f"Expected input_lengths to have value at most {frames}, but got "
                            f"value {input_lengths.max()} (while checking arguments for "
                            f"ctc_loss_allocate_outputs)")
-    if log_probs.is_symbolic and input_lengths.size and input_lengths.min() < input_lengths.max():
-        # Compiled, the gradient of the samples shorter than the longest comes out wrong (eager
-        # is right; docs/differences.md): such a call runs eagerly instead.
-        graph_break("ctc_loss with input lengths that differ", needs_data=False)
     padded = _padded_targets(targets, target_lengths, log_probs.device)
     # The extended labels: blank between and around the targets, built with autojit ops so
     # that padded targets may be graph data.

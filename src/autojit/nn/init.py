@@ -252,7 +252,14 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
 
 def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix times gain (the tensor viewed as rows x rest), from
-    the QR decomposition of a normal sample, as torch (Saxe et al., 2013)."""
+    the QR decomposition of a normal sample, as torch (Saxe et al., 2013).
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> w = init.orthogonal_(autojit.empty(3, 5))
+        >>> bool(((w @ w.T) - autojit.eye(3)).abs().max() < 1e-5)
+        True
+    """
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
@@ -271,7 +278,14 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
     """Fill a 2-D tensor with N(0, std) samples, then zero ceil(sparsity * rows) random
-    entries of each column (Martens, 2010)."""
+    entries of each column (Martens, 2010).
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> w = init.sparse_(autojit.empty(10, 4), sparsity=0.3)
+        >>> (w == 0).sum(0).tolist()
+        [3, 3, 3, 3]
+    """
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
@@ -285,7 +299,14 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta: the convolution keeps its
-    input's channels (per group) unchanged."""
+    input's channels (per group) unchanged.
+
+        >>> import autojit
+        >>> from autojit.nn import init
+        >>> w = init.dirac_(autojit.empty(2, 2, 3))
+        >>> w[:, :, 1].tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+    """
     if tensor.ndim not in (3, 4, 5):
         raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
     sizes = tuple(tensor.shape)

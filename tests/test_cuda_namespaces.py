@@ -69,3 +69,20 @@ def test_a_generator_must_be_of_the_tensors_device():
     with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but "
                                            "found 'cuda'"):
         autojit.rand(2, generator=generator)
+
+
+def test_cuda_typed_constructors_make_and_recognise_gpu_tensors():
+    x = autojit.cuda.FloatTensor(2, 3)
+    assert x.device.type == "cuda" and x.dtype is autojit.float32 and x.shape == (2, 3)
+    y = autojit.cuda.LongTensor([1, 2])
+    assert y.device.type == "cuda" and y.dtype is autojit.int64 and y.cpu().tolist() == [1, 2]
+    assert isinstance(x, autojit.cuda.FloatTensor) and not isinstance(x, autojit.FloatTensor)
+    assert not isinstance(x.cpu(), autojit.cuda.FloatTensor)
+    assert not isinstance(x, autojit.cuda.DoubleTensor)
+    assert repr(autojit.cuda.FloatTensor) == "<class 'autojit.cuda.FloatTensor'>"
+    assert x.type() == "autojit.cuda.FloatTensor"
+    alias = autojit.cuda.FloatTensor(x)
+    alias[0, 0] = 5.0
+    assert x[0, 0].item() == 5.0
+    with pytest.raises(TypeError, match=r"expected TensorOptions\(dtype=float, device=cuda\)"):
+        autojit.cuda.FloatTensor(autojit.zeros(2))

@@ -110,3 +110,10 @@ from .random import (  # noqa: E402 - the devices' random state (random.py)
 __all__ = ["current_device", "device_count", "empty_cache", "get_device_name", "is_available",
            "memory_stats", "synchronize", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "initial_seed", "get_rng_state", "set_rng_state"]
+
+# torch.cuda's typed legacy constructors (FloatTensor, LongTensor, ...): CUDA tensors of their
+# dtype, and isinstance tests for them (ops/legacy_constructors.py).
+from ..ops.legacy_constructors import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
+
+globals().update(_CUDA_TYPES)
+__all__ += sorted(_CUDA_TYPES)

@@ -8,7 +8,9 @@ tensor as it is; `FloatTensor`, `DoubleTensor`, `HalfTensor`, `LongTensor`, `Int
 other argument raises torch's TypeError: a lone number is not data (`Tensor(2.5)`), and
 `dtype=` and `requires_grad=` are not accepted. The typed names are not classes of their own:
 they make Tensors, and `isinstance(x, autojit.FloatTensor)` asks whether x is a float32 CPU
-tensor.
+tensor. `autojit.cuda.FloatTensor` and its siblings (CUDA_TYPES, re-exported by autojit.cuda) do
+the same on the GPU: they make CUDA tensors (on the current device unless `device=` says) and
+test for them.
 
 Tensor.__new__ calls `legacy_new` through the hook this module installs at import
 (`Tensor._legacy_new`), since building an alias needs an op (ops/layout.py), a layer above
@@ -87,27 +89,31 @@ def _sizes(dtype: dtypes.DType, shape: tuple, device) -> Tensor:
     return zeros(shape, dtype=dtype, device=device)
 
 
-def _alias(dtype: dtypes.DType | None, other: Tensor) -> Tensor:
+def _alias(dtype: dtypes.DType | None, other: Tensor, device_type: str = "cpu") -> Tensor:
     """other itself under a new name: a view sharing storage, version counter and autograd
     history (torch's alias), for a tensor of the constructor's dtype and device."""
-    if dtype is not None and (other.dtype is not dtype or other.device.type != "cpu"):
+    if dtype is not None and (other.dtype is not dtype or other.device.type != device_type):
         raise TypeError(
-            f"expected TensorOptions(dtype={_C_NAMES[dtype.name]}, device=cpu) (got "
+            f"expected TensorOptions(dtype={_C_NAMES[dtype.name]}, device={device_type}) (got "
             f"TensorOptions(dtype={_C_NAMES[other.dtype.name]}, device={other.device}))")
     return bind(PERMUTE, (other,), {"dims": tuple(range(other.ndim))})
 
 
-def legacy_new(dtype: dtypes.DType | None, args: tuple, kwargs: dict) -> Tensor:
+def legacy_new(dtype: dtypes.DType | None, args: tuple, kwargs: dict,
+               device_type: str = "cpu") -> Tensor:
     """A tensor as torch's legacy constructor makes it; dtype None means Tensor's: the
-    default dtype for sizes and data, the tensor's own when aliasing."""
+    default dtype for sizes and data, the tensor's own when aliasing. device_type "cuda" is
+    autojit.cuda's typed constructors: their tensors are on the GPU."""
     keywords = dict(kwargs)
     device = keywords.pop("device", None)
+    if device_type == "cuda" and device is None:
+        device = "cuda"
     if len(keywords) > 1 or (keywords and args) or (set(keywords) - {"size", "data", "other"}):
         raise _invalid(args, kwargs)
     if "other" in keywords:
         if device is not None or not isinstance(keywords["other"], Tensor):
             raise _invalid(args, kwargs)
-        return _alias(dtype, keywords["other"])
+        return _alias(dtype, keywords["other"], device_type)
     made = dtype or dtypes.get_default_dtype()
     if "size" in keywords:
         size = keywords["size"]
@@ -134,7 +140,7 @@ def legacy_new(dtype: dtypes.DType | None, args: tuple, kwargs: dict) -> Tensor:
     if isinstance(first, Tensor):
         if kwargs.get("device") is not None:
             raise _invalid(args, kwargs)
-        return _alias(dtype, first)
+        return _alias(dtype, first, device_type)
     if isinstance(first, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(first).__name__}'")
     if not isinstance(first, (Sequence, np.ndarray)):
@@ -148,22 +154,25 @@ class _LegacyTensorType(type):
     isinstance tests a tensor's dtype and device."""
 
     def __call__(cls, *args, **kwargs):
-        return legacy_new(cls.dtype, args, kwargs)
+        return legacy_new(cls.dtype, args, kwargs, "cuda" if cls.is_cuda else "cpu")
 
     def __instancecheck__(cls, instance) -> bool:
         return (isinstance(instance, Tensor) and instance.dtype is cls.dtype
-                and instance.device.type == "cpu")
+                and instance.device.type == ("cuda" if cls.is_cuda else "cpu"))
 
     def __repr__(cls) -> str:
-        return f"<class 'autojit.{cls.__name__}'>"
+        return f"<class '{cls.__module__}.{cls.__name__}'>"
 
 
-def _legacy_type(dtype: dtypes.DType) -> type:
+def _legacy_type(dtype: dtypes.DType, cuda: bool = False) -> type:
     name = f"{_TYPE_NAMES[dtype.name]}Tensor"
-    doc = (f"{name}(*sizes), {name}(data), {name}(tensor): a {dtype.name} CPU tensor, torch's "
-           f"legacy constructor; isinstance(x, autojit.{name}) tests x's dtype and device.")
-    return _LegacyTensorType(name, (), {"dtype": dtype, "is_cuda": False, "__doc__": doc,
-                                        "__module__": "autojit", "__slots__": ()})
+    module = "autojit.cuda" if cuda else "autojit"
+    where = "CUDA" if cuda else "CPU"
+    doc = (f"{name}(*sizes), {name}(data), {name}(tensor): a {dtype.name} {where} tensor, "
+           f"torch's legacy constructor; isinstance(x, {module}.{name}) tests x's dtype and "
+           "device.")
+    return _LegacyTensorType(name, (), {"dtype": dtype, "is_cuda": cuda, "__doc__": doc,
+                                        "__module__": module, "__slots__": ()})
 
 
 FloatTensor = _legacy_type(dtypes.float32)
@@ -176,6 +185,8 @@ BFloat16Tensor = _legacy_type(dtypes.bfloat16)
 LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, BoolTensor,
                 BFloat16Tensor)
 _BY_NAME = {kind.__name__: kind for kind in LEGACY_TYPES}
+# autojit.cuda's: the same names, making and testing for tensors on the GPU.
+CUDA_TYPES = {kind.__name__: _legacy_type(kind.dtype, cuda=True) for kind in LEGACY_TYPES}
 
 
 def tensor_type(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):

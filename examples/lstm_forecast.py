@@ -8,6 +8,7 @@ with a StepLR schedule and gradient clipping, and the whole training step under 
 
     python examples/lstm_forecast.py            # about a minute on 2 cores
     python examples/lstm_forecast.py --quick    # a few seconds, a smoke test
+    python examples/lstm_forecast.py --plot forecast.png   # the forecasts (needs matplotlib)
 
 It prints the test error of one-step forecasts against the persistence baseline (tomorrow equals
 today), the error of a forecast fed back on itself for --horizon steps, and the steps per second
@@ -21,7 +22,13 @@ import argparse
 import math
 import time
 
-from example_support import compare_speed, compile_disabled, describe_mode, limit_blas_threads
+from example_support import (
+    compare_speed,
+    compile_disabled,
+    describe_mode,
+    limit_blas_threads,
+    require,
+)
 
 import autojit
 from autojit import nn
@@ -47,6 +54,9 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--lr", type=float, default=1e-2, help="Adam's learning rate (1e-2)")
     parser.add_argument("--seed", type=int, default=0, help="series, initialization, shuffling")
     parser.add_argument("--quick", action="store_true", help="tiny settings for a smoke test")
+    parser.add_argument("--plot", metavar="PATH",
+                        help="write the test series, the one-step forecasts and the fed-back "
+                             "forecast to an image (needs matplotlib)")
     parser.add_argument("--max-ratio", type=float,
                         help="exit with status 1 unless the test error is below this fraction "
                              "of the persistence baseline's (0.6; 0.9 quick)")
@@ -104,11 +114,32 @@ def forecast(model: nn.Module, history: autojit.Tensor, horizon: int) -> autojit
     return autojit.cat(predictions)
 
 
+def write_plot(path: str, truth, one_step, fed_back, start: int) -> None:
+    """The test part of the series with the one-step forecasts, and the fed-back forecast
+    from the first test window on."""
+    matplotlib = require("matplotlib", "--plot")
+    matplotlib.use("Agg")  # a file only: no window, no display needed
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(9, 3.5))
+    steps = range(start, start + len(truth))
+    axes.plot(steps, truth, label="series (normalized)", color="0.6")
+    axes.plot(steps, one_step, label="one-step forecast")
+    axes.plot(range(start, start + len(fed_back)), fed_back, label="fed-back forecast")
+    axes.set_xlabel("time step")
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    pyplot.close(figure)
+
+
 # ---- training ------------------------------------------------------------------------------
 
 
 def main(argv=None) -> int:
     args = parse_arguments(argv)
+    if args.plot:
+        require("matplotlib", "--plot")  # fail before training, not after it
     compiled = not args.eager
     print(f"lstm forecast: {describe_mode(compiled)}, {limit_blas_threads()}")
     generator = autojit.Generator().manual_seed(args.seed)
@@ -151,7 +182,8 @@ def main(argv=None) -> int:
 
     model.eval()
     with autojit.no_grad():
-        test_error = criterion(model(test_inputs), test_targets).item()
+        one_step = model(test_inputs)
+        test_error = criterion(one_step, test_targets).item()
     # Persistence: each window's last value is the forecast of the next.
     baseline = criterion(test_inputs[:, -1, :], test_targets).item()
     print(f"test MSE (normalized): {test_error:.4f}, persistence baseline {baseline:.4f} "
@@ -160,6 +192,10 @@ def main(argv=None) -> int:
     truth = normalized[split:split + args.horizon]
     print(f"fed-back forecast, {args.horizon} steps: MSE "
           f"{(ahead - truth).square().mean().item():.4f}")
+    if args.plot:
+        write_plot(args.plot, test_targets[:, 0].tolist(), one_step[:, 0].tolist(),
+                   ahead.tolist(), split)
+        print(f"forecast plot written to {args.plot}")
 
     if compiled and not compile_disabled():
         model.train()

@@ -6,7 +6,7 @@ time-series forecaster: sliding windows of past values in a TensorDataset, a shu
 DataLoader, an nn.LSTM (batch_first) whose last hidden state feeds a Linear head, MSELoss, Adam
 with a StepLR schedule and gradient clipping, and the whole training step under autojit.compile.
 
-    python examples/lstm_forecast.py            # about a minute on 2 cores
+    python examples/lstm_forecast.py            # about 20 s on 2 cores
     python examples/lstm_forecast.py --quick    # a few seconds, a smoke test
     python examples/lstm_forecast.py --plot forecast.png   # the forecasts (needs matplotlib)
 

@@ -15,10 +15,10 @@ once). torch.compile is skipped with the reason when it cannot compile here. Usa
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import numpy as np
+from timing import interleaved_medians, print_against
 
 FEATURES, HIDDEN, LAYERS, BATCH, LENGTH = 32, 256, 2, 32, 64
 
@@ -103,22 +103,11 @@ def main() -> None:
         notes.append(f"torch.compile skipped: {type(error).__name__}: "
                      f"{str(error).splitlines()[0][:100]}")
 
-    for run in runners.values():  # warm-up
-        run()
-    times = {name: [] for name in runners}
-    for _ in range(args.rounds):
-        for name, run in runners.items():
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                run()
-            times[name].append((time.perf_counter() - start) / args.steps)
-    medians = {name: statistics.median(values) for name, values in times.items()}
-    reference = medians["torch eager"]
+    medians = interleaved_medians(runners, args.rounds, args.steps)
     print(f"LSTM step: {LAYERS} layers, hidden {HIDDEN}, input {FEATURES}, batch {BATCH}, "
           f"sequence {LENGTH}, Adam; median of {args.rounds} interleaved rounds of "
           f"{args.steps} steps, 1 thread")
-    for name, seconds in medians.items():
-        print(f"  {name:<17} {seconds * 1e3:8.2f} ms/step  {seconds / reference:5.2f}x torch eager")
+    print_against(medians, "torch eager")
     for note in notes:
         print("  " + note)
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import statistics
 import time
 
 import numpy as np
+from timing import interleaved_medians, print_against
 
 VOCABULARY, D_MODEL, HEADS, LAYERS, FEEDFORWARD, BATCH, LENGTH = 65, 128, 4, 2, 512, 16, 64
 
@@ -115,22 +115,11 @@ def main() -> None:
     else:
         notes.append("jax.jit skipped: jax is installed but this benchmark has no jax model")
 
-    for run in runners.values():  # warm-up
-        run()
-    times = {name: [] for name in runners}
-    for _ in range(args.rounds):
-        for name, run in runners.items():
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                run()
-            times[name].append((time.perf_counter() - start) / args.steps)
-    medians = {name: statistics.median(values) for name, values in times.items()}
-    reference = medians["torch eager"]
+    medians = interleaved_medians(runners, args.rounds, args.steps)
     print(f"transformer step: {LAYERS} layers, d_model {D_MODEL}, {HEADS} heads, batch {BATCH}, "
           f"sequence {LENGTH}, AdamW; median of {args.rounds} interleaved rounds of "
           f"{args.steps} steps, 1 thread")
-    for name, seconds in medians.items():
-        print(f"  {name:<17} {seconds * 1e3:8.2f} ms/step  {seconds / reference:5.2f}x torch eager")
+    print_against(medians, "torch eager")
     for note in notes:
         print("  " + note)
 

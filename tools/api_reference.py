@@ -112,7 +112,9 @@ def op_links() -> dict[int, str]:
     for _, anchor, members in ops():
         for name, function in members:
             if alias_of(name, function) is None:
-                links.setdefault(id(function), f"[`autojit.{name}`](ops.md#{anchor})")
+                # A method is the op itself; the top-level form may wrap it (out=).
+                for form in (function, inspect.unwrap(function)):
+                    links.setdefault(id(form), f"[`autojit.{name}`](ops.md#{anchor})")
     return links
 
 

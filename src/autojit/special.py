@@ -9,15 +9,27 @@ ops/ with the other public namespaces.
 
 from __future__ import annotations
 
-from .ops.composite import exp2, logsumexp, round  # noqa: A004 - torch's names
-from .ops.elementwise import erf, expm1, log1p
-from .ops.elementwise import sigmoid as expit
+from .ops.composite import logsumexp, round  # noqa: A004 - torch's names
 from .ops.elementwise_math import entr as _entr
 from .ops.elementwise_math import xlog1py as _xlog1py
-from .ops.functional import digamma, erfc, erfinv, i0, logit, polygamma, sinc, xlogy
+from .ops.functional import (
+    digamma,
+    erf,
+    erfc,
+    erfinv,
+    exp2,
+    expm1,
+    i0,
+    log1p,
+    logit,
+    polygamma,
+    sinc,
+    xlogy,
+)
 from .ops.functional import digamma as psi
 from .ops.functional import lgamma as gammaln
 from .ops.functional import mvlgamma as multigammaln
+from .ops.functional import sigmoid as expit
 from .ops.math_composites import ndtr
 from .ops.out_argument import with_out
 from .ops.softmax import log_softmax, softmax

@@ -1,0 +1,71 @@
+"""`out=` on the older top-level ops (add, exp, mean, ...) against torch: for float and integer
+inputs and every out dtype, the same refusal (exception type and message) or the same values
+written into out, which is returned; a differently shaped out is resized with torch's warning."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import autojit
+
+torch = pytest.importorskip("torch")
+
+UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+         "tan", "tanh", "sigmoid", "erf", "square", "reciprocal", "abs", "neg", "floor", "mean"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow", "remainder", "floor_divide"]
+OUT_DTYPES = ["float32", "float64", "int64", "bool"]
+
+
+def _call(library, name: str, arguments: tuple, out_dtype: str, shape: tuple):
+    out = library.zeros(shape, dtype=getattr(library, out_dtype))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            returned = getattr(library, name)(*arguments, out=out)
+    except Exception as error:  # noqa: BLE001 - the refusal itself is compared with torch's
+        return type(error), str(error).splitlines()[0]
+    assert returned is out
+    return "written", np.asarray(out.tolist(), dtype=np.float64)
+
+
+def _inputs(library, dtype: str):
+    values = [1.5, 2.0, 3.0] if dtype == "float32" else [1, 2, 3]
+    return library.tensor(values, dtype=getattr(library, dtype))
+
+
+@pytest.mark.parametrize("input_dtype", ["float32", "int64"])
+@pytest.mark.parametrize("name", UNARY + BINARY)
+def test_out_matches_torch(name, input_dtype):
+    count = 2 if name in BINARY else 1
+    shape = () if name == "mean" else (3,)
+    for out_dtype in OUT_DTYPES:
+        theirs = _call(torch, name, (_inputs(torch, input_dtype),) * count, out_dtype, shape)
+        ours = _call(autojit, name, (_inputs(autojit, input_dtype),) * count, out_dtype, shape)
+        where = f"{name}({input_dtype}) out={out_dtype}"
+        if theirs[0] == "written":
+            assert ours[0] == "written", f"{where}: torch writes, autojit raised {ours}"
+            np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6, err_msg=where)
+        else:
+            assert ours[0] != "written" and issubclass(ours[0], theirs[0]), (where, ours, theirs)
+            if name not in ("mean",):  # torch's mean names its own kernel in the message
+                assert ours[1] == theirs[1], where
+
+
+def test_out_of_another_shape_is_resized_with_torch_warning():
+    x = autojit.tensor([1.0, 2.0])
+    out = autojit.zeros(3)
+    with pytest.warns(UserWarning, match="was resized since it had shape \\[3\\]"):
+        autojit.add(x, x, out=out)
+    assert out.tolist() == [2.0, 4.0]
+
+
+def test_out_refuses_inputs_that_require_grad():
+    x = autojit.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="functions with out=... arguments don't support"):
+        autojit.exp(x, out=autojit.zeros(2))
+    with autojit.no_grad():
+        assert autojit.exp(x, out=autojit.zeros(2)).tolist() == pytest.approx(
+            np.exp([1.0, 2.0]).tolist())

@@ -154,17 +154,21 @@ def _conv_padding(padding, kernel, dilation, stride, spatial: int) -> list:
     return [(p, p) for p in values]
 
 
-def _check_conv(name, input, weight, bias, groups, spatial) -> bool:  # noqa: A002
-    """torch's checks on shapes and dtypes; returns whether the input is batched."""
+def _check_conv(name, input, weight, bias, groups, spatial,  # noqa: A002
+                transposed: bool = False) -> bool:
+    """torch's checks on shapes and dtypes of a convolution (or, transposed, of a transposed
+    one, whose weight is (in_channels, out_channels / groups, *kernel_size)); returns whether
+    the input is batched."""
     _check_tensor(name, "input", input)
     _check_tensor(name, "weight", weight)
     if input.ndim not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) "
                            f"input to {name}, but got input of size: {list(input.shape)}")
+    layout = ("in_channels, out_channels / groups" if transposed
+              else "out_channels, in_channels / groups")
     if weight.ndim != spatial + 2:
-        raise RuntimeError(f"{name}: expected a {spatial + 2}-D weight (out_channels, "
-                           f"in_channels / groups, *kernel_size), but got weight of size "
-                           f"{list(weight.shape)}")
+        raise RuntimeError(f"{name}: expected a {spatial + 2}-D weight ({layout}, "
+                           f"*kernel_size), but got weight of size {list(weight.shape)}")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     batched = input.ndim == spatial + 2
@@ -173,7 +177,11 @@ def _check_conv(name, input, weight, bias, groups, spatial) -> bool:  # noqa: A0
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
                            f"at dimension 0, but got weight of size [{list(weight.shape)}] "
                            "instead")
-    if shape[1] != weight.shape[1] * groups:
+    if transposed and shape[1] != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+                           f"input{shape} to have {weight.shape[0]} channels, but got "
+                           f"{shape[1]} channels instead")
+    if not transposed and shape[1] != weight.shape[1] * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
                            f"expected input{shape} to have {weight.shape[1] * groups} channels, "
                            f"but got {shape[1]} channels instead")
@@ -182,9 +190,11 @@ def _check_conv(name, input, weight, bias, groups, spatial) -> bool:  # noqa: A0
                            f"found {_SCALAR_TYPE_NAMES[weight.dtype.name]}")
     if bias is not None:
         _check_tensor(name, "bias", bias)
-        if bias.ndim != 1 or bias.shape[0] != weight.shape[0]:
-            raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
-                               f"1-dimensional with {weight.shape[0]} elements, but got bias of "
+        out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+        if bias.ndim != 1 or bias.shape[0] != out_channels:
+            given = "transposed=1, weight" if transposed else "weight"
+            raise RuntimeError(f"Given {given} of size {list(weight.shape)}, expected bias to "
+                               f"be 1-dimensional with {out_channels} elements, but got bias of "
                                f"size {list(bias.shape)} instead")
         if bias.dtype is not input.dtype:
             raise RuntimeError(f"Input type ({_C_TYPE_NAMES.get(input.dtype.name)}) and bias "

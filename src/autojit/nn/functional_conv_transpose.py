@@ -24,8 +24,7 @@ from ..ops.linalg import matmul
 from ..tensor.creation import zeros
 from ..tensor.tensor import Tensor
 from .functional_conv import (
-    _C_TYPE_NAMES,
-    _SCALAR_TYPE_NAMES,
+    _check_conv,
     _check_tensor,
     _conv_tuple,
     _pad_spatial,
@@ -79,45 +78,6 @@ def _col2im(columns: Tensor, blocks, full, kernel, stride, dilation) -> Tensor:
 # ---- transposed convolution ---------------------------------------------------------------------
 
 
-def _check_conv_transpose(name, input, weight, bias, groups, spatial) -> bool:  # noqa: A002
-    """torch's checks on shapes and dtypes; returns whether the input is batched."""
-    _check_tensor(name, "input", input)
-    _check_tensor(name, "weight", weight)
-    if input.ndim not in (spatial + 1, spatial + 2):
-        raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) "
-                           f"input to {name}, but got input of size: {list(input.shape)}")
-    if weight.ndim != spatial + 2:
-        raise RuntimeError(f"{name}: expected a {spatial + 2}-D weight (in_channels, "
-                           f"out_channels / groups, *kernel_size), but got weight of size "
-                           f"{list(weight.shape)}")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    batched = input.ndim == spatial + 2
-    shape = list(input.shape) if batched else [1, *input.shape]
-    if weight.shape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
-                           f"at dimension 0, but got weight of size [{list(weight.shape)}] "
-                           "instead")
-    if shape[1] != weight.shape[0]:
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
-                           f"input{shape} to have {weight.shape[0]} channels, but got "
-                           f"{shape[1]} channels instead")
-    if input.dtype is not weight.dtype:
-        raise RuntimeError(f"expected scalar type {_SCALAR_TYPE_NAMES[input.dtype.name]} but "
-                           f"found {_SCALAR_TYPE_NAMES[weight.dtype.name]}")
-    if bias is not None:
-        _check_tensor(name, "bias", bias)
-        out_channels = weight.shape[1] * groups
-        if bias.ndim != 1 or bias.shape[0] != out_channels:
-            raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, "
-                               f"expected bias to be 1-dimensional with {out_channels} elements, "
-                               f"but got bias of size {list(bias.shape)} instead")
-        if bias.dtype is not input.dtype:
-            raise RuntimeError(f"Input type ({_C_TYPE_NAMES.get(input.dtype.name)}) and bias "
-                               f"type ({_C_TYPE_NAMES.get(bias.dtype.name)}) should be the same")
-    return batched
-
-
 def _transpose_arguments(name, stride, padding, output_padding, dilation, spatial):
     if isinstance(padding, str):
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
@@ -146,7 +106,7 @@ def _transpose_arguments(name, stride, padding, output_padding, dilation, spatia
 
 def _conv_transpose(name, input, weight, bias, stride, padding, output_padding,  # noqa: A002
                     groups, dilation, spatial):
-    batched = _check_conv_transpose(name, input, weight, bias, groups, spatial)
+    batched = _check_conv(name, input, weight, bias, groups, spatial, transposed=True)
     stride, padding, output_padding, dilation = _transpose_arguments(
         name, stride, padding, output_padding, dilation, spatial)
     x = input if batched else input.unsqueeze(0)

@@ -325,16 +325,18 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError(
             "Setting check_batched_forward_grad=True requires check_forward_ad to be True")
-    if check_forward_ad:
-        raise NotImplementedError("gradcheck: check_forward_ad=True needs forward-mode AD, "
-                                  "which autojit does not implement")
     if check_batched_grad:
         raise NotImplementedError("gradcheck: check_batched_grad=True needs batched gradients "
                                   "(is_grads_batched), which autojit.autograd.grad does not "
                                   "support")
     try:
-        return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol,
-                          check_undefined_grad, check_grad_dtypes, fast_mode)
+        tupled = _as_tuple(inputs)
+        if check_backward_ad:
+            _gradcheck(func, tupled, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                       check_grad_dtypes, fast_mode)
+        if check_forward_ad:
+            _forward_gradcheck(func, tupled, eps, atol, rtol)
+        return True
     except GradcheckError:
         if raise_exception:
             raise
@@ -355,6 +357,58 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     if check_undefined_grad:
         _test_undefined_backward_mode(func, inputs, diff_inputs)
     return True
+
+
+def _forward_gradcheck(func, inputs, eps, atol, rtol) -> None:
+    """The Jacobians that forward mode pushes out, column by column, against finite
+    differences."""
+    _check_inputs(inputs)
+    diff_inputs = list(_iter_tensors(inputs, True))
+    numerical = _numerical_jacobians(func, inputs, diff_inputs, eps)
+    for (i, j), forward in _forward_jacobians(func, inputs, diff_inputs).items():
+        if not _allclose(forward, numerical[i][j], atol, rtol):
+            message = _mismatch_message(forward, numerical[i][j], i, j, atol, rtol)
+            raise GradcheckError("Jacobian computed with forward mode mismatch" +
+                                 message[len("Jacobian mismatch"):])
+
+
+def _forward_jacobians(func, inputs, diff_inputs) -> dict:
+    """{(output i, input j): (input numel, output numel) array} from one dual evaluation per
+    input element."""
+    from . import forward_ad
+
+    jacobians: dict = {}
+    for j, tensor in enumerate(diff_inputs):
+        for k in range(tensor.numel()):
+            level = forward_ad.enter_level()
+            try:
+                unit = np.zeros(tensor.shape, dtype=tensor.dtype.numpy)
+                unit.reshape(-1)[k] = 1
+                dual = forward_ad.attach_tangent(tensor, Tensor._make(unit, tensor.dtype),
+                                                 level)
+                outputs = _as_tuple(func(*_substitute(inputs, tensor, dual)))
+                for i, output in enumerate(outputs):
+                    if not (isinstance(output, Tensor) and output.dtype.is_floating_point):
+                        continue
+                    column = jacobians.setdefault(
+                        (i, j), np.zeros((tensor.numel(), output.numel())))
+                    tangent = forward_ad.tangent_of(output, level)
+                    if tangent is not None:
+                        if tuple(tangent.shape) != tuple(output.shape):
+                            raise GradcheckError("Forward-mode tangent has incorrect size")
+                        column[k] = np.asarray(tangent._data, dtype=np.float64).reshape(-1)
+            finally:
+                forward_ad.exit_level(level)
+    return jacobians
+
+
+def _substitute(value, tensor: Tensor, replacement: Tensor):
+    """`value` (nested lists and tuples) with `tensor` replaced by `replacement`."""
+    if value is tensor:
+        return replacement
+    if isinstance(value, (list, tuple)):
+        return type(value)(_substitute(item, tensor, replacement) for item in value)
+    return value
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,

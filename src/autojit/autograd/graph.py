@@ -35,7 +35,8 @@ class SavedTensor:
     the saving node, which double backward needs.
     """
 
-    __slots__ = ("tensor", "data", "value", "dtype", "version", "counter", "output_nr")
+    __slots__ = ("tensor", "data", "value", "dtype", "version", "counter", "output_nr",
+                 "tangents")
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0):
         self.counter = tensor._version_counter
@@ -44,6 +45,9 @@ class SavedTensor:
             self.tensor = None
             self.data, self.value, self.dtype = tensor._data, tensor._value, tensor._dtype
             self.output_nr = output_nr
+            # Forward AD sets the output's tangents after it is recorded (forward_ad.py puts
+            # them here too): the rebuilt output carries them, as forward-over-reverse needs.
+            self.tangents = None
         else:
             self.tensor = tensor
 
@@ -57,6 +61,8 @@ class SavedTensor:
         rebuilt.grad_fn = node
         rebuilt._output_nr = self.output_nr
         rebuilt._requires_grad = True
+        if self.tangents is not None:
+            rebuilt._tangents = self.tangents
         return rebuilt
 
 

@@ -59,6 +59,7 @@ def _snapshot(target: Tensor) -> Tensor:
     snapshot._output_nr = target._output_nr
     snapshot._requires_grad = target._requires_grad
     snapshot._grad_accumulator = target._grad_accumulator
+    snapshot._tangents = target._tangents
     return snapshot
 
 
@@ -70,7 +71,7 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
     """
     check_inplace(target, op_name)
     recording = state.grad_enabled and not target._is_inference
-    source = _snapshot(target) if recording else target
+    source = _snapshot(target) if recording or state.forward_levels else target
     result = compute(source)
     if not isinstance(result, Tensor):
         raise TypeError(f"{op_name}: expected a Tensor result")
@@ -89,6 +90,9 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
         # result scattered in (torch's CopySlices), so gradients reach what was written.
         written_base = scatter_through(base, view_steps(target), result)
     write_storage(target, result)
+    if state.forward_levels and (target._tangents or result._tangents):
+        # Forward AD: the target now holds the result, tangent included.
+        target._tangents = result._tangents
     if recording and result.grad_fn is not None:
         target.grad_fn = result.grad_fn
         target._output_nr = result._output_nr

@@ -28,6 +28,9 @@ NOT_DIFFERENTIABLE = None
 # autograd/graph.py installs its `record` here when it is imported: bind records an op's
 # autograd node through it, since the autograd layer sits above ops and is not imported here.
 RECORD = None
+# autograd/forward_ad.py installs its `propagate` here: while a dual level is active, bind
+# pushes the inputs' tangents through the op with it.
+FORWARD = None
 
 
 class OpError(Exception):
@@ -204,7 +207,7 @@ def rule_index(inputs, attrs):
 class Op:
     """One primitive. See `define_op` for the fields."""
 
-    __slots__ = ("name", "shape", "dtype", "impl", "vjp", "saves", "lowering", "view",
+    __slots__ = ("name", "shape", "dtype", "impl", "vjp", "jvp", "saves", "lowering", "view",
                  "grad_name", "node_class", "arity", "float32_scalars")
 
     def __repr__(self):
@@ -212,9 +215,11 @@ class Op:
 
 
 def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: Callable,
-              vjp: Callable | None, saves: tuple, lowering, grad_name: str | None = None,
-              view: bool = False, float32_scalars: tuple = ()) -> Op:
-    """Declare a primitive; every keyword but grad_name, view and float32_scalars is required.
+              vjp: Callable | None, saves: tuple, lowering, jvp: Callable | None = None,
+              grad_name: str | None = None, view: bool = False,
+              float32_scalars: tuple = ()) -> Op:
+    """Declare a primitive; every keyword but jvp, grad_name, view and float32_scalars is
+    required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -222,6 +227,10 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     impl(*arrays, **attrs) -> ndarray: the NumPy reference, the ground truth of every backend.
     vjp(ctx, grad) -> one gradient (a Tensor or None) per input, in autojit ops; or
         NOT_DIFFERENTIABLE. Un-broadcasting and dtype casts of the results happen in the engine.
+    jvp(inputs, tangents, out, attrs) -> the output's tangent (a Tensor, or None for zero), in
+        autojit ops, from one tangent (a Tensor or None) per input; broadcasting to the
+        output's shape and the cast to its dtype happen in autograd/forward_ad.py. Without one,
+        forward mode transposes the VJP (exact, slower).
     saves: what the vjp reads through ctx: input indices, "out", or (i, j) = input i, only when
         input j needs a gradient. Only saved values are kept alive and version-checked.
     lowering: Elementwise, Reduction, Layout or Extern, for codegen.
@@ -236,6 +245,7 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     op = Op()
     op.name, op.arity, op.shape, op.dtype, op.impl = name, arity, shape, dtype, impl
     op.vjp, op.saves, op.lowering, op.view = vjp, tuple(saves), lowering, view
+    op.jvp = jvp
     op.float32_scalars = tuple(float32_scalars)
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
     op.grad_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
@@ -253,6 +263,8 @@ def check_registry() -> None:
                 problems.append(f"{field} is not callable")
         if op.vjp is not None and not callable(op.vjp):
             problems.append("vjp is neither callable nor NOT_DIFFERENTIABLE")
+        if op.jvp is not None and not callable(op.jvp):
+            problems.append("jvp is neither callable nor None")
         if not isinstance(op.lowering, LOWERINGS):
             problems.append(f"lowering {op.lowering!r} is not one of {LOWERINGS}")
         problems.extend(_lowering_problems(op))
@@ -321,6 +333,8 @@ def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
             if isinstance(x, Tensor) and x._requires_grad:
                 RECORD(op, inputs, attrs, out)
                 break
+    if state.forward_levels:
+        FORWARD(op, inputs, attrs, out)
     return out
 
 

@@ -62,6 +62,7 @@ class Tensor:
     _backward_hooks = None
     _post_accumulate_hooks = None
     _is_inference = False
+    _tangents = None  # forward AD: {dual level id: tangent} (autograd/forward_ad.py)
     # Installed at import by the layers above this one, which the tensor layer does not import:
     # legacy_new(dtype, args, kwargs) -> Tensor by ops/legacy_constructors.py (an alias needs an
     # op), and _backward (Tensor.backward's work) by autograd/api.py.

@@ -4,7 +4,7 @@ graph.py holds the nodes, engine.py the differentiation pass, api.py the public 
 grad_mode.py the modes, gradcheck.py the finite-difference checks.
 """
 
-from . import forward_ad, profiler
+from . import forward_ad, functional, profiler
 from .anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -31,6 +31,6 @@ __all__ = [
     "GradcheckError",
     "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
-    "profiler", "forward_ad",
+    "profiler", "forward_ad", "functional",
     "Function", "FunctionCtx", "once_differentiable", "Variable",
 ]

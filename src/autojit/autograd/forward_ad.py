@@ -248,7 +248,10 @@ def transposed_jvp(op, inputs, tangents, out, attrs) -> Tensor | None:
     from .graph import conform
 
     needs = tuple(t is not None for t in tangents)
-    differentiable = state.grad_enabled
+    # The pushed tangent needs a history only when something it is made of requires grad, or
+    # carries a tangent at another level (a plain reverse pass would detach the cotangents).
+    differentiable = bool(state.forward_levels) or state.grad_enabled and any(
+        isinstance(x, Tensor) and x.requires_grad for x in (*inputs, *tangents, out))
     previous = state.grad_enabled
     state.grad_enabled = True
     try:

@@ -62,6 +62,10 @@ class RandomDraw:
 def random_tensor(draw: RandomDraw, device=None, requires_grad: bool = False) -> Tensor:
     """The tensor of one draw: drawn now, or while tracing a symbolic tensor standing for a
     fresh draw on every call of the compiled function."""
+    if state.vmap_randomness == "error":
+        raise RuntimeError("vmap: called random operation while in randomness error mode. "
+                           "Please either use the 'same' or 'different' randomness flags on "
+                           "vmap or perform the randomness operation out of vmap")
     if state.tracer is not None:
         if requires_grad or (device is not None and device.type != "cpu"):
             graph_break(f"autojit.{draw.kind}() (random numbers on a GPU, or requiring grad)")

@@ -1,0 +1,460 @@
+"""The function transforms of torch.func, on autojit's two AD modes: grad, grad_and_value, vjp,
+jvp, linearize, jacrev, jacfwd and hessian (vmap is in vmap.py).
+
+Reverse-mode transforms run the function on fresh differentiable aliases of the chosen
+arguments and call autograd.grad on its output. When the output also depends on tensors that
+require grad outside the transform (the arguments themselves, or parameters the function
+closes over, as in MAML or a gradient penalty), the gradients are built with create_graph so
+that the outer computation can differentiate them again; otherwise they are plain tensors, as
+torch.func returns them. Forward-mode transforms open a dual level of their own
+(forward_ad.py), so they nest with each other and with the reverse-mode ones: `jvp(grad(f))`
+is forward-over-reverse. Every transform is ordinary autojit ops, so `autojit.compile` traces
+it into one graph. See docs/autograd.md, "Function transforms".
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..tensor.state import state
+from ..tensor.tensor import Tensor
+from . import forward_ad
+from .graph import AccumulateGrad
+from .pytree import tree_flatten, tree_unflatten
+
+# ---- argument handling --------------------------------------------------------------------
+
+def _argnums_tuple(argnums, count: int, name: str) -> tuple:
+    numbers = argnums if isinstance(argnums, tuple) else (argnums,)
+    if not numbers:
+        raise RuntimeError(f"{name}: argnums must be non-empty")
+    for number in numbers:
+        if not isinstance(number, int):
+            raise RuntimeError(f"{name}: Got type {type(number)} for argnums, expected int or "
+                               "tuple of ints")
+        if not -count <= number < count:
+            raise RuntimeError(f"Got argnum={number}, but only {count} positional inputs")
+    normalized = tuple(number % count for number in numbers)
+    if len(set(normalized)) != len(normalized):
+        raise RuntimeError(f"{name}: argnums must be unique, got {argnums}")
+    return normalized
+
+
+def _differentiable_alias(tensor, name: str) -> Tensor:
+    """A fresh alias of `tensor` that requires grad and keeps its history and tangents."""
+    if not isinstance(tensor, Tensor):
+        raise RuntimeError(f"{name}: Expected the argument(s) to differentiate to be Tensors, "
+                           f"got {type(tensor).__name__}")
+    if not tensor.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: only Tensors of floating point dtype can be "
+                           f"differentiated, got {tensor.dtype}")
+    previous = state.grad_enabled
+    state.grad_enabled = True
+    try:
+        alias = tensor.view_as(tensor)
+    finally:
+        state.grad_enabled = previous
+    if not alias.requires_grad:
+        alias.requires_grad_(True)
+    return alias
+
+
+def _prepare(args: tuple, argnums: tuple, name: str):
+    """args with the differentiated ones replaced by aliases; the aliases' leaves and specs."""
+    new_args = list(args)
+    leaves_per_arg, specs = [], []
+    for number in argnums:
+        leaves, spec = tree_flatten(args[number])
+        aliases = [_differentiable_alias(leaf, name) for leaf in leaves]
+        new_args[number] = tree_unflatten(aliases, spec)
+        leaves_per_arg.append(aliases)
+        specs.append(spec)
+    return tuple(new_args), leaves_per_arg, specs
+
+
+def _reaches_outside(roots, own: set) -> bool:
+    """Whether the history of `roots` reaches a tensor requiring grad other than `own` (ids of
+    this transform's aliases): then the results must stay differentiable."""
+    stack = [root.grad_fn for root in roots if isinstance(root, Tensor) and root.grad_fn]
+    stack += [root for root in roots if isinstance(root, Tensor) and root.grad_fn is None
+              and root.requires_grad and id(root) not in own]
+    if any(isinstance(item, Tensor) for item in stack):
+        return True
+    seen: set = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            if id(node.variable) not in own:
+                return True
+            continue
+        for next_node, _ in node.next_functions:
+            if next_node is not None:
+                stack.append(next_node)
+    return False
+
+
+def _plain(tree, keep: bool):
+    """`tree`'s tensors detached unless the results stay differentiable."""
+    if keep:
+        return tree
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([leaf.detach() if isinstance(leaf, Tensor) else leaf
+                           for leaf in leaves], spec)
+
+
+def _zeros_for_unused(grads, leaves) -> list:
+    from ..tensor.creation import zeros_like
+
+    return [zeros_like(leaf) if grad is None else grad for grad, leaf in zip(grads, leaves)]
+
+
+def _run(func, args, kwargs):
+    previous = state.grad_enabled
+    state.grad_enabled = True
+    try:
+        return func(*args, **kwargs)
+    finally:
+        state.grad_enabled = previous
+
+
+def _split_aux(output, has_aux: bool, name: str):
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{name}(f)(*args): output of function f should be a tuple: "
+                           "(output, aux) if has_aux is True")
+    return output
+
+
+# ---- reverse mode -------------------------------------------------------------------------
+
+def grad_and_value(func, argnums=0, has_aux: bool = False):
+    """A function returning (gradient of func with respect to argnums, func's value).
+
+    func must return a scalar tensor (with has_aux, a pair (scalar, aux)).
+    """
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        numbers = _argnums_tuple(argnums, len(args), "grad_and_value")
+        new_args, leaves_per_arg, specs = _prepare(args, numbers, "grad_and_value")
+        output, aux = _split_aux(_run(func, new_args, kwargs), has_aux, "grad_and_value")
+        if not isinstance(output, Tensor):
+            raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
+                               f"got {type(output)}")
+        if output.dim() != 0:
+            raise RuntimeError(
+                "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                f"tensor with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev "
+                "APIs instead?")
+        leaves = [leaf for group in leaves_per_arg for leaf in group]
+        own = {id(leaf) for leaf in leaves}
+        keep = _reaches_outside([output], own)
+        if output.requires_grad:
+            from .api import grad
+
+            grads = grad(output, leaves, create_graph=keep, allow_unused=True)
+        else:
+            grads = [None] * len(leaves)
+        grads = _zeros_for_unused(grads, leaves)
+        results, start = [], 0
+        for group, spec in zip(leaves_per_arg, specs):
+            results.append(tree_unflatten(grads[start:start + len(group)], spec))
+            start += len(group)
+        gradient = tuple(results) if isinstance(argnums, tuple) else results[0]
+        value = _plain(output, keep)
+        if has_aux:
+            return gradient, (value, _plain(aux, keep))
+        return gradient, value
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux: bool = False):
+    """The gradient of a scalar function with respect to its argnums, as torch.func.grad.
+
+    >>> import autojit
+    >>> from autojit.func import grad
+    >>> grad(lambda x: (x ** 3).sum())(autojit.tensor([1.0, 2.0]))
+    tensor([ 3., 12.])
+    """
+    compute = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        gradient, value = compute(*args, **kwargs)
+        if has_aux:
+            return gradient, value[1]
+        return gradient
+
+    return wrapper
+
+
+def vjp(func, *primals, has_aux: bool = False):
+    """(func(*primals), vjp_fn[, aux]): vjp_fn(cotangents) gives the gradients of
+    <func(*primals), cotangents> with respect to every primal, as torch.func.vjp."""
+    numbers = tuple(range(len(primals)))
+    new_args, leaves_per_arg, specs = _prepare(primals, numbers, "vjp")
+    output, aux = _split_aux(_run(func, new_args, {}), has_aux, "vjp")
+    outputs, output_spec = tree_flatten(output)
+    for item in outputs:
+        if not isinstance(item, Tensor):
+            raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has "
+                               f"non-empty output, and returns only Tensors, got {type(item)}")
+    leaves = [leaf for group in leaves_per_arg for leaf in group]
+    own = {id(leaf) for leaf in leaves}
+    keep = _reaches_outside(outputs, own)
+
+    def vjp_fn(cotangents, *, retain_graph: bool = True, create_graph: bool | None = None):
+        from .api import grad as autograd_grad
+
+        flat, spec = tree_flatten(cotangents)
+        if spec != output_spec:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
+                               f"pytree structure of outputs to the function. cotangents: "
+                               f"{spec}, primal output: {output_spec}")
+        for index, (cotangent, item) in enumerate(zip(flat, outputs)):
+            if tuple(cotangent.shape) != tuple(item.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{index}] has a shape of "
+                                   f"{cotangent.shape} and output[{index}] has a shape of "
+                                   f"{item.shape}.")
+        differentiable = create_graph if create_graph is not None else (
+            keep or any(isinstance(c, Tensor) and (c.requires_grad or c._tangents)
+                        for c in flat))
+        pairs = [(item, cotangent) for item, cotangent in zip(outputs, flat)
+                 if item.requires_grad]
+        if pairs:
+            grads = autograd_grad([item for item, _ in pairs], leaves,
+                                  [cotangent for _, cotangent in pairs],
+                                  retain_graph=retain_graph, create_graph=differentiable,
+                                  allow_unused=True)
+        else:
+            grads = [None] * len(leaves)
+        grads = _zeros_for_unused(grads, leaves)
+        results, start = [], 0
+        for group, spec_ in zip(leaves_per_arg, specs):
+            results.append(tree_unflatten(grads[start:start + len(group)], spec_))
+            start += len(group)
+        return tuple(results)
+
+    value = _plain(output, keep)
+    if has_aux:
+        return value, vjp_fn, _plain(aux, keep)
+    return value, vjp_fn
+
+
+# ---- forward mode -------------------------------------------------------------------------
+
+def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
+    """(func(*primals), J tangents[, aux]) by forward mode, as torch.func.jvp."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
+                           "should be valid to call f(*primals).")
+    if not isinstance(tangents, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected tangents to be a tuple. E.g. "
+                           "it should be valid to call f(*primals).")
+    primal_leaves, primal_spec = tree_flatten(primals)
+    tangent_leaves, tangent_spec = tree_flatten(tangents)
+    if primal_spec != tangent_spec:
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have "
+                           f"the same python structure. For example, if primals is a tuple of "
+                           f"3 tensors, tangents also must be. Got primals with structure "
+                           f"{primal_spec} and tangents with structure {tangent_spec}")
+    level = forward_ad.enter_level()
+    try:
+        duals = []
+        for primal, tangent in zip(primal_leaves, tangent_leaves):
+            if not isinstance(primal, Tensor) or not isinstance(tangent, Tensor):
+                raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to "
+                                   "only contain Tensors")
+            if tuple(primal.shape) != tuple(tangent.shape):
+                raise RuntimeError(
+                    "Trying to set a forward gradient that has a different size than that of "
+                    f"the original Tensor, this is not supported. Tensor is of size "
+                    f"{list(primal.shape)} while the given forward gradient is of size "
+                    f"{list(tangent.shape)}.")
+            if tangent.dtype is not primal.dtype:
+                tangent = tangent.to(primal.dtype)
+            duals.append(forward_ad.attach_tangent(primal, tangent, level))
+        output, aux = _split_aux(func(*tree_unflatten(duals, primal_spec)), has_aux, "jvp")
+        outputs, output_spec = tree_flatten(output)
+        primals_out, tangents_out = [], []
+        for item in outputs:
+            if not isinstance(item, Tensor):
+                raise RuntimeError("jvp(f, primals, tangents): Expected f(*primals) to return "
+                                   f"only tensors, got unsupported type {type(item)}")
+            tangent = forward_ad.tangent_of(item, level)
+            if tangent is None:
+                from ..tensor.creation import zeros_like
+
+                tangent = zeros_like(item)
+            primals_out.append(forward_ad.strip_tangent(item, level))
+            tangents_out.append(tangent)
+        if has_aux:
+            aux_leaves, aux_spec = tree_flatten(aux)
+            aux = tree_unflatten([forward_ad.strip_tangent(leaf, level)
+                                  if isinstance(leaf, Tensor) else leaf
+                                  for leaf in aux_leaves], aux_spec)
+    finally:
+        forward_ad.exit_level(level)
+    result = (tree_unflatten(primals_out, output_spec), tree_unflatten(tangents_out, output_spec))
+    return (*result, aux) if has_aux else result
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is J tangents at primals."""
+    output = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
+
+
+# ---- Jacobians and Hessians ------------------------------------------------------------------
+
+def _stack_rows(rows: list, output_shape: tuple, input_shape: tuple) -> Tensor:
+    """Rows d out / d input[k] (each input-shaped) or columns, as out.shape + in.shape."""
+    from ..ops.joining import stack
+
+    return stack(rows).reshape(tuple(output_shape) + tuple(input_shape))
+
+
+def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None,
+           _preallocate_and_copy: bool = False):
+    """The Jacobian by reverse mode, one vjp per output element, as torch.func.jacrev: for
+    each output, shaped output.shape + input.shape."""
+    _check_chunk_size(chunk_size)
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        numbers = _argnums_tuple(argnums, len(args), "jacrev")
+        chosen = tuple(args[number] for number in numbers)
+
+        def restricted(*differentiated):
+            full = list(args)
+            for number, value in zip(numbers, differentiated):
+                full[number] = value
+            return func(*full)
+
+        results = vjp(restricted, *chosen, has_aux=has_aux)
+        output, vjp_fn = results[0], results[1]
+        outputs, output_spec = tree_flatten(output)
+        input_leaves = [tree_flatten(value) for value in chosen]
+        from ..tensor.creation import zeros_like
+
+        per_output = []
+        for position, item in enumerate(outputs):
+            rows = []
+            for k in range(item.numel()):
+                cotangents = [zeros_like(other) for other in outputs]
+                cotangents[position] = _one_hot(item, k)
+                rows.append(vjp_fn(tree_unflatten(cotangents, output_spec)))
+            jacobians = []
+            for index, (leaves, spec) in enumerate(input_leaves):
+                blocks = []
+                for leaf_index, leaf in enumerate(leaves):
+                    leaf_rows = [tree_flatten(row[index])[0][leaf_index] for row in rows]
+                    blocks.append(_stack_rows(leaf_rows, tuple(item.shape), tuple(leaf.shape))
+                                  if leaf_rows else zeros_like(leaf).reshape(
+                                      tuple(item.shape) + tuple(leaf.shape)))
+                jacobians.append(tree_unflatten(blocks, spec))
+            per_output.append(tuple(jacobians) if isinstance(argnums, tuple) else jacobians[0])
+        jacobian = tree_unflatten(per_output, output_spec)
+        if has_aux:
+            return jacobian, results[2]
+        return jacobian
+
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
+    """The Jacobian by forward mode, one jvp per input element, as torch.func.jacfwd."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        from ..tensor.creation import zeros_like
+
+        numbers = _argnums_tuple(argnums, len(args), "jacfwd")
+        chosen = [tree_flatten(args[number]) for number in numbers]
+        flat_inputs = [leaf for leaves, _ in chosen for leaf in leaves]
+        primal_tuple = tuple(flat_inputs)
+
+        def restricted(*leaves):
+            full, start = list(args), 0
+            for number, (group, spec) in zip(numbers, chosen):
+                full[number] = tree_unflatten(leaves[start:start + len(group)], spec)
+                start += len(group)
+            return func(*full)
+
+        columns_per_input, output, aux = [], None, None
+        for position, leaf in enumerate(flat_inputs):
+            columns = []
+            for k in range(leaf.numel()):
+                tangents = tuple(_one_hot(other, k) if index == position else zeros_like(other)
+                                 for index, other in enumerate(flat_inputs))
+                result = jvp(restricted, primal_tuple, tangents, has_aux=has_aux)
+                output = result[0]
+                if has_aux:
+                    aux = result[2]
+                columns.append(tree_flatten(result[1])[0])
+            columns_per_input.append(columns)
+        if output is None:  # no input elements: the output, and empty Jacobians
+            result = restricted(*flat_inputs)
+            output, aux = _split_aux(result, has_aux, "jacfwd")
+        outputs, output_spec = tree_flatten(output)
+        per_output = []
+        for out_index, item in enumerate(outputs):
+            blocks = []
+            for leaf, columns in zip(flat_inputs, columns_per_input):
+                shape = tuple(item.shape) + tuple(leaf.shape)
+                if not columns:
+                    blocks.append(_empty(item, shape))
+                    continue
+                stacked = _stack_rows([column[out_index] for column in columns],
+                                      tuple(leaf.shape), tuple(item.shape))
+                # columns are indexed by the input: move the output's dims first.
+                dims = len(leaf.shape)
+                order = tuple(range(dims, dims + item.dim())) + tuple(range(dims))
+                blocks.append(stacked.permute(order))
+            grouped, start = [], 0
+            for group, spec in chosen:
+                grouped.append(tree_unflatten(blocks[start:start + len(group)], spec))
+                start += len(group)
+            per_output.append(tuple(grouped) if isinstance(argnums, tuple) else grouped[0])
+        jacobian = tree_unflatten(per_output, output_spec)
+        return (jacobian, aux) if has_aux else jacobian
+
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian of a scalar function, jacfwd(jacrev(func)), as torch.func.hessian."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def _one_hot(like: Tensor, index: int) -> Tensor:
+    from ..tensor.creation import zeros
+
+    unit = zeros(like.numel(), dtype=like.dtype, device=like.device)
+    unit[index] = 1
+    return unit.reshape(tuple(like.shape))
+
+
+def _empty(like: Tensor, shape: tuple) -> Tensor:
+    from ..tensor.creation import zeros
+
+    return zeros(shape, dtype=like.dtype, device=like.device)
+
+
+def _check_chunk_size(chunk_size) -> None:
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]

@@ -13,6 +13,7 @@ import itertools
 import weakref
 
 from ..ops import registry
+from ..ops.batching import BatchValue, batched
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
@@ -56,8 +57,12 @@ class SavedTensor:
             raise RuntimeError(modified_message(self, node))
         if self.tensor is not None:
             return self.tensor
-        rebuilt = Tensor._make(self.data, self.dtype, self.counter)
-        rebuilt._value = self.value
+        value = self.value
+        if value.__class__ is BatchValue:  # a vmap batched output: rebuilt batched
+            rebuilt = batched(value.physical, value.level)
+        else:
+            rebuilt = Tensor._make(self.data, self.dtype, self.counter)
+            rebuilt._value = value
         rebuilt.grad_fn = node
         rebuilt._output_nr = self.output_nr
         rebuilt._requires_grad = True

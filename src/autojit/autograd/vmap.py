@@ -1,23 +1,30 @@
 """vmap: a function mapped over a dimension of its inputs, as torch.func.vmap.
 
-The mapped function runs once per index of the mapped dimension, on that index's slices, and
-the results are stacked along out_dims. Each run is ordinary autojit ops, so vmap composes
-with grad, jvp and the other transforms (per-sample gradients are `vmap(grad(loss))`) and with
-`autojit.compile`, which traces the runs into one graph. in_dims and out_dims follow torch's
-forms (an int, None, or a pytree prefix of the arguments or outputs), and so do the errors.
+The mapped arguments become BatchedTensors (ops/batching.py) at a new vmap level: each shows
+one example's shape and holds the whole batch, first dim first. The function runs once, every
+primitive on a batched operand runs through its batching rule as one batched op, and the
+results' batch dims are moved to out_dims. So a vmapped function is one batched computation,
+it composes with grad, jvp and the other transforms (per-sample gradients are
+`vmap(grad(loss))`, differentiated per example because autograd records at the batched
+tensors' level), and `autojit.compile` traces it into one graph. in_dims and out_dims follow
+torch's forms (an int, None, or a pytree prefix of the arguments or outputs), and so do the
+errors.
 
 randomness: 'error' makes a random draw inside the function raise torch's error; 'different'
-draws anew for each index; 'same' replays the generators' state so every index draws the same
-numbers.
+draws a batch of draws; 'same' draws once for all examples.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 
+from ..ops.batching import batched, physical_of, with_batch
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
+
+_levels = itertools.count(1)
 
 RANDOMNESS = ("error", "different", "same")
 
@@ -48,16 +55,59 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *,
         dims = _input_dims(in_dims, args, name)
         leaves, spec = tree_flatten(args)
         size = _batch_size(leaves, dims, name)
-        results = []
-        with _randomness(randomness) as random_mode:
-            for index in range(size):
-                random_mode.start_index()
-                sliced = [leaf.select(dim, index) if dim is not None else leaf
-                          for leaf, dim in zip(leaves, dims)]
-                results.append(func(*tree_unflatten(sliced, spec), **kwargs))
-        return _stack_outputs(results, out_dims, name)
+        if chunk_size is not None and chunk_size < size:
+            return _chunked(wrapper_for_chunks, args, dims, size, chunk_size, out_dims)
+        return _run_batched(func, leaves, spec, dims, size, kwargs, out_dims, randomness, name)
+
+    def wrapper_for_chunks(*chunk_args):
+        return vmap(func, in_dims, out_dims, randomness)(*chunk_args)
 
     return wrapper
+
+
+def _run_batched(func, leaves, spec, dims, size, kwargs, out_dims, randomness, name):
+    level = next(_levels)
+    wrapped = []
+    for leaf, dim in zip(leaves, dims):
+        if dim is None:
+            wrapped.append(leaf)
+            continue
+        physical = leaf.movedim(dim, 0) if dim else leaf
+        batched_leaf = batched(physical, level)
+        batched_leaf._requires_grad = physical._requires_grad
+        wrapped.append(batched_leaf)
+    previous_levels, previous_mode = state.vmap_levels, state.vmap_randomness
+    state.vmap_levels = (*previous_levels, (level, size))
+    state.vmap_randomness = randomness
+    try:
+        result = func(*tree_unflatten(wrapped, spec), **kwargs)
+    finally:
+        state.vmap_levels, state.vmap_randomness = previous_levels, previous_mode
+    return _unwrap_outputs(result, out_dims, level, size, name)
+
+
+def _chunked(mapped, args, dims, size, chunk_size, out_dims):
+    """vmap with chunk_size: the batch in chunks, each mapped alone, the results concatenated
+    along their out_dims."""
+    from ..ops.joining import cat
+
+    leaves, spec = tree_flatten(args)
+    pieces = []
+    for start in range(0, size, chunk_size):
+        length = min(chunk_size, size - start)
+        chunk = [leaf.narrow(dim, start, length) if dim is not None else leaf
+                 for leaf, dim in zip(leaves, dims)]
+        pieces.append(mapped(*tree_unflatten(chunk, spec)))
+    flat = [tree_flatten(piece)[0] for piece in pieces]
+    out_spec = tree_flatten(pieces[0])[1]
+    if isinstance(out_dims, tuple) and not isinstance(pieces[0], tuple):
+        out_dims = out_dims[0] if len(out_dims) == 1 else out_dims
+    along = broadcast_prefix(out_dims, pieces[0], lambda: "out_dims does not fit the outputs")
+    joined = []
+    for position, dim in enumerate(along):
+        column = [leaves_of_piece[position] for leaves_of_piece in flat]
+        joined.append(column[0] if dim is None else cat(column, dim=dim % column[0].dim()))
+    return tree_unflatten(joined, out_spec)
 
 
 def _input_dims(in_dims, args: tuple, name: str) -> list:
@@ -110,63 +160,42 @@ def _batch_size(leaves: list, dims: list, name: str) -> int:
     return sizes[0]
 
 
-def _stack_outputs(results: list, out_dims, name: str):
-    from ..ops.joining import stack
-
-    flat_results = [tree_flatten(result) for result in results]
-    if not flat_results:
-        raise ValueError(f"vmap({name}, ...): the mapped dimension has size 0; autojit's vmap "
-                         "needs at least one element to learn the outputs' shapes")
-    spec = flat_results[0][1]
-    template = results[0]
+def _unwrap_outputs(result, out_dims, level: int, size: int, name: str):
+    """The function's outputs with their batch dim (of `level`) moved to out_dims; an output
+    that does not depend on the mapped inputs is broadcast along the batch."""
+    leaves, spec = tree_flatten(result)
+    template = result
     if isinstance(out_dims, tuple) and not isinstance(template, tuple):
         out_dims = out_dims[0] if len(out_dims) == 1 else out_dims
     dims = broadcast_prefix(out_dims, template, lambda: (
         f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with "
         "the structure of `outputs`."))
-    stacked = []
-    for position, dim in enumerate(dims):
-        column = [leaves[position] for leaves, _ in flat_results]
-        if dim is None:
-            stacked.append(column[0])
-            continue
-        if not all(isinstance(item, Tensor) for item in column):
+    unwrapped = []
+    for leaf, dim in zip(leaves, dims):
+        if not isinstance(leaf, Tensor):
+            if dim is None:
+                unwrapped.append(leaf)
+                continue
             raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-                             f"{type(column[0])}. Did you mean to set out_dims= to None for "
+                             f"{type(leaf)}. Did you mean to set out_dims= to None for "
                              "output?")
-        rank = column[0].dim() + 1
+        physical, is_batched = physical_of(leaf, level)
+        if dim is None:
+            if is_batched:
+                raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): Cannot "
+                                 "return a BatchedTensor when out_dim is None")
+            unwrapped.append(physical)
+            continue
+        if not is_batched:
+            physical = with_batch(physical, size)
+        rank = physical.dim()
         if not isinstance(dim, int) or not -rank <= dim < rank:
             raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): Got out_dim={dim} for an "
                              f"output of dimensionality {rank - 1}, expected it to satisfy "
                              f"-{rank} <= out_dim < {rank}.")
-        stacked.append(stack(column, dim=dim % rank))
-    return tree_unflatten(stacked, spec)
-
-
-class _randomness:  # noqa: N801 - a context manager used like a function
-    """Sets the mode random draws read (tensor/random.py); under 'same', `start_index` puts
-    the generators back to their state at entry, so every index draws the same numbers."""
-
-    def __init__(self, mode: str):
-        self.mode = mode
-        self.saved = ()
-
-    def __enter__(self):
-        self.previous = state.vmap_randomness
-        state.vmap_randomness = self.mode
-        if self.mode == "same":
-            from ..tensor.generator import default_generator, device_generators
-
-            self.saved = [(generator, generator.get_state())
-                          for generator in (default_generator, *device_generators())]
-        return self
-
-    def start_index(self) -> None:
-        for generator, saved in self.saved:
-            generator.set_state(saved)
-
-    def __exit__(self, *exc):
-        state.vmap_randomness = self.previous
+        dim %= rank
+        unwrapped.append(physical.movedim(0, dim) if dim else physical)
+    return tree_unflatten(unwrapped, spec)
 
 
 __all__ = ["vmap"]

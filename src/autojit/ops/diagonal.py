@@ -15,6 +15,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
+from . import batching
 from . import elementwise as ew
 from .layout import reshape
 from .reduction import sum_
@@ -66,13 +67,15 @@ DIAGONAL = define_op(
     name="diagonal", arity=1, shape=_diagonal_shape, dtype=rule_first, impl=writable_diagonal,
     vjp=lambda ctx, g: (embed_diagonal(g, ctx.input_meta[0][0], ctx.attrs["offset"],
                                        ctx.attrs["dim1"], ctx.attrs["dim2"]),),
-    saves=(), lowering=Layout("diagonal", _fold_diagonal), view=True)
+    saves=(), lowering=Layout("diagonal", _fold_diagonal), view=True,
+    batch=batching.dim_rule("dim1", "dim2"))
 EMBED_DIAGONAL = define_op(
     name="embed_diagonal", arity=1,
     shape=lambda shape, full_shape, offset, dim1, dim2: tuple(full_shape), dtype=rule_first,
     impl=_embed_impl,
     vjp=lambda ctx, g: (bind(DIAGONAL, (g,), {key: ctx.attrs[key] for key in (
-        "offset", "dim1", "dim2")}),), saves=(), lowering=Layout("pad"))
+        "offset", "dim1", "dim2")}),), saves=(), lowering=Layout("pad"),
+    batch=batching.shape_rule("full_shape", "dim1", "dim2"))
 
 
 def embed_diagonal(g: Tensor, shape, offset: int, dim1: int, dim2: int) -> Tensor:

@@ -21,6 +21,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.symbolic import as_size
 from ..tensor.tensor import Tensor, normalize_dim
+from . import batching
 from . import elementwise as ew
 from .index_checks import check_index
 from .layout import FLIP, expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
@@ -156,7 +157,8 @@ def _gather_vjp(ctx, g):
 
 GATHER = define_op(name="gather", arity=2, shape=_gather_rule, dtype=rule_first,
                    impl=lambda x, index, dim: x[_along_key(index, dim)], vjp=_gather_vjp,
-                   saves=(1,), lowering=Extern("gather_along_dim", ("data", "index")))
+                   saves=(1,), lowering=Extern("gather_along_dim", ("data", "index")),
+                   batch=batching.dim_rule("dim"))
 
 
 def _scatter_rule(shape, index_shape, src_shape, dim):
@@ -193,6 +195,7 @@ def _scatter_vjp(ctx, g):
 SCATTER_ADD = define_op(name="scatter_add", arity=3, shape=_scatter_rule, dtype=rule_first,
                         impl=_scatter_impl, vjp=_scatter_vjp, saves=(1,),
                         lowering=Extern("scatter_add_along_dim", ("data", "index", "values")),
+                        batch=batching.dim_rule("dim"),
                         grad_name="ScatterAddBackward0")
 
 

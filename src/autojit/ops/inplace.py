@@ -47,6 +47,15 @@ def check_inplace(target: Tensor, op_name: str) -> None:
 
 def _snapshot(target: Tensor) -> Tensor:
     """A stand-in for `target` as it is now: same autograd identity, copied storage."""
+    if target._batched:
+        from .batching import batched
+
+        snapshot = batched(_snapshot(target._value.physical), target._value.level)
+        snapshot.grad_fn, snapshot._output_nr = target.grad_fn, target._output_nr
+        snapshot._requires_grad = target._requires_grad
+        snapshot._grad_accumulator = target._grad_accumulator
+        snapshot._tangents = target._tangents
+        return snapshot
     snapshot = Tensor._make(target._data.copy() if target._data is not None else None,
                             target._dtype)
     snapshot._value = target._value
@@ -83,6 +92,8 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
     if tuple(result.shape) != tuple(target.shape):
         raise RuntimeError(f"output with shape {list(target.shape)} doesn't match "
                            f"the broadcast shape {list(result.shape)}")
+    if result._batched or target._batched:
+        return _write_batched(target, result, op_name, recording)
     base = target._base
     written_base = None
     if recording and base is not None and (result._requires_grad or base._requires_grad):
@@ -101,6 +112,34 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
         base.grad_fn = written_base.grad_fn
         base._output_nr = written_base._output_nr
         base._requires_grad = True
+    return target
+
+
+def _write_batched(target: Tensor, result: Tensor, op_name: str, recording: bool) -> Tensor:
+    """An in-place write inside vmap: the batch of results is written into the target's
+    physical tensor (an in-place op there, recorded as any other), and the target takes the
+    result's history at the batched level."""
+    from .batching import level_size, physical_of, with_batch
+
+    level = max(x._value.level for x in (target, result) if x._batched)
+    physical, target_batched = physical_of(target, level)
+    result_physical, result_batched = physical_of(result, level)
+    if not target_batched:
+        raise RuntimeError(
+            f"vmap: {op_name}(self, *extra_args) is not possible because there exists a Tensor "
+            "`other` in extra_args that has more elements than `self`. This happened due to "
+            "`other` being vmapped over but `self` not being vmapped over in a vmap. Please try "
+            f"to use out-of-place operators instead of {op_name}. If said operator is being "
+            "called inside the PyTorch framework, please file a bug report instead.")
+    if not result_batched:
+        result_physical = with_batch(result_physical, level_size(level))
+    apply_inplace(physical, op_name, lambda _old: result_physical)
+    if state.forward_levels and (target._tangents or result._tangents):
+        target._tangents = result._tangents
+    if recording and result.grad_fn is not None:
+        target.grad_fn = result.grad_fn
+        target._output_nr = result._output_nr
+        target._requires_grad = True
     return target
 
 

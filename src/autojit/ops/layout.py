@@ -13,6 +13,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.symbolic import as_size, size_product
 from ..tensor.tensor import Tensor, normalize_dim
+from . import batching
 from .registry import Layout, bind, define_op, rule_first, rule_promote
 
 # ---- folding into strides: how a kernel reads a view without materializing it --------------
@@ -81,7 +82,8 @@ def _reshape_rule(input_shape, shape):
 RESHAPE = define_op(name="reshape", arity=1, shape=_reshape_rule, dtype=rule_first,
                     impl=lambda x, shape: x.reshape(shape),
                     vjp=lambda ctx, g: (g.reshape(ctx.input_meta[0][0]),), saves=(),
-                    lowering=Layout("reshape", _fold_reshape), grad_name="ViewBackward0", view=True)
+                    lowering=Layout("reshape", _fold_reshape), grad_name="ViewBackward0", view=True,
+                    batch=batching.shape_rule("shape"))
 
 
 def reshape(x: Tensor, *shape) -> Tensor:
@@ -113,6 +115,7 @@ EXPAND = define_op(name="expand", arity=1,
                    impl=lambda x, shape: np.broadcast_to(x, shape),
                    # The engine sums the gradient back to the input's shape.
                    vjp=lambda ctx, g: (g,), saves=(), lowering=Layout("broadcast", _fold_expand),
+                   batch=batching.expand_rule,
                    grad_name="ExpandBackward0", view=True)
 
 
@@ -144,7 +147,8 @@ PERMUTE = define_op(
     name="permute", arity=1, shape=lambda shape, dims: tuple(shape[d] for d in dims),
     dtype=rule_first, impl=lambda x, dims: np.transpose(x, dims),
     vjp=lambda ctx, g: (g.permute(*np.argsort(ctx.attrs["dims"]).tolist()),), saves=(),
-    lowering=Layout("permute", _fold_permute), grad_name="PermuteBackward0", view=True)
+    lowering=Layout("permute", _fold_permute), grad_name="PermuteBackward0", view=True,
+    batch=batching.permute_rule)
 
 
 def permute(x: Tensor, *dims) -> Tensor:
@@ -190,12 +194,13 @@ SLICE = define_op(
     name="slice", arity=1, shape=_slice_rule, dtype=rule_first,
     impl=lambda x, slices: x[tuple(slice(*s) for s in slices)],
     vjp=lambda ctx, g: (embed_slice(g, ctx.input_meta[0][0], ctx.attrs["slices"]),), saves=(),
-    lowering=Layout("slice"), grad_name="SliceBackward0", view=True)
+    lowering=Layout("slice"), grad_name="SliceBackward0", view=True,
+    batch=batching.slices_rule())
 EMBED_SLICE = define_op(
     name="embed_slice", arity=1, shape=lambda shape, full_shape, slices: tuple(full_shape),
     dtype=rule_first, impl=_embed_impl,
     vjp=lambda ctx, g: (bind(SLICE, (g,), {"slices": ctx.attrs["slices"]}),), saves=(),
-    lowering=Layout("pad"))
+    lowering=Layout("pad"), batch=batching.slices_rule("full_shape"))
 
 
 def embed_slice(g: Tensor, shape, slices) -> Tensor:
@@ -249,7 +254,8 @@ def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 FLIP = define_op(
     name="flip", arity=1, shape=lambda shape, dims: tuple(shape), dtype=rule_first,
     impl=lambda x, dims: np.flip(x, dims).copy(),
-    vjp=lambda ctx, g: (bind(FLIP, (g,), ctx.attrs),), saves=(), lowering=Layout("flip"))
+    vjp=lambda ctx, g: (bind(FLIP, (g,), ctx.attrs),), saves=(), lowering=Layout("flip"),
+    batch=batching.dim_rule("dims"))
 
 
 # ---- cat --------------------------------------------------------------------------------------
@@ -281,7 +287,7 @@ def _cat_vjp(ctx, g):
 CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rule(
     *shapes, dim=dim), dtype=rule_promote,
     impl=lambda *arrays, dim, sizes: np.concatenate(arrays, axis=dim), vjp=_cat_vjp, saves=(),
-    lowering=Layout("concatenate"))
+    lowering=Layout("concatenate"), batch=batching.dim_rule("dim"))
 
 
 def cat(tensors, dim: int = 0) -> Tensor:

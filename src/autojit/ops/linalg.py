@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor.tensor import Tensor
+from . import batching
 from .layout import reshape, transpose
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 
@@ -37,7 +38,8 @@ def _matmul_vjp(ctx, g):
 
 MATMUL = define_op(name="matmul", arity=2, shape=_matmul_rule, dtype=rule_first,
                    impl=np.matmul, vjp=_matmul_vjp, saves=((1, 0), (0, 1)),
-                   lowering=Extern("batched_gemm", ("left", "right")), grad_name="MmBackward0")
+                   lowering=Extern("batched_gemm", ("left", "right")), grad_name="MmBackward0",
+                   batch=batching.matmul_rule)
 
 
 def _check_operands(x, y, name: str) -> None:

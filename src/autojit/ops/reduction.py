@@ -12,6 +12,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
+from . import batching
 from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_bool, rule_index
 
 
@@ -65,10 +66,10 @@ def _sum_dtype(inputs, attrs):
     return dtype, dtype
 
 
-def _reduction(name, impl, dtype, vjp, saves, lowering, grad_name=None):
+def _reduction(name, impl, dtype, vjp, saves, lowering, grad_name=None, batch=None):
     return define_op(name=name, arity=1, shape=lambda shape, dim, keepdim, **_: _shape_rule(
         shape, dim, keepdim), dtype=dtype, impl=impl, vjp=vjp, saves=saves,
-        lowering=lowering, grad_name=grad_name)
+        lowering=lowering, grad_name=grad_name, batch=batch)
 
 
 SUM = _reduction("sum", lambda x, dim, keepdim, dtype=None: np.sum(x, axis=dim, keepdims=keepdim),
@@ -175,9 +176,9 @@ def _arg_impl(numpy_function):
 
 
 ARGMAX = _reduction("argmax", _arg_impl(np.argmax), rule_index, NOT_DIFFERENTIABLE, (),
-                    Reduction("argmax", None))
+                    Reduction("argmax", None), batch=batching.index_reduction_rule)
 ARGMIN = _reduction("argmin", _arg_impl(np.argmin), rule_index, NOT_DIFFERENTIABLE, (),
-                    Reduction("argmin", None))
+                    Reduction("argmin", None), batch=batching.index_reduction_rule)
 ANY = _reduction("any", lambda x, dim, keepdim: np.any(x, axis=dim, keepdims=keepdim),
                  rule_bool, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True))
 ALL = _reduction("all", lambda x, dim, keepdim: np.all(x, axis=dim, keepdims=keepdim),

@@ -31,6 +31,9 @@ RECORD = None
 # autograd/forward_ad.py installs its `propagate` here: while a dual level is active, bind
 # pushes the inputs' tangents through the op with it.
 FORWARD = None
+# ops/batching.py installs its `dispatch` here: inside vmap, bind runs an op on batched
+# operands through it.
+BATCH = None
 
 
 class OpError(Exception):
@@ -207,8 +210,8 @@ def rule_index(inputs, attrs):
 class Op:
     """One primitive. See `define_op` for the fields."""
 
-    __slots__ = ("name", "shape", "dtype", "impl", "vjp", "jvp", "saves", "lowering", "view",
-                 "grad_name", "node_class", "arity", "float32_scalars")
+    __slots__ = ("name", "shape", "dtype", "impl", "vjp", "jvp", "batch", "saves", "lowering",
+                 "view", "grad_name", "node_class", "arity", "float32_scalars")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -216,10 +219,10 @@ class Op:
 
 def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: Callable,
               vjp: Callable | None, saves: tuple, lowering, jvp: Callable | None = None,
-              grad_name: str | None = None, view: bool = False,
-              float32_scalars: tuple = ()) -> Op:
-    """Declare a primitive; every keyword but jvp, grad_name, view and float32_scalars is
-    required.
+              batch: Callable | None = None, grad_name: str | None = None,
+              view: bool = False, float32_scalars: tuple = ()) -> Op:
+    """Declare a primitive; every keyword but jvp, batch, grad_name, view and float32_scalars
+    is required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -231,6 +234,11 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         autojit ops, from one tangent (a Tensor or None) per input; broadcasting to the
         output's shape and the cast to its dtype happen in autograd/forward_ad.py. Without one,
         forward mode transposes the VJP (exact, slower).
+    batch(op, inputs, batched, attrs, size) -> the result for a batch (vmap): the inputs are the
+        physical tensors, batched along their first dim where `batched[i]`, `size` the batch
+        size; the result is batched along its first dim. Elementwise ops and reductions get
+        theirs from their lowering (ops/batching.py); without one, vmap runs the op once per
+        index of the batch.
     saves: what the vjp reads through ctx: input indices, "out", or (i, j) = input i, only when
         input j needs a gradient. Only saved values are kept alive and version-checked.
     lowering: Elementwise, Reduction, Layout or Extern, for codegen.
@@ -245,7 +253,7 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     op = Op()
     op.name, op.arity, op.shape, op.dtype, op.impl = name, arity, shape, dtype, impl
     op.vjp, op.saves, op.lowering, op.view = vjp, tuple(saves), lowering, view
-    op.jvp = jvp
+    op.jvp, op.batch = jvp, batch
     op.float32_scalars = tuple(float32_scalars)
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
     op.grad_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
@@ -316,6 +324,28 @@ def bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
 
 
 def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
+    if state.vmap_levels and _any_batched(inputs):
+        out = BATCH(op, inputs, attrs)
+    else:
+        out = _run(op, inputs, attrs)
+    if state.grad_enabled and op.vjp is not None and out._dtype.category == dtypes.FLOATING:
+        for x in inputs:
+            if isinstance(x, Tensor) and x._requires_grad:
+                RECORD(op, inputs, attrs, out)
+                break
+    if state.forward_levels:
+        FORWARD(op, inputs, attrs, out)
+    return out
+
+
+def _any_batched(inputs: tuple) -> bool:
+    for x in inputs:
+        if isinstance(x, Tensor) and x._batched:
+            return True
+    return False
+
+
+def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     tracer = state.tracer
     if tracer is not None:
         if _involves_bfloat16(op, inputs, attrs):
@@ -325,17 +355,8 @@ def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
             # traced bfloat16 op would be silently wrong: the call runs eagerly instead.
             graph_break(f"{op.name} on bfloat16 tensors (compiled code does not round to "
                         "bfloat16)", needs_data=False)
-        out = tracer.bind(op, inputs, attrs)
-    else:
-        out = run_eager(op, inputs, attrs)
-    if state.grad_enabled and op.vjp is not None and out._dtype.category == dtypes.FLOATING:
-        for x in inputs:
-            if isinstance(x, Tensor) and x._requires_grad:
-                RECORD(op, inputs, attrs, out)
-                break
-    if state.forward_levels:
-        FORWARD(op, inputs, attrs, out)
-    return out
+        return tracer.bind(op, inputs, attrs)
+    return run_eager(op, inputs, attrs)
 
 
 _BFLOAT16 = dtypes.bfloat16  # stored as float32: results are rounded (tensor/dtypes.py)

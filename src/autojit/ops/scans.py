@@ -17,6 +17,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
+from . import batching
 from . import elementwise as ew
 from .indexing import _gather
 from .layout import _narrow, cat, movedim, reshape, unsqueeze
@@ -66,7 +67,7 @@ CUMSUM = define_op(
     impl=_scan_impl(lambda x, axis, dtype: np.cumsum(x, axis=axis, dtype=dtype)),
     # d out_j / d x_i = 1 for i <= j: the gradient is the cumulative sum from the end.
     vjp=lambda ctx, g: (_cumsum(g, ctx.attrs["dim"], not ctx.attrs["reverse"]),), saves=(),
-    lowering=Extern("cumulative_sum", ("data",)))
+    lowering=Extern("cumulative_sum", ("data",)), batch=batching.dim_rule("dim"))
 
 
 def _cumsum(x: Tensor, dim: int, reverse: bool = False) -> Tensor:
@@ -173,7 +174,8 @@ def _cumprod_grad_with_zeros(x: Tensor, out: Tensor, g: Tensor, dim: int) -> Ten
 CUMPROD = define_op(
     name="cumprod", arity=1, shape=_scan_shape, dtype=rule_first,
     impl=_scan_impl(lambda x, axis, dtype: np.cumprod(x, axis=axis, dtype=dtype)),
-    vjp=_cumprod_vjp, saves=(0, "out"), lowering=Extern("cumulative_product", ("data",)))
+    vjp=_cumprod_vjp, saves=(0, "out"), lowering=Extern("cumulative_product", ("data",)),
+    batch=batching.dim_rule("dim"))
 
 
 def _cumprod(x: Tensor, dim: int) -> Tensor:
@@ -212,7 +214,8 @@ def _extreme_index_impl(kind: str):
 CUMMAX_INDICES, CUMMIN_INDICES = (
     define_op(name=f"cum{kind}_indices", arity=1, shape=lambda shape, dim: shape,
               dtype=rule_index, impl=_extreme_index_impl(kind), vjp=NOT_DIFFERENTIABLE, saves=(),
-              lowering=Extern("cumulative_extreme", ("data",)))
+              lowering=Extern("cumulative_extreme", ("data",)),
+              batch=batching.dim_rule("dim"))
     for kind in ("max", "min"))
 
 
@@ -268,7 +271,7 @@ LOGCUMSUMEXP = define_op(
     name="logcumsumexp", arity=1, shape=_scan_shape, dtype=rule_first,
     impl=_scan_impl(lambda x, axis, dtype: np.logaddexp.accumulate(x, axis=axis, dtype=dtype)),
     vjp=_logcumsumexp_vjp, saves=(0, "out"),
-    lowering=Extern("cumulative_logsumexp", ("data",)))
+    lowering=Extern("cumulative_logsumexp", ("data",)), batch=batching.dim_rule("dim"))
 
 
 def _logcumsumexp(x: Tensor, dim: int, reverse: bool = False) -> Tensor:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
+from . import batching
 from . import elementwise as ew
 from .index_checks import check_index
 from .indexing import (
@@ -228,7 +229,8 @@ SCATTER_REDUCE = define_op(
     name="scatter_reduce", arity=3, shape=lambda shape, index_shape, src_shape, dim, reduce,
     include_self: _scatter_rule(shape, index_shape, src_shape, dim),
     dtype=rule_first, impl=_scatter_reduce_impl, vjp=_scatter_reduce_vjp, saves=(0, 1, 2, "out"),
-    lowering=Extern("scatter_reduce_along_dim", ("data", "index", "values")))
+    lowering=Extern("scatter_reduce_along_dim", ("data", "index", "values")),
+    batch=batching.dim_rule("dim"))
 
 
 def _reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,

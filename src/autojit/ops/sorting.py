@@ -18,6 +18,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
+from . import batching
 from . import elementwise as ew
 from .indexing import _gather
 from .layout import _narrow, reshape, squeeze
@@ -55,7 +56,7 @@ def _argsort_impl(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
 
 ARGSORT = define_op(name="argsort", arity=1, shape=lambda shape, dim, descending: shape,
                     dtype=rule_index, impl=_argsort_impl, vjp=NOT_DIFFERENTIABLE, saves=(),
-                    lowering=Extern("sort", ("data",)))
+                    lowering=Extern("sort", ("data",)), batch=batching.dim_rule("dim"))
 
 
 def _order(x: Tensor, dim: int, descending: bool) -> Tensor:

@@ -28,6 +28,8 @@ from .tensor import Tensor
 TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
                "int64": "Long", "bool": "Bool"}
 _KEY_HIGH = np.iinfo(np.int64).max
+# ops/batching.py installs the draw of a batch of random tensors inside vmap here.
+BATCHED_DRAW = None
 
 
 class RandomDraw:
@@ -66,6 +68,19 @@ def random_tensor(draw: RandomDraw, device=None, requires_grad: bool = False) ->
         raise RuntimeError("vmap: called random operation while in randomness error mode. "
                            "Please either use the 'same' or 'different' randomness flags on "
                            "vmap or perform the randomness operation out of vmap")
+    if state.vmap_levels and BATCHED_DRAW is not None:
+        def draw_batch(sizes):
+            batch = RandomDraw(draw.kind, sizes + tuple(draw.shape), draw.dtype, draw.generator,
+                               draw.low, draw.high)
+            return _draw(batch, device, requires_grad)
+
+        found = BATCHED_DRAW(draw_batch)
+        if found is not None:
+            return found
+    return _draw(draw, device, requires_grad)
+
+
+def _draw(draw: RandomDraw, device, requires_grad: bool) -> Tensor:
     if state.tracer is not None:
         if requires_grad or (device is not None and device.type != "cpu"):
             graph_break(f"autojit.{draw.kind}() (random numbers on a GPU, or requiring grad)")

@@ -15,7 +15,8 @@ class _State(threading.local):
         self.grad_enabled = True
         self.inference = False
         self.tracer = None  # ir.trace.Tracer while a function is being traced
-        self.vmap_randomness = None  # inside vmap: its randomness= mode (autograd/vmap.py)
+        self.vmap_levels = ()  # the active vmap levels: (id, batch size) (autograd/vmap.py)
+        self.vmap_randomness = None  # inside vmap: its randomness= mode
         self.forward_levels = ()  # the active forward-AD levels' ids (autograd/forward_ad.py)
         self.anomaly = False  # autograd.detect_anomaly: capture forward tracebacks
         self.anomaly_check_nan = True  # ... and check backward results for nan

@@ -63,6 +63,7 @@ class Tensor:
     _post_accumulate_hooks = None
     _is_inference = False
     _tangents = None  # forward AD: {dual level id: tangent} (autograd/forward_ad.py)
+    _batched = False  # a vmap BatchedTensor (ops/batching.py)
     # Installed at import by the layers above this one, which the tensor layer does not import:
     # legacy_new(dtype, args, kwargs) -> Tensor by ops/legacy_constructors.py (an alias needs an
     # op), and _backward (Tensor.backward's work) by autograd/api.py.

@@ -1,0 +1,336 @@
+"""Batching for vmap: the batched tensor, the dispatch of a primitive on batched operands, and
+the rules shared by whole families of primitives.
+
+Inside `vmap` (autograd/vmap.py) a mapped argument becomes a BatchedTensor: it shows the shape
+of one example, and holds all of them in `physical`, a tensor whose first dim is the batch (at
+the vmap level `level`; nested vmaps nest BatchedTensors). `bind` hands a primitive with a
+batched operand to `dispatch`, which picks the innermost level among the operands, and calls
+the op's registry rule `batch(inputs, batched, attrs, size)`: the physical inputs (the batch
+first where `batched[i]`), the batch size, and the result, batched along its first dim.
+Everything a rule computes is ordinary autojit ops on the physical tensors, so a vmapped
+function is one batched computation, traced as one graph when compiled.
+
+A primitive without a rule runs once per index of the batch, with a warning naming it.
+Autograd records the batched ops at the logical level too (the BatchedTensors have their own
+grad_fn), so `grad` inside `vmap` differentiates each example: per-sample gradients.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+from ..tensor import random as tensor_random
+from ..tensor.state import state
+from ..tensor.tensor import Tensor
+from . import registry
+from .registry import Elementwise, Reduction, bind
+
+VMAP_ITEM_ERROR = (
+    "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
+    ".item() on a Tensor, please try to rewrite what you're doing with other operations. If "
+    "error is occurring somewhere inside PyTorch internals, please file a bug report.")
+VMAP_CONTROL_FLOW_ERROR = (
+    "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. "
+    "We don't support that yet, please shout over at "
+    "https://github.com/pytorch/functorch/issues/257 .")
+
+
+class BatchValue:
+    """What a BatchedTensor shows in place of an ir.Value: the shape of one example."""
+
+    __slots__ = ("shape", "dtype", "physical", "level")
+
+    def __init__(self, physical: Tensor, level: int):
+        self.shape = tuple(physical.shape)[1:]
+        self.dtype = physical._dtype
+        self.physical, self.level = physical, level
+
+
+class BatchedTensor(Tensor):
+    """One example's view of a batch held along the first dim of `physical` (see the module's
+    docstring); its autograd history is its own, at this level."""
+
+    _batched = True
+
+    def __repr__(self):
+        return (f"BatchedTensor(lvl={self._value.level}, bdim=0, "
+                f"value=\n{self._value.physical!r})")
+
+    @property
+    def device(self):
+        return self._value.physical.device
+
+    def _concrete(self, what: str):
+        if what.startswith("bool") or what.startswith("float") or what.startswith("int"):
+            raise RuntimeError(VMAP_CONTROL_FLOW_ERROR)
+        raise RuntimeError(VMAP_ITEM_ERROR)
+
+    def detach(self) -> Tensor:
+        return batched(self._value.physical.detach(), self._value.level)
+
+    @property
+    def data(self) -> Tensor:
+        return batched(self._value.physical.data, self._value.level)
+
+    def _bump_version(self) -> None:
+        self._value.physical._bump_version()
+
+
+def batched(physical: Tensor, level: int) -> BatchedTensor:
+    """A BatchedTensor over `physical` (batch first) at vmap level `level`."""
+    self = object.__new__(BatchedTensor)
+    self._init(None, physical._dtype, BatchValue(physical, level),
+               physical._version_counter)
+    return self
+
+
+def physical_of(tensor: Tensor, level: int):
+    """(the physical tensor at `level`, whether it is batched there)."""
+    if tensor.__class__ is BatchedTensor and tensor._value.level == level:
+        return tensor._value.physical, True
+    return tensor, False
+
+
+def level_size(level: int) -> int:
+    for found, size in state.vmap_levels:
+        if found == level:
+            return size
+    raise RuntimeError("vmap: a batched tensor escaped the vmap that made it; return it from "
+                       "the mapped function instead of storing it")
+
+
+# ---- dispatch ---------------------------------------------------------------------------------
+
+_WARNED: set = set()
+
+
+def dispatch(op, inputs: tuple, attrs: dict) -> Tensor:
+    """Run `op` on operands of which some are batched: its rule, or one run per index."""
+    level = max(x._value.level for x in inputs if x.__class__ is BatchedTensor)
+    size = level_size(level)
+    physical, flags = [], []
+    for x in inputs:
+        if x.__class__ is BatchedTensor:
+            value, flag = physical_of(x, level)
+        else:
+            value, flag = x, False
+        physical.append(value)
+        flags.append(flag)
+    rule = rule_of(op)
+    if rule is None:
+        result = _loop(op, physical, flags, attrs, size)
+    else:
+        result = rule(op, tuple(physical), tuple(flags), attrs, size)
+    return batched(result, level)
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of a warning that points at the first frame outside autojit."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _loop(op, physical: list, flags: list, attrs: dict, size: int) -> Tensor:
+    from .joining import stack
+
+    if op.name not in _WARNED:
+        _WARNED.add(op.name)
+        warnings.warn(f"vmap: there is no batching rule for {op.name}, so it runs once per "
+                      "index of the batch (slower than one batched op)", UserWarning,
+                      stacklevel=_user_stacklevel())
+    results = [bind(op, tuple(x.select(0, index) if flag else x
+                              for x, flag in zip(physical, flags)), attrs)
+               for index in range(size)]
+    return stack(results)
+
+
+# ---- helpers for rules ------------------------------------------------------------------------
+
+def logical_rank(x, flag: bool) -> int:
+    if not isinstance(x, Tensor):
+        return 0
+    return x.dim() - 1 if flag else x.dim()
+
+
+def pad_batched(x: Tensor, rank: int) -> Tensor:
+    """A batched physical tensor with 1s inserted after the batch dim up to `rank` logical
+    dims, so that it broadcasts against unbatched operands of that rank."""
+    missing = rank - (x.dim() - 1)
+    if missing <= 0:
+        return x
+    shape = tuple(x.shape)
+    return x.reshape((shape[0],) + (1,) * missing + shape[1:])
+
+
+def with_batch(x: Tensor, size: int) -> Tensor:
+    """An unbatched tensor broadcast to a batch of `size` (a view)."""
+    from .layout import expand
+
+    return expand(x.unsqueeze(0), (size, *x.shape))
+
+
+def all_batched(inputs: tuple, flags: tuple, size: int) -> tuple:
+    """Every tensor operand batched, the unbatched ones broadcast along the batch."""
+    return tuple(with_batch(x, size) if isinstance(x, Tensor) and not flag else x
+                 for x, flag in zip(inputs, flags))
+
+
+def shift(dims):
+    """Logical dims as the physical ones, past the batch dim."""
+    if isinstance(dims, int):
+        return dims + 1
+    return tuple(dim + 1 for dim in dims)
+
+
+# ---- rules shared by families of primitives ----------------------------------------------------
+# Each is `rule(op, inputs, batched, attrs, size)`; a registry entry names one as its `batch`.
+
+def broadcasting_rule(op, inputs, flags, attrs, size):
+    """Elementwise ops (and any op that broadcasts its operands and is applied per element):
+    the batched operands are padded to the widest logical rank, then the op runs once."""
+    rank = max(logical_rank(x, flag) for x, flag in zip(inputs, flags))
+    aligned = tuple(pad_batched(x, rank) if flag else x for x, flag in zip(inputs, flags))
+    return bind(op, aligned, attrs)
+
+
+def reduction_rule(op, inputs, flags, attrs, size):
+    """Reductions over `dim`: the same reduction over the shifted dims."""
+    return bind(op, inputs, {**attrs, "dim": shift(attrs["dim"])})
+
+
+def dim_rule(*names: str):
+    """The rule of ops whose attrs name dims (cumsum's `dim`, flip's `dims`, diagonal's `dim1`
+    and `dim2`): every operand batched, the named dims shifted past the batch dim."""
+    def rule(op, inputs, flags, attrs, size):
+        shifted = dict(attrs)
+        for name in names:
+            shifted[name] = shift(attrs[name])
+        operands = all_batched(inputs, flags, size)
+        if len(operands) == 1 and operands[0].dim() == 1 and any(
+                isinstance(attrs[name], int) for name in names):
+            # A 0-d example (dim 0 names its one element): scanned as a one-element vector.
+            return bind(op, (operands[0].unsqueeze(-1),), shifted).reshape((size,))
+        return bind(op, operands, shifted)
+
+    return rule
+
+
+def index_reduction_rule(op, inputs, flags, attrs, size):
+    """argmax and argmin: over every dim of an example they index its flattened values, so
+    the batch is flattened behind its first dim; otherwise as any reduction."""
+    (x,) = inputs
+    rank = x.dim() - 1
+    if rank != 1 and len(attrs["dim"]) == rank:
+        out = bind(op, (x.reshape((size, -1)),), {**attrs, "dim": (1,), "keepdim": False})
+        return out.reshape((size,) + (1,) * rank) if attrs["keepdim"] else out
+    return reduction_rule(op, inputs, flags, attrs, size)
+
+
+def leading_batch_rule(op, inputs, flags, attrs, size):
+    """Ops that already take any number of leading batch dims (the matrix routines of linalg,
+    on their last two dims): every operand batched, the op runs once."""
+    return bind(op, all_batched(inputs, flags, size), attrs)
+
+
+def shape_rule(*names: str):
+    """Ops whose attrs hold a whole shape (reshape's `shape`, embed_diagonal's `full_shape`):
+    the batch size in front of it; with `dim_names`, dims shifted too."""
+    def rule(op, inputs, flags, attrs, size):
+        changed = dict(attrs)
+        for name in names:
+            value = attrs[name]
+            changed[name] = shift(value) if name.startswith("dim") else (size, *value)
+        return bind(op, inputs, changed)
+
+    return rule
+
+
+def slices_rule(*shape_names: str):
+    """slice and embed_slice: a whole-range slice of the batch dim in front."""
+    def rule(op, inputs, flags, attrs, size):
+        changed = {**attrs, "slices": ((0, size, 1), *attrs["slices"])}
+        for name in shape_names:
+            changed[name] = (size, *attrs[name])
+        return bind(op, inputs, changed)
+
+    return rule
+
+
+def expand_rule(op, inputs, flags, attrs, size):
+    """expand: the batched operand padded to the target's rank, then expanded behind the batch."""
+    target = tuple(attrs["shape"])
+    return bind(op, (pad_batched(inputs[0], len(target)),), {"shape": (size, *target)})
+
+
+def permute_rule(op, inputs, flags, attrs, size):
+    return bind(op, inputs, {"dims": (0, *shift(attrs["dims"]))})
+
+
+def matmul_rule(op, inputs, flags, attrs, size):
+    """matmul: a batched vector becomes a one-row (left) or one-column (right) matrix, the
+    batched operands are padded to a common number of batch dims, and one matmul broadcasts
+    over the rest; the added dims are dropped again."""
+    x, y = inputs
+    x_batched, y_batched = flags
+    x_vector = x_batched and x.dim() == 2
+    y_vector = y_batched and y.dim() == 2
+    if x_vector:
+        x = x.unsqueeze(-2)
+    if y_vector:
+        y = y.unsqueeze(-1)
+    rank = max(logical_rank(x, x_batched), logical_rank(y, y_batched))
+    if x_batched:
+        x = pad_batched(x, rank)
+    if y_batched:
+        y = pad_batched(y, rank)
+    out = bind(op, (x, y), attrs)
+    shape = tuple(out.shape)
+    if x_vector and y_vector:
+        return out.reshape(shape[:-2])
+    if x_vector:  # the row dim is last when y was an unbatched vector
+        drop = len(shape) - 1 if not y_batched and y.dim() == 1 else len(shape) - 2
+        return out.reshape(shape[:drop] + shape[drop + 1:])
+    if y_vector:
+        return out.reshape(shape[:-1])
+    return out
+
+
+def rule_of(op):
+    """The op's batching rule: its registry entry's, else its lowering kind's, else None."""
+    return op.batch if op.batch is not None else default_rule(op)
+
+
+def default_rule(op):
+    """The rule a primitive gets from its lowering's kind when it names none."""
+    lowering = op.lowering
+    if isinstance(lowering, Elementwise):
+        return broadcasting_rule
+    if isinstance(lowering, Reduction):
+        return reduction_rule
+    return None
+
+
+# ---- random draws inside vmap -------------------------------------------------------------------
+
+def _batched_draw(draw_tensor):
+    """Under randomness="different", a random tensor is drawn for every index of every active
+    level: one draw with the batch sizes in front, seen as batched."""
+    levels = state.vmap_levels
+    if not levels or state.vmap_randomness != "different":
+        return None
+    sizes = tuple(size for _, size in levels)
+    result = draw_tensor(sizes)
+    for level, _ in levels:
+        result = batched(result, level)
+    return result
+
+
+tensor_random.BATCHED_DRAW = _batched_draw  # tensor/random.py draws through it inside vmap
+registry.BATCH = dispatch  # bind runs ops on batched operands through it
+
+__all__ = ["BatchedTensor", "batched", "dispatch"]

@@ -6,7 +6,8 @@ of dim1 plus the stride of dim2, so a write through it is seen in x (the impl re
 writable strided NumPy view; NumPy's own np.diagonal is read-only). Kernels read it through
 strides where the offset is 0 (Layout.fold). Its VJP writes the gradient on the diagonal of
 zeros (`embed_diagonal`), whose VJP reads the diagonal again, as slice and embed_slice are
-each other's adjoint. Everything else here is a composite of those two.
+each other's adjoint; both are linear, their JVPs the ops themselves on the tangent.
+Everything else here is a composite of those two.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
-from .layout import reshape
+from .layout import linear_jvp, reshape
 from .reduction import sum_
 from .registry import Layout, bind, define_op, rule_first
 
@@ -66,13 +67,15 @@ DIAGONAL = define_op(
     name="diagonal", arity=1, shape=_diagonal_shape, dtype=rule_first, impl=writable_diagonal,
     vjp=lambda ctx, g: (embed_diagonal(g, ctx.input_meta[0][0], ctx.attrs["offset"],
                                        ctx.attrs["dim1"], ctx.attrs["dim2"]),),
-    saves=(), lowering=Layout("diagonal", _fold_diagonal), view=True)
+    saves=(), lowering=Layout("diagonal", _fold_diagonal), view=True,
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(DIAGONAL, tangents, attrs))
 EMBED_DIAGONAL = define_op(
     name="embed_diagonal", arity=1,
     shape=lambda shape, full_shape, offset, dim1, dim2: tuple(full_shape), dtype=rule_first,
     impl=_embed_impl,
     vjp=lambda ctx, g: (bind(DIAGONAL, (g,), {key: ctx.attrs[key] for key in (
-        "offset", "dim1", "dim2")}),), saves=(), lowering=Layout("pad"))
+        "offset", "dim1", "dim2")}),), saves=(), lowering=Layout("pad"),
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(EMBED_DIAGONAL, tangents, attrs))
 
 
 def embed_diagonal(g: Tensor, shape, offset: int, dim1: int, dim2: int) -> Tensor:

@@ -127,6 +127,7 @@ def _scatter_reduce(lib, reduce, include_self):
 
 # (name, the function on the library given, its inputs); torch is the reference.
 TORCH_CASES = [
+    ("prod", lambda lib: lambda x: x.prod(0, keepdim=True), [_matrix((3, 4))]),
     ("prod with zeros", lambda lib: lambda x: x.prod(1), [_with_zeros()]),
     ("amax ties", lambda lib: lambda x: x.amax(1), [_TIES]),
     ("amin ties over all", lambda lib: lambda x: x.amin((0, 1), keepdim=True), [_TIES]),

@@ -147,10 +147,22 @@ def _product_of_others(x: Tensor, dims: tuple) -> Tensor:
     return others.permute(*inverse)
 
 
+_weighted_by_products_of_others = _weighted_sum_jvp(_products_of_others)
+
+
+def _prod_jvp(inputs, tangents, out, attrs):
+    # Without zeros in x (known eagerly) d prod = prod * sum(t / x), three ops; otherwise the
+    # tangent weighted by the products of the others, as the VJP's.
+    x, (tangent,) = inputs[0], tangents
+    data = x._data
+    if tangent is None or data.__class__ is not np.ndarray or not data.all():
+        return _weighted_by_products_of_others(inputs, tangents, out, attrs)
+    return out * bind(SUM, (tangent / x,), {"dim": attrs["dim"], "keepdim": attrs["keepdim"]})
+
+
 PROD = _reduction("prod", lambda x, dim, keepdim, dtype=None: np.prod(x, axis=dim,
                                                                       keepdims=keepdim),
-                  _sum_dtype, _prod_vjp, (0, "out"), Reduction("prod", "prod"),
-                  _weighted_sum_jvp(_products_of_others))
+                  _sum_dtype, _prod_vjp, (0, "out"), Reduction("prod", "prod"), _prod_jvp)
 
 
 def _extreme_shares(x: Tensor, out: Tensor, attrs: dict) -> Tensor:

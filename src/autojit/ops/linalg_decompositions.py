@@ -1,5 +1,5 @@
 """Matrix decompositions of torch.linalg: qr, svd, svdvals, eigh and eigvalsh, each a
-primitive run by LAPACK through NumPy, with torch's VJPs written in autojit ops.
+primitive run by LAPACK through NumPy, with torch's VJPs and their JVPs written in autojit ops.
 
 qr, svd and eigh compute several matrices in one LAPACK call, so their primitives return them
 packed along a last dim (linalg_common.unpack); the VJP reads the gradients of all the parts
@@ -7,7 +7,9 @@ from the packed gradient, where a part the loss does not use has a zero gradient
 eigvalsh are primitives of their own, as torch's are: LAPACK skips the vectors, and their
 gradients, `U diag(g) Vh` and `V diag(g) V^T`, stay finite at repeated values. Where torch's
 gradient of the vectors is not finite (repeated singular values or eigenvalues, rank-deficient
-rectangular matrices), neither is this one (linalg_common.safe_ratio).
+rectangular matrices), neither is this one (linalg_common.safe_ratio). The VJPs of eigh and
+eigvalsh give symmetric gradients, so their JVPs (the standard perturbation formulas, each the
+transpose of its VJP) read the symmetric part of a tangent.
 """
 
 from __future__ import annotations
@@ -253,7 +255,7 @@ def _svd_vjp(ctx, g):
     return (svd_gradient(u, s, vh, g_u, g_s, g_vh),)
 
 
-def svd_tangents(u, s, vh, tangent) -> tuple:
+def _svd_tangents(u, s, vh, tangent) -> tuple:
     """(dU, dS, dVh) of reduced factors (u: m x k, s: k, vh: k x n) along dA, the transpose
     of `svd_gradient`: with dP = U^T dA V, dS = diag(dP), U^T dU = (dP S + S dP^T) / E and
     V^T dV = (S dP + dP^T S) / E off the diagonal (E_ij = s_j^2 - s_i^2), plus, for the
@@ -288,7 +290,7 @@ def _svd_jvp(inputs, tangents, out, attrs):
     k = min(m, n)
     if full:  # the columns beyond min(m, n) have no say in A (see _svd_vjp): zero tangents
         u, vh = narrow(u, -1, 0, k), narrow(vh, -2, 0, k)
-    tangent_u, tangent_s, tangent_vh = svd_tangents(u, s, vh, tangent)
+    tangent_u, tangent_s, tangent_vh = _svd_tangents(u, s, vh, tangent)
     batch = tuple(a.shape[:-2])
     if full:
         whole = [(0, extent, 1) for extent in batch]

@@ -2,9 +2,10 @@
 run by LAPACK (NumPy, and SciPy's BLAS for triangular solves), with torch's errors and VJPs.
 
 The VJPs are written in these same ops (inv's gradient is -A^-T g A^-T, solve's is two
-solves), so second derivatives come from differentiating them again. Compiled plans run these
-primitives through their NumPy impls (their lowerings are `Extern` routines no code generator
-implements, docs/notes/op-facts.md); on CUDA tensors they run on the host.
+solves), so second derivatives come from differentiating them again; so are the JVPs (inv's
+tangent is -A^-1 dA A^-1, solve's one more solve, cholesky's L Phi(L^-1 dA L^-T)). Compiled
+plans run these primitives through their NumPy impls (their lowerings are `Extern` routines no
+code generator implements, docs/notes/op-facts.md); on CUDA tensors they run on the host.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ VJP), `cumprod`, and `cummax_indices`/`cummin_indices` (where the running extrem
 cummax and cummin take their values with `gather`, so their gradient is gather's). A scan is
 sequential along its dim, so codegen does not fuse it: each lowers to an extern routine that a
 compiled CPU plan runs through the NumPy impl and that runs on the host for CUDA tensors
-(cuda/eager.py). The impls accumulate float32 in float64, as torch's CPU kernels do.
+(cuda/eager.py). The impls accumulate float32 in float64, as torch's CPU kernels do. cumsum's
+JVP is cumsum; cumprod's and logcumsumexp's are written, as their VJPs, to hold with zeros in
+x and without overflow.
 """
 
 from __future__ import annotations

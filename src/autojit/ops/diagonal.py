@@ -6,7 +6,8 @@ of dim1 plus the stride of dim2, so a write through it is seen in x (the impl re
 writable strided NumPy view; NumPy's own np.diagonal is read-only). Kernels read it through
 strides where the offset is 0 (Layout.fold). Its VJP writes the gradient on the diagonal of
 zeros (`embed_diagonal`), whose VJP reads the diagonal again, as slice and embed_slice are
-each other's adjoint. Everything else here is a composite of those two.
+each other's adjoint; both are linear, their JVPs the ops themselves on the tangent.
+Everything else here is a composite of those two.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from . import elementwise as ew
-from .layout import reshape
+from .layout import linear_jvp, reshape
 from .reduction import sum_
 from .registry import Layout, bind, define_op, rule_first
 
@@ -68,6 +69,7 @@ DIAGONAL = define_op(
     vjp=lambda ctx, g: (embed_diagonal(g, ctx.input_meta[0][0], ctx.attrs["offset"],
                                        ctx.attrs["dim1"], ctx.attrs["dim2"]),),
     saves=(), lowering=Layout("diagonal", _fold_diagonal), view=True,
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(DIAGONAL, tangents, attrs),
     batch=batching.dim_rule("dim1", "dim2"))
 EMBED_DIAGONAL = define_op(
     name="embed_diagonal", arity=1,
@@ -75,6 +77,7 @@ EMBED_DIAGONAL = define_op(
     impl=_embed_impl,
     vjp=lambda ctx, g: (bind(DIAGONAL, (g,), {key: ctx.attrs[key] for key in (
         "offset", "dim1", "dim2")}),), saves=(), lowering=Layout("pad"),
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(EMBED_DIAGONAL, tangents, attrs),
     batch=batching.shape_rule("full_shape", "dim1", "dim2"))
 
 

@@ -5,6 +5,7 @@ Four primitives, each the other's adjoint in pairs:
   index_put  x with values written (or added) at those positions  VJP: index
   gather     x picked along one dim by an index of x's rank       VJP: scatter_add into zeros
   scatter_add  src added into x along one dim                      VJP: gather
+All four are linear in their float inputs, so each JVP is the op itself on the tangents.
 Advanced indices travel as one stacked int tensor of shape (k, *broadcast shape), so each
 primitive has a fixed arity. `getitem` does the basic part of a key (ints, slices, None,
 Ellipsis) with the layout primitives, so basic indexing returns views as in torch, and hands
@@ -74,6 +75,8 @@ INDEX = define_op(
     dtype=rule_first, impl=lambda x, indices, dims: x[_key(x.ndim, indices, dims)],
     vjp=lambda ctx, g: (index_put(_zeros(ctx.input_meta[0][0], g), g, ctx.inputs[1],
                                   ctx.attrs["dims"], accumulate=True), None),
+    jvp=lambda inputs, tangents, out, attrs: (
+        None if tangents[0] is None else bind(INDEX, (tangents[0], inputs[1]), attrs)),
     saves=(1,), lowering=Extern("indexed_gather", ("data", "host_index")))
 
 
@@ -108,8 +111,22 @@ def _index_put_vjp(ctx, g):
     return grad_x, grad_values, None
 
 
+def _index_put_jvp(inputs, tangents, out, attrs):
+    x, _, indices = inputs
+    tangent_x, tangent_values, _ = tangents
+    if tangent_values is None:
+        if tangent_x is None:
+            return None
+        # Written positions hold values that do not move; added ones keep x's tangent.
+        return tangent_x if attrs["accumulate"] else bind(INDEX_PUT, (tangent_x, 0, indices),
+                                                          attrs)
+    if tangent_x is None:
+        tangent_x = _zeros(x.shape, tangent_values)
+    return bind(INDEX_PUT, (tangent_x, tangent_values, indices), attrs)
+
+
 INDEX_PUT = define_op(name="index_put", arity=3, shape=_index_put_rule, dtype=rule_first,
-                      impl=_index_put_impl, vjp=_index_put_vjp, saves=(2,),
+                      impl=_index_put_impl, vjp=_index_put_vjp, jvp=_index_put_jvp, saves=(2,),
                       lowering=Extern("indexed_scatter", ("data", "values", "host_index")))
 
 
@@ -157,6 +174,9 @@ def _gather_vjp(ctx, g):
 
 GATHER = define_op(name="gather", arity=2, shape=_gather_rule, dtype=rule_first,
                    impl=lambda x, index, dim: x[_along_key(index, dim)], vjp=_gather_vjp,
+                   jvp=lambda inputs, tangents, out, attrs: (
+                       None if tangents[0] is None else
+                       bind(GATHER, (tangents[0], inputs[1]), attrs)),
                    saves=(1,), lowering=Extern("gather_along_dim", ("data", "index")),
                    batch=batching.dim_rule("dim"))
 
@@ -192,8 +212,18 @@ def _scatter_vjp(ctx, g):
     return (g if need_x else None), None, grad_src
 
 
+def _scatter_jvp(inputs, tangents, out, attrs):
+    x, index, _ = inputs
+    tangent_x, _, tangent_src = tangents
+    if tangent_src is None:
+        return tangent_x
+    if tangent_x is None:
+        tangent_x = _zeros(x.shape, tangent_src)
+    return bind(SCATTER_ADD, (tangent_x, index, tangent_src), attrs)
+
+
 SCATTER_ADD = define_op(name="scatter_add", arity=3, shape=_scatter_rule, dtype=rule_first,
-                        impl=_scatter_impl, vjp=_scatter_vjp, saves=(1,),
+                        impl=_scatter_impl, vjp=_scatter_vjp, jvp=_scatter_jvp, saves=(1,),
                         lowering=Extern("scatter_add_along_dim", ("data", "index", "values")),
                         batch=batching.dim_rule("dim"),
                         grad_name="ScatterAddBackward0")

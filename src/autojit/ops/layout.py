@@ -1,9 +1,10 @@
 """Layout primitives: reshape, expand, permute, slice (and its adjoint embed_slice), flip, cat.
 
-These move or select elements without arithmetic. Eagerly they return NumPy views where NumPy
-can (the result then shares the input's version counter, as torch views do). Composites built
-from them (view, flatten, squeeze, unsqueeze, transpose, stack, split, chunk, select) are at
-the bottom of this file.
+These move or select elements without arithmetic, so each is linear and its JVP is the op
+itself on the tangent (`linear_jvp`; cat's joins the inputs' tangents). Eagerly they return
+NumPy views where NumPy can (the result then shares the input's version counter, as torch
+views do). Composites built from them (view, flatten, squeeze, unsqueeze, transpose, stack,
+split, chunk, select) are at the bottom of this file.
 """
 
 from __future__ import annotations
@@ -47,6 +48,15 @@ def _fold_expand(shape, strides, output_shape, attrs):
         for axis, (extent, stride) in enumerate(zip(shape, strides)))
 
 
+# ---- forward mode -----------------------------------------------------------------------------
+
+def linear_jvp(op, tangents, attrs):
+    """The JVP of an op linear in its one input: the op itself, with its attrs, on the
+    tangent (None, a zero tangent, stays zero)."""
+    (tangent,) = tangents
+    return None if tangent is None else bind(op, (tangent,), attrs)
+
+
 # ---- reshape ---------------------------------------------------------------------------------
 
 
@@ -82,6 +92,7 @@ def _reshape_rule(input_shape, shape):
 RESHAPE = define_op(name="reshape", arity=1, shape=_reshape_rule, dtype=rule_first,
                     impl=lambda x, shape: x.reshape(shape),
                     vjp=lambda ctx, g: (g.reshape(ctx.input_meta[0][0]),), saves=(),
+                    jvp=lambda inputs, tangents, out, attrs: linear_jvp(RESHAPE, tangents, attrs),
                     lowering=Layout("reshape", _fold_reshape), grad_name="ViewBackward0", view=True,
                     batch=batching.shape_rule("shape"))
 
@@ -115,6 +126,7 @@ EXPAND = define_op(name="expand", arity=1,
                    impl=lambda x, shape: np.broadcast_to(x, shape),
                    # The engine sums the gradient back to the input's shape.
                    vjp=lambda ctx, g: (g,), saves=(), lowering=Layout("broadcast", _fold_expand),
+                   jvp=lambda inputs, tangents, out, attrs: linear_jvp(EXPAND, tangents, attrs),
                    batch=batching.expand_rule,
                    grad_name="ExpandBackward0", view=True)
 
@@ -147,6 +159,7 @@ PERMUTE = define_op(
     name="permute", arity=1, shape=lambda shape, dims: tuple(shape[d] for d in dims),
     dtype=rule_first, impl=lambda x, dims: np.transpose(x, dims),
     vjp=lambda ctx, g: (g.permute(*np.argsort(ctx.attrs["dims"]).tolist()),), saves=(),
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(PERMUTE, tangents, attrs),
     lowering=Layout("permute", _fold_permute), grad_name="PermuteBackward0", view=True,
     batch=batching.permute_rule)
 
@@ -194,13 +207,16 @@ SLICE = define_op(
     name="slice", arity=1, shape=_slice_rule, dtype=rule_first,
     impl=lambda x, slices: x[tuple(slice(*s) for s in slices)],
     vjp=lambda ctx, g: (embed_slice(g, ctx.input_meta[0][0], ctx.attrs["slices"]),), saves=(),
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(SLICE, tangents, attrs),
     lowering=Layout("slice"), grad_name="SliceBackward0", view=True,
     batch=batching.slices_rule())
 EMBED_SLICE = define_op(
     name="embed_slice", arity=1, shape=lambda shape, full_shape, slices: tuple(full_shape),
     dtype=rule_first, impl=_embed_impl,
     vjp=lambda ctx, g: (bind(SLICE, (g,), {"slices": ctx.attrs["slices"]}),), saves=(),
-    lowering=Layout("pad"), batch=batching.slices_rule("full_shape"))
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(EMBED_SLICE, tangents, attrs),
+    lowering=Layout("pad"),
+    batch=batching.slices_rule("full_shape"))
 
 
 def embed_slice(g: Tensor, shape, slices) -> Tensor:
@@ -255,6 +271,7 @@ FLIP = define_op(
     name="flip", arity=1, shape=lambda shape, dims: tuple(shape), dtype=rule_first,
     impl=lambda x, dims: np.flip(x, dims).copy(),
     vjp=lambda ctx, g: (bind(FLIP, (g,), ctx.attrs),), saves=(), lowering=Layout("flip"),
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(FLIP, tangents, attrs),
     batch=batching.dim_rule("dims"))
 
 
@@ -284,10 +301,21 @@ def _cat_vjp(ctx, g):
     return tuple(grads)
 
 
+def _cat_jvp(inputs, tangents, out, attrs):
+    from ..tensor.creation import zeros
+
+    # The inputs without a tangent contribute zeros of their own extent along dim.
+    pieces = [tangent if tangent is not None else
+              zeros(tuple(x.shape), dtype=out.dtype, device=out.device)
+              for x, tangent in zip(inputs, tangents)]
+    return bind(CAT, tuple(pieces), attrs)
+
+
 CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rule(
     *shapes, dim=dim), dtype=rule_promote,
     impl=lambda *arrays, dim, sizes: np.concatenate(arrays, axis=dim), vjp=_cat_vjp, saves=(),
-    lowering=Layout("concatenate"), batch=batching.dim_rule("dim"))
+    jvp=_cat_jvp, lowering=Layout("concatenate"),
+    batch=batching.dim_rule("dim"))
 
 
 def cat(tensors, dim: int = 0) -> Tensor:

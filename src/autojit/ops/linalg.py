@@ -36,8 +36,19 @@ def _matmul_vjp(ctx, g):
             bind(MATMUL, (transpose(x, -2, -1), g), {}) if need_y else None)
 
 
+def _matmul_jvp(inputs, tangents, out, attrs):
+    # d(XY) = dX Y + X dY, each term only where its tangent is not zero.
+    x, y = inputs
+    tangent_x, tangent_y = tangents
+    pushed = None if tangent_x is None else bind(MATMUL, (tangent_x, y), {})
+    if tangent_y is not None:
+        term = bind(MATMUL, (x, tangent_y), {})
+        pushed = term if pushed is None else pushed + term
+    return pushed
+
+
 MATMUL = define_op(name="matmul", arity=2, shape=_matmul_rule, dtype=rule_first,
-                   impl=np.matmul, vjp=_matmul_vjp, saves=((1, 0), (0, 1)),
+                   impl=np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp, saves=((1, 0), (0, 1)),
                    lowering=Extern("batched_gemm", ("left", "right")), grad_name="MmBackward0",
                    batch=batching.matmul_rule)
 

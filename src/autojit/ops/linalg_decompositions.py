@@ -1,5 +1,5 @@
 """Matrix decompositions of torch.linalg: qr, svd, svdvals, eigh and eigvalsh, each a
-primitive run by LAPACK through NumPy, with torch's VJPs written in autojit ops.
+primitive run by LAPACK through NumPy, with torch's VJPs and their JVPs written in autojit ops.
 
 qr, svd and eigh compute several matrices in one LAPACK call, so their primitives return them
 packed along a last dim (linalg_common.unpack); the VJP reads the gradients of all the parts
@@ -7,7 +7,9 @@ from the packed gradient, where a part the loss does not use has a zero gradient
 eigvalsh are primitives of their own, as torch's are: LAPACK skips the vectors, and their
 gradients, `U diag(g) Vh` and `V diag(g) V^T`, stay finite at repeated values. Where torch's
 gradient of the vectors is not finite (repeated singular values or eigenvalues, rank-deficient
-rectangular matrices), neither is this one (linalg_common.safe_ratio).
+rectangular matrices), neither is this one (linalg_common.safe_ratio). The VJPs of eigh and
+eigvalsh give symmetric gradients, so their JVPs (the standard perturbation formulas, each the
+transpose of its VJP) read the symmetric part of a tangent.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import numpy as np
 
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
-from .layout import cat, narrow, reshape
+from .diagonal import diagonal
+from .layout import cat, embed_slice, narrow, reshape
 from .linalg import matmul
 from .linalg_common import (
     EighResult,
@@ -43,6 +46,7 @@ from .linalg_common import (
     write_outs,
 )
 from .linalg_solvers import SOLVE_TRIANGULAR
+from .reduction import sum_
 from .registry import Extern, bind, define_op, rule_first
 
 
@@ -77,10 +81,12 @@ def _qr_impl(a, mode):
     return pack([q, r], batch)
 
 
-def _qr_vjp(ctx, g):
-    a = ctx.inputs[0]
-    mode = ctx.attrs["mode"]
-    m, n = a.shape[-2], a.shape[-1]
+def _packed_tangent(parts, batch: tuple) -> Tensor:
+    """The tangents of a packed result's parts, packed as the result is (linalg_common.pack)."""
+    return cat([reshape(part, batch + (-1,)) for part in parts], -1)
+
+
+def _check_qr_differentiable(mode: str, m, n) -> None:
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
                            "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going "
@@ -88,6 +94,13 @@ def _qr_vjp(ctx, g):
     if mode == "complete" and m > n:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
                            "nrows > ncols.")
+
+
+def _qr_vjp(ctx, g):
+    a = ctx.inputs[0]
+    mode = ctx.attrs["mode"]
+    m, n = a.shape[-2], a.shape[-1]
+    _check_qr_differentiable(mode, m, n)
     shapes = qr_shapes(m, n, mode)
     q, r = unpack(ctx.out, shapes)
     g_q, g_r = unpack(g, shapes)
@@ -104,8 +117,36 @@ def _qr_vjp(ctx, g):
     return (cat([gradient, padding], -1) + matmul(q, g_r),)
 
 
+def _square_qr_tangents(q, r, tangent) -> tuple:
+    """(dQ, dR) of A = QR with R square: with B = dA R^-1 and C = Q^T B, Q^T dQ is the skew
+    matrix Omega whose lower triangle is C's, dR = (C - Omega) R and dQ = B - Q (C - Omega)."""
+    b = bind(SOLVE_TRIANGULAR, (r, tangent), {"upper": True, "left": False,
+                                             "unitriangular": False})
+    c = matmul(mT(q), b)
+    below = triangle(c, upper=False, diagonal=-1)
+    upper_part = c - below + mT(below)  # C - Omega
+    return b - matmul(q, upper_part), matmul(upper_part, r)
+
+
+def _qr_jvp(inputs, tangents, out, attrs):
+    (a,), (tangent,) = inputs, tangents
+    m, n = a.shape[-2], a.shape[-1]
+    _check_qr_differentiable(attrs["mode"], m, n)
+    if tangent is None:
+        return None
+    q, r = unpack(out, qr_shapes(m, n, attrs["mode"]))
+    if m >= n:
+        return _packed_tangent(_square_qr_tangents(q, r, tangent), tuple(a.shape[:-2]))
+    # A = Q [R1 R2] with R1 square: (dQ, dR1) from A1 = Q R1, then dR2 = Q^T (dA2 - dQ R2).
+    tangent_q, tangent_r1 = _square_qr_tangents(q, narrow(r, -1, 0, m),
+                                                narrow(tangent, -1, 0, m))
+    tangent_r2 = matmul(mT(q), narrow(tangent, -1, m, n - m)
+                        - matmul(tangent_q, narrow(r, -1, m, n - m)))
+    return _packed_tangent((tangent_q, cat([tangent_r1, tangent_r2], -1)), tuple(a.shape[:-2]))
+
+
 QR = define_op(name="linalg_qr", arity=1, shape=_qr_rule, dtype=rule_first, impl=_qr_impl,
-               vjp=_qr_vjp, saves=(0, "out"), lowering=Extern("qr", ("data",)),
+               vjp=_qr_vjp, jvp=_qr_jvp, saves=(0, "out"), lowering=Extern("qr", ("data",)),
                grad_name="LinalgQrBackward0")
 
 
@@ -214,8 +255,52 @@ def _svd_vjp(ctx, g):
     return (svd_gradient(u, s, vh, g_u, g_s, g_vh),)
 
 
+def _svd_tangents(u, s, vh, tangent) -> tuple:
+    """(dU, dS, dVh) of reduced factors (u: m x k, s: k, vh: k x n) along dA, the transpose
+    of `svd_gradient`: with dP = U^T dA V, dS = diag(dP), U^T dU = (dP S + S dP^T) / E and
+    V^T dV = (S dP + dP^T S) / E off the diagonal (E_ij = s_j^2 - s_i^2), plus, for the
+    longer side, the part of dA outside the span of U (or V) over S."""
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    v = mT(vh)
+    s_row, s_column = reshape(s, tuple(s.shape[:-1]) + (1, -1)), reshape(s, tuple(s.shape) + (1,))
+    squares = s * s
+    gaps = reshape(squares, tuple(s.shape[:-1]) + (1, -1)) - reshape(squares, tuple(s.shape) + (1,))
+    on_diagonal = eye_mask(s, k)
+    gaps = ew.where(on_diagonal, 1.0, gaps)
+    a_v = matmul(tangent, v)
+    p = matmul(mT(u), a_v)
+    p_t = mT(p)
+    omega_u = safe_ratio(ew.where(on_diagonal, 0.0, p * s_row + s_column * p_t), gaps)
+    omega_v = safe_ratio(ew.where(on_diagonal, 0.0, s_column * p + p_t * s_row), gaps)
+    tangent_u, tangent_v = matmul(u, omega_u), matmul(v, omega_v)
+    if m > n:
+        tangent_u = tangent_u + safe_ratio(a_v - matmul(u, p), s_row)
+    elif m < n:
+        tangent_v = tangent_v + safe_ratio(matmul(mT(tangent), u) - matmul(v, p_t), s_row)
+    return tangent_u, diagonal(p, 0, -2, -1), mT(tangent_v)
+
+
+def _svd_jvp(inputs, tangents, out, attrs):
+    (a,), (tangent,) = inputs, tangents
+    if tangent is None:
+        return None
+    m, n = a.shape[-2], a.shape[-1]
+    full = attrs["full_matrices"]
+    u, s, vh = unpack(out, svd_shapes(m, n, full))
+    k = min(m, n)
+    if full:  # the columns beyond min(m, n) have no say in A (see _svd_vjp): zero tangents
+        u, vh = narrow(u, -1, 0, k), narrow(vh, -2, 0, k)
+    tangent_u, tangent_s, tangent_vh = _svd_tangents(u, s, vh, tangent)
+    batch = tuple(a.shape[:-2])
+    if full:
+        whole = [(0, extent, 1) for extent in batch]
+        tangent_u = embed_slice(tangent_u, batch + (m, m), whole + [(0, m, 1), (0, k, 1)])
+        tangent_vh = embed_slice(tangent_vh, batch + (n, n), whole + [(0, k, 1), (0, n, 1)])
+    return _packed_tangent((tangent_u, tangent_s, tangent_vh), batch)
+
+
 SVD = define_op(name="linalg_svd", arity=1, shape=_svd_rule, dtype=rule_first, impl=_svd_impl,
-                vjp=_svd_vjp, saves=(0, "out"), lowering=Extern("svd", ("data",)),
+                vjp=_svd_vjp, jvp=_svd_jvp, saves=(0, "out"), lowering=Extern("svd", ("data",)),
                 grad_name="LinalgSvdBackward0")
 
 
@@ -256,8 +341,18 @@ def _svdvals_vjp(ctx, g):
     return (matmul(u * reshape(g, tuple(g.shape[:-1]) + (1, -1)), vh),)
 
 
+def _svdvals_jvp(inputs, tangents, out, attrs):
+    # ds_i = u_i^T dA v_i.
+    (a,), (tangent,) = inputs, tangents
+    if tangent is None:
+        return None
+    m, n = a.shape[-2], a.shape[-1]
+    u, _, vh = unpack(bind(SVD, (a,), {"full_matrices": False}), svd_shapes(m, n, False))
+    return sum_(u * matmul(tangent, mT(vh)), -2)
+
+
 SVDVALS = define_op(name="linalg_svdvals", arity=1, shape=_svdvals_rule, dtype=rule_first,
-                    impl=_svdvals_impl, vjp=_svdvals_vjp, saves=(0,),
+                    impl=_svdvals_impl, vjp=_svdvals_vjp, jvp=_svdvals_jvp, saves=(0,),
                     lowering=Extern("singular_values", ("data",)),
                     grad_name="LinalgSvdBackward0")
 
@@ -333,8 +428,26 @@ def _eigh_order(packed_length) -> int:
     return int(round((-1 + (1 + 4 * int(packed_length)) ** 0.5) / 2))
 
 
+def _eigh_jvp(inputs, tangents, out, attrs):
+    # With M = V^T sym(dA) V: dL = diag(M), dV = V (M / E) off the diagonal, E_ij = L_j - L_i.
+    # dA is taken symmetric, as the VJP's gradient is.
+    (tangent,) = tangents
+    if tangent is None:
+        return None
+    values, vectors = unpack(out, eigh_shapes(_eigh_order(out.shape[-1])))
+    projected = matmul(mT(vectors), matmul(tangent, vectors))
+    projected = 0.5 * (projected + mT(projected))
+    on_diagonal = eye_mask(values, values.shape[-1])
+    row = reshape(values, tuple(values.shape[:-1]) + (1, -1))
+    column = reshape(values, tuple(values.shape) + (1,))
+    gaps = ew.where(on_diagonal, 1.0, row - column)
+    tangent_vectors = matmul(vectors, safe_ratio(ew.where(on_diagonal, 0.0, projected), gaps))
+    return _packed_tangent((diagonal(projected, 0, -2, -1), tangent_vectors),
+                           tuple(values.shape[:-1]))
+
+
 EIGH = define_op(name="linalg_eigh", arity=1, shape=_eigh_rule, dtype=rule_first,
-                 impl=_eigh_impl, vjp=_eigh_vjp, saves=("out",),
+                 impl=_eigh_impl, vjp=_eigh_vjp, jvp=_eigh_jvp, saves=("out",),
                  lowering=Extern("symmetric_eigen", ("data",)), grad_name="LinalgEighBackward0")
 
 
@@ -368,8 +481,17 @@ def _eigvalsh_vjp(ctx, g):
     return (matmul(vectors * reshape(g, tuple(g.shape[:-1]) + (1, -1)), mT(vectors)),)
 
 
+def _eigvalsh_jvp(inputs, tangents, out, attrs):
+    # dl_i = v_i^T dA v_i.
+    (a,), (tangent,) = inputs, tangents
+    if tangent is None:
+        return None
+    _, vectors = unpack(bind(EIGH, (a,), attrs), eigh_shapes(a.shape[-1]))
+    return sum_(vectors * matmul(tangent, vectors), -2)
+
+
 EIGVALSH = define_op(name="linalg_eigvalsh", arity=1, shape=_eigvalsh_rule, dtype=rule_first,
-                     impl=_eigvalsh_impl, vjp=_eigvalsh_vjp, saves=(0,),
+                     impl=_eigvalsh_impl, vjp=_eigvalsh_vjp, jvp=_eigvalsh_jvp, saves=(0,),
                      lowering=Extern("symmetric_eigenvalues", ("data",)),
                      grad_name="LinalgEighBackward0")
 

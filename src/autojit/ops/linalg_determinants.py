@@ -7,7 +7,8 @@ instead, A = U diag(S) Vh: the cofactor matrix is det(U) det(Vh) U diag(prod_{j 
 which needs no inverse. Eagerly each matrix of a batch takes the formula that fits it; in a
 trace, where the values are unknown, both are computed on inputs made safe for them (the
 identity where the inverse is not wanted, well-separated singular values where the SVD is not)
-and `where` picks, so that neither branch sends an infinity into the gradient.
+and `where` picks, so that neither branch sends an infinity into the gradient. The JVPs are
+<cofactor matrix, dA> (det) and <A^-T, dA> (logabsdet), the VJPs' matrices at a cotangent of 1.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
-from .layout import reshape, select
+from .layout import embed_slice, reshape, select
 from .linalg import matmul
 from .linalg_common import (
     SlogdetResult,
@@ -33,7 +34,7 @@ from .linalg_common import (
 )
 from .linalg_decompositions import SVD, svd_shapes
 from .linalg_solvers import INV
-from .reduction import prod_
+from .reduction import prod_, sum_
 from .registry import Extern, bind, define_op, rule_first
 
 
@@ -98,8 +99,18 @@ def _det_vjp(ctx, g):
     return (cofactor_gradient(a, nearly_singular, g * det, lambda: g),)
 
 
+def _det_jvp(inputs, tangents, out, attrs):
+    # <cofactor(A), dA>, the cofactor matrix being the VJP's at a cotangent of 1.
+    (a,), (tangent,) = inputs, tangents
+    if tangent is None or a.numel() == 0:
+        return None
+    nearly_singular = ew.abs(out) < 100 * float(np.finfo(a.dtype.numpy).eps)
+    cofactor = cofactor_gradient(a, nearly_singular, out, lambda: ew.fill_like(out, 1.0))
+    return sum_(cofactor * tangent, (-2, -1))
+
+
 DET = define_op(name="linalg_det", arity=1, shape=_determinant_rule, dtype=rule_first,
-                impl=np.linalg.det, vjp=_det_vjp, saves=(0, "out"),
+                impl=np.linalg.det, vjp=_det_vjp, jvp=_det_jvp, saves=(0, "out"),
                 lowering=Extern("lu_determinant", ("data",)), grad_name="LinalgDetBackward0")
 
 
@@ -144,8 +155,24 @@ def _slogdet_vjp(ctx, g):
                               lambda: g_logabsdet * ew.where(singular, math.inf, 0.0)),)
 
 
+def _slogdet_jvp(inputs, tangents, out, attrs):
+    # The sign's tangent is 0; logabsdet's is <A^-T, dA> (the VJP's matrix at a cotangent of
+    # 1), put beside it in the packed (sign, logabsdet) pair.
+    (a,), (tangent,) = inputs, tangents
+    if tangent is None or a.numel() == 0:
+        return None
+    logabsdet = select(out, -1, 1)
+    singular = logabsdet == -math.inf
+    ones = ew.fill_like(logabsdet, 1.0)
+    gradient = cofactor_gradient(a, singular, ones,
+                                 lambda: ew.where(singular, math.inf, 0.0))
+    pushed = sum_(gradient * tangent, (-2, -1))
+    pushed = reshape(pushed, tuple(pushed.shape) + (1,))
+    return embed_slice(pushed, tuple(out.shape), [(0, n, 1) for n in out.shape[:-1]] + [(1, 2, 1)])
+
+
 SLOGDET = define_op(name="linalg_slogdet", arity=1, shape=_slogdet_rule, dtype=rule_first,
-                    impl=_slogdet_impl, vjp=_slogdet_vjp, saves=(0, "out"),
+                    impl=_slogdet_impl, vjp=_slogdet_vjp, jvp=_slogdet_jvp, saves=(0, "out"),
                     lowering=Extern("lu_log_determinant", ("data",)),
                     grad_name="LinalgSlogdetBackward0")
 

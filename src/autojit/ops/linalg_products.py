@@ -85,8 +85,22 @@ def _pinv_vjp(ctx, g):
     return (first + second + third,)
 
 
+def _pinv_jvp(inputs, tangents, out, attrs):
+    # d(A+) = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+.
+    (a,), (tangent,) = inputs, tangents
+    if tangent is None:
+        return None
+    p, tangent_t = out, mT(tangent)
+    first = -matmul(matmul(p, tangent), p)
+    left = matmul(matmul(p, mT(p)), tangent_t)
+    second = left - matmul(matmul(left, a), p)
+    right = matmul(tangent_t, matmul(mT(p), p))
+    third = right - matmul(p, matmul(a, right))
+    return first + second + third
+
+
 PINV = define_op(name="linalg_pinv", arity=1, shape=_pinv_rule, dtype=rule_first,
-                 impl=_pinv_impl, vjp=_pinv_vjp, saves=(0, "out"),
+                 impl=_pinv_impl, vjp=_pinv_vjp, jvp=_pinv_jvp, saves=(0, "out"),
                  lowering=Extern("pseudo_inverse", ("data",)), grad_name="LinalgPinvBackward0")
 
 

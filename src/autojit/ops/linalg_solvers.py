@@ -2,9 +2,10 @@
 run by LAPACK (NumPy, and SciPy's BLAS for triangular solves), with torch's errors and VJPs.
 
 The VJPs are written in these same ops (inv's gradient is -A^-T g A^-T, solve's is two
-solves), so second derivatives come from differentiating them again. Compiled plans run these
-primitives through their NumPy impls (their lowerings are `Extern` routines no code generator
-implements, docs/notes/op-facts.md); on CUDA tensors they run on the host.
+solves), so second derivatives come from differentiating them again; so are the JVPs (inv's
+tangent is -A^-1 dA A^-1, solve's one more solve, cholesky's L Phi(L^-1 dA L^-T)). Compiled
+plans run these primitives through their NumPy impls (their lowerings are `Extern` routines no
+code generator implements, docs/notes/op-facts.md); on CUDA tensors they run on the host.
 """
 
 from __future__ import annotations
@@ -53,8 +54,13 @@ def _inv_vjp(ctx, g):
     return (-matmul(matmul(inverse_t, g), inverse_t),)
 
 
+def _inv_jvp(inputs, tangents, out, attrs):
+    (tangent,) = tangents
+    return None if tangent is None else -matmul(matmul(out, tangent), out)
+
+
 INV = define_op(name="linalg_inv", arity=1, shape=square_rule, dtype=rule_first,
-                impl=_inv_impl, vjp=_inv_vjp, saves=("out",),
+                impl=_inv_impl, vjp=_inv_vjp, jvp=_inv_jvp, saves=("out",),
                 lowering=Extern("matrix_inverse", ("data",)), grad_name="LinalgInvExBackward0")
 
 
@@ -98,8 +104,18 @@ def _solve_vjp(ctx, g):
             gradient_b if need_b else None)
 
 
+def _solve_jvp(inputs, tangents, out, attrs):
+    # A X = B, so A dX = dB - dA X: one more solve with the same A.
+    a, _ = inputs
+    tangent_a, tangent_b = tangents
+    right = None if tangent_a is None else -matmul(tangent_a, out)
+    if tangent_b is not None:
+        right = tangent_b if right is None else right + tangent_b
+    return None if right is None else bind(SOLVE, (a, right), {})
+
+
 SOLVE = define_op(name="linalg_solve", arity=2, shape=_solve_rule, dtype=rule_first,
-                  impl=_solve_impl, vjp=_solve_vjp, saves=(0, "out"),
+                  impl=_solve_impl, vjp=_solve_vjp, jvp=_solve_jvp, saves=(0, "out"),
                   lowering=Extern("linear_solve", ("left", "right")),
                   grad_name="LinalgSolveExBackward0")
 
@@ -192,9 +208,24 @@ def _triangular_vjp(ctx, g):
     return gradient_a, gradient_b if need_b else None
 
 
+def _triangular_jvp(inputs, tangents, out, attrs):
+    # A dX = dB - dA X (dX A = dB - X dA with left=False), dA only where A is read.
+    a, _ = inputs
+    tangent_a, tangent_b = tangents
+    upper, left, unitriangular = attrs["upper"], attrs["left"], attrs["unitriangular"]
+    right = None
+    if tangent_a is not None:
+        shift = 1 if unitriangular else 0
+        read = triangle(tangent_a, upper, shift if upper else -shift)
+        right = -matmul(read, out) if left else -matmul(out, read)
+    if tangent_b is not None:
+        right = tangent_b if right is None else right + tangent_b
+    return None if right is None else bind(SOLVE_TRIANGULAR, (a, right), attrs)
+
+
 SOLVE_TRIANGULAR = define_op(
     name="linalg_solve_triangular", arity=2, shape=_triangular_rule, dtype=rule_first,
-    impl=_triangular_impl, vjp=_triangular_vjp, saves=(0, "out"),
+    impl=_triangular_impl, vjp=_triangular_vjp, jvp=_triangular_jvp, saves=(0, "out"),
     lowering=Extern("triangular_solve", ("left", "right")),
     grad_name="LinalgSolveTriangularBackward0")
 
@@ -258,8 +289,24 @@ def _cholesky_vjp(ctx, g):
     return (bind(SOLVE_TRIANGULAR, (factor, inner), attrs),)
 
 
+def _cholesky_jvp(inputs, tangents, out, attrs):
+    # dL = L Phi(L^-1 dA L^-T), Phi the lower triangle with half its diagonal; dA is taken
+    # symmetric, as the VJP's gradient is, so that the two are each other's transpose.
+    (tangent,) = tangents
+    if tangent is None:
+        return None
+    factor = out
+    symmetric = 0.5 * (tangent + mT(tangent))
+    inner = bind(SOLVE_TRIANGULAR, (factor, symmetric),
+                 {"upper": False, "left": True, "unitriangular": False})
+    inner = bind(SOLVE_TRIANGULAR, (mT(factor), inner),
+                 {"upper": True, "left": False, "unitriangular": False})
+    phi = 0.5 * (triangle(inner, upper=False) + triangle(inner, upper=False, diagonal=-1))
+    return matmul(factor, phi)
+
+
 CHOLESKY = define_op(name="linalg_cholesky", arity=1, shape=square_rule, dtype=rule_first,
-                     impl=_cholesky_impl, vjp=_cholesky_vjp, saves=("out",),
+                     impl=_cholesky_impl, vjp=_cholesky_vjp, jvp=_cholesky_jvp, saves=("out",),
                      lowering=Extern("cholesky", ("data",)),
                      grad_name="LinalgCholeskyExBackward0")
 

@@ -180,6 +180,9 @@ POISSON = define_op(
     name="poisson", arity=2, shape=lambda rates, key: tuple(rates),
     dtype=lambda inputs, attrs: (None, inputs[0]._dtype), impl=_poisson_impl,
     vjp=lambda ctx, g: (ew.fill_like(g, 0), None), saves=(),
+    # A zero tangent that is there, as torch's (its rule is zeros_like, not undefined).
+    jvp=lambda inputs, tangents, out, attrs: (
+        None if tangents[0] is None else ew.fill_like(tangents[0], 0)),
     lowering=Extern("sample_poisson", ("data", "data")))
 
 

@@ -2,7 +2,8 @@
 
 Each reduces over `dim` (a sorted tuple of non-negative axes; all axes when the user passes
 None) with `keepdim`. Composite reductions (mean, var, std, norm, logsumexp, max with indices)
-are in composite.py. VJPs broadcast the gradient back with `expand`, so they stay in autojit ops.
+are in composite.py. VJPs broadcast the gradient back with `expand`, so they stay in autojit ops;
+JVPs sum the tangent weighted by the same derivative the VJP broadcasts (sum's is sum itself).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
+from .layout import linear_jvp
 from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_bool, rule_index
 
 
@@ -66,38 +68,54 @@ def _sum_dtype(inputs, attrs):
     return dtype, dtype
 
 
-def _reduction(name, impl, dtype, vjp, saves, lowering, grad_name=None, batch=None):
+def _reduction(name, impl, dtype, vjp, saves, lowering, jvp, grad_name=None, batch=None):
     return define_op(name=name, arity=1, shape=lambda shape, dim, keepdim, **_: _shape_rule(
         shape, dim, keepdim), dtype=dtype, impl=impl, vjp=vjp, saves=saves,
-        lowering=lowering, grad_name=grad_name, batch=batch)
+        lowering=lowering, jvp=jvp, grad_name=grad_name, batch=batch)
+
+
+def _weighted_sum_jvp(weights):
+    """The JVP of a reduction whose derivative with respect to each element is
+    `weights(x, out, attrs)` (in x's shape): the tangent so weighted, summed as the output."""
+    def jvp(inputs, tangents, out, attrs):
+        (tangent,) = tangents
+        if tangent is None:
+            return None
+        weighted = tangent * weights(inputs[0], out, attrs)
+        return bind(SUM, (weighted,), {"dim": attrs["dim"], "keepdim": attrs["keepdim"]})
+
+    return jvp
 
 
 SUM = _reduction("sum", lambda x, dim, keepdim, dtype=None: np.sum(x, axis=dim, keepdims=keepdim),
                  _sum_dtype, lambda ctx, g: (_expand_back(ctx, g),), (),
-                 Reduction("sum", "sum"))
+                 Reduction("sum", "sum"),
+                 lambda inputs, tangents, out, attrs: linear_jvp(SUM, tangents, attrs))
 
 
-def _prod_vjp(ctx, g):
-    # d prod / d x_i is the product of the others; out / x_i fails where x_i == 0, so zeros
-    # are counted: one zero gets the product of the rest, two or more zeros give 0 everywhere.
-    (x,) = ctx.inputs
-    attrs = ctx.attrs
-    shape = x.shape
+def _products_of_others(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
+    """d prod / d x_i for each element of x: the product of the others in its slice."""
+    # out / x_i fails where x_i == 0, so zeros are counted: one zero gets the product of the
+    # rest, two or more zeros give 0 everywhere.
     keep = attrs["dim"], True
     if state.grad_enabled and (x._data is None or _two_zeros_in_a_slice(x, attrs["dim"])):
         # create_graph: the zero-counting form below has the right value but, where a slice
         # holds two or more zeros, not the right derivative (d2 prod / dx_i dx_j is the product
         # of the rest). While tracing the zeros cannot be counted, so the exact form is used.
-        return (_expand_back(ctx, g) * _product_of_others(x, attrs["dim"]),)
-    out = ctx.out if attrs["keepdim"] else ctx.out.reshape(reduced_shape(shape, *keep))
+        return _product_of_others(x, attrs["dim"])
+    if not attrs["keepdim"]:
+        out = out.reshape(reduced_shape(x.shape, *keep))
     from .elementwise import where
 
     is_zero = x == 0
     nonzero_x = where(is_zero, 1, x)
     product_of_nonzero = prod_(nonzero_x, *keep)
     zero_count = is_zero.sum(dim=attrs["dim"], keepdim=True)
-    others = where(is_zero, where(zero_count == 1, product_of_nonzero, 0), out / nonzero_x)
-    return (_expand_back(ctx, g) * others,)
+    return where(is_zero, where(zero_count == 1, product_of_nonzero, 0), out / nonzero_x)
+
+
+def _prod_vjp(ctx, g):
+    return (_expand_back(ctx, g) * _products_of_others(ctx.inputs[0], ctx.out, ctx.attrs),)
 
 
 def _two_zeros_in_a_slice(x: Tensor, dims: tuple) -> bool:
@@ -130,18 +148,30 @@ def _product_of_others(x: Tensor, dims: tuple) -> Tensor:
     return others.permute(*inverse)
 
 
+_weighted_by_products_of_others = _weighted_sum_jvp(_products_of_others)
+
+
+def _prod_jvp(inputs, tangents, out, attrs):
+    # Without zeros in x (known eagerly) d prod = prod * sum(t / x), three ops; otherwise the
+    # tangent weighted by the products of the others, as the VJP's.
+    x, (tangent,) = inputs[0], tangents
+    data = x._data
+    if tangent is None or data.__class__ is not np.ndarray or not data.all():
+        return _weighted_by_products_of_others(inputs, tangents, out, attrs)
+    return out * bind(SUM, (tangent / x,), {"dim": attrs["dim"], "keepdim": attrs["keepdim"]})
+
+
 PROD = _reduction("prod", lambda x, dim, keepdim, dtype=None: np.prod(x, axis=dim,
                                                                       keepdims=keepdim),
-                  _sum_dtype, _prod_vjp, (0, "out"), Reduction("prod", "prod"))
+                  _sum_dtype, _prod_vjp, (0, "out"), Reduction("prod", "prod"), _prod_jvp)
 
 
-def _extreme_vjp(ctx, g):
+def _extreme_shares(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
+    """Each element's share of d amax (or amin): 1 / the number of ties where it is the
+    extreme, 0 elsewhere."""
     # Ties share the gradient evenly (torch's amax/amin rule). A NaN result has no tie in
     # amax (0 / 0: NaN gradients, as torch's amax); with the nan_shares attribute, torch's rule
     # for max() and the inf-norm, the NaN elements share it.
-    (x,) = ctx.inputs
-    attrs = ctx.attrs
-    out = ctx.out
     if not attrs["keepdim"]:
         out = out.reshape(reduced_shape(x.shape, attrs["dim"], True))
     hit = x == out
@@ -151,8 +181,11 @@ def _extreme_vjp(ctx, g):
         hit = hit | (isnan(x) & isnan(out))
     # In x's dtype: a bool mask over an int64 count would divide in the default float32.
     hit = hit.to(x.dtype)
-    share = hit / hit.sum(dim=attrs["dim"], keepdim=True)
-    return (_expand_back(ctx, g) * share,)
+    return hit / hit.sum(dim=attrs["dim"], keepdim=True)
+
+
+def _extreme_vjp(ctx, g):
+    return (_expand_back(ctx, g) * _extreme_shares(ctx.inputs[0], ctx.out, ctx.attrs),)
 
 
 def _same_dtype(inputs, attrs):
@@ -160,9 +193,11 @@ def _same_dtype(inputs, attrs):
 
 
 AMAX = _reduction("amax", lambda x, dim, keepdim, nan_shares=False: np.amax(
-    x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), Reduction("max", "max"))
+    x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), Reduction("max", "max"),
+    _weighted_sum_jvp(_extreme_shares))
 AMIN = _reduction("amin", lambda x, dim, keepdim, nan_shares=False: np.amin(
-    x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), Reduction("min", "min"))
+    x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), Reduction("min", "min"),
+    _weighted_sum_jvp(_extreme_shares))
 
 
 def _arg_impl(numpy_function):
@@ -176,13 +211,14 @@ def _arg_impl(numpy_function):
 
 
 ARGMAX = _reduction("argmax", _arg_impl(np.argmax), rule_index, NOT_DIFFERENTIABLE, (),
-                    Reduction("argmax", None), batch=batching.index_reduction_rule)
+                    Reduction("argmax", None), None, batch=batching.index_reduction_rule)
 ARGMIN = _reduction("argmin", _arg_impl(np.argmin), rule_index, NOT_DIFFERENTIABLE, (),
-                    Reduction("argmin", None), batch=batching.index_reduction_rule)
+                    Reduction("argmin", None), None,
+                    batch=batching.index_reduction_rule)
 ANY = _reduction("any", lambda x, dim, keepdim: np.any(x, axis=dim, keepdims=keepdim),
-                 rule_bool, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True))
+                 rule_bool, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True), None)
 ALL = _reduction("all", lambda x, dim, keepdim: np.all(x, axis=dim, keepdims=keepdim),
-                 rule_bool, NOT_DIFFERENTIABLE, (), Reduction("all", "min", logical=True))
+                 rule_bool, NOT_DIFFERENTIABLE, (), Reduction("all", "min", logical=True), None)
 
 
 def _check_nonempty(x: Tensor, name: str, dims: tuple) -> None:

@@ -5,7 +5,9 @@ VJP), `cumprod`, and `cummax_indices`/`cummin_indices` (where the running extrem
 cummax and cummin take their values with `gather`, so their gradient is gather's). A scan is
 sequential along its dim, so codegen does not fuse it: each lowers to an extern routine that a
 compiled CPU plan runs through the NumPy impl and that runs on the host for CUDA tensors
-(cuda/eager.py). The impls accumulate float32 in float64, as torch's CPU kernels do.
+(cuda/eager.py). The impls accumulate float32 in float64, as torch's CPU kernels do. cumsum's
+JVP is cumsum; cumprod's and logcumsumexp's are written, as their VJPs, to hold with zeros in
+x and without overflow.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from . import elementwise as ew
 from .indexing import _gather
-from .layout import _narrow, cat, movedim, reshape, unsqueeze
+from .layout import _narrow, cat, linear_jvp, movedim, reshape, unsqueeze
 from .out_arguments import (
     C_TYPE_NAMES,
     SCALAR_TYPE_NAMES,
@@ -67,7 +69,9 @@ CUMSUM = define_op(
     impl=_scan_impl(lambda x, axis, dtype: np.cumsum(x, axis=axis, dtype=dtype)),
     # d out_j / d x_i = 1 for i <= j: the gradient is the cumulative sum from the end.
     vjp=lambda ctx, g: (_cumsum(g, ctx.attrs["dim"], not ctx.attrs["reverse"]),), saves=(),
-    lowering=Extern("cumulative_sum", ("data",)), batch=batching.dim_rule("dim"))
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(CUMSUM, tangents, attrs),
+    lowering=Extern("cumulative_sum", ("data",)),
+    batch=batching.dim_rule("dim"))
 
 
 def _cumsum(x: Tensor, dim: int, reverse: bool = False) -> Tensor:
@@ -171,10 +175,35 @@ def _cumprod_grad_with_zeros(x: Tensor, out: Tensor, g: Tensor, dim: int) -> Ten
     return grad_before + ew.where(first_zero, head * tail, 0)
 
 
+def _cumprod_jvp(inputs, tangents, out, attrs):
+    """sum over k <= j of t_k * prod_{i <= j, i != k} x_i: out times the running sum of t / x
+    without zeros in x; with zeros (or while tracing), the cumprod of x with x_k replaced by
+    t_k, for every k (O(n^2), as the VJP's products)."""
+    (x,), (tangent,) = inputs, tangents
+    dim = attrs["dim"]
+    if tangent is None:
+        return None
+    if x.ndim == 0 or x.shape[dim] == 1:
+        return tangent
+    if x._data is not None and not _has_zero(x):
+        return out * _cumsum(tangent / x, dim)
+    from ..tensor.creation import arange
+
+    size = x.shape[dim]
+    moved = movedim(x, dim, -1)
+    rows = unsqueeze(moved, -2).expand(*moved.shape[:-1], size, size)
+    positions = arange(size, dtype=dtypes.int64, device=x.device if x.is_cuda else None)
+    k, j = reshape(positions, size, 1), reshape(positions, 1, size)
+    replaced = _cumprod(ew.where(k == j, unsqueeze(movedim(tangent, dim, -1), -1), rows),
+                        rows.ndim - 1)
+    return movedim(sum_(ew.where(j >= k, replaced, 0), -2), -1, dim)
+
+
 CUMPROD = define_op(
     name="cumprod", arity=1, shape=_scan_shape, dtype=rule_first,
     impl=_scan_impl(lambda x, axis, dtype: np.cumprod(x, axis=axis, dtype=dtype)),
-    vjp=_cumprod_vjp, saves=(0, "out"), lowering=Extern("cumulative_product", ("data",)),
+    vjp=_cumprod_vjp, jvp=_cumprod_jvp, saves=(0, "out"),
+    lowering=Extern("cumulative_product", ("data",)),
     batch=batching.dim_rule("dim"))
 
 
@@ -267,11 +296,29 @@ def _logcumsumexp_vjp(ctx, g):
     return (parts[0] - parts[1],)
 
 
+def _logcumsumexp_jvp(inputs, tangents, out, attrs):
+    """sum_{i <= j} t_i e^(x_i - out_j), as the VJP in two parts, of the positive and the
+    negative t, each the exp of a logcumsumexp of log|t| + x, less out."""
+    (x,), (tangent,) = inputs, tangents
+    if tangent is None:
+        return None
+    dim, reverse = attrs["dim"], attrs["reverse"]
+    lowest = float(np.finfo(tangent.dtype.numpy).min)
+    # log|t| of a zero t is never used; 1 in its place keeps its derivative finite.
+    log_size = ew.log(ew.abs(ew.where(tangent == 0, 1.0, tangent)))
+    parts = []
+    for in_part in (tangent > 0, tangent < 0):
+        logs = ew.where(in_part, log_size, lowest) + x
+        parts.append(ew.exp(_logcumsumexp(logs, dim, reverse) - out))
+    return parts[0] - parts[1]
+
+
 LOGCUMSUMEXP = define_op(
     name="logcumsumexp", arity=1, shape=_scan_shape, dtype=rule_first,
     impl=_scan_impl(lambda x, axis, dtype: np.logaddexp.accumulate(x, axis=axis, dtype=dtype)),
-    vjp=_logcumsumexp_vjp, saves=(0, "out"),
-    lowering=Extern("cumulative_logsumexp", ("data",)), batch=batching.dim_rule("dim"))
+    vjp=_logcumsumexp_vjp, jvp=_logcumsumexp_jvp, saves=(0, "out"),
+    lowering=Extern("cumulative_logsumexp", ("data",)),
+    batch=batching.dim_rule("dim"))
 
 
 def _logcumsumexp(x: Tensor, dim: int, reverse: bool = False) -> Tensor:

@@ -3,11 +3,12 @@
 `out[index[i][j]][j] = src[i][j]` for dim 0, likewise for other dims. One primitive here,
 `scatter_reduce` (prod, mean, amax, amin, and sum without self), whose VJP is torch's
 (evenly shared among ties for amax/amin, the product of the others for prod, zeros where
-include_self=False dropped self); scatter_add (sum with self) is indexing.py's primitive, which
-has CUDA kernels. An overwriting scatter is a composite: each written position's flat offset in
-x (index times the dim's stride, plus the position's offset along the other dims) addressed by
-the index_put primitive, so its gradients are index_put's (zero where overwritten; the
-gathered gradient for src).
+include_self=False dropped self), and whose JVP weighs the tangents by those same
+derivatives (sum and mean, being linear, reduce the tangents instead); scatter_add (sum with
+self) is indexing.py's primitive, which has CUDA kernels. An overwriting scatter is a
+composite: each written position's flat offset in x (index times the dim's stride, plus the
+position's offset along the other dims) addressed by the index_put primitive, so its gradients
+are index_put's (zero where overwritten; the gathered gradient for src).
 
 Every public function checks its arguments with torch's messages, then passes the index
 through `check_index` (ops/index_checks.py), so compiled code raises eager's error.
@@ -181,15 +182,13 @@ def _scatter_reduce_impl(x, index, src, dim, reduce, include_self):
     return out.reshape(x.shape)
 
 
-def _scatter_reduce_vjp(ctx, g):
-    """torch's scatter_reduce_backward, in autojit ops."""
-    x, index, src = ctx.inputs
-    out = ctx.out
-    dim, reduce, include_self = ctx.attrs["dim"], ctx.attrs["reduce"], ctx.attrs["include_self"]
+def _scatter_reduce_grads(x, index, src, out, attrs, g) -> tuple:
+    """torch's scatter_reduce_backward, in autojit ops: the gradients of x and of src's
+    index-shaped corner."""
+    dim, reduce, include_self = attrs["dim"], attrs["reduce"], attrs["include_self"]
     if reduce not in REDUCTIONS:  # torch's forward takes "max" and "min"; its backward does not
         raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
                            f"'amin' but got {reduce}.")
-    src_shape = tuple(src.shape)
     src = _corner(src, tuple(index.shape))
     if reduce == "sum":
         grad_x, grad_src = g, _gather(g, dim, index)
@@ -220,15 +219,45 @@ def _scatter_reduce_vjp(ctx, g):
         grad_src = src_is_result * _gather(shared, dim, index)
     if not include_self:
         grad_x = scatter_values(grad_x, dim, index, 0)
+    return grad_x, grad_src
+
+
+def _scatter_reduce_vjp(ctx, g):
+    x, index, src = ctx.inputs
+    grad_x, grad_src = _scatter_reduce_grads(x, index, src, ctx.out, ctx.attrs, g)
     need_x, _, need_src = ctx.needs_input_grad
-    return (grad_x if need_x else None), None, (_padded_to(grad_src, src_shape)
+    return (grad_x if need_x else None), None, (_padded_to(grad_src, tuple(src.shape))
                                                 if need_src else None)
+
+
+def _scatter_reduce_jvp(inputs, tangents, out, attrs):
+    x, index, src = inputs
+    tangent_x, _, tangent_src = tangents
+    if attrs["reduce"] in ("sum", "mean"):
+        # Linear in x and src: the same reduction of the tangents.
+        if tangent_x is None:
+            tangent_x = _zeros(x.shape, tangent_src)
+        if tangent_src is None:
+            tangent_src = _zeros(src.shape, tangent_x)
+        return bind(SCATTER_REDUCE, (tangent_x, index, tangent_src), attrs)
+    # Each element of x and of src's corner reaches one output position, so the VJP at a
+    # cotangent of ones gives every element's derivative, which weighs its tangent.
+    weight_x, weight_src = _scatter_reduce_grads(x, index, src, out, attrs,
+                                                 ew.fill_like(out, 1.0))
+    pushed = None if tangent_x is None else tangent_x * weight_x
+    if tangent_src is None:
+        return pushed
+    if pushed is None:
+        pushed = _zeros(x.shape, tangent_src)
+    return _scatter_add(pushed, attrs["dim"], index,
+                        _corner(tangent_src, tuple(index.shape)) * weight_src)
 
 
 SCATTER_REDUCE = define_op(
     name="scatter_reduce", arity=3, shape=lambda shape, index_shape, src_shape, dim, reduce,
     include_self: _scatter_rule(shape, index_shape, src_shape, dim),
-    dtype=rule_first, impl=_scatter_reduce_impl, vjp=_scatter_reduce_vjp, saves=(0, 1, 2, "out"),
+    dtype=rule_first, impl=_scatter_reduce_impl, vjp=_scatter_reduce_vjp,
+    jvp=_scatter_reduce_jvp, saves=(0, 1, 2, "out"),
     lowering=Extern("scatter_reduce_along_dim", ("data", "index", "values")),
     batch=batching.dim_rule("dim"))
 

@@ -42,6 +42,7 @@ class GraphRewriter:
         self.graph._next_id = next_free_id(source)
         # Copied values keep their ids, and so their phase; see emit for new ones.
         self.graph.backward_ids = set(source.backward_ids)
+        self.graph.recompute_ids = set(source.recompute_ids)
         self._new: dict = {}  # id(old Value) -> the new Value (or alias) standing for it
         self._inputs: dict = {}  # id(old Input) -> new Input
         for entry in source.inputs:
@@ -82,6 +83,9 @@ class GraphRewriter:
         backward = self.graph.backward_ids
         if any(isinstance(operand, Value) and operand.id in backward for operand in inputs):
             backward.add(value.id)
+        recomputed = self.graph.recompute_ids
+        if any(isinstance(operand, Value) and operand.id in recomputed for operand in inputs):
+            recomputed.add(value.id)
         return value
 
     def alias(self, node: Node, value: Value) -> None:

@@ -23,7 +23,10 @@ from __future__ import annotations
 import contextlib
 import warnings
 
+import numpy as np
+
 from ..autograd.graph import AccumulateGrad, Node, SavedTensor
+from ..tensor.device import CPU, cuda_device
 from ..tensor.generator import default_generator, device_generators
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
@@ -192,8 +195,8 @@ class _Segment:
                                      (default_generator, *device_generators())]
         elif preserve:
             self.draws = []
-        self.kinds = None  # per segment node, in order: its class (the determinism check)
-        self.recomputed = None  # (node position, slot) -> the recomputed (data, value, dtype)
+        self.metadata = None  # per saved entry, in order: (shape, dtype, device), checked
+        self.recomputed = None  # per saved entry, in order: the recomputed (data, value, dtype)
 
     def run_forward(self):
         tracer = self.tracer
@@ -207,33 +210,28 @@ class _Segment:
                 tracer.draw_log = previous_log
                 if previous_log is not None:  # an enclosing segment replays these too
                     previous_log.extend(self.draws)
-        nodes = sorted(_segment_nodes(_tensors_in(result), start),
-                       key=lambda node: node.sequence_nr)
-        self.kinds = [node.__class__ for node in nodes]
         arguments = {id(a) for a in self.args if isinstance(a, Tensor)}
-        for position, node in enumerate(nodes):
-            saved = getattr(node, "_saved", None)
-            if saved:
-                node._saved = type(saved)(
-                    _placeholder(self, position, slot, entry, arguments, start)
-                    for slot, entry in enumerate(saved))
-            if isinstance(getattr(node, "_saved_out", None), SavedTensor):
-                node._saved_out = _placeholder(self, position, "out", node._saved_out,
-                                               arguments, start)
+        self.metadata = []
+        for node, slot, entry in _saved_entries(_tensors_in(result), start):
+            index = len(self.metadata)
+            self.metadata.append(_metadata(entry))
+            if slot == "out":
+                node._saved_out = _placeholder(self, index, entry, arguments, start)
+            else:
+                saved = node._saved
+                replaced = list(saved)
+                replaced[slot] = _placeholder(self, index, entry, arguments, start)
+                node._saved = type(saved)(replaced)
         return result
 
-    def unpacked(self, position: int, slot) -> tuple:
-        """The recomputed (data, value, dtype) of one saved entry; the first call recomputes
-        the whole segment."""
+    def unpacked(self, index: int) -> tuple:
+        """The recomputed (data, value, dtype) of saved entry `index`; the first call
+        recomputes the whole segment."""
         if self.recomputed is None:
             self.recomputed = self._recompute()
-        found = self.recomputed.get((position, slot))
-        if found is None:
-            raise CheckpointError("autojit.utils.checkpoint: a saved tensor was not saved again "
-                                  "by the recomputation (the function is not deterministic)")
-        return found
+        return self.recomputed[index]
 
-    def _recompute(self) -> dict:
+    def _recompute(self) -> list:
         tracer = state.tracer
         previous_grad = state.grad_enabled
         forked = None
@@ -259,49 +257,81 @@ class _Segment:
             if forked is not None:
                 for generator, saved_state in forked:
                     generator.set_state(saved_state)
-        nodes = sorted(_segment_nodes(_tensors_in(result), start),
-                       key=lambda node: node.sequence_nr)
-        kinds = [node.__class__ for node in nodes]
-        if self.check and kinds != self.kinds:
+        entries = [entry for _, _, entry in _saved_entries(_tensors_in(result), start)]
+        # As torch with early stop: more entries than the forward's are not an error.
+        if len(entries) < len(self.metadata):
             raise CheckpointError(
-                "autojit.utils.checkpoint: the recomputation ran different operations than the "
-                "forward pass.\n"
-                f"forward: {[kind.__name__ for kind in self.kinds]}\n"
-                f"recomputation: {[kind.__name__ for kind in kinds]}")
-        recomputed = {}
-        for position, node in enumerate(nodes):
-            for slot, entry in enumerate(getattr(node, "_saved", None) or ()):
-                if isinstance(entry, SavedTensor):
-                    recomputed[(position, slot)] = _contents(entry)
-            if isinstance(getattr(node, "_saved_out", None), SavedTensor):
-                recomputed[(position, "out")] = _contents(node._saved_out)
-        return recomputed
+                "autojit.utils.checkpoint: A different number of tensors was saved during the "
+                "original forward and recomputation.\n"
+                f"Number of tensors saved during forward: {len(self.metadata)}\n"
+                f"Number of tensors saved during recomputation: {len(entries)}.\n")
+        entries = entries[:len(self.metadata)]
+        if self.check:
+            different = [(index, saved, _metadata(entry)) for index, (saved, entry) in
+                         enumerate(zip(self.metadata, entries)) if saved != _metadata(entry)]
+            if different:
+                raise CheckpointError(
+                    "autojit.utils.checkpoint: Recomputed values for the following tensors "
+                    "have different metadata than during the forward pass.\n" + "".join(
+                        f"tensor at position {index}:\nsaved metadata: {_shown(saved)}\n"
+                        f"recomputed metadata: {_shown(recomputed)}\n"
+                        for index, saved, recomputed in different) + ".\n")
+        return [_contents(entry) for entry in entries]
+
+
+def _saved_entries(outputs: list, start: int) -> list:
+    """(node, slot, entry) for every SavedTensor of the segment's nodes, nodes in the order
+    they were made: `slot` indexes the node's `_saved`, or is "out" for its `_saved_out`."""
+    found = []
+    for node in sorted(_segment_nodes(outputs, start), key=lambda node: node.sequence_nr):
+        for slot, entry in enumerate(getattr(node, "_saved", None) or ()):
+            if isinstance(entry, SavedTensor):
+                found.append((node, slot, entry))
+        if isinstance(getattr(node, "_saved_out", None), SavedTensor):
+            found.append((node, "out", node._saved_out))
+    return found
+
+
+def _metadata(entry: SavedTensor) -> tuple:
+    """(shape, dtype, device) of a saved entry: what the determinism check compares, as
+    torch's does."""
+    if isinstance(entry, _RecomputedTensor):  # a nested checkpoint's: it knows
+        return entry.segment.metadata[entry.index]
+    data, value, dtype = _contents(entry)
+    if data is None:  # symbolic, while tracing: device-neutral
+        return tuple(value.shape), dtype, CPU
+    device = CPU if data.__class__ is np.ndarray else cuda_device(data.device_index)
+    return tuple(data.shape), dtype, device
+
+
+def _shown(metadata: tuple) -> str:
+    shape, dtype, device = metadata
+    return (f"{{'shape': autojit.Size({list(shape)}), 'dtype': autojit.{dtype.name}, "
+            f"'device': {device!r}}}")
 
 
 def _contents(entry: SavedTensor) -> tuple:
     """(data, value, dtype) of a saved entry, without the tensor (and graph) around it."""
     if isinstance(entry, _RecomputedTensor):  # a checkpoint nested in the one recomputed
-        return entry.segment.unpacked(entry.position, entry.slot)
+        return entry.segment.unpacked(entry.index)
     tensor = entry.tensor
     if tensor is None:
         return entry.data, entry.value, entry.dtype
     return tensor._data, tensor._value, tensor._dtype
 
 
-def _placeholder(segment: _Segment, position: int, slot, entry, arguments: set, start: int):
+def _placeholder(segment: _Segment, index: int, entry: SavedTensor, arguments: set,
+                 start: int) -> SavedTensor:
     """What a segment node keeps of one saved entry: the entry itself when it is kept alive
     anyway (an argument, a parameter, a tensor made before the segment), else a
     _RecomputedTensor that holds no data."""
-    if not isinstance(entry, SavedTensor):
-        return entry
     tensor = entry.tensor
     if tensor is None:  # the node's own output
-        return _RecomputedTensor(segment, position, slot, entry.output_nr, None, entry.dtype)
+        return _RecomputedTensor(segment, index, True, entry.output_nr, None)
     if id(tensor) in arguments or (tensor.grad_fn is None and tensor._requires_grad) or (
             tensor.grad_fn is not None and not _internal(tensor.grad_fn, start)):
         return entry
-    return _RecomputedTensor(segment, position, slot, tensor._output_nr, tensor.grad_fn,
-                             tensor._dtype)
+    return _RecomputedTensor(segment, index, False, tensor._output_nr, tensor.grad_fn)
 
 
 class _RecomputedTensor(SavedTensor):
@@ -313,20 +343,20 @@ class _RecomputedTensor(SavedTensor):
     order, as without checkpointing.
     """
 
-    __slots__ = ("segment", "position", "slot", "grad_fn")
+    __slots__ = ("segment", "index", "is_output", "grad_fn")
 
-    def __init__(self, segment: _Segment, position: int, slot, output_nr: int, grad_fn,
-                 dtype):
-        self.segment, self.position, self.slot = segment, position, slot
-        self.output_nr, self.grad_fn, self.dtype = output_nr, grad_fn, dtype
-        self.tensor, self.data, self.value = None, None, None
+    def __init__(self, segment: _Segment, index: int, is_output: bool, output_nr: int,
+                 grad_fn):
+        self.segment, self.index, self.is_output = segment, index, is_output
+        self.output_nr, self.grad_fn = output_nr, grad_fn
+        self.tensor, self.data, self.value, self.dtype = None, None, None, None
         self.counter, self.version = None, 0
 
     def unpack(self, node: Node) -> Tensor:
-        data, value, dtype = self.segment.unpacked(self.position, self.slot)
+        data, value, dtype = self.segment.unpacked(self.index)
         rebuilt = Tensor._make(data, dtype)
         rebuilt._value = value
-        owner = node if self.slot == "out" else self.grad_fn
+        owner = node if self.is_output else self.grad_fn
         if owner is not None:
             rebuilt.grad_fn = owner
             rebuilt._output_nr = self.output_nr

@@ -272,7 +272,8 @@ def test_compiled_training_step_matches_eager(dropout):
 
 
 def residuals(checkpointed):
-    """The residuals of a compiled function differentiated outside, and its gradients."""
+    """For a compiled function differentiated outside: the ops of the values its forward graph
+    saves for the backward, its backward graph, and the gradients."""
     autojit.manual_seed(0)
     model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(8, 8), nn.Tanh())])
 
@@ -283,18 +284,20 @@ def residuals(checkpointed):
     x = autojit.tensor(BATCH, requires_grad=True)
     compiled(x).sum().backward()
     executable = compiled.executables[0]
-    saved = [r for r in executable.backward.residuals if r.kind == "saved"]
+    saved = sorted(entry.value.producer.op.name for entry in executable.graph.outputs
+                   if entry.kind == "saved")
     return saved, executable.backward.graph, [p.grad.numpy() for p in model.parameters()]
 
 
 def test_compiled_backward_recomputes_the_segment_instead_of_saving_it():
     saved, backward, grads = residuals(True)
     plain_saved, plain_backward, plain_grads = residuals(False)
-    # Without checkpointing, the backward reads four saved values: the result and the
-    # matmul of each layer whose tanh it recomputes. The segment's first matmul is now
-    # recomputed by the backward graph (its second one still stands for the segment's
-    # output, which the next layer's gradient reads), at the cost of two more matmuls there.
-    assert len(plain_saved) == 4 and len(saved) == 3
+    # Without checkpointing the forward saves the result and, for each layer whose tanh the
+    # backward recomputes, its matmul. With the first two layers checkpointed, their matmuls
+    # are recomputed by the backward graph from the input (two more matmuls there), and the
+    # segment's output, which the third layer's gradient reads, is saved as it is.
+    assert plain_saved == ["matmul", "matmul", "matmul", "tanh"]
+    assert saved == ["matmul", "tanh", "tanh"]
 
     def matmuls(graph):
         return sum(node.op.name == "matmul" for node in graph.nodes)

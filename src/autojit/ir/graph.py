@@ -125,6 +125,9 @@ class Graph:
         # (utils/checkpoint.py): no pass merges them with the forward's own, and the partition
         # puts them in the backward graph (docs/notes/checkpointing.md).
         self.recompute_ids: set = set()
+        # ids of the forward values computed inside a checkpointed segment, its outputs
+        # included: the partition saves a segment's output rather than what it is made of.
+        self.checkpoint_ids: set = set()
 
     # ---- builder ----------------------------------------------------------------------------
 
@@ -180,6 +183,7 @@ class Graph:
         graph._next_id = self._next_id
         graph.backward_ids = self.backward_ids
         graph.recompute_ids = self.recompute_ids
+        graph.checkpoint_ids = self.checkpoint_ids
         return graph
 
     # ---- queries ----------------------------------------------------------------------------

@@ -86,7 +86,8 @@ def partition(joint: Graph) -> Partition:
             seen.add(id(entry.value))
             read.append(entry.value)
 
-    read, recomputed = _rematerialize(read, {id(entry.value) for entry in forward_outputs})
+    read, recomputed = _rematerialize(read, {id(entry.value) for entry in forward_outputs},
+                                      joint.checkpoint_ids)
     backward_nodes = [node for node in joint.nodes if id(node) in recomputed or (
         id(node) in backward_needed and id(node.output) in tangent)]
 
@@ -133,13 +134,15 @@ def partition(joint: Graph) -> Partition:
     return Partition(forward, backward, residuals, [entry.target for entry in gradient_outputs])
 
 
-def _rematerialize(read: list, returned: set) -> tuple[list, set]:
+def _rematerialize(read: list, returned: set, checkpointed: set) -> tuple[list, set]:
     """Which forward values to save, and which forward nodes the backward recomputes.
 
     Elementwise and layout values are recomputed from what they are made of, back to values
     that are costly (matmul, reductions, gathers) or free (inputs, the forward's own outputs):
     those are saved. A fused kernel recomputes tanh(x) faster than it reads a saved array,
-    and the forward then writes fewer arrays.
+    and the forward then writes fewer arrays. A value computed inside a checkpointed segment
+    (ids in `checkpointed`: the backward reads only the segment's outputs) is saved as it is:
+    recomputing it would save one of the segment's inner values instead.
     """
     saved, seen, recomputed = [], set(), set()
     stack = list(reversed(read))
@@ -149,7 +152,7 @@ def _rematerialize(read: list, returned: set) -> tuple[list, set]:
             continue
         seen.add(id(value))
         producer = value.producer
-        if producer is None or id(value) in returned or \
+        if producer is None or id(value) in returned or value.id in checkpointed or \
                 not isinstance(producer.op.lowering, (Elementwise, Layout)):
             saved.append(value)
             continue

@@ -93,9 +93,11 @@ class Tracer:
         self.ran_backward = False  # set by the autograd engine when it runs during the trace
         self.backward_depth = 0  # > 0 while the autograd engine runs a backward pass
         # > 0 while a checkpointed segment is recomputed for its backward (utils/checkpoint.py):
-        # the values recorded then go into Graph.recompute_ids. Its forward's random inputs are
+        # the values recorded then go into Graph.recompute_ids (those of its forward go into
+        # Graph.checkpoint_ids). Its forward's random inputs are
         # collected in draw_log, and handed out again from draw_replay by the recomputation.
         self.recomputing = 0
+        self.checkpointing = 0  # > 0 while a checkpointed segment's forward runs
         self.draw_log: list | None = None
         self.draw_replay: list | None = None
         # ids of tensors whose .grad the function read or assigned: compiler/api.py guards those.
@@ -258,6 +260,8 @@ class Tracer:
             self.graph.backward_ids.add(value.id)
         if self.recomputing:
             self.graph.recompute_ids.add(value.id)
+        elif self.checkpointing:
+            self.graph.checkpoint_ids.add(value.id)
         self._known.add(id(value))
         self._locations[id(value)] = user_location()
         out = Tensor._symbolic(value)

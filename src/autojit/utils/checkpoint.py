@@ -201,11 +201,15 @@ class _Segment:
     def run_forward(self):
         tracer = self.tracer
         start = _sequence_mark()
-        if tracer is not None and self.draws is not None:
-            previous_log, tracer.draw_log = tracer.draw_log, self.draws
+        if tracer is not None:
+            tracer.checkpointing += 1
+            if self.draws is not None:
+                previous_log, tracer.draw_log = tracer.draw_log, self.draws
         try:
             result = self.function(*self.args, **self.kwargs)
         finally:
+            if tracer is not None:
+                tracer.checkpointing -= 1
             if tracer is not None and self.draws is not None:
                 tracer.draw_log = previous_log
                 if previous_log is not None:  # an enclosing segment replays these too

@@ -43,6 +43,7 @@ class GraphRewriter:
         # Copied values keep their ids, and so their phase; see emit for new ones.
         self.graph.backward_ids = set(source.backward_ids)
         self.graph.recompute_ids = set(source.recompute_ids)
+        self.graph.checkpoint_ids = set(source.checkpoint_ids)
         self._new: dict = {}  # id(old Value) -> the new Value (or alias) standing for it
         self._inputs: dict = {}  # id(old Input) -> new Input
         self._rewriting: Node | None = None  # the old node whose operands were last asked for

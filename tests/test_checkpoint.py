@@ -155,6 +155,31 @@ def test_keywords_non_tensor_arguments_and_several_outputs():
     assert_close(values, run(torch, torch_checkpoint.checkpoint))
 
 
+def test_a_custom_function_with_two_outputs_inside():
+    def run(framework, wrap):
+        class ExpSin(framework.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                exp, sin = x.exp(), x.sin()
+                ctx.save_for_backward(x, exp)
+                return exp, sin
+
+            @staticmethod
+            def backward(ctx, grad_exp, grad_sin):
+                x, exp = ctx.saved_tensors
+                return grad_exp * exp + grad_sin * x.cos()
+
+        first, _, x = parameters(framework)
+        function = lambda h: ExpSin.apply((h @ first).tanh())  # noqa: E731
+        exp, sin = wrap(function, x, use_reentrant=False) if wrap else function(x)
+        (exp * sin).sum().backward()
+        return [first.grad.numpy(), x.grad.numpy()]
+
+    grads = run(autojit, checkpoint)
+    assert_bit_equal(grads, run(autojit, None))
+    assert_close(grads, run(torch, torch_checkpoint.checkpoint))
+
+
 def test_checkpoint_sequential_against_torch():
     torch.manual_seed(0)
     theirs = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.Tanh(), torch.nn.Linear(6, 6),

@@ -55,7 +55,8 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=no
     `preserve_rng_state=True` (the default) replays the random draws of the forward in the
     recomputation. Both variants give the same gradients here; use_reentrant=True keeps
     torch's restrictions on its arguments, and its outputs require grad only when a tensor
-    argument does.
+    argument does. `early_stop` is accepted and has no effect: the recomputation runs the
+    whole function.
 
     >>> import autojit
     >>> from autojit.utils.checkpoint import checkpoint
@@ -162,8 +163,11 @@ def _internal(node, start: int) -> bool:
 
 def _segment_nodes(outputs: list, start: int) -> list:
     """The nodes of the segment's autograd graph reachable from its outputs."""
-    stack = [t.grad_fn for t in outputs if _internal(t.grad_fn, start)]
-    seen = {id(node) for node in stack}
+    stack, seen = [], set()
+    for tensor in outputs:  # outputs of one node (a custom Function's) share their grad_fn
+        if _internal(tensor.grad_fn, start) and id(tensor.grad_fn) not in seen:
+            seen.add(id(tensor.grad_fn))
+            stack.append(tensor.grad_fn)
     nodes = []
     while stack:
         node = stack.pop()

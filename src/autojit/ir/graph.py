@@ -121,6 +121,13 @@ class Graph:
         # ids of the values a backward pass computed while the graph was traced (the adjoint
         # part of a training step): passes keep them, inspection colours them.
         self.backward_ids: set = set()
+        # ids of forward values a checkpointed segment recomputes for the backward pass
+        # (utils/checkpoint.py): no pass merges them with the forward's own, and the partition
+        # puts them in the backward graph (docs/notes/checkpointing.md).
+        self.recompute_ids: set = set()
+        # ids of the forward values computed inside a checkpointed segment, its outputs
+        # included: the partition saves a segment's output rather than what it is made of.
+        self.checkpoint_ids: set = set()
 
     # ---- builder ----------------------------------------------------------------------------
 
@@ -175,6 +182,8 @@ class Graph:
             list(outputs)
         graph._next_id = self._next_id
         graph.backward_ids = self.backward_ids
+        graph.recompute_ids = self.recompute_ids
+        graph.checkpoint_ids = self.checkpoint_ids
         return graph
 
     # ---- queries ----------------------------------------------------------------------------

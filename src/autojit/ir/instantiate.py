@@ -41,6 +41,10 @@ def instantiate(graph: Graph, binding: dict) -> Graph:
         values[id(node.output)] = value
         if node.output.id in graph.backward_ids:
             concrete.backward_ids.add(value.id)
+        if node.output.id in graph.recompute_ids:
+            concrete.recompute_ids.add(value.id)
+        if node.output.id in graph.checkpoint_ids:
+            concrete.checkpoint_ids.add(value.id)
     for output in graph.outputs:
         target = inputs[id(output.target)] if output.target is not None else None
         concrete.add_output(values[id(output.value)], output.name, output.kind, target)

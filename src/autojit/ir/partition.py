@@ -13,6 +13,9 @@ result is one joint graph: the printed IR shows forward and adjoint together, an
   on the forward inputs (a matmul, a reduction) are computed in the forward graph even when
   only backward reads them; cheap elementwise and layout values are recomputed by the
   backward from the residuals they are made of, instead of being saved (`_rematerialize`).
+- the forward values a checkpointed segment recomputes (`Graph.recompute_ids`, see
+  utils/checkpoint.py) are computed in the backward graph like the adjoint: the forward
+  saves what the segment was made from, never the segment's own values.
 - the backward graph takes the residuals and the cotangents as "arg" inputs, in that order,
   and returns the input gradients as results, in the order of the joint graph's input_grad
   outputs.
@@ -57,9 +60,12 @@ def partition(joint: Graph) -> Partition:
     gradient_outputs = [entry for entry in joint.outputs if entry.kind == "input_grad"]
     forward_outputs = [entry for entry in joint.outputs if entry.kind != "input_grad"]
 
-    tangent = {id(entry.value) for entry in cotangents}  # values that depend on a cotangent
+    # Values computed by the backward: those that depend on a cotangent, and the forward
+    # values a checkpointed segment recomputes (with what is made from them).
+    tangent = {id(entry.value) for entry in cotangents}
     for node in joint.nodes:
-        if any(isinstance(operand, Value) and id(operand) in tangent for operand in node.inputs):
+        if node.output.id in joint.recompute_ids or any(
+                isinstance(operand, Value) and id(operand) in tangent for operand in node.inputs):
             tangent.update(id(value) for value in node.outputs)
 
     backward_needed = _needed(joint, [entry.value for entry in gradient_outputs])
@@ -80,7 +86,8 @@ def partition(joint: Graph) -> Partition:
             seen.add(id(entry.value))
             read.append(entry.value)
 
-    read, recomputed = _rematerialize(read, {id(entry.value) for entry in forward_outputs})
+    read, recomputed = _rematerialize(read, {id(entry.value) for entry in forward_outputs},
+                                      joint.checkpoint_ids)
     backward_nodes = [node for node in joint.nodes if id(node) in recomputed or (
         id(node) in backward_needed and id(node.output) in tangent)]
 
@@ -120,19 +127,22 @@ def partition(joint: Graph) -> Partition:
         _emit(backward, node, backward_map)
     # The backward graph is the adjoint, recomputed forward values aside.
     backward.backward_ids = {backward_map[id(node.output)].id for node in backward_nodes
-                             if id(node) not in recomputed}
+                             if id(node) not in recomputed and
+                             node.output.id not in joint.recompute_ids}
     for entry in gradient_outputs:
         backward.add_output(backward_map[id(entry.value)], entry.name)
     return Partition(forward, backward, residuals, [entry.target for entry in gradient_outputs])
 
 
-def _rematerialize(read: list, returned: set) -> tuple[list, set]:
+def _rematerialize(read: list, returned: set, checkpointed: set) -> tuple[list, set]:
     """Which forward values to save, and which forward nodes the backward recomputes.
 
     Elementwise and layout values are recomputed from what they are made of, back to values
     that are costly (matmul, reductions, gathers) or free (inputs, the forward's own outputs):
     those are saved. A fused kernel recomputes tanh(x) faster than it reads a saved array,
-    and the forward then writes fewer arrays.
+    and the forward then writes fewer arrays. A value computed inside a checkpointed segment
+    (ids in `checkpointed`: the backward reads only the segment's outputs) is saved as it is:
+    recomputing it would save one of the segment's inner values instead.
     """
     saved, seen, recomputed = [], set(), set()
     stack = list(reversed(read))
@@ -142,7 +152,7 @@ def _rematerialize(read: list, returned: set) -> tuple[list, set]:
             continue
         seen.add(id(value))
         producer = value.producer
-        if producer is None or id(value) in returned or \
+        if producer is None or id(value) in returned or value.id in checkpointed or \
                 not isinstance(producer.op.lowering, (Elementwise, Layout)):
             saved.append(value)
             continue

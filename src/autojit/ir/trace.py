@@ -92,6 +92,14 @@ class Tracer:
         self.version_bumps: list = []  # (Input, count) set by finish
         self.ran_backward = False  # set by the autograd engine when it runs during the trace
         self.backward_depth = 0  # > 0 while the autograd engine runs a backward pass
+        # > 0 while a checkpointed segment is recomputed for its backward (utils/checkpoint.py):
+        # the values recorded then go into Graph.recompute_ids (those of its forward go into
+        # Graph.checkpoint_ids). Its forward's random inputs are
+        # collected in draw_log, and handed out again from draw_replay by the recomputation.
+        self.recomputing = 0
+        self.checkpointing = 0  # > 0 while a checkpointed segment's forward runs
+        self.draw_log: list | None = None
+        self.draw_replay: list | None = None
         # ids of tensors whose .grad the function read or assigned: compiler/api.py guards those.
         self.grad_accessed: set = set()
         # ids of tensors whose .grad the function assigned (or deleted): eager then leaves a
@@ -134,10 +142,16 @@ class Tracer:
 
     def random_input(self, draw) -> Value:
         """A "random" graph input standing for `draw` (tensor/random.RandomDraw), drawn anew each
-        time the graph runs."""
+        time the graph runs; a recomputed segment's draw is the one its forward made."""
+        if self.draw_replay:
+            value = self.draw_replay.pop(0)
+            if value.shape == tuple(draw.shape) and value.dtype is draw.dtype:
+                return value
         value = self.graph.add_input(tuple(draw.shape), draw.dtype, "random",
                                      self.unique_name(draw.kind), draw)
         self._known.add(id(value))
+        if self.draw_log is not None:
+            self.draw_log.append(value)
         return value
 
     def scalar_input(self, name: str, source) -> Value:
@@ -244,6 +258,10 @@ class Tracer:
         value = self.graph.add_node(op, operands, attrs, shape, dtype)
         if self.backward_depth:
             self.graph.backward_ids.add(value.id)
+        if self.recomputing:
+            self.graph.recompute_ids.add(value.id)
+        elif self.checkpointing:
+            self.graph.checkpoint_ids.add(value.id)
         self._known.add(id(value))
         self._locations[id(value)] = user_location()
         out = Tensor._symbolic(value)

@@ -1,7 +1,7 @@
-"""autojit.utils: data loading (autojit.utils.data), with torch.utils' names, and safetensors
-files (autojit.utils.safetensors, imported on its own: it needs the optional safetensors
-package)."""
+"""autojit.utils: data loading (autojit.utils.data) and activation checkpointing
+(autojit.utils.checkpoint), with torch.utils' names, and safetensors files
+(autojit.utils.safetensors, imported on its own: it needs the optional safetensors package)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]

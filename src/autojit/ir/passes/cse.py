@@ -13,14 +13,18 @@ def common_subexpression_elimination(graph: Graph) -> Graph:
     Operands are compared after earlier merges (so chains of duplicates collapse in one walk),
     values by identity and literals and attributes structurally (`structural_key`). Every
     primitive is deterministic (random numbers enter a graph as inputs drawn per call).
+    A value a checkpointed segment recomputes for the backward (`Graph.recompute_ids`) is
+    never merged with a forward one: that would keep the forward's value alive until the
+    backward, which is what checkpointing is asked to avoid.
     """
     rewriter = GraphRewriter(graph)
+    recomputed = graph.recompute_ids
     seen: dict = {}
     for node in graph.nodes:
         inputs = rewriter.operands(node)
         output = node.output
         key = (node.op, structural_key(inputs), structural_key(node.attrs), output.shape,
-               output.dtype.name)
+               output.dtype.name, output.id in recomputed)
         found = seen.get(key)
         if found is not None:
             rewriter.alias(node, found)

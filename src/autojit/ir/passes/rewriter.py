@@ -42,8 +42,11 @@ class GraphRewriter:
         self.graph._next_id = next_free_id(source)
         # Copied values keep their ids, and so their phase; see emit for new ones.
         self.graph.backward_ids = set(source.backward_ids)
+        self.graph.recompute_ids = set(source.recompute_ids)
+        self.graph.checkpoint_ids = set(source.checkpoint_ids)
         self._new: dict = {}  # id(old Value) -> the new Value (or alias) standing for it
         self._inputs: dict = {}  # id(old Input) -> new Input
+        self._rewriting: Node | None = None  # the old node whose operands were last asked for
         for entry in source.inputs:
             old = entry.value
             value = Value(old.id, old.shape, old.dtype)
@@ -59,6 +62,9 @@ class GraphRewriter:
         return operand
 
     def operands(self, node: Node) -> list:
+        """The new operands of `node`; every pass asks for them first when it rewrites a
+        node, so `emit` knows which node what it emits stands for."""
+        self._rewriting = node
         return [self.operand(operand) for operand in node.inputs]
 
     def copy(self, node: Node, inputs: list | None = None, attrs: dict | None = None,
@@ -77,11 +83,18 @@ class GraphRewriter:
 
     def emit(self, op, inputs: list, attrs: dict, shape: tuple, dtype: dtypes.DType) -> Value:
         """Emit a node that has no counterpart in the old graph (a fresh id); it belongs to
-        the backward pass when an operand does (a rewritten weight gradient)."""
+        the backward pass when an operand does (a rewritten weight gradient), and is a
+        checkpoint's recomputation when an operand is or the node it rewrites was (so that CSE
+        keeps it apart from the forward's)."""
         value = self.graph.add_node(op, inputs, attrs, shape, dtype)
         backward = self.graph.backward_ids
         if any(isinstance(operand, Value) and operand.id in backward for operand in inputs):
             backward.add(value.id)
+        recomputed = self.graph.recompute_ids
+        rewriting = self._rewriting
+        if (rewriting is not None and rewriting.output.id in recomputed) or any(
+                isinstance(operand, Value) and operand.id in recomputed for operand in inputs):
+            recomputed.add(value.id)
         return value
 
     def alias(self, node: Node, value: Value) -> None:

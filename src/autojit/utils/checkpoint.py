@@ -1,0 +1,372 @@
+"""autojit.utils.checkpoint: activation checkpointing, torch.utils.checkpoint's `checkpoint`
+and `checkpoint_sequential`, at torch's module path.
+
+A checkpointed segment keeps only its inputs for backward. Its forward records the autograd
+graph as usual, then every value a node of that graph saved (the SavedTensors of
+autograd/graph.py) is replaced by a _RecomputedTensor that holds no data, so the segment's
+intermediate values are freed as soon as it returns. The first time backward reads one, the
+segment runs again with grad mode on and the random generators put back where they were (a
+dropout draws the same mask), and every saved entry is filled from the recomputation. The
+graph backward walks is the one the forward recorded, so gradients, second-order ones
+included, are bit-equal to a run without checkpointing; this is torch's non-reentrant
+checkpoint, which torch builds from saved-tensor hooks.
+
+While autojit.compile traces (ir/trace.py), the same code runs on symbolic tensors: the
+recomputation appends its ops to the graph a second time, marked in `Graph.recompute_ids`, so
+that common-subexpression elimination does not merge them with the forward's and the
+partition (ir/partition.py) places them in the backward graph. docs/notes/checkpointing.md
+explains both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import numpy as np
+
+from ..autograd.graph import AccumulateGrad, Node, SavedTensor
+from ..tensor.device import CPU, cuda_device
+from ..tensor.generator import default_generator, device_generators
+from ..tensor.state import state
+from ..tensor.tensor import Tensor
+
+__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential", "noop_context_fn"]
+
+_DETERMINISM_CHECKS = ("default", "none")
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation of a checkpointed segment did not match its forward."""
+
+
+def noop_context_fn():
+    """The default `context_fn`: no context around the forward or the recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=noop_context_fn,
+               determinism_check: str = "default", debug: bool = False,
+               early_stop: bool = True, **kwargs):
+    """Run `function(*args, **kwargs)` without keeping its intermediate values for backward;
+    backward runs it again to recompute them.
+
+    As in torch, `use_reentrant` should be given (omitting it warns and picks True);
+    `preserve_rng_state=True` (the default) replays the random draws of the forward in the
+    recomputation. Both variants give the same gradients here; use_reentrant=True keeps
+    torch's restrictions on its arguments, and its outputs require grad only when a tensor
+    argument does. `early_stop` is accepted and has no effect: the recomputation runs the
+    whole function.
+
+    >>> import autojit
+    >>> from autojit.utils.checkpoint import checkpoint
+    >>> w = autojit.tensor([0.5, -1.0], requires_grad=True)
+    >>> x = autojit.tensor([1.0, 2.0])
+    >>> y = checkpoint(lambda x: (x * w).tanh(), x, use_reentrant=False)
+    >>> y.sum().backward()   # runs the lambda again, then differentiates it
+    >>> w.grad
+    tensor([0.7864, 0.1413])
+    """
+    if use_reentrant is None:
+        warnings.warn(
+            "autojit.utils.checkpoint: the use_reentrant parameter should be passed "
+            "explicitly. Starting in PyTorch 2.9, calling checkpoint without use_reentrant "
+            "will raise an exception. use_reentrant=False is recommended, but if you need to "
+            "preserve the current default behavior, you can pass use_reentrant=True. Refer to "
+            "docs for more details on the differences between the two variants.",
+            stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs and use_reentrant:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+    if use_reentrant:
+        if context_fn is not noop_context_fn or debug is not False:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when "
+                             "use_reentrant=False.")
+        if not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                          stacklevel=2)
+            previous = state.grad_enabled
+            state.grad_enabled = False
+            try:
+                return function(*args)
+            finally:
+                state.grad_enabled = previous
+        determinism_check = "none"
+    elif determinism_check not in _DETERMINISM_CHECKS:
+        raise ValueError(f"determinism_check should be one of {list(_DETERMINISM_CHECKS)}, "
+                         f"but got {determinism_check}")
+    elif debug and context_fn is not noop_context_fn:
+        raise ValueError("debug=True is incompatible with non-default context_fn")
+    forward_context, recompute_context = context_fn()
+    if not state.grad_enabled:
+        with forward_context:
+            return function(*args, **kwargs)
+    segment = _Segment(function, args, kwargs, preserve, recompute_context,
+                       determinism_check == "default")
+    with forward_context:
+        return segment.run_forward()
+
+
+def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
+                          **kwargs):
+    """Run `functions` (a Sequential or a list of callables) one after the other on `input`,
+    split into `segments` chunks of which all but the last are checkpointed."""
+    if use_reentrant is None:
+        warnings.warn(
+            "autojit.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter "
+            "should be passed explicitly. In version 2.9 we will raise an exception if "
+            "use_reentrant is not passed. use_reentrant=False is recommended, but if you need "
+            "to preserve the current default behavior, you can pass use_reentrant=True. Refer "
+            "to docs for more details on the differences between the two variants.",
+            stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+
+    def run_function(start, end, functions):
+        def forward(input):
+            for j in range(start, end + 1):
+                input = functions[j](input)
+            return input
+        return forward
+
+    if hasattr(functions, "children"):  # a Sequential (nn is not imported by this layer)
+        functions = list(functions.children())
+    segment_size = len(functions) // segments
+    end = -1
+    for start in range(0, segment_size * (segments - 1), segment_size):
+        end = start + segment_size - 1
+        input = checkpoint(run_function(start, end, functions), input,
+                           use_reentrant=use_reentrant, preserve_rng_state=preserve)
+    return run_function(end + 1, len(functions) - 1, functions)(input)
+
+
+# ---- the segment ------------------------------------------------------------------------------
+
+def _tensors_in(structure) -> list:
+    """The tensors of a result, in order, through tuples, lists and dicts."""
+    if isinstance(structure, Tensor):
+        return [structure]
+    if isinstance(structure, (tuple, list)):
+        return [t for item in structure for t in _tensors_in(item)]
+    if isinstance(structure, dict):
+        return [t for item in structure.values() for t in _tensors_in(item)]
+    return []
+
+
+def _internal(node, start: int) -> bool:
+    """Whether an autograd node was made by the segment's run that began at `start`."""
+    return node is not None and node.sequence_nr > start and node.__class__ is not AccumulateGrad
+
+
+def _segment_nodes(outputs: list, start: int) -> list:
+    """The nodes of the segment's autograd graph reachable from its outputs."""
+    stack, seen = [], set()
+    for tensor in outputs:  # outputs of one node (a custom Function's) share their grad_fn
+        if _internal(tensor.grad_fn, start) and id(tensor.grad_fn) not in seen:
+            seen.add(id(tensor.grad_fn))
+            stack.append(tensor.grad_fn)
+    nodes = []
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        for next_node, _ in node.next_functions:
+            if _internal(next_node, start) and id(next_node) not in seen:
+                seen.add(id(next_node))
+                stack.append(next_node)
+    return nodes
+
+
+def _sequence_mark() -> int:
+    """A sequence number below every autograd node made from now on."""
+    return Node().sequence_nr
+
+
+class _Segment:
+    """One checkpointed call: what its forward saw, and how backward runs it again."""
+
+    def __init__(self, function, args: tuple, kwargs: dict, preserve: bool, recompute_context,
+                 check: bool):
+        self.function, self.args, self.kwargs = function, args, kwargs
+        self.recompute_context, self.check = recompute_context, check
+        self.tracer = state.tracer
+        self.generator_states = None
+        self.draws = None  # while tracing: the random graph inputs the forward drew
+        if preserve and self.tracer is None:
+            self.generator_states = [(generator, generator.get_state()) for generator in
+                                     (default_generator, *device_generators())]
+        elif preserve:
+            self.draws = []
+        self.metadata = None  # per saved entry, in order: (shape, dtype, device), checked
+        self.recomputed = None  # per saved entry, in order: the recomputed (data, value, dtype)
+
+    def run_forward(self):
+        tracer = self.tracer
+        start = _sequence_mark()
+        if tracer is not None:
+            tracer.checkpointing += 1
+            if self.draws is not None:
+                previous_log, tracer.draw_log = tracer.draw_log, self.draws
+        try:
+            result = self.function(*self.args, **self.kwargs)
+        finally:
+            if tracer is not None:
+                tracer.checkpointing -= 1
+            if tracer is not None and self.draws is not None:
+                tracer.draw_log = previous_log
+                if previous_log is not None:  # an enclosing segment replays these too
+                    previous_log.extend(self.draws)
+        arguments = {id(a) for a in self.args if isinstance(a, Tensor)}
+        self.metadata = []
+        for node, slot, entry in _saved_entries(_tensors_in(result), start):
+            index = len(self.metadata)
+            self.metadata.append(_metadata(entry))
+            if slot == "out":
+                node._saved_out = _placeholder(self, index, entry, arguments, start)
+            else:
+                saved = node._saved
+                replaced = list(saved)
+                replaced[slot] = _placeholder(self, index, entry, arguments, start)
+                node._saved = type(saved)(replaced)
+        return result
+
+    def unpacked(self, index: int) -> tuple:
+        """The recomputed (data, value, dtype) of saved entry `index`; the first call
+        recomputes the whole segment."""
+        if self.recomputed is None:
+            self.recomputed = self._recompute()
+        return self.recomputed[index]
+
+    def _recompute(self) -> list:
+        tracer = state.tracer
+        previous_grad = state.grad_enabled
+        forked = None
+        if self.generator_states is not None:
+            forked = [(generator, generator.get_state()) for generator, _ in
+                      self.generator_states]
+            for generator, saved_state in self.generator_states:
+                generator.set_state(saved_state)
+        if tracer is not None:
+            tracer.recomputing += 1
+            previous_replay = tracer.draw_replay
+            tracer.draw_replay = list(self.draws) if self.draws is not None else None
+        state.grad_enabled = True
+        start = _sequence_mark()
+        try:
+            with self.recompute_context:
+                result = self.function(*self.args, **self.kwargs)
+        finally:
+            state.grad_enabled = previous_grad
+            if tracer is not None:
+                tracer.recomputing -= 1
+                tracer.draw_replay = previous_replay
+            if forked is not None:
+                for generator, saved_state in forked:
+                    generator.set_state(saved_state)
+        entries = [entry for _, _, entry in _saved_entries(_tensors_in(result), start)]
+        # As torch with early stop: more entries than the forward's are not an error.
+        if len(entries) < len(self.metadata):
+            raise CheckpointError(
+                "autojit.utils.checkpoint: A different number of tensors was saved during the "
+                "original forward and recomputation.\n"
+                f"Number of tensors saved during forward: {len(self.metadata)}\n"
+                f"Number of tensors saved during recomputation: {len(entries)}.\n")
+        entries = entries[:len(self.metadata)]
+        if self.check:
+            different = [(index, saved, _metadata(entry)) for index, (saved, entry) in
+                         enumerate(zip(self.metadata, entries)) if saved != _metadata(entry)]
+            if different:
+                raise CheckpointError(
+                    "autojit.utils.checkpoint: Recomputed values for the following tensors "
+                    "have different metadata than during the forward pass.\n" + "".join(
+                        f"tensor at position {index}:\nsaved metadata: {_shown(saved)}\n"
+                        f"recomputed metadata: {_shown(recomputed)}\n"
+                        for index, saved, recomputed in different) + ".\n")
+        return [_contents(entry) for entry in entries]
+
+
+def _saved_entries(outputs: list, start: int) -> list:
+    """(node, slot, entry) for every SavedTensor of the segment's nodes, nodes in the order
+    they were made: `slot` indexes the node's `_saved`, or is "out" for its `_saved_out`."""
+    found = []
+    for node in sorted(_segment_nodes(outputs, start), key=lambda node: node.sequence_nr):
+        for slot, entry in enumerate(getattr(node, "_saved", None) or ()):
+            if isinstance(entry, SavedTensor):
+                found.append((node, slot, entry))
+        if isinstance(getattr(node, "_saved_out", None), SavedTensor):
+            found.append((node, "out", node._saved_out))
+    return found
+
+
+def _metadata(entry: SavedTensor) -> tuple:
+    """(shape, dtype, device) of a saved entry: what the determinism check compares, as
+    torch's does."""
+    if isinstance(entry, _RecomputedTensor):  # a nested checkpoint's: it knows
+        return entry.segment.metadata[entry.index]
+    data, value, dtype = _contents(entry)
+    if data is None:  # symbolic, while tracing: device-neutral
+        return tuple(value.shape), dtype, CPU
+    device = CPU if data.__class__ is np.ndarray else cuda_device(data.device_index)
+    return tuple(data.shape), dtype, device
+
+
+def _shown(metadata: tuple) -> str:
+    shape, dtype, device = metadata
+    return (f"{{'shape': autojit.Size({list(shape)}), 'dtype': autojit.{dtype.name}, "
+            f"'device': {device!r}}}")
+
+
+def _contents(entry: SavedTensor) -> tuple:
+    """(data, value, dtype) of a saved entry, without the tensor (and graph) around it."""
+    if isinstance(entry, _RecomputedTensor):  # a checkpoint nested in the one recomputed
+        return entry.segment.unpacked(entry.index)
+    tensor = entry.tensor
+    if tensor is None:
+        return entry.data, entry.value, entry.dtype
+    return tensor._data, tensor._value, tensor._dtype
+
+
+def _placeholder(segment: _Segment, index: int, entry: SavedTensor, arguments: set,
+                 start: int) -> SavedTensor:
+    """What a segment node keeps of one saved entry: the entry itself when it is kept alive
+    anyway (an argument, a parameter, a tensor made before the segment), else a
+    _RecomputedTensor that holds no data."""
+    tensor = entry.tensor
+    if tensor is None:  # the node's own output
+        return _RecomputedTensor(segment, index, True, entry.output_nr, None)
+    if id(tensor) in arguments or (tensor.grad_fn is None and tensor._requires_grad) or (
+            tensor.grad_fn is not None and not _internal(tensor.grad_fn, start)):
+        return entry
+    return _RecomputedTensor(segment, index, False, tensor._output_nr, tensor.grad_fn)
+
+
+class _RecomputedTensor(SavedTensor):
+    """A saved tensor of a checkpointed segment, recomputed when backward first reads it.
+
+    Unpacked, it is the recomputed data with the autograd identity of the tensor the forward
+    saved (its grad_fn and output number), so the graph the forward recorded is the one that
+    backward, and a second backward, walk: gradients sum in the same nodes, in the same
+    order, as without checkpointing.
+    """
+
+    __slots__ = ("segment", "index", "is_output", "grad_fn")
+
+    def __init__(self, segment: _Segment, index: int, is_output: bool, output_nr: int,
+                 grad_fn):
+        self.segment, self.index, self.is_output = segment, index, is_output
+        self.output_nr, self.grad_fn = output_nr, grad_fn
+        self.tensor, self.data, self.value, self.dtype = None, None, None, None
+        self.counter, self.version = None, 0
+
+    def unpack(self, node: Node) -> Tensor:
+        data, value, dtype = self.segment.unpacked(self.index)
+        rebuilt = Tensor._make(data, dtype)
+        rebuilt._value = value
+        owner = node if self.is_output else self.grad_fn
+        if owner is not None:
+            rebuilt.grad_fn = owner
+            rebuilt._output_nr = self.output_nr
+            rebuilt._requires_grad = True
+        return rebuilt

@@ -314,22 +314,29 @@ def linearize(func, *primals):
 
 
 # ---- Jacobians and Hessians ------------------------------------------------------------------
+# Both Jacobians are one vmapped pass over a basis: jacrev maps the VJP over the rows of the
+# identity (one cotangent per output element), jacfwd maps the JVP over its columns (one
+# tangent per input element), so the whole Jacobian is one batched computation.
 
-def _stack_rows(rows: list, output_shape: tuple, input_shape: tuple) -> Tensor:
-    """Rows d out / d input[k] (each input-shaped) or columns, as out.shape + in.shape."""
-    from ..ops.joining import stack
+def _basis(like: Tensor) -> Tensor:
+    """The one-hot tensors of like's shape, stacked: (like.numel(), *like.shape)."""
+    from ..tensor.creation import eye
 
-    return stack(rows).reshape(tuple(output_shape) + tuple(input_shape))
+    count = like.numel()
+    return eye(count, dtype=like.dtype, device=like.device).reshape((count, *like.shape))
 
 
 def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None,
            _preallocate_and_copy: bool = False):
-    """The Jacobian by reverse mode, one vjp per output element, as torch.func.jacrev: for
-    each output, shaped output.shape + input.shape."""
+    """The Jacobian by reverse mode, the VJP mapped over one cotangent per output element, as
+    torch.func.jacrev: for each output, shaped output.shape + input.shape."""
     _check_chunk_size(chunk_size)
 
     @functools.wraps(func)
     def wrapper(*args):
+        from ..tensor.creation import zeros, zeros_like
+        from .vmap import vmap
+
         numbers = _argnums_tuple(argnums, len(args), "jacrev")
         chosen = tuple(args[number] for number in numbers)
 
@@ -342,26 +349,23 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
         results = vjp(restricted, *chosen, has_aux=has_aux)
         output, vjp_fn = results[0], results[1]
         outputs, output_spec = tree_flatten(output)
-        input_leaves = [tree_flatten(value) for value in chosen]
-        from ..tensor.creation import zeros_like
-
         per_output = []
         for position, item in enumerate(outputs):
-            rows = []
-            for k in range(item.numel()):
+            def pull(cotangent, position=position):
                 cotangents = [zeros_like(other) for other in outputs]
-                cotangents[position] = _one_hot(item, k)
-                rows.append(vjp_fn(tree_unflatten(cotangents, output_spec)))
-            jacobians = []
-            for index, (leaves, spec) in enumerate(input_leaves):
-                blocks = []
-                for leaf_index, leaf in enumerate(leaves):
-                    leaf_rows = [tree_flatten(row[index])[0][leaf_index] for row in rows]
-                    blocks.append(_stack_rows(leaf_rows, tuple(item.shape), tuple(leaf.shape))
-                                  if leaf_rows else zeros_like(leaf).reshape(
-                                      tuple(item.shape) + tuple(leaf.shape)))
-                jacobians.append(tree_unflatten(blocks, spec))
-            per_output.append(tuple(jacobians) if isinstance(argnums, tuple) else jacobians[0])
+                cotangents[position] = cotangent
+                return vjp_fn(tree_unflatten(cotangents, output_spec))
+
+            if item.numel():
+                rows = vmap(pull, chunk_size=chunk_size)(_basis(item))
+            else:
+                rows = tuple(tree_map_tensors(
+                    lambda leaf: zeros((0, *leaf.shape), dtype=leaf.dtype), value)
+                    for value in chosen)
+            jacobians = tuple(tree_map_tensors(
+                lambda block, item=item: block.reshape((*item.shape, *block.shape[1:])), row)
+                for row in rows)
+            per_output.append(jacobians if isinstance(argnums, tuple) else jacobians[0])
         jacobian = tree_unflatten(per_output, output_spec)
         if has_aux:
             return jacobian, results[2]
@@ -371,7 +375,8 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
 
 
 def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
-    """The Jacobian by forward mode, one jvp per input element, as torch.func.jacfwd."""
+    """The Jacobian by forward mode, the JVP mapped over one tangent per input element, as
+    torch.func.jacfwd."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
@@ -379,6 +384,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
     @functools.wraps(func)
     def wrapper(*args):
         from ..tensor.creation import zeros_like
+        from .vmap import vmap
 
         numbers = _argnums_tuple(argnums, len(args), "jacfwd")
         chosen = [tree_flatten(args[number]) for number in numbers]
@@ -392,36 +398,26 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                 start += len(group)
             return func(*full)
 
-        columns_per_input, output, aux = [], None, None
-        for position, leaf in enumerate(flat_inputs):
-            columns = []
-            for k in range(leaf.numel()):
-                tangents = tuple(_one_hot(other, k) if index == position else zeros_like(other)
-                                 for index, other in enumerate(flat_inputs))
-                result = jvp(restricted, primal_tuple, tangents, has_aux=has_aux)
-                output = result[0]
-                if has_aux:
-                    aux = result[2]
-                columns.append(tree_flatten(result[1])[0])
-            columns_per_input.append(columns)
-        if output is None:  # no input elements: the output, and empty Jacobians
-            result = restricted(*flat_inputs)
-            output, aux = _split_aux(result, has_aux, "jacfwd")
+        output, aux = _split_aux(restricted(*flat_inputs), has_aux, "jacfwd")
         outputs, output_spec = tree_flatten(output)
+        blocks_per_input = []
+        for position, leaf in enumerate(flat_inputs):
+            def push(tangent, position=position):
+                tangents = tuple(tangent if index == position else zeros_like(other)
+                                 for index, other in enumerate(flat_inputs))
+                return jvp(restricted, primal_tuple, tangents, has_aux=has_aux)[1]
+
+            if leaf.numel():
+                columns = tree_flatten(vmap(push, randomness=randomness)(_basis(leaf)))[0]
+            else:
+                columns = [_empty(item, (0, *item.shape)) for item in outputs]
+            # columns[i]: (leaf.numel(), *output_i.shape) -> output_i.shape + leaf.shape
+            blocks_per_input.append([
+                column.movedim(0, -1).reshape((*item.shape, *leaf.shape))
+                for column, item in zip(columns, outputs)])
         per_output = []
-        for out_index, item in enumerate(outputs):
-            blocks = []
-            for leaf, columns in zip(flat_inputs, columns_per_input):
-                shape = tuple(item.shape) + tuple(leaf.shape)
-                if not columns:
-                    blocks.append(_empty(item, shape))
-                    continue
-                stacked = _stack_rows([column[out_index] for column in columns],
-                                      tuple(leaf.shape), tuple(item.shape))
-                # columns are indexed by the input: move the output's dims first.
-                dims = len(leaf.shape)
-                order = tuple(range(dims, dims + item.dim())) + tuple(range(dims))
-                blocks.append(stacked.permute(order))
+        for out_index in range(len(outputs)):
+            blocks = [blocks[out_index] for blocks in blocks_per_input]
             grouped, start = [], 0
             for group, spec in chosen:
                 grouped.append(tree_unflatten(blocks[start:start + len(group)], spec))
@@ -433,17 +429,15 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
     return wrapper
 
 
+def tree_map_tensors(function, tree):
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([function(leaf) if isinstance(leaf, Tensor) else leaf
+                           for leaf in leaves], spec)
+
+
 def hessian(func, argnums=0):
     """The Hessian of a scalar function, jacfwd(jacrev(func)), as torch.func.hessian."""
     return jacfwd(jacrev(func, argnums), argnums)
-
-
-def _one_hot(like: Tensor, index: int) -> Tensor:
-    from ..tensor.creation import zeros
-
-    unit = zeros(like.numel(), dtype=like.dtype, device=like.device)
-    unit[index] = 1
-    return unit.reshape(tuple(like.shape))
 
 
 def _empty(like: Tensor, shape: tuple) -> Tensor:

@@ -277,6 +277,22 @@ def matmul_rule(op, inputs, flags, attrs, size):
     over the rest; the added dims are dropped again."""
     x, y = inputs
     x_batched, y_batched = flags
+    if x_batched and not y_batched and y.dim() <= 2 and x.dim() >= 2:
+        # A batch of left operands against one matrix or vector: one product of the batch
+        # flattened into rows.
+        out = bind(op, (x.reshape((-1, x.shape[-1])), y), attrs)
+        tail = (y.shape[-1],) if y.dim() == 2 else ()
+        return out.reshape((*x.shape[:-1], *tail))
+    if y_batched and not x_batched and y.dim() == 2 and x.dim() <= 2:
+        # One matrix or vector against a batch of vectors: (B, k) @ x^T, one product.
+        return bind(op, (y, x.transpose(-1, -2) if x.dim() == 2 else x), attrs)
+    if y_batched and not x_batched and y.dim() == 3 and x.dim() == 2:
+        # One matrix against a batch of matrices: (x Y)^T = Y^T x^T, the batch of Y^T
+        # flattened into rows, one product (for one-column Y the transposes are reshapes).
+        columns, inner = y.shape[2], y.shape[1]
+        rows = y.transpose(-1, -2).reshape((-1, inner))
+        out = bind(op, (rows, x.transpose(-1, -2)), attrs)
+        return out.reshape((size, columns, x.shape[0])).transpose(-1, -2)
     x_vector = x_batched and x.dim() == 2
     y_vector = y_batched and y.dim() == 2
     if x_vector:

@@ -190,3 +190,17 @@ def test_functional_create_graph_and_strict():
             A.vjp(lambda a: a * 2, x)
         with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
             A.jacobian(lambda a: a, x, strategy="forward-mode")
+
+
+def test_is_grads_batched_matches_torch():
+    results = []
+    for lib in (autojit, torch):
+        x = lib.tensor(X, requires_grad=True)
+        unused = lib.tensor(V[0], requires_grad=True)
+        y = (x @ lib.tensor(M)).tanh()
+        basis = lib.eye(y.numel(), dtype=lib.float64).reshape(y.numel(), *y.shape)
+        grads = lib.autograd.grad(y, (x, unused), basis, is_grads_batched=True,
+                                  allow_unused=True)
+        assert grads[1] is None
+        results.append(to_numpy(grads[0]))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)

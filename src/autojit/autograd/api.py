@@ -103,7 +103,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     from ..tensor.creation import zeros_like
 
     if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True is not supported by autojit.autograd")
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
@@ -134,6 +135,35 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 result = zeros_like(tensor)
         final.append(result)
     return tuple(final)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads) -> tuple:
+    """autograd.grad with is_grads_batched: the first dim of every grad_output is a batch of
+    vector-Jacobian products, computed by one vmapped backward pass."""
+    from ..tensor.creation import zeros_like
+    from .vmap import vmap
+
+    batched_outputs = _as_tuple(grad_outputs)
+    if not batched_outputs or any(g is None for g in batched_outputs):
+        raise RuntimeError("autograd.grad: is_grads_batched=True needs a batched Tensor in "
+                           "grad_outputs for every output")
+    input_tuple = _as_tuple(inputs)
+    unused: set = set()
+
+    def one(*gradients):
+        results = grad(outputs, inputs, gradients, retain_graph=True, create_graph=create_graph,
+                       allow_unused=allow_unused, materialize_grads=materialize_grads)
+        # vmap returns tensors only: an unused input's None (the same for every vector) is
+        # put back after.
+        for index, result in enumerate(results):
+            if result is None:
+                unused.add(index)
+        return tuple(zeros_like(x) if result is None else result
+                     for x, result in zip(input_tuple, results))
+
+    results = vmap(one)(*batched_outputs)
+    return tuple(None if index in unused else result for index, result in enumerate(results))
 
 
 Tensor._backward = staticmethod(backward)  # Tensor.backward (tensor/tensor.py) calls it

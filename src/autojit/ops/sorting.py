@@ -17,18 +17,12 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from .indexing import _gather
 from .layout import _narrow, reshape, squeeze
-from .out_arguments import (
-    SCALAR_TYPE_NAMES,
-    check_no_grad,
-    check_out_pair,
-    check_out_type,
-    check_same_dtype,
-    write_out,
-)
+from .out_argument import check_no_grad, check_out_pair, check_out_type, check_same_dtype, write_out
 from .reduction import sum_
 from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op, rule_index
 

@@ -11,15 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
-from .out_arguments import (
-    SCALAR_TYPE_NAMES,
-    check_no_grad,
-    check_out_type,
-    check_same_dtype,
-    write_out,
-)
+from .out_argument import check_no_grad, check_out_type, check_same_dtype, write_out
 
 
 def _kept(x: Tensor, diagonal: int, lower: bool, name: str) -> Tensor:

@@ -33,11 +33,14 @@ def round(x, *, decimals: int = 0):  # noqa: A001 - torch's name
     """Elementwise rounding to the nearest integer, halves to even (torch.round); with
     `decimals`, to that many decimal places.
 
-    Integer tensors are returned unchanged. The gradient is zero.
+    Integer tensors are returned unchanged (bools have no rounding, as in torch). The gradient
+    is zero.
     """
     if not x.dtype.is_floating_point:
-        if decimals:
-            raise NotImplementedError(f'"round_cpu" not implemented for '
+        if decimals or x.dtype is dtypes.bool_:
+            # torch's kernel of decimals=0 is another one (round_vml), which has no bool loop
+            kernel = "round_cpu" if decimals else "round_vml_cpu"
+            raise NotImplementedError(f'"{kernel}" not implemented for '
                                       f"'{_SCALAR_TYPE_NAMES[x.dtype.name]}'")
         return ew.clone(x)
     if decimals > 0:

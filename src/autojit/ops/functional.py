@@ -11,10 +11,8 @@ from .composite import (  # noqa: F401
     log10,
     logsumexp,
     mean,
-    norm,
     reciprocal,
     relu,
-    round,
     rsqrt,
     silu,
     softplus,
@@ -86,8 +84,6 @@ from .elementwise_math import (  # noqa: F401
 )
 from .index_update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
 from .indexing import flip, gather, index_select, masked_fill, nonzero, take_along_dim  # noqa: F401
-from .indexing import max as max  # noqa: F401, A004, PLC0414
-from .indexing import min as min  # noqa: F401, A004, PLC0414
 from .joining import (  # noqa: F401
     atleast_1d,
     atleast_2d,
@@ -145,7 +141,6 @@ from .linalg_solvers import inverse  # noqa: F401
 from .masked import masked_scatter, masked_select, nonzero_static  # noqa: F401
 from .masks import (  # noqa: F401
     allclose,
-    aminmax,
     clamp_max,
     clamp_min,
     count_nonzero,
@@ -174,13 +169,15 @@ from .math_composites import (  # noqa: F401
     sinh,
 )
 from .out_argument import with_out as _with_out
+from .out_forms import aminmax, norm, prod, round  # noqa: F401
+from .out_forms import max as max  # noqa: F401, A004, PLC0414
+from .out_forms import min as min  # noqa: F401, A004, PLC0414
+from .out_forms import sum as sum  # noqa: F401, A004, PLC0414
 from .products import addbmm, addmm, addmv, baddbmm, cdist, cosine_similarity, cross, kron, mv  # noqa: F401
 from .random import bernoulli, multinomial, normal, poisson  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
 from .reduction import any_ as any  # noqa: F401
-from .reduction import prod_ as prod  # noqa: F401
-from .reduction import sum_ as sum  # noqa: F401
 from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import scatter, scatter_add, scatter_reduce  # noqa: F401
 from .searching import bucketize, searchsorted  # noqa: F401
@@ -212,6 +209,9 @@ _WITH_OUT = {
     "rsqrt": None, "sin": None, "cos": None, "tan": None, "tanh": None, "sigmoid": None,
     "erf": None, "square": None, "reciprocal": None, "abs": "found", "neg": "found",
     "floor": "found", "mean": None,
+    # the reductions that write their result (the others: out_forms.py), clamp
+    "amax": "input", "amin": "input", "argmax": "expected", "argmin": "expected",
+    "logsumexp": "floating", "std": None, "var": None, "clamp": "found",
 }
 for _name, _check in _WITH_OUT.items():
     globals()[_name] = _with_out(globals()[_name], _check)

@@ -192,6 +192,8 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     """Variance over `dim` (all when None), dividing by N - `correction` (Bessel's correction,
     1 by default; `unbiased=False` means 0)."""
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     if unbiased is not None:
         correction = 1 if unbiased else 0
     centered = x - mean(x, dim, keepdim=True)
@@ -221,6 +223,9 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
 
     The gradient at 0 is 0, as in torch.
     """
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_SCALAR_TYPE_NAMES[x.dtype.name]}")
     if p in ("fro", 2, 2.0):
         return _root_or_zero(sum_(x * x, dim, keepdim), 0.5)
     if p == 1:

@@ -1,9 +1,10 @@
 """`out=` on the reductions (sum, prod, amax, amin, aminmax, max, min, argmax, argmin,
-logsumexp, std, var, norm) and on clamp, clip and round, against torch: for float, integer
-and bool inputs and every out dtype, the same refusal (exception type and message) or the
-same values written into out, which is returned; torch's other forms and checks of out
-(sum without a dim, a pair for max with a dim, out= with grad, a resized out), and the input
-dtypes these ops refuse with or without out (argmax of bools, var of integers, ...)."""
+logsumexp, std, var, norm) and on clamp, clip and round (autojit.special's too), against
+torch: for float, integer and bool inputs and every out dtype, the same refusal (exception
+type and message) or the same values written into out, which is returned; torch's other forms
+and checks of out (sum without a dim, a pair for max with a dim, out= with grad, a resized
+out), and the input dtypes these ops refuse with or without out (argmax of bools, var of
+integers, ...)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,8 @@ CASES = {
     "round decimals": lambda L, x, o: L.round(x, decimals=1, out=o((2, 3))),
     "clamp": lambda L, x, o: L.clamp(x, -1, 2, out=o((2, 3))),
     "clip float bound": lambda L, x, o: L.clip(x, 0.5, out=o((2, 3))),
+    "special logsumexp": lambda L, x, o: L.special.logsumexp(x, 1, out=o(2)),
+    "special round": lambda L, x, o: L.special.round(x, out=o((2, 3))),
 }
 
 
@@ -121,6 +124,8 @@ REFUSALS = {
     # the dtypes these ops refuse, with or without out
     "method argmin bool": lambda L: (_input(L) > 1).argmin(0),
     "method round bool": lambda L: (_input(L) > 1).round(),
+    "special round int": lambda L: L.special.round(_input(L).long()),
+    "special round out int": lambda L: L.special.round(_input(L), out=3),
     "method var int": lambda L: _input(L).long().var(),
     "method norm int": lambda L: _input(L).long().norm(1),
     "max of bool with dim": lambda L: (_input(L) > 1).max(1).indices.tolist(),

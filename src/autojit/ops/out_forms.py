@@ -1,13 +1,14 @@
-"""The top-level forms of the reductions whose `out=` is more than a write of their result:
-sum and prod, max and min, aminmax, norm and round.
+"""The top-level forms of the ops whose `out=` is more than a write of their result: the
+reductions sum, prod, max, min, aminmax and norm, and round (torch.special's too).
 
 torch takes out= on sum and prod only with a dim, and runs them in out's dtype (a float
 tensor summed into an int64 out is cast first, then summed); max and min take three kinds of
 out, one per form; aminmax takes a pair; norm checks out under the name of torch's kernel,
 linalg_vector_norm; round checks out's dtype before it finds that an integer tensor has no
-rounding to decimals. The ops whose out= only receives their result (amax, argmax, logsumexp,
-std, clamp, ...) are wrapped by out_argument.with_out in functional.py, which also imports
-these forms; the Tensor methods stay the plain ops, without out.
+rounding kernel (to decimals, or at all in torch.special.round). The ops whose out= only
+receives their result (amax, argmax, logsumexp, std, clamp, ...) are wrapped by
+out_argument.with_out in functional.py, which also imports these forms; the Tensor methods
+stay the plain ops, without out.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from .composite import norm as _norm
 from .composite import round as _round
+from .elementwise_math import not_implemented
 from .indexing import max as _max
 from .indexing import min as _min
 from .masks import aminmax as _aminmax
@@ -136,18 +138,28 @@ def aminmax(input, *, dim=None, keepdim: bool = False, out=None):  # noqa: A002
 aminmax.__signature__ = inspect.signature(aminmax, follow_wrapped=False)
 
 
-@functools.wraps(_round)
-def round(x, *, decimals: int = 0, out=None):  # noqa: A001 - torch's name
-    if out is None:
-        return _round(x, decimals=decimals)
-    check_out_type("round", out)
-    check_no_grad("round", (x, out))
-    # torch checks out's dtype before finding that integers have no rounding to decimals.
-    check_out_dtype("round", x.dtype, out, "found")
-    return write_out("round", out, _round(x, decimals=decimals))
+def _round_with_out(name: str, integers: bool):
+    """round with torch's out=, named `name` in its argument errors; `integers`: whether
+    integer tensors come back unchanged (torch.round) or are refused (torch.special.round,
+    whose kernel has no loop for them)."""
+    @functools.wraps(_round)
+    def wrapper(x, *, decimals: int = 0, out=None):
+        if out is not None:
+            check_out_type(name, out)
+            check_no_grad("round", (x, out))
+            # torch checks out's dtype before finding that a dtype has no rounding kernel.
+            check_out_dtype("round", x.dtype, out, "found")
+        if not integers and x.dtype in (dtypes.int32, dtypes.int64):
+            raise not_implemented("round_cpu" if decimals else "round_vml_cpu", x.dtype)
+        result = _round(x, decimals=decimals)
+        return result if out is None else write_out("round", out, result)
+
+    wrapper.__signature__ = inspect.signature(wrapper, follow_wrapped=False)
+    return wrapper
 
 
-round.__signature__ = inspect.signature(round, follow_wrapped=False)
+round = _round_with_out("round", integers=True)  # noqa: A001 - torch's name
+special_round = _round_with_out("special_round", integers=False)
 
 
 norm = with_out(_norm, "expected", name="linalg_vector_norm")

@@ -1,6 +1,7 @@
-"""`out=` on the older top-level ops (add, exp, mean, ...) against torch: for float and integer
-inputs and every out dtype, the same refusal (exception type and message) or the same values
-written into out, which is returned; a differently shaped out is resized with torch's warning."""
+"""`out=` on the older top-level ops (add, exp, mean, eq, logical_and, sign, matmul, ...)
+against torch: for float and integer inputs and every out dtype, the same refusal (exception
+type and message) or the same values written into out, which is returned; a differently shaped
+out is resized with torch's warning."""
 
 from __future__ import annotations
 
@@ -14,8 +15,14 @@ import autojit
 torch = pytest.importorskip("torch")
 
 UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
-         "tan", "tanh", "sigmoid", "erf", "square", "reciprocal", "abs", "neg", "floor", "mean"]
-BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow", "remainder", "floor_divide"]
+         "tan", "tanh", "sigmoid", "erf", "square", "reciprocal", "abs", "neg", "floor", "mean",
+         "sign", "logical_not"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow", "remainder", "floor_divide",
+          "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "dot",
+          "outer", "matmul"]
+# The shape of the result, where it is not the inputs' (3,); the inputs of mm and bmm.
+SHAPES = {"mean": (), "dot": (), "matmul": (), "outer": (3, 3)}
+MATRICES = {"mm": (2, 2), "bmm": (1, 2, 2), "matmul": (1, 2, 2)}
 OUT_DTYPES = ["float32", "float64", "int64", "bool"]
 
 
@@ -40,7 +47,7 @@ def _inputs(library, dtype: str):
 @pytest.mark.parametrize("name", UNARY + BINARY)
 def test_out_matches_torch(name, input_dtype):
     count = 2 if name in BINARY else 1
-    shape = () if name == "mean" else (3,)
+    shape = SHAPES.get(name, (3,))
     for out_dtype in OUT_DTYPES:
         theirs = _call(torch, name, (_inputs(torch, input_dtype),) * count, out_dtype, shape)
         ours = _call(autojit, name, (_inputs(autojit, input_dtype),) * count, out_dtype, shape)
@@ -52,6 +59,29 @@ def test_out_matches_torch(name, input_dtype):
             assert ours[0] != "written" and issubclass(ours[0], theirs[0]), (where, ours, theirs)
             if name not in ("mean",):  # torch's mean names its own kernel in the message
                 assert ours[1] == theirs[1], where
+
+
+@pytest.mark.parametrize("input_dtype", ["float32", "int64"])
+@pytest.mark.parametrize("name", MATRICES)
+def test_out_of_the_matrix_products_matches_torch(name, input_dtype):
+    values = [[1.5, 2.0], [3.0, -1.0]] if input_dtype == "float32" else [[1, 2], [3, -1]]
+    for out_dtype in OUT_DTYPES:
+        theirs, ours = (_call(library, name, (library.tensor(values, dtype=getattr(
+            library, input_dtype)).reshape(MATRICES[name]),) * 2, out_dtype, MATRICES[name])
+            for library in (torch, autojit))
+        where = f"{name}({input_dtype}) out={out_dtype}"
+        if theirs[0] == "written":
+            assert ours[0] == "written", (where, ours)
+            np.testing.assert_allclose(ours[1], theirs[1], err_msg=where)
+        else:
+            assert ours[0] != "written" and issubclass(ours[0], theirs[0]), (where, ours)
+            assert ours[1] == theirs[1], where
+
+
+def test_matmul_of_a_matrix_and_a_vector_checks_out_as_torch():
+    theirs, ours = (_call(library, "matmul", (library.ones(2, 2), library.ones(2)), "float64",
+                          (2,)) for library in (torch, autojit))
+    assert ours == theirs
 
 
 def test_out_of_another_shape_is_resized_with_torch_warning():

@@ -1,5 +1,5 @@
-"""`out=` on the reductions (sum, prod, amax, amin, aminmax, max, min, argmax, argmin,
-logsumexp, std, var, norm) and on clamp, clip and round (autojit.special's too), against
+"""`out=` on the reductions (sum, prod, amax, amin, aminmax, max, min, argmax, argmin, any,
+all, logsumexp, std, var, norm) and on clamp, clip and round (autojit.special's too), against
 torch: for float, integer and bool inputs and every out dtype, the same refusal (exception
 type and message) or the same values written into out, which is returned; torch's other forms
 and checks of out (sum without a dim, a pair for max with a dim, out= with grad, a resized
@@ -45,6 +45,8 @@ CASES = {
     "min other": lambda L, x, o: L.min(x, x, out=o((2, 3))),
     "argmax": lambda L, x, o: L.argmax(x, 1, out=o(2)),
     "argmin all": lambda L, x, o: L.argmin(x, out=o(())),
+    "any": lambda L, x, o: L.any(x, 1, out=o(2)),
+    "all all": lambda L, x, o: L.all(x, out=o(())),
     "logsumexp": lambda L, x, o: L.logsumexp(x, 1, out=o(2)),
     "std": lambda L, x, o: L.std(x, 1, out=o(2)),
     "var all": lambda L, x, o: L.var(x, correction=0, out=o(())),

@@ -126,7 +126,7 @@ from .layout import (  # noqa: F401
     unflatten,
     unsqueeze,
 )
-from .linalg import bmm, dot, matmul, mm, outer  # noqa: F401
+from .linalg import bmm, dot, mm, outer  # noqa: F401
 
 # ---- torch.linalg's top-level aliases (torch.det, torch.inverse, ...); autojit.linalg holds
 # the rest (ops/linalg_namespace.py).
@@ -169,7 +169,7 @@ from .math_composites import (  # noqa: F401
     sinh,
 )
 from .out_argument import with_out as _with_out
-from .out_forms import aminmax, norm, prod, round  # noqa: F401
+from .out_forms import aminmax, matmul, norm, prod, round  # noqa: F401
 from .out_forms import max as max  # noqa: F401, A004, PLC0414
 from .out_forms import min as min  # noqa: F401, A004, PLC0414
 from .out_forms import sum as sum  # noqa: F401, A004, PLC0414
@@ -212,9 +212,15 @@ _WITH_OUT = {
     # the reductions that write their result (the others: out_forms.py), clamp
     "amax": "input", "amin": "input", "argmax": "expected", "argmin": "expected",
     "logsumexp": "floating", "std": None, "var": None, "clamp": "found",
+    "any": "bool_result", "all": "bool_result",
+    # comparisons, logical ops and products
+    "eq": None, "ne": None, "lt": None, "le": None, "gt": None, "ge": None,
+    "logical_and": None, "logical_or": None, "logical_xor": None, "logical_not": None,
+    "sign": "found", "mm": "expected", "bmm": "expected",
+    "dot": "dot", "outer": None,
 }
 for _name, _check in _WITH_OUT.items():
-    globals()[_name] = _with_out(globals()[_name], _check)
+    globals()[_name] = _with_out(globals()[_name], _check, name=_name)
 
 clip = clamp
 negative = neg

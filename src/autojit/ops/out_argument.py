@@ -72,6 +72,14 @@ OUT_CHECKS = {
         f"nan_to_num: dtype of out: {_scalar(out)} should be same as input: {_scalar(result)}")),
     "boolean": lambda name, result, out: (
         None if out.category == 0 else f"{name} does not support non-boolean outputs."),
+    "bool_result": lambda name, result, out: (
+        None if out.category == 0 else
+        f"{name} only supports bool tensor for result, got: {_scalar(out)}"),
+    "addmv": _unless_same(lambda result, out: (
+        f"addmv input tensors must have the same dtype, but got {_scalar(out)}, "
+        f"{_scalar(result)}, and {_scalar(result)}")),
+    "dot": _unless_same(lambda result, out: (
+        f"result dtype {_scalar(out)} does not match input dtype {_scalar(result)}")),
     "floating": lambda name, result, out: (
         None if out.is_floating_point else
         f"{name}(): Expected floating point type for result tensor, but got: {_scalar(out)}"),

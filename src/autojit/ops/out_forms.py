@@ -1,14 +1,14 @@
 """The top-level forms of the ops whose `out=` is more than a write of their result: the
-reductions sum, prod, max, min, aminmax and norm, and round (torch.special's too).
+reductions sum, prod, max, min, aminmax and norm, round (torch.special's too) and matmul.
 
 torch takes out= on sum and prod only with a dim, and runs them in out's dtype (a float
 tensor summed into an int64 out is cast first, then summed); max and min take three kinds of
 out, one per form; aminmax takes a pair; norm checks out under the name of torch's kernel,
 linalg_vector_norm; round checks out's dtype before it finds that an integer tensor has no
-rounding kernel (to decimals, or at all in torch.special.round). The ops whose out= only
-receives their result (amax, argmax, logsumexp, std, clamp, ...) are wrapped by
-out_argument.with_out in functional.py, which also imports these forms; the Tensor methods
-stay the plain ops, without out.
+rounding kernel (to decimals, or at all in torch.special.round); matmul checks out as the
+product it runs does (dot, mv or mm). The ops whose out= only receives their result (amax,
+argmax, logsumexp, std, clamp, ...) are wrapped by out_argument.with_out in functional.py,
+which also imports these forms; the Tensor methods stay the plain ops, without out.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .composite import round as _round
 from .elementwise_math import not_implemented
 from .indexing import max as _max
 from .indexing import min as _min
+from .linalg import matmul as _matmul
 from .masks import aminmax as _aminmax
 from .masks import aminmax_return
 from .out_argument import (
@@ -163,3 +164,16 @@ special_round = _round_with_out("special_round", integers=False)
 
 
 norm = with_out(_norm, "expected", name="linalg_vector_norm")
+
+
+@functools.wraps(_matmul)
+def matmul(x: Tensor, y: Tensor, *, out=None) -> Tensor:
+    result = _matmul(x, y)
+    if out is None:
+        return result
+    # torch's matmul runs dot, mv or mm, and out's dtype is checked as theirs is.
+    check = "dot" if x.ndim == 1 and y.ndim == 1 else "addmv" if y.ndim == 1 else "expected"
+    return write_result("matmul", out, result, check, inputs=(x, y))
+
+
+matmul.__signature__ = inspect.signature(matmul, follow_wrapped=False)

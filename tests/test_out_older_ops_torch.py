@@ -1,7 +1,7 @@
-"""`out=` on the older top-level ops (add, exp, mean, eq, logical_and, sign, matmul, ...)
-against torch: for float and integer inputs and every out dtype, the same refusal (exception
-type and message) or the same values written into out, which is returned; a differently shaped
-out is resized with torch's warning."""
+"""`out=` on the older top-level ops (add, exp, mean, eq, logical_and, sign, matmul, cat,
+where, nonzero, ...) against torch: for float and integer inputs and every out dtype, the
+same refusal (exception type and message) or the same values written into out, which is
+returned; a differently shaped out is resized with torch's warning."""
 
 from __future__ import annotations
 
@@ -76,6 +76,64 @@ def test_out_of_the_matrix_products_matches_torch(name, input_dtype):
         else:
             assert ours[0] != "written" and issubclass(ours[0], theirs[0]), (where, ours)
             assert ours[1] == theirs[1], where
+
+
+# Calls of the ops whose out= has forms of its own: `L` is torch or autojit, `x` a 2 x 2 input.
+FORMS = {
+    "cat": lambda L, x, out: L.cat([x, x], out=out((4, 2))),
+    "stack": lambda L, x, out: L.stack([x, x], 1, out=out((2, 2, 2))),
+    "where": lambda L, x, out: L.where(x > 1, x, L.ones(2, dtype=L.int64), out=out((2, 2))),
+    "nonzero": lambda L, x, out: L.nonzero(x, out=out((3, 2))),
+}
+
+
+def _form_outcome(library, name: str, input_dtype: str, out_dtype: str):
+    values = [[1.5, 0.0], [4.0, 5.0]] if input_dtype == "float32" else [[1, 0], [4, 5]]
+    x = library.tensor(values, dtype=getattr(library, input_dtype))
+    return _outcome(library, lambda: FORMS[name](
+        library, x, lambda shape: library.zeros(shape, dtype=getattr(library, out_dtype))))
+
+
+@pytest.mark.parametrize("input_dtype", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("name", FORMS)
+def test_out_of_cat_stack_where_and_nonzero_matches_torch(name, input_dtype):
+    for out_dtype in OUT_DTYPES:
+        theirs, ours = (_form_outcome(library, name, input_dtype, out_dtype)
+                        for library in (torch, autojit))
+        where = f"{name}({input_dtype}) out={out_dtype}"
+        if theirs[0] == "written":
+            assert ours[0] == "written", (where, ours)
+            np.testing.assert_allclose(ours[1], theirs[1], err_msg=where)
+        else:
+            assert ours[0] != "written" and issubclass(ours[0], theirs[0]), (where, ours)
+            assert ours[1] == theirs[1], where
+
+
+# The calls torch's parser or checks refuse.
+REFUSALS = {
+    "where with a number": lambda L: L.where(L.ones(2) > 0, L.ones(2), 0.0, out=L.zeros(2)),
+    "where of a condition": lambda L: L.where(L.ones(2) > 0, out=L.zeros(2)),
+    "nonzero as_tuple": lambda L: L.nonzero(L.ones(2), as_tuple=True,
+                                            out=L.zeros(2, 1, dtype=L.int64)),
+    "cat with grad": lambda L: L.cat([L.ones(2, requires_grad=True)], out=L.zeros(2)),
+}
+
+
+@pytest.mark.parametrize("name", REFUSALS)
+def test_refusal_matches_torch(name):
+    theirs, ours = (_outcome(library, lambda library=library: REFUSALS[name](library))
+                    for library in (torch, autojit))
+    assert theirs[0] != "written" and ours == theirs
+
+
+def _outcome(library, call):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            returned = call()
+    except Exception as error:  # noqa: BLE001 - the refusal itself is compared with torch's
+        return type(error), str(error).splitlines()[0]
+    return "written", np.asarray(returned.tolist(), dtype=np.float64)
 
 
 def test_matmul_of_a_matrix_and_a_vector_checks_out_as_torch():

@@ -62,7 +62,6 @@ from .elementwise import (  # noqa: F401
     sqrt,
     sub,
     tanh,
-    where,
 )
 from .elementwise_math import (  # noqa: F401
     acos,
@@ -83,7 +82,7 @@ from .elementwise_math import (  # noqa: F401
     xlogy,
 )
 from .index_update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
-from .indexing import flip, gather, index_select, masked_fill, nonzero, take_along_dim  # noqa: F401
+from .indexing import flip, gather, index_select, masked_fill, take_along_dim  # noqa: F401
 from .joining import (  # noqa: F401
     atleast_1d,
     atleast_2d,
@@ -169,7 +168,7 @@ from .math_composites import (  # noqa: F401
     sinh,
 )
 from .out_argument import with_out as _with_out
-from .out_forms import aminmax, matmul, norm, prod, round  # noqa: F401
+from .out_forms import aminmax, matmul, nonzero, norm, prod, round, where  # noqa: F401
 from .out_forms import max as max  # noqa: F401, A004, PLC0414
 from .out_forms import min as min  # noqa: F401, A004, PLC0414
 from .out_forms import sum as sum  # noqa: F401, A004, PLC0414
@@ -217,7 +216,7 @@ _WITH_OUT = {
     "eq": None, "ne": None, "lt": None, "le": None, "gt": None, "ge": None,
     "logical_and": None, "logical_or": None, "logical_xor": None, "logical_not": None,
     "sign": "found", "mm": "expected", "bmm": "expected",
-    "dot": "dot", "outer": None,
+    "dot": "dot", "outer": None, "cat": "cat", "stack": "cat",
 }
 for _name, _check in _WITH_OUT.items():
     globals()[_name] = _with_out(globals()[_name], _check, name=_name)

@@ -78,6 +78,16 @@ OUT_CHECKS = {
     "addmv": _unless_same(lambda result, out: (
         f"addmv input tensors must have the same dtype, but got {_scalar(out)}, "
         f"{_scalar(result)}, and {_scalar(result)}")),
+    "where": _unless_same(lambda result, out: (
+        f"Expected out type to be {_scalar(result)} but got {_scalar(out)}")),
+    "nonzero": _unless_same(lambda result, out: (
+        f"nonzero: Expected out tensor to have scalar type {_scalar(result)} but got scalar "
+        f"type{_scalar(out)}")),
+    # torch.cat's out may be of any dtype of the result's category or above.
+    "cat": lambda name, result, out: (
+        None if result.category <= out.category else
+        TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                  f"{_scalar(out)}")),
     "dot": _unless_same(lambda result, out: (
         f"result dtype {_scalar(out)} does not match input dtype {_scalar(result)}")),
     "floating": lambda name, result, out: (

@@ -1,14 +1,16 @@
 """The top-level forms of the ops whose `out=` is more than a write of their result: the
-reductions sum, prod, max, min, aminmax and norm, round (torch.special's too) and matmul.
+reductions sum, prod, max, min, aminmax and norm, round (torch.special's too), matmul,
+where and nonzero.
 
 torch takes out= on sum and prod only with a dim, and runs them in out's dtype (a float
 tensor summed into an int64 out is cast first, then summed); max and min take three kinds of
 out, one per form; aminmax takes a pair; norm checks out under the name of torch's kernel,
 linalg_vector_norm; round checks out's dtype before it finds that an integer tensor has no
 rounding kernel (to decimals, or at all in torch.special.round); matmul checks out as the
-product it runs does (dot, mv or mm). The ops whose out= only receives their result (amax,
-argmax, logsumexp, std, clamp, ...) are wrapped by out_argument.with_out in functional.py,
-which also imports these forms; the Tensor methods stay the plain ops, without out.
+product it runs does (dot, mv or mm); where takes out only with two tensors, nonzero only
+without as_tuple. The ops whose out= only receives their result (amax, argmax, logsumexp,
+std, clamp, cat, ...) are wrapped by out_argument.with_out in functional.py, which also
+imports these forms; the Tensor methods stay the plain ops, without out.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from .composite import norm as _norm
 from .composite import round as _round
+from .elementwise import where as _where
 from .elementwise_math import not_implemented
 from .indexing import max as _max
 from .indexing import min as _min
+from .indexing import nonzero as _nonzero
 from .linalg import matmul as _matmul
 from .masks import aminmax as _aminmax
 from .masks import aminmax_return
@@ -46,6 +50,10 @@ _FORMS = {
     "prod": ("Tensor input, *, torch.dtype dtype = None",
              "Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, "
              "Tensor out = None"),
+    "where": ("Tensor condition", "Tensor condition, Tensor input, Tensor other, *, Tensor "
+              "out = None", "Tensor condition, Number self, Tensor other",
+              "Tensor condition, Tensor input, Number other",
+              "Tensor condition, Number self, Number other"),
 }
 
 
@@ -177,3 +185,33 @@ def matmul(x: Tensor, y: Tensor, *, out=None) -> Tensor:
 
 
 matmul.__signature__ = inspect.signature(matmul, follow_wrapped=False)
+
+
+@functools.wraps(_where)
+def where(condition, input=None, other=None, *, out=None):  # noqa: A002 - torch's names
+    if out is None:
+        return _where(condition, input, other)
+    if input is None and other is None:
+        raise _no_matching_form("where", (condition,), {"out": out})
+    # torch's form with out takes tensors only.
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 2):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"where(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+    return write_result("where", out, _where(condition, input, other), "where",
+                        inputs=(input, other))
+
+
+where.__signature__ = inspect.signature(where, follow_wrapped=False)
+
+
+@functools.wraps(_nonzero)
+def nonzero(x: Tensor, *, as_tuple: bool = False, out=None):
+    if out is None:
+        return _nonzero(x, as_tuple=as_tuple)
+    if as_tuple:
+        raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
+    return write_result("nonzero", out, _nonzero(x), "nonzero")
+
+
+nonzero.__signature__ = inspect.signature(nonzero, follow_wrapped=False)

@@ -8,8 +8,9 @@ autograd history. The dtype torch asks of `out` differs from op to op, with mess
 own: OUT_CHECKS names the usual rules, and an op with another one checks it itself. The result
 is then cast to out's dtype and copied into out's storage (inplace.write_storage, so a write to
 a captured tensor inside a compiled function becomes an update of that tensor); an out of
-another shape is resized first, with torch's deprecation warning unless it was empty, and
-out's version counter is bumped, as an in-place op's.
+another shape is resized first, with torch's deprecation warning unless it was empty (a
+resize inside a compiled function is a graph break, and a view is not resized), and out's
+version counter is bumped, as an in-place op's.
 
 `with_out(function, check)` gives a top-level op function torch's keyword-only `out`, which
 the Tensor methods do not take, as in torch. Ops whose out= changes the computation (a sum
@@ -183,10 +184,11 @@ def _resize(name: str, out: Tensor, shape: tuple) -> None:
 
 
 def _user_stacklevel() -> int:
-    """The warnings stacklevel of the innermost frame outside the autojit package, as seen
-    from _resize's caller."""
+    """The stacklevel that points a warning raised in _resize at the innermost frame outside
+    the autojit package (the user's line)."""
     frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            _PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     return level
 

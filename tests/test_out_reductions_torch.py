@@ -185,3 +185,18 @@ def test_out_is_written_in_place_by_a_compiled_function():
     view = total[1:]
     assert step(x, total).tolist() == [8.0, 10.0]
     assert total.tolist() == [5.0, 7.0] and view.tolist() == [7.0]
+
+
+def test_a_compiled_function_resizing_an_out_runs_eagerly():
+    @autojit.compile
+    def step(x, total):
+        autojit.sum(x, 0, out=total)
+        return x * 2
+
+    total = autojit.zeros(3)
+    with pytest.warns(UserWarning) as caught:
+        doubled = step(autojit.tensor([[1.0, 5.0], [4.0, 2.0]]), total)
+    messages = [str(warning.message) for warning in caught]
+    assert any("graph break" in message for message in messages), messages
+    assert any("was resized since it had shape [3]" in message for message in messages)
+    assert total.tolist() == [5.0, 7.0] and doubled.tolist() == [[2.0, 10.0], [8.0, 4.0]]

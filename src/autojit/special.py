@@ -9,7 +9,6 @@ ops/ with the other public namespaces.
 
 from __future__ import annotations
 
-from .ops.composite import logsumexp, round  # noqa: A004 - torch's names
 from .ops.elementwise_math import entr as _entr
 from .ops.elementwise_math import xlog1py as _xlog1py
 from .ops.functional import (
@@ -22,6 +21,7 @@ from .ops.functional import (
     i0,
     log1p,
     logit,
+    logsumexp,
     polygamma,
     sinc,
     xlogy,
@@ -32,6 +32,7 @@ from .ops.functional import mvlgamma as multigammaln
 from .ops.functional import sigmoid as expit
 from .ops.math_composites import ndtr
 from .ops.out_argument import with_out
+from .ops.out_forms import special_round as round  # noqa: A004 - torch's name
 from .ops.softmax import log_softmax, softmax
 from .ops.special_functions import i1
 

@@ -24,10 +24,10 @@ import warnings
 from ..ops import elementwise as ew
 from ..ops.layout import cat
 from ..ops.linalg import matmul
-from ..ops.out_arguments import SCALAR_TYPE_NAMES
 from ..ops.reduction import amax, sum_
 from ..tensor import dtypes
 from ..tensor.creation import arange, zeros
+from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor
 from .functional_padding import pad
 from .layer_functions import dropout, linear

@@ -33,11 +33,14 @@ def round(x, *, decimals: int = 0):  # noqa: A001 - torch's name
     """Elementwise rounding to the nearest integer, halves to even (torch.round); with
     `decimals`, to that many decimal places.
 
-    Integer tensors are returned unchanged. The gradient is zero.
+    Integer tensors are returned unchanged (bools have no rounding, as in torch). The gradient
+    is zero.
     """
     if not x.dtype.is_floating_point:
-        if decimals:
-            raise NotImplementedError(f'"round_cpu" not implemented for '
+        if decimals or x.dtype is dtypes.bool_:
+            # torch's kernel of decimals=0 is another one (round_vml), which has no bool loop
+            kernel = "round_cpu" if decimals else "round_vml_cpu"
+            raise NotImplementedError(f'"{kernel}" not implemented for '
                                       f"'{_SCALAR_TYPE_NAMES[x.dtype.name]}'")
         return ew.clone(x)
     if decimals > 0:
@@ -189,6 +192,8 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     """Variance over `dim` (all when None), dividing by N - `correction` (Bessel's correction,
     1 by default; `unbiased=False` means 0)."""
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     if unbiased is not None:
         correction = 1 if unbiased else 0
     centered = x - mean(x, dim, keepdim=True)
@@ -218,6 +223,9 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
 
     The gradient at 0 is 0, as in torch.
     """
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_SCALAR_TYPE_NAMES[x.dtype.name]}")
     if p in ("fro", 2, 2.0):
         return _root_or_zero(sum_(x * x, dim, keepdim), 0.5)
     if p == 1:

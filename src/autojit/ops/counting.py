@@ -16,14 +16,9 @@ import math
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor, normalize_dim
-from .out_arguments import (
-    C_TYPE_NAMES,
-    SCALAR_TYPE_NAMES,
-    check_no_grad,
-    check_out_type,
-    write_out,
-)
+from .out_argument import check_no_grad, check_out_type, write_out
 from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, define_op, rule_first
 
 

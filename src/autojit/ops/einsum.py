@@ -21,10 +21,10 @@ order through those ops. No primitive of its own.
 from __future__ import annotations
 
 from ..tensor import dtypes
+from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor
 from .layout import permute, reshape, slice_dims
 from .linalg import MATMUL
-from .out_arguments import SCALAR_TYPE_NAMES
 from .reduction import sum_
 from .registry import bind
 

@@ -11,10 +11,8 @@ from .composite import (  # noqa: F401
     log10,
     logsumexp,
     mean,
-    norm,
     reciprocal,
     relu,
-    round,
     rsqrt,
     silu,
     softplus,
@@ -64,7 +62,6 @@ from .elementwise import (  # noqa: F401
     sqrt,
     sub,
     tanh,
-    where,
 )
 from .elementwise_math import (  # noqa: F401
     acos,
@@ -85,9 +82,7 @@ from .elementwise_math import (  # noqa: F401
     xlogy,
 )
 from .index_update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
-from .indexing import flip, gather, index_select, masked_fill, nonzero, take_along_dim  # noqa: F401
-from .indexing import max as max  # noqa: F401, A004, PLC0414
-from .indexing import min as min  # noqa: F401, A004, PLC0414
+from .indexing import flip, gather, index_select, masked_fill, take_along_dim  # noqa: F401
 from .joining import (  # noqa: F401
     atleast_1d,
     atleast_2d,
@@ -130,7 +125,7 @@ from .layout import (  # noqa: F401
     unflatten,
     unsqueeze,
 )
-from .linalg import bmm, dot, matmul, mm, outer  # noqa: F401
+from .linalg import bmm, dot, mm, outer  # noqa: F401
 
 # ---- torch.linalg's top-level aliases (torch.det, torch.inverse, ...); autojit.linalg holds
 # the rest (ops/linalg_namespace.py).
@@ -145,7 +140,6 @@ from .linalg_solvers import inverse  # noqa: F401
 from .masked import masked_scatter, masked_select, nonzero_static  # noqa: F401
 from .masks import (  # noqa: F401
     allclose,
-    aminmax,
     clamp_max,
     clamp_min,
     count_nonzero,
@@ -174,13 +168,15 @@ from .math_composites import (  # noqa: F401
     sinh,
 )
 from .out_argument import with_out as _with_out
+from .out_forms import aminmax, matmul, nonzero, norm, prod, round, where  # noqa: F401
+from .out_forms import max as max  # noqa: F401, A004, PLC0414
+from .out_forms import min as min  # noqa: F401, A004, PLC0414
+from .out_forms import sum as sum  # noqa: F401, A004, PLC0414
 from .products import addbmm, addmm, addmv, baddbmm, cdist, cosine_similarity, cross, kron, mv  # noqa: F401
 from .random import bernoulli, multinomial, normal, poisson  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
 from .reduction import any_ as any  # noqa: F401
-from .reduction import prod_ as prod  # noqa: F401
-from .reduction import sum_ as sum  # noqa: F401
 from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import scatter, scatter_add, scatter_reduce  # noqa: F401
 from .searching import bucketize, searchsorted  # noqa: F401
@@ -212,9 +208,18 @@ _WITH_OUT = {
     "rsqrt": None, "sin": None, "cos": None, "tan": None, "tanh": None, "sigmoid": None,
     "erf": None, "square": None, "reciprocal": None, "abs": "found", "neg": "found",
     "floor": "found", "mean": None,
+    # the reductions that write their result (the others: out_forms.py), clamp
+    "amax": "input", "amin": "input", "argmax": "expected", "argmin": "expected",
+    "logsumexp": "floating", "std": None, "var": None, "clamp": "found",
+    "any": "bool_result", "all": "bool_result",
+    # comparisons, logical ops and products
+    "eq": None, "ne": None, "lt": None, "le": None, "gt": None, "ge": None,
+    "logical_and": None, "logical_or": None, "logical_xor": None, "logical_not": None,
+    "sign": "found", "mm": "expected", "bmm": "expected",
+    "dot": "dot", "outer": None, "cat": "cat", "stack": "cat",
 }
 for _name, _check in _WITH_OUT.items():
-    globals()[_name] = _with_out(globals()[_name], _check)
+    globals()[_name] = _with_out(globals()[_name], _check, name=_name)
 
 clip = clamp
 negative = neg

@@ -26,7 +26,7 @@ from . import batching
 from . import elementwise as ew
 from .index_checks import check_index
 from .layout import FLIP, expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
-from .reduction import argmax, argmin, extreme
+from .reduction import extreme, index_of_extreme
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 
 _INDEX_DTYPES = (dtypes.int64, dtypes.int32)
@@ -374,9 +374,8 @@ min_return = namedtuple("min", ["values", "indices"])
 
 
 def _extreme(x, dim, keepdim, other, name):
-    reduce_all, pick, elementwise, result_type = {
-        "max": (lambda x: extreme(x, "max"), argmax, ew.maximum, max_return),
-        "min": (lambda x: extreme(x, "min"), argmin, ew.minimum, min_return)}[name]
+    elementwise, result_type = {"max": (ew.maximum, max_return),
+                                "min": (ew.minimum, min_return)}[name]
     if isinstance(dim, Tensor):
         dim, other = None, dim
     if other is not None:
@@ -386,10 +385,10 @@ def _extreme(x, dim, keepdim, other, name):
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
-        return reduce_all(x)
+        return extreme(x, name)
     dim = normalize_dim(dim, x.ndim)
     source = reshape(x, 1) if x.ndim == 0 else x
-    indices = pick(source, dim, keepdim=True)
+    indices = index_of_extreme(source, name, dim, keepdim=True)
     # Only the selected entry gets the gradient (unlike amax, which shares it among ties).
     values = _gather(source, dim, indices)
     if x.ndim == 0:

@@ -272,20 +272,29 @@ def extreme(x: Tensor, kind: str, dim=None, keepdim: bool = False) -> Tensor:
     return bind(op, (x,), {"dim": dims, "keepdim": bool(keepdim), "nan_shares": True})
 
 
+def index_of_extreme(x: Tensor, kind: str, dim=None, keepdim: bool = False) -> Tensor:
+    """argmax (kind "max") or argmin for any dtype, bools included (max(x, dim) of a bool
+    tensor needs the index, which torch's argmax refuses to give)."""
+    name, op = ("argmax", ARGMAX) if kind == "max" else ("argmin", ARGMIN)
+    dims = normalize_dims(dim, x.ndim)
+    _check_nonempty(x, name, dims)
+    return bind(op, (x,), {"dim": dims, "keepdim": bool(keepdim)})
+
+
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the maximum along `dim`, or into the flattened tensor when dim is
     None; the first one where several are equal."""
-    dims = normalize_dims(dim, x.ndim)
-    _check_nonempty(x, "argmax", dims)
-    return bind(ARGMAX, (x,), {"dim": dims, "keepdim": bool(keepdim)})
+    if x.dtype is dtypes.bool_:
+        raise RuntimeError("argmax(): does not support bool input")
+    return index_of_extreme(x, "max", dim, keepdim)
 
 
 def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the minimum along `dim`, or into the flattened tensor when dim is
     None; the first one where several are equal."""
-    dims = normalize_dims(dim, x.ndim)
-    _check_nonempty(x, "argmin", dims)
-    return bind(ARGMIN, (x,), {"dim": dims, "keepdim": bool(keepdim)})
+    if x.dtype is dtypes.bool_:
+        raise RuntimeError("argmin(): does not support bool input")
+    return index_of_extreme(x, "min", dim, keepdim)
 
 
 def any_(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:

@@ -17,20 +17,14 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from . import elementwise as ew
 from .indexing import _gather
 from .layout import _narrow, cat, linear_jvp, movedim, reshape, unsqueeze
-from .out_arguments import (
-    C_TYPE_NAMES,
-    SCALAR_TYPE_NAMES,
-    check_no_grad,
-    check_out_pair,
-    check_out_type,
-    write_out,
-)
+from .out_argument import check_no_grad, check_out_pair, check_out_type, write_out
 from .reduction import sum_
 from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op, rule_first, rule_index
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor
 from .indexing import _gather
-from .out_arguments import SCALAR_TYPE_NAMES, check_no_grad, check_out_type, write_out
+from .out_argument import check_no_grad, check_out_type, write_out
 from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
 
 

@@ -17,19 +17,13 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from . import elementwise as ew
 from .indexing import _gather
 from .layout import _narrow, reshape, squeeze
-from .out_arguments import (
-    SCALAR_TYPE_NAMES,
-    check_no_grad,
-    check_out_pair,
-    check_out_type,
-    check_same_dtype,
-    write_out,
-)
+from .out_argument import check_no_grad, check_out_pair, write_out, write_result, write_results
 from .reduction import sum_
 from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op, rule_index
 
@@ -68,20 +62,12 @@ def _order(x: Tensor, dim: int, descending: bool) -> Tensor:
 
 def _write_pair(name: str, out, inputs: tuple, values: Tensor, indices: Tensor, checks):
     """values and indices written into the pair `out`; `checks(out_values, out_indices)`
-    raises torch's error for this op where a dtype does not fit."""
+    raises this op's own error where a dtype does not fit (out_argument.write_results has the
+    usual ones)."""
     out_values, out_indices = check_out_pair(name, out)
     check_no_grad(name, (*inputs, out_values, out_indices))
     checks(out_values, out_indices)
     return (write_out(name, out_values, values), write_out(name, out_indices, indices))
-
-
-def _expected_dtypes(values_dtype):
-    """The out= check of sort and topk: "Expected out tensor to have dtype ..."."""
-    def checks(out_values, out_indices):
-        check_same_dtype(out_values, values_dtype)
-        check_same_dtype(out_indices, dtypes.int64)
-
-    return checks
 
 
 # ---- sort, argsort, msort, topk --------------------------------------------------------------
@@ -105,8 +91,8 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     values = _like(_gather(source, dim, indices), x)
     indices = _like(indices, x)
     if out is not None:
-        values, indices = _write_pair("sort", out, (x,), values, indices,
-                                      _expected_dtypes(x.dtype))
+        values, indices = write_results("sort", out, (values, indices),
+                                        ("expected", "expected"), inputs=(x,))
     return sort_return(values, indices)
 
 
@@ -117,10 +103,7 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
     indices = _like(_order(_as_vector(x), dim, descending), x)
     if out is None:
         return indices
-    check_out_type("argsort", out)
-    check_no_grad("argsort", (out,))
-    check_same_dtype(out, dtypes.int64)
-    return write_out("argsort", out, indices)
+    return write_result("argsort", out, indices, "expected")
 
 
 def msort(x: Tensor, *, out=None) -> Tensor:
@@ -128,10 +111,7 @@ def msort(x: Tensor, *, out=None) -> Tensor:
     values = sort(x, 0).values
     if out is None:
         return values
-    check_out_type("msort", out)
-    check_no_grad("msort", (x, out))
-    check_same_dtype(out, x.dtype)
-    return write_out("msort", out, values)
+    return write_result("msort", out, values, "expected", inputs=(x,))
 
 
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *,  # noqa: A002
@@ -148,8 +128,8 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     values = _like(_gather(source, dim, indices), x)
     indices = _like(indices, x)
     if out is not None:
-        values, indices = _write_pair("topk", out, (x,), values, indices,
-                                      _expected_dtypes(x.dtype))
+        values, indices = write_results("topk", out, (values, indices),
+                                        ("expected", "expected"), inputs=(x,))
     return topk_return(values, indices)
 
 

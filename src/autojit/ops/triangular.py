@@ -11,15 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
-from .out_arguments import (
-    SCALAR_TYPE_NAMES,
-    check_no_grad,
-    check_out_type,
-    check_same_dtype,
-    write_out,
-)
+from .out_argument import write_result
 
 
 def _kept(x: Tensor, diagonal: int, lower: bool, name: str) -> Tensor:
@@ -47,10 +42,7 @@ def _triangle(x: Tensor, diagonal, out, lower: bool) -> Tensor:
     result = _masked(x, _kept(x, int(diagonal), lower, name))
     if out is None:
         return result
-    check_out_type(name, out)
-    check_no_grad(name, (x, out))
-    check_same_dtype(out, x.dtype)
-    return write_out(name, out, result)
+    return write_result(name, out, result, "expected", inputs=(x,))
 
 
 def tril(x: Tensor, diagonal: int = 0, *, out=None) -> Tensor:

@@ -204,3 +204,48 @@ def test_is_grads_batched_matches_torch():
         assert grads[1] is None
         results.append(to_numpy(grads[0]))
     np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
+def _custom_square(lib):
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            (x,) = ctx.saved_tensors
+            return 2 * x * tangent
+
+    class Doubled(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return Square, Doubled
+
+
+def test_custom_function_jvp_matches_torch():
+    results = []
+    for lib, ad in ((autojit, fwAD), (torch, TAD)):
+        square, doubled = _custom_square(lib)
+        with ad.dual_level():
+            dual = ad.make_dual(lib.tensor(X[0]), lib.tensor(V[0]))
+            results.append(to_numpy(ad.unpack_dual(square.apply(dual).sin()).tangent))
+            with pytest.raises(NotImplementedError, match="must implement the jvp function"):
+                doubled.apply(dual)
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+    square, _ = _custom_square(autojit)
+    assert np.allclose(np.asarray(autojit.func.jacfwd(square.apply)(autojit.tensor(X[0]))),
+                       np.diag(2 * X[0]))

@@ -54,9 +54,25 @@ class FunctionCtx:
                                 f"{index} is of type {type(tensor).__name__}")
         self.to_save = tensors
 
+    def save_for_forward(self, *tensors) -> None:
+        """Keep tensors (or None) for the jvp of forward mode, read back through
+        `saved_tensors` inside jvp."""
+        for index, tensor in enumerate(tensors):
+            if tensor is not None and not isinstance(tensor, Tensor):
+                raise TypeError("save_for_forward expects all arguments to be tensors; you "
+                                f"should save non-tensors as attributes on ctx (argument "
+                                f"{index} is of type {type(tensor).__name__})")
+        self._saved_for_forward = tensors
+
+    _saved_for_forward = None
+    _in_jvp = False
+
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors given to save_for_backward, in order (None where None was saved)."""
+        """The tensors given to save_for_backward, in order (None where None was saved); inside
+        jvp, those given to save_for_forward."""
+        if self._in_jvp:
+            return tuple(self._saved_for_forward or ())
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
         saved = self._saved
@@ -240,6 +256,13 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward mode: the tangents of the outputs from those of the inputs (a zero tensor
+        for an input without one), reading what forward saved with `ctx.save_for_forward`."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def _backward_function(cls):
         backward, vjp = cls.backward, cls.vjp
@@ -298,8 +321,12 @@ def _apply(cls, args: tuple, kwargs: dict):
     node._tensor_inputs = tuple(tensor_inputs)
     executable = state.grad_enabled and any(needs)
 
+    # Forward mode sees the Function as one op: its forward runs below the dual levels, and
+    # the outputs' tangents come from its jvp.
+    levels = state.forward_levels
     previous = state.grad_enabled
     state.grad_enabled = False
+    state.forward_levels = ()
     try:
         if uses_setup_context:
             raw = cls.forward(*args, **kwargs)
@@ -308,14 +335,51 @@ def _apply(cls, args: tuple, kwargs: dict):
             raw = cls.forward(node, *args, **kwargs)
     finally:
         state.grad_enabled = previous
+        state.forward_levels = levels
 
     is_tuple = isinstance(raw, tuple)
     results = _wrap_outputs(node, args, raw if is_tuple else (raw,), executable)
+    if levels:
+        _push_tangents(cls, node, args, results, levels)
     if executable and state.anomaly:
         from .anomaly import capture_forward_trace
 
         capture_forward_trace(node)
     return tuple(results) if is_tuple else results[0]
+
+
+def _push_tangents(cls, node, args: tuple, results: list, levels: tuple) -> None:
+    """Set the outputs' tangents at each active level from the inputs' through cls.jvp."""
+    from ..tensor.creation import zeros_like
+    from .forward_ad import set_tangent
+
+    for level in levels:
+        found = [a._tangents.get(level) if isinstance(a, Tensor) and a._tangents else None
+                 for a in args]
+        if all(tangent is None for tangent in found):
+            continue
+        tangents = [tangent if tangent is not None or not isinstance(a, Tensor) else
+                    (zeros_like(a) if a.dtype.is_floating_point else None)
+                    for a, tangent in zip(args, found)]
+        state.forward_levels = tuple(other for other in levels if other != level)
+        node._in_jvp = True
+        try:
+            pushed = cls.jvp(node, *tangents)
+        finally:
+            node._in_jvp = False
+            state.forward_levels = levels
+        pushed = pushed if isinstance(pushed, tuple) else (pushed,)
+        outputs = [r for r in results]
+        if len(pushed) != len(outputs):
+            raise RuntimeError(f"jvp() returned an incorrect number of tangents (got "
+                               f"{len(pushed)}, but expected {len(outputs)})")
+        for output, tangent in zip(outputs, pushed):
+            if isinstance(output, Tensor) and tangent is not None:
+                if tuple(tangent.shape) != tuple(output.shape):
+                    raise RuntimeError(f"Function {cls.__name__} returned an invalid tangent "
+                                       f"of shape {list(tangent.shape)} for an output of shape "
+                                       f"{list(output.shape)}")
+                set_tangent(output, level, tangent)
 
 
 def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executable: bool) -> list:

@@ -17,12 +17,24 @@ with whatever kernels the disk cache already holds) is reported; then the runner
 ratio to the first autojit runner. Usage:
 
     python bench/func_transforms.py [--rounds 7] [--steps 5] [--only hvp,per-sample,hessian]
+    python bench/func_transforms.py --latency [--repeats 3]
+
+--latency measures the compile latency instead: the first call (trace, compile, run; imports
+excluded) in a new interpreter, for autojit with an empty kernel cache directory (cold) and
+with the one the cold run filled (warm), and for jax.jit without and with its persistent
+compilation cache; the median of --repeats runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -180,12 +192,71 @@ WORKLOADS = {"hvp": (hvp_runners, "autojit rev-rev"),
              "hessian": (hessian_runners, "autojit compiled")}
 
 
+def child(workload: str, runner_name: str) -> None:
+    """In a new interpreter: import everything, build the runners, time one first call."""
+    import torch
+
+    import autojit
+    jax = None
+    if runner_name.startswith("jax"):
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        cache = os.environ.get("JAX_CACHE")
+        if cache:
+            jax.config.update("jax_compilation_cache_dir", cache)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+            jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    runners, _ = WORKLOADS[workload][0](autojit, torch, jax)
+    print(first_call(runners[runner_name]))
+
+
+def latency(repeats: int) -> None:
+    have_jax = importlib.util.find_spec("jax") is not None
+    jax_names = {"hvp": "jax.jit fwd-rev", "per-sample": "jax.jit", "hessian": "jax.jit"}
+    for workload, (_, autojit_name) in WORKLOADS.items():
+        rows = {}
+        for _ in range(repeats):
+            cache = tempfile.mkdtemp(prefix="autojit-func-latency-")
+            try:
+                for label, env in (("autojit cold", {"AUTOJIT_CACHE_DIR": cache}),
+                                   ("autojit warm", {"AUTOJIT_CACHE_DIR": cache}),
+                                   ("jax.jit cold", {}),
+                                   ("jax.jit warm", {"JAX_CACHE": cache + "-jax"}),
+                                   ("jax.jit warm ", {"JAX_CACHE": cache + "-jax"})):
+                    name = autojit_name if label.startswith("autojit") else jax_names[workload]
+                    if label.startswith("jax") and not have_jax:
+                        continue
+                    result = subprocess.run(
+                        [sys.executable, __file__, "--child", workload, name],
+                        env={**os.environ, **env}, capture_output=True, text=True, check=True)
+                    rows.setdefault(label.strip(), []).append(
+                        float(result.stdout.strip().splitlines()[-1]))
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+                shutil.rmtree(cache + "-jax", ignore_errors=True)
+        print(f"{workload}: first call in a new interpreter, median of {repeats}")
+        for label, values in rows.items():
+            # "jax.jit warm" ran twice per repeat: the first filled its cache, the second read it
+            shown = values[1::2] if label == "jax.jit warm" else values
+            print(f"  {label:<13} {statistics.median(shown):7.3f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (7)")
     parser.add_argument("--steps", type=int, default=5, help="calls per round and runner (5)")
     parser.add_argument("--only", default=",".join(WORKLOADS), help="workloads to run")
+    parser.add_argument("--latency", action="store_true", help="measure compile latency")
+    parser.add_argument("--repeats", type=int, default=3, help="latency runs (3)")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    if args.latency:
+        latency(args.repeats)
+        return
 
     import torch
 

@@ -13,6 +13,7 @@ import itertools
 import weakref
 
 from ..ops import registry
+from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
@@ -61,8 +62,7 @@ class SavedTensor:
 
 
 # torch's tensor type names in error messages ("autojit.FloatTensor").
-TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-              "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
+TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 
 
 def modified_message(saved: SavedTensor, node: Node) -> str:

@@ -182,7 +182,8 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         x = x.to(dtype)
     if not x.dtype.is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {x.dtype.name.title()}")
+                           "floating point or complex dtype. Got: "
+                           f"{dtypes.scalar_type_name(x.dtype)}")
     return sum_(x, dim, keepdim) / _count(x, dim)
 
 

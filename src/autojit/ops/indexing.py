@@ -14,6 +14,7 @@ while tracing they are data-dependent and cause a graph break.
 
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -383,6 +384,11 @@ def _prepare(item):
     if isinstance(item, (list, np.ndarray)):
         item = _as_index_tensor(item)
     if isinstance(item, Tensor):
+        if item.dtype is dtypes.uint8:
+            # torch's older masks: a uint8 index is a boolean mask, with its warning.
+            warnings.warn("indexing with dtype autojit.uint8 is now deprecated, please use a "
+                          "dtype autojit.bool instead.", UserWarning, stacklevel=4)
+            item = item.to(dtypes.bool_)
         if item.dtype not in (*_INDEX_DTYPES, dtypes.bool_):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         if item.ndim == 0 and item.dtype is not dtypes.bool_ and item._data is not None:

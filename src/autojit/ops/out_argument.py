@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .elementwise_math import SCALAR_TYPE_NAMES
@@ -30,8 +31,7 @@ _RESIZED = ("An output with one or more elements was resized since it had shape 
 
 
 # C++'s names of the dtypes, as some of torch's out= messages print them.
-_C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int",
-            "int64": "long int", "bool": "bool"}
+_C_NAMES = dtypes.C_TYPE_NAMES
 
 
 def _scalar(dtype) -> str:

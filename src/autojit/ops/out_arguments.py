@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import warnings
 
+from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .inplace import apply_inplace
 
 # torch's names of the dtypes in "Expected out tensor to have dtype float" (C type names).
-C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
-                "int32": "int", "int64": "long int", "bool": "bool"}
+C_TYPE_NAMES = dtypes.C_TYPE_NAMES
 # torch's scalar type names ("expected scalar_type Float but found Double").
-SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-                     "int64": "Long", "bool": "Bool"}
+SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 
 
 def check_out_type(name: str, out) -> None:

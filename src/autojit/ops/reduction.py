@@ -12,7 +12,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
-from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_bool, rule_index
+from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_index
 
 
 def normalize_dims(dim, ndim: int) -> tuple:
@@ -178,10 +178,15 @@ ARGMAX = _reduction("argmax", _arg_impl(np.argmax), rule_index, NOT_DIFFERENTIAB
                     Reduction("argmax", None))
 ARGMIN = _reduction("argmin", _arg_impl(np.argmin), rule_index, NOT_DIFFERENTIABLE, (),
                     Reduction("argmin", None))
+def _rule_truth(inputs, attrs):
+    """any and all give bool, but uint8 for a uint8 input (torch's older mask dtype)."""
+    return None, dtypes.uint8 if inputs[0].dtype is dtypes.uint8 else dtypes.bool_
+
+
 ANY = _reduction("any", lambda x, dim, keepdim: np.any(x, axis=dim, keepdims=keepdim),
-                 rule_bool, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True))
+                 _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True))
 ALL = _reduction("all", lambda x, dim, keepdim: np.all(x, axis=dim, keepdims=keepdim),
-                 rule_bool, NOT_DIFFERENTIABLE, (), Reduction("all", "min", logical=True))
+                 _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("all", "min", logical=True))
 
 
 def _check_nonempty(x: Tensor, name: str, dims: tuple) -> None:
@@ -252,10 +257,12 @@ def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 
 def any_(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Whether any element over `dim` (all when None) is nonzero, as a bool tensor."""
+    """Whether any element over `dim` (all when None) is nonzero, as a bool tensor (uint8 for a
+    uint8 input, as in torch)."""
     return bind(ANY, (x,), {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)})
 
 
 def all_(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Whether every element over `dim` (all when None) is nonzero, as a bool tensor."""
+    """Whether every element over `dim` (all when None) is nonzero, as a bool tensor (uint8 for
+    a uint8 input, as in torch)."""
     return bind(ALL, (x,), {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)})

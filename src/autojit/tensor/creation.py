@@ -188,7 +188,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
     found = dtypes._BY_NUMPY.get(array.dtype)
     if found is None:
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only "
-                        "supported types are: float64, float32, float16, int64, int32, and bool.")
+                        "supported types are: float64, float32, float16, int64, int32, int16, "
+                        "int8, uint8, and bool.")
     return Tensor._make(array, found)
 
 

@@ -25,8 +25,7 @@ from .state import state
 from .tensor import Tensor
 
 # torch's names of the dtypes, in its "not implemented for 'Long'" messages.
-TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-               "int64": "Long", "bool": "Bool"}
+TORCH_NAMES = dtypes.SCALAR_TYPE_NAMES
 _KEY_HIGH = np.iinfo(np.int64).max
 
 

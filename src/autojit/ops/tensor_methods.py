@@ -398,6 +398,8 @@ def zero_(self):
 
 def fill_(self, value):
     """Fill x with `value`, in place."""
+    if not isinstance(value, Tensor):
+        dtypes.check_fits(value, self.dtype)
     return inplace.apply_inplace(self, "fill_", lambda source: ew.fill_like(source, value))
 
 

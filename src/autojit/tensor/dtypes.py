@@ -192,6 +192,22 @@ def wrap_integer(value: int, dtype: DType):
     return dtype.numpy.type(value)
 
 
+# The C types torch's fill functions name in their overflow error (full, fill_).
+_FILL_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int"}
+
+
+def check_fits(value, dtype: DType, fill: bool = True) -> None:
+    """torch's error for a number outside an integer dtype narrower than int64 (NaN is never
+    inside), where it fills a tensor (`fill`: full, fill_) or makes one (tensor); ints in
+    arithmetic wrap instead (wrap_integer)."""
+    if dtype.category != INTEGER or dtype.itemsize == 8 or isinstance(value, bool):
+        return
+    info = np.iinfo(dtype.numpy)
+    if not info.min <= value <= info.max:
+        name = _FILL_TYPE_NAMES[dtype.name] if fill else dtype.name
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
 def round_to_bfloat16(values) -> np.ndarray:
     """float32 values rounded to the nearest bfloat16 number (ties to even), as float32, the
     way torch converts a float to bfloat16 (c10::BFloat16's round_to_nearest_even): the upper

@@ -52,7 +52,8 @@ from ..kernel import (
 from ..kernel import loop_plan as kernel_loop_plan
 
 CAST = {dtypes.float32: "f32", dtypes.float64: "f64", dtypes.int32: "i32",
-        dtypes.int64: "i64", dtypes.bool_: "b1"}
+        dtypes.int64: "i64", dtypes.int16: "i16", dtypes.int8: "i8", dtypes.uint8: "u8",
+        dtypes.bool_: "b1"}
 # Expression functions that are a plain call of a namespace entry of the same arity.
 DIRECT = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "tanh": "tanh",
           "sin": "sin", "cos": "cos", "sqrt": "sqrt", "erf": "erf", "sigmoid": "sigmoid_",
@@ -131,7 +132,7 @@ def _literal(value, dtype) -> str:
         if math.isinf(number):
             return f"{CAST[dtype]}({'-' if number < 0 else ''}inf)"
         return f"{CAST[dtype]}({number!r})"
-    return f"{CAST[dtype]}({int(value)})"
+    return f"{CAST[dtype]}({int(dtypes.wrap_integer(int(value), dtype))})"  # 300 as uint8: 44
 
 
 class _Expression(ExpressionWalker):

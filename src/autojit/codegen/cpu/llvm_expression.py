@@ -504,6 +504,54 @@ def _erfc(self, x):
     return Typed(mathlib_erfc.emit_erfc(self.b, self.b.module, x.value, x.value.type), x.dtype)
 
 
+# ---- bitwise ops (ops/bitwise.py) ----------------------------------------------------------------
+# and, or, xor and not act on i1 bools as on integers; a shift amount outside [0, width) is
+# torch's: a left shift gives 0, a right shift the sign (ashr by width - 1) or, unsigned, 0.
+
+def _integer_pair(self, a, c, name):
+    a, c, dtype = self.unify(a, c)
+    if dtype.is_floating_point:
+        self.fail(f"{name}() needs integer or bool arguments, got {dtype.name}")
+    return a.value, c.value, dtype
+
+
+def _bitwise(instruction, name):
+    def emit(self, a, c):
+        x, y, dtype = _integer_pair(self, a, c, name)
+        return Typed(getattr(self.b, instruction)(x, y), dtype)
+
+    return emit
+
+
+def _bitwise_not(self, x):
+    if x.dtype.is_floating_point:
+        self.fail(f"bitwise_not() needs an integer or bool argument, got {x.dtype.name}")
+    return Typed(self.b.not_(x.value), x.dtype)
+
+
+def _shift(left):
+    def emit(self, a, c):
+        x, y, dtype = _integer_pair(self, a, c, "shift")
+        b, kind = self.b, x.type
+        # Unsigned, a negative amount is at least the width too.
+        outside = b.icmp_unsigned(">=", y, ir.Constant(kind, kind.width))
+        zero = ir.Constant(kind, 0)
+        if not left and dtype.is_signed:
+            amount = b.select(outside, ir.Constant(kind, kind.width - 1), y)
+            return Typed(b.ashr(x, amount), dtype)
+        amount = b.select(outside, zero, y)
+        shifted = b.shl(x, amount) if left else b.lshr(x, amount)
+        return Typed(b.select(outside, zero, shifted), dtype)
+
+    return emit
+
+
+FUNCTIONS.update({
+    "bitwise_and": _bitwise("and_", "bitwise_and"), "bitwise_or": _bitwise("or_", "bitwise_or"),
+    "bitwise_xor": _bitwise("xor", "bitwise_xor"), "bitwise_not": _bitwise_not,
+    "bitwise_left_shift": _shift(True), "bitwise_right_shift": _shift(False),
+})
+
 FUNCTIONS.update({
     "trunc": _rounded("trunc"), "ceil": _rounded("ceil"), "copysign": _copysign,
     "fmod": _fmod, "nextafter": _nextafter, "hypot": _hypot, "atan2": _atan2, "erfc": _erfc,

@@ -8,6 +8,7 @@ scalars; composites built from these (relu, gelu, clamp, ...) live in composite.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -379,6 +380,11 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's names
 
         return nonzero(condition, as_tuple=True)
     condition = operand(condition, "where")
+    if isinstance(condition, Tensor) and condition.dtype is dtypes.uint8:
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                      "will be removed in a future version of autojit. Use a boolean condition "
+                      "instead.", UserWarning, stacklevel=2)
+        condition = cast(condition, dtypes.bool_)
     if not isinstance(condition, Tensor) or condition.dtype is not dtypes.bool_:
         raise TypeError(f"where(): expected condition to be a bool Tensor, got "
                         f"{getattr(condition, 'dtype', type(condition).__name__)}")
@@ -393,8 +399,16 @@ def _cast_vjp(ctx, g):
     return (g,)  # the engine casts the gradient back to the input's dtype
 
 
+def _cast_impl(x, dtype):
+    if dtype is dtypes.uint8 and x.dtype.kind == "f":
+        # torch's uint8 takes the low byte of the int64 conversion (the signed narrow dtypes
+        # that of the int32 one, as NumPy's casts do).
+        return x.astype(np.int64).astype(np.uint8)
+    return x.astype(dtype.numpy)
+
+
 CAST = define_op(name="cast", arity=1, shape=lambda shape, dtype: shape, dtype=_cast_dtype,
-                 impl=lambda x, dtype: x.astype(dtype.numpy), vjp=_cast_vjp, saves=(),
+                 impl=_cast_impl, vjp=_cast_vjp, saves=(),
                  lowering=Elementwise("cast({0})", exact=True), grad_name="ToCopyBackward0")
 
 

@@ -531,6 +531,12 @@ def setitem(x: Tensor, key, value) -> None:
     from ..tensor.creation import arange
     from .inplace import apply_inplace
 
+    items = key if isinstance(key, tuple) else (key,)
+    if (not isinstance(value, Tensor) or value.ndim == 0) and any(
+            isinstance(item, Tensor) and item.dtype is dtypes.uint8 for item in items):
+        # torch writes a number through a mask with masked_fill_, which takes bool masks only.
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           "unsigned char")
     shape = tuple(x.shape)
     # The flat positions that x[key] addresses, found by indexing a tensor of positions the
     # same way; this works unchanged with symbolic index tensors while tracing.

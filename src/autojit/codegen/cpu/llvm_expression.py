@@ -72,8 +72,8 @@ def constant(value, dtype) -> Typed:
 
 def convert(builder, typed: Typed, dtype) -> Typed:
     """ndarray.astype semantics: float -> int truncates (out of range and NaN give the minimum
-    integer, as NumPy on x86; a narrower integer takes the low bits of the int32 conversion, as
-    torch's and NumPy's casts do); to bool is `!= 0`; int -> int wraps."""
+    integer, as NumPy on x86; int8 and int16 take the low bits of the int32 conversion, uint8
+    those of the int64 one, as torch's casts do); to bool is `!= 0`; int -> int wraps."""
     value, source = typed
     if source is dtype:
         return typed
@@ -94,7 +94,7 @@ def convert(builder, typed: Typed, dtype) -> Typed:
         to_float = builder.sitofp if source.is_signed else builder.uitofp
         return Typed(to_float(value, target), dtype)
     if source.is_floating_point:
-        whole = INT64 if dtype is dtypes.int64 else INT32
+        whole = INT64 if dtype in (dtypes.int64, dtypes.uint8) else INT32
         bound = 2.0 ** (whole.width - 1)
         in_range = builder.and_(
             builder.fcmp_ordered(">=", value, ir.Constant(value.type, -bound)),

@@ -94,8 +94,8 @@ def _call2(op, summary: str):
 
 bitwise_and = _call2(BITWISE_AND, "Elementwise bitwise AND of integer (or bool) tensors, "
                                   "`x & y`, broadcasting.")
-bitwise_or = _call2(BITWISE_OR, "Elementwise bitwise OR of integer (or bool) tensors, `x | y`, "
-                                "broadcasting.")
+bitwise_or = _call2(BITWISE_OR, "Elementwise bitwise OR of integer (or bool) tensors (the "
+                                "operator `|`), broadcasting.")
 bitwise_xor = _call2(BITWISE_XOR, "Elementwise bitwise XOR of integer (or bool) tensors, "
                                   "`x ^ y`, broadcasting.")
 bitwise_left_shift = _call2(LEFT_SHIFT, "Elementwise `x << y` of integer tensors; a shift by a "

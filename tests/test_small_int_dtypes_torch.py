@@ -64,6 +64,9 @@ def test_dtype_attributes_names_and_constructors():
                                                    torch_info.bits)
         assert repr(autojit.tensor([1, 2], dtype=mine)) == \
             repr(torch.tensor([1, 2], dtype=theirs)).replace("torch.", "autojit.")
+        ours, torchs = autojit.ones(3, dtype=mine), torch.ones(3, dtype=theirs)
+        assert (ours.element_size(), ours.itemsize, ours.nbytes, ours.is_signed()) == \
+            (torchs.element_size(), torchs.itemsize, torchs.nbytes, torchs.is_signed())
     for kind, dtype in (("ByteTensor", "uint8"), ("CharTensor", "int8"), ("ShortTensor", "int16")):
         made, torch_made = getattr(autojit, kind)([1, 2]), getattr(torch, kind)([1, 2])
         assert _name(made.dtype) == _name(torch_made.dtype) == dtype
@@ -100,10 +103,12 @@ def test_ops_wrap_promote_and_compare_as_torch(name):
         same_as_torch(function, x, y, grad=False, rtol=1e-6)
     mixed = values("uint8" if name != "uint8" else "int8")
     same_as_torch(lambda t, a, b: (a + b, a & b, a < b, t.maximum(a, b)), x, mixed, grad=False)
-    for failing in (lambda t, a: a.mean(), lambda t, a: a.float() & 1, lambda t, a: ~a.float(),
-                    lambda t, a: a.float() << 1, lambda t, a: a.sum(dtype=t.uint8) // 0,
-                    lambda t, a: a.requires_grad_()):
-        same_as_torch(failing, x, grad=False)
+    for edge_case in (lambda t, a: a.mean(), lambda t, a: a.std(), lambda t, a: a.float() & 1,
+                      lambda t, a: ~a.float(), lambda t, a: a.float() << 1,
+                      lambda t, a: a.sum(dtype=t.uint8) // 0, lambda t, a: a.requires_grad_(),
+                      lambda t, a: a ** -2, lambda t, a: a.clamp(max=40000),
+                      lambda t, a: a.clamp(min=-1), lambda t, a: a.random_(0, 40000)):
+        same_as_torch(edge_case, x, grad=False)
 
 
 def test_casts_wrap_as_torch():
@@ -121,14 +126,18 @@ def test_factories_and_their_overflow_errors():
                              t.full((2,), -3, dtype=t.int16), t.arange(250, 256, dtype=t.uint8),
                              t.tensor([True, 2], dtype=t.uint8),
                              t.tensor([[1.7, -2.2]], dtype=t.int8),
-                             t.zeros(2, dtype=t.int16).fill_(-7)), grad=False)
+                             t.zeros(2, dtype=t.int16).fill_(-7), t.full((2,), -1, dtype=t.uint8),
+                             t.zeros(2, dtype=t.uint8).fill_(-255),
+                             t.tensor([-1, 3], dtype=t.uint8)), grad=False)
     for making in (lambda t: t.tensor([300], dtype=t.uint8),
                    lambda t: t.tensor([-1.0], dtype=t.uint8),
                    lambda t: t.tensor([2 ** 40], dtype=t.int32),
                    lambda t: t.full((2,), 128, dtype=t.int8),
                    lambda t: t.full((1,), 2 ** 40, dtype=t.int32),
                    lambda t: t.zeros(2, dtype=t.int16).fill_(40000),
-                   lambda t: t.tensor([float("nan")], dtype=t.uint8)):
+                   lambda t: t.tensor([float("nan")], dtype=t.uint8),
+                   lambda t: t.full((1,), -256, dtype=t.uint8),
+                   lambda t: t.full((1,), -0.5, dtype=t.uint8)):
         same_as_torch(making, grad=False)
 
 

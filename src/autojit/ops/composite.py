@@ -141,6 +141,10 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     """
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    if x.dtype.category == dtypes.INTEGER:  # an int bound is converted to x's dtype, as a fill
+        for bound in (min, max):
+            if isinstance(bound, int):
+                dtypes.check_fits(bound, x.dtype)
     result = x.detach()
     inside = None
     if min is not None:
@@ -192,6 +196,8 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
     1 by default; `unbiased=False` means 0)."""
     if unbiased is not None:
         correction = 1 if unbiased else 0
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     centered = x - mean(x, dim, keepdim=True)
     return sum_(centered * centered, dim, keepdim) / max(_count(x, dim) - correction, 0)
 

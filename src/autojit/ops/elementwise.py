@@ -269,7 +269,17 @@ def _pow_impl(x, y):
     return np.power(x, y)
 
 
-POW = _elementwise("pow", 2, rule_promote, _pow_impl,
+def _rule_pow(inputs, attrs):
+    """Type promotion; a negative Python int exponent of integers raises before it is wrapped
+    into the integer dtype (where -2 as uint8 would be 254)."""
+    dtype = promoted_dtype(inputs)
+    exponent = inputs[1]
+    if dtype.category == dtypes.INTEGER and exponent.__class__ is int and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return dtype, dtype
+
+
+POW = _elementwise("pow", 2, _rule_pow, _pow_impl,
                    _binary_vjp(_pow_base_grad, _pow_exponent_grad), (0, 1, "out"),
                    "pow({0}, {1})")
 
@@ -440,4 +450,6 @@ def fill_like(x: Tensor, value) -> Tensor:
     """A tensor shaped and typed like x, every element `value`."""
     if isinstance(value, Tensor):
         value = value.item()
+    if value.__class__ is int and x.dtype.category == dtypes.INTEGER:
+        value = int(dtypes.wrap_integer(value, x.dtype))  # as torch converts it: -1 is 255
     return bind(FILL, (x,), {"value": value})

@@ -226,6 +226,9 @@ def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:
         return _finish(np.empty(shape, dtype.numpy), dtype, requires_grad, device)
     if not isinstance(value, Tensor):
         dtypes.check_fits(value, dtype)
+        if isinstance(value, int) and not isinstance(value, bool) and \
+                dtype.category == dtypes.INTEGER:
+            value = dtypes.wrap_integer(value, dtype)  # -1 as uint8 is 255
     return _finish(np.full(shape, value, dtype.numpy), dtype, requires_grad, device)
 
 

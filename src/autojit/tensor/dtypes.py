@@ -198,12 +198,14 @@ _FILL_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "i
 
 def check_fits(value, dtype: DType, fill: bool = True) -> None:
     """torch's error for a number outside an integer dtype narrower than int64 (NaN is never
-    inside), where it fills a tensor (`fill`: full, fill_) or makes one (tensor); ints in
-    arithmetic wrap instead (wrap_integer)."""
+    inside), where it fills a tensor (`fill`: full, fill_, clamp's bounds) or makes one
+    (tensor); an int down to -max fits uint8, wrapping as two's complement does (-1 is 255).
+    Ints in arithmetic wrap whatever their size (wrap_integer)."""
     if dtype.category != INTEGER or dtype.itemsize == 8 or isinstance(value, bool):
         return
     info = np.iinfo(dtype.numpy)
-    if not info.min <= value <= info.max:
+    low = -info.max if not dtype.is_signed and isinstance(value, _integers) else info.min
+    if not low <= value <= info.max:
         name = _FILL_TYPE_NAMES[dtype.name] if fill else dtype.name
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 

@@ -162,6 +162,7 @@ def test_uint8_masks_index_with_torchs_warning():
         same_as_torch(filled, data, mask, grad=False)
         same_as_torch(lambda t, x, m: x.masked_fill(m, 0.0), data, mask[:, None], grad=False)
         same_as_torch(lambda t, x, m: t.where(m, 1.0, x), data, mask[:, None], grad=False)
+        same_as_torch(lambda t, x, m: t.where(m.char(), 1.0, x), data, mask[:, None], grad=False)
     same_as_torch(lambda t, x, i: x[i], data, np.array([0, 2], dtype=np.int16), grad=False)
 
 

@@ -395,9 +395,12 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's names
                       "will be removed in a future version of autojit. Use a boolean condition "
                       "instead.", UserWarning, stacklevel=2)
         condition = cast(condition, dtypes.bool_)
-    if not isinstance(condition, Tensor) or condition.dtype is not dtypes.bool_:
+    if not isinstance(condition, Tensor):
         raise TypeError(f"where(): expected condition to be a bool Tensor, got "
-                        f"{getattr(condition, 'dtype', type(condition).__name__)}")
+                        f"{type(condition).__name__}")
+    if condition.dtype is not dtypes.bool_:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {dtypes.scalar_type_name(condition.dtype)}")
     return bind(WHERE, (condition, operand(input, "where"), operand(other, "where")), NO_ATTRS)
 
 

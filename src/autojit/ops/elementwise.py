@@ -270,11 +270,11 @@ def _pow_impl(x, y):
 
 
 def _rule_pow(inputs, attrs):
-    """Type promotion; a negative Python int exponent of integers raises before it is wrapped
-    into the integer dtype (where -2 as uint8 would be 254)."""
+    """Type promotion; a negative Python int exponent of uint8 raises here, before it is
+    wrapped into the dtype (-2 as uint8 is 254); the impl refuses the other integers'."""
     dtype = promoted_dtype(inputs)
     exponent = inputs[1]
-    if dtype.category == dtypes.INTEGER and exponent.__class__ is int and exponent < 0:
+    if dtype is dtypes.uint8 and exponent.__class__ is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return dtype, dtype
 
@@ -454,5 +454,5 @@ def fill_like(x: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         value = value.item()
     if value.__class__ is int and x.dtype.category == dtypes.INTEGER:
-        value = int(dtypes.wrap_integer(value, x.dtype))  # as torch converts it: -1 is 255
+        value = dtypes.wrap_integer(value, x.dtype)  # as torch converts it: -1 is 255
     return bind(FILL, (x,), {"value": value})

@@ -182,14 +182,14 @@ def promote(a: DType, b: DType) -> DType:
     return a if _RANK[a] > _RANK[b] else b
 
 
-def wrap_integer(value: int, dtype: DType):
-    """A Python int as a scalar of the integer `dtype`, wrapped into its range as torch converts
-    numbers (300 as uint8 is 44, -1 is 255)."""
+def wrap_integer(value: int, dtype: DType) -> int:
+    """A Python int wrapped into the range of the integer `dtype`, as torch converts numbers
+    (300 as uint8 is 44, -1 is 255); one inside it is returned as it is."""
     bits = 8 * dtype.itemsize
-    value &= (1 << bits) - 1
-    if dtype.is_signed and value >> (bits - 1):
-        value -= 1 << bits
-    return dtype.numpy.type(value)
+    wrapped = value & ((1 << bits) - 1)
+    if dtype.is_signed and wrapped >> (bits - 1):
+        wrapped -= 1 << bits
+    return value if wrapped == value else wrapped
 
 
 # The C types torch's fill functions name in their overflow error (full, fill_).

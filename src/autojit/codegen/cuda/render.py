@@ -134,7 +134,7 @@ def _literal(value, dtype) -> str:
         if math.isinf(number):
             return f"{CAST[dtype]}({'-' if number < 0 else ''}inf)"
         return f"{CAST[dtype]}({number!r})"
-    return f"{CAST[dtype]}({int(dtypes.wrap_integer(int(value), dtype))})"  # 300 as uint8: 44
+    return f"{CAST[dtype]}({dtypes.wrap_integer(int(value), dtype)})"  # 300 as uint8: 44
 
 
 class _Expression(ExpressionWalker):

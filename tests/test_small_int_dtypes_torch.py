@@ -220,7 +220,9 @@ def test_compiled_functions_equal_eager_and_torch(name):
     with warnings.catch_warnings():
         warnings.simplefilter("error", autojit.CompileWarning)  # no graph break, no fallback
         results = compiled(*(autojit.tensor(a) for a in (x, y, scale)))
-    assert len(compiled.kernel_source()) > 0
+    # The kernels divide in the small dtype itself (uint8 unsigned): no op ran through NumPy.
+    division = {"uint8": "udiv i8", "int8": "sdiv i8", "int16": "sdiv i16"}[name]
+    assert division in compiled.kernel_source()
     for ours, theirs in zip(results, eager, strict=True):
         assert ours.dtype is theirs.dtype
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -204,6 +204,23 @@ def test_matmul_through_cupy(monkeypatch, fail):
     assert len(fake.calls) == 4
 
 
+def test_small_integer_dtypes_wrap_as_on_the_cpu():
+    """uint8, int8 and int16 kernels: arithmetic and literals wrap, comparisons and division
+    of uint8 are unsigned, casts from floats and the bitwise ops agree with the CPU."""
+    for dtype, low, high in ((autojit.uint8, 0, 256), (autojit.int8, -128, 128),
+                             (autojit.int16, -3000, 3000)):
+        data = RNG.integers(low, high, (2, 5)).astype(dtype.numpy)
+        cpu, cuda = autojit.tensor(data), autojit.tensor(data, device="cuda")
+
+        def program(x):
+            return (x * 3 + 300, x - 1, x // 7, x % 5, x < 100, x.amax(1), x.sum(0), ~x,
+                    (x >> 1) ^ x, (x.float() * 2.7).to(x.dtype), x.any(1))
+
+        for expected, got in zip(program(cpu), program(cuda), strict=True):
+            check(expected, got, 0)
+        check(program(cpu)[0], autojit.compile(program)(cuda)[0], 0)
+
+
 def test_unsupported_dtype_names_itself():
     x = autojit.ones(3, dtype=autojit.float16, device="cuda")
     with pytest.raises(Exception, match="add: the CUDA backend does not support float16"):

@@ -34,7 +34,8 @@ def _autojit_saved(obj, **kwargs) -> io.BytesIO:
     return buffer
 
 
-@pytest.mark.parametrize("name", ["float32", "float64", "float16", "int32", "int64", "bool"])
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "int32", "int64", "int16",
+                                  "int8", "uint8", "bool"])
 def test_dtypes_both_ways(name):
     values = np.array([[-2, 0, 3], [1, 5, -7]]).astype(name)
     ours = autojit.load(_torch_saved(torch.from_numpy(values)))
@@ -46,16 +47,16 @@ def test_dtypes_both_ways(name):
 
 
 def test_dtypes_autojit_lacks_are_widened_or_refused():
-    saved = {"u8": torch.tensor([0, 255], dtype=torch.uint8),
-             "i16": torch.tensor([-300, 7], dtype=torch.int16),
+    saved = {"u16": torch.tensor([0, 65535], dtype=torch.uint16),
+             "u32": torch.tensor([7, 2 ** 32 - 1], dtype=torch.uint32),
              "bf16": torch.tensor([1.5, -2.25], dtype=torch.bfloat16)}
     with pytest.warns(UserWarning) as warned:
         loaded = autojit.load(_torch_saved(saved))
     assert sorted(str(warning.message) for warning in warned) == [
         f"autojit.load: tensors of torch.{name} load as autojit.{target} (autojit has no {name})"
-        for name, target in (("int16", "int64"), ("uint8", "int64"))]
-    assert loaded["u8"].dtype is autojit.int64 and loaded["u8"].tolist() == [0, 255]
-    assert loaded["i16"].tolist() == [-300, 7]
+        for name, target in (("uint16", "int64"), ("uint32", "int64"))]
+    assert loaded["u16"].dtype is autojit.int64 and loaded["u16"].tolist() == [0, 65535]
+    assert loaded["u32"].tolist() == [7, 2 ** 32 - 1]
     assert loaded["bf16"].dtype is autojit.bfloat16 and loaded["bf16"].tolist() == [1.5, -2.25]
     with pytest.raises(RuntimeError, match="autojit has no complex dtypes"):
         autojit.load(_torch_saved(torch.ones(2, dtype=torch.complex64)))

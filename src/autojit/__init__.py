@@ -49,11 +49,14 @@ from .ops.functional import __all__ as _functional_names
 from .ops.legacy_constructors import (
     BFloat16Tensor,
     BoolTensor,
+    ByteTensor,
+    CharTensor,
     DoubleTensor,
     FloatTensor,
     HalfTensor,
     IntTensor,
     LongTensor,
+    ShortTensor,
 )
 from .tensor.creation import (
     arange,
@@ -87,10 +90,14 @@ from .tensor.dtypes import (
     float64,
     get_default_dtype,
     half,
+    int8,
+    int16,
     int32,
     int64,
     long,
     set_default_dtype,
+    short,
+    uint8,
 )
 from .tensor.dtypes import bool_ as bool  # noqa: A004
 from .tensor.dtypes import float as float  # noqa: A004, PLC0414
@@ -126,13 +133,14 @@ _sys.modules[__name__ + ".linalg"] = linalg
 
 __all__ = [
     "Tensor", "Size", "device", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
-    "IntTensor", "BoolTensor", "BFloat16Tensor", "autograd", "cuda", "nn", "no_grad",
+    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "BFloat16Tensor",
+    "autograd", "cuda", "nn", "no_grad",
     "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "inference_mode", "tensor", "as_tensor", "from_numpy", "zeros", "ones",
     "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
     "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
     "manual_seed", "float16", "bfloat16", "float32", "float64", "half", "float", "double",
-    "int32", "int64",
+    "uint8", "int8", "int16", "short", "int32", "int64",
     "int", "long", "bool", "dtype", "promote_types", "get_default_dtype", "set_default_dtype",
     "make_graph", "compile",
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "func",

@@ -14,6 +14,7 @@ import weakref
 
 from ..ops import registry
 from ..ops.batching import BatchValue, batched
+from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
@@ -72,8 +73,7 @@ class SavedTensor:
 
 
 # torch's tensor type names in error messages ("autojit.FloatTensor").
-TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-              "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
+TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 
 
 def modified_message(saved: SavedTensor, node: Node) -> str:

@@ -18,7 +18,7 @@ plain containers, and nothing that runs code. Older files are read too: torch's 
 the zip archive (`_use_new_zipfile_serialization=False`, a sequence of pickles followed by the
 storages' bytes). bfloat16 is stored as torch stores it (two bytes an element, the high half
 of the float32 autojit holds) and loads as autojit.bfloat16. torch's dtypes that autojit lacks
-are widened (the 8- and 16-bit and unsigned integers to int64, with a warning); complex tensors
+are widened (the unsigned integers wider than uint8 to int64, with a warning); complex tensors
 are refused.
 """
 
@@ -55,8 +55,7 @@ _TORCH_DTYPES = {
 }
 _STORAGE_DTYPE = {storage: name for name, (_, storage) in _TORCH_DTYPES.items() if storage}
 # What a torch dtype autojit lacks loads as.
-_WIDENED = {"int16": "int64", "int8": "int64", "uint8": "int64",
-            "uint16": "int64", "uint32": "int64", "uint64": "int64"}
+_WIDENED = {"uint16": "int64", "uint32": "int64", "uint64": "int64"}
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
 

@@ -105,8 +105,7 @@ from .layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 
 
 _REDUCTIONS = ("none", "mean", "sum")
 # torch names dtypes by their scalar type in loss errors ("but got Float").
-_SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-                      "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
+_SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 
 
 def _scalar_type(dtype) -> str:

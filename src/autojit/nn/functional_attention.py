@@ -35,8 +35,7 @@ from .layer_functions import dropout, linear
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 # torch's C++ spelling of a dtype, used in the messages of its attention checks.
-_CPP_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
-                   "int32": "int", "int64": "long int", "bool": "bool"}
+_CPP_TYPE_NAMES = dtypes.C_TYPE_NAMES
 _SDPA = "scaled_dot_product_attention"
 
 

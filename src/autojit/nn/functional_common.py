@@ -12,13 +12,13 @@ from __future__ import annotations
 import warnings
 
 from ..ops.reduction import sum_
+from ..tensor import dtypes
 from ..tensor.creation import as_tensor
 from ..tensor.tensor import Tensor
 
 REDUCTIONS = ("none", "mean", "sum")
 # torch names dtypes by their scalar type in errors ("not implemented for 'Long'").
-SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-                     "int64": "Long", "bool": "Bool"}
+SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 
 
 def scalar_type(dtype) -> str:

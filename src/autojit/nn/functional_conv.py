@@ -18,14 +18,13 @@ import math
 
 from ..ops.layout import cat, embed_slice, slice_dims, stack
 from ..ops.linalg import matmul
+from ..tensor import dtypes
 from ..tensor.creation import full
 from ..tensor.tensor import Tensor
 
 # torch names dtypes by their C++ scalar type in conv errors ("expected scalar type Double").
-_SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-                      "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
-_C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int",
-                 "int64": "long int", "bool": "bool", "bfloat16": "c10::BFloat16"}
+_SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
+_C_TYPE_NAMES = dtypes.C_TYPE_NAMES
 
 
 def _check_tensor(name: str, argument: str, value) -> None:

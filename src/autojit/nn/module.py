@@ -22,8 +22,7 @@ from .parameter import Parameter
 __all__ = ["Module"]
 
 # The scalar names torch uses in tensor type names ("torch.FloatTensor").
-_TENSOR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-                      "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
+_TENSOR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 
 
 def typename(value) -> str:

@@ -1,17 +1,18 @@
 """The op registry and every primitive family; importing it checks the registry is complete.
 
-Families: elementwise (math, arithmetic, comparisons, where, cast), reduction, layout
-(reshape, expand, permute, slice, cat), linalg (matmul), indexing (gather, scatter_add, index,
-index_put), scatter (scatter_reduce), masked (nonzero_static), diagonal (diagonal,
-embed_diagonal), loss (binary cross entropy and its gradient), sorting (argsort), scans
-(cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching (searchsorted), counting
-(histc), random (the samplers poisson and multinomial, and the random ops built on draws), and
-torch.linalg's decompositions and solvers (linalg_*.py, gathered as autojit.linalg by
-linalg_namespace.py). Composites are in composite.py, triangular.py, einsum.py, joining.py and
-index_update.py and need no rules.
+Families: elementwise (math, arithmetic, comparisons, where, cast), bitwise (and, or, xor, not,
+shifts), reduction, layout (reshape, expand, permute, slice, cat), linalg (matmul), indexing
+(gather, scatter_add, index, index_put), scatter (scatter_reduce), masked (nonzero_static),
+diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient), sorting
+(argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
+(searchsorted), counting (histc), random (the samplers poisson and multinomial, and the random
+ops built on draws), and torch.linalg's decompositions and solvers (linalg_*.py, gathered as
+autojit.linalg by linalg_namespace.py). Composites are in composite.py, triangular.py,
+einsum.py, joining.py and index_update.py and need no rules.
 """
 
 from . import (  # noqa: F401
+    bitwise,
     composite,
     counting,
     diagonal,

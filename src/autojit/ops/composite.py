@@ -144,6 +144,10 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     """
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    if x.dtype.category == dtypes.INTEGER:  # an int bound is converted to x's dtype, as a fill
+        for bound in (min, max):
+            if isinstance(bound, int):
+                dtypes.check_fits(bound, x.dtype)
     result = x.detach()
     inside = None
     if min is not None:
@@ -185,7 +189,8 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         x = x.to(dtype)
     if not x.dtype.is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {x.dtype.name.title()}")
+                           "floating point or complex dtype. Got: "
+                           f"{dtypes.scalar_type_name(x.dtype)}")
     return sum_(x, dim, keepdim) / _count(x, dim)
 
 
@@ -196,6 +201,8 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if unbiased is not None:
         correction = 1 if unbiased else 0
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     centered = x - mean(x, dim, keepdim=True)
     return sum_(centered * centered, dim, keepdim) / max(_count(x, dim) - correction, 0)
 

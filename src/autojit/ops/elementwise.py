@@ -8,6 +8,7 @@ scalars; composites built from these (relu, gelu, clamp, ...) live in composite.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -268,7 +269,17 @@ def _pow_impl(x, y):
     return np.power(x, y)
 
 
-POW = _elementwise("pow", 2, rule_promote, _pow_impl,
+def _rule_pow(inputs, attrs):
+    """Type promotion; a negative Python int exponent of uint8 raises here, before it is
+    wrapped into the dtype (-2 as uint8 is 254); the impl refuses the other integers'."""
+    dtype = promoted_dtype(inputs)
+    exponent = inputs[1]
+    if dtype is dtypes.uint8 and exponent.__class__ is int and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return dtype, dtype
+
+
+POW = _elementwise("pow", 2, _rule_pow, _pow_impl,
                    _binary_vjp(_pow_base_grad, _pow_exponent_grad), (0, 1, "out"),
                    "pow({0}, {1})")
 
@@ -379,9 +390,17 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's names
 
         return nonzero(condition, as_tuple=True)
     condition = operand(condition, "where")
-    if not isinstance(condition, Tensor) or condition.dtype is not dtypes.bool_:
+    if isinstance(condition, Tensor) and condition.dtype is dtypes.uint8:
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                      "will be removed in a future version of autojit. Use a boolean condition "
+                      "instead.", UserWarning, stacklevel=2)
+        condition = cast(condition, dtypes.bool_)
+    if not isinstance(condition, Tensor):
         raise TypeError(f"where(): expected condition to be a bool Tensor, got "
-                        f"{getattr(condition, 'dtype', type(condition).__name__)}")
+                        f"{type(condition).__name__}")
+    if condition.dtype is not dtypes.bool_:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {dtypes.scalar_type_name(condition.dtype)}")
     return bind(WHERE, (condition, operand(input, "where"), operand(other, "where")), NO_ATTRS)
 
 
@@ -393,8 +412,16 @@ def _cast_vjp(ctx, g):
     return (g,)  # the engine casts the gradient back to the input's dtype
 
 
+def _cast_impl(x, dtype):
+    if dtype is dtypes.uint8 and x.dtype.kind == "f":
+        # torch's uint8 takes the low byte of the int64 conversion (the signed narrow dtypes
+        # that of the int32 one, as NumPy's casts do).
+        return x.astype(np.int64).astype(np.uint8)
+    return x.astype(dtype.numpy)
+
+
 CAST = define_op(name="cast", arity=1, shape=lambda shape, dtype: shape, dtype=_cast_dtype,
-                 impl=lambda x, dtype: x.astype(dtype.numpy), vjp=_cast_vjp, saves=(),
+                 impl=_cast_impl, vjp=_cast_vjp, saves=(),
                  lowering=Elementwise("cast({0})", exact=True), grad_name="ToCopyBackward0")
 
 
@@ -426,4 +453,6 @@ def fill_like(x: Tensor, value) -> Tensor:
     """A tensor shaped and typed like x, every element `value`."""
     if isinstance(value, Tensor):
         value = value.item()
+    if value.__class__ is int and x.dtype.category == dtypes.INTEGER:
+        value = dtypes.wrap_integer(value, x.dtype)  # as torch converts it: -1 is 255
     return bind(FILL, (x,), {"value": value})

@@ -36,8 +36,7 @@ from .registry import (
 )
 
 # torch's names of the scalar types, as its "not implemented for" errors print them.
-SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-                     "int64": "Long", "bool": "Bool"}
+SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 
 
 def not_implemented(kernel: str, dtype) -> NotImplementedError:

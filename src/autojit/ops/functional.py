@@ -3,6 +3,14 @@
 One list, so that __init__.py stays a table of names. Each function is defined in ops/.
 """
 
+from .bitwise import (  # noqa: F401
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+)
 from .composite import (  # noqa: F401
     clamp,
     exp2,
@@ -251,6 +259,10 @@ FAMILIES = {
     "Comparisons and logic": (
         "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "isnan", "logical_and",
         "logical_or", "logical_xor", "logical_not", "where",
+    ),
+    "Bitwise ops": (
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+        "bitwise_right_shift",
     ),
     "Reductions": (
         "sum", "prod", "mean", "var", "std", "norm", "logsumexp", "amax", "amin", "max", "min",

@@ -15,6 +15,7 @@ while tracing they are data-dependent and cause a graph break.
 
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -415,6 +416,11 @@ def _prepare(item):
     if isinstance(item, (list, np.ndarray)):
         item = _as_index_tensor(item)
     if isinstance(item, Tensor):
+        if item.dtype is dtypes.uint8:
+            # torch's older masks: a uint8 index is a boolean mask, with its warning.
+            warnings.warn("indexing with dtype autojit.uint8 is now deprecated, please use a "
+                          "dtype autojit.bool instead.", UserWarning, stacklevel=4)
+            item = item.to(dtypes.bool_)
         if item.dtype not in (*_INDEX_DTYPES, dtypes.bool_):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         if item.ndim == 0 and item.dtype is not dtypes.bool_ and item._data is not None:
@@ -557,6 +563,12 @@ def setitem(x: Tensor, key, value) -> None:
     from ..tensor.creation import arange
     from .inplace import apply_inplace
 
+    items = key if isinstance(key, tuple) else (key,)
+    if (not isinstance(value, Tensor) or value.ndim == 0) and any(
+            isinstance(item, Tensor) and item.dtype is dtypes.uint8 for item in items):
+        # torch writes a number through a mask with masked_fill_, which takes bool masks only.
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           "unsigned char")
     shape = tuple(x.shape)
     # The flat positions that x[key] addresses, found by indexing a tensor of positions the
     # same way; this works unchanged with symbolic index tensors while tracing.

@@ -23,9 +23,7 @@ from ..tensor.tensor import Tensor
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers "
                  "to a single memory location. Please clone() the tensor before performing the "
                  "operation.")
-_TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-                "int64": "Long", "bool": "Bool",
-                "bfloat16": "BFloat16"}
+_TORCH_NAMES = dtypes.SCALAR_TYPE_NAMES
 
 
 def check_inplace(target: Tensor, op_name: str) -> None:

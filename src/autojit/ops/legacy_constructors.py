@@ -4,9 +4,10 @@
 integers (or an autojit.Size) are sizes, a sequence or an ndarray is data, a tensor is
 aliased, and nothing gives an empty tensor. `Tensor` makes the default dtype and aliases a
 tensor as it is; `FloatTensor`, `DoubleTensor`, `HalfTensor`, `LongTensor`, `IntTensor`,
-`BoolTensor` and `BFloat16Tensor` make their own dtype and alias only a tensor of it. Every
-other argument raises torch's TypeError: a lone number is not data (`Tensor(2.5)`), and
-`dtype=` and `requires_grad=` are not accepted. The typed names are not classes of their own:
+`ShortTensor`, `CharTensor` (int8), `ByteTensor` (uint8), `BoolTensor` and `BFloat16Tensor`
+make their own dtype and alias only a tensor of it. Every other argument raises torch's
+TypeError: a lone number is not data (`Tensor(2.5)`), and `dtype=` and `requires_grad=` are not
+accepted. The typed names are not classes of their own:
 they make Tensors, and `isinstance(x, autojit.FloatTensor)` asks whether x is a float32 CPU
 tensor. `autojit.cuda.FloatTensor` and its siblings (CUDA_TYPES, re-exported by autojit.cuda) do
 the same on the GPU: they make CUDA tensors (on the current device unless `device=` says) and
@@ -35,10 +36,8 @@ from .registry import bind
 
 # torch's names of the element types, in type names ("autojit.FloatTensor") and in the
 # TensorOptions of its alias error ("dtype=double").
-_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-               "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
-_C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int",
-            "int64": "long int", "bool": "bool", "bfloat16": "c10::BFloat16"}
+_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
+_C_NAMES = dtypes.C_TYPE_NAMES
 _SIGNATURES = ("but expected one of:\n"
                " * (*, autojit.device device = None)\n"
                " * (Tensor other)\n"
@@ -180,10 +179,13 @@ DoubleTensor = _legacy_type(dtypes.float64)
 HalfTensor = _legacy_type(dtypes.float16)
 LongTensor = _legacy_type(dtypes.int64)
 IntTensor = _legacy_type(dtypes.int32)
+ShortTensor = _legacy_type(dtypes.int16)
+CharTensor = _legacy_type(dtypes.int8)
+ByteTensor = _legacy_type(dtypes.uint8)
 BoolTensor = _legacy_type(dtypes.bool_)
 BFloat16Tensor = _legacy_type(dtypes.bfloat16)
-LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, BoolTensor,
-                BFloat16Tensor)
+LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor,
+                CharTensor, ByteTensor, BoolTensor, BFloat16Tensor)
 _BY_NAME = {kind.__name__: kind for kind in LEGACY_TYPES}
 # autojit.cuda's: the same names, making and testing for tensors on the GPU.
 CUDA_TYPES = {kind.__name__: _legacy_type(kind.dtype, cuda=True) for kind in LEGACY_TYPES}

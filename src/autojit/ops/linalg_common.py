@@ -27,8 +27,7 @@ from .layout import narrow, reshape, transpose
 from .registry import OpError
 
 # torch's names of the dtypes in its messages ("Got Long").
-SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-               "int64": "Long", "bool": "Bool"}
+SCALAR_TYPE = dtypes.SCALAR_TYPE_NAMES
 
 
 class LinAlgError(RuntimeError):

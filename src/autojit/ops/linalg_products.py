@@ -250,8 +250,7 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
 
 # ---- multi_dot -------------------------------------------------------------------------------
 
-_LOWER_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int",
-                "int64": "long int", "bool": "bool"}
+_LOWER_NAMES = dtypes.C_TYPE_NAMES
 
 
 def _chain_order(shapes: list) -> dict:

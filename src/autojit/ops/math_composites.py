@@ -162,8 +162,7 @@ def lerp(input, end, weight):  # noqa: A002
 
 def _c_name(dtype) -> str:
     """How torch's lerp names a dtype in its messages (C++ type names)."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int32": "int",
-            "int64": "long int", "bool": "bool"}[dtype.name]
+    return dtypes.C_TYPE_NAMES[dtype.name]
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002

@@ -145,8 +145,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
 
 
 def _baddbmm_dtypes(input, batch1, batch2) -> str:
-    names = {"float32": "float", "float64": "double", "int32": "int", "int64": "long int",
-             "float16": "c10::Half", "bool": "bool"}
+    names = dtypes.C_TYPE_NAMES
     return (f"Input dtypes must be the same, got: input {names[input.dtype.name]}, batch1: "
             f"{names[batch1.dtype.name]}, batch2: {names[batch2.dtype.name]}")
 

@@ -344,8 +344,9 @@ def cauchy_(self: Tensor, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
     return _fill(self, "cauchy_", values)
 
 
-_RANDOM_LIMIT = {"float16": 1 << 11, "float32": 1 << 24, "float64": 1 << 53,
-                 "int32": (1 << 31) - 1, "int64": (1 << 63) - 1, "bool": 1}
+_RANDOM_LIMIT = {"float16": 1 << 11, "float32": 1 << 24, "float64": 1 << 53, "uint8": 255,
+                 "int8": 127, "int16": (1 << 15) - 1, "int32": (1 << 31) - 1,
+                 "int64": (1 << 63) - 1, "bool": 1}
 
 
 def random_(self: Tensor, *args, generator=None, **bounds) -> Tensor:

@@ -15,7 +15,7 @@ from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from .layout import linear_jvp
-from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_bool, rule_index
+from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_index
 
 
 def normalize_dims(dim, ndim: int) -> tuple:
@@ -215,10 +215,17 @@ ARGMAX = _reduction("argmax", _arg_impl(np.argmax), rule_index, NOT_DIFFERENTIAB
 ARGMIN = _reduction("argmin", _arg_impl(np.argmin), rule_index, NOT_DIFFERENTIABLE, (),
                     Reduction("argmin", None), None,
                     batch=batching.index_reduction_rule)
+
+
+def _rule_truth(inputs, attrs):
+    """any and all give bool, but uint8 for a uint8 input (torch's older mask dtype)."""
+    return None, dtypes.uint8 if inputs[0].dtype is dtypes.uint8 else dtypes.bool_
+
+
 ANY = _reduction("any", lambda x, dim, keepdim: np.any(x, axis=dim, keepdims=keepdim),
-                 rule_bool, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True), None)
+                 _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True), None)
 ALL = _reduction("all", lambda x, dim, keepdim: np.all(x, axis=dim, keepdims=keepdim),
-                 rule_bool, NOT_DIFFERENTIABLE, (), Reduction("all", "min", logical=True), None)
+                 _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("all", "min", logical=True), None)
 
 
 def _check_nonempty(x: Tensor, name: str, dims: tuple) -> None:
@@ -298,10 +305,12 @@ def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 
 def any_(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Whether any element over `dim` (all when None) is nonzero, as a bool tensor."""
+    """Whether any element over `dim` (all when None) is nonzero, as a bool tensor (uint8 for a
+    uint8 input, as in torch)."""
     return bind(ANY, (x,), {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)})
 
 
 def all_(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Whether every element over `dim` (all when None) is nonzero, as a bool tensor."""
+    """Whether every element over `dim` (all when None) is nonzero, as a bool tensor (uint8 for
+    a uint8 input, as in torch)."""
     return bind(ALL, (x,), {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)})

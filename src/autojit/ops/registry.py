@@ -397,6 +397,10 @@ def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
                   and position not in op.float32_scalars):
                 # torch converts a Python number to the computation's dtype first.
                 arrays.append(float(dtypes.round_to_bfloat16(x)))
+            elif x.__class__ is int and compute.category == dtypes.INTEGER:
+                # torch converts a Python int to the computation's dtype, wrapping (uint8 - 1
+                # subtracts 255); NumPy would raise for one out of the dtype's range.
+                arrays.append(dtypes.wrap_integer(x, compute))
             else:
                 arrays.append(x)
     try:

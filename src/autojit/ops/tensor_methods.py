@@ -12,6 +12,7 @@ from ..tensor import dtypes
 from ..tensor.device import check_device, runtime
 from ..tensor.tensor import Tensor
 from . import (
+    bitwise,
     composite,
     counting,
     diagonal,
@@ -60,6 +61,10 @@ METHODS = {
     "lt": ew.lt, "le": ew.le, "gt": ew.gt, "ge": ew.ge, "logical_and": ew.logical_and,
     "logical_or": ew.logical_or, "logical_xor": ew.logical_xor,
     "logical_not": ew.logical_not, "isnan": ew.isnan, "where": _where,
+    "bitwise_and": bitwise.bitwise_and, "bitwise_or": bitwise.bitwise_or,
+    "bitwise_xor": bitwise.bitwise_xor, "bitwise_not": bitwise.bitwise_not,
+    "bitwise_left_shift": bitwise.bitwise_left_shift,
+    "bitwise_right_shift": bitwise.bitwise_right_shift,
     "clone": ew.clone, "square": composite.square, "reciprocal": composite.reciprocal,
     "rsqrt": composite.rsqrt, "exp2": composite.exp2, "log2": composite.log2,
     "log10": composite.log10, "tan": composite.tan, "relu": composite.relu,
@@ -164,21 +169,31 @@ def _reflected(function):
     return reflected
 
 
-def _logical(logical_function, name):
-    def operator(self, other):
-        if self.dtype is not dtypes.bool_ or (isinstance(other, Tensor)
-                                              and other.dtype is not dtypes.bool_):
-            raise TypeError(f"{name} is supported on bool tensors (logical); for integers use "
-                            "arithmetic instead")
-        return logical_function(self, other)
+def _is_bool(value) -> bool:
+    return value.dtype is dtypes.bool_ if isinstance(value, Tensor) else isinstance(value, bool)
 
-    operator.__doc__ = f"`{name}` of bool tensors: {logical_function.__name__} (not bitwise)."
+
+def _logical(logical_function, bitwise_function, name, reflected=False):
+    """`&`, `|` or `^`: the logical op of two bools (what autojit has always traced for masks),
+    else the bitwise op, which refuses floats with torch's error."""
+    def operator(self, other):
+        if _is_bool(self) and _is_bool(other):
+            return logical_function(self, other)
+        return bitwise_function(other, self) if reflected else bitwise_function(self, other)
+
+    operator.__doc__ = (f"`{name}`: {logical_function.__name__} of bool tensors, "
+                        f"{bitwise_function.__name__} of integer ones.")
     return operator
 
 
 def _invert(self):
-    """`~x` of a bool tensor: logical_not (not bitwise)."""
-    return _logical(lambda x, _: ew.logical_not(x), "~")(self, None)
+    """`~x`: logical_not of a bool tensor, bitwise_not of an integer one."""
+    if self.dtype is dtypes.bool_:
+        return ew.logical_not(self)
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return bitwise.bitwise_not(self)
 
 
 def _positive(self):
@@ -194,10 +209,15 @@ OPERATORS = {
     "__mod__": ew.remainder, "__rmod__": _reflected(ew.remainder), "__pow__": ew.pow,
     "__rpow__": _reflected(ew.pow), "__neg__": ew.neg, "__abs__": ew.abs,
     "__eq__": ew.eq, "__ne__": ew.ne, "__lt__": ew.lt, "__le__": ew.le, "__gt__": ew.gt,
-    "__ge__": ew.ge, "__and__": _logical(ew.logical_and, "&"),
-    "__or__": _logical(ew.logical_or, "|"), "__xor__": _logical(ew.logical_xor, "^"),
-    "__rand__": _logical(ew.logical_and, "&"), "__ror__": _logical(ew.logical_or, "|"),
-    "__rxor__": _logical(ew.logical_xor, "^"),
+    "__ge__": ew.ge, "__and__": _logical(ew.logical_and, bitwise.bitwise_and, "&"),
+    "__or__": _logical(ew.logical_or, bitwise.bitwise_or, "|"),
+    "__xor__": _logical(ew.logical_xor, bitwise.bitwise_xor, "^"),
+    "__rand__": _logical(ew.logical_and, bitwise.bitwise_and, "&", reflected=True),
+    "__ror__": _logical(ew.logical_or, bitwise.bitwise_or, "|", reflected=True),
+    "__rxor__": _logical(ew.logical_xor, bitwise.bitwise_xor, "^", reflected=True),
+    "__lshift__": bitwise.bitwise_left_shift, "__rshift__": bitwise.bitwise_right_shift,
+    "__rlshift__": _reflected(bitwise.bitwise_left_shift),
+    "__rrshift__": _reflected(bitwise.bitwise_right_shift),
     "__invert__": _invert, "__pos__": _positive,
     "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
     "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
@@ -323,6 +343,9 @@ Tensor.double = _to_method(dtypes.float64)
 Tensor.half = _to_method(dtypes.float16)
 Tensor.long = _to_method(dtypes.int64)
 Tensor.int = _to_method(dtypes.int32)
+Tensor.short = _to_method(dtypes.int16)
+Tensor.char = _to_method(dtypes.int8)
+Tensor.byte = _to_method(dtypes.uint8)
 Tensor.bool = _to_method(dtypes.bool_)
 Tensor.bfloat16 = _to_method(dtypes.bfloat16)
 Tensor.contiguous = contiguous
@@ -377,6 +400,10 @@ INPLACE = {
     "logit_": ewm.logit, "deg2rad_": math_composites.deg2rad,
     "rad2deg_": math_composites.rad2deg, "nan_to_num_": masks.nan_to_num,
     "clamp_min_": masks.clamp_min, "clamp_max_": masks.clamp_max,
+    "bitwise_and_": bitwise.bitwise_and, "bitwise_or_": bitwise.bitwise_or,
+    "bitwise_xor_": bitwise.bitwise_xor, "bitwise_not_": bitwise.bitwise_not,
+    "bitwise_left_shift_": bitwise.bitwise_left_shift,
+    "bitwise_right_shift_": bitwise.bitwise_right_shift,
 }
 for _name, _function in INPLACE.items():
     setattr(Tensor, _name, _inplace(_name, _function))
@@ -386,6 +413,11 @@ Tensor.__isub__ = Tensor.sub_
 Tensor.__imul__ = Tensor.mul_
 Tensor.__itruediv__ = Tensor.div_
 Tensor.__ipow__ = Tensor.pow_
+Tensor.__iand__ = Tensor.bitwise_and_
+Tensor.__ior__ = Tensor.bitwise_or_
+Tensor.__ixor__ = Tensor.bitwise_xor_
+Tensor.__ilshift__ = Tensor.bitwise_left_shift_
+Tensor.__irshift__ = Tensor.bitwise_right_shift_
 
 
 def zero_(self):
@@ -395,6 +427,8 @@ def zero_(self):
 
 def fill_(self, value):
     """Fill x with `value`, in place."""
+    if not isinstance(value, Tensor):
+        dtypes.check_fits(value, self.dtype)
     return inplace.apply_inplace(self, "fill_", lambda source: ew.fill_like(source, value))
 
 

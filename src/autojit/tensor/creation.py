@@ -154,7 +154,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
         _infer_dtype(data)
     _check_rectangular(data)
     try:
-        array = np.array(_unwrap(data), dtype=target.numpy)
+        if target.category == dtypes.INTEGER and target.itemsize < 8:
+            # Checked in the data's own dtype: torch refuses a number the target cannot hold.
+            array = np.array(_unwrap(data), dtype=_infer_dtype(data).numpy)
+            if array.size:
+                for extreme in (array.min(), array.max()):
+                    dtypes.check_fits(extreme.item(), target, fill=False)
+            array = array.astype(target.numpy)
+        else:
+            array = np.array(_unwrap(data), dtype=target.numpy)
     except ValueError as error:
         raise ValueError(f"autojit.tensor(): could not build a tensor from the data: {error}") \
             from None
@@ -188,7 +196,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
     found = dtypes._BY_NUMPY.get(array.dtype)
     if found is None:
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only "
-                        "supported types are: float64, float32, float16, int64, int32, and bool.")
+                        "supported types are: float64, float32, float16, int64, int32, int16, "
+                        "int8, uint8, and bool.")
     return Tensor._make(array, found)
 
 
@@ -213,8 +222,14 @@ def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:
         fill = 0 if value is None else value
         scalar = _finish(np.full((), fill, dtype.numpy), dtype, False, device)
         return scalar.expand(shape).clone()
-    array = np.empty(shape, dtype.numpy) if value is None else np.full(shape, value, dtype.numpy)
-    return _finish(array, dtype, requires_grad, device)
+    if value is None:
+        return _finish(np.empty(shape, dtype.numpy), dtype, requires_grad, device)
+    if not isinstance(value, Tensor):
+        dtypes.check_fits(value, dtype)
+        if isinstance(value, int) and not isinstance(value, bool) and \
+                dtype.category == dtypes.INTEGER:
+            value = dtypes.wrap_integer(value, dtype)  # -1 as uint8 is 255
+    return _finish(np.full(shape, value, dtype.numpy), dtype, requires_grad, device)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -1,6 +1,6 @@
 """dtypes and type promotion.
 
-Every Tensor carries one of the seven DType objects below. Ops ask `result_type` which dtype a
+Every Tensor carries one of the ten DType objects below. Ops ask `result_type` which dtype a
 mix of tensors and Python scalars computes in; the rules are torch's (see
 docs/notes/type-promotion.md): dimensioned tensors decide within a category, zero-dim tensors
 and Python scalars only lift the category (bool < integer < floating), and a Python float never
@@ -23,7 +23,7 @@ BOOL, INTEGER, FLOATING = 0, 1, 2
 class DType:
     """A tensor element type; printed as ``autojit.float32`` and ``f32`` in IR text."""
 
-    __slots__ = ("name", "numpy", "short", "category", "itemsize")
+    __slots__ = ("name", "numpy", "short", "category", "itemsize", "is_signed")
 
     def __init__(self, name: str, numpy_dtype, short: str, category: int):
         self.name = name
@@ -31,6 +31,8 @@ class DType:
         self.short = short
         self.category = category
         self.itemsize = self.numpy.itemsize
+        # torch's dtype.is_signed: False for bool and uint8 only.
+        self.is_signed = self.numpy.kind in "if"
 
     @property
     def is_floating_point(self) -> bool:
@@ -49,19 +51,24 @@ bfloat16 = DType("bfloat16", np.float32, "bf16", FLOATING)
 bfloat16.itemsize = 2
 float32 = DType("float32", np.float32, "f32", FLOATING)
 float64 = DType("float64", np.float64, "f64", FLOATING)
+uint8 = DType("uint8", np.uint8, "u8", INTEGER)
+int8 = DType("int8", np.int8, "i8", INTEGER)
+int16 = DType("int16", np.int16, "i16", INTEGER)
 int32 = DType("int32", np.int32, "i32", INTEGER)
 int64 = DType("int64", np.int64, "i64", INTEGER)
 bool_ = DType("bool", np.bool_, "bool", BOOL)
 
 # torch's ScalarType names, which its messages quote ("expected Double but got Float").
 SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-                     "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
+                     "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16", "uint8": "Byte",
+                     "int8": "Char", "int16": "Short"}
 
 
 # The C++ names of the element types, which other messages of torch quote ("long int").
 C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
                 "int32": "int", "int64": "long int", "bool": "bool",
-                "bfloat16": "c10::BFloat16"}
+                "bfloat16": "c10::BFloat16", "uint8": "unsigned char", "int8": "signed char",
+                "int16": "short int"}
 
 
 def scalar_type_name(dtype: DType) -> str:
@@ -75,14 +82,16 @@ def c_type_name(dtype: DType) -> str:
 
 
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
-int, long = int32, int64  # noqa: A001
+int, long, short = int32, int64, int16  # noqa: A001
 
-ALL = (bool_, int32, int64, float16, bfloat16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 # A float32 array is float32's: bfloat16 is never inferred from NumPy data.
 _BY_NUMPY = {d.numpy: d for d in ALL if d is not bfloat16}
 _BY_NAME = {d.name: d for d in ALL}
 # Rank within a category decides promotion between two dtypes of the same category.
-_RANK = {bool_: 0, int32: 1, int64: 2, float16: 3, bfloat16: 3, float32: 4, float64: 5}
+# uint8 and int8 share a rank: neither holds the other, and promote() gives int16 for the pair.
+_RANK = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, bfloat16: 5,
+         float32: 6, float64: 7}
 
 _default_float = [float32]
 
@@ -107,7 +116,8 @@ def from_name(name: str) -> DType:
 
 
 def from_numpy(numpy_dtype) -> DType:
-    """The DType of a NumPy dtype; unsigned and other widths map to the nearest supported."""
+    """The DType of a NumPy dtype; the integer types autojit lacks (uint16 and wider unsigned
+    ones) map to int64, float types to float64."""
     numpy_dtype = np.dtype(numpy_dtype)
     found = _BY_NUMPY.get(numpy_dtype)
     if found is not None:
@@ -117,7 +127,8 @@ def from_numpy(numpy_dtype) -> DType:
     if numpy_dtype.kind == "f":
         return float64
     raise TypeError(f"can't convert np.ndarray of type {numpy_dtype} to an autojit dtype; "
-                    "the only supported types are: float64, float32, float16, int64, int32, bool")
+                    "the only supported types are: float64, float32, float16, int64, int32, int16, "
+                    "int8, uint8, bool")
 
 
 def to_dtype(dtype) -> DType:
@@ -166,7 +177,37 @@ def promote(a: DType, b: DType) -> DType:
         return a if a.category > b.category else b
     if {a, b} == {float16, float32} or {a, b} == {float16, bfloat16}:
         return float32
+    if {a, b} == {uint8, int8}:
+        return int16
     return a if _RANK[a] > _RANK[b] else b
+
+
+def wrap_integer(value: int, dtype: DType) -> int:
+    """A Python int wrapped into the range of the integer `dtype`, as torch converts numbers
+    (300 as uint8 is 44, -1 is 255); one inside it is returned as it is."""
+    bits = 8 * dtype.itemsize
+    wrapped = value & ((1 << bits) - 1)
+    if dtype.is_signed and wrapped >> (bits - 1):
+        wrapped -= 1 << bits
+    return value if wrapped == value else wrapped
+
+
+# The C types torch's fill functions name in their overflow error (full, fill_).
+_FILL_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int"}
+
+
+def check_fits(value, dtype: DType, fill: bool = True) -> None:
+    """torch's error for a number outside an integer dtype narrower than int64 (NaN is never
+    inside), where it fills a tensor (`fill`: full, fill_, clamp's bounds) or makes one
+    (tensor); an int down to -max fits uint8, wrapping as two's complement does (-1 is 255).
+    Ints in arithmetic wrap whatever their size (wrap_integer)."""
+    if dtype.category != INTEGER or dtype.itemsize == 8 or isinstance(value, bool):
+        return
+    info = np.iinfo(dtype.numpy)
+    low = -info.max if not dtype.is_signed and isinstance(value, _integers) else info.min
+    if not low <= value <= info.max:
+        name = _FILL_TYPE_NAMES[dtype.name] if fill else dtype.name
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 def round_to_bfloat16(values) -> np.ndarray:

@@ -113,7 +113,7 @@ class Generator(np.random.Generator):
         return self._initial_seed
 
     def get_state(self):
-        """The generator's state, as a 1-D int64 tensor of byte values (torch: a ByteTensor)."""
+        """The generator's state, as a 1-D uint8 tensor (a ByteTensor, as torch's is)."""
         _break_if_tracing("get_state")
         pcg = self.bit_generator.state
         raw = (self._initial_seed.to_bytes(8, "little")
@@ -121,12 +121,13 @@ class Generator(np.random.Generator):
                + pcg["state"]["inc"].to_bytes(16, "little")
                + int(pcg["has_uint32"]).to_bytes(4, "little")
                + int(pcg["uinteger"]).to_bytes(4, "little"))
-        return Tensor._make(np.frombuffer(raw, np.uint8).astype(np.int64), dtypes.int64)
+        return Tensor._make(np.frombuffer(raw, np.uint8).copy(), dtypes.uint8)
 
     def set_state(self, new_state) -> Generator:
-        """Restore a state from get_state()."""
+        """Restore a state from get_state() (a uint8 tensor; the int64 one of autojit's earlier
+        versions is read too)."""
         if not isinstance(new_state, Tensor) or new_state.dtype.category != dtypes.INTEGER:
-            raise TypeError("RNG state must be an autojit.LongTensor (from Generator.get_state "
+            raise TypeError("RNG state must be an autojit.ByteTensor (from Generator.get_state "
                             "or autojit.get_rng_state)")
         _break_if_tracing("set_state")
         values = np.asarray(new_state._concrete("Generator.set_state()"))

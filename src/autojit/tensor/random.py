@@ -25,8 +25,7 @@ from .state import state
 from .tensor import Tensor
 
 # torch's names of the dtypes, in its "not implemented for 'Long'" messages.
-TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
-               "int64": "Long", "bool": "Bool"}
+TORCH_NAMES = dtypes.SCALAR_TYPE_NAMES
 _KEY_HIGH = np.iinfo(np.int64).max
 # ops/batching.py installs the draw of a batch of random tensors inside vmap here.
 BATCHED_DRAW = None
@@ -116,11 +115,13 @@ def check_integer_range(low: int, high: int, dtype: dtypes.DType) -> None:
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    name = {"bool": "bool", "int32": "int", "float16": "c10::Half"}.get(dtype.name)
+    name = {"bool": "bool", "int32": "int", "float16": "c10::Half", "uint8": "unsigned char",
+            "int8": "signed char", "int16": "short int"}.get(dtype.name)
     if dtype is dtypes.bool_:
         bounds = (0, 1)
-    elif dtype is dtypes.int32:
-        bounds = (-(1 << 31), (1 << 31) - 1)
+    elif dtype in (dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.int32):
+        info = np.iinfo(dtype.numpy)
+        bounds = (int(info.min), int(info.max))
     elif dtype is dtypes.float16:
         bounds = (-(1 << 11), 1 << 11)
     else:

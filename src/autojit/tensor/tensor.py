@@ -183,6 +183,24 @@ class Tensor:
         """Whether the dtype is complex: never, autojit has no complex dtypes."""
         return False
 
+    def is_signed(self) -> bool:
+        """Whether the dtype holds negative values (all but bool and uint8)."""
+        return self._dtype.is_signed
+
+    def element_size(self) -> int:
+        """The bytes of one element in torch's layout (two for bfloat16, stored as float32)."""
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        """The bytes of one element, as element_size()."""
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the elements, in torch's layout: numel() * element_size()."""
+        return self.numel() * self._dtype.itemsize
+
     @property
     def is_symbolic(self) -> bool:
         """True while tracing: the tensor has a shape and dtype but no data."""

@@ -6,7 +6,9 @@ Each elementwise primitive carries its scalar expression in its lowering
 StepEmitter emits IR for each node, so the op registry stays the one place an op is defined.
 `FUNCTIONS` maps the expression language's function names to emitters (the transcendental ones
 come from mathlib.py). Values are `Typed` pairs (IR value, autojit dtype); bools are i1 in
-registers. See docs/notes/cpu-codegen.md.
+registers. Integers are LLVM's sign-less iN; an operation whose result depends on the sign
+(comparisons, division, widening, conversion to float) asks the dtype (`is_signed`: uint8 and
+bool are unsigned). See docs/notes/cpu-codegen.md.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from . import mathlib, mathlib_atan, mathlib_erfc
 
 INT64 = ir.IntType(64)
 INT32 = ir.IntType(32)
+INT16 = ir.IntType(16)
 BIT = ir.IntType(1)
 BYTE = ir.IntType(8)
-REGISTER_TYPES = {dtypes.bool_: BIT, dtypes.int32: INT32, dtypes.int64: INT64,
-                  dtypes.float32: ir.FloatType(), dtypes.float64: ir.DoubleType()}
+REGISTER_TYPES = {dtypes.bool_: BIT, dtypes.uint8: BYTE, dtypes.int8: BYTE, dtypes.int16: INT16,
+                  dtypes.int32: INT32, dtypes.int64: INT64, dtypes.float32: ir.FloatType(),
+                  dtypes.float64: ir.DoubleType()}
 # Error codes a kernel returns, one bit each (the lowest set bit is raised). A plan turns
 # them into eager's error (kernel.KernelError); an index check's message names the offending
 # entry, which the kernel does not keep (docs/notes/errors-in-kernels.md).
@@ -68,7 +72,8 @@ def constant(value, dtype) -> Typed:
 
 def convert(builder, typed: Typed, dtype) -> Typed:
     """ndarray.astype semantics: float -> int truncates (out of range and NaN give the minimum
-    integer, as NumPy on x86); to bool is `!= 0`; int -> int wraps."""
+    integer, as NumPy on x86; int8 and int16 take the low bits of the int32 conversion, uint8
+    those of the int64 one, as torch's casts do); to bool is `!= 0`; int -> int wraps."""
     value, source = typed
     if source is dtype:
         return typed
@@ -86,16 +91,22 @@ def convert(builder, typed: Typed, dtype) -> Typed:
             return Typed(builder.fpext(value, target), dtype)
         return Typed(builder.fptrunc(value, target), dtype)
     if dtype.is_floating_point:
-        return Typed(builder.sitofp(value, target), dtype)
+        to_float = builder.sitofp if source.is_signed else builder.uitofp
+        return Typed(to_float(value, target), dtype)
     if source.is_floating_point:
-        bound = 2.0 ** (target.width - 1)
+        whole = INT64 if dtype in (dtypes.int64, dtypes.uint8) else INT32
+        bound = 2.0 ** (whole.width - 1)
         in_range = builder.and_(
             builder.fcmp_ordered(">=", value, ir.Constant(value.type, -bound)),
             builder.fcmp_ordered("<", value, ir.Constant(value.type, bound)))
-        minimum = ir.Constant(target, -(1 << (target.width - 1)))
-        return Typed(builder.select(in_range, builder.fptosi(value, target), minimum), dtype)
+        minimum = ir.Constant(whole, -(1 << (whole.width - 1)))
+        value = builder.select(in_range, builder.fptosi(value, whole), minimum)
+        return Typed(value if whole is target else builder.trunc(value, target), dtype)
     if source.itemsize < dtype.itemsize:
-        return Typed(builder.sext(value, target), dtype)
+        widen = builder.sext if source.is_signed else builder.zext
+        return Typed(widen(value, target), dtype)
+    if source.itemsize == dtype.itemsize:  # uint8 and int8: the same bits
+        return Typed(value, dtype)
     return Typed(builder.trunc(value, target), dtype)
 
 
@@ -166,7 +177,7 @@ class StepEmitter(ExpressionWalker):
             if dtype.is_floating_point:
                 compare = b.fcmp_unordered if operator == "!=" else b.fcmp_ordered
                 return Typed(compare(operator, a.value, c.value), dtypes.bool_)
-            compare = b.icmp_unsigned if dtype is dtypes.bool_ else b.icmp_signed
+            compare = b.icmp_signed if dtype.is_signed else b.icmp_unsigned
             return Typed(compare(operator, a.value, c.value), dtypes.bool_)
         a, c, dtype = self.unify(a, c)
         if dtype is dtypes.bool_ and operator == "-":
@@ -228,10 +239,22 @@ class StepEmitter(ExpressionWalker):
         modulo = b.select(unsafe, zero, modulo)
         return quotient, modulo
 
+    def _unsigned_divmod(self, x, y):
+        """Quotient and modulo of unsigned integers (uint8): no signs to adjust for."""
+        b = self.b
+        zero, one = ir.Constant(x.type, 0), ir.Constant(x.type, 1)
+        by_zero = b.icmp_unsigned("==", y, zero)
+        self.flag_error(by_zero, DIVISION_BY_ZERO)
+        divisor = b.select(by_zero, one, y)
+        return (b.select(by_zero, zero, b.udiv(x, divisor)),
+                b.select(by_zero, zero, b.urem(x, divisor)))
+
     def _divmod(self, a, c, which):
         a, c, dtype = self.unify(a, c)
         if dtype.is_floating_point:
             return Typed(self._float_divmod(a, c)[which], dtype)
+        if dtype is dtypes.uint8:
+            return Typed(self._unsigned_divmod(a.value, c.value)[which], dtype)
         return self.integer_arithmetic(
             a, c, lambda x, y: Typed(self._integer_divmod(x.value, y.value)[which], x.dtype))
 
@@ -258,7 +281,7 @@ class StepEmitter(ExpressionWalker):
         return Typed(intrinsic(self.b, "sqrt", [x.value]), x.dtype)
 
     def absolute(self, x):
-        if x.dtype is dtypes.bool_:
+        if not x.dtype.is_signed:
             return x
         if x.dtype.is_floating_point:
             return Typed(intrinsic(self.b, "fabs", [x.value]), x.dtype)
@@ -276,6 +299,8 @@ class StepEmitter(ExpressionWalker):
             return Typed(b.select(b.fcmp_ordered(">", x.value, zero), ir.Constant(kind, 1.0),
                                   result), x.dtype)
         zero = ir.Constant(x.value.type, 0)
+        if not x.dtype.is_signed:
+            return Typed(b.zext(b.icmp_unsigned("!=", x.value, zero), x.value.type), x.dtype)
         positive = b.zext(b.icmp_signed(">", x.value, zero), x.value.type)
         negative = b.zext(b.icmp_signed("<", x.value, zero), x.value.type)
         return Typed(b.sub(positive, negative), x.dtype)
@@ -293,10 +318,10 @@ class StepEmitter(ExpressionWalker):
         if dtype.is_floating_point:
             pick = b.or_(b.fcmp_ordered(operator, a.value, c.value),
                          b.fcmp_unordered("uno", a.value, a.value))
-        elif dtype is dtypes.bool_:
-            pick = b.icmp_unsigned(operator, a.value, c.value)
-        else:
+        elif dtype.is_signed:
             pick = b.icmp_signed(operator, a.value, c.value)
+        else:
+            pick = b.icmp_unsigned(operator, a.value, c.value)
         return Typed(b.select(pick, a.value, c.value), dtype)
 
     def power(self, a, c):
@@ -311,9 +336,11 @@ class StepEmitter(ExpressionWalker):
         NumPy does); a negative exponent raises, as the NumPy reference does."""
         b = self.b
         kind = a.value.type
-        self.flag_error(b.icmp_signed("<", c.value, ir.Constant(kind, 0)), NEGATIVE_POWER)
+        if a.dtype.is_signed:
+            self.flag_error(b.icmp_signed("<", c.value, ir.Constant(kind, 0)), NEGATIVE_POWER)
         result, base, exponent = ir.Constant(kind, 1), a.value, c.value
-        for _ in range(kind.width - 1):
+        # A signed exponent is non-negative here: its top bit is clear.
+        for _ in range(kind.width - 1 if a.dtype.is_signed else kind.width):
             bit = b.trunc(exponent, BIT)
             result = b.select(bit, b.mul(result, base), result)
             base = b.mul(base, base)
@@ -401,6 +428,8 @@ def _fmod(self, a, c):
         return Typed(b.frem(a.value, c.value), dtype)
 
     def integer(x, y):
+        if x.dtype is dtypes.uint8:
+            return Typed(self._unsigned_divmod(x.value, y.value)[1], x.dtype)
         kind = x.value.type
         zero, one, minus_one = (ir.Constant(kind, v) for v in (0, 1, -1))
         self.flag_error(b.icmp_signed("==", y.value, zero), DIVISION_BY_ZERO)
@@ -474,6 +503,54 @@ def _erfc(self, x):
     x = self.float_argument(x, "erfc")
     return Typed(mathlib_erfc.emit_erfc(self.b, self.b.module, x.value, x.value.type), x.dtype)
 
+
+# ---- bitwise ops (ops/bitwise.py) ----------------------------------------------------------------
+# and, or, xor and not act on i1 bools as on integers; a shift amount outside [0, width) is
+# torch's: a left shift gives 0, a right shift the sign (ashr by width - 1) or, unsigned, 0.
+
+def _integer_pair(self, a, c, name):
+    a, c, dtype = self.unify(a, c)
+    if dtype.is_floating_point:
+        self.fail(f"{name}() needs integer or bool arguments, got {dtype.name}")
+    return a.value, c.value, dtype
+
+
+def _bitwise(instruction, name):
+    def emit(self, a, c):
+        x, y, dtype = _integer_pair(self, a, c, name)
+        return Typed(getattr(self.b, instruction)(x, y), dtype)
+
+    return emit
+
+
+def _bitwise_not(self, x):
+    if x.dtype.is_floating_point:
+        self.fail(f"bitwise_not() needs an integer or bool argument, got {x.dtype.name}")
+    return Typed(self.b.not_(x.value), x.dtype)
+
+
+def _shift(left):
+    def emit(self, a, c):
+        x, y, dtype = _integer_pair(self, a, c, "shift")
+        b, kind = self.b, x.type
+        # Unsigned, a negative amount is at least the width too.
+        outside = b.icmp_unsigned(">=", y, ir.Constant(kind, kind.width))
+        zero = ir.Constant(kind, 0)
+        if not left and dtype.is_signed:
+            amount = b.select(outside, ir.Constant(kind, kind.width - 1), y)
+            return Typed(b.ashr(x, amount), dtype)
+        amount = b.select(outside, zero, y)
+        shifted = b.shl(x, amount) if left else b.lshr(x, amount)
+        return Typed(b.select(outside, zero, shifted), dtype)
+
+    return emit
+
+
+FUNCTIONS.update({
+    "bitwise_and": _bitwise("and_", "bitwise_and"), "bitwise_or": _bitwise("or_", "bitwise_or"),
+    "bitwise_xor": _bitwise("xor", "bitwise_xor"), "bitwise_not": _bitwise_not,
+    "bitwise_left_shift": _shift(True), "bitwise_right_shift": _shift(False),
+})
 
 FUNCTIONS.update({
     "trunc": _rounded("trunc"), "ceil": _rounded("ceil"), "copysign": _copysign,

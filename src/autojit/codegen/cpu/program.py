@@ -41,8 +41,11 @@ from . import input_checks, workers
 _GEMM_POINTERS = tuple(index for index, (name, _) in enumerate(workers.GEMM_RECORD)
                        if name in ("a", "b", "c"))
 _OPERATION_WORDS = 3  # function, argument, parts
+# The dtypes whose partial results the program combines natively (signed integers only: the
+# integer folds compare signed); others are combined by NumPy.
 _LLVM_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
-               np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+               np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.int16): "i16",
+               np.dtype(np.int8): "i8"}
 
 _RUNNER_IR = """
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)

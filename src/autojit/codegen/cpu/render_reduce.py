@@ -338,8 +338,10 @@ class ReducingLoops:
             return combine(accumulator.value, value.value)
         if dtype.is_floating_point:
             name = "maximum" if kind == "max" else "minimum"
-        else:
+        elif dtype.is_signed:
             name = "smax" if kind == "max" else "smin"
+        else:
+            name = "umax" if kind == "max" else "umin"
         return intrinsic(b, name, [accumulator.value, value.value])
 
 

@@ -124,7 +124,8 @@ def kernel_namespace(cuda, simulated: bool) -> dict:
     # for autojit's own modules (inf and nan are values, not warnings).
     namespace = {"__name__": "autojit.codegen.cuda_kernels", "cuda": cuda, "np": np,
                  "f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
-                 "b1": bool, "nan": math.nan, "inf": math.inf, "erf": math.erf}
+                 "i16": np.int16, "i8": np.int8, "u8": np.uint8, "b1": bool,
+                 "nan": math.nan, "inf": math.inf, "erf": math.erf}
     for name in MATH_NAMES:
         namespace[name] = getattr(np, name) if simulated else getattr(math, name)
     for name, numpy_name in MATH_FUNCTIONS.items():

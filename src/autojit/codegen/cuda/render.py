@@ -52,12 +52,15 @@ from ..kernel import (
 from ..kernel import loop_plan as kernel_loop_plan
 
 CAST = {dtypes.float32: "f32", dtypes.float64: "f64", dtypes.int32: "i32",
-        dtypes.int64: "i64", dtypes.bool_: "b1"}
+        dtypes.int64: "i64", dtypes.int16: "i16", dtypes.int8: "i8", dtypes.uint8: "u8",
+        dtypes.bool_: "b1"}
 # Expression functions that are a plain call of a namespace entry of the same arity.
 DIRECT = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "tanh": "tanh",
           "sin": "sin", "cos": "cos", "sqrt": "sqrt", "erf": "erf", "sigmoid": "sigmoid_",
           "abs": "abs", "sign": "sign_", "floor": "floor_", "max": "maximum_",
           "min": "minimum_"}
+# ops/bitwise.py's binary functions, as Python's operators (on bools too).
+BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 # Output dtypes cuda.atomic.add takes: sums of these may be split over several blocks.
 ATOMIC_SUM = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
 # Reduced positions a thread folds into a partial sum in the output's dtype before adding it
@@ -131,7 +134,7 @@ def _literal(value, dtype) -> str:
         if math.isinf(number):
             return f"{CAST[dtype]}({'-' if number < 0 else ''}inf)"
         return f"{CAST[dtype]}({number!r})"
-    return f"{CAST[dtype]}({int(value)})"
+    return f"{CAST[dtype]}({dtypes.wrap_integer(int(value), dtype)})"  # 300 as uint8: 44
 
 
 class _Expression(ExpressionWalker):
@@ -203,7 +206,26 @@ class _Expression(ExpressionWalker):
             return f"({texts[0]} != {texts[0]})"
         if name == "bool":
             return f"b1({texts[0]})"
+        if name in BITWISE:
+            return f"({texts[0]} {BITWISE[name]} {texts[1]})"
+        if name == "bitwise_not":
+            return f"(not {texts[0]})" if self.literal_dtype is dtypes.bool_ else f"(~{texts[0]})"
+        if name in ("bitwise_left_shift", "bitwise_right_shift"):
+            return self.shift(name == "bitwise_left_shift", *texts)
         self.fail(f"the CUDA backend has no form for function {name!r}")
+
+    def shift(self, left: bool, value: str, amount: str) -> str:
+        """ops/bitwise.py's shifts: an amount outside [0, width) gives 0, or the sign for a
+        signed right shift, where Python's shifts would go on (or raise, for a negative one)."""
+        dtype = self.literal_dtype
+        if dtype.is_floating_point or dtype is dtypes.bool_:
+            self.fail(f"shifts need integer arguments, got {dtype.name}")
+        width = 8 * dtype.itemsize
+        outside = f"({amount} < 0 or {amount} >= {width})"
+        if not left and dtype.is_signed:
+            return f"({value} >> ({width - 1} if {outside} else {amount}))"
+        operator = "<<" if left else ">>"
+        return f"({CAST[dtype]}(0) if {outside} else ({value} {operator} {amount}))"
 
     def math_call(self, name: str, texts: list) -> str:
         floating = self.literal_dtype.is_floating_point

@@ -56,7 +56,8 @@ from .matmul_steps import (
 from .plan import Plan, step_makes, step_reads, value_operands
 from .steps import KernelStep, NodesStep, NodeStep, folds_into_strides
 
-SUPPORTED_DTYPES = (dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
+SUPPORTED_DTYPES = (dtypes.bool_, dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.int32,
+                    dtypes.int64, dtypes.float32, dtypes.float64)
 
 
 class _Group:

@@ -1,0 +1,83 @@
+"""Op table rows for the bitwise primitives of ops/bitwise.py.
+
+Samples cover same shapes, broadcasting, 0-d tensors and Python ints on either side, in bool
+and the integer dtypes (uint8 included: its shifts and NOT differ from the signed ones). Shift
+amounts include negative ones and ones past the width, where the NumPy reference spells out
+torch's rule (0, or the sign for a signed right shift).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import autojit
+
+from . import OpInfo, Sample, uniform
+
+INTEGERS = ("uint8", "int8", "int16", "int32", "int64")
+
+
+def _values(rng, shape, dtype):
+    info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
+    if info is None:
+        return np.asarray(uniform(rng, shape, dtype))
+    return rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape,
+                        endpoint=True).astype(dtype)
+
+
+def _binary_samples(rng, dtype):
+    number = True if np.dtype(dtype).kind == "b" else 6
+    return [Sample((_values(rng, (3, 4), dtype), _values(rng, (3, 4), dtype))),
+            Sample((_values(rng, (3, 1), dtype), _values(rng, (4,), dtype))),
+            Sample((_values(rng, (2, 3), dtype), _values(rng, (), dtype))),
+            Sample((_values(rng, (2, 3), dtype), number)),
+            Sample((number, _values(rng, (2, 3), dtype)))]
+
+
+def _shift_samples(rng, dtype):
+    width = 8 * np.dtype(dtype).itemsize
+    low = 0 if np.dtype(dtype).kind == "u" else -2
+    amounts = rng.integers(low, width + 3, size=(3, 4)).astype(dtype)
+    return [Sample((_values(rng, (3, 4), dtype), amounts)),
+            Sample((_values(rng, (3, 1), dtype), amounts[0])),
+            Sample((_values(rng, (2, 3), dtype), 3)),
+            Sample((5, amounts))]
+
+
+def _shift_reference(left: bool):
+    def reference(x, y):
+        dtype = x.dtype if isinstance(x, np.ndarray) else y.dtype
+        x, y = np.asarray(x).astype(dtype), np.asarray(y).astype(dtype)
+        width = 8 * dtype.itemsize
+        outside = (y < 0) | (y >= width)
+        safe = np.where(outside, 0, y).astype(dtype)
+        if left:
+            return np.where(outside, 0, x << safe).astype(dtype)
+        if dtype.kind == "i":
+            return x >> np.where(outside, width - 1, y).astype(dtype)
+        return np.where(outside, 0, x >> safe).astype(dtype)
+
+    return reference
+
+
+def _binary(name, reference):
+    return OpInfo(name=name, function=getattr(autojit, name), reference=reference,
+                  samples=_binary_samples, primitives=(name,), dtypes=("bool", *INTEGERS),
+                  differentiable=False)
+
+
+ROWS = [
+    _binary("bitwise_and", np.bitwise_and),
+    _binary("bitwise_or", np.bitwise_or),
+    _binary("bitwise_xor", np.bitwise_xor),
+    OpInfo(name="bitwise_not", function=autojit.bitwise_not, reference=np.invert,
+           samples=lambda rng, dtype: [Sample((_values(rng, (3, 4), dtype),)),
+                                       Sample((_values(rng, (), dtype),))],
+           primitives=("bitwise_not",), dtypes=("bool", *INTEGERS), differentiable=False),
+    OpInfo(name="bitwise_left_shift", function=autojit.bitwise_left_shift,
+           reference=_shift_reference(True), samples=_shift_samples,
+           primitives=("bitwise_left_shift",), dtypes=INTEGERS, differentiable=False),
+    OpInfo(name="bitwise_right_shift", function=autojit.bitwise_right_shift,
+           reference=_shift_reference(False), samples=_shift_samples,
+           primitives=("bitwise_right_shift",), dtypes=INTEGERS, differentiable=False),
+]

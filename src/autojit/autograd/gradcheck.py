@@ -325,10 +325,6 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError(
             "Setting check_batched_forward_grad=True requires check_forward_ad to be True")
-    if check_batched_grad:
-        raise NotImplementedError("gradcheck: check_batched_grad=True needs batched gradients "
-                                  "(is_grads_batched), which autojit.autograd.grad does not "
-                                  "support")
     try:
         tupled = _as_tuple(inputs)
         if check_backward_ad:
@@ -336,6 +332,8 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                        check_grad_dtypes, fast_mode)
         if check_forward_ad:
             _forward_gradcheck(func, tupled, eps, atol, rtol)
+        if check_batched_grad:
+            _batched_gradcheck(func, tupled, atol, rtol)
         return True
     except GradcheckError:
         if raise_exception:
@@ -357,6 +355,35 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     if check_undefined_grad:
         _test_undefined_backward_mode(func, inputs, diff_inputs)
     return True
+
+
+def _batched_gradcheck(func, inputs, atol, rtol) -> None:
+    """Gradients for a batch of grad_outputs (is_grads_batched, one vmapped backward pass)
+    against the same gradients taken one grad_output at a time."""
+    from ..tensor.creation import default_generator
+    from .api import grad
+
+    diff_inputs = list(_iter_tensors(inputs, True))
+    outputs = _differentiable_outputs(func(*inputs))
+    generator = default_generator()
+    for i, output in enumerate(outputs):
+        batch = generator.uniform(-1, 1, (2, *output.shape)).astype(output.dtype.numpy)
+        batched = grad(output, diff_inputs, Tensor._make(batch, output.dtype),
+                       retain_graph=True, allow_unused=True, is_grads_batched=True)
+        for index in range(2):
+            single = grad(output, diff_inputs, Tensor._make(batch[index], output.dtype),
+                          retain_graph=True, allow_unused=True)
+            for j, (many, one) in enumerate(zip(batched, single, strict=True)):
+                if (many is None) != (one is None):
+                    raise GradcheckError(f"While computing batched gradients, got: input {j} "
+                                         "is unused in one of the two computations")
+                if one is not None and not np.allclose(np.asarray(many._data[index]),
+                                                       np.asarray(one._data), rtol=rtol,
+                                                       atol=atol):
+                    raise GradcheckError(
+                        f"While computing batched gradients, got: the batched gradient of "
+                        f"output {i} with respect to input {j} differs from the gradient "
+                        f"computed for grad_output {index} alone.")
 
 
 def _forward_gradcheck(func, inputs, eps, atol, rtol) -> None:

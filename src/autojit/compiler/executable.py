@@ -242,6 +242,11 @@ class _Recipe:
             return tensor
         if kind == "constant":
             return template[1]
+        if kind == "scalar":
+            array = arrays[template[1]]
+            if not isinstance(array, np.ndarray):  # a GPU array
+                array = array.to_host()
+            return array.item() if template[2] == "item" else array.tolist()
         if kind in ("tuple", "list"):
             items = [self._rebuild(item, arrays, node, args, made) for item in template[1]]
             if kind == "list":
@@ -265,13 +270,16 @@ class _Recipe:
 
 
 def _shared_results(graph: Graph, template) -> frozenset:
-    """The result outputs whose arrays may be memory something else holds, copied on each
-    call: eager's result is a tensor of its own. The passes can make a result the very value
+    """The result (and print) outputs whose arrays may be memory something else holds, copied
+    on each call: eager's result is a tensor of its own. The passes can make a result the very value
     of an input (`b * 1` is `b`), or of another output (CSE merges two equal results; a
     result equal to a .grad or to an in-place update), and a view of one of those is the
     same memory."""
     leaves: set = set()
     _tensor_leaves(template, leaves)
+    # A printed value is read after the write-back too: one that is an input's memory would
+    # print the value written after the print.
+    leaves.update(index for index, output in enumerate(graph.outputs) if output.kind == "print")
     inputs = {id(entry.value) for entry in graph.inputs if entry.kind in ("arg", "captured")}
     holders: dict = {}  # id(root value) -> the outputs whose arrays are its memory
     for index, output in enumerate(graph.outputs):
@@ -300,7 +308,7 @@ def _view_root(value):
 def _tensor_leaves(template, leaves: set) -> None:
     """The output indices a result template turns into tensors of their own."""
     kind = template[0]
-    if kind == "tensor":
+    if kind in ("tensor", "scalar"):
         leaves.add(template[1])
     elif kind in ("tuple", "list"):
         for item in template[1]:

@@ -244,6 +244,29 @@ def array_conditions(guards: GuardSet, arrays: list) -> None:
                        f"the values of the NumPy array {display} changed", path, display)
 
 
+def data_read_conditions(guards: GuardSet, walk: Walk, data_read: dict) -> str | None:
+    """The values of the real tensors whose data Python read while tracing (`bool(t)`,
+    `float(t)`, `t.numpy()`: ir/trace.py's data_read): the trace decided on them, so a call
+    with other values must trace again. Returns why that cannot be guarded (a tensor the walk
+    does not reach, one on a GPU, or more bytes than the budget), else None."""
+    total = 0
+    for tensor, what in data_read.values():
+        found = walk.tensors.get(id(tensor))
+        data = tensor._data
+        if found is None or not isinstance(data, np.ndarray):
+            return (f"{what} read the values of a tensor the guards cannot compare on every "
+                    "call (one the function's reachable state does not hold, or on a GPU)")
+        total += data.nbytes
+        if total > MAX_ARRAY_BYTES:
+            return (f"{what} read the values of tensors of more than {MAX_ARRAY_BYTES} bytes, "
+                    "too many to compare on every call")
+        path, display, _ = found
+        guards.require(f"$._data.tobytes() == {guards.constant(data.tobytes(), 'C')}",
+                       f"the values of {display} changed (the function read them in Python: "
+                       f"{what})", path, display)
+    return None
+
+
 _KEY_SCALARS = (str, int, float, bool, bytes, type(None))
 
 

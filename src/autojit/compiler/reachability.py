@@ -52,6 +52,7 @@ import weakref
 import numpy as np
 
 from ..tensor.tensor import Tensor
+from ..tensor.traced_scalar import TracedScalar
 
 SCALAR_TYPES = (bool, int, float, complex, str, bytes, type(None))
 MAX_OBJECTS = 20000
@@ -171,6 +172,9 @@ class Walk:
         if isinstance(obj, SCALAR_TYPES):
             self._observe(path, "scalar", obj, display)
             return []
+        if isinstance(obj, TracedScalar):
+            # `.item()` of a symbolic tensor kept in Python state: the tensor it reads leaks.
+            obj = obj.tensor
         if isinstance(obj, Tensor):
             self.tensors.setdefault(id(obj), (path, display, obj))
             named = self.tensor_names.get(id(obj))

@@ -15,7 +15,9 @@ run):
   base's memory and version counter as eager's view does, with autograd history when it had
   one while tracing;
 - ("grad", name): the .grad the write-back left on a tensor (`return w.grad`);
-- ("constant", value): a Python number, string or None.
+- ("constant", value): a Python number, string or None;
+- ("scalar", index, kind): the graph's output `index` as a Python number (kind "item") or
+  nested list ("tolist"): a `.item()` the function returned (tensor/traced_scalar.py).
 
 Eager returns those very objects and views; a compiled call that returned copies would let a
 later in-place write through the result miss the argument it should change.
@@ -26,6 +28,7 @@ from __future__ import annotations
 from ..ir.graph import Graph
 from ..tensor.symbolic import contains_symbolic
 from ..tensor.tensor import Tensor
+from ..tensor.traced_scalar import TracedScalar
 
 
 class _Flattening:
@@ -83,6 +86,8 @@ class _Flattening:
                              for key, value in result.items()])
         if isinstance(result, (bool, int, float, str, type(None))):
             return ("constant", result)
+        if isinstance(result, TracedScalar):
+            return ("scalar", self.output(result.tensor)[1], result.kind)
         raise TypeError(f"autojit.compile: the function returned a {type(result).__name__}; "
                         "a compiled function returns Tensors, numbers, None, or tuples, lists "
                         "and dicts of them")

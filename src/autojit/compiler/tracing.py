@@ -36,6 +36,7 @@ from .guards import (
     array_budget_exceeded,
     array_conditions,
     arrays_to_compare,
+    data_read_conditions,
     grad_condition,
     mode_conditions,
     observation_conditions,
@@ -374,6 +375,10 @@ def guard(traced: Trace) -> GuardedTrace:
             grad_guarded.add(id(args[arg_positions[graph.arg_inputs.index(entry)]]))
     guards = GuardSet()
     guards.add_constants(before.constants)
+    unguardable = data_read_conditions(guards, before, tracer.data_read)
+    if unguardable is not None:
+        before.restore()
+        graph_break(unguardable, needs_data=False)
     overlap = _write_guards(guards, traced, arrays, grad_guarded)
     if overlap is not None:
         before.restore()  # the eager run does the Python side effects again

@@ -22,6 +22,8 @@ import builtins
 import re
 import threading
 
+# The format spec of a formatted `.tolist()`: printed as the Python list.
+LIST_SPEC = "\0tolist"
 _TOKEN = "\u27e8autojit tensor {}\u27e9"
 _TOKEN_PATTERN = re.compile("\u27e8autojit tensor (\\d+)\u27e9")
 
@@ -102,6 +104,8 @@ def replay_prints(effects: list, formatted: list, values: dict) -> None:
 def format_value(tensor, spec: str | None, history: str) -> str:
     """The tensor as eager formats it: its repr (with the autograd suffix it had while
     traced), or `format(tensor.item(), spec)` for a 0-d tensor in an f-string."""
+    if spec == LIST_SPEC:
+        return str(tensor.tolist())
     if spec is not None:
         return tensor.item().__format__(spec)
     from ..tensor.printing import tensor_repr

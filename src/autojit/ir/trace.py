@@ -35,6 +35,7 @@ from ..tensor.symbolic import evaluate_poly, evaluate_tree, is_runtime
 from ..tensor.tensor import Tensor
 from .aliasing import make_alias, make_view, root_written_through
 from .graph import Graph, Input, Value
+from .printing import LIST_SPEC
 
 # Python's float arithmetic, as graph ops (a runtime float's expression; tensor/symbolic.py).
 _FLOAT_OPS = {"+": elementwise.ADD, "-": elementwise.SUB, "*": elementwise.MUL,
@@ -116,6 +117,9 @@ class Tracer:
         # ids of the concrete tensors created while tracing (leaves the function made itself,
         # detached aliases): their .grad does not outlive the call.
         self.made: set = set()
+        # id(Tensor) -> (tensor, what) for each real tensor whose values Python read while
+        # tracing (bool(t), t.numpy(), ...): compiler/tracing.py guards their values.
+        self.data_read: dict = {}
         self._aliased: set = set()  # ids of captured storages a write made stale
         self._sharing: dict = {}  # id of a storage's root buffer -> captured storages on it
         self.grads_before: dict = {}  # id(Tensor) -> (tensor, its .grad before the trace)
@@ -282,6 +286,26 @@ class Tracer:
         history = f"grad_fn=<{tensor.grad_fn.name()}>" if tensor.grad_fn is not None else (
             "requires_grad=True" if tensor._requires_grad else "")
         return self.prints.token(name, spec, history, user_location())
+
+    def note_data_read(self, tensor: Tensor, what: str) -> None:
+        """A real tensor's values read in Python while tracing (Tensor._concrete)."""
+        key = id(tensor._data)
+        if key in self._updates or key in self._aliased or any(
+                np.may_share_memory(tensor._data, self._entries[other].tensor._data)
+                for other in self._updates):
+            graph_break(f"{what} of a tensor the function wrote in place (the trace would read "
+                        "its old values)", needs_data=False)
+        self.data_read.setdefault(id(tensor), (tensor, what))
+
+    def format_scalar(self, tensor: Tensor, spec: str, kind: str) -> str | None:
+        """A token standing for `tensor.item()` (or `.tolist()`) formatted with `spec`
+        (tensor/traced_scalar.py); None when nothing collects prints."""
+        if self.prints is None:
+            return None
+        name = self.unique_output("print")
+        self.graph.add_output(self.value_of(tensor), name, "print")
+        return self.prints.token(name, LIST_SPEC if kind == "tolist" else spec, "",
+                                 user_location())
 
     def location(self, tensor: Tensor):
         """(filename, line) of the user's code that made a symbolic tensor, if known."""

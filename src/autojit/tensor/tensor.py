@@ -330,6 +330,11 @@ class Tensor:
             from .graph_break import graph_break
 
             graph_break(what)
+        tracer = state.tracer
+        if tracer is not None and id(self) not in tracer.made:
+            # A real tensor's values read in Python while tracing decide the trace: the
+            # guards compare them on every call (compiler/tracing.py).
+            tracer.note_data_read(self, what)
         return self._data
 
     def _host(self, what: str) -> np.ndarray:
@@ -355,6 +360,17 @@ class Tensor:
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
+        tracer = state.tracer
+        if tracer is not None and not self._batched and (
+                self._data is None or id(self) not in tracer.made):
+            # While tracing: a number read on every call (tensor/traced_scalar.py), of the
+            # value the tensor holds now.
+            if self.numel() != 1:
+                raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be "
+                                   "converted to Scalar")
+            from .traced_scalar import TracedScalar
+
+            return TracedScalar(Tensor._symbolic(tracer.value_of(self)), "item")
         data = self._host("Tensor.item()")
         if data.size != 1:
             raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")
@@ -362,6 +378,12 @@ class Tensor:
 
     def tolist(self):
         """The data as nested Python lists of numbers (a number for a 0-d tensor)."""
+        tracer = state.tracer
+        if tracer is not None and not self._batched and (
+                self._data is None or id(self) not in tracer.made):
+            from .traced_scalar import TracedScalar
+
+            return TracedScalar(Tensor._symbolic(tracer.value_of(self)), "tolist")
         return self._host("Tensor.tolist()").tolist()
 
     def __array__(self, dtype=None, copy=None):
@@ -383,17 +405,26 @@ class Tensor:
 
     def __float__(self) -> float:
         """`float(x)` of a one-element tensor."""
-        return float(self.item())
+        return float(self._number("float(Tensor)"))
 
     def __int__(self) -> int:
         """`int(x)` of a one-element tensor."""
-        return int(self.item())
+        return int(self._number("int(Tensor)"))
 
     def __index__(self) -> int:
         """A one-element integer tensor used as an index (`range(x)`, `seq[x]`)."""
         if self._dtype.category != dtypes.INTEGER or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
+        return int(self._number("Tensor used as an index"))
+
+    def _number(self, what: str):
+        """The value of a one-element tensor as a Python number, needed now: while tracing,
+        a symbolic tensor's is a graph break and a real tensor's is guarded (_concrete),
+        where `item()` could stand for the value instead (tensor/traced_scalar.py)."""
+        data = self._host(what)
+        if data.size != 1:
+            raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")
+        return data.reshape(()).item()
 
     def __len__(self) -> int:
         """`len(x)`: the extent of the first dim."""

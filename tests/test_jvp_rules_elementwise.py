@@ -170,3 +170,18 @@ def test_nested_levels_give_the_second_derivative(explicit_rules_only):
     (hessian,) = torch.autograd.grad(gradient.sum(), reference)
     np.testing.assert_allclose(np.asarray(first), gradient.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(second), hessian.numpy(), rtol=1e-10)
+
+
+def test_forward_over_reverse(explicit_rules_only):
+    """Tangents pushed through the VJPs' own ops: binary_cross_entropy_backward's rule among
+    them, which only a gradient computes."""
+    rng = np.random.default_rng(0)
+    p, target, y = (autojit.tensor(rng.uniform(0.1, 0.9, 4), requires_grad=True)
+                    for _ in range(3))
+
+    def function(p, target, y):
+        return (autojit.nn.functional.binary_cross_entropy(p, target)
+                + (autojit.atan2(p, y) * autojit.maximum(p, y) / y).sum()
+                + autojit.xlogy(p, y).exp().sum())
+
+    assert autojit.autograd.gradgradcheck(function, (p, target, y), check_fwd_over_rev=True)

@@ -1,7 +1,7 @@
 """Elementwise primitives: unary math, binary arithmetic, comparisons, logic, where, cast.
 
 Each `define_op` block is the whole story of one primitive (shape, dtype, NumPy impl, VJP,
-lowering). The user-facing functions at the bottom of each block accept Tensors and Python
+JVP, lowering). The user-facing functions at the bottom of each block accept Tensors and Python
 scalars; composites built from these (relu, gelu, clamp, ...) live in composite.py.
 """
 
@@ -63,11 +63,11 @@ def scalar_operand(scalar: TracedScalar) -> Tensor:
 
 
 def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None,
-                 exact=False, float32_scalars=()):
+                 exact=False, float32_scalars=(), jvp=None):
     """exact: the op is exactly rounded (IEEE arithmetic, compares, logic, selects), see
     registry.Elementwise; transcendental functions are not. float32_scalars: see define_op."""
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
-                     vjp=vjp, saves=saves, lowering=Elementwise(expression, exact),
+                     vjp=vjp, jvp=jvp, saves=saves, lowering=Elementwise(expression, exact),
                      grad_name=grad_name, float32_scalars=float32_scalars)
 
 
@@ -79,6 +79,43 @@ def _needs(index, rule):
 def _binary_vjp(rule_x, rule_y):
     first, second = _needs(0, rule_x), _needs(1, rule_y)
     return lambda ctx, g: (first(ctx, g), second(ctx, g))
+
+
+# ---- forward mode: the pieces of the JVP rules --------------------------------------------------
+# Each rule is torch's JVP formula in autojit ops (docs/notes/forward-mode.md). Mostly that is
+# the VJP's formula with the cotangent replaced by the tangent, so the two stay transposes at
+# the special points too; where torch writes it otherwise (div, maximum, minimum, atan2), the
+# tangents at those points are torch's.
+
+def tangent_sum(*parts):
+    """The sum of a JVP rule's per-input parts; None (a zero tangent) where every part is."""
+    total = None
+    for part in parts:
+        if part is not None:
+            total = part if total is None else total + part
+    return total
+
+
+def unary_jvp(derivative):
+    """The JVP rule `t * derivative(x, out)` of an elementwise function of one input (a rule
+    runs only where some input has a tangent, so a one-input op's is always there)."""
+    return lambda inputs, tangents, out, attrs: tangents[0] * derivative(inputs[0], out)
+
+
+def binary_jvp(part_x, part_y):
+    """The JVP rule `part_x(x, y, tx, out) + part_y(x, y, ty, out)` of a function of two
+    inputs, each part computed only where its input has a tangent (part_y None: y's is 0)."""
+    def rule(inputs, tangents, out, attrs):
+        (x, y), (tx, ty) = inputs, tangents
+        return tangent_sum(None if tx is None else part_x(x, y, tx, out),
+                           None if ty is None or part_y is None else part_y(x, y, ty, out))
+
+    return rule
+
+
+def zero_jvp(inputs, tangents, out, attrs):
+    """The JVP of a piecewise-constant op: zeros, a tensor rather than None, as torch gives."""
+    return fill_like(next(t for t in tangents if t is not None), 0)
 
 
 _DIRECT = frozenset((Tensor, float, int, bool))  # operand kinds that need no conversion
@@ -176,9 +213,10 @@ def _rule_subtract(inputs, attrs):
 
 
 NEG = _elementwise("neg", 1, _rule_negate, np.negative, lambda ctx, g: (-g,), (),
-                   "(-{0})", exact=True)
+                   "(-{0})", exact=True, jvp=lambda inputs, tangents, out, attrs: -tangents[0])
 ABS = _elementwise("abs", 1, rule_promote, np.abs,
-                   lambda ctx, g: (g * ctx.inputs[0].sign(),), (0,), "abs({0})", exact=True)
+                   lambda ctx, g: (g * ctx.inputs[0].sign(),), (0,), "abs({0})", exact=True,
+                   jvp=unary_jvp(lambda x, out: x.sign()))
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -193,19 +231,23 @@ def _zero_vjp(ctx, g):
     return (fill_like(g, 0),)
 
 
-SIGN = _elementwise("sign", 1, rule_promote, _sign, _zero_vjp, (), "sign({0})", exact=True)
+SIGN = _elementwise("sign", 1, rule_promote, _sign, _zero_vjp, (), "sign({0})", exact=True,
+                    jvp=zero_jvp)
 EXP = _elementwise("exp", 1, rule_float, np.exp, lambda ctx, g: (g * ctx.out,), ("out",),
-                   "exp({0})")
+                   "exp({0})", jvp=unary_jvp(lambda x, out: out))
 LOG = _elementwise("log", 1, rule_float, np.log, lambda ctx, g: (g / ctx.inputs[0],), (0,),
-                   "log({0})")
+                   "log({0})", jvp=lambda inputs, tangents, out, attrs: tangents[0] / inputs[0])
 SQRT = _elementwise("sqrt", 1, rule_float, np.sqrt, lambda ctx, g: (g / (2 * ctx.out),),
-                    ("out",), "sqrt({0})", exact=True)
+                    ("out",), "sqrt({0})", exact=True,
+                    jvp=lambda inputs, tangents, out, attrs: tangents[0] / (2 * out))
 SIN = _elementwise("sin", 1, rule_float, np.sin, lambda ctx, g: (g * ctx.inputs[0].cos(),),
-                   (0,), "sin({0})")
+                   (0,), "sin({0})", jvp=unary_jvp(lambda x, out: x.cos()))
 COS = _elementwise("cos", 1, rule_float, np.cos, lambda ctx, g: (-g * ctx.inputs[0].sin(),),
-                   (0,), "cos({0})")
+                   (0,), "cos({0})",
+                   jvp=lambda inputs, tangents, out, attrs: -tangents[0] * inputs[0].sin())
 TANH = _elementwise("tanh", 1, rule_float, np.tanh,
-                    lambda ctx, g: (g * (1 - ctx.out * ctx.out),), ("out",), "tanh({0})")
+                    lambda ctx, g: (g * (1 - ctx.out * ctx.out),), ("out",), "tanh({0})",
+                    jvp=unary_jvp(lambda x, out: 1 - out * out))
 
 
 def _sigmoid_impl(x):
@@ -216,7 +258,8 @@ def _sigmoid_impl(x):
 
 
 SIGMOID = _elementwise("sigmoid", 1, rule_float, _sigmoid_impl,
-                       lambda ctx, g: (g * ctx.out * (1 - ctx.out),), ("out",), "sigmoid({0})")
+                       lambda ctx, g: (g * ctx.out * (1 - ctx.out),), ("out",), "sigmoid({0})",
+                       jvp=lambda inputs, tangents, out, attrs: tangents[0] * out * (1 - out))
 
 
 def _erf_impl(x):
@@ -228,12 +271,16 @@ def _erf_impl(x):
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 ERF = _elementwise("erf", 1, rule_float, _erf_impl,
                    lambda ctx, g: (g * _TWO_OVER_SQRT_PI * (-ctx.inputs[0].square()).exp(),),
-                   (0,), "erf({0})")
+                   (0,), "erf({0})",
+                   jvp=lambda inputs, tangents, out, attrs: (
+                       tangents[0] * _TWO_OVER_SQRT_PI * (-inputs[0].square()).exp()))
 LOG1P = _elementwise("log1p", 1, rule_float, np.log1p,
-                     lambda ctx, g: (g / (ctx.inputs[0] + 1),), (0,), "log1p({0})")
+                     lambda ctx, g: (g / (ctx.inputs[0] + 1),), (0,), "log1p({0})",
+                     jvp=lambda inputs, tangents, out, attrs: tangents[0] / (inputs[0] + 1))
 EXPM1 = _elementwise("expm1", 1, rule_float, np.expm1, lambda ctx, g: (g * (ctx.out + 1),),
-                     ("out",), "expm1({0})")
-FLOOR = _elementwise("floor", 1, rule_promote, np.floor, _zero_vjp, (), "floor({0})", exact=True)
+                     ("out",), "expm1({0})", jvp=unary_jvp(lambda x, out: out + 1))
+FLOOR = _elementwise("floor", 1, rule_promote, np.floor, _zero_vjp, (), "floor({0})", exact=True,
+                     jvp=zero_jvp)
 
 neg, abs, sign, exp, log, sqrt = map(_call1, (NEG, ABS, SIGN, EXP, LOG, SQRT))  # noqa: A001
 sin, cos, tanh, sigmoid, erf = map(_call1, (SIN, COS, TANH, SIGMOID, ERF))
@@ -241,41 +288,65 @@ log1p, expm1, floor = map(_call1, (LOG1P, EXPM1, FLOOR))
 
 # ---- binary arithmetic ------------------------------------------------------------------------
 
+def _difference_jvp(inputs, tangents, out, attrs):
+    tx, ty = tangents
+    if ty is None:
+        return tx
+    return -ty if tx is None else tx - ty
+
+
+def _div_jvp(inputs, tangents, out, attrs):
+    # torch's (tx - ty out) / y: one division, and at y = 0 an infinity where the VJP's two
+    # terms, added, would give inf - inf.
+    y, (tx, ty) = inputs[1], tangents
+    if ty is None:
+        return tx / y
+    return (-(ty * out) if tx is None else tx - ty * out) / y
+
+
 ADD = _elementwise("add", 2, rule_promote, np.add, lambda ctx, g: (g, g), (),
-                   "({0} + {1})", exact=True)
+                   "({0} + {1})", exact=True,
+                   jvp=lambda inputs, tangents, out, attrs: tangent_sum(*tangents))
 SUB = _elementwise("sub", 2, _rule_subtract, np.subtract, lambda ctx, g: (g, -g), (),
-                   "({0} - {1})", exact=True)
+                   "({0} - {1})", exact=True, jvp=_difference_jvp)
 MUL = _elementwise("mul", 2, rule_promote, np.multiply,
                    _binary_vjp(lambda ctx, g: g * ctx.inputs[1], lambda ctx, g: g * ctx.inputs[0]),
                    ((1, 0), (0, 1)), "({0} * {1})", exact=True,
                    # `3.3 * x` is mul(3.3, x) here and x.mul(3.3) in torch: either position.
-                   float32_scalars=(0, 1))
+                   float32_scalars=(0, 1),
+                   jvp=binary_jvp(lambda x, y, tx, out: tx * y, lambda x, y, ty, out: x * ty))
 DIV = _elementwise(
     "div", 2, rule_float, np.true_divide,
     _binary_vjp(lambda ctx, g: g / ctx.inputs[1],
                 # -g x / y^2 as torch groups it, ((x / y) / y): at y = 0 the second
                 # derivative is then an infinity, where x / (y * y) gives 0 * inf = NaN.
                 lambda ctx, g: -g * ((ctx.inputs[0] / ctx.inputs[1]) / ctx.inputs[1])),
-    (1, (0, 1)), "({0} / {1})", exact=True, float32_scalars=(1,))
+    (1, (0, 1)), "({0} / {1})", exact=True, float32_scalars=(1,), jvp=_div_jvp)
 
 
 def _pow_base_grad(ctx, g):
-    x, y = ctx.inputs
-    if not isinstance(y, Tensor):
-        return fill_like(g, 0) if y == 0 else g * (y * x ** (y - 1))
     # torch: 0 where the exponent is 0 (0 ** -1 would give 0 * inf at a zero base).
-    return where(y == 0, 0, g * (y * x ** (y - 1)))
+    return _pow_base_part(*ctx.inputs, g, ctx.out)
 
 
 def _pow_exponent_grad(ctx, g):
-    x, y = ctx.inputs
+    return _pow_exponent_part(*ctx.inputs, g, ctx.out)
+
+
+def _pow_base_part(x, y, tangent, out):
+    if not isinstance(y, Tensor):
+        return fill_like(tangent, 0) if y == 0 else tangent * (y * x ** (y - 1))
+    return where(y == 0, 0, tangent * (y * x ** (y - 1)))
+
+
+def _pow_exponent_part(x, y, tangent, out):
     if not isinstance(x, Tensor):
         x = fill_like(y, x)  # a Python scalar base (2 ** y) as a tensor, for log and the masks
     # d/dy x**y = x**y log x; torch defines it as 0 where x == 0 and y >= 0 (no 0 * -inf).
-    # g multiplies outside the where, as in torch, so a NaN cotangent reaching a zero base in
-    # double backward stays NaN.
+    # The (co)tangent multiplies outside the where, as in torch, so a NaN cotangent reaching a
+    # zero base in double backward stays NaN.
     safe = (x == 0) & (y >= 0)
-    return g * where(safe, 0, ctx.out * x.log())
+    return tangent * where(safe, 0, out * x.log())
 
 
 def _pow_impl(x, y):
@@ -296,7 +367,7 @@ def _rule_pow(inputs, attrs):
 
 POW = _elementwise("pow", 2, _rule_pow, _pow_impl,
                    _binary_vjp(_pow_base_grad, _pow_exponent_grad), (0, 1, "out"),
-                   "pow({0}, {1})")
+                   "pow({0}, {1})", jvp=binary_jvp(_pow_base_part, _pow_exponent_part))
 
 
 def _max_min_vjp(loses):
@@ -309,10 +380,26 @@ def _max_min_vjp(loses):
     return _binary_vjp(lambda ctx, g: share(ctx, g, 0, 1), lambda ctx, g: share(ctx, g, 1, 0))
 
 
+def _max_min_jvp(wins):
+    """torch's JVP of maximum/minimum: the winner's tangent, the mean of both at a tie, and
+    y's where a NaN makes the comparisons false (the VJP gives both all of the gradient
+    there: torch's two rules differ at NaN only). torch writes it ty + w (tx - ty) with w
+    1, 0.5 or 0; selecting the tangents is the same without rounding."""
+    def rule(inputs, tangents, out, attrs):
+        (x, y), (tx, ty) = inputs, tangents
+        mean = tangent_sum(tx, ty) * 0.5
+        return where(x == y, mean, where(wins(x, y), 0 if tx is None else tx,
+                                         0 if ty is None else ty))
+
+    return rule
+
+
 MAXIMUM = _elementwise("maximum", 2, rule_promote, np.maximum,
-                       _max_min_vjp(lambda a, b: a < b), (0, 1), "max({0}, {1})", exact=True)
+                       _max_min_vjp(lambda a, b: a < b), (0, 1), "max({0}, {1})", exact=True,
+                       jvp=_max_min_jvp(lambda a, b: a > b))
 MINIMUM = _elementwise("minimum", 2, rule_promote, np.minimum,
-                       _max_min_vjp(lambda a, b: a > b), (0, 1), "min({0}, {1})", exact=True)
+                       _max_min_vjp(lambda a, b: a > b), (0, 1), "min({0}, {1})", exact=True,
+                       jvp=_max_min_jvp(lambda a, b: a < b))
 
 
 def _integer_division(function):
@@ -343,7 +430,8 @@ REMAINDER = _elementwise(
     "remainder", 2, rule_promote, _integer_division(_remainder),
     _binary_vjp(lambda ctx, g: g,
                 lambda ctx, g: -g * ctx.inputs[0].floor_divide(ctx.inputs[1])),
-    (0, 1), "remainder({0}, {1})")
+    (0, 1), "remainder({0}, {1})",
+    jvp=binary_jvp(lambda x, y, tx, out: tx, lambda x, y, ty, out: -ty * floor_divide(x, y)))
 
 add, sub, mul, div, pow = map(_call2, (ADD, SUB, MUL, DIV, POW))  # noqa: A001
 maximum, minimum, floor_divide, remainder = map(_call2, (MAXIMUM, MINIMUM, FLOOR_DIVIDE,
@@ -389,12 +477,19 @@ def _where_impl(condition, x, y):
     return np.where(condition, x, y)
 
 
+def _where_jvp(inputs, tangents, out, attrs):
+    _, tx, ty = tangents
+    if tx is None and ty is None:
+        return None
+    return where(inputs[0], 0 if tx is None else tx, 0 if ty is None else ty)
+
+
 WHERE = _elementwise(
     "where", 3, _where_dtype, _where_impl,
     lambda ctx, g: (None,
                     where(ctx.inputs[0], g, 0) if ctx.needs_input_grad[1] else None,
                     where(ctx.inputs[0], 0, g) if ctx.needs_input_grad[2] else None),
-    (0,), "select({0}, {1}, {2})", exact=True)
+    (0,), "select({0}, {1}, {2})", exact=True, jvp=_where_jvp)
 
 
 def where(condition, input=None, other=None):  # noqa: A002 - torch's names
@@ -437,6 +532,8 @@ def _cast_impl(x, dtype):
 
 CAST = define_op(name="cast", arity=1, shape=lambda shape, dtype: shape, dtype=_cast_dtype,
                  impl=_cast_impl, vjp=_cast_vjp, saves=(),
+                 # The tangent cast as the value is: forward_ad's cast to the output's dtype.
+                 jvp=lambda inputs, tangents, out, attrs: tangents[0],
                  lowering=Elementwise("cast({0})", exact=True), grad_name="ToCopyBackward0")
 
 
@@ -450,8 +547,11 @@ def cast(x: Tensor, dtype) -> Tensor:
 
 # ---- copies -------------------------------------------------------------------------------------
 
+# The clone's tangent is a clone of the input's, not the same tensor: an in-place write to one
+# must not change the other, as in torch.
 CLONE = define_op(name="clone", arity=1, shape=lambda shape: shape, dtype=lambda inputs, attrs: (
     None, inputs[0].dtype), impl=lambda x: x.copy(), vjp=lambda ctx, g: (g,), saves=(),
+    jvp=lambda inputs, tangents, out, attrs: clone(tangents[0]),
     lowering=Elementwise("{0}", exact=True))
 clone = _call1(CLONE)
 
@@ -460,7 +560,7 @@ clone = _call1(CLONE)
 FILL = define_op(name="fill", arity=1, shape=lambda shape, value: shape,
                  dtype=lambda inputs, attrs: (None, inputs[0].dtype),
                  impl=lambda x, value: np.full_like(x, value),
-                 vjp=lambda ctx, g: (fill_like(g, 0),), saves=(),
+                 vjp=lambda ctx, g: (fill_like(g, 0),), saves=(), jvp=zero_jvp,
                  lowering=Elementwise("{value}"))
 
 

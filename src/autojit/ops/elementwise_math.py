@@ -6,7 +6,8 @@ torch.special's xlog1py and entr).
 
 Each is one `define_op`, like elementwise.py's: the NumPy impl is the reference, the VJP is
 torch's derivative formula written in autojit ops (so double backward and torch's values at
-the special points follow), and the expression template is the whole kernel on both
+the special points follow), the JVP torch's forward formula (the same one applied to the
+tangent, but for atan2's), and the expression template is the whole kernel on both
 backends. trunc, ceil, copysign, fmod, nextafter, hypot, atan2, the arctangents and erfc have
 functions of their own in the expression language (codegen/cpu/llvm_expression.py with
 mathlib_atan.py and mathlib_erfc.py; codegen/cuda/render.py); acosh, logaddexp, logaddexp2,
@@ -55,9 +56,9 @@ def tensor_argument(value, function: str, parameter: str, position: int):
     return value
 
 
-def _define(name, arity, dtype, impl, vjp, saves, expression, exact=False):
+def _define(name, arity, dtype, impl, vjp, saves, expression, exact=False, jvp=None):
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
-                     vjp=vjp, saves=saves, lowering=Elementwise(expression, exact))
+                     vjp=vjp, jvp=jvp, saves=saves, lowering=Elementwise(expression, exact))
 
 
 def _needs(ctx, index, rule, g):
@@ -97,9 +98,9 @@ def _rule_floating(kernel):
 # ---- rounding ---------------------------------------------------------------------------------
 
 TRUNC = _define("trunc", 1, _rule_except_bool("trunc_vml_cpu"), np.trunc, _zero_vjp, (),
-                "trunc({0})", exact=True)
+                "trunc({0})", exact=True, jvp=ew.zero_jvp)
 CEIL = _define("ceil", 1, _rule_except_bool("ceil_vml_cpu"), np.ceil, _zero_vjp, (),
-               "ceil({0})", exact=True)
+               "ceil({0})", exact=True, jvp=ew.zero_jvp)
 
 
 def trunc(input):  # noqa: A002 - torch's names
@@ -114,16 +115,19 @@ def ceil(input):  # noqa: A002
 
 # ---- signs and remainders ---------------------------------------------------------------------
 
-def _copysign_magnitude_grad(ctx, g):
+def _copysign_magnitude_part(x, y, g, out):
     # torch: result / x, masked to 0 where x is 0 (the ratio is then 0 / 0); the division is
     # kept unguarded, as torch's, so the second derivative there is NaN as torch's is.
-    x = ctx.inputs[0]
-    return g * ew.where(x == 0, 0, ctx.out / x)
+    return g * ew.where(x == 0, 0, out / x)
 
 
+# The sign's tangent contributes nothing (torch's JVP leaves it out, and so gives no tangent
+# where only the sign has one).
 COPYSIGN = _define("copysign", 2, rule_float, np.copysign,
-                   _binary_vjp(_copysign_magnitude_grad, lambda ctx, g: ew.fill_like(g, 0)),
-                   ((0, 0), "out"), "copysign({0}, {1})", exact=True)
+                   _binary_vjp(lambda ctx, g: _copysign_magnitude_part(*ctx.inputs, g, ctx.out),
+                               lambda ctx, g: ew.fill_like(g, 0)),
+                   ((0, 0), "out"), "copysign({0}, {1})", exact=True,
+                   jvp=ew.binary_jvp(_copysign_magnitude_part, None))
 
 
 def _integer_divisor_check(function):
@@ -137,12 +141,16 @@ def _integer_divisor_check(function):
     return impl
 
 
+def _fmod_divisor_part(x, y, g, out):
+    # torch: -grad * div(x, y, rounding_mode="trunc"), whose own derivative is 0.
+    return -g * trunc(x.detach() / y.detach())
+
+
 FMOD = _define("fmod", 2, _rule_except_bool("fmod_cpu"), _integer_divisor_check(np.fmod),
-               # torch: -grad * div(x, y, rounding_mode="trunc"), whose own derivative is 0.
                _binary_vjp(lambda ctx, g: g,
-                           lambda ctx, g: -g * trunc(ctx.inputs[0].detach()
-                                                     / ctx.inputs[1].detach())),
-               ((0, 1), 1), "fmod({0}, {1})", exact=True)
+                           lambda ctx, g: _fmod_divisor_part(*ctx.inputs, g, None)),
+               ((0, 1), 1), "fmod({0}, {1})", exact=True,
+               jvp=ew.binary_jvp(lambda x, y, tx, out: tx, _fmod_divisor_part))
 NEXTAFTER = _define("nextafter", 2, _rule_floating("nextafter_cpu"), np.nextafter,
                     NOT_DIFFERENTIABLE, (), "nextafter({0}, {1})", exact=True)
 
@@ -170,13 +178,15 @@ def nextafter(input, other):  # noqa: A002
 # ---- inverse trigonometric functions, hypot, erfc ---------------------------------------------
 
 ATAN = _define("atan", 1, rule_float, np.arctan,
-               lambda ctx, g: (g / (ctx.inputs[0] * ctx.inputs[0] + 1),), (0,), "atan({0})")
+               lambda ctx, g: (g / (ctx.inputs[0] * ctx.inputs[0] + 1),), (0,), "atan({0})",
+               jvp=lambda inputs, tangents, out, attrs: (
+                   tangents[0] / (inputs[0] * inputs[0] + 1)))
 ASIN = _define("asin", 1, rule_float, np.arcsin,
                lambda ctx, g: (g * rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1),), (0,),
-               "asin({0})")
+               "asin({0})", jvp=ew.unary_jvp(lambda x, out: rsqrt(-x * x + 1)))
 ACOS = _define("acos", 1, rule_float, np.arccos,
                lambda ctx, g: (g * -rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1),), (0,),
-               "acos({0})")
+               "acos({0})", jvp=ew.unary_jvp(lambda x, out: -rsqrt(-x * x + 1)))
 
 
 def _atan2_grad(which):
@@ -192,12 +202,21 @@ def _atan2_grad(which):
     return rule
 
 
+def _atan2_jvp(inputs, tangents, out, attrs):
+    # torch's (x ty - y tx) / (y*y + x*x), unmasked: NaN at the origin, where the VJP gives 0.
+    (y, x), (ty, tx) = inputs, tangents
+    numerator = ew.tangent_sum(None if tx is None else -y * tx, None if ty is None else x * ty)
+    return numerator / (y * y + x * x)
+
+
 ATAN2 = _define("atan2", 2, rule_float, np.arctan2, _binary_vjp(_atan2_grad(0), _atan2_grad(1)),
-                (0, 1), "atan2({0}, {1})")
+                (0, 1), "atan2({0}, {1})", jvp=_atan2_jvp)
 HYPOT = _define("hypot", 2, _rule_floating("hypot_cpu"), np.hypot,
                 _binary_vjp(lambda ctx, g: g * ctx.inputs[0] / ctx.out,
                             lambda ctx, g: g * ctx.inputs[1] / ctx.out),
-                ((0, 0), (1, 1), "out"), "hypot({0}, {1})")
+                ((0, 0), (1, 1), "out"), "hypot({0}, {1})",
+                jvp=ew.binary_jvp(lambda x, y, tx, out: tx * x / out,
+                                  lambda x, y, ty, out: ty * y / out))
 
 
 def _erfc_impl(x):
@@ -207,7 +226,8 @@ def _erfc_impl(x):
 _MINUS_TWO_OVER_SQRT_PI = -2 / math.sqrt(math.pi)
 ERFC = _define("erfc", 1, rule_float, _erfc_impl,
                lambda ctx, g: (_MINUS_TWO_OVER_SQRT_PI * ew.exp(-ctx.inputs[0] ** 2) * g,), (0,),
-               "erfc({0})")
+               "erfc({0})", jvp=lambda inputs, tangents, out, attrs: (
+                   _MINUS_TWO_OVER_SQRT_PI * ew.exp(-inputs[0] ** 2) * tangents[0]))
 
 
 # acosh: log(x + sqrt(x*x - 1)) as log1p(t + sqrt(2t + t*t)) with t = x - 1 (exact near 1),
@@ -220,7 +240,8 @@ ACOSH = _define(
     lambda ctx, g: (g * rsqrt(ctx.inputs[0] ** 2 - 1),), (0,),
     f"select({{0}} < 1.0, sqrt({_ACOSH_T}), select({{0}} >= 268435456.0, "
     f"log({{0}}) + {math.log(2)!r}, "
-    f"log1p({_ACOSH_T} + sqrt(2.0 * {_ACOSH_T} + {_ACOSH_T} * {_ACOSH_T}))))")
+    f"log1p({_ACOSH_T} + sqrt(2.0 * {_ACOSH_T} + {_ACOSH_T} * {_ACOSH_T}))))",
+    jvp=ew.unary_jvp(lambda x, out: rsqrt(x ** 2 - 1)))
 
 
 def _unary(op, doc):
@@ -263,13 +284,17 @@ LOGADDEXP = _define(
     "logaddexp", 2, _rule_floating("logaddexp_cpu"), np.logaddexp,
     _binary_vjp(lambda ctx, g: g / (1 + ew.exp(ctx.inputs[1] - ctx.inputs[0])),
                 lambda ctx, g: g / (1 + ew.exp(ctx.inputs[0] - ctx.inputs[1]))),
-    (0, 1), _LOGADDEXP.replace("LOG1P_OF_DISTANCE", "log1p(exp(-abs({0} - {1})))"))
+    (0, 1), _LOGADDEXP.replace("LOG1P_OF_DISTANCE", "log1p(exp(-abs({0} - {1})))"),
+    jvp=ew.binary_jvp(lambda x, y, tx, out: tx / (1 + ew.exp(y - x)),
+                      lambda x, y, ty, out: ty / (1 + ew.exp(x - y))))
 LOGADDEXP2 = _define(
     "logaddexp2", 2, _rule_floating("logaddexp2_cpu"), np.logaddexp2,
     _binary_vjp(lambda ctx, g: g / (1 + ew.pow(2.0, ctx.inputs[1] - ctx.inputs[0])),
                 lambda ctx, g: g / (1 + ew.pow(2.0, ctx.inputs[0] - ctx.inputs[1]))),
     (0, 1), _LOGADDEXP.replace(
-        "LOG1P_OF_DISTANCE", f"log1p(pow(2.0, -abs({{0}} - {{1}}))) * {1 / math.log(2)!r}"))
+        "LOG1P_OF_DISTANCE", f"log1p(pow(2.0, -abs({{0}} - {{1}}))) * {1 / math.log(2)!r}"),
+    jvp=ew.binary_jvp(lambda x, y, tx, out: tx / (1 + ew.pow(2.0, y - x)),
+                      lambda x, y, ty, out: ty / (1 + ew.pow(2.0, x - y))))
 
 
 def _xlogy_impl(x, y):
@@ -279,15 +304,16 @@ def _xlogy_impl(x, y):
     return np.where(np.isnan(y), y, np.where(np.equal(x, 0), 0, product)).astype(product.dtype)
 
 
-def _xlogy_x_grad(ctx, g):
+def _xlogy_x_part(x, y, g, out):
     # torch: xlogy(grad, y), 0 where x is 0 and y <= 0.
-    x, y = ctx.inputs
     return ew.where((x == 0) & (y <= 0), 0, xlogy(g, y))
 
 
 XLOGY = _define("xlogy", 2, rule_float, _xlogy_impl,
-                _binary_vjp(_xlogy_x_grad, lambda ctx, g: g * ctx.inputs[0] / ctx.inputs[1]),
-                (0, 1), "select(isnan({1}), {1}, select({0} == 0, 0, {0} * log({1})))")
+                _binary_vjp(lambda ctx, g: _xlogy_x_part(*ctx.inputs, g, None),
+                            lambda ctx, g: g * ctx.inputs[0] / ctx.inputs[1]),
+                (0, 1), "select(isnan({1}), {1}, select({0} == 0, 0, {0} * log({1})))",
+                jvp=ew.binary_jvp(_xlogy_x_part, lambda x, y, ty, out: ty * x / y))
 
 
 def logaddexp(input, other):  # noqa: A002
@@ -320,16 +346,16 @@ def _xlog1py_impl(x, y):
     return np.where(np.isnan(y), y, np.where(np.equal(x, 0), 0, product)).astype(product.dtype)
 
 
-def _xlog1py_x_grad(ctx, g):
+def _xlog1py_x_part(x, y, g, out):
     # torch: xlog1py(grad, y), 0 where x is 0 and y <= -1.
-    x, y = ctx.inputs
     return ew.where((x == 0) & (y <= -1), 0, xlog1py(g, y))
 
 
 XLOG1PY = _define("xlog1py", 2, rule_float, _xlog1py_impl,
-                  _binary_vjp(_xlog1py_x_grad,
+                  _binary_vjp(lambda ctx, g: _xlog1py_x_part(*ctx.inputs, g, None),
                               lambda ctx, g: g * ctx.inputs[0] / (ctx.inputs[1] + 1)),
-                  (0, 1), "select(isnan({1}), {1}, select({0} == 0, 0, {0} * log1p({1})))")
+                  (0, 1), "select(isnan({1}), {1}, select({0} == 0, 0, {0} * log1p({1})))",
+                  jvp=ew.binary_jvp(_xlog1py_x_part, lambda x, y, ty, out: ty * x / (y + 1)))
 
 _XLOG1PY_SIGNATURES = (
     " * (Tensor input, Tensor other, *, Tensor out = None)\n"
@@ -363,7 +389,8 @@ def _entr_impl(x):
 ENTR = _define("entr", 1, rule_float, _entr_impl,
                lambda ctx, g: (-g * (1 + ew.log(ctx.inputs[0])),), (0,),
                "select({0} > 0, -{0} * log({0}), "
-               "select({0} == 0, 0, select(isnan({0}), {0}, log(0.0))))")
+               "select({0} == 0, 0, select(isnan({0}), {0}, log(0.0))))",
+               jvp=lambda inputs, tangents, out, attrs: -tangents[0] * (1 + ew.log(inputs[0])))
 
 
 def entr(input):  # noqa: A002
@@ -373,14 +400,14 @@ def entr(input):  # noqa: A002
 
 # ---- logit ------------------------------------------------------------------------------------
 
-def _logit_grad(ctx, g):
+def _logit_part(x, g):
     # torch's logit_backward: grad / (x (1 - x)), NaN outside [0, 1].
-    x = ctx.inputs[0]
-    return (ew.where((x < 0) | (x > 1), math.nan, g / (x * (1 - x))),)
+    return ew.where((x < 0) | (x > 1), math.nan, g / (x * (1 - x)))
 
 
-LOGIT = _define("logit", 1, rule_float, lambda x: np.log(x / (1 - x)), _logit_grad, (0,),
-                "log({0} / (1 - {0}))")
+LOGIT = _define("logit", 1, rule_float, lambda x: np.log(x / (1 - x)),
+                lambda ctx, g: (_logit_part(ctx.inputs[0], g),), (0,), "log({0} / (1 - {0}))",
+                jvp=lambda inputs, tangents, out, attrs: _logit_part(inputs[0], tangents[0]))
 
 
 def logit(input, eps=None):  # noqa: A002

@@ -8,7 +8,8 @@ interpreter does), between the fused kernels before and after it, and on CUDA te
 runtime runs it on host copies of the inputs and copies the result back (cuda/eager.py, with
 one HostFallbackWarning per op). Correct everywhere, not fast: docs/notes/special-functions.md.
 The impls are in special_numpy.py; the VJPs are torch's formulas, in autojit ops, so each
-differentiates again (lgamma -> digamma -> polygamma(1) -> polygamma(2) ..., i0 -> i1).
+differentiates again (lgamma -> digamma -> polygamma(1) -> polygamma(2) ..., i0 -> i1), and
+the JVPs the same formulas applied to the tangent.
 """
 
 from __future__ import annotations
@@ -26,36 +27,42 @@ from .registry import Extern, bind, define_op, rule_float
 NUMPY_ROUTINE = "numpy_elementwise"
 
 
-def _define(name, impl, vjp, saves, shape=lambda shape: shape):
-    return define_op(name=name, arity=1, shape=shape, dtype=rule_float, impl=impl, vjp=vjp,
-                     saves=saves, lowering=Extern(NUMPY_ROUTINE, ("data",)))
+def _define(name, impl, derivative, saves, shape=lambda shape: shape):
+    """A special function of one input whose VJP and JVP multiply the (co)tangent by
+    derivative(x, out, attrs); `saves` says which of x and out it reads."""
+    reads_out = "out" in saves  # the node keeps its output only when told to
+
+    def vjp(ctx, g):
+        return (g * derivative(ctx.inputs[0], ctx.out if reads_out else None, ctx.attrs),)
+
+    return define_op(
+        name=name, arity=1, shape=shape, dtype=rule_float, impl=impl, vjp=vjp,
+        jvp=lambda inputs, tangents, out, attrs: tangents[0] * derivative(inputs[0], out, attrs),
+        saves=saves, lowering=Extern(NUMPY_ROUTINE, ("data",)))
 
 
 _HALF_SQRT_PI = math.sqrt(math.pi) / 2
 
 ERFINV = _define("erfinv", special_numpy.erfinv,
-                 lambda ctx, g: (g * _HALF_SQRT_PI * ew.exp(ctx.out * ctx.out),), ("out",))
-LGAMMA = _define("lgamma", special_numpy.lgamma,
-                 lambda ctx, g: (g * digamma(ctx.inputs[0]),), (0,))
-DIGAMMA = _define("digamma", special_numpy.digamma,
-                  lambda ctx, g: (g * polygamma(1, ctx.inputs[0]),), (0,))
+                 lambda x, out, attrs: _HALF_SQRT_PI * ew.exp(out * out), ("out",))
+LGAMMA = _define("lgamma", special_numpy.lgamma, lambda x, out, attrs: digamma(x), (0,))
+DIGAMMA = _define("digamma", special_numpy.digamma, lambda x, out, attrs: polygamma(1, x), (0,))
 POLYGAMMA = _define("polygamma", lambda x, n: special_numpy.polygamma(n, x),
-                    lambda ctx, g: (g * polygamma(ctx.attrs["n"] + 1, ctx.inputs[0]),), (0,),
+                    lambda x, out, attrs: polygamma(attrs["n"] + 1, x), (0,),
                     shape=lambda shape, n: shape)
-I0 = _define("i0", special_numpy.i0, lambda ctx, g: (g * i1(ctx.inputs[0]),), (0,))
+I0 = _define("i0", special_numpy.i0, lambda x, out, attrs: i1(x), (0,))
 
 
-def _i1_grad(ctx, g):
+def _i1_derivative(x, out, attrs):
     # torch's i1_backward: i0(x) - i1(x) / x, 1/2 where |x| is below the dtype's epsilon (the
     # limit, where the formula would be 0 / 0); the divisor kept away from 0 meanwhile.
-    x = ctx.inputs[0]
     epsilon = 2.0 ** -52 if x.dtype.itemsize == 8 else 2.0 ** -23
     not_tiny = ew.abs(x) > epsilon
     safe = ew.where(not_tiny, x, epsilon)
-    return (g * ew.where(not_tiny, i0(safe) - ctx.out / safe, 0.5),)
+    return ew.where(not_tiny, i0(safe) - out / safe, 0.5)
 
 
-I1 = _define("i1", special_numpy.i1, _i1_grad, (0, "out"))
+I1 = _define("i1", special_numpy.i1, _i1_derivative, (0, "out"))
 
 
 def _unary(op, doc):

@@ -18,8 +18,8 @@ import math
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
+from . import batching, special_numpy
 from . import elementwise as ew
-from . import special_numpy
 from .elementwise_math import tensor_argument
 from .registry import Extern, bind, define_op, rule_float
 
@@ -38,7 +38,8 @@ def _define(name, impl, derivative, saves, shape=lambda shape: shape):
     return define_op(
         name=name, arity=1, shape=shape, dtype=rule_float, impl=impl, vjp=vjp,
         jvp=lambda inputs, tangents, out, attrs: tangents[0] * derivative(inputs[0], out, attrs),
-        saves=saves, lowering=Extern(NUMPY_ROUTINE, ("data",)))
+        saves=saves, lowering=Extern(NUMPY_ROUTINE, ("data",)),
+        batch=batching.broadcasting_rule)
 
 
 _HALF_SQRT_PI = math.sqrt(math.pi) / 2

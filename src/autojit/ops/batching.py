@@ -316,6 +316,44 @@ def matmul_rule(op, inputs, flags, attrs, size):
     return out
 
 
+def batch_dims_rule(op, inputs, flags, attrs, size):
+    """Ops that solve one problem per index of their `batch_dims` leading dims (histc,
+    nonzero_static): every operand batched, one more leading dim."""
+    return bind(op, all_batched(inputs, flags, size),
+                {**attrs, "batch_dims": attrs["batch_dims"] + 1})
+
+
+def linear_solve_rule(op, inputs, flags, attrs, size):
+    """Solvers of A X = B (X A = B with `left` false): one A for a batch of right-hand sides
+    is one solve with the batch side by side (columns of B, or rows with left false);
+    otherwise the batch dims broadcast, padded as the elementwise ops' are."""
+    a, b = inputs
+    if flags == (False, True) and a.dim() == 2:
+        if attrs.get("left", True):
+            columns = b.movedim(-2, 0)
+            out = bind(op, (a, columns.reshape((a.shape[-1], -1))), attrs)
+            return out.reshape(tuple(columns.shape)).movedim(0, -2)
+        out = bind(op, (a, b.reshape((-1, a.shape[-1]))), attrs)
+        return out.reshape(tuple(b.shape))
+    return broadcasting_rule(op, inputs, flags, attrs, size)
+
+
+SAME_RANDOMNESS_ERROR = ("Vmap does not currently support same randomness with a batched "
+                         "tensor input. Please file an issue with functorch")
+
+
+def keyed_sampler_rule(op, inputs, flags, attrs, size):
+    """Samplers seeded by a drawn key (poisson, multinomial: `op(data, key)`). Under
+    randomness="different" the key is batched, one per example, and the samples of the whole
+    batch are drawn at once from all of them; under "same" the key is not, and a batched
+    input is torch's error (its vmap has no meaning for it)."""
+    data, key = inputs
+    data_batched, key_batched = flags
+    if not key_batched:
+        raise RuntimeError(SAME_RANDOMNESS_ERROR)
+    return bind(op, (data if data_batched else with_batch(data, size), key), attrs)
+
+
 def rule_of(op):
     """The op's batching rule: its registry entry's, else its lowering kind's, else None."""
     return op.batch if op.batch is not None else default_rule(op)

@@ -90,6 +90,34 @@ def test_advanced_indexing(key, in_dims):
     _vmap_both(lambda lib: KEYS[key], (X, ROWS, COLUMNS), in_dims)
 
 
+def test_advanced_indexing_in_nested_vmaps():
+    """The data batched at the outer level, the index at the inner one, or both at both."""
+    def function_of(lib):
+        vmap = TF.vmap if lib is torch else F.vmap
+
+        def run(x, rows):
+            inner = vmap(lambda a, j: a[j % 3, :, j], in_dims=(None, 0))
+            both = vmap(vmap(lambda a, j: a[j, j % 2]))
+            return vmap(inner, in_dims=(0, None))(x, rows), both(x[:, :2], rows[:2, :, 0])
+        return run
+
+    ours = function_of(autojit)(autojit.tensor(X[:2]), autojit.tensor(ROWS))
+    theirs = function_of(torch)(torch.tensor(X[:2]), torch.tensor(ROWS))
+    _assert_close(list(ours), list(theirs))
+
+
+def test_compiled_vmap_of_indexing():
+    def write(x, rows):
+        y = x.clone()
+        y[rows, 1] = 2.0
+        return y[:, rows, 1:3], autojit.histc(x, bins=3)
+
+    mapped = F.vmap(write)
+    args = (autojit.tensor(X), autojit.tensor(ROWS % 4))
+    for compiled, eager in zip(autojit.compile(mapped)(*args), mapped(*args)):
+        _assert_close(compiled, eager)
+
+
 @pytest.mark.parametrize("in_dims", [(0, 0, 0), (0, None, None), (None, 0, 0)])
 def test_advanced_indexing_per_sample_gradients(in_dims):
     weights = RNG.standard_normal((2, 3, 5))

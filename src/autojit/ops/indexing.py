@@ -70,84 +70,6 @@ def _indexed_shape(shape, index_shape, dims) -> tuple:
     return tuple(rest[:at]) + broadcast + tuple(rest[at:])
 
 
-# ---- index / index_put under vmap ---------------------------------------------------------------
-# An unbatched index on a batched x addresses the shifted dims; otherwise the batch dim is
-# indexed too, by an arange of the batch broadcast against the index rows, so that one
-# advanced index serves the whole batch. Where NumPy's placement of the index dims then
-# differs from the one example's (its dims adjacent, after dim 0), they are moved into place.
-
-def _adjacent(dims: tuple) -> bool:
-    return list(dims) == list(range(dims[0], dims[0] + len(dims)))
-
-
-def _with_batch_row(indices: Tensor, size: int) -> Tensor:
-    """Batched stacked rows (size, k, *shape) as k + 1 rows (k + 1, size, *shape), the first
-    an arange of the batch: the index of (0, *shifted dims)."""
-    from ..tensor.creation import arange
-    from .layout import cat
-
-    rows = indices.transpose(0, 1)
-    shape = tuple(rows.shape[1:])
-    batch_row = arange(size, dtype=indices.dtype, device=indices.device if indices.is_cuda
-                       else None).reshape((1, size) + (1,) * (len(shape) - 1))
-    return cat([expand(batch_row, (1, *shape)), rows], 0)
-
-
-def _move_dims(x: Tensor, start: int, count: int, to: int) -> Tensor:
-    """x with its dims start .. start + count - 1 moved, in order, to start at `to`."""
-    if start == to or count == 0:
-        return x
-    order = list(range(x.dim()))
-    block = order[start:start + count]
-    del order[start:start + count]
-    order[to:to] = block
-    return x.permute(tuple(order))
-
-
-def _index_place(dims: tuple) -> int:
-    """Where one example's indexed result has its index dims (NumPy's rule)."""
-    return dims[0] if _adjacent(dims) else 0
-
-
-def _index_batch_rule(op, inputs, flags, attrs, size):
-    x, indices = inputs
-    x_batched, indices_batched = flags
-    dims = attrs["dims"]
-    if not indices_batched:
-        out = bind(op, (x, indices), {"dims": batching.shift(dims)})
-        # Non-adjacent dims put the index dims first, before the batch dim.
-        return out if _adjacent(dims) else out.movedim(indices.dim() - 1, 0)
-    index_rank = indices.dim() - 2
-    if not x_batched:
-        # The batch of index rows is one more index dim.
-        out = bind(op, (x, indices.transpose(0, 1)), attrs)
-        return out.movedim(dims[0], 0) if _adjacent(dims) else out
-    out = bind(op, (x, _with_batch_row(indices, size)), {"dims": (0, *batching.shift(dims))})
-    # The batch row makes dims non-adjacent (unless dims[0] is 0): index dims first.
-    return _move_dims(out, 1, index_rank, 1 + _index_place(dims))
-
-
-def _index_put_batch_rule(op, inputs, flags, attrs, size):
-    x, values, indices = inputs
-    x_batched, values_batched, indices_batched = flags
-    dims = attrs["dims"]
-    x = x if x_batched else batching.with_batch(x, size)
-    index_rank = indices.dim() - (2 if indices_batched else 1)
-    target_rank = x.dim() - 1 - len(dims) + index_rank  # of one example's indexed result
-    if isinstance(values, Tensor):
-        # values broadcast against one example's indexed result: laid out as the batched
-        # result is, its index dims first (behind the batch dim when it has one).
-        if values_batched:
-            values = _move_dims(batching.pad_batched(values, target_rank),
-                                1 + _index_place(dims), index_rank, 1)
-        elif _index_place(dims):
-            values = values.reshape((1,) * (target_rank - values.dim()) + tuple(values.shape))
-            values = _move_dims(values, _index_place(dims), index_rank, 0)
-    indices = indices if indices_batched else batching.with_batch(indices, size)
-    return bind(op, (x, values, _with_batch_row(indices, size)),
-                {**attrs, "dims": (0, *batching.shift(dims))})
-
-
 INDEX = define_op(
     name="index", arity=2, shape=lambda shape, index_shape, dims: _indexed_shape(
         shape, index_shape, dims),
@@ -157,7 +79,7 @@ INDEX = define_op(
     jvp=lambda inputs, tangents, out, attrs: (
         None if tangents[0] is None else bind(INDEX, (tangents[0], inputs[1]), attrs)),
     saves=(1,), lowering=Extern("indexed_gather", ("data", "host_index")),
-    batch=_index_batch_rule)
+    batch=batching.index_rule)
 
 
 def _index_put_rule(shape, values_shape, index_shape, dims, accumulate):
@@ -208,7 +130,7 @@ def _index_put_jvp(inputs, tangents, out, attrs):
 INDEX_PUT = define_op(name="index_put", arity=3, shape=_index_put_rule, dtype=rule_first,
                       impl=_index_put_impl, vjp=_index_put_vjp, jvp=_index_put_jvp, saves=(2,),
                       lowering=Extern("indexed_scatter", ("data", "values", "host_index")),
-                      batch=_index_put_batch_rule)
+                      batch=batching.index_put_rule)
 
 
 def index_tensor(x: Tensor, indices: Tensor, dims) -> Tensor:

@@ -24,12 +24,7 @@ from autojit.ops import REGISTRY
 from autojit.ops.batching import rule_of
 
 # Primitives that run once per index under vmap until they get a rule of their own.
-WITHOUT_RULES = {
-    "index", "index_put", "histc", "multinomial", "nonzero_static", "poisson", "searchsorted",
-    "linalg_cholesky", "linalg_det", "linalg_eigh", "linalg_eigvalsh", "linalg_inv",
-    "linalg_pinv", "linalg_qr", "linalg_slogdet", "linalg_solve", "linalg_solve_triangular",
-    "linalg_svd", "linalg_svdvals",
-}
+WITHOUT_RULES: set = set()
 
 
 def _second_example(value):

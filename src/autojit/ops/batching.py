@@ -316,6 +316,125 @@ def matmul_rule(op, inputs, flags, attrs, size):
     return out
 
 
+def batch_dims_rule(op, inputs, flags, attrs, size):
+    """Ops that solve one problem per index of their `batch_dims` leading dims (histc,
+    nonzero_static): every operand batched, one more leading dim."""
+    return bind(op, all_batched(inputs, flags, size),
+                {**attrs, "batch_dims": attrs["batch_dims"] + 1})
+
+
+def linear_solve_rule(op, inputs, flags, attrs, size):
+    """Solvers of A X = B (X A = B with `left` false): one A for a batch of right-hand sides
+    is one solve with the batch side by side (columns of B, or rows with left false);
+    otherwise the batch dims broadcast, padded as the elementwise ops' are."""
+    a, b = inputs
+    if flags == (False, True) and a.dim() == 2:
+        if attrs.get("left", True):
+            columns = b.movedim(-2, 0)
+            out = bind(op, (a, columns.reshape((a.shape[-1], -1))), attrs)
+            return out.reshape(tuple(columns.shape)).movedim(0, -2)
+        out = bind(op, (a, b.reshape((-1, a.shape[-1]))), attrs)
+        return out.reshape(tuple(b.shape))
+    return broadcasting_rule(op, inputs, flags, attrs, size)
+
+
+SAME_RANDOMNESS_ERROR = ("Vmap does not currently support same randomness with a batched "
+                         "tensor input. Please file an issue with functorch")
+
+
+def keyed_sampler_rule(op, inputs, flags, attrs, size):
+    """Samplers seeded by a drawn key (poisson, multinomial: `op(data, key)`). Under
+    randomness="different" the key is batched, one per example, and the samples of the whole
+    batch are drawn at once from all of them; under "same" the key is not, and a batched
+    input is torch's error (its vmap has no meaning for it)."""
+    data, key = inputs
+    data_batched, key_batched = flags
+    if not key_batched:
+        raise RuntimeError(SAME_RANDOMNESS_ERROR)
+    return bind(op, (data if data_batched else with_batch(data, size), key), attrs)
+
+
+# ---- advanced indexing: index and index_put ------------------------------------------------------
+# An unbatched index on a batched x addresses the shifted dims; otherwise the batch dim is
+# indexed too, by an arange of the batch broadcast against the index rows, so that one
+# advanced index serves the whole batch. Where NumPy's placement of the index dims then
+# differs from the one example's (its dims adjacent, after dim 0), they are moved into place.
+
+def _adjacent(dims: tuple) -> bool:
+    return list(dims) == list(range(dims[0], dims[0] + len(dims)))
+
+
+def _with_batch_row(indices: Tensor, size: int) -> Tensor:
+    """Batched stacked rows (size, k, *shape) as k + 1 rows (k + 1, size, *shape), the first
+    an arange of the batch: the index of (0, *shifted dims)."""
+    from ..tensor.creation import arange
+    from .layout import cat, expand
+
+    rows = indices.transpose(0, 1)
+    shape = tuple(rows.shape[1:])
+    batch_row = arange(size, dtype=indices.dtype, device=indices.device if indices.is_cuda
+                       else None).reshape((1, size) + (1,) * (len(shape) - 1))
+    return cat([expand(batch_row, (1, *shape)), rows], 0)
+
+
+def _move_dims(x: Tensor, start: int, count: int, to: int) -> Tensor:
+    """x with its dims start .. start + count - 1 moved, in order, to start at `to`."""
+    if start == to or count == 0:
+        return x
+    order = list(range(x.dim()))
+    block = order[start:start + count]
+    del order[start:start + count]
+    order[to:to] = block
+    return x.permute(tuple(order))
+
+
+def _index_place(dims: tuple) -> int:
+    """Where one example's indexed result has its index dims (NumPy's rule)."""
+    return dims[0] if _adjacent(dims) else 0
+
+
+def index_rule(op, inputs, flags, attrs, size):
+    """index: x[indices] on `dims` (ops/indexing.py), the k index rows stacked."""
+    x, indices = inputs
+    x_batched, indices_batched = flags
+    dims = attrs["dims"]
+    if not indices_batched:
+        out = bind(op, (x, indices), {"dims": shift(dims)})
+        # Non-adjacent dims put the index dims first, before the batch dim.
+        return out if _adjacent(dims) else out.movedim(indices.dim() - 1, 0)
+    index_rank = indices.dim() - 2
+    if not x_batched:
+        # The batch of index rows is one more index dim.
+        out = bind(op, (x, indices.transpose(0, 1)), attrs)
+        return out.movedim(dims[0], 0) if _adjacent(dims) else out
+    out = bind(op, (x, _with_batch_row(indices, size)), {"dims": (0, *shift(dims))})
+    # The batch row makes dims non-adjacent (unless dims[0] is 0): index dims first.
+    return _move_dims(out, 1, index_rank, 1 + _index_place(dims))
+
+
+def index_put_rule(op, inputs, flags, attrs, size):
+    """index_put: values written (or added) at x[indices] on `dims`; every operand batched,
+    the batch dim indexed by the batch row, so that each example writes into its own."""
+    x, values, indices = inputs
+    x_batched, values_batched, indices_batched = flags
+    dims = attrs["dims"]
+    x = x if x_batched else with_batch(x, size)
+    index_rank = indices.dim() - (2 if indices_batched else 1)
+    target_rank = x.dim() - 1 - len(dims) + index_rank  # of one example's indexed result
+    if isinstance(values, Tensor):
+        # values broadcast against one example's indexed result: laid out as the batched
+        # result is, its index dims first (behind the batch dim when it has one).
+        if values_batched:
+            values = _move_dims(pad_batched(values, target_rank),
+                                1 + _index_place(dims), index_rank, 1)
+        elif _index_place(dims):
+            values = values.reshape((1,) * (target_rank - values.dim()) + tuple(values.shape))
+            values = _move_dims(values, _index_place(dims), index_rank, 0)
+    indices = indices if indices_batched else with_batch(indices, size)
+    return bind(op, (x, values, _with_batch_row(indices, size)),
+                {**attrs, "dims": (0, *shift(dims))})
+
+
 def rule_of(op):
     """The op's batching rule: its registry entry's, else its lowering kind's, else None."""
     return op.batch if op.batch is not None else default_rule(op)

@@ -18,6 +18,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor, normalize_dim
+from . import batching
 from .out_argument import check_no_grad, check_out_type, write_out
 from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, define_op, rule_first
 
@@ -91,11 +92,9 @@ def _edge(value: float, from_data: bool) -> str:
     return f"{value:g}"
 
 
-def _histc_impl(x: np.ndarray, bins: int, min: float, max: float) -> np.ndarray:  # noqa: A002
-    left, right = float(min), float(max)
-    from_data = left == right and x.size > 0
-    if from_data:
-        left, right = float(np.min(x)), float(np.max(x))  # NaN when x holds one
+def _histc_range(left: float, right: float, from_data: bool) -> tuple:
+    """torch's range of one histogram, checked: [left, right] widened by 1 each way when
+    empty."""
     if left == right:
         left, right = left - 1, right + 1
     if not (math.isfinite(left) and math.isfinite(right)):
@@ -103,21 +102,42 @@ def _histc_impl(x: np.ndarray, bins: int, min: float, max: float) -> np.ndarray:
                                    f"{_edge(right, from_data)}] is not finite"))
     if not left < right:
         raise OpError(RuntimeError("torch.histc: max must be larger than min"))
+    return left, right
+
+
+def _histc_impl(x: np.ndarray, bins: int, min: float, max: float,  # noqa: A002
+                batch_dims: int) -> np.ndarray:
+    """One histogram per index of the `batch_dims` leading dims (inside vmap), each over its
+    own range when min == max: the bins of row r are offset by r * bins, so one bincount
+    counts them all."""
+    batch = x.shape[:batch_dims]
+    rows = x.reshape(math.prod(batch), math.prod(x.shape[batch_dims:]))
+    from_data = float(min) == float(max) and rows.shape[1] > 0
+    if from_data:  # each row's own range; NaN when the row holds one
+        lows, highs = rows.min(axis=1).astype(np.float64), rows.max(axis=1).astype(np.float64)
+    else:
+        lows = np.full(rows.shape[0], float(min))
+        highs = np.full(rows.shape[0], float(max))
+    ranges = [_histc_range(float(low), float(high), from_data) for low, high in zip(lows, highs)]
     # torch's bin of an element, in the input's dtype: (x - left) * bins / (right - left),
     # truncated; elements outside [left, right] (and NaNs) are not counted, and the last bin
     # holds its right edge.
     kind = x.dtype.type
-    low, high = kind(left), kind(right)
-    flat = x.reshape(-1)
-    counted = flat[(flat >= low) & (flat <= high)]
-    positions = ((counted - low) * kind(bins) / (high - low)).astype(np.int64)
-    positions = np.minimum(positions, bins - 1)
-    return np.bincount(positions, minlength=bins).astype(x.dtype)
+    low = np.array([kind(left) for left, _ in ranges], x.dtype).reshape(-1, 1)
+    high = np.array([kind(right) for _, right in ranges], x.dtype).reshape(-1, 1)
+    counted = (rows >= low) & (rows <= high)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = (rows - low) * kind(bins) / (high - low)
+    positions = np.minimum(np.where(counted, scaled, 0).astype(np.int64), bins - 1)
+    positions += np.arange(rows.shape[0]).reshape(-1, 1) * bins
+    counts = np.bincount(positions[counted], minlength=rows.shape[0] * bins)
+    return counts.reshape(batch + (bins,)).astype(x.dtype)
 
 
-HISTC = define_op(name="histc", arity=1, shape=lambda shape, bins, min, max: (bins,),
+HISTC = define_op(name="histc", arity=1,
+                  shape=lambda shape, bins, min, max, batch_dims: (*shape[:batch_dims], bins),
                   dtype=rule_first, impl=_histc_impl, vjp=NOT_DIFFERENTIABLE, saves=(),
-                  lowering=Extern("histogram", ("data",)))
+                  lowering=Extern("histogram", ("data",)), batch=batching.batch_dims_rule)
 
 
 def histc(x: Tensor, bins: int = 100, min: float = 0, max: float = 0, *,  # noqa: A002
@@ -129,7 +149,8 @@ def histc(x: Tensor, bins: int = 100, min: float = 0, max: float = 0, *,  # noqa
                                   f"'{SCALAR_TYPE_NAMES[x.dtype.name]}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-    result = bind(HISTC, (x,), {"bins": int(bins), "min": float(min), "max": float(max)})
+    result = bind(HISTC, (x,), {"bins": int(bins), "min": float(min), "max": float(max),
+                                "batch_dims": 0})
     if out is None:
         return result
     check_out_type("histc", out)

@@ -78,7 +78,8 @@ INDEX = define_op(
                                   ctx.attrs["dims"], accumulate=True), None),
     jvp=lambda inputs, tangents, out, attrs: (
         None if tangents[0] is None else bind(INDEX, (tangents[0], inputs[1]), attrs)),
-    saves=(1,), lowering=Extern("indexed_gather", ("data", "host_index")))
+    saves=(1,), lowering=Extern("indexed_gather", ("data", "host_index")),
+    batch=batching.index_rule)
 
 
 def _index_put_rule(shape, values_shape, index_shape, dims, accumulate):
@@ -128,7 +129,8 @@ def _index_put_jvp(inputs, tangents, out, attrs):
 
 INDEX_PUT = define_op(name="index_put", arity=3, shape=_index_put_rule, dtype=rule_first,
                       impl=_index_put_impl, vjp=_index_put_vjp, jvp=_index_put_jvp, saves=(2,),
-                      lowering=Extern("indexed_scatter", ("data", "values", "host_index")))
+                      lowering=Extern("indexed_scatter", ("data", "values", "host_index")),
+                      batch=batching.index_put_rule)
 
 
 def index_tensor(x: Tensor, indices: Tensor, dims) -> Tensor:

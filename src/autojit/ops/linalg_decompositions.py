@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor.tensor import Tensor
+from . import batching
 from . import elementwise as ew
 from .diagonal import diagonal
 from .layout import cat, embed_slice, narrow, reshape
@@ -147,7 +148,7 @@ def _qr_jvp(inputs, tangents, out, attrs):
 
 QR = define_op(name="linalg_qr", arity=1, shape=_qr_rule, dtype=rule_first, impl=_qr_impl,
                vjp=_qr_vjp, jvp=_qr_jvp, saves=(0, "out"), lowering=Extern("qr", ("data",)),
-               grad_name="LinalgQrBackward0")
+               grad_name="LinalgQrBackward0", batch=batching.leading_batch_rule)
 
 
 def qr(A: Tensor, mode: str = "reduced", *, out=None):
@@ -301,7 +302,7 @@ def _svd_jvp(inputs, tangents, out, attrs):
 
 SVD = define_op(name="linalg_svd", arity=1, shape=_svd_rule, dtype=rule_first, impl=_svd_impl,
                 vjp=_svd_vjp, jvp=_svd_jvp, saves=(0, "out"), lowering=Extern("svd", ("data",)),
-                grad_name="LinalgSvdBackward0")
+                grad_name="LinalgSvdBackward0", batch=batching.leading_batch_rule)
 
 
 def _check_driver(A: Tensor, driver) -> None:
@@ -354,7 +355,7 @@ def _svdvals_jvp(inputs, tangents, out, attrs):
 SVDVALS = define_op(name="linalg_svdvals", arity=1, shape=_svdvals_rule, dtype=rule_first,
                     impl=_svdvals_impl, vjp=_svdvals_vjp, jvp=_svdvals_jvp, saves=(0,),
                     lowering=Extern("singular_values", ("data",)),
-                    grad_name="LinalgSvdBackward0")
+                    grad_name="LinalgSvdBackward0", batch=batching.leading_batch_rule)
 
 
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
@@ -448,7 +449,8 @@ def _eigh_jvp(inputs, tangents, out, attrs):
 
 EIGH = define_op(name="linalg_eigh", arity=1, shape=_eigh_rule, dtype=rule_first,
                  impl=_eigh_impl, vjp=_eigh_vjp, jvp=_eigh_jvp, saves=("out",),
-                 lowering=Extern("symmetric_eigen", ("data",)), grad_name="LinalgEighBackward0")
+                 lowering=Extern("symmetric_eigen", ("data",)), grad_name="LinalgEighBackward0",
+                 batch=batching.leading_batch_rule)
 
 
 def _check_symmetric_input(A, name: str = "linalg.eigh") -> None:
@@ -493,7 +495,7 @@ def _eigvalsh_jvp(inputs, tangents, out, attrs):
 EIGVALSH = define_op(name="linalg_eigvalsh", arity=1, shape=_eigvalsh_rule, dtype=rule_first,
                      impl=_eigvalsh_impl, vjp=_eigvalsh_vjp, jvp=_eigvalsh_jvp, saves=(0,),
                      lowering=Extern("symmetric_eigenvalues", ("data",)),
-                     grad_name="LinalgEighBackward0")
+                     grad_name="LinalgEighBackward0", batch=batching.leading_batch_rule)
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:

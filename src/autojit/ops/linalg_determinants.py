@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..tensor.tensor import Tensor
+from . import batching
 from . import elementwise as ew
 from .layout import embed_slice, reshape, select
 from .linalg import matmul
@@ -111,7 +112,8 @@ def _det_jvp(inputs, tangents, out, attrs):
 
 DET = define_op(name="linalg_det", arity=1, shape=_determinant_rule, dtype=rule_first,
                 impl=np.linalg.det, vjp=_det_vjp, jvp=_det_jvp, saves=(0, "out"),
-                lowering=Extern("lu_determinant", ("data",)), grad_name="LinalgDetBackward0")
+                lowering=Extern("lu_determinant", ("data",)), grad_name="LinalgDetBackward0",
+                batch=batching.leading_batch_rule)
 
 
 def det(A: Tensor, *, out=None) -> Tensor:
@@ -174,7 +176,7 @@ def _slogdet_jvp(inputs, tangents, out, attrs):
 SLOGDET = define_op(name="linalg_slogdet", arity=1, shape=_slogdet_rule, dtype=rule_first,
                     impl=_slogdet_impl, vjp=_slogdet_vjp, jvp=_slogdet_jvp, saves=(0, "out"),
                     lowering=Extern("lu_log_determinant", ("data",)),
-                    grad_name="LinalgSlogdetBackward0")
+                    grad_name="LinalgSlogdetBackward0", batch=batching.leading_batch_rule)
 
 
 def slogdet(A: Tensor, *, out=None):

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
+from . import batching
 from . import elementwise as ew
 from .layout import broadcast_to, reshape, select, stack
 from .linalg import matmul
@@ -101,7 +102,8 @@ def _pinv_jvp(inputs, tangents, out, attrs):
 
 PINV = define_op(name="linalg_pinv", arity=1, shape=_pinv_rule, dtype=rule_first,
                  impl=_pinv_impl, vjp=_pinv_vjp, jvp=_pinv_jvp, saves=(0, "out"),
-                 lowering=Extern("pseudo_inverse", ("data",)), grad_name="LinalgPinvBackward0")
+                 lowering=Extern("pseudo_inverse", ("data",)), grad_name="LinalgPinvBackward0",
+                 batch=batching.leading_batch_rule)
 
 
 def _tolerance(value, name: str):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor.tensor import Tensor
+from . import batching
 from .layout import reshape
 from .linalg import matmul
 from .linalg_common import (
@@ -61,7 +62,8 @@ def _inv_jvp(inputs, tangents, out, attrs):
 
 INV = define_op(name="linalg_inv", arity=1, shape=square_rule, dtype=rule_first,
                 impl=_inv_impl, vjp=_inv_vjp, jvp=_inv_jvp, saves=("out",),
-                lowering=Extern("matrix_inverse", ("data",)), grad_name="LinalgInvExBackward0")
+                lowering=Extern("matrix_inverse", ("data",)), grad_name="LinalgInvExBackward0",
+                batch=batching.leading_batch_rule)
 
 
 def inv(A: Tensor, *, out=None) -> Tensor:
@@ -117,7 +119,7 @@ def _solve_jvp(inputs, tangents, out, attrs):
 SOLVE = define_op(name="linalg_solve", arity=2, shape=_solve_rule, dtype=rule_first,
                   impl=_solve_impl, vjp=_solve_vjp, jvp=_solve_jvp, saves=(0, "out"),
                   lowering=Extern("linear_solve", ("left", "right")),
-                  grad_name="LinalgSolveExBackward0")
+                  grad_name="LinalgSolveExBackward0", batch=batching.linear_solve_rule)
 
 
 def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:
@@ -227,7 +229,7 @@ SOLVE_TRIANGULAR = define_op(
     name="linalg_solve_triangular", arity=2, shape=_triangular_rule, dtype=rule_first,
     impl=_triangular_impl, vjp=_triangular_vjp, jvp=_triangular_jvp, saves=(0, "out"),
     lowering=Extern("triangular_solve", ("left", "right")),
-    grad_name="LinalgSolveTriangularBackward0")
+    grad_name="LinalgSolveTriangularBackward0", batch=batching.linear_solve_rule)
 
 
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
@@ -308,7 +310,7 @@ def _cholesky_jvp(inputs, tangents, out, attrs):
 CHOLESKY = define_op(name="linalg_cholesky", arity=1, shape=square_rule, dtype=rule_first,
                      impl=_cholesky_impl, vjp=_cholesky_vjp, jvp=_cholesky_jvp, saves=("out",),
                      lowering=Extern("cholesky", ("data",)),
-                     grad_name="LinalgCholeskyExBackward0")
+                     grad_name="LinalgCholeskyExBackward0", batch=batching.leading_batch_rule)
 
 
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:

@@ -12,12 +12,15 @@ while tracing, as nonzero is.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.dtypes import scalar_type_name
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
+from . import batching
 from .indexing import _zeros, index_put, index_tensor, nonzero
 from .inplace import write_out
 from .layout import cat, expand, reshape, slice_dims
@@ -26,26 +29,34 @@ from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, broadcast_shape
 # ---- nonzero_static -----------------------------------------------------------------------------
 
 
-def _nonzero_static_impl(x, size, fill_value, overflow):
-    positions = np.argwhere(x.reshape(1) if x.ndim == 0 else x)
-    if overflow is not None and len(positions) > size:
+def _nonzero_static_impl(x, size, fill_value, overflow, batch_dims):
+    """The first `size` nonzero positions of each index of the `batch_dims` leading dims
+    (inside vmap), found for all of them at once: an entry's row in the result is the count
+    of nonzeros before it in its example."""
+    batch, shape = x.shape[:batch_dims], x.shape[batch_dims:]
+    nonzero = x.reshape(math.prod(batch), math.prod(shape)) != 0
+    if overflow is not None and (nonzero.sum(axis=1) > size).any():
         raise OpError(RuntimeError(overflow))
-    out = np.full((size, x.ndim), fill_value, dtype=np.int64)
-    kept = positions[:size]
-    out[:len(kept)] = kept[:, :x.ndim] if x.ndim else kept[:, :0]
-    return out
+    slots = np.cumsum(nonzero, axis=1) - 1
+    examples, flat = np.nonzero(nonzero & (slots < size))
+    out = np.full((nonzero.shape[0], size, len(shape)), fill_value, dtype=np.int64)
+    out[examples, slots[examples, flat]] = np.stack(np.unravel_index(flat, shape), axis=-1) \
+        if shape else np.zeros((len(flat), 0), np.int64)
+    return out.reshape(batch + (size, len(shape)))
 
 
 NONZERO_STATIC = define_op(
     name="nonzero_static", arity=1,
-    shape=lambda shape, size, fill_value, overflow: (size, len(shape)),
+    shape=lambda shape, size, fill_value, overflow, batch_dims: (
+        *shape[:batch_dims], size, len(shape) - batch_dims),
     dtype=lambda inputs, attrs: (None, dtypes.int64), impl=_nonzero_static_impl,
-    vjp=NOT_DIFFERENTIABLE, saves=(), lowering=Extern("nonzero_static", ("data",)))
+    vjp=NOT_DIFFERENTIABLE, saves=(), lowering=Extern("nonzero_static", ("data",)),
+    batch=batching.batch_dims_rule)
 
 
 def _nonzero_static(x: Tensor, size: int, fill_value: int, overflow: str | None) -> Tensor:
     return bind(NONZERO_STATIC, (x,), {"size": size, "fill_value": fill_value,
-                                       "overflow": overflow})
+                                       "overflow": overflow, "batch_dims": 0})
 
 
 def nonzero_static(x: Tensor, *, size: int, fill_value: int = -1, out=None) -> Tensor:

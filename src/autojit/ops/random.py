@@ -36,8 +36,8 @@ from ..tensor.random import (
 )
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
+from . import batching, inplace
 from . import elementwise as ew
-from . import inplace
 from .index_checks import check_index
 from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, broadcast_shapes, define_op
 
@@ -170,10 +170,18 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 
 # ---- poisson and multinomial: primitives seeded by a drawn key ----------------------------------
 
+def _generator(key: np.ndarray) -> np.random.Generator:
+    """The generator of one sampler call: seeded by its key, or inside vmap by the keys of
+    all its examples at once, so that one call draws the whole batch."""
+    if key.ndim == 0:
+        return np.random.default_rng(int(key))
+    return np.random.default_rng([int(k) for k in key.reshape(-1)])
+
+
 def _poisson_impl(rates: np.ndarray, key: np.ndarray) -> np.ndarray:
     if (rates < 0).any():
         raise OpError(RuntimeError("invalid Poisson rate, expected rate to be non-negative"))
-    return np.random.default_rng(int(key)).poisson(rates).astype(rates.dtype)
+    return _generator(key).poisson(rates).astype(rates.dtype)
 
 
 POISSON = define_op(
@@ -183,7 +191,7 @@ POISSON = define_op(
     # A zero tangent that is there, as torch's (its rule is zeros_like, not undefined).
     jvp=lambda inputs, tangents, out, attrs: (
         None if tangents[0] is None else ew.fill_like(tangents[0], 0)),
-    lowering=Extern("sample_poisson", ("data", "data")))
+    lowering=Extern("sample_poisson", ("data", "data")), batch=batching.keyed_sampler_rule)
 
 
 def poisson(input: Tensor, generator=None) -> Tensor:  # noqa: A002
@@ -208,7 +216,7 @@ def _multinomial_impl(probabilities, key, num_samples, replacement):
     if (totals <= 0).any():
         raise OpError(RuntimeError("invalid multinomial distribution (sum of probabilities "
                                    "<= 0)"))
-    rng = np.random.default_rng(int(key))
+    rng = _generator(key)
     categories = rows.shape[1]
     if replacement:
         # Inverse CDF: the first category whose cumulative probability exceeds a uniform.
@@ -231,7 +239,8 @@ def _multinomial_impl(probabilities, key, num_samples, replacement):
 MULTINOMIAL = define_op(
     name="multinomial", arity=2, shape=_multinomial_shape,
     dtype=lambda inputs, attrs: (None, dtypes.int64), impl=_multinomial_impl,
-    vjp=NOT_DIFFERENTIABLE, saves=(), lowering=Extern("sample_multinomial", ("data", "data")))
+    vjp=NOT_DIFFERENTIABLE, saves=(), lowering=Extern("sample_multinomial", ("data", "data")),
+    batch=batching.keyed_sampler_rule)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002

@@ -12,11 +12,14 @@ arguments the other way round.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor
+from . import batching
 from .indexing import _gather
 from .out_argument import check_no_grad, check_out_type, write_out
 from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
@@ -50,10 +53,24 @@ def _search_dtype(inputs, attrs):
     return None, dtypes.int32 if attrs["out_int32"] else dtypes.int64
 
 
+def _search_batch_rule(op, inputs, flags, attrs, size):
+    """One sorted sequence for every example's values is one search as it stands; otherwise
+    each example gets its sequences (one 1-D sequence becomes a row per example, its values
+    flattened behind the batch dim to match)."""
+    boundaries, values = inputs
+    if not flags[0] and boundaries.dim() == 1:
+        return bind(op, inputs, attrs)
+    boundaries, values = batching.all_batched(inputs, flags, size)
+    if boundaries.dim() == 2:
+        found = bind(op, (boundaries, values.reshape((size, math.prod(values.shape[1:])))), attrs)
+        return found.reshape(tuple(values.shape))
+    return bind(op, (boundaries, values), attrs)
+
+
 SEARCHSORTED = define_op(
     name="searchsorted", arity=2, shape=lambda boundaries, values, right, out_int32: values,
     dtype=_search_dtype, impl=_search_impl, vjp=NOT_DIFFERENTIABLE, saves=(),
-    lowering=Extern("search_sorted", ("data", "values")))
+    lowering=Extern("search_sorted", ("data", "values")), batch=_search_batch_rule)
 
 
 def _search(boundaries: Tensor, values: Tensor, right: bool, out_int32: bool, out, name: str):

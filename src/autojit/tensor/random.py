@@ -36,7 +36,8 @@ class RandomDraw:
 
     kind: "rand" (uniform on [0, 1)), "randn" (standard normal), "randint" (integers on
     [low, high)), "randperm" (a permutation of range(high)) or "key" (a 0-d int64 seed for a
-    sampler op). `generator` is the generator drawn from (generator.resolve), read on each draw.
+    sampler op, or one per example of a vmap). `generator` is the generator drawn from
+    (generator.resolve), read on each draw.
     """
 
     def __init__(self, kind: str, shape: tuple, dtype: dtypes.DType, generator,
@@ -54,6 +55,8 @@ class RandomDraw:
             return rng.integers(self.low, self.high, size=self.shape).astype(numpy_dtype)
         if self.kind == "randperm":
             return rng.permutation(self.high).astype(numpy_dtype)
+        if self.shape:  # one key per example inside vmap (randomness="different")
+            return rng.integers(0, _KEY_HIGH, size=self.shape, dtype=np.int64)
         return np.array(rng.integers(0, _KEY_HIGH, dtype=np.int64))
 
     def __repr__(self) -> str:

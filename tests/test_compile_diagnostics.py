@@ -5,6 +5,7 @@ torch's OptimizedModule), and pickling a compiled function by reference."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 import warnings
 
@@ -188,15 +189,15 @@ def test_module_compile_compiles_in_place():
     theirs = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh())
     theirs.load_state_dict({key: torch.tensor(value.numpy())
                             for key, value in mine.state_dict().items()})
-    assert mine.compile(dynamic=False) is None and theirs.compile() is None
-    assert list(mine.state_dict()) == list(theirs.state_dict())
     for module in (mine, theirs):  # hooks run in the compiled call
         module.register_forward_hook(lambda module, args, out: out * 2)
     x = np.linspace(-1, 1, 6).reshape(3, 2).astype(np.float32)
+    expected = theirs(torch.tensor(x)).detach().numpy()  # torch's eager values
+    assert mine.compile(dynamic=False) is None and theirs.compile() is None
+    assert list(mine.state_dict()) == list(theirs.state_dict())
     for _ in range(2):
         out = mine(autojit.tensor(x))
-    np.testing.assert_allclose(out.detach().numpy(), theirs(torch.tensor(x)).detach().numpy(),
-                               rtol=1e-6)
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-6)
     assert mine._compiled_call_impl.stats().compiled_calls == 2
 
 
@@ -213,3 +214,12 @@ def test_a_compiled_function_pickles_by_reference():
     with pytest.raises(pickle.PicklingError, match=r"cannot pickle the compiled function "
                                                    r".*<lambda>: it compiles test_compile_"):
         pickle.dumps(autojit.compile(lambda x: x))
+    copied = copy.deepcopy(autojit.compile(lambda x: x + 1))  # a copy compiles anew
+    assert copied(autojit.ones(2)).tolist() == [2.0, 2.0] and len(copied.executables) == 1
+
+    model = autojit.compile(nn.Linear(2, 1))
+    model(autojit.ones(1, 2))
+    for loaded in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
+        assert list(loaded.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+        assert loaded._compiled_function.fn is loaded._orig_mod is not model._orig_mod
+        assert loaded(autojit.ones(1, 2)).tolist() == model(autojit.ones(1, 2)).tolist()

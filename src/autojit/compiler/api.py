@@ -26,6 +26,7 @@ compiles, compiled again when loaded.
 
 from __future__ import annotations
 
+import copy
 import functools
 import pickle
 import sys
@@ -345,9 +346,19 @@ class CompiledFunction:
                 f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}, which "
                 "cannot be pickled by reference (a lambda, a nested function, or a name bound "
                 "to another object now); compile a function defined at a module's top level")
-        options = {"backend": self.backend, "fullgraph": self.fullgraph,
-                   "dynamic": self.dynamic, "recompile_limit": self.recompile_limit}
-        return _compiled_again, (fn, options)
+        return _compiled_again, (fn, self._options())
+
+    def __copy__(self) -> CompiledFunction:
+        """The same function compiled anew: executables are not shared between copies."""
+        return CompiledFunction(self.fn, **self._options())
+
+    def __deepcopy__(self, memo: dict) -> CompiledFunction:
+        """A copy of the function (of the module a compiled call belongs to), compiled anew."""
+        return CompiledFunction(copy.deepcopy(self.fn, memo), **self._options())
+
+    def _options(self) -> dict:
+        return {"backend": self.backend, "fullgraph": self.fullgraph, "dynamic": self.dynamic,
+                "recompile_limit": self.recompile_limit}
 
     # ---- inspection ---------------------------------------------------------------------------
 

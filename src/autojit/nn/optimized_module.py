@@ -46,8 +46,11 @@ class OptimizedModule(Module):
         return self._compiled_function(*args, **kwargs)
 
     def __getattr__(self, name: str):
+        modules = self.__dict__.get("_modules")
+        if modules is None:  # not set up yet (being unpickled or copied): nothing to reach
+            raise AttributeError(f"'OptimizedModule' object has no attribute '{name}'")
         if name == "_orig_mod":
-            return self._modules["_orig_mod"]
+            return modules["_orig_mod"]
         try:
             return getattr(self._orig_mod, name)
         except AttributeError:

@@ -115,6 +115,8 @@ def test_explain_lists_graphs_ops_guards_and_graph_breaks():
     assert (record.filename, record.lineno) == (__file__, _breaking.__code__.co_firstlineno + 2)
     assert f"User Line: {__file__}:{record.lineno}: if y.sum() > 0:" in str(report)
     assert report.stats.eager_calls == 1
+    with pytest.raises(TypeError, match="explain expects a callable, got int"):
+        explain(3)
 
 
 def test_explain_of_a_compiled_function_leaves_it_alone_and_reports_recompiles():

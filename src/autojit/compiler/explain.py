@@ -99,6 +99,9 @@ def explain(fn, *args, **kwargs):
     `fn` may be a function, a callable object (an nn.Module), or a compiled function, whose
     options (backend, dynamic) are kept; its own executables are left as they are.
     """
+    if not callable(fn):
+        raise TypeError(f"explain expects a callable, got {type(fn).__name__}")
+
     def run(*call_args, **call_kwargs) -> ExplainOutput:
         return _explain(fn, call_args, call_kwargs)
 

@@ -52,10 +52,12 @@ def test_a_stage_is_dumped_by_name(monkeypatch, capsys):
 
 
 def test_an_unknown_stage_name_is_an_error_listing_the_stages(monkeypatch):
-    monkeypatch.setenv("AUTOJIT_DUMP", "optimise")
     step = autojit.compile(lambda x: x * 2)
+    monkeypatch.setenv("AUTOJIT_DUMP", "optimise")
     with pytest.raises(ValueError, match="unknown stage optimise; the stages are trace, prune"):
         step(autojit.ones(2))
+    with pytest.raises(ValueError, match="unknown stage optimise"):  # checked when compiling
+        autojit.compile(lambda x: x * 2)
 
 
 def test_prune_and_guard_leave_the_trace_as_it_was():

@@ -44,6 +44,10 @@ def test_hooks_are_installed_at_import():
     from autojit import codegen, config
 
     assert codegen._threads_changed in config.THREAD_LISTENERS
+    from autojit.compiler import api
+    from autojit.nn import optimized_module
+
+    assert optimized_module._wrap_module in api.MODULE_WRAPPERS
 
 
 def test_importing_autojit_loads_no_code_generator_library():

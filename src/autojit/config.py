@@ -27,9 +27,19 @@ def disabled() -> bool:
     return os.environ.get("AUTOJIT_DISABLE", "").strip().lower() in TRUE_WORDS
 
 
+# The topics AUTOJIT_LOG can name (and "all"): where each is logged is named in its message.
+LOG_TOPICS = ("recompiles", "graph_breaks", "guards", "kernels", "stages")
+
+
 def log_topics() -> set:
+    """The topics AUTOJIT_LOG names; a name that is not a topic is an error listing them."""
     words = {word.strip() for word in os.environ.get("AUTOJIT_LOG", "").split(",")}
-    return {word for word in words if word}
+    topics = {word for word in words if word}
+    unknown = topics - set(LOG_TOPICS) - {"all"}
+    if unknown:
+        raise ValueError(f"AUTOJIT_LOG: unknown topic {', '.join(sorted(unknown))}; the topics "
+                         f"are {', '.join(LOG_TOPICS)} (or all)")
+    return topics
 
 
 def log(topic: str, message: str) -> None:

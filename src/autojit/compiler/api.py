@@ -16,12 +16,22 @@ the line when fullgraph=True. A function that returns tensors requiring grad get
 backward too (compiled_backward.py): the results' grad_fn runs it. More than
 `recompile_limit` executables for one function fall back to eager with one warning naming the
 guard that kept failing. backend="eager" and AUTOJIT_DISABLE=1 run the function eagerly.
+
+A recompile reports what changed since the call before it, read from the executable that call
+ran (GuardSet.changed: `optimizer.param_groups[0]['lr']: 0.0031 -> 0.0029`); `stats()` counts
+the calls, traces and graph breaks (stats.py), and explain.py reports them with the graphs. A
+compiled function pickles by reference: as the module attribute it is, or as the function it
+compiles, compiled again when loaded.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
+import pickle
+import sys
 import time
+import types
 import warnings
 
 from .. import config
@@ -35,7 +45,8 @@ from .executable import Executable
 from .guards import (
     GuardSet,
 )
-from .stages import compile_graph, interpret_once, run_stage
+from .stages import check_environment, compile_graph, interpret_once, run_stage
+from .stats import CompileHistory, CompileStats, GraphBreakRecord
 from .tracing import EagerCall, GiveUp, ScalarSource, guard, prune, trace
 
 BACKENDS = ("cpu", "cuda", "eager", "interpreter")
@@ -63,8 +74,19 @@ def compile(fn=None, *, backend: str = "cpu", fullgraph: bool = False,  # noqa: 
                                  dynamic=dynamic, recompile_limit=recompile_limit)
     if not callable(fn):
         raise TypeError(f"compile expects a callable, got {type(fn).__name__}")
-    return CompiledFunction(fn, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
-                            recompile_limit=recompile_limit)
+    check_environment()  # a misspelt AUTOJIT_LOG or AUTOJIT_DUMP fails here, not mid-compile
+    options = {"backend": backend, "fullgraph": fullgraph, "dynamic": dynamic,
+               "recompile_limit": recompile_limit}
+    for wrap in MODULE_WRAPPERS:  # nn's compiled-module proxy, for an nn.Module
+        wrapped = wrap(fn, options)
+        if wrapped is not None:
+            return wrapped
+    return CompiledFunction(fn, **options)
+
+
+# Hooks a higher layer installs (docs/notes/layers.md): `wrap(fn, options)` returns what
+# compile returns for `fn` (nn's OptimizedModule for a Module), or None to pass.
+MODULE_WRAPPERS: list = []
 
 
 class CompiledFunction:
@@ -88,6 +110,9 @@ class CompiledFunction:
         self._break_counts: dict = {}
         self._state_traces = 0  # consecutive traces that changed the state guards read
         self._last_failure: str | None = None
+        self._last_run = None  # the executable the last compiled call ran
+        self._stats = CompileStats()
+        self._history = CompileHistory()
         self.compile_seconds = 0.0
         self.stage_seconds: dict[str, float] = {}  # time spent in each compile stage
         # Paths of Python floats that changed between calls (a learning rate a scheduler
@@ -111,15 +136,41 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if kwargs:
             return self._call_with_keywords(args, kwargs)
-        if self.eager or state.tracer is not None or self.eager_reason is not None:
+        if state.tracer is not None:
             # Inside another compiled function's trace, the call is simply inlined.
             return self.fn(*args)
+        self._stats.calls += 1
+        if self.eager or self.eager_reason is not None:
+            self._stats.eager_calls += 1
+            return self.fn(*args)
         for executable in self.executables:
-            reason = executable.guards.failure(args)
-            if reason is None:
-                return executable.run(args)
-            self._last_failure = reason
+            if executable.guards.failure(args) is None:
+                self._last_run = executable
+                return self._run(executable, args)
+        self._last_failure = self._what_changed(args)
         return self._compile_and_run(args)
+
+    def _run(self, executable, args: tuple):
+        if isinstance(executable, _EagerExecutable):
+            self._stats.eager_calls += 1
+        else:
+            self._stats.compiled_calls += 1
+        return executable.run(args)
+
+    def _eager(self, args: tuple):
+        self._stats.eager_calls += 1
+        return self.fn(*args)
+
+    def _what_changed(self, args: tuple) -> str | None:
+        """Why this call reuses no executable: the guard that fails for the executable the
+        last compiled call ran (the newest where that one is gone), with its source path and
+        the values before and now; the call before is the one a program changed something
+        since."""
+        if not self.executables:
+            return None
+        last = next((executable for executable in self.executables
+                     if executable is self._last_run), self.executables[0])
+        return last.guards.changed(args)
 
     def _call_with_keywords(self, args: tuple, kwargs: dict):
         names = tuple(sorted(kwargs))
@@ -131,6 +182,7 @@ class CompiledFunction:
             compiled = CompiledFunction(bound, backend=self.backend, fullgraph=self.fullgraph,
                                         recompile_limit=self.recompile_limit,
                                         dynamic=self.dynamic)
+            compiled._stats, compiled._history = self._stats, self._history  # counted as one
             self._keyword_variants[key] = compiled
         return compiled(*flat)
 
@@ -138,16 +190,22 @@ class CompiledFunction:
         if len(self.executables) >= self.recompile_limit:
             self._give_up(f"recompile limit of {self.recompile_limit} reached; last guard "
                           f"failure: {self._last_failure}")
-            return self.fn(*args)
+            return self._eager(args)
         if self.executables:
             config.log("recompiles", f"{self.name()}: recompiling because "
                        f"{self._last_failure}")
+            self._stats.recompiles += 1
+            self._history.add_recompile(self._last_failure)
             self._observe_changed_float(args)
         self.sizes.observe(args)
         started = time.perf_counter()
         try:
             executable = self._compile(args)
         except GraphBreak as graph_break:
+            self._stats.graph_breaks += 1
+            self._history.add_break(GraphBreakRecord(
+                graph_break.what, graph_break.filename, graph_break.lineno,
+                graph_break.source))
             if self.fullgraph:
                 raise
             self._warn_graph_break(graph_break)
@@ -156,13 +214,15 @@ class CompiledFunction:
             if self._break_counts[where] >= 2:
                 # The same break again: stop retracing on every call (already warned once).
                 self.eager_reason = f"graph break at {where[0]}:{where[1]}"
-            return self.fn(*args)
+            return self._eager(args)
         except GiveUp as reason:
             self._give_up(str(reason))
-            return self.fn(*args)
+            return self._eager(args)
         finally:
             self.call_arguments = ()
         self.compile_seconds += time.perf_counter() - started
+        if self._history.recording is not None:
+            self._history.recording.append(executable)
         if getattr(executable, "state_changed", None):
             # The traced call changed the structure of Python state the guards read (it
             # grew a list, added an attribute, replaced an object): eager does that on every
@@ -171,10 +231,11 @@ class CompiledFunction:
             if self._state_traces >= 2:
                 self._give_up(f"every call changes Python state it can reach "
                               f"({', '.join(executable.state_changed[:3])})")
-            return executable.run(args)
+            return self._run(executable, args)
         self._state_traces = 0
         self.executables.insert(0, executable)
-        return executable.run(args)
+        self._last_run = executable
+        return self._run(executable, args)
 
     def _observe_changed_float(self, args: tuple) -> None:
         """A float the last executable's guards held was found changed: from now on it is a
@@ -190,6 +251,7 @@ class CompiledFunction:
     def _compile(self, args: tuple):
         """The executable for this call, through the compile stages (stages.py)."""
         self.call_arguments = args  # the schedule stage picks a backend by the tensors' device
+        self._stats.traces += 1
         try:
             traced = run_stage(self, "trace", trace, self, args)
         except Exception as error:
@@ -201,6 +263,7 @@ class CompiledFunction:
                        f"constants again ({type(error).__name__}: {error})")
             self._constant_float_paths |= self.runtime_float_paths
             self.runtime_float_paths = set()
+            self._stats.traces += 1
             traced = run_stage(self, "trace", trace, self, args)
         if isinstance(traced, EagerCall):
             return _EagerExecutable(self.fn, traced.guards, traced.graph)
@@ -242,7 +305,7 @@ class CompiledFunction:
 
     def _eager_once(self, args: tuple, reason: str):
         self._give_up(reason)
-        return self.fn(*args)
+        return self._eager(args)
 
     def no_code_generator(self, error: Exception) -> None:
         """The CPU code generator failed to load: graphs run on the reference interpreter."""
@@ -265,7 +328,54 @@ class CompiledFunction:
     def name(self) -> str:
         return getattr(self.fn, "__qualname__", None) or type(self.fn).__name__
 
+    # ---- pickling -----------------------------------------------------------------------------
+
+    def __reduce__(self):
+        """By reference: a compiled function that is the module attribute its name says
+        (`@autojit.compile` on a module-level function) as that attribute, else as the
+        function it compiles, compiled again with the same options when loaded; what it
+        compiled is not pickled."""
+        if _found_by_name(self, getattr(self, "__module__", None),
+                          getattr(self, "__qualname__", None)):
+            return self.__qualname__
+        fn = self.fn
+        if isinstance(fn, types.FunctionType) and not _found_by_name(
+                fn, getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)):
+            raise pickle.PicklingError(
+                f"cannot pickle the compiled function {self.name()}: it compiles "
+                f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}, which "
+                "cannot be pickled by reference (a lambda, a nested function, or a name bound "
+                "to another object now); compile a function defined at a module's top level")
+        return _compiled_again, (fn, self._options())
+
+    def __copy__(self) -> CompiledFunction:
+        """The same function compiled anew: executables are not shared between copies."""
+        return CompiledFunction(self.fn, **self._options())
+
+    def __deepcopy__(self, memo: dict) -> CompiledFunction:
+        """A copy of the function (of the module a compiled call belongs to), compiled anew."""
+        return CompiledFunction(copy.deepcopy(self.fn, memo), **self._options())
+
+    def _options(self) -> dict:
+        return {"backend": self.backend, "fullgraph": self.fullgraph, "dynamic": self.dynamic,
+                "recompile_limit": self.recompile_limit}
+
     # ---- inspection ---------------------------------------------------------------------------
+
+    def stats(self) -> CompileStats:
+        """A copy of the counts so far: calls, compiled_calls, eager_calls, traces,
+        recompiles, graph_breaks (stats.py documents each)."""
+        return CompileStats(**self._stats.as_dict())
+
+    @property
+    def recompile_reasons(self) -> list:
+        """What changed before each recompile, oldest first (the most recent 64)."""
+        return list(self._history.recompile_reasons)
+
+    @property
+    def graph_breaks(self) -> list:
+        """The graph breaks met (GraphBreakRecord: reason, filename, lineno), oldest first."""
+        return list(self._history.graph_breaks)
 
     def _latest(self) -> Executable:
         if not self.executables:
@@ -374,6 +484,21 @@ class _KeywordCall:
 
 
 _NO_CODE_GENERATOR_WARNED = []
+
+
+def _compiled_again(fn, options: dict) -> CompiledFunction:
+    """A pickled compiled function, loaded: `fn` compiled anew (CompiledFunction.__reduce__)."""
+    return CompiledFunction(fn, **options)
+
+
+def _found_by_name(value, module_name: str | None, qualname: str | None) -> bool:
+    """Whether `module_name.qualname` names `value` itself, as pickle finds it by reference."""
+    if not module_name or not qualname or "<" in qualname:
+        return False
+    found = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found is value
 
 
 def _annotated(graph: Graph, plan) -> str:

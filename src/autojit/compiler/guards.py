@@ -43,6 +43,9 @@ class GuardSet:
         self._names: dict = {}  # (prefix, id(value)) -> constant name
         self._displays: dict = {}  # constant name -> how str() shows it (a source path)
         self._tags: list = []  # per condition: what it is about (require's tag), or None
+        # per condition: (label, value when traced, reader) or None; the reader gives the
+        # value now from the object at the subject path, for the reason a recompile reports
+        self._compared: list = []
         self._check = None
         self._float_checks = None  # [(check, tag)] of the float conditions, made when needed
 
@@ -62,13 +65,15 @@ class GuardSet:
         self._constants.update(constants)
 
     def require(self, condition: str, reason: str, subject: tuple | None = None,
-                display: str | None = None, tag=None) -> None:
+                display: str | None = None, tag=None, compared: tuple | None = None) -> None:
         """Add `condition`, on the object at the `subject` path ("$") when there is one;
         `display` is that object's source path (`model.fc1.weight`), for str(); `tag` says
         what the condition is about, for `changed_float_tags` (("float", path): the
-        value of a Python float at that path)."""
+        value of a Python float at that path); `compared` is (label, the value when traced,
+        a function reading the value now from the subject), for `changed`."""
         self._items.append((subject, condition, reason, display))
         self._tags.append(tag)
+        self._compared.append(compared if subject is not None else None)
 
     def source(self) -> str:
         lines, names = [], {}
@@ -101,6 +106,29 @@ class GuardSet:
         except Exception as error:  # a path that no longer resolves fails the guard
             return f"a guarded path raised {type(error).__name__}: {error}"
         return None if index is None else self._items[index][2]
+
+    def changed(self, args: tuple) -> str | None:
+        """None when every guard holds, else what changed, as the first failing guard reads
+        in the user's terms: its source path with the value when traced and the value now
+        (`optimizer.param_groups[0]['lr']: 0.0031 -> 0.0029`), or its reason where the guard
+        compares no single value."""
+        try:
+            index = self._check(args)
+        except Exception as error:  # noqa: BLE001 - a path that no longer resolves
+            return f"a guarded path raised {type(error).__name__}: {error}"
+        if index is None:
+            return None
+        subject, _, reason, _ = self._items[index]
+        compared = self._compared[index]
+        if compared is None:
+            return reason
+        label, before, read = compared
+        try:
+            now = read(eval("".join(subject), dict(self._constants),  # noqa: S307
+                            {"args": args}))
+        except Exception:  # noqa: BLE001 - the path went away: the reason says what
+            return reason
+        return f"{label}: {_short(before)} -> {_short(now)}"
 
     def changed_float_tags(self, args: tuple) -> list:
         """The tags of every float condition that fails for `args`: the first failure hides
@@ -184,7 +212,8 @@ def observation_conditions(guards: GuardSet, observations: list, runtime=frozens
                            f"{observation.value.__qualname__})", path, what)
         elif kind == "len":
             guards.require(f"len($) == {observation.value}",
-                           f"the length of {what} changed (was {observation.value})", path, what)
+                           f"the length of {what} changed (was {observation.value})", path, what,
+                           compared=(f"len({what})", observation.value, len))
         elif kind == "keys":
             keys = observation.value
             if all(isinstance(key, _KEY_SCALARS) for key in keys):
@@ -313,15 +342,17 @@ def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: st
                        data_display)
     else:
         guards.require(f"$.shape == {shape!r}", f"{what} changed shape (was {list(shape)})",
-                       data, data_display)
+                       data, data_display, compared=(f"{display}.shape", list(shape), _shape_of))
     guards.require(f"$._dtype is {dtype}", f"{what} changed dtype (was {tensor._dtype.name})",
-                   subject, display)
+                   subject, display, compared=(f"{display}.dtype", _Shown(tensor._dtype.name),
+                                               _dtype_name))
     storage = guards.constant(tensor._data.__class__, "S")  # ndarray (CPU) or CudaArray
     guards.require(f"$.__class__ is {storage}", f"{what} changed device (was {tensor.device})",
                    data, data_display)
     guards.require(f"$._requires_grad is {tensor._requires_grad}",
                    f"{what} changed requires_grad (was {tensor._requires_grad})", subject,
-                   display)
+                   display, compared=(f"{display}.requires_grad", tensor._requires_grad,
+                                      _requires_grad))
     if hooks:
         hook_conditions(guards, subject, tensor, what, display)
     if grad_is:
@@ -365,19 +396,20 @@ def scalar_condition(guards: GuardSet, expression: str, value, what: str,
                      subject: tuple | None = None, display: str | None = None,
                      tag=None) -> None:
     """`expression` (with a subject path, "$") holds `value`: the same type and value."""
+    compared = (display or what, value, _itself) if expression == "$" else None
     if value is None or isinstance(value, bool):
         guards.require(f"{expression} is {value!r}", f"{what} changed (was {value!r})", subject,
-                       display)
+                       display, compared=compared)
         return
     if isinstance(value, float) and math.isnan(value):
         guards.require(f"{expression}.__class__ is float and isnan({expression})",
-                       f"{what} changed (was nan)", subject, display, tag)
+                       f"{what} changed (was nan)", subject, display, tag, compared)
         return
     if isinstance(value, float) and value == 0.0:
         # -0.0 == 0.0, but 1 / x tells them apart: the sign is part of the value.
         guards.require(f"{expression}.__class__ is float and {expression} == 0.0 and "
                        f"copysign(1.0, {expression}) == {math.copysign(1.0, value)!r}",
-                       f"{what} changed (was {value!r})", subject, display, tag)
+                       f"{what} changed (was {value!r})", subject, display, tag, compared)
         return
     if type(value) in (int, float) and math.isfinite(value):
         literal = repr(value)
@@ -385,7 +417,33 @@ def scalar_condition(guards: GuardSet, expression: str, value, what: str,
         literal = guards.constant(value, "C")
     guards.require(f"{expression}.__class__ is {guards.constant(type(value), 'K')} and "
                    f"{expression} == {literal}", f"{what} changed (was {_short(value)})",
-                   subject, display, tag)
+                   subject, display, tag, compared)
+
+
+class _Shown:
+    """A value `changed` shows as its text, without quotes (a dtype's name)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _itself(value):
+    return value
+
+
+def _shape_of(data) -> list:
+    return list(data.shape)
+
+
+def _dtype_name(tensor) -> _Shown:
+    return _Shown(tensor._dtype.name)
+
+
+def _requires_grad(tensor) -> bool:
+    return tensor._requires_grad
 
 
 def _short(value) -> str:

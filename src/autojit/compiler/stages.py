@@ -22,6 +22,8 @@ stage is a function that returns a new value and leaves its input as it was.
 `run_stage` runs one: it times it (CompiledFunction.stage_seconds), logs it under
 AUTOJIT_LOG=stages, and prints what it returned to stderr when AUTOJIT_DUMP names the stage
 (comma-separated names, or "all"; an unknown name is an error listing the stages).
+`check_environment` reads every such variable when a function is compiled, so a misspelt
+name fails there rather than in the middle of a compile.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from ..ir.graph import Graph
 from ..ir.interpreter import interpret
 from ..ir.partition import Partition, partition
 from ..ir.passes import optimize
+from ..ir.passes.pipeline import dumped_pass_names
 from ..tensor.tensor import Tensor
 from . import backends
 from .compiled_backward import CompiledBackward
@@ -46,8 +49,16 @@ from .tracing import GuardedTrace, Trace, guard, prune, trace
 STAGES = ("trace", "prune", "guard", "optimize", "partition", "schedule", "build")
 DUMP_VARIABLE = "AUTOJIT_DUMP"
 
-__all__ = ["STAGES", "compile_graph", "guard", "interpret_once", "prune", "run_stage",
-           "trace"]
+__all__ = ["STAGES", "check_environment", "compile_graph", "guard", "interpret_once", "prune",
+           "run_stage", "trace"]
+
+
+def check_environment() -> None:
+    """Raise ValueError, listing the known names, for a name AUTOJIT_LOG, AUTOJIT_DUMP or
+    AUTOJIT_DUMP_PASSES gives that is not a log topic, a stage or a pass."""
+    config.log_topics()
+    dumped_stages()
+    dumped_pass_names()
 
 
 def dumped_stages() -> set:

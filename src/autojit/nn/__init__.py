@@ -81,6 +81,7 @@ from .loss_extra import (
 )
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .optimized_module import OptimizedModule  # noqa: F401 - installs autojit.compile's hook
 from .parameter import Parameter
 from .parameter_containers import ParameterDict, ParameterList
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase

@@ -7,7 +7,7 @@ to(), repr) walks these registries. Calling a module runs its forward pre-hooks,
 forward hooks; forward itself is ordinary autojit code, so a model runs eagerly, records
 autograd history, and traces into one graph under autojit.compile, where its parameters are
 captured tensors of the graph. state_dict and load_state_dict live in module_state.py,
-the backward hooks in module_hooks.py.
+the backward hooks in module_hooks.py, Module.compile in module_compile.py.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..autograd.hooks import HookDict, RemovableHandle
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
+from .module_compile import CompileMixin
 from .module_hooks import BackwardHookMixin, backward_hook_for
 from .module_state import StateDictMixin
 from .parameter import Parameter
@@ -71,7 +72,7 @@ def _adopt(tensor: Tensor, converted: Tensor) -> None:
     tensor._bump_version()
 
 
-class Module(StateDictMixin, BackwardHookMixin):
+class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
     """Base class for all neural network modules.
 
     Subclasses assign layers and Parameters as attributes in ``__init__`` (after calling
@@ -532,6 +533,12 @@ class Module(StateDictMixin, BackwardHookMixin):
         return handle
 
     def __call__(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:  # Module.compile (module_compile.py)
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
                 or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)

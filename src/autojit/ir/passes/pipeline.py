@@ -101,9 +101,21 @@ def _resolve(passes) -> list[tuple[str, Callable[[Graph], Graph]]]:
     return resolved
 
 
-def _names_from_environment() -> set:
+def dumped_pass_names(known=None) -> set:
+    """The pass names AUTOJIT_DUMP_PASSES gives ("all" for every pass); a name that is not
+    one of `known` (default: DEFAULT_PASSES') is an error listing them."""
     text = os.environ.get(DUMP_VARIABLE, "")
-    return {name.strip() for name in text.split(",") if name.strip()}
+    names = {name.strip() for name in text.split(",") if name.strip()}
+    _check_names(DUMP_VARIABLE, names, known)
+    return names
+
+
+def _check_names(where: str, names: set, known=None) -> None:
+    known = [name for name, _ in DEFAULT_PASSES] if known is None else known
+    unknown = set(names) - set(known) - {"all"}
+    if unknown:
+        raise ValueError(f"{where}: unknown pass {', '.join(sorted(unknown))}; the passes are "
+                         f"{', '.join(known)} (or all)")
 
 
 def _wanted(name: str, names: set) -> bool:
@@ -134,8 +146,10 @@ def run_pipeline(graph: Graph, *, passes=None, dump: Iterable[str] | None = None
 
 def _run_passes(current: Graph, passes, dump, max_rounds: int, verify_each: bool):
     resolved = _resolve(passes)
+    known = [name for name, _ in resolved]
     collect = set(dump or ())
-    printed = _names_from_environment()
+    _check_names("run_pipeline(dump=...)", collect, known)
+    printed = dumped_pass_names(known + [name for name, _ in DEFAULT_PASSES])
     report = PipelineReport()
     for round_number in range(1, max_rounds + 1):
         report.rounds = round_number
@@ -172,7 +186,8 @@ def optimize(graph: Graph, *, passes=None, dump: Iterable[str] | None = None) ->
     """The optimized graph (see run_pipeline); the dumps `dump` asks for go to stderr."""
     result, report = run_pipeline(graph, passes=passes, dump=dump)
     wanted = set(dump or ())
-    printed = _names_from_environment()
+    printed = dumped_pass_names([name for name, _ in _resolve(passes)] +
+                                [name for name, _ in DEFAULT_PASSES])
     for record in report.dumps:
         if _wanted(record.name, wanted) and not _wanted(record.name, printed):
             print(record, file=sys.stderr)

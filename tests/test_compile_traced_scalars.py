@@ -112,3 +112,32 @@ def test_values_read_from_captured_tensors_are_never_stale(capsys):
     assert compiled(x)[0].tolist() == [6.0, 6.0]
     assert compiled(x)[1] == 9.0
     assert capsys.readouterr().out.splitlines() == ["[1.0, 2.0]", "[2.0, 3.0]", "[3.0, 4.0]"]
+
+
+@pytest.mark.parametrize("pattern", ["return", "print", "tolist", "scale"])
+def test_logging_patterns_stay_compiled(pattern, capsys):
+    """30 calls of a training step that logs its loss: at least 28 run compiled."""
+    autojit.manual_seed(0)
+    model = autojit.nn.Linear(3, 1)
+    optimizer = autojit.optim.SGD(model.parameters(), lr=0.01)
+    x, y = autojit.ones(4, 3), autojit.zeros(4, 1)
+
+    def step(x, y):
+        loss = ((model(x) - y) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if pattern == "print":
+            print(f"{loss.item():.4f}")
+        if pattern == "tolist":
+            return model.weight.detach().tolist()
+        if pattern == "scale":
+            return loss.detach() * loss.item()
+        return loss.item()
+
+    compiled = autojit.compile(step)
+    for _ in range(30):
+        compiled(x, y)
+    stats = compiled.stats()
+    assert stats.calls == 30 and stats.compiled_calls >= 28, stats
+    assert stats.graph_breaks == 0

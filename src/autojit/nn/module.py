@@ -17,7 +17,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from .module_hooks import BackwardHookMixin, backward_hook_for
 from .module_state import StateDictMixin
-from .parameter import Parameter
+from .parameter import Parameter, is_lazy
 
 __all__ = ["Module"]
 
@@ -413,6 +413,9 @@ class Module(StateDictMixin, BackwardHookMixin):
             for param in module._parameters.values():
                 if param is None:
                     continue
+                if is_lazy(param):  # no data yet: the dtype and device are kept for later
+                    param._convert_placeholder(convert)
+                    continue
                 for tensor in (param, param._grad):
                     if tensor is not None:
                         tensor._concrete("Module.to()")
@@ -420,7 +423,9 @@ class Module(StateDictMixin, BackwardHookMixin):
                         if converted is not None:
                             _adopt(tensor, converted)
             for name, buffer in module._buffers.items():
-                if buffer is not None:
+                if buffer is not None and is_lazy(buffer):
+                    buffer._convert_placeholder(convert)
+                elif buffer is not None:
                     converted = convert(buffer)
                     if converted is not None:
                         module._buffers[name] = converted

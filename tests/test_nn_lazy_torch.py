@@ -32,6 +32,7 @@ LAZY = [
     ("LazyInstanceNorm1d", (), (2, 3, 4)),
     ("LazyInstanceNorm2d", (), (2, 3, 2, 2)),
     ("LazyInstanceNorm3d", (), (2, 2, 2, 2, 2)),
+    ("LazyBatchNorm1d", {"bias": False, "momentum": None}, (3, 2, 3)),
 ]
 
 
@@ -41,7 +42,8 @@ def _random(shape, seed=0):
 
 @pytest.mark.parametrize(("kind", "args", "shape"), LAZY)
 def test_lazy_layer_becomes_torchs_layer(kind, args, shape):
-    mine, theirs = getattr(nn, kind)(*args), getattr(torch.nn, kind)(*args)
+    args, kwargs = (args, {}) if isinstance(args, tuple) else ((), args)
+    mine, theirs = getattr(nn, kind)(*args, **kwargs), getattr(torch.nn, kind)(*args, **kwargs)
     becomes = theirs.cls_to_become.__name__
     assert repr(mine) == repr(theirs)
     assert mine.has_uninitialized_params() and theirs.has_uninitialized_params()

@@ -200,12 +200,14 @@ def _lazy_class(base: type, init, mixin: type, doc: str) -> type:
 class _LazyNormMixin(LazyModuleMixin):
     """The lazy batch and instance norms: num_features from dim 1 of the first input."""
 
-    def _make_lazy(self, affine: bool, track_running_stats: bool, device, dtype) -> None:
+    def _make_lazy(self, affine: bool, track_running_stats: bool, bias: bool, device,
+                   dtype) -> None:
         self.affine = affine
         self.track_running_stats = track_running_stats
         if affine:
             self.weight = UninitializedParameter(device=device, dtype=dtype)
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
         if track_running_stats:
             self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)
@@ -221,7 +223,8 @@ class _LazyNormMixin(LazyModuleMixin):
         self.num_features = input.shape[1]
         if self.affine:
             self.weight.materialize((self.num_features,))
-            self.bias.materialize((self.num_features,))
+            if self.bias is not None:
+                self.bias.materialize((self.num_features,))
         if self.track_running_stats:
             self.running_mean.materialize((self.num_features,))
             self.running_var.materialize((self.num_features,))
@@ -231,9 +234,10 @@ class _LazyNormMixin(LazyModuleMixin):
 def _lazy_norm(norm: type, doc: str) -> type:
     # The lazy instance norms too are affine and track running stats by default, as torch's.
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None) -> None:
-        norm.__init__(self, 0, eps, momentum, False, False, device, dtype)
-        self._make_lazy(affine, track_running_stats, device, dtype)
+                 track_running_stats: bool = True, device=None, dtype=None, *,
+                 bias: bool = True) -> None:
+        norm.__init__(self, 0, eps, momentum, False, False, device, dtype, bias=False)
+        self._make_lazy(affine, track_running_stats, bias, device, dtype)
 
     return _lazy_class(norm, __init__, _LazyNormMixin, doc)
 

@@ -6,6 +6,7 @@ compiled model whose first call materializes it eagerly."""
 from __future__ import annotations
 
 import copy
+import io
 import warnings
 
 import numpy as np
@@ -103,6 +104,10 @@ def test_uninitialized_parameters_raise_torchs_errors():
     for library, made in ((nn, nn.Linear(4, 3)), (torch.nn, torch.nn.Linear(4, 3))):
         with pytest.raises(RuntimeError, match="Can't access the shape"):
             made.load_state_dict(library.LazyLinear(3).state_dict())
+    # autojit.save holds data only: an uninitialized tensor has none (torch's file of one does
+    # not load with weights_only=True).
+    with pytest.raises(ValueError, match="uninitialized parameter in save"):
+        autojit.save(nn.LazyLinear(3).state_dict(), io.BytesIO())
     with pytest.raises(RuntimeError, match="Expected 2D \\(unbatched\\) or 3D \\(batched\\) "
                        "input to LazyConv1d, but got input of size"):
         nn.LazyConv1d(2, 3)(autojit.ones(1, 1, 2, 5))
@@ -141,6 +146,10 @@ def test_optimizer_built_before_the_first_call_steps_the_materialized_parameters
     before = weight.detach().numpy().copy()
     optimizer.step()
     np.testing.assert_allclose(weight.detach().numpy(), before - 0.5 * 3.0, rtol=1e-6)
+    # An optimizer that makes its state from the parameters when it is built cannot.
+    for library in (autojit, torch):
+        with pytest.raises((ValueError, RuntimeError), match="uninitialized parameter"):
+            library.optim.Adagrad(library.nn.LazyLinear(2).parameters())
 
 
 def test_compiled_lazy_model_materializes_eagerly_then_compiles():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import io
+import pickle
 import warnings
 
 import numpy as np
@@ -128,12 +129,14 @@ def test_lazy_state_loads_and_converts_as_torchs():
     x = autojit.ones(2, 4)
     np.testing.assert_array_equal(layer(x).detach().numpy(), source(x).detach().numpy())
     assert type(layer) is nn.Linear
-    # dtype conversion before the first call is kept for materialization; deepcopy too.
+    # dtype conversion before the first call is kept for materialization; copies and pickles
+    # stay lazy.
     doubled = nn.LazyBatchNorm1d().double()
-    copied = copy.deepcopy(doubled)
-    copied(autojit.ones(3, 2, dtype=autojit.float64))
-    assert copied.weight.dtype == copied.running_mean.dtype == autojit.float64
-    assert copied.num_batches_tracked.item() == 1
+    for copied in (copy.deepcopy(doubled), pickle.loads(pickle.dumps(doubled))):
+        copied(autojit.ones(3, 2, dtype=autojit.float64))
+        assert type(copied) is nn.BatchNorm1d and not copied._forward_pre_hooks
+        assert copied.weight.dtype == copied.running_mean.dtype == autojit.float64
+        assert copied.num_batches_tracked.item() == 1
     assert doubled.has_uninitialized_params()
 
 

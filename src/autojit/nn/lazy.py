@@ -42,8 +42,13 @@ class LazyModuleMixin:
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters,
-                                                               with_kwargs=True)
+        self._register_initialize_hook()
+
+    def _register_initialize_hook(self) -> None:
+        # The hook's id, not its handle (which holds a weak reference), so that a lazy module
+        # pickles.
+        self._initialize_hook_id = self.register_forward_pre_hook(self._infer_parameters,
+                                                                  with_kwargs=True).id
 
     def has_uninitialized_params(self) -> bool:
         """Whether a parameter or buffer of this module is still uninitialized."""
@@ -62,8 +67,9 @@ class LazyModuleMixin:
         self.initialize_parameters(*args, **(kwargs or {}))
         if self.has_uninitialized_params():
             raise RuntimeError(f"module {self._get_name()} has not been fully initialized")
-        self._initialize_hook.remove()
-        del self._initialize_hook
+        self._forward_pre_hooks.pop(self._initialize_hook_id, None)
+        self._forward_pre_hooks_with_kwargs.discard(self._initialize_hook_id)
+        del self._initialize_hook_id
         if self.cls_to_become is not None:
             self.__class__ = self.cls_to_become
 
@@ -187,8 +193,7 @@ def _lazy_class(base: type, init, mixin: type, doc: str) -> type:
 
     def __init__(self, *args, **kwargs) -> None:
         init(self, *args, **kwargs)
-        self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters,
-                                                               with_kwargs=True)
+        self._register_initialize_hook()
 
     __init__.__signature__ = inspect.signature(init)
     name = "Lazy" + base.__name__

@@ -159,7 +159,11 @@ class UninitializedTensorMixin:
         return copied
 
     def __reduce_ex__(self, protocol):
-        return (type(self), (self._requires_grad,))
+        return (_rebuild_uninitialized, (type(self), self._requires_grad, self._dtype.name))
+
+
+def _rebuild_uninitialized(cls, requires_grad, dtype_name):
+    return cls(requires_grad, dtype=dtypes.from_name(dtype_name))
 
 
 class UninitializedParameter(UninitializedTensorMixin, Parameter):

@@ -1,6 +1,6 @@
 """More resampling against torch (nn/functional_grid.py, nn/functional_interpolate.py):
 grid_sample of volumes (5-D, trilinear and nearest) and bicubic grid_sample of images in every
-padding mode, and interpolate with antialias=True (bilinear and bicubic downsampling); values
+padding mode, and interpolate with antialias=True (bilinear, bicubic and lanczos); values
 and gradients of input and grid, second derivatives, errors, and compiled equal to eager."""
 
 from __future__ import annotations
@@ -99,6 +99,8 @@ def test_grid_sample_errors_are_torchs():
     ("bicubic", dict(size=(3, 11))),
     ("bicubic", dict(scale_factor=(0.3, 0.77), recompute_scale_factor=True)),
     ("bicubic", dict(size=(12, 4))),
+    ("lanczos", dict(size=(4, 5))),
+    ("lanczos", dict(scale_factor=(1.5, 0.5))),
 ])
 def test_antialiased_interpolate_matches_torch(mode, kwargs):
     check_function("interpolate", (_random((2, 2, 9, 11)),),
@@ -114,6 +116,14 @@ def test_antialiased_interpolate_float32_and_errors_match_torch():
             with pytest.raises(ValueError, match="Anti-alias option is restricted to bilinear"):
                 library.nn.functional.interpolate(library.ones(*shape), size=1, mode=mode,
                                                   antialias=True)
+        image = library.ones(1, 1, 4, 4)
+        for kwargs, error, message in (
+                (dict(mode="lanczos"), ValueError, "Lanczos mode requires antialias=True"),
+                (dict(mode="lanczos", antialias=True, align_corners=True), ValueError,
+                 "Lanczos mode does not support align_corners=True"),
+                (dict(mode="box"), NotImplementedError, "trilinear \\| lanczos \\| area")):
+            with pytest.raises(error, match=message):
+                library.nn.functional.interpolate(image, size=2, **kwargs)
 
 
 def test_compiled_resampling_equals_eager():

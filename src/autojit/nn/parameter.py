@@ -140,6 +140,14 @@ class UninitializedTensorMixin:
 
         return CPU if self._placeholder_device is None else self._placeholder_device
 
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
     def _concrete(self, what: str):
         raise ValueError(_use_message(type(self).__name__, what))
 

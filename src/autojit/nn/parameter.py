@@ -74,9 +74,16 @@ def _use_message(kind: str, what: str) -> str:
             "a dummy batch to initialize the parameters before calling autojit functions")
 
 
+class _UninitializedUse(OpError, ValueError):
+    """torch's ValueError for a use of an uninitialized tensor; an OpError too, so that the op
+    dispatch raises its ValueError as it stands instead of a shape error."""
+
+    def __init__(self, kind: str, what: str) -> None:
+        super().__init__(ValueError(_use_message(kind, what)))
+
+
 class _NoData:
-    """The data of an uninitialized tensor: an op that reads it raises torch's ValueError (the
-    OpError wrapper makes the op dispatch raise it as it stands)."""
+    """The data of an uninitialized tensor: whatever reads it raises torch's ValueError."""
 
     __slots__ = ("kind",)
 
@@ -84,12 +91,12 @@ class _NoData:
         self.kind = kind
 
     def __array__(self, *args, **kwargs):
-        raise OpError(ValueError(_use_message(self.kind, "an op")))
+        raise _UninitializedUse(self.kind, "an op")
 
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise OpError(ValueError(_use_message(self.kind, f"an op (which read its .{name})")))
+        raise _UninitializedUse(self.kind, f"an op (which read its .{name})")
 
 
 class UninitializedTensorMixin:

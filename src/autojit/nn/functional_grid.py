@@ -1,16 +1,19 @@
 """Spatial transformer sampling for autojit.nn.functional, as composites: affine_grid (the
 sampling grid of a batch of affine maps) and grid_sample (reading an input at the grid's
-points, bilinear or nearest, with zeros, border or reflection padding).
+points, bilinear (trilinear for volumes), nearest or bicubic, with zeros, border or reflection
+padding).
 
 grid_sample turns the grid's normalized coordinates into pixel positions with torch's rules,
 pads them (border clamps; reflection folds them back into range, then clamps), and reads the
 corners around each point by advanced indexing of the (N, H, W, C) input, so the gradient
 with respect to the input is indexing's scatter-add and the one with respect to the grid flows
-through the bilinear weights. Only 4-D inputs (N, C, H, W) are sampled.
+through the interpolation weights, to any order. 4-D (N, C, H, W) and 5-D (N, C, D, H, W)
+inputs are sampled; bicubic reads 4 x 4 taps, each padded on its own, as torch's does.
 """
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 from ..ops import elementwise as ew
@@ -20,6 +23,7 @@ from ..tensor.creation import arange, linspace, ones
 from ..tensor.tensor import Tensor
 from .functional_conv import _check_tensor
 
+_CUBIC_A = -0.75  # torch's cubic convolution coefficient
 _DEFAULT_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
                     "align_corners=False since 1.3.0. Please specify align_corners=True if the "
                     "old behavior is desired. See the documentation of grid_sample for details.")
@@ -89,8 +93,8 @@ def _reflect(coordinate: Tensor, twice_low: int, twice_high: int) -> Tensor:
     return ew.where(even, extra + low, span - extra + low)
 
 
-def _padded(coordinate: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
-    coordinate = _unnormalize(coordinate, size, align_corners)
+def _bounded(coordinate: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """A pixel position after padding: border clamps, reflection folds back into range."""
     if padding_mode == "border":
         return coordinate.clamp(0, size - 1)
     if padding_mode == "reflection":
@@ -102,9 +106,23 @@ def _padded(coordinate: Tensor, size: int, padding_mode: str, align_corners: boo
     return coordinate
 
 
+def _cubic_weights(t: Tensor) -> tuple:
+    """torch's cubic convolution weights (A = -0.75) of the four taps around fraction t."""
+    a = _CUBIC_A
+
+    def near(v):  # |v| <= 1
+        return ((a + 2) * v - (a + 3)) * v * v + 1
+
+    def far(v):  # 1 < |v| < 2
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A002
                 padding_mode: str = "zeros", align_corners=None) -> Tensor:
-    """Sample (N, C, H, W) at the normalized points grid (N, Ho, Wo, 2), x then y, in [-1, 1]."""
+    """Sample (N, C, H, W) at the normalized points grid (N, Ho, Wo, 2), x then y, in [-1, 1]
+    (or (N, C, D, H, W) at grid (N, Do, Ho, Wo, 3), x, y then z)."""
     _check_tensor("grid_sample", "input", input)
     _check_tensor("grid_sample", "grid", grid)
     if mode not in ("bilinear", "nearest", "bicubic"):
@@ -113,38 +131,71 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode 'bicubic' is not implemented yet")
     if align_corners is None:
         warnings.warn(_DEFAULT_WARNING, UserWarning, stacklevel=2)
         align_corners = False
-    if input.ndim == 5:
-        raise NotImplementedError("grid_sample: 5-D (volumetric) inputs are not implemented yet")
-    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or \
-            grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of "
-                           f"dimensions and batch size, and grid of shape (N, H, W, 2), but got "
-                           f"input with sizes {list(input.shape)} and grid with sizes "
-                           f"{list(grid.shape)}")
-    batch, _, height, width = input.shape
-    x = _padded(grid[..., 0], width, padding_mode, align_corners)
-    y = _padded(grid[..., 1], height, padding_mode, align_corners)
-    values = input.permute(0, 2, 3, 1)  # (N, H, W, C): indexing gathers whole channel vectors
-    samples = arange(batch, device=input.device).reshape(batch, 1, 1)
+    spatial = input.ndim - 2
+    sizes_text = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got {sizes_text}")
+    if grid.shape[-1] != spatial:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {spatial} in last "
+                           f"dimension, but got grid with sizes {list(grid.shape)}")
+    if grid.ndim != input.ndim or spatial not in (2, 3):
+        kind = "4D" if input.ndim == 4 else "5D"
+        raise RuntimeError(f"grid_sampler(): expected {kind} input and grid with same number of "
+                           f"dimensions, but got {sizes_text}")
+    if mode == "bicubic" and spatial != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    batch, sizes = input.shape[0], tuple(input.shape[2:])
+    # The grid's last dim runs x (the input's last dim) first.
+    positions = [_unnormalize(grid[..., spatial - 1 - d], sizes[d], align_corners)
+                 for d in range(spatial)]
+    values = input.movedim(1, -1)  # (N, *sizes, C): indexing gathers whole channel vectors
+    samples = arange(batch, device=input.device).reshape(batch, *(1,) * spatial)
 
-    def read(row: Tensor, column: Tensor) -> Tensor:
-        """Input at integer (row, column), zero outside the input; (N, Ho, Wo, C)."""
-        inside = (row >= 0) & (row <= height - 1) & (column >= 0) & (column <= width - 1)
-        picked = values[samples, row.clamp(0, height - 1).to(dtypes.int64),
-                        column.clamp(0, width - 1).to(dtypes.int64)]
+    def read(points) -> Tensor:
+        """Input at integer positions (one per spatial dim), zero outside the input;
+        (N, *out, C)."""
+        inside = None
+        for point, size in zip(points, sizes, strict=True):
+            within = (point >= 0) & (point <= size - 1)
+            inside = within if inside is None else inside & within
+        picked = values[(samples, *(point.clamp(0, size - 1).to(dtypes.int64)
+                                    for point, size in zip(points, sizes, strict=True)))]
         return picked * inside.to(input.dtype).unsqueeze(-1)
 
+    if mode == "bicubic":
+        # The sampling point is not padded; each of the 4 x 4 taps is (torch's
+        # get_value_bounded), and fractions outside the input weight zeros or padded taps.
+        y, x = positions
+        top, left = y.detach().floor(), x.detach().floor()
+        column_weights = _cubic_weights((x - left).unsqueeze(-1))
+        row_weights = _cubic_weights((y - top).unsqueeze(-1))
+        result = None
+        for i, row_weight in enumerate(row_weights):
+            row = _bounded(top + (i - 1), sizes[0], padding_mode, align_corners)
+            line = None
+            for j, column_weight in enumerate(column_weights):
+                column = _bounded(left + (j - 1), sizes[1], padding_mode, align_corners)
+                term = read((row, column)) * column_weight
+                line = term if line is None else line + term
+            result = line * row_weight if result is None else result + line * row_weight
+        return result.movedim(-1, 1)
+    positions = [_bounded(p, size, padding_mode, align_corners)
+                 for p, size in zip(positions, sizes, strict=True)]
     if mode == "nearest":
-        result = read(y.detach().round(), x.detach().round())
+        result = read([p.detach().round() for p in positions])
     else:
-        left, top = x.detach().floor(), y.detach().floor()
-        east, south = (x - left).unsqueeze(-1), (y - top).unsqueeze(-1)
-        west, north = 1 - east, 1 - south
-        result = (read(top, left) * north * west + read(top, left + 1) * north * east
-                  + read(top + 1, left) * south * west + read(top + 1, left + 1) * south * east)
-    return result.permute(0, 3, 1, 2)
+        lows = [p.detach().floor() for p in positions]
+        fractions = [(p - low).unsqueeze(-1) for p, low in zip(positions, lows, strict=True)]
+        result = None
+        for corner in itertools.product((0, 1), repeat=spatial):
+            weight = None
+            for bit, fraction in zip(corner, fractions, strict=True):
+                factor = fraction if bit else 1 - fraction
+                weight = factor if weight is None else weight * factor
+            term = read([low + bit for low, bit in zip(lows, corner, strict=True)]) * weight
+            result = term if result is None else result + term
+    return result.movedim(-1, 1)

@@ -1,5 +1,5 @@
 """interpolate for autojit.nn.functional: resizing the spatial dims of (N, C, *) in the modes
-nearest, nearest-exact, linear, bilinear, bicubic, trilinear and area, as composites.
+nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area and lanczos, as composites.
 
 Each spatial dim is resized in turn. The source positions and weights depend on the sizes
 alone, so they are computed here in NumPy with torch's rules (a scale_factor given and not
@@ -8,6 +8,12 @@ corner centres onto each other): nearest modes are one `index_select` per dim, l
 two (bicubic four, torch's cubic convolution with A = -0.75, edges clamped), blended by the
 weights. Area mode is adaptive average pooling. The gradients are those of index_select (a
 scatter-add), to any order; nn/resampling.py's Upsample layers call this.
+
+With antialias=True (bilinear, bicubic and lanczos, which needs it; 4-D input) each output pixel
+averages every input pixel under the filter stretched by the downsampling factor (torch's and
+PIL's separable filters: the triangle, the cubic with A = -0.5, and Lanczos' windowed sinc of
+3 lobes), its weights normalized to sum to one; the weights of a dim form an (out, in) matrix
+that the dim is multiplied by.
 """
 
 from __future__ import annotations
@@ -27,9 +33,12 @@ from .functional_pooling_adaptive import (
     adaptive_avg_pool3d,
 )
 
-_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area",
+          "lanczos")
 _LINEAR_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 _CUBIC_A = -0.75  # torch's cubic convolution coefficient
+_ANTIALIAS_CUBIC_A = -0.5  # the antialiasing cubic filter's, PIL's
+_LANCZOS_LOBES = 3  # PIL's and torch's Lanczos window: sinc(x) sinc(x / 3) for |x| < 3
 _AREA = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}
 
 
@@ -127,32 +136,87 @@ def _cubic_dim(x: Tensor, dim: int, destination: np.ndarray, step: float,
     return result
 
 
+def _triangle(v: np.ndarray) -> np.ndarray:
+    return np.maximum(1.0 - np.abs(v), 0.0)
+
+
+def _antialias_cubic(v: np.ndarray) -> np.ndarray:
+    a, v = _ANTIALIAS_CUBIC_A, np.abs(v)
+    near = ((a + 2) * v - (a + 3)) * v * v + 1
+    far = ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+    return np.where(v < 1.0, near, np.where(v < 2.0, far, 0.0))
+
+
+def _lanczos(v: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(v) < _LANCZOS_LOBES, np.sinc(v) * np.sinc(v / _LANCZOS_LOBES), 0.0)
+
+
+_ANTIALIAS_FILTERS = {"bilinear": (2, _triangle), "bicubic": (4, _antialias_cubic),
+                      "lanczos": (2 * _LANCZOS_LOBES, _lanczos)}
+
+
+def _antialias_dim(x: Tensor, dim: int, o: int, scale, mode: str, align_corners: bool) -> Tensor:
+    """Resize `dim` with torch's antialiasing weights (_compute_weights_aa): the filter's
+    support grows with the downsampling factor and each row of weights sums to one."""
+    n = x.shape[dim]
+    step = _coordinate_scale(n, o, scale, align_corners)
+    taps, kernel = _ANTIALIAS_FILTERS[mode]
+    support = taps * 0.5 * step if step >= 1.0 else taps * 0.5
+    stretch = 1.0 / step if step >= 1.0 else 1.0
+    weights = np.zeros((o, n))
+    for i in range(o):
+        center = step * (i + 0.5)
+        # torch truncates toward zero here (a C++ cast), which differs from floor below 0.
+        low = max(int(center - support + 0.5), 0)
+        high = min(int(center + support + 0.5), n)
+        row = kernel((np.arange(low, high) - center + 0.5) * stretch)
+        total = row.sum()
+        weights[i, low:high] = row / total if total != 0.0 else row
+    matrix = tensor(weights.T, dtype=x.dtype, device=x.device)
+    return (x.movedim(dim, -1) @ matrix).movedim(-1, dim)
+
+
+def _unsupported(input: Tensor, mode: str) -> NotImplementedError:  # noqa: A002
+    return NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                               f"{input.ndim}D) for the modes: nearest | linear | bilinear | "
+                               f"bicubic | trilinear | lanczos | area | nearest-exact (got {mode})")
+
+
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",  # noqa: A002
                 align_corners=None, recompute_scale_factor=None,
                 antialias: bool = False) -> Tensor:
     """Resize the spatial dims of (N, C, *) to `size`, or by `scale_factor`, in `mode`."""
     _check_tensor("interpolate", "input", input)
     if mode not in _MODES:
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
-                                  f"{input.ndim}D) for the modes: nearest | linear | bilinear | "
-                                  f"bicubic | trilinear | area | nearest-exact (got {mode})")
+        raise _unsupported(input, mode)
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
                              "modes: linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not implemented yet")
     spatial = input.ndim - 2
     if spatial not in (1, 2, 3):
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
-                                  f"{input.ndim}D) for the modes: nearest | linear | bilinear | "
-                                  f"bicubic | trilinear | area | nearest-exact (got {mode})")
+        raise _unsupported(input, mode)
+    out, scales = _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, spatial)
+    if antialias and (mode not in _ANTIALIAS_FILTERS or input.ndim != 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
+                         "and requires a 4-D tensor as input")
+    if mode == "lanczos":
+        if input.ndim != 4:
+            raise _unsupported(input, mode)
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if mode in _LINEAR_DIMS and _LINEAR_DIMS[mode] != spatial:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
                                   f"{_LINEAR_DIMS[mode] + 2}D input")
-    out, scales = _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, spatial)
+    if antialias:
+        result = input
+        for d in range(spatial):
+            result = _antialias_dim(result, 2 + d, out[d], scales[d], mode, bool(align_corners))
+        return result
     if mode == "area":
         return _AREA[spatial](input, out)
     result = input

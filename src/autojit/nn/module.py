@@ -18,7 +18,7 @@ from ..tensor.tensor import Tensor
 from .module_compile import CompileMixin
 from .module_hooks import BackwardHookMixin, backward_hook_for
 from .module_state import StateDictMixin
-from .parameter import Parameter
+from .parameter import Parameter, is_lazy
 
 __all__ = ["Module"]
 
@@ -414,6 +414,9 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
             for param in module._parameters.values():
                 if param is None:
                     continue
+                if is_lazy(param):  # no data yet: the dtype and device are kept for later
+                    param._convert_placeholder(convert)
+                    continue
                 for tensor in (param, param._grad):
                     if tensor is not None:
                         tensor._concrete("Module.to()")
@@ -421,7 +424,9 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
                         if converted is not None:
                             _adopt(tensor, converted)
             for name, buffer in module._buffers.items():
-                if buffer is not None:
+                if buffer is not None and is_lazy(buffer):
+                    buffer._convert_placeholder(convert)
+                elif buffer is not None:
                     converted = convert(buffer)
                     if converted is not None:
                         module._buffers[name] = converted

@@ -14,6 +14,7 @@ from . import (
     flatten,
     fold,
     instancenorm,
+    lazy,
     linear,
     loss,
     module,
@@ -36,6 +37,7 @@ from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
 from .fold import *  # noqa: F403
 from .instancenorm import *  # noqa: F403
+from .lazy import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
@@ -49,6 +51,6 @@ from .transformer import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 
 _SUBMODULES = (activation, batchnorm, channelshuffle, container, conv, distance, dropout, flatten,
-               fold, instancenorm, linear, loss, module, normalization, padding, pixelshuffle,
+               fold, instancenorm, lazy, linear, loss, module, normalization, padding, pixelshuffle,
                pooling, rnn, sparse, transformer, upsampling)
 __all__ = sorted({name for submodule in _SUBMODULES for name in submodule.__all__})

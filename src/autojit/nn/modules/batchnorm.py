@@ -7,8 +7,12 @@ from .. import (  # noqa: F401 - re-exported names
     BatchNorm1d,
     BatchNorm2d,
     BatchNorm3d,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
 )
 
 __all__ = [
-    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
 ]

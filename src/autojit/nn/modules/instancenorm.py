@@ -7,8 +7,12 @@ from .. import (  # noqa: F401 - re-exported names
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
 )
 
 __all__ = [
-    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]

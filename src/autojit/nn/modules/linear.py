@@ -6,9 +6,10 @@ from __future__ import annotations
 from .. import (  # noqa: F401 - re-exported names
     Bilinear,
     Identity,
+    LazyLinear,
     Linear,
 )
 
 __all__ = [
-    "Bilinear", "Identity", "Linear",
+    "Bilinear", "Identity", "LazyLinear", "Linear",
 ]

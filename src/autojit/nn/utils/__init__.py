@@ -4,8 +4,9 @@ between backward and the optimizer's step; convert_parameters.py flattens parame
 vector and back; weight_norm.py splits a weight into magnitude and direction (the hook form);
 stateless.py calls a module with replacement parameters; fusion.py folds an eval-mode batch
 norm into the layer before it; parametrize.py computes a parameter from an `original` on
-every access, and parametrizations.py holds ready-made ones (weight_norm); spectral_norm.py
-divides a weight by its power-iteration spectral norm (the hook form)."""
+every access, and parametrizations.py holds ready-made ones (weight_norm, spectral_norm,
+orthogonal, whose maps are in orthogonal_maps.py); spectral_norm.py divides a weight by its
+power-iteration spectral norm (the hook form)."""
 
 from . import (  # noqa: F401
     clip_grad,

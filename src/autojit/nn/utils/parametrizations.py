@@ -1,9 +1,11 @@
 """Ready-made parametrizations, torch.nn.utils.parametrizations's: weight_norm, as a
 parametrization (nn/utils/parametrize.py) with torch's `parametrizations.weight.original0`
-(magnitude) and `original1` (direction) state_dict keys, and spectral_norm (power-iteration
-buffers `parametrizations.weight.0._u` and `_v`). Both are autojit ops (the power iteration
-updates its buffers in place, as batch norm's statistics), so unlike the hook forms
-(weight_norm.py, spectral_norm.py) they compile without a graph break."""
+(magnitude) and `original1` (direction) state_dict keys, spectral_norm (power-iteration
+buffers `parametrizations.weight.0._u` and `_v`), and orthogonal (orthogonal_maps.py: the
+matrix exponential, Cayley and Householder maps, with the `parametrizations.weight.0.base`
+buffer of the dynamic trivialization). They are autojit ops (the power iteration updates its
+buffers in place, as batch norm's statistics), so unlike the hook forms (weight_norm.py,
+spectral_norm.py) they compile without a graph break."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from ...tensor.creation import empty
 from ..init import normal_
 from ..module import Module
 from . import parametrize
+from .orthogonal_maps import ORTHOGONAL_MAPS, _Orthogonal
 from .weight_norm import norm_except_dim
 
 
@@ -100,4 +103,34 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1,
     return module
 
 
-__all__ = ["weight_norm", "spectral_norm"]
+def orthogonal(module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True):
+    """Make module.<name> (a matrix or a batch of them) orthogonal: orthonormal columns when it
+    is tall, rows when it is wide, through `orthogonal_map` ("matrix_exp" by default for square
+    matrices, "householder" otherwise, "cayley"); returns the module.
+
+        >>> import autojit
+        >>> layer = autojit.nn.utils.parametrizations.orthogonal(autojit.nn.Linear(3, 3))
+        >>> q = layer.weight
+        >>> bool((q.T @ q - autojit.eye(3)).abs().max() < 1e-5)
+        True
+    """
+    weight = getattr(module, name, None)
+    if not hasattr(weight, "shape"):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError("Expected a matrix or batch of matrices. Got a tensor of "
+                         f"{weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] or \
+            weight.is_complex() else "householder"
+    if orthogonal_map not in ORTHOGONAL_MAPS:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder". Got: {orthogonal_map}')
+    parametrize.register_parametrization(
+        module, name, _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization),
+        unsafe=True)
+    return module
+
+
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]

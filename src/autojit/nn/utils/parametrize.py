@@ -46,7 +46,10 @@ class ParametrizationList(ModuleList):
             value = original
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
-                    value = module.right_inverse(value)
+                    try:
+                        value = module.right_inverse(value)
+                    except NotImplementedError:  # original is kept as it is, as torch does
+                        pass
         self.is_tensor = hasattr(value, "shape")
         if not self.is_tensor:
             # Several tensors (weight_norm's magnitude and direction): original0, original1...

@@ -65,6 +65,27 @@ def _check_strict(func, inputs: tuple) -> None:
                                    f"of input {j}. This is not allowed in strict mode.")
 
 
+def _input_vectors(items: tuple, v, function: str) -> tuple:
+    """The `v` of jvp, hvp and vhp, one per input and shaped like it; ones for a single
+    one-element input when v is None, as torch allows."""
+    if v is None:
+        if len(items) != 1 or items[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided "
+                               "function is a single Tensor with a single element.")
+        from ..tensor.creation import ones_like
+
+        return (ones_like(items[0]),)
+    _, vectors = _as_tuple(v, "v", function)
+    if len(vectors) != len(items):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(items)} but got "
+                           f"{len(vectors)}.")
+    for index, (x, vector) in enumerate(zip(items, vectors)):
+        if tuple(x.shape) != tuple(vector.shape):
+            raise RuntimeError(f"Entry {index} in v has invalid size: should be "
+                               f"{tuple(x.shape)} but got {tuple(vector.shape)}.")
+    return vectors
+
+
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), v^T J): the vector-Jacobian product at inputs."""
     inputs_tuple, items = _as_tuple(inputs, "inputs", "vjp")
@@ -97,22 +118,7 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), J v): the Jacobian-vector product at inputs, by forward mode."""
     inputs_tuple, items = _as_tuple(inputs, "inputs", "jvp")
     items = _prepare_inputs(items, create_graph)
-    if v is None:
-        if len(items) != 1 or items[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                               "function is a single Tensor with a single element.")
-        from ..tensor.creation import ones_like
-
-        vectors = (ones_like(items[0]),)
-    else:
-        _, vectors = _as_tuple(v, "v", "jvp")
-        if len(vectors) != len(items):
-            raise RuntimeError(f"v is a tuple of invalid length: should be {len(items)} but got "
-                               f"{len(vectors)}.")
-        for index, (x, vector) in enumerate(zip(items, vectors)):
-            if tuple(x.shape) != tuple(vector.shape):
-                raise RuntimeError(f"Entry {index} in v has invalid size: should be "
-                                   f"{tuple(x.shape)} but got {tuple(vector.shape)}.")
+    vectors = _input_vectors(items, v, "jvp")
     if strict:
         _check_strict(func, items)
     output, pushed = transforms.jvp(func, items, tuple(vectors))
@@ -219,22 +225,7 @@ def _hessian_product(func, inputs, v, create_graph: bool, strict: bool, function
     inputs_tuple, items = _as_tuple(inputs, "inputs", function)
     if strict:
         _check_strict(func, items)
-    if v is None:
-        if len(items) != 1 or items[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                               "function is a single Tensor with a single element.")
-        from ..tensor.creation import ones_like
-
-        vectors = (ones_like(items[0]),)
-    else:
-        _, vectors = _as_tuple(v, "v", function)
-        if len(vectors) != len(items):
-            raise RuntimeError(f"v is a tuple of invalid length: should be {len(items)} but got "
-                               f"{len(vectors)}.")
-        for index, (x, vector) in enumerate(zip(items, vectors)):
-            if tuple(x.shape) != tuple(vector.shape):
-                raise RuntimeError(f"Entry {index} in v has invalid size: should be "
-                                   f"{tuple(x.shape)} but got {tuple(vector.shape)}.")
+    vectors = _input_vectors(items, v, function)
     aliases = tuple(x.view_as(x) if create_graph and x.requires_grad else
                     x.detach().requires_grad_(True) for x in items)
     from .grad_mode import enable_grad

@@ -111,6 +111,15 @@ def _zeros_for_unused(grads, leaves) -> list:
     return [zeros_like(leaf) if grad is None else grad for grad, leaf in zip(grads, leaves)]
 
 
+def _regrouped(flat: list, leaves_per_arg: list, specs: list) -> list:
+    """Per differentiated argument, its gradients rebuilt in the argument's structure."""
+    results, start = [], 0
+    for group, spec in zip(leaves_per_arg, specs):
+        results.append(tree_unflatten(flat[start:start + len(group)], spec))
+        start += len(group)
+    return results
+
+
 def _run(func, args, kwargs):
     previous = state.grad_enabled
     state.grad_enabled = True
@@ -158,11 +167,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
             grads = grad(output, leaves, create_graph=keep, allow_unused=True)
         else:
             grads = [None] * len(leaves)
-        grads = _zeros_for_unused(grads, leaves)
-        results, start = [], 0
-        for group, spec in zip(leaves_per_arg, specs):
-            results.append(tree_unflatten(grads[start:start + len(group)], spec))
-            start += len(group)
+        results = _regrouped(_zeros_for_unused(grads, leaves), leaves_per_arg, specs)
         gradient = tuple(results) if isinstance(argnums, tuple) else results[0]
         value = _plain(output, keep)
         if has_aux:
@@ -232,12 +237,7 @@ def vjp(func, *primals, has_aux: bool = False):
                                   allow_unused=True)
         else:
             grads = [None] * len(leaves)
-        grads = _zeros_for_unused(grads, leaves)
-        results, start = [], 0
-        for group, spec_ in zip(leaves_per_arg, specs):
-            results.append(tree_unflatten(grads[start:start + len(group)], spec_))
-            start += len(group)
-        return tuple(results)
+        return tuple(_regrouped(_zeros_for_unused(grads, leaves), leaves_per_arg, specs))
 
     value = _plain(output, keep)
     if has_aux:

@@ -99,13 +99,7 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
         # result scattered in (torch's CopySlices), so gradients reach what was written.
         written_base = scatter_through(base, view_steps(target), result)
     write_storage(target, result)
-    if state.forward_levels and (target._tangents or result._tangents):
-        # Forward AD: the target now holds the result, tangent included.
-        target._tangents = result._tangents
-    if recording and result.grad_fn is not None:
-        target.grad_fn = result.grad_fn
-        target._output_nr = result._output_nr
-        target._requires_grad = True
+    _take_history(target, result, recording)
     if written_base is not None and written_base.grad_fn is not None:
         base.grad_fn = written_base.grad_fn
         base._output_nr = written_base._output_nr
@@ -132,13 +126,19 @@ def _write_batched(target: Tensor, result: Tensor, op_name: str, recording: bool
     if not result_batched:
         result_physical = with_batch(result_physical, level_size(level))
     apply_inplace(physical, op_name, lambda _old: result_physical)
+    _take_history(target, result, recording)
+    return target
+
+
+def _take_history(target: Tensor, result: Tensor, recording: bool) -> None:
+    """The target of an in-place write now holds the result: its autograd history and its
+    forward-AD tangents."""
     if state.forward_levels and (target._tangents or result._tangents):
         target._tangents = result._tangents
     if recording and result.grad_fn is not None:
         target.grad_fn = result.grad_fn
         target._output_nr = result._output_nr
         target._requires_grad = True
-    return target
 
 
 def view_steps(view: Tensor) -> list:

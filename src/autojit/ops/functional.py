@@ -36,7 +36,6 @@ from .diagonal import diag, diag_embed, diagflat, diagonal, trace  # noqa: F401
 from .einsum import einsum  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs,
-    add,
     clone,
     cos,
     div,
@@ -68,7 +67,6 @@ from .elementwise import (  # noqa: F401
     sign,
     sin,
     sqrt,
-    sub,
     tanh,
 )
 from .elementwise_math import (  # noqa: F401
@@ -162,6 +160,7 @@ from .masks import (  # noqa: F401
     nansum,
 )
 from .math_composites import (  # noqa: F401
+    add,
     addcdiv,
     addcmul,
     asinh,
@@ -172,8 +171,10 @@ from .math_composites import (  # noqa: F401
     heaviside,
     lerp,
     rad2deg,
+    rsub,
     sinc,
     sinh,
+    sub,
 )
 from .out_argument import with_out as _with_out
 from .out_forms import aminmax, matmul, nonzero, norm, prod, round, where  # noqa: F401
@@ -248,7 +249,7 @@ __all__ = [name for name in dir() if not name.startswith("_")]
 # __all__ once. Defined after __all__, so it is not exported with the ops.
 FAMILIES = {
     "Arithmetic": (
-        "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+        "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
         "floor_divide", "remainder", "pow", "neg", "negative", "reciprocal", "square",
     ),
     "Elementwise math": (

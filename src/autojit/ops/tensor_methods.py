@@ -55,8 +55,8 @@ METHODS = {
     "neg": ew.neg, "negative": ew.neg, "abs": ew.abs, "sign": ew.sign, "exp": ew.exp,
     "log": ew.log, "sqrt": ew.sqrt, "sin": ew.sin, "cos": ew.cos, "tanh": ew.tanh,
     "sigmoid": ew.sigmoid, "erf": ew.erf, "log1p": ew.log1p, "expm1": ew.expm1,
-    "floor": ew.floor, "add": ew.add, "sub": ew.sub, "mul": ew.mul, "div": ew.div,
-    "pow": ew.pow, "maximum": ew.maximum, "minimum": ew.minimum,
+    "floor": ew.floor, "add": math_composites.add, "sub": math_composites.sub, "mul": ew.mul,
+    "div": ew.div, "pow": ew.pow, "maximum": ew.maximum, "minimum": ew.minimum,
     "floor_divide": ew.floor_divide, "remainder": ew.remainder, "eq": ew.eq, "ne": ew.ne,
     "lt": ew.lt, "le": ew.le, "gt": ew.gt, "ge": ew.ge, "logical_and": ew.logical_and,
     "logical_or": ew.logical_or, "logical_xor": ew.logical_xor,
@@ -150,7 +150,7 @@ def _method(function):
     def method(self, *args, **kwargs):
         return function(self, *args, **kwargs)
 
-    method.__name__ = function.__name__
+    method.__name__ = method.__qualname__ = function.__name__
     method.__doc__ = function.__doc__
     return method
 
@@ -166,6 +166,7 @@ def _reflected(function):
         return function(other, self)
 
     reflected.__doc__ = f"`{function.__name__}(other, self)`: the operator with x on the right."
+    reflected.__name__ = reflected.__qualname__ = function.__name__
     return reflected
 
 
@@ -183,6 +184,7 @@ def _logical(logical_function, bitwise_function, name, reflected=False):
 
     operator.__doc__ = (f"`{name}`: {logical_function.__name__} of bool tensors, "
                         f"{bitwise_function.__name__} of integer ones.")
+    operator.__name__ = operator.__qualname__ = bitwise_function.__name__
     return operator
 
 
@@ -348,6 +350,9 @@ Tensor.char = _to_method(dtypes.int8)
 Tensor.byte = _to_method(dtypes.uint8)
 Tensor.bool = _to_method(dtypes.bool_)
 Tensor.bfloat16 = _to_method(dtypes.bfloat16)
+for _name in ("float", "double", "half", "long", "int", "short", "char", "byte", "bool",
+              "bfloat16"):
+    getattr(Tensor, _name).__name__ = getattr(Tensor, _name).__qualname__ = _name
 Tensor.contiguous = contiguous
 Tensor.is_contiguous = is_contiguous
 
@@ -358,13 +363,14 @@ def _inplace(name, function):
     def method(self, *args, **kwargs):
         return inplace.apply_inplace(self, name, lambda source: function(source, *args, **kwargs))
 
-    method.__name__ = name
+    method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place version of `{name[:-1]}`: the result is written into x."
     return method
 
 
 INPLACE = {
-    "add_": ew.add, "sub_": ew.sub, "mul_": ew.mul, "div_": ew.div, "pow_": ew.pow,
+    "add_": math_composites.add, "sub_": math_composites.sub, "mul_": ew.mul, "div_": ew.div,
+    "pow_": ew.pow,
     "clamp_": composite.clamp, "clip_": composite.clamp, "neg_": ew.neg, "exp_": ew.exp,
     "log_": ew.log, "sqrt_": ew.sqrt, "abs_": ew.abs, "sigmoid_": ew.sigmoid,
     "tanh_": ew.tanh, "relu_": composite.relu, "floor_divide_": ew.floor_divide,

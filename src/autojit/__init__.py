@@ -4,6 +4,7 @@ Eager tensor ops build an IR graph; autograd differentiates it (twice, with crea
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 """
 
+import math as _math
 import sys as _sys
 
 from . import (  # noqa: F401 - codegen registers the cpu backend
@@ -126,6 +127,10 @@ from .tensor.type_info import (
 )
 
 __version__ = config.VERSION
+
+# torch's constants (torch.pi, torch.inf, x[:, torch.newaxis]).
+e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
+newaxis = None
 
 # autojit.linalg is a module of the ops layer; registered under its public name, it imports as
 # torch.linalg does (`import autojit.linalg`, `from autojit.linalg import norm`).

@@ -31,6 +31,7 @@ from . import (
     masks,
     math_composites,
     products,
+    quantiles,
     random,
     reduction,
     scans,
@@ -38,6 +39,7 @@ from . import (
     softmax,
     sorting,
     special_functions,
+    splitting,
     triangular,
 )
 from . import elementwise as ew
@@ -84,6 +86,8 @@ METHODS = {
     "swapdims": layout.swapdims, "t": layout.t, "movedim": layout.movedim,
     "moveaxis": layout.moveaxis, "select": layout.select, "unbind": layout.unbind,
     "split": layout.split, "chunk": layout.chunk, "repeat": layout.repeat, "tile": layout.tile,
+    "tensor_split": splitting.tensor_split, "hsplit": splitting.hsplit,
+    "vsplit": splitting.vsplit, "dsplit": splitting.dsplit,
     # indexing
     "gather": indexing.gather, "scatter_add": scatter.scatter_add,
     "index_select": indexing.index_select, "take_along_dim": indexing.take_along_dim,
@@ -95,8 +99,10 @@ METHODS = {
     # ---- sorting, order statistics, scans, triangular parts ----
     "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort,
     "topk": sorting.topk, "kthvalue": sorting.kthvalue, "median": sorting.median,
-    "nanmedian": sorting.nanmedian, "unique": counting.unique, "bincount": counting.bincount,
-    "histc": counting.histc, "cumsum": scans.cumsum, "cumprod": scans.cumprod,
+    "nanmedian": sorting.nanmedian, "quantile": quantiles.quantile,
+    "nanquantile": quantiles.nanquantile, "unique": counting.unique,
+    "bincount": counting.bincount, "histc": counting.histc, "cumsum": scans.cumsum,
+    "cumprod": scans.cumprod,
     "cummax": scans.cummax, "cummin": scans.cummin, "logcumsumexp": scans.logcumsumexp,
     "tril": triangular.tril, "triu": triangular.triu,
     # random sampling (ops/random.py)

@@ -21,6 +21,7 @@ from . import (  # noqa: F401 - codegen registers the cpu backend
     special,
     types,
     utils,
+    version,
 )
 from .autograd import (
     enable_grad,
@@ -40,6 +41,7 @@ from .config import (
     set_num_interop_threads,
     set_num_threads,
 )
+from .func import vmap
 from .interop.dlpack import from_dlpack
 from .interop.serialization import load, save
 from .ir.trace import make_graph
@@ -81,6 +83,13 @@ from .tensor.creation import (
     zeros,
     zeros_like,
 )
+from .tensor.determinism import (
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    use_deterministic_algorithms,
+)
 from .tensor.device import device, get_default_device, set_default_device
 from .tensor.dtypes import DType as dtype
 from .tensor.dtypes import (
@@ -112,6 +121,7 @@ from .tensor.generator import (
     seed,
     set_rng_state,
 )
+from .tensor.printing import set_printoptions
 from .tensor.random import randperm
 from .tensor.tensor import Size, Tensor
 from .tensor.type_info import (
@@ -163,5 +173,8 @@ __all__ = [
     # what programs probe before they start: backends, accelerator, threads, matmul precision
     "backends", "accelerator", "types", "set_num_threads", "get_num_threads",
     "set_num_interop_threads", "get_num_interop_threads", "set_float32_matmul_precision",
-    "get_float32_matmul_precision",
+    "get_float32_matmul_precision", "set_printoptions",
+    "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+    "get_deterministic_debug_mode", "version", "vmap",
 ]

@@ -509,6 +509,14 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
         """Move the parameters and buffers to the CPU (in place)."""
         return self.to("cpu")
 
+    def share_memory(self) -> Module:
+        """Move the parameters, their gradients and the buffers to shared memory, in place
+        (Tensor.share_memory_: processes forked afterwards share them)."""
+        def share(tensor):
+            tensor.share_memory_()  # in place: _apply has nothing to adopt
+
+        return self._apply(share)
+
     # ---- calling and hooks ----------------------------------------------------------------
 
     def register_forward_pre_hook(self, hook, *, prepend: bool = False,

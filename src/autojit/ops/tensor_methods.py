@@ -8,7 +8,7 @@ map to the same functions, with the reflected forms (2 - x) swapping the operand
 from __future__ import annotations
 
 from ..interop import dlpack as _dlpack
-from ..tensor import dtypes
+from ..tensor import dtypes, sharing
 from ..tensor.device import check_device, runtime
 from ..tensor.tensor import Tensor
 from . import (
@@ -361,6 +361,8 @@ for _name in ("float", "double", "half", "long", "int", "short", "char", "byte",
     getattr(Tensor, _name).__name__ = getattr(Tensor, _name).__qualname__ = _name
 Tensor.contiguous = contiguous
 Tensor.is_contiguous = is_contiguous
+Tensor.share_memory_ = sharing.share_memory_
+Tensor.is_shared = sharing.is_shared
 
 
 # ---- in-place --------------------------------------------------------------------------------

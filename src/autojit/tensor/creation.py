@@ -14,6 +14,7 @@ import numpy as np
 
 from . import dtypes
 from . import generator as generators
+from .determinism import uninitialized_fill
 from .device import check_device, runtime
 from .generator import manual_seed  # noqa: F401 - re-exported: autojit.manual_seed
 from .random import RandomDraw, check_floating, check_integer_range, random_tensor
@@ -223,7 +224,9 @@ def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:
         scalar = _finish(np.full((), fill, dtype.numpy), dtype, False, device)
         return scalar.expand(shape).clone()
     if value is None:
-        return _finish(np.empty(shape, dtype.numpy), dtype, requires_grad, device)
+        value = uninitialized_fill(dtype)  # set by use_deterministic_algorithms
+        if value is None:
+            return _finish(np.empty(shape, dtype.numpy), dtype, requires_grad, device)
     if not isinstance(value, Tensor):
         dtypes.check_fits(value, dtype)
         if isinstance(value, int) and not isinstance(value, bool) and \

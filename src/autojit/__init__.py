@@ -19,6 +19,7 @@ from . import (  # noqa: F401 - codegen registers the cpu backend
     optim,
     random,
     special,
+    testing,
     types,
     utils,
     version,
@@ -121,6 +122,13 @@ from .tensor.generator import (
     seed,
     set_rng_state,
 )
+from .tensor.memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from .tensor.printing import set_printoptions
 from .tensor.random import randperm
 from .tensor.tensor import Size, Tensor
@@ -176,5 +184,6 @@ __all__ = [
     "get_float32_matmul_precision", "set_printoptions",
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
-    "get_deterministic_debug_mode", "version", "vmap",
+    "get_deterministic_debug_mode", "version", "vmap", "testing", "memory_format",
+    "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
 ]

@@ -26,6 +26,15 @@ __all__ = ["Module"]
 _TENSOR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 
 
+def _laid_out(tensor: Tensor, memory_format):
+    """Module.to(memory_format=)'s conversion: a 4-d or 5-d tensor in that layout (None where
+    it already is, or has another rank)."""
+    if tensor.dim() not in (4, 5):
+        return None
+    converted = tensor.detach().to(memory_format=memory_format)
+    return None if converted._data is tensor._data else converted
+
+
 def typename(value) -> str:
     """The name of a value's type as the registration errors print it."""
     if isinstance(value, Tensor):
@@ -449,13 +458,15 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
         to a dtype, in place.
 
         Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)`` and the
-        keywords ``dtype=`` and ``device=``. Parameters keep their identity, so an optimizer
-        built before the move still updates them.
+        keywords ``dtype=``, ``device=`` and ``memory_format=`` (which lays out the 4-d and 5-d
+        parameters and buffers, as torch's: ``autojit.channels_last``). Parameters keep their
+        identity, so an optimizer built before the move still updates them.
         """
         from ..tensor.device import check_device
 
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
+        memory_format = kwargs.pop("memory_format", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments: {kwargs}")
@@ -476,6 +487,8 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
         if device is not None:
             device = check_device(device)
             self._apply(lambda t: None if t.device == device else t.detach().to(device))
+        if memory_format is not None:
+            self._apply(lambda t: _laid_out(t, memory_format))
         if dtype is None:
             return self
         return self._apply_dtype(lambda t: dtype if t.is_floating_point() else None)

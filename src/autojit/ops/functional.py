@@ -36,7 +36,6 @@ from .diagonal import diag, diag_embed, diagflat, diagonal, trace  # noqa: F401
 from .einsum import einsum  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs,
-    clone,
     cos,
     div,
     eq,
@@ -176,6 +175,7 @@ from .math_composites import (  # noqa: F401
     sinh,
     sub,
 )
+from .memory_formats import clone  # noqa: F401
 from .out_argument import with_out as _with_out
 from .out_forms import aminmax, matmul, nonzero, norm, prod, round, where  # noqa: F401
 from .out_forms import max as max  # noqa: F401, A004, PLC0414

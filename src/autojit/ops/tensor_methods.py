@@ -30,6 +30,7 @@ from . import (
     masked,
     masks,
     math_composites,
+    memory_formats,
     products,
     quantiles,
     random,
@@ -67,7 +68,7 @@ METHODS = {
     "bitwise_xor": bitwise.bitwise_xor, "bitwise_not": bitwise.bitwise_not,
     "bitwise_left_shift": bitwise.bitwise_left_shift,
     "bitwise_right_shift": bitwise.bitwise_right_shift,
-    "clone": ew.clone, "square": composite.square, "reciprocal": composite.reciprocal,
+    "clone": memory_formats.clone, "square": composite.square, "reciprocal": composite.reciprocal,
     "rsqrt": composite.rsqrt, "exp2": composite.exp2, "log2": composite.log2,
     "log10": composite.log10, "tan": composite.tan, "relu": composite.relu,
     "round": composite.round,
@@ -275,9 +276,11 @@ def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
 def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False,
        memory_format=None):
     """x converted to a dtype and/or moved to a device (or to another tensor's), as
-    `to(dtype)`, `to(device, dtype)` or `to(other)`; x itself when nothing changes, unless
-    copy=True."""
+    `to(dtype)`, `to(device, dtype)` or `to(other)`, and laid out in `memory_format`
+    (autojit.channels_last, ...); x itself when nothing changes, unless copy=True."""
     dtype, device, copy = _to_arguments(args, dtype, device, non_blocking, copy)
+    if memory_format is not None:
+        memory_formats.check_format(memory_format, "to")
     result = self
     if device is not None:
         # A device copy by the runtime of the device that is not the CPU
@@ -287,7 +290,9 @@ def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: b
         result = self if other.type == "cpu" else runtime(other.type).move(self, device)
     if dtype is not None:
         result = ew.cast(result, dtypes.to_dtype(dtype))
-    return result.clone() if copy and result is self else result
+    if copy and result is self:
+        result = memory_formats.clone(result)
+    return memory_formats.to_format(result, self, memory_format, copied=result is not self)
 
 
 def _to_method(dtype):
@@ -327,16 +332,6 @@ def type_as(self, other):
     return to(self, other.dtype)
 
 
-def contiguous(self):
-    """x in C (row-major) order: x itself when it already is, else a copy."""
-    return self if self._data is None or self._data.flags.c_contiguous else ew.clone(self)
-
-
-def is_contiguous(self):
-    """Whether x's data is in C (row-major) order (a symbolic tensor always is)."""
-    return self._data is None or bool(self._data.flags.c_contiguous)
-
-
 Tensor.to = to
 Tensor.cuda = cuda
 Tensor.cpu = cpu
@@ -359,8 +354,9 @@ Tensor.bfloat16 = _to_method(dtypes.bfloat16)
 for _name in ("float", "double", "half", "long", "int", "short", "char", "byte", "bool",
               "bfloat16"):
     getattr(Tensor, _name).__name__ = getattr(Tensor, _name).__qualname__ = _name
-Tensor.contiguous = contiguous
-Tensor.is_contiguous = is_contiguous
+Tensor.contiguous = memory_formats.contiguous
+Tensor.is_contiguous = memory_formats.is_contiguous
+Tensor.stride = memory_formats.stride
 Tensor.share_memory_ = sharing.share_memory_
 Tensor.is_shared = sharing.is_shared
 

@@ -17,6 +17,7 @@ from . import generator as generators
 from .determinism import uninitialized_fill
 from .device import check_device, runtime
 from .generator import manual_seed  # noqa: F401 - re-exported: autojit.manual_seed
+from .memory_format import check_format, contiguous_format, laid_out, layout_for, preserve_format
 from .random import RandomDraw, check_floating, check_integer_range, random_tensor
 from .state import state
 from .symbolic import as_size, contains_symbolic
@@ -263,8 +264,24 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     return _filled((size,), fill_value, dtype, requires_grad, device, "full")
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled(size, None, dtype, requires_grad, device, "empty")
+def empty(*size, dtype=None, device=None, requires_grad=False,
+          memory_format=contiguous_format) -> Tensor:
+    """An uninitialized tensor (filled while deterministic algorithms fill memory), laid out
+    in `memory_format` (autojit.channels_last for a 4-d one, ...)."""
+    return _in_format(_filled(size, None, dtype, requires_grad, device, "empty"),
+                      memory_format, None, "empty")
+
+
+def _in_format(result: Tensor, memory_format, source, where: str) -> Tensor:
+    """A fresh factory result laid out in `memory_format` (preserve_format: source's layout;
+    tensor/memory_format.py), on the CPU; values are unchanged."""
+    check_format(memory_format, where)
+    data = result._data
+    if data.__class__ is np.ndarray:
+        order = layout_for(memory_format, None if source is None else source._data, data.ndim)
+        if order is not None:
+            result._data = laid_out(data, order)
+    return result
 
 
 def _like(x: Tensor, dtype):
@@ -276,28 +293,32 @@ def _like_device(x: Tensor, device):
     return x.device if device is None and x._data is not None else device
 
 
-def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=preserve_format) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return zeros(shape, dtype=dtype, device=_like_device(x, device),
-                 requires_grad=requires_grad)
+    return _in_format(zeros(shape, dtype=dtype, device=_like_device(x, device),
+                            requires_grad=requires_grad), memory_format, x, "zeros_like")
 
 
-def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+              memory_format=preserve_format) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return ones(shape, dtype=dtype, device=_like_device(x, device),
-                requires_grad=requires_grad)
+    return _in_format(ones(shape, dtype=dtype, device=_like_device(x, device),
+                           requires_grad=requires_grad), memory_format, x, "ones_like")
 
 
-def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=preserve_format) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return full(shape, fill_value, dtype=dtype, device=_like_device(x, device),
-                requires_grad=requires_grad)
+    return _in_format(full(shape, fill_value, dtype=dtype, device=_like_device(x, device),
+                           requires_grad=requires_grad), memory_format, x, "full_like")
 
 
-def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=preserve_format) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return empty(shape, dtype=dtype, device=_like_device(x, device),
-                 requires_grad=requires_grad)
+    return _in_format(empty(shape, dtype=dtype, device=_like_device(x, device),
+                            requires_grad=requires_grad), memory_format, x, "empty_like")
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -401,24 +422,27 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 def rand_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
-              layout=None, memory_format=None) -> Tensor:
+              layout=None, memory_format=preserve_format) -> Tensor:
     """Uniform samples on [0, 1) shaped like x, on x's device and in its dtype by default."""
-    return rand(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
-                device=_like_device(x, device), requires_grad=requires_grad)
+    return _in_format(rand(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
+                           device=_like_device(x, device), requires_grad=requires_grad),
+                      memory_format, x, "rand_like")
 
 
 def randn_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
-               layout=None, memory_format=None) -> Tensor:
+               layout=None, memory_format=preserve_format) -> Tensor:
     """Standard normal samples shaped like x, on x's device and in its dtype by default."""
-    return randn(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
-                 device=_like_device(x, device), requires_grad=requires_grad)
+    return _in_format(randn(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
+                            device=_like_device(x, device), requires_grad=requires_grad),
+                      memory_format, x, "randn_like")
 
 
 def randint_like(x: Tensor, low=0, high=None, *, generator=None, dtype=None, device=None,
-                 requires_grad=False, layout=None, memory_format=None) -> Tensor:
+                 requires_grad=False, layout=None, memory_format=preserve_format) -> Tensor:
     """Integers uniform on [low, high) shaped like x: randint_like(x, high) or
     randint_like(x, low, high); x's dtype and device by default."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
-                   device=_like_device(x, device), requires_grad=requires_grad)
+    return _in_format(randint(low, high, tuple(x.shape), generator=generator,
+                              dtype=dtype or x.dtype, device=_like_device(x, device),
+                              requires_grad=requires_grad), memory_format, x, "randint_like")

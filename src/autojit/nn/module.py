@@ -17,6 +17,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from .module_compile import CompileMixin
 from .module_hooks import BackwardHookMixin, backward_hook_for
+from .module_memory import MemoryMixin, laid_out
 from .module_state import StateDictMixin
 from .parameter import Parameter, is_lazy
 
@@ -24,15 +25,6 @@ __all__ = ["Module"]
 
 # The scalar names torch uses in tensor type names ("torch.FloatTensor").
 _TENSOR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
-
-
-def _laid_out(tensor: Tensor, memory_format):
-    """Module.to(memory_format=)'s conversion: a 4-d or 5-d tensor in that layout (None where
-    it already is, or has another rank)."""
-    if tensor.dim() not in (4, 5):
-        return None
-    converted = tensor.detach().to(memory_format=memory_format)
-    return None if converted._data is tensor._data else converted
 
 
 def typename(value) -> str:
@@ -81,7 +73,7 @@ def _adopt(tensor: Tensor, converted: Tensor) -> None:
     tensor._bump_version()
 
 
-class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
+class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin):
     """Base class for all neural network modules.
 
     Subclasses assign layers and Parameters as attributes in ``__init__`` (after calling
@@ -420,26 +412,30 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
         """convert(tensor): the tensor converted (a new tensor), or None to leave it. Every
         parameter and its .grad take their converted storage in place; buffers are replaced."""
         for module in self.modules():
-            for param in module._parameters.values():
-                if param is None:
-                    continue
-                if is_lazy(param):  # no data yet: the dtype and device are kept for later
-                    param._convert_placeholder(convert)
-                    continue
-                for tensor in (param, param._grad):
-                    if tensor is not None:
-                        tensor._concrete("Module.to()")
-                        converted = convert(tensor)
-                        if converted is not None:
-                            _adopt(tensor, converted)
-            for name, buffer in module._buffers.items():
-                if buffer is not None and is_lazy(buffer):
-                    buffer._convert_placeholder(convert)
-                elif buffer is not None:
-                    converted = convert(buffer)
-                    if converted is not None:
-                        module._buffers[name] = converted
+            module._apply_here(convert)
         return self
+
+    def _apply_here(self, convert) -> None:
+        """_apply on this module's own parameters and buffers (not its children's)."""
+        for param in self._parameters.values():
+            if param is None:
+                continue
+            if is_lazy(param):  # no data yet: the dtype and device are kept for later
+                param._convert_placeholder(convert)
+                continue
+            for tensor in (param, param._grad):
+                if tensor is not None:
+                    tensor._concrete("Module.to()")
+                    converted = convert(tensor)
+                    if converted is not None:
+                        _adopt(tensor, converted)
+        for name, buffer in self._buffers.items():
+            if buffer is not None and is_lazy(buffer):
+                buffer._convert_placeholder(convert)
+            elif buffer is not None:
+                converted = convert(buffer)
+                if converted is not None:
+                    self._buffers[name] = converted
 
     def _apply_dtype(self, convert) -> Module:
         """Change the dtype of every parameter (in place) and buffer for which convert(tensor)
@@ -488,7 +484,7 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
             device = check_device(device)
             self._apply(lambda t: None if t.device == device else t.detach().to(device))
         if memory_format is not None:
-            self._apply(lambda t: _laid_out(t, memory_format))
+            self._apply(lambda t: laid_out(t, memory_format))
         if dtype is None:
             return self
         return self._apply_dtype(lambda t: dtype if t.is_floating_point() else None)
@@ -521,14 +517,6 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
     def cpu(self) -> Module:
         """Move the parameters and buffers to the CPU (in place)."""
         return self.to("cpu")
-
-    def share_memory(self) -> Module:
-        """Move the parameters, their gradients and the buffers to shared memory, in place
-        (Tensor.share_memory_: processes forked afterwards share them)."""
-        def share(tensor):
-            tensor.share_memory_()  # in place: _apply has nothing to adopt
-
-        return self._apply(share)
 
     # ---- calling and hooks ----------------------------------------------------------------
 

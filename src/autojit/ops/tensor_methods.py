@@ -259,7 +259,7 @@ def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
         dtype = rest.pop(0)
     elif rest and _is_device(rest[0]):
         device = rest.pop(0)
-        if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda"):
+        if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda", "meta"):
             raise RuntimeError(f"Invalid device string: '{device}'")
         if rest and isinstance(rest[0], dtypes.DType):
             dtype = rest.pop(0)
@@ -286,6 +286,8 @@ def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: b
         # A device copy by the runtime of the device that is not the CPU
         # (autojit/cuda/transfer.py): differentiable, the gradient goes back.
         device = check_device(device)
+        if self.is_meta and device.type != "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         other = device if device.type != "cpu" else self.device
         result = self if other.type == "cpu" else runtime(other.type).move(self, device)
     if dtype is not None:
@@ -444,8 +446,11 @@ def fill_(self, value):
 
 def copy_(self, source, non_blocking: bool = False):
     """Write `source` (broadcast, cast) into x, in place; the gradient flows to source."""
+    source = _as_tensor(source)
+    if self.is_meta and not source.is_meta:  # copied across devices, as torch's copy_ is
+        source = source.to("meta")
     return inplace.apply_inplace(
-        self, "copy_", lambda old: ew.fill_like(old, 0) + _as_tensor(source).to(old.dtype))
+        self, "copy_", lambda old: ew.fill_like(old, 0) + source.to(old.dtype))
 
 
 def _as_tensor(value) -> Tensor:

@@ -18,6 +18,7 @@ from .determinism import uninitialized_fill
 from .device import check_device, runtime
 from .generator import manual_seed  # noqa: F401 - re-exported: autojit.manual_seed
 from .memory_format import check_format, contiguous_format, laid_out, layout_for, preserve_format
+from .meta import MetaArray
 from .random import RandomDraw, check_floating, check_integer_range, random_tensor
 from .state import state
 from .symbolic import as_size, contains_symbolic
@@ -30,7 +31,8 @@ def default_generator() -> np.random.Generator:
 
 
 def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=None) -> Tensor:
-    if dtype is dtypes.bfloat16:  # float32 storage holding bfloat16 numbers (dtypes.py)
+    if dtype is dtypes.bfloat16 and data.__class__ is np.ndarray:  # float32 storage holding
+        # bfloat16 numbers (dtypes.py)
         data = dtypes.round_to_bfloat16(data)
     if device is not None and device.type != "cpu":  # copied to the device by its runtime
         data = runtime(device.type).from_host(data, device.index or 0)
@@ -218,6 +220,8 @@ def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:
     shape = _size(size)
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+    if device.type == "meta":  # a shape and a dtype: nothing to allocate (tensor/meta.py)
+        return _finish(MetaArray(shape, dtype.numpy), dtype, requires_grad, device)
     if state.tracer is not None and not requires_grad and contains_symbolic(shape):
         # A size from a dynamic trace: the fill becomes graph nodes (a broadcast scalar,
         # copied so that it can be written in place) instead of a constant of one size.

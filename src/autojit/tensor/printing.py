@@ -214,6 +214,11 @@ def tensor_repr(x, prefix: str = "tensor(", history: str | None = None) -> str:
         body = f"<symbolic {x._value.dtype.short}{list(x._value.shape)}>"
         if dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
             suffixes.append(f"dtype={dtype!r}")
+    elif x.is_meta:  # no values: the shape instead, as torch prints it
+        body = "..."
+        suffixes.extend(("device='meta'", f"size={tuple(x.shape)}"))
+        if dtype is not dtypes.get_default_dtype():
+            suffixes.append(f"dtype={dtype!r}")
     elif x._data.size == 0:
         body = "[]"
         if x._data.ndim != 1:

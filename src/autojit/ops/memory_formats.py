@@ -38,6 +38,10 @@ def relaid(result: Tensor, order) -> Tensor:
 def clone(input, *, memory_format=preserve_format) -> Tensor:  # noqa: A002
     """A copy of x in storage of its own (the gradient passes through unchanged), laid out as
     `memory_format` says: preserve_format (the default) keeps x's layout where x is dense."""
+    if memory_format is preserve_format and input.__class__ is Tensor:
+        data = input._data
+        if data.__class__ is not np.ndarray or data.flags.c_contiguous and 1 not in data.shape:
+            return ew.clone(input)  # the common case: nothing to lay out
     check_format(memory_format, "clone")
     x = ew.operand(input, "clone")
     order = layout_for(memory_format, x._data if isinstance(x, Tensor) else None,

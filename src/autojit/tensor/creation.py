@@ -17,7 +17,14 @@ from . import generator as generators
 from .determinism import uninitialized_fill
 from .device import check_device, runtime
 from .generator import manual_seed  # noqa: F401 - re-exported: autojit.manual_seed
-from .memory_format import check_format, contiguous_format, laid_out, layout_for, preserve_format
+from .memory_format import (
+    check_format,
+    contiguous_format,
+    laid_out,
+    layout_for,
+    preserve_format,
+    preserved_order,
+)
 from .meta import MetaArray
 from .random import RandomDraw, check_floating, check_integer_range, random_tensor
 from .state import state
@@ -279,6 +286,9 @@ def empty(*size, dtype=None, device=None, requires_grad=False,
 def _in_format(result: Tensor, memory_format, source, where: str) -> Tensor:
     """A fresh factory result laid out in `memory_format` (preserve_format: source's layout;
     tensor/memory_format.py), on the CPU; values are unchanged."""
+    if memory_format is contiguous_format or memory_format is preserve_format and (
+            source is None or preserved_order(source._data) is None):
+        return result  # the common cases, at once
     check_format(memory_format, where)
     data = result._data
     if data.__class__ is np.ndarray:

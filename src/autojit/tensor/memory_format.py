@@ -128,7 +128,8 @@ def suggested_format(data):
 def preserved_order(data):
     """The memory order of data's dims when it is dense and non-overlapping and not in the
     contiguous layout (torch's preserve_format keeps its strides), else None."""
-    if data.__class__ is not np.ndarray or data.ndim < 2:
+    if data.__class__ is not np.ndarray or data.ndim < 2 or (
+            data.flags.c_contiguous and 1 not in data.shape):  # the common case, at once
         return None
     strides = strides_of(data)
     if list(strides) == _dense_strides(data.shape, range(data.ndim)):

@@ -45,6 +45,7 @@ from .executable import Executable
 from .guards import (
     GuardSet,
 )
+from .nested_arguments import flatten, given_arguments
 from .stages import check_environment, compile_graph, interpret_once, run_stage
 from .stats import CompileHistory, CompileStats, GraphBreakRecord
 from .tracing import EagerCall, GiveUp, ScalarSource, guard, prune, trace
@@ -143,6 +144,7 @@ class CompiledFunction:
         if self.eager or self.eager_reason is not None:
             self._stats.eager_calls += 1
             return self.fn(*args)
+        args = flatten(args)  # tensors inside container arguments are inputs too
         for executable in self.executables:
             if executable.guards.failure(args) is None:
                 self._last_run = executable
@@ -159,7 +161,7 @@ class CompiledFunction:
 
     def _eager(self, args: tuple):
         self._stats.eager_calls += 1
-        return self.fn(*args)
+        return self.fn(*given_arguments(args))
 
     def _what_changed(self, args: tuple) -> str | None:
         """Why this call reuses no executable: the guard that fails for the executable the
@@ -467,7 +469,7 @@ class _EagerExecutable:
 
     def run(self, args: tuple):
         self.calls += 1
-        return self.fn(*args)
+        return self.fn(*given_arguments(args))
 
 
 class _KeywordCall:

@@ -255,10 +255,11 @@ class Walk:
         return children + self._class_children(kind)
 
     def _keys(self, path: tuple, mapping, display: str) -> None:
-        """A dict's length, and with two keys or more their order: code that iterates over
-        it (a Sequential's modules, vars(obj)) sees them in that order."""
-        if len(mapping) < 2:
-            self._observe(path, "len", len(mapping), display)
+        """A dict's keys in order: code that iterates over it (a Sequential's modules,
+        vars(obj)) sees them in that order, and a tensor in a dict argument is read by its
+        position among them (nested_arguments.py), so one key is guarded by name too."""
+        if not mapping:
+            self._observe(path, "len", 0, display)
         else:
             self._observe(path, "keys", tuple(mapping), display)
 

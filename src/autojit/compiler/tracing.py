@@ -45,6 +45,7 @@ from .guards import (
     tensor_conditions,
     written_input_conditions,
 )
+from .nested_arguments import describe, given_arguments, place, put_back
 from .reachability import StateChanges, Walk, function_roots, replay_function, rng_state
 from .result_template import (
     alias_fresh_grads,
@@ -209,6 +210,12 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             symbolic_args.append((graph.inputs[-1], symbolic))
         else:
             call_args.append(argument)
+    given = given_arguments(args)
+    if given is not args:  # tensors inside container arguments: placed where they were
+        nested = call_args[len(given):]
+        call_args, placed = place(call_args[:len(given)], args.paths, nested)
+    else:
+        placed = []
     names = {id(tensor._data): before.tensor_names[key]
              for key, (_, _, tensor) in tensors_before.items()}
     tracer = Tracer(graph, names)
@@ -229,6 +236,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             try:
                 result = compiled.fn(*call_args)
             finally:
+                put_back(placed)
                 _put_back(runtime, args)
         tracer.prints = None
         template = flatten_result(result, graph, tracer, {
@@ -412,10 +420,15 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     for position, argument in enumerate(args):
         if isinstance(argument, Tensor):
             tensor_conditions(guards, ("args", f"[{position}]"), argument,
-                              f"argument {position}", grad_is=id(argument) in grad_guarded,
+                              describe(args, position), grad_is=id(argument) in grad_guarded,
                               dynamic_dims=env.dims_of(position))
     observation_conditions(guards, before.observations, traced.runtime_paths)
     array_conditions(guards, arrays)
+    # A tensor the traced call made over the storage of one it reached (`v.detach()`, and the
+    # detached `grad_outputs` of a backward) is captured by that storage: the tensor that
+    # owns it must still be there, holding the same array, or the run reads a stale one.
+    owners = {id(found[2]._data): found for found in before.tensors.values()
+              if found[2]._data is not None}
     for entry in graph.captured_inputs:
         tensor = entry.tensor
         found = before.tensors.get(id(tensor))
@@ -424,12 +437,23 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
             guards.require(f"$ is {constant}", f"{found[1]} is another tensor than when "
                            "traced", found[0], found[1])
         elif id(tensor) in made:
-            continue  # made by the traced call itself: nothing else can reach it
+            owner = owners.get(id(tensor._data))
+            if owner is None:
+                continue  # made by the traced call itself: nothing else can reach it
+            path, display, owning = owner
+            guards.require(f"$ is {guards.constant(owning, 'T', display)} and $._data is "
+                           f"{guards.constant(tensor._data, 'A', f'<the storage of {display}>')}",
+                           f"{display} is another tensor, or holds another storage, than when "
+                           "traced", path, display)
+            continue
         tensor_conditions(guards, (constant,), tensor, f"captured tensor {entry.name}",
                           grad_is=id(tensor) in grad_guarded, display=entry.name)
     # A tensor whose .grad the function only looked at (`if p.grad is None: continue`).
     captured = {id(entry.tensor) for entry in graph.captured_inputs}
-    reachable_tensor_conditions(guards, before, captured, returned_objects(traced.template))
+    # Tensors inside container arguments are graph inputs, checked as arguments above.
+    nested = {id(args[position]) for position in range(len(given_arguments(args)), len(args))}
+    reachable_tensor_conditions(guards, before, captured | nested,
+                                returned_objects(traced.template))
     for path, display, tensor in before.tensors.values():
         if id(tensor) in grad_guarded and id(tensor) not in captured:
             grad_condition(guards, path, tensor, display, display)

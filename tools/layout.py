@@ -25,7 +25,7 @@ PAGE = ROOT / "docs" / "layout.md"
 # Bottom to top; the sub-packages of codegen/ and ir/ follow their parents.
 PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "ir", "ir/passes", "compiler",
             "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda", "distributed",
-            "distributed/nn", "nn", "nn/modules", "nn/utils", "optim", "utils",
+            "distributed/nn", "nn", "nn/modules", "nn/parallel", "nn/utils", "optim", "utils",
             "utils/data", "utils/data/_utils", "func"]
 
 INTRODUCTION = """\

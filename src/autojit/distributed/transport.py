@@ -91,7 +91,7 @@ class Transport:
 def _divided(out: np.ndarray, divisor: int):
     def produce():
         if divisor != 1:
-            out[...] = out / divisor
+            np.true_divide(out, divisor, out=out)
         return out
     return produce
 
@@ -100,6 +100,6 @@ def _moved_back(received: np.ndarray, dim: int, divisor: int):
     def produce():
         out = _contiguous(np.moveaxis(received, 0, dim))
         if divisor != 1:
-            out[...] = out / divisor
+            np.true_divide(out, divisor, out=out)
         return out
     return produce

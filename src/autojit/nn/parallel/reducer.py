@@ -103,7 +103,9 @@ class Reducer:
                           for index, _ in bucket.params}
         self._pass: _Pass | None = None
         self._warned_no_unused = False
-        self.handles = [param.register_post_accumulate_grad_hook(
+        # A group of one process has nothing to average: no hooks, the backward is the
+        # module's own (the same results, without copying every gradient twice).
+        self.handles = [] if group.size() == 1 else [param.register_post_accumulate_grad_hook(
             functools.partial(self._grad_ready, index)) for index, param in enumerate(params)]
 
     # ---- the forward's side ------------------------------------------------------------

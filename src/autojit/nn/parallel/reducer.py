@@ -142,6 +142,11 @@ class Reducer:
             current.started = True
             for unused in current.unused:
                 self._mark_ready(current, unused)
+        # MPI moves a non-blocking collective along only inside MPI calls: a poll of the
+        # buckets under way at each gradient keeps them going while the backward runs (a
+        # compiled plan polls between its steps instead, codegen/schedule/overlap.py).
+        for _, _, work in current.launched:
+            work.is_completed()
         self._mark_ready(current, index)
 
     def _mark_ready(self, current: _Pass, index: int) -> None:

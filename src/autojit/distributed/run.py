@@ -89,6 +89,9 @@ def parser() -> argparse.ArgumentParser:
     described.add_argument("--hostfile", help="the machines, one per line (mpiexec's hostfile)")
     described.add_argument("--mpiexec-arg", action="append",
                            help="one more argument for mpiexec (repeatable)")
+    described.add_argument("--standalone", action="store_true",
+                           help="torchrun's single-machine flag: accepted, mpiexec needs no "
+                                "rendezvous")
     described.add_argument("-m", "--module", action="store_true",
                            help="run the script argument as a module (python -m)")
     described.add_argument("script", help="the training script (or module, with -m)")

@@ -146,6 +146,22 @@ def _compiled(rank, world):
     assert any("kernel" in line or "matmul" in line for line in between), plan
 
 
+@check("compiled_module_forward")
+def _compiled_forward(rank, world):
+    """torch's `compile(DDP(model))`: the module's forward compiled, the backward eager."""
+    import autojit
+    from autojit.nn.parallel import DistributedDataParallel as DDP
+
+    reference = mlp(0)
+    train(reference, 6, rank, world, sharded=False)
+    ddp = DDP(mlp(rank), bucket_cap_mb=0.002)
+    compiled = autojit.compile(ddp)
+    train(compiled, 6, rank, world)
+    close(values(ddp), values(reference), "compiled DDP forward against one process")
+    stats = compiled.stats()
+    assert stats.eager_calls == 0 and stats.traces == 1, (stats, compiled.recompile_reasons)
+
+
 @check("matches_torch_ddp")
 def _torch(rank, world):
     import torch

@@ -13,15 +13,17 @@ bucket has begun, the reducer waits for each and writes the averages into the `.
 The same code runs eagerly and traced: inside autojit.compile the hooks fire while the
 backward is traced, each all_reduce becomes a collective node at the point the bucket was
 ready, and the compiled plan overlaps it with the rest of the backward (codegen's
-schedule/overlap.py). All the state of one backward lives in a `_Pass` that is dropped when the
-backward ends, so a compiled step leaves the reducer as it found it. See
-docs/notes/distributed.md.
+schedule/overlap.py). The state of one backward has a fixed structure, reset in place, so a
+compiled step (or a compiled forward) leaves the reducer as Python values the compiler
+replays. See docs/notes/distributed.md.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import warnings
+import weakref
 
 from ... import distributed as dist
 from ...autograd import no_grad
@@ -47,6 +49,17 @@ _NO_UNUSED = (
     "parameters in the forward pass. This flag results in an extra traversal of the autograd "
     "graph every iteration, which can adversely affect performance. If your model indeed never "
     "has any unused parameters in the forward pass, consider turning this flag off.")
+
+
+_REDUCERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_NUMBERS = itertools.count()
+
+
+def _grad_ready(number: int, index: int, param: Tensor) -> None:
+    """The post-accumulate-grad hook of parameter `index` of reducer `number`."""
+    reducer = _REDUCERS.get(number)
+    if reducer is not None:
+        reducer.grad_ready(index, param)
 
 
 class Bucket:
@@ -77,20 +90,13 @@ def assign_buckets(params: list, caps: list) -> list:
     return buckets
 
 
-class _Pass:
-    """What one backward of the reducer has done so far."""
-
-    def __init__(self, reducer: Reducer, unused: list):
-        self.remaining = [len(bucket.params) for bucket in reducer.buckets]
-        self.ready: set = set()
-        self.unused = unused  # parameter indices the forward did not use (find_unused)
-        self.started = False
-        self.next_bucket = 0
-        self.launched: list = []  # (bucket, flat gradients, Work)
-
-
 class Reducer:
-    """Averages the gradients of `params` over `group` during the backward."""
+    """Averages the gradients of `params` over `group` during the backward.
+
+    The state of one backward is kept in fields of fixed structure, reset in place by each
+    forward and left as a finished backward leaves it: a compiled step or forward then writes
+    only values the compiler replays after each run, never a new object or a longer list,
+    which would make every call trace again (docs/notes/distributed.md)."""
 
     def __init__(self, params: list, group, caps: list, find_unused: bool,
                  gradient_as_bucket_view: bool):
@@ -99,76 +105,106 @@ class Reducer:
         self.find_unused = find_unused
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.buckets = assign_buckets(params, caps)
-        self.bucket_of = {index: bucket.index for bucket in self.buckets
-                          for index, _ in bucket.params}
-        self._pass: _Pass | None = None
+        self.bucket_of = [0] * len(params)
+        for bucket in self.buckets:
+            for index, _ in bucket.params:
+                self.bucket_of[index] = bucket.index
+        # One backward: armed by the forward, started by its first gradient; the gradients
+        # still missing per bucket, which parameters are ready or unused, the next bucket to
+        # begin, and the all-reduces under way (flat gradients, Work), one per bucket begun.
+        self._armed = False
+        self._started = False
+        self._remaining = [0] * len(self.buckets)
+        self._ready = [True] * len(params)
+        self._unused = [False] * len(params)
+        self._next_bucket = len(self.buckets)
+        self._launched: list = []
         self._warned_no_unused = False
         # A group of one process has nothing to average: no hooks, the backward is the
         # module's own (the same results, without copying every gradient twice).
+        # The hooks name the reducer by a number: a compiled function's guards walk what a
+        # captured tensor's hooks reach, and must not find this state there, which a compiled
+        # forward leaves armed (the module path reaches it before the call, as it stands).
+        self.number = next(_NUMBERS)
+        _REDUCERS[self.number] = self
         self.handles = [] if group.size() == 1 else [param.register_post_accumulate_grad_hook(
-            functools.partial(self._grad_ready, index)) for index, param in enumerate(params)]
+            functools.partial(_grad_ready, self.number, index))
+            for index, param in enumerate(params)]
 
     # ---- the forward's side ------------------------------------------------------------
 
     def ensure_prior_reduction_finished(self) -> None:
-        if self._pass is not None and self._pass.started:
-            self._pass = None
+        if self._armed and self._started:
+            self._settle()
             raise RuntimeError(_UNFINISHED)
 
     def prepare_for_backward(self, outputs) -> None:
         """The next backward averages the gradients; with find_unused, the parameters
         `outputs` do not depend on are ready at once (their share is zero)."""
-        unused = []
-        if self.find_unused:
-            reached = _reachable_leaves(outputs)
-            unused = [index for index, param in enumerate(self.params)
-                      if id(param) not in reached]
-            if not unused and not self._warned_no_unused:
-                self._warned_no_unused = True
-                warnings.warn(_NO_UNUSED, UserWarning, stacklevel=4)
-        self._pass = _Pass(self, unused)
+        reached = _reachable_leaves(outputs) if self.find_unused else None
+        for index, param in enumerate(self.params):
+            self._ready[index] = False
+            self._unused[index] = reached is not None and id(param) not in reached
+        if reached is not None and not any(self._unused) and not self._warned_no_unused:
+            self._warned_no_unused = True
+            warnings.warn(_NO_UNUSED, UserWarning, stacklevel=4)
+        for bucket in self.buckets:
+            self._remaining[bucket.index] = len(bucket.params)
+        self._next_bucket = 0
+        self._started = False
+        self._armed = True
 
     def skip_backward(self) -> None:
         """The next backward does not synchronize (no_sync, or no grad in the forward)."""
-        self._pass = None
+        self._armed = False
+
+    def _settle(self) -> None:
+        """The state a finished backward leaves."""
+        self._armed = self._started = False
+        for index in range(len(self.params)):
+            self._ready[index] = True
+            self._unused[index] = False
+        for bucket in self.buckets:
+            self._remaining[bucket.index] = 0
+        self._next_bucket = len(self.buckets)
+        del self._launched[:]
 
     # ---- the backward's side -----------------------------------------------------------
 
-    def _grad_ready(self, index: int, param: Tensor) -> None:
-        current = self._pass
-        if current is None:
+    def grad_ready(self, index: int, param: Tensor) -> None:
+        if not self._armed:
             return  # a backward without DDP's forward before it, or under no_sync
-        if not current.started:
-            current.started = True
-            for unused in current.unused:
-                self._mark_ready(current, unused)
+        if not self._started:
+            self._started = True
+            for unused, flag in enumerate(self._unused):
+                if flag:
+                    self._mark_ready(unused)
         # MPI moves a non-blocking collective along only inside MPI calls: a poll of the
         # buckets under way at each gradient keeps them going while the backward runs (a
         # compiled plan polls between its steps instead, codegen/schedule/overlap.py).
-        for _, _, work in current.launched:
+        for _, _, work in self._launched:
             work.is_completed()
-        self._mark_ready(current, index)
+        self._mark_ready(index)
 
-    def _mark_ready(self, current: _Pass, index: int) -> None:
-        if index in current.ready:
-            self._pass = None
+    def _mark_ready(self, index: int) -> None:
+        if self._ready[index]:
+            self._settle()
             raise RuntimeError(
                 f"Expected to mark a variable ready only once. This error is caused by one of "
                 f"the following reasons: 1) Use of a module parameter outside the `forward` "
                 f"function. 2) Reused parameters in multiple reentrant backward passes. "
                 f"Parameter at index {index} has been marked as ready twice.")
-        current.ready.add(index)
-        number = self.bucket_of[index]
-        current.remaining[number] -= 1
+        self._ready[index] = True
+        self._remaining[self.bucket_of[index]] -= 1
         # Launch in bucket order: every process must begin the same all-reduces in one order.
-        while current.next_bucket < len(self.buckets) and \
-                current.remaining[current.next_bucket] == 0:
-            self._launch(current, self.buckets[current.next_bucket])
-            current.next_bucket += 1
-        if current.next_bucket == len(self.buckets):
-            self._finish(current)
+        while self._next_bucket < len(self.buckets) and \
+                self._remaining[self._next_bucket] == 0:
+            self._launch(self.buckets[self._next_bucket])
+            self._next_bucket += 1
+        if self._next_bucket == len(self.buckets):
+            self._finish()
 
-    def _launch(self, current: _Pass, bucket: Bucket) -> None:
+    def _launch(self, bucket: Bucket) -> None:
         with no_grad():
             grads = [param.grad if param.grad is not None else
                      zeros(param.shape, dtype=param.dtype, device=param.device)
@@ -176,16 +212,17 @@ class Reducer:
             flat = cat([grad.reshape(-1) for grad in grads])
             work = dist.all_reduce(flat, op=dist.ReduceOp.AVG, group=self.group,
                                    async_op=True)
-        current.launched.append((bucket, flat, work))
+        self._launched.append((bucket, flat, work))
 
-    def _finish(self, current: _Pass) -> None:
+    def _finish(self) -> None:
         """Every bucket has begun: wait for each, and write the averages into the .grads."""
-        self._pass = None
-        for _, _, work in current.launched:
+        launched = list(self._launched)
+        used = self._globally_used() if any(self._unused) else None
+        self._settle()
+        for _, _, work in launched:
             work.wait()
-        used = self._globally_used(current) if current.unused else None
         with no_grad():
-            for bucket, flat, _ in current.launched:
+            for bucket, flat, _ in launched:
                 offset = 0
                 for index, param in bucket.params:
                     count = param.numel()
@@ -200,15 +237,14 @@ class Reducer:
                     else:
                         param.grad.copy_(average)
 
-    def _globally_used(self, current: _Pass):
+    def _globally_used(self):
         """Which parameters some process used (torch leaves the .grad of one used by no
-        process untouched): eagerly, a MAX all-reduce of this process's map. A compiled step
-        takes every parameter as used somewhere, since its graph cannot branch on the map."""
+        process untouched): eagerly, a MAX all-reduce of this process's map, begun after the
+        buckets (every process begins it at the same point). A compiled step takes every
+        parameter as used somewhere, since its graph cannot branch on the map."""
         if state.tracer is not None:
             return None
-        unused = set(current.unused)
-        used = tensor([index not in unused for index in range(len(self.params))],
-                      dtype=dtypes.int32)
+        used = tensor([not flag for flag in self._unused], dtype=dtypes.int32)
         dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.group)
         return [bool(flag) for flag in used.tolist()]
 

@@ -127,9 +127,10 @@ class Memory:
         self.tensor._bump_version()
 
 
-def run(found, requests: list, what: str, finish, async_op: bool, result=None):
-    """Wait for `requests` (or hand them over as a Work); `finish` runs once they completed."""
-    work = Work(requests, found.timeout, what, finish, result)
+def run(found, requests: list, what: str, finish, async_op: bool, result=None, keep=()):
+    """Wait for `requests` (or hand them over as a Work); `finish` runs once they completed.
+    `keep`: the arrays the requests use, held until then."""
+    work = Work(requests, found.timeout, what, finish, result, keep)
     if async_op:
         return work
     work.wait()
@@ -171,7 +172,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
     memory = Memory(tensor, "all_reduce", True, found._channel)
     requests = found._channel.all_reduce(memory.array, memory.array, name)
     return run(found, requests, "all_reduce", _averaged(memory, found, name), async_op,
-               [tensor])
+               [tensor], (memory.array,))
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group=None, async_op: bool = False,
@@ -190,7 +191,8 @@ def broadcast(tensor: Tensor, src: int | None = None, group=None, async_op: bool
         return completed_work("broadcast", [tensor]) if async_op else None
     memory = Memory(tensor, "broadcast", found.rank() != root, found._channel)
     requests = found._channel.broadcast(memory.array, root)
-    return run(found, requests, "broadcast", memory.written, async_op, [tensor])
+    return run(found, requests, "broadcast", memory.written, async_op, [tensor],
+               (memory.array,))
 
 
 def reduce(tensor: Tensor, dst: int | None = None, op=ReduceOp.SUM, group=None,
@@ -211,11 +213,10 @@ def reduce(tensor: Tensor, dst: int | None = None, op=ReduceOp.SUM, group=None,
             _write_traced(tensor, result)
         return completed_work("reduce", [tensor]) if async_op else None
     memory = Memory(tensor, "reduce", found.rank() == root, found._channel)
-    if found.rank() == root:
-        requests = found._channel.reduce(memory.array, memory.array, name, root)
-    else:
-        requests = found._channel.reduce(memory.array, np.empty_like(memory.array), name, root)
-    return run(found, requests, "reduce", _averaged(memory, found, name), async_op, [tensor])
+    received = memory.array if found.rank() == root else np.empty_like(memory.array)
+    requests = found._channel.reduce(memory.array, received, name, root)
+    return run(found, requests, "reduce", _averaged(memory, found, name), async_op, [tensor],
+               (memory.array, received))
 
 
 def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
@@ -238,7 +239,7 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
     stacked = np.empty((found.size(), *memory.array.shape), memory.array.dtype)
     requests = found._channel.all_gather(memory.array, stacked)
     return run(found, requests, "all_gather", _scatter_rows(stacked, tensor_list), async_op,
-               tensor_list)
+               tensor_list, (memory.array, stacked))
 
 
 def _check_parts(parts: list, tensor: Tensor, found, what: str, name: str) -> None:
@@ -296,7 +297,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=No
     target = Memory(output_tensor, "all_gather_into_tensor", True, found._channel)
     requests = found._channel.all_gather(source.array, target.array)
     return run(found, requests, "all_gather_into_tensor", target.written, async_op,
-               [output_tensor])
+               [output_tensor], (source.array, target.array))
 
 
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM,  # noqa: A002
@@ -319,7 +320,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM,  # noq
     target = Memory(output, "reduce_scatter_tensor", True, found._channel)
     requests = found._channel.reduce_scatter(source.array, target.array, name)
     return run(found, requests, "reduce_scatter_tensor", _averaged(target, found, name),
-               async_op, [output])
+               async_op, [output], (source.array, target.array))
 
 
 def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None,
@@ -369,7 +370,8 @@ def gather(tensor: Tensor, gather_list: list | None = None, dst: int | None = No
     stacked = np.empty((found.size(), *memory.array.shape), memory.array.dtype)
     requests = found._channel.gather(memory.array, stacked, root)
     finish = _scatter_rows(stacked, gather_list) if is_root else None
-    return run(found, requests, "gather", finish, async_op, gather_list or [])
+    return run(found, requests, "gather", finish, async_op, gather_list or [],
+               (memory.array, stacked))
 
 
 def scatter(tensor: Tensor, scatter_list: list | None = None, src: int | None = None,
@@ -403,7 +405,8 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int | None = 
     memory = Memory(tensor, "scatter", True, found._channel)
     stacked = np.stack([part._host("scatter") for part in scatter_list]) if is_root else None
     requests = found._channel.scatter(stacked, memory.array, root)
-    return run(found, requests, "scatter", memory.written, async_op, [tensor])
+    return run(found, requests, "scatter", memory.written, async_op, [tensor],
+               (stacked, memory.array))
 
 
 def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,  # noqa: A002
@@ -431,7 +434,8 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,  #
     source = Memory(input, "all_to_all_single", False, found._channel)
     target = Memory(output, "all_to_all_single", True, found._channel)
     requests = found._channel.all_to_all(source.array, target.array)
-    return run(found, requests, "all_to_all_single", target.written, async_op, [output])
+    return run(found, requests, "all_to_all_single", target.written, async_op, [output],
+               (source.array, target.array))
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):

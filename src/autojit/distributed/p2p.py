@@ -46,7 +46,7 @@ def isend(tensor, dst: int | None = None, group=None, tag: int = 0,
                          "current process.")
     memory = Memory(tensor, "send", False, found._channel)
     return Work(found._channel.send(memory.array, peer, tag), found.timeout, "send",
-                result=[tensor])
+                result=[tensor], keep=(memory.array,))
 
 
 def send(tensor, dst: int | None = None, group=None, tag: int = 0,
@@ -68,7 +68,7 @@ def irecv(tensor, src: int | None = None, group=None, tag: int = 0,
         return None
     memory = Memory(tensor, "recv", True, found._channel)
     requests = found._channel.recv(memory.array, peer, tag)
-    work = Work(requests, found.timeout, "recv", None, [tensor])
+    work = Work(requests, found.timeout, "recv", None, [tensor], (memory.array,))
 
     def finish():
         memory.written()

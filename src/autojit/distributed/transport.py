@@ -19,12 +19,13 @@ _FLOATING = "fc"  # NumPy dtype kinds a ReduceOp.AVG divides
 
 
 class Pending:
-    """One collective node under way: its Work and what makes the result once it completed."""
+    """One collective node under way: its Work, what makes the result once it completed, and
+    the array it sends (a contiguous copy, maybe), which MPI reads until then."""
 
-    __slots__ = ("work", "produce", "device")
+    __slots__ = ("work", "produce", "device", "sent")
 
-    def __init__(self, work: Work, produce, device):
-        self.work, self.produce, self.device = work, produce, device
+    def __init__(self, work: Work, produce, device, sent):
+        self.work, self.produce, self.device, self.sent = work, produce, device, sent
 
 
 def _contiguous(array) -> np.ndarray:
@@ -52,6 +53,7 @@ class Transport:
             raise RuntimeError(f"result type Float can't be cast to the desired output type "
                                f"{send.dtype}")
         divisor = size if op == "avg" else 1
+        sent = send
         if kind == "all_reduce":
             out = np.empty_like(send)
             requests = channel.all_reduce(send, out, op)
@@ -62,7 +64,7 @@ class Transport:
             produce = _divided(out, 1)
         else:
             dim = attrs["dim"] % send.ndim
-            moved = _contiguous(np.moveaxis(send, dim, 0))
+            moved = sent = _contiguous(np.moveaxis(send, dim, 0))
             if kind == "all_gather":
                 received = np.empty((moved.shape[0] * size, *moved.shape[1:]), moved.dtype)
                 requests = channel.all_gather(moved, received)
@@ -70,7 +72,7 @@ class Transport:
                 received = np.empty((moved.shape[0] // size, *moved.shape[1:]), moved.dtype)
                 requests = channel.reduce_scatter(moved, received, op)
             produce = _moved_back(received, dim, divisor)
-        return Pending(Work(requests, found.timeout, kind), produce, device)
+        return Pending(Work(requests, found.timeout, kind), produce, device, sent)
 
     def progress(self, pending: Pending) -> None:
         pending.work.is_completed()

@@ -70,8 +70,11 @@ class Work:
     in the tensors), `is_completed()` asks without blocking."""
 
     def __init__(self, requests: list, timeout: float, what: str, on_complete=None,
-                 result=None):
+                 result=None, keep=()):
         self._requests = requests
+        # The arrays MPI reads or writes until the requests complete: mpi4py's requests do not
+        # hold them, and a temporary (a contiguous copy, a staging array) would be freed.
+        self._keep = keep
         self._timeout = timeout
         self._what = what
         self._on_complete = on_complete  # the copies, divisions and roundings done after
@@ -82,6 +85,7 @@ class Work:
     def _complete(self) -> None:
         self._done = True
         self._requests = []
+        self._keep = ()
         if self._on_complete is not None:
             finish, self._on_complete = self._on_complete, None
             finish()

@@ -7,7 +7,8 @@ eager. For each it prints the median time per step of both configurations and th
 efficiency (the one process's time over the two processes'); for DDP also the all-reduce time
 of the step's buckets run alone, the time the step spends waiting for them (Work.wait), and
 the fraction of the all-reduces' time (from begun to completed, as the polls see it) that
-passed before the step waited for them: hidden behind the backward. Then the all-reduce bandwidth
+passed before the step waited for them: hidden behind the backward; and the compiled step
+without DDP in each of the 2 processes, which is what DDP adds to. Then the all-reduce bandwidth
 of a 16 MB buffer between the 2 processes, and, from it, a paper estimate of DDP on 8 and 64
 machines for bench/transformer_step.py's model. Usage:
 
@@ -41,14 +42,15 @@ def mlp(nn):
 
 
 def training_step(mode: str, world: int, x, y):
-    """The SGD step of the MLP (DDP over more than one process), compiled or eager."""
+    """The SGD step of the MLP (DDP over more than one process), compiled or eager;
+    "independent": compiled, without DDP (each process trains its own model)."""
     import autojit
     import autojit.nn.functional as F
     from autojit.nn.parallel import DistributedDataParallel
 
     autojit.manual_seed(0)
     model = mlp(autojit.nn)
-    if world > 1:
+    if world > 1 and mode != "independent":
         model = DistributedDataParallel(model)
     optimizer = autojit.optim.SGD(model.parameters(), lr=0.01)
 
@@ -57,7 +59,7 @@ def training_step(mode: str, world: int, x, y):
         F.cross_entropy(model(x), y).backward()
         optimizer.step()
 
-    return (autojit.compile(step) if mode == "compiled" else step), model
+    return (step if mode == "eager" else autojit.compile(step)), model
 
 
 def measure(args) -> dict:
@@ -104,7 +106,7 @@ def measure(args) -> dict:
     x = autojit.tensor(x_all[rank * share:(rank + 1) * share])
     y = autojit.tensor(y_all[rank * share:(rank + 1) * share])
     report = {"world": world, "threads": args.threads}
-    for mode in ("compiled", "eager"):
+    for mode in ("compiled", "eager") + (("independent",) if world > 1 else ()):
         call, model = training_step(mode, world, x, y)
         for _ in range(5):
             call()
@@ -240,6 +242,10 @@ def main() -> None:
         print(f"           all-reduces: {alone * 1e3:5.2f} ms alone; in the step, waited for "
               f"{waited * 1e3:5.2f} ms, {hidden:4.0%} of their time hidden behind the "
               "backward")
+    independent = ddp["independent"]["step"]
+    print(f"  2 processes x 1 thread, each its own model (no DDP), compiled "
+          f"{independent * 1e3:7.2f} ms/step: DDP adds "
+          f"{(ddp['compiled']['step'] - independent) * 1e3:.2f} ms")
     print(f"  buckets (bytes): {ddp['buckets']}; compiled plan: {ddp['plan']}")
     bandwidth, latency = ddp["bandwidth"]["bytes_per_second"], ddp["bandwidth"]["latency"]
     print(f"  all_reduce, 2 processes on this machine: {bandwidth / 1e9:.2f} GB/s (16 MB), "

@@ -225,9 +225,9 @@ def test_ddp_digits_in_two_processes_through_the_launcher():
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     completed = subprocess.run(
         [sys.executable, "-m", "autojit.distributed.run", "--nproc-per-node", "2",
-         str(ROOT / "examples" / "ddp_digits.py"), "--epochs", "2", "--min-accuracy", "0.8"],
+         str(ROOT / "examples" / "ddp_digits.py"), "--epochs", "1", "--min-accuracy", "0.6"],
         capture_output=True, text=True, timeout=180, cwd=ROOT, env=env)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     output = completed.stdout
-    assert output.count("epoch ") == 2, output  # rank 0 alone prints
+    assert output.count("epoch ") == 1, output  # rank 0 alone prints
     assert "2 processes, compiled step, 0 eager calls: final test accuracy" in output

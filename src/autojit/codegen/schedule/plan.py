@@ -22,6 +22,7 @@ from ..kernel import Kernel, KernelError, inputs_feeding, reads_pointwise
 from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
+from .overlap import settle
 from .steps import KernelStep, NodesStep, NodeStep, reference_error
 
 # Outputs that leave the plan as they are: returned to the caller, or kept for a backward.
@@ -188,6 +189,7 @@ class Plan:
             # changed, as eager's in-place op would have changed it, so its version moves too.
             for key in environment.get(WRITTEN, ()):
                 self.in_place.tensors[key]._bump_version()
+            settle(environment)  # collectives it began (overlap.py)
             raise
         finally:
             if environment[REUSE]:
@@ -232,6 +234,8 @@ class Plan:
                 shapes = [list(value.shape) for value in products[0].node.inputs]
             else:
                 nodes = step.steps if isinstance(step, NodesStep) else [step]
+                if not nodes:  # overlap.ProgressStep: no op of its own to report
+                    continue
                 name = "autojit::" + "+".join(inner.node.op.name for inner in nodes)
                 shapes = [list(value.shape) for value in value_operands(nodes[0].node)]
             profiler.record_event(name, start, end, shapes if profiler.record_shapes else None)

@@ -396,7 +396,7 @@ class RunBinding:
             if array.__class__ is not np.ndarray:  # a GPU array
                 array = array.to_host()
             kind = leaf[1]
-            value = array.tolist() if kind == "tolist" else kind(array.reshape(()).item())
+            value = _python_value(array, kind)
         cache[name] = value
         return value
 
@@ -422,9 +422,19 @@ class _LeafBinding(RunBinding):
             array = self.arrays[output]
             if array.__class__ is not np.ndarray:
                 array = array.to_host()
-            value = array.tolist() if kind == "tolist" else kind(array.reshape(()).item())
+            value = _python_value(array, kind)
         cache[name] = value
         return value
+
+
+def _python_value(array, kind):
+    """A graph value read as Python reads it: `.tolist()`, the array itself (`.numpy()`), or
+    `.item()` as a float, int or bool."""
+    if kind == "tolist":
+        return array.tolist()
+    if kind == "array":
+        return array
+    return kind(array.reshape(()).item())
 
 
 def _shared_results(graph: Graph, template) -> frozenset:

@@ -149,10 +149,12 @@ def _explain(fn, args: tuple, kwargs: dict) -> ExplainOutput:
         # breaks make several graphs; the checks between them are listed as boundaries.
         graphs = [segment.graph for segment in plan.segments] \
             if isinstance(plan, SegmentedPlan) else [executable.traced]
-        for graph in graphs:
+        for number, graph in enumerate(graphs):
             output.graphs.append(str(graph))
             output.ops_per_graph.append(dict(Counter(node.op.name for node in graph.nodes)))
-            output.out_guards.append(str(executable.guards))
+            output.out_guards.append(str(executable.guards) if number == 0 else
+                                     "(the guards of the segment before it, and the checks "
+                                     "between them)")
         if isinstance(plan, SegmentedPlan):
             output.segment_checks.extend(check for checks in plan.checks for check in checks)
     return output

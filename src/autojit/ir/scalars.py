@@ -101,6 +101,11 @@ def _source_text(scalar) -> str:
     return tree_source(scalar.tree) if isinstance(scalar, SymFloat) else poly_source(scalar.poly)
 
 
+# How far a float the compiled graph computes may lie from the traced (eager) value when the
+# trace specialized on it: kernels reduce in another order than NumPy.
+_TOLERANCE = {"float64": 1e-13, "float32": 1e-6, "float16": 2e-3, "bfloat16": 2e-2}
+
+
 def _python_dtype(kind) -> dtypes.DType:
     return {float: dtypes.float64, int: dtypes.int64, bool: dtypes.bool_}[kind]
 
@@ -128,7 +133,7 @@ class ScalarGraph:
         # (compiler/tracing.py); one that only feeds ops needs none.
         name = tracer.unique_output("item" if kind != "tolist" else "tolist")
         tracer.reserved_outputs.add(name)
-        symbol = self.env.create_leaf(name, kind)
+        symbol = self.env.create_leaf(name, kind, _TOLERANCE.get(value.dtype.name, 0.0))
         leaf_name = next(reversed(self.env.leaves))
         self.leaf_values[leaf_name] = value
         return symbol, leaf_name
@@ -138,6 +143,8 @@ class ScalarGraph:
         array = self.evaluate(self.leaf_values[name])
         if leaf.kind == "tolist":
             return array.tolist()
+        if leaf.kind == "array":
+            return np.array(array)
         return leaf.kind(array.reshape(()).item()) if leaf.kind is not float else \
             float(array.reshape(()).item())
 

@@ -34,6 +34,7 @@ from ..tensor.state import state
 from ..tensor.symbolic import (
     ShapeEnv,
     contains_runtime,
+    digest,
     is_runtime,
     specialize_values,
 )
@@ -194,6 +195,22 @@ class Tracer:
         """`autojit.tensor(data)` of symbolic scalars (nested in lists): a tensor of `dtype`
         made of graph values (tensor/creation.py)."""
         return self.scalars.tensor_of(data, dtype)
+
+    def read_array(self, tensor: Tensor, what: str):
+        """`tensor.numpy()` while tracing: this call's values (read-only: a write would not
+        reach the tensor), which the trace specializes on, checked on every run."""
+        _, name = self.scalars.leaf(tensor, "array")
+        array = self.env.hint_of(name)
+        tolerance = self.env.tolerance((name,))
+        if tolerance:  # a float array the compiled graph computes: eager's to rounding
+            constant = f"E{len(self.env.value_checks)}"
+            self.env.record(f"close({name}, {constant}, {tolerance!r})", "value", what,
+                            {constant: array})
+        else:
+            self.env.record(f"digest({name}) == {digest(array)!r}", "value", what)
+        array = array.copy()
+        array.flags.writeable = False
+        return array
 
     def read_scalar(self, tensor: Tensor, kind):
         """`tensor.item()` (kind float, int or bool by its dtype) or `tensor.tolist()` ("tolist")

@@ -23,15 +23,18 @@ class ValueCheck:
     real number, or as text: the trace specialized on it, a graph break compiled as a split);
     `where` is the user's (filename, line)."""
 
-    __slots__ = ("condition", "kind", "where", "names", "code", "what")
+    __slots__ = ("condition", "kind", "where", "names", "code", "what", "namespace")
 
-    def __init__(self, condition: str, kind: str, where, what: str = ""):
+    def __init__(self, condition: str, kind: str, where, what: str = "",
+                 constants: dict | None = None):
         self.condition, self.kind, self.where, self.what = condition, kind, where, what
         self.names = set(LEAF_SYMBOL.findall(condition)) | set(RUNTIME_SYMBOL.findall(condition))
         self.code = compile(condition, "<autojit value check>", "eval")
+        # What the condition names besides symbols: an array it compares with, say.
+        self.namespace = {**EVAL_GLOBALS, **constants} if constants else EVAL_GLOBALS
 
     def holds(self, binding) -> bool:
-        return bool(eval(self.code, EVAL_GLOBALS, binding))  # noqa: S307
+        return bool(eval(self.code, self.namespace, binding))  # noqa: S307
 
     def __repr__(self) -> str:
         return f"ValueCheck({self.condition!r}, {self.kind})"
@@ -41,10 +44,13 @@ class Leaf:
     """A graph value read in Python (`t.item()`): its graph output, the Python type of its
     value (float, int or bool; "tolist" for a nested list), and its hint once computed."""
 
-    __slots__ = ("output", "kind", "hint")
+    __slots__ = ("output", "kind", "hint", "tolerance")
 
-    def __init__(self, output: str, kind):
+    def __init__(self, output: str, kind, tolerance: float = 0.0):
         self.output, self.kind, self.hint = output, kind, UNKNOWN
+        # How far the compiled graph's value may lie from the traced (eager) one: kernels sum
+        # in another order than NumPy, so a float read back is eager's only to rounding.
+        self.tolerance = tolerance
 
 
 class _Binding:
@@ -97,10 +103,10 @@ class ShapeEnv:
         self.runtime[name] = (hint, source)
         return SymInt((((name,), 1),), hint, self)
 
-    def create_leaf(self, output: str, kind):
+    def create_leaf(self, output: str, kind, tolerance: float = 0.0):
         """A symbol for the graph output `output` read as a Python number of type `kind`."""
         name = f"g{len(self.leaves)}"
-        self.leaves[name] = Leaf(output, kind)
+        self.leaves[name] = Leaf(output, kind, tolerance)
         from .symbolic import SymFloat, SymInt
 
         if kind is float:
@@ -127,12 +133,19 @@ class ShapeEnv:
             leaf.hint = self.evaluate_leaf(name)
         return leaf.hint
 
-    def record(self, condition: str, kind: str = "branch", what: str = "") -> None:
+    def tolerance(self, names) -> float:
+        """The rounding a check of a value made of the graph values `names` allows (see
+        Leaf.tolerance): the loosest of theirs."""
+        return max((self.leaves[name].tolerance for name in names if name in self.leaves),
+                   default=0.0)
+
+    def record(self, condition: str, kind: str = "branch", what: str = "",
+               constants: dict | None = None) -> None:
         if condition in self._guard_set:
             return
         self._guard_set.add(condition)
         if LEAF_SYMBOL.search(condition):
-            check = ValueCheck(condition, kind, _user_line(), what)
+            check = ValueCheck(condition, kind, _user_line(), what, constants)
             self.value_checks.append(check)
             if self.on_value_check is not None:
                 self.on_value_check(check)

@@ -31,13 +31,14 @@ import operator
 import os
 import sys
 
-from .symbolic_expr import (
+from .symbolic_expr import (  # noqa: F401 - digest is re-exported
     ATOM_OPERATIONS,
     FLOAT_OPERATIONS,
     UNKNOWN,
     add_poly,
     constant_of,
     constant_poly,
+    digest,
     evaluate_poly,
     evaluate_tree,
     is_value_name,
@@ -272,7 +273,7 @@ class SymInt(_Comparisons):
     def specialize(self, why: str = "") -> int:
         hint = self.hint
         self.env.record(f"{poly_source(self.poly)} == {hint!r}", "value", why)
-        self.env.specializations.append((str(self), hint, f"{why} at {_caller()}"))
+        self.env.specializations.append((poly_source(self.poly), hint, f"{why} at {_caller()}"))
         return hint
 
     def __index__(self):
@@ -438,8 +439,12 @@ class SymFloat(_Comparisons):
     def specialize(self, why: str) -> float:
         hint = self.hint
         literal = repr(hint) if math.isfinite(hint) else f"float({str(hint)!r})"
-        condition = f"{tree_source(self.tree)} == {literal}" if hint == hint else \
-            f"isnan({tree_source(self.tree)})"
+        source = tree_source(self.tree)
+        tolerance = self.env.tolerance(self.names())
+        if tolerance:  # a value the compiled graph computes: eager's to rounding
+            condition = f"close({source}, {literal}, {tolerance!r})"
+        else:
+            condition = f"{source} == {literal}" if hint == hint else f"isnan({source})"
         self.env.record(condition, "value", why)
         self.env.specializations.append((tree_source(self.tree), hint, f"{why} at {_caller()}"))
         return hint

@@ -175,10 +175,39 @@ def tree_names(tree: tuple) -> set:
     return tree_names(tree[1]) | tree_names(tree[2])
 
 
+def digest(array) -> str:
+    """An array's shape, dtype and bytes as a short text: what a check on a whole array read
+    in Python (`t.numpy()` while tracing) compares."""
+    import hashlib
+
+    import numpy as np
+
+    array = np.ascontiguousarray(array)
+    text = f"{array.shape}{array.dtype}".encode()
+    return hashlib.blake2b(text + array.tobytes(), digest_size=16).hexdigest()
+
+
+def close(value, expected, tolerance: float) -> bool:
+    """Whether a float (or array) the compiled graph computed is the traced one to rounding:
+    within `tolerance` of it, relative to the largest magnitude (NaN where it was NaN)."""
+    import numpy as np
+
+    value, expected = np.asarray(value), np.asarray(expected)
+    if value.shape != expected.shape:
+        return False
+    if not tolerance or expected.dtype.kind not in "fc":
+        return bool(np.array_equal(value, expected, equal_nan=expected.dtype.kind in "fc"))
+    finite = np.isfinite(expected)
+    scale = float(np.abs(expected[finite]).max()) if finite.any() else 0.0
+    return bool(np.allclose(value, expected, rtol=tolerance, atol=tolerance * scale,
+                            equal_nan=True))
+
+
 # The names the source of a guard or a value check may use besides its symbols.
 EVAL_GLOBALS = {"__builtins__": {"min": min, "max": max, "round": round, "abs": abs,
                                  "isinstance": isinstance, "format": format, "bool": bool},
-                "nan": math.nan, "inf": math.inf, **MATH_FUNCTIONS,
+                "nan": math.nan, "inf": math.inf, "digest": digest, "close": close,
+                **MATH_FUNCTIONS,
                 "isfinite": math.isfinite, "isnan": math.isnan, "isinf": math.isinf}
 
 SIZE_SYMBOL = re.compile(r"\bs\d+\b")

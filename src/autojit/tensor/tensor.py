@@ -345,6 +345,11 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array sharing its memory; `force` copies a GPU tensor's data and
         allows a tensor that requires grad."""
+        if self._data is None and self._traced_array():
+            if self._requires_grad and not force:
+                raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                                   "Use tensor.detach().numpy() instead.")
+            return state.tracer.read_array(self, "Tensor.numpy()")
         data = self._concrete("Tensor.numpy()")
         if self._dtype is dtypes.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
@@ -384,6 +389,9 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         """`np.asarray(x)`: the data of a CPU tensor, without a copy."""
+        if self._data is None and self._traced_array():
+            array = state.tracer.read_array(self, "np.asarray(Tensor)")
+            return array if dtype is None else array.astype(dtype)
         data = self._concrete("np.asarray(Tensor)")
         if self._dtype is dtypes.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
@@ -428,6 +436,14 @@ class Tensor:
         tracer = state.tracer
         return tracer is not None and tracer.evaluates and not self._batched and \
             self.numel() == 1
+
+    def _traced_array(self) -> bool:
+        """Whether a symbolic tensor's data can be read while tracing: this call's values, a
+        graph break compiled as a split (the trace specializes on them, checked on every
+        run), rather than a graph break that runs the call eagerly."""
+        tracer = state.tracer
+        return tracer is not None and tracer.evaluates and not self._batched and \
+            self._dtype is not dtypes.bfloat16
 
     def _number(self, what: str):
         """The value of a one-element tensor as a Python number, needed now: while tracing,

@@ -159,6 +159,10 @@ class CompiledFunction:
                     missed = (executable, failed)
                     continue
                 self._last_run = executable
+                if missed is not None:
+                    # The branch this call took: tried first from now on.
+                    self.executables.remove(executable)
+                    self.executables.insert(0, executable)
                 return result
         self._last_failure = self._what_changed(args, missed)
         return self._compile_and_run(args)

@@ -307,3 +307,32 @@ def test_recompile_reasons_show_the_new_shape():
     compiled(autojit.ones(3))
     compiled(autojit.ones(3, 2))
     assert compiled.recompile_reasons == ["args[0].shape: [*] -> [3, 2]"]
+
+
+def test_lbfgs_inside_a_compiled_step_gives_eagers_steps():
+    """Its history grows on every step: the function gives up compiling, with eager's values
+    (the state it wrote is written back with paths named by the walk after the trace)."""
+    def make():
+        weight = autojit.tensor([1.0, -2.0], requires_grad=True)
+        optimizer = autojit.optim.LBFGS([weight], lr=0.5, max_iter=4)
+
+        def step():
+            def closure():
+                optimizer.zero_grad()
+                loss = ((weight - 3) ** 2).sum()
+                loss.backward()
+                return loss
+            return optimizer.step(closure)
+
+        return step, weight
+
+    results = []
+    for compiled in (False, True):
+        step, weight = make()
+        function = autojit.compile(step) if compiled else step
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CompileWarning)
+            results.append([(function().item(), weight.tolist()) for _ in range(4)])
+    for (eager_loss, eager_weight), (loss, weight) in zip(*results):
+        assert loss == pytest.approx(eager_loss, rel=1e-5, abs=1e-7)
+        np.testing.assert_allclose(weight, eager_weight, rtol=1e-5)

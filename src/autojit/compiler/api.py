@@ -10,10 +10,14 @@ The flow of one call of a compiled function:
    (docs/notes/aliasing.md); the graph is optimized, scheduled by a backend and wrapped in
    an Executable (executable.py) with its guards, and run.
 
-What tracing cannot capture (`.item()`, `bool(tensor)`, data-dependent control flow) is a
-graph break: the call runs eagerly, with a warning once per source line, or an error naming
-the line when fullgraph=True. A function that returns tensors requiring grad gets a compiled
-backward too (compiled_backward.py): the results' grad_fn runs it. More than
+Decisions on values the graph computes (`if loss.item() > 10:`, `bool(tensor)`, the size of
+`nonzero`) are made with the traced call's values and checked on every run, the graph running
+in segments between the checks (segments.py): a run whose check fails writes nothing back and
+the call runs another executable (the other branch), traces again or runs eagerly. What
+tracing cannot capture at all is a graph break: the call runs eagerly, with a warning once per
+source line, or an error naming the line when fullgraph=True. A function that returns
+tensors requiring grad gets a compiled backward too (compiled_backward.py): the results'
+grad_fn runs it. More than
 `recompile_limit` executables for one function fall back to eager with one warning naming the
 guard that kept failing. backend="eager" and AUTOJIT_DISABLE=1 run the function eagerly.
 

@@ -323,7 +323,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         changes.structural.append("the global random generators (numpy.random, random)")
     try:
         flattening = Flattening(graph, tracer, positions, before._seen)
-        python_writes = _python_writes(changes, flattening, tracer, before.constants)
+        python_writes = _python_writes(changes, flattening, tracer, changes.constants)
         logged = _log_templates(prints, flattening)
     except BaseException:
         before.restore()

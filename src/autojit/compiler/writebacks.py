@@ -55,6 +55,9 @@ class StateChanges:
         self.writes, self.appends, self.structural, self.leaks = [], [], [], []
         self.appended_paths: list = []  # paths of the lists appended to (not guarded)
         self._before, self._after = before, after
+        # The names the paths use for objects held as constants (the walk after the trace
+        # names those it met first).
+        self.constants = {**before.constants, **after.constants}
         skipped = self._appended_lists(before, codes)
         fresh = _fresh_paths(before, after)
         symbolic = [observation for observation in after.observations

@@ -40,6 +40,7 @@ from ..tensor.symbolic import (
     SymFloat,
     SymInt,
     call_symbolic,
+    digest,
     is_runtime,
     predicate,
     substitute,
@@ -53,6 +54,7 @@ from ..tensor.symbolic_expr import (
     tree_source,
 )
 from ..tensor.tensor import Tensor
+from ..tensor.traced_scalar import TracedList
 from .graph import Value
 from .source_uses import formatted_reaches_sinks
 
@@ -137,6 +139,32 @@ class ScalarGraph:
         leaf_name = next(reversed(self.env.leaves))
         self.leaf_values[leaf_name] = value
         return symbol, leaf_name
+
+    def read_array(self, tensor: Tensor, what: str):
+        """`tensor.numpy()` while tracing: this call's values (read-only: a write would not
+        reach the tensor), which the trace specializes on, checked on every run."""
+        _, name = self.leaf(tensor, "array")
+        array = self.env.hint_of(name)
+        tolerance = self.env.tolerance((name,))
+        if tolerance:  # a float array the compiled graph computes: eager's to rounding
+            constant = f"E{len(self.env.value_checks)}"
+            self.env.record(f"close({name}, {constant}, {tolerance!r})", "value", what,
+                            {constant: array})
+        else:
+            self.env.record(f"digest({name}) == {digest(array)!r}", "value", what)
+        array = array.copy()
+        array.flags.writeable = False
+        return array
+
+    def read_scalar(self, tensor: Tensor, kind):
+        """`tensor.item()` (kind float, int or bool by its dtype) or `tensor.tolist()` ("tolist")
+        while tracing: a symbolic scalar standing for the value on every run."""
+        if kind != "tolist":
+            category = tensor.dtype.category
+            kind = float if category == dtypes.FLOATING else (
+                bool if category == dtypes.BOOL else int)
+        symbol, name = self.leaf(tensor, kind)
+        return TracedList(tensor, name, self.env) if kind == "tolist" else symbol
 
     def _leaf_hint(self, name: str):
         leaf = self.env.leaves[name]

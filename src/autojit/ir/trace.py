@@ -28,13 +28,11 @@ import linecache
 import numpy as np
 
 from ..ops.registry import infer
-from ..tensor import dtypes
 from ..tensor.graph_break import GraphBreak, graph_break, user_location
 from ..tensor.state import state
 from ..tensor.symbolic import (
     ShapeEnv,
     contains_runtime,
-    digest,
     is_runtime,
     specialize_values,
 )
@@ -87,6 +85,10 @@ class Tracer:
         # feeds to ops (scalars.py); `call_args` are the real arguments of the call traced.
         self.env = env if env is not None else ShapeEnv()
         self.scalars = ScalarGraph(self, self.env)
+        # What the tensor layer asks of a trace for `.item()`, `.tolist()`, `.numpy()` and
+        # `autojit.tensor(loss.item())` (scalars.py).
+        self.read_scalar, self.read_array = self.scalars.read_scalar, self.scalars.read_array
+        self.tensor_from_scalars = self.scalars.tensor_of
         self.call_args: tuple = ()
         # Whether a graph value can be evaluated for a decision (a compiled function's trace
         # has the call's real inputs; make_graph has not: a decision there breaks the graph).
@@ -190,37 +192,6 @@ class Tracer:
     def real_input(self, entry: Input):
         """The real array of an "arg" input in the call being traced."""
         return self._real_inputs[id(entry.value)]
-
-    def tensor_from_scalars(self, data, dtype) -> Tensor:
-        """`autojit.tensor(data)` of symbolic scalars (nested in lists): a tensor of `dtype`
-        made of graph values (tensor/creation.py)."""
-        return self.scalars.tensor_of(data, dtype)
-
-    def read_array(self, tensor: Tensor, what: str):
-        """`tensor.numpy()` while tracing: this call's values (read-only: a write would not
-        reach the tensor), which the trace specializes on, checked on every run."""
-        _, name = self.scalars.leaf(tensor, "array")
-        array = self.env.hint_of(name)
-        tolerance = self.env.tolerance((name,))
-        if tolerance:  # a float array the compiled graph computes: eager's to rounding
-            constant = f"E{len(self.env.value_checks)}"
-            self.env.record(f"close({name}, {constant}, {tolerance!r})", "value", what,
-                            {constant: array})
-        else:
-            self.env.record(f"digest({name}) == {digest(array)!r}", "value", what)
-        array = array.copy()
-        array.flags.writeable = False
-        return array
-
-    def read_scalar(self, tensor: Tensor, kind):
-        """`tensor.item()` (kind float, int or bool by its dtype) or `tensor.tolist()` ("tolist")
-        while tracing: a symbolic scalar standing for the value on every run."""
-        if kind != "tolist":
-            category = tensor.dtype.category
-            kind = float if category == dtypes.FLOATING else (
-                bool if category == dtypes.BOOL else int)
-        symbol, name = self.scalars.leaf(tensor, kind)
-        return TracedList(tensor, name, self.env) if kind == "tolist" else symbol
 
     def know(self, value: Value) -> None:
         """Accept `value` (an input added after the trace began) as this trace's own."""

@@ -336,3 +336,28 @@ def test_lbfgs_inside_a_compiled_step_gives_eagers_steps():
     for (eager_loss, eager_weight), (loss, weight) in zip(*results):
         assert loss == pytest.approx(eager_loss, rel=1e-5, abs=1e-7)
         np.testing.assert_allclose(weight, eager_weight, rtol=1e-5)
+
+
+def test_text_stored_and_read_back_is_never_a_placeholder():
+    class State:
+        message = ""
+
+    state, history = State(), []
+
+    def step(x):
+        value = x.sum().item()
+        local = {"text": f"{value:.1f}"}
+        state.message = f"{value:.2f}"
+        history.append(f"{value:.3f}")
+        first = 1.0 if local["text"].startswith("-") else 2.0
+        second = 1.0 if history[-1].startswith("-") else 2.0
+        return x * first * second, state.message
+
+    compiled = autojit.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        for value in (1.0, -1.0, 2.0):
+            x = autojit.tensor([value])
+            got, expected = compiled(x), step(x)
+            assert got[0].tolist() == expected[0].tolist() and got[1] == expected[1]
+    assert history == [f"{value:.3f}" for value in (1.0, 1.0, -1.0, -1.0, 2.0, 2.0)]

@@ -67,7 +67,9 @@ class StateChanges:
         written: dict = {}  # path written as a whole -> display
         for observation in symbolic:
             path = _outermost_fresh(observation.path, fresh)
-            if len(path) < 2:
+            if len(path) < 2 or _past_end(before, after, path):
+                # Nowhere a run can write: a root, or an item of a list the call grew
+                # (other than by appends the code only makes).
                 self.leaks.append((observation.display, observation.value))
                 continue
             written.setdefault(path, (observation.display if path == observation.path else
@@ -166,6 +168,16 @@ def _literal(text: str):
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return text
+
+
+def _past_end(before: Walk, after: Walk, path: tuple) -> bool:
+    """Whether `path` is an item of a list past the length it had before the trace."""
+    owner = after.objects.get(path[:-1])
+    if not isinstance(owner, list):
+        return False
+    found = before.snapshots.get(id(owner))
+    index = _literal(path[-1][1:-1]) if path[-1].startswith("[") else None
+    return found is None or not isinstance(index, int) or index >= len(found[1])
 
 
 def _under(path: tuple, prefixes) -> bool:

@@ -161,12 +161,38 @@ def _sink(node, parents, function, seen: set):
         verdict = True
         for target in parent.targets:
             if isinstance(target, (ast.Attribute, ast.Subscript)):
+                if not _stored_in_state(target, function):
+                    return False
                 continue  # stored in Python state: written back with each run's text
             if not isinstance(target, ast.Name):
                 return False
             verdict = _merge(verdict, _local_sink(target.id, function, parents, seen))
         return verdict
     return False
+
+
+def _stored_in_state(target, function) -> bool:
+    """Whether `obj.name = text` or `obj[key] = text` stores into state from outside the
+    function (its object is a parameter, a global or a closure variable, not a local the
+    function made) that the function does not read back (no other use of `.name` or of
+    `[key]` in it)."""
+    root = target.value
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == root.id and \
+                not isinstance(node.ctx, ast.Load):
+            return False  # a local the function binds
+        if node is target or not isinstance(node, type(target)):
+            continue
+        if isinstance(target, ast.Attribute) and node.attr == target.attr:
+            return False
+        if isinstance(target, ast.Subscript) and ast.dump(node.slice) == \
+                ast.dump(target.slice):
+            return False
+    return True
 
 
 def _merge(first, second):

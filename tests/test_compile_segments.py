@@ -98,3 +98,17 @@ def test_results_differentiated_outside_through_a_split():
         assert got == (x.grad.tolist(), weight.grad.tolist())
         weight.grad = None
     assert compiled.stats().eager_calls == 0
+
+
+def test_masked_select_runs_compiled_in_segments():
+    def select(x, mask):
+        return autojit.masked_select(x, mask) * 2
+
+    compiled = autojit.compile(select)
+    x = autojit.tensor([[1.0, 2.0], [3.0, 4.0]])
+    for mask in ([[True, False], [True, True]], [[False, True], [True, False]],
+                 [[True, True], [False, True]]):
+        mask = autojit.tensor(mask)
+        assert compiled(x, mask).tolist() == select(x, mask).tolist()
+    stats = compiled.stats()
+    assert stats.eager_calls == 0 and stats.segments == 2, stats

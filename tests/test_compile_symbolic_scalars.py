@@ -361,3 +361,22 @@ def test_text_stored_and_read_back_is_never_a_placeholder():
             got, expected = compiled(x), step(x)
             assert got[0].tolist() == expected[0].tolist() and got[1] == expected[1]
     assert history == [f"{value:.3f}" for value in (1.0, 1.0, -1.0, -1.0, 2.0, 2.0)]
+
+
+def test_a_value_stored_in_a_slot_runs_eagerly_and_never_leaks():
+    class Slotted:
+        __slots__ = ("last",)
+
+    holder = Slotted()
+    holder.last = 0.0
+
+    def step(x):
+        holder.last = x.sum().item()
+        return x * 2
+
+    compiled = autojit.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        for value in (1.0, 2.0):
+            compiled(autojit.tensor([value]))
+            assert type(holder.last) is float and holder.last == value

@@ -347,6 +347,8 @@ class Walk:
                              function.__kwdefaults__))
         scope = function.__globals__
         root = self.constant_path(scope)
+        if id(scope) not in self.snapshots:  # the globals it stores are put back from it
+            self._snapshot(scope, dict, (root,), "globals")
         for name in global_names(function.__code__):
             where = (root, f"[{name!r}]")
             if name in scope:
@@ -393,7 +395,17 @@ class Walk:
             elif isinstance(container, collections.deque):
                 container.clear()
                 container.extend(contents)
-            elif isinstance(container, (dict, set)):
+            elif isinstance(container, dict):
+                # Entry by entry: a module's globals are never emptied, even for a moment.
+                for key in [key for key in container if key not in contents]:
+                    del container[key]
+                for key, value in contents.items():
+                    if key not in container or container[key] is not value:
+                        container[key] = value
+                if list(container) != list(contents):  # the order its iteration sees
+                    container.clear()
+                    container.update(contents)
+            elif isinstance(container, set):
                 container.clear()
                 container.update(contents)
         for _, _, array_, copy in self.arrays.values():

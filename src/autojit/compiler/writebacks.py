@@ -67,9 +67,11 @@ class StateChanges:
         written: dict = {}  # path written as a whole -> display
         for observation in symbolic:
             path = _outermost_fresh(observation.path, fresh)
-            if len(path) < 2 or _past_end(before, after, path):
-                # Nowhere a run can write: a root, or an item of a list the call grew
-                # (other than by appends the code only makes).
+            if len(path) < 2 or _past_end(before, after, path) or \
+                    _entry(before, after, path) is None:
+                # Nowhere a run can write, or nothing to put back before it does: a root,
+                # an item of a list the call grew (other than by appends the code only
+                # makes), a slot.
                 self.leaks.append((observation.display, observation.value))
                 continue
             written.setdefault(path, (observation.display if path == observation.path else
@@ -137,21 +139,31 @@ class StateChanges:
         return bool(self.writes or self.appends or self.structural or self.leaks)
 
 
-def _undo_entry(before: Walk, after: Walk, path: tuple) -> None:
-    """Put back the attribute, key or item at `path` as the walk before the trace saw it."""
+def _entry(before: Walk, after: Walk, path: tuple):
+    """(container, key, its contents before the trace) of the attribute, key or item at
+    `path`, or None where the walk before it kept no copy to put back (a slot, a class
+    attribute)."""
     owner = after.objects.get(path[:-1])
+    if owner is None and len(path) == 2:  # an object the paths hold as a constant (globals)
+        owner = after.constants.get(path[0])
     fragment = path[-1]
-    if owner is None:
-        return
-    container = owner.__dict__ if fragment.startswith(".") and not fragment.startswith(
-        ".__dict__") and hasattr(owner, "__dict__") else owner
+    if owner is None or fragment.startswith(".__dict__["):
+        return None
+    container = owner.__dict__ if fragment.startswith(".") and hasattr(owner, "__dict__") \
+        else owner
     found = before.snapshots.get(id(container))
     if found is None:
-        return
-    _, contents = found
-    if fragment.startswith(".__dict__["):
-        return  # a class attribute: written by each run as it is
+        return None
     key = fragment[1:] if fragment.startswith(".") else _literal(fragment[1:-1])
+    return container, key, found[1]
+
+
+def _undo_entry(before: Walk, after: Walk, path: tuple) -> None:
+    """Put back the attribute, key or item at `path` as the walk before the trace saw it."""
+    entry = _entry(before, after, path)
+    if entry is None:
+        return
+    container, key, contents = entry
     if isinstance(container, dict):
         if key in contents:
             container[key] = contents[key]

@@ -380,3 +380,40 @@ def test_a_value_stored_in_a_slot_runs_eagerly_and_never_leaks():
         for value in (1.0, 2.0):
             compiled(autojit.tensor([value]))
             assert type(holder.last) is float and holder.last == value
+
+
+def test_a_progress_bar_postfix_is_written_with_each_calls_text():
+    """Text the code only assigns (never reads back) is written by each run, and what the
+    place held before is not guarded: the step does not trace again on every call."""
+    class Bar:
+        def __init__(self):
+            self.postfix = ""
+
+        def set_postfix(self, **values):
+            self.postfix = ", ".join(f"{key}={value:.3f}" for key, value in values.items())
+
+    def make():
+        bar = Bar()
+        weight = autojit.ones(3, requires_grad=True)
+        optimizer = autojit.optim.SGD([weight], lr=0.01)
+
+        def step(x):
+            optimizer.zero_grad()
+            loss = (weight * x).pow(2).sum()
+            loss.backward()
+            optimizer.step()
+            bar.set_postfix(loss=loss.item(), lr=optimizer.param_groups[0]["lr"])
+
+        return step, lambda: bar.postfix
+
+    postfixes = []
+    for compiled in (False, True):
+        step, read = make()
+        function = autojit.compile(step) if compiled else step
+        seen = []
+        for _ in range(6):
+            function(autojit.ones(3))
+            seen.append(read())
+        postfixes.append(seen)
+    assert postfixes[0] == postfixes[1]
+    assert function.stats().traces == 2 and function.stats().compiled_calls == 6

@@ -126,8 +126,10 @@ class CompiledFunction:
         # and those that could not be (the function writes them, or needs their value).
         self.runtime_float_paths: set = set()
         self._constant_float_paths: set = set()
-        # Paths of lists the function only appends to (writebacks.py): not guarded.
+        # Paths of lists the function only appends to, and of places it only assigns with
+        # values it read from tensors (writebacks.py): not guarded.
         self.append_only_paths: set = set()
+        self.write_only_paths: set = set()
         self.call_arguments: tuple = ()  # the call being compiled (stages.schedule reads it)
         # AUTOJIT_DISABLE is read when the function is compiled, not on every call.
         self.eager = backend == "eager" or config.disabled()

@@ -126,7 +126,8 @@ class Walk:
     roots: (path tuple, display name, object) triples."""
 
     def __init__(self, roots: list, constants: dict | None = None, limit: int = MAX_OBJECTS,
-                 copies: bool = True, appended: frozenset = frozenset()):
+                 copies: bool = True, appended: frozenset = frozenset(),
+                 skipped: frozenset = frozenset()):
         self.observations: list[Observation] = []
         self.tensors: dict = {}  # id(tensor) -> (path, display, tensor), the first path found
         # id(tensor) -> the most readable of the displays it was reached by (graph input
@@ -141,6 +142,9 @@ class Walk:
         # The paths of lists the function only appends to (compiler/writebacks.py): their
         # items are nothing a trace reads, so only their class is observed.
         self._appended = appended
+        # Paths the function only ever assigns (compiler/writebacks.py): what is there before
+        # a call is nothing a trace reads, so it is not observed.
+        self._skipped = skipped
         self.codes: list = []  # the code objects of the user's functions reached
         # id(array) -> (path, display, array, a copy or an ArrayDigest; None without
         # `copies`): the NumPy arrays reached, whose values api.py guards unless the graph
@@ -181,6 +185,8 @@ class Walk:
         if path in self._paths:  # a global two functions load, say: one path, one object
             return []
         self._paths.add(path)
+        if path in self._skipped:
+            return []
         if is_symbolic(obj) or isinstance(obj, TracedList):
             # A symbolic scalar (`.item()` of a traced tensor) kept in Python state.
             self._observe(path, "symbolic", obj, display)

@@ -203,7 +203,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     """Run `compiled`'s function on `args` under a tracer (see the module docstring)."""
     function = compiled.user_function()
     appended = frozenset(compiled.append_only_paths)
-    before = Walk(*function_roots(function, args), appended=appended)
+    unguarded = frozenset(compiled.write_only_paths)
+    before = Walk(*function_roots(function, args), appended=appended, skipped=unguarded)
     if not before.complete:
         raise GiveUp(
             f"it can reach more Python state than the guards check (the walk stopped at "
@@ -317,7 +318,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         guards.build()
         return EagerCall(guards, graph)
     changes = StateChanges(before, Walk(*function_roots(function, args), copies=False,
-                                        appended=appended), before.codes)
+                                        appended=appended), before.codes, unguarded)
     changes.writes += runtime_writes
     if rng_state() != rng_before:  # NumPy's or Python's global generator drew numbers
         changes.structural.append("the global random generators (numpy.random, random)")
@@ -330,6 +331,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         raise
     changes.undo()
     compiled.append_only_paths.update(changes.appended_paths)
+    compiled.write_only_paths.update(changes.unguarded_paths)
     _values_read(graph, tracer, template, prints,
                  *(value for written in (*(python_writes.templates if python_writes else ()),
                                          *logged)
@@ -547,11 +549,14 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
             tensor_conditions(guards, ("args", f"[{position}]"), argument,
                               f"argument {position}", grad_is=id(argument) in grad_guarded,
                               dynamic_dims=env.dims_of(position))
+    # Lists the function only appends to: their class alone; places it only assigns: nothing.
     appended = tuple(traced.changes.appended_paths)
+    unguarded = tuple(traced.changes.unguarded_paths)
     observation_conditions(guards, [
         observation for observation in before.observations
-        if not appended or not any(observation.path[:len(path)] == path and (
-            observation.path != path or observation.kind != "class") for path in appended)],
+        if not any(observation.path[:len(path)] == path and (
+            observation.path != path or observation.kind != "class") for path in appended)
+        and not any(observation.path[:len(path)] == path for path in unguarded)],
         traced.runtime_paths)
     array_conditions(guards, arrays)
     for entry in graph.captured_inputs:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from ..ir.source_uses import append_only
+from ..ir.source_uses import append_only, write_only
 from ..tensor.symbolic import is_symbolic
 from ..tensor.traced_scalar import TracedList
 from .reachability import Walk, same_array
@@ -51,9 +51,13 @@ class StateChanges:
     values, display); structural: displays of everything else that changed; leaks:
     (display, value) for each place that now holds a symbolic value no run can write."""
 
-    def __init__(self, before: Walk, after: Walk, codes=()):
+    def __init__(self, before: Walk, after: Walk, codes=(), unguarded=frozenset()):
         self.writes, self.appends, self.structural, self.leaks = [], [], [], []
         self.appended_paths: list = []  # paths of the lists appended to (not guarded)
+        # Paths the user's code only ever assigns (ir/source_uses.write_only), written with
+        # each run's value: what they held before is not guarded. `unguarded` holds those
+        # earlier traces found, which the walk before this one did not observe.
+        self.unguarded_paths: list = []
         self._before, self._after = before, after
         # The names the paths use for objects held as constants (the walk after the trace
         # names those it met first).
@@ -79,11 +83,22 @@ class StateChanges:
         for path, display in written.items():
             self.writes.append((path, after.objects.get(path, _value_at(after, path)),
                                 display))
+            if path not in unguarded and _write_only(path, display, codes):
+                self.unguarded_paths.append(path)
         done = tuple(written)
         old = before.by_path()
         for observation in after.observations:
             if _under(observation.path, skipped) or _under(observation.path, done):
                 old.pop((observation.path, observation.kind), None)
+                continue
+            if _under(observation.path, unguarded):
+                # Not observed before: written with a constant, if the function wrote it.
+                entry = _entry(before, after, observation.path)
+                if observation.path in unguarded and observation.kind == "scalar" and \
+                        entry is not None and (entry[1] not in entry[2] or
+                                               entry[2][entry[1]] is not observation.value):
+                    self.writes.append((observation.path, observation.value,
+                                        observation.display))
                 continue
             previous = old.pop((observation.path, observation.kind), None)
             if previous is None and observation.kind == "scalar":
@@ -112,10 +127,8 @@ class StateChanges:
                     mine is not theirs for mine, theirs in zip(container, contents)):
                 continue
             path, display = before.container_paths[key]
-            match = _NAME.search(path[-1]) if len(path) > 1 and \
-                path[-1] != ".cell_contents" else None
-            name = match.group(1) if match else display.rsplit(".", 1)[-1]
-            if not name.isidentifier() or not append_only(name, codes):
+            name = _place_name(path, display)
+            if name is None or not append_only(name, codes):
                 continue
             self.appends.append((path, container[len(contents):], display))
             self.appended_paths.append(path)
@@ -137,6 +150,19 @@ class StateChanges:
 
     def __bool__(self) -> bool:
         return bool(self.writes or self.appends or self.structural or self.leaks)
+
+
+def _place_name(path: tuple, display: str) -> str | None:
+    """The name the user's code reaches a place by: an attribute's, a string key's, a global
+    or closure variable's."""
+    match = _NAME.search(path[-1]) if len(path) > 1 and path[-1] != ".cell_contents" else None
+    name = match.group(1) if match else display.rsplit(".", 1)[-1]
+    return name if name.isidentifier() else None
+
+
+def _write_only(path: tuple, display: str, codes) -> bool:
+    name = _place_name(path, display)
+    return name is not None and write_only(name, codes)
 
 
 def _entry(before: Walk, after: Walk, path: tuple):

@@ -59,6 +59,13 @@ def _function_node(tree, parents, code):
     """The AST node of the function whose code object `code` is (None for module code)."""
     first = code.co_firstlineno
     name = code.co_name
+    if name.startswith("<") and name not in ("<lambda>", "<module>"):
+        # A comprehension's own code (<genexpr>, <listcomp>): read within the function
+        # around it, the innermost one holding its line.
+        around = [node for node in ast.walk(tree)
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and
+                  node.lineno <= first <= (node.end_lineno or node.lineno)]
+        return max(around, key=lambda node: node.lineno) if around else tree
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             lines = [node.lineno] + [decorator.lineno for decorator in node.decorator_list]
@@ -146,8 +153,13 @@ def _sink(node, parents, function, seen: set):
                                              isinstance(parent.op, ast.Add)):
         return _sink(parent, parents, function, seen)
     if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) or (
-            isinstance(parent, ast.Dict) and node in parent.values):
+            isinstance(parent, ast.Dict) and node in parent.values) or (
+            isinstance(parent, (ast.GeneratorExp, ast.ListComp)) and parent.elt is node):
         return _sink(parent, parents, function, seen)
+    if isinstance(parent, ast.Call) and node in parent.args and \
+            isinstance(parent.func, ast.Attribute) and parent.func.attr == "join" and \
+            isinstance(parent.func.value, ast.Constant):
+        return _sink(parent, parents, function, seen)  # `", ".join(texts)`: text again
     if isinstance(parent, ast.keyword):
         call = parents.get(parent)
         if parent.arg == "file":
@@ -307,3 +319,30 @@ def _names(node, name: str) -> bool:
         key = node.slice
         return isinstance(key, ast.Constant) and key.value == name
     return False
+
+
+# ---- places the function only writes --------------------------------------------------------
+
+def write_only(name: str, codes) -> bool:
+    """Whether every use of `name` (a variable, an attribute, or a dict key) in the source of
+    the code objects `codes` is the target of a plain assignment (`self.message = text`,
+    `global LAST; LAST = x`), and there is one: what it held before is nothing the function
+    read."""
+    stores = 0
+    for code in codes:
+        module = _module_of(code)
+        if module is None:
+            return False
+        tree, parents = module
+        function = _function_node(tree, parents, code)
+        if function is None:
+            return False
+        for node in ast.walk(function):
+            if not _names(node, name):
+                continue
+            parent = parents.get(node)
+            if not isinstance(getattr(node, "ctx", None), ast.Store) or not isinstance(
+                    parent, ast.Assign):
+                return False  # read, deleted, or read and written (`+=`)
+            stores += 1
+    return stores > 0

@@ -417,8 +417,17 @@ class SymFloat(_Comparisons):
 
     def __round__(self, ndigits=None):
         if ndigits is None:
-            return int(self.specialize("round() was called"))
+            return self._to_int("round", "round() was called")
         return _call("round", self, ndigits)
+
+    def _to_int(self, function: str, why: str) -> int:
+        """An int made from the value (`int(x)`, `round(x)`, `math.floor(x)`): specialized on
+        that int, exactly, so that a value within rounding of the traced one but on the other
+        side of an integer is never taken for it."""
+        value = _INT_FUNCTIONS[function](self.hint)
+        self.env.record(f"{function}({tree_source(self.tree)}) == {value!r}", "value", why)
+        self.env.specializations.append((tree_source(self.tree), value, f"{why} at {_caller()}"))
+        return value
 
     def _compare(self, symbol, other):
         if not isinstance(_raw(other), (int, float)) and _raw(other) is not UNKNOWN:
@@ -453,9 +462,16 @@ class SymFloat(_Comparisons):
         return self.specialize("float() was called")
 
     def __int__(self):
-        return int(self.specialize("int() was called"))
+        return self._to_int("int", "int() was called")
 
-    __trunc__ = __int__
+    def __trunc__(self):
+        return self._to_int("int", "math.trunc() was called")
+
+    def __floor__(self):
+        return self._to_int("floor", "math.floor() was called")
+
+    def __ceil__(self):
+        return self._to_int("ceil", "math.ceil() was called")
 
     def __format__(self, spec: str) -> str:
         return _format(self, spec)
@@ -471,6 +487,8 @@ class SymFloat(_Comparisons):
 
 
 numbers.Real.register(SymFloat)
+
+_INT_FUNCTIONS = {"int": int, "round": round, "floor": math.floor, "ceil": math.ceil}
 
 # The environment a trace's symbols live in (after the classes it makes, which it imports).
 from .shape_env import Leaf, ShapeEnv, ValueCheck  # noqa: E402

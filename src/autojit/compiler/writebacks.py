@@ -13,6 +13,8 @@ The walk before a trace and one after it (reachability.py) are compared (StateCh
   ever appends to (ir/source_uses.append_only: `losses.append(loss.item())` as a statement
   and no other use): each run appends that run's values, and the list's length and items are
   not guarded, since the trace read neither;
+- a write to a place the user's code only ever assigns (ir/source_uses.write_only:
+  `self.message = text`, never read nor `+=`): what it held before is not guarded either;
 - a *structural* change (a container grown otherwise, an entry or attribute added, an object
   replaced): the trace serves its own call only (api.py);
 - a *leak*: a symbolic value stored where no run can write it (a list read as well as

@@ -25,8 +25,9 @@ from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
 from .overlap import settle
 from .steps import KernelStep, NodesStep, NodeStep, reference_error
 
-# Outputs that leave the plan as they are: returned to the caller, or kept for a backward.
-_ESCAPING_KINDS = ("result", "saved")
+# Outputs that leave the plan as they are: returned to the caller, kept for a backward, or
+# read by a later segment of a split graph (which may return them).
+_ESCAPING_KINDS = ("result", "saved", "carry")
 
 
 def plan_buffer_reuse(graph: Graph, steps: list, fresh_grads: frozenset = frozenset()) -> list:

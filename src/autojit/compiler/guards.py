@@ -457,6 +457,10 @@ def mode_conditions(guards: GuardSet) -> None:
                    f"grad mode changed (was {'enabled' if state.grad_enabled else 'disabled'})")
     guards.require(f"state.inference is {state.inference}", "inference mode changed")
     guards.require(f"state.anomaly is {state.anomaly}", "anomaly mode changed")
+    # A save under saved-tensor hooks is a graph break (autograd/graph_api.py): a trace made
+    # without hooks must not run inside a block that has them.
+    guards.require(f"bool(state.saved_tensor_hooks) is {bool(state.saved_tensor_hooks)}",
+                   "saved tensor hooks were entered or left")
     guards.require(f"dtypes._default_float[0] is {default}", "the default dtype changed")
 
 

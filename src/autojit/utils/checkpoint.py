@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd.graph import AccumulateGrad, Node, SavedTensor
+from ..autograd.graph import AccumulateGrad, Node, PackedSavedTensor, SavedTensor
 from ..tensor.device import CPU, cuda_device
 from ..tensor.generator import default_generator, device_generators
 from ..tensor.state import state
@@ -209,9 +209,14 @@ class _Segment:
             tracer.checkpointing += 1
             if self.draws is not None:
                 previous_log, tracer.draw_log = tracer.draw_log, self.draws
+        # The segment's saved tensors are the checkpoint's own: hooks entered outside do not
+        # pack them (torch's checkpoint pushes its hooks innermost); hooks entered inside the
+        # function do, and those entries are left to them (_saved_entries).
+        outer_hooks, state.saved_tensor_hooks = state.saved_tensor_hooks, ()
         try:
             result = self.function(*self.args, **self.kwargs)
         finally:
+            state.saved_tensor_hooks = outer_hooks
             if tracer is not None:
                 tracer.checkpointing -= 1
             if tracer is not None and self.draws is not None:
@@ -254,10 +259,12 @@ class _Segment:
             tracer.draw_replay = list(self.draws) if self.draws is not None else None
         state.grad_enabled = True
         start = _sequence_mark()
+        outer_hooks, state.saved_tensor_hooks = state.saved_tensor_hooks, ()
         try:
             with self.recompute_context:
                 result = self.function(*self.args, **self.kwargs)
         finally:
+            state.saved_tensor_hooks = outer_hooks
             state.grad_enabled = previous_grad
             if tracer is not None:
                 tracer.recomputing -= 1
@@ -293,9 +300,10 @@ def _saved_entries(outputs: list, start: int) -> list:
     found = []
     for node in sorted(_segment_nodes(outputs, start), key=lambda node: node.sequence_nr):
         for slot, entry in enumerate(getattr(node, "_saved", None) or ()):
-            if isinstance(entry, SavedTensor):
+            if isinstance(entry, SavedTensor) and not isinstance(entry, PackedSavedTensor):
                 found.append((node, slot, entry))
-        if isinstance(getattr(node, "_saved_out", None), SavedTensor):
+        saved_out = getattr(node, "_saved_out", None)
+        if isinstance(saved_out, SavedTensor) and not isinstance(saved_out, PackedSavedTensor):
             found.append((node, "out", node._saved_out))
     return found
 

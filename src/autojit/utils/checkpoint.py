@@ -30,10 +30,34 @@ from ..tensor.device import CPU, cuda_device
 from ..tensor.generator import default_generator, device_generators
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
+from .selective_checkpoint import (
+    CheckpointPolicy,
+    SelectiveCheckpointContext,
+    _SelectiveForward,
+    create_selective_checkpoint_contexts,
+)
 
-__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential", "noop_context_fn"]
+__all__ = ["CheckpointError", "CheckpointPolicy", "SelectiveCheckpointContext", "checkpoint",
+           "checkpoint_sequential", "create_selective_checkpoint_contexts", "noop_context_fn",
+           "set_checkpoint_early_stop"]
 
 _DETERMINISM_CHECKS = ("default", "none")
+
+
+_early_stop: bool | None = None  # set_checkpoint_early_stop's setting, None outside it
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Whether the checkpoints made inside stop their recomputation once it has given every
+    tensor backward needs (torch's default). Accepted and remembered; autojit's recomputation
+    always runs the whole function, which gives the same values."""
+    global _early_stop
+    previous, _early_stop = _early_stop, enable
+    try:
+        yield
+    finally:
+        _early_stop = previous
 
 
 class CheckpointError(RuntimeError):
@@ -104,6 +128,8 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=no
             return function(*args, **kwargs)
     segment = _Segment(function, args, kwargs, preserve, recompute_context,
                        determinism_check == "default")
+    if isinstance(forward_context, _SelectiveForward):  # selective_checkpoint.py
+        segment.selective = forward_context
     with forward_context:
         return segment.run_forward()
 
@@ -199,6 +225,7 @@ class _Segment:
                                      (default_generator, *device_generators())]
         elif preserve:
             self.draws = []
+        self.selective = None  # selective checkpointing's forward context: what it keeps
         self.metadata = None  # per saved entry, in order: (shape, dtype, device), checked
         self.recomputed = None  # per saved entry, in order: the recomputed (data, value, dtype)
 
@@ -228,6 +255,9 @@ class _Segment:
         for node, slot, entry in _saved_entries(_tensors_in(result), start):
             index = len(self.metadata)
             self.metadata.append(_metadata(entry))
+            producer = node if slot == "out" else getattr(entry.tensor, "grad_fn", None)
+            if self.selective is not None and self.selective.saves_result_of(producer):
+                continue  # selective checkpointing keeps this op's result
             if slot == "out":
                 node._saved_out = _placeholder(self, index, entry, arguments, start)
             else:

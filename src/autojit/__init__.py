@@ -13,6 +13,7 @@ from . import (  # noqa: F401 - codegen registers the cpu backend
     codegen,
     config,
     cuda,
+    distributed,
     func,
     nn,
     optim,

@@ -23,11 +23,15 @@ from .hooks import run_leaf_hooks, run_tensor_hooks
 
 
 def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_graph: bool,
-                 inputs: list | None = None, accumulate: bool = True) -> list | None:
+                 inputs: list | None = None, accumulate: bool = True,
+                 stop_at: frozenset = frozenset()) -> list | None:
     """Backpropagate `root_grads` from `roots`.
 
     accumulate=True: add gradients into leaves' .grad (all leaves, or only `inputs`).
     accumulate=False (autograd.grad): return the gradient reaching each of `inputs`, or None.
+    stop_at: ids of nodes the backward ends at: their gradients are captured (they are the
+    grad_fn of some of `inputs`) but they do not run, nor anything below them (a compiled
+    function's traced backward ends at the history its inputs came with).
     """
     tracer = state.tracer
     if tracer is not None:
@@ -44,7 +48,8 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
             edge = _edge_of(tensor)
             if edge[0] is not None:
                 capture.setdefault((id(edge[0]), edge[1]), []).append(position)
-    dependencies, needed = _count_dependencies(root_edges, capture if inputs is not None else None)
+    dependencies, needed = _count_dependencies(root_edges, capture if inputs is not None else None,
+                                               stop_at)
 
     buffers: dict = {}
     for (node, output_nr), grad in zip(root_edges, root_grads):
@@ -84,6 +89,8 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 for output_nr, grad in enumerate(grads):
                     for position in capture.get((id(node), output_nr), ()):
                         captured[position] = grad
+            if stop_at and id(node) in stop_at:
+                continue  # its children were not counted (_count_dependencies)
             if is_leaf_node:
                 if inputs is None and grads and grads[0] is not None:
                     if instrumented:
@@ -186,8 +193,9 @@ def _unique(nodes):
             yield node
 
 
-def _count_dependencies(root_edges, capture):
-    """In-degree of every node reachable from the roots, and the nodes worth running.
+def _count_dependencies(root_edges, capture, stop_at=frozenset()):
+    """In-degree of every node reachable from the roots (not through the `stop_at` nodes), and
+    the nodes worth running.
 
     With a capture set (autograd.grad, backward(inputs=...)), a node is worth running only when
     some captured edge lies below it; the rest of the graph is left untouched.
@@ -199,6 +207,8 @@ def _count_dependencies(root_edges, capture):
     while stack:
         node = stack.pop()
         order.append(node)
+        if stop_at and id(node) in stop_at:
+            continue
         for next_node, _ in node.next_functions:
             if next_node is None:
                 continue
@@ -215,7 +225,7 @@ def _count_dependencies(root_edges, capture):
     while changed:
         changed = False
         for node in reversed(order):
-            if node in needed:
+            if node in needed or (stop_at and id(node) in stop_at):
                 continue
             for next_node, output_nr in node.next_functions:
                 if next_node is None:

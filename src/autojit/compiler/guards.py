@@ -69,7 +69,7 @@ class GuardSet:
         """Add `condition`, on the object at the `subject` path ("$") when there is one;
         `display` is that object's source path (`model.fc1.weight`), for str(); `tag` says
         what the condition is about, for `changed_float_tags` (("float", path): the
-        value of a Python float at that path); `compared` is (label, the value when traced,
+        value of a Python float or int at that path); `compared` is (label, the value when traced,
         a function reading the value now from the subject), for `changed`."""
         self._items.append((subject, condition, reason, display))
         self._tags.append(tag)
@@ -200,11 +200,12 @@ def observation_conditions(guards: GuardSet, observations: list, runtime=frozens
     for observation in observations:
         kind, path, what = observation.kind, observation.path, observation.display
         if kind == "scalar" and path in runtime:
-            guards.require(f"$.__class__ is {guards.constant(float, 'K')}",
-                           f"{what} is no longer a float", path, what)
+            kind_of = type(observation.value)
+            guards.require(f"$.__class__ is {guards.constant(kind_of, 'K')}",
+                           f"{what} is no longer a {kind_of.__name__}", path, what)
         elif kind == "scalar":
             scalar_condition(guards, "$", observation.value, what, subject=path, display=what,
-                             tag=("float", path) if type(observation.value) is float
+                             tag=("float", path) if type(observation.value) in (float, int)
                              else None)
         elif kind == "class":
             guards.require(f"$.__class__ is {guards.constant(observation.value, 'K')}",
@@ -339,7 +340,8 @@ def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: st
                               for dim, extent in enumerate(shape) if dim not in dynamic_dims)
         guards.require(f"$.ndim == {len(shape)}" + (f" and {static}" if static else ""),
                        f"{what} changed shape (was {_shape_text(shape, dynamic_dims)})", data,
-                       data_display)
+                       data_display, compared=(f"{display}.shape", _Shown(
+                           _shape_text(shape, dynamic_dims)), _shape_of))
     else:
         guards.require(f"$.shape == {shape!r}", f"{what} changed shape (was {list(shape)})",
                        data, data_display, compared=(f"{display}.shape", list(shape), _shape_of))
@@ -484,7 +486,7 @@ def _shape_text(shape: tuple, dynamic_dims) -> str:
 
 
 _SYMBOL = re.compile(r"\bs(\d+)\b")
-_RUNTIME = re.compile(r"\bf\d+\b")
+_RUNTIME = re.compile(r"\b[fi]\d+\b")
 
 
 def symbolic_conditions(guards: GuardSet, env) -> None:
@@ -509,7 +511,7 @@ def symbolic_conditions(guards: GuardSet, env) -> None:
 
     for condition in env.runtime_guards:
         guards.require(_RUNTIME.sub(runtime_source, _SYMBOL.sub(source, condition)),
-                       f"a float read on every call broke a condition the trace relied on: "
+                       f"a scalar read on every call broke a condition the trace relied on: "
                        f"{condition}")
 
 

@@ -4,7 +4,7 @@ module.py holds the Module base class; each layer family has its own file (linea
 activation.py, container.py, ...); functional.py holds the functions the layers call.
 """
 
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from .activation import (
     ELU,
     GELU,

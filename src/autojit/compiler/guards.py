@@ -453,12 +453,30 @@ def _short(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+# Process-wide settings of the layers above that change what a traced call does (nn's global
+# module hooks): functions returning a snapshot (a tuple of ints, strings, bools) that a
+# trace's guard requires to be the same. Registered with register_mode_snapshot.
+_MODE_SNAPSHOTS: list = []
+
+
+def register_mode_snapshot(snapshot) -> None:
+    """Guard every trace on `snapshot()` (what its docstring names) staying as it was."""
+    _MODE_SNAPSHOTS.append(snapshot)
+
+
 def mode_conditions(guards: GuardSet) -> None:
     default = guards.constant(dtypes.get_default_dtype(), "D")
     guards.require(f"state.grad_enabled is {state.grad_enabled}",
                    f"grad mode changed (was {'enabled' if state.grad_enabled else 'disabled'})")
     guards.require(f"state.inference is {state.inference}", "inference mode changed")
     guards.require(f"state.anomaly is {state.anomaly}", "anomaly mode changed")
+    # A save under saved-tensor hooks is a graph break (autograd/graph_api.py): a trace made
+    # without hooks must not run inside a block that has them.
+    guards.require(f"bool(state.saved_tensor_hooks) is {bool(state.saved_tensor_hooks)}",
+                   "saved tensor hooks were entered or left")
+    for snapshot in _MODE_SNAPSHOTS:
+        name = guards.constant(snapshot, "M")
+        guards.require(f"{name}() == {snapshot()!r}", f"{snapshot.__doc__} changed")
     guards.require(f"dtypes._default_float[0] is {default}", "the default dtype changed")
 
 

@@ -228,3 +228,8 @@ __all__ += [
     "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
     "UninitializedParameter", "UninitializedBuffer",
 ]
+
+# ---- DataParallel (data_parallel.py) --------------------------------------------------------
+from .data_parallel import DataParallel  # noqa: E402
+
+__all__ += ["DataParallel"]

@@ -412,6 +412,12 @@ class Tensor:
 
     def __float__(self) -> float:
         """`float(x)` of a one-element tensor."""
+        global _warned_float_of_grad
+        if self._requires_grad and state.grad_enabled and not _warned_float_of_grad:
+            _warned_float_of_grad = True  # torch warns once per process
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
         if self._data is None and self._traced_scalar():
             return float(self.item())  # specialized on this call's value
         return float(self._number("float(Tensor)"))
@@ -552,6 +558,9 @@ class Tensor:
             "reinforce() was removed.\nDifferentiate a score-function loss instead: with "
             "`log_prob` the log-probability of the sampled action,\n"
             "loss = -log_prob * reward\nloss.backward()")
+
+
+_warned_float_of_grad = False  # Tensor.__float__'s warning was given
 
 
 def _rebuild(data, dtype_name, requires_grad):

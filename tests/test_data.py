@@ -320,3 +320,36 @@ def test_an_iterable_dataset_longer_than_its_len_warns():
     with pytest.warns(UserWarning, match="was reported to be 2\\(when accessing len\\(dataloader"
                                          "\\)\\), but 3 samples have been fetched"):
         assert list(loader) == [0, 1, 2]
+
+
+def test_random_samplers_draw_as_they_are_read():
+    """minGPT's `RandomSampler(ds, replacement=True, num_samples=int(1e10))`: an endless
+    stream, drawn a chunk at a time (torch's RandomSampler is a generator too)."""
+    import itertools
+    import tracemalloc
+
+    dataset = range(10)
+    tracemalloc.start()
+    try:
+        for replacement in (True, False):
+            sampler = RandomSampler(dataset, replacement=replacement, num_samples=int(1e10))
+            assert len(sampler) == int(1e10)
+            drawn = list(itertools.islice(sampler, 25))
+            assert len(drawn) == 25 and all(0 <= index < 10 for index in drawn)
+        assert tracemalloc.get_traced_memory()[1] < 10_000_000
+    finally:
+        tracemalloc.stop()
+    # Without replacement: every run of 10 is a permutation, the rest a part of one.
+    drawn = list(RandomSampler(dataset, num_samples=25, generator=np.random.default_rng(1)))
+    assert sorted(drawn[:10]) == sorted(drawn[10:20]) == list(range(10))
+    assert len(set(drawn[20:])) == 5
+    # A pass seeds its own generator from the global one: reproducible after manual_seed,
+    # and the global stream moves by one draw whatever the pass reads.
+    autojit.manual_seed(4)
+    first = list(itertools.islice(RandomSampler(dataset, replacement=True,
+                                                num_samples=100), 7))
+    after = autojit.rand(1).item()
+    autojit.manual_seed(4)
+    assert list(itertools.islice(RandomSampler(dataset, replacement=True,
+                                               num_samples=100), 7)) == first
+    assert autojit.rand(1).item() == after

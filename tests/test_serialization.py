@@ -101,16 +101,14 @@ def test_file_is_an_npz_with_a_json_manifest(tmp_path):
 
 
 def test_unsupported_objects_get_a_clear_error():
-    with pytest.raises(TypeError, match=r"autojit.save: cannot save an object of type Linear "
-                                        r"\(at the root\['layer'\]\); supported are Tensor"):
-        autojit.save({"layer": nn.Linear(2, 2)}, io.BytesIO())
+    # The npz format holds data only; torch's pickles any object (tests/test_save_objects.py).
     with pytest.raises(TypeError, match="dict key"):
         autojit.save({(1, 2): autojit.ones(1)}, io.BytesIO(), format="npz")
     with pytest.raises(TypeError, match="cannot save an object of type set"):
         autojit.save([{1, 2}], io.BytesIO(), format="npz")
-    with pytest.raises(TypeError, match=r"cannot save an object of type object \(at the "
+    with pytest.raises(TypeError, match=r"cannot save an object of type Linear \(at the "
                                         r"root\[0\]\[1\]\)"):
-        autojit.save([(1, object())], io.BytesIO())
+        autojit.save([(1, nn.Linear(2, 2))], io.BytesIO(), format="npz")
     with pytest.raises(ValueError, match="format must be 'torch' or 'npz'"):
         autojit.save(1, io.BytesIO(), format="zip")
 

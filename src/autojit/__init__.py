@@ -4,6 +4,7 @@ Eager tensor ops build an IR graph; autograd differentiates it (twice, with crea
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 """
 
+import math as _math
 import sys as _sys
 
 from . import (  # noqa: F401 - codegen registers the cpu backend
@@ -20,8 +21,10 @@ from . import (  # noqa: F401 - codegen registers the cpu backend
     profiler,
     random,
     special,
+    testing,
     types,
     utils,
+    version,
 )
 from .autograd import (
     enable_grad,
@@ -42,6 +45,7 @@ from .config import (
     set_num_interop_threads,
     set_num_threads,
 )
+from .func import vmap
 from .interop.dlpack import from_dlpack
 from .interop.serialization import load, save
 from .ir.trace import make_graph
@@ -83,6 +87,13 @@ from .tensor.creation import (
     zeros,
     zeros_like,
 )
+from .tensor.determinism import (
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    use_deterministic_algorithms,
+)
 from .tensor.device import device, get_default_device, set_default_device
 from .tensor.dtypes import DType as dtype
 from .tensor.dtypes import (
@@ -114,6 +125,14 @@ from .tensor.generator import (
     seed,
     set_rng_state,
 )
+from .tensor.memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
+from .tensor.printing import set_printoptions
 from .tensor.random import randperm
 from .tensor.tensor import Size, Tensor
 from .tensor.type_info import (
@@ -129,6 +148,10 @@ from .tensor.type_info import (
 )
 
 __version__ = config.VERSION
+
+# torch's constants (torch.pi, torch.inf, x[:, torch.newaxis]).
+e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
+newaxis = None
 
 # autojit.linalg is a module of the ops layer; registered under its public name, it imports as
 # torch.linalg does (`import autojit.linalg`, `from autojit.linalg import norm`).
@@ -161,5 +184,9 @@ __all__ = [
     # what programs probe before they start: backends, accelerator, threads, matmul precision
     "backends", "accelerator", "types", "set_num_threads", "get_num_threads",
     "set_num_interop_threads", "get_num_interop_threads", "set_float32_matmul_precision",
-    "get_float32_matmul_precision",
+    "get_float32_matmul_precision", "set_printoptions",
+    "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+    "get_deterministic_debug_mode", "version", "vmap", "testing", "memory_format",
+    "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
 ]

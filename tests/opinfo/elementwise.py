@@ -81,6 +81,23 @@ def binary(name, reference, first=uniform, second=uniform, dtypes=ALL_NUMERIC, s
                   dtypes=dtypes, **options)
 
 
+def _alpha_samples(rng, dtype):
+    """binary_samples, and `alpha=` (an integer where the result is one, as torch requires)."""
+    alpha = -2 if np.dtype(dtype).kind in "iu" else 0.5
+    return [*binary_samples()(rng, dtype),
+            Sample((uniform(rng, (3, 4), dtype), uniform(rng, (4,), dtype)), {"alpha": alpha}),
+            Sample((uniform(rng, (2, 3), dtype), 3), {"alpha": alpha})]
+
+
+def with_alpha(reference):
+    """reference(x, alpha * y), alpha * y computed in the result's dtype (torch's kernels)."""
+    def scaled(x, y, alpha=1):
+        dtype = np.result_type(x, y)
+        return reference(x, (np.asarray(y, dtype) * np.asarray(alpha, dtype)).astype(dtype))
+
+    return scaled
+
+
 def _divide(x, y):
     integer = all(not isinstance(v, np.ndarray) and isinstance(v, int)
                   or isinstance(v, np.ndarray) and v.dtype.kind in "iub" for v in (x, y))
@@ -193,8 +210,10 @@ ROWS = [
     unary("log1p", np.log1p, lambda rng, shape, dtype: uniform(rng, shape, dtype, -0.5, 2.0)),
     unary("expm1", np.expm1),
     unary("floor", lambda x: np.floor(x).astype(x.dtype), off_integers, dtypes=ALL_NUMERIC),
-    binary("add", np.add),
-    binary("sub", np.subtract),
+    OpInfo(name="add", function=autojit.add, reference=with_alpha(np.add),
+           samples=_alpha_samples, primitives=("add", "mul"), dtypes=ALL_NUMERIC),
+    OpInfo(name="sub", function=autojit.sub, reference=with_alpha(np.subtract),
+           samples=_alpha_samples, primitives=("sub", "mul"), dtypes=ALL_NUMERIC),
     binary("mul", np.multiply),
     binary("div", _divide, second=away_from_zero, dtypes=(*FLOATING, "int64")),
     OpInfo(name="pow", function=autojit.pow, reference=np.power, samples=_pow_samples,

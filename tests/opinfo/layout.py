@@ -24,6 +24,10 @@ def _np_split(a, size, dim=0):
     return tuple(np.split(a, range(size, a.shape[dim], size), axis=dim))
 
 
+def _np_tensor_split(a, split_by, dim=0):
+    return tuple(np.array_split(a, split_by, axis=dim))
+
+
 ROWS = [
     OpInfo("reshape", aj.reshape, np.reshape, _one((2, 3, 4), (4, -1)),
            primitives=("reshape",), dtypes=ALL_NUMERIC),
@@ -62,6 +66,16 @@ ROWS = [
            _one((2, 3), 1)),
     OpInfo("split", aj.split, _np_split, _one((5, 3), 2)),
     OpInfo("chunk", aj.chunk, lambda a, chunks: _np_split(a, 2), _one((4, 3), 2)),
+    OpInfo("tensor_split", aj.tensor_split, _np_tensor_split,
+           lambda rng, dtype: [Sample((uniform(rng, (5, 3), dtype), 3)),
+                               Sample((uniform(rng, (2, 7), dtype), [1, 4, 6], 1))]),
+    OpInfo("hsplit", aj.hsplit, lambda a, split_by: tuple(np.hsplit(a, split_by)),
+           lambda rng, dtype: [Sample((uniform(rng, (2, 6), dtype), 3)),
+                               Sample((uniform(rng, (4,), dtype), [1]))]),
+    OpInfo("vsplit", aj.vsplit, lambda a, split_by: tuple(np.vsplit(a, split_by)),
+           _one((4, 3), [1, 3])),
+    OpInfo("dsplit", aj.dsplit, lambda a, split_by: tuple(np.dsplit(a, split_by)),
+           _one((2, 1, 4), 2)),
     OpInfo("repeat", lambda x, sizes: x.repeat(*sizes), np.tile, _one((2, 3), (2, 1, 2))),
     OpInfo("tile", aj.tile, np.tile, _one((2, 3), (2,))),
     OpInfo("flip", aj.flip, lambda a, dims: np.flip(a, dims), _one((2, 3, 4), (0, 2)),

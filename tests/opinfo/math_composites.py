@@ -81,6 +81,18 @@ def _addcdiv(start, first, second, value=1):
     return np.asarray(start + value * first / second, dtype=np.result_type(start, first, second))
 
 
+def _rsub_samples(rng, dtype):
+    alpha = 3 if np.dtype(dtype).kind in "iu" else 1.5
+    return [Sample((uniform(rng, (3, 4), dtype), uniform(rng, (4,), dtype))),
+            Sample((uniform(rng, (3, 4), dtype), 2)),
+            Sample((uniform(rng, (3, 1), dtype), uniform(rng, (4,), dtype)), {"alpha": alpha})]
+
+
+def _rsub(x, other, alpha=1):
+    dtype = np.result_type(x, other)
+    return np.asarray(np.asarray(other, dtype) - np.asarray(alpha, dtype) * x, dtype)
+
+
 def _heaviside_samples(rng, dtype):
     x = rng.integers(-2, 3, size=(3, 4)).astype(dtype)
     return [Sample((x, uniform(rng, (3, 4), dtype))), Sample((x, np.asarray(0.5, dtype=dtype)))]
@@ -135,6 +147,8 @@ ROWS = [
            primitives=("sub", "mul", "add", "abs", "lt", "where")),
     OpInfo(name="addcmul", function=autojit.addcmul, reference=_addcmul,
            samples=_triple_samples, primitives=("mul", "add"), dtypes=ALL_NUMERIC),
+    OpInfo(name="rsub", function=autojit.rsub, reference=_rsub, samples=_rsub_samples,
+           primitives=("sub", "mul"), dtypes=ALL_NUMERIC),
     OpInfo(name="addcdiv", function=autojit.addcdiv, reference=_addcdiv,
            samples=lambda rng, dtype: _triple_samples(rng, dtype, divisor=True),
            primitives=("div", "mul", "add"), dtypes=FLOATING),

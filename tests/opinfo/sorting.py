@@ -117,6 +117,28 @@ def _nanmedian_reference(a, dim=None, keepdim=False):
     return values, indices
 
 
+# ---- quantile, nanquantile ---------------------------------------------------------------------
+
+def _quantile_samples(rng, dtype, nan=False):
+    x = _values(rng, (3, 5), dtype)
+    if nan:
+        x[0, 1] = x[2, 0] = x[2, 3] = np.nan
+    q = np.array([0.2, 0.9], dtype)
+    return [Sample((x, 0.3)), Sample((x, q, 1), {"keepdim": True}),
+            Sample((x, 0.65, 0), {"interpolation": "midpoint"}),
+            Sample((x, np.array(0.55, dtype), -1), {"interpolation": "lower"}),
+            Sample((x, q), {"interpolation": "higher"}),
+            Sample((x, 0.4, 1), {"interpolation": "nearest"})]
+
+
+def _quantile_reference(numpy_function):
+    def reference(a, q, dim=None, keepdim=False, interpolation="linear"):
+        result = numpy_function(a, q, axis=dim, keepdims=keepdim, method=interpolation)
+        return np.asarray(result, a.dtype)
+
+    return reference
+
+
 # ---- unique, bincount, histc --------------------------------------------------------------------
 
 def _unique_samples(rng, dtype):
@@ -205,6 +227,11 @@ ROWS = [
            _median_samples, primitives=("argsort", "gather", "isnan"), dtypes=ALL_NUMERIC),
     OpInfo("nanmedian", lambda *a, **k: _tupled(aj.nanmedian(*a, **k)), _nanmedian_reference,
            _nanmedian_samples, primitives=("argsort", "gather", "isnan"), dtypes=ALL_NUMERIC),
+    OpInfo("quantile", aj.quantile, _quantile_reference(np.quantile), _quantile_samples,
+           primitives=("argsort", "gather", "isnan", "any", "where")),
+    OpInfo("nanquantile", aj.nanquantile, _quantile_reference(np.nanquantile),
+           lambda rng, dtype: _quantile_samples(rng, dtype, nan=True),
+           primitives=("argsort", "gather", "isnan", "sum", "where")),
     OpInfo("unique", aj.unique, _unique_reference, _unique_samples, dtypes=ALL_NUMERIC,
            differentiable=False),
     OpInfo("bincount", aj.bincount, _bincount_reference, _bincount_samples,

@@ -132,7 +132,9 @@ def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol) -> 
         jacobians = [np.zeros((x.numel(), numel)) for x in diff_inputs]
         for k in range(numel):
             grad_output = zeros_like(output)
-            grad_output._data.reshape(-1)[k] = 1
+            # By position, not through reshape: zeros_like keeps output's layout (a view
+            # of a transposed output would be a copy).
+            grad_output._data[np.unravel_index(k, grad_output._data.shape)] = 1
             for j, (x, g) in enumerate(zip(diff_inputs, _grad_rows(output, diff_inputs,
                                                                      grad_output), strict=True)):
                 if g is None:

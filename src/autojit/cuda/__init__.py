@@ -27,7 +27,7 @@ def driver():
         from ..ops import registry
         from .eager import dispatch
 
-        registry.CUDA_DISPATCH = dispatch
+        registry.add_device_dispatch(dispatch)
         _DRIVER.append(True)
     if found is None or not found.is_available():
         raise RuntimeError("device 'cuda' is not available: found no NVIDIA driver on your "

@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from ..tensor.determinism import alert_not_deterministic
 from .array import CudaArray
 from .matmul import block_size, grid_size, hand_written
 
@@ -256,6 +257,9 @@ def index_put(op, inputs, attrs, shape, out_dtype) -> CudaArray:
     count = math.prod(target)
     if not count:
         return out
+    if accumulate and out.dtype.kind == "f":
+        # Float atomic adds of repeated indices sum in the order the threads run.
+        alert_not_deterministic("index_put_ with accumulate=True on cuda")
     if accumulate and out.dtype.type not in ATOMIC_DTYPES:
         raise NotImplementedError(f"index_put with accumulate=True: dtype {out_dtype.name} is "
                                   "not supported on cuda (atomic adds take float32, float64, "
@@ -304,6 +308,8 @@ def scatter_add(op, inputs, attrs, shape, out_dtype) -> CudaArray:
     count = math.prod(index_tensor.shape)
     if not count:
         return out
+    if out.dtype.kind == "f":
+        alert_not_deterministic("scatter_add_cuda_kernel")
     if out.dtype.type not in ATOMIC_DTYPES:
         raise NotImplementedError(f"scatter_add: dtype {out_dtype.name} is not supported on "
                                   "cuda (atomic adds take float32, float64, int32 and int64)")

@@ -1,11 +1,12 @@
-"""autojit.save and autojit.load: tensors and state dicts in files that hold no code.
+"""autojit.save and autojit.load: tensors, state dicts and other objects in torch.save's files.
 
 autojit.save writes torch.save's format by default (torch_format.py: a zip archive of a pickle
-and the tensors' bytes, which `torch.load(f, weights_only=True)` reads), and autojit.load reads
-files of torch.save (that format and torch's older one) through a reader that builds data only
-and never runs code from the file (pickle_reader.py). The format autojit wrote before, kept
-loadable and still written with `format="npz"`, is an ordinary NumPy .npz archive
-(numpy.savez), loaded with allow_pickle=False, with:
+and the tensors' bytes, which `torch.load(f, weights_only=True)` reads when the object is data,
+object_pickle.py's pickle of any object otherwise), and autojit.load reads files of torch.save
+(that format and torch's older one) through a reader that builds data only and never runs code
+from the file (pickle_reader.py), or, with weights_only=False, through Python's unpickler. The
+format autojit wrote before, kept loadable and still written with `format="npz"`, is an
+ordinary NumPy .npz archive (numpy.savez), loaded with allow_pickle=False, with:
 
 - one array per distinct tensor, named ``tensor0``, ``tensor1``, ... in the order first met;
 - ``__manifest__``: a uint8 array holding UTF-8 JSON that describes the saved object::
@@ -109,14 +110,18 @@ class _Writer:
 def save(obj, f, pickle_module=None, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False,
          *, format: str = "torch") -> None:  # noqa: A002 - the format's name
-    """Write obj (tensors, Parameters, and dicts, lists, tuples and sets of them and of Python
-    scalars, strings and bytes) to f, a path or a binary file object.
+    """Write obj to f, a path or a binary file object, in torch.save's format (with
+    `_use_new_zipfile_serialization=False`, torch's format before 1.6).
 
-    The file is in torch.save's format, which `torch.load(f, weights_only=True)` reads (with
-    `_use_new_zipfile_serialization=False`, torch's format before 1.6); tensors that are views
-    of one another share one storage in it. `format="npz"` writes autojit's earlier format, a
-    NumPy .npz archive with a JSON manifest (this module's docstring). `pickle_module` may only
-    be Python's pickle: the pickle is written by autojit, holding data only.
+    Data (tensors, Parameters, and dicts, lists, tuples and sets of them and of Python scalars,
+    strings and bytes) is written as a pickle of data only, which `torch.load(f,
+    weights_only=True)` and autojit.load read; tensors that are views of one another share one
+    storage in it. Any other picklable object (a whole nn.Module, a NumPy array, an object of
+    the program's class) is pickled by Python's pickle, as torch.save does, and is read back by
+    `autojit.load(f, weights_only=False)` (and by `torch.load(f, weights_only=False)`, its
+    tensors as torch's, where the classes around them can be imported). `format="npz"` writes
+    autojit's earlier format, a NumPy .npz archive with a JSON manifest (this module's
+    docstring; data only). `pickle_module` may only be Python's pickle.
 
         >>> import io, autojit
         >>> buffer = io.BytesIO()
@@ -200,14 +205,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
          mmap: bool | None = None, **pickle_load_args):
     """Read an object written by torch.save or autojit.save from a path or a binary file.
 
-    Files of torch.save are read without torch, as torch.load(weights_only=True) reads them:
-    their pickle may only rebuild tensors, Parameters, storages and plain containers, and a file
-    that names anything else (a class, or a function such as os.system) is refused with
-    pickle.UnpicklingError before anything is called. Every load is weights-only, whatever
-    `weights_only` says. `map_location` (a device, a device name, a dict from saved location to
-    location, or a function, which leaves storages on the CPU) says where tensors go;
-    `pickle_module` may only be Python's pickle, `mmap` only False, and `pickle_load_args`
-    (such as encoding="latin1" for Python 2 files) are accepted and not needed.
+    By default (`weights_only=None` is True, torch's default since 2.6, unless `pickle_module`
+    is given) files are read as torch.load(weights_only=True) reads them, without torch: their
+    pickle may only rebuild tensors, Parameters, storages and plain containers, and a file that
+    names anything else (a class, or a function such as os.system) is refused with torch's
+    pickle.UnpicklingError before anything is called. With `weights_only=False` the pickle is
+    read by Python's pickle, which imports and runs what the file names (only for files from a
+    trusted source): whole modules, NumPy arrays, objects of the program's classes, as
+    torch.load(weights_only=False) reads them, their tensors and parameters rebuilt as
+    autojit's (torch's format before 1.6 is read weights-only either way). `map_location` (a
+    device, a device name, a dict from saved location to location, or a function, which leaves
+    storages on the CPU) says where tensors go; `pickle_module` may only be Python's pickle,
+    `mmap` only False, and `pickle_load_args` (such as encoding="latin1" for Python 2 files)
+    go to Python's unpickler.
 
         >>> import os, tempfile, autojit
         >>> with tempfile.TemporaryDirectory() as directory:
@@ -221,8 +231,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     from ..tensor.device import check_device
 
     if pickle_module is not None and pickle_module is not pickle:
-        raise ValueError("autojit.load reads pickles with its own data-only reader; "
-                         "pickle_module must be None or Python's pickle")
+        raise ValueError("autojit.load reads pickles with its own data-only reader or Python's "
+                         "pickle; pickle_module must be None or Python's pickle")
+    if weights_only is None:
+        weights_only = pickle_module is None
+    elif weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is "
+                           "specified")
     if mmap:
         raise NotImplementedError("autojit.load: mmap=True is not supported; the file is read "
                                   "into memory")
@@ -231,7 +246,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
         check_device(map_location)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as handle:
-            return load(io.BytesIO(handle.read()), map_location)
+            return load(io.BytesIO(handle.read()), map_location, weights_only=weights_only,
+                        **pickle_load_args)
     if not (hasattr(f, "seekable") and f.seekable()):
         f = io.BytesIO(f.read())
     start = f.tell()
@@ -242,7 +258,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     with zipfile.ZipFile(f) as archive:
         folder = torch_format.torch_zip_folder(archive)
         if folder is not None:
-            return torch_format.load_torch_zip(archive, folder, map_location)
+            return torch_format.load_torch_zip(archive, folder, map_location, weights_only,
+                                               pickle_load_args)
     f.seek(start)
     return _load_npz(f)
 

@@ -11,15 +11,16 @@ when autojit writes it; torch names it after the file):
 - `byteorder` (`little`), `version` (`3`), `.format_version` (`1`) and `.storage_alignment`
   (`64`): each entry's data starts at a multiple of 64 bytes, as torch's do.
 
-Tensors that are views of one NumPy array share one storage, with their offsets and strides,
-and load as views of one array again. Reading goes through pickle_reader.py, whose allow-list
-here holds torch's rebuild functions, storage types, dtypes, `torch.Size`, `torch.device` and
-plain containers, and nothing that runs code. Older files are read too: torch's format before
-the zip archive (`_use_new_zipfile_serialization=False`, a sequence of pickles followed by the
-storages' bytes). bfloat16 is stored as torch stores it (two bytes an element, the high half
-of the float32 autojit holds) and loads as autojit.bfloat16. torch's dtypes that autojit lacks
-are widened (the unsigned integers wider than uint8 to int64, with a warning); complex tensors
-are refused.
+An object that is not data (a whole module, a NumPy array) is pickled by Python's pickler instead
+(object_pickle.py), its tensors written the same way, and read back only with weights_only=False.
+Tensors that are views of one NumPy array share one storage, with their offsets and strides, and
+load as views of one array again. Reading goes through pickle_reader.py, whose allow-list here holds
+torch's rebuild functions, storage types, dtypes, `torch.Size`, `torch.device` and plain containers,
+and nothing that runs code. Older files are read too: torch's format before the zip archive
+(`_use_new_zipfile_serialization=False`, a sequence of pickles followed by the storages' bytes).
+bfloat16 is stored as torch stores it (two bytes an element, the high half of the float32 autojit
+holds) and loads as autojit.bfloat16. torch's dtypes that autojit lacks are widened (the unsigned
+integers wider than uint8 to int64, with a warning); complex tensors are refused.
 """
 
 from __future__ import annotations
@@ -36,11 +37,12 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.device import CPU, RUNTIMES, device
 from ..tensor.tensor import Size, Tensor
+from . import object_pickle
 from .pickle_reader import RestrictedUnpickler, UnpicklingError
 from .pickle_writer import Call, Global, PersistentId, write_pickle
 
 __all__ = ["save_torch", "load_torch_zip", "load_legacy", "torch_zip_folder",
-           "TENSOR_CLASSES"]
+           "TENSOR_CLASSES", "NotData"]
 
 _ALIGNMENT = 64
 # torch's dtypes: name -> (NumPy dtype of the stored bytes, the storage class torch pickles).
@@ -97,15 +99,22 @@ class _TensorWriter:
         for plain in (OrderedDict, dict, list, tuple):
             if isinstance(value, plain):
                 return plain(value)
-        raise TypeError(f"autojit.save: cannot save an object of type {type(value).__name__} "
-                        f"(at {where}); supported are Tensor, Parameter, dict, OrderedDict, "
-                        "list, tuple, set, str, bytes, int, float, complex, bool, None, dtype and "
-                        "device")
+        raise NotData(f"autojit.save: {type(value).__name__} (at {where}) is not data")
+
+    def writes(self, value: Tensor) -> bool:
+        """Whether value is written as torch's rebuild call: a Tensor or Parameter with data
+        (an uninitialized parameter, or a Tensor subclass of the user's, pickles as itself)."""
+        data = value._data
+        kind = value.__class__
+        return (kind is Tensor or kind in TENSOR_CLASSES.values()) and (
+            data is None or data.__class__ is np.ndarray or hasattr(data, "device_index"))
 
     def tensor(self, value: Tensor, where: str) -> Call:
         if value._data is None:
             raise RuntimeError(f"autojit.save: the tensor at {where} is symbolic (it is being "
                                "traced); save outside the compiled function")
+        if not self.writes(value):
+            raise NotData(f"autojit.save: a {type(value).__name__} (at {where}) is not data")
         name = value.dtype.name
         storage, offset, stride = self.storage_of(value, name)
         persistent = ("storage", Global("torch", _TORCH_DTYPES[name][1]), storage.key,
@@ -198,10 +207,22 @@ def _aligned_entry(archive: zipfile.ZipFile, name: str, data, handle) -> None:
         entry.write(data)
 
 
+class NotData(TypeError):
+    """An object the data-only pickle writer does not write: the whole object is then pickled
+    by Python's pickler (object_pickle.py)."""
+
+
 def save_torch(obj, handle, protocol: int = 2, legacy: bool = False) -> None:
-    """Write obj in torch's format (the zip archive, or with `legacy` the format before it)."""
+    """Write obj in torch's format (the zip archive, or with `legacy` the format before it).
+    Data (tensors, containers, numbers, strings) is written by autojit's own writer, so that
+    torch.load(weights_only=True) reads it; anything else by Python's pickler, as torch.save
+    writes it (object_pickle.py)."""
     tensors = _TensorWriter(legacy)
-    pickled = write_pickle(obj, protocol, tensors)
+    try:
+        pickled = write_pickle(obj, protocol, tensors)
+    except NotData:
+        tensors = _TensorWriter(legacy)
+        pickled = object_pickle.dumps(obj, protocol, tensors)
     if legacy:
         _save_legacy(pickled, tensors, handle, protocol)
         return
@@ -236,6 +257,16 @@ def _save_legacy(pickled: bytes, tensors: _TensorWriter, handle, protocol: int) 
 
 
 # ---- reading ----------------------------------------------------------------------------------
+
+# torch's message where a weights-only load meets what it refuses, the refusal after it.
+WEIGHTS_ONLY_FAILED = (
+    "Weights only load failed. This file can still be loaded, to do so you have one option, do "
+    "it only if you trust the source of the checkpoint.\n\t(1) Re-running `autojit.load` with "
+    "`weights_only` set to `False` will likely succeed, but it can result in arbitrary code "
+    "execution. Do it only if you got the file from a trusted source.\n\tWeightsUnpickler "
+    "error: {}\n\nautojit.load's weights_only=True reads tensors, Parameters, storages, "
+    "dtypes, devices, torch.Size and plain containers (dict, OrderedDict, list, tuple, set, "
+    "str, bytes and numbers).")
 
 class _StorageType:
     """What a global such as torch.FloatStorage becomes: the dtype of its elements."""
@@ -330,9 +361,15 @@ class _TorchReader:
                 isinstance(dtypes.__dict__[name], dtypes.DType) else _MissingDType(name)
         return allowed
 
-    def load(self, pickled: bytes):
-        return RestrictedUnpickler(io.BytesIO(pickled), self.allowed, self.persistent_load,
-                                   _build).load()
+    def load(self, pickled: bytes, weights_only: bool = True, options: dict | None = None):
+        if not weights_only:
+            return object_pickle.FullUnpickler(io.BytesIO(pickled), self.allowed,
+                                               self.persistent_load, **(options or {})).load()
+        try:
+            return RestrictedUnpickler(io.BytesIO(pickled), self.allowed, self.persistent_load,
+                                       _build).load()
+        except UnpicklingError as error:
+            raise UnpicklingError(WEIGHTS_ONLY_FAILED.format(error)) from None
 
     def persistent_load(self, pid):
         if not isinstance(pid, tuple) or not pid or pid[0] != "storage" or \
@@ -486,7 +523,8 @@ def torch_zip_folder(archive: zipfile.ZipFile) -> str | None:
     return None
 
 
-def load_torch_zip(archive: zipfile.ZipFile, prefix: str, map_location):
+def load_torch_zip(archive: zipfile.ZipFile, prefix: str, map_location,
+                   weights_only: bool = True, options: dict | None = None):
     names = set(archive.namelist())
     if f"{prefix}constants.pkl" in names or f"{prefix}code/" in names or \
             any(name.startswith(f"{prefix}code/") for name in names):
@@ -502,7 +540,8 @@ def load_torch_zip(archive: zipfile.ZipFile, prefix: str, map_location):
             raise RuntimeError(f"autojit.load: the archive has no entry {name}")
         return archive.read(name)
 
-    return _TorchReader(record, byteorder, map_location).load(archive.read(f"{prefix}data.pkl"))
+    return _TorchReader(record, byteorder, map_location).load(
+        archive.read(f"{prefix}data.pkl"), weights_only, options)
 
 
 def load_legacy(handle, map_location):
@@ -516,7 +555,7 @@ def load_legacy(handle, map_location):
         magic = next_pickle()
     except UnpicklingError as error:
         if "global" in str(error):
-            raise
+            raise UnpicklingError(WEIGHTS_ONLY_FAILED.format(error)) from None
         raise RuntimeError("autojit.load: not a file written by autojit.save or torch.save "
                            "(neither a zip archive nor a pickle)") from None
     if magic != _LEGACY_MAGIC:
@@ -541,7 +580,10 @@ def load_legacy(handle, map_location):
             sizes[str(pid[2])] = np.dtype(_TORCH_DTYPES[pid[1].dtype_name][0]).itemsize
         return None
 
-    RestrictedUnpickler(handle, skipping, note_storage, _ignore).load()
+    try:
+        RestrictedUnpickler(handle, skipping, note_storage, _ignore).load()
+    except UnpicklingError as error:
+        raise UnpicklingError(WEIGHTS_ONLY_FAILED.format(error)) from None
     keys = next_pickle()
     if not isinstance(keys, list):
         raise RuntimeError("autojit.load: the file's list of storages is missing")

@@ -18,6 +18,7 @@ from ..tensor.tensor import Tensor
 from . import module_global_hooks as global_hooks
 from .module_compile import CompileMixin
 from .module_hooks import BackwardHookMixin, call_with_hooks
+from .module_memory import MemoryMixin, laid_out
 from .module_state import StateDictMixin
 from .parameter import Parameter, is_lazy
 
@@ -73,7 +74,7 @@ def _adopt(tensor: Tensor, converted: Tensor) -> None:
     tensor._bump_version()
 
 
-class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
+class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin):
     """Base class for all neural network modules.
 
     Subclasses assign layers and Parameters as attributes in ``__init__`` (after calling
@@ -424,26 +425,30 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
         """convert(tensor): the tensor converted (a new tensor), or None to leave it. Every
         parameter and its .grad take their converted storage in place; buffers are replaced."""
         for module in self.modules():
-            for param in module._parameters.values():
-                if param is None:
-                    continue
-                if is_lazy(param):  # no data yet: the dtype and device are kept for later
-                    param._convert_placeholder(convert)
-                    continue
-                for tensor in (param, param._grad):
-                    if tensor is not None:
-                        tensor._concrete("Module.to()")
-                        converted = convert(tensor)
-                        if converted is not None:
-                            _adopt(tensor, converted)
-            for name, buffer in module._buffers.items():
-                if buffer is not None and is_lazy(buffer):
-                    buffer._convert_placeholder(convert)
-                elif buffer is not None:
-                    converted = convert(buffer)
-                    if converted is not None:
-                        module._buffers[name] = converted
+            module._apply_here(convert)
         return self
+
+    def _apply_here(self, convert) -> None:
+        """_apply on this module's own parameters and buffers (not its children's)."""
+        for param in self._parameters.values():
+            if param is None:
+                continue
+            if is_lazy(param):  # no data yet: the dtype and device are kept for later
+                param._convert_placeholder(convert)
+                continue
+            for tensor in (param, param._grad):
+                if tensor is not None:
+                    tensor._concrete("Module.to()")
+                    converted = convert(tensor)
+                    if converted is not None:
+                        _adopt(tensor, converted)
+        for name, buffer in self._buffers.items():
+            if buffer is not None and is_lazy(buffer):
+                buffer._convert_placeholder(convert)
+            elif buffer is not None:
+                converted = convert(buffer)
+                if converted is not None:
+                    self._buffers[name] = converted
 
     def _apply_dtype(self, convert) -> Module:
         """Change the dtype of every parameter (in place) and buffer for which convert(tensor)
@@ -462,13 +467,15 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
         to a dtype, in place.
 
         Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)`` and the
-        keywords ``dtype=`` and ``device=``. Parameters keep their identity, so an optimizer
-        built before the move still updates them.
+        keywords ``dtype=``, ``device=`` and ``memory_format=`` (which lays out the 4-d and 5-d
+        parameters and buffers, as torch's: ``autojit.channels_last``). Parameters keep their
+        identity, so an optimizer built before the move still updates them.
         """
         from ..tensor.device import check_device
 
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
+        memory_format = kwargs.pop("memory_format", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments: {kwargs}")
@@ -489,6 +496,8 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
         if device is not None:
             device = check_device(device)
             self._apply(lambda t: None if t.device == device else t.detach().to(device))
+        if memory_format is not None:
+            self._apply(lambda t: laid_out(t, memory_format))
         if dtype is None:
             return self
         return self._apply_dtype(lambda t: dtype if t.is_floating_point() else None)

@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     linalg_namespace,  # noqa: F401 - registers the torch.linalg primitives
     loss,
     masked,
+    meta,  # noqa: F401 - the dispatch of ops on meta tensors, installed on first use
     random,
     reduction,
     scans,

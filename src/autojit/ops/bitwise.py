@@ -87,7 +87,7 @@ def _call2(op, summary: str):
                             f"got {type(x).__name__} and {type(y).__name__}")
         return bind(op, (x, y), NO_ATTRS)
 
-    function.__name__ = op.name
+    function.__name__ = function.__qualname__ = op.name
     function.__doc__ = summary
     return function
 

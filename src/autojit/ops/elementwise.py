@@ -153,7 +153,7 @@ def _call1(op):
             x = operand(x, op.name)
         return bind(op, (x,), NO_ATTRS)
 
-    function.__name__ = op.name
+    function.__name__ = function.__qualname__ = op.name
     function.__doc__ = _SUMMARIES[op.name]
     return function
 
@@ -169,7 +169,7 @@ def _call2(op):
                             f"got {type(x).__name__} and {type(y).__name__}")
         return bind(op, (x, y), NO_ATTRS)
 
-    function.__name__ = op.name
+    function.__name__ = function.__qualname__ = op.name
     function.__doc__ = _SUMMARIES[op.name]
     return function
 

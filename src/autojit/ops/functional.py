@@ -36,8 +36,6 @@ from .diagonal import diag, diag_embed, diagflat, diagonal, trace  # noqa: F401
 from .einsum import einsum  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs,
-    add,
-    clone,
     cos,
     div,
     eq,
@@ -68,7 +66,6 @@ from .elementwise import (  # noqa: F401
     sign,
     sin,
     sqrt,
-    sub,
     tanh,
 )
 from .elementwise_math import (  # noqa: F401
@@ -162,6 +159,7 @@ from .masks import (  # noqa: F401
     nansum,
 )
 from .math_composites import (  # noqa: F401
+    add,
     addcdiv,
     addcmul,
     asinh,
@@ -172,15 +170,19 @@ from .math_composites import (  # noqa: F401
     heaviside,
     lerp,
     rad2deg,
+    rsub,
     sinc,
     sinh,
+    sub,
 )
+from .memory_formats import clone  # noqa: F401
 from .out_argument import with_out as _with_out
 from .out_forms import aminmax, matmul, nonzero, norm, prod, round, where  # noqa: F401
 from .out_forms import max as max  # noqa: F401, A004, PLC0414
 from .out_forms import min as min  # noqa: F401, A004, PLC0414
 from .out_forms import sum as sum  # noqa: F401, A004, PLC0414
 from .products import addbmm, addmm, addmv, baddbmm, cdist, cosine_similarity, cross, kron, mv  # noqa: F401
+from .quantiles import nanquantile, quantile  # noqa: F401
 from .random import bernoulli, multinomial, normal, poisson  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
@@ -191,6 +193,7 @@ from .searching import bucketize, searchsorted  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
 from .sorting import argsort, kthvalue, median, msort, nanmedian, sort, topk  # noqa: F401
 from .special_functions import digamma, erfinv, i0, lgamma, mvlgamma, polygamma  # noqa: F401
+from .splitting import dsplit, hsplit, tensor_split, vsplit  # noqa: F401
 from .triangular import tril, tril_indices, triu, triu_indices  # noqa: F401
 
 # torch's out= on the top-level forms of the math ops (out_argument.py; the methods take none):
@@ -248,7 +251,7 @@ __all__ = [name for name in dir() if not name.startswith("_")]
 # __all__ once. Defined after __all__, so it is not exported with the ops.
 FAMILIES = {
     "Arithmetic": (
-        "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+        "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
         "floor_divide", "remainder", "pow", "neg", "negative", "reciprocal", "square",
     ),
     "Elementwise math": (
@@ -271,7 +274,8 @@ FAMILIES = {
     "Shape, layout and copies": (
         "reshape", "expand", "broadcast_to", "permute", "transpose", "swapaxes", "swapdims", "t",
         "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow",
-        "select", "cat", "stack", "split", "chunk", "unbind", "tile", "clone",
+        "select", "cat", "stack", "split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
+        "unbind", "tile", "clone",
     ),
     "Indexing": (
         "gather", "scatter_add", "index_select", "take_along_dim", "masked_fill", "nonzero",
@@ -280,7 +284,8 @@ FAMILIES = {
     "Linear algebra": ("matmul", "mm", "bmm", "dot", "outer"),
     # ---- sorting, order statistics, scans, triangular parts, einsum ----
     "Sorting and order statistics": (
-        "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "unique",
+        "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "quantile",
+        "nanquantile", "unique",
         "bincount", "histc", "searchsorted", "bucketize",
     ),
     "Cumulative ops": ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"),

@@ -589,7 +589,7 @@ def setitem(x: Tensor, key, value) -> None:
     # The flat positions that x[key] addresses, found by indexing a tensor of positions the
     # same way; this works unchanged with symbolic index tensors while tracing.
     positions = getitem(reshape(arange(x.numel(), dtype=dtypes.int64,
-                                       device=x.device if x.is_cuda else None), shape), key)
+                                       device=None if x.is_cpu else x.device), shape), key)
     target = tuple(positions.shape)
     if isinstance(value, Tensor):
         value_shape = tuple(value.shape)

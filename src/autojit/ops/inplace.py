@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.meta import MetaArray
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 
@@ -184,7 +185,8 @@ def write_storage(target: Tensor, result: Tensor) -> None:
     if target._data is not None and result._data is not None:  # else tracing: ir/trace.py
         if not target._data.flags.writeable:
             raise RuntimeError(OVERLAP_ERROR)
-        np.copyto(target._data, result._data, casting="unsafe")
+        if target._data.__class__ is not MetaArray:  # a meta tensor holds no values
+            np.copyto(target._data, result._data, casting="unsafe")
     else:
         # While tracing, the tracer (ir/trace.py) records that target now holds result.
         tracer = state.tracer

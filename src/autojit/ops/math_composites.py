@@ -1,5 +1,6 @@
 """Elementwise composites of the math family: sinh, cosh, asinh, atanh, sinc, frac, heaviside,
-degree conversions, lerp, addcmul, addcdiv and ndtr.
+degree conversions, lerp, addcmul, addcdiv and ndtr; and the `alpha=` forms of add and sub,
+with rsub.
 
 Written from primitives (elementwise.py, elementwise_math.py), so they fuse, differentiate
 twice and run on CUDA with no rules of their own. Each is an accurate formula, not the
@@ -13,11 +14,15 @@ gradient is never 0 * inf = NaN.
 from __future__ import annotations
 
 import math
+import numbers
+
+import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .elementwise_math import erfc, not_implemented, tensor_argument, trunc
+from .registry import promoted_dtype
 
 _LN2 = math.log(2.0)
 # asinh of arguments at least this large is log(2x): x*x + 1 rounds to x*x.
@@ -195,3 +200,69 @@ def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
         raise RuntimeError(_INTEGER_ADDCDIV)
     quotient = first / second if value == 1 else value * first / second
     return start + quotient
+
+
+# ---- add, sub and rsub with alpha --------------------------------------------------------------
+
+def _checked_alpha(alpha, dtype, function: str):
+    """alpha as a Python number, with torch's checks against the result dtype."""
+    if isinstance(alpha, Tensor) and alpha.numel() == 1:
+        alpha = alpha.item()
+    if isinstance(alpha, np.generic):
+        alpha = alpha.item()
+    if not isinstance(alpha, numbers.Real):
+        raise TypeError(f"{function}(): argument 'alpha' must be Number, not "
+                        f"{type(alpha).__name__}")
+    if isinstance(alpha, bool) and dtype is not dtypes.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not dtype.is_floating_point and not isinstance(alpha, numbers.Integral):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    return alpha
+
+
+def _scaled(x, y, alpha, function: str):
+    """(x, alpha * y) with y in the result dtype of x and y, so that the product is computed
+    in it, as torch's kernels compute `x + alpha * y`."""
+    x, y = ew.operand(x, function), ew.operand(y, function)
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        raise TypeError(f"{function}(): at least one argument must be a Tensor, got "
+                        f"{type(x).__name__} and {type(y).__name__}")
+    dtype = promoted_dtype((x, y))
+    alpha = _checked_alpha(alpha, dtype, function)
+    if not isinstance(y, Tensor):
+        return x, y * alpha
+    if dtype is dtypes.bool_:
+        return x, ew.logical_and(y, bool(alpha))
+    if y.dtype is not dtype:
+        y = ew.cast(y, dtype)
+    return x, y * alpha
+
+
+def _is_one(alpha) -> bool:
+    return alpha.__class__ is int and alpha == 1
+
+
+def add(input, other, *, alpha=1):  # noqa: A002
+    """`input + alpha * other`, elementwise with broadcasting; either may be a Python number
+    (alpha an integer where the result is)."""
+    if _is_one(alpha):
+        return ew.add(input, other)
+    return ew.add(*_scaled(input, other, alpha, "add"))
+
+
+def sub(input, other, *, alpha=1):  # noqa: A002
+    """`input - alpha * other`, elementwise with broadcasting; either may be a Python number
+    (alpha an integer where the result is)."""
+    if _is_one(alpha):
+        return ew.sub(input, other)
+    return ew.sub(*_scaled(input, other, alpha, "sub"))
+
+
+def rsub(input, other, *, alpha=1):  # noqa: A002
+    """`other - alpha * input`: sub with its operands swapped (`input` a Tensor)."""
+    start = tensor_argument(input, "rsub", "input", 1)
+    if _is_one(alpha):
+        return ew.sub(other, start)
+    scaled_other, scaled = _scaled(other, start, alpha, "rsub")
+    return ew.sub(scaled_other, scaled)

@@ -400,9 +400,28 @@ def _involves_bfloat16(op: Op, inputs: tuple, attrs: dict) -> bool:
     return op.dtype(inputs, attrs)[1] is _BFLOAT16
 
 
-# Set to autojit.cuda.eager.dispatch once CUDA is first used: it runs ops on CUDA tensors as
-# kernels and returns None when no input is on a GPU. Until then the CPU path pays one check.
+# Set once a device other than the CPU is first used: autojit.cuda.eager.dispatch (ops on CUDA
+# tensors as kernels), ops/meta.py's (meta tensors), or both in turn (add_device_dispatch);
+# each returns None when no input is on its device. Until then the CPU path pays one check.
 CUDA_DISPATCH = None
+DEVICE_DISPATCHES: list = []
+
+
+def add_device_dispatch(dispatch, first: bool = False) -> None:
+    """Run `dispatch(op, inputs, attrs)` (the op's result, or None where no input is on its
+    device) before the CPU impl: after the dispatches added before it, or with `first` ahead
+    of them."""
+    global CUDA_DISPATCH
+    DEVICE_DISPATCHES.insert(0 if first else len(DEVICE_DISPATCHES), dispatch)
+    CUDA_DISPATCH = dispatch if len(DEVICE_DISPATCHES) == 1 else _each_device
+
+
+def _each_device(op: Op, inputs: tuple, attrs: dict):
+    for dispatch in DEVICE_DISPATCHES:
+        out = dispatch(op, inputs, attrs)
+        if out is not None:
+            return out
+    return None
 
 
 def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:

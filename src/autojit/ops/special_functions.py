@@ -70,7 +70,7 @@ def _unary(op, doc):
     def function(input):  # noqa: A002 - torch's names
         return bind(op, (tensor_argument(input, op.name, "input", 1),), {})
 
-    function.__name__ = op.name
+    function.__name__ = function.__qualname__ = op.name
     function.__doc__ = doc
     return function
 

@@ -8,7 +8,7 @@ map to the same functions, with the reflected forms (2 - x) swapping the operand
 from __future__ import annotations
 
 from ..interop import dlpack as _dlpack
-from ..tensor import dtypes
+from ..tensor import dtypes, sharing
 from ..tensor.device import check_device, runtime
 from ..tensor.tensor import Tensor
 from . import (
@@ -30,7 +30,9 @@ from . import (
     masked,
     masks,
     math_composites,
+    memory_formats,
     products,
+    quantiles,
     random,
     reduction,
     scans,
@@ -38,6 +40,7 @@ from . import (
     softmax,
     sorting,
     special_functions,
+    splitting,
     triangular,
 )
 from . import elementwise as ew
@@ -55,8 +58,8 @@ METHODS = {
     "neg": ew.neg, "negative": ew.neg, "abs": ew.abs, "sign": ew.sign, "exp": ew.exp,
     "log": ew.log, "sqrt": ew.sqrt, "sin": ew.sin, "cos": ew.cos, "tanh": ew.tanh,
     "sigmoid": ew.sigmoid, "erf": ew.erf, "log1p": ew.log1p, "expm1": ew.expm1,
-    "floor": ew.floor, "add": ew.add, "sub": ew.sub, "mul": ew.mul, "div": ew.div,
-    "pow": ew.pow, "maximum": ew.maximum, "minimum": ew.minimum,
+    "floor": ew.floor, "add": math_composites.add, "sub": math_composites.sub, "mul": ew.mul,
+    "div": ew.div, "pow": ew.pow, "maximum": ew.maximum, "minimum": ew.minimum,
     "floor_divide": ew.floor_divide, "remainder": ew.remainder, "eq": ew.eq, "ne": ew.ne,
     "lt": ew.lt, "le": ew.le, "gt": ew.gt, "ge": ew.ge, "logical_and": ew.logical_and,
     "logical_or": ew.logical_or, "logical_xor": ew.logical_xor,
@@ -65,7 +68,7 @@ METHODS = {
     "bitwise_xor": bitwise.bitwise_xor, "bitwise_not": bitwise.bitwise_not,
     "bitwise_left_shift": bitwise.bitwise_left_shift,
     "bitwise_right_shift": bitwise.bitwise_right_shift,
-    "clone": ew.clone, "square": composite.square, "reciprocal": composite.reciprocal,
+    "clone": memory_formats.clone, "square": composite.square, "reciprocal": composite.reciprocal,
     "rsqrt": composite.rsqrt, "exp2": composite.exp2, "log2": composite.log2,
     "log10": composite.log10, "tan": composite.tan, "relu": composite.relu,
     "round": composite.round,
@@ -84,6 +87,8 @@ METHODS = {
     "swapdims": layout.swapdims, "t": layout.t, "movedim": layout.movedim,
     "moveaxis": layout.moveaxis, "select": layout.select, "unbind": layout.unbind,
     "split": layout.split, "chunk": layout.chunk, "repeat": layout.repeat, "tile": layout.tile,
+    "tensor_split": splitting.tensor_split, "hsplit": splitting.hsplit,
+    "vsplit": splitting.vsplit, "dsplit": splitting.dsplit,
     # indexing
     "gather": indexing.gather, "scatter_add": scatter.scatter_add,
     "index_select": indexing.index_select, "take_along_dim": indexing.take_along_dim,
@@ -95,8 +100,10 @@ METHODS = {
     # ---- sorting, order statistics, scans, triangular parts ----
     "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort,
     "topk": sorting.topk, "kthvalue": sorting.kthvalue, "median": sorting.median,
-    "nanmedian": sorting.nanmedian, "unique": counting.unique, "bincount": counting.bincount,
-    "histc": counting.histc, "cumsum": scans.cumsum, "cumprod": scans.cumprod,
+    "nanmedian": sorting.nanmedian, "quantile": quantiles.quantile,
+    "nanquantile": quantiles.nanquantile, "unique": counting.unique,
+    "bincount": counting.bincount, "histc": counting.histc, "cumsum": scans.cumsum,
+    "cumprod": scans.cumprod,
     "cummax": scans.cummax, "cummin": scans.cummin, "logcumsumexp": scans.logcumsumexp,
     "tril": triangular.tril, "triu": triangular.triu,
     # random sampling (ops/random.py)
@@ -150,7 +157,7 @@ def _method(function):
     def method(self, *args, **kwargs):
         return function(self, *args, **kwargs)
 
-    method.__name__ = function.__name__
+    method.__name__ = method.__qualname__ = function.__name__
     method.__doc__ = function.__doc__
     return method
 
@@ -166,6 +173,7 @@ def _reflected(function):
         return function(other, self)
 
     reflected.__doc__ = f"`{function.__name__}(other, self)`: the operator with x on the right."
+    reflected.__name__ = reflected.__qualname__ = function.__name__
     return reflected
 
 
@@ -183,6 +191,7 @@ def _logical(logical_function, bitwise_function, name, reflected=False):
 
     operator.__doc__ = (f"`{name}`: {logical_function.__name__} of bool tensors, "
                         f"{bitwise_function.__name__} of integer ones.")
+    operator.__name__ = operator.__qualname__ = bitwise_function.__name__
     return operator
 
 
@@ -250,7 +259,7 @@ def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
         dtype = rest.pop(0)
     elif rest and _is_device(rest[0]):
         device = rest.pop(0)
-        if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda"):
+        if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda", "meta"):
             raise RuntimeError(f"Invalid device string: '{device}'")
         if rest and isinstance(rest[0], dtypes.DType):
             dtype = rest.pop(0)
@@ -267,19 +276,25 @@ def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
 def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False,
        memory_format=None):
     """x converted to a dtype and/or moved to a device (or to another tensor's), as
-    `to(dtype)`, `to(device, dtype)` or `to(other)`; x itself when nothing changes, unless
-    copy=True."""
+    `to(dtype)`, `to(device, dtype)` or `to(other)`, and laid out in `memory_format`
+    (autojit.channels_last, ...); x itself when nothing changes, unless copy=True."""
     dtype, device, copy = _to_arguments(args, dtype, device, non_blocking, copy)
+    if memory_format is not None:
+        memory_formats.check_format(memory_format, "to")
     result = self
     if device is not None:
         # A device copy by the runtime of the device that is not the CPU
         # (autojit/cuda/transfer.py): differentiable, the gradient goes back.
         device = check_device(device)
+        if self.is_meta and device.type != "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         other = device if device.type != "cpu" else self.device
         result = self if other.type == "cpu" else runtime(other.type).move(self, device)
     if dtype is not None:
         result = ew.cast(result, dtypes.to_dtype(dtype))
-    return result.clone() if copy and result is self else result
+    if copy and result is self:
+        result = memory_formats.clone(result)
+    return memory_formats.to_format(result, self, memory_format, copied=result is not self)
 
 
 def _to_method(dtype):
@@ -319,16 +334,6 @@ def type_as(self, other):
     return to(self, other.dtype)
 
 
-def contiguous(self):
-    """x in C (row-major) order: x itself when it already is, else a copy."""
-    return self if self._data is None or self._data.flags.c_contiguous else ew.clone(self)
-
-
-def is_contiguous(self):
-    """Whether x's data is in C (row-major) order (a symbolic tensor always is)."""
-    return self._data is None or bool(self._data.flags.c_contiguous)
-
-
 Tensor.to = to
 Tensor.cuda = cuda
 Tensor.cpu = cpu
@@ -348,8 +353,14 @@ Tensor.char = _to_method(dtypes.int8)
 Tensor.byte = _to_method(dtypes.uint8)
 Tensor.bool = _to_method(dtypes.bool_)
 Tensor.bfloat16 = _to_method(dtypes.bfloat16)
-Tensor.contiguous = contiguous
-Tensor.is_contiguous = is_contiguous
+for _name in ("float", "double", "half", "long", "int", "short", "char", "byte", "bool",
+              "bfloat16"):
+    getattr(Tensor, _name).__name__ = getattr(Tensor, _name).__qualname__ = _name
+Tensor.contiguous = memory_formats.contiguous
+Tensor.is_contiguous = memory_formats.is_contiguous
+Tensor.stride = memory_formats.stride
+Tensor.share_memory_ = sharing.share_memory_
+Tensor.is_shared = sharing.is_shared
 
 
 # ---- in-place --------------------------------------------------------------------------------
@@ -358,13 +369,14 @@ def _inplace(name, function):
     def method(self, *args, **kwargs):
         return inplace.apply_inplace(self, name, lambda source: function(source, *args, **kwargs))
 
-    method.__name__ = name
+    method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place version of `{name[:-1]}`: the result is written into x."
     return method
 
 
 INPLACE = {
-    "add_": ew.add, "sub_": ew.sub, "mul_": ew.mul, "div_": ew.div, "pow_": ew.pow,
+    "add_": math_composites.add, "sub_": math_composites.sub, "mul_": ew.mul, "div_": ew.div,
+    "pow_": ew.pow,
     "clamp_": composite.clamp, "clip_": composite.clamp, "neg_": ew.neg, "exp_": ew.exp,
     "log_": ew.log, "sqrt_": ew.sqrt, "abs_": ew.abs, "sigmoid_": ew.sigmoid,
     "tanh_": ew.tanh, "relu_": composite.relu, "floor_divide_": ew.floor_divide,
@@ -434,8 +446,11 @@ def fill_(self, value):
 
 def copy_(self, source, non_blocking: bool = False):
     """Write `source` (broadcast, cast) into x, in place; the gradient flows to source."""
+    source = _as_tensor(source)
+    if self.is_meta and not source.is_meta:  # copied across devices, as torch's copy_ is
+        source = source.to("meta")
     return inplace.apply_inplace(
-        self, "copy_", lambda old: ew.fill_like(old, 0) + _as_tensor(source).to(old.dtype))
+        self, "copy_", lambda old: ew.fill_like(old, 0) + source.to(old.dtype))
 
 
 def _as_tensor(value) -> Tensor:

@@ -14,8 +14,18 @@ import numpy as np
 
 from . import dtypes
 from . import generator as generators
+from .determinism import uninitialized_fill
 from .device import check_device, runtime
 from .generator import manual_seed  # noqa: F401 - re-exported: autojit.manual_seed
+from .memory_format import (
+    check_format,
+    contiguous_format,
+    laid_out,
+    layout_for,
+    preserve_format,
+    preserved_order,
+)
+from .meta import MetaArray
 from .random import RandomDraw, check_floating, check_integer_range, random_tensor
 from .state import state
 from .symbolic import as_size, contains_runtime, contains_symbolic
@@ -28,7 +38,8 @@ def default_generator() -> np.random.Generator:
 
 
 def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=None) -> Tensor:
-    if dtype is dtypes.bfloat16:  # float32 storage holding bfloat16 numbers (dtypes.py)
+    if dtype is dtypes.bfloat16 and data.__class__ is np.ndarray:  # float32 storage holding
+        # bfloat16 numbers (dtypes.py)
         data = dtypes.round_to_bfloat16(data)
     if device is not None and device.type != "cpu":  # copied to the device by its runtime
         data = runtime(device.type).from_host(data, device.index or 0)
@@ -223,6 +234,8 @@ def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:
     shape = _size(size)
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+    if device.type == "meta":  # a shape and a dtype: nothing to allocate (tensor/meta.py)
+        return _finish(MetaArray(shape, dtype.numpy), dtype, requires_grad, device)
     if state.tracer is not None and not requires_grad and contains_symbolic(shape):
         # A size from a dynamic trace: the fill becomes graph nodes (a broadcast scalar,
         # copied so that it can be written in place) instead of a constant of one size.
@@ -235,7 +248,9 @@ def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:
             filled = filled.to(device)
         return filled.requires_grad_() if requires_grad else filled
     if value is None:
-        return _finish(np.empty(shape, dtype.numpy), dtype, requires_grad, device)
+        value = uninitialized_fill(dtype)  # set by use_deterministic_algorithms
+        if value is None:
+            return _finish(np.empty(shape, dtype.numpy), dtype, requires_grad, device)
     if not isinstance(value, Tensor):
         dtypes.check_fits(value, dtype)
         if isinstance(value, int) and not isinstance(value, bool) and \
@@ -272,8 +287,27 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     return _filled((size,), fill_value, dtype, requires_grad, device, "full")
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled(size, None, dtype, requires_grad, device, "empty")
+def empty(*size, dtype=None, device=None, requires_grad=False,
+          memory_format=contiguous_format) -> Tensor:
+    """An uninitialized tensor (filled while deterministic algorithms fill memory), laid out
+    in `memory_format` (autojit.channels_last for a 4-d one, ...)."""
+    return _in_format(_filled(size, None, dtype, requires_grad, device, "empty"),
+                      memory_format, None, "empty")
+
+
+def _in_format(result: Tensor, memory_format, source, where: str) -> Tensor:
+    """A fresh factory result laid out in `memory_format` (preserve_format: source's layout;
+    tensor/memory_format.py), on the CPU; values are unchanged."""
+    if memory_format is contiguous_format or memory_format is preserve_format and (
+            source is None or preserved_order(source._data) is None):
+        return result  # the common cases, at once
+    check_format(memory_format, where)
+    data = result._data
+    if data.__class__ is np.ndarray:
+        order = layout_for(memory_format, None if source is None else source._data, data.ndim)
+        if order is not None:
+            result._data = laid_out(data, order)
+    return result
 
 
 def _like(x: Tensor, dtype):
@@ -285,28 +319,32 @@ def _like_device(x: Tensor, device):
     return x.device if device is None and x._data is not None else device
 
 
-def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=preserve_format) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return zeros(shape, dtype=dtype, device=_like_device(x, device),
-                 requires_grad=requires_grad)
+    return _in_format(zeros(shape, dtype=dtype, device=_like_device(x, device),
+                            requires_grad=requires_grad), memory_format, x, "zeros_like")
 
 
-def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+              memory_format=preserve_format) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return ones(shape, dtype=dtype, device=_like_device(x, device),
-                requires_grad=requires_grad)
+    return _in_format(ones(shape, dtype=dtype, device=_like_device(x, device),
+                           requires_grad=requires_grad), memory_format, x, "ones_like")
 
 
-def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=preserve_format) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return full(shape, fill_value, dtype=dtype, device=_like_device(x, device),
-                requires_grad=requires_grad)
+    return _in_format(full(shape, fill_value, dtype=dtype, device=_like_device(x, device),
+                           requires_grad=requires_grad), memory_format, x, "full_like")
 
 
-def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=preserve_format) -> Tensor:
     shape, dtype = _like(x, dtype)
-    return empty(shape, dtype=dtype, device=_like_device(x, device),
-                 requires_grad=requires_grad)
+    return _in_format(empty(shape, dtype=dtype, device=_like_device(x, device),
+                            requires_grad=requires_grad), memory_format, x, "empty_like")
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -410,24 +448,27 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 def rand_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
-              layout=None, memory_format=None) -> Tensor:
+              layout=None, memory_format=preserve_format) -> Tensor:
     """Uniform samples on [0, 1) shaped like x, on x's device and in its dtype by default."""
-    return rand(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
-                device=_like_device(x, device), requires_grad=requires_grad)
+    return _in_format(rand(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
+                           device=_like_device(x, device), requires_grad=requires_grad),
+                      memory_format, x, "rand_like")
 
 
 def randn_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
-               layout=None, memory_format=None) -> Tensor:
+               layout=None, memory_format=preserve_format) -> Tensor:
     """Standard normal samples shaped like x, on x's device and in its dtype by default."""
-    return randn(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
-                 device=_like_device(x, device), requires_grad=requires_grad)
+    return _in_format(randn(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
+                            device=_like_device(x, device), requires_grad=requires_grad),
+                      memory_format, x, "randn_like")
 
 
 def randint_like(x: Tensor, low=0, high=None, *, generator=None, dtype=None, device=None,
-                 requires_grad=False, layout=None, memory_format=None) -> Tensor:
+                 requires_grad=False, layout=None, memory_format=preserve_format) -> Tensor:
     """Integers uniform on [low, high) shaped like x: randint_like(x, high) or
     randint_like(x, low, high); x's dtype and device by default."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
-                   device=_like_device(x, device), requires_grad=requires_grad)
+    return _in_format(randint(low, high, tuple(x.shape), generator=generator,
+                              dtype=dtype or x.dtype, device=_like_device(x, device),
+                              requires_grad=requires_grad), memory_format, x, "randint_like")

@@ -28,8 +28,8 @@ class device:  # noqa: N801 - torch's name
         if ":" in type:
             type, index_text = type.split(":", 1)  # noqa: A001
             index = int(index_text)
-        if type not in ("cpu", "cuda"):
-            raise RuntimeError("Expected one of cpu, cuda device type at start of device "
+        if type not in ("cpu", "cuda", "meta"):
+            raise RuntimeError("Expected one of cpu, cuda, meta device type at start of device "
                                f"string: {type}")
         self.type = type
         self.index = index
@@ -130,4 +130,6 @@ def check_device(requested) -> device:
         # Raises torch's "no NVIDIA driver" error where CUDA is unusable, or an invalid ordinal.
         runtime("cuda").check(resolved.index or 0)
         return cuda_device(resolved.index)
+    if resolved.type == "meta":
+        return runtime("meta").META  # tensor/meta.py: shapes and dtypes, no data
     return resolved

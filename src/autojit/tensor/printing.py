@@ -1,24 +1,88 @@
-"""Tensor printing in torch's format: ``tensor([1., 2.], requires_grad=True)``.
+"""Tensor printing in torch's format: ``tensor([1., 2.], requires_grad=True)``, and the print
+options that shape it (`autojit.set_printoptions`).
 
-Tensor.__repr__ (tensor.py) calls `tensor_repr`. The rules are torch's (torch/_tensor_str.py,
-default print options): one formatter per tensor picks integer style (``1.``), fixed point
-with 4 decimals, or scientific notation from the finite nonzero values, and pads every element
-to one width; rows wrap at 80 columns; tensors over 1000 elements show 3 edge items per dim
-around ``...``. Symbolic tensors (while tracing) have no values and print shape and dtype.
+Tensor.__repr__ (tensor.py) calls `tensor_repr`. The rules are torch's (torch/_tensor_str.py):
+one formatter per tensor picks integer style (``1.``), fixed point with `precision` decimals,
+or scientific notation from the finite nonzero values (or as `sci_mode` says), and pads every
+element to one width; rows wrap at `linewidth` columns; tensors over `threshold` elements show
+`edgeitems` items at each end of every dim around ``...``. The defaults are 4, 80, 1000 and 3.
+Symbolic tensors (while tracing) have no values and print shape and dtype.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 
 import numpy as np
 
 from . import dtypes
 
-PRECISION = 4
-THRESHOLD = 1000
-EDGE_ITEMS = 3
-LINE_WIDTH = 80
+
+@dataclasses.dataclass
+class PrintOptions:
+    """torch's print options (process-wide, as torch's PRINT_OPTS)."""
+
+    precision: int = 4
+    threshold: float = 1000
+    edgeitems: int = 3
+    linewidth: int = 80
+    sci_mode: bool | None = None
+
+
+OPTIONS = PrintOptions()
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80),
+             "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None) -> None:
+    """Set how tensors print, as torch.set_printoptions: `precision` (decimals, 4),
+    `threshold` (elements above which a tensor is summarized, 1000), `edgeitems` (items kept
+    at each end of a summarized dim, 3), `linewidth` (80), `profile` ("default", "short" or
+    "full", overridden by the others) and `sci_mode` (True or False forces scientific
+    notation on or off; None, the default, chooses per tensor; every call sets it).
+
+    >>> import autojit
+    >>> autojit.set_printoptions(precision=2)
+    >>> autojit.tensor([1.12345])
+    tensor([1.12])
+    >>> autojit.set_printoptions(threshold=5)
+    >>> autojit.arange(10)
+    tensor([0, 1, 2,  ..., 7, 8, 9])
+    >>> autojit.set_printoptions(profile="default")
+    >>> autojit.tensor([1.12345])
+    tensor([1.1235])
+    """
+    if profile in _PROFILES:  # torch ignores a profile it does not know
+        (OPTIONS.precision, OPTIONS.threshold, OPTIONS.edgeitems,
+         OPTIONS.linewidth) = _PROFILES[profile]
+    if precision is not None:
+        OPTIONS.precision = precision
+    if threshold is not None:
+        OPTIONS.threshold = threshold
+    if edgeitems is not None:
+        OPTIONS.edgeitems = edgeitems
+    if linewidth is not None:
+        OPTIONS.linewidth = linewidth
+    OPTIONS.sci_mode = sci_mode
+
+
+def get_printoptions() -> dict:
+    """The current print options, as a dict (torch._tensor_str.get_printoptions)."""
+    return dataclasses.asdict(OPTIONS)
+
+
+@contextlib.contextmanager
+def printoptions(**options):
+    """The print options set for a block and restored after it (torch._tensor_str's)."""
+    saved = get_printoptions()
+    set_printoptions(**options)
+    try:
+        yield
+    finally:
+        set_printoptions(**saved)
 
 
 class _Formatter:
@@ -26,6 +90,7 @@ class _Formatter:
 
     def __init__(self, values: np.ndarray):
         self.floating = values.dtype.kind == "f"
+        self.precision = OPTIONS.precision
         self.int_mode = True
         self.sci_mode = False
         self.max_width = 1
@@ -40,13 +105,12 @@ class _Formatter:
         magnitudes = np.abs(finite)
         smallest, largest = float(magnitudes.min()), float(magnitudes.max())
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
-        wide_range = largest / smallest > 1000.0 or largest > 1.0e8
-        if self.int_mode:
-            self.sci_mode = wide_range
-            extra = 0 if self.sci_mode else 1  # the "." of "1."
+        if OPTIONS.sci_mode is None:
+            self.sci_mode = largest / smallest > 1000.0 or largest > 1.0e8 or (
+                not self.int_mode and smallest < 1.0e-4)
         else:
-            self.sci_mode = wide_range or smallest < 1.0e-4
-            extra = 0
+            self.sci_mode = bool(OPTIONS.sci_mode)
+        extra = 1 if self.int_mode and not self.sci_mode else 0  # the "." of "1."
         for value in finite.tolist():
             self.max_width = max(self.max_width, len(self._float_text(value)) + extra)
 
@@ -56,10 +120,10 @@ class _Formatter:
 
     def _float_text(self, value: float) -> str:
         if self.sci_mode:
-            return f"{value:.{PRECISION}e}"
+            return f"{value:.{self.precision}e}"
         if self.int_mode:
             return f"{value:.0f}"
-        return f"{value:.{PRECISION}f}"
+        return f"{value:.{self.precision}f}"
 
     def format(self, value) -> str:
         if self.floating:
@@ -72,20 +136,28 @@ class _Formatter:
 
 
 def _summarized(values: np.ndarray) -> np.ndarray:
-    """The edge items of every long dim: the values the formatter sees when summarizing."""
+    """The edge items of every long dim: the values the formatter sees when summarizing
+    (none at all with edgeitems=0, where a tensor of 2 dims or more shows only ``...``)."""
+    edge = OPTIONS.edgeitems
+    if not edge:
+        # torch's quirk: a vector's items [:0] and [-0:] are all of it.
+        return values if values.ndim == 1 else values[(slice(0, 0),) * values.ndim]
     for axis, extent in enumerate(values.shape):
-        if extent > 2 * EDGE_ITEMS:
-            keep = list(range(EDGE_ITEMS)) + list(range(extent - EDGE_ITEMS, extent))
+        if extent > 2 * edge:
+            keep = list(range(edge)) + list(range(extent - edge, extent))
             values = np.take(values, keep, axis=axis)
     return values
 
 
 def _vector(values: np.ndarray, indent: int, summarize: bool, formatter: _Formatter) -> str:
     element_length = formatter.max_width + 2
-    per_line = max(1, (LINE_WIDTH - indent) // element_length)
-    if summarize and values.shape[0] > 2 * EDGE_ITEMS:
-        items = ([formatter.format(v) for v in values[:EDGE_ITEMS].tolist()] + [" ..."]
-                 + [formatter.format(v) for v in values[-EDGE_ITEMS:].tolist()])
+    per_line = max(1, int(math.floor((OPTIONS.linewidth - indent) / element_length)))
+    edge = OPTIONS.edgeitems
+    if summarize and not edge:
+        items = ["..."]
+    elif summarize and values.shape[0] > 2 * edge:
+        items = ([formatter.format(v) for v in values[:edge].tolist()] + [" ..."]
+                 + [formatter.format(v) for v in values[values.shape[0] - edge:].tolist()])
     else:
         items = [formatter.format(v) for v in values.tolist()]
     lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
@@ -98,12 +170,12 @@ def _nested(values: np.ndarray, indent: int, summarize: bool, formatter: _Format
         return formatter.format(values.item())
     if ndim == 1:
         return _vector(values, indent, summarize, formatter)
-    count = values.shape[0]
-    if summarize and count > 2 * EDGE_ITEMS:
-        rows = ([_nested(values[i], indent + 1, summarize, formatter) for i in range(EDGE_ITEMS)]
+    count, edge = values.shape[0], OPTIONS.edgeitems
+    if summarize and count > 2 * edge:
+        rows = ([_nested(values[i], indent + 1, summarize, formatter) for i in range(edge)]
                 + ["..."]
                 + [_nested(values[i], indent + 1, summarize, formatter)
-                   for i in range(count - EDGE_ITEMS, count)])
+                   for i in range(count - edge, count)])
     else:
         rows = [_nested(values[i], indent + 1, summarize, formatter) for i in range(count)]
     return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(rows) + "]"
@@ -113,7 +185,7 @@ def format_values(data: np.ndarray, indent: int) -> str:
     """The bracketed body of a non-empty tensor, as torch prints it."""
     if data.dtype == np.float16:  # torch formats half values through float32
         data = data.astype(np.float32)
-    summarize = data.size > THRESHOLD
+    summarize = data.size > OPTIONS.threshold
     formatter = _Formatter(_summarized(data) if summarize else data)
     return _nested(data, indent, summarize, formatter)
 
@@ -122,7 +194,7 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
     parts = [text]
     last_line_length = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_length + len(suffix) + 2 > LINE_WIDTH:
+        if last_line_length + len(suffix) + 2 > OPTIONS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_length = indent + len(suffix)
         else:
@@ -142,6 +214,11 @@ def tensor_repr(x, prefix: str = "tensor(", history: str | None = None) -> str:
         body = f"<symbolic {x._value.dtype.short}{list(x._value.shape)}>"
         if dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
             suffixes.append(f"dtype={dtype!r}")
+    elif x.is_meta:  # no values: the shape instead, as torch prints it
+        body = "..."
+        suffixes.extend(("device='meta'", f"size={tuple(x.shape)}"))
+        if dtype is not dtypes.get_default_dtype():
+            suffixes.append(f"dtype={dtype!r}")
     elif x._data.size == 0:
         body = "[]"
         if x._data.ndim != 1:
@@ -151,6 +228,8 @@ def tensor_repr(x, prefix: str = "tensor(", history: str | None = None) -> str:
             suffixes.append(f"dtype={dtype!r}")
     else:
         body = format_values(x._host("print"), indent)  # a CUDA tensor's values: copied back
+        if not OPTIONS.edgeitems:
+            suffixes.append(f"size={tuple(x._data.shape)}")
         if dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
             suffixes.append(f"dtype={dtype!r}")
     if x._data is not None and x.is_cuda:

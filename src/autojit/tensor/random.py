@@ -21,6 +21,7 @@ from . import dtypes
 from .device import check_device, runtime
 from .generator import resolve
 from .graph_break import graph_break
+from .meta import MetaArray
 from .state import state
 from .tensor import Tensor
 
@@ -87,7 +88,10 @@ def _draw(draw: RandomDraw, device, requires_grad: bool) -> Tensor:
         if requires_grad or (device is not None and device.type != "cpu"):
             graph_break(f"autojit.{draw.kind}() (random numbers on a GPU, or requiring grad)")
         return Tensor._symbolic(state.tracer.random_input(draw))
-    data = draw.draw()
+    if device is not None and device.type == "meta":  # no values: nothing is drawn
+        data = MetaArray(draw.shape, draw.dtype.numpy)
+    else:
+        data = draw.draw()
     if device is not None and device.type != "cpu":  # drawn on the host, then copied
         data = runtime(device.type).from_host(data, device.index or 0)
     result = Tensor._make(data, draw.dtype)

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import dtypes
 from .device import CPU, cuda_device
+from .meta import META, MetaArray, read_error
 from .state import state
 
 
@@ -158,18 +159,28 @@ class Tensor:
         data = self._data
         if data is None or data.__class__ is np.ndarray:
             return CPU
+        if data.__class__ is MetaArray:
+            return META
         return cuda_device(data.device_index)
 
     @property
     def is_cuda(self) -> bool:
         """Whether the data lives on a GPU."""
         data = self._data
-        return data is not None and data.__class__ is not np.ndarray
+        return data is not None and data.__class__ is not np.ndarray and \
+            data.__class__ is not MetaArray
 
     @property
     def is_cpu(self) -> bool:
         """Whether the data lives in host memory (symbolic tensors count as CPU ones)."""
-        return not self.is_cuda
+        data = self._data
+        return data is None or data.__class__ is np.ndarray
+
+    @property
+    def is_meta(self) -> bool:
+        """Whether the tensor is on the meta device: a shape and a dtype, no data
+        (tensor/meta.py)."""
+        return self._data.__class__ is MetaArray
 
     def get_device(self) -> int:
         """The index of the GPU holding the data, or -1 on the CPU."""
@@ -340,7 +351,11 @@ class Tensor:
     def _host(self, what: str) -> np.ndarray:
         """The data as an ndarray: a CUDA tensor's is copied to the host (a synchronization)."""
         data = self._concrete(what)
-        return data if data.__class__ is np.ndarray else data.to_host()
+        if data.__class__ is np.ndarray:
+            return data
+        if data.__class__ is MetaArray:
+            raise read_error(what)
+        return data.to_host()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array sharing its memory; `force` copies a GPU tensor's data and
@@ -374,6 +389,9 @@ class Tensor:
                 raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be "
                                    "converted to Scalar")
             return tracer.read_scalar(self, None)
+        if self.is_meta and self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
+                               "Scalar")
         data = self._host("Tensor.item()")
         if data.size != 1:
             raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")

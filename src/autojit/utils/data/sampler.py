@@ -3,9 +3,15 @@
 A sampler yields dataset indices (SequentialSampler, RandomSampler, SubsetRandomSampler,
 WeightedRandomSampler); a BatchSampler groups another sampler's indices into lists, one per
 batch. The random ones draw from `generator` when given (a numpy.random.Generator, as every
-autojit random function takes) and otherwise from autojit's global generator, so
-`autojit.manual_seed(seed)` makes every epoch's order reproducible. The orders are not
-torch's: torch draws from its own generator, which autojit does not reproduce.
+autojit random function takes) and otherwise, as torch's RandomSampler does, from a generator
+of their own seeded by one draw of autojit's global generator when a pass starts, so
+`autojit.manual_seed(seed)` makes every epoch's order reproducible and the global stream does
+not depend on how far a pass has gone. The orders are not torch's: torch draws from its own
+generator, which autojit does not reproduce.
+
+RandomSampler and SubsetRandomSampler draw as they are read, as torch's do: a chunk of indices
+with replacement, one permutation of the dataset at a time without, so that a sampler of
+`num_samples=int(1e10)` (an endless stream of draws) costs no memory up front.
 """
 
 from __future__ import annotations
@@ -18,6 +24,16 @@ from ._utils import resolve_generator
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
+
+_CHUNK = 4096  # indices drawn at a time with replacement
+
+
+def pass_generator(generator) -> np.random.Generator:
+    """The generator one pass draws from: `generator`, or one of the pass's own seeded from
+    autojit's global generator (one draw, as torch seeds its sampler's)."""
+    if generator is not None:
+        return resolve_generator(generator)
+    return np.random.default_rng(int(resolve_generator(None).integers(2 ** 63)))
 
 
 class Sampler:
@@ -76,13 +92,19 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        rng = resolve_generator(self.generator)
         size = len(self.data_source)
+        rng = pass_generator(self.generator)
+        remaining = self.num_samples
         if self.replacement:
-            return iter(rng.integers(0, size, self.num_samples).tolist())
-        rounds = -(-self.num_samples // size)
-        order = np.concatenate([rng.permutation(size) for _ in range(rounds)])
-        return iter(order[:self.num_samples].tolist())
+            while remaining > 0:
+                count = min(remaining, _CHUNK)
+                yield from rng.integers(0, size, count).tolist()
+                remaining -= count
+            return
+        for _ in range(remaining // size):
+            yield from rng.permutation(size).tolist()
+        if remaining % size:
+            yield from rng.permutation(size)[:remaining % size].tolist()
 
     def __len__(self) -> int:
         return self.num_samples
@@ -102,8 +124,9 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        order = resolve_generator(self.generator).permutation(len(self.indices))
-        return iter([self.indices[position] for position in order.tolist()])
+        order = pass_generator(self.generator).permutation(len(self.indices))
+        for position in order.tolist():
+            yield self.indices[position]
 
     def __len__(self) -> int:
         return len(self.indices)

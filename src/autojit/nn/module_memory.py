@@ -1,0 +1,41 @@
+"""Module's memory: share_memory, to_empty, and the memory-format step of Module.to
+(module.py), which Module takes from MemoryMixin.
+
+All three go through Module._apply, which converts each parameter (in place, keeping the
+object an optimizer holds) and replaces each buffer.
+"""
+
+from __future__ import annotations
+
+from ..tensor.tensor import Tensor
+
+
+def laid_out(tensor: Tensor, memory_format):
+    """Module.to(memory_format=)'s conversion: a 4-d or 5-d tensor in that layout (None where
+    it already is, or has another rank), as torch converts only those."""
+    if tensor.dim() not in (4, 5):
+        return None
+    converted = tensor.detach().to(memory_format=memory_format)
+    return None if converted._data is tensor._data else converted
+
+
+class MemoryMixin:
+    """Module methods that move parameters and buffers to other memory."""
+
+    def to_empty(self, *, device, recurse: bool = True):
+        """Move the parameters and buffers to `device` without copying their values (they are
+        uninitialized there, as `empty`'s): how a module made on the meta device gets memory
+        to be initialized or loaded into. Parameters keep their identity."""
+        from ..tensor.creation import empty_like
+
+        for module in self.modules() if recurse else (self,):
+            module._apply_here(lambda t: empty_like(t, device=device))
+        return self
+
+    def share_memory(self):
+        """Move the parameters, their gradients and the buffers to shared memory, in place
+        (Tensor.share_memory_: processes forked afterwards share them)."""
+        def share(tensor):
+            tensor.share_memory_()  # in place: _apply has nothing to adopt
+
+        return self._apply(share)

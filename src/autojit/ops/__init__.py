@@ -6,7 +6,8 @@ shifts), reduction, layout (reshape, expand, permute, slice, cat), linalg (matmu
 diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient), sorting
 (argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
 (searchsorted), counting (histc), random (the samplers poisson and multinomial, and the random
-ops built on draws), and torch.linalg's decompositions and solvers (linalg_*.py, gathered as
+ops built on draws), random_gamma (the gamma and binomial samplers), and torch.linalg's
+decompositions and solvers (linalg_*.py, gathered as
 autojit.linalg by linalg_namespace.py). Composites are in composite.py, triangular.py,
 einsum.py, joining.py and index_update.py and need no rules.
 """
@@ -27,6 +28,7 @@ from . import (  # noqa: F401
     loss,
     masked,
     random,
+    random_gamma,
     reduction,
     scans,
     scatter,

@@ -13,6 +13,7 @@ from . import (  # noqa: F401 - codegen registers the cpu backend
     codegen,
     config,
     cuda,
+    distributions,
     func,
     nn,
     optim,
@@ -134,7 +135,7 @@ _sys.modules[__name__ + ".linalg"] = linalg
 __all__ = [
     "Tensor", "Size", "device", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "BFloat16Tensor",
-    "autograd", "cuda", "nn", "no_grad",
+    "autograd", "cuda", "distributions", "nn", "no_grad",
     "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "inference_mode", "tensor", "as_tensor", "from_numpy", "zeros", "ones",
     "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",

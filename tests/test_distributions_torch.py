@@ -60,7 +60,7 @@ def test_values(case):
         "enumerate_support(expand=False)": lambda d, lib: d.enumerate_support(expand=False),
     })
     for name, check in checks.items():
-        expected, error = _both(lambda: check(theirs, torch))
+        expected, error = _both(lambda check=check: check(theirs, torch))
         if error is not None:
             with pytest.raises(NotImplementedError):
                 check(ours, autojit)

@@ -1,6 +1,6 @@
 """Op table rows for the random ops: bernoulli, normal, poisson, multinomial, binomial, the gamma
-sampler of autojit.distributions (_standard_gamma) and Tensor's in-place random fills (normal_, uniform_, exponential_, geometric_, log_normal_, cauchy_, random_,
-bernoulli_).
+sampler of autojit.distributions (_standard_gamma) and Tensor's in-place random fills (normal_,
+uniform_, exponential_, geometric_, log_normal_, cauchy_, random_, bernoulli_).
 
 Each row sets OpInfo.seed: the drivers seed the default generators before every call, so eager,
 compiled and CUDA runs draw the same numbers, and the NumPy reference draws them too, from
@@ -18,7 +18,6 @@ import numpy as np
 
 import autojit
 from autojit import Tensor
-
 from autojit.ops.random_gamma import standard_gamma
 
 from . import ALL_NUMERIC, OpInfo, Sample, positive, uniform

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..ops import functional as F
 from ..ops.linalg_namespace import eigvalsh
 from ..tensor import dtypes
-from ..tensor.creation import full
+from ..tensor.creation import eye, full
 from ..tensor.type_info import finfo
 
 __all__ = [
@@ -189,8 +189,16 @@ class _OneHot(Constraint):
         return is_boolean.all(-1) & value.sum(-1).eq(1)
 
 
+def _bound(value) -> str:
+    """A bound in a constraint's repr: a traced tensor has no values to print (formatting it
+    would break a compiled function's graph), so its shape stands for it."""
+    if getattr(value, "is_symbolic", False):
+        return f"<tensor of shape {tuple(value.shape)}>"
+    return str(value)
+
+
 def _bounds_repr(constraint, *names) -> str:
-    fields = ", ".join(f"{name}={getattr(constraint, name)}" for name in names)
+    fields = ", ".join(f"{name}={_bound(getattr(constraint, name))}" for name in names)
     return f"{constraint.__class__.__name__[1:]}({fields})"
 
 
@@ -403,13 +411,23 @@ class _Symmetric(_Square):
         return F.isclose(value, value.mT, atol=1e-6).all(-1).all(-1)
 
 
+def _eigenvalues(value):
+    """The eigenvalues of the symmetric part of each matrix, and whether the matrix is finite
+    (a matrix with NaN or inf has none: its eigenvalues here are the identity's)."""
+    finite = value.isfinite().all(-1).all(-1)
+    identity = eye(value.shape[-1], dtype=value.dtype, device=value.device)
+    safe = F.where(finite.unsqueeze(-1).unsqueeze(-1), (value + value.mT) / 2, identity)
+    return eigvalsh(safe), finite
+
+
 class _PositiveSemidefinite(_Symmetric):
     """Positive-semidefinite matrices."""
 
     def check(self, value):
         if not self._is_square(value):
             return super().check(value)
-        return super().check(value) & (eigvalsh(value) >= 0).all(-1)
+        eigenvalues, finite = _eigenvalues(value)
+        return super().check(value) & finite & (eigenvalues >= 0).all(-1)
 
 
 class _PositiveDefinite(_Symmetric):
@@ -420,8 +438,8 @@ class _PositiveDefinite(_Symmetric):
             return super().check(value)
         # torch asks whether a Cholesky factorization succeeds; the smallest eigenvalue of the
         # symmetric part being positive is the same question, and needs no error path.
-        symmetric_part = (value + value.mT) / 2
-        return super().check(value) & (eigvalsh(symmetric_part) > 0).all(-1)
+        eigenvalues, finite = _eigenvalues(value)
+        return super().check(value) & finite & (eigenvalues > 0).all(-1)
 
 
 class _Cat(Constraint):

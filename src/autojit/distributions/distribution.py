@@ -33,13 +33,14 @@ def _traced() -> bool:
     return state.tracer is not None or bool(state.vmap_levels)
 
 
-def checked(value: Tensor, valid: Tensor, message: str) -> Tensor:
+def checked(value: Tensor, valid: Tensor, message: str, shown=None) -> Tensor:
     """`value`, once every entry of the bool tensor `valid` is true; otherwise
-    ValueError(message), followed eagerly by value's entries. Under a trace the result is value
-    plus the zero that a check_index node gives, so the compiled function keeps the check."""
+    ValueError(message), followed eagerly by value's entries (or by `shown(value, valid)`).
+    Under a trace the result is value plus the zero that a check_index node gives, so the
+    compiled function keeps the check."""
     if not _traced():
         if not bool(valid.all()):
-            raise ValueError(f"{message}:\n{value}")
+            raise ValueError(f"{message}:\n{value if shown is None else shown(value, valid)}")
         return value
     # One form per message: ops/index_checks.py raises FORMS[form] when the kernel's check
     # fails (its message is a format string, hence the doubled braces).

@@ -43,7 +43,8 @@ class Geometric(Distribution):
             message = (f"Expected parameter probs ({type(value).__name__} of shape "
                        f"{tuple(value.shape)}) of distribution {self!r} to be positive but "
                        "found invalid values")
-            self.probs = checked(value, value > 0, message)
+            self.probs = checked(value, value > 0, message,
+                                 shown=lambda value, valid: value.detach()[~valid])
 
     def expand(self, batch_shape, _instance=None):
         return expand_parameters(self, Geometric, batch_shape, _instance, ("probs", "logits"))

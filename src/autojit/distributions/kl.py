@@ -216,8 +216,10 @@ def _kl_expfamily_expfamily(p, q):
     """The Bregman divergence of the log normalizer F at the natural parameters:
     F(theta_q) - F(theta_p) - <theta_q - theta_p, grad F(theta_p)>."""
     if type(p) is not type(q):
+        # torch's message, with the spaces its source's line continuation leaves in it.
         raise NotImplementedError("The cross KL-divergence between different exponential "
-                                  "families cannot be computed using Bregman divergences")
+                                  "families cannot " + " " * 28 + "be computed using Bregman "
+                                  "divergences")
     p_natural = [param.detach().requires_grad_() for param in p._natural_params]
     q_natural = q._natural_params
     normalizer = p._log_normalizer(*p_natural)
@@ -268,8 +270,9 @@ def _kl_laplace_laplace(p, q):
 
 def _check_event_shapes(p, q, what):
     if tuple(p.event_shape) != tuple(q.event_shape):
-        raise ValueError(f"KL-divergence between two {what} with different event shapes "
-                         "cannot be computed")
+        # torch's message, with the spaces its source's line continuation leaves in it.
+        raise ValueError(f"KL-divergence between two {what} with{' ' * 26}different event "
+                         "shapes cannot be computed")
 
 
 def _woodbury_factor(q):

@@ -26,10 +26,10 @@ class MixtureSameFamily(Distribution):
         self._component_distribution = component_distribution
         if not isinstance(mixture_distribution, Categorical):
             raise ValueError(" The Mixture distribution needs to be an  instance of "
-                             "torch.distributions.Categorical")
+                             "autojit.distributions.Categorical")
         if not isinstance(component_distribution, Distribution):
             raise ValueError("The Component distribution needs to be an instance of "
-                             "torch.distributions.Distribution")
+                             "autojit.distributions.Distribution")
         mixture_batch = mixture_distribution.batch_shape
         component_batch = Size(component_distribution.batch_shape[:-1])
         for size1, size2 in zip(reversed(mixture_batch), reversed(component_batch)):

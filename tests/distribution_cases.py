@@ -29,6 +29,7 @@ class Case:
     # (docs/differences.md lists them).
     missing: tuple = ()
     unit_shape: tuple = field(default=(2, 3))  # the shape of icdf's probabilities
+    dtype: str = "float64"  # of the floating-point parameters and values
 
 
 def _pos(rng, shape, low=0.5, high=2.0):
@@ -46,6 +47,14 @@ def _simplex(rng, shape):
 def _cov(rng, n, batch=()):
     a = rng.normal(size=batch + (n, n))
     return a @ np.swapaxes(a, -1, -2) + np.eye(n)
+
+
+def _corr_cholesky(rng, batch, n):
+    """Cholesky factors of random correlation matrices."""
+    a = rng.normal(size=batch + (n, n + 2))
+    cov = a @ np.swapaxes(a, -1, -2)
+    d = np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1))
+    return np.linalg.cholesky(cov / d[..., :, None] / d[..., None, :])
 
 
 B = (2, 3)  # the batch shape of most rows
@@ -149,6 +158,19 @@ CASES = [
     Case("fisher_snedecor", "FisherSnedecor", lambda r: ((_pos(r, B, 1.0, 5.0),
                                                           _pos(r, B, 5.0, 9.0)), {}),
          lambda r: _pos(r, (2,) + B)),
+    # float32: torch's log_prob compares float64 parameters with a float32 zero and raises.
+    Case("generalized_pareto", "GeneralizedPareto",
+         lambda r: ((-_pos(r, B, 0.0, 1.0), _pos(r, B),
+                     np.array([[0.3, 0.0, -0.1], [0.1, -0.2, 0.6]])), {}),
+         lambda r: r.uniform(0.0, 0.5, (2,) + B), dtype="float32"),
+    Case("lkj_cholesky", "LKJCholesky", lambda r: ((3, _pos(r, (2,), 0.5, 3.0)), {}),
+         lambda r: _corr_cholesky(r, (2, 2), 3)),
+    Case("wishart", "Wishart", lambda r: ((_pos(r, (2,), 4.0, 7.0),),
+                                          {"covariance_matrix": _cov(r, 3, (2,))}),
+         lambda r: _cov(r, 3, (2, 2))),
+    Case("wishart_scale_tril", "Wishart",
+         lambda r: ((5.5,), {"scale_tril": np.linalg.cholesky(_cov(r, 2))}),
+         lambda r: _cov(r, 2, (2,))),
     Case("inverse_gamma", "InverseGamma", lambda r: ((_pos(r, B, 2.5, 4.0), _pos(r, B)), {}),
          lambda r: _pos(r, (2,) + B), missing=GAMMA_CDF),
 ]
@@ -180,11 +202,11 @@ def rng_for(case: Case) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(case.id.encode()))
 
 
-def tensor(lib, array, requires_grad=False):
+def tensor(lib, array, requires_grad=False, dtype="float64"):
     """A float64 (or int64) tensor of lib; numbers stay numbers."""
     if not isinstance(array, np.ndarray):
         return array
-    dtype = lib.float64 if array.dtype.kind == "f" else lib.int64
+    dtype = getattr(lib, dtype) if array.dtype.kind == "f" else lib.int64
     result = lib.tensor(array, dtype=dtype)
     if requires_grad and array.dtype.kind == "f":
         result.requires_grad_(True)
@@ -194,8 +216,8 @@ def tensor(lib, array, requires_grad=False):
 def build(case: Case, lib, requires_grad: bool = False, validate_args=None):
     """(distribution, leaves): case's distribution in lib, and its tensor parameters."""
     args, kwargs = case.params(rng_for(case))
-    args = [tensor(lib, a, requires_grad) for a in args]
-    kwargs = {k: tensor(lib, v, requires_grad) for k, v in kwargs.items()}
+    args = [tensor(lib, a, requires_grad, case.dtype) for a in args]
+    kwargs = {k: tensor(lib, v, requires_grad, case.dtype) for k, v in kwargs.items()}
     leaves = [t for t in [*args, *kwargs.values()] if hasattr(t, "requires_grad")
               and t.requires_grad]
     d = namespace(lib)
@@ -208,4 +230,4 @@ def build(case: Case, lib, requires_grad: bool = False, validate_args=None):
 def value(case: Case, lib):
     rng = rng_for(case)
     case.params(rng)
-    return tensor(lib, case.value(rng))
+    return tensor(lib, case.value(rng), dtype=case.dtype)

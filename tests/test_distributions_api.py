@@ -300,6 +300,8 @@ ERRORS = {
                                                          lib.tensor([0.5, 0.5]))
     .enumerate_support(),
     "reshape sizes": lambda lib, d: d.ReshapeTransform((2, 3), (5,)),
+    "wishart df": lambda lib, d: d.Wishart(lib.tensor([1.5, 3.0]), lib.eye(3)),
+    "lkj dim": lambda lib, d: d.LKJCholesky(1, 1.0),
 }
 
 

@@ -22,11 +22,12 @@ BY_ID = {case.id: case for case in CASES}
 CONTINUOUS = ["normal", "lognormal", "uniform", "laplace", "cauchy", "exponential", "gamma",
               "chi2", "beta", "studentT", "halfnormal", "halfcauchy", "gumbel", "pareto",
               "weibull", "kumaraswamy", "fisher_snedecor", "inverse_gamma", "von_mises",
-              "relaxed_bernoulli", "continuous_bernoulli", "tanh_normal", "mixture"]
+              "relaxed_bernoulli", "continuous_bernoulli", "tanh_normal", "mixture",
+              "generalized_pareto"]
 DISCRETE = ["poisson", "geometric_probs", "bernoulli_logits", "categorical_probs",
             "binomial", "negative_binomial"]
 MULTIVARIATE = ["dirichlet", "mvn_covariance", "mvn_precision", "lowrank_mvn", "multinomial",
-                "onehot", "relaxed_onehot", "logistic_normal"]
+                "onehot", "relaxed_onehot", "logistic_normal", "lkj_cholesky", "wishart"]
 
 
 def _torch_like(x):
@@ -99,7 +100,9 @@ def test_multivariate_sample_moments(case_id):
     else:
         mean = mean.reshape(values.shape[1:]) if mean.size == values[0].size else \
             np.broadcast_to(mean, values.shape[1:])
-        covariance = getattr(theirs, "covariance_matrix", None)
+        # The covariance of the samples, for the normal distributions.
+        covariance = theirs.covariance_matrix if case_id.startswith(("mvn", "lowrank")) \
+            else None
     spread = values.std(0)
     assert (np.abs(values.mean(0) - mean) <= 5 * spread / np.sqrt(N) + 1e-6).all()
     if covariance is not None:
@@ -114,7 +117,8 @@ def test_multivariate_sample_moments(case_id):
 # (Gamma's is checked against torch's formula below: torch's gamma CDF has no derivative in
 # the concentration.)
 IMPLICIT = ["normal", "lognormal", "uniform", "laplace", "cauchy", "exponential", "halfnormal",
-            "halfcauchy", "weibull", "kumaraswamy", "continuous_bernoulli", "tanh_normal"]
+            "halfcauchy", "weibull", "kumaraswamy", "continuous_bernoulli", "tanh_normal",
+            "generalized_pareto"]
 
 
 @pytest.mark.parametrize("case_id", IMPLICIT)
@@ -194,7 +198,7 @@ def test_normal_rsample_second_derivative():
 
 
 SEEDED = ["normal", "gamma", "dirichlet", "categorical_logits", "bernoulli_probs", "binomial",
-          "poisson", "mvn_covariance", "relaxed_onehot", "uniform"]
+          "poisson", "mvn_covariance", "relaxed_onehot", "uniform", "wishart", "lkj_cholesky"]
 
 
 @pytest.mark.parametrize("case_id", SEEDED)

@@ -49,6 +49,13 @@ def checked(value: Tensor, valid: Tensor, message: str, shown=None) -> Tensor:
     return value + ew.cast(flag.sum(), value.dtype)
 
 
+def _type_name(value) -> str:
+    """The type a message names: a parameter's class (Parameter for nn.Parameter), but Tensor
+    for vmap's batched view of one, which torch's vmap does not show either."""
+    name = type(value).__name__
+    return "Tensor" if name == "BatchedTensor" else name
+
+
 def _describe(value) -> str:
     """A parameter in a distribution's repr: its value when it has one element, else its
     shape (always the shape while traced, where formatting a value would need its data)."""
@@ -97,7 +104,7 @@ class Distribution:
                                                              lazy_property):
                     continue  # a lazily computed form of another parameter
                 value = getattr(self, param)
-                message = (f"Expected parameter {param} ({type(value).__name__} of shape "
+                message = (f"Expected parameter {param} ({_type_name(value)} of shape "
                            f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
                            f"constraint {constraint!r}, but found invalid values")
                 value = checked(value, constraint.check(value), message)
@@ -219,7 +226,7 @@ class Distribution:
             return value
         if support is None:
             raise AssertionError("support is unexpectedly None")
-        message = (f"Expected value argument ({type(value).__name__} of shape "
+        message = (f"Expected value argument ({_type_name(value)} of shape "
                    f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
                    f"distribution {self!r}, but found invalid values")
         return checked(value, support.check(value), message)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ..ops.linalg_namespace import cholesky, solve_triangular
+from ..ops.linalg_namespace import cholesky, solve, solve_triangular
 from ..tensor.creation import eye
 from ..tensor.tensor import Size
 from . import constraints
@@ -37,10 +37,11 @@ def _batch_mahalanobis(bL, bx):
     return solved.squeeze(-1).pow(2).sum(-1)
 
 
-def _inverse_tril(L):
-    """L^-1 for lower-triangular L."""
-    identity = eye(L.shape[-1], dtype=L.dtype, device=L.device)
-    return solve_triangular(L, identity.expand(tuple(L.shape)), upper=False)
+def _cholesky_solve(b, L):
+    """(L L^T)^-1 b, as torch.cholesky_solve. A solve with L L^T rather than two triangular
+    solves: torch's cholesky_solve and cholesky_inverse differentiate as this does, every entry
+    of L included (triangular solves would give those above the diagonal no gradient)."""
+    return solve(L @ L.mT, b)
 
 
 def _precision_to_scale_tril(P):
@@ -117,8 +118,9 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def precision_matrix(self):
-        inverse = _inverse_tril(self._unbroadcasted_scale_tril)
-        return (inverse.mT @ inverse).expand(self._matrix_shape())
+        L = self._unbroadcasted_scale_tril
+        identity = eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape))
+        return _cholesky_solve(identity, L).expand(self._matrix_shape())
 
     @property
     def mean(self):

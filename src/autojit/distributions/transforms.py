@@ -4,10 +4,10 @@ ComposeTransform, ...; `.inv` gives the inverse map).
 
 TransformedDistribution (transformed_distribution.py) pushes a base distribution through them;
 the constraint registry (constraint_registry.py) picks them to map unconstrained values onto a
-constraint. This module holds the base class, composition, the shape transforms and the
-elementwise transforms; transforms_structured.py holds those over a whole event (softmax,
-stick breaking, Cholesky factors, cat and stack) and is re-exported here, as torch has them in
-one module.
+constraint. This module holds the base class, composition and the elementwise transforms;
+transforms_structured.py holds those over a whole event (independent dims, reshaping,
+softmax, stick breaking, Cholesky factors, cat and stack) and is re-exported here, as torch
+has them in one module.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import operator
 
 from ..ops import functional as F
 from ..tensor.creation import full_like, zeros_like
-from ..tensor.tensor import Size
 from ..tensor.type_info import finfo
 from . import constraints
 from .utils import _sum_rightmost, broadcast_all, broadcast_shape, lazy_property
@@ -294,115 +293,6 @@ class ComposeTransform(Transform):
 identity_transform = ComposeTransform([])
 
 
-class IndependentTransform(Transform):
-    """`base_transform` with its `reinterpreted_batch_ndims` rightmost batch dims counted in
-    the event: its log-determinant is summed over them."""
-
-    def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size: int = 0):
-        super().__init__(cache_size=cache_size)
-        self.base_transform = base_transform.with_cache(cache_size)
-        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
-                                    cache_size=cache_size)
-
-    @constraints.dependent_property(is_discrete=False)
-    def domain(self):
-        return constraints.independent(self.base_transform.domain,
-                                       self.reinterpreted_batch_ndims)
-
-    @constraints.dependent_property(is_discrete=False)
-    def codomain(self):
-        return constraints.independent(self.base_transform.codomain,
-                                       self.reinterpreted_batch_ndims)
-
-    @property
-    def bijective(self) -> bool:
-        return self.base_transform.bijective
-
-    @property
-    def sign(self) -> int:
-        return self.base_transform.sign
-
-    def _call(self, x):
-        if x.dim() < self.domain.event_dim:
-            raise ValueError("Too few dimensions on input")
-        return self.base_transform(x)
-
-    def _inverse(self, y):
-        if y.dim() < self.codomain.event_dim:
-            raise ValueError("Too few dimensions on input")
-        return self.base_transform.inv(y)
-
-    def log_abs_det_jacobian(self, x, y):
-        return _sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y),
-                              self.reinterpreted_batch_ndims)
-
-    def __repr__(self):
-        return (f"{self.__class__.__name__}({self.base_transform!r}, "
-                f"{self.reinterpreted_batch_ndims})")
-
-    def forward_shape(self, shape):
-        return self.base_transform.forward_shape(shape)
-
-    def inverse_shape(self, shape):
-        return self.base_transform.inverse_shape(shape)
-
-
-class ReshapeTransform(Transform):
-    """The rightmost dims of `in_shape` reshaped to `out_shape` (a Jacobian of determinant 1)."""
-
-    bijective = True
-
-    def __init__(self, in_shape, out_shape, cache_size: int = 0):
-        self.in_shape, self.out_shape = Size(in_shape), Size(out_shape)
-        if self.in_shape.numel() != self.out_shape.numel():
-            raise ValueError("in_shape, out_shape have different numbers of elements")
-        super().__init__(cache_size=cache_size)
-
-    @constraints.dependent_property
-    def domain(self):
-        return constraints.independent(constraints.real, len(self.in_shape))
-
-    @constraints.dependent_property
-    def codomain(self):
-        return constraints.independent(constraints.real, len(self.out_shape))
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
-
-    def _call(self, x):
-        batch_shape = tuple(x.shape[:x.dim() - len(self.in_shape)])
-        return x.reshape(batch_shape + tuple(self.out_shape))
-
-    def _inverse(self, y):
-        batch_shape = tuple(y.shape[:y.dim() - len(self.out_shape)])
-        return y.reshape(batch_shape + tuple(self.in_shape))
-
-    def log_abs_det_jacobian(self, x, y):
-        return x.new_zeros(tuple(x.shape[:x.dim() - len(self.in_shape)]))
-
-    def _moved_shape(self, shape, source, target):
-        if len(shape) < len(source):
-            raise ValueError("Too few dimensions on input")
-        cut = len(shape) - len(source)
-        if tuple(shape[cut:]) != tuple(source):
-            raise ValueError(f"Shape mismatch: expected {tuple(shape[cut:])} but got "
-                             f"{tuple(source)}")
-        return Size(tuple(shape[:cut]) + tuple(target))
-
-    def forward_shape(self, shape):
-        return self._moved_shape(shape, self.in_shape, self.out_shape)
-
-    def inverse_shape(self, shape):
-        return self._moved_shape(shape, self.out_shape, self.in_shape)
-
-
 class ExpTransform(Transform):
     """y = exp(x)."""
 
@@ -650,8 +540,10 @@ from .transforms_structured import (  # noqa: E402
     CatTransform,
     CorrCholeskyTransform,
     CumulativeDistributionTransform,
+    IndependentTransform,
     LowerCholeskyTransform,
     PositiveDefiniteTransform,
+    ReshapeTransform,
     SoftmaxTransform,
     StackTransform,
     StickBreakingTransform,

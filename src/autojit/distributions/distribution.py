@@ -43,7 +43,8 @@ def checked(value: Tensor, valid: Tensor, message: str, shown=None) -> Tensor:
             raise ValueError(f"{message}:\n{value if shown is None else shown(value, valid)}")
         return value
     # One form per message: ops/index_checks.py raises FORMS[form] when the kernel's check
-    # fails (its message is a format string, hence the doubled braces).
+    # fails (its message is a format string, hence the doubled braces). See
+    # docs/notes/errors-in-kernels.md.
     FORMS.setdefault(message, (ValueError, message.replace("{", "{{").replace("}", "}}")))
     flag = check_index(ew.cast(ew.logical_not(valid), dtypes.int64).reshape(-1), 1, message)
     return value + ew.cast(flag.sum(), value.dtype)

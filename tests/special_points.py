@@ -30,6 +30,11 @@ class Point:
     # ("value", "d/d0", "d2/d0") -> Difference. The test checks autojit's result against the
     # difference's and that it still differs from torch's, so an entry goes once it does not.
     differs: dict = field(default_factory=dict)
+    # torch's vectorized loop gives other values than its scalar one at some of these points,
+    # and which one a vector of points takes depends on the CPU's vector width (AVX2 or
+    # AVX-512): for an elementwise op, torch is then run on one point at a time, which is its
+    # scalar definition on every CPU.
+    torch_one_element: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,8 +61,8 @@ def F(lib):  # noqa: N802 - reads like torch.nn.functional
     return lib.nn.functional
 
 
-def unary(name, function, points):
-    return Point(name, lambda lib, x: function(lib, x), (points,))
+def unary(name, function, points, **options):
+    return Point(name, lambda lib, x: function(lib, x), (points,), **options)
 
 
 def constant(lib, values):

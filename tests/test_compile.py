@@ -212,40 +212,54 @@ def test_result_of_a_step_differentiated_outside_raises_eagers_error():
         loss.backward()
 
 
-def test_graph_break_runs_eagerly_and_warns_once_per_line():
+def test_a_branch_on_a_tensor_is_checked_on_every_call():
     def f(x):
-        if x.sum() > 0:  # data-dependent control flow
+        if x.sum() > 0:  # data-dependent control flow: the branch taken is checked
             return x * 2
         return x * 3
 
-    compiled = autojit.compile(f)
-    with pytest.warns(CompileWarning, match="graph break") as record:
-        assert compiled(autojit.tensor([1.0])).tolist() == [2.0]
-    assert "x.sum() > 0" in str(record[0].message)
+    compiled = autojit.compile(f, fullgraph=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert compiled(autojit.tensor([-1.0])).tolist() == [-3.0]
+        for value in (1.0, -1.0, 2.0, -2.0):
+            assert compiled(autojit.tensor([value])).tolist() == f(autojit.tensor([value])).tolist()
+    assert len(compiled.executables) == 2 and compiled.stats().eager_calls == 0
+
+
+def test_graph_break_runs_eagerly_and_warns_once_per_line():
+    def f(x):
+        autojit.manual_seed(0)  # a generator's state cannot be set in a trace
+        return x * autojit.rand(1)
+
+    compiled = autojit.compile(f)
+    with pytest.warns(CompileWarning, match="graph break") as record:
+        assert compiled(autojit.tensor([1.0])).tolist() == f(autojit.tensor([1.0])).tolist()
+    assert "autojit.manual_seed(0)" in str(record[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compiled(autojit.tensor([-1.0])).tolist() == f(autojit.tensor([-1.0])).tolist()
 
 
 def test_fullgraph_raises_naming_the_line():
     def f(x):
-        return x if x.sum().item() > 0 else -x
+        return x * int(x.sum().item())
 
     compiled = autojit.compile(f, fullgraph=True)
-    with pytest.raises(autojit.ir.GraphBreak, match=r"x if x.sum\(\).item\(\) > 0 else -x"):
+    with pytest.raises(autojit.ir.GraphBreak, match=r"return x \* int\(x.sum\(\).item\(\)\)"):
         compiled(autojit.tensor([1.0]))
 
 
 def test_recompile_limit_falls_back_to_eager_with_one_warning():
-    compiled = autojit.compile(lambda x, n: x + n, recompile_limit=2)
+    # A string argument is guarded by its value (an int or float would be read on every call).
+    compiled = autojit.compile(lambda x, n: x + len(n), recompile_limit=2)
     x = autojit.tensor([0.0])
-    compiled(x, 1)
-    compiled(x, 2)
+    compiled(x, "a")
+    compiled(x, "aa")
     with pytest.warns(CompileWarning, match="recompile limit of 2 reached"):
-        assert compiled(x, 3).tolist() == [3.0]
+        assert compiled(x, "aaa").tolist() == [3.0]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert compiled(x, 4).tolist() == [4.0]
+        assert compiled(x, "aaaa").tolist() == [4.0]
     assert len(compiled.executables) == 2
 
 

@@ -94,8 +94,14 @@ def test_unknown_log_topics_and_pass_names_are_errors_listing_the_known_ones(mon
 
 def _breaking(x):
     y = x.sin() * 2
-    if y.sum() > 0:  # a graph break
+    if y.sum().numpy() > 0:  # a graph break: compiled as a split of the graph
         return y.cos()
+    return y
+
+
+def _eager_breaking(x):
+    y = x.sin() * 2
+    autojit.manual_seed(0)  # a graph break that runs the call eagerly
     return y
 
 
@@ -110,11 +116,16 @@ def test_explain_lists_graphs_ops_guards_and_graph_breaks():
     assert "Graph Count: 1" in text and "Ops 1: mul x2, exp, sum" in text
 
     report = explain(_breaking)(autojit.ones(3))  # torch's form: explain(fn)(*args)
-    assert report.graph_count == 0 and report.graph_break_count == 1
+    assert report.graph_count == 2 and report.graph_break_count == 1
     record = report.break_reasons[0]
     assert (record.filename, record.lineno) == (__file__, _breaking.__code__.co_firstlineno + 2)
-    assert f"User Line: {__file__}:{record.lineno}: if y.sum() > 0:" in str(report)
-    assert report.stats.eager_calls == 1
+    assert record.split and "Tensor.numpy()" in record.reason
+    assert f"User Line: {__file__}:{record.lineno}: if y.sum().numpy() > 0:" in str(report)
+    assert report.stats.eager_calls == 0 and report.stats.segments == 2
+
+    report = explain(_eager_breaking, autojit.ones(3))
+    assert report.graph_count == 0 and report.graph_break_count == 1
+    assert not report.break_reasons[0].split and report.stats.eager_calls == 1
     with pytest.raises(TypeError, match="explain expects a callable, got int"):
         explain(3)
 
@@ -143,14 +154,22 @@ def test_stats_count_calls_traces_and_graph_breaks():
         step(autojit.ones(size))
     step(x=autojit.ones(2))  # a keyword call is counted with the others
     assert step.stats().as_dict() == {"calls": 5, "compiled_calls": 5, "eager_calls": 0,
-                                      "traces": 3, "recompiles": 1, "graph_breaks": 0}
-    breaking = autojit.compile(_breaking)
+                                      "traces": 3, "recompiles": 1, "graph_breaks": 0,
+                                      "split_breaks": 0, "value_check_failures": 0,
+                                      "segments": 1}
+    breaking = autojit.compile(_eager_breaking)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", autojit.CompileWarning)
         for _ in range(3):
             breaking(autojit.ones(2))
     assert breaking.stats() == CompileStats(calls=3, compiled_calls=0, eager_calls=3,
                                             traces=2, recompiles=0, graph_breaks=2)
+    # A branch on a graph value is checked between two segments, not a graph break.
+    branching = autojit.compile(lambda x: x * 2 if x.sum().item() > 0 else x * 3)
+    for value in (1.0, 2.0, -1.0):
+        branching(autojit.tensor([value]))
+    assert branching.stats() == CompileStats(calls=3, compiled_calls=3, traces=2,
+                                             recompiles=1, value_check_failures=1, segments=2)
     assert autojit.compile(_double, backend="eager")(autojit.ones(2)) is not None
 
 

@@ -360,16 +360,17 @@ def _affine(x, scale, shift=0.0):
 
 def test_an_attribute_five_levels_deep():
     def program(lib, wrap):
-        # Ints: a float that changes becomes a runtime input (test_compile_runtime_floats.py),
-        # where this test is about the guards reaching five levels down.
-        root = _Node(_Node(_Node(_Node(_Node(value=2)))))
-        f = wrap(lambda x: x * root.child.child.child.child.value)
+        # Strings: a float or int that changes becomes a runtime input
+        # (test_compile_runtime_floats.py), where this test is about the guards reaching five
+        # levels down.
+        root = _Node(_Node(_Node(_Node(_Node(value="ab")))))
+        f = wrap(lambda x: x * len(root.child.child.child.child.value))
         x = tensor(lib, X)
         yield f(x)
         yield f(x)
-        root.child.child.child.child.value = -4
+        root.child.child.child.child.value = "abcd"
         yield f(x)
-        root.child.child.child = _Node(_Node(value=3))  # a subtree replaced
+        root.child.child.child = _Node(_Node(value="abc"))  # a subtree replaced
         yield f(x)
 
     check(program, [3])

@@ -50,25 +50,11 @@ ALL_DTYPES = FLOATING + ("int32", "int64", "bool")
 # (check, row name, dtype or None for every dtype) -> why compiled differs from eager today.
 # check is "forward", "grad", "gradgrad" or "interpreter".
 KNOWN_FAILURES: dict = {
-    ("forward", "nonzero", None):
-        "nonzero's output shape depends on the data, so tracing breaks the graph and the call "
-        "runs eagerly (by design, until shapes can be data-dependent)",
     # ---- sorting: results whose size depends on the data ----
     ("forward", "unique", None):
         "unique's output shape depends on the data: a graph break, the call runs eagerly",
     ("forward", "bincount", None):
         "bincount's output shape depends on the data: a graph break, the call runs eagerly",
-    # ---- scatter, gather and masks ----
-    **{(check, "masked_select", None):
-       "masked_select's output shape depends on the data: a graph break, as nonzero's"
-       for check in ("forward", "grad", "gradgrad")},
-    # ---- ops returning Python values (ops/masks.py)
-    ("forward", "allclose", None):
-        "allclose returns a Python bool: reading the data breaks the graph, as bool(tensor) "
-        "does, and the call runs eagerly",
-    ("forward", "equal", None):
-        "equal returns a Python bool: reading the data breaks the graph, as bool(tensor) "
-        "does, and the call runs eagerly",
 }
 
 # Rows that also run through backend="interpreter": one or two per family.

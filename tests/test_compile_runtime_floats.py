@@ -129,14 +129,14 @@ def test_a_float_needed_as_a_python_value_is_specialized_not_wrong():
         assert step(x).tolist() == [math.sqrt(scale)] * 2
 
 
-def test_a_float_that_cannot_be_symbolic_is_a_constant_again():
+def test_round_of_a_runtime_float_stays_symbolic():
     settings = {"scale": 0.125}
     step = autojit.compile(lambda x: x * round(settings["scale"], 2))
     x = autojit.ones(2, dtype=autojit.float64)
-    for scale in (0.125, 0.25, 0.5):
+    for scale in (0.125, 0.25, 0.5, 0.375):
         settings["scale"] = scale
         assert step(x).tolist() == [round(scale, 2)] * 2
-    assert not step.runtime_float_paths
+    assert step.runtime_float_paths and len(step.executables) == 2
 
 
 def test_a_float_the_function_writes_stays_a_constant():
@@ -168,14 +168,25 @@ def test_dynamic_false_keeps_floats_constant():
     assert len(step.executables) == 3 and not step.runtime_float_paths
 
 
-def test_an_int_hyperparameter_stays_a_constant():
+def test_an_int_that_changes_is_read_on_every_call():
     settings = {"power": 2}
     step = autojit.compile(lambda x: x ** settings["power"])
     x = autojit.tensor([2.0, 3.0])
-    for power in (2, 3, 4):
+    for power in (2, 3, 4, 5):
         settings["power"] = power
         assert step(x).tolist() == [2.0 ** power, 3.0 ** power]
-    assert len(step.executables) == 3 and not step.runtime_float_paths
+    assert len(step.executables) == 2 and step.runtime_float_paths
+
+
+def test_an_int_used_as_a_size_is_specialized():
+    settings = {"rows": 2}
+    step = autojit.compile(lambda x: x[:settings["rows"]] * 2)
+    x = autojit.arange(6.0)
+    for rows in (2, 3, 4, 3):
+        settings["rows"] = rows
+        assert step(x).tolist() == (x[:rows] * 2).tolist()
+    # 2 as a constant, then a runtime int specialized to 3 and to 4; 3 again reuses its trace
+    assert len(step.executables) == 3
 
 
 def test_a_runtime_float_reaches_a_compiled_backward():

@@ -25,8 +25,8 @@ def _training_step():
 
 
 def test_the_stages_are_one_ordered_list_and_each_is_timed():
-    assert stages.STAGES == ("trace", "prune", "guard", "optimize", "partition", "schedule",
-                             "build")
+    assert stages.STAGES == ("trace", "prune", "guard", "optimize", "partition", "split",
+                             "schedule", "build")
     step = autojit.compile(_training_step())
     step(autojit.ones(4, 3))
     # No result is differentiated outside the function: no partition.
@@ -37,8 +37,13 @@ def test_the_stages_are_one_ordered_list_and_each_is_timed():
     outside = autojit.compile(lambda x: (x * x).sum())
     leaf = autojit.ones(3, requires_grad=True)
     outside(leaf).backward()
-    assert "partition" in outside.stage_seconds
+    assert "partition" in outside.stage_seconds and "split" not in outside.stage_seconds
     assert leaf.grad.tolist() == [2.0, 2.0, 2.0]
+
+    # A branch on a graph value: the graph runs in segments, checked between them.
+    branching = autojit.compile(lambda x: x * 2 if x.sum().item() > 0 else x * 3)
+    branching(autojit.ones(3))
+    assert "split" in branching.stage_seconds
 
 
 def test_a_stage_is_dumped_by_name(monkeypatch, capsys):

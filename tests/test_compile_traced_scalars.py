@@ -1,6 +1,7 @@
 """`.item()` and `.tolist()` inside a compiled function: returned, printed and used in tensor
-ops without a graph break (fullgraph=True holds), equal to eager on every call; Python
-decisions on them and storing them still break the graph, and the call runs eagerly."""
+ops without a graph break (fullgraph=True holds), equal to eager on every call; arithmetic on
+them stays symbolic, a branch on them is checked on every run, and a value Python needs as a
+real number specializes the trace on it."""
 
 from __future__ import annotations
 
@@ -61,19 +62,35 @@ def test_item_in_tensor_ops_promotes_as_a_number():
     assert compiled.tolist() == eager.tolist()
 
 
-@pytest.mark.parametrize("body", [
-    lambda x: x if x.sum().item() > 0 else -x,
-    lambda x: x * float(x.sum()),
-    lambda x: x * (x.sum().item() + 1),
-])
-def test_python_decisions_break_the_graph(body):
+def test_arithmetic_and_branches_on_item_stay_compiled():
+    """Arithmetic on `.item()` stays symbolic (one trace serves every value); a branch on it is
+    a check on the branch taken, so a call that goes the other way traces that branch."""
+    def body(x):
+        total = x.sum().item()
+        scaled = x * (total + 1)
+        return scaled if total > 0 else -scaled
+
+    compiled = autojit.compile(body, fullgraph=True)
+    for values in ([1.0, 2.0], [3.0, 4.0], [-5.0, 1.0], [2.0, 2.0], [-1.0, -1.0]):
+        x = autojit.tensor(values)
+        assert compiled(x).tolist() == body(x).tolist()
+    assert len(compiled.executables) == 2
+    stats = compiled.stats()
+    assert stats.eager_calls == 0 and stats.value_check_failures == 3, stats
+
+
+def test_float_of_a_traced_tensor_specializes_and_fullgraph_refuses_it():
+    def body(x):
+        return x * float(x.sum())
+
     x = autojit.tensor([1.0, 2.0])
-    with pytest.raises(GraphBreak):
+    with pytest.raises(GraphBreak, match="float"):
         autojit.compile(body, fullgraph=True)(x)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert autojit.compile(body)(x).tolist() == body(x).tolist()
-    assert any(issubclass(w.category, CompileWarning) for w in caught)
+    compiled = autojit.compile(body)
+    for values in ([1.0, 2.0], [1.0, 2.0], [2.0, 2.0]):
+        x = autojit.tensor(values)
+        assert compiled(x).tolist() == body(x).tolist()
+    assert compiled.stats().compiled_calls == 3 and len(compiled.executables) == 2
 
 
 def test_a_stored_item_runs_eagerly():

@@ -291,8 +291,18 @@ def test_distributed_sampler_epochs_and_errors():
     with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval "
                                          r"\[0, 2\]"):
         DistributedSampler(range(4), num_replicas=3, rank=3)
-    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+    # Without num_replicas and rank, the default process group's (torch's error without one).
+    from autojit import distributed as dist
+
+    assert not dist.is_initialized()
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
         DistributedSampler(range(4))
+    dist.init_process_group(backend="local")
+    try:
+        sampler = DistributedSampler(range(5), shuffle=False)
+        assert (sampler.num_replicas, sampler.rank, list(sampler)) == (1, 0, [0, 1, 2, 3, 4])
+    finally:
+        dist.destroy_process_group()
 
 
 def test_an_iterable_dataset_longer_than_its_len_warns():

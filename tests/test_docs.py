@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import linecache
 import re
 from pathlib import Path
 
@@ -86,9 +87,13 @@ def test_page_code_runs(page: Path, clean_state):
     relative = page.relative_to(ROOT)
     for line, code, expected in runnable(page.read_text()):
         captured = io.StringIO()
+        filename = f"{relative}:{line}"
+        # The block's source, as a file's is: what autojit reads of a compiled function's
+        # source (how a formatted value is used, a graph break's line) is there to read.
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         try:
             with contextlib.redirect_stdout(captured):
-                exec(compile(code, f"{relative}:{line}", "exec"), namespace)
+                exec(compile(code, filename, "exec"), namespace)
         except Exception as error:
             raise AssertionError(f"the python block at {relative}:{line} raised "
                                  f"{type(error).__name__}: {error}") from error

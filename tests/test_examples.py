@@ -213,3 +213,21 @@ def test_lstm_forecast_quick_beats_the_persistence_baseline():
     assert error < 0.9 * baseline, output
     assert number_after(r"compiled ([\d,.]+) steps/s", output) > 0
     assert "ok: test MSE" in output
+
+
+@needs_sklearn
+@pytest.mark.skipif(importlib.util.find_spec("mpi4py") is None,
+                    reason="needs mpi4py (pip install 'autojit[distributed]')")
+def test_ddp_digits_in_two_processes_through_the_launcher():
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("AUTOJIT_DISABLE", "PMI_RANK", "PMI_SIZE", "PMI_FD", "RANK",
+                          "WORLD_SIZE", "LOCAL_RANK")}
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    completed = subprocess.run(
+        [sys.executable, "-m", "autojit.distributed.run", "--nproc-per-node", "2",
+         str(ROOT / "examples" / "ddp_digits.py"), "--epochs", "1", "--min-accuracy", "0.6"],
+        capture_output=True, text=True, timeout=180, cwd=ROOT, env=env)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    output = completed.stdout
+    assert output.count("epoch ") == 1, output  # rank 0 alone prints
+    assert "2 processes, compiled step, 0 eager calls: final test accuracy" in output

@@ -61,10 +61,33 @@ def derivatives(lib, function, order, *inputs):
 
 
 def run_torch(point, order):
+    if point.torch_one_element:
+        return _run_torch_one_element(point, order)
     inputs = [torch.tensor(np.asarray(x, dtype=np.float64), requires_grad=True)
               for x in point.inputs]
     return [r.detach().numpy(force=True)
             for r in derivatives(torch, point.function, order, *inputs)]
+
+
+def _run_torch_one_element(point, order):
+    """run_torch of a one-input elementwise op, one point at a time, with the cotangents the
+    whole vector would give that point (Point.torch_one_element)."""
+    (values,) = point.inputs
+    count = len(values)
+    up = _cotangent(torch, torch.zeros(count), "up").numpy()
+    down = _cotangent(torch, torch.zeros(count), "down").numpy()
+    results = [np.empty(count) for _ in range(1 + order)]
+    for index, value in enumerate(values):
+        x = torch.tensor([value], dtype=torch.float64, requires_grad=True)
+        output = point.function(torch, x)
+        (first,) = torch.autograd.grad((output * float(up[index])).sum(), x,
+                                       create_graph=order == 2)
+        results[0][index], results[1][index] = output.item(), first.item()
+        if order == 2:
+            total = (first * float(down[index])).sum()
+            results[2][index] = torch.autograd.grad(total, x)[0].item() \
+                if total.requires_grad else 0.0
+    return results
 
 
 def run_autojit(point, order, compiled):

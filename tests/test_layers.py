@@ -7,6 +7,7 @@ Skipped where import-linter is not installed (the test extra installs it).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,10 @@ def test_hooks_are_installed_at_import():
     from autojit.nn import optimized_module
 
     assert optimized_module._wrap_module in api.MODULE_WRAPPERS
+    from autojit.distributed.transport import Transport
+    from autojit.ops import collective
+
+    assert isinstance(collective.TRANSPORT, Transport)
 
 
 def test_importing_autojit_loads_no_code_generator_library():
@@ -57,6 +62,20 @@ def test_importing_autojit_loads_no_code_generator_library():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_importing_autojit_loads_no_mpi():
+    """mpi4py (the extra autojit[distributed]) is imported only when an MPI group is made; a
+    world of one process needs none."""
+    code = ("import sys, autojit, autojit.distributed as dist; dist.init_process_group(); "
+            "t = autojit.ones(2); dist.all_reduce(t); "
+            "print('mpi4py' in sys.modules, dist.get_backend())")
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_RANK",
+                                  "MV2_COMM_WORLD_RANK", "MPI_LOCALRANKID", "PMI_FD")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, check=True, env=environment)
+    assert result.stdout.strip() == "False local"
 
 
 def test_an_unknown_backend_is_named():

@@ -240,10 +240,19 @@ def test_compiled_code_runs_on_the_threads_set_num_threads_allows():
 
     if workers.shared() is None:
         pytest.skip("no native worker threads on this machine")
+    from autojit.codegen.cpu import gemm_kernel
+
     step = autojit.compile(lambda a, b: (a @ b).tanh().sum(dim=1))
     a, b = autojit.randn(256, 256), autojit.randn(256, 256)
     expected = step(a, b)
     before = autojit.get_num_threads()
+
+    def same(result):
+        # The native gemm rounds the same however the rows are split; the library's (on a
+        # host without AVX-512, where there is no native one) not always.
+        if gemm_kernel.address(np.float32, False, False, 256, 256) is not None:
+            return bool((result == expected).all())
+        return np.allclose(result.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
 
     def worker_threads():
         return [t for t in threading.enumerate() if t.name.startswith("autojit-worker")]
@@ -252,12 +261,12 @@ def test_compiled_code_runs_on_the_threads_set_num_threads_allows():
         autojit.set_num_threads(1)
         assert autojit.get_num_threads() == 1
         assert workers.shared().count == 0 and worker_threads() == []
-        assert bool((step(a, b) == expected).all())  # every part on the calling thread
+        assert same(step(a, b))  # every part on the calling thread
     finally:
         autojit.set_num_threads(before)
     assert workers.shared().count == min(before, workers.usable_cores()) - 1
     assert len(worker_threads()) == workers.shared().count
-    assert bool((step(a, b) == expected).all())
+    assert same(step(a, b))
 
 
 # ---- module paths --------------------------------------------------------------------------------

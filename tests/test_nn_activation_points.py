@@ -53,7 +53,10 @@ ACTIVATIONS = [
     unary("threshold", lambda lib, x: F(lib).threshold(x, 0.5, -2.0),
           [0.5, 0.0, 1.0, NAN, INF, -INF]),
     unary("hardsigmoid", lambda lib, x: F(lib).hardsigmoid(x), HARD_SIGMOID_POINTS),
-    unary("hardswish", lambda lib, x: F(lib).hardswish(x), HARD_SIGMOID_POINTS),
+    # hardswish's gradient at NaN: 1 in torch's scalar backward (and autojit's), NaN in its
+    # AVX2 loop.
+    unary("hardswish", lambda lib, x: F(lib).hardswish(x), HARD_SIGMOID_POINTS,
+          torch_one_element=True),
     unary("hardshrink", lambda lib, x: F(lib).hardshrink(x), SHRINK_POINTS),
     unary("softshrink", lambda lib, x: F(lib).softshrink(x, 0.5), SHRINK_POINTS),
     unary("selu", lambda lib, x: F(lib).selu(x), AROUND_ZERO),

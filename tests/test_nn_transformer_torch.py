@@ -281,6 +281,10 @@ def _weighted_output(output, weights):
     return output * weights[..., :-1].sum((1, 3)).unsqueeze(-1)
 
 
+def _captured_mask_call(mask):
+    return lambda model, x: model(x.transpose(0, 1), mask)
+
+
 COMPILED_CASES = {
     # A GPT block stack: causal self-attention through scaled_dot_product_attention.
     "encoder-causal": lambda: (
@@ -289,6 +293,12 @@ COMPILED_CASES = {
             activation="gelu"), 2, enable_nested_tensor=False),
         lambda model, x: model(x, mask=nn.Transformer.generate_square_subsequent_mask(
             x.shape[1]), is_causal=True)),
+    # A causal mask made before the call and captured, is_causal left to detect (the word
+    # language model example keeps it in an attribute): the mask is used as given.
+    "encoder-captured-mask": lambda: (
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(
+            D_MODEL, HEADS, FEEDFORWARD, dropout=0.0), 2, enable_nested_tensor=False),
+        _captured_mask_call(nn.Transformer.generate_square_subsequent_mask(5))),
     # Cross-attention with a padding mask; the decoder's explicit mask path.
     "decoder-padding": lambda: (
         nn.TransformerDecoderLayer(D_MODEL, HEADS, FEEDFORWARD, dropout=0.0),

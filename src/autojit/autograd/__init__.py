@@ -4,7 +4,7 @@ graph.py holds the nodes, engine.py the differentiation pass, api.py the public 
 grad_mode.py the modes, gradcheck.py the finite-difference checks.
 """
 
-from . import forward_ad, functional, profiler
+from . import forward_ad, functional, graph, profiler
 from .anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -19,8 +19,10 @@ from .grad_mode import (
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .variable import Variable
@@ -31,6 +33,7 @@ __all__ = [
     "GradcheckError",
     "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
-    "profiler", "forward_ad", "functional",
+    "set_multithreading_enabled", "is_multithreading_enabled",
+    "profiler", "forward_ad", "functional", "graph",
     "Function", "FunctionCtx", "once_differentiable", "Variable",
 ]

@@ -44,9 +44,28 @@ def is_anomaly_check_nan_enabled() -> bool:
     return state.anomaly_check_nan
 
 
+class _NumpyErrors(threading.local):
+    saved = None  # NumPy's error settings from before anomaly mode was turned on
+
+
+_numpy_errors = _NumpyErrors()
+
+
 def set_anomaly_enabled(mode: bool, check_nan: bool = True) -> None:
-    """Turn anomaly detection on or off in this thread (torch.set_anomaly_enabled)."""
-    state.anomaly = bool(mode)
+    """Turn anomaly detection on or off in this thread (torch.set_anomaly_enabled).
+
+    While it is on, NumPy's floating-point warnings are off in this thread: the nan and inf an
+    op computes are values, which torch computes without a warning, and autojit's module filter
+    (ops/registry.py) stops silencing NumPy's warnings as soon as a program records warnings
+    with `simplefilter("always")`, as programs checking anomaly mode's own warnings do.
+    """
+    mode = bool(mode)
+    if mode and _numpy_errors.saved is None:
+        _numpy_errors.saved = np.seterr(all="ignore")
+    elif not mode and _numpy_errors.saved is not None:
+        np.seterr(**_numpy_errors.saved)
+        _numpy_errors.saved = None
+    state.anomaly = mode
     state.anomaly_check_nan = bool(check_nan)
 
 
@@ -69,7 +88,7 @@ class detect_anomaly:  # noqa: N801 - torch's name
         set_anomaly_enabled(True, self.check_nan)
 
     def __exit__(self, *exc) -> bool:
-        state.anomaly, state.anomaly_check_nan = self._previous.pop()
+        set_anomaly_enabled(*self._previous.pop())
         return False
 
     def __call__(self, function):
@@ -94,7 +113,7 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
         return None
 
     def __exit__(self, *exc) -> bool:
-        state.anomaly, state.anomaly_check_nan = self._previous
+        set_anomaly_enabled(*self._previous)
         return False
 
 

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
 from .engine import run_backward
+from .graph import AccumulateGrad, GradientEdge
 
 
 def _as_tuple(value) -> tuple:
     if value is None:
         return ()
-    if isinstance(value, Tensor):
+    if isinstance(value, (Tensor, GradientEdge)):  # an edge is a tuple: not a sequence here
         return (value,)
     return tuple(value)
 
@@ -31,6 +32,15 @@ def _make_root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) ->
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
     grads = []
     for index, (output, grad) in enumerate(zip(outputs, grad_outputs)):
+        if output.__class__ is GradientEdge:
+            # An edge has no shape or dtype to check against: its gradient must be given.
+            if grad is None:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not isinstance(grad, Tensor):
+                raise TypeError(f"gradients can be either Tensors or None, but got "
+                                f"{type(grad).__name__}")
+            grads.append(grad if create_graph else grad.detach())
+            continue
         if grad is None:
             if output.requires_grad and output.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -76,7 +86,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         if not input_list:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         for tensor in input_list:
-            if not tensor.requires_grad:
+            if tensor.__class__ is not GradientEdge and not tensor.requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
     run_backward(list(outputs), grads, retain_graph=retain_graph, create_graph=create_graph,
                  inputs=input_list, accumulate=True)
@@ -115,6 +125,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if not input_tuple:
         raise RuntimeError("grad requires non-empty inputs.")
     for tensor in input_tuple:
+        if tensor.__class__ is GradientEdge:
+            continue
         if not isinstance(tensor, Tensor):
             raise TypeError(f"grad expects Tensors as inputs, got {type(tensor).__name__}")
         if not tensor.requires_grad:
@@ -131,8 +143,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError("One of the differentiated Tensors appears to not have been "
                                    "used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
-            if materialize_grads:
+            if materialize_grads and tensor.__class__ is not GradientEdge:
                 result = zeros_like(tensor)
+            elif materialize_grads and isinstance(tensor.node, AccumulateGrad):
+                result = zeros_like(tensor.node.variable)
         final.append(result)
     return tuple(final)
 

@@ -12,24 +12,31 @@ it captures the gradient reaching each input's edge instead of accumulating into
 
 from __future__ import annotations
 
+import itertools
+import threading
+
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from .graph import AccumulateGrad, Node, gradient_edge
+from .graph import AccumulateGrad, GradientEdge, Node, gradient_edge
 from .hooks import run_leaf_hooks, run_tensor_hooks
 
 
 def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_graph: bool,
-                 inputs: list | None = None, accumulate: bool = True) -> list | None:
+                 inputs: list | None = None, accumulate: bool = True,
+                 stop_at: frozenset = frozenset()) -> list | None:
     """Backpropagate `root_grads` from `roots`.
 
     accumulate=True: add gradients into leaves' .grad (all leaves, or only `inputs`).
     accumulate=False (autograd.grad): return the gradient reaching each of `inputs`, or None.
+    stop_at: ids of nodes the backward ends at: their gradients are captured (they are the
+    grad_fn of some of `inputs`) but they do not run, nor anything below them (a compiled
+    function's traced backward ends at the history its inputs came with).
     """
     tracer = state.tracer
     if tracer is not None:
         tracer.ran_backward = True  # compiler/api.py: the traced function differentiates
-    root_edges = [gradient_edge(t) for t in roots]
+    root_edges = [_edge_of(t) for t in roots]
     for index, (node, _) in enumerate(root_edges):
         if node is None:
             raise RuntimeError(f"element {index} of tensors does not require grad and does not "
@@ -38,10 +45,11 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     capture: dict = {}  # (node, output_nr) -> position in inputs
     if inputs is not None:
         for position, tensor in enumerate(inputs):
-            edge = gradient_edge(tensor)
+            edge = _edge_of(tensor)
             if edge[0] is not None:
                 capture.setdefault((id(edge[0]), edge[1]), []).append(position)
-    dependencies, needed = _count_dependencies(root_edges, capture if inputs is not None else None)
+    dependencies, needed = _count_dependencies(root_edges, capture if inputs is not None else None,
+                                               stop_at)
 
     buffers: dict = {}
     for (node, output_nr), grad in zip(root_edges, root_grads):
@@ -50,6 +58,9 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
 
     ready = [node for node in _unique(n for n, _ in root_edges) if dependencies.get(node, 0) == 0]
     captured_nodes = {key[0] for key in capture}
+    tasks = _tasks.__dict__.setdefault("running", [])
+    tasks.append(_Task(root_edges, dependencies, needed if inputs is not None else None,
+                       captured_nodes))
     # Anomaly mode and the profiler wrap each node's run; read once so that the common case
     # pays nothing per node.
     instrumented = state.anomaly or state.profiler is not None
@@ -78,6 +89,8 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 for output_nr, grad in enumerate(grads):
                     for position in capture.get((id(node), output_nr), ()):
                         captured[position] = grad
+            if stop_at and id(node) in stop_at:
+                continue  # its children were not counted (_count_dependencies)
             if is_leaf_node:
                 if inputs is None and grads and grads[0] is not None:
                     if instrumented:
@@ -111,6 +124,7 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 if remaining == 0:
                     ready.append(next_node)
     finally:
+        tasks.pop()
         state.grad_enabled = previous_mode
         if tracer is not None:
             tracer.backward_depth -= 1
@@ -119,10 +133,56 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
         return None
     if accumulate:
         for tensor, grad in zip(inputs, captured):
-            if grad is not None:
+            if grad is not None and tensor.__class__ is GradientEdge:
+                # An edge gives a gradient to accumulate only when it is a leaf's.
+                tensor = tensor.node.variable if isinstance(tensor.node, AccumulateGrad) else None
+            if grad is not None and tensor is not None:
                 _accumulate(tensor, grad, create_graph)
         return None
     return captured
+
+
+# ---- the running backward passes (autograd.graph.register_multi_grad_hook reads them) ------
+
+_tasks = threading.local()  # .running: this thread's backward passes, innermost last
+_task_ids = itertools.count()
+
+
+class _Task:
+    """One backward pass while it runs: which nodes it will execute."""
+
+    __slots__ = ("id", "roots", "dependencies", "needed", "captured")
+
+    def __init__(self, root_edges, dependencies, needed, captured):
+        self.id = next(_task_ids)
+        self.roots = {node for node, _ in root_edges}
+        self.dependencies, self.needed, self.captured = dependencies, needed, captured
+
+
+def current_graph_task_id() -> int:
+    """The id of the backward pass running on this thread, -1 outside backward."""
+    running = getattr(_tasks, "running", None)
+    return running[-1].id if running else -1
+
+
+def will_engine_execute_node(node) -> bool:
+    """Whether the running backward pass will run `node` (or, for a leaf that autograd.grad
+    captures, its hooks)."""
+    running = getattr(_tasks, "running", None)
+    if not running:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward "
+                           "pass")
+    task = running[-1]
+    if node not in task.dependencies and node not in task.roots:
+        return False
+    return task.needed is None or node in task.needed or id(node) in task.captured
+
+
+def _edge_of(value) -> tuple:
+    """(node, output_nr) of a tensor, or of an autograd.graph.GradientEdge given instead."""
+    if value.__class__ is GradientEdge:
+        return (value.node, value.output_nr)
+    return gradient_edge(value)
 
 
 def _unique(nodes):
@@ -133,8 +193,9 @@ def _unique(nodes):
             yield node
 
 
-def _count_dependencies(root_edges, capture):
-    """In-degree of every node reachable from the roots, and the nodes worth running.
+def _count_dependencies(root_edges, capture, stop_at=frozenset()):
+    """In-degree of every node reachable from the roots (not through the `stop_at` nodes), and
+    the nodes worth running.
 
     With a capture set (autograd.grad, backward(inputs=...)), a node is worth running only when
     some captured edge lies below it; the rest of the graph is left untouched.
@@ -146,6 +207,8 @@ def _count_dependencies(root_edges, capture):
     while stack:
         node = stack.pop()
         order.append(node)
+        if stop_at and id(node) in stop_at:
+            continue
         for next_node, _ in node.next_functions:
             if next_node is None:
                 continue
@@ -162,7 +225,7 @@ def _count_dependencies(root_edges, capture):
     while changed:
         changed = False
         for node in reversed(order):
-            if node in needed:
+            if node in needed or (stop_at and id(node) in stop_at):
                 continue
             for next_node, output_nr in node.next_functions:
                 if next_node is None:

@@ -20,7 +20,7 @@ import warnings
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
-from .graph import FREED_MESSAGE, Node, SavedTensor, conform, gradient_edge
+from .graph import FREED_MESSAGE, Node, SavedTensor, conform, gradient_edge, pack_saved
 
 ONCE_DIFFERENTIABLE_MESSAGE = ("trying to differentiate twice a function that was marked with "
                                "@once_differentiable")
@@ -429,14 +429,17 @@ def _save(node: BackwardFunction, results: list) -> tuple:
     """SavedTensors for ctx.to_save; an output is kept as storage so it does not hold itself."""
     output_numbers = {id(r): i for i, r in enumerate(results)
                       if isinstance(r, Tensor) and r.grad_fn is node}
-    saved = []
+    saved, outputs = [], {}
     for tensor in node.to_save:
         if tensor is None:
             saved.append(None)
         elif id(tensor) in output_numbers:
             saved.append(SavedTensor(tensor, True, output_numbers[id(tensor)]))
+            outputs[id(saved[-1])] = (tensor, output_numbers[id(tensor)])
         else:
             saved.append(SavedTensor(tensor, False))
+    if state.saved_tensor_hooks:  # autograd.graph.saved_tensors_hooks (graph.py)
+        saved = pack_saved(saved, outputs)
     return tuple(saved)
 
 

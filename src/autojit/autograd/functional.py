@@ -39,8 +39,11 @@ def _detached(values, keep: bool):
 
 def _prepare_inputs(inputs: tuple, create_graph: bool) -> tuple:
     """Inputs as torch's functional API sees them: aliases keeping their history only when a
-    graph is wanted."""
-    return tuple(x.view_as(x) if create_graph and x.requires_grad else x.detach()
+    graph is wanted; with create_graph, an input that does not require grad becomes a fresh
+    leaf that does, so the results are differentiable graphs (they require grad) as torch's
+    are."""
+    return tuple(x.view_as(x) if create_graph and x.requires_grad else
+                 x.detach().requires_grad_(True) if create_graph else x.detach()
                  for x in inputs)
 
 

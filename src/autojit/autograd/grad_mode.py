@@ -184,3 +184,41 @@ class inference_mode(_GradModeContext):  # noqa: N801
     def __exit__(self, *exc):
         state.grad_enabled, state.inference = self._previous
         return False
+
+
+class set_multithreading_enabled(_GradModeContext):  # noqa: N801 - torch's name
+    """Whether backward may run on the autograd engine's device threads; a context manager,
+    or a setting when called alone, as torch's.
+
+    Accepted and remembered (`is_multithreading_enabled`); it changes nothing, since autojit's
+    engine always runs backward on the calling thread, as torch's does for CPU tensors.
+    """
+
+    def __init__(self, mode: bool) -> None:
+        global _multithreading
+        self._previous, self.mode = _multithreading, bool(mode)
+        _multithreading = self.mode
+
+    def _fresh(self):
+        return set_multithreading_enabled(self.mode)
+
+    def __call__(self, function):
+        global _multithreading
+        _multithreading = self._previous  # used as a decorator: do not change the mode now
+        return super().__call__(function)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> bool:
+        global _multithreading
+        _multithreading = self._previous
+        return False
+
+
+_multithreading = True
+
+
+def is_multithreading_enabled() -> bool:
+    """What set_multithreading_enabled last set (True at first)."""
+    return _multithreading

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from typing import NamedTuple
 
 from ..ops import registry
 from ..ops.batching import BatchValue, batched
@@ -72,6 +73,101 @@ class SavedTensor:
         return rebuilt
 
 
+PACK_INPLACE_MESSAGE = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to "
+    "pack hook cannot be modified by in-place operations as this can lead to unexpected "
+    "side-effects. Please open an issue if you need to perform in-place operations on the "
+    "input to a pack hook.")
+
+
+class PackedSavedTensor(SavedTensor):
+    """A value saved while saved-tensor hooks were active (autograd/saved_hooks.py): what the
+    pack hook returned, given to the unpack hook when backward reads it.
+
+    The unpacked tensor gets the autograd identity the saved tensor had when it was saved (its
+    grad_fn and output number, or the leaf's AccumulateGrad), so double backward and the
+    leaves' gradients are what they would be without hooks. As in torch there is no version
+    check: the hooks own the value. See docs/notes/saved-tensors.md.
+    """
+
+    __slots__ = ("packed", "unpack_hook", "is_output", "grad_fn", "accumulator")
+
+    def __init__(self, tensor: Tensor, is_output: bool, output_nr: int, hooks: tuple):
+        pack_hook, self.unpack_hook = hooks
+        counter = tensor._version_counter
+        version = counter.value
+        previous = state.grad_enabled
+        state.grad_enabled = False  # torch packs under no_grad
+        try:
+            self.packed = pack_hook(tensor)
+        finally:
+            state.grad_enabled = previous
+        if counter.value != version:
+            raise RuntimeError(PACK_INPLACE_MESSAGE)
+        self.tensor = self.data = self.value = self.dtype = self.counter = None
+        self.version = version
+        self.tangents = None
+        self.is_output = is_output
+        self.accumulator = None
+        if is_output:  # its grad_fn is the saving node, given to unpack (no cycle kept)
+            self.grad_fn, self.output_nr = None, output_nr
+        else:
+            self.grad_fn, self.output_nr = tensor.grad_fn, tensor._output_nr
+            if self.grad_fn is None and tensor._requires_grad:
+                self.accumulator = gradient_edge(tensor)[0]
+
+    def unpack(self, node: Node) -> Tensor:
+        value = self.unpack_hook(self.packed)
+        if not isinstance(value, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(value).__name__}")
+        rebuilt = value.detach()
+        owner = node if self.is_output else self.grad_fn
+        if owner is not None:
+            rebuilt.grad_fn = owner
+            rebuilt._output_nr = self.output_nr
+            rebuilt._requires_grad = True
+        elif self.accumulator is not None:  # a leaf: gradients reach its AccumulateGrad
+            rebuilt._requires_grad = True
+            rebuilt._grad_accumulator = weakref.ref(self.accumulator)
+        if self.tangents is not None:
+            rebuilt._tangents = self.tangents
+        return rebuilt
+
+
+class _Unpacked:
+    """A saved output already unpacked, for the length of one OpNode.apply."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Tensor):
+        self.tensor = tensor
+
+    def unpack(self, node: Node) -> Tensor:
+        return self.tensor
+
+
+def pack_saved(entries, outputs: dict):
+    """The entries of a node's saved values (SavedTensors, None, Python scalars) with each
+    SavedTensor packed by the innermost saved-tensor hooks; `outputs` maps id(entry) of the
+    saved outputs to (tensor, output_nr). Called right after the node was attached to its
+    outputs, so a pack hook sees an output with its grad_fn, as in torch."""
+    if state.tracer is not None:
+        from ..tensor.graph_break import graph_break
+
+        graph_break("a tensor saved for backward under autograd.graph.saved_tensors_hooks "
+                    "(its hooks run eagerly)", needs_data=False)
+    hooks = state.saved_tensor_hooks[-1]
+    packed = []
+    for entry in entries:
+        if entry.__class__ is SavedTensor:
+            output = outputs.get(id(entry))
+            entry = PackedSavedTensor(output[0], True, output[1], hooks) if output else \
+                PackedSavedTensor(entry.tensor, False, 0, hooks)
+        packed.append(entry)
+    return packed
+
+
 # torch's tensor type names in error messages ("autojit.FloatTensor").
 TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 
@@ -112,6 +208,7 @@ class Node:
     _pre_hooks = None
     _hooks = None
     _forward_trace = None  # the forward call's traceback, captured in anomaly mode
+    _packed = False  # whether values were saved under saved-tensor hooks (graph_api.py)
 
     def __init__(self):
         self.sequence_nr = next(_sequence)
@@ -163,6 +260,8 @@ class OpNode(Node):
     def apply(self, grads):
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
+        if self._packed:
+            return self._apply_unpacked_once(grads)
         results = self.op.vjp(self, grads[0])
         conformed = []
         for result, meta in zip(results, self.input_meta):
@@ -176,6 +275,22 @@ class OpNode(Node):
                 result = conform(result, meta)
             conformed.append(result)
         return conformed
+
+    def _apply_unpacked_once(self, grads):
+        """apply, with the values saved under saved-tensor hooks unpacked once for the VJP
+        (which may read ctx.inputs several times): one unpack call per saved value and
+        application, as torch makes."""
+        saved, saved_out = self._saved, self._saved_out
+        self._saved = tuple(entry.unpack(self) if isinstance(entry, SavedTensor) else entry
+                            for entry in saved)
+        if saved_out is not None:
+            self._saved_out = _Unpacked(saved_out.unpack(self))
+        self._packed = False
+        try:
+            return self.apply(grads)
+        finally:
+            if not self._released:
+                self._saved, self._saved_out, self._packed = saved, saved_out, True
 
     def release(self):
         if self.op.saves:
@@ -258,6 +373,36 @@ def gradient_edge(tensor: Tensor) -> tuple:
     return (accumulator, 0)
 
 
+class GradientEdge(NamedTuple):
+    """One gradient edge of the autograd graph: the node a gradient flows into and which of
+    its outputs it is for. `autograd.grad` and `backward` take one wherever they take a tensor
+    (autograd/api.py), as torch's do."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None  # torch's: keeps a Python node's graph alive
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge through which the gradient of `tensor` is computed: `autograd.grad(loss,
+    get_gradient_edge(x))` is `autograd.grad(loss, x)`, and keeps working after `x` is
+    modified in place or gone."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, output_nr = gradient_edge(tensor)
+    return GradientEdge(node, output_nr)
+
+
+def increment_version(tensor) -> None:
+    """Count an in-place write to `tensor` (or to each tensor of an iterable) that autograd
+    did not see, so that a backward reading it as saved before the write raises. Inference
+    tensors have no version to count, as in torch."""
+    for item in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        if not item._is_inference:
+            item._bump_version()
+
+
 _NO_EDGE = (None, 0)
 
 
@@ -316,6 +461,12 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
         capture_forward_trace(node)
     out.grad_fn = node
     out._requires_grad = True
+    if state.saved_tensor_hooks and op.saves:  # autograd.graph.saved_tensors_hooks
+        saved_out = node._saved_out
+        outputs = {id(saved_out): (out, 0)} if saved_out is not None else {}
+        packed = pack_saved([saved_out, *saved], outputs)
+        node._saved_out, node._saved = packed[0], packed[1:]
+        node._packed = True
 
 
 def conform(gradient: Tensor, meta: tuple) -> Tensor:
@@ -348,3 +499,21 @@ def sum_to_shape(gradient: Tensor, shape: tuple) -> Tensor:
 
 
 registry.RECORD = record  # bind (ops/registry.py) records autograd nodes through this
+
+
+# torch.autograd.graph's other public names: graph_api.py reads this module's names, so it is
+# imported once they exist.
+from .graph_api import (  # noqa: E402
+    allow_mutation_on_saved_tensors,
+    disable_saved_tensors_hooks,
+    register_multi_grad_hook,
+    save_on_cpu,
+    saved_tensors_hooks,
+    set_warn_on_accumulate_grad_stream_mismatch,
+)
+
+__all__ = [
+    "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+    "register_multi_grad_hook", "allow_mutation_on_saved_tensors", "Node", "GradientEdge",
+    "get_gradient_edge", "increment_version", "set_warn_on_accumulate_grad_stream_mismatch",
+]

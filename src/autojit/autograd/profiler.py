@@ -41,6 +41,9 @@ import time
 import traceback
 from pathlib import Path
 
+import numpy as np
+
+from ..tensor.dtypes import c_type_name
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .graph import AccumulateGrad
@@ -62,10 +65,13 @@ class profile:
         record_shapes: record the shapes of each op's inputs (`Input Shapes`, `Input Dims`).
         with_stack: record the user's source location of each op (`Source Location`).
 
+        profile_memory: record the bytes of host memory each op's results newly hold
+            (`CPU Mem`, `Self CPU Mem`); memory freed is not counted.
+
     The other keyword arguments of torch's profiler are accepted for compatibility: `use_cuda`,
-    `use_device` and `use_cpu` (times are CPU times), and `profile_memory`, `with_flops`,
-    `with_modules`, `use_kineto`, `experimental_config`, `acc_events`,
-    `custom_trace_id_callback`, which are ignored.
+    `use_device` and `use_cpu` (times are CPU times), and `with_flops`, `with_modules`,
+    `use_kineto`, `experimental_config`, `acc_events`, `custom_trace_id_callback`, which are
+    ignored.
 
     Only the thread that entered the profiler is recorded (the profiler state is
     thread-local); entering a second profiler on the same thread raises.
@@ -89,6 +95,7 @@ class profile:
         self._stack: list = []
         self._next_id = 1
         self._start_ns = 0
+        self._wall_start_ns = 0  # time.time_ns() when it started: the trace's base time
         self._thread = 0
         self._finished = False
 
@@ -106,6 +113,7 @@ class profile:
             raise RuntimeError("Profiler is already enabled on this thread")
         self.entered = True
         self._thread = threading.get_native_id()
+        self._wall_start_ns = time.time_ns()
         self._start_ns = _clock()
         state.profiler = self
         return self
@@ -128,6 +136,10 @@ class profile:
         """Turn the recorded nanosecond clocks into microseconds since the profiler started."""
         origin = self._start_ns
         for event in self._events:
+            if event.name.startswith("ProfilerStep#"):
+                # torch's names: one wildcard name groups the steps in tables; the trace
+                # keeps each step's own.
+                event.trace_name, event.name = event.name, "ProfilerStep*"
             span = event.time_range
             event.time_range = Interval((span.start - origin) / 1000.0,
                                         (span.end - origin) / 1000.0)
@@ -135,7 +147,8 @@ class profile:
         for event in events:
             event.cpu_children.sort(key=lambda e: e.time_range.start)
         self._events = []
-        return EventList(events, profile_memory=self.profile_memory)
+        return EventList(events, profile_memory=self.profile_memory,
+                         base_time_ns=self._wall_start_ns)
 
     # ---- recording (called by bind, the engine, record_function and the compiler) --------
 
@@ -144,7 +157,7 @@ class profile:
         shapes = dtypes = None
         if self.record_shapes:
             shapes = [_shape_of(x) for x in inputs]
-            dtypes = [x.dtype.name if isinstance(x, Tensor) else "Scalar" for x in inputs]
+            dtypes = [c_type_name(x.dtype) if isinstance(x, Tensor) else "Scalar" for x in inputs]
         # Which nodes existed before the call: the result's node counts as created by this
         # call only when it is none of them (a custom Function may return an input as is).
         before = [x.grad_fn for x in inputs if isinstance(x, Tensor)]
@@ -154,6 +167,8 @@ class profile:
         finally:
             self._close(event)
         event.sequence_nr = _created_sequence_nr(out, before)
+        if self.profile_memory:
+            event.self_allocated = _allocated_bytes(out, inputs)
         return out
 
     def backward_event(self, node, run):
@@ -259,8 +274,14 @@ class profile:
         return self._results().self_cpu_time_total
 
     def export_chrome_trace(self, path, metadata=None, use_python_export=False) -> None:
-        """Write the events to `path` as a Chrome trace (chrome://tracing, Perfetto)."""
-        self._results().export_chrome_trace(path)
+        """Write the events to `path` as a Chrome trace (chrome://tracing, Perfetto), with the
+        entries of `metadata` at its top level; gzipped when `path` ends in ".gz"."""
+        self._results().export_chrome_trace(path, metadata)
+
+    def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
+        """Write the stacks recorded with `with_stack=True` for a flame graph, one line per
+        event: its frames, outermost first, joined by ";", and the metric's value."""
+        self._results().export_stacks(path, metric)
 
     def __str__(self):
         if self._function_events is None:
@@ -332,6 +353,21 @@ def _shape_of(value) -> list:
         # .shape works for symbolic tensors while tracing too.
         return [int(extent) for extent in value.shape]
     return []
+
+
+def _allocated_bytes(out, inputs) -> int:
+    """The bytes of host memory an op's results newly hold: profile_memory's measure. A result
+    sharing memory with an input (a view) holds none."""
+    results = out if isinstance(out, (tuple, list)) else (out,)
+    operands = [x._data for x in inputs if isinstance(x, Tensor) and x._data is not None]
+    total = 0
+    for result in results:
+        data = result._data if isinstance(result, Tensor) else None
+        if data is None or not hasattr(data, "nbytes") or \
+                any(np.may_share_memory(data, operand) for operand in operands):
+            continue
+        total += data.nbytes
+    return total
 
 
 def _created_sequence_nr(out, before: list) -> int:

@@ -10,6 +10,7 @@ read zero.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections import defaultdict
@@ -42,7 +43,6 @@ class _TimeColumns:
     # that code sorting or reading by torch's device keys keeps working.
     cuda_time = cuda_time_total = self_cuda_time_total = 0.0
     device_time = device_time_total = self_device_time_total = 0.0
-    cpu_memory_usage = self_cpu_memory_usage = 0
     cuda_memory_usage = self_cuda_memory_usage = 0
     device_memory_usage = self_device_memory_usage = 0
     flops = 0
@@ -77,6 +77,8 @@ class FunctionEvent(_TimeColumns):
     count = 1
     is_backward = False  # set on the events of backward nodes
     record_args = None  # record_function's `args`
+    self_allocated = 0  # with profile_memory: the bytes its own results newly hold
+    trace_name = None  # the name in a Chrome trace where it is not `name` ("ProfilerStep#3")
 
     def __init__(self, id: int, name: str, thread: int, start_us: float, end_us: float,
                  input_shapes=None, input_dtypes=None, sequence_nr: int = -1,
@@ -116,6 +118,15 @@ class FunctionEvent(_TimeColumns):
     def cpu_time(self) -> float:
         return self.cpu_time_total
 
+    @property
+    def cpu_memory_usage(self) -> int:
+        """The bytes allocated while it ran, its children's included (profile_memory)."""
+        return self.self_allocated + sum(child.cpu_memory_usage for child in self.cpu_children)
+
+    @property
+    def self_cpu_memory_usage(self) -> int:
+        return self.self_allocated
+
     def __repr__(self):
         return (f"<FunctionEvent id={self.id} name={self.name} cpu_time={self.cpu_time_str} "
                 f"start_us={self.time_range.start:.3f} end_us={self.time_range.end:.3f} "
@@ -132,6 +143,8 @@ class FunctionEventAvg(_TimeColumns):
         self.count = 0
         self.cpu_time_total = 0.0
         self.self_cpu_time_total = 0.0
+        self.cpu_memory_usage = 0
+        self.self_cpu_memory_usage = 0
         self.input_shapes = None
         self.is_user_annotation = False
         self.stack = None
@@ -148,6 +161,8 @@ class FunctionEventAvg(_TimeColumns):
             self.cpu_parent = other.cpu_parent
         self.cpu_time_total += other.cpu_time_total
         self.self_cpu_time_total += other.self_cpu_time_total
+        self.cpu_memory_usage += other.cpu_memory_usage
+        self.self_cpu_memory_usage += other.self_cpu_memory_usage
         self.count += other.count
         return self
 
@@ -170,6 +185,7 @@ class EventList(list):
     def __init__(self, *args, **kwargs):
         super().__init__(*args)
         self._profile_memory = kwargs.get("profile_memory", False)
+        self._base_time_ns = kwargs.get("base_time_ns", 0)
 
     def __str__(self):
         return self.table()
@@ -186,7 +202,8 @@ class EventList(list):
                            max_src_column_width=max_src_column_width,
                            max_name_column_width=max_name_column_width,
                            max_shapes_column_width=max_shapes_column_width,
-                           top_level_events_only=top_level_events_only, time_unit=time_unit)
+                           top_level_events_only=top_level_events_only, time_unit=time_unit,
+                           profile_memory=self._profile_memory)
 
     def key_averages(self, group_by_input_shapes=False, group_by_stack_n=0,
                      group_by_overload_name=False) -> EventList:
@@ -204,7 +221,8 @@ class EventList(list):
                 average.input_shapes = event.input_shapes
             if group_by_stack_n > 0 and average.stack is None:
                 average.stack = event.stack[:group_by_stack_n]
-        return EventList(stats.values())
+        return EventList(stats.values(), profile_memory=self._profile_memory,
+                         base_time_ns=self._base_time_ns)
 
     def total_average(self) -> FunctionEventAvg:
         """All events summed into one FunctionEventAvg whose key is "Total"."""
@@ -214,10 +232,32 @@ class EventList(list):
         total.key = "Total"
         return total
 
-    def export_chrome_trace(self, path) -> None:
-        """Write the events as a Chrome trace (chrome://tracing, Perfetto, ui.perfetto.dev)."""
+    def export_chrome_trace(self, path, metadata=None) -> None:
+        """Write the events as a Chrome trace (chrome://tracing, Perfetto, ui.perfetto.dev),
+        with `metadata`'s entries at its top level; gzipped when `path` ends in ".gz"."""
+        trace = chrome_trace(self, metadata, self._base_time_ns, str(path))
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "wt") as file:
+            json.dump(trace, file)
+
+    def supported_export_stacks_metrics(self) -> list:
+        return ["self_cpu_time_total", "self_cuda_time_total", "self_xpu_time_total",
+                "self_privateuse1_time_total"]
+
+    def export_stacks(self, path, metric: str) -> None:
+        """One line per event with a recorded stack: its frames outermost first, joined by ";"
+        (spaces, semicolons and tabs in a frame become "_"), then the metric as an integer,
+        for flame graph tools; events whose metric is 0 are left out, as torch does."""
+        if metric not in self.supported_export_stacks_metrics():
+            raise ValueError("metric should be one of: " +
+                             str(self.supported_export_stacks_metrics()))
+        table = str.maketrans(" ;\t\n", "____")
         with open(path, "w") as file:
-            json.dump(chrome_trace(self), file)
+            for event in self:
+                value = int(_sort_value(event, metric))
+                if event.stack and value > 0:
+                    frames = ";".join(entry.translate(table) for entry in reversed(event.stack))
+                    file.write(f"{frames} {value}\n")
 
 
 # ---- formatting -------------------------------------------------------------------------------
@@ -255,9 +295,17 @@ def _sort_value(event, sort_by: str):
                              f"(sort_by accepts {', '.join(SORT_KEYS)})") from None
 
 
+def format_memory(nbytes: int) -> str:
+    """A byte count as torch's table prints it: "1.50 KB", "2.00 MB", "96 B"."""
+    for unit, size in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("KB", 1024)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{nbytes} B"
+
+
 def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column_width=75,
                 max_name_column_width=55, max_shapes_column_width=80,
-                top_level_events_only=False, time_unit=None) -> str:
+                top_level_events_only=False, time_unit=None, profile_memory=False) -> str:
     """torch's profiler table: one row per event, percentages of the summed self CPU time."""
     if len(events) == 0:
         return ""
@@ -269,8 +317,10 @@ def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column
     name_width = max(len(event.key) for event in events) + 4
     if max_name_column_width is not None:
         name_width = min(name_width, max_name_column_width)
-    headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
-               "# of Calls"]
+    headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    if profile_memory:
+        headers += ["CPU Mem", "Self CPU Mem"]
+    headers.append("# of Calls")
     widths = [name_width] + [12] * (len(headers) - 1)
     aligns = [">"] * len(headers)
     if has_input_shapes:
@@ -314,8 +364,11 @@ def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column
                _in_unit(event.self_cpu_time_total, time_unit),
                format_time_share(event.cpu_time_total, total_self),
                _in_unit(event.cpu_time_total, time_unit),
-               _in_unit(event.cpu_time, time_unit),
-               event.count]
+               _in_unit(event.cpu_time, time_unit)]
+        if profile_memory:
+            row += [format_memory(event.cpu_memory_usage),
+                    format_memory(event.self_cpu_memory_usage)]
+        row.append(event.count)
         if has_input_shapes:
             row.append(str(event.input_shapes)[:widths[len(row)]])
         stack = event.stack or []
@@ -339,9 +392,10 @@ def _trim_path(path: str, width: int) -> str:
 
 # ---- Chrome trace -----------------------------------------------------------------------------
 
-def chrome_trace(events) -> dict:
+def chrome_trace(events, metadata=None, base_time_ns: int = 0, name: str = "") -> dict:
     """The Trace Event Format dict: one complete ("X") event per range, plus flow arrows from
-    each forward op to the backward node it created (matched by sequence number)."""
+    each forward op to the backward node it created (matched by sequence number); `ts` counts
+    microseconds from `baseTimeNanoseconds`, the wall clock when the profiler started."""
     pid = os.getpid()
     trace = []
     forward_by_sequence: dict = {}
@@ -353,8 +407,9 @@ def chrome_trace(events) -> dict:
             args["Input Dims"] = event.input_shapes
         if event.input_dtypes:
             args["Input type"] = event.input_dtypes
-        trace.append({"ph": "X", "cat": event.category, "name": event.name, "pid": pid,
-                      "tid": event.thread, "ts": round(event.time_range.start, 3),
+        trace.append({"ph": "X", "cat": event.category,
+                      "name": event.trace_name or event.name, "pid": pid, "tid": event.thread,
+                      "ts": round(event.time_range.start, 3),
                       "dur": round(event.cpu_time_total, 3), "args": args})
         if event.sequence_nr >= 0 and not event.is_backward:
             forward_by_sequence.setdefault(event.sequence_nr, event)
@@ -372,4 +427,7 @@ def chrome_trace(events) -> dict:
         trace.append({"ph": "f", "id": flow_id, "pid": pid, "tid": event.thread,
                       "ts": round(event.time_range.start, 3), "cat": "fwdbwd",
                       "name": "fwdbwd", "bp": "e"})
-    return {"schemaVersion": 1, "displayTimeUnit": "ms", "traceEvents": trace}
+    result = {"schemaVersion": 1, "deviceProperties": [], "displayTimeUnit": "ms",
+              "baseTimeNanoseconds": base_time_ns, "traceName": name, "traceEvents": trace}
+    result.update(metadata or {})
+    return result

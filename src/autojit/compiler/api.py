@@ -10,10 +10,14 @@ The flow of one call of a compiled function:
    (docs/notes/aliasing.md); the graph is optimized, scheduled by a backend and wrapped in
    an Executable (executable.py) with its guards, and run.
 
-What tracing cannot capture (`.item()`, `bool(tensor)`, data-dependent control flow) is a
-graph break: the call runs eagerly, with a warning once per source line, or an error naming
-the line when fullgraph=True. A function that returns tensors requiring grad gets a compiled
-backward too (compiled_backward.py): the results' grad_fn runs it. More than
+Decisions on values the graph computes (`if loss.item() > 10:`, `bool(tensor)`, the size of
+`nonzero`) are made with the traced call's values and checked on every run, the graph running
+in segments between the checks (segments.py): a run whose check fails writes nothing back and
+the call runs another executable (the other branch), traces again or runs eagerly. What
+tracing cannot capture at all is a graph break: the call runs eagerly, with a warning once per
+source line, or an error naming the line when fullgraph=True. A function that returns
+tensors requiring grad gets a compiled backward too (compiled_backward.py): the results'
+grad_fn runs it. More than
 `recompile_limit` executables for one function fall back to eager with one warning naming the
 guard that kept failing. backend="eager" and AUTOJIT_DISABLE=1 run the function eagerly.
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import linecache
 import pickle
 import sys
 import time
@@ -41,10 +46,12 @@ from ..ir.printer import format_graph
 from ..tensor.graph_break import GraphBreak, user_frame
 from ..tensor.state import state
 from .dynamic_shapes import DynamicExecutable, DynamicSizes
-from .executable import Executable
+from .executable import Executable, ValueCheckFailed
 from .guards import (
     GuardSet,
 )
+from .nested_arguments import flatten, given_arguments
+from .segments import SegmentedPlan
 from .stages import check_environment, compile_graph, interpret_once, run_stage
 from .stats import CompileHistory, CompileStats, GraphBreakRecord
 from .tracing import EagerCall, GiveUp, ScalarSource, guard, prune, trace
@@ -120,6 +127,10 @@ class CompiledFunction:
         # and those that could not be (the function writes them, or needs their value).
         self.runtime_float_paths: set = set()
         self._constant_float_paths: set = set()
+        # Paths of lists the function only appends to, and of places it only assigns with
+        # values it read from tensors (writebacks.py): not guarded.
+        self.append_only_paths: set = set()
+        self.write_only_paths: set = set()
         self.call_arguments: tuple = ()  # the call being compiled (stages.schedule reads it)
         # AUTOJIT_DISABLE is read when the function is compiled, not on every call.
         self.eager = backend == "eager" or config.disabled()
@@ -143,34 +154,52 @@ class CompiledFunction:
         if self.eager or self.eager_reason is not None:
             self._stats.eager_calls += 1
             return self.fn(*args)
+        args = flatten(args)  # tensors inside container arguments are inputs too
+        missed = None
         for executable in self.executables:
             if executable.guards.failure(args) is None:
+                try:
+                    result = self._run(executable, args)
+                except ValueCheckFailed as failed:
+                    # A decision on a graph value went the other way: another executable (the
+                    # other branch) may serve the call, else it traces again.
+                    self._stats.value_check_failures += 1
+                    missed = (executable, failed)
+                    continue
                 self._last_run = executable
-                return self._run(executable, args)
-        self._last_failure = self._what_changed(args)
+                if missed is not None:
+                    # The branch this call took: tried first from now on.
+                    self.executables.remove(executable)
+                    self.executables.insert(0, executable)
+                return result
+        self._last_failure = self._what_changed(args, missed)
         return self._compile_and_run(args)
 
     def _run(self, executable, args: tuple):
         if isinstance(executable, _EagerExecutable):
             self._stats.eager_calls += 1
-        else:
-            self._stats.compiled_calls += 1
-        return executable.run(args)
+            return executable.run(args)
+        result = executable.run(args)
+        self._stats.compiled_calls += 1
+        return result
 
     def _eager(self, args: tuple):
         self._stats.eager_calls += 1
-        return self.fn(*args)
+        return self.fn(*given_arguments(args))
 
-    def _what_changed(self, args: tuple) -> str | None:
+    def _what_changed(self, args: tuple, missed=None) -> str | None:
         """Why this call reuses no executable: the guard that fails for the executable the
         last compiled call ran (the newest where that one is gone), with its source path and
-        the values before and now; the call before is the one a program changed something
-        since."""
+        the values before and now, or the decision on a graph value that went another way in
+        it; the call before is the one a program changed something since."""
         if not self.executables:
             return None
         last = next((executable for executable in self.executables
                      if executable is self._last_run), self.executables[0])
-        return last.guards.changed(args)
+        changed = last.guards.changed(args)
+        if changed is None and missed is not None:
+            return str(missed[1])
+        return changed
 
     def _call_with_keywords(self, args: tuple, kwargs: dict):
         names = tuple(sorted(kwargs))
@@ -231,20 +260,33 @@ class CompiledFunction:
             if self._state_traces >= 2:
                 self._give_up(f"every call changes Python state it can reach "
                               f"({', '.join(executable.state_changed[:3])})")
-            return self._run(executable, args)
+            try:
+                return self._run(executable, args)
+            except ValueCheckFailed:
+                self._stats.value_check_failures += 1
+                return self._eager(args)
         self._state_traces = 0
         self.executables.insert(0, executable)
         self._last_run = executable
-        return self._run(executable, args)
+        try:
+            return self._run(executable, args)
+        except ValueCheckFailed as failed:
+            # The compiled graph decided otherwise than the trace did on this very call (its
+            # kernels round differently from the eager values the trace decided with): this
+            # call runs eagerly, the executable stays for the calls it agrees with.
+            self._stats.value_check_failures += 1
+            config.log("recompiles", f"{self.name()}: the new executable's {failed}; this "
+                       "call runs eagerly")
+            return self._eager(args)
 
     def _observe_changed_float(self, args: tuple) -> None:
-        """A float the last executable's guards held was found changed: from now on it is a
-        runtime float, read on every call, unless dynamic=False (or it cannot be one)."""
+        """A float or int the last executable's guards held was found changed: from now on it
+        is a runtime scalar, read on every call, unless dynamic=False (or it cannot be one)."""
         if self.dynamic is False:
             return
         for _, path in self.executables[0].guards.changed_float_tags(args):
             if path not in self._constant_float_paths and ScalarSource.replaceable(path):
-                config.log("recompiles", f"{self.name()}: a float that changed between calls "
+                config.log("recompiles", f"{self.name()}: a scalar that changed between calls "
                            "is read on every call from now on")
                 self.runtime_float_paths.add(path)
 
@@ -267,6 +309,13 @@ class CompiledFunction:
             traced = run_stage(self, "trace", trace, self, args)
         if isinstance(traced, EagerCall):
             return _EagerExecutable(self.fn, traced.guards, traced.graph)
+        for check in traced.env.value_checks:  # graph breaks compiled as splits
+            if check.kind == "value":
+                self._stats.split_breaks += 1
+                where = check.where or (None, None)
+                self._history.add_break(GraphBreakRecord(
+                    f"{check.what}: the trace specialized on {check.condition}", *where,
+                    linecache.getline(*where).strip() if where[0] else "", split=True))
         traced = run_stage(self, "prune", prune, traced)
         guarded = run_stage(self, "guard", guard, traced)
         config.log("guards", f"{self.name()}: {len(guarded.guards)} guards\n{guarded.guards}")
@@ -364,8 +413,13 @@ class CompiledFunction:
 
     def stats(self) -> CompileStats:
         """A copy of the counts so far: calls, compiled_calls, eager_calls, traces,
-        recompiles, graph_breaks (stats.py documents each)."""
-        return CompileStats(**self._stats.as_dict())
+        recompiles, graph_breaks, split_breaks, value_check_failures, and the segments of
+        the executable the last compiled call ran (stats.py documents each)."""
+        counts = self._stats.as_dict()
+        plan = getattr(self._last_run, "plan", None) if self._stats.compiled_calls else None
+        counts["segments"] = len(plan.segments) if isinstance(plan, SegmentedPlan) else \
+            int(self._last_run is not None and self._stats.compiled_calls > 0)
+        return CompileStats(**counts)
 
     @property
     def recompile_reasons(self) -> list:
@@ -467,7 +521,7 @@ class _EagerExecutable:
 
     def run(self, args: tuple):
         self.calls += 1
-        return self.fn(*args)
+        return self.fn(*given_arguments(args))
 
 
 class _KeywordCall:
@@ -502,7 +556,10 @@ def _found_by_name(value, module_name: str | None, qualname: str | None) -> bool
 
 
 def _annotated(graph: Graph, plan) -> str:
-    """The graph's text with each node marked by the plan step that runs it."""
+    """The graph's text with each node marked by the plan step that runs it; a split graph's
+    segments one after the other, with the checks between them (segments.py)."""
+    if isinstance(plan, SegmentedPlan):
+        return plan.text()
     labels = plan.node_labels() if hasattr(plan, "node_labels") else None
     return format_graph(graph, labels)
 

@@ -55,10 +55,16 @@ def trace_backward(graph, tracer, requiring: list, symbolic_args: list) -> None:
     # The real tensors' hooks run when the engine delivers the compiled gradients to them;
     # running them here as well would apply them twice.
     stashed = [_stash_hooks(tensor) for _, tensor in differentiable if tensor._data is not None]
+    # A captured tensor with history of its own (the output of a layer run before the call)
+    # gets its gradient handed to its grad_fn by each call's CompiledFunctionBackward, which
+    # the engine then runs: the traced backward must end there, or the gradients of what that
+    # history reaches would be counted twice, once here and once by the real engine.
+    history = frozenset(id(tensor.grad_fn) for _, tensor in differentiable
+                        if tensor._data is not None and tensor.grad_fn is not None)
     try:
         grads = run_backward([tensor for _, tensor in requiring], cotangents, retain_graph=True,
                              create_graph=False, inputs=[tensor for _, tensor in differentiable],
-                             accumulate=False)
+                             accumulate=False, stop_at=history)
     except RuntimeError as error:
         # Eager would raise this when the caller differentiates the results (a graph freed by
         # a backward inside the function, a saved tensor modified in place since): so will

@@ -16,9 +16,10 @@ import numpy as np
 
 from ..ir.graph import Graph, Value
 from ..ir.interpreter import interpret
-from ..ir.printing import replay_prints
+from ..ir.printing import fill_tokens, replay_prints
 from ..tensor.device import runtime
 from ..tensor.tensor import Tensor
+from .segments import SegmentedPlan
 
 
 class Executable:
@@ -55,10 +56,36 @@ class Executable:
         self.python_writes = None
         # (print effects, formatted tensors) of ir/printing.py, or None: printed by each run.
         self.prints = None
+        # Symbolic scalars (tensor/symbolic.py): the trace's ShapeEnv when results, prints or
+        # writes read them (their graph values and runtime scalars, see RunBinding), and the
+        # decisions on graph values checked after each run, before anything is written back.
+        self.env = None
+        self.value_checks: list = []
 
     def run(self, args: tuple):
-        self.calls += 1
         recipe = self._recipe or self._prepare()
+        if self.value_checks:
+            return self._run_checked(args, recipe)
+        self.calls += 1
+        return self._run(args, recipe)
+
+    def _run_checked(self, args: tuple, recipe):
+        """A run whose graph computed values the trace decided on: each decision is checked
+        before anything is written back; a failed one leaves no effect (the random generators
+        are put back where they were) and raises ValueCheckFailed, for api.py to run the call
+        another way."""
+        states = [(generator, generator.bit_generator.state)
+                  for generator in recipe.generators]
+        try:
+            result = self._run(args, recipe)
+        except ValueCheckFailed:
+            for generator, before in states:
+                generator.bit_generator.state = before
+            raise
+        self.calls += 1
+        return result
+
+    def _run(self, args: tuple, recipe):
         # The graph's non-captured inputs in order: the call's tensor arguments, and fresh
         # random numbers for each "random" input (drawn in the order the function drew them).
         draws = {}
@@ -75,10 +102,28 @@ class Executable:
                 elif entry.kind == "scalar":  # a float read afresh (compiler/tracing.py)
                     draws[index] = entry.tensor.read(args)
                     supplied.append(draws[index])
-        if self.plan is None:
-            arrays, owned = interpret(self.graph, *supplied), frozenset()
+        if isinstance(self.plan, SegmentedPlan):
+            # Checked between segments: what a segment computes is on a checked branch.
+            arrays, owned = self.plan.run_owning(supplied, lambda number, leaves: self._check(
+                number, leaves, recipe, args))
+            binding = RunBinding(recipe, arrays, args) if self.env is not None else None
         else:
-            arrays, owned = self.plan.run_owning(supplied)
+            try:
+                if self.plan is None:
+                    arrays, owned = interpret(self.graph, *supplied), frozenset()
+                else:
+                    arrays, owned = self.plan.run_owning(supplied)
+            except Exception as error:
+                if not self.value_checks:
+                    raise
+                # Computed on a branch this call may not take: its error is not eager's to
+                # raise unless eager raises it too.
+                raise ValueCheckFailed(None, f"the run raised {type(error).__name__}") \
+                    from error
+            binding = RunBinding(recipe, arrays, args) if self.env is not None else None
+            for check in self.value_checks:
+                if not check.holds(binding):
+                    raise ValueCheckFailed(check)
         if self.nan_checks:
             self._check_nan(arrays)
         if recipe.copied:  # before the write-back can write into what they share
@@ -87,15 +132,21 @@ class Executable:
                 array = arrays[index]
                 arrays[index] = np.array(array, copy=True) if array.__class__ is np.ndarray \
                     else array.copy()
+            if binding is not None:
+                binding.arrays = arrays
         self._write_back(arrays, args, owned)
         if self.python_writes is not None:
-            self.python_writes(args)
+            made: dict = {}
+            self.python_writes(args, lambda template: recipe.build(template, arrays, args,
+                                                                   binding, made))
         if self.prints is not None:
-            self._print(arrays)
+            made = {}
+            self._print(arrays, binding, lambda templates: tuple(
+                recipe.build(template, arrays, args, binding, made) for template in templates))
         if self.failing_backward is not None:
-            return self._failing_result(arrays, args)
+            return self._failing_result(arrays, args, binding)
         if self.backward is None:
-            return recipe.rebuild(self.template, arrays, None, args)
+            return recipe.rebuild(self.template, arrays, None, args, binding)
         if self._result_meta is None:
             self._result_meta = [None] * len(self.requiring)
             for output in self.graph.outputs:
@@ -103,17 +154,25 @@ class Executable:
                 if number is not None:
                     self._result_meta[number] = (output.value.shape, output.value.dtype)
         node = self.backward.node_for_call(args, arrays, self._result_meta, draws)
-        result = recipe.rebuild(self.template, arrays, node, args)
+        result = recipe.rebuild(self.template, arrays, node, args, binding)
         node.watch_results(result)
         return result
 
-    def _print(self, arrays: tuple) -> None:
-        """What the function printed, with this run's values (ir/printing.py)."""
+    def _check(self, number: int, leaves: dict, recipe, args: tuple) -> None:
+        """The checks after segment `number` (compiler/segments.py): `leaves` maps the output
+        names of the graph values they read to this run's arrays."""
+        binding = _LeafBinding(recipe, leaves, args)
+        for check in self.plan.checks[number]:
+            if not check.holds(binding):
+                raise ValueCheckFailed(check)
+
+    def _print(self, arrays: tuple, binding, build) -> None:
+        """What the function printed and logged, with this run's values (ir/printing.py)."""
         effects, formatted = self.prints
         wanted = {entry.output for entry in formatted}
         values = {output.name: Tensor._make(arrays[index], output.value.dtype)
                   for index, output in enumerate(self.graph.outputs) if output.name in wanted}
-        replay_prints(effects, formatted, values)
+        replay_prints(effects, formatted, values, binding, build)
 
     def _prepare(self) -> _Recipe:
         """What every call does with the outputs, worked out on the first call (api.py
@@ -132,7 +191,7 @@ class Executable:
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
                                    f"{position}th output.")
 
-    def _failing_result(self, arrays: tuple, args: tuple):
+    def _failing_result(self, arrays: tuple, args: tuple, binding):
         from .compiled_backward import FailingBackward
 
         error, requiring = self.failing_backward
@@ -141,7 +200,7 @@ class Executable:
             self.requiring = requiring
             self._prepare()
         return self._recipe.rebuild(self.template, arrays, FailingBackward(error, len(requiring)),
-                                    args)
+                                    args, binding)
 
     def _write_back(self, arrays: tuple, args: tuple, owned: frozenset) -> None:
         """Captured tensors' updates and .grad outputs, after a call; `owned`: the outputs
@@ -189,6 +248,7 @@ class _Recipe:
 
     def __init__(self, executable: Executable):
         graph = executable.graph
+        self.executable = executable
         self.arguments_only = all(entry.kind in ("arg", "captured") for entry in graph.inputs)
         self.updates, self.grads = [], []
         self.grad_owners = {}  # "grad" output name -> (captured tensor, or argument position)
@@ -211,9 +271,36 @@ class _Recipe:
                 self.grad_owners[output.name] = owner
         self.leaves = [(output.value.dtype, executable.requiring.get(output.name))
                        for output in graph.outputs]
+        # Symbolic scalars: each graph value's output index and Python kind, and where each
+        # runtime scalar is read (RunBinding); the generators a failed value check puts back.
+        env = executable.env
+        positions = {output.name: index for index, output in enumerate(graph.outputs)}
+        self.symbol_leaves = {name: (positions[leaf.output], leaf.kind)
+                              for name, leaf in env.leaves.items()
+                              if leaf.output in positions} if env is not None else {}
+        self.symbol_sources = {name: source for name, (_, source) in env.runtime.items()} \
+            if env is not None else {}
+        self.leaf_kinds = {name: (leaf.output, leaf.kind) for name, leaf in env.leaves.items()} \
+            if env is not None else {}
+        generators = {id(entry.tensor.generator): entry.tensor.generator
+                      for entry in graph.inputs if entry.kind == "random"}
+        self.generators = list(generators.values()) if executable.value_checks else []
         self.copied = _shared_results(graph, executable.template)
 
-    def rebuild(self, template, arrays: tuple, node, args: tuple):
+    def build(self, template, arrays: tuple, args: tuple, binding, made: dict):
+        """A template's value in this run: what a write into Python state stores."""
+        self._binding = binding
+        return self._rebuild(template, arrays, None, args, made)
+
+    def _text(self, text: str, arrays: tuple) -> str:
+        """Text formatted from traced values, with this run's values (ir/printing.py)."""
+        formatted = self.executable.prints[1] if self.executable.prints else []
+        values = {output.name: Tensor._make(arrays[index], output.value.dtype)
+                  for index, output in enumerate(self.executable.graph.outputs)
+                  if output.kind == "print"}
+        return fill_tokens(text, formatted, values, self._binding, {})
+
+    def rebuild(self, template, arrays: tuple, node, args: tuple, binding=None):
         """The function's result: `template` (result_template.py) with each output index
         replaced by its tensor (one tensor per index), arguments and outside tensors by
         themselves, views by views remade on their real base, and each ("grad", name) leaf
@@ -221,6 +308,7 @@ class _Recipe:
         kind = template[0]
         if kind == "tensor":  # the common case: one new tensor
             return self._output(template[1], arrays, node)
+        self._binding = binding
         return self._rebuild(template, arrays, node, args, {})
 
     def _output(self, index: int, arrays: tuple, node) -> Tensor:
@@ -242,11 +330,8 @@ class _Recipe:
             return tensor
         if kind == "constant":
             return template[1]
-        if kind == "scalar":
-            array = arrays[template[1]]
-            if not isinstance(array, np.ndarray):  # a GPU array
-                array = array.to_host()
-            return array.item() if template[2] == "item" else array.tolist()
+        if kind == "symbolic":  # a symbolic scalar's value in this run
+            return template[1].evaluate(self._binding)
         if kind in ("tuple", "list"):
             items = [self._rebuild(item, arrays, node, args, made) for item in template[1]]
             if kind == "list":
@@ -262,11 +347,94 @@ class _Recipe:
             return args[template[1]]
         if kind == "object":
             return template[1]
+        if kind == "text":
+            return self._text(template[1], arrays)
+        if kind == "instance":
+            made_object = template[1].__new__(template[1])
+            made_object.__dict__.update((name, self._rebuild(item, arrays, node, args, made))
+                                        for name, item in template[2])
+            return made_object
         if kind == "view":
             _, base, steps, detached, requires_grad = template
             return _remade_view(self._rebuild(base, arrays, node, args, made), steps,
                                 detached, requires_grad)
         raise AssertionError(f"unknown result template {kind!r}")
+
+
+class ValueCheckFailed(Exception):
+    """A decision the trace made on a graph value went the other way in this run (or the run
+    failed before the decision could be checked): nothing was written back."""
+
+    def __init__(self, check, reason: str | None = None):
+        self.check = check
+        if reason is None:
+            where = f" at {check.where[0]}:{check.where[1]}" if check.where else ""
+            reason = f"a value the trace decided on changed{where}: {check.condition} no " \
+                "longer holds"
+        super().__init__(reason)
+
+
+class RunBinding:
+    """The values of an executable's symbols in one run (tensor/symbolic.py): a graph value's
+    read from its output (`.item()`, or `.tolist()`), a runtime scalar's from where it lives;
+    each computed when first asked for."""
+
+    __slots__ = ("recipe", "arrays", "args", "cache")
+
+    def __init__(self, recipe, arrays: tuple, args: tuple):
+        self.recipe, self.arrays, self.args, self.cache = recipe, arrays, args, {}
+
+    def __getitem__(self, name: str):
+        cache = self.cache
+        if name in cache:
+            return cache[name]
+        leaf = self.recipe.symbol_leaves.get(name)
+        if leaf is None:
+            value = self.recipe.symbol_sources[name].value(self.args)
+        else:
+            array = self.arrays[leaf[0]]
+            if array.__class__ is not np.ndarray:  # a GPU array
+                array = array.to_host()
+            kind = leaf[1]
+            value = _python_value(array, kind)
+        cache[name] = value
+        return value
+
+
+class _LeafBinding(RunBinding):
+    """A RunBinding over one segment's outputs (by output name), before the graph's outputs
+    exist."""
+
+    __slots__ = ()
+
+    def __init__(self, recipe, leaves: dict, args: tuple):
+        super().__init__(recipe, leaves, args)
+
+    def __getitem__(self, name: str):
+        cache = self.cache
+        if name in cache:
+            return cache[name]
+        leaf = self.recipe.leaf_kinds.get(name)
+        if leaf is None:
+            value = self.recipe.symbol_sources[name].value(self.args)
+        else:
+            output, kind = leaf
+            array = self.arrays[output]
+            if array.__class__ is not np.ndarray:
+                array = array.to_host()
+            value = _python_value(array, kind)
+        cache[name] = value
+        return value
+
+
+def _python_value(array, kind):
+    """A graph value read as Python reads it: `.tolist()`, the array itself (`.numpy()`), or
+    `.item()` as a float, int or bool."""
+    if kind == "tolist":
+        return array.tolist()
+    if kind == "array":
+        return array
+    return kind(array.reshape(()).item())
 
 
 def _shared_results(graph: Graph, template) -> frozenset:
@@ -279,7 +447,8 @@ def _shared_results(graph: Graph, template) -> frozenset:
     _tensor_leaves(template, leaves)
     # A printed value is read after the write-back too: one that is an input's memory would
     # print the value written after the print.
-    leaves.update(index for index, output in enumerate(graph.outputs) if output.kind == "print")
+    leaves.update(index for index, output in enumerate(graph.outputs)
+                  if output.kind in ("print", "value", "check"))
     inputs = {id(entry.value) for entry in graph.inputs if entry.kind in ("arg", "captured")}
     holders: dict = {}  # id(root value) -> the outputs whose arrays are its memory
     for index, output in enumerate(graph.outputs):
@@ -308,7 +477,7 @@ def _view_root(value):
 def _tensor_leaves(template, leaves: set) -> None:
     """The output indices a result template turns into tensors of their own."""
     kind = template[0]
-    if kind in ("tensor", "scalar"):
+    if kind == "tensor":
         leaves.add(template[1])
     elif kind in ("tuple", "list"):
         for item in template[1]:

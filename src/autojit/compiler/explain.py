@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .api import CompiledFunction, CompileWarning
+from .segments import SegmentedPlan
 from .stats import CompileStats
 
 __all__ = ["ExplainOutput", "explain"]
@@ -24,11 +25,16 @@ __all__ = ["ExplainOutput", "explain"]
 class ExplainOutput:
     """What explain found; `str()` gives it as a readable report.
 
-    graphs          the traced graphs, as text (ir.md's format), one per trace that compiled
+    graphs          the traced graphs, as text (ir.md's format), one per trace that compiled,
+                    or one per segment of a graph split where the trace decided on graph
+                    values (its graph breaks compiled as splits, and its branches on them)
     graph_count     len(graphs)
     ops_per_graph   per graph, the number of nodes of each op ({"mul": 2, "sum": 1})
     op_count        the nodes of every graph together
-    break_reasons   the graph breaks (stats.GraphBreakRecord: reason, filename, lineno)
+    break_reasons   the graph breaks (stats.GraphBreakRecord: reason, filename, lineno,
+                    and `split` for one compiled as a split rather than run eagerly)
+    segment_checks  the checks between segments (tensor/symbolic.py's ValueCheck: its
+                    condition, kind and user line)
     graph_break_count
     out_guards      per graph, its guards, one condition per line (as `f.guards()` shows)
     recompile_reasons  what changed before each recompile
@@ -42,6 +48,7 @@ class ExplainOutput:
     break_reasons: list = field(default_factory=list)
     out_guards: list = field(default_factory=list)
     recompile_reasons: list = field(default_factory=list)
+    segment_checks: list = field(default_factory=list)
     stats: CompileStats = field(default_factory=CompileStats)
     compile_seconds: float = 0.0
     result: object = None
@@ -66,9 +73,16 @@ class ExplainOutput:
             lines.append("Break Reasons:")
             for number, record in enumerate(self.break_reasons, 1):
                 lines.append(f"  Break Reason {number}:")
-                lines.append(f"    Reason: {record.reason}")
+                lines.append(f"    Reason: {record.reason}"
+                             + (" (compiled as a split graph)" if record.split else ""))
                 lines.append(f"    User Line: {record.where}"
                              + (f": {record.source}" if record.source else ""))
+        if self.segment_checks:
+            lines.append("Checked between Segments:")
+            for check in self.segment_checks:
+                where = f"{check.where[0]}:{check.where[1]}" if check.where else "<unknown>"
+                kind = "graph break (specialized)" if check.kind == "value" else "branch"
+                lines.append(f"  {kind}: {check.condition} at {where}")
         if self.ops_per_graph:
             lines.append("Ops per Graph:")
             for number, ops in enumerate(self.ops_per_graph, 1):
@@ -130,8 +144,17 @@ def _explain(fn, args: tuple, kwargs: dict) -> ExplainOutput:
                                variant.compile_seconds for variant in
                                compiled.__dict__.get("_keyword_variants", {}).values()))
     for executable in recorded:
-        graph = executable.traced
-        output.graphs.append(str(graph))
-        output.ops_per_graph.append(dict(Counter(node.op.name for node in graph.nodes)))
-        output.out_guards.append(str(executable.guards))
+        plan = getattr(executable, "plan", None)
+        # A split graph's segments are graphs of their own (segments.py), as torch's graph
+        # breaks make several graphs; the checks between them are listed as boundaries.
+        graphs = [segment.graph for segment in plan.segments] \
+            if isinstance(plan, SegmentedPlan) else [executable.traced]
+        for number, graph in enumerate(graphs):
+            output.graphs.append(str(graph))
+            output.ops_per_graph.append(dict(Counter(node.op.name for node in graph.nodes)))
+            output.out_guards.append(str(executable.guards) if number == 0 else
+                                     "(the guards of the segment before it, and the checks "
+                                     "between them)")
+        if isinstance(plan, SegmentedPlan):
+            output.segment_checks.extend(check for checks in plan.checks for check in checks)
     return output

@@ -69,7 +69,7 @@ class GuardSet:
         """Add `condition`, on the object at the `subject` path ("$") when there is one;
         `display` is that object's source path (`model.fc1.weight`), for str(); `tag` says
         what the condition is about, for `changed_float_tags` (("float", path): the
-        value of a Python float at that path); `compared` is (label, the value when traced,
+        value of a Python float or int at that path); `compared` is (label, the value when traced,
         a function reading the value now from the subject), for `changed`."""
         self._items.append((subject, condition, reason, display))
         self._tags.append(tag)
@@ -200,11 +200,12 @@ def observation_conditions(guards: GuardSet, observations: list, runtime=frozens
     for observation in observations:
         kind, path, what = observation.kind, observation.path, observation.display
         if kind == "scalar" and path in runtime:
-            guards.require(f"$.__class__ is {guards.constant(float, 'K')}",
-                           f"{what} is no longer a float", path, what)
+            kind_of = type(observation.value)
+            guards.require(f"$.__class__ is {guards.constant(kind_of, 'K')}",
+                           f"{what} is no longer a {kind_of.__name__}", path, what)
         elif kind == "scalar":
             scalar_condition(guards, "$", observation.value, what, subject=path, display=what,
-                             tag=("float", path) if type(observation.value) is float
+                             tag=("float", path) if type(observation.value) in (float, int)
                              else None)
         elif kind == "class":
             guards.require(f"$.__class__ is {guards.constant(observation.value, 'K')}",
@@ -339,7 +340,8 @@ def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: st
                               for dim, extent in enumerate(shape) if dim not in dynamic_dims)
         guards.require(f"$.ndim == {len(shape)}" + (f" and {static}" if static else ""),
                        f"{what} changed shape (was {_shape_text(shape, dynamic_dims)})", data,
-                       data_display)
+                       data_display, compared=(f"{display}.shape", _Shown(
+                           _shape_text(shape, dynamic_dims)), _shape_of))
     else:
         guards.require(f"$.shape == {shape!r}", f"{what} changed shape (was {list(shape)})",
                        data, data_display, compared=(f"{display}.shape", list(shape), _shape_of))
@@ -451,12 +453,30 @@ def _short(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+# Process-wide settings of the layers above that change what a traced call does (nn's global
+# module hooks): functions returning a snapshot (a tuple of ints, strings, bools) that a
+# trace's guard requires to be the same. Registered with register_mode_snapshot.
+_MODE_SNAPSHOTS: list = []
+
+
+def register_mode_snapshot(snapshot) -> None:
+    """Guard every trace on `snapshot()` (what its docstring names) staying as it was."""
+    _MODE_SNAPSHOTS.append(snapshot)
+
+
 def mode_conditions(guards: GuardSet) -> None:
     default = guards.constant(dtypes.get_default_dtype(), "D")
     guards.require(f"state.grad_enabled is {state.grad_enabled}",
                    f"grad mode changed (was {'enabled' if state.grad_enabled else 'disabled'})")
     guards.require(f"state.inference is {state.inference}", "inference mode changed")
     guards.require(f"state.anomaly is {state.anomaly}", "anomaly mode changed")
+    # A save under saved-tensor hooks is a graph break (autograd/graph_api.py): a trace made
+    # without hooks must not run inside a block that has them.
+    guards.require(f"bool(state.saved_tensor_hooks) is {bool(state.saved_tensor_hooks)}",
+                   "saved tensor hooks were entered or left")
+    for snapshot in _MODE_SNAPSHOTS:
+        name = guards.constant(snapshot, "M")
+        guards.require(f"{name}() == {snapshot()!r}", f"{snapshot.__doc__} changed")
     guards.require(f"dtypes._default_float[0] is {default}", "the default dtype changed")
 
 
@@ -466,7 +486,7 @@ def _shape_text(shape: tuple, dynamic_dims) -> str:
 
 
 _SYMBOL = re.compile(r"\bs(\d+)\b")
-_RUNTIME = re.compile(r"\bf\d+\b")
+_RUNTIME = re.compile(r"\b[fi]\d+\b")
 
 
 def symbolic_conditions(guards: GuardSet, env) -> None:
@@ -491,7 +511,7 @@ def symbolic_conditions(guards: GuardSet, env) -> None:
 
     for condition in env.runtime_guards:
         guards.require(_RUNTIME.sub(runtime_source, _SYMBOL.sub(source, condition)),
-                       f"a float read on every call broke a condition the trace relied on: "
+                       f"a scalar read on every call broke a condition the trace relied on: "
                        f"{condition}")
 
 

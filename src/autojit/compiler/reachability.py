@@ -29,10 +29,11 @@ through, at any depth: there is no depth or length limit. A walk that visits mor
 `MAX_OBJECTS` objects stops and says so (`complete` is False): api.py then runs the function
 eagerly, with a warning, rather than guard part of what it can reach.
 
-The same walk, repeated after the trace, tells what the traced call did to Python state (see
-`StateChanges`): a scalar it wrote (`model.eval()`, `self.steps += 1`), a container it grew,
-a NumPy array it wrote into, or a symbolic tensor it stored somewhere (`history.append(y)`),
-which must never outlive the trace. See docs/notes/guards.md.
+The same walk, repeated after the trace, tells what the traced call did to Python state
+(compiler/writebacks.py): a scalar it wrote (`model.eval()`, `self.steps += 1`), a container
+it grew, a NumPy array it wrote into, or a symbolic value it stored somewhere
+(`history.append(loss.item())`), which must never outlive the trace. See
+docs/notes/guards.md.
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ import weakref
 
 import numpy as np
 
+from ..ir.printing import TOKEN_MARK
+from ..tensor.symbolic import is_symbolic
 from ..tensor.tensor import Tensor
-from ..tensor.traced_scalar import TracedScalar
+from ..tensor.traced_scalar import TracedList
 
 SCALAR_TYPES = (bool, int, float, complex, str, bytes, type(None))
 MAX_OBJECTS = 20000
@@ -65,7 +68,7 @@ _CONTAINERS = (list, tuple, dict, set, frozenset)
 _SEQUENCES = (list, tuple, collections.deque)
 # Mutable buffers of scalars: observed by a copy of their contents.
 _BUFFERS = (bytearray, array.array)
-_LIBRARY_ROOTS = tuple(os.path.realpath(path) + os.sep for path in {
+LIBRARY_ROOTS = tuple(os.path.realpath(path) + os.sep for path in {
     sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"],
     sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
     os.path.dirname(os.path.abspath(__file__))})
@@ -123,13 +126,26 @@ class Walk:
     roots: (path tuple, display name, object) triples."""
 
     def __init__(self, roots: list, constants: dict | None = None, limit: int = MAX_OBJECTS,
-                 copies: bool = True):
+                 copies: bool = True, appended: frozenset = frozenset(),
+                 skipped: frozenset = frozenset()):
         self.observations: list[Observation] = []
         self.tensors: dict = {}  # id(tensor) -> (path, display, tensor), the first path found
         # id(tensor) -> the most readable of the displays it was reached by (graph input
         # names: `model[0].weight` rather than `opt.param_groups[0]['params'][0]`)
         self.tensor_names: dict = {}
         self.snapshots: dict = {}  # id(container) -> (container, shallow copy of its contents)
+        # id(container) -> (path, display) of the first path that reached it
+        self.container_paths: dict = {}
+        # path -> the object there, for what the walk went into (a walk after a trace only:
+        # compiler/writebacks.py looks for objects the trace made)
+        self.objects: dict = {}
+        # The paths of lists the function only appends to (compiler/writebacks.py): their
+        # items are nothing a trace reads, so only their class is observed.
+        self._appended = appended
+        # Paths the function only ever assigns (compiler/writebacks.py): what is there before
+        # a call is nothing a trace reads, so it is not observed.
+        self._skipped = skipped
+        self.codes: list = []  # the code objects of the user's functions reached
         # id(array) -> (path, display, array, a copy or an ArrayDigest; None without
         # `copies`): the NumPy arrays reached, whose values api.py guards unless the graph
         # itself reads them (guards.arrays_to_compare)
@@ -169,12 +185,19 @@ class Walk:
         if path in self._paths:  # a global two functions load, say: one path, one object
             return []
         self._paths.add(path)
+        if path in self._skipped:
+            return []
+        if is_symbolic(obj) or isinstance(obj, TracedList):
+            # A symbolic scalar (`.item()` of a traced tensor) kept in Python state.
+            self._observe(path, "symbolic", obj, display)
+            return []
         if isinstance(obj, SCALAR_TYPES):
+            if obj.__class__ is str and TOKEN_MARK in obj:
+                # Text formatted from a traced value (ir/printing.py's tokens) stored in state.
+                self._observe(path, "symbolic", obj, display)
+                return []
             self._observe(path, "scalar", obj, display)
             return []
-        if isinstance(obj, TracedScalar):
-            # `.item()` of a symbolic tensor kept in Python state: the tensor it reads leaks.
-            obj = obj.tensor
         if isinstance(obj, Tensor):
             self.tensors.setdefault(id(obj), (path, display, obj))
             named = self.tensor_names.get(id(obj))
@@ -201,19 +224,24 @@ class Walk:
             self._observe(path, "rng", rng_state(obj), display)
             return []
         self._seen[id(obj)] = obj
+        if not self._copies:
+            self.objects[path] = obj
         kind = type(obj)
         if len(path) > 1:  # a constant root is that very object: its class cannot change
             self._observe(path, "class", kind, display)
+        if path in self._appended and isinstance(obj, list):
+            self._snapshot(obj, list, path, display)
+            return []
         if kind in (set, frozenset) or isinstance(obj, (set, frozenset)):
             return self._set(path, display, obj)
         if isinstance(obj, _SEQUENCES):
             if not isinstance(obj, tuple):
-                self._snapshot(obj, list)
+                self._snapshot(obj, list, path, display)
             self._observe(path, "len", len(obj), display)
             return [((*path, f"[{index}]"), f"{display}[{index}]", item)
                     for index, item in enumerate(obj)]
         if isinstance(obj, dict):
-            self._snapshot(obj, dict)
+            self._snapshot(obj, dict, path, display)
             self._keys(path, obj, display)
             owner = self._attribute_dicts.get(id(obj))
             return [((*path, f"[{self._key(key)}]"), f"{display}[{_key_text(key)}]"
@@ -255,15 +283,16 @@ class Walk:
         return children + self._class_children(kind)
 
     def _keys(self, path: tuple, mapping, display: str) -> None:
-        """A dict's length, and with two keys or more their order: code that iterates over
-        it (a Sequential's modules, vars(obj)) sees them in that order."""
-        if len(mapping) < 2:
-            self._observe(path, "len", len(mapping), display)
+        """A dict's keys in order: code that iterates over it (a Sequential's modules,
+        vars(obj)) sees them in that order, and a tensor in a dict argument is read by its
+        position among them (nested_arguments.py), so one key is guarded by name too."""
+        if not mapping:
+            self._observe(path, "len", 0, display)
         else:
             self._observe(path, "keys", tuple(mapping), display)
 
     def _attributes(self, path: tuple, display: str, obj, attributes: dict) -> list:
-        self._snapshot(attributes, dict)
+        self._snapshot(attributes, dict, (*path, ".__dict__"), f"{display}.__dict__")
         self._keys((*path, ".__dict__"), attributes, f"{display}.__dict__")
         # A class may say which of its attributes are dicts whose entries users reach as
         # attributes (nn.Module: `model.fc1` is model._modules["fc1"]): their entries are
@@ -303,6 +332,7 @@ class Walk:
 
     def _function(self, path: tuple, display: str, function) -> list:
         constant = len(path) == 1  # the compiled function itself, held by the guards
+        self.codes.append(function.__code__)
         if not constant:  # another function at this path has other code
             self._observe((*path, ".__code__"), "is", function.__code__, f"{display}.__code__")
         children = []
@@ -324,6 +354,8 @@ class Walk:
                              function.__kwdefaults__))
         scope = function.__globals__
         root = self.constant_path(scope)
+        if id(scope) not in self.snapshots:  # the globals it stores are put back from it
+            self._snapshot(scope, dict, (root,), "globals")
         for name in global_names(function.__code__):
             where = (root, f"[{name!r}]")
             if name in scope:
@@ -338,7 +370,7 @@ class Walk:
         scalars, walked from a constant path each (a set has no path to an item)."""
         self._observe(path, "set", frozenset(obj), display)
         if isinstance(obj, set):
-            self._snapshot(obj, set)
+            self._snapshot(obj, set, path, display)
         return [((self.constant_path(item),), f"{display} item {_key_text(item)}", item)
                 for item in obj if not isinstance(item, SCALAR_TYPES)]
 
@@ -355,8 +387,9 @@ class Walk:
             return repr(key)
         return self.constant_path(key)
 
-    def _snapshot(self, container, copy) -> None:
+    def _snapshot(self, container, copy, path: tuple, display: str) -> None:
         self.snapshots[id(container)] = (container, copy(container))
+        self.container_paths.setdefault(id(container), (path, display))
 
     def restore(self) -> None:
         """Put every container the walk saw back as it was (what a trace that did not finish
@@ -369,7 +402,17 @@ class Walk:
             elif isinstance(container, collections.deque):
                 container.clear()
                 container.extend(contents)
-            elif isinstance(container, (dict, set)):
+            elif isinstance(container, dict):
+                # Entry by entry: a module's globals are never emptied, even for a moment.
+                for key in [key for key in container if key not in contents]:
+                    del container[key]
+                for key, value in contents.items():
+                    if key not in container or container[key] is not value:
+                        container[key] = value
+                if list(container) != list(contents):  # the order its iteration sees
+                    container.clear()
+                    container.update(contents)
+            elif isinstance(container, set):
                 container.clear()
                 container.update(contents)
         for _, _, array_, copy in self.arrays.values():
@@ -480,63 +523,26 @@ def _library_module(name: str) -> bool:
     filename = getattr(module, "__file__", None)
     if not filename:
         return False  # a module made at run time (types.ModuleType), __main__ run from stdin
-    return os.path.realpath(filename).startswith(_LIBRARY_ROOTS)
+    return os.path.realpath(filename).startswith(LIBRARY_ROOTS)
 
 
 @functools.lru_cache(maxsize=512)
 def global_names(code: types.CodeType) -> tuple:
-    """The global names `code` (and the functions and comprehensions nested in it) loads.
+    """The global names `code` (and the functions and comprehensions nested in it) loads or
+    stores (`global LAST; LAST = ...`: what it leaves there is Python state it writes).
 
     co_names also lists attribute names (`box.scale` names "scale"); a global that happens to
     share an attribute's name is not read by the function and must not be guarded.
     """
     names = []
     for instruction in dis.get_instructions(code):
-        if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and instruction.argval not in names:
+        if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL") and \
+                instruction.argval not in names:
             names.append(instruction.argval)
     for constant in code.co_consts:
         if isinstance(constant, types.CodeType):
             names.extend(name for name in global_names(constant) if name not in names)
     return tuple(names)
-
-
-class StateChanges:
-    """What a traced call did to the Python state the walk before it saw: compares the walk
-    before the trace with one after it.
-
-    scalar_writes: (path of the owner, fragment, new value, display) for each attribute, dict
-    value or list item that now holds another scalar; structural: displays of everything else
-    that changed (an object replaced, a container grown, an attribute added); leaks: (display,
-    tensor) for each place that now holds a symbolic tensor."""
-
-    def __init__(self, before: Walk, after: Walk):
-        self.scalar_writes, self.structural, self.leaks = [], [], []
-        for _, display, tensor in after.tensors.values():
-            if tensor._data is None:
-                self.leaks.append((display, tensor))
-        old = before.by_path()
-        for observation in after.observations:
-            previous = old.pop((observation.path, observation.kind), None)
-            if previous is None and observation.kind == "scalar":
-                # The same path held an object before: replaced by a scalar.
-                previous = next((old.pop(key) for key in list(old) if key[0] ==
-                                 observation.path), None)
-            if previous is not None and previous.same(observation):
-                continue
-            if observation.kind == "tensor" and observation.value._data is None:
-                continue  # a leak, reported above
-            if previous is not None and previous.kind == observation.kind == "scalar" and \
-                    len(observation.path) > 1:
-                self.scalar_writes.append((observation.path[:-1], observation.path[-1],
-                                           observation.value, observation.display))
-            else:
-                self.structural.append(observation.display)
-        self.structural += [observation.display for observation in old.values()]
-        self.structural += [display for _, display, array_, copy in before.arrays.values()
-                            if not same_array(array_, copy)]
-
-    def __bool__(self) -> bool:
-        return bool(self.scalar_writes or self.structural or self.leaks)
 
 
 def function_roots(fn, args: tuple) -> tuple[list, dict]:
@@ -556,32 +562,3 @@ def function_roots(fn, args: tuple) -> tuple[list, dict]:
     display = getattr(fn, "__qualname__", None) or type(fn).__name__
     roots.append(((name,), display, fn))
     return roots, constants
-
-
-def replay_function(writes: list, constants: dict):
-    """A function of the call's arguments doing a traced call's scalar writes again
-    (StateChanges.scalar_writes): each executable run leaves Python state as the trace did,
-    which is what eager leaves whenever the guards (the state before) hold."""
-    lines, names, values = [], {}, {}
-
-    def local(path: tuple) -> str:
-        if len(path) == 1:
-            return path[0]
-        name = names.get(path)
-        if name is None:
-            parent = local(path[:-1])
-            name = names[path] = f"v{len(names)}"
-            lines.append(f"    {name} = {parent}{path[-1]}")
-        return name
-
-    for owner, fragment, value, _ in writes:
-        constant = values[id(value)] = f"S{len(values)}"
-        constants[constant] = value
-        if fragment.startswith(".__dict__["):  # a class attribute: mappingproxy is read-only
-            lines.append(f"    setattr({local(owner)}, {fragment[10:-1]}, {constant})")
-        else:
-            lines.append(f"    {local(owner)}{fragment} = {constant}")
-    namespace = dict(constants)
-    exec(compile("def replay(args):\n" + "\n".join(lines) + "\n", "<autojit state writes>",
-                 "exec"), namespace)  # noqa: S102
-    return namespace["replay"]

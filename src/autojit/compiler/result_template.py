@@ -16,8 +16,13 @@ run):
   one while tracing;
 - ("grad", name): the .grad the write-back left on a tensor (`return w.grad`);
 - ("constant", value): a Python number, string or None;
-- ("scalar", index, kind): the graph's output `index` as a Python number (kind "item") or
-  nested list ("tolist"): a `.item()` the function returned (tensor/traced_scalar.py).
+- ("symbolic", scalar): a symbolic scalar (tensor/symbolic.py: `loss.item()`, a sum of
+  them, a runtime float) or a TracedList (`w.tolist()`), its value in each run;
+- ("text", string): text formatted from traced values (ir/printing.py's tokens), filled in
+  with each run's values;
+- ("object", value): an object that existed before the call, itself;
+- ("instance", class, [(attribute, template)]): an object the call made (a dataclass of
+  results), made again on each run with `class.__new__` and its attributes' templates.
 
 Eager returns those very objects and views; a compiled call that returned copies would let a
 later in-place write through the result miss the argument it should change.
@@ -26,18 +31,27 @@ later in-place write through the result miss the argument it should change.
 from __future__ import annotations
 
 from ..ir.graph import Graph
-from ..tensor.symbolic import contains_symbolic
+from ..ir.printing import TOKEN_MARK
+from ..tensor.symbolic import contains_symbolic, is_runtime
 from ..tensor.tensor import Tensor
-from ..tensor.traced_scalar import TracedScalar
+from ..tensor.traced_scalar import TracedList
 
 
-class _Flattening:
+class Flattening:
     """One trace's result, flattened: outputs are added once per distinct tensor."""
 
-    def __init__(self, graph: Graph, tracer, arg_positions: dict):
+    def __init__(self, graph: Graph, tracer, arg_positions: dict, known=frozenset()):
         self.graph, self.tracer = graph, tracer
         self.arg_positions = arg_positions  # id(symbolic argument) -> call position
         self.indices: dict = {}  # id(tensor) -> output index
+        self.known = known  # ids of the objects that existed before the call
+
+    def value(self, value):
+        """The template of a value the call stored in Python state (writebacks.py)."""
+        if isinstance(value, Tensor) and value._data is None and value._requires_grad:
+            raise TypeError("a tensor that requires grad (with autograd history made in the "
+                            "call) cannot be written into Python state by a compiled run")
+        return self.flatten(value, set())
 
     def output(self, tensor: Tensor) -> tuple:
         index = self.indices.get(id(tensor))
@@ -74,6 +88,8 @@ class _Flattening:
     def flatten(self, result, returned: set):
         if isinstance(result, Tensor):
             return self.leaf(result, returned)
+        if is_runtime(result) or isinstance(result, TracedList):
+            return ("symbolic", result)
         if isinstance(result, (tuple, list)):
             kind = "tuple" if isinstance(result, tuple) else "list"
             items = [self.flatten(item, returned) for item in result]
@@ -84,13 +100,28 @@ class _Flattening:
         if isinstance(result, dict):
             return ("dict", [(key, self.flatten(value, returned))
                              for key, value in result.items()])
-        if isinstance(result, (bool, int, float, str, type(None))):
+        if isinstance(result, str) and TOKEN_MARK in result:
+            return ("text", result)  # formatted from traced values: filled in on each run
+        if isinstance(result, (bool, int, float, complex, str, bytes, type(None))):
             return ("constant", result)
-        if isinstance(result, TracedScalar):
-            return ("scalar", self.output(result.tensor)[1], result.kind)
-        raise TypeError(f"autojit.compile: the function returned a {type(result).__name__}; "
-                        "a compiled function returns Tensors, numbers, None, or tuples, lists "
-                        "and dicts of them")
+        if id(result) in self.known or _is_constant(result):
+            return ("object", result)
+        attributes = getattr(result, "__dict__", None)
+        if isinstance(attributes, dict) and type(result).__new__ is object.__new__ and \
+                not isinstance(result, type):
+            # An object the call made (a dataclass of results, say): made again on each run.
+            return ("instance", type(result), [(name, self.flatten(item, returned))
+                                               for name, item in attributes.items()])
+        raise TypeError(f"the function returned a {type(result).__name__}, which a compiled "
+                        "run cannot make again")
+
+
+def _is_constant(value) -> bool:
+    """A function, class, module or other library object: returned as it is."""
+    import types
+
+    return isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType,
+                              types.ModuleType, types.MethodType))
 
 
 def _steps(view: Tensor) -> tuple:
@@ -107,10 +138,11 @@ def _steps(view: Tensor) -> tuple:
     return tuple(reversed(steps)), detached
 
 
-def flatten_result(result, graph: Graph, tracer, arg_positions: dict):
-    """The template of `result`, adding a graph output for each tensor that is a new value."""
+def flatten_result(result, graph: Graph, tracer, arg_positions: dict, known=frozenset()):
+    """The template of `result`, adding a graph output for each tensor that is a new value;
+    `known`: the ids of the objects that existed before the call (returned as they are)."""
     returned = {id(tensor) for tensor in tensors_in(result)}
-    return _Flattening(graph, tracer, arg_positions).flatten(result, returned)
+    return Flattening(graph, tracer, arg_positions, known).flatten(result, returned)
 
 
 def alias_fresh_grads(template, result, fresh_grads: dict):
@@ -146,6 +178,20 @@ def returned_objects(template) -> list:
         return [tensor for _, item in template[1] for tensor in returned_objects(item)]
     if kind == "view":
         return returned_objects(template[1])
+    return []
+
+
+def symbolic_leaves(template) -> list:
+    """The symbolic scalars (and TracedLists) a result template returns."""
+    kind = template[0]
+    if kind == "symbolic":
+        return [template[1]]
+    if kind in ("tuple", "list"):
+        return [value for item in template[1] for value in symbolic_leaves(item)]
+    if kind == "dict":
+        return [value for _, item in template[1] for value in symbolic_leaves(item)]
+    if kind == "instance":
+        return [value for _, item in template[2] for value in symbolic_leaves(item)]
     return []
 
 

@@ -7,6 +7,9 @@ guards accept.
     optimize   Graph -> Graph                         the pass pipeline (ir/passes/pipeline.py)
     partition  Graph -> Partition                     forward and backward, for results
                                                       differentiated outside (ir/partition.py)
+    split      Graph -> [Segment]                     segments checked between, where the
+                                                      trace decided on graph values
+                                                      (ir/segments.py, segments.py)
     schedule   Graph -> plan                          fusion and kernels, by the backend the
                                                       tensors' device picks (backends.py)
     build      GuardedTrace, graphs, plans -> Executable
@@ -40,13 +43,15 @@ from ..ir.interpreter import interpret
 from ..ir.partition import Partition, partition
 from ..ir.passes import optimize
 from ..ir.passes.pipeline import dumped_pass_names
+from ..ir.segments import split as split_segments
 from ..tensor.tensor import Tensor
 from . import backends
 from .compiled_backward import CompiledBackward
 from .executable import Executable
+from .segments import SegmentedPlan, boundaries
 from .tracing import GuardedTrace, Trace, guard, prune, trace
 
-STAGES = ("trace", "prune", "guard", "optimize", "partition", "schedule", "build")
+STAGES = ("trace", "prune", "guard", "optimize", "partition", "split", "schedule", "build")
 DUMP_VARIABLE = "AUTOJIT_DUMP"
 
 __all__ = ["STAGES", "check_environment", "compile_graph", "guard", "interpret_once", "prune",
@@ -107,17 +112,23 @@ def compile_graph(compiled, guarded: GuardedTrace, graph: Graph,
     traced = guarded.trace
     fresh_grads = set(traced.tracer.fresh_grads)
     optimized = run_stage(compiled, "optimize", optimize, graph)
-    if guarded.has_backward:
-        split = run_stage(compiled, "partition", partition, optimized)
-        forward = run_stage(compiled, "schedule", schedule, compiled, split.forward, generic,
-                            fresh_grads)
-        backward = run_stage(compiled, "schedule", schedule, compiled, split.backward, generic,
-                             frozenset())
-        return run_stage(compiled, "build", build, compiled, guarded, graph, optimized, split,
-                         forward, backward)
-    plan = run_stage(compiled, "schedule", schedule, compiled, optimized, generic, fresh_grads)
-    return run_stage(compiled, "build", build, compiled, guarded, graph, optimized, None, plan,
-                     None)
+    split = run_stage(compiled, "partition", partition, optimized) \
+        if guarded.has_backward else None
+    main = split.forward if split is not None else optimized
+    checks = boundaries(traced.env)
+    if checks:
+        # Decisions on graph values: the graph runs in segments, checked between them.
+        segments = run_stage(compiled, "split", split_segments, main,
+                             [names for names, _ in checks])
+        plans = [run_stage(compiled, "schedule", schedule, compiled, segment.graph, generic,
+                           fresh_grads) for segment in segments]
+        plan = SegmentedPlan(segments, plans, [found for _, found in checks])
+    else:
+        plan = run_stage(compiled, "schedule", schedule, compiled, main, generic, fresh_grads)
+    backward = run_stage(compiled, "schedule", schedule, compiled, split.backward, generic,
+                         frozenset()) if split is not None else None
+    return run_stage(compiled, "build", build, compiled, guarded, graph, optimized, split, plan,
+                     backward)
 
 
 def interpret_once(compiled, guarded: GuardedTrace, graph: Graph) -> Executable:
@@ -179,7 +190,11 @@ def build(compiled, guarded: GuardedTrace, traced_graph: Graph, optimized: Graph
     executable.fresh_grads = set(traced.tracer.fresh_grads)
     executable.version_bumps = guarded.version_bumps
     executable.python_writes = guarded.python_writes
-    executable.prints = prints if prints[0] else None
+    executable.prints = prints if prints[0] or prints[1] else None
+    env = traced.env
+    if env.leaves or env.runtime:
+        executable.env = env
+    executable.value_checks = list(env.value_checks)
     return executable
 
 

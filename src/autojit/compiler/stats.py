@@ -25,7 +25,16 @@ class CompileStats:
     traces          times the function was traced (the first compile, each recompile, and a
                     trace that stopped on a graph break)
     recompiles      traces made because no executable's guards held for a call
-    graph_breaks    traces that stopped on a graph break
+    graph_breaks    traces that stopped on a graph break (the call ran eagerly)
+    split_breaks    graph breaks compiled as a split of the graph instead: a value Python
+                    needed (`int(t)`, `nonzero`, text it read), which the trace specialized
+                    on, checked between segments on every run (segments.py)
+    value_check_failures  compiled runs whose decision on a graph value (`if loss.item() >
+                    10:`, a split break's value) went another way than traced: nothing was
+                    written back, and the call ran another executable, traced again or ran
+                    eagerly
+    segments        the graphs the executable of the last compiled call runs: 1, or one more
+                    than the decisions on graph values it checks between them
     """
 
     calls: int = 0
@@ -34,6 +43,9 @@ class CompileStats:
     traces: int = 0
     recompiles: int = 0
     graph_breaks: int = 0
+    split_breaks: int = 0
+    value_check_failures: int = 0
+    segments: int = 0
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -47,6 +59,7 @@ class GraphBreakRecord:
     filename: str | None
     lineno: int | None
     source: str = ""
+    split: bool = False  # compiled as a split of the graph, not run eagerly
 
     @property
     def where(self) -> str:

@@ -19,12 +19,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import linecache
-
-import numpy as np
+import os
 
 from .. import config
 from ..ir.graph import Graph
-from ..ir.printing import PrintCapture
+from ..ir.printing import LogEffect, PrintCapture
+from ..ir.scalars import SymbolicMath
 from ..ir.trace import Tracer
 from ..tensor.graph_break import GraphBreak, graph_break
 from ..tensor.state import state
@@ -45,13 +45,25 @@ from .guards import (
     tensor_conditions,
     written_input_conditions,
 )
-from .reachability import StateChanges, Walk, function_roots, replay_function, rng_state
+from .nested_arguments import describe, given_arguments, place, put_back
+from .reachability import LIBRARY_ROOTS, Walk, function_roots, rng_state
 from .result_template import (
+    Flattening,
     alias_fresh_grads,
     flatten_result,
     requiring_results,
     returned_objects,
+    symbolic_leaves,
 )
+from .writebacks import PythonWrites, StateChanges
+
+
+class _Attribute(str):
+    """An attribute's name, where a placement's key is (not a dict key or an index)."""
+
+    @property
+    def name(self) -> str:
+        return str(self)
 
 
 class ScalarSource:
@@ -68,19 +80,32 @@ class ScalarSource:
         self._read = namespace["read"]
         self._namespace = namespace
 
-    def read(self, args: tuple) -> np.ndarray:
-        return np.array(self._read(args), np.float64)
+    def value(self, args: tuple):
+        """The scalar where it is read, in this call."""
+        return self._read(args)
 
-    def replace(self, args: tuple, value) -> None:
-        """Put `value` where the float is (for the trace), or the float back."""
-        self._assign(self.path, args, value)
+    def replace(self, args: tuple, value):
+        """Put `value` where the scalar is (for the trace); returns what put_back needs."""
+        return self._assign(self.path, args, value)
 
-    def _assign(self, path: tuple, args: tuple, value) -> None:
+    @staticmethod
+    def put_back(placed) -> None:
+        """Put the scalar back where `replace` put a symbol, unless the function replaced
+        what held it (then the new holder is Python state the trace wrote)."""
+        holder, key, before, symbol = placed
+        if isinstance(key, _Attribute):
+            if getattr(holder, key.name, None) is symbol:
+                setattr(holder, key.name, before)
+        elif holder[key] is symbol:
+            holder[key] = before
+
+    def _assign(self, path: tuple, args: tuple, value):
         parent = eval("".join(path[:-1]), self._namespace, {"args": args})  # noqa: S307
         last = path[-1]
         if last.startswith("."):
+            before = getattr(parent, last[1:])
             setattr(parent, last[1:], value)
-            return
+            return parent, _Attribute(last[1:]), before, value
         key = ast.literal_eval(last[1:-1])
         if isinstance(parent, tuple) and len(path) > 2:
             # A tuple cannot be written (an optimizer's `betas`, which momentum-cycling
@@ -89,9 +114,10 @@ class ScalarSource:
             items[key] = value
             rebuilt = type(parent)._make(items) if hasattr(parent, "_fields") else \
                 type(parent)(items)
-            self._assign(path[:-1], args, rebuilt)
-            return
+            return self._assign(path[:-1], args, rebuilt)
+        before = parent[key]
         parent[key] = value
+        return parent, key, before, value
 
     @staticmethod
     def replaceable(path: tuple) -> bool:
@@ -128,11 +154,6 @@ class EagerCall:
     graph: Graph
 
 
-class RuntimeFloatFailed(Exception):
-    """Tracing with runtime floats failed (the function wrote one, or needed it as a Python
-    value it cannot be): api.py traces again with them as constants."""
-
-
 @dataclasses.dataclass(frozen=True)
 class Trace:
     """The trace stage's result: the joint graph and what the traced call did.
@@ -159,6 +180,7 @@ class Trace:
     symbolic_args: list
     arg_positions: list
     runtime_paths: frozenset = frozenset()  # paths of the floats read afresh on every call
+    python_writes: object = None  # writebacks.PythonWrites, or None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,7 +203,9 @@ class GuardedTrace:
 def trace(compiled, args: tuple) -> Trace | EagerCall:
     """Run `compiled`'s function on `args` under a tracer (see the module docstring)."""
     function = compiled.user_function()
-    before = Walk(*function_roots(function, args))
+    appended = frozenset(compiled.append_only_paths)
+    unguarded = frozenset(compiled.write_only_paths)
+    before = Walk(*function_roots(function, args), appended=appended, skipped=unguarded)
     if not before.complete:
         raise GiveUp(
             f"it can reach more Python state than the guards check (the walk stopped at "
@@ -209,12 +233,21 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             symbolic_args.append((graph.inputs[-1], symbolic))
         else:
             call_args.append(argument)
+    given = given_arguments(args)
+    nested = []  # the writes placing tensors inside container arguments (put back after)
+    if given is not args:  # tensors inside container arguments: placed where they were
+        call_args, nested = place(call_args[:len(given)], args.paths, call_args[len(given):])
     names = {id(tensor._data): before.tensor_names[key]
              for key, (_, _, tensor) in tensors_before.items()}
-    tracer = Tracer(graph, names)
+    tracer = Tracer(graph, names, env)
+    tracer.call_args = args
+    env.on_value_check = _value_check_hook(compiled)
     for (entry, symbolic), position in zip(symbolic_args, arg_positions):
         tracer.add_argument(entry, symbolic, args[position]._data)
-    runtime = _runtime_floats(compiled.runtime_float_paths, before, env, tracer)
+    runtime = _runtime_scalars(compiled.runtime_float_paths, before, env)
+    for source, symbol in runtime:  # an argument: the function gets the symbol
+        if source.path[0] == "args":
+            call_args[int(source.path[1][1:-1])] = symbol
     # The .grad of every tensor the function can reach, before it runs: a `p.grad = None`
     # in the function happens for real while tracing, and must be undone (the executable
     # repeats it on each call) before guards and write-back look at .grad.
@@ -222,18 +255,35 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     state.tracer = tracer
     eager_call = False
     try:
-        for source, symbol in runtime:  # the function reads the symbol where the float is
-            source.replace(args, symbol)
-        with PrintCapture() as prints:
+        placed = [(source, symbol, source.replace(args, symbol)) for source, symbol in runtime
+                  if source.path[0] != "args"]  # the function reads the symbol there
+        with PrintCapture() as prints, SymbolicMath():
             tracer.prints = prints
             try:
                 result = compiled.fn(*call_args)
+            except (GraphBreak, _RunEagerly, GiveUp):
+                raise
+            except Exception as error:
+                if not env.leaves and not env.runtime:
+                    raise
+                # Code that met a symbolic scalar where it wanted a Python number of its own
+                # (json.dumps, a C extension): the call runs eagerly, where the value is one.
+                where = user_location_of(error)
+                raise GraphBreak(f"the function raised {type(error).__name__} ({error}) on a "
+                                 "value read from a tensor or a scalar read on every call",
+                                 *(where or (None, None)),
+                                 linecache.getline(*where).strip() if where else "",
+                                 needs_data=False) from error
             finally:
-                _put_back(runtime, args)
+                put_back(nested)
+                runtime_writes = _put_back(placed, args)
         tracer.prints = None
-        template = flatten_result(result, graph, tracer, {
-            id(symbolic): position for (_, symbolic), position in zip(symbolic_args,
-                                                                       arg_positions)})
+        positions = {id(symbolic): position
+                     for (_, symbolic), position in zip(symbolic_args, arg_positions)}
+        try:
+            template = flatten_result(result, graph, tracer, positions, before._seen)
+        except TypeError as error:
+            graph_break(str(error), needs_data=False)
         requiring = requiring_results(graph, result) if state.grad_enabled else []
         if requiring and state.anomaly:
             # Anomaly mode checks every backward node's gradients; a backward run later,
@@ -249,13 +299,6 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
                              "check")
         tracer.finish(graph, symbolic_args)
         template = alias_fresh_grads(template, result, tracer.fresh_grads)
-        escaped = prints.escaped()
-        if escaped is not None:
-            where = escaped.location or (None, None)
-            raise GraphBreak("a tensor formatted into a string that is not printed (only "
-                             "print() shows each call's values)", *where,
-                             linecache.getline(*where).strip() if where[0] else "",
-                             needs_data=False)
     except _RunEagerly as reason:
         config.log("recompiles", f"{compiled.name()}: this call runs eagerly: {reason}")
         eager_call = True
@@ -280,50 +323,150 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         mode_conditions(guards)
         guards.build()
         return EagerCall(guards, graph)
-    changes = StateChanges(before, Walk(*function_roots(function, args), copies=False))
+    changes = StateChanges(before, Walk(*function_roots(function, args), copies=False,
+                                        appended=appended), before.codes, unguarded)
+    changes.writes += runtime_writes
     if rng_state() != rng_before:  # NumPy's or Python's global generator drew numbers
         changes.structural.append("the global random generators (numpy.random, random)")
-    if changes.leaks:
+    try:
+        flattening = Flattening(graph, tracer, positions, before._seen)
+        python_writes = _python_writes(changes, flattening, tracer, changes.constants)
+        logged = _log_templates(prints, flattening)
+    except BaseException:
         before.restore()
-        display, tensor = changes.leaks[0]
-        where = tracer.location(tensor)
-        raise GraphBreak(f"a tensor made while tracing was stored in {display}, where it "
-                         "would outlive the trace", *(where or (None, None)),
-                         linecache.getline(*where).strip() if where else "",
-                         needs_data=False)
+        raise
+    changes.undo()
+    compiled.append_only_paths.update(changes.appended_paths)
+    compiled.write_only_paths.update(changes.unguarded_paths)
+    _values_read(graph, tracer, template, prints,
+                 *(value for written in (*(python_writes.templates if python_writes else ()),
+                                         *logged)
+                   for value in symbolic_leaves(written)))
     return Trace(args, graph, env, tracer, before, changes, template, requiring,
                  backward_error, nan_checks, cleared, prints, symbolic_args, arg_positions,
-                 frozenset(source.path for source, _ in runtime))
+                 frozenset(source.path for source, _ in runtime), python_writes)
 
 
-def _runtime_floats(paths: set, before: Walk, env: ShapeEnv, tracer: Tracer) -> list:
-    """(ScalarSource, SymFloat) for each float at `paths` (the floats that changed between
-    calls; api.py chooses them): a runtime symbol of the trace, fed by a "scalar" input."""
+def user_location_of(error: BaseException):
+    """(filename, line) of the innermost frame of the error's traceback in the user's code
+    (outside autojit, the standard library and installed packages), or None."""
+    found = None
+    traceback = error.__traceback__
+    while traceback is not None:
+        filename = traceback.tb_frame.f_code.co_filename
+        if not os.path.realpath(filename).startswith(LIBRARY_ROOTS):
+            found = (filename, traceback.tb_lineno)
+        traceback = traceback.tb_next
+    return found
+
+
+def _log_templates(prints: PrintCapture, flattening: Flattening) -> list:
+    """The result templates of each logging call's message and arguments (ir/printing.py's
+    LogEffect), set on the effect; returns them all."""
+    templates = []
+    for effect in prints.effects:
+        if isinstance(effect, LogEffect):
+            try:
+                effect.templates = (flattening.value(effect.msg), flattening.value(effect.args))
+            except TypeError as error:
+                graph_break(f"a logging call's arguments: {error}", needs_data=False)
+            templates.extend(effect.templates)
+    return templates
+
+
+def _python_writes(changes: StateChanges, flattening: Flattening, tracer: Tracer,
+                   constants: dict) -> PythonWrites | None:
+    """What every run writes into Python state (writebacks.py), or a graph break where a
+    symbolic value was stored where no run can write it."""
+    if changes.leaks:
+        display, value = changes.leaks[0]
+        where = tracer.location(value) if isinstance(value, Tensor) else None
+        raise GraphBreak(f"a value made while tracing was stored in {display}, where it would "
+                         "outlive the trace", *(where or (None, None)),
+                         linecache.getline(*where).strip() if where else "",
+                         needs_data=False)
+    if not changes.writes and not changes.appends:
+        return None
+
+    def template(value, display: str):
+        try:
+            return flattening.value(value)
+        except TypeError as error:
+            graph_break(f"{display}: {error}", needs_data=False)
+            return None
+
+    writes = [(path, template(value, display)) for path, value, display in changes.writes]
+    appends = [(path, [template(item, display) for item in items])
+               for path, items, display in changes.appends]
+    return PythonWrites(writes, appends, dict(constants))
+
+
+def _runtime_scalars(paths: set, before: Walk, env: ShapeEnv) -> list:
+    """(ScalarSource, symbol) for each float or int at `paths` (the scalars that changed
+    between calls; api.py chooses them): a runtime symbol of the trace (tensor/symbolic.py),
+    read before every run."""
     if not paths:
         return []
     runtime = []
     for observation in before.observations:
         if observation.kind == "scalar" and observation.path in paths and \
-                type(observation.value) is float:
+                type(observation.value) in (float, int):
             source = ScalarSource(observation.path, before.constants, observation.display)
-            symbol = env.create_runtime_float(observation.value, source)
-            tracer.scalar_input(str(symbol), source)
+            symbol = env.create_runtime_float(observation.value, source) \
+                if type(observation.value) is float else \
+                env.create_runtime_int(observation.value, source)
             runtime.append((source, symbol))
     return runtime
 
 
-def _put_back(runtime: list, args: tuple) -> None:
-    """Put the floats back where the trace found their symbols. A function that wrote one of
-    them (`group['lr'] = ...` inside the compiled step) cannot read it afresh on every call:
-    RuntimeFloatFailed, after the floats are back."""
+def _values_read(graph: Graph, tracer, template, prints, *more) -> None:
+    """A "value" output for each graph value Python reads after a run (a result, a print, a
+    decision, a write: `more` are further symbolic scalars), appended to the graph's outputs;
+    one that only fed ops needs none. Those a decision was made on are "check" outputs: the
+    plan stores nothing in place before they are checked (codegen/schedule/in_place.py)."""
+    env = tracer.env
+    checked = set().union(*(check.names for check in env.value_checks))
+    read = set(checked)
+    for entry in prints.formatted:
+        if entry.scalar is not None:
+            read |= entry.scalar.names()
+    for value in (*symbolic_leaves(template), *more):
+        read |= value.names()
+    for name, leaf in env.leaves.items():
+        if name in read:
+            graph.add_output(tracer.scalars.leaf_values[name], leaf.output,
+                             "check" if name in checked else "value")
+
+
+def _value_check_hook(compiled):
+    """What a trace does when it specializes on a graph value (tensor/symbolic.py's value
+    checks of kind "value"): with fullgraph=True, that is a graph break, raised at once."""
+
+    def hook(check) -> None:
+        if check.kind == "value" and compiled.fullgraph:
+            where = check.where or (None, None)
+            raise GraphBreak(f"{check.what or 'a Python value'} of a value read from a tensor "
+                             "(the trace would specialize on it)", *where,
+                             linecache.getline(*where).strip() if where[0] else "",
+                             needs_data=False)
+
+    return hook
+
+
+def _put_back(placed: list, args: tuple) -> list:
+    """Put the scalars back where the trace found their symbols, and return the writes the
+    function made there (`group['lr'] = lr * gamma`, `self.steps += 1`): (path, the value
+    written, display), which every run writes again (writebacks.py)."""
     written = []
-    for source, symbol in runtime:
-        current = eval(source.expression, source._namespace, {"args": args})  # noqa: S307
+    for source, symbol, placement in placed:
+        try:
+            current = source.value(args)
+        except Exception:  # noqa: BLE001 - the path went away: a structural change
+            current = symbol
         if current is not symbol:
-            written.append(source.display)
-        source.replace(args, symbol.hint)
-    if written:
-        raise RuntimeFloatFailed(f"the function writes {', '.join(written)}")
+            written.append((source.path, current, source.display))
+        source.put_back(placement)
+    return written
 
 
 # ---- prune ------------------------------------------------------------------------------------
@@ -392,9 +535,7 @@ def guard(traced: Trace) -> GuardedTrace:
     # Python state the traced call wrote: scalars are written again by every run (the
     # guards hold the values from before); anything else makes this trace good for this
     # call only (api.py traces the next call again).
-    changes = traced.changes
-    python_writes = replay_function(changes.scalar_writes, dict(before.constants)) \
-        if changes.scalar_writes else None
+    python_writes = traced.python_writes
     return GuardedTrace(traced, guards, has_backward, cleared_grads, version_bumps,
                         python_writes)
 
@@ -412,10 +553,23 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     for position, argument in enumerate(args):
         if isinstance(argument, Tensor):
             tensor_conditions(guards, ("args", f"[{position}]"), argument,
-                              f"argument {position}", grad_is=id(argument) in grad_guarded,
+                              describe(args, position), grad_is=id(argument) in grad_guarded,
                               dynamic_dims=env.dims_of(position))
-    observation_conditions(guards, before.observations, traced.runtime_paths)
+    # Lists the function only appends to: their class alone; places it only assigns: nothing.
+    appended = tuple(traced.changes.appended_paths)
+    unguarded = tuple(traced.changes.unguarded_paths)
+    observation_conditions(guards, [
+        observation for observation in before.observations
+        if not any(observation.path[:len(path)] == path and (
+            observation.path != path or observation.kind != "class") for path in appended)
+        and not any(observation.path[:len(path)] == path for path in unguarded)],
+        traced.runtime_paths)
     array_conditions(guards, arrays)
+    # A tensor the traced call made over the storage of one it reached (`v.detach()`, and the
+    # detached `grad_outputs` of a backward) is captured by that storage: the tensor that
+    # owns it must still be there, holding the same array, or the run reads a stale one.
+    owners = {id(found[2]._data): found for found in before.tensors.values()
+              if found[2]._data is not None}
     for entry in graph.captured_inputs:
         tensor = entry.tensor
         found = before.tensors.get(id(tensor))
@@ -424,12 +578,23 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
             guards.require(f"$ is {constant}", f"{found[1]} is another tensor than when "
                            "traced", found[0], found[1])
         elif id(tensor) in made:
-            continue  # made by the traced call itself: nothing else can reach it
+            owner = owners.get(id(tensor._data))
+            if owner is None:
+                continue  # made by the traced call itself: nothing else can reach it
+            path, display, owning = owner
+            guards.require(f"$ is {guards.constant(owning, 'T', display)} and $._data is "
+                           f"{guards.constant(tensor._data, 'A', f'<the storage of {display}>')}",
+                           f"{display} is another tensor, or holds another storage, than when "
+                           "traced", path, display)
+            continue
         tensor_conditions(guards, (constant,), tensor, f"captured tensor {entry.name}",
                           grad_is=id(tensor) in grad_guarded, display=entry.name)
     # A tensor whose .grad the function only looked at (`if p.grad is None: continue`).
     captured = {id(entry.tensor) for entry in graph.captured_inputs}
-    reachable_tensor_conditions(guards, before, captured, returned_objects(traced.template))
+    # Tensors inside container arguments are graph inputs, checked as arguments above.
+    nested = {id(args[position]) for position in range(len(given_arguments(args)), len(args))}
+    reachable_tensor_conditions(guards, before, captured | nested,
+                                returned_objects(traced.template))
     for path, display, tensor in before.tensors.values():
         if id(tensor) in grad_guarded and id(tensor) not in captured:
             grad_condition(guards, path, tensor, display, display)

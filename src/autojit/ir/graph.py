@@ -20,14 +20,19 @@ from ..tensor import dtypes
 # "random": random numbers drawn anew on each run (its `tensor` slot holds how to draw them);
 # "scalar": a Python float read afresh on each run, 0-d float64 (its `tensor` slot holds where
 # it is read from: compiler/tracing.py's ScalarSource).
-INPUT_KINDS = ("arg", "captured", "cotangent", "random", "scalar")
+# "carried": a value an earlier segment of a split graph computed (ir/segments.py).
+INPUT_KINDS = ("arg", "captured", "cotangent", "random", "scalar", "carried")
 # "result": returned by the function; "grad": the .grad of an input assigned while tracing;
 # "update": the new value of a captured tensor written in place while tracing;
 # "input_grad": the gradient of a result with respect to an input (a joint graph's backward);
 # "saved": a forward value the backward graph reads (ir/partition.py);
-# "check": a gradient anomaly mode checks for nan after each run;
-# "print": a value the function printed, printed again by each run (ir/printing.py).
-OUTPUT_KINDS = ("result", "grad", "update", "input_grad", "saved", "check", "print")
+# "check": a value checked after each run before anything is written back (a gradient anomaly
+# mode checks for nan; a graph value the trace decided on, ir/scalars.py);
+# "print": a value the function printed, printed again by each run (ir/printing.py);
+# "value": a graph value the function read as a Python number (`t.item()`, ir/scalars.py);
+# "carry": a value a later segment of a split graph reads (ir/segments.py).
+OUTPUT_KINDS = ("result", "grad", "update", "input_grad", "saved", "check", "print", "value",
+                "carry")
 TARGETED_OUTPUT_KINDS = ("grad", "update", "input_grad")
 
 

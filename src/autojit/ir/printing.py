@@ -8,70 +8,140 @@ While a function is traced its tensors have no values, so `print(loss)` or
   graph;
 - `print` itself is intercepted while tracing (on the tracing thread only): each call, tokens
   or not, becomes a print effect of the executable and prints nothing now;
-- every run of the executable replays its print effects in order, after its other side
-  effects, with each token replaced by that run's value formatted as eager formats it.
+- a logging call (`Logger._log`, which `log.info(...)` reaches once the level lets it
+  through) is intercepted the same way: a LogEffect, whose record each run emits with that
+  run's message and arguments;
+- every run of the executable replays its print and log effects in order, after its other
+  side effects, with each token replaced by that run's value formatted as eager formats it.
 
-So a compiled function prints on every call what eager prints. A token that ends up anywhere
-but in a `print` call (a log message, a string the function returns or stores) cannot be
-replayed: the trace stops there with a graph break naming the line that formatted the tensor.
+So a compiled function prints and logs on every call what eager does, once per call. Tokens
+are given only where the formatted text reaches nothing but such places, a return or a store
+into Python state (ir/source_uses.py reads the source to tell); text that Python may decide
+on is made from the traced call's value instead (ir/trace.py), or for a tensor is a graph
+break naming the line. A print to a stream other than stdout and stderr, which the function
+could read back, is a graph break too. See docs/notes/symbolic-scalars.md.
 """
 
 from __future__ import annotations
 
 import builtins
+import logging
+import os
 import re
+import sys
 import threading
+
+from ..tensor.graph_break import graph_break, user_frame
 
 # The format spec of a formatted `.tolist()`: printed as the Python list.
 LIST_SPEC = "\0tolist"
 _TOKEN = "\u27e8autojit tensor {}\u27e9"
+TOKEN_MARK = "\u27e8autojit tensor "  # in text made by formatting a traced value
 _TOKEN_PATTERN = re.compile("\u27e8autojit tensor (\\d+)\u27e9")
 
 
 class Formatted:
-    """How one token's value is formatted: its output name, format spec (None: the repr; a
-    string: `format(value.item(), spec)`, as a one-element tensor formats), the autograd
-    suffix eager's repr shows (`grad_fn=<MulBackward0>`, or ""), and where the user's code
-    formatted it."""
+    """How one token's value is formatted: for a tensor, its output name, format spec (None:
+    the repr; a string: `format(value.item(), spec)`, as a one-element tensor formats) and the
+    autograd suffix eager's repr shows (`grad_fn=<MulBackward0>`, or ""); for a symbolic
+    scalar (tensor/symbolic.py), the scalar itself (`output` is None), formatted with `spec`
+    from the value it has on each run; and where the user's code formatted it."""
 
-    __slots__ = ("output", "spec", "history", "location")
+    __slots__ = ("output", "spec", "history", "location", "scalar")
 
-    def __init__(self, output: str, spec: str, history: str | None, location):
+    def __init__(self, output: str | None, spec: str, history: str | None, location,
+                 scalar=None):
         self.output, self.spec, self.history, self.location = output, spec, history, location
+        self.scalar = scalar
+
+class LogEffect:
+    """A logging call made while tracing (`log.info("loss %.3f", loss.item())`), emitted by
+    each run with that run's values: the logger, level, message and arguments (which may hold
+    symbolic scalars, traced tensors and tokens; compiler/tracing.py gives `templates`, their
+    result templates), `extra`, and the user's (file, line, function) the record names."""
+
+    __slots__ = ("logger", "level", "msg", "args", "extra", "where", "templates")
+
+    def __init__(self, logger, level: int, msg, args, extra, where):
+        self.logger, self.level, self.msg, self.args = logger, level, msg, args
+        self.extra, self.where, self.templates = extra, where, None
+
+    def emit(self, msg, args) -> None:
+        filename, line, function = self.where
+        logger = self.logger
+        record = logger.makeRecord(logger.name, self.level, filename, line, msg, args, None,
+                                   function, self.extra, None)
+        logger.handle(record)
+
+
+def _caller_of_logging():
+    """The frame that called the logging module (as a LogRecord names it): the innermost
+    outside autojit and logging."""
+    frame = user_frame()
+    logging_file = os.path.normcase(logging.__file__)
+    while frame is not None and os.path.normcase(frame.f_code.co_filename) == logging_file:
+        frame = frame.f_back
+    return frame
 
 
 class PrintCapture:
-    """Installed around a trace: collects formatted tensors and print calls."""
+    """Installed around a trace: collects formatted tensors, print calls and logging calls
+    (on the tracing thread; other threads print and log as usual)."""
 
     def __init__(self):
         self.formatted: list[Formatted] = []
-        self.effects: list = []  # (texts, sep, end, file, flush)
+        # (texts, sep, end, file, flush) for each print, and LogEffects, in the call's order
+        self.effects: list = []
         self.consumed: set = set()
         self._thread = threading.get_ident()
         self._original = None
+        self._original_log = None
 
-    def token(self, output: str, spec: str | None, history: str, location) -> str:
-        self.formatted.append(Formatted(output, spec, history, location))
+    def token(self, output: str | None, spec: str | None, history: str, location,
+              scalar=None) -> str:
+        self.formatted.append(Formatted(output, spec, history, location, scalar))
         return _TOKEN.format(len(self.formatted) - 1)
 
     def __enter__(self):
         self._original = builtins.print
-        original, capture = self._original, self
+        self._original_log = logging.Logger._log
+        original, original_log, capture = self._original, self._original_log, self
 
         def traced_print(*args, sep=" ", end="\n", file=None, flush=False):
             if threading.get_ident() != capture._thread:
                 return original(*args, sep=sep, end=end, file=file, flush=flush)
+            if file is not None and file is not sys.stdout and file is not sys.stderr:
+                # Another stream (a StringIO, a file) can be read back within the call,
+                # which a print made after the run would not have written yet.
+                graph_break("print(file=...) to a stream other than sys.stdout or sys.stderr",
+                            needs_data=False)
             texts = [str(arg) for arg in args]
             for text in (*texts, str(sep), str(end)):
                 capture.consumed.update(int(n) for n in _TOKEN_PATTERN.findall(text))
             capture.effects.append((texts, sep, end, file, flush))
             return None
 
+        def traced_log(logger, level, msg, args, exc_info=None, extra=None, stack_info=False,
+                       stacklevel=1):
+            if threading.get_ident() != capture._thread:
+                return original_log(logger, level, msg, args, exc_info, extra, stack_info,
+                                    stacklevel)
+            if exc_info or stack_info:
+                graph_break("logging with exc_info or stack_info while tracing",
+                            needs_data=False)
+            frame = _caller_of_logging()
+            where = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) \
+                if frame is not None else ("(unknown file)", 0, "(unknown function)")
+            capture.effects.append(LogEffect(logger, level, msg, args, extra, where))
+            return None
+
         builtins.print = traced_print
+        logging.Logger._log = traced_log
         return self
 
     def __exit__(self, *exc) -> None:
         builtins.print = self._original
+        logging.Logger._log = self._original_log
 
     def escaped(self):
         """The first formatted tensor whose token did not reach a print call, or None."""
@@ -81,24 +151,48 @@ class PrintCapture:
         return None
 
 
-def replay_prints(effects: list, formatted: list, values: dict) -> None:
-    """Print a run's print effects: `values` maps an output name to that run's Tensor."""
-    if not effects:
-        return
-    texts_of: dict = {}
+def token_numbers(text: str) -> list:
+    """The numbers of the tokens in `text`."""
+    return [int(number) for number in _TOKEN_PATTERN.findall(text)] if "\u27e8" in text else []
 
-    def text(match) -> str:
+
+def fill_tokens(text: str, formatted: list, values: dict, binding, cache: dict) -> str:
+    """`text` with each token replaced by this run's value formatted as eager formats it:
+    `values` maps a tensor's output name to this run's Tensor, `binding` gives the symbolic
+    scalars' symbols their values (compiler/executable.py)."""
+    if "\u27e8" not in text:
+        return text
+
+    def replace(match) -> str:
         number = int(match.group(1))
-        found = texts_of.get(number)
+        found = cache.get(number)
         if found is None:
             entry = formatted[number]
-            found = texts_of[number] = format_value(values[entry.output], entry.spec,
-                                                    entry.history)
+            if entry.scalar is not None:
+                value = entry.scalar.evaluate(binding)
+                found = str(value) if entry.spec == LIST_SPEC else format(value, entry.spec)
+            else:
+                found = format_value(values[entry.output], entry.spec, entry.history)
+            cache[number] = found
         return found
 
-    for texts, sep, end, file, flush in effects:
-        print(*(_TOKEN_PATTERN.sub(text, item) for item in texts), sep=sep, end=end,
-              file=file, flush=flush)
+    return _TOKEN_PATTERN.sub(replace, text)
+
+
+def replay_prints(effects: list, formatted: list, values: dict, binding=None,
+                  build=None) -> None:
+    """Print a run's print effects (see fill_tokens), and emit its log records: `build` gives
+    a LogEffect's (message, arguments) in this run from its templates."""
+    if not effects:
+        return
+    cache: dict = {}
+    for effect in effects:
+        if isinstance(effect, LogEffect):
+            effect.emit(*build(effect.templates))
+            continue
+        texts, sep, end, file, flush = effect
+        print(*(fill_tokens(item, formatted, values, binding, cache) for item in texts),
+              sep=sep, end=end, file=file, flush=flush)
 
 
 def format_value(tensor, spec: str | None, history: str) -> str:

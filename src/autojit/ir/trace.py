@@ -23,25 +23,25 @@ control flow) calls `graph_break`, which raises GraphBreak naming the user's sou
 from __future__ import annotations
 
 import inspect
+import linecache
 
 import numpy as np
 
-from ..ops import elementwise
 from ..ops.registry import infer
-from ..tensor import dtypes
 from ..tensor.graph_break import GraphBreak, graph_break, user_location
 from ..tensor.state import state
-from ..tensor.symbolic import evaluate_poly, evaluate_tree, is_runtime
+from ..tensor.symbolic import (
+    ShapeEnv,
+    contains_runtime,
+    is_runtime,
+    specialize_values,
+)
 from ..tensor.tensor import Tensor
+from ..tensor.traced_scalar import TracedList
 from .aliasing import make_alias, make_view, root_written_through
 from .graph import Graph, Input, Value
 from .printing import LIST_SPEC
-
-# Python's float arithmetic, as graph ops (a runtime float's expression; tensor/symbolic.py).
-_FLOAT_OPS = {"+": elementwise.ADD, "-": elementwise.SUB, "*": elementwise.MUL,
-              "/": elementwise.DIV, "**": elementwise.POW, "//": elementwise.FLOOR_DIVIDE,
-              "%": elementwise.REMAINDER}
-
+from .scalars import ScalarGraph, reaches_sinks
 
 # ---- the tracer -------------------------------------------------------------------------------
 
@@ -78,12 +78,26 @@ class _Touched:
 class Tracer:
     """Appends one Node per primitive to `graph`; installed as `state.tracer` by make_graph."""
 
-    def __init__(self, graph: Graph, captured_names: dict | None = None):
+    def __init__(self, graph: Graph, captured_names: dict | None = None,
+                 env: ShapeEnv | None = None):
         self.graph = graph
+        # The symbols of the trace (tensor/symbolic.py), and the symbolic scalars it reads and
+        # feeds to ops (scalars.py); `call_args` are the real arguments of the call traced.
+        self.env = env if env is not None else ShapeEnv()
+        self.scalars = ScalarGraph(self, self.env)
+        # What the tensor layer asks of a trace for `.item()`, `.tolist()`, `.numpy()` and
+        # `autojit.tensor(loss.item())` (scalars.py).
+        self.read_scalar, self.read_array = self.scalars.read_scalar, self.scalars.read_array
+        self.tensor_from_scalars = self.scalars.tensor_of
+        self.call_args: tuple = ()
+        # Whether a graph value can be evaluated for a decision (a compiled function's trace
+        # has the call's real inputs; make_graph has not: a decision there breaks the graph).
+        self.evaluates = True
+        self.reserved_outputs: set = set()  # output names given to values not yet outputs
+        self._real_inputs: dict = {}  # id(Value) of an "arg" input -> the real array
         self._names = captured_names or {}  # id(ndarray) -> a name from the function's scope
         self._used_names = {entry.name for entry in graph.inputs}
         self._known: set = {id(entry.value) for entry in graph.inputs}  # this trace's values
-        self._runtime: dict = {}  # runtime float symbol name -> its "scalar" input Value
         self._current: dict = {}  # id(ndarray) -> the Value a captured storage holds now
         self._entries: dict = {}  # id(ndarray) -> its captured Input
         self._touched: dict = {}  # id(Tensor) -> _Touched, for every real tensor seen
@@ -158,39 +172,26 @@ class Tracer:
             self.draw_log.append(value)
         return value
 
-    def scalar_input(self, name: str, source) -> Value:
-        """A "scalar" graph input for the runtime float `name` (tensor/symbolic.py): a 0-d
-        float64 value that `source.read(args)` gives afresh on every run."""
-        value = self.graph.add_input((), dtypes.float64, "scalar",
-                                     getattr(source, "display", name), source)
+    def scalar_input(self, source) -> Value:
+        """A "scalar" graph input: a 0-d value of `source.dtype` that `source.read(args)` gives
+        afresh before every run (a runtime float or int, or an expression of them:
+        scalars.DerivedScalar)."""
+        value = self.graph.add_input((), source.dtype, "scalar",
+                                     self.unique_name(getattr(source, "display", "scalar")),
+                                     source)
         self._known.add(id(value))
-        self._runtime[name] = value
         return value
 
-    def _runtime_operand(self, scalar, dtype) -> Value:
-        """A runtime float (a SymFloat over `f` symbols) as a 0-d graph value of `dtype`: its
-        expression computed in float64, as Python computes it, then rounded to the dtype the
-        op computes in, as NumPy rounds a Python float operand."""
-        value = self._runtime_tree(scalar.tree)
-        if dtype is not dtypes.float64:
-            value = self.graph.add_node(elementwise.CAST, [value], {"dtype": dtype}, (), dtype)
+    def graph_node(self, op, operands: list, attrs: dict, shape: tuple, dtype) -> Value:
+        """A node the tracer adds itself (the arithmetic of a symbolic scalar)."""
+        value = self.graph.add_node(op, operands, attrs, shape, dtype)
+        self._known.add(id(value))
+        self._locations[id(value)] = user_location()
         return value
 
-    def _runtime_tree(self, tree: tuple):
-        kind = tree[0]
-        if kind == "runtime":
-            return self._runtime[tree[1]]
-        if kind == "constant":
-            return float(tree[1])
-        if kind == "int":
-            if any(monomial for monomial, _ in tree[1]):
-                graph_break("a float that changes from call to call combined with a dynamic "
-                            "size", needs_data=False)
-            return float(evaluate_poly(tree[1], {}))
-        left, right = self._runtime_tree(tree[1]), self._runtime_tree(tree[2])
-        if not isinstance(left, Value) and not isinstance(right, Value):
-            return evaluate_tree(tree, {})
-        return self.graph.add_node(_FLOAT_OPS[kind], [left, right], {}, (), dtypes.float64)
+    def real_input(self, entry: Input):
+        """The real array of an "arg" input in the call being traced."""
+        return self._real_inputs[id(entry.value)]
 
     def know(self, value: Value) -> None:
         """Accept `value` (an input added after the trace began) as this trace's own."""
@@ -251,13 +252,14 @@ class Tracer:
 
     def bind(self, op, inputs: tuple, attrs: dict) -> Tensor:
         operands = [self.value_of(x) if isinstance(x, Tensor) else x for x in inputs]
+        if any(contains_runtime(value) for value in attrs.values()):
+            # An attribute is a constant of the graph (a dim, a size, a slope): a symbolic
+            # scalar there is specialized, guarded by its value.
+            attrs = specialize_values(attrs)
         if any(is_runtime(x) for x in inputs):
             compute, out_dtype = op.dtype(inputs, attrs)
-            operands = [self._runtime_operand(x, compute or out_dtype) if is_runtime(x) else x
+            operands = [self.scalars.operand(x, compute or out_dtype) if is_runtime(x) else x
                         for x in operands]
-        if any(is_runtime(value) for value in attrs.values()):
-            graph_break(f"{op.name}: a float that changes from call to call (a learning rate, "
-                        "say) as an attribute of the op", needs_data=False)
         shape, dtype = infer(op, inputs, attrs)
         value = self.graph.add_node(op, operands, attrs, shape, dtype)
         if self.backward_depth:
@@ -278,9 +280,17 @@ class Tracer:
 
     def format_tensor(self, tensor: Tensor, spec: str | None) -> str | None:
         """A token standing for `tensor` formatted (ir/printing.py), its value a "print"
-        output of the graph; None when nothing collects prints (make_graph)."""
+        output of the graph; None when nothing collects prints (make_graph). Text that
+        Python may decide on (source_uses.py) is a graph break."""
         if self.prints is None:
             return None
+        if not reaches_sinks():
+            where = user_location()
+            raise GraphBreak("a tensor formatted into a string that is not printed (only "
+                             "print(), logging, a return or a store into Python state take "
+                             "each call's values)", *(where or (None, None)),
+                             linecache.getline(*where).strip() if where else "",
+                             needs_data=False)
         name = self.unique_output("print")
         self.graph.add_output(self.value_of(tensor), name, "print")
         history = f"grad_fn=<{tensor.grad_fn.name()}>" if tensor.grad_fn is not None else (
@@ -297,15 +307,13 @@ class Tracer:
                         "its old values)", needs_data=False)
         self.data_read.setdefault(id(tensor), (tensor, what))
 
-    def format_scalar(self, tensor: Tensor, spec: str, kind: str) -> str | None:
-        """A token standing for `tensor.item()` (or `.tolist()`) formatted with `spec`
-        (tensor/traced_scalar.py); None when nothing collects prints."""
+    def format_symbolic(self, scalar, spec: str) -> str | None:
+        """A token standing for a symbolic scalar (or a TracedList) formatted with `spec`,
+        printed with each run's value (printing.py); None when nothing collects prints."""
         if self.prints is None:
             return None
-        name = self.unique_output("print")
-        self.graph.add_output(self.value_of(tensor), name, "print")
-        return self.prints.token(name, LIST_SPEC if kind == "tolist" else spec, "",
-                                 user_location())
+        return self.prints.token(None, LIST_SPEC if isinstance(scalar, TracedList) else spec,
+                                 "", user_location(), scalar)
 
     def location(self, tensor: Tensor):
         """(filename, line) of the user's code that made a symbolic tensor, if known."""
@@ -315,6 +323,7 @@ class Tracer:
         """Register a tensor argument: its graph input, the symbolic tensor standing for it,
         and the real argument's array."""
         self.real_arrays[id(symbolic)] = array
+        self._real_inputs[id(entry.value)] = array
         self._argument_entries[id(symbolic)] = entry
 
     def alias(self, source: Tensor, alias: Tensor) -> None:
@@ -432,7 +441,7 @@ class Tracer:
                               if touched.grad is not None and touched.tensor._grad is None]
 
     def unique_output(self, name: str) -> str:
-        taken = {output.name for output in self.graph.outputs}
+        taken = {output.name for output in self.graph.outputs} | self.reserved_outputs
         candidate, suffix = name, 1
         while candidate in taken:
             candidate, suffix = f"{name}_{suffix}", suffix + 1
@@ -444,6 +453,9 @@ class Tracer:
         # counter's value from before the trace, and must be the one restored last.
         for touched in reversed(list(self._touched.values())):
             touched.restore()
+
+
+
 
 
 # ---- naming -------------------------------------------------------------------------------
@@ -545,6 +557,10 @@ def make_graph(fn, *example_inputs) -> Graph:
         arg_tensors.append((graph.inputs[-1], symbolic))
         call_args.append(symbolic)
     tracer = Tracer(graph, _captured_names(fn))
+    # make_graph has no call to evaluate a value on: a Python decision on one breaks.
+    tracer.env.evaluate_leaf = lambda name: graph_break(
+        "a Python decision on a value read with Tensor.item()")
+    tracer.evaluates = False
     state.tracer = tracer
     try:
         result = fn(*call_args)

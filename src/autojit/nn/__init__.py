@@ -4,7 +4,7 @@ module.py holds the Module base class; each layer family has its own file (linea
 activation.py, container.py, ...); functional.py holds the functions the layers call.
 """
 
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from .activation import (
     ELU,
     GELU,
@@ -228,3 +228,8 @@ __all__ += [
     "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
     "UninitializedParameter", "UninitializedBuffer",
 ]
+
+# ---- DataParallel (data_parallel.py) --------------------------------------------------------
+from .data_parallel import DataParallel  # noqa: E402
+
+__all__ += ["DataParallel"]

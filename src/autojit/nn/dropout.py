@@ -12,7 +12,22 @@ from .module import Module
 __all__ = ["Dropout"]
 
 
-class Dropout(Module):
+class _DropoutNd(Module):
+    """What the dropout layers share: torch's p and inplace, checked and printed as torch's
+    (the base class torch.nn.modules.dropout has, for isinstance checks)."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
     """During training, zero each element with probability p and scale the rest by 1/(1-p).
 
         >>> import autojit
@@ -23,15 +38,5 @@ class Dropout(Module):
         [1.0, 1.0, 1.0]
     """
 
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
-        self.inplace = inplace
-
     def forward(self, input):  # noqa: A002
         return dropout(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"

@@ -8,40 +8,40 @@ nn/functional_dropout.py while training; in evaluation it is the identity.
 from __future__ import annotations
 
 from . import functional_dropout as D
-from .dropout import Dropout
+from .dropout import _DropoutNd
 
 __all__ = ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
-class Dropout1d(Dropout):
+class Dropout1d(_DropoutNd):
     """Zero whole channels of a (N, C, L) or (C, L) input while training."""
 
     def forward(self, input):  # noqa: A002
         return D.dropout1d(input, self.p, self.training, self.inplace)
 
 
-class Dropout2d(Dropout):
+class Dropout2d(_DropoutNd):
     """Zero whole channels of a (N, C, H, W) or (C, H, W) input while training."""
 
     def forward(self, input):  # noqa: A002
         return D.dropout2d(input, self.p, self.training, self.inplace)
 
 
-class Dropout3d(Dropout):
+class Dropout3d(_DropoutNd):
     """Zero whole channels of a (N, C, D, H, W) or (C, D, H, W) input while training."""
 
     def forward(self, input):  # noqa: A002
         return D.dropout3d(input, self.p, self.training, self.inplace)
 
 
-class AlphaDropout(Dropout):
+class AlphaDropout(_DropoutNd):
     """Alpha dropout while training: keeps a unit-normal input's mean and variance."""
 
     def forward(self, input):  # noqa: A002
         return D.alpha_dropout(input, self.p, self.training)
 
 
-class FeatureAlphaDropout(Dropout):
+class FeatureAlphaDropout(_DropoutNd):
     """Alpha dropout of whole channels while training."""
 
     def forward(self, input):  # noqa: A002

@@ -13,6 +13,7 @@ from ..ops import elementwise as ew
 from ..ops.indexing import index_select
 from ..ops.layout import reshape, t, unsqueeze
 from ..ops.linalg import matmul
+from ..ops.products import check_addmm_dtypes
 from ..ops.reduction import sum_
 from ..tensor import dtypes
 from ..tensor.creation import rand
@@ -49,6 +50,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                        else f"{weight.shape[0]}")
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
                            f"{input.shape[-1]} and {weight_text})")
+    if bias is not None and isinstance(bias, Tensor) and weight.ndim == 2:
+        check_addmm_dtypes(bias, input, weight)  # torch runs it as addmm: addmm's messages
     output = matmul(input, t(weight) if weight.ndim == 2 else weight)
     if bias is not None:
         output = output + bias

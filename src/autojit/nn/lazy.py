@@ -133,7 +133,7 @@ class LazyLinear(LazyModuleMixin, Linear):
             self.reset_parameters()
 
 
-class _LazyConvMixin(LazyModuleMixin):
+class _LazyConvXdMixin(LazyModuleMixin):
     """The lazy convolutions: in_channels from dim 1 of a batched input (dim 0 unbatched)."""
 
     def _make_lazy(self, out_channels: int, bias: bool, device, dtype) -> None:
@@ -173,7 +173,7 @@ def _lazy_conv(conv: type, doc: str) -> type:
                       padding_mode, device, dtype)
         self._make_lazy(out_channels, bias, device, dtype)
 
-    return _lazy_class(conv, __init__, _LazyConvMixin, doc)
+    return _lazy_class(conv, __init__, _LazyConvXdMixin, doc)
 
 
 def _lazy_conv_transpose(conv: type, doc: str) -> type:
@@ -184,7 +184,7 @@ def _lazy_conv_transpose(conv: type, doc: str) -> type:
                       dilation, padding_mode, device, dtype)
         self._make_lazy(out_channels, bias, device, dtype)
 
-    return _lazy_class(conv, __init__, _LazyConvMixin, doc)
+    return _lazy_class(conv, __init__, _LazyConvXdMixin, doc)
 
 
 def _lazy_class(base: type, init, mixin: type, doc: str) -> type:
@@ -202,7 +202,7 @@ def _lazy_class(base: type, init, mixin: type, doc: str) -> type:
                                       "__qualname__": name})
 
 
-class _LazyNormMixin(LazyModuleMixin):
+class _LazyNormBase(LazyModuleMixin):
     """The lazy batch and instance norms: num_features from dim 1 of the first input."""
 
     def _make_lazy(self, affine: bool, track_running_stats: bool, bias: bool, device,
@@ -244,7 +244,7 @@ def _lazy_norm(norm: type, doc: str) -> type:
         norm.__init__(self, 0, eps, momentum, False, False, device, dtype, bias=False)
         self._make_lazy(affine, track_running_stats, bias, device, dtype)
 
-    return _lazy_class(norm, __init__, _LazyNormMixin, doc)
+    return _lazy_class(norm, __init__, _LazyNormBase, doc)
 
 
 LazyConv1d = _lazy_conv(Conv1d, "Conv1d whose in_channels is read from its first input.")

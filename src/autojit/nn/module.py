@@ -15,8 +15,9 @@ from __future__ import annotations
 from ..autograd.hooks import HookDict, RemovableHandle
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
+from . import module_global_hooks as global_hooks
 from .module_compile import CompileMixin
-from .module_hooks import BackwardHookMixin, backward_hook_for
+from .module_hooks import BackwardHookMixin, call_with_hooks
 from .module_state import StateDictMixin
 from .parameter import Parameter, is_lazy
 
@@ -131,6 +132,9 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
                             "(autojit Tensor or None required)")
+        if global_hooks.buffer_registration_hooks:
+            tensor = global_hooks.registered(global_hooks.buffer_registration_hooks, self, name,
+                                             tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -160,6 +164,9 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
                 f"created explicitly. To express '{name}' as a function of another Tensor, "
                 "compute the value in the forward() method.")
         else:
+            if global_hooks.parameter_registration_hooks:
+                param = global_hooks.registered(global_hooks.parameter_registration_hooks, self,
+                                                name, param)
             self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
@@ -174,6 +181,9 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        if global_hooks.module_registration_hooks:
+            module = global_hooks.registered(global_hooks.module_registration_hooks, self, name,
+                                             module)
         self._modules[name] = module
 
     def register_module(self, name: str, module: Module | None) -> None:
@@ -255,6 +265,9 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
                 raise AttributeError("cannot assign module before Module.__init__() call")
             remove_from(self.__dict__, self._parameters, self._buffers,
                         self._non_persistent_buffers_set)
+            if global_hooks.module_registration_hooks:
+                value = global_hooks.registered(global_hooks.module_registration_hooks, self,
+                                                name, value)
             modules[name] = value
             return
         if modules is not None and name in modules:
@@ -545,49 +558,9 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin):
 
     def _call_impl(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
-                or self._backward_pre_hooks):
+                or self._backward_pre_hooks or global_hooks.any_call_hooks()):
             return self.forward(*args, **kwargs)
-        result = None
-        called = set()
-        try:
-            for hook_id, hook in list(self._forward_pre_hooks.items()):
-                if hook_id in self._forward_pre_hooks_with_kwargs:
-                    replaced = hook(self, args, kwargs)
-                    if replaced is not None:
-                        if not (isinstance(replaced, tuple) and len(replaced) == 2):
-                            raise RuntimeError("forward pre-hook must return None or a tuple of "
-                                               f"(new_args, new_kwargs), but got {replaced}.")
-                        args, kwargs = replaced
-                else:
-                    replaced = hook(self, args)
-                    if replaced is not None:
-                        args = replaced if isinstance(replaced, tuple) else (replaced,)
-            # Backward hooks (module_hooks.py) see the tensors through identity nodes.
-            backward_hook = backward_hook_for(self)
-            if backward_hook is not None:
-                args = backward_hook.setup_input_hook(args)
-            result = self.forward(*args, **kwargs)
-            if backward_hook is not None:
-                backward_hook.check_inputs_unmodified()
-            for hook_id, hook in list(self._forward_hooks.items()):
-                called.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
-                    replaced = hook(self, args, kwargs, result)
-                else:
-                    replaced = hook(self, args, result)
-                if replaced is not None:
-                    result = replaced
-            if backward_hook is not None:
-                result = backward_hook.setup_output_hook(result)
-            return result
-        except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called and hook_id not in called:
-                    if hook_id in self._forward_hooks_with_kwargs:
-                        hook(self, args, kwargs, result)
-                    else:
-                        hook(self, args, result)
-            raise
+        return call_with_hooks(self, args, kwargs)
 
     # ---- printing -------------------------------------------------------------------------
 

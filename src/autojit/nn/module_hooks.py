@@ -1,4 +1,6 @@
-"""Module backward hooks: register_full_backward_hook and register_full_backward_pre_hook.
+"""Module hooks at call time: the call with its forward and backward hooks (call_with_hooks),
+and the backward hooks' registration (register_full_backward_hook and
+register_full_backward_pre_hook).
 
 Module.__call__ (module.py) asks `backward_hook_for(module)` for a BackwardHook when the module
 has backward hooks. That object passes the forward's tensor arguments, and then its tensor
@@ -19,8 +21,10 @@ from ..autograd.function import Function
 from ..autograd.hooks import HookDict, RemovableHandle
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
+from . import module_global_hooks as global_hooks
 
-__all__ = ["BackwardHookMixin", "BackwardHook", "BackwardHookFunction", "backward_hook_for"]
+__all__ = ["BackwardHookMixin", "BackwardHook", "BackwardHookFunction", "backward_hook_for",
+           "call_with_hooks"]
 
 INPLACE_MESSAGE = (
     "Output {} of BackwardHookFunction is a view and is being modified inplace. This view was "
@@ -129,7 +133,7 @@ class BackwardHook:
         """The forward's result, its tensors replaced by the hooked ones."""
         if not isinstance(result, (Tensor, tuple)):
             warnings.warn("For backward hooks to be called, module output should be a Tensor or "
-                          f"a tuple of Tensors but received {type(result)}", stacklevel=3)
+                          f"a tuple of Tensors but received {type(result)}", stacklevel=4)
         single = not isinstance(result, tuple)
         values = (result,) if single else result
         wrapped, self.output_positions, self.output_meta = self._wrap(
@@ -197,11 +201,66 @@ class BackwardHook:
 def backward_hook_for(module) -> BackwardHook | None:
     """The BackwardHook of one call of module, or None when it has no backward hooks."""
     hooks, pre_hooks = module._backward_hooks, module._backward_pre_hooks
-    if not (hooks or pre_hooks):
+    if not (hooks or pre_hooks or global_hooks.backward_hooks or
+            global_hooks.backward_pre_hooks):
         return None
     # The hooks registered now are the ones this call reports to, even if removed before
-    # backward.
-    return BackwardHook(module, list(hooks.values()), list(pre_hooks.values()))
+    # backward; the global ones (module_global_hooks.py) first, as torch orders them.
+    return BackwardHook(module, [*global_hooks.backward_hooks.values(), *hooks.values()],
+                        [*global_hooks.backward_pre_hooks.values(), *pre_hooks.values()])
+
+
+def call_with_hooks(module, args: tuple, kwargs: dict):
+    """A module call with its hooks: the forward pre-hooks (global ones first, see
+    module_global_hooks.py), the backward hooks' wrapping of the arguments, forward, the
+    forward hooks (global ones first) and the wrapping of the result; Module.__call__
+    (module.py) comes here when the module or the global registries hold a hook."""
+    result = None
+    called = set()
+    # The global hooks (module_global_hooks.py) run before the module's own, as torch's.
+    forward_hooks = [*global_hooks.forward_hooks.items(), *module._forward_hooks.items()]
+    with_kwargs = module._forward_hooks_with_kwargs | global_hooks.forward_hooks_with_kwargs
+    always = module._forward_hooks_always_called | global_hooks.forward_hooks_always_called
+    try:
+        for hook_id, hook in [*global_hooks.forward_pre_hooks.items(),
+                              *module._forward_pre_hooks.items()]:
+            if hook_id in module._forward_pre_hooks_with_kwargs:
+                replaced = hook(module, args, kwargs)
+                if replaced is not None:
+                    if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {replaced}.")
+                    args, kwargs = replaced
+            else:
+                replaced = hook(module, args)
+                if replaced is not None:
+                    args = replaced if isinstance(replaced, tuple) else (replaced,)
+        # Backward hooks see the tensors through identity nodes (BackwardHook above).
+        backward_hook = backward_hook_for(module)
+        if backward_hook is not None:
+            args = backward_hook.setup_input_hook(args)
+        result = module.forward(*args, **kwargs)
+        if backward_hook is not None:
+            backward_hook.check_inputs_unmodified()
+        for hook_id, hook in forward_hooks:
+            called.add(hook_id)
+            if hook_id in with_kwargs:
+                replaced = hook(module, args, kwargs, result)
+            else:
+                replaced = hook(module, args, result)
+            if replaced is not None:
+                result = replaced
+        if backward_hook is not None:
+            result = backward_hook.setup_output_hook(result)
+        return result
+    except Exception:
+        for hook_id, hook in forward_hooks:
+            if hook_id in always and hook_id not in called:
+                if hook_id in with_kwargs:
+                    hook(module, args, kwargs, result)
+                else:
+                    hook(module, args, result)
+        raise
 
 
 def _add_hook(hooks: HookDict, hook, prepend: bool) -> RemovableHandle:

@@ -98,8 +98,9 @@ class GroupNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class _BatchNorm(Module):
-    """What the batch norm layers share; subclasses check the input's number of dims."""
+class _NormBase(Module):
+    """What the batch and instance norm layers share: their parameters, running statistics
+    and repr (torch.nn.modules.batchnorm's base class, for isinstance checks)."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device=None,
@@ -136,6 +137,15 @@ class _BatchNorm(Module):
     def _check_input_dim(self, input) -> None:  # noqa: A002
         raise NotImplementedError
 
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    """What the batch norm layers share; subclasses check the input's number of dims."""
+
     def forward(self, input):  # noqa: A002
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
@@ -151,11 +161,6 @@ class _BatchNorm(Module):
         return batch_norm(input, self.running_mean if update else None,
                           self.running_var if update else None, self.weight, self.bias,
                           use_batch_statistics, factor, self.eps)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):

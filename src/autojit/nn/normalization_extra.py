@@ -14,7 +14,7 @@ from ..tensor.creation import empty
 from . import init
 from .functional_norm_extra import instance_norm, local_response_norm, rms_norm
 from .module import Module
-from .normalization import _BatchNorm
+from .normalization import _BatchNorm, _NormBase
 from .parameter import Parameter
 
 __all__ = ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",
@@ -29,7 +29,7 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
-class _InstanceNorm(_BatchNorm):
+class _InstanceNorm(_NormBase):
     """What the instance norm layers share; _spatial is the number of spatial dims."""
 
     _spatial = 1

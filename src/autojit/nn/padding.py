@@ -73,15 +73,18 @@ class ConstantPad3d(_ConstantPadNd):
     _spatial = 3
 
 
-class _ZeroPadNd(_ConstantPadNd):
+class _ZeroPadding:
+    """The zero padding layers: constant padding layers of value 0 (as in torch, ZeroPad2d is a
+    ConstantPad2d), printed with their amounts only."""
+
     def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
+        _ConstantPadNd.__init__(self, padding, 0.0)
 
     def extra_repr(self) -> str:
         return f"{self.padding}"
 
 
-class ZeroPad1d(_ZeroPadNd):
+class ZeroPad1d(_ZeroPadding, ConstantPad1d):
     """Pad the last dim with zeros.
 
         >>> import autojit
@@ -92,19 +95,27 @@ class ZeroPad1d(_ZeroPadNd):
     _spatial = 1
 
 
-class ZeroPad2d(_ZeroPadNd):
+class ZeroPad2d(_ZeroPadding, ConstantPad2d):
     """Pad the last 2 dims with zeros."""
 
     _spatial = 2
 
 
-class ZeroPad3d(_ZeroPadNd):
+class ZeroPad3d(_ZeroPadding, ConstantPad3d):
     """Pad the last 3 dims with zeros."""
 
     _spatial = 3
 
 
-class ReflectionPad1d(_PadNd):
+class _ReflectionPadNd(_PadNd):
+    _mode = "reflect"
+
+
+class _ReplicationPadNd(_PadNd):
+    _mode = "replicate"
+
+
+class ReflectionPad1d(_ReflectionPadNd):
     """Pad the last dim with its reflection about the edge (the edge not repeated).
 
         >>> import autojit
@@ -112,37 +123,37 @@ class ReflectionPad1d(_PadNd):
         [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0, 1.0]]
     """
 
-    _spatial, _mode = 1, "reflect"
+    _spatial = 1
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Pad the last 2 dims with their reflection about the edges."""
 
-    _spatial, _mode = 2, "reflect"
+    _spatial = 2
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Pad the last 3 dims with their reflection about the edges."""
 
-    _spatial, _mode = 3, "reflect"
+    _spatial = 3
 
 
-class ReplicationPad1d(_PadNd):
+class ReplicationPad1d(_ReplicationPadNd):
     """Pad the last dim by repeating its edge values."""
 
-    _spatial, _mode = 1, "replicate"
+    _spatial = 1
 
 
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Pad the last 2 dims by repeating their edge values."""
 
-    _spatial, _mode = 2, "replicate"
+    _spatial = 2
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Pad the last 3 dims by repeating their edge values."""
 
-    _spatial, _mode = 3, "replicate"
+    _spatial = 3
 
 
 class _CircularPadNd(_PadNd):

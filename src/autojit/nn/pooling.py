@@ -88,31 +88,6 @@ class MaxPool3d(_MaxPoolNd):
     _function = staticmethod(max_pool3d)
 
 
-class AvgPool1d(Module):
-    """The mean over each kernel_size window of (N, C, L) or (C, L) inputs.
-
-        >>> import autojit
-        >>> autojit.nn.AvgPool1d(2)(autojit.tensor([[[1.0, 3.0, 2.0, 0.0]]])).tolist()
-        [[[2.0, 1.0]]]
-    """
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True) -> None:
-        super().__init__()
-        self.kernel_size = _tuple(kernel_size, 1)
-        self.stride = _tuple(stride if stride is not None else kernel_size, 1)
-        self.padding = _tuple(padding, 1)
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-
-    def forward(self, input):  # noqa: A002
-        return avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                          self.count_include_pad)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
 class _AvgPoolNd(Module):
     """What AvgPool2d and AvgPool3d share (they keep their arguments as given)."""
 
@@ -132,6 +107,31 @@ class _AvgPoolNd(Module):
         return type(self)._function(input, self.kernel_size, self.stride, self.padding,
                                     self.ceil_mode, self.count_include_pad,
                                     self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    """The mean over each kernel_size window of (N, C, L) or (C, L) inputs.
+
+        >>> import autojit
+        >>> autojit.nn.AvgPool1d(2)(autojit.tensor([[[1.0, 3.0, 2.0, 0.0]]])).tolist()
+        [[[2.0, 1.0]]]
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        Module.__init__(self)  # its own arguments: no divisor_override, as torch's
+        self.kernel_size = _tuple(kernel_size, 1)
+        self.stride = _tuple(stride if stride is not None else kernel_size, 1)
+        self.padding = _tuple(padding, 1)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input):  # noqa: A002
+        return avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

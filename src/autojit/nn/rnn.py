@@ -130,6 +130,11 @@ class RNNBase(Module):
         for parameter in self.parameters():
             init.uniform_(parameter, -bound, bound)
 
+    def flatten_parameters(self) -> None:
+        """Does nothing, as torch's does everywhere but on cuDNN: torch packs the weights into
+        one contiguous buffer for cuDNN's kernels; autojit's recurrent layers read each
+        parameter where it is (eagerly and in compiled code), with no cuDNN to feed."""
+
     @property
     def all_weights(self) -> list:
         """Per layer and direction, its parameters in torch's order."""

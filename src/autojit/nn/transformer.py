@@ -9,7 +9,7 @@ connection, normalized after the sum (post-norm, the default) or before the bloc
 Linear, Dropout and LayerNorm, so every step is a composite of autojit ops that differentiates
 twice and compiles. Masks and key padding masks pass through to the attention as torch
 passes them: bool masks are turned into additive float masks first, and a mask equal to the
-causal one is noticed (on concrete masks; while tracing, the mask is used as given, which
+causal one is noticed (outside a trace; while tracing, the mask is used as given, which
 computes the same values) and handed on as is_causal.
 """
 
@@ -19,6 +19,7 @@ import copy
 import math
 
 from ..tensor.creation import full
+from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import functional as F
 from . import init
@@ -47,10 +48,12 @@ def _get_seq_len(src: Tensor, batch_first: bool) -> int:
 
 def _detect_is_causal_mask(mask, is_causal=None, size=None) -> bool:
     """is_causal if given; otherwise whether `mask` equals the causal mask of its size. That
-    comparison reads the mask's values, so it is made only on a concrete mask: a mask being
-    traced is passed on as a mask, which gives the same result without a graph break."""
+    comparison reads the mask's values, so it is made only outside a trace: while tracing
+    (a symbolic mask, or a real one the function captured, which the comparison would turn
+    into a decision on symbolic values) the mask is passed on as a mask, which gives the same
+    result without a graph break."""
     make_causal = is_causal is True
-    if is_causal is None and mask is not None and not mask.is_symbolic:
+    if is_causal is None and mask is not None and state.tracer is None:
         size = size if size is not None else mask.shape[-2]
         causal = _generate_square_subsequent_mask(size, device=mask.device, dtype=mask.dtype)
         if tuple(mask.shape) == tuple(causal.shape):

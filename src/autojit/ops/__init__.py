@@ -5,15 +5,16 @@ shifts), reduction, layout (reshape, expand, permute, slice, cat), linalg (matmu
 (gather, scatter_add, index, index_put), scatter (scatter_reduce), masked (nonzero_static),
 diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient), sorting
 (argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
-(searchsorted), counting (histc), random (the samplers poisson and multinomial, and the random
-ops built on draws), random_gamma (the gamma and binomial samplers), and torch.linalg's
-decompositions and solvers (linalg_*.py, gathered as
-autojit.linalg by linalg_namespace.py). Composites are in composite.py, triangular.py,
-einsum.py, joining.py and index_update.py and need no rules.
+(searchsorted), counting (histc), collective (the exchanges between processes of
+autojit.distributed), random (the samplers poisson and multinomial, and the random ops built on
+draws), random_gamma (the gamma and binomial samplers), and torch.linalg's decompositions and
+solvers (linalg_*.py, gathered as autojit.linalg by linalg_namespace.py). Composites are in
+composite.py, triangular.py, einsum.py, joining.py and index_update.py and need no rules.
 """
 
 from . import (  # noqa: F401
     bitwise,
+    collective,
     composite,
     counting,
     diagonal,

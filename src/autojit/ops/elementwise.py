@@ -15,7 +15,6 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.symbolic import SymFloat, SymInt
 from ..tensor.tensor import Tensor
-from ..tensor.traced_scalar import TracedScalar
 from .registry import (
     NOT_DIFFERENTIABLE,
     Elementwise,
@@ -45,21 +44,7 @@ def operand(x, op_name: str):
         from ..tensor.creation import as_tensor
 
         return as_tensor(x)
-    if isinstance(x, TracedScalar) and x.kind == "item":
-        return scalar_operand(x)
     raise TypeError(f"{op_name}(): expected a Tensor or a number, but got {type(x).__name__}")
-
-
-def scalar_operand(scalar: TracedScalar) -> Tensor:
-    """`t.item()` read while tracing, used in a tensor op (`x * loss.item()`): a graph value,
-    a 0-d tensor of the dtype a Python number of its kind has (float: the default dtype,
-    int: int64), so that it promotes as the number would, and with no autograd history, as a
-    number has none."""
-    tensor = scalar.tensor.detach().reshape(())
-    kind = tensor.dtype.category
-    wanted = (dtypes.get_default_dtype() if kind == dtypes.FLOATING else
-              dtypes.int64 if kind == dtypes.INTEGER else dtypes.bool_)
-    return tensor if tensor.dtype is wanted else tensor.to(wanted)
 
 
 def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None,
@@ -568,6 +553,6 @@ def fill_like(x: Tensor, value) -> Tensor:
     """A tensor shaped and typed like x, every element `value`."""
     if isinstance(value, Tensor):
         value = value.item()
-    if value.__class__ is int and x.dtype.category == dtypes.INTEGER:
+    if type(value) is int and x.dtype.category == dtypes.INTEGER:
         value = dtypes.wrap_integer(value, x.dtype)  # as torch converts it: -1 is 255
     return bind(FILL, (x,), {"value": value})

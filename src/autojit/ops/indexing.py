@@ -21,6 +21,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.state import state
 from ..tensor.symbolic import as_size
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
@@ -343,6 +344,19 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
 
     The result's shape depends on the data, so while tracing this is a graph break.
     """
+    tracer = state.tracer
+    if x._data is None and x.ndim > 0 and tracer is not None and tracer.evaluates and \
+            not x._batched:
+        # While tracing: the count is this call's, a graph break compiled as a split (the
+        # trace specializes on it, checked on every run), and the indices a graph value.
+        from .masked import nonzero_static
+
+        count = (x != 0).sum().item().specialize("nonzero() (its result's size depends on the "
+                                                 "data)")
+        positions = nonzero_static(x, size=count)
+        if as_tuple:
+            return tuple(positions[:, axis] for axis in range(x.ndim))
+        return positions
     # A CUDA tensor's data is copied to the host: the result's size must be known there.
     data = x._host("nonzero()")
     positions = np.argwhere(data.reshape(1) if data.ndim == 0 else data).astype(np.int64)
@@ -432,7 +446,7 @@ def _prepare(item):
 
 def _mask_to_indices(mask: Tensor, shape, position: int) -> list:
     """A boolean mask over dims position.. as one integer index tensor per dim."""
-    if mask._data is None:
+    if mask._data is None and (state.tracer is None or not state.tracer.evaluates):
         from ..tensor.graph_break import graph_break
 
         graph_break("boolean mask indexing")

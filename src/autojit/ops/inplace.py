@@ -24,6 +24,9 @@ OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to
                  "to a single memory location. Please clone() the tensor before performing the "
                  "operation.")
 _TORCH_NAMES = dtypes.SCALAR_TYPE_NAMES
+# Called with the target before an in-place write changes its storage, or None: set by
+# autograd.graph.allow_mutation_on_saved_tensors (autograd/graph_api.py) while it is active.
+BEFORE_WRITE = None
 
 
 def check_inplace(target: Tensor, op_name: str) -> None:
@@ -176,6 +179,8 @@ def scatter_through(base: Tensor, steps: list, values: Tensor) -> Tensor:
 
 def write_storage(target: Tensor, result: Tensor) -> None:
     """Copy result's values into target's storage (views see it) and bump the version."""
+    if BEFORE_WRITE is not None:
+        BEFORE_WRITE(target)
     if target._data is not None and result._data is not None:  # else tracing: ir/trace.py
         if not target._data.flags.writeable:
             raise RuntimeError(OVERLAP_ERROR)

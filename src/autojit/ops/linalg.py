@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import batching
 from .layout import reshape, transpose
@@ -57,9 +58,23 @@ def _check_operands(x, y, name: str) -> None:
     for operand in (x, y):
         if not isinstance(operand, Tensor):
             raise TypeError(f"{name}(): argument must be Tensor, not {type(operand).__name__}")
-    if x.dtype is not y.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{x.dtype.name} != {y.dtype.name}")
+
+
+def _dtype_error(x: Tensor, y: Tensor, kernel: str) -> RuntimeError:
+    """torch's message for operands of two dtypes, in the words of the kernel it runs: a matrix
+    product ("mm"), a batched one ("bmm"), a dot product ("dot") or a matrix-vector product
+    ("mv", where torch names the vector's dtype, the matrix's and the vector's again)."""
+    if kernel == "mm":
+        return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                            f"{dtypes.c_type_name(x.dtype)} != {dtypes.c_type_name(y.dtype)}")
+    first, second = dtypes.scalar_type_name(x.dtype), dtypes.scalar_type_name(y.dtype)
+    if kernel == "bmm":
+        return RuntimeError(f"expected scalar type {first} but found {second}")
+    if kernel == "dot":
+        return RuntimeError(f"dot : expected both vectors to have same dtype, but found {first} "
+                            f"and {second}")
+    return RuntimeError(f"addmv input tensors must have the same dtype, but got {second}, "
+                        f"{first}, and {second}")
 
 
 def _matmul2(x: Tensor, y: Tensor) -> Tensor:
@@ -79,6 +94,9 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
     if x_ndim == 0 or y_ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{x_ndim}D and {y_ndim}D")
+    if x.dtype is not y.dtype:  # torch's message is its kernel's for these ranks
+        raise _dtype_error(x, y, "dot" if x_ndim == 1 and y_ndim == 1 else
+                           "mv" if y_ndim == 1 else "mm" if y_ndim == 2 else "bmm")
     if x_ndim == 1 and y_ndim == 1:
         return dot(x, y)
     if x_ndim == 1:
@@ -101,6 +119,8 @@ def mm(x: Tensor, y: Tensor) -> Tensor:
         raise RuntimeError("self must be a matrix")
     if y.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
+    if x.dtype is not y.dtype:
+        raise _dtype_error(x, y, "mm")
     return _matmul2(x, y)
 
 
@@ -111,6 +131,8 @@ def bmm(x: Tensor, y: Tensor) -> Tensor:
         raise RuntimeError("batch1 must be a 3D tensor")
     if y.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
+    if x.dtype is not y.dtype:
+        raise _dtype_error(x, y, "bmm")
     expected = [x.shape[0], x.shape[2]]
     if list(y.shape[:2]) != expected:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -123,6 +145,8 @@ def dot(x: Tensor, y: Tensor) -> Tensor:
     _check_operands(x, y, "dot")
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
+    if x.dtype is not y.dtype:
+        raise _dtype_error(x, y, "dot")
     if x.shape[0] != y.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src "
                            f"[{y.shape[0]}] to have the same number of elements, but got "

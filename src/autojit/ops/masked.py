@@ -112,11 +112,12 @@ def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 def masked_select(x: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """The elements of x where `mask` is True (x and mask broadcast together), as a 1-D tensor
-    in C order. Its size depends on the data, so while tracing this is a graph break."""
+    in C order. Its size depends on the data: while a compiled function is traced, nonzero
+    takes the call's count, checked on every run (a split of the graph); make_graph breaks."""
     if not isinstance(mask, Tensor) or mask.dtype is not dtypes.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = _broadcast("masked_select", x, mask)
-    if state.tracer is not None:
+    if state.tracer is not None and not state.tracer.evaluates:
         from ..tensor.graph_break import graph_break
 
         graph_break("masked_select() (its result's size depends on the mask's values)",

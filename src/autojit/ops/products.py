@@ -62,13 +62,19 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002 - torch's names
     input = tensor_argument(input, "addmm", "input", 1)
     mat1 = _matrix(mat1, "addmm", "mat1", 2)
     mat2 = _matrix(mat2, "addmm", "mat2", 3)
-    if mat1.dtype is not mat2.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type_name(mat1)} "
-                           f"and {_type_name(mat2)}")
+    check_addmm_dtypes(input, mat1, mat2)
+    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+
+
+def check_addmm_dtypes(input, mat1, mat2) -> None:  # noqa: A002 - torch's names
+    """torch's errors for addmm's operands of different dtypes, in its order (F.linear with a
+    bias, which torch runs as addmm, raises them too)."""
     if input.dtype is not mat2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{_type_name(input)} and {_type_name(mat2)}")
-    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type_name(mat1)} "
+                           f"and {_type_name(mat2)}")
 
 
 def _matrix_vector(input, mat, vec, dtypes_message: str) -> None:
@@ -139,6 +145,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     """`beta * input + alpha * (batch1 @ batch2)`: batched products, input broadcast."""
     input = tensor_argument(input, "baddbmm", "input", 1)
     batch1, batch2 = _batches(batch1, batch2, "baddbmm")
+    if input.dtype is batch1.dtype and batch1.dtype is not batch2.dtype:
+        bmm(batch1, batch2)  # torch's check is then bmm's, with bmm's message
     if not (input.dtype is batch1.dtype is batch2.dtype):
         raise RuntimeError(_baddbmm_dtypes(input, batch1, batch2))
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)

@@ -107,6 +107,18 @@ EXTERN_ROLES = frozenset(("data", "index", "host_index", "values", "left", "righ
 
 
 @dataclass(frozen=True)
+class Background:
+    """How a plan runs an extern call while its next steps run (a collective's exchange with
+    the other processes): `start(*arrays, **attrs)` begins it and returns a handle,
+    `progress(handle)` moves it along (called between the steps that run meanwhile, since a
+    transport may progress only when called), `finish(handle)` waits for it and returns the
+    result, as the op's impl would have."""
+    start: Callable
+    progress: Callable
+    finish: Callable
+
+
+@dataclass(frozen=True)
 class Extern:
     """A call to a library routine (BLAS matmul) or an indexed gather/scatter kernel.
 
@@ -115,9 +127,23 @@ class Extern:
         nonzero_static), or one they run through the NumPy impl until they have their own
         (sort, cumulative_sum, search_sorted, ...).
     operands: one role per input (EXTERN_ROLES).
+    communicates: the call exchanges data with other processes, which run the same call at
+        the same point of the same program: every process must run it, exactly once per run,
+        so the passes never drop it as dead code nor evaluate it at compile time, and a
+        failed run is not run again to find eager's error (docs/notes/distributed.md).
+    background: a Background when a plan may overlap the call with the steps after it, None
+        when it runs where it stands.
     """
     routine: str
     operands: tuple
+    communicates: bool = False
+    background: Background | None = None
+
+
+def communicates(op: Op) -> bool:
+    """Whether a primitive exchanges data with other processes (Extern.communicates)."""
+    lowering = op.lowering
+    return lowering.__class__ is Extern and lowering.communicates
 
 
 LOWERINGS = (Elementwise, Reduction, Layout, Extern)
@@ -309,6 +335,11 @@ def _lowering_problems(op: Op) -> list:
         if unknown:
             return [f"Extern operand roles {sorted(unknown)} are not among "
                     f"{sorted(EXTERN_ROLES)}"]
+        background = lowering.background
+        if background is not None and not (
+                isinstance(background, Background) and callable(background.start) and
+                callable(background.progress) and callable(background.finish)):
+            return ["Extern.background is not a Background of three callables"]
     return []
 
 

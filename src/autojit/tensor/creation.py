@@ -18,7 +18,7 @@ from .device import check_device, runtime
 from .generator import manual_seed  # noqa: F401 - re-exported: autojit.manual_seed
 from .random import RandomDraw, check_floating, check_integer_range, random_tensor
 from .state import state
-from .symbolic import as_size, contains_symbolic
+from .symbolic import as_size, contains_runtime, contains_symbolic
 from .tensor import Tensor
 
 
@@ -152,6 +152,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
         return _finish(np.array(data, dtype=target.numpy), target, requires_grad, device)
     target = dtypes.dtype_argument(dtype, "tensor") if dtype is not None else \
         _infer_dtype(data)
+    if state.tracer is not None and contains_runtime(data):
+        # Values read from tensors (`autojit.tensor(loss.item())`) or scalars read on every
+        # call: graph values, not constants of the trace.
+        result = state.tracer.tensor_from_scalars(data, target)
+        if device.type != "cpu":
+            result = result.to(device)
+        return result.requires_grad_() if requires_grad else result
     _check_rectangular(data)
     try:
         if target.category == dtypes.INTEGER and target.itemsize < 8:
@@ -222,6 +229,11 @@ def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:
         fill = 0 if value is None else value
         scalar = _finish(np.full((), fill, dtype.numpy), dtype, False, device)
         return scalar.expand(shape).clone()
+    if state.tracer is not None and contains_runtime(value):
+        filled = state.tracer.tensor_from_scalars(value, dtype).expand(shape).clone()
+        if device.type != "cpu":
+            filled = filled.to(device)
+        return filled.requires_grad_() if requires_grad else filled
     if value is None:
         return _finish(np.empty(shape, dtype.numpy), dtype, requires_grad, device)
     if not isinstance(value, Tensor):

@@ -21,6 +21,8 @@ class _State(threading.local):
         self.anomaly = False  # autograd.detect_anomaly: capture forward tracebacks
         self.anomaly_check_nan = True  # ... and check backward results for nan
         self.profiler = None  # autograd.profiler.profile while one is recording
+        # autograd.graph.saved_tensors_hooks: the active (pack, unpack) pairs, innermost last
+        self.saved_tensor_hooks = ()
         self.default_device = None  # set_default_device / `with device(...)`: None is the CPU
         self.replaced_devices = []  # the defaults that `with device(...)` blocks replaced
 

@@ -1,120 +1,63 @@
-"""Symbolic sizes for dynamic shapes: SymInt, SymFloat and the ShapeEnv that guards them.
+"""Symbolic scalars: SymInt, SymFloat and the ShapeEnv that records what a trace decided on them.
 
-A compiled function traced with dynamic dimensions (compiler/api.py, `dynamic=True` or automatically
-after a dimension took a second size) gives each such dimension of an argument a symbol
-(`s0`, `s1`, ...). Shapes in the traced graph then hold SymInts: polynomials over the symbols,
-each carrying its `hint`, the value it has in the call being traced. Arithmetic on sizes
-(`x.shape[0] * 3`, `x.numel() // 2`, `1.0 / n`) stays symbolic; anything that needs a decision
-(a comparison, `bool`) is decided with the hints and recorded in the ShapeEnv as a guard (a
-Python condition on the symbols), and anything that needs a real int (`int(n)`, `range(n)`,
-`np.zeros(n)`) specializes: it records the guard `n == hint` and returns the hint. So a trace is
-valid for every binding of the symbols that satisfies its guards, and for no other.
+A trace (compiler/tracing.py) puts symbols where values change from call to call, so that one
+trace serves them all (docs/notes/symbolic-scalars.md):
 
-compiler/api.py turns the recorded guards into call-time checks (compiler/guards.py), and
-ir/instantiate.py substitutes a concrete binding into the traced graph before optimizing and
-compiling it for those sizes. Nothing here imports the rest of autojit.
+- `s0`, `s1`, ...: the dynamic dimensions of tensor arguments (compiler/dynamic_shapes.py);
+- `f0`, `i0`, ...: *runtime scalars*, Python floats and ints read before every call from where
+  the function finds them (a learning rate, a step counter, an int argument);
+- `g0`, `g1`, ...: *graph values* the function reads in Python, `t.item()` and `bool(t)` of a
+  traced tensor, known only once the graph has run.
+
+A SymInt is a polynomial over symbols and a SymFloat a tree of Python float arithmetic
+(tensor/symbolic_expr.py), each with its `hint`, its value in the call being traced (a graph
+value's hint is computed only when a decision needs it: `env.evaluate_leaf`). Arithmetic stays
+symbolic. A decision (a comparison, `bool`) is made with the hints and recorded: on sizes and
+runtime scalars as a guard checked before each call (compiler/guards.py), on graph values as a
+*value check* the executable evaluates once the graph has computed them, before anything is
+written back (ShapeEnv.value_checks). What needs a real Python number (`int(n)`, `range(n)`,
+`float(x)`) *specializes*: it records `symbol == hint` and returns the hint.
+
+compiler/api.py turns the guards into call-time checks, ir/instantiate.py substitutes a binding of
+the sizes into the traced graph, and ir/trace.py turns a symbolic scalar that reaches a tensor op
+into a graph value. Nothing here imports the rest of autojit.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 import os
-import re
 import sys
 
-# A polynomial is a sorted tuple of (monomial, coefficient) with nonzero coefficients; a
-# monomial is a sorted tuple of atoms (repeated for powers); an atom is a symbol name, or
-# (operation, polynomial, polynomial) for what polynomials cannot express (floor division,
-# modulo, min, max).
-
-
-def _poly(terms: dict) -> tuple:
-    return tuple(sorted(((monomial, coefficient) for monomial, coefficient in terms.items()
-                         if coefficient), key=repr))
-
-
-def _constant_poly(value: int) -> tuple:
-    return _poly({(): value})
-
-
-def _add(left: tuple, right: tuple, sign: int = 1) -> tuple:
-    terms = dict(left)
-    for monomial, coefficient in right:
-        terms[monomial] = terms.get(monomial, 0) + sign * coefficient
-    return _poly(terms)
-
-
-def _multiply(left: tuple, right: tuple) -> tuple:
-    terms: dict = {}
-    for left_monomial, left_coefficient in left:
-        for right_monomial, right_coefficient in right:
-            monomial = tuple(sorted(left_monomial + right_monomial, key=repr))
-            terms[monomial] = terms.get(monomial, 0) + left_coefficient * right_coefficient
-    return _poly(terms)
-
-
-def _constant_of(poly: tuple):
-    """The value of a constant polynomial, else None."""
-    if not poly:
-        return 0
-    if len(poly) == 1 and poly[0][0] == ():
-        return poly[0][1]
-    return None
-
-
-def _evaluate_atom(atom, binding: dict) -> int:
-    if isinstance(atom, str):
-        return binding[atom]
-    operation, left, right = atom
-    return _ATOM_OPERATIONS[operation](evaluate_poly(left, binding), evaluate_poly(right, binding))
-
-
-_ATOM_OPERATIONS = {"floordiv": operator.floordiv, "mod": operator.mod, "min": min, "max": max}
-
-
-def evaluate_poly(poly: tuple, binding: dict) -> int:
-    total = 0
-    for monomial, coefficient in poly:
-        term = coefficient
-        for atom in monomial:
-            term *= _evaluate_atom(atom, binding)
-        total += term
-    return total
-
-
-def _atom_source(atom, symbol_source) -> str:
-    if isinstance(atom, str):
-        return symbol_source(atom)
-    operation, left, right = atom
-    left_text, right_text = poly_source(left, symbol_source), poly_source(right, symbol_source)
-    if operation == "floordiv":
-        return f"(({left_text}) // ({right_text}))"
-    if operation == "mod":
-        return f"(({left_text}) % ({right_text}))"
-    return f"{operation}({left_text}, {right_text})"
-
-
-def poly_source(poly: tuple, symbol_source=str) -> str:
-    """The polynomial as a Python expression; `symbol_source(name)` spells each symbol."""
-    if not poly:
-        return "0"
-    terms = []
-    for monomial, coefficient in poly:
-        factors = [_atom_source(atom, symbol_source) for atom in monomial]
-        if coefficient != 1 or not factors:
-            factors.insert(0, str(coefficient))
-        terms.append("*".join(factors))
-    return " + ".join(terms).replace("+ -", "- ")
+from .symbolic_expr import (  # noqa: F401 - digest is re-exported
+    ATOM_OPERATIONS,
+    FLOAT_OPERATIONS,
+    UNKNOWN,
+    add_poly,
+    constant_of,
+    constant_poly,
+    digest,
+    evaluate_poly,
+    evaluate_tree,
+    is_value_name,
+    make_poly,
+    multiply_poly,
+    poly_names,
+    poly_source,
+    tree_names,
+    tree_source,
+)
 
 
 def _as_poly(value):
     if isinstance(value, SymInt):
         return value.poly
-    if isinstance(value, int) and not isinstance(value, bool):
-        return _constant_poly(value)
     if isinstance(value, bool):
-        return _constant_poly(int(value))
+        return constant_poly(int(value))
+    if isinstance(value, int):
+        return constant_poly(value)
     return None
 
 
@@ -122,57 +65,22 @@ def _hint(value):
     return value.hint if isinstance(value, (SymInt, SymFloat)) else value
 
 
+def _raw(value):
+    """The hint if known (UNKNOWN for a graph value not evaluated yet), or the number."""
+    return value._hint if isinstance(value, (SymInt, SymFloat)) else value
+
+
+def _combine(function, left, right):
+    """function(left hint, right hint), or UNKNOWN while either is."""
+    left, right = _raw(left), _raw(right)
+    if left is UNKNOWN or right is UNKNOWN:
+        return UNKNOWN
+    return function(left, right)
+
+
 _COMPARISONS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
                 ">": operator.gt, ">=": operator.ge}
 _NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
-
-
-class ShapeEnv:
-    """The symbols of one trace, their hints, and the guards the trace relied on."""
-
-    def __init__(self):
-        self.hints: dict = {}  # symbol name -> its value in the traced call
-        self.sources: dict = {}  # symbol name -> (argument position, dimension)
-        self.guards: list = []  # Python conditions over the symbol names, in recorded order
-        self._guard_set: set = set()
-        self.specializations: list = []  # (symbol text, value, where) for the log
-        # Runtime floats (`f0`, `f1`, ...): Python floats the function reads that change from
-        # call to call (a learning rate a scheduler sets), read again on every call and fed
-        # to the graph as inputs rather than baked in. name -> (hint, source); conditions
-        # over them are kept apart from the size guards.
-        self.runtime: dict = {}
-        self.runtime_guards: list = []
-
-    def create_runtime_float(self, hint: float, source) -> SymFloat:
-        """A symbol for a float read afresh on every call (compiler/tracing.py)."""
-        name = f"f{len(self.runtime)}"
-        self.runtime[name] = (hint, source)
-        return SymFloat(("runtime", name), hint, self)
-
-    def create_symbol(self, hint: int, source: tuple) -> SymInt:
-        name = f"s{len(self.hints)}"
-        self.hints[name] = hint
-        self.sources[name] = source
-        return SymInt(((( name,), 1),), hint, self)
-
-    def record(self, condition: str) -> None:
-        if condition not in self._guard_set:
-            self._guard_set.add(condition)
-            if self.runtime and _RUNTIME_SYMBOL.search(condition):
-                self.runtime_guards.append(condition)
-            else:
-                self.guards.append(condition)
-
-    def dims_of(self, position: int) -> set:
-        """The dimensions of argument `position` that have a symbol."""
-        return {dim for source_position, dim in self.sources.values()
-                if source_position == position}
-
-    def check(self, binding: dict) -> bool:
-        """Whether every recorded guard holds for `binding` (symbol name -> int)."""
-        namespace = dict(binding)
-        return all(eval(condition, {"__builtins__": {"min": min, "max": max}},  # noqa: S307
-                        namespace) for condition in self.guards)
 
 
 class _Comparisons:
@@ -198,19 +106,52 @@ class _Comparisons:
     def __ge__(self, other):
         return self._compare(">=", other)
 
+    @property
+    def hint(self):
+        hint = self._hint
+        if hint is UNKNOWN:
+            hint = self._hint = self.evaluate(self.env.binding)
+        return hint
+
+    def specialize_text(self, spec: str) -> str:
+        """The text of this call's value formatted with `spec`, which Python then decides on:
+        recorded as a check on the text (a graph value's) or a guard (a runtime scalar's)."""
+        text = format(self.hint, spec)
+        source = tree_source(_tree(self))
+        self.env.record(f"format({source}, {spec!r}) == {text!r}", "value", "formatting")
+        return text
+
+    @property
+    def is_value(self) -> bool:
+        """Whether it is read at run time (a runtime scalar or a graph value): such a scalar
+        becomes a graph value when it reaches an op, never a literal."""
+        value = self._value
+        if value is None:
+            value = self._value = any(is_value_name(name) for name in self.names())
+        return value
+
 
 class SymInt(_Comparisons):
-    """A symbolic integer size: a polynomial over the trace's symbols, with its hint."""
+    """A symbolic integer: a polynomial over the trace's symbols, with its hint."""
 
-    __slots__ = ("poly", "hint", "env")
+    __slots__ = ("poly", "_hint", "env", "_value")
 
-    def __init__(self, poly: tuple, hint: int, env: ShapeEnv):
-        self.poly, self.hint, self.env = poly, hint, env
+    def __init__(self, poly: tuple, hint, env: ShapeEnv):
+        self.poly, self._hint, self.env, self._value = poly, hint, env, None
+
+    @property
+    def __class__(self):
+        # A value read at run time is an int to `isinstance` (as `t.item()` is in eager);
+        # type() still tells it apart.
+        return int if self.is_value else SymInt
+
+    def names(self) -> set:
+        return poly_names(self.poly)
 
     # ---- building -------------------------------------------------------------------------------
 
     def _make(self, poly: tuple, hint):
-        constant = _constant_of(poly)
+        constant = constant_of(poly)
         return constant if constant is not None else SymInt(poly, hint, self.env)
 
     def _atom(self, operation: str, other, hint):
@@ -222,7 +163,7 @@ class SymInt(_Comparisons):
         other_poly = _as_poly(other)
         if other_poly is None:
             return _float_operation("+", self, other)
-        return self._make(_add(self.poly, other_poly), self.hint + _hint(other))
+        return self._make(add_poly(self.poly, other_poly), _combine(operator.add, self, other))
 
     def __radd__(self, other):
         return self.__add__(other)
@@ -231,19 +172,22 @@ class SymInt(_Comparisons):
         other_poly = _as_poly(other)
         if other_poly is None:
             return _float_operation("-", self, other)
-        return self._make(_add(self.poly, other_poly, -1), self.hint - _hint(other))
+        return self._make(add_poly(self.poly, other_poly, -1),
+                          _combine(operator.sub, self, other))
 
     def __rsub__(self, other):
         other_poly = _as_poly(other)
         if other_poly is None:
             return _float_operation("-", other, self)
-        return self._make(_add(other_poly, self.poly, -1), _hint(other) - self.hint)
+        return self._make(add_poly(other_poly, self.poly, -1),
+                          _combine(operator.sub, other, self))
 
     def __mul__(self, other):
         other_poly = _as_poly(other)
         if other_poly is None:
             return _float_operation("*", self, other)
-        return self._make(_multiply(self.poly, other_poly), self.hint * _hint(other))
+        return self._make(multiply_poly(self.poly, other_poly),
+                          _combine(operator.mul, self, other))
 
     def __rmul__(self, other):
         return self.__mul__(other)
@@ -258,11 +202,11 @@ class SymInt(_Comparisons):
         other_poly = _as_poly(other)
         if other_poly is None:
             return _float_operation("//", self, other)
-        divisor = _constant_of(other_poly)
-        hint = self.hint // _hint(other)
+        divisor = constant_of(other_poly)
+        hint = _combine(operator.floordiv, self, other)
         if divisor and all(coefficient % divisor == 0 for _, coefficient in self.poly):
-            return self._make(_poly({monomial: coefficient // divisor
-                                     for monomial, coefficient in self.poly}), hint)
+            return self._make(make_poly({monomial: coefficient // divisor
+                                         for monomial, coefficient in self.poly}), hint)
         return self._atom("floordiv", other, hint)
 
     def __rfloordiv__(self, other):
@@ -272,11 +216,11 @@ class SymInt(_Comparisons):
         other_poly = _as_poly(other)
         if other_poly is None:
             return _float_operation("%", self, other)
-        divisor = _constant_of(other_poly)
-        hint = self.hint % _hint(other)
+        divisor = constant_of(other_poly)
+        hint = _combine(operator.mod, self, other)
         if divisor and all(coefficient % divisor == 0 for monomial, coefficient in self.poly
                            if monomial):
-            return (_constant_of(tuple(term for term in self.poly if not term[0])) or 0) % \
+            return (constant_of(tuple(term for term in self.poly if not term[0])) or 0) % \
                 divisor
         return self._atom("mod", other, hint)
 
@@ -290,7 +234,8 @@ class SymInt(_Comparisons):
         return _float_operation("/", other, self)
 
     def __pow__(self, exponent):
-        if isinstance(exponent, int) and not isinstance(exponent, bool) and exponent >= 0:
+        if isinstance(exponent, int) and not isinstance(exponent, (bool, SymInt)) and \
+                exponent >= 0:
             result = 1
             for _ in range(exponent):
                 result = result * self
@@ -306,10 +251,10 @@ class SymInt(_Comparisons):
         other_poly = _as_poly(other)
         if other_poly is None:
             if isinstance(other, (float, SymFloat)):
-                return _COMPARISONS[symbol](float(self), _hint(other))
+                return SymFloat(("int", self.poly), self._hint, self.env)._compare(symbol, other)
             return NotImplemented
         result = _COMPARISONS[symbol](self.hint, _hint(other))
-        difference = _constant_of(_add(self.poly, other_poly, -1))
+        difference = constant_of(add_poly(self.poly, other_poly, -1))
         if difference is None:  # not decided by the expressions alone
             recorded = symbol if result else _NEGATED[symbol]
             self.env.record(f"{poly_source(self.poly)} {recorded} {poly_source(other_poly)}")
@@ -319,14 +264,17 @@ class SymInt(_Comparisons):
         return self._compare("!=", 0)
 
     def __hash__(self):
+        if self.is_value:  # a dict key or set member: its value decides
+            return hash(self.specialize("hash() was called"))
         return hash(("SymInt", self.poly))
 
     # ---- specializing: a real int was needed -----------------------------------------------------
 
     def specialize(self, why: str = "") -> int:
-        self.env.record(f"{poly_source(self.poly)} == {self.hint}")
-        self.env.specializations.append((str(self), self.hint, f"{why} at {_caller()}"))
-        return self.hint
+        hint = self.hint
+        self.env.record(f"{poly_source(self.poly)} == {hint!r}", "value", why)
+        self.env.specializations.append((poly_source(self.poly), hint, f"{why} at {_caller()}"))
+        return hint
 
     def __index__(self):
         return self.specialize("a Python int was needed")
@@ -340,14 +288,25 @@ class SymInt(_Comparisons):
     def __abs__(self):
         return self if self >= 0 else -self
 
-    def evaluate(self, binding: dict) -> int:
+    def __round__(self, ndigits=None):
+        return self if ndigits is None else _call("round", self, ndigits)
+
+    def __trunc__(self):
+        return self
+
+    __floor__ = __ceil__ = __trunc__
+
+    def __format__(self, spec: str) -> str:
+        return _format(self, spec)
+
+    def evaluate(self, binding) -> int:
         return evaluate_poly(self.poly, binding)
 
     def __str__(self):
-        return poly_source(self.poly)
+        return _format(self, "") if self.is_value else poly_source(self.poly)
 
     def __repr__(self):
-        return poly_source(self.poly)
+        return _format(self, "") if self.is_value else poly_source(self.poly)
 
 
 numbers.Integral.register(SymInt)
@@ -374,17 +333,36 @@ def _sym_int_of(value, env: ShapeEnv) -> SymInt:
     return SymInt(_as_poly(value), value, env)
 
 
+# How a symbolic scalar formats while tracing (`f"{loss.item():.3f}"`): installed by ir/trace.py
+# (a token printed with each call's value, ir/printing.py), else the value specializes.
+FORMATTER: list = []
+
+
+def _format(value, spec: str) -> str:
+    if FORMATTER and value.is_value:
+        return FORMATTER[0](value, spec)
+    return format(value.hint if value.is_value else str(value), spec) if spec else \
+        str(value.hint if value.is_value else poly_source(value.poly))
+
+
 class SymFloat(_Comparisons):
-    """A float computed from sizes (`1.0 / n`, `n / 2`): an expression tree with its hint.
+    """A symbolic float: an expression tree with its hint.
 
     Its evaluation repeats the Python float arithmetic of the traced call in the same order,
     so an instantiated literal equals what eager would have computed.
     """
 
-    __slots__ = ("tree", "hint", "env")
+    __slots__ = ("tree", "_hint", "env", "_value")
 
-    def __init__(self, tree: tuple, hint: float, env: ShapeEnv):
-        self.tree, self.hint, self.env = tree, hint, env
+    def __init__(self, tree: tuple, hint, env: ShapeEnv):
+        self.tree, self._hint, self.env, self._value = tree, hint, env, None
+
+    @property
+    def __class__(self):
+        return float if self.is_value else SymFloat
+
+    def names(self) -> set:
+        return tree_names(self.tree)
 
     def __add__(self, other):
         return _float_operation("+", self, other)
@@ -410,6 +388,18 @@ class SymFloat(_Comparisons):
     def __rtruediv__(self, other):
         return _float_operation("/", other, self)
 
+    def __floordiv__(self, other):
+        return _float_operation("//", self, other)
+
+    def __rfloordiv__(self, other):
+        return _float_operation("//", other, self)
+
+    def __mod__(self, other):
+        return _float_operation("%", self, other)
+
+    def __rmod__(self, other):
+        return _float_operation("%", other, self)
+
     def __pow__(self, other):
         return _float_operation("**", self, other)
 
@@ -419,7 +409,29 @@ class SymFloat(_Comparisons):
     def __neg__(self):
         return _float_operation("*", self, -1.0)
 
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _call("abs", self)
+
+    def __round__(self, ndigits=None):
+        if ndigits is None:
+            return self._to_int("round", "round() was called")
+        return _call("round", self, ndigits)
+
+    def _to_int(self, function: str, why: str) -> int:
+        """An int made from the value (`int(x)`, `round(x)`, `math.floor(x)`): specialized on
+        that int, exactly, so that a value within rounding of the traced one but on the other
+        side of an integer is never taken for it."""
+        value = _INT_FUNCTIONS[function](self.hint)
+        self.env.record(f"{function}({tree_source(self.tree)}) == {value!r}", "value", why)
+        self.env.specializations.append((tree_source(self.tree), value, f"{why} at {_caller()}"))
+        return value
+
     def _compare(self, symbol, other):
+        if not isinstance(_raw(other), (int, float)) and _raw(other) is not UNKNOWN:
+            return NotImplemented
         result = _COMPARISONS[symbol](self.hint, _hint(other))
         recorded = symbol if result else _NEGATED[symbol]
         self.env.record(f"{tree_source(self.tree)} {recorded} {tree_source(_tree(other))}")
@@ -429,29 +441,57 @@ class SymFloat(_Comparisons):
         return self._compare("!=", 0.0)
 
     def __hash__(self):
+        if self.is_value:
+            return hash(self.specialize("hash() was called"))
         return hash(("SymFloat", self.tree))
 
-    def __float__(self):
-        self.env.record(f"{tree_source(self.tree)} == {self.hint!r}")
-        self.env.specializations.append((tree_source(self.tree), self.hint,
-                                         f"float() was called at {_caller()}"))
-        return self.hint
+    def specialize(self, why: str) -> float:
+        hint = self.hint
+        literal = repr(hint) if math.isfinite(hint) else f"float({str(hint)!r})"
+        source = tree_source(self.tree)
+        tolerance = self.env.tolerance(self.names())
+        if tolerance:  # a value the compiled graph computes: eager's to rounding
+            condition = f"close({source}, {literal}, {tolerance!r})"
+        else:
+            condition = f"{source} == {literal}" if hint == hint else f"isnan({source})"
+        self.env.record(condition, "value", why)
+        self.env.specializations.append((tree_source(self.tree), hint, f"{why} at {_caller()}"))
+        return hint
 
-    def evaluate(self, binding: dict) -> float:
+    def __float__(self):
+        return self.specialize("float() was called")
+
+    def __int__(self):
+        return self._to_int("int", "int() was called")
+
+    def __trunc__(self):
+        return self._to_int("int", "math.trunc() was called")
+
+    def __floor__(self):
+        return self._to_int("floor", "math.floor() was called")
+
+    def __ceil__(self):
+        return self._to_int("ceil", "math.ceil() was called")
+
+    def __format__(self, spec: str) -> str:
+        return _format(self, spec)
+
+    def evaluate(self, binding) -> float:
         return evaluate_tree(self.tree, binding)
 
     def __str__(self):
-        return tree_source(self.tree)
+        return _format(self, "") if self.is_value else tree_source(self.tree)
 
     def __repr__(self):
-        return tree_source(self.tree)
+        return _format(self, "") if self.is_value else tree_source(self.tree)
 
 
 numbers.Real.register(SymFloat)
 
-_FLOAT_OPERATIONS = {"+": operator.add, "-": operator.sub, "*": operator.mul,
-                     "/": operator.truediv, "//": operator.floordiv, "%": operator.mod,
-                     "**": operator.pow}
+_INT_FUNCTIONS = {"int": int, "round": round, "floor": math.floor, "ceil": math.ceil}
+
+# The environment a trace's symbols live in (after the classes it makes, which it imports).
+from .shape_env import Leaf, ShapeEnv, ValueCheck  # noqa: E402
 
 
 def _tree(value) -> tuple:
@@ -463,103 +503,62 @@ def _tree(value) -> tuple:
 
 
 def _float_operation(symbol: str, left, right):
-    if not isinstance(_hint(left), (int, float)) or not isinstance(_hint(right), (int, float)):
+    if not all(isinstance(_raw(value), (int, float)) or _raw(value) is UNKNOWN
+               for value in (left, right)):
         return NotImplemented
     env = next(value.env for value in (left, right) if isinstance(value, (SymInt, SymFloat)))
-    hint = _FLOAT_OPERATIONS[symbol](_hint(left), _hint(right))
+    hint = _combine(FLOAT_OPERATIONS[symbol], left, right)
     return SymFloat((symbol, _tree(left), _tree(right)), hint, env)
 
 
-def evaluate_tree(tree: tuple, binding: dict):
-    kind = tree[0]
-    if kind == "constant":
-        return tree[1]
-    if kind == "runtime":
-        return binding[tree[1]]
-    if kind == "int":
-        return evaluate_poly(tree[1], binding)
-    return _FLOAT_OPERATIONS[kind](evaluate_tree(tree[1], binding),
-                                   evaluate_tree(tree[2], binding))
+def _call(name: str, *arguments):
+    """`name(*arguments)` (a math function, round, abs) of symbolic scalars, kept symbolic."""
+    from .symbolic_expr import MATH_FUNCTIONS
+
+    env = next(value.env for value in arguments if isinstance(value, (SymInt, SymFloat)))
+    hints = [_raw(value) for value in arguments]
+    hint = UNKNOWN if any(value is UNKNOWN for value in hints) else \
+        MATH_FUNCTIONS[name](*hints)
+    return SymFloat(("call", name, tuple(_tree(value) for value in arguments)), hint, env)
 
 
-def tree_source(tree: tuple) -> str:
-    kind = tree[0]
-    if kind == "constant":
-        return repr(tree[1])
-    if kind == "runtime":
-        return tree[1]
-    if kind == "int":
-        return f"({poly_source(tree[1])})"
-    return f"({tree_source(tree[1])} {kind} {tree_source(tree[2])})"
+def call_symbolic(name: str, *arguments):
+    """A math function of symbolic scalars as a symbolic scalar (compiler/intercept.py)."""
+    return _call(name, *arguments)
 
 
-_RUNTIME_SYMBOL = re.compile(r"\bf\d+\b")
+def predicate(name: str, value) -> bool:
+    """`math.isfinite(x)`, `math.isnan(x)`, `math.isinf(x)` of a symbolic scalar: decided with
+    the hint and recorded, as a comparison is."""
+    function = {"isfinite": math.isfinite, "isnan": math.isnan, "isinf": math.isinf}[name]
+    result = function(value.hint)
+    source = tree_source(_tree(value))
+    value.env.record(f"{name}({source})" if result else f"not {name}({source})")
+    return result
 
 
 def is_runtime(value) -> bool:
-    """Whether `value` is a SymFloat computed from a runtime float (read on every call): such a
-    value becomes a graph value when it reaches an op, never a literal."""
-    return isinstance(value, SymFloat) and _has_runtime(value.tree)
-
-
-def _has_runtime(tree: tuple) -> bool:
-    kind = tree[0]
-    if kind == "runtime":
-        return True
-    if kind in ("constant", "int"):
-        return False
-    return _has_runtime(tree[1]) or _has_runtime(tree[2])
+    """Whether `value` is a symbolic scalar read at run time (a runtime scalar or a graph value):
+    such a value becomes a graph value when it reaches an op, never a literal."""
+    return isinstance(value, (SymInt, SymFloat)) and value.is_value
 
 
 def is_symbolic(value) -> bool:
     return isinstance(value, (SymInt, SymFloat))
 
 
-def substitute(value, binding: dict):
-    """`value` with every SymInt and SymFloat in it (through tuples, lists, dicts and slices)
-    replaced by its value under `binding`."""
-    if isinstance(value, (SymInt, SymFloat)):
-        return value.evaluate(binding)
-    if isinstance(value, tuple):
-        items = tuple(substitute(item, binding) for item in value)
-        return items if any(a is not b for a, b in zip(items, value)) else value
-    if isinstance(value, list):
-        return [substitute(item, binding) for item in value]
-    if isinstance(value, dict):
-        return {key: substitute(item, binding) for key, item in value.items()}
-    if isinstance(value, slice):
-        return slice(substitute(value.start, binding), substitute(value.stop, binding),
-                     substitute(value.step, binding))
-    return value
+# Symbolic scalars inside Python structures (shapes, attributes), and sizes.
+from .symbolic_structures import (  # noqa: E402
+    as_size,
+    contains_runtime,
+    contains_symbolic,
+    same_shape,
+    size_product,
+    specialize_values,
+    substitute,
+)
 
-
-def contains_symbolic(value) -> bool:
-    if isinstance(value, (SymInt, SymFloat)):
-        return True
-    if isinstance(value, (tuple, list)):
-        return any(contains_symbolic(item) for item in value)
-    if isinstance(value, dict):
-        return any(contains_symbolic(item) for item in value.values())
-    if isinstance(value, slice):
-        return any(contains_symbolic(item) for item in (value.start, value.stop, value.step))
-    return False
-
-
-def as_size(value):
-    """An extent as given by a user or a shape: an int (NumPy ints and other integer types
-    converted), or a SymInt left symbolic."""
-    return value if isinstance(value, SymInt) else int(value)
-
-
-def same_shape(first, second) -> bool:
-    """Whether two shapes are equal, comparing lengths first: a tuple comparison would compare
-    a symbolic extent with an unrelated one of a longer shape, and guard on the outcome."""
-    return len(first) == len(second) and all(a == b for a, b in zip(first, second))
-
-
-def size_product(extents) -> int:
-    """The product of extents, symbolic if any of them is."""
-    total = 1
-    for extent in extents:
-        total = total * extent
-    return total
+__all__ = ["ATOM_OPERATIONS", "UNKNOWN", "Leaf", "ShapeEnv", "SymFloat", "SymInt", "ValueCheck",
+           "as_size", "call_symbolic", "contains_runtime", "contains_symbolic", "evaluate_poly",
+           "evaluate_tree", "is_runtime", "is_symbolic", "poly_source", "predicate",
+           "same_shape", "size_product", "specialize_values", "substitute", "tree_source"]

@@ -345,6 +345,11 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array sharing its memory; `force` copies a GPU tensor's data and
         allows a tensor that requires grad."""
+        if self._data is None and self._traced_array():
+            if self._requires_grad and not force:
+                raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                                   "Use tensor.detach().numpy() instead.")
+            return state.tracer.read_array(self, "Tensor.numpy()")
         data = self._concrete("Tensor.numpy()")
         if self._dtype is dtypes.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
@@ -363,14 +368,12 @@ class Tensor:
         tracer = state.tracer
         if tracer is not None and not self._batched and (
                 self._data is None or id(self) not in tracer.made):
-            # While tracing: a number read on every call (tensor/traced_scalar.py), of the
-            # value the tensor holds now.
+            # While tracing: a symbolic scalar standing for the value the tensor holds now,
+            # read on every run (tensor/symbolic.py, ir/scalars.py).
             if self.numel() != 1:
                 raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be "
                                    "converted to Scalar")
-            from .traced_scalar import TracedScalar
-
-            return TracedScalar(Tensor._symbolic(tracer.value_of(self)), "item")
+            return tracer.read_scalar(self, None)
         data = self._host("Tensor.item()")
         if data.size != 1:
             raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")
@@ -381,13 +384,14 @@ class Tensor:
         tracer = state.tracer
         if tracer is not None and not self._batched and (
                 self._data is None or id(self) not in tracer.made):
-            from .traced_scalar import TracedScalar
-
-            return TracedScalar(Tensor._symbolic(tracer.value_of(self)), "tolist")
+            return tracer.read_scalar(self, None if self.ndim == 0 else "tolist")
         return self._host("Tensor.tolist()").tolist()
 
     def __array__(self, dtype=None, copy=None):
         """`np.asarray(x)`: the data of a CPU tensor, without a copy."""
+        if self._data is None and self._traced_array():
+            array = state.tracer.read_array(self, "np.asarray(Tensor)")
+            return array if dtype is None else array.astype(dtype)
         data = self._concrete("np.asarray(Tensor)")
         if self._dtype is dtypes.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
@@ -398,6 +402,9 @@ class Tensor:
 
     def __bool__(self) -> bool:
         """`bool(x)` of a one-element tensor."""
+        if self._data is None and self._traced_scalar():
+            # While tracing: decided on this call's value, a guard on the branch taken.
+            return bool(self.item())
         data = self._host("bool(Tensor)")
         if data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
@@ -405,22 +412,48 @@ class Tensor:
 
     def __float__(self) -> float:
         """`float(x)` of a one-element tensor."""
+        global _warned_float_of_grad
+        if self._requires_grad and state.grad_enabled and not _warned_float_of_grad:
+            _warned_float_of_grad = True  # torch warns once per process
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
+        if self._data is None and self._traced_scalar():
+            return float(self.item())  # specialized on this call's value
         return float(self._number("float(Tensor)"))
 
     def __int__(self) -> int:
         """`int(x)` of a one-element tensor."""
+        if self._data is None and self._traced_scalar():
+            return int(self.item())
         return int(self._number("int(Tensor)"))
 
     def __index__(self) -> int:
         """A one-element integer tensor used as an index (`range(x)`, `seq[x]`)."""
         if self._dtype.category != dtypes.INTEGER or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
+        if self._data is None and self._traced_scalar():
+            return self.item().__index__()
         return int(self._number("Tensor used as an index"))
+
+    def _traced_scalar(self) -> bool:
+        """Whether a symbolic tensor's value can be read as a symbolic scalar (inside a compiled
+        function's trace, outside vmap), rather than break the graph."""
+        tracer = state.tracer
+        return tracer is not None and tracer.evaluates and not self._batched and \
+            self.numel() == 1
+
+    def _traced_array(self) -> bool:
+        """Whether a symbolic tensor's data can be read while tracing: this call's values, a
+        graph break compiled as a split (the trace specializes on them, checked on every
+        run), rather than a graph break that runs the call eagerly."""
+        tracer = state.tracer
+        return tracer is not None and tracer.evaluates and not self._batched and \
+            self._dtype is not dtypes.bfloat16
 
     def _number(self, what: str):
         """The value of a one-element tensor as a Python number, needed now: while tracing,
-        a symbolic tensor's is a graph break and a real tensor's is guarded (_concrete),
-        where `item()` could stand for the value instead (tensor/traced_scalar.py)."""
+        a real tensor's is guarded (_concrete)."""
         data = self._host(what)
         if data.size != 1:
             raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")
@@ -525,6 +558,9 @@ class Tensor:
             "reinforce() was removed.\nDifferentiate a score-function loss instead: with "
             "`log_prob` the log-probability of the sampled action,\n"
             "loss = -log_prob * reward\nloss.backward()")
+
+
+_warned_float_of_grad = False  # Tensor.__float__'s warning was given
 
 
 def _rebuild(data, dtype_name, requires_grad):

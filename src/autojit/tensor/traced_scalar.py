@@ -1,92 +1,94 @@
-"""TracedScalar: what `.item()` and `.tolist()` give while a function is traced.
+"""TracedList: what `t.tolist()` gives while a function is traced.
 
-A symbolic tensor has no value while tracing, so `loss.item()` cannot be a Python float yet.
-It is a TracedScalar instead, which stands for "this tensor's value, as a Python number (or
-nested list), on every call": the tracer makes the tensor an output of the graph, and
+A symbolic tensor has no value while tracing. `t.item()` gives a symbolic scalar instead
+(tensor/symbolic.py: a SymFloat or SymInt over a graph value, `g0`), and `t.tolist()` gives a
+TracedList: the tensor's value as nested Python lists on every run (the `g` symbol `leaf`, read
+with `.tolist()`). Like a symbolic scalar it is
 
-- returned from the compiled function (`return loss.item()`, or inside a returned tuple,
-  list or dict), it is the call's real number after every compiled call
-  (compiler/result_template.py);
-- formatted (`str`, `repr`, f-strings, `format`) for `print`, it prints the value of each
-  call, as formatted tensors do (ir/printing.py).
+- returned, stored in Python state or logged as the call's real list after every compiled call
+  (compiler/result_template.py, compiler/writebacks.py);
+- formatted for `print` as a token printed with each call's value (ir/printing.py).
 
-Anything else needs the value now: arithmetic, comparisons, `bool()`, `float()`, a use as a
-size or index. Those stop the trace with a graph break naming the user's line, so the call
-runs eagerly, as before symbolic scalars existed; and one stored in Python state (a list, an
-attribute) is found after the trace (compiler/reachability.py) and does the same.
+Its length and items are known without the values (`len()`, indexing and iteration give the
+rows, or the items as symbolic scalars); anything that needs the numbers themselves (`==`, a
+concatenation) specializes on them: the trace records their value, checked on every run.
 """
 
 from __future__ import annotations
 
-from .graph_break import graph_break
-from .state import state
+from .symbolic import FORMATTER
 
 
-class TracedScalar:
-    """`tensor.item()` (kind "item") or `tensor.tolist()` (kind "tolist") of a symbolic tensor,
-    read on every call of the compiled function."""
+class TracedList:
+    """`tensor.tolist()` of a symbolic tensor, read on every run of the compiled function."""
 
-    __slots__ = ("tensor", "kind")
+    __slots__ = ("tensor", "leaf", "env")
 
-    def __init__(self, tensor, kind: str):
-        self.tensor, self.kind = tensor, kind
+    def __init__(self, tensor, leaf: str, env):
+        self.tensor, self.leaf, self.env = tensor, leaf, env
 
-    def _needs_value(self, what: str):
-        graph_break(f"{what} of a value read with Tensor.{self.kind}() (Python decides on "
-                    "it while tracing)")
+    def evaluate(self, binding):
+        return binding[self.leaf]
 
-    def _token(self, spec: str) -> str:
-        tracer = state.tracer
-        token = tracer.format_scalar(self.tensor, spec, self.kind) if tracer is not None \
-            else None
-        if token is None:
-            self._needs_value("formatting")
-        return token
+    def names(self) -> set:
+        return {self.leaf}
+
+    @property
+    def hint(self):
+        return self.env.hint_of(self.leaf)
+
+    def _specialized(self, why: str):
+        hint = self.hint
+        self.env.record(f"{self.leaf} == {hint!r}", "value", why)
+        return hint
+
+    def specialize_text(self, spec: str) -> str:
+        text = format(self.hint, spec)
+        self.env.record(f"format({self.leaf}, {spec!r}) == {text!r}", "value", "formatting")
+        return text
 
     def __format__(self, spec: str) -> str:
-        return self._token(spec)
+        return FORMATTER[0](self, spec)
 
     def __str__(self) -> str:
-        return self._token("")
+        return self.__format__("")
 
     __repr__ = __str__
 
-    def __bool__(self):
-        self._needs_value("bool()")
+    def __len__(self) -> int:
+        shape = self.tensor.shape
+        if not shape:
+            raise TypeError("object of type 'float' has no len()")
+        return int(shape[0])
 
-    def __float__(self):
-        self._needs_value("float()")
+    def __bool__(self) -> bool:
+        shape = self.tensor.shape
+        return bool(shape[0]) if shape else bool(self.tensor.item())
 
-    def __int__(self):
-        self._needs_value("int()")
-
-    def __index__(self):
-        self._needs_value("an index")
-
-    def __hash__(self):
-        self._needs_value("hash()")
-
-    def __len__(self):
-        self._needs_value("len()")
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self.tensor[index].tolist()
+        return self.tensor[index].tolist()
 
     def __iter__(self):
-        self._needs_value("iteration")
+        if not self.tensor.shape:
+            raise TypeError("'float' object is not iterable")
+        return (self.tensor[index].tolist() for index in range(len(self)))
 
-    def __getitem__(self, key):
-        self._needs_value("indexing")
+    def __eq__(self, other):
+        return self._specialized("== was called") == other
 
+    def __ne__(self, other):
+        return self._specialized("!= was called") != other
 
-def _refuse(name: str):
-    def method(self, *args):
-        self._needs_value(f"Python's {name.strip('_')}")
+    def __add__(self, other):
+        return self._specialized("+ was called") + other
 
-    method.__name__ = name
-    return method
+    def __radd__(self, other):
+        return other + self._specialized("+ was called")
 
+    def __hash__(self):
+        raise TypeError("unhashable type: 'list'")
 
-for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
-              "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
-              "__rmod__", "__pow__", "__rpow__", "__neg__", "__pos__", "__abs__", "__round__",
-              "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__trunc__",
-              "__floor__", "__ceil__", "__complex__"):
-    setattr(TracedScalar, _name, _refuse(_name))
+    def __contains__(self, item):
+        return item in self._specialized("`in` was called")

@@ -25,15 +25,39 @@ import warnings
 
 import numpy as np
 
-from ..autograd.graph import AccumulateGrad, Node, SavedTensor
+from ..autograd.graph import AccumulateGrad, Node, PackedSavedTensor, SavedTensor
 from ..tensor.device import CPU, cuda_device
 from ..tensor.generator import default_generator, device_generators
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
+from .selective_checkpoint import (
+    CheckpointPolicy,
+    SelectiveCheckpointContext,
+    _SelectiveForward,
+    create_selective_checkpoint_contexts,
+)
 
-__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential", "noop_context_fn"]
+__all__ = ["CheckpointError", "CheckpointPolicy", "SelectiveCheckpointContext", "checkpoint",
+           "checkpoint_sequential", "create_selective_checkpoint_contexts", "noop_context_fn",
+           "set_checkpoint_early_stop"]
 
 _DETERMINISM_CHECKS = ("default", "none")
+
+
+_early_stop: bool | None = None  # set_checkpoint_early_stop's setting, None outside it
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Whether the checkpoints made inside stop their recomputation once it has given every
+    tensor backward needs (torch's default). Accepted and remembered; autojit's recomputation
+    always runs the whole function, which gives the same values."""
+    global _early_stop
+    previous, _early_stop = _early_stop, enable
+    try:
+        yield
+    finally:
+        _early_stop = previous
 
 
 class CheckpointError(RuntimeError):
@@ -104,6 +128,8 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=no
             return function(*args, **kwargs)
     segment = _Segment(function, args, kwargs, preserve, recompute_context,
                        determinism_check == "default")
+    if isinstance(forward_context, _SelectiveForward):  # selective_checkpoint.py
+        segment.selective = forward_context
     with forward_context:
         return segment.run_forward()
 
@@ -199,6 +225,7 @@ class _Segment:
                                      (default_generator, *device_generators())]
         elif preserve:
             self.draws = []
+        self.selective = None  # selective checkpointing's forward context: what it keeps
         self.metadata = None  # per saved entry, in order: (shape, dtype, device), checked
         self.recomputed = None  # per saved entry, in order: the recomputed (data, value, dtype)
 
@@ -209,9 +236,14 @@ class _Segment:
             tracer.checkpointing += 1
             if self.draws is not None:
                 previous_log, tracer.draw_log = tracer.draw_log, self.draws
+        # The segment's saved tensors are the checkpoint's own: hooks entered outside do not
+        # pack them (torch's checkpoint pushes its hooks innermost); hooks entered inside the
+        # function do, and those entries are left to them (_saved_entries).
+        outer_hooks, state.saved_tensor_hooks = state.saved_tensor_hooks, ()
         try:
             result = self.function(*self.args, **self.kwargs)
         finally:
+            state.saved_tensor_hooks = outer_hooks
             if tracer is not None:
                 tracer.checkpointing -= 1
             if tracer is not None and self.draws is not None:
@@ -223,6 +255,9 @@ class _Segment:
         for node, slot, entry in _saved_entries(_tensors_in(result), start):
             index = len(self.metadata)
             self.metadata.append(_metadata(entry))
+            producer = node if slot == "out" else getattr(entry.tensor, "grad_fn", None)
+            if self.selective is not None and self.selective.saves_result_of(producer):
+                continue  # selective checkpointing keeps this op's result
             if slot == "out":
                 node._saved_out = _placeholder(self, index, entry, arguments, start)
             else:
@@ -254,10 +289,12 @@ class _Segment:
             tracer.draw_replay = list(self.draws) if self.draws is not None else None
         state.grad_enabled = True
         start = _sequence_mark()
+        outer_hooks, state.saved_tensor_hooks = state.saved_tensor_hooks, ()
         try:
             with self.recompute_context:
                 result = self.function(*self.args, **self.kwargs)
         finally:
+            state.saved_tensor_hooks = outer_hooks
             state.grad_enabled = previous_grad
             if tracer is not None:
                 tracer.recomputing -= 1
@@ -293,9 +330,10 @@ def _saved_entries(outputs: list, start: int) -> list:
     found = []
     for node in sorted(_segment_nodes(outputs, start), key=lambda node: node.sequence_nr):
         for slot, entry in enumerate(getattr(node, "_saved", None) or ()):
-            if isinstance(entry, SavedTensor):
+            if isinstance(entry, SavedTensor) and not isinstance(entry, PackedSavedTensor):
                 found.append((node, slot, entry))
-        if isinstance(getattr(node, "_saved_out", None), SavedTensor):
+        saved_out = getattr(node, "_saved_out", None)
+        if isinstance(saved_out, SavedTensor) and not isinstance(saved_out, PackedSavedTensor):
             found.append((node, "out", node._saved_out))
     return found
 

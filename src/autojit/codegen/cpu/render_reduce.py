@@ -36,8 +36,18 @@ REDUCE_COMBINE = {"sum": ("fadd", "add", "or_"), "prod": ("fmul", "mul", "and_")
 # Each block's end costs that tree: in one process, a sum over a 100 x 1e6 broadcast (in
 # cache) took 2.21 ms with float32 accumulators, 2.47 ms with blocks of 512, 2.36 ms with
 # 1024, 2.28 ms with 2048; sums of 1e6 values of 0.1 were 1.4e-7 (plain), 4.0e-7 (of sin),
-# 2.3e-7 (of x**1.5) from exact with 1024, but 1.5e-6 (of x**1.5) with 2048.
+# 2.3e-7 (of x**1.5) from exact with 1024, but 1.5e-6 (of x**1.5) with 2048. What bounds the
+# error is how many elements each lane adds, and an AVX2 host's lanes are half as many: there,
+# with blocks of 1024, 512 and 256, the sums of 1e6 values of 0.1 were 2.5e-6, 1.5e-6 and
+# 1.8e-7 off (of x**1.5) and 2.9e-6, 5.9e-7 and 4.3e-7 (of sin), so they take blocks of 256.
 REDUCE_BLOCK = 1024
+
+
+def reduce_block() -> int:
+    """The block of REDUCE_BLOCK's comment for the host's vector width."""
+    from .jit import has_avx512
+
+    return REDUCE_BLOCK if has_avx512() else REDUCE_BLOCK // 4
 # Rows per float32 partial sum in memory order, where each column adds its rows one after
 # another: rows are taken in pairs (the two values added first), so a block's partial sum
 # is 16 additions from exact (16 additions of 0.1 are 1.5e-7 off, 32 are 3e-7). Pairs also
@@ -105,7 +115,7 @@ class ReducingLoops:
                     (count, strides, True), block_offsets,
                     lambda inner: self.emit_body(inner, reduce_stores=True)))
 
-            self.emit_blocks(plan[0], offsets, REDUCE_BLOCK, block)
+            self.emit_blocks(plan[0], offsets, reduce_block(), block)
             return
         self.emit_loop(plan[0], offsets, lambda inner: self.emit_reduce_loops(plan[1:], inner))
 

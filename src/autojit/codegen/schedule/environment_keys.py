@@ -15,3 +15,6 @@ WRITTEN = "written"
 RECORD = "record"
 # The status word of a CUDA plan's run: kernels that check set it (cuda/plan.py).
 STATUS = "status"
+# The background calls a run has begun and not finished yet (overlap.py): id(result value) ->
+# (registry.Background, handle).
+PENDING = "pending"

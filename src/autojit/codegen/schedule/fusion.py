@@ -32,7 +32,7 @@ import itertools
 
 from ...ir.graph import Graph, Value
 from ...ops.elementwise import CLONE
-from ...ops.registry import Elementwise, Reduction
+from ...ops.registry import Elementwise, Reduction, communicates
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from ..cpu.parallel import split_kernel
@@ -53,6 +53,7 @@ from .matmul_steps import (
     is_product,
     pair_products,
 )
+from .overlap import run_in_background
 from .plan import Plan, step_makes, step_reads, value_operands
 from .steps import KernelStep, NodesStep, NodeStep, folds_into_strides
 
@@ -187,17 +188,20 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
     while open_groups:
         close(open_groups[0])
     steps = _hoist_updates(_drop_unread(steps, returned))
-    plan = Plan(graph, pair_products(steps, products.paired), fresh_grads)
+    steps = run_in_background(pair_products(steps, products.paired), step_reads)
+    plan = Plan(graph, steps, fresh_grads)
     plan.in_place = plan_in_place_updates(graph, plan.steps)
     return plan
 
 
 def _drop_unread(steps: list, returned: set) -> list:
-    """Remove single-node steps nothing reads: layout views that kernels folded into strides."""
+    """Remove single-node steps nothing reads: layout views that kernels folded into strides
+    (not a collective, which every process runs: registry.Extern.communicates)."""
     read = set(returned)
     kept = []
     for step in reversed(steps):
-        if isinstance(step, NodeStep) and id(step.node.output) not in read:
+        if isinstance(step, NodeStep) and id(step.node.output) not in read and \
+                not communicates(step.node.op):
             continue
         read.update(id(value) for value in step_reads(step))
         kept.append(step)

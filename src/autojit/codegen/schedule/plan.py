@@ -9,6 +9,7 @@ times (buffers.py plans them, `plan_buffer_reuse`).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -21,10 +22,12 @@ from ..kernel import Kernel, KernelError, inputs_feeding, reads_pointwise
 from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
+from .overlap import settle
 from .steps import KernelStep, NodesStep, NodeStep, reference_error
 
-# Outputs that leave the plan as they are: returned to the caller, or kept for a backward.
-_ESCAPING_KINDS = ("result", "saved")
+# Outputs that leave the plan as they are: returned to the caller, kept for a backward, or
+# read by a later segment of a split graph (which may return them).
+_ESCAPING_KINDS = ("result", "saved", "carry")
 
 
 def plan_buffer_reuse(graph: Graph, steps: list, fresh_grads: frozenset = frozenset()) -> list:
@@ -91,17 +94,24 @@ def _pointwise_donors(step: KernelStep) -> list:
     load whatever the compiler reorders (store_follows_load)."""
     kernel = step.kernel
     size = math.prod(kernel.shape)
+    # Whether every position reading a source reads it point for point: once per source.
+    pointwise: dict = {}
+    for position, source in enumerate(step.sources):
+        pointwise[id(source)] = pointwise.get(id(source), True) and \
+            reads_pointwise(kernel, position)
+    candidates = {position: source for position, source in enumerate(step.sources)
+                  if pointwise[id(source)] and math.prod(source.shape) == size}
+    feeding = _feeding(kernel)
     donors = []
     for index, ((value, reshape), output) in enumerate(zip(step.outputs, kernel.outputs)):
         if output.reduce is not None or reshape is not None:
             continue
-        for position, source in enumerate(step.sources):
-            if math.prod(source.shape) != size or \
-                    source.dtype.numpy.itemsize != value.dtype.numpy.itemsize or \
-                    not store_follows_load(kernel, output.step, position):
-                continue
-            if all(reads_pointwise(kernel, other) for other, read in enumerate(step.sources)
-                   if read is source):
+        itemsize = value.dtype.numpy.itemsize
+        # Only an input the output is computed from can qualify (store_follows_load).
+        for position in sorted(feeding.fed(output.step) & candidates.keys()):
+            source = candidates[position]
+            if source.dtype.numpy.itemsize == itemsize and \
+                    store_follows_load(kernel, output.step, position):
                 donors.append((index, source))
     return donors
 
@@ -180,6 +190,7 @@ class Plan:
             # changed, as eager's in-place op would have changed it, so its version moves too.
             for key in environment.get(WRITTEN, ()):
                 self.in_place.tensors[key]._bump_version()
+            settle(environment)  # collectives it began (overlap.py)
             raise
         finally:
             if environment[REUSE]:
@@ -224,6 +235,8 @@ class Plan:
                 shapes = [list(value.shape) for value in products[0].node.inputs]
             else:
                 nodes = step.steps if isinstance(step, NodesStep) else [step]
+                if not nodes:  # overlap.ProgressStep: no op of its own to report
+                    continue
                 name = "autojit::" + "+".join(inner.node.op.name for inner in nodes)
                 shapes = [list(value.shape) for value in value_operands(nodes[0].node)]
             profiler.record_event(name, start, end, shapes if profiler.record_shapes else None)
@@ -285,15 +298,58 @@ def store_follows_load(kernel: Kernel, stored: int, position: int) -> bool:
     broadcast along the loop, unswitched) may store the other branch first, before the other
     output's load.
     """
-    if position in inputs_feeding(kernel, stored, _always_named):
+    feeding = _feeding(kernel)
+    always, fed = feeding.always(stored), feeding.fed(stored)
+    if position in always:
         return True
-    if position not in inputs_feeding(kernel, stored):
+    if position not in fed:
         return False
-    return not any(position in inputs_feeding(kernel, output.step)
-                   for output in kernel.outputs if output.step != stored)
+    return feeding.outputs_fed_by(position) <= {stored}
 
 
-def _always_named(expression: str) -> set:
+class _Feeding:
+    """inputs_feeding of a kernel's steps, worked out once per kernel: buffer planning asks
+    store_follows_load for every output and source of a kernel, and an unrolled recurrent
+    step's kernels have hundreds of each (a 20-step LSTM's schedule took 25 s)."""
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self._always: dict = {}
+        self._fed: dict = {}
+        self._outputs_fed_by: dict | None = None
+
+    def always(self, stored: int) -> set:
+        found = self._always.get(stored)
+        if found is None:
+            found = self._always[stored] = inputs_feeding(self.kernel, stored, _always_named)
+        return found
+
+    def fed(self, stored: int) -> set:
+        found = self._fed.get(stored)
+        if found is None:
+            found = self._fed[stored] = inputs_feeding(self.kernel, stored)
+        return found
+
+    def outputs_fed_by(self, position: int) -> set:
+        """The steps of the kernel's outputs that input `position` feeds."""
+        if self._outputs_fed_by is None:
+            self._outputs_fed_by = {}
+            for output in self.kernel.outputs:
+                for fed in self.fed(output.step):
+                    self._outputs_fed_by.setdefault(fed, set()).add(output.step)
+        return self._outputs_fed_by.get(position, set())
+
+
+def _feeding(kernel: Kernel) -> _Feeding:
+    key = (len(kernel.steps), len(kernel.outputs))  # a kernel still being built changes
+    cached = kernel.__dict__.get("_feeding")
+    if cached is None or cached[0] != key:
+        cached = kernel.__dict__["_feeding"] = (key, _Feeding(kernel))
+    return cached[1]
+
+
+@functools.lru_cache(maxsize=4096)
+def _always_named(expression: str) -> frozenset:
     """The operands an expression's value depends on whatever its select conditions are: not
     those named only in a select's branches, which a compiler that knows the condition may
     never load."""
@@ -313,7 +369,7 @@ def _always_named(expression: str) -> set:
             walk(node[2])
 
     walk(parse(expression))
-    return named
+    return frozenset(named)
 
 
 def step_reads(step) -> list:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.graph import Value
-from ...ops.registry import Layout, run_eager
+from ...ops.registry import Layout, communicates, run_eager
 from ...tensor.tensor import Tensor
 from ..cpu import workers
 from ..kernel import Kernel
@@ -189,9 +189,13 @@ def reference_error(graph, arg_arrays: list, failure: Exception, captured=None) 
     inputs raises it, at the op eager would fail at first and with eager's message (a failed
     index check's kernel does not keep which index failed). `captured` replaces captured
     tensors' data (host copies, for a CUDA plan). Nothing has been written back yet; should
-    the reference not fail, `failure` is the error. See docs/notes/errors-in-kernels.md."""
+    the reference not fail, or the graph hold a collective (which the other processes would
+    not run again), `failure` is the error. See docs/notes/errors-in-kernels.md."""
     from ...ir.interpreter import interpret
 
+    if any(communicates(node.op) for node in graph.nodes):
+        # Run again here, its collectives would wait for processes that ran them already.
+        return failure
     try:
         interpret(graph, *arg_arrays, captured=captured)
     except Exception as error:  # noqa: BLE001 - the error the call raises

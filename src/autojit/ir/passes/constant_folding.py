@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ...ops import elementwise as ew
-from ...ops.registry import Elementwise, run_eager
+from ...ops.registry import Elementwise, communicates, run_eager
 from ...tensor.tensor import Tensor
 from ..graph import Graph, Node, Value
 from .rewriter import GraphRewriter, constant_scalar, fill_anchor, is_constant
@@ -60,12 +60,13 @@ def constant_folding(graph: Graph) -> Graph:
     """Evaluate nodes whose value operands are all constants; a uniform result becomes a fill.
 
     A node is folded when every Value operand is a `fill` output (literals may appear too),
-    its op is deterministic and the result has all elements bitwise equal: it becomes
-    `fill(anchor, value)`, with an anchor of the result's shape and dtype taken from the
-    operands' anchors or the graph inputs (a non-uniform result, or one with no anchor, is
-    left alone, since the IR has no literal-tensor node). Every fill is re-anchored on a graph
-    input of its type (not a cotangent) when there is one, else on the first non-constant
-    value of its chain of fills, so whatever computed its old anchor can become dead.
+    its op is deterministic and does not communicate (a collective), and the result has all
+    elements bitwise equal: it becomes `fill(anchor, value)`, with an anchor of the result's
+    shape and dtype taken from the operands' anchors or the graph inputs (a non-uniform
+    result, or one with no anchor, is left alone, since the IR has no literal-tensor node).
+    Every fill is re-anchored on a graph input of its type (not a cotangent) when there is
+    one, else on the first non-constant value of its chain of fills, so whatever computed its
+    old anchor can become dead.
     Evaluation goes through the op's NumPy impl (ops.registry.run_eager), as the interpreter
     does, so folding is exact.
     """
@@ -85,7 +86,10 @@ def constant_folding(graph: Graph) -> Graph:
             rewriter.copy(node, [anchor])
             continue
         values = [operand for operand in inputs if isinstance(operand, Value)]
-        if not values or not all(is_constant(operand) for operand in values):
+        # A collective is run by every process when the graph runs, never here: the others
+        # would wait for this process's part of it (docs/notes/distributed.md).
+        if not values or communicates(node.op) or \
+                not all(is_constant(operand) for operand in values):
             rewriter.copy(node, inputs)
             continue
         output = node.output

@@ -12,6 +12,9 @@ from .. import (  # noqa: F401 - re-exported names
     FeatureAlphaDropout,
 )
 
+# The base classes torch's module holds, which programs subclass and test with isinstance.
+from ..dropout import _DropoutNd  # noqa: F401
+
 __all__ = [
     "AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
 ]

@@ -12,6 +12,11 @@ from .. import (  # noqa: F401 - re-exported names
     LazyInstanceNorm3d,
 )
 
+# The base classes torch's module holds, which programs subclass and test with isinstance.
+from ..lazy import _LazyNormBase  # noqa: F401
+from ..normalization import _NormBase  # noqa: F401
+from ..normalization_extra import _InstanceNorm  # noqa: F401
+
 __all__ = [
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
     "LazyInstanceNorm2d", "LazyInstanceNorm3d",

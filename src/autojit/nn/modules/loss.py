@@ -27,6 +27,9 @@ from .. import (  # noqa: F401 - re-exported names
     TripletMarginWithDistanceLoss,
 )
 
+# The base classes torch's module holds, which programs subclass and test with isinstance.
+from ..loss import _Loss, _WeightedLoss  # noqa: F401
+
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
     "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss",

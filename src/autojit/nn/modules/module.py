@@ -6,7 +6,19 @@ from __future__ import annotations
 from .. import (  # noqa: F401 - re-exported names
     Module,
 )
+from ..module_global_hooks import (  # noqa: F401 - torch's global module hooks
+    register_module_buffer_registration_hook,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+    register_module_module_registration_hook,
+    register_module_parameter_registration_hook,
+)
 
 __all__ = [
-    "Module",
+    "Module", "register_module_buffer_registration_hook", "register_module_forward_hook",
+    "register_module_forward_pre_hook", "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook", "register_module_module_registration_hook",
+    "register_module_parameter_registration_hook",
 ]

@@ -21,6 +21,14 @@ from .. import (  # noqa: F401 - re-exported names
     ZeroPad3d,
 )
 
+# The base classes torch's module holds, which programs subclass and test with isinstance.
+from ..padding import (  # noqa: F401
+    _CircularPadNd,
+    _ConstantPadNd,
+    _ReflectionPadNd,
+    _ReplicationPadNd,
+)
+
 __all__ = [
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
     "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",

@@ -35,7 +35,7 @@ def matrix_exp(a):
     """exp(a) of a square matrix or batch: scaling and squaring around a Taylor series. The
     number of squarings follows from a's norm, so a compiled function breaks its graph here."""
     n = a.shape[-1]
-    norm = float(a.abs().sum(-2).amax()) if a.numel() else 0.0
+    norm = float(a.detach().abs().sum(-2).amax()) if a.numel() else 0.0
     squarings = max(0, math.ceil(math.log2(norm / _TAYLOR_NORM))) if norm > _TAYLOR_NORM else 0
     scaled = a / 2.0 ** squarings
     identity = eye(n, dtype=a.dtype, device=a.device)

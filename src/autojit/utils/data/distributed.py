@@ -1,8 +1,9 @@
 """DistributedSampler, at torch.utils.data.distributed's path: each of `num_replicas`
 processes reads its own share of a dataset.
 
-autojit has no process-group package, so `num_replicas` and `rank` are given explicitly (torch
-reads them from torch.distributed when they are not). The order is one permutation per epoch
+`num_replicas` and `rank` default to the world size and this process's rank in the default
+process group (autojit.distributed), as torch's read them from torch.distributed; without an
+initialized group, leaving them out is torch's error. The order is one permutation per epoch
 drawn from a NumPy generator seeded with `seed + epoch`, the same in every replica; it is
 padded by repeating its start (or cut, with `drop_last`) to a multiple of `num_replicas`, and
 replica `rank` takes every `num_replicas`-th index from position `rank`, as torch's does.
@@ -32,8 +33,12 @@ class DistributedSampler(Sampler):
     def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False):
         if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available: autojit has no "
-                               "process groups, so pass num_replicas and rank")
+            from ... import distributed as dist
+
+            if num_replicas is None:
+                num_replicas = dist.get_world_size()
+            if rank is None:
+                rank = dist.get_rank()
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")

@@ -1,0 +1,145 @@
+"""Tensors inside a compiled function's container arguments, as inputs of its graph.
+
+A training step takes its batch as `(x, y)` from a DataLoader, torch.func code passes a dict of
+parameters, `vjp_fn(*tangents)` gets a tuple: tensors inside lists, tuples and dicts of the
+call's arguments. Captured like closure tensors, each would be a constant of the trace guarded
+by identity, so every new batch would trace again until the recompile limit sends the function
+back to eager. Instead the compiled function's call (api.py) appends them to its positional
+arguments (`flatten`): each is an "arg" input of the graph, read afresh on every call and
+guarded by shape, dtype and device only, exactly like a tensor passed on its own. The
+containers themselves stay guarded by the walk of the arguments (their class, length and keys,
+compiler/reachability.py), so a flat position always names the same place in them.
+
+While tracing, `place` puts the symbolic tensors where the real ones were, so the function
+reads them there; lists and dicts are written in place and put back after the call (the
+function may keep the container), tuples are rebuilt.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..tensor.tensor import Tensor
+
+# More tensors than this inside the arguments stay captured constants: each flat tensor costs
+# its guards on every call.
+MAX_NESTED_TENSORS = 256
+MAX_DEPTH = 4
+_MAPPINGS = (dict, OrderedDict)
+
+
+class FlatArguments(tuple):
+    """A call's arguments followed by the tensors found inside their containers.
+
+    `given` is the call's own argument tuple; `paths[k]` says where `self[len(given) + k]`
+    sits in it: the argument's position, then the keys or indices down to the tensor."""
+
+    given: tuple
+    paths: tuple
+
+
+def given_arguments(args: tuple) -> tuple:
+    """The arguments the function is called with (without the appended tensors)."""
+    return args.given if type(args) is FlatArguments else args
+
+
+def describe(args: tuple, position: int) -> str:
+    """How messages name the tensor at `position` of (possibly flat) `args`."""
+    given = given_arguments(args)
+    if position < len(given):
+        return f"argument {position}"
+    index, *keys = args.paths[position - len(given)]
+    return f"args[{index}]" + "".join(f"[{key!r}]" for key in keys)
+
+
+def flatten(args: tuple) -> tuple:
+    """`args` with the tensors inside its lists, tuples and dicts appended (FlatArguments), or
+    `args` itself when there are none (or too many)."""
+    for argument in args:
+        kind = type(argument)
+        if kind is list or kind is tuple or kind is dict or _is_container(argument):
+            break
+    else:
+        return args
+    found: list = []
+    for position, argument in enumerate(args):
+        if not isinstance(argument, Tensor) and not _collect(argument, (position,), found, 0):
+            return args
+    if not found:
+        return args
+    flat = FlatArguments(args + tuple(tensor for _, tensor in found))
+    flat.given = args
+    flat.paths = tuple(path for path, _ in found)
+    return flat
+
+
+def _is_container(value) -> bool:
+    return isinstance(value, _MAPPINGS) and type(value) in _MAPPINGS or \
+        isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
+def _collect(value, path: tuple, found: list, depth: int) -> bool:
+    """Append (path, tensor) for the tensors inside `value`; False when over the limits."""
+    kind = type(value)
+    if kind is list or kind is tuple or (isinstance(value, tuple) and
+                                         hasattr(kind, "_fields")):
+        items = enumerate(value)
+    elif kind in _MAPPINGS:
+        items = value.items()
+    else:
+        return True
+    if depth >= MAX_DEPTH:
+        return True  # deeper tensors stay captured (guarded by identity)
+    for key, item in items:
+        if isinstance(item, Tensor):
+            if item._data is not None:
+                found.append(((*path, key), item))
+                if len(found) > MAX_NESTED_TENSORS:
+                    return False
+        elif not _collect(item, (*path, key), found, depth + 1):
+            return False
+    return True
+
+
+def place(given: list, paths: tuple, symbolic: list) -> tuple[list, list]:
+    """The arguments to trace the function with: `given` (the call's arguments, a tensor
+    already its symbolic stand-in) with `symbolic[k]` at `paths[k]`, and the writes into
+    lists and dicts that `put_back` undoes."""
+    call = list(given)
+    writes: list = []
+    for position in sorted({path[0] for path in paths}):
+        below = {path[1:]: tensor for path, tensor in zip(paths, symbolic)
+                 if path[0] == position}
+        call[position] = _placed(given[position], (), below, writes)
+    return call, writes
+
+
+def _placed(container, prefix: tuple, below: dict, writes: list):
+    keys = {path[len(prefix)] for path in below if path[:len(prefix)] == prefix}
+    if not keys:
+        return container
+    if isinstance(container, tuple):
+        items = [below.get((*prefix, index), None) if (*prefix, index) in below else
+                 _placed(item, (*prefix, index), below, writes)
+                 for index, item in enumerate(container)]
+        return type(container)._make(items) if hasattr(type(container), "_fields") else \
+            tuple(items)
+    for key in keys:
+        old = container[key]
+        new = below[(*prefix, key)] if (*prefix, key) in below else \
+            _placed(old, (*prefix, key), below, writes)
+        if new is not old:
+            writes.append((container, key, old, new))
+            container[key] = new
+    return container
+
+
+def put_back(writes: list) -> None:
+    """Undo `place`'s writes where the function left them (a slot it wrote itself keeps what
+    the function put there, as eager would leave it)."""
+    for container, key, old, new in reversed(writes):
+        try:
+            if container[key] is new:
+                container[key] = old
+        except (IndexError, KeyError):
+            pass

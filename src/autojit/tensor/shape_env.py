@@ -1,0 +1,175 @@
+"""ShapeEnv: the symbols of one trace, their hints, and what the trace decided on them.
+
+tensor/symbolic.py's SymInt and SymFloat record each decision here: a guard on sizes
+(`guards`), on runtime scalars read before each call (`runtime_guards`), or a *value check* on
+graph values, evaluated once the graph has computed them (`value_checks`, ValueCheck). The
+environment also gives a graph value its hint, its value in the traced call, when a decision
+first needs it (`evaluate_leaf`, set by ir/scalars.py). See docs/notes/symbolic-scalars.md.
+Nothing here imports the rest of autojit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .symbolic_expr import EVAL_GLOBALS, LEAF_SYMBOL, RUNTIME_SYMBOL, UNKNOWN
+
+
+class ValueCheck:
+    """A decision the trace made on graph values, checked on every run once the graph has
+    computed them: `condition` (Python source over the symbols) held when traced. `kind` is
+    "branch" (a comparison or bool(): the branch taken) or "value" (a value Python needed as a
+    real number, or as text: the trace specialized on it, a graph break compiled as a split);
+    `where` is the user's (filename, line)."""
+
+    __slots__ = ("condition", "kind", "where", "names", "code", "what", "namespace")
+
+    def __init__(self, condition: str, kind: str, where, what: str = "",
+                 constants: dict | None = None):
+        self.condition, self.kind, self.where, self.what = condition, kind, where, what
+        self.names = set(LEAF_SYMBOL.findall(condition)) | set(RUNTIME_SYMBOL.findall(condition))
+        self.code = compile(condition, "<autojit value check>", "eval")
+        # What the condition names besides symbols: an array it compares with, say.
+        self.namespace = {**EVAL_GLOBALS, **constants} if constants else EVAL_GLOBALS
+
+    def holds(self, binding) -> bool:
+        return bool(eval(self.code, self.namespace, binding))  # noqa: S307
+
+    def __repr__(self) -> str:
+        return f"ValueCheck({self.condition!r}, {self.kind})"
+
+
+class Leaf:
+    """A graph value read in Python (`t.item()`): its graph output, the Python type of its
+    value (float, int or bool; "tolist" for a nested list), and its hint once computed."""
+
+    __slots__ = ("output", "kind", "hint", "tolerance")
+
+    def __init__(self, output: str, kind, tolerance: float = 0.0):
+        self.output, self.kind, self.hint = output, kind, UNKNOWN
+        # How far the compiled graph's value may lie from the traced (eager) one: kernels sum
+        # in another order than NumPy, so a float read back is eager's only to rounding.
+        self.tolerance = tolerance
+
+
+class _Binding:
+    """The values of an env's symbols in the traced call, a graph value's computed on first
+    use."""
+
+    __slots__ = ("env",)
+
+    def __init__(self, env):
+        self.env = env
+
+    def __getitem__(self, name):
+        return self.env.hint_of(name)
+
+
+class ShapeEnv:
+    """The symbols of one trace, their hints, and the guards the trace relied on."""
+
+    def __init__(self):
+        self.hints: dict = {}  # size symbol name -> its value in the traced call
+        self.sources: dict = {}  # size symbol name -> (argument position, dimension)
+        self.guards: list = []  # Python conditions over the size symbols, in recorded order
+        self._guard_set: set = set()
+        self.specializations: list = []  # (symbol text, value, where) for the log
+        # Runtime scalars (`f0`, `i0`, ...): Python floats and ints the function reads that
+        # change from call to call, read again before every call rather than baked in.
+        # name -> (hint, source); conditions over them are kept apart from the size guards.
+        self.runtime: dict = {}
+        self.runtime_guards: list = []
+        # Graph values read in Python (`g0`, ...): name -> Leaf, and the decisions on them.
+        self.leaves: dict = {}
+        self.value_checks: list[ValueCheck] = []
+        self.evaluate_leaf = None  # name -> its value in the traced call (ir/trace.py)
+        self.on_value_check = None  # called with each ValueCheck as it is recorded
+        self.binding = _Binding(self)
+
+    def create_runtime_float(self, hint: float, source):
+        """A symbol for a float read afresh on every call (compiler/tracing.py)."""
+        from .symbolic import SymFloat
+
+        name = f"f{sum(1 for key in self.runtime if key[0] == 'f')}"
+        self.runtime[name] = (hint, source)
+        return SymFloat(("runtime", name), hint, self)
+
+    def create_runtime_int(self, hint: int, source):
+        """A symbol for an int read afresh on every call (a step counter, an int argument)."""
+        from .symbolic import SymInt
+
+        name = f"i{sum(1 for key in self.runtime if key[0] == 'i')}"
+        self.runtime[name] = (hint, source)
+        return SymInt((((name,), 1),), hint, self)
+
+    def create_leaf(self, output: str, kind, tolerance: float = 0.0):
+        """A symbol for the graph output `output` read as a Python number of type `kind`."""
+        name = f"g{len(self.leaves)}"
+        self.leaves[name] = Leaf(output, kind, tolerance)
+        from .symbolic import SymFloat, SymInt
+
+        if kind is float:
+            return SymFloat(("runtime", name), UNKNOWN, self)
+        if kind in (int, bool):
+            return SymInt((((name,), 1),), UNKNOWN, self)
+        return None  # a nested list: tensor/traced_scalar.py's TracedList
+
+    def create_symbol(self, hint: int, source: tuple):
+        from .symbolic import SymInt
+
+        name = f"s{len(self.hints)}"
+        self.hints[name] = hint
+        self.sources[name] = source
+        return SymInt((((name,), 1),), hint, self)
+
+    def hint_of(self, name: str):
+        if name in self.hints:
+            return self.hints[name]
+        if name in self.runtime:
+            return self.runtime[name][0]
+        leaf = self.leaves[name]
+        if leaf.hint is UNKNOWN:
+            leaf.hint = self.evaluate_leaf(name)
+        return leaf.hint
+
+    def tolerance(self, names) -> float:
+        """The rounding a check of a value made of the graph values `names` allows (see
+        Leaf.tolerance): the loosest of theirs."""
+        return max((self.leaves[name].tolerance for name in names if name in self.leaves),
+                   default=0.0)
+
+    def record(self, condition: str, kind: str = "branch", what: str = "",
+               constants: dict | None = None) -> None:
+        if condition in self._guard_set:
+            return
+        self._guard_set.add(condition)
+        if LEAF_SYMBOL.search(condition):
+            check = ValueCheck(condition, kind, _user_line(), what, constants)
+            self.value_checks.append(check)
+            if self.on_value_check is not None:
+                self.on_value_check(check)
+        elif RUNTIME_SYMBOL.search(condition):
+            self.runtime_guards.append(condition)
+        else:
+            self.guards.append(condition)
+
+    def dims_of(self, position: int) -> set:
+        """The dimensions of argument `position` that have a symbol."""
+        return {dim for source_position, dim in self.sources.values()
+                if source_position == position}
+
+    def check(self, binding: dict) -> bool:
+        """Whether every recorded size guard holds for `binding` (symbol name -> int)."""
+        namespace = dict(binding)
+        return all(eval(condition, EVAL_GLOBALS, namespace)  # noqa: S307
+                   for condition in self.guards)
+
+
+def _user_line():
+    """(filename, line) of the innermost frame outside autojit, or None."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame = frame.f_back
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)

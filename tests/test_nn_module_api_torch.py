@@ -1,0 +1,192 @@
+"""nn's module-level API against torch: the global module hooks (forward, backward and
+registration) with their order and handles, the private base classes at torch.nn.modules'
+paths with torch's class hierarchy, RNNBase.flatten_parameters, and DataParallel."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import numpy as np
+import pytest
+
+import autojit
+import autojit.nn.modules
+
+torch = pytest.importorskip("torch")
+
+SUBMODULES = ["loss", "batchnorm", "instancenorm", "conv", "pooling", "dropout", "padding",
+              "rnn", "activation", "linear", "container", "normalization", "sparse",
+              "transformer", "upsampling", "flatten", "fold", "distance", "pixelshuffle",
+              "channelshuffle", "lazy", "module"]
+# Before their first call autojit's lazy norm layers are also their non-lazy class, which
+# torch's become only when they materialize.
+LAZY_NORMS = {f"Lazy{kind}Norm{n}d" for kind in ("Batch", "Instance") for n in (1, 2, 3)} | {
+    "_LazyNormBase"}
+
+
+def _classes():
+    """(module path, name, torch class, autojit class or None) for each torch.nn module class."""
+    found = []
+    for sub in SUBMODULES:
+        theirs = importlib.import_module("torch.nn.modules." + sub)
+        ours = importlib.import_module("autojit.nn.modules." + sub)
+        for name, cls in vars(theirs).items():
+            if inspect.isclass(cls) and cls.__module__ == theirs.__name__ and \
+                    issubclass(cls, torch.nn.Module):
+                found.append((sub, name, cls, getattr(ours, name, None)))
+    return found
+
+
+def test_base_classes_at_torchs_paths_with_torchs_hierarchy():
+    classes = _classes()
+    names = {name for _, name, _, _ in classes} | {"Module", "LazyModuleMixin"}
+    missing = []
+    for sub, name, theirs, ours in classes:
+        if ours is None:
+            missing.append(f"{sub}.{name}")
+            continue
+        if name in LAZY_NORMS:
+            continue
+        expected = [c.__name__ for c in theirs.__mro__ if c.__name__ in names]
+        assert [c.__name__ for c in ours.__mro__ if c.__name__ in names] == expected, name
+    # What autojit.nn does not have at all, private bases included.
+    assert sorted(missing) == [
+        "batchnorm.SyncBatchNorm", "container.Container", "conv._ConvTransposeMixin",
+        "linear.NonDynamicallyQuantizableLinear", "loss.LinearCrossEntropyLoss",
+        "loss.NLLLoss2d", "normalization.CrossMapLRN2d", "pooling.FractionalMaxPool2d",
+        "pooling.FractionalMaxPool3d"]
+
+
+@pytest.mark.parametrize("layer, base", [
+    ("InstanceNorm2d(3)", "batchnorm._BatchNorm"), ("Dropout2d()", "dropout.Dropout"),
+    ("ZeroPad2d(1)", "padding.ConstantPad2d"), ("AvgPool1d(2)", "pooling._AvgPoolNd"),
+    ("ReflectionPad1d(1)", "padding._ReflectionPadNd"), ("BatchNorm1d(2)", "batchnorm._NormBase")])
+def test_isinstance_checks_as_torch(layer, base):
+    def check(t):
+        module, name = base.split(".")
+        cls = getattr(importlib.import_module(f"{t.__name__}.nn.modules.{module}"), name)
+        return isinstance(eval(f"t.nn.{layer}", {"t": t}), cls)
+
+    assert check(autojit) == check(torch)
+
+
+def test_a_subclass_of_the_private_loss_base():
+    def run(t):
+        from importlib import import_module
+
+        loss_module = import_module(t.__name__ + ".nn.modules.loss")
+
+        class Scaled(loss_module._WeightedLoss):
+            def forward(self, input, target):  # noqa: A002
+                return ((input - target) ** 2 * self.weight).sum() if \
+                    self.reduction == "sum" else ((input - target) ** 2).mean()
+
+        loss = Scaled(weight=t.tensor([1.0, 2.0]), reduction="sum")
+        return loss.reduction, loss(t.tensor([1.0, 2.0]), t.zeros(2)).item(), \
+            list(dict(loss.named_buffers()))
+
+    assert run(autojit) == run(torch)
+
+
+def _hooked_program(t):
+    mm = importlib.import_module(t.__name__ + ".nn.modules.module")
+    log = []
+    handles = [
+        mm.register_module_forward_pre_hook(lambda m, a: log.append(("gpre", type(m).__name__))),
+        mm.register_module_forward_hook(lambda m, a, o: log.append(("gpost", type(m).__name__))),
+        mm.register_module_forward_hook(lambda m, a, k, o: o * 2 if isinstance(
+            m, t.nn.Linear) else None, with_kwargs=True),
+        mm.register_module_full_backward_pre_hook(
+            lambda m, go: log.append(("gbpre", type(m).__name__))),
+        mm.register_module_full_backward_hook(
+            lambda m, gi, go: log.append(("gback", type(m).__name__))),
+    ]
+    try:
+        t.manual_seed(0)
+        model = t.nn.Sequential(t.nn.Linear(3, 2), t.nn.Tanh())
+        with t.no_grad():
+            model[0].weight.copy_(t.tensor([[0.5, -1.0, 0.25], [1.0, 0.5, -0.5]]))
+            model[0].bias.zero_()
+        model[0].register_forward_pre_hook(lambda m, a: log.append(("pre", "Linear")))
+        model[0].register_forward_hook(lambda m, a, o: log.append(("post", "Linear")))
+        x = t.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+        out = model(x)
+        out.sum().backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    log.append(("after", type(model(x)).__name__))
+    return log, out.detach().numpy(), x.grad.numpy()
+
+
+def test_global_module_hooks_as_torch():
+    (their_log, their_out, their_grad), (log, out, grad) = (_hooked_program(t)
+                                                            for t in (torch, autojit))
+    assert log == their_log
+    np.testing.assert_allclose(out, their_out, rtol=1e-5)
+    np.testing.assert_allclose(grad, their_grad, rtol=1e-5)
+
+
+def test_registration_hooks_as_torch():
+    def run(t):
+        mm = importlib.import_module(t.__name__ + ".nn.modules.module")
+        seen = []
+        handles = [
+            mm.register_module_buffer_registration_hook(
+                lambda m, n, b: seen.append(("buffer", n)) or (b * 2 if b is not None else b)),
+            mm.register_module_parameter_registration_hook(
+                lambda m, n, p: seen.append(("param", n))),
+            mm.register_module_module_registration_hook(
+                lambda m, n, s: seen.append(("module", n, type(s).__name__))),
+        ]
+        try:
+            norm = t.nn.BatchNorm1d(2)
+            norm.extra = t.nn.Identity()
+            norm.add_module("other", t.nn.ReLU())
+            norm.register_buffer("scale", t.ones(2))
+            norm.scale = t.ones(2)
+        finally:
+            for handle in handles:
+                handle.remove()
+        t.nn.Linear(1, 1)
+        return seen, norm.scale.tolist(), norm.running_var.tolist()
+
+    assert run(autojit) == run(torch)
+
+
+def test_flatten_parameters_does_nothing_as_on_cpu():
+    for t in (torch, autojit):
+        lstm = t.nn.LSTM(2, 3, num_layers=2)
+        before = [p.detach().clone() for p in lstm.parameters()]
+        assert lstm.flatten_parameters() is None
+        assert all(bool((a == b.detach()).all()) for a, b in zip(before, lstm.parameters()))
+
+
+def test_data_parallel_without_a_device_calls_the_module():
+    if autojit.cuda.is_available():
+        pytest.skip("a GPU is present: DataParallel moves the module to it")
+
+    def run(t):
+        t.manual_seed(0)
+        inner = t.nn.Linear(3, 2)
+        with t.no_grad():
+            inner.weight.copy_(t.tensor([[0.5, -1.0, 0.25], [1.0, 0.5, -0.5]]))
+            inner.bias.fill_(0.5)
+        model = t.nn.DataParallel(inner)
+        x = t.ones(4, 3, requires_grad=True)
+        out = model(x)
+        out.sum().backward()
+        return (sorted(model.state_dict()), model.device_ids, repr(model), hasattr(model, "dim"),
+                out.detach().numpy().tolist(), x.grad.numpy().tolist(), model.module is inner)
+
+    assert run(autojit) == run(torch)
+
+
+def test_data_parallel_compiles():
+    model = autojit.nn.DataParallel(autojit.nn.Sequential(autojit.nn.Linear(3, 4),
+                                                          autojit.nn.ReLU()))
+    x = autojit.randn(5, 3)
+    compiled = autojit.compile(model, fullgraph=True)
+    np.testing.assert_allclose(compiled(x).detach().numpy(), model(x).detach().numpy(),
+                               rtol=1e-6)

@@ -1,0 +1,168 @@
+"""autojit.profiler against torch.profiler, structurally: the schedule's actions, when
+on_trace_ready runs, the files tensorboard_trace_handler writes and the Chrome trace's shape,
+the ProfilerStep ranges, the summary table's columns, and torch's errors."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import warnings
+
+import pytest
+
+import autojit
+import autojit.profiler
+
+torch = pytest.importorskip("torch")
+
+
+def outcome(function):
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = function()
+    except Exception as error:  # noqa: BLE001 - the outcome compared
+        return type(error).__name__, str(error)
+    return result, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("arguments", [
+    dict(wait=1, warmup=1, active=2), dict(wait=1, warmup=0, active=2, repeat=2, skip_first=1),
+    dict(wait=2, warmup=1, active=1, repeat=1, skip_first=3, skip_first_wait=1),
+    dict(wait=0, warmup=1, active=0), dict(wait=-1, warmup=1, active=1)])
+def test_schedule_as_torch(arguments):
+    def run(t):
+        function = t.profiler.schedule(**arguments)
+        return [function(step).name for step in range(14)]
+
+    assert outcome(lambda: run(autojit)) == outcome(lambda: run(torch))
+
+
+def _train(t, tmp_path, name, **options):
+    """Six steps under a wait-1/warmup-1/active-2 schedule: the steps at which on_trace_ready
+    ran, the trace files written, the ProfilerStep ranges and the table's header line."""
+    x = t.ones(8, 4, requires_grad=True)
+    ready = []
+    directory = str(tmp_path / name)
+    handler = t.profiler.tensorboard_trace_handler(directory, worker_name="worker")
+
+    def on_trace_ready(prof):
+        ready.append(prof.step_num)
+        handler(prof)
+
+    activity = t.profiler.ProfilerActivity
+    with t.profiler.profile(activities=[activity.CPU], on_trace_ready=on_trace_ready,
+                            schedule=t.profiler.schedule(wait=1, warmup=1, active=2, repeat=1),
+                            **options) as prof:
+        for _ in range(6):
+            with t.profiler.record_function("forward"):
+                y = (x * 2).relu().sum()
+            y.backward()
+            prof.step()
+    files = sorted(glob.glob(os.path.join(directory, "*")))
+    steps = sorted({e.name for e in prof.events() if e.name.startswith("ProfilerStep")})
+    table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=5)
+    return ready, files, steps, table.splitlines()[1].split("  "), prof
+
+
+@pytest.mark.parametrize("options", [{}, {"record_shapes": True, "profile_memory": True}])
+def test_scheduled_profile_and_trace_handler_as_torch(tmp_path, options):
+    theirs = _train(torch, tmp_path, "torch", **options)
+    ours = _train(autojit, tmp_path, "autojit", **options)
+    assert ours[0] == theirs[0] == [4]
+    assert len(ours[1]) == len(theirs[1]) == 1
+    assert re.fullmatch(r"worker\.\d+\.pt\.trace\.json", os.path.basename(ours[1][0]))
+    assert ours[2] == theirs[2] == ["ProfilerStep*"]
+    assert [c.strip() for c in ours[3] if c.strip()] == [c.strip() for c in theirs[3]
+                                                         if c.strip()]
+    with open(theirs[1][0]) as file:
+        their_trace = json.load(file)
+    with open(ours[1][0]) as file:
+        our_trace = json.load(file)
+    assert {"schemaVersion", "deviceProperties", "displayTimeUnit", "baseTimeNanoseconds",
+            "traceName", "traceEvents"} <= set(our_trace)
+    assert set(their_trace) - set(our_trace) <= {"host_name", "trace_id"}
+    slices = [e for e in our_trace["traceEvents"] if e["ph"] == "X"]
+    assert {"ph", "cat", "name", "pid", "tid", "ts", "dur", "args"} <= set(slices[0])
+    assert {e["cat"] for e in slices} == {"cpu_op", "user_annotation"}
+    steps = sorted(e["name"] for e in slices if e["cat"] == "user_annotation")
+    assert steps == sorted(e["name"] for e in their_trace["traceEvents"]
+                           if e.get("cat") == "user_annotation")
+    if options:
+        mul = next(e for e in slices if e["name"] == "autojit::mul")
+        their_mul = next(e for e in their_trace["traceEvents"] if e.get("name") == "aten::mul")
+        assert mul["args"]["Input Dims"] == their_mul["args"]["Input Dims"] == [[8, 4], []]
+        assert mul["args"]["Input type"][0] == their_mul["args"]["Input type"][0] == "float"
+        mul_row = next(r for r in ours[4].key_averages() if r.key == "autojit::mul")
+        assert mul_row.self_cpu_memory_usage == mul_row.count * 8 * 4 * 4  # float32 results
+
+
+def test_profile_without_schedule_records_everything_and_calls_on_trace_ready():
+    def run(t):
+        ready = []
+        with t.profiler.profile(on_trace_ready=lambda prof: ready.append(prof.step_num)) as prof:
+            with t.profiler.record_function("block"):
+                t.ones(3) * 2
+            prof.step()
+            t.ones(3) + 1
+        names = {e.name for e in prof.events()}
+        return ready, "block" in names, any(n.startswith("ProfilerStep") for n in names)
+
+    assert run(autojit) == run(torch)
+
+
+def test_accumulated_events_and_errors_as_torch():
+    def run(t):
+        results = [outcome(lambda: t.profiler.profile().key_averages())]
+        activity = t.profiler.ProfilerActivity
+        results.append(outcome(lambda: t.profiler.profile(activities=[activity.CPU,
+                                                                      activity.CPU])))
+        counts = []
+        with t.profiler.profile(schedule=t.profiler.schedule(wait=0, warmup=1, active=1),
+                                on_trace_ready=lambda p: counts.append(len(
+                                    [e for e in p.events() if e.name.endswith("::mul")])),
+                                acc_events=True) as prof:
+            for _ in range(4):
+                t.ones(2) * 3
+                prof.step()
+        results.append(counts)
+        return results
+
+    assert run(autojit) == run(torch)
+
+
+def test_cuda_activity_without_a_gpu_is_dropped_with_torchs_warning():
+    if autojit.cuda.is_available() or torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+
+    def run(t):
+        activity = t.profiler.ProfilerActivity
+
+        def both():
+            with t.profiler.profile(activities=[activity.CPU, activity.CUDA]):
+                t.ones(2) * 2
+            return "ok"
+
+        return outcome(both)[1][:1], outcome(lambda: t.profiler.profile(
+            activities=[activity.CUDA]).__enter__())[0]
+
+    assert run(autojit) == run(torch)
+
+
+def test_export_stacks_and_gzip(tmp_path):
+    with autojit.profiler.profile(with_stack=True) as prof:
+        autojit.ones(64, 64) * 2
+    path = tmp_path / "stacks.txt"
+    prof.export_stacks(str(path), "self_cpu_time_total")
+    line = path.read_text().splitlines()[0]
+    frames, value = line.rsplit(" ", 1)
+    assert "test_profiler_torch.py" in frames and int(value) >= 0
+    with pytest.raises(ValueError, match="metric should be one of"):
+        prof.export_stacks(str(path), "count")
+    prof.export_chrome_trace(str(tmp_path / "trace.json.gz"))
+    import gzip
+
+    with gzip.open(tmp_path / "trace.json.gz", "rt") as file:
+        assert json.load(file)["traceEvents"]

@@ -361,25 +361,30 @@ def test_validation_in_a_compiled_function():
 
 # ---- compiled training steps ---------------------------------------------------------------------
 
-def _policy_step(params, optimizer, obs, actions, continuous, old_log_prob, advantages):
-    """One PPO-style update: a clipped ratio of a Categorical policy, an entropy bonus, a
-    Gaussian log-likelihood, a tanh-squashed reparameterized action (SAC), and a KL term."""
+def _policy_step_for(params, optimizer):
+    """One PPO-style update of `params`: a clipped ratio of a Categorical policy, an entropy
+    bonus, a Gaussian log-likelihood, a tanh-squashed reparameterized action (SAC), and a KL
+    term. The parameters and the optimizer are captured, as a model's are."""
     weight, mean_weight, log_std = params
-    policy = D.Categorical(logits=obs @ weight)
-    log_prob = policy.log_prob(actions)
-    ratio = (log_prob - old_log_prob).exp()
-    surrogate = autojit.minimum(ratio * advantages, ratio.clamp(0.8, 1.2) * advantages)
-    gaussian = D.Normal(obs @ mean_weight, log_std.exp())
-    squashed = D.TransformedDistribution(gaussian, [D.TanhTransform(cache_size=1)])
-    action = squashed.rsample()
-    sac = (squashed.log_prob(action).sum(-1) - action.square().sum(-1)).mean()
-    kl = D.kl_divergence(gaussian, D.Normal(0.0, 1.0)).sum(-1).mean()
-    loss = (-surrogate.mean() - 0.01 * policy.entropy().mean() + sac + 0.1 * kl
-            - gaussian.log_prob(continuous).sum(-1).mean())
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return loss
+
+    def step(obs, actions, continuous, old_log_prob, advantages):
+        policy = D.Categorical(logits=obs @ weight)
+        log_prob = policy.log_prob(actions)
+        ratio = (log_prob - old_log_prob).exp()
+        surrogate = autojit.minimum(ratio * advantages, ratio.clamp(0.8, 1.2) * advantages)
+        gaussian = D.Normal(obs @ mean_weight, log_std.exp())
+        squashed = D.TransformedDistribution(gaussian, [D.TanhTransform(cache_size=1)])
+        action = squashed.rsample()
+        sac = (squashed.log_prob(action).sum(-1) - action.square().sum(-1)).mean()
+        kl = D.kl_divergence(gaussian, D.Normal(0.0, 1.0)).sum(-1).mean()
+        loss = (-surrogate.mean() - 0.01 * policy.entropy().mean() + sac + 0.1 * kl
+                - gaussian.log_prob(continuous).sum(-1).mean())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
 
 
 def test_compiled_policy_step_equals_eager():
@@ -394,15 +399,16 @@ def test_compiled_policy_step_equals_eager():
     runs = []
     for compiled in (False, True):
         params = [autojit.tensor(p, dtype=autojit.float32, requires_grad=True) for p in initial]
-        optimizer = autojit.optim.Adam(params, lr=1e-2)
-        step = autojit.compile(_policy_step, fullgraph=True) if compiled else _policy_step
+        step = _policy_step_for(params, autojit.optim.Adam(params, lr=1e-2))
+        step = autojit.compile(step, fullgraph=True) if compiled else step
         autojit.manual_seed(5)
-        losses = [step(params, optimizer, *data).item() for _ in range(3)]
+        losses = [step(*data).item() for _ in range(3)]
         runs.append((losses, [p.detach().numpy().copy() for p in params]))
     (eager_losses, eager_params), (compiled_losses, compiled_params) = runs
     np.testing.assert_allclose(compiled_losses, eager_losses, rtol=1e-5)
     for ours, expected in zip(compiled_params, eager_params):
         np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-6)
+    assert step.stats().eager_calls == 0
 
 
 def test_compiled_reinforce_with_samples_equals_eager():

@@ -26,7 +26,7 @@ PAGE = ROOT / "docs" / "layout.md"
 PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "ir", "ir/passes", "compiler",
             "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda", "distributed",
             "distributed/nn", "nn", "nn/modules", "nn/parallel", "nn/utils", "optim", "utils",
-            "utils/data", "utils/data/_utils", "testing", "func"]
+            "utils/data", "utils/data/_utils", "testing", "distributions", "func"]
 
 INTRODUCTION = """\
 # Source layout
@@ -38,7 +38,7 @@ at run time). Bottom to top, which is also the order a program's data flows thro
 
 ```
 config | backends > tensor > interop > ops > autograd > ir > compiler > codegen > cuda
-  > distributed > nn | optim | utils | testing > func
+  > distributed > nn | optim | utils | testing | distributions > func
 ```
 
 A tensor is made (`tensor/`), an op on it is dispatched through the registry and run, or traced
@@ -46,10 +46,10 @@ into a graph (`ops/`, `ir/`), recorded for autograd and differentiated (`autogra
 function's graph goes through the compile stages (`compiler/`) to the code generators
 (`codegen/`) and, for GPU tensors, the CUDA runtime (`cuda/`). `distributed/` (process groups
 and collectives over MPI) sits above them, `nn/`, `optim/`, `utils/` (whose
-DistributedDataParallel and DistributedSampler use its process groups) and `testing/` on top,
-and `func/` (torch.func's transforms, which reach into nn) above them. Every module opens with
-a docstring saying what it holds and where it sits in this flow; its first sentence is shown
-below.
+DistributedDataParallel and DistributedSampler use its process groups), `testing/` and
+`distributions/` on top, and `func/` (torch.func's transforms, which reach into nn) above them.
+Every module opens with a docstring saying what it holds and where it sits in this flow; its
+first sentence is shown below.
 
 This page is written by `python tools/layout.py` from the tree; `tests/test_layout.py` fails
 when it is stale.

@@ -15,6 +15,7 @@ from . import (  # noqa: F401 - codegen registers the cpu backend
     config,
     cuda,
     distributed,
+    distributions,
     func,
     nn,
     optim,
@@ -160,7 +161,7 @@ _sys.modules[__name__ + ".linalg"] = linalg
 __all__ = [
     "Tensor", "Size", "device", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "BFloat16Tensor",
-    "autograd", "cuda", "nn", "profiler", "no_grad",
+    "autograd", "cuda", "distributions", "nn", "profiler", "no_grad",
     "enable_grad", "set_grad_enabled", "is_inference_mode_enabled",
     "is_grad_enabled", "inference_mode", "tensor", "as_tensor", "from_numpy", "zeros", "ones",
     "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",

@@ -1,6 +1,6 @@
-"""Op table rows for the random ops: bernoulli, normal, poisson, multinomial and Tensor's in-place
-random fills (normal_, uniform_, exponential_, geometric_, log_normal_, cauchy_, random_,
-bernoulli_).
+"""Op table rows for the random ops: bernoulli, normal, poisson, multinomial, binomial, the gamma
+sampler of autojit.distributions (_standard_gamma) and Tensor's in-place random fills (normal_,
+uniform_, exponential_, geometric_, log_normal_, cauchy_, random_, bernoulli_).
 
 Each row sets OpInfo.seed: the drivers seed the default generators before every call, so eager,
 compiled and CUDA runs draw the same numbers, and the NumPy reference draws them too, from
@@ -18,6 +18,7 @@ import numpy as np
 
 import autojit
 from autojit import Tensor
+from autojit.ops.random_gamma import standard_gamma
 
 from . import ALL_NUMERIC, OpInfo, Sample, positive, uniform
 
@@ -114,6 +115,39 @@ def _multinomial_samples(rng, dtype):
     ]
 
 
+def _binomial_reference(count, prob):
+    trials, p = np.broadcast_arrays(count, prob)
+    samples = np.random.default_rng(_key()).binomial(trials.astype(np.int64), p)
+    return samples.astype(count.dtype)
+
+
+def _binomial_samples(rng, dtype):
+    return [
+        Sample((np.floor(positive(rng, (3, 4), dtype, 1.0, 20.0)),
+                uniform(rng, (3, 4), dtype, 0.0, 1.0))),
+        Sample((np.array([0.0, 5.0, 30.0], dtype=dtype), np.array([0.5], dtype=dtype))),
+    ]
+
+
+def _standard_gamma_reference(alpha):
+    samples = np.random.default_rng(_key()).standard_gamma(alpha.astype(np.float64))
+    return np.maximum(samples.astype(alpha.dtype), np.finfo(alpha.dtype).tiny)
+
+
+def _standard_gamma_samples(rng, dtype):
+    return [
+        Sample((positive(rng, (3, 4), dtype, 0.3, 5.0),)),
+        Sample((np.array([0.05, 1.0, 12.0], dtype=dtype),)),
+    ]
+
+
+# The implicit reparameterization gradient is the derivative of the inverse CDF at a fixed
+# uniform; NumPy's rejection sampler, differenced with its draws fixed, is another function of
+# the concentration (tests/test_distributions_sampling.py checks the gradient against torch's).
+_GAMMA_GRADIENT = ("finite differences of the rejection sampler at fixed draws are not the "
+                   "implicit reparameterization gradient")
+
+
 # ---- Tensor's in-place fills ------------------------------------------------------------------
 
 def _filled(method: str):
@@ -186,6 +220,11 @@ ROWS = [
            primitives=("poisson", "fill"), seed=SEED),
     OpInfo("multinomial", autojit.multinomial, _multinomial_reference, _multinomial_samples,
            primitives=("multinomial",), differentiable=False, seed=SEED),
+    OpInfo("binomial", autojit.binomial, _binomial_reference, _binomial_samples,
+           primitives=("binomial",), differentiable=False, seed=SEED),
+    OpInfo("distributions._standard_gamma", standard_gamma, _standard_gamma_reference,
+           _standard_gamma_samples, primitives=("standard_gamma",), seed=SEED,
+           expected_failures={"gradcheck": _GAMMA_GRADIENT, "gradgradcheck": _GAMMA_GRADIENT}),
     _fill_row("normal_", ("mul",)),
     _fill_row("uniform_", ("mul",)),
     _fill_row("exponential_", ("log1p", "div", "neg")),

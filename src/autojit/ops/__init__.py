@@ -7,9 +7,9 @@ diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient
 (argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
 (searchsorted), counting (histc), collective (the exchanges between processes of
 autojit.distributed), random (the samplers poisson and multinomial, and the random ops built on
-draws), and torch.linalg's decompositions and solvers (linalg_*.py, gathered as autojit.linalg
-by linalg_namespace.py). Composites are in composite.py, triangular.py, einsum.py, joining.py
-and index_update.py and need no rules.
+draws), random_gamma (the gamma and binomial samplers), and torch.linalg's decompositions and
+solvers (linalg_*.py, gathered as autojit.linalg by linalg_namespace.py). Composites are in
+composite.py, triangular.py, einsum.py, joining.py and index_update.py and need no rules.
 """
 
 from . import (  # noqa: F401
@@ -30,6 +30,7 @@ from . import (  # noqa: F401
     masked,
     meta,  # noqa: F401 - the dispatch of ops on meta tensors, installed on first use
     random,
+    random_gamma,
     reduction,
     scans,
     scatter,

@@ -184,6 +184,7 @@ from .out_forms import sum as sum  # noqa: F401, A004, PLC0414
 from .products import addbmm, addmm, addmv, baddbmm, cdist, cosine_similarity, cross, kron, mv  # noqa: F401
 from .quantiles import nanquantile, quantile  # noqa: F401
 from .random import bernoulli, multinomial, normal, poisson  # noqa: F401
+from .random_gamma import binomial  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
 from .reduction import any_ as any  # noqa: F401
@@ -291,7 +292,7 @@ FAMILIES = {
     "Cumulative ops": ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"),
     "Triangular parts and einsum": ("tril", "triu", "tril_indices", "triu_indices", "einsum"),
     # random sampling from tensors of probabilities, rates, means and stds (ops/random.py)
-    "Random sampling": ("bernoulli", "normal", "poisson", "multinomial"),
+    "Random sampling": ("bernoulli", "normal", "poisson", "multinomial", "binomial"),
     # torch.linalg's top-level forms (autojit.linalg has the full set).
     "Linear algebra: decompositions and inverses": (
         "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse",

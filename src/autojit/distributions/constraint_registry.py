@@ -1,0 +1,160 @@
+"""biject_to and transform_to: registries from a constraint to a transform from unconstrained
+reals onto it (torch's constraint_registry), for optimizing constrained parameters through
+unconstrained ones.
+
+    scale = transform_to(constraints.positive)(unconstrained)   # exp
+
+biject_to gives bijective transforms (for change-of-variables densities); transform_to may
+give cheaper ones that are not (softmax onto the simplex). Register a new constraint class with
+`@transform_to.register(MyConstraint)`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from . import constraints, transforms
+
+__all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
+
+
+class ConstraintRegistry:
+    """A map from constraint classes to factories constraint -> Transform."""
+
+    def __init__(self):
+        self._registry = {}
+        super().__init__()
+
+    def register(self, constraint, factory=None):
+        """Register `factory` for `constraint` (a Constraint subclass, or an instance of the
+        class); without a factory, a decorator."""
+        if factory is None:
+            return lambda factory: self.register(constraint, factory)
+        if isinstance(constraint, constraints.Constraint):
+            constraint = type(constraint)
+        if not isinstance(constraint, type) or not issubclass(constraint,
+                                                              constraints.Constraint):
+            raise TypeError("Expected constraint to be either a Constraint subclass or "
+                            f"instance, but got {constraint}")
+        self._registry[constraint] = factory
+        return factory
+
+    def __call__(self, constraint):
+        """The transform onto `constraint`; NotImplementedError when none is registered."""
+        try:
+            factory = self._registry[type(constraint)]
+        except KeyError:
+            raise NotImplementedError(f"Cannot transform {type(constraint).__name__} "
+                                      "constraints") from None
+        return factory(constraint)
+
+
+biject_to = ConstraintRegistry()
+transform_to = ConstraintRegistry()
+
+
+def _register_both(*constraint_types):
+    def decorator(factory):
+        for registry in (biject_to, transform_to):
+            for constraint in constraint_types:
+                registry.register(constraint, factory)
+        return factory
+
+    return decorator
+
+
+@_register_both(constraints.real)
+def _transform_to_real(constraint):
+    return transforms.identity_transform
+
+
+@biject_to.register(constraints.independent)
+def _biject_to_independent(constraint):
+    return transforms.IndependentTransform(biject_to(constraint.base_constraint),
+                                           constraint.reinterpreted_batch_ndims)
+
+
+@transform_to.register(constraints.independent)
+def _transform_to_independent(constraint):
+    return transforms.IndependentTransform(transform_to(constraint.base_constraint),
+                                           constraint.reinterpreted_batch_ndims)
+
+
+@_register_both(constraints.positive, constraints.nonnegative)
+def _transform_to_positive(constraint):
+    return transforms.ExpTransform()
+
+
+@_register_both(constraints.greater_than, constraints.greater_than_eq)
+def _transform_to_greater_than(constraint):
+    return transforms.ComposeTransform([transforms.ExpTransform(),
+                                        transforms.AffineTransform(constraint.lower_bound, 1)])
+
+
+@_register_both(constraints.less_than)
+def _transform_to_less_than(constraint):
+    return transforms.ComposeTransform([transforms.ExpTransform(),
+                                        transforms.AffineTransform(constraint.upper_bound, -1)])
+
+
+@_register_both(constraints.interval, constraints.half_open_interval)
+def _transform_to_interval(constraint):
+    lower_is_0 = isinstance(constraint.lower_bound, numbers.Number) and \
+        constraint.lower_bound == 0
+    upper_is_1 = isinstance(constraint.upper_bound, numbers.Number) and \
+        constraint.upper_bound == 1
+    if lower_is_0 and upper_is_1:
+        return transforms.SigmoidTransform()
+    loc = constraint.lower_bound
+    scale = constraint.upper_bound - constraint.lower_bound
+    return transforms.ComposeTransform([transforms.SigmoidTransform(),
+                                        transforms.AffineTransform(loc, scale)])
+
+
+@biject_to.register(constraints.simplex)
+def _biject_to_simplex(constraint):
+    return transforms.StickBreakingTransform()
+
+
+@transform_to.register(constraints.simplex)
+def _transform_to_simplex(constraint):
+    return transforms.SoftmaxTransform()
+
+
+@transform_to.register(constraints.lower_cholesky)
+def _transform_to_lower_cholesky(constraint):
+    return transforms.LowerCholeskyTransform()
+
+
+@transform_to.register(constraints.positive_definite)
+@transform_to.register(constraints.positive_semidefinite)
+def _transform_to_positive_definite(constraint):
+    return transforms.PositiveDefiniteTransform()
+
+
+@_register_both(constraints.corr_cholesky)
+def _transform_to_corr_cholesky(constraint):
+    return transforms.CorrCholeskyTransform()
+
+
+@biject_to.register(constraints.cat)
+def _biject_to_cat(constraint):
+    return transforms.CatTransform([biject_to(c) for c in constraint.cseq], constraint.dim,
+                                   constraint.lengths)
+
+
+@transform_to.register(constraints.cat)
+def _transform_to_cat(constraint):
+    return transforms.CatTransform([transform_to(c) for c in constraint.cseq], constraint.dim,
+                                   constraint.lengths)
+
+
+@biject_to.register(constraints.stack)
+def _biject_to_stack(constraint):
+    return transforms.StackTransform([biject_to(c) for c in constraint.cseq], constraint.dim)
+
+
+@transform_to.register(constraints.stack)
+def _transform_to_stack(constraint):
+    return transforms.StackTransform([transform_to(c) for c in constraint.cseq],
+                                     constraint.dim)

@@ -308,3 +308,46 @@ def test_a_one_key_dict_argument_with_another_key():
     assert f({"v": autojit.ones(2)}).tolist() == [2.0, 2.0]
     with pytest.raises(KeyError):
         f({"w": autojit.ones(2)})  # as eager: the key is guarded, not only the length
+
+
+# ---- arguments the function also reaches through its state ------------------------------------
+
+@pytest.mark.parametrize("form", ["positional", "list", "dict"])
+def test_parameters_passed_in_and_held_by_the_optimizer_are_updated(form):
+    def program(lib, wrap):
+        weight = tensor(lib, W, requires_grad=True)
+        optimizer = lib.optim.Adam([weight], lr=0.1)
+
+        def step(params, optimizer, x):
+            p = {"positional": lambda: params, "list": lambda: params[0],
+                 "dict": lambda: params["w"]}[form]()
+            loss = (p * x).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            return loss.detach()
+
+        f = wrap(step)
+        params = {"positional": weight, "list": [weight], "dict": {"w": weight}}[form]
+        for scale in (1.0, 2.0, -1.0, 0.5):
+            yield f(params, optimizer, tensor(lib, X * scale))
+            yield weight.detach()
+
+    check(program)
+
+
+def test_a_tensor_requiring_grad_passed_twice():
+    def program(lib, wrap):
+        weight = tensor(lib, W, requires_grad=True)
+
+        def twice(a, b):
+            (a * b).sum().backward()
+            gradient = weight.grad.clone()
+            weight.grad = None
+            return gradient
+
+        f = wrap(twice)
+        for _ in range(2):
+            yield f(weight, weight)
+
+    check(program)

@@ -31,13 +31,17 @@ from ..tensor.state import state
 from ..tensor.tensor import Tensor
 
 
-def trace_backward(graph, tracer, requiring: list, symbolic_args: list) -> None:
+def trace_backward(graph, tracer, requiring: list, symbolic_args: list,
+                   deferred: list | None = None) -> None:
     """Append the gradient of `requiring` results to the joint graph being traced.
 
     requiring: (output name, result Tensor) of results that require grad; symbolic_args:
     (Input, symbolic Tensor) of the tensor arguments. Adds one cotangent input per result and
-    one "input_grad" output per input whose gradient is not identically absent. Returns the
-    error eager autograd would raise on differentiating the results, or None.
+    one "input_grad" output per input whose gradient is not identically absent (to `deferred`
+    instead, as add_output's arguments, when given: the caller adds them last, so that the
+    outputs it adds meanwhile keep their numbers in the forward half ir/partition.py cuts,
+    which has no input_grad outputs). Returns the error eager autograd would raise on
+    differentiating the results, or None.
     """
     differentiable = [(entry, tensor) for entry, tensor in symbolic_args
                       if tensor._requires_grad]
@@ -76,8 +80,12 @@ def trace_backward(graph, tracer, requiring: list, symbolic_args: list) -> None:
             restore()
     for (entry, _), grad in zip(differentiable, grads):
         if grad is not None:
-            graph.add_output(tracer.value_of(grad), tracer.unique_output(f"{entry.name}.grad_in"),
-                             "input_grad", entry)
+            output = (tracer.value_of(grad), tracer.unique_output(f"{entry.name}.grad_in"),
+                      "input_grad", entry)
+            if deferred is None:
+                graph.add_output(*output)
+            else:
+                deferred.append(output)
     return None
 
 

@@ -52,6 +52,39 @@ def describe(args: tuple, position: int) -> str:
     return f"args[{index}]" + "".join(f"[{key!r}]" for key in keys)
 
 
+def tensor_paths(walk) -> dict:
+    """id(tensor) -> every (path, display) the walk reached that tensor at."""
+    paths: dict = {}
+    for observation in walk.observations:
+        if observation.kind == "tensor":
+            paths.setdefault(id(observation.value), []).append(
+                (observation.path, observation.display))
+    return paths
+
+
+def aliased_arguments(args: tuple, walk) -> frozenset:
+    """Positions of the tensor arguments (nested ones included) that the function also reaches
+    some other way: through its state (a parameter passed in and held by the optimizer the
+    function steps), or, requiring grad, twice among its arguments. A symbolic stand-in would
+    be a second object for one tensor, with a .grad of its own that the other path never sees
+    (the optimizer would find no gradient): such a tensor is traced as itself, a captured
+    tensor guarded by identity at every path, and a new one traces again. (Data passed twice,
+    `f(x, x)`, stays two inputs: written_input_conditions handles writes through one.)"""
+    paths = tensor_paths(walk)
+    count = len(given_arguments(args))
+    seen: dict = {}
+    for argument in args:
+        if isinstance(argument, Tensor):
+            seen[id(argument)] = seen.get(id(argument), 0) + 1
+    # A nested tensor's own path is one the walk found (its container is a walk root); a
+    # positional tensor is no root, so any path the walk found is another.
+    return frozenset(
+        position for position, argument in enumerate(args)
+        if isinstance(argument, Tensor) and argument._data is not None and (
+            (seen[id(argument)] > 1 and argument._requires_grad) or
+            len(paths.get(id(argument), ())) > (1 if position >= count else 0)))
+
+
 def flatten(args: tuple) -> tuple:
     """`args` with the tensors inside its lists, tuples and dicts appended (FlatArguments), or
     `args` itself when there are none (or too many)."""

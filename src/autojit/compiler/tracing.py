@@ -45,7 +45,14 @@ from .guards import (
     tensor_conditions,
     written_input_conditions,
 )
-from .nested_arguments import describe, given_arguments, place, put_back
+from .nested_arguments import (
+    aliased_arguments,
+    describe,
+    given_arguments,
+    place,
+    put_back,
+    tensor_paths,
+)
 from .reachability import LIBRARY_ROOTS, Walk, function_roots, rng_state
 from .result_template import (
     Flattening,
@@ -216,8 +223,10 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     graph = Graph()
     env = ShapeEnv()
     call_args, arg_positions, symbolic_args = [], [], []
+    aliased = aliased_arguments(args, before)
     for position, argument in enumerate(args):
-        if isinstance(argument, Tensor) and argument._data is not None:
+        if isinstance(argument, Tensor) and argument._data is not None and \
+                position not in aliased:
             graph.add_input(compiled.sizes.shape(position, argument, env), argument.dtype,
                             "arg", f"arg{position}")
             symbolic = Tensor._symbolic(graph.inputs[-1].value)
@@ -241,6 +250,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
              for key, (_, _, tensor) in tensors_before.items()}
     tracer = Tracer(graph, names, env)
     tracer.call_args = args
+    tracer.aliased_arguments = aliased
     env.on_value_check = _value_check_hook(compiled)
     for (entry, symbolic), position in zip(symbolic_args, arg_positions):
         tracer.add_argument(entry, symbolic, args[position]._data)
@@ -290,8 +300,9 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             # outside the function, runs eagerly so that it is checked.
             raise _RunEagerly("anomaly mode with results differentiated outside the "
                               "function")
-        backward_error = trace_backward(graph, tracer, requiring, symbolic_args) \
-            if requiring else None
+        gradient_outputs: list = []  # added last (compiled_backward.trace_backward)
+        backward_error = trace_backward(graph, tracer, requiring, symbolic_args,
+                                        gradient_outputs) if requiring else None
         nan_checks = [(len(graph.outputs) + index, node, position) for index, (
             gradient, node, position) in enumerate(tracer.nan_checks)]
         for gradient, _, _ in tracer.nan_checks:
@@ -342,6 +353,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
                  *(value for written in (*(python_writes.templates if python_writes else ()),
                                          *logged)
                    for value in symbolic_leaves(written)))
+    for output in gradient_outputs:
+        graph.add_output(*output)
     return Trace(args, graph, env, tracer, before, changes, template, requiring,
                  backward_error, nan_checks, cleared, prints, symbolic_args, arg_positions,
                  frozenset(source.path for source, _ in runtime), python_writes)
@@ -550,8 +563,14 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     guards.require(f"len(args) == {len(args)}", f"the number of arguments changed (was "
                    f"{len(args)})")
     mode_conditions(guards)
+    aliased = traced.tracer.aliased_arguments
     for position, argument in enumerate(args):
         if isinstance(argument, Tensor):
+            if position in aliased:  # traced as the very tensor: guarded as a captured one
+                guards.require(f"$ is {guards.constant(argument, 'T', describe(args, position))}",
+                               f"{describe(args, position)} is another tensor than when traced",
+                               ("args", f"[{position}]"), describe(args, position))
+                continue
             tensor_conditions(guards, ("args", f"[{position}]"), argument,
                               describe(args, position), grad_is=id(argument) in grad_guarded,
                               dynamic_dims=env.dims_of(position))
@@ -570,13 +589,17 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     # owns it must still be there, holding the same array, or the run reads a stale one.
     owners = {id(found[2]._data): found for found in before.tensors.values()
               if found[2]._data is not None}
+    paths = tensor_paths(before)
     for entry in graph.captured_inputs:
         tensor = entry.tensor
         found = before.tensors.get(id(tensor))
         constant = guards.constant(tensor, "T", entry.name)
         if found is not None:
-            guards.require(f"$ is {constant}", f"{found[1]} is another tensor than when "
-                           "traced", found[0], found[1])
+            # Every path that reached it (a parameter through its module and through the
+            # optimizer): one of them replaced is another program.
+            for path, display in paths.get(id(tensor), [found[:2]]):
+                guards.require(f"$ is {constant}", f"{display} is another tensor than when "
+                               "traced", path, display)
         elif id(tensor) in made:
             owner = owners.get(id(tensor._data))
             if owner is None:
@@ -592,7 +615,8 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     # A tensor whose .grad the function only looked at (`if p.grad is None: continue`).
     captured = {id(entry.tensor) for entry in graph.captured_inputs}
     # Tensors inside container arguments are graph inputs, checked as arguments above.
-    nested = {id(args[position]) for position in range(len(given_arguments(args)), len(args))}
+    nested = {id(args[position]) for position in range(len(given_arguments(args)), len(args))
+              if position not in aliased}
     reachable_tensor_conditions(guards, before, captured | nested,
                                 returned_objects(traced.template))
     for path, display, tensor in before.tensors.values():

@@ -89,7 +89,24 @@ def expanded_then_cloned(lib, x):
     return z
 
 
+def transposed_values_reshaped(lib, x):
+    # Eager's clone and elementwise ops keep their operand's layout: these are stored
+    # transposed, so their reshape is a copy, and a write into it misses them.
+    z = x.t().clone()
+    z.reshape(-1)[0].mul_(-1.5)
+    w = x.t() * 2
+    w.reshape(-1)[1].add_(100)
+    w.mul_(3)  # written in place, still stored transposed
+    w.reshape(-1)[2].add_(100)
+    v = (x @ x.t()).t() + 1
+    v.flatten()[0].fill_(0)
+    u = x.clone()  # row-major: its reshape is a view
+    u.reshape(-1)[0].fill_(9)
+    return z, w, v, u
+
+
 PROGRAMS = [
+    (transposed_values_reshaped, (X,)),
     (view_column_mul, (X,)),
     (flat_view_item_add, (X,)),
     (narrow_copy, (X, np.ones((3, 2)))),

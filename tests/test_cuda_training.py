@@ -141,3 +141,18 @@ def test_a_cpu_scalar_parameter_gets_its_gradient_on_the_cpu():
         assert not direct.is_cuda and direct.item() == 6.0
         found.append((loss.item(), scale.grad.item(), weight.grad.cpu().tolist()))
     assert found[0] == found[1] == (12.0, 12.0, [4.0, 8.0, 12.0])
+
+
+def test_a_copy_to_the_call_device_inside_a_compiled_function_is_the_value_itself():
+    # The common `x = x.to(device)` at the top of a training step: the compiled graph runs
+    # on the call's device, so the copy there compiles; a copy elsewhere breaks the graph.
+    x = autojit.randn(3, 4, device="cuda")
+    device = autojit.device("cuda")
+    step = autojit.compile(lambda a: a.to(device).relu() * 2, fullgraph=True)
+    result = step(x)
+    assert result.is_cuda
+    np.testing.assert_array_equal(result.cpu().numpy(), (x.relu() * 2).cpu().numpy())
+    with pytest.warns(autojit.CompileWarning, match=r"Tensor.to\(device\)"):
+        back = autojit.compile(lambda a: (a * 2).cpu())(x)
+    assert not back.is_cuda
+    np.testing.assert_array_equal(back.numpy(), (x * 2).cpu().numpy())

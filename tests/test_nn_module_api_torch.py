@@ -186,7 +186,9 @@ def test_data_parallel_without_a_device_calls_the_module():
 def test_data_parallel_compiles():
     model = autojit.nn.DataParallel(autojit.nn.Sequential(autojit.nn.Linear(3, 4),
                                                           autojit.nn.ReLU()))
-    x = autojit.randn(5, 3)
+    # On the module's device (the GPU where one is, or the CUDA simulator's): a copy from
+    # another device inside the compiled function would need the data, and break the graph.
+    x = autojit.randn(5, 3).to(next(model.parameters()).device)
     compiled = autojit.compile(model, fullgraph=True)
-    np.testing.assert_allclose(compiled(x).detach().numpy(), model(x).detach().numpy(),
-                               rtol=1e-6)
+    np.testing.assert_allclose(compiled(x).detach().cpu().numpy(),
+                               model(x).detach().cpu().numpy(), rtol=1e-6)

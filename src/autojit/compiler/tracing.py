@@ -250,6 +250,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
              for key, (_, _, tensor) in tensors_before.items()}
     tracer = Tracer(graph, names, env)
     tracer.call_args = args
+    tracer.device = next((argument.device for argument in args
+                          if isinstance(argument, Tensor) and argument.is_cuda), None)
     tracer.aliased_arguments = aliased
     env.on_value_check = _value_check_hook(compiled)
     for (entry, symbolic), position in zip(symbolic_args, arg_positions):

@@ -13,10 +13,11 @@ written back after each call (ir/trace.py: Tracer.finish adds the "update" outpu
 
 Whether a view op aliases is decided exactly as eager decides it: the op's NumPy impl runs on a
 stand-in, the root's real array (an argument or captured tensor) or, for a value the function
-computed, a C-contiguous array of its shape (what compiled kernels and NumPy's copies make),
-and aliases when the result shares the stand-in's memory. A reshape that eager would copy is
-therefore not a view here either, and an expanded view is read-only, so writing to it raises
-eager's error. See docs/notes/aliasing.md.
+computed, an array laid out as eager's would be (eager_layout.py: row-major, unless the value
+follows a non-row-major operand through elementwise and layout ops, as `a.clone()` of a
+transposed `a` does), and aliases when the result shares the stand-in's memory. A reshape
+that eager would copy is therefore not a view here either, and an expanded view is read-only,
+so writing to it raises eager's error. See docs/notes/aliasing.md.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 from ..ops.inplace import OVERLAP_ERROR, scatter_through
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
+from .eager_layout import eager_stand_in
 
 
 class TracedView:
@@ -53,15 +55,23 @@ def _hinted(value):
     return _hint(value)
 
 
-def stand_in_of(tensor: Tensor, real_arrays: dict):
+def stand_in_of(tensor: Tensor, tracer):
     """A NumPy array laid out as eager's array for `tensor`, a root."""
     data = tensor._data
     if data is None:
-        data = real_arrays.get(id(tensor))
+        data = tracer.real_arrays.get(id(tensor))
     if data.__class__ is np.ndarray:
         return data
-    # A value computed while tracing (or a device array): compiled kernels and NumPy's
-    # copies make C-contiguous arrays. np.empty touches no memory, whatever its size.
+    if data is None:
+        # A value computed while tracing: eager's layout follows its operands' through
+        # elementwise and layout ops (eager_layout.py); a tensor written in place keeps the
+        # layout of its storage, that of the value it had before.
+        value = tracer.first_values.get(id(tensor), (None, tensor._value))[1]
+        laid_out = eager_stand_in(tracer, value)
+        if laid_out is not None:
+            return laid_out
+    # Row-major, as compiled kernels and NumPy's copies make arrays (or a device array).
+    # np.empty touches no memory, whatever its size.
     return np.empty(tuple(_hint(extent) for extent in tensor.shape), dtype=np.uint8)
 
 
@@ -71,7 +81,7 @@ def make_view(tracer, source: Tensor, op, attrs: dict, out: Tensor) -> None:
     if link is not None:
         root, stand_in = link.root, link.stand_in
     else:
-        root, stand_in = source, stand_in_of(source, tracer.real_arrays)
+        root, stand_in = source, stand_in_of(source, tracer)
     try:
         result = op.impl(stand_in, **{name: _hinted(value) for name, value in attrs.items()})
     except (ValueError, TypeError):  # a size only known symbolically: assume it aliases
@@ -94,7 +104,7 @@ def make_alias(tracer, source: Tensor, alias: Tensor) -> None:
     if link is not None:
         root, stand_in = link.root, link.stand_in
     else:
-        root, stand_in = source, stand_in_of(source, tracer.real_arrays)
+        root, stand_in = source, stand_in_of(source, tracer)
     alias._traced_view = TracedView(source, None, None, root, tracer.root_value(root), stand_in)
 
 

@@ -90,6 +90,9 @@ class Tracer:
         self.read_scalar, self.read_array = self.scalars.read_scalar, self.scalars.read_array
         self.tensor_from_scalars = self.scalars.tensor_of
         self.call_args: tuple = ()
+        # The device of the call's tensors when they are not on the CPU (None when they are):
+        # graph values have no data, and the compiled graph runs on that device.
+        self.device = None
         # Whether a graph value can be evaluated for a decision (a compiled function's trace
         # has the call's real inputs; make_graph has not: a decision there breaks the graph).
         self.evaluates = True
@@ -139,6 +142,11 @@ class Tracer:
         self.grads_before: dict = {}  # id(Tensor) -> (tensor, its .grad before the trace)
         # id(symbolic argument) -> the real argument's array: how eager lays out its views.
         self.real_arrays: dict = {}
+        # How eager lays out values computed while tracing (ir/eager_layout.py): id(Value) ->
+        # its stand-in, and id(symbolic tensor written in place) -> (the tensor, its value
+        # before the first write), whose layout its storage keeps.
+        self.eager_layouts: dict = {}
+        self.first_values: dict = {}
         self._argument_entries: dict = {}  # id(symbolic argument) -> its "arg" Input
         # id(Input) of an argument or captured tensor -> how many graph nodes existed when it
         # was first written: reads of other inputs from there on see eager's written memory.
@@ -368,6 +376,7 @@ class Tracer:
             entry = self._argument_entries.get(id(target))
             if entry is not None:
                 self.first_writes.setdefault(id(entry), len(self.graph.nodes))
+            self.first_values.setdefault(id(target), (target, target._value))
             target._value = value  # a functional update: the graph itself has no mutation
             return
         self.value_of(target)  # lift it (and remember its state) if this is its first use

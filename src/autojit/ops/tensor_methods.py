@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..interop import dlpack as _dlpack
 from ..tensor import dtypes, sharing
 from ..tensor.device import check_device, runtime
+from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import (
     bitwise,
@@ -288,8 +289,14 @@ def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: b
         device = check_device(device)
         if self.is_meta and device.type != "meta":
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-        other = device if device.type != "cpu" else self.device
-        result = self if other.type == "cpu" else runtime(other.type).move(self, device)
+        tracer = state.tracer
+        if self._data is None and tracer is not None and tracer.device is not None:
+            # A graph value lives where the compiled graph runs, on the call's device; a copy
+            # anywhere else needs the data, and breaks the graph.
+            result = self if device == tracer.device else self._concrete("Tensor.to(device)")
+        else:
+            other = device if device.type != "cpu" else self.device
+            result = self if other.type == "cpu" else runtime(other.type).move(self, device)
     if dtype is not None:
         result = ew.cast(result, dtypes.to_dtype(dtype))
     if copy and result is self:

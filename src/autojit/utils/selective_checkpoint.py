@@ -112,8 +112,8 @@ def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mu
     `policy_fn_or_list` is a function `policy_fn(ctx, op, *args, **attrs)` returning a
     CheckpointPolicy (or a bool, True meaning MUST_SAVE) for each primitive op the checkpointed
     function records, or a list of ops whose results are saved (MUST_SAVE; every other op
-    PREFER_RECOMPUTE). Ops are autojit's primitives: `autojit.ops.registry.REGISTRY["matmul"]`,
-    or their names in the list form (torch's `aten.mm.default` and `aten.bmm.default` are
+    PREFER_RECOMPUTE). Ops are autojit's primitives, the entries of `autojit.ops.registry.REGISTRY`
+    (or their names in the list form; torch's `aten.mm.default` and `aten.bmm.default` are
     both autojit's "matmul").
 
         >>> import functools

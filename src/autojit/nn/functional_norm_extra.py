@@ -17,6 +17,7 @@ from ..autograd.grad_mode import no_grad
 from ..ops.composite import rsqrt
 from ..ops.reduction import sum_
 from ..tensor.tensor import Tensor
+from ..tensor.type_info import finfo
 from .functional_norm import _affine, _check_float, _per_channel, _statistics
 from .functional_padding import pad
 from .functional_pooling import avg_pool2d, avg_pool3d
@@ -82,7 +83,7 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor: 
                            f"weight of shape {list(weight.shape)} and normalized_shape = "
                            f"{list(normalized_shape)}")
     if eps is None:
-        eps = float(np.finfo(str(input.dtype).split(".")[-1]).eps)
+        eps = finfo(input.dtype).eps
     dims = tuple(range(input.ndim - count, input.ndim))
     size = int(np.prod(normalized_shape))
     result = input * rsqrt(sum_(input * input, dims, keepdim=True) / size + eps)

@@ -23,9 +23,10 @@ PACKAGE = ROOT / "src" / "autojit"
 PAGE = ROOT / "docs" / "layout.md"
 
 # Bottom to top; the sub-packages of codegen/ and ir/ follow their parents.
-PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "ir", "ir/passes", "compiler",
-            "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda", "nn",
-            "nn/modules", "nn/utils", "optim", "utils", "utils/data", "utils/data/_utils", "func"]
+PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir", "ir/passes",
+            "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda", "nn",
+            "nn/modules", "nn/utils", "optim", "utils", "utils/data", "utils/data/_utils", "cpu",
+            "func"]
 
 INTRODUCTION = """\
 # Source layout
@@ -36,15 +37,17 @@ contracts in `pyproject.toml` (docs/notes/layers.md says how a lower layer reach
 at run time). Bottom to top, which is also the order a program's data flows through them:
 
 ```
-config | backends > tensor > interop > ops > autograd > ir > compiler > codegen > cuda
-  > nn | optim | utils > func
+config | backends > tensor > interop > ops > autograd > amp > ir > compiler > codegen
+  > cuda > nn | optim | utils | cpu > func
 ```
 
 A tensor is made (`tensor/`), an op on it is dispatched through the registry and run, or traced
-into a graph (`ops/`, `ir/`), recorded for autograd and differentiated (`autograd/`); a compiled
-function's graph goes through the compile stages (`compiler/`) to the code generators
-(`codegen/`) and, for GPU tensors, the CUDA runtime (`cuda/`). `nn/`, `optim/` and `utils/`
-are built on top, and `func/` (torch.func's transforms, which reach into nn) above them. Every module opens with a docstring saying what it holds and where it sits in
+into a graph (`ops/`, `ir/`), recorded for autograd and differentiated (`autograd/`), and cast
+by autocast inside an autocast region (`ops/autocast.py`; `amp/` holds the context managers and
+the gradient scaler); a compiled function's graph goes through the compile stages (`compiler/`)
+to the code generators (`codegen/`) and, for GPU tensors, the CUDA runtime (`cuda/`). `nn/`,
+`optim/` and `utils/` are built on top, and `func/` (torch.func's transforms, which reach into
+nn) above them. Every module opens with a docstring saying what it holds and where it sits in
 this flow; its first sentence is shown below.
 
 This page is written by `python tools/layout.py` from the tree; `tests/test_layout.py` fails

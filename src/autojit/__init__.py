@@ -8,10 +8,12 @@ import sys as _sys
 
 from . import (  # noqa: F401 - codegen registers the cpu backend
     accelerator,
+    amp,
     autograd,
     backends,
     codegen,
     config,
+    cpu,
     cuda,
     func,
     nn,
@@ -21,6 +23,7 @@ from . import (  # noqa: F401 - codegen registers the cpu backend
     types,
     utils,
 )
+from .amp import autocast
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -44,6 +47,23 @@ from .interop.serialization import load, save
 from .ir.trace import make_graph
 from .ops import linalg_namespace as linalg
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
+from .ops.autocast import (
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+    set_autocast_gpu_dtype,
+)
 from .ops.functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
 from .ops.functional import __all__ as _functional_names
 from .ops.legacy_constructors import (
@@ -159,4 +179,10 @@ __all__ = [
     "backends", "accelerator", "types", "set_num_threads", "get_num_threads",
     "set_num_interop_threads", "get_num_interop_threads", "set_float32_matmul_precision",
     "get_float32_matmul_precision",
+    # mixed precision: autocast and its settings (autojit.amp has GradScaler)
+    "amp", "cpu", "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+    "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+    "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
+    "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "get_autocast_cpu_dtype",
+    "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype",
 ]

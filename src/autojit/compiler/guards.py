@@ -457,6 +457,9 @@ def mode_conditions(guards: GuardSet) -> None:
                    f"grad mode changed (was {'enabled' if state.grad_enabled else 'disabled'})")
     guards.require(f"state.inference is {state.inference}", "inference mode changed")
     guards.require(f"state.anomaly is {state.anomaly}", "anomaly mode changed")
+    # The settings objects are interned (ops/autocast.py): one identity test.
+    guards.require(f"state.autocast is {guards.constant(state.autocast, 'A')}",
+                   f"autocast changed (was {state.autocast or 'off'})")
     guards.require(f"dtypes._default_float[0] is {default}", "the default dtype changed")
 
 

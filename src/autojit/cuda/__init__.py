@@ -97,6 +97,7 @@ from . import runtime  # noqa: E402
 register_runtime("cuda", runtime)
 backends.register("cuda", __name__ + ".plan")  # compiled graphs on CUDA tensors
 
+from . import amp  # noqa: E402, F401 - the deprecated torch.cuda.amp forms (amp.py)
 from .random import (  # noqa: E402 - the devices' random state (random.py)
     get_rng_state,
     initial_seed,

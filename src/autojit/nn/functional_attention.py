@@ -22,6 +22,7 @@ import math
 import warnings
 
 from ..ops import elementwise as ew
+from ..ops.autocast import LOWER, autocast_op
 from ..ops.layout import cat
 from ..ops.linalg import matmul
 from ..ops.reduction import amax, sum_
@@ -124,6 +125,7 @@ def _check_attention_inputs(query, key, value, attn_mask, dropout_p, is_causal) 
                            f"[{batch}, {key.shape[-2]}] but got: [{batch}, {value.shape[-2]}].")
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False, *,
                                  scale: float | None = None, enable_gqa: bool = False) -> Tensor:

@@ -12,6 +12,7 @@ import math
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from .autocast import FP32, autocast_op
 from .reduction import amax, extreme, normalize_dims, sum_
 
 _LN2 = math.log(2.0)
@@ -112,6 +113,7 @@ def silu(x):
     return x * ew.sigmoid(x)
 
 
+@autocast_op(cuda=FP32)
 def softplus(x, beta: float = 1.0, threshold: float = 20.0):
     """Elementwise `ln(1 + e^(beta x)) / beta`, x itself where `beta x > threshold`; exp never
     overflows.
@@ -225,6 +227,7 @@ def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
                              unbiased=unbiased), 0.5)
 
 
+@autocast_op(cuda=FP32)
 def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
     """The p-norm over `dim` (all when None): 2 or "fro", 1, inf, -inf, 0 or any other p.
 
@@ -261,6 +264,7 @@ def reduces_nothing(x: Tensor, dims: tuple) -> bool:
     return any(x.shape[dim].__class__ is int and x.shape[dim] == 0 for dim in dims)
 
 
+@autocast_op(cuda=FP32)
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     """`ln(sum(e^x))` over `dim`, computed around the maximum so it neither overflows nor
     underflows.

@@ -26,7 +26,7 @@ PAGE = ROOT / "docs" / "layout.md"
 PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir", "ir/passes",
             "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda", "nn",
             "nn/modules", "nn/utils", "optim", "utils", "utils/data", "utils/data/_utils", "cpu",
-            "func"]
+            "_dynamo", "func"]
 
 INTRODUCTION = """\
 # Source layout
@@ -38,7 +38,7 @@ at run time). Bottom to top, which is also the order a program's data flows thro
 
 ```
 config | backends > tensor > interop > ops > autograd > amp > ir > compiler > codegen
-  > cuda > nn | optim | utils | cpu > func
+  > cuda > nn | optim | utils | cpu | _dynamo > func
 ```
 
 A tensor is made (`tensor/`), an op on it is dispatched through the registry and run, or traced

@@ -7,6 +7,7 @@ the compiler lowers whole training steps to fused kernels. The public names foll
 import sys as _sys
 
 from . import (  # noqa: F401 - codegen registers the cpu backend
+    _dynamo,
     accelerator,
     amp,
     autograd,

@@ -252,6 +252,8 @@ AUTOCAST_MAKERS = [
 @pytest.mark.parametrize("make", AUTOCAST_MAKERS, ids=[
     "cuda", "float32", "mps", "nonsense", "device", "cpu.amp", "cuda.amp", "not-callable"])
 def test_autocast_warnings_and_errors_as_torch(make):
+    if make in (AUTOCAST_MAKERS[0], AUTOCAST_MAKERS[6]) and autojit.cuda.is_available():
+        pytest.skip("autojit sees a GPU (Numba's simulator, enabled by another test module)")
     mine, theirs = _warning_or_error(autojit, make), _warning_or_error(torch, make)
     if make is AUTOCAST_MAKERS[2]:
         # torch has an MPS autocast (unusable here); autojit has no MPS device type.
@@ -435,3 +437,35 @@ def test_a_mixed_precision_training_step_tracks_torch(dtype):
         np.testing.assert_allclose(compiled, mine, rtol=1e-6)  # float32 sums' order
         for p, q in zip(compiled_params, my_params):
             np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-7)
+
+
+# ---- ops torch computes in float32 for lower-precision inputs ----------------------------------
+
+FLOAT32_INSIDE = {
+    "softmax": lambda L, x: x.softmax(-1),
+    "gelu": lambda L, x: L.nn.functional.gelu(x, approximate="tanh"),
+    "silu": lambda L, x: L.nn.functional.silu(x.clone(), inplace=True),
+    "mean": lambda L, x: x.mean(-1), "var": lambda L, x: x.var(-1),
+    "std": lambda L, x: x.std((2, 3)),
+    "layer_norm": lambda L, x: L.nn.functional.layer_norm(x, (6,), L.ones(6), L.zeros(6) + 0.5),
+    "group_norm": lambda L, x: L.nn.functional.group_norm(x, 2, L.ones(4) * 2, L.ones(4)),
+    "rms_norm": lambda L, x: L.nn.functional.rms_norm(x, (6,)),
+    "batch_norm": lambda L, x: L.nn.functional.batch_norm(x, L.zeros(4), L.ones(4), L.ones(4),
+                                                         L.ones(4), training=True),
+    "batch_norm_module": lambda L, x: L.nn.BatchNorm2d(4).eval()(x),
+    "softmax_to_float32": lambda L, x: x.softmax(-1, L.float32),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_ops_computed_in_float32_give_torchs_bits_and_dtypes(dtype):
+    data = np.asarray(rng.standard_normal((4, 4, 6, 6)), np.float32)
+    for name, call in FLOAT32_INSIDE.items():
+        expected = call(torch, torch.tensor(data).to(getattr(torch, dtype)))
+        got = call(autojit, autojit.tensor(data).to(getattr(autojit, dtype)))
+        assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1], name
+        close = {"rtol": 0, "atol": 0} if dtype == "bfloat16" else {"rtol": 1e-3, "atol": 1e-6}
+        if name == "softmax_to_float32":  # float32's exp: a last bit here and there
+            close = {"rtol": 1e-6, "atol": 1e-7}
+        np.testing.assert_allclose(got.float().detach().numpy(),
+                                   expected.float().detach().numpy(), err_msg=name, **close)

@@ -151,15 +151,17 @@ def test_disabled_is_a_pass_through_and_cuda_without_a_gpu_disables():
     scaler.step(optimizer)
     scaler.update()
     assert w.tolist() == [0.0, 0.0] and scaler.get_scale() == 1.0 and scaler.state_dict() == {}
-    with pytest.warns(UserWarning, match="CUDA is not available.  Disabling."):
-        assert not autojit.amp.GradScaler().is_enabled()
     with pytest.warns(FutureWarning, match=r"autojit.amp.GradScaler\('cpu', args...\)"):
         assert autojit.cpu.amp.GradScaler().is_enabled()
+    gpu = autojit.cuda.is_available()  # Numba's simulator, if another test module enabled it
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert not autojit.cuda.amp.GradScaler().is_enabled()
-    assert [w.category for w in caught] == [FutureWarning, UserWarning]
-    assert "autojit.amp.GradScaler('cuda', args...)" in str(caught[0].message)
+        assert autojit.amp.GradScaler().is_enabled() == gpu
+        assert autojit.cuda.amp.GradScaler().is_enabled() == gpu
+    expected = [FutureWarning] if gpu else [UserWarning, FutureWarning, UserWarning]
+    assert [w.category for w in caught] == expected
+    assert "CUDA is not available.  Disabling." in str(caught[0].message) or gpu
+    assert "autojit.amp.GradScaler('cuda', args...)" in str(caught[-1 if gpu else 1].message)
 
 
 def test_pickles_between_iterations_as_torch():

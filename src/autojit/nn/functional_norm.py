@@ -16,7 +16,7 @@ import warnings
 
 from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
-from ..ops.autocast import FP32, autocast_op
+from ..ops.autocast import FP32, autocast_op, float32_inside
 from ..ops.composite import rsqrt
 from ..ops.reduction import sum_
 from ..tensor.tensor import Tensor
@@ -49,6 +49,7 @@ def _statistics(x: Tensor, dims: tuple):
 
 
 @autocast_op(cuda=FP32)
+@float32_inside()
 def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None,  # noqa: A002
                eps: float = 1e-5) -> Tensor:
     """(x - mean) / sqrt(var + eps) over the trailing `normalized_shape` dims, then w x + b."""
@@ -90,6 +91,7 @@ def _affine(result: Tensor, weight, bias) -> Tensor:
     return result
 
 
+@float32_inside(keep=("running_mean", "running_var"))
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,  # noqa: A002
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalize each channel (dim 1) of (N, C, *) by batch statistics or running ones.
@@ -135,6 +137,7 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
 
 
 @autocast_op(cuda=FP32)
+@float32_inside()
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None,  # noqa: A002
                eps: float = 1e-5) -> Tensor:
     """Normalize (N, C, *) over each group of C / num_groups channels and the spatial dims."""

@@ -1,5 +1,7 @@
 """Automatic mixed precision: the per-thread autocast settings, the cast policies of torch's
-autocast op lists, and the one routine that applies a policy to an op's arguments.
+autocast op lists, and the one routine that applies a policy to an op's arguments; and
+`float32_inside`, which declares the ops torch computes in float32 for bfloat16 and float16
+inputs.
 
 An op that torch's autocast lists declares its policy where it is defined, with
 `autocast_op(cpu=..., cuda=...)` (LOWER: run in the autocast dtype; FP32: run in float32;
@@ -10,12 +12,14 @@ casts the tensor arguments (reusing the cast of a weight within an autocast regi
 cache does) and runs the op with autocast off inside it, as torch's autocast kernels exclude
 the autocast keys from the ops they call. The context managers (`autojit.autocast`) live in
 autojit/amp/; docs/notes/autocast.md says why the policy is a property of the op function
-rather than of the registry's primitives, and what `round_once` emulates.
+rather than of the registry's primitives, and what `round_once` and `float32_inside`
+emulate.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import warnings
 import weakref
@@ -362,3 +366,48 @@ def _map_results(convert, result):
         values = [convert(x) if isinstance(x, Tensor) else x for x in result]
         return type(result)(*values) if hasattr(result, "_fields") else tuple(values)
     return result
+
+
+# ---- ops torch computes in float32 for lower-precision inputs ---------------------------------
+
+_LOWER_DTYPES = (dtypes.bfloat16, dtypes.float16)
+
+
+def float32_inside(*, keep: tuple = ()):
+    """Declare an op whose bfloat16 and float16 kernels in torch compute in float32 and round
+    their result once, to the input's dtype, whatever the dtype of its parameters (softmax,
+    gelu, mean, the normalizations): given a lower-precision first argument (and no `dtype`),
+    its tensors of that dtype run as float32 and the float32 results are rounded back, where
+    autojit's composite would round after each primitive, or promote to its float32
+    parameters. `keep` names arguments left as they are (state updated in place)."""
+
+    def decorate(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def op(*args, **kwargs):
+            first = args[0] if args else None
+            if not isinstance(first, Tensor) or first._dtype not in _LOWER_DTYPES:
+                return fn(*args, **kwargs)
+            return _in_float32(fn, signature, keep, first._dtype, args, kwargs)
+
+        return op
+
+    return decorate
+
+
+def _in_float32(fn, signature, keep: tuple, lower, args: tuple, kwargs: dict):
+    bound = signature.bind(*args, **kwargs)
+    if bound.arguments.get("dtype") is not None:
+        return fn(*args, **kwargs)  # the result's dtype is given
+
+    def widen(value):
+        if isinstance(value, Tensor) and value._dtype is lower:
+            return value.to(dtypes.float32)
+        return value
+
+    for name, value in bound.arguments.items():
+        if name not in keep:
+            bound.arguments[name] = widen(value)
+    return _map_results(lambda y: y.to(lower) if y._dtype is dtypes.float32 else y,
+                        fn(*bound.args, **bound.kwargs))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
-from .autocast import FP32_SET_OPT_DTYPE, autocast_op
+from .autocast import FP32_SET_OPT_DTYPE, autocast_op, float32_inside
 from .composite import reduces_nothing
 from .elementwise_math import not_implemented, tensor_argument
 from .reduction import amax, sum_
@@ -36,6 +36,7 @@ def _shifted(input: Tensor, dim: int) -> Tensor:  # noqa: A002
 
 
 @autocast_op(cuda=FP32_SET_OPT_DTYPE)
+@float32_inside()
 def softmax(input, dim: int, dtype=None) -> Tensor:  # noqa: A002
     """Softmax over `dim`, `exp(x) / sum(exp(x))`, computed around the maximum (no overflow)."""
     input = _floating_input("softmax", input, dim, dtype)

@@ -8,11 +8,14 @@ import math as _math
 import sys as _sys
 
 from . import (  # noqa: F401 - codegen registers the cpu backend
+    _dynamo,
     accelerator,
+    amp,
     autograd,
     backends,
     codegen,
     config,
+    cpu,
     cuda,
     distributed,
     distributions,
@@ -27,6 +30,7 @@ from . import (  # noqa: F401 - codegen registers the cpu backend
     utils,
     version,
 )
+from .amp import autocast
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -52,6 +56,23 @@ from .interop.serialization import load, save
 from .ir.trace import make_graph
 from .ops import linalg_namespace as linalg
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
+from .ops.autocast import (
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+    set_autocast_gpu_dtype,
+)
 from .ops.functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
 from .ops.functional import __all__ as _functional_names
 from .ops.legacy_constructors import (
@@ -190,4 +211,10 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
     "get_deterministic_debug_mode", "version", "vmap", "testing", "memory_format",
     "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+    # mixed precision: autocast and its settings (autojit.amp has GradScaler)
+    "amp", "cpu", "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+    "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+    "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
+    "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "get_autocast_cpu_dtype",
+    "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype",
 ]

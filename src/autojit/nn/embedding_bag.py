@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
+from ..ops.autocast import autocast_op
 from ..ops.layout import cat
 from ..ops.reduction import amax, sum_
 from ..tensor import dtypes
@@ -59,6 +60,7 @@ def _bags(input: Tensor, offsets, include_last_offset: bool):  # noqa: A002
     return input, member
 
 
+@autocast_op()  # one kernel in torch: its products and cat are not autocast
 def embedding_bag(input: Tensor, weight: Tensor, offsets=None,  # noqa: A002
                   max_norm: float | None = None, norm_type: float = 2,
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,

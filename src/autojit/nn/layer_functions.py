@@ -10,6 +10,7 @@ autojit's global generator (autojit.manual_seed); in a compiled function the dra
 from __future__ import annotations
 
 from ..ops import elementwise as ew
+from ..ops.autocast import LOWER, PROMOTE, autocast_op
 from ..ops.indexing import index_select
 from ..ops.layout import reshape, t, unsqueeze
 from ..ops.linalg import matmul
@@ -29,6 +30,7 @@ def _check_tensor(name: str, argument: str, value) -> None:
                         f"{type(value).__name__}")
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
     """y = x @ weight.T + bias, for x of shape (*, in_features) and weight (out, in).
 
@@ -58,6 +60,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return output
 
 
+@autocast_op(cuda=PROMOTE)
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """y[..., k] = sum_ij x1[..., i] weight[k, i, j] x2[..., j] + bias[k].

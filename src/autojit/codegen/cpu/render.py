@@ -23,6 +23,7 @@ from ...ops.registry import Elementwise
 from ...tensor import dtypes
 from ..expression import RenderError, parse
 from ..kernel import (
+    ERRORS,
     REDUCTION_KINDS,
     Kernel,
     accumulates_in_memory,
@@ -32,7 +33,6 @@ from ..kernel import (
 from . import mathlib_trig
 from .llvm_expression import (
     BYTE,
-    ERRORS,
     INT32,
     INT64,
     StepEmitter,

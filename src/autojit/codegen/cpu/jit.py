@@ -120,6 +120,7 @@ class _Backend:
                      ".".join(map(str, llvm.llvm_version_info)))
         self.object_layout = layout()
         self._engine = None
+        self._quick_machine = None
         # MCJIT hands each module's object file to this callback as it generates it: the disk
         # cache stores it, with no second code generation.
         self.objects: dict = {}
@@ -135,6 +136,16 @@ class _Backend:
             self._engine = self.llvm.create_mcjit_compiler(holder, self.target_machine)
             self._engine.set_object_cache(self._object_compiled, None)
         return self._engine
+
+    @property
+    def quick_machine(self):
+        """The target machine that generates code quickly (LLVM's CodeGenOpt::None: FastISel,
+        the fast register allocator), for kernels with little work (quick_codegen)."""
+        if self._quick_machine is None:
+            target = self.llvm.Target.from_default_triple()
+            self._quick_machine = target.create_target_machine(
+                cpu=self.cpu, features=self.features, opt=0, jit=True)
+        return self._quick_machine
 
     def _object_compiled(self, module, buffer) -> None:
         self.objects[id(module)] = buffer
@@ -421,7 +432,7 @@ class SizedKernel:
 def _load_or_compile(kernel: Kernel, key: tuple) -> CompiledKernel:
     entry_key = None
     if disk_cache.directory() is not None:
-        entry_key = disk_cache.entry_key(key, cache_target())
+        entry_key = disk_cache.entry_key((key, quick_codegen(kernel)), cache_target())
         entry = disk_cache.load(entry_key)
         if entry is not None:
             loaded = _load(kernel, entry)
@@ -483,6 +494,25 @@ def _native_entry_points(object_code: bytes, symbol: str):
     return loaded, _FUNCTION_TYPE(addresses[0]), object_function
 
 
+# Kernels with at most this much work (elements of the space times steps, and at most
+# QUICK_ELEMENTS elements) get their machine code from LLVM's quickest code generator, after
+# the same O3 pipeline: a few nanoseconds more per call, about 5 ms less to compile each
+# (docs/notes/compile-latency.md, "Quick code generation for small kernels"). Larger
+# reductions are left out: a [256, 10] column sum ran 27 times slower.
+QUICK_WORK = 2048
+QUICK_ELEMENTS = 1024
+
+
+def quick_codegen(kernel: Kernel) -> bool:
+    """Whether the kernel's code comes from the quick code generator (QUICK_WORK)."""
+    if kernel.generic:
+        return False
+    elements = 1
+    for extent in kernel.shape:
+        elements *= extent
+    return elements <= QUICK_ELEMENTS and elements * max(1, len(kernel.steps)) <= QUICK_WORK
+
+
 def _compile(kernel: Kernel, symbol: str) -> CompiledKernel:
     from .render import render
 
@@ -494,7 +524,8 @@ def _compile(kernel: Kernel, symbol: str) -> CompiledKernel:
     state.optimize(module)
     native = None
     if native_loader.available():
-        object_code = state.target_machine.emit_object(module)
+        machine = state.quick_machine if quick_codegen(kernel) else state.target_machine
+        object_code = machine.emit_object(module)
         native = _native_entry_points(object_code, rendered.name)
     if native is not None:
         holder, function, object_function = native

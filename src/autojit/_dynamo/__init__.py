@@ -8,6 +8,7 @@ torch._dynamo has that maps to nothing in autojit is not here. See docs/compiler
 import sys as _sys
 
 from ..compiler import dynamo_config as config
+from ..compiler import explain  # the function, as compiler/__init__.py loads it, not its module
 from ..compiler.control import (
     allow_in_graph,
     assume_constant_result,
@@ -16,7 +17,6 @@ from ..compiler.control import (
     list_backends,
     reset,
 )
-from ..compiler.explain import explain
 
 # `import autojit._dynamo.config` finds the compiler's settings module, as torch's does its own.
 _sys.modules[__name__ + ".config"] = config

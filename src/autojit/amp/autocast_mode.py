@@ -28,7 +28,7 @@ from ..ops.autocast import (
     set_autocast_enabled,
 )
 from ..tensor import dtypes
-from ..tensor.device import RUNTIMES
+from ..tensor.device import runtime
 from ..tensor.tensor import Tensor
 
 __all__ = ["autocast_decorator", "autocast", "is_autocast_available", "custom_fwd",
@@ -39,9 +39,13 @@ _SUPPORTED = (dtypes.bfloat16, dtypes.float16)
 
 def cuda_available() -> bool:
     """Whether a GPU (or Numba's CUDA simulator) is there, asked of the registered CUDA
-    runtime (autojit/cuda registers it; this layer does not import it)."""
-    runtime = RUNTIMES.get("cuda")
-    return runtime is not None and runtime.device_count() > 0
+    runtime (autojit/cuda registers it, loaded here if it has not been; this layer does not
+    import it)."""
+    try:
+        cuda = runtime("cuda")
+    except RuntimeError:
+        return False
+    return cuda.device_count() > 0
 
 
 def autocast_decorator(autocast_instance, func):

@@ -9,20 +9,25 @@ The compiler sits above ir/ and below the code generators: the stages hand a sch
 a backend that registered itself (backends.py), so nothing here imports codegen/ or cuda/.
 """
 
-from .api import compile  # noqa: A004 - torch.compiler.compile is torch.compile
-from .control import (
-    allow_in_graph,
-    assume_constant_result,
-    disable,
-    is_compiling,
-    is_dynamo_compiling,
-    is_exporting,
-    list_backends,
-    reset,
-)
-from .explain import ExplainOutput, explain
-from .stats import CompileStats
+# The public names, each loaded with its first use (name -> module of this package): not at
+# `import autojit`, which reaches this package for backends.py alone.
+_PUBLIC = {
+    "compile": "api", "CompileStats": "stats", "ExplainOutput": "explain", "explain": "explain",
+    "allow_in_graph": "control", "assume_constant_result": "control", "disable": "control",
+    "is_compiling": "control", "is_dynamo_compiling": "control", "is_exporting": "control",
+    "list_backends": "control", "reset": "control",
+}
 
-__all__ = ["CompileStats", "ExplainOutput", "allow_in_graph", "assume_constant_result",
-           "compile", "disable", "explain", "is_compiling", "is_dynamo_compiling",
-           "is_exporting", "list_backends", "reset"]
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        import importlib
+
+        module = importlib.import_module(f"{__name__}.{_PUBLIC[name]}")
+        # The function explain, not its module (which the import set as this attribute).
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

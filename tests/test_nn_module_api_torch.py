@@ -54,7 +54,7 @@ def test_base_classes_at_torchs_paths_with_torchs_hierarchy():
     assert sorted(missing) == [
         "batchnorm.SyncBatchNorm", "container.Container", "conv._ConvTransposeMixin",
         "linear.NonDynamicallyQuantizableLinear", "loss.LinearCrossEntropyLoss",
-        "loss.NLLLoss2d", "normalization.CrossMapLRN2d"]
+        "loss.NLLLoss2d"]
 
 
 @pytest.mark.parametrize("layer, base", [

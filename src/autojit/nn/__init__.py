@@ -193,6 +193,7 @@ __all__ += [
     "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
 ]
 
+from .cross_map_lrn import CrossMapLRN2d  # noqa: E402
 from .normalization_extra import (  # noqa: E402
     BatchNorm3d,
     InstanceNorm1d,
@@ -203,7 +204,7 @@ from .normalization_extra import (  # noqa: E402
 )
 
 __all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",
-            "LocalResponseNorm"]
+            "LocalResponseNorm", "CrossMapLRN2d"]
 
 # ---- lazy layers and their uninitialized tensors (lazy.py, parameter.py) ------------------------
 from .lazy import (  # noqa: E402

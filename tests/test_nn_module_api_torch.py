@@ -15,8 +15,8 @@ import autojit.nn.modules
 
 torch = pytest.importorskip("torch")
 
-SUBMODULES = ["loss", "batchnorm", "instancenorm", "conv", "pooling", "dropout", "padding",
-              "rnn", "activation", "linear", "container", "normalization", "sparse",
+SUBMODULES = ["adaptive", "loss", "batchnorm", "instancenorm", "conv", "pooling", "dropout",
+              "padding", "rnn", "activation", "linear", "container", "normalization", "sparse",
               "transformer", "upsampling", "flatten", "fold", "distance", "pixelshuffle",
               "channelshuffle", "lazy", "module"]
 # Before their first call autojit's lazy norm layers are also their non-lazy class, which

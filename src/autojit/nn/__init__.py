@@ -235,3 +235,8 @@ __all__ += [
 from .data_parallel import DataParallel  # noqa: E402
 
 __all__ += ["DataParallel"]
+
+# ---- the adaptive softmax (adaptive.py) --------------------------------------------------------
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]

@@ -377,6 +377,10 @@ def rows(lib) -> dict:
                 nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(p=1)),
                 nn.HingeEmbeddingLoss(1.5), nn.CosineSimilarity(), nn.PairwiseDistance(3))),
                 lambda rng: (lib.tensor([1.0, -1.0, 1.0]),)),
+            "adaptive_softmax": (lambda: Learned((4, 8), Lambda(
+                lambda softmax, x, target: (softmax(x, target), softmax.log_prob(x)),
+                nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 7], div_value=2.0, head_bias=True))),
+                lambda rng: (lib.tensor([0, 9, 4, 7]),)),
             "ctc": (lambda: Learned((5, 2, 4), Lambda(
                 lambda loss, x, targets: loss(x.log_softmax(2), targets, [5, 4], [2, 1]),
                 nn.CTCLoss(blank=0, zero_infinity=True))),

@@ -240,3 +240,8 @@ __all__ += ["DataParallel"]
 from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 
 __all__ += ["AdaptiveLogSoftmaxWithLoss"]
+
+# ---- SyncBatchNorm (sync_batchnorm.py) ---------------------------------------------------------
+from .sync_batchnorm import SyncBatchNorm  # noqa: E402
+
+__all__ += ["SyncBatchNorm"]

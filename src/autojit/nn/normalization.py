@@ -148,6 +148,17 @@ class _BatchNorm(_NormBase):
 
     def forward(self, input):  # noqa: A002
         self._check_input_dim(input)
+        factor = self._count_batch()
+        use_batch_statistics = self.training or (self.running_mean is None
+                                                 and self.running_var is None)
+        # The running statistics are read in eval mode and written only when tracked.
+        update = not self.training or self.track_running_stats
+        return batch_norm(input, self.running_mean if update else None,
+                          self.running_var if update else None, self.weight, self.bias,
+                          use_batch_statistics, factor, self.eps)
+
+    def _count_batch(self):
+        """Count a training batch in num_batches_tracked; the running statistics' factor."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             with no_grad():
@@ -158,13 +169,7 @@ class _BatchNorm(_NormBase):
                 statistics = self.running_mean if self.running_mean is not None else self.weight
                 dtype = statistics.dtype if statistics is not None else dtypes.float32
                 factor = 1.0 / self.num_batches_tracked.to(dtype)
-        use_batch_statistics = self.training or (self.running_mean is None
-                                                 and self.running_var is None)
-        # The running statistics are read in eval mode and written only when tracked.
-        update = not self.training or self.track_running_stats
-        return batch_norm(input, self.running_mean if update else None,
-                          self.running_var if update else None, self.weight, self.bias,
-                          use_batch_statistics, factor, self.eps)
+        return factor
 
 
 class BatchNorm1d(_BatchNorm):

@@ -286,12 +286,15 @@ def rows(lib) -> dict:
 
     def _normalization_rows() -> dict:
         return {
+            # SyncBatchNorm without a process group is batch norm, in both libraries
             "batch_norm": (lambda: Learned((4, 3, 2, 3, 2), Lambda(
-                lambda a, b, c, d, x: (a(x[:, :, 0, 0, 0]), b(x[:, :, 0, 0]), c(x), d(x[:, :, 0])),
+                lambda a, b, c, d, e, x: (a(x[:, :, 0, 0, 0]), b(x[:, :, 0, 0]), c(x),
+                                          d(x[:, :, 0]), e(x[:, :, 1])),
                 nn.BatchNorm1d(3, momentum=None),
                 nn.BatchNorm1d(3, affine=False, track_running_stats=False),
                 nn.BatchNorm3d(3, momentum=0.3, bias=False),
-                nn.BatchNorm2d(3, momentum=None, affine=False))), _no_inputs),
+                nn.BatchNorm2d(3, momentum=None, affine=False),
+                nn.SyncBatchNorm(3, momentum=None))), _no_inputs),
             "instance_norm": (lambda: Learned((2, 3, 3, 4, 2), Lambda(
                 lambda a, b, c, x: (a(x[:, :, 0, 0]), b(x[:, :, 0]), c(x)),
                 nn.InstanceNorm1d(3, affine=True, track_running_stats=True),

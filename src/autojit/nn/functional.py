@@ -431,6 +431,12 @@ from .functional_pooling_adaptive import (  # noqa: E402, F401
     adaptive_max_pool3d,
     adaptive_max_pool3d_with_indices,
 )
+from .functional_pooling_fractional import (  # noqa: E402, F401
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
 from .functional_resampling import (  # noqa: E402, F401
     channel_shuffle,
     pixel_shuffle,

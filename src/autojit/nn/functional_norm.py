@@ -114,7 +114,7 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
         count = input.numel() // channels if channels else 0
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                             f"size {input.shape}")
+                             f"size torch.Size({list(input.shape)})")
         mean, centered, variance = _statistics(input, dims)
         if running_mean is not None or running_var is not None:
             with no_grad():

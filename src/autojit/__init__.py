@@ -43,8 +43,12 @@ from .config import (
     set_num_threads,
 )
 from .ir.trace import make_graph
+from .nn.top_level import *  # noqa: F403 - torch's top-level forms of nn.functional's ops
+from .nn.top_level import __all__ as _nn_top_level_names
 from .ops import linalg_namespace as linalg
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
+from .ops import tensor_names as _tensor_names  # after tensor_methods: adds to its tables
+from .ops.aliases import broadcast_shapes
 from .ops.functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
 from .ops.functional import __all__ as _functional_names
 from .ops.legacy_constructors import (
@@ -80,6 +84,18 @@ from .tensor.creation import (
     tensor,
     zeros,
     zeros_like,
+)
+from .tensor.creation_extra import (
+    asarray,
+    bartlett_window,
+    blackman_window,
+    empty_strided,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+    logspace,
+    range,  # noqa: A004 - torch's (deprecated) name
+    scalar_tensor,
 )
 from .tensor.determinism import (
     are_deterministic_algorithms_enabled,
@@ -129,6 +145,14 @@ from .tensor.memory_format import (
 )
 from .tensor.printing import set_printoptions
 from .tensor.random import randperm
+from .tensor.settings import (
+    is_storage,
+    is_warn_always_enabled,
+    set_default_tensor_type,
+    set_flush_denormal,
+    set_warn_always,
+    typename,
+)
 from .tensor.tensor import Size, Tensor
 from .tensor.type_info import (
     can_cast,
@@ -143,6 +167,10 @@ from .tensor.type_info import (
 )
 
 __version__ = config.VERSION
+
+# torch's top-level forms of Tensor's in-place methods (autojit.relu_(x), autojit.zero_(x)) and
+# torch.fill and torch.detach (ops/tensor_names.py).
+globals().update(_tensor_names.TOP_LEVEL_FUNCTIONS)
 
 # torch's constants (torch.pi, torch.inf, x[:, torch.newaxis]).
 e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
@@ -245,4 +273,11 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
     "get_deterministic_debug_mode", "version", "vmap", "testing", "memory_format",
     "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+    # ops of other kinds with torch's top-level names: broadcast_shapes, the factories logspace
+    # and empty_strided, nn.functional's ops in aten's forms, the in-place functions
+    "broadcast_shapes", "logspace", "empty_strided", "scalar_tensor",
+    "asarray", "range", "hann_window", "hamming_window", "bartlett_window", "blackman_window",
+    "kaiser_window", "set_default_tensor_type", "set_warn_always", "is_warn_always_enabled",
+    "set_flush_denormal", "is_storage", "typename", *_nn_top_level_names,
+    *_tensor_names.TOP_LEVEL_FUNCTIONS,
 ]

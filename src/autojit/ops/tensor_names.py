@@ -34,7 +34,6 @@ from . import (
     tensor_methods,
 )
 from . import elementwise as ew
-from . import elementwise_math as ewm
 from .composite import exp2, log2, log10, rsqrt, tan
 from .inplace import apply_inplace, check_inplace
 
@@ -212,7 +211,6 @@ INPLACE = {
     "ldexp_": elementwise_extra.ldexp, "igamma_": number_functions.igamma,
     "igammac_": number_functions.igammac, "renorm_": contractions.renorm,
     "addr_": contractions.addr, "index_reduce_": scatter_views.index_reduce,
-    "fmod_": ewm.fmod,
 }
 for _name, _function in INPLACE.items():
     setattr(Tensor, _name, tensor_methods._inplace(_name, _function))

@@ -38,7 +38,10 @@ ALIASES = {
     "multiply",     # mul
     "divide",       # div
     "subtract",     # sub
-    "true_divide",  # div
+    "absolute",     # abs
+    "greater", "greater_equal", "less", "less_equal", "not_equal",  # gt, ge, lt, le, ne
+    "concat", "concatenate",  # cat
+    "ger",          # outer
     "row_stack",    # vstack
     # ---- the math ops' aliases
     "arcsin", "arccos", "arctan", "arctan2",  # asin, acos, atan, atan2

@@ -51,7 +51,7 @@ PROTOCOL = {
     "__invert__": "~x", "__lshift__": "x << y", "__rlshift__": "a << x",
     "__rshift__": "x >> y", "__rrshift__": "a >> x", "__iand__": "x &= y", "__ior__": "x |= y",
     "__ixor__": "x ^= y", "__ilshift__": "x <<= y", "__irshift__": "x >>= y",
-    "__getitem__": "x[key]", "__setitem__": "x[key] = value",
+    "__getitem__": "x[key]", "__setitem__": "x[key] = value", "__contains__": "value in x",
     "__iadd__": "x += y", "__isub__": "x -= y", "__imul__": "x *= y",
     "__itruediv__": "x /= y", "__ipow__": "x **= y", "__len__": "len(x)",
     "__iter__": "for row in x", "__bool__": "bool(x)", "__float__": "float(x)",

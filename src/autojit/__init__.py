@@ -43,8 +43,11 @@ from .config import (
     set_num_threads,
 )
 from .ir.trace import make_graph
+from .nn_top_level_names import NN_TOP_LEVEL_NAMES as _nn_top_level_names
 from .ops import linalg_namespace as linalg
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
+from .ops import tensor_names as _tensor_names  # after tensor_methods: adds to its tables
+from .ops.aliases import broadcast_shapes
 from .ops.autocast import (
     autocast_decrement_nesting,
     autocast_increment_nesting,
@@ -98,6 +101,18 @@ from .tensor.creation import (
     zeros,
     zeros_like,
 )
+from .tensor.creation_extra import (
+    asarray,
+    bartlett_window,
+    blackman_window,
+    empty_strided,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+    logspace,
+    range,  # noqa: A004 - torch's (deprecated) name
+    scalar_tensor,
+)
 from .tensor.determinism import (
     are_deterministic_algorithms_enabled,
     get_deterministic_debug_mode,
@@ -146,6 +161,14 @@ from .tensor.memory_format import (
 )
 from .tensor.printing import set_printoptions
 from .tensor.random import randperm
+from .tensor.settings import (
+    is_storage,
+    is_warn_always_enabled,
+    set_default_tensor_type,
+    set_flush_denormal,
+    set_warn_always,
+    typename,
+)
 from .tensor.tensor import Size, Tensor
 from .tensor.type_info import (
     can_cast,
@@ -160,6 +183,10 @@ from .tensor.type_info import (
 )
 
 __version__ = config.VERSION
+
+# torch's top-level forms of Tensor's in-place methods (autojit.relu_(x), autojit.zero_(x)) and
+# torch.fill and torch.detach (ops/tensor_names.py).
+globals().update(_tensor_names.TOP_LEVEL_FUNCTIONS)
 
 # torch's constants (torch.pi, torch.inf, x[:, torch.newaxis]).
 e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
@@ -183,6 +210,32 @@ _LAZY = {
     "save": ("interop.serialization", "save"), "load": ("interop.serialization", "load"),
 }
 _NEEDS = {"save": "nn.parameter", "load": "nn.parameter"}
+# torch's top-level forms of nn.functional's ops (torch.conv2d, ...) come with nn.
+_LAZY.update({name: ("nn.top_level", name) for name in _nn_top_level_names})
+
+
+
+# Tensor methods nn/top_level.py defines, before nn is loaded: the first call loads it, and it
+# puts the methods themselves on Tensor.
+def _nn_method(name: str):
+    _importlib.import_module(f"{__name__}.nn.top_level")
+    return getattr(Tensor, name)
+
+
+def _hardshrink(self, lambd: float = 0.5):
+    """x where |x| > lambd, else 0 (nn.functional.hardshrink)."""
+    return _nn_method("hardshrink")(self, lambd)
+
+
+def _prelu(self, weight):
+    """x where x > 0, else weight * x, per channel (nn.functional.prelu)."""
+    return _nn_method("prelu")(self, weight)
+
+
+for _method in (_hardshrink, _prelu):
+    _method.__name__ = _method.__qualname__ = _method.__name__[1:]
+    if not hasattr(Tensor, _method.__name__):
+        setattr(Tensor, _method.__name__, _method)
 
 
 if _TYPE_CHECKING:  # what __getattr__ loads, for readers and type checkers
@@ -273,4 +326,11 @@ __all__ = [
     "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
     "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "get_autocast_cpu_dtype",
     "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype",
+    # ops of other kinds with torch's top-level names: broadcast_shapes, the factories logspace
+    # and empty_strided, nn.functional's ops in aten's forms, the in-place functions
+    "broadcast_shapes", "logspace", "empty_strided", "scalar_tensor",
+    "asarray", "range", "hann_window", "hamming_window", "bartlett_window", "blackman_window",
+    "kaiser_window", "set_default_tensor_type", "set_warn_always", "is_warn_always_enabled",
+    "set_flush_denormal", "is_storage", "typename", *_nn_top_level_names,
+    *_tensor_names.TOP_LEVEL_FUNCTIONS,
 ]

@@ -27,6 +27,8 @@ from .ops.functional import (
     xlogy,
 )
 from .ops.functional import digamma as psi
+from .ops.functional import igamma as gammainc
+from .ops.functional import igammac as gammaincc
 from .ops.functional import lgamma as gammaln
 from .ops.functional import mvlgamma as multigammaln
 from .ops.functional import sigmoid as expit
@@ -41,7 +43,8 @@ entr = with_out(_entr, name="special_entr")
 xlog1py = with_out(_xlog1py, name="special_xlog1py")
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i1",
+    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc",
+    "gammaincc", "gammaln", "i0", "i1",
     "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma", "psi",
     "round", "sinc", "softmax", "xlog1py", "xlogy",
 ]

@@ -5,10 +5,11 @@ shifts), reduction, layout (reshape, expand, permute, slice, cat), linalg (matmu
 (gather, scatter_add, index, index_put), scatter (scatter_reduce), masked (nonzero_static),
 diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient), sorting
 (argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
-(searchsorted), counting (histc), collective (the exchanges between processes of
-autojit.distributed), random (the samplers poisson and multinomial, and the random ops built on
-draws), random_gamma (the gamma and binomial samplers), and torch.linalg's decompositions and
-solvers (linalg_*.py, gathered as autojit.linalg by linalg_namespace.py). Composites are in
+(searchsorted), counting (histc), number_functions (gcd, lcm, igamma, igammac), collective
+(the exchanges between processes of autojit.distributed), random (the samplers poisson and
+multinomial, and the random ops built on draws), random_gamma (the gamma and binomial samplers),
+and torch.linalg's decompositions and solvers (linalg_*.py, gathered as autojit.linalg by
+linalg_namespace.py). Composites are in
 composite.py, triangular.py, einsum.py, joining.py and index_update.py and need no rules.
 """
 
@@ -29,6 +30,7 @@ from . import (  # noqa: F401
     loss,
     masked,
     meta,  # noqa: F401 - the dispatch of ops on meta tensors, installed on first use
+    number_functions,
     random,
     random_gamma,
     reduction,

@@ -3,6 +3,19 @@
 One list, so that __init__.py stays a table of names. Each function is defined in ops/.
 """
 
+from .aliases import NUMPY_KEYWORD_FUNCTIONS as _NUMPY_KEYWORD_FUNCTIONS
+from .aliases import (  # noqa: F401
+    adjoint,
+    argwhere,
+    broadcast_tensors,
+    is_nonzero,
+    is_same_size,
+    isreal,
+    narrow_copy,
+    ravel,
+    unravel_index,
+)
+from .aliases import numpy_keywords as _numpy_keywords
 from .bitwise import (  # noqa: F401
     bitwise_and,
     bitwise_left_shift,
@@ -31,13 +44,26 @@ from .composite import (  # noqa: F401
 )
 
 # ---- sorting, order statistics, scans, triangular parts, einsum ----
+from .contractions import (  # noqa: F401
+    addr,
+    chain_matmul,
+    combinations,
+    dist,
+    frobenius_norm,
+    inner,
+    norm,
+    nuclear_norm,
+    renorm,
+    tensordot,
+    vander,
+    vdot,
+)
 from .counting import bincount, histc, unique  # noqa: F401
 from .diagonal import diag, diag_embed, diagflat, diagonal, trace  # noqa: F401
 from .einsum import einsum  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs,
     cos,
-    div,
     eq,
     erf,
     exp,
@@ -67,6 +93,19 @@ from .elementwise import (  # noqa: F401
     sin,
     sqrt,
     tanh,
+)
+from .elementwise import div as _true_divide
+from .elementwise_extra import (  # noqa: F401
+    angle,
+    div,
+    float_power,
+    fmax,
+    fmin,
+    frexp,
+    isin,
+    ldexp,
+    positive,
+    signbit,
 )
 from .elementwise_math import (  # noqa: F401
     acos,
@@ -139,6 +178,15 @@ from .linalg_decompositions import svd_top_level as svd  # noqa: F401
 from .linalg_determinants import det_top_level as det  # noqa: F401
 from .linalg_determinants import logdet  # noqa: F401
 from .linalg_determinants import slogdet_top_level as slogdet  # noqa: F401
+from .linalg_lu import (  # noqa: F401
+    cholesky_inverse,
+    cholesky_solve,
+    lu_unpack,
+    matrix_exp,
+    triangular_solve,
+)
+from .linalg_lu import lu_solve_top_level as lu_solve  # noqa: F401
+from .linalg_lu import lu_top_level as lu  # noqa: F401
 from .linalg_products import matrix_power, pinverse  # noqa: F401
 from .linalg_solvers import cholesky_top_level as cholesky  # noqa: F401
 from .linalg_solvers import inverse  # noqa: F401
@@ -176,8 +224,9 @@ from .math_composites import (  # noqa: F401
     sub,
 )
 from .memory_formats import clone  # noqa: F401
+from .number_functions import gcd, igamma, igammac, lcm  # noqa: F401
 from .out_argument import with_out as _with_out
-from .out_forms import aminmax, matmul, nonzero, norm, prod, round, where  # noqa: F401
+from .out_forms import aminmax, matmul, nonzero, prod, round, where  # noqa: F401
 from .out_forms import max as max  # noqa: F401, A004, PLC0414
 from .out_forms import min as min  # noqa: F401, A004, PLC0414
 from .out_forms import sum as sum  # noqa: F401, A004, PLC0414
@@ -190,11 +239,32 @@ from .reduction import amax, amin, argmax, argmin  # noqa: F401
 from .reduction import any_ as any  # noqa: F401
 from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import scatter, scatter_add, scatter_reduce  # noqa: F401
+from .scatter_views import (  # noqa: F401
+    as_strided,
+    diagonal_scatter,
+    index_reduce,
+    select_scatter,
+    slice_scatter,
+)
 from .searching import bucketize, searchsorted  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
 from .sorting import argsort, kthvalue, median, msort, nanmedian, sort, topk  # noqa: F401
 from .special_functions import digamma, erfinv, i0, lgamma, mvlgamma, polygamma  # noqa: F401
 from .splitting import dsplit, hsplit, tensor_split, vsplit  # noqa: F401
+from .statistics import (  # noqa: F401
+    corrcoef,
+    cov,
+    cumulative_trapezoid,
+    diff,
+    gradient,
+    histogram,
+    mode,
+    std_mean,
+    trapezoid,
+    trapz,
+    unique_consecutive,
+    var_mean,
+)
 from .triangular import tril, tril_indices, triu, triu_indices  # noqa: F401
 
 # torch's out= on the top-level forms of the math ops (out_argument.py; the methods take none):
@@ -229,6 +299,10 @@ _WITH_OUT = {
     "logical_and": None, "logical_or": None, "logical_xor": None, "logical_not": None,
     "sign": "found", "mm": "expected", "bmm": "expected",
     "dot": "dot", "outer": None, "cat": "cat", "stack": "cat",
+    # torch's other names and the ops of aliases.py, elementwise_extra.py, number_functions.py
+    "narrow_copy": None, "fmax": None, "fmin": None, "ldexp": None, "signbit": "boolean",
+    "gcd": None, "lcm": None, "igamma": None, "igammac": None, "diff": None, "addr": None,
+    "inner": None, "vdot": "dot", "renorm": None,
 }
 for _name, _check in _WITH_OUT.items():
     globals()[_name] = _with_out(globals()[_name], _check, name=_name)
@@ -238,12 +312,23 @@ negative = neg
 multiply = mul
 divide = div
 subtract = sub
-true_divide = div
+# true_divide takes no rounding_mode (div and divide do).
+true_divide = _with_out(_true_divide, None, name="true_divide")
+absolute = abs
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+concat = concatenate = cat
+ger = outer
 # torch's aliases of the math ops above
 arccos, arcsin, arctan, arctan2 = acos, asin, atan, atan2
 arccosh, arcsinh, arctanh = acosh, asinh, atanh
 fix = trunc
 sgn = sign
+
+# axis= for dim= and keepdims= for keepdim=, where torch's functions take them (aliases.py).
+for _name in sorted(_NUMPY_KEYWORD_FUNCTIONS):
+    if _name in globals():
+        globals()[_name] = _numpy_keywords(globals()[_name], _name)
+concat = concatenate = cat
 
 __all__ = [name for name in dir() if not name.startswith("_")]
 
@@ -254,15 +339,18 @@ FAMILIES = {
     "Arithmetic": (
         "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
         "floor_divide", "remainder", "pow", "neg", "negative", "reciprocal", "square",
+        "float_power", "positive",
     ),
     "Elementwise math": (
         "abs", "sign", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
         "sin", "cos", "tan", "tanh", "sigmoid", "erf", "floor", "round", "clamp", "clip",
+        "absolute", "angle",
     ),
     "Activations": ("relu", "gelu", "silu", "softplus"),
     "Comparisons and logic": (
         "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "isnan", "logical_and",
-        "logical_or", "logical_xor", "logical_not", "where",
+        "logical_or", "logical_xor", "logical_not", "where", "greater", "greater_equal", "less",
+        "less_equal", "not_equal", "fmax", "fmin", "isin",
     ),
     "Bitwise ops": (
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
@@ -276,17 +364,20 @@ FAMILIES = {
         "reshape", "expand", "broadcast_to", "permute", "transpose", "swapaxes", "swapdims", "t",
         "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow",
         "select", "cat", "stack", "split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
-        "unbind", "tile", "clone",
+        "unbind", "tile", "clone", "ravel", "adjoint", "narrow_copy", "concat", "concatenate",
+        "broadcast_tensors", "as_strided",
     ),
     "Indexing": (
         "gather", "scatter_add", "index_select", "take_along_dim", "masked_fill", "nonzero",
-        "flip",
+        "flip", "argwhere", "unravel_index",
     ),
-    "Linear algebra": ("matmul", "mm", "bmm", "dot", "outer"),
+    "Linear algebra": (
+        "matmul", "mm", "bmm", "dot", "outer", "ger", "inner", "vdot", "tensordot", "chain_matmul",
+    ),
     # ---- sorting, order statistics, scans, triangular parts, einsum ----
     "Sorting and order statistics": (
         "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "quantile",
-        "nanquantile", "unique",
+        "nanquantile", "unique", "unique_consecutive",
         "bincount", "histc", "searchsorted", "bucketize",
     ),
     "Cumulative ops": ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"),
@@ -296,24 +387,27 @@ FAMILIES = {
     # torch.linalg's top-level forms (autojit.linalg has the full set).
     "Linear algebra: decompositions and inverses": (
         "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse",
-        "matrix_power",
+        "matrix_power", "lu", "lu_solve", "lu_unpack", "cholesky_solve", "cholesky_inverse",
+        "triangular_solve", "matrix_exp", "frobenius_norm", "nuclear_norm",
     ),
     # ---- scatter, gather and masks ----
     "Scatter and masks": (
         "scatter", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
-        "put", "take", "masked_scatter", "masked_select", "nonzero_static",
+        "put", "take", "masked_scatter", "masked_select", "nonzero_static", "index_reduce",
+        "select_scatter", "slice_scatter", "diagonal_scatter",
     ),
     # ---- joining, rearranging and diagonals ----
     "Joining and rearranging": (
         "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
         "atleast_3d", "block_diag", "cartesian_prod", "meshgrid", "roll", "fliplr", "flipud",
-        "rot90", "repeat_interleave",
+        "rot90", "repeat_interleave", "combinations", "vander",
     ),
     "Diagonals": ("diag", "diagonal", "diag_embed", "diagflat", "trace"),
     # ---- arithmetic, trigonometric and special functions, tests and masks, the softmax family
     "Arithmetic, rounding and signs": (
         "lerp", "addcmul", "addcdiv", "fmod", "frac", "trunc", "fix", "ceil", "sgn",
         "heaviside", "copysign", "nextafter", "hypot", "logaddexp", "logaddexp2", "xlogy",
+        "frexp", "ldexp", "gcd", "lcm", "signbit",
     ),
     "Trigonometric and hyperbolic": (
         "asin", "acos", "atan", "atan2", "arcsin", "arccos", "arctan", "arctan2", "sinh",
@@ -321,15 +415,22 @@ FAMILIES = {
         "rad2deg",
     ),
     "Special functions": (
-        "erfc", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "logit",
+        "erfc", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "logit", "igamma",
+        "igammac",
     ),
     "Tests and masks": (
         "isfinite", "isinf", "isposinf", "isneginf", "nan_to_num", "nansum", "nanmean",
         "clamp_min", "clamp_max", "isclose", "allclose", "equal", "count_nonzero", "aminmax",
+        "is_nonzero", "is_same_size", "isreal",
     ),
     "Products and distances": (
         "addmm", "addmv", "addbmm", "baddbmm", "mv", "kron", "cross", "cdist",
-        "cosine_similarity",
+        "cosine_similarity", "addr", "dist", "renorm",
     ),
     "Softmax": ("softmax", "log_softmax"),
+    # ---- statistics, differences and integrals (statistics.py)
+    "Statistics, differences and integrals": (
+        "std_mean", "var_mean", "mode", "cov", "corrcoef", "histogram", "diff", "gradient",
+        "trapezoid", "trapz", "cumulative_trapezoid",
+    ),
 }

@@ -4,21 +4,25 @@ The package's top level imports this module as `autojit.linalg` (and registers i
 name, so that `import autojit.linalg` and `from autojit.linalg import norm` work). The
 primitives behind it are in linalg_solvers.py (inv, solve, solve_triangular, cholesky),
 linalg_decompositions.py (qr, svd, svdvals, eigh, eigvalsh), linalg_determinants.py (det,
-slogdet) and linalg_products.py (pinv); the rest are composites of them and of the other ops.
+slogdet), linalg_products.py (pinv) and linalg_lu.py (lu_factor); the rest are composites of
+them and of the other ops.
 """
 
 from __future__ import annotations
 
+from .contractions import linalg_vander as vander
 from .linalg import matmul
 from .linalg_common import LinAlgError
 from .linalg_decompositions import eigh, eigvalsh, qr, svd, svdvals
 from .linalg_determinants import det, slogdet
+from .linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve, matrix_exp
 from .linalg_norms import matrix_norm, norm, vector_norm
 from .linalg_products import cross, lstsq, matrix_power, multi_dot, pinv, vecdot
 from .linalg_solvers import cholesky, inv, solve, solve_triangular
 
 __all__ = [
-    "LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
-    "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-    "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
+    "LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "lu",
+    "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
+    "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular",
+    "svd", "svdvals", "vander", "vecdot", "vector_norm",
 ]

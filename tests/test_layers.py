@@ -66,10 +66,10 @@ def test_importing_autojit_loads_no_code_generator_library():
 
 def test_importing_autojit_loads_the_layers_above_autograd_and_scipy_on_first_use():
     """`import autojit` loads tensors, ops and autograd; nn (with torch's top-level forms of its
-    ops, autojit.conv2d), the compiler and SciPy load when first used."""
+    ops, autojit.conv2d), optim and SciPy load when first used."""
     code = ("import sys, autojit; x = autojit.ones(2, 3, requires_grad=True); "
             "(x * 2).sum().backward(); "
-            "loaded = lambda: sorted(m for m in ('autojit.nn', 'autojit.compiler', 'scipy') "
+            "loaded = lambda: sorted(m for m in ('autojit.nn', 'autojit.optim', 'scipy') "
             "if m in sys.modules); before = loaded(); x.detach().hardshrink(); "
             "autojit.conv2d(autojit.ones(1, 1, 3, 3), autojit.ones(1, 1, 2, 2)); "
             "autojit.linalg.lu_factor(autojit.eye(2)); print(before, 'autojit.nn' in sys.modules, "

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.state import state
-from ..tensor.tensor import Tensor
+from ..tensor.state import SPECIAL, state
+from ..tensor.tensor import Tensor, plain_tensor
 
 REGISTRY: dict[str, Op] = {}
 NOT_DIFFERENTIABLE = None
@@ -315,12 +315,26 @@ def _lowering_problems(op: Op) -> list:
 # ---- dispatch -------------------------------------------------------------------------------
 
 def bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
-    """Run one primitive on Tensors and Python scalars and record it for autograd."""
-    profiler = state.profiler
-    if profiler is not None:
-        return profiler.forward_event("autojit::" + op.name, inputs,
-                                      lambda: _bind(op, inputs, attrs))
-    return _bind(op, inputs, attrs)
+    """Run one primitive on Tensors and Python scalars and record it for autograd.
+
+    Plain eager mode (no tracer, vmap, forward AD, profiler, anomaly or inference mode: one
+    read of state.dispatch says so) runs the impl and records the node directly; the rest
+    goes through `_bind`. See docs/notes/eager-dispatch.md.
+    """
+    mode = state.dispatch
+    if mode == SPECIAL:
+        profiler = state.profiler
+        if profiler is not None:
+            return profiler.forward_event("autojit::" + op.name, inputs,
+                                          lambda: _bind(op, inputs, attrs))
+        return _bind(op, inputs, attrs)
+    out = run_eager(op, inputs, attrs, True)
+    if mode and op.vjp is not None and out._dtype.category == _FLOATING:
+        for x in inputs:
+            if isinstance(x, Tensor) and x._requires_grad:
+                RECORD(op, inputs, attrs, out)
+                break
+    return out
 
 
 def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
@@ -374,7 +388,12 @@ def _involves_bfloat16(op: Op, inputs: tuple, attrs: dict) -> bool:
 CUDA_DISPATCH = None
 
 
-def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
+_FLOATING = dtypes.FLOATING
+
+
+def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor:
+    """Run `op`'s impl on the inputs' data now and wrap the result; `plain`: the caller found
+    state.dispatch not SPECIAL, so the result needs no tracer note or inference flag."""
     if CUDA_DISPATCH is not None:
         out = CUDA_DISPATCH(op, inputs, attrs)
         if out is not None:
@@ -425,7 +444,7 @@ def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
         result = dtypes.round_to_bfloat16(result)
     if op.view and np.may_share_memory(result, arrays[0]):
         return view_tensor(result, out_dtype, op, inputs[0], attrs)
-    return Tensor._make(result, out_dtype)
+    return plain_tensor(result, out_dtype) if plain else Tensor._make(result, out_dtype)
 
 
 def view_tensor(data, out_dtype, op: Op, source: Tensor, attrs: dict) -> Tensor:

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes
 from .device import CPU, cuda_device
-from .state import state
+from .state import SPECIAL, state
 
 
 class Size(tuple):
@@ -103,10 +103,19 @@ class Tensor:
     @classmethod
     def _make(cls, data: np.ndarray, dtype: dtypes.DType, version_counter=None) -> Tensor:
         """Wrap an ndarray without copying (the fast path every op result takes)."""
-        self = object.__new__(cls)
-        self._init(data, dtype, None, version_counter)
-        if state.tracer is not None:  # a tensor the traced function made (compiler/api.py)
-            state.tracer.made.add(id(self))
+        self = _new(cls)
+        self._data = data
+        self._dtype = dtype
+        self._requires_grad = False
+        self._grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._version_counter = version_counter or VersionCounter()
+        if state.dispatch == SPECIAL:
+            if state.inference:
+                self._is_inference = True
+            if state.tracer is not None:  # a tensor the traced function made (compiler/api.py)
+                state.tracer.made.add(id(self))
         return self
 
     @classmethod
@@ -525,6 +534,23 @@ class Tensor:
             "reinforce() was removed.\nDifferentiate a score-function loss instead: with "
             "`log_prob` the log-probability of the sampled action,\n"
             "loss = -log_prob * reward\nloss.backward()")
+
+
+_new = object.__new__
+
+
+def plain_tensor(data: np.ndarray, dtype: dtypes.DType) -> Tensor:
+    """`Tensor._make(data, dtype)` for a caller that has read `state.dispatch` and found it not
+    SPECIAL: no tracer to tell and no inference mode to mark (ops/registry.py: bind)."""
+    self = _new(Tensor)
+    self._data = data
+    self._dtype = dtype
+    self._requires_grad = False
+    self._grad = None
+    self.grad_fn = None
+    self._output_nr = 0
+    self._version_counter = VersionCounter()
+    return self
 
 
 def _rebuild(data, dtype_name, requires_grad):

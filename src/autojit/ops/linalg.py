@@ -50,7 +50,7 @@ def _matmul_jvp(inputs, tangents, out, attrs):
 MATMUL = define_op(name="matmul", arity=2, shape=_matmul_rule, dtype=rule_first,
                    impl=np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp, saves=((1, 0), (0, 1)),
                    lowering=Extern("batched_gemm", ("left", "right")), grad_name="MmBackward0",
-                   batch=batching.matmul_rule)
+                   batch=batching.matmul_rule, static_vjp=True)
 
 
 def _check_operands(x, y, name: str) -> None:

@@ -17,6 +17,10 @@ from . import dtypes
 from .device import CPU, cuda_device
 from .state import SPECIAL, state
 
+# autograd/vjp_chain.py sets this while it records a VJP: a tensor's values read in Python
+# (item(), bool(), numpy(), ...) would be constants of the recorded chain, so it is not kept.
+VALUE_READ = None
+
 
 class Size(tuple):
     """A shape: a tuple that prints as ``autojit.Size([2, 3])``."""
@@ -335,6 +339,8 @@ class Tensor:
 
     def _concrete(self, what: str) -> np.ndarray:
         """The data, or a graph break when the tensor is symbolic (tracing)."""
+        if VALUE_READ is not None:
+            VALUE_READ()
         if self._data is None:
             from .graph_break import graph_break
 

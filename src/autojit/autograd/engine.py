@@ -12,9 +12,11 @@ it captures the gradient reaching each input's edge instead of accumulating into
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..tensor import dtypes
 from ..tensor.state import PLAIN, state
-from ..tensor.tensor import Tensor
+from ..tensor.tensor import Tensor, plain_tensor
 from .graph import AccumulateGrad, Node, gradient_edge
 from .hooks import run_leaf_hooks, run_tensor_hooks
 from .vjp_chain import apply_no_graph
@@ -115,7 +117,7 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                             next_node not in buffers:
                         buffers[next_node] = [grad]
                     else:
-                        _add_to_buffer(buffers, next_node, output_nr, grad)
+                        _add_to_buffer(buffers, next_node, output_nr, grad, plain)
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
                 if remaining == 0:
@@ -201,14 +203,34 @@ def _on_leaf_device(variable: Tensor, grad: Tensor) -> Tensor:
     return grad.to(variable.device)
 
 
-def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad: Tensor) -> None:
+def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad: Tensor,
+                   plain: bool = False) -> None:
     slots = buffers.get(node)
     if slots is None:
         slots = buffers[node] = [None] * max(_output_count(node), output_nr + 1)
     elif output_nr >= len(slots):
         slots.extend([None] * (output_nr + 1 - len(slots)))
     current = slots[output_nr]
-    slots[output_nr] = grad if current is None else current + grad
+    if current is None:
+        slots[output_nr] = grad
+    elif plain:
+        slots[output_nr] = _sum_without_graph(current, grad)
+    else:
+        slots[output_nr] = current + grad
+
+
+def _sum_without_graph(current: Tensor, grad: Tensor) -> Tensor:
+    """current + grad where no graph is built: two CPU arrays of one shape and dtype add with
+    NumPy directly, as the add op would (bfloat16 sums are rounded: the op does that)."""
+    data, other = current._data, grad._data
+    dtype = current._dtype
+    if data.__class__ is _ndarray and other.__class__ is _ndarray and \
+            grad._dtype is dtype and dtype is not _BFLOAT16 and data.shape == other.shape:
+        return plain_tensor(_add(data, other), dtype)
+    return current + grad
+
+
+_ndarray, _add, _BFLOAT16 = np.ndarray, np.add, dtypes.bfloat16
 
 
 def _output_count(node: Node) -> int:

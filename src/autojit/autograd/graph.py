@@ -326,8 +326,9 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
         if isinstance(tensor, Tensor):
             entry = saved[index] = _new(SavedTensor)
             entry.tensor = tensor
-            entry.counter = counter = tensor._version_counter
-            entry.version = counter.value
+            counter = tensor._counter
+            entry.counter = counter if counter is not None else tensor._version_counter
+            entry.version = entry.counter.value
     node._saved = saved
     if special and state.anomaly:
         from .anomaly import capture_forward_trace

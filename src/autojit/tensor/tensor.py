@@ -54,7 +54,7 @@ class Tensor:
     __slots__ = {"_data": None, "_dtype": None, "_requires_grad": None, "_grad": None,
                  "grad_fn": "The autograd Node that made this tensor (None for leaves); its "
                             "next_functions lead to the inputs' nodes.",
-                 "_output_nr": None, "_version_counter": None, "__weakref__": None,
+                 "_output_nr": None, "_counter": None, "__weakref__": None,
                  "__dict__": None}
     _value = None  # the ir.Value of a symbolic tensor while tracing
     _base = None  # the tensor this one is a view of
@@ -100,7 +100,7 @@ class Tensor:
         self._grad = None
         self.grad_fn = None
         self._output_nr = 0
-        self._version_counter = version_counter or VersionCounter()
+        self._counter = version_counter
         if state.inference:
             self._is_inference = True
 
@@ -114,7 +114,7 @@ class Tensor:
         self._grad = None
         self.grad_fn = None
         self._output_nr = 0
-        self._version_counter = version_counter or VersionCounter()
+        self._counter = version_counter
         if state.dispatch == SPECIAL:
             if state.inference:
                 self._is_inference = True
@@ -302,8 +302,23 @@ class Tensor:
         self._grad = None
 
     @property
+    def _version_counter(self) -> VersionCounter:
+        """The counter of in-place writes this tensor shares with its views and detached
+        aliases; made when first asked for, since most op results never need one."""
+        counter = self._counter
+        if counter is None:
+            counter = self._counter = _new(VersionCounter)
+            counter.value = 0
+        return counter
+
+    @_version_counter.setter
+    def _version_counter(self, counter: VersionCounter) -> None:
+        self._counter = counter
+
+    @property
     def _version(self) -> int:
-        return self._version_counter.value
+        counter = self._counter
+        return 0 if counter is None else counter.value
 
     def _bump_version(self) -> None:
         self._version_counter.value += 1
@@ -555,7 +570,7 @@ def plain_tensor(data: np.ndarray, dtype: dtypes.DType) -> Tensor:
     self._grad = None
     self.grad_fn = None
     self._output_nr = 0
-    self._version_counter = VersionCounter()
+    self._counter = None
     return self
 
 

@@ -91,6 +91,15 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
                                f"({x.shape[0]}x{x.shape[1]}), vec ({y.shape[0]})")
         out = _matmul2(x, reshape(y, y.shape[0], 1))
         return reshape(out, tuple(out.shape[:-1]))
+    if y_ndim == 2 and x_ndim > 2:
+        # As torch does, x's batch dims fold into its rows: one product (and one for y's
+        # gradient) instead of a product per batch entry, and a sum over them in backward.
+        batch = tuple(x.shape[:-1])
+        rows = 1
+        for extent in batch:
+            rows *= extent
+        out = _matmul2(reshape(x, rows, x.shape[-1]), y)
+        return reshape(out, batch + (y.shape[-1],))
     return _matmul2(x, y)
 
 

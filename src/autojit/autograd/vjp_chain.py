@@ -33,6 +33,7 @@ from ..tensor.tensor import Tensor, plain_tensor
 from .graph import FREED_MESSAGE, OpNode, SavedTensor, modified_message
 
 _ndarray = np.ndarray
+_DEFAULT_FLOAT = dtypes._default_float  # [the default dtype]: results of int ops promoted
 _asarray = np.asarray
 _BFLOAT16 = dtypes.bfloat16
 _UNKNOWN = object()  # a signature not seen yet
@@ -103,7 +104,8 @@ def apply_no_graph(node: OpNode, grads: list) -> list:
     values = [data]
     tensors = [grad]  # the sources the rule sees as tensors: the gradient, the saved inputs
     attrs = node.attrs
-    signature = [grad._dtype, data.shape, node.needs_input_grad,
+    # needs_input_grad is in it too: an input's meta is None exactly where it is false.
+    signature = [_DEFAULT_FLOAT[0], grad._dtype, data.shape,
                  tuple(attrs.items()) if attrs else None]
     for saved in node._saved:
         if saved is None:
@@ -138,13 +140,13 @@ def apply_no_graph(node: OpNode, grads: list) -> list:
         values.append(data)
         signature.append(data.shape)
         signature.append(saved.dtype)
-    signature.append(tuple(node.input_meta))
-    if len(tensors) > 1 and len(set(tensors)) < len(tensors):
+    signature += node.input_meta
+    count = len(tensors)
+    if count > 1 and (tensors[0] is tensors[1] if count == 2 else len(set(tensors)) < count):
         # One tensor in two places (x * x): the chain recorded for it reads one slot for both,
         # so it is kept apart from the chain of distinct tensors.
         ids = [id(tensor) for tensor in tensors]
         signature.append(tuple(ids.index(each) for each in ids))
-    signature.append(dtypes.get_default_dtype())
     chains = node._chains
     key = tuple(signature)
     try:

@@ -429,7 +429,7 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
             arrays = _operand_arrays(op, inputs, compute)
             break
     try:
-        result = op.impl(*arrays, **attrs)
+        result = op.impl(*arrays, **attrs) if attrs else op.impl(*arrays)
     except OpError as wrapped:
         raise wrapped.error from None
     except (ValueError, IndexError, TypeError) as error:

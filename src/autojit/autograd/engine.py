@@ -226,11 +226,14 @@ def _sum_without_graph(current: Tensor, grad: Tensor) -> Tensor:
     dtype = current._dtype
     if data.__class__ is _ndarray and other.__class__ is _ndarray and \
             grad._dtype is dtype and dtype is not _BFLOAT16 and data.shape == other.shape:
-        return plain_tensor(_add(data, other), dtype)
+        total = _add(data, other)
+        if total.__class__ is not _ndarray:  # 0-d operands give a NumPy scalar
+            total = _asarray(total)
+        return plain_tensor(total, dtype)
     return current + grad
 
 
-_ndarray, _add, _BFLOAT16 = np.ndarray, np.add, dtypes.bfloat16
+_ndarray, _asarray, _add, _BFLOAT16 = np.ndarray, np.asarray, np.add, dtypes.bfloat16
 
 
 def _output_count(node: Node) -> int:

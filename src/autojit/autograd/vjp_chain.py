@@ -2,11 +2,12 @@
 
 With create_graph=False, a node's VJP rule (written in autojit ops) and the engine's conform
 step only compute arrays: nothing is recorded, so the dispatch around each op (dtype rule,
-Tensor objects, checks) is pure overhead. The first time a node of a given signature runs (its
-op, attrs, needs_input_grad, the shapes and dtypes of its gradient, saved values and inputs,
-its saved Python numbers), `record` runs it as usual while ops/registry.py reports every op
-the rule runs (`registry.STEP`), and keeps the sequence of impl calls as a `Chain`; later
-nodes of the same signature run the chain on their arrays directly (`run`).
+Tensor objects, checks) is pure overhead. The second time a node of a given signature runs
+(its op, attrs, needs_input_grad, the shapes and dtypes of its gradient, saved values and
+inputs, its saved Python numbers; the first time is only noted, so that shapes seen once cost
+no recording), `record` runs it as usual while ops/registry.py reports every op the rule runs
+(`registry.STEP`), and keeps the sequence of impl calls as a `Chain`; later nodes of the same
+signature run the chain on their arrays directly (`run`).
 
 A chain is kept only when it is a faithful copy: every operand is the gradient, a saved value,
 a Python constant or an earlier step's result; no operand was cast or converted by the
@@ -36,7 +37,10 @@ _ndarray = np.ndarray
 _DEFAULT_FLOAT = dtypes._default_float  # [the default dtype]: results of int ops promoted
 _asarray = np.asarray
 _BFLOAT16 = dtypes.bfloat16
-_UNKNOWN = object()  # a signature not seen yet
+# The entries of a node class's table besides chains: a signature seen once (recorded when it
+# comes again, so that shapes seen once cost no recording), and one whose chain would not be
+# faithful (its nodes run the rule as usual).
+_SEEN, _UNFAITHFUL = object(), object()
 # A node class keeps at most this many signatures; past it, its table starts afresh (shapes
 # that change every step would otherwise grow it without bound).
 _LIMIT = 256
@@ -150,26 +154,27 @@ def apply_no_graph(node: OpNode, grads: list) -> list:
     chains = node._chains
     key = tuple(signature)
     try:
-        chain = chains.get(key, _UNKNOWN)
+        chain = chains.get(key)
     except TypeError:  # an attr that is not hashable (a list): no signature
         return node.apply(grads)
-    if chain is _UNKNOWN:
-        if not _recording.acquire(blocking=False):  # another thread is recording: not now
+    if chain.__class__ is Chain:
+        try:
+            return chain.run(values, grad)
+        except Exception:  # noqa: BLE001 - the rule as usual raises the error it should
             return node.apply(grads)
+    if chain is None:  # a signature seen for the first time: recorded if it comes again
+        if len(chains) >= _LIMIT:
+            chains.clear()
+        chains[key] = _SEEN
+        return node.apply(grads)
+    if chain is _SEEN and _recording.acquire(blocking=False):  # (one thread records at a time)
         try:
             chain, gradients = record(node, grads)
         finally:
             _recording.release()
-        if len(chains) >= _LIMIT:
-            chains.clear()
-        chains[key] = chain
+        chains[key] = chain if chain is not None else _UNFAITHFUL
         return gradients
-    if chain is None:
-        return node.apply(grads)
-    try:
-        return chain.run(values, grad)
-    except Exception:  # noqa: BLE001 - the rule as usual raises the error it should
-        return node.apply(grads)
+    return node.apply(grads)
 
 
 class _Pinned:

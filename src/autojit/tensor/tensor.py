@@ -16,7 +16,11 @@ import numpy as np
 from . import dtypes
 from .device import CPU, cuda_device
 from .meta import META, MetaArray, read_error
-from .state import state
+from .state import SPECIAL, state
+
+# autograd/vjp_chain.py sets this while it records a VJP: a tensor's values read in Python
+# (item(), bool(), numpy(), ...) would be constants of the recorded chain, so it is not kept.
+VALUE_READ = None
 
 
 class Size(tuple):
@@ -51,7 +55,7 @@ class Tensor:
     __slots__ = {"_data": None, "_dtype": None, "_requires_grad": None, "_grad": None,
                  "grad_fn": "The autograd Node that made this tensor (None for leaves); its "
                             "next_functions lead to the inputs' nodes.",
-                 "_output_nr": None, "_version_counter": None, "__weakref__": None,
+                 "_output_nr": None, "_counter": None, "__weakref__": None,
                  "__dict__": None}
     _value = None  # the ir.Value of a symbolic tensor while tracing
     _base = None  # the tensor this one is a view of
@@ -97,17 +101,26 @@ class Tensor:
         self._grad = None
         self.grad_fn = None
         self._output_nr = 0
-        self._version_counter = version_counter or VersionCounter()
+        self._counter = version_counter
         if state.inference:
             self._is_inference = True
 
     @classmethod
     def _make(cls, data: np.ndarray, dtype: dtypes.DType, version_counter=None) -> Tensor:
         """Wrap an ndarray without copying (the fast path every op result takes)."""
-        self = object.__new__(cls)
-        self._init(data, dtype, None, version_counter)
-        if state.tracer is not None:  # a tensor the traced function made (compiler/api.py)
-            state.tracer.made.add(id(self))
+        self = _new(cls)
+        self._data = data
+        self._dtype = dtype
+        self._requires_grad = False
+        self._grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._counter = version_counter
+        if state.dispatch == SPECIAL:
+            if state.inference:
+                self._is_inference = True
+            if state.tracer is not None:  # a tensor the traced function made (compiler/api.py)
+                state.tracer.made.add(id(self))
         return self
 
     @classmethod
@@ -300,8 +313,23 @@ class Tensor:
         self._grad = None
 
     @property
+    def _version_counter(self) -> VersionCounter:
+        """The counter of in-place writes this tensor shares with its views and detached
+        aliases; made when first asked for, since most op results never need one."""
+        counter = self._counter
+        if counter is None:
+            counter = self._counter = _new(VersionCounter)
+            counter.value = 0
+        return counter
+
+    @_version_counter.setter
+    def _version_counter(self, counter: VersionCounter) -> None:
+        self._counter = counter
+
+    @property
     def _version(self) -> int:
-        return self._version_counter.value
+        counter = self._counter
+        return 0 if counter is None else counter.value
 
     def _bump_version(self) -> None:
         self._version_counter.value += 1
@@ -337,6 +365,8 @@ class Tensor:
 
     def _concrete(self, what: str) -> np.ndarray:
         """The data, or a graph break when the tensor is symbolic (tracing)."""
+        if VALUE_READ is not None:
+            VALUE_READ()
         if self._data is None:
             from .graph_break import graph_break
 
@@ -579,6 +609,21 @@ class Tensor:
 
 
 _warned_float_of_grad = False  # Tensor.__float__'s warning was given
+_new = object.__new__
+
+
+def plain_tensor(data: np.ndarray, dtype: dtypes.DType) -> Tensor:
+    """`Tensor._make(data, dtype)` for a caller that has read `state.dispatch` and found it not
+    SPECIAL: no tracer to tell and no inference mode to mark (ops/registry.py: bind)."""
+    self = _new(Tensor)
+    self._data = data
+    self._dtype = dtype
+    self._requires_grad = False
+    self._grad = None
+    self.grad_fn = None
+    self._output_nr = 0
+    self._counter = None
+    return self
 
 
 def _rebuild(data, dtype_name, requires_grad):

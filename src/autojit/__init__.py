@@ -2,29 +2,25 @@
 
 Eager tensor ops build an IR graph; autograd differentiates it (twice, with create_graph);
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
+
+`import autojit` loads tensors, ops and autograd; the packages above them (nn, optim, utils,
+func and vmap, distributed, distributions, profiler, testing, cuda, accelerator, special, the
+compiler and save/load) load on first use (`__getattr__` below), so that a program pays only
+for what it uses (docs/performance.md, "compile latency").
 """
 
+import importlib as _importlib
 import math as _math
 import sys as _sys
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from . import (  # noqa: F401 - codegen registers the cpu backend
-    accelerator,
     autograd,
     backends,
     codegen,
     config,
-    cuda,
-    distributed,
-    distributions,
-    func,
-    nn,
-    optim,
-    profiler,
     random,
-    special,
-    testing,
     types,
-    utils,
     version,
 )
 from .autograd import (
@@ -39,16 +35,13 @@ from .autograd import (
     set_grad_enabled,
 )
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
-from .compiler.api import CompiledFunction, CompileWarning, compile  # noqa: A004
+from .compiler import backends as _compile_backends
 from .config import (
     get_num_interop_threads,
     get_num_threads,
     set_num_interop_threads,
     set_num_threads,
 )
-from .func import vmap
-from .interop.dlpack import from_dlpack
-from .interop.serialization import load, save
 from .ir.trace import make_graph
 from .ops import linalg_namespace as linalg
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
@@ -95,6 +88,7 @@ from .tensor.determinism import (
     set_deterministic_debug_mode,
     use_deterministic_algorithms,
 )
+from .tensor.device import RUNTIME_LOADERS as _RUNTIME_LOADERS
 from .tensor.device import device, get_default_device, set_default_device
 from .tensor.dtypes import DType as dtype
 from .tensor.dtypes import (
@@ -153,6 +147,67 @@ __version__ = config.VERSION
 # torch's constants (torch.pi, torch.inf, x[:, torch.newaxis]).
 e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
 newaxis = None
+
+# Packages and names loaded on first use: attribute -> (module, name in it, or None for the
+# module itself).
+_LAZY = {
+    "accelerator": ("accelerator", None), "compiler": ("compiler", None),
+    "cuda": ("cuda", None), "distributed": ("distributed", None),
+    "distributions": ("distributions", None), "func": ("func", None), "nn": ("nn", None),
+    "optim": ("optim", None), "profiler": ("profiler", None), "special": ("special", None),
+    "testing": ("testing", None), "utils": ("utils", None),
+    "vmap": ("autograd.vmap", "vmap"),
+    "compile": ("compiler.api", "compile"),
+    "CompiledFunction": ("compiler.api", "CompiledFunction"),
+    "CompileWarning": ("compiler.api", "CompileWarning"),
+    "from_dlpack": ("interop.dlpack", "from_dlpack"),
+    # autojit.save and load know nn.Parameter (nn registers it with serialization).
+    "save": ("interop.serialization", "save"), "load": ("interop.serialization", "load"),
+}
+_NEEDS = {"save": "nn.parameter", "load": "nn.parameter"}
+
+
+if _TYPE_CHECKING:  # what __getattr__ loads, for readers and type checkers
+    from . import (  # noqa: F401
+        accelerator,
+        compiler,
+        cuda,
+        distributed,
+        distributions,
+        func,
+        nn,
+        optim,
+        profiler,
+        special,
+        testing,
+        utils,
+    )
+    from .autograd.vmap import vmap
+    from .compiler.api import CompiledFunction, CompileWarning, compile  # noqa: A004
+    from .interop.dlpack import from_dlpack
+    from .interop.serialization import load, save
+
+
+def __getattr__(name: str):
+    found = _LAZY.get(name)
+    if found is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _NEEDS:
+        _importlib.import_module(f"{__name__}.{_NEEDS[name]}")
+    module = _importlib.import_module(f"{__name__}.{found[0]}")
+    value = module if found[1] is None else getattr(module, found[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+# What registers itself when autojit.cuda is imported, reached before it is: tensors on a CUDA
+# device ask for its runtime, and compiled graphs on them for its backend.
+_RUNTIME_LOADERS["cuda"] = lambda: _importlib.import_module(f"{__name__}.cuda")
+_compile_backends.register("cuda", f"{__name__}.cuda.plan")
 
 # autojit.linalg is a module of the ops layer; registered under its public name, it imports as
 # torch.linalg does (`import autojit.linalg`, `from autojit.linalg import norm`).

@@ -45,7 +45,7 @@ WIDER_ACCUMULATOR = {("sum", dtypes.float32): dtypes.float64}
 
 
 class KernelError(Exception):
-    """A kernel reported an error through its status (llvm_expression.ERRORS). The plan that
+    """A kernel reported an error through its status (ERRORS below). The plan that
     ran it raises eager's error instead: its graph run through the reference interpreter on
     the same inputs raises it, from the op eager would have failed at first, with eager's
     message (schedule.Plan, docs/notes/errors-in-kernels.md)."""
@@ -59,6 +59,17 @@ class KernelRuntimeError(KernelError, RuntimeError):
 class CheckFailed(KernelError):
     """A kernel's index check failed; the message, which names the offending index, comes
     from the reference."""
+
+
+# Error codes a kernel returns, one bit each (the lowest set bit is raised). A plan turns
+# them into eager's error (KernelError); an index check's message names the offending
+# entry, which the kernel does not keep (docs/notes/errors-in-kernels.md).
+NEGATIVE_POWER, INDEX_OUT_OF_RANGE, DIVISION_BY_ZERO = 1, 2, 4
+ERRORS = {
+    NEGATIVE_POWER: (KernelRuntimeError, "Integers to negative integer powers are not allowed."),
+    INDEX_OUT_OF_RANGE: (CheckFailed, "an index is out of range"),
+    DIVISION_BY_ZERO: (KernelRuntimeError, "ZeroDivisionError"),
+}
 
 
 @dataclass(frozen=True)

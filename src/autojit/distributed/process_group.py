@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 import itertools
 import sys
+import time
 import warnings
 from datetime import timedelta
 
@@ -207,6 +208,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         _abort_on_uncaught_exceptions(channel)
 
 
+_ABORT_GRACE_SECONDS = 1.0
+
+
 def _abort_on_uncaught_exceptions(channel) -> None:
     """An uncaught exception prints its traceback, then aborts every process of the job
     (MPI_Abort): the others would otherwise block in their next collective."""
@@ -220,6 +224,9 @@ def _abort_on_uncaught_exceptions(channel) -> None:
         sys.stderr.write(f"autojit.distributed: rank {channel.rank} raised an uncaught "
                          f"{exc_type.__name__}; aborting the MPI job\n")
         sys.stderr.flush()
+        # mpiexec forwards each rank's output asynchronously, and an abort kills what it has
+        # not forwarded yet: on a busy machine the traceback was lost. Give it a moment.
+        time.sleep(_ABORT_GRACE_SECONDS)
         channel.abort(1)
 
     sys.excepthook = abort

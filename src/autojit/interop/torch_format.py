@@ -35,7 +35,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.device import CPU, RUNTIMES, device
+from ..tensor.device import CPU, device, runtime
 from ..tensor.tensor import Size, Tensor
 from . import object_pickle
 from .pickle_reader import RestrictedUnpickler, UnpicklingError
@@ -413,7 +413,7 @@ class _TorchReader:
         view = _strided(array, storage_offset, size, stride)
         target = self.target(storage.location)
         if target.type != "cpu":
-            view = RUNTIMES["cuda"].from_host(np.ascontiguousarray(view), target.index or 0)
+            view = runtime("cuda").from_host(np.ascontiguousarray(view), target.index or 0)
         tensor = Tensor._make(view, autojit_dtype)
         if requires_grad:
             tensor.requires_grad_(True)
@@ -446,11 +446,8 @@ class _TorchReader:
             mapped = location  # torch calls it with a storage; autojit's stay on the host
         chosen = device(str(mapped) if mapped is not None else location)
         if chosen.type == "cuda":
-            cuda = RUNTIMES.get("cuda")
             try:
-                if cuda is None:
-                    raise RuntimeError
-                cuda.check(chosen.index or 0)
+                runtime("cuda").check(chosen.index or 0)
             except Exception:
                 raise RuntimeError(
                     "Attempting to deserialize object on a CUDA device but "

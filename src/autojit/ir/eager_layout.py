@@ -43,8 +43,9 @@ def _input_array(tracer, value):
     """The real host array behind a graph input (an argument or a captured tensor), or None."""
     found = tracer._real_inputs.get(id(value))
     if found is None:
-        found = next((entry.tensor._data for entry in tracer.graph.inputs
-                      if entry.value is value and entry.tensor is not None), None)
+        # A captured tensor's data; other inputs (random draws) hold no array.
+        found = next((getattr(entry.tensor, "_data", None) for entry in tracer.graph.inputs
+                      if entry.value is value), None)
     # A device array: the device's eager kernels write row-major results.
     return found if found.__class__ is np.ndarray else None
 

@@ -94,6 +94,9 @@ def get_default_device() -> device:
     return found
 
 RUNTIMES: dict = {}  # device type -> its runtime (a module), registered by its package
+# device type -> a function importing the package that registers its runtime (the package
+# loads on first use: autojit/__init__.py installs these).
+RUNTIME_LOADERS: dict = {}
 
 
 def register_runtime(device_type: str, runtime) -> None:
@@ -102,8 +105,12 @@ def register_runtime(device_type: str, runtime) -> None:
 
 
 def runtime(device_type: str):
-    """The registered runtime of a device type other than the CPU."""
+    """The registered runtime of a device type other than the CPU (its package imported
+    first if it has not been)."""
     found = RUNTIMES.get(device_type)
+    if found is None and device_type in RUNTIME_LOADERS:
+        RUNTIME_LOADERS[device_type]()
+        found = RUNTIMES.get(device_type)
     if found is None:
         raise RuntimeError(f"device '{device_type}' is not available: no runtime is registered "
                            "for it")

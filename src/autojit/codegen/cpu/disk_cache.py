@@ -1,15 +1,17 @@
 """The kernel cache on disk: compiled kernels' machine code kept across processes.
 
 jit.py asks here before compiling a kernel with LLVM and stores what it compiled. An entry is
-the relocatable object file MCJIT produced for the kernel's module (loaded back with
-`ExecutionEngine.add_object_file`, no optimization or code generation) and the LLVM IR the
-module was rendered from (for inspection).
+the relocatable object file LLVM generated for the kernel's module (loaded back by
+native_loader.py, or llvmlite's engine: no optimization or code generation) and the LLVM IR
+the module was rendered from (for inspection). The native helpers of workers.py and
+program.py are kept the same way, and so is a small record (`store_record`): what LLVM
+detected about a processor (jit.cache_target), so that a warm start need not start LLVM.
 
 The key (`entry_key`) is a sha256 over everything that decides the machine code: the kernel's
 structural key (its ops, shapes, strides, dtypes, literals), the target (triple, CPU name and
-features, the CPython/NumPy object layout baked into the `.objects` entry), the llvmlite and
-LLVM versions, the autojit version and a fingerprint of the source files that generate code
-(so an edited renderer never meets its old kernels).
+features, the CPython/NumPy object layout baked into the `.objects` entry, the LLVM version),
+the llvmlite version, the autojit version and a fingerprint of the source files that generate
+code (so an edited renderer never meets its old kernels).
 
 Safety, since loaded code runs unchecked:
 
@@ -44,6 +46,8 @@ from ... import config
 
 MAGIC = b"AUTOJIT-KERNEL-1"  # the trailing digit is the entry format's version
 PREFIX = "kernel-"
+MODULE_PREFIX = "module-"  # the native helpers of workers.py and program.py (jit.add_module)
+RECORD_PREFIX = "record-"  # store_record's
 SUFFIX = ".bin"
 _LENGTH = struct.Struct("<I")
 _DIGEST_SIZE = 32
@@ -86,13 +90,12 @@ def source_fingerprint() -> str:
 def entry_key(structural_key: tuple, target: tuple) -> str:
     """The entry's name: a hex sha256 over the kernel and everything else its code depends on.
 
-    `target` describes the machine code's target (triple, CPU, features, object layout)."""
+    `target` describes the machine code's target (jit.cache_target: triple, CPU, features,
+    object layout, LLVM version)."""
     import llvmlite
-    import llvmlite.binding as llvm
 
-    described = repr((MAGIC, structural_key, target, llvmlite.__version__,
-                      llvm.llvm_version_info, config.VERSION, source_fingerprint(),
-                      sys.implementation.cache_tag))
+    described = repr((MAGIC, structural_key, target, llvmlite.__version__, config.VERSION,
+                      source_fingerprint(), sys.implementation.cache_tag))
     return hashlib.sha256(described.encode()).hexdigest()
 
 
@@ -143,8 +146,8 @@ def _prepare(path: str) -> str | None:
     return None
 
 
-def _entry_path(directory_path: str, key: str) -> str:
-    return os.path.join(directory_path, f"{PREFIX}{key}{SUFFIX}")
+def _entry_path(directory_path: str, key: str, prefix: str = PREFIX) -> str:
+    return os.path.join(directory_path, f"{prefix}{key}{SUFFIX}")
 
 
 def encode(key: str, entry: Entry) -> bytes:
@@ -184,12 +187,13 @@ def decode(key: str, data: bytes) -> tuple[Entry | None, str]:
     return Entry(symbol, payload[:object_size], payload[object_size:].decode()), ""
 
 
-def load(key: str) -> Entry | None:
-    """The intact entry stored under `key`, or None (missing, corrupt, foreign, cache off)."""
+def load(key: str, prefix: str = PREFIX) -> Entry | None:
+    """The intact entry stored under `key`, or None (missing, corrupt, foreign, cache off).
+    `prefix` names the kind of entry (PREFIX for kernels, MODULE_PREFIX, RECORD_PREFIX)."""
     path = directory()
     if path is None:
         return None
-    file = _entry_path(path, key)
+    file = _entry_path(path, key, prefix)
     try:
         with open(file, "rb") as handle:
             data = handle.read()
@@ -204,7 +208,7 @@ def load(key: str) -> Entry | None:
     return entry
 
 
-def store(key: str, entry: Entry) -> bool:
+def store(key: str, entry: Entry, prefix: str = PREFIX) -> bool:
     """Write the entry atomically; False (and nothing left behind) when it cannot be written."""
     path = directory()
     if path is None:
@@ -215,7 +219,7 @@ def store(key: str, entry: Entry) -> bool:
         handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX, dir=path)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
-        os.replace(temporary, _entry_path(path, key))
+        os.replace(temporary, _entry_path(path, key, prefix))
     except OSError as error:
         config.log("kernels", f"disk cache: cannot write to {path}: {error}")
         if temporary is not None:
@@ -227,8 +231,30 @@ def store(key: str, entry: Entry) -> bool:
     return True
 
 
+_RECORD_SYMBOL = "(record)"
+
+
+def store_record(key: str, record: dict) -> bool:
+    """Keep a small JSON-able dict under `key` (a hex sha256), as an entry is kept."""
+    return store(key, Entry(_RECORD_SYMBOL, json.dumps(record, sort_keys=True).encode(), ""),
+                 RECORD_PREFIX)
+
+
+def load_record(key: str) -> dict | None:
+    """The dict store_record kept under `key`, or None (missing, damaged, not a record)."""
+    entry = load(key, RECORD_PREFIX)
+    if entry is None or entry.symbol != _RECORD_SYMBOL:
+        return None
+    try:
+        record = json.loads(entry.object_code)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
 def clear() -> int:
-    """Remove every cached kernel (and leftover temporary files); returns how many files."""
+    """Remove every cached kernel, module and record (and leftover temporary files); returns
+    how many files."""
     path = os.path.abspath(config.cache_dir())
     removed = 0
     try:
@@ -236,7 +262,8 @@ def clear() -> int:
     except OSError:
         return 0
     for name in names:
-        if name.endswith(SUFFIX) and (name.startswith(PREFIX) or name.startswith(".tmp-")):
+        if name.endswith(SUFFIX) and name.startswith((PREFIX, MODULE_PREFIX, RECORD_PREFIX,
+                                                      ".tmp-")):
             try:
                 os.unlink(os.path.join(path, name))
                 removed += 1

@@ -261,5 +261,5 @@ def passes(table: np.ndarray, arrays: list) -> bool:
 
     check = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)(
         program._runner()["check_inputs"])
-    items = ctypes.c_void_p.from_address(id(arrays) + cpu.backend().object_layout[0]).value
+    items = ctypes.c_void_p.from_address(id(arrays) + cpu.layout()[0]).value
     return check(table.ctypes.data, items) == 0

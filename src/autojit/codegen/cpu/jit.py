@@ -2,11 +2,14 @@
 
 `compile_kernel(kernel)` renders the kernel (render.py), optimizes the module with LLVM's
 O3 pipeline for the host CPU (its features included, so the loop and SLP vectorizers use AVX2
-or AVX-512 where present), JIT-compiles it into one process-wide MCJIT engine that owns the
-code, and returns a CompiledKernel: a callable taking the input and output arrays. Compiled
-kernels are cached in memory by `Kernel.structural_key()`, and on disk across processes
-(disk_cache.py: the object code MCJIT produced, loaded back without optimizing or generating
-code again). No C compiler is involved. See docs/notes/cpu-codegen.md.
+or AVX-512 where present), generates its object file and loads it (native_loader.py, on Linux
+x86-64; elsewhere, or for a file it refuses, through one process-wide MCJIT engine), and
+returns a CompiledKernel: a callable taking the input and output arrays. Compiled kernels are
+cached in memory by `Kernel.structural_key()`, and on disk across processes (disk_cache.py:
+the object file, loaded back without optimizing or generating code again). A warm start that
+finds every kernel on disk never imports llvmlite's bindings: what LLVM detects about the host
+(the cache key's target) is remembered on disk per processor (`cache_target`). No C compiler
+is involved. See docs/notes/cpu-codegen.md and docs/notes/compile-latency.md.
 """
 
 from __future__ import annotations
@@ -14,25 +17,26 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import itertools
+import os
+import re
 import threading
 import time
 
-import llvmlite.binding as llvm
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 from ... import config
-from ..kernel import Kernel, code_name
-from . import disk_cache
-from .render import ERRORS, render
+from ..kernel import ERRORS, Kernel, code_name, generic_layout
+from . import disk_cache, native_loader
 
 _LOCK = threading.Lock()
 _CACHE: dict = {}
 _COUNTER = itertools.count()
 _SYMBOLS: set = set()  # entry symbols defined in the engine: a loaded object must not redefine one
-_KEPT_MODULES: list = []  # modules of compile_module: the engine owns the code compiled from them
-# How kernels were obtained in this process: LLVM compiles, and loads from the disk cache.
-STATISTICS = {"compiled": 0, "loaded": 0}
+# How kernels were obtained in this process: LLVM compiles, loads from the disk cache, and the
+# CPU time the obtaining thread spent on them in all (compiling, loading, storing; read by
+# bench/compile_latency.py).
+STATISTICS = {"compiled": 0, "loaded": 0, "cpu seconds": 0.0}
 _FUNCTION_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 # The object entry reads Python objects, so it runs holding the GIL (PYFUNCTYPE).
 _OBJECT_FUNCTION_TYPE = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.py_object, ctypes.py_object)
@@ -86,31 +90,74 @@ def object_layout():
     return None
 
 
+_LAYOUT: list = []
+
+
+def layout():
+    """object_layout(), found once per process (without starting LLVM)."""
+    if not _LAYOUT:
+        _LAYOUT.append(object_layout())
+    return _LAYOUT[0]
+
+
 class _Backend:
     """The target machine, the pass pipeline options and the engine, made once per process."""
 
     def __init__(self):
+        import llvmlite.binding as llvm
+
+        self.llvm = llvm
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         target = llvm.Target.from_default_triple()
         self.cpu = llvm.get_host_cpu_name()
-        self.features = _with_wide_vectors(self.cpu, llvm.get_host_cpu_features().flatten())
+        detected = llvm.get_host_cpu_features().flatten()
+        self.features = _with_wide_vectors(self.cpu, detected)
         self.target_machine = target.create_target_machine(
             cpu=self.cpu, features=self.features, opt=3, jit=True)
-        holder = llvm.parse_assembly("")
-        holder.triple = self.target_machine.triple
-        self.engine = llvm.create_mcjit_compiler(holder, self.target_machine)
-        self.object_layout = object_layout()
+        # What cache_target remembers per processor: what LLVM detected.
+        self.host = (self.target_machine.triple, self.cpu, detected,
+                     ".".join(map(str, llvm.llvm_version_info)))
+        self.object_layout = layout()
+        self._engine = None
+        self._quick_machine = None
         # MCJIT hands each module's object file to this callback as it generates it: the disk
         # cache stores it, with no second code generation.
         self.objects: dict = {}
-        self.engine.set_object_cache(self._object_compiled, None)
-        self.target = (self.target_machine.triple, self.cpu, self.features, self.object_layout)
+        self.target = (self.target_machine.triple, self.cpu, self.features, self.object_layout,
+                       self.host[3])
+
+    @property
+    def engine(self):
+        """The MCJIT engine, made on first use: code native_loader.py refuses goes there."""
+        if self._engine is None:
+            holder = self.llvm.parse_assembly("")
+            holder.triple = self.target_machine.triple
+            self._engine = self.llvm.create_mcjit_compiler(holder, self.target_machine)
+            self._engine.set_object_cache(self._object_compiled, None)
+        return self._engine
+
+    @property
+    def quick_machine(self):
+        """The target machine that generates code quickly (LLVM's CodeGenOpt::None: FastISel,
+        the fast register allocator), for kernels with little work (quick_codegen)."""
+        if self._quick_machine is None:
+            target = self.llvm.Target.from_default_triple()
+            self._quick_machine = target.create_target_machine(
+                cpu=self.cpu, features=self.features, opt=0, jit=True)
+        return self._quick_machine
 
     def _object_compiled(self, module, buffer) -> None:
         self.objects[id(module)] = buffer
 
+    def parse(self, text: str):
+        module = self.llvm.parse_assembly(text)
+        module.triple = self.target_machine.triple
+        module.data_layout = str(self.target_machine.target_data)
+        return module
+
     def optimize(self, module):
+        llvm = self.llvm
         options = llvm.create_pipeline_tuning_options(speed_level=3)
         options.loop_vectorization = True
         options.slp_vectorization = True
@@ -134,7 +181,76 @@ def backend() -> _Backend:
     global _BACKEND
     if _BACKEND is None:
         _BACKEND = _Backend()
+        remembered = _TARGET.get("target")
+        if remembered is not None and remembered != _BACKEND.target:
+            config.log("kernels", f"the remembered host target {remembered} is not what LLVM "
+                                  f"detects ({_BACKEND.target}): written again")
+            _TARGET["memo"] = _memo_key()
+        if _TARGET.get("memo") is not None:
+            disk_cache.store_record(_TARGET["memo"], dict(zip(_HOST_FIELDS, _BACKEND.host)))
     return _BACKEND
+
+
+_HOST_FIELDS = ("triple", "cpu", "features", "llvm")
+_TARGET: dict = {}
+
+
+def _llvm_identity() -> tuple | None:
+    """llvmlite's version and the size and time of its LLVM library (a rebuilt library is
+    another LLVM), found without importing llvmlite's bindings; None where it is not found."""
+    import llvmlite
+
+    library = os.path.join(os.path.dirname(llvmlite.__file__), "binding", "libllvmlite.so")
+    try:
+        info = os.stat(library)
+    except OSError:
+        return None
+    return llvmlite.__version__, library, info.st_size, info.st_mtime_ns
+
+
+def _memo_key() -> str | None:
+    """The disk cache key under which what LLVM detects about this host is remembered: the
+    processor's identification (native_loader.host_signature) and the LLVM library."""
+    if not native_loader.available() or disk_cache.directory() is None:
+        return None
+    identity = _llvm_identity()
+    if identity is None:
+        return None
+    try:
+        signature = native_loader.host_signature()
+    except native_loader.Unsupported:
+        return None
+    described = repr(("host target", disk_cache.MAGIC, signature, identity))
+    return hashlib.sha256(described.encode()).hexdigest()
+
+
+def cache_target() -> tuple:
+    """(triple, cpu, features, object layout, LLVM version): the target part of every disk
+    cache key. LLVM detects the first three; a process that has not started LLVM reads them
+    from a record keyed by the processor's cpuid values and the LLVM library (`_memo_key`),
+    which the first process to start LLVM on such a processor writes. LLVM's host detection
+    reads nothing but those values, so the record says what it would say here."""
+    if _BACKEND is not None:
+        return _BACKEND.target
+    found = _TARGET.get("target")
+    if found is None:
+        memo = _memo_key()
+        record = disk_cache.load_record(memo) if memo is not None else None
+        if record is not None and all(isinstance(record.get(field), str)
+                                      for field in _HOST_FIELDS):
+            cpu = record["cpu"]
+            found = (record["triple"], cpu, _with_wide_vectors(cpu, record["features"]),
+                     layout(), record["llvm"])
+            _TARGET["target"] = found
+        else:
+            _TARGET["memo"] = memo
+            return backend().target
+    return found
+
+
+def has_avx512() -> bool:
+    """Whether the host has AVX-512 (gemm_kernel.py's tiles hold 32 vector registers)."""
+    return "+avx512f" in cache_target()[2].split(",")
 
 
 class CompiledKernel:
@@ -151,10 +267,12 @@ class CompiledKernel:
         self.kernel = kernel
         self.symbol = symbol
         self.llvm_ir = llvm_ir
-        self._optimized_ir = optimized_ir  # None when loaded from disk: made when asked for
+        self._optimized_ir = optimized_ir  # None unless made: made again when asked for
         self.compile_seconds = compile_seconds  # compiling, or loading from the disk cache
         self.source = source  # "compiled" (by LLVM in this process) or "disk"
-        self._module = module  # kept alive: the engine owns the code compiled from it
+        # What holds the code: the module (MCJIT's engine owns the code compiled from it) or
+        # the native_loader.LoadedObject.
+        self._module = module
         self._object_code = object_code
         self._function = function
         inputs = len(kernel.inputs) + (1 if kernel.generic else 0)  # a generic kernel's sizes
@@ -201,7 +319,7 @@ class CompiledKernel:
         from its IR, for inspection only; the code that runs is the cached object)."""
         if self._optimized_ir is None:
             state = backend()
-            module = _parse(self.llvm_ir, state)
+            module = state.parse(self.llvm_ir)
             state.optimize(module)
             self._optimized_ir = str(module)
         return self._optimized_ir
@@ -263,7 +381,9 @@ def compile_kernel(kernel: Kernel):
         with _LOCK:
             found = _CACHE.get(key)
             if found is None:
+                started = time.thread_time()
                 found = _load_or_compile(kernel, key)
+                STATISTICS["cpu seconds"] += time.thread_time() - started
                 _CACHE[key] = found
     if kernel.generic:
         return SizedKernel(found, kernel)
@@ -274,8 +394,6 @@ class SizedKernel:
     """A generic kernel's code with one kernel's sizes: called like a CompiledKernel."""
 
     def __init__(self, compiled: CompiledKernel, kernel: Kernel):
-        from .render import generic_layout
-
         self.compiled, self.kernel = compiled, kernel
         self.sizes = np.array(generic_layout(kernel)[1], dtype=np.int64)
         self.symbol, self.llvm_ir = compiled.symbol, compiled.llvm_ir
@@ -312,13 +430,12 @@ class SizedKernel:
 
 
 def _load_or_compile(kernel: Kernel, key: tuple) -> CompiledKernel:
-    state = backend()
     entry_key = None
     if disk_cache.directory() is not None:
-        entry_key = disk_cache.entry_key(key, state.target)
+        entry_key = disk_cache.entry_key((key, quick_codegen(kernel)), cache_target())
         entry = disk_cache.load(entry_key)
         if entry is not None:
-            loaded = _load(kernel, entry, state)
+            loaded = _load(kernel, entry)
             if loaded is not None:
                 return loaded
     compiled = _compile(kernel, _symbol(kernel, key))
@@ -338,13 +455,6 @@ def _symbol(kernel: Kernel, key: tuple) -> str:
     return symbol
 
 
-def _parse(text: str, state: _Backend):
-    module = llvm.parse_assembly(text)
-    module.triple = state.target_machine.triple
-    module.data_layout = str(state.target_machine.target_data)
-    return module
-
-
 def _entry_points(symbol: str, state: _Backend):
     """(pointer-array entry, list entry or None) of a module or object added to the engine."""
     address = state.engine.get_function_address(symbol)
@@ -360,91 +470,203 @@ def _entry_points(symbol: str, state: _Backend):
     return _FUNCTION_TYPE(address), object_function
 
 
+def _native(object_code: bytes, names: list):
+    """(the native_loader.LoadedObject, the addresses of `names`) of an object file, or None
+    where the loader refuses it (the reason is logged): the caller goes to the engine."""
+    if not native_loader.available():
+        return None
+    try:
+        loaded = native_loader.load(object_code)
+        return loaded, [loaded.address(name) for name in names]
+    except (native_loader.Unsupported, KeyError) as error:
+        config.log("kernels", f"object file not loaded natively ({error}): through MCJIT")
+        return None
+
+
+def _native_entry_points(object_code: bytes, symbol: str):
+    """(LoadedObject, pointer-array entry, list entry or None), or None (see _native)."""
+    names = [symbol] + ([f"{symbol}.objects"] if layout() is not None else [])
+    found = _native(object_code, names)
+    if found is None:
+        return None
+    loaded, addresses = found
+    object_function = _OBJECT_FUNCTION_TYPE(addresses[1]) if len(addresses) > 1 else None
+    return loaded, _FUNCTION_TYPE(addresses[0]), object_function
+
+
+# Kernels with at most this much work (elements of the space times steps, and at most
+# QUICK_ELEMENTS elements) get their machine code from LLVM's quickest code generator, after
+# the same O3 pipeline: a few nanoseconds more per call, about 5 ms less to compile each
+# (docs/notes/compile-latency.md, "Quick code generation for small kernels"). Larger
+# reductions are left out: a [256, 10] column sum ran 27 times slower.
+QUICK_WORK = 2048
+QUICK_ELEMENTS = 1024
+
+
+def quick_codegen(kernel: Kernel) -> bool:
+    """Whether the kernel's code comes from the quick code generator (QUICK_WORK)."""
+    if kernel.generic:
+        return False
+    elements = 1
+    for extent in kernel.shape:
+        elements *= extent
+    return elements <= QUICK_ELEMENTS and elements * max(1, len(kernel.steps)) <= QUICK_WORK
+
+
 def _compile(kernel: Kernel, symbol: str) -> CompiledKernel:
+    from .render import render
+
     state = backend()
     start = time.perf_counter()
     rendered = render(kernel, symbol, state.object_layout)
-    module = _parse(rendered.text, state)
+    module = state.parse(rendered.text)
     module.verify()
     state.optimize(module)
-    optimized = str(module)
-    state.engine.add_module(module)
-    state.engine.finalize_object()
-    function, object_function = _entry_points(rendered.name, state)
+    native = None
+    if native_loader.available():
+        machine = state.quick_machine if quick_codegen(kernel) else state.target_machine
+        object_code = machine.emit_object(module)
+        native = _native_entry_points(object_code, rendered.name)
+    if native is not None:
+        holder, function, object_function = native
+    else:
+        state.engine.add_module(module)
+        state.engine.finalize_object()
+        function, object_function = _entry_points(rendered.name, state)
+        holder, object_code = module, state.objects.pop(id(module), None)
     seconds = time.perf_counter() - start
     STATISTICS["compiled"] += 1
     config.log("kernels", f"compiled {rendered.name} in {seconds * 1e3:.1f} ms")
-    return CompiledKernel(kernel, rendered.name, function, rendered.text, optimized, seconds,
-                          module, object_function, state.objects.pop(id(module), None))
+    return CompiledKernel(kernel, rendered.name, function, rendered.text, None, seconds,
+                          holder, object_function, object_code)
 
 
-def _load(kernel: Kernel, entry: disk_cache.Entry, state: _Backend) -> CompiledKernel | None:
+def _load(kernel: Kernel, entry: disk_cache.Entry) -> CompiledKernel | None:
     """The kernel from a disk cache entry (already checked whole and for this key), or None."""
-    if entry.symbol in _SYMBOLS:
-        return None  # defined already (compiled, then clear_cache()): compile a fresh copy
     start = time.perf_counter()
-    state.engine.add_object_file(llvm.ObjectFileRef.from_data(entry.object_code))
-    state.engine.finalize_object()
-    functions = _entry_points(entry.symbol, state)
-    if functions is None:
-        return None
+    native = _native_entry_points(entry.object_code, entry.symbol)
+    if native is not None:
+        holder, function, object_function = native
+    else:
+        if entry.symbol in _SYMBOLS:
+            return None  # defined already (compiled, then clear_cache()): compile a fresh copy
+        state = backend()
+        state.engine.add_object_file(state.llvm.ObjectFileRef.from_data(entry.object_code))
+        state.engine.finalize_object()
+        functions = _entry_points(entry.symbol, state)
+        if functions is None:
+            return None
+        holder, (function, object_function) = None, functions
     seconds = time.perf_counter() - start
     STATISTICS["loaded"] += 1
     config.log("kernels", f"loaded {entry.symbol} from the disk cache in {seconds * 1e3:.1f} ms")
-    return CompiledKernel(kernel, entry.symbol, functions[0], entry.llvm_ir, None, seconds, None,
-                          functions[1], entry.object_code, source="disk")
+    return CompiledKernel(kernel, entry.symbol, function, entry.llvm_ir, None, seconds, holder,
+                          object_function, entry.object_code, source="disk")
+
+
+_MODULES: dict = {}  # add_module's: text -> (what holds the code, the addresses of its names)
 
 
 def add_module(text: str, names: list) -> tuple:
-    """Compile LLVM IR text that is not a kernel (the native helpers of workers.py) into the
-    engine: (the module, kept alive by the caller, and the addresses of the named functions).
-    The text is used as written: its loops wait on memory, and O3 would only cost ~8 ms."""
-    state = backend()
+    """Compile LLVM IR text that is not a kernel (the native helpers of workers.py and
+    program.py): (what holds the code, kept alive by the caller, and the addresses of the
+    named functions, which must be every function the text defines). The text is used as
+    written: its loops wait on memory, and O3 would only cost ~8 ms. Its object file is kept
+    in the disk cache as a kernel's is, and one text is compiled once per process."""
     with _LOCK:
-        module = _parse(text, state)
+        found = _MODULES.get(text)
+        if found is None:
+            found = _MODULES[text] = _add_module(text, names)
+        return found
+
+
+def _add_module(text: str, names: list) -> tuple:
+    entry_key = None
+    if native_loader.available():
+        if disk_cache.directory() is not None:
+            entry_key = disk_cache.entry_key(("module", text), cache_target())
+            entry = disk_cache.load(entry_key, disk_cache.MODULE_PREFIX)
+            if entry is not None:
+                found = _native(entry.object_code, names)
+                if found is not None:
+                    return found
+        state = backend()
+        module = state.parse(text)
         module.verify()
-        state.engine.add_module(module)
-        state.engine.finalize_object()
-        state.objects.pop(id(module), None)
-        return module, [state.engine.get_function_address(name) for name in names]
-
-
-def has_avx512() -> bool:
-    """Whether the host has AVX-512 (gemm_kernel.py's tiles hold 32 vector registers)."""
-    return "+avx512f" in backend().features.split(",")
+        object_code = state.target_machine.emit_object(module)
+        found = _native(object_code, names)
+        if found is not None:
+            if entry_key is not None:
+                disk_cache.store(entry_key, disk_cache.Entry(names[0], object_code, text),
+                                 disk_cache.MODULE_PREFIX)
+            return found
+    # Through the engine, where each name is defined once per process: a text compiled again
+    # (another process's cache, a fork) gets its names suffixed.
+    state = backend()
+    if any(name in _SYMBOLS for name in names):
+        suffix = f"_{next(_COUNTER)}"
+        for name in names:
+            text = re.sub(f"@{re.escape(name)}(?![\\w.$])", f"@{name}{suffix}", text)
+        names = [f"{name}{suffix}" for name in names]
+    module = state.parse(text)
+    module.verify()
+    state.engine.add_module(module)
+    state.engine.finalize_object()
+    state.objects.pop(id(module), None)
+    _SYMBOLS.update(names)
+    return module, [state.engine.get_function_address(name) for name in names]
 
 
 def compile_module(text: str, symbol: str, key: tuple) -> int:
     """The address of the function `symbol` of LLVM IR text that is not a kernel (the native
     gemm of gemm_kernel.py), optimized like a kernel and cached on disk under `key` as
     kernels are (symbols must be unique per text: the key holds it)."""
-    state = backend()
     with _LOCK:
-        address = state.engine.get_function_address(symbol) if symbol in _SYMBOLS else 0
-        if address:
-            return address
-        entry_key = None
-        if disk_cache.directory() is not None:
-            entry_key = disk_cache.entry_key(key, state.target)
-            entry = disk_cache.load(entry_key)
-            if entry is not None and entry.symbol == symbol:
-                state.engine.add_object_file(llvm.ObjectFileRef.from_data(entry.object_code))
+        found = _MODULES.get(("optimized", text, symbol))
+        if found is None:
+            found = _MODULES[("optimized", text, symbol)] = _compile_module(text, symbol, key)
+        return found[1]
+
+
+def _compile_module(text: str, symbol: str, key: tuple) -> tuple:
+    entry_key = None
+    if disk_cache.directory() is not None:
+        entry_key = disk_cache.entry_key(key, cache_target())
+        entry = disk_cache.load(entry_key)
+        if entry is not None and entry.symbol == symbol:
+            found = _native(entry.object_code, [symbol])
+            if found is not None:
+                return found[0], found[1][0]
+            state = backend()
+            if symbol not in _SYMBOLS:
+                state.engine.add_object_file(
+                    state.llvm.ObjectFileRef.from_data(entry.object_code))
                 state.engine.finalize_object()
                 address = state.engine.get_function_address(symbol)
                 if address:
                     _SYMBOLS.add(symbol)
-                    return address
-        module = _parse(text, state)
-        module.verify()
-        state.optimize(module)
+                    return None, address
+    state = backend()
+    module = state.parse(text)
+    module.verify()
+    state.optimize(module)
+    found = None
+    if native_loader.available():
+        object_code = state.target_machine.emit_object(module)
+        found = _native(object_code, [symbol])
+    if found is not None:
+        holder, address = found[0], found[1][0]
+    else:
+        if symbol in _SYMBOLS:
+            return None, state.engine.get_function_address(symbol)
         state.engine.add_module(module)
         state.engine.finalize_object()
-        _KEPT_MODULES.append(module)
-        object_code = state.objects.pop(id(module), None)
-        if entry_key is not None and object_code is not None:
-            disk_cache.store(entry_key, disk_cache.Entry(symbol, object_code, text))
+        holder, object_code = module, state.objects.pop(id(module), None)
+        address = state.engine.get_function_address(symbol)
         _SYMBOLS.add(symbol)
-        return state.engine.get_function_address(symbol)
+    if entry_key is not None and object_code is not None:
+        disk_cache.store(entry_key, disk_cache.Entry(symbol, object_code, text))
+    return holder, address
 
 
 def clear_cache() -> None:

@@ -21,7 +21,7 @@ from llvmlite import ir
 
 from ...tensor import dtypes
 from ..expression import ExpressionWalker, RenderError
-from ..kernel import CheckFailed, KernelRuntimeError
+from ..kernel import DIVISION_BY_ZERO, INDEX_OUT_OF_RANGE, NEGATIVE_POWER
 from . import mathlib, mathlib_atan, mathlib_erfc
 
 INT64 = ir.IntType(64)
@@ -32,15 +32,7 @@ BYTE = ir.IntType(8)
 REGISTER_TYPES = {dtypes.bool_: BIT, dtypes.uint8: BYTE, dtypes.int8: BYTE, dtypes.int16: INT16,
                   dtypes.int32: INT32, dtypes.int64: INT64, dtypes.float32: ir.FloatType(),
                   dtypes.float64: ir.DoubleType()}
-# Error codes a kernel returns, one bit each (the lowest set bit is raised). A plan turns
-# them into eager's error (kernel.KernelError); an index check's message names the offending
-# entry, which the kernel does not keep (docs/notes/errors-in-kernels.md).
-NEGATIVE_POWER, INDEX_OUT_OF_RANGE, DIVISION_BY_ZERO = 1, 2, 4
-ERRORS = {
-    NEGATIVE_POWER: (KernelRuntimeError, "Integers to negative integer powers are not allowed."),
-    INDEX_OUT_OF_RANGE: (CheckFailed, "an index is out of range"),
-    DIVISION_BY_ZERO: (KernelRuntimeError, "ZeroDivisionError"),
-}
+# The error codes a kernel returns (NEGATIVE_POWER, ...) are kernel.py's ERRORS.
 
 
 class Typed(NamedTuple):

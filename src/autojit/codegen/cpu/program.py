@@ -30,7 +30,6 @@ docs/notes/cpu-codegen.md.
 from __future__ import annotations
 
 import ctypes
-import os
 
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
@@ -233,8 +232,8 @@ def _runner() -> dict:
     if "run" not in _native:
         from . import jit as cpu
 
-        prefix = f"autojit_program_{os.getpid()}"
-        item_offset, data_offset = cpu.backend().object_layout
+        prefix = "autojit_program"  # one text: compiled once, kept in the disk cache
+        item_offset, data_offset = cpu.layout()
         text = _RUNNER_IR.format(prefix=prefix, item_offset=item_offset, data_offset=data_offset,
                                  copy_loads=_argument_loads(_COPY_WORDS))
         text += input_checks.check_ir(prefix, data_offset,
@@ -254,7 +253,7 @@ def _combine_function(kind: str, dtype: np.dtype) -> int | None:
     if key not in _native:
         from . import jit as cpu
 
-        name = f"autojit_program_{os.getpid()}_combine_{kind}_{type_name}"
+        name = f"autojit_program_combine_{kind}_{type_name}"
         text = _COMBINE_IR.format(name=name, type=type_name, fold=_fold(kind, type_name),
                                   loads=_argument_loads(_COMBINE_WORDS))
         module, (address,) = cpu.add_module(text, [name])
@@ -269,7 +268,7 @@ def available() -> bool:
         return False
     from . import jit as cpu
 
-    return cpu.backend().object_layout is not None
+    return cpu.layout() is not None
 
 
 class Refused(Exception):
@@ -470,7 +469,7 @@ class Program:
             return None
         from . import jit as cpu
 
-        fields = input_checks.array_fields(cpu.backend().object_layout[1])
+        fields = input_checks.array_fields(cpu.layout()[1])
         positions = [index for index, key in enumerate(plan._input_keys) if key in targets]
         return input_checks.table(inputs, positions, fields)
 

@@ -23,6 +23,7 @@ from ...ops.registry import Elementwise
 from ...tensor import dtypes
 from ..expression import RenderError, parse
 from ..kernel import (
+    ERRORS,
     REDUCTION_KINDS,
     Kernel,
     accumulates_in_memory,
@@ -32,7 +33,6 @@ from ..kernel import (
 from . import mathlib_trig
 from .llvm_expression import (
     BYTE,
-    ERRORS,
     INT32,
     INT64,
     StepEmitter,
@@ -49,6 +49,10 @@ __all__ = ["ERRORS", "RenderError", "Rendered", "loop_plan", "parse", "render"]
 # Interleaving of long loop bodies (KernelRenderer.interleave): instructions in the body.
 INTERLEAVE_MIN_BODY = 600
 INTERLEAVE_FOUR_MAX_BODY = 6000
+# ... and only where the body's longest dependence chain is at least this share of it: a body
+# of many independent chains (an LSTM's gates over several time steps) keeps the core busy
+# without interleaving, which would only cost compile time (docs/notes/compile-latency.md).
+INTERLEAVE_MIN_CHAIN = 0.05
 INTERLEAVE_HINT = "llvm.loop.interleave.count"
 LOOP_ID_MARK = "autojit.loop"
 
@@ -58,6 +62,22 @@ class Rendered:
     name: str
     text: str
     arity: int
+
+
+def _longest_chain(function) -> int:
+    """The most instructions of `function` that depend one on the next (phis start chains)."""
+    depth: dict = {}
+    longest = 0
+    for block in function.blocks:
+        for instruction in block.instructions:
+            if isinstance(instruction, ir.PhiInstr):
+                depth[id(instruction)] = 0
+                continue
+            found = 1 + max((depth.get(id(operand), 0)
+                             for operand in getattr(instruction, "operands", ())), default=0)
+            depth[id(instruction)] = found
+            longest = max(longest, found)
+    return longest
 
 
 class KernelRenderer(ReducingLoops):
@@ -213,10 +233,12 @@ class KernelRenderer(ReducingLoops):
         iteration, so the core idles on latency. Interleaved copies are independent chains
         the core runs side by side (a 100-op chain: 14 us -> 6 us on 64 elements, and on 64K).
         LLVM's cost model does not interleave bodies this long by itself; short bodies keep
-        its choice. Copies cost compile time in proportion, so the longest bodies get two.
+        its choice, and so do bodies of many independent chains (INTERLEAVE_MIN_CHAIN).
+        Copies cost compile time in proportion, so the longest bodies get two.
         """
         size = sum(len(block.instructions) for block in self.function.blocks)
-        if size < INTERLEAVE_MIN_BODY:
+        if size < INTERLEAVE_MIN_BODY or _longest_chain(self.function) < \
+                INTERLEAVE_MIN_CHAIN * size:
             return
         count = 4 if size < INTERLEAVE_FOUR_MAX_BODY else 2
         hint = self.module.add_metadata([ir.MetaDataString(self.module, INTERLEAVE_HINT),

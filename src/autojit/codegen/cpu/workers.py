@@ -327,7 +327,7 @@ def data_address(array: np.ndarray) -> int:
     if offset is None:
         from . import jit as cpu
 
-        layout = cpu.backend().object_layout
+        layout = cpu.layout()
         offset = _state["data offset"] = layout[1] if layout is not None else 0
     if offset and array.__class__ is np.ndarray:
         return ctypes.c_void_p.from_address(id(array) + offset).value or 0
@@ -342,7 +342,7 @@ class Workers:
     def __init__(self, count: int, threads: int | None = None):
         from . import jit as cpu
 
-        prefix = f"autojit_workers_{os.getpid()}_{len(_state)}"
+        prefix = "autojit_workers"  # one text: compiled once, kept in the disk cache
         slots = "\n".join(f"  %{name}_slot = getelementptr i8, ptr %state, i64 {offset}"
                           for name, offset in SLOTS.items())
         text = _IR.format(

@@ -72,6 +72,18 @@ class _Group:
         # reads one cannot join (the kernel would read its own unfinished output).
         self.views: list = []
         self.view_ids: set = set()
+        self.period = None  # _period of its nodes, found once it holds PERIODIC_CUT_NODES
+
+    def full(self) -> bool:
+        """Whether the group takes no more nodes (MAX_KERNEL_NODES, PERIODIC_CUT_NODES)."""
+        size = len(self.nodes)
+        if size >= MAX_KERNEL_NODES:
+            return True
+        if size < PERIODIC_CUT_NODES:
+            return False
+        if self.period is None:
+            self.period = _period([node.op for node in self.nodes[-PERIODIC_WINDOW:]]) or 0
+        return bool(self.period) and size % self.period == 0
 
     def makes(self, values: list) -> bool:
         """Whether any of `values` is computed by this group, or is a view of one."""
@@ -98,8 +110,32 @@ def _reduction_axes(node) -> tuple | None:
     return tuple(node.attrs["dim"])
 
 
+# The most nodes one kernel fuses. LLVM's time on a kernel grows faster than its body once
+# the body is long (vectorized, 100 sigmoid/tanh-heavy steps took 1.2 s, 200 took 4.1 s),
+# so a longer run of nodes is cut into kernels of at most this many: the values crossing a
+# cut go through memory (docs/notes/compile-latency.md, "Long kernels").
+MAX_KERNEL_NODES = 128
+# From this many nodes on, a group whose last PERIODIC_WINDOW nodes repeat one sequence of
+# ops (an unrolled loop's steps) is cut after a whole number of repeats: every kernel cut
+# from the rest of the loop then starts at the same place in it, so they are the same
+# kernel, compiled once (an LSTM unrolled over 59 steps: 8 long kernels become 1).
+PERIODIC_CUT_NODES = 64
+PERIODIC_WINDOW = 48
+
+
+def _period(ops: list) -> int | None:
+    """The shortest period of the sequence (at most a third of its length): the least p with
+    ops[i] the same op as ops[i - p] throughout; None if it has none."""
+    for period in range(1, len(ops) // 3 + 1):
+        if all(ops[index] is ops[index - period] for index in range(period, len(ops))):
+            return period
+    return None
+
+
 def _joins(node, group: _Group) -> bool:
     """Whether `node` may join the open group `group`."""
+    if group.full():
+        return False
     if any(id(value) in group.view_ids for value in value_operands(node)):
         return False
     if _is_elementwise(node):
@@ -269,13 +305,14 @@ def _group_step(group: _Group, name: str, consumers: dict, returned: set, compil
             kernel.inputs.append(KernelInput(source.dtype, strides))
         return Operand("input", source_index[key])
 
+    inside = {id(node) for node in group.nodes}
     for node in group.nodes:
         if _is_elementwise(node):
             compute, _ = node.op.dtype(_dtype_probes(node), node.attrs)
             kernel.steps.append(Step(node.op, tuple(operand_for(x) for x in node.inputs),
                                      dict(node.attrs), compute, node.output.dtype))
             step_of[id(node.output)] = len(kernel.steps) - 1
-            if _read_outside(node.output, group, consumers, returned):
+            if _read_outside(node.output, inside, consumers, returned):
                 outputs.append((KernelOutput(step_of[id(node.output)], node.output.dtype),
                                 node.output, None))
         else:
@@ -302,10 +339,11 @@ def _group_step(group: _Group, name: str, consumers: dict, returned: set, compil
     return step
 
 
-def _read_outside(value, group: _Group, consumers: dict, returned: set) -> bool:
+def _read_outside(value, inside: set, consumers: dict, returned: set) -> bool:
+    """Whether `value` is returned or read by a node outside the group (`inside`: the ids
+    of the group's nodes, made once per group)."""
     if id(value) in returned:
         return True
-    inside = {id(node) for node in group.nodes}
     return any(id(node) not in inside for node in consumers.get(id(value), ()))
 
 

@@ -326,3 +326,25 @@ def test_results_the_passes_made_one_value_are_tensors_of_their_own():
                            for other in others), index
         np.testing.assert_array_equal(x.numpy(), np.ones((2, 2)))
         np.testing.assert_array_equal(weight.numpy(), np.ones(2))
+
+
+def test_views_of_random_draws_compile_as_eager():
+    """A random draw is a graph input with no host array behind it (drawn anew each run, row
+    major): slicing and transposing it inside a compiled function, as dropout's mask and
+    fractional pooling's samples are, gives eager's values."""
+    def program(x):
+        noise = autojit.rand(3, 4, 2)
+        x[:, 0].mul_(2)
+        return x * noise[:, :, 0], noise[:, :, 1].t() + 1, autojit.randn(4, 3).t()[1:]
+
+    compiled = autojit.compile(program)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        for seed in (1, 2):
+            autojit.manual_seed(seed)
+            mine = compiled(autojit.tensor(X))
+            autojit.manual_seed(seed)
+            expected = program(autojit.tensor(X))
+            for got, want in zip(mine, expected):
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert len(compiled.executables) == 1

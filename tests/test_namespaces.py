@@ -96,7 +96,7 @@ def test_the_default_device_is_per_thread_and_reaches_every_factory():
 
 # ---- type information ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64"])
 def test_finfo_is_torchs(name):
     mine, theirs = autojit.finfo(getattr(autojit, name)), torch.finfo(getattr(torch, name))
     for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",

@@ -1,7 +1,8 @@
 """Normalization layers against torch (nn/normalization*.py, nn/functional_norm*.py):
 BatchNorm1d/2d/3d (momentum=None, track_running_stats=False), InstanceNorm1d/2d/3d (affine,
 running statistics, unbatched), RMSNorm, LocalResponseNorm, GroupNorm and LayerNorm; outputs,
-gradients and running statistics in float64 and float32; compiled training steps."""
+gradients and running statistics in float64 and float32; compiled training steps, and a
+compiled cumulative (momentum=None) batch norm that traces once."""
 
 from __future__ import annotations
 
@@ -114,3 +115,21 @@ def test_a_compiled_training_step_equals_eager(name):
     np.testing.assert_allclose(compiled_losses, eager_losses, rtol=1e-5)
     for a, b in zip(compiled_weights, eager_weights):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_compiled_cumulative_batch_norm_traces_once_with_torchs_statistics(dtype):
+    """momentum=None averages every batch so far: the factor 1 / num_batches_tracked is a
+    tensor op, so one executable serves every step and the running statistics are torch's."""
+    mine, theirs = module_pair("BatchNorm2d", dtype, 3, momentum=None)
+    compiled = autojit.compile(lambda x: mine(x))
+    for step in range(4):
+        x = _random((4, 3, 2, 2), dtype, step)
+        out_mine, out_theirs = compiled(autojit.tensor(x)), theirs(torch.tensor(x))
+        np.testing.assert_allclose(out_mine.detach().numpy(), out_theirs.detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
+    assert len(compiled.executables) == 1
+    for key, value in theirs.state_dict().items():
+        assert mine.state_dict()[key].dtype.name == str(value.dtype).split(".")[-1], key
+        np.testing.assert_allclose(mine.state_dict()[key].numpy(), value.numpy(), rtol=1e-6,
+                                   atol=1e-7, err_msg=key)

@@ -115,9 +115,12 @@ def op_links() -> dict[int, str]:
     for _, anchor, members in ops():
         for name, function in members:
             if alias_of(name, function) is None:
-                # A method is the op itself; the top-level form may wrap it (out=).
-                for form in (function, inspect.unwrap(function)):
+                # A method is the op itself; the top-level form may wrap it (out=), and the op
+                # may wrap its body (an autocast policy): every function of the chain links.
+                form = function
+                while form is not None:
                     links.setdefault(id(form), f"[`autojit.{name}`](ops.md#{anchor})")
+                    form = getattr(form, "__wrapped__", None)
     return links
 
 

@@ -23,10 +23,11 @@ PACKAGE = ROOT / "src" / "autojit"
 PAGE = ROOT / "docs" / "layout.md"
 
 # Bottom to top; the sub-packages of codegen/ and ir/ follow their parents.
-PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "ir", "ir/passes", "compiler",
-            "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda", "distributed",
-            "distributed/nn", "nn", "nn/modules", "nn/parallel", "nn/utils", "optim", "utils",
-            "utils/data", "utils/data/_utils", "testing", "distributions", "func"]
+PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir", "ir/passes",
+            "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda",
+            "distributed", "distributed/nn", "nn", "nn/modules", "nn/parallel", "nn/utils",
+            "optim", "utils", "utils/data", "utils/data/_utils", "testing", "distributions", "cpu",
+            "_dynamo", "func"]
 
 INTRODUCTION = """\
 # Source layout
@@ -37,19 +38,21 @@ contracts in `pyproject.toml` (docs/notes/layers.md says how a lower layer reach
 at run time). Bottom to top, which is also the order a program's data flows through them:
 
 ```
-config | backends > tensor > interop > ops > autograd > ir > compiler > codegen > cuda
-  > distributed > nn | optim | utils | testing | distributions > func
+config | backends > tensor > interop > ops > autograd > amp > ir > compiler > codegen
+  > cuda > distributed > nn | optim | utils | testing | distributions | cpu | _dynamo > func
 ```
 
 A tensor is made (`tensor/`), an op on it is dispatched through the registry and run, or traced
-into a graph (`ops/`, `ir/`), recorded for autograd and differentiated (`autograd/`); a compiled
-function's graph goes through the compile stages (`compiler/`) to the code generators
-(`codegen/`) and, for GPU tensors, the CUDA runtime (`cuda/`). `distributed/` (process groups
-and collectives over MPI) sits above them, `nn/`, `optim/`, `utils/` (whose
-DistributedDataParallel and DistributedSampler use its process groups), `testing/` and
-`distributions/` on top, and `func/` (torch.func's transforms, which reach into nn) above them.
-Every module opens with a docstring saying what it holds and where it sits in this flow; its
-first sentence is shown below.
+into a graph (`ops/`, `ir/`), recorded for autograd and differentiated (`autograd/`), and cast
+by autocast inside an autocast region (`ops/autocast.py`; `amp/` holds the context managers and
+the gradient scaler); a compiled function's graph goes through the compile stages (`compiler/`)
+to the code generators (`codegen/`) and, for GPU tensors, the CUDA runtime (`cuda/`).
+`distributed/` (process groups and collectives over MPI) sits above them, `nn/`, `optim/`,
+`utils/` (whose DistributedDataParallel and DistributedSampler use its process groups),
+`testing/`, `distributions/`, `cpu/` (torch.cpu's device module) and `_dynamo/` (torch._dynamo's
+names on autojit's compiler) on top, and `func/` (torch.func's transforms, which reach into nn)
+above them. Every module opens with a docstring saying what it holds and where it sits in this
+flow; its first sentence is shown below.
 
 This page is written by `python tools/layout.py` from the tree; `tests/test_layout.py` fails
 when it is stale.

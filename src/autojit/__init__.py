@@ -3,10 +3,10 @@
 Eager tensor ops build an IR graph; autograd differentiates it (twice, with create_graph);
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 
-`import autojit` loads tensors, ops and autograd; the packages above them (nn, optim, utils,
-func and vmap, distributed, distributions, profiler, testing, cuda, accelerator, special, the
-compiler and save/load) load on first use (`__getattr__` below), so that a program pays only
-for what it uses (docs/performance.md, "compile latency").
+`import autojit` loads tensors, ops and autograd; the packages above them (amp and autocast, nn,
+optim, utils, func and vmap, distributed, distributions, profiler, testing, cuda, cpu,
+accelerator, special, the compiler, _dynamo and save/load) load on first use (`__getattr__`
+below), so that a program pays only for what it uses (docs/performance.md, "compile latency").
 """
 
 import importlib as _importlib
@@ -45,6 +45,23 @@ from .config import (
 from .ir.trace import make_graph
 from .ops import linalg_namespace as linalg
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
+from .ops.autocast import (
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+    set_autocast_gpu_dtype,
+)
 from .ops.functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
 from .ops.functional import __all__ as _functional_names
 from .ops.legacy_constructors import (
@@ -151,8 +168,9 @@ newaxis = None
 # Packages and names loaded on first use: attribute -> (module, name in it, or None for the
 # module itself).
 _LAZY = {
-    "accelerator": ("accelerator", None), "compiler": ("compiler", None),
-    "cuda": ("cuda", None), "distributed": ("distributed", None),
+    "_dynamo": ("_dynamo", None), "accelerator": ("accelerator", None),
+    "amp": ("amp", None), "autocast": ("amp", "autocast"), "compiler": ("compiler", None),
+    "cpu": ("cpu", None), "cuda": ("cuda", None), "distributed": ("distributed", None),
     "distributions": ("distributions", None), "func": ("func", None), "nn": ("nn", None),
     "optim": ("optim", None), "profiler": ("profiler", None), "special": ("special", None),
     "testing": ("testing", None), "utils": ("utils", None),
@@ -169,8 +187,11 @@ _NEEDS = {"save": "nn.parameter", "load": "nn.parameter"}
 
 if _TYPE_CHECKING:  # what __getattr__ loads, for readers and type checkers
     from . import (  # noqa: F401
+        _dynamo,
         accelerator,
+        amp,
         compiler,
+        cpu,
         cuda,
         distributed,
         distributions,
@@ -182,6 +203,7 @@ if _TYPE_CHECKING:  # what __getattr__ loads, for readers and type checkers
         testing,
         utils,
     )
+    from .amp import autocast
     from .autograd.vmap import vmap
     from .compiler.api import CompiledFunction, CompileWarning, compile  # noqa: A004
     from .interop.dlpack import from_dlpack
@@ -245,4 +267,10 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
     "get_deterministic_debug_mode", "version", "vmap", "testing", "memory_format",
     "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+    # mixed precision: autocast and its settings (autojit.amp has GradScaler)
+    "amp", "cpu", "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+    "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+    "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
+    "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "get_autocast_cpu_dtype",
+    "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype",
 ]

@@ -1,7 +1,8 @@
 """The DistributedDataParallel checks of tests/test_distributed.py: DDP eagerly and compiled
 against one process training on the combined batches, and against torch's DDP (gloo) on the
 same data; no_sync, uneven last batches with DistributedSampler and set_epoch, unused
-parameters, buffers, gradient_as_bucket_view and the state_dict keys.
+parameters, buffers, gradient_as_bucket_view and the state_dict keys; and SyncBatchNorm on
+each rank's shard against BatchNorm on the combined batch.
 
 Run in every rank by run_checks.py, as collectives_worker.py's (CHECKS lists them by name).
 """
@@ -343,3 +344,49 @@ def _bucket_view(rank, world):
     train(plain, 5, rank, world)
     train(viewed, 5, rank, world)
     close(values(viewed), values(plain), "gradient_as_bucket_view", tolerance=1e-7)
+
+
+@check("sync_batch_norm")
+def _sync_batch_norm(rank, world):
+    """SyncBatchNorm on each rank's shard is BatchNorm on the combined batch: outputs, the
+    input's gradient, the parameters' gradients summed over the ranks and the running
+    statistics (momentum=None), eagerly and compiled."""
+    import autojit
+    import autojit.distributed as dist
+    from autojit import nn
+
+    rng = np.random.default_rng(7)
+    batches = [rng.standard_normal((8, 3, 4)).astype(np.float32) for _ in range(3)]
+    scale = rng.standard_normal((8, 3, 4)).astype(np.float32)
+    for compiled in (False, True):
+        whole, synced = nn.BatchNorm1d(3, momentum=None), nn.SyncBatchNorm(3, momentum=None)
+        for norm in (whole, synced):
+            norm.weight.data = autojit.tensor([1.0, 2.0, 0.5])
+            norm.bias.data = autojit.tensor([0.0, -1.0, 1.0])
+
+        def step(norm, inputs, weights):
+            out = norm(inputs)
+            ((out * weights) ** 2).sum().backward()
+            return out.detach()
+
+        synced_step = autojit.compile(step) if compiled else step
+        for batch in batches:
+            inputs = autojit.tensor(batch, requires_grad=True)
+            expected = step(whole, inputs, autojit.tensor(scale))
+            part = autojit.tensor(shard(batch, rank, world), requires_grad=True)
+            got = synced_step(synced, part, autojit.tensor(shard(scale, rank, world)))
+            what = f"SyncBatchNorm, compiled={compiled}"
+            close({"out": got.numpy(), "grad": part.grad.numpy()},
+                  {"out": shard(expected.numpy(), rank, world),
+                   "grad": shard(inputs.grad.numpy(), rank, world)}, what, tolerance=1e-4)
+            summed = {}
+            for name, parameter in synced.named_parameters():
+                total = parameter.grad.clone()
+                dist.all_reduce(total)
+                summed[name] = total.numpy()
+                parameter.grad = None
+            close(summed, {name: p.grad.numpy() for name, p in whole.named_parameters()},
+                  what, tolerance=1e-4)
+            whole.zero_grad()
+        close(values(synced), values(whole), f"SyncBatchNorm's buffers, compiled={compiled}",
+              tolerance=1e-5)

@@ -1,25 +1,33 @@
 """autojit.compile from front to back: the decorator and its inspection (api.py), the ordered
 compile stages (stages.py), guards and the reachability walk behind them, symbolic sizes and
 dynamic shapes, the compiled backward, and the executable a guarded call runs; and
-autojit.compiler, the public module torch.compiler is (explain, from explain.py).
+autojit.compiler, the public module torch.compiler is (explain, from explain.py; disable,
+is_compiling, reset and the rest from control.py), with torch._dynamo.config's settings
+(dynamo_config.py).
 
 The compiler sits above ir/ and below the code generators: the stages hand a scheduled graph to
 a backend that registered itself (backends.py), so nothing here imports codegen/ or cuda/.
 """
 
-__all__ = ["CompileStats", "ExplainOutput", "explain"]
+# The public names, each loaded with its first use (name -> module of this package): not at
+# `import autojit`, which reaches this package for backends.py alone.
+_PUBLIC = {
+    "compile": "api", "CompileStats": "stats", "ExplainOutput": "explain", "explain": "explain",
+    "allow_in_graph": "control", "assume_constant_result": "control", "disable": "control",
+    "is_compiling": "control", "is_dynamo_compiling": "control", "is_exporting": "control",
+    "list_backends": "control", "reset": "control",
+}
+
+__all__ = sorted(_PUBLIC)
 
 
 def __getattr__(name: str):
-    # explain and CompileStats load the whole compiler: not at `import autojit`, which
-    # reaches this package for backends.py alone.
-    if name in __all__:
+    if name in _PUBLIC:
         import importlib
 
-        explain = importlib.import_module(f"{__name__}.explain")
-        stats = importlib.import_module(f"{__name__}.stats")
+        module = importlib.import_module(f"{__name__}.{_PUBLIC[name]}")
         # The function explain, not its module (which the import set as this attribute).
-        globals().update(explain=explain.explain, ExplainOutput=explain.ExplainOutput,
-                         CompileStats=stats.CompileStats)
-        return globals()[name]
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -46,6 +46,7 @@ from ..ir.printer import format_graph
 from ..tensor.graph_break import GraphBreak, user_frame
 from ..tensor.state import state
 from .dynamic_shapes import DynamicExecutable, DynamicSizes
+from .dynamo_config import TORCH_BACKENDS, compile_options
 from .executable import Executable, ValueCheckFailed
 from .guards import (
     GuardSet,
@@ -65,15 +66,21 @@ class CompileWarning(UserWarning):
 
 
 def compile(fn=None, *, backend: str = "cpu", fullgraph: bool = False,  # noqa: A001
-            dynamic: bool | None = None, recompile_limit: int = DEFAULT_RECOMPILE_LIMIT):
+            dynamic: bool | None = None, recompile_limit: int | None = None, mode=None,
+            options=None, disable: bool = False):
     """Compile `fn`: usable as `@autojit.compile` or `@autojit.compile(backend=...)`.
 
     dynamic=None (the default) traces static sizes first and makes an argument's dimension
     symbolic once it has been called with a second size; True makes every dimension of the
     tensor arguments symbolic from the first call; False specializes on every size.
+    recompile_limit defaults to autojit._dynamo.config.recompile_limit (8). torch.compile's
+    backend names, `mode`, `options` and `disable` are taken as dynamo_config.py maps them.
     """
+    backend, recompile_limit = compile_options(backend, mode, options, disable,
+                                               recompile_limit)
     if backend not in BACKENDS:
-        raise ValueError(f"compile: unknown backend {backend!r}; expected one of {BACKENDS}")
+        raise ValueError(f"compile: unknown backend {backend!r}; expected one of "
+                         f"{BACKENDS + tuple(sorted(set(TORCH_BACKENDS) - set(BACKENDS)))}")
     if dynamic not in (None, True, False):
         raise TypeError(f"compile: dynamic must be None, True or False, got {dynamic!r}")
     if fn is None:

@@ -477,6 +477,9 @@ def mode_conditions(guards: GuardSet) -> None:
     for snapshot in _MODE_SNAPSHOTS:
         name = guards.constant(snapshot, "M")
         guards.require(f"{name}() == {snapshot()!r}", f"{snapshot.__doc__} changed")
+    # The settings objects are interned (ops/autocast.py): one identity test.
+    guards.require(f"state.autocast is {guards.constant(state.autocast, 'A')}",
+                   f"autocast changed (was {state.autocast or 'off'})")
     guards.require(f"dtypes._default_float[0] is {default}", "the default dtype changed")
 
 

@@ -44,12 +44,14 @@ from ..ir.partition import Partition, partition
 from ..ir.passes import optimize
 from ..ir.passes.pipeline import dumped_pass_names
 from ..ir.segments import split as split_segments
+from ..tensor.graph_break import GraphBreak
 from ..tensor.tensor import Tensor
 from . import backends
 from .compiled_backward import CompiledBackward
+from .dynamo_config import errors_suppressed
 from .executable import Executable
 from .segments import SegmentedPlan, boundaries
-from .tracing import GuardedTrace, Trace, guard, prune, trace
+from .tracing import GiveUp, GuardedTrace, Trace, guard, prune, trace
 
 STAGES = ("trace", "prune", "guard", "optimize", "partition", "split", "schedule", "build")
 DUMP_VARIABLE = "AUTOJIT_DUMP"
@@ -82,7 +84,16 @@ def run_stage(compiled, name: str, function, *arguments):
     dumped (see the module docstring)."""
     dumped = dumped_stages()
     started = time.perf_counter()
-    result = function(*arguments)
+    try:
+        result = function(*arguments)
+    except (GraphBreak, GiveUp):
+        raise
+    except Exception as error:
+        if not errors_suppressed():
+            raise
+        # autojit._dynamo.config.suppress_errors: the function runs eagerly from now on.
+        raise GiveUp(f"the {name} stage failed ({type(error).__name__}: {error}); "
+                     "suppress_errors is set") from error
     seconds = time.perf_counter() - started
     compiled.stage_seconds[name] = compiled.stage_seconds.get(name, 0.0) + seconds
     config.log("stages", f"{compiled.name()}: {name} {seconds * 1e3:.2f} ms")

@@ -58,10 +58,6 @@ def device_count() -> int:
     return len(driver().gpus)
 
 
-def current_device() -> int:
-    return 0
-
-
 def synchronize(device=None) -> None:
     """Wait until every kernel launched so far has finished."""
     driver().synchronize()
@@ -82,6 +78,10 @@ def memory_stats() -> dict:
 
 
 def get_device_name(device=None) -> str:
+    """The device's name, as the driver reports it."""
+    from .properties import _index
+
+    _index(device)
     found = driver()
     if is_simulator():
         return "CUDA simulator"
@@ -97,6 +97,19 @@ from . import runtime  # noqa: E402
 register_runtime("cuda", runtime)
 backends.register("cuda", __name__ + ".plan")  # compiled graphs on CUDA tensors
 
+from . import amp  # noqa: E402, F401 - the deprecated torch.cuda.amp forms (amp.py)
+from .properties import (  # noqa: E402 - devices and memory (properties.py)
+    current_device,
+    get_device_properties,
+    is_bf16_supported,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    reset_peak_memory_stats,
+    set_device,
+)
 from .random import (  # noqa: E402 - the devices' random state (random.py)
     get_rng_state,
     initial_seed,
@@ -109,7 +122,9 @@ from .random import (  # noqa: E402 - the devices' random state (random.py)
 
 __all__ = ["current_device", "device_count", "empty_cache", "get_device_name", "is_available",
            "memory_stats", "synchronize", "manual_seed", "manual_seed_all", "seed", "seed_all",
-           "initial_seed", "get_rng_state", "set_rng_state"]
+           "initial_seed", "get_rng_state", "set_rng_state", "get_device_properties",
+           "is_bf16_supported", "max_memory_allocated", "max_memory_reserved", "mem_get_info",
+           "memory_allocated", "memory_reserved", "reset_peak_memory_stats", "set_device"]
 
 # torch.cuda's typed legacy constructors (FloatTensor, LongTensor, ...): CUDA tensors of their
 # dtype, and isinstance tests for them (ops/legacy_constructors.py).

@@ -21,7 +21,11 @@ import numpy as np
 from . import driver
 
 _POOL: dict = {}  # (dtype, capacity) -> [flat device arrays]
-_STATS = {"allocated": 0, "reused": 0, "cached_bytes": 0}
+# allocated/reused: buffers taken new or from the pool; cached_bytes: held in the pool;
+# in_use_bytes: held by live arrays (torch's memory_allocated), and the peaks of in_use_bytes
+# and of in_use_bytes + cached_bytes (torch's memory_reserved) since reset_peaks().
+_STATS = {"allocated": 0, "reused": 0, "cached_bytes": 0, "in_use_bytes": 0,
+          "peak_in_use_bytes": 0, "peak_reserved_bytes": 0}
 
 
 def _capacity(count: int) -> int:
@@ -35,13 +39,20 @@ def _capacity(count: int) -> int:
 
 def _take(dtype: np.dtype, count: int):
     key = (dtype, _capacity(count))
+    size = key[1] * dtype.itemsize
     free = _POOL.get(key)
     if free:
         _STATS["reused"] += 1
-        _STATS["cached_bytes"] -= key[1] * dtype.itemsize
-        return free.pop()
-    _STATS["allocated"] += 1
-    return driver().device_array(key[1], dtype)
+        _STATS["cached_bytes"] -= size
+        buffer = free.pop()
+    else:
+        buffer = driver().device_array(key[1], dtype)
+        _STATS["allocated"] += 1
+    _STATS["in_use_bytes"] += size
+    _STATS["peak_in_use_bytes"] = max(_STATS["peak_in_use_bytes"], _STATS["in_use_bytes"])
+    _STATS["peak_reserved_bytes"] = max(_STATS["peak_reserved_bytes"],
+                                        _STATS["in_use_bytes"] + _STATS["cached_bytes"])
+    return buffer
 
 
 def empty_cache() -> None:
@@ -52,6 +63,12 @@ def empty_cache() -> None:
 
 def memory_stats() -> dict:
     return dict(_STATS)
+
+
+def reset_peaks() -> None:
+    """Start the peaks of memory in use and reserved from their current values."""
+    _STATS["peak_in_use_bytes"] = _STATS["in_use_bytes"]
+    _STATS["peak_reserved_bytes"] = _STATS["in_use_bytes"] + _STATS["cached_bytes"]
 
 
 class _Flags:
@@ -95,7 +112,9 @@ class CudaArray:
         if buffer is not None:
             key = (self.dtype, buffer.shape[0])
             _POOL.setdefault(key, []).append(buffer)
-            _STATS["cached_bytes"] += key[1] * self.dtype.itemsize
+            size = key[1] * self.dtype.itemsize
+            _STATS["cached_bytes"] += size
+            _STATS["in_use_bytes"] -= size
 
     # ---- what the shared code reads ------------------------------------------------------------
 

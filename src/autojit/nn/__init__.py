@@ -147,13 +147,14 @@ from .pooling_adaptive import (  # noqa: E402
     LPPool2d,
     LPPool3d,
 )
+from .pooling_fractional import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
 
 __all__ += [
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
     "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-    "LPPool1d", "LPPool2d", "LPPool3d",
+    "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
 ]
 
 from .padding import (  # noqa: E402
@@ -192,6 +193,7 @@ __all__ += [
     "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
 ]
 
+from .cross_map_lrn import CrossMapLRN2d  # noqa: E402
 from .normalization_extra import (  # noqa: E402
     BatchNorm3d,
     InstanceNorm1d,
@@ -202,7 +204,7 @@ from .normalization_extra import (  # noqa: E402
 )
 
 __all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",
-            "LocalResponseNorm"]
+            "LocalResponseNorm", "CrossMapLRN2d"]
 
 # ---- lazy layers and their uninitialized tensors (lazy.py, parameter.py) ------------------------
 from .lazy import (  # noqa: E402
@@ -233,3 +235,13 @@ __all__ += [
 from .data_parallel import DataParallel  # noqa: E402
 
 __all__ += ["DataParallel"]
+
+# ---- the adaptive softmax (adaptive.py) --------------------------------------------------------
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+
+# ---- SyncBatchNorm (sync_batchnorm.py) ---------------------------------------------------------
+from .sync_batchnorm import SyncBatchNorm  # noqa: E402
+
+__all__ += ["SyncBatchNorm"]

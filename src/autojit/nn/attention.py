@@ -1,4 +1,5 @@
-"""MultiheadAttention: torch's attention layer, with its parameters, names and initialization.
+"""MultiheadAttention: torch's attention layer, with its parameters, names and initialization;
+and torch.nn.attention's SDPBackend and sdpa_kernel (backends/cuda.py holds their flags).
 
 The layer holds the input projections, packed as in_proj_weight (3 * embed_dim, embed_dim)
 when keys and values have embed_dim features, or q_proj_weight, k_proj_weight and
@@ -11,6 +12,7 @@ functional_attention.multi_head_attention_forward, a composite of autojit ops.
 
 from __future__ import annotations
 
+from ..backends.cuda import SDPBackend, sdpa_kernel
 from ..tensor.creation import empty
 from . import init
 from .functional_attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
@@ -18,7 +20,7 @@ from .linear import Linear
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["MultiheadAttention"]
+__all__ = ["MultiheadAttention", "SDPBackend", "sdpa_kernel"]
 
 
 class NonDynamicallyQuantizableLinear(Linear):

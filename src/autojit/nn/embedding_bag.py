@@ -5,13 +5,16 @@ The composite looks the ids up with F.embedding (an index_select whose gradient 
 scatter-add), then reduces each bag through a (bags, ids) membership mask built by comparing
 the id positions with the offsets, so the offsets may be graph data: a 2-D input is a batch of
 fixed-length bags, a 1-D input is split at `offsets`. Ids equal to padding_idx are left out of
-every bag (and of the mean's count); an empty bag gives zeros, as in torch.
+every bag (and of the mean's count); an empty bag gives zeros, as in torch. max_norm and
+scale_grad_by_freq work as Embedding's (layer_functions.py): the rows the ids name are
+renormalized in place before the lookup, and each row's gradient is divided by its id's count.
 """
 
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
+from ..ops.autocast import autocast_op
 from ..ops.layout import cat
 from ..ops.reduction import amax, sum_
 from ..tensor import dtypes
@@ -19,7 +22,7 @@ from ..tensor.creation import arange, as_tensor, empty
 from ..tensor.tensor import Tensor
 from . import init
 from .functional_common import check_tensor
-from .layer_functions import embedding
+from .layer_functions import embedding, renorm_rows_, scale_grad_by_frequency
 from .module import Module
 from .parameter import Parameter
 
@@ -59,6 +62,7 @@ def _bags(input: Tensor, offsets, include_last_offset: bool):  # noqa: A002
     return input, member
 
 
+@autocast_op()  # one kernel in torch: its products and cat are not autocast
 def embedding_bag(input: Tensor, weight: Tensor, offsets=None,  # noqa: A002
                   max_norm: float | None = None, norm_type: float = 2,
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
@@ -68,9 +72,11 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None,  # noqa: A002
     check_tensor("embedding_bag", "input", input)
     if mode not in _MODES:
         raise ValueError("mode has to be one of sum, mean or max")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag(): max_norm, scale_grad_by_freq and sparse "
-                                  "gradients are not supported by autojit")
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if sparse:
+        raise NotImplementedError("embedding_bag(): sparse gradients are not supported by "
+                                  "autojit (it has no sparse tensors)")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
@@ -84,7 +90,11 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None,  # noqa: A002
         if padding_idx < 0:
             padding_idx += weight.shape[0]
         member = member & (ids != padding_idx).reshape(1, -1)
+    if max_norm is not None:
+        renorm_rows_(weight, ids, max_norm, norm_type)
     rows = embedding(ids, weight)  # (ids, dim)
+    if scale_grad_by_freq:
+        rows = scale_grad_by_frequency(rows, ids, weight.shape[0])
     if mode == "max":
         picked = ew.where(member.unsqueeze(-1), rows.unsqueeze(0), float("-inf"))
         found = sum_(member.to(dtypes.int64), 1, keepdim=True) > 0
@@ -108,9 +118,9 @@ class EmbeddingBag(Module):
                  sparse: bool = False, _weight=None, include_last_offset: bool = False,
                  padding_idx: int | None = None, device=None, dtype=None) -> None:
         super().__init__()
-        if max_norm is not None or scale_grad_by_freq or sparse:
-            raise NotImplementedError("EmbeddingBag: max_norm, scale_grad_by_freq and sparse "
-                                      "gradients are not supported by autojit")
+        if sparse:
+            raise NotImplementedError("EmbeddingBag: sparse gradients are not supported by "
+                                      "autojit (it has no sparse tensors)")
         if padding_idx is not None:
             if padding_idx > 0:
                 assert padding_idx < num_embeddings, "padding_idx must be within num_embeddings"
@@ -141,15 +151,20 @@ class EmbeddingBag(Module):
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input, offsets=None, per_sample_weights=None):  # noqa: A002
-        return embedding_bag(input, self.weight, offsets, mode=self.mode,
+        return embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                             self.scale_grad_by_freq, self.mode, self.sparse,
                              per_sample_weights=per_sample_weights,
                              include_last_offset=self.include_last_offset,
                              padding_idx=self.padding_idx)
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
         if self.norm_type != 2:
             text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
         text += f", mode='{self.mode}'"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"

@@ -21,6 +21,7 @@ import warnings
 
 from ..ops import elementwise as ew
 from ..ops import loss as loss_ops
+from ..ops.autocast import BANNED, FP32, autocast_op
 from ..ops.composite import gelu, softplus  # noqa: F401 - re-exported names
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
 from ..ops.index_checks import check_index
@@ -211,6 +212,7 @@ def _nll(log_probabilities: Tensor, target: Tensor, weight, ignore_index: int, c
     return loss, target_weight
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """The negative log-likelihood of class-index targets, given log-probabilities."""
@@ -226,6 +228,7 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # n
     return _reduce(loss, reduction)
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -304,6 +307,7 @@ def _warn_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
                       stacklevel=3)
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def mse_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A002
              reduction: str = "mean", weight=None) -> Tensor:
     """The mean (or sum) of squared differences."""
@@ -318,6 +322,7 @@ def mse_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A00
     return _reduce(loss, reduction)
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def l1_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A002
             reduction: str = "mean") -> Tensor:
     """The mean (or sum) of absolute differences."""
@@ -328,6 +333,7 @@ def l1_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A002
     return _reduce(ew.abs(input - target), reduction)
 
 
+@autocast_op(cpu=FP32, cuda=BANNED)
 def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None,  # noqa: A002
                          reduce=None, reduction: str = "mean") -> Tensor:
     """-w (t log p + (1 - t) log(1 - p)), with each log clamped at -100 as torch does; the
@@ -354,6 +360,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, 
     return _reduce(loss, reduction)
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def binary_cross_entropy_with_logits(input: Tensor, target, weight=None,  # noqa: A002
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight=None) -> Tensor:
@@ -423,6 +430,12 @@ from .functional_pooling_adaptive import (  # noqa: E402, F401
     adaptive_max_pool2d_with_indices,
     adaptive_max_pool3d,
     adaptive_max_pool3d_with_indices,
+)
+from .functional_pooling_fractional import (  # noqa: E402, F401
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
 )
 from .functional_resampling import (  # noqa: E402, F401
     channel_shuffle,

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..ops import composite
 from ..ops import elementwise as ew
+from ..ops.autocast import LOWER, autocast_op
 from ..ops.composite import softplus
 from ..ops.indexing import max as max_with_indices
 from ..ops.inplace import apply_inplace
@@ -141,6 +142,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa:
     return _in_place("leaky_relu_", _leaky_relu, input, negative_slope)
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER)
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """x where x > 0, else weight * x, with one learned slope per channel (dim 1) or one for
     all; the gradient at 0 is the slope's, as in torch."""

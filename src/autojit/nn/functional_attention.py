@@ -21,13 +21,16 @@ from __future__ import annotations
 import math
 import warnings
 
+from ..backends.cuda import math_sdp_enabled
 from ..ops import elementwise as ew
+from ..ops.autocast import LOWER, autocast_op
 from ..ops.layout import cat
 from ..ops.linalg import matmul
 from ..ops.reduction import amax, sum_
 from ..tensor import dtypes
 from ..tensor.creation import arange, zeros
 from ..tensor.dtypes import SCALAR_TYPE_NAMES
+from ..tensor.graph_break import user_frame
 from ..tensor.tensor import Tensor
 from .functional_padding import pad
 from .layer_functions import dropout, linear
@@ -124,6 +127,7 @@ def _check_attention_inputs(query, key, value, attn_mask, dropout_p, is_causal) 
                            f"[{batch}, {key.shape[-2]}] but got: [{batch}, {value.shape[-2]}].")
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False, *,
                                  scale: float | None = None, enable_gqa: bool = False) -> Tensor:
@@ -145,6 +149,17 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         True
     """
     _check_attention_inputs(query, key, value, attn_mask, dropout_p, is_causal)
+    if not math_sdp_enabled():
+        # The composite below is torch's math backend, autojit's only attention kernel.
+        frame = user_frame()
+        warnings.warn_explicit(
+            "autojit's scaled_dot_product_attention has one kernel, the math backend, and the "
+            "enabled backends (autojit.nn.attention.sdpa_kernel, "
+            "autojit.backends.cuda.enable_math_sdp) leave it out", UserWarning,
+            frame.f_code.co_filename if frame else __file__, frame.f_lineno if frame else 0)
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
+                           "is likely due to turning off both the math kernel and the fused "
+                           "kernels.")
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3:
         heads = query.shape[-3]
         if heads % key.shape[-3] or heads % value.shape[-3]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 
+from ..ops.autocast import LOWER, autocast_op
 from ..ops.layout import cat, embed_slice, slice_dims, stack
 from ..ops.linalg import matmul
 from ..tensor import dtypes
@@ -242,18 +243,21 @@ def _conv(name, input, weight, bias, stride, padding, dilation, groups, spatial)
     return result if batched else result.squeeze(0)
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def conv1d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0,  # noqa: A002
            dilation=1, groups: int = 1) -> Tensor:
     """1-D cross-correlation of (N, C_in, L) with weight (C_out, C_in / groups, k)."""
     return _conv("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def conv2d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0,  # noqa: A002
            dilation=1, groups: int = 1) -> Tensor:
     """2-D cross-correlation of (N, C_in, H, W) with weight (C_out, C_in / groups, kH, kW)."""
     return _conv("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def conv3d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0,  # noqa: A002
            dilation=1, groups: int = 1) -> Tensor:
     """3-D cross-correlation of (N, C_in, D, H, W) with weight (C_out, C_in / groups, *k)."""

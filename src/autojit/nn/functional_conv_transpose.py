@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 
+from ..ops.autocast import LOWER, autocast_op
 from ..ops.layout import embed_slice, slice_dims, stack
 from ..ops.linalg import matmul
 from ..tensor.creation import zeros
@@ -135,6 +136,7 @@ def _conv_transpose(name, input, weight, bias, stride, padding, output_padding, 
     return result if batched else result.squeeze(0)
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER)
 def conv_transpose1d(input: Tensor, weight: Tensor, bias=None, stride=1,  # noqa: A002
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """1-D transposed convolution of (N, C_in, L) with weight (C_in, C_out / groups, k)."""
@@ -142,6 +144,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias=None, stride=1,  # noqa
                            output_padding, groups, dilation, 1)
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER)
 def conv_transpose2d(input: Tensor, weight: Tensor, bias=None, stride=1,  # noqa: A002
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """2-D transposed convolution of (N, C_in, H, W) with weight (C_in, C_out / groups, kH,
@@ -150,6 +153,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias=None, stride=1,  # noqa
                            output_padding, groups, dilation, 2)
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER)
 def conv_transpose3d(input: Tensor, weight: Tensor, bias=None, stride=1,  # noqa: A002
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """3-D transposed convolution of (N, C_in, D, H, W) with weight (C_in, C_out / groups,

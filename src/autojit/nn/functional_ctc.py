@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import elementwise as ew
+from ..ops.autocast import FP32, autocast_op
 from ..ops.layout import cat, stack
 from ..ops.reduction import amax, sum_
 from ..tensor import dtypes
@@ -69,6 +70,7 @@ def _padded_targets(targets, target_lengths: np.ndarray, device) -> Tensor:
     return as_tensor(padded, device=device)
 
 
+@autocast_op(cpu=FP32)
 def ctc_loss(log_probs: Tensor, targets, input_lengths, target_lengths, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """The negative log-likelihood of each target sequence under the per-frame class

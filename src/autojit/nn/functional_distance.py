@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import composite
+from ..ops.autocast import FP32, autocast_op
 from ..ops.products import cosine_similarity  # noqa: F401 - one implementation, ops/products.py
 from ..ops.reduction import amax
 from ..tensor import dtypes
@@ -40,6 +41,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     return composite.norm(x1 - x2 + eps, p, last, keepdim=keepdim)
 
 
+@autocast_op(cuda=FP32)
 def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     """The p-norm distances between every pair of rows i < j of an (N, M) input, in row-major
     order: N * (N - 1) / 2 of them."""

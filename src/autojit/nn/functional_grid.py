@@ -17,6 +17,7 @@ import itertools
 import warnings
 
 from ..ops import elementwise as ew
+from ..ops.autocast import FP32, PROMOTE, autocast_op
 from ..ops.layout import stack
 from ..tensor import dtypes
 from ..tensor.creation import arange, linspace, ones
@@ -119,6 +120,7 @@ def _cubic_weights(t: Tensor) -> tuple:
     return far(t + 1), near(t), near(1 - t), far(2 - t)
 
 
+@autocast_op(cpu=FP32, cuda=PROMOTE)
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A002
                 padding_mode: str = "zeros", align_corners=None) -> Tensor:
     """Sample (N, C, H, W) at the normalized points grid (N, Ho, Wo, 2), x then y, in [-1, 1]

@@ -15,6 +15,7 @@ import warnings
 
 from ..ops import composite
 from ..ops import elementwise as ew
+from ..ops.autocast import FP32, autocast_op
 from ..ops.reduction import sum_
 from ..tensor.creation import ones_like
 from ..tensor.tensor import Tensor
@@ -39,6 +40,7 @@ def _xlogy_self(value: Tensor) -> Tensor:
     return ew.where(zero, 0, value * ew.log(ew.where(zero, 1, value)))
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """The pointwise KL divergence target * (log(target) - input), input being
@@ -64,6 +66,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noq
     return reduce_loss(loss, reduction)
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,  # noqa: A002
                      full: bool = False, size_average=None, eps: float = 1e-8, reduce=None,
                      reduction: str = "mean") -> Tensor:
@@ -117,6 +120,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,  #
     return reduce_loss(loss, reduction)
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None,  # noqa: A002
                      reduce=None, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * input)), targets +-1."""
@@ -143,6 +147,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None,  # n
     return reduce_loss(loss, reduction)
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # noqa: A002
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """x where target is 1, max(0, margin - x) where target is -1."""
@@ -155,6 +160,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # 
     return reduce_loss(margin_part + self_part, reduction)
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """max(0, -target * (input1 - input2) + margin)."""
@@ -177,6 +183,7 @@ def _sizes(tensor: Tensor) -> str:
     return "[" + ", ".join(str(n) for n in tensor.shape) + "]"
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
@@ -209,6 +216,7 @@ def _check_triplet_dims(anchor: Tensor, positive: Tensor, negative: Tensor) -> N
                            f"{positive.ndim}D, and negative {negative.ndim}D inputs")
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6, swap: bool = False,
                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:

@@ -11,6 +11,7 @@ nn/loss_extra.py wraps it in modules.
 from __future__ import annotations
 
 from ..ops import elementwise as ew
+from ..ops.autocast import FP32, autocast_op
 from ..ops.reduction import sum_
 from ..tensor import dtypes
 from ..tensor.creation import arange
@@ -29,6 +30,7 @@ def _as_batch(input: Tensor) -> Tensor:  # noqa: A002
     return input.reshape(1, input.shape[0]) if input.ndim == 1 else input
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,  # noqa: A002
                       weight=None, size_average=None, reduce=None,
                       reduction: str = "mean") -> Tensor:
@@ -69,6 +71,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _reduce(loss, reduction)
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None,  # noqa: A002
                            reduce=None, reduction: str = "mean") -> Tensor:
     """Per sample, the sum over its target classes j (the entries before the first -1) and

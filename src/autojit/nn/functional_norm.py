@@ -16,6 +16,7 @@ import warnings
 
 from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
+from ..ops.autocast import FP32, autocast_op, float32_inside
 from ..ops.composite import rsqrt
 from ..ops.reduction import sum_
 from ..tensor.tensor import Tensor
@@ -47,6 +48,8 @@ def _statistics(x: Tensor, dims: tuple):
 # ---- normalization ------------------------------------------------------------------------------
 
 
+@autocast_op(cuda=FP32)
+@float32_inside()
 def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None,  # noqa: A002
                eps: float = 1e-5) -> Tensor:
     """(x - mean) / sqrt(var + eps) over the trailing `normalized_shape` dims, then w x + b."""
@@ -88,6 +91,7 @@ def _affine(result: Tensor, weight, bias) -> Tensor:
     return result
 
 
+@float32_inside(keep=("running_mean", "running_var"))
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,  # noqa: A002
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalize each channel (dim 1) of (N, C, *) by batch statistics or running ones.
@@ -110,7 +114,7 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
         count = input.numel() // channels if channels else 0
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                             f"size {input.shape}")
+                             f"size torch.Size({list(input.shape)})")
         mean, centered, variance = _statistics(input, dims)
         if running_mean is not None or running_var is not None:
             with no_grad():
@@ -132,6 +136,8 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
     return _affine(result, weight, bias)
 
 
+@autocast_op(cuda=FP32)
+@float32_inside()
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None,  # noqa: A002
                eps: float = 1e-5) -> Tensor:
     """Normalize (N, C, *) over each group of C / num_groups channels and the spatial dims."""
@@ -179,6 +185,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None,  # noqa: A002
                    reduce=None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
@@ -200,6 +207,7 @@ def _inside(quadratic: Tensor, difference: Tensor) -> Tensor:
     return ew.where(quadratic, difference, 0)
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
                delta: float = 1.0, weight=None) -> Tensor:
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""

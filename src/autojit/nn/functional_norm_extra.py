@@ -14,14 +14,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..ops.autocast import float32_inside
 from ..ops.composite import rsqrt
 from ..ops.reduction import sum_
 from ..tensor.tensor import Tensor
+from ..tensor.type_info import finfo
 from .functional_norm import _affine, _check_float, _per_channel, _statistics
 from .functional_padding import pad
 from .functional_pooling import avg_pool2d, avg_pool3d
 
 
+@float32_inside(keep=("running_mean", "running_var"))
 def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None,  # noqa: A002
                   bias=None, use_input_stats: bool = True, momentum: float = 0.1,
                   eps: float = 1e-5) -> Tensor:
@@ -64,6 +67,7 @@ def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=Non
     return _affine(centered * rsqrt(variance + eps), weight, bias)
 
 
+@float32_inside()
 def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:  # noqa: A002
     """x / sqrt(mean(x^2) + eps) over the trailing normalized_shape dims, times weight; eps
     None is the machine epsilon of the input's dtype."""
@@ -82,7 +86,7 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor: 
                            f"weight of shape {list(weight.shape)} and normalized_shape = "
                            f"{list(normalized_shape)}")
     if eps is None:
-        eps = float(np.finfo(str(input.dtype).split(".")[-1]).eps)
+        eps = finfo(input.dtype).eps
     dims = tuple(range(input.ndim - count, input.ndim))
     size = int(np.prod(normalized_shape))
     result = input * rsqrt(sum_(input * input, dims, keepdim=True) / size + eps)

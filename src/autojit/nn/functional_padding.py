@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops.autocast import FP32, autocast_op
 from ..ops.indexing import index_tensor
 from ..ops.layout import cat, slice_dims
 from ..tensor import dtypes
@@ -58,10 +59,20 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:  # no
         _check_circular(input, sizes, amounts)
     else:
         _check_reflect_or_replicate(input, mode, spatial, sizes, amounts)
-    x = input
+    # torch's reflection (1 and 2 dims) and replication kernels run in float32 under autocast
+    # on the CPU; circular padding and 3-d reflection run as they are, one kernel each.
+    in_float32 = mode == "replicate" or mode == "reflect" and spatial < 3
+    return (_pad_dims_float32 if in_float32 else _pad_dims_as_is)(input, first, amounts, mode)
+
+
+def _pad_dims(x: Tensor, first: int, amounts: list, mode: str) -> Tensor:
     for i, (left, right) in enumerate(amounts):
         x = _pad_dim(x, first + i, left, right, mode)
     return x
+
+
+_pad_dims_float32 = autocast_op(cpu=FP32)(_pad_dims)
+_pad_dims_as_is = autocast_op()(_pad_dims)
 
 
 def _check_reflect_or_replicate(input, mode, spatial, sizes, amounts) -> None:  # noqa: A002

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from ..ops import elementwise as ew
+from ..ops.autocast import FP32, autocast_op
 from ..ops.composite import relu
 from ..ops.index_checks import check_index
 from ..ops.indexing import index_put
@@ -301,8 +302,14 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,  
 def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
                ceil_mode: bool = False, return_indices: bool = False):
     """The maximum over each kernel window of (N, C, D, H, W) or (C, D, H, W)."""
-    return _max_pool("max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode,
-                     return_indices, 3)
+    # Under autocast on the CPU torch's max_pool3d runs in float32, its form with indices
+    # (max_pool3d_with_indices) in the input's dtype.
+    pool = _max_pool if return_indices else _max_pool_float32
+    return pool("max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode,
+                return_indices, 3)
+
+
+_max_pool_float32 = autocast_op(cpu=FP32)(_max_pool)
 
 
 # ---- average and power-average pooling ----------------------------------------------------------
@@ -369,6 +376,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
                      count_include_pad, divisor_override, 2)
 
 
+@autocast_op(cpu=FP32)
 def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override=None) -> Tensor:
@@ -477,12 +485,14 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None,  # no
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
 
 
+@autocast_op(cpu=FP32)
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None,  # noqa: A002
                  padding=0, output_size=None) -> Tensor:
     """The inverse of max_pool2d: each value written at its index, zeros elsewhere."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
 
 
+@autocast_op(cpu=FP32)
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None,  # noqa: A002
                  padding=0, output_size=None) -> Tensor:
     """The inverse of max_pool3d: each value written at its index, zeros elsewhere."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import elementwise as ew
+from ..ops.autocast import FP32, autocast_op
 from ..ops.indexing import index_tensor
 from ..ops.reduction import sum_
 from ..tensor import dtypes
@@ -173,6 +174,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:  # noqa: A002
     return _adaptive_avg_pool("adaptive_avg_pool2d", input, output_size, 2)
 
 
+@autocast_op(cpu=FP32)
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:  # noqa: A002
     """Average pooling to a fixed (oD, oH, oW) (None keeps a size)."""
     return _adaptive_avg_pool("adaptive_avg_pool3d", input, output_size, 3)
@@ -206,6 +208,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     return _adaptive_max_pool("adaptive_max_pool2d", input, output_size, return_indices, 2)
 
 
+@autocast_op(cpu=FP32)
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):  # noqa: A002
     """Max pooling to a fixed (oD, oH, oW) (None keeps a size) over adaptive cells."""
     return _adaptive_max_pool("adaptive_max_pool3d", input, output_size, return_indices, 3)

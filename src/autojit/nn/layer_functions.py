@@ -9,14 +9,17 @@ autojit's global generator (autojit.manual_seed); in a compiled function the dra
 
 from __future__ import annotations
 
+from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
+from ..ops.autocast import LOWER, PROMOTE, autocast_op
 from ..ops.indexing import index_select
 from ..ops.layout import reshape, t, unsqueeze
 from ..ops.linalg import matmul
+from ..ops.linalg_norms import vector_norm
 from ..ops.products import check_addmm_dtypes
 from ..ops.reduction import sum_
 from ..tensor import dtypes
-from ..tensor.creation import rand
+from ..tensor.creation import ones, rand, zeros
 from ..tensor.tensor import Tensor
 from .module import typename
 
@@ -29,6 +32,7 @@ def _check_tensor(name: str, argument: str, value) -> None:
                         f"{type(value).__name__}")
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
     """y = x @ weight.T + bias, for x of shape (*, in_features) and weight (out, in).
 
@@ -58,6 +62,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return output
 
 
+@autocast_op(cuda=PROMOTE)
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """y[..., k] = sum_ij x1[..., i] weight[k, i, j] x2[..., j] + bias[k].
@@ -121,12 +126,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
                            f"{typename(input)} instead (while checking arguments for embedding)")
     if weight.ndim != 2:
         raise RuntimeError(f"'weight' must be 2-D, got shape {list(weight.shape)}")
-    if max_norm is not None:
-        raise NotImplementedError("embedding(): max_norm is not supported by autojit (it "
-                                  "renormalizes the weight in place during forward)")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding(): scale_grad_by_freq and sparse gradients are "
-                                  "not supported by autojit")
+    if sparse:
+        raise NotImplementedError("embedding(): sparse gradients are not supported by autojit "
+                                  "(it has no sparse tensors)")
     count = weight.shape[0]
     if padding_idx is not None:
         if padding_idx < 0:
@@ -134,13 +136,40 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
         if not 0 <= padding_idx < count:
             raise ValueError(f"embedding(): padding_idx must be within num_embeddings "
                              f"[{-count}, {count}), got {padding_idx}")
+    ids = reshape(input, -1)
+    if max_norm is not None:
+        renorm_rows_(weight, ids, max_norm, norm_type)
     # index_select checks the positions, with the message torch's embedding gives too.
-    rows = index_select(weight, 0, reshape(input, -1))
+    rows = index_select(weight, 0, ids)
+    if scale_grad_by_freq:
+        rows = scale_grad_by_frequency(rows, ids, count)
     if padding_idx is not None:
         # The padding row's entries are detached, so no gradient reaches that row of weight.
-        at_padding = unsqueeze(reshape(input, -1) == padding_idx, 1)
+        at_padding = unsqueeze(ids == padding_idx, 1)
         rows = ew.where(at_padding, rows.detach(), rows)
     return reshape(rows, *input.shape, weight.shape[1])
+
+
+def renorm_rows_(weight: Tensor, ids: Tensor, max_norm: float, norm_type: float) -> None:
+    """torch.embedding_renorm_: scale each row of `weight` that `ids` names and whose
+    `norm_type` norm exceeds max_norm down to norm max_norm / (norm + 1e-7) * norm, in place
+    and outside autograd (a compiled step writes the rows back as one of its effects)."""
+    with no_grad():
+        rows = index_select(weight, 0, ids)
+        norms = vector_norm(rows, norm_type, dim=1, keepdim=True)
+        scale = ew.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        # Repeated ids write the same scaled row, so the order of the writes does not matter.
+        weight.index_copy_(0, ids, (rows * scale).to(weight.dtype))
+
+
+def scale_grad_by_frequency(rows: Tensor, ids: Tensor, count: int) -> Tensor:
+    """`rows` (the lookups of `ids`), whose gradient is divided by the number of times each
+    id occurs in `ids` (torch's scale_grad_by_freq). The value is the rows' own: the scaled
+    rows enter only as (scaled - scaled.detach()), which is zero."""
+    frequency = zeros(count, dtype=rows.dtype, device=rows.device).index_add(
+        0, ids, ones(ids.shape[0], dtype=rows.dtype, device=rows.device))
+    scaled = rows / unsqueeze(index_select(frequency, 0, ids), 1)
+    return rows.detach() + (scaled - scaled.detach())
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002

@@ -5,8 +5,8 @@ running_var (ones) and num_batches_tracked (an int64 count) as buffers, so they 
 state_dict and move with the module. In training mode forward normalizes by the batch
 statistics and, with track_running_stats, counts the batch and updates the running statistics
 in place; in eval mode it normalizes by the running statistics. momentum=None averages all
-batches seen so far with equal weight (the factor 1 / num_batches_tracked, read as a Python
-number, which is a graph break under compile).
+batches seen so far with equal weight: the factor 1 / num_batches_tracked is a tensor computed
+from the count, so a compiled step reads no value and needs no guard on the count.
 """
 
 from __future__ import annotations
@@ -148,12 +148,7 @@ class _BatchNorm(_NormBase):
 
     def forward(self, input):  # noqa: A002
         self._check_input_dim(input)
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with no_grad():
-                self.num_batches_tracked.add_(1)
-            if self.momentum is None:  # a cumulative average of every batch so far
-                factor = 1.0 / float(self.num_batches_tracked)
+        factor = self._count_batch()
         use_batch_statistics = self.training or (self.running_mean is None
                                                  and self.running_var is None)
         # The running statistics are read in eval mode and written only when tracked.
@@ -161,6 +156,20 @@ class _BatchNorm(_NormBase):
         return batch_norm(input, self.running_mean if update else None,
                           self.running_var if update else None, self.weight, self.bias,
                           use_batch_statistics, factor, self.eps)
+
+    def _count_batch(self):
+        """Count a training batch in num_batches_tracked; the running statistics' factor."""
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # a cumulative average of every batch so far
+                # torch's 1.0 / float(count), as a tensor op: reading the count as a Python
+                # number would make a compiled step depend on a value that changes every call.
+                statistics = self.running_mean if self.running_mean is not None else self.weight
+                dtype = statistics.dtype if statistics is not None else dtypes.float32
+                factor = 1.0 / self.num_batches_tracked.to(dtype)
+        return factor
 
 
 class BatchNorm1d(_BatchNorm):

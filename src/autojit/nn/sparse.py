@@ -2,7 +2,9 @@
 
 The lookup is nn.functional.embedding (layer_functions.py), an index_select of the weight's
 rows, so its gradient is a scatter-add into the rows that were used. The padding row starts
-at zero and never receives a gradient.
+at zero and never receives a gradient. max_norm renormalizes the rows an input names in place
+before the lookup, and scale_grad_by_freq divides each row's gradient by the number of times
+the input names it (layer_functions.py).
 """
 
 from __future__ import annotations
@@ -33,13 +35,9 @@ class Embedding(Module):
                  scale_grad_by_freq: bool = False, sparse: bool = False, _weight=None,
                  _freeze: bool = False, device=None, dtype=None) -> None:
         super().__init__()
-        if max_norm is not None:
-            raise NotImplementedError("Embedding: max_norm is not supported by autojit (it "
-                                      "renormalizes rows of the weight in place during "
-                                      "forward); renormalize the weight explicitly instead")
-        if scale_grad_by_freq or sparse:
-            raise NotImplementedError("Embedding: scale_grad_by_freq and sparse gradients are "
-                                      "not supported by autojit")
+        if sparse:
+            raise NotImplementedError("Embedding: sparse gradients are not supported by "
+                                      "autojit (it has no sparse tensors)")
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         if padding_idx is not None:
@@ -70,14 +68,19 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0.0
 
     def forward(self, input):  # noqa: A002
-        return embedding(input, self.weight, self.padding_idx)
+        return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                         self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
         if self.norm_type != 2:
             text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
         return text
 
     @classmethod

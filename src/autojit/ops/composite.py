@@ -12,6 +12,7 @@ import math
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from .autocast import FP32, autocast_op, float32_inside
 from .reduction import amax, extreme, normalize_dims, sum_
 
 _LN2 = math.log(2.0)
@@ -96,6 +97,7 @@ def relu(x):
     return ew.where(x <= 0, 0, x)
 
 
+@float32_inside()
 def gelu(x, approximate: str = "none"):
     """Elementwise Gaussian error linear unit, `x * Phi(x)` (Phi the standard normal CDF);
     `approximate="tanh"` uses torch's tanh approximation."""
@@ -107,11 +109,13 @@ def gelu(x, approximate: str = "none"):
     return 0.5 * x * (1 + ew.erf(x * (1 / math.sqrt(2))))
 
 
+@float32_inside()
 def silu(x):
     """Elementwise sigmoid linear unit (swish), `x * sigmoid(x)`."""
     return x * ew.sigmoid(x)
 
 
+@autocast_op(cuda=FP32)
 def softplus(x, beta: float = 1.0, threshold: float = 20.0):
     """Elementwise `ln(1 + e^(beta x)) / beta`, x itself where `beta x > threshold`; exp never
     overflows.
@@ -182,6 +186,7 @@ def _count(x: Tensor, dim) -> int:
     return count
 
 
+@float32_inside()
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of the elements over `dim` (all when None), keeping reduced dims with `keepdim`;
     floating dtypes only (`dtype` converts x first)."""
@@ -194,6 +199,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return sum_(x, dim, keepdim) / _count(x, dim)
 
 
+@float32_inside()
 def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     """Variance over `dim` (all when None), dividing by N - `correction` (Bessel's correction,
     1 by default; `unbiased=False` means 0)."""
@@ -216,6 +222,7 @@ def _root_or_zero(total: Tensor, exponent: float) -> Tensor:
     return ew.where(is_zero, 0, ew.sqrt(safe) if exponent == 0.5 else safe ** exponent)
 
 
+@float32_inside()
 def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     """Standard deviation over `dim` (all when None), the square root of `var`.
 
@@ -225,6 +232,7 @@ def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
                              unbiased=unbiased), 0.5)
 
 
+@autocast_op(cuda=FP32)
 def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
     """The p-norm over `dim` (all when None): 2 or "fro", 1, inf, -inf, 0 or any other p.
 
@@ -261,6 +269,7 @@ def reduces_nothing(x: Tensor, dims: tuple) -> bool:
     return any(x.shape[dim].__class__ is int and x.shape[dim] == 0 for dim in dims)
 
 
+@autocast_op(cuda=FP32)
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     """`ln(sum(e^x))` over `dim`, computed around the maximum so it neither overflows nor
     underflows.

@@ -18,6 +18,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from . import elementwise as ew
+from .autocast import FP32, autocast_op
 from .layout import linear_jvp, reshape
 from .reduction import sum_
 from .registry import Layout, bind, define_op, rule_first
@@ -137,6 +138,7 @@ def diagflat(x: Tensor, offset: int = 0) -> Tensor:
     return diag_embed(reshape(x, -1), offset)
 
 
+@autocast_op(cpu=FP32)
 def trace(x: Tensor) -> Tensor:
     """The sum of the main diagonal of a matrix (integers sum in int64)."""
     if x.ndim != 2:

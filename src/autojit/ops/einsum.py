@@ -23,6 +23,7 @@ from __future__ import annotations
 from ..tensor import dtypes
 from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor
+from .autocast import LOWER, autocast_op
 from .layout import permute, reshape, slice_dims
 from .linalg import MATMUL
 from .reduction import sum_
@@ -279,6 +280,7 @@ def _contract(a: Tensor, a_labels: list, b: Tensor, b_labels: list, needed: set)
     return product, batch + left + right
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def einsum(*args) -> Tensor:
     """Einstein summation over the operands as the equation says ("ij,jk->ik", implicit
     output, "..." for broadcast dims, repeated subscripts for diagonals), or with a list of

@@ -25,6 +25,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from .autocast import PROMOTE, autocast_op
 from .composite import clamp, rsqrt
 from .registry import (
     NOT_DIFFERENTIABLE,
@@ -262,6 +263,7 @@ erfc = _unary(ERFC, "Elementwise complementary error function, `1 - erf(x)`, acc
                     "erf is near 1.")
 
 
+@autocast_op(cuda=PROMOTE)
 def atan2(input, other):  # noqa: A002
     """Elementwise angle of the point (x=other, y=input), in [-pi, pi], by the signs of both."""
     return bind(ATAN2, (tensor_argument(input, "atan2", "input", 1),

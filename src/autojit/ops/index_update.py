@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..tensor import dtypes
 from ..tensor.dtypes import scalar_type_name
 from ..tensor.tensor import Tensor, normalize_dim
+from .autocast import PROMOTE, autocast_op
 from .index_checks import check_index
 from .indexing import _INDEX_DTYPES, getitem, index_tensor
 from .indexing import index_put as put_at
@@ -92,6 +93,7 @@ def _sizes_text(sizes) -> str:
     return " ".join(str(extent) for extent in sizes)
 
 
+@autocast_op(cpu=PROMOTE)
 def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None) -> Tensor:
     """x with the slices of `source` written at positions `index` (1-D) along `dim`:
     `out[index[i]] = source[i]` for dim 0, likewise for other dims."""
@@ -167,6 +169,7 @@ def _write_flat(x: Tensor, positions: Tensor, values, accumulate: bool) -> Tenso
     return reshape(written, tuple(x.shape))
 
 
+@autocast_op(cuda=PROMOTE)
 def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """x with `values` written at x[indices] (a tuple of integer or bool index tensors), or
     added there with accumulate=True (repeated positions then add up)."""

@@ -15,6 +15,7 @@ from ..tensor import dtypes
 from ..tensor.symbolic import as_size, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
+from .autocast import PROMOTE, autocast_op
 from .registry import Layout, bind, define_op, rule_first, rule_promote
 
 # ---- folding into strides: how a kernel reads a view without materializing it --------------
@@ -318,6 +319,7 @@ CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rul
     batch=batching.dim_rule("dim"))
 
 
+@autocast_op(cpu=PROMOTE)
 def cat(tensors, dim: int = 0) -> Tensor:
     """The tensors joined along an existing dim; the other extents must match."""
     tensors = tuple(tensors)
@@ -484,6 +486,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     return tuple(select(x, dim, i) for i in range(x.shape[dim]))
 
 
+@autocast_op(cpu=PROMOTE)
 def stack(tensors, dim: int = 0) -> Tensor:
     """Equally shaped tensors joined along a new dim `dim`."""
     tensors = tuple(tensors)

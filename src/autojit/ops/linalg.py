@@ -14,6 +14,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import batching
+from .autocast import LOWER, PROMOTE, autocast_op
 from .layout import reshape, transpose
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 
@@ -86,6 +87,7 @@ def _matmul2(x: Tensor, y: Tensor) -> Tensor:
     return bind(MATMUL, (x, y), {})
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def matmul(x: Tensor, y: Tensor) -> Tensor:
     """Matrix product with torch.matmul's rules: dot, matrix-vector, vector-matrix, matrix
     and batched (broadcast) products."""
@@ -121,6 +123,7 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
     return _matmul2(x, y)
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def mm(x: Tensor, y: Tensor) -> Tensor:
     """The product of two matrices (2-D only)."""
     _check_operands(x, y, "mm")
@@ -133,6 +136,7 @@ def mm(x: Tensor, y: Tensor) -> Tensor:
     return _matmul2(x, y)
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def bmm(x: Tensor, y: Tensor) -> Tensor:
     """Batched matrix product of (b, n, m) and (b, m, p) with equal batch sizes."""
     _check_operands(x, y, "bmm")
@@ -149,6 +153,7 @@ def bmm(x: Tensor, y: Tensor) -> Tensor:
     return _matmul2(x, y)
 
 
+@autocast_op(cuda=PROMOTE)
 def dot(x: Tensor, y: Tensor) -> Tensor:
     """The inner product of two 1-D tensors (a 0-d result)."""
     _check_operands(x, y, "dot")

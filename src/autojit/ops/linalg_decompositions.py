@@ -19,6 +19,7 @@ import numpy as np
 from ..tensor.tensor import Tensor
 from . import batching
 from . import elementwise as ew
+from .autocast import FP32, autocast_op
 from .diagonal import diagonal
 from .layout import cat, embed_slice, narrow, reshape
 from .linalg import matmul
@@ -151,6 +152,7 @@ QR = define_op(name="linalg_qr", arity=1, shape=_qr_rule, dtype=rule_first, impl
                grad_name="LinalgQrBackward0", batch=batching.leading_batch_rule)
 
 
+@autocast_op(cpu=FP32)
 def qr(A: Tensor, mode: str = "reduced", *, out=None):
     """The QR decomposition A = QR: Q with orthonormal columns, R upper triangular; `mode` is
     'reduced' (k = min(m, n) columns of Q), 'complete' (Q square) or 'r' (R only, Q empty)."""
@@ -173,6 +175,7 @@ _QR_DEPRECATION = (
     "some else 'complete')")
 
 
+@autocast_op(cpu=FP32)
 def qr_top_level(input: Tensor, some: bool = True, *, out=None):  # noqa: A002 - torch's name
     """The QR decomposition (the deprecated torch.qr): linalg.qr with mode 'reduced', or
     'complete' when some=False."""
@@ -311,6 +314,7 @@ def _check_driver(A: Tensor, driver) -> None:
                            "CUDA inputs with cuSOLVER backend.")
 
 
+@autocast_op(cpu=FP32)
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     """The singular value decomposition A = U diag(S) Vh, singular values descending; with
     full_matrices=False, U and Vh have min(m, n) columns and rows."""
@@ -358,6 +362,7 @@ SVDVALS = define_op(name="linalg_svdvals", arity=1, shape=_svdvals_rule, dtype=r
                     grad_name="LinalgSvdBackward0", batch=batching.leading_batch_rule)
 
 
+@autocast_op(cpu=FP32)
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     """The singular values of A, descending (linalg.svd's S without U and Vh)."""
     _check_matrix_floating(A, "linalg.svd")
@@ -365,6 +370,7 @@ def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     return with_out(bind(SVDVALS, (A,), {}), out, "_linalg_svd", (A,))
 
 
+@autocast_op(cpu=FP32)
 def svd_top_level(input: Tensor, some: bool = True, compute_uv: bool = True, *,  # noqa: A002
                   out=None):
     """The singular value decomposition as the deprecated torch.svd returns it: (U, S, V) with
@@ -459,6 +465,7 @@ def _check_symmetric_input(A, name: str = "linalg.eigh") -> None:
     check_square(A, name)
 
 
+@autocast_op(cpu=FP32)
 def eigh(A: Tensor, UPLO: str = "L", *, out=None):
     """The eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read
     from its lower triangle (UPLO='L') or its upper one ('U')."""
@@ -498,6 +505,7 @@ EIGVALSH = define_op(name="linalg_eigvalsh", arity=1, shape=_eigvalsh_rule, dtyp
                      grad_name="LinalgEighBackward0", batch=batching.leading_batch_rule)
 
 
+@autocast_op(cpu=FP32)
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     """The eigenvalues of a symmetric matrix, ascending (linalg.eigh's without the
     vectors)."""

@@ -13,6 +13,7 @@ import math
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
+from .autocast import FP32_SET_OPT_DTYPE, autocast_op
 from .composite import norm as p_norm
 from .layout import permute, reshape
 from .linalg_common import SCALAR_TYPE, check_tensor, with_out
@@ -46,6 +47,7 @@ def _format_order(ord) -> str:
     return f"{ord:g}" if isinstance(ord, float) else str(ord)
 
 
+@autocast_op(cuda=FP32_SET_OPT_DTYPE)
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None,
                 out=None) -> Tensor:
     """The vector ord-norm of x over `dim` (all of x, flattened, when None): the sum of |x|^ord
@@ -96,6 +98,7 @@ def _spectral(A: Tensor, rows: int, columns: int, reduce) -> Tensor:
     return reduce(values)
 
 
+@autocast_op(cuda=FP32_SET_OPT_DTYPE)
 def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None,
                 out=None) -> Tensor:
     """The matrix ord-norm over the two dims `dim`: 'fro' (Frobenius), 'nuc' (nuclear), 2 and

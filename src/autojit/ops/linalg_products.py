@@ -21,6 +21,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import batching
 from . import elementwise as ew
+from .autocast import FP32, LOWER, autocast_op
 from .layout import broadcast_to, reshape, select, stack
 from .linalg import matmul
 from .linalg_common import (
@@ -117,6 +118,7 @@ def _tolerance(value, name: str):
     return float(value)
 
 
+@autocast_op(cpu=FP32)
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None,
          rcond=None) -> Tensor:
     """The Moore-Penrose pseudo-inverse, from the SVD (the eigendecomposition with
@@ -136,6 +138,7 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None,
     return with_out(bind(PINV, (A,), attrs), out, "linalg_pinv", (A,))
 
 
+@autocast_op(cpu=FP32)
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002 - torch's name
     """The pseudo-inverse (torch.pinverse): linalg.pinv with rtol=rcond."""
     return pinv(input, rtol=rcond)
@@ -152,6 +155,7 @@ def _empty(like: Tensor, dtype) -> Tensor:
     return empty(0, dtype=dtype, device=like.device if like.is_cuda else None)
 
 
+@autocast_op(cpu=FP32)
 def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     """The least-squares solution of AX = B, with the residuals, the rank and the singular
     values of A as torch's CPU drivers give them (gelsy by default: the rank, no singular
@@ -362,6 +366,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:  
 
 # ---- vecdot ------------------------------------------------------------------------------------
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """The dot product of vectors along `dim`, the operands broadcast to each other."""
     check_tensor(x, "linalg.vecdot")

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..tensor.tensor import Tensor
 from . import batching
+from .autocast import FP32, autocast_op
 from .layout import reshape
 from .linalg import matmul
 from .linalg_common import (
@@ -66,6 +67,7 @@ INV = define_op(name="linalg_inv", arity=1, shape=square_rule, dtype=rule_first,
                 batch=batching.leading_batch_rule)
 
 
+@autocast_op(cpu=FP32)
 def inv(A: Tensor, *, out=None) -> Tensor:
     """The inverse of a square matrix (or of each in a batch); a singular one raises
     LinAlgError."""
@@ -73,6 +75,7 @@ def inv(A: Tensor, *, out=None) -> Tensor:
     return with_out(bind(INV, (A,), {}), out, "linalg_inv_ex", (A,))
 
 
+@autocast_op(cpu=FP32)
 def inverse(input: Tensor, *, out=None) -> Tensor:  # noqa: A002 - torch's name
     """The inverse of a square matrix (torch.inverse, an alias of linalg.inv)."""
     return inv(input, out=out)
@@ -144,6 +147,7 @@ def _torch_type(x: Tensor) -> str:
     return SCALAR_TYPE[x.dtype.name]
 
 
+@autocast_op(cpu=FP32)
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """The solution X of AX = B (XA = B with left=False) for square A, with batch dims
     broadcast; B may be a vector (or a batch of them)."""
@@ -313,6 +317,7 @@ CHOLESKY = define_op(name="linalg_cholesky", arity=1, shape=square_rule, dtype=r
                      grad_name="LinalgCholeskyExBackward0", batch=batching.leading_batch_rule)
 
 
+@autocast_op(cpu=FP32)
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
     """The Cholesky factor L of a symmetric positive-definite A = L L^T, read from A's lower
     triangle (with upper=True, U = L^T from A's upper triangle); raises LinAlgError when A is
@@ -330,6 +335,7 @@ _CHOLESKY_DEPRECATION = (
     "all valid (symmetric positive definite) inputs.")
 
 
+@autocast_op(cpu=FP32)
 def cholesky_top_level(input: Tensor, upper: bool = False, *, out=None) -> Tensor:  # noqa: A002
     """The Cholesky factor of a symmetric positive-definite matrix (the deprecated
     torch.cholesky: linalg.cholesky with its own error prefix)."""

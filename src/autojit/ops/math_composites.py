@@ -21,6 +21,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from .autocast import PROMOTE, autocast_op
 from .elementwise_math import erfc, not_implemented, tensor_argument, trunc
 from .registry import promoted_dtype
 
@@ -170,6 +171,7 @@ def _c_name(dtype) -> str:
     return dtypes.C_TYPE_NAMES[dtype.name]
 
 
+@autocast_op(cuda=PROMOTE)
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """`input + value * tensor1 * tensor2`, elementwise with broadcasting."""
     start = tensor_argument(input, "addcmul", "input", 1)
@@ -190,6 +192,7 @@ _INTEGER_ADDCDIV = (
     "for all dtypes.")
 
 
+@autocast_op(cuda=PROMOTE)
 def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """`input + value * tensor1 / tensor2`, elementwise with broadcasting (tensor1 and tensor2
     not both integers)."""

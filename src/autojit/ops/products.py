@@ -19,6 +19,7 @@ import warnings
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
+from .autocast import FP32, LOWER, PROMOTE, autocast_op
 from .composite import norm
 from .elementwise_math import SCALAR_TYPE_NAMES, tensor_argument
 from .layout import cat, expand, narrow, reshape, unsqueeze
@@ -57,6 +58,7 @@ def _matrix(tensor, function: str, name: str, position: int) -> Tensor:
     return tensor
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002 - torch's names
     """`beta * input + alpha * (mat1 @ mat2)` for matrices, input broadcast to the product."""
     input = tensor_argument(input, "addmm", "input", 1)
@@ -89,6 +91,7 @@ def _matrix_vector(input, mat, vec, dtypes_message: str) -> None:
                            f"{dtypes_message}")
 
 
+@autocast_op(cuda=LOWER, round_once=True)
 def addmv(input, mat, vec, *, beta=1, alpha=1):  # noqa: A002
     """`beta * input + alpha * (mat @ vec)` for a matrix and a vector."""
     input = tensor_argument(input, "addmv", "input", 1)
@@ -99,6 +102,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):  # noqa: A002
     return _scaled_sum(input, matmul(mat, vec), beta, alpha)
 
 
+@autocast_op(cuda=LOWER, round_once=True)
 def mv(input, vec):  # noqa: A002
     """The product of a matrix and a vector."""
     mat = tensor_argument(input, "mv", "input", 1)
@@ -125,6 +129,7 @@ def _batches(batch1, batch2, function: str):
     return batch1, batch2
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     """`beta * input + alpha * sum_b (batch1[b] @ batch2[b])`: batched products summed."""
     input = tensor_argument(input, "addbmm", "input", 1)
@@ -141,6 +146,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     return _scaled_sum(input, sum_(bmm(batch1, batch2), 0), beta, alpha)
 
 
+@autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     """`beta * input + alpha * (batch1 @ batch2)`: batched products, input broadcast."""
     input = tensor_argument(input, "baddbmm", "input", 1)
@@ -178,6 +184,7 @@ _CROSS_WARNING = ("Using torch.cross without specifying the dim arg is deprecate
                   "of dim will change to agree with that of linalg.cross in a future release.")
 
 
+@autocast_op(cuda=PROMOTE)
 def cross(input, other, dim=None):  # noqa: A002
     """The cross product of 3-vectors along `dim` (by default the first dim of size 3, with
     torch's deprecation warning), broadcasting the other dims."""
@@ -206,6 +213,7 @@ _COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist
                   "donot_use_mm_for_euclid_dist")
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each row of x1 and each row of x2 (batched), (..., P, M)
     and (..., R, M) giving (..., P, R). `compute_mode` is accepted; the distances are always
@@ -243,6 +251,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return norm(difference, p, dim=-1)
 
 
+@autocast_op(cuda=FP32)
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """The cosine of the angle between x1 and x2 along `dim` (broadcast), each norm clamped
     to at least eps."""

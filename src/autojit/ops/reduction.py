@@ -14,6 +14,7 @@ from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
+from .autocast import FP32, FP32_SET_OPT_DTYPE, autocast_op
 from .layout import linear_jvp
 from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_index
 
@@ -244,6 +245,7 @@ def sum_(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return bind(SUM, (x,), attrs)
 
 
+@autocast_op(cpu=FP32, cuda=FP32_SET_OPT_DTYPE)
 def prod_(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Product of the elements over `dim` (all when None), keeping reduced dims with `keepdim`;
     integers multiply in int64 unless `dtype` is given."""

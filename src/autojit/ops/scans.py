@@ -22,6 +22,7 @@ from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from . import elementwise as ew
+from .autocast import FP32_SET_OPT_DTYPE, autocast_op
 from .indexing import _gather
 from .layout import _narrow, cat, linear_jvp, movedim, reshape, unsqueeze
 from .out_argument import check_no_grad, check_out_pair, check_out_type, write_out
@@ -96,6 +97,7 @@ def _finish(name: str, result: Tensor, out) -> Tensor:
     return result if out is None else write_out(name, out, result)
 
 
+@autocast_op(cuda=FP32_SET_OPT_DTYPE)
 def cumsum(x: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
     """Cumulative sum along `dim`: `out[i] = x[0] + ... + x[i]`; integers and bools sum in
     int64 unless `dtype` is given (x is converted to it first)."""
@@ -205,6 +207,7 @@ def _cumprod(x: Tensor, dim: int) -> Tensor:
     return bind(CUMPROD, (x,), {"dim": dim})
 
 
+@autocast_op(cuda=FP32_SET_OPT_DTYPE)
 def cumprod(x: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
     """Cumulative product along `dim`: `out[i] = x[0] * ... * x[i]`; integers and bools
     multiply in int64 unless `dtype` is given. The gradient is right where x holds zeros."""

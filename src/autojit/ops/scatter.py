@@ -22,6 +22,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from . import elementwise as ew
+from .autocast import PROMOTE, autocast_op
 from .index_checks import check_index
 from .indexing import (
     _INDEX_DTYPES,
@@ -273,6 +274,7 @@ def _reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
 
 # ---- the public functions ---------------------------------------------------------------------
 
+@autocast_op(cuda=PROMOTE)
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None) -> Tensor:
     """x with the entries of `src` added along `dim` at `index`: `src[i][j][k]` goes to
     `x[index[i][j][k]][j][k]` for dim 0, likewise for other dims."""

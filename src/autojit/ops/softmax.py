@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
+from .autocast import FP32_SET_OPT_DTYPE, autocast_op, float32_inside
 from .composite import reduces_nothing
 from .elementwise_math import not_implemented, tensor_argument
 from .reduction import amax, sum_
@@ -34,6 +35,8 @@ def _shifted(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     return input - amax(input, dim, keepdim=True).detach()
 
 
+@autocast_op(cuda=FP32_SET_OPT_DTYPE)
+@float32_inside()
 def softmax(input, dim: int, dtype=None) -> Tensor:  # noqa: A002
     """Softmax over `dim`, `exp(x) / sum(exp(x))`, computed around the maximum (no overflow)."""
     input = _floating_input("softmax", input, dim, dtype)
@@ -44,6 +47,7 @@ def softmax(input, dim: int, dtype=None) -> Tensor:  # noqa: A002
     return exponentials / sum_(exponentials, dim, keepdim=True)
 
 
+@autocast_op(cuda=FP32_SET_OPT_DTYPE)
 def log_softmax(input, dim: int, dtype=None) -> Tensor:  # noqa: A002
     """Log of softmax over `dim`, `x - logsumexp(x)`, computed around the maximum."""
     input = _floating_input("log_softmax", input, dim, dtype)

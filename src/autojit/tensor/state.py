@@ -1,6 +1,6 @@
 """Thread-local execution state read by every op dispatch.
 
-Grad mode, inference mode and the active tracer live here, one copy per thread, so that
+Grad mode, inference mode, autocast and the active tracer live here, one copy per thread, so that
 `no_grad` in one thread does not affect another (torch's grad mode is thread-local too).
 The autograd and ir packages expose the public context managers; this module only holds the flags.
 
@@ -42,6 +42,9 @@ class _State(threading.local):
         self.saved_tensor_hooks = ()
         self.default_device = None  # set_default_device / `with device(...)`: None is the CPU
         self.replaced_devices = []  # the defaults that `with device(...)` blocks replaced
+        # autocast: None while no device has autocast on (or inside an op autocast ran),
+        # else the settings ops read (ops/autocast.py)
+        self.autocast = None
 
     def __setattr__(self, name, value):
         _set(self, name, value)

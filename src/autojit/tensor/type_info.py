@@ -54,12 +54,20 @@ smallest_normal=1.17549e-38, tiny=1.17549e-38, dtype=float32)
         if not isinstance(dtype, dtypes.DType) or not dtype.is_floating_point:
             raise TypeError("autojit.finfo() requires a floating point input type. Use "
                             "autojit.iinfo to handle 'autojit.finfo'")
-        info = np.finfo(dtype.numpy)
-        self.bits = int(info.bits)
-        self.eps = float(info.eps)
-        self.max = float(info.max)
-        self.min = float(info.min)
-        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        if dtype is dtypes.bfloat16:
+            # Stored as float32 (docs/notes/bfloat16.md): its limits are bfloat16's, 7
+            # mantissa bits with float32's exponent range, not the storage's.
+            self.bits, self.eps = 16, 2.0 ** -7
+            self.max = (2.0 - 2.0 ** -7) * 2.0 ** 127
+            self.min, self.tiny = -self.max, 2.0 ** -126
+            self.smallest_normal = self.tiny
+        else:
+            info = np.finfo(dtype.numpy)
+            self.bits = int(info.bits)
+            self.eps = float(info.eps)
+            self.max = float(info.max)
+            self.min = float(info.min)
+            self.tiny = self.smallest_normal = float(info.smallest_normal)
         self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))
         self.dtype = dtype.name
 

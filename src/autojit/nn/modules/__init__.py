@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from . import (
     activation,
+    adaptive,
     batchnorm,
     channelshuffle,
     container,
@@ -28,6 +29,7 @@ from . import (
     upsampling,
 )
 from .activation import *  # noqa: F403
+from .adaptive import *  # noqa: F403
 from .batchnorm import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403
 from .container import *  # noqa: F403
@@ -50,7 +52,7 @@ from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 
-_SUBMODULES = (activation, batchnorm, channelshuffle, container, conv, distance, dropout, flatten,
-               fold, instancenorm, lazy, linear, loss, module, normalization, padding, pixelshuffle,
-               pooling, rnn, sparse, transformer, upsampling)
+_SUBMODULES = (activation, adaptive, batchnorm, channelshuffle, container, conv, distance, dropout,
+               flatten, fold, instancenorm, lazy, linear, loss, module, normalization, padding,
+               pixelshuffle, pooling, rnn, sparse, transformer, upsampling)
 __all__ = sorted({name for submodule in _SUBMODULES for name in submodule.__all__})

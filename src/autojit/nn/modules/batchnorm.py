@@ -10,6 +10,7 @@ from .. import (  # noqa: F401 - re-exported names
     LazyBatchNorm1d,
     LazyBatchNorm2d,
     LazyBatchNorm3d,
+    SyncBatchNorm,
 )
 
 # The base classes torch's module holds, which programs subclass and test with isinstance.
@@ -18,5 +19,5 @@ from ..normalization import _BatchNorm, _NormBase  # noqa: F401
 
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
-    "LazyBatchNorm3d",
+    "LazyBatchNorm3d", "SyncBatchNorm",
 ]

@@ -4,6 +4,7 @@ module path (the classes are autojit.nn's)."""
 from __future__ import annotations
 
 from .. import (  # noqa: F401 - re-exported names
+    CrossMapLRN2d,
     GroupNorm,
     LayerNorm,
     LocalResponseNorm,
@@ -11,5 +12,5 @@ from .. import (  # noqa: F401 - re-exported names
 )
 
 __all__ = [
-    "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm",
+    "CrossMapLRN2d", "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm",
 ]

@@ -13,6 +13,8 @@ from .. import (  # noqa: F401 - re-exported names
     AvgPool1d,
     AvgPool2d,
     AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
     LPPool1d,
     LPPool2d,
     LPPool3d,
@@ -31,6 +33,7 @@ from ..pooling_adaptive import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _LPPoolNd
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
-    "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+    "MaxPool1d", "MaxPool2d", "MaxPool3d",
     "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
 ]

@@ -5,10 +5,12 @@ parameter, on a batch of 256 float32 rows. Each framework runs the same step in 
 process; the table gives the median wall time per step and the ratio to compiled autojit.
 torch and jax are used where installed. Usage:
 
-    python bench/compiled_step.py [--repeats 30] [--batch 256]
+    python bench/compiled_step.py [--repeats 30] [--batch 256] [--eager]
 
 Also printed: the compiled function's first-call time (trace + passes + kernel compiles) and
-its kernel count.
+its kernel count. With --eager, autojit eager and torch eager alone, taking turns (rounds of 3
+steps each): no compiled function runs in the process, so NumPy's BLAS keeps its threads (a
+compiled product sets it to one, codegen/cpu/blas.py).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import argparse
 import time
 
 import numpy as np
-from timing import median_seconds
+from timing import interleaved_medians, median_seconds, print_against
 
 SIZES = (784, 512, 512, 10)
 
@@ -124,8 +126,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--eager", action="store_true",
+                        help="autojit eager against torch eager only, taking turns")
     options = parser.parse_args()
     x_data, y_data = batch(options.batch)
+    if options.eager:
+        eager_step, _, _ = autojit_step(False, x_data, y_data)
+        runners = {"autojit eager": eager_step, "torch eager": torch_step(x_data, y_data)}
+        medians = interleaved_medians(runners, options.repeats, 3)
+        print(f"MLP {'-'.join(map(str, SIZES))} SGD step, batch {options.batch}, float32, "
+              f"median of {options.repeats} interleaved rounds of 3 steps")
+        print_against(medians, "torch eager")
+        return
 
     rows = []
     compiled_step, first_call, compiled = autojit_step(True, x_data, y_data)

@@ -15,11 +15,14 @@ from __future__ import annotations
 import itertools
 import threading
 
+import numpy as np
+
 from ..tensor import dtypes
-from ..tensor.state import state
-from ..tensor.tensor import Tensor
+from ..tensor.state import PLAIN, state
+from ..tensor.tensor import Tensor, plain_tensor
 from .graph import AccumulateGrad, GradientEdge, Node, gradient_edge
 from .hooks import run_leaf_hooks, run_tensor_hooks
+from .vjp_chain import apply_no_graph
 
 
 def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_graph: bool,
@@ -66,6 +69,9 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     instrumented = state.anomaly or state.profiler is not None
     previous_mode = state.grad_enabled
     state.grad_enabled = create_graph
+    # No graph is built and no mode changes how ops run: a node may run its VJP as a recorded
+    # chain of NumPy calls (vjp_chain.py).
+    plain = state.dispatch == PLAIN and not instrumented
     if tracer is not None:
         tracer.backward_depth += 1  # the nodes it records now are the adjoint's
     try:
@@ -77,11 +83,13 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 # its hooks run, but its consumers' counts still drop.
                 _release_edges(node, dependencies, ready)
                 continue
-            if node._tensor_hooks or node._retained:
-                grads = run_tensor_hooks(node, grads)
-            if node._pre_hooks:
-                grads = _run_pre_hooks(node, grads)
-            is_leaf_node = isinstance(node, AccumulateGrad)
+            hooked = Node.hooked  # a hook registered by a hook that ran counts at once
+            if hooked:
+                if node._tensor_hooks or node._retained:
+                    grads = run_tensor_hooks(node, grads)
+                if node._pre_hooks:
+                    grads = _run_pre_hooks(node, grads)
+            is_leaf_node = node.__class__ is AccumulateGrad
             if is_leaf_node and grads and grads[0] is not None and \
                     node.variable._backward_hooks:
                 grads = [run_leaf_hooks(node.variable, grads[0])]
@@ -96,15 +104,18 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                     if instrumented:
                         _instrumented_accumulate(node, grads[0], create_graph)
                     else:
-                        _accumulate(node.variable, grads[0], create_graph)
+                        _accumulate(node.variable, grads[0], create_graph, tracer)
                 continue
             if (inputs is not None and node not in needed) or (
                     grads[0] is None if len(grads) == 1 else all(g is None for g in grads)):
                 input_grads = [None] * len(node.next_functions)
             else:
-                input_grads = _apply_instrumented(node, grads) if instrumented else \
-                    node.apply(grads)
-                if node._hooks:
+                if plain and node._chains is not None:
+                    input_grads = apply_no_graph(node, grads)
+                else:
+                    input_grads = _apply_instrumented(node, grads) if instrumented else \
+                        node.apply(grads)
+                if hooked and node._hooks:
                     input_grads = _run_hooks(node, input_grads, grads)
                 if not retain_graph:
                     node.release()
@@ -112,13 +123,14 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 if next_node is None:
                     continue
                 if grad is not None:
-                    if next_node.__class__ is AccumulateGrad:
+                    if next_node.__class__ is AccumulateGrad and \
+                            grad._data.__class__ is not next_node.variable._data.__class__:
                         grad = _on_leaf_device(next_node.variable, grad)
-                    slots = buffers.get(next_node)
-                    if slots is None and output_nr == 0 and _output_count(next_node) == 1:
+                    if output_nr == 0 and next_node.output_count == 1 and \
+                            next_node not in buffers:
                         buffers[next_node] = [grad]
                     else:
-                        _add_to_buffer(buffers, next_node, output_nr, grad)
+                        _add_to_buffer(buffers, next_node, output_nr, grad, plain)
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
                 if remaining == 0:
@@ -185,6 +197,9 @@ def _edge_of(value) -> tuple:
     return gradient_edge(value)
 
 
+_UNREAD = object()
+
+
 def _unique(nodes):
     seen = set()
     for node in nodes:
@@ -201,22 +216,27 @@ def _count_dependencies(root_edges, capture, stop_at=frozenset()):
     some captured edge lies below it; the rest of the graph is left untouched.
     """
     dependencies: dict = {}
-    order: list = []  # discovery order; reversed, it lists children before parents
     stack = list(_unique(n for n, _ in root_edges))
-    seen = set(stack)
+    roots = set(stack)
+    order: list = []  # discovery order; reversed, it lists children before parents
+    track = capture is not None
     while stack:
         node = stack.pop()
-        order.append(node)
+        if track:
+            order.append(node)
         if stop_at and id(node) in stop_at:
             continue
         for next_node, _ in node.next_functions:
             if next_node is None:
                 continue
-            dependencies[next_node] = dependencies.get(next_node, 0) + 1
-            if next_node not in seen:
-                seen.add(next_node)
-                stack.append(next_node)
-    if capture is None:
+            count = dependencies.get(next_node)
+            if count is None:  # seen for the first time (a root is walked from the start)
+                dependencies[next_node] = 1
+                if next_node not in roots:
+                    stack.append(next_node)
+            else:
+                dependencies[next_node] = count + 1
+    if not track:
         return dependencies, None
     # A node is needed when one of its edges is captured or leads to a needed node. Iterate to
     # a fixed point in reverse discovery order, which converges in one or two sweeps.
@@ -246,27 +266,53 @@ def _on_leaf_device(variable: Tensor, grad: Tensor) -> Tensor:
     return grad.to(variable.device)
 
 
-def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad: Tensor) -> None:
+def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad: Tensor,
+                   plain: bool = False) -> None:
     slots = buffers.get(node)
     if slots is None:
         slots = buffers[node] = [None] * max(_output_count(node), output_nr + 1)
     elif output_nr >= len(slots):
         slots.extend([None] * (output_nr + 1 - len(slots)))
     current = slots[output_nr]
-    slots[output_nr] = grad if current is None else current + grad
+    if current is None:
+        slots[output_nr] = grad
+    elif plain:
+        slots[output_nr] = _sum_without_graph(current, grad)
+    else:
+        slots[output_nr] = current + grad
+
+
+def _sum_without_graph(current: Tensor, grad: Tensor) -> Tensor:
+    """current + grad where no graph is built: two CPU arrays of one shape and dtype add with
+    NumPy directly, as the add op would (bfloat16 sums are rounded: the op does that)."""
+    data, other = current._data, grad._data
+    dtype = current._dtype
+    if data.__class__ is _ndarray and other.__class__ is _ndarray and \
+            grad._dtype is dtype and dtype is not _BFLOAT16 and data.shape == other.shape:
+        total = _add(data, other)
+        if total.__class__ is not _ndarray:  # 0-d operands give a NumPy scalar
+            total = _asarray(total)
+        return plain_tensor(total, dtype)
+    return current + grad
+
+
+_ndarray, _asarray, _add, _BFLOAT16 = np.ndarray, np.asarray, np.add, dtypes.bfloat16
 
 
 def _output_count(node: Node) -> int:
     return node.output_count
 
 
-def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
+def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNREAD) -> None:
     """Add into .grad: in place when no graph is built, out of place (differentiable) else.
 
-    The tensor's hooks have already run (the engine runs them before capture, too).
+    The tensor's hooks have already run (the engine runs them before capture, too). `tracer`:
+    state.tracer, when the caller has read it.
     """
-    if state.tracer is not None:
-        state.tracer.note_grad_access(variable)  # read: its .grad now decides the result
+    if tracer is _UNREAD:
+        tracer = state.tracer
+    if tracer is not None:
+        tracer.note_grad_access(variable)  # read: its .grad now decides the result
     current = variable._grad
     if create_graph:
         variable._grad = grad if current is None else current + grad

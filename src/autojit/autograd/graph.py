@@ -201,12 +201,18 @@ class Node:
     __slots__ = ("next_functions", "sequence_nr", "input_meta", "needs_input_grad",
                  "__weakref__", "__dict__")
     output_count = 1  # custom Functions have several outputs
+    # An OpNode class's recorded VJP chains by signature (vjp_chain.py), None where the op's
+    # VJP may not be replayed (Op.static_vjp) or the node is not an OpNode.
+    _chains = None
     # Set per node only when used (autograd/hooks.py): Tensor.register_hook on an output,
     # retain_grad, Node.register_prehook, Node.register_hook.
     _tensor_hooks = None
     _retained = None
     _pre_hooks = None
     _hooks = None
+    # Set on Node itself when any of those is first registered (hooks.py): until then the
+    # engine does not look for them on each node.
+    hooked = False
     _forward_trace = None  # the forward call's traceback, captured in anomaly mode
     _packed = False  # whether values were saved under saved-tensor hooks (graph_api.py)
 
@@ -406,15 +412,19 @@ def increment_version(tensor) -> None:
 _NO_EDGE = (None, 0)
 
 
-def record(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
+def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) -> None:
     """Attach an OpNode for `op` applied to `inputs` as the grad_fn of `out`.
 
-    This runs once per recorded op, so it is written as plain loops without helpers.
+    special=False: bind found state.dispatch RECORDING, so anomaly mode and saved-tensor hooks
+    are off and are not read.
+    This runs once per recorded op, so it is written as plain loops without helpers, and
+    makes its SavedTensors without calling their __init__ (docs/notes/eager-dispatch.md).
     """
     node_class = op.node_class
     if node_class is None:  # the op's first recorded node: its class, named as torch's
-        node_class = op.node_class = type(op.grad_name, (OpNode,), {"__slots__": ()})
-    node = node_class.__new__(node_class)
+        node_class = op.node_class = type(op.grad_name, (OpNode,), {
+            "__slots__": (), "_chains": {} if op.static_vjp else None})
+    node = _new(node_class)
     node.sequence_nr = next(_sequence)
     node.op = op
     node.attrs = attrs
@@ -444,7 +454,13 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
     node._saved_out = None
     for entry in op.saves:
         if entry == "out":
-            node._saved_out = SavedTensor(out, True)
+            entry = node._saved_out = _new(SavedTensor)
+            entry.tensor = None
+            entry.data, entry.value, entry.dtype = out._data, out._value, out._dtype
+            entry.counter = counter = out._version_counter
+            entry.version = counter.value
+            entry.output_nr = 0
+            entry.tangents = None
             continue
         if entry.__class__ is tuple:
             index, needed_by = entry
@@ -452,21 +468,29 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
                 continue
         else:
             index = entry
-        if isinstance(inputs[index], Tensor):
-            saved[index] = SavedTensor(inputs[index], False)
+        tensor = inputs[index]
+        if isinstance(tensor, Tensor):
+            entry = saved[index] = _new(SavedTensor)
+            entry.tensor = tensor
+            counter = tensor._counter
+            entry.counter = counter if counter is not None else tensor._version_counter
+            entry.version = entry.counter.value
     node._saved = saved
-    if state.anomaly:
+    if special and state.anomaly:
         from .anomaly import capture_forward_trace
 
         capture_forward_trace(node)
     out.grad_fn = node
     out._requires_grad = True
-    if state.saved_tensor_hooks and op.saves:  # autograd.graph.saved_tensors_hooks
+    if special and state.saved_tensor_hooks and op.saves:  # autograd.graph.saved_tensors_hooks
         saved_out = node._saved_out
         outputs = {id(saved_out): (out, 0)} if saved_out is not None else {}
         packed = pack_saved([saved_out, *saved], outputs)
         node._saved_out, node._saved = packed[0], packed[1:]
         node._packed = True
+
+
+_new = object.__new__
 
 
 def conform(gradient: Tensor, meta: tuple) -> Tensor:

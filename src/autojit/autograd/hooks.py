@@ -47,6 +47,8 @@ class RemovableHandle:
 
 
 def _add_hook(owner, attribute: str, entry) -> RemovableHandle:
+    if isinstance(owner, Node):
+        Node.hooked = True  # the engine looks for node hooks from now on
     hooks = owner.__dict__.get(attribute)
     if hooks is None:
         hooks = HookDict()
@@ -93,6 +95,7 @@ def retain_grad(self: Tensor) -> None:
     if self.grad_fn is None or self._retains_grad:
         return
     node = self.grad_fn
+    Node.hooked = True  # the engine looks for node hooks from now on
     retained = node.__dict__.get("_retained")
     if retained is None:
         retained = node._retained = {}

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.meta import MetaArray
-from ..tensor.state import state
+from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor
 
 # torch's message for a write into a broadcast view, whose elements share memory.
@@ -30,12 +30,14 @@ _TORCH_NAMES = dtypes.SCALAR_TYPE_NAMES
 BEFORE_WRITE = None
 
 
+INFERENCE_ERROR = ("Inplace update to inference tensor outside InferenceMode is not allowed."
+                   "You can make a clone to get a normal tensor before doing inplace update.")
+
+
 def check_inplace(target: Tensor, op_name: str) -> None:
     """The errors torch raises before an in-place write."""
     if target._is_inference and not state.inference:
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
-                           "allowed.You can make a clone to get a normal tensor before doing "
-                           "inplace update.")
+        raise RuntimeError(INFERENCE_ERROR)
     if not state.grad_enabled:
         return
     if target.grad_fn is None and target._requires_grad:
@@ -80,22 +82,36 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
     `compute` receives the tensor to read the old value from (the target itself, or a snapshot
     when the result will be recorded for autograd) and returns the new value.
     """
-    check_inplace(target, op_name)
-    recording = state.grad_enabled and not target._is_inference
-    source = _snapshot(target) if recording or state.forward_levels else target
+    plain = state.dispatch == PLAIN
+    if plain:
+        # Grad mode off and nothing else active (tensor/state.py): no history to keep, no
+        # snapshot to take, no tangents to move, and of check_inplace's errors only this one.
+        if target._is_inference:
+            raise RuntimeError(INFERENCE_ERROR)
+        recording = False
+        source = target
+    else:
+        check_inplace(target, op_name)
+        recording = state.grad_enabled and not target._is_inference
+        source = _snapshot(target) if recording or state.forward_levels else target
     result = compute(source)
     if not isinstance(result, Tensor):
         raise TypeError(f"{op_name}: expected a Tensor result")
-    if result.dtype is not target.dtype:
+    if result._dtype is not target._dtype:
         if result.dtype.category > target.dtype.category:
             raise RuntimeError(f"result type {_TORCH_NAMES[result.dtype.name]} can't be cast "
                                f"to the desired output type {_TORCH_NAMES[target.dtype.name]}")
         result = result.to(target.dtype)
-    if tuple(result.shape) != tuple(target.shape):
+    data, result_data = target._data, result._data
+    if (data.shape != result_data.shape if data is not None and result_data is not None
+            else tuple(result.shape) != tuple(target.shape)):
         raise RuntimeError(f"output with shape {list(target.shape)} doesn't match "
                            f"the broadcast shape {list(result.shape)}")
     if result._batched or target._batched:
         return _write_batched(target, result, op_name, recording)
+    if plain:
+        write_storage(target, result)
+        return target
     base = target._base
     written_base = None
     if recording and base is not None and (result._requires_grad or base._requires_grad):

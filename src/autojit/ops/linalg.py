@@ -52,7 +52,7 @@ def _matmul_jvp(inputs, tangents, out, attrs):
 MATMUL = define_op(name="matmul", arity=2, shape=_matmul_rule, dtype=rule_first,
                    impl=np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp, saves=((1, 0), (0, 1)),
                    lowering=Extern("batched_gemm", ("left", "right")), grad_name="MmBackward0",
-                   batch=batching.matmul_rule)
+                   batch=batching.matmul_rule, static_vjp=True)
 
 
 def _check_operands(x, y, name: str) -> None:
@@ -111,6 +111,15 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
                                f"({x.shape[0]}x{x.shape[1]}), vec ({y.shape[0]})")
         out = _matmul2(x, reshape(y, y.shape[0], 1))
         return reshape(out, tuple(out.shape[:-1]))
+    if y_ndim == 2 and x_ndim > 2:
+        # As torch does, x's batch dims fold into its rows: one product (and one for y's
+        # gradient) instead of a product per batch entry, and a sum over them in backward.
+        batch = tuple(x.shape[:-1])
+        rows = 1
+        for extent in batch:
+            rows *= extent
+        out = _matmul2(reshape(x, rows, x.shape[-1]), y)
+        return reshape(out, batch + (y.shape[-1],))
     return _matmul2(x, y)
 
 

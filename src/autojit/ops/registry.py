@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.state import state
-from ..tensor.tensor import Tensor
+from ..tensor.state import SPECIAL, state
+from ..tensor.tensor import Tensor, plain_tensor
 
 REGISTRY: dict[str, Op] = {}
 NOT_DIFFERENTIABLE = None
@@ -34,6 +34,9 @@ FORWARD = None
 # ops/batching.py installs its `dispatch` here: inside vmap, bind runs an op on batched
 # operands through it.
 BATCH = None
+# autograd/vjp_chain.py sets this while it records a VJP: run_eager reports each op it runs
+# for bind's plain path as STEP(op, inputs, attrs, arrays given to the impl, result).
+STEP = None
 
 
 class OpError(Exception):
@@ -174,25 +177,29 @@ def _operand_groups(inputs):
 
 
 _PROMOTE_CACHE: dict = {}
+_FLOATING, _BOOL = dtypes.FLOATING, dtypes.BOOL
 
 
 def promoted_dtype(inputs) -> dtypes.DType:
     """torch.result_type of a mix of tensors and Python scalars, cached by operand kinds."""
     first = inputs[0]
-    if len(inputs) == 2 and isinstance(first, Tensor):
-        # Fast path for the common case: a tensor with a same-dtype tensor or a scalar that
-        # does not lift its category.
-        second = inputs[1]
+    if isinstance(first, Tensor):
+        # Fast path for the common case: one tensor, or a tensor with a same-dtype tensor or
+        # a scalar that does not lift its category.
         dtype = first._dtype
-        if isinstance(second, Tensor):
-            if second._dtype is dtype:
+        count = len(inputs)
+        if count == 1:
+            return dtype
+        if count == 2:
+            second = inputs[1]
+            if isinstance(second, Tensor):
+                if second._dtype is dtype:
+                    return dtype
+            elif second.__class__ is float:
+                if dtype.category == _FLOATING:
+                    return dtype
+            elif second.__class__ is int and dtype.category != _BOOL:
                 return dtype
-        elif second.__class__ is float and dtype.category == dtypes.FLOATING:
-            return dtype
-        elif second.__class__ is int and dtype.category != dtypes.BOOL:
-            return dtype
-    elif len(inputs) == 1 and isinstance(first, Tensor):
-        return first._dtype
     key = (dtypes.get_default_dtype(), *(
         (x._dtype, (x._data.ndim if x._data is not None else len(x._value.shape)) > 0)
         if isinstance(x, Tensor) else type(x) for x in inputs))
@@ -210,7 +217,7 @@ def rule_promote(inputs, attrs):
 
 def rule_float(inputs, attrs):
     dtype = promoted_dtype(inputs)
-    if not dtype.is_floating_point:
+    if dtype.category != _FLOATING:
         dtype = dtypes.get_default_dtype()
     return dtype, dtype
 
@@ -237,7 +244,7 @@ class Op:
     """One primitive. See `define_op` for the fields."""
 
     __slots__ = ("name", "shape", "dtype", "impl", "vjp", "jvp", "batch", "saves", "lowering",
-                 "view", "grad_name", "node_class", "arity", "float32_scalars")
+                 "view", "grad_name", "node_class", "arity", "float32_scalars", "static_vjp")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -246,9 +253,10 @@ class Op:
 def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: Callable,
               vjp: Callable | None, saves: tuple, lowering, jvp: Callable | None = None,
               batch: Callable | None = None, grad_name: str | None = None,
-              view: bool = False, float32_scalars: tuple = ()) -> Op:
-    """Declare a primitive; every keyword but jvp, batch, grad_name, view and float32_scalars
-    is required.
+              view: bool = False, float32_scalars: tuple = (),
+              static_vjp: bool | None = None) -> Op:
+    """Declare a primitive; every keyword but jvp, batch, grad_name, view, float32_scalars and
+    static_vjp is required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -273,6 +281,10 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         read in float32 instead of rounded to bfloat16 first, and so is a 0-d tensor of another
         dtype at position 1: torch's mul, div and floor_divide kernels read a scalar second
         operand at float32 precision, where its other ops convert it to bfloat16.
+    static_vjp: the VJP runs the same primitives for any values of inputs of the same shapes,
+        dtypes and attrs (it reads no tensor value in Python), so a backward pass that builds no
+        graph may run it as the NumPy calls it made before (autograd/vjp_chain.py). None: true
+        for an Elementwise, Reduction or Layout lowering, false for an Extern.
     """
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is defined twice")
@@ -281,6 +293,8 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     op.vjp, op.saves, op.lowering, op.view = vjp, tuple(saves), lowering, view
     op.jvp, op.batch = jvp, batch
     op.float32_scalars = tuple(float32_scalars)
+    op.static_vjp = (vjp is not None and not isinstance(lowering, Extern)
+                     if static_vjp is None else static_vjp)
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
     op.grad_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
     op.node_class = None
@@ -299,6 +313,8 @@ def check_registry() -> None:
             problems.append("vjp is neither callable nor NOT_DIFFERENTIABLE")
         if op.jvp is not None and not callable(op.jvp):
             problems.append("jvp is neither callable nor None")
+        if not isinstance(op.static_vjp, bool) or (op.static_vjp and op.vjp is None):
+            problems.append("static_vjp is not a bool, or is true without a vjp")
         if not isinstance(op.lowering, LOWERINGS):
             problems.append(f"lowering {op.lowering!r} is not one of {LOWERINGS}")
         problems.extend(_lowering_problems(op))
@@ -346,12 +362,26 @@ def _lowering_problems(op: Op) -> list:
 # ---- dispatch -------------------------------------------------------------------------------
 
 def bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
-    """Run one primitive on Tensors and Python scalars and record it for autograd."""
-    profiler = state.profiler
-    if profiler is not None:
-        return profiler.forward_event("autojit::" + op.name, inputs,
-                                      lambda: _bind(op, inputs, attrs))
-    return _bind(op, inputs, attrs)
+    """Run one primitive on Tensors and Python scalars and record it for autograd.
+
+    Plain eager mode (no tracer, vmap, forward AD, profiler, anomaly or inference mode, no
+    saved-tensor hooks: one read of state.dispatch says so) runs the impl and records the
+    node directly; the rest goes through `_bind`. See docs/notes/eager-dispatch.md.
+    """
+    mode = state.dispatch
+    if mode == SPECIAL:
+        profiler = state.profiler
+        if profiler is not None:
+            return profiler.forward_event("autojit::" + op.name, inputs,
+                                          lambda: _bind(op, inputs, attrs))
+        return _bind(op, inputs, attrs)
+    out = run_eager(op, inputs, attrs, True)
+    if mode and op.vjp is not None and out._dtype.category == _FLOATING:
+        for x in inputs:
+            if isinstance(x, Tensor) and x._requires_grad:
+                RECORD(op, inputs, attrs, out, False)
+                break
+    return out
 
 
 def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
@@ -424,7 +454,9 @@ def _each_device(op: Op, inputs: tuple, attrs: dict):
     return None
 
 
-def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
+def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor:
+    """Run `op`'s impl on the inputs' data now and wrap the result; `plain`: the caller found
+    state.dispatch not SPECIAL, so the result needs no tracer note or inference flag."""
     if CUDA_DISPATCH is not None:
         out = CUDA_DISPATCH(op, inputs, attrs)
         if out is not None:
@@ -433,28 +465,21 @@ def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     if compute is None:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     else:
+        # The common case first: tensors already of the compute dtype, and float scalars
+        # outside bfloat16; anything else converts every operand in _operand_arrays.
         arrays = []
-        for position, x in enumerate(inputs):
+        for x in inputs:
             if isinstance(x, Tensor):
-                data = x._data
-                if x._dtype is not compute:
-                    data = data.astype(compute.numpy)
-                    if compute is _BFLOAT16 and not (
-                            position == 1 and data.ndim == 0 and 1 in op.float32_scalars):
-                        data = dtypes.round_to_bfloat16(data)
-                arrays.append(data)
-            elif (compute is _BFLOAT16 and x.__class__ is float
-                  and position not in op.float32_scalars):
-                # torch converts a Python number to the computation's dtype first.
-                arrays.append(float(dtypes.round_to_bfloat16(x)))
-            elif x.__class__ is int and compute.category == dtypes.INTEGER:
-                # torch converts a Python int to the computation's dtype, wrapping (uint8 - 1
-                # subtracts 255); NumPy would raise for one out of the dtype's range.
-                arrays.append(dtypes.wrap_integer(x, compute))
-            else:
+                if x._dtype is compute:
+                    arrays.append(x._data)
+                    continue
+            elif x.__class__ is float and compute is not _BFLOAT16:
                 arrays.append(x)
+                continue
+            arrays = _operand_arrays(op, inputs, compute)
+            break
     try:
-        result = op.impl(*arrays, **attrs)
+        result = op.impl(*arrays, **attrs) if attrs else op.impl(*arrays)
     except OpError as wrapped:
         raise wrapped.error from None
     except (ValueError, IndexError, TypeError) as error:
@@ -470,12 +495,42 @@ def run_eager(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     wanted = out_dtype.numpy
     if result.dtype is not wanted and result.dtype != wanted:
         result = result.astype(wanted)
-    if out_dtype is _BFLOAT16 and not op.view:
-        # Computed in float32; a bfloat16 result is rounded, as torch rounds its kernels'.
-        result = dtypes.round_to_bfloat16(result)
     if op.view and np.may_share_memory(result, arrays[0]):
-        return view_tensor(result, out_dtype, op, inputs[0], attrs)
-    return Tensor._make(result, out_dtype)
+        out = view_tensor(result, out_dtype, op, inputs[0], attrs)
+    else:
+        if out_dtype is _BFLOAT16 and not op.view:
+            # Computed in float32; a bfloat16 result is rounded, as torch rounds its kernels'.
+            result = dtypes.round_to_bfloat16(result)
+        out = plain_tensor(result, out_dtype) if plain else Tensor._make(result, out_dtype)
+    if STEP is not None and plain:
+        STEP(op, inputs, attrs, arrays, out)
+    return out
+
+
+def _operand_arrays(op: Op, inputs: tuple, compute: dtypes.DType) -> list:
+    """The impl's operands: each tensor's data cast to the compute dtype, Python numbers
+    converted as torch converts them."""
+    arrays = []
+    for position, x in enumerate(inputs):
+        if isinstance(x, Tensor):
+            data = x._data
+            if x._dtype is not compute:
+                data = data.astype(compute.numpy)
+                if compute is _BFLOAT16 and not (
+                        position == 1 and data.ndim == 0 and 1 in op.float32_scalars):
+                    data = dtypes.round_to_bfloat16(data)
+            arrays.append(data)
+        elif (compute is _BFLOAT16 and x.__class__ is float
+              and position not in op.float32_scalars):
+            # torch converts a Python number to the computation's dtype first.
+            arrays.append(float(dtypes.round_to_bfloat16(x)))
+        elif x.__class__ is int and compute.category == dtypes.INTEGER:
+            # torch converts a Python int to the computation's dtype, wrapping (uint8 - 1
+            # subtracts 255); NumPy would raise for one out of the dtype's range.
+            arrays.append(dtypes.wrap_integer(x, compute))
+        else:
+            arrays.append(x)
+    return arrays
 
 
 def view_tensor(data, out_dtype, op: Op, source: Tensor, attrs: dict) -> Tensor:

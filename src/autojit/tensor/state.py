@@ -3,15 +3,32 @@
 Grad mode, inference mode, autocast and the active tracer live here, one copy per thread, so that
 `no_grad` in one thread does not affect another (torch's grad mode is thread-local too).
 The autograd and ir packages expose the public context managers; this module only holds the flags.
+
+Reading an attribute of a thread-local costs several times a plain attribute read, so the
+eager dispatch reads one summary instead of each flag: `dispatch`, kept current by every write
+to a flag it depends on (docs/notes/eager-dispatch.md).
 """
 
 from __future__ import annotations
 
 import threading
 
+# The values of state.dispatch.
+PLAIN = 0  # eager, grad mode off, no mode that changes how an op runs
+RECORDING = 1  # eager with grad mode on and nothing else: ops record autograd nodes
+# a tracer, vmap, forward AD, the profiler, anomaly or inference mode, or saved-tensor hooks
+# are active
+SPECIAL = 2
+
+# The flags `dispatch` summarizes.
+_DISPATCH_FLAGS = frozenset(("grad_enabled", "inference", "tracer", "vmap_levels",
+                             "forward_levels", "anomaly", "profiler", "saved_tensor_hooks"))
+_set = threading.local.__setattr__
+
 
 class _State(threading.local):
     def __init__(self):
+        _set(self, "dispatch", RECORDING)
         self.grad_enabled = True
         self.inference = False
         self.tracer = None  # ir.trace.Tracer while a function is being traced
@@ -28,6 +45,19 @@ class _State(threading.local):
         # autocast: None while no device has autocast on (or inside an op autocast ran),
         # else the settings ops read (ops/autocast.py)
         self.autocast = None
+
+    def __setattr__(self, name, value):
+        _set(self, name, value)
+        if name in _DISPATCH_FLAGS:
+            _set(self, "dispatch", self._summary())
+
+    def _summary(self) -> int:
+        get = self.__dict__.get
+        if (get("tracer") is not None or get("vmap_levels") or get("forward_levels")
+                or get("anomaly") or get("profiler") is not None or get("inference")
+                or get("saved_tensor_hooks")):
+            return SPECIAL
+        return RECORDING if get("grad_enabled", True) else PLAIN
 
 
 state = _State()

@@ -16,7 +16,11 @@ import numpy as np
 from . import dtypes
 from .device import CPU, cuda_device
 from .meta import META, MetaArray, read_error
-from .state import state
+from .state import SPECIAL, state
+
+# autograd/vjp_chain.py sets this while it records a VJP: a tensor's values read in Python
+# (item(), bool(), numpy(), ...) would be constants of the recorded chain, so it is not kept.
+VALUE_READ = None
 
 
 class Size(tuple):
@@ -51,7 +55,7 @@ class Tensor:
     __slots__ = {"_data": None, "_dtype": None, "_requires_grad": None, "_grad": None,
                  "grad_fn": "The autograd Node that made this tensor (None for leaves); its "
                             "next_functions lead to the inputs' nodes.",
-                 "_output_nr": None, "_version_counter": None, "__weakref__": None,
+                 "_output_nr": None, "_counter": None, "__weakref__": None,
                  "__dict__": None}
     _value = None  # the ir.Value of a symbolic tensor while tracing
     _base = None  # the tensor this one is a view of
@@ -97,17 +101,26 @@ class Tensor:
         self._grad = None
         self.grad_fn = None
         self._output_nr = 0
-        self._version_counter = version_counter or VersionCounter()
+        self._counter = version_counter
         if state.inference:
             self._is_inference = True
 
     @classmethod
     def _make(cls, data: np.ndarray, dtype: dtypes.DType, version_counter=None) -> Tensor:
         """Wrap an ndarray without copying (the fast path every op result takes)."""
-        self = object.__new__(cls)
-        self._init(data, dtype, None, version_counter)
-        if state.tracer is not None:  # a tensor the traced function made (compiler/api.py)
-            state.tracer.made.add(id(self))
+        self = _new(cls)
+        self._data = data
+        self._dtype = dtype
+        self._requires_grad = False
+        self._grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._counter = version_counter
+        if state.dispatch == SPECIAL:
+            if state.inference:
+                self._is_inference = True
+            if state.tracer is not None:  # a tensor the traced function made (compiler/api.py)
+                state.tracer.made.add(id(self))
         return self
 
     @classmethod
@@ -300,8 +313,23 @@ class Tensor:
         self._grad = None
 
     @property
+    def _version_counter(self) -> VersionCounter:
+        """The counter of in-place writes this tensor shares with its views and detached
+        aliases; made when first asked for, since most op results never need one."""
+        counter = self._counter
+        if counter is None:
+            counter = self._counter = _new(VersionCounter)
+            counter.value = 0
+        return counter
+
+    @_version_counter.setter
+    def _version_counter(self, counter: VersionCounter) -> None:
+        self._counter = counter
+
+    @property
     def _version(self) -> int:
-        return self._version_counter.value
+        counter = self._counter
+        return 0 if counter is None else counter.value
 
     def _bump_version(self) -> None:
         self._version_counter.value += 1
@@ -337,6 +365,8 @@ class Tensor:
 
     def _concrete(self, what: str) -> np.ndarray:
         """The data, or a graph break when the tensor is symbolic (tracing)."""
+        if VALUE_READ is not None:
+            VALUE_READ()
         if self._data is None:
             from .graph_break import graph_break
 
@@ -357,125 +387,8 @@ class Tensor:
             raise read_error(what)
         return data.to_host()
 
-    def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The data as a NumPy array sharing its memory; `force` copies a GPU tensor's data and
-        allows a tensor that requires grad."""
-        if self._data is None and self._traced_array():
-            if self._requires_grad and not force:
-                raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
-                                   "Use tensor.detach().numpy() instead.")
-            return state.tracer.read_array(self, "Tensor.numpy()")
-        data = self._concrete("Tensor.numpy()")
-        if self._dtype is dtypes.bfloat16:
-            raise TypeError("Got unsupported ScalarType BFloat16")
-        if data.__class__ is not np.ndarray:
-            if not force:
-                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
-                                "Tensor.cpu() to copy the tensor to host memory first.")
-            data = data.to_host()
-        if self._requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
-                               "Use tensor.detach().numpy() instead.")
-        return data
-
-    def item(self):
-        """The value of a one-element tensor as a Python number."""
-        tracer = state.tracer
-        if tracer is not None and not self._batched and (
-                self._data is None or id(self) not in tracer.made):
-            # While tracing: a symbolic scalar standing for the value the tensor holds now,
-            # read on every run (tensor/symbolic.py, ir/scalars.py).
-            if self.numel() != 1:
-                raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be "
-                                   "converted to Scalar")
-            return tracer.read_scalar(self, None)
-        if self.is_meta and self.numel() != 1:
-            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
-                               "Scalar")
-        data = self._host("Tensor.item()")
-        if data.size != 1:
-            raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")
-        return data.reshape(()).item()
-
-    def tolist(self):
-        """The data as nested Python lists of numbers (a number for a 0-d tensor)."""
-        tracer = state.tracer
-        if tracer is not None and not self._batched and (
-                self._data is None or id(self) not in tracer.made):
-            return tracer.read_scalar(self, None if self.ndim == 0 else "tolist")
-        return self._host("Tensor.tolist()").tolist()
-
-    def __array__(self, dtype=None, copy=None):
-        """`np.asarray(x)`: the data of a CPU tensor, without a copy."""
-        if self._data is None and self._traced_array():
-            array = state.tracer.read_array(self, "np.asarray(Tensor)")
-            return array if dtype is None else array.astype(dtype)
-        data = self._concrete("np.asarray(Tensor)")
-        if self._dtype is dtypes.bfloat16:
-            raise TypeError("Got unsupported ScalarType BFloat16")
-        if data.__class__ is not np.ndarray:
-            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
-                            "Tensor.cpu() to copy the tensor to host memory first.")
-        return data if dtype is None else data.astype(dtype, copy=False)
-
-    def __bool__(self) -> bool:
-        """`bool(x)` of a one-element tensor."""
-        if self._data is None and self._traced_scalar():
-            # While tracing: decided on this call's value, a guard on the branch taken.
-            return bool(self.item())
-        data = self._host("bool(Tensor)")
-        if data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(data.reshape(()))
-
-    def __float__(self) -> float:
-        """`float(x)` of a one-element tensor."""
-        global _warned_float_of_grad
-        if self._requires_grad and state.grad_enabled and not _warned_float_of_grad:
-            _warned_float_of_grad = True  # torch warns once per process
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
-                          "unexpected behavior.\nConsider using tensor.detach() first.",
-                          UserWarning, stacklevel=2)
-        if self._data is None and self._traced_scalar():
-            return float(self.item())  # specialized on this call's value
-        return float(self._number("float(Tensor)"))
-
-    def __int__(self) -> int:
-        """`int(x)` of a one-element tensor."""
-        if self._data is None and self._traced_scalar():
-            return int(self.item())
-        return int(self._number("int(Tensor)"))
-
-    def __index__(self) -> int:
-        """A one-element integer tensor used as an index (`range(x)`, `seq[x]`)."""
-        if self._dtype.category != dtypes.INTEGER or self.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
-        if self._data is None and self._traced_scalar():
-            return self.item().__index__()
-        return int(self._number("Tensor used as an index"))
-
-    def _traced_scalar(self) -> bool:
-        """Whether a symbolic tensor's value can be read as a symbolic scalar (inside a compiled
-        function's trace, outside vmap), rather than break the graph."""
-        tracer = state.tracer
-        return tracer is not None and tracer.evaluates and not self._batched and \
-            self.numel() == 1
-
-    def _traced_array(self) -> bool:
-        """Whether a symbolic tensor's data can be read while tracing: this call's values, a
-        graph break compiled as a split (the trace specializes on them, checked on every
-        run), rather than a graph break that runs the call eagerly."""
-        tracer = state.tracer
-        return tracer is not None and tracer.evaluates and not self._batched and \
-            self._dtype is not dtypes.bfloat16
-
-    def _number(self, what: str):
-        """The value of a one-element tensor as a Python number, needed now: while tracing,
-        a real tensor's is guarded (_concrete)."""
-        data = self._host(what)
-        if data.size != 1:
-            raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")
-        return data.reshape(()).item()
+    # numpy(), item(), tolist(), np.asarray(x), bool(x), float(x), int(x) and x as an index
+    # are attached in tensor/values.py.
 
     def __len__(self) -> int:
         """`len(x)`: the extent of the first dim."""
@@ -578,7 +491,22 @@ class Tensor:
             "loss = -log_prob * reward\nloss.backward()")
 
 
-_warned_float_of_grad = False  # Tensor.__float__'s warning was given
+_warned_float_of_grad = False  # Tensor.__float__'s warning was given (tensor/values.py)
+_new = object.__new__
+
+
+def plain_tensor(data: np.ndarray, dtype: dtypes.DType) -> Tensor:
+    """`Tensor._make(data, dtype)` for a caller that has read `state.dispatch` and found it not
+    SPECIAL: no tracer to tell and no inference mode to mark (ops/registry.py: bind)."""
+    self = _new(Tensor)
+    self._data = data
+    self._dtype = dtype
+    self._requires_grad = False
+    self._grad = None
+    self.grad_fn = None
+    self._output_nr = 0
+    self._counter = None
+    return self
 
 
 def _rebuild(data, dtype_name, requires_grad):
@@ -594,3 +522,7 @@ def normalize_dim(dim: int, ndim: int) -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], "
                          f"but got {dim})")
     return dim % ndim if ndim > 0 else 0
+
+
+# The methods that read a tensor's values into Python: imported last, as they need Tensor.
+from . import values  # noqa: E402,F401

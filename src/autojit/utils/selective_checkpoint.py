@@ -69,8 +69,8 @@ class _SelectiveForward:
         self._record = registry.RECORD
         thread, record = self._thread, self._record
 
-        def recording(op, inputs, attrs, out):
-            record(op, inputs, attrs, out)
+        def recording(op, inputs, attrs, out, special=True):
+            record(op, inputs, attrs, out, special)
             if threading.get_ident() == thread:
                 self._ask(op, inputs, attrs, out)
 

@@ -1,0 +1,155 @@
+"""Reading a tensor's values into Python: `Tensor.numpy`, `item`, `tolist`, `np.asarray(x)`,
+`bool(x)`, `float(x)`, `int(x)` and a tensor used as an index.
+
+Each reads the data through `Tensor._host`/`_concrete` (a CUDA tensor's is copied to the host;
+a meta tensor has none to read). While a function is traced, a symbolic tensor's value is read
+as a symbolic scalar or this call's array where the tracer can (`_traced_scalar`,
+`_traced_array`), and a real tensor's read is guarded. Attached to Tensor when tensor/tensor.py
+is imported.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import dtypes
+from . import tensor as tensor_module
+from .state import state
+from .tensor import Tensor
+
+
+def numpy(self, *, force: bool = False) -> np.ndarray:
+    """The data as a NumPy array sharing its memory; `force` copies a GPU tensor's data and
+    allows a tensor that requires grad."""
+    if self._data is None and self._traced_array():
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return state.tracer.read_array(self, "Tensor.numpy()")
+    data = self._concrete("Tensor.numpy()")
+    if self._dtype is dtypes.bfloat16:
+        raise TypeError("Got unsupported ScalarType BFloat16")
+    if data.__class__ is not np.ndarray:
+        if not force:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        data = data.to_host()
+    if self._requires_grad and not force:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                           "Use tensor.detach().numpy() instead.")
+    return data
+
+
+def item(self):
+    """The value of a one-element tensor as a Python number."""
+    tracer = state.tracer
+    if tracer is not None and not self._batched and (
+            self._data is None or id(self) not in tracer.made):
+        # While tracing: a symbolic scalar standing for the value the tensor holds now,
+        # read on every run (tensor/symbolic.py, ir/scalars.py).
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be "
+                               "converted to Scalar")
+        return tracer.read_scalar(self, None)
+    if self.is_meta and self.numel() != 1:
+        raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
+                           "Scalar")
+    data = self._host("Tensor.item()")
+    if data.size != 1:
+        raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")
+    return data.reshape(()).item()
+
+
+def tolist(self):
+    """The data as nested Python lists of numbers (a number for a 0-d tensor)."""
+    tracer = state.tracer
+    if tracer is not None and not self._batched and (
+            self._data is None or id(self) not in tracer.made):
+        return tracer.read_scalar(self, None if self.ndim == 0 else "tolist")
+    return self._host("Tensor.tolist()").tolist()
+
+
+def __array__(self, dtype=None, copy=None):
+    """`np.asarray(x)`: the data of a CPU tensor, without a copy."""
+    if self._data is None and self._traced_array():
+        array = state.tracer.read_array(self, "np.asarray(Tensor)")
+        return array if dtype is None else array.astype(dtype)
+    data = self._concrete("np.asarray(Tensor)")
+    if self._dtype is dtypes.bfloat16:
+        raise TypeError("Got unsupported ScalarType BFloat16")
+    if data.__class__ is not np.ndarray:
+        raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                        "Tensor.cpu() to copy the tensor to host memory first.")
+    return data if dtype is None else data.astype(dtype, copy=False)
+
+
+def __bool__(self) -> bool:
+    """`bool(x)` of a one-element tensor."""
+    if self._data is None and self._traced_scalar():
+        # While tracing: decided on this call's value, a guard on the branch taken.
+        return bool(self.item())
+    data = self._host("bool(Tensor)")
+    if data.size != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(data.reshape(()))
+
+
+def __float__(self) -> float:
+    """`float(x)` of a one-element tensor."""
+    if self._requires_grad and state.grad_enabled and not tensor_module._warned_float_of_grad:
+        tensor_module._warned_float_of_grad = True  # torch warns once per process
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                      "unexpected behavior.\nConsider using tensor.detach() first.",
+                      UserWarning, stacklevel=2)
+    if self._data is None and self._traced_scalar():
+        return float(self.item())  # specialized on this call's value
+    return float(self._number("float(Tensor)"))
+
+
+def __int__(self) -> int:
+    """`int(x)` of a one-element tensor."""
+    if self._data is None and self._traced_scalar():
+        return int(self.item())
+    return int(self._number("int(Tensor)"))
+
+
+def __index__(self) -> int:
+    """A one-element integer tensor used as an index (`range(x)`, `seq[x]`)."""
+    if self._dtype.category != dtypes.INTEGER or self.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    if self._data is None and self._traced_scalar():
+        return self.item().__index__()
+    return int(self._number("Tensor used as an index"))
+
+
+def _traced_scalar(self) -> bool:
+    """Whether a symbolic tensor's value can be read as a symbolic scalar (inside a compiled
+    function's trace, outside vmap), rather than break the graph."""
+    tracer = state.tracer
+    return tracer is not None and tracer.evaluates and not self._batched and \
+        self.numel() == 1
+
+
+def _traced_array(self) -> bool:
+    """Whether a symbolic tensor's data can be read while tracing: this call's values, a
+    graph break compiled as a split (the trace specializes on them, checked on every
+    run), rather than a graph break that runs the call eagerly."""
+    tracer = state.tracer
+    return tracer is not None and tracer.evaluates and not self._batched and \
+        self._dtype is not dtypes.bfloat16
+
+
+def _number(self, what: str):
+    """The value of a one-element tensor as a Python number, needed now: while tracing,
+    a real tensor's is guarded (_concrete)."""
+    data = self._host(what)
+    if data.size != 1:
+        raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to Scalar")
+    return data.reshape(()).item()
+
+
+for _name in ("numpy", "item", "tolist", "__array__", "__bool__", "__float__", "__int__",
+              "__index__", "_traced_scalar", "_traced_array", "_number"):
+    setattr(Tensor, _name, globals()[_name])

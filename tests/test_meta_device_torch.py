@@ -113,6 +113,7 @@ def test_autograd_on_meta_tensors_as_torch():
         weight = _m(t, 3, 2, requires_grad=True)
         loss = (weight.exp() * 2).sum()
         loss.backward()
+        (weight * 3).sum().backward()  # accumulated into the meta .grad
         results.append(_describe(t, (loss, weight.grad)))
     assert results[1] == results[0]
 

@@ -18,6 +18,7 @@ import threading
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.meta import MetaArray
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor, plain_tensor
 from .graph import AccumulateGrad, GradientEdge, Node, gradient_edge
@@ -321,7 +322,8 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
         if fresh._data is not None:
             fresh = Tensor._make(fresh._data.copy(), fresh._dtype)
         variable._grad = fresh
-    elif current._data is not None and grad._data is not None and not current.requires_grad:
+    elif current._data is not None and grad._data is not None and not current.requires_grad \
+            and current._data.__class__ is not MetaArray:  # meta arrays hold nothing to add to
         current._data += grad._data
         if current._dtype is dtypes.bfloat16:  # float32 storage of bfloat16 numbers
             current._data[...] = dtypes.round_to_bfloat16(current._data)

@@ -55,6 +55,9 @@ KNOWN_FAILURES: dict = {
         "unique's output shape depends on the data: a graph break, the call runs eagerly",
     ("forward", "bincount", None):
         "bincount's output shape depends on the data: a graph break, the call runs eagerly",
+    ("forward", "unique_consecutive", None):
+        "unique_consecutive's output shape depends on the data: a graph break, the call runs "
+        "eagerly",
 }
 
 # Rows that also run through backend="interpreter": one or two per family.

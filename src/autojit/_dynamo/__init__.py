@@ -1,8 +1,9 @@
 """autojit._dynamo: the names of torch._dynamo that programs reach for, each mapped to autojit's
 compiler: `config` (the settings autojit honours, compiler/dynamo_config.py), `reset`,
 `explain`, `disable`, `is_compiling`, `allow_in_graph`, `assume_constant_result` and
-`list_backends` (compiler/control.py, compiler/explain.py). Nothing here is a stand-in: a name
-torch._dynamo has that maps to nothing in autojit is not here. See docs/compiler.md.
+`list_backends` (compiler/control.py, compiler/explain_report.py). Nothing here is a
+stand-in: a name torch._dynamo has that maps to nothing in autojit is not here. See
+docs/compiler.md.
 """
 
 import sys as _sys

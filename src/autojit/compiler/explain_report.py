@@ -1,5 +1,5 @@
-"""autojit.compiler.explain: what compiling a function on given arguments gives, as
-torch._dynamo.explain reports it: the graphs traced (their number and the ops in each), the
+"""autojit.compiler.explain, defined here: what compiling a function on given arguments gives,
+as torch._dynamo.explain reports it: the graphs traced (their number and the ops in each), the
 graph breaks with their reasons and the user's lines, the guards, and the recompiles.
 
 It sits on top of the compiled function's calls (api.py): the function is compiled afresh

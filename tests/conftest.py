@@ -51,3 +51,15 @@ def simulated_threads():
     sys.setswitchinterval(SWITCH_INTERVAL)
     yield
     sys.setswitchinterval(previous)
+
+
+@pytest.fixture(autouse=True)
+def torch_distributions_validate_arguments():
+    """torch._dynamo, once a test in the process loads it (torch.compile, the compiler namespace
+    tests), turns torch.distributions' argument validation off for good; the distribution tests
+    compare autojit's errors with torch's, which need it on (torch's default)."""
+    torch = sys.modules.get("torch")
+    distributions = getattr(torch, "distributions", None) if torch is not None else None
+    if distributions is not None:
+        distributions.Distribution.set_default_validate_args(True)
+    yield

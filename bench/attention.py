@@ -8,6 +8,9 @@ scaled, masked softmax) traced into one compiled function; torch's is its fused 
 gives the median time per call and the ratio compiled autojit / torch eager. Usage:
 
     python bench/attention.py [--batch 4] [--heads 4] [--sequence 256] [--head-dim 64]
+                              [--threads 1]
+
+Both sides run on `--threads` threads (torch.set_num_threads and autojit.set_num_threads).
 """
 
 from __future__ import annotations
@@ -27,13 +30,18 @@ def main() -> None:
     parser.add_argument("--head-dim", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (7)")
     parser.add_argument("--calls", type=int, default=5, help="calls per round and runner (5)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads for both autojit and torch (1)")
     args = parser.parse_args()
 
     import torch
 
     import autojit
     from autojit.nn import functional as F
-    torch.set_num_threads(1)
+    # The same thread count on both sides: autojit's compiled code would otherwise run on
+    # every usable core (its native workers) while torch ran on one.
+    torch.set_num_threads(args.threads)
+    autojit.set_num_threads(args.threads)
     shape = (args.batch, args.heads, args.sequence, args.head_dim)
     rng = np.random.default_rng(0)
     q, k, v, grad = (rng.standard_normal(shape).astype(np.float32) for _ in range(4))
@@ -58,7 +66,8 @@ def main() -> None:
         return call
 
     print(f"attention forward+backward, (batch, heads, sequence, head_dim) = {shape}, float32, "
-          f"1 thread; median of {args.rounds} interleaved rounds of {args.calls} calls")
+          f"{args.threads} thread(s); median of {args.rounds} interleaved rounds of "
+          f"{args.calls} calls")
     for causal in (False, True):
         runners = {"autojit compiled": autojit_runner(causal), "torch eager": torch_runner(causal)}
         outputs = [run() for run in runners.values()]  # also the warm-up (and the compile)

@@ -21,7 +21,14 @@ from ..kernel import Kernel, KernelError, inputs_feeding, reads_pointwise
 from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
-from .steps import KernelStep, NodesStep, NodeStep, reference_error
+from .steps import (
+    AllocateStep,
+    KernelStep,
+    NodesStep,
+    NodeStep,
+    RegionKernelStep,
+    reference_error,
+)
 
 # Outputs that leave the plan as they are: returned to the caller, or kept for a backward.
 _ESCAPING_KINDS = ("result", "saved")
@@ -49,7 +56,7 @@ def plan_buffer_reuse(graph: Graph, steps: list, fresh_grads: frozenset = frozen
         for product in products_of(step):
             if _stores_into_accumulate(product) and id(product.output) in escaping:
                 escaping.add(id(product.epilogue.accumulate))
-        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts)):
+        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts, AllocateStep)):
             continue
         nodes = step.steps if isinstance(step, NodesStep) else [step]
         for inner in reversed(nodes):
@@ -64,6 +71,10 @@ def _stores_into_accumulate(product) -> bool:
 
 
 def _step_buffers(step) -> StepBuffers:
+    if isinstance(step, AllocateStep):
+        return StepBuffers([(step, 0, step.value)], [])
+    if isinstance(step, RegionKernelStep):  # writes into the array, so keeps it alive
+        return StepBuffers([], [*step.sources, step.target])
     if isinstance(step, KernelStep):
         return StepBuffers([(step, index, value) for index, (value, _) in
                             enumerate(step.outputs)], list(step.sources),
@@ -222,6 +233,8 @@ class Plan:
                 products = products_of(step)
                 name = "autojit::" + "+".join(product.event_name for product in products)
                 shapes = [list(value.shape) for value in products[0].node.inputs]
+            elif isinstance(step, AllocateStep):
+                continue  # no work: the kernels writing its parts are the events
             else:
                 nodes = step.steps if isinstance(step, NodesStep) else [step]
                 name = "autojit::" + "+".join(inner.node.op.name for inner in nodes)
@@ -252,6 +265,8 @@ class Plan:
                         if node is not None]
                     for node in nodes:
                         labels[id(node)] = f"gemm {product.event_name}"
+            elif isinstance(step, AllocateStep):
+                labels[id(step.node)] = "kernels writing its parts"
             else:
                 for inner in (step.steps if isinstance(step, NodesStep) else [step]):
                     labels[id(inner.node)] = "numpy"
@@ -320,6 +335,10 @@ def step_reads(step) -> list:
     """The values a plan step reads (in_place.py asks too, of paired products)."""
     if isinstance(step, NodeStep):
         return value_operands(step.node)
+    if isinstance(step, RegionKernelStep):
+        return [*step.sources, step.target]
+    if isinstance(step, AllocateStep):
+        return []
     if isinstance(step, KernelStep):
         return step.sources
     if isinstance(step, (MatmulStep, ConcurrentProducts)):
@@ -331,6 +350,10 @@ def step_makes(step) -> list:
     """The values a step of build_plan's list computes."""
     if isinstance(step, NodeStep):
         return [step.node.output]
+    if isinstance(step, RegionKernelStep):  # a part of the value
+        return [step.target]
+    if isinstance(step, AllocateStep):
+        return [step.value]
     if isinstance(step, KernelStep):
         return [value for value, _ in step.outputs]
     if isinstance(step, MatmulStep):

@@ -105,7 +105,7 @@ class KernelStep:
         self.split = None  # a parallel.SplitKernel when the kernel runs on several cores
         self.nodes: list = []  # the graph nodes the kernel computes (in_place.py reads them)
 
-    def run(self, environment: dict) -> None:
+    def _inputs(self, environment: dict) -> list:
         inputs = []
         for key, shape, dtype in self._sources:
             array = environment[key]
@@ -114,13 +114,10 @@ class KernelStep:
                 # dtype: a mismatch must stop here, not read out of bounds.
                 self._mismatch(key, array)
             inputs.append(array if array.flags.c_contiguous else _contiguous(array))
-        reuse = environment.get(REUSE, False)
-        if reuse and self._all_kept and not self.writes_in_place:
-            results = list(self._kept)  # the steady state: every buffer kept from before
-        elif not self.writes_in_place and not any(self.reusable):
-            results = [np.empty(shape, dtype) for shape, dtype in self._results]
-        else:
-            results = self._buffers(environment, reuse)
+        return inputs
+
+    def _call(self, environment: dict, inputs: list, results: list, reuse: bool) -> None:
+        """Run the kernel (split over the cores where planned), reporting to a recording."""
         record = environment.get(RECORD)
         if record is not None and any(array is not environment[key] for array, (key, _, _)
                                       in zip(inputs, self._sources)):
@@ -134,6 +131,17 @@ class KernelStep:
                 table = np.array([self.compiled.entry_pointers(
                     [address(array) for array in (*inputs, *results)])], np.int64)
                 record.kernel(self.compiled.address, table, *inputs, *results)
+
+    def run(self, environment: dict) -> None:
+        inputs = self._inputs(environment)
+        reuse = environment.get(REUSE, False)
+        if reuse and self._all_kept and not self.writes_in_place:
+            results = list(self._kept)  # the steady state: every buffer kept from before
+        elif not self.writes_in_place and not any(self.reusable):
+            results = [np.empty(shape, dtype) for shape, dtype in self._results]
+        else:
+            results = self._buffers(environment, reuse)
+        self._call(environment, inputs, results, reuse)
         for (key, reshape), result in zip(self._targets, results):
             environment[key] = result.reshape(reshape) if reshape is not None else result
 
@@ -176,6 +184,62 @@ class KernelStep:
                           for output, target in zip(self.kernel.outputs, self.in_place))
         return (f"kernel {self.kernel.name}{list(self.kernel.shape)}: {ops} -> "
                 f"{len(self.kernel.outputs)} outputs ({kinds})")
+
+
+class AllocateStep:
+    """The array of a value that later steps write part by part (RegionKernelStep): a cat's
+    pieces, or an embed_slice's zeros and its slice. Taken from the value's planned slot
+    (buffers.py) when the run may keep buffers, else allocated for this call."""
+
+    def __init__(self, node):
+        self.node = node
+        self.value = node.output
+        self._shape, self._dtype = node.output.shape, node.output.dtype.numpy
+        self.reusable = [False]
+        self.slots: list = [None]
+        self._kept = None
+
+    def run(self, environment: dict) -> None:
+        if self.reusable[0] and environment.get(REUSE, False):
+            if self._kept is None:
+                self._kept = self.slots[0].take(self._shape, self._dtype)
+            array = self._kept
+        else:
+            array = np.empty(self._shape, self._dtype)
+        environment[id(self.value)] = array
+        record = environment.get(RECORD)
+        if record is not None:
+            record.view(array)  # nothing to run: the array is kept, or the program allocates it
+
+    def kept_arrays(self) -> list:
+        return [] if self._kept is None else [self._kept]
+
+    def describe(self) -> str:
+        return f"allocate %{self.value.id} for {self.node.op.name}"
+
+
+class RegionKernelStep(KernelStep):
+    """A kernel that stores into parts of the array an AllocateStep made for `target`, each
+    output into its region (a tuple of slices of that array): a cat's piece copied into
+    place, an embed_slice's zeros."""
+
+    def __init__(self, kernel: Kernel, compiled, sources: list, target, regions: list):
+        super().__init__(kernel, compiled, sources, [])
+        self.target = target
+        self._target = id(target)
+        self.regions = [tuple(slice(*bounds) for bounds in region) for region in regions]
+
+    def run(self, environment: dict) -> None:
+        inputs = self._inputs(environment)
+        base = environment[self._target]
+        self._call(environment, inputs, [base[region] for region in self.regions],
+                   environment.get(REUSE, False))
+
+    def kept_arrays(self) -> list:
+        return [] if self.split is None else self.split.kept_arrays()
+
+    def describe(self) -> str:
+        return f"kernel {self.kernel.name}{list(self.kernel.shape)}: into %{self.target.id}"
 
 
 def _contiguous(array: np.ndarray) -> np.ndarray:

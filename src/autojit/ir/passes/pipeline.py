@@ -24,12 +24,14 @@ from .cse import common_subexpression_elimination
 from .dead_code import dead_code_elimination
 from .products import product_simplification
 from .simplify import algebraic_simplification
+from .slices import slice_simplification
 
 # Simplification exposes folding and merging opportunities and the other way round, so the
 # list runs again until a round changes nothing; each round can only shrink the graph, and the
 # bound keeps a pathological graph from costing more.
 DEFAULT_PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
     ("simplify", algebraic_simplification),
+    ("slices", slice_simplification),
     ("products", product_simplification),
     ("fold", constant_folding),
     ("cse", common_subexpression_elimination),

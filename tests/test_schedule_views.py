@@ -105,3 +105,36 @@ def test_a_kernel_input_read_from_inside_its_array_has_its_own_compiled_code():
         compiled.validate([source], [out])
         compiled([source], [out])
         np.testing.assert_array_equal(out, -source[:, offset:offset + 2])
+
+
+def test_batched_products_run_in_the_native_program():
+    def attention(q, k, v, bias):
+        scores = (q @ k.transpose(-1, -2)).softmax(-1)
+        return scores @ v, (q @ bias).sum()  # bias: one matrix broadcast over the batch
+
+    plan = run(attention, *arrays((2, 3, 16, 8), (2, 3, 16, 8), (2, 3, 16, 8), (8, 24)))
+    assert plan.program, plan.program_refusal
+
+
+def test_rows_gathered_at_indices_and_their_gradient_run_natively_and_equal_eager():
+    table = autojit.tensor(arrays((10, 6))[0], requires_grad=True)
+    index = autojit.tensor(np.array([[3, -1, 0], [3, 9, 3]]))
+
+    def lookup(index, scale):
+        rows = table[index]  # an embedding's lookup, negative indices counting from the end
+        (grad,) = autojit.autograd.grad((rows * scale).sum(), table)
+        return rows, grad
+
+    compiled = autojit.compile(lookup)
+    scale = autojit.tensor(arrays((2, 3, 6))[0])
+    for _ in range(3):
+        for want, got in zip(lookup(index, scale), compiled(index, scale), strict=True):
+            np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    plan = compiled.executables[-1].plan
+    assert "rows index" in plan.describe() and "rows index_put" in plan.describe()
+    assert plan.program, plan.program_refusal
+    bad = autojit.tensor(np.array([[3, 10, 0], [1, 2, 3]]))
+    with np.testing.assert_raises(IndexError):
+        lookup(bad, scale)
+    with np.testing.assert_raises(IndexError):
+        compiled(bad, scale)

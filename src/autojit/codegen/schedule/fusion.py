@@ -34,7 +34,7 @@ import math
 
 from ...ir.graph import Graph, Value
 from ...ops.elementwise import CLONE
-from ...ops.registry import Elementwise, Layout, Reduction
+from ...ops.registry import Elementwise, Extern, Layout, Reduction
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from ..cpu.parallel import split_kernel
@@ -58,6 +58,7 @@ from .matmul_steps import (
 from .plan import Plan, step_makes, step_reads, value_operands
 from .steps import (
     AllocateStep,
+    IndexedRowsStep,
     KernelStep,
     NodesStep,
     NodeStep,
@@ -196,6 +197,8 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
         elif copied:
             steps.append(_copy_step(node, kernel_name(next(kernel_numbers), [node]),
                                     compile_kernel))
+        elif host and not generic and _indexes_rows(node):
+            steps.append(IndexedRowsStep(node, node.op.lowering.routine == "indexed_scatter"))
         else:
             parts = _part_steps(node, compile_kernel, kernel_numbers) \
                 if host and not generic else None
@@ -313,6 +316,25 @@ def _group_step(group: _Group, name: str, consumers: dict, returned: set, compil
     step.split = split_kernel(kernel, compile_kernel)
     step.nodes = list(group.nodes)
     return step
+
+
+def _indexes_rows(node) -> bool:
+    """Whether a node is an indexed gather (index) or scatter (index_put) of whole rows of its
+    data: one index tensor on the first dim, every operand of the data's dtype at fixed sizes
+    (the routines' attrs: `dims`, and the index stacked as (1, ...)); IndexedRowsStep runs it."""
+    lowering = node.op.lowering
+    if lowering.__class__ is not Extern or \
+            lowering.routine not in ("indexed_gather", "indexed_scatter"):
+        return False
+    data, index = node.inputs[0], node.inputs[-1]
+    values = node.inputs[1:-1]
+    return tuple(node.attrs.get("dims", ())) == (0,) and isinstance(index, Value) and \
+        isinstance(data, Value) and len(data.shape) >= 1 and len(index.shape) >= 1 and \
+        index.shape[0] == 1 and index.dtype is dtypes.int64 and \
+        all(isinstance(value, Value) and value.dtype is data.dtype and
+            tuple(value.shape) == tuple(index.shape[1:]) + tuple(data.shape[1:])
+            for value in values) and \
+        all(isinstance(extent, int) for extent in (*data.shape, *index.shape))
 
 
 def _copied_view(node) -> bool:

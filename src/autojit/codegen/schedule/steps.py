@@ -10,12 +10,14 @@ under RECORD; a step that ran anything else in Python refuses. When a kernel rep
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...ir.graph import Value
 from ...ops.registry import Layout, run_eager
 from ...tensor.tensor import Tensor
-from ..cpu import workers
+from ..cpu import rows, workers
 from ..kernel import Kernel
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 
@@ -60,6 +62,71 @@ class NodeStep:
 
     def describe(self) -> str:
         return f"node {self.node.op.name}"
+
+
+class IndexedRowsStep(NodeStep):
+    """An index or index_put node on the first dim with one index tensor (an embedding's
+    lookup, and its gradient added into a zero table), run natively (cpu/rows.py): rows
+    copied, put or added one index at a time, in the order the op's NumPy impl takes them,
+    so that the plan's native program can repeat it. Other arrays than planned (not
+    C-contiguous, another dtype) run through the impl, as a NodeStep does."""
+
+    def __init__(self, node, scatter: bool):
+        super().__init__(node)
+        self.scatter = scatter
+        data = node.inputs[0]
+        self.accumulate = bool(node.attrs.get("accumulate")) if scatter else False
+        self._dtype = data.dtype.numpy
+        self._rows = data.shape[0]
+        self._row = math.prod(data.shape[1:])
+        self._count = math.prod(node.inputs[-1].shape[1:])
+        kind = ("add" if self.accumulate else "put") if scatter else "gather"
+        self._function = rows.function(kind, self._dtype)
+        self.compiled = self  # Program._fail asks the failing step's `compiled`
+        self._keys = [id(value) for value in node.inputs]
+
+    @staticmethod
+    def check_status(status: int) -> None:
+        from ..cpu.jit import CompiledKernel
+
+        CompiledKernel.check_status(status)
+
+    def run(self, environment: dict) -> None:
+        arrays = [environment[key] for key in self._keys]
+        dtype = self._dtype
+        if self._function is None or not all(
+                array.__class__ is np.ndarray and array.flags.c_contiguous for array in arrays) \
+                or arrays[-1].dtype != np.int64 or \
+                any(array.dtype != dtype for array in arrays[:-1]):
+            super().run(environment)
+            return
+        record = environment.get(RECORD)
+        item = dtype.itemsize
+        if self.scatter:
+            data, values, index = arrays
+            out = np.empty_like(data)
+            np.copyto(out, data)
+            if record is not None:
+                record.copy(out, data)
+            row = self._row if self.accumulate else self._row * item
+            words = (out, values, index)
+        else:
+            data, index = arrays
+            out = np.empty(self.node.output.shape, dtype)
+            row = self._row * item
+            words = (data, out, index)
+        address = workers.data_address
+        table = np.array([*(address(array) for array in words), self._count, row, self._rows],
+                         np.int64)
+        status = rows.call(self._function, table)
+        if status:
+            self.check_status(status)
+        environment[id(self.node.output)] = out
+        if record is not None:
+            record.call(self._function, table.tolist(), (0, 1, 2), *arrays, out)
+
+    def describe(self) -> str:
+        return f"rows {self.node.op.name}"
 
 
 class NodesStep:

@@ -5,7 +5,8 @@ The model is nn.LSTM(32, 256, num_layers=2, batch_first=True) with a Linear head
 step's output; the step is forward, MSE loss, backward and an Adam update, on a batch of 32
 sequences of 64 steps. autojit loads torch's initial state_dict, so both start from the same
 weights. The frameworks take turns (interleaved rounds, each a few steps) and the table gives
-the median time per step and the ratio to torch eager, after the first compiled call's time
+the median time per step and the ratio to torch eager (wall time, then the calling thread's
+CPU time), after the first compiled call's time
 (trace, and compile on the second call: the first creates Adam's state and is interpreted
 once). torch.compile is skipped with the reason when it cannot compile here. Usage:
 
@@ -110,11 +111,12 @@ def main() -> None:
         notes.append(f"torch.compile skipped: {type(error).__name__}: "
                      f"{str(error).splitlines()[0][:100]}")
 
-    medians = interleaved_medians(runners, args.rounds, args.steps)
+    cpu: dict = {}
+    medians = interleaved_medians(runners, args.rounds, args.steps, cpu)
     print(f"LSTM step: {LAYERS} layers, hidden {HIDDEN}, input {FEATURES}, batch {BATCH}, "
           f"sequence {LENGTH}, Adam; median of {args.rounds} interleaved rounds of "
           f"{args.steps} steps, {args.threads} thread(s)")
-    print_against(medians, "torch eager")
+    print_against(medians, "torch eager", cpu)
     for note in notes:
         print("  " + note)
 

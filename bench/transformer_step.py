@@ -6,7 +6,8 @@ The model is 2 pre-norm blocks (nn.TransformerEncoderLayer, d_model 128, 4 heads
 plus Linear head over 65 characters; the step is forward, cross-entropy, backward and an AdamW
 update, on a batch of 16 sequences of 64 tokens. autojit loads torch's initial state_dict, so
 both start from the same weights. The frameworks take turns (interleaved rounds, each a few
-steps) and the table gives the median time per step and the ratio to torch eager. torch.compile
+steps) and the table gives the median time per step and the ratio to torch eager (wall time,
+then the calling thread's CPU time). torch.compile
 is skipped with the reason when it cannot compile here (it needs a C compiler); jax is not
 installed in the project's environment and is skipped. Usage:
 
@@ -122,11 +123,12 @@ def main() -> None:
     else:
         notes.append("jax.jit skipped: jax is installed but this benchmark has no jax model")
 
-    medians = interleaved_medians(runners, args.rounds, args.steps)
+    cpu: dict = {}
+    medians = interleaved_medians(runners, args.rounds, args.steps, cpu)
     print(f"transformer step: {LAYERS} layers, d_model {D_MODEL}, {HEADS} heads, batch {BATCH}, "
           f"sequence {LENGTH}, AdamW; median of {args.rounds} interleaved rounds of "
           f"{args.steps} steps, {args.threads} thread(s)")
-    print_against(medians, "torch eager")
+    print_against(medians, "torch eager", cpu)
     for note in notes:
         print("  " + note)
 

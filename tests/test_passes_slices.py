@@ -157,3 +157,27 @@ def test_a_compiled_lstm_step_runs_natively_and_equals_eager():
     graph = compiled.executables[-1].joint if compiled.executables[-1].joint is not None \
         else compiled.executables[-1].graph
     assert "embed_slice" not in ops(graph)
+
+
+def test_pieces_of_a_cat_are_computed_in_place_where_nothing_else_reads_them():
+    def fn(x, y):
+        # Four pieces only the cat reads: the kernel stores them into the cat's array.
+        joined = autojit.cat([x.exp(), x * 2, y.tanh(), y + 1], 1)
+        # A cat of rows whose pieces are cats: each inner cat is a block of the outer one.
+        rows = autojit.cat([autojit.cat([x, y], 1).reshape(1, 3, 8) * 1,
+                            autojit.cat([y, x], 1).reshape(1, 3, 8)], 0)
+        return joined.sum(0), rows + 0
+
+    plan = compile_and_compare(fn, (3, 4), (3, 4))
+    text = plan.describe()
+    assert "stored into" in text and " in %" in text, text
+    assert plan.program, plan.program_refusal
+
+
+def test_a_piece_read_elsewhere_or_returned_is_copied():
+    def fn(x):
+        piece = x.exp()
+        return autojit.cat([piece, x], 1), piece  # the piece is returned: it keeps its array
+
+    plan = compile_and_compare(fn, (3, 4))
+    assert "stored into" not in plan.describe(), plan.describe()

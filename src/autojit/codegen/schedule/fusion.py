@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from ...ir.graph import Graph, Value
+from ...ir.graph import Graph, Value, collection_paused
 from ...ops.elementwise import CLONE
 from ...ops.registry import Elementwise, Extern, Layout, Reduction
 from ...tensor import dtypes
@@ -55,6 +55,7 @@ from .matmul_steps import (
     is_product,
     pair_products,
 )
+from .placement import place_parts
 from .plan import Plan, step_makes, step_reads, value_operands
 from .steps import (
     AllocateStep,
@@ -130,6 +131,14 @@ def _joins(node, group: _Group) -> bool:
 
 def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: bool = True,
                fresh_grads: frozenset = frozenset()):
+    """The steps that run `graph` (see _build_plan), built with the cyclic garbage collector
+    held off (ir/graph.py's collection_paused)."""
+    with collection_paused():
+        return _build_plan(graph, compile_kernel, generic, host, fresh_grads)
+
+
+def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
+                fresh_grads: frozenset):
     """The steps that run `graph`: fused kernels and single nodes, in a valid order. With
     `generic`, kernels read their sizes at run time (kernel.py), so that graphs that differ only
     in sizes (a dynamic trace's bindings) share compiled code. `host`: the plan runs on NumPy
@@ -205,8 +214,10 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
             steps.extend(parts or [NodeStep(node)])
     while open_groups:
         close(open_groups[0])
-    steps = _hoist_updates(_drop_unread(steps, returned))
-    plan = Plan(graph, pair_products(steps, products.paired), fresh_grads)
+    steps = _drop_unread(steps, returned)
+    if host and not generic:
+        steps = place_parts(steps, returned, compile_kernel)
+    plan = Plan(graph, pair_products(_hoist_updates(steps), products.paired), fresh_grads)
     plan.in_place = plan_in_place_updates(graph, plan.steps)
     return plan
 

@@ -26,6 +26,7 @@ from .steps import (
     KernelStep,
     NodesStep,
     NodeStep,
+    PlacedKernelStep,
     RegionKernelStep,
     reference_error,
 )
@@ -53,6 +54,9 @@ def plan_buffer_reuse(graph: Graph, steps: list, fresh_grads: frozenset = frozen
     # Readers come after what they read: walking backwards, a node's output is known to
     # escape or not before its operands are decided.
     for step in reversed(steps):
+        if isinstance(step, AllocateStep) and step.within is not None and \
+                id(step.value) in escaping:
+            escaping.add(id(step.within[0]))  # its array is part of the enclosing one
         for product in products_of(step):
             if _stores_into_accumulate(product) and id(product.output) in escaping:
                 escaping.add(id(product.epilogue.accumulate))
@@ -72,7 +76,15 @@ def _stores_into_accumulate(product) -> bool:
 
 def _step_buffers(step) -> StepBuffers:
     if isinstance(step, AllocateStep):
+        if step.within is not None:  # a part of the enclosing array, which it keeps alive
+            outer = step.within[0]
+            return StepBuffers([], [outer], [(step.value, [outer])])
         return StepBuffers([(step, 0, step.value)], [])
+    if isinstance(step, PlacedKernelStep):
+        placed = [region[0] for region in step.regions if region is not None]
+        return StepBuffers([(step, index, value) for index, (value, _) in
+                            enumerate(step.outputs) if step.regions[index] is None],
+                           [*step.sources, *placed])
     if isinstance(step, RegionKernelStep):  # writes into the array, so keeps it alive
         return StepBuffers([], [*step.sources, step.target])
     if isinstance(step, KernelStep):
@@ -337,8 +349,10 @@ def step_reads(step) -> list:
         return value_operands(step.node)
     if isinstance(step, RegionKernelStep):
         return [*step.sources, step.target]
+    if isinstance(step, PlacedKernelStep):
+        return [*step.sources, *(region[0] for region in step.regions if region is not None)]
     if isinstance(step, AllocateStep):
-        return []
+        return [] if step.within is None else [step.within[0]]
     if isinstance(step, KernelStep):
         return step.sources
     if isinstance(step, (MatmulStep, ConcurrentProducts)):
@@ -352,6 +366,10 @@ def step_makes(step) -> list:
         return [step.node.output]
     if isinstance(step, RegionKernelStep):  # a part of the value
         return [step.target]
+    if isinstance(step, PlacedKernelStep):
+        return [*(value for (value, _), region in zip(step.outputs, step.regions)
+                  if region is None), *(region[0] for region in step.regions
+                                        if region is not None)]
     if isinstance(step, AllocateStep):
         return [step.value]
     if isinstance(step, KernelStep):

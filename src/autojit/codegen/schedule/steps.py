@@ -256,7 +256,8 @@ class KernelStep:
 class AllocateStep:
     """The array of a value that later steps write part by part (RegionKernelStep): a cat's
     pieces, or an embed_slice's zeros and its slice. Taken from the value's planned slot
-    (buffers.py) when the run may keep buffers, else allocated for this call."""
+    (buffers.py) when the run may keep buffers, else allocated for this call; or, `within`
+    (placement.py), a C-contiguous part of another such array that it is a piece of."""
 
     def __init__(self, node):
         self.node = node
@@ -265,9 +266,13 @@ class AllocateStep:
         self.reusable = [False]
         self.slots: list = [None]
         self._kept = None
+        self.within = None  # (the enclosing array's Value, region slices) when placed there
 
     def run(self, environment: dict) -> None:
-        if self.reusable[0] and environment.get(REUSE, False):
+        if self.within is not None:
+            outer, region = self.within
+            array = environment[id(outer)][region].reshape(self._shape)
+        elif self.reusable[0] and environment.get(REUSE, False):
             if self._kept is None:
                 self._kept = self.slots[0].take(self._shape, self._dtype)
             array = self._kept
@@ -282,7 +287,57 @@ class AllocateStep:
         return [] if self._kept is None else [self._kept]
 
     def describe(self) -> str:
-        return f"allocate %{self.value.id} for {self.node.op.name}"
+        where = f" in %{self.within[0].id}" if self.within is not None else ""
+        return f"allocate %{self.value.id} for {self.node.op.name}{where}"
+
+
+class PlacedKernelStep(KernelStep):
+    """A fused kernel some of whose outputs are stored straight into parts of arrays that
+    AllocateSteps made (placement.py: a cat's pieces written where the cat keeps them, with
+    the part's strides), the others as a KernelStep stores them. `regions[i]`: (the array's
+    Value, region slices) for a placed output, else None; a placed output's own value is read
+    by no other step, so it has no array of its own."""
+
+    def __init__(self, kernel: Kernel, compiled, sources: list, outputs: list, regions: list):
+        super().__init__(kernel, compiled, sources, outputs)
+        self.regions = [None if region is None else
+                        (region[0], tuple(slice(*bounds) for bounds in region[1]))
+                        for region in regions]
+        # The part, reshaped to the kernel's space where the piece is the kernel's value
+        # reshaped (a [1, batch, n] part of a [batch, n] kernel).
+        self._placed = []
+        for region in self.regions:
+            if region is None:
+                self._placed.append(None)
+                continue
+            shape = tuple(len(range(part.start, part.stop, part.step)) for part in region[1])
+            self._placed.append((id(region[0]), region[1],
+                                 None if shape == tuple(kernel.shape) else kernel.shape))
+
+    def run(self, environment: dict) -> None:
+        inputs = self._inputs(environment)
+        reuse = environment.get(REUSE, False)
+        results = []
+        for index, (shape, dtype) in enumerate(self._results):
+            placed = self._placed[index]
+            if placed is not None:
+                part = environment[placed[0]][placed[1]]
+                results.append(part if placed[2] is None else part.reshape(placed[2]))
+            elif reuse and self.reusable[index]:
+                if self._kept[index] is None:
+                    self._kept[index] = self.slots[index].take(shape, dtype)
+                results.append(self._kept[index])
+            else:
+                results.append(np.empty(shape, dtype))
+        self._call(environment, inputs, results, reuse)
+        for (key, reshape), result, placed in zip(self._targets, results, self._placed):
+            if placed is None:
+                environment[key] = result.reshape(reshape) if reshape is not None else result
+
+    def describe(self) -> str:
+        text = super().describe()
+        targets = sorted({f"%{region[0].id}" for region in self.regions if region is not None})
+        return f"{text}, stored into {', '.join(targets)}"
 
 
 class RegionKernelStep(KernelStep):

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..graph import Graph
+from ..graph import Graph, collection_paused
 from ..printer import format_graph
 from ..verifier import verify
 from .constant_folding import constant_folding
@@ -134,15 +134,16 @@ def run_pipeline(graph: Graph, *, passes=None, dump: Iterable[str] | None = None
     whose graph text before and after each run is collected in `report.dumps`; names in the
     environment variable AUTOJIT_DUMP_PASSES are printed to stderr as well.
     """
-    current = verify(graph)
-    result, report = _run_passes(current, passes, dump, max_rounds, verify_each=False)
-    try:
-        verify(result)
-    except Exception:
-        # Verifying once at the end keeps compiles fast; to name the pass that broke the
-        # graph, run again verifying after every pass (raises from the culprit).
-        _run_passes(current, passes, (), max_rounds, verify_each=True)
-        raise
+    with collection_paused():
+        current = verify(graph)
+        result, report = _run_passes(current, passes, dump, max_rounds, verify_each=False)
+        try:
+            verify(result)
+        except Exception:
+            # Verifying once at the end keeps compiles fast; to name the pass that broke the
+            # graph, run again verifying after every pass (raises from the culprit).
+            _run_passes(current, passes, (), max_rounds, verify_each=True)
+            raise
     return result, report
 
 

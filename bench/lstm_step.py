@@ -5,11 +5,14 @@ The model is nn.LSTM(32, 256, num_layers=2, batch_first=True) with a Linear head
 step's output; the step is forward, MSE loss, backward and an Adam update, on a batch of 32
 sequences of 64 steps. autojit loads torch's initial state_dict, so both start from the same
 weights. The frameworks take turns (interleaved rounds, each a few steps) and the table gives
-the median time per step and the ratio to torch eager, after the first compiled call's time
+the median time per step and the ratio to torch eager (wall time, then the calling thread's
+CPU time), after the first compiled call's time
 (trace, and compile on the second call: the first creates Adam's state and is interpreted
 once). torch.compile is skipped with the reason when it cannot compile here. Usage:
 
-    python bench/lstm_step.py [--rounds 5] [--steps 3]
+    python bench/lstm_step.py [--rounds 5] [--steps 3] [--threads 1]
+
+Both sides run on `--threads` threads (torch.set_num_threads and autojit.set_num_threads).
 """
 
 from __future__ import annotations
@@ -57,12 +60,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
     parser.add_argument("--steps", type=int, default=3, help="steps per round and runner (3)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads for both autojit and torch (1)")
     args = parser.parse_args()
 
     import torch
 
     import autojit
-    torch.set_num_threads(1)
+    # The same thread count on both sides: autojit's compiled code would otherwise run on
+    # every usable core (its native workers) while torch ran on one.
+    torch.set_num_threads(args.threads)
+    autojit.set_num_threads(args.threads)
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     inputs = rng.standard_normal((BATCH, LENGTH, FEATURES)).astype(np.float32)
@@ -103,11 +111,12 @@ def main() -> None:
         notes.append(f"torch.compile skipped: {type(error).__name__}: "
                      f"{str(error).splitlines()[0][:100]}")
 
-    medians = interleaved_medians(runners, args.rounds, args.steps)
+    cpu: dict = {}
+    medians = interleaved_medians(runners, args.rounds, args.steps, cpu)
     print(f"LSTM step: {LAYERS} layers, hidden {HIDDEN}, input {FEATURES}, batch {BATCH}, "
           f"sequence {LENGTH}, Adam; median of {args.rounds} interleaved rounds of "
-          f"{args.steps} steps, 1 thread")
-    print_against(medians, "torch eager")
+          f"{args.steps} steps, {args.threads} thread(s)")
+    print_against(medians, "torch eager", cpu)
     for note in notes:
         print("  " + note)
 

@@ -17,24 +17,35 @@ def median_seconds(call, repeats: int, warmup: int = 3) -> float:
     return statistics.median(times)
 
 
-def interleaved_medians(runners: dict, rounds: int, steps: int) -> dict:
+def interleaved_medians(runners: dict, rounds: int, steps: int, cpu: dict | None = None) -> dict:
     """The median seconds per call of each runner (name -> no-argument callable), the runners
     taking turns: each round calls every runner `steps` times, so background load falls on all
-    of them alike. Each runner is called once first, as a warm-up."""
+    of them alike. Each runner is called once first, as a warm-up. `cpu`, when given, receives
+    the median CPU time of the calling thread per call (time.thread_time): on a machine shared
+    with other work, the time the step computed rather than waited for a core (meaningful for
+    runners on one thread)."""
     for run in runners.values():
         run()
     times = {name: [] for name in runners}
+    thread_times = {name: [] for name in runners}
     for _ in range(rounds):
         for name, run in runners.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
             for _ in range(steps):
                 run()
             times[name].append((time.perf_counter() - start) / steps)
+            thread_times[name].append((time.thread_time() - start_cpu) / steps)
+    if cpu is not None:
+        cpu.update({name: statistics.median(values) for name, values in thread_times.items()})
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def print_against(medians: dict, reference: str) -> None:
-    """One line per runner: milliseconds per step and the ratio to the reference runner."""
+def print_against(medians: dict, reference: str, cpu: dict | None = None) -> None:
+    """One line per runner: milliseconds per step and the ratio to the reference runner (and
+    the same for the calling thread's CPU time, when `cpu` holds it)."""
     for name, seconds in medians.items():
-        print(f"  {name:<17} {seconds * 1e3:8.2f} ms/step  {seconds / medians[reference]:5.2f}x "
-              f"{reference}")
+        line = (f"  {name:<17} {seconds * 1e3:8.2f} ms/step  {seconds / medians[reference]:5.2f}x "
+                f"{reference}")
+        if cpu:
+            line += f"   cpu {cpu[name] * 1e3:8.2f} ms  {cpu[name] / cpu[reference]:5.2f}x"
+        print(line)

@@ -6,11 +6,14 @@ The model is 2 pre-norm blocks (nn.TransformerEncoderLayer, d_model 128, 4 heads
 plus Linear head over 65 characters; the step is forward, cross-entropy, backward and an AdamW
 update, on a batch of 16 sequences of 64 tokens. autojit loads torch's initial state_dict, so
 both start from the same weights. The frameworks take turns (interleaved rounds, each a few
-steps) and the table gives the median time per step and the ratio to torch eager. torch.compile
+steps) and the table gives the median time per step and the ratio to torch eager (wall time,
+then the calling thread's CPU time). torch.compile
 is skipped with the reason when it cannot compile here (it needs a C compiler); jax is not
 installed in the project's environment and is skipped. Usage:
 
-    python bench/transformer_step.py [--rounds 7] [--steps 5]
+    python bench/transformer_step.py [--rounds 7] [--steps 5] [--threads 1]
+
+Both sides run on `--threads` threads (torch.set_num_threads and autojit.set_num_threads).
 """
 
 from __future__ import annotations
@@ -67,12 +70,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (7)")
     parser.add_argument("--steps", type=int, default=5, help="steps per round and runner (5)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads for both autojit and torch (1)")
     args = parser.parse_args()
 
     import torch
 
     import autojit
-    torch.set_num_threads(1)
+    # The same thread count on both sides: autojit's compiled code would otherwise run on
+    # every usable core (its native workers) while torch ran on one.
+    torch.set_num_threads(args.threads)
+    autojit.set_num_threads(args.threads)
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     ids = rng.integers(0, VOCABULARY, (BATCH, LENGTH + 1))
@@ -115,11 +123,12 @@ def main() -> None:
     else:
         notes.append("jax.jit skipped: jax is installed but this benchmark has no jax model")
 
-    medians = interleaved_medians(runners, args.rounds, args.steps)
+    cpu: dict = {}
+    medians = interleaved_medians(runners, args.rounds, args.steps, cpu)
     print(f"transformer step: {LAYERS} layers, d_model {D_MODEL}, {HEADS} heads, batch {BATCH}, "
           f"sequence {LENGTH}, AdamW; median of {args.rounds} interleaved rounds of "
-          f"{args.steps} steps, 1 thread")
-    print_against(medians, "torch eager")
+          f"{args.steps} steps, {args.threads} thread(s)")
+    print_against(medians, "torch eager", cpu)
     for note in notes:
         print("  " + note)
 

@@ -80,7 +80,7 @@ def test_unknown_log_topics_and_pass_names_are_errors_listing_the_known_ones(mon
     monkeypatch.delenv("AUTOJIT_LOG")
     monkeypatch.setenv("AUTOJIT_DUMP_PASSES", "cse,fusion")
     with pytest.raises(ValueError, match="AUTOJIT_DUMP_PASSES: unknown pass fusion; the passes "
-                                         "are simplify, products, fold, cse, dce"):
+                                         "are simplify, slices, products, fold, cse, dce"):
         autojit.compile(_double)
     monkeypatch.delenv("AUTOJIT_DUMP_PASSES")
     graph = autojit.make_graph(_double, autojit.ones(2))

@@ -87,11 +87,23 @@ def test_layout_folds_give_the_strides_numpy_views_have():
         view = op.impl(source, **attrs)
         folded = op.lowering.fold(source.shape, strides, view.shape, attrs)
         assert folded == tuple(s // view.itemsize for s in view.strides), name
-    # A reshape of a permuted view cannot be read through strides: the rule says so.
+    # A reshape of a permuted view is read through strides where NumPy's reshape makes a view
+    # of it (the last two dims still lie one after the other), and not where it copies.
     permuted = REGISTRY["permute"].lowering.fold(source.shape, strides, (4, 2, 3),
                                                  {"dims": (2, 0, 1)})
+    view = source.transpose(2, 0, 1).reshape(4, 6)
+    assert np.shares_memory(view, source)
     assert REGISTRY["reshape"].lowering.fold((4, 2, 3), permuted, (4, 6), {"shape": (4, 6)}) \
+        == tuple(s // view.itemsize for s in view.strides)
+    assert REGISTRY["reshape"].lowering.fold((4, 2, 3), permuted, (8, 3), {"shape": (8, 3)}) \
         is None
+    # A slice: its strides, and the element it starts at.
+    slices = {"slices": ((1, 2, 1), (0, 3, 2), (1, 4, 1))}
+    view = REGISTRY["slice"].impl(source, **slices)
+    layout = REGISTRY["slice"].lowering
+    assert layout.fold(source.shape, strides, view.shape, slices) == \
+        tuple(s // view.itemsize for s in view.strides)
+    assert layout.start(source.shape, strides, slices) == int(view.reshape(-1)[0])
 
 
 def test_exact_elementwise_ops_are_marked():

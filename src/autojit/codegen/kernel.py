@@ -74,9 +74,11 @@ ERRORS = {
 
 @dataclass(frozen=True)
 class KernelInput:
-    """An array read by the kernel: its dtype and its element strides over the space."""
+    """An array read by the kernel: its dtype, its element strides over the space, and the
+    element at which the space's first point lies (a slice of the array starts inside it)."""
     dtype: dtypes.DType
     strides: tuple
+    offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -99,10 +101,13 @@ class Step:
 
 @dataclass(frozen=True)
 class KernelOutput:
-    """The value of step `step` stored to an output array; `reduce` is None or a kind."""
+    """The value of step `step` stored to an output array; `reduce` is None or a kind.
+    `strides`: for a stored output written into part of a larger array (a piece of a cat),
+    its element strides over the space; None for a C-contiguous array of the space's shape."""
     step: int
     dtype: dtypes.DType
     reduce: str | None = None
+    strides: tuple | None = None
 
 
 @dataclass
@@ -132,7 +137,8 @@ class Kernel:
                      tuple(entry.dtype.name for entry in self.inputs))
         else:
             space = (self.shape, self.reduce_axes,
-                     tuple((entry.dtype.name, entry.strides) for entry in self.inputs))
+                     tuple((entry.dtype.name, entry.strides, entry.offset)
+                           for entry in self.inputs))
         return (
             *space,
             # Literals by type and repr: 0.0 == -0.0 (and 1 == 1.0 == True) as Python values,
@@ -143,7 +149,8 @@ class Kernel:
                 (key, repr(value)) for key, value in step.attrs.items())),
                 step.compute_dtype.name if step.compute_dtype else None, step.out_dtype.name)
                 for step in self.steps),
-            tuple((output.step, output.dtype.name, output.reduce) for output in self.outputs),
+            tuple((output.step, output.dtype.name, output.reduce, output.strides)
+                  for output in self.outputs),
         )
 
 
@@ -185,8 +192,9 @@ def reads_pointwise(kernel: Kernel, position: int) -> bool:
     """Whether `kernel` reads input `position` element for element with the points it stores:
     C-contiguous strides over the whole space (axes of extent 1 aside)."""
     own = contiguous_strides(kernel.shape)
-    return all(stride == expected for stride, expected, extent in
-               zip(kernel.inputs[position].strides, own, kernel.shape) if extent != 1)
+    entry = kernel.inputs[position]
+    return entry.offset == 0 and all(stride == expected for stride, expected, extent in
+                                     zip(entry.strides, own, kernel.shape) if extent != 1)
 
 
 def inputs_feeding(kernel: Kernel, stored: int, named=None) -> set:
@@ -244,7 +252,8 @@ def loop_plan(kernel: Kernel, in_memory: bool | None = None):
     reduce_axes = set(kernel.reduce_axes) if reduces else set()
     strides = [tuple(entry.strides) for entry in kernel.inputs]
     for output in kernel.outputs:
-        own = contiguous_strides(kernel.output_shape(output))
+        own = output.strides if output.strides is not None else \
+            contiguous_strides(kernel.output_shape(output))
         strides.append(tuple(0 if axis in reduce_axes and output.reduce else own[axis]
                              for axis in range(len(shape))))
     if in_memory is None:

@@ -14,6 +14,9 @@ reference interpreter (interpreter.py) runs them.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+
 from ..tensor import dtypes
 
 # "cotangent": the gradient of a result that will arrive from outside (ir/partition.py);
@@ -34,6 +37,25 @@ INPUT_KINDS = ("arg", "captured", "cotangent", "random", "scalar", "carried")
 OUTPUT_KINDS = ("result", "grad", "update", "input_grad", "saved", "check", "print", "value",
                 "carry")
 TARGETED_OUTPUT_KINDS = ("grad", "update", "input_grad")
+
+
+@contextlib.contextmanager
+def collection_paused():
+    """Python's cyclic garbage collector held off while a compile builds graphs and plans.
+
+    Graphs are cycles (a Value's producer holds the Value), and a pass pipeline allocates one
+    graph per pass: with tens of thousands of nodes alive, each full collection the allocations
+    set off walks them all. An LSTM step's graph (6500 nodes, 24 pass runs) spent about half
+    of its optimize stage in such collections (docs/notes/step-performance.md). The garbage is
+    collected as usual once the collector runs again."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 class Value:

@@ -32,10 +32,36 @@ def contiguous_strides(shape: tuple) -> tuple:
 
 
 def _fold_reshape(shape, strides, output_shape, attrs):
-    # A reshape only reinterprets memory that is laid out as C-contiguous.
-    if tuple(strides) != contiguous_strides(shape):
-        return None
-    return contiguous_strides(output_shape)
+    """The strides of the reshaped view where its source's memory allows one without a copy,
+    as NumPy's reshape finds them: each run of the output's dims whose extents multiply to a
+    run of the source's must lie over source dims that are contiguous with each other (a
+    slice of rows, or of whole matrices, reshapes; a transpose does not)."""
+    if tuple(strides) == contiguous_strides(shape):
+        return contiguous_strides(output_shape)
+    if 0 in shape or 0 in output_shape:
+        return contiguous_strides(output_shape)
+    old = [(extent, stride) for extent, stride in zip(shape, strides) if extent != 1]
+    new = list(output_shape)
+    result = [0] * len(new)
+    old_at = new_at = 0
+    while old_at < len(old) and new_at < len(new):
+        old_end, new_end = old_at + 1, new_at + 1
+        old_size, new_size = old[old_at][0], new[new_at]
+        while old_size != new_size:
+            if new_size < old_size:
+                new_size *= new[new_end]
+                new_end += 1
+            else:
+                old_size *= old[old_end][0]
+                old_end += 1
+        if any(old[axis][1] != old[axis + 1][0] * old[axis + 1][1]
+               for axis in range(old_at, old_end - 1)):
+            return None
+        result[new_end - 1] = old[old_end - 1][1]
+        for axis in range(new_end - 1, new_at, -1):
+            result[axis - 1] = result[axis] * new[axis]
+        old_at, new_at = old_end, new_end
+    return tuple(result)
 
 
 def _fold_permute(shape, strides, output_shape, attrs):
@@ -198,6 +224,21 @@ def _slice_rule(shape, slices):
     return tuple(slice_length(*s) for s in slices)
 
 
+def _fold_slice(shape, strides, output_shape, attrs):
+    steps = [step for _, _, step in attrs["slices"]]
+    if not all(isinstance(step, int) for step in steps):
+        return None
+    return tuple(stride * step for stride, step in zip(strides, steps))
+
+
+def _slice_start(shape, strides, attrs):
+    starts = [start for start, _, _ in attrs["slices"]]
+    if not all(isinstance(start, int) for start in starts):
+        return None
+    return sum(start * stride for start, stride, extent in zip(starts, strides, shape)
+               if extent)
+
+
 def _embed_impl(g, full_shape, slices):
     out = np.zeros(full_shape, dtype=g.dtype)
     out[tuple(slice(*s) for s in slices)] = g
@@ -209,14 +250,15 @@ SLICE = define_op(
     impl=lambda x, slices: x[tuple(slice(*s) for s in slices)],
     vjp=lambda ctx, g: (embed_slice(g, ctx.input_meta[0][0], ctx.attrs["slices"]),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(SLICE, tangents, attrs),
-    lowering=Layout("slice"), grad_name="SliceBackward0", view=True,
+    lowering=Layout("slice", _fold_slice, _slice_start), grad_name="SliceBackward0",
+    view=True,
     batch=batching.slices_rule())
 EMBED_SLICE = define_op(
     name="embed_slice", arity=1, shape=lambda shape, full_shape, slices: tuple(full_shape),
     dtype=rule_first, impl=_embed_impl,
     vjp=lambda ctx, g: (bind(SLICE, (g,), {"slices": ctx.attrs["slices"]}),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(EMBED_SLICE, tangents, attrs),
-    lowering=Layout("pad"),
+    lowering=Layout("pad", places=lambda output_shape, attrs: [tuple(attrs["slices"])]),
     batch=batching.slices_rule("full_shape"))
 
 
@@ -312,10 +354,20 @@ def _cat_jvp(inputs, tangents, out, attrs):
     return bind(CAT, tuple(pieces), attrs)
 
 
+def _cat_places(output_shape, attrs) -> list:
+    dim, parts, start = attrs["dim"], [], 0
+    for size in attrs["sizes"]:
+        part = [(0, extent, 1) for extent in output_shape]
+        part[dim] = (start, start + size, 1)
+        parts.append(tuple(part))
+        start += size
+    return parts
+
+
 CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rule(
     *shapes, dim=dim), dtype=rule_promote,
     impl=lambda *arrays, dim, sizes: np.concatenate(arrays, axis=dim), vjp=_cat_vjp, saves=(),
-    jvp=_cat_jvp, lowering=Layout("concatenate"),
+    jvp=_cat_jvp, lowering=Layout("concatenate", places=_cat_places),
     batch=batching.dim_rule("dim"))
 
 

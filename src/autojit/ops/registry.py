@@ -99,9 +99,20 @@ class Layout:
         source) of the output over a source seen with `shape` and `strides`, or None where
         strides cannot express it (a reshape of a non-contiguous view); None for the layouts
         that always copy.
+    start: for a folding view whose first element need not be its source's (a slice),
+        `start(shape, strides, attrs)` gives that element's position, in elements, from the
+        source's first as seen with `shape` and `strides`, or None where it cannot be told
+        (a symbolic bound); None for the views that always start at their source's first
+        element.
+    places: for a layout that writes each input into a part of its output, zeros elsewhere
+        (cat, embed_slice), `places(output_shape, attrs)` gives per input the (start, stop,
+        step) per dim of its part; a compiled plan then writes the parts in place instead of
+        running the impl. None for the others.
     """
     kind: str
     fold: Callable | None = None
+    start: Callable | None = None
+    places: Callable | None = None
 
 
 # Operand roles of an extern call: what each input is to the routine. "host_index" is an index
@@ -343,6 +354,11 @@ def _lowering_problems(op: Op) -> list:
     elif isinstance(lowering, Layout):
         if lowering.fold is not None and not callable(lowering.fold):
             return ["Layout.fold is neither callable nor None"]
+        if lowering.start is not None and (not callable(lowering.start) or
+                                           lowering.fold is None):
+            return ["Layout.start is neither callable nor None, or has no fold beside it"]
+        if lowering.places is not None and not callable(lowering.places):
+            return ["Layout.places is neither callable nor None"]
     elif isinstance(lowering, Extern):
         if len(lowering.operands) != op.arity:
             return [f"Extern names {len(lowering.operands)} operand roles for {op.arity} "

@@ -332,6 +332,43 @@ def gemm_records(a: np.ndarray, b: np.ndarray, out: np.ndarray, alpha: float, be
     return records
 
 
+def batched_records(a: np.ndarray, b: np.ndarray, out: np.ndarray,
+                    keep: list | None = None) -> list | None:
+    """The native calls computing out = a @ b for batched operands (more than 2 dims, the
+    batch dims broadcast as np.matmul's): one gemm record per matrix of `out`, in C order
+    (rows of an int64 array). None where a matrix cannot be read where it lies (a copy
+    would be memory the native program cannot name) or has an inner extent of 0."""
+    batch = out.shape[:-2]
+    firsts, offsets = [], []
+    for operand in (a, b, out):
+        skip = len(batch) - (operand.ndim - 2)
+        first = operand[(0,) * (operand.ndim - 2)]
+        if _layout(first) is None:
+            return None
+        firsts.append(first)
+        # The byte offset of each matrix of the batch: 0 along broadcast (or missing) dims.
+        offset = np.zeros(batch, np.int64)
+        for axis, extent in enumerate(batch):
+            if axis >= skip and operand.shape[axis - skip] != 1:
+                shape = [1] * len(batch)
+                shape[axis] = extent
+                offset = offset + (np.arange(extent, dtype=np.int64) *
+                                   operand.strides[axis - skip]).reshape(shape)
+        offsets.append(offset.reshape(-1))
+    if a.shape[-1] == 0:
+        return None
+    template = gemm_records(*firsts, 1.0, 0.0, keep=keep)
+    if keep is not None:
+        keep.extend((a, b))
+    records = np.repeat(np.array(template, np.int64), len(offsets[0]), axis=0)
+    for name, offset in zip(("a", "b", "c"), offsets):
+        records[:, _RECORD_POSITIONS[name]] += offset
+    return list(records)
+
+
+_RECORD_POSITIONS = {name: index for index, (name, _) in enumerate(workers.GEMM_RECORD)}
+
+
 def _gemm_address(dtype) -> int | None:
     """The address of the CBLAS gemm with 64-bit integers for `dtype`, or None."""
     dtype = np.dtype(dtype)

@@ -341,9 +341,19 @@ class CompiledKernel:
             if array.dtype != entry.dtype.numpy:
                 raise TypeError(f"kernel {kernel.name}: input {position} has dtype {array.dtype},"
                                 f" expected {entry.dtype.name}")
-            _check_extent(kernel, f"input {position}", array, entry.strides)
+            _check_extent(kernel, f"input {position}", array, entry.strides, entry.offset)
         for position, (array, entry) in enumerate(zip(outputs, kernel.outputs)):
             shape = kernel.output_shape(entry)
+            if entry.strides is not None:  # part of a larger array, as `array` is a view of it
+                if array.dtype != entry.dtype.numpy or not array.flags.writeable or \
+                        array.shape != shape or any(
+                            extent > 1 and stride != own * array.itemsize for extent, stride, own
+                            in zip(shape, array.strides, entry.strides)):
+                    raise ValueError(f"kernel {kernel.name}: output {position} must be a "
+                                     f"writeable {entry.dtype.name} view of strides "
+                                     f"{entry.strides}, got {array.dtype} {array.strides}")
+                _check_extent(kernel, f"output {position}", array, entry.strides)
+                continue
             if array.dtype != entry.dtype.numpy or array.shape != shape or \
                     not array.flags.c_contiguous or not array.flags.writeable:
                 raise ValueError(f"kernel {kernel.name}: output {position} must be a writeable "
@@ -354,12 +364,12 @@ class CompiledKernel:
         return f"<CompiledKernel {self.kernel.name} ({self.compile_seconds * 1e3:.1f} ms)>"
 
 
-def _check_extent(kernel, what, array, strides):
-    """Every element the strides reach must lie inside the array's buffer."""
+def _check_extent(kernel, what, array, strides, offset=0):
+    """Every element the strides reach (from `offset`) must lie inside the array's buffer."""
     if any(extent == 0 for extent in kernel.shape):
         return
-    lowest = sum(min(0, s * (e - 1)) for s, e in zip(strides, kernel.shape))
-    highest = sum(max(0, s * (e - 1)) for s, e in zip(strides, kernel.shape))
+    lowest = offset + sum(min(0, s * (e - 1)) for s, e in zip(strides, kernel.shape))
+    highest = offset + sum(max(0, s * (e - 1)) for s, e in zip(strides, kernel.shape))
     base = array.__array_interface__["data"][0]
     start, end = byte_bounds(array)
     size = array.dtype.itemsize

@@ -104,6 +104,8 @@ class SplitKernel:
         for output in kernel.outputs:
             if output.reduce is not None and 0 in kernel.reduce_axes:
                 self._output_steps.append(None)
+            elif output.strides is not None:  # part of a larger array
+                self._output_steps.append(output.strides[0] * rows * output.dtype.itemsize)
             else:
                 full = kernel.output_shape(output)
                 self._output_steps.append(math.prod(full[1:]) * rows * output.dtype.itemsize)

@@ -89,6 +89,12 @@ class KernelRenderer(ReducingLoops):
         for output in kernel.outputs:
             if output.reduce is not None and output.reduce not in REDUCTION_KINDS:
                 raise RenderError(f"kernel {kernel.name}: unknown reduction {output.reduce!r}")
+        if kernel.generic and (any(entry.offset for entry in kernel.inputs) or
+                               any(output.strides for output in kernel.outputs)):
+            raise RenderError(f"kernel {kernel.name}: a generic kernel reads its inputs from "
+                              "their first element and stores its outputs whole")
+        if any(output.strides is not None and output.reduce for output in kernel.outputs):
+            raise RenderError(f"kernel {kernel.name}: a reduced output is stored whole")
         self.kernel = kernel
         self.name = name
         self.module = ir.Module(name=name)
@@ -122,7 +128,9 @@ class KernelRenderer(ReducingLoops):
         if self.in_memory:
             self.emit_identity_fill()
         if not any(extent == 0 for extent, _, reduces in plan if not reduces):
-            offsets = [ir.Constant(INT64, 0)] * self.arrays
+            # An input read through a slice starts inside its array; outputs at their start.
+            offsets = [ir.Constant(INT64, entry.offset) for entry in kernel.inputs] + \
+                [ir.Constant(INT64, 0)] * len(kernel.outputs)
             if self.tiles:
                 self.emit_tiled(plan, offsets)
             else:

@@ -271,6 +271,11 @@ class CudaRenderer:
 
     def render(self) -> RenderedCuda:
         kernel = self.kernel
+        if any(entry.offset for entry in kernel.inputs) or \
+                any(output.strides is not None for output in kernel.outputs):
+            raise RenderError(f"kernel {kernel.name}: inputs read from inside their arrays "
+                              "(a folded slice) and outputs stored into part of one are for "
+                              "host plans")
         plan = loop_plan(kernel)
         kept = [level for level in plan if not level[2]]
         reduced = [level for level in plan if level[2]]

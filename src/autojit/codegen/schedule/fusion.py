@@ -12,9 +12,10 @@ the groups still open, so independent work of another shape does not split a ker
 node reading an open group's value (the transpose of a column sum) runs right after that
 group's kernel, without closing it.
 
-Layout ops that only reinterpret a contiguous array (registry.Layout.fold: reshape, expand,
-permute) are folded into the strides a kernel reads its inputs with, so a broadcast bias or a
-transposed operand is never materialized for a kernel. Matmuls run through BLAS
+Layout ops that only reinterpret an array (registry.Layout.fold: reshape, expand, permute,
+slice) are folded into the strides a kernel reads its inputs with, and a slice also into the
+element the kernel starts reading at (Layout.start), so a broadcast bias, a transposed operand
+or one gate of an LSTM's chunk(4) is never materialized for a kernel. Matmuls run through BLAS
 (matmul_steps.py: transposed operands, update epilogues, products side by side). Everything
 else (indexing, layout ops whose results are used elsewhere) runs as a single node with the
 op's NumPy impl, exactly as the reference interpreter would. A group the backend cannot
@@ -29,10 +30,11 @@ tensor's storage (in_place.py decides which, and checks each run). The steps bec
 from __future__ import annotations
 
 import itertools
+import math
 
-from ...ir.graph import Graph, Value
+from ...ir.graph import Graph, Value, collection_paused
 from ...ops.elementwise import CLONE
-from ...ops.registry import Elementwise, Reduction, communicates
+from ...ops.registry import Elementwise, Extern, Layout, Reduction, communicates
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from ..cpu.parallel import split_kernel
@@ -54,8 +56,17 @@ from .matmul_steps import (
     pair_products,
 )
 from .overlap import run_in_background
+from .placement import place_parts
 from .plan import Plan, step_makes, step_reads, value_operands
-from .steps import KernelStep, NodesStep, NodeStep, folds_into_strides
+from .steps import (
+    AllocateStep,
+    IndexedRowsStep,
+    KernelStep,
+    NodesStep,
+    NodeStep,
+    RegionKernelStep,
+    folds_into_strides,
+)
 
 SUPPORTED_DTYPES = (dtypes.bool_, dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.int32,
                     dtypes.int64, dtypes.float32, dtypes.float64)
@@ -157,6 +168,14 @@ def _joins(node, group: _Group) -> bool:
 
 def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: bool = True,
                fresh_grads: frozenset = frozenset()):
+    """The steps that run `graph` (see _build_plan), built with the cyclic garbage collector
+    held off (ir/graph.py's collection_paused)."""
+    with collection_paused():
+        return _build_plan(graph, compile_kernel, generic, host, fresh_grads)
+
+
+def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
+                fresh_grads: frozenset):
     """The steps that run `graph`: fused kernels and single nodes, in a valid order. With
     `generic`, kernels read their sizes at run time (kernel.py), so that graphs that differ only
     in sizes (a dynamic trace's bindings) share compiled code. `host`: the plan runs on NumPy
@@ -182,7 +201,8 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
         open_groups.remove(group)
         if group.nodes:
             name = kernel_name(next(kernel_numbers), group.nodes)
-            steps.append(_group_step(group, name, consumers, returned, compile_kernel, generic))
+            steps.append(_group_step(group, name, consumers, returned, compile_kernel, generic,
+                                     host))
             steps.extend(NodeStep(view) for view in group.views)
 
     def close_groups_read_by(values: list, keep: _Group | None = None) -> None:
@@ -206,7 +226,8 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
             _add(target, node)
             continue
         reading = [group for group in open_groups if group.makes(operands)]
-        if len(reading) == 1 and folds_into_strides(node):
+        copied = host and not generic and _copied_view(node)
+        if len(reading) == 1 and folds_into_strides(node) and not copied:
             # A view (the transpose of a column sum) need not end the kernel: it runs after.
             reading[0].views.append(node)
             reading[0].view_ids.add(id(node.output))
@@ -219,11 +240,21 @@ def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: b
             open_groups.append(group)
         elif is_product(node):
             steps.append(MatmulStep(node, host))
+        elif copied:
+            steps.append(_copy_step(node, kernel_name(next(kernel_numbers), [node]),
+                                    compile_kernel))
+        elif host and not generic and _indexes_rows(node):
+            steps.append(IndexedRowsStep(node, node.op.lowering.routine == "indexed_scatter"))
         else:
-            steps.append(NodeStep(node))
+            parts = _part_steps(node, compile_kernel, kernel_numbers) \
+                if host and not generic else None
+            steps.extend(parts or [NodeStep(node)])
     while open_groups:
         close(open_groups[0])
-    steps = _hoist_updates(_drop_unread(steps, returned))
+    steps = _drop_unread(steps, returned)
+    if host and not generic:
+        steps = place_parts(steps, returned, compile_kernel)
+    steps = _hoist_updates(steps)
     steps = run_in_background(pair_products(steps, products.paired), step_reads)
     plan = Plan(graph, steps, fresh_grads)
     plan.in_place = plan_in_place_updates(graph, plan.steps)
@@ -284,7 +315,7 @@ def _add(group: _Group, node) -> None:
 # ---- turning a group into a Kernel ------------------------------------------------------------
 
 def _group_step(group: _Group, name: str, consumers: dict, returned: set, compile_kernel,
-                generic):
+                generic, host: bool = True):
     kernel = Kernel(name=name, shape=group.shape, reduce_axes=group.reduce_axes or (),
                     generic=generic)
     step_of: dict = {}  # id(Value) -> step index inside the kernel
@@ -297,12 +328,13 @@ def _group_step(group: _Group, name: str, consumers: dict, returned: set, compil
             return Operand("literal", value)
         if id(value) in step_of:
             return Operand("step", step_of[id(value)])
-        source, strides = _fold_layout(value, group.shape)
-        key = (id(source), strides)
+        # Slices fold with the element they start at: host kernels at fixed sizes only.
+        source, strides, offset = _fold_layout(value, group.shape, host and not generic)
+        key = (id(source), strides, offset)
         if key not in source_index:
             source_index[key] = len(sources)
             sources.append((source, strides))
-            kernel.inputs.append(KernelInput(source.dtype, strides))
+            kernel.inputs.append(KernelInput(source.dtype, strides, offset))
         return Operand("input", source_index[key])
 
     inside = {id(node) for node in group.nodes}
@@ -339,6 +371,114 @@ def _group_step(group: _Group, name: str, consumers: dict, returned: set, compil
     return step
 
 
+def _indexes_rows(node) -> bool:
+    """Whether a node is an indexed gather (index) or scatter (index_put) of whole rows of its
+    data: one index tensor on the first dim, every operand of the data's dtype at fixed sizes
+    (the routines' attrs: `dims`, and the index stacked as (1, ...)); IndexedRowsStep runs it."""
+    lowering = node.op.lowering
+    if lowering.__class__ is not Extern or \
+            lowering.routine not in ("indexed_gather", "indexed_scatter"):
+        return False
+    data, index = node.inputs[0], node.inputs[-1]
+    values = node.inputs[1:-1]
+    return tuple(node.attrs.get("dims", ())) == (0,) and isinstance(index, Value) and \
+        isinstance(data, Value) and len(data.shape) >= 1 and len(index.shape) >= 1 and \
+        index.shape[0] == 1 and index.dtype is dtypes.int64 and \
+        all(isinstance(value, Value) and value.dtype is data.dtype and
+            tuple(value.shape) == tuple(index.shape[1:]) + tuple(data.shape[1:])
+            for value in values) and \
+        all(isinstance(extent, int) for extent in (*data.shape, *index.shape))
+
+
+def _copied_view(node) -> bool:
+    """Whether `node` is a layout that reads its input in C order (a reshape) over memory
+    where no strides can say it (a reshape of a transposed view): NumPy's impl would copy, so
+    a kernel copies instead (`_copy_step`)."""
+    if not folds_into_strides(node):
+        return False
+    source = node.inputs[0]
+    if not isinstance(source, Value) or not all(
+            isinstance(extent, int) for extent in (*source.shape, *node.output.shape)) or \
+            source.dtype not in SUPPORTED_DTYPES:
+        return False
+    own = contiguous_strides(source.shape)
+    if node.op.lowering.fold(source.shape, own, node.output.shape, node.attrs) != \
+            contiguous_strides(node.output.shape):
+        return False  # not a reading in C order, even of contiguous memory
+    return _fold_layout(node.output, node.output.shape)[0] is node.output
+
+
+def _copy_step(node, name: str, compile_kernel):
+    """A kernel copying the input of a C-order layout (`_copied_view`) in C order, through the
+    strides of the view it is: its result, reshaped, is the layout's value."""
+    source = node.inputs[0]
+    origin, strides, offset = _fold_layout(source, source.shape)
+    kernel = Kernel(name=name, shape=source.shape,
+                    inputs=[KernelInput(origin.dtype, strides, offset)],
+                    steps=[Step(CLONE, (Operand("input", 0),), {}, None, source.dtype)],
+                    outputs=[KernelOutput(0, source.dtype)])
+    try:
+        compiled = compile_kernel(kernel)
+    except NotImplementedError:
+        return NodeStep(node)
+    step = KernelStep(kernel, compiled, [origin], [(node.output, node.output.shape)])
+    step.split = split_kernel(kernel, compile_kernel)
+    step.nodes = [node]
+    return step
+
+
+def _part_steps(node, compile_kernel, numbers) -> list | None:
+    """A layout that writes its inputs into parts of its output (registry.Layout.places: cat,
+    embed_slice) as an AllocateStep and kernels storing into it: zeros where no input goes,
+    then each input copied into its part, read through strides as any kernel input is (a
+    slice of another array, a transpose). None where a kernel cannot (dtypes, sizes known at
+    run time only); the node then runs through its impl."""
+    lowering, out = node.op.lowering, node.output
+    if lowering.__class__ is not Layout or lowering.places is None:
+        return None
+    values = list(node.inputs)
+    shapes = [out.shape] + [getattr(value, "shape", ()) for value in values]
+    if not all(isinstance(value, Value) and value.dtype in SUPPORTED_DTYPES for value in values) \
+            or out.dtype not in SUPPORTED_DTYPES or \
+            not all(isinstance(extent, int) for shape in shapes for extent in shape):
+        return None
+    regions = lowering.places(out.shape, node.attrs)
+    if not all(isinstance(bound, int) for region in regions for bounds in region
+               for bound in bounds):
+        return None
+    own = contiguous_strides(out.shape)
+    steps: list = [AllocateStep(node)]
+    covered = sum(math.prod(value.shape) for value in values)
+    if covered < math.prod(out.shape):
+        zeros = Kernel(name=kernel_name(next(numbers), [node]) + "_zeros", shape=out.shape,
+                       steps=[Step(CLONE, (Operand("literal", 0),), {}, out.dtype, out.dtype)],
+                       outputs=[KernelOutput(0, out.dtype, None, own)])
+        steps.append(_region_step(zeros, [], out, [tuple((0, extent, 1)
+                                                         for extent in out.shape)],
+                                  compile_kernel))
+    for value, region in zip(values, regions):
+        if 0 in value.shape:
+            continue
+        source, strides, offset = _fold_layout(value, value.shape)
+        copy = Kernel(name=kernel_name(next(numbers), [node]), shape=value.shape,
+                      inputs=[KernelInput(source.dtype, strides, offset)],
+                      steps=[Step(CLONE, (Operand("input", 0),), {}, None, out.dtype)],
+                      outputs=[KernelOutput(0, out.dtype, None, tuple(
+                          stride * step for stride, (_, _, step) in zip(own, region)))])
+        steps.append(_region_step(copy, [source], out, [region], compile_kernel))
+    return None if any(step is None for step in steps) else steps
+
+
+def _region_step(kernel: Kernel, sources: list, target, regions: list, compile_kernel):
+    try:
+        compiled = compile_kernel(kernel)
+    except NotImplementedError:
+        return None
+    step = RegionKernelStep(kernel, compiled, sources, target, regions)
+    step.split = split_kernel(kernel, compile_kernel)
+    return step
+
+
 def _read_outside(value, inside: set, consumers: dict, returned: set) -> bool:
     """Whether `value` is returned or read by a node outside the group (`inside`: the ids
     of the group's nodes, made once per group)."""
@@ -358,32 +498,40 @@ def _dtype_probes(node) -> tuple:
     return tuple(probes)
 
 
-def _fold_layout(value: Value, space: tuple) -> tuple:
-    """(source value, element strides over `space`) reading `value` without materializing it.
+def _fold_layout(value: Value, space: tuple, starts: bool = True) -> tuple:
+    """(source value, element strides over `space`, element of the source at the space's
+    first point) reading `value` without materializing it.
 
     Follows the producers that fold into strides (registry.Layout.fold: reshape, expand,
-    permute) back to a value that is materialized as a C-contiguous array (any other producer,
-    or a graph input), then replays the chain forward. Where a layout cannot be expressed by
-    strides over what precedes it (a reshape of a permuted view), its own output is
-    materialized and read from there.
+    permute, slice) back to a value that is materialized as a C-contiguous array (any other
+    producer, or a graph input), then replays the chain forward. Where a layout cannot be
+    expressed by strides over what precedes it (a reshape of a permuted view), or starts inside
+    it where `starts` is False (a slice, for a kernel that reads from its arrays' first
+    elements), its own output is materialized and read from there.
     """
     chain = []
     current = value
     while current.producer is not None and folds_into_strides(current.producer):
         chain.append(current.producer)
         current = current.producer.inputs[0]
-    shape, strides = current.shape, contiguous_strides(current.shape)
+    shape, strides, offset = current.shape, contiguous_strides(current.shape), 0
     source = current
     for node in reversed(chain):
-        folded = node.op.lowering.fold(shape, strides, node.output.shape, node.attrs)
+        lowering = node.op.lowering
+        folded = lowering.fold(shape, strides, node.output.shape, node.attrs)
+        start = 0
+        if folded is not None and lowering.start is not None:
+            start = lowering.start(shape, strides, node.attrs)
+            if start is None or (start and not starts):
+                folded = None
         shape = node.output.shape
         if folded is None:
-            source, strides = node.output, contiguous_strides(shape)
+            source, strides, offset = node.output, contiguous_strides(shape), 0
         else:
-            strides = folded
-    offset = len(space) - len(shape)
-    strides = (0,) * offset + tuple(0 if extent == 1 else stride
-                                    for extent, stride in zip(shape, strides))
-    return source, strides
+            strides, offset = folded, offset + start
+    leading = len(space) - len(shape)
+    strides = (0,) * leading + tuple(0 if extent == 1 else stride
+                                     for extent, stride in zip(shape, strides))
+    return source, strides, offset
 
 

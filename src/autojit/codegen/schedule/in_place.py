@@ -51,7 +51,7 @@ from ..cpu.workers import data_address
 from ..kernel import reads_pointwise
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
 from .plan import step_reads, store_follows_load, value_operands
-from .steps import KernelStep, NodesStep
+from .steps import AllocateStep, KernelStep, NodesStep
 
 
 def _view_roots(steps: list, roots: set) -> dict:
@@ -63,7 +63,7 @@ def _view_roots(steps: list, roots: set) -> dict:
     """
     shared = {root: {root} for root in roots}
     for step in steps:
-        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts)):
+        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts, AllocateStep)):
             continue
         nodes = step.steps if isinstance(step, NodesStep) else [step]
         for inner in nodes:

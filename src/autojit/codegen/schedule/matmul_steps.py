@@ -240,6 +240,12 @@ class MatmulStep:
         if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray:
             environment[id(self.output)] = self._eager(a, b)  # device arrays
             return
+        if a.ndim > 2 or b.ndim > 2:
+            # The calls the native program makes, so that results do not depend on which ran.
+            calls = self.records(environment, [], split)
+            if calls is not None:
+                blas.run_records(calls)
+                return
         environment[id(self.output)] = blas.matmul(a, b, self._buffer(environment, a, b),
                                                    split)
 
@@ -252,11 +258,10 @@ class MatmulStep:
         if not (self.reusable[0] and environment.get(REUSE, False)):
             return None
         dtype = np.result_type(a, b)
+        shape = self.output.shape
         out = self._kept
-        if out is None or out.dtype != dtype or out.shape != (a.shape[0], b.shape[-1]):
-            out = None
-            if a.ndim == b.ndim == 2:
-                out = self._kept = self.slots[0].take((a.shape[0], b.shape[1]), dtype)
+        if out is None or out.dtype != dtype or out.shape != shape:
+            out = self._kept = self.slots[0].take(shape, dtype)
         return out
 
     def records(self, environment: dict, keep: list, split: bool = False) -> list | None:
@@ -266,9 +271,16 @@ class MatmulStep:
         where BLAS cannot read an operand where it lies)."""
         a, b = self._operands(environment)
         if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or \
-                a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or \
-                not blas.native_gemm(a.dtype):
+                a.ndim < 2 or b.ndim < 2 or a.dtype != b.dtype or \
+                not blas.native_gemm(a.dtype) or 0 in self.output.shape:
             return None
+        if a.ndim > 2 or b.ndim > 2:  # one call per matrix of the batch, on this core
+            out = self._buffer(environment, a, b)
+            out = np.empty(self.output.shape, a.dtype) if out is None else out
+            calls = blas.batched_records(a, b, out, keep)
+            if calls is not None:
+                environment[id(self.output)] = out
+            return calls
         out = self._buffer(environment, a, b)
         if out is None:
             out = np.empty((a.shape[0], b.shape[1]), a.dtype)

@@ -23,7 +23,15 @@ from .buffers import StepBuffers, plan_buffers
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
 from .overlap import settle
-from .steps import KernelStep, NodesStep, NodeStep, reference_error
+from .steps import (
+    AllocateStep,
+    KernelStep,
+    NodesStep,
+    NodeStep,
+    PlacedKernelStep,
+    RegionKernelStep,
+    reference_error,
+)
 
 # Outputs that leave the plan as they are: returned to the caller, kept for a backward, or
 # read by a later segment of a split graph (which may return them).
@@ -49,10 +57,13 @@ def plan_buffer_reuse(graph: Graph, steps: list, fresh_grads: frozenset = frozen
     # Readers come after what they read: walking backwards, a node's output is known to
     # escape or not before its operands are decided.
     for step in reversed(steps):
+        if isinstance(step, AllocateStep) and step.within is not None and \
+                id(step.value) in escaping:
+            escaping.add(id(step.within[0]))  # its array is part of the enclosing one
         for product in products_of(step):
             if _stores_into_accumulate(product) and id(product.output) in escaping:
                 escaping.add(id(product.epilogue.accumulate))
-        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts)):
+        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts, AllocateStep)):
             continue
         nodes = step.steps if isinstance(step, NodesStep) else [step]
         for inner in reversed(nodes):
@@ -67,6 +78,18 @@ def _stores_into_accumulate(product) -> bool:
 
 
 def _step_buffers(step) -> StepBuffers:
+    if isinstance(step, AllocateStep):
+        if step.within is not None:  # a part of the enclosing array, which it keeps alive
+            outer = step.within[0]
+            return StepBuffers([], [outer], [(step.value, [outer])])
+        return StepBuffers([(step, 0, step.value)], [])
+    if isinstance(step, PlacedKernelStep):
+        placed = [region[0] for region in step.regions if region is not None]
+        return StepBuffers([(step, index, value) for index, (value, _) in
+                            enumerate(step.outputs) if step.regions[index] is None],
+                           [*step.sources, *placed])
+    if isinstance(step, RegionKernelStep):  # writes into the array, so keeps it alive
+        return StepBuffers([], [*step.sources, step.target])
     if isinstance(step, KernelStep):
         return StepBuffers([(step, index, value) for index, (value, _) in
                             enumerate(step.outputs)], list(step.sources),
@@ -233,6 +256,8 @@ class Plan:
                 products = products_of(step)
                 name = "autojit::" + "+".join(product.event_name for product in products)
                 shapes = [list(value.shape) for value in products[0].node.inputs]
+            elif isinstance(step, AllocateStep):
+                continue  # no work: the kernels writing its parts are the events
             else:
                 nodes = step.steps if isinstance(step, NodesStep) else [step]
                 if not nodes:  # overlap.ProgressStep: no op of its own to report
@@ -265,6 +290,8 @@ class Plan:
                         if node is not None]
                     for node in nodes:
                         labels[id(node)] = f"gemm {product.event_name}"
+            elif isinstance(step, AllocateStep):
+                labels[id(step.node)] = "kernels writing its parts"
             else:
                 for inner in (step.steps if isinstance(step, NodesStep) else [step]):
                     labels[id(inner.node)] = "numpy"
@@ -376,6 +403,12 @@ def step_reads(step) -> list:
     """The values a plan step reads (in_place.py asks too, of paired products)."""
     if isinstance(step, NodeStep):
         return value_operands(step.node)
+    if isinstance(step, RegionKernelStep):
+        return [*step.sources, step.target]
+    if isinstance(step, PlacedKernelStep):
+        return [*step.sources, *(region[0] for region in step.regions if region is not None)]
+    if isinstance(step, AllocateStep):
+        return [] if step.within is None else [step.within[0]]
     if isinstance(step, KernelStep):
         return step.sources
     if isinstance(step, (MatmulStep, ConcurrentProducts)):
@@ -387,6 +420,14 @@ def step_makes(step) -> list:
     """The values a step of build_plan's list computes."""
     if isinstance(step, NodeStep):
         return [step.node.output]
+    if isinstance(step, RegionKernelStep):  # a part of the value
+        return [step.target]
+    if isinstance(step, PlacedKernelStep):
+        return [*(value for (value, _), region in zip(step.outputs, step.regions)
+                  if region is None), *(region[0] for region in step.regions
+                                        if region is not None)]
+    if isinstance(step, AllocateStep):
+        return [step.value]
     if isinstance(step, KernelStep):
         return [value for value, _ in step.outputs]
     if isinstance(step, MatmulStep):

@@ -10,12 +10,14 @@ under RECORD; a step that ran anything else in Python refuses. When a kernel rep
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...ir.graph import Value
 from ...ops.registry import Layout, communicates, run_eager
 from ...tensor.tensor import Tensor
-from ..cpu import workers
+from ..cpu import rows, workers
 from ..kernel import Kernel
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 
@@ -62,6 +64,71 @@ class NodeStep:
         return f"node {self.node.op.name}"
 
 
+class IndexedRowsStep(NodeStep):
+    """An index or index_put node on the first dim with one index tensor (an embedding's
+    lookup, and its gradient added into a zero table), run natively (cpu/rows.py): rows
+    copied, put or added one index at a time, in the order the op's NumPy impl takes them,
+    so that the plan's native program can repeat it. Other arrays than planned (not
+    C-contiguous, another dtype) run through the impl, as a NodeStep does."""
+
+    def __init__(self, node, scatter: bool):
+        super().__init__(node)
+        self.scatter = scatter
+        data = node.inputs[0]
+        self.accumulate = bool(node.attrs.get("accumulate")) if scatter else False
+        self._dtype = data.dtype.numpy
+        self._rows = data.shape[0]
+        self._row = math.prod(data.shape[1:])
+        self._count = math.prod(node.inputs[-1].shape[1:])
+        kind = ("add" if self.accumulate else "put") if scatter else "gather"
+        self._function = rows.function(kind, self._dtype)
+        self.compiled = self  # Program._fail asks the failing step's `compiled`
+        self._keys = [id(value) for value in node.inputs]
+
+    @staticmethod
+    def check_status(status: int) -> None:
+        from ..cpu.jit import CompiledKernel
+
+        CompiledKernel.check_status(status)
+
+    def run(self, environment: dict) -> None:
+        arrays = [environment[key] for key in self._keys]
+        dtype = self._dtype
+        if self._function is None or not all(
+                array.__class__ is np.ndarray and array.flags.c_contiguous for array in arrays) \
+                or arrays[-1].dtype != np.int64 or \
+                any(array.dtype != dtype for array in arrays[:-1]):
+            super().run(environment)
+            return
+        record = environment.get(RECORD)
+        item = dtype.itemsize
+        if self.scatter:
+            data, values, index = arrays
+            out = np.empty_like(data)
+            np.copyto(out, data)
+            if record is not None:
+                record.copy(out, data)
+            row = self._row if self.accumulate else self._row * item
+            words = (out, values, index)
+        else:
+            data, index = arrays
+            out = np.empty(self.node.output.shape, dtype)
+            row = self._row * item
+            words = (data, out, index)
+        address = workers.data_address
+        table = np.array([*(address(array) for array in words), self._count, row, self._rows],
+                         np.int64)
+        status = rows.call(self._function, table)
+        if status:
+            self.check_status(status)
+        environment[id(self.node.output)] = out
+        if record is not None:
+            record.call(self._function, table.tolist(), (0, 1, 2), *arrays, out)
+
+    def describe(self) -> str:
+        return f"rows {self.node.op.name}"
+
+
 class NodesStep:
     """A group the backend could not compile, run node by node."""
 
@@ -105,7 +172,7 @@ class KernelStep:
         self.split = None  # a parallel.SplitKernel when the kernel runs on several cores
         self.nodes: list = []  # the graph nodes the kernel computes (in_place.py reads them)
 
-    def run(self, environment: dict) -> None:
+    def _inputs(self, environment: dict) -> list:
         inputs = []
         for key, shape, dtype in self._sources:
             array = environment[key]
@@ -114,13 +181,10 @@ class KernelStep:
                 # dtype: a mismatch must stop here, not read out of bounds.
                 self._mismatch(key, array)
             inputs.append(array if array.flags.c_contiguous else _contiguous(array))
-        reuse = environment.get(REUSE, False)
-        if reuse and self._all_kept and not self.writes_in_place:
-            results = list(self._kept)  # the steady state: every buffer kept from before
-        elif not self.writes_in_place and not any(self.reusable):
-            results = [np.empty(shape, dtype) for shape, dtype in self._results]
-        else:
-            results = self._buffers(environment, reuse)
+        return inputs
+
+    def _call(self, environment: dict, inputs: list, results: list, reuse: bool) -> None:
+        """Run the kernel (split over the cores where planned), reporting to a recording."""
         record = environment.get(RECORD)
         if record is not None and any(array is not environment[key] for array, (key, _, _)
                                       in zip(inputs, self._sources)):
@@ -134,6 +198,17 @@ class KernelStep:
                 table = np.array([self.compiled.entry_pointers(
                     [address(array) for array in (*inputs, *results)])], np.int64)
                 record.kernel(self.compiled.address, table, *inputs, *results)
+
+    def run(self, environment: dict) -> None:
+        inputs = self._inputs(environment)
+        reuse = environment.get(REUSE, False)
+        if reuse and self._all_kept and not self.writes_in_place:
+            results = list(self._kept)  # the steady state: every buffer kept from before
+        elif not self.writes_in_place and not any(self.reusable):
+            results = [np.empty(shape, dtype) for shape, dtype in self._results]
+        else:
+            results = self._buffers(environment, reuse)
+        self._call(environment, inputs, results, reuse)
         for (key, reshape), result in zip(self._targets, results):
             environment[key] = result.reshape(reshape) if reshape is not None else result
 
@@ -176,6 +251,117 @@ class KernelStep:
                           for output, target in zip(self.kernel.outputs, self.in_place))
         return (f"kernel {self.kernel.name}{list(self.kernel.shape)}: {ops} -> "
                 f"{len(self.kernel.outputs)} outputs ({kinds})")
+
+
+class AllocateStep:
+    """The array of a value that later steps write part by part (RegionKernelStep): a cat's
+    pieces, or an embed_slice's zeros and its slice. Taken from the value's planned slot
+    (buffers.py) when the run may keep buffers, else allocated for this call; or, `within`
+    (placement.py), a C-contiguous part of another such array that it is a piece of."""
+
+    def __init__(self, node):
+        self.node = node
+        self.value = node.output
+        self._shape, self._dtype = node.output.shape, node.output.dtype.numpy
+        self.reusable = [False]
+        self.slots: list = [None]
+        self._kept = None
+        self.within = None  # (the enclosing array's Value, region slices) when placed there
+
+    def run(self, environment: dict) -> None:
+        if self.within is not None:
+            outer, region = self.within
+            array = environment[id(outer)][region].reshape(self._shape)
+        elif self.reusable[0] and environment.get(REUSE, False):
+            if self._kept is None:
+                self._kept = self.slots[0].take(self._shape, self._dtype)
+            array = self._kept
+        else:
+            array = np.empty(self._shape, self._dtype)
+        environment[id(self.value)] = array
+        record = environment.get(RECORD)
+        if record is not None:
+            record.view(array)  # nothing to run: the array is kept, or the program allocates it
+
+    def kept_arrays(self) -> list:
+        return [] if self._kept is None else [self._kept]
+
+    def describe(self) -> str:
+        where = f" in %{self.within[0].id}" if self.within is not None else ""
+        return f"allocate %{self.value.id} for {self.node.op.name}{where}"
+
+
+class PlacedKernelStep(KernelStep):
+    """A fused kernel some of whose outputs are stored straight into parts of arrays that
+    AllocateSteps made (placement.py: a cat's pieces written where the cat keeps them, with
+    the part's strides), the others as a KernelStep stores them. `regions[i]`: (the array's
+    Value, region slices) for a placed output, else None; a placed output's own value is read
+    by no other step, so it has no array of its own."""
+
+    def __init__(self, kernel: Kernel, compiled, sources: list, outputs: list, regions: list):
+        super().__init__(kernel, compiled, sources, outputs)
+        self.regions = [None if region is None else
+                        (region[0], tuple(slice(*bounds) for bounds in region[1]))
+                        for region in regions]
+        # The part, reshaped to the kernel's space where the piece is the kernel's value
+        # reshaped (a [1, batch, n] part of a [batch, n] kernel).
+        self._placed = []
+        for region in self.regions:
+            if region is None:
+                self._placed.append(None)
+                continue
+            shape = tuple(len(range(part.start, part.stop, part.step)) for part in region[1])
+            self._placed.append((id(region[0]), region[1],
+                                 None if shape == tuple(kernel.shape) else kernel.shape))
+
+    def run(self, environment: dict) -> None:
+        inputs = self._inputs(environment)
+        reuse = environment.get(REUSE, False)
+        results = []
+        for index, (shape, dtype) in enumerate(self._results):
+            placed = self._placed[index]
+            if placed is not None:
+                part = environment[placed[0]][placed[1]]
+                results.append(part if placed[2] is None else part.reshape(placed[2]))
+            elif reuse and self.reusable[index]:
+                if self._kept[index] is None:
+                    self._kept[index] = self.slots[index].take(shape, dtype)
+                results.append(self._kept[index])
+            else:
+                results.append(np.empty(shape, dtype))
+        self._call(environment, inputs, results, reuse)
+        for (key, reshape), result, placed in zip(self._targets, results, self._placed):
+            if placed is None:
+                environment[key] = result.reshape(reshape) if reshape is not None else result
+
+    def describe(self) -> str:
+        text = super().describe()
+        targets = sorted({f"%{region[0].id}" for region in self.regions if region is not None})
+        return f"{text}, stored into {', '.join(targets)}"
+
+
+class RegionKernelStep(KernelStep):
+    """A kernel that stores into parts of the array an AllocateStep made for `target`, each
+    output into its region (a tuple of slices of that array): a cat's piece copied into
+    place, an embed_slice's zeros."""
+
+    def __init__(self, kernel: Kernel, compiled, sources: list, target, regions: list):
+        super().__init__(kernel, compiled, sources, [])
+        self.target = target
+        self._target = id(target)
+        self.regions = [tuple(slice(*bounds) for bounds in region) for region in regions]
+
+    def run(self, environment: dict) -> None:
+        inputs = self._inputs(environment)
+        base = environment[self._target]
+        self._call(environment, inputs, [base[region] for region in self.regions],
+                   environment.get(REUSE, False))
+
+    def kept_arrays(self) -> list:
+        return [] if self.split is None else self.split.kept_arrays()
+
+    def describe(self) -> str:
+        return f"kernel {self.kernel.name}{list(self.kernel.shape)}: into %{self.target.id}"
 
 
 def _contiguous(array: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..graph import Graph
+from ..graph import Graph, collection_paused
 from ..printer import format_graph
 from ..verifier import verify
 from .constant_folding import constant_folding
@@ -24,12 +24,14 @@ from .cse import common_subexpression_elimination
 from .dead_code import dead_code_elimination
 from .products import product_simplification
 from .simplify import algebraic_simplification
+from .slices import slice_simplification
 
 # Simplification exposes folding and merging opportunities and the other way round, so the
 # list runs again until a round changes nothing; each round can only shrink the graph, and the
 # bound keeps a pathological graph from costing more.
 DEFAULT_PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
     ("simplify", algebraic_simplification),
+    ("slices", slice_simplification),
     ("products", product_simplification),
     ("fold", constant_folding),
     ("cse", common_subexpression_elimination),
@@ -132,15 +134,16 @@ def run_pipeline(graph: Graph, *, passes=None, dump: Iterable[str] | None = None
     whose graph text before and after each run is collected in `report.dumps`; names in the
     environment variable AUTOJIT_DUMP_PASSES are printed to stderr as well.
     """
-    current = verify(graph)
-    result, report = _run_passes(current, passes, dump, max_rounds, verify_each=False)
-    try:
-        verify(result)
-    except Exception:
-        # Verifying once at the end keeps compiles fast; to name the pass that broke the
-        # graph, run again verifying after every pass (raises from the culprit).
-        _run_passes(current, passes, (), max_rounds, verify_each=True)
-        raise
+    with collection_paused():
+        current = verify(graph)
+        result, report = _run_passes(current, passes, dump, max_rounds, verify_each=False)
+        try:
+            verify(result)
+        except Exception:
+            # Verifying once at the end keeps compiles fast; to name the pass that broke the
+            # graph, run again verifying after every pass (raises from the culprit).
+            _run_passes(current, passes, (), max_rounds, verify_each=True)
+            raise
     return result, report
 
 

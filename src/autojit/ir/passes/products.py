@@ -16,9 +16,30 @@ Two rewrites of 2-D `matmul` nodes, both common in adjoint graphs:
   products, expanded. The reductions then fuse into the kernels that make their operands,
   where BLAS took 24-28 us for a 1x128 by 128x256 product through a stride-0 view.
 
+Three more turn batched products into one 2-D product, which the plan runs through the
+generated gemm and its native program (a batched product runs through NumPy's matmul, one
+library call per matrix, off the native program):
+
+- `x @ w` with x of three dims or more and w a matrix (every step's input projection of an
+  LSTM at once, a Linear layer over a batch of sequences) -> the product of x's rows as one
+  matrix, reshaped back; where x is a transposed view whose last dim stays last (a
+  batch-first sequence read time-major), the product of the untransposed value, transposed
+  after, so that the rows are x's memory;
+- `(a @ b).sum(batch dims)` with a and b batched alike (the weight gradient of such a
+  product: every step's x^T @ g summed) -> one product over the batch folded into the inner
+  dim, `a'` [m, batch * k] times `b'` [batch * k, n];
+- a sum of 2-D products `a_1 @ b_1 + a_2 @ b_2 + ...` that nothing else reads term by term
+  (an LSTM's hidden weight gradient: one `g_t^T @ h_t` per time step) -> `cat(a_i, 1) @
+  cat(b_i, 0)`, one product of inner extent the sum of theirs, where copying the operands
+  moves fewer bytes than adding each term into the result. Where the `a_i` are
+  transposes of values that some cat in the graph joins (the gradients of every time step's
+  gates, joined into the input projection's gradient) the terms take that cat's order, so
+  that the cat built here is the same node (CSE merges them) and the product reads it.
+
 Unlike algebraic simplification (simplify.py) these are not bitwise: a sum taken before a
-multiplication by a broadcast factor, or a product of transposes, rounds as another order of
-the same sum would, which is the freedom BLAS already takes inside every product.
+multiplication by a broadcast factor, a product of transposes, or a sum of products taken
+as one product, rounds as another order of the same sum would, which is the freedom BLAS
+already takes inside every product.
 """
 
 from __future__ import annotations
@@ -147,20 +168,204 @@ def _uses(graph: Graph) -> dict:
     return uses
 
 
+def _known(*shapes) -> bool:
+    return all(isinstance(extent, int) for shape in shapes for extent in shape)
+
+
+def _flattened_product(rewriter: GraphRewriter, node: Node, inputs: list):
+    """`x @ w`, x of 3 dims or more and w 2-D -> one 2-D product of x's rows, reshaped."""
+    x, w = inputs
+    out = node.output
+    if not (isinstance(x, Value) and isinstance(w, Value)) or len(x.shape) < 3 or \
+            len(w.shape) != 2 or not _known(x.shape, w.shape):
+        return None
+    order = None
+    permute = _producer(x, layout.PERMUTE)
+    if permute is not None and tuple(permute.attrs["dims"])[-1] == len(x.shape) - 1:
+        # Rows permuted among themselves: multiply the source's rows and permute the result.
+        order, x = tuple(permute.attrs["dims"]), permute.inputs[0]
+    rows = _emit(rewriter, layout.RESHAPE, [x], {"shape": (_count(x.shape[:-1]), x.shape[-1])})
+    product = _emit(rewriter, linalg.MATMUL, [rows, w], {})
+    result = _emit(rewriter, layout.RESHAPE, [product],
+                   {"shape": tuple(x.shape[:-1]) + (w.shape[1],)})
+    if order is not None:
+        result = _emit(rewriter, layout.PERMUTE, [result], {"dims": order})
+    return result if result.shape == out.shape and result.dtype is out.dtype else None
+
+
+def _count(shape) -> int:
+    total = 1
+    for extent in shape:
+        total *= extent
+    return total
+
+
+def _summed_batch_product(rewriter: GraphRewriter, node: Node, inputs: list, uses: dict):
+    """`(a @ b).sum(batch dims)`, a and b batched alike, the product read only here -> one
+    2-D product over the batch folded into the inner dim (then reshaped to the sum's)."""
+    product = _producer(node.inputs[0], linalg.MATMUL)
+    if product is None or uses.get(id(product.output), 0) != 1:
+        return None
+    a, b = rewriter.operands(product)
+    rewriter.operands(node)
+    out = node.output
+    if not (isinstance(a, Value) and isinstance(b, Value)) or len(a.shape) < 3 or \
+            len(a.shape) != len(b.shape) or a.shape[:-2] != b.shape[:-2] or \
+            not _known(a.shape, b.shape) or a.dtype is not b.dtype or \
+            not a.dtype.is_floating_point:
+        return None
+    batch = len(a.shape) - 2
+    if tuple(sorted(node.attrs["dim"])) != tuple(range(batch)) or \
+            node.attrs.get("dtype") is not None:
+        return None
+    (m, k), n = a.shape[-2:], b.shape[-1]
+    count = _count(a.shape[:-2])
+    # a' = a's matrices side by side: its transpose is a^T's rows stacked, a reshape of a
+    # view that is free where a is itself a transposed view (a weight gradient's x^T).
+    dims = tuple(range(batch)) + (batch + 1, batch)
+    stacked = _emit(rewriter, layout.RESHAPE, [_emit(rewriter, layout.PERMUTE, [a],
+                                                     {"dims": dims})], {"shape": (count * k, m)})
+    left = _emit(rewriter, layout.PERMUTE, [stacked], {"dims": (1, 0)})
+    right = _emit(rewriter, layout.RESHAPE, [b], {"shape": (count * k, n)})
+    result = _emit(rewriter, linalg.MATMUL, [left, right], {})
+    if result.shape != out.shape:
+        result = _emit(rewriter, layout.RESHAPE, [result], {"shape": out.shape})
+    return result if result.dtype is out.dtype else None
+
+
+def _product_terms(root: Node, uses: dict) -> list:
+    """The terms of the sum `root` (an add) ends, through adds of its type read only once."""
+    out = root.output
+    terms: list = []
+
+    def walk(value) -> None:
+        add = _producer(value, ew.ADD)
+        if add is not None and add is not root and (uses.get(id(value), 0) != 1 or
+                                                    value.shape != out.shape or
+                                                    value.dtype is not out.dtype):
+            add = None
+        if add is None:
+            terms.append(value)
+            return
+        for operand in add.inputs:
+            walk(operand)
+
+    for operand in root.inputs:
+        walk(operand)
+    return terms
+
+
+def _cat_orders(graph: Graph) -> dict:
+    """id(value) -> (cat node, position) for each value a cat joins through a reshape that
+    adds a leading dim of 1 (a time step's gradient joined along time)."""
+    orders: dict = {}
+    for node in graph.nodes:
+        if node.op is not layout.CAT or node.attrs.get("dim") != 0:
+            continue
+        for position, piece in enumerate(node.inputs):
+            reshape = _producer(piece, layout.RESHAPE)
+            if reshape is not None and isinstance(reshape.inputs[0], Value) and \
+                    tuple(piece.shape) == (1,) + tuple(reshape.inputs[0].shape):
+                orders[id(reshape.inputs[0])] = (node, position)
+    return orders
+
+
+def _joined_products(rewriter: GraphRewriter, root: Node, uses: dict, orders: dict):
+    """A sum of 2-D products, each read only by the sum -> one product of cats."""
+    out = root.output
+    if len(out.shape) != 2 or not out.dtype.is_floating_point or not _known(out.shape):
+        return None
+    terms = _product_terms(root, uses)
+    products = []
+    for term in terms:
+        product = _producer(term, linalg.MATMUL)
+        if product is not None and uses.get(id(term), 0) == 1 and all(
+                isinstance(x, Value) and len(x.shape) == 2 and x.dtype is out.dtype
+                for x in product.inputs) and term.shape == out.shape:
+            products.append(product)
+    if len(products) < 2:
+        return None
+    # One product of cats copies the operands once, (m + n) * K elements for an inner extent
+    # K in all; one gemm per term adding into the last's result (matmul_steps.py's epilogue)
+    # reads and writes the m x n result once per term. Join only where the copies are the
+    # smaller traffic: many terms of small inner extent (64 time steps' g_t^T @ h_t, each
+    # over a batch of 32, into a 1024 x 256 gradient), not two products of square matrices.
+    (m, n), inner = out.shape, sum(product.inputs[0].shape[1] for product in products)
+    if inner * (m + n) >= (len(products) - 1) * m * n:
+        return None
+    others = [term for term in terms if _producer(term, linalg.MATMUL) not in products]
+    # The order of the terms: a cat's that joins the untransposed left operands, if one does.
+    sources = [_producer(product.inputs[0], layout.PERMUTE) for product in products]
+    if all(source is not None and tuple(source.attrs["dims"]) == (1, 0) for source in sources):
+        places = [orders.get(id(source.inputs[0])) for source in sources]
+        if all(place is not None for place in places) and \
+                len({id(place[0]) for place in places}) == 1:
+            ranked = sorted(zip(places, products), key=lambda pair: pair[0][1])
+            products = [product for _, product in ranked]
+    rewriter.operands(root)
+    lefts = [rewriter.operand(product.inputs[0]) for product in products]
+    rights = [rewriter.operand(product.inputs[1]) for product in products]
+    transposed = [_producer(left, layout.PERMUTE) for left in lefts]
+    if all(source is not None and tuple(source.attrs["dims"]) == (1, 0)
+           for source in transposed):
+        # cat(g_i^T, 1) is cat(g_i, 0)^T: join the gradients as rows (a cat along time,
+        # shaped as the one that joins them already, where there is one).
+        pieces = [_emit(rewriter, layout.RESHAPE, [source.inputs[0]],
+                        {"shape": (1,) + tuple(source.inputs[0].shape)})
+                  for source in transposed]
+        if len({piece.shape for piece in pieces}) == 1:
+            joined = _emit(rewriter, layout.CAT, pieces, {
+                "dim": 0, "sizes": (1,) * len(pieces)})
+            rows = _emit(rewriter, layout.RESHAPE, [joined], {
+                "shape": (len(pieces) * pieces[0].shape[1], pieces[0].shape[2])})
+        else:
+            rows = _emit(rewriter, layout.CAT, [source.inputs[0] for source in transposed], {
+                "dim": 0, "sizes": tuple(source.inputs[0].shape[0] for source in transposed)})
+        left = _emit(rewriter, layout.PERMUTE, [rows], {"dims": (1, 0)})
+    else:
+        left = _emit(rewriter, layout.CAT, lefts, {
+            "dim": 1, "sizes": tuple(value.shape[1] for value in lefts)})
+    right = _emit(rewriter, layout.CAT, rights, {
+        "dim": 0, "sizes": tuple(value.shape[0] for value in rights)})
+    result = _emit(rewriter, linalg.MATMUL, [left, right], {})
+    for term in others:
+        result = _emit(rewriter, ew.ADD, [result, rewriter.operand(term)], {})
+    return result if result.shape == out.shape and result.dtype is out.dtype else None
+
+
+def _sum_root(node: Node, uses: dict, readers: dict) -> bool:
+    out = node.output
+    if uses.get(id(out), 0) != 1:
+        return True
+    reader = readers.get(id(out))
+    return reader is None or reader.op is not ew.ADD or reader.output.shape != out.shape or \
+        reader.output.dtype is not out.dtype
+
+
 def product_simplification(graph: Graph) -> Graph:
-    """Transposed products computed as products of transposes, and products of broadcast
-    operands as sums (see the module docstring). Values keep their shapes and dtypes; nodes
-    made dead are left to dead-code elimination."""
+    """Transposed products computed as products of transposes, products of broadcast
+    operands as sums, and batched products and sums of products as single 2-D products (see
+    the module docstring). Values keep their shapes and dtypes; nodes made dead are left to
+    dead-code elimination."""
     rewriter = GraphRewriter(graph)
     uses = _uses(graph)
+    readers = {id(operand): node for node in graph.nodes for operand in node.inputs
+               if isinstance(operand, Value)}
+    orders = _cat_orders(graph)
     for node in graph.nodes:
         inputs = rewriter.operands(node)
         result = None
         if node.op is linalg.MATMUL and all(isinstance(x, Value) and len(x.shape) == 2
                                             for x in inputs):
             result = _broadcast_product(rewriter, node, inputs)
+        elif node.op is linalg.MATMUL:
+            result = _flattened_product(rewriter, node, inputs)
         elif node.op is layout.PERMUTE:
             result = _transposed_product(rewriter, node, inputs, uses)
+        elif node.op is reduction.SUM:
+            result = _summed_batch_product(rewriter, node, inputs, uses)
+        elif node.op is ew.ADD and _sum_root(node, uses, readers):
+            result = _joined_products(rewriter, node, uses, orders)
         if result is not None:
             rewriter.alias(node, result)
         else:

@@ -69,6 +69,17 @@ def test_a_large_product_wider_than_tall_splits_by_columns():
                                atol=1e-3)
 
 
+@pytest.mark.parametrize("native", [False, True])
+def test_a_large_product_over_a_few_rows_is_one_part(native):
+    """An extent below the least rows of a part still makes one part (0 parts divided by 0)."""
+    parts, by_columns = blas._parts(4, 1 << 20, 8, native)
+    assert parts == 1 and by_columns in (False, True)
+    a, b = array(4, 4096), array(4096, 8)
+    out = np.empty((4, 8), dtype=a.dtype)
+    blas.gemm(a, b, out, 1.0, 0.0)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
 def test_more_records_than_cores_run_in_rounds():
     pool = workers.shared()
     a, b = array(64, 32), array(32, 48)

@@ -154,7 +154,8 @@ def _parts(rows: int, inner: int, columns: int, native: bool = False) -> tuple:
     extent = columns if by_columns else rows
     parts = 1
     if count > 1 and rows * inner * columns >= threshold:
-        parts = min(count, extent // _MIN_ROWS)
+        # A large product over few rows (or columns) still has one part.
+        parts = max(1, min(count, extent // _MIN_ROWS))
     return parts, by_columns
 
 
@@ -315,7 +316,8 @@ def gemm_records(a: np.ndarray, b: np.ndarray, out: np.ndarray, alpha: float, be
     inner = a.shape[1]
     extent = columns if by_columns else rows
     records = []
-    for part in range(max(parts, 1)):
+    parts = max(parts, 1)
+    for part in range(parts):
         start, stop = extent * part // parts, extent * (part + 1) // parts
         if by_columns:
             shape = (rows, stop - start)

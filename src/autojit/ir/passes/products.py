@@ -46,23 +46,16 @@ from __future__ import annotations
 
 from ...ops import elementwise as ew
 from ...ops import layout, linalg, reduction
-from ...ops.registry import infer
 from ..graph import Graph, Node, Value
-from .rewriter import GraphRewriter, symbolic
+from .rewriter import GraphRewriter, sum_terms
+from .rewriter import emit_inferred as _emit
+from .rewriter import producer_of as _producer
 
 TRANSPOSE = {"dims": (1, 0)}
 
 
-def _producer(value, op):
-    """The node of `op` that made `value`, or None."""
-    if isinstance(value, Value) and value.producer is not None and value.producer.op is op:
-        return value.producer
-    return None
 
 
-def _emit(rewriter: GraphRewriter, op, inputs: list, attrs: dict) -> Value:
-    shape, dtype = infer(op, tuple(symbolic(operand) for operand in inputs), attrs)
-    return rewriter.emit(op, inputs, attrs, shape, dtype)
 
 
 def _transpose(rewriter: GraphRewriter, value: Value) -> Value:
@@ -233,26 +226,6 @@ def _summed_batch_product(rewriter: GraphRewriter, node: Node, inputs: list, use
     return result if result.dtype is out.dtype else None
 
 
-def _product_terms(root: Node, uses: dict) -> list:
-    """The terms of the sum `root` (an add) ends, through adds of its type read only once."""
-    out = root.output
-    terms: list = []
-
-    def walk(value) -> None:
-        add = _producer(value, ew.ADD)
-        if add is not None and add is not root and (uses.get(id(value), 0) != 1 or
-                                                    value.shape != out.shape or
-                                                    value.dtype is not out.dtype):
-            add = None
-        if add is None:
-            terms.append(value)
-            return
-        for operand in add.inputs:
-            walk(operand)
-
-    for operand in root.inputs:
-        walk(operand)
-    return terms
 
 
 def _cat_orders(graph: Graph) -> dict:
@@ -275,7 +248,7 @@ def _joined_products(rewriter: GraphRewriter, root: Node, uses: dict, orders: di
     out = root.output
     if len(out.shape) != 2 or not out.dtype.is_floating_point or not _known(out.shape):
         return None
-    terms = _product_terms(root, uses)
+    terms = sum_terms(root, uses)
     products = []
     for term in terms:
         product = _producer(term, linalg.MATMUL)

@@ -21,6 +21,7 @@ import struct
 import numpy as np
 
 from ...ops import elementwise as ew
+from ...ops.registry import infer
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from ..graph import Graph, Input, Node, Output, Value
@@ -183,3 +184,39 @@ def structural_key(item):
         array = np.ascontiguousarray(item)
         return ("array", array.dtype.str, array.shape, array.tobytes())
     return ("unique", _Unique())
+
+
+def producer_of(value, op) -> Node | None:
+    """The node of `op` that made `value`, or None."""
+    if isinstance(value, Value) and value.producer is not None and value.producer.op is op:
+        return value.producer
+    return None
+
+
+def emit_inferred(rewriter: GraphRewriter, op, inputs: list, attrs: dict) -> Value:
+    """A new node of `op`, its shape and dtype given by the op's rules."""
+    shape, dtype = infer(op, tuple(symbolic(operand) for operand in inputs), attrs)
+    return rewriter.emit(op, inputs, attrs, shape, dtype)
+
+
+def sum_terms(root: Node, uses: dict) -> list:
+    """The terms of the sum `root` (an add) ends: operands reached through adds of the root's
+    shape and dtype that nothing else reads, in the order they are added."""
+    out = root.output
+    terms: list = []
+
+    def walk(value) -> None:
+        add = producer_of(value, ew.ADD)
+        if add is not None and add is not root and (uses.get(id(value), 0) != 1 or
+                                                    value.shape != out.shape or
+                                                    value.dtype is not out.dtype):
+            add = None
+        if add is None:
+            terms.append(value)
+            return
+        for operand in add.inputs:
+            walk(operand)
+
+    for operand in root.inputs:
+        walk(operand)
+    return terms

@@ -25,20 +25,10 @@ from __future__ import annotations
 
 from ...ops import elementwise as ew
 from ...ops import layout
-from ...ops.registry import infer
 from ..graph import Graph, Node, Value
-from .rewriter import GraphRewriter, symbolic
-
-
-def _producer(value, op):
-    if isinstance(value, Value) and value.producer is not None and value.producer.op is op:
-        return value.producer
-    return None
-
-
-def _emit(rewriter: GraphRewriter, op, inputs: list, attrs: dict) -> Value:
-    shape, dtype = infer(op, tuple(symbolic(operand) for operand in inputs), attrs)
-    return rewriter.emit(op, inputs, attrs, shape, dtype)
+from .rewriter import GraphRewriter, sum_terms
+from .rewriter import emit_inferred as _emit
+from .rewriter import producer_of as _producer
 
 
 def _plain(slices) -> bool:
@@ -95,27 +85,6 @@ def _sliced_embed(rewriter: GraphRewriter, node: Node, inputs: list):
     return None
 
 
-def _leaves(root: Node, uses: dict) -> list:
-    """The terms of the sum `root` ends: operands reached through `add` nodes of the root's
-    type that nothing else reads, in the order they are added."""
-    out = root.output
-    terms: list = []
-
-    def walk(value) -> None:
-        add = _producer(value, ew.ADD)
-        if add is not None and add is not root and (uses.get(id(value), 0) != 1 or
-                                                    value.shape != out.shape or
-                                                    value.dtype is not out.dtype):
-            add = None
-        if add is None:
-            terms.append(value)
-            return
-        for operand in add.inputs:
-            walk(operand)
-
-    for operand in root.inputs:
-        walk(operand)
-    return terms
 
 
 def _part(value, out: Value, uses: dict):
@@ -139,7 +108,7 @@ def _part(value, out: Value, uses: dict):
 def _joined_embeds(rewriter: GraphRewriter, root: Node, uses: dict):
     """The sum ending at `root` with its embeds of disjoint parts as one cat, or None."""
     out = root.output
-    terms = _leaves(root, uses)
+    terms = sum_terms(root, uses)
     parts = [_part(term, out, uses) for term in terms]
     axes = {part[0] for part in parts if part is not None}
     if len(axes) != 1:

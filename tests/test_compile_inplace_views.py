@@ -348,3 +348,53 @@ def test_views_of_random_draws_compile_as_eager():
             for got, want in zip(mine, expected):
                 np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert len(compiled.executables) == 1
+
+
+def laid_out_results(lib, x):
+    # Eager's results keep the layout eager's ops give them: transposed, a strided window
+    # of a larger value, a broadcast; a write through their reshape misses them (a copy).
+    return (x.t() * 2, (x * 2)[:, 1:3], x.t().clone(), (x + 1).t(), (x * 3)[0].expand(2, 4),
+            x * 4)
+
+
+def test_returned_values_are_laid_out_as_eager_lays_them_out():
+    compiled = autojit.compile(lambda x: laid_out_results(autojit, x))
+    eager = laid_out_results(autojit, autojit.tensor(X))
+    for _ in range(2):
+        expected = laid_out_results(torch, torch.tensor(X))
+        results = compiled(autojit.tensor(X))
+        for mine, mine_eager, theirs in zip(results, eager, expected, strict=True):
+            assert mine.stride() == mine_eager.stride() == theirs.stride()
+            assert mine.is_contiguous() == theirs.is_contiguous()
+            np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+        for mine, theirs in zip(results[:4] + results[5:], expected[:4] + expected[5:]):
+            mine.reshape(-1)[0].fill_(-7)
+            theirs.reshape(-1)[0].fill_(-7)
+            np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+    assert len(compiled.executables) == 1
+
+
+def test_an_argument_with_another_layout_is_traced_again():
+    # Whether the clone's reshape is a view (a row-major argument) or a copy (a transposed
+    # one) was decided by the traced argument's layout: a call with the other layout must
+    # not run that decision.
+    def program(lib, a):
+        z = a.clone()
+        z.reshape(-1)[0].mul_(10)
+        return z
+
+    compiled = autojit.compile(lambda a: program(autojit, a))
+    def argument(lib, values, layout):
+        return lib.tensor(values) if layout == "rows" else lib.tensor(values.T.copy()).t()
+
+    for values in (X + 1, X * 2 - 3):
+        for layout in ("rows", "columns", "rows"):
+            expected = program(torch, argument(torch, values, layout)).numpy()
+            np.testing.assert_array_equal(
+                program(autojit, argument(autojit, values, layout)).numpy(), expected)
+            np.testing.assert_array_equal(compiled(argument(autojit, values, layout)).numpy(),
+                                          expected)
+    assert len(compiled.executables) == 2
+    reasons = [str(executable.guards.failure((autojit.tensor(X.T.copy()).t(),)))
+               for executable in compiled.executables]
+    assert any("argument 0 changed its memory layout" in reason for reason in reasons)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.eager_layout import lay_out
 from ..ir.graph import Graph, Value
 from ..ir.interpreter import interpret
 from ..ir.printing import fill_tokens, replay_prints
@@ -47,6 +48,9 @@ class Executable:
         # Names of "grad" outputs whose tensor's .grad the function assigned: each call leaves
         # a new tensor there, as eager does, instead of writing into the one already there.
         self.fresh_grads: set = set()
+        # Output name -> ir/eager_layout.OutputLayout of each result eager lays out other
+        # than row-major: each run's array is laid out so (result_template.py).
+        self.output_layouts: dict = {}
         # (captured tensor, or None and an argument position, count): how far each written
         # tensor's version counter moves per call, as eager's in-place ops move it; api.py
         # counts them while tracing. None (a graph built by hand): once per update output.
@@ -269,7 +273,8 @@ class _Recipe:
                     owner = (None, executable.arg_positions[graph.arg_inputs.index(entry)])
                 self.grads.append((index, *owner, output.value.dtype, fresh))
                 self.grad_owners[output.name] = owner
-        self.leaves = [(output.value.dtype, executable.requiring.get(output.name))
+        self.leaves = [(output.value.dtype, executable.requiring.get(output.name),
+                        executable.output_layouts.get(output.name))
                        for output in graph.outputs]
         # Symbolic scalars: each graph value's output index and Python kind, and where each
         # runtime scalar is read (RunBinding); the generators a failed value check puts back.
@@ -312,8 +317,9 @@ class _Recipe:
         return self._rebuild(template, arrays, node, args, {})
 
     def _output(self, index: int, arrays: tuple, node) -> Tensor:
-        dtype, number = self.leaves[index]
-        tensor = Tensor._make(arrays[index], dtype)
+        dtype, number, layout = self.leaves[index]
+        array = arrays[index] if layout is None else lay_out(arrays[index], layout)
+        tensor = Tensor._make(array, dtype)
         if number is not None:
             tensor._requires_grad = True
             tensor.grad_fn = node

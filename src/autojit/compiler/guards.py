@@ -21,6 +21,7 @@ import re
 
 import numpy as np
 
+from ..ir.eager_layout import layout_signature
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
@@ -39,7 +40,8 @@ class GuardSet:
         self._items: list = []
         self._constants: dict = {"Tensor": Tensor, "state": state, "dtypes": dtypes,
                                  "isnan": math.isnan, "copysign": math.copysign,
-                                 "separate": separate, "is_": operator.is_}
+                                 "separate": separate, "is_": operator.is_,
+                                 "layout_signature": layout_signature}
         self._names: dict = {}  # (prefix, id(value)) -> constant name
         self._displays: dict = {}  # constant name -> how str() shows it (a source path)
         self._tags: list = []  # per condition: what it is about (require's tag), or None
@@ -533,6 +535,31 @@ def separate(written: tuple, others: tuple) -> bool:
             elif array.__class__ is other.__class__ and array._root() is other._root():
                 return False  # device arrays (cuda/array.py) over the same allocation
     return True
+
+
+def layout_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,
+                      layout_reads: dict) -> None:
+    """Each argument or captured tensor whose layout the trace read to lay out a value as
+    eager does (ir/eager_layout.py: whether a view of it aliases, how a result is laid out)
+    keeps that layout's signature: a transposed argument where a row-major one was traced is
+    another trace."""
+    for entry in graph.inputs:
+        if id(entry.value) not in layout_reads:
+            continue
+        if entry.kind == "arg":
+            position = arg_positions[graph.arg_inputs.index(entry)]
+            array, expression = args[position]._data, f"args[{position}]._data"
+            what = f"argument {position}"
+        elif entry.kind == "captured":
+            array = entry.tensor._data
+            expression = f"{guards.constant(entry.tensor, 'T', entry.name)}._data"
+            what = f"captured tensor {entry.name}"
+        else:
+            continue
+        if array.__class__ is np.ndarray:
+            guards.require(f"layout_signature({expression}) == {layout_signature(array)!r}",
+                           f"{what} changed its memory layout (strides {array.strides} when "
+                           "traced)")
 
 
 def written_input_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,

@@ -5,8 +5,9 @@ tuple, as sort's (values, indices), with its type), lists and dicts whose leaves
 each returned tensor comes from on every call (compiler/executable.py rebuilds it after the
 run):
 
-- ("tensor", index): the graph's output `index`, a new tensor; the same index twice is the
-  same tensor object twice, as in eager;
+- ("tensor", index): the graph's output `index`, a new tensor, laid out as eager's array
+  would be (ir/eager_layout.py's OutputLayout); the same index twice is the same tensor
+  object twice, as in eager;
 - ("arg", position): the argument at that position itself (`return x` after `x.mul_(2)`);
 - ("object", tensor): a tensor from outside the function, itself (`return self.buffer`);
 - ("view", base, steps, detached, requires_grad): a view (or a detached alias) of a base that
@@ -30,6 +31,7 @@ later in-place write through the result miss the argument it should change.
 
 from __future__ import annotations
 
+from ..ir.eager_layout import eager_output_layout
 from ..ir.graph import Graph
 from ..ir.printing import TOKEN_MARK
 from ..tensor.symbolic import contains_symbolic, is_runtime
@@ -57,8 +59,14 @@ class Flattening:
         index = self.indices.get(id(tensor))
         if index is None:
             index = len(self.graph.outputs)
-            self.graph.add_output(self.tracer.value_of(tensor), f"out{index}")
+            name = f"out{index}"
+            self.graph.add_output(self.tracer.value_of(tensor), name)
             self.indices[id(tensor)] = index
+            # Eager's array may not be row-major (`a * 2` of a transposed `a`): each run's
+            # result is laid out as eager's, so that its views and strides are eager's too.
+            layout = eager_output_layout(self.tracer, tensor)
+            if layout is not None:
+                self.tracer.output_layouts[name] = layout
         return ("tensor", index)
 
     def base(self, tensor: Tensor, returned: set):

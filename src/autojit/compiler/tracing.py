@@ -38,6 +38,7 @@ from .guards import (
     arrays_to_compare,
     data_read_conditions,
     grad_condition,
+    layout_conditions,
     mode_conditions,
     observation_conditions,
     reachable_tensor_conditions,
@@ -625,6 +626,7 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
         if id(tensor) in grad_guarded and id(tensor) not in captured:
             grad_condition(guards, path, tensor, display, display)
     symbolic_conditions(guards, env)
+    layout_conditions(guards, args, graph, traced.arg_positions, traced.tracer.layout_reads)
     overlap = written_input_conditions(guards, args, graph, traced.arg_positions,
                                        traced.tracer.first_writes)
     guards.build()

@@ -40,14 +40,35 @@ def _hinted(item):
 
 
 def _input_array(tracer, value):
-    """The real host array behind a graph input (an argument or a captured tensor), or None."""
+    """The real host array behind a graph input (an argument or a captured tensor), or None.
+    The trace now depends on its layout (layout_signature): the tracer notes the input."""
     found = tracer._real_inputs.get(id(value))
     if found is None:
         # A captured tensor's data; other inputs (random draws) hold no array.
         found = next((getattr(entry.tensor, "_data", None) for entry in tracer.graph.inputs
                       if entry.value is value), None)
     # A device array: the device's eager kernels write row-major results.
-    return found if found.__class__ is np.ndarray else None
+    if found.__class__ is not np.ndarray:
+        return None
+    if found.ndim >= 2:
+        # One axis (or none): every layout gives row-major results through these ops.
+        tracer.layout_reads[id(value)] = value
+    return found
+
+
+def layout_signature(array) -> tuple:
+    """What eager's layout decisions read of an array's strides: its axes ordered by stride,
+    which neighbours in that order are packed against each other, whether the innermost is
+    packed, and the reversed and broadcast axes. Extents are left out, so that a new batch
+    size keeps the signature; size-1 axes are too, as NumPy's contiguity ignores them."""
+    strides, shape = array.strides, array.shape
+    axes = [axis for axis, extent in enumerate(shape) if extent != 1]
+    order = sorted(axes, key=lambda axis: -abs(strides[axis]))
+    packed = tuple(abs(strides[outer]) == abs(strides[inner]) * shape[inner]
+                   for outer, inner in zip(order, order[1:]))
+    innermost = not order or abs(strides[order[-1]]) == array.itemsize
+    return (tuple(order), packed, innermost, tuple(strides[axis] < 0 for axis in axes),
+            tuple(strides[axis] == 0 for axis in axes))
 
 
 def _array(stand_in, value):
@@ -108,3 +129,52 @@ def eager_stand_in(tracer, value):
         pending.extend((source, False) for source in _sources(tracer, current)
                        if id(source) not in known)
     return known[id(value)]
+
+
+class OutputLayout:
+    """How eager lays out a returned value: its element strides and offset in a buffer of
+    `span` elements at the traced `shape`, and its axes from outermost to innermost (the
+    layout kept when a dynamic size changes the shape)."""
+
+    def __init__(self, stand_in):
+        base = stand_in
+        while base.base is not None:
+            base = base.base
+        itemsize = stand_in.itemsize
+        self.shape = stand_in.shape
+        self.strides = tuple(stride // itemsize for stride in stand_in.strides)
+        self.offset = (stand_in.__array_interface__["data"][0] -
+                       base.__array_interface__["data"][0]) // base.itemsize
+        self.span = base.size
+        self.order = tuple(sorted(range(stand_in.ndim),
+                                  key=lambda axis: -abs(stand_in.strides[axis])))
+
+
+def eager_output_layout(tracer, tensor) -> OutputLayout | None:
+    """The layout of eager's array for a tensor the traced call returns, or None when it is
+    row-major (as the compiled run's arrays are): the layout of the value it had before its
+    first in-place write, which its storage keeps."""
+    value = tracer.first_values.get(id(tensor), (None, tensor._value))[1]
+    if value is None or value.producer is None:
+        return None
+    stand_in = eager_stand_in(tracer, value)
+    return None if stand_in is None else OutputLayout(stand_in)
+
+
+def lay_out(array, layout: OutputLayout):
+    """A copy of a compiled run's row-major `array` laid out as eager's (OutputLayout): at the
+    traced shape, in a buffer of the same span, strides and offset (a view of a larger
+    value, a broadcast, a transposition); at another shape, its axes in the same order."""
+    if array.__class__ is not np.ndarray:
+        return array  # a device array: the device's eager kernels write row-major results
+    if array.shape == layout.shape:
+        buffer = np.empty(layout.span, dtype=array.dtype)
+        result = np.lib.stride_tricks.as_strided(
+            buffer[layout.offset:], array.shape,
+            tuple(stride * array.itemsize for stride in layout.strides))
+    else:
+        inverse = np.argsort(layout.order)
+        result = np.empty(tuple(array.shape[axis] for axis in layout.order),
+                          dtype=array.dtype).transpose(inverse)
+    np.copyto(result, array)
+    return result

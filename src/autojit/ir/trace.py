@@ -147,6 +147,12 @@ class Tracer:
         # before the first write), whose layout its storage keeps.
         self.eager_layouts: dict = {}
         self.first_values: dict = {}
+        # id(Value) -> Value of each argument or captured input whose array's layout such a
+        # walk read: compiler/guards.py's layout_conditions keep it (a new layout is a new
+        # trace); and output name -> eager_layout.OutputLayout of each returned value that
+        # eager lays out other than row-major (compiler/executable.py lays it out so).
+        self.layout_reads: dict = {}
+        self.output_layouts: dict = {}
         self._argument_entries: dict = {}  # id(symbolic argument) -> its "arg" Input
         # id(Input) of an argument or captured tensor -> how many graph nodes existed when it
         # was first written: reads of other inputs from there on see eager's written memory.

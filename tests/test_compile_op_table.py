@@ -52,12 +52,8 @@ ALL_DTYPES = FLOATING + ("int32", "int64", "bool")
 KNOWN_FAILURES: dict = {
     # ---- sorting: results whose size depends on the data ----
     ("forward", "unique", None):
-        "unique's output shape depends on the data: a graph break, the call runs eagerly",
-    ("forward", "bincount", None):
-        "bincount's output shape depends on the data: a graph break, the call runs eagerly",
-    ("forward", "unique_consecutive", None):
-        "unique_consecutive's output shape depends on the data: a graph break, the call runs "
-        "eagerly",
+        "unique along a dim (the row's last sample) is a graph break, the call runs eagerly; "
+        "without one it compiles (tests/test_sorting_scans.py)",
 }
 
 # Rows that also run through backend="interpreter": one or two per family.

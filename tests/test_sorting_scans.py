@@ -5,8 +5,8 @@ back: values, dtypes and the names of the returned tuples, or the exception's ty
 The cases are the ones the op table's NumPy references leave out: NaN ordering, ties,
 integer and bool dtypes, 0-d tensors and empty dims, the out= argument, the method and in-place
 forms, and torch's errors. Gradients (first and second order) are compared with torch's too,
-and the ops whose result size depends on the data are checked to break a compiled function's
-graph rather than give a wrong result.
+and the ops whose result size depends on the data are checked to compile with the call's sizes
+(checked on every run) or to break a compiled function's graph, never to give a wrong result.
 """
 
 from __future__ import annotations
@@ -487,21 +487,59 @@ def test_not_differentiable_results_do_not_require_grad():
 
 # ---- compiled ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("function", [
-    lambda x: autojit.unique(x) * 2,
-    lambda x: autojit.bincount(x.long()).float(),
-    lambda x: autojit.unique(x, return_counts=True)[1],
-], ids=["unique", "bincount", "unique_counts"])
-def test_data_dependent_sizes_break_the_graph(function):
-    """unique and bincount cannot be traced: the compiled function warns and runs eagerly,
-    with eager's result, and fullgraph=True raises the GraphBreak."""
-    x = autojit.tensor([3.0, 1.0, 3.0, 0.0, 1.0, 1.0])
+def _unique_and_bincount(lib, x, labels, weights):
+    values, inverse, counts = lib.unique(x, return_inverse=True, return_counts=True)
+    return (values * 2, inverse, counts, lib.unique(x).sum(),
+            *lib.unique_consecutive(x, return_inverse=True, return_counts=True),
+            *lib.unique_consecutive(x, dim=1, return_inverse=True, return_counts=True),
+            lib.unique_consecutive(x.round(), dim=0), lib.bincount(labels),
+            lib.bincount(labels, minlength=7), lib.bincount(labels, weights=weights),
+            lib.bincount(labels, weights=weights.float()))
+
+
+def test_unique_and_bincount_compile_with_the_calls_sizes():
+    """While tracing, unique's count of distinct values, unique_consecutive's count of runs
+    and bincount's largest value are the call's, checked on every run (a split, as nonzero's
+    count): compiled equals eager equals torch, with no graph break, and another count is
+    another trace."""
+    compiled = autojit.compile(lambda *args: _unique_and_bincount(autojit, *args))
+    cases = [([3.0, 1.0, 3.0, NAN, 1.0, NAN], [3, 1, 3, 2, 1, 0]),
+             ([2.0, 2.0, 2.0, 2.0, 2.0, 2.0], [0, 0, 0, 0, 0, 0]),
+             ([3.0, 1.0, 3.0, NAN, 1.0, NAN], [5, 1, 3, 2, 1, 0]),
+             ([4.0, 4.0, 4.0, 0.0, 0.0, 2.0], [3, 1, 3, 2, 1, 0])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", autojit.CompileWarning)
+        for values, labels in cases:
+            arrays = (np.array(values).reshape(2, 3), np.array(labels), np.linspace(0, 1, 6))
+            expected = _unique_and_bincount(torch, *map(torch.tensor, arrays))
+            eager = _unique_and_bincount(autojit, *map(autojit.tensor, arrays))
+            got = compiled(*map(autojit.tensor, arrays))
+            for mine, mine_eager, theirs in zip(got, eager, expected, strict=True):
+                np.testing.assert_allclose(mine.numpy(), theirs.numpy())
+                np.testing.assert_allclose(mine_eager.numpy(), theirs.numpy())
+                assert mine.dtype == mine_eager.dtype
+                assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    # The first and third cases share their sizes (4 distinct values, the same shapes) but
+    # not the largest label: three traces in all.
+    assert len(compiled.executables) == 4
+
+
+def test_unique_along_a_dim_and_negative_bincounts_run_eagerly():
+    """unique along a dim cannot take its sizes from a trace: the compiled function warns and
+    runs eagerly; a negative label raises eager's error."""
+    x = autojit.tensor([[1.0, 2.0], [1.0, 2.0], [0.0, 3.0]])
+    function = lambda x: autojit.unique(x, dim=0) * 2  # noqa: E731
     compiled = autojit.compile(function)
     with pytest.warns(autojit.CompileWarning, match="graph break"):
         result = compiled(x)
     assert result.tolist() == function(x).tolist()
     with pytest.raises(GraphBreak):
         autojit.compile(function, fullgraph=True)(x)
+    counting = autojit.compile(lambda labels: autojit.bincount(labels))
+    with pytest.raises(RuntimeError, match="non-negative integral inputs"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", autojit.CompileWarning)
+        counting(autojit.tensor([1, -1, 2]))
 
 
 def test_tril_and_triu_fuse_into_one_kernel():

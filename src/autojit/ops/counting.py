@@ -1,9 +1,10 @@
 """Counting: unique, bincount (results whose size depends on the data) and histc.
 
 unique and bincount give as many entries as the data has distinct values, or as its largest
-value says: a trace cannot know that size, so while tracing they are a graph break (the
-compiled function runs eagerly), as nonzero is; eagerly they run in NumPy on the host (a CUDA
-tensor's data is copied there and the results copied back). histc has `bins` entries whatever
+value says: while tracing, that size is the call's, checked on every run (a split of the
+graph, as nonzero's count is), and the results are built from graph ops (a sort and a
+scatter); unique along a `dim` is a graph break. Eagerly they run in NumPy on the host (a
+CUDA tensor's data is copied there and the results copied back). histc has `bins` entries whatever
 the data, so it is a primitive, with an extern lowering ("histogram") that a compiled CPU plan
 runs through its NumPy impl; its impl follows torch's arithmetic so that values on the edge of
 a bin land in the same bin. None of these is differentiable.
@@ -35,7 +36,11 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa
            return_counts: bool = False, dim: int | None = None):
     """The distinct values of x, sorted (distinct slices along `dim` when given), with, as
     asked, the index of each entry's value among them and how often each occurs. NaNs are all
-    distinct. The result's size depends on the data, so this is a graph break while tracing."""
+    distinct. The result's size depends on the data: while a compiled function is traced
+    (dim=None), the count of distinct values is this call's, checked on every run, as
+    nonzero's is (a split of the graph); with `dim` it is a graph break."""
+    if dim is None and is_traced(x):
+        return _unique_traced(x, return_inverse, return_counts)
     data = x._host("unique()")
     if dim is None:
         values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True,
@@ -57,6 +62,60 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa
     return result[0] if len(result) == 1 else tuple(result)
 
 
+def is_traced(x: Tensor) -> bool:
+    """Whether x is a value of a trace that can take this call's data-dependent sizes."""
+    from ..tensor.state import state
+
+    tracer = state.tracer
+    return x._data is None and tracer is not None and tracer.evaluates and not x._batched
+
+
+def _unique_traced(x: Tensor, return_inverse: bool, return_counts: bool):
+    """unique from graph ops: runs of the sorted values (runs_traced)."""
+    return runs_traced(x, None, return_inverse, return_counts, ordered=True)
+
+
+def runs_traced(x: Tensor, dim, return_inverse: bool, return_counts: bool, ordered: bool):
+    """unique (`ordered`: of the sorted values) or unique_consecutive from graph ops: a run of
+    equal values (slices along `dim`) starts where one differs from the one before it (a NaN
+    differs from every value, so each NaN is its own run, as eagerly); the number of runs is
+    the call's, checked on every run of the graph, and the rest follows from it."""
+    from .indexing import index_select, index_tensor
+    from .layout import cat, movedim, reshape
+    from .masked import nonzero_static
+    from .scans import cumsum
+    from .scatter import scatter
+    from .sorting import sort
+
+    order = None
+    if dim is None:
+        axis, rows = 0, reshape(x, -1)
+        if ordered:
+            rows, order = sort(rows, stable=True)
+        changed = rows[1:] != rows[:-1]
+    else:
+        axis = normalize_dim(dim, x.ndim)
+        rows = reshape(movedim(x, axis, 0), (x.shape[axis], -1))
+        changed = (rows[1:] != rows[:-1]).any(1)
+    total = rows.shape[0]
+    starts = cat([changed.new_ones((min(total, 1),)), changed])
+    count = starts.sum().item().specialize("unique() (its result's size depends on the data)")
+    positions = reshape(nonzero_static(starts, size=count), -1)
+    if dim is None:
+        result = [index_tensor(rows, reshape(positions, 1, -1), (0,))]
+    else:
+        result = [index_select(x, axis, positions)]
+    if return_inverse:
+        runs = cumsum(starts, 0) - 1
+        if order is not None:
+            runs = scatter(runs.new_zeros(runs.shape), 0, order, runs)
+        result.append(reshape(runs, tuple(x.shape) if dim is None else (total,)))
+    if return_counts:
+        ends = cat([positions[1:], positions.new_full((min(count, 1),), total)])
+        result.append(ends - positions)
+    return result[0] if len(result) == 1 else tuple(result)
+
+
 # ---- bincount ---------------------------------------------------------------------------------
 
 def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
@@ -68,6 +127,8 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
                                   f"'{SCALAR_TYPE_NAMES[x.dtype.name]}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
+    if is_traced(x) and x.ndim == 1 and (weights is None or weights._data is None):
+        return _bincount_traced(x, weights, minlength)
     data = x._host("bincount()")
     if data.ndim != 1 or (data.size and data.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -80,6 +141,30 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
     counts = np.bincount(data, weights=weights._host("bincount()").astype(np.float64),
                          minlength=minlength)
     return _on_device_of(x, counts.astype(dtype.numpy), dtype)
+
+
+def _bincount_traced(x: Tensor, weights: Tensor | None, minlength: int) -> Tensor:
+    """bincount from graph ops: the largest value (and whether any is negative) is the
+    call's, checked on every run; the counts are a scatter-add of ones or of the weights."""
+    from .scatter import scatter_add
+
+    total = x.numel()
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != total):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    dtype = dtypes.int64 if weights is None else (
+        weights.dtype if weights.dtype.is_floating_point else dtypes.float64)
+    size = minlength
+    if total:
+        if (x.min() < 0).item().specialize("bincount() (negative inputs raise)"):
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        largest = x.max().item().specialize("bincount() (its result's size depends on the "
+                                            "largest value)")
+        size = max(int(largest) + 1, minlength)
+    counts = x.new_zeros((size,), dtype=dtype)
+    if not total:
+        return counts
+    values = x.new_ones((total,), dtype=dtype) if weights is None else weights.to(dtype)
+    return scatter_add(counts, 0, x.long(), values)
 
 
 # ---- histc ------------------------------------------------------------------------------------

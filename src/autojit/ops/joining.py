@@ -280,7 +280,8 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
         if repeats.dtype.category != dtypes.INTEGER:
             raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
                                       f"'{dtypes.scalar_type_name(repeats.dtype)}'")
-        repeats = _counts(repeats)[0]
+        repeats = reshape(repeats, ()).item().specialize(_SIZE_FROM_DATA) if _traced() else \
+            _counts(repeats)[0]
     extent = x.shape[dim] if x.ndim else 1
     if not isinstance(repeats, Tensor):
         repeats = int(repeats)
@@ -299,6 +300,8 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
         raise RuntimeError(f"repeats must have the same size as input along dim, but got "
                            f"repeats.size(0) = {repeats.shape[0]} and input.size({dim}) = "
                            f"{extent}")
+    if _traced():
+        return index_select(x, dim, _traced_positions(repeats, output_size))
     counts = _counts(repeats)
     if (counts < 0).any():
         raise RuntimeError("repeats can not be negative")
@@ -306,6 +309,33 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
     positions = np.repeat(np.arange(extent), counts)
     index = Tensor._make(positions.astype(np.int64), dtypes.int64)
     return index_select(x, dim, index if not x.is_cuda else index.to(x.device))
+
+
+_SIZE_FROM_DATA = "repeat_interleave() with a tensor of repeats (its result's size depends on " \
+    "their values)"
+
+
+def _traced() -> bool:
+    """Whether a trace is running that can take this call's repeat counts (checked on every
+    run, a split of the graph) instead of breaking."""
+    tracer = state.tracer
+    return tracer is not None and tracer.evaluates and not state.vmap_levels
+
+
+def _traced_positions(repeats: Tensor, output_size) -> Tensor:
+    """The position each result slice comes from, from graph ops: result slice j comes from
+    the first position whose running count of repeats exceeds j."""
+    from ..tensor.creation import arange
+    from .scans import cumsum
+    from .searching import searchsorted
+
+    if (repeats < 0).any().item().specialize("repeat_interleave() (negative repeats raise)"):
+        raise RuntimeError("repeats can not be negative")
+    total = repeats.sum().item().specialize(_SIZE_FROM_DATA)
+    _check_output_size(output_size, total)
+    ends = cumsum(repeats.long(), 0)
+    return searchsorted(ends, arange(total, dtype=dtypes.int64, device=repeats.device),
+                        right=True)
 
 
 def _counts(repeats: Tensor) -> np.ndarray:

@@ -8,7 +8,8 @@ value by run lengths of the sorted row, and gathers it back from the input (the 
 to the position torch picks, the value's last occurrence). histogram counts with searchsorted
 and scatter_add against bin edges computed as torch's linspace computes them; it is not
 differentiable, as torch's is not. unique_consecutive's result has as many entries as the data
-has runs, so, like unique, it runs on the host and is a graph break while tracing.
+has runs: eagerly it runs on the host, and while tracing, as unique, it takes the number of
+runs from the call (checked on every run) and builds the rest from graph ops.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import composite, layout
 from . import elementwise as ew
+from .counting import is_traced, runs_traced
 from .indexing import gather
 from .reduction import amax, amin, argmax, sum_
 from .scans import cumsum
@@ -484,8 +486,11 @@ def unique_consecutive(input, return_inverse: bool = False,  # noqa: A002
                        return_counts: bool = False, dim=None):
     """x with each run of equal consecutive values (slices along `dim` when given) reduced to
     one, with, as asked, each entry's run index and each run's length. The result's size
-    depends on the data, so this is a graph break while tracing."""
+    depends on the data: while tracing, the number of runs is the call's, checked on every
+    run (counting.runs_traced)."""
     x = input
+    if is_traced(x) and (dim is None or x.ndim):
+        return runs_traced(x, dim, return_inverse, return_counts, ordered=False)
     data = x._host("unique_consecutive()")
     if dim is None:
         flat = data.reshape(-1)

@@ -7,11 +7,8 @@ from ..autograd import no_grad
 from ..ops import functional as F
 from ..ops.random_gamma import binomial
 from ..tensor.creation import arange
-from ..tensor.tensor import Size
 from . import constraints
-from .bernoulli import one_of_probs_or_logits
-from .distribution import Distribution, expand_parameters
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .counted_trials import CountedTrials
 
 __all__ = ["Binomial"]
 
@@ -21,7 +18,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(CountedTrials):
     """The binomial distribution B(total_count, probs); total_count may vary over the batch."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer,
@@ -29,26 +26,7 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        one_of_probs_or_logits(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-            self._param = self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
-        self._param = self.__dict__["probs" if probs is not None else "logits"]
-
-    def expand(self, batch_shape, _instance=None):
-        new = expand_parameters(self, Binomial, batch_shape, _instance,
-                                ("total_count", "probs", "logits"))
-        new._param = new.__dict__.get("logits", new.__dict__.get("probs"))
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new_tensor(*args, **kwargs)
+        super().__init__(total_count, probs, logits, validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -65,18 +43,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))

@@ -1,37 +1,20 @@
-"""HalfCauchy: |X| for X Cauchy of median 0 and scale `scale`."""
+"""HalfCauchy: |X| for X Cauchy of median 0 and scale `scale` (folded.py holds the fold)."""
 
 from __future__ import annotations
 
 import math
 
-from ..ops import functional as F
-from ..tensor.creation import as_tensor, full, zeros_like
-from . import constraints
+from ..tensor.creation import as_tensor, full
 from .cauchy import Cauchy
-from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
+from .folded import FoldedAtZero
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(FoldedAtZero):
     """The half-Cauchy distribution: |X|, X ~ Cauchy(0, scale)."""
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        base_dist = Cauchy(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+    base = Cauchy
 
     @property
     def mean(self):
@@ -39,28 +22,8 @@ class HalfCauchy(TransformedDistribution):
                     device=self.scale.device)
 
     @property
-    def mode(self):
-        return zeros_like(self.scale)
-
-    @property
     def variance(self):
         return self.base_dist.variance
 
-    def log_prob(self, value):
-        if self._validate_args:
-            value = self._validate_sample(value)
-        value = as_tensor(value, dtype=self.base_dist.scale.dtype,
-                          device=self.base_dist.scale.device)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return F.where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value):
-        if self._validate_args:
-            value = self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
+    def _log_prob_operand(self, value):
+        return as_tensor(value, dtype=self.scale.dtype, device=self.scale.device)

@@ -6,12 +6,10 @@ from __future__ import annotations
 from ..autograd import no_grad
 from ..ops import functional as F
 from ..ops.random import poisson
-from ..tensor.tensor import Size
 from . import constraints
-from .bernoulli import one_of_probs_or_logits
-from .distribution import Distribution, expand_parameters
+from .counted_trials import CountedTrials
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import lazy_property
 
 __all__ = ["NegativeBinomial"]
 
@@ -20,35 +18,13 @@ def _log_sigmoid(x):
     return -F.softplus(-x)
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(CountedTrials):
     """P(k) = C(k + r - 1, k) p^k (1 - p)^r, r = total_count."""
 
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
                        "probs": constraints.half_open_interval(0.0, 1.0),
                        "logits": constraints.real}
     support = constraints.nonnegative_integer
-
-    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        one_of_probs_or_logits(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-            self._param = self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
-        self._param = self.__dict__["probs" if probs is not None else "logits"]
-
-    def expand(self, batch_shape, _instance=None):
-        new = expand_parameters(self, NegativeBinomial, batch_shape, _instance,
-                                ("total_count", "probs", "logits"))
-        new._param = new.__dict__.get("logits", new.__dict__.get("probs"))
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new_tensor(*args, **kwargs)
 
     @property
     def mean(self):
@@ -61,18 +37,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / F.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

@@ -503,3 +503,32 @@ def test_out_resizes_a_nonempty_tensor_with_torchs_warning():
     with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
         autojit.trunc(autojit.tensor([1.5, -2.5, 3.5]), out=out)
     assert out.tolist() == [1.0, -2.0, 3.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_where_on_large_arrays_is_torchs_bit_for_bit(dtype):
+    """Large selects take a branchless path (ops/elementwise.py: _where_impl): every bit of
+    the result, NaN payloads and signs of zero included, is torch's, for a mask without
+    pattern, broadcast operands, Python scalars and a condition that is not bool."""
+    rng = np.random.default_rng(3)
+    mask = rng.random((8, 64, 96)) > 0.5
+    x = (rng.standard_normal((8, 64, 96)) * 100).astype(dtype)
+    y = (rng.standard_normal((64, 1)) * 100).astype(dtype)
+    if dtype.startswith("float"):
+        x.reshape(-1)[::7], x.reshape(-1)[::11], y[::5] = -0.0, NAN, INF
+    cases = [(mask, x, y), (mask, x, 0), (mask, 0, x), (mask, 1.5 if dtype.startswith("float")
+                                                        else 3, x),
+             (mask[0], x, y), (mask.transpose(0, 2, 1), x.transpose(0, 2, 1), 0)]
+    def select(lib, condition, first, second):
+        def operand(value):
+            return lib.tensor(value) if isinstance(value, np.ndarray) else value
+        return lib.where(lib.tensor(condition), operand(first), operand(second))
+
+    for case in cases:
+        expected, eager = select(torch, *case).numpy(), select(autojit, *case).numpy()
+        assert eager.dtype == expected.dtype and eager.shape == expected.shape
+        assert eager.tobytes() == np.ascontiguousarray(expected).tobytes()
+    counts = autojit.tensor(rng.integers(0, 3, (8, 64, 96)))  # an integer condition
+    expected = torch.where(torch.tensor(counts.numpy()) != 0, torch.tensor(x), 0)
+    np.testing.assert_array_equal(autojit.where(counts != 0, autojit.tensor(x), 0).numpy(),
+                                  expected.numpy())

@@ -152,6 +152,7 @@ from .tensor.generator import (
     seed,
     set_rng_state,
 )
+from .tensor.host_memory import keep_freed_memory as _keep_freed_memory
 from .tensor.memory_format import (
     channels_last,
     channels_last_3d,
@@ -283,6 +284,10 @@ def __dir__():
 # device ask for its runtime, and compiled graphs on them for its backend.
 _RUNTIME_LOADERS["cuda"] = lambda: _importlib.import_module(f"{__name__}.cuda")
 _compile_backends.register("cuda", f"{__name__}.cuda.plan")
+
+# Eager arrays come from the C heap, which keeps freed blocks for the next array instead of
+# mapping new pages for each (tensor/host_memory.py; AUTOJIT_HOST_MEMORY=system opts out).
+_keep_freed_memory()
 
 # autojit.linalg is a module of the ops layer; registered under its public name, it imports as
 # torch.linalg does (`import autojit.linalg`, `from autojit.linalg import norm`).

@@ -9,6 +9,7 @@ AUTOJIT_CACHE_DIR     where compiled kernels are cached on disk (default: $XDG_C
 AUTOJIT_DISK_CACHE=0  no disk cache: kernels are compiled in every process (kept in memory).
 AUTOJIT_DUMP=...      comma-separated compile stages whose results are printed (compiler/stages.py).
 AUTOJIT_DUMP_PASSES   comma-separated pass names whose graphs are printed before and after.
+AUTOJIT_HOST_MEMORY=system  malloc's own thresholds (tensor/host_memory.py reads this flag).
 """
 
 from __future__ import annotations

@@ -458,8 +458,41 @@ def _where_dtype(inputs, attrs):
     return dtype, dtype
 
 
+# Bit patterns of the item sizes a branchless select handles, and the signed type whose -1
+# is an all-ones mask of that size.
+_BITS = {4: (np.uint32, np.int32), 8: (np.uint64, np.int64)}
+_BRANCHLESS_FROM = 4096  # elements: below this np.where's fewer passes cost less
+
+
 def _where_impl(condition, x, y):
-    return np.where(condition, x, y)
+    """np.where's result, chosen without branches on large arrays: np.where branches per
+    element, which costs several times more on a mask without pattern (a ReLU's) than the
+    bitwise select (x & mask) | (y & ~mask) on the values' bit patterns, which is exact."""
+    dtype = np.result_type(x, y)
+    bits = _BITS.get(dtype.itemsize)
+    if bits is None or dtype.kind not in "fiu" or np.size(condition) < _BRANCHLESS_FROM and \
+            np.size(x) < _BRANCHLESS_FROM and np.size(y) < _BRANCHLESS_FROM:
+        return np.where(condition, x, y)
+    unsigned, signed = bits
+    condition = np.asarray(condition)
+    if condition.dtype != np.bool_:
+        condition = condition != 0
+    mask = np.negative(condition.view(np.uint8), dtype=signed).view(unsigned)  # True: all ones
+    chosen = None
+    for value, kept in ((x, mask), (y, None)):
+        value_bits = np.asarray(value, dtype=dtype).view(unsigned)
+        if value_bits.ndim == 0 and not value_bits:
+            continue  # a zero scalar (0, 0.0) adds no bits
+        part = np.bitwise_and(value_bits, kept if kept is not None else np.invert(mask))
+        if chosen is None:
+            chosen = part
+        elif chosen.shape == part.shape:
+            chosen = np.bitwise_or(chosen, part, out=chosen)
+        else:
+            chosen = np.bitwise_or(chosen, part)
+    if chosen is None:
+        return np.zeros(np.broadcast_shapes(condition.shape, np.shape(x), np.shape(y)), dtype)
+    return chosen.view(dtype)
 
 
 def _where_jvp(inputs, tangents, out, attrs):

@@ -4,8 +4,9 @@ y = (tanh(x) * sigmoid(x) + 0.5 * x * x).sum() and dy/dx for x of 4M float32 ele
 minimum memory traffic is one read of x and one write of dy/dx (32 MB); everything else is
 arithmetic a fused kernel keeps in registers. Rows: autojit.compile with the gradient taken
 inside the compiled function, and with it taken outside (a compiled backward); autojit eager;
-torch eager and torch.compile; jax.jit of value_and_grad. torch and jax are used where
-installed (torch.compile also needs a C++ compiler). Usage:
+torch eager and torch.compile; jax.jit of value_and_grad; Dr.Jit's LLVM backend (traced each
+call, and frozen). torch, jax and Dr.Jit are used where installed (torch.compile also needs a
+C++ compiler, Dr.Jit an LLVM library). Usage:
 
     python bench/compiled_elementwise.py [--repeats 20] [--size 4194304]
 """
@@ -88,6 +89,40 @@ def jax_rows(data: np.ndarray) -> list:
     return [("jax.jit", run)]
 
 
+def drjit_rows(data: np.ndarray) -> list:
+    """Dr.Jit's LLVM backend with its automatic differentiation: traced on every call, its
+    kernels cached; and, where Dr.Jit has it, the same function frozen (`dr.freeze` records
+    the kernel launches once and replays them)."""
+    import drjit as dr
+    from drjit.llvm.ad import Float
+
+    if not dr.has_backend(dr.JitBackend.LLVM):
+        raise ImportError("Dr.Jit's LLVM backend is not available (no LLVM library)")
+
+    def value_and_grad(x):
+        dr.enable_grad(x)
+        y = dr.sum(dr.tanh(x) * dr.rcp(1 + dr.exp(-x)) + 0.5 * x * x)
+        dr.backward(y)
+        gradient = dr.grad(x)
+        dr.eval(y, gradient)
+        return y, gradient
+
+    def timed(function):
+        def run():
+            x = Float(data_on_device)
+            result = function(x)
+            dr.sync_thread()  # the LLVM backend's kernels run on its thread pool
+            return result
+        return run
+
+    data_on_device = Float(data)
+    dr.eval(data_on_device)
+    rows = [("Dr.Jit (LLVM)", timed(value_and_grad))]
+    if hasattr(dr, "freeze"):
+        rows.append(("Dr.Jit (LLVM), frozen", timed(dr.freeze(value_and_grad))))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
@@ -96,7 +131,7 @@ def main() -> None:
     data = np.random.default_rng(0).standard_normal(options.size).astype(np.float32)
 
     rows = autojit_rows(data)
-    for factory in (torch_rows, jax_rows):
+    for factory in (torch_rows, jax_rows, drjit_rows):
         try:
             rows.extend(factory(data))
         except ImportError:

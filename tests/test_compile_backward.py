@@ -194,3 +194,26 @@ def test_grad_of_an_untouched_parameter_is_not_guarded():
     compiled(batch()).backward()  # weight.grad goes from None to a tensor: no retrace
     compiled(batch()).backward()
     assert len(compiled.executables) == 1
+
+
+def test_a_leaf_made_with_requires_grad_is_returned_as_a_new_leaf_each_call():
+    """`zeros(2, requires_grad=True)` made and returned by a compiled function is, as eagerly,
+    a new leaf that requires grad on every call, and a backward reaches its .grad."""
+    def made(x):
+        return x + 1, autojit.zeros(2, requires_grad=True), autojit.full((3,), 2.0) * 2
+
+    compiled = autojit.compile(made)
+    x = autojit.ones(2)
+    expected = made(x)
+    leaves = []
+    for _ in range(2):
+        result = compiled(x)
+        for mine, theirs in zip(result, expected, strict=True):
+            assert mine.requires_grad == theirs.requires_grad
+            assert mine.is_leaf == theirs.is_leaf and mine.grad_fn is None
+            np.testing.assert_array_equal(mine.detach().numpy(), theirs.detach().numpy())
+        (result[1] * 3).sum().backward()
+        np.testing.assert_array_equal(result[1].grad.numpy(), [3.0, 3.0])
+        leaves.append(result[1])
+    assert leaves[0] is not leaves[1]
+    assert len(compiled.executables) == 1

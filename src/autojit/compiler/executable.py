@@ -51,6 +51,9 @@ class Executable:
         # Output name -> ir/eager_layout.OutputLayout of each result eager lays out other
         # than row-major: each run's array is laid out so (result_template.py).
         self.output_layouts: dict = {}
+        # Output names of leaves the traced call made with requires_grad=True: each run's is
+        # a new leaf that requires grad.
+        self.output_leaves: frozenset = frozenset()
         # (captured tensor, or None and an argument position, count): how far each written
         # tensor's version counter moves per call, as eager's in-place ops move it; api.py
         # counts them while tracing. None (a graph built by hand): once per update output.
@@ -274,7 +277,8 @@ class _Recipe:
                 self.grads.append((index, *owner, output.value.dtype, fresh))
                 self.grad_owners[output.name] = owner
         self.leaves = [(output.value.dtype, executable.requiring.get(output.name),
-                        executable.output_layouts.get(output.name))
+                        executable.output_layouts.get(output.name),
+                        output.name in executable.output_leaves)
                        for output in graph.outputs]
         # Symbolic scalars: each graph value's output index and Python kind, and where each
         # runtime scalar is read (RunBinding); the generators a failed value check puts back.
@@ -317,10 +321,12 @@ class _Recipe:
         return self._rebuild(template, arrays, node, args, {})
 
     def _output(self, index: int, arrays: tuple, node) -> Tensor:
-        dtype, number, layout = self.leaves[index]
+        dtype, number, layout, leaf = self.leaves[index]
         array = arrays[index] if layout is None else lay_out(arrays[index], layout)
         tensor = Tensor._make(array, dtype)
-        if number is not None:
+        if leaf:
+            tensor._requires_grad = True
+        elif number is not None:
             tensor._requires_grad = True
             tensor.grad_fn = node
             tensor._output_nr = number

@@ -67,6 +67,10 @@ class Flattening:
             layout = eager_output_layout(self.tracer, tensor)
             if layout is not None:
                 self.tracer.output_layouts[name] = layout
+            if tensor._requires_grad and tensor.grad_fn is None:
+                # A leaf the call made (`zeros(2, requires_grad=True)`): each run returns a
+                # new leaf that requires grad, as eager does.
+                self.tracer.output_leaves.add(name)
         return ("tensor", index)
 
     def base(self, tensor: Tensor, returned: set):

@@ -9,17 +9,15 @@ from ..autograd import no_grad
 from ..ops import functional as F
 from ..ops.random import bernoulli
 from ..tensor.creation import arange
-from ..tensor.tensor import Size
 from . import constraints
 from .distribution import batch_shape_of, expand_parameters
 from .exp_family import ExponentialFamily
 from .utils import (
+    BinaryProbability,
+    GivenParameter,
     _binary_cross_entropy_with_logits,
     _log1p_exp,
     broadcast_all,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["Bernoulli"]
@@ -30,7 +28,7 @@ def one_of_probs_or_logits(probs, logits) -> None:
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(GivenParameter, BinaryProbability, ExponentialFamily):
     """The Bernoulli distribution: 1 with probability p, 0 otherwise."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -55,9 +53,6 @@ class Bernoulli(ExponentialFamily):
         new._param = new.__dict__.get("logits", new.__dict__.get("probs"))
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._param.new_tensor(*args, **kwargs)
-
     @property
     def mean(self):
         return self.probs
@@ -70,18 +65,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))

@@ -7,15 +7,14 @@ form of the probability is computed on first use (lazy_property), as torch's dis
 
 from __future__ import annotations
 
-from ..tensor.tensor import Size
 from .bernoulli import one_of_probs_or_logits
 from .distribution import Distribution, expand_parameters
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbability, GivenParameter, broadcast_all
 
 __all__ = ["CountedTrials"]
 
 
-class CountedTrials(Distribution):
+class CountedTrials(GivenParameter, BinaryProbability, Distribution):
     """A distribution over counts of `total_count` trials of success probability `probs`
     (or sigmoid of `logits`)."""
 
@@ -37,18 +36,3 @@ class CountedTrials(Distribution):
                                 ("total_count", "probs", "logits"))
         new._param = new.__dict__.get("logits", new.__dict__.get("probs"))
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new_tensor(*args, **kwargs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()

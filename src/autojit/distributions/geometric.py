@@ -11,17 +11,15 @@ from . import constraints
 from .bernoulli import one_of_probs_or_logits
 from .distribution import Distribution, batch_shape_of, checked, expand_parameters
 from .utils import (
+    BinaryProbability,
     _binary_cross_entropy_with_logits,
     broadcast_all,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbability, Distribution):
     """The geometric distribution on 0, 1, 2, ...: P(k) = (1 - p)^k p."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -60,14 +58,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))

@@ -10,12 +10,12 @@ from .bernoulli import one_of_probs_or_logits
 from .distribution import Distribution, batch_shape_of
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbability, GivenParameter, broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(GivenParameter, BinaryProbability, Distribution):
     """The logit of a RelaxedBernoulli sample: (logit(u) + logits) / temperature, u
     uniform."""
 
@@ -46,21 +46,6 @@ class LogitRelaxedBernoulli(Distribution):
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new_tensor(*args, **kwargs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))

@@ -133,6 +133,32 @@ class _lazy_property_and_property(lazy_property, property):
         property.__init__(self, wrapped)
 
 
+class BinaryProbability:
+    """The success probability of a binary trial, given as `probs` or as `logits`; the form not
+    given is computed on first use. Mixed into Bernoulli, Geometric, LogitRelaxedBernoulli and
+    the counted trials (Binomial, NegativeBinomial)."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+class GivenParameter:
+    """A distribution whose one given parameter tensor is `_param` (probs or logits, as given):
+    its shape and the new tensors made like it."""
+
+    def _new(self, *args, **kwargs):
+        return self._param.new_tensor(*args, **kwargs)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+
 def _tril_positions(n: int, diag: int):
     """Row and column indices of the entries of an n x n matrix on or below diagonal `diag`, in
     row order (constant index tensors, so the gather traces)."""

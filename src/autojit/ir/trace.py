@@ -153,6 +153,7 @@ class Tracer:
         # eager lays out other than row-major (compiler/executable.py lays it out so).
         self.layout_reads: dict = {}
         self.output_layouts: dict = {}
+        self.output_leaves: set = set()  # output names of leaves the call made that require grad
         self._argument_entries: dict = {}  # id(symbolic argument) -> its "arg" Input
         # id(Input) of an argument or captured tensor -> how many graph nodes existed when it
         # was first written: reads of other inputs from there on see eager's written memory.

@@ -9,8 +9,12 @@ and so is the second order (a `create_graph=True` gradient differentiated again)
 rows also runs through backend="interpreter", so every backend is tested against the reference.
 
 Compiled must compile: a call that fell back to eager (a graph break, a CompileWarning) fails
-the test. Rows that cannot compile for a known reason are listed in KNOWN_FAILURES and marked
-xfail(strict=True), so they fail again, loudly, once fixed.
+the test, but for a documented graph break (Sample.graph_break, OpInfo.graph_breaks), whose
+warning must come and whose result must still be eager's. Rows that cannot compile for a known
+reason are listed in KNOWN_FAILURES and marked xfail(strict=True), so they fail again, loudly,
+once fixed. A factory row (OpInfo.factory) is called with no tensor at all where its samples
+have none: its result is a constant of the compiled graph; make_tensors(device) says the device
+its call makes its result on.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from autojit import CompileWarning, autograd
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import opinfo  # noqa: E402
 from opinfo import FLOATING, OpInfo  # noqa: E402
 
 MODULE_NAMES = sorted(path.stem for path in (Path(__file__).parent / "opinfo").glob("*.py")
@@ -39,7 +44,7 @@ for _module_name in MODULE_NAMES:
 
 # Compiled against eager, per result dtype, for a row with OpInfo's default atol/rtol (the
 # vectorized math is within a few ulp, and reductions may sum in another order).
-TOLERANCES = {"float32": (1e-5, 1e-4), "float64": (1e-10, 1e-7)}
+TOLERANCES = {"float16": (1e-3, 1e-2), "float32": (1e-5, 1e-4), "float64": (1e-10, 1e-7)}
 DEFAULT_ATOL, DEFAULT_RTOL = OpInfo.atol, OpInfo.rtol
 # Samples per row and dtype, spread over the row's list (the first is the plain case, the last
 # ones are edge cases): each new shape compiles new kernels (10-70 ms each), so a few suffice.
@@ -148,12 +153,20 @@ def flat_tensors(result) -> list:
     return []
 
 
-def forward_function(row: OpInfo, args, kwargs):
+def forward_function(row: OpInfo, args, kwargs, placed: dict | None = None,
+                     graph_break: str | None = None):
+    """f(*tensors): the row's call. A factory whose call has no tensor to follow makes its
+    result on placed["device"] (set by make_tensors) where that is not the CPU. The
+    function's `graph_break` is the sample's documented break, if any."""
     function = row.function
 
     def forward(*tensors):
-        return function(*fill(args, tensors), **fill(kwargs, tensors))
+        where = {}
+        if row.factory and not tensors and placed and placed["device"] != "cpu":
+            where = {"device": placed["device"]}
+        return function(*fill(args, tensors), **{**fill(kwargs, tensors), **where})
 
+    forward.graph_break = graph_break
     return forward
 
 
@@ -197,12 +210,18 @@ def gradient_function(row: OpInfo, args, kwargs, count: int, chosen: list,
 
 # ---- running and comparing --------------------------------------------------------------------
 
-def run_compiled(function, tensors, backend: str):
-    """The function's result through autojit.compile, which must really compile."""
+def run_compiled(function, tensors, backend: str, graph_break: str | None = None):
+    """The function's result through autojit.compile, which must really compile, or, for a
+    documented graph break, give a CompileWarning that names it (and run eagerly)."""
     compiled = autojit.compile(function, backend=backend)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", CompileWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always" if graph_break else "error", CompileWarning)
         result = compiled(*tensors)
+    if graph_break:
+        said = [str(w.message) for w in caught if issubclass(w.category, CompileWarning)]
+        assert any(graph_break in message for message in said), (
+            f"no CompileWarning naming {graph_break!r}: {said}")
+        return result
     assert compiled.eager_reason is None, compiled.eager_reason
     assert len(compiled.executables) == 1, "the call did not run a compiled executable"
     if backend == "cpu":  # no fused group fell back to running node by node
@@ -210,19 +229,21 @@ def run_compiled(function, tensors, backend: str):
     return result
 
 
-def run_both(function, make_tensors, backend: str, where: str):
-    """(eager result, compiled result); when eager raises, compiled must raise the same."""
+def run_both(function, make_tensors, backend: str, where: str, graph_break: str | None = None):
+    """(eager result, compiled result); when eager raises, compiled must raise the same. The
+    function's own graph_break (a sample's) is expected, or else `graph_break` (a row's)."""
+    graph_break = getattr(function, "graph_break", None) or graph_break
     try:
         expected = function(*make_tensors())
     except Exception as error:  # noqa: BLE001 - the same error is expected from compiled
         with pytest.raises(type(error)) as raised:
-            run_compiled(function, make_tensors(), backend)
+            run_compiled(function, make_tensors(), backend, graph_break)
         # The message without eager's "op failed on input shapes ...: " prefix, which a kernel
         # does not know.
         essential = str(error).split(": ", 1)[-1]
         assert essential in str(raised.value), f"{where}: {raised.value!r} vs eager {error!r}"
         return None
-    return expected, run_compiled(function, make_tensors(), backend)
+    return expected, run_compiled(function, make_tensors(), backend, graph_break)
 
 
 def assert_same(actual, expected, row: OpInfo, where: str) -> None:
@@ -252,7 +273,7 @@ def reseed(row: OpInfo) -> None:
     """A random op's row draws the same numbers on every call (OpInfo.seed): make_tensors
     reseeds the generators, and each call (eager, compiled, on CUDA) follows it."""
     if row.seed is not None:
-        autojit.manual_seed(row.seed)
+        opinfo.reseed(row.seed)
 
 
 def describe(row: OpInfo, dtype: str, index: int, sample) -> str:
@@ -265,14 +286,16 @@ def forward_cases(row: OpInfo, dtype: str, check: str = "forward"):
     and make_tensors(device) its tensors on `device`."""
     for index, sample in samples_for(row, dtype, check):
         args, kwargs, arrays = split_sample(sample)
+        placed = {"device": "cpu"}
 
-        def make_tensors(device="cpu", arrays=arrays):
+        def make_tensors(device="cpu", arrays=arrays, placed=placed):
             tensors = [autojit.tensor(a, device=device) for a in arrays]
+            placed["device"] = device
             reseed(row)
             return tensors
 
-        yield (describe(row, dtype, index, sample), forward_function(row, args, kwargs),
-               make_tensors)
+        yield (describe(row, dtype, index, sample),
+               forward_function(row, args, kwargs, placed, sample.graph_break), make_tensors)
 
 
 def gradient_cases(row: OpInfo, dtype: str, second_order: bool):
@@ -314,14 +337,14 @@ def gradient_cases(row: OpInfo, dtype: str, second_order: bool):
 
 def check_forward(row: OpInfo, dtype: str, backend: str) -> None:
     for where, function, make_tensors in forward_cases(row, dtype):
-        both = run_both(function, make_tensors, backend, where)
+        both = run_both(function, make_tensors, backend, where, row.graph_breaks.get("cpu"))
         if both is not None:
             assert_same(both[1], both[0], row, where)
 
 
 def check_gradients(row: OpInfo, dtype: str, second_order: bool, backend: str = "cpu") -> None:
     for where, function, make_tensors in gradient_cases(row, dtype, second_order):
-        both = run_both(function, make_tensors, backend, where)
+        both = run_both(function, make_tensors, backend, where, row.graph_breaks.get("cpu"))
         if both is not None:
             assert_same(both[1], both[0], row, where)
 
@@ -355,6 +378,24 @@ def test_interpreter_backend(row: OpInfo, dtype: str):
     check_forward(row, dtype, "interpreter")
     if row.differentiable:
         check_gradients(row, dtype, second_order=row.gradgrad, backend="interpreter")
+
+
+def test_factory_result_requires_grad_compiled():
+    """zeros(2, requires_grad=True) returned from a compiled function is a leaf that requires
+    grad, as eagerly (the values are checked by test_forward_compiled)."""
+    checked = []
+    for row in ROWS:
+        if not row.factory:
+            continue
+        for dtype in row.dtypes:
+            for where, function, make_tensors in forward_cases(row, dtype):
+                if function.graph_break:
+                    continue
+                both = run_both(function, make_tensors, "cpu", where)
+                if both is not None and both[0].requires_grad:
+                    checked.append(where)
+                    assert both[1].requires_grad and both[1].grad_fn is None, where
+    assert checked
 
 
 def test_prod_second_order_with_two_zeros_matches_eager():

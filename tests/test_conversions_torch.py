@@ -119,6 +119,9 @@ def test_factories_keep_the_device_of_a_cuda_tensor():
     for made in (x.new_zeros(2), x.new_full((1,), 2.0), x.new_tensor([1.0]),
                  autojit.rand_like(x), x.type("autojit.cuda.DoubleTensor")):
         assert made.is_cuda
-    # A type name without ".cuda." is a CPU type, as in torch.
+    # A type name without ".cuda." is a CPU type, as in torch, and so is a CPU type itself.
     assert x.type("torch.FloatTensor").device.type == "cpu"
+    assert x.type(autojit.LongTensor).device.type == "cpu"
+    assert x.type(autojit.cuda.LongTensor).device.type == "cuda"
+    assert autojit.ones(2).type(autojit.cuda.IntTensor).is_cuda
     assert x.type() == "autojit.cuda.FloatTensor"

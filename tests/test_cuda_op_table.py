@@ -11,7 +11,10 @@ Where the CPU raises, CUDA must raise the same error.
 Under Numba's CUDA simulator (tests/cuda_simulator.py) this is the CI's check of the CUDA
 target; with NUMBA_ENABLE_CUDASIM=0 the same tests run on a real GPU. The cases are those of
 tests/test_compile_op_table.py (a few samples per row, the plain case first), for the rows not
-marked `cuda=False` (a large family's rows that representative rows of it cover here).
+marked `cuda=False` (a large family's rows that representative rows of it cover here). A
+factory row's call with no tensor to follow is made with device="cuda" (forward_cases); a row's
+documented graph break on a GPU (OpInfo.graph_breaks["cuda"]) is checked as
+tests/test_compile_op_table.py checks one on the CPU.
 """
 
 from __future__ import annotations
@@ -51,8 +54,8 @@ def params(predicate, kind: str):
 
 def on_host(value, where: str, on_device: bool = True):
     """The CUDA result copied to the host, checking that every tensor in it is on the GPU
-    where `on_device` (a call with no tensor arguments, tril_indices(3, 4), has no device to
-    follow: eagerly it makes its result on the CPU, as torch's factories do)."""
+    where `on_device` (a call with no tensor arguments that is not a factory's has no device to
+    follow: eagerly it makes its result on the CPU, as torch's functions do)."""
     if isinstance(value, (tuple, list)):
         items = [on_host(item, where, on_device) for item in value]
         # A named tuple (torch.return_types) takes its fields as arguments.
@@ -63,8 +66,10 @@ def on_host(value, where: str, on_device: bool = True):
     return value
 
 
-def run(function, make_tensors, compiled: bool, where: str):
+def run(function, make_tensors, compiled: bool, where: str, row=None):
     """(CPU eager result, CUDA result), or None when both raise the same error."""
+    graph_break = compiled and row is not None and (
+        getattr(function, "graph_break", None) or row.graph_breaks.get("cuda"))
     if compiled:
         function_on_device = autojit.compile(function, backend="cuda")
     else:
@@ -78,18 +83,23 @@ def run(function, make_tensors, compiled: bool, where: str):
         assert essential in str(raised.value), f"{where}: {raised.value!r} vs CPU {error!r}"
         return None
     tensors = make_tensors("cuda")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", CompileWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always" if graph_break else "error", CompileWarning)
         actual = function_on_device(*tensors)
-    if compiled:
+    if graph_break:
+        said = [str(w.message) for w in caught if issubclass(w.category, CompileWarning)]
+        assert any(graph_break in message for message in said), (
+            f"{where}: no CompileWarning naming {graph_break!r}: {said}")
+    elif compiled:
         assert function_on_device.eager_reason is None, function_on_device.eager_reason
         assert len(function_on_device.executables) == 1, "no compiled executable ran"
-    return expected, on_host(actual, where, on_device=bool(tensors))
+    factory = row is not None and row.factory
+    return expected, on_host(actual, where, on_device=bool(tensors) or factory)
 
 
 def check(row, cases, compiled: bool) -> None:
     for where, function, make_tensors in cases:
-        both = run(function, make_tensors, compiled, where)
+        both = run(function, make_tensors, compiled, where, row)
         if both is not None:
             assert_same(both[1], both[0], row, where)
 
@@ -120,3 +130,22 @@ def test_gradient(row, dtype, compiled):
 @pytest.mark.parametrize(("row", "dtype", "compiled"), params(twice_differentiable, "gradgrad"))
 def test_second_order_gradient(row, dtype, compiled):
     check(row, gradient_cases(row, dtype, second_order=True), compiled)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a tensor a CPU factory makes inside a function compiled for the GPU is put on the GPU: "
+    "it comes back on cuda:0, and an op mixing it with a CUDA tensor runs where eager raises"))
+def test_cpu_factories_in_a_function_compiled_for_the_gpu_stay_on_the_cpu():
+    """zeros(3) without device= is a CPU tensor in a compiled function too, as in torch."""
+    def made(x):
+        return x + 1, autojit.zeros(3), autojit.arange(x.shape[0])
+
+    x = autojit.ones(2, 3, device="cuda")
+    compiled = autojit.compile(made, backend="cuda")
+    assert [t.device for t in compiled(x)] == [t.device for t in made(x)]
+
+    def mixed(x):
+        return x + autojit.zeros(2, 3)
+
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        autojit.compile(mixed, backend="cuda")(x)

@@ -324,3 +324,31 @@ def test_sampler_randomness(name):
         with pytest.raises(RuntimeError) as error:
             func.vmap(sample, randomness="same")(data)
         assert "same randomness with a batched tensor input" in str(error.value)
+
+
+def test_a_primitive_without_a_rule_runs_once_per_index_with_a_warning(monkeypatch):
+    """vmap's fallback: a primitive with no batching rule (cumsum's rule taken away here) runs
+    once per index of the batch and the results are stacked, with a warning naming the op
+    once; the values and the gradients through it are torch's vmap's."""
+    from autojit.ops import scans
+
+    monkeypatch.setattr(scans.CUMSUM, "batch", None)
+    assert batching.rule_of(scans.CUMSUM) is None
+    monkeypatch.setattr(batching, "_WARNED", set())
+    data = np.random.default_rng(4).standard_normal((3, 5))
+
+    def function_of(lib):
+        return lambda row: (lib.cumsum(row, 0) * row).sin()
+
+    expected = torch.func.vmap(function_of(torch))(torch.tensor(data))
+    x = autojit.tensor(data, requires_grad=True)
+    with pytest.warns(UserWarning, match="vmap: there is no batching rule for cumsum, so it "
+                                         "runs once per index") as caught:
+        actual = autojit.func.vmap(function_of(autojit))(x)
+        autojit.func.vmap(function_of(autojit))(x)  # warned once per op
+    assert sum("no batching rule" in str(w.message) for w in caught) == 1
+    _assert_close(actual, expected)
+    actual.sum().backward()
+    x_torch = torch.tensor(data, requires_grad=True)
+    torch.func.vmap(function_of(torch))(x_torch).sum().backward()
+    _assert_close(x.grad, x_torch.grad)

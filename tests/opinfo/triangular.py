@@ -51,9 +51,9 @@ ROWS = [
     OpInfo("triu", aj.triu, lambda a, diagonal=0: np.triu(a, diagonal), _triangle_samples,
            dtypes=ALL_NUMERIC),
     OpInfo("tril_indices", aj.tril_indices, _indices_reference(np.tril_indices),
-           _indices_samples, dtypes=("int64",), differentiable=False),
+           _indices_samples, dtypes=("int64",), differentiable=False, factory=True),
     OpInfo("triu_indices", aj.triu_indices, _indices_reference(np.triu_indices),
-           _indices_samples, dtypes=("int64",), differentiable=False),
+           _indices_samples, dtypes=("int64",), differentiable=False, factory=True),
     OpInfo("einsum", aj.einsum, _einsum_reference, _einsum_samples,
            primitives=("matmul", "sum", "slice", "mul", "permute"), dtypes=ALL_NUMERIC),
 ]

@@ -194,7 +194,8 @@ CUDA_TYPES = {kind.__name__: _legacy_type(kind.dtype, cuda=True) for kind in LEG
 def tensor_type(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     """x.type(): the type name ("autojit.FloatTensor"); x.type(t): x converted to t, a dtype,
     a legacy type or its name, "autojit.DoubleTensor" or torch's "torch.DoubleTensor" (a
-    ".cuda." name moves x to the GPU); x itself when it already is one."""
+    ".cuda." name or an autojit.cuda type moves x to the GPU, another name or type to the CPU,
+    as torch's do); x itself when it already is one."""
     if dtype is None:
         prefix = "autojit.cuda." if self.device.type == "cuda" else "autojit."
         return f"{prefix}{_TYPE_NAMES[self.dtype.name]}Tensor"
@@ -205,10 +206,14 @@ def tensor_type(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
                                                   "torch.cuda") else None
         if found is None:
             raise ValueError(f"invalid type: '{dtype}'")
-        dtype = found
+        dtype = found.dtype
         wanted = "cuda" if module.endswith(".cuda") else "cpu"
         device = wanted if self.device.type != wanted else None
-    target = dtype.dtype if isinstance(dtype, _LegacyTensorType) else dtypes.to_dtype(dtype)
+    elif isinstance(dtype, _LegacyTensorType):
+        wanted = "cuda" if dtype.is_cuda else "cpu"
+        device = wanted if self.device.type != wanted else None
+        dtype = dtype.dtype
+    target = dtypes.to_dtype(dtype)
     if device is not None:
         return self.to(device, target)
     return self if self.dtype is target else self.to(target)

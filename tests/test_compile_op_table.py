@@ -82,13 +82,14 @@ def row_dtype_params(predicate, check: str):
     return params
 
 
-def samples_for(row: OpInfo, dtype: str, check: str) -> list:
-    """(index, sample) pairs: up to SAMPLES[check] of the row's samples, spread evenly."""
+def samples_for(row: OpInfo, dtype: str, check: str, limit: int | None = None) -> list:
+    """(index, sample) pairs: up to SAMPLES[check] (or `limit`) of the row's samples, spread
+    evenly."""
     rng = np.random.default_rng(zlib.crc32(f"{row.name}/{dtype}".encode()))
     samples = row.samples(rng, np.dtype(dtype))
     if check == "forward" and dtype not in FLOATING:
         check = "forward-integer"
-    count = min(SAMPLES[check], len(samples))
+    count = min(SAMPLES[check] if limit is None else limit, len(samples))
     chosen = sorted({round(i * (len(samples) - 1) / max(count - 1, 1)) for i in range(count)})
     return [(index, samples[index]) for index in chosen]
 
@@ -298,12 +299,13 @@ def forward_cases(row: OpInfo, dtype: str, check: str = "forward"):
                forward_function(row, args, kwargs, placed, sample.graph_break), make_tensors)
 
 
-def gradient_cases(row: OpInfo, dtype: str, second_order: bool):
-    """(where, function, make_tensors) per chosen sample with an input to differentiate:
-    function (gradient_function) returns the outputs and the gradients, and make_tensors(device)
-    builds its tensors, output weights and directions on `device`."""
+def gradient_cases(row: OpInfo, dtype: str, second_order: bool, limit: int | None = None):
+    """(where, function, make_tensors) per chosen sample (up to `limit`) with an input to
+    differentiate: function (gradient_function) returns the outputs and the gradients, and
+    make_tensors(device) builds its tensors, output weights and directions on `device`."""
     checked = 0
-    for index, sample in samples_for(row, dtype, "gradgrad" if second_order else "grad"):
+    for index, sample in samples_for(row, dtype, "gradgrad" if second_order else "grad",
+                                     limit):
         args, kwargs, arrays = split_sample(sample)
         chosen = differentiated_leaves(row, args, arrays)
         if not chosen:

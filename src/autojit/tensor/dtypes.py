@@ -101,14 +101,15 @@ def get_default_dtype() -> DType:
     return _default_float[0]
 
 
-def set_default_dtype(dtype: DType) -> None:
-    """Make `dtype` (float16, float32 or float64) the default floating-point dtype."""
-    if not isinstance(dtype, DType):
+def set_default_dtype(d: DType, /) -> None:
+    """Make `d` (float16, float32 or float64) the default floating-point dtype (torch's
+    positional-only `d`)."""
+    if not isinstance(d, DType):
         raise TypeError("invalid dtype object: only floating-point types are supported as the "
                         "default type")
-    if not dtype.is_floating_point:
+    if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
-    _default_float[0] = dtype
+    _default_float[0] = d
 
 
 def from_name(name: str) -> DType:

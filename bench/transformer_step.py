@@ -8,8 +8,9 @@ update, on a batch of 16 sequences of 64 tokens. autojit loads torch's initial s
 both start from the same weights. The frameworks take turns (interleaved rounds, each a few
 steps) and the table gives the median time per step and the ratio to torch eager (wall time,
 then the calling thread's CPU time). torch.compile
-is skipped with the reason when it cannot compile here (it needs a C compiler); jax is not
-installed in the project's environment and is skipped. Usage:
+is skipped with the reason when it cannot compile here (it needs a C compiler); jax.jit runs
+the same model written in jax (bench/transformer_jax.py) where jax is installed (the bench
+extra), on one thread when `--threads 1`. Usage:
 
     python bench/transformer_step.py [--rounds 7] [--steps 5] [--threads 1]
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import time
 
 import numpy as np
@@ -66,6 +68,21 @@ def make_step(framework, model):
     return step
 
 
+def jax_runner(state: dict, ids, torch_runner):
+    """The jax.jit step, checked first: its first two losses are torch's."""
+    import jax.numpy as jnp
+    from transformer_jax import make_jax_step
+
+    step = make_jax_step(state, HEADS, LAYERS)
+    batch = jnp.asarray(ids[:, :-1]), jnp.asarray(ids[:, 1:])
+    reference = torch_runner(False)
+    for _ in range(2):
+        expected, got = reference(), step(*batch)
+        if not np.isclose(got, expected, rtol=1e-3):
+            raise AssertionError(f"jax.jit's loss {got} is not torch's {expected}")
+    return lambda: step(*batch)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (7)")
@@ -74,6 +91,9 @@ def main() -> None:
                         help="threads for both autojit and torch (1)")
     args = parser.parse_args()
 
+    if args.threads == 1:  # before jax loads: XLA's CPU client reads it once
+        os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
+                              "intra_op_parallelism_threads=1")
     import torch
 
     import autojit
@@ -121,7 +141,7 @@ def main() -> None:
     if importlib.util.find_spec("jax") is None:
         notes.append("jax.jit skipped: jax is not installed")
     else:
-        notes.append("jax.jit skipped: jax is installed but this benchmark has no jax model")
+        runners["jax.jit"] = jax_runner(state, ids, torch_runner)
 
     cpu: dict = {}
     medians = interleaved_medians(runners, args.rounds, args.steps, cpu)

@@ -374,6 +374,27 @@ def test_returned_values_are_laid_out_as_eager_lays_them_out():
     assert len(compiled.executables) == 1
 
 
+def test_a_result_the_program_already_lays_out_as_eager_is_not_copied():
+    # (a @ b + 1).t() is transposed in eager and in the program alike: the program's view
+    # is the result, with no copy, and each call's result has memory of its own.
+    def program(lib, a, b):
+        return (a @ b + 1).t(), (a @ b + 2).t().sin()
+
+    compiled = autojit.compile(lambda a, b: program(autojit, a, b))
+    a, b = X, X.T.copy() / 3
+    expected = program(torch, torch.tensor(a), torch.tensor(b))
+    results = [compiled(autojit.tensor(a), autojit.tensor(b)) for _ in range(3)]
+    for mine, theirs in zip(results[-1], expected, strict=True):
+        assert mine.stride() == theirs.stride()
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+    # The transposed view of the kernel's row-major buffer, not a copy into a new one.
+    assert results[-1][0]._data.base.shape == tuple(reversed(results[-1][0].shape))
+    first, second = results[0][0], results[1][0]
+    assert not np.shares_memory(first._data, second._data)
+    first.reshape(-1)[0].fill_(-7)  # a copy, as torch's: the result keeps its values
+    np.testing.assert_allclose(first.numpy(), expected[0].numpy(), rtol=1e-6)
+
+
 def test_an_argument_with_another_layout_is_traced_again():
     # Whether the clone's reshape is a view (a row-major argument) or a copy (a transposed
     # one) was decided by the traced argument's layout: a call with the other layout must

@@ -141,6 +141,8 @@ class Executable:
                     else array.copy()
             if binding is not None:
                 binding.arrays = arrays
+        if recipe.layouts:
+            arrays = recipe.lay_out(arrays, owned)
         self._write_back(arrays, args, owned)
         if self.python_writes is not None:
             made: dict = {}
@@ -211,8 +213,8 @@ class Executable:
 
     def _write_back(self, arrays: tuple, args: tuple, owned: frozenset) -> None:
         """Captured tensors' updates and .grad outputs, after a call; `owned`: the outputs
-        whose arrays a new .grad may keep as they are (the plan allocated them for this call
-        and for that output alone)."""
+        whose arrays (or the buffers they view) the plan allocated for this call and for that
+        output alone."""
         recipe = self._recipe
         targets = None
         for index, tensor, position in recipe.updates:
@@ -242,7 +244,8 @@ class Executable:
             array = arrays[index]
             if tensor._data is not None and array.__class__ is not tensor._data.__class__:
                 array = _to_device_of(array, tensor._data)  # a 0-d CPU leaf's gradient
-            _assign_grad(tensor, array, dtype, index in owned)
+            # A view (of a buffer the call made) is copied: a new .grad is row-major.
+            _assign_grad(tensor, array, dtype, index in owned and array.base is None)
         for tensor in self.cleared_grads:
             tensor._grad = None
 
@@ -277,9 +280,12 @@ class _Recipe:
                 self.grads.append((index, *owner, output.value.dtype, fresh))
                 self.grad_owners[output.name] = owner
         self.leaves = [(output.value.dtype, executable.requiring.get(output.name),
-                        executable.output_layouts.get(output.name),
                         output.name in executable.output_leaves)
                        for output in graph.outputs]
+        # The results eager lays out other than row-major (ir/eager_layout.py).
+        self.layouts = [(index, executable.output_layouts[output.name])
+                        for index, output in enumerate(graph.outputs)
+                        if output.name in executable.output_layouts]
         # Symbolic scalars: each graph value's output index and Python kind, and where each
         # runtime scalar is read (RunBinding); the generators a failed value check puts back.
         env = executable.env
@@ -309,6 +315,14 @@ class _Recipe:
                   if output.kind == "print"}
         return fill_tokens(text, formatted, values, self._binding, {})
 
+    def lay_out(self, arrays, owned: frozenset) -> list:
+        """The run's arrays with each result laid out as eager's array: a copy, unless the
+        array the call made for it alone already is (a transposed product)."""
+        arrays = list(arrays)
+        for index, layout in self.layouts:
+            arrays[index] = lay_out(arrays[index], layout, index in owned)
+        return arrays
+
     def rebuild(self, template, arrays: tuple, node, args: tuple, binding=None):
         """The function's result: `template` (result_template.py) with each output index
         replaced by its tensor (one tensor per index), arguments and outside tensors by
@@ -321,9 +335,8 @@ class _Recipe:
         return self._rebuild(template, arrays, node, args, {})
 
     def _output(self, index: int, arrays: tuple, node) -> Tensor:
-        dtype, number, layout, leaf = self.leaves[index]
-        array = arrays[index] if layout is None else lay_out(arrays[index], layout)
-        tensor = Tensor._make(array, dtype)
+        dtype, number, leaf = self.leaves[index]
+        tensor = Tensor._make(arrays[index], dtype)
         if leaf:
             tensor._requires_grad = True
         elif number is not None:

@@ -161,12 +161,16 @@ def eager_output_layout(tracer, tensor) -> OutputLayout | None:
     return None if stand_in is None else OutputLayout(stand_in)
 
 
-def lay_out(array, layout: OutputLayout):
-    """A copy of a compiled run's row-major `array` laid out as eager's (OutputLayout): at the
-    traced shape, in a buffer of the same span, strides and offset (a view of a larger
-    value, a broadcast, a transposition); at another shape, its axes in the same order."""
+def lay_out(array, layout: OutputLayout, owned: bool = False):
+    """A compiled run's `array` laid out as eager's (OutputLayout): at the traced shape, in a
+    buffer of the same span, strides and offset (a view of a larger value, a broadcast, a
+    transposition); at another shape, its axes in the same order. `owned`: the run made the
+    array's buffer for it alone, so an array already laid out so is returned as it is (the
+    transposed view of a product that eager transposes too); any other is a copy."""
     if array.__class__ is not np.ndarray:
         return array  # a device array: the device's eager kernels write row-major results
+    if owned and _laid_out_as(array, layout):
+        return array
     if array.shape == layout.shape:
         buffer = np.empty(layout.span, dtype=array.dtype)
         result = np.lib.stride_tricks.as_strided(
@@ -178,3 +182,15 @@ def lay_out(array, layout: OutputLayout):
                           dtype=array.dtype).transpose(inverse)
     np.copyto(result, array)
     return result
+
+
+def _laid_out_as(array: np.ndarray, layout: OutputLayout) -> bool:
+    """Whether `array` is the whole of a dense buffer laid out as `layout` says: eager's
+    layout is a permutation of its axes (no window of a larger value, no broadcast)."""
+    base = array if array.base is None else array.base
+    if layout.offset or layout.span != int(np.prod(layout.shape)) or \
+            getattr(base, "size", None) != array.size:
+        return False
+    if array.shape == layout.shape:
+        return array.strides == tuple(stride * array.itemsize for stride in layout.strides)
+    return array.ndim == len(layout.order) and array.transpose(layout.order).flags.c_contiguous

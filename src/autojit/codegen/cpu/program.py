@@ -405,12 +405,13 @@ class Program:
         self._inputs = inputs
         self._fresh = fresh  # (shape, dtype) of each array allocated anew per call
         self._outputs = outputs  # how each graph output is made after the call
-        # Outputs whose array is one the call allocates and no other output shares: the
-        # caller may keep it as it is (a fresh .grad) instead of copying it.
+        # Outputs whose array is one the call allocates (or a view of one, a transposed
+        # result) and no other output shares: the caller may keep it as it is (a fresh .grad,
+        # a result already laid out as eager's) instead of copying it.
         references = [recipe[1] for recipe in outputs if recipe[0] in ("array", "view")]
         self.owned_outputs = frozenset(
             position for position, recipe in enumerate(outputs)
-            if recipe[0] == "array" and recipe[1] >= len(inputs) and
+            if recipe[0] in ("array", "view") and recipe[1] >= len(inputs) and
             references.count(recipe[1]) == 1)
         self._allowed = allowed  # the captured inputs written in place
         self._written = written  # per operation: input ids written in place up to its step

@@ -26,6 +26,9 @@ BENCHMARKS = (
     ("MLP training step", ["compiled_step.py", "--repeats", "20"]),
     ("100-op chain and gradient penalty", ["compiled_small.py", "--repeats", "30"]),
     ("compile latency", ["compile_latency.py", "--runs", "3"]),
+    ("transformer training step, both cores", ["transformer_step.py", "--threads", "2"]),
+    ("LSTM training step", ["lstm_step.py"]),
+    ("function transforms", ["func_transforms.py"]),
 )
 
 

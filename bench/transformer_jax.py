@@ -80,8 +80,10 @@ def make_jax_step(state: dict, heads: int, layers: int):
         return new_p, new_first, new_second, count, loss
 
     jitted = jax.jit(step, donate_argnums=(0, 1, 2))
-    zeros = {name: jnp.zeros_like(value) for name, value in parameters.items()}
-    carried = [parameters, zeros, dict(zeros), jnp.zeros((), jnp.float32)]
+    def zeros():  # a buffer each: a donated buffer may appear once among the arguments
+        return {name: jnp.zeros_like(value) for name, value in parameters.items()}
+
+    carried = [parameters, zeros(), zeros(), jnp.zeros((), jnp.float32)]
 
     def run(ids, targets):
         *carried[:], loss = jitted(*carried, ids, targets)  # the donated state, replaced

@@ -10,11 +10,13 @@ steps) and the table gives the median time per step and the ratio to torch eager
 then the calling thread's CPU time). torch.compile
 is skipped with the reason when it cannot compile here (it needs a C compiler); jax.jit runs
 the same model written in jax (bench/transformer_jax.py) where jax is installed (the bench
-extra), on one thread when `--threads 1`. Usage:
+extra). Usage:
 
     python bench/transformer_step.py [--rounds 7] [--steps 5] [--threads 1]
 
-Both sides run on `--threads` threads (torch.set_num_threads and autojit.set_num_threads).
+Every framework runs on `--threads` threads (torch.set_num_threads and
+autojit.set_num_threads), and the process on as many cores (jax's XLA takes every core it
+may use).
 """
 
 from __future__ import annotations
@@ -88,12 +90,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (7)")
     parser.add_argument("--steps", type=int, default=5, help="steps per round and runner (5)")
     parser.add_argument("--threads", type=int, default=1,
-                        help="threads for both autojit and torch (1)")
+                        help="threads and cores for every framework (1)")
     args = parser.parse_args()
 
-    if args.threads == 1:  # before jax loads: XLA's CPU client reads it once
-        os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-                              "intra_op_parallelism_threads=1")
+    # XLA's CPU client runs on every core whatever its flags say: the process is held to
+    # `--threads` cores, so that each framework has the same cores.
+    cores = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, cores[:args.threads])
     import torch
 
     import autojit

@@ -36,23 +36,6 @@ def pytest_unconfigure(config):
             os.environ[name] = value
 
 
-@pytest.fixture(scope="module")
-def simulated_threads():
-    """A short thread switch interval while a CUDA test module runs under Numba's CUDA
-    simulator, whose threads wait on one another at every barrier (tests/cuda_simulator.py)."""
-    from numba import config
-
-    if not config.ENABLE_CUDASIM:
-        yield
-        return
-    from cuda_simulator import SWITCH_INTERVAL
-
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    yield
-    sys.setswitchinterval(previous)
-
-
 @pytest.fixture(autouse=True)
 def torch_distributions_validate_arguments():
     """torch._dynamo, once a test in the process loads it (torch.compile, the compiler namespace

@@ -8,9 +8,10 @@ The simulator runs each GPU thread as a Python thread. Two things about that are
 - `cuda.shared.array` finds a block's array in a dict without a lock, so two threads can each
   create one and a thread's partial result lands in an array the others never read: a
   reduction that is right on a GPU comes out wrong, now and then. The allocation is locked.
-- The simulator polls its threads for `syncthreads()` while holding the GIL, so with Python's
-  5 ms switch interval every barrier costs milliseconds. The `simulated_threads` fixture
-  (conftest.py) shortens the interval while a CUDA module runs: several times faster.
+- The simulator finds the threads of a block at a `syncthreads()` by polling them in a loop
+  that holds the GIL, which took most of a simulated kernel's time (with Python's 5 ms switch
+  interval, milliseconds per barrier). The threads wait on a condition here instead
+  (`_block_barriers`), released when every running thread has arrived.
 """
 
 from __future__ import annotations
@@ -30,12 +31,11 @@ import pytest  # noqa: E402
 import autojit  # noqa: E402
 
 SIMULATED = bool(numba.config.ENABLE_CUDASIM)
-SWITCH_INTERVAL = 5e-5  # seconds
 
 requires_cuda = pytest.mark.skipif(not autojit.cuda.is_available(),
                                    reason="no GPU and the CUDA simulator was not enabled in time")
 # What each CUDA test module sets as its pytestmark.
-MARKS = [requires_cuda, pytest.mark.usefixtures("simulated_threads")]
+MARKS = [requires_cuda]
 
 
 def _lock_shared_arrays() -> None:
@@ -68,5 +68,87 @@ def _lock_shared_arrays() -> None:
     FakeCUDAShared.array = array
 
 
+class _BlockBarrier:
+    """`syncthreads()` for one simulated block: it releases the waiting threads when every
+    thread still running has arrived (a thread that returned no longer counts, as the
+    simulator's own polling has it), and once a thread failed it makes every wait raise."""
+
+    def __init__(self, threads: int) -> None:
+        self.condition = threading.Condition()
+        self.running, self.arrived, self.generation = threads, 0, 0
+        self.failed = None  # the first thread that raised
+
+    def wait(self) -> None:
+        with self.condition:
+            if self.failed is not None:
+                raise RuntimeError("abort flag set on syncthreads call")
+            generation = self.generation
+            self.arrived += 1
+            if self.arrived == self.running:
+                self._release()
+            while generation == self.generation and self.failed is None:
+                self.condition.wait()
+            if self.failed is not None:
+                raise RuntimeError("abort flag set on syncthreads clear")
+
+    def _release(self) -> None:
+        self.arrived = 0
+        self.generation += 1
+        self.condition.notify_all()
+
+    def leave(self, thread, failed: bool) -> None:
+        with self.condition:
+            if failed and self.failed is None:
+                self.failed = thread
+                self.condition.notify_all()
+            self.running -= 1
+            if self.running and self.arrived == self.running:
+                self._release()
+
+
+def _block_barriers() -> None:
+    """The simulator's BlockManager.run without its polling: the simulator finds a block's
+    threads at a barrier by polling every thread in a loop that holds the GIL, which
+    costs most of a simulated kernel's time; here the threads wait on a _BlockBarrier and the
+    launching thread only joins them. Errors are raised as the simulator raises them."""
+    import numpy as np
+    from numba.cuda.simulator.kernel import BlockManager, BlockThread
+
+    if getattr(BlockManager.run, "barriers", False):
+        return
+
+    def run(self, grid_point, *args):
+        barrier = _BlockBarrier(int(np.prod(self._block_dim)))
+        threads = []
+        for block_point in np.ndindex(*self._block_dim):
+            def target():
+                failed = True
+                try:
+                    self._f(*args)
+                    failed = False
+                finally:
+                    barrier.leave(threading.current_thread(), failed)
+
+            thread = BlockThread(target, self, grid_point, block_point, self._debug)
+            thread.barrier = barrier
+            threads.append(thread)
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        first = barrier.failed if barrier.failed is not None else \
+            next((thread for thread in threads if thread.exception), None)
+        if first is not None:
+            raise first.exception[0].with_traceback(first.exception[1])
+
+    def syncthreads(self):
+        self.barrier.wait()
+
+    run.barriers = True
+    BlockManager.run = run
+    BlockThread.syncthreads = syncthreads
+
+
 if SIMULATED:
     _lock_shared_arrays()
+    _block_barriers()

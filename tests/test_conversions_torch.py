@@ -111,7 +111,6 @@ def test_new_tensor_of_a_tensor_warns_and_copies():
 
 
 @MARKS[0]
-@MARKS[1]
 def test_factories_keep_the_device_of_a_cuda_tensor():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -21,7 +21,6 @@ F = autojit.nn.functional
 
 
 @MARKS[0]
-@MARKS[1]
 def test_memory_counters_follow_the_allocator():
     cuda = autojit.cuda
     cuda.empty_cache()

@@ -134,11 +134,11 @@ def rows(lib) -> dict:
         return out, weights, self_out, self_weights
 
     def _encoder(encoder, x, padding):
-        mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1])
+        mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1], device=x.device)
         return encoder(x, mask=mask, src_key_padding_mask=padding)
 
     def _decoder(decoder, target, memory, padding):
-        mask = nn.Transformer.generate_square_subsequent_mask(target.shape[0])
+        mask = nn.Transformer.generate_square_subsequent_mask(target.shape[0], device=target.device)
         return decoder(target, memory, tgt_mask=mask, memory_key_padding_mask=padding,
                        tgt_is_causal=True)
 

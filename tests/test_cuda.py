@@ -410,12 +410,14 @@ def test_render_reduction_with_warp_shuffles():
 def test_compiled_step_uploads_constants_once():
     import autojit.nn.functional as F
 
-    loss = autojit.compile(lambda z, t: F.cross_entropy(z, t))  # arange(classes): a constant
+    # arange(classes), a constant: made on z's device while tracing (ir/trace_devices.py),
+    # or uploaded once, never on every call.
+    loss = autojit.compile(lambda z, t: F.cross_entropy(z, t))
     z_cpu, z = pair((4, 3))
     target = autojit.tensor([0, 2, 1, 1])
     values = [loss(z, target.cuda()).item() for _ in range(3)]
     np.testing.assert_allclose(values, [F.cross_entropy(z_cpu, target).item()] * 3, rtol=1e-5)
-    assert loss.executables[0].plan.uploads == 1
+    assert loss.executables[0].plan.uploads <= 1
     scale = autojit.tensor(2.0)  # a captured 0-d CPU tensor, updated in place below
     scaled = autojit.compile(lambda x: x * scale)
     x = autojit.ones(2, device="cuda")

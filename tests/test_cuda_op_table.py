@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 from cuda_simulator import MARKS  # before autojit: it enables the simulator
 from test_compile_op_table import KNOWN_FAILURES, ROWS, assert_same, forward_cases, gradient_cases
@@ -145,17 +146,28 @@ def test_second_order_gradient(row, dtype, compiled):
     check(row, gradient_cases(row, dtype, second_order=True, limit=GRADIENT_SAMPLES), compiled)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a tensor a CPU factory makes inside a function compiled for the GPU is put on the GPU: "
-    "it comes back on cuda:0, and an op mixing it with a CUDA tensor runs where eager raises"))
 def test_cpu_factories_in_a_function_compiled_for_the_gpu_stay_on_the_cpu():
-    """zeros(3) without device= is a CPU tensor in a compiled function too, as in torch."""
+    """zeros(3) without device= is a CPU tensor in a compiled function too, as in torch, and
+    so is what ops compute from CPU tensors alone; a tensor of the call's reports its GPU."""
     def made(x):
-        return x + 1, autojit.zeros(3), autojit.arange(x.shape[0])
+        # Decided while tracing: the call's tensors, and what ops make of them, are on cuda.
+        on_gpu = x.is_cuda and not x.is_cpu and (x + 1).device == autojit.device("cuda:0")
+        positions = autojit.arange(x.shape[0])
+        on_device = autojit.zeros(3, device=x.device)
+        return (x + 1 if on_gpu else x - 1, autojit.zeros(3), positions, positions * 2 + 1,
+                on_device + 1, x[positions] * autojit.tensor(2.0), x.sum() + autojit.ones(()))
 
     x = autojit.ones(2, 3, device="cuda")
     compiled = autojit.compile(made, backend="cuda")
-    assert [t.device for t in compiled(x)] == [t.device for t in made(x)]
+    expected = made(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", autojit.CompileWarning)  # compiled, no graph break
+        for _ in range(2):
+            results = compiled(x)
+            assert [t.device for t in results] == [t.device for t in expected]
+            for mine, eager in zip(results, expected, strict=True):
+                np.testing.assert_array_equal(mine.cpu().numpy(), eager.cpu().numpy())
+    assert len(compiled.executables) == 1
 
     def mixed(x):
         return x + autojit.zeros(2, 3)

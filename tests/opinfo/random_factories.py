@@ -130,11 +130,11 @@ def _randint_draw(stream, shape, low, high=None):
 
 
 def _random(name, function, reference, samples, dtypes) -> OpInfo:
-    # rand(..., device="cuda") is a graph break; rand_like(x) of a CUDA x inside a compiled
-    # function is not: its draw is a graph input, copied to the device as the others.
-    breaks = {} if name.endswith("_like") else {"cuda": RANDOM_BREAK}
+    # rand(..., device="cuda") is a graph break, and so is rand_like(x) of a CUDA x inside a
+    # compiled function: x's device is eager's there too (ir/trace_devices.py).
     return OpInfo(name, _drawing(function), reference, samples, dtypes=dtypes,
-                  differentiable=False, factory=True, seed=SEED, graph_breaks=breaks)
+                  differentiable=False, factory=True, seed=SEED,
+                  graph_breaks={"cuda": RANDOM_BREAK})
 
 
 ROWS = [

@@ -51,6 +51,7 @@ class Executable:
         # Output name -> ir/eager_layout.OutputLayout of each result eager lays out other
         # than row-major: each run's array is laid out so (result_template.py).
         self.output_layouts: dict = {}
+        self.host_outputs: frozenset = frozenset()  # results eager makes on the CPU
         # Output names of leaves the traced call made with requires_grad=True: each run's is
         # a new leaf that requires grad.
         self.output_leaves: frozenset = frozenset()
@@ -141,7 +142,7 @@ class Executable:
                     else array.copy()
             if binding is not None:
                 binding.arrays = arrays
-        if recipe.layouts:
+        if recipe.layouts or recipe.host_outputs:
             arrays = recipe.lay_out(arrays, owned)
         self._write_back(arrays, args, owned)
         if self.python_writes is not None:
@@ -282,10 +283,13 @@ class _Recipe:
         self.leaves = [(output.value.dtype, executable.requiring.get(output.name),
                         output.name in executable.output_leaves)
                        for output in graph.outputs]
-        # The results eager lays out other than row-major (ir/eager_layout.py).
+        # The results eager lays out other than row-major (ir/eager_layout.py), and those
+        # it makes on the CPU in a function run on a GPU (ir/trace_devices.py).
         self.layouts = [(index, executable.output_layouts[output.name])
                         for index, output in enumerate(graph.outputs)
                         if output.name in executable.output_layouts]
+        self.host_outputs = [index for index, output in enumerate(graph.outputs)
+                             if output.name in executable.host_outputs]
         # Symbolic scalars: each graph value's output index and Python kind, and where each
         # runtime scalar is read (RunBinding); the generators a failed value check puts back.
         env = executable.env
@@ -316,9 +320,13 @@ class _Recipe:
         return fill_tokens(text, formatted, values, self._binding, {})
 
     def lay_out(self, arrays, owned: frozenset) -> list:
-        """The run's arrays with each result laid out as eager's array: a copy, unless the
-        array the call made for it alone already is (a transposed product)."""
+        """The run's arrays with each result where eager has it: on the CPU when eager makes
+        it there, laid out as eager's array (a copy, unless the array the call made for it
+        alone already is: a transposed product)."""
         arrays = list(arrays)
+        for index in self.host_outputs:
+            if arrays[index].__class__ is not np.ndarray:
+                arrays[index] = arrays[index].to_host()
         for index, layout in self.layouts:
             arrays[index] = lay_out(arrays[index], layout, index in owned)
         return arrays

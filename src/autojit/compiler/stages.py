@@ -200,6 +200,7 @@ def build(compiled, guarded: GuardedTrace, traced_graph: Graph, optimized: Graph
     executable.nan_checks = traced.nan_checks
     executable.fresh_grads = set(traced.tracer.fresh_grads)
     executable.output_layouts = dict(traced.tracer.output_layouts)
+    executable.host_outputs = frozenset(traced.tracer.host_outputs)
     executable.output_leaves = frozenset(traced.tracer.output_leaves)
     executable.version_bumps = guarded.version_bumps
     executable.python_writes = guarded.python_writes

@@ -26,6 +26,7 @@ from ..ir.graph import Graph
 from ..ir.printing import LogEffect, PrintCapture
 from ..ir.scalars import SymbolicMath
 from ..ir.trace import Tracer
+from ..ir.trace_devices import Placement
 from ..tensor.graph_break import GraphBreak, graph_break
 from ..tensor.state import state
 from ..tensor.symbolic import ShapeEnv
@@ -253,6 +254,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     tracer.call_args = args
     tracer.device = next((argument.device for argument in args
                           if isinstance(argument, Tensor) and argument.is_cuda), None)
+    if tracer.device is not None:
+        tracer.placement = Placement(tracer.device)
     tracer.aliased_arguments = aliased
     env.on_value_check = _value_check_hook(compiled)
     for (entry, symbolic), position in zip(symbolic_args, arg_positions):

@@ -45,13 +45,11 @@ from ..ops.registry import (
     view_tensor,
 )
 from ..tensor import dtypes
+from ..tensor.device import MIXED_DEVICES
 from ..tensor.tensor import Tensor
 from .array import CudaArray
 from .indexing import EXTERN_ROUTINES, arg_extreme
 from .views import make_view
-
-MIXED_DEVICES = ("Expected all tensors to be on the same device, but found at least two "
-                 "devices, {} and cpu!")
 
 
 def dispatch(op, inputs: tuple, attrs: dict):

@@ -93,6 +93,9 @@ class Tracer:
         # The device of the call's tensors when they are not on the CPU (None when they are):
         # graph values have no data, and the compiled graph runs on that device.
         self.device = None
+        # With a device: which values eager keeps on the CPU (trace_devices.py).
+        self.placement = None
+        self.host_outputs: set = set()  # the names of the outputs eager returns on the CPU
         # Whether a graph value can be evaluated for a decision (a compiled function's trace
         # has the call's real inputs; make_graph has not: a decision there breaks the graph).
         self.evaluates = True
@@ -277,6 +280,8 @@ class Tracer:
                         for x in operands]
         shape, dtype = infer(op, inputs, attrs)
         value = self.graph.add_node(op, operands, attrs, shape, dtype)
+        if self.placement is not None:
+            self.placement.place(op, inputs, operands, value)
         if self.backward_depth:
             self.graph.backward_ids.add(value.id)
         if self.recomputing:

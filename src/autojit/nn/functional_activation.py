@@ -179,7 +179,7 @@ def _rrelu(input: Tensor, lower: float, upper: float, training: bool) -> Tensor:
     if not training:
         return _leaky_relu(input, (lower + upper) / 2)
     # Each non-positive element gets its own slope, uniform on [lower, upper].
-    slopes = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+    slopes = rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
     return ew.where(input <= 0, input * slopes, input)
 
 
@@ -445,7 +445,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
                       stacklevel=2)
     # g = -log(E), E ~ Exp(1) = -log(1 - U); E is kept above the smallest normal number, so
     # that U = 0 gives a large finite g rather than inf.
-    uniform = rand(*logits.shape, dtype=logits.dtype)
+    uniform = rand(*logits.shape, dtype=logits.dtype, device=logits.device)
     tiny = float(np.finfo(logits.dtype.numpy).tiny)
     exponential = composite.clamp(-ew.log1p(-uniform), min=tiny)
     y_soft = softmax((logits - ew.log(exponential)) / tau, dim)

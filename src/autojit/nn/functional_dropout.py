@@ -35,7 +35,7 @@ def _noise(input: Tensor, p: float, feature: bool) -> Tensor:  # noqa: A002
     shape = tuple(input.shape)
     if feature:
         shape = shape[:2] + (1,) * (len(shape) - 2)
-    return (rand(*shape, dtype=input.dtype) >= p).to(input.dtype)
+    return (rand(*shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
 
 
 def _dropout(input: Tensor, p: float, training: bool, inplace: bool, *,  # noqa: A002

@@ -186,7 +186,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
     if p == 1.0:
         scale = ew.fill_like(input, 0)
     else:
-        keep = rand(*input.shape, dtype=input.dtype) >= p
+        keep = rand(*input.shape, dtype=input.dtype, device=input.device) >= p
         scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
     if inplace:
         return input.mul_(scale)

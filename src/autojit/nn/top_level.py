@@ -67,7 +67,7 @@ def native_dropout(input, p: float, train):  # noqa: A002
     functional_dropout._check_probability(p)
     if not train:
         return input.clone(), fill_like(input.detach(), True).to(bool_)
-    keep = rand(*input.shape, dtype=input.dtype) >= p
+    keep = rand(*input.shape, dtype=input.dtype, device=input.device) >= p
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
     return input * keep.to(input.dtype) * scale, keep
 

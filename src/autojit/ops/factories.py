@@ -23,7 +23,7 @@ def _options(self: Tensor, dtype, device, requires_grad: bool) -> tuple:
     if requires_grad and not dtype.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
-    if device is None and self._data is not None:
+    if device is None:  # a symbolic x's device is eager's (ir/trace_devices.py)
         device = self.device
     return dtype, device
 

@@ -255,7 +255,7 @@ def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
     if rest and isinstance(rest[0], Tensor):
         other = rest.pop(0)
         dtype = other.dtype
-        device = other.device if other._data is not None else device
+        device = other.device  # a symbolic one's is eager's (ir/trace_devices.py)
     elif rest and isinstance(rest[0], dtypes.DType):
         dtype = rest.pop(0)
     elif rest and _is_device(rest[0]):

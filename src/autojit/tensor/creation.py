@@ -315,8 +315,9 @@ def _like(x: Tensor, dtype):
 
 
 def _like_device(x: Tensor, device):
-    """The *_like factories keep x's device unless device= says otherwise (as torch does)."""
-    return x.device if device is None and x._data is not None else device
+    """The *_like factories keep x's device unless device= says otherwise (as torch does); a
+    symbolic x's is eager's (the GPU of a traced call's tensors, ir/trace_devices.py)."""
+    return x.device if device is None else device
 
 
 def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,

@@ -16,6 +16,11 @@ from __future__ import annotations
 
 from .state import state
 
+# Eager's error for an op on CUDA tensors with a CPU tensor of one or more dimensions among
+# its operands (cuda/eager.py), raised by a trace for a GPU too (ir/trace_devices.py).
+MIXED_DEVICES = ("Expected all tensors to be on the same device, but found at least two "
+                 "devices, {} and cpu!")
+
 
 class device:  # noqa: N801 - torch's name
     """A device such as ``device(type='cpu')``; compared by type and index."""

@@ -168,26 +168,37 @@ class Tensor:
     def device(self):
         """The device the data lives on: `cpu`, or `cuda:N` for a tensor on a GPU."""
         # The device follows from the data: an ndarray on the CPU, a CudaArray on a GPU
-        # (autojit/cuda/array.py); symbolic tensors are device-neutral while tracing.
+        # (autojit/cuda/array.py); a symbolic tensor's is eager's (ir/trace_devices.py).
         data = self._data
+        if data is None and self._traced_on_device():
+            return state.tracer.placement.device
         if data is None or data.__class__ is np.ndarray:
             return CPU
         if data.__class__ is MetaArray:
             return META
         return cuda_device(data.device_index)
 
+    def _traced_on_device(self) -> bool:
+        """Whether this symbolic tensor is, in eager, on the GPU a traced call runs on."""
+        tracer = state.tracer
+        return tracer is not None and tracer.placement is not None and \
+            self._value is not None and not tracer.placement.is_host(self)
+
     @property
     def is_cuda(self) -> bool:
         """Whether the data lives on a GPU."""
         data = self._data
-        return data is not None and data.__class__ is not np.ndarray and \
-            data.__class__ is not MetaArray
+        if data is None:
+            return self._traced_on_device()
+        return data.__class__ is not np.ndarray and data.__class__ is not MetaArray
 
     @property
     def is_cpu(self) -> bool:
-        """Whether the data lives in host memory (symbolic tensors count as CPU ones)."""
+        """Whether the data lives in host memory (a symbolic tensor: whether eager's does)."""
         data = self._data
-        return data is None or data.__class__ is np.ndarray
+        if data is None:
+            return not self._traced_on_device()
+        return data.__class__ is np.ndarray
 
     @property
     def is_meta(self) -> bool:

@@ -167,13 +167,21 @@ def test_lower_precision_ops_give_torchs_values_and_gradients(dtype, name, call,
     close = {"atol": 0, "rtol": 0} if dtype == "bfloat16" else {"atol": 1e-3, "rtol": 1e-3}
     if expected.dtype is torch.float32:  # a loss in float32: the order of its sums differs
         close = {"atol": 1e-6, "rtol": 1e-5}
+    if name.startswith("conv_transpose"):
+        # torch's transposed convolution rounds once on CPUs with native bfloat16 (oneDNN) and
+        # rounds its partial sums elsewhere (and in float16): autojit rounds the float32 result
+        # once, which is checked exactly; torch's own result is a few rounding steps away.
+        lower = getattr(torch, dtype)
+        once = call(torch, *(t.detach().to(lower).float() for t in theirs)).to(lower)
+        np.testing.assert_allclose(got.float().detach().numpy(), once.float().numpy(), **close)
+        close = {"atol": 0.07, "rtol": 0.02}
     np.testing.assert_allclose(got.float().detach().numpy(), expected.float().detach().numpy(),
                                **close)
     expected.float().sum().backward()
     got.float().sum().backward()
     for t, j in zip(theirs, mine):
         assert j.grad.dtype is autojit.float32
-        if name != "conv2d":  # torch's convolution backward rounds in its own places
+        if not name.startswith("conv"):  # torch's convolution backward rounds in its own places
             np.testing.assert_allclose(j.grad.numpy(), t.grad.numpy(), **close)
         else:
             np.testing.assert_allclose(j.grad.numpy(), t.grad.numpy(), atol=0.07, rtol=0.02)

@@ -23,6 +23,7 @@ from ..ops.autocast import LOWER, autocast_op
 from ..ops.layout import embed_slice, slice_dims, stack
 from ..ops.linalg import matmul
 from ..tensor.creation import zeros
+from ..tensor.dtypes import bfloat16, float16
 from ..tensor.tensor import Tensor
 from .functional_conv import (
     _check_conv,
@@ -120,6 +121,13 @@ def _conv_transpose(name, input, weight, bias, stride, padding, output_padding, 
         shown = " x ".join(map(str, out_sizes))
         raise RuntimeError(f"{name}: the calculated output size ({shown}) is too small: "
                            "padding removes more than the output has")
+    lower = x.dtype in (float16, bfloat16)
+    if lower:
+        # Sums of overlapping taps rounded in a 16-bit type would each round again: compute in
+        # float32 and round once, as torch's lower-precision kernels do.
+        x, weight = x.float(), weight.float()
+        bias = None if bias is None else bias.float()
+        result_dtype = input.dtype
     batch, in_channels = x.shape[0], x.shape[1]
     out_channels = weight.shape[1] * groups
     taps, positions = math.prod(kernel), math.prod(blocks)
@@ -133,6 +141,8 @@ def _conv_transpose(name, input, weight, bias, stride, padding, output_padding, 
                         + [(p, p + o, 1) for p, o in zip(padding, out_sizes, strict=True)])
     if bias is not None:
         result = result + bias.reshape(out_channels, *([1] * spatial))
+    if lower:
+        result = result.to(result_dtype)
     return result if batched else result.squeeze(0)
 
 

@@ -26,8 +26,8 @@ PAGE = ROOT / "docs" / "layout.md"
 PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir", "ir/passes",
             "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda",
             "distributed", "distributed/nn", "nn", "nn/modules", "nn/parallel", "nn/utils",
-            "optim", "utils", "utils/data", "utils/data/_utils", "testing", "distributions", "cpu",
-            "_dynamo", "func"]
+            "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils", "testing",
+            "distributions", "cpu", "_dynamo", "func"]
 
 INTRODUCTION = """\
 # Source layout
@@ -39,7 +39,8 @@ at run time). Bottom to top, which is also the order a program's data flows thro
 
 ```
 config | backends > tensor > interop > ops > autograd > amp > ir > compiler > codegen
-  > cuda > distributed > nn | optim | utils | testing | distributions | cpu | _dynamo > func
+  > cuda > distributed > nn | optim | utils | testing | distributions | cpu | _dynamo
+  > func | jit
 ```
 
 A tensor is made (`tensor/`), an op on it is dispatched through the registry and run, or traced
@@ -51,8 +52,9 @@ to the code generators (`codegen/`) and, for GPU tensors, the CUDA runtime (`cud
 `utils/` (whose DistributedDataParallel and DistributedSampler use its process groups),
 `testing/`, `distributions/`, `cpu/` (torch.cpu's device module) and `_dynamo/` (torch._dynamo's
 names on autojit's compiler) on top, and `func/` (torch.func's transforms, which reach into nn)
-above them. Every module opens with a docstring saying what it holds and where it sits in this
-flow; its first sentence is shown below.
+and `jit.py` (torch.jit's names on autojit's compiler) above them. Every module opens with a
+docstring saying what it holds and where it sits in this flow; its first sentence is shown
+below.
 
 This page is written by `python tools/layout.py` from the tree; `tests/test_layout.py` fails
 when it is stale.

@@ -4,7 +4,7 @@ Eager tensor ops build an IR graph; autograd differentiates it (twice, with crea
 the compiler lowers whole training steps to fused kernels. The public names follow torch.
 
 `import autojit` loads tensors, ops and autograd; the packages above them (amp and autocast, nn,
-optim, utils, func and vmap, distributed, distributions, profiler, testing, cuda, cpu,
+optim, utils, func and vmap, jit, distributed, distributions, profiler, testing, cuda, cpu,
 accelerator, special, the compiler, _dynamo and save/load) load on first use (`__getattr__`
 below), so that a program pays only for what it uses (docs/performance.md, "compile latency").
 """
@@ -200,6 +200,7 @@ _LAZY = {
     "amp": ("amp", None), "autocast": ("amp", "autocast"), "compiler": ("compiler", None),
     "cpu": ("cpu", None), "cuda": ("cuda", None), "distributed": ("distributed", None),
     "distributions": ("distributions", None), "func": ("func", None), "nn": ("nn", None),
+    "jit": ("jit", None),
     "optim": ("optim", None), "profiler": ("profiler", None), "special": ("special", None),
     "testing": ("testing", None), "utils": ("utils", None),
     "vmap": ("autograd.vmap", "vmap"),
@@ -250,6 +251,7 @@ if _TYPE_CHECKING:  # what __getattr__ loads, for readers and type checkers
         distributed,
         distributions,
         func,
+        jit,
         nn,
         optim,
         profiler,
@@ -305,7 +307,7 @@ __all__ = [
     "uint8", "int8", "int16", "short", "int32", "int64",
     "int", "long", "bool", "dtype", "promote_types", "get_default_dtype", "set_default_dtype",
     "make_graph", "compile",
-    "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "func",
+    "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "func", "jit",
     "from_dlpack",
     "linalg",
     "special",

@@ -6,7 +6,8 @@ stateless.py calls a module with replacement parameters; fusion.py folds an eval
 norm into the layer before it; parametrize.py computes a parameter from an `original` on
 every access, and parametrizations.py holds ready-made ones (weight_norm, spectral_norm,
 orthogonal, whose maps are in orthogonal_maps.py); spectral_norm.py divides a weight by its
-power-iteration spectral norm (the hook form)."""
+power-iteration spectral norm (the hook form); prune.py zeroes entries or channels of a
+parameter through a mask that a forward pre-hook multiplies in."""
 
 from . import (  # noqa: F401
     clip_grad,
@@ -14,6 +15,7 @@ from . import (  # noqa: F401
     fusion,
     parametrizations,
     parametrize,
+    prune,
     rnn,
     stateless,
 )
@@ -39,4 +41,4 @@ __all__ = ["rnn", "clip_grad", "convert_parameters", "clip_grad_norm", "clip_gra
            "vector_to_parameters", "stateless", "weight_norm", "remove_weight_norm",
            "fusion", "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
            "fuse_linear_bn_weights", "parametrize", "parametrizations", "spectral_norm",
-           "remove_spectral_norm"]
+           "remove_spectral_norm", "prune"]

@@ -39,7 +39,7 @@ at run time). Bottom to top, which is also the order a program's data flows thro
 
 ```
 config | backends > tensor > interop > ops > autograd > amp > ir > compiler > codegen
-  > cuda > distributed > nn | optim | utils | testing | distributions | cpu | _dynamo
+  > cuda > distributed > nn | utils | testing | distributions | cpu | _dynamo > optim
   > func | jit
 ```
 
@@ -48,11 +48,11 @@ into a graph (`ops/`, `ir/`), recorded for autograd and differentiated (`autogra
 by autocast inside an autocast region (`ops/autocast.py`; `amp/` holds the context managers and
 the gradient scaler); a compiled function's graph goes through the compile stages (`compiler/`)
 to the code generators (`codegen/`) and, for GPU tensors, the CUDA runtime (`cuda/`).
-`distributed/` (process groups and collectives over MPI) sits above them, `nn/`, `optim/`,
+`distributed/` (process groups and collectives over MPI) sits above them, `nn/`,
 `utils/` (whose DistributedDataParallel and DistributedSampler use its process groups),
 `testing/`, `distributions/`, `cpu/` (torch.cpu's device module) and `_dynamo/` (torch._dynamo's
-names on autojit's compiler) on top, and `func/` (torch.func's transforms, which reach into nn)
-and `jit.py` (torch.jit's names on autojit's compiler) above them. Every module opens with a
+names on autojit's compiler) on top, `optim/` above them (its swa_utils averages nn modules),
+and `func/` (torch.func's transforms, which reach into nn) and `jit.py` (torch.jit's names on autojit's compiler) above them. Every module opens with a
 docstring saying what it holds and where it sits in this flow; its first sentence is shown
 below.
 

@@ -241,8 +241,7 @@ class RandomUnstructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
+        nparams_toprune = _count_to_prune(self.amount, tensor_size)
         mask = default_mask.clone(memory_format=contiguous_format)
         if nparams_toprune != 0:
             scores = rand_like(t)
@@ -266,8 +265,7 @@ class L1Unstructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
+        nparams_toprune = _count_to_prune(self.amount, tensor_size)
         mask = default_mask.clone(memory_format=contiguous_format)
         if nparams_toprune != 0:
             smallest = topk(t.abs().view(-1), k=nparams_toprune, largest=False)
@@ -303,8 +301,7 @@ class RandomStructured(BasePruningMethod):
         _validate_structured_pruning(t)
         _validate_pruning_dim(t, self.dim)
         tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
+        nparams_toprune = _count_to_prune(self.amount, tensor_size)
         if nparams_toprune == 0:
             return default_mask
         scores = rand(tensor_size)
@@ -334,9 +331,8 @@ class LnStructured(BasePruningMethod):
         _validate_structured_pruning(t)
         _validate_pruning_dim(t, self.dim)
         tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
+        nparams_toprune = _count_to_prune(self.amount, tensor_size)
         nparams_tokeep = tensor_size - nparams_toprune
-        _validate_pruning_amount(nparams_toprune, tensor_size)
         norms = _compute_norm(t, self.n, self.dim)
         kept = topk(norms, k=nparams_tokeep, largest=True)
         if nparams_toprune == 0:
@@ -481,6 +477,13 @@ def _validate_pruning_amount(amount, tensor_size) -> None:
     if isinstance(amount, numbers.Integral) and amount > tensor_size:
         raise ValueError(f"amount={amount} should be smaller than the number of parameters to "
                          f"prune={tensor_size}")
+
+
+def _count_to_prune(amount, tensor_size) -> int:
+    """The number of units to prune, checked against the number there are."""
+    count = _compute_nparams_toprune(amount, tensor_size)
+    _validate_pruning_amount(count, tensor_size)
+    return count
 
 
 def _validate_structured_pruning(t) -> None:

@@ -14,17 +14,21 @@ thread of the process, so XLA's compiler threads and autojit's worker threads co
 shared machine wall times swing with the load while CPU times move far less; read both.
 
 The breakdown reads the compile stages' own timings (CompiledFunction.stage_seconds,
-compiler/stages.py), taken here on this thread's CPU clock, and the kernel counters of
-codegen/cpu/jit.py (jit.STATISTICS):
+compiler/stages.py), taken here on the calling thread's CPU clock, and the counters of
+codegen/cpu/jit.py and codegen/cpu/compile_threads.py:
 
     tracing    the trace, prune and guard stages: running the function on symbolic tensors,
                and writing the guards
     passes     the optimize stage: the IR pass pipeline (ir/passes/pipeline.py)
-    schedule   the partition, schedule and build stages, kernels excluded: fusion planning,
-               kernel building, the code generator's modules imported on first use
-    kernels    LLVM compiles (cold) or disk-cache loads (warm), from jit.STATISTICS
-    run        the rest: autojit.compile (the compiler's modules, loaded on first use), running
-               the plan the first time and writing results back
+    schedule   the partition, schedule and build stages on the calling thread, kernels
+               excluded: fusion planning, rendering kernels, waiting for the compile threads,
+               the code generator's modules imported on first use
+    kernels    the calling thread's kernel compiles (none where compile threads run) or
+               disk-cache loads (warm), from jit.STATISTICS
+    run        the rest of the calling thread's time: autojit.compile (the compiler's modules,
+               loaded on first use), running the plan the first time and writing results back
+    threads    the compile threads' CPU time (compile_threads.STATISTICS): kernels and the
+               native gemm compiled beside the calling thread (docs/notes/compile-latency.md)
 
 jax.jit's figures (jax_loss of compiled_step.py, the same SGD update) come from the same kind
 of fresh process, run by `--jax-python` (default: this interpreter); cold with an empty
@@ -48,7 +52,7 @@ import sys
 import tempfile
 import time
 
-STAGES = ("tracing", "passes", "schedule", "kernels", "run")
+STAGES = ("tracing", "passes", "schedule", "kernels", "run", "threads")
 TARGETS = {"cold": 0.5, "warm": 0.1}
 
 
@@ -97,6 +101,8 @@ def child() -> None:
     jit = sys.modules.get("autojit.codegen.cpu.jit")
     counters = dict(jit.STATISTICS) if jit is not None else {}
     kernels = counters.get("cpu seconds", 0.0)
+    threads = sys.modules.get("autojit.codegen.cpu.compile_threads")
+    thread_seconds = threads.STATISTICS["cpu seconds"] if threads is not None else 0.0
     seconds = step.stage_seconds
     stages = {
         "tracing": sum(seconds.get(name, 0.0) for name in ("trace", "prune", "guard")),
@@ -105,6 +111,7 @@ def child() -> None:
         - kernels,
         "kernels": kernels,
         "run": first[2] - sum(seconds.values()),
+        "threads": thread_seconds,
     }
     print(json.dumps({"import": imported[:2], "first call": first[:2],
                       "step": [statistics.median(t[i] for t in later) for i in (0, 1)],
@@ -242,7 +249,8 @@ def main() -> None:
             for clock, index in (("wall", 0), ("cpu", 1)):
                 print(f"cold compile against jax.jit ({clock}): "
                       f"{rows['cold']['compile'][index] / rows['jax cold']['compile'][index]:.2f}x")
-    print(f"autojit breakdown, this thread's CPU time:\n{'':9}" +
+    print(f"autojit breakdown, CPU time of the calling thread, then of the compile threads:"
+          f"\n{'':9}" +
           "".join(f"{stage:>10}" for stage in STAGES) + "   kernels compiled/loaded")
     for name in ("cold", "warm"):
         report = rows[name]

@@ -4,9 +4,12 @@ with compiler/backends.py; the compiler imports it when it first builds a graph.
 
 from __future__ import annotations
 
+from .cpu.jit import parallel_compiles
 from .schedule.fusion import build_plan
 
 
 def build(graph, arguments, generic: bool = False, fresh_grads=frozenset()):
-    """The plan running `graph`; `generic` kernels read their sizes at run time."""
-    return build_plan(graph, generic=generic, fresh_grads=frozenset(fresh_grads))
+    """The plan running `graph`; `generic` kernels read their sizes at run time. Its kernels
+    compile on the compile threads while the schedule goes on (jit.parallel_compiles)."""
+    with parallel_compiles():
+        return build_plan(graph, generic=generic, fresh_grads=frozenset(fresh_grads))

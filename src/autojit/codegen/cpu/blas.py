@@ -388,6 +388,13 @@ def native_gemm(dtype) -> bool:
     return _gemm_address(dtype) is not None and workers.shared() is not None
 
 
+def prepare_products(dtype) -> None:
+    """Start compiling the native ?gemm for a plan's products of this NumPy dtype, where they
+    will run on it (gemm_kernel.prepare): the schedule calls this as it begins."""
+    if np.dtype(dtype) in _GEMM_NAMES and native_gemm(dtype):
+        gemm_kernel.prepare(dtype)
+
+
 def run_records(records: list) -> None:
     """Run native gemm calls (gemm_records), one per core at a time."""
     native = workers.shared()

@@ -7,8 +7,11 @@ training benchmarks' product shapes where the core's fused multiply-adds peak at
 docs/notes/cpu-codegen.md; `bench/gemm_products.py` compares the two), so gemm_records calls
 it in place of the library's wherever `address` has one.
 
-One function per (dtype, transpose a, transpose b), compiled once per process (or loaded from
-the kernel disk cache) for the host CPU, taking the row-major CBLAS arguments
+One module per dtype holds the four functions (transpose a, transpose b), which share their tiles
+and packing routines; it is compiled once per process (or loaded from the kernel disk cache) for
+the host CPU, as written (the IR is vectorized by hand: no pass pipeline), on a compile thread
+that the schedule starts when it meets a product (`prepare`, codegen/cpu/compile_threads.py).
+Each function takes the row-major CBLAS arguments
 `(order, transpose_a, transpose_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)` with 64-bit
 integers, so the workers' gemm_part calls it exactly as it calls the library. As in GotoBLAS,
 both operands are copied into packed blocks that the register tiles read contiguously:
@@ -36,10 +39,12 @@ into equal blocks of at most MC rows, since each block packs all of b again.
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future
 
 import numpy as np
 
 from ... import config
+from . import compile_threads
 
 _TYPES = {np.dtype(np.float32): ("float", 16, "f32"), np.dtype(np.float64): ("double", 8, "f64")}
 _TILE_ROWS = (12, 8, 4, 2, 1)  # 12 rows x 2 vectors: 24 accumulators of the 32 registers
@@ -58,7 +63,7 @@ _PACKED_A_BYTES = 400 * 1024
 # library: measured float32, 2x256x256 took 9.9 us here and 6.1 with OpenBLAS, 128x256x16
 # 14.8 and 11.1, 128x256x1 14.6 and 3.1; 128x256x24 took 15.1 against 17.3.
 _MIN_ROWS = 16
-_state: dict = {}
+_state: dict = {}  # dtype -> {(transpose a, transpose b): address}, or its Future
 
 
 def enabled() -> bool:
@@ -71,46 +76,84 @@ def address(dtype, transpose_a: bool, transpose_b: bool, rows: int = _MIN_ROWS,
     """The native ?gemm for a rows x columns product of this dtype with these transpositions,
     or None where the library's does better or there is none (not float32 or float64, not a
     CPU with AVX-512, turned off, or a product narrower than a vector and a half or shorter
-    than _MIN_ROWS: each call packs b, and half-empty panels waste the tiles' lanes)."""
+    than _MIN_ROWS: each call packs b, and half-empty panels waste the tiles' lanes). Waits
+    for the compile `prepare` started, if it is still under way."""
     dtype = np.dtype(dtype)
     if dtype not in _TYPES or not enabled() or rows < _MIN_ROWS or \
             (columns and columns * 2 < _TYPES[dtype][1] * 3):
         return None
-    key = (dtype, bool(transpose_a), bool(transpose_b))
-    found = _state.get(key)
+    found = _state.get(dtype)
     if found is None:
-        found = _state[key] = _build(*key)
-    return found or None
+        found = _state[dtype] = _build(dtype)
+    elif isinstance(found, Future):
+        found = _state[dtype] = found.result()
+    return found.get((bool(transpose_a), bool(transpose_b)))
 
 
-def _build(dtype: np.dtype, transpose_a: bool, transpose_b: bool) -> int:
+def prepare(dtype) -> None:
+    """Start compiling the ?gemm functions of `dtype` on a compile thread (compile_threads.py),
+    where `address` would make them: the schedule calls this when it meets a product, so that
+    they compile while it builds the rest of the plan (docs/notes/compile-latency.md)."""
+    dtype = np.dtype(dtype)
+    if dtype not in _TYPES or not enabled() or dtype in _state:
+        return
+    future = compile_threads.submit(_build, dtype)
+    if future is not None:
+        _state.setdefault(dtype, future)
+
+
+def _build(dtype: np.dtype) -> dict:
+    """{(transpose a, transpose b): address} of the four ?gemm functions of `dtype`, or {}."""
     from . import jit as cpu
+    from .helper_modules import compile_module
 
     if not cpu.has_avx512():
-        return 0
-    name, _, short = _TYPES[dtype]
-    symbol = f"autojit_gemm_{short}_{'t' if transpose_a else 'n'}{'t' if transpose_b else 'n'}"
-    text = render(dtype, transpose_a, transpose_b, symbol)
-    function = cpu.compile_module(text, symbol, ("gemm", symbol, text))
-    config.log("kernels", f"native gemm {symbol} ready")
-    return function
+        return {}
+    text, symbols = render_module(dtype)
+    # Written vectorized: the O3 pipeline made the code no faster (a 256x784x512 float32
+    # product took 1.90 ms as written, 1.91-1.92 ms after it) and doubled the module's compile
+    # time (0.095 s of CPU as written, 0.194 s with O3; the three modules of one function each
+    # that this replaces took 0.42 s).
+    addresses = compile_module(text, list(symbols.values()), ("gemm", text), optimize=False)
+    config.log("kernels", f"native gemm {', '.join(symbols.values())} ready")
+    return dict(zip(symbols, addresses))
 
 
-def render(dtype, transpose_a: bool, transpose_b: bool, symbol: str) -> str:
-    """The LLVM IR of the ?gemm function `symbol` (module docstring)."""
-    scalar, lanes, short = _TYPES[np.dtype(dtype)]
-    vector = f"<{lanes} x {scalar}>"
-    size = np.dtype(dtype).itemsize
-    names = {"scalar": scalar, "lanes": lanes, "vector": vector, "short": short,
-             "panel": _VECTORS * lanes, "depth": _BLOCK_DEPTH, "size": size,
-             "block_rows": _PACKED_A_BYTES // (_BLOCK_DEPTH * size), "symbol": symbol,
-             "align": 64}
+def symbol(dtype, transpose_a: bool, transpose_b: bool) -> str:
+    """The name of the ?gemm function of `dtype` with these transpositions."""
+    short = _TYPES[np.dtype(dtype)][2]
+    return f"autojit_gemm_{short}_{'t' if transpose_a else 'n'}{'t' if transpose_b else 'n'}"
+
+
+def render_module(dtype) -> tuple:
+    """(the LLVM IR of one module holding the four ?gemm functions of `dtype`, which share
+    their tiles, {(transpose a, transpose b): function name})."""
+    names = _names(dtype, symbol(dtype, False, False))
+    prefix = f"autojit_gemm_{names['short']}"
     parts = [_DECLARATIONS.format(**names)]
-    parts.extend(_tile(rows, names) for rows in _TILE_ROWS)
-    parts.append(_pack_a(transpose_a, names))
-    parts.append(_pack(transpose_b, names))
-    parts.append(_main(transpose_a, transpose_b, names))
-    return "\n".join(parts)
+    parts.extend(_tile(rows, {**names, "symbol": prefix}) for rows in _TILE_ROWS)
+    for transposed in (False, True):
+        side = "t" if transposed else "n"
+        parts.append(_pack_a(transposed, {**names, "symbol": f"{prefix}_a{side}"}))
+        parts.append(_pack(transposed, {**names, "symbol": f"{prefix}_b{side}"}))
+    symbols = {}
+    for transpose_a in (False, True):
+        for transpose_b in (False, True):
+            name = symbols[(transpose_a, transpose_b)] = symbol(dtype, transpose_a, transpose_b)
+            parts.append(_main(transpose_a, transpose_b, {
+                **names, "symbol": name, "tiles": prefix,
+                "pack_a": f"{prefix}_a{'t' if transpose_a else 'n'}_pack_a",
+                "pack_b": f"{prefix}_b{'t' if transpose_b else 'n'}_pack"}))
+    return "\n".join(parts), symbols
+
+
+def _names(dtype, symbol: str) -> dict:
+    scalar, lanes, short = _TYPES[np.dtype(dtype)]
+    size = np.dtype(dtype).itemsize
+    return {"scalar": scalar, "lanes": lanes, "vector": f"<{lanes} x {scalar}>",
+            "short": short, "panel": _VECTORS * lanes, "depth": _BLOCK_DEPTH, "size": size,
+            "block_rows": _PACKED_A_BYTES // (_BLOCK_DEPTH * size), "symbol": symbol,
+            "align": 64}
 
 
 _DECLARATIONS = """
@@ -459,7 +502,7 @@ def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
         f"  %a_start = getelementptr {scalar}, ptr %a, i64 %a_offset",
         "  %packed_offset = mul i64 %p, %depth",
         f"  %packed_tile = getelementptr {scalar}, ptr %packed, i64 %packed_offset",
-        f"  call void @{symbol}_pack_a{pack_arguments}",
+        f"  call void @{names['pack_a']}{pack_arguments}",
         "  %p_next = add i64 %p, %pack_rows",
         "  %more_packs = icmp slt i64 %p_next, %block_rows",
         "  br i1 %more_packs, label %packs, label %panels",
@@ -469,7 +512,8 @@ def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
         f"  %width = select i1 %narrow, i64 %left, i64 {panel}",
         *b_start,
         f"  %b_start = getelementptr {scalar}, ptr %b, i64 %b_offset",
-        f"  call void @{symbol}_pack(ptr %block, ptr %b_start, i64 %ldb, i64 %depth, i64 %width)",
+        f"  call void @{names['pack_b']}(ptr %block, ptr %b_start, i64 %ldb, i64 %depth, "
+        "i64 %width)",
         "  br label %tiles",
         "tiles:", "  %i = phi i64 [0, %panels], [%i_next, %tile_done]",
         "  %tile_left = sub i64 %block_rows, %i",
@@ -479,7 +523,7 @@ def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
         "  %c_row = add i64 %m0, %i",
         "  %c_offset_row = mul i64 %c_row, %ldc", "  %c_offset = add i64 %c_offset_row, %j0",
         f"  %c_tile = getelementptr {scalar}, ptr %c, i64 %c_offset",
-        *_switch("tile", f"call void @{symbol}_tile{{rows}}{tile_arguments}"),
+        *_switch("tile", f"call void @{names['tiles']}_tile{{rows}}{tile_arguments}"),
         "  %i_next = add i64 %i, %tile_rows",
         "  %more_tiles = icmp slt i64 %i_next, %block_rows",
         "  br i1 %more_tiles, label %tiles, label %panel_done",

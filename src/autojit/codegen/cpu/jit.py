@@ -14,11 +14,11 @@ is involved. See docs/notes/cpu-codegen.md and docs/notes/compile-latency.md.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import itertools
 import os
-import re
 import threading
 import time
 
@@ -27,15 +27,18 @@ from numpy.lib.array_utils import byte_bounds
 
 from ... import config
 from ..kernel import ERRORS, Kernel, code_name, generic_layout
-from . import disk_cache, native_loader
+from . import compile_threads, disk_cache, native_loader
 
 _LOCK = threading.Lock()
 _CACHE: dict = {}
 _COUNTER = itertools.count()
-_SYMBOLS: set = set()  # entry symbols defined in the engine: a loaded object must not redefine one
+# Entry symbols defined in the engine: a loaded object must not redefine one.
+ENGINE_SYMBOLS: set = set()
+# Held around what goes through llvmlite's engine (helper_modules.py takes it too).
+ENGINE_LOCK = _LOCK
 # How kernels were obtained in this process: LLVM compiles, loads from the disk cache, and the
-# CPU time the obtaining thread spent on them in all (compiling, loading, storing; read by
-# bench/compile_latency.py).
+# CPU time the asking threads spent on them in all (compiling, loading, storing; read by
+# bench/compile_latency.py). The compile threads' time is compile_threads.STATISTICS's.
 STATISTICS = {"compiled": 0, "loaded": 0, "cpu seconds": 0.0}
 _FUNCTION_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 # The object entry reads Python objects, so it runs holding the GIL (PYFUNCTYPE).
@@ -156,39 +159,59 @@ class _Backend:
         module.data_layout = str(self.target_machine.target_data)
         return module
 
-    def optimize(self, module):
+    def pass_builder(self, machine=None):
+        """The O3 pipeline's pass builder for `machine` (default: the full target machine)."""
         llvm = self.llvm
         options = llvm.create_pipeline_tuning_options(speed_level=3)
         options.loop_vectorization = True
         options.slp_vectorization = True
         options.loop_unrolling = False
         options.loop_interleaving = True
-        builder = llvm.create_pass_builder(self.target_machine, options)
+        return llvm.create_pass_builder(machine or self.target_machine, options)
+
+    @staticmethod
+    def add_cleanup_passes(manager) -> None:
+        """The passes run after the O3 pipeline. Functions the loop vectorizer calls as vector
+        variants (sin and cos beyond their inline range, mathlib_trig.py) are marked
+        alwaysinline: inlined now that the calls exist, they leave a test and a branch in the
+        loop instead of a call per vector."""
+        manager.add_always_inliner_pass()
+        manager.add_simplify_cfg_pass()
+
+    def optimize(self, module):
+        builder = self.pass_builder()
         builder.getModulePassManager().run(module, builder)
-        # Functions the loop vectorizer calls as vector variants (sin and cos beyond their
-        # inline range, mathlib_trig.py) are marked alwaysinline: inlined now that the calls
-        # exist, they leave a test and a branch in the loop instead of a call per vector.
-        inliner = llvm.create_new_module_pass_manager()
-        inliner.add_always_inliner_pass()
-        inliner.add_simplify_cfg_pass()
-        inliner.run(module, builder)
+        cleanup = self.llvm.create_new_module_pass_manager()
+        self.add_cleanup_passes(cleanup)
+        cleanup.run(module, builder)
 
 
 _BACKEND: _Backend | None = None
 
 
+_BACKEND_LOCK = threading.Lock()
+
+
 def backend() -> _Backend:
     global _BACKEND
-    if _BACKEND is None:
-        _BACKEND = _Backend()
-        remembered = _TARGET.get("target")
-        if remembered is not None and remembered != _BACKEND.target:
-            config.log("kernels", f"the remembered host target {remembered} is not what LLVM "
-                                  f"detects ({_BACKEND.target}): written again")
-            _TARGET["memo"] = _memo_key()
-        if _TARGET.get("memo") is not None:
-            disk_cache.store_record(_TARGET["memo"], dict(zip(_HOST_FIELDS, _BACKEND.host)))
+    if _BACKEND is not None:
+        return _BACKEND
+    with _BACKEND_LOCK:  # a compile thread may ask for it first
+        if _BACKEND is None:
+            _BACKEND = _make_backend()
     return _BACKEND
+
+
+def _make_backend() -> _Backend:
+    made = _Backend()
+    remembered = _TARGET.get("target")
+    if remembered is not None and remembered != made.target:
+        config.log("kernels", f"the remembered host target {remembered} is not what LLVM "
+                              f"detects ({made.target}): written again")
+        _TARGET["memo"] = _memo_key()
+    if _TARGET.get("memo") is not None:
+        disk_cache.store_record(_TARGET["memo"], dict(zip(_HOST_FIELDS, made.host)))
+    return made
 
 
 _HOST_FIELDS = ("triple", "cpu", "features", "llvm")
@@ -280,12 +303,28 @@ class CompiledKernel:
         self._pointer_array = ctypes.c_void_p * self._arity
         self._object_function = object_function
         self._counts = (inputs, len(kernel.outputs))
+        # While a compile thread makes the code (parallel_compiles): its _Pending, and the
+        # fields above that hold code are None until `finish` fills them.
+        self._pending = None
+
+    def finish(self) -> None:
+        """Wait for the compile thread making this kernel's code, and load it (raising the
+        compile's error, if any); nothing to do for a kernel that has its code."""
+        pending = self._pending
+        if pending is None:
+            return
+        with pending.lock:
+            if self._pending is not None:
+                pending.complete(self)
+                self._pending = None
 
     def __call__(self, inputs, outputs):
         if self._object_function is not None and inputs.__class__ is list and \
                 outputs.__class__ is list and (len(inputs), len(outputs)) == self._counts:
             status = self._object_function(inputs, outputs)
         else:
+            if self._pending is not None:
+                self.finish()
             pointers = self._pointer_array(*[array.ctypes.data for array in (*inputs, *outputs)])
             status = self._function(pointers)
         if status:
@@ -295,11 +334,15 @@ class CompiledKernel:
     def call_pointers(self, pointers: list) -> None:
         """Run on raw data pointers (ints: inputs then outputs), unchecked; the GIL is released
         during the call. codegen/cpu/parallel.py runs blocks of a split kernel this way."""
+        if self._pending is not None:
+            self.finish()
         self.check_status(self._function(self._pointer_array(*pointers)))
 
     @property
     def address(self) -> int:
         """The native entry `i32 (ptr pointers)`, for callers in native code (workers.py)."""
+        if self._pending is not None:
+            self.finish()
         return ctypes.cast(self._function, ctypes.c_void_p).value
 
     def entry_pointers(self, pointers: list) -> list:
@@ -326,6 +369,8 @@ class CompiledKernel:
 
     def object_code(self) -> bytes:
         """The kernel's machine code as a relocatable object file (what the disk cache keeps)."""
+        if self._pending is not None:
+            self.finish()
         if self._object_code is None:
             self._object_code = backend().target_machine.emit_object(self._module)
         return self._object_code
@@ -407,7 +452,17 @@ class SizedKernel:
         self.compiled, self.kernel = compiled, kernel
         self.sizes = np.array(generic_layout(kernel)[1], dtype=np.int64)
         self.symbol, self.llvm_ir = compiled.symbol, compiled.llvm_ir
-        self.compile_seconds, self.source = compiled.compile_seconds, compiled.source
+
+    @property
+    def compile_seconds(self) -> float:
+        return self.compiled.compile_seconds
+
+    @property
+    def source(self) -> str:
+        return self.compiled.source
+
+    def finish(self) -> None:
+        self.compiled.finish()
 
     def __call__(self, inputs, outputs):
         self.compiled([*inputs, self.sizes], outputs)
@@ -448,11 +503,103 @@ def _load_or_compile(kernel: Kernel, key: tuple) -> CompiledKernel:
             loaded = _load(kernel, entry)
             if loaded is not None:
                 return loaded
+    batch = getattr(_BATCH, "kernels", None)
+    if batch is not None and native_loader.available():
+        pending = _compile_on_thread(kernel, key, entry_key)
+        if pending is not None:
+            batch.append(pending)
+            return pending
     compiled = _compile(kernel, _symbol(kernel, key))
-    if entry_key is not None:
-        disk_cache.store(entry_key, disk_cache.Entry(compiled.symbol, compiled.object_code(),
-                                                     compiled.llvm_ir))
+    _store(entry_key, compiled)
     return compiled
+
+
+def _store(entry_key: str | None, compiled: CompiledKernel, object_code=None) -> None:
+    if entry_key is not None:
+        disk_cache.store(entry_key, disk_cache.Entry(
+            compiled.symbol, object_code or compiled.object_code(), compiled.llvm_ir))
+
+
+# The kernels being compiled on the compile threads for the innermost parallel_compiles block of
+# this thread (its `kernels` list), if any.
+_BATCH = threading.local()
+
+
+@contextlib.contextmanager
+def parallel_compiles():
+    """Inside the block, the kernels compile_kernel has to compile with LLVM are compiled on the
+    compile threads (compile_threads.py) while the caller goes on building its plan: each comes
+    back at once, without its code, and is ready when first called, and every one of them when
+    the block ends, which raises the first compile error. codegen/backend.py builds plans in
+    such a block; a block inside another one ends with the outer one's kernels still pending."""
+    outer = getattr(_BATCH, "kernels", None)
+    kernels = _BATCH.kernels = []
+    try:
+        yield
+    finally:
+        _BATCH.kernels = outer
+    for compiled in kernels:
+        compiled.finish()
+
+
+class _Pending:
+    """A kernel's code being made on a compile thread: `complete` loads it into the kernel."""
+
+    def __init__(self, future, key: tuple, entry_key: str | None):
+        self.future, self.key, self.entry_key = future, key, entry_key
+        self.lock = threading.Lock()
+        self.started = time.perf_counter()
+
+    def complete(self, compiled: CompiledKernel) -> None:
+        try:
+            object_code = self.future.result()[0]
+        except BaseException:
+            with _LOCK:
+                if _CACHE.get(self.key) is compiled:
+                    del _CACHE[self.key]  # compiled again on the next request, as serially
+            raise
+        native = _native_entry_points(object_code, compiled.symbol)
+        if native is None:  # the loader refused it: through the engine, on this thread
+            with ENGINE_LOCK:
+                state = backend()
+                module = state.parse(compiled.llvm_ir)
+                state.optimize(module)
+                compiled._function, compiled._object_function = _add_to_engine(
+                    module, compiled.symbol, state)
+                compiled._module = module
+                compiled._object_code = state.objects.pop(id(module), None)
+        else:
+            compiled._module, compiled._function, compiled._object_function = native
+            compiled._object_code = object_code
+        compiled.compile_seconds = time.perf_counter() - self.started
+        compiled.source = "compiled"
+        STATISTICS["compiled"] += 1
+        config.log("kernels", f"compiled {compiled.symbol} on a compile thread, ready "
+                              f"{compiled.compile_seconds * 1e3:.1f} ms after it was asked for")
+        if compiled._object_code is not None:
+            _store(self.entry_key, compiled, compiled._object_code)
+
+
+def _compile_on_thread(kernel: Kernel, key: tuple, entry_key: str | None):
+    """The kernel, its code being made on a compile thread (see parallel_compiles), or None
+    where there are no compile threads."""
+    from .render import render
+
+    state = backend()
+    rendered = render(kernel, _symbol(kernel, key), state.object_layout)
+    future = compile_threads.submit(compile_threads.object_code, state, rendered.text, True,
+                                    quick_codegen(kernel))
+    if future is None:
+        return None
+    compiled = CompiledKernel(kernel, rendered.name, None, rendered.text, None, 0.0, None,
+                              source="compiling")
+    compiled._pending = _Pending(future, key, entry_key)
+    return compiled
+
+
+def unique_number() -> int:
+    """A number no other caller in this process gets (suffixes of names defined again)."""
+    return next(_COUNTER)
 
 
 def _symbol(kernel: Kernel, key: tuple) -> str:
@@ -460,7 +607,7 @@ def _symbol(kernel: Kernel, key: tuple) -> str:
     object's symbol never collides with a freshly compiled one's."""
     digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
     symbol = f"autojit_{code_name(kernel.name)}_{digest}"
-    if symbol in _SYMBOLS:  # compiled again after clear_cache()
+    if symbol in ENGINE_SYMBOLS:  # compiled again after clear_cache()
         symbol = f"{symbol}_{next(_COUNTER)}"
     return symbol
 
@@ -476,11 +623,11 @@ def _entry_points(symbol: str, state: _Backend):
         if not object_address:
             return None
         object_function = _OBJECT_FUNCTION_TYPE(object_address)
-    _SYMBOLS.add(symbol)
+    ENGINE_SYMBOLS.add(symbol)
     return _FUNCTION_TYPE(address), object_function
 
 
-def _native(object_code: bytes, names: list):
+def load_native(object_code: bytes, names: list):
     """(the native_loader.LoadedObject, the addresses of `names`) of an object file, or None
     where the loader refuses it (the reason is logged): the caller goes to the engine."""
     if not native_loader.available():
@@ -496,7 +643,7 @@ def _native(object_code: bytes, names: list):
 def _native_entry_points(object_code: bytes, symbol: str):
     """(LoadedObject, pointer-array entry, list entry or None), or None (see _native)."""
     names = [symbol] + ([f"{symbol}.objects"] if layout() is not None else [])
-    found = _native(object_code, names)
+    found = load_native(object_code, names)
     if found is None:
         return None
     loaded, addresses = found
@@ -529,26 +676,31 @@ def _compile(kernel: Kernel, symbol: str) -> CompiledKernel:
     state = backend()
     start = time.perf_counter()
     rendered = render(kernel, symbol, state.object_layout)
-    module = state.parse(rendered.text)
-    module.verify()
-    state.optimize(module)
     native = None
     if native_loader.available():
-        machine = state.quick_machine if quick_codegen(kernel) else state.target_machine
-        object_code = machine.emit_object(module)
+        object_code = compile_threads.object_code(state, rendered.text, True,
+                                                  quick_codegen(kernel))[0]
         native = _native_entry_points(object_code, rendered.name)
     if native is not None:
         holder, function, object_function = native
     else:
-        state.engine.add_module(module)
-        state.engine.finalize_object()
-        function, object_function = _entry_points(rendered.name, state)
+        module = state.parse(rendered.text)
+        module.verify()
+        state.optimize(module)
+        function, object_function = _add_to_engine(module, rendered.name, state)
         holder, object_code = module, state.objects.pop(id(module), None)
     seconds = time.perf_counter() - start
     STATISTICS["compiled"] += 1
     config.log("kernels", f"compiled {rendered.name} in {seconds * 1e3:.1f} ms")
     return CompiledKernel(kernel, rendered.name, function, rendered.text, None, seconds,
                           holder, object_function, object_code)
+
+
+def _add_to_engine(module, symbol: str, state: _Backend) -> tuple:
+    """(pointer-array entry, list entry) of an optimized kernel module given to MCJIT."""
+    state.engine.add_module(module)
+    state.engine.finalize_object()
+    return _entry_points(symbol, state)
 
 
 def _load(kernel: Kernel, entry: disk_cache.Entry) -> CompiledKernel | None:
@@ -558,7 +710,7 @@ def _load(kernel: Kernel, entry: disk_cache.Entry) -> CompiledKernel | None:
     if native is not None:
         holder, function, object_function = native
     else:
-        if entry.symbol in _SYMBOLS:
+        if entry.symbol in ENGINE_SYMBOLS:
             return None  # defined already (compiled, then clear_cache()): compile a fresh copy
         state = backend()
         state.engine.add_object_file(state.llvm.ObjectFileRef.from_data(entry.object_code))
@@ -572,111 +724,6 @@ def _load(kernel: Kernel, entry: disk_cache.Entry) -> CompiledKernel | None:
     config.log("kernels", f"loaded {entry.symbol} from the disk cache in {seconds * 1e3:.1f} ms")
     return CompiledKernel(kernel, entry.symbol, function, entry.llvm_ir, None, seconds, holder,
                           object_function, entry.object_code, source="disk")
-
-
-_MODULES: dict = {}  # add_module's: text -> (what holds the code, the addresses of its names)
-
-
-def add_module(text: str, names: list) -> tuple:
-    """Compile LLVM IR text that is not a kernel (the native helpers of workers.py and
-    program.py): (what holds the code, kept alive by the caller, and the addresses of the
-    named functions, which must be every function the text defines). The text is used as
-    written: its loops wait on memory, and O3 would only cost ~8 ms. Its object file is kept
-    in the disk cache as a kernel's is, and one text is compiled once per process."""
-    with _LOCK:
-        found = _MODULES.get(text)
-        if found is None:
-            found = _MODULES[text] = _add_module(text, names)
-        return found
-
-
-def _add_module(text: str, names: list) -> tuple:
-    entry_key = None
-    if native_loader.available():
-        if disk_cache.directory() is not None:
-            entry_key = disk_cache.entry_key(("module", text), cache_target())
-            entry = disk_cache.load(entry_key, disk_cache.MODULE_PREFIX)
-            if entry is not None:
-                found = _native(entry.object_code, names)
-                if found is not None:
-                    return found
-        state = backend()
-        module = state.parse(text)
-        module.verify()
-        object_code = state.target_machine.emit_object(module)
-        found = _native(object_code, names)
-        if found is not None:
-            if entry_key is not None:
-                disk_cache.store(entry_key, disk_cache.Entry(names[0], object_code, text),
-                                 disk_cache.MODULE_PREFIX)
-            return found
-    # Through the engine, where each name is defined once per process: a text compiled again
-    # (another process's cache, a fork) gets its names suffixed.
-    state = backend()
-    if any(name in _SYMBOLS for name in names):
-        suffix = f"_{next(_COUNTER)}"
-        for name in names:
-            text = re.sub(f"@{re.escape(name)}(?![\\w.$])", f"@{name}{suffix}", text)
-        names = [f"{name}{suffix}" for name in names]
-    module = state.parse(text)
-    module.verify()
-    state.engine.add_module(module)
-    state.engine.finalize_object()
-    state.objects.pop(id(module), None)
-    _SYMBOLS.update(names)
-    return module, [state.engine.get_function_address(name) for name in names]
-
-
-def compile_module(text: str, symbol: str, key: tuple) -> int:
-    """The address of the function `symbol` of LLVM IR text that is not a kernel (the native
-    gemm of gemm_kernel.py), optimized like a kernel and cached on disk under `key` as
-    kernels are (symbols must be unique per text: the key holds it)."""
-    with _LOCK:
-        found = _MODULES.get(("optimized", text, symbol))
-        if found is None:
-            found = _MODULES[("optimized", text, symbol)] = _compile_module(text, symbol, key)
-        return found[1]
-
-
-def _compile_module(text: str, symbol: str, key: tuple) -> tuple:
-    entry_key = None
-    if disk_cache.directory() is not None:
-        entry_key = disk_cache.entry_key(key, cache_target())
-        entry = disk_cache.load(entry_key)
-        if entry is not None and entry.symbol == symbol:
-            found = _native(entry.object_code, [symbol])
-            if found is not None:
-                return found[0], found[1][0]
-            state = backend()
-            if symbol not in _SYMBOLS:
-                state.engine.add_object_file(
-                    state.llvm.ObjectFileRef.from_data(entry.object_code))
-                state.engine.finalize_object()
-                address = state.engine.get_function_address(symbol)
-                if address:
-                    _SYMBOLS.add(symbol)
-                    return None, address
-    state = backend()
-    module = state.parse(text)
-    module.verify()
-    state.optimize(module)
-    found = None
-    if native_loader.available():
-        object_code = state.target_machine.emit_object(module)
-        found = _native(object_code, [symbol])
-    if found is not None:
-        holder, address = found[0], found[1][0]
-    else:
-        if symbol in _SYMBOLS:
-            return None, state.engine.get_function_address(symbol)
-        state.engine.add_module(module)
-        state.engine.finalize_object()
-        holder, object_code = module, state.objects.pop(id(module), None)
-        address = state.engine.get_function_address(symbol)
-        _SYMBOLS.add(symbol)
-    if entry_key is not None and object_code is not None:
-        disk_cache.store(entry_key, disk_cache.Entry(symbol, object_code, text))
-    return holder, address
 
 
 def clear_cache() -> None:

@@ -119,7 +119,7 @@ class SplitKernel:
                                   for part in range(parts)], np.int64) - unmoved
         self._reduced_columns = [compiled.entry_pointers(list(range(len(steps))))
                                  .index(len(kernel.inputs) + index) for index in self._reduced]
-        self._entry = compiled.address  # asked once: a ctypes cast per call costs ~1 us
+        self._entry = None  # compiled.address, asked once: a ctypes cast per call costs ~1 us
         self._last_bases: list | None = None
         self._table = self._argument = None  # the table is kept alive for the argument
         self._kept_partials: dict | None = None
@@ -142,7 +142,7 @@ class SplitKernel:
         if native is not None and self.parts <= native.parts:
             table = self._run_native(native, inputs, outputs, partials, keep)
             if record is not None:
-                record.kernel(self._entry, table, *inputs, *outputs)
+                record.kernel(self._entry_address(), table, *inputs, *outputs)
         else:
             self._run_on_pool(inputs, outputs, partials)
             if record is not None:
@@ -153,6 +153,13 @@ class SplitKernel:
             _COMBINE[kind].reduce(blocks, axis=0, out=output.reshape(blocks.shape[1:]))
             if record is not None:
                 record.combine(kind, blocks, output)
+
+    def _entry_address(self) -> int:
+        # Asked on first run, not when the plan is built: the block's code may still be
+        # compiling then (jit.parallel_compiles).
+        if self._entry is None:
+            self._entry = self.compiled.address
+        return self._entry
 
     def kept_arrays(self) -> list:
         """The partial blocks kept across calls (program.py)."""
@@ -177,7 +184,7 @@ class SplitKernel:
                 table[:, column] = [bases[len(inputs) + len(outputs) + position] +
                                     part * partials[index].strides[0]
                                     for part in range(self.parts)]
-            argument = np.array([self._entry, address(table), table.shape[1]], np.int64)
+            argument = np.array([self._entry_address(), address(table), table.shape[1]], np.int64)
             if keep:
                 self._last_bases, self._table, self._argument = bases, table, argument
         else:

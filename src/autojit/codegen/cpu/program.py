@@ -231,6 +231,7 @@ _native: dict = {}  # the runner module, its functions, and the combines made so
 def _runner() -> dict:
     if "run" not in _native:
         from . import jit as cpu
+        from .helper_modules import add_module
 
         prefix = "autojit_program"  # one text: compiled once, kept in the disk cache
         item_offset, data_offset = cpu.layout()
@@ -238,7 +239,7 @@ def _runner() -> dict:
                                  copy_loads=_argument_loads(_COPY_WORDS))
         text += input_checks.check_ir(prefix, data_offset,
                                       input_checks.array_fields(data_offset))
-        module, (run, copy, check) = cpu.add_module(
+        module, (run, copy, check) = add_module(
             text, [f"{prefix}_run", f"{prefix}_copy", f"{prefix}_check_inputs"])
         _native.update(module=module, run=_RUNNER_TYPE(run), copy=copy, check_inputs=check)
     return _native
@@ -251,12 +252,12 @@ def _combine_function(kind: str, dtype: np.dtype) -> int | None:
         return None
     key = ("combine", kind, type_name)
     if key not in _native:
-        from . import jit as cpu
+        from .helper_modules import add_module
 
         name = f"autojit_program_combine_{kind}_{type_name}"
         text = _COMBINE_IR.format(name=name, type=type_name, fold=_fold(kind, type_name),
                                   loads=_argument_loads(_COMBINE_WORDS))
-        module, (address,) = cpu.add_module(text, [name])
+        module, (address,) = add_module(text, [name])
         _native[key] = (module, address)
     return _native[key][1]
 

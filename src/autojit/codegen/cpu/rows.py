@@ -118,7 +118,7 @@ def function(kind: str, dtype=None) -> int | None:
     key = (kind, None if kind != "add" else np.dtype(dtype))
     if key in _state:
         return _state[key]
-    from . import jit as cpu
+    from .helper_modules import compile_module
 
     prefix = "autojit_rows"
     if kind == "add":
@@ -137,7 +137,7 @@ def function(kind: str, dtype=None) -> int | None:
                          to_pointer="%first")
         text = _text(name, row, "copied")
     text = "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n" + text
-    address = cpu.compile_module(text, name, ("rows", name, text))
+    (address,) = compile_module(text, [name], ("rows", name, text))
     _state[key] = address
     return address
 

@@ -340,7 +340,7 @@ class Workers:
     set_num_threads), so that plans keep their split and fewer threads run its parts."""
 
     def __init__(self, count: int, threads: int | None = None):
-        from . import jit as cpu
+        from .helper_modules import add_module
 
         prefix = "autojit_workers"  # one text: compiled once, kept in the disk cache
         slots = "\n".join(f"  %{name}_slot = getelementptr i8, ptr %state, i64 {offset}"
@@ -352,7 +352,7 @@ class Workers:
                                                   "nothing")]
         # The engine owns the code; the module is kept alive with this object.
         self._module, (run, loop, self.kernel_part, self.gemm_part, self._nothing) = \
-            cpu.add_module(text, names)
+            add_module(text, names)
         self._run, self._loop = _RUN_TYPE(run), _LOOP_TYPE(loop)
         self.run_address = run  # for native callers (program.py), which hold `lock` meanwhile
         self.parts = count + 1  # the parts a job is cut into: one per core

@@ -93,9 +93,12 @@ class ProductPlan:
         self.absorbed: set = set()  # ids of the nodes an epilogue computes elsewhere
         if not host:
             return
+        products = [node for node in graph.nodes if is_product(node)]
+        for dtype in {node.output.dtype for node in products}:
+            # The native gemm compiles on a compile thread while the plan is built.
+            blas.prepare_products(dtype.numpy)
         self._pair(graph.nodes, consumers, returned)
         claimed: set = set()  # ids of the combine nodes given an epilogue
-        products = [node for node in graph.nodes if is_product(node)]
         # (a @ b) + (c @ d), a gradient reaching a weight along two paths: the later product
         # adds its result into the earlier one's array, paired or not, with no copy.
         earlier: set = set()

@@ -1,0 +1,156 @@
+"""Compiles on the compile threads (codegen/cpu/compile_threads.py, jit.parallel_compiles): the
+same object code as on the caller's thread, from several threads at once; plans whose kernels
+compiled beside the schedule give eager's results; errors and settings."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import autojit
+from autojit.codegen.cpu import compile_threads, gemm_kernel, native_loader
+from autojit.codegen.cpu import jit as cpu
+
+_LOOP = """define i32 @{name}(ptr noalias %a, ptr noalias %b, i64 %n) {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %from = getelementptr float, ptr %a, i64 %i
+  %to = getelementptr float, ptr %b, i64 %i
+  %x = load float, ptr %from
+  %y = fmul float %x, {factor}
+  store float %y, ptr %to
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, %n
+  br i1 %more, label %loop, label %exit
+exit:
+  ret i32 0
+}}
+"""
+
+
+def _text(number: int) -> str:
+    return _LOOP.format(name=f"scale_{number}", factor=f"{number + 2}.0")
+
+
+def test_threads_make_the_callers_object_code():
+    state = cpu.backend()
+    texts = [_text(number) for number in range(8)]
+    alone = [compile_threads.object_code(state, text, True, False)[0] for text in texts]
+    results: dict = {}
+
+    def compile_some(numbers):
+        for number in numbers:
+            results[number] = compile_threads.object_code(state, texts[number], True, False)[0]
+
+    threads = [threading.Thread(target=compile_some, args=(range(start, 8, 3),))
+               for start in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [results[number] for number in range(8)] == alone
+
+
+def test_pool_compiles_runnable_code():
+    if not native_loader.available():
+        pytest.skip("the native loader runs on Linux x86-64")
+    state = cpu.backend()
+    futures = [compile_threads.submit(compile_threads.object_code, state, _text(number), True,
+                                      number % 2 == 1) for number in range(4)]
+    if futures[0] is None:
+        pytest.skip("no compile threads (AUTOJIT_COMPILE_THREADS=0)")
+    import ctypes
+
+    signature = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
+                                 ctypes.c_int64)
+    data = np.arange(37, dtype=np.float32)
+    for number, future in enumerate(futures):
+        loaded = native_loader.load(future.result()[0])
+        out = np.zeros_like(data)
+        signature(loaded.address(f"scale_{number}"))(data.ctypes.data, out.ctypes.data,
+                                                      data.size)
+        np.testing.assert_array_equal(out, data * (number + 2))
+
+
+def test_a_parse_error_comes_back_from_the_thread():
+    with pytest.raises(RuntimeError, match="parsing error"):
+        compile_threads.object_code(cpu.backend(), "define i32 @broken( {", True, False)
+
+
+@pytest.mark.parametrize("threads", ["0", "2"])
+def test_a_plan_compiled_beside_its_schedule_runs_as_eager(monkeypatch, threads):
+    monkeypatch.setenv("AUTOJIT_COMPILE_THREADS", threads)
+    monkeypatch.setenv("AUTOJIT_DISK_CACHE", "0")
+    cpu.clear_cache()
+    generator = np.random.default_rng(3)
+    weights = autojit.tensor(generator.standard_normal((48, 32)).astype(np.float32),
+                             requires_grad=True)
+    x = autojit.tensor(generator.standard_normal((64, 48)).astype(np.float32))
+
+    def step(x):
+        hidden = (x @ weights).tanh()
+        loss = (hidden.sigmoid() * hidden).sum() + hidden.exp().mean()
+        loss.backward()
+        return loss.detach()
+
+    compiled = autojit.compile(step)
+    weights.grad = None
+    eager_loss = step(x)
+    eager_grad = weights.grad.clone()
+    for _ in range(3):  # the first run, the recorded one, the native program
+        weights.grad = None
+        loss = compiled(x)
+        np.testing.assert_allclose(loss.numpy(), eager_loss.numpy(), rtol=1e-5)
+        np.testing.assert_allclose(weights.grad.numpy(), eager_grad.numpy(), rtol=1e-4,
+                                   atol=1e-6)
+    assert cpu.STATISTICS["compiled"] > 0
+
+
+def test_kernels_from_threads_are_whole_after_the_block(monkeypatch):
+    """Each kernel a parallel_compiles block hands out has its code when the block ends."""
+    monkeypatch.setenv("AUTOJIT_COMPILE_THREADS", "2")
+    monkeypatch.setenv("AUTOJIT_DISK_CACHE", "0")
+    cpu.clear_cache()
+    from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+    from autojit.ops.elementwise import EXP
+    from autojit.tensor import dtypes
+
+    kernels = [Kernel(name=f"k{extent}", shape=(extent,),
+                      inputs=[KernelInput(dtypes.float32, (1,))],
+                      steps=[Step(EXP, (Operand("input", 0),), {}, None, dtypes.float32)],
+                      outputs=[KernelOutput(0, dtypes.float32)])
+               for extent in (5, 17, 300)]
+    with cpu.parallel_compiles():
+        compiled = [cpu.compile_kernel(kernel) for kernel in kernels]
+    for kernel, code in zip(kernels, compiled):
+        assert code.source == "compiled" and code.compile_seconds > 0
+        data = np.linspace(-1, 1, kernel.shape[0], dtype=np.float32)
+        out = np.empty_like(data)
+        code([data], [out])
+        np.testing.assert_allclose(out, np.exp(data), rtol=1e-6)
+
+
+def test_thread_count_setting(monkeypatch):
+    monkeypatch.setenv("AUTOJIT_COMPILE_THREADS", "0")
+    assert compile_threads.thread_count() == 0
+    assert compile_threads.submit(print) is None
+    monkeypatch.setenv("AUTOJIT_COMPILE_THREADS", "9")
+    assert compile_threads.thread_count() == 4
+    monkeypatch.setenv("AUTOJIT_COMPILE_THREADS", "two")
+    with pytest.raises(ValueError, match="AUTOJIT_COMPILE_THREADS must be a whole number"):
+        compile_threads.thread_count()
+    monkeypatch.delenv("AUTOJIT_COMPILE_THREADS")
+    assert 1 <= compile_threads.thread_count() <= 4
+
+
+@pytest.mark.skipif(not cpu.has_avx512(), reason="the generated gemm needs AVX-512")
+def test_gemm_module_holds_the_four_transpositions():
+    text, symbols = gemm_kernel.render_module(np.float64)
+    assert sorted(symbols) == [(False, False), (False, True), (True, False), (True, True)]
+    # The tiles are shared: defined once, for every function of the module.
+    assert text.count("_tile12(") == 1 + len(symbols)
+    gemm_kernel.prepare(np.float64)
+    addresses = {key: gemm_kernel.address(np.float64, *key, 64, 64) for key in symbols}
+    assert len(set(addresses.values())) == 4 and all(addresses.values())

@@ -284,3 +284,26 @@ def test_a_call_that_runs_eagerly_after_its_trace_does_its_python_writes_once():
         return results, counts.tolist(), calls
 
     assert run(True) == run(False)
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode", "detect_anomaly",
+                                  "saved_tensors_hooks"])
+def test_each_mode_around_the_call_is_guarded(mode):
+    """The mode guards read one summary of the modes when the call is made as traced (grad
+    mode on, nothing else): each mode entered around a later call still misses them."""
+    weight = autojit.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    compiled = autojit.compile(lambda x: (x * weight).sin().sum())
+    x = autojit.tensor([0.5, -1.0, 2.0])
+    compiled(x)
+    contexts = {"no_grad": autojit.no_grad, "inference_mode": autojit.inference_mode,
+                "detect_anomaly": autojit.autograd.detect_anomaly,
+                "saved_tensors_hooks": lambda: autojit.autograd.graph.saved_tensors_hooks(
+                    lambda tensor: tensor, lambda tensor: tensor)}
+    executable = compiled.executables[0]
+    assert executable.guards.failure((x,)) is None
+    with contexts[mode]():
+        reason = executable.guards.failure((x,))
+        result = compiled(x)
+    assert reason is not None and ("changed" in reason or "saved tensor hooks" in reason)
+    expected = (x * weight).sin().sum()
+    assert abs(result.item() - expected.item()) < 1e-6

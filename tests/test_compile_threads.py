@@ -154,3 +154,26 @@ def test_gemm_module_holds_the_four_transpositions():
     gemm_kernel.prepare(np.float64)
     addresses = {key: gemm_kernel.address(np.float64, *key, 64, 64) for key in symbols}
     assert len(set(addresses.values())) == 4 and all(addresses.values())
+
+
+@pytest.mark.skipif(not cpu.has_avx512(), reason="the generated gemm needs AVX-512")
+def test_no_gemm_compile_outlives_the_compile_that_started_it(monkeypatch):
+    """The schedule starts the gemm module's compile when it meets a product; the compiled
+    call returns only once it is done (so no compile thread is busy when a program forks)."""
+    monkeypatch.setenv("AUTOJIT_COMPILE_THREADS", "2")
+    monkeypatch.setattr(gemm_kernel, "_state", {})
+    generator = np.random.default_rng(5)
+    a = autojit.tensor(generator.standard_normal((64, 48)))
+    b = autojit.tensor(generator.standard_normal((48, 40)))
+    compiled = autojit.compile(lambda a, b: (a @ b).tanh())
+    np.testing.assert_allclose(compiled(a, b).numpy(), np.tanh(a.numpy() @ b.numpy()),
+                               rtol=1e-12)
+    found = gemm_kernel._state[np.dtype(np.float64)]
+    assert isinstance(found, dict) or found.done()
+
+
+def test_products_too_small_for_the_gemm_start_no_compile(monkeypatch):
+    monkeypatch.setattr(gemm_kernel, "_state", {})
+    gemm_kernel.prepare(np.float32, 4, 256)  # fewer rows than a tile block needs
+    gemm_kernel.prepare(np.float32, 256, 8)  # narrower than a vector and a half
+    assert gemm_kernel._state == {}

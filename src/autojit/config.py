@@ -10,8 +10,8 @@ AUTOJIT_DISK_CACHE=0  no disk cache: kernels are compiled in every process (kept
 AUTOJIT_DUMP=...      comma-separated compile stages whose results are printed (compiler/stages.py).
 AUTOJIT_DUMP_PASSES   comma-separated pass names whose graphs are printed before and after.
 AUTOJIT_HOST_MEMORY=system  malloc's own thresholds (tensor/host_memory.py reads this flag).
-AUTOJIT_COMPILE_THREADS=n   threads compiling kernels beside the caller (codegen/cpu/compile_threads.py
-                            reads this flag; 0: none).
+AUTOJIT_COMPILE_THREADS=n   threads compiling kernels beside the caller (0: none;
+                            codegen/cpu/compile_threads.py reads this flag).
 """
 
 from __future__ import annotations

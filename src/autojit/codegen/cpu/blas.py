@@ -388,11 +388,14 @@ def native_gemm(dtype) -> bool:
     return _gemm_address(dtype) is not None and workers.shared() is not None
 
 
-def prepare_products(dtype) -> None:
-    """Start compiling the native ?gemm for a plan's products of this NumPy dtype, where they
-    will run on it (gemm_kernel.prepare): the schedule calls this as it begins."""
+def prepare_product(dtype, shape: tuple) -> None:
+    """Start compiling the native ?gemm for a plan's product of this NumPy dtype and result
+    shape, where it will run on it (gemm_kernel.prepare): the schedule calls this as it
+    begins. Shapes with symbolic sizes are skipped."""
+    if len(shape) < 2 or not all(isinstance(extent, int) for extent in shape[-2:]):
+        return
     if np.dtype(dtype) in _GEMM_NAMES and native_gemm(dtype):
-        gemm_kernel.prepare(dtype)
+        gemm_kernel.prepare(dtype, shape[-2], shape[-1])
 
 
 def run_records(records: list) -> None:

@@ -90,16 +90,22 @@ def address(dtype, transpose_a: bool, transpose_b: bool, rows: int = _MIN_ROWS,
     return found.get((bool(transpose_a), bool(transpose_b)))
 
 
-def prepare(dtype) -> None:
-    """Start compiling the ?gemm functions of `dtype` on a compile thread (compile_threads.py),
-    where `address` would make them: the schedule calls this when it meets a product, so that
-    they compile while it builds the rest of the plan (docs/notes/compile-latency.md)."""
+def prepare(dtype, rows: int = _MIN_ROWS, columns: int = 0) -> None:
+    """Start compiling the ?gemm functions of `dtype` on a compile thread (compile_threads.py)
+    where `address` would make them for a rows x columns product: the schedule calls this for
+    the products it meets, so that they compile while it builds the rest of the plan, which
+    waits for them before its first run (jit.wait_at_block_end; docs/notes/compile-latency.md).
+    """
     dtype = np.dtype(dtype)
-    if dtype not in _TYPES or not enabled() or dtype in _state:
+    if dtype not in _TYPES or not enabled() or dtype in _state or rows < _MIN_ROWS or \
+            (columns and columns * 2 < _TYPES[dtype][1] * 3):
         return
     future = compile_threads.submit(_build, dtype)
     if future is not None:
+        from . import jit
+
         _state.setdefault(dtype, future)
+        jit.wait_at_block_end(future)
 
 
 def _build(dtype: np.dtype) -> dict:

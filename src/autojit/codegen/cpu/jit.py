@@ -530,16 +530,28 @@ def parallel_compiles():
     """Inside the block, the kernels compile_kernel has to compile with LLVM are compiled on the
     compile threads (compile_threads.py) while the caller goes on building its plan: each comes
     back at once, without its code, and is ready when first called, and every one of them when
-    the block ends, which raises the first compile error. codegen/backend.py builds plans in
-    such a block; a block inside another one ends with the outer one's kernels still pending."""
-    outer = getattr(_BATCH, "kernels", None)
-    kernels = _BATCH.kernels = []
+    the block ends, which raises the first compile error; so is every compile handed to
+    `wait_at_block_end` in the block. codegen/backend.py builds plans in such a block; a block
+    inside another one ends with the outer one's kernels still pending."""
+    outer = getattr(_BATCH, "kernels", None), getattr(_BATCH, "futures", None)
+    kernels, futures = _BATCH.kernels, _BATCH.futures = [], []
     try:
         yield
     finally:
-        _BATCH.kernels = outer
+        _BATCH.kernels, _BATCH.futures = outer
     for compiled in kernels:
         compiled.finish()
+    for future in futures:
+        future.result()
+
+
+def wait_at_block_end(future) -> None:
+    """Have the innermost parallel_compiles block of this thread end only once `future` (a
+    compile that is not a kernel: gemm_kernel.prepare's) is done, so that no compile outlives
+    the compile that started it; outside a block, nothing."""
+    futures = getattr(_BATCH, "futures", None)
+    if futures is not None:
+        futures.append(future)
 
 
 class _Pending:

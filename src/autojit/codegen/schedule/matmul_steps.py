@@ -94,9 +94,9 @@ class ProductPlan:
         if not host:
             return
         products = [node for node in graph.nodes if is_product(node)]
-        for dtype in {node.output.dtype for node in products}:
+        for node in products:
             # The native gemm compiles on a compile thread while the plan is built.
-            blas.prepare_products(dtype.numpy)
+            blas.prepare_product(node.output.dtype.numpy, node.output.shape)
         self._pair(graph.nodes, consumers, returned)
         claimed: set = set()  # ids of the combine nodes given an epilogue
         # (a @ b) + (c @ d), a gradient reaching a weight along two paths: the later product

@@ -177,3 +177,38 @@ def test_products_too_small_for_the_gemm_start_no_compile(monkeypatch):
     gemm_kernel.prepare(np.float32, 4, 256)  # fewer rows than a tile block needs
     gemm_kernel.prepare(np.float32, 256, 8)  # narrower than a vector and a half
     assert gemm_kernel._state == {}
+
+
+def test_functions_compiled_on_two_threads_at_once(monkeypatch):
+    """Two user threads compile at once: their plans' kernels share the compile threads and
+    the kernel cache, and each gets eager's results."""
+    monkeypatch.setenv("AUTOJIT_COMPILE_THREADS", "2")
+    monkeypatch.setenv("AUTOJIT_DISK_CACHE", "0")
+    cpu.clear_cache()
+    generator = np.random.default_rng(9)
+    inputs = [autojit.tensor(generator.standard_normal((96, 33)).astype(np.float32))
+              for _ in range(2)]
+
+    def function(x):
+        return ((x.exp() * 0.5).tanh() + x.sin().cos()).sum(dim=1).sigmoid()
+
+    results: dict = {}
+    errors: list = []
+
+    def run(number):
+        try:
+            compiled = autojit.compile(function)
+            results[number] = [compiled(inputs[number]).numpy() for _ in range(3)]
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(number,)) for number in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    for number in range(2):
+        expected = function(inputs[number]).numpy()
+        for result in results[number]:
+            np.testing.assert_allclose(result, expected, rtol=1e-5)

@@ -256,3 +256,26 @@ def test_one_tensor_passed_as_two_arguments_keeps_the_python_loop():
     plan = plan_of(compiled)
     assert plan.program is False and "share memory" in plan.program_refusal
     np.testing.assert_allclose(result.numpy(), (x.numpy() ** 2 + x.numpy()).sum(0), rtol=1e-5)
+
+
+def test_a_returned_grad_is_the_grad_and_never_written_by_a_later_call():
+    """`return w.grad` after the function set it to None and ran backward: the program hands
+    the gradient's array to w.grad without a copy (the result the template dropped for it is
+    unread: executable._unread_results), and each call's is its own array."""
+    weight = autojit.tensor([1.0, 2.0, 3.0], requires_grad=True)
+
+    def step(x):
+        weight.grad = None
+        (x * weight).sin().sum().backward()
+        return weight.grad
+
+    compiled = autojit.compile(step)
+    inputs = [autojit.tensor([0.5, -1.0, 2.0 + number]) for number in range(5)]
+    results = [compiled(x) for x in inputs]
+    assert results[-1] is weight.grad
+    program = compiled.executables[0].plan.program
+    assert program and program.owned_outputs == {1}  # w.grad; the dropped result is 0
+    for x, result in zip(inputs, results):
+        expected = x.numpy() * np.cos(x.numpy() * weight.detach().numpy())
+        np.testing.assert_allclose(result.numpy(), expected, rtol=1e-6)
+    assert len({id(result._data) for result in results}) == len(results)

@@ -305,6 +305,9 @@ class _Recipe:
                       for entry in graph.inputs if entry.kind == "random"}
         self.generators = list(generators.values()) if executable.value_checks else []
         self.copied = _shared_results(graph, executable.template)
+        plan = executable.plan
+        if hasattr(plan, "unread_outputs"):
+            plan.unread_outputs = _unread_results(executable)
 
     def build(self, template, arrays: tuple, args: tuple, binding, made: dict):
         """A template's value in this run: what a write into Python state stores."""
@@ -545,6 +548,37 @@ def _to_device_of(array, target):
     if target.__class__ is np.ndarray:
         return array.to_host()
     return runtime("cuda").from_host(array, target.device_index)
+
+
+def _unread_results(executable: Executable) -> frozenset:
+    """The positions of the "result" outputs nothing reads after a run: those the result
+    template dropped for the .grad they equal (result_template.alias_fresh_grads: `return
+    w.grad`). The native program may then hand their array to the .grad alone, without a copy
+    (codegen/cpu/program.py's owned outputs). Empty where anything else may read outputs."""
+    if executable.python_writes is not None or executable.prints is not None or \
+            executable.env is not None or executable.value_checks or \
+            executable.backward is not None or executable.failing_backward is not None:
+        return frozenset()
+    referenced: set = set()
+    _template_indices(executable.template, referenced)
+    return frozenset(index for index, output in enumerate(executable.graph.outputs)
+                     if output.kind == "result" and index not in referenced)
+
+
+def _template_indices(template, found: set) -> None:
+    """Every output index a template may read: each ("tensor", index) found anywhere in its
+    nested tuples, lists and dicts, payloads included (more than it reads is safe)."""
+    if isinstance(template, tuple):
+        if len(template) == 2 and template[0] == "tensor" and isinstance(template[1], int):
+            found.add(template[1])
+        for item in template:
+            _template_indices(item, found)
+    elif isinstance(template, list):
+        for item in template:
+            _template_indices(item, found)
+    elif isinstance(template, dict):
+        for item in template.values():
+            _template_indices(item, found)
 
 
 def _assign_grad(tensor: Tensor, array: np.ndarray, dtype, owned: bool = False) -> None:

@@ -391,7 +391,8 @@ class Program:
 
     def __init__(self, words: np.ndarray, count: int, patches: np.ndarray, inputs: list,
                  fresh: list, outputs: list, allowed: frozenset, written: list, steps: list,
-                 stable: list, checks: np.ndarray | None = None):
+                 stable: list, checks: np.ndarray | None = None,
+                 unread: frozenset = frozenset()):
         self._words, self._patches = words, patches  # kept alive: the runner reads them
         # The runner's check of the inputs (input_checks.py), or None: Python checks them.
         self._checks = checks
@@ -406,14 +407,20 @@ class Program:
         self._inputs = inputs
         self._fresh = fresh  # (shape, dtype) of each array allocated anew per call
         self._outputs = outputs  # how each graph output is made after the call
+        # Where every output is one of the call's arrays (the common case): their positions.
+        self._array_outputs = tuple(recipe[1] for recipe in outputs) \
+            if all(recipe[0] == "array" for recipe in outputs) else None
         # Outputs whose array is one the call allocates (or a view of one, a transposed
         # result) and no other output shares: the caller may keep it as it is (a fresh .grad,
         # a result already laid out as eager's) instead of copying it.
-        references = [recipe[1] for recipe in outputs if recipe[0] in ("array", "view")]
+        # Outputs nothing reads after the run (`unread`, the plan's unread_outputs: a result
+        # returned as the .grad it equals) do not share their array with the one that is read.
+        references = [recipe[1] for position, recipe in enumerate(outputs)
+                      if recipe[0] in ("array", "view") and position not in unread]
         self.owned_outputs = frozenset(
             position for position, recipe in enumerate(outputs)
             if recipe[0] in ("array", "view") and recipe[1] >= len(inputs) and
-            references.count(recipe[1]) == 1)
+            position not in unread and references.count(recipe[1]) == 1)
         self._allowed = allowed  # the captured inputs written in place
         self._written = written  # per operation: input ids written in place up to its step
         self._steps = steps  # per operation: the plan step that made it
@@ -465,7 +472,7 @@ class Program:
         return cls(words, count, patches, [_layout(array) for array in inputs], fresh, outputs,
                    allowed, [cumulative[step] for step in steps],
                    [plan.steps[step] for step in steps], stable,
-                   cls._input_checks(plan, inputs, allowed))
+                   cls._input_checks(plan, inputs, allowed), plan.unread_outputs)
 
     @staticmethod
     def _input_checks(plan, inputs: list, allowed: frozenset) -> np.ndarray | None:
@@ -543,6 +550,8 @@ class Program:
                                 id(arrays), None)
         if status:
             self._fail(plan, status)
+        if self._array_outputs is not None:
+            return tuple([arrays[index] for index in self._array_outputs])
         return tuple([self._output(recipe, arrays) for recipe in self._outputs])
 
     def _inputs_match(self, plan, inputs: list) -> bool:

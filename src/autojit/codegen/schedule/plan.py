@@ -158,6 +158,9 @@ class Plan:
         # recorded, then the Program, or False when the recorded run could not become one (the
         # reason in `program_refusal`).
         self.program = None
+        # Positions of outputs nothing reads after a run (set by the compiler's executable:
+        # compiler/executable.py's _unread_results); the program's owned outputs ignore them.
+        self.unread_outputs: frozenset = frozenset()
         self.program_refusal: str | None = None
         self._steady_runs = 0  # runs that used the kept buffers, completed
 

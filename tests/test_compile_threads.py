@@ -212,3 +212,43 @@ def test_functions_compiled_on_two_threads_at_once(monkeypatch):
         expected = function(inputs[number]).numpy()
         for result in results[number]:
             np.testing.assert_allclose(result, expected, rtol=1e-5)
+
+
+_ENGINE_PROGRAM = """
+import numpy as np
+import autojit
+from autojit.codegen.cpu import jit, native_loader
+native_loader.available = lambda: False  # every module through llvmlite's engine
+generator = np.random.default_rng(0)
+weight = autojit.tensor(generator.standard_normal((64, 48)).astype(np.float32),
+                        requires_grad=True)
+x = autojit.tensor(generator.standard_normal((128, 64)).astype(np.float32))
+def step(x):
+    weight.grad = None
+    loss = (x @ weight).tanh().sum()
+    loss.backward()
+    return loss.detach(), weight.grad
+compiled = autojit.compile(step)
+for _ in range(3):
+    loss, grad = compiled(x)
+weight.grad = None
+eager_loss, eager_grad = step(x)
+assert np.allclose(loss.numpy(), eager_loss.numpy(), rtol=1e-4)
+assert np.allclose(grad.numpy(), eager_grad.numpy(), rtol=1e-4, atol=1e-5)
+assert jit.STATISTICS["compiled"] > 0 and compiled.executables[0].plan.program
+print("ok")
+"""
+
+
+def test_without_the_native_loader_modules_go_through_the_engine():
+    """Where native_loader.py cannot load object files (another platform), kernels, the native
+    helpers and the gemm compile on the calling thread into llvmlite's engine."""
+    import os
+    import subprocess
+    import sys
+
+    completed = subprocess.run([sys.executable, "-c", _ENGINE_PROGRAM], capture_output=True,
+                               text=True, timeout=300,
+                               env={**os.environ, "AUTOJIT_DISK_CACHE": "0"})
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert completed.stdout.strip() == "ok"

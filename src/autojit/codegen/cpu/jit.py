@@ -38,7 +38,9 @@ from .llvm_host import (  # noqa: F401 - the host's names, re-exported for the b
     object_layout,
 )
 
-_LOCK = threading.Lock()
+# Reentrant: compile_kernel holds it while a serial compile goes through the engine, which
+# takes it again as ENGINE_LOCK.
+_LOCK = threading.RLock()
 _CACHE: dict = {}
 _COUNTER = itertools.count()
 # Entry symbols defined in the engine: a loaded object must not redefine one.
@@ -282,7 +284,7 @@ def _load_or_compile(kernel: Kernel, key: tuple) -> CompiledKernel:
             if loaded is not None:
                 return loaded
     batch = getattr(_BATCH, "kernels", None)
-    if batch is not None and native_loader.available():
+    if batch is not None and native_loader.available() and compile_threads.thread_count():
         pending = _compile_on_thread(kernel, key, entry_key)
         if pending is not None:
             batch.append(pending)
@@ -350,14 +352,8 @@ class _Pending:
             raise
         native = _native_entry_points(object_code, compiled.symbol)
         if native is None:  # the loader refused it: through the engine, on this thread
-            with ENGINE_LOCK:
-                state = backend()
-                module = state.parse(compiled.llvm_ir)
-                state.optimize(module)
-                compiled._function, compiled._object_function = _add_to_engine(
-                    module, compiled.symbol, state)
-                compiled._module = module
-                compiled._object_code = state.objects.pop(id(module), None)
+            compiled._module, compiled._function, compiled._object_function, \
+                compiled._object_code = _in_engine(compiled.llvm_ir, compiled.symbol, backend())
         else:
             compiled._module, compiled._function, compiled._object_function = native
             compiled._object_code = object_code
@@ -431,7 +427,7 @@ def load_native(object_code: bytes, names: list):
 
 
 def _native_entry_points(object_code: bytes, symbol: str):
-    """(LoadedObject, pointer-array entry, list entry or None), or None (see _native)."""
+    """(LoadedObject, pointer-array entry, list entry or None), or None (see load_native)."""
     names = [symbol] + ([f"{symbol}.objects"] if layout() is not None else [])
     found = load_native(object_code, names)
     if found is None:
@@ -474,11 +470,8 @@ def _compile(kernel: Kernel, symbol: str) -> CompiledKernel:
     if native is not None:
         holder, function, object_function = native
     else:
-        module = state.parse(rendered.text)
-        module.verify()
-        state.optimize(module)
-        function, object_function = _add_to_engine(module, rendered.name, state)
-        holder, object_code = module, state.objects.pop(id(module), None)
+        holder, function, object_function, object_code = _in_engine(rendered.text,
+                                                                     rendered.name, state)
     seconds = time.perf_counter() - start
     STATISTICS["compiled"] += 1
     config.log("kernels", f"compiled {rendered.name} in {seconds * 1e3:.1f} ms")
@@ -486,11 +479,17 @@ def _compile(kernel: Kernel, symbol: str) -> CompiledKernel:
                           holder, object_function, object_code)
 
 
-def _add_to_engine(module, symbol: str, state: Backend) -> tuple:
-    """(pointer-array entry, list entry) of an optimized kernel module given to MCJIT."""
-    state.engine.add_module(module)
-    state.engine.finalize_object()
-    return _entry_points(symbol, state)
+def _in_engine(text: str, symbol: str, state: Backend) -> tuple:
+    """(module, pointer-array entry, list entry, object code or None) of a kernel's IR text
+    optimized and given to MCJIT, where native_loader.py cannot load its object file."""
+    with ENGINE_LOCK:
+        module = state.parse(text)
+        module.verify()
+        state.optimize(module)
+        state.engine.add_module(module)
+        state.engine.finalize_object()
+        function, object_function = _entry_points(symbol, state)
+        return module, function, object_function, state.objects.pop(id(module), None)
 
 
 def _load(kernel: Kernel, entry: disk_cache.Entry) -> CompiledKernel | None:

@@ -518,7 +518,10 @@ def test_where_on_large_arrays_is_torchs_bit_for_bit(dtype):
         x.reshape(-1)[::7], x.reshape(-1)[::11], y[::5] = -0.0, NAN, INF
     cases = [(mask, x, y), (mask, x, 0), (mask, 0, x), (mask, 1.5 if dtype.startswith("float")
                                                         else 3, x),
-             (mask[0], x, y), (mask.transpose(0, 2, 1), x.transpose(0, 2, 1), 0)]
+             (mask[0], x, y), (mask.transpose(0, 2, 1), x.transpose(0, 2, 1), 0),
+             # a zero scalar beside an operand smaller than the result, and -0.0 (not zero bits)
+             (mask, y, 0), (mask[0], 0, x), (mask, -0.0 if dtype.startswith("float") else 0, y),
+             (mask, x[0], y)]
     def select(lib, condition, first, second):
         def operand(value):
             return lib.tensor(value) if isinstance(value, np.ndarray) else value

@@ -48,12 +48,13 @@ def operand(x, op_name: str):
 
 
 def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None,
-                 exact=False, float32_scalars=(), jvp=None):
+                 exact=False, float32_scalars=(), jvp=None, uncast=()):
     """exact: the op is exactly rounded (IEEE arithmetic, compares, logic, selects), see
-    registry.Elementwise; transcendental functions are not. float32_scalars: see define_op."""
+    registry.Elementwise; transcendental functions are not. float32_scalars, uncast: see
+    define_op."""
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
                      vjp=vjp, jvp=jvp, saves=saves, lowering=Elementwise(expression, exact),
-                     grad_name=grad_name, float32_scalars=float32_scalars)
+                     grad_name=grad_name, float32_scalars=float32_scalars, uncast=uncast)
 
 
 def _needs(index, rule):
@@ -466,8 +467,10 @@ _BRANCHLESS_FROM = 4096  # elements: below this np.where's fewer passes cost les
 
 def _where_impl(condition, x, y):
     """np.where's result, chosen without branches on large arrays: np.where branches per
-    element, which costs several times more on a mask without pattern (a ReLU's) than the
-    bitwise select (x & mask) | (y & ~mask) on the values' bit patterns, which is exact."""
+    element, which costs several times more on a mask without pattern (a ReLU's) than a
+    bitwise select on the values' bit patterns, which is exact: y ^ ((x ^ y) & mask), or one
+    AND where a side is a zero scalar (a ReLU and its gradient), each in as few passes over
+    the result as it takes."""
     dtype = np.result_type(x, y)
     bits = _BITS.get(dtype.itemsize)
     if bits is None or dtype.kind not in "fiu" or np.size(condition) < _BRANCHLESS_FROM and \
@@ -477,22 +480,25 @@ def _where_impl(condition, x, y):
     condition = np.asarray(condition)
     if condition.dtype != np.bool_:
         condition = condition != 0
-    mask = np.negative(condition.view(np.uint8), dtype=signed).view(unsigned)  # True: all ones
-    chosen = None
-    for value, kept in ((x, mask), (y, None)):
-        value_bits = np.asarray(value, dtype=dtype).view(unsigned)
-        if value_bits.ndim == 0 and not value_bits:
-            continue  # a zero scalar (0, 0.0) adds no bits
-        part = np.bitwise_and(value_bits, kept if kept is not None else np.invert(mask))
-        if chosen is None:
-            chosen = part
-        elif chosen.shape == part.shape:
-            chosen = np.bitwise_or(chosen, part, out=chosen)
+    chosen = condition.view(np.uint8)
+    x_bits = np.asarray(x, dtype=dtype).view(unsigned)
+    y_bits = np.asarray(y, dtype=dtype).view(unsigned)
+    shape = np.broadcast_shapes(condition.shape, x_bits.shape, y_bits.shape)
+    if x_bits.ndim == 0 and not x_bits:  # 0 where chosen: y's bits under not-chosen's mask
+        kept, mask = y_bits, np.subtract(chosen, 1, dtype=signed).view(unsigned)
+    elif y_bits.ndim == 0 and not y_bits:  # x's bits under chosen's mask (all ones: -1)
+        kept, mask = x_bits, np.negative(chosen, dtype=signed).view(unsigned)
+    else:
+        mask = np.negative(chosen, dtype=signed).view(unsigned)
+        mixed = np.bitwise_xor(x_bits, y_bits)
+        if mixed.shape == shape:
+            np.bitwise_and(mixed, mask, out=mixed)
         else:
-            chosen = np.bitwise_or(chosen, part)
-    if chosen is None:
-        return np.zeros(np.broadcast_shapes(condition.shape, np.shape(x), np.shape(y)), dtype)
-    return chosen.view(dtype)
+            mixed = np.bitwise_and(mixed, mask)
+        return np.bitwise_xor(mixed, y_bits, out=mixed).view(dtype)
+    if mask.shape == shape:
+        return np.bitwise_and(kept, mask, out=mask).view(dtype)
+    return np.bitwise_and(kept, mask).view(dtype)
 
 
 def _where_jvp(inputs, tangents, out, attrs):
@@ -507,7 +513,7 @@ WHERE = _elementwise(
     lambda ctx, g: (None,
                     where(ctx.inputs[0], g, 0) if ctx.needs_input_grad[1] else None,
                     where(ctx.inputs[0], 0, g) if ctx.needs_input_grad[2] else None),
-    (0,), "select({0}, {1}, {2})", exact=True, jvp=_where_jvp)
+    (0,), "select({0}, {1}, {2})", exact=True, jvp=_where_jvp, uncast=(0,))
 
 
 def where(condition, input=None, other=None):  # noqa: A002 - torch's names

@@ -255,7 +255,8 @@ class Op:
     """One primitive. See `define_op` for the fields."""
 
     __slots__ = ("name", "shape", "dtype", "impl", "vjp", "jvp", "batch", "saves", "lowering",
-                 "view", "grad_name", "node_class", "arity", "float32_scalars", "static_vjp")
+                 "view", "grad_name", "node_class", "arity", "float32_scalars", "static_vjp",
+                 "uncast")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -265,9 +266,9 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
               vjp: Callable | None, saves: tuple, lowering, jvp: Callable | None = None,
               batch: Callable | None = None, grad_name: str | None = None,
               view: bool = False, float32_scalars: tuple = (),
-              static_vjp: bool | None = None) -> Op:
-    """Declare a primitive; every keyword but jvp, batch, grad_name, view, float32_scalars and
-    static_vjp is required.
+              static_vjp: bool | None = None, uncast: tuple = ()) -> Op:
+    """Declare a primitive; every keyword but jvp, batch, grad_name, view, float32_scalars,
+    static_vjp and uncast is required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -296,6 +297,10 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         dtypes and attrs (it reads no tensor value in Python), so a backward pass that builds no
         graph may run it as the NumPy calls it made before (autograd/vjp_chain.py). None: true
         for an Elementwise, Reduction or Layout lowering, false for an Extern.
+    uncast: the input positions eager dispatch hands to the impl in their own dtype, not cast
+        to the compute dtype: where's condition, which the impl reads as nonzero or not in any
+        dtype (casting a bool mask to float32 would cost a pass and a copy the size of the
+        values).
     """
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is defined twice")
@@ -304,6 +309,7 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     op.vjp, op.saves, op.lowering, op.view = vjp, tuple(saves), lowering, view
     op.jvp, op.batch = jvp, batch
     op.float32_scalars = tuple(float32_scalars)
+    op.uncast = tuple(uncast)
     op.static_vjp = (vjp is not None and not isinstance(lowering, Extern)
                      if static_vjp is None else static_vjp)
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
@@ -530,7 +536,7 @@ def _operand_arrays(op: Op, inputs: tuple, compute: dtypes.DType) -> list:
     for position, x in enumerate(inputs):
         if isinstance(x, Tensor):
             data = x._data
-            if x._dtype is not compute:
+            if x._dtype is not compute and position not in op.uncast:
                 data = data.astype(compute.numpy)
                 if compute is _BFLOAT16 and not (
                         position == 1 and data.ndim == 0 and 1 in op.float32_scalars):

@@ -42,7 +42,11 @@ def main() -> None:
     if threads is None or address is None:
         print("no OpenBLAS with 64-bit integers is loaded: nothing to compare against")
         return
-    blas._single_threaded(threads)  # as the workers call it: one core per call
+    with blas.one_thread():  # as the workers call it: one core per call
+        _compare(address, arguments.rounds)
+
+
+def _compare(address: int, rounds: int) -> None:
     generator = np.random.default_rng(0)
     library = _function(address)
     print(f"{'product (rows x inner x columns)':44} {'generated us':>13} {'library us':>11}"
@@ -64,7 +68,7 @@ def main() -> None:
         functions = {"generated": _function(generated), "library": library}
         times = {name: [] for name in functions}
         calls = max(1, int(2e7 / (rows * inner * columns)))
-        for _ in range(arguments.rounds):
+        for _ in range(rounds):
             for name, function in functions.items():
                 start = time.perf_counter()
                 for _ in range(calls):

@@ -354,6 +354,73 @@ def test_small_products_stay_one_after_the_other():
     assert not steps_of(compiled, ConcurrentProducts)
 
 
+# ---- OpenBLAS's thread count -------------------------------------------------------------------
+
+def test_an_eager_product_is_the_same_before_and_after_a_compiled_one():
+    """Compiled runs set OpenBLAS to one thread only while they run: OpenBLAS rounds this
+    product differently on one thread than on two, and eager must not depend on history."""
+    a, b = autojit.tensor(array(256, 784)), autojit.tensor(array(784, 512))
+    before = (a @ b).numpy().copy()
+    compiled = autojit.compile(lambda x, y: (x @ y).sum())
+    compiled(a, b)
+    compiled(a, b)
+    np.testing.assert_array_equal((a @ b).numpy(), before)
+
+
+def test_a_compiled_product_runs_blas_on_one_thread_and_gives_the_count_back():
+    threads = blas._blas_threads()
+    if threads is None:
+        pytest.skip("no OpenBLAS thread setting in this process")
+    seen = []
+
+    def function(x, y):
+        return x @ y
+
+    compiled = autojit.compile(function)
+    x, y = autojit.tensor(array(64, 64)), autojit.tensor(array(64, 64))
+    count = threads[0]()
+    originals = {name: getattr(blas, name) for name in ("_matmul", "_gemm")}
+
+    def spy(name):
+        def called(*arguments):
+            seen.append(threads[0]())
+            return originals[name](*arguments)
+        return called
+
+    for name in originals:
+        setattr(blas, name, spy(name))
+    try:
+        for _ in range(3):  # the third runs the recorded program, which calls no Python
+            compiled(x, y)
+    finally:
+        for name, original in originals.items():
+            setattr(blas, name, original)
+    assert plan_of(compiled).calls_blas
+    assert threads[0]() == count
+    assert seen and set(seen) == {1}
+
+
+def test_one_thread_scopes_nest_and_a_count_set_inside_one_applies_after_the_last():
+    threads = blas._blas_threads()
+    if threads is None:
+        pytest.skip("no OpenBLAS thread setting in this process")
+    count = threads[0]()
+    try:
+        with blas.one_thread():
+            assert threads[0]() == 1
+            with blas.one_thread():
+                assert threads[0]() == 1
+                blas.threads_changed(2)
+            assert threads[0]() == 1  # the outer scope is still open
+        assert threads[0]() == 2
+        with pytest.raises(RuntimeError), blas.one_thread():
+            raise RuntimeError("a failing compiled run still gives the count back")
+        assert threads[0]() == 2
+    finally:
+        blas.threads_changed(count)
+    assert threads[0]() == count
+
+
 # ---- products over an inner extent of 1 ----------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64])

@@ -4,14 +4,18 @@ A plan's matmul steps (codegen/schedule/fusion.py) call `matmul` here instead of
 libraries run their own threads, which spin and synchronize inside every call; on a machine
 shared with other work they stall (a 256x784x512 float32 product measured 8 to 24 ms with
 OpenBLAS's two threads while another process ran, and 1.7 ms on one thread), and they compete
-with the threads of whatever else the process runs. So from the first compiled product on,
-OpenBLAS is set to one thread (process-wide: NumPy products elsewhere in the process then run
-on one thread too), and a large product's rows are split between the calling thread and the
-native workers of workers.py: one hand-off per product (about a microsecond), each part a
+with the threads of whatever else the process runs. So while a compiled run that calls BLAS
+is under way, OpenBLAS is set to one thread (`one_thread`; the setting is process-wide), and a
+large product's rows are split between the calling thread and the native workers of
+workers.py: one hand-off per product (about a microsecond), each part a
 single-threaded CBLAS gemm called from native code (`gemm_records`, `run_records`). Where those
 workers or a gemm with 64-bit integers are missing, parts go to a Python thread pool instead
 (NumPy and ctypes release the GIL in their calls), whose hand-off costs tens of microseconds.
 
+When the last such run ends, OpenBLAS's own thread count comes back, so that eager products
+(np.matmul, the `matmul` primitive's reference) always run on it: OpenBLAS rounds a product
+differently on two threads than on one (256x784 by 784x512 in float32), and an eager result
+must not depend on whether something was compiled before (tests/test_compile_products.py).
 The thread count is set through OpenBLAS's own `*set_num_threads*` entry point, found in the
 libraries loaded into the process; where there is none (another BLAS, another platform),
 products run through np.matmul unchanged.
@@ -160,17 +164,59 @@ def _parts(rows: int, inner: int, columns: int, native: bool = False) -> tuple:
 
 
 def threads_changed(count: int) -> None:
-    """autojit.set_num_threads(count): NumPy's BLAS runs eager products on `count` threads,
-    until compiled products take the cores over (then it stays on one, _single_threaded)."""
+    """autojit.set_num_threads(count): NumPy's BLAS runs eager products on `count` threads
+    (after the compiled runs under way end, where some are)."""
     threads = _blas_threads()
-    if threads is not None and not _state.get("single"):
-        threads[1](count)
+    if threads is None:
+        return
+    with _lock:
+        if _scope["depth"]:
+            _scope["restore"] = count
+        else:
+            threads[1](count)
 
 
-def _single_threaded(threads) -> None:
-    if not _state.get("single"):
-        threads[1](1)
-        _state["single"] = True
+# Compiled runs under way that set OpenBLAS to one thread, and the count to set back after
+# the last of them (None: OpenBLAS was on one thread already).
+_scope: dict = {"depth": 0, "restore": None}
+
+
+class _OneThread:
+    """The context of `one_thread`."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        threads = _blas_threads()
+        if threads is not None:
+            with _lock:
+                if not _scope["depth"]:
+                    count = threads[0]()
+                    _scope["restore"] = count if count != 1 else None
+                    if count != 1:
+                        threads[1](1)
+                _scope["depth"] += 1
+        return self
+
+    def __exit__(self, *exception):
+        if _blas_threads() is not None:
+            with _lock:
+                _scope["depth"] -= 1
+                if not _scope["depth"] and _scope["restore"] is not None:
+                    _blas_threads()[1](_scope["restore"])
+                    _scope["restore"] = None
+        return False
+
+
+_ONE_THREAD = _OneThread()
+
+
+def one_thread() -> _OneThread:
+    """A context in which OpenBLAS runs on one thread: a compiled plan that calls BLAS runs
+    in it (schedule/plan.py), as do `matmul` and `gemm`; nested and concurrent ones share
+    it, and OpenBLAS's thread count comes back when the last ends. An eager product on another
+    Python thread meanwhile runs on one thread too."""
+    return _ONE_THREAD
 
 
 def _run_parts(function, pieces: list) -> None:
@@ -190,10 +236,13 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,
            split: bool = True) -> np.ndarray:
     """np.matmul(a, b) (into `out` when given), split over the cores when large (and `split`):
     by rows, or by columns when the product is wider than it is tall."""
-    threads = _blas_threads()
-    if threads is None or a.ndim != 2 or b.ndim != 2:
+    if _blas_threads() is None or a.ndim != 2 or b.ndim != 2:
         return np.matmul(a, b, out=out)
-    _single_threaded(threads)
+    with _ONE_THREAD:
+        return _matmul(a, b, out, split)
+
+
+def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None, split: bool) -> np.ndarray:
     native = a.dtype == b.dtype and native_gemm(a.dtype) and \
         (out is None or (out.dtype == a.dtype and out.flags.c_contiguous))
     parts, by_columns = _parts(*a.shape, b.shape[1], native) if split else (1, False)
@@ -418,7 +467,11 @@ def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray, alpha: float, beta: floa
     `gemm_supported` accepts; out must be row-major and overlap neither operand. With beta 0
     the old values of out are not read. Large products are split over the cores as in
     `matmul`. `record`: a program.Recording the native calls are reported to."""
-    _single_threaded(_blas_threads())
+    with _ONE_THREAD:
+        return _gemm(a, b, out, alpha, beta, split, record)
+
+
+def _gemm(a, b, out, alpha, beta, split, record) -> np.ndarray:
     native = native_gemm(out.dtype)
     parts, by_columns = _parts(*a.shape, b.shape[1], native) if split else (1, False)
     if native:

@@ -15,6 +15,7 @@ import time
 
 from ...ir.graph import Graph, Value
 from ...tensor.state import state
+from ..cpu import blas
 from ..cpu.program import Program, Recording, Refused
 from ..cpu.program import available as programs_available
 from ..expression import parse
@@ -163,6 +164,10 @@ class Plan:
         self.unread_outputs: frozenset = frozenset()
         self.program_refusal: str | None = None
         self._steady_runs = 0  # runs that used the kept buffers, completed
+        # Products run with OpenBLAS on one thread (cpu/blas.py's one_thread), set once per run
+        # rather than once per product.
+        self.calls_blas = any(isinstance(step, (MatmulStep, ConcurrentProducts))
+                              for step in steps)
 
     def run(self, arg_tensors: list) -> tuple:
         return self.run_arrays([tensor._data for tensor in arg_tensors])
@@ -175,6 +180,9 @@ class Plan:
         """(run_arrays's outputs, the positions of those whose array this call allocated for
         that output alone, which the caller may keep without copying)."""
         try:
+            if self.calls_blas:
+                with blas.one_thread():
+                    return self._run_owning(arg_arrays)
             return self._run_owning(arg_arrays)
         except KernelError as failure:
             # Eager's error, from the op eager fails at first (docs/notes/errors-in-kernels.md).

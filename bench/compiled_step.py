@@ -133,7 +133,7 @@ def main() -> None:
     if options.eager:
         eager_step, _, _ = autojit_step(False, x_data, y_data)
         runners = {"autojit eager": eager_step, "torch eager": torch_step(x_data, y_data)}
-        medians = interleaved_medians(runners, options.repeats, 3)
+        medians = interleaved_medians(runners, options.repeats, 3, settle=0.3)
         print(f"MLP {'-'.join(map(str, SIZES))} SGD step, batch {options.batch}, float32, "
               f"median of {options.repeats} interleaved rounds of 3 steps")
         print_against(medians, "torch eager")

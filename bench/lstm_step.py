@@ -112,7 +112,7 @@ def main() -> None:
                      f"{str(error).splitlines()[0][:100]}")
 
     cpu: dict = {}
-    medians = interleaved_medians(runners, args.rounds, args.steps, cpu)
+    medians = interleaved_medians(runners, args.rounds, args.steps, cpu, settle=0.3)
     print(f"LSTM step: {LAYERS} layers, hidden {HIDDEN}, input {FEATURES}, batch {BATCH}, "
           f"sequence {LENGTH}, Adam; median of {args.rounds} interleaved rounds of "
           f"{args.steps} steps, {args.threads} thread(s)")

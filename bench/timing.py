@@ -17,19 +17,24 @@ def median_seconds(call, repeats: int, warmup: int = 3) -> float:
     return statistics.median(times)
 
 
-def interleaved_medians(runners: dict, rounds: int, steps: int, cpu: dict | None = None) -> dict:
+def interleaved_medians(runners: dict, rounds: int, steps: int, cpu: dict | None = None,
+                        settle: float = 0.0) -> dict:
     """The median seconds per call of each runner (name -> no-argument callable), the runners
     taking turns: each round calls every runner `steps` times, so background load falls on all
     of them alike. Each runner is called once first, as a warm-up. `cpu`, when given, receives
     the median CPU time of the calling thread per call (time.thread_time): on a machine shared
     with other work, the time the step computed rather than waited for a core (meaningful for
-    runners on one thread)."""
+    runners on one thread). `settle`: seconds slept, untimed, before each runner's turn, so that
+    the threads the previous runner's libraries leave spinning (OpenBLAS's and OpenMP's wait
+    busily for about a tenth of a second after a multi-threaded call) do not take a core from
+    the next."""
     for run in runners.values():
         run()
     times = {name: [] for name in runners}
     thread_times = {name: [] for name in runners}
     for _ in range(rounds):
         for name, run in runners.items():
+            time.sleep(settle)
             start, start_cpu = time.perf_counter(), time.thread_time()
             for _ in range(steps):
                 run()

@@ -147,7 +147,7 @@ def main() -> None:
         runners["jax.jit"] = jax_runner(state, ids, torch_runner)
 
     cpu: dict = {}
-    medians = interleaved_medians(runners, args.rounds, args.steps, cpu)
+    medians = interleaved_medians(runners, args.rounds, args.steps, cpu, settle=0.3)
     print(f"transformer step: {LAYERS} layers, d_model {D_MODEL}, {HEADS} heads, batch {BATCH}, "
           f"sequence {LENGTH}, AdamW; median of {args.rounds} interleaved rounds of "
           f"{args.steps} steps, {args.threads} thread(s)")

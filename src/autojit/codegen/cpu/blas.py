@@ -199,11 +199,12 @@ class _OneThread:
         return self
 
     def __exit__(self, *exception):
-        if _blas_threads() is not None:
+        threads = _blas_threads()
+        if threads is not None:
             with _lock:
                 _scope["depth"] -= 1
                 if not _scope["depth"] and _scope["restore"] is not None:
-                    _blas_threads()[1](_scope["restore"])
+                    threads[1](_scope["restore"])
                     _scope["restore"] = None
         return False
 

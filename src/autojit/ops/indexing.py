@@ -30,6 +30,7 @@ from .index_checks import check_index
 from .layout import FLIP, expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
 from .reduction import extreme, index_of_extreme
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
+from .row_accumulation import add_rows
 
 _INDEX_DTYPES = (dtypes.int64, dtypes.int32)
 
@@ -96,12 +97,28 @@ def _index_put_rule(shape, values_shape, index_shape, dims, accumulate):
 
 def _index_put_impl(x, values, indices, dims, accumulate):
     out = x.copy()
+    if accumulate and dims == (0,) and x.ndim > 1:
+        return _add_rows_at(out, np.asarray(values), indices[0])
     key = _key(x.ndim, indices, dims)
     if accumulate:
         np.add.at(out, key, values)
     else:
         out[key] = values
     return out
+
+
+def _add_rows_at(out, values, index):
+    """np.add.at(out, index, values) for an index into out's first dim, in rounds where that
+    pays (row_accumulation.py)."""
+    if values.dtype != out.dtype or index.dtype.kind not in "iu":
+        np.add.at(out, index, values)
+        return out
+    rows = index.reshape(-1)
+    if rows.size and rows.min() < 0:
+        rows = np.where(rows < 0, rows + out.shape[0], rows)
+    shape = index.shape + out.shape[1:]
+    values = np.broadcast_to(values, shape).reshape((rows.size,) + out.shape[1:])
+    return add_rows(out, rows, values)
 
 
 def _index_put_vjp(ctx, g):

@@ -1,0 +1,106 @@
+"""Accumulating index_put along the first dim (ops/row_accumulation.py): the same bits as
+np.add.at, eagerly and compiled, and the embedding gradient against torch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from torch_compare import torch
+
+import autojit
+from autojit.ops import row_accumulation
+from autojit.ops.indexing import INDEX_PUT
+
+rng = np.random.default_rng(11)
+
+
+def _values(shape, dtype):
+    values = rng.standard_normal(shape) * 100
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * rng.standard_normal(shape)
+    values = values.astype(dtype)
+    if np.dtype(dtype).kind in "fc":
+        values.reshape(-1)[::7] = -0.0  # the sign of a zero sum must survive too
+    return values
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64, np.int64,
+                                   np.int8])
+@pytest.mark.parametrize("spread", ["uniform", "skewed", "one row"])
+def test_rounds_give_np_add_at_bits(dtype, spread):
+    for _ in range(6):
+        rows = int(rng.integers(1, 70))
+        count = int(rng.integers(1, 1500))
+        shape = (rows, *rng.integers(1, 24, int(rng.integers(1, 3))).tolist())
+        if spread == "uniform":
+            index = rng.integers(0, rows, count)
+        elif spread == "skewed":
+            index = np.minimum(rng.geometric(0.2, count) - 1, rows - 1)
+        else:
+            index = np.full(count, rows - 1)
+        out, values = _values(shape, dtype), _values((count, *shape[1:]), dtype)
+        expected = out.copy()
+        np.add.at(expected, index, values)
+        got = row_accumulation.add_rows(out.copy(), index, values)
+        assert got.tobytes() == expected.tobytes()
+
+
+class _NumpyWithoutAddAt:
+    """numpy, but np.add.at raises: shows that the rounds ran."""
+
+    class add:  # noqa: N801
+        @staticmethod
+        def at(*args):
+            raise AssertionError("np.add.at ran")
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def test_rounds_are_taken_for_an_embedding_gradient(monkeypatch):
+    # 1024 rows of 128 into 65: the case the rounds are for.
+    out = np.zeros((65, 128), np.float32)
+    index = rng.integers(0, 65, 1024)
+    values = _values((1024, 128), np.float32)
+    expected = out.copy()
+    np.add.at(expected, index, values)
+    monkeypatch.setattr(row_accumulation, "np", _NumpyWithoutAddAt())
+    assert row_accumulation.add_rows(out, index, values).tobytes() == expected.tobytes()
+    assert not row_accumulation.worth_rounds(100000, 1, 200)
+    assert not row_accumulation.worth_rounds(1024, 128, 1024)
+
+
+def test_index_put_impl_with_negative_and_broadcast_indices_gives_np_add_at_bits():
+    x = _values((9, 5, 17), np.float32)
+    before = x.copy()
+    index = rng.integers(-9, 9, (2, 40))
+    values = _values((40, 5, 17), np.float32)  # broadcast over the index's first dim
+    expected = x.copy()
+    np.add.at(expected, (index,), values)
+    got = INDEX_PUT.impl(x, values, index[None], dims=(0,), accumulate=True)
+    assert got.tobytes() == expected.tobytes()
+    assert x.tobytes() == before.tobytes()
+
+
+def test_embedding_gradient_like_torch_eager_and_compiled():
+    weight = rng.standard_normal((65, 128)).astype(np.float32)
+    ids = rng.integers(0, 65, (16, 64))
+    upstream = rng.standard_normal((16, 64, 128)).astype(np.float32)
+
+    def gradient(module):
+        table = module.tensor(weight, requires_grad=True)
+        module.nn.functional.embedding(module.tensor(ids), table).mul(
+            module.tensor(upstream)).sum().backward()
+        return table.grad
+
+    eager = gradient(autojit)
+    np.testing.assert_allclose(eager.numpy(), gradient(torch).numpy(), rtol=1e-5, atol=1e-5)
+
+    @autojit.compile
+    def step(table, ids, upstream):
+        return autojit.autograd.grad(
+            (autojit.nn.functional.embedding(ids, table) * upstream).sum(), table)[0]
+
+    table = autojit.tensor(weight, requires_grad=True)
+    compiled = step(table, autojit.tensor(ids), autojit.tensor(upstream))
+    assert compiled.numpy().tobytes() == eager.numpy().tobytes()

@@ -11,13 +11,17 @@ The update, per parameter p with gradient g (negated when maximize), as torch de
 
 The step count t is a tensor in the state, and the bias corrections are autojit ops on it: a
 compiled training step reads no Python number that changes from step to step, so one trace
-serves every step. AdamW (adamw.py) is this class with decoupled weight decay.
+serves every step. Eagerly, the update runs as the same ufuncs on the arrays where it may
+(eager_arrays.py). AdamW (adamw.py) is this class with decoupled weight decay.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..tensor import dtypes
 from ..tensor.creation import zeros, zeros_like
+from . import eager_arrays
 from .optimizer import Optimizer, check_betas, check_fused, check_lr, check_nonnegative
 
 
@@ -66,6 +70,18 @@ class Adam(Optimizer):
         if group["amsgrad"] and "max_exp_avg_sq" not in state:  # also after turning it on
             state["max_exp_avg_sq"] = zeros_like(param)
         step, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
+        written = [param, exp_avg, exp_avg_sq]
+        if group["amsgrad"]:
+            written.append(state["max_exp_avg_sq"])
+        # The bias corrections are ops on the step count: of another dtype than the
+        # parameter, they would promote the array ops differently.
+        arrays = eager_arrays.arrays_of(*written, grad) if eager_arrays.numbers(
+            lr, weight_decay, beta1, beta2, group["eps"]) and \
+            step._data.__class__ is np.ndarray and step._data.dtype == param._data.dtype \
+            else None
+        if arrays is not None:
+            self._update_arrays(arrays, written, step, group)
+            return
         if group["maximize"]:
             grad = -grad
         step.add_(1)
@@ -85,3 +101,59 @@ class Adam(Optimizer):
             second.maximum_(exp_avg_sq)
         denominator = second.sqrt() / bias_correction2_sqrt + group["eps"]
         param.sub_(exp_avg / denominator * (lr / bias_correction1))
+
+    def _update_arrays(self, arrays: list, tensors: list, step, group: dict) -> None:
+        """The update above, eagerly on the arrays (eager_arrays.py): the same ufuncs on the
+        same operands in the same order, written in place, each write counted as its op's."""
+        beta1, beta2 = group["betas"]
+        lr, weight_decay = group["lr"], group["weight_decay"]
+        eager_arrays.written(step)
+        np.add(step._data, 1, out=step._data)
+        bias_correction2_sqrt, scale = self._corrections(step, group)
+        param, exp_avg, exp_avg_sq, *maximum, grad = arrays
+        written = eager_arrays.written
+        with np.errstate(all="ignore"):
+            if group["maximize"]:
+                grad = np.negative(grad)
+            if weight_decay != 0:
+                if group["decoupled_weight_decay"]:
+                    written(tensors[0])
+                    np.multiply(param, 1 - lr * weight_decay, out=param)
+                else:
+                    grad = np.add(grad, np.multiply(param, weight_decay))
+            work = np.subtract(grad, exp_avg, out=np.empty_like(param))
+            np.multiply(work, 1 - beta1, out=work)
+            written(tensors[1])
+            np.add(exp_avg, work, out=exp_avg)
+            written(tensors[2])
+            np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
+            np.multiply(grad, grad, out=work)
+            np.multiply(work, 1 - beta2, out=work)
+            written(tensors[2])
+            np.add(exp_avg_sq, work, out=exp_avg_sq)
+            second = exp_avg_sq
+            if maximum:
+                written(tensors[3])
+                second = np.maximum(maximum[0], exp_avg_sq, out=maximum[0])
+            np.sqrt(second, out=work)
+            np.divide(work, bias_correction2_sqrt, out=work)
+            np.add(work, group["eps"], out=work)
+            np.divide(exp_avg, work, out=work)
+            np.multiply(work, scale, out=work)
+            written(tensors[0])
+            np.subtract(param, work, out=param)
+
+    def _corrections(self, step, group: dict) -> tuple:
+        """(sqrt(1 - beta2**t), lr / (1 - beta1**t)) as 0-d arrays, computed by the ops of
+        `_update` on the step count and kept for the group's next parameter: the parameters
+        of a group share their step count's value, so the ops run once a step, not once a
+        parameter."""
+        key = (step._data.item(), step._data.dtype, *group["betas"], group["lr"])
+        cached = getattr(self, "_correction_cache", None)
+        if cached is None or cached[0] != key:
+            beta1, beta2 = group["betas"]
+            bias_correction1 = 1 - beta1 ** step
+            bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
+            cached = (key, bias_correction2_sqrt._data, (group["lr"] / bias_correction1)._data)
+            self._correction_cache = cached
+        return cached[1], cached[2]

@@ -104,3 +104,13 @@ def test_embedding_gradient_like_torch_eager_and_compiled():
     table = autojit.tensor(weight, requires_grad=True)
     compiled = step(table, autojit.tensor(ids), autojit.tensor(upstream))
     assert compiled.numpy().tobytes() == eager.numpy().tobytes()
+
+
+def test_an_index_below_minus_the_rows_is_an_error_not_a_wrapped_row():
+    x = np.zeros((5, 16), np.float32)
+    with pytest.raises(IndexError):
+        INDEX_PUT.impl(x, np.ones((3, 16), np.float32), np.array([[1, -7, 2]]), dims=(0,),
+                       accumulate=True)
+    with pytest.raises(IndexError):
+        INDEX_PUT.impl(x, np.ones((3, 16), np.float32), np.array([[1, 5, 2]]), dims=(0,),
+                       accumulate=True)

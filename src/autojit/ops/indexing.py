@@ -116,6 +116,9 @@ def _add_rows_at(out, values, index):
     rows = index.reshape(-1)
     if rows.size and rows.min() < 0:
         rows = np.where(rows < 0, rows + out.shape[0], rows)
+        if rows.min() < 0:  # out of range: np.add.at raises NumPy's IndexError
+            np.add.at(out, index, values)
+            return out
     shape = index.shape + out.shape[1:]
     values = np.broadcast_to(values, shape).reshape((rows.size,) + out.shape[1:])
     return add_rows(out, rows, values)

@@ -70,17 +70,16 @@ class Adam(Optimizer):
         if group["amsgrad"] and "max_exp_avg_sq" not in state:  # also after turning it on
             state["max_exp_avg_sq"] = zeros_like(param)
         step, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
-        written = [param, exp_avg, exp_avg_sq]
+        targets = [param, exp_avg, exp_avg_sq]
         if group["amsgrad"]:
-            written.append(state["max_exp_avg_sq"])
+            targets.append(state["max_exp_avg_sq"])
+        arrays = eager_arrays.arrays_of(*targets, grad) if eager_arrays.numbers(
+            lr, weight_decay, beta1, beta2, group["eps"]) else None
         # The bias corrections are ops on the step count: of another dtype than the
         # parameter, they would promote the array ops differently.
-        arrays = eager_arrays.arrays_of(*written, grad) if eager_arrays.numbers(
-            lr, weight_decay, beta1, beta2, group["eps"]) and \
-            step._data.__class__ is np.ndarray and step._data.dtype == param._data.dtype \
-            else None
-        if arrays is not None:
-            self._update_arrays(arrays, written, step, group)
+        if arrays is not None and step._data.__class__ is np.ndarray and \
+                step._data.dtype == arrays[0].dtype:
+            self._update_arrays(arrays, targets, step, group)
             return
         if group["maximize"]:
             grad = -grad

@@ -546,6 +546,29 @@ def test_large_kernels_split_over_the_cores_equal_one_core():
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12)
 
 
+def test_kernel_bodies_realign_the_stack_for_vector_spills():
+    """A long body spills vector registers; the body function asks for a 64-byte-aligned
+    stack, so that 512-bit spills never straddle a cache line (render.py), and the machine
+    code realigns it."""
+    from autojit.codegen.cpu.jit import backend
+    from autojit.codegen.cpu.render import render
+
+    steps = [Step(REGISTRY["tanh"], (Operand("input", 0) if index == 0 else
+                                     Operand("step", index - 1),), {}, F32, F32)
+             for index in range(20)]
+    kernel = Kernel("spilling_chain", (64,), [KernelInput(F32, (1,))], steps,
+                    [KernelOutput(19, F32)])
+    text = render(kernel).text
+    assert re.search(r'define internal i32 @"spilling_chain\.body"\(.*\) .*alignstack\(64\)',
+                     text)
+    state = backend()
+    module = state.parse(text)
+    state.optimize(module)
+    assembly = state.target_machine.emit_assembly(module)
+    body = assembly.split("spilling_chain.body:", 1)[1]
+    assert re.search(r"andq\s+\$-64, %rsp", body.split("retq", 1)[0])
+
+
 def test_long_bodies_ask_for_interleaved_vector_iterations():
     """A body of many dependent steps is one long latency chain per vector: the renderer asks
     LLVM to interleave its iterations (short bodies keep LLVM's own choice), and the values

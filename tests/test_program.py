@@ -95,6 +95,41 @@ def test_a_training_step_runs_as_one_native_program_and_equals_eager():
                                    rtol=1e-5, atol=1e-6)
 
 
+def _split_program_in_child(compiled, x, queue):
+    program = plan_of(compiled).program
+    runs = counting_runs(plan_of(compiled))
+    result = compiled(x)
+    queue.put((len(runs), program._call_workers is workers.shared(),
+               bool(np.allclose(result.numpy(), np.tanh(x.numpy()) * 2 + 1, rtol=1e-6,
+                                atol=1e-6))))
+
+
+def test_a_program_made_before_a_fork_runs_on_the_childs_workers():
+    """The runner's words name the workers a split kernel runs on; a forked child has workers
+    of its own (workers.py), and its calls of a program the parent made use them (the parent's,
+    whose threads the child does not have, would leave every part to the calling thread)."""
+    import multiprocessing
+
+    compiled = autojit.compile(lambda x: x.tanh() * 2 + 1)
+    x = tensor(512, 1024)
+    for _ in range(3):
+        compiled(x)
+    program = plan_of(compiled).program
+    assert program, plan_of(compiled).program_refusal
+    table = program._words[:3 * program.operation_count].reshape(-1, 3)
+    assert table[:, 2].max() > 1  # a kernel split over the cores
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_split_program_in_child, args=(compiled, x, queue))
+    child.start()
+    child.join(timeout=60)
+    if child.is_alive():  # hung on the parent's workers: end it
+        child.kill()
+        child.join()
+    assert child.exitcode == 0
+    assert queue.get(timeout=1) == (1, True, True)
+
+
 def test_results_are_fresh_arrays_on_every_call():
     compiled = autojit.compile(lambda x, y: ((x * y).tanh() + 1, (x - y).sum()))
     x, y = tensor(64, 64), tensor(64, 64)

@@ -20,6 +20,7 @@ from ..ir.interpreter import interpret
 from ..ir.printing import fill_tokens, replay_prints
 from ..tensor.device import runtime
 from ..tensor.tensor import Tensor
+from .result_builders import builder
 from .segments import SegmentedPlan
 
 
@@ -72,6 +73,15 @@ class Executable:
 
     def run(self, args: tuple):
         recipe = self._recipe or self._prepare()
+        if recipe.plain:
+            # _run without the effects this executable does not have.
+            self.calls += 1
+            arrays, owned = self.plan.run_owning([args[position]._data
+                                                  for position in self.arg_positions])
+            self._write_back(arrays, args, owned)
+            if self.backward is None:
+                return recipe.rebuild(self.template, arrays, None, args)
+            return self._with_backward(arrays, args, recipe, {}, None)
         if self.value_checks:
             return self._run_checked(args, recipe)
         self.calls += 1
@@ -157,6 +167,10 @@ class Executable:
             return self._failing_result(arrays, args, binding)
         if self.backward is None:
             return recipe.rebuild(self.template, arrays, None, args, binding)
+        return self._with_backward(arrays, args, recipe, draws, binding)
+
+    def _with_backward(self, arrays, args: tuple, recipe, draws: dict, binding):
+        """The result, its tensors that require grad given the compiled backward's node."""
         if self._result_meta is None:
             self._result_meta = [None] * len(self.requiring)
             for output in self.graph.outputs:
@@ -240,13 +254,17 @@ class Executable:
             (tensor if tensor is not None else args[position])._version_counter.value += count
         for index, tensor, position, dtype, fresh in recipe.grads:
             tensor = tensor if position is None else args[position]
-            if fresh:
-                tensor._grad = None
             array = arrays[index]
+            # A view (of a buffer the call made) is copied: a new .grad is row-major.
+            keep = index in owned and array.base is None
+            if fresh:
+                if keep and array.__class__ is tensor._data.__class__:
+                    tensor._grad = Tensor._make(array, dtype)  # _assign_grad's own case
+                    continue
+                tensor._grad = None
             if tensor._data is not None and array.__class__ is not tensor._data.__class__:
                 array = _to_device_of(array, tensor._data)  # a 0-d CPU leaf's gradient
-            # A view (of a buffer the call made) is copied: a new .grad is row-major.
-            _assign_grad(tensor, array, dtype, index in owned and array.base is None)
+            _assign_grad(tensor, array, dtype, keep)
         for tensor in self.cleared_grads:
             tensor._grad = None
 
@@ -305,6 +323,14 @@ class _Recipe:
                       for entry in graph.inputs if entry.kind == "random"}
         self.generators = list(generators.values()) if executable.value_checks else []
         self.copied = _shared_results(graph, executable.template)
+        # Whether a run is only: the plan on the call's arrays, the write-back, the result.
+        self.plain = self.arguments_only and not self.copied and not self.layouts and \
+            not self.host_outputs and executable.plan is not None and \
+            not isinstance(executable.plan, SegmentedPlan) and not executable.value_checks \
+            and not executable.nan_checks and executable.python_writes is None and \
+            executable.prints is None and executable.failing_backward is None and env is None
+        # The result's template as closures (result_builders.py), or None: walked per call.
+        self.result = builder(executable.template, self._output, self.grad_owners)
         plan = executable.plan
         if hasattr(plan, "unread_outputs"):
             plan.unread_outputs = _unread_results(executable)
@@ -339,9 +365,8 @@ class _Recipe:
         replaced by its tensor (one tensor per index), arguments and outside tensors by
         themselves, views by views remade on their real base, and each ("grad", name) leaf
         by the .grad the write-back just left there."""
-        kind = template[0]
-        if kind == "tensor":  # the common case: one new tensor
-            return self._output(template[1], arrays, node)
+        if self.result is not None and template is self.executable.template:
+            return self.result(arrays, node, args)
         self._binding = binding
         return self._rebuild(template, arrays, node, args, {})
 

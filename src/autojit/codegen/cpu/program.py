@@ -49,9 +49,10 @@ _LLVM_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
 _RUNNER_IR = """
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
-define i64 @{prefix}_run(ptr %workers_state, ptr %workers_run, ptr %operations, i64 %count,
-                         ptr %patches, i64 %patch_count, ptr %arrays, ptr %checks) {{
+define i64 @{prefix}_run(ptr %call, ptr %arrays) {{
 entry:
+  ; The call's constant words (Program._call_words): two arguments cost ctypes less than eight.
+{call_loads}
   ; The call's arrays: a Python list of ndarrays, whose data pointers are read where the
   ; CPython and NumPy ABIs put them (cpu.object_layout).
   %items_slot = getelementptr i8, ptr %arrays, i64 {item_offset}
@@ -194,11 +195,16 @@ _COMBINE_WORDS = (("blocks", "ptr"), ("parts", "i64"), ("stride", "i64"), ("coun
                   ("out", "ptr"))
 
 
-def _argument_loads(words: tuple) -> str:
-    """IR reading each word of %argument into a value of its name."""
+# The runner's words for one program (Program._call_words), in order.
+_CALL_WORDS = (("workers_state", "ptr"), ("workers_run", "ptr"), ("operations", "ptr"),
+               ("count", "i64"), ("patches", "ptr"), ("patch_count", "i64"), ("checks", "ptr"))
+
+
+def _argument_loads(words: tuple, block: str = "argument") -> str:
+    """IR reading each word of %block into a value of its name."""
     lines = []
     for index, (name, kind) in enumerate(words):
-        lines.append(f"  %{name}_slot = getelementptr i64, ptr %argument, i64 {index}")
+        lines.append(f"  %{name}_slot = getelementptr i64, ptr %{block}, i64 {index}")
         lines.append(f"  %{name} = load {kind}, ptr %{name}_slot")
     return "\n".join(lines)
 
@@ -222,10 +228,9 @@ def _fold(kind: str, type_name: str) -> str:
             f"  %combined = select i1 %keep, {type_name} %acc, {type_name} %value")
 
 
-_RUNNER_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                                ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
-                                ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+_RUNNER_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 _native: dict = {}  # the runner module, its functions, and the combines made so far
+_RUN = None  # _native["run"], once made: read on every call
 
 
 def _runner() -> dict:
@@ -236,12 +241,15 @@ def _runner() -> dict:
         prefix = "autojit_program"  # one text: compiled once, kept in the disk cache
         item_offset, data_offset = cpu.layout()
         text = _RUNNER_IR.format(prefix=prefix, item_offset=item_offset, data_offset=data_offset,
-                                 copy_loads=_argument_loads(_COPY_WORDS))
+                                 copy_loads=_argument_loads(_COPY_WORDS),
+                                 call_loads=_argument_loads(_CALL_WORDS, "call"))
         text += input_checks.check_ir(prefix, data_offset,
                                       input_checks.array_fields(data_offset))
         module, (run, copy, check) = add_module(
             text, [f"{prefix}_run", f"{prefix}_copy", f"{prefix}_check_inputs"])
         _native.update(module=module, run=_RUNNER_TYPE(run), copy=copy, check_inputs=check)
+        global _RUN
+        _RUN = _native["run"]
     return _native
 
 
@@ -400,8 +408,11 @@ class Program:
         # The kept buffers the words point into, held here too: a step that replaced one (a
         # Python-loop call) must not free memory the program still writes.
         self._stable = stable
-        self._arguments = (workers.data_address(words), count, workers.data_address(patches),
-                           len(patches))
+        # The runner's words (_CALL_WORDS) with the checks and without, made for the process's
+        # workers (`_call_workers`; a forked child has others).
+        self._call_workers = None
+        self._call_words = None
+        self._checked_call = self._unchecked_call = 0
         # The recorded (shape, strides, dtype) of each input; holding the dtypes keeps the
         # addresses the check table compares with theirs alone.
         self._inputs = inputs
@@ -531,28 +542,40 @@ class Program:
     def run(self, plan, inputs: list) -> tuple | None:
         """The graph's outputs for these input arrays, or None (nothing run) when the call
         differs from the recorded one."""
-        checks = self._checks_address
-        if checks is None and not self._inputs_match(plan, inputs):
+        if self._checks is None and not self._inputs_match(plan, inputs):
             return None
         arrays = inputs
         if self._fresh:
             arrays = [*inputs, *[np.empty(shape, dtype) for shape, dtype in self._fresh]]
         native = workers.shared()
-        runner = _runner()["run"]
+        if native is not self._call_workers:
+            self._make_call_words(native)
+        runner = _RUN or _runner()["run"]
         with native.lock:
-            status = runner(native.state_address, native.run_address, *self._arguments,
-                            id(arrays), checks)
+            status = runner(self._checked_call, id(arrays))
             if status == input_checks.CHANGED:
                 # Python decides, as it does for a program without a table.
                 if not self._inputs_match(plan, inputs):
                     return None
-                status = runner(native.state_address, native.run_address, *self._arguments,
-                                id(arrays), None)
+                status = runner(self._unchecked_call, id(arrays))
         if status:
             self._fail(plan, status)
         if self._array_outputs is not None:
             return tuple([arrays[index] for index in self._array_outputs])
         return tuple([self._output(recipe, arrays) for recipe in self._outputs])
+
+    def _make_call_words(self, native) -> None:
+        """The runner's words for these workers: two rows, with the check table (when there
+        is one) and without."""
+        checks = self._checks_address or 0
+        words = np.array([[native.state_address, native.run_address,
+                           workers.data_address(self._words), self.operation_count,
+                           workers.data_address(self._patches), len(self._patches), table]
+                          for table in (checks, 0)], np.int64)
+        self._call_words = words  # kept alive: the runner reads them
+        self._checked_call = workers.data_address(words)
+        self._unchecked_call = self._checked_call + words.strides[0]
+        self._call_workers = native
 
     def _inputs_match(self, plan, inputs: list) -> bool:
         """Whether the inputs have the recorded layouts and the same captured tensors may be

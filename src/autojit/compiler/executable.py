@@ -21,6 +21,7 @@ from ..ir.printing import fill_tokens, replay_prints
 from ..tensor.device import runtime
 from ..tensor.tensor import Tensor
 from .result_builders import builder
+from .run_binding import LeafBinding, RunBinding
 from .segments import SegmentedPlan
 
 
@@ -185,7 +186,7 @@ class Executable:
     def _check(self, number: int, leaves: dict, recipe, args: tuple) -> None:
         """The checks after segment `number` (compiler/segments.py): `leaves` maps the output
         names of the graph values they read to this run's arrays."""
-        binding = _LeafBinding(recipe, leaves, args)
+        binding = LeafBinding(recipe, leaves, args)
         for check in self.plan.checks[number]:
             if not check.holds(binding):
                 raise ValueCheckFailed(check)
@@ -433,69 +434,6 @@ class ValueCheckFailed(Exception):
             reason = f"a value the trace decided on changed{where}: {check.condition} no " \
                 "longer holds"
         super().__init__(reason)
-
-
-class RunBinding:
-    """The values of an executable's symbols in one run (tensor/symbolic.py): a graph value's
-    read from its output (`.item()`, or `.tolist()`), a runtime scalar's from where it lives;
-    each computed when first asked for."""
-
-    __slots__ = ("recipe", "arrays", "args", "cache")
-
-    def __init__(self, recipe, arrays: tuple, args: tuple):
-        self.recipe, self.arrays, self.args, self.cache = recipe, arrays, args, {}
-
-    def __getitem__(self, name: str):
-        cache = self.cache
-        if name in cache:
-            return cache[name]
-        leaf = self.recipe.symbol_leaves.get(name)
-        if leaf is None:
-            value = self.recipe.symbol_sources[name].value(self.args)
-        else:
-            array = self.arrays[leaf[0]]
-            if array.__class__ is not np.ndarray:  # a GPU array
-                array = array.to_host()
-            kind = leaf[1]
-            value = _python_value(array, kind)
-        cache[name] = value
-        return value
-
-
-class _LeafBinding(RunBinding):
-    """A RunBinding over one segment's outputs (by output name), before the graph's outputs
-    exist."""
-
-    __slots__ = ()
-
-    def __init__(self, recipe, leaves: dict, args: tuple):
-        super().__init__(recipe, leaves, args)
-
-    def __getitem__(self, name: str):
-        cache = self.cache
-        if name in cache:
-            return cache[name]
-        leaf = self.recipe.leaf_kinds.get(name)
-        if leaf is None:
-            value = self.recipe.symbol_sources[name].value(self.args)
-        else:
-            output, kind = leaf
-            array = self.arrays[output]
-            if array.__class__ is not np.ndarray:
-                array = array.to_host()
-            value = _python_value(array, kind)
-        cache[name] = value
-        return value
-
-
-def _python_value(array, kind):
-    """A graph value read as Python reads it: `.tolist()`, the array itself (`.numpy()`), or
-    `.item()` as a float, int or bool."""
-    if kind == "tolist":
-        return array.tolist()
-    if kind == "array":
-        return array
-    return kind(array.reshape(()).item())
 
 
 def _shared_results(graph: Graph, template) -> frozenset:

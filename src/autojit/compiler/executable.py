@@ -25,6 +25,14 @@ from .run_binding import LeafBinding, RunBinding
 from .segments import SegmentedPlan
 
 
+class _Skipped:
+    """What a direct call returns when it did nothing: the call takes the layered path (and
+    makes the direct call again first when it was made for other workers)."""
+
+
+_SKIPPED, _REMAKE = _Skipped(), _Skipped()
+
+
 class Executable:
     def __init__(self, graph: Graph, traced: Graph, template, cleared_grads: list, guards,
                  arg_positions: list, plan=None):
@@ -47,6 +55,8 @@ class Executable:
         # Anomaly mode: (output index, backward node, output position) checked for nan.
         self.nan_checks: list = []
         self._recipe: _Recipe | None = None  # made on the first call
+        # The plan's one-function call (_direct_call): None until decided, False for none.
+        self._direct = None
         # Names of "grad" outputs whose tensor's .grad the function assigned: each call leaves
         # a new tensor there, as eager does, instead of writing into the one already there.
         self.fresh_grads: set = set()
@@ -75,6 +85,16 @@ class Executable:
     def run(self, args: tuple):
         recipe = self._recipe or self._prepare()
         if recipe.plain:
+            direct = self._direct
+            if direct is None:
+                direct = self._direct = self._direct_call(recipe)
+            if direct:
+                result = direct(args)
+                if result.__class__ is not _Skipped:
+                    self.calls += 1
+                    return result
+                if result is _REMAKE:  # made for other workers (a forked child): made again
+                    self._direct = None
             # _run without the effects this executable does not have.
             self.calls += 1
             arrays, owned = self.plan.run_owning([args[position]._data
@@ -87,6 +107,24 @@ class Executable:
             return self._run_checked(args, recipe)
         self.calls += 1
         return self._run(args, recipe)
+
+    def _direct_call(self, recipe):
+        """The plan's call of this executable as one function (codegen/schedule/direct_calls.py),
+        where its only effects are new .grad tensors and cleared ones: None until the plan has
+        its native program, False where there is none or the function cannot take the call."""
+        make = getattr(self.plan, "direct_call", None)
+        if make is None or self.backward is not None or recipe.updates or self.version_bumps \
+                or not all(fresh for *_, fresh in recipe.grads):
+            return False
+        if self.plan.program is None:
+            return None
+        template = self.template
+        result = recipe.result or (lambda outputs, node, args: recipe.rebuild(
+            template, outputs, None, args))
+        grads = [(index, tensor, position, dtype)
+                 for index, tensor, position, dtype, _ in recipe.grads]
+        return make(self.arg_positions, grads, list(self.cleared_grads), result, _SKIPPED,
+                    _REMAKE) or False
 
     def _run_checked(self, args: tuple, recipe):
         """A run whose graph computed values the trace decided on: each decision is checked

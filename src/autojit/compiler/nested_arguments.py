@@ -90,6 +90,8 @@ def flatten(args: tuple) -> tuple:
     `args` itself when there are none (or too many)."""
     for argument in args:
         kind = type(argument)
+        if kind is Tensor:
+            continue
         if kind is list or kind is tuple or kind is dict or _is_container(argument):
             break
     else:

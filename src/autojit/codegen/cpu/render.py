@@ -117,7 +117,7 @@ class KernelRenderer(ReducingLoops):
         # Spilled vector registers go to 64-byte-aligned slots. Without this LLVM leaves the
         # stack at the ABI's 16 bytes and spills 512-bit registers with unaligned moves, which
         # straddle cache lines wherever the caller's stack happens to sit: a 64-element chain of
-        # 20 tanh took 2.1 or 5.3 us from one process to the next, 2.1-2.3 us realigned.
+        # 20 tanh took 2.2 or 5.3-5.5 us from one process to the next, 2.1-2.3 us realigned.
         body.attributes.alignstack = 64
         for argument in body.args:
             argument.add_attribute("noalias")

@@ -21,6 +21,7 @@ from ..cpu.program import available as programs_available
 from ..expression import parse
 from ..kernel import Kernel, KernelError, inputs_feeding, reads_pointwise
 from .buffers import StepBuffers, plan_buffers
+from .direct_calls import direct_call
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
 from .overlap import settle
@@ -175,6 +176,11 @@ class Plan:
     def run_arrays(self, arg_arrays: list) -> tuple:
         """The graph's outputs from its non-captured inputs' arrays, in input order."""
         return self.run_owning(arg_arrays)[0]
+
+    def direct_call(self, arg_positions: list, grads: list, cleared: list, result, skipped,
+                    remake):
+        """A steady-state call of an executable as one function, or None (direct_calls.py)."""
+        return direct_call(self, arg_positions, grads, cleared, result, skipped, remake)
 
     def run_owning(self, arg_arrays: list) -> tuple:
         """(run_arrays's outputs, the positions of those whose array this call allocated for

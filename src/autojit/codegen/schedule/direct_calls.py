@@ -69,10 +69,11 @@ def direct_call(plan, arg_positions: list, grads: list, cleared: list, result, s
                   f"    arrays = inputs + [{', '.join(fresh)}]"]
     else:
         lines.append(f"    arrays = [{', '.join(reads + fresh)}]")
-    call = ["with LOCK:", "    status = RUN(CALL, id(arrays))"]
+    native_call = ["with LOCK:", "    status = RUN(CALL, id(arrays))"]
     if plan.calls_blas:  # its products run with OpenBLAS on one thread, as the plan's do
-        call = ["with ONE_THREAD:", *(f"    {line}" for line in call)]
-    lines += ["    plan._running = True", "    try:", *(f"        {line}" for line in call),
+        native_call = ["with ONE_THREAD:", *(f"    {line}" for line in native_call)]
+    lines += ["    plan._running = True", "    try:",
+              *(f"        {line}" for line in native_call),
               "    finally:", "        plan._running = False", "    if status:",
               "        return failed(status, args)"]
     for index, tensor, position, dtype in grads:

@@ -75,3 +75,59 @@ def test_a_node_reading_an_open_kernel_of_another_shape_closes_it_first():
         return a + b  # reads b: b's kernel runs first, then a's kernel takes the add
 
     check(fn, *arrays((4, 4), (4, 1)), kernels=2)
+
+
+def _kernel_ops(plan) -> list:
+    """Each kernel's op names, in plan order."""
+    return [[node.op.name for node in step.nodes] for step in plan.steps
+            if hasattr(step, "kernel")]
+
+
+def test_the_cos_a_sins_backward_needs_runs_in_the_sins_kernel():
+    """registry.Elementwise.companions: cos(x) for the backward of sin(x) joins the forward
+    kernel that computes sin(x), where both come from one evaluation, instead of a backward
+    kernel computing it again; gradients and second derivatives are unchanged."""
+    import torch
+
+    data = np.random.default_rng(3).uniform(-4, 4, (16, 32)).astype(np.float32)
+
+    def step(x, w):
+        w.grad = None
+        y = ((x * w).sin() * 1.5).tanh().sin()
+        y.sum().backward()
+        return w.grad
+
+    w = autojit.tensor(data.copy(), requires_grad=True)
+    compiled = autojit.compile(step)
+    for _ in range(2):
+        gradient = compiled(autojit.tensor(data), w)
+    kernels = _kernel_ops(compiled.executables[0].plan)
+    # The outer sin's value is never read (only its derivative): its cos runs alone; the
+    # inner sin runs with its cos right after it.
+    first = kernels[0]
+    assert first.count("cos") == 2 and first[first.index("sin") + 1] == "cos", kernels
+    assert all("cos" not in ops for ops in kernels[1:]), kernels
+    x_t = torch.tensor(data)
+    w_t = torch.tensor(data, requires_grad=True)
+    ((x_t * w_t).sin() * 1.5).tanh().sin().sum().backward()
+    np.testing.assert_allclose(gradient.numpy(), w_t.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+    def second(x):
+        (first,) = autojit.autograd.grad(x.sin().sum(), x, create_graph=True)
+        (again,) = autojit.autograd.grad((first * first).sum(), x)
+        return again
+
+    x = autojit.tensor(data, requires_grad=True)
+    compiled_second = autojit.compile(second)
+    for _ in range(2):
+        value = compiled_second(x)
+    np.testing.assert_allclose(value.numpy(), -2 * np.cos(data) * np.sin(data), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_a_cos_of_another_operand_is_no_companion():
+    def fn(x, v):
+        return x.sin() * 2, (v + 1).cos()
+
+    plan = check(fn, *arrays((4, 8), (4, 8)), kernels=1)
+    assert _kernel_ops(plan)[0].index("cos") > _kernel_ops(plan)[0].index("add")

@@ -48,12 +48,13 @@ def operand(x, op_name: str):
 
 
 def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None,
-                 exact=False, float32_scalars=(), jvp=None, uncast=()):
+                 exact=False, float32_scalars=(), jvp=None, uncast=(), companions=()):
     """exact: the op is exactly rounded (IEEE arithmetic, compares, logic, selects), see
-    registry.Elementwise; transcendental functions are not. float32_scalars, uncast: see
-    define_op."""
+    registry.Elementwise; transcendental functions are not. companions: see
+    registry.Elementwise. float32_scalars, uncast: see define_op."""
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
-                     vjp=vjp, jvp=jvp, saves=saves, lowering=Elementwise(expression, exact),
+                     vjp=vjp, jvp=jvp, saves=saves,
+                     lowering=Elementwise(expression, exact, companions),
                      grad_name=grad_name, float32_scalars=float32_scalars, uncast=uncast)
 
 
@@ -227,10 +228,12 @@ SQRT = _elementwise("sqrt", 1, rule_float, np.sqrt, lambda ctx, g: (g / (2 * ctx
                     ("out",), "sqrt({0})", exact=True,
                     jvp=lambda inputs, tangents, out, attrs: tangents[0] / (2 * out))
 SIN = _elementwise("sin", 1, rule_float, np.sin, lambda ctx, g: (g * ctx.inputs[0].cos(),),
-                   (0,), "sin({0})", jvp=unary_jvp(lambda x, out: x.cos()))
+                   (0,), "sin({0})", jvp=unary_jvp(lambda x, out: x.cos()),
+                   companions=("cos",))
 COS = _elementwise("cos", 1, rule_float, np.cos, lambda ctx, g: (-g * ctx.inputs[0].sin(),),
                    (0,), "cos({0})",
-                   jvp=lambda inputs, tangents, out, attrs: -tangents[0] * inputs[0].sin())
+                   jvp=lambda inputs, tangents, out, attrs: -tangents[0] * inputs[0].sin(),
+                   companions=("sin",))
 TANH = _elementwise("tanh", 1, rule_float, np.tanh,
                     lambda ctx, g: (g * (1 - ctx.out * ctx.out),), ("out",), "tanh({0})",
                     jvp=unary_jvp(lambda x, out: 1 - out * out))

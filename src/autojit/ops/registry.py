@@ -64,6 +64,11 @@ class Elementwise:
     """
     expression: str
     exact: bool = False
+    # Ops whose value on the same operand this one's evaluation computes on the way (sin and
+    # cos: one reduction, both series, a quadrant select apart): the CPU schedule runs such a
+    # node in its companion's kernel (codegen/schedule/fusion.py), where the code generator's
+    # common subexpression elimination leaves the second a few selects.
+    companions: tuple = ()
 
 
 # How two partial results of a reduction combine, and the combine's identity: what codegen

@@ -210,8 +210,11 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
             if group is not keep and group.makes(values):
                 close(group)
 
+    # Nodes run early, in a companion's kernel (_add_companions), and where each node is.
+    scheduled: set = set()
+    positions = {id(node): index for index, node in enumerate(graph.nodes)} if host else {}
     for node in graph.nodes:
-        if id(node) in products.absorbed:
+        if id(node) in products.absorbed or id(node) in scheduled:
             continue
         epilogue = products.epilogues.get(id(node))
         if epilogue is not None:
@@ -224,6 +227,8 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
         if target is not None:
             close_groups_read_by(operands, keep=target)
             _add(target, node)
+            if host:
+                _add_companions(target, node, consumers, positions, scheduled, products)
             continue
         reading = [group for group in open_groups if group.makes(operands)]
         copied = host and not generic and _copied_view(node)
@@ -238,6 +243,8 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
             group = _Group(node.output.shape if _is_elementwise(node) else node.inputs[0].shape)
             _add(group, node)
             open_groups.append(group)
+            if host:
+                _add_companions(group, node, consumers, positions, scheduled, products)
         elif is_product(node):
             steps.append(MatmulStep(node, host))
         elif copied:
@@ -301,6 +308,26 @@ def _hoist_updates(steps: list) -> list:
                 target = index + 1
         ordered.insert(target, ordered.pop(position))
     return ordered
+
+
+def _add_companions(group: _Group, node, consumers: dict, positions: dict, scheduled: set,
+                    products) -> None:
+    """Add to `group`, right after `node`, the later nodes computing a companion of its op
+    (registry.Elementwise.companions) on the same operand: the cos(x) a sin(x)'s backward
+    needs runs in the forward kernel that computes sin(x), where the code generator shares
+    their evaluation, instead of a second evaluation in a backward kernel. Moving a node that
+    reads only what `node` reads to `node`'s place keeps every value before its readers."""
+    names = getattr(node.op.lowering, "companions", ())
+    if not names or len(node.inputs) != 1 or not isinstance(node.inputs[0], Value):
+        return
+    source = node.inputs[0]
+    for other in consumers.get(id(source), ()):
+        if other.op.name in names and positions[id(other)] > positions[id(node)] and \
+                id(other) not in scheduled and other.inputs == node.inputs and \
+                other.attrs == node.attrs and id(other) not in products.absorbed and \
+                id(other) not in products.epilogues and _joins(other, group):
+            _add(group, other)
+            scheduled.add(id(other))
 
 
 def _add(group: _Group, node) -> None:

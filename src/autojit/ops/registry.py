@@ -159,6 +159,13 @@ class Extern:
     background: Background | None = None
 
 
+def companions(op, other) -> bool:
+    """Whether `other` is one of `op`'s Elementwise.companions: evaluated on the same operand
+    in one kernel, the two share their work."""
+    lowering = op.lowering
+    return lowering.__class__ is Elementwise and other.name in lowering.companions
+
+
 def communicates(op: Op) -> bool:
     """Whether a primitive exchanges data with other processes (Extern.communicates)."""
     lowering = op.lowering

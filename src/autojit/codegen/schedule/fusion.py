@@ -34,7 +34,7 @@ import math
 
 from ...ir.graph import Graph, Value, collection_paused
 from ...ops.elementwise import CLONE
-from ...ops.registry import Elementwise, Extern, Layout, Reduction, communicates
+from ...ops.registry import Elementwise, Extern, Layout, Reduction, communicates, companions
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from ..cpu.parallel import split_kernel
@@ -317,12 +317,12 @@ def _add_companions(group: _Group, node, consumers: dict, positions: dict, sched
     needs runs in the forward kernel that computes sin(x), where the code generator shares
     their evaluation, instead of a second evaluation in a backward kernel. Moving a node that
     reads only what `node` reads to `node`'s place keeps every value before its readers."""
-    names = getattr(node.op.lowering, "companions", ())
-    if not names or len(node.inputs) != 1 or not isinstance(node.inputs[0], Value):
+    if not getattr(node.op.lowering, "companions", ()) or len(node.inputs) != 1 or \
+            not isinstance(node.inputs[0], Value):
         return
     source = node.inputs[0]
     for other in consumers.get(id(source), ()):
-        if other.op.name in names and positions[id(other)] > positions[id(node)] and \
+        if companions(node.op, other.op) and positions[id(other)] > positions[id(node)] and \
                 id(other) not in scheduled and other.inputs == node.inputs and \
                 other.attrs == node.attrs and id(other) not in products.absorbed and \
                 id(other) not in products.epilogues and _joins(other, group):

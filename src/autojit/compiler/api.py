@@ -166,12 +166,7 @@ class CompiledFunction:
         for executable in self.executables:
             if executable.guards.failure(args) is None:
                 try:
-                    if executable.__class__ is _EagerExecutable:
-                        self._stats.eager_calls += 1
-                        result = executable.run(args)
-                    else:
-                        result = executable.run(args)
-                        self._stats.compiled_calls += 1
+                    result = self._run(executable, args)
                 except ValueCheckFailed as failed:
                     # A decision on a graph value went the other way: another executable (the
                     # other branch) may serve the call, else it traces again.

@@ -185,31 +185,16 @@ class Plan:
     def run_owning(self, arg_arrays: list) -> tuple:
         """(run_arrays's outputs, the positions of those whose array this call allocated for
         that output alone, which the caller may keep without copying)."""
-        program = self.program
-        if program and not self._running and not self.calls_blas and state.profiler is None:
-            # The steady state's one native call, taken first: it is most calls.
-            supplied = iter(arg_arrays)
-            inputs = [next(supplied) if tensor is None else tensor._data
-                      for _, tensor in self._input_slots]
-            self._running = True
-            try:
-                outputs = program.run(self, inputs)
-            except KernelError as failure:
-                raise reference_error(self.graph, arg_arrays, failure) from None
-            finally:
-                self._running = False
-            if outputs is not None:
-                return outputs, program.owned_outputs
         try:
             if self.calls_blas:
                 with blas.one_thread():
                     return self._run_owning(arg_arrays)
-            return self._run_owning(arg_arrays, program_tried=bool(program))
+            return self._run_owning(arg_arrays)
         except KernelError as failure:
             # Eager's error, from the op eager fails at first (docs/notes/errors-in-kernels.md).
             raise reference_error(self.graph, arg_arrays, failure) from None
 
-    def _run_owning(self, arg_arrays: list, program_tried: bool = False) -> tuple:
+    def _run_owning(self, arg_arrays: list) -> tuple:
         # Kept buffers serve one run at a time: a run that starts while another is under way
         # (another thread, or a hook calling the same function) allocates its own.
         reuse = not self._running
@@ -217,7 +202,7 @@ class Plan:
         supplied = iter(arg_arrays)
         inputs = [next(supplied) if tensor is None else tensor._data
                   for _, tensor in self._input_slots]
-        if self.program and reuse and profiler is None and not program_tried:
+        if self.program and reuse and profiler is None:
             self._running = True
             try:
                 outputs = self.program.run(self, inputs)

@@ -467,7 +467,8 @@ FLOAT32_INSIDE = {
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_ops_computed_in_float32_give_torchs_bits_and_dtypes(dtype):
-    data = np.asarray(rng.standard_normal((4, 4, 6, 6)), np.float32)
+    # Its own generator: the data must not depend on which tests ran before in the process.
+    data = np.asarray(np.random.default_rng(12).standard_normal((4, 4, 6, 6)), np.float32)
     for name, call in FLOAT32_INSIDE.items():
         expected = call(torch, torch.tensor(data).to(getattr(torch, dtype)))
         got = call(autojit, autojit.tensor(data).to(getattr(autojit, dtype)))
@@ -475,5 +476,9 @@ def test_ops_computed_in_float32_give_torchs_bits_and_dtypes(dtype):
         close = {"rtol": 0, "atol": 0} if dtype == "bfloat16" else {"rtol": 1e-3, "atol": 1e-6}
         if name == "softmax_to_float32":  # float32's exp: a last bit here and there
             close = {"rtol": 1e-6, "atol": 1e-7}
+        elif name == "softmax" and dtype == "bfloat16":
+            # That last bit of float32's exp crosses a bfloat16 rounding boundary now and then
+            # (one draw in 200 of this shape): one bfloat16 step (2^-7 relative) at most.
+            close = {"rtol": 2.0 ** -7, "atol": 0}
         np.testing.assert_allclose(got.float().detach().numpy(),
                                    expected.float().detach().numpy(), err_msg=name, **close)

@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DOCUMENT = os.path.join(HERE, "..", "docs", "performance.md")
 START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
 BENCHMARKS = (
+    ("float32 FMA peak of one core (the products' ceiling)", ["fma_peak.py"]),
     ("fused elementwise, 4M float32", ["compiled_elementwise.py", "--repeats", "20"]),
     ("MLP training step", ["compiled_step.py", "--repeats", "20"]),
     ("100-op chain and gradient penalty", ["compiled_small.py", "--repeats", "30"]),

@@ -148,11 +148,14 @@ def test_thread_count_setting(monkeypatch):
 @pytest.mark.skipif(not cpu.has_avx512(), reason="the generated gemm needs AVX-512")
 def test_gemm_module_holds_the_four_transpositions():
     text, symbols = gemm_kernel.render_module(np.float64)
-    assert sorted(symbols) == [(False, False), (False, True), (True, False), (True, True)]
-    # The tiles are shared: defined once, for every function of the module.
-    assert text.count("_tile12(") == 1 + len(symbols)
+    transpositions = [(False, False), (False, True), (True, False), (True, True)]
+    # Besides them, the two reading b packed beforehand and the two packing it.
+    assert set(symbols) == {*transpositions, (False, "packed"), (True, "packed"),
+                            ("pack", False), ("pack", True)}
+    # The tiles are shared: defined once, for every ?gemm of the module.
+    assert text.count("_tile12(") == 1 + 6
     gemm_kernel.prepare(np.float64)
-    addresses = {key: gemm_kernel.address(np.float64, *key, 64, 64) for key in symbols}
+    addresses = {key: gemm_kernel.address(np.float64, *key, 64, 64) for key in transpositions}
     assert len(set(addresses.values())) == 4 and all(addresses.values())
 
 

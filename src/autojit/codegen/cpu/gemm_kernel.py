@@ -33,7 +33,9 @@ both operands are copied into packed blocks that the register tiles read contigu
   multiply-add per step.
 
 Both packed blocks live on the calling thread's stack (432 KiB in all). The rows are split
-into equal blocks of at most MC rows, since each block packs all of b again.
+into equal blocks of at most MC rows, since each block packs all of b again. The module also
+holds, for a program's products that share their b, a function packing all of b at once and
+the ?gemm variants reading it packed (prepacked_gemm.py).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from concurrent.futures import Future
 import numpy as np
 
 from ... import config
-from . import compile_threads
+from . import compile_threads, prepacked_gemm
 
 _TYPES = {np.dtype(np.float32): ("float", 16, "f32"), np.dtype(np.float64): ("double", 8, "f64")}
 _TILE_ROWS = (12, 8, 4, 2, 1)  # 12 rows x 2 vectors: 24 accumulators of the 32 registers
@@ -90,6 +92,21 @@ def address(dtype, transpose_a: bool, transpose_b: bool, rows: int = _MIN_ROWS,
     return found.get((bool(transpose_a), bool(transpose_b)))
 
 
+def prepacked_functions(dtype, transpose_a: bool, transpose_b: bool, function: int):
+    """(pack address, address of the ?gemm reading b packed, lanes, panel width) for b of
+    this transposition, where `function` is this module's ?gemm of `dtype` with these
+    transpositions (compiled already), else None (prepacked_gemm.py)."""
+    dtype = np.dtype(dtype)
+    found = _state.get(dtype)
+    if not isinstance(found, dict) or found.get((transpose_a, transpose_b)) != function:
+        return None
+    pack, packed = found.get(("pack", transpose_b)), found.get((transpose_a, "packed"))
+    if pack is None or packed is None:
+        return None
+    _, lanes, _ = _TYPES[dtype]
+    return pack, packed, lanes, _VECTORS * lanes
+
+
 def prepare(dtype, rows: int = _MIN_ROWS, columns: int = 0) -> None:
     """Start compiling the ?gemm functions of `dtype` on a compile thread (compile_threads.py)
     where `address` would make them for a rows x columns product: the schedule calls this for
@@ -109,7 +126,9 @@ def prepare(dtype, rows: int = _MIN_ROWS, columns: int = 0) -> None:
 
 
 def _build(dtype: np.dtype) -> dict:
-    """{(transpose a, transpose b): address} of the four ?gemm functions of `dtype`, or {}."""
+    """{(transpose a, transpose b): address} of the four ?gemm functions of `dtype`, with
+    (transpose a, "packed") for the two reading b packed and ("pack", transpose b) for the two
+    packing it (prepacked_gemm.py), or {}."""
     from . import jit as cpu
     from .helper_modules import compile_module
 
@@ -125,15 +144,17 @@ def _build(dtype: np.dtype) -> dict:
     return dict(zip(symbols, addresses))
 
 
-def symbol(dtype, transpose_a: bool, transpose_b: bool) -> str:
-    """The name of the ?gemm function of `dtype` with these transpositions."""
+def symbol(dtype, transpose_a: bool, transpose_b: bool | None) -> str:
+    """The name of the ?gemm function of `dtype` with these transpositions (transpose_b None:
+    the variant reading b packed beforehand)."""
     short = _TYPES[np.dtype(dtype)][2]
-    return f"autojit_gemm_{short}_{'t' if transpose_a else 'n'}{'t' if transpose_b else 'n'}"
+    side_b = "p" if transpose_b is None else "t" if transpose_b else "n"
+    return f"autojit_gemm_{short}_{'t' if transpose_a else 'n'}{side_b}"
 
 
 def render_module(dtype) -> tuple:
-    """(the LLVM IR of one module holding the four ?gemm functions of `dtype`, which share
-    their tiles, {(transpose a, transpose b): function name})."""
+    """(the LLVM IR of one module holding the ?gemm functions of `dtype`, which share their
+    tiles, {key: function name} with _build's keys)."""
     names = _names(dtype, symbol(dtype, False, False))
     prefix = f"autojit_gemm_{names['short']}"
     parts = [_DECLARATIONS.format(**names)]
@@ -144,12 +165,17 @@ def render_module(dtype) -> tuple:
         parts.append(_pack(transposed, {**names, "symbol": f"{prefix}_b{side}"}))
     symbols = {}
     for transpose_a in (False, True):
-        for transpose_b in (False, True):
-            name = symbols[(transpose_a, transpose_b)] = symbol(dtype, transpose_a, transpose_b)
-            parts.append(_main(transpose_a, transpose_b, {
+        for transpose_b in (False, True, None):  # None: b packed beforehand (prepacked_gemm)
+            name = symbol(dtype, transpose_a, transpose_b)
+            symbols[(transpose_a, "packed" if transpose_b is None else transpose_b)] = name
+            parts.append(_main(transpose_a, bool(transpose_b), {
                 **names, "symbol": name, "tiles": prefix,
                 "pack_a": f"{prefix}_a{'t' if transpose_a else 'n'}_pack_a",
-                "pack_b": f"{prefix}_b{'t' if transpose_b else 'n'}_pack"}))
+                "pack_b": f"{prefix}_b{'t' if transpose_b else 'n'}_pack"},
+                prepacked=transpose_b is None))
+    for transpose_b in (False, True):
+        parts.append(prepacked_gemm.pack_all_text(transpose_b, names, prefix))
+        symbols[("pack", transpose_b)] = f"{prefix}_pack_b{'t' if transpose_b else 'n'}"
     return "\n".join(parts), symbols
 
 
@@ -458,24 +484,42 @@ def _masked_store(names: dict, value: str, address: str, mask: str) -> str:
             f"{names['vector']} {value}, ptr {address}, i32 4, <{names['lanes']} x i1> {mask})")
 
 
-def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
+def _main(transpose_a: bool, transpose_b: bool, names: dict, prepacked: bool = False) -> str:
     """The ?gemm itself: for each k block, for each block of MC rows, the rows' tiles of a
-    are packed, then for each panel b's block is packed and the rows' tiles run."""
+    are packed, then for each panel b's block is packed and the rows' tiles run. `prepacked`:
+    b is all of b packed beforehand (prepacked_gemm.py's layout; ldb is not read), and each
+    panel's block is read where it lies instead."""
     scalar, panel, depth, symbol = names["scalar"], names["panel"], names["depth"], \
         names["symbol"]
+    if prepacked:
+        lanes = names["lanes"]
+        block_space: list = []
+        padding = [f"  %n_up = add i64 %n, {panel - 1}", f"  %n_pad = and i64 %n_up, -{panel}"]
+        depth_padding = [f"  %depth_up = add i64 %depth, {lanes - 1}",
+                         f"  %depth_pad = and i64 %depth_up, -{lanes}",
+                         "  %block_base = mul i64 %k0, %n_pad"]
+        panel_block = ["  %panel_offset = mul i64 %j0, %depth_pad",
+                       "  %block_offset = add i64 %block_base, %panel_offset",
+                       f"  %block = getelementptr {scalar}, ptr %b, i64 %block_offset"]
+    else:
+        block_space = [f"  %block = alloca [{depth * panel} x {scalar}], align {names['align']}"]
+        padding, depth_padding = [], []
+        panel_block = [*_offset("b", *(("%j0", "%k0") if transpose_b else ("%k0", "%j0"))),
+                       f"  %b_start = getelementptr {scalar}, ptr %b, i64 %b_offset",
+                       f"  call void @{names['pack_b']}(ptr %block, ptr %b_start, i64 %ldb, "
+                       "i64 %depth, i64 %width)"]
     block_rows = names["block_rows"]
     tile_arguments = (f"(ptr %a_tile, ptr %block, i64 %depth, ptr %c_tile, i64 %ldc, "
                       f"{scalar} %alpha, {scalar} %beta_block, i64 %width)")
     pack_arguments = "(ptr %packed_tile, ptr %a_start, i64 %lda, i64 %depth, i64 %pack_rows)"
-    # Where a k block of a panel starts in b, b(k0, j0), and a tile's rows in a, a(row, k0).
-    b_start = _offset("b", *(("%j0", "%k0") if transpose_b else ("%k0", "%j0")))
+    # Where a tile's rows start in a, a(row, k0).
     a_start = _offset("a", *(("%k0", "%pack_row") if transpose_a else ("%pack_row", "%k0")))
     return "\n".join([
         f"define void @{symbol}(i32 %order, i32 %transpose_a, i32 %transpose_b, i64 %m, "
         f"i64 %n, i64 %k, {scalar} %alpha, ptr noalias %a, i64 %lda, ptr noalias %b, "
         f"i64 %ldb, {scalar} %beta, ptr noalias %c, i64 %ldc) {{",
         "entry:",
-        f"  %block = alloca [{depth * panel} x {scalar}], align {names['align']}",
+        *block_space,
         f"  %packed = alloca [{depth * block_rows} x {scalar}], align {names['align']}",
         "  %empty = icmp sle i64 %m, 0", "  %no_columns = icmp sle i64 %n, 0",
         "  %nothing = or i1 %empty, %no_columns",
@@ -487,6 +531,7 @@ def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
         f"  %row_block_count = udiv i64 %rows_up, {block_rows}",
         "  %even_up = add i64 %m, %row_block_count", "  %even_up_less = sub i64 %even_up, 1",
         "  %even_rows = udiv i64 %even_up_less, %row_block_count",
+        *padding,
         "  br label %blocks",
         "blocks:", "  %k0 = phi i64 [0, %start], [%k0_next, %block_done]",
         "  %deep_left = sub i64 %k, %k0",
@@ -494,6 +539,7 @@ def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
         f"  %depth = select i1 %shallow, i64 %deep_left, i64 {depth}",
         "  %first = icmp eq i64 %k0, 0",
         f"  %beta_block = select i1 %first, {scalar} %beta, {scalar} 1.0",
+        *depth_padding,
         "  br label %row_blocks",
         "row_blocks:", "  %m0 = phi i64 [0, %blocks], [%m0_next, %row_block_done]",
         "  %block_left = sub i64 %m, %m0",
@@ -516,10 +562,7 @@ def _main(transpose_a: bool, transpose_b: bool, names: dict) -> str:
         "  %left = sub i64 %n, %j0",
         f"  %narrow = icmp slt i64 %left, {panel}",
         f"  %width = select i1 %narrow, i64 %left, i64 {panel}",
-        *b_start,
-        f"  %b_start = getelementptr {scalar}, ptr %b, i64 %b_offset",
-        f"  call void @{names['pack_b']}(ptr %block, ptr %b_start, i64 %ldb, i64 %depth, "
-        "i64 %width)",
+        *panel_block,
         "  br label %tiles",
         "tiles:", "  %i = phi i64 [0, %panels], [%i_next, %tile_done]",
         "  %tile_left = sub i64 %block_rows, %i",

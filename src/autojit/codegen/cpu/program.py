@@ -34,7 +34,7 @@ import ctypes
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
-from . import input_checks, workers
+from . import gemm_kernel, input_checks, prepacked_gemm, workers
 from .program_ir import combine_text, runner_text
 
 # Words of a gemm record (workers.GEMM_RECORD) that hold pointers: a, b and c.
@@ -197,6 +197,37 @@ class _Ranges:
         return None
 
 
+def _pack_shared_operands(recording: Recording, ranges: _Ranges, plan, inputs: int,
+                          cumulative: list) -> list:
+    """Rewrite the recording's gemm records that share an input's b to read it packed once
+    (prepacked_gemm.py); returns the packed copies, which the program keeps and the ranges
+    now name as kept buffers."""
+    if not gemm_kernel.enabled():
+        return []
+
+    def functions(kind, transpose_a, transpose_b, function):
+        dtype = np.float32 if kind == 0 else np.float64
+        return gemm_kernel.prepacked_functions(dtype, transpose_a == _TRANSPOSE,
+                                               transpose_b == _TRANSPOSE, function)
+
+    def input_of(address):
+        found = ranges.find(address)
+        return found[0] if found is not None and found[0].__class__ is int and \
+            found[0] < inputs else None
+
+    def unwritten(index, step):
+        return plan._input_keys[index] not in cumulative[step]
+
+    recording.operations, copies = prepacked_gemm.rewrite(
+        recording.operations, workers.shared().gemm_part, functions, input_of, unwritten)
+    for copy in copies:
+        ranges.add(None, copy)
+    return copies
+
+
+_TRANSPOSE = 112  # CBLAS's CblasTrans, as gemm records hold it (blas.py)
+
+
 def _owner(array: np.ndarray):
     """The array that owns `array`'s memory (the end of its chain of bases), or None."""
     while array.base is not None:
@@ -252,6 +283,7 @@ class Program:
         self._written = written  # per operation: input ids written in place up to its step
         self._steps = steps  # per operation: the plan step that made it
         self.operation_count = count
+        self.packed_operands = 0  # the b operands packed once for their products (assemble)
 
     @classmethod
     def assemble(cls, recording: Recording, plan, inputs: list, environment: dict,
@@ -288,18 +320,22 @@ class Program:
             ranges.add(len(arrays), owner)
             arrays.append(owner)
             fresh.append((owner.shape, owner.dtype))
-        words, count, patches = cls._lay_out(recording, ranges)
-        outputs = [cls._output_recipe(environment[key], arrays, ranges)
-                   for key in plan._output_keys]
         cumulative, seen = [], []
         for step_written in written:
             seen = seen + list(step_written)
             cumulative.append(seen)
+        packed = _pack_shared_operands(recording, ranges, plan, len(inputs), cumulative)
+        stable = stable + packed
+        words, count, patches = cls._lay_out(recording, ranges)
+        outputs = [cls._output_recipe(environment[key], arrays, ranges)
+                   for key in plan._output_keys]
         steps = [operation[4] for operation in recording.operations]
-        return cls(words, count, patches, [_layout(array) for array in inputs], fresh, outputs,
-                   allowed, [cumulative[step] for step in steps],
-                   [plan.steps[step] for step in steps], stable,
-                   cls._input_checks(plan, inputs, allowed), plan.unread_outputs)
+        program = cls(words, count, patches, [_layout(array) for array in inputs], fresh,
+                      outputs, allowed, [cumulative[step] for step in steps],
+                      [plan.steps[step] for step in steps], stable,
+                      cls._input_checks(plan, inputs, allowed), plan.unread_outputs)
+        program.packed_operands = len(packed)
+        return program
 
     @staticmethod
     def _input_checks(plan, inputs: list, allowed: frozenset) -> np.ndarray | None:

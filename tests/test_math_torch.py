@@ -572,3 +572,39 @@ def test_erf_is_the_c_librarys_rounded():
         got = autojit.erf(autojit.tensor(x)).numpy()
         assert got.dtype == dtype
         assert got.tobytes() == expected.tobytes(), dtype
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "int64"])
+def test_relu_is_torchs_to_the_sign_of_zero(dtype):
+    """relu keeps -0.0 and NaN as torch's clamp_min does, and its gradient is torch's
+    threshold_backward: 0 where the result is at most 0 (at 0 and -0.0), 1 through NaN;
+    eagerly (small and large arrays: the select's two paths) and compiled, first and second
+    order. A bool input raises torch's error."""
+    points = [-0.0, 0.0, -3.0, 2.5, NAN, INF, -INF, -1e-310, 1e-310]
+    rng = np.random.default_rng(7)
+    for size in (len(points), 5000):
+        numbers = np.concatenate([points, rng.standard_normal(size - len(points))])
+        if dtype.startswith("int"):
+            numbers = np.round(np.nan_to_num(numbers, posinf=7, neginf=-7) * 3)
+        values = numbers.astype(dtype)
+        expected = torch.relu(torch.tensor(values)).numpy()
+        eager = autojit.relu(autojit.tensor(values)).numpy()
+        compiled = autojit.compile(lambda x: x.relu())(autojit.tensor(values)).numpy()
+        for got in (eager, compiled):
+            assert got.dtype == expected.dtype
+            assert got.tobytes() == expected.tobytes()
+    if dtype.startswith("float"):
+        def gradients(lib, compiled_call=False):
+            x = lib.tensor(values, requires_grad=True)
+
+            def first_and_second(x):
+                (grad,) = lib.autograd.grad((x.relu() * x).sum(), x, create_graph=True)
+                return grad, lib.autograd.grad(grad.sum(), x)[0]
+            call = autojit.compile(first_and_second) if compiled_call else first_and_second
+            return [value.detach().numpy() for value in call(x)]
+        expected = gradients(torch)
+        for got in (gradients(autojit), gradients(autojit, True)):
+            for mine, theirs in zip(got, expected):
+                np.testing.assert_array_equal(mine, theirs)
+    with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+        autojit.relu(autojit.tensor([True, False]))

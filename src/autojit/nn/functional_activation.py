@@ -64,12 +64,12 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """max(x, 0) elementwise; the gradient at 0 is 0."""
     if inplace:
         return relu_(input)
-    return composite.relu(input)
+    return ew.relu(input)
 
 
 def relu_(input: Tensor) -> Tensor:  # noqa: A002
     """relu written into the input."""
-    return _in_place("relu_", composite.relu, input)
+    return _in_place("relu_", ew.relu, input)
 
 
 def _hardtanh(input: Tensor, min_val, max_val) -> Tensor:  # noqa: A002

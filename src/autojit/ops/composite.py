@@ -92,11 +92,6 @@ def tan(x):
     return ew.sin(x) / ew.cos(x)
 
 
-def relu(x):
-    """Elementwise rectified linear unit, `max(x, 0)`; the gradient at 0 is 0, as in torch."""
-    return ew.where(x <= 0, 0, x)
-
-
 @float32_inside()
 def gelu(x, approximate: str = "none"):
     """Elementwise Gaussian error linear unit, `x * Phi(x)` (Phi the standard normal CDF);

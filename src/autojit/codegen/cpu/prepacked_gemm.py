@@ -107,20 +107,19 @@ def rewrite(operations: list, gemm_part: int, functions, input_of, unwritten) ->
     kept, total = [], 0
     for key, uses in groups.items():
         kind, b, _, transpose_b, inner, columns = key
-        first = operations[uses[0][0]][1][uses[0][1] * _WORDS:(uses[0][1] + 1) * _WORDS]
-        found = functions(kind, first[_FIELDS["transpose_a"]], transpose_b,
-                          first[_FIELDS["function"]])
-        if len({number for number, _, _ in uses}) < _FEWEST_CALLS or found is None:
+        if len({number for number, _, _ in uses}) < _FEWEST_CALLS:
             continue
         index = input_of(b)
         if index is None or not unwritten(index, uses[-1][2]):
             continue
         records = [operations[number][1][part * _WORDS:(part + 1) * _WORDS]
                    for number, part, _ in uses]
-        if any(functions(kind, record[_FIELDS["transpose_a"]], transpose_b,
-                         record[_FIELDS["function"]]) is None for record in records):
+        variants = [functions(kind, record[_FIELDS["transpose_a"]], transpose_b,
+                              record[_FIELDS["function"]]) for record in records]
+        if None in variants:
             continue
-        pack, _, lanes, panel = found
+        pack, _, lanes, panel = variants[0]
+        first = records[0]
         itemsize = 4 if kind == 0 else 8
         size = packed_elements(inner, columns, lanes, panel) * itemsize
         if total + size > _MOST_BYTES:
@@ -137,10 +136,8 @@ def rewrite(operations: list, gemm_part: int, functions, input_of, unwritten) ->
             words[_FIELDS[name]] = value
         inserted.setdefault(uses[0][0], []).append(
             (gemm_part, words, [_FIELDS["b"], _FIELDS["c"]], 1, uses[0][2]))
-        for (number, part, _), record in zip(uses, records):
-            changed[(number, part)] = (functions(kind, record[_FIELDS["transpose_a"]],
-                                                 transpose_b, record[_FIELDS["function"]])[1],
-                                       address)
+        for (number, part, _), variant in zip(uses, variants):
+            changed[(number, part)] = (variant[1], address)
     if not changed:
         return operations, kept
     result = []

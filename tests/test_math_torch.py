@@ -608,3 +608,6 @@ def test_relu_is_torchs_to_the_sign_of_zero(dtype):
                 np.testing.assert_array_equal(mine, theirs)
     with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
         autojit.relu(autojit.tensor([True, False]))
+    with pytest.raises(TypeError, match=r"relu\(\): argument 'input' \(position 1\) must be "
+                                        "Tensor, not float"):
+        autojit.relu(3.0)

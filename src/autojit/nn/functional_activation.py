@@ -23,6 +23,7 @@ import numpy as np
 
 from ..ops import composite
 from ..ops import elementwise as ew
+from ..ops import elementwise_math as ewm
 from ..ops.autocast import LOWER, autocast_op
 from ..ops.composite import softplus
 from ..ops.indexing import max as max_with_indices
@@ -64,12 +65,12 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """max(x, 0) elementwise; the gradient at 0 is 0."""
     if inplace:
         return relu_(input)
-    return ew.relu(input)
+    return ewm.relu(input)
 
 
 def relu_(input: Tensor) -> Tensor:  # noqa: A002
     """relu written into the input."""
-    return _in_place("relu_", ew.relu, input)
+    return _in_place("relu_", ewm.relu, input)
 
 
 def _hardtanh(input: Tensor, min_val, max_val) -> Tensor:  # noqa: A002

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..ops import elementwise as ew
 from ..ops.autocast import FP32, autocast_op
-from ..ops.elementwise import relu
+from ..ops.elementwise_math import relu
 from ..ops.index_checks import check_index
 from ..ops.indexing import index_put
 from ..ops.layout import slice_dims, stack

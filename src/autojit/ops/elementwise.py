@@ -1,5 +1,4 @@
-"""Elementwise primitives: unary math, binary arithmetic, comparisons, logic, where, relu,
-cast.
+"""Elementwise primitives: unary math, binary arithmetic, comparisons, logic, where, cast.
 
 Each `define_op` block is the whole story of one primitive (shape, dtype, NumPy impl, VJP,
 JVP, lowering). The user-facing functions at the bottom of each block accept Tensors and Python
@@ -146,8 +145,6 @@ _SUMMARIES = {
     "logical_xor": "Elementwise logical XOR of the truth values of x and y (nonzero is True).",
     "logical_not": "Elementwise logical NOT of the truth value of x, as a bool tensor.",
     "isnan": "Elementwise test for NaN, as a bool tensor.",
-    "relu": "Elementwise rectified linear unit, `max(x, 0)`: 0 below zero and x elsewhere, "
-            "-0.0 and NaN included; the gradient is 0 where the result is at most 0.",
     "clone": "A copy of x in storage of its own; the gradient passes through unchanged.",
 }
 
@@ -530,24 +527,6 @@ def _where_impl(condition, x, y):
     return np.bitwise_and(kept, mask).view(dtype)
 
 
-def _rule_relu(inputs, attrs):
-    dtype = promoted_dtype(inputs)
-    if dtype is dtypes.bool_:
-        raise RuntimeError("Boolean inputs not supported for relu")
-    return dtype, dtype
-
-
-def _relu_impl(x):
-    # torch's clamp_min(x, 0): only values below zero are replaced, so -0.0 and NaN stay.
-    return _where_impl(np.less(x, 0), 0, x)
-
-
-def _relu_tangent(out, tangent):
-    # torch's threshold_backward on the result: nothing flows where it is at most 0 (x at 0 or
-    # -0.0, and below), the whole gradient through NaN.
-    return where(out <= 0, 0, tangent)
-
-
 def _where_jvp(inputs, tangents, out, attrs):
     _, tx, ty = tangents
     if tx is None and ty is None:
@@ -561,13 +540,6 @@ WHERE = _elementwise(
                     where(ctx.inputs[0], g, 0) if ctx.needs_input_grad[1] else None,
                     where(ctx.inputs[0], 0, g) if ctx.needs_input_grad[2] else None),
     (0,), "select({0}, {1}, {2})", exact=True, jvp=_where_jvp, uncast=(0,))
-# relu is a primitive rather than `where(x <= 0, 0, x)`: that select gives +0.0 for -0.0, and
-# `where(x < 0, 0, x)` would pass the gradient at 0; torch's value and gradient need both tests.
-RELU = _elementwise("relu", 1, _rule_relu, _relu_impl,
-                    lambda ctx, g: (_relu_tangent(ctx.out, g),), ("out",),
-                    "select({0} < 0, 0, {0})", exact=True,
-                    jvp=lambda inputs, tangents, out, attrs: _relu_tangent(out, tangents[0]))
-relu = _call1(RELU)
 
 
 def where(condition, input=None, other=None):  # noqa: A002 - torch's names

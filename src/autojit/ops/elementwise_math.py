@@ -1,8 +1,8 @@
 """Elementwise math primitives beyond elementwise.py: rounding (trunc, ceil), signs and
 remainders (copysign, fmod, nextafter), inverse trigonometric functions (atan, asin, acos,
 atan2), hypot, erfc, and the functions whose gradients torch defines by formulas a composite
-would not reproduce at the special points (acosh, logaddexp, logaddexp2, xlogy, logit, and
-torch.special's xlog1py and entr).
+would not reproduce at the special points (acosh, logaddexp, logaddexp2, xlogy, logit,
+torch.special's xlog1py and entr, and relu).
 
 Each is one `define_op`, like elementwise.py's: the NumPy impl is the reference, the VJP is
 torch's derivative formula written in autojit ops (so double backward and torch's values at
@@ -12,8 +12,8 @@ backends. trunc, ceil, copysign, fmod, nextafter, hypot, atan2, the arctangents 
 functions of their own in the expression language (codegen/cpu/llvm_expression.py with
 mathlib_atan.py and mathlib_erfc.py; codegen/cuda/render.py); acosh, logaddexp, logaddexp2,
 xlogy, xlog1py, entr and logit are written with functions that exist (exp, log1p, log, sqrt,
-pow, max, select). Composites built on these (sinh, asinh, sinc, logit, ...) are in
-math_composites.py.
+pow, max, select), and relu is a select. Composites built on these (sinh, asinh, sinc,
+logit, ...) are in math_composites.py.
 """
 
 from __future__ import annotations
@@ -245,6 +245,33 @@ ACOSH = _define(
     jvp=ew.unary_jvp(lambda x, out: rsqrt(x ** 2 - 1)))
 
 
+def _rule_relu(inputs, attrs):
+    dtype = promoted_dtype(inputs)
+    if dtype is dtypes.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return dtype, dtype
+
+
+def _relu_impl(x):
+    # torch's clamp_min(x, 0): only values below zero are replaced, so -0.0 and NaN stay
+    # (the select's branchless path on large arrays).
+    return ew.WHERE.impl(np.less(x, 0), 0, x)
+
+
+def _relu_tangent(out, tangent):
+    # torch's threshold_backward on the result: nothing flows where it is at most 0 (x at 0 or
+    # -0.0, and below), the whole gradient through NaN.
+    return ew.where(out <= 0, 0, tangent)
+
+
+# A primitive rather than `where(x <= 0, 0, x)`, which gives +0.0 for -0.0, or
+# `where(x < 0, 0, x)`, which passes the gradient at 0: torch's value and gradient test
+# differently.
+RELU = _define("relu", 1, _rule_relu, _relu_impl, lambda ctx, g: (_relu_tangent(ctx.out, g),),
+               ("out",), "select({0} < 0, 0, {0})", exact=True,
+               jvp=lambda inputs, tangents, out, attrs: _relu_tangent(out, tangents[0]))
+
+
 def _unary(op, doc):
     def function(input):  # noqa: A002 - torch's names
         return bind(op, (tensor_argument(input, op.name, "input", 1),), {})
@@ -254,6 +281,9 @@ def _unary(op, doc):
     return function
 
 
+relu = _unary(RELU, "Elementwise rectified linear unit, `max(x, 0)`: 0 below zero and x "
+              "elsewhere, -0.0 and NaN included; the gradient is 0 where the result is at most "
+              "0.")
 atan = _unary(ATAN, "Elementwise arctangent, in (-pi/2, pi/2).")
 asin = _unary(ASIN, "Elementwise arcsine, in [-pi/2, pi/2] (NaN outside [-1, 1]).")
 acos = _unary(ACOS, "Elementwise arccosine, in [0, pi] (NaN outside [-1, 1]).")

@@ -86,7 +86,6 @@ from .elementwise import (  # noqa: F401
     ne,
     neg,
     pow,
-    relu,
     remainder,
     sigmoid,
     sign,
@@ -122,6 +121,7 @@ from .elementwise_math import (  # noqa: F401
     logaddexp2,
     logit,
     nextafter,
+    relu,
     trunc,
     xlogy,
 )

@@ -71,7 +71,7 @@ METHODS = {
     "bitwise_right_shift": bitwise.bitwise_right_shift,
     "clone": memory_formats.clone, "square": composite.square, "reciprocal": composite.reciprocal,
     "rsqrt": composite.rsqrt, "exp2": composite.exp2, "log2": composite.log2,
-    "log10": composite.log10, "tan": composite.tan, "relu": ew.relu,
+    "log10": composite.log10, "tan": composite.tan, "relu": ewm.relu,
     "round": composite.round,
     "clamp": composite.clamp, "clip": composite.clamp,
     # reductions
@@ -386,7 +386,7 @@ INPLACE = {
     "pow_": ew.pow,
     "clamp_": composite.clamp, "clip_": composite.clamp, "neg_": ew.neg, "exp_": ew.exp,
     "log_": ew.log, "sqrt_": ew.sqrt, "abs_": ew.abs, "sigmoid_": ew.sigmoid,
-    "tanh_": ew.tanh, "relu_": ew.relu, "floor_divide_": ew.floor_divide,
+    "tanh_": ew.tanh, "relu_": ewm.relu, "floor_divide_": ew.floor_divide,
     "remainder_": ew.remainder, "maximum_": ew.maximum, "minimum_": ew.minimum,
     # ---- scans, triangular parts ----
     "cumsum_": scans.cumsum, "cumprod_": scans.cumprod, "tril_": triangular.tril,

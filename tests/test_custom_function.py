@@ -1,69 +1,49 @@
-"""Custom autograd.Function: the reference examples, ctx features, errors, double backward,
-once_differentiable, gradcheck, tracing, anomaly/profiler integration and autograd.Variable."""
+"""Custom autograd.Function: the reference examples, the node and ctx, saved tensors, outputs
+(several, non-tensor, non-differentiable, aliases) and mark_dirty. The gradients backward
+returns, double backward, gradcheck, tracing and autograd.Variable are in
+test_custom_function_backward.py."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from custom_function_cases import Exp, assert_close, leaf
 
 import autojit
 from autojit import autograd
-from autojit.autograd import Function, FunctionCtx, Variable, once_differentiable
+from autojit.autograd import Function, FunctionCtx, Variable
 from autojit.autograd.function import InplaceFunction
-
-
-class Exp(Function):  # torch-autograd-en.txt and oneflow-autograd-zh.txt, as written there
-    @staticmethod
-    def forward(ctx, i):
-        result = i.exp()
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        result, = ctx.saved_tensors
-        return grad_output * result
-
-
-def _leaf(values, dtype=autojit.float32):
-    return autojit.tensor(values, dtype=dtype, requires_grad=True)
-
-
-def _close(tensor, expected, **tolerance):
-    np.testing.assert_allclose(tensor.detach().numpy(), expected, rtol=1e-6, **tolerance)
 
 
 # ---- the reference examples ---------------------------------------------------------------
 
 def test_torch_reference_exp_example():
-    x = _leaf([0.0, 1.0, 2.0])
+    x = leaf([0.0, 1.0, 2.0])
     y = Exp.apply(x)
-    _close(y, np.exp([0.0, 1.0, 2.0]))
+    assert_close(y, np.exp([0.0, 1.0, 2.0]))
     assert y.grad_fn.name() == "ExpBackward"
     assert repr(y).endswith("grad_fn=<ExpBackward>)")
     y.sum().backward()
-    _close(x.grad, np.exp([0.0, 1.0, 2.0]))
+    assert_close(x.grad, np.exp([0.0, 1.0, 2.0]))
 
 
 def test_oneflow_reference_apply_and_call():
-    input = _leaf([1.0, -1.0])
+    input = leaf([1.0, -1.0])
     output = Exp.apply(input)  # output = Exp()(input)
     called = Exp()(input)
-    _close(called, output.detach().numpy())
+    assert_close(called, output.detach().numpy())
     assert called.grad_fn.name() == "ExpBackward" and called.grad_fn is not output.grad_fn
     (output + called).sum().backward()
-    _close(input.grad, 2 * np.exp([1.0, -1.0]))
+    assert_close(input.grad, 2 * np.exp([1.0, -1.0]))
 
 
 def test_exp_differentiated_twice_gives_exp():
-    x = _leaf([0.5, 1.5], autojit.float64)
+    x = leaf([0.5, 1.5], autojit.float64)
     (first,) = autograd.grad(Exp.apply(x).sum(), x, create_graph=True)
     assert first.requires_grad
     (second,) = autograd.grad(first.sum(), x)
-    _close(first, np.exp([0.5, 1.5]))
-    _close(second, np.exp([0.5, 1.5]))
+    assert_close(first, np.exp([0.5, 1.5]))
+    assert_close(second, np.exp([0.5, 1.5]))
 
 
 def test_old_reference_variable_hook_example():
@@ -71,7 +51,7 @@ def test_old_reference_variable_hook_example():
     v = Variable(autojit.Tensor([0, 0, 0]), requires_grad=True)
     h = v.register_hook(lambda grad: grad * 2)  # double the gradient
     v.backward(autojit.Tensor([1, 1, 1]))
-    _close(v.grad.data, [2.0, 2.0, 2.0])
+    assert_close(v.grad.data, [2.0, 2.0, 2.0])
     assert v.grad.dtype is autojit.float32
     h.remove()  # removes the hook
 
@@ -97,7 +77,7 @@ def test_grad_fn_is_the_ctx_and_a_node():
             a, = ctx.saved_tensors
             return grad * 2 * a * ctx.scale, None
 
-    x = _leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0])
     y = Square.apply(x, 3.0)
     node = y.grad_fn
     assert node is seen["ctx"] and isinstance(node, FunctionCtx)
@@ -110,7 +90,7 @@ def test_grad_fn_is_the_ctx_and_a_node():
     with pytest.warns(DeprecationWarning, match="'saved_variables' is deprecated"):
         assert node.saved_variables[0] is x
     y.sum().backward()
-    _close(x.grad, [6.0, 12.0])
+    assert_close(x.grad, [6.0, 12.0])
 
 
 def test_needs_input_grad_per_argument():
@@ -127,7 +107,7 @@ def test_needs_input_grad_per_argument():
             recorded.append(ctx.needs_input_grad)
             return grad, grad, None
 
-    x, plain = _leaf([1.0, 2.0]), autojit.ones(2)
+    x, plain = leaf([1.0, 2.0]), autojit.ones(2)
     Record.apply(x, plain, 3).sum().backward()
     assert recorded == [(True, False, False), (True, False, False)]
     out = Record.apply(plain, plain, 3)
@@ -150,7 +130,7 @@ def test_keyword_arguments_are_bound_as_inputs():
         def backward(ctx, grad):
             return grad * 5, None
 
-    x = _leaf([1.0])
+    x = leaf([1.0])
     y = Scale.apply(x, k=3.0)
     assert y.grad_fn.needs_input_grad == (True, False)
     y.backward()
@@ -176,15 +156,15 @@ def test_setup_context_style():
             a, b = ctx.saved_tensors
             return grad * b * ctx.scale, grad * a * ctx.scale, None
 
-    a, b = _leaf([1.0, 2.0]), _leaf([3.0, 4.0])
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     out = Mul.apply(a, b)
     assert out.grad_fn.name() == "MulBackward"
     out.sum().backward()
-    _close(a.grad, [6.0, 8.0])
-    _close(b.grad, [2.0, 4.0])
+    assert_close(a.grad, [6.0, 8.0])
+    assert_close(b.grad, [2.0, 4.0])
     a.grad = None
     Mul.apply(a, b, scale=1.0).sum().backward()
-    _close(a.grad, [3.0, 4.0])
+    assert_close(a.grad, [3.0, 4.0])
 
 
 def test_forward_with_ctx_and_setup_context_is_an_error():
@@ -202,7 +182,7 @@ def test_forward_with_ctx_and_setup_context_is_an_error():
             return grad
 
     with pytest.raises(TypeError, match="missing a required argument: 'a'"):
-        Both.apply(_leaf([1.0]))
+        Both.apply(leaf([1.0]))
 
 
 def test_vjp_alias_and_missing_methods():
@@ -226,7 +206,7 @@ def test_vjp_alias_and_missing_methods():
             return a + 1
 
     assert Function.vjp is Function.backward
-    x = _leaf([1.0])
+    x = leaf([1.0])
     ByVjp.apply(x).backward()
     assert x.grad.tolist() == [5.0]
     with pytest.raises(RuntimeError, match="Implementing both 'backward' and 'vjp'"):
@@ -250,7 +230,7 @@ def test_inplace_function_keeps_its_flag():
 
     function = Twice(inplace=True)
     assert function.inplace is True
-    assert function(_leaf([1.0])).grad_fn.name() == "TwiceBackward"
+    assert function(leaf([1.0])).grad_fn.name() == "TwiceBackward"
 
 
 # ---- saved tensors ------------------------------------------------------------------------
@@ -269,7 +249,7 @@ class SaveInput(Function):
 
 
 def test_saved_input_modified_in_place_raises_the_version_error():
-    x = _leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0])
     z = x * 1
     out = SaveInput.apply(z)
     with autojit.no_grad():
@@ -285,7 +265,7 @@ def test_saved_input_modified_in_place_raises_the_version_error():
 
 
 def test_saved_output_modified_in_place_raises_the_version_error():
-    out = Exp.apply(_leaf([1.0, 2.0]))
+    out = Exp.apply(leaf([1.0, 2.0]))
     node = out.grad_fn
     out.add_(1)
     with pytest.raises(RuntimeError, match=r"\[autojit.FloatTensor \[2\]\], which is output 0 of "
@@ -296,18 +276,18 @@ def test_saved_output_modified_in_place_raises_the_version_error():
 
 
 def test_saved_output_is_rebuilt_with_the_node_as_grad_fn():
-    out = Exp.apply(_leaf([1.0]))
+    out = Exp.apply(leaf([1.0]))
     saved, = out.grad_fn.saved_tensors
     assert saved is not out and saved.grad_fn is out.grad_fn
     np.testing.assert_array_equal(saved.detach().numpy(), out.detach().numpy())
 
 
 def test_saved_tensors_freed_after_backward_unless_retained():
-    x = _leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0])
     y = SaveInput.apply(x).sum()
     y.backward(retain_graph=True)
     y.backward()
-    _close(x.grad, [4.0, 4.0])
+    assert_close(x.grad, [4.0, 4.0])
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         y.backward()
     node = y.grad_fn.next_functions[0][0]
@@ -326,7 +306,7 @@ def test_backward_twice_without_saved_tensors_is_allowed():
         def backward(ctx, grad):
             return grad * 2
 
-    x = _leaf([1.0])
+    x = leaf([1.0])
     y = Double.apply(x).sum()
     y.backward()
     y.backward()
@@ -342,7 +322,7 @@ def test_save_for_backward_refuses_non_tensors():
 
     with pytest.raises(TypeError, match="save_for_backward can only save variables, but "
                        "argument 1 is of type int"):
-        SaveInt.apply(_leaf([1.0]))
+        SaveInt.apply(leaf([1.0]))
 
 
 # ---- outputs: several, non-tensor, non-differentiable, aliases ----------------------------
@@ -361,14 +341,14 @@ def test_several_outputs_and_non_tensor_values():
             received.append(grad_label)
             return grad_scaled * ctx.factor + grad_shifted, None, None
 
-    x = _leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0])
     scaled, shifted, label = SplitScale.apply(x, 3.0, "tag")
     assert label == "TAG"
     assert scaled.grad_fn is shifted.grad_fn
     assert (scaled._output_nr, shifted._output_nr) == (0, 1)
     assert scaled.grad_fn.num_outputs == 3
     (scaled.sum() * 2 + shifted.sum()).backward()
-    _close(x.grad, [7.0, 7.0])
+    assert_close(x.grad, [7.0, 7.0])
     assert received == [None]  # non-tensor outputs get None, never zeros
 
 
@@ -386,7 +366,7 @@ def test_unused_outputs_get_zero_gradients_or_none():
             received.append((first, second))
             return (second if first is None else first + second) * 1, None
 
-    x = _leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0])
     Pair.apply(x, True)[1].sum().backward()
     first, second = received.pop()
     assert first.tolist() == [0.0, 0.0] and first.dtype is autojit.float32
@@ -412,13 +392,13 @@ def test_mark_non_differentiable():
             received.extend([grad_index, grad_mask])
             return grad * 3
 
-    x = _leaf([1.0, 5.0])
+    x = leaf([1.0, 5.0])
     value, index, mask = WithIndex.apply(x)
     assert value.requires_grad
     assert not index.requires_grad and index.grad_fn is None
     assert not mask.requires_grad and mask.grad_fn is None
     value.sum().backward()
-    _close(x.grad, [3.0, 3.0])
+    assert_close(x.grad, [3.0, 3.0])
     grad_index, grad_mask = received
     assert grad_index.dtype is autojit.int64 and grad_index.tolist() == 0
     assert grad_mask.tolist() == [0.0, 0.0]
@@ -434,7 +414,7 @@ def test_input_returned_unchanged_is_an_alias_with_the_new_grad_fn():
         def backward(ctx, grad):
             return grad * 3
 
-    x = _leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0])
     h = x * 1
     original = h.grad_fn
     y = Identity.apply(h)
@@ -442,7 +422,7 @@ def test_input_returned_unchanged_is_an_alias_with_the_new_grad_fn():
     assert np.shares_memory(y.numpy(force=True), h.numpy(force=True))
     assert y._version_counter is h._version_counter
     y.sum().backward()
-    _close(x.grad, [3.0, 3.0])
+    assert_close(x.grad, [3.0, 3.0])
     plain = autojit.ones(2)
     assert Identity.apply(plain) is not plain
 
@@ -458,7 +438,7 @@ def test_same_tensor_returned_twice_gives_two_outputs():
         def backward(ctx, first, second):
             return (first + 10 * second) * 2
 
-    x = _leaf([1.0])
+    x = leaf([1.0])
     p, q = Twice.apply(x)
     assert p is not q and (p._output_nr, q._output_nr) == (0, 1)
     (p + q * 0).sum().backward()
@@ -480,7 +460,7 @@ class DoubleInPlace(Function):
 
 
 def test_mark_dirty_repoints_grad_fn_and_bumps_the_version():
-    x = _leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0])
     z = x * 1
     before = z._version
     out = DoubleInPlace.apply(z)
@@ -488,7 +468,7 @@ def test_mark_dirty_repoints_grad_fn_and_bumps_the_version():
     assert z._version == before + 2  # mul_ and mark_dirty, as in torch
     assert z.grad_fn.next_functions[0][0].name() == "MulBackward0"
     (z * z).sum().backward()
-    _close(x.grad, [8.0, 16.0])  # d/dx (2x)^2 = 8x
+    assert_close(x.grad, [8.0, 16.0])  # d/dx (2x)^2 = 8x
     plain = autojit.ones(2)
     DoubleInPlace.apply(plain)
     assert plain._version == 2 and plain.grad_fn is None
@@ -497,7 +477,7 @@ def test_mark_dirty_repoints_grad_fn_and_bumps_the_version():
 def test_mark_dirty_on_a_leaf_requiring_grad_is_an_error():
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used in "
                        "an in-place operation."):
-        DoubleInPlace.apply(_leaf([1.0]))
+        DoubleInPlace.apply(leaf([1.0]))
 
 
 def test_dirty_tensor_must_be_returned():
@@ -509,229 +489,4 @@ def test_dirty_tensor_must_be_returned():
 
     with pytest.raises(RuntimeError, match="Some elements marked as dirty during the forward "
                        "method were not returned as output"):
-        NotReturned.apply(_leaf([1.0]) * 1)
-
-
-# ---- gradients backward returns -------------------------------------------------------------
-
-def _returning(*gradients, inputs=1):
-    """A Function of `inputs` arguments whose backward returns `gradients`."""
-
-    class Fixed(Function):
-        @staticmethod
-        def forward(ctx, *args):
-            return args[0] * 2
-
-        @staticmethod
-        def backward(ctx, grad):
-            return gradients if len(gradients) != 1 else gradients[0]
-
-    return Fixed
-
-
-def test_wrong_number_of_gradients():
-    x = _leaf([1.0, 2.0])
-    with pytest.raises(RuntimeError, match=r"function FixedBackward returned an incorrect number "
-                       r"of gradients \(expected 2, got 1\)"):
-        _returning(autojit.ones(2)).apply(x, x).sum().backward()
-    _returning(autojit.ones(2), None, None).apply(x).sum().backward()  # extra Nones are allowed
-    assert x.grad.tolist() == [1.0, 1.0]
-
-
-def test_wrong_gradient_shape_names_function_and_index():
-    x = _leaf([1.0, 2.0])
-    with pytest.raises(RuntimeError, match=r"Function FixedBackward returned an invalid gradient "
-                       r"at index 0 - got \[3\] but expected shape compatible with \[2\]"):
-        _returning(autojit.ones(3)).apply(x).sum().backward()
-    with pytest.raises(RuntimeError, match=r"at index 1 - got \[\] but expected shape "
-                       r"compatible with \[2\]"):
-        _returning(None, autojit.tensor(1.0)).apply(x, x).sum().backward()
-
-
-def test_broadcast_gradients_are_summed_and_cast():
-    x = _leaf([1.0, 2.0])
-    _returning(autojit.ones(3, 2, dtype=autojit.float64)).apply(x).sum().backward()
-    assert x.grad.tolist() == [3.0, 3.0] and x.grad.dtype is autojit.float32
-    column = _leaf([[1.0], [2.0]])
-    _returning(autojit.ones(2, 4)).apply(column).sum().backward()
-    assert column.grad.tolist() == [[4.0], [4.0]]
-
-
-def test_gradients_for_non_tensor_or_non_requiring_inputs():
-    x, plain = _leaf([1.0, 2.0]), autojit.ones(2)
-    _returning(autojit.ones(2), autojit.ones(5), inputs=2).apply(x, plain).sum().backward()
-    assert plain.grad is None and x.grad.tolist() == [1.0, 1.0]
-    with pytest.raises(RuntimeError, match="function FixedBackward returned a gradient different "
-                       "than None at position 2, but the corresponding forward input was not a "
-                       "Variable"):
-        _returning(autojit.ones(2), autojit.ones(1)).apply(x, 3).sum().backward()
-    with pytest.raises(RuntimeError, match=r"expected Variable or None \(got int\)"):
-        _returning(3).apply(x).sum().backward()
-
-
-def test_error_raised_in_backward_propagates():
-    class MyFunc(Function):  # the detect_anomaly example of torch-autograd-en.txt
-        @staticmethod
-        def forward(ctx, inp):
-            return inp.clone()
-
-        @staticmethod
-        def backward(ctx, gO):
-            # Error during the backward pass
-            raise RuntimeError("Some error in backward")
-
-    def run_fn(a):
-        out = MyFunc.apply(a)
-        return out.sum()
-
-    inp = autojit.rand(10, 10, requires_grad=True)
-    out = run_fn(inp)
-    with pytest.raises(RuntimeError, match="Some error in backward"):
-        out.backward()
-
-
-# ---- higher order, once_differentiable, gradcheck -------------------------------------------
-
-class Cube(Function):
-    @staticmethod
-    def forward(ctx, a, power):
-        ctx.save_for_backward(a)
-        ctx.power = power
-        return a ** power
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, = ctx.saved_tensors
-        return grad * ctx.power * a ** (ctx.power - 1), None
-
-
-def test_gradcheck_and_gradgradcheck_of_custom_functions():
-    x = autojit.randn(3, dtype=autojit.float64, requires_grad=True)
-    assert autograd.gradcheck(Exp.apply, (x,))
-    assert autograd.gradgradcheck(Exp.apply, (x,))
-    assert autograd.gradcheck(lambda a: Cube.apply(a, 3), (x,))
-    assert autograd.gradgradcheck(lambda a: Cube.apply(a, 3), (x,))
-
-
-def test_gradcheck_catches_a_wrong_custom_backward():
-    class Wrong(Function):
-        @staticmethod
-        def forward(ctx, a):
-            return a * a
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad  # should be 2 * a * grad
-
-    x = autojit.randn(3, dtype=autojit.float64, requires_grad=True)
-    assert not autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)
-
-
-class OnceSquare(Function):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return a * a
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, grad):
-        a, = ctx.saved_tensors
-        assert not autojit.is_grad_enabled()
-        return 2 * a * grad
-
-
-def test_once_differentiable_first_order():
-    x = _leaf([1.0, 2.0])
-    OnceSquare.apply(x).sum().backward()
-    _close(x.grad, [2.0, 4.0])
-    (gradient,) = autograd.grad(OnceSquare.apply(x).sum(), x, create_graph=True)
-    assert not gradient.requires_grad  # the incoming gradient did not require grad
-
-
-def test_once_differentiable_refuses_double_backward():
-    x = _leaf([1.0, 2.0])
-    (gradient,) = autograd.grad((OnceSquare.apply(x) * x).sum(), x, create_graph=True)
-    _close(gradient, [3.0, 12.0])  # d/dx x^3
-    assert gradient.requires_grad
-    with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was "
-                       "marked with @once_differentiable"):
-        gradient.sum().backward()
-
-
-def test_hooks_on_custom_function_outputs():
-    x = _leaf([1.0, 2.0])
-    y = Exp.apply(x)
-    y.register_hook(lambda grad: grad * 2)
-    y.retain_grad()
-    y.sum().backward()
-    _close(y.grad, [2.0, 2.0])
-    _close(x.grad, 2 * np.exp([1.0, 2.0]))
-
-
-# ---- integration: tracing, anomaly mode, profiler ----------------------------------------
-
-def test_custom_function_while_tracing():
-    from autojit.ir import interpret, make_graph
-
-    def loss_and_grad(x):
-        loss = Cube.apply(Exp.apply(x), 2).sum()
-        (gradient,) = autograd.grad(loss, x)
-        return loss, gradient
-
-    x = autojit.randn(4, dtype=autojit.float64, requires_grad=True)
-    graph = make_graph(loss_and_grad, x)
-    text = str(graph)
-    assert "= exp %0" in text and "pow" in text
-    loss, gradient = interpret(graph, x)
-    eager_loss, eager_gradient = loss_and_grad(x)
-    np.testing.assert_allclose(loss, eager_loss.detach().numpy(), rtol=1e-12)
-    np.testing.assert_allclose(gradient, 2 * np.exp(2 * x.detach().numpy()), rtol=1e-12)
-    np.testing.assert_allclose(gradient, eager_gradient.numpy(), rtol=1e-12)
-
-
-def test_anomaly_mode_records_the_forward_trace():
-    x = _leaf([1.0])
-    assert Exp.apply(x).grad_fn._forward_trace is None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with autograd.detect_anomaly():
-            node = Exp.apply(x).grad_fn
-    assert node._forward_trace is not None
-
-
-def test_profiler_records_custom_function_forward_and_backward():
-    x = _leaf([1.0, 2.0])
-    with autograd.profiler.profile() as prof:
-        Exp.apply(x).sum().backward()
-    names = [event.name for event in prof.function_events]
-    assert "Exp" in names and "ExpBackward" in names
-    forward = next(event for event in prof.function_events if event.name == "Exp")
-    backward = next(event for event in prof.function_events if event.name == "ExpBackward")
-    assert forward.sequence_nr == backward.sequence_nr != -1
-
-
-# ---- autograd.Variable ----------------------------------------------------------------------
-
-def test_variable_returns_a_tensor_sharing_storage():
-    t = autojit.ones(2)
-    v = Variable(t, requires_grad=True)
-    assert type(v) is autojit.Tensor and v is not t
-    assert v.requires_grad and not t.requires_grad and v.is_leaf
-    assert v._version_counter is t._version_counter
-    t.add_(1)
-    assert v.tolist() == [2.0, 2.0] and v._version == 1
-    assert not Variable(t).requires_grad
-    history = Variable(v * 2)
-    assert history.grad_fn is None and not history.requires_grad
-    assert isinstance(t, Variable) and not isinstance(3, Variable)
-    assert Variable().shape == (0,)
-
-
-def test_variable_errors_and_volatile():
-    with pytest.raises(TypeError, match="Variable data has to be a tensor, but got int"):
-        Variable(3)
-    with pytest.raises(RuntimeError, match="only Tensors of floating point"):
-        Variable(autojit.tensor([1, 2]), requires_grad=True)
-    with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
-        assert not Variable(autojit.ones(1), volatile=True).requires_grad
+        NotReturned.apply(leaf([1.0]) * 1)

@@ -72,7 +72,8 @@ def test_eagers_errors_are_raised_while_tracing_from_the_users_line():
 
     with pytest.raises(RuntimeError, match=r"cannot be multiplied \(2x4 and 3x3\)") as caught:
         autojit.compile(mismatched)(autojit.ones(2, 4))
-    lines = [entry.lineno for entry in caught.traceback if entry.path.name == "test_compile_calls.py"]
+    lines = [entry.lineno for entry in caught.traceback
+             if entry.path.name == "test_compile_calls.py"]
     assert mismatched.__code__.co_firstlineno + 1 in [line + 1 for line in lines]
 
 

@@ -14,7 +14,6 @@ from autojit import autograd
 from autojit.autograd import Function, FunctionCtx, Variable
 from autojit.autograd.function import InplaceFunction
 
-
 # ---- the reference examples ---------------------------------------------------------------
 
 def test_torch_reference_exp_example():

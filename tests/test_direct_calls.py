@@ -8,19 +8,14 @@ import multiprocessing
 
 import numpy as np
 import pytest
+from native_program_cases import NEEDS_WORKERS, random_source
 
 import autojit
 from autojit.autograd import profiler
 from autojit.codegen.cpu import workers
 
-pytestmark = pytest.mark.skipif(workers.shared() is None,
-                                reason="no native workers here (one core, or not x86-64 Linux)")
-generator = np.random.default_rng(17)
-
-
-def tensor(*shape, requires_grad=False):
-    return autojit.tensor(generator.standard_normal(shape).astype(np.float32),
-                          requires_grad=requires_grad)
+pytestmark = NEEDS_WORKERS
+_, tensor = random_source(17)
 
 
 def executable_of(compiled):

@@ -238,3 +238,77 @@ def test_variable_errors_and_volatile():
         Variable(autojit.tensor([1, 2]), requires_grad=True)
     with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
         assert not Variable(autojit.ones(1), volatile=True).requires_grad
+
+
+# ---- forward mode over a backward that reads a saved output -----------------------------------
+
+def _saved_output_functions(library):
+    class SavedExp(library.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+            ctx.save_for_forward(output)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (result,) = ctx.saved_tensors
+            return grad * result
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            (result,) = ctx.saved_tensors
+            return result * tangent
+
+    class CubeAndSlope(library.autograd.Function):  # two outputs, the second saved
+        @staticmethod
+        def forward(x):
+            return x ** 3, 3 * x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output[1])
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, grad_cube, grad_slope):
+            x, slope = ctx.saved_tensors
+            return grad_cube * slope + grad_slope * 6 * x
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * tangent, 6 * x * tangent
+
+    return (lambda x: SavedExp.apply(x).sum(),
+            lambda x: CubeAndSlope.apply(x)[0].sum() + CubeAndSlope.apply(x)[1].sum())
+
+
+def test_forward_over_reverse_reads_the_tangent_of_a_saved_output():
+    import torch
+
+    data = np.array([0.5, -1.0, 2.0])
+    results = []
+    for library in (autojit, torch):
+        x = library.tensor(data, dtype=library.float64)
+        row = []
+        for function in _saved_output_functions(library):
+            row.append(library.func.jvp(library.func.grad(function), (x,),
+                                        (library.ones_like(x),))[1].numpy())
+        with library.autograd.forward_ad.dual_level():
+            dual = library.autograd.forward_ad.make_dual(x.clone().requires_grad_(),
+                                                         library.ones_like(x))
+            (first,) = library.autograd.grad(_saved_output_functions(library)[0](dual), dual,
+                                             create_graph=True)
+            row.append(library.autograd.forward_ad.unpack_dual(first).tangent.detach().numpy())
+        results.append(row)
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+    saved_exp = _saved_output_functions(autojit)[0]
+    hessian = autojit.func.hessian(saved_exp)(autojit.tensor(data, dtype=autojit.float64))
+    np.testing.assert_allclose(hessian.numpy(), np.diag(np.exp(data)), rtol=1e-12)

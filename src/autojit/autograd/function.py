@@ -20,7 +20,15 @@ import warnings
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
-from .graph import FREED_MESSAGE, Node, SavedTensor, conform, gradient_edge, pack_saved
+from .graph import (
+    FREED_MESSAGE,
+    Node,
+    PackedSavedTensor,
+    SavedTensor,
+    conform,
+    gradient_edge,
+    pack_saved,
+)
 
 ONCE_DIFFERENTIABLE_MESSAGE = ("trying to differentiate twice a function that was marked with "
                                "@once_differentiable")
@@ -341,6 +349,7 @@ def _apply(cls, args: tuple, kwargs: dict):
     results = _wrap_outputs(node, args, raw if is_tuple else (raw,), executable)
     if levels:
         _push_tangents(cls, node, args, results, levels)
+        _saved_outputs_take_tangents(node, results)
     if executable and state.anomaly:
         from .anomaly import capture_forward_trace
 
@@ -380,6 +389,20 @@ def _push_tangents(cls, node, args: tuple, results: list, levels: tuple) -> None
                                        f"of shape {list(tangent.shape)} for an output of shape "
                                        f"{list(output.shape)}")
                 set_tangent(output, level, tangent)
+
+
+def _saved_outputs_take_tangents(node: BackwardFunction, results: list) -> None:
+    """Give the saved outputs the tangents forward mode set on the outputs after they were
+    saved: backward rebuilds a saved output from its storage, and a backward that reads it
+    under an outer forward level (forward-over-reverse: jvp of grad, hessian, jacfwd of
+    jacrev) must see its tangent, as with the saved outputs of ops (forward_ad.py)."""
+    for entry in node._saved or ():
+        if isinstance(entry, PackedSavedTensor):
+            is_output = entry.is_output
+        else:
+            is_output = isinstance(entry, SavedTensor) and entry.tensor is None
+        if is_output:
+            entry.tangents = results[entry.output_nr]._tangents
 
 
 def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executable: bool) -> list:

@@ -191,3 +191,24 @@ def test_data_parallel_compiles():
     compiled = autojit.compile(model, fullgraph=True)
     np.testing.assert_allclose(compiled(x).detach().cpu().numpy(),
                                model(x).detach().cpu().numpy(), rtol=1e-6)
+
+
+def test_buffer_marks_a_tensor_to_register_as_torchs():
+    results = []
+    for library in (autojit, torch):
+        module = library.nn.Module()
+        module.kept = library.nn.Buffer(library.ones(2))
+        module.scratch = library.nn.Buffer(library.zeros(3), persistent=False)
+        module.grown = library.nn.Buffer(library.ones(2, requires_grad=True))
+        module.kept = library.full((2,), 5.0)  # a plain tensor replaces a buffer: still one
+        marked = library.nn.Buffer(library.arange(3.0))
+        empty = library.nn.Buffer()
+        results.append((
+            [name for name, _ in module.named_buffers()], list(module.state_dict()),
+            module.kept.tolist(), module.grown.requires_grad, module.grown.is_leaf,
+            type(marked).__name__, isinstance(marked, library.nn.Buffer),
+            isinstance(library.ones(1), library.nn.Buffer), marked.persistent,
+            tuple(empty.shape)))
+    assert results[0] == results[1]
+    with pytest.raises(AttributeError, match="'int' object has no attribute 'detach'"):
+        autojit.nn.Buffer(3)

@@ -146,3 +146,24 @@ def test_compiled_resampling_equals_eager():
         results.append([loss.detach().numpy()] + [t.grad.numpy() for t in inputs])
     for eager, traced in zip(*results, strict=True):
         np.testing.assert_allclose(traced, eager, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("name", "arguments"), [
+    ("upsample", {"scale_factor": 2, "mode": "bilinear", "align_corners": False}),
+    ("upsample", {"size": (5, 6)}),
+    ("upsample_nearest", {"size": (5, 7)}),
+    ("upsample_bilinear", {"scale_factor": 2}),
+])
+def test_deprecated_upsample_functions_warn_and_interpolate_as_torchs(name, arguments):
+    data = _random((1, 2, 3, 4))
+    results = []
+    for library in (autojit, torch):
+        with pytest.warns(UserWarning, match=rf"`nn\.functional\.{name}` is deprecated\. Use "
+                                             r"`nn\.functional\.interpolate` instead\.") as caught:
+            x = library.tensor(data, requires_grad=True)
+            y = getattr(library.nn.functional, name)(x, **arguments)
+        assert caught[0].filename == __file__
+        (y * y).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy()))
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12)

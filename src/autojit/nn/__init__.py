@@ -82,7 +82,7 @@ from .loss_extra import (
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .optimized_module import OptimizedModule  # noqa: F401 - installs autojit.compile's hook
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 from .parameter_containers import ParameterDict, ParameterList
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
@@ -95,7 +95,7 @@ from .transformer import (
 )
 
 __all__ = [
-    "Module", "Parameter", "functional", "init", "utils",
+    "Module", "Parameter", "Buffer", "functional", "init", "utils",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Bilinear", "Embedding", "Dropout", "Flatten", "Unflatten",

@@ -396,7 +396,12 @@ from .functional_conv_transpose import (  # noqa: E402, F401
     unfold,
 )
 from .functional_grid import affine_grid, grid_sample  # noqa: E402, F401
-from .functional_interpolate import interpolate  # noqa: E402, F401
+from .functional_interpolate import (  # noqa: E402, F401
+    interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 from .functional_norm_extra import (  # noqa: E402, F401
     instance_norm,
     local_response_norm,

@@ -14,11 +14,15 @@ averages every input pixel under the filter stretched by the downsampling factor
 PIL's separable filters: the triangle, the cubic with A = -0.5, and Lanczos' windowed sinc of
 3 lobes), its weights normalized to sum to one; the weights of a dim form an (out, in) matrix
 that the dim is multiplied by.
+
+upsample, upsample_nearest and upsample_bilinear are interpolate under torch's deprecated names,
+with its warning.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -223,3 +227,28 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     for d in range(spatial):
         result = _resize_dim(result, 2 + d, out[d], scales[d], mode, bool(align_corners))
     return result
+
+
+def _deprecated(name: str) -> None:
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=3)
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",  # noqa: A002
+             align_corners=None) -> Tensor:
+    """interpolate under its older name (deprecated in torch, which warns as here)."""
+    _deprecated("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:  # noqa: A002
+    """interpolate in mode nearest (deprecated in torch, which warns as here)."""
+    _deprecated("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:  # noqa: A002
+    """interpolate in mode bilinear with align_corners=True (deprecated in torch, which warns
+    as here)."""
+    _deprecated("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -20,7 +20,7 @@ from .module_compile import CompileMixin
 from .module_hooks import BackwardHookMixin, call_with_hooks
 from .module_memory import MemoryMixin, laid_out
 from .module_state import StateDictMixin
-from .parameter import Parameter, is_lazy
+from .parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module"]
 
@@ -278,11 +278,13 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin):
             modules[name] = value
             return
         buffers = self.__dict__.get("_buffers")
-        if buffers is not None and name in buffers:
+        if isinstance(value, Buffer) or buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "
                                 "(autojit.Tensor or None expected)")
-            self.register_buffer(name, value, name not in self._non_persistent_buffers_set)
+            persistent = value.persistent if isinstance(value, Buffer) else \
+                name not in self._non_persistent_buffers_set
+            self.register_buffer(name, value, persistent)
             return
         super().__setattr__(name, value)
 

@@ -1,9 +1,10 @@
-"""Parameter: a leaf Tensor that requires grad by default and marks a module's weights; and the
-uninitialized parameters and buffers of lazy modules (nn/lazy.py), which have no shape until
-their module's first call materializes them.
+"""Parameter: a leaf Tensor that requires grad by default and marks a module's weights; Buffer,
+the mark of a tensor to be registered as a module's buffer; and the uninitialized parameters
+and buffers of lazy modules (nn/lazy.py), which have no shape until their module's first call
+materializes them.
 
-Assigning a Parameter to a Module attribute registers it (nn/module.py), so that parameters(),
-state_dict() and optimizers find it.
+Assigning a Parameter or a Buffer to a Module attribute registers it (nn/module.py), so that
+parameters(), buffers(), state_dict() and optimizers find it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from ..tensor import dtypes
 from ..tensor.device import check_device
 from ..tensor.tensor import Tensor
 
-__all__ = ["Parameter", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
+__all__ = ["Buffer", "Parameter", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
 class Parameter(Tensor):
@@ -61,6 +62,40 @@ class Parameter(Tensor):
     def __reduce_ex__(self, protocol):
         return (_rebuild_parameter, (self._concrete("pickle"), self._dtype.name,
                                      self._requires_grad))
+
+
+class _BufferMeta(type):
+    def __instancecheck__(cls, instance):
+        # Buffer(...) returns a plain tensor, marked: that mark is what makes it a Buffer.
+        if cls is Buffer:
+            return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
+        return super().__instancecheck__(instance)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """A tensor marked to become a buffer when assigned to a Module attribute, as torch's
+    `self.running_mean = nn.Buffer(torch.zeros(3))`: the assignment registers it, persistent
+    (in state_dict) unless `persistent=False`.
+
+    Buffer(data) returns `data` detached, keeping its requires_grad, marked with `persistent`
+    (it is a plain Tensor, as torch's is; isinstance(t, Buffer) reads the mark).
+
+        >>> import autojit
+        >>> module = autojit.nn.Module()
+        >>> module.total = autojit.nn.Buffer(autojit.zeros(2))
+        >>> [name for name, _ in module.named_buffers()], list(module.state_dict())
+        (['total'], ['total'])
+    """
+
+    def __new__(cls, data=None, *, persistent: bool = True):
+        from ..tensor.creation import empty
+
+        if data is None:
+            data = empty(0)
+        tensor = data.detach().requires_grad_(data.requires_grad)
+        tensor.persistent = persistent
+        tensor._is_buffer = True
+        return tensor
 
 
 def _rebuild_parameter(data, dtype_name, requires_grad):

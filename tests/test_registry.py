@@ -19,6 +19,7 @@ import autojit
 from autojit.ops import registry
 from autojit.ops.registry import (
     REGISTRY,
+    Decomposition,
     Elementwise,
     Extern,
     Layout,
@@ -44,6 +45,8 @@ def test_every_primitive_has_a_complete_lowering():
             assert len(lowering.operands) == op.arity, op
         elif isinstance(lowering, Layout):
             assert lowering.fold is None or callable(lowering.fold), op
+        elif isinstance(lowering, Decomposition):
+            assert callable(lowering.function), op
         else:
             assert isinstance(lowering, Elementwise) and isinstance(lowering.exact, bool), op
 
@@ -54,6 +57,7 @@ def test_every_primitive_has_a_complete_lowering():
     (Extern("indexed_gather", ("data",)), "1 operand roles for 2 inputs"),
     (Extern("indexed_gather", ("data", "pointer")), "roles ['pointer']"),
     (Layout("reshape", fold="strides"), "Layout.fold"),
+    (Decomposition("not a function"), "Decomposition.function"),
 ])
 def test_an_incomplete_lowering_fails_the_registry_check(lowering, message):
     arity = 2 if isinstance(lowering, Extern) else 1

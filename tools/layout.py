@@ -52,9 +52,9 @@ to the code generators (`codegen/`) and, for GPU tensors, the CUDA runtime (`cud
 `utils/` (whose DistributedDataParallel and DistributedSampler use its process groups),
 `testing/`, `distributions/`, `cpu/` (torch.cpu's device module) and `_dynamo/` (torch._dynamo's
 names on autojit's compiler) on top, `optim/` above them (its swa_utils averages nn modules),
-and `func/` (torch.func's transforms, which reach into nn) and `jit.py` (torch.jit's names on autojit's compiler) above them. Every module opens with a
-docstring saying what it holds and where it sits in this flow; its first sentence is shown
-below.
+and `func/` (torch.func's transforms, which reach into nn) and `jit.py` (torch.jit's names on
+autojit's compiler) above them. Every module opens with a docstring saying what it holds and
+where it sits in this flow; its first sentence is shown below.
 
 This page is written by `python tools/layout.py` from the tree; `tests/test_layout.py` fails
 when it is stale.

@@ -19,7 +19,7 @@ import autojit
 from . import ALL_NUMERIC, FLOATING, OpInfo, Sample, uniform
 from .elementwise import away_from_zero, off_integers, unary_samples
 from .elementwise_math import INTEGER_AND_FLOAT, in_float
-from .nn import _log_softmax
+from .nn import LOG_SOFTMAX_PRIMITIVES, SOFTMAX_PRIMITIVES, _log_softmax
 
 
 def composite(name, reference, values=uniform, primitives=(), samples=None, function=None,
@@ -153,7 +153,7 @@ ROWS = [
            samples=lambda rng, dtype: _triple_samples(rng, dtype, divisor=True),
            primitives=("div", "mul", "add"), dtypes=FLOATING),
     OpInfo(name="softmax", function=autojit.softmax, reference=_softmax,
-           samples=_softmax_samples, primitives=("amax", "sub", "exp", "sum", "div")),
+           samples=_softmax_samples, primitives=SOFTMAX_PRIMITIVES),
     OpInfo(name="log_softmax", function=autojit.log_softmax, reference=_log_softmax_reference,
-           samples=_softmax_samples, primitives=("amax", "sub", "exp", "sum", "log")),
+           samples=_softmax_samples, primitives=LOG_SOFTMAX_PRIMITIVES),
 ]

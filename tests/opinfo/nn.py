@@ -176,8 +176,8 @@ def _activation_samples(rng, dtype):
             Sample((_away_from_zero(rng, (), dtype),))]
 
 
-SOFTMAX_PRIMITIVES = ("amax", "sub", "exp", "sum", "div")
-LOG_SOFTMAX_PRIMITIVES = ("amax", "sub", "exp", "sum", "log")
+SOFTMAX_PRIMITIVES = ("softmax", "softmax_backward")
+LOG_SOFTMAX_PRIMITIVES = ("log_softmax", "log_softmax_backward")
 
 ROWS = [
     OpInfo(name="nn.functional.softmax", function=F.softmax,

@@ -20,6 +20,8 @@ the op by its lowering:
 - Reductions that give an index (argmax, argmin): a hand-written kernel (indexing.py).
 - Other extern routines (those no CUDA kernel implements yet): the NumPy impl on host copies,
   the result copied back, with one HostFallbackWarning per op.
+- Ops with a Decomposition (softmax, log_softmax and their backward formulas): the
+  primitives of the decomposition, each dispatched here in turn.
 
 Everything else raises NotImplementedError naming the op and cuda, as does any op on bfloat16
 tensors (docs/notes/bfloat16.md). See docs/notes/cuda.md.
@@ -35,10 +37,12 @@ import numpy as np
 from ..codegen.kernel import CheckFailed, Kernel, KernelInput, KernelOutput, Operand, Step
 from ..ops.elementwise import ADD, CAST, CLONE
 from ..ops.registry import (
+    Decomposition,
     Elementwise,
     Extern,
     Layout,
     Reduction,
+    decompose,
     host_index_operand,
     run_eager,
     shape_error,
@@ -69,6 +73,8 @@ def dispatch(op, inputs: tuple, attrs: dict):
     if on_cpu:
         raise RuntimeError(MIXED_DEVICES.format(f"cuda:{device_index}"))
     lowering = op.lowering
+    if lowering.__class__ is Decomposition:
+        return decompose(op, inputs, attrs)
     try:
         shape = tuple(op.shape(*[tuple(x.shape) if isinstance(x, Tensor) else ()
                                  for x in inputs], **attrs))

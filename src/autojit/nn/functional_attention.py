@@ -27,6 +27,7 @@ from ..ops.autocast import LOWER, autocast_op
 from ..ops.layout import cat
 from ..ops.linalg import matmul
 from ..ops.reduction import amax, sum_
+from ..ops.softmax import softmax_along
 from ..tensor import dtypes
 from ..tensor.creation import arange, zeros
 from ..tensor.dtypes import SCALAR_TYPE_NAMES
@@ -63,8 +64,7 @@ def _safe_softmax(scores: Tensor) -> Tensor:
 
 def _softmax(scores: Tensor) -> Tensor:
     """softmax over the last dim (NaN in a row of all -inf, as torch.softmax gives)."""
-    exponentials = ew.exp(scores - amax(scores, -1, keepdim=True).detach())
-    return exponentials / sum_(exponentials, -1, keepdim=True)
+    return softmax_along(scores, scores.ndim - 1)
 
 
 def _causal_keep(rows: int, columns: int, device) -> Tensor:

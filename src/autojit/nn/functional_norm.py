@@ -18,6 +18,7 @@ from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
 from ..ops.autocast import FP32, autocast_op, float32_inside
 from ..ops.composite import rsqrt
+from ..ops.normalization import normalize_trailing
 from ..ops.reduction import sum_
 from ..tensor.tensor import Tensor
 
@@ -68,9 +69,7 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None,  # noqa:
             raise RuntimeError(f"Expected {argument} to be of same shape as normalized_shape, "
                                f"but got {argument} of shape {list(value.shape)} and "
                                f"normalized_shape = {list(normalized_shape)}")
-    dims = tuple(range(input.ndim - count, input.ndim))
-    _, centered, variance = _statistics(input, dims)
-    result = centered * rsqrt(variance + eps)
+    result = normalize_trailing(input, count, eps)
     if weight is not None:
         result = result * weight
     if bias is not None:
@@ -156,8 +155,7 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None,  # noqa: 
                                f"of channels in input, but got {argument} of shape "
                                f"{list(value.shape)} and input of shape {list(input.shape)}")
     grouped = input.reshape(input.shape[0], num_groups, -1)
-    _, centered, variance = _statistics(grouped, (2,))
-    result = (centered * rsqrt(variance + eps)).reshape(tuple(input.shape))
+    result = normalize_trailing(grouped, 1, eps).reshape(tuple(input.shape))
     return _affine(result, weight, bias)
 
 

@@ -6,21 +6,35 @@ it saves, and its lowering for codegen. `define_op` takes these as required keyw
 `check_registry` runs at import, so a primitive with a missing rule fails at import, not in use.
 
 `bind(op, inputs, attrs)` runs the op eagerly (impl on NumPy arrays) or, while tracing, appends
-an IR node (ir/trace.py); either way it then records the autograd Node (autograd/graph.py).
+an IR node (ir/trace.py), or the nodes of its primitives for an op with a Decomposition
+(`decompose`); either way it then records the autograd Node (autograd/graph.py). The lowering
+descriptors are defined in lowering.py and read from here as well.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor, plain_tensor
+from .lowering import (  # noqa: F401
+    COMBINE_IDENTITY,
+    EXTERN_ROLES,
+    LOWERINGS,
+    Background,
+    Decomposition,
+    Elementwise,
+    Extern,
+    Layout,
+    Reduction,
+    communicates,
+    companions,
+    host_index_operand,
+)
 
 REGISTRY: dict[str, Op] = {}
 NOT_DIFFERENTIABLE = None
@@ -48,140 +62,6 @@ class OpError(Exception):
         super().__init__(error)
         self.error = error
 
-
-# ---- lowering descriptors: what codegen needs to know about an op ---------------------------
-# Codegen, the CUDA runtime and the passes read these fields; none of them recognises an op by
-# its name (docs/notes/op-facts.md).
-
-@dataclass(frozen=True)
-class Elementwise:
-    """A scalar expression over the inputs, e.g. ``"({0} * {1})"`` or ``"exp({0})"``.
-
-    exact: the result for given operand values is exactly rounded (IEEE arithmetic, compares,
-    selects, bit manipulation), so it does not depend on the array's size or layout and one
-    element evaluated alone stands for all of a uniform operand (constant folding). NumPy's
-    SIMD and scalar loops of transcendental functions may differ in the last bit: not exact.
-    """
-    expression: str
-    exact: bool = False
-    # Ops whose value on the same operand this one's evaluation computes on the way (sin and
-    # cos: one reduction, both series, a quadrant select apart): the CPU schedule runs such a
-    # node in its companion's kernel (codegen/schedule/fusion.py), where the code generator's
-    # common subexpression elimination leaves the second a few selects.
-    companions: tuple = ()
-
-
-# How two partial results of a reduction combine, and the combine's identity: what codegen
-# starts an accumulator from (an infinity stands for the dtype's lowest or highest value).
-COMBINE_IDENTITY = {"sum": 0, "prod": 1, "max": -math.inf, "min": math.inf}
-
-
-@dataclass(frozen=True)
-class Reduction:
-    """A reduction over `dim` of one input.
-
-    kind: what it computes (sum, prod, max, min, argmax, argmin, any, all).
-    combine: how a kernel combines partial results ("sum", "prod", "max", "min"), or None for
-        a reduction whose result is not a combination of values (argmax, argmin: an index).
-    logical: reads its input as truth values (any, all: a max or min over bools).
-    """
-    kind: str
-    combine: str | None
-    logical: bool = False
-
-    @property
-    def identity(self) -> float:
-        return COMBINE_IDENTITY[self.combine]
-
-
-@dataclass(frozen=True)
-class Layout:
-    """An index remapping (reshape, permute, broadcast, slice, pad, concatenate, flip,
-    diagonal).
-
-    fold: for a layout a kernel can read through strides without materializing it,
-        `fold(shape, strides, output_shape, **attrs)` gives the strides (in elements of the
-        source) of the output over a source seen with `shape` and `strides`, or None where
-        strides cannot express it (a reshape of a non-contiguous view); None for the layouts
-        that always copy.
-    start: for a folding view whose first element need not be its source's (a slice),
-        `start(shape, strides, attrs)` gives that element's position, in elements, from the
-        source's first as seen with `shape` and `strides`, or None where it cannot be told
-        (a symbolic bound); None for the views that always start at their source's first
-        element.
-    places: for a layout that writes each input into a part of its output, zeros elsewhere
-        (cat, embed_slice), `places(output_shape, attrs)` gives per input the (start, stop,
-        step) per dim of its part; a compiled plan then writes the parts in place instead of
-        running the impl. None for the others.
-    """
-    kind: str
-    fold: Callable | None = None
-    start: Callable | None = None
-    places: Callable | None = None
-
-
-# Operand roles of an extern call: what each input is to the routine. "host_index" is an index
-# that may stay on the CPU while the data is on a GPU, as torch's x[index] allows.
-EXTERN_ROLES = frozenset(("data", "index", "host_index", "values", "left", "right"))
-
-
-@dataclass(frozen=True)
-class Background:
-    """How a plan runs an extern call while its next steps run (a collective's exchange with
-    the other processes): `start(*arrays, **attrs)` begins it and returns a handle,
-    `progress(handle)` moves it along (called between the steps that run meanwhile, since a
-    transport may progress only when called), `finish(handle)` waits for it and returns the
-    result, as the op's impl would have."""
-    start: Callable
-    progress: Callable
-    finish: Callable
-
-
-@dataclass(frozen=True)
-class Extern:
-    """A call to a library routine (BLAS matmul) or an indexed gather/scatter kernel.
-
-    routine: the routine the backends implement (batched_gemm, indexed_gather,
-        indexed_scatter, gather_along_dim, scatter_add_along_dim, scatter_reduce_along_dim,
-        nonzero_static), or one they run through the NumPy impl until they have their own
-        (sort, cumulative_sum, search_sorted, ...).
-    operands: one role per input (EXTERN_ROLES).
-    communicates: the call exchanges data with other processes, which run the same call at
-        the same point of the same program: every process must run it, exactly once per run,
-        so the passes never drop it as dead code nor evaluate it at compile time, and a
-        failed run is not run again to find eager's error (docs/notes/distributed.md).
-    background: a Background when a plan may overlap the call with the steps after it, None
-        when it runs where it stands.
-    """
-    routine: str
-    operands: tuple
-    communicates: bool = False
-    background: Background | None = None
-
-
-def companions(op, other) -> bool:
-    """Whether `other` is one of `op`'s Elementwise.companions: evaluated on the same operand
-    in one kernel, the two share their work."""
-    lowering = op.lowering
-    return lowering.__class__ is Elementwise and other.name in lowering.companions
-
-
-def communicates(op: Op) -> bool:
-    """Whether a primitive exchanges data with other processes (Extern.communicates)."""
-    lowering = op.lowering
-    return lowering.__class__ is Extern and lowering.communicates
-
-
-LOWERINGS = (Elementwise, Reduction, Layout, Extern)
-
-
-def host_index_operand(op: Op) -> int | None:
-    """The position of an extern's index operand that may stay on the CPU while its data is on
-    a GPU (the "host_index" role), or None."""
-    lowering = op.lowering
-    if lowering.__class__ is Extern and "host_index" in lowering.operands:
-        return lowering.operands.index("host_index")
-    return None
 
 
 # ---- dtype rules ------------------------------------------------------------------------------
@@ -299,7 +179,8 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         index of the batch.
     saves: what the vjp reads through ctx: input indices, "out", or (i, j) = input i, only when
         input j needs a gradient. Only saved values are kept alive and version-checked.
-    lowering: Elementwise, Reduction, Layout or Extern, for codegen.
+    lowering: Elementwise, Reduction, Layout, Extern or Decomposition (lowering.py), for
+        codegen.
     view: the eager result may alias the input's storage (it shares the version counter).
     float32_scalars: the input positions where, in a bfloat16 computation, a Python number is
         read in float32 instead of rounded to bfloat16 first, and so is a 0-d tensor of another
@@ -308,7 +189,7 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     static_vjp: the VJP runs the same primitives for any values of inputs of the same shapes,
         dtypes and attrs (it reads no tensor value in Python), so a backward pass that builds no
         graph may run it as the NumPy calls it made before (autograd/vjp_chain.py). None: true
-        for an Elementwise, Reduction or Layout lowering, false for an Extern.
+        for an Elementwise, Reduction, Layout or Decomposition lowering, false for an Extern.
     uncast: the input positions eager dispatch hands to the impl in their own dtype, not cast
         to the compute dtype: where's condition, which the impl reads as nonzero or not in any
         dtype (casting a bool mask to float32 would cost a pass and a copy the size of the
@@ -377,6 +258,9 @@ def _lowering_problems(op: Op) -> list:
             return ["Layout.start is neither callable nor None, or has no fold beside it"]
         if lowering.places is not None and not callable(lowering.places):
             return ["Layout.places is neither callable nor None"]
+    elif isinstance(lowering, Decomposition):
+        if not callable(lowering.function):
+            return ["Decomposition.function is not callable"]
     elif isinstance(lowering, Extern):
         if len(lowering.operands) != op.arity:
             return [f"Extern names {len(lowering.operands)} operand roles for {op.arity} "
@@ -433,6 +317,17 @@ def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     return out
 
 
+def decompose(op: Op, inputs: tuple, attrs: dict) -> Tensor:
+    """An op with a Decomposition run as the primitives of its function, which neither autograd
+    nor forward mode records: the caller records the op itself."""
+    previous_grad, previous_levels = state.grad_enabled, state.forward_levels
+    state.grad_enabled, state.forward_levels = False, ()
+    try:
+        return op.lowering.function(*inputs, **attrs)
+    finally:
+        state.grad_enabled, state.forward_levels = previous_grad, previous_levels
+
+
 def _any_batched(inputs: tuple) -> bool:
     for x in inputs:
         if isinstance(x, Tensor) and x._batched:
@@ -443,6 +338,8 @@ def _any_batched(inputs: tuple) -> bool:
 def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     tracer = state.tracer
     if tracer is not None:
+        if op.lowering.__class__ is Decomposition:
+            return decompose(op, inputs, attrs)
         if _involves_bfloat16(op, inputs, attrs):
             from ..tensor.graph_break import graph_break
 

@@ -1,0 +1,148 @@
+"""softmax and log_softmax as primitives with torch's backward formulas (ops/softmax.py), and the
+Decomposition lowering that has compiled code run them as their composites (ops/lowering.py).
+
+Eager values are the composite's bits; values, gradients to second order, forward-mode
+tangents, vmap and grad_fn names are torch's; compiled calls equal eager ones and their graphs
+hold the composite's primitives, not the ops.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import autojit
+from autojit.ops import elementwise as ew
+from autojit.ops.reduction import amax, sum_
+
+generator = np.random.default_rng(23)
+FUNCTIONS = ("softmax", "log_softmax")
+
+
+def _composite(name: str, x: autojit.Tensor, dim: int) -> autojit.Tensor:
+    """The composites the primitives replaced, as they were written."""
+    shifted = x - amax(x, dim, keepdim=True).detach()
+    if name == "softmax":
+        exponentials = ew.exp(shifted)
+        return exponentials / sum_(exponentials, dim, keepdim=True)
+    return shifted - ew.log(sum_(ew.exp(shifted), dim, keepdim=True))
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, dim", [((7, 33), 1), ((4, 5, 6), 0), ((3, 8, 2), 1),
+                                        ((2, 3, 129), -1)])
+def test_eager_values_are_the_composites_bits(name, dtype, shape, dim):
+    x = autojit.tensor((generator.standard_normal(shape) * 4).astype(dtype))
+    got = getattr(autojit, name)(x, dim).numpy()
+    expected = _composite(name, x, dim % len(shape)).numpy()
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_values_and_gradients_to_second_order_are_torchs(name, dtype):
+    data = generator.standard_normal((3, 4, 5)).astype(dtype)
+    weights = generator.standard_normal((3, 4, 5)).astype(dtype)
+    results = []
+    for library in (autojit, torch):
+        x = library.tensor(data, requires_grad=True)
+        y = getattr(library, name)(x, 1)
+        (first,) = library.autograd.grad((y * library.tensor(weights)).sum(), x,
+                                         create_graph=True)
+        (second,) = library.autograd.grad((first * first).sum(), x)
+        results.append([t.detach().numpy() for t in (y, first, second)]
+                       + [type(y.grad_fn).__name__, type(first.grad_fn).__name__])
+    tolerance = {"rtol": 1e-5, "atol": 1e-6} if dtype == "float32" else {"rtol": 1e-12}
+    for mine, theirs in zip(results[0][:3], results[1][:3]):
+        np.testing.assert_allclose(mine, theirs, **tolerance)
+    assert results[0][3:] == results[1][3:]
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_gradcheck_and_gradgradcheck(name):
+    x = autojit.tensor(generator.standard_normal((3, 4)), requires_grad=True)
+    function = getattr(autojit, name)
+    assert autojit.autograd.gradcheck(lambda v: function(v, 1), (x,))
+    assert autojit.autograd.gradgradcheck(lambda v: function(v, 0), (x,))
+
+
+def _transforms(library, name, data, tangent):
+    """jvp, jvp over grad (the tangent of the backward formula) and vmap of `name`."""
+    function = getattr(library, name)
+    x, t = library.tensor(data), library.tensor(tangent)
+    _, pushed = library.func.jvp(lambda v: function(v, 1), (x,), (t,))
+    _, hessian_vector = library.func.jvp(
+        library.func.grad(lambda v: (function(v, 1) * library.tensor(tangent)).sum()),
+        (x,), (t,))
+    mapped = library.func.vmap(lambda row: function(row, 0))(x)
+    return [r.numpy() for r in (pushed, hessian_vector, mapped)]
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_forward_mode_and_vmap_are_torchs(name):
+    arrays = generator.standard_normal((5, 6)), generator.standard_normal((5, 6))
+    for mine, theirs in zip(_transforms(autojit, name, *arrays),
+                            _transforms(torch, name, *arrays)):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_edge_values_are_torchs(name):
+    rows = np.array([[-np.inf, -np.inf, -np.inf], [0.0, -np.inf, 1.0], [np.inf, 0.0, 1.0],
+                     [np.nan, 0.0, 1.0], [1e30, -1e30, 0.0]], dtype=np.float32)
+    cases = [(rows, 1), (np.zeros((2, 0, 3), np.float32), 1), (np.float32(1.5), 0),
+             (np.zeros((0, 4), np.float32), 1)]
+    for data, dim in cases:
+        mine = getattr(autojit, name)(autojit.tensor(data), dim).numpy()
+        theirs = getattr(torch, name)(torch.tensor(data), dim).numpy()
+        assert mine.shape == theirs.shape
+        np.testing.assert_allclose(mine, theirs, rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_compiled_equals_eager_and_runs_the_composite(name):
+    function = getattr(autojit, name)
+    weights = autojit.tensor(generator.standard_normal((6, 10)).astype(np.float32))
+
+    def step(x):
+        y = function(x * 2, 1)
+        (first,) = autojit.autograd.grad((y * weights).sum(), x, create_graph=True)
+        (second,) = autojit.autograd.grad((first * first).sum(), x)
+        return y, first, second
+
+    compiled = autojit.compile(step)
+    for _ in range(2):
+        data = generator.standard_normal((6, 10)).astype(np.float32)
+        expected = step(autojit.tensor(data, requires_grad=True))
+        got = compiled(autojit.tensor(data, requires_grad=True))
+        for mine, theirs in zip(got, expected):
+            np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(),
+                                       rtol=1e-5, atol=1e-6)
+    printed = compiled.forward_ir()
+    assert re.search(r"= amax ", printed) and re.search(r"= exp ", printed)
+    assert not re.search(r"= (log_)?softmax(_backward)? ", printed)
+
+
+def test_attention_runs_the_primitive_eagerly():
+    q, k, v = (autojit.tensor(generator.standard_normal((2, 3, 4, 8)).astype(np.float32),
+                              requires_grad=True) for _ in range(3))
+    out = autojit.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    names = []
+    node = out.grad_fn
+    while node is not None:
+        names.append(node.name())
+        node = next((edge[0] for edge in node.next_functions if edge[0] is not None), None)
+    assert "SoftmaxBackward0" in names
+
+
+def test_a_mismatched_gradient_is_refused_with_the_shapes():
+    from autojit.ops.registry import bind
+    from autojit.ops.softmax import SOFTMAX_BACKWARD
+
+    with pytest.raises(RuntimeError, match=r"softmax_backward: the gradient's shape \[2, 3\]"):
+        bind(SOFTMAX_BACKWARD, (autojit.ones(2, 3), autojit.ones(3, 2)), {"dim": 1})

@@ -146,3 +146,15 @@ def test_a_mismatched_gradient_is_refused_with_the_shapes():
 
     with pytest.raises(RuntimeError, match=r"softmax_backward: the gradient's shape \[2, 3\]"):
         bind(SOFTMAX_BACKWARD, (autojit.ones(2, 3), autojit.ones(3, 2)), {"dim": 1})
+
+
+def test_bfloat16_log_softmax_rounds_once():
+    # The impl runs on the float32 values and rounds its result once: within half a bfloat16
+    # step of the exact value, where a composite rounding each step was not.
+    data = (generator.standard_normal((64, 33)) * 4).astype(np.float32)
+    got = autojit.log_softmax(autojit.tensor(data).bfloat16(), 1).float().numpy()
+    rounded = torch.tensor(data).bfloat16().double().numpy()
+    shifted = rounded - rounded.max(1, keepdims=True)
+    exact = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+    step = 2.0 ** (np.floor(np.log2(np.abs(exact) + 1e-300)) - 7)
+    assert (np.abs(got - exact) / step).max() <= 0.5 + 1e-9

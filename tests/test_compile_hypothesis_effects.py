@@ -1,8 +1,9 @@
 """Differential tests with effects: random programs writing through views, compiled vs eager.
 
 Each example draws a program over two argument tensors `a` and `b` of one 2-D shape (float64
-or float32, contiguous or stored transposed), a local `z` (a clone of `a`, or `a.clone() * w`
-so that its writes are recorded for autograd), a captured tensor `cap` and a captured Python
+or float32, contiguous or stored transposed), a local `z` (a clone of `a`, `a.clone() * w` so
+that its writes are recorded for autograd, or a tensor a factory makes on every call, filled
+or `zeros_like(a)` with `a` added in place), a captured tensor `cap` and a captured Python
 scalar `k`. Its steps write in place through chains of views (a column, a row, a row of the
 transpose, narrow, a slice with a step, a slice of the transpose, an element of the
 flattened tensor, views of views) into the local, the captured tensor or the arguments
@@ -36,6 +37,7 @@ SETTINGS = settings(max_examples=800, derandomize=True, database=None, deadline=
 NUMBERS = [-1.5, 0.5, 2.0, 3.0]
 CHANGES = ["none", "cap_in_place", "cap_rebound", "k_changed", "hook_registered",
            "hook_removed"]
+ORIGINS = ["clone", "clone", "full", "zeros_like"]  # how the local z is made
 
 
 # ---- drawing a program --------------------------------------------------------------------------
@@ -82,9 +84,10 @@ def draw_chain(draw, shape: tuple) -> tuple:
 
 @st.composite
 def programs(draw):
-    """(dtype, shape, steps, backward, change, reuse, layout). reuse passes the same argument
-    tensors to every call (their writes accumulate), else fresh ones each call; layout
-    "transposed" passes arguments that are transposed views of their own storage."""
+    """(dtype, shape, steps, backward, change, reuse, layout, origin). reuse passes the same
+    argument tensors to every call (their writes accumulate), else fresh ones each call;
+    layout "transposed" passes arguments that are transposed views of their own storage;
+    origin says how the local z is made (ORIGINS)."""
     shape = (draw(st.integers(2, 4)), draw(st.integers(2, 4)))
     shapes = {"a": shape, "b": shape, "z": shape, "cap": shape}  # every name a step may use
     steps = []
@@ -137,7 +140,8 @@ def programs(draw):
     changes = CHANGES if backward != "none" else CHANGES[:4]
     return (draw(st.sampled_from(["float64", "float64", "float32"])), shape, tuple(steps),
             backward, draw(st.sampled_from(changes)), draw(st.booleans()),
-            draw(st.sampled_from(["contiguous", "contiguous", "transposed"])))
+            draw(st.sampled_from(["contiguous", "contiguous", "transposed"])),
+            draw(st.sampled_from(ORIGINS)))
 
 
 def chain_shape(shape: tuple, chain: tuple) -> tuple:
@@ -220,9 +224,19 @@ def write(env: dict, step: tuple) -> None:
         getattr(written, op)(operand)
 
 
-def make_program(steps: tuple, backward: str, state: dict):
+def make_local(a, backward: str, origin: str, state: dict):
+    if backward == "through_z":
+        return a.clone() * state["w"]
+    if origin == "full":  # made anew by each call: writes never carry over to the next
+        return autojit.full(tuple(a.shape), 0.5, dtype=a.dtype)
+    if origin == "zeros_like":
+        return autojit.zeros_like(a).add_(a)
+    return a.clone()
+
+
+def make_program(steps: tuple, backward: str, state: dict, origin: str = "clone"):
     def program(a, b):
-        z = a.clone() * state["w"] if backward == "through_z" else a.clone()
+        z = make_local(a, backward, origin, state)
         env = {"a": a, "b": b, "z": z, "cap": state["cap"]}
         results = []
         for step in steps:
@@ -288,11 +302,11 @@ def snapshot(results: list, arguments: list, state: dict) -> list:
 
 
 def run(program_spec, seed: int, compiled: bool):
-    dtype, shape, steps, backward, change, reuse, layout = program_spec
+    dtype, shape, steps, backward, change, reuse, layout, origin = program_spec
     state, handles = fresh_state(dtype, shape, seed), {}
     if change == "hook_removed":
         handles["hook"] = state["w"].register_hook(lambda grad: grad * -2)
-    function = make_program(steps, backward, state)
+    function = make_program(steps, backward, state, origin)
     if compiled:
         function = autojit.compile(function)
     arrays = np.random.default_rng(seed + 1).uniform(-2, 2, (2,) + shape).astype(dtype)
@@ -338,9 +352,9 @@ def test_the_program_strategy_covers_every_view_write_and_change():
     @settings(SETTINGS, max_examples=300)
     @given(programs())
     def collect(program_spec):
-        dtype, _, steps, backward, change, reuse, layout = program_spec
+        dtype, _, steps, backward, change, reuse, layout, origin = program_spec
         seen.update({("change", change), ("backward", backward), ("reuse", reuse),
-                     ("layout", layout), ("dtype", dtype)})
+                     ("layout", layout), ("dtype", dtype), ("origin", origin)})
         for step in steps:
             seen.add(step[0])
             if step[0] in ("write", "read"):
@@ -357,6 +371,6 @@ def test_the_program_strategy_covers_every_view_write_and_change():
               ("target", "z"), ("target", "a"), ("target", "b"), ("target", "c"),
               ("target", "v"), ("chain", 0), ("chain", 1), ("chain", 2), ("reuse", True),
               ("reuse", False), ("backward", "w"), ("backward", "through_z"),
-              ("layout", "transposed"),
+              ("layout", "transposed"), ("origin", "full"), ("origin", "zeros_like"),
               ("dtype", "float32")} | {("change", name) for name in CHANGES}
     assert wanted <= seen, sorted(wanted - seen, key=str)

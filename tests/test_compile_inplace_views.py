@@ -419,3 +419,35 @@ def test_an_argument_with_another_layout_is_traced_again():
     reasons = [str(executable.guards.failure((autojit.tensor(X.T.copy()).t(),)))
                for executable in compiled.executables]
     assert any("argument 0 changed its memory layout" in reason for reason in reasons)
+
+
+def _layouts(base):
+    return {"transposed": lambda lib: lib.tensor(base.T.copy()).t(),
+            "contiguous": lambda lib: lib.tensor(base.copy())}
+
+
+def reshape_written_through(lib, a):
+    a.reshape(-1).mul_(2)  # a view of a row-major a, a copy of a transposed one
+    return a.sum()
+
+
+def like_written_through(lib, a):
+    z = lib.zeros_like(a).add_(a)  # laid out as a (preserve_format)
+    z.reshape(-1)[0].mul_(-1.5)
+    return z
+
+
+@pytest.mark.parametrize("program", [reshape_written_through, like_written_through],
+                         ids=lambda p: p.__name__)
+def test_a_view_decision_follows_the_layout_of_each_calls_argument(program):
+    # Whether eager's reshape aliases depends on the argument's strides: a trace made for a
+    # transposed argument must not serve a row-major one (its layout is guarded), and a
+    # tensor made like the argument is laid out as eager lays it out.
+    compiled = autojit.compile(lambda a: program(autojit, a))
+    makers = _layouts(np.arange(1.0, 5.0).reshape(2, 2))
+    for layout in ("transposed", "contiguous", "transposed", "contiguous"):
+        mine, theirs = makers[layout](autojit), makers[layout](torch)
+        got, expected = compiled(mine), program(torch, theirs)
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+    assert len(compiled.executables) <= 2

@@ -199,3 +199,22 @@ def test_boolean_mask_while_tracing_is_a_graph_break(monkeypatch):
         aj.zeros(2)[symbolic]
     assert calls == ["boolean mask indexing"]
     assert aj.zeros(2)[mask].shape == (1,)
+
+
+def test_a_zero_dim_bool_tensor_indexes_as_a_python_bool_like_torchs():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (aj, torch):
+        x, y = lib.arange(3), lib.arange(6).reshape(2, 3)
+        yes, no = lib.tensor(True), lib.tensor(False)
+        written = lib.zeros(3)
+        written[yes] = 5
+        kept = lib.zeros(3)
+        kept[no] = 5
+        results.append([x[yes].tolist(), tuple(x[no].shape), tuple(x[None, yes].shape),
+                        y[yes, 1].tolist(), tuple(y[..., no].shape), written.tolist(),
+                        kept.tolist()])
+    assert results[0] == results[1]
+    compiled = aj.compile(lambda x, mask: x[mask] * 2)
+    assert tuple(compiled(aj.arange(3.0), aj.tensor(True)).shape) == (1, 3)
+    assert tuple(compiled(aj.arange(3.0), aj.tensor(False)).shape) == (0, 3)

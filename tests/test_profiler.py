@@ -12,7 +12,7 @@ import autojit as aj
 from autojit import autograd
 from autojit.autograd import profiler
 from autojit.autograd.profiler_util import format_time, format_time_share
-from autojit.ir.trace import make_graph
+from autojit.ir import make_graph
 from autojit.tensor.state import state
 
 

@@ -42,7 +42,7 @@ from .config import (
     set_num_interop_threads,
     set_num_threads,
 )
-from .ir.trace import make_graph
+from .ir.make_graph import make_graph
 from .nn_top_level_names import NN_TOP_LEVEL_NAMES as _nn_top_level_names
 from .ops import linalg_namespace as linalg
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods

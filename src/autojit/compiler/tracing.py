@@ -346,6 +346,10 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     if rng_state() != rng_before:  # NumPy's or Python's global generator drew numbers
         changes.structural.append("the global random generators (numpy.random, random)")
     try:
+        if changes.structural and tracer.fresh_history:
+            raise GraphBreak("an in-place write gave autograd history to a tensor the function "
+                             "made, in a call that changed Python state where it may be kept "
+                             "(eager's tensor would keep that history)", needs_data=False)
         flattening = Flattening(graph, tracer, positions, before._seen)
         python_writes = _python_writes(changes, flattening, tracer, changes.constants)
         logged = _log_templates(prints, flattening)

@@ -7,8 +7,9 @@ See docs/ir.md for the text format and a worked example.
 from ..tensor.graph_break import GraphBreak
 from .graph import Graph, Input, Node, Output, Value
 from .interpreter import interpret
+from .make_graph import make_graph
 from .printer import format_graph
-from .trace import Tracer, make_graph
+from .trace import Tracer
 from .verifier import VerificationError, verify
 
 __all__ = [

@@ -59,7 +59,7 @@ def stand_in_of(tensor: Tensor, tracer):
     """A NumPy array laid out as eager's array for `tensor`, a root."""
     data = tensor._data
     if data is None:
-        data = tracer.real_arrays.get(id(tensor))
+        data = tracer.argument_array(tensor)
     if data.__class__ is np.ndarray:
         return data
     if data is None:

@@ -1,8 +1,10 @@
-"""Tracing: run a Python function on symbolic tensors and record every primitive into a Graph.
+"""The Tracer: while a Python function runs on symbolic tensors, it records every primitive into
+a Graph.
 
-`make_graph(fn, *example_inputs)` is the entry point. The example tensors become symbolic "arg"
-inputs and `state.tracer` is set, so ops.registry.bind hands each primitive to `Tracer.bind`,
-which appends a Node instead of running NumPy. Autograd recording happens in bind after the
+`make_graph(fn, *example_inputs)` (make_graph.py) and autojit.compile's trace stage
+(compiler/tracing.py) install one: the example tensors become symbolic "arg" inputs and
+`state.tracer` is set, so ops.registry.bind hands each primitive to `Tracer.bind`, which
+appends a Node instead of running NumPy. Autograd recording happens in bind after the
 tracer returns, exactly as in eager mode, so a `loss.backward()` or
 `autograd.grad(..., create_graph=True)` inside the function appends the adjoint ops to the same
 graph: gradients are graphs too.
@@ -22,14 +24,12 @@ control flow) calls `graph_break`, which raises GraphBreak naming the user's sou
 
 from __future__ import annotations
 
-import inspect
 import linecache
 
 import numpy as np
 
 from ..ops.registry import infer
 from ..tensor.graph_break import GraphBreak, graph_break, user_location
-from ..tensor.state import state
 from ..tensor.symbolic import (
     ShapeEnv,
     contains_runtime,
@@ -38,7 +38,7 @@ from ..tensor.symbolic import (
 )
 from ..tensor.tensor import Tensor
 from ..tensor.traced_scalar import TracedList
-from .aliasing import make_alias, make_view, root_written_through
+from .aliasing import make_alias, make_view, root_written_through, stand_in_of
 from .graph import Graph, Input, Value
 from .printing import LIST_SPEC
 from .scalars import ScalarGraph, reaches_sinks
@@ -137,6 +137,14 @@ class Tracer:
         # ids of the concrete tensors created while tracing (leaves the function made itself,
         # detached aliases): their .grad does not outlive the call.
         self.made: set = set()
+        # id(Tensor) -> tensor, for the tensors a factory filled with new memory while tracing
+        # (zeros, ones, full, arange, tensor([...]), ...): eager makes them anew on every call,
+        # so the graph reads a written one's factory values from a copy (_read_factory_values),
+        # and autograd history written into one does not stop the trace.
+        self.fresh: dict = {}
+        self._fresh_storages: set = set()  # ids of the captured storages of those tensors
+        self._fresh_targets: dict = {}  # ... written: id -> the Input the write goes back to
+        self.fresh_history: list = []  # ... given autograd history by a write (set by finish)
         # id(Tensor) -> (tensor, what) for each real tensor whose values Python read while
         # tracing (bool(t), t.numpy(), ...): compiler/tracing.py guards their values.
         self.data_read: dict = {}
@@ -264,6 +272,8 @@ class Tracer:
             self._current[key] = value
             self._entries[key] = self.graph.inputs[-1]
             sharing.add(key)
+            if id(tensor) in self.fresh:
+                self._fresh_storages.add(key)
         if id(tensor) not in self._touched:
             self._touched[id(tensor)] = _Touched(tensor, self._entries[key])
         return value
@@ -317,6 +327,11 @@ class Tracer:
             "requires_grad=True" if tensor._requires_grad else "")
         return self.prints.token(name, spec, history, user_location())
 
+    def was_written(self, tensor: Tensor) -> bool:
+        """Whether the trace wrote into a concrete tensor's storage: its array no longer holds
+        its value (the graph does), so Python reads it from the graph."""
+        return id(tensor._data) in self._updates
+
     def note_data_read(self, tensor: Tensor, what: str) -> None:
         """A real tensor's values read in Python while tracing (Tensor._concrete)."""
         key = id(tensor._data)
@@ -345,6 +360,24 @@ class Tracer:
         self.real_arrays[id(symbolic)] = array
         self._real_inputs[id(entry.value)] = array
         self._argument_entries[id(symbolic)] = entry
+
+    def argument_array(self, symbolic: Tensor):
+        """The real array of a symbolic tensor argument (None for any other tensor), whose
+        layout eager's view decisions read: the trace depends on it, so its layout is guarded
+        (eager_layout.layout_signature)."""
+        array = self.real_arrays.get(id(symbolic))
+        entry = self._argument_entries.get(id(symbolic))
+        if entry is not None and array.__class__ is np.ndarray and array.ndim >= 2:
+            self.layout_reads[id(entry.value)] = entry.value
+        return array
+
+    def eager_layout(self, tensor: Tensor):
+        """An array laid out as eager's array for `tensor` (values and dtype not eager's), for
+        factories that keep a tensor's layout (zeros_like's preserve_format); None for a
+        tensor that is not a value of this graph (a batched one inside vmap)."""
+        if tensor._batched or id(tensor._value) not in self._known:
+            return None
+        return stand_in_of(tensor, self)
 
     def alias(self, source: Tensor, alias: Tensor) -> None:
         """`alias` (detach(), .data of a symbolic tensor) shares all of source's storage."""
@@ -393,6 +426,8 @@ class Tracer:
             return
         self.value_of(target)  # lift it (and remember its state) if this is its first use
         key = id(target._data)
+        if key in self._fresh_storages and key not in self._fresh_targets:
+            self._read_factory_values(key, target)
         self.first_writes.setdefault(id(self._entries[key]), len(self.graph.nodes))
         # Other captured tensors sharing this storage (views made before the call) would read
         # stale values from here on: reading them again is a graph break.
@@ -401,13 +436,33 @@ class Tracer:
             if other != key and np.may_share_memory(self._entries[other].tensor._data,
                                                     target._data))
         self._current[key] = value
-        self._updates[key] = (self._entries[key], value)
+        self._updates[key] = (self._fresh_targets.get(key, self._entries[key]), value)
         target._value = value  # read by copies autograd takes of the written tensor
+
+    def _read_factory_values(self, key: int, target: Tensor) -> None:
+        """A tensor a factory made in this call, about to be written: the graph reads its
+        factory values from a copy that nothing writes, and its final value is written back
+        into it through an input of its own (which a call that stores it in Python state, run
+        once, needs). Eager makes it anew on every call; read from the tensor itself, each run
+        would start from the last run's values."""
+        entry = self._entries[key]
+        data = target._data
+        copied = np.array(data, order="K", copy=True) if data.__class__ is np.ndarray else \
+            data.copy()
+        entry.tensor = Tensor._make(copied, target._dtype)
+        self.graph.add_input(tuple(data.shape), target._dtype, "captured",
+                             self.unique_name(f"{entry.name}_made"), target)
+        self._fresh_targets[key] = self.graph.inputs[-1]
 
     def finish(self, graph: Graph, args: list) -> None:
         """Add the side-effect outputs: .grad assigned during the trace, in-place updates."""
+        # Tensors a factory made in this call that a write gave autograd history: fine while
+        # they die with the call; compiler/tracing.py breaks the graph where the call also
+        # changed Python state, in which one may have been stored.
+        self.fresh_history = [touched.tensor for touched in self._touched.values()
+                              if id(touched.tensor) in self.fresh and touched.history_changed()]
         for touched in self._touched.values():
-            if touched.history_changed():
+            if touched.history_changed() and id(touched.tensor) not in self.fresh:
                 # Eager leaves that tensor with autograd history made inside the call, which
                 # a graph run cannot give it.
                 raise GraphBreak("an in-place write of a value that requires grad into a "
@@ -474,121 +529,3 @@ class Tracer:
         # counter's value from before the trace, and must be the one restored last.
         for touched in reversed(list(self._touched.values())):
             touched.restore()
-
-
-
-
-
-# ---- naming -------------------------------------------------------------------------------
-
-def _argument_names(fn, count: int) -> list[str]:
-    try:
-        parameters = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        parameters = []
-    names = []
-    for parameter in parameters:
-        if len(names) == count:
-            break
-        if parameter.kind is parameter.VAR_POSITIONAL:
-            names.extend(f"{parameter.name}{i}" for i in range(count - len(names)))
-        elif parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
-            names.append(parameter.name)
-    names.extend(f"x{i}" for i in range(len(names), count))
-    return names
-
-
-def _captured_names(fn) -> dict:
-    """Names for the tensors `fn` can reach directly: its closure, globals, module parameters."""
-    names: dict = {}
-
-    def visit(name, obj):
-        if isinstance(obj, Tensor):
-            if obj._data is not None:
-                names.setdefault(id(obj._data), name)
-            return
-        for method in ("named_parameters", "named_buffers"):
-            listing = getattr(obj, method, None)
-            if callable(listing) and not isinstance(obj, type):
-                try:
-                    members = list(listing())
-                except Exception:  # naming is best effort; an odd object only loses names
-                    continue
-                for member_name, member in members:
-                    visit(member_name if name is None else f"{name}.{member_name}", member)
-
-    owner = getattr(fn, "__self__", None)
-    if owner is not None:
-        visit("self", owner)
-    if hasattr(fn, "named_parameters"):
-        visit(None, fn)
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
-            try:
-                visit(name, cell.cell_contents)
-            except ValueError:  # an empty cell
-                pass
-        scope = getattr(fn, "__globals__", {})
-        for name in code.co_names:
-            if name in scope:
-                visit(name, scope[name])
-    return names
-
-
-def _as_output_list(result) -> list:
-    if result is None:
-        return []
-    if isinstance(result, Tensor):
-        return [("out", result)]
-    if isinstance(result, (tuple, list)):
-        for item in result:
-            if not isinstance(item, Tensor):
-                raise TypeError(f"make_graph: the traced function must return a Tensor or a "
-                                f"tuple/list of Tensors, got an element of type "
-                                f"{type(item).__name__}")
-        return [(f"out{index}", item) for index, item in enumerate(result)]
-    raise TypeError(f"make_graph: the traced function must return a Tensor or a tuple/list of "
-                    f"Tensors, got {type(result).__name__}")
-
-
-# ---- entry point --------------------------------------------------------------------------
-
-def make_graph(fn, *example_inputs) -> Graph:
-    """Trace `fn` on `example_inputs` and return the Graph it computes.
-
-    Tensor arguments become symbolic "arg" inputs (same shape, dtype and requires_grad);
-    other arguments are passed through unchanged and baked into the graph. Outputs: the
-    function's returned tensors ("out", or "out0", "out1", ...), then `name.grad` for every
-    argument or captured tensor whose .grad was assigned while tracing, then `name.update` for
-    every captured tensor written in place.
-    """
-    if state.tracer is not None:
-        raise RuntimeError("make_graph: already tracing; nested traces are not supported")
-    graph = Graph()
-    call_args, arg_tensors = [], []
-    for name, example in zip(_argument_names(fn, len(example_inputs)), example_inputs,
-                             strict=True):
-        if not isinstance(example, Tensor):
-            call_args.append(example)
-            continue
-        graph.add_input(tuple(example.shape), example.dtype, "arg", name)
-        symbolic = Tensor._symbolic(graph.inputs[-1].value)
-        symbolic._requires_grad = example._requires_grad
-        arg_tensors.append((graph.inputs[-1], symbolic))
-        call_args.append(symbolic)
-    tracer = Tracer(graph, _captured_names(fn))
-    # make_graph has no call to evaluate a value on: a Python decision on one breaks.
-    tracer.env.evaluate_leaf = lambda name: graph_break(
-        "a Python decision on a value read with Tensor.item()")
-    tracer.evaluates = False
-    state.tracer = tracer
-    try:
-        result = fn(*call_args)
-        for name, tensor in _as_output_list(result):
-            graph.add_output(tracer.value_of(tensor), name)
-        tracer.finish(graph, arg_tensors)
-    finally:
-        state.tracer = None
-        tracer.restore()
-    return graph

@@ -448,7 +448,8 @@ def min(x: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A00
 # ---- x[key] and x[key] = value ----------------------------------------------------------------
 
 def _prepare(item):
-    """Lists and arrays as tensors; integer 0-d tensors with data as plain ints."""
+    """Lists and arrays as tensors; integer 0-d tensors with data as plain ints, 0-d bool
+    tensors as Python bools."""
     if isinstance(item, (list, np.ndarray)):
         item = _as_index_tensor(item)
     if isinstance(item, Tensor):
@@ -461,6 +462,10 @@ def _prepare(item):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         if item.ndim == 0 and item.dtype is not dtypes.bool_ and item._data is not None:
             return int(item._data)
+        if item.ndim == 0 and item.dtype is dtypes.bool_:
+            # A 0-d mask is a Python bool: a new dim of 1 (True) or 0 (False); traced, the
+            # value is a decision checked on every call.
+            return bool(item)
     return item
 
 

@@ -52,6 +52,8 @@ def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=N
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         result.requires_grad_(True)
+    if state.tracer is not None:  # new memory, made anew by every eager call (ir/trace.py)
+        state.tracer.fresh[id(result)] = result
     return result
 
 
@@ -298,13 +300,17 @@ def empty(*size, dtype=None, device=None, requires_grad=False,
 def _in_format(result: Tensor, memory_format, source, where: str) -> Tensor:
     """A fresh factory result laid out in `memory_format` (preserve_format: source's layout;
     tensor/memory_format.py), on the CPU; values are unchanged."""
+    source_data = None if source is None else source._data
+    if source_data is None and source is not None and state.tracer is not None:
+        # A traced tensor: laid out as eager lays it out (ir/eager_layout.py).
+        source_data = state.tracer.eager_layout(source)
     if memory_format is contiguous_format or memory_format is preserve_format and (
-            source is None or preserved_order(source._data) is None):
+            source is None or preserved_order(source_data) is None):
         return result  # the common cases, at once
     check_format(memory_format, where)
     data = result._data
     if data.__class__ is np.ndarray:
-        order = layout_for(memory_format, None if source is None else source._data, data.ndim)
+        order = layout_for(memory_format, source_data, data.ndim)
         if order is not None:
             result._data = laid_out(data, order)
     return result

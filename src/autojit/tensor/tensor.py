@@ -383,9 +383,10 @@ class Tensor:
 
             graph_break(what)
         tracer = state.tracer
-        if tracer is not None and id(self) not in tracer.made:
+        if tracer is not None and (id(self) not in tracer.made or tracer.was_written(self)):
             # A real tensor's values read in Python while tracing decide the trace: the
-            # guards compare them on every call (compiler/tracing.py).
+            # guards compare them on every call (compiler/tracing.py); one the function made
+            # and wrote in place holds old values (a graph break).
             tracer.note_data_read(self, what)
         return self._data
 

@@ -46,7 +46,7 @@ def item(self):
     """The value of a one-element tensor as a Python number."""
     tracer = state.tracer
     if tracer is not None and not self._batched and (
-            self._data is None or id(self) not in tracer.made):
+            self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
         # While tracing: a symbolic scalar standing for the value the tensor holds now,
         # read on every run (tensor/symbolic.py, ir/scalars.py).
         if self.numel() != 1:
@@ -66,7 +66,7 @@ def tolist(self):
     """The data as nested Python lists of numbers (a number for a 0-d tensor)."""
     tracer = state.tracer
     if tracer is not None and not self._batched and (
-            self._data is None or id(self) not in tracer.made):
+            self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
         return tracer.read_scalar(self, None if self.ndim == 0 else "tolist")
     return self._host("Tensor.tolist()").tolist()
 

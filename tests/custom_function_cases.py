@@ -1,6 +1,6 @@
-"""Shared pieces of the custom autograd.Function tests (test_custom_function.py and
-test_custom_function_backward.py): the reference examples' Exp, a leaf maker and a closeness
-check."""
+"""Shared pieces of the custom autograd.Function tests (test_custom_function.py,
+test_custom_function_backward.py, and the Functions of test_compile.py and test_profiler.py):
+the reference examples' Exp, a leaf maker and a closeness check."""
 
 from __future__ import annotations
 

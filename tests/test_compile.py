@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from custom_function_cases import Exp
 
 import autojit
 from autojit import CompileWarning, autograd
@@ -298,23 +299,10 @@ def test_methods_keywords_and_inspection():
     assert "args[0]._data.shape == (1,)" in compiled.guards()
 
 
-class _Exp(autograd.Function):
-    @staticmethod
-    def forward(ctx, i):
-        result = i.exp()
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (result,) = ctx.saved_tensors
-        return grad_output * result
-
-
 def test_custom_function_hooks_and_retain_grad_inside_a_compiled_step():
     def make_step(weight):
         def step(x):
-            y = _Exp.apply(weight * x)
+            y = Exp.apply(weight * x)
             y.retain_grad()
             y.register_hook(lambda grad: grad * 2)
             y.sum().backward()

@@ -348,17 +348,7 @@ def test_forward_event_sequence_number_for_functions_returning_tuples():
 
 
 def test_custom_function_events_link_to_their_backward():
-    class Exp(autograd.Function):
-        @staticmethod
-        def forward(ctx, i):
-            result = i.exp()
-            ctx.save_for_backward(result)
-            return result
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            result, = ctx.saved_tensors
-            return grad_output * result
+    from custom_function_cases import Exp
 
     x = aj.ones(2, requires_grad=True)
     with profiler.profile() as prof:

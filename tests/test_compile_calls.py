@@ -1,10 +1,12 @@
 """autojit.compile, continued: anomaly mode, eager's errors raised from the user's line,
 leaves made inside the function, traces stopped at a graph break, in-place updates and views
-across calls, NumPy arrays and Python or NumPy random draws read anew on every call.
+across calls, NumPy arrays and Python or NumPy random draws read anew on every call,
+iterators advanced and leaf hooks' effects on every call, and a returned .grad.
 test_compile.py has the training steps, guards and graph breaks."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import warnings
 
@@ -230,3 +232,79 @@ def test_a_function_drawing_from_numpy_or_python_random_draws_on_every_call():
     run(lambda: np.random.default_rng(0), lambda generator: generator.standard_normal(2))
     run(lambda: random.Random(0), lambda generator: [generator.random(), generator.random()])
     run(lambda: np.random.seed(0), lambda generator: np.random.standard_normal(2))
+
+
+def _iterators():
+    def counting():
+        step = 0
+        while True:
+            step += 1
+            yield float(step)
+
+    dataset = autojit.utils.data.TensorDataset(autojit.arange(10.0).reshape(10, 1))
+    return {"list": iter([autojit.tensor(float(i)) for i in range(1, 6)]),
+            "generator": counting(), "count": itertools.count(),
+            "loader": iter(autojit.utils.data.DataLoader(dataset, batch_size=2))}
+
+
+@pytest.mark.parametrize("kind", ["list", "generator", "count", "loader"])
+def test_an_iterator_the_function_takes_items_from_moves_on_every_call(kind):
+    # Its position is state no graph can hold: each call takes the next item, as eagerly.
+    results = []
+    for compiled in (False, True):
+        iterator = _iterators()[kind]
+
+        def step(x, iterator=iterator):
+            item = next(iterator)
+            if isinstance(item, (list, tuple)):
+                item = item[0].sum()
+            return x * item
+
+        function = autojit.compile(step) if compiled else step
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CompileWarning)
+            results.append([function(autojit.ones(1)).item() for _ in range(5)])
+    assert results[0] == results[1]
+
+
+def _hooked_calls(compiled: bool):
+    """Four backward calls through a leaf whose hooks log in Python."""
+    weight = autojit.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    sums, gradients, counts = [], [], {"calls": 0}
+    weight.register_post_accumulate_grad_hook(lambda p: sums.append(p.grad.sum().item()))
+    weight.register_hook(lambda g: gradients.append(g.detach()))
+
+    def counted(gradient):
+        counts["calls"] += 1
+
+    weight.register_hook(counted)
+
+    def step(x):
+        (weight * x).sum().backward()
+
+    function = autojit.compile(step) if compiled else step
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        for scale in range(1, 5):
+            function(autojit.ones(3) * scale)
+    assert all(type(value) is float for value in sums)
+    return sums, [g.tolist() for g in gradients], counts["calls"], weight.grad.tolist()
+
+
+def test_python_effects_of_a_leafs_hooks_in_a_traced_backward_happen_on_every_call():
+    assert _hooked_calls(compiled=True) == _hooked_calls(compiled=False)
+
+
+def test_a_returned_grad_is_the_tensor_left_in_grad():
+    weight = autojit.tensor([1.0, 2.0, 3.0], requires_grad=True)
+
+    def step(x):
+        (weight * x).sum().backward()
+        return weight.grad
+
+    compiled = autojit.compile(step)
+    first = compiled(autojit.ones(3))
+    assert first is weight.grad
+    second = compiled(autojit.ones(3) * 2)
+    assert second is first is weight.grad  # accumulated in place, as eager does
+    np.testing.assert_array_equal(first.numpy(), [3.0, 3.0, 3.0])

@@ -182,6 +182,23 @@ def test_data_shares_storage_without_history():
     assert x.detach().tolist() == [10.0, 20.0]
 
 
+def test_assigning_data_of_another_shape_and_dtype_keeps_the_tensor_as_torchs():
+    torch = pytest.importorskip("torch")
+    results = []
+    for library in (autojit, torch):
+        weight = library.nn.Parameter(library.ones(2))
+        (weight * 2).sum().backward()
+        weight.data = library.ones(3, dtype=library.float64) * 3  # a layer resized in place
+        plain = library.ones(2, 3)
+        plain.data = library.zeros(5)
+        results.append((str(weight.dtype).split(".")[-1], tuple(weight.shape),
+                        weight.requires_grad, weight.is_leaf, type(weight).__name__,
+                        weight.tolist(), weight.grad.tolist(), tuple(plain.shape)))
+        with pytest.raises(TypeError):
+            weight.data = 3
+    assert results[0] == results[1]
+
+
 def test_detach_in_place():
     x = autojit.tensor([1.0], requires_grad=True)
     y = x * 2

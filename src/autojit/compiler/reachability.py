@@ -43,11 +43,13 @@ import collections
 import dis
 import functools
 import hashlib
+import io
 import os
 import random
 import sys
 import sysconfig
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -75,6 +77,7 @@ LIBRARY_ROOTS = tuple(os.path.realpath(path) + os.sep for path in {
 
 
 _GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
+_TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_hooks")
 
 
 def rng_state(generator=None):
@@ -88,6 +91,48 @@ def rng_state(generator=None):
         state = generator.get_state(legacy=False)
         return (state["state"]["pos"], state["state"]["key"].tobytes())
     return generator.getstate()
+
+
+def _is_iterator(obj) -> bool:
+    return getattr(type(obj), "__next__", None) is not None and not isinstance(obj, io.IOBase)
+
+
+def iterator_progress(obj, depth: int = 0):
+    """Where an iterator stands, as something == compares: a generator's position and
+    locals; otherwise what it pickles to (a list iterator's index, itertools.count's next
+    value) or its attributes (an iterator class of Python's: a DataLoader's), with the
+    iterators it holds followed in turn. Objects inside count by identity."""
+    if isinstance(obj, types.GeneratorType):
+        frame = obj.gi_frame
+        if frame is None:
+            return ("finished",)
+        return (frame.f_lasti, tuple((name, _progress_part(value, depth))
+                                     for name, value in frame.f_locals.items()))
+    attributes = getattr(obj, "__dict__", None)
+    if isinstance(attributes, dict):
+        return tuple((name, _progress_part(value, depth)) for name, value in
+                     list(attributes.items()))
+    try:
+        with warnings.catch_warnings():  # itertools' pickling is deprecated in Python 3.12
+            warnings.simplefilter("ignore", DeprecationWarning)
+            reduced = obj.__reduce__()
+    except Exception:  # nothing to read the position from: the object stands for itself
+        return id(obj)
+    if not isinstance(reduced, tuple):
+        return id(obj)
+    return tuple(_progress_part(part, depth) for part in reduced[1:])
+
+
+def _progress_part(value, depth: int):
+    if isinstance(value, SCALAR_TYPES):
+        return value
+    if depth < 4 and _is_iterator(value):
+        return iterator_progress(value, depth + 1)
+    if isinstance(value, tuple) and depth < 4:
+        return tuple(_progress_part(item, depth + 1) for item in value)
+    if isinstance(value, list):  # what an exhausted dict iterator pickles to: its remaining
+        return (id(value), len(value))
+    return id(value)
 
 
 class Observation:
@@ -104,7 +149,7 @@ class Observation:
     def same(self, other: Observation) -> bool:
         if self.kind != other.kind:
             return False
-        if self.kind == "rng":
+        if self.kind in ("rng", "progress"):
             return self.value == other.value
         if self.kind in ("unset", "absent"):
             return True  # the same path: the same attribute or key
@@ -204,7 +249,10 @@ class Walk:
             if named is None or _readability(display) < _readability(named):
                 self.tensor_names[id(obj)] = display
             self._observe(path, "tensor", obj, display)
-            return []
+            # Its hooks run in a traced backward: what they reach (a list a hook appends to)
+            # is state the call can change.
+            return [((*path, f".{name}"), f"{display}.{name}", getattr(obj, name))
+                    for name in _TENSOR_HOOKS if getattr(obj, name)]
         if id(obj) in self._seen:
             self._observe(path, "is", obj, display)
             return []
@@ -223,6 +271,11 @@ class Walk:
             self._observe(path, "is", obj, display)
             self._observe(path, "rng", rng_state(obj), display)
             return []
+        if _is_iterator(obj):
+            # Where an iterator stands (a generator, `iter(list)`, a DataLoader's iterator): a
+            # trace that took an item from it moved it, and a graph cannot take another
+            # (StateChanges sees the move, as it sees a random generator's).
+            self._observe(path, "progress", iterator_progress(obj), display)
         self._seen[id(obj)] = obj
         if not self._copies:
             self.objects[path] = obj

@@ -162,9 +162,10 @@ def flatten_result(result, graph: Graph, tracer, arg_positions: dict, known=froz
 
 
 def alias_fresh_grads(template, result, fresh_grads: dict):
-    """The template with each returned tensor that is an assigned .grad (`return w.grad`
-    after `w.grad = None; loss.backward()`) made a ("grad", output name) leaf: the call
-    returns the very tensor it leaves in .grad, as eager does."""
+    """The template with each returned tensor that is a .grad the call leaves on a tensor from
+    outside (`return w.grad` after `loss.backward()`; `fresh_grads`: output name -> that
+    .grad) made a ("grad", output name) leaf: the call returns the very tensor it leaves in
+    .grad, as eager does."""
     if not fresh_grads:
         return template
     kind = template[0]

@@ -315,7 +315,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             graph.add_output(tracer.value_of(gradient), tracer.unique_output("nan_check"),
                              "check")
         tracer.finish(graph, symbolic_args)
-        template = alias_fresh_grads(template, result, tracer.fresh_grads)
+        template = alias_fresh_grads(template, result, tracer.grads_left)
     except _RunEagerly as reason:
         config.log("recompiles", f"{compiled.name()}: this call runs eagerly: {reason}")
         eager_call = True

@@ -129,6 +129,9 @@ class Tracer:
         self.grad_assigned: set = set()
         self.grad_overwritten: set = set()
         self.fresh_grads: dict = {}  # "grad" output name of an assigned .grad -> its tensor
+        # "grad" output name -> the .grad a tensor from outside the call is left with: a call
+        # returning it returns the very tensor each run leaves there, as eager does.
+        self.grads_left: dict = {}
         # (gradient, node, output position) that anomaly mode checks for nan on every run.
         self.nan_checks: list = []
         # "grad" output name -> the real tensor whose .grad it is (the captured input's tensor,
@@ -479,6 +482,7 @@ class Tracer:
             if tensor._grad is not None and tensor._grad._data is None:
                 output = graph.add_output(self.value_of(tensor._grad), self.unique_output(
                     f"{entry.name}.grad"), "grad", entry)
+                self.grads_left[output.name] = tensor._grad
                 if id(tensor) in self.grad_assigned:
                     self.fresh_grads[output.name] = tensor._grad
         for touched in list(self._touched.values()):
@@ -487,6 +491,8 @@ class Tracer:
                 output = graph.add_output(self.value_of(grad), self.unique_output(
                     f"{touched.entry.name}.grad"), "grad", touched.entry)
                 self.grad_owners[output.name] = touched.tensor
+                if id(touched.tensor) not in self.made:  # pruned: no .grad outlives the call
+                    self.grads_left[output.name] = grad
                 if id(touched.tensor) in self.grad_assigned:
                     self.fresh_grads[output.name] = grad
         for entry, value in self._updates.values():

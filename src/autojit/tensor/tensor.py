@@ -471,12 +471,13 @@ class Tensor:
 
     @data.setter
     def data(self, new: Tensor) -> None:
-        if new.shape != self.shape or new.dtype is not self._dtype:
-            # torch allows a type/shape change here; autojit keeps the metadata consistent
-            # with the autograd graph instead and only swaps same-shaped storage.
-            raise RuntimeError(f"data set to a tensor of shape {new.shape} and dtype {new.dtype}, "
-                               f"expected {self.shape} and {self._dtype}")
+        """Swap in another tensor's storage, of any shape and dtype, as torch does
+        (`p.data = p.data.half()`, a layer resized in place): the tensor keeps its identity,
+        autograd flags and .grad."""
+        if not isinstance(new, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(new).__name__}")
         self._data = new._data
+        self._dtype = new._dtype
         self._value = new._value
 
     def detach(self) -> Tensor:

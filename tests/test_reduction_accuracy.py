@@ -179,3 +179,17 @@ def test_a_float32_sum_keeps_the_vector_width_of_its_elementwise_kernel():
                                    [KernelOutput(1, dtypes.float32),
                                     KernelOutput(1, dtypes.float32, "sum")], (0,)))
     assert max(float_widths(summed.optimized_ir)) == max(float_widths(stored.optimized_ir))
+
+
+@pytest.mark.parametrize("shape, dim", [((4_000_000, 2), 0), ((200_000, 3), 0),
+                                        ((2000, 8, 64), (0, 1)), ((64, 3000, 2), 1)])
+def test_eager_sums_over_outer_dims_accumulate_in_double(shape, dim):
+    # NumPy adds the rows of a non-innermost dim one after another in float32: a sum over
+    # 4e6 rows of 0.1 was 3.9e-2 off eagerly. Past 1024 such rows it accumulates in float64.
+    data = np.full(shape, 0.1, dtype=np.float32)
+    truth = data.astype(np.float64).sum(axis=dim)
+    x = autojit.tensor(data)
+    assert relative_error(x.sum(dim).numpy(), truth) < TOLERANCE
+    count = data.size // truth.size
+    assert relative_error(x.mean(dim).numpy(), truth / count) < TOLERANCE
+    assert x.sum(dim).dtype is autojit.float32

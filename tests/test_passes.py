@@ -571,3 +571,15 @@ def test_random_programs_optimize_to_the_same_results(steps, dtype):
     args = [sample((2, 3), dtype.numpy, seed=1), sample((3,), dtype.numpy, seed=2)]
     result = check(graph, optimize, args)
     assert len(result.nodes) <= len(graph.nodes)
+
+
+def test_a_scalar_exponent_of_a_half_is_a_square_root_compiled_as_eagerly():
+    # NumPy's power takes a scalar 0.5 as sqrt (and torch computes sqrt): -inf and -0.0 give
+    # nan and -0.0, where the C library's pow gives inf and 0.0.
+    values = [-math.inf, -0.0, 0.0, 4.0, 2.0, math.inf, math.nan]
+    x = autojit.tensor(values)
+    compiled = autojit.compile(lambda v: v ** 0.5)
+    expected = np.sqrt(np.array(values, dtype=np.float32))
+    for result in (compiled(x), x ** 0.5):
+        np.testing.assert_array_equal(np.signbit(result.numpy()), np.signbit(expected))
+        np.testing.assert_array_equal(result.numpy(), expected)

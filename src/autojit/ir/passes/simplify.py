@@ -82,9 +82,15 @@ def _div(inputs, attrs, out, compute):
 
 
 def _pow(inputs, attrs, out, compute):
-    if compute.category != dtypes.BOOL:
-        return _identity(inputs, out, (1,), lambda operand: _is_one(operand, compute))
-    return None
+    if compute.category == dtypes.BOOL:
+        return None
+    found = _identity(inputs, out, (1,), lambda operand: _is_one(operand, compute))
+    if found is None and compute.is_floating_point and _element(inputs[1], compute) == 0.5 \
+            and _same_type(inputs[0], out):
+        # NumPy's power (the reference) takes a scalar exponent of 0.5 as sqrt, as torch does:
+        # -inf and -0.0 give nan and -0.0, where the C library's pow gives inf and 0.0.
+        return ew.SQRT, [inputs[0]], {}
+    return found
 
 
 def _add(inputs, attrs, out, compute):

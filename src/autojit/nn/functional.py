@@ -22,7 +22,7 @@ import warnings
 from ..ops import elementwise as ew
 from ..ops import loss as loss_ops
 from ..ops.autocast import BANNED, FP32, autocast_op
-from ..ops.composite import gelu, softplus  # noqa: F401 - re-exported names
+from ..ops.composite import gelu, mean, softplus  # noqa: F401 - re-exported names
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
 from ..ops.index_checks import check_index
 from ..ops.reduction import sum_
@@ -123,7 +123,9 @@ def _check_reduction(reduction: str) -> None:
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
-        return sum_(loss) / loss.numel()  # an empty loss gives nan (0 / 0), as in torch
+        # A float16 loss is summed in float32, as torch's reduction does (an empty loss gives
+        # nan, 0 / 0, as in torch).
+        return mean(loss)
     if reduction == "sum":
         return sum_(loss)
     return loss

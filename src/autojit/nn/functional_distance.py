@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import composite
-from ..ops.autocast import FP32, autocast_op
+from ..ops.autocast import FP32, autocast_op, float32_inside
 from ..ops.products import cosine_similarity  # noqa: F401 - one implementation, ops/products.py
 from ..ops.reduction import amax
 from ..tensor import dtypes
@@ -22,6 +22,7 @@ from .functional_common import check_tensor
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "one_hot"]
 
 
+@float32_inside()
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # noqa: A002
               out=None) -> Tensor:
     """input / max(||input||_p, eps) over dim."""

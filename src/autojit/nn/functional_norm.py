@@ -17,7 +17,7 @@ import warnings
 from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
 from ..ops.autocast import FP32, autocast_op, float32_inside
-from ..ops.composite import rsqrt
+from ..ops.composite import mean, rsqrt
 from ..ops.normalization import normalize_trailing
 from ..ops.reduction import sum_
 from ..tensor.tensor import Tensor
@@ -177,7 +177,9 @@ def _loss_operands(name: str, input: Tensor, target, reduction: str) -> Tensor: 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
-        return sum_(loss) / loss.numel()  # an empty loss gives nan (0 / 0), as in torch
+        # A float16 loss is summed in float32, as torch's reduction does (an empty loss gives
+        # nan, 0 / 0, as in torch).
+        return mean(loss)
     if reduction == "sum":
         return sum_(loss)
     return loss

@@ -111,6 +111,7 @@ def silu(x):
 
 
 @autocast_op(cuda=FP32)
+@float32_inside()
 def softplus(x, beta: float = 1.0, threshold: float = 20.0):
     """Elementwise `ln(1 + e^(beta x)) / beta`, x itself where `beta x > threshold`; exp never
     overflows.
@@ -228,6 +229,7 @@ def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
 
 
 @autocast_op(cuda=FP32)
+@float32_inside()
 def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
     """The p-norm over `dim` (all when None): 2 or "fro", 1, inf, -inf, 0 or any other p.
 

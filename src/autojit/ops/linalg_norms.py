@@ -13,7 +13,7 @@ import math
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
-from .autocast import FP32_SET_OPT_DTYPE, autocast_op
+from .autocast import FP32_SET_OPT_DTYPE, autocast_op, float32_inside
 from .composite import norm as p_norm
 from .layout import permute, reshape
 from .linalg_common import SCALAR_TYPE, check_tensor, with_out
@@ -48,6 +48,7 @@ def _format_order(ord) -> str:
 
 
 @autocast_op(cuda=FP32_SET_OPT_DTYPE)
+@float32_inside()
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None,
                 out=None) -> Tensor:
     """The vector ord-norm of x over `dim` (all of x, flattened, when None): the sum of |x|^ord

@@ -19,7 +19,7 @@ import warnings
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
-from .autocast import FP32, LOWER, PROMOTE, autocast_op
+from .autocast import FP32, LOWER, PROMOTE, autocast_op, float32_inside
 from .composite import norm
 from .elementwise_math import SCALAR_TYPE_NAMES, tensor_argument
 from .layout import cat, expand, narrow, reshape, unsqueeze
@@ -252,6 +252,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 @autocast_op(cuda=FP32)
+@float32_inside()
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """The cosine of the angle between x1 and x2 along `dim` (broadcast), each norm clamped
     to at least eps."""

@@ -301,3 +301,25 @@ def test_large_dynamic_kernels_split_over_cores_stay_exact():
         x = _tensor(rng, rows, 512)
         expected = (np.tanh(x.numpy() * 2) + 1).sum(axis=1)
         np.testing.assert_allclose(compiled(x).numpy(), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["chunk", "split", "interpolate_linear",
+                                  "interpolate_bicubic", "interpolate_antialias"])
+def test_shape_dependent_python_in_ops_works_at_new_sizes(name):
+    # chunk's piece count and interpolate's source positions are Python values computed from
+    # a size: in a dynamic trace they specialize (guarded) instead of failing.
+    functions = {
+        "chunk": lambda x: x.chunk(2, -1)[0] * 2,
+        "split": lambda x: sum(piece.sum() for piece in x.split(3, -1)),
+        "interpolate_linear": lambda x: F.interpolate(x[0], scale_factor=2, mode="linear"),
+        "interpolate_bicubic": lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"),
+        "interpolate_antialias": lambda x: F.interpolate(x, scale_factor=0.5,
+                                                         mode="bilinear", antialias=True),
+    }
+    function = functions[name]
+    compiled = autojit.compile(function)
+    for size in (8, 10, 12, 10):
+        x = autojit.tensor(np.random.default_rng(size).standard_normal((1, 2, size, size)),
+                           dtype=autojit.float32)
+        np.testing.assert_allclose(compiled(x).numpy(), function(x).numpy(), rtol=1e-5,
+                                   atol=1e-6)

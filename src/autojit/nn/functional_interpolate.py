@@ -92,7 +92,8 @@ def _index(positions: np.ndarray, device) -> Tensor:
 
 
 def _resize_dim(x: Tensor, dim: int, o: int, scale, mode: str, align_corners: bool) -> Tensor:
-    n = x.shape[dim]
+    # The source positions are NumPy arrays: a symbolic extent (a dynamic trace) specializes.
+    n = int(x.shape[dim])
     destination = np.arange(o, dtype=np.float64)
     if mode in ("nearest", "nearest-exact"):
         step = np.float32(_coordinate_scale(n, o, scale, False))  # torch computes in float
@@ -119,7 +120,7 @@ def _cubic_dim(x: Tensor, dim: int, destination: np.ndarray, step: float,
                align_corners: bool) -> Tensor:
     """Cubic convolution along `dim`: four taps around each source position (clamped to the
     edge), weighted by torch's coefficients (A = -0.75)."""
-    n, o = x.shape[dim], destination.shape[0]
+    n, o = int(x.shape[dim]), destination.shape[0]
     source = destination * step if align_corners else step * (destination + 0.5) - 0.5
     first = np.floor(source)
     t = source - first
@@ -162,7 +163,7 @@ _ANTIALIAS_FILTERS = {"bilinear": (2, _triangle), "bicubic": (4, _antialias_cubi
 def _antialias_dim(x: Tensor, dim: int, o: int, scale, mode: str, align_corners: bool) -> Tensor:
     """Resize `dim` with torch's antialiasing weights (_compute_weights_aa): the filter's
     support grows with the downsampling factor and each row of weights sums to one."""
-    n = x.shape[dim]
+    n = int(x.shape[dim])
     step = _coordinate_scale(n, o, scale, align_corners)
     taps, kernel = _ANTIALIAS_FILTERS[mode]
     support = taps * 0.5 * step if step >= 1.0 else taps * 0.5

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.symbolic import as_size, size_product
+from ..tensor.symbolic import as_size, is_symbolic, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from .autocast import PROMOTE, autocast_op
@@ -558,7 +558,9 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Pieces of x along `dim`: of one size (the last may be smaller) or of the listed sizes."""
     dim = normalize_dim(dim, x.ndim)
     extent = x.shape[dim]
-    if isinstance(split_size_or_sections, int):
+    if isinstance(split_size_or_sections, int) or is_symbolic(split_size_or_sections):
+        # A size from a dynamic trace (chunk of a symbolic extent): how many pieces there are
+        # is a Python int, so range() specializes it (guarded), as a list's length would be.
         size = split_size_or_sections
         if size < 0:
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size="

@@ -252,3 +252,16 @@ def test_flip_copies_and_compiles_for_every_size():
     for rows in (3, 5, 7):
         t = autojit.arange(rows * 2.0).reshape(rows, 2)
         np.testing.assert_array_equal(compiled(t).numpy(), np.rot90(np.flip(t.numpy(), 0)) * 2)
+
+
+def test_cat_skips_1d_empty_tensors_but_promotes_over_their_dtypes():
+    results = []
+    for library in (autojit, torch):
+        ints, empty = library.tensor([1, 2]), library.zeros(0)
+        joined = [library.cat([ints, empty]), library.cat([empty, ints]),
+                  library.cat([ints.reshape(1, 2), empty]),
+                  library.cat([library.tensor([1.0], dtype=library.float16),
+                               library.zeros(0, dtype=library.float64)]),
+                  library.cat([library.tensor([True]), library.zeros(0, dtype=library.uint8)])]
+        results.append([(str(t.dtype).split(".")[-1], t.tolist()) for t in joined])
+    assert results[0] == results[1]

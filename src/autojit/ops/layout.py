@@ -16,7 +16,7 @@ from ..tensor.symbolic import as_size, is_symbolic, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from .autocast import PROMOTE, autocast_op
-from .registry import Layout, bind, define_op, rule_first, rule_promote
+from .registry import Layout, bind, define_op, promoted_dtype, rule_first, rule_promote
 
 # ---- folding into strides: how a kernel reads a view without materializing it --------------
 # Each rule takes the source's shape and element strides (as a kernel would read it) and gives
@@ -380,8 +380,12 @@ def cat(tensors, dim: int = 0) -> Tensor:
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"cat(): expected a sequence of Tensors, got {type(t).__name__}")
-    # torch skips 1-D empty tensors in cat, a legacy rule kept for compatibility.
+    # torch skips 1-D empty tensors in cat, a legacy rule kept for compatibility, but their
+    # dtypes still take part in the result's (cat([int64 x, zeros(0)]) is float32).
     kept = tuple(t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)) or tensors[:1]
+    if len(kept) < len(tensors):
+        dtype = promoted_dtype(tensors)
+        kept = tuple(t if t.dtype is dtype else t.to(dtype) for t in kept)
     dim = normalize_dim(dim, kept[0].ndim)
     try:
         _cat_rule(*(tuple(t.shape) for t in kept), dim=dim)

@@ -308,3 +308,21 @@ def test_a_returned_grad_is_the_tensor_left_in_grad():
     second = compiled(autojit.ones(3) * 2)
     assert second is first is weight.grad  # accumulated in place, as eager does
     np.testing.assert_array_equal(first.numpy(), [3.0, 3.0, 3.0])
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam"])
+def test_a_compiled_optimizer_step_reads_each_calls_grad(name):
+    # The step reads each parameter's .grad: a new tensor there is a new trace, never the
+    # tensor the previous trace read (the update used the second call's gradient from then on).
+    results = []
+    for compiled in (False, True):
+        weight = autojit.nn.Parameter(autojit.zeros(2))
+        optimizer = getattr(autojit.optim, name)([weight], lr=0.5)
+        step = autojit.compile(optimizer.step) if compiled else optimizer.step
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CompileWarning)
+            for scale in range(1, 6):
+                weight.grad = autojit.full((2,), float(scale))
+                step()
+        results.append(weight.detach().numpy().copy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6)

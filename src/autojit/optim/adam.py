@@ -92,8 +92,10 @@ class Adam(Optimizer):
         exp_avg.add_((grad - exp_avg) * (1 - beta1))
         exp_avg_sq.mul_(beta2)
         exp_avg_sq.add_(grad * grad * (1 - beta2))
-        bias_correction1 = 1 - beta1 ** step
-        bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
+        # In float64, as torch computes them from the step count as a Python number.
+        count = step.to(dtypes.float64)
+        bias_correction1 = 1 - beta1 ** count
+        bias_correction2_sqrt = (1 - beta2 ** count).sqrt()
         second = exp_avg_sq
         if group["amsgrad"]:
             second = state["max_exp_avg_sq"]
@@ -151,8 +153,12 @@ class Adam(Optimizer):
         cached = getattr(self, "_correction_cache", None)
         if cached is None or cached[0] != key:
             beta1, beta2 = group["betas"]
-            bias_correction1 = 1 - beta1 ** step
-            bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
-            cached = (key, bias_correction2_sqrt._data, (group["lr"] / bias_correction1)._data)
+            count = step.to(dtypes.float64)
+            bias_correction1 = 1 - beta1 ** count
+            bias_correction2_sqrt = (1 - beta2 ** count).sqrt()
+            # Rounded to the parameters' dtype, as `_update`'s ops convert a 0-d operand.
+            dtype = step._data.dtype
+            cached = (key, bias_correction2_sqrt._data.astype(dtype),
+                      (group["lr"] / bias_correction1)._data.astype(dtype))
             self._correction_cache = cached
         return cached[1], cached[2]

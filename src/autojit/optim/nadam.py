@@ -21,6 +21,7 @@ default dtype) whatever the parameters' dtype, as torch keeps it.
 
 from __future__ import annotations
 
+from ..tensor import dtypes
 from ..tensor.creation import ones, zeros_like
 from .adam import step_count
 from .optimizer import Optimizer, check_betas, check_lr, check_nonnegative, scalar_dtype
@@ -73,14 +74,18 @@ class NAdam(Optimizer):
             else:
                 grad = grad + param * weight_decay
         momentum_decay = group["momentum_decay"]
-        mu = (1.0 - 0.5 * 0.96 ** (step * momentum_decay)) * beta1
-        mu_next = (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay)) * beta1
+        # The schedule in float64, as torch computes it from Python numbers (the step count and
+        # the product's value).
+        count = step.to(dtypes.float64)
+        mu = (1.0 - 0.5 * 0.96 ** (count * momentum_decay)) * beta1
+        mu_next = (1.0 - 0.5 * 0.96 ** ((count + 1) * momentum_decay)) * beta1
         mu_product.mul_(mu)
+        product = mu_product.to(dtypes.float64)
         exp_avg.add_((grad - exp_avg) * (1 - beta1))
         exp_avg_sq.mul_(beta2)
         exp_avg_sq.add_(grad * grad * (1 - beta2))
-        denominator = (exp_avg_sq / (1 - beta2 ** step)).sqrt() + group["eps"]
-        grad_weight = (1.0 - mu) / (1.0 - mu_product) * -lr
-        average_weight = mu_next / (1.0 - mu_product * mu_next) * -lr
+        denominator = (exp_avg_sq / (1 - beta2 ** count)).sqrt() + group["eps"]
+        grad_weight = (1.0 - mu) / (1.0 - product) * -lr
+        average_weight = mu_next / (1.0 - product * mu_next) * -lr
         param.add_(grad * grad_weight / denominator)
         param.add_(exp_avg * average_weight / denominator)

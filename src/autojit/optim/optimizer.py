@@ -28,6 +28,7 @@ from itertools import chain
 
 from ..autograd import enable_grad, set_grad_enabled
 from ..tensor import dtypes
+from ..tensor.state import state
 from ..tensor.tensor import Tensor
 
 
@@ -181,13 +182,19 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the .grad of every parameter: to None (default), or to zeros in place."""
+        tracer = state.tracer
         for group in self.param_groups:
             for param in group["params"]:
+                if set_to_none:
+                    # Assigned without reading it first: while tracing, what .grad held
+                    # before then does not decide the trace (it is not guarded).
+                    if tracer is not None or param._grad is not None:
+                        param.grad = None
+                    continue
+                if tracer is not None:  # zeroed in place: which tensor it is is guarded
+                    tracer.note_grad_access(param)
                 grad = param._grad
                 if grad is None:
-                    continue
-                if set_to_none:
-                    param.grad = None
                     continue
                 if grad.grad_fn is not None:
                     grad.detach_()
@@ -205,9 +212,15 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        tracer = state.tracer
         with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             for group in self.param_groups:
                 for param in group["params"]:
+                    if tracer is not None:
+                        # A compiled step reads this very .grad: its guards check which
+                        # tensor it is (a new one each call is a new trace, never a stale
+                        # one read again).
+                        tracer.note_grad_access(param)
                     grad = param._grad
                     if grad is None:
                         continue

@@ -264,3 +264,30 @@ def test_chained_views_refresh_through_their_sources():
     base.mul_(x)
     (view * view).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 4 * np.array([1.0, 2.0, 3.0, 4.0]) ** 3)
+
+
+def test_inference_mode_false_and_generator_decoration_are_torchs():
+    torch = pytest.importorskip("torch")
+    results = []
+    for library in (aj, torch):
+        with library.inference_mode():
+            with library.inference_mode(False):  # inference off, grad mode on, as torch's guard
+                x = library.ones(3, requires_grad=True)
+                y = x * 2
+                inside = (y.requires_grad, library.is_inference_mode_enabled(),
+                          library.is_grad_enabled(), y.is_inference())
+
+        @library.no_grad()
+        def doubled(x):  # each step of the generator runs without grad
+            yield x * 2
+            yield x * 3
+
+        @library.enable_grad()
+        def kept(x):
+            yield x * 2
+
+        stepped = [v.requires_grad for v in doubled(library.ones(2, requires_grad=True))]
+        with library.no_grad():
+            enabled = [v.requires_grad for v in kept(library.ones(2, requires_grad=True))]
+        results.append((inside, stepped, enabled, library.is_grad_enabled()))
+    assert results[0] == results[1]

@@ -167,3 +167,24 @@ def test_deprecated_upsample_functions_warn_and_interpolate_as_torchs(name, argu
         results.append((y.detach().numpy(), x.grad.numpy()))
     for mine, theirs in zip(*results):
         np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+
+
+@pytest.mark.parametrize(("mode", "shape", "align_corners"), [
+    ("linear", (1, 1, 3), False), ("bilinear", (1, 1, 4, 3), False),
+    ("bilinear", (1, 1, 4, 3), True), ("trilinear", (1, 1, 2, 3, 4), False),
+    ("nearest", (1, 1, 4, 3), None), ("bicubic", (1, 1, 4, 3), False),
+])
+def test_a_dim_whose_size_a_scale_factor_keeps_is_copied_as_torch_copies_it(
+        mode, shape, align_corners):
+    # torch's linear kernels and its 2-D nearest one copy such a dim (3 * 1.3 rounds to 3)
+    # instead of resampling it with step 1 / 1.3; its bicubic one resamples it.
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+    options = {} if align_corners is None else {"align_corners": align_corners}
+    results = []
+    for library in (autojit, torch):
+        x = library.tensor(data, requires_grad=True)
+        y = library.nn.functional.interpolate(x, scale_factor=1.3, mode=mode, **options)
+        (y * y).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy()))
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)

@@ -1,12 +1,14 @@
 """Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode.
 
-Each works as a context manager and as a decorator; set_grad_enabled also acts when called as a
-plain function. The flag lives in the thread-local state (tensor/state.py), so modes are per thread.
+Each works as a context manager and as a decorator (of a generator function too: each step of
+the generator runs in the mode); set_grad_enabled also acts when called as a plain function.
+The flag lives in the thread-local state (tensor/state.py), so modes are per thread.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 
 from ..tensor.state import state
 
@@ -30,12 +32,43 @@ class _GradModeContext:
         return self._fresh()
 
     def __call__(self, function):
+        if inspect.isgeneratorfunction(function):
+            return self._wrap_generator(function)
+
         @functools.wraps(function)
         def wrapper(*args, **kwargs):
             with self._fresh():
                 return function(*args, **kwargs)
 
         return wrapper
+
+    def _wrap_generator(self, function):
+        """A generator function decorated: as in torch, each step of the generator runs in the
+        mode, and the code that iterates it in its own."""
+        @functools.wraps(function)
+        def generator(*args, **kwargs):
+            with self._fresh():
+                inner = function(*args, **kwargs)
+            try:
+                with self._fresh():
+                    response = inner.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self._fresh():
+                            inner.close()
+                        raise
+                    except BaseException as error:
+                        with self._fresh():
+                            response = inner.throw(error)
+                    else:
+                        with self._fresh():
+                            response = inner.send(request)
+            except StopIteration as stop:
+                return stop.value
+
+        return generator
 
 
 class _NoParameterContext(_GradModeContext):
@@ -175,10 +208,11 @@ class inference_mode(_GradModeContext):  # noqa: N801
         return super().__call__(function)
 
     def __enter__(self):
+        # As torch's InferenceMode guard: inference_mode(False) turns inference off and grad
+        # mode on, also inside an inference_mode() block.
         self._previous = (state.grad_enabled, state.inference)
-        if self.mode:
-            state.grad_enabled = False
-            state.inference = True
+        state.grad_enabled = not self.mode
+        state.inference = self.mode
         return None
 
     def __exit__(self, *exc):

@@ -94,6 +94,11 @@ def _index(positions: np.ndarray, device) -> Tensor:
 def _resize_dim(x: Tensor, dim: int, o: int, scale, mode: str, align_corners: bool) -> Tensor:
     # The source positions are NumPy arrays: a symbolic extent (a dynamic trace) specializes.
     n = int(x.shape[dim])
+    if o == n and (mode in ("linear", "bilinear", "trilinear") or
+                   mode == "nearest" and x.ndim == 4):
+        # torch's linear kernels, and its 2-D nearest one, copy a dim whose size is kept,
+        # whatever the scale factor says (its 1-D and 3-D nearest kernels resample it).
+        return x
     destination = np.arange(o, dtype=np.float64)
     if mode in ("nearest", "nearest-exact"):
         step = np.float32(_coordinate_scale(n, o, scale, False))  # torch computes in float

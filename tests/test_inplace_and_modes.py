@@ -291,3 +291,22 @@ def test_inference_mode_false_and_generator_decoration_are_torchs():
             enabled = [v.requires_grad for v in kept(library.ones(2, requires_grad=True))]
         results.append((inside, stepped, enabled, library.is_grad_enabled()))
     assert results[0] == results[1]
+
+
+def test_retain_grad_follows_an_in_place_write_as_torchs():
+    torch = pytest.importorskip("torch")
+    results = []
+    for library in (aj, torch):
+        x = library.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        y.retain_grad()
+        y.mul_(3)  # .grad is the gradient of the new value
+        (y * y).sum().backward()
+        whole = y.grad.tolist()
+        x = library.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        view = (x * 1)[:2]
+        view.retain_grad()
+        view.mul_(3)
+        (view * view).sum().backward()
+        results.append((whole, view.grad.tolist()))
+    assert results[0] == results[1]

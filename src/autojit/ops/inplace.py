@@ -121,6 +121,7 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
     write_storage(target, result)
     _take_history(target, result, recording)
     if written_base is not None and written_base.grad_fn is not None:
+        _keep_retained(base, written_base.grad_fn, written_base._output_nr)
         base.grad_fn = written_base.grad_fn
         base._output_nr = written_base._output_nr
         base._requires_grad = True
@@ -156,9 +157,25 @@ def _take_history(target: Tensor, result: Tensor, recording: bool) -> None:
     if state.forward_levels and (target._tangents or result._tangents):
         target._tangents = result._tangents
     if recording and result.grad_fn is not None:
+        _keep_retained(target, result.grad_fn, result._output_nr)
         target.grad_fn = result.grad_fn
         target._output_nr = result._output_nr
         target._requires_grad = True
+
+
+def _keep_retained(tensor: Tensor, node, output_nr: int) -> None:
+    """retain_grad() follows a tensor to the grad_fn an in-place write gives it, as in torch:
+    its .grad is the gradient of its new value (its hooks stay with the old one)."""
+    old = tensor.grad_fn
+    if not tensor._retains_grad or old is None or not old._retained:
+        return
+    entry = old._retained.pop(tensor._output_nr, None)
+    if entry is None:
+        return
+    retained = node.__dict__.get("_retained")
+    if retained is None:
+        retained = node._retained = {}
+    retained[output_nr] = entry
 
 
 def view_steps(view: Tensor) -> list:

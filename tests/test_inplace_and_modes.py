@@ -310,3 +310,21 @@ def test_retain_grad_follows_an_in_place_write_as_torchs():
         (view * view).sum().backward()
         results.append((whole, view.grad.tolist()))
     assert results[0] == results[1]
+
+
+def test_refusals_torch_makes_for_inference_tensors_and_post_accumulate_hooks():
+    torch = pytest.importorskip("torch")
+    for library in (aj, torch):
+        with library.inference_mode():
+            constant = library.ones(3) * 2
+        weight = library.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+            (constant * weight).sum().backward()
+        (constant + weight).sum().backward()  # nothing saved: allowed
+        weight.register_post_accumulate_grad_hook(lambda p: p.grad.mul_(3))
+        with pytest.raises(RuntimeError, match="post accumulate grad hooks should return None"):
+            (weight * 2).sum().backward()
+        other = library.ones(2, requires_grad=True)
+        other.register_post_accumulate_grad_hook(lambda p: 3)
+        with pytest.raises(TypeError, match="expected Variable, but hook returned 'int'"):
+            (other * 2).sum().backward()

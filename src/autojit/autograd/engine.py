@@ -333,7 +333,12 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
     post_hooks = variable._post_accumulate_hooks
     if post_hooks:
         for hook in list(post_hooks.values()):
-            hook(variable)
+            returned = hook(variable)
+            if returned is not None:  # torch's errors: such a hook acts on the tensor itself
+                if not isinstance(returned, Tensor):
+                    raise TypeError(f"expected Variable, but hook returned "
+                                    f"'{type(returned).__name__}'")
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _run_pre_hooks(node: Node, grads: list) -> list:

@@ -30,6 +30,13 @@ FREED_MESSAGE = (
     "backward.")
 
 
+INFERENCE_SAVED_MESSAGE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `autojit.no_grad()` instead "
+    "of `autojit.inference_mode()`.")
+
+
 class SavedTensor:
     """A value kept for backward, with the version it had when saved.
 
@@ -42,6 +49,8 @@ class SavedTensor:
                  "tangents")
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0):
+        if tensor._is_inference and not is_output:
+            raise RuntimeError(INFERENCE_SAVED_MESSAGE)
         self.counter = tensor._version_counter
         self.version = self.counter.value
         if is_output:
@@ -470,6 +479,8 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
             index = entry
         tensor = inputs[index]
         if isinstance(tensor, Tensor):
+            if tensor._is_inference:
+                raise RuntimeError(INFERENCE_SAVED_MESSAGE)
             entry = saved[index] = _new(SavedTensor)
             entry.tensor = tensor
             counter = tensor._counter

@@ -228,6 +228,11 @@ def observation_conditions(guards: GuardSet, observations: list, runtime=frozens
                              f"{guards.constant(keys, 'C')}))")
             guards.require(condition, f"the keys of {what} changed (were "
                            f"{_short(list(map(_key_repr, keys)))})", path, what)
+        elif kind == "missing":  # a key or attribute name looked for and not found there
+            key = observation.value
+            literal = repr(key) if isinstance(key, _KEY_SCALARS) else guards.constant(key, "C")
+            guards.require(f"{literal} not in $", f"{what} now holds {_key_repr(key)}", path,
+                           what)
         elif kind == "absent":  # a global that was not defined, read on the globals
             guards.require(f"{observation.value!r} not in $",
                            f"the global {what} was defined (it was not when traced)", path[:-1])
@@ -306,16 +311,21 @@ def _key_repr(key) -> str:
     return repr(key) if isinstance(key, _KEY_SCALARS) else f"<{type(key).__name__}>"
 
 
-def reachable_tensor_conditions(guards: GuardSet, walk: Walk, read: set, returned: list):
+def reachable_tensor_conditions(guards: GuardSet, walk: Walk, read: set, returned: list,
+                                selected: set | None = None):
     """The tensors a walk reached whose values the graph does not read (`read`: ids of those
     it does): the trace may still have read their shape, dtype or requires_grad in Python
     (`n = self.buffer.shape[0]`), so those are checked; and a tensor the function returned
     as it is (`return self.buffer`, result_template's "object") must be the one its path
-    holds."""
+    holds. `selected`: the ids of the tensors the trace read (read_selection.py), or None for
+    all the walk reached."""
     returned_ids = {id(tensor) for tensor in returned}
     for path, display, tensor in walk.tensors.values():
         if id(tensor) in read:
             continue  # api.py guards it with the graph's inputs
+        if selected is not None and id(tensor) not in selected and \
+                id(tensor) not in returned_ids:
+            continue
         if id(tensor) in returned_ids:
             guards.require(f"$ is {guards.constant(tensor, 'T', display)}",
                            f"{display} is another tensor than when traced", path, display)

@@ -201,6 +201,14 @@ class Walk:
         self.complete = True
         self.too_large = ""  # where the walk stopped, when it did
         self._seen: dict = {}  # id(object) -> the object (kept alive while walking)
+        # Where the walk found things first, by identity (read_selection.py maps a recorded
+        # read to the observations at its path): id(object) -> path, for the objects walked
+        # into and the globals dicts of the user's functions; id(cell) -> the path of its
+        # contents; id(code) -> the paths of the functions running it.
+        self.object_paths: dict = {}
+        self.cell_paths: dict = {}
+        self.function_paths: dict = {}
+        self.attribute_owners: dict = {}  # id(an object's __dict__) -> id(the object)
         # id(dict) -> the display of the object whose attributes its entries stand for (an
         # nn.Module's _modules, _parameters, _buffers: `model.fc1.weight`, `model[0]`)
         self._attribute_dicts: dict = {}
@@ -277,6 +285,7 @@ class Walk:
             # (StateChanges sees the move, as it sees a random generator's).
             self._observe(path, "progress", iterator_progress(obj), display)
         self._seen[id(obj)] = obj
+        self.object_paths[id(obj)] = path
         if not self._copies:
             self.objects[path] = obj
         kind = type(obj)
@@ -345,6 +354,7 @@ class Walk:
             self._observe(path, "keys", tuple(mapping), display)
 
     def _attributes(self, path: tuple, display: str, obj, attributes: dict) -> list:
+        self.attribute_owners[id(attributes)] = id(obj)
         self._snapshot(attributes, dict, (*path, ".__dict__"), f"{display}.__dict__")
         self._keys((*path, ".__dict__"), attributes, f"{display}.__dict__")
         # A class may say which of its attributes are dicts whose entries users reach as
@@ -386,6 +396,7 @@ class Walk:
     def _function(self, path: tuple, display: str, function) -> list:
         constant = len(path) == 1  # the compiled function itself, held by the guards
         self.codes.append(function.__code__)
+        self.function_paths.setdefault(id(function.__code__), []).append(path)
         if not constant:  # another function at this path has other code
             self._observe((*path, ".__code__"), "is", function.__code__, f"{display}.__code__")
         children = []
@@ -398,6 +409,7 @@ class Walk:
             # A function's cells are fixed: the constant function's own are held directly.
             where = (self.constant_path(cell), ".cell_contents") if constant else (
                 *path, f".__closure__[{index}].cell_contents")
+            self.cell_paths.setdefault(id(cell), where)
             children.append((where, name, contents))
         if function.__defaults__:
             children.append(((*path, ".__defaults__"), f"{display}.__defaults__",
@@ -407,6 +419,7 @@ class Walk:
                              function.__kwdefaults__))
         scope = function.__globals__
         root = self.constant_path(scope)
+        self.object_paths.setdefault(id(scope), (root,))
         if id(scope) not in self.snapshots:  # the globals it stores are put back from it
             self._snapshot(scope, dict, (root,), "globals")
         for name in global_names(function.__code__):

@@ -21,7 +21,10 @@ import dataclasses
 import linecache
 import os
 
+import numpy as np
+
 from .. import config
+from ..ir.eager_layout import layout_signature
 from ..ir.graph import Graph
 from ..ir.printing import LogEffect, PrintCapture
 from ..ir.scalars import SymbolicMath
@@ -32,6 +35,7 @@ from ..tensor.state import state
 from ..tensor.symbolic import ShapeEnv
 from ..tensor.tensor import Tensor
 from .compiled_backward import trace_backward
+from .grad_inputs import GradInput, runtime_grads
 from .guards import (
     GuardSet,
     array_budget_exceeded,
@@ -56,6 +60,8 @@ from .nested_arguments import (
     tensor_paths,
 )
 from .reachability import LIBRARY_ROOTS, Walk, function_roots, rng_state
+from .read_selection import select
+from .recorder import Recorder
 from .result_template import (
     Flattening,
     alias_fresh_grads,
@@ -190,6 +196,7 @@ class Trace:
     arg_positions: list
     runtime_paths: frozenset = frozenset()  # paths of the floats read afresh on every call
     python_writes: object = None  # writebacks.PythonWrites, or None
+    reads: object = None  # recorder.Reads: what the call read, or None (guard all it reaches)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -268,9 +275,12 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     # in the function happens for real while tracing, and must be undone (the executable
     # repeats it on each call) before guards and write-back look at .grad.
     grads_before = [(tensor, tensor._grad) for _, _, tensor in tensors_before.values()]
+    recorder = _recorder(compiled, before)
     state.tracer = tracer
     eager_call = False
     try:
+        if recorder is not None:
+            recorder.__enter__()
         placed = [(source, symbol, source.replace(args, symbol)) for source, symbol in runtime
                   if source.path[0] != "args"]  # the function reads the symbol there
         with PrintCapture() as prints, SymbolicMath():
@@ -309,6 +319,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         gradient_outputs: list = []  # added last (compiled_backward.trace_backward)
         backward_error = trace_backward(graph, tracer, requiring, symbolic_args,
                                         gradient_outputs) if requiring else None
+        if recorder is not None:
+            recorder.__exit__(None, None, None)
         nan_checks = [(len(graph.outputs) + index, node, position) for index, (
             gradient, node, position) in enumerate(tracer.nan_checks)]
         for gradient, _, _ in tracer.nan_checks:
@@ -324,6 +336,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         before.restore()  # a graph break runs the call again eagerly; no leaked tensors
         raise
     finally:
+        if recorder is not None:
+            recorder.__exit__(None, None, None)
         state.tracer = None
         reached = {id(tensor) for tensor, _ in grads_before}
         grads_before += [entry for key, entry in tracer.grads_before.items()
@@ -365,9 +379,27 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
                    for value in symbolic_leaves(written)))
     for output in gradient_outputs:
         graph.add_output(*output)
+    reads = recorder.reads if recorder is not None else None
+    if reads is not None and reads.failure is not None:
+        config.log("guards", f"{compiled.name()}: the record of reads failed "
+                   f"({reads.failure}); the guards check all the function can reach")
+        reads = None
     return Trace(args, graph, env, tracer, before, changes, template, requiring,
                  backward_error, nan_checks, cleared, prints, symbolic_args, arg_positions,
-                 frozenset(source.path for source, _ in runtime), python_writes)
+                 frozenset(source.path for source, _ in runtime), python_writes, reads)
+
+
+def _recorder(compiled, before: Walk) -> Recorder | None:
+    """The recorder of this trace's reads (recorder.py), or None where guards check all the
+    function can reach: AUTOJIT_GUARDS=walk, or no recorder works here (the reason is logged)."""
+    if not config.guards_from_reads():
+        return None
+    missing = Recorder.available()
+    if missing is not None:
+        config.log("guards", f"{compiled.name()}: reads are not recorded ({missing}); the "
+                   "guards check all the function can reach")
+        return None
+    return Recorder(before.object_paths, before.cell_paths, before.attribute_owners)
 
 
 def user_location_of(error: BaseException):
@@ -524,7 +556,10 @@ def guard(traced: Trace) -> GuardedTrace:
         before.restore()  # the eager run does the Python side effects again
         raise GiveUp("the function returns a tensor that requires grad but depends on no "
                      "input that requires grad")
+    selection = select(before, traced.reads) if traced.reads is not None else None
     arrays = arrays_to_compare(before, graph)
+    if selection is not None:  # only the arrays the trace read
+        arrays = [found for found in arrays if id(found[2]) in selection.arrays]
     if array_budget_exceeded(arrays):
         before.restore()
         raise GiveUp(array_budget_exceeded(arrays))
@@ -545,7 +580,7 @@ def guard(traced: Trace) -> GuardedTrace:
     if unguardable is not None:
         before.restore()
         graph_break(unguardable, needs_data=False)
-    overlap = _write_guards(guards, traced, arrays, grad_guarded)
+    overlap = _write_guards(guards, traced, arrays, grad_guarded, selection)
     if overlap is not None:
         before.restore()  # the eager run does the Python side effects again
         graph_break(overlap, needs_data=False)
@@ -563,10 +598,12 @@ def guard(traced: Trace) -> GuardedTrace:
                         python_writes)
 
 
-def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: set):
+def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: set,
+                  selection=None):
     """arrays: the NumPy arrays whose values are compared (guards.arrays_to_compare);
     grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those have
-    their .grad checked. Returns why the traced call cannot run compiled (an input written in
+    their .grad checked; selection: what the trace read (read_selection.py), or None to guard
+    all the walk found. Returns why the traced call cannot run compiled (an input written in
     place shares memory with another), else None."""
     args, graph, before, env = traced.args, traced.graph, traced.before, traced.env
     made = traced.tracer.made
@@ -587,8 +624,9 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     # Lists the function only appends to: their class alone; places it only assigns: nothing.
     appended = tuple(traced.changes.appended_paths)
     unguarded = tuple(traced.changes.unguarded_paths)
+    observations = selection.observations if selection is not None else before.observations
     observation_conditions(guards, [
-        observation for observation in before.observations
+        observation for observation in observations
         if not any(observation.path[:len(path)] == path and (
             observation.path != path or observation.kind != "class") for path in appended)
         and not any(observation.path[:len(path)] == path for path in unguarded)],
@@ -600,8 +638,30 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     owners = {id(found[2]._data): found for found in before.tensors.values()
               if found[2]._data is not None}
     paths = tensor_paths(before)
+    if selection is not None:  # the paths the trace read each tensor by, where it read one
+        paths = {**paths, **selection.tensor_paths}
+    # A .grad the trace read is read afresh by each run (grad_inputs.py): its owner's .grad
+    # is guarded by shape, dtype and layout instead of by identity.
+    runtime = runtime_grads(graph.captured_inputs, [entry.tensor for entry in
+                                                    graph.captured_inputs] +
+                            [found[2] for found in before.tensors.values()],
+                            traced.tracer.grad_accessed, traced.tracer.grad_overwritten)
+    grad_guarded = grad_guarded - {id(owner) for owner in runtime.values()}
     for entry in graph.captured_inputs:
         tensor = entry.tensor
+        owner = runtime.get(id(entry))
+        if owner is not None:
+            name = before.tensor_names.get(id(owner), entry.name)
+            subject = (guards.constant(owner, "T", name), "._grad")
+            tensor_conditions(guards, subject, tensor, f"{name}.grad", grad_is=False,
+                              hooks=False, display=f"{name}.grad")
+            if tensor._data.__class__ is np.ndarray:
+                guards.require(f"layout_signature($._data) == "
+                               f"{layout_signature(tensor._data)!r}",
+                               f"{name}.grad changed its memory layout", subject,
+                               f"{name}.grad")
+            entry.tensor = GradInput(owner, tensor)
+            continue
         found = before.tensors.get(id(tensor))
         constant = guards.constant(tensor, "T", entry.name)
         if found is not None:
@@ -628,7 +688,8 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     nested = {id(args[position]) for position in range(len(given_arguments(args)), len(args))
               if position not in aliased}
     reachable_tensor_conditions(guards, before, captured | nested,
-                                returned_objects(traced.template))
+                                returned_objects(traced.template),
+                                selection.tensors if selection is not None else None)
     for path, display, tensor in before.tensors.values():
         if id(tensor) in grad_guarded and id(tensor) not in captured:
             grad_condition(guards, path, tensor, display, display)

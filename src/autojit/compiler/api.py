@@ -55,7 +55,7 @@ from .nested_arguments import flatten, given_arguments
 from .segments import SegmentedPlan
 from .stages import check_environment, compile_graph, interpret_once, run_stage
 from .stats import CompileHistory, CompileStats, GraphBreakRecord
-from .tracing import EagerCall, GiveUp, ScalarSource, guard, prune, trace
+from .tracing import EagerCall, GiveUp, ScalarSource, TraceRaised, guard, prune, trace
 
 BACKENDS = ("cpu", "cuda", "eager", "interpreter")
 DEFAULT_RECOMPILE_LIMIT = 8
@@ -254,6 +254,13 @@ class CompiledFunction:
         except GiveUp as reason:
             self._give_up(str(reason))
             return self._eager(args)
+        except TraceRaised as raised:
+            # The trace put back what the call did before it raised: eager's call does it
+            # again and raises eager's error, from the user's own frames.
+            self.call_arguments = ()
+            result = self._eager(args)
+            self._give_up(f"tracing raised {raised} where the eager call did not")
+            return result
         finally:
             self.call_arguments = ()
         self.compile_seconds += time.perf_counter() - started

@@ -356,6 +356,7 @@ class _Recipe:
                               if leaf.output in positions} if env is not None else {}
         self.symbol_sources = {name: source for name, (_, source) in env.runtime.items()} \
             if env is not None else {}
+        self.size_sources = dict(env.sources) if env is not None else {}
         self.leaf_kinds = {name: (leaf.output, leaf.kind) for name, leaf in env.leaves.items()} \
             if env is not None else {}
         generators = {id(entry.tensor.generator): entry.tensor.generator
@@ -373,6 +374,14 @@ class _Recipe:
         plan = executable.plan
         if hasattr(plan, "unread_outputs"):
             plan.unread_outputs = _unread_results(executable)
+
+    def source_value(self, name: str, args: tuple):
+        """A runtime scalar's value where it lives, or a dynamic size's from its argument."""
+        size = self.size_sources.get(name)
+        if size is not None:
+            position, dim = size
+            return args[position]._data.shape[dim]
+        return self.symbol_sources[name].value(args)
 
     def build(self, template, arrays: tuple, args: tuple, binding, made: dict):
         """A template's value in this run: what a write into Python state stores."""

@@ -105,13 +105,13 @@ class ScalarSource:
 
     @staticmethod
     def put_back(placed) -> None:
-        """Put the scalar back where `replace` put a symbol, unless the function replaced
-        what held it (then the new holder is Python state the trace wrote)."""
-        holder, key, before, symbol = placed
+        """Put the scalar back where `replace` put a symbol, also where the function wrote
+        another value there (`group['lr'] = lr * 0.5`): the run that follows the trace reads
+        the value the call started with, and writes the new one itself (writebacks.py)."""
+        holder, key, before, _ = placed
         if isinstance(key, _Attribute):
-            if getattr(holder, key.name, None) is symbol:
-                setattr(holder, key.name, before)
-        elif holder[key] is symbol:
+            setattr(holder, key.name, before)
+        else:
             holder[key] = before
 
     def _assign(self, path: tuple, args: tuple, value):
@@ -156,6 +156,15 @@ class ScalarSource:
 class GiveUp(Exception):
     """This call cannot run compiled, nor can later ones: the function runs eagerly from now
     on (the message says why)."""
+
+
+class TraceRaised(Exception):
+    """The function raised while traced (`error`): api.py runs the call eagerly, so that what
+    it did before the raise happens, as eager's call does it, and eager's error is raised."""
+
+    def __init__(self, error: Exception):
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.error = error
 
 
 class _RunEagerly(Exception):
@@ -291,7 +300,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
                 raise
             except Exception as error:
                 if not env.leaves and not env.runtime:
-                    raise
+                    raise TraceRaised(error) from error
                 # Code that met a symbolic scalar where it wanted a Python number of its own
                 # (json.dumps, a C extension): the call runs eagerly, where the value is one.
                 where = user_location_of(error)
@@ -327,6 +336,12 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             graph.add_output(tracer.value_of(gradient), tracer.unique_output("nan_check"),
                              "check")
         tracer.finish(graph, symbolic_args)
+        # `x.requires_grad_()` on an argument: every run sets it on the caller's tensor.
+        flag_writes = [(("args", f"[{position}]", "._requires_grad"), symbolic._requires_grad,
+                        f"{describe(args, position)}.requires_grad")
+                       for (_, symbolic), position in zip(symbolic_args, arg_positions)
+                       if symbolic._requires_grad != args[position]._requires_grad and
+                       args[position].grad_fn is None]
         template = alias_fresh_grads(template, result, tracer.grads_left)
     except _RunEagerly as reason:
         config.log("recompiles", f"{compiled.name()}: this call runs eagerly: {reason}")
@@ -342,8 +357,10 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         reached = {id(tensor) for tensor, _ in grads_before}
         grads_before += [entry for key, entry in tracer.grads_before.items()
                          if key not in reached]
-        cleared = [tensor for tensor, grad in grads_before
-                   if grad is not None and tensor._grad is None]
+        # .grad left None: set so by the call (repeated by every run), where it held a tensor
+        # or where the call assigned it (a later call may find one there).
+        cleared = [tensor for tensor, grad in grads_before if tensor._grad is None and (
+            grad is not None or id(tensor) in tracer.grad_assigned)]
         tracer.restore()
         for tensor, grad in grads_before:
             tensor._grad = grad
@@ -356,7 +373,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         return EagerCall(guards, graph)
     changes = StateChanges(before, Walk(*function_roots(function, args), copies=False,
                                         appended=appended), before.codes, unguarded)
-    changes.writes += runtime_writes
+    changes.writes += runtime_writes + flag_writes
     if rng_state() != rng_before:  # NumPy's or Python's global generator drew numbers
         changes.structural.append("the global random generators (numpy.random, random)")
     try:
@@ -453,7 +470,7 @@ def _python_writes(changes: StateChanges, flattening: Flattening, tracer: Tracer
     writes = [(path, template(value, display)) for path, value, display in changes.writes]
     appends = [(path, [template(item, display) for item in items])
                for path, items, display in changes.appends]
-    return PythonWrites(writes, appends, dict(constants))
+    return PythonWrites(writes, appends, dict(constants), changes.key_orders)
 
 
 def _runtime_scalars(paths: set, before: Walk, env: ShapeEnv) -> list:

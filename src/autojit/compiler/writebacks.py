@@ -118,6 +118,7 @@ class StateChanges:
                             if not _under(key[0], skipped) and not _under(key[0], done)]
         self.structural += [display for _, display, array_, copy in before.arrays.values()
                             if not same_array(array_, copy)]
+        self.key_orders = _key_orders(after, [path for path, _, _ in self.writes])
 
     def _appended_lists(self, before: Walk, codes) -> tuple:
         """The lists grown by appends only, which the user's code only appends to: recorded
@@ -152,6 +153,33 @@ class StateChanges:
 
     def __bool__(self) -> bool:
         return bool(self.writes or self.appends or self.structural or self.leaks)
+
+
+def _key_orders(after: Walk, written: list) -> list:
+    """(path of a dict, its keys in the order the traced call left them) for each dict a
+    write goes into: a run that writes a key the dict lost (the trace's own write was taken
+    out, `undo`) must leave it where eager's call puts it, among the others."""
+    keys = {observation.path: observation.value for observation in after.observations
+            if observation.kind == "keys"}
+    orders, seen = [], set()
+    for path in written:
+        if not path[-1].startswith("["):
+            continue
+        owner = path[:-1]
+        if owner in keys and owner not in seen and all(
+                isinstance(key, (str, int, float, bool, bytes, type(None)))
+                for key in keys[owner]):
+            seen.add(owner)
+            orders.append((owner, tuple(keys[owner])))
+    return orders
+
+
+def reorder(mapping: dict, order: tuple) -> None:
+    """Put `mapping`'s keys in `order` (keys not in it last, as they were)."""
+    items = [(key, mapping[key]) for key in order if key in mapping]
+    rest = [(key, value) for key, value in mapping.items() if key not in order]
+    mapping.clear()
+    mapping.update(items + rest)
 
 
 def _place_name(path: tuple, display: str) -> str | None:
@@ -267,9 +295,11 @@ class PythonWrites:
     """The writes and appends of a traced call (StateChanges), as one function every run
     calls: `writes(args, build)`, `build(template)` giving a template's value in that run."""
 
-    def __init__(self, writes: list, appends: list, constants: dict):
-        """writes: (path, template); appends: (path, templates), in the trace's order."""
+    def __init__(self, writes: list, appends: list, constants: dict, orders=()):
+        """writes: (path, template); appends: (path, templates), in the trace's order;
+        orders: (path of a dict, its keys' order after the traced call)."""
         lines, names, namespace = [], {}, dict(constants)
+        namespace["reorder"] = reorder
         self.templates = []
 
         def local(path: tuple) -> str:
@@ -301,6 +331,12 @@ class PythonWrites:
         for path, templates in appends:
             target = local(path)
             lines.extend(f"    {target}.append({value(template)})" for template in templates)
+        for path, order in orders:
+            target = local(path)
+            constant = f"K{len(namespace)}"
+            namespace[constant] = list(order)
+            lines.append(f"    if [*{target}] != {constant}:\n"
+                         f"        reorder({target}, {constant})")
         exec(compile("def replay(args, build):\n" + ("\n".join(lines) or "    pass") + "\n",
                      "<autojit state writes>", "exec"), namespace)  # noqa: S102
         self._replay = namespace["replay"]

@@ -518,9 +518,12 @@ class Tracer:
                 counted.add(id(counter))
                 self.version_bumps.append((touched.entry, counter.value - touched.version))
         # `.grad = None` (zero_grad(set_to_none=True)) on a tensor the trace read: the caller
-        # that runs the graph repeats it, since restore() undoes it on the real tensor.
+        # that runs the graph repeats it, since restore() undoes it on the real tensor; also
+        # where .grad was None already, since a later call may find a .grad there.
         self.cleared_grads = [touched.entry for touched in self._touched.values()
-                              if touched.grad is not None and touched.tensor._grad is None]
+                              if touched.tensor._grad is None and (
+                                  touched.grad is not None or
+                                  id(touched.tensor) in self.grad_assigned)]
 
     def unique_output(self, name: str) -> str:
         taken = {output.name for output in self.graph.outputs} | self.reserved_outputs

@@ -242,3 +242,36 @@ def test_data_written_in_a_compiled_step_leaves_the_version_alone():
 
     check(program)
     assert torch.__version__  # the torch run above is the reference
+
+
+def test_a_step_defined_without_a_source_file(capsys):
+    """A notebook cell, `exec` or `python - < script.py`: no source for linecache to give."""
+    source = """
+losses = []
+model = autojit.nn.Linear(3, 1)
+with autojit.no_grad():
+    model.weight.fill_(0.5)
+    model.bias.fill_(0.1)
+opt = autojit.optim.SGD(model.parameters(), lr=0.1)
+
+def step(x):
+    opt.zero_grad()
+    loss = (model(x) ** 2).mean()
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+    print("loss", loss.item())
+    return loss
+"""
+    runs = {}
+    for name, wrap in (("eager", lambda fn: fn),
+                       ("compiled", lambda fn: autojit.compile(fn, fullgraph=True))):
+        namespace = {"autojit": autojit}
+        exec(compile(source, "<cell>", "exec"), namespace)  # noqa: S102
+        step = wrap(namespace["step"])
+        for _ in range(4):
+            step(autojit.ones(2, 3))
+        runs[name] = (namespace["losses"], capsys.readouterr().out)
+        if name == "compiled":
+            assert step.stats().compiled_calls == 4
+    assert runs["compiled"] == runs["eager"]

@@ -51,7 +51,8 @@ def log(topic: str, message: str) -> None:
     """Write `message` to stderr when AUTOJIT_LOG names `topic` (or "all")."""
     topics = log_topics()
     if topic in topics or "all" in topics:
-        print(f"[autojit:{topic}] {message}", file=sys.stderr)
+        prefix = f"[autojit:{topic}] "
+        print(prefix + message.replace("\n", "\n" + prefix), file=sys.stderr)
 
 
 def guards_from_reads() -> bool:

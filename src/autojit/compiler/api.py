@@ -504,9 +504,10 @@ class CompiledFunction:
                               "gives the DOT text without it") from error
         return graphviz.Source(self.graph_dot()).render(path, format=format, cleanup=True)
 
-    def guards(self) -> str:
-        """The latest executable's guards, one condition per line with its reason."""
-        return str(self._latest().guards)
+    def guards(self, detail: bool = False) -> str:
+        """The latest executable's guards, one condition per line with its reason; those on
+        autojit's own state (modes, hook registries) only with `detail`."""
+        return self._latest().guards.text(detail)
 
     def fusion_groups(self) -> str:
         plan = self._latest().plan

@@ -76,6 +76,7 @@ LIBRARY_ROOTS = tuple(os.path.realpath(path) + os.sep for path in {
     os.path.dirname(os.path.abspath(__file__))})
 
 
+_TENSOR_KEY = "\x00"  # around a tensor key's id in a display, until the walk names it
 _GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
 _TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_hooks")
 
@@ -213,8 +214,10 @@ class Walk:
         # nn.Module's _modules, _parameters, _buffers: `model.fc1.weight`, `model[0]`)
         self._attribute_dicts: dict = {}
         self._paths: set = set()
+        self._keyed: dict = {}  # id -> the tensors used as dict keys (named after the walk)
         self._limit = limit
         self._walk(roots)
+        self._name_tensor_keys()
 
     # ---- the walk -------------------------------------------------------------------------------
 
@@ -230,6 +233,33 @@ class Walk:
                     self.too_large = display
                     return
             frontier = following
+
+    def _name_tensor_keys(self) -> None:
+        """Displays with a tensor as a dict key (an optimizer's state) name it as the user
+        does (`opt.state[model[0].weight]`), by the most readable path the walk found to it,
+        which it may have found after the key."""
+        if not self._keyed:
+            return
+        names = {f"{_TENSOR_KEY}{identity}{_TENSOR_KEY}": self.tensor_names.get(
+            identity, f"<{type(tensor).__name__} at {identity:#x}>")
+            for identity, tensor in self._keyed.items()}
+
+        def named(display: str) -> str:
+            if _TENSOR_KEY not in display:
+                return display
+            for placeholder, name in names.items():
+                display = display.replace(placeholder, name)
+            return display
+
+        for observation in self.observations:
+            observation.display = named(observation.display)
+        self.tensors = {key: (path, named(display), tensor)
+                        for key, (path, display, tensor) in self.tensors.items()}
+        self.tensor_names = {key: named(display) for key, display in self.tensor_names.items()}
+        self.container_paths = {key: (path, named(display))
+                                for key, (path, display) in self.container_paths.items()}
+        self.arrays = {key: (path, named(display), *rest)
+                       for key, (path, display, *rest) in self.arrays.items()}
 
     def _observe(self, path: tuple, kind: str, value, display: str) -> None:
         self.observations.append(Observation(path, kind, value, display))
@@ -306,7 +336,7 @@ class Walk:
             self._snapshot(obj, dict, path, display)
             self._keys(path, obj, display)
             owner = self._attribute_dicts.get(id(obj))
-            return [((*path, f"[{self._key(key)}]"), f"{display}[{_key_text(key)}]"
+            return [((*path, f"[{self._key(key)}]"), f"{display}[{self._key_text(key)}]"
                      if owner is None else _attribute_display(owner, key), value)
                     for key, value in list(obj.items())]
         if isinstance(obj, _BUFFERS):
@@ -447,6 +477,13 @@ class Walk:
         name = f"W{id(obj)}"
         self.constants[name] = obj
         return name
+
+    def _key_text(self, key) -> str:
+        """A dict key as a display shows it; a tensor by a placeholder named after the walk."""
+        if isinstance(key, Tensor):
+            self._keyed[id(key)] = key
+            return f"{_TENSOR_KEY}{id(key)}{_TENSOR_KEY}"
+        return _key_text(key)
 
     def _key(self, key) -> str:
         if isinstance(key, (str, int, float, bool, bytes, type(None))):

@@ -101,7 +101,15 @@ class Reads:
         self.identity: set = set()
         self.cells: set = set()
         self.codes: set = set()
+        self.appended: set = set()  # ids of lists `.append` was called on
         self.failure: str | None = None  # why the record cannot be trusted
+
+    def append_only(self) -> set:
+        """The ids of the lists the call appended to and read nothing of (`losses.append(
+        loss.item())`): each run appends its values, and nothing of them is guarded."""
+        read = self.whole | self.lengths | self.deep | self.identity | \
+            {owner for owner, _ in self.items}
+        return self.appended - read
 
 
 class Recorder:
@@ -571,7 +579,7 @@ _model(_reads_nothing, builtins.isinstance, builtins.issubclass, builtins.type,
        builtins.callable, builtins.setattr, builtins.delattr, builtins.super,
        builtins.range, builtins.abs, builtins.round, builtins.float, builtins.int,
        builtins.divmod, builtins.pow,
-       list.append, list.insert, list.clear, list.pop, set.add, set.discard, set.clear,
+       list.insert, list.clear, list.pop, set.add, set.discard, set.clear,
        dict.clear, dict.__setitem__, dict.popitem, collections.deque.append,
        collections.deque.appendleft, object.__setattr__, object.__init__, object.__new__)
 _model(_whole_arguments, builtins.iter, builtins.list, builtins.tuple, builtins.set,
@@ -582,6 +590,13 @@ _model(_whole_arguments, builtins.iter, builtins.list, builtins.tuple, builtins.
        tuple.count, dict.keys, dict.values, dict.items, dict.copy, set.copy, set.union,
        set.intersection, set.difference, set.issubset, set.issuperset, frozenset.union)
 _model(_whole_owner, dict.pop, dict.setdefault, list.remove)
+def _append(recorder, function, arguments) -> None:
+    arguments = _bound(function, arguments)
+    if arguments and id(arguments[0]) in recorder._known:
+        recorder.reads.appended.add(id(arguments[0]))
+
+
+_model(_append, list.append)
 _model(_length, builtins.len)
 _model(lambda recorder, function, arguments: [recorder.attributes(argument)
                                              for argument in arguments], builtins.vars)

@@ -371,8 +371,10 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         mode_conditions(guards)
         guards.build()
         return EagerCall(guards, graph)
+    recorded = recorder is not None and recorder.reads.failure is None
     changes = StateChanges(before, Walk(*function_roots(function, args), copies=False,
-                                        appended=appended), before.codes, unguarded)
+                                        appended=appended), before.codes, unguarded,
+                           recorder.reads.append_only() if recorded else None)
     changes.writes += runtime_writes + flag_writes
     if rng_state() != rng_before:  # NumPy's or Python's global generator drew numbers
         changes.structural.append("the global random generators (numpy.random, random)")
@@ -388,7 +390,10 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         before.restore()
         raise
     changes.undo()
-    compiled.append_only_paths.update(changes.appended_paths)
+    if not recorded:
+        # Lists the source only ever appends to: later walks do not look into them. With a
+        # record of reads, a later trace that reads one guards what it reads.
+        compiled.append_only_paths.update(changes.appended_paths)
     compiled.write_only_paths.update(changes.unguarded_paths)
     _values_read(graph, tracer, template, prints,
                  *(value for written in (*(python_writes.templates if python_writes else ()),
@@ -684,9 +689,10 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
         if found is not None:
             # Every path that reached it (a parameter through its module and through the
             # optimizer): one of them replaced is another program.
+            traced_tensor = guards.constant(tensor, "I", f"<the tensor {entry.name} traced>")
             for path, display in paths.get(id(tensor), [found[:2]]):
-                guards.require(f"$ is {constant}", f"{display} is another tensor than when "
-                               "traced", path, display)
+                guards.require(f"$ is {traced_tensor}", f"{display} is another tensor than "
+                               "when traced", path, display)
         elif id(tensor) in made:
             owner = owners.get(id(tensor._data))
             if owner is None:

@@ -53,7 +53,8 @@ class StateChanges:
     values, display); structural: displays of everything else that changed; leaks:
     (display, value) for each place that now holds a symbolic value no run can write."""
 
-    def __init__(self, before: Walk, after: Walk, codes=(), unguarded=frozenset()):
+    def __init__(self, before: Walk, after: Walk, codes=(), unguarded=frozenset(),
+                 appended_only=None):
         self.writes, self.appends, self.structural, self.leaks = [], [], [], []
         self.appended_paths: list = []  # paths of the lists appended to (not guarded)
         # Paths the user's code only ever assigns (ir/source_uses.write_only), written with
@@ -64,7 +65,7 @@ class StateChanges:
         # The names the paths use for objects held as constants (the walk after the trace
         # names those it met first).
         self.constants = {**before.constants, **after.constants}
-        skipped = self._appended_lists(before, codes)
+        skipped = self._appended_lists(before, codes, appended_only)
         fresh = _fresh_paths(before, after)
         symbolic = [observation for observation in after.observations
                     if (observation.kind == "symbolic" or observation.kind == "tensor" and
@@ -120,10 +121,11 @@ class StateChanges:
                             if not same_array(array_, copy)]
         self.key_orders = _key_orders(after, [path for path, _, _ in self.writes])
 
-    def _appended_lists(self, before: Walk, codes) -> tuple:
-        """The lists grown by appends only, which the user's code only appends to: recorded
-        in `appends`; returns the paths under which nothing else is compared (the list's
-        length and its items)."""
+    def _appended_lists(self, before: Walk, codes, appended_only=None) -> tuple:
+        """The lists grown by appends only, which the user's code only appends to (by the
+        record of the call's reads, `appended_only`: ids of the lists it appended to and read
+        nothing of; else by the source of `codes`): recorded in `appends`; returns the paths
+        under which nothing else is compared (the list's length and its items)."""
         skipped = []
         for key, (container, contents) in before.snapshots.items():
             if not isinstance(container, list) or len(container) <= len(contents) or any(
@@ -131,7 +133,10 @@ class StateChanges:
                 continue
             path, display = before.container_paths[key]
             name = _place_name(path, display)
-            if name is None or not append_only(name, codes):
+            if appended_only is not None:
+                if key not in appended_only:
+                    continue
+            elif name is None or not append_only(name, codes):
                 continue
             self.appends.append((path, container[len(contents):], display))
             self.appended_paths.append(path)

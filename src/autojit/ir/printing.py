@@ -116,7 +116,8 @@ class PrintCapture:
                 # which a print made after the run would not have written yet.
                 graph_break("print(file=...) to a stream other than sys.stdout or sys.stderr",
                             needs_data=False)
-            texts = [user_text(arg) if is_symbolic(arg) else str(arg) for arg in args]
+            texts = [user_text(arg, sink=True) if is_symbolic(arg) else str(arg)
+                     for arg in args]
             for text in (*texts, str(sep), str(end)):
                 capture.consumed.update(int(n) for n in _TOKEN_PATTERN.findall(text))
             capture.effects.append((texts, sep, end, file, flush))

@@ -357,9 +357,12 @@ def _from_autojit() -> bool:
     return False
 
 
-def user_text(value, spec: str = "") -> str:
+def user_text(value, spec: str = "", sink: bool = False) -> str:
     """A symbolic scalar formatted as the user's code formats it (`print(n)` of a size: the
-    value, each run's own), whoever calls this."""
+    value, each run's own), whoever calls this; `sink`: the text goes straight to a print
+    (each run's own text, whatever the source says)."""
+    if sink and FORMATTER and len(FORMATTER) > 1:
+        return FORMATTER[1](value, spec)
     return _format(value, spec)
 
 

@@ -186,7 +186,14 @@ class CompiledFunction:
         if isinstance(executable, _EagerExecutable):
             self._stats.eager_calls += 1
             return executable.run(args)
-        result = executable.run(args)
+        try:
+            result = executable.run(args)
+        except Exception as error:
+            if not getattr(error, "autojit_rerun_eagerly", False):
+                raise
+            # A kernel found what eager raises for (a target out of range), before anything
+            # was stored: the call runs eagerly and raises eager's error from the user's line.
+            return self._eager(args)
         self._stats.compiled_calls += 1
         return result
 

@@ -167,7 +167,13 @@ class Executable:
         else:
             try:
                 if self.plan is None:
-                    arrays, owned = interpret(self.graph, *supplied), frozenset()
+                    try:
+                        arrays, owned = interpret(self.graph, *supplied), frozenset()
+                    except Exception as error:
+                        # An op's own eager error, before anything is written back: the
+                        # compiled function runs the call eagerly to raise it (api.py).
+                        error.autojit_rerun_eagerly = True
+                        raise
                 else:
                     arrays, owned = self.plan.run_owning(supplied)
             except Exception as error:
@@ -250,9 +256,16 @@ class Executable:
 
         for index, node, position in self.nan_checks:
             if np.isnan(arrays[index]).any():
-                warn_forward_trace(node)
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
-                                   f"{position}th output.")
+                error = RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                     f"{position}th output.")
+                # Nothing is written back yet; where no kernel stores in place either, the
+                # compiled function runs the call eagerly, which warns and raises from the
+                # user's own lines (api.py).
+                error.autojit_rerun_eagerly = self.plan is None or getattr(
+                    self.plan, "in_place", None) is None
+                if not error.autojit_rerun_eagerly:
+                    warn_forward_trace(node)
+                raise error
 
     def _failing_result(self, arrays: tuple, args: tuple, binding):
         from .compiled_backward import FailingBackward

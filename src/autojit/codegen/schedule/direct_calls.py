@@ -28,7 +28,7 @@ from ...tensor.tensor import Tensor
 from ..cpu import blas, input_checks, workers
 from ..cpu import program as programs
 from ..kernel import KernelError
-from .steps import reference_error
+from .steps import mark_repeatable, reference_error
 
 
 def direct_call(plan, arg_positions: list, grads: list, cleared: list, result, skipped,
@@ -95,7 +95,8 @@ def direct_call(plan, arg_positions: list, grads: list, cleared: list, result, s
         try:
             program._fail(plan, status)
         except KernelError as failure:
-            raise reference_error(plan.graph, supplied, failure) from None
+            raise mark_repeatable(reference_error(plan.graph, supplied, failure),
+                                  plan.in_place is None) from None
 
     names.update(plan=plan, program=program, state=state,
                  shared=workers.shared, WORKERS=native, LOCK=native.lock, RUN=run,

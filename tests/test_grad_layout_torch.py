@@ -179,3 +179,29 @@ def test_the_steady_state_direct_call_lays_out_a_transposed_parameters_grad():
     assert results[autojit][0] == results[torch][0] == [(1, 8)] * 6
     np.testing.assert_allclose(results[autojit][1], results[torch][1], rtol=1e-5, atol=1e-7)
 
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("transposed_parameter", [False, True])
+@pytest.mark.parametrize("transposed_value", [False, True])
+def test_an_assigned_grad_keeps_the_assigned_tensors_layout(transposed_value,
+                                                            transposed_parameter, mode):
+    """`w.grad = g` then backward: the .grad is g, added into in place, whatever the
+    parameter's layout (the contract is for the .grad backward makes)."""
+    results = {}
+    for lib in (torch, autojit):
+        base = lib.tensor(np.arange(12.0, dtype=np.float32).reshape(4, 3))
+        w = (base.t() if transposed_parameter else base.t().contiguous()).detach()
+        w.requires_grad_()
+        x = lib.tensor(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+        y = lib.tensor(np.arange(12.0, dtype=np.float32).reshape(4, 3))
+
+        def step(x, y, w=w):
+            w.grad = y.t() * 2 if transposed_value else x * 2
+            (w * x).sum().backward()
+
+        function = _step(step, mode) if lib is autojit else step
+        for _ in range(3):
+            function(x, y)
+        results[lib] = (w.grad.stride(), w.grad.numpy().copy())
+    assert results[autojit][0] == results[torch][0] == ((1, 3) if transposed_value else (4, 1))
+    np.testing.assert_array_equal(results[autojit][1], results[torch][1])

@@ -298,6 +298,12 @@ class Executable:
             # A view of a buffer the call made is not the .grad's alone: a new .grad copies it.
             keep = index in owned and array.base is None
             if fresh:
+                if index in recipe.assigned_grads and array.__class__ is np.ndarray and \
+                        tensor._data.__class__ is np.ndarray:
+                    # recipe.lay_out laid it out as the tensor the function assigned, in an
+                    # array of its own.
+                    tensor._grad = Tensor._make(array, dtype)
+                    continue
                 if keep and array.__class__ is tensor._data.__class__:
                     # _assign_grad's own case: laid out as eager's AccumulateGrad lays it out.
                     tensor._grad = Tensor._make(new_grad_array(array, tensor._data, True),
@@ -350,6 +356,10 @@ class _Recipe:
                         if output.name in executable.output_layouts]
         self.host_outputs = [index for index, output in enumerate(graph.outputs)
                              if output.name in executable.host_outputs]
+        # The .grad outputs laid out as the tensor the function assigned (`p.grad = g`): the
+        # others, made by backward, are laid out as AccumulateGrad lays them out.
+        self.assigned_grads = frozenset(index for index, *_ in self.grads
+                                        if graph.outputs[index].name in executable.output_layouts)
         # Symbolic scalars: each graph value's output index and Python kind, and where each
         # runtime scalar is read (RunBinding); the generators a failed value check puts back.
         env = executable.env

@@ -161,6 +161,24 @@ def eager_output_layout(tracer, tensor) -> OutputLayout | None:
     return None if stand_in is None else OutputLayout(stand_in)
 
 
+def assigned_grad_layout(tracer, tensor) -> OutputLayout:
+    """The layout of a tensor the traced call assigned to a .grad (`p.grad = g`), row-major
+    included: eager's .grad is that tensor, whose layout the parameter's does not decide
+    (compiler/executable.py lays each run's .grad out so, instead of as torch's AccumulateGrad
+    lays out a .grad it makes). A tensor from outside the call has its own array's layout."""
+    data = tensor._data
+    if data is None:
+        layout = eager_output_layout(tracer, tensor)
+        if layout is not None:
+            return layout
+        shape = _hinted_shape(tensor._value)
+    elif data.__class__ is np.ndarray:
+        return OutputLayout(data)
+    else:  # a device array: row-major
+        shape = data.shape
+    return OutputLayout(np.empty(shape, np.uint8))
+
+
 def lay_out(array, layout: OutputLayout, owned: bool = False):
     """A compiled run's `array` laid out as eager's (OutputLayout): at the traced shape, in a
     buffer of the same span, strides and offset (a view of a larger value, a broadcast, a

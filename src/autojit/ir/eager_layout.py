@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.registry import Elementwise, Layout
+from ..ops.lowering import follows_operands
+from ..ops.registry import Layout
 from .graph import Value
 
 _ROW_MAJOR = None  # the stand-in of a value laid out row-major, as kernels and copies make it
@@ -85,16 +86,20 @@ def _laid_out(tracer, value, known: dict):
         return _input_array(tracer, value)
     operands = [item for item in node.inputs if isinstance(item, Value)]
     lowering = node.op.lowering
-    if isinstance(lowering, Elementwise) and operands:
+    if follows_operands(node.op) and operands:
         if all(known[id(item)] is _ROW_MAJOR for item in operands):
             return _ROW_MAJOR
         arrays = [_array(known[id(item)], item) for item in operands]
-        result = np.empty_like(arrays[0]) if len(arrays) == 1 else arrays[0]
+        # A ufunc's own allocation (np.empty_like differs for a broadcast operand).
+        result = np.positive(arrays[0]) if len(arrays) == 1 else arrays[0]
         for other in arrays[1:]:
             result = np.bitwise_or(result, other)  # NumPy's choice of layout for the result
-    elif isinstance(lowering, Layout) and len(operands) == 1 and len(node.outputs) == 1:
+    elif isinstance(lowering, Layout) and len(operands) == len(node.inputs) and \
+            len(node.outputs) == 1:
+        # The op's own impl on the stand-ins: a transpose of a row-major value is
+        # column-major, a cat of channels-last values channels-last.
         try:
-            result = node.op.impl(_array(known[id(operands[0])], operands[0]),
+            result = node.op.impl(*[_array(known[id(item)], item) for item in operands],
                                   **{name: _hinted(item) for name, item in node.attrs.items()})
         except (ValueError, TypeError):  # a size only known symbolically
             return _ROW_MAJOR
@@ -107,7 +112,7 @@ def _laid_out(tracer, value, known: dict):
 
 def _sources(tracer, value) -> list:
     node = value.producer
-    if node is None or not isinstance(node.op.lowering, (Elementwise, Layout)):
+    if node is None or not (follows_operands(node.op) or isinstance(node.op.lowering, Layout)):
         return []
     return [item for item in node.inputs if isinstance(item, Value)]
 

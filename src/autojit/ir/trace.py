@@ -30,6 +30,7 @@ import numpy as np
 
 from ..ops.registry import infer
 from ..tensor.graph_break import GraphBreak, graph_break, user_location
+from ..tensor.memory_format import laid_out
 from ..tensor.symbolic import (
     ShapeEnv,
     contains_runtime,
@@ -390,6 +391,22 @@ class Tracer:
         if tensor._batched or id(tensor._value) not in self._known:
             return None
         return stand_in_of(tensor, self)
+
+    def note_eager_layout(self, tensor: Tensor, order) -> None:
+        """`tensor`, a value this call computed, is one eager lays out with its dims in `order`
+        (outermost first; None: row-major) whatever its operands' layout: a copy made in a
+        layout of its own (contiguous()), an op whose trace records primitives that follow
+        their operands' layout where eager's routine does not (softmax). Other values are
+        laid out by the walk of eager_layout.py."""
+        value = tensor._value
+        if value is None or value.producer is None or id(value) not in self._known:
+            return
+        stand_in = None
+        if order is not None:
+            stand_in = laid_out(np.empty(tuple(getattr(extent, "hint", extent)
+                                               for extent in value.shape), np.uint8), order)
+        self.eager_layouts[id(value)] = None if stand_in is None or \
+            stand_in.flags.c_contiguous else stand_in
 
     def alias(self, source: Tensor, alias: Tensor) -> None:
         """`alias` (detach(), .data of a symbolic tensor) shares all of source's storage."""

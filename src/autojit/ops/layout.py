@@ -12,11 +12,26 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.memory_format import (
+    contiguous_format,
+    is_laid_out,
+    laid_out,
+    order_of,
+    suggested_format,
+)
 from ..tensor.symbolic import as_size, is_symbolic, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from .autocast import PROMOTE, autocast_op
-from .registry import Layout, bind, define_op, promoted_dtype, rule_first, rule_promote
+from .registry import (
+    Layout,
+    bind,
+    define_op,
+    promoted_dtype,
+    row_major,
+    rule_first,
+    rule_promote,
+)
 
 # ---- folding into strides: how a kernel reads a view without materializing it --------------
 # Each rule takes the source's shape and element strides (as a kernel would read it) and gives
@@ -364,9 +379,24 @@ def _cat_places(output_shape, attrs) -> list:
     return parts
 
 
+def _cat_impl(*arrays, dim, sizes):
+    """np.concatenate, laid out as torch's cat lays out its result: in the inputs' memory
+    format where they all suggest the same one (channels_last), else row-major. NumPy's
+    follows the inputs' layout: cat of transposed tensors was transposed."""
+    result = np.concatenate(arrays, axis=dim)
+    if result.flags.c_contiguous and 1 not in result.shape:
+        return result
+    fmt = suggested_format(arrays[0])
+    if fmt is not contiguous_format and all(suggested_format(array) is fmt
+                                            for array in arrays[1:]):
+        return result if is_laid_out(result, fmt) else laid_out(result,
+                                                                 order_of(fmt, result.ndim))
+    return row_major(result)
+
+
 CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rule(
     *shapes, dim=dim), dtype=rule_promote,
-    impl=lambda *arrays, dim, sizes: np.concatenate(arrays, axis=dim), vjp=_cat_vjp, saves=(),
+    impl=_cat_impl, vjp=_cat_vjp, saves=(),
     jvp=_cat_jvp, lowering=Layout("concatenate", places=_cat_places),
     batch=batching.dim_rule("dim"))
 

@@ -3,9 +3,10 @@
 torch's elementwise kernels follow their operands' layout (`x.t() * 2` is transposed), its
 reductions, softmax, layer_norm and cat allocate row-major results (cat keeps a memory format
 all its inputs share), and contiguous() copies a tensor laid out otherwise. Strides are
-observable: `out.reshape(-1)` is a view of one layout and a copy of another, so a write through
-it reaches `out` or not. Each function runs under torch, eager autojit and compiled autojit, on a
-transposed or channels-last input; the strides and the values must agree.
+observable: `out.view(-1)` is a view of one layout and an error of another, `out.reshape(-1)` a
+view or a copy, so a write through it reaches `out` or not. Each function runs under torch,
+eager autojit and compiled autojit, on a transposed or channels-last input; the strides, what
+view(-1) does, and the values must agree.
 """
 
 from __future__ import annotations
@@ -66,7 +67,12 @@ def _data(make):
 
 
 def _observed(out):
-    return out.stride(), out.is_contiguous()
+    try:
+        out.view(-1)
+        viewable = True
+    except RuntimeError:
+        viewable = False
+    return out.stride(), out.is_contiguous(), viewable
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -119,3 +125,23 @@ def test_is_contiguous_and_stride_inside_a_compiled_function_are_eagers(make):
             assert result[1] == expected[1]
             expected, result = expected[0], result[0]
         np.testing.assert_allclose(result.numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_view_raises_torchs_error_where_eager_reshape_would_copy():
+    data = _data(_transposed)
+    for function in (lambda x: x.view(-1), lambda x: (x * 2).view(24),
+                     lambda x: x.view_as(x.reshape(-1))):
+        with pytest.raises(RuntimeError, match="view size is not compatible") as expected:
+            function(_transposed(torch, data))
+        for run in (function, autojit.compile(function)):
+            with pytest.raises(RuntimeError) as raised:
+                run(_transposed(autojit, data))
+            assert str(raised.value) == str(expected.value)
+    # Where the strides allow, a view: writes through it reach the base.
+    for lib in (torch, autojit):
+        x = lib.tensor(data).permute(2, 0, 1)
+        x.contiguous().view(-1)
+        y = x.transpose(1, 2).transpose(1, 2) * 1
+        y.view(4, 6)[0, 0] = 7.0
+        assert float(y[0, 0, 0]) == 7.0
+        assert x.reshape_as(lib.ones(24)).shape == (24,)

@@ -19,6 +19,7 @@ from ..tensor.memory_format import (
     order_of,
     suggested_format,
 )
+from ..tensor.state import state
 from ..tensor.symbolic import as_size, is_symbolic, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
@@ -427,16 +428,38 @@ def cat(tensors, dim: int = 0) -> Tensor:
 # ---- composites: written from the primitives above, so they need no rules of their own -------
 
 def view(x: Tensor, *shape) -> Tensor:
-    """x with a new shape; autojit's reshape already returns a view wherever NumPy can."""
-    return reshape(x, *shape)
+    """x with a new shape, sharing its storage: reshape where that is a view, torch's error
+    where x's strides cannot give the shape (`x.t().view(-1)`), where reshape copies."""
+    out = reshape(x, *shape)
+    if not _viewed(x, out):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return out
+
+
+def _viewed(x: Tensor, out: Tensor) -> bool:
+    """Whether eager's reshape of x into `out` shares x's storage (NumPy's rule for a reshape
+    without a copy is torch's for view); while tracing, ir/aliasing.py decided it from eager's
+    layout of x."""
+    data = x._data
+    if x._batched or out is x or size_product(tuple(out.shape)) == 0:
+        return True
+    if data is None:
+        tracer = state.tracer
+        return tracer is None or tracer.eager_layout(x) is None or \
+            out._traced_view is not None
+    return data.__class__ is not np.ndarray or out._base is not None
 
 
 def view_as(x: Tensor, other: Tensor) -> Tensor:
-    """x reshaped to `other`'s shape."""
+    """x viewed with `other`'s shape."""
+    return view(x, tuple(other.shape))
+
+
+def reshape_as(x: Tensor, other: Tensor) -> Tensor:
+    """x reshaped to `other`'s shape (a view where the layout allows, else a copy)."""
     return reshape(x, tuple(other.shape))
-
-
-reshape_as = view_as
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:

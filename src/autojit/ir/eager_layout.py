@@ -9,12 +9,15 @@ layout (NumPy's ufuncs allocate in the operands' order, as torch's TensorIterato
 reshape must still miss the tensor, as in eager.
 
 `eager_stand_in` walks back from a value to the real arrays the call was given, through the
-ops that pass a layout on: Elementwise lowerings (the result is laid out as NumPy's ufuncs
-lay it out for uint8 stand-ins of the operands) and Layout lowerings (the op's NumPy impl
-applied to the operand's stand-in: a transpose of a row-major value is column-major). Every
-other op makes a row-major array, as eager's NumPy references do. A tensor written in place
-keeps its storage, so ir/aliasing.py asks for the layout of the value it had before its first
-write (`Tracer.first_values`). See docs/notes/aliasing.md.
+ops that pass a layout on: those that follow their operands (ops.lowering.follows_operands:
+the result is laid out as NumPy's ufuncs lay it out for uint8 stand-ins of the operands) and
+Layout lowerings (the op's NumPy impl applied to the operands' stand-ins: a transpose of a
+row-major value is column-major). Every other op makes a row-major array, as eager's NumPy
+references do (ops/registry.row_major_result); where a trace records primitives for what
+eager computes in one routine of its own layout, the tracer says so
+(Tracer.note_eager_layout). A tensor written in place keeps its storage, so ir/aliasing.py
+asks for the layout of the value it had before its first write (`Tracer.first_values`). See
+docs/notes/aliasing.md.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from ..ir.graph import Graph, Value
 from ..ir.interpreter import interpret
 from ..ir.printing import fill_tokens, replay_prints
 from ..tensor.device import runtime
+from ..tensor.memory_format import new_grad_array
 from ..tensor.tensor import Tensor
 from .result_builders import builder
 from .run_binding import LeafBinding, RunBinding
@@ -307,11 +308,19 @@ class Executable:
         for index, tensor, position, dtype, fresh in recipe.grads:
             tensor = tensor if position is None else args[position]
             array = arrays[index]
-            # A view (of a buffer the call made) is copied: a new .grad is row-major.
+            # A view of a buffer the call made is not the .grad's alone: a new .grad copies it.
             keep = index in owned and array.base is None
             if fresh:
+                if index in recipe.assigned_grads and array.__class__ is np.ndarray and \
+                        tensor._data.__class__ is np.ndarray:
+                    # recipe.lay_out laid it out as the tensor the function assigned, in an
+                    # array of its own.
+                    tensor._grad = Tensor._make(array, dtype)
+                    continue
                 if keep and array.__class__ is tensor._data.__class__:
-                    tensor._grad = Tensor._make(array, dtype)  # _assign_grad's own case
+                    # _assign_grad's own case: laid out as eager's AccumulateGrad lays it out.
+                    tensor._grad = Tensor._make(new_grad_array(array, tensor._data, True),
+                                                dtype)
                     continue
                 tensor._grad = None
             if tensor._data is not None and array.__class__ is not tensor._data.__class__:
@@ -360,6 +369,10 @@ class _Recipe:
                         if output.name in executable.output_layouts]
         self.host_outputs = [index for index, output in enumerate(graph.outputs)
                              if output.name in executable.host_outputs]
+        # The .grad outputs laid out as the tensor the function assigned (`p.grad = g`): the
+        # others, made by backward, are laid out as AccumulateGrad lays them out.
+        self.assigned_grads = frozenset(index for index, *_ in self.grads
+                                        if graph.outputs[index].name in executable.output_layouts)
         # Symbolic scalars: each graph value's output index and Python kind, and where each
         # runtime scalar is read (RunBinding); the generators a failed value check puts back.
         env = executable.env
@@ -612,9 +625,6 @@ def _assign_grad(tensor: Tensor, array: np.ndarray, dtype, owned: bool = False) 
             current._data[...] = array
         current._bump_version()
         return
-    if owned:
-        tensor._grad = Tensor._make(array, dtype)
-        return
-    # CUDA hook: device arrays (autojit/cuda/array.py) copy themselves on the device.
-    copied = np.array(array, copy=True) if array.__class__ is np.ndarray else array.copy()
-    tensor._grad = Tensor._make(copied, dtype)
+    # A new .grad, laid out as eager's AccumulateGrad lays it out (the parameter's strides
+    # when it is dense, else contiguous); a device array copies itself on the device.
+    tensor._grad = Tensor._make(new_grad_array(array, tensor._data, owned), dtype)

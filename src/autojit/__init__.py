@@ -125,6 +125,10 @@ from .tensor.device import device, get_default_device, set_default_device
 from .tensor.dtypes import DType as dtype
 from .tensor.dtypes import (
     bfloat16,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     double,
     float16,
     float32,
@@ -305,7 +309,8 @@ __all__ = [
     "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
     "manual_seed", "float16", "bfloat16", "float32", "float64", "half", "float", "double",
     "uint8", "int8", "int16", "short", "int32", "int64",
-    "int", "long", "bool", "dtype", "promote_types", "get_default_dtype", "set_default_dtype",
+    "int", "long", "bool", "complex64", "complex128", "cfloat", "cdouble", "dtype",
+    "promote_types", "get_default_dtype", "set_default_dtype",
     "make_graph", "compile",
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "func", "jit",
     "from_dlpack",

@@ -20,7 +20,7 @@ and nothing that runs code. Older files are read too: torch's format before the 
 (`_use_new_zipfile_serialization=False`, a sequence of pickles followed by the storages' bytes).
 bfloat16 is stored as torch stores it (two bytes an element, the high half of the float32 autojit
 holds) and loads as autojit.bfloat16. torch's dtypes that autojit lacks are widened (the unsigned
-integers wider than uint8 to int64, with a warning); complex tensors are refused.
+integers wider than uint8 to int64, with a warning).
 """
 
 from __future__ import annotations
@@ -311,9 +311,6 @@ class _LoadedStorage:
         if dtype_name != self.dtype_name:  # an untyped storage's bytes
             wanted = np.dtype(_TORCH_DTYPES[dtype_name][0]).newbyteorder(raw.dtype.byteorder)
             raw = raw.view(np.uint8)[:raw.nbytes - raw.nbytes % wanted.itemsize].view(wanted)
-        if dtype_name.startswith("complex"):
-            raise RuntimeError(f"autojit.load: the file holds a tensor of torch.{dtype_name}; "
-                               "autojit has no complex dtypes")
         target = _WIDENED.get(dtype_name, dtype_name)
         if dtype_name == "bfloat16":  # the high half of a float32, as autojit stores it
             array = (raw.astype(np.uint32) << 16).view(np.float32)

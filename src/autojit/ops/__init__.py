@@ -5,7 +5,9 @@ shifts), reduction, layout (reshape, expand, permute, slice, cat), linalg (matmu
 (gather, scatter_add, index, index_put), scatter (scatter_reduce), masked (nonzero_static),
 diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient), sorting
 (argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
-(searchsorted), counting (histc), number_functions (gcd, lcm, igamma, igammac), collective
+(searchsorted), counting (histc), number_functions (gcd, lcm, igamma, igammac),
+complex_numbers (complex, view_as_real, view_as_complex, conj, and angle and sgn of complex
+tensors), collective
 (the exchanges between processes of autojit.distributed), random (the samplers poisson and
 multinomial, and the random ops built on draws), random_gamma (the gamma and binomial samplers),
 and torch.linalg's decompositions and solvers (linalg_*.py, gathered as autojit.linalg by
@@ -16,6 +18,7 @@ composite.py, triangular.py, einsum.py, joining.py and index_update.py and need 
 from . import (  # noqa: F401
     bitwise,
     collective,
+    complex_numbers,
     composite,
     counting,
     diagonal,

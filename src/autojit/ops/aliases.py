@@ -21,6 +21,7 @@ from ..tensor import dtypes
 from ..tensor.symbolic import SymFloat, SymInt
 from ..tensor.tensor import Size, Tensor
 from . import layout
+from .complex_numbers import conj
 from .elementwise import fill_like
 from .indexing import nonzero
 from .registry import broadcast_shapes as _broadcast
@@ -79,12 +80,12 @@ def ravel(input: Tensor) -> Tensor:  # noqa: A002 - torch's names
 
 
 def adjoint(input: Tensor) -> Tensor:  # noqa: A002
-    """The conjugate transpose of each matrix (the last two dims swapped, a view): for real
-    tensors, the transpose."""
+    """The conjugate transpose of each matrix (the last two dims swapped, a view, conjugated
+    as conj() does): for real tensors, the transpose."""
     if input.ndim < 2:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {input.ndim}-D tensor.")
-    return layout.transpose(input, -2, -1)
+    return conj(layout.transpose(input, -2, -1))
 
 
 def conjugate_transpose(self: Tensor) -> Tensor:
@@ -94,7 +95,7 @@ def conjugate_transpose(self: Tensor) -> Tensor:
         hint = (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else "")
         raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.ndim}-D tensor.{hint}")
-    return layout.transpose(self, 0, 1)
+    return conj(layout.transpose(self, 0, 1))
 
 
 def matrix_adjoint(self: Tensor) -> Tensor:
@@ -102,7 +103,7 @@ def matrix_adjoint(self: Tensor) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")
-    return layout.transpose(self, -2, -1)
+    return conj(layout.transpose(self, -2, -1))
 
 
 def narrow_copy(input: Tensor, dim: int, start, length: int) -> Tensor:  # noqa: A002
@@ -195,11 +196,13 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:  # noqa: A002
 
 
 def isreal(input: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise: whether each element is real, a bool tensor; every element is, there being
-    no complex dtypes."""
+    """Elementwise: whether each element is real, a bool tensor: a complex tensor's elements
+    whose imaginary part is 0, every element of a real tensor."""
     if not isinstance(input, Tensor):
         raise TypeError(f"isreal(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
+    if input.dtype.is_complex:
+        return input.imag == 0
     return fill_like(input, True).to(dtypes.bool_)
 
 

@@ -22,6 +22,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import composite, layout
 from . import elementwise as ew
+from .complex_numbers import conj
 from .joining import flip_method
 from .linalg import dot, matmul
 from .linalg_norms import matrix_norm
@@ -111,7 +112,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's names
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The dot product of two 1-D tensors, the first conjugated: for real tensors, dot."""
-    return dot(input, other)
+    return dot(conj(input) if isinstance(input, Tensor) else input, other)
 
 
 # ---- addr, chain_matmul --------------------------------------------------------------------------
@@ -176,7 +177,7 @@ def chain_matmul(*matrices, out=None) -> Tensor:
 def dist(input: Tensor, other: Tensor, p=2) -> Tensor:  # noqa: A002
     """The p-norm of `x - y` (broadcast), over all elements."""
     difference = input - other
-    if not difference.dtype.is_floating_point:
+    if difference.dtype.category < dtypes.FLOATING:
         raise RuntimeError("norm(): input dtype should be either floating point or complex. Got "
                            f"{_SCALAR_TYPE[difference.dtype.name]} instead.")
     return composite.norm(difference, p)
@@ -192,7 +193,7 @@ def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:  # noqa: A002
     if input.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
                            "dimensions")
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < dtypes.FLOATING:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_SCALAR_TYPE[input.dtype.name]}")
     dim = normalize_dim(dim, input.ndim)
@@ -306,7 +307,7 @@ def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:  # noqa
     _deprecated(_FROBENIUS_WARNED, "at::frobenius_norm is deprecated and it is just left for JIT "
                 "compatibility. It will be removed in a future PyTorch release. Please use "
                 "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < dtypes.FLOATING:
         raise RuntimeError("norm(): input dtype should be either floating point or complex. Got "
                            f"{_SCALAR_TYPE[input.dtype.name]} instead.")
     return composite.norm(input, 2, dims if dims else None, keepdim)

@@ -17,6 +17,7 @@ from collections import namedtuple
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from .complex_numbers import complex_angle
 from .elementwise_math import copysign, not_implemented, tensor_argument, trunc
 from .registry import promoted_dtype
 
@@ -134,6 +135,8 @@ def signbit(input):  # noqa: A002
     """Elementwise: whether the sign bit is set (True for -0.0 and a negative NaN), a bool
     tensor."""
     x = tensor_argument(input, "signbit", "input", 1).detach()
+    if x.dtype.is_complex:
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
     if x.dtype is dtypes.bool_:
         return ew.fill_like(x, False)
     if not x.dtype.is_floating_point:
@@ -142,9 +145,11 @@ def signbit(input):  # noqa: A002
 
 
 def angle(input):  # noqa: A002
-    """Elementwise argument of x as a complex number: pi for negative x, 0 otherwise (NaN for
-    NaN), a floating result with a zero gradient."""
+    """Elementwise argument of x as a complex number, in (-pi, pi]: for a real x, pi where it
+    is negative, 0 otherwise (NaN for NaN), with a zero gradient."""
     x = tensor_argument(input, "angle", "input", 1)
+    if x.dtype.is_complex:
+        return complex_angle(x)
     x = x if x.dtype.is_floating_point else x.to(dtypes.get_default_dtype())
     value = ew.where(x.detach() < 0, math.pi, ew.fill_like(x.detach(), 0.0))
     value = ew.where(ew.isnan(x.detach()), x.detach(), value)

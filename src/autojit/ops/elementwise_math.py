@@ -57,9 +57,11 @@ def tensor_argument(value, function: str, parameter: str, position: int):
     return value
 
 
-def _define(name, arity, dtype, impl, vjp, saves, expression, exact=False, jvp=None):
+def _define(name, arity, dtype, impl, vjp, saves, expression, exact=False, jvp=None,
+            complex=None):  # noqa: A002 - define_op's keyword
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
-                     vjp=vjp, jvp=jvp, saves=saves, lowering=Elementwise(expression, exact))
+                     vjp=vjp, jvp=jvp, saves=saves, lowering=Elementwise(expression, exact),
+                     complex=complex)
 
 
 def _needs(ctx, index, rule, g):
@@ -99,9 +101,11 @@ def _rule_floating(kernel):
 # ---- rounding ---------------------------------------------------------------------------------
 
 TRUNC = _define("trunc", 1, _rule_except_bool("trunc_vml_cpu"), np.trunc, _zero_vjp, (),
-                "trunc({0})", exact=True, jvp=ew.zero_jvp)
+                "trunc({0})", exact=True, jvp=ew.zero_jvp,
+                complex="trunc is not supported for complex inputs")
 CEIL = _define("ceil", 1, _rule_except_bool("ceil_vml_cpu"), np.ceil, _zero_vjp, (),
-               "ceil({0})", exact=True, jvp=ew.zero_jvp)
+               "ceil({0})", exact=True, jvp=ew.zero_jvp,
+               complex="ceil is not supported for complex inputs")
 
 
 def trunc(input):  # noqa: A002 - torch's names
@@ -269,7 +273,8 @@ def _relu_tangent(out, tangent):
 # differently.
 RELU = _define("relu", 1, _rule_relu, _relu_impl, lambda ctx, g: (_relu_tangent(ctx.out, g),),
                ("out",), "select({0} < 0, 0, {0})", exact=True,
-               jvp=lambda inputs, tangents, out, attrs: _relu_tangent(out, tangents[0]))
+               jvp=lambda inputs, tangents, out, attrs: _relu_tangent(out, tangents[0]),
+               complex="clamp is not supported for complex types")
 
 
 def _unary(op, doc):

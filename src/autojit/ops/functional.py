@@ -24,6 +24,18 @@ from .bitwise import (  # noqa: F401
     bitwise_right_shift,
     bitwise_xor,
 )
+from .complex_numbers import (  # noqa: F401
+    conj,
+    conj_physical,
+    imag,
+    polar,
+    real,
+    resolve_conj,
+    sgn,
+    view_as_complex,
+    view_as_real,
+)
+from .complex_numbers import make_complex as complex  # noqa: F401, A004
 from .composite import (  # noqa: F401
     clamp,
     exp2,
@@ -322,7 +334,6 @@ ger = outer
 arccos, arcsin, arctan, arctan2 = acos, asin, atan, atan2
 arccosh, arcsinh, arctanh = acosh, asinh, atanh
 fix = trunc
-sgn = sign
 
 # axis= for dim= and keepdims= for keepdim=, where torch's functions take them (aliases.py).
 for _name in sorted(_NUMPY_KEYWORD_FUNCTIONS):
@@ -428,6 +439,10 @@ FAMILIES = {
         "cosine_similarity", "addr", "dist", "renorm",
     ),
     "Softmax": ("softmax", "log_softmax"),
+    "Complex numbers": (
+        "complex", "polar", "real", "imag", "view_as_real", "view_as_complex", "conj",
+        "conj_physical", "resolve_conj",
+    ),
     # ---- statistics, differences and integrals (statistics.py)
     "Statistics, differences and integrals": (
         "std_mean", "var_mean", "mode", "cov", "corrcoef", "histogram", "diff", "gradient",

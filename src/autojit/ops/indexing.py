@@ -81,7 +81,7 @@ INDEX = define_op(
     jvp=lambda inputs, tangents, out, attrs: (
         None if tangents[0] is None else bind(INDEX, (tangents[0], inputs[1]), attrs)),
     saves=(1,), lowering=Extern("indexed_gather", ("data", "host_index")),
-    batch=batching.index_rule)
+    batch=batching.index_rule, complex=True)
 
 
 def _index_put_rule(shape, values_shape, index_shape, dims, accumulate):
@@ -151,7 +151,7 @@ def _index_put_jvp(inputs, tangents, out, attrs):
 INDEX_PUT = define_op(name="index_put", arity=3, shape=_index_put_rule, dtype=rule_first,
                       impl=_index_put_impl, vjp=_index_put_vjp, jvp=_index_put_jvp, saves=(2,),
                       lowering=Extern("indexed_scatter", ("data", "values", "host_index")),
-                      batch=batching.index_put_rule)
+                      batch=batching.index_put_rule, complex=True)
 
 
 def index_tensor(x: Tensor, indices: Tensor, dims) -> Tensor:
@@ -202,7 +202,7 @@ GATHER = define_op(name="gather", arity=2, shape=_gather_rule, dtype=rule_first,
                        None if tangents[0] is None else
                        bind(GATHER, (tangents[0], inputs[1]), attrs)),
                    saves=(1,), lowering=Extern("gather_along_dim", ("data", "index")),
-                   batch=batching.dim_rule("dim"))
+                   batch=batching.dim_rule("dim"), complex=True)
 
 
 def _scatter_rule(shape, index_shape, src_shape, dim):
@@ -250,7 +250,7 @@ SCATTER_ADD = define_op(name="scatter_add", arity=3, shape=_scatter_rule, dtype=
                         impl=_scatter_impl, vjp=_scatter_vjp, jvp=_scatter_jvp, saves=(1,),
                         lowering=Extern("scatter_add_along_dim", ("data", "index", "values")),
                         batch=batching.dim_rule("dim"),
-                        grad_name="ScatterAddBackward0")
+                        grad_name="ScatterAddBackward0", complex=True)
 
 
 def _rule_call(rule, *args):
@@ -628,13 +628,17 @@ def setitem(x: Tensor, key, value) -> None:
             raise RuntimeError(str(error)) from None
         if value_shape != tuple(value.shape):
             value = reshape(value, value_shape)
-    elif not isinstance(value, (bool, int, float)):
+    elif isinstance(value, complex) and not x.dtype.is_complex:
+        dtypes.check_fits(value, x.dtype)  # torch's error: no real dtype holds it
+    elif not isinstance(value, (bool, int, float, complex)):
         value = _as_index_tensor(value)
         return setitem(x, key, value)
     flat_positions = unsqueeze(reshape(positions, -1), 0)
 
     def compute(source: Tensor) -> Tensor:
         values = value
+        if isinstance(values, Tensor) and values.dtype.is_complex and not x.dtype.is_complex:
+            values = values.to(x.dtype)  # torch's copy: the imaginary parts dropped, warning
         if isinstance(values, Tensor):
             values = reshape(expand(values, target), -1) if target else reshape(values, (1,))
         written = index_put(reshape(source, -1), values, flat_positions, (0,))

@@ -15,6 +15,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import batching
 from .autocast import LOWER, PROMOTE, autocast_op
+from .complex_rules import conj
 from .layout import reshape, transpose
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 
@@ -32,10 +33,11 @@ def _matmul_rule(x_shape, y_shape):
 
 def _matmul_vjp(ctx, g):
     # Gradients come out in the broadcast batch shape; the engine's conform sums them back.
+    # Complex operands: g Y^H and X^H g (conj is nothing on real ones).
     x, y = ctx.inputs
     need_x, need_y = ctx.needs_input_grad
-    return (bind(MATMUL, (g, transpose(y, -2, -1)), {}) if need_x else None,
-            bind(MATMUL, (transpose(x, -2, -1), g), {}) if need_y else None)
+    return (bind(MATMUL, (g, conj(transpose(y, -2, -1))), {}) if need_x else None,
+            bind(MATMUL, (conj(transpose(x, -2, -1)), g), {}) if need_y else None)
 
 
 def _matmul_jvp(inputs, tangents, out, attrs):
@@ -52,7 +54,7 @@ def _matmul_jvp(inputs, tangents, out, attrs):
 MATMUL = define_op(name="matmul", arity=2, shape=_matmul_rule, dtype=rule_first,
                    impl=np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp, saves=((1, 0), (0, 1)),
                    lowering=Extern("batched_gemm", ("left", "right")), grad_name="MmBackward0",
-                   batch=batching.matmul_rule, static_vjp=True)
+                   batch=batching.matmul_rule, static_vjp=True, complex=True)
 
 
 def _check_operands(x, y, name: str) -> None:

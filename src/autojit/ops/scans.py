@@ -66,7 +66,7 @@ CUMSUM = define_op(
     vjp=lambda ctx, g: (_cumsum(g, ctx.attrs["dim"], not ctx.attrs["reverse"]),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(CUMSUM, tangents, attrs),
     lowering=Extern("cumulative_sum", ("data",)),
-    batch=batching.dim_rule("dim"))
+    batch=batching.dim_rule("dim"), complex=True)
 
 
 def _cumsum(x: Tensor, dim: int, reverse: bool = False) -> Tensor:
@@ -88,7 +88,7 @@ def _scan_input(x: Tensor, dim, dtype, out, name: str):
         dtype = dtypes.to_dtype(dtype)
         if dtype is dtypes.bool_:
             raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
-    elif not x.dtype.is_floating_point:
+    elif x.dtype.category < dtypes.FLOATING:
         dtype = dtypes.int64
     return (x if dtype is None else x.to(dtype)), normalize_dim(dim, x.ndim)
 

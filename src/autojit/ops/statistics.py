@@ -47,7 +47,7 @@ def _concrete(*tensors) -> bool:
 def _moments(name: str, input, dim, unbiased, keepdim, correction, root: bool):
     if isinstance(dim, bool):  # torch's (input, unbiased) form
         dim, unbiased = None, dim
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < dtypes.FLOATING:
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0

@@ -14,6 +14,7 @@ from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import (
     bitwise,
+    complex_numbers,
     composite,
     counting,
     diagonal,
@@ -134,7 +135,8 @@ METHODS = {
     "kron": products.kron, "cross": products.cross, "atan2": ewm.atan2, "arctan2": ewm.atan2,
     "hypot": ewm.hypot, "logaddexp": ewm.logaddexp, "logaddexp2": ewm.logaddexp2,
     "xlogy": ewm.xlogy, "fmod": ewm.fmod, "frac": math_composites.frac, "trunc": ewm.trunc,
-    "fix": ewm.trunc, "ceil": ewm.ceil, "sgn": ew.sign, "heaviside": math_composites.heaviside,
+    "fix": ewm.trunc, "ceil": ewm.ceil, "sgn": complex_numbers.sgn,
+    "heaviside": math_composites.heaviside,
     "copysign": ewm.copysign, "nextafter": ewm.nextafter, "asin": ewm.asin, "acos": ewm.acos,
     "atan": ewm.atan, "arcsin": ewm.asin, "arccos": ewm.acos, "arctan": ewm.atan,
     "sinh": math_composites.sinh, "cosh": math_composites.cosh, "asinh": math_composites.asinh,
@@ -151,6 +153,9 @@ METHODS = {
     "clamp_max": masks.clamp_max, "allclose": masks.allclose, "isclose": masks.isclose,
     "equal": masks.equal, "count_nonzero": masks.count_nonzero, "aminmax": masks.aminmax,
     "softmax": softmax.softmax, "log_softmax": softmax.log_softmax,
+    # ---- complex numbers (complex_numbers.py)
+    "conj": complex_numbers.conj, "conj_physical": complex_numbers.conj_physical,
+    "resolve_conj": complex_numbers.resolve_conj, "is_conj": complex_numbers.is_conj,
 }
 
 
@@ -200,7 +205,7 @@ def _invert(self):
     """`~x`: logical_not of a bool tensor, bitwise_not of an integer one."""
     if self.dtype is dtypes.bool_:
         return ew.logical_not(self)
-    if self.dtype.is_floating_point:
+    if self.dtype.category >= dtypes.FLOATING:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
     return bitwise.bitwise_not(self)
@@ -235,6 +240,12 @@ OPERATORS = {
 for _name, _function in OPERATORS.items():
     setattr(Tensor, _name, _function)
 Tensor.T = property(layout.full_transpose, doc="x with all dims reversed (a view).")
+Tensor.real = property(complex_numbers.real, lambda self, value: complex_numbers.real(
+    self).copy_(value), doc="The real parts of a complex tensor, a view (x itself when real); "
+                            "assigning writes them.")
+Tensor.imag = property(complex_numbers.imag, lambda self, value: complex_numbers.imag(
+    self).copy_(value), doc="The imaginary parts of a complex tensor, a view; assigning writes "
+                            "them.")
 Tensor.mT = property(layout.matrix_transpose, doc="x with its last two dims swapped (a view).")
 # __eq__ is elementwise: identity hashing, like torch; object.__hash__ is a C slot, so dicts
 # keyed by tensors (optimizer state) look them up without a Python call.
@@ -405,7 +416,8 @@ INPLACE = {
     "reciprocal_": composite.reciprocal, "square_": composite.square,
     "frac_": math_composites.frac, "trunc_": ewm.trunc, "fix_": ewm.trunc,
     "round_": composite.round, "ceil_": ewm.ceil, "floor_": ew.floor, "sign_": ew.sign,
-    "sgn_": ew.sign, "heaviside_": math_composites.heaviside, "copysign_": ewm.copysign,
+    "sgn_": complex_numbers.sgn, "heaviside_": math_composites.heaviside,
+    "copysign_": ewm.copysign, "conj_physical_": complex_numbers.conj_physical,
     "nextafter_": ewm.nextafter, "asin_": ewm.asin, "acos_": ewm.acos, "atan_": ewm.atan,
     "arcsin_": ewm.asin, "arccos_": ewm.acos, "arctan_": ewm.atan,
     "sinh_": math_composites.sinh, "cosh_": math_composites.cosh,

@@ -161,11 +161,9 @@ for _name, _function in METHODS.items():
     setattr(Tensor, _name, tensor_methods._method(_function))
 Tensor.ndimension.__doc__ = _ndimension.__doc__
 
-for _name, _doc in (("resolve_conj", "x itself: a real tensor has no conjugate bit to resolve."),
-                    ("resolve_neg", "x itself: autojit has no negative bit to resolve.")):
+for _name, _doc in (("resolve_neg", "x itself: autojit has no negative bit to resolve."),):
     setattr(Tensor, _name, _identity(_name, _doc))
-for _name, _doc in (("is_conj", "False: autojit has no conjugate views (no complex dtypes)."),
-                    ("is_neg", "False: autojit has no negative views.")):
+for _name, _doc in (("is_neg", "False: autojit has no negative views."),):
     setattr(Tensor, _name, _answer(_name, False, _doc))
 for _name in ("apply_", "map_", "map2_"):
     setattr(Tensor, _name, _each_element(_name))
@@ -355,7 +353,7 @@ def _top_level(name: str):
 
 
 # and of the methods torch also has as functions
-TOP_LEVEL_FORWARDED = ("is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_signed",
+TOP_LEVEL_FORWARDED = ("is_conj", "is_neg", "resolve_neg", "is_signed",
                        "is_inference", "get_device", "split_with_sizes", "unsafe_chunk",
                        "unsafe_split")
 TOP_LEVEL_FUNCTIONS = {name: _top_level(name)

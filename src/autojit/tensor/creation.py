@@ -43,12 +43,12 @@ def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=N
         data = dtypes.round_to_bfloat16(data)
     if device is not None and device.type != "cpu":  # copied to the device by its runtime
         data = runtime(device.type).from_host(data, device.index or 0)
-    if requires_grad and not dtype.is_floating_point:
+    if requires_grad and dtype.category < dtypes.FLOATING:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
     result = Tensor._make(data, dtype)
     if requires_grad:
-        if not dtype.is_floating_point:  # a factory's message, which differs from the method's
+        if dtype.category < dtypes.FLOATING:  # a factory's message, differing from the method's
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         result.requires_grad_(True)
@@ -83,13 +83,15 @@ def _infer_dtype(data) -> dtypes.DType:
             kinds.add(dtypes.from_numpy(item.dtype))
         elif isinstance(item, (bool, np.bool_)):
             kinds.add(dtypes.bool_)
-        elif isinstance(item, np.floating):
+        elif isinstance(item, (np.floating, np.complexfloating)):
             # before numbers.Real: np.float64 subclasses float, and torch keeps its width
             kinds.add(dtypes.from_numpy(item.dtype))
         elif isinstance(item, numbers.Integral):
             kinds.add(dtypes.int64)
         elif isinstance(item, numbers.Real):
             kinds.add(dtypes.get_default_dtype())
+        elif isinstance(item, numbers.Complex):
+            kinds.add(dtypes.get_default_complex_dtype())
         else:
             raise TypeError(f"Could not infer dtype of {type(item).__name__}")
     result = dtypes.bool_ if not kinds else None
@@ -173,6 +175,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
             result = result.to(device)
         return result.requires_grad_() if requires_grad else result
     _check_rectangular(data)
+    if target.category != dtypes.COMPLEX and _infer_dtype(data).category == dtypes.COMPLEX:
+        raise TypeError("must be real number, not complex")
     try:
         if target.category == dtypes.INTEGER and target.itemsize < 8:
             # Checked in the data's own dtype: torch refuses a number the target cannot hold.
@@ -216,8 +220,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
     found = dtypes._BY_NUMPY.get(array.dtype)
     if found is None:
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only "
-                        "supported types are: float64, float32, float16, int64, int32, int16, "
-                        "int8, uint8, and bool.")
+                        "supported types are: float64, float32, float16, complex64, complex128, "
+                        "int64, int32, int16, int8, uint8, and bool.")
     return Tensor._make(array, found)
 
 
@@ -374,6 +378,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = dtypes.int64 if integral else dtypes.get_default_dtype()
     dtype = dtypes.dtype_argument(dtype, "arange")
+    if dtype.is_complex:
+        raise NotImplementedError('"arange_cpu" not implemented for '
+                                  f"'{dtypes.scalar_type_name(dtype)}'")
     count = int(np.ceil((end - start) / step))
     array = (start + step * np.arange(count, dtype=np.float64)).astype(dtype.numpy)
     return _finish(array, dtype, requires_grad, device)
@@ -448,6 +455,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
                         f"{type(size).__name__}")
     dtype = dtypes.int64 if dtype is None else dtypes.dtype_argument(dtype, "randint")
+    if dtype.is_complex:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
     check_integer_range(low, high, dtype)
     rng = generators.resolve(generator, "randint", device)
     return random_tensor(RandomDraw("randint", _size((size,)), dtype, rng, low, high), device,

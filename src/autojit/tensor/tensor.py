@@ -67,6 +67,9 @@ class Tensor:
     _backward_hooks = None
     _post_accumulate_hooks = None
     _is_inference = False
+    # torch's conjugate bit: set on the result of conj() (ops/complex_numbers.py), which holds
+    # the conjugated values, and kept by the views of such a tensor.
+    _is_conj = False
     _tangents = None  # forward AD: {dual level id: tangent} (autograd/forward_ad.py)
     _batched = False  # a vmap BatchedTensor (ops/batching.py)
     # Installed at import by the layers above this one, which the tensor layer does not import:
@@ -215,8 +218,8 @@ class Tensor:
         return self._dtype.is_floating_point
 
     def is_complex(self) -> bool:
-        """Whether the dtype is complex: never, autojit has no complex dtypes."""
-        return False
+        """Whether the dtype is complex (complex64 or complex128)."""
+        return self._dtype.category == dtypes.COMPLEX
 
     def is_signed(self) -> bool:
         """Whether the dtype holds negative values (all but bool and uint8)."""
@@ -256,7 +259,7 @@ class Tensor:
             raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None and flag:
             raise RuntimeError("you can only change requires_grad flags of leaf variables.")
-        if flag and not self._dtype.is_floating_point:
+        if flag and self._dtype.category < dtypes.FLOATING:
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
         self.requires_grad_(flag)
@@ -273,7 +276,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if requires_grad and not self._dtype.is_floating_point:
+        if requires_grad and self._dtype.category < dtypes.FLOATING:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and self._is_inference and not state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
@@ -484,6 +487,8 @@ class Tensor:
         """A tensor sharing storage and version counter, with no history."""
         alias = Tensor._make(self._data, self._dtype, self._version_counter)
         alias._value = self._value
+        if self._is_conj:
+            alias._is_conj = True
         if self._data is None and state.tracer is not None:
             state.tracer.alias(self, alias)
         return alias

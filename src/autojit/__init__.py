@@ -44,6 +44,7 @@ from .config import (
 )
 from .ir.make_graph import make_graph
 from .nn_top_level_names import NN_TOP_LEVEL_NAMES as _nn_top_level_names
+from .ops import fft as fft
 from .ops import linalg_namespace as linalg
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
 from .ops import tensor_names as _tensor_names  # after tensor_methods: adds to its tables
@@ -295,9 +296,11 @@ _compile_backends.register("cuda", f"{__name__}.cuda.plan")
 # mapping new pages for each (tensor/host_memory.py; AUTOJIT_HOST_MEMORY=system opts out).
 _keep_freed_memory()
 
-# autojit.linalg is a module of the ops layer; registered under its public name, it imports as
-# torch.linalg does (`import autojit.linalg`, `from autojit.linalg import norm`).
+# autojit.linalg and autojit.fft are modules of the ops layer; registered under their public
+# names, they import as torch.linalg does (`import autojit.linalg`, `from autojit.linalg import
+# norm`).
 _sys.modules[__name__ + ".linalg"] = linalg
+_sys.modules[__name__ + ".fft"] = fft
 
 __all__ = [
     "Tensor", "Size", "device", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
@@ -315,6 +318,7 @@ __all__ = [
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "func", "jit",
     "from_dlpack",
     "linalg",
+    "fft",
     "special",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     *_functional_names,

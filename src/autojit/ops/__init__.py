@@ -7,12 +7,13 @@ diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient
 (argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
 (searchsorted), counting (histc), number_functions (gcd, lcm, igamma, igammac),
 complex_numbers (complex, view_as_real, view_as_complex, conj, and angle and sgn of complex
-tensors), collective
+tensors), fft (torch.fft's transforms: fft_c2c, fft_r2c, fft_c2r), collective
 (the exchanges between processes of autojit.distributed), random (the samplers poisson and
 multinomial, and the random ops built on draws), random_gamma (the gamma and binomial samplers),
 and torch.linalg's decompositions and solvers (linalg_*.py, gathered as autojit.linalg by
 linalg_namespace.py). Composites are in
-composite.py, triangular.py, einsum.py, joining.py and index_update.py and need no rules.
+composite.py, triangular.py, einsum.py, joining.py, index_update.py and spectral.py (stft,
+istft) and need no rules.
 """
 
 from . import (  # noqa: F401
@@ -24,6 +25,7 @@ from . import (  # noqa: F401
     diagonal,
     einsum,
     elementwise,
+    fft,
     index_update,
     indexing,
     joining,

@@ -262,6 +262,7 @@ from .searching import bucketize, searchsorted  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
 from .sorting import argsort, kthvalue, median, msort, nanmedian, sort, topk  # noqa: F401
 from .special_functions import digamma, erfinv, i0, lgamma, mvlgamma, polygamma  # noqa: F401
+from .spectral import istft, stft  # noqa: F401
 from .splitting import dsplit, hsplit, tensor_split, vsplit  # noqa: F401
 from .statistics import (  # noqa: F401
     corrcoef,
@@ -439,6 +440,7 @@ FAMILIES = {
         "cosine_similarity", "addr", "dist", "renorm",
     ),
     "Softmax": ("softmax", "log_softmax"),
+    "Short-time Fourier transforms": ("stft", "istft"),
     "Complex numbers": (
         "complex", "polar", "real", "imag", "view_as_real", "view_as_complex", "conj",
         "conj_physical", "resolve_conj",

@@ -42,6 +42,7 @@ from . import (
     softmax,
     sorting,
     special_functions,
+    spectral,
     splitting,
     triangular,
 )
@@ -156,6 +157,7 @@ METHODS = {
     # ---- complex numbers (complex_numbers.py)
     "conj": complex_numbers.conj, "conj_physical": complex_numbers.conj_physical,
     "resolve_conj": complex_numbers.resolve_conj, "is_conj": complex_numbers.is_conj,
+    "stft": spectral.stft, "istft": spectral.istft,
 }
 
 

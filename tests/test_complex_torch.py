@@ -345,7 +345,8 @@ def test_indexing_joining_and_layouts():
 
 UNARY = ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "log1p",
          "expm1", "reciprocal", "rsqrt", "square", "log2", "log10", "exp2", "sinh", "cosh",
-         "asinh", "atanh", "sgn", "angle", "isnan", "isinf", "isfinite", "nan_to_num", "sinc")
+         "asinh", "atanh", "asin", "acos", "atan", "acosh", "sgn", "angle", "isnan", "isinf",
+         "isfinite", "nan_to_num", "sinc")
 
 
 @pytest.mark.parametrize("name", UNARY)

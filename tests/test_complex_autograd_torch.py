@@ -270,3 +270,68 @@ def test_gradcheck_of_a_real_input_with_complex_output_checks_both_parts():
 
     with pytest.raises(GradcheckError, match="imaginary part of complex outputs"):
         gradcheck(WrongImaginary.apply, (x,))
+
+
+# ---- optimizers and modules with complex parameters ---------------------------------------------
+
+OPTIMIZERS = {"SGD": {"momentum": 0.9}, "Adam": {}, "AdamW": {"amsgrad": True}, "RMSprop": {},
+              "Adagrad": {}, "Adamax": {}, "NAdam": {}, "RAdam": {}, "Adadelta": {},
+              "ASGD": {}, "Rprop": {}}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_optimizers_update_complex_parameters_as_torch(name):
+    """torch updates a complex parameter as the real pairs of its parts (an elementwise
+    update of the complex values would square them): each optimizer's steps are torch's, and
+    its state stays complex."""
+    start = values((2, 2))
+    results = []
+    for framework in (autojit, torch):
+        p = framework.tensor(start, requires_grad=True)
+        opt = getattr(framework.optim, name)([p], lr=0.1, **OPTIMIZERS[name])
+        for _ in range(3):
+            opt.zero_grad()
+            loss = (p * p.conj()).real.sum() + (p * (1 + 1j)).imag.sum()
+            loss.backward()
+            opt.step()
+        results.append((p, opt.state[p]))
+    # NAdam's momentum schedule rounds as torch's float32 step count does: 1e-9 apart.
+    np.testing.assert_allclose(_array(results[0][0]), _array(results[1][0]), rtol=1e-8)
+    for key, theirs in results[1][1].items():
+        mine = results[0][1][key]
+        if isinstance(theirs, torch.Tensor) and theirs.is_complex():
+            assert mine.dtype is autojit.complex128, key
+            np.testing.assert_allclose(_array(mine), _array(theirs), rtol=1e-8, err_msg=key)
+
+
+def test_lbfgs_with_a_complex_parameter_is_torchs():
+    results = []
+    for framework in (autojit, torch):
+        p = framework.tensor([1 + 2j, -0.5 + 0.25j], requires_grad=True)
+        q = framework.tensor([0.3, 0.2], dtype=framework.float64, requires_grad=True)
+        opt = framework.optim.LBFGS([p, q], lr=0.5, max_iter=5)
+
+        def closure(p=p, q=q, opt=opt):
+            opt.zero_grad()
+            shifted = p - (0.5 - 1j)
+            loss = (shifted * shifted.conj()).real.sum() + ((q - 1) ** 2).sum() + \
+                (p * q).real.sum()
+            loss.backward()
+            return loss
+
+        for _ in range(2):
+            opt.step(closure)
+        results.append((p, q))
+    for mine, theirs in zip(results[0], results[1], strict=True):
+        np.testing.assert_allclose(_array(mine), _array(theirs), rtol=1e-9)
+
+
+def test_a_module_converted_to_complex_trains():
+    with pytest.warns(UserWarning, match="Complex modules are a new feature"):
+        layer = autojit.nn.Linear(3, 2).to(autojit.cfloat)
+    assert layer.weight.dtype is autojit.complex64 and layer.bias.dtype is autojit.complex64
+    x = autojit.randn(4, 3, dtype=autojit.cfloat)
+    (layer(x).abs() ** 2).sum().backward()
+    assert layer.weight.grad.dtype is autojit.complex64
+    with pytest.raises(TypeError, match="only accepts floating point or complex dtypes"):
+        layer.to(autojit.int64)

@@ -443,3 +443,17 @@ def test_an_op_with_no_complex_rule_raises_rather_than_computing():
     erf = REGISTRY["erf"]
     with pytest.raises(NotImplementedError, match="ComplexFloat"):
         autojit.ops.registry.bind(erf, (z,), {})
+
+
+def test_testing_helpers_take_complex_tensors():
+    made = autojit.testing.make_tensor((2, 3), dtype=autojit.complex64, device="cpu", low=-1,
+                                       high=1, requires_grad=True)
+    assert made.dtype is autojit.complex64 and made.requires_grad
+    for part in (made.real, made.imag):
+        assert -1 <= float(part.min()) and float(part.max()) < 1
+    assert not autojit.testing.make_tensor((2, 3), dtype=autojit.complex128, device="cpu",
+                                           noncontiguous=True).is_contiguous()
+    z = autojit.tensor([1 + 2j, 3 - 1j])
+    autojit.testing.assert_close(z, z.clone())
+    with pytest.raises(AssertionError):
+        autojit.testing.assert_close(z, z + 1e-3j)

@@ -398,7 +398,9 @@ def test_reductions_and_products_are_torchs():
                      lambda f, z: f.isclose(z, z + 1e-9), lambda f, z: f.allclose(z, z),
                      lambda f, z: f.std_mean(z, 1), lambda f, z: f.isreal(z),
                      lambda f, z: f.nn.functional.linear(z, z), lambda f, z: z.trace(),
-                     lambda f, z: f.lerp(z, z * 2, 0.25), lambda f, z: z.count_nonzero()):
+                     lambda f, z: f.lerp(z, z * 2, 0.25), lambda f, z: z.count_nonzero(),
+                     lambda f, z: f.cov(z), lambda f, z: f.corrcoef(z),
+                     lambda f, z: f.float_power(z, z[0]), lambda f, z: f.float_power(z, 2)):
         result = function(autojit, mine)
         expected = function(torch, theirs)
         for a, b in zip(result if isinstance(result, tuple) else (result,),
@@ -419,6 +421,9 @@ REFUSED = [
     lambda f, z: ~z, lambda f, z: z.signbit(), lambda f, z: z.unique(),
     lambda f, z: z.deg2rad(), lambda f, z: z.nansum(), lambda f, z: f.isposinf(z),
     lambda f, z: f.copysign(z, z), lambda f, z: f.xlogy(z, z), lambda f, z: z.frac(),
+    lambda f, z: z.clone().abs_(), lambda f, z: z.clone().absolute_(),
+    lambda f, z: f.isin(z, z), lambda f, z: z.unique_consecutive(),
+    lambda f, z: f.nn.functional.kl_div(z, z, reduction="sum"),
 ]
 
 

@@ -312,6 +312,19 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
     return bind(SGN, (x,), NO_ATTRS) if _is_complex(x) else ew.sign(x)
 
 
+def real_result(name: str, function):
+    """function for an in-place method, refusing a complex tensor, into which its real result
+    would be written back as complex numbers (torch's error for abs_)."""
+    def checked(x, *args, **kwargs):
+        if isinstance(x, Tensor) and _is_complex(x):
+            raise RuntimeError(f"In-place {name} is not supported for complex tensors.")
+        return function(x, *args, **kwargs)
+
+    checked.__name__ = checked.__qualname__ = function.__name__
+    checked.__doc__ = function.__doc__
+    return checked
+
+
 def complex_angle(x: Tensor) -> Tensor:
     """The argument of each element of a complex tensor, in (-pi, pi] (elementwise_extra.angle
     gives real tensors theirs)."""

@@ -97,8 +97,12 @@ def float_power(input, exponent, *, out=None):  # noqa: A002
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         raise TypeError("float_power(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(x).__name__}")
-    x = x.to(dtypes.float64) if isinstance(x, Tensor) else x
-    y = y.to(dtypes.float64) if isinstance(y, Tensor) else y
+    # float64, or complex128 where either operand is complex, as torch computes it
+    complex_operands = any(v.dtype.is_complex if isinstance(v, Tensor) else isinstance(
+        v, complex) for v in (x, y))
+    wide = dtypes.complex128 if complex_operands else dtypes.float64
+    x = x.to(wide) if isinstance(x, Tensor) else x
+    y = y.to(wide) if isinstance(y, Tensor) else y
     return ew.pow(x, y)
 
 
@@ -207,6 +211,9 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
         raise TypeError("isin() received an invalid combination of arguments - got "
                         f"({type(x).__name__}, {type(test).__name__}), but expected one of:")
     dtype = promoted_dtype((x, test))
+    if dtype.is_complex:
+        raise RuntimeError("Unsupported input type encountered for isin(): "
+                           f"{dtypes.scalar_type_name(dtype)}")
     like = x if isinstance(x, Tensor) else test
     x = _as_tensor(x, dtype, like).detach()
     test = _as_tensor(test, dtype, like).detach().reshape(-1)

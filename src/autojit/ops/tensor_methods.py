@@ -398,7 +398,8 @@ INPLACE = {
     "add_": math_composites.add, "sub_": math_composites.sub, "mul_": ew.mul, "div_": ew.div,
     "pow_": ew.pow,
     "clamp_": composite.clamp, "clip_": composite.clamp, "neg_": ew.neg, "exp_": ew.exp,
-    "log_": ew.log, "sqrt_": ew.sqrt, "abs_": ew.abs, "sigmoid_": ew.sigmoid,
+    "log_": ew.log, "sqrt_": ew.sqrt, "abs_": complex_numbers.real_result("abs", ew.abs),
+    "sigmoid_": ew.sigmoid,
     "tanh_": ew.tanh, "relu_": ewm.relu, "floor_divide_": ew.floor_divide,
     "remainder_": ew.remainder, "maximum_": ew.maximum, "minimum_": ew.minimum,
     # ---- scans, triangular parts ----

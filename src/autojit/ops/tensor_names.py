@@ -22,6 +22,7 @@ from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import (
     aliases,
+    complex_numbers,
     contractions,
     elementwise_extra,
     layout,
@@ -196,7 +197,8 @@ Tensor.is_set_to = _is_set_to
 # ---- in-place forms ----------------------------------------------------------------------------
 
 INPLACE = {
-    "absolute_": ew.abs, "negative_": ew.neg, "multiply_": ew.mul,
+    "absolute_": complex_numbers.real_result("abs", ew.abs), "negative_": ew.neg,
+    "multiply_": ew.mul,
     "subtract_": math_composites.sub, "divide_": elementwise_extra.div,
     "div_": elementwise_extra.div, "true_divide_": ew.div,
     "eq_": ew.eq, "ne_": ew.ne, "lt_": ew.lt, "le_": ew.le, "gt_": ew.gt, "ge_": ew.ge,

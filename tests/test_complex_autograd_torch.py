@@ -88,6 +88,7 @@ FUNCTIONS = {
     "inverse_trigonometric": (lambda f, a: a.asin() + a.acos() * a.atan() + a.acosh(), 1),
     "cumsum_H": (lambda f, a, b: a.cumsum(0) * (a.reshape(3, 1) @ b.reshape(1, 3)).mH.sum(0),
                  2),
+    "cumprod": (lambda f, a: a.cumprod(0) + f.where(f.arange(3) == 1, 0, a).cumprod(0), 1),
 }
 
 

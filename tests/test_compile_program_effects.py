@@ -275,3 +275,25 @@ def step(x):
         if name == "compiled":
             assert step.stats().compiled_calls == 4
     assert runs["compiled"] == runs["eager"]
+
+
+def test_a_tensor_the_result_saved_written_in_place_later_in_the_call():
+    def program(wrap):
+        weight = autojit.tensor([1.0, 2.0], requires_grad=True)
+
+        def step(x):
+            loss = (weight * x * x).sum()
+            with autojit.no_grad():
+                weight.add_(10.0)  # after the multiply saved it, as eager's graph records
+            return loss
+
+        f = wrap(step)
+        x = autojit.tensor([3.0, 4.0], requires_grad=True)
+        loss = f(x)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as raised:
+            autojit.autograd.grad(loss, x, create_graph=True)
+        return str(raised.value).split(" (it was saved")[0], weight.tolist()
+
+    eager, compiled = _both(program)
+    assert compiled[1] == eager[1]
+    assert compiled[0].split(";")[0] == eager[0].split(";")[0]

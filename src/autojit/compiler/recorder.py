@@ -54,7 +54,8 @@ _UNFOLLOWED_MODULES = ("numpy", "scipy", "numba", "llvmlite", "typing", "abc", "
                        "threading", "warnings", "linecache", "traceback", "inspect", "dis",
                        "ast", "re", "sre_compile", "sre_parse", "logging", "importlib",
                        "tokenize", "_weakrefset", "weakref", "contextlib", "functools",
-                       "dataclasses", "_collections_abc", "collections")
+                       "dataclasses", "_collections_abc", "collections", "posixpath",
+                       "ntpath", "genericpath", "os", "fnmatch", "sysconfig")
 _CONTAINERS = (list, tuple, dict, set, frozenset, collections.deque)
 _DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 

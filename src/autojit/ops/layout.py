@@ -16,6 +16,7 @@ from ..tensor.symbolic import as_size, is_symbolic, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from .autocast import PROMOTE, autocast_op
+from .eager_views import joined, reshape_view
 from .registry import Layout, bind, define_op, promoted_dtype, rule_first, rule_promote
 
 # ---- folding into strides: how a kernel reads a view without materializing it --------------
@@ -128,6 +129,9 @@ def reshape(x: Tensor, *shape) -> Tensor:
     """x with a new shape of the same number of elements; one extent may be -1."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
+    view = reshape_view(x, shape, RESHAPE)
+    if view is not None:
+        return view
     return bind(RESHAPE, (x,), {"shape": infer_shape(shape, x.numel())})
 
 
@@ -375,11 +379,18 @@ CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rul
 def cat(tensors, dim: int = 0) -> Tensor:
     """The tensors joined along an existing dim; the other extents must match."""
     tensors = tuple(tensors)
+    result = joined(tensors, dim, False)
+    if result is not None:
+        return result
     if not tensors:
         raise RuntimeError("cat(): expected a non-empty list of Tensors")
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"cat(): expected a sequence of Tensors, got {type(t).__name__}")
+    for position, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {position}) cannot be "
+                               "concatenated")
     # torch skips 1-D empty tensors in cat, a legacy rule kept for compatibility, but their
     # dtypes still take part in the result's (cat([int64 x, zeros(0)]) is float32).
     kept = tuple(t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)) or tensors[:1]
@@ -416,16 +427,21 @@ def expand_as(x: Tensor, other: Tensor) -> Tensor:
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """x with dims `start_dim` to `end_dim` (inclusive) merged into one."""
-    shape = tuple(x.shape)
+    data = x._data
+    shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
     if not shape:
         return reshape(x, (1,))
     start, end = normalize_dim(start_dim, len(shape)), normalize_dim(end_dim, len(shape))
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return x  # torch returns the input itself
     merged = 1
     for extent in shape[start:end + 1]:
         merged *= extent
-    return reshape(x, shape[:start] + (merged,) + shape[end + 1:])
+    shape = shape[:start] + (merged,) + shape[end + 1:]
+    view = reshape_view(x, shape, RESHAPE)
+    return view if view is not None else reshape(x, shape)
 
 
 def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
@@ -443,22 +459,32 @@ def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
 
 def squeeze(x: Tensor, dim=None) -> Tensor:
     """x without size-1 dims (all of them, or those of `dim`, an int or a tuple)."""
-    shape = tuple(x.shape)
+    data = x._data
+    shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
     if dim is None:
-        dims = range(len(shape))
+        kept = tuple(extent for extent in shape if extent != 1)
+    elif dim.__class__ is int and shape:
+        dim = normalize_dim(dim, len(shape))
+        kept = shape[:dim] + shape[dim + 1:] if shape[dim] == 1 else shape
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = {normalize_dim(int(d), len(shape)) for d in dims}
-    kept = tuple(extent for axis, extent in enumerate(shape)
-                 if not (axis in dims and extent == 1))
-    return x if kept == shape else reshape(x, kept)
+        kept = tuple(extent for axis, extent in enumerate(shape)
+                     if not (axis in dims and extent == 1))
+    if kept == shape:
+        return x
+    view = reshape_view(x, kept, RESHAPE)
+    return view if view is not None else reshape(x, kept)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """x with a size-1 dim inserted at `dim` (which may be x.ndim)."""
-    shape = tuple(x.shape)
+    data = x._data
+    shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
     dim = normalize_dim(dim, len(shape) + 1)
-    return reshape(x, shape[:dim] + (1,) + shape[dim:])
+    shape = shape[:dim] + (1,) + shape[dim:]
+    view = reshape_view(x, shape, RESHAPE)
+    return view if view is not None else reshape(x, shape)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -546,6 +572,9 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
 def stack(tensors, dim: int = 0) -> Tensor:
     """Equally shaped tensors joined along a new dim `dim`."""
     tensors = tuple(tensors)
+    result = joined(tensors, dim, True)
+    if result is not None:
+        return result
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     first = tuple(tensors[0].shape)

@@ -314,9 +314,17 @@ def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 # ---- flip -------------------------------------------------------------------------------------
 # A copy, as torch's flip is (NumPy's np.flip is a view with negative strides); its own adjoint.
 
+def _reversed_key(ndim: int, dims) -> tuple:
+    """The basic index that reverses `dims` (np.flip's view, without its argument checks)."""
+    key = [slice(None)] * ndim
+    for dim in dims:
+        key[dim] = slice(None, None, -1)
+    return tuple(key)
+
+
 FLIP = define_op(
     name="flip", arity=1, shape=lambda shape, dims: tuple(shape), dtype=rule_first,
-    impl=lambda x, dims: np.flip(x, dims).copy(),
+    impl=lambda x, dims: x[_reversed_key(x.ndim, dims)].copy(),
     vjp=lambda ctx, g: (bind(FLIP, (g,), ctx.attrs),), saves=(), lowering=Layout("flip"),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(FLIP, tangents, attrs),
     batch=batching.dim_rule("dims"))

@@ -327,6 +327,9 @@ def _in_format(result: Tensor, memory_format, source, where: str) -> Tensor:
     """A fresh factory result laid out in `memory_format` (preserve_format: source's layout;
     tensor/memory_format.py), on the CPU; values are unchanged."""
     source_data = None if source is None else source._data
+    if memory_format is preserve_format and source_data.__class__ is np.ndarray and \
+            source_data.flags.c_contiguous:
+        return result  # contiguous in torch's sense (a size-1 dim's stride does not count)
     if source_data is None and source is not None and state.tracer is not None:
         # A traced tensor: laid out as eager lays it out (ir/eager_layout.py).
         source_data = state.tracer.eager_layout(source)

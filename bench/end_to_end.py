@@ -1,0 +1,203 @@
+"""Whole training scripts, torch against autojit: torch eager, autojit eager, autojit compiled.
+
+Two scripts, each written once against a module `lib` (torch or autojit) as a torch user
+writes one, so that porting is replacing `torch` with `autojit`:
+
+- mlp: a user Dataset over synthetic data (8,192 samples of 64 features, labels from a
+  random two-layer teacher), a shuffling DataLoader of batch 64, an MLP with BatchNorm1d and
+  Dropout, Adam, StepLR, the running loss read with .item() every step, evaluation under
+  no_grad after every epoch, and the best state_dict saved with lib.save and loaded back at
+  the end;
+- cnn: scikit-learn's 8x8 digits (1,347 training images) through a Dataset whose
+  __getitem__ augments each image with tensor ops (a random shift of up to one pixel by
+  padding and cropping, a random horizontal flip, Gaussian noise), a small CNN with
+  BatchNorm2d and Dropout, and the same loop.
+
+Each run is timed from the first batch to the end of the last epoch (data loading, steps,
+evaluation, checkpoints; not the model's construction). "autojit compiled" is the same script
+with its training step wrapped in autojit.compile; its first call (trace and kernel
+compiles, from the disk cache after the first run on a machine) is inside the timed span and
+is also printed on its own. The three variants take turns, `--rounds` times, in one process,
+and the table gives the median seconds of each and the ratio to torch eager. Usage:
+
+    python bench/end_to_end.py [--script mlp|cnn|both] [--epochs 15] [--rounds 3]
+        [--threads 1] [--workers 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+import torch  # noqa: E402
+
+import autojit  # noqa: E402
+
+
+def synthetic(seed: int = 0, samples: int = 8192, features: int = 64, classes: int = 10):
+    """Features and labels from a random teacher network; 20% held out for evaluation."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((samples, features)).astype(np.float32)
+    hidden = np.tanh(x @ rng.standard_normal((features, 32)) / np.sqrt(features))
+    y = (hidden @ rng.standard_normal((32, classes))).argmax(1).astype(np.int64)
+    cut = samples * 4 // 5
+    return x[:cut], y[:cut], x[cut:], y[cut:]
+
+
+def digits(seed: int = 0):
+    from sklearn.datasets import load_digits
+
+    found = load_digits()
+    images = (found.images / 16.0).astype(np.float32)[:, None]
+    labels = found.target.astype(np.int64)
+    order = np.random.default_rng(seed).permutation(len(labels))
+    test, train = order[:450], order[450:]
+    return images[train], labels[train], images[test], labels[test]
+
+
+# ---- the scripts, written against `lib` ---------------------------------------------------------
+
+def mlp_parts(lib, data):
+    nn = lib.nn
+
+    class Samples(lib.utils.data.Dataset):
+        def __init__(self, features, labels):
+            self.features, self.labels = lib.tensor(features), lib.tensor(labels)
+
+        def __len__(self):
+            return len(self.labels)
+
+        def __getitem__(self, index):
+            return self.features[index], self.labels[index]
+
+    model = nn.Sequential(
+        nn.Linear(64, 128), nn.BatchNorm1d(128), nn.ReLU(), nn.Dropout(0.2),
+        nn.Linear(128, 128), nn.BatchNorm1d(128), nn.ReLU(), nn.Dropout(0.2),
+        nn.Linear(128, 10))
+    return Samples(data[0], data[1]), model, 1e-3
+
+
+def cnn_parts(lib, data):
+    nn, functional = lib.nn, lib.nn.functional
+
+    class Augmented(lib.utils.data.Dataset):
+        def __init__(self, images, labels):
+            self.images, self.labels = lib.tensor(images), lib.tensor(labels)
+
+        def __len__(self):
+            return len(self.labels)
+
+        def __getitem__(self, index):
+            image = self.images[index]  # (1, 8, 8)
+            top, left = lib.randint(0, 3, (2,)).tolist()  # shift by up to one pixel
+            image = functional.pad(image, (1, 1, 1, 1))[:, top:top + 8, left:left + 8]
+            if lib.rand(()).item() < 0.5:
+                image = image.flip(-1)
+            return image + 0.05 * lib.randn_like(image), self.labels[index]
+
+    model = nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Dropout(0.25), nn.Linear(32 * 2 * 2, 10))
+    return Augmented(data[0], data[1]), model, 3e-3
+
+
+def run_script(lib, parts, data, epochs: int, compiled: bool, workers: int,
+               checkpoint: str) -> dict:
+    """One training run; returns its seconds, the first step's seconds, loss and accuracy."""
+    lib.manual_seed(0)
+    dataset, model, lr = parts(lib, data)
+    test_x, test_y = lib.tensor(data[2]), lib.tensor(data[3])
+    loader = lib.utils.data.DataLoader(dataset, batch_size=64, shuffle=True,
+                                       num_workers=workers,
+                                       persistent_workers=workers > 0)
+    optimizer = lib.optim.Adam(model.parameters(), lr=lr)
+    scheduler = lib.optim.lr_scheduler.StepLR(optimizer, step_size=5, gamma=0.5)
+    loss_function = lib.nn.CrossEntropyLoss()
+
+    def train_step(x, y):
+        optimizer.zero_grad()
+        loss = loss_function(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    step = autojit.compile(train_step) if compiled else train_step
+    best, first_step = 0.0, None
+    start = time.perf_counter()
+    for _ in range(epochs):
+        model.train()
+        running = 0.0
+        for x, y in loader:
+            if first_step is None:
+                began = time.perf_counter()
+                running += step(x, y).item()
+                first_step = time.perf_counter() - began
+            else:
+                running += step(x, y).item()
+        scheduler.step()
+        model.eval()
+        with lib.no_grad():
+            accuracy = (model(test_x).argmax(1) == test_y).float().mean().item()
+        if accuracy > best:
+            best = accuracy
+            lib.save(model.state_dict(), checkpoint)
+    model.load_state_dict(lib.load(checkpoint))
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "first": first_step, "loss": running / len(loader),
+            "accuracy": best}
+
+
+def compare(name: str, parts, data, epochs: int, rounds: int, workers: int) -> None:
+    variants = {"torch eager": (torch, False), "autojit eager": (autojit, False),
+                "autojit compiled": (autojit, True)}
+    results = {variant: [] for variant in variants}
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(rounds):
+            for variant, (lib, compiled) in variants.items():
+                path = os.path.join(folder, variant.replace(" ", "_") + ".pt")
+                results[variant].append(run_script(lib, parts, data, epochs, compiled,
+                                                   workers, path))
+    reference = statistics.median(r["seconds"] for r in results["torch eager"])
+    print(f"{name}: {epochs} epochs, {len(data[1])} training samples, batch 64, "
+          f"num_workers={workers}, {rounds} rounds (median)")
+    print("| variant | seconds | vs torch eager | first step s | last loss | best accuracy |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for variant, runs in results.items():
+        seconds = statistics.median(r["seconds"] for r in runs)
+        first = statistics.median(r["first"] for r in runs)
+        print(f"| {variant} | {seconds:.2f} | {seconds / reference:.2f}x | {first:.3f} | "
+              f"{runs[-1]['loss']:.3f} | {runs[-1]['accuracy']:.1%} |")
+    print()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--script", choices=("mlp", "cnn", "both"), default="both")
+    parser.add_argument("--epochs", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=0)
+    arguments = parser.parse_args()
+    torch.set_num_threads(arguments.threads)
+    autojit.set_num_threads(arguments.threads)
+    print(f"autojit {autojit.__version__}, torch {torch.__version__}, {arguments.threads} "
+          f"thread(s), {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}\n")
+    if arguments.script in ("mlp", "both"):
+        compare("mlp (synthetic data)", mlp_parts, synthetic(), arguments.epochs,
+                arguments.rounds, arguments.workers)
+    if arguments.script in ("cnn", "both"):
+        compare("cnn (digits, augmented per sample)", cnn_parts, digits(), arguments.epochs,
+                arguments.rounds, arguments.workers)
+
+
+if __name__ == "__main__":
+    main()

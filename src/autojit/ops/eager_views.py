@@ -5,18 +5,18 @@ These are the data path's ops (a Dataset's `x[i]`, the collate's stack, the resh
 batch and a model), run once per sample where a training step runs once per batch. Through
 `registry.bind` each pays for a dtype rule, an operand loop, the impl's call and a view check,
 and `x[i]` is two primitives (a slice, then a reshape dropping the indexed dim), about 9 us
-against torch's 0.7. Here, when `ready(x)` holds (the dispatch state is not SPECIAL, no VJP
-chain is being recorded, x's data is a NumPy array, and no node is to be recorded: grad mode
-is off or x does not require grad), the op's NumPy view is made directly and wrapped by
-`view_of`, which sets what `registry.view_tensor` sets: the source's version counter, its base,
-and `_view_source`, the (source, op, attrs) that in-place writes through the view and the
-regeneration of its grad_fn after a write to its base replay (ops/inplace.py view_steps,
-autograd/graph.py refresh_view). The ops and attrs recorded are those the general path binds,
-so both paths give the same tensors; where that is two primitives (basic indexing), the
-intermediate view is made only when something walks the chain (`LazySource`). Anything
-else (an index out of range, a shape that does not fit, an empty result, a tensor that needs
-a node) returns None and the caller takes the general path, which raises torch's errors.
-docs/notes/eager-dispatch.md ("The data path") has the figures.
+against torch's 0.7. When `ready(x)` holds (the dispatch state is not SPECIAL, no VJP chain is
+being recorded, x's data is a NumPy array, and no node is to be recorded: grad mode is off or
+x does not require grad), the op's NumPy view is made directly and wrapped as
+`registry.view_tensor` wraps one: the source's version counter, its base, and `_view_source`,
+the (source, op, attrs) that in-place writes through the view and the regeneration of its
+grad_fn after a write to its base replay (ops/inplace.py view_steps, autograd/graph.py
+refresh_view). The ops and attrs recorded are those the general path binds, so both paths give
+the same tensors; where that is two primitives (basic indexing, whose fast path is in
+subscript.py's getitem), the intermediate view is made only when something walks the chain
+(`LazySource`). Anything else (an index out of range, a shape that does not fit, an empty
+result, a tensor that needs a node) returns None and the caller takes the general path, which
+raises torch's errors. docs/notes/eager-dispatch.md ("The data path") has the figures.
 """
 
 from __future__ import annotations
@@ -91,88 +91,32 @@ class LazySource:
         return source, op, attrs
 
 
-def basic_index(x: Tensor, key, steps, reshape_op):
-    """x[key] for a key of ints, slices of step >= 1 with int or None bounds, None and one
-    Ellipsis, as one NumPy view; None where the key is anything else, an int is out of range,
-    the result is empty or has x's shape (the general path returns x itself for x[:]).
-    `steps(shape, key)` gives the general path's (op, attrs) pairs for the chain; a key that
-    only inserts dims (None, full slices) is one reshape, `reshape_op`."""
+def reshape_view(x: Tensor, shape, op, checked: bool = False):
+    """x reshaped to `shape` (ints, one may be -1) as the general path's RESHAPE `op` gives
+    it: a view where NumPy's reshape is one, else a tensor of its own; None where the general
+    path must run (or raise). `checked`: the caller made `shape` from x's own (ints that fit)."""
     data = x._data
     if data.__class__ is not _ndarray or registry.STEP is not None:
         return None
     mode = state.dispatch
     if mode == SPECIAL or (mode and x._requires_grad):
         return None
-    shape = data.shape
-    ndim = len(shape)
-    if key.__class__ is int:
-        if not ndim or not -shape[0] <= key < shape[0]:
-            return None
-        result = data[key] if ndim > 1 else data[key, ...]
-        selects = True
-    elif key is None:
-        result = data[None]
-        selects = False
-    elif key.__class__ is slice and ndim:
-        start, stop, step = key.start, key.stop, key.step
-        if not ((start is None or start.__class__ is int)
-                and (stop is None or stop.__class__ is int)
-                and (step is None or (step.__class__ is int and step > 0))):
-            return None
-        result = data[key]
-        selects = True
-    else:
-        items = key if key.__class__ is tuple else (key,)
-        dim = 0
-        ellipsis = selects = False
-        for position, item in enumerate(items):
-            kind = item.__class__
-            if kind is int:
-                if dim >= ndim or not -shape[dim] <= item < shape[dim]:
-                    return None
-                dim += 1
-                selects = True
-            elif kind is slice:
-                start, stop, step = item.start, item.stop, item.step
-                if start is not None or stop is not None or step is not None:
-                    if not ((start is None or start.__class__ is int)
-                            and (stop is None or stop.__class__ is int)
-                            and (step is None or (step.__class__ is int and step > 0))):
-                        return None
-                    selects = True
-                dim += 1
-            elif item is None:
-                continue
-            elif item is Ellipsis and not ellipsis:
-                ellipsis = True
-                rest = 0
-                for later in items[position + 1:]:
-                    if later is not None:
-                        rest += 1
-                if ndim - rest < dim:
-                    return None
-                dim = ndim - rest
-            else:
+    if not checked:
+        for extent in shape:
+            if extent.__class__ is not int:
                 return None
-        if dim > ndim:
-            return None
-        result = data[items] if ellipsis else data[items + (Ellipsis,)]
-    if not result.size or result.shape == shape:
+    try:
+        result = data.reshape(shape)
+    except (ValueError, TypeError):
         return None
+    if not result.size:
+        return None
+    if not data.flags.c_contiguous and not np.may_share_memory(result, data):
+        return plain_tensor(result, x._dtype)
     counter = x._counter
     if counter is None:
         counter = x._counter = _new(VersionCounter)
         counter.value = 0
-    if selects:
-        source = _new(LazySource)
-        source.source = x
-        source.data = data
-        source.version = counter.value
-        source.steps = steps
-        source.key = key
-        source.made = None
-    else:
-        source = (x, reshape_op, {"shape": result.shape})
     out = _new(Tensor)
     out._data = result
     out._dtype = x._dtype
@@ -184,33 +128,9 @@ def basic_index(x: Tensor, key, steps, reshape_op):
     fields = out.__dict__
     base = x._base
     fields["_base"] = x if base is None else base
-    fields["_view_source"] = source
+    fields["_view_source"] = (x, op, {"shape": result.shape})
     fields["_view_version"] = counter.value
     return out
-
-
-def reshape_view(x: Tensor, shape, op):
-    """x reshaped to `shape` (ints, one may be -1) as the general path's RESHAPE `op` gives
-    it: a view where NumPy's reshape is one, else a tensor of its own; None where the general
-    path must run (or raise)."""
-    data = x._data
-    if data.__class__ is not _ndarray or registry.STEP is not None:
-        return None
-    mode = state.dispatch
-    if mode == SPECIAL or (mode and x._requires_grad):
-        return None
-    for extent in shape:
-        if extent.__class__ is not int:
-            return None
-    try:
-        result = data.reshape(shape)
-    except (ValueError, TypeError):
-        return None
-    if not result.size:
-        return None
-    if not data.flags.c_contiguous and not np.may_share_memory(result, data):
-        return plain_tensor(result, x._dtype)
-    return view_of(result, x, (x, op, {"shape": result.shape}))
 
 
 def joined(tensors: tuple, dim, new_dim: bool):

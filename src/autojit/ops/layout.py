@@ -439,6 +439,12 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
     if not shape:
         return reshape(x, (1,))
+    if start_dim == 0 and end_dim == -1 and data.__class__ is np.ndarray:  # all dims
+        if len(shape) == 1:
+            return x
+        view = reshape_view(x, (data.size,), RESHAPE, True)
+        if view is not None:
+            return view
     start, end = normalize_dim(start_dim, len(shape)), normalize_dim(end_dim, len(shape))
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
@@ -448,7 +454,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     for extent in shape[start:end + 1]:
         merged *= extent
     shape = shape[:start] + (merged,) + shape[end + 1:]
-    view = reshape_view(x, shape, RESHAPE)
+    view = reshape_view(x, shape, RESHAPE, True)
     return view if view is not None else reshape(x, shape)
 
 
@@ -470,9 +476,10 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
     data = x._data
     shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
     if dim is None:
-        kept = tuple(extent for extent in shape if extent != 1)
-    elif dim.__class__ is int and shape:
-        dim = normalize_dim(dim, len(shape))
+        kept = tuple([extent for extent in shape if extent != 1])
+    elif dim.__class__ is int and -len(shape) <= dim < len(shape):
+        if dim < 0:
+            dim += len(shape)
         kept = shape[:dim] + shape[dim + 1:] if shape[dim] == 1 else shape
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
@@ -481,7 +488,7 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
                      if not (axis in dims and extent == 1))
     if kept == shape:
         return x
-    view = reshape_view(x, kept, RESHAPE)
+    view = reshape_view(x, kept, RESHAPE, True)
     return view if view is not None else reshape(x, kept)
 
 
@@ -489,9 +496,12 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """x with a size-1 dim inserted at `dim` (which may be x.ndim)."""
     data = x._data
     shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
-    dim = normalize_dim(dim, len(shape) + 1)
+    if dim.__class__ is not int or not -len(shape) - 1 <= dim <= len(shape):
+        dim = normalize_dim(dim, len(shape) + 1)  # torch's error, or a bool or NumPy int
+    elif dim < 0:
+        dim += len(shape) + 1
     shape = shape[:dim] + (1,) + shape[dim:]
-    view = reshape_view(x, shape, RESHAPE)
+    view = reshape_view(x, shape, RESHAPE, True)
     return view if view is not None else reshape(x, shape)
 
 

@@ -6,8 +6,8 @@ indexed dim (SLICE), then one reshape that drops the dims of ints and inserts th
 dims they address, boolean masks through their nonzero positions (data-dependent, so a graph
 break while tracing unless the trace specializes on the count). A write goes through the flat
 positions the same key addresses in a tensor of positions, one `index_put`. Eager keys of
-ints, slices, None and Ellipsis on tensors that need no autograd node take
-eager_views.basic_index, one NumPy view with the same chain of primitives recorded.
+ints, slices, None and Ellipsis on tensors that need no autograd node are one NumPy view,
+made in getitem with the same chain of primitives recorded (eager_views.py).
 """
 
 from __future__ import annotations
@@ -17,14 +17,17 @@ import warnings
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.state import state
+from ..tensor.state import SPECIAL, state
 from ..tensor.symbolic import as_size
-from ..tensor.tensor import Tensor
-from .eager_views import basic_index
+from ..tensor.tensor import Tensor, VersionCounter
+from . import registry
+from .eager_views import LazySource
 from .index_checks import check_index
 from .indexing import _INDEX_DTYPES, _as_index_tensor, index_put, index_tensor, nonzero
 from .layout import RESHAPE, SLICE, expand, reshape, slice_dims, slice_length, unsqueeze
 from .registry import broadcast_shapes
+
+_new = object.__new__
 
 
 def _prepare(item):
@@ -88,10 +91,106 @@ def _normalize_slice(item: slice, extent: int) -> tuple:
 
 
 def getitem(x: Tensor, key) -> Tensor:
-    """x[key] with torch's semantics: basic indexing gives views, tensors and lists gather."""
-    view = basic_index(x, key, _view_steps, RESHAPE)
-    if view is not None:
-        return view
+    """x[key] with torch's semantics: basic indexing gives views, tensors and lists gather.
+
+    A key of ints, slices of step >= 1 with int or None bounds, None and one Ellipsis on a
+    CPU tensor that needs no autograd node (eager_views.py's conditions) is one NumPy view,
+    made here; anything else, an int out of range, an empty result or one of x's shape (x[:]
+    is x itself) takes `_general`, which raises torch's errors."""
+    data = x._data
+    if data.__class__ is not np.ndarray or registry.STEP is not None:
+        return _general(x, key)
+    mode = state.dispatch
+    if mode == SPECIAL or (mode and x._requires_grad):
+        return _general(x, key)
+    shape = data.shape
+    ndim = len(shape)
+    if key.__class__ is int:
+        if not ndim or not -shape[0] <= key < shape[0]:
+            return _general(x, key)
+        result = data[key] if ndim > 1 else data[key, ...]
+        selects = True
+    elif key is None:
+        result = data[None]
+        selects = False
+    elif key.__class__ is slice and ndim:
+        start, stop, step = key.start, key.stop, key.step
+        if not ((start is None or start.__class__ is int)
+                and (stop is None or stop.__class__ is int)
+                and (step is None or (step.__class__ is int and step > 0))):
+            return _general(x, key)
+        result = data[key]
+        selects = True
+    else:
+        items = key if key.__class__ is tuple else (key,)
+        dim = 0
+        ellipsis = selects = False
+        for position, item in enumerate(items):
+            kind = item.__class__
+            if kind is int:
+                if dim >= ndim or not -shape[dim] <= item < shape[dim]:
+                    return _general(x, key)
+                dim += 1
+                selects = True
+            elif kind is slice:
+                start, stop, step = item.start, item.stop, item.step
+                if start is not None or stop is not None or step is not None:
+                    if not ((start is None or start.__class__ is int)
+                            and (stop is None or stop.__class__ is int)
+                            and (step is None or (step.__class__ is int and step > 0))):
+                        return _general(x, key)
+                    selects = True
+                dim += 1
+            elif item is None:
+                continue
+            elif item is Ellipsis and not ellipsis:
+                ellipsis = True
+                rest = 0
+                for later in items[position + 1:]:
+                    if later is not None:
+                        rest += 1
+                if ndim - rest < dim:
+                    return _general(x, key)
+                dim = ndim - rest
+            else:
+                return _general(x, key)
+        if dim > ndim:
+            return _general(x, key)
+        result = data[items] if ellipsis else data[items + (Ellipsis,)]
+    if not result.size or result.shape == shape:
+        return _general(x, key)
+    counter = x._counter
+    if counter is None:
+        counter = x._counter = _new(VersionCounter)
+        counter.value = 0
+    if selects:
+        source = _new(LazySource)
+        source.source = x
+        source.data = data
+        source.version = counter.value
+        source.steps = _view_steps
+        source.key = key
+        source.made = None
+    else:
+        source = (x, RESHAPE, {"shape": result.shape})
+    out = _new(Tensor)
+    out._data = result
+    out._dtype = x._dtype
+    out._requires_grad = False
+    out._grad = None
+    out.grad_fn = None
+    out._output_nr = 0
+    out._counter = counter
+    fields = out.__dict__
+    base = x._base
+    fields["_base"] = x if base is None else base
+    fields["_view_source"] = source
+    fields["_view_version"] = counter.value
+    return out
+
+
+def _general(x: Tensor, key) -> Tensor:
+    """x[key] through the primitives: slice and reshape, then `index` for tensor indices."""
     if not isinstance(key, tuple) and x.ndim == 0:
         if isinstance(key, slice):
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
@@ -179,7 +278,7 @@ def _basic_pass(shape: tuple, items: list) -> tuple:
 
 def _view_steps(shape: tuple, key) -> list:
     """The (op, attrs) of the primitives getitem binds for a basic key on a tensor of
-    `shape`, in order: what a view made by eager_views.basic_index was made by."""
+    `shape`, in order: what a view made by getitem's fast path was made by."""
     items = _expand([_prepare(item) for item in (key if isinstance(key, tuple) else (key,))],
                     len(shape))
     slices, new_shape, _, _ = _basic_pass(shape, items)

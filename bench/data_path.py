@@ -2,11 +2,13 @@
 
 Every row runs the same operation with autojit and with torch in one process, the two taking
 turns (`timing.interleaved_medians`), and prints the median time of each and their ratio.
-Three groups:
+Four groups:
 - indexing of a (1000, 64) float32 tensor and a (1000,) int64 one (ints, slices, None,
   Ellipsis and their combinations), and the small ops a training script runs between its
   steps (view, reshape, unsqueeze, squeeze, cat and stack of small tensors, item, tolist,
   comparisons), each on tensors of at most 64 elements, timed per call;
+- the per-sample ops of bench/end_to_end.py's augmenting Dataset (a random shift by padding
+  and cropping, a random flip, Gaussian noise), one by one and together, per call;
 - `default_collate` of 64 (sample, label) pairs, per batch;
 - one DataLoader epoch (batch 64, shuffled) over 1,000 samples, per sample: a TensorDataset,
   a user Dataset returning tensors, one returning NumPy arrays, a random_split Subset, and
@@ -106,6 +108,32 @@ def op_cases(module):
     }
 
 
+def augmentation_cases(module):
+    """name -> one of the per-sample ops of bench/end_to_end.py's augmenting Dataset, and
+    the whole __getitem__ (per call)."""
+    functional = module.nn.functional
+    image = module.from_numpy(np.random.default_rng(0).random((1, 8, 8), dtype=np.float32))
+    padded = functional.pad(image, (1, 1, 1, 1))
+
+    def augment():
+        top, left = module.randint(0, 3, (2,)).tolist()
+        shifted = functional.pad(image, (1, 1, 1, 1))[:, top:top + 8, left:left + 8]
+        if module.rand(()).item() < 0.5:
+            shifted = shifted.flip(-1)
+        return shifted + 0.05 * module.randn_like(shifted)
+
+    return {
+        "randint(0, 3, (2,)).tolist()": lambda: module.randint(0, 3, (2,)).tolist(),
+        "pad(image, (1, 1, 1, 1))": lambda: functional.pad(image, (1, 1, 1, 1)),
+        "crop padded[:, 1:9, 0:8]": lambda: padded[:, 1:9, 0:8],
+        "rand(()).item()": lambda: module.rand(()).item(),
+        "flip(-1)": lambda: image.flip(-1),
+        "randn_like(image)": lambda: module.randn_like(image),
+        "image + 0.05 * noise": lambda: image + 0.05 * padded[:, 1:9, 1:9],
+        "the whole augmentation": augment,
+    }
+
+
 def collate_cases(module, data):
     t = tensors(module)
     x, y = t["x"], t["y"]
@@ -169,6 +197,9 @@ def main() -> None:
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}\n")
     compare("Small ops (per call)", "us", 1e6, op_cases(autojit), op_cases(torch),
             arguments.rounds, 2000, arguments.only)
+    compare("Augmentation of a (1, 8, 8) image (per call)", "us", 1e6,
+            augmentation_cases(autojit), augmentation_cases(torch), arguments.rounds, 500,
+            arguments.only)
     compare("Collation (per batch)", "us", 1e6, collate_cases(autojit, autojit_data),
             collate_cases(torch, torch_data), arguments.rounds, 50, arguments.only)
     for workers in (False, True):

@@ -13,17 +13,20 @@ writes one, so that porting is replacing `torch` with `autojit`:
   padding and cropping, a random horizontal flip, Gaussian noise), a small CNN with
   BatchNorm2d and Dropout, and the same loop.
 
-Each run is timed from the first batch to the end of the last epoch (data loading, steps,
-evaluation, checkpoints; not the model's construction), and split into the time spent
-waiting for the loader's batches, in the steps (with the loss's .item()), and in the rest
-of each epoch (the scheduler, evaluation and checkpoint). "autojit compiled" is the same script
-with its training step wrapped in autojit.compile; its first call (trace and kernel
-compiles, from the disk cache after the first run on a machine) is inside the timed span and
-is also printed on its own. The three variants take turns, `--rounds` times, in one process,
-and the table gives the median seconds of each and the ratio to torch eager. Usage:
+"autojit compiled" is the same script with its training step wrapped in autojit.compile;
+"autojit compiled, dynamic=False" passes that to it, so that the smaller last batch of an
+epoch gets a static executable of its own instead of making every later step run a
+size-generic one. Each run is timed from the first batch to the end of the last epoch (data
+loading, steps, evaluation, checkpoints; not the model's construction), and split into the
+time spent waiting for the loader's batches, in the steps (with the loss's .item(); the
+compiled step's first call, its trace and kernel compiles, is also printed alone) and in the
+rest of each epoch (scheduler, evaluation, checkpoint). The variants take turns, `--rounds`
+times, in one process; the tables give the median seconds of each and the ratio to torch
+eager. `--layers` instead times, per call, the forward of the layers that dominate the eager
+steps (autojit and torch taking turns). Usage:
 
     python bench/end_to_end.py [--script mlp|cnn|both] [--epochs 15] [--rounds 3]
-        [--threads 1] [--workers 0]
+        [--threads 1] [--workers 0] [--layers]
 """
 
 from __future__ import annotations
@@ -112,7 +115,7 @@ def cnn_parts(lib, data):
     return Augmented(data[0], data[1]), model, 3e-3
 
 
-def run_script(lib, parts, data, epochs: int, compiled: bool, workers: int,
+def run_script(lib, parts, data, epochs: int, mode: str, workers: int,
                checkpoint: str) -> dict:
     """One training run; returns its seconds, the first step's seconds, loss and accuracy."""
     lib.manual_seed(0)
@@ -132,7 +135,10 @@ def run_script(lib, parts, data, epochs: int, compiled: bool, workers: int,
         optimizer.step()
         return loss.detach()
 
-    step = autojit.compile(train_step) if compiled else train_step
+    # mode: "eager"; "compiled" (autojit.compile's defaults); "static" (dynamic=False: a
+    # batch of another size gets an executable of its own, not a size-generic one).
+    step = train_step if mode == "eager" else \
+        autojit.compile(train_step, dynamic=False if mode == "static" else None)
     best, first_step = 0.0, None
     # Where the time goes: the loader's batches, the steps (with .item()), and the rest of
     # each epoch (scheduler, evaluation, checkpoint).
@@ -170,15 +176,16 @@ def run_script(lib, parts, data, epochs: int, compiled: bool, workers: int,
 
 
 def compare(name: str, parts, data, epochs: int, rounds: int, workers: int) -> None:
-    variants = {"torch eager": (torch, False), "autojit eager": (autojit, False),
-                "autojit compiled": (autojit, True)}
+    variants = {"torch eager": (torch, "eager"), "autojit eager": (autojit, "eager"),
+                "autojit compiled": (autojit, "compiled"),
+                "autojit compiled, dynamic=False": (autojit, "static")}
     results = {variant: [] for variant in variants}
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(rounds):
-            for variant, (lib, compiled) in variants.items():
-                path = os.path.join(folder, variant.replace(" ", "_") + ".pt")
-                results[variant].append(run_script(lib, parts, data, epochs, compiled,
-                                                   workers, path))
+            for variant, (lib, mode) in variants.items():
+                path = os.path.join(folder, f"{len(results[variant])}_{mode}.pt")
+                results[variant].append(run_script(lib, parts, data, epochs, mode, workers,
+                                                   path))
     reference = statistics.median(r["seconds"] for r in results["torch eager"])
     print(f"{name}: {epochs} epochs, {len(data[1])} training samples, batch 64, "
           f"num_workers={workers}, {rounds} rounds (median)")
@@ -194,6 +201,50 @@ def compare(name: str, parts, data, epochs: int, rounds: int, workers: int) -> N
     print()
 
 
+def layer_cases(lib) -> dict:
+    """name -> a call of one layer's forward as the scripts run it (per call)."""
+    nn = lib.nn
+    lib.manual_seed(0)
+    rng = np.random.default_rng(0)
+    rows = lib.tensor(rng.standard_normal((64, 64)).astype(np.float32))
+    hidden = lib.tensor(rng.standard_normal((64, 128)).astype(np.float32))
+    logits = lib.tensor(rng.standard_normal((64, 10)).astype(np.float32), requires_grad=True)
+    labels = lib.tensor(rng.integers(0, 10, 64))
+    images = lib.tensor(rng.standard_normal((450, 16, 8, 8)).astype(np.float32))
+    linear, norm, pool = nn.Linear(64, 128), nn.BatchNorm1d(128), nn.MaxPool2d(2)
+    convolution = nn.Conv2d(1, 16, 3, padding=1)
+    batch = lib.tensor(rng.standard_normal((64, 1, 8, 8)).astype(np.float32))
+
+    def evaluating(function):
+        def run():
+            with lib.no_grad():
+                function()
+        return run
+
+    return {
+        "Linear(64, 128), batch 64": lambda: linear(rows),
+        "BatchNorm1d(128), training, batch 64": lambda: norm(hidden),
+        "cross_entropy, (64, 10)": lambda: nn.functional.cross_entropy(logits, labels),
+        "Conv2d(1, 16, 3), batch 64": lambda: convolution(batch),
+        "MaxPool2d(2), (450, 16, 8, 8), no_grad": evaluating(lambda: pool(images)),
+    }
+
+
+def compare_layers(rounds: int) -> None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from timing import interleaved_medians
+
+    ours, theirs = layer_cases(autojit), layer_cases(torch)
+    print("Layer forwards (per call, grad mode on unless marked)")
+    print("| layer | autojit us | torch us | ratio |\n|---|---:|---:|---:|")
+    for name in ours:
+        medians = interleaved_medians({"autojit": ours[name], "torch": theirs[name]},
+                                      rounds=rounds, steps=20)
+        mine, reference = medians["autojit"] * 1e6, medians["torch"] * 1e6
+        print(f"| {name} | {mine:,.1f} | {reference:,.1f} | {mine / reference:.2f}x |")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--script", choices=("mlp", "cnn", "both"), default="both")
@@ -201,11 +252,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--layers", action="store_true")
     arguments = parser.parse_args()
     torch.set_num_threads(arguments.threads)
     autojit.set_num_threads(arguments.threads)
     print(f"autojit {autojit.__version__}, torch {torch.__version__}, {arguments.threads} "
           f"thread(s), {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}\n")
+    if arguments.layers:
+        compare_layers(max(arguments.rounds, 5))
+        return
     if arguments.script in ("mlp", "both"):
         compare("mlp (synthetic data)", mlp_parts, synthetic(), arguments.epochs,
                 arguments.rounds, arguments.workers)

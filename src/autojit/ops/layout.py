@@ -476,7 +476,10 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
     data = x._data
     shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
     if dim is None:
-        kept = tuple([extent for extent in shape if extent != 1])
+        kept = ()
+        for extent in shape:  # a loop: a comprehension costs more at a few dims
+            if extent != 1:
+                kept += (extent,)
     elif dim.__class__ is int and -len(shape) <= dim < len(shape):
         if dim < 0:
             dim += len(shape)

@@ -1,22 +1,23 @@
 """Eager view ops without the general dispatch: x[key], reshape, view, unsqueeze, squeeze and
 flatten on CPU tensors that need no autograd node, and stack and cat of such tensors.
 
-These are the data path's ops (a Dataset's `x[i]`, the collate's stack, the reshapes between a
-batch and a model), run once per sample where a training step runs once per batch. Through
-`registry.bind` each pays for a dtype rule, an operand loop, the impl's call and a view check,
-and `x[i]` is two primitives (a slice, then a reshape dropping the indexed dim), about 9 us
-against torch's 0.7. When `ready(x)` holds (the dispatch state is not SPECIAL, no VJP chain is
-being recorded, x's data is a NumPy array, and no node is to be recorded: grad mode is off or
-x does not require grad), the op's NumPy view is made directly and wrapped as
-`registry.view_tensor` wraps one: the source's version counter, its base, and `_view_source`,
-the (source, op, attrs) that in-place writes through the view and the regeneration of its
-grad_fn after a write to its base replay (ops/inplace.py view_steps, autograd/graph.py
-refresh_view). The ops and attrs recorded are those the general path binds, so both paths give
-the same tensors; where that is two primitives (basic indexing, whose fast path is in
-subscript.py's getitem), the intermediate view is made only when something walks the chain
-(`LazySource`). Anything else (an index out of range, a shape that does not fit, an empty
-result, a tensor that needs a node) returns None and the caller takes the general path, which
-raises torch's errors. docs/notes/eager-dispatch.md ("The data path") has the figures.
+These are the data path's ops (a Dataset's `x[i]`, the collate's stack, the reshapes between
+a batch and a model), run once per sample where a training step runs once per batch. Through
+`registry.bind` each pays for a dtype rule, an operand loop, the impl's call and a view
+check, and `x[i]` is two primitives (a slice, then a reshape dropping the indexed dim), about
+9 us against torch's 0.7. When the dispatch state is not SPECIAL, no VJP chain is being
+recorded, x's data is a NumPy array and no node is to be recorded (grad mode is off or x does
+not require grad), which each op checks inline, its NumPy view is made directly and wrapped
+as `registry.view_tensor` wraps one (`view_of`): the source's version counter, its base, and
+`_view_source`, the (source, op, attrs) that in-place writes through the view and the
+regeneration of its grad_fn after a write to its base replay (ops/inplace.py view_steps,
+autograd/graph.py refresh_view). The ops and attrs recorded are those the general path
+binds, so both paths give the same tensors; where that is two primitives (basic indexing,
+whose fast path is in subscript.py's getitem), the intermediate view is made only when
+something walks the chain (`LazySource`). Anything else (an index out of range, a shape that
+does not fit, an empty result, a tensor that needs a node) returns None and the caller takes
+the general path, which raises torch's errors. docs/notes/eager-dispatch.md ("The data
+path") has the figures.
 """
 
 from __future__ import annotations
@@ -29,14 +30,6 @@ from . import registry
 
 _ndarray = np.ndarray
 _new = object.__new__
-
-
-def ready(x: Tensor) -> bool:
-    """Whether a view op on x may skip the general dispatch (see the module docstring)."""
-    if x._data.__class__ is not _ndarray or registry.STEP is not None:
-        return False
-    mode = state.dispatch
-    return mode != SPECIAL and not (mode and x._requires_grad)
 
 
 def view_of(data: np.ndarray, x: Tensor, source) -> Tensor:
@@ -113,24 +106,7 @@ def reshape_view(x: Tensor, shape, op, checked: bool = False):
         return None
     if not data.flags.c_contiguous and not np.may_share_memory(result, data):
         return plain_tensor(result, x._dtype)
-    counter = x._counter
-    if counter is None:
-        counter = x._counter = _new(VersionCounter)
-        counter.value = 0
-    out = _new(Tensor)
-    out._data = result
-    out._dtype = x._dtype
-    out._requires_grad = False
-    out._grad = None
-    out.grad_fn = None
-    out._output_nr = 0
-    out._counter = counter
-    fields = out.__dict__
-    base = x._base
-    fields["_base"] = x if base is None else base
-    fields["_view_source"] = (x, op, {"shape": result.shape})
-    fields["_view_version"] = counter.value
-    return out
+    return view_of(result, x, (x, op, {"shape": result.shape}))
 
 
 def joined(tensors: tuple, dim, new_dim: bool):

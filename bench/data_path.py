@@ -1,7 +1,9 @@
 """The eager data path against torch: indexing, small layout ops, collation and DataLoader.
 
 Every row runs the same operation with autojit and with torch in one process, the two taking
-turns (`timing.interleaved_medians`), and prints the median time of each and their ratio.
+turns (`timing.interleaved_medians`), and prints the median wall time of each, their ratio,
+and the ratio of the calling thread's CPU time, which a shared machine's other work disturbs
+less (not given where worker processes do the work).
 Four groups:
 - indexing of a (1000, 64) float32 tensor and a (1000,) int64 one (ints, slices, None,
   Ellipsis and their combinations), and the small ops a training script runs between its
@@ -174,15 +176,21 @@ def loader_cases(module, data, pairs, workers: bool):
 
 
 def compare(title: str, unit: str, scale: float, ours: dict, theirs: dict, rounds: int,
-            steps: int, only: str | None) -> None:
-    print(f"{title}\n| operation | autojit {unit} | torch {unit} | ratio |\n|---|---:|---:|---:|")
+            steps: int, only: str | None, cpu: bool = True) -> None:
+    """One table: wall time of each library and their ratio, and with `cpu` the ratio of the
+    calling thread's CPU time (on a shared machine, what the call computed rather than
+    waited for a core; not for work done in worker processes)."""
+    print(f"{title}\n| operation | autojit {unit} | torch {unit} | ratio | CPU time ratio |\n"
+          "|---|---:|---:|---:|---:|")
     for name in ours:
         if only and only not in name:
             continue
+        thread = {}
         medians = interleaved_medians({"autojit": ours[name], "torch": theirs[name]},
-                                      rounds=rounds, steps=steps)
+                                      rounds=rounds, steps=steps, cpu=thread)
         mine, reference = medians["autojit"] * scale, medians["torch"] * scale
-        print(f"| {name} | {mine:,.2f} | {reference:,.2f} | {mine / reference:.2f}x |")
+        ratio = f"{thread['autojit'] / thread['torch']:.2f}x" if cpu else "-"
+        print(f"| {name} | {mine:,.2f} | {reference:,.2f} | {mine / reference:.2f}x | {ratio} |")
     print()
 
 
@@ -207,7 +215,7 @@ def main() -> None:
                 + (", workers" if workers else ""), "us", 1e6 / ROWS,
                 loader_cases(autojit, autojit_data, AutojitPairs, workers),
                 loader_cases(torch, torch_data, TorchPairs, workers), arguments.rounds,
-                1 if workers else 3, arguments.only)
+                1 if workers else 3, arguments.only, cpu=not workers)
 
 
 if __name__ == "__main__":

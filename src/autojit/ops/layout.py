@@ -4,7 +4,9 @@ These move or select elements without arithmetic, so each is linear and its JVP 
 itself on the tangent (`linear_jvp`; cat's joins the inputs' tangents). Eagerly they return
 NumPy views where NumPy can (the result then shares the input's version counter, as torch
 views do). Composites built from them (view, flatten, squeeze, unsqueeze, transpose, stack,
-split, chunk, select) are at the bottom of this file.
+split, chunk, select) are at the bottom of this file. The stride rules of the lowerings are in
+layout_folds.py; eager_views.py makes the views of reshape and its forms, and cat and stack,
+without the general dispatch where no autograd node is needed.
 """
 
 from __future__ import annotations
@@ -17,64 +19,15 @@ from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from .autocast import PROMOTE, autocast_op
 from .eager_views import joined, reshape_view
+from .layout_folds import (  # noqa: F401 - contiguous_strides is read from here too
+    contiguous_strides,
+    fold_expand,
+    fold_permute,
+    fold_reshape,
+    fold_slice,
+    slice_start,
+)
 from .registry import Layout, bind, define_op, promoted_dtype, rule_first, rule_promote
-
-# ---- folding into strides: how a kernel reads a view without materializing it --------------
-# Each rule takes the source's shape and element strides (as a kernel would read it) and gives
-# the strides of the op's output over the same memory, or None where strides cannot say it.
-
-def contiguous_strides(shape: tuple) -> tuple:
-    """Element strides of a C-contiguous array of `shape`."""
-    strides, running = [], 1
-    for extent in reversed(shape):
-        strides.append(running)
-        running *= extent
-    return tuple(reversed(strides))
-
-
-def _fold_reshape(shape, strides, output_shape, attrs):
-    """The strides of the reshaped view where its source's memory allows one without a copy,
-    as NumPy's reshape finds them: each run of the output's dims whose extents multiply to a
-    run of the source's must lie over source dims that are contiguous with each other (a
-    slice of rows, or of whole matrices, reshapes; a transpose does not)."""
-    if tuple(strides) == contiguous_strides(shape):
-        return contiguous_strides(output_shape)
-    if 0 in shape or 0 in output_shape:
-        return contiguous_strides(output_shape)
-    old = [(extent, stride) for extent, stride in zip(shape, strides) if extent != 1]
-    new = list(output_shape)
-    result = [0] * len(new)
-    old_at = new_at = 0
-    while old_at < len(old) and new_at < len(new):
-        old_end, new_end = old_at + 1, new_at + 1
-        old_size, new_size = old[old_at][0], new[new_at]
-        while old_size != new_size:
-            if new_size < old_size:
-                new_size *= new[new_end]
-                new_end += 1
-            else:
-                old_size *= old[old_end][0]
-                old_end += 1
-        if any(old[axis][1] != old[axis + 1][0] * old[axis + 1][1]
-               for axis in range(old_at, old_end - 1)):
-            return None
-        result[new_end - 1] = old[old_end - 1][1]
-        for axis in range(new_end - 1, new_at, -1):
-            result[axis - 1] = result[axis] * new[axis]
-        old_at, new_at = old_end, new_end
-    return tuple(result)
-
-
-def _fold_permute(shape, strides, output_shape, attrs):
-    return tuple(strides[d] for d in attrs["dims"])
-
-
-def _fold_expand(shape, strides, output_shape, attrs):
-    offset = len(output_shape) - len(shape)
-    return (0,) * offset + tuple(
-        0 if extent == 1 and output_shape[offset + axis] != 1 else stride
-        for axis, (extent, stride) in enumerate(zip(shape, strides)))
-
 
 # ---- forward mode -----------------------------------------------------------------------------
 
@@ -121,7 +74,7 @@ RESHAPE = define_op(name="reshape", arity=1, shape=_reshape_rule, dtype=rule_fir
                     impl=lambda x, shape: x.reshape(shape),
                     vjp=lambda ctx, g: (g.reshape(ctx.input_meta[0][0]),), saves=(),
                     jvp=lambda inputs, tangents, out, attrs: linear_jvp(RESHAPE, tangents, attrs),
-                    lowering=Layout("reshape", _fold_reshape), grad_name="ViewBackward0", view=True,
+                    lowering=Layout("reshape", fold_reshape), grad_name="ViewBackward0", view=True,
                     batch=batching.shape_rule("shape"))
 
 
@@ -156,7 +109,7 @@ EXPAND = define_op(name="expand", arity=1,
                    dtype=rule_first,
                    impl=lambda x, shape: np.broadcast_to(x, shape),
                    # The engine sums the gradient back to the input's shape.
-                   vjp=lambda ctx, g: (g,), saves=(), lowering=Layout("broadcast", _fold_expand),
+                   vjp=lambda ctx, g: (g,), saves=(), lowering=Layout("broadcast", fold_expand),
                    jvp=lambda inputs, tangents, out, attrs: linear_jvp(EXPAND, tangents, attrs),
                    batch=batching.expand_rule,
                    grad_name="ExpandBackward0", view=True)
@@ -191,7 +144,7 @@ PERMUTE = define_op(
     dtype=rule_first, impl=lambda x, dims: np.transpose(x, dims),
     vjp=lambda ctx, g: (g.permute(*np.argsort(ctx.attrs["dims"]).tolist()),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(PERMUTE, tangents, attrs),
-    lowering=Layout("permute", _fold_permute), grad_name="PermuteBackward0", view=True,
+    lowering=Layout("permute", fold_permute), grad_name="PermuteBackward0", view=True,
     batch=batching.permute_rule)
 
 
@@ -228,21 +181,6 @@ def _slice_rule(shape, slices):
     return tuple(slice_length(*s) for s in slices)
 
 
-def _fold_slice(shape, strides, output_shape, attrs):
-    steps = [step for _, _, step in attrs["slices"]]
-    if not all(isinstance(step, int) for step in steps):
-        return None
-    return tuple(stride * step for stride, step in zip(strides, steps))
-
-
-def _slice_start(shape, strides, attrs):
-    starts = [start for start, _, _ in attrs["slices"]]
-    if not all(isinstance(start, int) for start in starts):
-        return None
-    return sum(start * stride for start, stride, extent in zip(starts, strides, shape)
-               if extent)
-
-
 def _embed_impl(g, full_shape, slices):
     out = np.zeros(full_shape, dtype=g.dtype)
     out[tuple(slice(*s) for s in slices)] = g
@@ -254,7 +192,7 @@ SLICE = define_op(
     impl=lambda x, slices: x[tuple(slice(*s) for s in slices)],
     vjp=lambda ctx, g: (embed_slice(g, ctx.input_meta[0][0], ctx.attrs["slices"]),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(SLICE, tangents, attrs),
-    lowering=Layout("slice", _fold_slice, _slice_start), grad_name="SliceBackward0",
+    lowering=Layout("slice", fold_slice, slice_start), grad_name="SliceBackward0",
     view=True,
     batch=batching.slices_rule())
 EMBED_SLICE = define_op(

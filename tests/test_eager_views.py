@@ -209,7 +209,7 @@ def test_no_fast_path_while_a_vjp_chain_is_recorded(monkeypatch):
     monkeypatch.setattr(registry, "STEP", lambda *args: None)
     assert x[1]._view_source[0] is not x  # the general path's slice, not a LazySource
     assert eager_views.reshape_view(x, (12,), layout.RESHAPE) is None
-    assert eager_views.joined((x, x), 0, True) is None
+    assert eager_views.joined((x, x), 0, True, layout.CAT) is None
 
 
 def test_compiled_indexing_equals_eager():

@@ -18,6 +18,7 @@ import threading
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.memory_format import new_grad_array
 from ..tensor.meta import MetaArray
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor, plain_tensor
@@ -320,7 +321,9 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
     elif current is None:
         fresh = grad.detach()
         if fresh._data is not None:
-            fresh = Tensor._make(fresh._data.copy(), fresh._dtype)
+            # Laid out as torch's AccumulateGrad lays out a new .grad: a later
+            # `w.grad.view(-1)` aliases it or raises as torch's does.
+            fresh = Tensor._make(new_grad_array(fresh._data, variable._data), fresh._dtype)
         variable._grad = fresh
     elif current._data is not None and grad._data is not None and not current.requires_grad \
             and current._data.__class__ is not MetaArray:  # meta arrays hold nothing to add to

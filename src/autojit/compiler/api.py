@@ -55,7 +55,7 @@ from .nested_arguments import flatten, given_arguments
 from .segments import SegmentedPlan
 from .stages import check_environment, compile_graph, interpret_once, run_stage
 from .stats import CompileHistory, CompileStats, GraphBreakRecord
-from .tracing import EagerCall, GiveUp, ScalarSource, guard, prune, trace
+from .tracing import EagerCall, GiveUp, ScalarSource, TraceRaised, guard, prune, trace
 
 BACKENDS = ("cpu", "cuda", "eager", "interpreter")
 DEFAULT_RECOMPILE_LIMIT = 8
@@ -186,7 +186,14 @@ class CompiledFunction:
         if isinstance(executable, _EagerExecutable):
             self._stats.eager_calls += 1
             return executable.run(args)
-        result = executable.run(args)
+        try:
+            result = executable.run(args)
+        except Exception as error:
+            if not getattr(error, "autojit_rerun_eagerly", False):
+                raise
+            # A kernel found what eager raises for (a target out of range), before anything
+            # was stored: the call runs eagerly and raises eager's error from the user's line.
+            return self._eager(args)
         self._stats.compiled_calls += 1
         return result
 
@@ -254,6 +261,13 @@ class CompiledFunction:
         except GiveUp as reason:
             self._give_up(str(reason))
             return self._eager(args)
+        except TraceRaised as raised:
+            # The trace put back what the call did before it raised: eager's call does it
+            # again and raises eager's error, from the user's own frames.
+            self.call_arguments = ()
+            result = self._eager(args)
+            self._give_up(f"tracing raised {raised} where the eager call did not")
+            return result
         finally:
             self.call_arguments = ()
         self.compile_seconds += time.perf_counter() - started
@@ -497,9 +511,10 @@ class CompiledFunction:
                               "gives the DOT text without it") from error
         return graphviz.Source(self.graph_dot()).render(path, format=format, cleanup=True)
 
-    def guards(self) -> str:
-        """The latest executable's guards, one condition per line with its reason."""
-        return str(self._latest().guards)
+    def guards(self, detail: bool = False) -> str:
+        """The latest executable's guards, one condition per line with its reason; those on
+        autojit's own state (modes, hook registries) only with `detail`."""
+        return self._latest().guards.text(detail)
 
     def fusion_groups(self) -> str:
         plan = self._latest().plan

@@ -14,10 +14,10 @@ gradient is asked for later, by the caller. api.py handles it in three steps:
    non-leaf argument), so hooks, .grad accumulation and retain_graph behave as in eager.
 
 With create_graph=True (the engine runs the node in grad mode), the node does not run the
-compiled backward on its bare residual arrays: ir/replay.py recomputes the residuals that
-depend on a differentiated input from the call's own tensors and replays the backward graph op
-by op through the registry, so the gradients it returns carry history and can be
-differentiated again, to any order. The compiled path serves every other backward.
+compiled backward on its bare residual arrays: ir/replay.py recomputes the results from the
+call's own tensors op by op through the registry and differentiates them as eager does, so the
+gradients it returns carry history and can be differentiated again, to any order. The compiled
+path serves every other backward.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 
 from ..autograd.engine import run_backward
 from ..autograd.graph import FREED_MESSAGE, TYPE_NAMES, Node, gradient_edge
-from ..ir.replay import ReplayedBackward
+from ..ir.replay import ReplayedBackward, stash_hooks
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 
@@ -58,7 +58,7 @@ def trace_backward(graph, tracer, requiring: list, symbolic_args: list,
         cotangents.append(Tensor._symbolic(value))
     # The real tensors' hooks run when the engine delivers the compiled gradients to them;
     # running them here as well would apply them twice.
-    stashed = [_stash_hooks(tensor) for _, tensor in differentiable if tensor._data is not None]
+    stashed = [stash_hooks(tensor) for _, tensor in differentiable]
     # A captured tensor with history of its own (the output of a layer run before the call)
     # gets its gradient handed to its grad_fn by each call's CompiledFunctionBackward, which
     # the engine then runs: the traced backward must end there, or the gradients of what that
@@ -87,21 +87,6 @@ def trace_backward(graph, tracer, requiring: list, symbolic_args: list,
             else:
                 deferred.append(output)
     return None
-
-
-def _stash_hooks(tensor: Tensor):
-    node = tensor.grad_fn
-    saved = (tensor.__dict__.get("_backward_hooks"), node._tensor_hooks if node else None,
-             node._retained if node else None)
-    tensor._backward_hooks = None
-    if node is not None:
-        node._tensor_hooks = node._retained = None
-
-    def restore():
-        tensor._backward_hooks = saved[0]
-        if node is not None:
-            node._tensor_hooks, node._retained = saved[1], saved[2]
-    return restore
 
 
 class CompiledBackward:

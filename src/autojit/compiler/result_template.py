@@ -34,7 +34,7 @@ from __future__ import annotations
 from ..ir.eager_layout import eager_output_layout
 from ..ir.graph import Graph
 from ..ir.printing import TOKEN_MARK
-from ..tensor.symbolic import contains_symbolic, is_runtime
+from ..tensor.symbolic import contains_symbolic, is_symbolic
 from ..tensor.tensor import Tensor
 from ..tensor.traced_scalar import TracedList
 
@@ -104,8 +104,8 @@ class Flattening:
     def flatten(self, result, returned: set):
         if isinstance(result, Tensor):
             return self.leaf(result, returned)
-        if is_runtime(result) or isinstance(result, TracedList):
-            return ("symbolic", result)
+        if is_symbolic(result) or isinstance(result, TracedList):
+            return ("symbolic", result)  # each run's value: a graph value, a size, ...
         if isinstance(result, (tuple, list)):
             kind = "tuple" if isinstance(result, tuple) else "list"
             items = [self.flatten(item, returned) for item in result]

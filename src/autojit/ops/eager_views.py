@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tensor.memory_format import FORMAT_RANKS as _FORMAT_RANKS
 from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor, VersionCounter, plain_tensor
 from . import registry
@@ -109,13 +110,13 @@ def reshape_view(x: Tensor, shape, op, checked: bool = False):
     return view_of(result, x, (x, op, {"shape": result.shape}))
 
 
-def joined(tensors: tuple, dim, new_dim: bool):
-    """stack (`new_dim`) or cat of `tensors` along `dim` as one NumPy copy, for CPU tensors of
-    one dtype that need no autograd node; None where the general path must run (or raise).
-    NumPy checks the shapes: it refuses what torch refuses, and for tensors of one dtype
-    agrees with torch's skipping of cat's 1-D empty tensors where it accepts them. The result
-    is CAT's: a tensor of its own in the common dtype (no rounding: bfloat16 values are
-    already rounded)."""
+def joined(tensors: tuple, dim, new_dim: bool, op):
+    """stack (`new_dim`) or cat of `tensors` along `dim` as the general path's CAT `op`
+    computes it, for CPU tensors of one dtype that need no autograd node; None where the
+    general path must run (or raise). NumPy checks the shapes: it refuses what torch refuses,
+    and for tensors of one dtype agrees with torch's skipping of cat's 1-D empty tensors where
+    it accepts them. The result is CAT's: a tensor of its own, laid out by CAT's impl (no
+    rounding: bfloat16 values are already rounded)."""
     if not tensors or dim.__class__ is not int or registry.STEP is not None:
         return None
     mode = state.dispatch
@@ -136,13 +137,18 @@ def joined(tensors: tuple, dim, new_dim: bool):
     ndim = arrays[0].ndim + new_dim
     if not -ndim <= dim < ndim:
         return None
+    if dim < 0:
+        dim += ndim
     try:
-        if not new_dim:
-            result = np.concatenate(arrays, axis=dim)
-        elif dim == 0:
-            result = np.array(arrays)  # a new leading dim: the fastest of NumPy's stacks
+        if new_dim and dim == 0 and ndim not in _FORMAT_RANKS:
+            # A new leading dim: one np.array, NumPy's fastest stack, row-major as CAT's impl
+            # makes a result of a rank that has no channels-last format.
+            result = np.array(arrays)
         else:
-            result = np.stack(arrays, axis=dim)
-    except ValueError:
+            if new_dim:  # the general path's unsqueeze: RESHAPE's impl, a NumPy reshape
+                arrays = [array.reshape(array.shape[:dim] + (1,) + array.shape[dim:])
+                          for array in arrays]
+            result = op.impl(*arrays, dim=dim, sizes=tuple(a.shape[dim] for a in arrays))
+    except (ValueError, IndexError):  # shapes that do not join (a 0-d one has no dim)
         return None
     return plain_tensor(result, dtype)

@@ -14,6 +14,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.memory_format import (
+    contiguous_format,
+    is_laid_out,
+    laid_out,
+    order_of,
+    suggested_format,
+)
+from ..tensor.state import state
 from ..tensor.symbolic import as_size, is_symbolic, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
@@ -27,7 +35,15 @@ from .layout_folds import (  # noqa: F401 - contiguous_strides is read from here
     fold_slice,
     slice_start,
 )
-from .registry import Layout, bind, define_op, promoted_dtype, rule_first, rule_promote
+from .registry import (
+    Layout,
+    bind,
+    define_op,
+    promoted_dtype,
+    row_major,
+    rule_first,
+    rule_promote,
+)
 
 # ---- forward mode -----------------------------------------------------------------------------
 
@@ -314,9 +330,24 @@ def _cat_places(output_shape, attrs) -> list:
     return parts
 
 
+def _cat_impl(*arrays, dim, sizes):
+    """np.concatenate, laid out as torch's cat lays out its result: in the inputs' memory
+    format where they all suggest the same one (channels_last), else row-major. NumPy's
+    follows the inputs' layout: cat of transposed tensors was transposed."""
+    result = np.concatenate(arrays, axis=dim)
+    if result.flags.c_contiguous and 1 not in result.shape:
+        return result
+    fmt = suggested_format(arrays[0])
+    if fmt is not contiguous_format and all(suggested_format(array) is fmt
+                                            for array in arrays[1:]):
+        return result if is_laid_out(result, fmt) else laid_out(result,
+                                                                 order_of(fmt, result.ndim))
+    return row_major(result)
+
+
 CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rule(
     *shapes, dim=dim), dtype=rule_promote,
-    impl=lambda *arrays, dim, sizes: np.concatenate(arrays, axis=dim), vjp=_cat_vjp, saves=(),
+    impl=_cat_impl, vjp=_cat_vjp, saves=(),
     jvp=_cat_jvp, lowering=Layout("concatenate", places=_cat_places),
     batch=batching.dim_rule("dim"))
 
@@ -325,7 +356,7 @@ CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rul
 def cat(tensors, dim: int = 0) -> Tensor:
     """The tensors joined along an existing dim; the other extents must match."""
     tensors = tuple(tensors)
-    result = joined(tensors, dim, False)
+    result = joined(tensors, dim, False, CAT)
     if result is not None:
         return result
     if not tensors:
@@ -354,16 +385,38 @@ def cat(tensors, dim: int = 0) -> Tensor:
 # ---- composites: written from the primitives above, so they need no rules of their own -------
 
 def view(x: Tensor, *shape) -> Tensor:
-    """x with a new shape; autojit's reshape already returns a view wherever NumPy can."""
-    return reshape(x, *shape)
+    """x with a new shape, sharing its storage: reshape where that is a view, torch's error
+    where x's strides cannot give the shape (`x.t().view(-1)`), where reshape copies."""
+    out = reshape(x, *shape)
+    if not (out._base is not None and x._data.__class__ is np.ndarray or _viewed(x, out)):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return out
+
+
+def _viewed(x: Tensor, out: Tensor) -> bool:
+    """Whether eager's reshape of x into `out` shares x's storage (NumPy's rule for a reshape
+    without a copy is torch's for view); while tracing, ir/aliasing.py decided it from eager's
+    layout of x."""
+    data = x._data
+    if x._batched or out is x or size_product(tuple(out.shape)) == 0:
+        return True
+    if data is None:
+        tracer = state.tracer
+        return tracer is None or tracer.eager_layout(x) is None or \
+            out._traced_view is not None
+    return data.__class__ is not np.ndarray or out._base is not None
 
 
 def view_as(x: Tensor, other: Tensor) -> Tensor:
-    """x reshaped to `other`'s shape."""
+    """x viewed with `other`'s shape."""
+    return view(x, tuple(other.shape))
+
+
+def reshape_as(x: Tensor, other: Tensor) -> Tensor:
+    """x reshaped to `other`'s shape (a view where the layout allows, else a copy)."""
     return reshape(x, tuple(other.shape))
-
-
-reshape_as = view_as
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
@@ -531,7 +584,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
 def stack(tensors, dim: int = 0) -> Tensor:
     """Equally shaped tensors joined along a new dim `dim`."""
     tensors = tuple(tensors)
-    result = joined(tensors, dim, True)
+    result = joined(tensors, dim, True, CAT)
     if result is not None:
         return result
     if not tensors:

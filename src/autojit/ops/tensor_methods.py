@@ -81,7 +81,7 @@ METHODS = {
     "any": reduction.any_, "all": reduction.all_, "mean": composite.mean, "var": composite.var,
     "std": composite.std, "norm": composite.norm, "logsumexp": composite.logsumexp,
     # layout
-    "reshape": layout.reshape, "view": layout.reshape, "expand": layout.expand,
+    "reshape": layout.reshape, "view": layout.view, "expand": layout.expand,
     "broadcast_to": layout.broadcast_to, "permute": layout.permute, "narrow": layout.narrow,
     "view_as": layout.view_as, "reshape_as": layout.reshape_as, "expand_as": layout.expand_as,
     "flatten": layout.flatten, "unflatten": layout.unflatten, "squeeze": layout.squeeze,

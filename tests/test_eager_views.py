@@ -83,6 +83,7 @@ def test_basic_keys_match_torch_and_the_general_path(shape, monkeypatch):
         other = general_path(x, key)
         assert _chain(out) == _chain(other), key
         assert out._base is other._base
+        assert out.numpy().strides == other.numpy().strides, key  # new dims' too
 
 
 def test_integer_index_of_a_vector_is_a_0d_view():
@@ -311,6 +312,18 @@ def test_cat_and_stack_of_tensors_that_need_gradients():
 
     for a, b in zip(run(autojit), run(torch), strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+
+
+def test_joined_results_are_laid_out_as_torchs():
+    def run(lib):
+        a, b = lib.arange(6.0).reshape(2, 3).t(), lib.arange(6.0, 12.0).reshape(2, 3).t()
+        c = lib.arange(120.0).reshape(2, 3, 4, 5).to(memory_format=lib.channels_last)
+        joins = [lib.cat([a, b]), lib.cat([a, b], 1), lib.stack([a, b]), lib.stack([a, b], 1),
+                 lib.cat([c, c]), lib.cat([c, c], 1), lib.stack([c[0], c[1]]),
+                 lib.stack([a[:, :1], b[:, :1]])]
+        return [(tuple(j.stride()), j.tolist()) for j in joins]
+
+    assert run(autojit) == run(torch)
 
 
 def test_mixed_dtypes_promote_as_torch():

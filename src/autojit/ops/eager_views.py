@@ -28,6 +28,7 @@ from ..tensor.memory_format import FORMAT_RANKS as _FORMAT_RANKS
 from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor, VersionCounter, plain_tensor
 from . import registry
+from .registry import row_major
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -140,15 +141,20 @@ def joined(tensors: tuple, dim, new_dim: bool, op):
     if dim < 0:
         dim += ndim
     try:
-        if new_dim and dim == 0 and ndim not in _FORMAT_RANKS:
-            # A new leading dim: one np.array, NumPy's fastest stack, row-major as CAT's impl
-            # makes a result of a rank that has no channels-last format.
-            result = np.array(arrays)
+        if ndim not in _FORMAT_RANKS:
+            # CAT's impl makes a result of a rank with no channels-last format row-major,
+            # whatever its inputs' layout: so do NumPy's fastest joins.
+            if new_dim and dim == 0:
+                result = np.array(arrays)  # always row-major
+            else:
+                result = np.stack(arrays, dim) if new_dim else np.concatenate(arrays, dim)
+                if not result.flags.c_contiguous or 1 in result.shape:
+                    result = row_major(result)
         else:
             if new_dim:  # the general path's unsqueeze: RESHAPE's impl, a NumPy reshape
                 arrays = [array.reshape(array.shape[:dim] + (1,) + array.shape[dim:])
                           for array in arrays]
-            result = op.impl(*arrays, dim=dim, sizes=tuple(a.shape[dim] for a in arrays))
+            result = op.impl(*arrays, dim=dim, sizes=tuple([a.shape[dim] for a in arrays]))
     except (ValueError, IndexError):  # shapes that do not join (a 0-d one has no dim)
         return None
     return plain_tensor(result, dtype)

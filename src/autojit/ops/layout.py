@@ -387,8 +387,14 @@ def cat(tensors, dim: int = 0) -> Tensor:
 def view(x: Tensor, *shape) -> Tensor:
     """x with a new shape, sharing its storage: reshape where that is a view, torch's error
     where x's strides cannot give the shape (`x.t().view(-1)`), where reshape copies."""
-    out = reshape(x, *shape)
-    if not (out._base is not None and x._data.__class__ is np.ndarray or _viewed(x, out)):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    out = reshape_view(x, shape, RESHAPE)
+    if out is not None and out._base is not None:
+        return out  # the fast path's view (eager_views.py)
+    if out is None:
+        out = reshape(x, shape)
+    if not _viewed(x, out):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")

@@ -111,7 +111,7 @@ def getitem(x: Tensor, key) -> Tensor:
         result = data[key] if ndim > 1 else data[key, ...]
         selects = True
     elif key is None:
-        result = data[None]
+        result = data.reshape((1,) + shape)  # RESHAPE's impl: see `inserts` below
         selects = False
     elif key.__class__ is slice and ndim:
         start, stop, step = key.start, key.stop, key.step
@@ -124,7 +124,7 @@ def getitem(x: Tensor, key) -> Tensor:
     else:
         items = key if key.__class__ is tuple else (key,)
         dim = 0
-        ellipsis = selects = False
+        ellipsis = selects = inserts = False
         for position, item in enumerate(items):
             kind = item.__class__
             if kind is int:
@@ -142,7 +142,7 @@ def getitem(x: Tensor, key) -> Tensor:
                     selects = True
                 dim += 1
             elif item is None:
-                continue
+                inserts = True
             elif item is Ellipsis and not ellipsis:
                 ellipsis = True
                 rest = 0
@@ -157,6 +157,15 @@ def getitem(x: Tensor, key) -> Tensor:
         if dim > ndim:
             return _general(x, key)
         result = data[items] if ellipsis else data[items + (Ellipsis,)]
+        if inserts and result.size:
+            # NumPy's new axes have stride 0, where the general path's reshape gives a new dim
+            # the step of the dims inside it, as torch does: make its arrays, by its steps.
+            if selects:
+                result = data
+                for op, attrs in _view_steps(shape, key):
+                    result = op.impl(result, **attrs)
+            else:
+                result = data.reshape(result.shape)
     if not result.size or result.shape == shape:
         return _general(x, key)
     counter = x._counter

@@ -27,7 +27,8 @@ KEYS = [
     0, -1, 3, slice(1, 3), slice(None, None, 2), slice(-3, None), slice(2, 100),
     slice(1, None, 3), None, Ellipsis, (1, 2), (None, 1), (Ellipsis, 1), (1, Ellipsis),
     (slice(1, 3), None, 0), (None, Ellipsis, None), (0, None, slice(None, None, 2)),
-    (-1, -1), (slice(None), 1), (Ellipsis, None), (1, slice(None), None),
+    (-1, -1), (slice(None), 1), (Ellipsis, None), (1, slice(None), None), (-1, None),
+    (None, -2), (Ellipsis, -1, None), (slice(None), None), (slice(0, 100), None),
 ]
 ERROR_KEYS = [
     7, -7, (0, 0, 0, 0), slice(None, None, 0), slice(None, None, -1), (0, 9),

@@ -159,11 +159,12 @@ def getitem(x: Tensor, key) -> Tensor:
         result = data[items] if ellipsis else data[items + (Ellipsis,)]
         if inserts and result.size:
             # NumPy's new axes have stride 0, where the general path's reshape gives a new dim
-            # the step of the dims inside it, as torch does: make its arrays, by its steps.
+            # the step of the dims inside it, as torch does: make its arrays, a slice that
+            # keeps the indexed dims (as SLICE's impl does) and a reshape (RESHAPE's).
             if selects:
-                result = data
-                for op, attrs in _view_steps(shape, key):
-                    result = op.impl(result, **attrs)
+                result = data[tuple([slice(item, item + 1 or None) if item.__class__ is int
+                                     else item for item in items if item is not None])
+                              ].reshape(result.shape)
             else:
                 result = data.reshape(result.shape)
     if not result.size or result.shape == shape:

@@ -86,7 +86,10 @@ class StateChanges:
         for path, display in written.items():
             self.writes.append((path, after.objects.get(path, _value_at(after, path)),
                                 display))
-            if path not in unguarded and _write_only(path, display, codes):
+            if appended_only is None and path not in unguarded and \
+                    _write_only(path, display, codes):
+                # Without a record of reads, the source says what is only ever assigned (with
+                # one, what the trace did not read is not guarded anyway).
                 self.unguarded_paths.append(path)
         done = tuple(written)
         old = before.by_path()

@@ -444,3 +444,45 @@ def test_a_write_through_a_view_of_a_fresh_grad_reaches_what_reads_the_grad_late
             yield weight
 
     check(program)
+
+
+def test_a_grad_the_caller_set_takes_the_sum_though_the_step_sets_grad_to_none():
+    def program(lib, wrap):
+        weight = lib.nn.Parameter(lib.ones(2, 3))
+
+        def step(x):
+            (x @ weight.t()).sum().backward()  # added into the .grad the caller set
+            weight.grad = None
+
+        f = wrap(step)
+        for calls_before in (0, 2):
+            for _ in range(calls_before):
+                f(lib.ones(4, 3))
+            mine = lib.zeros(2, 3)
+            weight.grad = mine
+            f(lib.ones(4, 3))
+            yield mine
+            yield weight.grad is None
+
+    check(program)
+
+
+def test_a_batch_size_used_as_a_dict_key_is_never_left_symbolic():
+    def program(wrap):
+        stats = {}
+        weight = autojit.ones(3, requires_grad=True)
+
+        def step(x):
+            loss = (x * weight).sum()
+            stats[x.shape[0]] = loss.item()
+            return loss
+
+        f = wrap(step)
+        for rows in (4, 3, 3, 6, 3):
+            f(autojit.ones(rows, 3))
+        return [(key, type(key)) for key in stats], list(stats.values())
+
+    eager = program(lambda fn: fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)  # a graph break, said once
+        assert program(autojit.compile) == eager

@@ -71,6 +71,11 @@ class StateChanges:
                     if (observation.kind == "symbolic" or observation.kind == "tensor" and
                         observation.value._data is None) and
                     not _under(observation.path, skipped)]
+        for observation in after.observations:
+            if observation.kind == "keys":
+                for key in observation.value:
+                    if _symbolic_value(key):  # `stats[x.shape[0]] = ...` with a size
+                        self.leaks.append((f"a key of {observation.display}", key))
         written: dict = {}  # path written as a whole -> display
         for observation in symbolic:
             path = _outermost_fresh(observation.path, fresh)

@@ -65,6 +65,15 @@ def test_a_stale_figure_is_reported(tool, page, name, pattern, replacement, comp
     assert any(complaint in problem for problem in problems), problems
 
 
+@pytest.mark.parametrize("old, new", [("below 0.6 times", "below 0.5 times"),
+                                      ("(64-128-128-10, ReLU)", "(64-256-256-10, ReLU)"),
+                                      ("above 0.02, 0.25", "above 0.01, 0.25")])
+def test_a_stale_setting_in_the_prose_is_reported(tool, page, old, new):
+    assert old in page
+    problems = tool.problems(page.replace(old, new, 1))
+    assert any("the prose says" in problem for problem in problems), problems
+
+
 def test_a_block_is_rewritten_in_place_and_the_prose_kept(tool, page):
     new = tool.rewrite(page, {"digits_cnn": "new text\n"})
     assert tool.blocks(new)["digits_cnn"] == "new text\n"

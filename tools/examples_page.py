@@ -16,7 +16,8 @@ A full run takes minutes, so `--check` (and tests/test_examples_page.py, which r
 checks) does not run them again. It recomputes what needs no training and compares it with
 what the blocks recorded: the kernel count and parameter count of the flagship's step, the
 data sizes, the gradient-penalty step's kernels and IR lines, the character model's size and
-the docs' length (within 10%: the text is the docs, which change). It also checks that every
+the docs' length (within 10%: the text is the docs, which change), and the settings the prose
+quotes (model sizes, the bars the exit status checks). It also checks that every
 comparing run recorded a compiled step faster than the eager one, and that the README's and
 docs/index.md's sentence about the flagship ("about N% test accuracy in a few seconds") agrees
 with the flagship's block. A block that fails a check is stale: run this script again.
@@ -242,6 +243,38 @@ def check_digits_cnn(block: str) -> None:
     assert number(r"on (\d+) images", block, "digits_cnn") == 449  # 25% of the 1,797 digits
 
 
+def constants() -> list[tuple[str, tuple]]:
+    """(a pattern of the page's prose, the values of the code it must find there): the
+    settings the prose quotes."""
+    digits, lstm = examples_module("digits_mlp"), examples_module("lstm_forecast")
+    penalty = examples_module("gradient_penalty")
+    return [
+        (r"an MLP \(64-(\d+)-(\d+)-10", (digits.FULL["hidden"],) * 2),
+        (r"for the exit status \(([\d.]+) by default,\s+([\d.]+) with `--quick`\)",
+         (digits.FULL["min_accuracy"], digits.QUICK["min_accuracy"])),
+        (r"reads windows of (\d+) past values", (lstm.FULL["window"],)),
+        (r"A (two)-layer `nn.LSTM`", ({2: "two"}[lstm.FULL["layers"]],)),
+        (r"fed back on itself for (\d+) steps", (lstm.parse_arguments([]).horizon,)),
+        (r"below ([\d.]+) times the baseline's \(([\d.]+)\s+with `--quick`\)",
+         (lstm.FULL["max_ratio"], lstm.QUICK["max_ratio"])),
+        (r"exit status is 1 above ([\d.]+), ([\d.]+) with `--quick`",
+         (penalty.FULL["max_error"], penalty.QUICK["max_error"])),
+    ]
+
+
+def check_constants(page: str) -> list[str]:
+    result = []
+    for pattern, values in constants():
+        match = re.search(pattern, page)
+        if match is None:
+            result.append(f"the prose no longer matches {pattern!r}: update constants()")
+            continue
+        found = tuple(type(value)(text) for value, text in zip(values, match.groups()))
+        if found != values:
+            result.append(f"the prose says {match.group(0)!r}, the code has {values}")
+    return result
+
+
 CHECKS = {"digits_mlp": check_digits_mlp, "digits_cnn": check_digits_cnn,
           "gradient_penalty": check_gradient_penalty, "lstm_forecast": check_lstm_forecast,
           "char_transformer": check_char_transformer}
@@ -285,7 +318,7 @@ def problems(page: str | None = None) -> list[str]:
                 check_claims(block)
         except AssertionError as error:
             result.append(str(error))
-    return result
+    return result + check_constants(page)
 
 
 def main(argv=None) -> int:

@@ -44,6 +44,7 @@ from . import (
     special_functions,
     spectral,
     splitting,
+    subscript,
     triangular,
 )
 from . import elementwise as ew
@@ -172,6 +173,10 @@ def _method(function):
 
 for _name, _function in METHODS.items():
     setattr(Tensor, _name, _method(_function))
+# The data path's view methods, called once per sample, are their functions themselves (x
+# first): the wrapper's frame and argument repacking would be a third of their cost.
+for _name in ("view", "reshape", "flatten", "squeeze", "unsqueeze"):
+    setattr(Tensor, _name, METHODS[_name])
 
 
 # ---- operators --------------------------------------------------------------------------------
@@ -237,7 +242,7 @@ OPERATORS = {
     "__rrshift__": _reflected(bitwise.bitwise_right_shift),
     "__invert__": _invert, "__pos__": _positive,
     "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
-    "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
+    "__getitem__": subscript.getitem, "__setitem__": subscript.setitem,
 }
 for _name, _function in OPERATORS.items():
     setattr(Tensor, _name, _function)

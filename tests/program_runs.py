@@ -60,8 +60,10 @@ def value_state(value, depth: int = 0):
     if isinstance(value, BaseException):
         return ("raised", type(value).__name__, str(value).splitlines()[0] if str(value)
                 else "")
+    if type(value).__name__.startswith("Sym"):  # a SymInt or SymFloat out of a trace
+        return ("symbolic", type(value).__name__, str(value))
     if isinstance(value, dict):
-        return ("dict", [(repr(key), value_state(item, depth + 1))
+        return ("dict", [(_key(key), value_state(item, depth + 1))
                          for key, item in value.items()])
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, [value_state(item, depth + 1) for item in value])
@@ -70,6 +72,30 @@ def value_state(value, depth: int = 0):
     if callable(value):
         return ("callable",)
     return ("object", type(value).__name__)
+
+
+def _key(key) -> str:
+    text = repr(key)
+    return f"<symbolic {type(key).__name__}> {text}" if type(key).__name__.startswith(
+        "Sym") else text
+
+
+def leaks(value, path: str = "") -> list:
+    """Paths of symbolic values (sizes or floats of a trace) in a snapshot: never allowed,
+    whether or not a CompileWarning came first."""
+    if isinstance(value, tuple) and value and value[0] == "symbolic":
+        return [path]
+    if isinstance(value, tuple) and value and value[0] == "dict":
+        return [leak for key, item in value[1]
+                for leak in ([f"{path}[{key}]"] if key.startswith("<symbolic") else []) +
+                leaks(item, f"{path}[{key}]")]
+    if isinstance(value, tuple) and len(value) == 2 and value[0] in ("list", "tuple"):
+        return [leak for index, item in enumerate(value[1])
+                for leak in leaks(item, f"{path}[{index}]")]
+    if isinstance(value, dict):
+        return [leak for key, item in value.items()
+                for leak in leaks(item, f"{path}.{key}" if path else key)]
+    return []
 
 
 def parameter_state(p) -> dict:
@@ -134,7 +160,8 @@ def snapshot(namespace: dict, out, arguments, text: io.StringIO, caught: list) -
     state["printed"] = text.getvalue()
     state["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught
                          if not issubclass(w.category, CompileWarning)]
-    state["compile warnings"] = sum(issubclass(w.category, CompileWarning) for w in caught)
+    state["compile warnings"] = [str(w.message).splitlines()[0] for w in caught
+                                 if issubclass(w.category, CompileWarning)]
     return state
 
 
@@ -256,12 +283,16 @@ def outcome(spec: dict, twice_eager: bool = False) -> dict:
     warned = first_warned_call(compiled)
     found = differences(spec, eager, compiled)
     silent = [item for item in found if warned is None or item[0] < warned]
+    silent += [(call, f"{path} (a symbolic value leaked)", None, "symbolic")
+               for call, state in enumerate(compiled) for path in leaks(state)
+               if not any(item[0] == call and item[1] == path for item in silent)]
     counts = {"executables": 0, "compiled_calls": 0, "eager_calls": 0}
     if not twice_eager:
         stats = step.stats()
         counts = {"executables": len(step.executables), "compiled_calls": stats.compiled_calls,
                   "eager_calls": stats.eager_calls}
-    return {"silent": silent, "warned_call": warned, "all": found,
+    messages = compiled[-1]["compile warnings"] if compiled else []
+    return {"silent": silent, "warned_call": warned, "all": found, "warnings": messages,
             "seconds": time.perf_counter() - started, **counts}
 
 
@@ -289,7 +320,7 @@ def signature(item: tuple) -> str:
         if path.startswith(prefix):
             path = prefix + path.split(".", 1)[-1] if "." in path else prefix
     parts = [part.split("[")[0] for part in path.split(".")]
-    return ".".join(parts)
+    return ".".join(parts) + (" leaked" if path.endswith("leaked)") else "")
 
 
 def main(argv: list | None = None) -> None:
@@ -329,6 +360,10 @@ def main(argv: list | None = None) -> None:
         totals["examples"] += 1
         totals["seconds"] += result["seconds"]
         totals["warned"] += result["warned_call"] is not None
+        if result["warned_call"] is not None:
+            sink.write(json.dumps({"seed": seed, "warned": result["warnings"][:3],
+                                   "after": [str(item)[:300] for item in result["all"][:3]]})
+                       + "\n")
         if result["silent"]:
             totals["silent"] += 1
             first = result["silent"][0]

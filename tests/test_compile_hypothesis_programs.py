@@ -104,6 +104,14 @@ CLASS_PROGRAMS = {
     # w.grad[0].zero_() after backward: SGD's momentum buffer keeps the row's old gradient.
     "grad-view-write-missed-by-momentum": program([["grad_view_zero", None]], opt="sgd",
                                                   momentum=0.9, calls=({}, {})),
+    # The caller sets .grad; the step's backward, then opt.zero_grad(): the caller's tensor
+    # misses the accumulation.
+    "caller-grad-not-accumulated-before-reset": program(
+        opt="sgd", zero="end", calls=({}, {"before": [["grad_zeros", None],
+                                                      ["keep_grad", None]]})),
+    # stats[x.shape[0]] = ...: a SymInt key stays in the dict (after a CompileWarning).
+    "symbolic-size-as-dict-key": program(
+        [["shape_key_dict", None]], calls=({"rows": 4}, {"rows": 3}, {"rows": 3})),
 }
 
 

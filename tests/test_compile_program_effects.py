@@ -275,3 +275,79 @@ def step(x):
         if name == "compiled":
             assert step.stats().compiled_calls == 4
     assert runs["compiled"] == runs["eager"]
+
+
+def test_a_tensor_the_result_saved_written_in_place_later_in_the_call():
+    def program(wrap):
+        weight = autojit.tensor([1.0, 2.0], requires_grad=True)
+
+        def step(x):
+            loss = (weight * x * x).sum()
+            with autojit.no_grad():
+                weight.add_(10.0)  # after the multiply saved it, as eager's graph records
+            return loss
+
+        f = wrap(step)
+        x = autojit.tensor([3.0, 4.0], requires_grad=True)
+        loss = f(x)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as raised:
+            autojit.autograd.grad(loss, x, create_graph=True)
+        return str(raised.value).split(" (it was saved")[0], weight.tolist()
+
+    eager, compiled = _both(program)
+    assert compiled[1] == eager[1]
+    assert compiled[0].split(";")[0] == eager[0].split(";")[0]
+
+
+def test_a_parameter_read_then_written_through_data_keeps_its_version():
+    def program(lib, wrap):
+        weight = lib.nn.Parameter(lib.ones(2))
+
+        def step(x):
+            y = (x * weight).sum()  # the graph reads the parameter first
+            weight.data.mul_(1.5)  # then `.data`, a counter of its own, is written
+            return y
+
+        f = wrap(step)
+        for _ in range(3):
+            saved = (weight * weight).sum()
+            f(lib.ones(2))
+            yield weight._version
+            saved.backward()  # the version check passes, as in eager
+            yield weight.grad
+
+    check(program)
+
+
+def test_a_returned_view_of_a_grad_the_call_made_is_a_view_of_that_grad():
+    def program(lib, wrap):
+        layer = lib.nn.Linear(3, 2)
+
+        def step(x):
+            layer(x).sum().backward()
+            return layer.weight.grad[0]
+
+        row = wrap(step)(lib.ones(4, 3))
+        yield row.stride()
+        row.zero_()  # through the returned view, into the .grad
+        yield layer.weight.grad
+
+    check(program)
+
+
+def test_sizes_inside_a_printed_shape_take_each_runs_value(capsys):
+    def program(wrap):
+        weight = autojit.ones(3, 2, requires_grad=True)
+
+        def step(x):
+            out = x @ weight
+            print("batch", x.shape[0], tuple(out.shape), out.shape, list(out.shape))
+            return out
+
+        f = wrap(step)
+        for rows in (6, 4, 4, 5):
+            f(autojit.ones(rows, 3))
+        return capsys.readouterr().out
+
+    eager, compiled = _both(program)
+    assert compiled == eager and "s0" not in compiled

@@ -174,7 +174,7 @@ class CompiledFunction:
                     missed = (executable, failed)
                     continue
                 self._last_run = executable
-                if missed is not None:
+                if missed is not None and not isinstance(executable, DynamicExecutable):
                     # The branch this call took: tried first from now on.
                     self.executables.remove(executable)
                     self.executables.insert(0, executable)
@@ -287,7 +287,13 @@ class CompiledFunction:
                 self._stats.value_check_failures += 1
                 return self._eager(args)
         self._state_traces = 0
-        self.executables.insert(0, executable)
+        if isinstance(executable, DynamicExecutable):
+            # Size-generic: tried after the executables made for one size each, which serve
+            # their sizes faster (a training loop's full batches, once its ragged last batch
+            # made a dimension dynamic).
+            self.executables.append(executable)
+        else:
+            self.executables.insert(0, executable)
         self._last_run = executable
         try:
             return self._run(executable, args)

@@ -126,9 +126,18 @@ class CompiledBackward:
                                  if _key(source) not in watched_keys]
 
     def node_for_call(self, args: tuple, output_arrays: tuple, result_meta: list,
-                      draws: dict | None = None) -> CompiledFunctionBackward:
+                      draws: dict | None = None, bumped: dict | None = None
+                      ) -> CompiledFunctionBackward:
         """The grad_fn of one call's results, holding that call's residuals (and the random
-        arrays it drew that a create_graph replay needs: forward input index -> array)."""
+        arrays it drew that a create_graph replay needs: forward input index -> array).
+        `bumped`: id(tensor) -> how far the call itself moved its version, writing it in place
+        after reading it (the graph read the value from before the write: eager's saved
+        tensor is at the version before it, and its backward fails, as this one must)."""
+        bumped = bumped or {}
+
+        def version_read(tensor) -> int:
+            return tensor._version_counter.value - bumped.get(id(tensor), 0)
+
         values, watched = [], []
         for index, residual in enumerate(self.residuals):
             if residual.kind == "saved":
@@ -137,15 +146,15 @@ class CompiledBackward:
                 tensor = _resolve(self.input_sources[index], args)
                 values.append(tensor._data)
                 # Read in place when the backward runs: checked against its version now.
-                watched.append((tensor, tensor._version_counter.value))
+                watched.append((tensor, version_read(tensor)))
             else:
                 values.append(None)
         for aliased in self.aliased_sources:
             tensor = _resolve(aliased, args)
-            watched.append((tensor, tensor._version_counter.value))
+            watched.append((tensor, version_read(tensor)))
         edges = [gradient_edge(_resolve(target, args)) for target in self.targets]
         # A replay (create_graph=True) also reads these: their versions, to check them against.
-        replay_watched = [(tensor, tensor._version_counter.value) for tensor in (
+        replay_watched = [(tensor, version_read(tensor)) for tensor in (
             _resolve(source, args) for source in self.replay_unwatched)]
         node = CompiledFunctionBackward(self, values, edges, watched, result_meta, args,
                                         replay_watched)
@@ -260,14 +269,17 @@ class CompiledFunctionBackward(Node):
 
 
 class FailingBackward(Node):
-    """grad_fn of compiled results whose gradient eager autograd could not compute either."""
+    """grad_fn of compiled results whose gradient eager autograd could not compute either.
+    `inputs`: the call's tensors that require grad, which it leads to as eager's graph does,
+    so that differentiating the results with respect to them reaches it and raises eager's
+    error (not "appears to not have been used in the graph")."""
 
-    def __init__(self, error: RuntimeError, output_count: int):
+    def __init__(self, error: RuntimeError, output_count: int, inputs=()):
         super().__init__()
         self.error = error
-        self.next_functions = ()
+        self.next_functions = tuple(gradient_edge(tensor) for tensor in inputs)
         self.input_meta = ()
-        self.needs_input_grad = ()
+        self.needs_input_grad = tuple(True for _ in inputs)
         self.output_count = output_count
 
     def name(self) -> str:

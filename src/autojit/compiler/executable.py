@@ -223,7 +223,9 @@ class Executable:
                 number = self.requiring.get(output.name)
                 if number is not None:
                     self._result_meta[number] = (output.value.shape, output.value.dtype)
-        node = self.backward.node_for_call(args, arrays, self._result_meta, draws)
+        bumped = {id(tensor if tensor is not None else args[position]): count
+                  for tensor, position, count in (self.version_bumps or ())}
+        node = self.backward.node_for_call(args, arrays, self._result_meta, draws, bumped)
         result = recipe.rebuild(self.template, arrays, node, args, binding)
         node.watch_results(result)
         return result
@@ -276,8 +278,14 @@ class Executable:
         if requiring != self.requiring:
             self.requiring = requiring
             self._prepare()
-        return self._recipe.rebuild(self.template, arrays, FailingBackward(error, len(requiring)),
-                                    args, binding)
+        positions = iter(self.arg_positions)
+        inputs = [args[next(positions)] if entry.kind == "arg" else entry.tensor
+                  for entry in self.graph.inputs if entry.kind in ("arg", "captured")]
+        inputs = [tensor for tensor in inputs
+                  if isinstance(tensor, Tensor) and tensor._requires_grad]
+        return self._recipe.rebuild(self.template, arrays,
+                                    FailingBackward(error, len(requiring), inputs), args,
+                                    binding)
 
     def _write_back(self, arrays: tuple, args: tuple, owned: frozenset) -> None:
         """Captured tensors' updates and .grad outputs, after a call; `owned`: the outputs

@@ -45,6 +45,8 @@ class GuardSet:
         self._names: dict = {}  # (prefix, id(value)) -> constant name
         self._displays: dict = {}  # constant name -> how str() shows it (a source path)
         self._tags: list = []  # per condition: what it is about (require's tag), or None
+        # per condition: whether it is on autojit's own state (shown with detail=True only)
+        self._internal: list = []
         # per condition: (label, value when traced, reader) or None; the reader gives the
         # value now from the object at the subject path, for the reason a recompile reports
         self._compared: list = []
@@ -67,7 +69,8 @@ class GuardSet:
         self._constants.update(constants)
 
     def require(self, condition: str, reason: str, subject: tuple | None = None,
-                display: str | None = None, tag=None, compared: tuple | None = None) -> None:
+                display: str | None = None, tag=None, compared: tuple | None = None,
+                internal: bool = False) -> None:
         """Add `condition`, on the object at the `subject` path ("$") when there is one;
         `display` is that object's source path (`model.fc1.weight`), for str(); `tag` says
         what the condition is about, for `changed_float_tags` (("float", path): the
@@ -75,6 +78,7 @@ class GuardSet:
         a function reading the value now from the subject), for `changed`."""
         self._items.append((subject, condition, reason, display))
         self._tags.append(tag)
+        self._internal.append(internal or _internal(subject, display))
         self._compared.append(compared if subject is not None else None)
 
     def source(self) -> str:
@@ -165,8 +169,9 @@ class GuardSet:
         counts them otherwise."""
         lines = []
         hidden = 0
-        for subject, condition, reason, display in self._items:
-            if not detail and _internal(subject, display):
+        for (subject, condition, reason, display), internal in zip(self._items,
+                                                                   self._internal):
+            if internal and not detail:
                 hidden += 1
                 continue
             parts = [self._readable(part) for part in condition.split("$")]
@@ -210,10 +215,12 @@ _PUBLIC_PRIVATE = ("_data", "_grad", "_dtype", "_requires_grad")
 
 
 def _internal(subject, display) -> bool:
-    """Whether a condition is about autojit's own state rather than the program's: no subject
-    (a mode), or a path whose last step is a private attribute (`model._forward_hooks`), an
-    instance's `__dict__`."""
-    if subject is None or subject[0] == "state":
+    """Whether a condition on `subject` is about autojit's own state rather than the
+    program's: the modes, a path whose last step is a private attribute
+    (`model._forward_hooks`), an instance's `__dict__`."""
+    if subject is None:
+        return False
+    if subject[0] == "state":
         return True
     last = subject[-1]
     if last == ".__dict__" or (display or "").endswith(".__dict__"):
@@ -525,23 +532,25 @@ def mode_conditions(guards: GuardSet) -> None:
         else ("", None)
     guards.require(f"{shortcut}state.grad_enabled is {state.grad_enabled}",
                    f"grad mode changed (was {'enabled' if state.grad_enabled else 'disabled'})",
-                   subject)
+                   subject, internal=True)
     guards.require(f"{shortcut}state.inference is {state.inference}", "inference mode changed",
-                   subject)
+                   subject, internal=True)
     guards.require(f"{shortcut}state.anomaly is {state.anomaly}", "anomaly mode changed",
-                   subject)
+                   subject, internal=True)
     # A save under saved-tensor hooks is a graph break (autograd/graph_api.py): a trace made
     # without hooks must not run inside a block that has them.
     guards.require(f"{shortcut}bool(state.saved_tensor_hooks) is "
                    f"{bool(state.saved_tensor_hooks)}",
-                   "saved tensor hooks were entered or left", subject)
+                   "saved tensor hooks were entered or left", subject, internal=True)
     for snapshot in _MODE_SNAPSHOTS:
         name = guards.constant(snapshot, "M")
-        guards.require(f"{name}() == {snapshot()!r}", f"{snapshot.__doc__} changed")
+        guards.require(f"{name}() == {snapshot()!r}", f"{snapshot.__doc__} changed",
+                       internal=True)
     # The settings objects are interned (ops/autocast.py): one identity test.
     guards.require(f"state.autocast is {guards.constant(state.autocast, 'A')}",
-                   f"autocast changed (was {state.autocast or 'off'})")
-    guards.require(f"dtypes._default_float[0] is {default}", "the default dtype changed")
+                   f"autocast changed (was {state.autocast or 'off'})", internal=True)
+    guards.require(f"dtypes._default_float[0] is {default}", "the default dtype changed",
+                   internal=True)
 
 
 def _shape_text(shape: tuple, dynamic_dims) -> str:

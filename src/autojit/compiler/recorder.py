@@ -41,7 +41,7 @@ import threading
 import types
 
 from . import frame_stack
-from .frame_stack import NULL
+from .frame_stack import NULL, read_slot
 
 _VERSION = sys.version_info[:2]
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -54,7 +54,8 @@ _UNFOLLOWED_MODULES = ("numpy", "scipy", "numba", "llvmlite", "typing", "abc", "
                        "threading", "warnings", "linecache", "traceback", "inspect", "dis",
                        "ast", "re", "sre_compile", "sre_parse", "logging", "importlib",
                        "tokenize", "_weakrefset", "weakref", "contextlib", "functools",
-                       "dataclasses", "_collections_abc", "collections")
+                       "dataclasses", "_collections_abc", "collections", "posixpath",
+                       "ntpath", "genericpath", "os", "fnmatch", "sysconfig")
 _CONTAINERS = (list, tuple, dict, set, frozenset, collections.deque)
 _DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 
@@ -149,7 +150,7 @@ class Recorder:
         self._active = True
         if _VERSION < (3, 12):
             self._previous = sys.gettrace()
-            sys.settrace(self._on_call)
+            sys.settrace(self._call_tracer())
         else:
             monitoring = sys.monitoring
             self._tool = frame_stack.free_tool_id()
@@ -193,20 +194,35 @@ class Recorder:
 
     # sys.settrace (3.10, 3.11)
 
-    def _on_call(self, frame, event, arg):
-        table = self._table(frame.f_code)
-        if table is None:
-            return None
-        frame.f_trace_opcodes = True
-        frame.f_trace_lines = False
-        return functools.partial(self._on_opcode, table)
+    def _call_tracer(self):
+        """The global trace function: a frame of followed code gets the local trace function
+        of its code (made once per code object), with opcode events on."""
+        locals_ = {}
+        table_of = self._table
+        handle = self._handle
 
-    def _on_opcode(self, table, frame, event, arg):
-        if event == "opcode":
-            entry = table.get(frame.f_lasti)
-            if entry is not None:
-                self._handle(entry, frame, frame.f_lasti)
-        return functools.partial(self._on_opcode, table)
+        def local_for(table):
+            def local(frame, event, arg):
+                if event == "opcode":
+                    entry = table.get(frame.f_lasti)
+                    if entry is not None:
+                        handle(entry, frame, frame.f_lasti)
+                return local
+            return local
+
+        def on_call(frame, event, arg):
+            code = frame.f_code
+            local = locals_.get(code, False)
+            if local is False:
+                table = table_of(code)
+                local = locals_[code] = local_for(table) if table is not None else None
+            if local is None:
+                return None
+            frame.f_trace_opcodes = True
+            frame.f_trace_lines = False
+            return local
+
+        return on_call
 
     # sys.monitoring (3.12, 3.13)
 
@@ -427,7 +443,7 @@ class Recorder:
     def call(self, function, arguments: list) -> None:
         """A call: Python code the recorder follows records itself; a modelled builtin reads
         what it is known to; anything else gets its arguments as read through and through."""
-        if _runs_followed_code(function, self):
+        if _runs_followed_code(function):
             return
         model = _MODELS.get(_model_key(function))
         if model is not None:
@@ -439,15 +455,19 @@ class Recorder:
 
 
 class _Peek:
-    """The value stack of one frame at one instruction: `peek(0)` is the top."""
+    """The value stack of one frame at one instruction: `peek(0)` is the top. The frame's
+    stack is located once, on the first read."""
 
-    __slots__ = ("reader", "frame", "offset")
+    __slots__ = ("reader", "frame", "offset", "_stack")
 
     def __init__(self, reader, frame, offset: int):
-        self.reader, self.frame, self.offset = reader, frame, offset
+        self.reader, self.frame, self.offset, self._stack = reader, frame, offset, None
 
     def __call__(self, index: int):
-        return self.reader.item(self.frame, self.offset, index)
+        stack = self._stack
+        if stack is None:
+            stack = self._stack = self.reader.stack(self.frame, self.offset)
+        return read_slot(*stack, index)
 
     def cell(self, slot: int):
         return self.reader.cell(self.frame, slot)
@@ -467,7 +487,7 @@ def _is_data_descriptor(value) -> bool:
     return hasattr(kind, "__set__") or hasattr(kind, "__delete__")
 
 
-def _runs_followed_code(function, recorder: Recorder) -> bool:
+def _runs_followed_code(function) -> bool:
     """Whether calling `function` runs Python code the recorder follows (which then records
     its own reads)."""
     code = None
@@ -702,29 +722,29 @@ def _format_with_spec(recorder, peek, name, arg):
         recorder.opaque(peek(1))
 
 
-def _call_stack(peek, count: int, with_names: bool):
-    """(callable, arguments) of a CALL with `count` arguments, by the interpreter's layout."""
+def _call_stack(recorder, peek, count: int, with_names: bool) -> None:
+    """A CALL with `count` arguments, by the interpreter's layout: the callable is read first,
+    and the arguments only where the callee is not Python code the recorder follows."""
     shift = 1 if with_names else 0
-    arguments = [peek(shift + index) for index in range(count - 1, -1, -1)]
     if _VERSION >= (3, 13):
         function, owner = peek(count + 1 + shift), peek(count + shift)
-        if owner is not NULL:
-            arguments.insert(0, owner)
-        return function, arguments
-    first, second = peek(count + 1 + shift), peek(count + shift)
-    if first is NULL:
-        return second, arguments
-    return first, [second, *arguments]
+    else:
+        first, owner = peek(count + 1 + shift), peek(count + shift)
+        function, owner = (owner, NULL) if first is NULL else (first, owner)
+    if _runs_followed_code(function):
+        return
+    arguments = [peek(shift + index) for index in range(count - 1, -1, -1)]
+    if owner is not NULL:
+        arguments.insert(0, owner)
+    recorder.call(function, arguments)
 
 
 def _call(recorder, peek, name, arg):
-    function, arguments = _call_stack(peek, arg, False)
-    recorder.call(function, arguments)
+    _call_stack(recorder, peek, arg, False)
 
 
 def _call_kw(recorder, peek, name, arg):  # 3.13: the names tuple on top
-    function, arguments = _call_stack(peek, arg, True)
-    recorder.call(function, arguments)
+    _call_stack(recorder, peek, arg, True)
 
 
 def _call_function(recorder, peek, name, arg):  # 3.10

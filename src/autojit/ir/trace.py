@@ -545,6 +545,11 @@ class Tracer:
                 self.version_bumps.append((entry, counter.value))
         for touched in self._touched.values():
             counter = touched.tensor._version_counter
+            if id(touched.tensor) in self.made and \
+                    counter is not touched.entry.tensor._version_counter:
+                # An alias the call made with a counter of its own (`p.data`): writes through
+                # it move no counter that outlives the call, as in eager.
+                continue
             if counter.value != touched.version and id(counter) not in counted:
                 counted.add(id(counter))
                 self.version_bumps.append((touched.entry, counter.value - touched.version))

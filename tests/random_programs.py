@@ -186,9 +186,6 @@ SETUP_HOOKS = ("hook_add", "forward_hook_add", "post_hook_add")
 # by the test (which runs one program of each class, xfail) nor by default on the command line,
 # so that other classes show. A fix removes its entry.
 UNFIXED = {
-    "data-write-bumps-version": ("feature:data_mul",),
-    "returned-grad-view-detached": ("ret:grad_view",),
-    "symbolic-size-in-printed-shape": ("feature:print_shape",),
     "nan-branch-effects-twice": ("arg:nan",),
     "size-counter-stops-after-retrace": ("feature:rows_counter",),
     "grad-view-write-missed-by-momentum": ("feature:grad_view_zero",),

@@ -18,7 +18,8 @@ SIMPLEST = [("model", "linear"), ("model", "mlp"), ("opt", "none"), ("opt", "sgd
             ("sched", "none"), ("zero", "never"), ("zero", "model"), ("micro", 1),
             ("loss", "mse"), ("extra", False), ("uses_global", False), ("uses_list", False),
             ("ret", "none"), ("ret", "loss"), ("variant", False), ("momentum", 0.0),
-            ("weight_decay", 0.0), ("dtype", "float64"), ("sched_inside", True)]
+            ("weight_decay", 0.0), ("dtype", "float64"), ("sched_inside", True), ("every", 1),
+            ("structure", "function")]
 CALL_SIMPLEST = [("rows", 4), ("arg", "plain"), ("mode", "normal")]
 
 

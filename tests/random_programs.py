@@ -102,6 +102,20 @@ FEATURES = {
     "module_tensor": ("end", "model.last_out = out.detach()", None),
     "enable_grad": ("start", "with autojit.enable_grad():\n    pass", None),
     "shape_key_dict": ("end", "stats[x.shape[0]] = loss.item()", None),
+    "activation_hook": ("forward", "out.register_hook(lambda g: g * {v})", None),
+    "retain_grad": ("forward", "out.retain_grad()", None),
+    "out_grad_read": ("grads", 'if out.grad is not None:\n'
+                      '    stats["out_grad"] = out.grad.abs().sum().item()', None),
+    "lr_decay": ("after", 'opt.param_groups[0]["lr"] *= 0.9', _has_opt),
+    "lr_table": ("after", 'stats["t"] = stats.get("t", 0) + 1\n'
+                 'opt.param_groups[0]["lr"] = LR_TABLE[stats["t"] % 3]', _has_opt),
+    "history_as_tensor": ("end", "recent = [h for h in history[-2:] if isinstance(h, float)]\n"
+                          "if recent:\n"
+                          '    stats["trend"] = (autojit.tensor(recent) * 2).sum().item()',
+                          None),
+    "center_arg": ("start", "with autojit.no_grad():\n    x.sub_(x.mean(0))", None),
+    "opt_state_read": ("end", 'stats["state_size"] = len(opt.state.get(HEAD.weight, {}))',
+                       _has_opt),
 }
 BUFFER_WRITES = {"bn": "with autojit.no_grad():\n    model[1].running_mean[:2].mul_(0.5)",
                  "custom": "model.ema.mul_(0.9).add_(loss.detach() * 0.1)"}
@@ -167,6 +181,8 @@ MUTATIONS = {
     "trainer_attr": ("trainer.scale = {v}", lambda spec: spec["structure"] == "method"),
     "submodule_replace": ("HEAD = nn.Linear(4, 2).to(DTYPE)",
                           lambda spec: spec["model"] != "linear"),
+    "lr_table_write": ("LR_TABLE[1] = {v}", None),
+    "model_frozen": ("model.requires_grad_(False)", None),
     "kept_write": ("if kept and kept[-1] is not None:\n    kept[-1].add_(1.0)", None),
 }
 VALUES = {
@@ -178,7 +194,8 @@ VALUES = {
     "bn_momentum": (0.5, None), "stats_key": (1, "x"), "seed": (1, 2),
     "data_write": (0.5, 2.0), "view_write": (0.1, 0.0), "new_optimizer": (0.05, 0.1),
     "count_set": (10, 0), "steps_set": (0, 5), "arg_write": (2.0, 0.5),
-    "closure_setting": (0.5, 2.0), "trainer_attr": (0.5, 2.0),
+    "closure_setting": (0.5, 2.0), "trainer_attr": (0.5, 2.0), "activation_hook": (0.5, 2.0),
+    "lr_table_write": (0.2, 0.001),
 }
 SETUP_HOOKS = ("hook_add", "forward_hook_add", "post_hook_add")
 
@@ -252,6 +269,7 @@ def draw_spec(choices: Choices, exclude=frozenset()) -> dict:
         "uses_list": choices.chance(30),
         "ret": choices.pick(_keep(RETURNS, "ret", exclude)),
         "structure": choices.pick(STRUCTURES),
+        "every": choices.pick((1, 1, 1, 2)),
     }
     if _has_opt(spec):
         spec["sched"] = choices.pick(SCHEDULERS)
@@ -374,6 +392,8 @@ SCALES = {"function": None, "closure": 'settings["scale"]', "method": "self.scal
 
 def _forward_lines(spec: dict, x: str, y: str) -> list:
     lines = [f"out = model({x})"]
+    lines += [_fill(FEATURES[name][1], value, spec) for name, value in spec["features"]
+              if FEATURES[name][0] == "forward"]
     if spec["uses_global"] and spec["model"] != "custom":
         lines.append("out = out * GAIN")
     if spec["uses_list"]:
@@ -387,7 +407,7 @@ def _forward_lines(spec: dict, x: str, y: str) -> list:
 
 
 def _step_source(spec: dict) -> str:
-    slots = {"start": [], "grads": [], "after": [], "end": []}
+    slots = {"start": [], "forward": [], "grads": [], "after": [], "end": []}
     for name, value in spec["features"]:
         slot, template, _ = FEATURES[name]
         slots[slot].append(_fill(template, value, spec))
@@ -408,7 +428,11 @@ def _step_source(spec: dict) -> str:
         body += ["    (loss / 2).backward()", "    total = total + loss.detach() / 2",
                  "loss = total"]
     body += slots["grads"]
-    if _has_opt(spec):
+    if _has_opt(spec) and spec.get("every", 1) > 1:  # accumulated over calls
+        body.append('stats["micro"] = stats.get("micro", 0) + 1\n'
+                    f'if stats["micro"] % {spec["every"]} == 0:\n'
+                    "    opt.step()\n    opt.zero_grad()")
+    elif _has_opt(spec):
         body.append("opt.step()")
     elif spec["opt"] == "manual":
         body.append("with autojit.no_grad():\n    for p in model.parameters():\n"
@@ -455,10 +479,14 @@ def _call_source(spec: dict, index: int, call: dict) -> str:
         call_line = f"with autojit.{manager}():\n    {call_line}"
     lines += ["try:", _indent(call_line, 4), "except Exception as error:", "    out = error",
               f"record({index}, out, x, y)"]
+    after = []
     if spec["sched"] != "none" and not spec["sched_inside"]:
-        lines.append("sched.step(0.5)" if spec["sched"] == "plateau" else "sched.step()")
+        after.append("sched.step(0.5)" if spec["sched"] == "plateau" else "sched.step()")
     if spec["zero"] == "outside":
-        lines.append("model.zero_grad()")
+        after.append("model.zero_grad()")
+    if after:  # as torch, a LambdaLR raises once a group was added
+        lines += ["try:", _indent("\n".join(after), 4), "except Exception as error:",
+                  f"    errors.append(({index}, 'after', type(error).__name__))"]
     return "\n".join(lines)
 
 
@@ -482,6 +510,7 @@ OTHER_DTYPE = autojit.{other}
 GAIN = 1.0
 STEPS = 0
 FEATURES = [1.0]
+LR_TABLE = [0.1, 0.05, 0.02]
 stats = {{}}
 history = []
 hook_log = []

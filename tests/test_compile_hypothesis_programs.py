@@ -77,7 +77,7 @@ def program(features=(), calls=({},), **choices) -> dict:
             "sched_inside": True, "momentum": 0.0, "weight_decay": 0.0, "variant": False,
             "micro": 1, "loss": "mse", "extra": False, "uses_global": False,
             "uses_list": False, "ret": "loss", "zero": "model", "dropout_p": 0.0,
-            "hooks": [], "structure": "function"}
+            "hooks": [], "structure": "function", "every": 1}
     spec.update(choices)
     spec["features"] = [list(feature) for feature in features]
     spec["calls"] = [{"rows": 4, "arg": "plain", "mode": "normal", "before": [], **call}
@@ -139,7 +139,8 @@ def test_the_drawn_programs_cover_every_ingredient():
         spec = random_spec(number, frozenset())
         seen.update({("model", spec["model"]), ("opt", spec["opt"]), ("sched", spec["sched"]),
                      ("zero", spec["zero"]), ("ret", spec["ret"]), ("micro", spec["micro"]),
-                     ("structure", spec["structure"]), ("dtype", spec["dtype"])})
+                     ("structure", spec["structure"]), ("dtype", spec["dtype"]),
+                     ("every", spec["every"])})
         seen.update(("feature", name) for name, _ in spec["features"] + spec["hooks"])
         for call in spec["calls"]:
             seen.update({("arg", call["arg"]), ("mode", call["mode"]), ("rows", call["rows"])})
@@ -147,8 +148,8 @@ def test_the_drawn_programs_cover_every_ingredient():
     wanted = ({("feature", name) for name in FEATURES} |
               {("mutation", name) for name in MUTATIONS} | {("ret", name) for name in RETURNS} |
               {("arg", name) for name in ARGUMENTS} | {("mode", name) for name in MODES} |
-              {("structure", name) for name in STRUCTURES} | {("micro", 2), ("rows", 3),
-                                                               ("dtype", "float32")})
+              {("structure", name) for name in STRUCTURES} |
+              {("micro", 2), ("rows", 3), ("every", 2), ("dtype", "float32")})
     assert wanted <= seen, sorted(wanted - seen, key=str)
 
 

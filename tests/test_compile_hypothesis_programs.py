@@ -14,12 +14,14 @@ see must agree (tests/program_runs.py: results, parameters with their `.grad`, s
 versions, optimizer and scheduler state, dicts with their key order, lists, kept tensors,
 arguments, printed and logged text, warnings). A difference is allowed only after a
 CompileWarning (a warned fallback to eager); a silent one fails with the program as a
-standalone script.
+standalone script. A symbolic size or float left in the program's state (a SymInt dict key)
+fails whether or not a warning came first.
 
-The classes of failure found and not fixed yet (random_programs.UNFIXED) are not drawn here;
-one minimal program of each runs below, xfail(strict=True), so that a fix shows as an
-unexpected pass: then its UNFIXED entry and its xfail go. AUTOJIT_FUZZ_EXAMPLES runs more
-examples (AUTOJIT_FUZZ_SEED a different set); tests/program_runs.py's command line runs
+Each class of failure the fuzzer found has one minimal program below (CLASS_PROGRAMS). The
+classes not fixed yet (random_programs.UNFIXED) are not drawn by the fuzzing test, and their
+programs run as xfail(strict=True), so that a fix shows as an unexpected pass: then its UNFIXED
+entry goes, and its program stays as a regression test. AUTOJIT_FUZZ_EXAMPLES runs more
+examples (AUTOJIT_FUZZ_SEED another set); tests/program_runs.py's command line runs
 thousands and sorts their failures. The examples are derandomized, with no deadline.
 """
 
@@ -112,6 +114,11 @@ CLASS_PROGRAMS = {
     # stats[x.shape[0]] = ...: a SymInt key stays in the dict (after a CompileWarning).
     "symbolic-size-as-dict-key": program(
         [["shape_key_dict", None]], calls=({"rows": 4}, {"rows": 3}, {"rows": 3})),
+    # stats["seen"] = len(history) (unchanged): not set again after the caller's stats.clear().
+    "dict-entry-not-rewritten-after-clear": program(
+        [["history_len", None]], calls=({}, {}, {"before": [["stats_clear", None]]})),
+    # out.grad of a non-leaf warns on every eager call, compiled only while tracing.
+    "python-warning-not-repeated": program([["out_grad_read", None]], calls=({}, {}, {})),
 }
 
 

@@ -206,7 +206,7 @@ UNFIXED = {
     "nan-branch-effects-twice": ("arg:nan",),
     "size-counter-stops-after-retrace": ("feature:rows_counter",),
     "grad-view-write-missed-by-momentum": ("feature:grad_view_zero",),
-    "caller-grad-not-accumulated-before-reset": ("zero:end",),
+    "caller-grad-not-accumulated-before-reset": ("zero:end", "every:2"),
     "symbolic-size-as-dict-key": ("feature:shape_key_dict",),
     "dict-entry-not-rewritten-after-clear": ("mutation:stats_clear",),
     "python-warning-not-repeated": ("feature:out_grad_read",),
@@ -253,7 +253,7 @@ def _with_value(choices: Choices, name: str) -> list:
 
 def draw_spec(choices: Choices, exclude=frozenset()) -> dict:
     """One program: everything `render` needs, as plain values. exclude: "kind:name" of what
-    not to draw (kinds: feature, mutation, ret, arg, mode, zero)."""
+    not to draw (kinds: feature, mutation, ret, arg, mode, zero, every)."""
     spec = {
         "seed": choices.integer(0, 999),
         "dtype": choices.pick(("float64",) * 4 + ("float32",)),
@@ -271,7 +271,7 @@ def draw_spec(choices: Choices, exclude=frozenset()) -> dict:
         "uses_list": choices.chance(30),
         "ret": choices.pick(_keep(RETURNS, "ret", exclude)),
         "structure": choices.pick(STRUCTURES),
-        "every": choices.pick((1, 1, 1, 2)),
+        "every": choices.pick(_keep((1, 1, 1, 2), "every", exclude)),
     }
     if _has_opt(spec):
         spec["sched"] = choices.pick(SCHEDULERS)

@@ -40,7 +40,8 @@ from autojit import CompileWarning
 from autojit.tensor import tensor as autojit_tensor_module
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from random_programs import UNFIXED_NAMES, random_spec, render, standalone  # noqa: E402
+import random_programs  # noqa: E402
+from random_programs import random_spec, render, standalone  # noqa: E402
 
 TOLERANCE = {"float64": 1e-9, "float32": 2e-5}
 
@@ -338,7 +339,7 @@ def main(argv: list | None = None) -> None:
     parser.add_argument("--show", action="store_true",
                         help="print the program of seed --first (minimized with --minimize)")
     options = parser.parse_args(argv)
-    exclude = frozenset() if options.all else UNFIXED_NAMES
+    exclude = frozenset() if options.all else random_programs.UNFIXED_NAMES
     if options.show:
         spec = random_spec(options.first, exclude)
         result = outcome(spec)
@@ -367,7 +368,10 @@ def main(argv: list | None = None) -> None:
         if result["silent"]:
             totals["silent"] += 1
             first = result["silent"][0]
+            drawn = random_programs.ingredients(spec)
             entry = {"seed": seed, "signature": signature(first),
+                     "classes": [name for name, shows in random_programs.UNFIXED.items()
+                                 if drawn & set(shows)],
                      "signatures": sorted({signature(item) for item in result["silent"]}),
                      "first": [str(part)[:300] for part in first], "spec": spec}
             if options.minimize:

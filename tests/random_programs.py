@@ -4,14 +4,16 @@ A program is drawn as a spec, a dict of plain values (JSON-able, so a failing on
 printed, saved and drawn again), and rendered as the source text of a whole script: a model
 (Linear, an MLP, one with BatchNorm1d or Dropout, or a Module subclass whose forward reads
 attributes, a list of flags, a plain tensor attribute and a global), an optimizer or a
-hand-written update, a scheduler, hooks, a training `step(x, y)` made of the drawn features
-(gradient accumulation, clipping, `.grad` read or written, in-place writes into views of
-parameters and buffers, `.item()` and `float()` decisions, counters and keys added to a dict,
-lists appended to, print and logging), and a schedule of calls with the drawn mutations of
-the program's state between them. The step is wrapped by the name `WRAP` and every call is
-followed by `record(call, out, x, y)`: both are given by whoever runs the text
-(program_runs.py gives the snapshots; `standalone` gives a script that prints them), so the
-program's globals, closures, classes and methods are real ones.
+hand-written update, a scheduler, hooks, a training step `step(x, y)` (a function, a closure
+over a dict of settings, or a method of a Trainer) made of the drawn features (gradient
+accumulation over micro-batches or over calls, clipping, `.grad` read or written, hooks on
+activations, in-place writes into views of parameters, buffers and arguments, `.item()` and
+`float()` decisions, learning rates rewritten, counters and keys added to a dict, lists
+appended to and read back, globals and module attributes written, print and logging), and a
+schedule of calls with the drawn mutations of the program's state between them. The step is
+wrapped by the name `WRAP` and every call is followed by `record(call, out, x, y)`: both are
+given by whoever runs the text (program_runs.py gives the snapshots; `standalone` gives a
+script that prints them), so the program's globals, closures, classes and methods are real.
 
 Drawing goes through `Choices`, over hypothesis's `draw` (the test, which shrinks a failing
 program) or over a `random.Random` (program_runs.py's command line, which runs thousands).
@@ -295,6 +297,16 @@ def draw_spec(choices: Choices, exclude=frozenset()) -> dict:
                       "mode": choices.pick(modes) if index else "normal", "before": before})
     spec["calls"] = calls
     return spec
+
+
+def ingredients(spec: dict) -> set:
+    """What a program draws, as the "kind:name" strings `exclude` takes."""
+    found = {f"ret:{spec['ret']}", f"zero:{spec['zero']}", f"every:{spec['every']}"}
+    found.update(f"feature:{name}" for name, _ in spec["features"] + spec["hooks"])
+    for call in spec["calls"]:
+        found.update({f"arg:{call['arg']}", f"mode:{call['mode']}"})
+        found.update(f"mutation:{name}" for name, _ in call["before"])
+    return found
 
 
 def random_spec(seed: int, exclude=frozenset()) -> dict:

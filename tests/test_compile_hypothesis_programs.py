@@ -49,7 +49,7 @@ from random_programs import (
 
 import autojit
 
-EXAMPLES = int(os.environ.get("AUTOJIT_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("AUTOJIT_FUZZ_EXAMPLES", "200"))
 SEED = os.environ.get("AUTOJIT_FUZZ_SEED")
 SETTINGS = settings(max_examples=EXAMPLES, derandomize=SEED is None, database=None,
                     deadline=None, print_blob=False,

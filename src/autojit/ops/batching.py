@@ -20,8 +20,9 @@ from __future__ import annotations
 import os
 import sys
 
+from ..tensor import once
 from ..tensor import random as tensor_random
-from ..tensor.once import warn_now
+from ..tensor.once import warn_once
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import registry
@@ -103,7 +104,6 @@ def level_size(level: int) -> int:
 
 # ---- dispatch ---------------------------------------------------------------------------------
 
-_WARNED: set = set()
 
 
 def dispatch(op, inputs: tuple, attrs: dict) -> Tensor:
@@ -138,11 +138,10 @@ def _user_stacklevel() -> int:
 def _loop(op, physical: list, flags: list, attrs: dict, size: int) -> Tensor:
     from .joining import stack
 
-    if op.name not in _WARNED:
-        _WARNED.add(op.name)
-        warn_now(f"vmap: there is no batching rule for {op.name}, so it runs once per "
-                      "index of the batch (slower than one batched op)", UserWarning,
-                      stacklevel=_user_stacklevel())
+    if ("vmap loop", op.name) not in once.given:
+        warn_once(("vmap loop", op.name), f"vmap: there is no batching rule for {op.name}, so "
+                  "it runs once per index of the batch (slower than one batched op)",
+                  UserWarning, stacklevel=_user_stacklevel())
     results = [bind(op, tuple(x.select(0, index) if flag else x
                               for x, flag in zip(physical, flags)), attrs)
                for index in range(size)]

@@ -317,7 +317,6 @@ def _huber_samples(rng, dtype):
 
 
 WINDOW_PRIMITIVES = ("slice", "reshape", "cat", "embed_slice")
-STATISTICS_PRIMITIVES = ("sum", "div", "sub", "mul", "sqrt")
 
 ROWS = [
     OpInfo(name="nn.functional.conv2d", function=F.conv2d, reference=_in_dtype(_conv),
@@ -340,7 +339,8 @@ ROWS = [
            primitives=("layer_norm", "layer_norm_backward", "mul", "add")),
     OpInfo(name="nn.functional.batch_norm(training)", function=F.batch_norm,
            reference=_in_dtype(_batch_norm), samples=_batch_norm_samples(True),
-           primitives=(*STATISTICS_PRIMITIVES, "add"), grad_inputs=(0, 3, 4)),
+           primitives=("batch_norm_statistics", "batch_norm", "batch_norm_backward",
+                       "batch_norm_update", "sum", "mul"), grad_inputs=(0, 3, 4)),
     OpInfo(name="nn.functional.batch_norm(eval)", function=F.batch_norm,
            reference=_in_dtype(_batch_norm), samples=_batch_norm_samples(False),
            primitives=("sub", "add", "sqrt", "div", "mul")),

@@ -4,8 +4,9 @@ Families: elementwise (math, arithmetic, comparisons, where, cast), bitwise (and
 shifts), reduction, layout (reshape, expand, permute, slice, cat), linalg (matmul), indexing
 (gather, scatter_add, index, index_put), scatter (scatter_reduce), masked (nonzero_static),
 diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient), batch_norm
-(batch normalization, its backward formula and the running statistics' update), nll_loss (the
-negative log-likelihood of class targets and its backward formula), sorting
+(batch normalization, its backward formula and the running statistics' update), linear
+(nn.Linear's affine map), nll_loss (the negative log-likelihood of class targets and its
+backward formula), sorting
 (argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
 (searchsorted), counting (histc), number_functions (gcd, lcm, igamma, igammac), collective
 (the exchanges between processes of autojit.distributed), random (the samplers poisson and
@@ -30,6 +31,7 @@ from . import (  # noqa: F401
     layout,
     linalg,
     linalg_namespace,  # noqa: F401 - registers the torch.linalg primitives
+    linear,
     loss,
     masked,
     meta,  # noqa: F401 - the dispatch of ops on meta tensors, installed on first use

@@ -1,26 +1,24 @@
-"""Convolution (1-, 2- and 3-d), window extraction and constant padding for
-autojit.nn.functional, written as composites.
+"""Convolution (1-, 2- and 3-d) for autojit.nn.functional, written as composites.
 
 Every function here is built from layout and matmul primitives, so autograd, double backward
-and tracing for compile come from their rules. The shared step is window extraction: for each
-offset inside the kernel, one strided slice of the (padded) input reads the element at that
-offset for every output position at once. Stacking those slices gives the im2col matrix, and
-convolution is then one matmul with the reshaped weight. Pooling (functional_pooling.py) and
-unfold (functional_conv_transpose.py) reduce or reshape the same stacked windows. Constant
-padding is `embed_slice` (zero padding, the adjoint of slicing) or `cat` with constant blocks
-for other values; functional_padding.py adds torch's other padding modes.
+and tracing for compile come from their rules. The shared step is window extraction
+(ops/windows.py): for each offset inside the kernel, one strided slice of the (padded) input
+reads the element at that offset for every output position at once. Stacking those slices
+gives the im2col matrix, and convolution is then one matmul with the reshaped weight. Pooling
+(functional_pooling.py, ops/pooling.py) and unfold (functional_conv_transpose.py) reduce or
+reshape the same windows.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 
 from ..ops.autocast import LOWER, autocast_op
-from ..ops.layout import cat, embed_slice, slice_dims, stack
+from ..ops.layout import stack
 from ..ops.linalg import matmul
+from ..ops.windows import pad_spatial as _pad_spatial
+from ..ops.windows import windows as _windows
 from ..tensor import dtypes
-from ..tensor.creation import full
 from ..tensor.tensor import Tensor
 
 # torch names dtypes by their C++ scalar type in conv errors ("expected scalar type Double").
@@ -48,87 +46,12 @@ def _conv_tuple(value, count: int, argument: str) -> tuple:
     return values
 
 
-# ---- padding ------------------------------------------------------------------------------------
-
-
-def constant_pad(input: Tensor, pad, value=None) -> Tensor:  # noqa: A002
-    """Pad the last len(pad) // 2 dims with `value` (0 when None): pad = (last_left,
-    last_right, previous_left, ...). Negative amounts crop. functional_padding.py's `pad` is
-    the public form, with the other modes."""
-    _check_tensor("pad", "input", input)
-    pad = tuple(int(p) for p in pad)
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.ndim:
-        raise RuntimeError("Padding length should be less than or equal to two times the input "
-                           f"dimension but got padding length {len(pad)} and input of dimension "
-                           f"{input.ndim}")
-    shape = tuple(input.shape)
-    amounts = [(0, 0)] * input.ndim
-    for index in range(len(pad) // 2):
-        amounts[input.ndim - 1 - index] = (pad[2 * index], pad[2 * index + 1])
-    crop, grown, placed = [], [], []
-    for dim, (extent, (left, right)) in enumerate(zip(shape, amounts, strict=True)):
-        start, stop = max(-left, 0), extent - max(-right, 0)
-        if stop - start + max(left, 0) + max(right, 0) < 0 or stop < start:
-            raise RuntimeError(f"The input size {extent}, plus negative padding {left} and "
-                               f"{right} resulted in a negative output size, which is invalid. "
-                               f"Check dimension {dim} of your input.")
-        crop.append((start, stop, 1))
-        inner = stop - start
-        grown.append(inner + max(left, 0) + max(right, 0))
-        placed.append((max(left, 0), max(left, 0) + inner, 1))
-    x = slice_dims(input, crop)
-    if tuple(grown) == tuple(x.shape):
-        return x
-    fill = 0 if value is None else value
-    if fill == 0:
-        return embed_slice(x, tuple(grown), placed)
-    # A non-zero fill: constant blocks concatenated on each padded dim in turn.
-    for dim, (start, stop, _) in enumerate(placed):
-        before, after = start, grown[dim] - stop
-        if not before and not after:
-            continue
-        pieces = []
-        for extent in (before, None, after):
-            if extent is None:
-                pieces.append(x)
-            elif extent:
-                block_shape = list(x.shape)
-                block_shape[dim] = extent
-                pieces.append(full(tuple(block_shape), fill, dtype=x.dtype, device=x.device))
-        x = cat(pieces, dim)
-    return x
-
-
-def _pad_spatial(x: Tensor, amounts, value=None) -> Tensor:
-    """x padded on its trailing spatial dims by (left, right) per dim, in dim order."""
-    flat = []
-    for left, right in reversed(amounts):
-        flat.extend((left, right))
-    if not any(flat):
-        return x
-    return constant_pad(x, flat, value)
-
-
 # ---- window extraction --------------------------------------------------------------------------
 
 
 def _output_sizes(padded, kernel, stride, dilation) -> tuple:
     return tuple((n - d * (k - 1) - 1) // s + 1
                  for n, k, s, d in zip(padded, kernel, stride, dilation, strict=True))
-
-
-def _windows(x: Tensor, kernel, stride, dilation, out_sizes) -> list:
-    """One (N, C, *out_sizes) slice of x per kernel offset, offsets in row-major order."""
-    leading = [(0, n, 1) for n in x.shape[:2]]
-    pieces = []
-    for offset in itertools.product(*(range(k) for k in kernel)):
-        slices = list(leading)
-        for o, s, d, out in zip(offset, stride, dilation, out_sizes, strict=True):
-            slices.append((o * d, o * d + s * (out - 1) + 1, s))
-        pieces.append(slice_dims(x, slices))
-    return pieces
 
 
 # ---- convolution --------------------------------------------------------------------------------

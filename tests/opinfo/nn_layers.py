@@ -1,7 +1,8 @@
 """Op table rows for the layer functions of autojit.nn.functional: convolution, pooling, padding,
 normalization and the robust regression losses.
 
-These are composites (nn/functional_conv.py, nn/functional_norm.py). The references are
+These are composites (nn/functional_conv.py, nn/functional_norm.py), but for max pooling, a
+pair of primitives (ops/pooling.py) whose composite compiled graphs hold. The references are
 written independently of them: convolution and pooling loop over output positions and reduce
 each window directly (the implementation instead slices once per kernel offset), computed in
 float64 and returned in the input's dtype. Samples stay small (batch 2, 2 or 3 channels, 5x5
@@ -325,7 +326,7 @@ ROWS = [
            samples=_conv1d_samples, primitives=(*WINDOW_PRIMITIVES, "matmul", "add")),
     OpInfo(name="nn.functional.max_pool2d", function=F.max_pool2d,
            reference=_in_dtype(_max_pool), samples=_max_pool_samples,
-           primitives=(*WINDOW_PRIMITIVES, "amax", "amin", "isnan", "where", "sum")),
+           primitives=("max_pool_select", "max_pool_scatter")),
     OpInfo(name="nn.functional.avg_pool2d", function=F.avg_pool2d,
            reference=_in_dtype(_avg_pool), samples=_avg_pool_samples,
            primitives=(*WINDOW_PRIMITIVES, "sum", "div")),

@@ -6,7 +6,8 @@ shifts), reduction, layout (reshape, expand, permute, slice, cat), linalg (matmu
 diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient), batch_norm
 (batch normalization, its backward formula and the running statistics' update), linear
 (nn.Linear's affine map), nll_loss (the negative log-likelihood of class targets and its
-backward formula), sorting
+backward formula), pooling (max pooling's select and scatter at each window's first maximum),
+sorting
 (argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
 (searchsorted), counting (histc), number_functions (gcd, lcm, igamma, igammac), collective
 (the exchanges between processes of autojit.distributed), random (the samplers poisson and
@@ -37,6 +38,7 @@ from . import (  # noqa: F401
     meta,  # noqa: F401 - the dispatch of ops on meta tensors, installed on first use
     nll_loss,
     number_functions,
+    pooling,
     random,
     random_gamma,
     reduction,

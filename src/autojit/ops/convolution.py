@@ -19,8 +19,8 @@ per spatial dim, zeros), `groups`, and `input_size` or `kernel_size` for the bac
 The NumPy impls (the reference) extract the windows as a strided view and run one matmul per
 group; where codegen has installed a native routine (`NATIVE`: codegen/cpu/convolution.py,
 float32 and float64 on AVX-512), eager calls run it instead, the same code compiled steps
-run, so eager and compiled results agree to the bit (docs/notes/convolution.md). The lowering
-is an Extern of the "convolution" routine, which the CPU schedule runs natively.
+run, so eager and compiled results agree to the bit (docs/notes/convolution.md). Each
+lowering is an Extern of its own routine, which the CPU schedule runs natively.
 """
 
 from __future__ import annotations
@@ -272,24 +272,28 @@ def _batch_rule(layouts: tuple, result_leading: bool):
     return rule
 
 
-_ROUTINE = Extern("convolution", ("data", "data"))
+# The routines the CPU schedule runs natively (codegen/schedule/conv_steps.py), one per
+# product.
+_FORWARD = Extern("convolution_forward", ("data", "data"))
+_INPUT = Extern("convolution_input_grad", ("data", "data"))
+_WEIGHT = Extern("convolution_weight_grad", ("data", "data"))
 
 CONVOLUTION = define_op(
     name="convolution", arity=2, shape=_forward_shape, dtype=rule_promote, impl=_forward_impl,
-    vjp=_forward_vjp, saves=((0, 1), (1, 0)), lowering=_ROUTINE,
+    vjp=_forward_vjp, saves=((0, 1), (1, 0)), lowering=_FORWARD,
     jvp=_bilinear_jvp(lambda x, w, attrs: _forward(x, w, _geometry(attrs))),
     batch=_batch_rule((False, True), False), static_vjp=True,
     grad_name="ConvolutionBackward0")
 CONVOLUTION_INPUT = define_op(
     name="convolution_backward_input", arity=2, shape=_input_shape, dtype=rule_promote,
-    impl=_input_impl, vjp=_input_vjp, saves=((0, 1), (1, 0)), lowering=_ROUTINE,
+    impl=_input_impl, vjp=_input_vjp, saves=((0, 1), (1, 0)), lowering=_INPUT,
     jvp=_bilinear_jvp(lambda g, w, attrs: _input(g, w, _geometry(attrs),
                                                   attrs["input_size"])),
     batch=_batch_rule((False, True), False), static_vjp=True,
     grad_name="ConvolutionBackwardBackward0")
 CONVOLUTION_WEIGHT = define_op(
     name="convolution_backward_weight", arity=2, shape=_weight_shape, dtype=rule_promote,
-    impl=_weight_impl, vjp=_weight_vjp, saves=((0, 1), (1, 0)), lowering=_ROUTINE,
+    impl=_weight_impl, vjp=_weight_vjp, saves=((0, 1), (1, 0)), lowering=_WEIGHT,
     jvp=_bilinear_jvp(lambda x, g, attrs: _weight(x, g, _geometry(attrs),
                                                    attrs["kernel_size"])),
     batch=_batch_rule((False, False), True), static_vjp=True,

@@ -116,7 +116,7 @@ class _Layout:
                     count = last - first + 1
                     source = (a_d * height + a_h) * width + s_w * first + pw - lo_w
                     records.append((dst, source, first, count, q_w - first - count, s_w))
-        self.records = records
+        self.records = _blocks(records)
         # grid position of output (od, oh, ow): (od * q_h + oh) * q_w + ow
         out = space.out
         self.grid = ((out[0] - 1) * q_h + out[1] - 1) * q_w + out[2]
@@ -127,6 +127,26 @@ class _Layout:
         for k, d, s, q in zip(tap, space.dilation, space.stride, self.q, strict=True):
             phase, shift = phase * s + k * d % s, shift * q + k * d // s
         return channel * self.channel + phase * self.plane + shift
+
+
+def _blocks(rows: list) -> list:
+    """Prepare records (convolution_ir.RECORD) from rows (dst, src, left, count, right, step):
+    runs of rows alike but for their positions, equally spaced, become one record."""
+    records: list = []
+    for row in rows:
+        if records:
+            dst, src, left, count, right, step, number, dst_pitch, src_pitch = records[-1]
+            if (left, count, right, step) == row[2:]:
+                row_dst, row_src = row[0] - dst, (row[1] - src) if count else 0
+                if number == 1 or (row_dst == number * dst_pitch and
+                                   row_src == number * src_pitch):
+                    if number == 1:
+                        dst_pitch, src_pitch = row_dst, row_src
+                    records[-1] = (dst, src, left, count, right, step, number + 1, dst_pitch,
+                                   src_pitch)
+                    continue
+        records.append((*row, 1, 0, 0))
+    return records
 
 
 def _block(depth: int) -> int:
@@ -244,6 +264,7 @@ class Geometry:
                     records.append((dst, (a_d * o_h + a_h) * o_w, q[2], o_w, r_w - q[2] - o_w, 1))
                 else:
                     records.append((dst, 0, r_w, 0, 0, 1))
+        records = _blocks(records)
         rows = out_channels // groups
         taps_per_channel = space.taps
         depth_of_x = per_group * math.prod(space.sizes)
@@ -321,6 +342,7 @@ class Geometry:
             else:
                 grad_records.append((position, 0, end - position, 0, 0, 1))
             position = end
+        grad_records = _blocks(grad_records)
         reach = (groups - 1) * per_group * layout.channel + max(o for o, in offsets) + grid
         image = max(channels * layout.channel, reach)
         chunk = max(1, min(-(-batch // 4), _CHUNK_TERMS * lanes // grid))

@@ -29,7 +29,10 @@ TYPES = {np.dtype(np.float32): ("float", 16, "f32"), np.dtype(np.float64): ("dou
 TILE_ROWS = (12, 8, 4, 2, 1)  # rows x 2 vectors of accumulators
 WEIGHT_ROWS = (4, 2, 1)  # gradient rows x columns of a weight tile: 4 x 5 = 20 accumulators
 WEIGHT_COLUMNS = 5
-RECORD_WORDS = 6  # a prepare record: dst, src, left zeros, count, right zeros, src step
+# A prepare record: rows of `left` zeros, `count` elements read `step` apart, `right` zeros;
+# `rows` of them, dst_pitch and src_pitch elements apart.
+RECORD = ("dst", "src", "left", "count", "right", "step", "rows", "dst_pitch", "src_pitch")
+RECORD_WORDS = len(RECORD)
 JOB_WORDS = 18
 # Words of the products' argument, the weight's, the weight sum's and their tables.
 PRODUCTS_ARGUMENT = ("source", "source_image", "weight", "out", "out_image", "scratch",
@@ -117,48 +120,89 @@ def _words(function: Function, base: str, fields: tuple, pointers=()) -> dict:
 
 def _prepare(names: dict) -> str:
     """`prepare(dst, src, records, count, channels, dst_channel, src_channel)`: for each
-    channel and record, `left` zeros, `count` elements of src read `step` apart from
-    `src`, `right` zeros, written from `dst` on (element offsets within the channel); a
-    record of step 1 is one sweep of masked vectors."""
-    scalar = names["scalar"]
+    channel and record, `rows` rows of `left` zeros, `count` elements of src read `step`
+    apart, `right` zeros (element offsets within the channel). Rows of step 1 or 2 are
+    copied a vector at a time, every row of the record at once (the masks are the same)."""
+    scalar, lanes, vector, short = names["scalar"], names["lanes"], names["vector"], \
+        names["short"]
     f = Function(f"define internal void @{names['prefix']}_prepare(ptr noalias %dst, "
                  "ptr noalias %src, ptr %records, i64 %count, i64 %channels, "
                  "i64 %dst_channel, i64 %src_channel) {")
     with f.loop(0, "%channels", hint="c") as channel:
-        dst_at = f.binary("mul", channel, "%dst_channel")
-        src_at = f.binary("mul", channel, "%src_channel")
-        dst_c = f.element(scalar, "%dst", dst_at)
-        src_c = f.element(scalar, "%src", src_at)
+        dst_c = f.element(scalar, "%dst", f.binary("mul", channel, "%dst_channel"))
+        src_c = f.element(scalar, "%src", f.binary("mul", channel, "%src_channel"))
         with f.loop(0, "%count", hint="r") as record:
             first = f.binary("mul", record, RECORD_WORDS)
             at = f.op(f"getelementptr i64, ptr %records, i64 {first}")
-            fields = _words(f, at, ("dst", "src", "left", "count", "right", "step"))
-            row = f.element(scalar, dst_c, fields["dst"])
+            fields = _words(f, at, RECORD)
+            rows = f.element(scalar, dst_c, fields["dst"])
             copied = f.binary("add", fields["left"], fields["count"])
             total = f.binary("add", copied, fields["right"])
-            unit = f.op(f"icmp eq i64 {fields['step']}, 1")
-            unit_block, strided, done = f.label("unit"), f.label("strided"), f.label("rec")
-            f.emit(f"br i1 {unit}, label {unit_block}, label {strided}")
-            f.block(unit_block)
-            shifted = f.element(scalar, src_c, f.binary("sub", fields["src"], fields["left"]))
-            _vector_copy(f, names, row, shifted, total, fields["left"], copied)
-            f.branch(done)
-            f.block(strided)
-            with f.loop(0, fields["left"], hint="z") as index:
-                f.emit(f"store {scalar} 0.0, ptr {f.element(scalar, row, index)}")
-            middle = f.element(scalar, row, fields["left"])
-            source = f.element(scalar, src_c, fields["src"])
-            with f.loop(0, fields["count"], hint="k") as index:
-                read = f.binary("mul", index, fields["step"])
-                value = f.op(f"load {scalar}, ptr {f.element(scalar, source, read)}")
-                f.emit(f"store {scalar} {value}, ptr {f.element(scalar, middle, index)}")
-            tail = f.element(scalar, middle, fields["count"])
-            with f.loop(0, fields["right"], hint="y") as index:
-                f.emit(f"store {scalar} 0.0, ptr {f.element(scalar, tail, index)}")
+            # Where element i of a row reads: src + (i - left) * step.
+            shifted = f.element(scalar, src_c, f.binary(
+                "sub", fields["src"], f.binary("mul", fields["left"], fields["step"])))
+            kinds = [f.label("unit"), f.label("pair"), f.label("strided")]
+            done = f.label("record")
+            f.emit(f"switch i64 {fields['step']}, label {kinds[2]} "
+                   f"[i64 1, label {kinds[0]} i64 2, label {kinds[1]}]")
+            for kind, block in zip((1, 2), kinds[:2], strict=True):
+                f.block(block)
+                with f.loop(0, total, lanes, hint="v") as start:
+                    read = _lane_mask(f, lanes, start, fields["left"], copied)
+                    written = _lane_mask(f, lanes, start, "0", total)
+                    with f.loop(0, fields["rows"], hint="row") as row:
+                        source = f.element(scalar, shifted, f.binary("add", f.binary(
+                            "mul", row, fields["src_pitch"]), f.binary("mul", start, kind)))
+                        value = _load_every(f, names, source, read, kind)
+                        target = f.element(scalar, rows, f.binary("add", f.binary(
+                            "mul", row, fields["dst_pitch"]), start))
+                        f.emit(f"call void @llvm.masked.store.v{lanes}{short}.p0("
+                               f"{vector} {value}, ptr {target}, i32 4, "
+                               f"<{lanes} x i1> {written})")
+                f.branch(done)
+            f.block(kinds[2])
+            with f.loop(0, fields["rows"], hint="row") as row:
+                target = f.element(scalar, rows, f.binary("mul", row, fields["dst_pitch"]))
+                source = f.element(scalar, shifted, f.binary("mul", row, fields["src_pitch"]))
+                with f.loop(0, total, hint="k") as index:
+                    after = f.op(f"icmp sge i64 {index}, {fields['left']}")
+                    inside = f.op(f"and i1 {after}, {f.less(index, copied)}")
+                    value_slot = f.variable("0.0", scalar)
+                    with f.when(inside):
+                        read = f.element(scalar, source, f.binary("mul", index, fields["step"]))
+                        f.emit(f"store {scalar} {f.op(f'load {scalar}, ptr {read}')}, "
+                               f"ptr {value_slot}")
+                    value = f.op(f"load {scalar}, ptr {value_slot}")
+                    f.emit(f"store {scalar} {value}, ptr {f.element(scalar, target, index)}")
             f.branch(done)
             f.block(done)
     f.emit("ret void")
     return f.text()
+
+
+def _load_every(f: Function, names: dict, source: str, mask: str, step: int) -> str:
+    """The vector of source[i * step] for the lanes i of `mask` (0 elsewhere): one masked
+    load for step 1; for step 2, two masked loads and the even lanes picked out."""
+    lanes, vector, short = names["lanes"], names["vector"], names["short"]
+    load = f"@llvm.masked.load.v{lanes}{short}.p0"
+    if step == 1:
+        return f.op(f"call {vector} {load}(ptr {source}, i32 4, <{lanes} x i1> {mask}, "
+                    f"{vector} zeroinitializer)")
+    halves = []
+    for half in range(2):
+        # Lane j of this half reads source[half * lanes + j]: an even one is element
+        # (half * lanes + j) / 2, read where the mask has that element; odd ones are not read
+        # (index `lanes` picks the false of the second operand).
+        picks = ", ".join(f"i32 {(half * lanes + lane) // 2 if lane % 2 == 0 else lanes}"
+                          for lane in range(lanes))
+        widened = f.op(f"shufflevector <{lanes} x i1> {mask}, <{lanes} x i1> zeroinitializer, "
+                       f"<{lanes} x i32> <{picks}>")
+        at = f.element(names["scalar"], source, half * lanes)
+        halves.append(f.op(f"call {vector} {load}(ptr {at}, i32 4, <{lanes} x i1> {widened}, "
+                           f"{vector} zeroinitializer)"))
+    evens = ", ".join(f"i32 {2 * lane}" for lane in range(lanes))
+    return f.op(f"shufflevector {vector} {halves[0]}, {vector} {halves[1]}, "
+                f"<{lanes} x i32> <{evens}>")
 
 
 def _zero(f: Function, scalar: str, base: str, start, stop) -> None:

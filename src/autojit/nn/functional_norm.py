@@ -18,7 +18,7 @@ from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
 from ..ops.autocast import FP32, autocast_op, float32_inside
 from ..ops.composite import mean, rsqrt
-from ..ops.normalization import normalize_trailing
+from ..ops.normalization import normalize_channels, normalize_trailing, statistics
 from ..ops.reduction import sum_
 from ..tensor.tensor import Tensor
 
@@ -108,15 +108,15 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
         if value is not None and value.numel() != channels:
             raise RuntimeError(f"{argument} should contain {channels} elements not "
                                f"{value.numel()}")
-    dims = (0, *range(2, input.ndim))
     if training:
         count = input.numel() // channels if channels else 0
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size torch.Size({list(input.shape)})")
-        mean, centered, variance = _statistics(input, dims)
         if running_mean is not None or running_var is not None:
             with no_grad():
+                # The ops of batch_norm's own statistics: a compiled step computes them once.
+                _, _, _, _, (mean, variance) = statistics(input, None, eps)
                 if running_mean is not None:
                     batch_mean = mean.reshape(channels).to(running_mean.dtype)
                     running_mean.copy_(running_mean * (1 - momentum) + batch_mean * momentum)
@@ -124,7 +124,7 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
                     unbiased = variance.reshape(channels).to(running_var.dtype) * (
                         count / (count - 1))
                     running_var.copy_(running_var * (1 - momentum) + unbiased * momentum)
-        result = centered * rsqrt(variance + eps)
+        result = normalize_channels(input, eps)
     else:
         for argument, value in (("running_mean", running_mean), ("running_var", running_var)):
             if value is None:

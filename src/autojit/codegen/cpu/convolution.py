@@ -90,20 +90,21 @@ class _Spatial:
 
 class _Layout:
     """The source image laid out for the forward and weight products: each channel's padded
-    image split into stride phases, phase (pd, ph, pw) holding padded[s * q + phase]."""
+    image split into the stride phases some tap reads (a 1x1 convolution of stride 2 reads
+    one of four), phase (pd, ph, pw) holding padded[s * q + phase]."""
 
     def __init__(self, space: _Spatial):
-        self.phases = space.stride
+        self.used = tuple(sorted({k * d % s for k in range(kernel)}) for kernel, d, s in
+                          zip(space.kernel, space.dilation, space.stride, strict=True))
         self.q = tuple(-(-(n + lo + hi) // s) for n, (lo, hi), s in
                        zip(space.sizes, space.padding, space.stride, strict=True))
         self.plane = math.prod(self.q)
-        self.channel = math.prod(self.phases) * self.plane
+        self.channel = math.prod(len(used) for used in self.used) * self.plane
         records = []
         depth, height, width = space.sizes
         (lo_d, _), (lo_h, _), (lo_w, _) = space.padding
         s_w, q_d, q_h, q_w = space.stride[2], *self.q
-        for phase, (pd, ph, pw) in enumerate(itertools.product(*(range(s) for s in
-                                                                 space.stride))):
+        for phase, (pd, ph, pw) in enumerate(itertools.product(*self.used)):
             for qd in range(q_d):
                 for qh in range(q_h):
                     dst = phase * self.plane + (qd * q_h + qh) * q_w
@@ -124,8 +125,9 @@ class _Layout:
     def offset(self, space: _Spatial, channel: int, tap: tuple) -> int:
         """Where tap (kd, kh, kw) of a channel reads the grid's first position."""
         phase, shift = 0, 0
-        for k, d, s, q in zip(tap, space.dilation, space.stride, self.q, strict=True):
-            phase, shift = phase * s + k * d % s, shift * q + k * d // s
+        for k, d, s, q, used in zip(tap, space.dilation, space.stride, self.q, self.used,
+                                    strict=True):
+            phase, shift = phase * len(used) + used.index(k * d % s), shift * q + k * d // s
         return channel * self.channel + phase * self.plane + shift
 
 
@@ -205,7 +207,7 @@ class Geometry:
         self.table, (records, job_at, pair_at) = _table(
             [channels, math.prod(space.sizes), layout.channel, len(layout.records), 0,
              channels * layout.channel, size, len(jobs), 0, 0,
-             *self._part_layout(size, out_channels * depth, rows, jobs)],
+             *self._part_layout(size, out_channels * depth, rows, jobs), 0],
             layout.records, jobs, pairs)
         self.table[4], self.table[8], self.table[9] = records, job_at, pair_at
         self.out_shape = (batch, out_channels, *space.out[3 - (len(x) - 2):])
@@ -269,7 +271,7 @@ class Geometry:
         taps_per_channel = space.taps
         depth_of_x = per_group * math.prod(space.sizes)
         sizes = space.sizes
-        jobs, pairs, reach, packed = [], [], 0, 0
+        jobs, pairs, reach, packed, unreached = [], [], 0, 0, False
         for phase in itertools.product(*dims):
             if any(count == 0 for _, _, _, count, _ in phase):
                 continue
@@ -286,6 +288,9 @@ class Geometry:
                     pairs.append((o * per_group * taps_per_channel + index,
                                   o * channel + shift))
             depth = len(pairs) - start
+            if not depth:  # no tap reaches these positions: zeros, from zero_output
+                unreached = True
+                continue
             counts = [count for _, _, _, count, _ in phase]
             grid = ((counts[0] - 1) * r_h + counts[1] - 1) * r_w + counts[2]
             corner = [r + s * first - lo for (r, _, first, _, _), s, (lo, _) in
@@ -293,9 +298,8 @@ class Geometry:
             at = (corner[0] * sizes[1] + corner[1]) * sizes[2] + corner[2]
             for group in range(groups):
                 b_at = group * rows * channel
-                if depth:
-                    reach = max(reach, b_at + max(b for _, b in pairs[start:]) +
-                                self._panels(grid))
+                reach = max(reach, b_at + max(b for _, b in pairs[start:]) +
+                            self._panels(grid))
                 jobs.append((per_group, depth, group * rows * per_group * taps_per_channel,
                              taps_per_channel, b_at, start, grid, r_h * r_w, r_w, counts[1],
                              counts[2], group * depth_of_x + at,
@@ -307,7 +311,7 @@ class Geometry:
         self.table, (record_at, job_at, pair_at) = _table(
             [out_channels, math.prod(space.out), channel, len(records), 0,
              out_channels * channel, size, len(jobs), 0, 0,
-             *self._part_layout(size, packed, per_group, jobs)],
+             *self._part_layout(size, packed, per_group, jobs), int(unreached)],
             records, jobs, pairs or [(0, 0)])
         self.table[4], self.table[8], self.table[9] = record_at, job_at, pair_at
         spatial = len(attrs["stride"])

@@ -39,10 +39,12 @@ PRODUCTS_ARGUMENT = ("source", "source_image", "weight", "out", "out_image", "sc
                      "scratch_part", "table", "images", "parts")
 PRODUCTS_TABLE = ("channels", "source_channel", "scratch_channel", "records", "records_at",
                   "slack_start", "slack_end", "jobs", "jobs_at", "pairs_at", "packed_at",
-                  "stage_at", "block_at")
+                  "stage_at", "block_at", "zero_output")
 # A part's scratch: the image laid out (slack_end elements); at packed_at the weight packed for
 # the tiles (each job's rows x depth at the job's packed_at); at stage_at a panel's sums for
-# all of a job's rows; at block_at a block of k's of the panel's source, packed.
+# all of a job's rows; at block_at a block of k's of the panel's source, packed. zero_output:
+# whether each output image is zeroed first (an input gradient with stride phases no tap
+# reaches, which have no job).
 JOB = ("rows", "depth", "a_at", "a_row", "b_at", "pairs", "grid", "grid_plane", "grid_row",
        "valid_rows", "valid_columns", "out_at", "out_plane", "out_row", "out_step",
        "out_channel", "packed_at", "block")
@@ -324,6 +326,8 @@ def _products(names: dict) -> str:
                f"i64 {table['records']}, i64 {table['channels']}, "
                f"i64 {table['scratch_channel']}, i64 {table['source_channel']})")
         _zero(f, scalar, scratch, table["slack_start"], table["slack_end"])
+        with f.when(f.op(f"icmp ne i64 {table['zero_output']}, 0")):
+            _zero(f, scalar, out, 0, arg["out_image"])
         with f.loop(0, table["jobs"], hint="job") as job:
             at = f.binary("add", table["jobs_at"], f.binary("mul", job, JOB_WORDS))
             words = _words(f, f.op(f"getelementptr i64, ptr {arg['table']}, i64 {at}"), JOB)

@@ -351,3 +351,138 @@ def test_sizes_inside_a_printed_shape_take_each_runs_value(capsys):
 
     eager, compiled = _both(program)
     assert compiled == eager and "s0" not in compiled
+
+
+def test_a_branch_on_a_nan_read_from_a_tensor_runs_the_calls_effects_once():
+    def program(wrap):
+        counts = {"calls": 0}
+
+        def step(x):
+            loss = x.sum()
+            counts["calls"] += 1
+            if loss.item() > 0.3:  # NaN: not greater, nor less or equal
+                counts["big"] = counts.get("big", 0) + 1
+            return loss
+
+        f = wrap(step)
+        for value in (float("nan"), 5.0, float("nan"), -1.0):
+            f(autojit.tensor([value, 1.0]))
+        return counts
+
+    eager, compiled = _both(program)
+    assert compiled == eager
+
+
+def test_a_first_run_that_does_not_serve_its_call_leaves_no_effect_twice(monkeypatch):
+    from autojit.compiler import executable as executables
+
+    def program(wrap, fail_first=False):
+        counts = {"calls": 0}
+
+        def step(x):
+            counts["calls"] += 1
+            counts.setdefault("seen", []).append(1)
+            return x * 2
+
+        f = wrap(step)
+        if fail_first:
+            run = executables.Executable.run
+            failed = []
+
+            def failing_once(self, args):
+                if not failed:
+                    failed.append(True)
+                    raise executables.ValueCheckFailed(None, "forced")
+                return run(self, args)
+
+            monkeypatch.setattr(executables.Executable, "run", failing_once)
+        f(autojit.ones(2))
+        f(autojit.ones(2))
+        return counts
+
+    eager = program(lambda fn: fn)
+    assert program(autojit.compile, fail_first=True) == eager
+
+
+def test_a_counter_that_adds_the_batch_size_keeps_counting():
+    def program(wrap):
+        stats = {}
+        weight = autojit.ones(3, requires_grad=True)
+
+        def step(x):
+            loss = (x * weight).sum()
+            loss.backward()
+            stats["rows"] = stats.get("rows", 0) + x.shape[0]
+            return loss
+
+        f = wrap(step)
+        seen = []
+        for rows in (4, 6, 4, 4, 5):
+            f(autojit.ones(rows, 3))
+            seen.append(stats["rows"])
+        return seen
+
+    eager, compiled = _both(program)
+    assert compiled == eager == [4, 10, 14, 18, 23]
+
+
+def test_a_write_through_a_view_of_a_fresh_grad_reaches_what_reads_the_grad_later():
+    def program(lib, wrap):
+        weight = lib.nn.Parameter(lib.ones(2, 3))
+        optimizer = lib.optim.SGD([weight], lr=0.1, momentum=0.9)
+
+        def step(x):
+            weight.grad = None
+            (x @ weight.t()).sum().backward()
+            weight.grad[0].zero_()  # then SGD's first momentum buffer copies the .grad
+            optimizer.step()
+
+        f = wrap(step)
+        for _ in range(3):
+            f(lib.ones(4, 3))
+            yield optimizer.state[weight]["momentum_buffer"]
+            yield weight
+
+    check(program)
+
+
+def test_a_grad_the_caller_set_takes_the_sum_though_the_step_sets_grad_to_none():
+    def program(lib, wrap):
+        weight = lib.nn.Parameter(lib.ones(2, 3))
+
+        def step(x):
+            (x @ weight.t()).sum().backward()  # added into the .grad the caller set
+            weight.grad = None
+
+        f = wrap(step)
+        for calls_before in (0, 2):
+            for _ in range(calls_before):
+                f(lib.ones(4, 3))
+            mine = lib.zeros(2, 3)
+            weight.grad = mine
+            f(lib.ones(4, 3))
+            yield mine
+            yield weight.grad is None
+
+    check(program)
+
+
+def test_a_batch_size_used_as_a_dict_key_is_never_left_symbolic():
+    def program(wrap):
+        stats = {}
+        weight = autojit.ones(3, requires_grad=True)
+
+        def step(x):
+            loss = (x * weight).sum()
+            stats[x.shape[0]] = loss.item()
+            return loss
+
+        f = wrap(step)
+        for rows in (4, 3, 3, 6, 3):
+            f(autojit.ones(rows, 3))
+        return [(key, type(key)) for key in stats], list(stats.values())
+
+    eager = program(lambda fn: fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)  # a graph break, said once
+        assert program(autojit.compile) == eager

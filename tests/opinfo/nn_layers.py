@@ -1,8 +1,10 @@
 """Op table rows for the layer functions of autojit.nn.functional: convolution, pooling, padding,
 normalization and the robust regression losses.
 
-These are composites (nn/functional_conv.py, nn/functional_norm.py), but for max pooling, a
-pair of primitives (ops/pooling.py) whose composite compiled graphs hold. The references are
+These are composites (nn/functional_conv.py, nn/functional_norm.py), but for convolution, a
+primitive with its two backward products (ops/convolution.py), for max pooling, a pair of
+primitives (ops/pooling.py) whose composite compiled graphs hold, and for batch_norm in
+training, primitives with torch's backward formula (ops/batch_norm.py). The references are
 written independently of them: convolution and pooling loop over output positions and reduce
 each window directly (the implementation instead slices once per kernel offset), computed in
 float64 and returned in the input's dtype. Samples stay small (batch 2, 2 or 3 channels, 5x5
@@ -318,12 +320,14 @@ def _huber_samples(rng, dtype):
 
 
 WINDOW_PRIMITIVES = ("slice", "reshape", "cat", "embed_slice")
+CONVOLUTION_PRIMITIVES = ("convolution", "convolution_backward_input",
+                          "convolution_backward_weight")
 
 ROWS = [
     OpInfo(name="nn.functional.conv2d", function=F.conv2d, reference=_in_dtype(_conv),
-           samples=_conv2d_samples, primitives=(*WINDOW_PRIMITIVES, "matmul", "add")),
+           samples=_conv2d_samples, primitives=(*CONVOLUTION_PRIMITIVES, "add")),
     OpInfo(name="nn.functional.conv1d", function=F.conv1d, reference=_in_dtype(_conv),
-           samples=_conv1d_samples, primitives=(*WINDOW_PRIMITIVES, "matmul", "add")),
+           samples=_conv1d_samples, primitives=(*CONVOLUTION_PRIMITIVES, "add")),
     OpInfo(name="nn.functional.max_pool2d", function=F.max_pool2d,
            reference=_in_dtype(_max_pool), samples=_max_pool_samples,
            primitives=("max_pool_select", "max_pool_scatter")),

@@ -71,6 +71,11 @@ class StateChanges:
                     if (observation.kind == "symbolic" or observation.kind == "tensor" and
                         observation.value._data is None) and
                     not _under(observation.path, skipped)]
+        for observation in after.observations:
+            if observation.kind == "keys":
+                for key in observation.value:
+                    if _symbolic_value(key):  # `stats[x.shape[0]] = ...` with a size
+                        self.leaks.append((f"a key of {observation.display}", key))
         written: dict = {}  # path written as a whole -> display
         for observation in symbolic:
             path = _outermost_fresh(observation.path, fresh)
@@ -86,7 +91,10 @@ class StateChanges:
         for path, display in written.items():
             self.writes.append((path, after.objects.get(path, _value_at(after, path)),
                                 display))
-            if path not in unguarded and _write_only(path, display, codes):
+            if appended_only is None and path not in unguarded and \
+                    _write_only(path, display, codes):
+                # Without a record of reads, the source says what is only ever assigned (with
+                # one, what the trace did not read is not guarded anyway).
                 self.unguarded_paths.append(path)
         done = tuple(written)
         old = before.by_path()

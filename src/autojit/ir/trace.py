@@ -196,6 +196,14 @@ class Tracer:
         self.grad_accessed.add(id(tensor))
         if tensor._data is not None and id(tensor) not in self.made:
             self.grads_before.setdefault(id(tensor), (tensor, tensor._grad))
+            grad = tensor._grad
+            if grad is not None and grad._data is not None and \
+                    id(grad._data) not in self._names:
+                # A .grad captured later (backward adds into it in place) is named after its
+                # owner, as the user names it: `weight.grad`, not `c1`.
+                owner = self._names.get(id(tensor._data))
+                if owner is not None:
+                    self._names[id(grad._data)] = f"{owner}.grad"
 
     def random_input(self, draw) -> Value:
         """A "random" graph input standing for `draw` (tensor/random.RandomDraw), drawn anew each

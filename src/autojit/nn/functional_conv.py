@@ -1,7 +1,12 @@
-"""Convolution (1-, 2- and 3-d) for autojit.nn.functional, written as composites.
+"""Convolution (1-, 2- and 3-d) for autojit.nn.functional.
 
-Every function here is built from layout and matmul primitives, so autograd, double backward
-and tracing for compile come from their rules. The shared step is window extraction
+A convolution checks its arguments as torch does and binds the `convolution` primitive
+(ops/convolution.py), whose backward products are primitives too, which compiled CPU code
+runs as native kernels (docs/notes/convolution.md); the bias is added after it. On a device
+whose runtime has no convolution routine (CUDA) it is the composite below instead.
+
+The composite is built from layout and matmul primitives, so autograd, double backward and
+tracing for compile come from their rules. The shared step is window extraction
 (ops/windows.py): for each offset inside the kernel, one strided slice of the (padded) input
 reads the element at that offset for every output position at once. Stacking those slices
 gives the im2col matrix, and convolution is then one matmul with the reshaped weight. Pooling
@@ -14,6 +19,7 @@ from __future__ import annotations
 import math
 
 from ..ops.autocast import LOWER, autocast_op
+from ..ops.convolution import convolution
 from ..ops.layout import stack
 from ..ops.linalg import matmul
 from ..ops.windows import pad_spatial as _pad_spatial
@@ -144,6 +150,21 @@ def _conv(name, input, weight, bias, stride, padding, dilation, groups, spatial)
                            f"({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, effective))}). Kernel size can't be greater "
                            "than actual input size")
+    if x.device.type == "cpu":
+        result = convolution(x, weight, stride, amounts, dilation, groups)
+    else:
+        result = _windowed_conv(x, weight, amounts, stride, dilation, groups)
+    if bias is not None:
+        result = result + bias.reshape(weight.shape[0], *([1] * spatial))
+    return result if batched else result.squeeze(0)
+
+
+def _windowed_conv(x, weight, amounts, stride, dilation, groups):
+    """The convolution as window slices and one matmul, for devices whose runtime has no
+    convolution routine (CUDA): autograd, tracing and the kernels come from those ops."""
+    kernel = tuple(weight.shape[2:])
+    padded = tuple(n + left + right for n, (left, right) in zip(x.shape[2:], amounts,
+                                                                strict=True))
     x = _pad_spatial(x, amounts)
     out_sizes = _output_sizes(padded, kernel, stride, dilation)
     batch, channels = x.shape[0], x.shape[1]
@@ -160,10 +181,7 @@ def _conv(name, input, weight, bias, stride, padding, dilation, groups, spatial)
         columns = columns.reshape(batch, groups, per_group, positions)
         kernels = weight.reshape(groups, out_channels // groups, per_group)
         result = matmul(kernels, columns)
-    result = result.reshape(batch, out_channels, *out_sizes)
-    if bias is not None:
-        result = result + bias.reshape(out_channels, *([1] * spatial))
-    return result if batched else result.squeeze(0)
+    return result.reshape(batch, out_channels, *out_sizes)
 
 
 @autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)

@@ -469,8 +469,9 @@ class SymFloat(_Comparisons):
         if not isinstance(_raw(other), (int, float)) and _raw(other) is not UNKNOWN:
             return NotImplemented
         result = _COMPARISONS[symbol](self.hint, _hint(other))
-        recorded = symbol if result else _NEGATED[symbol]
-        self.env.record(f"{tree_source(self.tree)} {recorded} {tree_source(_tree(other))}")
+        condition = f"{tree_source(self.tree)} {symbol} {tree_source(_tree(other))}"
+        # Not `a <= b` for a false `a > b`: with a NaN both are false.
+        self.env.record(condition if result else f"not ({condition})")
         return result
 
     def __bool__(self):

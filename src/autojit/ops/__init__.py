@@ -3,7 +3,11 @@
 Families: elementwise (math, arithmetic, comparisons, where, cast), bitwise (and, or, xor, not,
 shifts), reduction, layout (reshape, expand, permute, slice, cat), linalg (matmul), indexing
 (gather, scatter_add, index, index_put), scatter (scatter_reduce), masked (nonzero_static),
-diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient), sorting
+diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient), batch_norm
+(batch normalization, its backward formula and the running statistics' update), linear
+(nn.Linear's affine map), nll_loss (the negative log-likelihood of class targets and its
+backward formula), pooling (max pooling's select and scatter at each window's first maximum),
+sorting
 (argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
 (searchsorted), counting (histc), number_functions (gcd, lcm, igamma, igammac),
 complex_numbers (complex, view_as_real, view_as_complex, conj, and angle and sgn of complex
@@ -17,6 +21,7 @@ istft) and need no rules.
 """
 
 from . import (  # noqa: F401
+    batch_norm,
     bitwise,
     collective,
     complex_numbers,
@@ -32,10 +37,13 @@ from . import (  # noqa: F401
     layout,
     linalg,
     linalg_namespace,  # noqa: F401 - registers the torch.linalg primitives
+    linear,
     loss,
     masked,
     meta,  # noqa: F401 - the dispatch of ops on meta tensors, installed on first use
+    nll_loss,
     number_functions,
+    pooling,
     random,
     random_gamma,
     reduction,

@@ -3,6 +3,7 @@
 One list, so that __init__.py stays a table of names. Each function is defined in ops/.
 """
 
+from . import deprecated_forms as _deprecated_forms
 from .aliases import NUMPY_KEYWORD_FUNCTIONS as _NUMPY_KEYWORD_FUNCTIONS
 from .aliases import (  # noqa: F401
     adjoint,
@@ -303,9 +304,16 @@ _WITH_OUT = {
     "narrow_copy": None, "fmax": None, "fmin": None, "ldexp": None, "signbit": "boolean",
     "gcd": None, "lcm": None, "igamma": None, "igammac": None, "diff": None, "addr": None,
     "inner": None, "vdot": "dot", "renorm": None,
+    # bitwise ops, angle, isin and the scatter views (tests/test_ecosystem_keywords.py)
+    "bitwise_and": None, "bitwise_or": None, "bitwise_xor": None, "bitwise_not": None,
+    "bitwise_left_shift": None, "bitwise_right_shift": None, "angle": None, "isin": "boolean",
+    "slice_scatter": None, "index_reduce": None,
 }
 for _name, _check in _WITH_OUT.items():
     globals()[_name] = _with_out(globals()[_name], _check, name=_name)
+# torch's deprecated forms with a number first (`add(x, 2, y)`, `addmm(beta, x, m1, m2)`).
+for _name in _deprecated_forms.NAMES:
+    globals()[_name] = _deprecated_forms.function_form(globals()[_name], _name)
 
 clip = clamp
 negative = neg

@@ -10,6 +10,7 @@ them and of the other ops.
 
 from __future__ import annotations
 
+from . import keyword_forms
 from .contractions import linalg_vander as vander
 from .linalg import matmul
 from .linalg_common import LinAlgError
@@ -26,3 +27,6 @@ __all__ = [
     "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular",
     "svd", "svdvals", "vander", "vecdot", "vector_norm",
 ]
+
+# torch's keyword names (linalg.norm(input=x)), ops/keyword_forms.py.
+keyword_forms.accept_all(globals(), keyword_forms.LINALG)

@@ -23,7 +23,10 @@ from ..tensor.tensor import Tensor
 from . import (
     aliases,
     contractions,
+    deprecated_forms,
     elementwise_extra,
+    factory_forms,
+    keyword_forms,
     layout,
     linalg,
     linalg_lu,
@@ -158,6 +161,8 @@ METHODS = {
 }
 
 for _name, _function in METHODS.items():
+    if _name in deprecated_forms.NAMES:  # also torch's deprecated forms, `x.addr(2, u, v)`
+        _function = deprecated_forms.method_form(_function, _name)
     setattr(Tensor, _name, tensor_methods._method(_function))
 Tensor.ndimension.__doc__ = _ndimension.__doc__
 
@@ -213,7 +218,10 @@ INPLACE = {
     "addr_": contractions.addr, "index_reduce_": scatter_views.index_reduce,
 }
 for _name, _function in INPLACE.items():
-    setattr(Tensor, _name, tensor_methods._inplace(_name, _function))
+    _method_function = tensor_methods._inplace(_name, _function)
+    if _name[:-1] in deprecated_forms.NAMES:
+        _method_function = deprecated_forms.method_form(_method_function, _name[:-1], _name)
+    setattr(Tensor, _name, _method_function)
 Tensor.float_power_ = elementwise_extra.float_power_
 Tensor.fill_diagonal_ = scatter_views.fill_diagonal_
 
@@ -408,3 +416,12 @@ def detach(input: Tensor) -> Tensor:  # noqa: A002
 
 TOP_LEVEL_FUNCTIONS["fill"] = fill
 TOP_LEVEL_FUNCTIONS["detach"] = detach
+
+# layout= and pin_memory= of the factory methods (factory_forms.py).
+for _name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+              "new_empty_strided"):
+    setattr(Tensor, _name, factory_forms.factory_form(getattr(Tensor, _name), _name, out=False))
+
+# torch's keyword names for the methods' parameters (x.new_zeros(size=...), x.split(split_size=
+# ...)); last, so that they wrap every method above.
+keyword_forms.accept_on_class(Tensor, keyword_forms.METHODS)

@@ -257,3 +257,83 @@ def test_safe_globals_let_a_weights_only_load_rebuild_a_declared_class(tmp_path)
     finally:
         serialization.clear_safe_globals()
     assert serialization.DEFAULT_PROTOCOL == torch.serialization.DEFAULT_PROTOCOL
+
+
+# ---- behaviours libraries rely on ---------------------------------------------------------------
+
+def test_repeat_makes_new_memory():
+    for lib in (torch, autojit):
+        base = lib.ones(1, 3)
+        repeated = base.repeat(2, 1)
+        repeated[0, 0] = 5.0  # a broadcast view could not be written
+        same = base.repeat(1, 1)
+        same[0, 1] = 7.0
+        assert repeated.tolist() == [[5.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+        assert base.tolist() == [[1.0, 1.0, 1.0]]
+
+
+VIEWS = {
+    "permute": lambda L, x: x.permute(0, 1), "torch.permute": lambda L, x: L.permute(x, (0, 1)),
+    "squeeze": lambda L, x: x.squeeze(), "squeeze(0)": lambda L, x: L.squeeze(x, 0),
+    "expand": lambda L, x: x.expand(2, 3), "expand_as": lambda L, x: x.expand_as(x),
+    "broadcast_to": lambda L, x: L.broadcast_to(x, (2, 3)),
+    "transpose": lambda L, x: x.transpose(1, 1), "swapaxes": lambda L, x: L.swapaxes(x, 0, 0),
+    "t": lambda L, x: x[0].t(), "movedim": lambda L, x: L.movedim(x, 0, 0),
+    "narrow": lambda L, x: x.narrow(0, 0, 2),
+}
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_view_ops_give_a_new_tensor_where_nothing_changes(name):
+    for lib in (torch, autojit):
+        x = lib.ones(2, 3, requires_grad=True)
+        view = VIEWS[name](lib, x)
+        assert view is not x and view is not x[0]
+        (view * 2).sum().backward()
+        assert x.grad.sum().item() == 2 * view.numel()
+
+
+def test_size_slices_and_sums_are_sizes():
+    for lib in (torch, autojit):
+        shape = lib.ones(2, 3, 4).shape
+        for made in (shape[1:], shape + (5,), (1,) + shape, shape * 2, 2 * shape, shape[:0]):
+            assert type(made) is lib.Size
+        assert shape[1:] == (3, 4) and shape[0] == 2 and shape[-1] == 4
+        with pytest.raises(TypeError):
+            shape + [1]
+
+
+def test_as_subclass_cdata_real_and_detach_of_a_view():
+    class Marked(autojit.Tensor):
+        pass
+
+    x = autojit.ones(2, requires_grad=True)
+    marked = x.as_subclass(Marked)
+    assert type(marked) is Marked and marked._base is x and marked.requires_grad
+    (marked * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    with pytest.raises(TypeError, match="does not inherit from Tensor"):
+        x.as_subclass(int)
+    assert isinstance(x._cdata, int) and x._cdata == x._cdata != marked._cdata
+    assert autojit.nn.Parameter(autojit.ones(1))._cdata
+    assert x.real is x
+    for lib in (torch, autojit):
+        with pytest.raises(RuntimeError, match="imag is not implemented"):
+            _ = lib.ones(2).imag
+        with pytest.raises(RuntimeError, match="Can't detach views in-place. Use detach"):
+            lib.ones(3)[:2].detach_()
+
+
+def test_tensor_of_a_deque_or_range():
+    import collections
+
+    for data in (collections.deque([1.0, 2.0]), collections.deque([[1, 2], [3, 4]]), range(3),
+                 [range(2), range(2)]):
+        mine, theirs = autojit.tensor(data), torch.tensor(data)
+        assert mine.tolist() == theirs.tolist() and str(mine.dtype)[8:] == str(theirs.dtype)[6:]
+
+
+def test_normalize_into_out():
+    same_as_torch(lambda L, x: L.nn.functional.normalize(x, out=L.empty(3, 3, dtype=x.dtype)),
+                  MATRIX, grad=False)
+

@@ -146,6 +146,7 @@ from .joining import (  # noqa: F401
     row_stack,
     vstack,
 )
+from .layout import NEW_VIEWS as _layout_new_views
 from .layout import (  # noqa: F401
     broadcast_to,
     cat,
@@ -170,6 +171,7 @@ from .layout import (  # noqa: F401
     unflatten,
     unsqueeze,
 )
+from .layout import new_view as _new_view
 from .linalg import bmm, dot, mm, outer  # noqa: F401
 
 # ---- torch.linalg's top-level aliases (torch.det, torch.inverse, ...); autojit.linalg holds
@@ -311,6 +313,10 @@ _WITH_OUT = {
 }
 for _name, _check in _WITH_OUT.items():
     globals()[_name] = _with_out(globals()[_name], _check, name=_name)
+# The view ops give a new tensor even where they change nothing (layout.py).
+for _name in _layout_new_views:
+    if _name in globals():
+        globals()[_name] = _new_view(globals()[_name])
 # torch's deprecated forms with a number first (`add(x, 2, y)`, `addmm(beta, x, m1, m2)`).
 for _name in _deprecated_forms.NAMES:
     globals()[_name] = _deprecated_forms.function_form(globals()[_name], _name)

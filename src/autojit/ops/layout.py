@@ -598,6 +598,26 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(x, -(-extent // chunks), dim)
 
 
+# The public forms of the view ops that return x itself when they change nothing: torch's
+# give a new tensor (a view) even then, so that a program may give it attributes, detach it
+# in place or compare identities as torch lets it. The layout functions above keep returning
+# x, for the ops built on them.
+NEW_VIEWS = ("permute", "squeeze", "expand", "expand_as", "broadcast_to", "transpose",
+             "swapaxes", "swapdims", "t", "movedim", "moveaxis", "narrow")
+
+
+def new_view(function):
+    """`function` returning a view of x where it would return x itself."""
+    def op(x, *args, **kwargs):
+        out = function(x, *args, **kwargs)
+        return reshape(x, tuple(x.shape)) if out is x else out
+
+    op.__name__ = op.__qualname__ = function.__name__
+    op.__doc__ = function.__doc__
+    op.__wrapped__ = function
+    return op
+
+
 def repeat(x: Tensor, *sizes) -> Tensor:
     """x tiled `sizes[i]` times along each dim (torch.Tensor.repeat); extra counts add
     leading dims."""
@@ -612,7 +632,10 @@ def repeat(x: Tensor, *sizes) -> Tensor:
     interleaved = tuple(extent for d in shape for extent in (1, d))
     target = tuple(extent for r, d in zip(sizes, shape, strict=False) for extent in (r, d))
     tiled = expand(reshape(x, interleaved), target)
-    return reshape(tiled, tuple(r * d for r, d in zip(sizes, shape, strict=False)))
+    out = reshape(tiled, tuple(r * d for r, d in zip(sizes, shape, strict=False)))
+    # torch's repeat makes new memory: a reshape that stayed a view (of x, or a broadcast of
+    # it, whose elements alias) would make a write into the result fail or reach x.
+    return out.clone() if out._base is not None else out
 
 
 def tile(x: Tensor, dims) -> Tensor:

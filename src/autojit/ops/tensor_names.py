@@ -319,6 +319,28 @@ Tensor.H = property(aliases.conjugate_transpose,
 Tensor.mH = property(aliases.matrix_adjoint,
                      doc="The conjugate transpose of each matrix; for real tensors, x.mT.")
 Tensor.__contains__ = aliases.contains
+
+
+def _as_subclass(self, cls):
+    """x as an instance of `cls`, a subclass of Tensor: a view of the same data that stays in
+    x's autograd graph (gradients through it reach x), as torch's as_subclass."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                        "Tensor is not possible. Make sure your class inherits from Tensor.")
+    alias = layout.reshape(self, tuple(self.shape))
+    alias.__class__ = cls
+    return alias
+
+
+def _imag(self):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+Tensor.as_subclass = _as_subclass
+Tensor.real = property(lambda self: self, doc="x itself: the real part of a real tensor.")
+Tensor.imag = property(_imag, doc="RuntimeError: a real tensor has no imaginary part.")
+# torch's address of the tensor's C++ object, which libraries use as an identity key.
+Tensor._cdata = property(lambda self: id(self), doc="A number identifying this tensor object.")
 Tensor.output_nr = property(lambda self: self._output_nr,
                             doc="Which output of its grad_fn this tensor is (0 for a leaf).")
 for _name, _what in (("is_sparse", "sparse"), ("is_sparse_csr", "sparse CSR"),

@@ -337,3 +337,30 @@ def test_normalize_into_out():
     same_as_torch(lambda L, x: L.nn.functional.normalize(x, out=L.empty(3, 3, dtype=x.dtype)),
                   MATRIX, grad=False)
 
+
+
+# ---- indexing with an empty list and with a range ------------------------------------------
+
+INDEXING = {
+    "x[[]]": lambda L, x: x[[]],
+    "x[:, []]": lambda L, x: x[:, []],
+    "x[[], []]": lambda L, x: x[[], []],
+    "v[[]]": lambda L, x: L.arange(3)[[]],
+    "x[range(n), y]": lambda L, x: x[range(2), L.tensor([0, 2])],
+    "x[range(n)]": lambda L, x: x[range(2)],
+    "x[:, range]": lambda L, x: x[:, range(1, 3)],
+    "x[range(0)]": lambda L, x: x[range(0)],
+}
+
+
+@pytest.mark.parametrize("name", INDEXING)
+def test_indexing_with_empty_lists_and_ranges(name):
+    same_as_torch(lambda L, x: INDEXING[name](L, x), MATRIX[:2])
+
+
+def test_writing_through_empty_lists_and_ranges():
+    for lib in (torch, autojit):
+        x = lib.zeros(2, 3)
+        x[[]] = 1.0
+        x[range(2), [0, 2]] = 5.0
+        assert x.tolist() == [[5.0, 0.0, 0.0], [0.0, 0.0, 5.0]]

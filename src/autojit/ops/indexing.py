@@ -45,7 +45,15 @@ def _zeros(shape, like: Tensor) -> Tensor:
 def _as_index_tensor(value) -> Tensor:
     from ..tensor.creation import as_tensor
 
-    return value if isinstance(value, Tensor) else as_tensor(value)
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (list, range)) and _no_numbers(value):
+        return as_tensor(value, dtype=dtypes.int64)  # x[[]]: no positions, as torch reads it
+    return as_tensor(value)
+
+
+def _no_numbers(value) -> bool:
+    return all(isinstance(item, (list, range)) and _no_numbers(item) for item in value)
 
 
 # ---- index / index_put ------------------------------------------------------------------------
@@ -450,7 +458,7 @@ def min(x: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A00
 def _prepare(item):
     """Lists and arrays as tensors; integer 0-d tensors with data as plain ints, 0-d bool
     tensors as Python bools."""
-    if isinstance(item, (list, np.ndarray)):
+    if isinstance(item, (list, range, np.ndarray)):  # x[range(n), y]: a list of positions
         item = _as_index_tensor(item)
     if isinstance(item, Tensor):
         if item.dtype is dtypes.uint8:

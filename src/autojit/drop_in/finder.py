@@ -81,8 +81,9 @@ class AliasLoader(importlib.abc.Loader):
         return module
 
     def exec_module(self, module):
+        torch_name = module.__spec__.name
         module.__spec__ = self._spec
-        names.explain_missing_attributes(module)
+        names.explain_missing_attributes(module, torch_name)
 
 
 class TorchFinder(importlib.abc.MetaPathFinder):

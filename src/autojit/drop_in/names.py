@@ -7,8 +7,8 @@ a package above it: an entry covers the submodules under it).
 
 from __future__ import annotations
 
+import importlib
 import re
-import sys
 import types
 
 # torch's modules whose counterpart is not autojit's module of the same name: the drop-in's
@@ -93,17 +93,13 @@ class TorchVersion(str):
 TORCH_VERSION = TorchVersion(TORCH_RELEASE + "+autojit")
 
 
-def _torch_name(module: types.ModuleType) -> str:
-    for name, found in list(sys.modules.items()):
-        if found is module and name.partition(".")[0] in ("torch", "functorch"):
-            return name
-    return module.__name__
-
-
-def explain_missing_attributes(module: types.ModuleType) -> None:
-    """Make a missing attribute of `module` (torch.X.name) raise an AttributeError that names
-    it as torch's name and says autojit lacks it. A module's own __getattr__ (lazy loading) is
-    kept: only its AttributeError for the name asked is reworded."""
+def explain_missing_attributes(module: types.ModuleType, torch_name: str) -> None:
+    """Make a missing attribute of `module` (whose torch name is `torch_name`) a submodule
+    where torch has one by that name (torch imports its submodules with itself, so programs
+    reach `torch._C` or `torch.nn.modules` without importing them), and otherwise raise an
+    AttributeError that gives torch's name and says autojit lacks it. A module's own
+    __getattr__ (lazy loading) is kept: only its AttributeError for the name asked is
+    reworded."""
     original = vars(module).get("__getattr__")
     if getattr(original, "drop_in_wrapper", False):
         return
@@ -115,10 +111,15 @@ def explain_missing_attributes(module: types.ModuleType) -> None:
             except AttributeError as error:
                 if repr(name) not in str(error):
                     raise
+        if not name.startswith("__"):
+            try:
+                return importlib.import_module(f"{torch_name}.{name}")
+            except ImportError:
+                pass
         raise AttributeError(
-            f"{_torch_name(module)}.{name} is missing from autojit, which stands in for torch "
-            f"here (module {module.__name__!r} has no attribute {name!r})",
-            name=name, obj=module) from None
+            f"{torch_name}.{name} is missing from autojit, which stands in for torch here "
+            f"(module {module.__name__!r} has no attribute {name!r})", name=name,
+            obj=module) from None
 
     __getattr__.drop_in_wrapper = True
     # Through __dict__: some modules' classes check what is assigned to them (backends' flags).

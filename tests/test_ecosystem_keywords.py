@@ -36,12 +36,8 @@ GAPS = {
     "torch.mm": {"out_dtype"}, "torch.full": {"names"}, "torch.rrelu": {"generator"},
     "torch.rrelu_": {"generator"}, "torch.from_dlpack": {"device", "copy"},
     "torch.compile": {"model", "name", "isolate_recompiles", "shapes_spec"},
-    "torch.frobenius_norm": {"out"}, "torch.nuclear_norm": {"out"}, "torch.mode": {"out"},
-    "torch.hardshrink": {"out"}, "torch.threshold": {"out"},
-    "torch.tril_indices": {"requires_grad"}, "torch.triu_indices": {"requires_grad"},
-    "Tensor.cpu": {"memory_format"}, "Tensor.cuda": {"memory_format"},
-    "Tensor.is_pinned": {"device"}, "Tensor.expand": {"implicit"},
-    "Tensor.view": {"dtype"}, "nn.functional.l1_loss": {"weight"}, "linalg.matmul": {"out"},
+    "torch.mode": {"out"}, "torch.hardshrink": {"out"}, "torch.threshold": {"out"},
+    "Tensor.view": {"dtype"}, "nn.functional.l1_loss": {"weight"},
 }
 # Stub keywords torch's parser refuses, or that stand for another form.
 _NOT_TORCHS = {"Tensor.to", "Tensor.map_", "Tensor.map2_", "Tensor.requires_grad_",

@@ -309,7 +309,7 @@ _WITH_OUT = {
     # bitwise ops, angle, isin and the scatter views (tests/test_ecosystem_keywords.py)
     "bitwise_and": None, "bitwise_or": None, "bitwise_xor": None, "bitwise_not": None,
     "bitwise_left_shift": None, "bitwise_right_shift": None, "angle": None, "isin": "boolean",
-    "slice_scatter": None, "index_reduce": None,
+    "slice_scatter": None, "index_reduce": None, "frobenius_norm": None, "nuclear_norm": None,
 }
 for _name, _check in _WITH_OUT.items():
     globals()[_name] = _with_out(globals()[_name], _check, name=_name)

@@ -158,8 +158,9 @@ EXPAND = define_op(name="expand", arity=1,
                    grad_name="ExpandBackward0", view=True)
 
 
-def expand(x: Tensor, *shape) -> Tensor:
-    """A broadcast view of x with `shape`; -1 keeps an existing extent."""
+def expand(x: Tensor, *shape, implicit: bool = False) -> Tensor:
+    """A broadcast view of x with `shape`; -1 keeps an existing extent (`implicit`, torch's
+    flag for an expansion it made itself, changes nothing)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     current = tuple(x.shape)

@@ -434,10 +434,11 @@ def transpose(sparse: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     return SparseTensor._build(indices, sparse._sparse_values, shape, coalesced=False)
 
 
-def mm(first: Tensor, second: Tensor) -> Tensor:
+def mm(mat1: Tensor, mat2: Tensor) -> Tensor:
     """The matrix product with a sparse operand: sparse @ dense or dense @ sparse gives a dense
     matrix, in O(nnz) multiply-adds; differentiable in the sparse values and the dense
     operand."""
+    first, second = mat1, mat2
     if not isinstance(first, SparseTensor):
         if isinstance(second, SparseTensor):
             return mm(transpose(second, 0, 1), first.t()).t()

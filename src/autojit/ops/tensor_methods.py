@@ -341,18 +341,20 @@ def _to_method(dtype):
     return method
 
 
-def cuda(self, device=None, non_blocking=False):
-    """x copied to a GPU (`device`: an index or a device, the current GPU by default)."""
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """x copied to a GPU (`device`: an index or a device, the current GPU by default), laid
+    out in `memory_format`."""
     if device is None:
         device = "cuda"
     elif isinstance(device, int):
         device = f"cuda:{device}"
-    return to(self, device)
+    return to(self, device, memory_format=memory_format)
 
 
-def cpu(self):
-    """x copied to host memory; x itself when it is there already."""
-    return to(self, "cpu")
+def cpu(self, memory_format=None):
+    """x copied to host memory (laid out in `memory_format`); x itself when it is there
+    already."""
+    return to(self, "cpu", memory_format=memory_format)
 
 
 def dlpack(self, **options):

@@ -174,10 +174,17 @@ for _name, _doc in (("is_conj", "False: autojit has no conjugate views (no compl
     setattr(Tensor, _name, _answer(_name, False, _doc))
 for _name in ("apply_", "map_", "map2_"):
     setattr(Tensor, _name, _each_element(_name))
-for _name, _doc in (("is_pinned", "False: autojit's host memory is not pinned (docs/"
-                                  "differences.md)."),
-                    ("is_distributed", "False: autojit has no distributed tensors.")):
-    setattr(Tensor, _name, _answer(_name, False, _doc))
+Tensor.is_distributed = _answer("is_distributed", False,
+                                "False: autojit has no distributed tensors.")
+
+
+def _is_pinned(self, device=None) -> bool:
+    """False: autojit's host memory is not pinned (docs/differences.md); `device` is torch's
+    deprecated argument."""
+    return False
+
+
+Tensor.is_pinned = _is_pinned
 
 
 def _new(self, *args, **kwargs) -> Tensor:

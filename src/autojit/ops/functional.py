@@ -4,6 +4,7 @@ One list, so that __init__.py stays a table of names. Each function is defined i
 """
 
 from . import deprecated_forms as _deprecated_forms
+from .aliases import NEW_VIEWS as _layout_new_views
 from .aliases import NUMPY_KEYWORD_FUNCTIONS as _NUMPY_KEYWORD_FUNCTIONS
 from .aliases import (  # noqa: F401
     adjoint,
@@ -16,6 +17,7 @@ from .aliases import (  # noqa: F401
     ravel,
     unravel_index,
 )
+from .aliases import new_view as _new_view
 from .aliases import numpy_keywords as _numpy_keywords
 from .bitwise import (  # noqa: F401
     bitwise_and,
@@ -146,7 +148,6 @@ from .joining import (  # noqa: F401
     row_stack,
     vstack,
 )
-from .layout import NEW_VIEWS as _layout_new_views
 from .layout import (  # noqa: F401
     broadcast_to,
     cat,
@@ -171,7 +172,6 @@ from .layout import (  # noqa: F401
     unflatten,
     unsqueeze,
 )
-from .layout import new_view as _new_view
 from .linalg import bmm, dot, mm, outer  # noqa: F401
 
 # ---- torch.linalg's top-level aliases (torch.det, torch.inverse, ...); autojit.linalg holds
@@ -313,7 +313,7 @@ _WITH_OUT = {
 }
 for _name, _check in _WITH_OUT.items():
     globals()[_name] = _with_out(globals()[_name], _check, name=_name)
-# The view ops give a new tensor even where they change nothing (layout.py).
+# The view ops give a new tensor even where they change nothing (aliases.py).
 for _name in _layout_new_views:
     if _name in globals():
         globals()[_name] = _new_view(globals()[_name])

@@ -13,6 +13,7 @@ from ..tensor.device import check_device, runtime
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import (
+    aliases,
     bitwise,
     composite,
     counting,
@@ -168,8 +169,8 @@ def _method(function):
 for _name, _function in METHODS.items():
     if _name in deprecated_forms.NAMES:  # also torch's deprecated forms, `x.add(2, y)`
         _function = deprecated_forms.method_form(_function, _name)
-    if _name in layout.NEW_VIEWS:  # x.permute(0, 1) is a new tensor, as in torch
-        _function = layout.new_view(_function)
+    if _name in aliases.NEW_VIEWS:  # x.permute(0, 1) is a new tensor, as in torch
+        _function = aliases.new_view(_function)
     setattr(Tensor, _name, _method(_function))
 
 

@@ -167,8 +167,14 @@ def accept_all(namespace: dict, table: dict) -> None:
 
 
 def accept_on_class(cls, table: dict) -> None:
-    """Wrap each method of `cls` that `table` names."""
+    """Wrap each method of `cls` that `table` names (a plain method wrapper of an op function,
+    tensor_methods._method, is replaced: the op function is wrapped, one call fewer)."""
     for name, renames in table.items():
         method = cls.__dict__.get(name)
-        if method is not None:
-            setattr(cls, name, accepting(method, renames))
+        if method is None:
+            continue
+        if getattr(method, "plain_method", False):
+            method = method.__wrapped__
+        wrapper = accepting(method, renames)
+        wrapper.__name__ = wrapper.__qualname__ = name
+        setattr(cls, name, wrapper)

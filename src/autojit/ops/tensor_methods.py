@@ -163,14 +163,21 @@ def _method(function):
     method.__name__ = method.__qualname__ = function.__name__
     method.__doc__ = function.__doc__
     method.__wrapped__ = function  # inspect.signature and help() show the op's parameters
+    method.plain_method = True  # a wrapper may call `function` itself (keyword_forms.py)
+    return method
+
+
+def _named(method, name: str):
+    method.__name__ = method.__qualname__ = name
     return method
 
 
 for _name, _function in METHODS.items():
-    if _name in deprecated_forms.NAMES:  # also torch's deprecated forms, `x.add(2, y)`
-        _function = deprecated_forms.method_form(_function, _name)
     if _name in aliases.NEW_VIEWS:  # x.permute(0, 1) is a new tensor, as in torch
         _function = aliases.new_view(_function)
+    if _name in deprecated_forms.NAMES:  # also torch's deprecated forms, `x.add(2, y)`
+        setattr(Tensor, _name, _named(deprecated_forms.method_form(_function, _name), _name))
+        continue
     setattr(Tensor, _name, _method(_function))
 
 

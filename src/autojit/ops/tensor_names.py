@@ -162,7 +162,9 @@ METHODS = {
 
 for _name, _function in METHODS.items():
     if _name in deprecated_forms.NAMES:  # also torch's deprecated forms, `x.addr(2, u, v)`
-        _function = deprecated_forms.method_form(_function, _name)
+        setattr(Tensor, _name, tensor_methods._named(deprecated_forms.method_form(
+            _function, _name), _name))
+        continue
     setattr(Tensor, _name, tensor_methods._method(_function))
 Tensor.ndimension.__doc__ = _ndimension.__doc__
 

@@ -13,7 +13,9 @@ through torchdiffeq's odeint.
   (`odeint(torch.compile(func), ...)`).
 
 Both forms start from the same weights and take turns (interleaved rounds); the table gives
-the median time per step and the ratio to eager, and the first compiled call's time. Run it
+the median time per step and the ratio to eager (wall time, and on one thread also the
+calling thread's CPU time, which a machine shared with other work inflates less), and the
+first compiled call's time. Run it
 through the drop-in, with the libraries installed (`pip install zuko torchdiffeq`):
 
     python -m autojit.drop_in bench/ecosystem_steps.py [--rounds 5] [--steps 3] [--threads 1]
@@ -115,9 +117,10 @@ def main() -> None:
         again = eager()
         print(f"{title} (first compiled call {first_seconds:.2f} s; losses "
               f"{first.item():.6f} / {again.item():.6f})")
+        cpu: dict = {}
         medians = interleaved_medians({"eager": eager, "compiled": compiled}, args.rounds,
-                                      args.steps)
-        print_against(medians, "eager")
+                                      args.steps, cpu=cpu)
+        print_against(medians, "eager", cpu if args.threads == 1 else None)
 
 
 if __name__ == "__main__":

@@ -146,3 +146,48 @@ def test_the_phases_of_a_traced_graph_survive_the_passes():
                for node in optimized.nodes)
     assert all(node.output.id not in optimized.backward_ids
                for node in optimized.nodes if node.op.name == "tanh")
+
+
+def test_guards_show_the_programs_state_and_hide_autojits_own():
+    step = _step()
+    text = step.guards()
+    assert "at 0x" not in text  # optimizer state is named after its parameter
+    assert "optimizer.state[model.fc1.weight]" in text
+    assert "state.dispatch" not in text and "_forward_hooks" not in text
+    assert "conditions on autojit's own state" in text.splitlines()[-1]
+    detailed = step.guards(detail=True)
+    assert "state.dispatch" in detailed and "_forward_hooks" in detailed
+
+
+def test_every_line_of_a_guards_log_is_prefixed(monkeypatch, capsys):
+    monkeypatch.setenv("AUTOJIT_LOG", "guards")
+    _step()
+    lines = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert lines and all(line.startswith("[autojit:guards] ") for line in lines)
+
+
+def test_a_recompile_reason_gives_the_keys_before_and_now():
+    weights = {"a": 1.0, "b": -2.0}
+    compiled = autojit.compile(lambda x: sum(x * value for value in weights.values()))
+    compiled(autojit.ones(2))
+    weights["c"] = 3.0
+    compiled(autojit.ones(2))
+    (reason,) = compiled.recompile_reasons
+    assert reason == "the keys of weights: ['a', 'b'] -> ['a', 'b', 'c']", reason
+
+
+def test_explain_says_when_a_trace_made_the_optimizers_state():
+    model = nn.Linear(3, 1)
+    optimizer = autojit.optim.Adam(model.parameters())
+
+    def step(x):
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    first = str(autojit.compiler.explain(step)(autojit.ones(2, 3)))
+    assert "served that call only" in first and "optimizer.state" in first
+    second = str(autojit.compiler.explain(step)(autojit.ones(2, 3)))
+    assert "served that call only" not in second

@@ -210,15 +210,16 @@ def test_compiled_call_refuses_a_captured_cpu_parameter():
     x = autojit.ones(2, 4, device="cuda")
     with pytest.raises(RuntimeError, match=MIXED):
         x @ weight  # eager
+    # Raised while tracing: the call runs eagerly and raises eager's error, from the user's
+    # line (compiler/api.py).
     for rows in (2, 2, 3, 5):  # every call, also once sizes turn dynamic
-        with pytest.raises(RuntimeError, match=MIXED + r" \(in the compiled function, matmul "
-                           r"reads %\d+:f32\[4,3\] from the CPU captured tensor"):
+        with pytest.raises(RuntimeError, match=MIXED + "$"):
             f(autojit.ones(rows, 4, device="cuda"))
     buffer = autojit.ones(3)  # no grad, named in the function's reach
-    with pytest.raises(RuntimeError, match=MIXED + r".* mul "):
+    with pytest.raises(RuntimeError, match=MIXED + "$"):
         autojit.compile(lambda x: x * buffer)(autojit.ones(3, device="cuda"))
     # A CPU tensor combined with CPU values first still meets the CUDA values later.
-    with pytest.raises(RuntimeError, match=MIXED + r".* add "):
+    with pytest.raises(RuntimeError, match=MIXED + "$"):
         autojit.compile(lambda x: x + buffer * 2)(autojit.ones(3, device="cuda"))
 
 

@@ -26,7 +26,8 @@ PAGE = ROOT / "docs" / "layout.md"
 PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir", "ir/passes",
             "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda",
             "distributed", "distributed/nn", "nn", "nn/modules", "nn/parallel", "nn/utils",
-            "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils", "testing",
+            "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",
+            "utils/tensorboard", "testing",
             "distributions", "cpu", "_dynamo", "func", "drop_in"]
 
 INTRODUCTION = """\
@@ -67,8 +68,9 @@ OUTSIDE = """\
 - `tests/`: the test suite (`python -m pytest`); `tests/opinfo/` holds the op table.
 - `examples/`: complete programs (docs/examples.md).
 - `bench/`: the benchmarks behind docs/performance.md (`python bench/report.py`).
-- `tools/`: the documentation site's hooks (mkdocs_hooks.py), the generators of this page and of
-  the API reference (layout.py, api_reference.py), cuda_ptx_check.py, which compiles every
+- `tools/`: the documentation site's hooks (mkdocs_hooks.py), the generators of this page, of
+  the API reference and of the example runs docs/examples.md quotes (layout.py,
+  api_reference.py, examples_page.py), cuda_ptx_check.py, which compiles every
   CUDA kernel a workload launches for a GPU on a machine without one (docs/notes/cuda.md), and
   erfc_table.py, which writes the compiled erfc's coefficient table
   (docs/notes/special-functions.md).

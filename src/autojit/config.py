@@ -12,6 +12,8 @@ AUTOJIT_DUMP_PASSES   comma-separated pass names whose graphs are printed before
 AUTOJIT_HOST_MEMORY=system  malloc's own thresholds (tensor/host_memory.py reads this flag).
 AUTOJIT_COMPILE_THREADS=n   threads compiling kernels beside the caller (0: none;
                             codegen/cpu/compile_threads.py reads this flag).
+AUTOJIT_GUARDS=walk   guard everything a compiled function can reach, instead of what its trace
+                      read (compiler/recorder.py; docs/notes/guards.md): a cross-check.
 """
 
 from __future__ import annotations
@@ -49,7 +51,13 @@ def log(topic: str, message: str) -> None:
     """Write `message` to stderr when AUTOJIT_LOG names `topic` (or "all")."""
     topics = log_topics()
     if topic in topics or "all" in topics:
-        print(f"[autojit:{topic}] {message}", file=sys.stderr)
+        prefix = f"[autojit:{topic}] "
+        print(prefix + message.replace("\n", "\n" + prefix), file=sys.stderr)
+
+
+def guards_from_reads() -> bool:
+    """Whether guards check what a trace read (the default), not all it could reach."""
+    return os.environ.get("AUTOJIT_GUARDS", "reads").strip().lower() != "walk"
 
 
 def disk_cache_enabled() -> bool:

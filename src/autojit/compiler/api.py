@@ -55,7 +55,7 @@ from .nested_arguments import flatten, given_arguments
 from .segments import SegmentedPlan
 from .stages import check_environment, compile_graph, interpret_once, run_stage
 from .stats import CompileHistory, CompileStats, GraphBreakRecord
-from .tracing import EagerCall, GiveUp, ScalarSource, guard, prune, trace
+from .tracing import EagerCall, GiveUp, ScalarSource, TraceRaised, guard, prune, trace
 
 BACKENDS = ("cpu", "cuda", "eager", "interpreter")
 DEFAULT_RECOMPILE_LIMIT = 8
@@ -125,6 +125,9 @@ class CompiledFunction:
         self._state_traces = 0  # consecutive traces that changed the state guards read
         self._last_failure: str | None = None
         self._last_run = None  # the executable the last compiled call ran
+        # While the first run of a new executable is under way: puts back the Python state its
+        # trace changed, should that run not serve the call (reachability.Walk.restore).
+        self._undo_trace = None
         self._stats = CompileStats()
         self._history = CompileHistory()
         self.compile_seconds = 0.0
@@ -174,7 +177,7 @@ class CompiledFunction:
                     missed = (executable, failed)
                     continue
                 self._last_run = executable
-                if missed is not None:
+                if missed is not None and not isinstance(executable, DynamicExecutable):
                     # The branch this call took: tried first from now on.
                     self.executables.remove(executable)
                     self.executables.insert(0, executable)
@@ -186,13 +189,29 @@ class CompiledFunction:
         if isinstance(executable, _EagerExecutable):
             self._stats.eager_calls += 1
             return executable.run(args)
-        result = executable.run(args)
+        try:
+            result = executable.run(args)
+        except Exception as error:
+            if not getattr(error, "autojit_rerun_eagerly", False):
+                raise
+            # A kernel found what eager raises for (a target out of range), before anything
+            # was stored: the call runs eagerly and raises eager's error from the user's line.
+            return self._eager_after_trace(args)
         self._stats.compiled_calls += 1
         return result
 
     def _eager(self, args: tuple):
         self._stats.eager_calls += 1
         return self.fn(*given_arguments(args))
+
+    def _eager_after_trace(self, args: tuple):
+        """The call run eagerly instead of by the executable just traced for it: first the
+        Python state the trace left as the call changed it is put back as it was (containers,
+        attributes), so that eager's call does it once."""
+        undo, self._undo_trace = self._undo_trace, None
+        if undo is not None:
+            undo()
+        return self._eager(args)
 
     def _what_changed(self, args: tuple, missed=None) -> str | None:
         """Why this call reuses no executable: the guard that fails for the executable the
@@ -254,6 +273,13 @@ class CompiledFunction:
         except GiveUp as reason:
             self._give_up(str(reason))
             return self._eager(args)
+        except TraceRaised as raised:
+            # The trace put back what the call did before it raised: eager's call does it
+            # again and raises eager's error, from the user's own frames.
+            self.call_arguments = ()
+            result = self._eager(args)
+            self._give_up(f"tracing raised {raised} where the eager call did not")
+            return result
         finally:
             self.call_arguments = ()
         self.compile_seconds += time.perf_counter() - started
@@ -271,9 +297,17 @@ class CompiledFunction:
                 return self._run(executable, args)
             except ValueCheckFailed:
                 self._stats.value_check_failures += 1
-                return self._eager(args)
+                return self._eager_after_trace(args)
+            finally:
+                self._undo_trace = None
         self._state_traces = 0
-        self.executables.insert(0, executable)
+        if isinstance(executable, DynamicExecutable):
+            # Size-generic: tried after the executables made for one size each, which serve
+            # their sizes faster (a training loop's full batches, once its ragged last batch
+            # made a dimension dynamic).
+            self.executables.append(executable)
+        else:
+            self.executables.insert(0, executable)
         self._last_run = executable
         try:
             return self._run(executable, args)
@@ -284,7 +318,9 @@ class CompiledFunction:
             self._stats.value_check_failures += 1
             config.log("recompiles", f"{self.name()}: the new executable's {failed}; this "
                        "call runs eagerly")
-            return self._eager(args)
+            return self._eager_after_trace(args)
+        finally:
+            self._undo_trace = None
 
     def _observe_changed_float(self, args: tuple) -> None:
         """A float or int the last executable's guards held was found changed: from now on it
@@ -340,6 +376,7 @@ class CompiledFunction:
         else:
             executable = compile_graph(self, guarded, traced.graph)
         executable.state_changed = traced.changes.structural
+        self._undo_trace = traced.before.restore
         return executable
 
     def _compile_binding(self, guarded, concrete):
@@ -497,9 +534,10 @@ class CompiledFunction:
                               "gives the DOT text without it") from error
         return graphviz.Source(self.graph_dot()).render(path, format=format, cleanup=True)
 
-    def guards(self) -> str:
-        """The latest executable's guards, one condition per line with its reason."""
-        return str(self._latest().guards)
+    def guards(self, detail: bool = False) -> str:
+        """The latest executable's guards, one condition per line with its reason; those on
+        autojit's own state (modes, hook registries) only with `detail`."""
+        return self._latest().guards.text(detail)
 
     def fusion_groups(self) -> str:
         plan = self._latest().plan

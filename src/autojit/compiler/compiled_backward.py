@@ -14,10 +14,10 @@ gradient is asked for later, by the caller. api.py handles it in three steps:
    non-leaf argument), so hooks, .grad accumulation and retain_graph behave as in eager.
 
 With create_graph=True (the engine runs the node in grad mode), the node does not run the
-compiled backward on its bare residual arrays: ir/replay.py recomputes the residuals that
-depend on a differentiated input from the call's own tensors and replays the backward graph op
-by op through the registry, so the gradients it returns carry history and can be
-differentiated again, to any order. The compiled path serves every other backward.
+compiled backward on its bare residual arrays: ir/replay.py recomputes the results from the
+call's own tensors op by op through the registry and differentiates them as eager does, so the
+gradients it returns carry history and can be differentiated again, to any order. The compiled
+path serves every other backward.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 
 from ..autograd.engine import run_backward
 from ..autograd.graph import FREED_MESSAGE, TYPE_NAMES, Node, gradient_edge
-from ..ir.replay import ReplayedBackward
+from ..ir.replay import ReplayedBackward, stash_hooks
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 
@@ -58,7 +58,7 @@ def trace_backward(graph, tracer, requiring: list, symbolic_args: list,
         cotangents.append(Tensor._symbolic(value))
     # The real tensors' hooks run when the engine delivers the compiled gradients to them;
     # running them here as well would apply them twice.
-    stashed = [_stash_hooks(tensor) for _, tensor in differentiable if tensor._data is not None]
+    stashed = [stash_hooks(tensor) for _, tensor in differentiable]
     # A captured tensor with history of its own (the output of a layer run before the call)
     # gets its gradient handed to its grad_fn by each call's CompiledFunctionBackward, which
     # the engine then runs: the traced backward must end there, or the gradients of what that
@@ -87,21 +87,6 @@ def trace_backward(graph, tracer, requiring: list, symbolic_args: list,
             else:
                 deferred.append(output)
     return None
-
-
-def _stash_hooks(tensor: Tensor):
-    node = tensor.grad_fn
-    saved = (tensor.__dict__.get("_backward_hooks"), node._tensor_hooks if node else None,
-             node._retained if node else None)
-    tensor._backward_hooks = None
-    if node is not None:
-        node._tensor_hooks = node._retained = None
-
-    def restore():
-        tensor._backward_hooks = saved[0]
-        if node is not None:
-            node._tensor_hooks, node._retained = saved[1], saved[2]
-    return restore
 
 
 class CompiledBackward:
@@ -141,9 +126,18 @@ class CompiledBackward:
                                  if _key(source) not in watched_keys]
 
     def node_for_call(self, args: tuple, output_arrays: tuple, result_meta: list,
-                      draws: dict | None = None) -> CompiledFunctionBackward:
+                      draws: dict | None = None, bumped: dict | None = None
+                      ) -> CompiledFunctionBackward:
         """The grad_fn of one call's results, holding that call's residuals (and the random
-        arrays it drew that a create_graph replay needs: forward input index -> array)."""
+        arrays it drew that a create_graph replay needs: forward input index -> array).
+        `bumped`: id(tensor) -> how far the call itself moved its version, writing it in place
+        after reading it (the graph read the value from before the write: eager's saved
+        tensor is at the version before it, and its backward fails, as this one must)."""
+        bumped = bumped or {}
+
+        def version_read(tensor) -> int:
+            return tensor._version_counter.value - bumped.get(id(tensor), 0)
+
         values, watched = [], []
         for index, residual in enumerate(self.residuals):
             if residual.kind == "saved":
@@ -152,15 +146,15 @@ class CompiledBackward:
                 tensor = _resolve(self.input_sources[index], args)
                 values.append(tensor._data)
                 # Read in place when the backward runs: checked against its version now.
-                watched.append((tensor, tensor._version_counter.value))
+                watched.append((tensor, version_read(tensor)))
             else:
                 values.append(None)
         for aliased in self.aliased_sources:
             tensor = _resolve(aliased, args)
-            watched.append((tensor, tensor._version_counter.value))
+            watched.append((tensor, version_read(tensor)))
         edges = [gradient_edge(_resolve(target, args)) for target in self.targets]
         # A replay (create_graph=True) also reads these: their versions, to check them against.
-        replay_watched = [(tensor, tensor._version_counter.value) for tensor in (
+        replay_watched = [(tensor, version_read(tensor)) for tensor in (
             _resolve(source, args) for source in self.replay_unwatched)]
         node = CompiledFunctionBackward(self, values, edges, watched, result_meta, args,
                                         replay_watched)
@@ -275,14 +269,17 @@ class CompiledFunctionBackward(Node):
 
 
 class FailingBackward(Node):
-    """grad_fn of compiled results whose gradient eager autograd could not compute either."""
+    """grad_fn of compiled results whose gradient eager autograd could not compute either.
+    `inputs`: the call's tensors that require grad, which it leads to as eager's graph does,
+    so that differentiating the results with respect to them reaches it and raises eager's
+    error (not "appears to not have been used in the graph")."""
 
-    def __init__(self, error: RuntimeError, output_count: int):
+    def __init__(self, error: RuntimeError, output_count: int, inputs=()):
         super().__init__()
         self.error = error
-        self.next_functions = ()
+        self.next_functions = tuple(gradient_edge(tensor) for tensor in inputs)
         self.input_meta = ()
-        self.needs_input_grad = ()
+        self.needs_input_grad = tuple(True for _ in inputs)
         self.output_count = output_count
 
     def name(self) -> str:

@@ -19,6 +19,7 @@ from ..ir.graph import Graph, Value
 from ..ir.interpreter import interpret
 from ..ir.printing import fill_tokens, replay_prints
 from ..tensor.device import runtime
+from ..tensor.memory_format import new_grad_array
 from ..tensor.tensor import Tensor
 from .result_builders import builder
 from .run_binding import LeafBinding, RunBinding
@@ -167,7 +168,13 @@ class Executable:
         else:
             try:
                 if self.plan is None:
-                    arrays, owned = interpret(self.graph, *supplied), frozenset()
+                    try:
+                        arrays, owned = interpret(self.graph, *supplied), frozenset()
+                    except Exception as error:
+                        # An op's own eager error, before anything is written back: the
+                        # compiled function runs the call eagerly to raise it (api.py).
+                        error.autojit_rerun_eagerly = True
+                        raise
                 else:
                     arrays, owned = self.plan.run_owning(supplied)
             except Exception as error:
@@ -216,7 +223,9 @@ class Executable:
                 number = self.requiring.get(output.name)
                 if number is not None:
                     self._result_meta[number] = (output.value.shape, output.value.dtype)
-        node = self.backward.node_for_call(args, arrays, self._result_meta, draws)
+        bumped = {id(tensor if tensor is not None else args[position]): count
+                  for tensor, position, count in (self.version_bumps or ())}
+        node = self.backward.node_for_call(args, arrays, self._result_meta, draws, bumped)
         result = recipe.rebuild(self.template, arrays, node, args, binding)
         node.watch_results(result)
         return result
@@ -250,9 +259,16 @@ class Executable:
 
         for index, node, position in self.nan_checks:
             if np.isnan(arrays[index]).any():
-                warn_forward_trace(node)
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
-                                   f"{position}th output.")
+                error = RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                     f"{position}th output.")
+                # Nothing is written back yet; where no kernel stores in place either, the
+                # compiled function runs the call eagerly, which warns and raises from the
+                # user's own lines (api.py).
+                error.autojit_rerun_eagerly = self.plan is None or getattr(
+                    self.plan, "in_place", None) is None
+                if not error.autojit_rerun_eagerly:
+                    warn_forward_trace(node)
+                raise error
 
     def _failing_result(self, arrays: tuple, args: tuple, binding):
         from .compiled_backward import FailingBackward
@@ -262,8 +278,14 @@ class Executable:
         if requiring != self.requiring:
             self.requiring = requiring
             self._prepare()
-        return self._recipe.rebuild(self.template, arrays, FailingBackward(error, len(requiring)),
-                                    args, binding)
+        positions = iter(self.arg_positions)
+        inputs = [args[next(positions)] if entry.kind == "arg" else entry.tensor
+                  for entry in self.graph.inputs if entry.kind in ("arg", "captured")]
+        inputs = [tensor for tensor in inputs
+                  if isinstance(tensor, Tensor) and tensor._requires_grad]
+        return self._recipe.rebuild(self.template, arrays,
+                                    FailingBackward(error, len(requiring), inputs), args,
+                                    binding)
 
     def _write_back(self, arrays: tuple, args: tuple, owned: frozenset) -> None:
         """Captured tensors' updates and .grad outputs, after a call; `owned`: the outputs
@@ -294,11 +316,19 @@ class Executable:
         for index, tensor, position, dtype, fresh in recipe.grads:
             tensor = tensor if position is None else args[position]
             array = arrays[index]
-            # A view (of a buffer the call made) is copied: a new .grad is row-major.
+            # A view of a buffer the call made is not the .grad's alone: a new .grad copies it.
             keep = index in owned and array.base is None
             if fresh:
+                if index in recipe.assigned_grads and array.__class__ is np.ndarray and \
+                        tensor._data.__class__ is np.ndarray:
+                    # recipe.lay_out laid it out as the tensor the function assigned, in an
+                    # array of its own.
+                    tensor._grad = Tensor._make(array, dtype)
+                    continue
                 if keep and array.__class__ is tensor._data.__class__:
-                    tensor._grad = Tensor._make(array, dtype)  # _assign_grad's own case
+                    # _assign_grad's own case: laid out as eager's AccumulateGrad lays it out.
+                    tensor._grad = Tensor._make(new_grad_array(array, tensor._data, True),
+                                                dtype)
                     continue
                 tensor._grad = None
             if tensor._data is not None and array.__class__ is not tensor._data.__class__:
@@ -347,6 +377,10 @@ class _Recipe:
                         if output.name in executable.output_layouts]
         self.host_outputs = [index for index, output in enumerate(graph.outputs)
                              if output.name in executable.host_outputs]
+        # The .grad outputs laid out as the tensor the function assigned (`p.grad = g`): the
+        # others, made by backward, are laid out as AccumulateGrad lays them out.
+        self.assigned_grads = frozenset(index for index, *_ in self.grads
+                                        if graph.outputs[index].name in executable.output_layouts)
         # Symbolic scalars: each graph value's output index and Python kind, and where each
         # runtime scalar is read (RunBinding); the generators a failed value check puts back.
         env = executable.env
@@ -356,6 +390,7 @@ class _Recipe:
                               if leaf.output in positions} if env is not None else {}
         self.symbol_sources = {name: source for name, (_, source) in env.runtime.items()} \
             if env is not None else {}
+        self.size_sources = dict(env.sources) if env is not None else {}
         self.leaf_kinds = {name: (leaf.output, leaf.kind) for name, leaf in env.leaves.items()} \
             if env is not None else {}
         generators = {id(entry.tensor.generator): entry.tensor.generator
@@ -373,6 +408,14 @@ class _Recipe:
         plan = executable.plan
         if hasattr(plan, "unread_outputs"):
             plan.unread_outputs = _unread_results(executable)
+
+    def source_value(self, name: str, args: tuple):
+        """A runtime scalar's value where it lives, or a dynamic size's from its argument."""
+        size = self.size_sources.get(name)
+        if size is not None:
+            position, dim = size
+            return args[position]._data.shape[dim]
+        return self.symbol_sources[name].value(args)
 
     def build(self, template, arrays: tuple, args: tuple, binding, made: dict):
         """A template's value in this run: what a write into Python state stores."""
@@ -590,9 +633,6 @@ def _assign_grad(tensor: Tensor, array: np.ndarray, dtype, owned: bool = False) 
             current._data[...] = array
         current._bump_version()
         return
-    if owned:
-        tensor._grad = Tensor._make(array, dtype)
-        return
-    # CUDA hook: device arrays (autojit/cuda/array.py) copy themselves on the device.
-    copied = np.array(array, copy=True) if array.__class__ is np.ndarray else array.copy()
-    tensor._grad = Tensor._make(copied, dtype)
+    # A new .grad, laid out as eager's AccumulateGrad lays it out (the parameter's strides
+    # when it is dense, else contiguous); a device array copies itself on the device.
+    tensor._grad = Tensor._make(new_grad_array(array, tensor._data, owned), dtype)

@@ -38,6 +38,9 @@ class ExplainOutput:
     graph_break_count
     out_guards      per graph, its guards, one condition per line (as `f.guards()` shows)
     recompile_reasons  what changed before each recompile
+    state_changing  (graph number, what changed) of the graphs whose trace changed the
+                    structure of Python state (a first optimizer step creating its state):
+                    each served its own call only; the report says so
     stats           the compiled function's counts (stats.CompileStats)
     compile_seconds the time spent compiling
     result          what the call returned
@@ -49,6 +52,9 @@ class ExplainOutput:
     out_guards: list = field(default_factory=list)
     recompile_reasons: list = field(default_factory=list)
     segment_checks: list = field(default_factory=list)
+    # (graph number, what it changed) of traces that changed the structure of Python state
+    # (a first optimizer step creating its state): each served its own call only.
+    state_changing: list = field(default_factory=list)
     stats: CompileStats = field(default_factory=CompileStats)
     compile_seconds: float = 0.0
     result: object = None
@@ -94,6 +100,12 @@ class ExplainOutput:
             for number, guards in enumerate(self.out_guards, 1):
                 lines.append(f"  Guards {number}:")
                 lines.extend(f"    {line}" for line in guards.splitlines())
+        for number, changed in self.state_changing:
+            what = ", ".join(list(dict.fromkeys(changed))[:3])
+            lines.append(f"Note: graph {number} changed the structure of state the function "
+                         f"reads ({what}), as a first optimizer step that creates its state "
+                         "does: it served that call only, and the next call traces the graph "
+                         "later calls run. explain() a second call to see it.")
         if self.recompile_reasons:
             lines.append("Recompile Reasons:")
             lines.extend(f"  {reason}" for reason in self.recompile_reasons)
@@ -144,6 +156,8 @@ def _explain(fn, args: tuple, kwargs: dict) -> ExplainOutput:
                                variant.compile_seconds for variant in
                                compiled.__dict__.get("_keyword_variants", {}).values()))
     for executable in recorded:
+        if getattr(executable, "state_changed", None):
+            output.state_changing.append((len(output.graphs) + 1, executable.state_changed))
         plan = getattr(executable, "plan", None)
         # A split graph's segments are graphs of their own (segments.py), as torch's graph
         # breaks make several graphs; the checks between them are listed as boundaries.

@@ -45,6 +45,8 @@ class GuardSet:
         self._names: dict = {}  # (prefix, id(value)) -> constant name
         self._displays: dict = {}  # constant name -> how str() shows it (a source path)
         self._tags: list = []  # per condition: what it is about (require's tag), or None
+        # per condition: whether it is on autojit's own state (shown with detail=True only)
+        self._internal: list = []
         # per condition: (label, value when traced, reader) or None; the reader gives the
         # value now from the object at the subject path, for the reason a recompile reports
         self._compared: list = []
@@ -67,7 +69,8 @@ class GuardSet:
         self._constants.update(constants)
 
     def require(self, condition: str, reason: str, subject: tuple | None = None,
-                display: str | None = None, tag=None, compared: tuple | None = None) -> None:
+                display: str | None = None, tag=None, compared: tuple | None = None,
+                internal: bool = False) -> None:
         """Add `condition`, on the object at the `subject` path ("$") when there is one;
         `display` is that object's source path (`model.fc1.weight`), for str(); `tag` says
         what the condition is about, for `changed_float_tags` (("float", path): the
@@ -75,6 +78,7 @@ class GuardSet:
         a function reading the value now from the subject), for `changed`."""
         self._items.append((subject, condition, reason, display))
         self._tags.append(tag)
+        self._internal.append(internal or _internal(subject, display))
         self._compared.append(compared if subject is not None else None)
 
     def source(self) -> str:
@@ -155,11 +159,21 @@ class GuardSet:
         return failed
 
     def __str__(self) -> str:
+        return self.text()
+
+    def text(self, detail: bool = False) -> str:
         """One condition per line as the user would read it: objects by their source paths
         (`model[0].weight.shape == (8, 4)`), constants by name or value, and the reason the
-        condition reports when it fails."""
+        condition reports when it fails. Conditions on autojit's own state (the modes, a
+        module's hook registries, an instance's `__dict__`) only with `detail`; a last line
+        counts them otherwise."""
         lines = []
-        for subject, condition, reason, display in self._items:
+        hidden = 0
+        for (subject, condition, reason, display), internal in zip(self._items,
+                                                                   self._internal):
+            if internal and not detail:
+                hidden += 1
+                continue
             parts = [self._readable(part) for part in condition.split("$")]
             if subject is not None:
                 where = display if display is not None else self._readable("".join(subject))
@@ -167,6 +181,9 @@ class GuardSet:
             else:
                 text = "$".join(parts)
             lines.append(f"{text}  # {reason}")
+        if hidden:
+            lines.append(f"# and {hidden} conditions on autojit's own state (modes, hook "
+                         "registries, instance dicts): guards(detail=True) shows them")
         return "\n".join(lines)
 
     def _readable(self, text: str) -> str:
@@ -192,6 +209,23 @@ class GuardSet:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+_PUBLIC_PRIVATE = ("_data", "_grad", "_dtype", "_requires_grad")
+
+
+def _internal(subject, display) -> bool:
+    """Whether a condition on `subject` is about autojit's own state rather than the
+    program's: the modes, a path whose last step is a private attribute
+    (`model._forward_hooks`), an instance's `__dict__`."""
+    if subject is None:
+        return False
+    if subject[0] == "state":
+        return True
+    last = subject[-1]
+    if last == ".__dict__" or (display or "").endswith(".__dict__"):
+        return True
+    return last.startswith("._") and last[1:] not in _PUBLIC_PRIVATE
 
 
 def observation_conditions(guards: GuardSet, observations: list, runtime=frozenset()) -> None:
@@ -227,7 +261,14 @@ def observation_conditions(guards: GuardSet, observations: list, runtime=frozens
                 condition = (f"len($) == {len(keys)} and all(map(is_, $, "
                              f"{guards.constant(keys, 'C')}))")
             guards.require(condition, f"the keys of {what} changed (were "
-                           f"{_short(list(map(_key_repr, keys)))})", path, what)
+                           f"{_keys_text(keys)})", path, what,
+                           compared=(f"the keys of {what}", _Shown(_keys_text(keys)),
+                                     _keys_now))
+        elif kind == "missing":  # a key or attribute name looked for and not found there
+            key = observation.value
+            literal = repr(key) if isinstance(key, _KEY_SCALARS) else guards.constant(key, "C")
+            guards.require(f"{literal} not in $", f"{what} now holds {_key_repr(key)}", path,
+                           what)
         elif kind == "absent":  # a global that was not defined, read on the globals
             guards.require(f"{observation.value!r} not in $",
                            f"the global {what} was defined (it was not when traced)", path[:-1])
@@ -306,16 +347,31 @@ def _key_repr(key) -> str:
     return repr(key) if isinstance(key, _KEY_SCALARS) else f"<{type(key).__name__}>"
 
 
-def reachable_tensor_conditions(guards: GuardSet, walk: Walk, read: set, returned: list):
+def _keys_text(keys) -> str:
+    """Keys as a list shows them, without quoting a key's repr twice."""
+    text = "[" + ", ".join(map(_key_repr, keys)) + "]"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _keys_now(mapping) -> _Shown:
+    return _Shown(_keys_text(list(mapping)))
+
+
+def reachable_tensor_conditions(guards: GuardSet, walk: Walk, read: set, returned: list,
+                                selected: set | None = None):
     """The tensors a walk reached whose values the graph does not read (`read`: ids of those
     it does): the trace may still have read their shape, dtype or requires_grad in Python
     (`n = self.buffer.shape[0]`), so those are checked; and a tensor the function returned
     as it is (`return self.buffer`, result_template's "object") must be the one its path
-    holds."""
+    holds. `selected`: the ids of the tensors the trace read (read_selection.py), or None for
+    all the walk reached."""
     returned_ids = {id(tensor) for tensor in returned}
     for path, display, tensor in walk.tensors.values():
         if id(tensor) in read:
             continue  # api.py guards it with the graph's inputs
+        if selected is not None and id(tensor) not in selected and \
+                id(tensor) not in returned_ids:
+            continue
         if id(tensor) in returned_ids:
             guards.require(f"$ is {guards.constant(tensor, 'T', display)}",
                            f"{display} is another tensor than when traced", path, display)
@@ -476,23 +532,25 @@ def mode_conditions(guards: GuardSet) -> None:
         else ("", None)
     guards.require(f"{shortcut}state.grad_enabled is {state.grad_enabled}",
                    f"grad mode changed (was {'enabled' if state.grad_enabled else 'disabled'})",
-                   subject)
+                   subject, internal=True)
     guards.require(f"{shortcut}state.inference is {state.inference}", "inference mode changed",
-                   subject)
+                   subject, internal=True)
     guards.require(f"{shortcut}state.anomaly is {state.anomaly}", "anomaly mode changed",
-                   subject)
+                   subject, internal=True)
     # A save under saved-tensor hooks is a graph break (autograd/graph_api.py): a trace made
     # without hooks must not run inside a block that has them.
     guards.require(f"{shortcut}bool(state.saved_tensor_hooks) is "
                    f"{bool(state.saved_tensor_hooks)}",
-                   "saved tensor hooks were entered or left", subject)
+                   "saved tensor hooks were entered or left", subject, internal=True)
     for snapshot in _MODE_SNAPSHOTS:
         name = guards.constant(snapshot, "M")
-        guards.require(f"{name}() == {snapshot()!r}", f"{snapshot.__doc__} changed")
+        guards.require(f"{name}() == {snapshot()!r}", f"{snapshot.__doc__} changed",
+                       internal=True)
     # The settings objects are interned (ops/autocast.py): one identity test.
     guards.require(f"state.autocast is {guards.constant(state.autocast, 'A')}",
-                   f"autocast changed (was {state.autocast or 'off'})")
-    guards.require(f"dtypes._default_float[0] is {default}", "the default dtype changed")
+                   f"autocast changed (was {state.autocast or 'off'})", internal=True)
+    guards.require(f"dtypes._default_float[0] is {default}", "the default dtype changed",
+                   internal=True)
 
 
 def _shape_text(shape: tuple, dynamic_dims) -> str:

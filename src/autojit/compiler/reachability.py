@@ -76,6 +76,7 @@ LIBRARY_ROOTS = tuple(os.path.realpath(path) + os.sep for path in {
     os.path.dirname(os.path.abspath(__file__))})
 
 
+_TENSOR_KEY = "\x00"  # around a tensor key's id in a display, until the walk names it
 _GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
 _TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_hooks")
 
@@ -201,12 +202,22 @@ class Walk:
         self.complete = True
         self.too_large = ""  # where the walk stopped, when it did
         self._seen: dict = {}  # id(object) -> the object (kept alive while walking)
+        # Where the walk found things first, by identity (read_selection.py maps a recorded
+        # read to the observations at its path): id(object) -> path, for the objects walked
+        # into and the globals dicts of the user's functions; id(cell) -> the path of its
+        # contents; id(code) -> the paths of the functions running it.
+        self.object_paths: dict = {}
+        self.cell_paths: dict = {}
+        self.function_paths: dict = {}
+        self.attribute_owners: dict = {}  # id(an object's __dict__) -> id(the object)
         # id(dict) -> the display of the object whose attributes its entries stand for (an
         # nn.Module's _modules, _parameters, _buffers: `model.fc1.weight`, `model[0]`)
         self._attribute_dicts: dict = {}
         self._paths: set = set()
+        self._keyed: dict = {}  # id -> the tensors used as dict keys (named after the walk)
         self._limit = limit
         self._walk(roots)
+        self._name_tensor_keys()
 
     # ---- the walk -------------------------------------------------------------------------------
 
@@ -222,6 +233,33 @@ class Walk:
                     self.too_large = display
                     return
             frontier = following
+
+    def _name_tensor_keys(self) -> None:
+        """Displays with a tensor as a dict key (an optimizer's state) name it as the user
+        does (`opt.state[model[0].weight]`), by the most readable path the walk found to it,
+        which it may have found after the key."""
+        if not self._keyed:
+            return
+        names = {f"{_TENSOR_KEY}{identity}{_TENSOR_KEY}": self.tensor_names.get(
+            identity, f"<{type(tensor).__name__} at {identity:#x}>")
+            for identity, tensor in self._keyed.items()}
+
+        def named(display: str) -> str:
+            if _TENSOR_KEY not in display:
+                return display
+            for placeholder, name in names.items():
+                display = display.replace(placeholder, name)
+            return display
+
+        for observation in self.observations:
+            observation.display = named(observation.display)
+        self.tensors = {key: (path, named(display), tensor)
+                        for key, (path, display, tensor) in self.tensors.items()}
+        self.tensor_names = {key: named(display) for key, display in self.tensor_names.items()}
+        self.container_paths = {key: (path, named(display))
+                                for key, (path, display) in self.container_paths.items()}
+        self.arrays = {key: (path, named(display), *rest)
+                       for key, (path, display, *rest) in self.arrays.items()}
 
     def _observe(self, path: tuple, kind: str, value, display: str) -> None:
         self.observations.append(Observation(path, kind, value, display))
@@ -277,6 +315,7 @@ class Walk:
             # (StateChanges sees the move, as it sees a random generator's).
             self._observe(path, "progress", iterator_progress(obj), display)
         self._seen[id(obj)] = obj
+        self.object_paths[id(obj)] = path
         if not self._copies:
             self.objects[path] = obj
         kind = type(obj)
@@ -297,7 +336,7 @@ class Walk:
             self._snapshot(obj, dict, path, display)
             self._keys(path, obj, display)
             owner = self._attribute_dicts.get(id(obj))
-            return [((*path, f"[{self._key(key)}]"), f"{display}[{_key_text(key)}]"
+            return [((*path, f"[{self._key(key)}]"), f"{display}[{self._key_text(key)}]"
                      if owner is None else _attribute_display(owner, key), value)
                     for key, value in list(obj.items())]
         if isinstance(obj, _BUFFERS):
@@ -345,6 +384,7 @@ class Walk:
             self._observe(path, "keys", tuple(mapping), display)
 
     def _attributes(self, path: tuple, display: str, obj, attributes: dict) -> list:
+        self.attribute_owners[id(attributes)] = id(obj)
         self._snapshot(attributes, dict, (*path, ".__dict__"), f"{display}.__dict__")
         self._keys((*path, ".__dict__"), attributes, f"{display}.__dict__")
         # A class may say which of its attributes are dicts whose entries users reach as
@@ -386,6 +426,7 @@ class Walk:
     def _function(self, path: tuple, display: str, function) -> list:
         constant = len(path) == 1  # the compiled function itself, held by the guards
         self.codes.append(function.__code__)
+        self.function_paths.setdefault(id(function.__code__), []).append(path)
         if not constant:  # another function at this path has other code
             self._observe((*path, ".__code__"), "is", function.__code__, f"{display}.__code__")
         children = []
@@ -398,6 +439,7 @@ class Walk:
             # A function's cells are fixed: the constant function's own are held directly.
             where = (self.constant_path(cell), ".cell_contents") if constant else (
                 *path, f".__closure__[{index}].cell_contents")
+            self.cell_paths.setdefault(id(cell), where)
             children.append((where, name, contents))
         if function.__defaults__:
             children.append(((*path, ".__defaults__"), f"{display}.__defaults__",
@@ -407,6 +449,7 @@ class Walk:
                              function.__kwdefaults__))
         scope = function.__globals__
         root = self.constant_path(scope)
+        self.object_paths.setdefault(id(scope), (root,))
         if id(scope) not in self.snapshots:  # the globals it stores are put back from it
             self._snapshot(scope, dict, (root,), "globals")
         for name in global_names(function.__code__):
@@ -434,6 +477,13 @@ class Walk:
         name = f"W{id(obj)}"
         self.constants[name] = obj
         return name
+
+    def _key_text(self, key) -> str:
+        """A dict key as a display shows it; a tensor by a placeholder named after the walk."""
+        if isinstance(key, Tensor):
+            self._keyed[id(key)] = key
+            return f"{_TENSOR_KEY}{id(key)}{_TENSOR_KEY}"
+        return _key_text(key)
 
     def _key(self, key) -> str:
         if isinstance(key, (str, int, float, bool, bytes, type(None))):

@@ -2,7 +2,8 @@
 
 executable.py makes a RunBinding per run of an executable whose results, prints, Python writes
 or value checks read symbols: a graph value's symbol is read from the run's output array (as
-`.item()`, `.tolist()` or `.numpy()` reads it), a runtime scalar's from where it lives; a
+`.item()`, `.tolist()` or `.numpy()` reads it), a runtime scalar's from where it lives, a
+dynamic size's from the argument's shape; a
 split graph's checks between segments read a LeafBinding over one segment's outputs.
 """
 
@@ -27,7 +28,7 @@ class RunBinding:
             return cache[name]
         leaf = self.recipe.symbol_leaves.get(name)
         if leaf is None:
-            value = self.recipe.symbol_sources[name].value(self.args)
+            value = self.recipe.source_value(name, self.args)
         else:
             array = self.arrays[leaf[0]]
             if array.__class__ is not np.ndarray:  # a GPU array
@@ -53,7 +54,7 @@ class LeafBinding(RunBinding):
             return cache[name]
         leaf = self.recipe.leaf_kinds.get(name)
         if leaf is None:
-            value = self.recipe.symbol_sources[name].value(self.args)
+            value = self.recipe.source_value(name, self.args)
         else:
             output, kind = leaf
             array = self.arrays[output]

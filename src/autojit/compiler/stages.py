@@ -50,6 +50,7 @@ from . import backends
 from .compiled_backward import CompiledBackward
 from .dynamo_config import errors_suppressed
 from .executable import Executable
+from .result_template import symbolic_leaves
 from .segments import SegmentedPlan, boundaries
 from .tracing import GiveUp, GuardedTrace, Trace, guard, prune, trace
 
@@ -206,7 +207,11 @@ def build(compiled, guarded: GuardedTrace, traced_graph: Graph, optimized: Graph
     executable.python_writes = guarded.python_writes
     executable.prints = prints if prints[0] or prints[1] else None
     env = traced.env
-    if env.leaves or env.runtime:
+    # Symbols read after a run: graph values, runtime scalars, and dynamic sizes that reach a
+    # result, a print or a write into Python state (each run's own, from its arguments).
+    if env.leaves or env.runtime or env.sources and (
+            executable.python_writes is not None or executable.prints is not None or
+            symbolic_leaves(traced.template) or env.value_checks):
         executable.env = env
     executable.value_checks = list(env.value_checks)
     return executable

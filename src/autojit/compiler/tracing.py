@@ -21,7 +21,10 @@ import dataclasses
 import linecache
 import os
 
+import numpy as np
+
 from .. import config
+from ..ir.eager_layout import layout_signature
 from ..ir.graph import Graph
 from ..ir.printing import LogEffect, PrintCapture
 from ..ir.scalars import SymbolicMath
@@ -32,6 +35,7 @@ from ..tensor.state import state
 from ..tensor.symbolic import ShapeEnv
 from ..tensor.tensor import Tensor
 from .compiled_backward import trace_backward
+from .grad_inputs import GradInput, runtime_grads
 from .guards import (
     GuardSet,
     array_budget_exceeded,
@@ -56,6 +60,8 @@ from .nested_arguments import (
     tensor_paths,
 )
 from .reachability import LIBRARY_ROOTS, Walk, function_roots, rng_state
+from .read_selection import select
+from .recorder import Recorder
 from .result_template import (
     Flattening,
     alias_fresh_grads,
@@ -99,13 +105,13 @@ class ScalarSource:
 
     @staticmethod
     def put_back(placed) -> None:
-        """Put the scalar back where `replace` put a symbol, unless the function replaced
-        what held it (then the new holder is Python state the trace wrote)."""
-        holder, key, before, symbol = placed
+        """Put the scalar back where `replace` put a symbol, also where the function wrote
+        another value there (`group['lr'] = lr * 0.5`): the run that follows the trace reads
+        the value the call started with, and writes the new one itself (writebacks.py)."""
+        holder, key, before, _ = placed
         if isinstance(key, _Attribute):
-            if getattr(holder, key.name, None) is symbol:
-                setattr(holder, key.name, before)
-        elif holder[key] is symbol:
+            setattr(holder, key.name, before)
+        else:
             holder[key] = before
 
     def _assign(self, path: tuple, args: tuple, value):
@@ -152,6 +158,15 @@ class GiveUp(Exception):
     on (the message says why)."""
 
 
+class TraceRaised(Exception):
+    """The function raised while traced (`error`): api.py runs the call eagerly, so that what
+    it did before the raise happens, as eager's call does it, and eager's error is raised."""
+
+    def __init__(self, error: Exception):
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.error = error
+
+
 class _RunEagerly(Exception):
     """Raised inside a trace: this call runs eagerly (without giving up compiling)."""
 
@@ -190,6 +205,7 @@ class Trace:
     arg_positions: list
     runtime_paths: frozenset = frozenset()  # paths of the floats read afresh on every call
     python_writes: object = None  # writebacks.PythonWrites, or None
+    reads: object = None  # recorder.Reads: what the call read, or None (guard all it reaches)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -268,9 +284,12 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     # in the function happens for real while tracing, and must be undone (the executable
     # repeats it on each call) before guards and write-back look at .grad.
     grads_before = [(tensor, tensor._grad) for _, _, tensor in tensors_before.values()]
+    recorder = _recorder(compiled, before)
     state.tracer = tracer
     eager_call = False
     try:
+        if recorder is not None:
+            recorder.__enter__()
         placed = [(source, symbol, source.replace(args, symbol)) for source, symbol in runtime
                   if source.path[0] != "args"]  # the function reads the symbol there
         with PrintCapture() as prints, SymbolicMath():
@@ -281,7 +300,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
                 raise
             except Exception as error:
                 if not env.leaves and not env.runtime:
-                    raise
+                    raise TraceRaised(error) from error
                 # Code that met a symbolic scalar where it wanted a Python number of its own
                 # (json.dumps, a C extension): the call runs eagerly, where the value is one.
                 where = user_location_of(error)
@@ -309,12 +328,20 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         gradient_outputs: list = []  # added last (compiled_backward.trace_backward)
         backward_error = trace_backward(graph, tracer, requiring, symbolic_args,
                                         gradient_outputs) if requiring else None
+        if recorder is not None:
+            recorder.__exit__(None, None, None)
         nan_checks = [(len(graph.outputs) + index, node, position) for index, (
             gradient, node, position) in enumerate(tracer.nan_checks)]
         for gradient, _, _ in tracer.nan_checks:
             graph.add_output(tracer.value_of(gradient), tracer.unique_output("nan_check"),
                              "check")
         tracer.finish(graph, symbolic_args)
+        # `x.requires_grad_()` on an argument: every run sets it on the caller's tensor.
+        flag_writes = [(("args", f"[{position}]", "._requires_grad"), symbolic._requires_grad,
+                        f"{describe(args, position)}.requires_grad")
+                       for (_, symbolic), position in zip(symbolic_args, arg_positions)
+                       if symbolic._requires_grad != args[position]._requires_grad and
+                       args[position].grad_fn is None]
         template = alias_fresh_grads(template, result, tracer.grads_left)
     except _RunEagerly as reason:
         config.log("recompiles", f"{compiled.name()}: this call runs eagerly: {reason}")
@@ -324,12 +351,16 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         before.restore()  # a graph break runs the call again eagerly; no leaked tensors
         raise
     finally:
+        if recorder is not None:
+            recorder.__exit__(None, None, None)
         state.tracer = None
         reached = {id(tensor) for tensor, _ in grads_before}
         grads_before += [entry for key, entry in tracer.grads_before.items()
                          if key not in reached]
-        cleared = [tensor for tensor, grad in grads_before
-                   if grad is not None and tensor._grad is None]
+        # .grad left None: set so by the call (repeated by every run), where it held a tensor
+        # or where the call assigned it (a later call may find one there).
+        cleared = [tensor for tensor, grad in grads_before if tensor._grad is None and (
+            grad is not None or id(tensor) in tracer.grad_assigned)]
         tracer.restore()
         for tensor, grad in grads_before:
             tensor._grad = grad
@@ -340,9 +371,11 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         mode_conditions(guards)
         guards.build()
         return EagerCall(guards, graph)
+    recorded = recorder is not None and recorder.reads.failure is None
     changes = StateChanges(before, Walk(*function_roots(function, args), copies=False,
-                                        appended=appended), before.codes, unguarded)
-    changes.writes += runtime_writes
+                                        appended=appended), before.codes, unguarded,
+                           recorder.reads.append_only() if recorded else None)
+    changes.writes += runtime_writes + flag_writes
     if rng_state() != rng_before:  # NumPy's or Python's global generator drew numbers
         changes.structural.append("the global random generators (numpy.random, random)")
     try:
@@ -357,7 +390,10 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         before.restore()
         raise
     changes.undo()
-    compiled.append_only_paths.update(changes.appended_paths)
+    if not recorded:
+        # Lists the source only ever appends to: later walks do not look into them. With a
+        # record of reads, a later trace that reads one guards what it reads.
+        compiled.append_only_paths.update(changes.appended_paths)
     compiled.write_only_paths.update(changes.unguarded_paths)
     _values_read(graph, tracer, template, prints,
                  *(value for written in (*(python_writes.templates if python_writes else ()),
@@ -365,9 +401,27 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
                    for value in symbolic_leaves(written)))
     for output in gradient_outputs:
         graph.add_output(*output)
+    reads = recorder.reads if recorder is not None else None
+    if reads is not None and reads.failure is not None:
+        config.log("guards", f"{compiled.name()}: the record of reads failed "
+                   f"({reads.failure}); the guards check all the function can reach")
+        reads = None
     return Trace(args, graph, env, tracer, before, changes, template, requiring,
                  backward_error, nan_checks, cleared, prints, symbolic_args, arg_positions,
-                 frozenset(source.path for source, _ in runtime), python_writes)
+                 frozenset(source.path for source, _ in runtime), python_writes, reads)
+
+
+def _recorder(compiled, before: Walk) -> Recorder | None:
+    """The recorder of this trace's reads (recorder.py), or None where guards check all the
+    function can reach: AUTOJIT_GUARDS=walk, or no recorder works here (the reason is logged)."""
+    if not config.guards_from_reads():
+        return None
+    missing = Recorder.available()
+    if missing is not None:
+        config.log("guards", f"{compiled.name()}: reads are not recorded ({missing}); the "
+                   "guards check all the function can reach")
+        return None
+    return Recorder(before.object_paths, before.cell_paths, before.attribute_owners)
 
 
 def user_location_of(error: BaseException):
@@ -421,7 +475,7 @@ def _python_writes(changes: StateChanges, flattening: Flattening, tracer: Tracer
     writes = [(path, template(value, display)) for path, value, display in changes.writes]
     appends = [(path, [template(item, display) for item in items])
                for path, items, display in changes.appends]
-    return PythonWrites(writes, appends, dict(constants))
+    return PythonWrites(writes, appends, dict(constants), changes.key_orders)
 
 
 def _runtime_scalars(paths: set, before: Walk, env: ShapeEnv) -> list:
@@ -524,7 +578,10 @@ def guard(traced: Trace) -> GuardedTrace:
         before.restore()  # the eager run does the Python side effects again
         raise GiveUp("the function returns a tensor that requires grad but depends on no "
                      "input that requires grad")
+    selection = select(before, traced.reads) if traced.reads is not None else None
     arrays = arrays_to_compare(before, graph)
+    if selection is not None:  # only the arrays the trace read
+        arrays = [found for found in arrays if id(found[2]) in selection.arrays]
     if array_budget_exceeded(arrays):
         before.restore()
         raise GiveUp(array_budget_exceeded(arrays))
@@ -545,7 +602,7 @@ def guard(traced: Trace) -> GuardedTrace:
     if unguardable is not None:
         before.restore()
         graph_break(unguardable, needs_data=False)
-    overlap = _write_guards(guards, traced, arrays, grad_guarded)
+    overlap = _write_guards(guards, traced, arrays, grad_guarded, selection)
     if overlap is not None:
         before.restore()  # the eager run does the Python side effects again
         graph_break(overlap, needs_data=False)
@@ -563,10 +620,12 @@ def guard(traced: Trace) -> GuardedTrace:
                         python_writes)
 
 
-def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: set):
+def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: set,
+                  selection=None):
     """arrays: the NumPy arrays whose values are compared (guards.arrays_to_compare);
     grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those have
-    their .grad checked. Returns why the traced call cannot run compiled (an input written in
+    their .grad checked; selection: what the trace read (read_selection.py), or None to guard
+    all the walk found. Returns why the traced call cannot run compiled (an input written in
     place shares memory with another), else None."""
     args, graph, before, env = traced.args, traced.graph, traced.before, traced.env
     made = traced.tracer.made
@@ -587,8 +646,9 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     # Lists the function only appends to: their class alone; places it only assigns: nothing.
     appended = tuple(traced.changes.appended_paths)
     unguarded = tuple(traced.changes.unguarded_paths)
+    observations = selection.observations if selection is not None else before.observations
     observation_conditions(guards, [
-        observation for observation in before.observations
+        observation for observation in observations
         if not any(observation.path[:len(path)] == path and (
             observation.path != path or observation.kind != "class") for path in appended)
         and not any(observation.path[:len(path)] == path for path in unguarded)],
@@ -600,16 +660,39 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     owners = {id(found[2]._data): found for found in before.tensors.values()
               if found[2]._data is not None}
     paths = tensor_paths(before)
+    if selection is not None:  # the paths the trace read each tensor by, where it read one
+        paths = {**paths, **selection.tensor_paths}
+    # A .grad the trace read is read afresh by each run (grad_inputs.py): its owner's .grad
+    # is guarded by shape, dtype and layout instead of by identity.
+    runtime = runtime_grads(graph.captured_inputs, [entry.tensor for entry in
+                                                    graph.captured_inputs] +
+                            [found[2] for found in before.tensors.values()],
+                            traced.tracer.grad_accessed, traced.tracer.grad_overwritten)
+    grad_guarded = grad_guarded - {id(owner) for owner in runtime.values()}
     for entry in graph.captured_inputs:
         tensor = entry.tensor
+        owner = runtime.get(id(entry))
+        if owner is not None:
+            name = before.tensor_names.get(id(owner), entry.name)
+            subject = (guards.constant(owner, "T", name), "._grad")
+            tensor_conditions(guards, subject, tensor, f"{name}.grad", grad_is=False,
+                              hooks=False, display=f"{name}.grad")
+            if tensor._data.__class__ is np.ndarray:
+                guards.require(f"layout_signature($._data) == "
+                               f"{layout_signature(tensor._data)!r}",
+                               f"{name}.grad changed its memory layout", subject,
+                               f"{name}.grad")
+            entry.tensor = GradInput(owner, tensor)
+            continue
         found = before.tensors.get(id(tensor))
         constant = guards.constant(tensor, "T", entry.name)
         if found is not None:
             # Every path that reached it (a parameter through its module and through the
             # optimizer): one of them replaced is another program.
+            traced_tensor = guards.constant(tensor, "I", f"<the tensor {entry.name} traced>")
             for path, display in paths.get(id(tensor), [found[:2]]):
-                guards.require(f"$ is {constant}", f"{display} is another tensor than when "
-                               "traced", path, display)
+                guards.require(f"$ is {traced_tensor}", f"{display} is another tensor than "
+                               "when traced", path, display)
         elif id(tensor) in made:
             owner = owners.get(id(tensor._data))
             if owner is None:
@@ -628,7 +711,8 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     nested = {id(args[position]) for position in range(len(given_arguments(args)), len(args))
               if position not in aliased}
     reachable_tensor_conditions(guards, before, captured | nested,
-                                returned_objects(traced.template))
+                                returned_objects(traced.template),
+                                selection.tensors if selection is not None else None)
     for path, display, tensor in before.tensors.values():
         if id(tensor) in grad_guarded and id(tensor) not in captured:
             grad_condition(guards, path, tensor, display, display)

@@ -53,7 +53,8 @@ class StateChanges:
     values, display); structural: displays of everything else that changed; leaks:
     (display, value) for each place that now holds a symbolic value no run can write."""
 
-    def __init__(self, before: Walk, after: Walk, codes=(), unguarded=frozenset()):
+    def __init__(self, before: Walk, after: Walk, codes=(), unguarded=frozenset(),
+                 appended_only=None):
         self.writes, self.appends, self.structural, self.leaks = [], [], [], []
         self.appended_paths: list = []  # paths of the lists appended to (not guarded)
         # Paths the user's code only ever assigns (ir/source_uses.write_only), written with
@@ -64,12 +65,17 @@ class StateChanges:
         # The names the paths use for objects held as constants (the walk after the trace
         # names those it met first).
         self.constants = {**before.constants, **after.constants}
-        skipped = self._appended_lists(before, codes)
+        skipped = self._appended_lists(before, codes, appended_only)
         fresh = _fresh_paths(before, after)
         symbolic = [observation for observation in after.observations
                     if (observation.kind == "symbolic" or observation.kind == "tensor" and
                         observation.value._data is None) and
                     not _under(observation.path, skipped)]
+        for observation in after.observations:
+            if observation.kind == "keys":
+                for key in observation.value:
+                    if _symbolic_value(key):  # `stats[x.shape[0]] = ...` with a size
+                        self.leaks.append((f"a key of {observation.display}", key))
         written: dict = {}  # path written as a whole -> display
         for observation in symbolic:
             path = _outermost_fresh(observation.path, fresh)
@@ -85,7 +91,10 @@ class StateChanges:
         for path, display in written.items():
             self.writes.append((path, after.objects.get(path, _value_at(after, path)),
                                 display))
-            if path not in unguarded and _write_only(path, display, codes):
+            if appended_only is None and path not in unguarded and \
+                    _write_only(path, display, codes):
+                # Without a record of reads, the source says what is only ever assigned (with
+                # one, what the trace did not read is not guarded anyway).
                 self.unguarded_paths.append(path)
         done = tuple(written)
         old = before.by_path()
@@ -118,11 +127,13 @@ class StateChanges:
                             if not _under(key[0], skipped) and not _under(key[0], done)]
         self.structural += [display for _, display, array_, copy in before.arrays.values()
                             if not same_array(array_, copy)]
+        self.key_orders = _key_orders(after, [path for path, _, _ in self.writes])
 
-    def _appended_lists(self, before: Walk, codes) -> tuple:
-        """The lists grown by appends only, which the user's code only appends to: recorded
-        in `appends`; returns the paths under which nothing else is compared (the list's
-        length and its items)."""
+    def _appended_lists(self, before: Walk, codes, appended_only=None) -> tuple:
+        """The lists grown by appends only, which the user's code only appends to (by the
+        record of the call's reads, `appended_only`: ids of the lists it appended to and read
+        nothing of; else by the source of `codes`): recorded in `appends`; returns the paths
+        under which nothing else is compared (the list's length and its items)."""
         skipped = []
         for key, (container, contents) in before.snapshots.items():
             if not isinstance(container, list) or len(container) <= len(contents) or any(
@@ -130,7 +141,10 @@ class StateChanges:
                 continue
             path, display = before.container_paths[key]
             name = _place_name(path, display)
-            if name is None or not append_only(name, codes):
+            if appended_only is not None:
+                if key not in appended_only:
+                    continue
+            elif name is None or not append_only(name, codes):
                 continue
             self.appends.append((path, container[len(contents):], display))
             self.appended_paths.append(path)
@@ -152,6 +166,33 @@ class StateChanges:
 
     def __bool__(self) -> bool:
         return bool(self.writes or self.appends or self.structural or self.leaks)
+
+
+def _key_orders(after: Walk, written: list) -> list:
+    """(path of a dict, its keys in the order the traced call left them) for each dict a
+    write goes into: a run that writes a key the dict lost (the trace's own write was taken
+    out, `undo`) must leave it where eager's call puts it, among the others."""
+    keys = {observation.path: observation.value for observation in after.observations
+            if observation.kind == "keys"}
+    orders, seen = [], set()
+    for path in written:
+        if not path[-1].startswith("["):
+            continue
+        owner = path[:-1]
+        if owner in keys and owner not in seen and all(
+                isinstance(key, (str, int, float, bool, bytes, type(None)))
+                for key in keys[owner]):
+            seen.add(owner)
+            orders.append((owner, tuple(keys[owner])))
+    return orders
+
+
+def reorder(mapping: dict, order: tuple) -> None:
+    """Put `mapping`'s keys in `order` (keys not in it last, as they were)."""
+    items = [(key, mapping[key]) for key in order if key in mapping]
+    rest = [(key, value) for key, value in mapping.items() if key not in order]
+    mapping.clear()
+    mapping.update(items + rest)
 
 
 def _place_name(path: tuple, display: str) -> str | None:
@@ -267,9 +308,11 @@ class PythonWrites:
     """The writes and appends of a traced call (StateChanges), as one function every run
     calls: `writes(args, build)`, `build(template)` giving a template's value in that run."""
 
-    def __init__(self, writes: list, appends: list, constants: dict):
-        """writes: (path, template); appends: (path, templates), in the trace's order."""
+    def __init__(self, writes: list, appends: list, constants: dict, orders=()):
+        """writes: (path, template); appends: (path, templates), in the trace's order;
+        orders: (path of a dict, its keys' order after the traced call)."""
         lines, names, namespace = [], {}, dict(constants)
+        namespace["reorder"] = reorder
         self.templates = []
 
         def local(path: tuple) -> str:
@@ -301,6 +344,12 @@ class PythonWrites:
         for path, templates in appends:
             target = local(path)
             lines.extend(f"    {target}.append({value(template)})" for template in templates)
+        for path, order in orders:
+            target = local(path)
+            constant = f"K{len(namespace)}"
+            namespace[constant] = list(order)
+            lines.append(f"    if [*{target}] != {constant}:\n"
+                         f"        reorder({target}, {constant})")
         exec(compile("def replay(args, build):\n" + ("\n".join(lines) or "    pass") + "\n",
                      "<autojit state writes>", "exec"), namespace)  # noqa: S102
         self._replay = namespace["replay"]

@@ -9,19 +9,23 @@ layout (NumPy's ufuncs allocate in the operands' order, as torch's TensorIterato
 reshape must still miss the tensor, as in eager.
 
 `eager_stand_in` walks back from a value to the real arrays the call was given, through the
-ops that pass a layout on: Elementwise lowerings (the result is laid out as NumPy's ufuncs
-lay it out for uint8 stand-ins of the operands) and Layout lowerings (the op's NumPy impl
-applied to the operand's stand-in: a transpose of a row-major value is column-major). Every
-other op makes a row-major array, as eager's NumPy references do. A tensor written in place
-keeps its storage, so ir/aliasing.py asks for the layout of the value it had before its first
-write (`Tracer.first_values`). See docs/notes/aliasing.md.
+ops that pass a layout on: those that follow their operands (ops.lowering.follows_operands:
+the result is laid out as NumPy's ufuncs lay it out for uint8 stand-ins of the operands) and
+Layout lowerings (the op's NumPy impl applied to the operands' stand-ins: a transpose of a
+row-major value is column-major). Every other op makes a row-major array, as eager's NumPy
+references do (ops/registry.row_major_result); where a trace records primitives for what
+eager computes in one routine of its own layout, the tracer says so
+(Tracer.note_eager_layout). A tensor written in place keeps its storage, so ir/aliasing.py
+asks for the layout of the value it had before its first write (`Tracer.first_values`). See
+docs/notes/aliasing.md.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..ops.registry import Elementwise, Layout
+from ..ops.lowering import follows_operands
+from ..ops.registry import Layout
 from .graph import Value
 
 _ROW_MAJOR = None  # the stand-in of a value laid out row-major, as kernels and copies make it
@@ -85,16 +89,20 @@ def _laid_out(tracer, value, known: dict):
         return _input_array(tracer, value)
     operands = [item for item in node.inputs if isinstance(item, Value)]
     lowering = node.op.lowering
-    if isinstance(lowering, Elementwise) and operands:
+    if follows_operands(node.op) and operands:
         if all(known[id(item)] is _ROW_MAJOR for item in operands):
             return _ROW_MAJOR
         arrays = [_array(known[id(item)], item) for item in operands]
-        result = np.empty_like(arrays[0]) if len(arrays) == 1 else arrays[0]
+        # A ufunc's own allocation (np.empty_like differs for a broadcast operand).
+        result = np.positive(arrays[0]) if len(arrays) == 1 else arrays[0]
         for other in arrays[1:]:
             result = np.bitwise_or(result, other)  # NumPy's choice of layout for the result
-    elif isinstance(lowering, Layout) and len(operands) == 1 and len(node.outputs) == 1:
+    elif isinstance(lowering, Layout) and len(operands) == len(node.inputs) and \
+            len(node.outputs) == 1:
+        # The op's own impl on the stand-ins: a transpose of a row-major value is
+        # column-major, a cat of channels-last values channels-last.
         try:
-            result = node.op.impl(_array(known[id(operands[0])], operands[0]),
+            result = node.op.impl(*[_array(known[id(item)], item) for item in operands],
                                   **{name: _hinted(item) for name, item in node.attrs.items()})
         except (ValueError, TypeError):  # a size only known symbolically
             return _ROW_MAJOR
@@ -107,7 +115,7 @@ def _laid_out(tracer, value, known: dict):
 
 def _sources(tracer, value) -> list:
     node = value.producer
-    if node is None or not isinstance(node.op.lowering, (Elementwise, Layout)):
+    if node is None or not (follows_operands(node.op) or isinstance(node.op.lowering, Layout)):
         return []
     return [item for item in node.inputs if isinstance(item, Value)]
 
@@ -159,6 +167,24 @@ def eager_output_layout(tracer, tensor) -> OutputLayout | None:
         return None
     stand_in = eager_stand_in(tracer, value)
     return None if stand_in is None else OutputLayout(stand_in)
+
+
+def assigned_grad_layout(tracer, tensor) -> OutputLayout:
+    """The layout of a tensor the traced call assigned to a .grad (`p.grad = g`), row-major
+    included: eager's .grad is that tensor, whose layout the parameter's does not decide
+    (compiler/executable.py lays each run's .grad out so, instead of as torch's AccumulateGrad
+    lays out a .grad it makes). A tensor from outside the call has its own array's layout."""
+    data = tensor._data
+    if data is None:
+        layout = eager_output_layout(tracer, tensor)
+        if layout is not None:
+            return layout
+        shape = _hinted_shape(tensor._value)
+    elif data.__class__ is np.ndarray:
+        return OutputLayout(data)
+    else:  # a device array: row-major
+        shape = data.shape
+    return OutputLayout(np.empty(shape, np.uint8))
 
 
 def lay_out(array, layout: OutputLayout, owned: bool = False):

@@ -32,6 +32,7 @@ import sys
 import threading
 
 from ..tensor.graph_break import graph_break, user_frame
+from ..tensor.symbolic import PRINTING, is_symbolic, user_text
 
 # The format spec of a formatted `.tolist()`: printed as the Python list.
 LIST_SPEC = "\0tolist"
@@ -115,7 +116,12 @@ class PrintCapture:
                 # which a print made after the run would not have written yet.
                 graph_break("print(file=...) to a stream other than sys.stdout or sys.stderr",
                             needs_data=False)
-            texts = [str(arg) for arg in args]
+            PRINTING[0] += 1
+            try:
+                texts = [user_text(arg, sink=True) if is_symbolic(arg) else str(arg)
+                         for arg in args]
+            finally:
+                PRINTING[0] -= 1
             for text in (*texts, str(sep), str(end)):
                 capture.consumed.update(int(n) for n in _TOKEN_PATTERN.findall(text))
             capture.effects.append((texts, sep, end, file, flush))

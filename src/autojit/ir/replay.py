@@ -7,17 +7,21 @@ the values it returns carry history back to the tensors it was given and can be 
 again.
 
 compiler/compiled_backward.py uses it when the results of a compiled function are differentiated
-with create_graph=True: the residuals its compiled backward reads are bare arrays with no history,
-so `ReplayedBackward` recomputes, from the call's own argument and captured tensors, the residuals
-that depend on an input being differentiated, then replays the backward graph of the partition
-(ir/partition.py) on them and on the incoming gradients. The gradients it returns are differentiable
-to any order.
+with create_graph=True. The compiled backward graph cannot serve: it was traced without
+create_graph, so it holds the first-order forms of the VJPs that have one (cumprod's around
+the zeros of its input, which is not the derivative's derivative there), and differentiating
+those nodes again gives a wrong second derivative. `ReplayedBackward` instead replays the
+forward graph's results from the call's own tensors and random draws, as eager ops, and
+differentiates them with the autograd engine with create_graph=True, as eager does: every VJP
+takes the form eager takes for those values in grad mode, and the gradients it returns are
+differentiable to any order.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.engine import run_backward
 from ..ops.registry import bind
 from ..tensor.tensor import Tensor
 from .graph import Graph, Value
@@ -65,80 +69,99 @@ def _needed_nodes(graph: Graph, wanted: list, known) -> tuple[list, list]:
 class ReplayedBackward:
     """How one compiled function's backward is run differentiably (see the module docstring).
 
-    Built once per partition; `run` serves every call. A residual is recomputed from the
-    forward inputs when it depends on an input that gets a gradient (the results'
-    dependence on it is what a higher derivative differentiates); every other residual,
-    random draws included, is taken as the compiled forward saved it; a draw the
-    recomputation reads is the array the call drew (`draws`).
+    Built once per partition; `run` serves every call. The results are recomputed from the
+    forward inputs they read: the call's tensors (`read_inputs`, the gradient targets among
+    them) and the arrays it drew (`draw_inputs`: random draws and runtime floats, which
+    drawing again would change).
     """
 
     def __init__(self, partition):
         forward = partition.forward
         self.partition = partition
-        targets = {entry.name for entry in partition.gradient_targets}
-        depends = {id(entry.value) for entry in forward.inputs if entry.name in targets}
-        for node in forward.nodes:
-            if any(isinstance(operand, Value) and id(operand) in depends
-                   for operand in node.inputs):
-                depends.add(id(node.output))
-        saved = [(position, forward.outputs[residual.index].value)
-                 for position, residual in enumerate(partition.residuals)
-                 if residual.kind == "saved"]
-        # (residual position, forward value) of the residuals recomputed on each replay, and
-        # the residual positions whose saved arrays stand in for forward values as they are.
-        self.recomputed = [(position, value) for position, value in saved
-                           if id(value) in depends]
-        self.constant = [(position, value) for position, value in saved
-                         if id(value) not in depends]
-        known = {id(value) for _, value in self.constant}
-        _, needed_inputs = _needed_nodes(forward, [value for _, value in self.recomputed],
-                                         known)
-        needed_inputs += [forward.inputs[residual.index] for residual in partition.residuals
-                          if residual.kind == "input"]
-        # Random draws the recomputation needs that the forward did not save (it saved only
-        # values computed from them): each call's node keeps the arrays drawn for these forward
-        # inputs, since drawing again would give other numbers.
-        needed_draws = {id(entry) for entry in needed_inputs
-                        if entry.kind in ("random", "scalar")}
+        outputs = {output.name: output.value for output in forward.outputs}
+        cotangents = sorted((residual for residual in partition.residuals
+                             if residual.kind == "cotangent"), key=lambda item: item.index)
+        # The result each cotangent seeds: the cotangent input is named after the result's
+        # output (compiler/compiled_backward.trace_backward).
+        self.results = [outputs[_seeded_output(residual.name, outputs)]
+                        for residual in cotangents]
+        names = {entry.name: index for index, entry in enumerate(forward.inputs)}
+        self.targets = [names[target.name] for target in partition.gradient_targets]
+        _, needed_inputs = _needed_nodes(forward, self.results, {})
+        needed = {id(entry) for entry in needed_inputs}
         self.draw_inputs = [index for index, entry in enumerate(forward.inputs)
-                            if id(entry) in needed_draws]
+                            if id(entry) in needed and entry.kind in ("random", "scalar")]
         # The forward inputs the replay reads from the call's tensors, by forward input index.
-        needed = {id(entry) for entry in needed_inputs
-                  if entry.kind not in ("random", "scalar")}
         self.read_inputs = [index for index, entry in enumerate(forward.inputs)
-                            if id(entry) in needed]
+                            if (id(entry) in needed or index in self.targets)
+                            and entry.kind not in ("random", "scalar")]
 
     def run(self, input_tensors: list, residual_values: list, grads: list,
             result_meta: list, draws: dict) -> list:
         """The input gradients, one per backward output, recorded for autograd.
 
         input_tensors: the call's tensors for `read_inputs`, in that order; residual_values:
-        the call's residuals (arrays, None for cotangents); grads: the incoming gradients, one
-        per result that requires grad (None for a result that got none); draws: the call's
-        random arrays for `draw_inputs`, by forward input index.
+        the call's residuals (unused: every value is recomputed); grads: the incoming
+        gradients, one per result that requires grad (None for a result that got none);
+        draws: the call's random arrays for `draw_inputs`, by forward input index.
         """
-        partition = self.partition
-        forward, backward = partition.forward, partition.backward
+        forward = self.partition.forward
         environment = {id(forward.inputs[index].value): tensor
                        for index, tensor in zip(self.read_inputs, input_tensors)}
         for index in self.draw_inputs:
             entry = forward.inputs[index]
             environment[id(entry.value)] = Tensor._make(draws[index], entry.value.dtype)
-        residuals: list = [None] * len(partition.residuals)
-        for position, value in self.constant:
-            residuals[position] = environment[id(value)] = Tensor._make(
-                residual_values[position], value.dtype)
-        recomputed = replay(forward, environment, [value for _, value in self.recomputed])
-        for (position, _), tensor in zip(self.recomputed, recomputed):
-            residuals[position] = tensor
-        for position, residual in enumerate(partition.residuals):
-            if residual.kind == "input":
-                residuals[position] = environment[id(forward.inputs[residual.index].value)]
-            elif residual.kind == "cotangent":
-                grad = grads[residual.index]
-                if grad is None:
-                    shape, dtype = result_meta[residual.index]
-                    grad = Tensor._make(np.zeros(shape, dtype.numpy), dtype)
-                residuals[position] = grad
-        given = {id(entry.value): tensor for entry, tensor in zip(backward.inputs, residuals)}
-        return replay(backward, given, [entry.value for entry in backward.outputs])
+        results = replay(forward, environment, self.results)
+        roots, root_grads = [], []
+        for result, grad, (shape, dtype) in zip(results, grads, result_meta):
+            if result._requires_grad:
+                roots.append(result)
+                root_grads.append(grad if grad is not None else
+                                  Tensor._make(np.zeros(shape, dtype.numpy), dtype))
+        targets = [environment[id(forward.inputs[index].value)] for index in self.targets]
+        gradients = [None] * len(targets)
+        if roots:
+            # The gradients are handed to the targets' own nodes by the engine running this
+            # backward, which runs their hooks: this inner pass must not run them too; and it
+            # ends at the history a target came with, which the outer pass goes on through.
+            stashed = [stash_hooks(tensor) for tensor in targets]
+            history = frozenset(id(tensor.grad_fn) for tensor in targets
+                                if tensor.grad_fn is not None)
+            try:
+                gradients = run_backward(roots, root_grads, retain_graph=True,
+                                         create_graph=True, inputs=targets, accumulate=False,
+                                         stop_at=history)
+            finally:
+                for restore in stashed:
+                    restore()
+        return [gradient if gradient is not None else
+                Tensor._make(np.zeros(output.value.shape, output.value.dtype.numpy),
+                             output.value.dtype)
+                for gradient, output in zip(gradients, self.partition.backward.outputs)]
+
+
+def _seeded_output(cotangent: str, outputs: dict) -> str:
+    """The output name of the result a cotangent input named `cotangent` seeds
+    (`{name}.cotangent`, or `{name}.cotangent_{n}` where that name was taken)."""
+    name, _, _ = cotangent.rpartition(".cotangent")
+    if name not in outputs:
+        raise AssertionError(f"replay: no forward result for cotangent {cotangent}")
+    return name
+
+
+def stash_hooks(tensor: Tensor):
+    """Take the tensor's hooks (and its grad_fn's tensor hooks and retain_grad) off it, for a
+    backward pass whose gradients the tensor will be handed again; returns the function that
+    puts them back."""
+    node = tensor.grad_fn
+    saved = (tensor.__dict__.get("_backward_hooks"), node._tensor_hooks if node else None,
+             node._retained if node else None)
+    tensor._backward_hooks = None
+    if node is not None:
+        node._tensor_hooks = node._retained = None
+
+    def restore():
+        tensor._backward_hooks = saved[0]
+        if node is not None:
+            node._tensor_hooks, node._retained = saved[1], saved[2]
+    return restore

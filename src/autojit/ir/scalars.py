@@ -400,7 +400,16 @@ def reaches_sinks() -> bool:
     return frame is not None and formatted_reaches_sinks(frame)
 
 
+def _format_for_print(value, spec: str) -> str:
+    """A symbolic scalar given to print() itself: a token, filled in by each run."""
+    tracer = state.tracer
+    if tracer is not None and tracer.prints is not None:
+        return tracer.format_symbolic(value, spec)
+    return value.specialize_text(spec)
+
+
 FORMATTER.append(_format_symbolic)
+FORMATTER.append(_format_for_print)
 
 
 # The math module's functions a symbolic scalar passes through (`math.exp(loss.item())`):

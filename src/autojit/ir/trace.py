@@ -30,6 +30,7 @@ import numpy as np
 
 from ..ops.registry import infer
 from ..tensor.graph_break import GraphBreak, graph_break, user_location
+from ..tensor.memory_format import laid_out
 from ..tensor.symbolic import (
     ShapeEnv,
     contains_runtime,
@@ -39,6 +40,7 @@ from ..tensor.symbolic import (
 from ..tensor.tensor import Tensor
 from ..tensor.traced_scalar import TracedList
 from .aliasing import make_alias, make_view, root_written_through, stand_in_of
+from .eager_layout import assigned_grad_layout
 from .graph import Graph, Input, Value
 from .printing import LIST_SPEC
 from .scalars import ScalarGraph, reaches_sinks
@@ -129,6 +131,11 @@ class Tracer:
         self.grad_assigned: set = set()
         self.grad_overwritten: set = set()
         self.fresh_grads: dict = {}  # "grad" output name of an assigned .grad -> its tensor
+        # id(Tensor) -> the tensor the function last assigned to its .grad (None: deleted),
+        # seen at the next .grad access or at finish: an assigned .grad keeps the assigned
+        # tensor's layout, where one backward makes follows the parameter's.
+        self.assigned_grads: dict = {}
+        self._assigning: dict = {}  # id(Tensor) -> tensor, assigned and not yet seen
         # "grad" output name -> the .grad a tensor from outside the call is left with: a call
         # returning it returns the very tensor each run leaves there, as eager does.
         self.grads_left: dict = {}
@@ -179,13 +186,24 @@ class Tracer:
         """Called before .grad is read or assigned while tracing: the first time, remember
         the .grad a real tensor had, so that it can be restored (a `zero_grad()` that runs
         before the trace reads the tensor) and guarded."""
+        if self._assigning.pop(id(tensor), None) is not None:
+            self.assigned_grads[id(tensor)] = tensor._grad
         if assigning:
+            self._assigning[id(tensor)] = tensor
             self.grad_assigned.add(id(tensor))
             if id(tensor) not in self.grad_accessed:
                 self.grad_overwritten.add(id(tensor))
         self.grad_accessed.add(id(tensor))
         if tensor._data is not None and id(tensor) not in self.made:
             self.grads_before.setdefault(id(tensor), (tensor, tensor._grad))
+            grad = tensor._grad
+            if grad is not None and grad._data is not None and \
+                    id(grad._data) not in self._names:
+                # A .grad captured later (backward adds into it in place) is named after its
+                # owner, as the user names it: `weight.grad`, not `c1`.
+                owner = self._names.get(id(tensor._data))
+                if owner is not None:
+                    self._names[id(grad._data)] = f"{owner}.grad"
 
     def random_input(self, draw) -> Value:
         """A "random" graph input standing for `draw` (tensor/random.RandomDraw), drawn anew each
@@ -382,6 +400,22 @@ class Tracer:
             return None
         return stand_in_of(tensor, self)
 
+    def note_eager_layout(self, tensor: Tensor, order) -> None:
+        """`tensor`, a value this call computed, is one eager lays out with its dims in `order`
+        (outermost first; None: row-major) whatever its operands' layout: a copy made in a
+        layout of its own (contiguous()), an op whose trace records primitives that follow
+        their operands' layout where eager's routine does not (softmax). Other values are
+        laid out by the walk of eager_layout.py."""
+        value = tensor._value
+        if value is None or value.producer is None or id(value) not in self._known:
+            return
+        stand_in = None
+        if order is not None:
+            stand_in = laid_out(np.empty(tuple(getattr(extent, "hint", extent)
+                                               for extent in value.shape), np.uint8), order)
+        self.eager_layouts[id(value)] = None if stand_in is None or \
+            stand_in.flags.c_contiguous else stand_in
+
     def alias(self, source: Tensor, alias: Tensor) -> None:
         """`alias` (detach(), .data of a symbolic tensor) shares all of source's storage."""
         make_alias(self, source, alias)
@@ -459,6 +493,9 @@ class Tracer:
 
     def finish(self, graph: Graph, args: list) -> None:
         """Add the side-effect outputs: .grad assigned during the trace, in-place updates."""
+        for key, tensor in self._assigning.items():
+            self.assigned_grads[key] = tensor._grad
+        self._assigning = {}
         # Tensors a factory made in this call that a write gave autograd history: fine while
         # they die with the call; compiler/tracing.py breaks the graph where the call also
         # changed Python state, in which one may have been stored.
@@ -485,6 +522,7 @@ class Tracer:
                 self.grads_left[output.name] = tensor._grad
                 if id(tensor) in self.grad_assigned:
                     self.fresh_grads[output.name] = tensor._grad
+                    self._assigned_grad_layout(output.name, tensor)
         for touched in list(self._touched.values()):
             grad = touched.tensor._grad
             if grad is not touched.grad and grad is not None:
@@ -495,6 +533,7 @@ class Tracer:
                     self.grads_left[output.name] = grad
                 if id(touched.tensor) in self.grad_assigned:
                     self.fresh_grads[output.name] = grad
+                    self._assigned_grad_layout(output.name, touched.tensor)
         for entry, value in self._updates.values():
             graph.add_output(value, self.unique_output(f"{entry.name}.update"), "update", entry)
         # An argument written in place (directly or through a view) gets its final value
@@ -514,13 +553,29 @@ class Tracer:
                 self.version_bumps.append((entry, counter.value))
         for touched in self._touched.values():
             counter = touched.tensor._version_counter
+            if id(touched.tensor) in self.made and \
+                    counter is not touched.entry.tensor._version_counter:
+                # An alias the call made with a counter of its own (`p.data`): writes through
+                # it move no counter that outlives the call, as in eager.
+                continue
             if counter.value != touched.version and id(counter) not in counted:
                 counted.add(id(counter))
                 self.version_bumps.append((touched.entry, counter.value - touched.version))
         # `.grad = None` (zero_grad(set_to_none=True)) on a tensor the trace read: the caller
-        # that runs the graph repeats it, since restore() undoes it on the real tensor.
+        # that runs the graph repeats it, since restore() undoes it on the real tensor; also
+        # where .grad was None already, since a later call may find a .grad there.
         self.cleared_grads = [touched.entry for touched in self._touched.values()
-                              if touched.grad is not None and touched.tensor._grad is None]
+                              if touched.tensor._grad is None and (
+                                  touched.grad is not None or
+                                  id(touched.tensor) in self.grad_assigned)]
+
+    def _assigned_grad_layout(self, name: str, tensor: Tensor) -> None:
+        """A .grad the function assigned (and backward may have added into, in place, in
+        eager) keeps the assigned tensor's layout: each run's is laid out so
+        (compiler/executable.py); a .grad backward made follows the parameter's instead."""
+        assigned = self.assigned_grads.get(id(tensor))
+        if assigned is not None:
+            self.output_layouts[name] = assigned_grad_layout(self, assigned)
 
     def unique_output(self, name: str) -> str:
         taken = {output.name for output in self.graph.outputs} | self.reserved_outputs

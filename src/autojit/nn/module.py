@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..autograd.hooks import HookDict, RemovableHandle
 from ..tensor import dtypes
+from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import module_global_hooks as global_hooks
 from .module_compile import CompileMixin
@@ -408,8 +409,18 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin):
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's .grad: to None by default, else to zeros in place."""
+        tracing = state.tracer is not None
         for param in self.parameters():
-            grad = param._grad
+            if tracing:
+                # Through the property while a compiled function is traced: a .grad set to
+                # None and made again by a backward is a new tensor on every call, and one
+                # zeroed in place is one whose identity is guarded.
+                if set_to_none:
+                    param.grad = None
+                    continue
+                grad = param.grad
+            else:
+                grad = param._grad
             if grad is None:
                 continue
             if set_to_none:

@@ -145,6 +145,15 @@ def companions(op, other) -> bool:
     return lowering.__class__ is Elementwise and other.name in lowering.companions
 
 
+def follows_operands(op) -> bool:
+    """Whether the op's eager result is laid out as NumPy's ufuncs lay out theirs, after its
+    operands' layout (a transposed operand, a transposed result), as torch's elementwise
+    kernels do: the Elementwise ops and the Externs that run an elementwise NumPy routine."""
+    lowering = op.lowering
+    return lowering.__class__ is Elementwise or (
+        lowering.__class__ is Extern and lowering.routine == "numpy_elementwise")
+
+
 def communicates(op: Op) -> bool:
     """Whether a primitive exchanges data with other processes (Extern.communicates)."""
     lowering = op.lowering

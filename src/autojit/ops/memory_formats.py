@@ -3,9 +3,9 @@ the layout half of `to`, with Tensor.stride; the layouts themselves are tensor/m
 
 A copy into a format is the clone primitive (so its gradient is the identity and it traces as
 one) whose fresh result is then laid out in that format's order: only the strides differ,
-never the values. Inside a compiled function tensors have no strides (the kernels write
-contiguous results), so there the format changes nothing but what is_contiguous answers of a
-real tensor.
+never the values. Inside a compiled function a traced tensor has the layout eager would give
+its array (ir/eager_layout.py): is_contiguous, stride and contiguous answer and copy as eager
+does, and the compiled run lays its results out so.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..tensor.memory_format import (
     strides_of,
     suggested_format,
 )
+from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 
@@ -57,16 +58,32 @@ def contiguous(self, memory_format=contiguous_format) -> Tensor:
         memory_format = contiguous_format
     order = order_of(memory_format, self.ndim)
     data = self._data
-    if data is None or is_laid_out(data, memory_format):
+    if data is None:
+        # Traced: eager's array may be laid out otherwise (`x.t()`), and then eager copies.
+        data = _eager_array(self)
+        if data is None or is_laid_out(data, memory_format):
+            return self
+        result = ew.clone(self)
+        state.tracer.note_eager_layout(result, order)
+        return result
+    if is_laid_out(data, memory_format):
         return self
     return relaid(ew.clone(self), order)
+
+
+def _eager_array(tensor: Tensor):
+    """For a traced tensor, an array laid out as eager's array for it (ir/eager_layout.py:
+    the trace then depends on the layouts of the inputs it comes from, which are guarded);
+    None outside a trace, or for a tensor that is no value of the trace (vmap's)."""
+    tracer = state.tracer
+    return None if tracer is None else tracer.eager_layout(tensor)
 
 
 def is_contiguous(self, memory_format=contiguous_format) -> bool:
     """Whether x's elements are in `memory_format`'s layout (dims of size 1 aside, as torch
     counts them); a symbolic tensor is contiguous."""
     check_format(memory_format, "is_contiguous")
-    data = self._data
+    data = self._data if self._data is not None else _eager_array(self)
     if data is None:
         return memory_format in (contiguous_format, preserve_format)
     return is_laid_out(data, contiguous_format if memory_format is preserve_format
@@ -77,7 +94,11 @@ def stride(self, dim=None):
     """The step in elements between neighbours along each dim (or along `dim`), as torch.stride:
     (W*H*C, 1, W*C, C) for an (N, C, H, W) tensor in channels_last."""
     data = self._data
-    if data is None:  # a symbolic tensor is contiguous
+    if data is None:
+        data = _eager_array(self)
+        if data is not None and data.flags.c_contiguous:
+            data = None  # the sizes of a dynamic shape: strides that follow them
+    if data is None:  # a symbolic tensor eager lays out row-major
         steps, step = [], 1
         for size in reversed(tuple(self.shape)):
             steps.append(step)

@@ -126,7 +126,15 @@ def rule_float(inputs, attrs):
 
 
 def rule_compare(inputs, attrs):
-    return promoted_dtype(inputs), dtypes.bool_
+    if len(inputs) == 2:  # two tensors of one dtype: the comparison of a training script
+        first, second = inputs
+        if first.__class__ is Tensor and second.__class__ is Tensor and \
+                first._dtype is second._dtype:
+            return first._dtype, _BOOL_DTYPE
+    return promoted_dtype(inputs), _BOOL_DTYPE
+
+
+_BOOL_DTYPE = dtypes.bool_
 
 
 def rule_bool(inputs, attrs):
@@ -166,6 +174,7 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         a message naming the problem when the inputs do not fit.
     dtype(inputs, attrs) -> (compute dtype, output dtype); one of the rule_* functions above.
     impl(*arrays, **attrs) -> ndarray: the NumPy reference, the ground truth of every backend.
+        A Reduction's or a Decomposition's result is made row-major (row_major_result).
     vjp(ctx, grad) -> one gradient (a Tensor or None) per input, in autojit ops; or
         NOT_DIFFERENTIABLE. Un-broadcasting and dtype casts of the results happen in the engine.
     jvp(inputs, tangents, out, attrs) -> the output's tangent (a Tensor, or None for zero), in
@@ -198,6 +207,8 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is defined twice")
     op = Op()
+    if lowering.__class__ in (Reduction, Decomposition):
+        impl = row_major_result(impl)
     op.name, op.arity, op.shape, op.dtype, op.impl = name, arity, shape, dtype, impl
     op.vjp, op.saves, op.lowering, op.view = vjp, tuple(saves), lowering, view
     op.jvp, op.batch = jvp, batch
@@ -210,6 +221,38 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     op.node_class = None
     REGISTRY[name] = op
     return op
+
+
+def row_major_result(impl):
+    """impl with a row-major result, strides of size-1 dims included, as torch's reduction,
+    softmax and layer_norm kernels allocate theirs whatever the input's layout and as compiled
+    kernels write every result but those that follow their operands' (ir/eager_layout.py).
+    NumPy's reductions follow the input's layout: the sum over the last dim of a transposed
+    array was transposed, so its view(-1) raised where torch's does not."""
+    def row_major_impl(*arrays, **attrs):
+        result = impl(*arrays, **attrs)
+        return row_major(result) if result.__class__ is np.ndarray else result
+
+    return row_major_impl
+
+
+def row_major(array: np.ndarray) -> np.ndarray:
+    """array itself when it is row-major with torch's strides (a dim of size 1 too has the
+    step of the dims inside it), else a row-major copy."""
+    return array if _standard_strides(array) else np.array(array, order="C")
+
+
+def _standard_strides(array: np.ndarray) -> bool:
+    if not array.flags.c_contiguous:
+        return False
+    if 1 not in array.shape:
+        return True
+    step = array.itemsize
+    for extent, stride in zip(reversed(array.shape), reversed(array.strides)):
+        if stride != step and array.size:
+            return False
+        step *= max(extent, 1)
+    return True
 
 
 def check_registry() -> None:
@@ -339,7 +382,10 @@ def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     tracer = state.tracer
     if tracer is not None:
         if op.lowering.__class__ is Decomposition:
-            return decompose(op, inputs, attrs)
+            out = decompose(op, inputs, attrs)
+            # Row-major in eager (row_major_result), whatever the composite's last op follows.
+            tracer.note_eager_layout(out, None)
+            return out
         if _involves_bfloat16(op, inputs, attrs):
             from ..tensor.graph_break import graph_break
 

@@ -44,6 +44,7 @@ from . import (
     sorting,
     special_functions,
     splitting,
+    subscript,
     triangular,
 )
 from . import elementwise as ew
@@ -82,7 +83,7 @@ METHODS = {
     "any": reduction.any_, "all": reduction.all_, "mean": composite.mean, "var": composite.var,
     "std": composite.std, "norm": composite.norm, "logsumexp": composite.logsumexp,
     # layout
-    "reshape": layout.reshape, "view": layout.reshape, "expand": layout.expand,
+    "reshape": layout.reshape, "view": layout.view, "expand": layout.expand,
     "broadcast_to": layout.broadcast_to, "permute": layout.permute, "narrow": layout.narrow,
     "view_as": layout.view_as, "reshape_as": layout.reshape_as, "expand_as": layout.expand_as,
     "flatten": layout.flatten, "unflatten": layout.unflatten, "squeeze": layout.squeeze,
@@ -179,6 +180,12 @@ for _name, _function in METHODS.items():
         setattr(Tensor, _name, _named(deprecated_forms.method_form(_function, _name), _name))
         continue
     setattr(Tensor, _name, _method(_function))
+# The data path's view methods, called once per sample, are their functions themselves (x
+# first): the wrapper's frame and argument repacking would be a third of their cost.
+# squeeze keeps torch's new tensor where it changes nothing (aliases.new_view).
+for _name in ("view", "reshape", "flatten", "squeeze", "unsqueeze"):
+    _function = METHODS[_name]
+    setattr(Tensor, _name, aliases.new_view(_function) if _name in aliases.NEW_VIEWS else _function)
 
 
 # ---- operators --------------------------------------------------------------------------------
@@ -244,7 +251,7 @@ OPERATORS = {
     "__rrshift__": _reflected(bitwise.bitwise_right_shift),
     "__invert__": _invert, "__pos__": _positive,
     "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
-    "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
+    "__getitem__": subscript.getitem, "__setitem__": subscript.setitem,
 }
 # Operators whose other operand may be of another type: where the op refuses it (a TypeError),
 # the operator returns NotImplemented, as torch's do, so that Python asks the other operand's

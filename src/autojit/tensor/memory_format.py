@@ -40,6 +40,8 @@ preserve_format = memory_format("preserve_format")
 
 # The order of the dims in memory, outermost first: NCHW stored as NHWC.
 _ORDERS = {channels_last: (4, (0, 2, 3, 1)), channels_last_3d: (5, (0, 2, 3, 4, 1))}
+# The ranks that have a channels-last format.
+FORMAT_RANKS = frozenset(rank for rank, _ in _ORDERS.values())
 
 
 def check_format(fmt, where: str = "memory_format") -> None:
@@ -131,6 +133,11 @@ def preserved_order(data):
     if data.__class__ is not np.ndarray or data.ndim < 2 or (
             data.flags.c_contiguous and 1 not in data.shape):  # the common case, at once
         return None
+    if data.ndim not in FORMAT_RANKS and data.nbytes and sum(
+            (n - 1) * abs(step) for n, step in zip(data.shape, data.strides)) >= data.nbytes:
+        # Gaps between the elements (a slice): not dense, and no channels-last format of this
+        # rank for suggested_format to find, so the contiguous layout, at once.
+        return None
     strides = strides_of(data)
     if list(strides) == _dense_strides(data.shape, range(data.ndim)):
         return None
@@ -149,3 +156,54 @@ def layout_for(fmt, source_data, ndim: int):
     if fmt is None or fmt is preserve_format:
         return preserved_order(source_data) if source_data is not None else None
     return order_of(fmt, ndim)
+
+
+def is_dense(data) -> bool:
+    """torch's is_non_overlapping_and_dense: the elements fill a block of memory without gaps
+    or overlaps, in some order of the dims (dims of size 1 may have any stride). A reversed
+    dim (a negative NumPy stride, which torch has no form of) is not."""
+    if data.__class__ is not np.ndarray or data.flags.c_contiguous:
+        return True
+    shape, strides = data.shape, strides_of(data)
+    expected = 1
+    for dim in sorted((dim for dim in range(data.ndim) if shape[dim] != 1),
+                      key=lambda dim: strides[dim]):
+        if strides[dim] != expected:
+            return False
+        expected *= shape[dim]
+    return True
+
+
+def obeys_grad_layout(grad, param) -> bool:
+    """torch's gradient layout contract (autograd's obeys_layout_contract): a .grad of a dense
+    parameter has the parameter's strides (in the dims of size above 1; no dim of stride 0),
+    of any other parameter, the contiguous layout."""
+    if grad.__class__ is not np.ndarray or param.__class__ is not np.ndarray:
+        return True  # a device array: the device's tensors are contiguous
+    if not is_dense(param):
+        return grad.flags.c_contiguous
+    if grad.strides == param.strides and grad.itemsize == param.itemsize:
+        return True
+    itemsize = grad.itemsize
+    return all(step == want * itemsize if size != 1 else step != 0
+               for size, step, want in zip(grad.shape, grad.strides, strides_of(param)))
+
+
+def new_grad_array(grad, param, owned: bool = False):
+    """The array of a new .grad of `param` from a gradient array, laid out as torch's
+    AccumulateGrad lays it out: the gradient itself when it obeys the layout contract
+    (obeys_grad_layout; a copy in its own layout unless `owned`: made for this .grad alone),
+    else a copy with the parameter's strides when the parameter is dense, else a contiguous
+    copy (torch's clone_obey_contract)."""
+    if grad.__class__ is not np.ndarray or param.__class__ is not np.ndarray:
+        return grad if owned else grad.copy()
+    if obeys_grad_layout(grad, param):
+        return grad if owned else np.array(grad, order="K", copy=True)
+    strides = strides_of(param)
+    if not is_dense(param) or list(strides) == _dense_strides(param.shape, range(param.ndim)):
+        return np.array(grad, order="C", copy=True)
+    buffer = np.empty(grad.size, dtype=grad.dtype)
+    result = np.lib.stride_tricks.as_strided(
+        buffer, grad.shape, tuple(step * grad.itemsize for step in strides))
+    np.copyto(result, grad)
+    return result

@@ -297,16 +297,22 @@ class SymInt(_Comparisons):
     __floor__ = __ceil__ = __trunc__
 
     def __format__(self, spec: str) -> str:
+        if PRINTING[0]:
+            return user_text(self, spec)
+        if not self.is_value and _from_autojit():
+            return format(poly_source(self.poly), spec)
         return _format(self, spec)
 
     def evaluate(self, binding) -> int:
         return evaluate_poly(self.poly, binding)
 
     def __str__(self):
-        return _format(self, "") if self.is_value else poly_source(self.poly)
+        if PRINTING[0]:
+            return user_text(self)
+        return poly_source(self.poly) if not self.is_value and _from_autojit() else \
+            _format(self, "")
 
-    def __repr__(self):
-        return _format(self, "") if self.is_value else poly_source(self.poly)
+    __repr__ = __str__
 
 
 numbers.Integral.register(SymInt)
@@ -338,8 +344,38 @@ def _sym_int_of(value, env: ShapeEnv) -> SymInt:
 FORMATTER: list = []
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _from_autojit() -> bool:
+    """Whether the text of a symbolic size is asked for by autojit itself (a graph's text, a
+    log line: the symbol's name), not by the user's code (a print, an f-string, `str(n)`: the
+    value, each run's own)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        if frame.f_code.co_name not in ("__repr__", "__str__", "__format__"):
+            return True
+        frame = frame.f_back  # autojit's own repr of a shape the user prints
+    return False
+
+
+# Above 0 while a traced print() formats its arguments (ir/printing.py): a size inside one
+# (`print(tuple(out.shape))`) takes each run's text, as the size itself does.
+PRINTING = [0]
+
+
+def user_text(value, spec: str = "", sink: bool = False) -> str:
+    """A symbolic scalar formatted as the user's code formats it (`print(n)` of a size: the
+    value, each run's own), whoever calls this; `sink`: the text goes straight to a print
+    (each run's own text, whatever the source says)."""
+    if (sink or PRINTING[0]) and FORMATTER and len(FORMATTER) > 1:
+        return FORMATTER[1](value, spec)
+    return _format(value, spec)
+
+
 def _format(value, spec: str) -> str:
-    if FORMATTER and value.is_value:
+    if FORMATTER:
+        # A print or log of the value is filled in by each run; other text specializes.
         return FORMATTER[0](value, spec)
     return format(value.hint if value.is_value else str(value), spec) if spec else \
         str(value.hint if value.is_value else poly_source(value.poly))
@@ -433,8 +469,9 @@ class SymFloat(_Comparisons):
         if not isinstance(_raw(other), (int, float)) and _raw(other) is not UNKNOWN:
             return NotImplemented
         result = _COMPARISONS[symbol](self.hint, _hint(other))
-        recorded = symbol if result else _NEGATED[symbol]
-        self.env.record(f"{tree_source(self.tree)} {recorded} {tree_source(_tree(other))}")
+        condition = f"{tree_source(self.tree)} {symbol} {tree_source(_tree(other))}"
+        # Not `a <= b` for a false `a > b`: with a NaN both are false.
+        self.env.record(condition if result else f"not ({condition})")
         return result
 
     def __bool__(self):
@@ -474,16 +511,22 @@ class SymFloat(_Comparisons):
         return self._to_int("ceil", "math.ceil() was called")
 
     def __format__(self, spec: str) -> str:
+        if PRINTING[0]:
+            return user_text(self, spec)
+        if not self.is_value and _from_autojit():
+            return format(tree_source(self.tree), spec)
         return _format(self, spec)
 
     def evaluate(self, binding) -> float:
         return evaluate_tree(self.tree, binding)
 
     def __str__(self):
-        return _format(self, "") if self.is_value else tree_source(self.tree)
+        if PRINTING[0]:
+            return user_text(self)
+        return tree_source(self.tree) if not self.is_value and _from_autojit() else \
+            _format(self, "")
 
-    def __repr__(self):
-        return _format(self, "") if self.is_value else tree_source(self.tree)
+    __repr__ = __str__
 
 
 numbers.Real.register(SymFloat)

@@ -209,7 +209,7 @@ EVAL_GLOBALS = {"__builtins__": {"min": min, "max": max, "round": round, "abs": 
                 "nan": math.nan, "inf": math.inf, "digest": digest, "close": close,
                 **MATH_FUNCTIONS,
                 "isfinite": math.isfinite, "isnan": math.isnan, "isinf": math.isinf,
-                "int": int, "floor": math.floor, "ceil": math.ceil}
+                "int": int, "float": float, "floor": math.floor, "ceil": math.ceil}
 
 SIZE_SYMBOL = re.compile(r"\bs\d+\b")
 RUNTIME_SYMBOL = re.compile(r"\b[fi]\d+\b")

@@ -45,6 +45,13 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
 def item(self):
     """The value of a one-element tensor as a Python number."""
     tracer = state.tracer
+    data = self._data
+    if tracer is None and data.__class__ is np.ndarray and tensor_module.VALUE_READ is None:
+        # Eager, in host memory, with no VJP being recorded: what _host gives, read now.
+        if data.size != 1:
+            raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to "
+                               "Scalar")
+        return data.item()
     if tracer is not None and not self._batched and (
             self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
         # While tracing: a symbolic scalar standing for the value the tensor holds now,
@@ -65,6 +72,9 @@ def item(self):
 def tolist(self):
     """The data as nested Python lists of numbers (a number for a 0-d tensor)."""
     tracer = state.tracer
+    data = self._data
+    if tracer is None and data.__class__ is np.ndarray and tensor_module.VALUE_READ is None:
+        return data.tolist()
     if tracer is not None and not self._batched and (
             self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
         return tracer.read_scalar(self, None if self.ndim == 0 else "tolist")

@@ -247,11 +247,15 @@ def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None, split: bool) -
     native = a.dtype == b.dtype and native_gemm(a.dtype) and \
         (out is None or (out.dtype == a.dtype and out.flags.c_contiguous))
     parts, by_columns = _parts(*a.shape, b.shape[1], native) if split else (1, False)
+    long = _long_float32(a, b)
+    if long and not native:
+        return _blocked_product(a, b, out)
     # NumPy's matmul takes a strided operand (a transposed view, a broadcast column) off BLAS
     # to a plain loop: a 1x128 by 128x256 product read through a stride-0 view measured 47 us
     # in the penalty step. gemm reads transposed views as they lie, and copies the rest.
-    if parts <= 1 and (not native or a.flags.c_contiguous and b.flags.c_contiguous and
-                       gemm_kernel.address(a.dtype, False, False, a.shape[0], b.shape[1]) is None):
+    if parts <= 1 and not long and (
+            not native or a.flags.c_contiguous and b.flags.c_contiguous and
+            gemm_kernel.address(a.dtype, False, False, a.shape[0], b.shape[1]) is None):
         return np.matmul(a, b, out=out)
     if native:
         if out is None:
@@ -260,6 +264,35 @@ def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None, split: bool) -
     if out is None:
         out = np.empty((a.shape[0], b.shape[1]), np.result_type(a, b))
     _run_parts(_np_matmul, _pieces(a, b, out, parts, by_columns))
+    return out
+
+
+def _long_float32(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether a float32 product's inner extent is longer than one float32 chain of the
+    library's may be (workers.FLOAT32_INNER_BLOCK)."""
+    return a.dtype == np.float32 and b.dtype == np.float32 and \
+        a.shape[1] > workers.FLOAT32_INNER_BLOCK
+
+
+def _blocked_product(a: np.ndarray, b: np.ndarray, out: np.ndarray | None,
+                     alpha: float = 1.0, beta: float = 0.0) -> np.ndarray:
+    """alpha * a @ b + beta * out for float32 operands with a long inner extent, where the
+    native workers are missing: as their gemm_part computes it, one library product per block
+    of FLOAT32_INNER_BLOCK k's, summed in float64 and rounded once. The library's own
+    product sums all k's of an element in one float32 chain: a conv weight gradient whose
+    batch the compiled graph folds into k (ir/passes/products.py) was up to 11 times further
+    from exact than eager's (docs/notes/accurate-numerics.md)."""
+    block = workers.FLOAT32_INNER_BLOCK
+    total = np.zeros((a.shape[0], b.shape[1]), np.float64)
+    for start in range(0, a.shape[1], block):
+        total += np.matmul(a[:, start:start + block], b[start:start + block])
+    if alpha != 1.0:
+        total *= alpha
+    if out is None:
+        return total.astype(np.float32)
+    if beta:
+        total += beta * out.astype(np.float64)
+    out[...] = total
     return out
 
 
@@ -352,10 +385,12 @@ def gemm_records(a: np.ndarray, b: np.ndarray, out: np.ndarray, alpha: float, be
     a, b, (transpose_a, lead_a), (transpose_b, lead_b) = operands
     if keep is not None:
         keep.extend((a, b))
-    function = gemm_kernel.address(out.dtype, transpose_a == _TRANSPOSE,
-                                   transpose_b == _TRANSPOSE, *out.shape) or \
-        _gemm_address(out.dtype)
-    kind = 0 if out.dtype == np.float32 else 1
+    generated = gemm_kernel.address(out.dtype, transpose_a == _TRANSPOSE,
+                                    transpose_b == _TRANSPOSE, *out.shape)
+    function = generated or _gemm_address(out.dtype)
+    # 2: float32 through the library, whose sums over a long inner extent gemm_part cuts into
+    # blocks (the generated gemm blocks them itself).
+    kind = 1 if out.dtype != np.float32 else 0 if generated else 2
     lead_out = out.strides[0] // out.itemsize
     alpha_bits, beta_bits = workers.float_bits(alpha), workers.float_bits(beta)
     # A block keeps its matrix's layout and leading dimension: each part's addresses are the
@@ -484,6 +519,8 @@ def _gemm(a, b, out, alpha, beta, split, record) -> np.ndarray:
         return out
     if record is not None:
         record.refuse("a product ran through ctypes")
+    if _long_float32(a, b):
+        return _blocked_product(a, b, out, alpha, beta)
     function = _gemm_function(out.dtype)
     operands = _gemm_operands(a, b, out, beta)
     if operands is None:

@@ -17,7 +17,8 @@ costs a split job no more than one core's time.
 A job is a native function `i32 part(ptr argument, i64 index)`; its nonzero results are or-ed
 into the job's status. Two such functions are built here: `kernel_part` calls a compiled kernel
 on its part's row of a pointer table, and `gemm_part` calls CBLAS ?gemm (64-bit integers) from
-its part's record (GEMM_RECORD): the function, 0 for float32 or 1 for float64,
+its part's record (GEMM_RECORD): the function, 0 for float32 or 1 for float64 (2 for float32
+through the library, whose long inner extents it cuts into blocks: FLOAT32_INNER_BLOCK),
 then the call's arguments in order, the two scalars as float64 bits (blas.gemm_records).
 Linux on x86-64 only (the futex and `pause`); elsewhere `shared()` is None and callers keep
 the Python pool of blas.py.
@@ -59,12 +60,20 @@ GEMM_RECORD = (("function", "ptr"), ("kind", "i64"), ("order", "i32"), ("transpo
                ("alpha", "double"), ("a", "ptr"), ("lead_a", "i64"), ("b", "ptr"),
                ("lead_b", "i64"), ("beta", "double"), ("c", "ptr"), ("lead_c", "i64"))
 GEMM_RECORD_WORDS = len(GEMM_RECORD)
+# A float32 product through the library (record kind 2) sums at most this many k's in one
+# float32 chain: gemm_part runs a longer inner extent as one call per block into a scratch
+# matrix of fresh sums, accumulated in float64 and rounded once into c
+# (docs/notes/accurate-numerics.md).
+FLOAT32_INNER_BLOCK = 64
+_CBLAS_TRANSPOSE = 112
 
 _IR = """
 declare i64 @syscall(i64, ...)
 declare i32 @sched_yield()
 declare void @llvm.x86.sse2.pause()
 declare i64 @llvm.readcyclecounter()
+declare ptr @malloc(i64)
+declare void @free(ptr)
 
 define void @{prefix}_loop(ptr %state) {{
 entry:
@@ -268,15 +277,110 @@ define i32 @{prefix}_gemm_part(ptr %argument, i64 %part) {{
 entry:
   %record = getelementptr [{record} x i64], ptr %argument, i64 %part
 {record_loads}
-  %single = icmp eq i64 %kind, 0
-  br i1 %single, label %float32, label %float64
+  %double = icmp eq i64 %kind, 1
+  br i1 %double, label %float64, label %float32
 
 float32:
   %alpha32 = fptrunc double %alpha to float
   %beta32 = fptrunc double %beta to float
+  %blocked = icmp eq i64 %kind, 2
+  %long = icmp sgt i64 %inner, {inner_block}
+  %split = and i1 %blocked, %long
+  br i1 %split, label %blocks, label %whole
+
+whole:
   call void %function(i32 %order, i32 %transpose_a, i32 %transpose_b, i64 %rows, i64 %columns,
                 i64 %inner, float %alpha32, ptr %a, i64 %lead_a, ptr %b, i64 %lead_b,
                 float %beta32, ptr %c, i64 %lead_c)
+  ret i32 0
+
+blocks:
+  ; Each block of k's is one call into a scratch matrix of fresh sums (row-major, lead
+  ; columns), added into a float64 total; c gets the total (plus beta * c) rounded once.
+  ; Row-major: a's k-th column is 1 element on (lead_a where a is transposed), b's k-th row
+  ; lead_b elements on (1 where b is transposed).
+  %a_transposed = icmp eq i32 %transpose_a, {transpose}
+  %a_step = select i1 %a_transposed, i64 %lead_a, i64 1
+  %b_transposed = icmp eq i32 %transpose_b, {transpose}
+  %b_step = select i1 %b_transposed, i64 1, i64 %lead_b
+  %cells = mul i64 %rows, %columns
+  %scratch_bytes = mul i64 %cells, 4
+  %scratch = call ptr @malloc(i64 %scratch_bytes)
+  %total_bytes = mul i64 %cells, 8
+  %total = call ptr @malloc(i64 %total_bytes)
+  br label %block
+
+block:
+  %k = phi i64 [ 0, %blocks ], [ %next_k, %added ]
+  %first = icmp eq i64 %k, 0
+  %left = sub i64 %inner, %k
+  %last = icmp slt i64 %left, {inner_block}
+  %depth = select i1 %last, i64 %left, i64 {inner_block}
+  %a_offset = mul i64 %k, %a_step
+  %a_k = getelementptr float, ptr %a, i64 %a_offset
+  %b_offset = mul i64 %k, %b_step
+  %b_k = getelementptr float, ptr %b, i64 %b_offset
+  call void %function(i32 %order, i32 %transpose_a, i32 %transpose_b, i64 %rows, i64 %columns,
+                i64 %depth, float %alpha32, ptr %a_k, i64 %lead_a, ptr %b_k, i64 %lead_b,
+                float 0.0, ptr %scratch, i64 %columns)
+  br label %add
+
+add:
+  %cell = phi i64 [ 0, %block ], [ %next_cell, %add ]
+  %s_cell = getelementptr float, ptr %scratch, i64 %cell
+  %s_value = load float, ptr %s_cell
+  %s_wide = fpext float %s_value to double
+  %t_cell = getelementptr double, ptr %total, i64 %cell
+  %t_loaded = load double, ptr %t_cell
+  %t_value = select i1 %first, double 0.0, double %t_loaded
+  %t_sum = fadd double %t_value, %s_wide
+  store double %t_sum, ptr %t_cell
+  %next_cell = add i64 %cell, 1
+  %more_cells = icmp slt i64 %next_cell, %cells
+  br i1 %more_cells, label %add, label %added
+
+added:
+  %next_k = add i64 %k, {inner_block}
+  %more = icmp slt i64 %next_k, %inner
+  br i1 %more, label %block, label %store
+
+store:
+  %keep = fcmp une double %beta, 0.0
+  br label %row
+
+row:
+  %i = phi i64 [ 0, %store ], [ %next_i, %row_end ]
+  %c_row_offset = mul i64 %i, %lead_c
+  %c_row = getelementptr float, ptr %c, i64 %c_row_offset
+  %t_row_offset = mul i64 %i, %columns
+  %t_row = getelementptr double, ptr %total, i64 %t_row_offset
+  br label %column
+
+column:
+  %j = phi i64 [ 0, %row ], [ %next_j, %column ]
+  %c_out = getelementptr float, ptr %c_row, i64 %j
+  %t_out = getelementptr double, ptr %t_row, i64 %j
+  %sum = load double, ptr %t_out
+  ; c is not read where beta is 0 (it may hold anything, as BLAS allows).
+  %c_old = load float, ptr %c_out
+  %c_wide = fpext float %c_old to double
+  %c_scaled = fmul double %beta, %c_wide
+  %c_part = select i1 %keep, double %c_scaled, double 0.0
+  %result = fadd double %sum, %c_part
+  %rounded = fptrunc double %result to float
+  store float %rounded, ptr %c_out
+  %next_j = add i64 %j, 1
+  %more_j = icmp slt i64 %next_j, %columns
+  br i1 %more_j, label %column, label %row_end
+
+row_end:
+  %next_i = add i64 %i, 1
+  %more_i = icmp slt i64 %next_i, %rows
+  br i1 %more_i, label %row, label %done
+
+done:
+  call void @free(ptr %scratch)
+  call void @free(ptr %total)
   ret i32 0
 
 float64:
@@ -347,7 +451,8 @@ class Workers:
                           for name, offset in SLOTS.items())
         text = _IR.format(
             prefix=prefix, slots=slots, futex=_SYSCALL_FUTEX, wait=_FUTEX_WAIT_PRIVATE,
-            wake=_FUTEX_WAKE_PRIVATE, record=GEMM_RECORD_WORDS, record_loads=_record_loads())
+            wake=_FUTEX_WAKE_PRIVATE, record=GEMM_RECORD_WORDS, record_loads=_record_loads(),
+            inner_block=FLOAT32_INNER_BLOCK, transpose=_CBLAS_TRANSPOSE)
         names = [f"{prefix}_{name}" for name in ("run", "loop", "kernel_part", "gemm_part",
                                                   "nothing")]
         # The engine owns the code; the module is kept alive with this object.

@@ -23,12 +23,13 @@ import operator
 
 import numpy as np
 
+from ...tensor.memory_format import new_grad_array
 from ...tensor.state import state
 from ...tensor.tensor import Tensor
 from ..cpu import blas, input_checks, workers
 from ..cpu import program as programs
 from ..kernel import KernelError
-from .steps import reference_error
+from .steps import mark_repeatable, reference_error
 
 
 def direct_call(plan, arg_positions: list, grads: list, cleared: list, result, skipped,
@@ -81,7 +82,12 @@ def direct_call(plan, arg_positions: list, grads: list, cleared: list, result, s
         if kind != "array" or array < inputs or index not in program.owned_outputs:
             return None  # not an array the call made for this .grad alone
         owner = f"args[{position}]" if tensor is None else constant(tensor, "G")
-        lines.append(f"    {owner}._grad = make(arrays[{array}], {constant(dtype, 'T')})")
+        # The fresh array is row-major: a parameter laid out otherwise (dense) gets its
+        # .grad in its own layout, as eager's AccumulateGrad gives it.
+        lines += [f"    grad = arrays[{array}]",
+                  f"    if not {owner}._data.flags.c_contiguous:",
+                  f"        grad = new_grad(grad, {owner}._data, True)",
+                  f"    {owner}._grad = make(grad, {constant(dtype, 'T')})"]
     lines += [f"    {constant(tensor, 'E')}._grad = None" for tensor in cleared]
     lines.append("    return result(OUTPUTS(arrays), None, args)")
     source = "def call(args):\n" \
@@ -95,11 +101,13 @@ def direct_call(plan, arg_positions: list, grads: list, cleared: list, result, s
         try:
             program._fail(plan, status)
         except KernelError as failure:
-            raise reference_error(plan.graph, supplied, failure) from None
+            raise mark_repeatable(reference_error(plan.graph, supplied, failure),
+                                  plan.in_place is None) from None
 
     names.update(plan=plan, program=program, state=state,
                  shared=workers.shared, WORKERS=native, LOCK=native.lock, RUN=run,
                  CALL=program._checked_call, empty=np.empty, make=Tensor._make, result=result,
+                 new_grad=new_grad_array,
                  OUTPUTS=_picker(program, program._array_outputs), failed=failed, SKIPPED=skipped,
                  REMAKE=remake, ONE_THREAD=blas.one_thread())
     exec(compile(source, "<autojit direct call>", "exec"), names)  # noqa: S102

@@ -32,6 +32,7 @@ from .steps import (
     NodeStep,
     PlacedKernelStep,
     RegionKernelStep,
+    mark_repeatable,
     reference_error,
 )
 
@@ -146,6 +147,7 @@ class Plan:
         self.graph = graph
         self.steps = steps
         self._running = False
+        self._left_no_effect = True
         # in_place.InPlaceTargets when kernels may store updates into their tensors' storage
         # (set by build_plan; a backend whose kernels cannot keeps None).
         self.in_place = None
@@ -192,7 +194,8 @@ class Plan:
             return self._run_owning(arg_arrays)
         except KernelError as failure:
             # Eager's error, from the op eager fails at first (docs/notes/errors-in-kernels.md).
-            raise reference_error(self.graph, arg_arrays, failure) from None
+            raise mark_repeatable(reference_error(self.graph, arg_arrays, failure),
+                                  self._left_no_effect) from None
 
     def _run_owning(self, arg_arrays: list) -> tuple:
         # Kept buffers serve one run at a time: a run that starts while another is under way
@@ -202,6 +205,9 @@ class Plan:
         supplied = iter(arg_arrays)
         inputs = [next(supplied) if tensor is None else tensor._data
                   for _, tensor in self._input_slots]
+        # Whether a run that fails has stored nothing yet (a native program may have stored
+        # updates in place wherever the plan has any).
+        self._left_no_effect = self.in_place is None
         if self.program and reuse and profiler is None:
             self._running = True
             try:
@@ -226,6 +232,7 @@ class Plan:
                     step.run(environment)
             self._steady_runs += reuse
         except BaseException:
+            self._left_no_effect = not environment.get(WRITTEN)
             # A step failed after a kernel stored an update into its tensor: the tensor has
             # changed, as eager's in-place op would have changed it, so its version moves too.
             for key in environment.get(WRITTEN, ()):

@@ -387,3 +387,11 @@ def reference_error(graph, arg_arrays: list, failure: Exception, captured=None) 
     except Exception as error:  # noqa: BLE001 - the error the call raises
         return error
     return failure
+
+
+def mark_repeatable(error: Exception, repeatable: bool) -> Exception:
+    """Say on eager's error of a failed run whether the run left no effect (no kernel stored
+    into a tensor's storage): the compiled function then runs the call eagerly, which raises
+    the same error from the user's own line (compiler/api.py)."""
+    error.autojit_rerun_eagerly = repeatable
+    return error

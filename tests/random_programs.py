@@ -205,13 +205,6 @@ SETUP_HOOKS = ("hook_add", "forward_hook_add", "post_hook_add")
 # by the test (which runs one program of each class, xfail) nor by default on the command line,
 # so that other classes show. A fix removes its entry.
 UNFIXED = {
-    "nan-branch-effects-twice": ("arg:nan",),
-    "size-counter-stops-after-retrace": ("feature:rows_counter",),
-    "grad-view-write-missed-by-momentum": ("feature:grad_view_zero",),
-    "caller-grad-not-accumulated-before-reset": ("zero:end", "every:2"),
-    "symbolic-size-as-dict-key": ("feature:shape_key_dict",),
-    "dict-entry-not-rewritten-after-clear": ("mutation:stats_clear",),
-    "python-warning-not-repeated": ("feature:out_grad_read",),
 }
 UNFIXED_NAMES = frozenset(name for names in UNFIXED.values() for name in names)
 

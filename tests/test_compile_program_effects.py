@@ -6,8 +6,9 @@ counterpart of what is checked (autojit's own recompile counts), compiled agains
 the order of the keys a call writes into a dict, a `.grad` the caller kept across a
 `zero_grad()` inside the step, what a call did before it raised, sizes printed, added to
 counters and compared with values read from tensors, `requires_grad_()` on an argument,
-`float()` of a NaN, `.grad = None` on a tensor that does not require grad, and a learning rate
-read with `float()` and written later in the same call.
+`float()` of a NaN, `.grad = None` on a tensor that does not require grad, a learning rate
+read with `float()` and written later in the same call, a dict entry stored unchanged, and
+warnings raised on every call.
 """
 
 from __future__ import annotations
@@ -486,3 +487,51 @@ def test_a_batch_size_used_as_a_dict_key_is_never_left_symbolic():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CompileWarning)  # a graph break, said once
         assert program(autojit.compile) == eager
+
+
+def test_an_entry_stored_unchanged_is_stored_again_after_the_caller_clears_the_dict():
+    def program(wrap):
+        stats, history = {}, [1, 2]
+
+        def step(x):
+            stats["seen"] = len(history)  # the value already there from the second call on
+            return (x * 2).sum()
+
+        compiled = wrap(step)
+        seen = []
+        for call in range(4):
+            if call == 2:
+                stats.clear()
+            compiled(autojit.ones(3))
+            seen.append(dict(stats))
+        return seen
+
+    eager, compiled = _both(program)
+    assert compiled == eager == [{"seen": 2}] * 4
+
+
+def test_a_warning_the_step_raises_is_raised_by_every_call_through_the_filters():
+    def program(wrap, action):
+        weight = autojit.ones(3, requires_grad=True)
+
+        def step(x):
+            out = x * weight
+            if out.grad is None:  # a non-leaf's .grad: UserWarning, as torch's
+                warnings.warn("no gradient", RuntimeWarning, stacklevel=1)
+                warnings.warn("the caller's line", RuntimeWarning, stacklevel=2)
+            return out.sum()
+
+        compiled = wrap(step)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter(action)
+            warnings.simplefilter("error", CompileWarning)
+            for _ in range(2):
+                compiled(autojit.ones(3))
+            compiled(autojit.ones(3))  # another line of the caller
+        return [(w.category.__name__, w.filename, w.lineno) for w in caught]
+
+    for action in ("always", "default"):
+        eager = program(lambda fn: fn, action)
+        compiled = program(autojit.compile, action)
+        assert compiled == eager, action
+    assert len(program(autojit.compile, "always")) == 9

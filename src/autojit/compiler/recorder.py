@@ -19,6 +19,8 @@ identity, for the objects the walk before the trace found (`known`, reachability
 - `deep`: ids of objects passed to code the recorder does not follow (C functions, the
   tensor and op layers of autojit, NumPy): everything reachable from them counts as read;
 - `identity`: ids of objects whose identity decided something (`is`, `id`, `hash`);
+- `stored`: (id(owner), fragment) for each attribute or dict item stored into (not a read:
+  writebacks.py repeats such a store on every run even where it left the value unchanged);
 - `cells`: ids of closure cells read; `codes`: the code objects that ran.
 
 The code followed is the user's and every library's, except the layers below the compiler
@@ -103,6 +105,9 @@ class Reads:
         self.cells: set = set()
         self.codes: set = set()
         self.appended: set = set()  # ids of lists `.append` was called on
+        # (id(owner), fragment) of each `obj.name = v` and `container[key] = v` on a known
+        # object: a store eager makes on every call, even of the value already there
+        self.stored: set = set()
         self.failure: str | None = None  # why the record cannot be trusted
 
     def append_only(self) -> set:
@@ -634,6 +639,20 @@ def _load_attr(recorder, peek, name, arg):
     recorder.attribute(peek(0), name)
 
 
+def _store_attr(recorder, peek, name, arg):
+    owner = peek(0)
+    if id(owner) in recorder._known:
+        recorder.reads.stored.add((id(owner), f".{name}"))
+
+
+def _store_subscr(recorder, peek, name, arg):
+    key, container = peek(0), peek(1)
+    if id(container) in recorder._known and isinstance(container, dict):
+        fragment = _key_fragment(key)
+        if fragment is not None:
+            recorder.reads.stored.add((id(container), f"[{fragment}]"))
+
+
 def _load_super_attr(recorder, peek, name, arg):
     # 3.12: [super, class, self]
     owner, cls = peek(0), peek(1)
@@ -786,6 +805,8 @@ _HANDLERS = {
     "LOAD_ATTR": _load_attr,
     "LOAD_METHOD": _load_attr,
     "LOAD_SUPER_ATTR": _load_super_attr,
+    "STORE_ATTR": _store_attr,
+    "STORE_SUBSCR": _store_subscr,
     "LOAD_GLOBAL": _load_global,
     "LOAD_NAME": _load_name,
     "LOAD_DEREF": _load_deref,

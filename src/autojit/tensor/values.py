@@ -10,12 +10,11 @@ is imported.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from . import dtypes
 from . import tensor as tensor_module
+from .once import warn_now
 from .state import state
 from .tensor import Tensor
 
@@ -110,7 +109,7 @@ def __float__(self) -> float:
     """`float(x)` of a one-element tensor."""
     if self._requires_grad and state.grad_enabled and not tensor_module._warned_float_of_grad:
         tensor_module._warned_float_of_grad = True  # torch warns once per process
-        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+        warn_now("Converting a tensor with requires_grad=True to a scalar may lead to "
                       "unexpected behavior.\nConsider using tensor.detach() first.",
                       UserWarning, stacklevel=2)
     if self._data is None and self._traced_scalar():

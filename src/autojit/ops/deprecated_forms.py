@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import functools
 import numbers
-import warnings
 
+from ..tensor.once import warn_now
 from ..tensor.tensor import Tensor
 
 
@@ -49,7 +49,8 @@ _CURRENT = {
 # The top-level functions whose current forms include one with an out_dtype, which torch's
 # warning lists second.
 _OUT_DTYPE = {"addmm", "baddbmm"}
-# torch warns at the first deprecated call of the process only (one warn-once in its parser).
+# torch warns at the first deprecated call of the process only (one warn-once in its parser);
+# warn_now, so that a compiled function's runs do not repeat it (tensor/once.py).
 _warned: list = []
 
 
@@ -84,7 +85,7 @@ def _warn(name: str, form: tuple, method_name: str, method: bool) -> None:
     now = f"{method_name}({tensors}{keywords})"
     if not method and name in _OUT_DTYPE:
         now += f"\n\t{method_name}({tensors}, torch.dtype out_dtype{keywords})"
-    warnings.warn(
+    warn_now(
         f"This overload of {method_name} is deprecated:\n\t{method_name}("
         f"{_signature(form, method, out=not method)})\nConsider using one of the following "
         f"signatures instead:\n\t{now}", UserWarning, stacklevel=3)

@@ -535,3 +535,29 @@ def test_a_warning_the_step_raises_is_raised_by_every_call_through_the_filters()
         compiled = program(autojit.compile, action)
         assert compiled == eager, action
     assert len(program(autojit.compile, "always")) == 9
+
+
+def test_guards_read_no_missing_key_into_an_optimizer_state():
+    """An executable's guards read opt.state[p] of the optimizer it was traced with; checked
+    against a new optimizer (whose state is a defaultdict) they must not add p there."""
+    def program(wrap):
+        model = autojit.nn.Linear(3, 2)
+        holder = {"opt": autojit.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)}
+
+        def step(x):
+            opt = holder["opt"]
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+
+        compiled = wrap(step)
+        for _ in range(3):
+            compiled(autojit.ones(4, 3))
+        model.weight = autojit.nn.Parameter(autojit.zeros(2, 5))
+        holder["opt"] = autojit.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        with pytest.raises(RuntimeError, match="cannot be multiplied"):
+            compiled(autojit.ones(4, 3))
+        return len(holder["opt"].state), list(holder["opt"].state_dict()["state"])
+
+    eager, compiled = _both(program)
+    assert compiled == eager == (0, [])

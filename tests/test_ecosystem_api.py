@@ -17,7 +17,7 @@ import pytest
 from torch_compare import same_as_torch
 
 import autojit
-from autojit.ops import deprecated_forms
+from autojit.tensor import once
 
 torch = pytest.importorskip("torch")
 
@@ -143,7 +143,7 @@ def test_deprecated_forms(name):
 def test_deprecated_form_warns_once_with_torchs_text(call, message, monkeypatch):
     """torch's UserWarning (its text, taken from torch 2.13), at the first deprecated call of
     the process only."""
-    monkeypatch.setattr(deprecated_forms, "_warned", [])
+    monkeypatch.setattr(once, "given", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         call()
@@ -153,7 +153,7 @@ def test_deprecated_form_warns_once_with_torchs_text(call, message, monkeypatch)
 
 
 def test_current_forms_are_not_deprecated(monkeypatch):
-    monkeypatch.setattr(deprecated_forms, "_warned", [])
+    monkeypatch.setattr(once, "given", set())
     x = autojit.ones(2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

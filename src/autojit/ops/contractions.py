@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.once import warn_now
+from ..tensor.once import warn_once
 from ..tensor.tensor import Tensor, normalize_dim
 from . import composite, layout
 from . import elementwise as ew
@@ -149,17 +149,12 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     return (base if beta == 1 else base * beta) + product
 
 
-_CHAIN_MATMUL_WARNED = []
-
-
 def chain_matmul(*matrices, out=None) -> Tensor:
     """The product of the 2-D matrices, in the cheapest order (deprecated in torch for
     linalg.multi_dot, which it calls)."""
-    if not _CHAIN_MATMUL_WARNED:
-        _CHAIN_MATMUL_WARNED.append(True)
-        warn_now("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
-                      "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
-                      "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+    warn_once("chain_matmul", "torch.chain_matmul is deprecated and will be removed in a future "
+              "PyTorch release. Use torch.linalg.multi_dot instead, which accepts a list of two "
+              "or more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:
@@ -286,14 +281,8 @@ def norm_method(self: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=No
     return norm(self, p, dim, keepdim, dtype=dtype)
 
 
-_FROBENIUS_WARNED = []
-_NUCLEAR_WARNED = []
-
-
-def _deprecated(flag: list, message: str) -> None:
-    if not flag:
-        flag.append(True)
-        warn_now(message, UserWarning, stacklevel=3)
+def _deprecated(key: str, message: str) -> None:
+    warn_once(key, message, UserWarning, stacklevel=3)
 
 
 def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:  # noqa: A002
@@ -303,7 +292,7 @@ def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:  # noqa
     if len(dims) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
                            "instead.")
-    _deprecated(_FROBENIUS_WARNED, "at::frobenius_norm is deprecated and it is just left for JIT "
+    _deprecated("frobenius_norm", "at::frobenius_norm is deprecated and it is just left for JIT "
                 "compatibility. It will be removed in a future PyTorch release. Please use "
                 "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
     if not input.dtype.is_floating_point:
@@ -317,7 +306,7 @@ def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # n
     `dim` (the last two by default); deprecated in torch for linalg.matrix_norm."""
     if isinstance(dim, bool):  # torch's (input, keepdim) form
         dim, keepdim = None, dim
-    _deprecated(_NUCLEAR_WARNED, "at::nuclear_norm is deprecated and it is just left for JIT "
+    _deprecated("nuclear_norm", "at::nuclear_norm is deprecated and it is just left for JIT "
                 "compatibility. It will be removed in a future PyTorch release. Please use "
                 "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
     return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import numbers
 
-from ..tensor.once import warn_now
+from ..tensor import once
 from ..tensor.tensor import Tensor
 
 
@@ -49,9 +49,9 @@ _CURRENT = {
 # The top-level functions whose current forms include one with an out_dtype, which torch's
 # warning lists second.
 _OUT_DTYPE = {"addmm", "baddbmm"}
-# torch warns at the first deprecated call of the process only (one warn-once in its parser);
-# warn_now, so that a compiled function's runs do not repeat it (tensor/once.py).
-_warned: list = []
+# torch warns at the first deprecated call of the process only (one warn-once in its parser):
+# one key of tensor/once.py for every form.
+_ONCE_KEY = "deprecated call form"
 
 
 def _match(name: str, args: tuple, method: bool):
@@ -74,9 +74,8 @@ def _signature(parts, method: bool, out: bool) -> str:
 
 
 def _warn(name: str, form: tuple, method_name: str, method: bool) -> None:
-    if _warned:
+    if _ONCE_KEY in once.given:
         return
-    _warned.append(method_name)
     current = _CURRENT[name]
     tensors = ", ".join([*([] if method else ["Tensor input"]),
                          *(f"Tensor {part}" for part in current if part not in _SCALARS)])
@@ -85,8 +84,8 @@ def _warn(name: str, form: tuple, method_name: str, method: bool) -> None:
     now = f"{method_name}({tensors}{keywords})"
     if not method and name in _OUT_DTYPE:
         now += f"\n\t{method_name}({tensors}, torch.dtype out_dtype{keywords})"
-    warn_now(
-        f"This overload of {method_name} is deprecated:\n\t{method_name}("
+    once.warn_once(
+        _ONCE_KEY, f"This overload of {method_name} is deprecated:\n\t{method_name}("
         f"{_signature(form, method, out=not method)})\nConsider using one of the following "
         f"signatures instead:\n\t{now}", UserWarning, stacklevel=3)
 

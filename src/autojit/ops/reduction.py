@@ -108,12 +108,28 @@ def _sequential_rows(x: np.ndarray, dim: tuple) -> int:
     return count
 
 
+_FLOAT32 = np.dtype(np.float32)
+
+
 def _sum_impl(x, dim, keepdim, dtype=None):
-    if x.dtype == np.float32 and _sequential_rows(x, dim) > _SEQUENTIAL_ROWS:
-        # Accumulated in float64 and rounded once, as compiled kernels sum float32
-        # (docs/notes/accurate-numerics.md).
-        return np.sum(x, axis=dim, keepdims=keepdim, dtype=np.float64).astype(np.float32)
-    return np.sum(x, axis=dim, keepdims=keepdim)
+    if x.dtype == _FLOAT32 and dim:
+        reduced = 1
+        for axis in dim:
+            reduced *= x.shape[axis]
+        # (the reduced extents bound the sequential rows: most sums stop at that product)
+        if reduced > _SEQUENTIAL_ROWS and _sequential_rows(x, dim) > _SEQUENTIAL_ROWS:
+            # Accumulated in float64 and rounded once, as compiled kernels sum float32
+            # (docs/notes/accurate-numerics.md).
+            return np.add.reduce(x, axis=dim, keepdims=keepdim,
+                                 dtype=np.float64).astype(np.float32)
+    # np.sum's own call, without its wrapper's argument handling.
+    return np.add.reduce(x, axis=dim, keepdims=keepdim)
+
+
+def sum_array(x: np.ndarray, axes: tuple, keepdims: bool) -> np.ndarray:
+    """The sum primitive's NumPy sum, for the eager routines that make its calls
+    (ops/normalization.py, ops/batch_norm.py): the same bits as the primitive."""
+    return _sum_impl(x, axes, keepdims)
 
 
 SUM = _reduction("sum", _sum_impl,

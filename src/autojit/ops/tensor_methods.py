@@ -7,10 +7,12 @@ map to the same functions, with the reflected forms (2 - x) swapping the operand
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..interop import dlpack as _dlpack
 from ..tensor import dtypes, sharing
 from ..tensor.device import check_device, runtime
-from ..tensor.state import state
+from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor
 from . import (
     aliases,
@@ -499,6 +501,16 @@ def fill_(self, value):
 
 def copy_(self, source, non_blocking: bool = False):
     """Write `source` (broadcast, cast) into x, in place; the gradient flows to source."""
+    if state.dispatch == PLAIN and source.__class__ is Tensor and source._dtype is self._dtype:
+        # Nothing to record (grad mode off, nothing else active) and an array of x's own
+        # dtype and shape: the write alone, as apply_inplace's plain path ends (torch's copy_
+        # also keeps the sign of a zero, which the general path's 0 + source does not).
+        data, values = self._data, source._data
+        if data.__class__ is np.ndarray and values.__class__ is np.ndarray and \
+                data.shape == values.shape and not (self._is_inference or self._batched or
+                                                    source._batched):
+            inplace.write_storage(self, source)
+            return self
     source = _as_tensor(source)
     if self.is_meta and not source.is_meta:  # copied across devices, as torch's copy_ is
         source = source.to("meta")

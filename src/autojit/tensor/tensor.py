@@ -530,7 +530,6 @@ class Tensor:
             "loss = -log_prob * reward\nloss.backward()")
 
 
-_warned_float_of_grad = False  # Tensor.__float__'s warning was given (tensor/values.py)
 _new = object.__new__
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes
 from . import tensor as tensor_module
-from .once import warn_now
+from .once import warn_once
 from .state import state
 from .tensor import Tensor
 
@@ -107,11 +107,10 @@ def __bool__(self) -> bool:
 
 def __float__(self) -> float:
     """`float(x)` of a one-element tensor."""
-    if self._requires_grad and state.grad_enabled and not tensor_module._warned_float_of_grad:
-        tensor_module._warned_float_of_grad = True  # torch warns once per process
-        warn_now("Converting a tensor with requires_grad=True to a scalar may lead to "
-                      "unexpected behavior.\nConsider using tensor.detach() first.",
-                      UserWarning, stacklevel=2)
+    if self._requires_grad and state.grad_enabled:  # torch warns once per process
+        warn_once("float_of_grad", "Converting a tensor with requires_grad=True to a scalar may "
+                  "lead to unexpected behavior.\nConsider using tensor.detach() first.",
+                  UserWarning, stacklevel=2)
     if self._data is None and self._traced_scalar():
         return float(self.item())  # specialized on this call's value
     return float(self._number("float(Tensor)"))

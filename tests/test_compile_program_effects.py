@@ -561,3 +561,33 @@ def test_guards_read_no_missing_key_into_an_optimizer_state():
 
     eager, compiled = _both(program)
     assert compiled == eager == (0, [])
+
+
+@pytest.mark.parametrize("layout", ["same", "transposed"])
+def test_a_returned_view_of_a_grad_set_by_the_caller_is_a_view_of_that_grad(layout):
+    """The caller puts a new tensor in .grad before each call; backward adds into it and the
+    step returns `w.grad[0]`: each run returns a view of the .grad it finds, not of the one
+    the trace read (which each run reads afresh, compiler/grad_inputs.py)."""
+    def program(wrap):
+        autojit.manual_seed(0)
+        model = autojit.nn.Linear(3, 2).double()
+
+        def step(x):
+            model(x).pow(2).sum().backward()
+            return model.weight.grad[0]
+
+        compiled = wrap(step)
+        seen = []
+        for call in range(4):
+            grad = autojit.full((2, 3), float(call), dtype=autojit.float64)
+            if layout == "transposed" and call == 3:
+                grad = grad.t().contiguous().t()
+            model.weight.grad = grad
+            row = compiled(autojit.ones(4, 3, dtype=autojit.float64) * (call + 1))
+            held = model.weight.grad
+            assert row._base is (held if held._base is None else held._base)
+            seen.append(row.tolist())
+        return seen
+
+    eager, compiled = _both(program)
+    assert compiled == eager

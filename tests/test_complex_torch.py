@@ -462,3 +462,18 @@ def test_testing_helpers_take_complex_tensors():
     autojit.testing.assert_close(z, z.clone())
     with pytest.raises(AssertionError):
         autojit.testing.assert_close(z, z + 1e-3j)
+
+
+def test_out_arguments_of_the_complex_functions_are_torchs():
+    for function in (lambda f, out: f.complex(f.ones(2), f.ones(2), out=out),
+                     lambda f, out: f.polar(f.ones(2), f.ones(2), out=out),
+                     lambda f, out: f.sgn(f.tensor([3 + 4j, 0]), out=out),
+                     lambda f, out: f.conj_physical(f.tensor([1 + 1j, 2]), out=out)):
+        for framework in (autojit, torch):
+            out = framework.empty(2, dtype=framework.cfloat)
+            assert function(framework, out) is out
+        mine = function(autojit, autojit.empty(2, dtype=autojit.cfloat))
+        assert_same(mine, function(torch, torch.empty(2, dtype=torch.cfloat)))
+        for dtype in ("float32", "complex128"):
+            same_error(lambda f, function=function, dtype=dtype:
+                       function(f, f.empty(2, dtype=getattr(f, dtype))))

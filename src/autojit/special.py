@@ -9,6 +9,7 @@ ops/ with the other public namespaces.
 
 from __future__ import annotations
 
+from .ops import keyword_forms as _keyword_forms
 from .ops.elementwise_math import entr as _entr
 from .ops.elementwise_math import xlog1py as _xlog1py
 from .ops.functional import (
@@ -48,3 +49,6 @@ __all__ = [
     "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma", "psi",
     "round", "sinc", "softmax", "xlog1py", "xlogy",
 ]
+
+# torch's keyword names (special.expit(input=x)), ops/keyword_forms.py.
+_keyword_forms.accept_all(globals(), _keyword_forms.SPECIAL)

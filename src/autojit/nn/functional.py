@@ -21,6 +21,7 @@ import warnings
 
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops import elementwise as ew
+from ..ops import keyword_forms as _keyword_forms
 from ..ops import loss as loss_ops
 from ..ops.autocast import BANNED, FP32, autocast_op
 from ..ops.composite import gelu, mean, softplus  # noqa: F401 - re-exported names
@@ -453,3 +454,6 @@ from .functional_resampling import (  # noqa: E402, F401
     pixel_shuffle,
     pixel_unshuffle,
 )
+
+# torch's keyword names (gelu(input=x)), ops/keyword_forms.py.
+_keyword_forms.accept_all(globals(), _keyword_forms.NN_FUNCTIONAL)

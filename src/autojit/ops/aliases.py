@@ -215,3 +215,23 @@ def contains(self: Tensor, element) -> bool:
         return bool((self == element).any().item())
     raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you passed in "
                        f"a {type(element)}.")
+
+
+# The public forms of the view ops that return x itself when they change nothing: torch's
+# give a new tensor (a view) even then, so that a program may give it attributes, detach it
+# in place or compare identities as torch lets it. The layout functions (layout.py) keep
+# returning x, for the ops built on them.
+NEW_VIEWS = ("permute", "squeeze", "expand", "expand_as", "broadcast_to", "transpose",
+             "swapaxes", "swapdims", "t", "movedim", "moveaxis", "narrow")
+
+
+def new_view(function):
+    """`function` returning a view of x where it would return x itself."""
+    def op(x, *args, **kwargs):
+        out = function(x, *args, **kwargs)
+        return layout.reshape(x, tuple(x.shape)) if out is x else out
+
+    op.__name__ = op.__qualname__ = function.__name__
+    op.__doc__ = function.__doc__
+    op.__wrapped__ = function
+    return op

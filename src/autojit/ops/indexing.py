@@ -42,7 +42,15 @@ def _zeros(shape, like: Tensor) -> Tensor:
 def _as_index_tensor(value) -> Tensor:
     from ..tensor.creation import as_tensor
 
-    return value if isinstance(value, Tensor) else as_tensor(value)
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (list, range)) and _no_numbers(value):
+        return as_tensor(value, dtype=dtypes.int64)  # x[[]]: no positions, as torch reads it
+    return as_tensor(value)
+
+
+def _no_numbers(value) -> bool:
+    return all(isinstance(item, (list, range)) and _no_numbers(item) for item in value)
 
 
 # ---- index / index_put ------------------------------------------------------------------------

@@ -89,10 +89,23 @@ def _matmul2(x: Tensor, y: Tensor) -> Tensor:
     return bind(MATMUL, (x, y), {})
 
 
+# sparse_coo.py's product, for an operand that is a sparse tensor (installed when that module
+# is imported, with the first sparse tensor's class).
+SPARSE_PRODUCT = None
+
+
+def _sparse(x, y) -> bool:
+    return SPARSE_PRODUCT is not None and (x.__class__ is SPARSE_PRODUCT[0] or
+                                           y.__class__ is SPARSE_PRODUCT[0])
+
+
 @autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def matmul(x: Tensor, y: Tensor) -> Tensor:
     """Matrix product with torch.matmul's rules: dot, matrix-vector, vector-matrix, matrix
     and batched (broadcast) products."""
+    if x.__class__ is not Tensor and _sparse(x, y) or y.__class__ is not Tensor and \
+            _sparse(x, y):
+        return SPARSE_PRODUCT[1](x, y)
     _check_operands(x, y, "matmul")
     x_ndim, y_ndim = x.ndim, y.ndim
     if x_ndim == 0 or y_ndim == 0:
@@ -127,7 +140,10 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
 
 @autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def mm(x: Tensor, y: Tensor) -> Tensor:
-    """The product of two matrices (2-D only)."""
+    """The product of two matrices (2-D only; one of them may be sparse)."""
+    if x.__class__ is not Tensor and _sparse(x, y) or y.__class__ is not Tensor and \
+            _sparse(x, y):
+        return SPARSE_PRODUCT[1](x, y)
     _check_operands(x, y, "mm")
     if x.ndim != 2:
         raise RuntimeError("self must be a matrix")

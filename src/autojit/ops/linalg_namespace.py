@@ -10,8 +10,8 @@ them and of the other ops.
 
 from __future__ import annotations
 
+from . import keyword_forms
 from .contractions import linalg_vander as vander
-from .linalg import matmul
 from .linalg_common import LinAlgError
 from .linalg_decompositions import eigh, eigvalsh, qr, svd, svdvals
 from .linalg_determinants import det, slogdet
@@ -19,6 +19,7 @@ from .linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve, matrix_exp
 from .linalg_norms import matrix_norm, norm, vector_norm
 from .linalg_products import cross, lstsq, matrix_power, multi_dot, pinv, vecdot
 from .linalg_solvers import cholesky, inv, solve, solve_triangular
+from .out_forms import matmul  # with out=, as torch.linalg.matmul takes it
 
 __all__ = [
     "LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "lu",
@@ -26,3 +27,6 @@ __all__ = [
     "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular",
     "svd", "svdvals", "vander", "vecdot", "vector_norm",
 ]
+
+# torch's keyword names (linalg.norm(input=x)), ops/keyword_forms.py.
+keyword_forms.accept_all(globals(), keyword_forms.LINALG)

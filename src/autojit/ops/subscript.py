@@ -33,7 +33,7 @@ _new = object.__new__
 def _prepare(item):
     """Lists and arrays as tensors; integer 0-d tensors with data as plain ints, 0-d bool
     tensors as Python bools."""
-    if isinstance(item, (list, np.ndarray)):
+    if isinstance(item, (list, range, np.ndarray)):  # x[range(n), y]: a list of positions
         item = _as_index_tensor(item)
     if isinstance(item, Tensor):
         if item.dtype is dtypes.uint8:

@@ -15,10 +15,12 @@ from ..tensor.device import check_device, runtime
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor
 from . import (
+    aliases,
     bitwise,
     complex_numbers,
     composite,
     counting,
+    deprecated_forms,
     diagonal,
     factories,
     index_update,
@@ -170,15 +172,29 @@ def _method(function):
 
     method.__name__ = method.__qualname__ = function.__name__
     method.__doc__ = function.__doc__
+    method.__wrapped__ = function  # inspect.signature and help() show the op's parameters
+    method.plain_method = True  # a wrapper may call `function` itself (keyword_forms.py)
+    return method
+
+
+def _named(method, name: str):
+    method.__name__ = method.__qualname__ = name
     return method
 
 
 for _name, _function in METHODS.items():
+    if _name in aliases.NEW_VIEWS:  # x.permute(0, 1) is a new tensor, as in torch
+        _function = aliases.new_view(_function)
+    if _name in deprecated_forms.NAMES:  # also torch's deprecated forms, `x.add(2, y)`
+        setattr(Tensor, _name, _named(deprecated_forms.method_form(_function, _name), _name))
+        continue
     setattr(Tensor, _name, _method(_function))
 # The data path's view methods, called once per sample, are their functions themselves (x
 # first): the wrapper's frame and argument repacking would be a third of their cost.
+# squeeze keeps torch's new tensor where it changes nothing (aliases.new_view).
 for _name in ("view", "reshape", "flatten", "squeeze", "unsqueeze"):
-    setattr(Tensor, _name, METHODS[_name])
+    _function = METHODS[_name]
+    setattr(Tensor, _name, aliases.new_view(_function) if _name in aliases.NEW_VIEWS else _function)
 
 
 # ---- operators --------------------------------------------------------------------------------
@@ -246,8 +262,27 @@ OPERATORS = {
     "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
     "__getitem__": subscript.getitem, "__setitem__": subscript.setitem,
 }
+# Operators whose other operand may be of another type: where the op refuses it (a TypeError),
+# the operator returns NotImplemented, as torch's do, so that Python asks the other operand's
+# reflected method (a library's container type with its own __rmul__), and else raises its
+# "unsupported operand type(s)" TypeError.
+_UNARY = {"__neg__", "__abs__", "__invert__", "__pos__", "__getitem__", "__setitem__"}
+
+
+def _deferring(function):
+    def operator(self, other):
+        try:
+            return function(self, other)
+        except TypeError:
+            return NotImplemented
+
+    operator.__name__ = operator.__qualname__ = function.__name__
+    operator.__doc__ = function.__doc__
+    return operator
+
+
 for _name, _function in OPERATORS.items():
-    setattr(Tensor, _name, _function)
+    setattr(Tensor, _name, _function if _name in _UNARY else _deferring(_function))
 Tensor.T = property(layout.full_transpose, doc="x with all dims reversed (a view).")
 Tensor.real = property(complex_numbers.real, lambda self, value: complex_numbers.real(
     self).copy_(value), doc="The real parts of a complex tensor, a view (x itself when real); "
@@ -268,6 +303,10 @@ def _is_device(value) -> bool:
         hasattr(value, "index") and hasattr(value, "type")
 
 
+# A MissingDType (complex64) is a dtype argument too, refused by the cast with its own error.
+_DTYPES = (dtypes.DType, dtypes.MissingDType)
+
+
 def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
     """(dtype, device, copy) from torch's three forms: to(dtype, non_blocking, copy),
     to(device, dtype, non_blocking, copy) and to(other, non_blocking, copy)."""
@@ -276,13 +315,13 @@ def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
         other = rest.pop(0)
         dtype = other.dtype
         device = other.device  # a symbolic one's is eager's (ir/trace_devices.py)
-    elif rest and isinstance(rest[0], dtypes.DType):
+    elif rest and isinstance(rest[0], _DTYPES):
         dtype = rest.pop(0)
     elif rest and _is_device(rest[0]):
         device = rest.pop(0)
         if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda", "meta"):
             raise RuntimeError(f"Invalid device string: '{device}'")
-        if rest and isinstance(rest[0], dtypes.DType):
+        if rest and isinstance(rest[0], _DTYPES):
             dtype = rest.pop(0)
     flags = [non_blocking, copy]
     for position, value in enumerate(rest):
@@ -332,18 +371,20 @@ def _to_method(dtype):
     return method
 
 
-def cuda(self, device=None, non_blocking=False):
-    """x copied to a GPU (`device`: an index or a device, the current GPU by default)."""
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """x copied to a GPU (`device`: an index or a device, the current GPU by default), laid
+    out in `memory_format`."""
     if device is None:
         device = "cuda"
     elif isinstance(device, int):
         device = f"cuda:{device}"
-    return to(self, device)
+    return to(self, device, memory_format=memory_format)
 
 
-def cpu(self):
-    """x copied to host memory; x itself when it is there already."""
-    return to(self, "cpu")
+def cpu(self, memory_format=None):
+    """x copied to host memory (laid out in `memory_format`); x itself when it is there
+    already."""
+    return to(self, "cpu", memory_format=memory_format)
 
 
 def dlpack(self, **options):
@@ -398,6 +439,7 @@ def _inplace(name, function):
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place version of `{name[:-1]}`: the result is written into x."
+    method.__wrapped__ = function
     return method
 
 
@@ -447,18 +489,17 @@ INPLACE = {
     "bitwise_right_shift_": bitwise.bitwise_right_shift,
 }
 for _name, _function in INPLACE.items():
-    setattr(Tensor, _name, _inplace(_name, _function))
+    _method_function = _inplace(_name, _function)
+    if _name[:-1] in deprecated_forms.NAMES:
+        _method_function = deprecated_forms.method_form(_method_function, _name[:-1], _name)
+    setattr(Tensor, _name, _method_function)
 
-Tensor.__iadd__ = Tensor.add_
-Tensor.__isub__ = Tensor.sub_
-Tensor.__imul__ = Tensor.mul_
-Tensor.__itruediv__ = Tensor.div_
-Tensor.__ipow__ = Tensor.pow_
-Tensor.__iand__ = Tensor.bitwise_and_
-Tensor.__ior__ = Tensor.bitwise_or_
-Tensor.__ixor__ = Tensor.bitwise_xor_
-Tensor.__ilshift__ = Tensor.bitwise_left_shift_
-Tensor.__irshift__ = Tensor.bitwise_right_shift_
+for _name, _method_name in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),
+                            ("__itruediv__", "div_"), ("__ipow__", "pow_"),
+                            ("__iand__", "bitwise_and_"), ("__ior__", "bitwise_or_"),
+                            ("__ixor__", "bitwise_xor_"), ("__ilshift__", "bitwise_left_shift_"),
+                            ("__irshift__", "bitwise_right_shift_")):
+    setattr(Tensor, _name, _deferring(getattr(Tensor, _method_name)))
 
 
 def zero_(self):

@@ -8,6 +8,7 @@ which manual_seed seeds, unless `generator=` names another.
 
 from __future__ import annotations
 
+import collections
 import numbers
 
 import numpy as np
@@ -69,6 +70,11 @@ def _copied_while_tracing(data: np.ndarray, target: dtypes.DType):
     return source.clone() if own is target else source.to(target)
 
 
+# The sequences tensor() reads as nested lists, as torch reads any sequence: a deque of
+# recent values, a range.
+_SEQUENCES = (list, tuple, collections.deque, range)
+
+
 def _infer_dtype(data) -> dtypes.DType:
     """The dtype torch.tensor would pick for nested Python data."""
     kinds = set()
@@ -77,7 +83,7 @@ def _infer_dtype(data) -> dtypes.DType:
         item = stack.pop()
         if isinstance(item, Tensor):
             kinds.add(item.dtype)
-        elif isinstance(item, (list, tuple)):
+        elif isinstance(item, _SEQUENCES):
             stack.extend(item)
         elif isinstance(item, np.ndarray):
             kinds.add(dtypes.from_numpy(item.dtype))
@@ -119,13 +125,14 @@ def _flat_numbers(data: list):
 
 def _check_rectangular(data, dim: int = 0) -> tuple:
     """The shape of nested lists, with torch's error when a sequence has the wrong length."""
-    if not isinstance(data, (list, tuple)):
+    if not isinstance(data, _SEQUENCES):
         return tuple(data.shape) if isinstance(data, (Tensor, np.ndarray)) else ()
     if not data:
         return (0,)
-    inner = _check_rectangular(data[0], dim + 1)
-    for item in data[1:]:
-        if not isinstance(item, (list, tuple, Tensor, np.ndarray)) and inner:
+    items = iter(data)
+    inner = _check_rectangular(next(items), dim + 1)
+    for item in items:
+        if not isinstance(item, (*_SEQUENCES, Tensor, np.ndarray)) and inner:
             raise TypeError(f"autojit.tensor(): expected a sequence at dim {dim + 1}, got "
                             f"{type(item).__name__}")
         shape = _check_rectangular(item, dim + 1)
@@ -143,7 +150,7 @@ def _check_rectangular(data, dim: int = 0) -> tuple:
 def _unwrap(data):
     if isinstance(data, Tensor):
         return data._concrete("autojit.tensor(Tensor)")
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, _SEQUENCES):
         return [_unwrap(item) for item in data]
     return data
 

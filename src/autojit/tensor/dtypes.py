@@ -1,6 +1,7 @@
 """dtypes and type promotion.
 
-Every Tensor carries one of the twelve DType objects below. Ops ask `result_type` which dtype a
+Every Tensor carries one of the twelve DType objects below (torch's other dtypes are named, as
+MissingDType, and refused). Ops ask `result_type` which dtype a
 mix of tensors and Python scalars computes in; the rules are torch's (see
 docs/notes/type-promotion.md): dimensioned tensors decide within a category, zero-dim tensors
 and Python scalars only lift the category (bool < integer < floating < complex), and a Python
@@ -117,6 +118,45 @@ def c_type_name(dtype: DType) -> str:
     return C_TYPE_NAMES[dtype.name]
 
 
+class MissingDType:
+    """A dtype of torch's that autojit has no tensors of (complex32; unsigned integers wider
+    than a byte). Its name exists, so that code which only compares dtypes with it
+    (`x.dtype == torch.uint16`, a table keyed by dtype) runs; a tensor of it cannot be made,
+    and asking for one raises TypeError naming it (to_dtype, dtype_argument)."""
+
+    __slots__ = ("name", "itemsize", "is_complex", "is_signed")
+
+    def __init__(self, name: str, itemsize: int, is_complex: bool):
+        self.name, self.itemsize, self.is_complex = name, itemsize, is_complex
+        self.is_signed = is_complex
+
+    is_floating_point = False
+
+    def __repr__(self) -> str:
+        return f"autojit.{self.name}"
+
+    def __reduce__(self):
+        return (missing_from_name, (self.name,))
+
+
+complex32 = MissingDType("complex32", 4, True)
+uint16 = MissingDType("uint16", 2, False)
+uint32 = MissingDType("uint32", 4, False)
+uint64 = MissingDType("uint64", 8, False)
+MISSING = {d.name: d for d in (complex32, uint16, uint32, uint64)}
+chalf = complex32
+
+
+def missing_from_name(name: str) -> MissingDType:
+    return MISSING[name]
+
+
+def refuse_missing(dtype: MissingDType):
+    raise TypeError(f"autojit has no tensors of dtype {dtype.name}: its dtypes are "
+                    "float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, "
+                    "int16, int32, int64 and bool")
+
+
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 int, long, short = int32, int64, int16  # noqa: A001
 cfloat, cdouble = complex64, complex128
@@ -193,6 +233,8 @@ def to_dtype(dtype) -> DType:
         return get_default_complex_dtype()
     if isinstance(dtype, str) and dtype in _BY_NAME:
         return _BY_NAME[dtype]
+    if isinstance(dtype, MissingDType):
+        refuse_missing(dtype)
     return from_numpy(dtype)
 
 
@@ -217,6 +259,8 @@ def dtype_argument(dtype, function: str) -> DType:
         return complex128
     if isinstance(dtype, str):
         raise TypeError(f"{function}(): argument 'dtype' must be autojit.dtype, not str")
+    if isinstance(dtype, MissingDType):
+        refuse_missing(dtype)
     return from_numpy(dtype)
 # A symbolic size (symbolic.SymInt) is an int in type promotion.
 _integers = (_py_int, SymInt)

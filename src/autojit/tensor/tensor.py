@@ -24,10 +24,30 @@ VALUE_READ = None
 
 
 class Size(tuple):
-    """A shape: a tuple that prints as ``autojit.Size([2, 3])``."""
+    """A shape: a tuple that prints as ``autojit.Size([2, 3])``; a slice of it, a sum with a
+    tuple and a repetition are Sizes too, as torch's are."""
 
     def __repr__(self):
         return f"autojit.Size({list(self)})"
+
+    def __getitem__(self, index):
+        found = tuple.__getitem__(self, index)
+        return Size(found) if index.__class__ is slice else found
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, count):
+        return Size(tuple.__mul__(self, count))
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         """The number of elements of a tensor of this shape."""
@@ -494,9 +514,15 @@ class Tensor:
         return alias
 
     def detach_(self) -> Tensor:
-        """Make this tensor a leaf without history, in place, and return it."""
-        if self._base is not None and self._base.requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        """Make this tensor a leaf without history, in place, and return it (not a view,
+        whose history is its base's, as torch refuses)."""
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._requires_grad = False
         return self

@@ -104,6 +104,9 @@ def test_reads_torch_capsules():
     shared = autojit.from_dlpack(complex_source)  # kDLComplex, both ways
     assert shared.dtype is autojit.complex128 and shared.tolist() == [1 + 2j, -3j]
     assert torch.from_dlpack(shared).tolist() == [1 + 2j, -3j]
+    for framework in (autojit, torch):
+        with pytest.raises(BufferError, match="^Can't export tensors with the conjugate bit set$"):
+            framework.tensor([1j]).conj().__dlpack__()
 
 
 def test_every_dtype_round_trips_through_the_structures():

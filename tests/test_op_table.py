@@ -301,7 +301,9 @@ def test_every_primitive_has_a_row():
 NOT_OPS = {
     # ---- types, whose instances are not tensors made from tensors
     **dict.fromkeys(("Tensor", "Size", "dtype", "device", "memory_format", "Generator", "finfo",
-                     "iinfo", "CompiledFunction", "CompileWarning"), "a type"),
+                     "iinfo", "CompiledFunction", "CompileWarning", "layout"), "a type"),
+    **dict.fromkeys(("sparse_coo_tensor", "spmm"),
+                    "a sparse COO tensor and its product (tests/test_ecosystem_sparse.py)"),
     **dict.fromkeys(("no_grad", "enable_grad", "set_grad_enabled", "inference_mode"),
                     "a grad mode (tests/test_inplace_and_modes.py)"),
     # ---- the legacy constructors: torch.FloatTensor(...) and the rest

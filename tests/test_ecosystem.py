@@ -94,6 +94,11 @@ def _run(library: str, paths: list, env: dict, report: str, drop_in: bool, timeo
     environment = {**os.environ, **env,
                    "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     environment.pop("PYTEST_ADDOPTS", None)
+    if environment.get("NUMBA_ENABLE_CUDASIM") == "1":
+        # Set for this process's CUDA tests (tests/cuda_simulator.py): under it autojit
+        # reports a GPU, and the libraries' suites would run their CUDA cases (on the
+        # simulator, very slowly) where real torch on this machine has none.
+        environment.pop("NUMBA_ENABLE_CUDASIM")
     plugin = ["-p", "autojit.drop_in"] if drop_in else []
     command = [sys.executable, "-m", "pytest", *plugin, "-p", "no:cacheprovider",
                "-c", os.path.join(folder, "pytest.ini"), "--rootdir", folder, "--confcutdir",

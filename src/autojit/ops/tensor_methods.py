@@ -7,6 +7,8 @@ map to the same functions, with the reflected forms (2 - x) swapping the operand
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..interop import dlpack as _dlpack
@@ -267,6 +269,7 @@ OPERATORS = {
 # reflected method (a library's container type with its own __rmul__), and else raises its
 # "unsupported operand type(s)" TypeError.
 _UNARY = {"__neg__", "__abs__", "__invert__", "__pos__", "__getitem__", "__setitem__"}
+_OPERANDS = (Tensor, numbers.Number, np.ndarray, np.generic)
 
 
 def _deferring(function):
@@ -274,6 +277,8 @@ def _deferring(function):
         try:
             return function(self, other)
         except TypeError:
+            if isinstance(other, _OPERANDS):
+                raise  # the op's own error about an operand it knows (a dtype, a backend)
             return NotImplemented
 
     operator.__name__ = operator.__qualname__ = function.__name__

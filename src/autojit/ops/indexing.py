@@ -337,7 +337,10 @@ def _index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     # torch's CPU kernel takes another path, with another message, along dim 1.
     index = check_index(index, extent, "select_inner" if dim == 1 and x.ndim > 1 else "select")
     if x.ndim == 0:
-        return reshape(x, tuple(index.shape))
+        if index.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                               f"{index.numel()} value(s)")
+        return reshape(x, ())  # torch: a 0-d x gives a 0-d result
     return index_tensor(x, unsqueeze(reshape(index, -1), 0), (dim,))
 
 
@@ -384,7 +387,8 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
         results = tuple(Tensor._make(np.ascontiguousarray(positions[:, axis]), dtypes.int64)
                         for axis in range(positions.shape[1]))
         return results if not x.is_cuda else tuple(r.to(x.device) for r in results)
-    result = Tensor._make(positions.reshape(-1, data.ndim), dtypes.int64)
+    # A 0-d x is searched as one element: (count, 0) positions, as torch gives.
+    result = Tensor._make(np.ascontiguousarray(positions[:, :data.ndim]), dtypes.int64)
     return result if not x.is_cuda else result.to(x.device)
 
 

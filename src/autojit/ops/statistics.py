@@ -519,5 +519,5 @@ def unique_consecutive(input, return_inverse: bool = False,  # noqa: A002
 
 
 def _on_device_of(x: Tensor, array: np.ndarray, dtype) -> Tensor:
-    result = Tensor._make(np.ascontiguousarray(array), dtype)
+    result = Tensor._make(np.asarray(array, order="C"), dtype)  # keeps a 0-d result 0-d
     return result.to(x.device) if x.is_cuda else result

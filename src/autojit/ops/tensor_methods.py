@@ -305,10 +305,11 @@ def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: b
 
 
 def _to_method(dtype):
-    def method(self):
-        return to(self, dtype)
+    def method(self, memory_format=None):
+        return to(self, dtype, memory_format=memory_format)
 
-    method.__doc__ = f"`x.to(autojit.{dtype.name})`: x converted to {dtype.name}."
+    method.__doc__ = (f"`x.to(autojit.{dtype.name}, memory_format=...)`: x converted to "
+                      f"{dtype.name}, laid out in `memory_format` (preserve_format: as x).")
     return method
 
 

@@ -178,6 +178,7 @@ from .linalg_decompositions import svd_top_level as svd  # noqa: F401
 from .linalg_determinants import det_top_level as det  # noqa: F401
 from .linalg_determinants import logdet  # noqa: F401
 from .linalg_determinants import slogdet_top_level as slogdet  # noqa: F401
+from .linalg_extras import geqrf, ormqr  # noqa: F401
 from .linalg_lu import (  # noqa: F401
     cholesky_inverse,
     cholesky_solve,
@@ -388,7 +389,7 @@ FAMILIES = {
     "Linear algebra: decompositions and inverses": (
         "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse",
         "matrix_power", "lu", "lu_solve", "lu_unpack", "cholesky_solve", "cholesky_inverse",
-        "triangular_solve", "matrix_exp", "frobenius_norm", "nuclear_norm",
+        "triangular_solve", "matrix_exp", "frobenius_norm", "nuclear_norm", "geqrf", "ormqr",
     ),
     # ---- scatter, gather and masks ----
     "Scatter and masks": (

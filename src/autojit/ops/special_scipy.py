@@ -129,8 +129,15 @@ def _zeta_vjp(ctx, g):
     return None, g * -x * zeta(x + 1.0, q)
 
 
+def _zeta_jvp(inputs, tangents, out, attrs):
+    x, q = inputs
+    if tangents[0] is not None:
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+    return None if tangents[1] is None else tangents[1] * -x * zeta(x + 1.0, q)
+
+
 ZETA = define_op(name="special_zeta", arity=2, shape=broadcast_shapes, dtype=rule_float,
-                 impl=_zeta_impl, vjp=_zeta_vjp, saves=(0, 1),
+                 impl=_zeta_impl, vjp=_zeta_vjp, jvp=_zeta_jvp, saves=(0, 1),
                  lowering=Extern(NUMPY_ROUTINE, ("data", "data")),
                  batch=batching.broadcasting_rule)
 

@@ -26,6 +26,7 @@ from . import (
     elementwise_extra,
     layout,
     linalg,
+    linalg_extras,
     linalg_lu,
     math_composites,
     number_functions,
@@ -151,6 +152,7 @@ METHODS = {
     "cholesky_solve": linalg_lu.cholesky_solve,
     "cholesky_inverse": linalg_lu.cholesky_inverse,
     "triangular_solve": linalg_lu.triangular_solve, "matrix_exp": linalg_lu.matrix_exp,
+    "geqrf": linalg_extras.geqrf, "ormqr": linalg_extras.ormqr,
     # shapes and memory
     "split_with_sizes": _split_with_sizes, "unsafe_chunk": layout.chunk,
     "unsafe_split": layout.split, "ndimension": _ndimension, "dim_order": _dim_order,

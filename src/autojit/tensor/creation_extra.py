@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from . import dtypes
-from .creation import _finish, as_tensor, empty, tensor
+from .creation import _finish, as_tensor, check_space_arguments, empty, tensor
 from .device import check_device
 from .tensor import Tensor
 
@@ -37,6 +37,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, layout=N
              device=None, requires_grad: bool = False) -> Tensor:
     """`steps` points from base**start to base**end, evenly spaced in the exponent."""
     device = check_device(device)
+    check_space_arguments("logspace", start, end, steps)
     dtype = dtypes.dtype_argument(dtype, "logspace") if dtype is not None else \
         dtypes.get_default_dtype()
     if steps < 0:

@@ -22,8 +22,10 @@ def op_database():
 
 def samples(opinfo, dtype: str, limit: int):
     torch.manual_seed(0)
-    generated = opinfo.sample_inputs("cpu", getattr(torch, dtype),
-                                     requires_grad=opinfo.supports_autograd)
+    torch_dtype = getattr(torch, dtype)
+    differentiable = torch_dtype.is_floating_point or torch_dtype.is_complex
+    generated = opinfo.sample_inputs("cpu", torch_dtype,
+                                     requires_grad=opinfo.supports_autograd and differentiable)
     result = []
     for sample in generated:
         result.append(sample)

@@ -28,6 +28,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json")
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--dtypes", nargs="*", default=list(DTYPES),
+                        help="other dtypes than the test's (int64, bool, ...) for a look")
     options = parser.parse_args(argv)
     missing, skipped, not_applicable, failing = [], [], [], {}
     counts = collections.Counter()
@@ -49,7 +51,7 @@ def main(argv=None) -> int:
             continue
         op_started = time.time()
         outcomes = []
-        for dtype in DTYPES:
+        for dtype in options.dtypes:
             if not supports(opinfo, dtype):
                 continue
             outcomes += [(dtype, *o) for o in run_op(opinfo, function, dtype, options.limit)]

@@ -283,11 +283,20 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out=None) -> Tensor:
     """The entries of x along `dim` at `index`: `out[i][j][k] = x[index[i][j][k]][j][k]` for
     dim 0, likewise for other dims."""
-    if not isinstance(index, Tensor) or index.dtype not in _INDEX_DTYPES:
+    if not isinstance(index, Tensor) or (index.dtype not in _INDEX_DTYPES and index.numel()):
+        # torch checks the dtype of a non-empty index only
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     dim = normalize_dim(dim, x.ndim)
+    if not index.numel():  # torch checks no shapes either: an empty result of index's shape
+        nothing = reshape(x, (x.numel(),))[:0]
+        return _out(reshape(nothing, tuple(index.shape)), out, "gather")
     _rule_call(_gather_rule, tuple(x.shape), tuple(index.shape), dim)
+    if index.dtype not in _INDEX_DTYPES:
+        index = index.to(dtypes.int64)
     index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
+    if x.ndim == 0:  # a 0-d x is read as one element; the result has the index's shape
+        flat = _gather(reshape(x, (1,)), 0, reshape(index, (index.numel(),)))
+        return _out(reshape(flat, tuple(index.shape)), out, "gather")
     return _out(_gather(x, dim, index), out, "gather")
 
 

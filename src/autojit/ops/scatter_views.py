@@ -193,6 +193,8 @@ def sum_to_size(self: Tensor, *size) -> Tensor:
     except (ValueError, RuntimeError):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}."
                            ) from None
+    if not size:  # torch's sum_to: an empty target shape is always a full sum (bool: int64)
+        return self.sum()
     lead = len(shape) - len(size)
     dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size)
                                       if s == 1 and shape[lead + i] != 1)

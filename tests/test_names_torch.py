@@ -368,6 +368,10 @@ CASES = {
         T(_a(1, 2, 4, 4), True), L.affine_grid_generator(
             T(np.array([[[0.9, 0.1, 0.05], [-0.1, 0.8, 0.0]]]), True), [1, 2, 3, 3], False),
         0, 1, False), True),
+    "grid_sampler_nd": (lambda L, T: (
+        L.grid_sampler_2d(T(_a(1, 2, 4, 4), True), T(_a(1, 3, 3, 2) * 0.5, True), 0, 1, False),
+        L.grid_sampler_3d(T(_a(1, 1, 3, 3, 3), True), T(_a(1, 2, 2, 2, 3) * 0.5, True), 0, 0,
+                          True)), True),
     "nn_inplace": (lambda L, T: (L.selu_(T(_a(4))), L.celu_(T(_a(4))),
                                  L.threshold_(T(_a(4)), 0.0, 2.0), L.dropout_(T(_a(3)), 0.5,
                                                                               False),

@@ -125,6 +125,7 @@ from .elementwise_math import (  # noqa: F401
     trunc,
     xlogy,
 )
+from .histogramdd import histogramdd  # noqa: F401
 from .index_update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
 from .indexing import flip, gather, index_select, masked_fill, take_along_dim  # noqa: F401
 from .joining import (  # noqa: F401
@@ -431,7 +432,8 @@ FAMILIES = {
     "Softmax": ("softmax", "log_softmax"),
     # ---- statistics, differences and integrals (statistics.py)
     "Statistics, differences and integrals": (
-        "std_mean", "var_mean", "mode", "cov", "corrcoef", "histogram", "diff", "gradient",
+        "std_mean", "var_mean", "mode", "cov", "corrcoef", "histogram", "histogramdd", "diff",
+        "gradient",
         "trapezoid", "trapz", "cumulative_trapezoid",
     ),
 }

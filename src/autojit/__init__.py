@@ -105,6 +105,7 @@ from .tensor.creation_extra import (
     asarray,
     bartlett_window,
     blackman_window,
+    empty_permuted,
     empty_strided,
     hamming_window,
     hann_window,
@@ -340,7 +341,7 @@ __all__ = [
     "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype",
     # ops of other kinds with torch's top-level names: broadcast_shapes, the factories logspace
     # and empty_strided, nn.functional's ops in aten's forms, the in-place functions
-    "broadcast_shapes", "logspace", "empty_strided", "scalar_tensor",
+    "broadcast_shapes", "logspace", "empty_strided", "empty_permuted", "scalar_tensor",
     "asarray", "range", "hann_window", "hamming_window", "bartlett_window", "blackman_window",
     "kaiser_window", "set_default_tensor_type", "set_warn_always", "is_warn_always_enabled",
     "set_flush_denormal", "is_storage", "typename",

@@ -243,6 +243,7 @@ from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import scatter, scatter_add, scatter_reduce  # noqa: F401
 from .scatter_views import (  # noqa: F401
     as_strided,
+    as_strided_scatter,
     diagonal_scatter,
     index_reduce,
     select_scatter,
@@ -396,7 +397,7 @@ FAMILIES = {
     "Scatter and masks": (
         "scatter", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
         "put", "take", "masked_scatter", "masked_select", "nonzero_static", "index_reduce",
-        "select_scatter", "slice_scatter", "diagonal_scatter",
+        "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter",
     ),
     # ---- joining, rearranging and diagonals ----
     "Joining and rearranging": (

@@ -145,6 +145,7 @@ METHODS = {
     "slice_scatter": scatter_views.slice_scatter,
     "diagonal_scatter": scatter_views.diagonal_scatter,
     "as_strided": scatter_views.as_strided, "unfold": scatter_views.unfold,
+    "as_strided_scatter": scatter_views.as_strided_scatter,
     "sum_to_size": scatter_views.sum_to_size,
     "storage_offset": scatter_views.storage_offset,
     # linalg_lu.py

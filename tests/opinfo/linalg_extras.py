@@ -1,6 +1,7 @@
 """Op table rows for LAPACK's geqrf, sytrf, sytrs and potrf's info (ops/linalg_lapack.py)
 and the linalg functions composed of them and the other linalg ops (ops/linalg_extras.py):
-geqrf, ormqr, householder_product, ldl_factor_ex, ldl_solve, cholesky_ex.
+geqrf, ormqr, householder_product, ldl_factor_ex, ldl_solve, cholesky_ex; and the randomized
+svd_lowrank and pca_lowrank (ops/linalg_lowrank.py).
 
 The references are SciPy's LAPACK (the same routines, so the compact forms agree) and NumPy's
 QR and solve; tests/test_opinfo.py checks these functions against torch itself.
@@ -94,7 +95,22 @@ def _cholesky_ex_np(a):
     return factors, infos
 
 
+def _reconstructed(factors):
+    U, S, V = factors
+    return (U * S.unsqueeze(-2)) @ V.mT
+
+
 ROWS = [
+    # The randomized SVDs with q the full rank reconstruct A exactly, whatever the sketch drew.
+    OpInfo(name="svd_lowrank", function=lambda a: _reconstructed(aj.svd_lowrank(a, q=3)),
+           reference=lambda a: a, samples=lambda rng, dtype: [
+               Sample((uniform(rng, (5, 3), dtype),)), Sample((uniform(rng, (3, 5), dtype),))],
+           primitives=("linalg_qr", "linalg_svd"), seed=3, cuda=False, atol=1e-4),
+    OpInfo(name="pca_lowrank",
+           function=lambda a: _reconstructed(aj.pca_lowrank(a, q=3)) + a.mean(-2, keepdim=True),
+           reference=lambda a: a,
+           samples=lambda rng, dtype: [Sample((uniform(rng, (5, 3), dtype),))],
+           primitives=("linalg_qr", "linalg_svd"), seed=4, cuda=False, atol=1e-4),
     OpInfo(name="geqrf", function=aj.geqrf, reference=_geqrf_np,
            samples=lambda rng, dtype: [Sample((uniform(rng, shape, dtype),))
                                        for shape in ((4, 3), (3, 4), (2, 3, 3))[:2]],

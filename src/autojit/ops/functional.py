@@ -180,6 +180,7 @@ from .linalg_determinants import det_top_level as det  # noqa: F401
 from .linalg_determinants import logdet  # noqa: F401
 from .linalg_determinants import slogdet_top_level as slogdet  # noqa: F401
 from .linalg_extras import geqrf, ormqr  # noqa: F401
+from .linalg_lowrank import pca_lowrank, svd_lowrank  # noqa: F401
 from .linalg_lu import (  # noqa: F401
     cholesky_inverse,
     cholesky_solve,
@@ -392,6 +393,7 @@ FAMILIES = {
         "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse",
         "matrix_power", "lu", "lu_solve", "lu_unpack", "cholesky_solve", "cholesky_inverse",
         "triangular_solve", "matrix_exp", "frobenius_norm", "nuclear_norm", "geqrf", "ormqr",
+        "svd_lowrank", "pca_lowrank",
     ),
     # ---- scatter, gather and masks ----
     "Scatter and masks": (

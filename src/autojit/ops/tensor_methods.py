@@ -214,7 +214,7 @@ def _positive(self):
 OPERATORS = {
     "__add__": ew.add, "__radd__": _reflected(ew.add), "__sub__": ew.sub,
     "__rsub__": _reflected(ew.sub), "__mul__": ew.mul, "__rmul__": _reflected(ew.mul),
-    "__truediv__": ew.div, "__rtruediv__": _reflected(ew.div),
+    "__truediv__": ew.div, "__rtruediv__": _reflected(ew.div), "__rdiv__": _reflected(ew.div),
     "__floordiv__": ew.floor_divide, "__rfloordiv__": _reflected(ew.floor_divide),
     "__mod__": ew.remainder, "__rmod__": _reflected(ew.remainder), "__pow__": ew.pow,
     "__rpow__": _reflected(ew.pow), "__neg__": ew.neg, "__abs__": ew.abs,

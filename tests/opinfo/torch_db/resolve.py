@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import types
 
+import torch
+
 import autojit
 
 RANDOM_WRAPPER = "wrapper_set_seed"
@@ -107,6 +109,10 @@ def _names_exist(code) -> bool:
         if chain and instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
             chain.append(instruction.argval)
             continue
+        if (instruction.opname in ("LOAD_ATTR", "LOAD_METHOD")
+                and hasattr(torch.Tensor, instruction.argval)
+                and not hasattr(autojit.Tensor, instruction.argval)):
+            return False
         if chain and len(chain) > 1 and _attribute(autojit, ".".join(chain[1:])) is None:
             return False
         chain = []

@@ -26,9 +26,41 @@ def _eigenvectors_signed(result):
     return values, vectors * vectors.gather(-2, index).sign()
 
 
-NOT_APPLICABLE: dict = {}
+_SPARSE = "sparse tensors: autojit's tensors are dense and strided"
+_CUDA_ONLY = "a CUDA-only kernel of torch's (no CPU implementation to compare with)"
+_ATEN = ("one of torch's internal aten operators (torch.ops.aten / a private name), not a "
+         "public API; autojit has the public op it implements")
+NOT_APPLICABLE = {
+    "to_sparse": _SPARSE, "sparse.sampled_addmm": _SPARSE, "sparse.mm.reduce": _SPARSE,
+    **dict.fromkeys(("jiterator_unary", "jiterator_binary",
+                     "jiterator_4inputs_with_extra_args", "jiterator_binary_return_by_ref",
+                     "jiterator_2inputs_2outputs"),
+                    "torch's jiterator: CUDA kernels compiled at run time from C++ strings"),
+    "torch._scaled_mm": _CUDA_ONLY + " (float8 matrix products)",
+    "torch._scaled_mm_v2": _CUDA_ONLY + " (float8 matrix products)",
+    "torch.ops.aten._flash_attention_forward": _CUDA_ONLY,
+    "torch.ops.aten._efficient_attention_forward": _CUDA_ONLY,
+    **dict.fromkeys(("_softmax_backward_data", "native_group_norm", "native_layer_norm",
+                     "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update",
+                     "_upsample_bilinear2d_aa", "max_pool2d_with_indices_backward",
+                     "torch.ops.aten._safe_softmax.default", "slice", "_unsafe_masked_index",
+                     "_unsafe_masked_index_put_accumulate", "native_dropout_backward",
+                     "_chunk_cat", "_segment_reduce.lengths", "_segment_reduce.offsets"),
+                    _ATEN),
+}
 
-MISSING: dict = {}
+_COMPLEX = "its inputs or results are complex; complex dtypes are being added to autojit"
+MISSING = {
+    **dict.fromkeys(("conj", "conj_physical", "view_as_real", "view_as_complex", "complex",
+                     "real", "imag", "polar", "cdouble", "cfloat", "chalf", "stft", "istft",
+                     "linalg.eig", "linalg.eigvals", "fft.fft", "fft.fft2", "fft.fftn",
+                     "fft.hfft", "fft.hfft2", "fft.hfftn", "fft.rfft", "fft.rfft2", "fft.rfftn",
+                     "fft.ifft", "fft.ifft2", "fft.ifftn", "fft.ihfft", "fft.ihfft2",
+                     "fft.ihfftn", "fft.irfft", "fft.irfft2", "fft.irfftn"), _COMPLEX),
+    **dict.fromkeys(("fft.fftshift", "fft.ifftshift"),
+                    "torch.fft's namespace, being added with the complex dtypes"),
+    "hash_tensor": "its result is uint64, a dtype autojit does not have",
+}
 
 _UNINITIALIZED = "the values are uninitialized memory"
 UNCOMPARABLE_VALUES = {

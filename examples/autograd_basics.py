@@ -4,9 +4,14 @@ Each section prints what it computed and checks it against a closed form, so the
 as a smoke test of the eager core (tests/test_examples.py runs it). Everything here goes through
 the same path as any user program: Tensor ops bind primitives from ops/, autograd/ records the
 graph and differentiates it, and create_graph=True makes the gradient itself differentiable.
+
+It runs eagerly only: --eager is accepted, and --compile is refused with a pointer to the
+examples that compile (inspect_compiled.py shows what the compiler makes of a step).
 """
 
 from __future__ import annotations
+
+import argparse
 
 import autojit
 from autojit import autograd
@@ -133,7 +138,14 @@ def version_counter_error() -> None:
         check("backward through a modified saved tensor raises", False)
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--eager", action="store_true", help="run eagerly (the only mode)")
+    mode.add_argument("--compile", action="store_true", help="refused: this tour is eager")
+    if parser.parse_args(argv).compile:
+        parser.error("--compile: this tour of eager autograd has no compiled step; "
+                     "examples/inspect_compiled.py shows what autojit.compile makes of one")
     leaves_and_backward()
     higher_derivatives()
     gradient_penalty()

@@ -25,7 +25,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-from example_support import compare_speed, compile_disabled, describe_mode, limit_blas_threads
+from example_support import (
+    add_mode_arguments,
+    compare_speed,
+    compile_disabled,
+    describe_mode,
+    limit_blas_threads,
+    training_mode,
+)
 
 import autojit
 from autojit import nn
@@ -40,7 +47,7 @@ QUICK = {"steps": 150, "d_model": 32, "layers": 1, "heads": 2, "context": 32, "b
 
 def parse_arguments(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--eager", action="store_true", help="train without autojit.compile")
+    add_mode_arguments(parser, compiled_by_default=True, compares=True)
     parser.add_argument("--steps", type=int, help=f"training steps ({FULL['steps']})")
     parser.add_argument("--d-model", type=int, help=f"embedding width ({FULL['d_model']})")
     parser.add_argument("--layers", type=int, help=f"transformer blocks ({FULL['layers']})")
@@ -141,7 +148,7 @@ def sample(model, prompt_ids: list[int], length: int, context: int,
 
 def main(argv=None) -> int:
     args = parse_arguments(argv)
-    compiled = not args.eager
+    compiled, compare = training_mode(args, compiled_by_default=True, compares=True)
     print(f"char transformer: {describe_mode(compiled)}, {limit_blas_threads()}")
     text = load_text()
     characters = sorted(set(text))
@@ -202,18 +209,19 @@ def main(argv=None) -> int:
 
     # Speed: the compiled step against the eager one on the same batches, taking turns. Both
     # keep training the model, which changes nothing about the work a step does.
-    if compiled and not compile_disabled():
+    if compare and not compile_disabled():
         batches = [batch_of(train_ids, args.batch_size, args.context, rng) for _ in range(5)]
         rates = compare_speed({"compiled": step, "eager": train_step}, batches,
                               rounds=2 if args.quick else 3)
         tokens = args.batch_size * args.context
         print(f"speed: compiled {rates['compiled'] * tokens:,.0f} tokens/s, eager "
               f"{rates['eager'] * tokens:,.0f} tokens/s, compiled/eager "
-              f"{rates['compiled'] / rates['eager']:.2f}x; {step.compile_seconds:.1f} s "
-              f"compiling")
+              f"{rates.ratio:.2f}x; {step.compile_seconds:.1f} s compiling")
+        if rates.note():
+            print(rates.note())
     else:
         print("speed: compiled vs eager not measured"
-              + (" (AUTOJIT_DISABLE=1)" if compiled else " (--eager)"))
+              + (" (AUTOJIT_DISABLE=1)" if compare else " (--compile or --eager)"))
 
     prompt = "## "
     generator = autojit.Generator().manual_seed(args.seed)

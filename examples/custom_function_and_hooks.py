@@ -9,15 +9,18 @@ through unchanged where the input lies in [-1, 1] (and blocks it where the clamp
 Around it, the example shows the hooks autograd offers:
 
 - Tensor.register_hook on every parameter clips each gradient element to [-clip, clip] before
-  it is accumulated into .grad (gradient clipping by hook), and counts the clipped elements;
+  it is accumulated into .grad (gradient clipping by hook), and appends the number of elements
+  it clipped, a tensor, to a list that the training loop reads and empties after each step;
 - retain_grad() keeps the gradient of the logits, a non-leaf, to print its size;
 - Module.register_forward_hook records what each quantizer outputs (how often each level is
   used), on the trained model.
 
 The training step runs eagerly by default and compiled with --compile: the Function's forward
-and backward and the hooks' clamps are traced into the same graph as everything else. Python
-side effects in a hook (the counter) then happen once, at trace time; the clipped count is
-therefore computed as a tensor and returned by the step instead.
+and backward and the hooks are traced into the same graph as everything else, and each run of
+the compiled step appends that run's counts to the list, as the eager step does. (The step
+itself only returns its results; a step that also read the list it appends to, say to stack
+the counts, would make that list a graph break: docs/compiler.md, "Python state the function
+writes".)
 """
 
 from __future__ import annotations
@@ -25,7 +28,13 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from example_support import ProgressBar, add_mode_arguments, describe_mode, limit_blas_threads
+from example_support import (
+    ProgressBar,
+    add_mode_arguments,
+    describe_mode,
+    limit_blas_threads,
+    training_mode,
+)
 
 import autojit
 from autojit import nn
@@ -90,7 +99,7 @@ def show_straight_through() -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_mode_arguments(parser)
+    add_mode_arguments(parser, compiled_by_default=False)
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--samples", type=int, help="training points (as many for testing)")
     parser.add_argument("--clip", type=float, default=0.02,
@@ -101,7 +110,8 @@ def main(argv=None) -> int:
     for name, value in (QUICK if args.quick else FULL).items():
         if getattr(args, name) is None:
             setattr(args, name, value)
-    print(f"custom Function and hooks: {describe_mode(args.compile)}, {limit_blas_threads()}\n")
+    compiled, _ = training_mode(args, compiled_by_default=False)
+    print(f"custom Function and hooks: {describe_mode(compiled)}, {limit_blas_threads()}\n")
 
     show_straight_through()
 
@@ -116,8 +126,8 @@ def main(argv=None) -> int:
     loss_function = nn.CrossEntropyLoss()
 
     # Gradient clipping by hook: each parameter's gradient passes through the hook before it
-    # is accumulated into .grad. The hook returns the clipped gradient; it also keeps the
-    # number of elements it clipped, as a tensor, for the step to report.
+    # is accumulated into .grad. The hook returns the clipped gradient; it also appends the
+    # number of elements it clipped, as a tensor, to a list the training loop reads.
     clipped_counts = []
 
     def clip_gradient(grad):
@@ -128,7 +138,6 @@ def main(argv=None) -> int:
         parameter.register_hook(clip_gradient)
 
     def train_step(points, labels):
-        clipped_counts.clear()
         logits = model(points)
         logits.retain_grad()  # a non-leaf: keep its gradient to look at it
         loss = loss_function(logits, labels)
@@ -137,12 +146,11 @@ def main(argv=None) -> int:
         # that the compiled step captures these too.
         largest = autojit.stack([p.grad.abs().max() for p in model.parameters()]).max()
         logits_gradient = logits.grad.norm()
-        clipped = autojit.stack(clipped_counts).sum()
         optimizer.step()
         optimizer.zero_grad()
-        return loss.detach(), clipped, largest, logits_gradient
+        return loss.detach(), largest, logits_gradient
 
-    if args.compile:
+    if compiled:
         train_step = autojit.compile(train_step)
     batch = 64
     batches = [(train_points[i:i + batch], train_labels[i:i + batch])
@@ -152,8 +160,9 @@ def main(argv=None) -> int:
         bar = ProgressBar(f"epoch {epoch:>2}/{args.epochs}", len(batches))
         clipped_in_epoch = 0
         for done, (points, labels) in enumerate(batches, start=1):
-            loss, clipped, largest, logits_gradient = train_step(points, labels)
-            clipped_in_epoch += int(clipped.item())
+            loss, largest, logits_gradient = train_step(points, labels)
+            clipped_in_epoch += sum(int(count.item()) for count in clipped_counts)
+            clipped_counts.clear()
             bar.update(done, loss.item(), len(labels))
         bar.finish(loss.item(), f"clipped {clipped_in_epoch / (len(batches) * total_elements):.0%}"
                    " of gradient elements")

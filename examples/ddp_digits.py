@@ -3,6 +3,8 @@
     python -m autojit.distributed.run --nproc-per-node 2 examples/ddp_digits.py
     mpiexec -n 2 python examples/ddp_digits.py          # the same, with MPI's launcher
     python examples/ddp_digits.py                       # one process (a world of one)
+    python examples/ddp_digits.py --eager               # the step run eagerly (--compile: the
+                                                        # default, compiled)
 
 Each process loads scikit-learn's 8x8 digits, wraps the MLP in DistributedDataParallel (which
 gives every process rank 0's initial weights) and reads its own share of each epoch through a
@@ -25,7 +27,7 @@ import sys
 
 import numpy as np
 from digits_mlp import load_digits
-from example_support import limit_blas_threads
+from example_support import add_mode_arguments, limit_blas_threads
 
 import autojit
 import autojit.distributed as dist
@@ -43,7 +45,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--lr", type=float, default=2e-3, help="Adam's learning rate (2e-3)")
     parser.add_argument("--seed", type=int, default=0, help="split, initialization, shuffle")
     parser.add_argument("--quick", action="store_true", help="3 epochs, a smoke test")
-    parser.add_argument("--eager", action="store_true", help="do not compile the step")
+    add_mode_arguments(parser, compiled_by_default=True)
     parser.add_argument("--min-accuracy", type=float, help="the bar the exit status checks")
     args = parser.parse_args(argv)
     if args.quick:

@@ -7,7 +7,7 @@ flattened result. Conv2d and MaxPool2d are composites of autojit ops (im2col and
 max over the window offsets), so the same step runs eagerly, the default, or compiled into one
 graph with --compile. AUTOJIT_DISABLE=1 turns the compiler off.
 
-    python examples/digits_cnn.py              # eager, about 97% test accuracy
+    python examples/digits_cnn.py              # eager (or --eager), about 97% test accuracy
     python examples/digits_cnn.py --compile    # the same step through autojit.compile
     python examples/digits_cnn.py --quick      # tiny settings, a smoke test
 
@@ -26,6 +26,7 @@ from example_support import (
     describe_mode,
     limit_blas_threads,
     require,
+    training_mode,
 )
 
 import autojit
@@ -38,7 +39,7 @@ QUICK = {"epochs": 3, "batch_size": 64, "channels": 8, "min_accuracy": 0.75}
 
 def parse_arguments(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_mode_arguments(parser)
+    add_mode_arguments(parser, compiled_by_default=False)
     parser.add_argument("--epochs", type=int, help=f"passes over the data ({FULL['epochs']})")
     parser.add_argument("--batch-size", type=int, help=f"samples per step ({FULL['batch_size']})")
     parser.add_argument("--channels", type=int,
@@ -82,7 +83,8 @@ def build_model(channels: int) -> nn.Module:
 
 def main(argv=None) -> int:
     args = parse_arguments(argv)
-    print(f"digits CNN: {describe_mode(args.compile)}, {limit_blas_threads()}")
+    compiled, _ = training_mode(args, compiled_by_default=False)
+    print(f"digits CNN: {describe_mode(compiled)}, {limit_blas_threads()}")
     train_images, train_labels, test_images, test_labels = load_images(args.seed)
     autojit.manual_seed(args.seed)
     model = build_model(args.channels)
@@ -101,7 +103,7 @@ def main(argv=None) -> int:
         with autojit.no_grad():
             return model(images).argmax(dim=1)
 
-    if args.compile:
+    if compiled:
         train_step = autojit.compile(train_step)
         predict = autojit.compile(predict)
     loader = DataLoader(TensorDataset(train_images, train_labels), batch_size=args.batch_size,
@@ -121,7 +123,7 @@ def main(argv=None) -> int:
     print(f"\ntest accuracy: {accuracy:.2%} on {len(test_labels)} images after {args.epochs} "
           f"epochs")
     print(f"time per epoch: {sum(steady) / len(steady):.3f} s, first epoch {seconds[0]:.2f} s")
-    if args.compile and not compile_disabled():
+    if compiled and not compile_disabled():
         print(f"compilation: {train_step.compile_seconds:.2f} s for the training step, "
               f"{train_step.fusion_groups().count('kernel')} fused kernels")
     per_class = []

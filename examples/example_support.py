@@ -12,21 +12,34 @@ import importlib
 import os
 import sys
 import time
+from dataclasses import dataclass
 
 import autojit
 
 
-def add_mode_arguments(parser: argparse.ArgumentParser, compare: bool = False) -> None:
-    """--compile (and, for examples that compare by default, --eager)."""
-    if compare:
-        group = parser.add_mutually_exclusive_group()
-        group.add_argument("--compile", action="store_true",
-                           help="train with the compiled step only (no eager comparison)")
-        group.add_argument("--eager", action="store_true",
-                           help="train eagerly only (no compiled step)")
-    else:
-        parser.add_argument("--compile", action="store_true",
-                            help="run the training step through autojit.compile")
+def add_mode_arguments(parser: argparse.ArgumentParser, compiled_by_default: bool,
+                       compares: bool = False) -> None:
+    """--compile and --eager, which every example takes.
+
+    With neither, an example trains its default way; one that `compares` then times its
+    compiled step against its eager one. Either flag trains that way only, without the timing.
+    """
+    group = parser.add_mutually_exclusive_group()
+    after = " (no speed comparison)" if compares else ""
+    default = " (the default)"
+    group.add_argument("--compile", action="store_true",
+                       help="train with the step run through autojit.compile"
+                       + (after or (default if compiled_by_default else "")))
+    group.add_argument("--eager", action="store_true",
+                       help="train with the step run eagerly"
+                       + (after or ("" if compiled_by_default else default)))
+
+
+def training_mode(args: argparse.Namespace, compiled_by_default: bool,
+                  compares: bool = False) -> tuple[bool, bool]:
+    """(compiled, compare): whether the step is compiled and whether to time it both ways."""
+    compiled = args.compile or (compiled_by_default and not args.eager)
+    return compiled, compares and not (args.compile or args.eager)
 
 
 def compile_disabled() -> bool:
@@ -128,13 +141,51 @@ class ProgressBar:
         return seconds
 
 
-def compare_speed(steps: dict, batches: list, rounds: int = 3) -> dict:
-    """Steps per second of each step function over the same batches.
+def traces(step) -> int:
+    """How often a compiled function has traced (0 for a plain function)."""
+    stats = getattr(step, "stats", None)
+    return stats().traces if stats is not None else 0
 
-    The functions take turns, one pass over `batches` each per round, and each keeps its best
-    round: on a shared machine the fastest pass is the one least disturbed by other work, and
-    taking turns exposes every function to the same background load.
+
+@dataclass
+class Speed:
+    """What compare_speed measured: calls per second of each function, and how often each
+    traced again while timed (compiling inside a timed pass would count against it)."""
+
+    per_second: dict
+    traced_while_timed: dict
+
+    def __getitem__(self, name: str) -> float:
+        return self.per_second[name]
+
+    @property
+    def ratio(self) -> float:
+        """Compiled calls per second over eager ones: above 1, the compiled step is faster."""
+        return self.per_second["compiled"] / self.per_second["eager"]
+
+    def note(self) -> str:
+        """A line naming the functions that traced while timed, or '' when none did."""
+        traced = {name: count for name, count in self.traced_while_timed.items() if count}
+        if not traced:
+            return ""
+        named = ", ".join(f"{name} {count} time(s)" for name, count in traced.items())
+        return f"note: traced again while timed ({named}), so those figures include compiling"
+
+
+def compare_speed(steps: dict, batches: list, rounds: int = 3, warmup: int = 2) -> Speed:
+    """Calls per second of each step function over the same batches.
+
+    Each function is first called `warmup` times on the first batch, untimed: a compiled step
+    traces on its first call and, when that call changed the state it reads (an optimizer
+    creating its moment estimates), once more on its second. Then the functions take turns,
+    one pass over `batches` each per round, and each keeps its best round: on a shared machine
+    the fastest pass is the one least disturbed by other work, and taking turns exposes every
+    function to the same background load.
     """
+    for step in steps.values():
+        for _ in range(warmup):
+            step(*batches[0])
+    before = {name: traces(step) for name, step in steps.items()}
     best = {name: float("inf") for name in steps}
     for _ in range(rounds):
         for name, step in steps.items():
@@ -142,4 +193,5 @@ def compare_speed(steps: dict, batches: list, rounds: int = 3) -> dict:
             for batch in batches:
                 step(*batch)
             best[name] = min(best[name], time.perf_counter() - started)
-    return {name: len(batches) / seconds for name, seconds in best.items()}
+    return Speed({name: len(batches) / seconds for name, seconds in best.items()},
+                 {name: traces(step) - before[name] for name, step in steps.items()})

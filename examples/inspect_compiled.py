@@ -16,12 +16,16 @@ trained with SGD and momentum:
    marked with the kernel that runs it) and what the forward hands to the backward;
 6. a picture of the training step's graph (`step.graph_dot()`): each kernel a dashed box
    named after the ops it fuses, forward nodes blue, backward nodes orange. The DOT text is
-   written to `--graph PATH.dot`, and rendered to PATH.svg when the graphviz package and
-   Graphviz's `dot` are installed (`pip install "autojit[graph]"`).
+   written to train_step.dot in the --out folder (by default a new temporary folder, whose
+   path the script prints), and rendered to train_step.svg beside it when the graphviz
+   package and Graphviz's `dot` are installed (`pip install "autojit[graph]"`).
 
     python examples/inspect_compiled.py            # everything, in full
     python examples/inspect_compiled.py --quick    # each listing cut to its first lines
-    python examples/inspect_compiled.py --graph train_step.dot
+    python examples/inspect_compiled.py --out pictures   # the graph in ./pictures/
+
+It trains with the compiled step only (--compile, the default; --eager is refused: an eager
+step has nothing compiled to show).
 
 Nothing is compiled under AUTOJIT_DISABLE=1, so there is nothing to show: the script says so.
 """
@@ -30,6 +34,8 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
+import tempfile
 
 import autojit
 from autojit import nn
@@ -57,14 +63,32 @@ def smallest_loop_kernel(llvm_ir: str) -> str:
     return min(with_loop or modules, key=len)
 
 
+def picture_folder(out: str | None) -> str:
+    """--out, created when missing, or a new temporary folder: nothing is written into the
+    working directory unless asked for."""
+    if out is None:
+        return tempfile.mkdtemp(prefix="autojit-inspect-")
+    os.makedirs(out, exist_ok=True)
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="cut each listing short")
     parser.add_argument("--max-lines", type=int,
                         help="lines shown of each listing (0: all; 25 with --quick)")
-    parser.add_argument("--graph", default="train_step.dot",
-                        help="where to write the training step's graph as DOT text")
+    parser.add_argument("--out", metavar="DIR",
+                        help="the folder for train_step.dot and train_step.svg (created if "
+                             "missing; default: a new temporary folder)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--compile", action="store_true",
+                      help="inspect the compiled step (the default)")
+    mode.add_argument("--eager", action="store_true",
+                      help="refused: an eager step has nothing compiled to inspect")
     args = parser.parse_args(argv)
+    if args.eager:
+        parser.error("--eager: an eager step has nothing compiled to inspect; "
+                     "see examples/autograd_basics.py for eager autograd")
     max_lines = args.max_lines if args.max_lines is not None else (25 if args.quick else 0)
     if autojit.config.disabled():
         print("AUTOJIT_DISABLE=1: autojit.compile runs functions eagerly, so nothing is "
@@ -128,13 +152,15 @@ def main(argv=None) -> int:
 
     dot = train_step.graph_dot()
     heading(f"6. a picture of the training step: {dot.count('cluster_p0_k')} kernel boxes")
-    with open(args.graph, "w") as file:
+    folder = picture_folder(args.out)
+    graph = os.path.join(folder, "train_step.dot")
+    with open(graph, "w") as file:
         file.write(dot)
-    print(f"wrote {args.graph} (Graphviz DOT)")
+    print(f"wrote {graph} (Graphviz DOT)")
     try:
-        picture = train_step.render_graph(args.graph.removesuffix(".dot"), format="svg")
+        picture = train_step.render_graph(os.path.join(folder, "train_step"), format="svg")
     except Exception as error:  # noqa: BLE001 - no graphviz package, or no dot program
-        print(f"not rendered ({type(error).__name__}); `dot -Tsvg {args.graph}` draws it")
+        print(f"not rendered ({type(error).__name__}); `dot -Tsvg {graph}` draws it")
     else:
         print(f"rendered {picture}")
     return 0

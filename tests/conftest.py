@@ -1,14 +1,27 @@
-"""Suite-wide settings: the kernel disk cache lives in a temporary directory for the run.
+"""Suite-wide settings: the kernel disk cache lives in a temporary directory for the run; the
+tests that compare with torch are skipped, with a reason, where torch is not installed; and
+`-m quick` selects the quick subset.
 
 Compiled tests (and the subprocesses some tests start, which inherit the environment) then
 exercise the disk cache without ever writing into the user's cache directory; the directory is
 removed when the run ends. A developer's AUTOJIT_CACHE_DIR or AUTOJIT_DISK_CACHE is replaced
 for the run.
+
+torch is the reference the differential tests compare with, never a dependency of autojit: the
+`test` extra installs it, `test-without-torch` does not. Without it, a test file that imports
+torch, or a test that does, is reported as skipped ("needs torch") instead of failing, and the
+rest of the suite runs.
+
+QUICK lists the test files of the quick subset (`python -m pytest -m quick`, the README says how
+long it takes): the eager core, autograd, the compiler's main paths, nn, optim and the docs'
+code, for a first check while editing; the whole suite stays the check before a commit.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -16,6 +29,22 @@ import tempfile
 import pytest
 
 _SAVED: dict = {}
+TORCH_MISSING = importlib.util.find_spec("torch") is None
+NEEDS_TORCH = ("needs torch, the reference these tests compare with "
+               "(pip install 'autojit[test]')")
+
+# What the import of a missing torch (or of one of its modules) raises, as a report prints it.
+TORCH_IMPORT_ERROR = re.compile(r"ModuleNotFoundError: (No module named 'torch[.']"
+                                r"|import of torch(\.\w+)* halted)")
+
+QUICK = {
+    "test_autograd.py", "test_autograd_api_torch.py", "test_creation.py", "test_registry.py",
+    "test_inplace_and_modes.py", "test_hooks.py", "test_custom_function.py", "test_ir.py",
+    "test_op_table.py", "test_codegen_cpu.py", "test_compile.py", "test_compile_training.py",
+    "test_compile_guards.py", "test_compile_backward.py", "test_compile_dynamic.py",
+    "test_nn_module.py", "test_nn_layers.py", "test_nn_functional.py", "test_optim.py",
+    "test_data.py", "test_serialization.py", "test_docs.py", "test_layout.py",
+}
 
 
 def pytest_configure(config):
@@ -46,3 +75,35 @@ def torch_distributions_validate_arguments():
     if distributions is not None:
         distributions.Distribution.set_default_validate_args(True)
     yield
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in QUICK:
+            item.add_marker(pytest.mark.quick)
+
+
+def _torch_missing_error(excinfo) -> bool:
+    error = getattr(excinfo, "value", None)
+    return (TORCH_MISSING and isinstance(error, ModuleNotFoundError)
+            and (error.name or "").split(".")[0] == "torch")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """A test file that imports torch, without torch installed: skipped, with the reason."""
+    outcome = yield
+    report = outcome.get_result()
+    if TORCH_MISSING and report.failed and TORCH_IMPORT_ERROR.search(str(report.longrepr)):
+        report.outcome = "skipped"
+        report.longrepr = (str(collector.path), 0, f"Skipped: {NEEDS_TORCH}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test (or its fixture) that imports torch, without torch installed: skipped."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.excinfo is not None and _torch_missing_error(call.excinfo):
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {NEEDS_TORCH}")

@@ -11,12 +11,22 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 import torch
 
 import autojit
 from autojit import CompileWarning
 
 X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=np.float32)
+
+
+@pytest.fixture(autouse=True, params=["reads", "walk"])
+def guard_source(request, monkeypatch):
+    """Each program runs with guards from what its trace read, and, as a cross-check, with
+    guards on everything the walk found (AUTOJIT_GUARDS=walk, docs/notes/guards.md): both must
+    give eager's answers. A test module imports this fixture to have it."""
+    monkeypatch.setenv("AUTOJIT_GUARDS", request.param)
+    return request.param
 # Compiled kernels may round float32 apart from eager; torch's optimizers round apart more.
 TOLERANCE = {"autojit eager": 1e-5, "torch": 1e-4}
 W = np.array([[1.0, -2.0, 0.5], [0.25, 1.5, -1.0]], dtype=np.float32)

@@ -327,3 +327,16 @@ def test_shape_dependent_python_in_ops_works_at_new_sizes(name):
                            dtype=autojit.float32)
         np.testing.assert_allclose(compiled(x).numpy(), function(x).numpy(), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_full_batches_keep_their_own_executable_after_a_ragged_last_batch():
+    model, step = _mlp_and_step(0)
+    compiled = autojit.compile(step)
+    rng = np.random.default_rng(0)
+    for rows in (16, 16, 7, 16, 16):  # the last batch of an epoch, then the next epoch
+        x = autojit.tensor(rng.standard_normal((rows, 6)).astype(np.float32))
+        y = autojit.tensor(rng.integers(0, 3, rows))
+        compiled(x, y)
+    # The executable made for 16 rows serves them, not the size-generic one made after 7.
+    assert type(compiled._last_run).__name__ == "Executable"
+    assert type(compiled.executables[-1]).__name__ == "DynamicExecutable"

@@ -23,7 +23,7 @@ import autojit
 from autojit import CompileWarning
 
 pytest.importorskip("torch")
-from guard_staleness import W, X, check, tensor  # noqa: E402
+from guard_staleness import W, X, check, guard_source, tensor  # noqa: E402, F401
 
 # ---- globals --------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from autojit import CompileWarning
 from autojit.compiler.reachability import MAX_ARRAY_BYTES
 
 pytest.importorskip("torch")
-from guard_staleness import X, check, tensor  # noqa: E402
+from guard_staleness import X, check, guard_source, tensor  # noqa: E402, F401
 
 
 def _fold(x, items):

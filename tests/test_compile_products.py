@@ -135,10 +135,11 @@ def test_sgd_update_folded_into_the_weight_gradient_product_equals_eager(clear):
         assert len(gemms) == 2 and all(step.in_place is not None for step in gemms)
         assert all(p._data is data for p, data in zip(parameters, storage))
     else:
-        # The gradients are kept in .grad: each new weight gradient is accumulated into the
-        # old .grad by its product (a "grad" output, copied back as before).
-        assert len(gemms) == 2 and all(step.in_place is None for step in gemms)
+        # The gradients are kept in .grad: each new weight gradient is accumulated by its
+        # product into the .grad tensor itself, in place, as eager's backward adds into it.
+        assert len(gemms) == 2 and all(step.in_place is not None for step in gemms)
         assert all(step.epilogue.beta == 1.0 for step in gemms)
+        assert all(p._data is data for p, data in zip(parameters, storage))
 
 
 def test_a_weight_update_runs_right_after_the_last_read_of_the_weight():

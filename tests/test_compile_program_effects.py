@@ -6,8 +6,9 @@ counterpart of what is checked (autojit's own recompile counts), compiled agains
 the order of the keys a call writes into a dict, a `.grad` the caller kept across a
 `zero_grad()` inside the step, what a call did before it raised, sizes printed, added to
 counters and compared with values read from tensors, `requires_grad_()` on an argument,
-`float()` of a NaN, `.grad = None` on a tensor that does not require grad, and a learning rate
-read with `float()` and written later in the same call.
+`float()` of a NaN, `.grad = None` on a tensor that does not require grad, a learning rate
+read with `float()` and written later in the same call, a dict entry stored unchanged, and
+warnings raised on every call.
 """
 
 from __future__ import annotations
@@ -297,3 +298,240 @@ def test_a_tensor_the_result_saved_written_in_place_later_in_the_call():
     eager, compiled = _both(program)
     assert compiled[1] == eager[1]
     assert compiled[0].split(";")[0] == eager[0].split(";")[0]
+
+
+def test_a_parameter_read_then_written_through_data_keeps_its_version():
+    def program(lib, wrap):
+        weight = lib.nn.Parameter(lib.ones(2))
+
+        def step(x):
+            y = (x * weight).sum()  # the graph reads the parameter first
+            weight.data.mul_(1.5)  # then `.data`, a counter of its own, is written
+            return y
+
+        f = wrap(step)
+        for _ in range(3):
+            saved = (weight * weight).sum()
+            f(lib.ones(2))
+            yield weight._version
+            saved.backward()  # the version check passes, as in eager
+            yield weight.grad
+
+    check(program)
+
+
+def test_a_returned_view_of_a_grad_the_call_made_is_a_view_of_that_grad():
+    def program(lib, wrap):
+        layer = lib.nn.Linear(3, 2)
+
+        def step(x):
+            layer(x).sum().backward()
+            return layer.weight.grad[0]
+
+        row = wrap(step)(lib.ones(4, 3))
+        yield row.stride()
+        row.zero_()  # through the returned view, into the .grad
+        yield layer.weight.grad
+
+    check(program)
+
+
+def test_sizes_inside_a_printed_shape_take_each_runs_value(capsys):
+    def program(wrap):
+        weight = autojit.ones(3, 2, requires_grad=True)
+
+        def step(x):
+            out = x @ weight
+            print("batch", x.shape[0], tuple(out.shape), out.shape, list(out.shape))
+            return out
+
+        f = wrap(step)
+        for rows in (6, 4, 4, 5):
+            f(autojit.ones(rows, 3))
+        return capsys.readouterr().out
+
+    eager, compiled = _both(program)
+    assert compiled == eager and "s0" not in compiled
+
+
+def test_a_branch_on_a_nan_read_from_a_tensor_runs_the_calls_effects_once():
+    def program(wrap):
+        counts = {"calls": 0}
+
+        def step(x):
+            loss = x.sum()
+            counts["calls"] += 1
+            if loss.item() > 0.3:  # NaN: not greater, nor less or equal
+                counts["big"] = counts.get("big", 0) + 1
+            return loss
+
+        f = wrap(step)
+        for value in (float("nan"), 5.0, float("nan"), -1.0):
+            f(autojit.tensor([value, 1.0]))
+        return counts
+
+    eager, compiled = _both(program)
+    assert compiled == eager
+
+
+def test_a_first_run_that_does_not_serve_its_call_leaves_no_effect_twice(monkeypatch):
+    from autojit.compiler import executable as executables
+
+    def program(wrap, fail_first=False):
+        counts = {"calls": 0}
+
+        def step(x):
+            counts["calls"] += 1
+            counts.setdefault("seen", []).append(1)
+            return x * 2
+
+        f = wrap(step)
+        if fail_first:
+            run = executables.Executable.run
+            failed = []
+
+            def failing_once(self, args):
+                if not failed:
+                    failed.append(True)
+                    raise executables.ValueCheckFailed(None, "forced")
+                return run(self, args)
+
+            monkeypatch.setattr(executables.Executable, "run", failing_once)
+        f(autojit.ones(2))
+        f(autojit.ones(2))
+        return counts
+
+    eager = program(lambda fn: fn)
+    assert program(autojit.compile, fail_first=True) == eager
+
+
+def test_a_counter_that_adds_the_batch_size_keeps_counting():
+    def program(wrap):
+        stats = {}
+        weight = autojit.ones(3, requires_grad=True)
+
+        def step(x):
+            loss = (x * weight).sum()
+            loss.backward()
+            stats["rows"] = stats.get("rows", 0) + x.shape[0]
+            return loss
+
+        f = wrap(step)
+        seen = []
+        for rows in (4, 6, 4, 4, 5):
+            f(autojit.ones(rows, 3))
+            seen.append(stats["rows"])
+        return seen
+
+    eager, compiled = _both(program)
+    assert compiled == eager == [4, 10, 14, 18, 23]
+
+
+def test_a_write_through_a_view_of_a_fresh_grad_reaches_what_reads_the_grad_later():
+    def program(lib, wrap):
+        weight = lib.nn.Parameter(lib.ones(2, 3))
+        optimizer = lib.optim.SGD([weight], lr=0.1, momentum=0.9)
+
+        def step(x):
+            weight.grad = None
+            (x @ weight.t()).sum().backward()
+            weight.grad[0].zero_()  # then SGD's first momentum buffer copies the .grad
+            optimizer.step()
+
+        f = wrap(step)
+        for _ in range(3):
+            f(lib.ones(4, 3))
+            yield optimizer.state[weight]["momentum_buffer"]
+            yield weight
+
+    check(program)
+
+
+def test_a_grad_the_caller_set_takes_the_sum_though_the_step_sets_grad_to_none():
+    def program(lib, wrap):
+        weight = lib.nn.Parameter(lib.ones(2, 3))
+
+        def step(x):
+            (x @ weight.t()).sum().backward()  # added into the .grad the caller set
+            weight.grad = None
+
+        f = wrap(step)
+        for calls_before in (0, 2):
+            for _ in range(calls_before):
+                f(lib.ones(4, 3))
+            mine = lib.zeros(2, 3)
+            weight.grad = mine
+            f(lib.ones(4, 3))
+            yield mine
+            yield weight.grad is None
+
+    check(program)
+
+
+def test_a_batch_size_used_as_a_dict_key_is_never_left_symbolic():
+    def program(wrap):
+        stats = {}
+        weight = autojit.ones(3, requires_grad=True)
+
+        def step(x):
+            loss = (x * weight).sum()
+            stats[x.shape[0]] = loss.item()
+            return loss
+
+        f = wrap(step)
+        for rows in (4, 3, 3, 6, 3):
+            f(autojit.ones(rows, 3))
+        return [(key, type(key)) for key in stats], list(stats.values())
+
+    eager = program(lambda fn: fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)  # a graph break, said once
+        assert program(autojit.compile) == eager
+
+
+def test_an_entry_stored_unchanged_is_stored_again_after_the_caller_clears_the_dict():
+    def program(wrap):
+        stats, history = {}, [1, 2]
+
+        def step(x):
+            stats["seen"] = len(history)  # the value already there from the second call on
+            return (x * 2).sum()
+
+        compiled = wrap(step)
+        seen = []
+        for call in range(4):
+            if call == 2:
+                stats.clear()
+            compiled(autojit.ones(3))
+            seen.append(dict(stats))
+        return seen
+
+    eager, compiled = _both(program)
+    assert compiled == eager == [{"seen": 2}] * 4
+
+
+def test_a_warning_the_step_raises_is_raised_by_every_call_through_the_filters():
+    def program(wrap, action):
+        weight = autojit.ones(3, requires_grad=True)
+
+        def step(x):
+            out = x * weight
+            if out.grad is None:  # a non-leaf's .grad: UserWarning, as torch's
+                warnings.warn("no gradient", RuntimeWarning, stacklevel=1)
+                warnings.warn("the caller's line", RuntimeWarning, stacklevel=2)
+            return out.sum()
+
+        compiled = wrap(step)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter(action)
+            warnings.simplefilter("error", CompileWarning)
+            for _ in range(2):
+                compiled(autojit.ones(3))
+            compiled(autojit.ones(3))  # another line of the caller
+        return [(w.category.__name__, w.filename, w.lineno) for w in caught]
+
+    for action in ("always", "default"):
+        eager = program(lambda fn: fn, action)
+        compiled = program(autojit.compile, action)
+        assert compiled == eager, action
+    assert len(program(autojit.compile, "always")) == 9

@@ -75,9 +75,7 @@ def test_cleared_grads_and_a_grad_of_an_argument():
 
     compiled = autojit.compile(step)
     x = tensor(32, requires_grad=True)
-    held = autojit.ones(32)
     for _ in range(4):
-        weight.grad = held  # the same tensor each call: the guards hold
         loss, gradient = compiled(x)
         assert weight.grad is None
         assert gradient is x.grad
@@ -86,6 +84,29 @@ def test_cleared_grads_and_a_grad_of_an_argument():
         np.testing.assert_allclose(loss.item(), (np.exp(x.detach().numpy()) *
                                                  weight.detach().numpy()).sum(), rtol=1e-5)
     assert callable(executable_of(compiled)._direct)
+
+
+def test_a_grad_set_before_the_call_takes_the_sum_in_place():
+    """A .grad the caller set is added into in place by backward, as eager's AccumulateGrad
+    does, though the step clears .grad afterwards: that write is an effect, so the call takes
+    the general path."""
+    weight = tensor(32, requires_grad=True)
+
+    def step(x):
+        loss = (x.exp() * weight).sum()
+        loss.backward()
+        weight.grad = None
+        return loss.detach()
+
+    compiled = autojit.compile(step)
+    x = tensor(32)
+    held = autojit.ones(32)
+    for call in range(1, 5):
+        weight.grad = held  # the same tensor each call: the guards hold
+        compiled(x)
+        assert weight.grad is None
+        np.testing.assert_allclose(held.numpy(), 1 + call * np.exp(x.numpy()), rtol=1e-6)
+    assert executable_of(compiled)._direct is False
 
 
 def test_inputs_laid_out_otherwise_take_the_layered_path():

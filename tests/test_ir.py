@@ -259,7 +259,7 @@ def test_inplace_update_of_captured_tensor_is_an_output():
 
     x = autojit.tensor([[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]])
     graph = verify(make_graph(sgd_step, x))
-    assert [output.name for output in graph.outputs] == ["out0", "out1", "weight.grad",
+    assert [output.name for output in graph.outputs] == ["out0", "out1", "weight.grad.update",
                                                          "weight.update"]
     assert graph.output_named("weight.update").target.tensor is weight
     # the real tensor is untouched: data, .grad and version counter

@@ -11,7 +11,7 @@ import numpy as np
 import autojit
 from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
 from autojit.ops import elementwise as ew
-from autojit.ops.layout import _fold_reshape
+from autojit.ops.layout_folds import fold_reshape
 from autojit.tensor import dtypes
 
 
@@ -72,16 +72,16 @@ def test_a_slice_of_a_time_major_sequence_feeds_a_kernel_and_a_product():
 
 
 def test_a_reshape_of_a_row_slice_is_a_view_and_one_of_a_transpose_is_not():
-    assert _fold_reshape((3, 4), (4, 1), (12,), {}) == (1,)
+    assert fold_reshape((3, 4), (4, 1), (12,), {}) == (1,)
     # rows 2 to 4 of a [6, 4] array of strides (4, 1): contiguous, so a flat view
-    assert _fold_reshape((3, 4), (4, 1), (2, 6), {}) == (6, 1)
+    assert fold_reshape((3, 4), (4, 1), (2, 6), {}) == (6, 1)
     # every other row: the rows stay apart, the columns merge with nothing
-    assert _fold_reshape((3, 4), (8, 1), (3, 2, 2), {}) == (8, 2, 1)
-    assert _fold_reshape((3, 4), (8, 1), (12,), {}) is None
+    assert fold_reshape((3, 4), (8, 1), (3, 2, 2), {}) == (8, 2, 1)
+    assert fold_reshape((3, 4), (8, 1), (12,), {}) is None
     # a transpose does not flatten
-    assert _fold_reshape((4, 3), (1, 4), (12,), {}) is None
+    assert fold_reshape((4, 3), (1, 4), (12,), {}) is None
     # extents of 1 carry no stride
-    assert _fold_reshape((5, 1, 4), (28, 4, 1), (5, 4), {}) == (28, 1)
+    assert fold_reshape((5, 1, 4), (28, 4, 1), (5, 4), {}) == (28, 1)
 
     def fn(x):
         return x[2:5].reshape(-1).exp(), x[:, 1:3].reshape(-1) * 3, x.t()[1:3].reshape(-1) + 1

@@ -26,7 +26,8 @@ PAGE = ROOT / "docs" / "layout.md"
 PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir", "ir/passes",
             "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda",
             "distributed", "distributed/nn", "nn", "nn/modules", "nn/parallel", "nn/utils",
-            "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils", "testing",
+            "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",
+            "utils/tensorboard", "testing",
             "distributions", "cpu", "_dynamo", "signal", "func"]
 
 INTRODUCTION = """\
@@ -52,7 +53,8 @@ to the code generators (`codegen/`) and, for GPU tensors, the CUDA runtime (`cud
 `distributed/` (process groups and collectives over MPI) sits above them, `nn/`,
 `utils/` (whose DistributedDataParallel and DistributedSampler use its process groups),
 `testing/`, `distributions/`, `cpu/` (torch.cpu's device module), `_dynamo/` (torch._dynamo's
-names on autojit's compiler) and `signal/` (torch.signal's window functions) on top, `optim/` above them (its swa_utils averages nn modules),
+names on autojit's compiler) and `signal/` (torch.signal's window functions) on top,
+`optim/` above them (its swa_utils averages nn modules),
 and `func/` (torch.func's transforms, which reach into nn) and `jit.py` (torch.jit's names on
 autojit's compiler) above them. Every module opens with a docstring saying what it holds and
 where it sits in this flow; its first sentence is shown below.
@@ -67,8 +69,9 @@ OUTSIDE = """\
 - `tests/`: the test suite (`python -m pytest`); `tests/opinfo/` holds the op table.
 - `examples/`: complete programs (docs/examples.md).
 - `bench/`: the benchmarks behind docs/performance.md (`python bench/report.py`).
-- `tools/`: the documentation site's hooks (mkdocs_hooks.py), the generators of this page and of
-  the API reference (layout.py, api_reference.py), cuda_ptx_check.py, which compiles every
+- `tools/`: the documentation site's hooks (mkdocs_hooks.py), the generators of this page, of
+  the API reference and of the example runs docs/examples.md quotes (layout.py,
+  api_reference.py, examples_page.py), cuda_ptx_check.py, which compiles every
   CUDA kernel a workload launches for a GPU on a machine without one (docs/notes/cuda.md), and
   erfc_table.py, which writes the compiled erfc's coefficient table
   (docs/notes/special-functions.md).

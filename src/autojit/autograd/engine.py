@@ -22,6 +22,7 @@ from ..tensor.memory_format import new_grad_array
 from ..tensor.meta import MetaArray
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor, plain_tensor
+from .grad_mode import no_grad
 from .graph import AccumulateGrad, GradientEdge, Node, gradient_edge
 from .hooks import run_leaf_hooks, run_tensor_hooks
 from .vjp_chain import apply_no_graph
@@ -331,6 +332,11 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
         if current._dtype is dtypes.bfloat16:  # float32 storage of bfloat16 numbers
             current._data[...] = dtypes.round_to_bfloat16(current._data)
         current._bump_version()
+    elif tracer is not None and current._data is not None and not current.requires_grad:
+        # Traced: added into the tensor .grad holds, in place, as eager adds: a .grad the
+        # caller set keeps the sum even where the call sets .grad to None afterwards.
+        with no_grad():
+            current.add_(grad)
     else:
         variable._grad = (current + grad).detach()
     post_hooks = variable._post_accumulate_hooks

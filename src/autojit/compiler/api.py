@@ -125,6 +125,9 @@ class CompiledFunction:
         self._state_traces = 0  # consecutive traces that changed the state guards read
         self._last_failure: str | None = None
         self._last_run = None  # the executable the last compiled call ran
+        # While the first run of a new executable is under way: puts back the Python state its
+        # trace changed, should that run not serve the call (reachability.Walk.restore).
+        self._undo_trace = None
         self._stats = CompileStats()
         self._history = CompileHistory()
         self.compile_seconds = 0.0
@@ -174,7 +177,7 @@ class CompiledFunction:
                     missed = (executable, failed)
                     continue
                 self._last_run = executable
-                if missed is not None:
+                if missed is not None and not isinstance(executable, DynamicExecutable):
                     # The branch this call took: tried first from now on.
                     self.executables.remove(executable)
                     self.executables.insert(0, executable)
@@ -193,13 +196,22 @@ class CompiledFunction:
                 raise
             # A kernel found what eager raises for (a target out of range), before anything
             # was stored: the call runs eagerly and raises eager's error from the user's line.
-            return self._eager(args)
+            return self._eager_after_trace(args)
         self._stats.compiled_calls += 1
         return result
 
     def _eager(self, args: tuple):
         self._stats.eager_calls += 1
         return self.fn(*given_arguments(args))
+
+    def _eager_after_trace(self, args: tuple):
+        """The call run eagerly instead of by the executable just traced for it: first the
+        Python state the trace left as the call changed it is put back as it was (containers,
+        attributes), so that eager's call does it once."""
+        undo, self._undo_trace = self._undo_trace, None
+        if undo is not None:
+            undo()
+        return self._eager(args)
 
     def _what_changed(self, args: tuple, missed=None) -> str | None:
         """Why this call reuses no executable: the guard that fails for the executable the
@@ -285,9 +297,17 @@ class CompiledFunction:
                 return self._run(executable, args)
             except ValueCheckFailed:
                 self._stats.value_check_failures += 1
-                return self._eager(args)
+                return self._eager_after_trace(args)
+            finally:
+                self._undo_trace = None
         self._state_traces = 0
-        self.executables.insert(0, executable)
+        if isinstance(executable, DynamicExecutable):
+            # Size-generic: tried after the executables made for one size each, which serve
+            # their sizes faster (a training loop's full batches, once its ragged last batch
+            # made a dimension dynamic).
+            self.executables.append(executable)
+        else:
+            self.executables.insert(0, executable)
         self._last_run = executable
         try:
             return self._run(executable, args)
@@ -298,7 +318,9 @@ class CompiledFunction:
             self._stats.value_check_failures += 1
             config.log("recompiles", f"{self.name()}: the new executable's {failed}; this "
                        "call runs eagerly")
-            return self._eager(args)
+            return self._eager_after_trace(args)
+        finally:
+            self._undo_trace = None
 
     def _observe_changed_float(self, args: tuple) -> None:
         """A float or int the last executable's guards held was found changed: from now on it
@@ -354,6 +376,7 @@ class CompiledFunction:
         else:
             executable = compile_graph(self, guarded, traced.graph)
         executable.state_changed = traced.changes.structural
+        self._undo_trace = traced.before.restore
         return executable
 
     def _compile_binding(self, guarded, concrete):

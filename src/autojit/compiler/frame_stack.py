@@ -40,6 +40,10 @@ class _Null:
 NULL = _Null()
 
 
+_OBJECTS = ctypes.POINTER(ctypes.py_object)
+_LOCALSPLUS = 8 * _PTR + 8  # the offset of `localsplus` in an _PyInterpreterFrame (3.11-3.13)
+
+
 def _object_at(address: int):
     pointer = ctypes.c_void_p.from_address(address).value
     if not pointer:
@@ -47,6 +51,7 @@ def _object_at(address: int):
     return ctypes.cast(pointer, ctypes.py_object).value
 
 
+@functools.lru_cache(maxsize=8192)
 def _n_localsplus(code) -> int:
     """How many slots precede the stack in `localsplus`: locals, cells, free variables (a
     cell that is also an argument has one slot)."""
@@ -54,26 +59,40 @@ def _n_localsplus(code) -> int:
 
 
 class StackReader:
-    """Reads item `index` (0 is the top) of a frame's value stack, before the instruction at
-    `offset` runs."""
+    """Reads a frame's value stack before the instruction at `offset` runs: `stack` gives
+    (an array of object pointers, the index of the top item in it, the index of the bottom
+    item), `item` one item (0 is the top)."""
+
+    def stack(self, frame, offset: int) -> tuple:
+        raise NotImplementedError
 
     def item(self, frame, offset: int, index: int):
-        raise NotImplementedError
+        slots, top, bottom = self.stack(frame, offset)
+        return read_slot(slots, top, bottom, index)
 
     def cell(self, frame, slot: int):
         """The cell object in `localsplus[slot]` (LOAD_DEREF's operand, 3.11 and later)."""
         base = ctypes.c_void_p.from_address(id(frame) + 3 * _PTR).value
-        return _object_at(base + 8 * _PTR + 8 + slot * _PTR)
+        return _object_at(base + _LOCALSPLUS + slot * _PTR)
+
+
+def read_slot(slots, top: int, bottom: int, index: int):
+    """Item `index` from the top of a stack read by StackReader.stack (NULL for a NULL slot)."""
+    position = top - index
+    if position < bottom:
+        raise IndexError(index)
+    try:
+        return slots[position]
+    except ValueError:  # "PyObject is NULL"
+        return NULL
 
 
 class _Reader310(StackReader):
-    def item(self, frame, offset: int, index: int):
+    def stack(self, frame, offset: int) -> tuple:
         base = id(frame)
         stack = ctypes.c_void_p.from_address(base + 8 * _PTR).value
         depth = ctypes.c_int.from_address(base + 10 * _PTR).value
-        if not 0 <= index < depth:
-            raise IndexError(index)
-        return _object_at(stack + (depth - 1 - index) * _PTR)
+        return ctypes.cast(stack, _OBJECTS), depth - 1, 0
 
     def cell(self, frame, slot: int):
         # LOAD_DEREF's operand counts cells and free variables after the fast locals.
@@ -85,24 +104,21 @@ class _Reader310(StackReader):
 
 
 class _Reader311(StackReader):
-    def item(self, frame, offset: int, index: int):
+    def stack(self, frame, offset: int) -> tuple:
         base = ctypes.c_void_p.from_address(id(frame) + 3 * _PTR).value
         top = ctypes.c_int.from_address(base + 8 * _PTR).value
-        first = _n_localsplus(frame.f_code)
-        if not first <= top - 1 - index < top:
-            raise IndexError(index)
-        return _object_at(base + 8 * _PTR + 8 + (top - 1 - index) * _PTR)
+        return ctypes.cast(base + _LOCALSPLUS, _OBJECTS), top - 1, _n_localsplus(frame.f_code)
 
 
 class _Reader312(StackReader):
-    def item(self, frame, offset: int, index: int):
+    def stack(self, frame, offset: int) -> tuple:
         code = frame.f_code
         depth = stack_depths(code).get(offset)
-        if depth is None or not 0 <= index < depth:
-            raise IndexError(index)
+        if depth is None:
+            raise IndexError(offset)
         base = ctypes.c_void_p.from_address(id(frame) + 3 * _PTR).value
-        slot = _n_localsplus(code) + depth - 1 - index
-        return _object_at(base + 8 * _PTR + 8 + slot * _PTR)
+        first = _n_localsplus(code)
+        return ctypes.cast(base + _LOCALSPLUS, _OBJECTS), first + depth - 1, first
 
 
 _UNCONDITIONAL = frozenset({

@@ -19,6 +19,8 @@ identity, for the objects the walk before the trace found (`known`, reachability
 - `deep`: ids of objects passed to code the recorder does not follow (C functions, the
   tensor and op layers of autojit, NumPy): everything reachable from them counts as read;
 - `identity`: ids of objects whose identity decided something (`is`, `id`, `hash`);
+- `stored`: (id(owner), fragment) for each attribute or dict item stored into (not a read:
+  writebacks.py repeats such a store on every run even where it left the value unchanged);
 - `cells`: ids of closure cells read; `codes`: the code objects that ran.
 
 The code followed is the user's and every library's, except the layers below the compiler
@@ -41,7 +43,7 @@ import threading
 import types
 
 from . import frame_stack
-from .frame_stack import NULL
+from .frame_stack import NULL, read_slot
 
 _VERSION = sys.version_info[:2]
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -54,7 +56,8 @@ _UNFOLLOWED_MODULES = ("numpy", "scipy", "numba", "llvmlite", "typing", "abc", "
                        "threading", "warnings", "linecache", "traceback", "inspect", "dis",
                        "ast", "re", "sre_compile", "sre_parse", "logging", "importlib",
                        "tokenize", "_weakrefset", "weakref", "contextlib", "functools",
-                       "dataclasses", "_collections_abc", "collections")
+                       "dataclasses", "_collections_abc", "collections", "posixpath",
+                       "ntpath", "genericpath", "os", "fnmatch", "sysconfig")
 _CONTAINERS = (list, tuple, dict, set, frozenset, collections.deque)
 _DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 
@@ -102,6 +105,9 @@ class Reads:
         self.cells: set = set()
         self.codes: set = set()
         self.appended: set = set()  # ids of lists `.append` was called on
+        # (id(owner), fragment) of each `obj.name = v` and `container[key] = v` on a known
+        # object: a store eager makes on every call, even of the value already there
+        self.stored: set = set()
         self.failure: str | None = None  # why the record cannot be trusted
 
     def append_only(self) -> set:
@@ -149,7 +155,7 @@ class Recorder:
         self._active = True
         if _VERSION < (3, 12):
             self._previous = sys.gettrace()
-            sys.settrace(self._on_call)
+            sys.settrace(self._call_tracer())
         else:
             monitoring = sys.monitoring
             self._tool = frame_stack.free_tool_id()
@@ -193,20 +199,35 @@ class Recorder:
 
     # sys.settrace (3.10, 3.11)
 
-    def _on_call(self, frame, event, arg):
-        table = self._table(frame.f_code)
-        if table is None:
-            return None
-        frame.f_trace_opcodes = True
-        frame.f_trace_lines = False
-        return functools.partial(self._on_opcode, table)
+    def _call_tracer(self):
+        """The global trace function: a frame of followed code gets the local trace function
+        of its code (made once per code object), with opcode events on."""
+        locals_ = {}
+        table_of = self._table
+        handle = self._handle
 
-    def _on_opcode(self, table, frame, event, arg):
-        if event == "opcode":
-            entry = table.get(frame.f_lasti)
-            if entry is not None:
-                self._handle(entry, frame, frame.f_lasti)
-        return functools.partial(self._on_opcode, table)
+        def local_for(table):
+            def local(frame, event, arg):
+                if event == "opcode":
+                    entry = table.get(frame.f_lasti)
+                    if entry is not None:
+                        handle(entry, frame, frame.f_lasti)
+                return local
+            return local
+
+        def on_call(frame, event, arg):
+            code = frame.f_code
+            local = locals_.get(code, False)
+            if local is False:
+                table = table_of(code)
+                local = locals_[code] = local_for(table) if table is not None else None
+            if local is None:
+                return None
+            frame.f_trace_opcodes = True
+            frame.f_trace_lines = False
+            return local
+
+        return on_call
 
     # sys.monitoring (3.12, 3.13)
 
@@ -427,7 +448,7 @@ class Recorder:
     def call(self, function, arguments: list) -> None:
         """A call: Python code the recorder follows records itself; a modelled builtin reads
         what it is known to; anything else gets its arguments as read through and through."""
-        if _runs_followed_code(function, self):
+        if _runs_followed_code(function):
             return
         model = _MODELS.get(_model_key(function))
         if model is not None:
@@ -439,15 +460,19 @@ class Recorder:
 
 
 class _Peek:
-    """The value stack of one frame at one instruction: `peek(0)` is the top."""
+    """The value stack of one frame at one instruction: `peek(0)` is the top. The frame's
+    stack is located once, on the first read."""
 
-    __slots__ = ("reader", "frame", "offset")
+    __slots__ = ("reader", "frame", "offset", "_stack")
 
     def __init__(self, reader, frame, offset: int):
-        self.reader, self.frame, self.offset = reader, frame, offset
+        self.reader, self.frame, self.offset, self._stack = reader, frame, offset, None
 
     def __call__(self, index: int):
-        return self.reader.item(self.frame, self.offset, index)
+        stack = self._stack
+        if stack is None:
+            stack = self._stack = self.reader.stack(self.frame, self.offset)
+        return read_slot(*stack, index)
 
     def cell(self, slot: int):
         return self.reader.cell(self.frame, slot)
@@ -467,7 +492,7 @@ def _is_data_descriptor(value) -> bool:
     return hasattr(kind, "__set__") or hasattr(kind, "__delete__")
 
 
-def _runs_followed_code(function, recorder: Recorder) -> bool:
+def _runs_followed_code(function) -> bool:
     """Whether calling `function` runs Python code the recorder follows (which then records
     its own reads)."""
     code = None
@@ -614,6 +639,20 @@ def _load_attr(recorder, peek, name, arg):
     recorder.attribute(peek(0), name)
 
 
+def _store_attr(recorder, peek, name, arg):
+    owner = peek(0)
+    if id(owner) in recorder._known:
+        recorder.reads.stored.add((id(owner), f".{name}"))
+
+
+def _store_subscr(recorder, peek, name, arg):
+    key, container = peek(0), peek(1)
+    if id(container) in recorder._known and isinstance(container, dict):
+        fragment = _key_fragment(key)
+        if fragment is not None:
+            recorder.reads.stored.add((id(container), f"[{fragment}]"))
+
+
 def _load_super_attr(recorder, peek, name, arg):
     # 3.12: [super, class, self]
     owner, cls = peek(0), peek(1)
@@ -702,29 +741,29 @@ def _format_with_spec(recorder, peek, name, arg):
         recorder.opaque(peek(1))
 
 
-def _call_stack(peek, count: int, with_names: bool):
-    """(callable, arguments) of a CALL with `count` arguments, by the interpreter's layout."""
+def _call_stack(recorder, peek, count: int, with_names: bool) -> None:
+    """A CALL with `count` arguments, by the interpreter's layout: the callable is read first,
+    and the arguments only where the callee is not Python code the recorder follows."""
     shift = 1 if with_names else 0
-    arguments = [peek(shift + index) for index in range(count - 1, -1, -1)]
     if _VERSION >= (3, 13):
         function, owner = peek(count + 1 + shift), peek(count + shift)
-        if owner is not NULL:
-            arguments.insert(0, owner)
-        return function, arguments
-    first, second = peek(count + 1 + shift), peek(count + shift)
-    if first is NULL:
-        return second, arguments
-    return first, [second, *arguments]
+    else:
+        first, owner = peek(count + 1 + shift), peek(count + shift)
+        function, owner = (owner, NULL) if first is NULL else (first, owner)
+    if _runs_followed_code(function):
+        return
+    arguments = [peek(shift + index) for index in range(count - 1, -1, -1)]
+    if owner is not NULL:
+        arguments.insert(0, owner)
+    recorder.call(function, arguments)
 
 
 def _call(recorder, peek, name, arg):
-    function, arguments = _call_stack(peek, arg, False)
-    recorder.call(function, arguments)
+    _call_stack(recorder, peek, arg, False)
 
 
 def _call_kw(recorder, peek, name, arg):  # 3.13: the names tuple on top
-    function, arguments = _call_stack(peek, arg, True)
-    recorder.call(function, arguments)
+    _call_stack(recorder, peek, arg, True)
 
 
 def _call_function(recorder, peek, name, arg):  # 3.10
@@ -766,6 +805,8 @@ _HANDLERS = {
     "LOAD_ATTR": _load_attr,
     "LOAD_METHOD": _load_attr,
     "LOAD_SUPER_ATTR": _load_super_attr,
+    "STORE_ATTR": _store_attr,
+    "STORE_SUBSCR": _store_subscr,
     "LOAD_GLOBAL": _load_global,
     "LOAD_NAME": _load_name,
     "LOAD_DEREF": _load_deref,

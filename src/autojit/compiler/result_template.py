@@ -140,11 +140,11 @@ def _is_constant(value) -> bool:
                               types.ModuleType, types.MethodType))
 
 
-def _steps(view: Tensor) -> tuple:
-    """The (op, attrs) view steps from the view's root to it, and whether an alias on the way
-    (detach) cut it off from the root's autograd history."""
+def _steps(view: Tensor, until=None) -> tuple:
+    """The (op, attrs) view steps from the view's root (or from the tensor `until`, on the
+    way) to it, and whether an alias on the way (detach) cut it off from autograd history."""
     steps, detached = [], False
-    while view._traced_view is not None:
+    while view._traced_view is not None and view is not until:
         link = view._traced_view
         if link.op is None:
             detached = True
@@ -173,6 +173,18 @@ def alias_fresh_grads(template, result, fresh_grads: dict):
         for name, grad in fresh_grads.items():
             if grad is result and not result._requires_grad:
                 return ("grad", name)
+        # `return w.grad[0]`: a view of the .grad eager leaves (itself maybe a view).
+        names = {id(grad): name for name, grad in fresh_grads.items()
+                 if not grad._requires_grad}
+        source = result
+        while getattr(source, "_traced_view", None) is not None:
+            source = source._traced_view.source
+            if id(source) in names:
+                steps, detached = _steps(result, until=source)
+                if not contains_symbolic(steps):
+                    return ("view", ("grad", names[id(source)]), steps, detached,
+                            result._requires_grad)
+                break
         return template
     if kind in ("tuple", "list"):
         return (kind, [alias_fresh_grads(item, value, fresh_grads)

@@ -372,10 +372,18 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         guards.build()
         return EagerCall(guards, graph)
     recorded = recorder is not None and recorder.reads.failure is None
+    stored = frozenset(before.object_paths[owner] + (fragment,)
+                       for owner, fragment in recorder.reads.stored
+                       if owner in before.object_paths) if recorded else frozenset()
     changes = StateChanges(before, Walk(*function_roots(function, args), copies=False,
                                         appended=appended), before.codes, unguarded,
-                           recorder.reads.append_only() if recorded else None)
-    changes.writes += runtime_writes + flag_writes
+                           recorder.reads.append_only() if recorded else None, stored)
+    # A runtime scalar's place (read afresh by each run) was put back before the walk: its
+    # write, if any, is the runtime one, never the traced value.
+    taken = {path for path, _, _ in runtime_writes + flag_writes} | {
+        source.path for source, _ in runtime}
+    changes.writes = [write for write in changes.writes if write[0] not in taken] + \
+        runtime_writes + flag_writes
     if rng_state() != rng_before:  # NumPy's or Python's global generator drew numbers
         changes.structural.append("the global random generators (numpy.random, random)")
     try:

@@ -15,6 +15,9 @@ The walk before a trace and one after it (reachability.py) are compared (StateCh
   not guarded, since the trace read neither;
 - a write to a place the user's code only ever assigns (ir/source_uses.write_only:
   `self.message = text`, never read nor `+=`): what it held before is not guarded either;
+- a *store* the record of the call's reads saw (recorder.py), of the value the place held
+  already (`stats["seen"] = len(history)`, unchanged): a write all the same, since eager
+  stores it again on a call that finds the entry gone;
 - a *structural* change (a container grown otherwise, an entry or attribute added, an object
   replaced): the trace serves its own call only (api.py);
 - a *leak*: a symbolic value stored where no run can write it (a list read as well as
@@ -54,7 +57,7 @@ class StateChanges:
     (display, value) for each place that now holds a symbolic value no run can write."""
 
     def __init__(self, before: Walk, after: Walk, codes=(), unguarded=frozenset(),
-                 appended_only=None):
+                 appended_only=None, stored=frozenset()):
         self.writes, self.appends, self.structural, self.leaks = [], [], [], []
         self.appended_paths: list = []  # paths of the lists appended to (not guarded)
         # Paths the user's code only ever assigns (ir/source_uses.write_only), written with
@@ -71,6 +74,11 @@ class StateChanges:
                     if (observation.kind == "symbolic" or observation.kind == "tensor" and
                         observation.value._data is None) and
                     not _under(observation.path, skipped)]
+        for observation in after.observations:
+            if observation.kind == "keys":
+                for key in observation.value:
+                    if _symbolic_value(key):  # `stats[x.shape[0]] = ...` with a size
+                        self.leaks.append((f"a key of {observation.display}", key))
         written: dict = {}  # path written as a whole -> display
         for observation in symbolic:
             path = _outermost_fresh(observation.path, fresh)
@@ -86,7 +94,10 @@ class StateChanges:
         for path, display in written.items():
             self.writes.append((path, after.objects.get(path, _value_at(after, path)),
                                 display))
-            if path not in unguarded and _write_only(path, display, codes):
+            if appended_only is None and path not in unguarded and \
+                    _write_only(path, display, codes):
+                # Without a record of reads, the source says what is only ever assigned (with
+                # one, what the trace did not read is not guarded anyway).
                 self.unguarded_paths.append(path)
         done = tuple(written)
         old = before.by_path()
@@ -109,6 +120,12 @@ class StateChanges:
                 previous = next((old.pop(key) for key in list(old) if key[0] ==
                                  observation.path), None)
             if previous is not None and previous.same(observation):
+                if observation.path in stored and observation.kind == "scalar" and \
+                        len(observation.path) > 1:
+                    # Stored, of the value already there: eager stores it on every call
+                    # (again after the caller cleared the dict).
+                    self.writes.append((observation.path, observation.value,
+                                        observation.display))
                 continue
             if previous is not None and previous.kind == observation.kind == "scalar" and \
                     len(observation.path) > 1:

@@ -30,7 +30,6 @@ tensors (docs/notes/bfloat16.md). See docs/notes/cuda.md.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -50,6 +49,7 @@ from ..ops.registry import (
 )
 from ..tensor import dtypes
 from ..tensor.device import MIXED_DEVICES
+from ..tensor.once import warn_now
 from ..tensor.tensor import Tensor
 from .array import CudaArray
 from .indexing import EXTERN_ROUTINES, arg_extreme
@@ -122,7 +122,7 @@ def _on_host(op, inputs: tuple, attrs: dict, device_index: int) -> CudaArray:
     synchronization; warned once per op."""
     if op not in _WARNED_HOST:  # the op itself, not its name (docs/notes/op-facts.md)
         _WARNED_HOST.add(op)
-        warnings.warn(f"{op.name} on cuda tensors runs on the host (its {op.lowering.routine} "
+        warn_now(f"{op.name} on cuda tensors runs on the host (its {op.lowering.routine} "
                       "routine has no CUDA kernel yet): the inputs are copied to the host and "
                       "the result back", HostFallbackWarning, stacklevel=4)
     host = tuple(Tensor._make(x._host(op.name), x._dtype) if isinstance(x, Tensor) else x

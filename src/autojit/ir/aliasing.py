@@ -100,6 +100,10 @@ def make_view(tracer, source: Tensor, op, attrs: dict, out: Tensor) -> None:
 def make_alias(tracer, source: Tensor, alias: Tensor) -> None:
     """`alias` shares all of source's storage (detach, .data): a write to either is a write
     to both."""
+    if source._data is None:
+        # The source's value now: a view written through another view since it was made
+        # (`g[0].zero_()` then `g.detach()`) is made again from its root first.
+        alias._value = tracer.value_of(source)
     link = source._traced_view
     if link is not None:
         root, stand_in = link.root, link.stand_in

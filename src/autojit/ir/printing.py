@@ -11,8 +11,12 @@ While a function is traced its tensors have no values, so `print(loss)` or
 - a logging call (`Logger._log`, which `log.info(...)` reaches once the level lets it
   through) is intercepted the same way: a LogEffect, whose record each run emits with that
   run's message and arguments;
-- every run of the executable replays its print and log effects in order, after its other
-  side effects, with each token replaced by that run's value formatted as eager formats it.
+- `warnings.warn` is intercepted the same way: a WarningEffect, which each run warns again
+  through the warning filters and the calling module's registry, as eager's call does (so a
+  "default" filter shows it once, an "always" filter on every call); the compiler's own
+  warnings about the trace are not effects of the function and pass through;
+- every run of the executable replays its print, log and warning effects in order, after its
+  other side effects, with each token replaced by that run's value formatted as eager does.
 
 So a compiled function prints and logs on every call what eager does, once per call. Tokens
 are given only where the formatted text reaches nothing but such places, a return or a store
@@ -30,9 +34,14 @@ import os
 import re
 import sys
 import threading
+import warnings
 
 from ..tensor.graph_break import graph_break, user_frame
-from ..tensor.symbolic import is_symbolic, user_text
+from ..tensor.symbolic import PRINTING, is_symbolic, user_text
+
+# The compiler's frames stand between a traced function and its caller (not eager's).
+_COMPILER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "compiler") + os.sep
 
 # The format spec of a formatted `.tolist()`: printed as the Python list.
 LIST_SPEC = "\0tolist"
@@ -75,6 +84,56 @@ class LogEffect:
         logger.handle(record)
 
 
+class WarningEffect:
+    """A `warnings.warn` call made while tracing, warned again by each run: its message (a
+    text, which may hold tokens, or a Warning instance), category, and the place eager's call
+    attributes it to: (file, line, globals) in the traced code, or, for a stacklevel that
+    reaches past the compiled function, the user's frame that calls it on each run and `above`
+    levels up."""
+
+    __slots__ = ("message", "category", "frame", "above")
+
+    def __init__(self, message, category, frame, above: int | None):
+        self.message, self.category, self.frame, self.above = message, category, frame, above
+
+    def emit(self, message) -> None:
+        place = self.frame
+        if self.above is not None:
+            frame = user_frame()
+            for _ in range(self.above):
+                if frame is None or frame.f_back is None:
+                    break
+                frame = frame.f_back
+            if frame is None:
+                warnings.warn(message, self.category, stacklevel=2)
+                return
+            place = _place(frame)
+        filename, line, globals_ = place
+        warnings.warn_explicit(message, self.category, filename, line,
+                               globals_.get("__name__", "<string>"),
+                               globals_.setdefault("__warningregistry__", {}), globals_)
+
+
+def _place(frame) -> tuple:
+    """(file, line, globals) of a frame as it stands now."""
+    return frame.f_code.co_filename, frame.f_lineno, frame.f_globals
+
+
+def _warning_place(stacklevel: int) -> tuple:
+    """(place, above) for `warnings.warn(..., stacklevel=stacklevel)` called from the
+    interceptor: the frames of the compiler between the traced function and its caller are not
+    eager's, so a level that reaches them is counted from the caller of each run."""
+    frame = sys._getframe(2)
+    for level in range(max(stacklevel, 1) - 1):
+        parent = frame.f_back
+        if parent is None:
+            break
+        if os.path.abspath(parent.f_code.co_filename).startswith(_COMPILER_DIR):
+            return None, max(stacklevel, 1) - 2 - level
+        frame = parent
+    return _place(frame), None
+
+
 def _caller_of_logging():
     """The frame that called the logging module (as a LogRecord names it): the innermost
     outside autojit and logging."""
@@ -97,6 +156,7 @@ class PrintCapture:
         self._thread = threading.get_ident()
         self._original = None
         self._original_log = None
+        self._original_warn = None
 
     def token(self, output: str | None, spec: str | None, history: str, location,
               scalar=None) -> str:
@@ -116,8 +176,12 @@ class PrintCapture:
                 # which a print made after the run would not have written yet.
                 graph_break("print(file=...) to a stream other than sys.stdout or sys.stderr",
                             needs_data=False)
-            texts = [user_text(arg, sink=True) if is_symbolic(arg) else str(arg)
-                     for arg in args]
+            PRINTING[0] += 1
+            try:
+                texts = [user_text(arg, sink=True) if is_symbolic(arg) else str(arg)
+                         for arg in args]
+            finally:
+                PRINTING[0] -= 1
             for text in (*texts, str(sep), str(end)):
                 capture.consumed.update(int(n) for n in _TOKEN_PATTERN.findall(text))
             capture.effects.append((texts, sep, end, file, flush))
@@ -137,13 +201,28 @@ class PrintCapture:
             capture.effects.append(LogEffect(logger, level, msg, args, extra, where))
             return None
 
+        original_warn = self._original_warn = warnings.warn
+
+        def traced_warn(message, category=None, stacklevel=1, source=None, **options):
+            kind = message.__class__ if isinstance(message, Warning) else \
+                category if category is not None else UserWarning
+            if threading.get_ident() != capture._thread or options or \
+                    kind.__module__.startswith("autojit.compiler"):
+                return original_warn(message, category, stacklevel + 1, source, **options)
+            if isinstance(message, str):
+                capture.consumed.update(int(n) for n in _TOKEN_PATTERN.findall(message))
+            capture.effects.append(WarningEffect(message, kind, *_warning_place(stacklevel)))
+            return None
+
         builtins.print = traced_print
         logging.Logger._log = traced_log
+        warnings.warn = traced_warn
         return self
 
     def __exit__(self, *exc) -> None:
         builtins.print = self._original
         logging.Logger._log = self._original_log
+        warnings.warn = self._original_warn
 
     def escaped(self):
         """The first formatted tensor whose token did not reach a print call, or None."""
@@ -191,6 +270,11 @@ def replay_prints(effects: list, formatted: list, values: dict, binding=None,
     for effect in effects:
         if isinstance(effect, LogEffect):
             effect.emit(*build(effect.templates))
+            continue
+        if isinstance(effect, WarningEffect):
+            message = effect.message
+            effect.emit(fill_tokens(message, formatted, values, binding, cache)
+                        if isinstance(message, str) else message)
             continue
         texts, sep, end, file, flush = effect
         print(*(fill_tokens(item, formatted, values, binding, cache) for item in texts),

@@ -196,6 +196,14 @@ class Tracer:
         self.grad_accessed.add(id(tensor))
         if tensor._data is not None and id(tensor) not in self.made:
             self.grads_before.setdefault(id(tensor), (tensor, tensor._grad))
+            grad = tensor._grad
+            if grad is not None and grad._data is not None and \
+                    id(grad._data) not in self._names:
+                # A .grad captured later (backward adds into it in place) is named after its
+                # owner, as the user names it: `weight.grad`, not `c1`.
+                owner = self._names.get(id(tensor._data))
+                if owner is not None:
+                    self._names[id(grad._data)] = f"{owner}.grad"
 
     def random_input(self, draw) -> Value:
         """A "random" graph input standing for `draw` (tensor/random.RandomDraw), drawn anew each
@@ -545,6 +553,11 @@ class Tracer:
                 self.version_bumps.append((entry, counter.value))
         for touched in self._touched.values():
             counter = touched.tensor._version_counter
+            if id(touched.tensor) in self.made and \
+                    counter is not touched.entry.tensor._version_counter:
+                # An alias the call made with a counter of its own (`p.data`): writes through
+                # it move no counter that outlives the call, as in eager.
+                continue
             if counter.value != touched.version and id(counter) not in counted:
                 counted.add(id(counter))
                 self.version_bumps.append((touched.entry, counter.value - touched.version))

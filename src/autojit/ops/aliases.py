@@ -63,7 +63,9 @@ def numpy_keywords(function, name: str | None = None):
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
-        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+        if not kwargs:  # a plain call: passing an empty dict on costs more than the check
+            return function(*args)
+        if "axis" in kwargs or "keepdims" in kwargs:
             kwargs = _translate(kwargs, name)
         return function(*args, **kwargs)
 

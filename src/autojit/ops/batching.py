@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 
 from ..tensor import random as tensor_random
+from ..tensor.once import warn_now
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import registry
@@ -140,7 +140,7 @@ def _loop(op, physical: list, flags: list, attrs: dict, size: int) -> Tensor:
 
     if op.name not in _WARNED:
         _WARNED.add(op.name)
-        warnings.warn(f"vmap: there is no batching rule for {op.name}, so it runs once per "
+        warn_now(f"vmap: there is no batching rule for {op.name}, so it runs once per "
                       "index of the batch (slower than one batched op)", UserWarning,
                       stacklevel=_user_stacklevel())
     results = [bind(op, tuple(x.select(0, index) if flag else x

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.once import warn_now
 from ..tensor.tensor import Tensor, normalize_dim
 from . import composite, layout
 from . import elementwise as ew
@@ -157,7 +157,7 @@ def chain_matmul(*matrices, out=None) -> Tensor:
     linalg.multi_dot, which it calls)."""
     if not _CHAIN_MATMUL_WARNED:
         _CHAIN_MATMUL_WARNED.append(True)
-        warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+        warn_now("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
                       "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
                       "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
@@ -293,7 +293,7 @@ _NUCLEAR_WARNED = []
 def _deprecated(flag: list, message: str) -> None:
     if not flag:
         flag.append(True)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warn_now(message, UserWarning, stacklevel=3)
 
 
 def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:  # noqa: A002

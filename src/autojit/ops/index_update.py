@@ -16,11 +16,12 @@ from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from .autocast import PROMOTE, autocast_op
 from .index_checks import check_index
-from .indexing import _INDEX_DTYPES, getitem, index_tensor
+from .indexing import _INDEX_DTYPES, index_tensor
 from .indexing import index_put as put_at
 from .inplace import write_out
 from .layout import expand, expand_rule, reshape, unsqueeze
 from .scatter import _scalar_for
+from .subscript import getitem
 
 
 def _as_vector(index: Tensor) -> Tensor:

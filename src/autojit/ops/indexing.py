@@ -1,4 +1,5 @@
-"""Indexing: x[key], x[key] = value, gather/scatter_add, index_select, max/min with indices.
+"""Indexing primitives: index and index_put, gather/scatter_add, index_select, flip, nonzero,
+masked_fill, max/min with indices.
 
 Four primitives, each the other's adjoint in pairs:
   index      x[i_1, ..., i_k] on given dims (advanced indexing)   VJP: accumulating index_put
@@ -7,27 +8,23 @@ Four primitives, each the other's adjoint in pairs:
   scatter_add  src added into x along one dim                      VJP: gather
 All four are linear in their float inputs, so each JVP is the op itself on the tangents.
 Advanced indices travel as one stacked int tensor of shape (k, *broadcast shape), so each
-primitive has a fixed arity. `getitem` does the basic part of a key (ints, slices, None,
-Ellipsis) with the layout primitives, so basic indexing returns views as in torch, and hands
-tensor and list indices to `index`. Boolean masks become integer indices eagerly (nonzero);
-while tracing they are data-dependent and cause a graph break.
+primitive has a fixed arity. x[key] and x[key] = value (subscript.py) do the basic part of a
+key with the layout primitives and hand tensor and list indices to `index` and `index_put`.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections import namedtuple
 
 import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.state import state
-from ..tensor.symbolic import as_size
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from . import elementwise as ew
 from .index_checks import check_index
-from .layout import FLIP, expand, reshape, slice_dims, slice_length, squeeze, unsqueeze
+from .layout import FLIP, expand, reshape, squeeze, unsqueeze
 from .reduction import extreme, index_of_extreme
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 from .row_accumulation import add_rows
@@ -456,201 +453,3 @@ def max(x: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A00
 def min(x: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
     """min(x): the smallest value; min(x, dim): (values, indices); min(x, other): minimum."""
     return _extreme(x, dim, keepdim, other, "min")
-
-
-# ---- x[key] and x[key] = value ----------------------------------------------------------------
-
-def _prepare(item):
-    """Lists and arrays as tensors; integer 0-d tensors with data as plain ints, 0-d bool
-    tensors as Python bools."""
-    if isinstance(item, (list, np.ndarray)):
-        item = _as_index_tensor(item)
-    if isinstance(item, Tensor):
-        if item.dtype is dtypes.uint8:
-            # torch's older masks: a uint8 index is a boolean mask, with its warning.
-            warnings.warn("indexing with dtype autojit.uint8 is now deprecated, please use a "
-                          "dtype autojit.bool instead.", UserWarning, stacklevel=4)
-            item = item.to(dtypes.bool_)
-        if item.dtype not in (*_INDEX_DTYPES, dtypes.bool_):
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        if item.ndim == 0 and item.dtype is not dtypes.bool_ and item._data is not None:
-            return int(item._data)
-        if item.ndim == 0 and item.dtype is dtypes.bool_:
-            # A 0-d mask is a Python bool: a new dim of 1 (True) or 0 (False); traced, the
-            # value is a decision checked on every call.
-            return bool(item)
-    return item
-
-
-def _mask_to_indices(mask: Tensor, shape, position: int) -> list:
-    """A boolean mask over dims position.. as one integer index tensor per dim."""
-    if mask._data is None and (state.tracer is None or not state.tracer.evaluates):
-        from ..tensor.graph_break import graph_break
-
-        graph_break("boolean mask indexing")
-    covered = tuple(shape[position:position + mask.ndim])
-    for axis, extent in enumerate(mask.shape):
-        if axis >= len(covered) or covered[axis] != extent:
-            raise IndexError(f"The shape of the mask {list(mask.shape)} at index {axis} does not "
-                             f"match the shape of the indexed tensor {list(shape)} at index "
-                             f"{position + axis}")
-    return list(nonzero(mask, as_tuple=True))
-
-
-def _normalize_slice(item: slice, extent: int) -> tuple:
-    if item.step is not None and int(item.step) == 0:
-        raise ValueError("slice step cannot be zero")
-    if item.step is not None and int(item.step) < 0:
-        raise ValueError("step must be greater than zero")
-    if isinstance(extent, int):
-        return slice(item.start, item.stop, item.step).indices(extent)
-    # A symbolic extent (a dynamic trace): slice.indices needs an int, so clamp by hand (step
-    # >= 1 here); the comparisons become guards only where a bound is given.
-    step = 1 if item.step is None else as_size(item.step)
-
-    def bound(value, default):
-        if value is None:
-            return default
-        value = as_size(value)
-        if value < 0:
-            value = value + extent
-            return value if value > 0 else 0
-        return value if value < extent else extent
-
-    return bound(item.start, 0), bound(item.stop, extent), step
-
-
-def getitem(x: Tensor, key) -> Tensor:
-    """x[key] with torch's semantics: basic indexing gives views, tensors and lists gather."""
-    items = [_prepare(item) for item in (key if isinstance(key, tuple) else (key,))]
-    shape = tuple(x.shape)
-    ndim = len(shape)
-    if sum(item is Ellipsis for item in items) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = 0
-    for item in items:
-        if isinstance(item, Tensor) and item.dtype is dtypes.bool_:
-            consumed += item.ndim
-        elif item is not None and item is not Ellipsis and not isinstance(item, bool):
-            consumed += 1
-    if consumed > ndim:
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    if any(item is Ellipsis for item in items):
-        at = next(i for i, item in enumerate(items) if item is Ellipsis)
-        items[at:at + 1] = [slice(None)] * (ndim - consumed)
-    else:
-        items += [slice(None)] * (ndim - consumed)
-
-    # Basic pass: slices per input dim, then one reshape that drops ints and inserts Nones.
-    slices, new_shape, advanced, empty_dims = [], [], [], []
-    dim = 0
-    for item in items:
-        if item is None or isinstance(item, bool):
-            if item is False:
-                empty_dims.append(len(new_shape))
-            new_shape.append(1)
-        elif isinstance(item, slice):
-            start, stop, step = _normalize_slice(item, shape[dim])
-            slices.append((start, stop, step))
-            new_shape.append(slice_length(start, stop, step))
-            dim += 1
-        elif isinstance(item, Tensor):
-            rows = (_mask_to_indices(item, shape, dim) if item.dtype is dtypes.bool_
-                    else [item])
-            for row in rows:
-                slices.append((0, shape[dim], 1))
-                advanced.append((len(new_shape), row))
-                new_shape.append(shape[dim])
-                dim += 1
-        else:
-            index = int(item)
-            if not -shape[dim] <= index < shape[dim]:
-                raise IndexError(f"index {index} is out of bounds for dimension {dim} with size "
-                                 f"{shape[dim]}")
-            index %= shape[dim]
-            slices.append((index, index + 1, 1))
-            dim += 1
-    result = slice_dims(x, slices) if ndim else x
-    if tuple(result.shape) != tuple(new_shape):
-        result = reshape(result, tuple(new_shape))
-    for position in empty_dims:
-        result = slice_dims(result, [(0, 0 if axis == position else n, 1)
-                                     for axis, n in enumerate(result.shape)])
-    if not advanced:
-        return result
-    dims = tuple(position for position, _ in advanced)
-    stacked = _stack_indices([row for _, row in advanced], x)
-    sizes = [result.shape[dim] for dim in dims]
-    if 0 in sizes and stacked.numel():
-        raise IndexError("index is out of bounds for dimension with size 0")
-    # torch names the k-th index tensor's dim as dimension k.
-    return index_tensor(result, check_index(stacked, sizes, "index", wrap=True), dims)
-
-
-def _stack_indices(rows: list, x: Tensor) -> Tensor:
-    """Broadcast integer index tensors together and stack them as int64 rows on x's device.
-
-    Index tensors may live on the CPU or on x's device (lists become CPU tensors), so CPU rows
-    are copied to a CUDA x's device before they are stacked; a CUDA index for a CPU x is an
-    error, as in torch.
-    """
-    if x.is_cuda:
-        rows = [row if row.is_cuda or row.is_symbolic else row.to(x.device) for row in rows]
-    elif not x.is_symbolic and any(row.is_cuda for row in rows):
-        raise RuntimeError("indices should be either on cpu or on the same device as the "
-                           f"indexed tensor ({x.device})")
-    try:
-        common = broadcast_shapes(*(tuple(row.shape) for row in rows))
-    except ValueError:
-        shapes = ", ".join(str(list(row.shape)) for row in rows)
-        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together "
-                         f"with shapes {shapes}") from None
-    from .layout import cat
-
-    rows = [unsqueeze(expand(row.to(dtypes.int64), common), 0) for row in rows]
-    return rows[0] if len(rows) == 1 else cat(rows, 0)
-
-
-def setitem(x: Tensor, key, value) -> None:
-    """x[key] = value, in place: differentiable w.r.t. the old x (zero where overwritten) and
-    w.r.t. value (summed over broadcast)."""
-    from ..tensor.creation import arange
-    from .inplace import apply_inplace
-
-    items = key if isinstance(key, tuple) else (key,)
-    if (not isinstance(value, Tensor) or value.ndim == 0) and any(
-            isinstance(item, Tensor) and item.dtype is dtypes.uint8 for item in items):
-        # torch writes a number through a mask with masked_fill_, which takes bool masks only.
-        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           "unsigned char")
-    shape = tuple(x.shape)
-    # The flat positions that x[key] addresses, found by indexing a tensor of positions the
-    # same way; this works unchanged with symbolic index tensors while tracing.
-    positions = getitem(reshape(arange(x.numel(), dtype=dtypes.int64,
-                                       device=None if x.is_cpu else x.device), shape), key)
-    target = tuple(positions.shape)
-    if isinstance(value, Tensor):
-        value_shape = tuple(value.shape)
-        while len(value_shape) > len(target) and value_shape[0] == 1:
-            value_shape = value_shape[1:]
-        from .layout import expand_rule
-
-        try:
-            expand_rule(value_shape, target)
-        except ValueError as error:
-            raise RuntimeError(str(error)) from None
-        if value_shape != tuple(value.shape):
-            value = reshape(value, value_shape)
-    elif not isinstance(value, (bool, int, float)):
-        value = _as_index_tensor(value)
-        return setitem(x, key, value)
-    flat_positions = unsqueeze(reshape(positions, -1), 0)
-
-    def compute(source: Tensor) -> Tensor:
-        values = value
-        if isinstance(values, Tensor):
-            values = reshape(expand(values, target), -1) if target else reshape(values, (1,))
-        written = index_put(reshape(source, -1), values, flat_positions, (0,))
-        return reshape(written, shape)
-
-    apply_inplace(x, "setitem", compute)

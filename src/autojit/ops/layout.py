@@ -4,7 +4,9 @@ These move or select elements without arithmetic, so each is linear and its JVP 
 itself on the tangent (`linear_jvp`; cat's joins the inputs' tangents). Eagerly they return
 NumPy views where NumPy can (the result then shares the input's version counter, as torch
 views do). Composites built from them (view, flatten, squeeze, unsqueeze, transpose, stack,
-split, chunk, select) are at the bottom of this file.
+split, chunk, select) are at the bottom of this file. The stride rules of the lowerings are in
+layout_folds.py; eager_views.py makes the views of reshape and its forms, and cat and stack,
+without the general dispatch where no autograd node is needed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,15 @@ from ..tensor.symbolic import as_size, is_symbolic, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from .autocast import PROMOTE, autocast_op
+from .eager_views import joined, reshape_view
+from .layout_folds import (  # noqa: F401 - contiguous_strides is read from here too
+    contiguous_strides,
+    fold_expand,
+    fold_permute,
+    fold_reshape,
+    fold_slice,
+    slice_start,
+)
 from .registry import (
     Layout,
     bind,
@@ -33,63 +44,6 @@ from .registry import (
     rule_first,
     rule_promote,
 )
-
-# ---- folding into strides: how a kernel reads a view without materializing it --------------
-# Each rule takes the source's shape and element strides (as a kernel would read it) and gives
-# the strides of the op's output over the same memory, or None where strides cannot say it.
-
-def contiguous_strides(shape: tuple) -> tuple:
-    """Element strides of a C-contiguous array of `shape`."""
-    strides, running = [], 1
-    for extent in reversed(shape):
-        strides.append(running)
-        running *= extent
-    return tuple(reversed(strides))
-
-
-def _fold_reshape(shape, strides, output_shape, attrs):
-    """The strides of the reshaped view where its source's memory allows one without a copy,
-    as NumPy's reshape finds them: each run of the output's dims whose extents multiply to a
-    run of the source's must lie over source dims that are contiguous with each other (a
-    slice of rows, or of whole matrices, reshapes; a transpose does not)."""
-    if tuple(strides) == contiguous_strides(shape):
-        return contiguous_strides(output_shape)
-    if 0 in shape or 0 in output_shape:
-        return contiguous_strides(output_shape)
-    old = [(extent, stride) for extent, stride in zip(shape, strides) if extent != 1]
-    new = list(output_shape)
-    result = [0] * len(new)
-    old_at = new_at = 0
-    while old_at < len(old) and new_at < len(new):
-        old_end, new_end = old_at + 1, new_at + 1
-        old_size, new_size = old[old_at][0], new[new_at]
-        while old_size != new_size:
-            if new_size < old_size:
-                new_size *= new[new_end]
-                new_end += 1
-            else:
-                old_size *= old[old_end][0]
-                old_end += 1
-        if any(old[axis][1] != old[axis + 1][0] * old[axis + 1][1]
-               for axis in range(old_at, old_end - 1)):
-            return None
-        result[new_end - 1] = old[old_end - 1][1]
-        for axis in range(new_end - 1, new_at, -1):
-            result[axis - 1] = result[axis] * new[axis]
-        old_at, new_at = old_end, new_end
-    return tuple(result)
-
-
-def _fold_permute(shape, strides, output_shape, attrs):
-    return tuple(strides[d] for d in attrs["dims"])
-
-
-def _fold_expand(shape, strides, output_shape, attrs):
-    offset = len(output_shape) - len(shape)
-    return (0,) * offset + tuple(
-        0 if extent == 1 and output_shape[offset + axis] != 1 else stride
-        for axis, (extent, stride) in enumerate(zip(shape, strides)))
-
 
 # ---- forward mode -----------------------------------------------------------------------------
 
@@ -136,7 +90,7 @@ RESHAPE = define_op(name="reshape", arity=1, shape=_reshape_rule, dtype=rule_fir
                     impl=lambda x, shape: x.reshape(shape),
                     vjp=lambda ctx, g: (g.reshape(ctx.input_meta[0][0]),), saves=(),
                     jvp=lambda inputs, tangents, out, attrs: linear_jvp(RESHAPE, tangents, attrs),
-                    lowering=Layout("reshape", _fold_reshape), grad_name="ViewBackward0", view=True,
+                    lowering=Layout("reshape", fold_reshape), grad_name="ViewBackward0", view=True,
                     batch=batching.shape_rule("shape"))
 
 
@@ -144,6 +98,9 @@ def reshape(x: Tensor, *shape) -> Tensor:
     """x with a new shape of the same number of elements; one extent may be -1."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
+    view = reshape_view(x, shape, RESHAPE)
+    if view is not None:
+        return view
     return bind(RESHAPE, (x,), {"shape": infer_shape(shape, x.numel())})
 
 
@@ -168,7 +125,7 @@ EXPAND = define_op(name="expand", arity=1,
                    dtype=rule_first,
                    impl=lambda x, shape: np.broadcast_to(x, shape),
                    # The engine sums the gradient back to the input's shape.
-                   vjp=lambda ctx, g: (g,), saves=(), lowering=Layout("broadcast", _fold_expand),
+                   vjp=lambda ctx, g: (g,), saves=(), lowering=Layout("broadcast", fold_expand),
                    jvp=lambda inputs, tangents, out, attrs: linear_jvp(EXPAND, tangents, attrs),
                    batch=batching.expand_rule,
                    grad_name="ExpandBackward0", view=True)
@@ -203,7 +160,7 @@ PERMUTE = define_op(
     dtype=rule_first, impl=lambda x, dims: np.transpose(x, dims),
     vjp=lambda ctx, g: (g.permute(*np.argsort(ctx.attrs["dims"]).tolist()),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(PERMUTE, tangents, attrs),
-    lowering=Layout("permute", _fold_permute), grad_name="PermuteBackward0", view=True,
+    lowering=Layout("permute", fold_permute), grad_name="PermuteBackward0", view=True,
     batch=batching.permute_rule)
 
 
@@ -240,21 +197,6 @@ def _slice_rule(shape, slices):
     return tuple(slice_length(*s) for s in slices)
 
 
-def _fold_slice(shape, strides, output_shape, attrs):
-    steps = [step for _, _, step in attrs["slices"]]
-    if not all(isinstance(step, int) for step in steps):
-        return None
-    return tuple(stride * step for stride, step in zip(strides, steps))
-
-
-def _slice_start(shape, strides, attrs):
-    starts = [start for start, _, _ in attrs["slices"]]
-    if not all(isinstance(start, int) for start in starts):
-        return None
-    return sum(start * stride for start, stride, extent in zip(starts, strides, shape)
-               if extent)
-
-
 def _embed_impl(g, full_shape, slices):
     out = np.zeros(full_shape, dtype=g.dtype)
     out[tuple(slice(*s) for s in slices)] = g
@@ -266,7 +208,7 @@ SLICE = define_op(
     impl=lambda x, slices: x[tuple(slice(*s) for s in slices)],
     vjp=lambda ctx, g: (embed_slice(g, ctx.input_meta[0][0], ctx.attrs["slices"]),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(SLICE, tangents, attrs),
-    lowering=Layout("slice", _fold_slice, _slice_start), grad_name="SliceBackward0",
+    lowering=Layout("slice", fold_slice, slice_start), grad_name="SliceBackward0",
     view=True,
     batch=batching.slices_rule())
 EMBED_SLICE = define_op(
@@ -326,9 +268,17 @@ def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 # ---- flip -------------------------------------------------------------------------------------
 # A copy, as torch's flip is (NumPy's np.flip is a view with negative strides); its own adjoint.
 
+def _reversed_key(ndim: int, dims) -> tuple:
+    """The basic index that reverses `dims` (np.flip's view, without its argument checks)."""
+    key = [slice(None)] * ndim
+    for dim in dims:
+        key[dim] = slice(None, None, -1)
+    return tuple(key)
+
+
 FLIP = define_op(
     name="flip", arity=1, shape=lambda shape, dims: tuple(shape), dtype=rule_first,
-    impl=lambda x, dims: np.flip(x, dims).copy(),
+    impl=lambda x, dims: x[_reversed_key(x.ndim, dims)].copy(),
     vjp=lambda ctx, g: (bind(FLIP, (g,), ctx.attrs),), saves=(), lowering=Layout("flip"),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(FLIP, tangents, attrs),
     batch=batching.dim_rule("dims"))
@@ -406,11 +356,18 @@ CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rul
 def cat(tensors, dim: int = 0) -> Tensor:
     """The tensors joined along an existing dim; the other extents must match."""
     tensors = tuple(tensors)
+    result = joined(tensors, dim, False, CAT)
+    if result is not None:
+        return result
     if not tensors:
         raise RuntimeError("cat(): expected a non-empty list of Tensors")
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"cat(): expected a sequence of Tensors, got {type(t).__name__}")
+    for position, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {position}) cannot be "
+                               "concatenated")
     # torch skips 1-D empty tensors in cat, a legacy rule kept for compatibility, but their
     # dtypes still take part in the result's (cat([int64 x, zeros(0)]) is float32).
     kept = tuple(t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)) or tensors[:1]
@@ -430,7 +387,13 @@ def cat(tensors, dim: int = 0) -> Tensor:
 def view(x: Tensor, *shape) -> Tensor:
     """x with a new shape, sharing its storage: reshape where that is a view, torch's error
     where x's strides cannot give the shape (`x.t().view(-1)`), where reshape copies."""
-    out = reshape(x, *shape)
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    out = reshape_view(x, shape, RESHAPE)
+    if out is not None and out._base is not None:
+        return out  # the fast path's view (eager_views.py)
+    if out is None:
+        out = reshape(x, shape)
     if not _viewed(x, out):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
@@ -469,16 +432,27 @@ def expand_as(x: Tensor, other: Tensor) -> Tensor:
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """x with dims `start_dim` to `end_dim` (inclusive) merged into one."""
-    shape = tuple(x.shape)
+    data = x._data
+    shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
     if not shape:
         return reshape(x, (1,))
+    if start_dim == 0 and end_dim == -1 and data.__class__ is np.ndarray:  # all dims
+        if len(shape) == 1:
+            return x
+        view = reshape_view(x, (data.size,), RESHAPE, True)
+        if view is not None:
+            return view
     start, end = normalize_dim(start_dim, len(shape)), normalize_dim(end_dim, len(shape))
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return x  # torch returns the input itself
     merged = 1
     for extent in shape[start:end + 1]:
         merged *= extent
-    return reshape(x, shape[:start] + (merged,) + shape[end + 1:])
+    shape = shape[:start] + (merged,) + shape[end + 1:]
+    view = reshape_view(x, shape, RESHAPE, True)
+    return view if view is not None else reshape(x, shape)
 
 
 def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
@@ -496,22 +470,39 @@ def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
 
 def squeeze(x: Tensor, dim=None) -> Tensor:
     """x without size-1 dims (all of them, or those of `dim`, an int or a tuple)."""
-    shape = tuple(x.shape)
+    data = x._data
+    shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
     if dim is None:
-        dims = range(len(shape))
+        kept = ()
+        for extent in shape:  # a loop: a comprehension costs more at a few dims
+            if extent != 1:
+                kept += (extent,)
+    elif dim.__class__ is int and -len(shape) <= dim < len(shape):
+        if dim < 0:
+            dim += len(shape)
+        kept = shape[:dim] + shape[dim + 1:] if shape[dim] == 1 else shape
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = {normalize_dim(int(d), len(shape)) for d in dims}
-    kept = tuple(extent for axis, extent in enumerate(shape)
-                 if not (axis in dims and extent == 1))
-    return x if kept == shape else reshape(x, kept)
+        kept = tuple(extent for axis, extent in enumerate(shape)
+                     if not (axis in dims and extent == 1))
+    if kept == shape:
+        return x
+    view = reshape_view(x, kept, RESHAPE, True)
+    return view if view is not None else reshape(x, kept)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """x with a size-1 dim inserted at `dim` (which may be x.ndim)."""
-    shape = tuple(x.shape)
-    dim = normalize_dim(dim, len(shape) + 1)
-    return reshape(x, shape[:dim] + (1,) + shape[dim:])
+    data = x._data
+    shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
+    if dim.__class__ is not int or not -len(shape) - 1 <= dim <= len(shape):
+        dim = normalize_dim(dim, len(shape) + 1)  # torch's error, or a bool or NumPy int
+    elif dim < 0:
+        dim += len(shape) + 1
+    shape = shape[:dim] + (1,) + shape[dim:]
+    view = reshape_view(x, shape, RESHAPE, True)
+    return view if view is not None else reshape(x, shape)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -599,6 +590,9 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
 def stack(tensors, dim: int = 0) -> Tensor:
     """Equally shaped tensors joined along a new dim `dim`."""
     tensors = tuple(tensors)
+    result = joined(tensors, dim, True, CAT)
+    if result is not None:
+        return result
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     first = tuple(tensors[0].shape)

@@ -23,6 +23,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.once import warn_now
 from ..tensor.tensor import Tensor
 from . import batching
 from . import elementwise as ew
@@ -447,7 +448,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     triangular A, and a copy of A (deprecated in torch for linalg.solve_triangular)."""
     if not _TRIANGULAR_SOLVE_WARNED:
         _TRIANGULAR_SOLVE_WARNED.append(True)
-        warnings.warn(_TRIANGULAR_SOLVE_DEPRECATION, UserWarning, stacklevel=2)
+        warn_now(_TRIANGULAR_SOLVE_DEPRECATION, UserWarning, stacklevel=2)
     for operand, label in ((b, "b"), (A, "A")):
         if operand.ndim < 2:
             raise RuntimeError(f"torch.triangular_solve: Expected {label} to have at least 2 "

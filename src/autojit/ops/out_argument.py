@@ -221,7 +221,8 @@ def with_out(function, check: str | None = None, name: str | None = None):
 
     @functools.wraps(function)
     def wrapper(*args, out=None, **kwargs):
-        result = function(*args, **kwargs)
+        # Without keywords, a plain call: passing an empty dict on costs more than the op.
+        result = function(*args, **kwargs) if kwargs else function(*args)
         return result if out is None else write_result(name, out, result, check)
 
     parameters = list(inspect.signature(function).parameters.values())

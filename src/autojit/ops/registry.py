@@ -126,7 +126,15 @@ def rule_float(inputs, attrs):
 
 
 def rule_compare(inputs, attrs):
-    return promoted_dtype(inputs), dtypes.bool_
+    if len(inputs) == 2:  # two tensors of one dtype: the comparison of a training script
+        first, second = inputs
+        if first.__class__ is Tensor and second.__class__ is Tensor and \
+                first._dtype is second._dtype:
+            return first._dtype, _BOOL_DTYPE
+    return promoted_dtype(inputs), _BOOL_DTYPE
+
+
+_BOOL_DTYPE = dtypes.bool_
 
 
 def rule_bool(inputs, attrs):

@@ -13,11 +13,11 @@ and strides name, through take: the result is a copy, not a view (docs/differenc
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.once import warn_now
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from . import layout
@@ -96,7 +96,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     include_self=False."""
     if not _INDEX_REDUCE_WARNED:
         _INDEX_REDUCE_WARNED.append(True)
-        warnings.warn("index_reduce() is in beta and the API may change at any time.",
+        warn_now("index_reduce() is in beta and the API may change at any time.",
                       UserWarning, stacklevel=2)
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "

@@ -12,7 +12,7 @@ import numbers
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
-from .indexing import getitem
+from .subscript import getitem
 
 _SIGNATURES = (" * (Tensor input, tuple of ints indices, int dim = 0)\n"
                " * (Tensor input, Tensor tensor_indices_or_sections, int dim = 0)\n"

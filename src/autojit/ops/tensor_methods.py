@@ -42,6 +42,7 @@ from . import (
     sorting,
     special_functions,
     splitting,
+    subscript,
     triangular,
 )
 from . import elementwise as ew
@@ -165,6 +166,10 @@ def _method(function):
 
 for _name, _function in METHODS.items():
     setattr(Tensor, _name, _method(_function))
+# The data path's view methods, called once per sample, are their functions themselves (x
+# first): the wrapper's frame and argument repacking would be a third of their cost.
+for _name in ("view", "reshape", "flatten", "squeeze", "unsqueeze"):
+    setattr(Tensor, _name, METHODS[_name])
 
 
 # ---- operators --------------------------------------------------------------------------------
@@ -230,7 +235,7 @@ OPERATORS = {
     "__rrshift__": _reflected(bitwise.bitwise_right_shift),
     "__invert__": _invert, "__pos__": _positive,
     "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
-    "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
+    "__getitem__": subscript.getitem, "__setitem__": subscript.setitem,
 }
 for _name, _function in OPERATORS.items():
     setattr(Tensor, _name, _function)

@@ -99,6 +99,23 @@ def _infer_dtype(data) -> dtypes.DType:
     return result if kinds else dtypes.get_default_dtype()
 
 
+def _flat_numbers(data: list):
+    """The dtype torch.tensor infers for a non-empty list of Python ints, floats and bools
+    (no other item: those take _infer_dtype's walk), or None."""
+    floats = ints = False
+    for item in data:
+        kind = item.__class__
+        if kind is float:
+            floats = True
+        elif kind is int:
+            ints = True
+        elif kind is not bool:
+            return None
+    if not data:
+        return None
+    return dtypes.get_default_dtype() if floats else dtypes.int64 if ints else dtypes.bool_
+
+
 def _check_rectangular(data, dim: int = 0) -> tuple:
     """The shape of nested lists, with torch's error when a sequence has the wrong length."""
     if not isinstance(data, (list, tuple)):
@@ -164,6 +181,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
             if copied is not None:
                 return copied
         return _finish(np.array(data, dtype=target.numpy), target, requires_grad, device)
+    if data.__class__ is list and state.tracer is None:
+        # A flat list of Python numbers (a collated batch of labels) is what NumPy's
+        # conversion reads directly, and needs none of the walks below.
+        inferred = _flat_numbers(data)
+        if inferred is not None:
+            target = dtypes.dtype_argument(dtype, "tensor") if dtype is not None else inferred
+            if target.category != dtypes.INTEGER or target.itemsize == 8:
+                return _finish(np.array(data, dtype=target.numpy), target, requires_grad,
+                               device)
     target = dtypes.dtype_argument(dtype, "tensor") if dtype is not None else \
         _infer_dtype(data)
     if state.tracer is not None and contains_runtime(data):
@@ -302,6 +328,9 @@ def _in_format(result: Tensor, memory_format, source, where: str) -> Tensor:
     """A fresh factory result laid out in `memory_format` (preserve_format: source's layout;
     tensor/memory_format.py), on the CPU; values are unchanged."""
     source_data = None if source is None else source._data
+    if memory_format is preserve_format and source_data.__class__ is np.ndarray and \
+            source_data.flags.c_contiguous:
+        return result  # contiguous in torch's sense (a size-1 dim's stride does not count)
     if source_data is None and source is not None and state.tracer is not None:
         # A traced tensor: laid out as eager lays it out (ir/eager_layout.py).
         source_data = state.tracer.eager_layout(source)

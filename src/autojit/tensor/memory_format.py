@@ -40,6 +40,8 @@ preserve_format = memory_format("preserve_format")
 
 # The order of the dims in memory, outermost first: NCHW stored as NHWC.
 _ORDERS = {channels_last: (4, (0, 2, 3, 1)), channels_last_3d: (5, (0, 2, 3, 4, 1))}
+# The ranks that have a channels-last format.
+FORMAT_RANKS = frozenset(rank for rank, _ in _ORDERS.values())
 
 
 def check_format(fmt, where: str = "memory_format") -> None:
@@ -130,6 +132,11 @@ def preserved_order(data):
     contiguous layout (torch's preserve_format keeps its strides), else None."""
     if data.__class__ is not np.ndarray or data.ndim < 2 or (
             data.flags.c_contiguous and 1 not in data.shape):  # the common case, at once
+        return None
+    if data.ndim not in FORMAT_RANKS and data.nbytes and sum(
+            (n - 1) * abs(step) for n, step in zip(data.shape, data.strides)) >= data.nbytes:
+        # Gaps between the elements (a slice): not dense, and no channels-last format of this
+        # rank for suggested_format to find, so the contiguous layout, at once.
         return None
     strides = strides_of(data)
     if list(strides) == _dense_strides(data.shape, range(data.ndim)):

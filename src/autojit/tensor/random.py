@@ -22,8 +22,8 @@ from .device import check_device, runtime
 from .generator import resolve
 from .graph_break import graph_break
 from .meta import MetaArray
-from .state import state
-from .tensor import Tensor
+from .state import SPECIAL, state
+from .tensor import Tensor, plain_tensor
 
 # torch's names of the dtypes, in its "not implemented for 'Long'" messages.
 TORCH_NAMES = dtypes.SCALAR_TYPE_NAMES
@@ -67,6 +67,10 @@ class RandomDraw:
 def random_tensor(draw: RandomDraw, device=None, requires_grad: bool = False) -> Tensor:
     """The tensor of one draw: drawn now, or while tracing a symbolic tensor standing for a
     fresh draw on every call of the compiled function."""
+    if state.dispatch != SPECIAL and not requires_grad and (device is None or
+                                                            device.type == "cpu"):
+        # Eager on the CPU, outside vmap and tracing (both make the state SPECIAL).
+        return plain_tensor(draw.draw(), draw.dtype)
     if state.vmap_randomness == "error":
         raise RuntimeError("vmap: called random operation while in randomness error mode. "
                            "Please either use the 'same' or 'different' randomness flags on "

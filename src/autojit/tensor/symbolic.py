@@ -297,6 +297,8 @@ class SymInt(_Comparisons):
     __floor__ = __ceil__ = __trunc__
 
     def __format__(self, spec: str) -> str:
+        if PRINTING[0]:
+            return user_text(self, spec)
         if not self.is_value and _from_autojit():
             return format(poly_source(self.poly), spec)
         return _format(self, spec)
@@ -305,12 +307,12 @@ class SymInt(_Comparisons):
         return evaluate_poly(self.poly, binding)
 
     def __str__(self):
+        if PRINTING[0]:
+            return user_text(self)
         return poly_source(self.poly) if not self.is_value and _from_autojit() else \
             _format(self, "")
 
-    def __repr__(self):
-        return poly_source(self.poly) if not self.is_value and _from_autojit() else \
-            _format(self, "")
+    __repr__ = __str__
 
 
 numbers.Integral.register(SymInt)
@@ -357,11 +359,16 @@ def _from_autojit() -> bool:
     return False
 
 
+# Above 0 while a traced print() formats its arguments (ir/printing.py): a size inside one
+# (`print(tuple(out.shape))`) takes each run's text, as the size itself does.
+PRINTING = [0]
+
+
 def user_text(value, spec: str = "", sink: bool = False) -> str:
     """A symbolic scalar formatted as the user's code formats it (`print(n)` of a size: the
     value, each run's own), whoever calls this; `sink`: the text goes straight to a print
     (each run's own text, whatever the source says)."""
-    if sink and FORMATTER and len(FORMATTER) > 1:
+    if (sink or PRINTING[0]) and FORMATTER and len(FORMATTER) > 1:
         return FORMATTER[1](value, spec)
     return _format(value, spec)
 
@@ -462,8 +469,9 @@ class SymFloat(_Comparisons):
         if not isinstance(_raw(other), (int, float)) and _raw(other) is not UNKNOWN:
             return NotImplemented
         result = _COMPARISONS[symbol](self.hint, _hint(other))
-        recorded = symbol if result else _NEGATED[symbol]
-        self.env.record(f"{tree_source(self.tree)} {recorded} {tree_source(_tree(other))}")
+        condition = f"{tree_source(self.tree)} {symbol} {tree_source(_tree(other))}"
+        # Not `a <= b` for a false `a > b`: with a NaN both are false.
+        self.env.record(condition if result else f"not ({condition})")
         return result
 
     def __bool__(self):
@@ -503,6 +511,8 @@ class SymFloat(_Comparisons):
         return self._to_int("ceil", "math.ceil() was called")
 
     def __format__(self, spec: str) -> str:
+        if PRINTING[0]:
+            return user_text(self, spec)
         if not self.is_value and _from_autojit():
             return format(tree_source(self.tree), spec)
         return _format(self, spec)
@@ -511,12 +521,12 @@ class SymFloat(_Comparisons):
         return evaluate_tree(self.tree, binding)
 
     def __str__(self):
+        if PRINTING[0]:
+            return user_text(self)
         return tree_source(self.tree) if not self.is_value and _from_autojit() else \
             _format(self, "")
 
-    def __repr__(self):
-        return tree_source(self.tree) if not self.is_value and _from_autojit() else \
-            _format(self, "")
+    __repr__ = __str__
 
 
 numbers.Real.register(SymFloat)

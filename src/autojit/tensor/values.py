@@ -10,12 +10,11 @@ is imported.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from . import dtypes
 from . import tensor as tensor_module
+from .once import warn_now
 from .state import state
 from .tensor import Tensor
 
@@ -45,6 +44,13 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
 def item(self):
     """The value of a one-element tensor as a Python number."""
     tracer = state.tracer
+    data = self._data
+    if tracer is None and data.__class__ is np.ndarray and tensor_module.VALUE_READ is None:
+        # Eager, in host memory, with no VJP being recorded: what _host gives, read now.
+        if data.size != 1:
+            raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to "
+                               "Scalar")
+        return data.item()
     if tracer is not None and not self._batched and (
             self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
         # While tracing: a symbolic scalar standing for the value the tensor holds now,
@@ -65,6 +71,9 @@ def item(self):
 def tolist(self):
     """The data as nested Python lists of numbers (a number for a 0-d tensor)."""
     tracer = state.tracer
+    data = self._data
+    if tracer is None and data.__class__ is np.ndarray and tensor_module.VALUE_READ is None:
+        return data.tolist()
     if tracer is not None and not self._batched and (
             self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
         return tracer.read_scalar(self, None if self.ndim == 0 else "tolist")
@@ -100,7 +109,7 @@ def __float__(self) -> float:
     """`float(x)` of a one-element tensor."""
     if self._requires_grad and state.grad_enabled and not tensor_module._warned_float_of_grad:
         tensor_module._warned_float_of_grad = True  # torch warns once per process
-        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+        warn_now("Converting a tensor with requires_grad=True to a scalar may lead to "
                       "unexpected behavior.\nConsider using tensor.detach() first.",
                       UserWarning, stacklevel=2)
     if self._data is None and self._traced_scalar():

@@ -182,37 +182,29 @@ class _Expression(ExpressionWalker):
                                f"status)")
 
     def call(self, name: str, texts: list) -> str:
+        """A template function's text, from the table of forms (`FUNCTIONS`, as the CPU
+        renderer's llvm_expression.FUNCTIONS): a function of the expression language, not
+        an op, so the same table serves every op whose template calls it."""
         if name in FLOAT_ONLY and not self.literal_dtype.is_floating_point:
             self.fail(f"{name}() needs a floating-point argument")
-        if name in MATH_FLOAT_ONLY or name in MATH_DIRECT or name == "fmod":
-            return self.math_call(name, texts)
-        if name in DIRECT:
-            return f"{DIRECT[name]}({', '.join(texts)})"
-        if name == "floor_divide":
-            return self.floor_divide(*texts)
-        if name == "remainder":
-            return self.remainder(*texts)
-        if name == "pow":
-            if not self.literal_dtype.is_floating_point:
-                return self._reporting(f"power_({texts[0]}, {texts[1]}, status)")
-            return f"({texts[0]} ** {texts[1]})"
-        if name == "check_index":
-            return self.check_index(*texts)
-        if name == "select":
-            return f"({texts[1]} if {texts[0]} else {texts[2]})"
-        if name == "cast":
-            return texts[0]  # the step's own cast to its output dtype follows
-        if name == "isnan":
-            return f"({texts[0]} != {texts[0]})"
-        if name == "bool":
-            return f"b1({texts[0]})"
-        if name in BITWISE:
-            return f"({texts[0]} {BITWISE[name]} {texts[1]})"
-        if name == "bitwise_not":
-            return f"(not {texts[0]})" if self.literal_dtype is dtypes.bool_ else f"(~{texts[0]})"
-        if name in ("bitwise_left_shift", "bitwise_right_shift"):
-            return self.shift(name == "bitwise_left_shift", *texts)
-        self.fail(f"the CUDA backend has no form for function {name!r}")
+        form = FUNCTIONS.get(name)
+        if form is None:
+            self.fail(f"the CUDA backend has no form for function {name!r}")
+        return form(self, *texts)
+
+    def direct(self, name: str, *texts: str) -> str:
+        return f"{DIRECT[name]}({', '.join(texts)})"
+
+    def power(self, base: str, exponent: str) -> str:
+        if not self.literal_dtype.is_floating_point:
+            return self._reporting(f"power_({base}, {exponent}, status)")
+        return f"({base} ** {exponent})"
+
+    def bitwise(self, operator: str, left: str, right: str) -> str:
+        return f"({left} {operator} {right})"
+
+    def bitwise_not(self, value: str) -> str:
+        return f"(not {value})" if self.literal_dtype is dtypes.bool_ else f"(~{value})"
 
     def shift(self, left: bool, value: str, amount: str) -> str:
         """ops/bitwise.py's shifts: an amount outside [0, width) gives 0, or the sign for a
@@ -227,19 +219,50 @@ class _Expression(ExpressionWalker):
         operator = "<<" if left else ">>"
         return f"({CAST[dtype]}(0) if {outside} else ({value} {operator} {amount}))"
 
-    def math_call(self, name: str, texts: list) -> str:
-        floating = self.literal_dtype.is_floating_point
-        if name in MATH_FLOAT_ONLY and not floating:
+    def math_call(self, name: str, *texts: str) -> str:
+        if name in MATH_FLOAT_ONLY and not self.literal_dtype.is_floating_point:
             self.fail(f"{name}() needs a floating-point argument")
-        if name in ("trunc", "ceil") and not floating:
-            return texts[0]  # integers are whole already
-        if name == "fmod":
-            if not floating:
-                return self._reporting(f"fmod_({texts[0]}, {texts[1]}, status)")
-            return f"fmod({texts[0]}, {texts[1]})"
-        if name == "nextafter":  # libdevice's nextafter and nextafterf on a GPU
-            return f"nextafter_{CAST[self.literal_dtype]}({texts[0]}, {texts[1]})"
         return f"{MATH_DIRECT[name]}({', '.join(texts)})"
+
+    def rounded(self, name: str, value: str) -> str:
+        """trunc and ceil: integers are whole already."""
+        if not self.literal_dtype.is_floating_point:
+            return value
+        return f"{MATH_DIRECT[name]}({value})"
+
+    def fmod(self, left: str, right: str) -> str:
+        if not self.literal_dtype.is_floating_point:
+            return self._reporting(f"fmod_({left}, {right}, status)")
+        return f"fmod({left}, {right})"
+
+    def nextafter(self, left: str, right: str) -> str:
+        if not self.literal_dtype.is_floating_point:
+            self.fail("nextafter() needs a floating-point argument")
+        return f"nextafter_{CAST[self.literal_dtype]}({left}, {right})"  # libdevice's on a GPU
+
+
+def _form(method_name: str, *bound):
+    """A FUNCTIONS entry: the walker's method, given `bound` before the argument texts."""
+    return lambda walker, *texts: getattr(walker, method_name)(*bound, *texts)
+
+
+# The text of each template function (the expression language's functions, which ops'
+# templates call), as the CPU renderer's llvm_expression.FUNCTIONS emits their IR.
+FUNCTIONS = {
+    **{name: _form("direct", name) for name in DIRECT},
+    **{name: _form("math_call", name) for name in MATH_DIRECT if name not in ("trunc", "ceil")},
+    "trunc": _form("rounded", "trunc"), "ceil": _form("rounded", "ceil"),
+    "fmod": _form("fmod"), "nextafter": _form("nextafter"),
+    "floor_divide": _form("floor_divide"), "remainder": _form("remainder"),
+    "pow": _form("power"), "check_index": _form("check_index"),
+    "select": lambda walker, condition, yes, no: f"({yes} if {condition} else {no})",
+    "cast": lambda walker, value: value,  # the step's own cast to its output dtype follows
+    "isnan": lambda walker, value: f"({value} != {value})",
+    "bool": lambda walker, value: f"b1({value})",
+    **{name: _form("bitwise", operator) for name, operator in BITWISE.items()},
+    "bitwise_not": _form("bitwise_not"),
+    "bitwise_left_shift": _form("shift", True), "bitwise_right_shift": _form("shift", False),
+}
 
 
 class CudaRenderer:

@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from ....ops.functional import stack
+from ....ops.layout import stack
 from ....tensor import dtypes
 from ....tensor.creation import as_tensor, tensor
 from ....tensor.tensor import Tensor

@@ -1,0 +1,160 @@
+"""Eager view ops without the general dispatch: x[key], reshape, view, unsqueeze, squeeze and
+flatten on CPU tensors that need no autograd node, and stack and cat of such tensors.
+
+These are the data path's ops (a Dataset's `x[i]`, the collate's stack, the reshapes between
+a batch and a model), run once per sample where a training step runs once per batch. Through
+`registry.bind` each pays for a dtype rule, an operand loop, the impl's call and a view
+check, and `x[i]` is two primitives (a slice, then a reshape dropping the indexed dim), about
+9 us against torch's 0.7. When the dispatch state is not SPECIAL, no VJP chain is being
+recorded, x's data is a NumPy array and no node is to be recorded (grad mode is off or x does
+not require grad), which each op checks inline, its NumPy view is made directly and wrapped
+as `registry.view_tensor` wraps one (`view_of`): the source's version counter, its base, and
+`_view_source`, the (source, op, attrs) that in-place writes through the view and the
+regeneration of its grad_fn after a write to its base replay (ops/inplace.py view_steps,
+autograd/graph.py refresh_view). The ops and attrs recorded are those the general path
+binds, so both paths give the same tensors; where that is two primitives (basic indexing,
+whose fast path is in subscript.py's getitem), the intermediate view is made only when
+something walks the chain (`LazySource`). Anything else (an index out of range, a shape that
+does not fit, an empty result, a tensor that needs a node) returns None and the caller takes
+the general path, which raises torch's errors. docs/notes/eager-dispatch.md ("The data
+path") has the figures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor.memory_format import FORMAT_RANKS as _FORMAT_RANKS
+from ..tensor.state import SPECIAL, state
+from ..tensor.tensor import Tensor, VersionCounter, plain_tensor
+from . import registry
+from .registry import row_major
+
+_ndarray = np.ndarray
+_new = object.__new__
+
+
+def view_of(data: np.ndarray, x: Tensor, source) -> Tensor:
+    """A tensor over `data` (a non-empty view of x's data) that is a view of x: x's dtype,
+    version counter and base; `source` is its `_view_source`, (x, op, attrs) or a
+    LazySource."""
+    counter = x._counter
+    if counter is None:
+        counter = x._counter = _new(VersionCounter)
+        counter.value = 0
+    out = _new(Tensor)
+    out._data = data
+    out._dtype = x._dtype
+    out._requires_grad = False
+    out._grad = None
+    out.grad_fn = None
+    out._output_nr = 0
+    out._counter = counter
+    fields = out.__dict__
+    base = x._base
+    fields["_base"] = x if base is None else base
+    fields["_view_source"] = source
+    fields["_view_version"] = counter.value
+    return out
+
+
+class LazySource:
+    """The `_view_source` of a view that the general path makes with more than one primitive:
+    unpacked, it is (the view before the last step, last op, last attrs), the earlier views
+    made on first use from the source's data as it was (an in-place layout change of the
+    source, `x.t_()`, replaces its data later). `steps(shape, key)` gives the (op, attrs)
+    pairs of the general path, applied to a source of `shape`."""
+
+    __slots__ = ("source", "data", "version", "steps", "key", "made")
+
+    def __iter__(self):
+        made = self.made
+        if made is None:
+            made = self.made = self._make()
+        return iter(made)
+
+    def _make(self) -> tuple:
+        source, data = self.source, self.data
+        steps = self.steps(data.shape, self.key)
+        for op, attrs in steps[:-1]:
+            data = op.impl(data, **attrs)
+            middle = view_of(data, source, (source, op, attrs))
+            # It stands for a view made when this one was: the version it was valid for.
+            middle.__dict__["_view_version"] = self.version
+            source = middle
+        op, attrs = steps[-1]
+        return source, op, attrs
+
+
+def reshape_view(x: Tensor, shape, op, checked: bool = False):
+    """x reshaped to `shape` (ints, one may be -1) as the general path's RESHAPE `op` gives
+    it: a view where NumPy's reshape is one, else a tensor of its own; None where the general
+    path must run (or raise). `checked`: the caller made `shape` from x's own (ints that fit)."""
+    data = x._data
+    if data.__class__ is not _ndarray or registry.STEP is not None:
+        return None
+    mode = state.dispatch
+    if mode == SPECIAL or (mode and x._requires_grad):
+        return None
+    if not checked:
+        for extent in shape:
+            if extent.__class__ is not int:
+                return None
+    try:
+        result = data.reshape(shape)
+    except (ValueError, TypeError):
+        return None
+    if not result.size:
+        return None
+    if not data.flags.c_contiguous and not np.may_share_memory(result, data):
+        return plain_tensor(result, x._dtype)
+    return view_of(result, x, (x, op, {"shape": result.shape}))
+
+
+def joined(tensors: tuple, dim, new_dim: bool, op):
+    """stack (`new_dim`) or cat of `tensors` along `dim` as the general path's CAT `op`
+    computes it, for CPU tensors of one dtype that need no autograd node; None where the
+    general path must run (or raise). NumPy checks the shapes: it refuses what torch refuses,
+    and for tensors of one dtype agrees with torch's skipping of cat's 1-D empty tensors where
+    it accepts them. The result is CAT's: a tensor of its own, laid out by CAT's impl (no
+    rounding: bfloat16 values are already rounded)."""
+    if not tensors or dim.__class__ is not int or registry.STEP is not None:
+        return None
+    mode = state.dispatch
+    if mode == SPECIAL:
+        return None
+    tensor_class, ndarray = Tensor, _ndarray
+    dtype = tensors[0]._dtype
+    arrays = []
+    append = arrays.append
+    for tensor in tensors:
+        if tensor.__class__ is not tensor_class or tensor._dtype is not dtype or (
+                mode and tensor._requires_grad):
+            return None
+        data = tensor._data
+        if data.__class__ is not ndarray:
+            return None
+        append(data)
+    ndim = arrays[0].ndim + new_dim
+    if not -ndim <= dim < ndim:
+        return None
+    if dim < 0:
+        dim += ndim
+    try:
+        if ndim not in _FORMAT_RANKS:
+            # CAT's impl makes a result of a rank with no channels-last format row-major,
+            # whatever its inputs' layout: so do NumPy's fastest joins.
+            if new_dim and dim == 0:
+                result = np.array(arrays)  # always row-major
+            else:
+                result = np.stack(arrays, dim) if new_dim else np.concatenate(arrays, dim)
+                if not result.flags.c_contiguous or 1 in result.shape:
+                    result = row_major(result)
+        else:
+            if new_dim:  # the general path's unsqueeze: RESHAPE's impl, a NumPy reshape
+                arrays = [array.reshape(array.shape[:dim] + (1,) + array.shape[dim:])
+                          for array in arrays]
+            result = op.impl(*arrays, dim=dim, sizes=tuple([a.shape[dim] for a in arrays]))
+    except (ValueError, IndexError):  # shapes that do not join (a 0-d one has no dim)
+        return None
+    return plain_tensor(result, dtype)

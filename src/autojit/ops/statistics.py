@@ -326,6 +326,8 @@ def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None):  # noqa: 
 
 
 def _spacing_scalars(spacing, dims: tuple, given_dims: bool, ndim: int) -> list:
+    if spacing is None:  # torch's "unspecified": a step of 1
+        spacing = 1
     if isinstance(spacing, (int, float)):
         return [spacing] * len(dims)
     spacing = list(spacing)

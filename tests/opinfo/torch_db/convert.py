@@ -65,6 +65,8 @@ class Converter:
             return autojit.Size(tuple(value))
         if isinstance(value, torch.Generator):
             return autojit.Generator().manual_seed(value.initial_seed())
+        if isinstance(value, torch.nn.PairwiseDistance):    # a distance_function argument
+            return autojit.nn.PairwiseDistance(value.norm, value.eps, value.keepdim)
         if isinstance(value, torch.layout):
             return value    # only torch.strided reaches here; autojit has one layout
         if isinstance(value, list):

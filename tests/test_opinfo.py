@@ -5,10 +5,15 @@ user would port it (tests/opinfo/torch_db/resolve.py), on torch's own samples in
 opinfo.torch_db.DTYPES: the forward against torch (values, dtypes, shapes; for a sample on
 which torch raises, the error's type), first-order gradients, second order in float64, and
 the compiled call against eager; then the op's error samples (the error type and torch's
-message regex). The first CI_LIMIT samples per op and dtype run by default, all of them (up to
-FULL_LIMIT) with AUTOJIT_OPINFO_FULL=1. What does not run, or fails, is listed with its reason
-in tests/opinfo/torch_db/skips.py; `python -m opinfo.torch_db.survey` (from tests/) counts
-every sample.
+message regex). By default the first CI_LIMIT sample of each op runs, in float64 only, with
+its first 4 * CI_LIMIT error samples: about 20 s of CPU. The full run, every sample up to
+FULL_LIMIT per op and dtype in every dtype of DTYPES (about 5 minutes of CPU, most of it
+compiling kernels; 2,000 tests), is
+
+    AUTOJIT_OPINFO_FULL=1 python -m pytest tests/test_opinfo.py -n 2
+
+What does not run, or fails, is listed with its reason in tests/opinfo/torch_db/skips.py;
+`python -m opinfo.torch_db.survey` (from tests/) counts every sample.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ pytest.importorskip("expecttest")  # torch's op database imports it
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from opinfo.torch_db import DTYPES, full, op_id, sample_limit  # noqa: E402
+from opinfo.torch_db import full, op_id, run_dtypes, sample_limit  # noqa: E402
 from opinfo.torch_db.resolve import autojit_callable  # noqa: E402
 from opinfo.torch_db.runner import op_database, run_errors, run_op, supports  # noqa: E402
 from opinfo.torch_db.skips import KNOWN_FAILURES, MISSING, NOT_APPLICABLE  # noqa: E402
@@ -44,7 +49,7 @@ def _params(errors: bool):
                 params.append(pytest.param(opinfo, "errors", id=f"{name}-errors"))
             continue
         params += [pytest.param(opinfo, dtype, id=f"{name}-{dtype}")
-                   for dtype in DTYPES if supports(opinfo, dtype)]
+                   for dtype in run_dtypes() if supports(opinfo, dtype)]
     return params
 
 

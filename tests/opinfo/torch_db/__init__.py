@@ -16,10 +16,12 @@ import os
 DTYPES = ("float32", "float64")
 # Second order is checked in this dtype only (float32's finite rounding swamps it).
 GRADGRAD_DTYPE = "float64"
-# Samples per op and dtype: all of them (up to FULL_LIMIT) with AUTOJIT_OPINFO_FULL=1, else the
-# first CI_LIMIT, which keeps the test within the suite's time budget.
+# Samples per op and dtype: all of them (up to FULL_LIMIT) in every dtype of DTYPES with
+# AUTOJIT_OPINFO_FULL=1; else the first CI_LIMIT in CI_DTYPES (float64, where second order is
+# checked too), which keeps the test within the suite's time budget.
 FULL_LIMIT = 32
-CI_LIMIT = 2
+CI_LIMIT = 1
+CI_DTYPES = ("float64",)
 
 
 def full() -> bool:
@@ -28,6 +30,10 @@ def full() -> bool:
 
 def sample_limit() -> int:
     return FULL_LIMIT if full() else CI_LIMIT
+
+
+def run_dtypes() -> tuple:
+    return DTYPES if full() else CI_DTYPES
 
 
 def op_id(opinfo) -> str:

@@ -37,7 +37,7 @@ import numpy as np
 
 import autojit
 from autojit import CompileWarning
-from autojit.tensor import tensor as autojit_tensor_module
+from autojit.tensor import once
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import random_programs  # noqa: E402
@@ -170,7 +170,7 @@ def run(spec: dict, compiled: bool, directory: str | None = None):
     """The snapshots after each call, and the step (compiled or not)."""
     source = render(spec)
     # Warnings torch gives once per process are given again to each run.
-    autojit_tensor_module._warned_float_of_grad = False
+    once.given.clear()
     with tempfile.TemporaryDirectory(dir=directory) as folder:
         path = os.path.join(folder, f"program_{spec['seed']}.py")
         with open(path, "w") as handle:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.tensor import tensor as tensor_module
+from autojit.tensor import once
 
 torch = pytest.importorskip("torch")
 
@@ -24,7 +24,7 @@ def outcome(function):
 
 
 def test_float_of_a_tensor_that_requires_grad_warns_once(monkeypatch):
-    monkeypatch.setattr(tensor_module, "_warned_float_of_grad", False)
+    monkeypatch.setattr(once, "given", set())
     x = autojit.tensor(1.5, requires_grad=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -535,3 +535,59 @@ def test_a_warning_the_step_raises_is_raised_by_every_call_through_the_filters()
         compiled = program(autojit.compile, action)
         assert compiled == eager, action
     assert len(program(autojit.compile, "always")) == 9
+
+
+def test_guards_read_no_missing_key_into_an_optimizer_state():
+    """An executable's guards read opt.state[p] of the optimizer it was traced with; checked
+    against a new optimizer (whose state is a defaultdict) they must not add p there."""
+    def program(wrap):
+        model = autojit.nn.Linear(3, 2)
+        holder = {"opt": autojit.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)}
+
+        def step(x):
+            opt = holder["opt"]
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+
+        compiled = wrap(step)
+        for _ in range(3):
+            compiled(autojit.ones(4, 3))
+        model.weight = autojit.nn.Parameter(autojit.zeros(2, 5))
+        holder["opt"] = autojit.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        with pytest.raises(RuntimeError, match="cannot be multiplied"):
+            compiled(autojit.ones(4, 3))
+        return len(holder["opt"].state), list(holder["opt"].state_dict()["state"])
+
+    eager, compiled = _both(program)
+    assert compiled == eager == (0, [])
+
+
+@pytest.mark.parametrize("layout", ["same", "transposed"])
+def test_a_returned_view_of_a_grad_set_by_the_caller_is_a_view_of_that_grad(layout):
+    """The caller puts a new tensor in .grad before each call; backward adds into it and the
+    step returns `w.grad[0]`: each run returns a view of the .grad it finds, not of the one
+    the trace read (which each run reads afresh, compiler/grad_inputs.py)."""
+    def program(wrap):
+        autojit.manual_seed(0)
+        model = autojit.nn.Linear(3, 2).double()
+
+        def step(x):
+            model(x).pow(2).sum().backward()
+            return model.weight.grad[0]
+
+        compiled = wrap(step)
+        seen = []
+        for call in range(4):
+            grad = autojit.full((2, 3), float(call), dtype=autojit.float64)
+            if layout == "transposed" and call == 3:
+                grad = grad.t().contiguous().t()
+            model.weight.grad = grad
+            row = compiled(autojit.ones(4, 3, dtype=autojit.float64) * (call + 1))
+            held = model.weight.grad
+            assert row._base is (held if held._base is None else held._base)
+            seen.append(row.tolist())
+        return seen
+
+    eager, compiled = _both(program)
+    assert compiled == eager

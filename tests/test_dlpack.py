@@ -100,6 +100,13 @@ def test_reads_torch_capsules():
         taken = dlpack_capsule.take(capsule)
         assert taken.pointer == source.data_ptr() and taken.shape == (2, 2)
         assert taken.strides == (3, 1) and not taken.is_c_contiguous()
+    complex_source = torch.tensor([1 + 2j, -3j], dtype=torch.complex128)
+    shared = autojit.from_dlpack(complex_source)  # kDLComplex, both ways
+    assert shared.dtype is autojit.complex128 and shared.tolist() == [1 + 2j, -3j]
+    assert torch.from_dlpack(shared).tolist() == [1 + 2j, -3j]
+    for framework in (autojit, torch):
+        with pytest.raises(BufferError, match="^Can't export tensors with the conjugate bit set$"):
+            framework.tensor([1j]).conj().__dlpack__()
 
 
 def test_every_dtype_round_trips_through_the_structures():
@@ -112,8 +119,8 @@ def test_every_dtype_round_trips_through_the_structures():
     for code, bits in ((2, 12), (6, 32), (4, 16)):  # odd widths, bfloat16
         with pytest.raises(BufferError, match=f"code {code}, {bits} bits, 1 lanes"):
             dlpack_capsule.numpy_dtype(dlpack_capsule.DLDataType(code, bits, 1))
-    with pytest.raises(BufferError, match="code 5, 64 bits, 1 lanes"):
-        dlpack_capsule.numpy_dtype(dlpack_capsule.DLDataType(5, 64, 1))  # complex64
+    with pytest.raises(BufferError, match="code 5, 32 bits, 1 lanes"):
+        dlpack_capsule.numpy_dtype(dlpack_capsule.DLDataType(5, 32, 1))  # complex32
 
 
 def test_from_dlpack_takes_a_bare_capsule_writable_and_shared():

@@ -39,6 +39,19 @@ def test_copy_and_setitem_bump_version():
     np.testing.assert_allclose(x.numpy(), [5, 2, 3])
 
 
+def test_copy_without_a_graph_writes_the_values_as_they_are():
+    """copy_ under no_grad of an array of the target's shape and dtype is the write alone: the
+    sign of a zero kept (as torch keeps it), the version bumped, a view's base written."""
+    base = aj.zeros(2, 3)
+    row = base[1]
+    with aj.no_grad():
+        row.copy_(aj.tensor([-0.0, 2.0, -3.0]))
+        assert row._version == base._version == 1
+        np.testing.assert_array_equal(np.signbit(base.numpy()[1]), [True, False, True])
+        with pytest.raises(RuntimeError, match="more than one element"):
+            aj.zeros(3).expand(2, 3).copy_(aj.ones(2, 3))
+
+
 def test_version_counter_shared_with_views_and_detached():
     x = aj.tensor([1.0, 2.0, 3.0, 4.0])
     view = x.reshape(2, 2)

@@ -45,6 +45,9 @@ def test_hooks_are_installed_at_import():
     from autojit import codegen, config
 
     assert codegen._threads_changed in config.THREAD_LISTENERS
+    from autojit.ops import convolution
+
+    assert convolution.NATIVE is codegen._native_convolution
     from autojit.compiler import api
     from autojit.nn import optimized_module
 

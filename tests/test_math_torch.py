@@ -424,7 +424,9 @@ def test_special_namespace_has_torchs_names():
         assert hasattr(torch.special, name), name
     assert autojit.special.gammaln is autojit.lgamma
     assert autojit.special.psi is autojit.digamma
-    assert autojit.special.expit is autojit.sigmoid
+    # expit takes torch's keyword (special.expit(input=x)): sigmoid under its own wrapper
+    x = autojit.tensor([-1.0, 0.0, 2.0])
+    assert autojit.special.expit(input=x).tolist() == autojit.sigmoid(x).tolist()
 
 
 def test_cross_without_dim_warns_as_torch():

@@ -1,8 +1,9 @@
 """The op table driver: every OpInfo row of every tests/opinfo/*.py module, checked four ways.
 
 For each row: the forward against its NumPy reference in each of the row's dtypes; gradcheck
-and gradgradcheck in float64; for rows that are not differentiable, that backward raises (for
-a factory, that its result is a leaf requiring grad as asked). The rows must also name the
+and gradgradcheck in float64, and in complex128 for the rows that have it; for rows that are
+not differentiable, that backward raises (for a factory, that its result is a leaf requiring
+grad as asked). The rows must also name the
 primitives they run (checked by recording which impls run), and every registered primitive and
 every op of `autojit.__all__` must have a row: the names of `autojit.__all__` that are not ops
 are listed, each with the reason, in NOT_OPS.
@@ -50,12 +51,12 @@ ALIASES = {
     "arcsin", "arccos", "arctan", "arctan2",  # asin, acos, atan, atan2
     "arcsinh", "arccosh", "arctanh",  # asinh, acosh, atanh
     "fix",  # trunc
-    "sgn",  # sign
 }
 
 # Forward tolerances (atol, rtol) per result dtype, for a row with OpInfo's default atol/rtol;
 # a row that loosens its tolerances loosens every dtype by the same factor.
-TOLERANCES = {"float16": (1e-3, 1e-2), "float32": (1e-5, 1e-4), "float64": (1e-10, 1e-7)}
+TOLERANCES = {"float16": (1e-3, 1e-2), "float32": (1e-5, 1e-4), "float64": (1e-10, 1e-7),
+              "complex64": (1e-5, 1e-4), "complex128": (1e-10, 1e-7)}
 DEFAULT_ATOL, DEFAULT_RTOL = OpInfo.atol, OpInfo.rtol
 
 
@@ -80,7 +81,8 @@ def samples_for(row: OpInfo, dtype: str):
 
 
 def is_float_array(value) -> bool:
-    return isinstance(value, np.ndarray) and value.dtype.kind == "f"
+    """A floating or complex array: one the gradient checks differentiate."""
+    return isinstance(value, np.ndarray) and value.dtype.kind in "fc"
 
 
 def contains_float_array(value) -> bool:
@@ -93,7 +95,7 @@ def to_autojit(value, requires_grad: bool = False):
     """NumPy arrays (also inside lists and tuples) as tensors; everything else as is."""
     if isinstance(value, np.ndarray):
         result = autojit.tensor(value)
-        if requires_grad and value.dtype.kind == "f":
+        if requires_grad and value.dtype.kind in "fc":
             result.requires_grad_(True)
         return result
     if isinstance(value, (list, tuple)):
@@ -160,10 +162,10 @@ def assert_matches(actual, expected, row: OpInfo, where: str) -> None:
     expected = np.asarray(expected)
     got = np.asarray(actual)
     assert got.shape == expected.shape, f"{where}: shape {got.shape}, expected {expected.shape}"
-    kind = {"f": "floating", "i": "integer", "u": "integer", "b": "bool"}
+    kind = {"f": "floating", "i": "integer", "u": "integer", "b": "bool", "c": "complex"}
     assert kind[got.dtype.kind] == kind[expected.dtype.kind], (
         f"{where}: dtype {actual.dtype}, expected {expected.dtype}")
-    if got.dtype.kind == "f":
+    if got.dtype.kind in "fc":
         assert got.dtype == expected.dtype, (
             f"{where}: dtype {actual.dtype}, expected {expected.dtype}")
         atol, rtol = TOLERANCES[got.dtype.name]
@@ -212,8 +214,20 @@ def test_forward(row: OpInfo):
                                                                          sample))
 
 
+def grad_dtypes(row: OpInfo) -> tuple:
+    """The dtypes a row is differentiated in: float64, and complex128 where the row has it
+    (alone for a complex-only row)."""
+    found = tuple(dtype for dtype in ("float64", "complex128") if dtype in row.dtypes)
+    return found if found else ("float64",)
+
+
 def _checked(check, row: OpInfo):
-    for index, sample in enumerate(samples_for(row, "float64")):
+    for dtype in grad_dtypes(row):
+        _checked_in(check, row, dtype)
+
+
+def _checked_in(check, row: OpInfo, dtype: str):
+    for index, sample in enumerate(samples_for(row, dtype)):
         args, kwargs = call_arguments(row, sample, requires_grad=True)
         if not any(t.requires_grad for t in flat_tensors(list(args))):
             continue
@@ -229,7 +243,7 @@ def _checked(check, row: OpInfo):
                 check(function, args, eps=row.grad_eps, atol=row.grad_atol, rtol=row.grad_rtol)
             except Exception as error:
                 raise AssertionError(
-                    f"{describe(row, 'float64', index, sample)}: {error}") from error
+                    f"{describe(row, dtype, index, sample)}: {error}") from error
 
 
 @pytest.mark.parametrize("row", rows_where(lambda row: row.differentiable, "gradcheck"))
@@ -287,7 +301,9 @@ def test_every_primitive_has_a_row():
 NOT_OPS = {
     # ---- types, whose instances are not tensors made from tensors
     **dict.fromkeys(("Tensor", "Size", "dtype", "device", "memory_format", "Generator", "finfo",
-                     "iinfo", "CompiledFunction", "CompileWarning"), "a type"),
+                     "iinfo", "CompiledFunction", "CompileWarning", "layout"), "a type"),
+    **dict.fromkeys(("sparse_coo_tensor", "spmm"),
+                    "a sparse COO tensor and its product (tests/test_ecosystem_sparse.py)"),
     **dict.fromkeys(("no_grad", "enable_grad", "set_grad_enabled", "inference_mode"),
                     "a grad mode (tests/test_inplace_and_modes.py)"),
     # ---- the legacy constructors: torch.FloatTensor(...) and the rest

@@ -22,6 +22,7 @@ import autojit
 from autojit.func import vmap
 from autojit.ops import REGISTRY
 from autojit.ops.batching import rule_of
+from autojit.ops.registry import Decomposition
 
 # Primitives that run once per index under vmap until they get a rule of their own.
 WITHOUT_RULES: set = set()
@@ -131,7 +132,9 @@ def test_vmap_every_argument(row):
 
 
 def test_primitives_have_batching_rules():
-    """Every primitive has a batching rule but those listed; a rule added makes this fail
+    """Every primitive has a batching rule, or stands for a composite (a Decomposition) whose
+    primitives vmap runs each by its rule, but those listed; a rule added makes this fail
     until the list shrinks, so the list stays true."""
-    missing = {name for name, op in REGISTRY.items() if rule_of(op) is None}
+    missing = {name for name, op in REGISTRY.items()
+               if rule_of(op) is None and op.lowering.__class__ is not Decomposition}
     assert missing == WITHOUT_RULES

@@ -58,8 +58,20 @@ def test_dtypes_autojit_lacks_are_widened_or_refused():
     assert loaded["u16"].dtype is autojit.int64 and loaded["u16"].tolist() == [0, 65535]
     assert loaded["u32"].tolist() == [7, 2 ** 32 - 1]
     assert loaded["bf16"].dtype is autojit.bfloat16 and loaded["bf16"].tolist() == [1.5, -2.25]
-    with pytest.raises(RuntimeError, match="autojit has no complex dtypes"):
-        autojit.load(_torch_saved(torch.ones(2, dtype=torch.complex64)))
+    complex_tensors = autojit.load(_torch_saved(
+        {"c64": torch.tensor([1 + 2j, -3j]), "c128": torch.tensor([0.5 - 1j],
+                                                                  dtype=torch.complex128)}))
+    assert complex_tensors["c64"].dtype is autojit.complex64
+    assert complex_tensors["c64"].tolist() == [1 + 2j, -3j]
+    assert complex_tensors["c128"].dtype is autojit.complex128
+    written = io.BytesIO()
+    autojit.save({"z": autojit.tensor([[1 + 2j, 3 - 1j]]), "w": autojit.tensor([0.5j],
+                                                                             dtype=autojit.cdouble)},
+                 written)
+    written.seek(0)
+    read = torch.load(written)
+    assert read["z"].dtype is torch.complex64 and read["z"].tolist() == [[1 + 2j, 3 - 1j]]
+    assert read["w"].dtype is torch.complex128
 
 
 def test_views_keep_sharing_one_storage_both_ways():

@@ -12,7 +12,7 @@ import pytest
 
 import autojit
 from autojit import func as F
-from autojit.ops import batching
+from autojit.tensor import once
 
 torch = pytest.importorskip("torch")
 TF = torch.func
@@ -24,7 +24,7 @@ RNG = np.random.default_rng(7)
 def no_fallback(monkeypatch):
     """A primitive run once per index of the batch warns (again: the warning is given once
     per op in a process), as an error."""
-    monkeypatch.setattr(batching, "_WARNED", set())
+    monkeypatch.setattr(once, "given", set())
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="vmap: there is no batching rule")
         yield

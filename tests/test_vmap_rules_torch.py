@@ -17,6 +17,7 @@ import autojit
 from autojit import func as F
 from autojit.ops import batching
 from autojit.ops.indexing import index_put, index_tensor
+from autojit.tensor import once
 
 torch = pytest.importorskip("torch")
 TF = torch.func
@@ -31,7 +32,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore:There is a performance drop"),
 def no_fallback(monkeypatch):
     """Every fallback warns again (the warning is given once per op in a process), as an
     error."""
-    monkeypatch.setattr(batching, "_WARNED", set())
+    monkeypatch.setattr(once, "given", set())
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="vmap: there is no batching rule")
         yield
@@ -334,7 +335,7 @@ def test_a_primitive_without_a_rule_runs_once_per_index_with_a_warning(monkeypat
 
     monkeypatch.setattr(scans.CUMSUM, "batch", None)
     assert batching.rule_of(scans.CUMSUM) is None
-    monkeypatch.setattr(batching, "_WARNED", set())
+    monkeypatch.setattr(once, "given", set())
     data = np.random.default_rng(4).standard_normal((3, 5))
 
     def function_of(lib):

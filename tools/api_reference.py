@@ -55,11 +55,12 @@ PROTOCOL = {
     "__iadd__": "x += y", "__isub__": "x -= y", "__imul__": "x *= y",
     "__itruediv__": "x /= y", "__ipow__": "x **= y", "__len__": "len(x)",
     "__iter__": "for row in x", "__bool__": "bool(x)", "__float__": "float(x)",
+    "__complex__": "complex(x)",
     "__int__": "int(x)", "__index__": "range(x)", "__array__": "np.asarray(x)",
     "__dlpack__": "from_dlpack(x)", "__dlpack_device__": "x.__dlpack_device__()",
     "__cuda_array_interface__": "numba.cuda.as_cuda_array(x)", "__repr__": "repr(x)",
     "__format__": 'f"{x:.3f}"', "__reduce_ex__": "pickle.dumps(x)",
-    "__deepcopy__": "copy.deepcopy(x)",
+    "__deepcopy__": "copy.deepcopy(x)", "__rdiv__": "x.__rdiv__(a)",
 }
 # Dunder names of Tensor's namespace that are machinery rather than something to call.
 HIDDEN = {

@@ -28,7 +28,7 @@ PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir",
             "distributed", "distributed/nn", "nn", "nn/modules", "nn/parallel", "nn/utils",
             "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",
             "utils/tensorboard", "testing",
-            "distributions", "cpu", "_dynamo", "signal", "func"]
+            "distributions", "cpu", "_dynamo", "signal", "func", "drop_in"]
 
 INTRODUCTION = """\
 # Source layout
@@ -42,7 +42,7 @@ at run time). Bottom to top, which is also the order a program's data flows thro
 config | backends > tensor > interop > ops > autograd > amp > ir > compiler > codegen
   > cuda > distributed > nn | utils | testing | distributions | cpu | _dynamo | signal
   > optim
-  > func | jit
+  > func | jit > drop_in
 ```
 
 A tensor is made (`tensor/`), an op on it is dispatched through the registry and run, or traced
@@ -56,7 +56,8 @@ to the code generators (`codegen/`) and, for GPU tensors, the CUDA runtime (`cud
 names on autojit's compiler) and `signal/` (torch.signal's window functions) on top,
 `optim/` above them (its swa_utils averages nn modules),
 and `func/` (torch.func's transforms, which reach into nn) and `jit.py` (torch.jit's names on
-autojit's compiler) above them. Every module opens with a docstring saying what it holds and
+autojit's compiler) above them; `drop_in/` (autojit standing in for `import torch`) is the top,
+which nothing imports. Every module opens with a docstring saying what it holds and
 where it sits in this flow; its first sentence is shown below.
 
 This page is written by `python tools/layout.py` from the tree; `tests/test_layout.py` fails

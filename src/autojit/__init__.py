@@ -44,7 +44,11 @@ from .config import (
 )
 from .ir.make_graph import make_graph
 from .nn_top_level_names import NN_TOP_LEVEL_NAMES as _nn_top_level_names
+from .ops import factory_forms as _factory_forms
+from .ops import fft as fft
+from .ops import keyword_forms as _keyword_forms
 from .ops import linalg_namespace as linalg
+from .ops import sparse_namespace as sparse
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
 from .ops import tensor_names as _tensor_names  # after tensor_methods: adds to its tables
 from .ops.aliases import broadcast_shapes
@@ -79,6 +83,12 @@ from .ops.legacy_constructors import (
     LongTensor,
     ShortTensor,
 )
+from .ops.random_gamma import dirichlet_grad as _dirichlet_grad  # noqa: F401 - below
+from .ops.random_gamma import sample_dirichlet as _sample_dirichlet  # noqa: F401
+from .ops.random_gamma import standard_gamma as _standard_gamma  # noqa: F401
+from .ops.random_gamma import standard_gamma_grad as _standard_gamma_grad  # noqa: F401
+from .ops.sparse_coo import mm as spmm
+from .ops.sparse_coo import sparse_coo_tensor
 from .tensor.creation import (
     arange,
     as_tensor,
@@ -124,8 +134,14 @@ from .tensor.determinism import (
 from .tensor.device import RUNTIME_LOADERS as _RUNTIME_LOADERS
 from .tensor.device import device, get_default_device, set_default_device
 from .tensor.dtypes import DType as dtype
-from .tensor.dtypes import (
+from .tensor.dtypes import (  # complex32, uint16, uint32, uint64: named only (MissingDType)
     bfloat16,
+    cdouble,
+    cfloat,
+    chalf,
+    complex32,
+    complex64,
+    complex128,
     double,
     float16,
     float32,
@@ -140,6 +156,9 @@ from .tensor.dtypes import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from .tensor.dtypes import bool_ as bool  # noqa: A004
 from .tensor.dtypes import float as float  # noqa: A004, PLC0414
@@ -154,6 +173,16 @@ from .tensor.generator import (
     set_rng_state,
 )
 from .tensor.host_memory import keep_freed_memory as _keep_freed_memory
+from .tensor.layouts import (
+    jagged,
+    layout,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+    strided,
+)
 from .tensor.memory_format import (
     channels_last,
     channels_last_3d,
@@ -212,8 +241,9 @@ _LAZY = {
     "from_dlpack": ("interop.dlpack", "from_dlpack"),
     # autojit.save and load know nn.Parameter (nn registers it with serialization).
     "save": ("interop.serialization", "save"), "load": ("interop.serialization", "load"),
+    "serialization": ("interop.serialization", None),
 }
-_NEEDS = {"save": "nn.parameter", "load": "nn.parameter"}
+_NEEDS = {"save": "nn.parameter", "load": "nn.parameter", "serialization": "nn.parameter"}
 # torch's top-level forms of nn.functional's ops (torch.conv2d, ...) come with nn.
 _LAZY.update({name: ("nn.top_level", name) for name in _nn_top_level_names})
 
@@ -295,9 +325,12 @@ _compile_backends.register("cuda", f"{__name__}.cuda.plan")
 # mapping new pages for each (tensor/host_memory.py; AUTOJIT_HOST_MEMORY=system opts out).
 _keep_freed_memory()
 
-# autojit.linalg is a module of the ops layer; registered under its public name, it imports as
-# torch.linalg does (`import autojit.linalg`, `from autojit.linalg import norm`).
+# autojit.linalg and autojit.fft are modules of the ops layer; registered under their public
+# names, they import as torch.linalg does (`import autojit.linalg`, `from autojit.linalg import
+# norm`).
 _sys.modules[__name__ + ".linalg"] = linalg
+_sys.modules[__name__ + ".fft"] = fft
+_sys.modules[__name__ + ".sparse"] = sparse  # as torch.sparse, in the ops layer too
 
 __all__ = [
     "Tensor", "Size", "device", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
@@ -308,12 +341,13 @@ __all__ = [
     "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
     "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
     "manual_seed", "float16", "bfloat16", "float32", "float64", "half", "float", "double",
-    "uint8", "int8", "int16", "short", "int32", "int64",
+    "uint8", "int8", "int16", "short", "int32", "int64", "complex32", "complex64",
+    "complex128", "chalf", "cfloat", "cdouble", "uint16", "uint32", "uint64",
     "int", "long", "bool", "dtype", "promote_types", "get_default_dtype", "set_default_dtype",
     "make_graph", "compile",
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "func", "jit",
     "from_dlpack",
-    "linalg",
+    "linalg", "fft", "sparse", "sparse_coo_tensor", "spmm",
     "special",
     "signal",
     "masked",
@@ -332,7 +366,8 @@ __all__ = [
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
     "get_deterministic_debug_mode", "version", "vmap", "testing", "memory_format",
-    "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+    "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "layout",
+    "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "jagged",
     # mixed precision: autocast and its settings (autojit.amp has GradScaler)
     "amp", "cpu", "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
     "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
@@ -346,6 +381,11 @@ __all__ = [
     "kaiser_window", "set_default_tensor_type", "set_warn_always", "is_warn_always_enabled",
     "set_flush_denormal", "is_storage", "typename",
 ]
+# torch's keyword names for the functions' parameters (autojit.exp(input=x), zeros(size=...)),
+# once every function is in the namespace (ops/keyword_forms.py).
+_factory_forms.accept_all(globals())  # out=, layout= and pin_memory= of the factories
+_keyword_forms.accept_all(globals(), _keyword_forms.FUNCTIONS)
+
 # Names listed where they are defined, not a second time here: torch's top-level forms of nn's
 # ops (loaded with nn) and the top-level functions of ops/tensor_names.py. Added outside the
 # literal above so that the API reference's static reader sees a list of strings there.

@@ -9,6 +9,7 @@ ops/ with the other public namespaces.
 
 from __future__ import annotations
 
+from .ops import keyword_forms as _keyword_forms
 from .ops.elementwise_math import entr as _entr
 from .ops.elementwise_math import xlog1py as _xlog1py
 from .ops.functional import (
@@ -92,3 +93,6 @@ __all__ = [
     "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
     "shifted_chebyshev_polynomial_w",
 ]
+
+# torch's keyword names (special.expit(input=x)), ops/keyword_forms.py.
+_keyword_forms.accept_all(globals(), _keyword_forms.SPECIAL)

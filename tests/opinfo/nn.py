@@ -178,6 +178,7 @@ def _activation_samples(rng, dtype):
 
 SOFTMAX_PRIMITIVES = ("softmax", "softmax_backward")
 LOG_SOFTMAX_PRIMITIVES = ("log_softmax", "log_softmax_backward")
+NLL_PRIMITIVES = ("nll_loss", "nll_loss_backward")
 
 ROWS = [
     OpInfo(name="nn.functional.softmax", function=F.softmax,
@@ -191,9 +192,9 @@ ROWS = [
            samples=_softmax_samples, primitives=("neg", *SOFTMAX_PRIMITIVES)),
     OpInfo(name="nn.functional.cross_entropy", function=F.cross_entropy,
            reference=_in_dtype(_cross_entropy), samples=_cross_entropy_samples,
-           primitives=(*LOG_SOFTMAX_PRIMITIVES, "eq", "where", "mul"), grad_inputs=(0,)),
+           primitives=(*LOG_SOFTMAX_PRIMITIVES, *NLL_PRIMITIVES), grad_inputs=(0,)),
     OpInfo(name="nn.functional.nll_loss", function=F.nll_loss, reference=_in_dtype(_nll),
-           samples=_nll_samples, primitives=("eq", "ne", "where", "sum", "mul")),
+           samples=_nll_samples, primitives=NLL_PRIMITIVES),
     OpInfo(name="nn.functional.mse_loss", function=F.mse_loss,
            reference=_in_dtype(lambda x, t, reduction="mean": _reduce((x - t) ** 2, reduction)),
            samples=_regression_samples, primitives=("sub", "mul")),

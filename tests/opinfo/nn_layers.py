@@ -1,7 +1,10 @@
 """Op table rows for the layer functions of autojit.nn.functional: convolution, pooling, padding,
 normalization and the robust regression losses.
 
-These are composites (nn/functional_conv.py, nn/functional_norm.py). The references are
+These are composites (nn/functional_conv.py, nn/functional_norm.py), but for convolution, a
+primitive with its two backward products (ops/convolution.py), for max pooling, a pair of
+primitives (ops/pooling.py) whose composite compiled graphs hold, and for batch_norm in
+training, primitives with torch's backward formula (ops/batch_norm.py). The references are
 written independently of them: convolution and pooling loop over output positions and reduce
 each window directly (the implementation instead slices once per kernel offset), computed in
 float64 and returned in the input's dtype. Samples stay small (batch 2, 2 or 3 channels, 5x5
@@ -317,16 +320,17 @@ def _huber_samples(rng, dtype):
 
 
 WINDOW_PRIMITIVES = ("slice", "reshape", "cat", "embed_slice")
-STATISTICS_PRIMITIVES = ("sum", "div", "sub", "mul", "sqrt")
+CONVOLUTION_PRIMITIVES = ("convolution", "convolution_backward_input",
+                          "convolution_backward_weight")
 
 ROWS = [
     OpInfo(name="nn.functional.conv2d", function=F.conv2d, reference=_in_dtype(_conv),
-           samples=_conv2d_samples, primitives=(*WINDOW_PRIMITIVES, "matmul", "add")),
+           samples=_conv2d_samples, primitives=(*CONVOLUTION_PRIMITIVES, "add")),
     OpInfo(name="nn.functional.conv1d", function=F.conv1d, reference=_in_dtype(_conv),
-           samples=_conv1d_samples, primitives=(*WINDOW_PRIMITIVES, "matmul", "add")),
+           samples=_conv1d_samples, primitives=(*CONVOLUTION_PRIMITIVES, "add")),
     OpInfo(name="nn.functional.max_pool2d", function=F.max_pool2d,
            reference=_in_dtype(_max_pool), samples=_max_pool_samples,
-           primitives=(*WINDOW_PRIMITIVES, "amax", "amin", "isnan", "where", "sum")),
+           primitives=("max_pool_select", "max_pool_scatter")),
     OpInfo(name="nn.functional.avg_pool2d", function=F.avg_pool2d,
            reference=_in_dtype(_avg_pool), samples=_avg_pool_samples,
            primitives=(*WINDOW_PRIMITIVES, "sum", "div")),
@@ -340,7 +344,8 @@ ROWS = [
            primitives=("layer_norm", "layer_norm_backward", "mul", "add")),
     OpInfo(name="nn.functional.batch_norm(training)", function=F.batch_norm,
            reference=_in_dtype(_batch_norm), samples=_batch_norm_samples(True),
-           primitives=(*STATISTICS_PRIMITIVES, "add"), grad_inputs=(0, 3, 4)),
+           primitives=("batch_norm_statistics", "batch_norm", "batch_norm_backward",
+                       "batch_norm_update", "sum", "mul"), grad_inputs=(0, 3, 4)),
     OpInfo(name="nn.functional.batch_norm(eval)", function=F.batch_norm,
            reference=_in_dtype(_batch_norm), samples=_batch_norm_samples(False),
            primitives=("sub", "add", "sqrt", "div", "mul")),

@@ -74,7 +74,7 @@ def _dropout_samples(rng, dtype):
 
 ROWS = [
     OpInfo("nn.functional.linear", F.linear, _in_dtype(_linear), _linear_samples,
-           primitives=("matmul", "permute", "add")),
+           primitives=("linear", "matmul", "permute", "sum")),
     OpInfo("nn.functional.bilinear", F.bilinear, _in_dtype(_bilinear), _bilinear_samples,
            primitives=("matmul", "permute", "reshape", "mul", "sum", "add")),
     OpInfo("nn.functional.embedding", F.embedding, _embedding, _embedding_samples,

@@ -318,7 +318,10 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
         tracer.note_grad_access(variable)  # read: its .grad now decides the result
     current = variable._grad
     if create_graph:
-        variable._grad = grad if current is None else current + grad
+        # A copy, as torch's AccumulateGrad makes (differentiable): the gradient may be a view
+        # (of the ones a sum's backward expands), and a .grad that is a view could not be
+        # detached in place by zero_grad.
+        variable._grad = grad.clone() if current is None else current + grad
     elif current is None:
         fresh = grad.detach()
         if fresh._data is not None:

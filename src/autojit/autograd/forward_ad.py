@@ -130,10 +130,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
                            "make sure to enter_dual_level() first.")
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
         raise TypeError("make_dual(): expected Tensors for the primal and the tangent")
-    if not tensor.dtype.is_floating_point:
+    if tensor.dtype.category < dtypes.FLOATING:
         raise ValueError(f"Expected primal to be floating point or complex, but got: "
                          f"{tensor.dtype}")
-    if not tangent.dtype.is_floating_point:
+    if tangent.dtype.category < dtypes.FLOATING:
         raise ValueError(f"Expected tangent to be floating point or complex, but got: "
                          f"{tangent.dtype}")
     if not same_shape(tensor.shape, tangent.shape):
@@ -185,7 +185,7 @@ def strip_tangent(tensor: Tensor, level: int) -> Tensor:
 def propagate(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
     """Set `out`'s tangent at each active level from the inputs' (called by bind)."""
     levels = state.forward_levels
-    if op.vjp is None or out._dtype.category != dtypes.FLOATING:
+    if op.vjp is None or out._dtype.category < dtypes.FLOATING:
         return
     for level in levels:
         tangents = None
@@ -226,6 +226,8 @@ def _conform(tangent: Tensor, out: Tensor) -> Tensor:
     if not same_shape(tangent.shape, out.shape):
         tangent = tangent.expand(out.shape)
     if tangent._dtype is not out._dtype:
+        if tangent._dtype.category == dtypes.COMPLEX and out._dtype.category != dtypes.COMPLEX:
+            tangent = tangent.real  # a real result moves along the real part only
         tangent = tangent.to(out._dtype)
     return tangent
 

@@ -17,6 +17,7 @@ import functools
 import inspect
 import warnings
 
+from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
@@ -368,7 +369,7 @@ def _push_tangents(cls, node, args: tuple, results: list, levels: tuple) -> None
         if all(tangent is None for tangent in found):
             continue
         tangents = [tangent if tangent is not None or not isinstance(a, Tensor) else
-                    (zeros_like(a) if a.dtype.is_floating_point else None)
+                    (zeros_like(a) if a.dtype.category >= dtypes.FLOATING else None)
                     for a, tangent in zip(args, found)]
         state.forward_levels = tuple(other for other in levels if other != level)
         node._in_jvp = True
@@ -423,7 +424,7 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
         output_meta.append((tuple(output.shape), output._dtype))
         key = id(output)
         differentiable = executable and key not in non_differentiable and \
-            output._dtype.is_floating_point
+            output._dtype.category >= dtypes.FLOATING
         if key in dirty and key not in seen:
             if executable and output._requires_grad and output.grad_fn is None:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
@@ -519,7 +520,7 @@ def once_differentiable(backward):
         error = DelayedError(ONCE_DIFFERENTIABLE_MESSAGE, len(items))
         wrapped = []
         for index, item in enumerate(items):
-            if isinstance(item, Tensor) and item._dtype.is_floating_point:
+            if isinstance(item, Tensor) and item._dtype.category >= dtypes.FLOATING:
                 item = item.detach()
                 item.grad_fn = error
                 item._output_nr = index

@@ -1,11 +1,17 @@
 """gradcheck and gradgradcheck: analytical gradients checked against finite differences.
 
 These sit beside the engine (engine.py) as its test oracle. `gradcheck` perturbs each element
-of every floating input that requires grad (in place, then restored) and takes central
-differences to build the numerical Jacobian; the analytical Jacobian comes row by row from
-autograd.grad with one-hot grad_outputs. `gradgradcheck` runs gradcheck on the function that
-returns the gradients (built with create_graph=True), which checks double backward. Names,
+of every floating or complex input that requires grad (in place, then restored) and takes
+central differences to build the numerical Jacobian; the analytical Jacobian comes row by row
+from autograd.grad with one-hot grad_outputs. `gradgradcheck` runs gradcheck on the function
+that returns the gradients (built with create_graph=True), which checks double backward. Names,
 defaults, messages and the order of the checks follow torch.autograd.gradcheck.
+
+Complex values are checked as pairs of reals, as torch checks them: a complex input's real and
+imaginary parts are perturbed in turn, a complex output's real and imaginary parts are
+differentiated in turn (grad_output 1 and 1j), and the analytical gradient dL/dx + i dL/dy
+(docs/notes/complex.md) gives one Jacobian row per part. Every Jacobian here is over these
+real coordinates (`_real_parts`).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import warnings
 
 import numpy as np
 
+from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from .grad_mode import no_grad
 
@@ -50,7 +57,7 @@ def _check_inputs(inputs: tuple) -> None:
     any_requiring_grad = False
     for index, value in enumerate(inputs):
         for tensor in _iter_tensors(value, True):
-            if tensor.dtype.name != "float64":
+            if tensor.dtype.name not in ("float64", "complex128"):
                 warnings.warn(
                     f"Input #{index} requires gradient and is not a double precision floating "
                     "point or complex. This check will likely fail if all the inputs are not of "
@@ -72,12 +79,36 @@ def _check_inputs(inputs: tuple) -> None:
                          "none of the them have requires_grad=True.")
 
 
+def _real_parts(array) -> np.ndarray:
+    """A flat float64 copy of an array's real coordinates: its values, or a complex array's
+    real and imaginary parts interleaved (element k's at 2k and 2k + 1)."""
+    array = np.asarray(array)
+    if array.dtype.kind == "c":
+        return np.stack((array.real, array.imag), axis=-1).astype(np.float64).reshape(-1)
+    return np.array(array, dtype=np.float64).reshape(-1)
+
+
+def _coordinates(tensor: Tensor) -> int:
+    """The number of real coordinates of a tensor: two per element of a complex one."""
+    return tensor.numel() * (2 if tensor.dtype.is_complex else 1)
+
+
+def _unit_steps(tensor: Tensor):
+    """(element index, step direction) for each real coordinate of tensor, in _real_parts'
+    order: 1, and 1j for a complex tensor's imaginary parts."""
+    parts = (1, 1j) if tensor.dtype.is_complex else (1,)
+    for index in np.ndindex(tensor._data.shape):
+        for part in parts:
+            yield index, part
+
+
 def _evaluate(func, inputs: tuple) -> list:
-    """func's outputs as float64 copies (a copy, since an output may be a view of an input)."""
+    """func's outputs as flat float64 copies of their real coordinates (a copy, since an
+    output may be a view of an input)."""
     results = []
     for output in _as_tuple(func(*inputs)):
         if isinstance(output, Tensor):
-            results.append(np.array(output._data, dtype=np.float64))
+            results.append(_real_parts(output._data))
         else:
             results.append(None)
     return results
@@ -99,19 +130,20 @@ def _perturbed(func, inputs, tensor, index, step):
 
 
 def _numerical_jacobians(func, inputs, diff_inputs, eps) -> list:
-    """jacobians[i][j]: d output i / d input j as an (input numel, output numel) array."""
+    """jacobians[i][j]: d output i / d input j as an (input coordinates, output coordinates)
+    array (_real_parts: a complex value counts twice)."""
     reference = _evaluate(func, inputs)
-    jacobians = [[np.zeros((x.numel(), 0 if r is None else r.size)) for x in diff_inputs]
+    jacobians = [[np.zeros((_coordinates(x), 0 if r is None else r.size)) for x in diff_inputs]
                  for r in reference]
     for j, tensor in enumerate(diff_inputs):
         if not tensor._data.flags.writeable:
             raise RuntimeError(f"gradcheck: input {j} is read-only; pass a copy (x.clone())")
-        for k, index in enumerate(np.ndindex(tensor._data.shape)):
-            minus = _perturbed(func, inputs, tensor, index, -eps)
-            plus = _perturbed(func, inputs, tensor, index, eps)
+        for k, (index, part) in enumerate(_unit_steps(tensor)):
+            minus = _perturbed(func, inputs, tensor, index, -eps * part)
+            plus = _perturbed(func, inputs, tensor, index, eps * part)
             for i, (low, high) in enumerate(zip(minus, plus, strict=True)):
                 if low is not None:
-                    jacobians[i][j][k] = ((high - low) / (2 * eps)).reshape(-1)
+                    jacobians[i][j][k] = (high - low) / (2 * eps)
     return jacobians
 
 
@@ -122,19 +154,20 @@ def _grad_rows(output, diff_inputs, grad_output):
 
 
 def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol) -> list:
-    """d output / d input j for every differentiable input, computed twice (reentrancy)."""
+    """d output / d input j for every differentiable input, computed twice (reentrancy), over
+    real coordinates: a complex output's real part is differentiated with grad_output 1, its
+    imaginary part with 1j, and each gradient gives its inputs' coordinates (_real_parts)."""
     from ..tensor.creation import zeros_like
 
-    numel = output.numel()
     computed = []
     sizes_ok, types_ok = True, True
     for _ in range(2):
-        jacobians = [np.zeros((x.numel(), numel)) for x in diff_inputs]
-        for k in range(numel):
+        jacobians = [np.zeros((_coordinates(x), _coordinates(output))) for x in diff_inputs]
+        for k, (index, part) in enumerate(_unit_steps(output)):
             grad_output = zeros_like(output)
             # By position, not through reshape: zeros_like keeps output's layout (a view
             # of a transposed output would be a copy).
-            grad_output._data[np.unravel_index(k, grad_output._data.shape)] = 1
+            grad_output._data[index] = part
             for j, (x, g) in enumerate(zip(diff_inputs, _grad_rows(output, diff_inputs,
                                                                      grad_output), strict=True)):
                 if g is None:
@@ -144,7 +177,7 @@ def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol) -> 
                     continue
                 if g.dtype is not x.dtype:
                     types_ok = False
-                jacobians[j][:, k] = np.asarray(g._data, dtype=np.float64).reshape(-1)
+                jacobians[j][:, k] = _real_parts(g.resolve_conj()._data)
         computed.append(jacobians)
     if not types_ok and check_grad_dtypes:
         raise GradcheckError("Gradient has dtype mismatch")
@@ -161,18 +194,30 @@ def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol) -> 
 
 
 def _mismatch_message(analytical, numerical, output_index, input_index, atol, rtol,
-                      input_shape=None, output_shape=None) -> str:
-    """torch's message, plus the entry where the two Jacobians differ most."""
-    message = (f"Jacobian mismatch for output {output_index:d} with respect to input "
-               f"{input_index:d},\nnumerical:{_format(numerical)}\n"
-               f"analytical:{_format(analytical)}\n")
+                      input_shape=None, output_shape=None, complex_parts=(False, False)) -> str:
+    """torch's message, plus the entry where the two Jacobians differ most. complex_parts:
+    whether the input and the output are complex (their coordinates come in pairs), which
+    prefixes torch's note on the part that differs."""
     excess = np.abs(analytical - numerical) - (atol + rtol * np.abs(numerical))
     excess = np.where(np.isnan(excess), np.inf, excess)
     row, column = (int(i) for i in np.unravel_index(int(np.argmax(excess)), excess.shape))
+    input_complex, output_complex = complex_parts
+    note = ""
+    if output_complex:
+        note = ("While considering the imaginary part of complex outputs only, " if column % 2
+                else "While considering the real part of complex outputs only, ")
+    elif input_complex:
+        note = ("While considering the imaginary part of complex inputs only, " if row % 2
+                else "While considering the real part of complex inputs only, ")
+    message = (f"{note}Jacobian mismatch for output {output_index:d} with respect to input "
+               f"{input_index:d},\nnumerical:{_format(numerical)}\n"
+               f"analytical:{_format(analytical)}\n")
     where = ""
     if input_shape is not None and output_shape is not None:
-        input_element = tuple(int(i) for i in np.unravel_index(row, input_shape))
-        output_element = tuple(int(i) for i in np.unravel_index(column, output_shape))
+        element_row = row // 2 if input_complex else row
+        element_column = column // 2 if output_complex else column
+        input_element = tuple(int(i) for i in np.unravel_index(element_row, input_shape))
+        output_element = tuple(int(i) for i in np.unravel_index(element_column, output_shape))
         where = f" (input element {input_element}, output element {output_element})"
     numerical_value, analytical_value = float(numerical[row, column]), float(
         analytical[row, column])
@@ -211,9 +256,9 @@ def _slow_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
         analytical = _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol)
         for j, (a, n) in enumerate(zip(analytical, numerical[i], strict=True)):
             if not _allclose(a, n, atol, rtol):
-                raise GradcheckError(_mismatch_message(a, n, i, j, atol, rtol,
-                                                         tuple(diff_inputs[j].shape),
-                                                         tuple(output.shape)))
+                raise GradcheckError(_mismatch_message(
+                    a, n, i, j, atol, rtol, tuple(diff_inputs[j].shape), tuple(output.shape),
+                    (diff_inputs[j].dtype.is_complex, output.dtype.is_complex)))
 
 
 def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_tol,
@@ -229,10 +274,11 @@ def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
     func_out = _as_tuple(func(*inputs))
     differentiable = [i for i, o in enumerate(func_out)
                       if isinstance(o, Tensor) and o.requires_grad]
-    directions = [generator.uniform(-1, 1, x.shape) for x in diff_inputs]
+    # Directions over real coordinates (_real_parts), and the same as values of each tensor.
+    directions = [generator.uniform(-1, 1, _coordinates(x)) for x in diff_inputs]
     for i, output in enumerate(outputs):
-        v = generator.uniform(-1, 1, output.shape)
-        v_tensor = Tensor._make(v.astype(output.dtype.numpy), output.dtype)
+        v = generator.uniform(-1, 1, _coordinates(output))
+        v_tensor = Tensor._make(_as_values(v, output), output.dtype)
         for _ in range(2):
             grads = grad(output, diff_inputs, v_tensor, retain_graph=True, allow_unused=True)
             if any(g is not None and g.shape != x.shape
@@ -240,14 +286,16 @@ def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
                 raise GradcheckError("Analytical gradient has incorrect size")
         for j, tensor in enumerate(diff_inputs):
             u = directions[j]
-            analytical = 0.0 if grads[j] is None else float(np.sum(grads[j]._data * u))
+            analytical = 0.0 if grads[j] is None else float(np.sum(_real_parts(
+                grads[j].resolve_conj()._data) * u))
+            step = _as_values(u, tensor)
             data = tensor._data
             original = data.copy()
             with no_grad():
-                data[...] = original - eps * u
+                data[...] = original - eps * step
             minus = _evaluate(func, inputs)[differentiable[i]]
             with no_grad():
-                data[...] = original + eps * u
+                data[...] = original + eps * step
             plus = _evaluate(func, inputs)[differentiable[i]]
             with no_grad():
                 data[...] = original
@@ -265,6 +313,14 @@ def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
                     "quantities relating the numerical and analytical jacobians are computed "
                     "in fast mode (v^T J u for random u and v). Below, we recompute numerical "
                     "and analytical jacobians in slow mode:" + slow)
+
+
+def _as_values(coordinates: np.ndarray, like: Tensor) -> np.ndarray:
+    """Real coordinates (_real_parts' order) as an array of `like`'s shape and dtype."""
+    if like.dtype.is_complex:
+        pairs = coordinates.reshape(*like.shape, 2)
+        return (pairs[..., 0] + 1j * pairs[..., 1]).astype(like.dtype.numpy)
+    return coordinates.reshape(tuple(like.shape)).astype(like.dtype.numpy)
 
 
 def _test_backward_mul_by_grad_output(outputs, diff_inputs) -> None:
@@ -313,10 +369,11 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
               fast_mode: bool = False, masked: bool | None = None) -> bool:
     """Check the gradients of func at inputs against central finite differences.
 
-    Differentiates with respect to every floating tensor in inputs with requires_grad=True and
-    compares the Jacobians with allclose(analytical, numerical, rtol, atol). Returns True; on a
-    failure raises GradcheckError, or returns False when raise_exception=False. The defaults are
-    meant for float64 inputs.
+    Differentiates with respect to every floating or complex tensor in inputs with
+    requires_grad=True and compares the Jacobians with allclose(analytical, numerical, rtol,
+    atol); complex values as pairs of reals, as torch checks them (the module's docstring).
+    Returns True; on a failure raises GradcheckError, or returns False when
+    raise_exception=False. The defaults are meant for float64 and complex128 inputs.
     """
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError(
@@ -369,7 +426,8 @@ def _batched_gradcheck(func, inputs, atol, rtol) -> None:
     outputs = _differentiable_outputs(func(*inputs))
     generator = default_generator()
     for i, output in enumerate(outputs):
-        batch = generator.uniform(-1, 1, (2, *output.shape)).astype(output.dtype.numpy)
+        batch = np.stack([_as_values(generator.uniform(-1, 1, _coordinates(output)), output)
+                          for _ in range(2)])
         batched = grad(output, diff_inputs, Tensor._make(batch, output.dtype),
                        retain_graph=True, allow_unused=True, is_grads_batched=True)
         for index in range(2):
@@ -408,24 +466,25 @@ def _forward_jacobians(func, inputs, diff_inputs) -> dict:
 
     jacobians: dict = {}
     for j, tensor in enumerate(diff_inputs):
-        for k in range(tensor.numel()):
+        for k, (index, part) in enumerate(_unit_steps(tensor)):
             level = forward_ad.enter_level()
             try:
                 unit = np.zeros(tensor.shape, dtype=tensor.dtype.numpy)
-                unit.reshape(-1)[k] = 1
+                unit[index] = part
                 dual = forward_ad.attach_tangent(tensor, Tensor._make(unit, tensor.dtype),
                                                  level)
                 outputs = _as_tuple(func(*_substitute(inputs, tensor, dual)))
                 for i, output in enumerate(outputs):
-                    if not (isinstance(output, Tensor) and output.dtype.is_floating_point):
+                    if not (isinstance(output, Tensor) and
+                            output.dtype.category >= dtypes.FLOATING):
                         continue
                     column = jacobians.setdefault(
-                        (i, j), np.zeros((tensor.numel(), output.numel())))
+                        (i, j), np.zeros((_coordinates(tensor), _coordinates(output))))
                     tangent = forward_ad.tangent_of(output, level)
                     if tangent is not None:
                         if tuple(tangent.shape) != tuple(output.shape):
                             raise GradcheckError("Forward-mode tangent has incorrect size")
-                        column[k] = np.asarray(tangent._data, dtype=np.float64).reshape(-1)
+                        column[k] = _real_parts(tangent.resolve_conj()._data)
             finally:
                 forward_ad.exit_level(level)
     return jacobians
@@ -489,11 +548,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
 
 def _random_grad_output(output: Tensor, non_contiguous: bool) -> Tensor:
-    from ..tensor import dtypes
     from ..tensor.creation import default_generator
 
-    dtype = output.dtype if output.dtype.is_floating_point else dtypes.float64
+    dtype = output.dtype if output.dtype.category >= dtypes.FLOATING else dtypes.float64
     values = default_generator().uniform(-1, 1, output.shape).astype(dtype.numpy)
+    if dtype.is_complex:  # random imaginary parts too
+        values = np.array(values + 1j * default_generator().uniform(-1, 1, output.shape),
+                          dtype=dtype.numpy)
     if non_contiguous and values.ndim:
         # Every other element of a buffer twice as long in the last dim: same values, strided.
         buffer = np.zeros(values.shape[:-1] + (values.shape[-1] * 2,), dtype=values.dtype)

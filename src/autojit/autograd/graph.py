@@ -515,8 +515,16 @@ def conform(gradient: Tensor, meta: tuple) -> Tensor:
     if data.shape != shape if data is not None else not same_shape(gradient._value.shape, shape):
         gradient = sum_to_shape(gradient, shape)
     if gradient._dtype is not dtype:
-        gradient = gradient.to(dtype)
+        if gradient._dtype.category == _COMPLEX and dtype.category != _COMPLEX:
+            # A real input of a complex result: its gradient is the real part (torch's
+            # handle_r_to_c), dL/dx of the complex gradient dL/dx + i dL/dy.
+            gradient = gradient.real
+        if gradient._dtype is not dtype:
+            gradient = gradient.to(dtype)
     return gradient
+
+
+_COMPLEX = dtypes.COMPLEX
 
 
 def sum_to_shape(gradient: Tensor, shape: tuple) -> Tensor:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 
+from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import forward_ad
@@ -45,7 +46,7 @@ def _differentiable_alias(tensor, name: str) -> Tensor:
     if not isinstance(tensor, Tensor):
         raise RuntimeError(f"{name}: Expected the argument(s) to differentiate to be Tensors, "
                            f"got {type(tensor).__name__}")
-    if not tensor.dtype.is_floating_point:
+    if tensor.dtype.category < dtypes.FLOATING:
         raise RuntimeError(f"{name}: only Tensors of floating point dtype can be "
                            f"differentiated, got {tensor.dtype}")
     previous = state.grad_enabled

@@ -6,8 +6,20 @@ through numba.cuda) backends. See docs/notes/cpu-codegen.md and docs/notes/cuda.
 
 from .. import config
 from ..compiler import backends
+from ..ops import convolution
 
 backends.register("cpu", __name__ + ".backend")
+
+
+def _native_convolution(kind: str, first, second, attrs: dict):
+    """The convolution primitives' eager products, natively (cpu/convolution.py; imported on
+    the first convolution, so that `import autojit` stays light)."""
+    from .cpu import convolution as native
+
+    return native.eager(kind, first, second, attrs)
+
+
+convolution.NATIVE = _native_convolution
 
 
 def _threads_changed(count: int) -> None:

@@ -6,8 +6,10 @@ before compiling): `recompile_limit` (alias `cache_size_limit`) is the recompile
 functions compiled after it is set; `suppress_errors` makes a compile stage's failure give up
 compiling (the function runs eagerly, with a warning; stages.py) instead of raising; and
 `capture_scalar_outputs` is accepted, autojit tracing `.item()` into the graph whatever it
-says. Setting a name torch's config does not have, or one autojit does not honour, raises
-AttributeError, as torch's does for an unknown one. docs/compiler.md has the table.
+says; `verbose` (torch's full tracebacks of compile errors) is accepted too, autojit's errors
+carrying their whole traceback either way. Setting a name torch's config does not have, or one
+autojit does not honour, raises AttributeError, as torch's does for an unknown one.
+docs/compiler.md has the table.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ TORCH_BACKENDS = {"inductor": "cpu", "aot_eager": "eager", "eager": "eager"}
 # torch.compile's modes, in the order its error lists them; each compiles the same way here.
 MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 
-_DEFAULTS = {"recompile_limit": 8, "suppress_errors": False, "capture_scalar_outputs": False}
+_DEFAULTS = {"recompile_limit": 8, "suppress_errors": False, "capture_scalar_outputs": False,
+             "verbose": False}
 _ALIASES = {"cache_size_limit": "recompile_limit"}
 _values = dict(_DEFAULTS)
 

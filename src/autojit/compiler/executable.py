@@ -490,6 +490,8 @@ class _Recipe:
             return args[template[1]]
         if kind == "object":
             return template[1]
+        if kind == "held grad":
+            return template[1]._grad
         if kind == "text":
             return self._text(template[1], arrays)
         if kind == "instance":

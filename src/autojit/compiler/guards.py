@@ -28,6 +28,35 @@ from ..tensor.tensor import Tensor
 from .reachability import MAX_ARRAY_BYTES, Walk
 
 # The names GuardSet.constant gives values (a prefix and a number), and the walk's root names.
+# Containers whose subscript never adds what it looks up.
+_PLAIN = frozenset({dict, list, tuple})
+
+
+def item(container, key):
+    """`container[key]` as a guard reads it: of a dict subclass with a `__missing__` (a
+    defaultdict, an optimizer's state), a missing key raises KeyError (the guard fails) instead
+    of being added to the user's dict."""
+    if isinstance(container, dict) and key not in container:
+        raise KeyError(key)
+    return container[key]
+
+
+def step(parent: str, fragment: str) -> str:
+    """The expression for one fragment of a path read from `parent`."""
+    if fragment.startswith("[") and fragment.endswith("]"):
+        key = fragment[1:-1]
+        return f"({parent}[{key}] if {parent}.__class__ in PLAIN else item({parent}, {key}))"
+    return parent + fragment
+
+
+def expression(path: tuple) -> str:
+    """A path's expression for the guards' namespace, read as `step` reads it."""
+    text = path[0]
+    for fragment in path[1:]:
+        text = step(f"({text})" if fragment.startswith("[") else text, fragment)
+    return text
+
+
 _PLACEHOLDER = re.compile(r"\b[A-Z]+\d+\b")
 
 
@@ -41,7 +70,8 @@ class GuardSet:
         self._constants: dict = {"Tensor": Tensor, "state": state, "dtypes": dtypes,
                                  "isnan": math.isnan, "copysign": math.copysign,
                                  "separate": separate, "is_": operator.is_,
-                                 "layout_signature": layout_signature}
+                                 "layout_signature": layout_signature, "item": item,
+                                 "PLAIN": _PLAIN}
         self._names: dict = {}  # (prefix, id(value)) -> constant name
         self._displays: dict = {}  # constant name -> how str() shows it (a source path)
         self._tags: list = []  # per condition: what it is about (require's tag), or None
@@ -91,7 +121,7 @@ class GuardSet:
             if name is None:
                 parent = local(path[:-1])
                 name = names[path] = f"v{len(names)}"
-                lines.append(f"    {name} = {parent}{path[-1]}")
+                lines.append(f"    {name} = {step(parent, path[-1])}")
             return name
 
         for index, (subject, condition, _, _) in enumerate(self._items):
@@ -130,7 +160,7 @@ class GuardSet:
             return reason
         label, before, read = compared
         try:
-            now = read(eval("".join(subject), dict(self._constants),  # noqa: S307
+            now = read(eval(expression(subject), dict(self._constants),  # noqa: S307
                             {"args": args}))
         except Exception:  # noqa: BLE001 - the path went away: the reason says what
             return reason
@@ -146,7 +176,7 @@ class GuardSet:
             for (subject, condition, _, _), tag in zip(self._items, self._tags, strict=True):
                 if tag is None or tag[0] != "float" or subject is None:
                     continue
-                text = condition.replace("$", "(" + "".join(subject) + ")")
+                text = condition.replace("$", "(" + expression(subject) + ")")
                 checks.append((eval(f"lambda args: {text}", namespace), tag))  # noqa: S307
             self._float_checks = checks
         failed = []

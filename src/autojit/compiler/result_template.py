@@ -16,6 +16,8 @@ run):
   base's memory and version counter as eager's view does, with autograd history when it had
   one while tracing;
 - ("grad", name): the .grad the write-back left on a tensor (`return w.grad`);
+- ("held grad", owner): the tensor `owner.grad` holds when the run ends, where the trace read
+  a .grad each run reads afresh (compiler/grad_inputs.py);
 - ("constant", value): a Python number, string or None;
 - ("symbolic", scalar): a symbolic scalar (tensor/symbolic.py: `loss.item()`, a sum of
   them, a runtime float) or a TracedList (`w.tolist()`), its value in each run;
@@ -192,6 +194,24 @@ def alias_fresh_grads(template, result, fresh_grads: dict):
     if kind == "dict":
         return (kind, [(key, alias_fresh_grads(item, result[key], fresh_grads))
                        for key, item in template[1]])
+    return template
+
+
+def held_grads(template, owners: dict):
+    """The template with each returned tensor from outside that is a .grad every run reads
+    afresh (`owners`: id(the .grad traced) -> the tensor it is the .grad of) made a
+    ("held grad", owner) leaf: each run returns the tensor .grad holds then, or a view of it,
+    not the one the trace read."""
+    kind = template[0]
+    if kind == "object":
+        owner = owners.get(id(template[1]))
+        return template if owner is None else ("held grad", owner)
+    if kind in ("tuple", "list"):
+        return (kind, [held_grads(item, owners) for item in template[1]], *template[2:])
+    if kind == "dict":
+        return (kind, [(key, held_grads(item, owners)) for key, item in template[1]])
+    if kind == "view":
+        return (kind, held_grads(template[1], owners), *template[2:])
     return template
 
 

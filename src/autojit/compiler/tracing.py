@@ -66,6 +66,7 @@ from .result_template import (
     Flattening,
     alias_fresh_grads,
     flatten_result,
+    held_grads,
     requiring_results,
     returned_objects,
     symbolic_leaves,
@@ -610,7 +611,9 @@ def guard(traced: Trace) -> GuardedTrace:
     if unguardable is not None:
         before.restore()
         graph_break(unguardable, needs_data=False)
-    overlap = _write_guards(guards, traced, arrays, grad_guarded, selection)
+    overlap, template = _write_guards(guards, traced, arrays, grad_guarded, selection)
+    if template is not traced.template:
+        traced = dataclasses.replace(traced, template=template)
     if overlap is not None:
         before.restore()  # the eager run does the Python side effects again
         graph_break(overlap, needs_data=False)
@@ -634,7 +637,8 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those have
     their .grad checked; selection: what the trace read (read_selection.py), or None to guard
     all the walk found. Returns why the traced call cannot run compiled (an input written in
-    place shares memory with another), else None."""
+    place shares memory with another) or None, and the result template with each returned
+    .grad that each run reads afresh (grad_inputs.py) taken from its owner on every run."""
     args, graph, before, env = traced.args, traced.graph, traced.before, traced.env
     made = traced.tracer.made
     guards.require(f"len(args) == {len(args)}", f"the number of arguments changed (was "
@@ -677,6 +681,7 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
                             [found[2] for found in before.tensors.values()],
                             traced.tracer.grad_accessed, traced.tracer.grad_overwritten)
     grad_guarded = grad_guarded - {id(owner) for owner in runtime.values()}
+    held: dict = {}  # id(the .grad traced) -> its owner, for each .grad read afresh
     for entry in graph.captured_inputs:
         tensor = entry.tensor
         owner = runtime.get(id(entry))
@@ -691,6 +696,7 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
                                f"{name}.grad changed its memory layout", subject,
                                f"{name}.grad")
             entry.tensor = GradInput(owner, tensor)
+            held[id(tensor)] = owner
             continue
         found = before.tensors.get(id(tensor))
         constant = guards.constant(tensor, "T", entry.name)
@@ -718,8 +724,9 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     # Tensors inside container arguments are graph inputs, checked as arguments above.
     nested = {id(args[position]) for position in range(len(given_arguments(args)), len(args))
               if position not in aliased}
+    template = held_grads(traced.template, held) if held else traced.template
     reachable_tensor_conditions(guards, before, captured | nested,
-                                returned_objects(traced.template),
+                                returned_objects(template),
                                 selection.tensors if selection is not None else None)
     for path, display, tensor in before.tensors.values():
         if id(tensor) in grad_guarded and id(tensor) not in captured:
@@ -729,4 +736,4 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     overlap = written_input_conditions(guards, args, graph, traced.arg_positions,
                                        traced.tracer.first_writes)
     guards.build()
-    return overlap
+    return overlap, template

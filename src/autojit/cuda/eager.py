@@ -49,7 +49,7 @@ from ..ops.registry import (
 )
 from ..tensor import dtypes
 from ..tensor.device import MIXED_DEVICES
-from ..tensor.once import warn_now
+from ..tensor.once import warn_once
 from ..tensor.tensor import Tensor
 from .array import CudaArray
 from .indexing import EXTERN_ROUTINES, arg_extreme
@@ -113,18 +113,16 @@ class HostFallbackWarning(UserWarning):
     """An op on CUDA tensors ran on the host (its routine has no CUDA kernel yet)."""
 
 
-_WARNED_HOST: set = set()  # the ops warned about, as objects (nothing outside ops/ tests names)
 
 
 def _on_host(op, inputs: tuple, attrs: dict, device_index: int) -> CudaArray:
     """An extern routine with no CUDA kernel (a sort, a scan) run by its NumPy impl on host
     copies of the inputs, its result copied back: correct, and slow by two transfers and a
     synchronization; warned once per op."""
-    if op not in _WARNED_HOST:  # the op itself, not its name (docs/notes/op-facts.md)
-        _WARNED_HOST.add(op)
-        warn_now(f"{op.name} on cuda tensors runs on the host (its {op.lowering.routine} "
-                      "routine has no CUDA kernel yet): the inputs are copied to the host and "
-                      "the result back", HostFallbackWarning, stacklevel=4)
+    # keyed by the op itself, not its name (docs/notes/op-facts.md)
+    warn_once(("cuda host", op), f"{op.name} on cuda tensors runs on the host (its "
+              f"{op.lowering.routine} routine has no CUDA kernel yet): the inputs are copied to "
+              "the host and the result back", HostFallbackWarning, stacklevel=4)
     host = tuple(Tensor._make(x._host(op.name), x._dtype) if isinstance(x, Tensor) else x
                  for x in inputs)
     return CudaArray.from_host(run_eager(op, host, attrs)._data, device_index)

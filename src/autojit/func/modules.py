@@ -24,34 +24,8 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     registered under two names, as an embedding and an output layer share one) is used under
     all of its names.
     """
-    if isinstance(parameter_and_buffer_dicts, dict):
-        dicts = [parameter_and_buffer_dicts]
-    else:
-        dicts = list(parameter_and_buffer_dicts)
-    if tie_weights:
-        dicts = [_with_tied_names(module, tensors) for tensors in dicts]
-    return stateless.functional_call(module, dicts if len(dicts) > 1 else dicts[0], args,
-                                     kwargs, strict=strict)
-
-
-def _with_tied_names(module, tensors: dict) -> dict:
-    names_of: dict = {}
-    for name, tensor in (*module.named_parameters(remove_duplicate=False),
-                         *module.named_buffers(remove_duplicate=False)):
-        names_of.setdefault(id(tensor), []).append(name)
-    completed = dict(tensors)
-    for names in names_of.values():
-        given = [name for name in names if name in tensors]
-        if not given:
-            continue
-        first = tensors[given[0]]
-        for name in given[1:]:
-            if tensors[name] is not first:
-                raise ValueError(f"functional_call got multiple values for keys {given}, "
-                                 "which are tied. Consider using tie_weights=False")
-        for name in names:
-            completed.setdefault(name, first)
-    return completed
+    return stateless.functional_call(module, parameter_and_buffer_dicts, args, kwargs,
+                                     tie_weights=tie_weights, strict=strict)
 
 
 def stack_module_state(models) -> tuple[dict, dict]:

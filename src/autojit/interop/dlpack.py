@@ -42,6 +42,10 @@ def check_exportable(x: Tensor) -> None:
                           "float32; convert with .float() first")
     if x._requires_grad:
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    if x._is_conj:
+        # torch refuses it (its memory holds the values unconjugated); autojit's memory holds
+        # them conjugated, but is refused alike, so that a program behaves as with torch.
+        raise BufferError("Can't export tensors with the conjugate bit set")
     x._concrete("Tensor.__dlpack__()")
 
 

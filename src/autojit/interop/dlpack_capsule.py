@@ -28,7 +28,8 @@ VERSION = (1, 0)
 FLAG_READ_ONLY = 1
 FLAG_IS_COPIED = 2
 
-_TYPE_CODES = {"i": 0, "u": 1, "f": 2, "b": 6}  # kDLInt, kDLUInt, kDLFloat, kDLBool
+# kDLInt, kDLUInt, kDLFloat, kDLComplex, kDLBool
+_TYPE_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
 _KINDS = {code: kind for kind, code in _TYPE_CODES.items()}
 
 
@@ -110,7 +111,8 @@ def data_type(dtype: np.dtype) -> DLDataType:
 def numpy_dtype(dl_type: DLDataType) -> np.dtype:
     kind = _KINDS.get(dl_type.code)
     width = 8 if kind == "b" else dl_type.bits
-    if kind is None or dl_type.lanes != 1 or dl_type.bits != width or width not in (8, 16, 32, 64):
+    widths = (64, 128) if kind == "c" else (8, 16, 32, 64)  # complex32 (chalf) has none
+    if kind is None or dl_type.lanes != 1 or dl_type.bits != width or width not in widths:
         raise BufferError(f"from_dlpack: DLPack data type (code {dl_type.code}, "
                           f"{dl_type.bits} bits, {dl_type.lanes} lanes) has no autojit dtype")
     return np.dtype(f"{kind}{dl_type.bits // 8}") if kind != "b" else np.dtype(bool)

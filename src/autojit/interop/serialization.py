@@ -1,4 +1,6 @@
-"""autojit.save and autojit.load: tensors, state dicts and other objects in torch.save's files.
+"""autojit.save and autojit.load: tensors, state dicts and other objects in torch.save's files;
+the module torch.serialization is (autojit.serialization), with its safe globals
+(safe_globals.py).
 
 autojit.save writes torch.save's format by default (torch_format.py: a zip archive of a pickle
 and the tensors' bytes, which `torch.load(f, weights_only=True)` reads when the object is data,
@@ -36,14 +38,27 @@ import numbers
 import os
 import zipfile
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import torch_format
+from .safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+           "safe_globals", "DEFAULT_PROTOCOL", "MAP_LOCATION", "SourceChangeWarning"]
+
+# torch.serialization's other names that programs import: the pickle protocol torch.save
+# writes with, the type of load's map_location, and the warning of torch's old whole-module
+# pickles (which autojit never gives: it does not compare a class's source).
+DEFAULT_PROTOCOL = 2
+MAP_LOCATION = Callable | str | dict | None
+
+
+class SourceChangeWarning(Warning):
+    """torch's warning that a saved module's class source changed since it was saved."""
 
 _FORMAT = "autojit"
 _VERSION = 1

@@ -20,7 +20,7 @@ and nothing that runs code. Older files are read too: torch's format before the 
 (`_use_new_zipfile_serialization=False`, a sequence of pickles followed by the storages' bytes).
 bfloat16 is stored as torch stores it (two bytes an element, the high half of the float32 autojit
 holds) and loads as autojit.bfloat16. torch's dtypes that autojit lacks are widened (the unsigned
-integers wider than uint8 to int64, with a warning); complex tensors are refused.
+integers wider than uint8 to int64, with a warning).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.device import CPU, device, runtime
 from ..tensor.tensor import Size, Tensor
-from . import object_pickle
+from . import object_pickle, safe_globals
 from .pickle_reader import RestrictedUnpickler, UnpicklingError
 from .pickle_writer import Call, Global, PersistentId, write_pickle
 
@@ -266,7 +266,8 @@ WEIGHTS_ONLY_FAILED = (
     "execution. Do it only if you got the file from a trusted source.\n\tWeightsUnpickler "
     "error: {}\n\nautojit.load's weights_only=True reads tensors, Parameters, storages, "
     "dtypes, devices, torch.Size and plain containers (dict, OrderedDict, list, tuple, set, "
-    "str, bytes and numbers).")
+    "str, bytes and numbers), and the globals declared safe with "
+    "autojit.serialization.add_safe_globals or safe_globals, for a file from a trusted source.")
 
 class _StorageType:
     """What a global such as torch.FloatStorage becomes: the dtype of its elements."""
@@ -311,9 +312,6 @@ class _LoadedStorage:
         if dtype_name != self.dtype_name:  # an untyped storage's bytes
             wanted = np.dtype(_TORCH_DTYPES[dtype_name][0]).newbyteorder(raw.dtype.byteorder)
             raw = raw.view(np.uint8)[:raw.nbytes - raw.nbytes % wanted.itemsize].view(wanted)
-        if dtype_name.startswith("complex"):
-            raise RuntimeError(f"autojit.load: the file holds a tensor of torch.{dtype_name}; "
-                               "autojit has no complex dtypes")
         target = _WIDENED.get(dtype_name, dtype_name)
         if dtype_name == "bfloat16":  # the high half of a float32, as autojit stores it
             array = (raw.astype(np.uint32) << 16).view(np.float32)
@@ -365,9 +363,12 @@ class _TorchReader:
         if not weights_only:
             return object_pickle.FullUnpickler(io.BytesIO(pickled), self.allowed,
                                                self.persistent_load, **(options or {})).load()
+        safe = safe_globals.allowed()  # the program's own classes it declared safe
+        classes = tuple(value for value in safe.values() if isinstance(value, type))
         try:
-            return RestrictedUnpickler(io.BytesIO(pickled), self.allowed, self.persistent_load,
-                                       _build).load()
+            return RestrictedUnpickler(io.BytesIO(pickled), {**self.allowed, **safe},
+                                       self.persistent_load, _builder(classes),
+                                       _new_object(classes)).load()
         except UnpicklingError as error:
             raise UnpicklingError(WEIGHTS_ONLY_FAILED.format(error)) from None
 
@@ -494,6 +495,39 @@ def _build(obj, state) -> None:
                               "refused; autojit.load never runs code from a file")
     for key, value in state.items():
         setattr(obj, key, value)
+
+
+def _builder(safe_classes: tuple):
+    """BUILD: _build's, and the state of an object of a class declared safe (safe_globals.py),
+    set by its __setstate__ or into its __dict__."""
+    def build(obj, state) -> None:
+        if not safe_classes or not isinstance(obj, safe_classes):
+            _build(obj, state)
+            return
+        setstate = getattr(type(obj), "__setstate__", None)
+        if setstate is not None:
+            setstate(obj, state)
+            return
+        slots = None
+        if isinstance(state, tuple) and len(state) == 2:
+            state, slots = state
+        if state:
+            obj.__dict__.update(state)
+        for key, value in (slots or {}).items():
+            setattr(obj, key, value)
+
+    return build
+
+
+def _new_object(safe_classes: tuple):
+    """NEWOBJ, of a class declared safe only."""
+    def new_object(cls, args):
+        if not (isinstance(cls, type) and cls in safe_classes):
+            raise UnpicklingError(f"autojit.load: making an object of {cls!r} is refused; "
+                                  "autojit.load never runs code from a file")
+        return cls.__new__(cls, *args)
+
+    return new_object
 
 
 def _encode(text, encoding="utf-8"):

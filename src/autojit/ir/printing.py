@@ -36,6 +36,7 @@ import sys
 import threading
 import warnings
 
+from ..tensor import once
 from ..tensor.graph_break import graph_break, user_frame
 from ..tensor.symbolic import PRINTING, is_symbolic, user_text
 
@@ -91,12 +92,17 @@ class WarningEffect:
     reaches past the compiled function, the user's frame that calls it on each run and `above`
     levels up."""
 
-    __slots__ = ("message", "category", "frame", "above")
+    __slots__ = ("message", "category", "frame", "above", "once")
 
-    def __init__(self, message, category, frame, above: int | None):
+    def __init__(self, message, category, frame, above: int | None, once=None):
         self.message, self.category, self.frame, self.above = message, category, frame, above
+        self.once = once  # the key of a once-per-process warning (tensor/once.py), or None
 
     def emit(self, message) -> None:
+        if self.once is not None:
+            if self.once in once.given:
+                return
+            once.given.add(self.once)
         place = self.frame
         if self.above is not None:
             frame = user_frame()
@@ -119,11 +125,11 @@ def _place(frame) -> tuple:
     return frame.f_code.co_filename, frame.f_lineno, frame.f_globals
 
 
-def _warning_place(stacklevel: int) -> tuple:
-    """(place, above) for `warnings.warn(..., stacklevel=stacklevel)` called from the
-    interceptor: the frames of the compiler between the traced function and its caller are not
-    eager's, so a level that reaches them is counted from the caller of each run."""
-    frame = sys._getframe(2)
+def _warning_place(stacklevel: int, depth: int = 2) -> tuple:
+    """(place, above) for `warnings.warn(..., stacklevel=stacklevel)` called `depth` frames
+    below this function: the frames of the compiler between the traced function and its caller
+    are not eager's, so a level that reaches them is counted from the caller of each run."""
+    frame = sys._getframe(depth)
     for level in range(max(stacklevel, 1) - 1):
         parent = frame.f_back
         if parent is None:
@@ -223,6 +229,18 @@ class PrintCapture:
         builtins.print = self._original
         logging.Logger._log = self._original_log
         warnings.warn = self._original_warn
+
+    def capture_once(self, key, message, category, stacklevel: int) -> bool:
+        """A once-per-process warning (tensor/once.py) given while tracing: an effect the first
+        run gives, at most one per key; False on another thread (warned as usual)."""
+        if threading.get_ident() != self._thread:
+            return False
+        if all(effect.once != key for effect in self.effects
+               if isinstance(effect, WarningEffect)):
+            self.effects.append(WarningEffect(message, category,
+                                              *_warning_place(stacklevel, 3)))
+            self.effects[-1].once = key
+        return True
 
     def escaped(self):
         """The first formatted tensor whose token did not reach a print call, or None."""

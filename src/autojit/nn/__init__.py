@@ -245,3 +245,13 @@ __all__ += ["AdaptiveLogSoftmaxWithLoss"]
 from .sync_batchnorm import SyncBatchNorm  # noqa: E402
 
 __all__ += ["SyncBatchNorm"]
+
+
+def __getattr__(name: str):
+    # torch.nn.modules (the layers at torch's module paths) without `import ...nn.modules`, as
+    # torch's nn has it; loaded on first use.
+    if name == "modules":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.modules")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

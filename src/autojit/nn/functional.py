@@ -19,12 +19,15 @@ from __future__ import annotations
 import math
 import warnings
 
+from ..autograd.grad_mode import is_grad_enabled
 from ..ops import elementwise as ew
+from ..ops import keyword_forms as _keyword_forms
 from ..ops import loss as loss_ops
 from ..ops.autocast import BANNED, FP32, autocast_op
 from ..ops.composite import gelu, mean, softplus  # noqa: F401 - re-exported names
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
 from ..ops.index_checks import check_index
+from ..ops.nll_loss import nll
 from ..ops.reduction import sum_
 from ..tensor import dtypes
 from ..tensor.creation import arange, as_tensor
@@ -214,20 +217,24 @@ def _nll(log_probabilities: Tensor, target: Tensor, weight, ignore_index: int, c
     return loss, target_weight
 
 
+def _check_weight_grad(weight) -> None:
+    if weight is not None and weight.requires_grad and is_grad_enabled():
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect "
+                           "to argument 'weight'. This input cannot have requires_grad True.")
+
+
 @autocast_op(cpu=FP32, cuda=FP32)
 def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
-    """The negative log-likelihood of class-index targets, given log-probabilities."""
+    """The negative log-likelihood of class-index targets, given log-probabilities
+    (ops/nll_loss.py)."""
     _check_float("nll_loss", input)
     _check_reduction(reduction)
-    class_dim, classes = _class_layout("nll_loss", input, target)
+    _, classes = _class_layout("nll_loss", input, target)
     weight = _check_weight(weight, classes)
-    target = check_index(target, classes, "target", ignore=ignore_index)
-    loss, target_weight = _nll(input, target, weight, ignore_index, class_dim, classes)
-    if reduction == "mean":
-        # torch divides by the total weight of the non-ignored targets (nan when all ignored).
-        return sum_(loss) / sum_(target_weight)
-    return _reduce(loss, reduction)
+    _check_weight_grad(weight)
+    # torch divides a mean by the total weight of the non-ignored targets (nan when all are).
+    return nll(input, target, weight, ignore_index, reduction)
 
 
 @autocast_op(cpu=FP32, cuda=FP32)
@@ -284,16 +291,14 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                                             label_smoothing)
     class_dim, classes = _class_layout("cross_entropy", input, target)
     weight = _check_weight(weight, classes)
-    target = check_index(target, classes, "target", ignore=ignore_index)
+    _check_weight_grad(weight)
     log_probabilities = log_softmax(input, class_dim)
-    loss, target_weight = _nll(log_probabilities, target, weight, ignore_index, class_dim,
-                               classes)
-    if reduction == "mean":
-        loss_value = sum_(loss) / sum_(target_weight)
-    else:
-        loss_value = _reduce(loss, reduction)
+    loss_value = nll(log_probabilities, target, weight, ignore_index, reduction)
     if label_smoothing == 0.0:
         return loss_value
+    target = check_index(target, classes, "target", ignore=ignore_index)
+    _, target_weight = _nll(log_probabilities, target, weight, ignore_index, class_dim,
+                            classes)
     # Smoothing mixes in the loss against the uniform distribution: -sum_c w_c logp_c / C,
     # with torch's normalization (the same denominator as the nll term under 'mean').
     if weight is not None:
@@ -485,3 +490,6 @@ from .functional_resampling import (  # noqa: E402, F401
     pixel_shuffle,
     pixel_unshuffle,
 )
+
+# torch's keyword names (gelu(input=x)), ops/keyword_forms.py.
+_keyword_forms.accept_all(globals(), _keyword_forms.NN_FUNCTIONAL)

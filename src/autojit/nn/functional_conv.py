@@ -1,26 +1,30 @@
-"""Convolution (1-, 2- and 3-d), window extraction and constant padding for
-autojit.nn.functional, written as composites.
+"""Convolution (1-, 2- and 3-d) for autojit.nn.functional.
 
-Every function here is built from layout and matmul primitives, so autograd, double backward
-and tracing for compile come from their rules. The shared step is window extraction: for each
-offset inside the kernel, one strided slice of the (padded) input reads the element at that
-offset for every output position at once. Stacking those slices gives the im2col matrix, and
-convolution is then one matmul with the reshaped weight. Pooling (functional_pooling.py) and
-unfold (functional_conv_transpose.py) reduce or reshape the same stacked windows. Constant
-padding is `embed_slice` (zero padding, the adjoint of slicing) or `cat` with constant blocks
-for other values; functional_padding.py adds torch's other padding modes.
+A convolution checks its arguments as torch does and binds the `convolution` primitive
+(ops/convolution.py), whose backward products are primitives too, which compiled CPU code
+runs as native kernels (docs/notes/convolution.md); the bias is added after it. On a device
+whose runtime has no convolution routine (CUDA) it is the composite below instead.
+
+The composite is built from layout and matmul primitives, so autograd, double backward and
+tracing for compile come from their rules. The shared step is window extraction
+(ops/windows.py): for each offset inside the kernel, one strided slice of the (padded) input
+reads the element at that offset for every output position at once. Stacking those slices
+gives the im2col matrix, and convolution is then one matmul with the reshaped weight. Pooling
+(functional_pooling.py, ops/pooling.py) and unfold (functional_conv_transpose.py) reduce or
+reshape the same windows.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 
 from ..ops.autocast import LOWER, autocast_op
-from ..ops.layout import cat, embed_slice, slice_dims, stack
+from ..ops.convolution import convolution
+from ..ops.layout import stack
 from ..ops.linalg import matmul
+from ..ops.windows import pad_spatial as _pad_spatial
+from ..ops.windows import windows as _windows
 from ..tensor import dtypes
-from ..tensor.creation import full
 from ..tensor.tensor import Tensor
 
 # torch names dtypes by their C++ scalar type in conv errors ("expected scalar type Double").
@@ -48,87 +52,12 @@ def _conv_tuple(value, count: int, argument: str) -> tuple:
     return values
 
 
-# ---- padding ------------------------------------------------------------------------------------
-
-
-def constant_pad(input: Tensor, pad, value=None) -> Tensor:  # noqa: A002
-    """Pad the last len(pad) // 2 dims with `value` (0 when None): pad = (last_left,
-    last_right, previous_left, ...). Negative amounts crop. functional_padding.py's `pad` is
-    the public form, with the other modes."""
-    _check_tensor("pad", "input", input)
-    pad = tuple(int(p) for p in pad)
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.ndim:
-        raise RuntimeError("Padding length should be less than or equal to two times the input "
-                           f"dimension but got padding length {len(pad)} and input of dimension "
-                           f"{input.ndim}")
-    shape = tuple(input.shape)
-    amounts = [(0, 0)] * input.ndim
-    for index in range(len(pad) // 2):
-        amounts[input.ndim - 1 - index] = (pad[2 * index], pad[2 * index + 1])
-    crop, grown, placed = [], [], []
-    for dim, (extent, (left, right)) in enumerate(zip(shape, amounts, strict=True)):
-        start, stop = max(-left, 0), extent - max(-right, 0)
-        if stop - start + max(left, 0) + max(right, 0) < 0 or stop < start:
-            raise RuntimeError(f"The input size {extent}, plus negative padding {left} and "
-                               f"{right} resulted in a negative output size, which is invalid. "
-                               f"Check dimension {dim} of your input.")
-        crop.append((start, stop, 1))
-        inner = stop - start
-        grown.append(inner + max(left, 0) + max(right, 0))
-        placed.append((max(left, 0), max(left, 0) + inner, 1))
-    x = slice_dims(input, crop)
-    if tuple(grown) == tuple(x.shape):
-        return x
-    fill = 0 if value is None else value
-    if fill == 0:
-        return embed_slice(x, tuple(grown), placed)
-    # A non-zero fill: constant blocks concatenated on each padded dim in turn.
-    for dim, (start, stop, _) in enumerate(placed):
-        before, after = start, grown[dim] - stop
-        if not before and not after:
-            continue
-        pieces = []
-        for extent in (before, None, after):
-            if extent is None:
-                pieces.append(x)
-            elif extent:
-                block_shape = list(x.shape)
-                block_shape[dim] = extent
-                pieces.append(full(tuple(block_shape), fill, dtype=x.dtype, device=x.device))
-        x = cat(pieces, dim)
-    return x
-
-
-def _pad_spatial(x: Tensor, amounts, value=None) -> Tensor:
-    """x padded on its trailing spatial dims by (left, right) per dim, in dim order."""
-    flat = []
-    for left, right in reversed(amounts):
-        flat.extend((left, right))
-    if not any(flat):
-        return x
-    return constant_pad(x, flat, value)
-
-
 # ---- window extraction --------------------------------------------------------------------------
 
 
 def _output_sizes(padded, kernel, stride, dilation) -> tuple:
     return tuple((n - d * (k - 1) - 1) // s + 1
                  for n, k, s, d in zip(padded, kernel, stride, dilation, strict=True))
-
-
-def _windows(x: Tensor, kernel, stride, dilation, out_sizes) -> list:
-    """One (N, C, *out_sizes) slice of x per kernel offset, offsets in row-major order."""
-    leading = [(0, n, 1) for n in x.shape[:2]]
-    pieces = []
-    for offset in itertools.product(*(range(k) for k in kernel)):
-        slices = list(leading)
-        for o, s, d, out in zip(offset, stride, dilation, out_sizes, strict=True):
-            slices.append((o * d, o * d + s * (out - 1) + 1, s))
-        pieces.append(slice_dims(x, slices))
-    return pieces
 
 
 # ---- convolution --------------------------------------------------------------------------------
@@ -221,6 +150,21 @@ def _conv(name, input, weight, bias, stride, padding, dilation, groups, spatial)
                            f"({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, effective))}). Kernel size can't be greater "
                            "than actual input size")
+    if x.device.type == "cpu":
+        result = convolution(x, weight, stride, amounts, dilation, groups)
+    else:
+        result = _windowed_conv(x, weight, amounts, stride, dilation, groups)
+    if bias is not None:
+        result = result + bias.reshape(weight.shape[0], *([1] * spatial))
+    return result if batched else result.squeeze(0)
+
+
+def _windowed_conv(x, weight, amounts, stride, dilation, groups):
+    """The convolution as window slices and one matmul, for devices whose runtime has no
+    convolution routine (CUDA): autograd, tracing and the kernels come from those ops."""
+    kernel = tuple(weight.shape[2:])
+    padded = tuple(n + left + right for n, (left, right) in zip(x.shape[2:], amounts,
+                                                                strict=True))
     x = _pad_spatial(x, amounts)
     out_sizes = _output_sizes(padded, kernel, stride, dilation)
     batch, channels = x.shape[0], x.shape[1]
@@ -237,10 +181,7 @@ def _conv(name, input, weight, bias, stride, padding, dilation, groups, spatial)
         columns = columns.reshape(batch, groups, per_group, positions)
         kernels = weight.reshape(groups, out_channels // groups, per_group)
         result = matmul(kernels, columns)
-    result = result.reshape(batch, out_channels, *out_sizes)
-    if bias is not None:
-        result = result + bias.reshape(out_channels, *([1] * spatial))
-    return result if batched else result.squeeze(0)
+    return result.reshape(batch, out_channels, *out_sizes)
 
 
 @autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ops import composite
 from ..ops.autocast import FP32, autocast_op, float32_inside
+from ..ops.out_argument import write_result
 from ..ops.products import cosine_similarity  # noqa: F401 - one implementation, ops/products.py
 from ..ops.reduction import amax
 from ..tensor import dtypes
@@ -27,9 +28,9 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
               out=None) -> Tensor:
     """input / max(||input||_p, eps) over dim."""
     check_tensor("normalize", "input", input)
-    if out is not None:
-        raise NotImplementedError("normalize: out= is not supported")
     denominator = composite.clamp(composite.norm(input, p, dim, keepdim=True), min=eps)
+    if out is not None:  # torch divides into out (torch.div's out=)
+        return write_result("div", out, input / denominator, inputs=(input,))
     return input / denominator
 
 

@@ -47,6 +47,8 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noq
     log-probabilities (target too with log_target=True); "batchmean" divides by the batch."""
     check_tensor("kl_div", "input", input)
     target = as_operand(target)
+    if input.dtype.is_complex or (isinstance(target, Tensor) and target.dtype.is_complex):
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(size_average, reduce, reduction)
     elif reduction == "mean":

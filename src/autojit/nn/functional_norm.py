@@ -1,12 +1,14 @@
 """Normalization and the robust regression losses of autojit.nn.functional, as composites.
 
 layer_norm, group_norm and batch_norm normalize with the biased variance over their dims and
-apply an optional per-element (layer_norm) or per-channel affine map. batch_norm in training
-mode also updates the running statistics in place, under no_grad, the way torch does (the
-running variance takes the unbiased estimate); under autojit.compile that write to a captured
-tensor becomes an update output of the graph. smooth_l1_loss and huber_loss pick between a
-quadratic and a linear branch with `where`. All of it is autojit ops, so it differentiates
-twice and traces. This module imports nothing from nn/functional.py, which re-exports it.
+apply an optional per-element (layer_norm) or per-channel affine map; batch_norm in training
+mode is ops/batch_norm.py's primitives (the batch statistics, the normalization with its
+affine map, the running statistics' update). It also updates the running statistics in place,
+under no_grad, the way torch does (the running variance takes the unbiased estimate); under
+autojit.compile that write to a captured tensor becomes an update output of the graph.
+smooth_l1_loss and huber_loss pick between a quadratic and a linear branch with `where`. All
+of it is autojit ops, so it differentiates twice and traces. This module imports nothing from
+nn/functional.py, which re-exports it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import warnings
 from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
 from ..ops.autocast import FP32, autocast_op, float32_inside
+from ..ops.batch_norm import batch_norm_training, batch_statistics, running_statistic
 from ..ops.composite import mean, rsqrt
 from ..ops.normalization import normalize_trailing
 from ..ops.reduction import sum_
@@ -110,31 +113,28 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
         if value is not None and value.numel() != channels:
             raise RuntimeError(f"{argument} should contain {channels} elements not "
                                f"{value.numel()}")
-    dims = (0, *range(2, input.ndim))
     if training:
         count = input.numel() // channels if channels else 0
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size torch.Size({list(input.shape)})")
-        mean, centered, variance = _statistics(input, dims)
-        if running_mean is not None or running_var is not None:
+        if (running_mean is None) != (running_var is None):
+            raise ValueError("running_mean and running_var must either both be None or neither "
+                             "be None")
+        statistics = batch_statistics(input)
+        if running_mean is not None:
             with no_grad():
-                if running_mean is not None:
-                    batch_mean = mean.reshape(channels).to(running_mean.dtype)
-                    running_mean.copy_(running_mean * (1 - momentum) + batch_mean * momentum)
-                if running_var is not None:
-                    unbiased = variance.reshape(channels).to(running_var.dtype) * (
-                        count / (count - 1))
-                    running_var.copy_(running_var * (1 - momentum) + unbiased * momentum)
-        result = centered * rsqrt(variance + eps)
-    else:
-        for argument, value in (("running_mean", running_mean), ("running_var", running_var)):
-            if value is None:
-                raise RuntimeError(f"{argument} must be defined in evaluation mode")
-        mean = _per_channel(running_mean.to(input.dtype), input.ndim)
-        variance = _per_channel(running_var.to(input.dtype), input.ndim)
-        result = (input - mean) * rsqrt(variance + eps)
-    return _affine(result, weight, bias)
+                running_mean.copy_(running_statistic(input, statistics, running_mean, momentum,
+                                                     False))
+                running_var.copy_(running_statistic(input, statistics, running_var, momentum,
+                                                    True))
+        return batch_norm_training(input, statistics, weight, bias, eps)
+    for argument, value in (("running_mean", running_mean), ("running_var", running_var)):
+        if value is None:
+            raise RuntimeError(f"{argument} must be defined in evaluation mode")
+    mean = _per_channel(running_mean.to(input.dtype), input.ndim)
+    variance = _per_channel(running_var.to(input.dtype), input.ndim)
+    return _affine((input - mean) * rsqrt(variance + eps), weight, bias)
 
 
 @autocast_op(cuda=FP32)

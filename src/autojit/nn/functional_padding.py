@@ -18,10 +18,11 @@ import numpy as np
 from ..ops.autocast import FP32, autocast_op
 from ..ops.indexing import index_tensor
 from ..ops.layout import cat, slice_dims
+from ..ops.windows import constant_pad
 from ..tensor import dtypes
 from ..tensor.creation import tensor
 from ..tensor.tensor import Tensor
-from .functional_conv import _check_tensor, constant_pad
+from .functional_conv import _check_tensor
 
 _MODES = ("constant", "reflect", "replicate", "circular")
 _DIM_NAMES = ("D", "H", "W")

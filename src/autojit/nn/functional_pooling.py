@@ -1,12 +1,14 @@
 """Pooling for autojit.nn.functional, over 1, 2 and 3 spatial dims, written as composites.
 
 Max, average and power-average (LP) pooling read their windows as functional_conv.py's
-convolution does: one strided slice of the padded input per kernel offset, stacked on a last
-dim that the reduction runs over; windows that tile the input (stride equal to the kernel, no
-padding or dilation) are a reshape that splits each spatial dim into (outputs, kernel)
-instead. Max pooling gives the gradient to the first maximal element of a window (row-major
-order), as torch does, through three fusible reductions (`_first_maximum`); the same rank
-gives `return_indices`' flat index into each input plane, by integer arithmetic on the rank.
+convolution does (ops/windows.py): one strided slice of the padded input per kernel offset,
+stacked on a last dim that the reduction runs over; windows that tile the input (stride equal
+to the kernel, no padding or dilation) are a reshape that splits each spatial dim into
+(outputs, kernel) instead (ops/pooling.py). Max pooling gives the gradient to the first
+maximal element of a window (row-major order), as torch does: it is ops/pooling.py's
+primitives, whose composite is three fusible reductions (`first_maximum`); with
+`return_indices` that composite runs here, and the same rank gives the flat index into each
+input plane, by integer arithmetic on the rank.
 Adaptive pooling is in functional_pooling_adaptive.py. Max unpooling writes each value at its
 index with `index_put`, whose gradient is the gather torch's backward is. All is autojit ops,
 so it differentiates twice and traces; the layers of nn/pooling.py call it.
@@ -14,7 +16,6 @@ so it differentiates twice and traces; the layers of nn/pooling.py call it.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -25,12 +26,20 @@ from ..ops.elementwise_extra import div
 from ..ops.elementwise_math import relu
 from ..ops.index_checks import check_index
 from ..ops.indexing import index_put
-from ..ops.layout import slice_dims, stack
-from ..ops.reduction import amax, amin, sum_
+from ..ops.layout import stack
+from ..ops.pooling import first_maximum as _first_maximum
+from ..ops.pooling import is_tiling as _is_tiling
+from ..ops.pooling import max_pool
+from ..ops.pooling import tile_dims as _tile_dims
+from ..ops.pooling import tiles as _tiles
+from ..ops.pooling import window_ranks as _window_ranks
+from ..ops.reduction import sum_
+from ..ops.windows import pad_spatial as _pad_spatial
+from ..ops.windows import windows as _windows
 from ..tensor import dtypes
 from ..tensor.creation import arange, tensor, zeros
 from ..tensor.tensor import Tensor
-from .functional_conv import _check_tensor, _pad_spatial, _windows
+from .functional_conv import _check_tensor
 
 _COUNT_WORDS = {1: "one", 2: "two", 3: "three"}
 _DILATION_NAMES = {2: ("H", "W"), 3: ("T", "H", "W")}
@@ -163,54 +172,6 @@ def _unbatch(result: Tensor, batched: bool) -> Tensor:
     return result if batched else result.squeeze(0)
 
 
-# ---- window reads -------------------------------------------------------------------------------
-
-
-def _is_tiling(kernel, stride, padding, dilation, extra) -> bool:
-    return (tuple(kernel) == tuple(stride) and not any(padding) and not any(extra)
-            and all(d == 1 for d in dilation))
-
-
-def _tiles(x: Tensor, kernel, out_sizes) -> Tensor:
-    """(N, C, o1, k1, o2, k2, ...) when the windows tile x: crop the remainder, split each dim."""
-    used = [(0, n, 1) for n in x.shape[:2]] + [(0, o * k, 1) for o, k in zip(out_sizes, kernel,
-                                                                           strict=True)]
-    split = [x.shape[0], x.shape[1]]
-    for o, k in zip(out_sizes, kernel, strict=True):
-        split.extend((o, k))
-    return slice_dims(x, used).reshape(*split)
-
-
-def _tile_dims(spatial: int) -> tuple:
-    return tuple(3 + 2 * i for i in range(spatial))
-
-
-def _window_ranks(sizes, kernel, stride, dilation, amounts, out_sizes) -> np.ndarray:
-    """(*out_sizes, taps): each window offset's rank in row-major order, or taps where it reads
-    padding: torch's max pooling scans the input only, so a window of -inf gives its gradient
-    (and its index) to its first input element, never to the padding."""
-    count = math.prod(kernel)
-    valid = np.pad(np.ones(tuple(sizes), dtype=bool), amounts)
-    ranks = []
-    for rank, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
-        index = tuple(slice(o * d, o * d + s * (out - 1) + 1, s)
-                      for o, s, d, out in zip(offset, stride, dilation, out_sizes, strict=True))
-        ranks.append(np.where(valid[index], rank, count))
-    return np.stack(ranks, -1)
-
-
-def _first_maximum(windows: Tensor, dims: tuple, ranks: Tensor, count: int):
-    """The maximum over `dims` and the rank of the first element holding it (kept dims).
-
-    The gradient goes to that first maximal element only, as torch's max pooling does; amax
-    would share it among ties. Three fusible reductions: the maximum, the first rank holding it
-    (or a NaN), and the sum that keeps that one element."""
-    peak = amax(windows, dims, keepdim=True)
-    hit = (windows == peak) | ew.isnan(windows)
-    first = amin(ew.where(hit, ranks, count), dims, keepdim=True)
-    return sum_(ew.where(ranks == first, windows, 0), dims), first
-
-
 def _plane_strides(sizes) -> list:
     return [math.prod(sizes[j + 1:]) for j in range(len(sizes))]
 
@@ -241,6 +202,9 @@ def _max_pool(name, input, kernel_size, stride, padding, dilation, ceil_mode,  #
     kernel, stride, padding, dilation, out_sizes, extra = _pool_geometry(
         name, input, kernel_size, stride, padding, dilation, ceil_mode, spatial)
     x, batched = _batched(input, spatial)
+    amounts = [(p, p + e) for p, e in zip(padding, extra, strict=True)]
+    if not return_indices and x.dtype is not dtypes.bool_:
+        return _unbatch(max_pool(x, kernel, stride, dilation, amounts, out_sizes), batched)
     sizes = tuple(x.shape[2:])
     count = math.prod(kernel)
     if _is_tiling(kernel, stride, padding, dilation, extra):
@@ -251,7 +215,6 @@ def _max_pool(name, input, kernel_size, stride, padding, dilation, ceil_mode,  #
         ranks = arange(count, device=x.device).reshape(*shape[:-1])
     else:
         fill = -math.inf if x.dtype.is_floating_point else int(np.iinfo(x.dtype.numpy).min)
-        amounts = [(p, p + e) for p, e in zip(padding, extra, strict=True)]
         ranks = tensor(_window_ranks(sizes, kernel, stride, dilation, amounts, out_sizes),
                        device=x.device)
         x = _pad_spatial(x, amounts, value=fill)

@@ -24,11 +24,12 @@ import math
 import numpy as np
 
 from ..ops.indexing import gather
+from ..ops.pooling import first_maximum as _first_maximum
 from ..tensor import dtypes
 from ..tensor.creation import arange, rand, tensor
 from ..tensor.tensor import Tensor
 from .functional_conv import _check_tensor
-from .functional_pooling import _first_maximum, _plane_strides
+from .functional_pooling import _plane_strides
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool2d_with_indices",
            "fractional_max_pool3d", "fractional_max_pool3d_with_indices"]

@@ -2,7 +2,8 @@
 
 nn.functional re-exports these; the modules in linear.py, sparse.py and dropout.py call them.
 Each is a composite of autojit ops (matmul, index_select, where, mul), so it differentiates
-twice and traces into a compiled graph with no rule of its own. Dropout draws its mask from
+twice and traces into a compiled graph with no rule of its own, but linear, which is the
+primitive of ops/linear.py (torch's addmm) for a matrix weight. Dropout draws its mask from
 autojit's global generator (autojit.manual_seed); in a compiled function the draw is a
 "random" graph input, drawn anew on every call in the same order as eager draws it.
 """
@@ -16,6 +17,7 @@ from ..ops.indexing import index_select
 from ..ops.layout import reshape, t, unsqueeze
 from ..ops.linalg import matmul
 from ..ops.linalg_norms import vector_norm
+from ..ops.linear import linear_map
 from ..ops.products import check_addmm_dtypes
 from ..ops.reduction import sum_
 from ..tensor import dtypes
@@ -54,8 +56,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                        else f"{weight.shape[0]}")
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
                            f"{input.shape[-1]} and {weight_text})")
-    if bias is not None and isinstance(bias, Tensor) and weight.ndim == 2:
-        check_addmm_dtypes(bias, input, weight)  # torch runs it as addmm: addmm's messages
+    if weight.ndim == 2:
+        if bias is not None and isinstance(bias, Tensor):
+            check_addmm_dtypes(bias, input, weight)  # torch runs it as addmm: addmm's messages
+        if bias is None or isinstance(bias, Tensor):
+            return linear_map(input, weight, bias)
     output = matmul(input, t(weight) if weight.ndim == 2 else weight)
     if bias is not None:
         output = output + bias

@@ -12,6 +12,8 @@ the backward hooks in module_hooks.py, Module.compile in module_compile.py.
 
 from __future__ import annotations
 
+import warnings
+
 from ..autograd.hooks import HookDict, RemovableHandle
 from ..tensor import dtypes
 from ..tensor.state import state
@@ -503,9 +505,14 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin):
                 device = arg
         if dtype is not None:
             dtype = dtypes.to_dtype(dtype)
-            if not dtype.is_floating_point:
+            if dtype.category < dtypes.FLOATING:
                 raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
                                 f"but got desired dtype={dtype}")
+            if dtype.is_complex:
+                warnings.warn("Complex modules are a new feature under active development whose "
+                              "design may change, and some modules might not work as expected "
+                              "when using complex tensors as parameters or buffers.",
+                              UserWarning, stacklevel=2)
         if device is not None:
             device = check_device(device)
             self._apply(lambda t: None if t.device == device else t.detach().to(device))
@@ -513,7 +520,8 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin):
             self._apply(lambda t: laid_out(t, memory_format))
         if dtype is None:
             return self
-        return self._apply_dtype(lambda t: dtype if t.is_floating_point() else None)
+        return self._apply_dtype(lambda t: dtype if t.dtype.category >= dtypes.FLOATING else
+                                 None)
 
     def float(self) -> Module:
         """Cast floating-point parameters and buffers to float32."""

@@ -21,6 +21,7 @@ from ..tensor import dtypes
 from ..tensor.symbolic import SymFloat, SymInt
 from ..tensor.tensor import Size, Tensor
 from . import layout
+from .complex_numbers import conj
 from .elementwise import fill_like
 from .indexing import nonzero
 from .registry import broadcast_shapes as _broadcast
@@ -81,12 +82,12 @@ def ravel(input: Tensor) -> Tensor:  # noqa: A002 - torch's names
 
 
 def adjoint(input: Tensor) -> Tensor:  # noqa: A002
-    """The conjugate transpose of each matrix (the last two dims swapped, a view): for real
-    tensors, the transpose."""
+    """The conjugate transpose of each matrix (the last two dims swapped, a view, conjugated
+    as conj() does): for real tensors, the transpose."""
     if input.ndim < 2:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {input.ndim}-D tensor.")
-    return layout.transpose(input, -2, -1)
+    return conj(layout.transpose(input, -2, -1))
 
 
 def conjugate_transpose(self: Tensor) -> Tensor:
@@ -96,7 +97,7 @@ def conjugate_transpose(self: Tensor) -> Tensor:
         hint = (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else "")
         raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.ndim}-D tensor.{hint}")
-    return layout.transpose(self, 0, 1)
+    return conj(layout.transpose(self, 0, 1))
 
 
 def matrix_adjoint(self: Tensor) -> Tensor:
@@ -104,7 +105,7 @@ def matrix_adjoint(self: Tensor) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")
-    return layout.transpose(self, -2, -1)
+    return conj(layout.transpose(self, -2, -1))
 
 
 def narrow_copy(input: Tensor, dim: int, start, length: int) -> Tensor:  # noqa: A002
@@ -197,11 +198,13 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:  # noqa: A002
 
 
 def isreal(input: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise: whether each element is real, a bool tensor; every element is, there being
-    no complex dtypes."""
+    """Elementwise: whether each element is real, a bool tensor: a complex tensor's elements
+    whose imaginary part is 0, every element of a real tensor."""
     if not isinstance(input, Tensor):
         raise TypeError(f"isreal(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
+    if input.dtype.is_complex:
+        return input.imag == 0
     return fill_like(input, True).to(dtypes.bool_)
 
 
@@ -212,3 +215,23 @@ def contains(self: Tensor, element) -> bool:
         return bool((self == element).any().item())
     raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you passed in "
                        f"a {type(element)}.")
+
+
+# The public forms of the view ops that return x itself when they change nothing: torch's
+# give a new tensor (a view) even then, so that a program may give it attributes, detach it
+# in place or compare identities as torch lets it. The layout functions (layout.py) keep
+# returning x, for the ops built on them.
+NEW_VIEWS = ("permute", "squeeze", "expand", "expand_as", "broadcast_to", "transpose",
+             "swapaxes", "swapdims", "t", "movedim", "moveaxis", "narrow")
+
+
+def new_view(function):
+    """`function` returning a view of x where it would return x itself."""
+    def op(x, *args, **kwargs):
+        out = function(x, *args, **kwargs)
+        return layout.reshape(x, tuple(x.shape)) if out is x else out
+
+    op.__name__ = op.__qualname__ = function.__name__
+    op.__doc__ = function.__doc__
+    op.__wrapped__ = function
+    return op

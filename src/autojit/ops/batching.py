@@ -10,7 +10,9 @@ first where `batched[i]`), the batch size, and the result, batched along its fir
 Everything a rule computes is ordinary autojit ops on the physical tensors, so a vmapped
 function is one batched computation, traced as one graph when compiled.
 
-A primitive without a rule runs once per index of the batch, with a warning naming it.
+A primitive without a rule runs as its composite where it stands for one (a Decomposition:
+each of the composite's primitives by its own rule), else once per index of the batch, with a
+warning naming it.
 Autograd records the batched ops at the logical level too (the BatchedTensors have their own
 grad_fn), so `grad` inside `vmap` differentiates each example: per-sample gradients.
 """
@@ -20,12 +22,13 @@ from __future__ import annotations
 import os
 import sys
 
+from ..tensor import once
 from ..tensor import random as tensor_random
-from ..tensor.once import warn_now
+from ..tensor.once import warn_once
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import registry
-from .registry import Elementwise, Reduction, bind
+from .registry import Decomposition, Elementwise, Reduction, bind
 
 VMAP_ITEM_ERROR = (
     "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
@@ -103,7 +106,6 @@ def level_size(level: int) -> int:
 
 # ---- dispatch ---------------------------------------------------------------------------------
 
-_WARNED: set = set()
 
 
 def dispatch(op, inputs: tuple, attrs: dict) -> Tensor:
@@ -119,11 +121,26 @@ def dispatch(op, inputs: tuple, attrs: dict) -> Tensor:
         physical.append(value)
         flags.append(flag)
     rule = rule_of(op)
+    if rule is None and op.lowering.__class__ is Decomposition:
+        return _composite(op, inputs, attrs)
     if rule is None:
         result = _loop(op, physical, flags, attrs, size)
     else:
         result = rule(op, tuple(physical), tuple(flags), attrs, size)
     return batched(result, level)
+
+
+def _composite(op, inputs: tuple, attrs: dict) -> Tensor:
+    """An op that stands for a composite (a normalization, a loss, linear), without a rule of
+    its own: the composite's primitives on the batched operands, each by its rule. Their
+    physical ops are recorded for autograd as any rule's are; at this level bind records the
+    op itself, and pushes its tangents (forward mode is off inside)."""
+    previous = state.forward_levels
+    state.forward_levels = ()
+    try:
+        return op.lowering.function(*inputs, **attrs)
+    finally:
+        state.forward_levels = previous
 
 
 def _user_stacklevel() -> int:
@@ -138,11 +155,10 @@ def _user_stacklevel() -> int:
 def _loop(op, physical: list, flags: list, attrs: dict, size: int) -> Tensor:
     from .joining import stack
 
-    if op.name not in _WARNED:
-        _WARNED.add(op.name)
-        warn_now(f"vmap: there is no batching rule for {op.name}, so it runs once per "
-                      "index of the batch (slower than one batched op)", UserWarning,
-                      stacklevel=_user_stacklevel())
+    if ("vmap loop", op.name) not in once.given:
+        warn_once(("vmap loop", op.name), f"vmap: there is no batching rule for {op.name}, so "
+                  "it runs once per index of the batch (slower than one batched op)",
+                  UserWarning, stacklevel=_user_stacklevel())
     results = [bind(op, tuple(x.select(0, index) if flag else x
                               for x, flag in zip(physical, flags)), attrs)
                for index in range(size)]

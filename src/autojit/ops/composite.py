@@ -37,6 +37,11 @@ def round(x, *, decimals: int = 0):  # noqa: A001 - torch's name
     Integer tensors are returned unchanged (bools have no rounding, as in torch). The gradient
     is zero.
     """
+    if x.dtype.is_complex:
+        raise NotImplementedError("\"round_cpu\" not implemented for "
+                                  f"'{dtypes.scalar_type_name(x.dtype)}'" if decimals else
+                                  "\"round_vml_cpu\" not implemented for "
+                                  f"'{dtypes.scalar_type_name(x.dtype)}'")
     if not x.dtype.is_floating_point:
         if decimals or x.dtype is dtypes.bool_:
             # torch's kernel of decimals=0 is another one (round_vml), which has no bool loop
@@ -79,12 +84,23 @@ def exp2(x):
 
 def log2(x):
     """Elementwise base-2 logarithm."""
-    return ew.log(x) / _LN2
+    return _scaled_log(x, _LN2)
 
 
 def log10(x):
     """Elementwise base-10 logarithm."""
-    return ew.log(x) / _LN10
+    return _scaled_log(x, _LN10)
+
+
+def _scaled_log(x, base_log: float):
+    natural = ew.log(x)
+    if natural.dtype.is_complex:
+        # Each part divided on its own: a complex quotient by a real number would give log(0)'s
+        # zero imaginary part as 0 * inf = NaN.
+        from .complex_numbers import make_complex
+
+        return make_complex(natural.real / base_log, natural.imag / base_log)
+    return natural / base_log
 
 
 def tan(x):
@@ -144,6 +160,8 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     """
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    if x.dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     if x.dtype.category == dtypes.INTEGER:  # an int bound is converted to x's dtype, as a fill
         for bound in (min, max):
             if isinstance(bound, int):
@@ -188,7 +206,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     floating dtypes only (`dtype` converts x first)."""
     if dtype is not None:
         x = x.to(dtype)
-    if not x.dtype.is_floating_point:
+    if x.dtype.category < dtypes.FLOATING:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            "floating point or complex dtype. Got: "
                            f"{dtypes.scalar_type_name(x.dtype)}")
@@ -199,7 +217,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     """Variance over `dim` (all when None), dividing by N - `correction` (Bessel's correction,
     1 by default; `unbiased=False` means 0)."""
-    if not x.dtype.is_floating_point:
+    if x.dtype.category < dtypes.FLOATING:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if isinstance(dim, bool):  # torch's var(input, unbiased) form
         dim, unbiased = None, dim
@@ -208,7 +226,14 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
     if correction is None:  # torch: None is the default correction
         correction = 1
     centered = x - mean(x, dim, keepdim=True)
-    return sum_(centered * centered, dim, keepdim) / max(_count(x, dim) - correction, 0)
+    return sum_(squared_modulus(centered), dim, keepdim) / max(_count(x, dim) - correction, 0)
+
+
+def squared_modulus(x: Tensor) -> Tensor:
+    """x * x, or |x|^2 of a complex x (a real tensor): what variances and 2-norms sum."""
+    if x.dtype.is_complex:
+        return x.real * x.real + x.imag * x.imag
+    return x * x
 
 
 def _root_or_zero(total: Tensor, exponent: float) -> Tensor:
@@ -237,11 +262,11 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
 
     The gradient at 0 is 0, as in torch.
     """
-    if not x.dtype.is_floating_point:
+    if x.dtype.category < dtypes.FLOATING:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_SCALAR_TYPE_NAMES[x.dtype.name]}")
     if p in ("fro", 2, 2.0):
-        return _root_or_zero(sum_(x * x, dim, keepdim), 0.5)
+        return _root_or_zero(sum_(squared_modulus(x), dim, keepdim), 0.5)
     if p == 1:
         return sum_(ew.abs(x), dim, keepdim)
     if p in (math.inf, "inf", -math.inf, "-inf"):
@@ -275,12 +300,13 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
 
     Over no entries it is ln(0) = -inf, as in torch (the maximum of nothing is an error).
     """
-    if not x.dtype.is_floating_point:
+    if x.dtype.category < dtypes.FLOATING:
         x = x.to(dtypes.get_default_dtype())
     if reduces_nothing(x, normalize_dims(dim, x.ndim)):
         result = ew.log(sum_(ew.exp(x), dim, keepdim=True))
         return result if keepdim else result.squeeze(normalize_dims(dim, x.ndim))
-    peak = amax(x, dim, keepdim=True).detach()
+    # A complex x is shifted by the largest real part: only the modulus of e^x can overflow.
+    peak = amax(x.real, dim, keepdim=True).detach()
     peak = ew.where(ew.isnan(peak) | (ew.abs(peak) == math.inf), 0, peak)
     total = sum_(ew.exp(x - peak), dim, keepdim=True)
     result = ew.log(total) + peak

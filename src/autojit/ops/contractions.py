@@ -18,10 +18,11 @@ import math
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.once import warn_now
+from ..tensor.once import warn_once
 from ..tensor.tensor import Tensor, normalize_dim
 from . import composite, layout
 from . import elementwise as ew
+from .complex_numbers import conj
 from .joining import flip_method
 from .linalg import dot, matmul
 from .linalg_norms import matrix_norm
@@ -111,7 +112,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's names
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The dot product of two 1-D tensors, the first conjugated: for real tensors, dot."""
-    return dot(input, other)
+    return dot(conj(input) if isinstance(input, Tensor) else input, other)
 
 
 # ---- addr, chain_matmul --------------------------------------------------------------------------
@@ -149,17 +150,12 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     return (base if beta == 1 else base * beta) + product
 
 
-_CHAIN_MATMUL_WARNED = []
-
-
 def chain_matmul(*matrices, out=None) -> Tensor:
     """The product of the 2-D matrices, in the cheapest order (deprecated in torch for
     linalg.multi_dot, which it calls)."""
-    if not _CHAIN_MATMUL_WARNED:
-        _CHAIN_MATMUL_WARNED.append(True)
-        warn_now("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
-                      "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
-                      "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+    warn_once("chain_matmul", "torch.chain_matmul is deprecated and will be removed in a future "
+              "PyTorch release. Use torch.linalg.multi_dot instead, which accepts a list of two "
+              "or more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:
@@ -176,7 +172,7 @@ def chain_matmul(*matrices, out=None) -> Tensor:
 def dist(input: Tensor, other: Tensor, p=2) -> Tensor:  # noqa: A002
     """The p-norm of `x - y` (broadcast), over all elements."""
     difference = input - other
-    if not difference.dtype.is_floating_point:
+    if difference.dtype.category < dtypes.FLOATING:
         raise RuntimeError("norm(): input dtype should be either floating point or complex. Got "
                            f"{_SCALAR_TYPE[difference.dtype.name]} instead.")
     return composite.norm(difference, p)
@@ -192,7 +188,7 @@ def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:  # noqa: A002
     if input.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
                            "dimensions")
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < dtypes.FLOATING:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_SCALAR_TYPE[input.dtype.name]}")
     dim = normalize_dim(dim, input.ndim)
@@ -286,14 +282,8 @@ def norm_method(self: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=No
     return norm(self, p, dim, keepdim, dtype=dtype)
 
 
-_FROBENIUS_WARNED = []
-_NUCLEAR_WARNED = []
-
-
-def _deprecated(flag: list, message: str) -> None:
-    if not flag:
-        flag.append(True)
-        warn_now(message, UserWarning, stacklevel=3)
+def _deprecated(key: str, message: str) -> None:
+    warn_once(key, message, UserWarning, stacklevel=3)
 
 
 def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:  # noqa: A002
@@ -303,10 +293,10 @@ def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:  # noqa
     if len(dims) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
                            "instead.")
-    _deprecated(_FROBENIUS_WARNED, "at::frobenius_norm is deprecated and it is just left for JIT "
+    _deprecated("frobenius_norm", "at::frobenius_norm is deprecated and it is just left for JIT "
                 "compatibility. It will be removed in a future PyTorch release. Please use "
                 "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < dtypes.FLOATING:
         raise RuntimeError("norm(): input dtype should be either floating point or complex. Got "
                            f"{_SCALAR_TYPE[input.dtype.name]} instead.")
     return composite.norm(input, 2, dims if dims else None, keepdim)
@@ -317,7 +307,7 @@ def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # n
     `dim` (the last two by default); deprecated in torch for linalg.matrix_norm."""
     if isinstance(dim, bool):  # torch's (input, keepdim) form
         dim, keepdim = None, dim
-    _deprecated(_NUCLEAR_WARNED, "at::nuclear_norm is deprecated and it is just left for JIT "
+    _deprecated("nuclear_norm", "at::nuclear_norm is deprecated and it is just left for JIT "
                 "compatibility. It will be removed in a future PyTorch release. Please use "
                 "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
     return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)

@@ -39,6 +39,9 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa
     distinct. The result's size depends on the data: while a compiled function is traced
     (dim=None), the count of distinct values is this call's, checked on every run, as
     nonzero's is (a split of the graph); with `dim` it is a graph break."""
+    if x.dtype.is_complex:  # complex numbers have no order to sort them by
+        raise NotImplementedError("\"unique\" not implemented for "
+                                  f"'{SCALAR_TYPE_NAMES[x.dtype.name]}'")
     if dim is None and is_traced(x):
         return _unique_traced(x, return_inverse, return_counts)
     data = x._host("unique()")

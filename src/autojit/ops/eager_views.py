@@ -55,6 +55,8 @@ def view_of(data: np.ndarray, x: Tensor, source) -> Tensor:
     fields["_base"] = x if base is None else base
     fields["_view_source"] = source
     fields["_view_version"] = counter.value
+    if x._is_conj:
+        fields["_is_conj"] = True  # torch's views keep the conjugate bit
     return out
 
 

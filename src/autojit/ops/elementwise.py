@@ -15,6 +15,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.symbolic import SymFloat, SymInt
 from ..tensor.tensor import Tensor
+from .complex_rules import conj, user_stacklevel
 from .registry import (
     NOT_DIFFERENTIABLE,
     Elementwise,
@@ -31,7 +32,7 @@ from .registry import (
 
 NO_ATTRS: dict = {}
 # Sizes from a dynamic trace (tensor/symbolic.py) are numbers too: `x.sum() / x.shape[0]`.
-_NUMBER_TYPES = (float, int, bool, SymInt, SymFloat)
+_NUMBER_TYPES = (float, int, bool, complex, SymInt, SymFloat)
 
 
 def operand(x, op_name: str):
@@ -48,14 +49,19 @@ def operand(x, op_name: str):
 
 
 def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None,
-                 exact=False, float32_scalars=(), jvp=None, uncast=(), companions=()):
+                 exact=False, float32_scalars=(), jvp=None, uncast=(), companions=(),
+                 complex=None):  # noqa: A002
     """exact: the op is exactly rounded (IEEE arithmetic, compares, logic, selects), see
     registry.Elementwise; transcendental functions are not. companions: see
-    registry.Elementwise. float32_scalars, uncast: see define_op."""
+    registry.Elementwise. float32_scalars, uncast, complex: see define_op."""
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
                      vjp=vjp, jvp=jvp, saves=saves,
                      lowering=Elementwise(expression, exact, companions),
-                     grad_name=grad_name, float32_scalars=float32_scalars, uncast=uncast)
+                     grad_name=grad_name, float32_scalars=float32_scalars, uncast=uncast,
+                     complex=complex)
+
+
+_COMPLEX = dtypes.COMPLEX
 
 
 def _needs(index, rule):
@@ -105,7 +111,7 @@ def zero_jvp(inputs, tangents, out, attrs):
     return fill_like(next(t for t in tangents if t is not None), 0)
 
 
-_DIRECT = frozenset((Tensor, float, int, bool))  # operand kinds that need no conversion
+_DIRECT = frozenset((Tensor, float, int, bool, complex))  # operand kinds that need no conversion
 
 
 # The docstrings of the functions _call1 and _call2 make, by op name: they are generated, so
@@ -200,10 +206,31 @@ def _rule_subtract(inputs, attrs):
 
 
 NEG = _elementwise("neg", 1, _rule_negate, np.negative, lambda ctx, g: (-g,), (),
-                   "(-{0})", exact=True, jvp=lambda inputs, tangents, out, attrs: -tangents[0])
-ABS = _elementwise("abs", 1, rule_promote, np.abs,
-                   lambda ctx, g: (g * ctx.inputs[0].sign(),), (0,), "abs({0})", exact=True,
-                   jvp=unary_jvp(lambda x, out: x.sign()))
+                   "(-{0})", exact=True, jvp=lambda inputs, tangents, out, attrs: -tangents[0],
+                   complex=True)
+
+
+def _rule_abs(inputs, attrs):
+    dtype = promoted_dtype(inputs)
+    return dtype, dtype.to_real()  # a complex number's modulus is real
+
+
+def _abs_vjp(ctx, g):
+    x = ctx.inputs[0]
+    if x._dtype.category == _COMPLEX:
+        return (g * x.sgn(),)  # torch's grad * sgn(z): the modulus grows along z / |z|
+    return (g * x.sign(),)
+
+
+def _abs_jvp(inputs, tangents, out, attrs):
+    x = inputs[0]
+    if x._dtype.category == _COMPLEX:
+        return (tangents[0] * x.sgn().conj()).real
+    return tangents[0] * x.sign()
+
+
+ABS = _elementwise("abs", 1, _rule_abs, np.abs, _abs_vjp, (0,), "abs({0})", exact=True,
+                   jvp=_abs_jvp, complex=True)
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -219,24 +246,30 @@ def _zero_vjp(ctx, g):
 
 
 SIGN = _elementwise("sign", 1, rule_promote, _sign, _zero_vjp, (), "sign({0})", exact=True,
-                    jvp=zero_jvp)
-EXP = _elementwise("exp", 1, rule_float, np.exp, lambda ctx, g: (g * ctx.out,), ("out",),
-                   "exp({0})", jvp=unary_jvp(lambda x, out: out))
-LOG = _elementwise("log", 1, rule_float, np.log, lambda ctx, g: (g / ctx.inputs[0],), (0,),
-                   "log({0})", jvp=lambda inputs, tangents, out, attrs: tangents[0] / inputs[0])
-SQRT = _elementwise("sqrt", 1, rule_float, np.sqrt, lambda ctx, g: (g / (2 * ctx.out),),
+                    jvp=zero_jvp, complex="Unlike NumPy, torch.sign is not intended to support "
+                    "complex numbers. Please use torch.sgn instead.")
+# The holomorphic functions below take complex tensors: each VJP multiplies by the conjugate
+# of the derivative (conj, a no-op on real values), each JVP by the derivative itself.
+EXP = _elementwise("exp", 1, rule_float, np.exp, lambda ctx, g: (g * conj(ctx.out),), ("out",),
+                   "exp({0})", jvp=unary_jvp(lambda x, out: out), complex=True)
+LOG = _elementwise("log", 1, rule_float, np.log, lambda ctx, g: (g / conj(ctx.inputs[0]),),
+                   (0,), "log({0})",
+                   jvp=lambda inputs, tangents, out, attrs: tangents[0] / inputs[0],
+                   complex=True)
+SQRT = _elementwise("sqrt", 1, rule_float, np.sqrt, lambda ctx, g: (g / (2 * conj(ctx.out)),),
                     ("out",), "sqrt({0})", exact=True,
-                    jvp=lambda inputs, tangents, out, attrs: tangents[0] / (2 * out))
-SIN = _elementwise("sin", 1, rule_float, np.sin, lambda ctx, g: (g * ctx.inputs[0].cos(),),
-                   (0,), "sin({0})", jvp=unary_jvp(lambda x, out: x.cos()),
-                   companions=("cos",))
-COS = _elementwise("cos", 1, rule_float, np.cos, lambda ctx, g: (-g * ctx.inputs[0].sin(),),
-                   (0,), "cos({0})",
+                    jvp=lambda inputs, tangents, out, attrs: tangents[0] / (2 * out),
+                    complex=True)
+SIN = _elementwise("sin", 1, rule_float, np.sin,
+                   lambda ctx, g: (g * conj(ctx.inputs[0].cos()),), (0,), "sin({0})",
+                   jvp=unary_jvp(lambda x, out: x.cos()), companions=("cos",), complex=True)
+COS = _elementwise("cos", 1, rule_float, np.cos,
+                   lambda ctx, g: (-g * conj(ctx.inputs[0].sin()),), (0,), "cos({0})",
                    jvp=lambda inputs, tangents, out, attrs: -tangents[0] * inputs[0].sin(),
-                   companions=("sin",))
+                   companions=("sin",), complex=True)
 TANH = _elementwise("tanh", 1, rule_float, np.tanh,
-                    lambda ctx, g: (g * (1 - ctx.out * ctx.out),), ("out",), "tanh({0})",
-                    jvp=unary_jvp(lambda x, out: 1 - out * out))
+                    lambda ctx, g: (g * conj(1 - ctx.out * ctx.out),), ("out",), "tanh({0})",
+                    jvp=unary_jvp(lambda x, out: 1 - out * out), complex=True)
 
 
 _expit = None  # scipy.special.expit, imported on first use: SciPy costs `import autojit` 0.1 s
@@ -249,6 +282,8 @@ def _sigmoid_impl(x):
     # 72%) and flushes to 0 where torch does (below about -88 in float32). float64 keeps the
     # eight calls: the compiled kernels' sigmoid is held within 2 ulp of this reference, and
     # expit's last bit sits on the other side of theirs in places (3 ulp apart).
+    if x.dtype.kind == "c":  # no overflow guard: exp(-x) of a complex x has no single sign
+        return np.reciprocal(np.exp(np.negative(x)) + 1)
     if x.dtype == np.float64:
         small = np.exp(np.negative(np.abs(x)))
         ratio = np.reciprocal(small + 1)
@@ -260,8 +295,10 @@ def _sigmoid_impl(x):
 
 
 SIGMOID = _elementwise("sigmoid", 1, rule_float, _sigmoid_impl,
-                       lambda ctx, g: (g * ctx.out * (1 - ctx.out),), ("out",), "sigmoid({0})",
-                       jvp=lambda inputs, tangents, out, attrs: tangents[0] * out * (1 - out))
+                       lambda ctx, g: (g * conj(ctx.out * (1 - ctx.out)),), ("out",),
+                       "sigmoid({0})",
+                       jvp=lambda inputs, tangents, out, attrs: tangents[0] * out * (1 - out),
+                       complex=True)
 
 
 _scipy_erf = None  # scipy.special.erf, imported on first use (as expit above)
@@ -285,14 +322,17 @@ ERF = _elementwise("erf", 1, rule_float, _erf_impl,
                    lambda ctx, g: (g * _TWO_OVER_SQRT_PI * (-ctx.inputs[0].square()).exp(),),
                    (0,), "erf({0})",
                    jvp=lambda inputs, tangents, out, attrs: (
-                       tangents[0] * _TWO_OVER_SQRT_PI * (-inputs[0].square()).exp()))
+                       tangents[0] * _TWO_OVER_SQRT_PI * (-inputs[0].square()).exp()),
+                   complex="\"erf_vml_cpu\" not implemented for '{type}'")
 LOG1P = _elementwise("log1p", 1, rule_float, np.log1p,
-                     lambda ctx, g: (g / (ctx.inputs[0] + 1),), (0,), "log1p({0})",
-                     jvp=lambda inputs, tangents, out, attrs: tangents[0] / (inputs[0] + 1))
-EXPM1 = _elementwise("expm1", 1, rule_float, np.expm1, lambda ctx, g: (g * (ctx.out + 1),),
-                     ("out",), "expm1({0})", jvp=unary_jvp(lambda x, out: out + 1))
+                     lambda ctx, g: (g / conj(ctx.inputs[0] + 1),), (0,), "log1p({0})",
+                     jvp=lambda inputs, tangents, out, attrs: tangents[0] / (inputs[0] + 1),
+                     complex=True)
+EXPM1 = _elementwise("expm1", 1, rule_float, np.expm1,
+                     lambda ctx, g: (g * conj(ctx.out + 1),), ("out",), "expm1({0})",
+                     jvp=unary_jvp(lambda x, out: out + 1), complex=True)
 FLOOR = _elementwise("floor", 1, rule_promote, np.floor, _zero_vjp, (), "floor({0})", exact=True,
-                     jvp=zero_jvp)
+                     jvp=zero_jvp, complex="floor is not supported for complex inputs")
 
 neg, abs, sign, exp, log, sqrt = map(_call1, (NEG, ABS, SIGN, EXP, LOG, SQRT))  # noqa: A001
 sin, cos, tanh, sigmoid, erf = map(_call1, (SIN, COS, TANH, SIGMOID, ERF))
@@ -318,47 +358,59 @@ def _div_jvp(inputs, tangents, out, attrs):
 
 ADD = _elementwise("add", 2, rule_promote, np.add, lambda ctx, g: (g, g), (),
                    "({0} + {1})", exact=True,
-                   jvp=lambda inputs, tangents, out, attrs: tangent_sum(*tangents))
+                   jvp=lambda inputs, tangents, out, attrs: tangent_sum(*tangents), complex=True)
 SUB = _elementwise("sub", 2, _rule_subtract, np.subtract, lambda ctx, g: (g, -g), (),
-                   "({0} - {1})", exact=True, jvp=_difference_jvp)
+                   "({0} - {1})", exact=True, jvp=_difference_jvp, complex=True)
 MUL = _elementwise("mul", 2, rule_promote, np.multiply,
-                   _binary_vjp(lambda ctx, g: g * ctx.inputs[1], lambda ctx, g: g * ctx.inputs[0]),
+                   _binary_vjp(lambda ctx, g: g * conj(ctx.inputs[1]),
+                               lambda ctx, g: g * conj(ctx.inputs[0])),
                    ((1, 0), (0, 1)), "({0} * {1})", exact=True,
                    # `3.3 * x` is mul(3.3, x) here and x.mul(3.3) in torch: either position.
                    float32_scalars=(0, 1),
-                   jvp=binary_jvp(lambda x, y, tx, out: tx * y, lambda x, y, ty, out: x * ty))
+                   jvp=binary_jvp(lambda x, y, tx, out: tx * y, lambda x, y, ty, out: x * ty),
+                   complex=True)
 DIV = _elementwise(
     "div", 2, rule_float, np.true_divide,
-    _binary_vjp(lambda ctx, g: g / ctx.inputs[1],
+    _binary_vjp(lambda ctx, g: g / conj(ctx.inputs[1]),
                 # -g x / y^2 as torch groups it, ((x / y) / y): at y = 0 the second
                 # derivative is then an infinity, where x / (y * y) gives 0 * inf = NaN.
-                lambda ctx, g: -g * ((ctx.inputs[0] / ctx.inputs[1]) / ctx.inputs[1])),
-    (1, (0, 1)), "({0} / {1})", exact=True, float32_scalars=(1,), jvp=_div_jvp)
+                lambda ctx, g: -g * conj((ctx.inputs[0] / ctx.inputs[1]) / ctx.inputs[1])),
+    (1, (0, 1)), "({0} / {1})", exact=True, float32_scalars=(1,), jvp=_div_jvp, complex=True)
 
 
 def _pow_base_grad(ctx, g):
     # torch: 0 where the exponent is 0 (0 ** -1 would give 0 * inf at a zero base).
-    return _pow_base_part(*ctx.inputs, g, ctx.out)
+    return _pow_base_part(*ctx.inputs, g, ctx.out, True)
 
 
 def _pow_exponent_grad(ctx, g):
-    return _pow_exponent_part(*ctx.inputs, g, ctx.out)
+    return _pow_exponent_part(*ctx.inputs, g, ctx.out, True)
 
 
-def _pow_base_part(x, y, tangent, out):
+def _pow_base_part(x, y, tangent, out, transpose=False):
+    """The base's part: tangent * d(x**y)/dx, conjugated for a VJP (`transpose`)."""
     if not isinstance(y, Tensor):
-        return fill_like(tangent, 0) if y == 0 else tangent * (y * x ** (y - 1))
-    return where(y == 0, 0, tangent * (y * x ** (y - 1)))
+        if y == 0:
+            return fill_like(tangent, 0)
+        derivative = y * x ** (y - 1)
+        return tangent * (conj(derivative) if transpose else derivative)
+    derivative = y * x ** (y - 1)
+    return where(y == 0, 0, tangent * (conj(derivative) if transpose else derivative))
 
 
-def _pow_exponent_part(x, y, tangent, out):
+def _pow_exponent_part(x, y, tangent, out, transpose=False):
     if not isinstance(x, Tensor):
         x = fill_like(y, x)  # a Python scalar base (2 ** y) as a tensor, for log and the masks
-    # d/dy x**y = x**y log x; torch defines it as 0 where x == 0 and y >= 0 (no 0 * -inf).
-    # The (co)tangent multiplies outside the where, as in torch, so a NaN cotangent reaching a
-    # zero base in double backward stays NaN.
-    safe = (x == 0) & (y >= 0)
-    return tangent * where(safe, 0, out * x.log())
+    # d/dy x**y = x**y log x; torch defines it as 0 where x == 0 and y >= 0 (no 0 * -inf),
+    # for a complex y where it is real and not negative. The (co)tangent multiplies outside
+    # the where, as in torch, so a NaN cotangent reaching a zero base in double backward
+    # stays NaN.
+    if isinstance(y, Tensor) and y._dtype.category == _COMPLEX:
+        safe = (x == 0) & (y.imag == 0) & (y.real >= 0)
+    else:
+        safe = (x == 0) & (y >= 0)
+    derivative = out * x.log()
+    return tangent * where(safe, 0, conj(derivative) if transpose else derivative)
 
 
 def _pow_impl(x, y):
@@ -390,7 +442,8 @@ def _rule_pow(inputs, attrs):
 
 POW = _elementwise("pow", 2, _rule_pow, _pow_impl,
                    _binary_vjp(_pow_base_grad, _pow_exponent_grad), (0, 1, "out"),
-                   "pow({0}, {1})", jvp=binary_jvp(_pow_base_part, _pow_exponent_part))
+                   "pow({0}, {1})", jvp=binary_jvp(_pow_base_part, _pow_exponent_part),
+                   complex=True)
 
 
 def _max_min_vjp(loses):
@@ -419,10 +472,12 @@ def _max_min_jvp(wins):
 
 MAXIMUM = _elementwise("maximum", 2, rule_promote, np.maximum,
                        _max_min_vjp(lambda a, b: a < b), (0, 1), "max({0}, {1})", exact=True,
-                       jvp=_max_min_jvp(lambda a, b: a > b))
+                       jvp=_max_min_jvp(lambda a, b: a > b),
+                       complex=(RuntimeError, "maximum not implemented for complex tensors."))
 MINIMUM = _elementwise("minimum", 2, rule_promote, np.minimum,
                        _max_min_vjp(lambda a, b: a > b), (0, 1), "min({0}, {1})", exact=True,
-                       jvp=_max_min_jvp(lambda a, b: a < b))
+                       jvp=_max_min_jvp(lambda a, b: a < b),
+                       complex=(RuntimeError, "minimum not implemented for complex tensors."))
 
 
 def _integer_division(function):
@@ -439,7 +494,8 @@ def _integer_division(function):
 
 FLOOR_DIVIDE = _elementwise("floor_divide", 2, rule_promote, _integer_division(np.floor_divide),
                             NOT_DIFFERENTIABLE, (), "floor_divide({0}, {1})",
-                            float32_scalars=(1,))
+                            float32_scalars=(1,),
+                            complex="\"div_floor_cpu\" not implemented for '{type}'")
 def _remainder(x, y):
     """np.remainder with torch's zeros: a zero result has the dividend's sign (torch reduces
     fmod's result, which keeps it), where NumPy gives it the divisor's."""
@@ -463,9 +519,9 @@ maximum, minimum, floor_divide, remainder = map(_call2, (MAXIMUM, MINIMUM, FLOOR
 # ---- comparisons and logic: bool results, not differentiable -----------------------------------
 
 EQ = _elementwise("eq", 2, rule_compare, np.equal, NOT_DIFFERENTIABLE, (),
-                  "({0} == {1})", exact=True)
+                  "({0} == {1})", exact=True, complex=True)
 NE = _elementwise("ne", 2, rule_compare, np.not_equal, NOT_DIFFERENTIABLE, (),
-                  "({0} != {1})", exact=True)
+                  "({0} != {1})", exact=True, complex=True)
 LT = _elementwise("lt", 2, rule_compare, np.less, NOT_DIFFERENTIABLE, (), "({0} < {1})", exact=True)
 LE = _elementwise("le", 2, rule_compare, np.less_equal, NOT_DIFFERENTIABLE, (),
                   "({0} <= {1})", exact=True)
@@ -473,16 +529,17 @@ GT = _elementwise("gt", 2, rule_compare, np.greater, NOT_DIFFERENTIABLE, (),
                   "({0} > {1})", exact=True)
 GE = _elementwise("ge", 2, rule_compare, np.greater_equal, NOT_DIFFERENTIABLE, (),
                   "({0} >= {1})", exact=True)
+# A complex number's truth value is whether it is nonzero, as torch's logical ops read it.
 LOGICAL_AND = _elementwise("logical_and", 2, rule_bool, np.logical_and, NOT_DIFFERENTIABLE, (),
-                           "({0} && {1})", exact=True)
+                           "({0} && {1})", exact=True, complex=True)
 LOGICAL_OR = _elementwise("logical_or", 2, rule_bool, np.logical_or, NOT_DIFFERENTIABLE, (),
-                          "({0} || {1})", exact=True)
+                          "({0} || {1})", exact=True, complex=True)
 LOGICAL_XOR = _elementwise("logical_xor", 2, rule_bool, np.logical_xor, NOT_DIFFERENTIABLE, (),
-                           "(bool({0}) != bool({1}))", exact=True)
+                           "(bool({0}) != bool({1}))", exact=True, complex=True)
 LOGICAL_NOT = _elementwise("logical_not", 1, rule_bool, np.logical_not, NOT_DIFFERENTIABLE, (),
-                           "(!{0})", exact=True)
+                           "(!{0})", exact=True, complex=True)
 ISNAN = _elementwise("isnan", 1, rule_bool, np.isnan, NOT_DIFFERENTIABLE, (),
-                     "isnan({0})", exact=True)
+                     "isnan({0})", exact=True, complex=True)
 
 eq, ne, lt, le, gt, ge = map(_call2, (EQ, NE, LT, LE, GT, GE))
 logical_and, logical_or, logical_xor = map(_call2, (LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR))
@@ -550,7 +607,7 @@ WHERE = _elementwise(
     lambda ctx, g: (None,
                     where(ctx.inputs[0], g, 0) if ctx.needs_input_grad[1] else None,
                     where(ctx.inputs[0], 0, g) if ctx.needs_input_grad[2] else None),
-    (0,), "select({0}, {1}, {2})", exact=True, jvp=_where_jvp, uncast=(0,))
+    (0,), "select({0}, {1}, {2})", exact=True, jvp=_where_jvp, uncast=(0,), complex=True)
 
 
 def where(condition, input=None, other=None):  # noqa: A002 - torch's names
@@ -584,6 +641,8 @@ def _cast_vjp(ctx, g):
 
 
 def _cast_impl(x, dtype):
+    if x.dtype.kind == "c" and dtype.category != _COMPLEX:
+        x = x.real  # the warning is cast()'s, where the user asked for the conversion
     if dtype is dtypes.uint8 and x.dtype.kind == "f":
         # torch's uint8 takes the low byte of the int64 conversion (the signed narrow dtypes
         # that of the int32 one, as NumPy's casts do).
@@ -595,7 +654,8 @@ CAST = define_op(name="cast", arity=1, shape=lambda shape, dtype: shape, dtype=_
                  impl=_cast_impl, vjp=_cast_vjp, saves=(),
                  # The tangent cast as the value is: forward_ad's cast to the output's dtype.
                  jvp=lambda inputs, tangents, out, attrs: tangents[0],
-                 lowering=Elementwise("cast({0})", exact=True), grad_name="ToCopyBackward0")
+                 lowering=Elementwise("cast({0})", exact=True), grad_name="ToCopyBackward0",
+                 complex=True)
 
 
 def cast(x: Tensor, dtype) -> Tensor:
@@ -603,7 +663,12 @@ def cast(x: Tensor, dtype) -> Tensor:
     dtype = dtypes.to_dtype(dtype)
     if x.dtype is dtype:
         return x
+    if x._dtype.category == _COMPLEX and dtype.category != _COMPLEX:
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=user_stacklevel())
     return bind(CAST, (x,), {"dtype": dtype})
+
+
 
 
 # ---- copies -------------------------------------------------------------------------------------
@@ -613,7 +678,7 @@ def cast(x: Tensor, dtype) -> Tensor:
 CLONE = define_op(name="clone", arity=1, shape=lambda shape: shape, dtype=lambda inputs, attrs: (
     None, inputs[0].dtype), impl=lambda x: x.copy(), vjp=lambda ctx, g: (g,), saves=(),
     jvp=lambda inputs, tangents, out, attrs: clone(tangents[0]),
-    lowering=Elementwise("{0}", exact=True))
+    lowering=Elementwise("{0}", exact=True), complex=True)
 clone = _call1(CLONE)
 
 # fill's output does not depend on its input's values, only its shape and dtype; the zero VJP
@@ -622,7 +687,7 @@ FILL = define_op(name="fill", arity=1, shape=lambda shape, value: shape,
                  dtype=lambda inputs, attrs: (None, inputs[0].dtype),
                  impl=lambda x, value: np.full_like(x, value),
                  vjp=lambda ctx, g: (fill_like(g, 0),), saves=(), jvp=zero_jvp,
-                 lowering=Elementwise("{value}"))
+                 lowering=Elementwise("{value}"), complex=True)
 
 
 def fill_like(x: Tensor, value) -> Tensor:

@@ -17,6 +17,7 @@ from collections import namedtuple
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from .complex_numbers import complex_angle
 from .elementwise_math import copysign, not_implemented, tensor_argument, trunc
 from .registry import promoted_dtype
 
@@ -96,8 +97,12 @@ def float_power(input, exponent, *, out=None):  # noqa: A002
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         raise TypeError("float_power(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(x).__name__}")
-    x = x.to(dtypes.float64) if isinstance(x, Tensor) else x
-    y = y.to(dtypes.float64) if isinstance(y, Tensor) else y
+    # float64, or complex128 where either operand is complex, as torch computes it
+    complex_operands = any(v.dtype.is_complex if isinstance(v, Tensor) else isinstance(
+        v, complex) for v in (x, y))
+    wide = dtypes.complex128 if complex_operands else dtypes.float64
+    x = x.to(wide) if isinstance(x, Tensor) else x
+    y = y.to(wide) if isinstance(y, Tensor) else y
     return ew.pow(x, y)
 
 
@@ -134,6 +139,8 @@ def signbit(input):  # noqa: A002
     """Elementwise: whether the sign bit is set (True for -0.0 and a negative NaN), a bool
     tensor."""
     x = tensor_argument(input, "signbit", "input", 1).detach()
+    if x.dtype.is_complex:
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
     if x.dtype is dtypes.bool_:
         return ew.fill_like(x, False)
     if not x.dtype.is_floating_point:
@@ -142,9 +149,11 @@ def signbit(input):  # noqa: A002
 
 
 def angle(input):  # noqa: A002
-    """Elementwise argument of x as a complex number: pi for negative x, 0 otherwise (NaN for
-    NaN), a floating result with a zero gradient."""
+    """Elementwise argument of x as a complex number, in (-pi, pi]: for a real x, pi where it
+    is negative, 0 otherwise (NaN for NaN), with a zero gradient."""
     x = tensor_argument(input, "angle", "input", 1)
+    if x.dtype.is_complex:
+        return complex_angle(x)
     x = x if x.dtype.is_floating_point else x.to(dtypes.get_default_dtype())
     value = ew.where(x.detach() < 0, math.pi, ew.fill_like(x.detach(), 0.0))
     value = ew.where(ew.isnan(x.detach()), x.detach(), value)
@@ -202,6 +211,9 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
         raise TypeError("isin() received an invalid combination of arguments - got "
                         f"({type(x).__name__}, {type(test).__name__}), but expected one of:")
     dtype = promoted_dtype((x, test))
+    if dtype.is_complex:
+        raise RuntimeError("Unsupported input type encountered for isin(): "
+                           f"{dtypes.scalar_type_name(dtype)}")
     like = x if isinstance(x, Tensor) else test
     x = _as_tensor(x, dtype, like).detach()
     test = _as_tensor(test, dtype, like).detach().reshape(-1)

@@ -26,6 +26,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .autocast import PROMOTE, autocast_op
+from .complex_rules import conj
 from .composite import clamp, rsqrt
 from .registry import (
     Elementwise,
@@ -56,9 +57,11 @@ def tensor_argument(value, function: str, parameter: str, position: int):
     return value
 
 
-def _define(name, arity, dtype, impl, vjp, saves, expression, exact=False, jvp=None):
+def _define(name, arity, dtype, impl, vjp, saves, expression, exact=False, jvp=None,
+            complex=None):  # noqa: A002 - define_op's keyword
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
-                     vjp=vjp, jvp=jvp, saves=saves, lowering=Elementwise(expression, exact))
+                     vjp=vjp, jvp=jvp, saves=saves, lowering=Elementwise(expression, exact),
+                     complex=complex)
 
 
 def _needs(ctx, index, rule, g):
@@ -98,9 +101,11 @@ def _rule_floating(kernel):
 # ---- rounding ---------------------------------------------------------------------------------
 
 TRUNC = _define("trunc", 1, _rule_except_bool("trunc_vml_cpu"), np.trunc, _zero_vjp, (),
-                "trunc({0})", exact=True, jvp=ew.zero_jvp)
+                "trunc({0})", exact=True, jvp=ew.zero_jvp,
+                complex="trunc is not supported for complex inputs")
 CEIL = _define("ceil", 1, _rule_except_bool("ceil_vml_cpu"), np.ceil, _zero_vjp, (),
-               "ceil({0})", exact=True, jvp=ew.zero_jvp)
+               "ceil({0})", exact=True, jvp=ew.zero_jvp,
+               complex="ceil is not supported for complex inputs")
 
 
 def trunc(input):  # noqa: A002 - torch's names
@@ -180,16 +185,18 @@ def nextafter(input, other):  # noqa: A002
 
 # ---- inverse trigonometric functions, hypot, erfc ---------------------------------------------
 
+# Holomorphic on complex tensors: the VJPs multiply by the derivative's conjugate (conj is
+# nothing on real values), the JVPs by the derivative (docs/notes/complex.md).
 ATAN = _define("atan", 1, rule_float, np.arctan,
-               lambda ctx, g: (g / (ctx.inputs[0] * ctx.inputs[0] + 1),), (0,), "atan({0})",
-               jvp=lambda inputs, tangents, out, attrs: (
-                   tangents[0] / (inputs[0] * inputs[0] + 1)))
+               lambda ctx, g: (g / conj(ctx.inputs[0] * ctx.inputs[0] + 1),), (0,),
+               "atan({0})", jvp=lambda inputs, tangents, out, attrs: (
+                   tangents[0] / (inputs[0] * inputs[0] + 1)), complex=True)
 ASIN = _define("asin", 1, rule_float, np.arcsin,
-               lambda ctx, g: (g * rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1),), (0,),
-               "asin({0})", jvp=ew.unary_jvp(lambda x, out: rsqrt(-x * x + 1)))
+               lambda ctx, g: (g * conj(rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1)),), (0,),
+               "asin({0})", jvp=ew.unary_jvp(lambda x, out: rsqrt(-x * x + 1)), complex=True)
 ACOS = _define("acos", 1, rule_float, np.arccos,
-               lambda ctx, g: (g * -rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1),), (0,),
-               "acos({0})", jvp=ew.unary_jvp(lambda x, out: -rsqrt(-x * x + 1)))
+               lambda ctx, g: (g * -conj(rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1)),), (0,),
+               "acos({0})", jvp=ew.unary_jvp(lambda x, out: -rsqrt(-x * x + 1)), complex=True)
 
 
 def _atan2_grad(which):
@@ -238,13 +245,21 @@ ERFC = _define("erfc", 1, rule_float, _erfc_impl,
 # formula rounds to 0 for large negative x). A primitive rather than a composite for its
 # gradient, torch's rsqrt(x*x - 1): inf at 1, where the composite's product rule gives inf * 0.
 _ACOSH_T = "({0} - 1.0)"
+
+
+def _acosh_derivative(x):
+    # Off the real line the principal branch's derivative is 1 / (sqrt(z - 1) sqrt(z + 1)),
+    # which 1 / sqrt(z^2 - 1) is only up to sign.
+    if x._dtype.category == dtypes.COMPLEX:
+        return rsqrt(x - 1) * rsqrt(x + 1)
+    return rsqrt(x ** 2 - 1)
 ACOSH = _define(
     "acosh", 1, rule_float, np.arccosh,
-    lambda ctx, g: (g * rsqrt(ctx.inputs[0] ** 2 - 1),), (0,),
+    lambda ctx, g: (g * conj(_acosh_derivative(ctx.inputs[0])),), (0,),
     f"select({{0}} < 1.0, sqrt({_ACOSH_T}), select({{0}} >= 268435456.0, "
     f"log({{0}}) + {math.log(2)!r}, "
     f"log1p({_ACOSH_T} + sqrt(2.0 * {_ACOSH_T} + {_ACOSH_T} * {_ACOSH_T}))))",
-    jvp=ew.unary_jvp(lambda x, out: rsqrt(x ** 2 - 1)))
+    jvp=ew.unary_jvp(lambda x, out: _acosh_derivative(x)), complex=True)
 
 
 def _rule_relu(inputs, attrs):
@@ -271,7 +286,8 @@ def _relu_tangent(out, tangent):
 # differently.
 RELU = _define("relu", 1, _rule_relu, _relu_impl, lambda ctx, g: (_relu_tangent(ctx.out, g),),
                ("out",), "select({0} < 0, 0, {0})", exact=True,
-               jvp=lambda inputs, tangents, out, attrs: _relu_tangent(out, tangents[0]))
+               jvp=lambda inputs, tangents, out, attrs: _relu_tangent(out, tangents[0]),
+               complex="clamp is not supported for complex types")
 
 
 def _unary(op, doc):

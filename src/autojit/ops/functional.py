@@ -3,6 +3,8 @@
 One list, so that __init__.py stays a table of names. Each function is defined in ops/.
 """
 
+from . import deprecated_forms as _deprecated_forms
+from .aliases import NEW_VIEWS as _layout_new_views
 from .aliases import NUMPY_KEYWORD_FUNCTIONS as _NUMPY_KEYWORD_FUNCTIONS
 from .aliases import (  # noqa: F401
     adjoint,
@@ -15,6 +17,7 @@ from .aliases import (  # noqa: F401
     ravel,
     unravel_index,
 )
+from .aliases import new_view as _new_view
 from .aliases import numpy_keywords as _numpy_keywords
 from .bitwise import (  # noqa: F401
     bitwise_and,
@@ -24,6 +27,18 @@ from .bitwise import (  # noqa: F401
     bitwise_right_shift,
     bitwise_xor,
 )
+from .complex_numbers import (  # noqa: F401
+    conj,
+    conj_physical,
+    imag,
+    polar,
+    real,
+    resolve_conj,
+    sgn,
+    view_as_complex,
+    view_as_real,
+)
+from .complex_numbers import make_complex as complex  # noqa: F401, A004
 from .composite import (  # noqa: F401
     clamp,
     exp2,
@@ -254,6 +269,7 @@ from .searching import bucketize, searchsorted  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
 from .sorting import argsort, kthvalue, median, msort, nanmedian, sort, topk  # noqa: F401
 from .special_functions import digamma, erfinv, i0, lgamma, mvlgamma, polygamma  # noqa: F401
+from .spectral import istft, stft  # noqa: F401
 from .splitting import dsplit, hsplit, tensor_split, vsplit  # noqa: F401
 from .statistics import (  # noqa: F401
     corrcoef,
@@ -307,9 +323,22 @@ _WITH_OUT = {
     "narrow_copy": None, "fmax": None, "fmin": None, "ldexp": None, "signbit": "boolean",
     "gcd": None, "lcm": None, "igamma": None, "igammac": None, "diff": None, "addr": None,
     "inner": None, "vdot": "dot", "renorm": None,
+    # bitwise ops, angle, isin and the scatter views (tests/test_ecosystem_keywords.py)
+    "bitwise_and": None, "bitwise_or": None, "bitwise_xor": None, "bitwise_not": None,
+    "bitwise_left_shift": None, "bitwise_right_shift": None, "angle": None, "isin": "boolean",
+    "slice_scatter": None, "index_reduce": None, "frobenius_norm": None, "nuclear_norm": None,
+    # complex numbers (complex_numbers.py)
+    "complex": "scalar_type", "polar": "scalar_type", "conj_physical": "found", "sgn": "found",
 }
 for _name, _check in _WITH_OUT.items():
     globals()[_name] = _with_out(globals()[_name], _check, name=_name)
+# The view ops give a new tensor even where they change nothing (aliases.py).
+for _name in _layout_new_views:
+    if _name in globals():
+        globals()[_name] = _new_view(globals()[_name])
+# torch's deprecated forms with a number first (`add(x, 2, y)`, `addmm(beta, x, m1, m2)`).
+for _name in _deprecated_forms.NAMES:
+    globals()[_name] = _deprecated_forms.function_form(globals()[_name], _name)
 
 clip = clamp
 negative = neg
@@ -326,7 +355,6 @@ ger = outer
 arccos, arcsin, arctan, arctan2 = acos, asin, atan, atan2
 arccosh, arcsinh, arctanh = acosh, asinh, atanh
 fix = trunc
-sgn = sign
 
 # axis= for dim= and keepdims= for keepdim=, where torch's functions take them (aliases.py).
 for _name in sorted(_NUMPY_KEYWORD_FUNCTIONS):
@@ -433,6 +461,11 @@ FAMILIES = {
         "cosine_similarity", "addr", "dist", "renorm",
     ),
     "Softmax": ("softmax", "log_softmax"),
+    "Short-time Fourier transforms": ("stft", "istft"),
+    "Complex numbers": (
+        "complex", "polar", "real", "imag", "view_as_real", "view_as_complex", "conj",
+        "conj_physical", "resolve_conj",
+    ),
     # ---- statistics, differences and integrals (statistics.py)
     "Statistics, differences and integrals": (
         "std_mean", "var_mean", "mode", "cov", "corrcoef", "histogram", "histogramdd", "diff",

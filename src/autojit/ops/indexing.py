@@ -42,7 +42,15 @@ def _zeros(shape, like: Tensor) -> Tensor:
 def _as_index_tensor(value) -> Tensor:
     from ..tensor.creation import as_tensor
 
-    return value if isinstance(value, Tensor) else as_tensor(value)
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (list, range)) and _no_numbers(value):
+        return as_tensor(value, dtype=dtypes.int64)  # x[[]]: no positions, as torch reads it
+    return as_tensor(value)
+
+
+def _no_numbers(value) -> bool:
+    return all(isinstance(item, (list, range)) and _no_numbers(item) for item in value)
 
 
 # ---- index / index_put ------------------------------------------------------------------------
@@ -78,7 +86,7 @@ INDEX = define_op(
     jvp=lambda inputs, tangents, out, attrs: (
         None if tangents[0] is None else bind(INDEX, (tangents[0], inputs[1]), attrs)),
     saves=(1,), lowering=Extern("indexed_gather", ("data", "host_index")),
-    batch=batching.index_rule)
+    batch=batching.index_rule, complex=True)
 
 
 def _index_put_rule(shape, values_shape, index_shape, dims, accumulate):
@@ -148,7 +156,7 @@ def _index_put_jvp(inputs, tangents, out, attrs):
 INDEX_PUT = define_op(name="index_put", arity=3, shape=_index_put_rule, dtype=rule_first,
                       impl=_index_put_impl, vjp=_index_put_vjp, jvp=_index_put_jvp, saves=(2,),
                       lowering=Extern("indexed_scatter", ("data", "values", "host_index")),
-                      batch=batching.index_put_rule)
+                      batch=batching.index_put_rule, complex=True)
 
 
 def index_tensor(x: Tensor, indices: Tensor, dims) -> Tensor:
@@ -199,7 +207,7 @@ GATHER = define_op(name="gather", arity=2, shape=_gather_rule, dtype=rule_first,
                        None if tangents[0] is None else
                        bind(GATHER, (tangents[0], inputs[1]), attrs)),
                    saves=(1,), lowering=Extern("gather_along_dim", ("data", "index")),
-                   batch=batching.dim_rule("dim"))
+                   batch=batching.dim_rule("dim"), complex=True)
 
 
 def _scatter_rule(shape, index_shape, src_shape, dim):
@@ -247,7 +255,7 @@ SCATTER_ADD = define_op(name="scatter_add", arity=3, shape=_scatter_rule, dtype=
                         impl=_scatter_impl, vjp=_scatter_vjp, jvp=_scatter_jvp, saves=(1,),
                         lowering=Extern("scatter_add_along_dim", ("data", "index", "values")),
                         batch=batching.dim_rule("dim"),
-                        grad_name="ScatterAddBackward0")
+                        grad_name="ScatterAddBackward0", complex=True)
 
 
 def _rule_call(rule, *args):

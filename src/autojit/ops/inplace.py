@@ -193,10 +193,22 @@ def scatter_through(base: Tensor, steps: list, values: Tensor) -> Tensor:
     it, out of place: the flat positions the view reads are found by applying the same steps
     to the positions of base, which works for every view op and for symbolic sizes."""
     from ..tensor.creation import arange
+    from .complex_numbers import retyping_view
     from .indexing import index_put
     from .layout import reshape, unsqueeze
     from .registry import bind
 
+    for position, (op, _) in enumerate(steps):
+        retype = retyping_view(op)
+        if retype is not None:
+            # A view of other elements (a complex tensor's parts, real and imaginary, as a
+            # real tensor's pairs): the write is scattered into the view of the part the steps
+            # before it address, then that part into the base.
+            part = base
+            for before, before_attrs in steps[:position]:
+                part = bind(before, (part,), before_attrs)
+            written = scatter_through(retype[0](part), steps[position + 1:], values)
+            return scatter_through(base, steps[:position], retype[1](written))
     if values.dtype is not base.dtype:
         values = values.to(base.dtype)
     if not steps:

@@ -131,8 +131,9 @@ EXPAND = define_op(name="expand", arity=1,
                    grad_name="ExpandBackward0", view=True)
 
 
-def expand(x: Tensor, *shape) -> Tensor:
-    """A broadcast view of x with `shape`; -1 keeps an existing extent."""
+def expand(x: Tensor, *shape, implicit: bool = False) -> Tensor:
+    """A broadcast view of x with `shape`; -1 keeps an existing extent (`implicit`, torch's
+    flag for an expansion it made itself, changes nothing)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     current = tuple(x.shape)
@@ -659,7 +660,10 @@ def repeat(x: Tensor, *sizes) -> Tensor:
     interleaved = tuple(extent for d in shape for extent in (1, d))
     target = tuple(extent for r, d in zip(sizes, shape, strict=False) for extent in (r, d))
     tiled = expand(reshape(x, interleaved), target)
-    return reshape(tiled, tuple(r * d for r, d in zip(sizes, shape, strict=False)))
+    out = reshape(tiled, tuple(r * d for r, d in zip(sizes, shape, strict=False)))
+    # torch's repeat makes new memory: a reshape that stayed a view (of x, or a broadcast of
+    # it, whose elements alias) would make a write into the result fail or reach x.
+    return out.clone() if out._base is not None else out
 
 
 def tile(x: Tensor, dims) -> Tensor:

@@ -15,6 +15,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import batching
 from .autocast import LOWER, PROMOTE, autocast_op
+from .complex_rules import conj
 from .layout import reshape, transpose
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 
@@ -32,10 +33,11 @@ def _matmul_rule(x_shape, y_shape):
 
 def _matmul_vjp(ctx, g):
     # Gradients come out in the broadcast batch shape; the engine's conform sums them back.
+    # Complex operands: g Y^H and X^H g (conj is nothing on real ones).
     x, y = ctx.inputs
     need_x, need_y = ctx.needs_input_grad
-    return (bind(MATMUL, (g, transpose(y, -2, -1)), {}) if need_x else None,
-            bind(MATMUL, (transpose(x, -2, -1), g), {}) if need_y else None)
+    return (bind(MATMUL, (g, conj(transpose(y, -2, -1))), {}) if need_x else None,
+            bind(MATMUL, (conj(transpose(x, -2, -1)), g), {}) if need_y else None)
 
 
 def _matmul_jvp(inputs, tangents, out, attrs):
@@ -52,7 +54,7 @@ def _matmul_jvp(inputs, tangents, out, attrs):
 MATMUL = define_op(name="matmul", arity=2, shape=_matmul_rule, dtype=rule_first,
                    impl=np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp, saves=((1, 0), (0, 1)),
                    lowering=Extern("batched_gemm", ("left", "right")), grad_name="MmBackward0",
-                   batch=batching.matmul_rule, static_vjp=True)
+                   batch=batching.matmul_rule, static_vjp=True, complex=True)
 
 
 def _check_operands(x, y, name: str) -> None:
@@ -87,10 +89,23 @@ def _matmul2(x: Tensor, y: Tensor) -> Tensor:
     return bind(MATMUL, (x, y), {})
 
 
+# sparse_coo.py's product, for an operand that is a sparse tensor (installed when that module
+# is imported, with the first sparse tensor's class).
+SPARSE_PRODUCT = None
+
+
+def _sparse(x, y) -> bool:
+    return SPARSE_PRODUCT is not None and (x.__class__ is SPARSE_PRODUCT[0] or
+                                           y.__class__ is SPARSE_PRODUCT[0])
+
+
 @autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def matmul(x: Tensor, y: Tensor) -> Tensor:
     """Matrix product with torch.matmul's rules: dot, matrix-vector, vector-matrix, matrix
     and batched (broadcast) products."""
+    if x.__class__ is not Tensor and _sparse(x, y) or y.__class__ is not Tensor and \
+            _sparse(x, y):
+        return SPARSE_PRODUCT[1](x, y)
     _check_operands(x, y, "matmul")
     x_ndim, y_ndim = x.ndim, y.ndim
     if x_ndim == 0 or y_ndim == 0:
@@ -125,7 +140,10 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
 
 @autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def mm(x: Tensor, y: Tensor) -> Tensor:
-    """The product of two matrices (2-D only)."""
+    """The product of two matrices (2-D only; one of them may be sparse)."""
+    if x.__class__ is not Tensor and _sparse(x, y) or y.__class__ is not Tensor and \
+            _sparse(x, y):
+        return SPARSE_PRODUCT[1](x, y)
     _check_operands(x, y, "mm")
     if x.ndim != 2:
         raise RuntimeError("self must be a matrix")

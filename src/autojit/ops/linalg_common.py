@@ -63,7 +63,11 @@ def check_tensor(x, name: str) -> None:
 
 
 def check_floating(x: Tensor, name: str) -> None:
-    """torch's errors for an integer or a half-precision input of a LAPACK routine."""
+    """torch's errors for an integer or a half-precision input of a LAPACK routine; a complex
+    one is refused, autojit's linear algebra being real only (docs/notes/complex.md)."""
+    if x.dtype.is_complex:
+        raise NotImplementedError(f"{name}: autojit's linear algebra does not take complex "
+                                  f"tensors yet (got {SCALAR_TYPE[x.dtype.name]})")
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{SCALAR_TYPE[x.dtype.name]}")

@@ -23,7 +23,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.once import warn_now
+from ..tensor.once import warn_once
 from ..tensor.tensor import Tensor
 from . import batching
 from . import elementwise as ew
@@ -439,16 +439,13 @@ _TRIANGULAR_SOLVE_DEPRECATION = (
     "removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments "
     "reversed and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
     "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).")
-_TRIANGULAR_SOLVE_WARNED = []
 
 
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: N803
                      unitriangular: bool = False, *, out=None):
     """(solution, cloned_coefficient): X with A X = b (A^T X = b with transpose) for a
     triangular A, and a copy of A (deprecated in torch for linalg.solve_triangular)."""
-    if not _TRIANGULAR_SOLVE_WARNED:
-        _TRIANGULAR_SOLVE_WARNED.append(True)
-        warn_now(_TRIANGULAR_SOLVE_DEPRECATION, UserWarning, stacklevel=2)
+    warn_once("triangular_solve", _TRIANGULAR_SOLVE_DEPRECATION, UserWarning, stacklevel=2)
     for operand, label in ((b, "b"), (A, "A")):
         if operand.ndim < 2:
             raise RuntimeError(f"torch.triangular_solve: Expected {label} to have at least 2 "

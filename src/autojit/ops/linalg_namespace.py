@@ -12,8 +12,8 @@ products).
 
 from __future__ import annotations
 
+from . import keyword_forms
 from .contractions import linalg_vander as vander
-from .linalg import matmul
 from .linalg_common import LinAlgError
 from .linalg_decompositions import eigh, eigvalsh, qr, svd, svdvals
 from .linalg_determinants import det, slogdet
@@ -35,6 +35,7 @@ from .linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve, matrix_exp
 from .linalg_norms import matrix_norm, norm, vector_norm
 from .linalg_products import cross, lstsq, matrix_power, multi_dot, pinv, vecdot
 from .linalg_solvers import cholesky, inv, solve, solve_triangular
+from .out_forms import matmul  # with out=, as torch.linalg.matmul takes it
 
 __all__ = [
     "LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "lu",
@@ -45,3 +46,6 @@ __all__ = [
     "cholesky_ex", "cond", "diagonal", "householder_product", "inv_ex", "ldl_factor",
     "ldl_factor_ex", "ldl_solve", "matrix_rank", "solve_ex", "tensorinv", "tensorsolve",
 ]
+
+# torch's keyword names (linalg.norm(input=x)), ops/keyword_forms.py.
+keyword_forms.accept_all(globals(), keyword_forms.LINALG)

@@ -23,7 +23,7 @@ from .registry import bind
 
 
 def _check_input(x: Tensor, name: str) -> None:
-    if not x.dtype.is_floating_point:
+    if x.dtype.category < dtypes.FLOATING:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{SCALAR_TYPE[x.dtype.name]}")
 
@@ -33,7 +33,7 @@ def _convert(x: Tensor, dtype, name: str) -> Tensor:
     if dtype is None:
         return x
     dtype = dtypes.to_dtype(dtype)
-    if not dtype.is_floating_point:
+    if dtype.category < dtypes.FLOATING:
         raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
                            f"{SCALAR_TYPE[dtype.name]}")
     if dtypes.promote(x.dtype, dtype) is not dtype:

@@ -51,7 +51,7 @@ NONZERO_STATIC = define_op(
         *shape[:batch_dims], size, len(shape) - batch_dims),
     dtype=lambda inputs, attrs: (None, dtypes.int64), impl=_nonzero_static_impl,
     vjp=NOT_DIFFERENTIABLE, saves=(), lowering=Extern("nonzero_static", ("data",)),
-    batch=batching.batch_dims_rule)
+    batch=batching.batch_dims_rule, complex=True)
 
 
 def _nonzero_static(x: Tensor, size: int, fill_value: int, overflow: str | None) -> Tensor:

@@ -17,6 +17,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from .complex_numbers import make_complex
 from .composite import clamp
 from .elementwise_math import SCALAR_TYPE_NAMES, tensor_argument
 from .reduction import amax, amin, normalize_dims, sum_
@@ -29,6 +30,8 @@ def _tensor(input, function: str) -> Tensor:
 def isfinite(input):  # noqa: A002 - torch's names
     """Elementwise test for a finite value (not inf, -inf or NaN), as a bool tensor."""
     x = _tensor(input, "isfinite")
+    if x.dtype.is_complex:  # both parts (|z| of finite parts may overflow)
+        return isfinite(x.real) & isfinite(x.imag)
     if not x.dtype.is_floating_point:
         return x == x  # integers and bools are finite
     return ew.abs(x) < math.inf
@@ -37,6 +40,8 @@ def isfinite(input):  # noqa: A002 - torch's names
 def isinf(input):  # noqa: A002
     """Elementwise test for inf or -inf, as a bool tensor."""
     x = _tensor(input, "isinf")
+    if x.dtype.is_complex:
+        return isinf(x.real) | isinf(x.imag)
     if not x.dtype.is_floating_point:
         return x != x
     return ew.abs(x) == math.inf
@@ -45,13 +50,20 @@ def isinf(input):  # noqa: A002
 def isposinf(input):  # noqa: A002
     """Elementwise test for inf, as a bool tensor."""
     x = _tensor(input, "isposinf")
+    _no_complex(x, "isposinf")
     return x == math.inf if x.dtype.is_floating_point else x != x
 
 
 def isneginf(input):  # noqa: A002
     """Elementwise test for -inf, as a bool tensor."""
     x = _tensor(input, "isneginf")
+    _no_complex(x, "isneginf")
     return x == -math.inf if x.dtype.is_floating_point else x != x
+
+
+def _no_complex(x: Tensor, function: str) -> None:
+    if x.dtype.is_complex:
+        raise RuntimeError(f"{function} does not support complex inputs.")
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002
@@ -59,6 +71,9 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002
     dtype's largest and lowest finite values); integers are copied. The gradient is 0 where a
     value was replaced."""
     x = _tensor(input, "nan_to_num")
+    if x.dtype.is_complex:  # each part on its own, as torch's
+        parts = (nan_to_num(part, nan, posinf, neginf) for part in (x.real, x.imag))
+        return make_complex(*parts)
     if not x.dtype.is_floating_point:
         return ew.clone(x)
     largest = float(np.finfo(x.dtype.numpy).max)
@@ -71,6 +86,8 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002
 def nansum(input, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A002
     """Sum over `dim` (all when None) treating NaN as 0; integers sum as `sum` does."""
     x = _tensor(input, "nansum")
+    if x.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     if x.dtype.is_floating_point:
         x = ew.where(ew.isnan(x), 0, x)
     return sum_(x, dim, keepdim, dtype=dtype)
@@ -85,6 +102,8 @@ def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A00
             raise RuntimeError(f"nanmean(): could not infer output dtype. Optional dtype must be "
                                f"either a floating point or complex dtype. Got: "
                                f"{SCALAR_TYPE_NAMES[dtype.name]}")
+    if x.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {SCALAR_TYPE_NAMES[x.dtype.name]}")
@@ -119,7 +138,7 @@ def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A00
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value}")
     x, y = x.detach(), y.detach()
     close = x == y
-    if equal_nan and x.dtype.is_floating_point:
+    if equal_nan and x.dtype.category >= dtypes.FLOATING:
         close = close | (ew.isnan(x) & ew.isnan(y))
     if rtol == 0 and atol == 0:
         return close

@@ -31,9 +31,10 @@ _LARGE = 2.0 ** 28
 
 
 def float_input(x, function: str) -> Tensor:
-    """x as a tensor of a floating dtype (integers and bools become the default float)."""
+    """x as a tensor of a floating or complex dtype (integers and bools become the default
+    float)."""
     x = tensor_argument(x, function, "input", 1)
-    return x if x.dtype.is_floating_point else x.to(dtypes.get_default_dtype())
+    return x if x.dtype.category >= dtypes.FLOATING else x.to(dtypes.get_default_dtype())
 
 
 def _magnitude(x: Tensor):
@@ -50,7 +51,10 @@ def _odd(negative, magnitude):
 
 def sinh(input):  # noqa: A002 - torch's names
     """Elementwise hyperbolic sine; accurate near 0 (from expm1) and finite up to 710.47."""
-    negative, a = _magnitude(float_input(input, "sinh"))
+    x = float_input(input, "sinh")
+    if x.dtype.is_complex:  # no sign to split off: the definition
+        return 0.5 * (ew.exp(x) - ew.exp(-x))
+    negative, a = _magnitude(x)
     small = a < 1
     t = ew.expm1(ew.where(small, a, 0))
     near = 0.5 * (t + t / (t + 1))  # (e^a - e^-a) / 2 with e^a - 1 = t
@@ -61,14 +65,20 @@ def sinh(input):  # noqa: A002 - torch's names
 
 def cosh(input):  # noqa: A002
     """Elementwise hyperbolic cosine, finite up to |x| = 710.47."""
-    _, a = _magnitude(float_input(input, "cosh"))
+    x = float_input(input, "cosh")
+    if x.dtype.is_complex:
+        return 0.5 * (ew.exp(x) + ew.exp(-x))
+    _, a = _magnitude(x)
     half = ew.exp(0.5 * a)
     return (0.5 * half) * half + 0.5 * ew.exp(-a)
 
 
 def asinh(input):  # noqa: A002
     """Elementwise inverse hyperbolic sine, `log(x + sqrt(x*x + 1))` without cancellation."""
-    negative, a = _magnitude(float_input(input, "asinh"))
+    x = float_input(input, "asinh")
+    if x.dtype.is_complex:
+        return ew.log(x + ew.sqrt(x * x + 1))
+    negative, a = _magnitude(x)
     large = a >= _LARGE
     near_argument = ew.where(large, 0, a)
     # a + a*a / (1 + sqrt(a*a + 1)), as a product so that -0 stays -0
@@ -107,6 +117,8 @@ def heaviside(input, values):  # noqa: A002
     NaN, as torch); not differentiable."""
     x = tensor_argument(input, "heaviside", "input", 1)
     values = tensor_argument(values, "heaviside", "values", 2)
+    if x.dtype.is_complex or values.dtype.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if x.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     x, values = x.detach(), values.detach()
@@ -115,12 +127,19 @@ def heaviside(input, values):  # noqa: A002
 
 def deg2rad(input):  # noqa: A002
     """Elementwise degrees to radians, `x * pi / 180`."""
-    return float_input(input, "deg2rad") * (math.pi / 180)
+    return _real_angle(input, "deg2rad") * (math.pi / 180)
 
 
 def rad2deg(input):  # noqa: A002
     """Elementwise radians to degrees, `x * 180 / pi`."""
-    return float_input(input, "rad2deg") * (180 / math.pi)
+    return _real_angle(input, "rad2deg") * (180 / math.pi)
+
+
+def _real_angle(input, function: str) -> Tensor:  # noqa: A002
+    x = float_input(input, function)
+    if x.dtype.is_complex:
+        raise RuntimeError(f"{function} is not supported for complex tensors.")
+    return x
 
 
 def ndtr(input):  # noqa: A002
@@ -150,7 +169,7 @@ def lerp(input, end, weight):  # noqa: A002
     if tensor_weight and weight.ndim and weight.dtype is not start.dtype:
         raise RuntimeError(f"expected dtype {_c_name(start.dtype)} for `weight` but got dtype "
                            f"{_c_name(weight.dtype)}")
-    if not start.dtype.is_floating_point:
+    if start.dtype.category < dtypes.FLOATING:
         raise not_implemented("lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar",
                               start.dtype)
     difference = end - start

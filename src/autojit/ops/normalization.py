@@ -29,7 +29,7 @@ from ..tensor.tensor import Tensor
 from . import batching
 from .composite import rsqrt
 from .lowering import Decomposition
-from .reduction import sum_
+from .reduction import sum_, sum_array
 from .registry import bind, define_op, rule_first, rule_promote
 
 
@@ -50,54 +50,66 @@ def _shape(shape, *others, count, eps):
 
 # ---- the composites compiled code runs ----------------------------------------------------------
 
-def _statistics(x: Tensor, count: int, eps: float):
-    """x - mean and 1 / sqrt(var + eps) over the last `count` dims, kept as size-1 dims."""
-    dims = _trailing(x.ndim, count)
+def statistics(x: Tensor, dims: tuple, eps: float):
+    """x - mean and 1 / sqrt(var + eps) over `dims`, kept as size-1 dims, and the count of
+    elements each mean is taken over (ops/batch_norm.py normalizes over other dims)."""
     size = math.prod(x.shape[d] for d in dims)
     centered = x - sum_(x, dims, keepdim=True) / size
     variance = sum_(centered * centered, dims, keepdim=True) / size
-    return centered, rsqrt(variance + eps), dims, size
+    return centered, rsqrt(variance + eps), size
 
 
-def _layer_norm_composite(x: Tensor, count: int, eps: float) -> Tensor:
-    centered, scale, _, _ = _statistics(x, count, eps)
-    return centered * scale
-
-
-def _layer_norm_backward_composite(grad: Tensor, x: Tensor, count: int, eps: float) -> Tensor:
-    centered, scale, dims, size = _statistics(x, count, eps)
+def normalization_backward(grad: Tensor, x: Tensor, dims: tuple, eps: float) -> Tensor:
+    """J(x) grad, the normalization's Jacobian over `dims` applied to grad, as a composite."""
+    centered, scale, size = statistics(x, dims, eps)
     mean_grad = sum_(grad, dims, keepdim=True) / size
     moment = sum_(grad * centered, dims, keepdim=True) / size
     return (grad - mean_grad) * scale - centered * (scale * scale * scale * moment)
 
 
+def _layer_norm_composite(x: Tensor, count: int, eps: float) -> Tensor:
+    centered, scale, _ = statistics(x, _trailing(x.ndim, count), eps)
+    return centered * scale
+
+
+def _layer_norm_backward_composite(grad: Tensor, x: Tensor, count: int, eps: float) -> Tensor:
+    return normalization_backward(grad, x, _trailing(x.ndim, count), eps)
+
+
 # ---- the eager routines: the composites' NumPy calls, temporaries reused -------------------------
 
-def _statistics_arrays(x: np.ndarray, count: int, eps: float):
-    axes = _trailing(x.ndim, count)
+def statistics_arrays(x: np.ndarray, axes: tuple, eps: float):
+    """statistics' NumPy calls: x - mean, 1 / sqrt(var + eps), the squares' buffer (free for
+    reuse) and the count. Its sums are the sum primitive's (sum_array)."""
     size = math.prod(x.shape[axis] for axis in axes)
-    centered = np.subtract(x, np.true_divide(np.sum(x, axis=axes, keepdims=True), size))
+    centered = np.subtract(x, np.true_divide(sum_array(x, axes, True), size))
     squares = np.multiply(centered, centered)
-    variance = np.true_divide(np.sum(squares, axis=axes, keepdims=True), size)
+    variance = np.true_divide(sum_array(squares, axes, True), size)
     scale = np.true_divide(1, np.sqrt(np.add(variance, eps)))
-    return centered, scale, squares, axes, size
+    return centered, scale, squares, size
+
+
+def normalization_backward_array(grad: np.ndarray, x: np.ndarray, axes: tuple,
+                                 eps: float) -> np.ndarray:
+    """normalization_backward's NumPy calls, temporaries reused."""
+    centered, scale, scratch, size = statistics_arrays(x, axes, eps)
+    mean_grad = np.true_divide(sum_array(grad, axes, True), size)
+    np.multiply(grad, centered, out=scratch)
+    moment = np.true_divide(sum_array(scratch, axes, True), size)
+    result = np.subtract(grad, mean_grad, out=scratch)
+    np.multiply(result, scale, out=result)
+    np.multiply(centered, scale * scale * scale * moment, out=centered)
+    return np.subtract(result, centered, out=result)
 
 
 def _layer_norm_impl(x: np.ndarray, count: int, eps: float) -> np.ndarray:
-    centered, scale, _, _, _ = _statistics_arrays(x, count, eps)
+    centered, scale, _, _ = statistics_arrays(x, _trailing(x.ndim, count), eps)
     return np.multiply(centered, scale, out=centered)
 
 
 def _layer_norm_backward_impl(grad: np.ndarray, x: np.ndarray, count: int,
                               eps: float) -> np.ndarray:
-    centered, scale, scratch, axes, size = _statistics_arrays(x, count, eps)
-    mean_grad = np.true_divide(np.sum(grad, axis=axes, keepdims=True), size)
-    np.multiply(grad, centered, out=scratch)
-    moment = np.true_divide(np.sum(scratch, axis=axes, keepdims=True), size)
-    result = np.subtract(grad, mean_grad, out=scratch)
-    np.multiply(result, scale, out=result)
-    np.multiply(centered, scale * scale * scale * moment, out=centered)
-    return np.subtract(result, centered, out=result)
+    return normalization_backward_array(grad, x, _trailing(x.ndim, count), eps)
 
 
 # ---- the primitives ---------------------------------------------------------------------------
@@ -106,22 +118,18 @@ def _backward(grad: Tensor, x: Tensor, attrs: dict) -> Tensor:
     return bind(LAYER_NORM_BACKWARD, (grad, x), attrs)
 
 
-def _row_terms(x: Tensor, attrs: dict):
-    """xhat, r / n and r^2 / n, the row sums' dims and n, from x (recomputed)."""
-    centered, scale, dims, size = _statistics(x, attrs["count"], attrs["eps"])
-    return centered * scale, scale / size, scale * scale / size, dims
-
-
-def _input_part(grad: Tensor, x: Tensor, direction: Tensor, attrs: dict) -> Tensor:
+def input_part(grad: Tensor, x: Tensor, direction: Tensor, dims: tuple, eps: float,
+               backward) -> Tensor:
     """d (J(x) g) / d x, contracted with `direction` on either side (it is symmetric: the
-    second derivative of <direction, xhat(x)> and <g, xhat(x)>): with dx = J g, J direction
-    and the row sums S = sum(direction g), A = sum(g), U = sum(direction), G = sum(g xhat),
+    second derivative of <direction, xhat(x)> and <g, xhat(x)>), for the normalization over
+    `dims`, whose Jacobian `backward(v)` applies: with dx = J g, J direction and the sums
+    over `dims` S = sum(direction g), A = sum(g), U = sum(direction), G = sum(g xhat),
     P = sum(direction xhat),
 
         -(r^2 / n) xhat (S - A U / n - G P / n) - (r / n) (P dx + G J direction).
     """
-    xhat, scale_over, square_over, dims = _row_terms(x, attrs)
-    size = math.prod(x.shape[d] for d in dims)
+    centered, scale, size = statistics(x, dims, eps)
+    xhat, scale_over, square_over = centered * scale, scale / size, scale * scale / size
 
     def total(t):
         return sum_(t, dims, keepdim=True)
@@ -130,8 +138,12 @@ def _input_part(grad: Tensor, x: Tensor, direction: Tensor, attrs: dict) -> Tens
     spread = total(direction * grad) - total(grad) * total(direction) / size \
         - along_grad * along_direction / size
     return -(square_over * xhat * spread) - scale_over * (
-        along_direction * _backward(grad, x, attrs) + along_grad * _backward(direction, x,
-                                                                             attrs))
+        along_direction * backward(grad) + along_grad * backward(direction))
+
+
+def _input_part(grad: Tensor, x: Tensor, direction: Tensor, attrs: dict) -> Tensor:
+    return input_part(grad, x, direction, _trailing(x.ndim, attrs["count"]), attrs["eps"],
+                      lambda v: _backward(v, x, attrs))
 
 
 def _layer_norm_backward_vjp(ctx, upstream):

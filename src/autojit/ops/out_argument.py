@@ -89,6 +89,9 @@ OUT_CHECKS = {
         None if result.category <= out.category else
         TypeError(f"torch.cat(): input types can't be cast to the desired output type "
                   f"{_scalar(out)}")),
+    "scalar_type": _unless_same(lambda result, out: (
+        f"Expected object of scalar type {_scalar(result)} but got scalar type {_scalar(out)} "
+        "for argument 'out'")),
     "dot": _unless_same(lambda result, out: (
         f"result dtype {_scalar(out)} does not match input dtype {_scalar(result)}")),
     "floating": lambda name, result, out: (

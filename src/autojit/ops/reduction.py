@@ -15,6 +15,7 @@ from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from .autocast import FP32, FP32_SET_OPT_DTYPE, autocast_op
+from .complex_rules import conj
 from .layout import linear_jvp
 from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_index
 
@@ -64,15 +65,16 @@ def _sum_dtype(inputs, attrs):
     dtype = inputs[0].dtype
     if attrs.get("dtype") is not None:
         dtype = attrs["dtype"]
-    elif not dtype.is_floating_point:
+    elif dtype.category < dtypes.FLOATING:
         dtype = dtypes.int64
     return dtype, dtype
 
 
-def _reduction(name, impl, dtype, vjp, saves, lowering, jvp, grad_name=None, batch=None):
+def _reduction(name, impl, dtype, vjp, saves, lowering, jvp, grad_name=None, batch=None,
+               complex=None):  # noqa: A002 - define_op's keyword
     return define_op(name=name, arity=1, shape=lambda shape, dim, keepdim, **_: _shape_rule(
         shape, dim, keepdim), dtype=dtype, impl=impl, vjp=vjp, saves=saves,
-        lowering=lowering, jvp=jvp, grad_name=grad_name, batch=batch)
+        lowering=lowering, jvp=jvp, grad_name=grad_name, batch=batch, complex=complex)
 
 
 def _weighted_sum_jvp(weights):
@@ -108,18 +110,35 @@ def _sequential_rows(x: np.ndarray, dim: tuple) -> int:
     return count
 
 
+_FLOAT32 = np.dtype(np.float32)
+
+
 def _sum_impl(x, dim, keepdim, dtype=None):
-    if x.dtype == np.float32 and _sequential_rows(x, dim) > _SEQUENTIAL_ROWS:
-        # Accumulated in float64 and rounded once, as compiled kernels sum float32
-        # (docs/notes/accurate-numerics.md).
-        return np.sum(x, axis=dim, keepdims=keepdim, dtype=np.float64).astype(np.float32)
-    return np.sum(x, axis=dim, keepdims=keepdim)
+    if x.dtype == _FLOAT32 and dim:
+        reduced = 1
+        for axis in dim:
+            reduced *= x.shape[axis]
+        # (the reduced extents bound the sequential rows: most sums stop at that product)
+        if reduced > _SEQUENTIAL_ROWS and _sequential_rows(x, dim) > _SEQUENTIAL_ROWS:
+            # Accumulated in float64 and rounded once, as compiled kernels sum float32
+            # (docs/notes/accurate-numerics.md).
+            return np.add.reduce(x, axis=dim, keepdims=keepdim,
+                                 dtype=np.float64).astype(np.float32)
+    # np.sum's own call, without its wrapper's argument handling.
+    return np.add.reduce(x, axis=dim, keepdims=keepdim)
+
+
+def sum_array(x: np.ndarray, axes: tuple, keepdims: bool) -> np.ndarray:
+    """The sum primitive's NumPy sum, for the eager routines that make its calls
+    (ops/normalization.py, ops/batch_norm.py): the same bits as the primitive."""
+    return _sum_impl(x, axes, keepdims)
 
 
 SUM = _reduction("sum", _sum_impl,
                  _sum_dtype, lambda ctx, g: (_expand_back(ctx, g),), (),
                  Reduction("sum", "sum"),
-                 lambda inputs, tangents, out, attrs: linear_jvp(SUM, tangents, attrs))
+                 lambda inputs, tangents, out, attrs: linear_jvp(SUM, tangents, attrs),
+                 complex=True)
 
 
 def _products_of_others(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
@@ -144,7 +163,8 @@ def _products_of_others(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
 
 
 def _prod_vjp(ctx, g):
-    return (_expand_back(ctx, g) * _products_of_others(ctx.inputs[0], ctx.out, ctx.attrs),)
+    return (_expand_back(ctx, g) * conj(_products_of_others(ctx.inputs[0], ctx.out,
+                                                            ctx.attrs)),)
 
 
 def _two_zeros_in_a_slice(x: Tensor, dims: tuple) -> bool:
@@ -192,7 +212,8 @@ def _prod_jvp(inputs, tangents, out, attrs):
 
 PROD = _reduction("prod", lambda x, dim, keepdim, dtype=None: np.prod(x, axis=dim,
                                                                       keepdims=keepdim),
-                  _sum_dtype, _prod_vjp, (0, "out"), Reduction("prod", "prod"), _prod_jvp)
+                  _sum_dtype, _prod_vjp, (0, "out"), Reduction("prod", "prod"), _prod_jvp,
+                  complex=True)
 
 
 def _extreme_shares(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
@@ -223,10 +244,12 @@ def _same_dtype(inputs, attrs):
 
 AMAX = _reduction("amax", lambda x, dim, keepdim, nan_shares=False: np.amax(
     x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), Reduction("max", "max"),
-    _weighted_sum_jvp(_extreme_shares))
+    _weighted_sum_jvp(_extreme_shares),
+    complex="\"max_values_cpu\" not implemented for '{type}'")
 AMIN = _reduction("amin", lambda x, dim, keepdim, nan_shares=False: np.amin(
     x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), Reduction("min", "min"),
-    _weighted_sum_jvp(_extreme_shares))
+    _weighted_sum_jvp(_extreme_shares),
+    complex="\"min_values_cpu\" not implemented for '{type}'")
 
 
 def _arg_impl(numpy_function):
@@ -240,10 +263,12 @@ def _arg_impl(numpy_function):
 
 
 ARGMAX = _reduction("argmax", _arg_impl(np.argmax), rule_index, NOT_DIFFERENTIABLE, (),
-                    Reduction("argmax", None), None, batch=batching.index_reduction_rule)
+                    Reduction("argmax", None), None, batch=batching.index_reduction_rule,
+                    complex=(RuntimeError, "argmax(): does not support complex input"))
 ARGMIN = _reduction("argmin", _arg_impl(np.argmin), rule_index, NOT_DIFFERENTIABLE, (),
                     Reduction("argmin", None), None,
-                    batch=batching.index_reduction_rule)
+                    batch=batching.index_reduction_rule,
+                    complex=(RuntimeError, "argmin(): does not support complex input"))
 
 
 def _rule_truth(inputs, attrs):
@@ -252,9 +277,11 @@ def _rule_truth(inputs, attrs):
 
 
 ANY = _reduction("any", lambda x, dim, keepdim: np.any(x, axis=dim, keepdims=keepdim),
-                 _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True), None)
+                 _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True), None,
+                 complex=True)
 ALL = _reduction("all", lambda x, dim, keepdim: np.all(x, axis=dim, keepdims=keepdim),
-                 _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("all", "min", logical=True), None)
+                 _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("all", "min", logical=True), None,
+                 complex=True)
 
 
 def _check_nonempty(x: Tensor, name: str, dims: tuple) -> None:

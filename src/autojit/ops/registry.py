@@ -21,6 +21,7 @@ import numpy as np
 from ..tensor import dtypes
 from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor, plain_tensor
+from .complex_rules import complex_error
 from .lowering import (  # noqa: F401
     COMBINE_IDENTITY,
     EXTERN_ROLES,
@@ -80,7 +81,7 @@ def _operand_groups(inputs):
 
 
 _PROMOTE_CACHE: dict = {}
-_FLOATING, _BOOL = dtypes.FLOATING, dtypes.BOOL
+_FLOATING, _BOOL, _COMPLEX = dtypes.FLOATING, dtypes.BOOL, dtypes.COMPLEX
 
 
 def promoted_dtype(inputs) -> dtypes.DType:
@@ -99,7 +100,7 @@ def promoted_dtype(inputs) -> dtypes.DType:
                 if second._dtype is dtype:
                     return dtype
             elif second.__class__ is float:
-                if dtype.category == _FLOATING:
+                if dtype.category >= _FLOATING:
                     return dtype
             elif second.__class__ is int and dtype.category != _BOOL:
                 return dtype
@@ -120,7 +121,7 @@ def rule_promote(inputs, attrs):
 
 def rule_float(inputs, attrs):
     dtype = promoted_dtype(inputs)
-    if dtype.category != _FLOATING:
+    if dtype.category < _FLOATING:
         dtype = dtypes.get_default_dtype()
     return dtype, dtype
 
@@ -156,7 +157,7 @@ class Op:
 
     __slots__ = ("name", "shape", "dtype", "impl", "vjp", "jvp", "batch", "saves", "lowering",
                  "view", "grad_name", "node_class", "arity", "float32_scalars", "static_vjp",
-                 "uncast")
+                 "uncast", "complex")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -166,9 +167,10 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
               vjp: Callable | None, saves: tuple, lowering, jvp: Callable | None = None,
               batch: Callable | None = None, grad_name: str | None = None,
               view: bool = False, float32_scalars: tuple = (),
-              static_vjp: bool | None = None, uncast: tuple = ()) -> Op:
+              static_vjp: bool | None = None, uncast: tuple = (),
+              complex: bool | str | tuple | None = None) -> Op:  # noqa: A002
     """Declare a primitive; every keyword but jvp, batch, grad_name, view, float32_scalars,
-    static_vjp and uncast is required.
+    static_vjp, uncast and complex is required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -203,6 +205,13 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         to the compute dtype: where's condition, which the impl reads as nonzero or not in any
         dtype (casting a bool mask to float32 would cost a pass and a copy the size of the
         values).
+    complex: whether the op takes complex tensors, its impl and VJP (and JVP) correct for them
+        under torch's conventions (docs/notes/complex.md). True; or, where it does not, the
+        error a complex operand raises: None (the default) raises torch's usual
+        NotImplementedError naming the op, a string is the message of that
+        NotImplementedError ("{type}" stands for the operand's ScalarType name,
+        "ComplexFloat"), an (exception type, message) pair is raised as it says. None is
+        True for a Layout lowering (a layout moves elements, whatever their type).
     """
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is defined twice")
@@ -216,6 +225,7 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     op.uncast = tuple(uncast)
     op.static_vjp = (vjp is not None and not isinstance(lowering, Extern)
                      if static_vjp is None else static_vjp)
+    op.complex = (lowering.__class__ is Layout) if complex is None else complex
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
     op.grad_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
     op.node_class = None
@@ -337,7 +347,7 @@ def bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
                                           lambda: _bind(op, inputs, attrs))
         return _bind(op, inputs, attrs)
     out = run_eager(op, inputs, attrs, True)
-    if mode and op.vjp is not None and out._dtype.category == _FLOATING:
+    if mode and op.vjp is not None and out._dtype.category >= _FLOATING:
         for x in inputs:
             if isinstance(x, Tensor) and x._requires_grad:
                 RECORD(op, inputs, attrs, out, False)
@@ -350,7 +360,7 @@ def _bind(op: Op, inputs: tuple, attrs: dict) -> Tensor:
         out = BATCH(op, inputs, attrs)
     else:
         out = _run(op, inputs, attrs)
-    if state.grad_enabled and op.vjp is not None and out._dtype.category == dtypes.FLOATING:
+    if state.grad_enabled and op.vjp is not None and out._dtype.category >= _FLOATING:
         for x in inputs:
             if isinstance(x, Tensor) and x._requires_grad:
                 RECORD(op, inputs, attrs, out)
@@ -381,6 +391,15 @@ def _any_batched(inputs: tuple) -> bool:
 def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     tracer = state.tracer
     if tracer is not None:
+        if _involves_complex(op, inputs, attrs):
+            if op.complex is not True:
+                raise complex_error(op, inputs)
+            from ..tensor.graph_break import graph_break
+
+            # The code generators have no complex type: a traced complex op would compute on
+            # garbage, so the call runs eagerly instead (docs/notes/complex.md).
+            graph_break(f"{op.name} on complex tensors (compiled code has no complex "
+                        "lowering)", needs_data=False)
         if op.lowering.__class__ is Decomposition:
             out = decompose(op, inputs, attrs)
             # Row-major in eager (row_major_result), whatever the composite's last op follows.
@@ -398,6 +417,10 @@ def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
 
 
 _BFLOAT16 = dtypes.bfloat16  # stored as float32: results are rounded (tensor/dtypes.py)
+
+
+def _involves_complex(op: Op, inputs: tuple, attrs: dict) -> bool:
+    return _any_complex(inputs) or op.dtype(inputs, attrs)[1].category == _COMPLEX
 
 
 def _involves_bfloat16(op: Op, inputs: tuple, attrs: dict) -> bool:
@@ -434,11 +457,15 @@ def _each_device(op: Op, inputs: tuple, attrs: dict):
 def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor:
     """Run `op`'s impl on the inputs' data now and wrap the result; `plain`: the caller found
     state.dispatch not SPECIAL, so the result needs no tracer note or inference flag."""
+    compute, out_dtype = op.dtype(inputs, attrs)
+    if op.complex is not True and (
+            out_dtype.category == _COMPLEX or (compute.category == _COMPLEX if compute is not None
+                                               else _any_complex(inputs))):
+        raise complex_error(op, inputs)
     if CUDA_DISPATCH is not None:
         out = CUDA_DISPATCH(op, inputs, attrs)
         if out is not None:
             return out
-    compute, out_dtype = op.dtype(inputs, attrs)
     if compute is None:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     else:
@@ -484,6 +511,13 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
     return out
 
 
+def _any_complex(inputs: tuple) -> bool:
+    for x in inputs:
+        if isinstance(x, Tensor) and x._dtype.category == _COMPLEX:
+            return True
+    return False
+
+
 def _operand_arrays(op: Op, inputs: tuple, compute: dtypes.DType) -> list:
     """The impl's operands: each tensor's data cast to the compute dtype, Python numbers
     converted as torch converts them."""
@@ -515,6 +549,8 @@ def view_tensor(data, out_dtype, op: Op, source: Tensor, attrs: dict) -> Tensor:
     counter, with source's base as its own."""
     out = Tensor._make(data, out_dtype, source._version_counter)
     out._base = source if source._base is None else source._base
+    if source._is_conj and out_dtype.category == _COMPLEX:
+        out._is_conj = True  # torch's views keep the conjugate bit
     # What regenerates the view's grad_fn after an in-place write to its base or a sibling
     # view (autograd/graph.py: refresh_view).
     out._view_source = (source, op, attrs)

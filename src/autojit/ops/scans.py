@@ -23,6 +23,7 @@ from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from . import elementwise as ew
 from .autocast import FP32_SET_OPT_DTYPE, autocast_op
+from .complex_rules import conj
 from .indexing import _gather
 from .layout import _narrow, cat, linear_jvp, movedim, reshape, unsqueeze
 from .out_argument import check_no_grad, check_out_pair, check_out_type, write_out
@@ -66,7 +67,7 @@ CUMSUM = define_op(
     vjp=lambda ctx, g: (_cumsum(g, ctx.attrs["dim"], not ctx.attrs["reverse"]),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(CUMSUM, tangents, attrs),
     lowering=Extern("cumulative_sum", ("data",)),
-    batch=batching.dim_rule("dim"))
+    batch=batching.dim_rule("dim"), complex=True)
 
 
 def _cumsum(x: Tensor, dim: int, reverse: bool = False) -> Tensor:
@@ -88,7 +89,7 @@ def _scan_input(x: Tensor, dim, dtype, out, name: str):
         dtype = dtypes.to_dtype(dtype)
         if dtype is dtypes.bool_:
             raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
-    elif not x.dtype.is_floating_point:
+    elif x.dtype.category < dtypes.FLOATING:
         dtype = dtypes.int64
     return (x if dtype is None else x.to(dtype)), normalize_dim(dim, x.ndim)
 
@@ -120,16 +121,17 @@ def _cumprod_vjp(ctx, g):
     Without zeros in x that is the reversed cumsum of g * out divided by x. With zeros (or
     while tracing, where they cannot be counted) the division cannot be used: with create_graph
     the products are formed for every (k, j) (O(n^2), and differentiable again), otherwise in
-    O(n) around the first zero of each slice (`_cumprod_grad_with_zeros`)."""
+    O(n) around the first zero of each slice (`_cumprod_grad_with_zeros`). Each form is
+    products of x times g: of a complex x, its conjugate's (conj is nothing on real values)."""
     (x,) = ctx.inputs
     dim = ctx.attrs["dim"]
     if x.ndim == 0 or x.shape[dim] == 1:
         return (g,)
     if x._data is not None and not _has_zero(x):
-        return (_cumsum(g * ctx.out, dim, reverse=True) / x,)
+        return (_cumsum(g * conj(ctx.out), dim, reverse=True) / conj(x),)
     if state.grad_enabled:
-        return (_cumprod_grad_products(x, g, dim),)
-    return (_cumprod_grad_with_zeros(x, ctx.out, g, dim),)
+        return (_cumprod_grad_products(conj(x), g, dim),)
+    return (_cumprod_grad_with_zeros(conj(x), conj(ctx.out), g, dim),)
 
 
 def _cumprod_grad_products(x: Tensor, g: Tensor, dim: int) -> Tensor:
@@ -200,7 +202,7 @@ CUMPROD = define_op(
     impl=_scan_impl(lambda x, axis, dtype: np.cumprod(x, axis=axis, dtype=dtype)),
     vjp=_cumprod_vjp, jvp=_cumprod_jvp, saves=(0, "out"),
     lowering=Extern("cumulative_product", ("data",)),
-    batch=batching.dim_rule("dim"))
+    batch=batching.dim_rule("dim"), complex=True)
 
 
 def _cumprod(x: Tensor, dim: int) -> Tensor:

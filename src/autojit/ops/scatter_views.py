@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.once import warn_now
+from ..tensor.once import warn_once
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from . import layout
@@ -86,18 +86,13 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 # ---- index_reduce ----------------------------------------------------------------------------
 
-_INDEX_REDUCE_WARNED = []
-
-
 def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,  # noqa: A002
                  include_self: bool = True) -> Tensor:
     """x with the slices of `source` combined by `reduce` ("prod", "mean", "amax" or "amin")
     into the slices of x along `dim` that `index` names, x's own values included unless
     include_self=False."""
-    if not _INDEX_REDUCE_WARNED:
-        _INDEX_REDUCE_WARNED.append(True)
-        warn_now("index_reduce() is in beta and the API may change at any time.",
-                      UserWarning, stacklevel=2)
+    warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.",
+              UserWarning, stacklevel=2)
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")

@@ -50,7 +50,8 @@ def _argsort_impl(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
 
 ARGSORT = define_op(name="argsort", arity=1, shape=lambda shape, dim, descending: shape,
                     dtype=rule_index, impl=_argsort_impl, vjp=NOT_DIFFERENTIABLE, saves=(),
-                    lowering=Extern("sort", ("data",)), batch=batching.dim_rule("dim"))
+                    lowering=Extern("sort", ("data",)), batch=batching.dim_rule("dim"),
+                    complex=(RuntimeError, " Sort does not support complex dtypes on CPU"))
 
 
 def _order(x: Tensor, dim: int, descending: bool) -> Tensor:

@@ -47,7 +47,7 @@ def _concrete(*tensors) -> bool:
 def _moments(name: str, input, dim, unbiased, keepdim, correction, root: bool):
     if isinstance(dim, bool):  # torch's (input, unbiased) form
         dim, unbiased = None, dim
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < dtypes.FLOATING:
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
@@ -125,7 +125,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):  # noqa: A002
         factor = 0
     centered = x - layout.unsqueeze(average, 1)
     weighted = centered if weights is None else centered * weights
-    product = centered.matmul(layout.transpose(weighted, 0, 1))
+    # conj(): the Hermitian covariance of complex variables, as torch's
+    product = centered.matmul(layout.transpose(weighted, 0, 1).conj())
     return layout.squeeze(ew.div(product, factor))
 
 
@@ -140,9 +141,14 @@ def corrcoef(input):  # noqa: A002
     c = cov(input)
     if c.ndim == 0:
         return c / c  # NaN for a variance of 0, inf or NaN, else 1
-    deviation = ew.sqrt(c.diagonal())
+    variance = c.diagonal()
+    deviation = ew.sqrt(variance.real if variance.dtype.is_complex else variance)
     c = c / layout.reshape(deviation, (-1, 1))
     c = c / layout.reshape(deviation, (1, -1))
+    if c.dtype.is_complex:  # each part clipped, as torch's
+        from .complex_numbers import make_complex
+
+        return make_complex(composite.clamp(c.real, -1, 1), composite.clamp(c.imag, -1, 1))
     return composite.clamp(c, -1, 1)
 
 
@@ -491,6 +497,9 @@ def unique_consecutive(input, return_inverse: bool = False,  # noqa: A002
     depends on the data: while tracing, the number of runs is the call's, checked on every
     run (counting.runs_traced)."""
     x = input
+    if x.dtype.is_complex:
+        raise NotImplementedError(f"\"unique\" not implemented for "
+                                  f"'{dtypes.scalar_type_name(x.dtype)}'")
     if is_traced(x) and (dim is None or x.ndim):
         return runs_traced(x, dim, return_inverse, return_counts, ordered=False)
     data = x._host("unique_consecutive()")

@@ -33,7 +33,7 @@ _new = object.__new__
 def _prepare(item):
     """Lists and arrays as tensors; integer 0-d tensors with data as plain ints, 0-d bool
     tensors as Python bools."""
-    if isinstance(item, (list, np.ndarray)):
+    if isinstance(item, (list, range, np.ndarray)):  # x[range(n), y]: a list of positions
         item = _as_index_tensor(item)
     if isinstance(item, Tensor):
         if item.dtype is dtypes.uint8:
@@ -197,6 +197,8 @@ def getitem(x: Tensor, key) -> Tensor:
     fields["_base"] = x if base is None else base
     fields["_view_source"] = source
     fields["_view_version"] = counter.value
+    if x._is_conj:
+        fields["_is_conj"] = True  # torch's views keep the conjugate bit
     return out
 
 
@@ -357,13 +359,17 @@ def setitem(x: Tensor, key, value) -> None:
             raise RuntimeError(str(error)) from None
         if value_shape != tuple(value.shape):
             value = reshape(value, value_shape)
-    elif not isinstance(value, (bool, int, float)):
+    elif isinstance(value, complex) and not x.dtype.is_complex:
+        dtypes.check_fits(value, x.dtype)  # torch's error: no real dtype holds it
+    elif not isinstance(value, (bool, int, float, complex)):
         value = _as_index_tensor(value)
         return setitem(x, key, value)
     flat_positions = unsqueeze(reshape(positions, -1), 0)
 
     def compute(source: Tensor) -> Tensor:
         values = value
+        if isinstance(values, Tensor) and values.dtype.is_complex and not x.dtype.is_complex:
+            values = values.to(x.dtype)  # torch's copy: the imaginary parts dropped, warning
         if isinstance(values, Tensor):
             values = reshape(expand(values, target), -1) if target else reshape(values, (1,))
         written = index_put(reshape(source, -1), values, flat_positions, (0,))

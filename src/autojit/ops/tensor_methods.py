@@ -7,15 +7,20 @@ map to the same functions, with the reflected forms (2 - x) swapping the operand
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..interop import dlpack as _dlpack
 from ..tensor import dtypes, sharing
 from ..tensor.device import check_device, runtime
-from ..tensor.state import state
+from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor
 from . import (
+    aliases,
     bitwise,
+    complex_numbers,
     composite,
     counting,
+    deprecated_forms,
     diagonal,
     factories,
     index_update,
@@ -41,6 +46,7 @@ from . import (
     softmax,
     sorting,
     special_functions,
+    spectral,
     splitting,
     subscript,
     triangular,
@@ -135,7 +141,8 @@ METHODS = {
     "kron": products.kron, "cross": products.cross, "atan2": ewm.atan2, "arctan2": ewm.atan2,
     "hypot": ewm.hypot, "logaddexp": ewm.logaddexp, "logaddexp2": ewm.logaddexp2,
     "xlogy": ewm.xlogy, "fmod": ewm.fmod, "frac": math_composites.frac, "trunc": ewm.trunc,
-    "fix": ewm.trunc, "ceil": ewm.ceil, "sgn": ew.sign, "heaviside": math_composites.heaviside,
+    "fix": ewm.trunc, "ceil": ewm.ceil, "sgn": complex_numbers.sgn,
+    "heaviside": math_composites.heaviside,
     "copysign": ewm.copysign, "nextafter": ewm.nextafter, "asin": ewm.asin, "acos": ewm.acos,
     "atan": ewm.atan, "arcsin": ewm.asin, "arccos": ewm.acos, "arctan": ewm.atan,
     "sinh": math_composites.sinh, "cosh": math_composites.cosh, "asinh": math_composites.asinh,
@@ -152,6 +159,10 @@ METHODS = {
     "clamp_max": masks.clamp_max, "allclose": masks.allclose, "isclose": masks.isclose,
     "equal": masks.equal, "count_nonzero": masks.count_nonzero, "aminmax": masks.aminmax,
     "softmax": softmax.softmax, "log_softmax": softmax.log_softmax,
+    # ---- complex numbers (complex_numbers.py)
+    "conj": complex_numbers.conj, "conj_physical": complex_numbers.conj_physical,
+    "resolve_conj": complex_numbers.resolve_conj, "is_conj": complex_numbers.is_conj,
+    "stft": spectral.stft, "istft": spectral.istft,
 }
 
 
@@ -161,15 +172,29 @@ def _method(function):
 
     method.__name__ = method.__qualname__ = function.__name__
     method.__doc__ = function.__doc__
+    method.__wrapped__ = function  # inspect.signature and help() show the op's parameters
+    method.plain_method = True  # a wrapper may call `function` itself (keyword_forms.py)
+    return method
+
+
+def _named(method, name: str):
+    method.__name__ = method.__qualname__ = name
     return method
 
 
 for _name, _function in METHODS.items():
+    if _name in aliases.NEW_VIEWS:  # x.permute(0, 1) is a new tensor, as in torch
+        _function = aliases.new_view(_function)
+    if _name in deprecated_forms.NAMES:  # also torch's deprecated forms, `x.add(2, y)`
+        setattr(Tensor, _name, _named(deprecated_forms.method_form(_function, _name), _name))
+        continue
     setattr(Tensor, _name, _method(_function))
 # The data path's view methods, called once per sample, are their functions themselves (x
 # first): the wrapper's frame and argument repacking would be a third of their cost.
+# squeeze keeps torch's new tensor where it changes nothing (aliases.new_view).
 for _name in ("view", "reshape", "flatten", "squeeze", "unsqueeze"):
-    setattr(Tensor, _name, METHODS[_name])
+    _function = METHODS[_name]
+    setattr(Tensor, _name, aliases.new_view(_function) if _name in aliases.NEW_VIEWS else _function)
 
 
 # ---- operators --------------------------------------------------------------------------------
@@ -205,7 +230,7 @@ def _invert(self):
     """`~x`: logical_not of a bool tensor, bitwise_not of an integer one."""
     if self.dtype is dtypes.bool_:
         return ew.logical_not(self)
-    if self.dtype.is_floating_point:
+    if self.dtype.category >= dtypes.FLOATING:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
     return bitwise.bitwise_not(self)
@@ -237,9 +262,34 @@ OPERATORS = {
     "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
     "__getitem__": subscript.getitem, "__setitem__": subscript.setitem,
 }
+# Operators whose other operand may be of another type: where the op refuses it (a TypeError),
+# the operator returns NotImplemented, as torch's do, so that Python asks the other operand's
+# reflected method (a library's container type with its own __rmul__), and else raises its
+# "unsupported operand type(s)" TypeError.
+_UNARY = {"__neg__", "__abs__", "__invert__", "__pos__", "__getitem__", "__setitem__"}
+
+
+def _deferring(function):
+    def operator(self, other):
+        try:
+            return function(self, other)
+        except TypeError:
+            return NotImplemented
+
+    operator.__name__ = operator.__qualname__ = function.__name__
+    operator.__doc__ = function.__doc__
+    return operator
+
+
 for _name, _function in OPERATORS.items():
-    setattr(Tensor, _name, _function)
+    setattr(Tensor, _name, _function if _name in _UNARY else _deferring(_function))
 Tensor.T = property(layout.full_transpose, doc="x with all dims reversed (a view).")
+Tensor.real = property(complex_numbers.real, lambda self, value: complex_numbers.real(
+    self).copy_(value), doc="The real parts of a complex tensor, a view (x itself when real); "
+                            "assigning writes them.")
+Tensor.imag = property(complex_numbers.imag, lambda self, value: complex_numbers.imag(
+    self).copy_(value), doc="The imaginary parts of a complex tensor, a view; assigning writes "
+                            "them.")
 Tensor.mT = property(layout.matrix_transpose, doc="x with its last two dims swapped (a view).")
 # __eq__ is elementwise: identity hashing, like torch; object.__hash__ is a C slot, so dicts
 # keyed by tensors (optimizer state) look them up without a Python call.
@@ -253,6 +303,10 @@ def _is_device(value) -> bool:
         hasattr(value, "index") and hasattr(value, "type")
 
 
+# A MissingDType (complex64) is a dtype argument too, refused by the cast with its own error.
+_DTYPES = (dtypes.DType, dtypes.MissingDType)
+
+
 def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
     """(dtype, device, copy) from torch's three forms: to(dtype, non_blocking, copy),
     to(device, dtype, non_blocking, copy) and to(other, non_blocking, copy)."""
@@ -261,13 +315,13 @@ def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
         other = rest.pop(0)
         dtype = other.dtype
         device = other.device  # a symbolic one's is eager's (ir/trace_devices.py)
-    elif rest and isinstance(rest[0], dtypes.DType):
+    elif rest and isinstance(rest[0], _DTYPES):
         dtype = rest.pop(0)
     elif rest and _is_device(rest[0]):
         device = rest.pop(0)
         if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda", "meta"):
             raise RuntimeError(f"Invalid device string: '{device}'")
-        if rest and isinstance(rest[0], dtypes.DType):
+        if rest and isinstance(rest[0], _DTYPES):
             dtype = rest.pop(0)
     flags = [non_blocking, copy]
     for position, value in enumerate(rest):
@@ -318,18 +372,20 @@ def _to_method(dtype):
     return method
 
 
-def cuda(self, device=None, non_blocking=False):
-    """x copied to a GPU (`device`: an index or a device, the current GPU by default)."""
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """x copied to a GPU (`device`: an index or a device, the current GPU by default), laid
+    out in `memory_format`."""
     if device is None:
         device = "cuda"
     elif isinstance(device, int):
         device = f"cuda:{device}"
-    return to(self, device)
+    return to(self, device, memory_format=memory_format)
 
 
-def cpu(self):
-    """x copied to host memory; x itself when it is there already."""
-    return to(self, "cpu")
+def cpu(self, memory_format=None):
+    """x copied to host memory (laid out in `memory_format`); x itself when it is there
+    already."""
+    return to(self, "cpu", memory_format=memory_format)
 
 
 def dlpack(self, **options):
@@ -384,6 +440,7 @@ def _inplace(name, function):
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place version of `{name[:-1]}`: the result is written into x."
+    method.__wrapped__ = function
     return method
 
 
@@ -391,7 +448,8 @@ INPLACE = {
     "add_": math_composites.add, "sub_": math_composites.sub, "mul_": ew.mul, "div_": ew.div,
     "pow_": ew.pow,
     "clamp_": composite.clamp, "clip_": composite.clamp, "neg_": ew.neg, "exp_": ew.exp,
-    "log_": ew.log, "sqrt_": ew.sqrt, "abs_": ew.abs, "sigmoid_": ew.sigmoid,
+    "log_": ew.log, "sqrt_": ew.sqrt, "abs_": complex_numbers.real_result("abs", ew.abs),
+    "sigmoid_": ew.sigmoid,
     "tanh_": ew.tanh, "relu_": ewm.relu, "floor_divide_": ew.floor_divide,
     "remainder_": ew.remainder, "maximum_": ew.maximum, "minimum_": ew.minimum,
     # ---- scans, triangular parts ----
@@ -411,7 +469,8 @@ INPLACE = {
     "reciprocal_": composite.reciprocal, "square_": composite.square,
     "frac_": math_composites.frac, "trunc_": ewm.trunc, "fix_": ewm.trunc,
     "round_": composite.round, "ceil_": ewm.ceil, "floor_": ew.floor, "sign_": ew.sign,
-    "sgn_": ew.sign, "heaviside_": math_composites.heaviside, "copysign_": ewm.copysign,
+    "sgn_": complex_numbers.sgn, "heaviside_": math_composites.heaviside,
+    "copysign_": ewm.copysign, "conj_physical_": complex_numbers.conj_physical,
     "nextafter_": ewm.nextafter, "asin_": ewm.asin, "acos_": ewm.acos, "atan_": ewm.atan,
     "arcsin_": ewm.asin, "arccos_": ewm.acos, "arctan_": ewm.atan,
     "sinh_": math_composites.sinh, "cosh_": math_composites.cosh,
@@ -431,18 +490,17 @@ INPLACE = {
     "bitwise_right_shift_": bitwise.bitwise_right_shift,
 }
 for _name, _function in INPLACE.items():
-    setattr(Tensor, _name, _inplace(_name, _function))
+    _method_function = _inplace(_name, _function)
+    if _name[:-1] in deprecated_forms.NAMES:
+        _method_function = deprecated_forms.method_form(_method_function, _name[:-1], _name)
+    setattr(Tensor, _name, _method_function)
 
-Tensor.__iadd__ = Tensor.add_
-Tensor.__isub__ = Tensor.sub_
-Tensor.__imul__ = Tensor.mul_
-Tensor.__itruediv__ = Tensor.div_
-Tensor.__ipow__ = Tensor.pow_
-Tensor.__iand__ = Tensor.bitwise_and_
-Tensor.__ior__ = Tensor.bitwise_or_
-Tensor.__ixor__ = Tensor.bitwise_xor_
-Tensor.__ilshift__ = Tensor.bitwise_left_shift_
-Tensor.__irshift__ = Tensor.bitwise_right_shift_
+for _name, _method_name in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),
+                            ("__itruediv__", "div_"), ("__ipow__", "pow_"),
+                            ("__iand__", "bitwise_and_"), ("__ior__", "bitwise_or_"),
+                            ("__ixor__", "bitwise_xor_"), ("__ilshift__", "bitwise_left_shift_"),
+                            ("__irshift__", "bitwise_right_shift_")):
+    setattr(Tensor, _name, _deferring(getattr(Tensor, _method_name)))
 
 
 def zero_(self):
@@ -459,6 +517,16 @@ def fill_(self, value):
 
 def copy_(self, source, non_blocking: bool = False):
     """Write `source` (broadcast, cast) into x, in place; the gradient flows to source."""
+    if state.dispatch == PLAIN and source.__class__ is Tensor and source._dtype is self._dtype:
+        # Nothing to record (grad mode off, nothing else active) and an array of x's own
+        # dtype and shape: the write alone, as apply_inplace's plain path ends (torch's copy_
+        # also keeps the sign of a zero, which the general path's 0 + source does not).
+        data, values = self._data, source._data
+        if data.__class__ is np.ndarray and values.__class__ is np.ndarray and \
+                data.shape == values.shape and not (self._is_inference or self._batched or
+                                                    source._batched):
+            inplace.write_storage(self, source)
+            return self
     source = _as_tensor(source)
     if self.is_meta and not source.is_meta:  # copied across devices, as torch's copy_ is
         source = source.to("meta")

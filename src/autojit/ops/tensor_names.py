@@ -22,8 +22,12 @@ from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import (
     aliases,
+    complex_numbers,
     contractions,
+    deprecated_forms,
     elementwise_extra,
+    factory_forms,
+    keyword_forms,
     layout,
     linalg,
     linalg_extras,
@@ -161,21 +165,30 @@ METHODS = {
 }
 
 for _name, _function in METHODS.items():
+    if _name in deprecated_forms.NAMES:  # also torch's deprecated forms, `x.addr(2, u, v)`
+        setattr(Tensor, _name, tensor_methods._named(deprecated_forms.method_form(
+            _function, _name), _name))
+        continue
     setattr(Tensor, _name, tensor_methods._method(_function))
 Tensor.ndimension.__doc__ = _ndimension.__doc__
 
-for _name, _doc in (("resolve_conj", "x itself: a real tensor has no conjugate bit to resolve."),
-                    ("resolve_neg", "x itself: autojit has no negative bit to resolve.")):
+for _name, _doc in (("resolve_neg", "x itself: autojit has no negative bit to resolve."),):
     setattr(Tensor, _name, _identity(_name, _doc))
-for _name, _doc in (("is_conj", "False: autojit has no conjugate views (no complex dtypes)."),
-                    ("is_neg", "False: autojit has no negative views.")):
+for _name, _doc in (("is_neg", "False: autojit has no negative views."),):
     setattr(Tensor, _name, _answer(_name, False, _doc))
 for _name in ("apply_", "map_", "map2_"):
     setattr(Tensor, _name, _each_element(_name))
-for _name, _doc in (("is_pinned", "False: autojit's host memory is not pinned (docs/"
-                                  "differences.md)."),
-                    ("is_distributed", "False: autojit has no distributed tensors.")):
-    setattr(Tensor, _name, _answer(_name, False, _doc))
+Tensor.is_distributed = _answer("is_distributed", False,
+                                "False: autojit has no distributed tensors.")
+
+
+def _is_pinned(self, device=None) -> bool:
+    """False: autojit's host memory is not pinned (docs/differences.md); `device` is torch's
+    deprecated argument."""
+    return False
+
+
+Tensor.is_pinned = _is_pinned
 
 
 def _new(self, *args, **kwargs) -> Tensor:
@@ -201,7 +214,8 @@ Tensor.is_set_to = _is_set_to
 # ---- in-place forms ----------------------------------------------------------------------------
 
 INPLACE = {
-    "absolute_": ew.abs, "negative_": ew.neg, "multiply_": ew.mul,
+    "absolute_": complex_numbers.real_result("abs", ew.abs), "negative_": ew.neg,
+    "multiply_": ew.mul,
     "subtract_": math_composites.sub, "divide_": elementwise_extra.div,
     "div_": elementwise_extra.div, "true_divide_": ew.div,
     "eq_": ew.eq, "ne_": ew.ne, "lt_": ew.lt, "le_": ew.le, "gt_": ew.gt, "ge_": ew.ge,
@@ -216,7 +230,10 @@ INPLACE = {
     "addr_": contractions.addr, "index_reduce_": scatter_views.index_reduce,
 }
 for _name, _function in INPLACE.items():
-    setattr(Tensor, _name, tensor_methods._inplace(_name, _function))
+    _method_function = tensor_methods._inplace(_name, _function)
+    if _name[:-1] in deprecated_forms.NAMES:
+        _method_function = deprecated_forms.method_form(_method_function, _name[:-1], _name)
+    setattr(Tensor, _name, _method_function)
 Tensor.float_power_ = elementwise_extra.float_power_
 Tensor.fill_diagonal_ = scatter_views.fill_diagonal_
 
@@ -314,6 +331,22 @@ Tensor.H = property(aliases.conjugate_transpose,
 Tensor.mH = property(aliases.matrix_adjoint,
                      doc="The conjugate transpose of each matrix; for real tensors, x.mT.")
 Tensor.__contains__ = aliases.contains
+
+
+def _as_subclass(self, cls):
+    """x as an instance of `cls`, a subclass of Tensor: a view of the same data that stays in
+    x's autograd graph (gradients through it reach x), as torch's as_subclass."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                        "Tensor is not possible. Make sure your class inherits from Tensor.")
+    alias = layout.reshape(self, tuple(self.shape))
+    alias.__class__ = cls
+    return alias
+
+
+Tensor.as_subclass = _as_subclass
+# torch's address of the tensor's C++ object, which libraries use as an identity key.
+Tensor._cdata = property(lambda self: id(self), doc="A number identifying this tensor object.")
 Tensor.output_nr = property(lambda self: self._output_nr,
                             doc="Which output of its grad_fn this tensor is (0 for a leaf).")
 for _name, _what in (("is_sparse", "sparse"), ("is_sparse_csr", "sparse CSR"),
@@ -358,7 +391,7 @@ def _top_level(name: str):
 
 
 # and of the methods torch also has as functions
-TOP_LEVEL_FORWARDED = ("is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_signed",
+TOP_LEVEL_FORWARDED = ("is_conj", "is_neg", "resolve_neg", "is_signed",
                        "is_inference", "get_device", "split_with_sizes", "unsafe_chunk",
                        "unsafe_split")
 TOP_LEVEL_FUNCTIONS = {name: _top_level(name)
@@ -411,3 +444,12 @@ def detach(input: Tensor) -> Tensor:  # noqa: A002
 
 TOP_LEVEL_FUNCTIONS["fill"] = fill
 TOP_LEVEL_FUNCTIONS["detach"] = detach
+
+# layout= and pin_memory= of the factory methods (factory_forms.py).
+for _name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+              "new_empty_strided"):
+    setattr(Tensor, _name, factory_forms.factory_form(getattr(Tensor, _name), _name, out=False))
+
+# torch's keyword names for the methods' parameters (x.new_zeros(size=...), x.split(split_size=
+# ...)); last, so that they wrap every method above.
+keyword_forms.accept_on_class(Tensor, keyword_forms.METHODS)

@@ -73,15 +73,23 @@ def _indices(row: int, col: int, offset: int, dtype, device, lower: bool) -> Ten
     return tensor(np.stack(found).reshape(2, -1), dtype=dtype, device=device)
 
 
+def _no_grad(requires_grad: bool) -> None:
+    if requires_grad:  # integer coordinates, as torch refuses them
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+
+
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
-                 layout=None) -> Tensor:
+                 layout=None, requires_grad: bool = False) -> Tensor:
     """The (2, N) coordinates of the lower triangle of a row x col matrix, row by row; `offset`
     is tril's diagonal."""
+    _no_grad(requires_grad)
     return _indices(row, col, offset, dtype, device, lower=True)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
-                 layout=None) -> Tensor:
+                 layout=None, requires_grad: bool = False) -> Tensor:
     """The (2, N) coordinates of the upper triangle of a row x col matrix, row by row; `offset`
     is triu's diagonal."""
+    _no_grad(requires_grad)
     return _indices(row, col, offset, dtype, device, lower=False)

@@ -16,6 +16,7 @@ gradient and loss, and the counters `func_evals` and `n_iter`, so that torch's s
 from __future__ import annotations
 
 from ..autograd import enable_grad, no_grad
+from ..ops.complex_numbers import view_as_real
 from ..ops.functional import cat
 from ..tensor.creation import zeros
 from ..tensor.tensor import Tensor
@@ -166,17 +167,22 @@ class LBFGS(Optimizer):
 
     def _numel(self) -> int:
         if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
+            self._numel_cache = sum(p.numel() * (2 if p.dtype.is_complex else 1)
+                                    for p in self._params)
         return self._numel_cache
 
     def _gather_flat_grad(self) -> Tensor:
+        # A complex parameter counts as the real pairs of its parts, as in torch.
         views = [zeros(p.numel(), dtype=p.dtype, device=p.device) if p.grad is None
-                 else p.grad.reshape(-1) for p in self._params]
-        return cat(views, 0)
+                 else p.grad.resolve_conj().reshape(-1) for p in self._params]
+        return cat([view_as_real(view).reshape(-1) if view.dtype.is_complex else view
+                    for view in views], 0)
 
     def _add_grad(self, step_size, update: Tensor) -> None:
         offset = 0
         for p in self._params:
+            if p.dtype.is_complex:
+                p = view_as_real(p)
             numel = p.numel()
             p.add_(update[offset:offset + numel].reshape(p.shape) * step_size)
             offset += numel

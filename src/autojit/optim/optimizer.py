@@ -27,6 +27,7 @@ from collections import defaultdict
 from itertools import chain
 
 from ..autograd import enable_grad, set_grad_enabled
+from ..ops.complex_numbers import view_as_complex, view_as_real
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
@@ -224,12 +225,32 @@ class Optimizer:
                     grad = param._grad
                     if grad is None:
                         continue
+                    if param._dtype.is_complex:
+                        self._update_complex(param, grad, self.state[param], group)
+                        continue
                     self._update(param, grad, self.state[param], group)
         return loss
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         """One parameter's update, in place; run under no_grad by `step`."""
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    def _update_complex(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
+        """A complex parameter's update, as torch's: the update of the real pairs of its parts
+        (view_as_real, written through), with its complex state seen the same way; state the
+        update makes for the pairs is kept as complex views of them, as torch keeps it."""
+        shape = (*param.shape, 2)
+        pairs = {key: view_as_real(value) if isinstance(value, Tensor) and value.is_complex()
+                 else value for key, value in state.items()}
+        given = dict(pairs)
+        self._update(view_as_real(param), view_as_real(grad.resolve_conj()), pairs, group)
+        for key, value in pairs.items():
+            if given.get(key) is value:
+                continue  # the state it was given, updated in place
+            if isinstance(value, Tensor) and not value.is_complex() and \
+                    tuple(value.shape) == shape and value.dtype is param.dtype.to_real():
+                value = view_as_complex(value.contiguous())
+            state[key] = value
 
     # ---- state dicts --------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ which manual_seed seeds, unless `generator=` names another.
 
 from __future__ import annotations
 
+import collections
 import math
 import numbers
 
@@ -44,12 +45,12 @@ def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=N
         data = dtypes.round_to_bfloat16(data)
     if device is not None and device.type != "cpu":  # copied to the device by its runtime
         data = runtime(device.type).from_host(data, device.index or 0)
-    if requires_grad and not dtype.is_floating_point:
+    if requires_grad and dtype.category < dtypes.FLOATING:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
     result = Tensor._make(data, dtype)
     if requires_grad:
-        if not dtype.is_floating_point:  # a factory's message, which differs from the method's
+        if dtype.category < dtypes.FLOATING:  # a factory's message, differing from the method's
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         result.requires_grad_(True)
@@ -70,6 +71,11 @@ def _copied_while_tracing(data: np.ndarray, target: dtypes.DType):
     return source.clone() if own is target else source.to(target)
 
 
+# The sequences tensor() reads as nested lists, as torch reads any sequence: a deque of
+# recent values, a range.
+_SEQUENCES = (list, tuple, collections.deque, range)
+
+
 def _infer_dtype(data) -> dtypes.DType:
     """The dtype torch.tensor would pick for nested Python data."""
     kinds = set()
@@ -78,19 +84,21 @@ def _infer_dtype(data) -> dtypes.DType:
         item = stack.pop()
         if isinstance(item, Tensor):
             kinds.add(item.dtype)
-        elif isinstance(item, (list, tuple)):
+        elif isinstance(item, _SEQUENCES):
             stack.extend(item)
         elif isinstance(item, np.ndarray):
             kinds.add(dtypes.from_numpy(item.dtype))
         elif isinstance(item, (bool, np.bool_)):
             kinds.add(dtypes.bool_)
-        elif isinstance(item, np.floating):
+        elif isinstance(item, (np.floating, np.complexfloating)):
             # before numbers.Real: np.float64 subclasses float, and torch keeps its width
             kinds.add(dtypes.from_numpy(item.dtype))
         elif isinstance(item, numbers.Integral):
             kinds.add(dtypes.int64)
         elif isinstance(item, numbers.Real):
             kinds.add(dtypes.get_default_dtype())
+        elif isinstance(item, numbers.Complex):
+            kinds.add(dtypes.get_default_complex_dtype())
         else:
             raise TypeError(f"Could not infer dtype of {type(item).__name__}")
     result = dtypes.bool_ if not kinds else None
@@ -118,13 +126,14 @@ def _flat_numbers(data: list):
 
 def _check_rectangular(data, dim: int = 0) -> tuple:
     """The shape of nested lists, with torch's error when a sequence has the wrong length."""
-    if not isinstance(data, (list, tuple)):
+    if not isinstance(data, _SEQUENCES):
         return tuple(data.shape) if isinstance(data, (Tensor, np.ndarray)) else ()
     if not data:
         return (0,)
-    inner = _check_rectangular(data[0], dim + 1)
-    for item in data[1:]:
-        if not isinstance(item, (list, tuple, Tensor, np.ndarray)) and inner:
+    items = iter(data)
+    inner = _check_rectangular(next(items), dim + 1)
+    for item in items:
+        if not isinstance(item, (*_SEQUENCES, Tensor, np.ndarray)) and inner:
             raise TypeError(f"autojit.tensor(): expected a sequence at dim {dim + 1}, got "
                             f"{type(item).__name__}")
         shape = _check_rectangular(item, dim + 1)
@@ -142,7 +151,7 @@ def _check_rectangular(data, dim: int = 0) -> tuple:
 def _unwrap(data):
     if isinstance(data, Tensor):
         return data._concrete("autojit.tensor(Tensor)")
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, _SEQUENCES):
         return [_unwrap(item) for item in data]
     return data
 
@@ -200,6 +209,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
             result = result.to(device)
         return result.requires_grad_() if requires_grad else result
     _check_rectangular(data)
+    if target.category != dtypes.COMPLEX and _infer_dtype(data).category == dtypes.COMPLEX:
+        raise TypeError("must be real number, not complex")
     try:
         if target.category == dtypes.INTEGER and target.itemsize < 8:
             # Checked in the data's own dtype: torch refuses a number the target cannot hold.
@@ -243,8 +254,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
     found = dtypes._BY_NUMPY.get(array.dtype)
     if found is None:
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only "
-                        "supported types are: float64, float32, float16, int64, int32, int16, "
-                        "int8, uint8, and bool.")
+                        "supported types are: float64, float32, float16, complex64, complex128, "
+                        "int64, int32, int16, int8, uint8, and bool.")
     return Tensor._make(array, found)
 
 
@@ -401,6 +412,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = dtypes.int64 if integral else dtypes.get_default_dtype()
     dtype = dtypes.dtype_argument(dtype, "arange")
+    if dtype.is_complex:
+        raise NotImplementedError('"arange_cpu" not implemented for '
+                                  f"'{dtypes.scalar_type_name(dtype)}'")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
@@ -525,6 +539,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
                         f"{type(size).__name__}")
     dtype = dtypes.int64 if dtype is None else dtypes.dtype_argument(dtype, "randint")
+    if dtype.is_complex:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
     check_integer_range(low, high, dtype)
     rng = generators.resolve(generator, "randint", device)
     return random_tensor(RandomDraw("randint", _size((size,)), dtype, rng, low, high), device,

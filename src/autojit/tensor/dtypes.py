@@ -1,10 +1,12 @@
 """dtypes and type promotion.
 
-Every Tensor carries one of the ten DType objects below. Ops ask `result_type` which dtype a
+Every Tensor carries one of the twelve DType objects below (torch's other dtypes are named, as
+MissingDType, and refused). Ops ask `result_type` which dtype a
 mix of tensors and Python scalars computes in; the rules are torch's (see
 docs/notes/type-promotion.md): dimensioned tensors decide within a category, zero-dim tensors
-and Python scalars only lift the category (bool < integer < floating), and a Python float never
-upcasts a float32 tensor.
+and Python scalars only lift the category (bool < integer < floating < complex), and a Python
+float never upcasts a float32 tensor. complex64 and complex128 are NumPy's complex types
+(docs/notes/complex.md); torch's complex32 (chalf) has no NumPy type and is not among them.
 
 bfloat16 has no NumPy dtype: its tensors hold float32 arrays whose values are all bfloat16
 numbers (`round_to_bfloat16`), so NumPy computes on them in float32 and each op's result is
@@ -17,13 +19,14 @@ import numpy as np
 
 from .symbolic import SymInt
 
-BOOL, INTEGER, FLOATING = 0, 1, 2
+BOOL, INTEGER, FLOATING, COMPLEX = 0, 1, 2, 3
 
 
 class DType:
     """A tensor element type; printed as ``autojit.float32`` and ``f32`` in IR text."""
 
-    __slots__ = ("name", "numpy", "short", "category", "itemsize", "is_signed")
+    __slots__ = ("name", "numpy", "short", "category", "itemsize", "is_signed", "_real",
+                 "_complex")
 
     def __init__(self, name: str, numpy_dtype, short: str, category: int):
         self.name = name
@@ -32,11 +35,37 @@ class DType:
         self.category = category
         self.itemsize = self.numpy.itemsize
         # torch's dtype.is_signed: False for bool and uint8 only.
-        self.is_signed = self.numpy.kind in "if"
+        self.is_signed = self.numpy.kind in "ifc"
+        self._real = self._complex = None  # to_real() and to_complex(), set below
 
     @property
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a real floating type (complex dtypes are not)."""
         return self.category == FLOATING
+
+    @property
+    def is_complex(self) -> bool:
+        """Whether the dtype is complex64 or complex128."""
+        return self.category == COMPLEX
+
+    def to_real(self) -> DType:
+        """The real dtype of a complex one's parts (complex64 -> float32); any other dtype is
+        its own."""
+        return self._real or self
+
+    def to_complex(self) -> DType:
+        """The complex dtype whose parts are this floating dtype (float64 -> complex128;
+        float16 has none here: torch's complex32 is not an autojit dtype); a complex dtype is
+        its own."""
+        if self.category == COMPLEX:
+            return self
+        if self._complex is None:
+            if self.category != FLOATING:
+                raise RuntimeError("Unknown Complex ScalarType for "
+                                   f"{SCALAR_TYPE_NAMES[self.name]}")
+            raise RuntimeError("autojit has no complex32 (torch's chalf), the complex dtype of "
+                               "float16 parts")
+        return self._complex
 
     def __repr__(self) -> str:
         return f"autojit.{self.name}"
@@ -57,18 +86,26 @@ int16 = DType("int16", np.int16, "i16", INTEGER)
 int32 = DType("int32", np.int32, "i32", INTEGER)
 int64 = DType("int64", np.int64, "i64", INTEGER)
 bool_ = DType("bool", np.bool_, "bool", BOOL)
+complex64 = DType("complex64", np.complex64, "c64", COMPLEX)
+complex128 = DType("complex128", np.complex128, "c128", COMPLEX)
+complex64._real, complex128._real = float32, float64
+float32._complex, float64._complex = complex64, complex128
+# bfloat16 has float32's range: torch maps it to complex64.
+bfloat16._complex = complex64
 
 # torch's ScalarType names, which its messages quote ("expected Double but got Float").
 SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
                      "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16", "uint8": "Byte",
-                     "int8": "Char", "int16": "Short"}
+                     "int8": "Char", "int16": "Short", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}
 
 
 # The C++ names of the element types, which other messages of torch quote ("long int").
 C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
                 "int32": "int", "int64": "long int", "bool": "bool",
                 "bfloat16": "c10::BFloat16", "uint8": "unsigned char", "int8": "signed char",
-                "int16": "short int"}
+                "int16": "short int", "complex64": "c10::complex<float>",
+                "complex128": "c10::complex<double>"}
 
 
 def scalar_type_name(dtype: DType) -> str:
@@ -81,17 +118,58 @@ def c_type_name(dtype: DType) -> str:
     return C_TYPE_NAMES[dtype.name]
 
 
+class MissingDType:
+    """A dtype of torch's that autojit has no tensors of (complex32; unsigned integers wider
+    than a byte). Its name exists, so that code which only compares dtypes with it
+    (`x.dtype == torch.uint16`, a table keyed by dtype) runs; a tensor of it cannot be made,
+    and asking for one raises TypeError naming it (to_dtype, dtype_argument)."""
+
+    __slots__ = ("name", "itemsize", "is_complex", "is_signed")
+
+    def __init__(self, name: str, itemsize: int, is_complex: bool):
+        self.name, self.itemsize, self.is_complex = name, itemsize, is_complex
+        self.is_signed = is_complex
+
+    is_floating_point = False
+
+    def __repr__(self) -> str:
+        return f"autojit.{self.name}"
+
+    def __reduce__(self):
+        return (missing_from_name, (self.name,))
+
+
+complex32 = MissingDType("complex32", 4, True)
+uint16 = MissingDType("uint16", 2, False)
+uint32 = MissingDType("uint32", 4, False)
+uint64 = MissingDType("uint64", 8, False)
+MISSING = {d.name: d for d in (complex32, uint16, uint32, uint64)}
+chalf = complex32
+
+
+def missing_from_name(name: str) -> MissingDType:
+    return MISSING[name]
+
+
+def refuse_missing(dtype: MissingDType):
+    raise TypeError(f"autojit has no tensors of dtype {dtype.name}: its dtypes are "
+                    "float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, "
+                    "int16, int32, int64 and bool")
+
+
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 int, long, short = int32, int64, int16  # noqa: A001
+cfloat, cdouble = complex64, complex128
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
+       complex128)
 # A float32 array is float32's: bfloat16 is never inferred from NumPy data.
 _BY_NUMPY = {d.numpy: d for d in ALL if d is not bfloat16}
 _BY_NAME = {d.name: d for d in ALL}
 # Rank within a category decides promotion between two dtypes of the same category.
 # uint8 and int8 share a rank: neither holds the other, and promote() gives int16 for the pair.
 _RANK = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, bfloat16: 5,
-         float32: 6, float64: 7}
+         float32: 6, float64: 7, complex64: 8, complex128: 9}
 
 _default_float = [float32]
 
@@ -112,6 +190,13 @@ def set_default_dtype(d: DType, /) -> None:
     _default_float[0] = d
 
 
+def get_default_complex_dtype() -> DType:
+    """The dtype of tensors made from Python complex numbers: complex128 when the default dtype
+    is float64, complex64 for float32 and bfloat16 (a float16 default has torch's complex32,
+    which autojit lacks: an error)."""
+    return _default_float[0].to_complex()
+
+
 def from_name(name: str) -> DType:
     return _BY_NAME[name]
 
@@ -127,9 +212,11 @@ def from_numpy(numpy_dtype) -> DType:
         return int64
     if numpy_dtype.kind == "f":
         return float64
+    if numpy_dtype.kind == "c":
+        return complex128
     raise TypeError(f"can't convert np.ndarray of type {numpy_dtype} to an autojit dtype; "
-                    "the only supported types are: float64, float32, float16, int64, int32, int16, "
-                    "int8, uint8, bool")
+                    "the only supported types are: float64, float32, float16, complex64, "
+                    "complex128, int64, int32, int16, int8, uint8, bool")
 
 
 def to_dtype(dtype) -> DType:
@@ -142,13 +229,18 @@ def to_dtype(dtype) -> DType:
         return int64
     if dtype is _py_float:
         return get_default_dtype()
+    if dtype is _py_complex:
+        return get_default_complex_dtype()
     if isinstance(dtype, str) and dtype in _BY_NAME:
         return _BY_NAME[dtype]
+    if isinstance(dtype, MissingDType):
+        refuse_missing(dtype)
     return from_numpy(dtype)
 
 
 _py_int = (0).__class__
 _py_float = (0.0).__class__
+_py_complex = (0j).__class__
 
 
 def dtype_argument(dtype, function: str) -> DType:
@@ -163,19 +255,28 @@ def dtype_argument(dtype, function: str) -> DType:
         return int64
     if dtype is bool:
         return bool_
+    if dtype is _py_complex:
+        return complex128
     if isinstance(dtype, str):
         raise TypeError(f"{function}(): argument 'dtype' must be autojit.dtype, not str")
+    if isinstance(dtype, MissingDType):
+        refuse_missing(dtype)
     return from_numpy(dtype)
 # A symbolic size (symbolic.SymInt) is an int in type promotion.
 _integers = (_py_int, SymInt)
 
 
 def promote(a: DType, b: DType) -> DType:
-    """The smallest dtype that holds both (torch.promote_types)."""
+    """The smallest dtype that holds both (torch.promote_types); a complex dtype with a wider
+    floating one takes the floating one's precision (complex64 and float64 give complex128)."""
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        high, low = (a, b) if a.category > b.category else (b, a)
+        if high.category == COMPLEX and low.category == FLOATING and \
+                _RANK[low] > _RANK[high.to_real()]:
+            return low.to_complex()
+        return high
     if {a, b} == {float16, float32} or {a, b} == {float16, bfloat16}:
         return float32
     if {a, b} == {uint8, int8}:
@@ -201,7 +302,12 @@ def check_fits(value, dtype: DType, fill: bool = True) -> None:
     """torch's error for a number outside an integer dtype narrower than int64 (NaN is never
     inside), where it fills a tensor (`fill`: full, fill_, clamp's bounds) or makes one
     (tensor); an int down to -max fits uint8, wrapping as two's complement does (-1 is 255).
-    Ints in arithmetic wrap whatever their size (wrap_integer)."""
+    Ints in arithmetic wrap whatever their size (wrap_integer). A complex number has no real
+    dtype to fit into, as torch says in its words."""
+    if isinstance(value, _py_complex) and dtype.category != COMPLEX:
+        name = {"float32": "float", "float64": "double", "int64": "int64_t"}.get(
+            dtype.name, _FILL_TYPE_NAMES.get(dtype.name, dtype.name))
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
     if dtype.category != INTEGER or dtype.itemsize == 8 or isinstance(value, bool):
         return
     info = np.iinfo(dtype.numpy)
@@ -230,6 +336,8 @@ def scalar_dtype(value) -> DType:
         return bool_
     if isinstance(value, _integers):
         return int64
+    if isinstance(value, _py_complex):
+        return get_default_complex_dtype()
     return get_default_dtype()
 
 
@@ -238,6 +346,8 @@ def scalar_category(value) -> int:
         return BOOL
     if isinstance(value, _integers):
         return INTEGER
+    if isinstance(value, _py_complex):
+        return COMPLEX
     return FLOATING
 
 
@@ -245,26 +355,41 @@ def result_type(dimensioned: list[DType], zero_dim: list[DType], scalars: list) 
     """torch.result_type over three priority groups: tensors with dims, zero-dim tensors, scalars.
 
     A lower-priority group only matters when it brings a higher category; zero-dim tensors then
-    contribute their own dtype, scalars the default dtype of their category.
+    contribute their own dtype, scalars the default dtype of their category. A complex lower
+    group lifting a floating higher one keeps the floating one's precision (torch's
+    combine_categories: float64 with a complex64 0-d tensor is complex128).
     """
-    result = None
+    groups = []
     for group in (dimensioned, zero_dim):
         group_type = None
         for dtype in group:
             group_type = dtype if group_type is None else promote(group_type, dtype)
-        if group_type is not None and (result is None or group_type.category > result.category):
-            result = group_type
-    if scalars:
-        category = max(scalar_category(s) for s in scalars)
-        if result is None:
-            result = _promote_scalars(scalars)
-        elif category > result.category:
-            result = get_default_dtype() if category == FLOATING else int64
-    return result
+        groups.append(group_type)
+    groups.append(_promote_scalars(scalars) if scalars else None)
+    return _combine(groups[0], _combine(groups[1], groups[2]))
+
+
+def _combine(higher: DType | None, lower: DType | None) -> DType | None:
+    """torch's combine_categories: the higher-priority group's dtype, lifted to the lower
+    group's category when that one is higher."""
+    if higher is None:
+        return lower
+    if lower is None or lower.category <= higher.category:
+        return higher
+    if lower.category == COMPLEX:
+        # A floating dtype keeps its precision; an integer or bool one takes the complex.
+        return higher.to_complex() if higher.category == FLOATING else lower
+    if higher.category == BOOL or lower.category == FLOATING:
+        return promote(higher, lower)
+    return higher
 
 
 def _promote_scalars(scalars) -> DType:
-    result = scalar_dtype(scalars[0])
-    for s in scalars[1:]:
-        result = promote(result, scalar_dtype(s))
-    return result
+    """The Python scalars' dtype as torch wraps numbers: the default dtype of the highest
+    category among them (int64 for ints, the default floating or complex dtype)."""
+    category = max(scalar_category(s) for s in scalars)
+    if category == BOOL:
+        return bool_
+    if category == INTEGER:
+        return int64
+    return get_default_complex_dtype() if category == COMPLEX else get_default_dtype()

@@ -1,14 +1,31 @@
-"""Warnings given once per process (torch's TORCH_WARN_ONCE): `warn_now`.
+"""Warnings given once per process (torch's TORCH_WARN_ONCE): `warn_once`.
 
-While a compiled function is traced, `warnings.warn` is replaced by ir/printing.py's
-interceptor, which makes each warning an effect every run of the executable repeats, as eager
-repeats the call. A warning autojit gives once per process (a flag of its own module, which
-no guard sees) must not be repeated: it is given when it happens, through this reference to
-the real function, bound before any trace.
+Each is named by a key; `given` holds the keys of those given. While a compiled function is
+traced, `warnings.warn` is intercepted (ir/printing.py) and a warning becomes an effect that
+every run of the executable repeats, as eager repeats the call. A once-per-process warning
+must not be repeated, and must still come in its place among the call's other warnings and
+prints: the trace's capture makes it an effect that the first run gives (marking the key
+given then), and later runs skip. Were the trace thrown away (a graph break), the key is not
+marked, so the call's eager run gives the warning.
 """
 
 from __future__ import annotations
 
 import warnings
 
-warn_now = warnings.warn
+from .state import state
+
+given: set = set()
+_warn = warnings.warn  # bound before any trace replaces the module's attribute
+
+
+def warn_once(key, message: str, category=UserWarning, stacklevel: int = 1) -> None:
+    """Warn unless the warning `key` names was given; stacklevel counts from the caller."""
+    if key in given:
+        return
+    tracer = state.tracer
+    capture = getattr(tracer, "prints", None) if tracer is not None else None
+    if capture is not None and capture.capture_once(key, message, category, stacklevel + 1):
+        return
+    given.add(key)
+    _warn(message, category, stacklevel=stacklevel + 1)

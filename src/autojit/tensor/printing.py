@@ -149,6 +149,22 @@ def _summarized(values: np.ndarray) -> np.ndarray:
     return values
 
 
+class _ComplexFormatter:
+    """torch's two formatters of a complex tensor, one for the real parts and one for the
+    imaginary parts, each choosing its style from its own values: ``1.0000+2.0000j``."""
+
+    def __init__(self, values: np.ndarray):
+        self.real, self.imag = _Formatter(values.real), _Formatter(values.imag)
+        # The width per element: both parts and the "j".
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value) -> str:
+        real = self.real.format(value.real)
+        imaginary = (self.imag.format(value.imag) + "j").lstrip()
+        # a sign of its own (negative numbers, -0.) or a "+"
+        return real + imaginary if imaginary[0] in "+-" else real + "+" + imaginary
+
+
 def _vector(values: np.ndarray, indent: int, summarize: bool, formatter: _Formatter) -> str:
     element_length = formatter.max_width + 2
     per_line = max(1, int(math.floor((OPTIONS.linewidth - indent) / element_length)))
@@ -186,7 +202,8 @@ def format_values(data: np.ndarray, indent: int) -> str:
     if data.dtype == np.float16:  # torch formats half values through float32
         data = data.astype(np.float32)
     summarize = data.size > OPTIONS.threshold
-    formatter = _Formatter(_summarized(data) if summarize else data)
+    shown = _summarized(data) if summarize else data
+    formatter = _ComplexFormatter(shown) if data.dtype.kind == "c" else _Formatter(shown)
     return _nested(data, indent, summarize, formatter)
 
 
@@ -202,6 +219,13 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
             last_line_length += len(suffix) + 2
     parts.append(")")
     return "".join(parts)
+
+
+def _unnamed_dtypes() -> tuple:
+    """The dtypes a printed tensor's values show, so that no dtype= is printed: the default
+    dtype, its complex dtype, int64 and bool."""
+    default = dtypes.get_default_dtype()
+    return (default, default._complex, dtypes.int64, dtypes.bool_)
 
 
 def tensor_repr(x, prefix: str = "tensor(", history: str | None = None) -> str:
@@ -230,7 +254,7 @@ def tensor_repr(x, prefix: str = "tensor(", history: str | None = None) -> str:
         body = format_values(x._host("print"), indent)  # a CUDA tensor's values: copied back
         if not OPTIONS.edgeitems:
             suffixes.append(f"size={tuple(x._data.shape)}")
-        if dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
+        if dtype not in _unnamed_dtypes():
             suffixes.append(f"dtype={dtype!r}")
     if x._data is not None and x.is_cuda:
         suffixes.insert(0, f"device='{x.device}'")

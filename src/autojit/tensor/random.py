@@ -48,6 +48,13 @@ class RandomDraw:
 
     def draw(self) -> np.ndarray:
         rng, numpy_dtype = self.generator, self.dtype.numpy
+        if self.dtype.category == dtypes.COMPLEX and self.kind in ("rand", "randn"):
+            # torch's: real and imaginary parts drawn in turn, each uniform on [0, 1), or each
+            # normal of variance 1/2 so that the complex samples have variance 1.
+            parts = RandomDraw(self.kind, (*self.shape, 2), self.dtype.to_real(), rng).draw()
+            if self.kind == "randn":
+                parts *= np.sqrt(0.5).astype(parts.dtype)
+            return np.ascontiguousarray(parts).view(numpy_dtype)[..., 0]
         if self.kind == "rand":
             return rng.random(self.shape).astype(numpy_dtype)
         if self.kind == "randn":
@@ -100,7 +107,7 @@ def _draw(draw: RandomDraw, device, requires_grad: bool) -> Tensor:
         data = runtime(device.type).from_host(data, device.index or 0)
     result = Tensor._make(data, draw.dtype)
     if requires_grad:
-        if not draw.dtype.is_floating_point:
+        if draw.dtype.category < dtypes.FLOATING:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         result.requires_grad_(True)
@@ -115,8 +122,9 @@ def random_key(generator, name: str, device=None) -> Tensor:
 
 
 def check_floating(dtype: dtypes.DType, kernel: str) -> None:
-    """torch's error for a floating-point distribution asked for another dtype."""
-    if not dtype.is_floating_point:
+    """torch's error for a floating-point distribution asked for another dtype (complex ones
+    are drawn part by part)."""
+    if dtype.category < dtypes.FLOATING:
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{TORCH_NAMES[dtype.name]}'")
 

@@ -24,10 +24,30 @@ VALUE_READ = None
 
 
 class Size(tuple):
-    """A shape: a tuple that prints as ``autojit.Size([2, 3])``."""
+    """A shape: a tuple that prints as ``autojit.Size([2, 3])``; a slice of it, a sum with a
+    tuple and a repetition are Sizes too, as torch's are."""
 
     def __repr__(self):
         return f"autojit.Size({list(self)})"
+
+    def __getitem__(self, index):
+        found = tuple.__getitem__(self, index)
+        return Size(found) if index.__class__ is slice else found
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, count):
+        return Size(tuple.__mul__(self, count))
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         """The number of elements of a tensor of this shape."""
@@ -67,6 +87,9 @@ class Tensor:
     _backward_hooks = None
     _post_accumulate_hooks = None
     _is_inference = False
+    # torch's conjugate bit: set on the result of conj() (ops/complex_numbers.py), which holds
+    # the conjugated values, and kept by the views of such a tensor.
+    _is_conj = False
     _tangents = None  # forward AD: {dual level id: tangent} (autograd/forward_ad.py)
     _batched = False  # a vmap BatchedTensor (ops/batching.py)
     # Installed at import by the layers above this one, which the tensor layer does not import:
@@ -215,8 +238,8 @@ class Tensor:
         return self._dtype.is_floating_point
 
     def is_complex(self) -> bool:
-        """Whether the dtype is complex: never, autojit has no complex dtypes."""
-        return False
+        """Whether the dtype is complex (complex64 or complex128)."""
+        return self._dtype.category == dtypes.COMPLEX
 
     def is_signed(self) -> bool:
         """Whether the dtype holds negative values (all but bool and uint8)."""
@@ -256,7 +279,7 @@ class Tensor:
             raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None and flag:
             raise RuntimeError("you can only change requires_grad flags of leaf variables.")
-        if flag and not self._dtype.is_floating_point:
+        if flag and self._dtype.category < dtypes.FLOATING:
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
         self.requires_grad_(flag)
@@ -273,7 +296,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if requires_grad and not self._dtype.is_floating_point:
+        if requires_grad and self._dtype.category < dtypes.FLOATING:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and self._is_inference and not state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
@@ -484,14 +507,22 @@ class Tensor:
         """A tensor sharing storage and version counter, with no history."""
         alias = Tensor._make(self._data, self._dtype, self._version_counter)
         alias._value = self._value
+        if self._is_conj:
+            alias._is_conj = True
         if self._data is None and state.tracer is not None:
             state.tracer.alias(self, alias)
         return alias
 
     def detach_(self) -> Tensor:
-        """Make this tensor a leaf without history, in place, and return it."""
-        if self._base is not None and self._base.requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        """Make this tensor a leaf without history, in place, and return it (not a view,
+        whose history is its base's, as torch refuses)."""
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -504,7 +535,6 @@ class Tensor:
             "loss = -log_prob * reward\nloss.backward()")
 
 
-_warned_float_of_grad = False  # Tensor.__float__'s warning was given (tensor/values.py)
 _new = object.__new__
 
 

@@ -51,6 +51,8 @@ smallest_normal=1.17549e-38, tiny=1.17549e-38, dtype=float32)
 
     def __init__(self, type=None):  # noqa: A002 - torch's name
         dtype = dtypes.get_default_dtype() if type is None else type
+        if isinstance(dtype, dtypes.DType) and dtype.is_complex:
+            dtype = dtype.to_real()  # torch gives a complex dtype its parts' limits
         if not isinstance(dtype, dtypes.DType) or not dtype.is_floating_point:
             raise TypeError("autojit.finfo() requires a floating point input type. Use "
                             "autojit.iinfo to handle 'autojit.finfo'")
@@ -113,9 +115,8 @@ def is_floating_point(input) -> bool:  # noqa: A002 - torch's name
 
 
 def is_complex(input) -> bool:  # noqa: A002 - torch's name
-    """Whether the tensor's dtype is complex: never, autojit has no complex dtypes."""
-    _check_tensor(input, "is_complex")
-    return False
+    """Whether the tensor's dtype is complex (complex64 or complex128)."""
+    return _check_tensor(input, "is_complex").dtype.is_complex
 
 
 def numel(input) -> int:  # noqa: A002 - torch's name
@@ -134,7 +135,7 @@ def result_type(tensor1, tensor2) -> dtypes.DType:
     for operand in (tensor1, tensor2):
         if isinstance(operand, Tensor):
             groups[0 if operand.ndim else 1].append(operand.dtype)
-        elif isinstance(operand, (bool, int, float, np.generic)):
+        elif isinstance(operand, (bool, int, float, complex, np.generic)):
             groups[2].append(operand.item() if isinstance(operand, np.generic) else operand)
         else:
             raise TypeError(f"result_type() received an invalid combination of arguments - "
@@ -144,10 +145,11 @@ def result_type(tensor1, tensor2) -> dtypes.DType:
 
 def can_cast(from_, to) -> bool:
     """Whether a value of dtype `from_` may be cast to `to` under torch's casting rule: not
-    from floating point to an integer, nor from another dtype to bool."""
+    from complex to a real dtype, nor from floating point to an integer, nor from another dtype
+    to bool."""
     _check_dtype(from_, "can_cast", "from_", 1)
     _check_dtype(to, "can_cast", "to", 2)
-    if from_.is_floating_point and not to.is_floating_point:
+    if from_.category >= dtypes.FLOATING and to.category < from_.category:
         return False
     return not (to is dtypes.bool_ and from_ is not dtypes.bool_)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes
 from . import tensor as tensor_module
-from .once import warn_now
+from .once import warn_once
 from .state import state
 from .tensor import Tensor
 
@@ -30,6 +30,9 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
     data = self._concrete("Tensor.numpy()")
     if self._dtype is dtypes.bfloat16:
         raise TypeError("Got unsupported ScalarType BFloat16")
+    if self._is_conj:
+        raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
+                           "tensor.resolve_conj().numpy() instead.")
     if data.__class__ is not np.ndarray:
         if not force:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
@@ -53,6 +56,7 @@ def item(self):
         return data.item()
     if tracer is not None and not self._batched and (
             self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
+        _complex_read(self, "Tensor.item()")
         # While tracing: a symbolic scalar standing for the value the tensor holds now,
         # read on every run (tensor/symbolic.py, ir/scalars.py).
         if self.numel() != 1:
@@ -76,6 +80,7 @@ def tolist(self):
         return data.tolist()
     if tracer is not None and not self._batched and (
             self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
+        _complex_read(self, "Tensor.tolist()")
         return tracer.read_scalar(self, None if self.ndim == 0 else "tolist")
     return self._host("Tensor.tolist()").tolist()
 
@@ -107,21 +112,37 @@ def __bool__(self) -> bool:
 
 def __float__(self) -> float:
     """`float(x)` of a one-element tensor."""
-    if self._requires_grad and state.grad_enabled and not tensor_module._warned_float_of_grad:
-        tensor_module._warned_float_of_grad = True  # torch warns once per process
-        warn_now("Converting a tensor with requires_grad=True to a scalar may lead to "
-                      "unexpected behavior.\nConsider using tensor.detach() first.",
-                      UserWarning, stacklevel=2)
+    if self._requires_grad and state.grad_enabled:  # torch warns once per process
+        warn_once("float_of_grad", "Converting a tensor with requires_grad=True to a scalar may "
+                  "lead to unexpected behavior.\nConsider using tensor.detach() first.",
+                  UserWarning, stacklevel=2)
     if self._data is None and self._traced_scalar():
         return float(self.item())  # specialized on this call's value
-    return float(self._number("float(Tensor)"))
+    return float(_real_number(self._number("float(Tensor)"), "double"))
 
 
 def __int__(self) -> int:
     """`int(x)` of a one-element tensor."""
     if self._data is None and self._traced_scalar():
         return int(self.item())
-    return int(self._number("int(Tensor)"))
+    return int(_real_number(self._number("int(Tensor)"), "int64_t"))
+
+
+def _real_number(value, c_type: str):
+    """A number float() or int() converts: a complex one's real part where its imaginary part
+    is 0, else torch's error."""
+    if value.__class__ is complex:
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+        return value.real
+    return value
+
+
+def __complex__(self) -> complex:
+    """`complex(x)` of a one-element tensor."""
+    if self._data is None and self._traced_scalar():
+        return complex(self.item())
+    return complex(self._number("complex(Tensor)"))
 
 
 def __index__(self) -> int:
@@ -133,12 +154,22 @@ def __index__(self) -> int:
     return int(self._number("Tensor used as an index"))
 
 
+def _complex_read(self, what: str) -> None:
+    """A complex tensor's values read while tracing: a graph break, as every complex op is
+    (ops/registry.py); symbolic scalars are real."""
+    if self._dtype.category == dtypes.COMPLEX:
+        from .graph_break import graph_break
+
+        graph_break(f"{what} of a complex tensor (compiled code has no complex lowering)",
+                    needs_data=False)
+
+
 def _traced_scalar(self) -> bool:
     """Whether a symbolic tensor's value can be read as a symbolic scalar (inside a compiled
     function's trace, outside vmap), rather than break the graph."""
     tracer = state.tracer
     return tracer is not None and tracer.evaluates and not self._batched and \
-        self.numel() == 1
+        self.numel() == 1 and self._dtype.category != dtypes.COMPLEX
 
 
 def _traced_array(self) -> bool:
@@ -147,7 +178,7 @@ def _traced_array(self) -> bool:
     run), rather than a graph break that runs the call eagerly."""
     tracer = state.tracer
     return tracer is not None and tracer.evaluates and not self._batched and \
-        self._dtype is not dtypes.bfloat16
+        self._dtype is not dtypes.bfloat16 and self._dtype.category != dtypes.COMPLEX
 
 
 def _number(self, what: str):
@@ -160,5 +191,5 @@ def _number(self, what: str):
 
 
 for _name in ("numpy", "item", "tolist", "__array__", "__bool__", "__float__", "__int__",
-              "__index__", "_traced_scalar", "_traced_array", "_number"):
+              "__complex__", "__index__", "_traced_scalar", "_traced_array", "_number"):
     setattr(Tensor, _name, globals()[_name])

@@ -13,6 +13,7 @@ import math
 import warnings
 
 from ..ops import random as random_ops
+from ..ops.complex_numbers import view_as_complex
 from ..tensor import dtypes
 from ..tensor.creation import empty, randint
 from ..tensor.type_info import finfo, iinfo
@@ -61,13 +62,16 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad: bool 
         raise ValueError("The parameters `noncontiguous` and `memory_format` are mutually "
                          f"exclusive, but got noncontiguous={noncontiguous} and "
                          f"memory_format={memory_format}")
-    if requires_grad and not dtype.is_floating_point:
+    if requires_grad and dtype.category < dtypes.FLOATING:
         raise ValueError("`requires_grad=True` is not supported for boolean and integral "
                          f"dtypes, but got dtype={dtype}")
     noncontiguous = noncontiguous and math.prod(shape) > 1
     if noncontiguous:
         shape = (*shape[:-1], 2 * shape[-1])
-    if dtype is dtypes.bool_:
+    if dtype.is_complex:  # real and imaginary parts drawn each on [low, high), as torch's
+        parts = make_tensor(*shape, 2, dtype=dtype.to_real(), device=device, low=low, high=high)
+        result = view_as_complex(parts)
+    elif dtype is dtypes.bool_:
         low, high = _bounds(low, high, dtype, 0, 2, 0, 2)
         result = randint(low, high, shape, device=device, dtype=dtype)
     elif not dtype.is_floating_point:
@@ -88,7 +92,7 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad: bool 
     elif memory_format is not None:
         result = result.clone(memory_format=memory_format)
     if exclude_zero:
-        result[result == 0] = 1 if not dtype.is_floating_point else finfo(dtype).tiny
-    if dtype.is_floating_point:
+        result[result == 0] = 1 if dtype.category < dtypes.FLOATING else finfo(dtype).tiny
+    if dtype.category >= dtypes.FLOATING:
         result.requires_grad = requires_grad
     return result

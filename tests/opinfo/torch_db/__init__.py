@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
-# The dtypes the samples are drawn in, in one place: complex64 and complex128 join when
-# autojit has complex dtypes.
+# The dtypes the samples are drawn in, in one place: complex64 and complex128 are still to
+# join, with the converter's complex cases (convert.py counts complex scalars as not run).
 DTYPES = ("float32", "float64")
 # Second order is checked in this dtype only (float32's finite rounding swamps it).
 GRADGRAD_DTYPE = "float64"

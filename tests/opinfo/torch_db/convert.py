@@ -37,7 +37,8 @@ def to_numpy(tensor) -> np.ndarray:
 
 
 class Unsupported(Exception):
-    """A sample of a kind autojit does not have yet (complex dtypes): not run, counted apart."""
+    """A sample of a kind the harness does not convert yet (complex scalars): not run, counted
+    apart."""
 
 
 class Converter:

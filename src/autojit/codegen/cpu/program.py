@@ -145,11 +145,13 @@ class Recording:
                          for part in range(len(group)) for word in _GEMM_POINTERS]
             self._add(native.gemm_part, words, positions, len(group))
 
-    def call(self, function: int, words: list, pointers: tuple, *arrays) -> None:
-        """One call of a native function reading `words` (the words at `pointers` are
-        addresses into `arrays`), as rows.py's gathers and scatters take them."""
+    def call(self, function: int, words: list, pointers: tuple, *arrays,
+             parts: int = 1) -> None:
+        """A call of a native function reading `words` (the words at `pointers` are
+        addresses into `arrays`), as rows.py's gathers and scatters take them; with `parts`,
+        `function(words, part)` for each part, on the workers (convolution.py's routines)."""
         self.arrays.extend(arrays)
-        self._add(function, list(words), pointers, 1)
+        self._add(function, list(words), pointers, parts)
 
     def copy(self, destination: np.ndarray, source: np.ndarray) -> None:
         if not (destination.flags.c_contiguous and source.flags.c_contiguous and

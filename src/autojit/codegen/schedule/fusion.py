@@ -18,7 +18,8 @@ element the kernel starts reading at (Layout.start), so a broadcast bias, a tran
 or one gate of an LSTM's chunk(4) is never materialized for a kernel. Matmuls run through BLAS
 (matmul_steps.py: transposed operands, update epilogues, products side by side). Everything
 else (indexing, layout ops whose results are used elsewhere) runs as a single node with the
-op's NumPy impl, exactly as the reference interpreter would. A group the backend cannot
+op's NumPy impl, exactly as the reference interpreter would, but for convolution products,
+which run as native routines (conv_steps.py). A group the backend cannot
 compile runs node by node the same way, so the plan is always correct.
 
 Legality (what may fuse) is `_joins`; there is no cost model yet: every legal fusion is taken.
@@ -47,6 +48,7 @@ from ..kernel import (
     contiguous_strides,
     kernel_name,
 )
+from .conv_steps import ConvStep, convolves
 from .in_place import plan_in_place_updates
 from .matmul_steps import (
     GemmStep,
@@ -252,6 +254,8 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
                                     compile_kernel))
         elif host and not generic and _indexes_rows(node):
             steps.append(IndexedRowsStep(node, node.op.lowering.routine == "indexed_scatter"))
+        elif host and not generic and convolves(node):
+            steps.append(ConvStep(node))
         else:
             parts = _part_steps(node, compile_kernel, kernel_numbers) \
                 if host and not generic else None

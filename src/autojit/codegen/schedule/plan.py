@@ -21,6 +21,7 @@ from ..cpu.program import available as programs_available
 from ..expression import parse
 from ..kernel import Kernel, KernelError, inputs_feeding, reads_pointwise
 from .buffers import StepBuffers, plan_buffers
+from .conv_steps import ConvStep
 from .direct_calls import direct_call
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 from .matmul_steps import ConcurrentProducts, GemmStep, MatmulStep, products_of
@@ -66,7 +67,8 @@ def plan_buffer_reuse(graph: Graph, steps: list, fresh_grads: frozenset = frozen
         for product in products_of(step):
             if _stores_into_accumulate(product) and id(product.output) in escaping:
                 escaping.add(id(product.epilogue.accumulate))
-        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts, AllocateStep)):
+        if isinstance(step, (KernelStep, MatmulStep, ConcurrentProducts, AllocateStep,
+                             ConvStep)):
             continue
         nodes = step.steps if isinstance(step, NodesStep) else [step]
         for inner in reversed(nodes):
@@ -97,6 +99,9 @@ def _step_buffers(step) -> StepBuffers:
         return StepBuffers([(step, index, value) for index, (value, _) in
                             enumerate(step.outputs)], list(step.sources),
                            donors=_pointwise_donors(step))
+    if isinstance(step, ConvStep):  # a fresh result, and scratch no other step reads
+        return StepBuffers([(step, 0, step.node.output), (step, 1, step.scratch)],
+                           value_operands(step.node))
     products = products_of(step)
     if products:
         # A product storing into an earlier product's result makes a value that is that

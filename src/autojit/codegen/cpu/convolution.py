@@ -1,0 +1,452 @@
+"""Native convolutions: the forward product and both backward products of the convolution
+primitives (ops/convolution.py) for float32 and float64, on every core, for eager calls and
+compiled plans alike (docs/notes/convolution.md).
+
+A convolution's geometry (shapes, strides, padding, dilation, groups) becomes, once, the
+integer tables the routines of convolution_ir.py read: how an image is laid out in scratch
+memory (rows copied with zeros around them, split by stride phase so that every product reads
+unit-stride rows), the jobs (a group, and for the input gradient a stride phase of the
+input), each job's (weight offset, source offset) pair per k, and where each grid position
+lands in the output. `Geometry.run` calls the routine with the operands' addresses, one part
+per core (workers.py): images for the forward product and the input gradient, chunks of
+images for the weight gradient, whose float64 partial sums are then added in chunk order.
+
+The chunks of the weight gradient depend only on the shapes, never on the thread count, so a
+result is the same whatever autojit.set_num_threads says and whether it ran eagerly or
+compiled.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import itertools
+import math
+
+import numpy as np
+
+from . import workers
+from .convolution_ir import (
+    TYPES,
+    render_module,
+)
+
+# The most k's of a block: a block of a panel's source, packed, is 256 x 32 float32 (32 KiB),
+# held in L1 while every tile of rows reads it, as the gemm's (gemm_kernel.py).
+_BLOCK_DEPTH = 256
+# A lane of a weight tile's accumulators sums at most about this many products of a chunk in
+# float32 before they are added into float64 (positions / lanes, times images).
+_CHUNK_TERMS = 16384
+_CALL = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
+_state: dict = {}
+
+
+def supported(dtype) -> bool:
+    return np.dtype(dtype) in TYPES
+
+
+def available(dtype) -> bool:
+    """Whether the routines of this dtype can be made here (compiles them on first use)."""
+    return supported(dtype) and _functions(dtype) is not None
+
+
+def _functions(dtype) -> dict | None:
+    """{"products", "weight", "weight_sum"} -> address, compiled once per process (or loaded
+    from the kernel disk cache), or None where no native code can be made."""
+    dtype = np.dtype(dtype)
+    found = _state.get(dtype)
+    if found is None:
+        try:
+            from .helper_modules import compile_module
+        except ImportError:  # no llvmlite: the NumPy impl runs instead
+            found = {}
+        else:
+            text, names = render_module(dtype)
+            addresses = compile_module(text, names, ("convolution", text))
+            found = dict(zip(("products", "weight", "weight_sum"), addresses, strict=True))
+        _state[dtype] = found
+    return found or None
+
+
+def _three(values, fill) -> tuple:
+    return (fill,) * (3 - len(values)) + tuple(values)
+
+
+class _Spatial:
+    """A convolution's spatial geometry over three dims (missing leading dims of size 1)."""
+
+    def __init__(self, sizes, kernel, attrs):
+        spatial = len(attrs["stride"])
+        self.sizes = _three(sizes, 1)
+        self.kernel = _three(kernel, 1)
+        self.stride = _three(attrs["stride"], 1)
+        self.dilation = _three(attrs["dilation"], 1)
+        self.padding = ((0, 0),) * (3 - spatial) + tuple(tuple(p) for p in attrs["padding"])
+        self.out = tuple((n + lo + hi - d * (k - 1) - 1) // s + 1 for n, k, s, (lo, hi), d in
+                         zip(self.sizes, self.kernel, self.stride, self.padding,
+                             self.dilation, strict=True))
+        self.taps = math.prod(self.kernel)
+
+
+class _Layout:
+    """The source image laid out for the forward and weight products: each channel's padded
+    image split into the stride phases some tap reads (a 1x1 convolution of stride 2 reads
+    one of four), phase (pd, ph, pw) holding padded[s * q + phase]."""
+
+    def __init__(self, space: _Spatial):
+        self.used = tuple(sorted({k * d % s for k in range(kernel)}) for kernel, d, s in
+                          zip(space.kernel, space.dilation, space.stride, strict=True))
+        self.q = tuple(-(-(n + lo + hi) // s) for n, (lo, hi), s in
+                       zip(space.sizes, space.padding, space.stride, strict=True))
+        self.plane = math.prod(self.q)
+        self.channel = math.prod(len(used) for used in self.used) * self.plane
+        records = []
+        depth, height, width = space.sizes
+        (lo_d, _), (lo_h, _), (lo_w, _) = space.padding
+        s_w, q_d, q_h, q_w = space.stride[2], *self.q
+        for phase, (pd, ph, pw) in enumerate(itertools.product(*self.used)):
+            for qd in range(q_d):
+                for qh in range(q_h):
+                    dst = phase * self.plane + (qd * q_h + qh) * q_w
+                    a_d, a_h = space.stride[0] * qd + pd - lo_d, space.stride[1] * qh + ph - lo_h
+                    first = max(0, -(-(lo_w - pw) // s_w))
+                    last = min(q_w - 1, (lo_w + width - 1 - pw) // s_w)
+                    if not (0 <= a_d < depth and 0 <= a_h < height) or last < first:
+                        records.append((dst, 0, q_w, 0, 0, 1))
+                        continue
+                    count = last - first + 1
+                    source = (a_d * height + a_h) * width + s_w * first + pw - lo_w
+                    records.append((dst, source, first, count, q_w - first - count, s_w))
+        self.records = _blocks(records)
+        # grid position of output (od, oh, ow): (od * q_h + oh) * q_w + ow
+        out = space.out
+        self.grid = ((out[0] - 1) * q_h + out[1] - 1) * q_w + out[2]
+
+    def offset(self, space: _Spatial, channel: int, tap: tuple) -> int:
+        """Where tap (kd, kh, kw) of a channel reads the grid's first position."""
+        phase, shift = 0, 0
+        for k, d, s, q, used in zip(tap, space.dilation, space.stride, self.q, self.used,
+                                    strict=True):
+            phase, shift = phase * len(used) + used.index(k * d % s), shift * q + k * d // s
+        return channel * self.channel + phase * self.plane + shift
+
+
+def _blocks(rows: list) -> list:
+    """Prepare records (convolution_ir.RECORD) from rows (dst, src, left, count, right, step):
+    runs of rows alike but for their positions, equally spaced, become one record."""
+    records: list = []
+    for row in rows:
+        if records:
+            dst, src, left, count, right, step, number, dst_pitch, src_pitch = records[-1]
+            if (left, count, right, step) == row[2:]:
+                row_dst, row_src = row[0] - dst, (row[1] - src) if count else 0
+                if number == 1 or (row_dst == number * dst_pitch and
+                                   row_src == number * src_pitch):
+                    if number == 1:
+                        dst_pitch, src_pitch = row_dst, row_src
+                    records[-1] = (dst, src, left, count, right, step, number + 1, dst_pitch,
+                                   src_pitch)
+                    continue
+        records.append((*row, 1, 0, 0))
+    return records
+
+
+def _block(depth: int) -> int:
+    """The k's of each block of a job of this depth: equal blocks of at most _BLOCK_DEPTH
+    (one block for 0)."""
+    blocks = max(1, -(-depth // _BLOCK_DEPTH))
+    return max(1, -(-depth // blocks))
+
+
+def _table(header: list, *sections) -> tuple:
+    """An int64 table: header words, then each section's words; (table, section starts)."""
+    starts, words = [], list(header)
+    for section in sections:
+        starts.append(len(words))
+        words.extend(int(word) for row in section for word in row)
+    return np.array(words, np.int64), starts
+
+
+class Geometry:
+    """The tables and scratch sizes of one convolution product (kind "forward", "input" or
+    "weight") for operands of these shapes and dtype; made once per geometry (`geometry`)."""
+
+    def __init__(self, kind: str, first: tuple, second: tuple, attrs: dict, dtype):
+        self.kind, self.dtype, self.attrs = kind, np.dtype(dtype), attrs
+        _, lanes, _ = TYPES[self.dtype]
+        self.panel = 2 * lanes
+        self.groups = groups = attrs["groups"]
+        if kind == "forward":
+            self._forward(first, second, groups)
+        elif kind == "input":
+            self._input(first, second, groups, attrs)
+        else:
+            self._weight(first, second, groups, attrs, lanes)
+        self.table_address = self.table.ctypes.data
+
+    # ---- forward -------------------------------------------------------------------------
+
+    def _forward(self, x: tuple, w: tuple, groups: int) -> None:
+        batch, channels = x[:2]
+        out_channels, per_group = w[:2]
+        space = self.space = _Spatial(x[2:], w[2:], self.attrs)
+        layout = _Layout(space)
+        rows = out_channels // groups
+        depth = per_group * space.taps
+        pairs = [(k, layout.offset(space, channel, tap)) for k, (channel, tap) in enumerate(
+            itertools.product(range(per_group),
+                              itertools.product(*(range(k) for k in space.kernel))))]
+        out_plane = math.prod(space.out)
+        _, q_h, q_w = layout.q
+        jobs = [(rows, depth, group * rows * depth, depth, group * per_group * layout.channel,
+                 0, layout.grid, q_h * q_w, q_w, space.out[1], space.out[2],
+                 group * rows * out_plane, space.out[1] * space.out[2], space.out[2], 1,
+                 out_plane, group * rows * depth, _block(depth)) for group in range(groups)]
+        reach = (groups - 1) * per_group * layout.channel + max(b for _, b in pairs)
+        size = max(channels * layout.channel, reach + self._panels(layout.grid))
+        self.table, (records, job_at, pair_at) = _table(
+            [channels, math.prod(space.sizes), layout.channel, len(layout.records), 0,
+             channels * layout.channel, size, len(jobs), 0, 0,
+             *self._part_layout(size, out_channels * depth, rows, jobs), 0],
+            layout.records, jobs, pairs)
+        self.table[4], self.table[8], self.table[9] = records, job_at, pair_at
+        self.out_shape = (batch, out_channels, *space.out[3 - (len(x) - 2):])
+        self.source_image = channels * math.prod(space.sizes)
+        self.out_image = out_channels * out_plane
+        self.batch = batch
+
+    def _panels(self, grid: int) -> int:
+        return -(-grid // self.panel) * self.panel
+
+    def _part_layout(self, source: int, packed: int, rows: int, jobs: list) -> tuple:
+        """(packed_at, stage_at, block_at) of a part's scratch for the products, each region
+        on a cache line; sets part_scratch."""
+        line = 64 // self.dtype.itemsize
+
+        def up(count: int) -> int:
+            return -(-count // line) * line
+
+        packed_at = up(source)
+        stage_at = up(packed_at + packed)
+        block_at = up(stage_at + rows * self.panel)
+        deepest = max((job[-1] for job in jobs), default=1)
+        self.part_scratch = up(block_at + deepest * self.panel)
+        return packed_at, stage_at, block_at
+
+    # ---- input gradient ----------------------------------------------------------------
+
+    def _input(self, g: tuple, w: tuple, groups: int, attrs: dict) -> None:
+        batch, out_channels = g[:2]
+        per_group = w[1]
+        space = self.space = _Spatial(attrs["input_size"], w[2:], attrs)
+        q = tuple(d * (k - 1) // s for k, d, s in zip(space.kernel, space.dilation,
+                                                      space.stride, strict=True))
+        # Per dim and phase r: the taps reaching it, each tap's shift, and the phase's range
+        # of positions t (padded position r + s t).
+        dims = []
+        for n, k, s, d, (lo, _) in zip(space.sizes, space.kernel, space.stride,
+                                       space.dilation, space.padding, strict=True):
+            phases = []
+            for r in range(s):
+                taps = [(tap, (tap * d - r) // s) for tap in range(k) if (tap * d - r) % s == 0]
+                first, last = -((r - lo) // s), (lo + n - 1 - r) // s
+                phases.append((r, taps, first, max(0, last - first + 1), last))
+            dims.append(phases)
+        extents = tuple(qi + max(o, max(phase[4] for phase in phases) + 1)
+                        for qi, o, phases in zip(q, space.out, dims, strict=True))
+        r_d, r_h, r_w = extents
+        channel = r_d * r_h * r_w
+        records = []
+        o_d, o_h, o_w = space.out
+        for i_d in range(r_d):
+            for i_h in range(r_h):
+                dst = (i_d * r_h + i_h) * r_w
+                a_d, a_h = i_d - q[0], i_h - q[1]
+                if 0 <= a_d < o_d and 0 <= a_h < o_h:
+                    records.append((dst, (a_d * o_h + a_h) * o_w, q[2], o_w, r_w - q[2] - o_w, 1))
+                else:
+                    records.append((dst, 0, r_w, 0, 0, 1))
+        records = _blocks(records)
+        rows = out_channels // groups
+        taps_per_channel = space.taps
+        depth_of_x = per_group * math.prod(space.sizes)
+        sizes = space.sizes
+        jobs, pairs, reach, packed, unreached = [], [], 0, 0, False
+        for phase in itertools.product(*dims):
+            if any(count == 0 for _, _, _, count, _ in phase):
+                continue
+            start = len(pairs)
+            for o in range(rows):
+                for tap in itertools.product(*(taps for _, taps, _, _, _ in phase)):
+                    index = 0
+                    for (k, _), size in zip(tap, space.kernel, strict=True):
+                        index = index * size + k
+                    shift = 0
+                    for (_, shift_k), (_, _, first, _, _), qi, extent in zip(
+                            tap, phase, q, extents, strict=True):
+                        shift = shift * extent + first - shift_k + qi
+                    pairs.append((o * per_group * taps_per_channel + index,
+                                  o * channel + shift))
+            depth = len(pairs) - start
+            if not depth:  # no tap reaches these positions: zeros, from zero_output
+                unreached = True
+                continue
+            counts = [count for _, _, _, count, _ in phase]
+            grid = ((counts[0] - 1) * r_h + counts[1] - 1) * r_w + counts[2]
+            corner = [r + s * first - lo for (r, _, first, _, _), s, (lo, _) in
+                      zip(phase, space.stride, space.padding, strict=True)]
+            at = (corner[0] * sizes[1] + corner[1]) * sizes[2] + corner[2]
+            for group in range(groups):
+                b_at = group * rows * channel
+                reach = max(reach, b_at + max(b for _, b in pairs[start:]) +
+                            self._panels(grid))
+                jobs.append((per_group, depth, group * rows * per_group * taps_per_channel,
+                             taps_per_channel, b_at, start, grid, r_h * r_w, r_w, counts[1],
+                             counts[2], group * depth_of_x + at,
+                             space.stride[0] * sizes[1] * sizes[2],
+                             space.stride[1] * sizes[2], space.stride[2],
+                             math.prod(sizes), packed, _block(depth)))
+                packed += per_group * depth
+        size = max(out_channels * channel, reach)
+        self.table, (record_at, job_at, pair_at) = _table(
+            [out_channels, math.prod(space.out), channel, len(records), 0,
+             out_channels * channel, size, len(jobs), 0, 0,
+             *self._part_layout(size, packed, per_group, jobs), int(unreached)],
+            records, jobs, pairs or [(0, 0)])
+        self.table[4], self.table[8], self.table[9] = record_at, job_at, pair_at
+        spatial = len(attrs["stride"])
+        self.out_shape = (batch, per_group * groups, *space.sizes[3 - spatial:])
+        self.source_image = out_channels * math.prod(space.out)
+        self.out_image = per_group * groups * math.prod(sizes)
+        self.batch = batch
+
+    # ---- weight gradient -----------------------------------------------------------------
+
+    def _weight(self, x: tuple, g: tuple, groups: int, attrs: dict, lanes: int) -> None:
+        batch, channels = x[:2]
+        out_channels = g[1]
+        space = self.space = _Spatial(x[2:], attrs["kernel_size"], attrs)
+        layout = _Layout(space)
+        per_group = channels // groups
+        columns = per_group * space.taps
+        offsets = [(layout.offset(space, c, tap),) for c, tap in itertools.product(
+            range(per_group), itertools.product(*(range(k) for k in space.kernel)))]
+        grid = -(-layout.grid // lanes) * lanes
+        _, q_h, q_w = layout.q
+        o_d, o_h, o_w = space.out
+        grad_records, position = [], 0
+        while position < grid:  # each grid row: the gradient's row, or zeros
+            plane, within = divmod(position, q_h * q_w)
+            row = within // q_w
+            end = min(position + q_w, grid)
+            if plane < o_d and row < o_h:
+                count = min(o_w, end - position)
+                grad_records.append((position, (plane * o_h + row) * o_w, 0, count,
+                                     end - position - count, 1))
+            else:
+                grad_records.append((position, 0, end - position, 0, 0, 1))
+            position = end
+        grad_records = _blocks(grad_records)
+        reach = (groups - 1) * per_group * layout.channel + max(o for o, in offsets) + grid
+        image = max(channels * layout.channel, reach)
+        chunk = max(1, min(-(-batch // 4), _CHUNK_TERMS * lanes // grid))
+        self.chunks = -(-batch // chunk)
+        self.table, (record_at, grad_at, offset_at) = _table(
+            [channels, math.prod(space.sizes), layout.channel, len(layout.records), 0,
+             channels * layout.channel, image, out_channels, math.prod(space.out), grid,
+             len(grad_records), 0, groups, out_channels // groups, columns, 0,
+             per_group * layout.channel, grid // lanes],
+            layout.records, grad_records, offsets)
+        self.table[4], self.table[11], self.table[15] = record_at, grad_at, offset_at
+        spatial = len(attrs["stride"])
+        self.out_shape = (out_channels, per_group, *space.kernel[3 - spatial:])
+        self.source_image = channels * math.prod(space.sizes)
+        self.grad_image = out_channels * math.prod(space.out)
+        self.chunk = chunk
+        self.part_scratch = chunk * (image + out_channels * grid)
+        self.partial_size = out_channels * columns
+        self.batch = batch
+
+    # ---- running -------------------------------------------------------------------------
+
+    @property
+    def parts(self) -> int:
+        if self.kind == "weight":
+            return self.chunks
+        native = workers.shared()
+        return max(1, min(self.batch, native.parts if native is not None else 1))
+
+    def scratch_elements(self) -> int:
+        """The scratch the call needs, in elements of the dtype (partial sums included)."""
+        total = self.parts * self.part_scratch
+        if self.kind == "weight":
+            total += -(-self.chunks * self.partial_size * 8 // self.dtype.itemsize)
+        return total + 2 * 64 // self.dtype.itemsize  # room to align the start, partials
+
+    def calls(self, first: np.ndarray, second: np.ndarray, out: np.ndarray,
+              scratch: np.ndarray) -> list:
+        """The native calls computing `out` from C-contiguous operands of the planned shapes:
+        (function, argument words, positions of the words holding pointers, parts)."""
+        functions = _functions(self.dtype)
+        address = workers.data_address
+        itemsize = self.dtype.itemsize
+        start = address(scratch)
+        start += -start % 64
+        if self.kind != "weight":
+            words = [address(first), self.source_image, address(second), address(out),
+                     self.out_image, start, self.part_scratch, self.table_address,
+                     self.batch, self.parts]
+            return [(functions["products"], words, (0, 2, 3, 5, 7), self.parts)]
+        partials = start + self.parts * self.part_scratch * itemsize
+        partials += -partials % 64
+        words = [address(first), self.source_image, address(second), self.grad_image, start,
+                 self.part_scratch, self.table_address, self.batch, self.chunk, partials,
+                 self.partial_size]
+        total = [partials, self.chunks, self.partial_size, self.partial_size, address(out)]
+        return [(functions["weight"], words, (0, 2, 4, 6, 9), self.parts),
+                (functions["weight_sum"], total, (0, 4), 1)]
+
+    def run(self, first: np.ndarray, second: np.ndarray, out: np.ndarray,
+            scratch: np.ndarray) -> None:
+        self.run_calls(self.calls(first, second, out, scratch))
+
+    @staticmethod
+    def run_calls(calls: list) -> None:
+        """Make `calls`' native calls, each part on whichever core claims it."""
+        for function, words, _, parts in calls:
+            argument = np.array(words, np.int64)
+            native = workers.shared()
+            if parts > 1 and native is not None:
+                status = native.run(function, argument.ctypes.data, parts)
+            else:
+                call = _CALL(function)
+                status = 0
+                for part in range(parts):
+                    status |= call(argument.ctypes.data, part)
+            if status:
+                raise RuntimeError(f"native convolution failed with status {status}")
+
+
+@functools.lru_cache(maxsize=256)
+def geometry(kind: str, first: tuple, second: tuple, attrs: tuple, dtype: str) -> Geometry:
+    return Geometry(kind, first, second, dict(attrs), dtype)
+
+
+def attrs_key(attrs: dict) -> tuple:
+    return tuple(sorted(attrs.items()))
+
+
+def eager(kind: str, first: np.ndarray, second: np.ndarray, attrs: dict):
+    """ops/convolution.py's NATIVE: the product computed natively, or None where there is no
+    native routine for these operands (dtype, empty arrays)."""
+    dtype = first.dtype
+    if second.dtype != dtype or not supported(dtype) or first.size == 0 or \
+            second.size == 0 or _functions(dtype) is None:
+        return None
+    found = geometry(kind, first.shape, second.shape, attrs_key(attrs), dtype.str)
+    out = np.empty(found.out_shape, dtype)
+    if out.size == 0:
+        return None
+    scratch = np.empty(found.scratch_elements(), dtype)
+    found.run(np.ascontiguousarray(first), np.ascontiguousarray(second), out, scratch)
+    return out

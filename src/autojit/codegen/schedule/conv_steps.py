@@ -1,0 +1,96 @@
+"""Convolutions in a compiled plan: a convolution primitive's node run by the native routines
+of codegen/cpu/convolution.py, so that the plan's native program repeats it.
+
+The step's result and its scratch memory (the images laid out as the products read them, the
+packed weight, the weight gradient's partial sums) are buffers of the plan (buffers.py): the
+result shares a slot with values alive at other times, and the scratch, needed only while
+the step runs, is handed to the next step's outputs right after it. Operands of another layout
+or dtype than planned run through the op's impl, as a NodeStep does.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from ...ops.registry import Extern
+from ..cpu import convolution
+from .environment_keys import RECORD, REUSE
+from .steps import NodeStep
+
+_KINDS = {"convolution_forward": "forward", "convolution_input_grad": "input",
+          "convolution_weight_grad": "weight"}
+
+
+def convolves(node) -> bool:
+    """Whether a node is a convolution product the native routines compute: float32 or
+    float64 operands of one dtype, fixed sizes, nothing empty."""
+    lowering = node.op.lowering
+    if lowering.__class__ is not Extern or lowering.routine not in _KINDS:
+        return False
+    values = [*node.inputs, node.output]
+    return all(hasattr(value, "shape") and all(isinstance(n, int) and n > 0
+                                               for n in value.shape) for value in values) and \
+        len({value.dtype for value in values}) == 1 and \
+        convolution.supported(node.output.dtype.numpy) and \
+        convolution.available(node.output.dtype.numpy)
+
+
+class ConvStep(NodeStep):
+    """One convolution product (see the module docstring)."""
+
+    def __init__(self, node):
+        super().__init__(node)
+        first, second = node.inputs
+        dtype = node.output.dtype.numpy
+        self.geometry = convolution.geometry(
+            _KINDS[node.op.lowering.routine], tuple(first.shape), tuple(second.shape),
+            convolution.attrs_key(node.attrs), dtype.str)
+        self._keys = (id(first), id(second))
+        self._dtype = dtype
+        # Buffers (buffers.py): the result, and the scratch, a value no other step reads.
+        self.scratch = SimpleNamespace(shape=(self.geometry.scratch_elements(),),
+                                       dtype=SimpleNamespace(numpy=dtype))
+        self.reusable = [False, False]
+        self.slots: list = [None, None]
+        self._kept: list = [None, None]
+        self.compiled = self  # Program._fail asks the failing step's `compiled`
+
+    @staticmethod
+    def check_status(status: int) -> None:
+        raise RuntimeError(f"native convolution failed with status {status}")
+
+    def _buffer(self, index: int, shape: tuple, environment: dict) -> np.ndarray:
+        if not (self.reusable[index] and environment.get(REUSE, False)):
+            return np.empty(shape, self._dtype)
+        kept = self._kept[index]
+        if kept is None or kept.shape != shape:
+            kept = self._kept[index] = self.slots[index].take(shape, self._dtype)
+        return kept
+
+    def run(self, environment: dict) -> None:
+        first, second = (environment[key] for key in self._keys)
+        node = self.node
+        if not all(array.__class__ is np.ndarray and array.flags.c_contiguous and
+                   array.dtype == self._dtype and array.shape == value.shape
+                   for array, value in zip((first, second), node.inputs, strict=True)):
+            super().run(environment)  # the impl, which refuses a recording
+            return
+        geometry = self.geometry
+        out = self._buffer(0, tuple(node.output.shape), environment)
+        scratch = self._buffer(1, self.scratch.shape, environment)
+        calls = geometry.calls(first, second, out, scratch)
+        geometry.run_calls(calls)
+        environment[id(node.output)] = out
+        record = environment.get(RECORD)
+        if record is not None:
+            for function, words, pointers, parts in calls:
+                record.call(function, words, pointers, first, second, out, scratch,
+                            geometry.table, parts=parts)
+
+    def kept_arrays(self) -> list:
+        return [array for array in (*self._kept, self.geometry.table) if array is not None]
+
+    def describe(self) -> str:
+        return f"convolution {self.node.op.name}"

@@ -1,0 +1,30 @@
+"""torch._C under the drop-in: the few names of torch's C extension that libraries reach for
+from Python, each autojit's counterpart. The rest of torch._C (TorchScript's graphs, the
+dispatcher, device internals) has none; asking for it raises the drop-in's AttributeError.
+"""
+
+from __future__ import annotations
+
+from ..autograd import is_grad_enabled as _is_grad_enabled  # noqa: F401
+from ..autograd import set_grad_enabled as _set_grad_enabled_mode
+from ..ops.linalg_common import LinAlgError as _LinAlgError  # noqa: F401
+from ..tensor.device import device  # noqa: F401
+from ..tensor.dtypes import DType as dtype  # noqa: F401
+from ..tensor.generator import Generator  # noqa: F401
+from ..tensor.tensor import Size  # noqa: F401
+from ..tensor.tensor import Tensor as TensorBase
+from ..tensor.tensor import Tensor as _TensorBase  # noqa: F401
+
+
+def _get_tracing_state():
+    """None: no torch.jit.trace is recording (autojit has no TorchScript tracer; code under
+    autojit.compile runs as Python, so libraries take their eager paths)."""
+    return None
+
+
+def _set_grad_enabled(mode: bool) -> None:
+    """Turn grad mode on or off for the thread, as torch.set_grad_enabled(mode) does."""
+    _set_grad_enabled_mode(mode)
+
+
+__all__ = ["Generator", "Size", "TensorBase", "device", "dtype"]

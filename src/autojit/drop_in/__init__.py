@@ -1,0 +1,95 @@
+"""autojit.drop_in: autojit standing in for torch, for the programs and libraries written
+against torch that cannot be edited to say autojit.
+
+- `python -m autojit.drop_in train.py [args]` (or `-m module [args]`) runs a program with
+  `import torch` resolving to autojit (__main__.py);
+- `autojit.drop_in.install()` does the same inside a running interpreter (a notebook, an
+  embedding application), before anything imports torch;
+- `pytest -p autojit.drop_in` runs a torch library's own test suite on autojit: the plugin
+  installs the drop-in before the suite's conftest files and test modules are imported.
+
+install() puts a finder first on sys.meta_path (finder.py): `torch`, each `torch.X` and
+`functorch` resolve to autojit's module of that name, the same module object under both names,
+so that every module is loaded once. `torch.__version__` reads the torch release whose API
+autojit follows (names.py); `torch.compile` is autojit.compile. This package is the top layer:
+it imports the layers below on demand, and nothing in autojit imports it. docs/drop-in.md has
+what it covers and its limits.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from . import finder, names
+
+__all__ = ["TORCH_VERSION", "install", "is_installed"]
+
+TORCH_VERSION = names.TORCH_VERSION
+
+
+def is_installed() -> bool:
+    """Whether `import torch` resolves to autojit in this process."""
+    return any(isinstance(entry, finder.TorchFinder) for entry in sys.meta_path)
+
+
+def _real_torch_modules() -> list[str]:
+    found = []
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] not in finder.ROOTS or module is None:
+            continue
+        if not getattr(module, "__name__", "").startswith("autojit"):
+            found.append(name)
+    return sorted(found)
+
+
+def install() -> None:
+    """Make `import torch` (and every `import torch.X`, and `functorch`) give autojit's modules,
+    from now on in this process. Call it before anything imports torch: with torch's own modules
+    already loaded the two would be half mixed, so that raises RuntimeError. Calling it again
+    does nothing."""
+    if is_installed():
+        return
+    loaded = _real_torch_modules()
+    if loaded:
+        raise RuntimeError(
+            "autojit.drop_in.install(): torch is already imported in this process "
+            f"({', '.join(loaded[:3])}{', ...' if len(loaded) > 3 else ''}), so autojit cannot "
+            "stand in for it: install the drop-in before anything imports torch (first thing "
+            "in the program, or run it with `python -m autojit.drop_in`)")
+    autojit = importlib.import_module("autojit")
+    sys.meta_path.insert(0, finder.TorchFinder())
+    autojit.__version__ = TORCH_VERSION
+    autojit.version.__version__ = TORCH_VERSION
+    # Libraries check the name of the module they were given (`torch.__name__ == "torch"`);
+    # autojit loads its lazy packages by this name, which the finder resolves to the same ones.
+    autojit.__name__ = "torch"
+    importlib.import_module("torch")
+    _install_in_spawned_processes()
+
+
+class _Installer:
+    """Unpickled first in a process started by spawn or forkserver (it rides in the data the
+    parent sends before the child imports the main module): installs the drop-in there."""
+
+    def __reduce__(self):
+        return (install, ())
+
+
+def _install_in_spawned_processes() -> None:
+    import multiprocessing.spawn as spawn
+
+    original = spawn.get_preparation_data
+
+    def get_preparation_data(name):
+        data = original(name)
+        data["autojit_drop_in"] = _Installer()  # spawn.prepare() ignores keys it does not know
+        return data
+
+    spawn.get_preparation_data = get_preparation_data
+
+
+def pytest_load_initial_conftests(early_config, parser, args):
+    """pytest's hook, run before a suite's conftest files are imported (`pytest -p
+    autojit.drop_in`): the suite's `import torch` gives autojit."""
+    install()

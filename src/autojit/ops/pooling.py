@@ -1,0 +1,292 @@
+"""Max pooling as a pair of primitives, and the window reads its composite shares with
+nn.functional's other poolings (nn/functional_pooling.py).
+
+Max pooling gives each window's value and gradient to the first maximal element of the
+window (row-major offset order; a NaN counts as maximal, the first one), as torch does. For x
+of shape (N, C, *spatial), with the geometry in attrs (kernel, stride, dilation, the padding
+`amounts` per dim, left and right, ceil_mode's extra right columns included, and the output
+sizes):
+
+- `max_pool_select(u, x)` takes, for each window of x, u's element at x's first maximum:
+  max pooling is `max_pool_select(x, x)`;
+- `max_pool_scatter(g, x)` puts each window's g at x's first maximum, zeros elsewhere (and
+  sums where windows overlap): the gradient of max pooling.
+
+Both are linear in their first operand and piecewise constant in x (no derivative there), and
+each is the other's transpose, so the VJP of one is the other and any order differentiates.
+Each has a Decomposition (ops/lowering.py): eagerly it is one NumPy routine over the window
+slices of x, np.maximum pairwise where the composite's reductions ran over strided window
+dims element by element (a (450, 16, 8, 8) max pooling took 7.4 ms in np.amax against 0.6 ms
+in np.maximum over the four slices); traced it is the composite the layer was before these
+primitives (three fusible reductions, `first_maximum`), so compiled graphs hold the same nodes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ..tensor.creation import arange, tensor
+from ..tensor.tensor import Tensor
+from . import elementwise as ew
+from .layout import embed_slice, slice_dims, stack
+from .lowering import Decomposition
+from .reduction import amax, amin, sum_
+from .registry import bind, define_op
+from .windows import pad_spatial, windows
+
+# ---- window reads (the composites, shared with nn/functional_pooling.py) ------------------------
+
+
+def is_tiling(kernel, stride, padding, dilation, extra) -> bool:
+    """Whether the windows tile the input: stride equal to the kernel, no padding or
+    dilation, nothing beyond the input (ceil_mode's extra)."""
+    return (tuple(kernel) == tuple(stride) and not any(padding) and not any(extra)
+            and all(d == 1 for d in dilation))
+
+
+def tiles(x: Tensor, kernel, out_sizes) -> Tensor:
+    """(N, C, o1, k1, o2, k2, ...) when the windows tile x: crop the remainder, split each dim."""
+    used = [(0, n, 1) for n in x.shape[:2]] + [(0, o * k, 1) for o, k in zip(out_sizes, kernel,
+                                                                           strict=True)]
+    split = [x.shape[0], x.shape[1]]
+    for o, k in zip(out_sizes, kernel, strict=True):
+        split.extend((o, k))
+    return slice_dims(x, used).reshape(*split)
+
+
+def tile_dims(spatial: int) -> tuple:
+    return tuple(3 + 2 * i for i in range(spatial))
+
+
+def window_ranks(sizes, kernel, stride, dilation, amounts, out_sizes) -> np.ndarray:
+    """(*out_sizes, taps): each window offset's rank in row-major order, or taps where it reads
+    padding: torch's max pooling scans the input only, so a window of -inf gives its gradient
+    (and its index) to its first input element, never to the padding."""
+    count = math.prod(kernel)
+    valid = np.pad(np.ones(tuple(sizes), dtype=bool), amounts)
+    ranks = []
+    for rank, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
+        index = tuple(slice(o * d, o * d + s * (out - 1) + 1, s)
+                      for o, s, d, out in zip(offset, stride, dilation, out_sizes, strict=True))
+        ranks.append(np.where(valid[index], rank, count))
+    return np.stack(ranks, -1)
+
+
+def first_maximum(windows: Tensor, dims: tuple, ranks: Tensor, count: int, values=None):
+    """The maximum over `dims` and the rank of the first element holding it (kept dims).
+
+    The gradient goes to that first maximal element only, as torch's max pooling does; amax
+    would share it among ties. Three fusible reductions: the maximum, the first rank holding it
+    (or a NaN), and the sum that keeps that one element (of `values`, windows of the same
+    layout, where given)."""
+    peak = amax(windows, dims, keepdim=True)
+    hit = (windows == peak) | ew.isnan(windows)
+    first = amin(ew.where(hit, ranks, count), dims, keepdim=True)
+    chosen = windows if values is None else values
+    return sum_(ew.where(ranks == first, chosen, 0), dims), first
+
+
+def _fill(dtype):
+    return -math.inf if dtype.is_floating_point else int(np.iinfo(dtype.numpy).min)
+
+
+def _layout(x: Tensor, kernel, stride, dilation, amounts, out_sizes):
+    """(windows of x, its window dims, the ranks, a function giving another tensor's windows
+    in the same layout), the composite's reads."""
+    spatial = len(kernel)
+    padding = [left for left, _ in amounts]
+    extra = [right - left for left, right in amounts]
+    count = math.prod(kernel)
+    if is_tiling(kernel, stride, padding, dilation, extra):
+        shape = []
+        for k in kernel:
+            shape.extend((k, 1))
+        ranks = arange(count, device=x.device).reshape(*shape[:-1])
+        return (tiles(x, kernel, out_sizes), tile_dims(spatial), ranks,
+                lambda other: tiles(other, kernel, out_sizes))
+    ranks = tensor(window_ranks(tuple(x.shape[2:]), kernel, stride, dilation, amounts,
+                                out_sizes), device=x.device)
+    fill = _fill(x.dtype)
+
+    def read(other):
+        return stack(windows(pad_spatial(other, amounts, value=fill), kernel, stride, dilation,
+                             out_sizes), -1)
+
+    return read(x), (-1,), ranks, read
+
+
+def _select_composite(u: Tensor, x: Tensor, kernel, stride, dilation, amounts,
+                      out_sizes) -> Tensor:
+    windows_x, dims, ranks, read = _layout(x, kernel, stride, dilation, amounts, out_sizes)
+    values = None if u is x else read(u)
+    return first_maximum(windows_x, dims, ranks, math.prod(kernel), values)[0]
+
+
+def _scatter_composite(g: Tensor, x: Tensor, kernel, stride, dilation, amounts,
+                       out_sizes) -> Tensor:
+    # The transpose of the select: g spread over each window where its rank is the first
+    # maximum's, then the windows' reads undone (the tiles' split, or each offset's slice
+    # embedded in the padded input, summed, and the padding cropped).
+    windows_x, dims, ranks, _ = _layout(x, kernel, stride, dilation, amounts, out_sizes)
+    _, first = first_maximum(windows_x, dims, ranks, math.prod(kernel))
+    spread = ew.where(ranks == first, g.reshape(first.shape), 0)
+    if dims != (-1,):
+        grown = spread.reshape(*x.shape[:2], *(o * k for o, k in zip(out_sizes, kernel,
+                                                                       strict=True)))
+        placed = [(0, n, 1) for n in grown.shape]
+        return embed_slice(grown, tuple(x.shape), placed) if tuple(grown.shape) != tuple(
+            x.shape) else grown
+    padded = tuple(x.shape[:2]) + tuple(n + left + right for n, (left, right) in zip(
+        x.shape[2:], amounts, strict=True))
+    total = None
+    for rank, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
+        placed = [(0, n, 1) for n in x.shape[:2]] + [
+            (o * d, o * d + s * (out - 1) + 1, s)
+            for o, s, d, out in zip(offset, stride, dilation, out_sizes, strict=True)]
+        piece = embed_slice(spread[..., rank], padded, placed)
+        total = piece if total is None else total + piece
+    interior = [(0, n, 1) for n in x.shape[:2]] + [
+        (left, left + n, 1) for n, (left, _) in zip(x.shape[2:], amounts, strict=True)]
+    return slice_dims(total, interior)
+
+
+# ---- the eager routines --------------------------------------------------------------------------
+
+def _offset_slices(x: np.ndarray, kernel, stride, dilation, amounts, out_sizes) -> list:
+    """One (N, C, *out_sizes) view per kernel offset (row-major) of x padded as the composite
+    pads it, and the padded array."""
+    if any(left or right for left, right in amounts):
+        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        padded = np.full(x.shape[:2] + tuple(n + left + right for n, (left, right) in zip(
+            x.shape[2:], amounts)), fill, x.dtype)
+        padded[(slice(None), slice(None)) + tuple(
+            slice(left, left + n) for n, (left, _) in zip(x.shape[2:], amounts))] = x
+    else:
+        padded = x
+    views = []
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        views.append(padded[(slice(None), slice(None)) + tuple(
+            slice(o * d, o * d + s * (out - 1) + 1, s)
+            for o, s, d, out in zip(offset, stride, dilation, out_sizes))])
+    return views, padded
+
+
+def _valid(x: np.ndarray, kernel, stride, dilation, amounts, out_sizes):
+    """Per offset, where the window reads the input rather than padding (None without
+    padding)."""
+    if not any(left or right for left, right in amounts):
+        return None
+    ranks = window_ranks(x.shape[2:], kernel, stride, dilation, amounts, out_sizes)
+    return [ranks[..., rank] != math.prod(kernel) for rank in range(ranks.shape[-1])]
+
+
+def _first_ranks(views: list, valid) -> np.ndarray:
+    """Each window's rank of its first maximal element (a NaN counts as maximal), never a
+    padding element."""
+    peak = views[0].copy()
+    rank = np.zeros(peak.shape, np.int32)
+    floating = peak.dtype.kind == "f"
+    seen = None if valid is None else np.broadcast_to(valid[0], peak.shape).copy()
+    for index in range(1, len(views)):
+        view = views[index]
+        better = np.greater(view, peak)
+        if floating:
+            better |= np.isnan(view) & ~np.isnan(peak)
+        if seen is not None:
+            # A window that starts in padding takes its first input element whatever its
+            # value (-inf ties with the fill), and padding never replaces an input element.
+            here = valid[index]
+            better = (better | ~seen) & here
+            seen |= here
+        np.copyto(peak, view, where=better)
+        rank[better] = index
+    return rank
+
+
+def _select_impl(u: np.ndarray, x: np.ndarray, kernel, stride, dilation, amounts, out_sizes):
+    views, _ = _offset_slices(x, kernel, stride, dilation, amounts, out_sizes)
+    valid = _valid(x, kernel, stride, dilation, amounts, out_sizes)
+    if u is x and valid is None:
+        # max pooling itself: the maximum (NaN propagating), which is the first maximal
+        # element's value
+        result = np.maximum(views[0], views[1]) if len(views) > 1 else views[0].copy()
+        for view in views[2:]:
+            np.maximum(result, view, out=result)
+        return result
+    rank = _first_ranks(views, valid)
+    if u is not x:
+        views, _ = _offset_slices(u, kernel, stride, dilation, amounts, out_sizes)
+    result = np.empty(rank.shape, u.dtype)
+    for index, view in enumerate(views):
+        np.copyto(result, view, where=rank == index)
+    return result
+
+
+def _scatter_impl(g: np.ndarray, x: np.ndarray, kernel, stride, dilation, amounts, out_sizes):
+    views, padded = _offset_slices(x, kernel, stride, dilation, amounts, out_sizes)
+    rank = _first_ranks(views, _valid(x, kernel, stride, dilation, amounts, out_sizes))
+    result = np.zeros(padded.shape, g.dtype)
+    targets, _ = _offset_slices(result, kernel, stride, dilation,
+                                [(0, 0)] * len(kernel), out_sizes)
+    for index, target in enumerate(targets):
+        np.add(target, np.where(rank == index, g, 0).astype(g.dtype, copy=False), out=target)
+    if padded is x:
+        return result
+    return result[(slice(None), slice(None)) + tuple(
+        slice(left, left + n) for n, (left, _) in zip(x.shape[2:], amounts))]
+
+
+# ---- the primitives ---------------------------------------------------------------------------
+
+def _shape(first, x, kernel, stride, dilation, amounts, out_sizes, scatter: bool):
+    """The shape rule: select reads u of x's shape and gives the pooled shape; scatter reads
+    g of the pooled shape and gives x's."""
+    if len(x) != len(kernel) + 2:
+        raise ValueError(f"expected an input of {len(kernel) + 2} dims (N, C, *spatial), got "
+                         f"{list(x)}")
+    pooled = tuple(x[:2]) + tuple(out_sizes)
+    expected, result = (pooled, tuple(x)) if scatter else (tuple(x), pooled)
+    if tuple(first) != expected:
+        raise ValueError(f"an operand of shape {list(first)} for windows of an input of shape "
+                         f"{list(x)} (expected {list(expected)})")
+    return result
+
+
+def _select_vjp(ctx, g):
+    _, x = ctx.inputs
+    return bind(MAX_POOL_SCATTER, (g, x), ctx.attrs), None
+
+
+def _scatter_vjp(ctx, u):
+    _, x = ctx.inputs
+    return bind(MAX_POOL_SELECT, (u, x), ctx.attrs), None
+
+
+MAX_POOL_SELECT = define_op(
+    name="max_pool_select", arity=2,
+    shape=lambda u, x, **attrs: _shape(u, x, scatter=False, **attrs),
+    dtype=lambda inputs, attrs: (None, inputs[0]._dtype), impl=_select_impl,
+    vjp=_select_vjp, saves=(1,), lowering=Decomposition(_select_composite),
+    jvp=lambda inputs, tangents, out, attrs: None if tangents[0] is None else bind(
+        MAX_POOL_SELECT, (tangents[0], inputs[1]), attrs),
+    grad_name="MaxPool2DWithIndicesBackward0")
+MAX_POOL_SCATTER = define_op(
+    name="max_pool_scatter", arity=2,
+    shape=lambda g, x, **attrs: _shape(g, x, scatter=True, **attrs),
+    dtype=lambda inputs, attrs: (None, inputs[0]._dtype), impl=_scatter_impl,
+    vjp=_scatter_vjp, saves=(1,), lowering=Decomposition(_scatter_composite),
+    jvp=lambda inputs, tangents, out, attrs: None if tangents[0] is None else bind(
+        MAX_POOL_SCATTER, (tangents[0], inputs[1]), attrs),
+    grad_name="MaxPool2DWithIndicesBackwardBackward0")
+
+
+def max_pool(x: Tensor, kernel, stride, dilation, amounts, out_sizes) -> Tensor:
+    """The maximum over each window of x (N, C, *spatial), for nn.functional's max pooling,
+    which checks the geometry: padding `amounts` (left, right) per spatial dim, filled with
+    -inf (the dtype's minimum for integers), and `out_sizes` windows per dim."""
+    attrs = {"kernel": tuple(kernel), "stride": tuple(stride), "dilation": tuple(dilation),
+             "amounts": tuple(tuple(a) for a in amounts), "out_sizes": tuple(out_sizes)}
+    return bind(MAX_POOL_SELECT, (x, x), attrs)

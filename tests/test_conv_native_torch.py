@@ -1,0 +1,134 @@
+"""The native convolution routines (codegen/cpu/convolution.py) against torch: the forward
+product and both backward products over geometries that reach each part of the kernels (1-3
+spatial dims, strides laid out by phase, padding, dilation, groups and depthwise, batches of
+several weight-gradient chunks and cores), in float32 and float64, and second derivatives
+through them. Each case checks that the native routine, not the NumPy reference, computed it.
+The reference is torch in float64; float32 results are held to a few float32 roundings.
+
+`AUTOJIT_CONV_BROAD=1` runs every combination of the geometry axes instead of the list below
+(about 10 s of CPU).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import autojit
+from autojit.codegen.cpu import convolution as native
+
+torch = pytest.importorskip("torch")
+F = autojit.nn.functional
+
+# (spatial, batch, in channels, out channels, groups, stride, padding, dilation, kernel, size)
+CASES = [
+    (1, 3, 4, 6, 2, 2, 1, 1, 3, 9),
+    (1, 2, 3, 4, 1, 1, 2, 2, 3, 7),
+    (2, 1, 3, 4, 1, 1, 0, 1, 1, 7),
+    (2, 5, 4, 6, 2, 2, 1, 1, 3, 7),
+    (2, 3, 4, 4, 4, 1, 1, 1, 3, 8),
+    (2, 2, 6, 6, 3, 3, 1, 1, 3, 7),
+    (2, 2, 4, 8, 1, 2, 0, 2, 3, 9),
+    (2, 2, 4, 8, 1, 2, 0, 1, 1, 8),
+    (2, 13, 16, 32, 1, 2, 1, 1, 3, 16),
+    (2, 9, 3, 8, 1, 1, 1, 1, 3, 32),
+    (3, 2, 4, 6, 2, 2, 1, 1, 3, 5),
+    (3, 3, 2, 4, 1, 1, 2, 2, 3, 5),
+]
+if os.environ.get("AUTOJIT_CONV_BROAD"):
+    CASES = [(spatial, batch, cin, cout, groups, stride, pad, dil, k, 7 if spatial < 3 else 5)
+             for spatial in (1, 2, 3)
+             for batch, cin, cout, groups in ((1, 3, 4, 1), (5, 4, 6, 2), (3, 4, 4, 4),
+                                              (9, 8, 16, 1))
+             for stride, pad, dil in ((1, 0, 1), (2, 1, 1), (1, 2, 2), (3, 1, 1), (2, 0, 2))
+             for k in (1, 3)
+             if (7 if spatial < 3 else 5) + 2 * pad - dil * (k - 1) > 0]
+
+
+@pytest.fixture
+def native_calls(monkeypatch):
+    """The kinds of product the native routines computed (None where one declined)."""
+    calls = []
+    run = native.eager
+
+    def spy(kind, first, second, attrs):
+        result = run(kind, first, second, attrs)
+        calls.append(kind if result is not None else None)
+        return result
+
+    monkeypatch.setattr(native, "eager", spy)
+    return calls
+
+
+def _operands(case, dtype, seed=0):
+    spatial, batch, cin, cout, groups, stride, pad, dil, k, size = case
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, cin) + (size,) * spatial).astype(dtype)
+    w = rng.standard_normal((cout, cin // groups) + (k,) * spatial).astype(dtype)
+    return f"conv{spatial}d", x, w, dict(stride=stride, padding=pad, dilation=dil,
+                                          groups=groups)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", CASES, ids=lambda case: "-".join(map(str, case)))
+def test_products_match_torch(case, dtype, native_calls):
+    name, x, w, options = _operands(case, dtype)
+    xs, ws = autojit.tensor(x, requires_grad=True), autojit.tensor(w, requires_grad=True)
+    y = getattr(F, name)(xs, ws, **options)
+    g = np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(dtype)
+    mine = [y, *autojit.autograd.grad(y, (xs, ws), autojit.tensor(g))]
+    xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    wt = torch.tensor(w, dtype=torch.float64, requires_grad=True)
+    yt = getattr(torch.nn.functional, name)(xt, wt, **options)
+    theirs = [yt, *torch.autograd.grad(yt, (xt, wt), torch.tensor(g, dtype=torch.float64))]
+    assert sorted(native_calls) == ["forward", "input", "weight"]
+    tolerance = 1e-13 if dtype == "float64" else 3e-6
+    for ours, reference in zip(mine, theirs, strict=True):
+        assert ours.dtype == getattr(autojit, dtype)
+        reference = reference.detach().numpy()
+        assert tuple(ours.shape) == reference.shape
+        error = np.abs(ours.detach().numpy() - reference).max() / np.abs(reference).max()
+        assert error < tolerance
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", [CASES[3], CASES[1], CASES[10]],
+                         ids=lambda case: "-".join(map(str, case)))
+def test_second_derivatives_match_torch(case, dtype, native_calls):
+    name, x, w, options = _operands(case, dtype, seed=2)
+
+    def second(library, function, make):
+        xs, ws = make(x), make(w)
+        y = function(xs, ws, **options)
+        gx, gw = library.autograd.grad((y * y).sum(), (xs, ws), create_graph=True)
+        total = gx.sin().sum() + (gw * gw).sum()
+        return [t.detach().numpy() for t in library.autograd.grad(total, (xs, ws))]
+
+    mine = second(autojit, getattr(F, name), lambda v: autojit.tensor(v, requires_grad=True))
+    theirs = second(torch, getattr(torch.nn.functional, name),
+                    lambda v: torch.tensor(v.astype(np.float64), requires_grad=True))
+    assert None not in native_calls and set(native_calls) == {"forward", "input", "weight"}
+    tolerance = 1e-13 if dtype == "float64" else 2e-6
+    for ours, reference in zip(mine, theirs, strict=True):
+        assert np.abs(ours - reference).max() / np.abs(reference).max() < tolerance
+
+
+def test_the_weight_gradient_does_not_depend_on_the_thread_count():
+    _, x, _, options = _operands(CASES[8], "float32")
+    y_shape = (x.shape[0], 32, 8, 8)
+    g = np.random.default_rng(3).standard_normal(y_shape).astype("float32")
+    attrs = {"stride": (2, 2), "padding": ((1, 1), (1, 1)), "dilation": (1, 1),
+             "groups": options["groups"], "kernel_size": (3, 3)}
+    before = autojit.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2):
+            autojit.set_num_threads(threads)
+            results.append(native.eager("weight", x, g, attrs))
+    finally:
+        autojit.set_num_threads(before)
+    assert results[0] is not None
+    np.testing.assert_array_equal(*results)
+

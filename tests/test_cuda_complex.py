@@ -1,0 +1,26 @@
+"""Complex tensors stay on the CPU: the CUDA kernels are generated for real values, so a copy
+of a complex tensor to a GPU is refused with a clear error rather than computed on wrongly
+(docs/notes/complex.md). Runs under Numba's CUDA simulator (tests/cuda_simulator.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+from cuda_simulator import MARKS  # before autojit: it enables the simulator
+
+import autojit
+
+pytestmark = MARKS
+
+
+@pytest.mark.parametrize("make", [
+    lambda: autojit.ones(2, dtype=autojit.cfloat).to("cuda"),
+    lambda: autojit.zeros(2, dtype=autojit.cdouble, device="cuda"),
+    lambda: autojit.tensor([1j], device="cuda"),
+    lambda: autojit.ones(2, device="cuda").to(autojit.cfloat),
+])
+def test_complex_tensors_are_refused_on_the_gpu(make):
+    # A copy says so; an op on the GPU that would make one has no kernel for the dtype.
+    with pytest.raises(Exception, match="CUDA device has no complex tensors|the CUDA backend "
+                                        "does not support dtype complex64"):
+        make()

@@ -466,7 +466,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
         dtypes.get_default_dtype()
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    if dtype.is_floating_point or dtype is dtypes.bool_ or steps < 2:
+    if dtype.is_floating_point or dtype.is_complex or dtype is dtypes.bool_ or steps < 2:
         return _finish(np.linspace(start, end, int(steps)).astype(dtype.numpy), dtype,
                        requires_grad, device)
     # torch's integer linspace: the bounds converted to the dtype first, the step in double,

@@ -8,7 +8,7 @@ the compiled call against eager; then the op's error samples (the error type and
 message regex). By default the first CI_LIMIT sample of each op runs, in float64 only, with
 its first 4 * CI_LIMIT error samples: about 20 s of CPU. The full run, every sample up to
 FULL_LIMIT per op and dtype in every dtype of DTYPES (about 5 minutes of CPU, most of it
-compiling kernels; about 1,400 tests), is
+compiling kernels; about 1,500 tests), is
 
     AUTOJIT_OPINFO_FULL=1 python -m pytest tests/test_opinfo.py -n 2
 

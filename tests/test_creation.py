@@ -201,7 +201,7 @@ def test_arange_values_and_dtypes():
 def test_arange_errors():
     with pytest.raises(RuntimeError, match="step must be nonzero"):
         autojit.arange(0, 5, 0)
-    with pytest.raises(RuntimeError, match="upper bound and larger bound inconsistent with step "
+    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step "
                                            "sign"):
         autojit.arange(0, 5, -1)
 

@@ -289,6 +289,9 @@ CASES = {
     "windows": (lambda L, T: (L.hann_window(5), L.hamming_window(6, periodic=False),
                               L.bartlett_window(7), L.blackman_window(5, dtype=L.float64),
                               L.kaiser_window(6, True, 8.0)), False),
+    "empty_permuted": (lambda L, T: (L.empty_permuted((2, 3, 4), (2, 0, 1)).shape,
+                                     L.empty_permuted((2, 3, 4), (2, 0, 1)).stride(),
+                                     L.empty_permuted((0, 3), (1, 0)).stride()), False),
     "empty_strided": (lambda L, T: (L.empty_strided((2, 3), (1, 2)).shape,
                                     L.empty_strided((2, 3), (1, 2)).stride()), False),
     "finfo_bfloat16": (lambda L, T: (L.finfo(L.bfloat16).eps, L.finfo(L.bfloat16).max,
@@ -368,6 +371,10 @@ CASES = {
         T(_a(1, 2, 4, 4), True), L.affine_grid_generator(
             T(np.array([[[0.9, 0.1, 0.05], [-0.1, 0.8, 0.0]]]), True), [1, 2, 3, 3], False),
         0, 1, False), True),
+    "grid_sampler_nd": (lambda L, T: (
+        L.grid_sampler_2d(T(_a(1, 2, 4, 4), True), T(_a(1, 3, 3, 2) * 0.5, True), 0, 1, False),
+        L.grid_sampler_3d(T(_a(1, 1, 3, 3, 3), True), T(_a(1, 2, 2, 2, 3) * 0.5, True), 0, 0,
+                          True)), True),
     "nn_inplace": (lambda L, T: (L.selu_(T(_a(4))), L.celu_(T(_a(4))),
                                  L.threshold_(T(_a(4)), 0.0, 2.0), L.dropout_(T(_a(3)), 0.5,
                                                                               False),

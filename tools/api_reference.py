@@ -60,7 +60,7 @@ PROTOCOL = {
     "__dlpack__": "from_dlpack(x)", "__dlpack_device__": "x.__dlpack_device__()",
     "__cuda_array_interface__": "numba.cuda.as_cuda_array(x)", "__repr__": "repr(x)",
     "__format__": 'f"{x:.3f}"', "__reduce_ex__": "pickle.dumps(x)",
-    "__deepcopy__": "copy.deepcopy(x)",
+    "__deepcopy__": "copy.deepcopy(x)", "__rdiv__": "x.__rdiv__(a)",
 }
 # Dunder names of Tensor's namespace that are machinery rather than something to call.
 HIDDEN = {

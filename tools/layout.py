@@ -28,7 +28,7 @@ PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir",
             "distributed", "distributed/nn", "nn", "nn/modules", "nn/parallel", "nn/utils",
             "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",
             "utils/tensorboard", "testing",
-            "distributions", "cpu", "_dynamo", "func", "drop_in"]
+            "distributions", "cpu", "_dynamo", "signal", "func", "drop_in"]
 
 INTRODUCTION = """\
 # Source layout
@@ -40,7 +40,8 @@ at run time). Bottom to top, which is also the order a program's data flows thro
 
 ```
 config | backends > tensor > interop > ops > autograd > amp > ir > compiler > codegen
-  > cuda > distributed > nn | utils | testing | distributions | cpu | _dynamo > optim
+  > cuda > distributed > nn | utils | testing | distributions | cpu | _dynamo | signal
+  > optim
   > func | jit > drop_in
 ```
 
@@ -51,8 +52,9 @@ the gradient scaler); a compiled function's graph goes through the compile stage
 to the code generators (`codegen/`) and, for GPU tensors, the CUDA runtime (`cuda/`).
 `distributed/` (process groups and collectives over MPI) sits above them, `nn/`,
 `utils/` (whose DistributedDataParallel and DistributedSampler use its process groups),
-`testing/`, `distributions/`, `cpu/` (torch.cpu's device module) and `_dynamo/` (torch._dynamo's
-names on autojit's compiler) on top, `optim/` above them (its swa_utils averages nn modules),
+`testing/`, `distributions/`, `cpu/` (torch.cpu's device module), `_dynamo/` (torch._dynamo's
+names on autojit's compiler) and `signal/` (torch.signal's window functions) on top,
+`optim/` above them (its swa_utils averages nn modules),
 and `func/` (torch.func's transforms, which reach into nn) and `jit.py` (torch.jit's names on
 autojit's compiler) above them; `drop_in/` (autojit standing in for `import torch`) is the top,
 which nothing imports. Every module opens with a docstring saying what it holds and

@@ -18,5 +18,6 @@ NN_TOP_LEVEL_NAMES = (
     "binary_cross_entropy_with_logits", "cosine_embedding_loss", "hinge_embedding_loss",
     "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss",
     "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "grid_sampler",
+    "grid_sampler_2d", "grid_sampler_3d",
     "affine_grid_generator",
 )

@@ -38,6 +38,40 @@ from .ops.out_argument import with_out
 from .ops.out_forms import special_round as round  # noqa: A004 - torch's name
 from .ops.softmax import log_softmax, softmax
 from .ops.special_functions import i1
+from .ops.special_polynomials import (
+    chebyshev_polynomial_t,
+    chebyshev_polynomial_u,
+    chebyshev_polynomial_v,
+    chebyshev_polynomial_w,
+    hermite_polynomial_h,
+    hermite_polynomial_he,
+    laguerre_polynomial_l,
+    legendre_polynomial_p,
+    shifted_chebyshev_polynomial_t,
+    shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v,
+    shifted_chebyshev_polynomial_w,
+)
+from .ops.special_scipy import (
+    airy_ai,
+    bessel_j0,
+    bessel_j1,
+    bessel_y0,
+    bessel_y1,
+    erfcx,
+    i0e,
+    i1e,
+    log_ndtr,
+    modified_bessel_i0,
+    modified_bessel_i1,
+    modified_bessel_k0,
+    modified_bessel_k1,
+    ndtri,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
+    spherical_bessel_j0,
+    zeta,
+)
 
 # torch.special's own functions (no top-level or method form in torch), with torch's out=.
 entr = with_out(_entr, name="special_entr")
@@ -48,6 +82,16 @@ __all__ = [
     "gammaincc", "gammaln", "i0", "i1",
     "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma", "psi",
     "round", "sinc", "softmax", "xlog1py", "xlogy",
+    # through SciPy (ops/special_scipy.py) and torch's recurrences (ops/special_polynomials.py)
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "erfcx", "i0e", "i1e",
+    "log_ndtr", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+    "modified_bessel_k1", "ndtri", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "spherical_bessel_j0", "zeta",
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+    "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
 ]
 
 # torch's keyword names (special.expit(input=x)), ops/keyword_forms.py.

@@ -135,7 +135,7 @@ ROWS = [
     unary("ceil", np.ceil, off_integers, dtypes=ALL_NUMERIC),
     binary("copysign", in_float(np.copysign), _copysign_samples, dtypes=INTEGER_AND_FLOAT),
     binary("fmod", np.fmod, _fmod_samples, dtypes=ALL_NUMERIC),
-    binary("nextafter", np.nextafter, _nextafter_samples, differentiable=False),
+    binary("nextafter", np.nextafter, _nextafter_samples),  # derivatives 1 and 0, as torch
     unary("atan", in_float(np.arctan), lambda rng, shape, dtype: uniform(rng, shape, dtype, -4, 4),
           dtypes=INTEGER_AND_FLOAT),
     unary("asin", in_float(np.arcsin), inside_unit),

@@ -130,6 +130,14 @@ def _as_strided_reference(x, size, stride, storage_offset=0):
                                            [s * flat.itemsize for s in stride]).copy()
 
 
+def _as_strided_scatter_reference(x, src, size, stride, storage_offset=0):
+    flat = np.ascontiguousarray(x).reshape(-1).copy()
+    view = np.lib.stride_tricks.as_strided(flat[storage_offset:], size,
+                                           [s * flat.itemsize for s in stride])
+    view[...] = src
+    return flat.reshape(x.shape)
+
+
 def _renorm_reference(x, p, dim, maxnorm):
     others = tuple(d for d in range(x.ndim) if d != dim)
     norm = np.sum(np.abs(x) ** p, axis=others, keepdims=True) ** (1 / p)
@@ -273,6 +281,10 @@ ROWS = [
     OpInfo("as_strided", aj.as_strided, _as_strided_reference, lambda rng, dtype: [
         Sample((uniform(rng, (3, 4), dtype), (3, 3), (3, 1), 1)),
         Sample((uniform(rng, (6,), dtype), (2, 3), (1, 2)))], dtypes=ALL_NUMERIC),
+    OpInfo("as_strided_scatter", aj.as_strided_scatter, _as_strided_scatter_reference,
+           lambda rng, dtype: [Sample((uniform(rng, (3, 4), dtype), uniform(rng, (2, 2), dtype),
+                                       (2, 2), (4, 1), 1))],
+           dtypes=ALL_NUMERIC, primitives=("index_put",)),
     # ---- statistics.py's host op
     OpInfo("unique_consecutive", aj.unique_consecutive, _unique_consecutive_reference,
            lambda rng, dtype: [Sample((rng.integers(0, 3, (10,)).astype(dtype),),

@@ -1,5 +1,5 @@
 """Op table rows for the statistics and finite differences (ops/statistics.py): std_mean,
-var_mean, cov, corrcoef, mode, histogram, diff, gradient, trapezoid, trapz and
+var_mean, cov, corrcoef, mode, histogram, histogramdd, diff, gradient, trapezoid, trapz and
 cumulative_trapezoid (unique_consecutive's row is in names.py).
 
 The references are NumPy's and SciPy's functions of the same meaning (np.cov, np.corrcoef,
@@ -84,6 +84,19 @@ def _histogram_samples(rng, dtype):
                             "density": True})]
 
 
+def _histogramdd_np(x, bins, range=None, weight=None, density=False):  # noqa: A002
+    pairs = None if range is None else [range[i:i + 2] for i in (0, 2)]
+    hist, edges = np.histogramdd(x, bins, range=pairs, weights=weight, density=density)
+    return hist.astype(x.dtype), [edge.astype(x.dtype) for edge in edges]
+
+
+def _histogramdd_samples(rng, dtype):
+    x = ((rng.integers(0, 40, (6, 2)) + 0.5) / 10).astype(dtype)
+    return [Sample((x, [4, 3])),
+            Sample((x, 5), {"range": (0.0, 5.0, 0.0, 5.0), "weight": positive(rng, (6,), dtype),
+                            "density": True})]
+
+
 def _diff_np(x, n=1, dim=-1, prepend=None, append=None):
     kwargs = {key: value for key, value in (("prepend", prepend), ("append", append))
               if value is not None}
@@ -124,6 +137,8 @@ ROWS = [
            dtypes=ALL_NUMERIC, cuda=False),
     OpInfo("histogram", aj.histogram, _histogram_np, _histogram_samples, differentiable=False,
            primitives=("searchsorted", "scatter_add"), cuda=False),
+    OpInfo("histogramdd", aj.histogramdd, _histogramdd_np, _histogramdd_samples,
+           differentiable=False, primitives=("searchsorted", "scatter_add"), cuda=False),
     OpInfo("diff", aj.diff, _diff_np, lambda rng, dtype: [
         Sample((uniform(rng, (3, 5), dtype),)),
         Sample((uniform(rng, (3, 5), dtype), 2, 0), {"prepend": uniform(rng, (1, 5), dtype),

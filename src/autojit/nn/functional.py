@@ -238,6 +238,42 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # n
 
 
 @autocast_op(cpu=FP32, cuda=FP32)
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,  # noqa: A002
+                         linear_bias=None, weight=None, reduction: str = "mean",
+                         ignore_index: int | None = None, label_smoothing: float = 0.0,
+                         options=None) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...), torch's
+    definition: a linear_weight of shape (C, d_1, ..., d_K, in) gives logits (N, C, d_1, ...,
+    d_K), a K-dimensional loss. `options` (how torch chunks the batch to save memory) changes
+    nothing here."""
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                         f"{linear_weight.ndim}")
+    batches, features = tuple(input.shape[:-1]), input.shape[-1]
+    if features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                         f"(in_features), got {features} and {linear_weight.shape[-1]}, "
+                         f"respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got "
+                         f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                         f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                         f"{features}), got unbatched input with shape {tuple(input.shape)}")
+    rows = classes * math.prod(out_features)
+    logits = linear(input, linear_weight.reshape(rows, features),
+                    None if linear_bias is None else linear_bias.reshape(rows))
+    logits = logits.reshape((*batches, classes, *out_features))
+    if ignore_index is not None and tuple(target.shape) == tuple(logits.shape):
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None
+                         else ignore_index, reduction=reduction, label_smoothing=label_smoothing)
+
+
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:

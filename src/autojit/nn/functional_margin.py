@@ -27,7 +27,17 @@ def _hinge(z: Tensor) -> Tensor:
 
 
 def _as_batch(input: Tensor) -> Tensor:  # noqa: A002
+    """(samples, classes): a vector is one sample, a 0-d tensor one sample of one class."""
+    if input.ndim == 0:
+        return input.reshape(1, 1)
     return input.reshape(1, input.shape[0]) if input.ndim == 1 else input
+
+
+def _check_scores(input: Tensor) -> None:  # noqa: A002
+    """torch's check of both losses' input: a non-empty vector or matrix, or a 0-d tensor."""
+    if not (input.ndim == 0 or (input.ndim in (1, 2) and input.shape[-1] != 0)):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
 
 
 @autocast_op(cpu=FP32, cuda=FP32)
@@ -45,12 +55,21 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         weight = as_operand(weight)
         if weight.ndim != 1:
             raise ValueError("weight must be one-dimensional")
+    _check_scores(input)
     samples = 1 if input.ndim <= 1 else input.shape[0]
+    if weight is not None:
+        classes = 1 if input.ndim == 0 else input.shape[-1]
+        if weight.numel() != classes:
+            raise RuntimeError(f"inconsistent weight size, expected {classes} but got "
+                               f"{list(weight.shape)}")
     if input.ndim == 2 and (target.ndim != 1 or target.shape[0] != samples):
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
                            f"the number of input samples (batch size). Expected target size "
                            f"[{samples}], but got {list(target.shape)}. Input has shape "
                            f"{list(input.shape)}.")
+    if target.dtype is not dtypes.int64:
+        raise RuntimeError(f"expected scalar type Long but found "
+                           f"{dtypes.scalar_type_name(target.dtype)}")
     scores = _as_batch(input)
     classes = scores.shape[1]
     if not target.is_symbolic and target.numel():
@@ -79,10 +98,15 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None,  # 
     check_tensor("multilabel_margin_loss", "input", input)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    if tuple(target.shape) != tuple(input.shape) or input.ndim > 2:
+    _check_scores(input)
+    if input.ndim <= 1:
+        consistent = target.ndim <= 1 and target.numel() == (input.shape[0] if input.ndim else 1)
+    else:
+        consistent = tuple(target.shape) == tuple(input.shape)
+    if not consistent:
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
-    scores, targets = _as_batch(input), _as_batch(target)
+    scores, targets = _as_batch(input), _as_batch(target).reshape(tuple(_as_batch(input).shape))
     classes = scores.shape[1]
     # The targets of a sample run up to its first -1.
     valid = (targets == -1).to(dtypes.int64).cumsum(-1) == 0

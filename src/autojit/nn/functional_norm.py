@@ -102,6 +102,8 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
     running_var (when given) move towards the batch mean and unbiased variance by `momentum`.
     """
     _check_float("batch_norm", input)
+    if input.numel() == 0 and input.ndim < 2:  # torch returns an empty input as a clone
+        return input.clone()
     if input.ndim < 2:
         raise RuntimeError(f"batch_norm: expected an input of 2 or more dims (N, C, *), got "
                          f"input of size {list(input.shape)}")
@@ -154,7 +156,9 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None,  # noqa: 
             raise RuntimeError(f"Expected {argument} to be a vector of size equal to the number "
                                f"of channels in input, but got {argument} of shape "
                                f"{list(value.shape)} and input of shape {list(input.shape)}")
-    grouped = input.reshape(input.shape[0], num_groups, -1)
+    # the group size spelled out: -1 is ambiguous in an empty batch
+    grouped = input.reshape(input.shape[0], num_groups,
+                            math.prod(input.shape[1:]) // num_groups)
     result = normalize_trailing(grouped, 1, eps).reshape(tuple(input.shape))
     return _affine(result, weight, bias)
 

@@ -17,6 +17,7 @@ from ..autograd.grad_mode import no_grad
 from ..ops.autocast import float32_inside
 from ..ops.composite import rsqrt
 from ..ops.reduction import sum_
+from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from ..tensor.type_info import finfo
 from .functional_norm import _affine, _check_float, _per_channel, _statistics
@@ -96,7 +97,10 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor: 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: A002
                         beta: float = 0.75, k: float = 1.0) -> Tensor:
     """x / (k + alpha * mean of x^2 over `size` neighbouring channels) ** beta."""
-    _check_float("local_response_norm", input)
+    # torch takes any numeric dtype: an integer input's window sums divide as integers (its
+    # avg_pool truncates), and the normalized result is floating.
+    if not isinstance(input, Tensor) or input.dtype is dtypes.bool_:
+        _check_float("local_response_norm", input)
     if input.ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
                          "dimensions)")

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..ops import elementwise as ew
 from ..ops.autocast import FP32, autocast_op
+from ..ops.elementwise_extra import div
 from ..ops.elementwise_math import relu
 from ..ops.index_checks import check_index
 from ..ops.indexing import index_put
@@ -310,16 +311,19 @@ def _avg_pool(name, input, kernel_size, stride, padding, ceil_mode,  # noqa: A00
         amounts = [(p, p + e) for p, e in zip(padding, extra, strict=True)]
         x = _pad_spatial(x, amounts)
         total = sum_(stack(_windows(x, kernel, stride, dilation, out_sizes), -1), -1)
+    # torch divides an integer sum as C++ does, truncating, and keeps the input's dtype.
+    mode = None if total.dtype.is_floating_point else "trunc"
     if divisor_override is not None:
-        result = total / divisor_override
+        result = div(total, divisor_override, rounding_mode=mode)
     else:
         divisor = _average_divisor(tuple(input.shape[input.ndim - spatial:]), kernel, stride,
                                    padding, out_sizes, count_include_pad)
         if (divisor == divisor.flat[0]).all():
-            result = total / int(divisor.flat[0])
+            result = div(total, int(divisor.flat[0]), rounding_mode=mode)
         else:
-            result = total / tensor(divisor.astype(total.dtype.numpy), device=total.device)
-    if not result.dtype.is_floating_point:
+            result = div(total, tensor(divisor.astype(total.dtype.numpy),
+                                          device=total.device), rounding_mode=mode)
+    if result.dtype is not input.dtype and not input.dtype.is_floating_point:
         result = result.to(input.dtype)
     return _unbatch(result, batched)
 

@@ -305,6 +305,18 @@ def grid_sampler(input, grid, interpolation_mode: int, padding_mode: int,  # noq
                          _PADDING[padding_mode], align_corners)
 
 
+def grid_sampler_2d(input, grid, interpolation_mode: int, padding_mode: int,  # noqa: A002
+                    align_corners: bool):
+    """grid_sampler of a 4-d input."""
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode: int, padding_mode: int,  # noqa: A002
+                    align_corners: bool):
+    """grid_sampler of a 5-d input."""
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
 def affine_grid_generator(theta, size, align_corners: bool):
     """nn.functional.affine_grid."""
     return F.affine_grid(theta, size, align_corners)

@@ -219,8 +219,12 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
     1 by default; `unbiased=False` means 0)."""
     if x.dtype.category < dtypes.FLOATING:
         raise RuntimeError("std and var only support floating point and complex dtypes")
+    if isinstance(dim, bool):  # torch's var(input, unbiased) form
+        dim, unbiased = None, dim
     if unbiased is not None:
         correction = 1 if unbiased else 0
+    if correction is None:  # torch: None is the default correction
+        correction = 1
     centered = x - mean(x, dim, keepdim=True)
     return sum_(squared_modulus(centered), dim, keepdim) / max(_count(x, dim) - correction, 0)
 

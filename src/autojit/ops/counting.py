@@ -26,7 +26,7 @@ from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, define_op, rule
 
 def _on_device_of(x: Tensor, array: np.ndarray, dtype) -> Tensor:
     """A host result as a tensor on x's device."""
-    result = Tensor._make(np.ascontiguousarray(array), dtype)
+    result = Tensor._make(np.asarray(array, order="C"), dtype)  # keeps a 0-d result 0-d
     return result.to(x.device) if x.is_cuda else result
 
 

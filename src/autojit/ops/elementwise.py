@@ -414,8 +414,19 @@ def _pow_exponent_part(x, y, tangent, out, transpose=False):
 
 
 def _pow_impl(x, y):
-    if isinstance(x, np.ndarray) and x.dtype.kind in "iu" and np.any(np.asarray(y) < 0):
-        raise OpError(RuntimeError("Integers to negative integer powers are not allowed."))
+    integer_base = (x.dtype.kind in "iu" if isinstance(x, np.ndarray)
+                    else isinstance(x, (int, np.integer)) and not isinstance(x, bool))
+    if integer_base and np.asarray(y).dtype.kind in "iu" and np.any(np.asarray(y) < 0):
+        if not isinstance(y, np.ndarray):  # torch refuses a negative number as exponent only
+            raise OpError(RuntimeError("Integers to negative integer powers are not allowed."))
+        # A tensor exponent: torch's integer pow gives 1 for a base of 1, +-1 for -1 (by the
+        # exponent's parity) and 0 for any other base where the exponent is negative.
+        negative = y < 0
+        x = x if isinstance(x, np.ndarray) else np.asarray(x, y.dtype)
+        power = np.power(x, np.where(negative, 0, y))
+        odd = (y % 2) != 0
+        reciprocal = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))
+        return np.where(negative, reciprocal, power).astype(power.dtype)
     return np.power(x, y)
 
 

@@ -29,7 +29,6 @@ from .autocast import PROMOTE, autocast_op
 from .complex_rules import conj
 from .composite import clamp, rsqrt
 from .registry import (
-    NOT_DIFFERENTIABLE,
     Elementwise,
     bind,
     broadcast_shapes,
@@ -157,8 +156,11 @@ FMOD = _define("fmod", 2, _rule_except_bool("fmod_cpu"), _integer_divisor_check(
                            lambda ctx, g: _fmod_divisor_part(*ctx.inputs, g, None)),
                ((0, 1), 1), "fmod({0}, {1})", exact=True,
                jvp=ew.binary_jvp(lambda x, y, tx, out: tx, _fmod_divisor_part))
+# torch's derivatives: the step is locally constant, so 1 for x and 0 for other.
 NEXTAFTER = _define("nextafter", 2, _rule_floating("nextafter_cpu"), np.nextafter,
-                    NOT_DIFFERENTIABLE, (), "nextafter({0}, {1})", exact=True)
+                    _binary_vjp(lambda ctx, g: g, lambda ctx, g: ew.fill_like(g, 0)), (),
+                    "nextafter({0}, {1})", exact=True,
+                    jvp=ew.binary_jvp(lambda x, y, tx, out: tx, None))
 
 
 def copysign(input, other):  # noqa: A002

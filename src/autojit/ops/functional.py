@@ -140,6 +140,7 @@ from .elementwise_math import (  # noqa: F401
     trunc,
     xlogy,
 )
+from .histogramdd import histogramdd  # noqa: F401
 from .index_update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
 from .indexing import flip, gather, index_select, masked_fill, take_along_dim  # noqa: F401
 from .joining import (  # noqa: F401
@@ -193,6 +194,8 @@ from .linalg_decompositions import svd_top_level as svd  # noqa: F401
 from .linalg_determinants import det_top_level as det  # noqa: F401
 from .linalg_determinants import logdet  # noqa: F401
 from .linalg_determinants import slogdet_top_level as slogdet  # noqa: F401
+from .linalg_extras import geqrf, ormqr  # noqa: F401
+from .linalg_lowrank import pca_lowrank, svd_lowrank  # noqa: F401
 from .linalg_lu import (  # noqa: F401
     cholesky_inverse,
     cholesky_solve,
@@ -256,6 +259,7 @@ from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import scatter, scatter_add, scatter_reduce  # noqa: F401
 from .scatter_views import (  # noqa: F401
     as_strided,
+    as_strided_scatter,
     diagonal_scatter,
     index_reduce,
     select_scatter,
@@ -416,13 +420,14 @@ FAMILIES = {
     "Linear algebra: decompositions and inverses": (
         "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse",
         "matrix_power", "lu", "lu_solve", "lu_unpack", "cholesky_solve", "cholesky_inverse",
-        "triangular_solve", "matrix_exp", "frobenius_norm", "nuclear_norm",
+        "triangular_solve", "matrix_exp", "frobenius_norm", "nuclear_norm", "geqrf", "ormqr",
+        "svd_lowrank", "pca_lowrank",
     ),
     # ---- scatter, gather and masks ----
     "Scatter and masks": (
         "scatter", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
         "put", "take", "masked_scatter", "masked_select", "nonzero_static", "index_reduce",
-        "select_scatter", "slice_scatter", "diagonal_scatter",
+        "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter",
     ),
     # ---- joining, rearranging and diagonals ----
     "Joining and rearranging": (
@@ -463,7 +468,8 @@ FAMILIES = {
     ),
     # ---- statistics, differences and integrals (statistics.py)
     "Statistics, differences and integrals": (
-        "std_mean", "var_mean", "mode", "cov", "corrcoef", "histogram", "diff", "gradient",
+        "std_mean", "var_mean", "mode", "cov", "corrcoef", "histogram", "histogramdd", "diff",
+        "gradient",
         "trapezoid", "trapz", "cumulative_trapezoid",
     ),
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..tensor import dtypes
 from ..tensor.dtypes import scalar_type_name
 from ..tensor.tensor import Tensor, normalize_dim
+from . import elementwise as ew
 from .autocast import PROMOTE, autocast_op
 from .index_checks import check_index
 from .indexing import _INDEX_DTYPES, index_tensor
@@ -147,7 +148,21 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     index = check_index(_as_vector(index), _extent(x, dim), "index", dim=dim, wrap=True)
-    return _put_on_dim(x, dim, index, value, accumulate=False)
+    if not isinstance(value, Tensor):
+        return _put_on_dim(x, dim, index, value, accumulate=False)
+    # A tensor value is selected where a mask of the filled positions is set, so that its
+    # gradient sums each position once however often the index names it (torch's: over the
+    # unique indices), and x's is zero there.
+    from ..tensor.creation import ones, zeros
+
+    extent = _extent(x, dim)
+    marks = put_at(zeros((extent,), dtype=dtypes.bool_, device=x.device),
+                   ones((1,), dtype=dtypes.bool_, device=x.device), unsqueeze(index, 0), (0,),
+                   False)
+    shape = [1] * x.ndim
+    if x.ndim:
+        shape[dim] = extent
+    return ew.where(reshape(marks, tuple(shape)), value, x)
 
 
 # ---- flat positions: index_put, put, take ------------------------------------------------------

@@ -288,11 +288,20 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out=None) -> Tensor:
     """The entries of x along `dim` at `index`: `out[i][j][k] = x[index[i][j][k]][j][k]` for
     dim 0, likewise for other dims."""
-    if not isinstance(index, Tensor) or index.dtype not in _INDEX_DTYPES:
+    if not isinstance(index, Tensor) or (index.dtype not in _INDEX_DTYPES and index.numel()):
+        # torch checks the dtype of a non-empty index only
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     dim = normalize_dim(dim, x.ndim)
+    if not index.numel():  # torch checks no shapes either: an empty result of index's shape
+        nothing = reshape(x, (x.numel(),))[:0]
+        return _out(reshape(nothing, tuple(index.shape)), out, "gather")
     _rule_call(_gather_rule, tuple(x.shape), tuple(index.shape), dim)
+    if index.dtype not in _INDEX_DTYPES:
+        index = index.to(dtypes.int64)
     index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
+    if x.ndim == 0:  # a 0-d x is read as one element; the result has the index's shape
+        flat = _gather(reshape(x, (1,)), 0, reshape(index, (index.numel(),)))
+        return _out(reshape(flat, tuple(index.shape)), out, "gather")
     return _out(_gather(x, dim, index), out, "gather")
 
 
@@ -342,7 +351,10 @@ def _index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     # torch's CPU kernel takes another path, with another message, along dim 1.
     index = check_index(index, extent, "select_inner" if dim == 1 and x.ndim > 1 else "select")
     if x.ndim == 0:
-        return reshape(x, tuple(index.shape))
+        if index.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                               f"{index.numel()} value(s)")
+        return reshape(x, ())  # torch: a 0-d x gives a 0-d result
     return index_tensor(x, unsqueeze(reshape(index, -1), 0), (dim,))
 
 
@@ -389,7 +401,8 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
         results = tuple(Tensor._make(np.ascontiguousarray(positions[:, axis]), dtypes.int64)
                         for axis in range(positions.shape[1]))
         return results if not x.is_cuda else tuple(r.to(x.device) for r in results)
-    result = Tensor._make(positions.reshape(-1, data.ndim), dtypes.int64)
+    # A 0-d x is searched as one element: (count, 0) positions, as torch gives.
+    result = Tensor._make(np.ascontiguousarray(positions[:, :data.ndim]), dtypes.int64)
     return result if not x.is_cuda else result.to(x.device)
 
 

@@ -13,6 +13,7 @@ on CUDA tensors.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import namedtuple
 
@@ -110,7 +111,7 @@ def first_lapack_failure(a: np.ndarray, routine: str) -> tuple:
     """
     from scipy.linalg import lapack
 
-    flat = a.reshape((-1,) + a.shape[-2:])
+    flat = a.reshape((math.prod(a.shape[:-2]),) + a.shape[-2:])
     function = lapack.get_lapack_funcs(routine, (flat,))
     for index, matrix in enumerate(flat):
         if routine == "potrf":
@@ -127,7 +128,7 @@ def first_lapack_failure(a: np.ndarray, routine: str) -> tuple:
 
 def first_nonfinite(a: np.ndarray) -> int | None:
     """The flat batch index of the first matrix of `a` with an inf or NaN, or None."""
-    flat = a.reshape((-1,) + a.shape[-2:])
+    flat = a.reshape((math.prod(a.shape[:-2]),) + a.shape[-2:])
     bad = ~np.isfinite(flat).all(axis=(-2, -1))
     return int(np.argmax(bad)) if bad.any() else None
 
@@ -200,7 +201,9 @@ def packed_size(shapes) -> int:
 
 def pack(arrays, batch: tuple) -> np.ndarray:
     """NumPy arrays with the same batch dims, flattened after them and put side by side."""
-    return np.concatenate([np.reshape(a, batch + (-1,)) for a in arrays], axis=-1)
+    # The trailing size spelled out: -1 is ambiguous when the batch is empty.
+    return np.concatenate([np.reshape(a, batch + (math.prod(a.shape[len(batch):]),))
+                           for a in arrays], axis=-1)
 
 
 def unpack(packed: Tensor, shapes) -> list:

@@ -14,6 +14,8 @@ transpose of its VJP) read the symmetric part of a tangent.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..tensor.tensor import Tensor
@@ -83,9 +85,15 @@ def _qr_impl(a, mode):
     return pack([q, r], batch)
 
 
+def _row(v: Tensor) -> Tensor:
+    """The vectors v (..., k) as rows (..., 1, k)."""
+    return reshape(v, tuple(v.shape[:-1]) + (1, v.shape[-1]))
+
+
 def _packed_tangent(parts, batch: tuple) -> Tensor:
     """The tangents of a packed result's parts, packed as the result is (linalg_common.pack)."""
-    return cat([reshape(part, batch + (-1,)) for part in parts], -1)
+    return cat([reshape(part, batch + (math.prod(tuple(part.shape)[len(batch):]),))
+                for part in parts], -1)
 
 
 def _check_qr_differentiable(mode: str, m, n) -> None:
@@ -225,9 +233,9 @@ def svd_gradient(u, s, vh, g_u, g_s, g_vh) -> Tensor:
     """torch's svd_backward for reduced factors (u: m x k, s: k, vh: k x n): the gradient of
     A from those of U, S and Vh."""
     m, n = u.shape[-2], vh.shape[-1]
-    s_row, s_column = reshape(s, tuple(s.shape[:-1]) + (1, -1)), reshape(s, tuple(s.shape) + (1,))
+    s_row, s_column = _row(s), reshape(s, tuple(s.shape) + (1,))
     squares = s * s
-    gaps = reshape(squares, tuple(s.shape[:-1]) + (1, -1)) - reshape(squares, tuple(s.shape) + (1,))
+    gaps = _row(squares) - reshape(squares, tuple(s.shape) + (1,))
     gaps = ew.where(eye_mask(s, s.shape[-1]), 1.0, gaps)
     skew_u = matmul(mT(u), g_u)
     skew_u = skew_u - mT(skew_u)
@@ -266,9 +274,9 @@ def _svd_tangents(u, s, vh, tangent) -> tuple:
     longer side, the part of dA outside the span of U (or V) over S."""
     m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
     v = mT(vh)
-    s_row, s_column = reshape(s, tuple(s.shape[:-1]) + (1, -1)), reshape(s, tuple(s.shape) + (1,))
+    s_row, s_column = _row(s), reshape(s, tuple(s.shape) + (1,))
     squares = s * s
-    gaps = reshape(squares, tuple(s.shape[:-1]) + (1, -1)) - reshape(squares, tuple(s.shape) + (1,))
+    gaps = _row(squares) - reshape(squares, tuple(s.shape) + (1,))
     on_diagonal = eye_mask(s, k)
     gaps = ew.where(on_diagonal, 1.0, gaps)
     a_v = matmul(tangent, v)
@@ -343,7 +351,7 @@ def _svdvals_vjp(ctx, g):
     u, _, vh = unpack(bind(SVD, (a,), {"full_matrices": False}), svd_shapes(m, n, False))
     if m >= n:
         return (matmul(u, reshape(g, tuple(g.shape) + (1,)) * vh),)
-    return (matmul(u * reshape(g, tuple(g.shape[:-1]) + (1, -1)), vh),)
+    return (matmul(u * reshape(g, tuple(g.shape[:-1]) + (1, g.shape[-1])), vh),)
 
 
 def _svdvals_jvp(inputs, tangents, out, attrs):
@@ -423,7 +431,7 @@ def _eigh_vjp(ctx, g):
     # E_ij = L_j - L_i.
     projected = matmul(mT(vectors), g_vectors)
     projected = 0.5 * (projected - mT(projected))
-    row = reshape(values, tuple(values.shape[:-1]) + (1, -1))
+    row = reshape(values, tuple(values.shape[:-1]) + (1, values.shape[-1]))
     column = reshape(values, tuple(values.shape) + (1,))
     gaps = ew.where(eye_mask(values, values.shape[-1]), 1.0, row - column)
     inner = safe_ratio(projected, gaps) + diag_embed(g_values)
@@ -445,7 +453,7 @@ def _eigh_jvp(inputs, tangents, out, attrs):
     projected = matmul(mT(vectors), matmul(tangent, vectors))
     projected = 0.5 * (projected + mT(projected))
     on_diagonal = eye_mask(values, values.shape[-1])
-    row = reshape(values, tuple(values.shape[:-1]) + (1, -1))
+    row = reshape(values, tuple(values.shape[:-1]) + (1, values.shape[-1]))
     column = reshape(values, tuple(values.shape) + (1,))
     gaps = ew.where(on_diagonal, 1.0, row - column)
     tangent_vectors = matmul(vectors, safe_ratio(ew.where(on_diagonal, 0.0, projected), gaps))
@@ -487,7 +495,7 @@ def _eigvalsh_impl(a, UPLO):
 def _eigvalsh_vjp(ctx, g):
     a = ctx.inputs[0]
     _, vectors = unpack(bind(EIGH, (a,), ctx.attrs), eigh_shapes(a.shape[-1]))
-    return (matmul(vectors * reshape(g, tuple(g.shape[:-1]) + (1, -1)), mT(vectors)),)
+    return (matmul(vectors * reshape(g, tuple(g.shape[:-1]) + (1, g.shape[-1])), mT(vectors)),)
 
 
 def _eigvalsh_jvp(inputs, tangents, out, attrs):

@@ -4,8 +4,10 @@ The package's top level imports this module as `autojit.linalg` (and registers i
 name, so that `import autojit.linalg` and `from autojit.linalg import norm` work). The
 primitives behind it are in linalg_solvers.py (inv, solve, solve_triangular, cholesky),
 linalg_decompositions.py (qr, svd, svdvals, eigh, eigvalsh), linalg_determinants.py (det,
-slogdet), linalg_products.py (pinv) and linalg_lu.py (lu_factor); the rest are composites of
-them and of the other ops.
+slogdet), linalg_products.py (pinv), linalg_lu.py (lu_factor) and linalg_lapack.py (geqrf,
+sytrf, sytrs, potrf's info); the rest are composites of them and of the other ops
+(linalg_extras.py has the `_ex` forms, cond, matrix_rank, the tensor forms and the Householder
+products).
 """
 
 from __future__ import annotations
@@ -15,6 +17,20 @@ from .contractions import linalg_vander as vander
 from .linalg_common import LinAlgError
 from .linalg_decompositions import eigh, eigvalsh, qr, svd, svdvals
 from .linalg_determinants import det, slogdet
+from .linalg_extras import (
+    cholesky_ex,
+    cond,
+    diagonal,
+    householder_product,
+    inv_ex,
+    ldl_factor,
+    ldl_factor_ex,
+    ldl_solve,
+    matrix_rank,
+    solve_ex,
+    tensorinv,
+    tensorsolve,
+)
 from .linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve, matrix_exp
 from .linalg_norms import matrix_norm, norm, vector_norm
 from .linalg_products import cross, lstsq, matrix_power, multi_dot, pinv, vecdot
@@ -26,6 +42,9 @@ __all__ = [
     "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
     "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular",
     "svd", "svdvals", "vander", "vecdot", "vector_norm",
+    # linalg_extras.py
+    "cholesky_ex", "cond", "diagonal", "householder_product", "inv_ex", "ldl_factor",
+    "ldl_factor_ex", "ldl_solve", "matrix_rank", "solve_ex", "tensorinv", "tensorsolve",
 ]
 
 # torch's keyword names (linalg.norm(input=x)), ops/keyword_forms.py.

@@ -10,6 +10,8 @@ code generator implements, docs/notes/op-facts.md); on CUDA tensors they run on 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..tensor.tensor import Tensor
@@ -186,8 +188,9 @@ def _triangular_impl(a, b, upper, left, unitriangular):
     from scipy.linalg import blas
 
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a_flat = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
-    b_flat = np.broadcast_to(b, batch + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
+    count = math.prod(batch)  # not -1: ambiguous when a matrix is empty
+    a_flat = np.broadcast_to(a, batch + a.shape[-2:]).reshape((count,) + a.shape[-2:])
+    b_flat = np.broadcast_to(b, batch + b.shape[-2:]).reshape((count,) + b.shape[-2:])
     result = np.empty(b_flat.shape, dtype=b.dtype)
     if result.size:
         trsm = blas.get_blas_funcs("trsm", (a_flat,))

@@ -80,11 +80,13 @@ def check_addmm_dtypes(input, mat1, mat2) -> None:  # noqa: A002 - torch's names
 
 
 def _matrix_vector(input, mat, vec, dtypes_message: str) -> None:
-    if input.ndim != 1 or mat.ndim != 2 or vec.ndim != 1:
+    # torch expands a 0-d input to the result's length first, as it does one of length 1
+    length = input.shape[0] if input.ndim else 1
+    if input.ndim > 1 or mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
-    if mat.shape[1] != vec.shape[0] or mat.shape[0] != input.shape[0] and input.shape[0] != 1:
-        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat "
+    if mat.shape[1] != vec.shape[0] or mat.shape[0] != length and length != 1:
+        raise RuntimeError(f"size mismatch, got input ({length}), mat "
                            f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
     if not (mat.dtype is vec.dtype and input.dtype is vec.dtype):
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "

@@ -22,7 +22,7 @@ from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from . import layout
 from .diagonal import diagonal, embed_diagonal
-from .indexing import index_select
+from .indexing import index_put, index_select
 from .inplace import apply_inplace
 from .layout import embed_slice
 from .reduction import sum_
@@ -188,6 +188,8 @@ def sum_to_size(self: Tensor, *size) -> Tensor:
     except (ValueError, RuntimeError):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}."
                            ) from None
+    if not size:  # torch's sum_to: an empty target shape is always a full sum (bool: int64)
+        return self.sum()
     lead = len(shape) - len(size)
     dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size)
                                       if s == 1 and shape[lead + i] != 1)
@@ -251,12 +253,43 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # n
                            f"offset {offset}, and itemsize {itemsize} requiring a storage size "
                            f"of {needed * itemsize} are out of bounds for storage of size "
                            f"{available * itemsize}")
+    index = _strided_positions(size, stride, offset, input.device)
+    return layout.reshape(index_select(flat, 0, index), size)
+
+
+def _strided_positions(size: tuple, stride: tuple, offset: int, device) -> Tensor:
+    """The storage positions of a strided view's elements, row-major (an int64 vector)."""
+    from ..tensor.creation import tensor
+
     positions = np.full(size, offset, np.int64)
     for axis, (extent, step) in enumerate(zip(size, stride)):
         shape = [1] * len(size)
         shape[axis] = extent
         positions = positions + (np.arange(extent, dtype=np.int64) * step).reshape(shape)
-    from ..tensor.creation import tensor
+    return tensor(positions.reshape(-1), device=device)
 
-    index = tensor(positions.reshape(-1), device=input.device)
-    return layout.reshape(index_select(flat, 0, index), size)
+
+def as_strided_scatter(input: Tensor, src: Tensor, size, stride,  # noqa: A002
+                       storage_offset=None) -> Tensor:
+    """A copy of input whose elements at input.as_strided(size, stride, storage_offset) are
+    src's (torch: out = input.clone(); out.as_strided(...).copy_(src)); input read as its
+    row-major storage."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if tuple(src.shape) != size:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(size)}")
+    flat = layout.reshape(input, -1)
+    offset = 0 if storage_offset is None else int(storage_offset)
+    needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if needed > flat.shape[0]:
+        itemsize = input.dtype.itemsize
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset}, and itemsize {itemsize} requiring a storage size "
+                           f"of {needed * itemsize} are out of bounds for storage of size "
+                           f"{flat.shape[0] * itemsize}")
+    index = _strided_positions(size, stride, offset, input.device)
+    values = layout.reshape(src.to(input.dtype), -1)
+    written = index_put(flat, values, layout.unsqueeze(index, 0), (0,))
+    return layout.reshape(written, tuple(input.shape))

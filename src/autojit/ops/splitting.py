@@ -54,8 +54,10 @@ def _tensor_argument(value: Tensor):
     if value.dtype is not dtypes.int64:
         raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of "
                            f"long, but got {dtypes.SCALAR_TYPE_NAMES[value.dtype.name]}")
-    values = value.tolist()  # sizes of the result: read now (a graph break while tracing)
-    return values if value.ndim else int(values)
+    # While tracing, tolist() gives a TracedList whose items int() specializes on: the trace
+    # records this call's values, checked on every run (the pieces' sizes depend on them).
+    values = value.tolist()
+    return [int(index) for index in values] if value.ndim else int(values)
 
 
 def tensor_split(input, indices_or_sections=None, dim: int = 0, *, indices=None,  # noqa: A002

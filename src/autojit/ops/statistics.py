@@ -332,6 +332,8 @@ def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None):  # noqa: 
 
 
 def _spacing_scalars(spacing, dims: tuple, given_dims: bool, ndim: int) -> list:
+    if spacing is None:  # torch's "unspecified": a step of 1
+        spacing = 1
     if isinstance(spacing, (int, float)):
         return [spacing] * len(dims)
     spacing = list(spacing)
@@ -528,5 +530,5 @@ def unique_consecutive(input, return_inverse: bool = False,  # noqa: A002
 
 
 def _on_device_of(x: Tensor, array: np.ndarray, dtype) -> Tensor:
-    result = Tensor._make(np.ascontiguousarray(array), dtype)
+    result = Tensor._make(np.asarray(array, order="C"), dtype)  # keeps a 0-d result 0-d
     return result.to(x.device) if x.is_cuda else result

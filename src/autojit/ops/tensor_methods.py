@@ -246,7 +246,7 @@ def _positive(self):
 OPERATORS = {
     "__add__": ew.add, "__radd__": _reflected(ew.add), "__sub__": ew.sub,
     "__rsub__": _reflected(ew.sub), "__mul__": ew.mul, "__rmul__": _reflected(ew.mul),
-    "__truediv__": ew.div, "__rtruediv__": _reflected(ew.div),
+    "__truediv__": ew.div, "__rtruediv__": _reflected(ew.div), "__rdiv__": _reflected(ew.div),
     "__floordiv__": ew.floor_divide, "__rfloordiv__": _reflected(ew.floor_divide),
     "__mod__": ew.remainder, "__rmod__": _reflected(ew.remainder), "__pow__": ew.pow,
     "__rpow__": _reflected(ew.pow), "__neg__": ew.neg, "__abs__": ew.abs,
@@ -369,10 +369,11 @@ def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: b
 
 
 def _to_method(dtype):
-    def method(self):
-        return to(self, dtype)
+    def method(self, memory_format=None):
+        return to(self, dtype, memory_format=memory_format)
 
-    method.__doc__ = f"`x.to(autojit.{dtype.name})`: x converted to {dtype.name}."
+    method.__doc__ = (f"`x.to(autojit.{dtype.name}, memory_format=...)`: x converted to "
+                      f"{dtype.name}, laid out in `memory_format` (preserve_format: as x).")
     return method
 
 

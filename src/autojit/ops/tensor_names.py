@@ -30,6 +30,7 @@ from . import (
     keyword_forms,
     layout,
     linalg,
+    linalg_extras,
     linalg_lu,
     math_composites,
     number_functions,
@@ -148,6 +149,7 @@ METHODS = {
     "slice_scatter": scatter_views.slice_scatter,
     "diagonal_scatter": scatter_views.diagonal_scatter,
     "as_strided": scatter_views.as_strided, "unfold": scatter_views.unfold,
+    "as_strided_scatter": scatter_views.as_strided_scatter,
     "sum_to_size": scatter_views.sum_to_size,
     "storage_offset": scatter_views.storage_offset,
     # linalg_lu.py
@@ -155,6 +157,7 @@ METHODS = {
     "cholesky_solve": linalg_lu.cholesky_solve,
     "cholesky_inverse": linalg_lu.cholesky_inverse,
     "triangular_solve": linalg_lu.triangular_solve, "matrix_exp": linalg_lu.matrix_exp,
+    "geqrf": linalg_extras.geqrf, "ormqr": linalg_extras.ormqr,
     # shapes and memory
     "split_with_sizes": _split_with_sizes, "unsafe_chunk": layout.chunk,
     "unsafe_split": layout.split, "ndimension": _ndimension, "dim_order": _dim_order,

@@ -9,6 +9,7 @@ which manual_seed seeds, unless `generator=` names another.
 from __future__ import annotations
 
 import collections
+import math
 import numbers
 
 import numpy as np
@@ -406,10 +407,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     device = check_device(device)
     if end is None:
         start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    start, end, step = (_scalar_value(v) for v in (start, end, step))
     if dtype is None:
         integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = dtypes.int64 if integral else dtypes.get_default_dtype()
@@ -417,19 +415,69 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype.is_complex:
         raise NotImplementedError('"arange_cpu" not implemented for '
                                   f"'{dtypes.scalar_type_name(dtype)}'")
-    count = int(np.ceil((end - start) / step))
-    array = (start + step * np.arange(count, dtype=np.float64)).astype(dtype.numpy)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dtype.is_floating_point or dtype is dtypes.bool_:
+        count = int(np.ceil((end - start) / step))
+        array = (start + step * np.arange(count, dtype=np.float64)).astype(dtype.numpy)
+        return _finish(array, dtype, requires_grad, device)
+    # torch computes an integer range in int64 from the truncated bounds and step; its length
+    # from them for int64, from the bounds as given for the narrower integers.
+    first, last, stride = int(start), int(end), int(step)
+    if stride == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is dtypes.int64:
+        sign = (stride > 0) - (stride < 0)
+        span = last - first + stride - sign
+        count = abs(span) // abs(stride) * (1 if (span >= 0) == (stride > 0) else -1)
+    else:
+        count = int(np.ceil((end - start) / step))
+    array = (first + stride * np.arange(max(count, 0), dtype=np.int64)).astype(dtype.numpy)
     return _finish(array, dtype, requires_grad, device)
+
+
+def _scalar_value(value):
+    """A bound or step as a Python number (a 0-d tensor's value)."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def check_space_arguments(name: str, start, end, steps) -> None:
+    """torch's errors of linspace and logspace: steps must be an int, and tensor bounds 0-d."""
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
+        kinds = ", ".join("Tensor" if isinstance(v, Tensor) else type(v).__name__
+                          for v in (start, end, steps))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({kinds}), but expected (Tensor start, Tensor end, int steps, ...)")
+    shaped = [f"{which} with {value.ndim} dimension(s)" for which, value in
+              (("start", start), ("end", end)) if isinstance(value, Tensor) and value.ndim]
+    if shaped:
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got "
+                           f"{' and '.join(shaped)}.")
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = check_device(device)
+    check_space_arguments("linspace", start, end, steps)
     dtype = dtypes.dtype_argument(dtype, "linspace") if dtype is not None else \
         dtypes.get_default_dtype()
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(np.linspace(start, end, int(steps)).astype(dtype.numpy), dtype, requires_grad,
-                   device)
+    if dtype.is_floating_point or dtype.is_complex or dtype is dtypes.bool_ or steps < 2:
+        return _finish(np.linspace(start, end, int(steps)).astype(dtype.numpy), dtype,
+                       requires_grad, device)
+    # torch's integer linspace: the bounds converted to the dtype first, the step in double,
+    # the first half counted from start and the second from end, each value truncated.
+    first = float(np.asarray(start).astype(dtype.numpy))
+    last = float(np.asarray(end).astype(dtype.numpy))
+    step = (last - first) / (steps - 1)
+    index = np.arange(steps, dtype=np.float64)
+    values = np.where(index < steps // 2, first + step * index,
+                      last - step * (steps - index - 1))
+    return _finish(np.trunc(values).astype(dtype.numpy), dtype, requires_grad, device)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:

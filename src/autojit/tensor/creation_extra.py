@@ -13,13 +13,14 @@ ones as the symmetric window one longer, with its last point dropped.
 
 from __future__ import annotations
 
+import builtins
 import math
 import warnings
 
 import numpy as np
 
 from . import dtypes
-from .creation import _finish, as_tensor, empty, tensor
+from .creation import _finish, as_tensor, check_space_arguments, empty, tensor
 from .device import check_device
 from .tensor import Tensor
 
@@ -37,6 +38,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, layout=N
              device=None, requires_grad: bool = False) -> Tensor:
     """`steps` points from base**start to base**end, evenly spaced in the exponent."""
     device = check_device(device)
+    check_space_arguments("logspace", start, end, steps)
     dtype = dtypes.dtype_argument(dtype, "logspace") if dtype is not None else \
         dtypes.get_default_dtype()
     if steps < 0:
@@ -61,6 +63,32 @@ def _storage_size(size: tuple, stride: tuple) -> int:
     if any(extent == 0 for extent in size):
         return 0
     return 1 + sum((extent - 1) * step for extent, step in zip(size, stride))
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialized tensor of `size` laid out in memory in the dim order
+    `physical_layout` (outermost first): empty_strided with those dims' strides."""
+    size, order = tuple(int(s) for s in size), tuple(int(d) for d in physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {len(size)} is not equal to "
+                           f"len(physical_layout) = {len(order)}")
+    for index, dim in enumerate(order):
+        if not 0 <= dim < len(size):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and "
+                               f"{len(size) - 1}, but got {dim} at index {index}).  NB: "
+                               f"negative dims not currently supported; file an issue if you "
+                               f"want it.")
+    if sorted(order) != list(builtins.range(len(size))):
+        raise RuntimeError("Duplicate dim not allowed")
+    stride = [0] * len(size)
+    step = 1
+    for dim in reversed(order):
+        stride[dim] = step
+        step *= max(size[dim], 1)
+    return empty_strided(size, tuple(stride), dtype=dtype, layout=layout, device=device,
+                         requires_grad=requires_grad, pin_memory=pin_memory)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None,

@@ -1,0 +1,41 @@
+"""torch's own op database (torch.testing._internal.common_methods_invocations.op_db) run
+against autojit: each OpInfo's autojit callable (resolve.py), its samples converted to autojit
+(convert.py) and checked four ways (checks.py), under the skip list and the known failures of
+skips.py. tests/test_opinfo.py drives it; `python -m opinfo.torch_db.survey` (from tests/)
+counts every sample.
+
+The samples are data torch generates at test time; nothing of torch enters autojit.
+"""
+
+from __future__ import annotations
+
+import os
+
+# The dtypes the samples are drawn in, in one place: complex64 and complex128 are still to
+# join, with the converter's complex cases (convert.py counts complex scalars as not run).
+DTYPES = ("float32", "float64")
+# Second order is checked in this dtype only (float32's finite rounding swamps it).
+GRADGRAD_DTYPE = "float64"
+# Samples per op and dtype: all of them (up to FULL_LIMIT) in every dtype of DTYPES with
+# AUTOJIT_OPINFO_FULL=1; else the first CI_LIMIT in CI_DTYPES (float64, where second order is
+# checked too), which keeps the test within the suite's time budget.
+FULL_LIMIT = 32
+CI_LIMIT = 1
+CI_DTYPES = ("float64",)
+
+
+def full() -> bool:
+    return os.environ.get("AUTOJIT_OPINFO_FULL", "") not in ("", "0")
+
+
+def sample_limit() -> int:
+    return FULL_LIMIT if full() else CI_LIMIT
+
+
+def run_dtypes() -> tuple:
+    return DTYPES if full() else CI_DTYPES
+
+
+def op_id(opinfo) -> str:
+    """The OpInfo's name with its variant, as torch's test ids spell it."""
+    return opinfo.name + ("." + opinfo.variant_test_name if opinfo.variant_test_name else "")

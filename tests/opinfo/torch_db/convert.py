@@ -1,0 +1,111 @@
+"""Values crossing from torch's OpInfo samples to autojit: tensors (through NumPy, keeping
+requires_grad), dtypes, devices, memory formats, sizes and generators, inside lists, tuples and
+dicts; and results brought back to NumPy for the comparison.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import autojit
+
+_MEMORY_FORMATS = {
+    torch.contiguous_format: autojit.contiguous_format,
+    torch.channels_last: autojit.channels_last,
+    torch.channels_last_3d: autojit.channels_last_3d,
+    torch.preserve_format: autojit.preserve_format,
+}
+
+
+def dtype_name(dtype) -> str:
+    return str(dtype).split(".")[-1]
+
+
+def to_numpy(tensor) -> np.ndarray:
+    """A tensor of either library as a NumPy array (bfloat16 through float32)."""
+    if isinstance(tensor, torch.Tensor):
+        tensor = tensor.detach().cpu().resolve_conj().resolve_neg()
+        if tensor._is_zerotensor():     # a gradient torch knows is zero, stored as none
+            tensor = torch.zeros(tensor.shape, dtype=tensor.dtype)
+        if tensor.dtype == torch.bfloat16:
+            return tensor.float().numpy()
+        return tensor.numpy()
+    if dtype_name(tensor.dtype) == "bfloat16":
+        tensor = tensor.float()
+    return tensor.detach().cpu().numpy()
+
+
+class Unsupported(Exception):
+    """A sample of a kind the harness does not convert yet (complex scalars): not run, counted
+    apart."""
+
+
+class Converter:
+    """Maps torch values to autojit values; the same torch tensor seen twice becomes the same
+    autojit tensor (a sample passing one tensor as two arguments keeps that aliasing)."""
+
+    def __init__(self):
+        self.tensors: dict = {}
+        self.leaves: list = []      # (torch tensor, autojit tensor) of the inputs requiring grad
+
+    def __call__(self, value):
+        if isinstance(value, torch.Tensor):
+            return self.tensor(value)
+        if isinstance(value, torch.dtype):
+            if not hasattr(autojit, dtype_name(value)):
+                raise Unsupported(f"dtype {dtype_name(value)}")
+            return getattr(autojit, dtype_name(value))
+        if isinstance(value, complex):
+            raise Unsupported("a complex number")
+        if isinstance(value, torch.device):
+            return autojit.device(value.type)
+        if isinstance(value, torch.memory_format):
+            return _MEMORY_FORMATS[value]
+        if isinstance(value, torch.Size):
+            return autojit.Size(tuple(value))
+        if isinstance(value, torch.Generator):
+            return autojit.Generator().manual_seed(value.initial_seed())
+        if isinstance(value, torch.nn.PairwiseDistance):    # a distance_function argument
+            return autojit.nn.PairwiseDistance(value.norm, value.eps, value.keepdim)
+        if isinstance(value, torch.layout):
+            return value    # only torch.strided reaches here; autojit has one layout
+        if isinstance(value, list):
+            return [self(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self(v) for k, v in value.items()}
+        return value
+
+    def tensor(self, value: torch.Tensor):
+        key = id(value)
+        if key in self.tensors:
+            return self.tensors[key][1]
+        if not hasattr(autojit, dtype_name(value.dtype)):
+            raise Unsupported(f"a {dtype_name(value.dtype)} tensor")
+        if value.layout != torch.strided:
+            raise Unsupported(f"a {value.layout} tensor")
+        dtype = getattr(autojit, dtype_name(value.dtype))
+        if value.device.type == "meta":
+            result = autojit.empty(tuple(value.shape), dtype=dtype, device="meta")
+        else:
+            result = autojit.tensor(to_numpy(value).copy(), dtype=dtype)
+        if value.requires_grad:
+            result.requires_grad_(True)
+            self.leaves.append((value, result))
+        self.tensors[key] = (value, result)
+        return result
+
+
+def flat(value) -> list:
+    """The leaves of nested tuples, lists and namedtuples (a torch.Size stays one leaf)."""
+    if isinstance(value, (torch.Size, autojit.Size)):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in flat(item)]
+    return [value]
+
+
+def is_tensor(value) -> bool:
+    return isinstance(value, (torch.Tensor, autojit.Tensor))

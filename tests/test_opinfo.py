@@ -1,0 +1,93 @@
+"""torch's own op database as a differential test of autojit.
+
+Every OpInfo of torch.testing._internal.common_methods_invocations.op_db is run, as a torch
+user would port it (tests/opinfo/torch_db/resolve.py), on torch's own samples in each dtype of
+opinfo.torch_db.DTYPES: the forward against torch (values, dtypes, shapes; for a sample on
+which torch raises, the error's type), first-order gradients, second order in float64, and
+the compiled call against eager; then the op's error samples (the error type and torch's
+message regex). By default the first CI_LIMIT sample of each op runs, in float64 only, with
+its first 4 * CI_LIMIT error samples: about 20 s of CPU. The full run, every sample up to
+FULL_LIMIT per op and dtype in every dtype of DTYPES (about 5 minutes of CPU, most of it
+compiling kernels; about 1,500 tests), is
+
+    AUTOJIT_OPINFO_FULL=1 python -m pytest tests/test_opinfo.py -n 2
+
+What does not run, or fails, is listed with its reason in tests/opinfo/torch_db/skips.py;
+`python -m opinfo.torch_db.survey` (from tests/) counts every sample.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("expecttest")  # torch's op database imports it
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from opinfo.torch_db import full, op_id, run_dtypes, sample_limit  # noqa: E402
+from opinfo.torch_db.resolve import autojit_callable  # noqa: E402
+from opinfo.torch_db.runner import op_database, run_errors, run_op, supports  # noqa: E402
+from opinfo.torch_db.skips import KNOWN_FAILURES, MISSING, NOT_APPLICABLE  # noqa: E402
+
+OPS = [opinfo for opinfo in op_database()
+       if op_id(opinfo) not in NOT_APPLICABLE and opinfo.name not in NOT_APPLICABLE]
+CALLABLE = {op_id(opinfo): autojit_callable(opinfo) for opinfo in OPS}
+
+
+def _params(errors: bool):
+    params = []
+    for opinfo in OPS:
+        name = op_id(opinfo)
+        if CALLABLE[name] is None:
+            continue
+        if errors:
+            if opinfo.error_inputs_func is not None:
+                params.append(pytest.param(opinfo, "errors", id=f"{name}-errors"))
+            continue
+        params += [pytest.param(opinfo, dtype, id=f"{name}-{dtype}")
+                   for dtype in run_dtypes() if supports(opinfo, dtype)]
+    return params
+
+
+def _known(name: str, group: str):
+    return KNOWN_FAILURES.get(f"{name}/{group}", KNOWN_FAILURES.get(name))
+
+
+def _judge(name: str, group: str, outcomes) -> None:
+    failures = [o for o in outcomes if o[2] is not None and o[1] != "unsupported"]
+    known = _known(name, group)
+    if failures and known:
+        pytest.xfail(f"{known} (first: #{failures[0][0]} {failures[0][1]}: {failures[0][2]})")
+    if failures:
+        lines = [f"#{index} {check}: {message}" for index, check, message in failures[:8]]
+        pytest.fail(f"{name} [{group}]: {len(failures)} failing checks\n" + "\n".join(lines),
+                    pytrace=False)
+    if known and full():
+        pytest.fail(f"{name} [{group}] passes every sample: remove its KNOWN_FAILURES entry "
+                    f"({known})", pytrace=False)
+
+
+@pytest.mark.parametrize(("opinfo", "dtype"), _params(errors=False))
+def test_samples(opinfo, dtype):
+    name = op_id(opinfo)
+    _judge(name, dtype, run_op(opinfo, CALLABLE[name], dtype, sample_limit()))
+
+
+@pytest.mark.parametrize(("opinfo", "group"), _params(errors=True))
+def test_error_samples(opinfo, group):
+    name = op_id(opinfo)
+    _judge(name, group, run_errors(opinfo, CALLABLE[name], sample_limit() * 4))
+
+
+def test_missing_callables_are_listed():
+    """The OpInfos without an autojit callable are exactly skips.MISSING's, each with its
+    reason: none is left out silently, and an entry goes once its op exists."""
+    missing = {name for name, function in CALLABLE.items() if function is None}
+    unlisted = sorted(missing - set(MISSING))
+    assert not unlisted, f"OpInfos with no autojit callable and no MISSING entry: {unlisted}"
+    stale = sorted(set(MISSING) - missing)
+    assert not stale, f"MISSING entries whose op now has a callable: {stale}"

@@ -425,17 +425,29 @@ def test_bool_negation_subtraction_and_sign_like_eager(function):
         assert both[1].tolist() == both[0].tolist() and both[1].dtype == both[0].dtype
 
 
-def test_integer_power_with_negative_exponent_raises_like_eager():
-    """The kernel's error code becomes eager's RuntimeError, not another exception type."""
+def test_integer_power_with_negative_exponent_is_torchs_compiled():
+    """An integer base to a negative integer tensor exponent is torch's (0, or +-1 for a base
+    of +-1), compiled as eagerly; an integer divided by zero, the kernel's error code, becomes
+    eager's RuntimeError, not another exception type."""
     def power(x, y):
         return x ** y
 
     def make_tensors():
-        return [autojit.tensor([2, 3, 4]), autojit.tensor([1, -1, 2])]
+        return [autojit.tensor([2, 3, -1, 1, 4]), autojit.tensor([1, -1, -3, -2, 2])]
 
-    with pytest.raises(RuntimeError, match="negative integer powers"):
-        power(*make_tensors())
-    assert run_both(power, make_tensors, "cpu", "pow") is None
+    assert power(*make_tensors()).tolist() == [2, 0, -1, 1, 16]
+    expected, actual = run_both(power, make_tensors, "cpu", "pow")
+    np.testing.assert_array_equal(np.asarray(actual.tolist()), np.asarray(expected.tolist()))
+
+    def divide(x, y):
+        return x // y
+
+    def make_divided():
+        return [autojit.tensor([4, 5, 6]), autojit.tensor([2, 0, 3])]
+
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        divide(*make_divided())
+    assert run_both(divide, make_divided, "cpu", "floor_divide") is None
 
 
 def test_compiled_math_far_outside_the_usual_range_matches_eager():

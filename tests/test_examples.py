@@ -230,7 +230,8 @@ def test_gradient_penalty_quick_error_decreases():
     start = number_after(r"max \|u - u\*\| before training: ([\d.]+)", output)
     final = number_after(r"on 201 points: max ([\d.]+)", output)
     assert final < 0.25 < start, output
-    assert "the compiled step made 1 executable(s) in 300 steps" in output
+    # One traced with the constant rate, one reading the rate afresh once the schedule moves.
+    assert "the compiled step made 2 executable(s) in 300 steps" in output
     assert number_after(r"eager step ([\d,]+) steps/s", output) > 0
     assert compiled_over_eager(output) > 1, output
 

@@ -25,7 +25,8 @@ from autojit.ops.batching import rule_of
 from autojit.ops.registry import Decomposition
 
 # Primitives that run once per index under vmap until they get a rule of their own.
-WITHOUT_RULES: set = set()
+# LAPACK's symmetric-indefinite solve and cholesky_ex's info run once per index of the batch.
+WITHOUT_RULES: set = {"linalg_ldl_solve", "linalg_cholesky_info"}
 
 
 def _second_example(value):

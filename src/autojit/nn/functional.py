@@ -274,6 +274,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                          else ignore_index, reduction=reduction, label_smoothing=label_smoothing)
 
 
+@autocast_op(cpu=FP32, cuda=FP32)
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.once import warn_once
 from ..tensor.symbolic import SymFloat, SymInt
 from ..tensor.tensor import Tensor
 from .complex_rules import conj, user_stacklevel
@@ -658,14 +659,18 @@ CAST = define_op(name="cast", arity=1, shape=lambda shape, dtype: shape, dtype=_
                  complex=True)
 
 
+COMPLEX_TO_REAL = "complex to real cast"  # tensor/once.py's key of cast's warning
+
+
 def cast(x: Tensor, dtype) -> Tensor:
     """x converted to `dtype` (differentiable between floating dtypes)."""
     dtype = dtypes.to_dtype(dtype)
     if x.dtype is dtype:
         return x
     if x._dtype.category == _COMPLEX and dtype.category != _COMPLEX:
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      UserWarning, stacklevel=user_stacklevel())
+        # torch's TORCH_WARN_ONCE: once per process
+        warn_once(COMPLEX_TO_REAL, "Casting complex values to real discards the imaginary part",
+                  UserWarning, stacklevel=user_stacklevel())
     return bind(CAST, (x,), {"dtype": dtype})
 
 

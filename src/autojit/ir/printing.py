@@ -238,8 +238,7 @@ class PrintCapture:
         if all(effect.once != key for effect in self.effects
                if isinstance(effect, WarningEffect)):
             self.effects.append(WarningEffect(message, category,
-                                              *_warning_place(stacklevel, 3)))
-            self.effects[-1].once = key
+                                              *_warning_place(stacklevel, 3), once=key))
         return True
 
     def escaped(self):

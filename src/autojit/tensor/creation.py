@@ -262,7 +262,10 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _size(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    return tuple(as_size(s) for s in size)
+    for extent in size:
+        if extent.__class__ is not int:
+            return tuple(as_size(s) for s in size)
+    return tuple(size)  # plain ints, as factories are mostly called
 
 
 def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:

@@ -60,7 +60,8 @@ class RandomDraw:
         if self.kind == "randn":
             return rng.standard_normal(self.shape).astype(numpy_dtype)
         if self.kind == "randint":
-            return rng.integers(self.low, self.high, size=self.shape).astype(numpy_dtype)
+            return rng.integers(self.low, self.high, size=self.shape).astype(numpy_dtype,
+                                                                              copy=False)
         if self.kind == "randperm":
             return rng.permutation(self.high).astype(numpy_dtype)
         if self.shape:  # one key per example inside vmap (randomness="different")

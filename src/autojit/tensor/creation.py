@@ -29,9 +29,9 @@ from .memory_format import (
 )
 from .meta import MetaArray
 from .random import RandomDraw, check_floating, check_integer_range, random_tensor
-from .state import state
+from .state import SPECIAL, state
 from .symbolic import as_size, contains_runtime, contains_symbolic
-from .tensor import Tensor
+from .tensor import Tensor, plain_tensor
 
 
 def default_generator() -> np.random.Generator:
@@ -551,9 +551,27 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                          requires_grad)
 
 
+def _eager_like_draw(kind: str, x: Tensor, generator, dtype, device, requires_grad,
+                     memory_format):
+    """rand_like's and randn_like's draw at once where nothing but x is given, x is a
+    contiguous float tensor of the CPU and nothing traces (the per-sample noise of a data
+    pipeline), else None: the general path's checks cost several times the draw."""
+    data = x._data
+    if generator is None and dtype is None and device is None and not requires_grad and \
+            memory_format is preserve_format and data.__class__ is np.ndarray and \
+            data.flags.c_contiguous and x._dtype.category == dtypes.FLOATING and \
+            state.dispatch != SPECIAL:
+        draw = RandomDraw(kind, data.shape, x._dtype, generators.default_generator)
+        return plain_tensor(draw.draw(), x._dtype)
+    return None
+
+
 def rand_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
               layout=None, memory_format=preserve_format) -> Tensor:
     """Uniform samples on [0, 1) shaped like x, on x's device and in its dtype by default."""
+    found = _eager_like_draw("rand", x, generator, dtype, device, requires_grad, memory_format)
+    if found is not None:
+        return found
     return _in_format(rand(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
                            device=_like_device(x, device), requires_grad=requires_grad),
                       memory_format, x, "rand_like")
@@ -562,6 +580,9 @@ def rand_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_gr
 def randn_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
                layout=None, memory_format=preserve_format) -> Tensor:
     """Standard normal samples shaped like x, on x's device and in its dtype by default."""
+    found = _eager_like_draw("randn", x, generator, dtype, device, requires_grad, memory_format)
+    if found is not None:
+        return found
     return _in_format(randn(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
                             device=_like_device(x, device), requires_grad=requires_grad),
                       memory_format, x, "randn_like")

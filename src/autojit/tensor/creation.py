@@ -553,14 +553,15 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def _eager_like_draw(kind: str, x: Tensor, generator, dtype, device, requires_grad,
                      memory_format):
-    """rand_like's and randn_like's draw at once where nothing but x is given, x is a
-    contiguous float tensor of the CPU and nothing traces (the per-sample noise of a data
-    pipeline), else None: the general path's checks cost several times the draw."""
+    """rand_like's and randn_like's draw at once where nothing but x is given, x is a float
+    tensor of the CPU whose preserved format is the contiguous one, and nothing traces (the
+    per-sample noise of a data pipeline), else None: the general path's checks cost several
+    times the draw."""
     data = x._data
     if generator is None and dtype is None and device is None and not requires_grad and \
             memory_format is preserve_format and data.__class__ is np.ndarray and \
-            data.flags.c_contiguous and x._dtype.category == dtypes.FLOATING and \
-            state.dispatch != SPECIAL:
+            x._dtype.category == dtypes.FLOATING and state.dispatch != SPECIAL and (
+                data.flags.c_contiguous or preserved_order(data) is None):
         draw = RandomDraw(kind, data.shape, x._dtype, generators.default_generator)
         return plain_tensor(draw.draw(), x._dtype)
     return None

@@ -203,6 +203,21 @@ def _outer_product(rewriter: GraphRewriter, node: Node, inputs: list):
     return product
 
 
+def _small_power(rewriter: GraphRewriter, node: Node, inputs: list):
+    """x ** 3 -> (x * x) * x and x ** -2 -> 1 / (x * x), for float32 and float64 x and a number
+    exponent: what the eager impl computes (ops/elementwise.py, torch's scalar fast paths),
+    bit for bit; None otherwise."""
+    base, exponent = inputs
+    out = node.output
+    if out.dtype not in (dtypes.float32, dtypes.float64) or isinstance(exponent, Value) or \
+            not _same_type(base, out) or _element(exponent, out.dtype) not in (3, -2):
+        return None
+    square = rewriter.emit(ew.MUL, [base, base], {}, out.shape, out.dtype)
+    if _element(exponent, out.dtype) == 3:
+        return ew.MUL, [square, base], {}
+    return ew.DIV, [1, square], {}
+
+
 def _broadcast_source(value):
     """What a broadcast-only operand broadcasts: the input of an expand, or of a reshape that
     only prepends size-1 dims; None otherwise."""
@@ -276,7 +291,9 @@ def algebraic_simplification(graph: Graph) -> Graph:
     - `x * 1`, `1 * x` -> x (LLVM: fmul X, 1.0 ==> X). `x * 0` is not 0 (NaN, inf, -0.0).
     - `x / 1` -> x (fdiv X, 1.0 ==> X); `x ** 1` -> x (pow(X, 1.0) ==> X); `x ** 2` with a
       number 2 -> `x * x` for floating x (NumPy's power squares then: the same bits), and with
-      a number 0 -> a fill of ones (pow(x, 0) is 1 for every x, NaN included).
+      a number 0 -> a fill of ones (pow(x, 0) is 1 for every x, NaN included). For float32 and
+      float64 x, `x ** 3` -> `(x * x) * x` and `x ** -2` -> `1 / (x * x)`: the eager impl's
+      way (torch's), the same bits.
     - `x + (-0.0)`, `(-0.0) + x` -> x (fadd X, -0.0 ==> X). `x + 0.0` stays: -0.0 + 0.0 is
       +0.0. For integer and bool dtypes, `x + 0` and `0 + x` -> x.
     - `x - 0.0` -> x (fsub X, +0.0 ==> X). `x - (-0.0)` stays (it is x + 0.0). For integer
@@ -310,7 +327,9 @@ def algebraic_simplification(graph: Graph) -> Graph:
         result = None
         if node.op is linalg.MATMUL:
             result = _outer_product(rewriter, node, inputs)
-        elif rule is not None:
+        elif node.op is ew.POW:
+            result = _small_power(rewriter, node, inputs)
+        if result is None and rule is not None:
             compute = node.op.dtype(tuple(symbolic(operand) for operand in inputs),
                                     node.attrs)[0]
             compute = node.output.dtype if compute is None else compute

@@ -6,7 +6,7 @@ Workloads:
              (grad of <grad f, v>) and by forward-over-reverse (jvp of grad f), and as torch
              programs write it (the gradient of a create_graph=True gradient: "autograd",
              compiled whole, and eager). torch.compile runs the double backward with
-             torch._dynamo.config.trace_autograd_ops = True. Its table adds the 24 MB a pass
+             torch._dynamo.config.trace_autograd_ops = True. Its table adds the 25.2 MB a pass
              must move (x and v read, H v written) over each time, in GB/s, and the copy and
              triad bandwidth of one core at that footprint (bench/stream_peak.py).
   per-sample the gradient of a 784-256-10 MLP's cross-entropy for each of 64 examples:

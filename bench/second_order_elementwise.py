@@ -5,13 +5,17 @@ For each f below, H v = the gradient of <grad f(x), v> as torch programs write i
 (`autograd.grad` with create_graph=True, then `autograd.grad` again), on x and v of 1M float64:
 autojit.compile of the whole function, autojit eager, torch eager and torch.compile (with
 torch._dynamo.config.trace_autograd_ops = True), one thread each, taking turns (interleaved
-rounds, bench/timing.py). A pass that reads x and v once and writes H v once moves 24 MB: each
+rounds, bench/timing.py). A pass that reads x and v once and writes H v once moves 25.2 MB: each
 row gives that over its time in GB/s, beside the copy and triad bandwidth of one core over
 arrays of x's size (bench/stream_peak.py). `--kernels` prints the compiled plan of each: per
-kernel, the bytes it reads and writes, against those 24 MB.
+kernel, the bytes it reads and writes, against those 25.2 MB.
 
     python bench/second_order_elementwise.py [--rounds 5] [--steps 3] [--only sin,norm]
         [--kernels] [--no-torch-compile]
+    python bench/second_order_elementwise.py --floors
+
+`--floors` times compiled kernels over the same arrays instead: x * v (the memory alone),
+sin(x) * v, and the sin HVP's closed form beside the HVP itself.
 
 It uses autojit's public API and its plans only, so it runs on an older tree too
 (PYTHONPATH=that/src) for a before and after.
@@ -64,6 +68,23 @@ def kernel_bytes(plan) -> list:
     return rows
 
 
+def floors(autojit, x, v, args, moved: int) -> None:
+    """What a kernel over the same three arrays costs: a product (memory alone), sin(x) * v
+    (its transcendental function), and the sin HVP's closed form v (2 cos x - x sin x + 2x)
+    against the HVP as differentiation writes it."""
+    kernels = {"x * v": lambda x, v: x * v, "sin(x) * v": lambda x, v: x.sin() * v,
+               "closed form": lambda x, v: v * (2 * x.cos() - x * x.sin() + 2 * x),
+               "sin HVP": double_backward(autojit, FUNCTIONS["sin"])}
+    runners = {}
+    for name, kernel in kernels.items():
+        compiled = autojit.compile(kernel)
+        runners[name] = functools.partial(compiled, x, v)
+    cpu: dict = {}
+    interleaved_medians(runners, args.rounds, args.steps, cpu)
+    for name, seconds in cpu.items():
+        print(f"  {name:12} {seconds * 1e3:6.2f} ms {moved / seconds / 1e9:5.1f} GB/s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -71,6 +92,8 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(FUNCTIONS))
     parser.add_argument("--kernels", action="store_true", help="print each plan's bytes")
     parser.add_argument("--no-torch-compile", action="store_true")
+    parser.add_argument("--floors", action="store_true",
+                        help="time the compiled kernels that bound the sin HVP's instead")
     args = parser.parse_args()
     import torch
 
@@ -87,6 +110,9 @@ def main() -> None:
           f"CPU time of the calling thread; {moved / 1e6:.1f} MB at the least")
     print(f"one core over arrays of {x_np.nbytes / 1e6:.1f} MB: copy {rates['copy']:.1f} GB/s, "
           f"triad {rates['triad']:.1f} GB/s")
+    if args.floors:
+        floors(autojit, x, v, args, moved)
+        return
     print(f"  {'':10} {'compiled':>17} {'autojit eager':>14} {'torch eager':>12} "
           f"{'torch.compile':>14} {'compiled/tc':>12} {'eager/te':>9}")
     if not args.no_torch_compile:

@@ -5,12 +5,13 @@
 (those whose registry lowering combines values: sum, prod, amax, amin) of values of that shape
 over one set of axes, whether the group or an earlier step made them. Values a group computes
 that nothing outside it reads stay in registers: only values used by later steps or returned
-by the graph become kernel outputs. Several groups may be open at once, one per shape in
-practice: a node joins the newest open group it may join; a node that reads an open group's
-values closes that group first (its kernel runs before the node), and other steps run before
-the groups still open, so independent work of another shape does not split a kernel. A layout
-node reading an open group's value (the transpose of a column sum) runs right after that
-group's kernel, without closing it.
+by the graph become kernel outputs, but for values later kernels compute again from cheaper
+inputs (recompute.py, run once every group is known: kernels are made at the end). Several
+groups may be open at once, one per shape in practice: a node joins the newest open group it
+may join; a node that reads an open group's values closes that group first (its kernel runs
+before the node), and other steps run before the groups still open, so independent work of
+another shape does not split a kernel. A layout node reading an open group's value (the
+transpose of a column sum) runs right after that group's kernel, without closing it.
 
 Layout ops that only reinterpret an array (registry.Layout.fold: reshape, expand, permute,
 slice) are folded into the strides a kernel reads its inputs with, and a slice also into the

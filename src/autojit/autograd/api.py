@@ -37,7 +37,6 @@ def _implicit_grad(output: Tensor) -> Tensor:
 
 
 def _make_root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list:
-
     if len(grad_outputs) == 0:
         grad_outputs = (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):

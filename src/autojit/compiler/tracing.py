@@ -340,7 +340,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
                              "check")
         tracer.finish(graph, symbolic_args)
         for check in constant.finish(env):  # a decision on a tensor written after it
-            hook_fullgraph(compiled, check)
+            _fullgraph_break(compiled, check)
         # `x.requires_grad_()` on an argument: every run sets it on the caller's tensor.
         flag_writes = [(("args", f"[{position}]", "._requires_grad"), symbolic._requires_grad,
                         f"{describe(args, position)}.requires_grad")
@@ -540,12 +540,12 @@ def _value_check_hook(compiled, constant):
 
     def hook(check) -> None:
         if not constant.fold(check):
-            hook_fullgraph(compiled, check)
+            _fullgraph_break(compiled, check)
 
     return hook
 
 
-def hook_fullgraph(compiled, check) -> None:
+def _fullgraph_break(compiled, check) -> None:
     """The graph break of a specialization on a graph value under fullgraph=True."""
     if check.kind == "value" and compiled.fullgraph:
         where = check.where or (None, None)

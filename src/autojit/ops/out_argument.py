@@ -164,12 +164,14 @@ def write_out(name: str, out: Tensor, result: Tensor) -> Tensor:
         result = result.to(out.dtype)
     shape = tuple(result.shape)
     if tuple(out.shape) != shape:
-        _resize(name, out, shape)
+        resize_out(name, out, shape)
     write_storage(out, result)
     return out
 
 
-def _resize(name: str, out: Tensor, shape: tuple) -> None:
+def resize_out(name: str, out: Tensor, shape: tuple) -> None:
+    """Give `out` the result's shape, as torch resizes an out= tensor (its warning unless out
+    was empty; a view cannot grow here, and inside a trace it is a graph break)."""
     if state.tracer is not None or out._data is None:
         graph_break(f"{name}(out=...) resizing its output tensor", needs_data=False)
     if out._base is not None:
@@ -187,7 +189,7 @@ def _resize(name: str, out: Tensor, shape: tuple) -> None:
 
 
 def _user_stacklevel() -> int:
-    """The stacklevel that points a warning raised in _resize at the innermost frame outside
+    """The stacklevel that points a warning raised in resize_out at the innermost frame outside
     the autojit package (the user's line)."""
     frame, level = sys._getframe(2), 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(

@@ -18,6 +18,7 @@ logit, ...) are in math_composites.py.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -55,6 +56,22 @@ def tensor_argument(value, function: str, parameter: str, position: int):
         raise TypeError(f"{function}(): argument '{parameter}' (position {position}) must be "
                         f"Tensor, not {type(value).__name__}")
     return value
+
+
+def tensor_parameters(function, name: str, parameters: tuple):
+    """`function(x, y)` refusing a Python number in `parameters` (of "input", "other") with
+    torch's TypeError, as tensor_argument does."""
+    positions = tuple(("input", "other").index(parameter) for parameter in parameters)
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        for position in positions:
+            if position < len(args) and not isinstance(args[position], Tensor):
+                tensor_argument(args[position], name, ("input", "other")[position],
+                                position + 1)
+        return function(*args, **kwargs)
+
+    return checked
 
 
 def _define(name, arity, dtype, impl, vjp, saves, expression, exact=False, jvp=None,

@@ -434,6 +434,9 @@ def _extreme(x, dim, keepdim, other, name):
     if isinstance(dim, Tensor):
         dim, other = None, dim
     if other is not None:
+        if not isinstance(x, Tensor):  # torch.max(2, y): torch's forms all take a Tensor first
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(x).__name__}")
         return elementwise(x, other)
     if dim is None:
         if x.numel() == 0:

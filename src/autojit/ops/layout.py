@@ -583,7 +583,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
     """The slices of x along `dim`, as a tuple of views with that dim removed."""
-    dim = normalize_dim(dim, x.ndim)
+    dim = normalize_dim(dim, x.ndim, wrap_scalar=False)
     return tuple(select(x, dim, i) for i in range(x.shape[dim]))
 
 

@@ -272,8 +272,12 @@ _UNARY = {"__neg__", "__abs__", "__invert__", "__pos__", "__getitem__", "__setit
 _OPERANDS = (Tensor, numbers.Number, np.ndarray, np.generic)
 
 
-def _deferring(function):
+def _deferring(function, name: str):
     def operator(self, other):
+        if not isinstance(self, Tensor):
+            # Tensor.__radd__(2, x), called unbound: torch's C methods check their self.
+            raise TypeError(f"descriptor '{name}' for 'Tensor' objects doesn't "
+                            f"apply to a '{type(self).__name__}' object")
         try:
             return function(self, other)
         except TypeError:
@@ -287,7 +291,7 @@ def _deferring(function):
 
 
 for _name, _function in OPERATORS.items():
-    setattr(Tensor, _name, _function if _name in _UNARY else _deferring(_function))
+    setattr(Tensor, _name, _function if _name in _UNARY else _deferring(_function, _name))
 Tensor.T = property(layout.full_transpose, doc="x with all dims reversed (a view).")
 Tensor.real = property(complex_numbers.real, lambda self, value: complex_numbers.real(
     self).copy_(value), doc="The real parts of a complex tensor, a view (x itself when real); "
@@ -505,7 +509,7 @@ for _name, _method_name in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul
                             ("__iand__", "bitwise_and_"), ("__ior__", "bitwise_or_"),
                             ("__ixor__", "bitwise_xor_"), ("__ilshift__", "bitwise_left_shift_"),
                             ("__irshift__", "bitwise_right_shift_")):
-    setattr(Tensor, _name, _deferring(getattr(Tensor, _method_name)))
+    setattr(Tensor, _name, _deferring(getattr(Tensor, _method_name), _name))
 
 
 def zero_(self):

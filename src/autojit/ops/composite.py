@@ -116,7 +116,7 @@ def gelu(x, approximate: str = "none"):
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + ew.tanh(inner))
     if approximate != "none":
-        raise ValueError(f"approximate argument must be either none or tanh, got {approximate}")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return 0.5 * x * (1 + ew.erf(x * (1 / math.sqrt(2))))
 
 
@@ -207,8 +207,9 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
     if x.dtype.category < dtypes.FLOATING:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           "floating point or complex dtype. Got: "
+        which = "Input" if dtype is None else "Optional"
+        raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either "
+                           "a floating point or complex dtype. Got: "
                            f"{dtypes.scalar_type_name(x.dtype)}")
     return sum_(x, dim, keepdim) / _count(x, dim)
 

@@ -335,8 +335,11 @@ _WITH_OUT = {
 # A Python number where torch's signature takes a Tensor only is refused (elementwise.py).
 for _name, _parameters in _TENSOR_PARAMETERS.items():
     globals()[_name] = _tensor_parameters(globals()[_name], _name, _parameters)
+# The ops whose out may not share memory with an input (torch's assert_no_overlap).
+_NO_OVERLAP = {"cat"}
 for _name, _check in _WITH_OUT.items():
-    globals()[_name] = _with_out(globals()[_name], _check, name=_name)
+    globals()[_name] = _with_out(globals()[_name], _check, name=_name,
+                                 no_overlap=_name in _NO_OVERLAP)
 # The view ops give a new tensor even where they change nothing (aliases.py).
 for _name in _layout_new_views:
     if _name in globals():

@@ -431,8 +431,10 @@ Tensor.char = _to_method(dtypes.int8)
 Tensor.byte = _to_method(dtypes.uint8)
 Tensor.bool = _to_method(dtypes.bool_)
 Tensor.bfloat16 = _to_method(dtypes.bfloat16)
+Tensor.cfloat = _to_method(dtypes.complex64)
+Tensor.cdouble = _to_method(dtypes.complex128)
 for _name in ("float", "double", "half", "long", "int", "short", "char", "byte", "bool",
-              "bfloat16"):
+              "bfloat16", "cfloat", "cdouble"):
     getattr(Tensor, _name).__name__ = getattr(Tensor, _name).__qualname__ = _name
 Tensor.contiguous = memory_formats.contiguous
 Tensor.is_contiguous = memory_formats.is_contiguous

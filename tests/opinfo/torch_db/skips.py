@@ -114,7 +114,6 @@ _GRAPH_BREAK = ("the compiled call breaks the graph and runs eagerly (a complex 
                 "residuals depend on the rank)")
 _COMPLEX_RESULT = ("the compiled call breaks the graph and runs eagerly: the result is complex, "
                    "which compiled code has no lowering for")
-_COMPILED = "broadcast_shapes returns a plain tuple inside autojit.compile, torch.Size eagerly"
 _PRECISION = ("values differ from torch's beyond the test's tolerance at a few points: "
               "another algorithm (SciPy's Bessel functions near their zeros, the polygamma "
               "series, matrix_exp's Pade degree) or summation order in float32")
@@ -185,8 +184,6 @@ KNOWN_FAILURES = {
                     _FORWARD),
     **dict.fromkeys(("as_strided.partial_views/float32", "as_strided.partial_views/float64"),
                     _FORWARD_ERROR + "; " + _PRECISION),
-    **dict.fromkeys(("broadcast_shapes/float32",),
-                    _COMPILED),
     **dict.fromkeys(("aminmax/errors",),
                     _ERROR_CRASH),
     **dict.fromkeys(("cat/errors",),

@@ -12,6 +12,7 @@ import math
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from . import vector_norm
 from .autocast import FP32, autocast_op, float32_inside
 from .reduction import amax, extreme, normalize_dims, sum_
 
@@ -266,6 +267,10 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
     if x.dtype.category < dtypes.FLOATING:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_SCALAR_TYPE_NAMES[x.dtype.name]}")
+    if p == "fro":
+        p = 2
+    if vector_norm.takes(x, p):  # torch's derivatives at zero (vector_norm.py)
+        return vector_norm.p_norm(x, p, dim, keepdim)
     if p in ("fro", 2, 2.0):
         return _root_or_zero(sum_(squared_modulus(x), dim, keepdim), 0.5)
     if p == 1:

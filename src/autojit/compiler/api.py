@@ -369,8 +369,10 @@ class CompiledFunction:
             for text, value, where in env.specializations:
                 config.log("recompiles", f"{self.name()}: dynamic size {text} specialized to "
                            f"{value}: {where}")
-            executable = DynamicExecutable(traced.graph, env, guarded.guards, lambda concrete:
-                                           self._compile_binding(guarded, concrete))
+            executable = DynamicExecutable(
+                traced.graph, env, guarded.guards,
+                lambda concrete: self._compile_binding(guarded, concrete),
+                lambda concrete: self._compile_binding(guarded, concrete, generic=False))
             # Compiled now for the traced sizes, so that an error surfaces like a static one.
             executable.specialize(tuple(env.hints[name] for name in executable.symbols))
         else:
@@ -379,11 +381,12 @@ class CompiledFunction:
         self._undo_trace = traced.before.restore
         return executable
 
-    def _compile_binding(self, guarded, concrete):
-        """A dynamic trace's graph at one binding of its sizes, compiled (generic kernels)."""
+    def _compile_binding(self, guarded, concrete, generic: bool = True):
+        """A dynamic trace's graph at one binding of its sizes, compiled (generic kernels, or
+        static ones for a binding called often: dynamic_shapes.STATIC_AFTER)."""
         self.call_arguments = guarded.trace.args
         try:
-            return compile_graph(self, guarded, concrete, generic=True)
+            return compile_graph(self, guarded, concrete, generic=generic)
         finally:
             self.call_arguments = ()
 

@@ -61,6 +61,12 @@ BACKENDS = ("cpu", "cuda", "eager", "interpreter")
 DEFAULT_RECOMPILE_LIMIT = 8
 
 
+# Consecutive traces that each changed the structure of Python state the guards read, after
+# which a function runs eagerly: an optimizer's state made on the first call, then made again
+# for parameters the caller unfroze or added after it, is two; a function that changes the
+# structure on every call gives up at the third.
+STATE_TRACES = 3
+
 class CompileWarning(UserWarning):
     """A compiled function ran eagerly (graph break, recompile limit, unsupported pattern)."""
 
@@ -290,7 +296,7 @@ class CompiledFunction:
             # grew a list, added an attribute, replaced an object): eager does that on every
             # call, so this executable serves this call only, and the next call traces again.
             self._state_traces += 1
-            if self._state_traces >= 2:
+            if self._state_traces >= STATE_TRACES:
                 self._give_up(f"every call changes Python state it can reach "
                               f"({', '.join(executable.state_changed[:3])})")
             try:

@@ -428,6 +428,14 @@ def _pow_impl(x, y):
         odd = (y % 2) != 0
         reciprocal = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))
         return np.where(negative, reciprocal, power).astype(power.dtype)
+    if y.__class__ in (int, float) and (y == 3 or y == -2) and x.__class__ is np.ndarray and \
+            x.dtype.type in (np.float32, np.float64):
+        # torch's pow of a float tensor by the number 3 is x * x * x, by -2 1 / (x * x) (its
+        # scalar fast paths), bit for bit; NumPy's power calls the C library's pow, a last bit
+        # away in a fifth of the values and fifty times as slow on float64 (the derivative of
+        # x ** 4, in every double backward of a quartic).
+        square = x * x
+        return square * x if y == 3 else np.divide(1, square, dtype=x.dtype)
     return np.power(x, y)
 
 

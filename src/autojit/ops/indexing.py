@@ -453,8 +453,12 @@ def _extreme(x, dim, keepdim, other, name):
         dim, other = None, dim
     if other is not None:
         if not isinstance(x, Tensor):  # torch.max(2, y): torch's forms all take a Tensor first
-            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                            f"{type(x).__name__}")
+            from .elementwise_math import no_matching_form
+
+            raise no_matching_form(name, (x, other), (
+                "Tensor input, *, Tensor out = None",
+                "Tensor input, Tensor other, *, Tensor out = None",
+                "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"))
         return elementwise(x, other)
     if dim is None:
         if x.numel() == 0:

@@ -191,6 +191,11 @@ for _name, _function in METHODS.items():
         setattr(Tensor, _name, _named(deprecated_forms.method_form(_function, _name), _name))
         continue
     setattr(Tensor, _name, _method(_function))
+# x.maximum(2): a Python number where torch's signature takes a Tensor (elementwise.py).
+for _name, _parameters in ew.TENSOR_PARAMETERS.items():
+    if "other" in _parameters:
+        setattr(Tensor, _name, _method(ewm.tensor_parameters(METHODS[_name], _name, ("other",),
+                                                             method=True)))
 # The data path's view methods, called once per sample, are their functions themselves (x
 # first): the wrapper's frame and argument repacking would be a third of their cost.
 # squeeze keeps torch's new tensor where it changes nothing (aliases.new_view).

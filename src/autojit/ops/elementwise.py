@@ -552,6 +552,16 @@ ISNAN = _elementwise("isnan", 1, rule_bool, np.isnan, NOT_DIFFERENTIABLE, (),
 
 eq, ne, lt, le, gt, ge = map(_call2, (EQ, NE, LT, LE, GT, GE))
 logical_and, logical_or, logical_xor = map(_call2, (LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR))
+
+# The parameters of these ops that torch's signatures take as a Tensor only: its argument
+# parser refuses a Python number there (`torch.eq(2, x)`, `torch.maximum(x, 2)`), which
+# autojit's own code may pass (`x & True` reaches logical_and). The public functions and
+# methods check them (functional.py, tensor_methods.py); name -> the positions' names.
+TENSOR_PARAMETERS = {
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge"), ("input",)),
+    **dict.fromkeys(("logical_and", "logical_or", "logical_xor", "maximum", "minimum"),
+                    ("input", "other")),
+}
 logical_not, isnan = _call1(LOGICAL_NOT), _call1(ISNAN)
 
 

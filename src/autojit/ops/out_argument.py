@@ -31,7 +31,7 @@ from ..tensor.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..tensor.graph_break import graph_break
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from .inplace import check_inplace, write_storage
+from .inplace import check_inplace, check_no_overlap, write_storage
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -218,17 +218,33 @@ def write_results(name: str, out, results: tuple, checks: tuple, inputs: tuple =
     return tuple(write_out(name, target, result) for target, result in zip(outs, results))
 
 
-def with_out(function, check: str | None = None, name: str | None = None):
+def _tensors_in(args) -> list:
+    tensors = []
+    for value in args:
+        if isinstance(value, (list, tuple)):
+            tensors += [item for item in value if isinstance(item, Tensor)]
+        elif isinstance(value, Tensor):
+            tensors.append(value)
+    return tensors
+
+
+def with_out(function, check: str | None = None, name: str | None = None,
+             no_overlap: bool = False):
     """`function` with a keyword-only `out=None`; its signature shows it. `check`: see
     check_out_dtype; `name`: the op's name in torch's messages, where it is not the
-    function's (torch.special's own functions are special_entr, ...)."""
+    function's (torch.special's own functions are special_entr, ...); `no_overlap`: out may
+    not share memory with a tensor argument, or one in a sequence argument (cat's)."""
     name = name or function.__name__
 
     @functools.wraps(function)
     def wrapper(*args, out=None, **kwargs):
         # Without keywords, a plain call: passing an empty dict on costs more than the op.
         result = function(*args, **kwargs) if kwargs else function(*args)
-        return result if out is None else write_result(name, out, result, check)
+        if out is None:
+            return result
+        if no_overlap and isinstance(out, Tensor):
+            check_no_overlap(out, _tensors_in(args))
+        return write_result(name, out, result, check)
 
     parameters = list(inspect.signature(function).parameters.values())
     parameters.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))

@@ -84,10 +84,11 @@ def _conv_padding(padding, kernel, dilation, stride, spatial: int) -> list:
 
 
 def _check_conv(name, input, weight, bias, groups, spatial,  # noqa: A002
-                transposed: bool = False) -> bool:
+                transposed: bool = False, arguments=None) -> bool:
     """torch's checks on shapes and dtypes of a convolution (or, transposed, of a transposed
     one, whose weight is (in_channels, out_channels / groups, *kernel_size)); returns whether
-    the input is batched."""
+    the input is batched. `arguments()` checks the geometry's numbers where torch does, after
+    the groups and before the shapes."""
     _check_tensor(name, "input", input)
     _check_tensor(name, "weight", weight)
     if input.ndim not in (spatial + 1, spatial + 2):
@@ -96,12 +97,25 @@ def _check_conv(name, input, weight, bias, groups, spatial,  # noqa: A002
     layout = ("in_channels, out_channels / groups" if transposed
               else "out_channels, in_channels / groups")
     if weight.ndim != spatial + 2:
-        raise RuntimeError(f"{name}: expected a {spatial + 2}-D weight ({layout}, "
-                           f"*kernel_size), but got weight of size {list(weight.shape)}")
+        if transposed:
+            raise RuntimeError(f"{name}: expected a {spatial + 2}-D weight ({layout}, "
+                               f"*kernel_size), but got weight of size {list(weight.shape)}")
+        if weight.ndim < 3:
+            raise RuntimeError("weight should have at least three dimensions")
+        # torch takes the weight's rank for the convolution's and finds the input's wrong
+        shape = list(input.shape) if input.ndim == spatial + 2 else [1, *input.shape]
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
+                           f"dimensional weight {list(weight.shape)}, but got {len(shape)}-"
+                           f"dimensional input of size {shape} instead")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
+    if arguments is not None:
+        arguments()
     batched = input.ndim == spatial + 2
     shape = list(input.shape) if batched else [1, *input.shape]
+    if not transposed and weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {list(weight.shape)} instead")
     if weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
                            f"at dimension 0, but got weight of size [{list(weight.shape)}] "
@@ -132,13 +146,23 @@ def _check_conv(name, input, weight, bias, groups, spatial,  # noqa: A002
 
 
 def _conv(name, input, weight, bias, stride, padding, dilation, groups, spatial):  # noqa: A002
-    batched = _check_conv(name, input, weight, bias, groups, spatial)
-    stride = _conv_tuple(stride, spatial, "stride")
-    dilation = _conv_tuple(dilation, spatial, "dilation")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
+    given = stride, dilation
+
+    def arguments():  # torch's order: negative padding, stride, negative dilation
+        nonlocal stride, dilation
+        stride = _conv_tuple(given[0], spatial, "stride")
+        dilation = _conv_tuple(given[1], spatial, "dilation")
+        if not isinstance(padding, str) and any(
+                p < 0 for p in _conv_tuple(padding, spatial, "padding")):
+            raise RuntimeError("negative padding is not supported")
+        if any(s <= 0 for s in stride):
+            raise RuntimeError("non-positive stride is not supported")
+        if any(d < 0 for d in dilation):
+            raise RuntimeError("dilation should be greater than zero")
+
+    batched = _check_conv(name, input, weight, bias, groups, spatial, arguments=arguments)
+    if any(d == 0 for d in dilation):  # torch's kernel refuses it, after the shape checks
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     kernel = tuple(weight.shape[2:])
     amounts = _conv_padding(padding, kernel, dilation, stride, spatial)
     x = input if batched else input.unsqueeze(0)

@@ -75,6 +75,7 @@ def _pool_tuple(value, name: str, argument: str, spatial: int) -> tuple:
 
 
 def _check_pool_input(name: str, input: Tensor, spatial: int) -> None:  # noqa: A002
+    """The input's rank, checked first, as torch checks it before the geometry."""
     _check_tensor(name, "input", input)
     low, high = spatial + 1, spatial + 2
     if input.ndim not in (low, high):
@@ -86,18 +87,36 @@ def _check_pool_input(name: str, input: Tensor, spatial: int) -> None:  # noqa: 
                                f"tensor for argument #1 'self' (while checking arguments for "
                                f"{name})")
         raise RuntimeError(f"non-empty {low}D or {high}D (batch mode) tensor expected for input")
+
+
+def _check_pool_sizes(name: str, input: Tensor, spatial: int) -> None:  # noqa: A002
+    """No empty dim but the batch's, checked after the geometry, as torch checks it."""
+    low, high = spatial + 1, spatial + 2
     if any(n == 0 for n in input.shape[input.ndim - spatial - 1:]):
+        if spatial == 3:  # torch's words, its "dimension 0" whatever the dim
+            where = {"max_pool3d": "max_pool3d_with_indices_out_cpu_template"}.get(name, name)
+            raise RuntimeError(f"{where}(): Expected input's non-batch dimensions to have "
+                               f"positive length, but input has a shape of "
+                               f"{list(input.shape)} and non-batch dimension 0 has length zero!")
         shown = f"{name}: " if name == "max_pool1d" else ""
-        low, high = max(low, 3), max(high, 4)
+        if name != "max_pool1d":  # torch runs 1-d average pooling as 2-d pooling
+            low, high = max(low, 3), max(high, 4)
         raise RuntimeError(f"{shown}Expected {low}D or {high}D (batch mode) tensor with optional "
                            f"0 dim batch size for input, but got:{list(input.shape)}")
 
 
+def _half_toward_zero(value: int) -> int:
+    """value / 2 as C's integer division rounds it (toward zero), as torch's checks compute."""
+    return value // 2 if value >= 0 else -(-value // 2)
+
+
 def _pool_geometry(name, input, kernel_size, stride, padding, dilation, ceil_mode,  # noqa: A002
-                   spatial):
+                   spatial, indices: bool = False):
     """Checked (kernel, stride, padding, dilation) tuples, output sizes and right-side extras.
 
     `extra` is the padding beyond `padding` that ceil_mode needs on the right of each dim.
+    `indices`: max_pool1d with return_indices, which torch runs as 2-d max pooling, with its
+    checks and messages.
     """
     _check_pool_input(name, input, spatial)
     kernel = _pool_tuple(kernel_size, name, "kernel_size", spatial)
@@ -105,33 +124,33 @@ def _pool_geometry(name, input, kernel_size, stride, padding, dilation, ceil_mod
         else _pool_tuple(stride, name, "stride", spatial)
     padding = _pool_tuple(padding, name, "padding", spatial)
     dilation = _pool_tuple(dilation, name, "dilation", spatial)
-    one_d_max = name == "max_pool1d"
-    if one_d_max and kernel[0] <= 0:
-        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got "
-                           f"{kernel[0]}")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {stride[0]}"
-                           if one_d_max else "stride should not be zero")
-    if any(k <= 0 for k in kernel):
-        raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got "
-                           f"kernel_size={list(kernel)}")
-    if any(d <= 0 for d in dilation):
-        if one_d_max or spatial == 1:
-            raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got "
-                               f"{dilation[0]}")
-        shown = " ".join(f"dilation{axis}: {d}"
-                         for axis, d in zip(_DILATION_NAMES[spatial], dilation, strict=True))
-        raise RuntimeError(f"dilation should be greater than zero, but got {shown}")
-    for k, p, d in zip(kernel, padding, dilation, strict=True):
-        if p < 0:
-            raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}"
-                               if one_d_max else f"pad must be non-negative, but got pad: {p}")
-        if one_d_max and p > k // 2:
-            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, "
-                               f"but got padding={p} and kernel_size={k}")
-        if p > (d * (k - 1) + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={p}, kernel_size={k} and dilation={d}")
+    one_d_max = name == "max_pool1d" and not indices
+    if one_d_max:
+        _check_max_pool1d(kernel, stride, padding, dilation)
+    else:
+        # torch's order: each dim's output size checks its stride and padding, then the shape
+        # check its kernel, stride and dilation signs and the input's empty dims.
+        for k, s, p, d in zip(kernel, stride, padding, dilation, strict=True):
+            if s == 0:
+                raise RuntimeError("stride should not be zero")
+            if p < 0:
+                raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+            if p > _half_toward_zero(d * (k - 1) + 1):
+                raise RuntimeError(f"pad should be at most half of effective kernel size, but "
+                                   f"got pad={p}, kernel_size={k} and dilation={d}")
+        if any(s < 0 for s in stride):
+            raise RuntimeError("stride should not be zero")
+        if any(k <= 0 for k in kernel):
+            raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got "
+                               f"kernel_size={list(kernel)}")
+        if any(d <= 0 for d in dilation):
+            if spatial == 1:
+                raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got "
+                                   f"{dilation[0]}")
+            shown = " ".join(f"dilation{axis}: {d}"
+                             for axis, d in zip(_DILATION_NAMES[spatial], dilation, strict=True))
+            raise RuntimeError(f"dilation should be greater than zero, but got {shown}")
+    _check_pool_sizes(name, input, spatial)
     sizes = tuple(input.shape[input.ndim - spatial:])
     out_sizes, extra = [], []
     for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation, strict=True):
@@ -144,6 +163,23 @@ def _pool_geometry(name, input, kernel_size, stride, padding, dilation, ceil_mod
     if any(o <= 0 for o in out_sizes):
         _raise_too_small(name, input, sizes, kernel, padding, out_sizes)
     return kernel, stride, padding, dilation, tuple(out_sizes), tuple(extra)
+
+
+def _check_max_pool1d(kernel, stride, padding, dilation) -> None:
+    """max_pool1d's own checks, in its order."""
+    if kernel[0] <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got "
+                           f"{kernel[0]}")
+    if stride[0] <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {stride[0]}")
+    if padding[0] < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {padding[0]}")
+    if padding[0] > kernel[0] // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
+                           f"got padding={padding[0]} and kernel_size={kernel[0]}")
+    if dilation[0] <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got "
+                           f"{dilation[0]}")
 
 
 def _raise_too_small(name, input, sizes, kernel, padding, out_sizes):  # noqa: A002
@@ -200,7 +236,7 @@ def _flat_indices(first: Tensor, sizes, kernel, stride, padding, dilation, out_s
 def _max_pool(name, input, kernel_size, stride, padding, dilation, ceil_mode,  # noqa: A002
               return_indices, spatial):
     kernel, stride, padding, dilation, out_sizes, extra = _pool_geometry(
-        name, input, kernel_size, stride, padding, dilation, ceil_mode, spatial)
+        name, input, kernel_size, stride, padding, dilation, ceil_mode, spatial, return_indices)
     x, batched = _batched(input, spatial)
     amounts = [(p, p + e) for p, e in zip(padding, extra, strict=True)]
     if not return_indices and x.dtype is not dtypes.bool_:

@@ -33,6 +33,10 @@ from .functional_pooling import (
 
 def _adaptive_output_size(name, input, output_size, spatial) -> tuple:  # noqa: A002
     _check_tensor(name, "input", input)
+    if spatial > 1 and output_size is not None and not isinstance(output_size, int) and \
+            input.ndim <= len(output_size):
+        # torch.nn.functional's own check, before the op's: sizes default to the input's
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if input.ndim not in (spatial + 1, spatial + 2):
         if spatial == 1:
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
@@ -49,12 +53,19 @@ def _adaptive_output_size(name, input, output_size, spatial) -> tuple:  # noqa: 
         if spatial == 1:
             raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got "
                                f"{len(output_size)})")
+        if "max" in name:
+            raise RuntimeError(f"{name}(): internal error: output_size.size() must be {spatial}")
         raise RuntimeError(f"{name}: output_size must be {spatial}")
     out_sizes = tuple(n if o is None else int(o) for n, o in zip(sizes, output_size,
                                                                 strict=True))
     if any(o < 0 for o in out_sizes):
+        if "max" in name:  # torch's kernel allocates the result first (1-d: as 2-d pooling)
+            shape = [*input.shape[:input.ndim - spatial], *([1] if spatial == 1 else []),
+                     *out_sizes]
+            raise RuntimeError(f"Trying to create tensor with negative dimension "
+                               f"{next(o for o in out_sizes if o < 0)}: {shape}")
         raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
-                           f"but received {list(out_sizes)}")
+                           f"but received {{{', '.join(map(str, out_sizes))}}}")
     if input.ndim == spatial + 2 and any(n == 0 for n in input.shape[1:]) or \
             input.ndim == spatial + 1 and any(n == 0 for n in input.shape):
         raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "

@@ -101,10 +101,6 @@ TOLERANCES: dict = {
 # What remains of the full run's failures (AUTOJIT_OPINFO_FULL=1), by kind: key "op/dtype" or
 # "op/errors" (torch's error samples). The test expects them to fail, and the full run says
 # when one passes.
-_ERROR_WORDS = ("autojit raises some of torch's errors in its own words, or checks the "
-                "arguments in another order (the conv and pool arguments)")
-_ERROR_TYPE = ("autojit raises another error type than torch on some of torch's error samples "
-               "(adaptive pooling of too few dims: torch's ValueError)")
 _OUT_VIEW = ("torch resizes a view given as out= within its base's storage, where it then "
              "overlaps the index (gather(x, 0, ind[1:], out=ind[:1])); autojit does not resize "
              "a view into its base")
@@ -136,18 +132,6 @@ KNOWN_FAILURES = {
                      "resize_/float64", "resize_as_/float32", "resize_as_/float64", "stft/float32",
                      "stft/float64", "view_as_complex/float32", "view_as_complex/float64"),
                     _GRAPH_BREAK),
-    **dict.fromkeys(("nn.functional.adaptive_max_pool1d/errors",
-                     "nn.functional.avg_pool2d/errors", "nn.functional.avg_pool3d/errors",
-                     "nn.functional.conv1d/errors", "nn.functional.conv2d/errors",
-                     "nn.functional.conv3d/errors", "nn.functional.max_pool1d/errors",
-                     "nn.functional.max_pool2d/errors", "nn.functional.max_pool3d/errors"),
-                    _ERROR_WORDS),
-    **dict.fromkeys(("nn.functional.adaptive_avg_pool2d/errors",
-                     "nn.functional.adaptive_avg_pool3d/errors"),
-                    _ERROR_TYPE),
-    **dict.fromkeys(("nn.functional.adaptive_max_pool2d/errors",
-                     "nn.functional.adaptive_max_pool3d/errors"),
-                    _ERROR_TYPE + "; " + _ERROR_WORDS),
     **dict.fromkeys(("gather/errors",),
                     _OUT_VIEW),
     **dict.fromkeys(("fft.ihfft2/float32", "fft.ihfft2/float64", "fft.ihfftn/float32",

@@ -44,7 +44,8 @@ for _module_name in MODULE_NAMES:
 
 # Compiled against eager, per result dtype, for a row with OpInfo's default atol/rtol (the
 # vectorized math is within a few ulp, and reductions may sum in another order).
-TOLERANCES = {"float16": (1e-3, 1e-2), "float32": (1e-5, 1e-4), "float64": (1e-10, 1e-7)}
+TOLERANCES = {"float16": (1e-3, 1e-2), "float32": (1e-5, 1e-4), "float64": (1e-10, 1e-7),
+              "complex64": (1e-5, 1e-4), "complex128": (1e-10, 1e-7)}
 DEFAULT_ATOL, DEFAULT_RTOL = OpInfo.atol, OpInfo.rtol
 # Samples per row and dtype, spread over the row's list (the first is the plain case, the last
 # ones are edge cases): each new shape compiles new kernels (10-70 ms each), so a few suffice.
@@ -261,7 +262,7 @@ def assert_same(actual, expected, row: OpInfo, where: str) -> None:
     assert actual.dtype == expected.dtype, f"{where}: dtype {actual.dtype} vs {expected.dtype}"
     got, want = actual.detach().numpy(), expected.detach().numpy()
     assert got.shape == want.shape, f"{where}: shape {got.shape}, expected {want.shape}"
-    if got.dtype.kind == "f":
+    if got.dtype.kind in "fc":  # complex results may come from real kernels (polar's parts)
         atol, rtol = TOLERANCES[got.dtype.name]
         np.testing.assert_allclose(got, want, atol=atol * row.atol / DEFAULT_ATOL,
                                    rtol=rtol * row.rtol / DEFAULT_RTOL, equal_nan=True,

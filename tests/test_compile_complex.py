@@ -302,3 +302,30 @@ def test_istft_checks_its_window_on_every_compiled_call():
         warnings.simplefilter("ignore", CompileWarning)
         with pytest.raises(RuntimeError, match="window overlap add min"):
             compiled(spectrum, autojit.zeros(4, dtype=autojit.float64))
+
+
+def test_in_place_writes_to_complex_tensors_are_written_back_as_eagers():
+    # An argument and a captured tensor updated in place, one through its imaginary part's
+    # view: the compiled call leaves the values eager leaves, call after call.
+    def make():
+        captured = autojit.tensor([1 + 1j, 2 - 1j])
+
+        def function(z, x):
+            z.mul_(1j)
+            captured.add_(x * 2)
+            captured.imag.add_(1.0)
+            return (z * captured).real.sum()
+
+        return captured, function
+
+    x = _real((2,))
+    runs = []
+    for compile_it in (False, True):
+        captured, function = make()
+        run = autojit.compile(function, fullgraph=True) if compile_it else function
+        z = autojit.tensor([1 + 2j, 3 + 0j])
+        runs.append(([run(z, x) for _ in range(2)], z, captured))
+    (eager_results, eager_z, eager_captured), (results, z, captured) = runs
+    _close(results, eager_results)
+    _close(z, eager_z)
+    _close(captured, eager_captured)

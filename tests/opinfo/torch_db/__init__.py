@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import os
 
-# The dtypes the samples are drawn in, in one place: complex64 and complex128 are still to
-# join, with the converter's complex cases (convert.py counts complex scalars as not run).
-DTYPES = ("float32", "float64")
-# Second order is checked in this dtype only (float32's finite rounding swamps it).
-GRADGRAD_DTYPE = "float64"
+# The dtypes the samples are drawn in, in one place (an op runs in those of torch's
+# `supported_dtypes` among them).
+DTYPES = ("float32", "float64", "complex64", "complex128")
+# Second order is checked in these dtypes only (single precision's rounding swamps it).
+GRADGRAD_DTYPES = ("float64", "complex128")
 # Samples per op and dtype: all of them (up to FULL_LIMIT) in every dtype of DTYPES with
-# AUTOJIT_OPINFO_FULL=1; else the first CI_LIMIT in CI_DTYPES (float64, where second order is
-# checked too), which keeps the test within the suite's time budget.
+# AUTOJIT_OPINFO_FULL=1; else the first CI_LIMIT in CI_DTYPES (double precision, where second
+# order is checked too), which keeps the test within the suite's time budget.
 FULL_LIMIT = 32
 CI_LIMIT = 1
-CI_DTYPES = ("float64",)
+CI_DTYPES = ("float64", "complex128")
 
 
 def full() -> bool:

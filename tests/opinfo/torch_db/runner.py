@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from . import GRADGRAD_DTYPE, op_id
+from . import GRADGRAD_DTYPES, op_id
 from .checks import CHECKS, SampleRun, check_error, first_line
 from .convert import Unsupported
 from .resolve import is_random
@@ -71,7 +71,7 @@ def run_op(opinfo, function, dtype: str, limit: int, checks=CHECKS):
             outcomes.append((index, "forward", f"conversion: {type(error).__name__}: {error}"))
             continue
         for check in checks:
-            if check == "gradgrad" and dtype != GRADGRAD_DTYPE:
+            if check == "gradgrad" and dtype not in GRADGRAD_DTYPES:
                 continue
             try:
                 getattr(run, check)()

@@ -340,3 +340,24 @@ def test_full_batches_keep_their_own_executable_after_a_ragged_last_batch():
     # The executable made for 16 rows serves them, not the size-generic one made after 7.
     assert type(compiled._last_run).__name__ == "Executable"
     assert type(compiled.executables[-1]).__name__ == "DynamicExecutable"
+
+
+def test_a_binding_called_often_gets_a_static_plan():
+    # After a recompile for another reason (a learning rate that changed), the size-generic
+    # executable serves the full batches too: a binding it serves STATIC_AFTER times is
+    # compiled again with static kernels, and the values stay eager's.
+    from autojit.compiler.dynamic_shapes import STATIC_AFTER
+
+    rng = np.random.default_rng(0)
+    sizes = [6, 9] + [6] * (STATIC_AFTER + 1) + [9]
+    batches = [(autojit.tensor(rng.standard_normal((n, 6)), dtype=autojit.float32),
+                autojit.tensor(rng.integers(0, 3, n))) for n in sizes]
+    model, step = _mlp_and_step(2)
+    expected = [step(x, y).item() for x, y in batches]
+    model, step = _mlp_and_step(2)
+    compiled = autojit.compile(step, dynamic=True)
+    got = [compiled(x, y).item() for x, y in batches]
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    dynamic_executable = compiled.executables[0]
+    plans = {key[0]: plan.static for key, plan in dynamic_executable.specialized.items()}
+    assert plans == {6: True, 9: False}

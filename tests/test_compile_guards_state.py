@@ -307,3 +307,40 @@ def test_each_mode_around_the_call_is_guarded(mode):
     assert reason is not None and ("changed" in reason or "saved tensor hooks" in reason)
     expected = (x * weight).sin().sum()
     assert abs(result.item() - expected.item()) < 1e-6
+
+
+def test_unfreezing_a_layer_after_the_first_step_stays_compiled():
+    # The first step makes Adam's state for the trainable layer, the second (after the caller
+    # unfroze the other) for the other: two consecutive traces that change structure, then
+    # the step settles and compiles.
+    def run(compiled):
+        autojit.manual_seed(0)
+        model = autojit.nn.Sequential(autojit.nn.Linear(3, 4), autojit.nn.Tanh(),
+                                      autojit.nn.Linear(4, 1))
+        model[0].weight.requires_grad_(False)
+        optimizer = autojit.optim.Adam(model.parameters(), lr=0.1)
+        x = autojit.randn(8, 3)
+
+        def step():
+            optimizer.zero_grad()
+            loss = model(x).square().mean()
+            loss.backward()
+            optimizer.step()
+            return loss.detach()
+
+        function = autojit.compile(step) if compiled else step
+        losses = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CompileWarning)
+            for call in range(5):
+                losses.append(function().item())
+                if call == 0:
+                    model[0].weight.requires_grad_(True)
+        if compiled:
+            assert function.eager_reason is None and len(function.executables) == 1
+        return losses, [p.detach().numpy() for p in model.parameters()]
+
+    (eager_losses, eager_parameters), (losses, parameters) = run(False), run(True)
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-6)
+    for mine, want in zip(parameters, eager_parameters, strict=True):
+        np.testing.assert_allclose(mine, want, rtol=1e-5, atol=1e-7)

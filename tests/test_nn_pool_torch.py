@@ -172,3 +172,37 @@ def test_a_compiled_training_step_equals_eager(name):
     np.testing.assert_allclose(compiled_losses, eager_losses, rtol=1e-5)
     for a, b in zip(compiled_weights, eager_weights):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+TIES_AND_NANS = [
+    ("max_pool2d", dict(kernel_size=2)),  # tiling windows
+    ("max_pool2d", dict(kernel_size=3, stride=2, padding=1)),  # overlapping, padded
+    ("max_pool2d", dict(kernel_size=2, stride=3, dilation=2)),
+    ("adaptive_max_pool2d", dict(output_size=(4, 3))),
+]
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize(("name", "options"), TIES_AND_NANS)
+def test_max_pool_gives_ties_to_the_first_and_nans_to_the_last(name, options, compiled):
+    # torch's kernels scan each window in order: a tie keeps the first maximum, and every NaN
+    # replaces the maximum, so the value, the index and the gradient go to the last NaN.
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 3, (2, 3, 9, 8)).astype(np.float64)
+    x[rng.random(x.shape) < 0.15] = np.nan
+    x[rng.random(x.shape) < 0.1] = -np.inf
+    theirs = torch.tensor(x, requires_grad=True)
+    their_out, their_indices = getattr(torch.nn.functional, name)(
+        theirs, return_indices=True, **options)
+    g = rng.standard_normal(their_out.shape)
+    their_out.backward(torch.tensor(g))
+    mine = autojit.tensor(x, requires_grad=True)
+
+    def pool(t):
+        return getattr(F, name)(t, return_indices=True, **options)
+
+    out, indices = (autojit.compile(pool) if compiled else pool)(mine)
+    out.backward(autojit.tensor(g))
+    np.testing.assert_array_equal(out.detach().numpy(), their_out.detach().numpy())
+    np.testing.assert_array_equal(indices.numpy(), their_indices.numpy())
+    np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-15, atol=0)

@@ -61,6 +61,12 @@ BACKENDS = ("cpu", "cuda", "eager", "interpreter")
 DEFAULT_RECOMPILE_LIMIT = 8
 
 
+# Consecutive traces that each changed the structure of Python state the guards read, after
+# which a function runs eagerly: an optimizer's state made on the first call, then made again
+# for parameters the caller unfroze or added after it, is two; a function that changes the
+# structure on every call gives up at the third.
+STATE_TRACES = 3
+
 class CompileWarning(UserWarning):
     """A compiled function ran eagerly (graph break, recompile limit, unsupported pattern)."""
 
@@ -290,7 +296,7 @@ class CompiledFunction:
             # grew a list, added an attribute, replaced an object): eager does that on every
             # call, so this executable serves this call only, and the next call traces again.
             self._state_traces += 1
-            if self._state_traces >= 2:
+            if self._state_traces >= STATE_TRACES:
                 self._give_up(f"every call changes Python state it can reach "
                               f"({', '.join(executable.state_changed[:3])})")
             try:
@@ -369,8 +375,10 @@ class CompiledFunction:
             for text, value, where in env.specializations:
                 config.log("recompiles", f"{self.name()}: dynamic size {text} specialized to "
                            f"{value}: {where}")
-            executable = DynamicExecutable(traced.graph, env, guarded.guards, lambda concrete:
-                                           self._compile_binding(guarded, concrete))
+            executable = DynamicExecutable(
+                traced.graph, env, guarded.guards,
+                lambda concrete: self._compile_binding(guarded, concrete),
+                lambda concrete: self._compile_binding(guarded, concrete, generic=False))
             # Compiled now for the traced sizes, so that an error surfaces like a static one.
             executable.specialize(tuple(env.hints[name] for name in executable.symbols))
         else:
@@ -379,11 +387,12 @@ class CompiledFunction:
         self._undo_trace = traced.before.restore
         return executable
 
-    def _compile_binding(self, guarded, concrete):
-        """A dynamic trace's graph at one binding of its sizes, compiled (generic kernels)."""
+    def _compile_binding(self, guarded, concrete, generic: bool = True):
+        """A dynamic trace's graph at one binding of its sizes, compiled (generic kernels, or
+        static ones for a binding called often: dynamic_shapes.STATIC_AFTER)."""
         self.call_arguments = guarded.trace.args
         try:
-            return compile_graph(self, guarded, concrete, generic=True)
+            return compile_graph(self, guarded, concrete, generic=generic)
         finally:
             self.call_arguments = ()
 

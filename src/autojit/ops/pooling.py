@@ -2,23 +2,27 @@
 nn.functional's other poolings (nn/functional_pooling.py).
 
 Max pooling gives each window's value and gradient to the first maximal element of the
-window (row-major offset order; a NaN counts as maximal, the first one), as torch does. For x
-of shape (N, C, *spatial), with the geometry in attrs (kernel, stride, dilation, the padding
-`amounts` per dim, left and right, ceil_mode's extra right columns included, and the output
-sizes):
+window (row-major offset order), or to its last NaN, as torch does (its kernels scan a window
+in order and let every NaN replace the maximum): the window's chosen element. For x of shape
+(N, C, *spatial), with the geometry in attrs (kernel, stride, dilation, the padding `amounts`
+per dim, left and right, ceil_mode's extra right columns included, and the output sizes):
 
-- `max_pool_select(u, x)` takes, for each window of x, u's element at x's first maximum:
-  max pooling is `max_pool_select(x, x)`;
-- `max_pool_scatter(g, x)` puts each window's g at x's first maximum, zeros elsewhere (and
+- `max_pool_select(u, x)` takes, for each window of x, u's element at x's chosen one: max
+  pooling is `max_pool_select(x, x)`;
+- `max_pool_scatter(g, x)` puts each window's g at x's chosen element, zeros elsewhere (and
   sums where windows overlap): the gradient of max pooling.
 
 Both are linear in their first operand and piecewise constant in x (no derivative there), and
 each is the other's transpose, so the VJP of one is the other and any order differentiates.
 Each has a Decomposition (ops/lowering.py): eagerly it is one NumPy routine over the window
-slices of x, np.maximum pairwise where the composite's reductions ran over strided window
-dims element by element (a (450, 16, 8, 8) max pooling took 7.4 ms in np.amax against 0.6 ms
-in np.maximum over the four slices); traced it is the composite the layer was before these
-primitives (three fusible reductions, `first_maximum`), so compiled graphs hold the same nodes.
+slices of x, np.maximum pairwise where reductions over strided window dims would walk them
+element by element (a (450, 16, 8, 8) max pooling took 7.4 ms in np.amax against 0.6 ms in
+np.maximum over the four slices); traced it is the same computation in autojit ops, an
+elementwise chain over the offsets' slices (maximum, then the first rank that holds it, then a
+select), which the CPU schedule fuses into one pass over the pooled positions (the three
+reductions over (N, C, o1, k1, o2, k2) that the composite was before took 1.1 ms of a 3.2 ms
+compiled CNN step). nn.functional's adaptive and fractional poolings, whose windows differ in
+size, keep `first_maximum`'s reductions.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import numpy as np
 from ..tensor.creation import arange, tensor
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
-from .layout import embed_slice, slice_dims, stack
+from .layout import embed_slice, slice_dims
 from .lowering import Decomposition
 from .reduction import amax, amin, sum_
 from .registry import bind, define_op
@@ -76,15 +80,18 @@ def window_ranks(sizes, kernel, stride, dilation, amounts, out_sizes) -> np.ndar
 
 
 def first_maximum(windows: Tensor, dims: tuple, ranks: Tensor, count: int, values=None):
-    """The maximum over `dims` and the rank of the first element holding it (kept dims).
+    """The maximum over `dims` and the rank of the element holding it (kept dims): the first
+    maximal one, or the last NaN.
 
-    The gradient goes to that first maximal element only, as torch's max pooling does; amax
-    would share it among ties. Three fusible reductions: the maximum, the first rank holding it
-    (or a NaN), and the sum that keeps that one element (of `values`, windows of the same
-    layout, where given)."""
+    The gradient goes to that one element only, as torch's max pooling does; amax would share
+    it among ties. Fusible reductions: the maximum, the first rank holding it, the last NaN's
+    (floating windows), and the sum that keeps that one element (of `values`, windows of the
+    same layout, where given)."""
     peak = amax(windows, dims, keepdim=True)
-    hit = (windows == peak) | ew.isnan(windows)
-    first = amin(ew.where(hit, ranks, count), dims, keepdim=True)
+    first = amin(ew.where(windows == peak, ranks, count), dims, keepdim=True)
+    if windows.dtype.is_floating_point:
+        last_nan = amax(ew.where(ew.isnan(windows), ranks, -1), dims, keepdim=True)
+        first = ew.where(last_nan >= 0, last_nan, first)
     chosen = windows if values is None else values
     return sum_(ew.where(ranks == first, chosen, 0), dims), first
 
@@ -93,47 +100,73 @@ def _fill(dtype):
     return -math.inf if dtype.is_floating_point else int(np.iinfo(dtype.numpy).min)
 
 
-def _layout(x: Tensor, kernel, stride, dilation, amounts, out_sizes):
-    """(windows of x, its window dims, the ranks, a function giving another tensor's windows
-    in the same layout), the composite's reads."""
-    spatial = len(kernel)
-    padding = [left for left, _ in amounts]
-    extra = [right - left for left, right in amounts]
+def _offset_reads(x: Tensor, kernel, stride, dilation, amounts, out_sizes):
+    """(one (N, C, *out_sizes) slice of x per kernel offset, row-major, read from x padded
+    with the dtype's lowest value; per offset, where its windows read x rather than padding,
+    a constant bool tensor of out_sizes, or None where they always do)."""
+    reads = windows(pad_spatial(x, amounts, value=_fill(x.dtype)), kernel, stride, dilation,
+                    out_sizes)
+    if not any(left or right for left, right in amounts):
+        return reads, [None] * len(reads)
+    ranks = window_ranks(tuple(x.shape[2:]), kernel, stride, dilation, amounts, out_sizes)
     count = math.prod(kernel)
-    if is_tiling(kernel, stride, padding, dilation, extra):
-        shape = []
-        for k in kernel:
-            shape.extend((k, 1))
-        ranks = arange(count, device=x.device).reshape(*shape[:-1])
-        return (tiles(x, kernel, out_sizes), tile_dims(spatial), ranks,
-                lambda other: tiles(other, kernel, out_sizes))
-    ranks = tensor(window_ranks(tuple(x.shape[2:]), kernel, stride, dilation, amounts,
-                                out_sizes), device=x.device)
-    fill = _fill(x.dtype)
+    valid = []
+    for rank in range(count):
+        here = ranks[..., rank] != count
+        valid.append(None if here.all() else tensor(here, device=x.device))
+    return reads, valid
 
-    def read(other):
-        return stack(windows(pad_spatial(other, amounts, value=fill), kernel, stride, dilation,
-                             out_sizes), -1)
 
-    return read(x), (-1,), ranks, read
+def _peak_and_first(reads: list, valid: list):
+    """Each window's maximum (NaN propagating) and the rank of its first maximal element, or of
+    its last NaN (padding never counts): elementwise over the offsets' slices, so
+    that compiled code fuses them into one pass over the pooled positions, where reductions
+    over the windows' strided dims would each walk them element by element."""
+    peak = reads[0]
+    for read in reads[1:]:
+        peak = ew.maximum(peak, read)
+    first = None
+    for rank in range(len(reads) - 1, -1, -1):
+        read = reads[rank]
+        hit = read == peak
+        if valid[rank] is not None:
+            hit = hit & valid[rank]
+        first = ew.where(hit, rank, len(reads) if first is None else first)
+    if peak.dtype.is_floating_point:
+        for rank, read in enumerate(reads):
+            first = ew.where(ew.isnan(read), rank, first)
+    return peak, first
 
 
 def _select_composite(u: Tensor, x: Tensor, kernel, stride, dilation, amounts,
                       out_sizes) -> Tensor:
-    windows_x, dims, ranks, read = _layout(x, kernel, stride, dilation, amounts, out_sizes)
-    values = None if u is x else read(u)
-    return first_maximum(windows_x, dims, ranks, math.prod(kernel), values)[0]
+    reads, valid = _offset_reads(x, kernel, stride, dilation, amounts, out_sizes)
+    peak, first = _peak_and_first(reads, valid)
+    if u is x:  # the chosen element's value is the maximum (a NaN where there is one)
+        return peak
+    values = windows(pad_spatial(u, amounts), kernel, stride, dilation, out_sizes)
+    result = values[-1]
+    for rank in range(len(values) - 2, -1, -1):
+        result = ew.where(first == rank, values[rank], result)
+    return result
 
 
 def _scatter_composite(g: Tensor, x: Tensor, kernel, stride, dilation, amounts,
                        out_sizes) -> Tensor:
-    # The transpose of the select: g spread over each window where its rank is the first
-    # maximum's, then the windows' reads undone (the tiles' split, or each offset's slice
-    # embedded in the padded input, summed, and the padding cropped).
-    windows_x, dims, ranks, _ = _layout(x, kernel, stride, dilation, amounts, out_sizes)
-    _, first = first_maximum(windows_x, dims, ranks, math.prod(kernel))
-    spread = ew.where(ranks == first, g.reshape(first.shape), 0)
-    if dims != (-1,):
+    # The transpose of the select: each window's g at the rank of its first maximum, zeros
+    # elsewhere, summed where windows overlap, the padding cropped.
+    reads, valid = _offset_reads(x, kernel, stride, dilation, amounts, out_sizes)
+    _, first = _peak_and_first(reads, valid)
+    padding = [left for left, _ in amounts]
+    extra = [right - left for left, right in amounts]
+    if is_tiling(kernel, stride, padding, dilation, extra):
+        # Disjoint windows: one select over (N, C, o1, k1, o2, k2), split back into x's dims.
+        shape, split = [], list(x.shape[:2])
+        for o, k in zip(out_sizes, kernel, strict=True):
+            shape.extend((k, 1))
+            split.extend((o, 1))
+        ranks = arange(len(reads), device=x.device).reshape(*shape[:-1])
+        spread = ew.where(ranks == first.reshape(*split), g.reshape(*split), 0)
         grown = spread.reshape(*x.shape[:2], *(o * k for o, k in zip(out_sizes, kernel,
                                                                        strict=True)))
         placed = [(0, n, 1) for n in grown.shape]
@@ -146,7 +179,7 @@ def _scatter_composite(g: Tensor, x: Tensor, kernel, stride, dilation, amounts,
         placed = [(0, n, 1) for n in x.shape[:2]] + [
             (o * d, o * d + s * (out - 1) + 1, s)
             for o, s, d, out in zip(offset, stride, dilation, out_sizes, strict=True)]
-        piece = embed_slice(spread[..., rank], padded, placed)
+        piece = embed_slice(ew.where(first == rank, g, 0), padded, placed)
         total = piece if total is None else total + piece
     interior = [(0, n, 1) for n in x.shape[:2]] + [
         (left, left + n, 1) for n, (left, _) in zip(x.shape[2:], amounts, strict=True)]
@@ -184,45 +217,40 @@ def _valid(x: np.ndarray, kernel, stride, dilation, amounts, out_sizes):
 
 
 def _first_ranks(views: list, valid) -> np.ndarray:
-    """Each window's rank of its first maximal element (a NaN counts as maximal), never a
-    padding element."""
-    peak = views[0].copy()
+    """Each window's rank of its first maximal element, or of its last NaN, never a padding
+    element."""
+    # Whole-array ufuncs only: a masked np.copyto is several times slower than np.where.
+    peak = views[0]
+    for view in views[1:]:
+        peak = np.maximum(peak, view)
     rank = np.zeros(peak.shape, np.int32)
-    floating = peak.dtype.kind == "f"
-    seen = None if valid is None else np.broadcast_to(valid[0], peak.shape).copy()
-    for index in range(1, len(views)):
-        view = views[index]
-        better = np.greater(view, peak)
-        if floating:
-            better |= np.isnan(view) & ~np.isnan(peak)
-        if seen is not None:
-            # A window that starts in padding takes its first input element whatever its
-            # value (-inf ties with the fill), and padding never replaces an input element.
-            here = valid[index]
-            better = (better | ~seen) & here
-            seen |= here
-        np.copyto(peak, view, where=better)
-        rank[better] = index
+    for index in range(len(views) - 1, -1, -1):
+        hit = views[index] == peak
+        if valid is not None:
+            # A window of -inf ties with its padding, which never holds the maximum.
+            hit &= valid[index]
+        rank = np.where(hit, np.int32(index), rank)
+    if peak.dtype.kind == "f" and np.isnan(peak).any():
+        for index, view in enumerate(views):
+            rank = np.where(np.isnan(view), np.int32(index), rank)
     return rank
 
 
 def _select_impl(u: np.ndarray, x: np.ndarray, kernel, stride, dilation, amounts, out_sizes):
     views, _ = _offset_slices(x, kernel, stride, dilation, amounts, out_sizes)
-    valid = _valid(x, kernel, stride, dilation, amounts, out_sizes)
-    if u is x and valid is None:
-        # max pooling itself: the maximum (NaN propagating), which is the first maximal
-        # element's value
+    if u is x:
+        # max pooling itself: the maximum (NaN propagating; the padding's fill never exceeds
+        # an input element), which is the chosen element's value
         result = np.maximum(views[0], views[1]) if len(views) > 1 else views[0].copy()
         for view in views[2:]:
             np.maximum(result, view, out=result)
         return result
-    rank = _first_ranks(views, valid)
-    if u is not x:
-        views, _ = _offset_slices(u, kernel, stride, dilation, amounts, out_sizes)
-    result = np.empty(rank.shape, u.dtype)
-    for index, view in enumerate(views):
-        np.copyto(result, view, where=rank == index)
-    return result
+    rank = _first_ranks(views, _valid(x, kernel, stride, dilation, amounts, out_sizes))
+    views, _ = _offset_slices(u, kernel, stride, dilation, amounts, out_sizes)
+    result = views[-1]
+    for index in range(len(views) - 2, -1, -1):
+        result = np.where(rank == index, views[index], result)
+    return np.array(result, u.dtype)
 
 
 def _scatter_impl(g: np.ndarray, x: np.ndarray, kernel, stride, dilation, amounts, out_sizes):
@@ -231,8 +259,15 @@ def _scatter_impl(g: np.ndarray, x: np.ndarray, kernel, stride, dilation, amount
     result = np.zeros(padded.shape, g.dtype)
     targets, _ = _offset_slices(result, kernel, stride, dilation,
                                 [(0, 0)] * len(kernel), out_sizes)
+    # Windows that never overlap (a stride past each window's reach) write disjoint elements:
+    # a masked copy, where overlapping ones add.
+    disjoint = all(s >= (k - 1) * d + 1 for k, s, d in zip(kernel, stride, dilation))
     for index, target in enumerate(targets):
-        np.add(target, np.where(rank == index, g, 0).astype(g.dtype, copy=False), out=target)
+        spread = np.where(rank == index, g, g.dtype.type(0))
+        if disjoint:
+            target[...] = spread
+        else:
+            np.add(target, spread, out=target)
     if padded is x:
         return result
     return result[(slice(None), slice(None)) + tuple(

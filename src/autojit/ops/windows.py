@@ -32,9 +32,19 @@ def constant_pad(input: Tensor, pad, value=None) -> Tensor:  # noqa: A002
                            f"dimension but got padding length {len(pad)} and input of dimension "
                            f"{input.ndim}")
     shape = tuple(input.shape)
-    amounts = [(0, 0)] * input.ndim
+    ndim = len(shape)
+    if min(pad, default=0) >= 0:
+        # Nothing cropped (the common case, taken without the general loop's checks): the
+        # input placed at each dim's left amount.
+        grown, placed = list(shape), [(0, n, 1) for n in shape]
+        for index in range(len(pad) // 2):
+            dim, left = ndim - 1 - index, pad[2 * index]
+            grown[dim] = shape[dim] + left + pad[2 * index + 1]
+            placed[dim] = (left, left + shape[dim], 1)
+        return _padded(input, grown, placed, value)
+    amounts = [(0, 0)] * ndim
     for index in range(len(pad) // 2):
-        amounts[input.ndim - 1 - index] = (pad[2 * index], pad[2 * index + 1])
+        amounts[ndim - 1 - index] = (pad[2 * index], pad[2 * index + 1])
     crop, grown, placed = [], [], []
     for dim, (extent, (left, right)) in enumerate(zip(shape, amounts, strict=True)):
         start, stop = max(-left, 0), extent - max(-right, 0)
@@ -46,7 +56,11 @@ def constant_pad(input: Tensor, pad, value=None) -> Tensor:  # noqa: A002
         inner = stop - start
         grown.append(inner + max(left, 0) + max(right, 0))
         placed.append((max(left, 0), max(left, 0) + inner, 1))
-    x = slice_dims(input, crop)
+    return _padded(slice_dims(input, crop), grown, placed, value)
+
+
+def _padded(x: Tensor, grown: list, placed: list, value) -> Tensor:
+    """x placed at `placed` in a tensor of shape `grown` filled with `value` (0 when None)."""
     if tuple(grown) == tuple(x.shape):
         return x
     fill = 0 if value is None else value

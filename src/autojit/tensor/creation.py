@@ -29,9 +29,9 @@ from .memory_format import (
 )
 from .meta import MetaArray
 from .random import RandomDraw, check_floating, check_integer_range, random_tensor
-from .state import state
+from .state import SPECIAL, state
 from .symbolic import as_size, contains_runtime, contains_symbolic
-from .tensor import Tensor
+from .tensor import Tensor, plain_tensor
 
 
 def default_generator() -> np.random.Generator:
@@ -262,7 +262,10 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _size(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    return tuple(as_size(s) for s in size)
+    for extent in size:
+        if extent.__class__ is not int:
+            return tuple(as_size(s) for s in size)
+    return tuple(size)  # plain ints, as factories are mostly called
 
 
 def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:
@@ -548,9 +551,28 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                          requires_grad)
 
 
+def _eager_like_draw(kind: str, x: Tensor, generator, dtype, device, requires_grad,
+                     memory_format):
+    """rand_like's and randn_like's draw at once where nothing but x is given, x is a float
+    tensor of the CPU whose preserved format is the contiguous one, and nothing traces (the
+    per-sample noise of a data pipeline), else None: the general path's checks cost several
+    times the draw."""
+    data = x._data
+    if generator is None and dtype is None and device is None and not requires_grad and \
+            memory_format is preserve_format and data.__class__ is np.ndarray and \
+            x._dtype.category == dtypes.FLOATING and state.dispatch != SPECIAL and (
+                data.flags.c_contiguous or preserved_order(data) is None):
+        draw = RandomDraw(kind, data.shape, x._dtype, generators.default_generator)
+        return plain_tensor(draw.draw(), x._dtype)
+    return None
+
+
 def rand_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
               layout=None, memory_format=preserve_format) -> Tensor:
     """Uniform samples on [0, 1) shaped like x, on x's device and in its dtype by default."""
+    found = _eager_like_draw("rand", x, generator, dtype, device, requires_grad, memory_format)
+    if found is not None:
+        return found
     return _in_format(rand(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
                            device=_like_device(x, device), requires_grad=requires_grad),
                       memory_format, x, "rand_like")
@@ -559,6 +581,9 @@ def rand_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_gr
 def randn_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
                layout=None, memory_format=preserve_format) -> Tensor:
     """Standard normal samples shaped like x, on x's device and in its dtype by default."""
+    found = _eager_like_draw("randn", x, generator, dtype, device, requires_grad, memory_format)
+    if found is not None:
+        return found
     return _in_format(randn(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
                             device=_like_device(x, device), requires_grad=requires_grad),
                       memory_format, x, "randn_like")

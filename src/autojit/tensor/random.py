@@ -28,6 +28,8 @@ from .tensor import Tensor, plain_tensor
 # torch's names of the dtypes, in its "not implemented for 'Long'" messages.
 TORCH_NAMES = dtypes.SCALAR_TYPE_NAMES
 _KEY_HIGH = np.iinfo(np.int64).max
+# randint spans drawn by scaling a uniform double (RandomDraw.draw); wider ones by integers().
+_SPAN_BY_SCALING = 2 ** 32
 # ops/batching.py installs the draw of a batch of random tensors inside vmap here.
 BATCHED_DRAW = None
 
@@ -60,7 +62,19 @@ class RandomDraw:
         if self.kind == "randn":
             return rng.standard_normal(self.shape).astype(numpy_dtype)
         if self.kind == "randint":
-            return rng.integers(self.low, self.high, size=self.shape).astype(numpy_dtype)
+            span = self.high - self.low
+            if span > _SPAN_BY_SCALING:
+                return rng.integers(self.low, self.high, size=self.shape).astype(numpy_dtype,
+                                                                                  copy=False)
+            # floor(u * span) of a uniform u on 53 bits, which is below span for every u
+            # below 1: within 2^-21 of uniform, where Generator.integers' argument handling
+            # costs several times the draw for the few numbers a data pipeline asks for.
+            scaled = rng.random(self.shape)
+            scaled *= span  # in place: a 0-d array's product would be a NumPy scalar
+            values = scaled.astype(np.int64)
+            if self.low:
+                values += self.low
+            return values.astype(numpy_dtype, copy=False)
         if self.kind == "randperm":
             return rng.permutation(self.high).astype(numpy_dtype)
         if self.shape:  # one key per example inside vmap (randomness="different")

@@ -39,8 +39,8 @@ def _evaluate(node: Node, inputs: list):
     op, output = node.op, node.output
     small = _numel(output.shape) <= FOLD_LIMIT and all(
         _numel(operand.shape) <= FOLD_LIMIT for operand in inputs if isinstance(operand, Value))
-    if not small and not (isinstance(op.lowering, Elementwise) and op.lowering.exact) or \
-            not small and _complex(output, inputs):
+    if not small and (not (isinstance(op.lowering, Elementwise) and op.lowering.exact)
+                      or _complex(output, inputs)):
         return None
     operands = []
     for operand in inputs:

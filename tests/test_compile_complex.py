@@ -329,3 +329,21 @@ def test_in_place_writes_to_complex_tensors_are_written_back_as_eagers():
     _close(results, eager_results)
     _close(z, eager_z)
     _close(captured, eager_captured)
+
+
+def test_results_and_arguments_keep_the_conjugate_bit():
+    # The graph holds conjugated values; the bit itself is metadata each run's result gets as
+    # eager's has it, and a traced argument carries it (conj() flips it, view_as_real refuses
+    # it). A new compiled function per argument: the guards do not yet check the bit.
+    def function(z):
+        return z.conj(), z.conj()[0], z.is_conj(), z * 2
+
+    z = _complex()
+    for argument in (z, z.conj()):
+        compiled = autojit.compile(function, fullgraph=True)
+        for _ in range(2):
+            result, expected = compiled(argument), function(argument)
+            assert result[2] == expected[2]
+            _close([result[0], result[1], result[3]], [expected[0], expected[1], expected[3]])
+    with pytest.raises(RuntimeError, match="view_as_real doesn't work on unresolved"):
+        autojit.compile(autojit.view_as_real, fullgraph=True)(z.conj())

@@ -6,7 +6,9 @@ arithmetic a fused kernel keeps in registers. Rows: autojit.compile with the gra
 inside the compiled function, and with it taken outside (a compiled backward); autojit eager;
 torch eager and torch.compile; jax.jit of value_and_grad; Dr.Jit's LLVM backend (traced each
 call, and frozen). torch, jax and Dr.Jit are used where installed (torch.compile also needs a
-C++ compiler, Dr.Jit an LLVM library). Usage:
+C++ compiler, Dr.Jit an LLVM library). Each row gives the minimum bytes over its time, and
+that as a fraction of one core's copy bandwidth over arrays of x's size (bench/stream_peak.py:
+a read and a write per element, as here). Usage:
 
     python bench/compiled_elementwise.py [--repeats 20] [--size 4194304]
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from stream_peak import ceilings
 from timing import median_seconds
 
 
@@ -139,11 +142,15 @@ def main() -> None:
     times = [(name, median_seconds(call, options.repeats)) for name, call in rows]
     reference = times[0][1]
     megabytes = 2 * data.nbytes / 1e6
+    rates = ceilings(data.nbytes)
     print(f"fused elementwise forward+backward, {options.size} float32, median of "
           f"{options.repeats}")
-    print(f"{'':32}{'ms':>9}{'GB/s (min bytes)':>18}{'vs compiled':>13}")
+    print(f"one core's bandwidth over arrays of {data.nbytes / 1e6:.1f} MB: copy "
+          f"{rates['copy']:.1f} GB/s, triad {rates['triad']:.1f} GB/s (stream_peak.py)")
+    print(f"{'':32}{'ms':>9}{'GB/s (min bytes)':>18}{'of copy':>9}{'vs compiled':>13}")
     for name, seconds in times:
-        print(f"{name:32}{seconds * 1e3:9.3f}{megabytes / 1e3 / seconds:18.1f}"
+        rate = megabytes / 1e3 / seconds
+        print(f"{name:32}{seconds * 1e3:9.3f}{rate:18.1f}{rate / rates['copy']:8.0%}"
               f"{seconds / reference:12.2f}x")
 
 

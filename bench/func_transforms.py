@@ -3,9 +3,12 @@ Hessian, autojit against torch (eager, torch.compile) and jax.jit, side by side.
 
 Workloads:
   hvp        f(x) = sum(sin(x) * x + x^3 / 3) on 1M float64; H v by reverse-over-reverse
-             (grad of <grad f, v>) and by forward-over-reverse (jvp of grad f).
-             torch.compile runs the double backward with
-             torch._dynamo.config.trace_autograd_ops = True.
+             (grad of <grad f, v>) and by forward-over-reverse (jvp of grad f), and as torch
+             programs write it (the gradient of a create_graph=True gradient: "autograd",
+             compiled whole, and eager). torch.compile runs the double backward with
+             torch._dynamo.config.trace_autograd_ops = True. Its table adds the 25.2 MB a pass
+             must move (x and v read, H v written) over each time, in GB/s, and the copy and
+             triad bandwidth of one core at that footprint (bench/stream_peak.py).
   per-sample the gradient of a 784-256-10 MLP's cross-entropy for each of 64 examples:
              vmap(grad(loss)) (torch.func and jax the same way).
   hessian    the 1000 x 1000 Hessian of f(x) = sum(softplus(A x)) + |x|^2 / 2, A 200 x 1000,
@@ -58,19 +61,27 @@ def hvp_runners(autojit, torch, jax):
     def f(x):
         return (x.sin() * x + x * x * x / 3).sum()
 
+    def double_backward(lib):
+        """H v as torch programs write it: the gradient of a create_graph=True gradient."""
+        def hvp(x, v):
+            x = x.detach().requires_grad_(True)
+            (g,) = lib.autograd.grad(f(x), x, create_graph=True)
+            (h,) = lib.autograd.grad((g * v).sum(), x)
+            return h
+        return hvp
+
     x, v = autojit.tensor(x_np), autojit.tensor(v_np)
     reverse = autojit.compile(lambda x, v: grad(lambda y: (grad(f)(y) * v).sum())(x))
     forward = autojit.compile(lambda x, v: jvp(grad(f), (x,), (v,))[1])
+    autograd_form = autojit.compile(double_backward(autojit))
+    autojit_eager = double_backward(autojit)
     runners = {"autojit rev-rev": lambda: reverse(x, v),
-               "autojit fwd-rev": lambda: forward(x, v)}
+               "autojit fwd-rev": lambda: forward(x, v),
+               "autojit autograd": lambda: autograd_form(x, v),
+               "autojit eager": lambda: autojit_eager(x, v)}
 
     tx, tv = torch.tensor(x_np), torch.tensor(v_np)
-
-    def torch_hvp(x, v):
-        x = x.detach().requires_grad_(True)
-        (g,) = torch.autograd.grad(f(x), x, create_graph=True)
-        (h,) = torch.autograd.grad((g * v).sum(), x)
-        return h
+    torch_hvp = double_backward(torch)
 
     runners["torch eager"] = lambda: torch_hvp(tx, tv)
     torch_fwd = torch.func.jvp
@@ -94,11 +105,12 @@ def hvp_runners(autojit, torch, jax):
         runners["jax.jit fwd-rev"] = lambda: jax_hvp(jx, jv).block_until_ready()
     def check():
         expected = torch_hvp(tx, tv).numpy()
-        for name in ("autojit rev-rev", "autojit fwd-rev"):
+        for name in ("autojit rev-rev", "autojit fwd-rev", "autojit autograd", "autojit eager"):
             got = np.asarray(runners[name]())
             assert np.allclose(got, expected, rtol=1e-10, atol=1e-12), name
 
-    return runners, check
+    # Read x and v, write H v: the least a pass over them moves.
+    return runners, check, 3 * x_np.nbytes
 
 
 def per_sample_runners(autojit, torch, jax):
@@ -150,7 +162,7 @@ def per_sample_runners(autojit, torch, jax):
             assert np.allclose(np.asarray(got[key]), expected[key].numpy(), rtol=1e-4,
                                atol=1e-6), key
 
-    return runners, check
+    return runners, check, None
 
 
 def hessian_runners(autojit, torch, jax):
@@ -184,7 +196,7 @@ def hessian_runners(autojit, torch, jax):
     def check():
         assert np.allclose(np.asarray(ours(x)), theirs(tx).numpy(), rtol=1e-9, atol=1e-12)
 
-    return runners, check
+    return runners, check, None
 
 
 WORKLOADS = {"hvp": (hvp_runners, "autojit rev-rev"),
@@ -207,7 +219,7 @@ def child(workload: str, runner_name: str) -> None:
             jax.config.update("jax_compilation_cache_dir", cache)
             jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
             jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
-    runners, _ = WORKLOADS[workload][0](autojit, torch, jax)
+    runners = WORKLOADS[workload][0](autojit, torch, jax)[0]
     print(first_call(runners[runner_name]))
 
 
@@ -262,6 +274,7 @@ def main() -> None:
 
     import autojit
     torch.set_num_threads(1)
+    autojit.set_num_threads(1)  # both sides on one core: the tables compare one thread
     jax = None
     if importlib.util.find_spec("jax") is not None:
         import jax
@@ -272,7 +285,7 @@ def main() -> None:
     for name in args.only.split(","):
         make, reference = WORKLOADS[name]
         print(f"{name}:")
-        runners, check = make(autojit, torch, jax)
+        runners, check, moved = make(autojit, torch, jax)
         for runner_name in list(runners):
             try:
                 seconds = first_call(runners[runner_name])
@@ -282,9 +295,16 @@ def main() -> None:
                 continue
             print(f"  {runner_name:<19} first call (trace, compile, run) {seconds:7.3f} s")
         check()
-        medians = interleaved_medians(runners, args.rounds, args.steps)
+        cpu = {}
+        medians = interleaved_medians(runners, args.rounds, args.steps, cpu)
         print(f"  median of {args.rounds} interleaved rounds of {args.steps} calls, 1 thread")
-        print_against(medians, reference)
+        print_against(medians, reference, cpu, moved)
+        if moved:
+            from stream_peak import ceilings
+
+            rates = ceilings(moved // 3)
+            print(f"  one core's bandwidth over arrays of {moved // 3 / 1e6:.1f} MB: copy "
+                  f"{rates['copy']:.1f} GB/s, triad {rates['triad']:.1f} GB/s (stream_peak.py)")
 
 
 if __name__ == "__main__":

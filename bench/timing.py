@@ -45,12 +45,17 @@ def interleaved_medians(runners: dict, rounds: int, steps: int, cpu: dict | None
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def print_against(medians: dict, reference: str, cpu: dict | None = None) -> None:
+def print_against(medians: dict, reference: str, cpu: dict | None = None,
+                  moved: int | None = None) -> None:
     """One line per runner: milliseconds per step and the ratio to the reference runner (and
-    the same for the calling thread's CPU time, when `cpu` holds it)."""
+    the same for the calling thread's CPU time, when `cpu` holds it). `moved`: the bytes a
+    step must read and write at the least; each line then gives them over its time, in GB/s
+    (to set beside bench/stream_peak.py's copy and triad ceilings)."""
     for name, seconds in medians.items():
         line = (f"  {name:<17} {seconds * 1e3:8.2f} ms/step  {seconds / medians[reference]:5.2f}x "
                 f"{reference}")
         if cpu:
             line += f"   cpu {cpu[name] * 1e3:8.2f} ms  {cpu[name] / cpu[reference]:5.2f}x"
+        if moved:
+            line += f"   {moved / seconds / 1e9:6.1f} GB/s"
         print(line)

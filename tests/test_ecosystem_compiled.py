@@ -1,7 +1,8 @@
 """Libraries' training steps compiled through the drop-in equal their eager steps: a zuko flow's
-maximum-likelihood step compiled whole (no graph break), and a torchdiffeq rk4 step with the
-vector field compiled. Both run in a subprocess under `python -m autojit.drop_in` (this
-process has real torch); bench/ecosystem_steps.py times them.
+maximum-likelihood step and a torchdiffeq rk4 step (odeint, loss, backward, SGD), each
+compiled whole (a CompileWarning fails the test; the ODE step with fullgraph=True, in one
+segment). Both run in a subprocess under `python -m autojit.drop_in` (this process has real
+torch); bench/ecosystem_steps.py times them.
 """
 
 from __future__ import annotations
@@ -61,10 +62,12 @@ def ode_step(model, called):
     return step
 
 eager_field = copy.deepcopy(field)
-eager, compiled = ode_step(eager_field, eager_field), ode_step(field, torch.compile(field))
+eager, compiled = ode_step(eager_field, eager_field), torch.compile(ode_step(field, field),
+                                                                    fullgraph=True)
 found["ode losses"] = [[eager().item(), compiled().item()] for _ in range(4)]
 found["ode weights"] = max((a - b).abs().max().item()
                            for a, b in zip(field.parameters(), eager_field.parameters()))
+found["ode stats"] = compiled.stats().as_dict()
 print(json.dumps(found))
 """
 
@@ -81,3 +84,8 @@ def test_compiled_library_steps_equal_eager(tmp_path):
         assert compiled_loss == pytest.approx(eager_loss, rel=1e-5)
     assert found["flow losses"][-1][0] < found["flow losses"][0][0]  # it trains
     assert found["ode weights"] < 1e-5
+    # The whole rk4 step in one graph: no eager call, no segment (the time grid's decisions
+    # are guarded by the time points' values: compiler/constant_checks.py).
+    stats = found["ode stats"]
+    assert stats["eager_calls"] == 0 and stats["compiled_calls"] == 4
+    assert stats["split_breaks"] == 0 and stats["segments"] == 1

@@ -38,9 +38,6 @@ GAPS = {
     "torch.compile": {"model", "name", "isolate_recompiles", "shapes_spec"},
     "torch.mode": {"out"}, "torch.hardshrink": {"out"}, "torch.threshold": {"out"},
     "Tensor.view": {"dtype"}, "nn.functional.l1_loss": {"weight"},
-    **dict.fromkeys(("linalg.cholesky_ex", "linalg.cond", "linalg.inv_ex", "linalg.ldl_factor",
-                     "linalg.ldl_factor_ex", "linalg.ldl_solve", "linalg.solve_ex",
-                     "linalg.tensorinv", "linalg.tensorsolve"), {"out"}),
     "torch.ormqr": {"input2", "input3"}, "Tensor.ormqr": {"input2", "input3"},
 }
 # Stub keywords torch's parser refuses, or that stand for another form.

@@ -123,3 +123,19 @@ def test_the_same_output_twice_is_one_tensor_twice_through_the_walk():
         assert first is second
         np.testing.assert_allclose(first.numpy(), x.numpy() * 3, rtol=1e-6)
     assert recipe_of(compiled).result is None
+
+
+def test_a_size_stays_a_size():
+    # x.shape and broadcast_shapes return an autojit.Size, which a compiled function returns
+    # as eager does, alone or inside a tuple, not as a plain tuple.
+    x = autojit.tensor(generator.standard_normal((2, 3)).astype(np.float32))
+
+    def shapes(x):
+        return x.shape, autojit.broadcast_shapes((2, 1), (3,)), x.sum()
+
+    compiled_results, eager_results, _ = calls_both_ways(shapes, x)
+    for compiled, eager in zip(compiled_results, eager_results, strict=True):
+        assert [type(r) for r in compiled] == [type(r) for r in eager]
+        assert compiled[:2] == eager[:2]
+    only = autojit.compile(lambda x: x.shape)
+    assert [type(only(x)) for _ in range(2)] == [autojit.Size, autojit.Size]

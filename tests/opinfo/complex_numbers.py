@@ -200,8 +200,11 @@ ROWS = [
     complex_row("mul", np.multiply, binary_samples(), ("mul",)),
     complex_row("div", np.divide, binary_samples(second=off_the_cut), ("div",)),
     complex_row("pow", np.power, binary_samples(first=off_the_cut), ("pow",)),
-    complex_row("eq", np.equal, binary_samples(), ("eq",), differentiable=False),
-    complex_row("ne", np.not_equal, binary_samples(), ("ne",), differentiable=False),
+    # torch.eq and ne take a Python number second only (the last sample has it first).
+    complex_row("eq", np.equal, lambda rng, dtype: binary_samples()(rng, dtype)[:-1], ("eq",),
+                differentiable=False),
+    complex_row("ne", np.not_equal, lambda rng, dtype: binary_samples()(rng, dtype)[:-1],
+                ("ne",), differentiable=False),
     complex_row("isnan", np.isnan, unary_samples(), ("isnan",), differentiable=False),
     complex_row("logical_not", np.logical_not, unary_samples(), ("logical_not",),
                 differentiable=False),

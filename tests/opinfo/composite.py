@@ -206,10 +206,11 @@ ROWS = [
            primitives=("sum", "sqrt")),
     OpInfo(name="norm", function=autojit.norm, reference=_norm,
            samples=lambda rng, dtype: _norm_samples(rng, dtype)[0],
-           primitives=("sum", "abs", "pow", "amax", "amin", "sqrt", "where", "ne", "cast")),
+           primitives=("vector_norm", "sum", "abs", "pow", "amax", "amin", "where", "ne",
+                       "cast")),
     OpInfo(name="norm", function=autojit.norm, reference=_norm,
            samples=lambda rng, dtype: [Sample((_norm_samples(rng, dtype)[1],), {"dim": 1})],
-           primitives=("sum", "sqrt"), gradgrad=False),
+           primitives=("vector_norm",), gradgrad=False),
     OpInfo(name="logsumexp", function=autojit.logsumexp, reference=_logsumexp,
            samples=_logsumexp_samples, primitives=("amax", "exp", "log", "sum")),
 ]

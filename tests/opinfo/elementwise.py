@@ -60,16 +60,19 @@ def unary(name, reference, values=uniform, dtypes=FLOATING, primitive=None, **op
 
 
 def binary_samples(first=uniform, second=uniform, scalar=1.5):
-    """Same shapes, broadcasting, 0-d, and a Python scalar on each side."""
+    """Same shapes, broadcasting, 0-d, and a Python scalar on each side (none where `scalar`
+    is None: torch's maximum takes tensors only)."""
     def samples(rng, dtype):
-        number = int(scalar) if np.dtype(dtype).kind in "iu" else scalar
-        return [
+        tensors = [
             Sample((first(rng, (3, 4), dtype), second(rng, (3, 4), dtype))),
             Sample((first(rng, (3, 1), dtype), second(rng, (4,), dtype))),
             Sample((first(rng, (2, 3, 4), dtype), second(rng, (), dtype))),
-            Sample((first(rng, (2, 3, 4), dtype), number)),
-            Sample((number, second(rng, (3, 4), dtype))),
         ]
+        if scalar is None:
+            return tensors
+        number = int(scalar) if np.dtype(dtype).kind in "iu" else scalar
+        return [*tensors, Sample((first(rng, (2, 3, 4), dtype), number)),
+                Sample((number, second(rng, (3, 4), dtype)))]
 
     return samples
 
@@ -218,8 +221,8 @@ ROWS = [
     binary("div", _divide, second=away_from_zero, dtypes=(*FLOATING, "int64")),
     OpInfo(name="pow", function=autojit.pow, reference=np.power, samples=_pow_samples,
            primitives=("pow",)),
-    binary("maximum", np.maximum),
-    binary("minimum", np.minimum),
+    binary("maximum", np.maximum, scalar=None),
+    binary("minimum", np.minimum, scalar=None),
     binary("floor_divide", np.floor_divide, second=away_from_zero, differentiable=False),
     OpInfo(name="remainder", function=autojit.remainder, reference=np.remainder,
            samples=_remainder_samples, primitives=("remainder",), dtypes=ALL_NUMERIC),

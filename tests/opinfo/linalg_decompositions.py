@@ -203,6 +203,22 @@ def _square_samples(rng, dtype, **kwargs):
             Sample((_matrix(rng, (2, 3, 3), dtype),), dict(kwargs))]
 
 
+def _eig_parts(a):
+    values, vectors = linalg.eig(a)
+    return values.real, values.imag, vectors.abs()
+
+
+def _eigvals_parts(a):
+    values = linalg.eigvals(a)
+    return values.real, values.imag
+
+
+def _eig_parts_np(a):
+    values, vectors = np.linalg.eig(a)
+    values = values.astype(np.result_type(a.dtype, np.complex64))
+    return values.real, values.imag, np.abs(vectors)
+
+
 def _pinv_samples(rng, dtype):
     return [Sample((_matrix(rng, (4, 3), dtype),)), Sample((_matrix(rng, (2, 3, 5), dtype),)),
             Sample((_regular(rng, (3, 3), dtype),), {"hermitian": True})]
@@ -387,6 +403,13 @@ ROWS = [
            lambda a, UPLO="L": np.linalg.eigvalsh(_symmetric_np(a), UPLO=UPLO),
            lambda rng, dtype: _square_samples(rng, dtype, UPLO="U"),
            primitives=("linalg_eigvalsh", "linalg_eigh"), cuda=False),
+    # eig's results are complex: the rows compare their real parts, imaginary parts and (for
+    # the vectors, unique up to a phase) moduli; compiled code has no complex lowering.
+    OpInfo("linalg.eig", _eig_parts, _eig_parts_np, _square_samples, primitives=("linalg_eig",),
+           cuda=False, graph_breaks={"cpu": "complex"}),
+    OpInfo("linalg.eigvals", _eigvals_parts, lambda a: _eig_parts_np(a)[:2], _square_samples,
+           primitives=("linalg_eigvals", "linalg_eig"), cuda=False,
+           graph_breaks={"cpu": "complex"}),
     OpInfo("linalg.pinv", _pinv, _pinv_np, _pinv_samples, primitives=("linalg_pinv",), cuda=False),
     OpInfo("pinverse", aj.pinverse, lambda a: _pinv_np(a, rtol=1e-15), _one((4, 3), _matrix),
            primitives=("linalg_pinv",), cuda=False),

@@ -134,7 +134,7 @@ ROWS = [
     OpInfo("cross", autojit.cross, _in_dtype(_cross), _cross_samples,
            primitives=("slice", "mul", "sub", "cat"), dtypes=FLOAT_AND_LONG),
     OpInfo("cdist", autojit.cdist, _in_dtype(_cdist), _cdist_samples,
-           primitives=("sub", "abs", "sum", "sqrt", "pow", "amax"), dtypes=FLOATING),
+           primitives=("sub", "abs", "sum", "vector_norm", "pow", "amax"), dtypes=FLOATING),
     OpInfo("cosine_similarity", autojit.cosine_similarity, _in_dtype(_cosine), _cosine_samples,
-           primitives=("mul", "sum", "sqrt", "maximum", "div")),
+           primitives=("mul", "vector_norm", "maximum", "div")),
 ]

@@ -21,6 +21,7 @@ from autojit import Tensor
 from autojit.ops.random_gamma import standard_gamma
 
 from . import ALL_NUMERIC, OpInfo, Sample, positive, uniform
+from .random_factories import integers
 
 SEED = 1234
 _KEY_HIGH = np.iinfo(np.int64).max
@@ -180,7 +181,7 @@ FILL_REFERENCES = {
     "log_normal_": lambda x, mean, std: _as(np.exp(_normal_draw(x) * std + mean), x),
     "cauchy_": lambda x, median, sigma: _as(np.tan((_uniform_draw(x) - 0.5) * np.pi) * sigma
                                             + median, x),
-    "random_": lambda x, low, high: _as(_stream().integers(low, high, x.shape), x),
+    "random_": lambda x, low, high: _as(integers(_stream(), low, high, x.shape), x),
     "bernoulli_": lambda x, p: _as(_uniform_draw(x) < p, x),
 }
 FILL_ARGUMENTS = {"normal_": (0.5, 2.0), "uniform_": (-1.0, 3.0), "exponential_": (1.5,),

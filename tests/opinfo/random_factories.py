@@ -82,11 +82,20 @@ def _randint_samples(rng, dtype):
             Sample((2, 4, ()), given)]
 
 
+def integers(stream, low: int, high: int, shape) -> np.ndarray:
+    """randint's documented draw (docs/differences.md): low + floor(u * span) of a uniform
+    double on [0, 1) for a span of at most 2^32, NumPy's integers() for a wider one."""
+    span = high - low
+    if span > 2 ** 32:
+        return stream.integers(low, high, size=shape)
+    return low + np.floor(stream.random(shape) * span).astype(np.int64)
+
+
 def _randint_reference(low, high, size=None, dtype=None, generator=None):
     if size is None:
         low, high, size = 0, low, high
     dtype = np.int64 if dtype is None else dtype.numpy
-    return _stream(generator).integers(low, high, size=tuple(size)).astype(dtype)
+    return integers(_stream(generator), low, high, tuple(size)).astype(dtype)
 
 
 def _randperm_samples(rng, dtype):
@@ -126,7 +135,7 @@ def _like_reference(draw):
 def _randint_draw(stream, shape, low, high=None):
     if high is None:
         low, high = 0, low
-    return stream.integers(low, high, size=shape)
+    return integers(stream, low, high, shape)
 
 
 def _random(name, function, reference, samples, dtypes) -> OpInfo:

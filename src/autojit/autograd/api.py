@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
 from .engine import run_backward
@@ -23,9 +24,19 @@ def _as_tuple(value) -> tuple:
     return tuple(value)
 
 
-def _make_root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list:
+def _implicit_grad(output: Tensor) -> Tensor:
+    """The ones an implicit gradient is. While tracing, a `fill` of the graph: a constant the
+    graph's passes fold into the gradient's arithmetic (`x * 1` is x), where a tensor of ones
+    made here would be a captured input read on every call, opaque to them."""
+    from ..ops.elementwise import fill_like
     from ..tensor.creation import ones_like
 
+    if state.tracer is not None and output._data is None:
+        return fill_like(output.detach(), 1)
+    return ones_like(output)
+
+
+def _make_root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list:
     if len(grad_outputs) == 0:
         grad_outputs = (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
@@ -47,7 +58,7 @@ def _make_root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) ->
             if output.requires_grad and not output.dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {output.dtype}")
-            grad = ones_like(output)
+            grad = _implicit_grad(output)
         elif not isinstance(grad, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(grad).__name__}")

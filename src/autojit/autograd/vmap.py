@@ -154,7 +154,9 @@ def _input_dims(in_dims, args: tuple, name: str) -> list:
 
 def _batch_size(leaves: list, dims: list, name: str) -> int:
     sizes = [leaf.shape[dim] for leaf, dim in zip(leaves, dims) if dim is not None]
-    if len(set(sizes)) > 1:
+    # By comparison, not by a set: a traced size is a symbol, and the comparison is the guard
+    # that the sizes agree.
+    if any(size != sizes[0] for size in sizes[1:]):
         raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
                          f"dimension, got sizes {sizes} for the mapped dimension")
     return sizes[0]

@@ -56,6 +56,7 @@ from .segments import SegmentedPlan
 from .stages import check_environment, compile_graph, interpret_once, run_stage
 from .stats import CompileHistory, CompileStats, GraphBreakRecord
 from .tracing import EagerCall, GiveUp, ScalarSource, TraceRaised, guard, prune, trace
+from .vmapped import NOT_BATCHED, call_in_vmap
 
 BACKENDS = ("cpu", "cuda", "eager", "interpreter")
 DEFAULT_RECOMPILE_LIMIT = 8
@@ -161,6 +162,10 @@ class CompiledFunction:
     # ---- calling ------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        if state.vmap_levels and state.tracer is None:  # inside vmap: vmapped.py
+            result = call_in_vmap(self, args, kwargs, _warn)
+            if result is not NOT_BATCHED:
+                return result
         if kwargs:
             return self._call_with_keywords(args, kwargs)
         if state.tracer is not None:

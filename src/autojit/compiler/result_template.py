@@ -33,6 +33,8 @@ later in-place write through the result miss the argument it should change.
 
 from __future__ import annotations
 
+import functools
+
 from ..ir.eager_layout import eager_output_layout
 from ..ir.graph import Graph
 from ..ir.printing import TOKEN_MARK
@@ -116,6 +118,9 @@ class Flattening:
             if hasattr(type(result), "_fields"):
                 # A named tuple (sort's (values, indices)) is rebuilt as one: its type last.
                 return (kind, items, type(result))
+            if type(result) is not tuple and kind == "tuple":
+                # A tuple of another type (a Size: x.shape, broadcast_shapes) stays one.
+                return (kind, items, _made_from_items(type(result)))
             return (kind, items)
         if isinstance(result, dict):
             return ("dict", [(key, self.flatten(value, returned))
@@ -142,6 +147,13 @@ def _is_constant(value) -> bool:
 
     return isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType,
                               types.ModuleType, types.MethodType))
+
+
+@functools.cache
+def _made_from_items(sequence_type):
+    """A constructor of `sequence_type` taking the items as arguments, as a named tuple's does
+    (one per type, so that templates of one result type hold the same one)."""
+    return lambda *items: sequence_type(items)
 
 
 def _steps(view: Tensor, until=None) -> tuple:

@@ -35,6 +35,7 @@ from ..tensor.state import state
 from ..tensor.symbolic import ShapeEnv
 from ..tensor.tensor import Tensor
 from .compiled_backward import trace_backward
+from .constant_checks import ConstantChecks
 from .grad_inputs import GradInput, runtime_grads
 from .guards import (
     GuardSet,
@@ -275,7 +276,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     if tracer.device is not None:
         tracer.placement = Placement(tracer.device)
     tracer.aliased_arguments = aliased
-    env.on_value_check = _value_check_hook(compiled)
+    constant = ConstantChecks(graph, tracer, tensors_before)
+    env.on_value_check = _value_check_hook(compiled, constant)
     for (entry, symbolic), position in zip(symbolic_args, arg_positions):
         tracer.add_argument(entry, symbolic, args[position]._data)
     runtime = _runtime_scalars(compiled.runtime_float_paths, before, env)
@@ -338,6 +340,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             graph.add_output(tracer.value_of(gradient), tracer.unique_output("nan_check"),
                              "check")
         tracer.finish(graph, symbolic_args)
+        for check in constant.finish(env):  # a decision on a tensor written after it
+            _fullgraph_break(compiled, check)
         # `x.requires_grad_()` on an argument: every run sets it on the caller's tensor.
         flag_writes = [(("args", f"[{position}]", "._requires_grad"), symbolic._requires_grad,
                         f"{describe(args, position)}.requires_grad")
@@ -377,8 +381,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     stored = frozenset(before.object_paths[owner] + (fragment,)
                        for owner, fragment in recorder.reads.stored
                        if owner in before.object_paths) if recorded else frozenset()
-    changes = StateChanges(before, Walk(*function_roots(function, args), copies=False,
-                                        appended=appended), before.codes, unguarded,
+    after = Walk(*function_roots(function, args), copies=False, appended=appended)
+    changes = StateChanges(before, after, before.codes, unguarded,
                            recorder.reads.append_only() if recorded else None, stored)
     # A runtime scalar's place (read afresh by each run) was put back before the walk: its
     # write, if any, is the runtime one, never the traced value.
@@ -389,7 +393,11 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     if rng_state() != rng_before:  # NumPy's or Python's global generator drew numbers
         changes.structural.append("the global random generators (numpy.random, random)")
     try:
-        if changes.structural and tracer.fresh_history:
+        # Only a tensor the state can reach after the call is kept there (a solver's output
+        # buffer dies with the call while the optimizer grows its state beside it).
+        kept = [tensor for tensor in tracer.fresh_history if id(tensor) in after.tensors] \
+            if after.complete else tracer.fresh_history
+        if changes.structural and kept:
             raise GraphBreak("an in-place write gave autograd history to a tensor the function "
                              "made, in a call that changed Python state where it may be kept "
                              "(eager's tensor would keep that history)", needs_data=False)
@@ -525,19 +533,27 @@ def _values_read(graph: Graph, tracer, template, prints, *more) -> None:
                              "check" if name in checked else "value")
 
 
-def _value_check_hook(compiled):
-    """What a trace does when it specializes on a graph value (tensor/symbolic.py's value
-    checks of kind "value"): with fullgraph=True, that is a graph break, raised at once."""
+def _value_check_hook(compiled, constant):
+    """What a trace does when it decides on a graph value (tensor/symbolic.py's value
+    checks): one computed from constant tensors alone is folded (constant_checks.py); else,
+    one of kind "value" (a specialization) with fullgraph=True is a graph break, raised at
+    once."""
 
     def hook(check) -> None:
-        if check.kind == "value" and compiled.fullgraph:
-            where = check.where or (None, None)
-            raise GraphBreak(f"{check.what or 'a Python value'} of a value read from a tensor "
-                             "(the trace would specialize on it)", *where,
-                             linecache.getline(*where).strip() if where[0] else "",
-                             needs_data=False)
+        if not constant.fold(check):
+            _fullgraph_break(compiled, check)
 
     return hook
+
+
+def _fullgraph_break(compiled, check) -> None:
+    """The graph break of a specialization on a graph value under fullgraph=True."""
+    if check.kind == "value" and compiled.fullgraph:
+        where = check.where or (None, None)
+        raise GraphBreak(f"{check.what or 'a Python value'} of a value read from a tensor "
+                         "(the trace would specialize on it)", *where,
+                         linecache.getline(*where).strip() if where[0] else "",
+                         needs_data=False)
 
 
 def _put_back(placed: list, args: tuple) -> list:

@@ -57,7 +57,20 @@ def interpret(graph: Graph, *args, captured=None) -> tuple:
     if captured:
         raise KeyError(f"interpret: the graph has no captured inputs named {sorted(captured)}")
 
-    for node in graph.nodes:
+    # Each value is dropped after the last node that reads it, as eager frees a temporary: a
+    # training step's first, state-creating call runs here, and keeping every activation and
+    # gradient to the end held 285 MiB of a ResNet-8 step that eager runs in 30.
+    kept = {id(entry.value) for entry in graph.outputs}
+    last_reader: dict = {}
+    for position, node in enumerate(graph.nodes):
+        for operand in node.inputs:
+            if isinstance(operand, Value):
+                last_reader[id(operand)] = position
+    done_after: dict = {}
+    for key, position in last_reader.items():
+        if key not in kept:
+            done_after.setdefault(position, []).append(key)
+    for position, node in enumerate(graph.nodes):
         operands = tuple(environment[id(operand)] if isinstance(operand, Value) else operand
                          for operand in node.inputs)
         result = run_eager(node.op, operands, node.attrs)
@@ -66,5 +79,9 @@ def interpret(graph: Graph, *args, captured=None) -> tuple:
             raise RuntimeError(f"interpret: {node.op.name} produced {result._dtype.short}"
                                f"{list(result._data.shape)}, the graph recorded "
                                f"{output.type_text} for %{output.id}")
-        environment[id(output)] = result
+        del operands
+        if id(output) in kept or id(output) in last_reader:
+            environment[id(output)] = result
+        for key in done_after.get(position, ()):
+            environment.pop(key, None)
     return tuple(environment[id(entry.value)]._data for entry in graph.outputs)

@@ -359,12 +359,17 @@ class Tracer:
         its value (the graph does), so Python reads it from the graph."""
         return id(tensor._data) in self._updates
 
+    def written_or_aliased(self, tensor: Tensor) -> bool:
+        """Whether the trace wrote into a concrete tensor's memory so far (its own storage, or
+        one sharing memory with it): its array no longer holds the values the graph reads."""
+        key = id(tensor._data)
+        return key in self._updates or key in self._aliased or any(
+            np.may_share_memory(tensor._data, self._entries[other].tensor._data)
+            for other in self._updates)
+
     def note_data_read(self, tensor: Tensor, what: str) -> None:
         """A real tensor's values read in Python while tracing (Tensor._concrete)."""
-        key = id(tensor._data)
-        if key in self._updates or key in self._aliased or any(
-                np.may_share_memory(tensor._data, self._entries[other].tensor._data)
-                for other in self._updates):
+        if self.written_or_aliased(tensor):
             graph_break(f"{what} of a tensor the function wrote in place (the trace would read "
                         "its old values)", needs_data=False)
         self.data_read.setdefault(id(tensor), (tensor, what))

@@ -149,6 +149,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     all; the gradient at 0 is the slope's, as in torch."""
     check_tensor("prelu", "input", input)
     check_tensor("prelu", "weight", weight)
+    if input.ndim == 0 and weight.numel() != 1:
+        raise RuntimeError("Not allow zero-dim input tensor.")
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.ndim}")

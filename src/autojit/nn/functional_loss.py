@@ -226,6 +226,8 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     swap takes the smaller of d(anchor, negative) and d(positive, negative)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     _check_triplet_dims(anchor, positive, negative)
     distance_positive = pairwise_distance(anchor, positive, p, eps)
     distance_negative = pairwise_distance(anchor, negative, p, eps)

@@ -77,7 +77,10 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor: 
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(int(n) for n in normalized_shape)
     count = len(normalized_shape)
-    if count == 0 or input.ndim < count or tuple(input.shape[input.ndim - count:]) != \
+    if count == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    if input.ndim < count or tuple(input.shape[input.ndim - count:]) != \
             normalized_shape:
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
                            f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "

@@ -19,7 +19,7 @@ import numbers
 
 from ..tensor import dtypes
 from ..tensor.symbolic import SymFloat, SymInt
-from ..tensor.tensor import Size, Tensor
+from ..tensor.tensor import Size, Tensor, normalize_dim
 from . import layout
 from .complex_numbers import conj
 from .elementwise import fill_like
@@ -109,7 +109,16 @@ def matrix_adjoint(self: Tensor) -> Tensor:
 
 
 def narrow_copy(input: Tensor, dim: int, start, length: int) -> Tensor:  # noqa: A002
-    """A copy of `narrow(x, dim, start, length)`, in storage of its own."""
+    """A copy of `narrow(x, dim, start, length)`, in storage of its own. torch's kernel of
+    its own checks a dim past the end and a negative length in its own words."""
+    if isinstance(input, Tensor) and input.ndim and isinstance(dim, int) and dim >= input.ndim:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.  (Could this error message be improved?  If so, "
+                           "please report an enhancement request to PyTorch.)")
+    if isinstance(input, Tensor) and input.ndim and isinstance(start, int) and length < 0:
+        size = input.shape[normalize_dim(dim, input.ndim)]
+        raise RuntimeError(f"start ({start + size if start < 0 else start}) + length ({length}) "
+                           f"exceeds dimension size ({size}).")
     return layout.narrow(input, dim, start, length).clone()
 
 

@@ -12,6 +12,7 @@ import math
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from . import vector_norm
 from .autocast import FP32, autocast_op, float32_inside
 from .reduction import amax, extreme, normalize_dims, sum_
 
@@ -116,7 +117,7 @@ def gelu(x, approximate: str = "none"):
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + ew.tanh(inner))
     if approximate != "none":
-        raise ValueError(f"approximate argument must be either none or tanh, got {approximate}")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return 0.5 * x * (1 + ew.erf(x * (1 / math.sqrt(2))))
 
 
@@ -207,8 +208,9 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
     if x.dtype.category < dtypes.FLOATING:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           "floating point or complex dtype. Got: "
+        which = "Input" if dtype is None else "Optional"
+        raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either "
+                           "a floating point or complex dtype. Got: "
                            f"{dtypes.scalar_type_name(x.dtype)}")
     return sum_(x, dim, keepdim) / _count(x, dim)
 
@@ -265,6 +267,10 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
     if x.dtype.category < dtypes.FLOATING:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_SCALAR_TYPE_NAMES[x.dtype.name]}")
+    if p == "fro":
+        p = 2
+    if vector_norm.takes(x, p):  # torch's derivatives at zero (vector_norm.py)
+        return vector_norm.p_norm(x, p, dim, keepdim)
     if p in ("fro", 2, 2.0):
         return _root_or_zero(sum_(squared_modulus(x), dim, keepdim), 0.5)
     if p == 1:

@@ -18,6 +18,7 @@ logit, ...) are in math_composites.py.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -55,6 +56,39 @@ def tensor_argument(value, function: str, parameter: str, position: int):
         raise TypeError(f"{function}(): argument '{parameter}' (position {position}) must be "
                         f"Tensor, not {type(value).__name__}")
     return value
+
+
+def no_matching_form(name: str, args: tuple, forms: tuple) -> TypeError:
+    """torch's argument parser's error for a call matching none of an op's forms."""
+    got = ", ".join("Tensor" if isinstance(value, Tensor) else type(value).__name__
+                    for value in args)
+    listed = "".join(f" * ({form})\n" for form in forms)
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:\n{listed}")
+
+
+def tensor_parameters(function, name: str, parameters: tuple, method: bool = False):
+    """`function(x, y)` refusing a Python number in `parameters` (of "input", "other") with
+    torch's TypeError, as tensor_argument does; `method`: the Tensor method, whose self is not
+    counted among the positions torch's message names. Where only input must be a Tensor
+    (torch's comparisons have a Number form for other), the error is torch's for a call that
+    matches none of the forms."""
+    positions = tuple(("input", "other").index(parameter) for parameter in parameters)
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        for position in positions:
+            if position < len(args) and not isinstance(args[position], Tensor):
+                if parameters == ("input",) and not isinstance(ew.operand(args[0], name),
+                                                               Tensor):
+                    raise no_matching_form(name, args, (
+                        "Tensor input, Tensor other, *, Tensor out = None",
+                        "Tensor input, Number other, *, Tensor out = None"))
+                tensor_argument(args[position], name, ("input", "other")[position],
+                                position + (not method))
+        return function(*args, **kwargs)
+
+    return checked
 
 
 def _define(name, arity, dtype, impl, vjp, saves, expression, exact=False, jvp=None,

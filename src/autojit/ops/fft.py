@@ -235,9 +235,7 @@ def _check_size(size: int) -> int:
 
 
 def _one_dim(x: Tensor, n, dim: int):
-    if x.ndim == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    dim = normalize_dim(dim, x.ndim)
+    dim = normalize_dim(dim, x.ndim, wrap_scalar=False)
     return dim, (None if n is None else _check_size(int(n)))
 
 
@@ -245,7 +243,7 @@ def _dims_and_sizes(x: Tensor, s, dim, function: str, default_all: bool = True):
     """torch's canonicalize_fft_shape_and_dim_args: the dims transformed and their sizes."""
     if dim is not None:
         dims = [dim] if isinstance(dim, int) else list(dim)
-        dims = [normalize_dim(int(d), x.ndim) for d in dims]
+        dims = [normalize_dim(int(d), x.ndim, wrap_scalar=False) for d in dims]
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
     if s is not None:

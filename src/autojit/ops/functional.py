@@ -75,6 +75,7 @@ from .contractions import (  # noqa: F401
 from .counting import bincount, histc, unique  # noqa: F401
 from .diagonal import diag, diag_embed, diagflat, diagonal, trace  # noqa: F401
 from .einsum import einsum  # noqa: F401
+from .elementwise import TENSOR_PARAMETERS as _TENSOR_PARAMETERS
 from .elementwise import (  # noqa: F401
     abs,
     cos,
@@ -140,6 +141,7 @@ from .elementwise_math import (  # noqa: F401
     trunc,
     xlogy,
 )
+from .elementwise_math import tensor_parameters as _tensor_parameters
 from .histogramdd import histogramdd  # noqa: F401
 from .index_update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
 from .indexing import flip, gather, index_select, masked_fill, take_along_dim  # noqa: F401
@@ -330,8 +332,14 @@ _WITH_OUT = {
     # complex numbers (complex_numbers.py)
     "complex": "scalar_type", "polar": "scalar_type", "conj_physical": "found", "sgn": "found",
 }
+# A Python number where torch's signature takes a Tensor only is refused (elementwise.py).
+for _name, _parameters in _TENSOR_PARAMETERS.items():
+    globals()[_name] = _tensor_parameters(globals()[_name], _name, _parameters)
+# The ops whose out may not share memory with an input (torch's assert_no_overlap).
+_NO_OVERLAP = {"cat"}
 for _name, _check in _WITH_OUT.items():
-    globals()[_name] = _with_out(globals()[_name], _check, name=_name)
+    globals()[_name] = _with_out(globals()[_name], _check, name=_name,
+                                 no_overlap=_name in _NO_OVERLAP)
 # The view ops give a new tensor even where they change nothing (aliases.py).
 for _name in _layout_new_views:
     if _name in globals():

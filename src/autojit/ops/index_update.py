@@ -55,9 +55,11 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1,
     return _out(_index_add(x, dim, index, source, alpha), out, "index_add")
 
 
-def _out(result: Tensor, out, name: str, dtype_error: Exception | None = None) -> Tensor:
-    """result, or written into `out` (torch's out= argument)."""
-    return result if out is None else write_out(out, result, name, dtype_error)
+def _out(result: Tensor, out, name: str, dtype_error: Exception | None = None,
+         inputs: tuple = ()) -> Tensor:
+    """result, or written into `out` (torch's out= argument); `inputs`: the tensors out may
+    not overlap (inplace.check_no_overlap)."""
+    return result if out is None else write_out(out, result, name, dtype_error, inputs=inputs)
 
 
 def _index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha) -> Tensor:
@@ -241,7 +243,8 @@ def take(x: Tensor, index: Tensor, *, out=None) -> Tensor:
                            f"self.dtype = {scalar_type_name(x.dtype)} and out.dtype = "
                            f"{scalar_type_name(out.dtype)}")
     index = check_index(index, x.numel(), "take", wrap=True)
-    return _out(index_tensor(reshape(x, -1), unsqueeze(index, 0), (0,)), out, "take")
+    return _out(index_tensor(reshape(x, -1), unsqueeze(index, 0), (0,)), out, "take",
+                inputs=(x, index))
 
 
 def put(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:

@@ -275,13 +275,14 @@ def _scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return bind(SCATTER_ADD, (x, index, src), {"dim": dim})
 
 
-def _out(result: Tensor, out, name: str) -> Tensor:
-    """result, or written into `out` (torch's out= argument, inplace.write_out)."""
+def _out(result: Tensor, out, name: str, inputs: tuple = ()) -> Tensor:
+    """result, or written into `out` (torch's out= argument, inplace.write_out); `inputs`: the
+    tensors out may not overlap (inplace.check_no_overlap)."""
     if out is None:
         return result
     from .inplace import write_out
 
-    return write_out(out, result, name)
+    return write_out(out, result, name, inputs=inputs)
 
 
 def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
@@ -294,15 +295,15 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     dim = normalize_dim(dim, x.ndim)
     if not index.numel():  # torch checks no shapes either: an empty result of index's shape
         nothing = reshape(x, (x.numel(),))[:0]
-        return _out(reshape(nothing, tuple(index.shape)), out, "gather")
+        return _out(reshape(nothing, tuple(index.shape)), out, "gather", (x, index))
     _rule_call(_gather_rule, tuple(x.shape), tuple(index.shape), dim)
     if index.dtype not in _INDEX_DTYPES:
         index = index.to(dtypes.int64)
     index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
     if x.ndim == 0:  # a 0-d x is read as one element; the result has the index's shape
         flat = _gather(reshape(x, (1,)), 0, reshape(index, (index.numel(),)))
-        return _out(reshape(flat, tuple(index.shape)), out, "gather")
-    return _out(_gather(x, dim, index), out, "gather")
+        return _out(reshape(flat, tuple(index.shape)), out, "gather", (x, index))
+    return _out(_gather(x, dim, index), out, "gather", (x, index))
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None, *,
@@ -336,7 +337,7 @@ def _take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
 
 def index_select(x: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """The entries of x at positions `index` (1-D) along `dim`."""
-    return _out(_index_select(x, dim, index), out, "index_select")
+    return _out(_index_select(x, dim, index), out, "index_select", (x, index))
 
 
 def _index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -416,10 +417,27 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
+    if not x.dtype.is_complex and _imaginary(value):
+        # torch converts the value to x's scalar type, refusing to drop an imaginary part.
+        c_type = _FIXED_WIDTH.get(x.dtype.name, dtypes.c_type_name(x.dtype))
+        raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
     if isinstance(value, Tensor):
         value = value.to(x.dtype)
     result = ew.where(mask, value, x)
     return result if result.dtype is x.dtype else result.to(x.dtype)
+
+
+# The C++ types torch's scalar conversion names, where they are not c_type_name's.
+_FIXED_WIDTH = {"int64": "int64_t", "int32": "int32_t", "int16": "int16_t", "int8": "int8_t",
+                "uint8": "uint8_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def _imaginary(value) -> bool:
+    """Whether masked_fill's value has a nonzero imaginary part (read from a complex tensor's
+    data)."""
+    if isinstance(value, complex):
+        return value.imag != 0
+    return isinstance(value, Tensor) and value.dtype.is_complex and value.imag.item() != 0
 
 
 # ---- max / min with indices -------------------------------------------------------------------
@@ -434,6 +452,13 @@ def _extreme(x, dim, keepdim, other, name):
     if isinstance(dim, Tensor):
         dim, other = None, dim
     if other is not None:
+        if not isinstance(x, Tensor):  # torch.max(2, y): torch's forms all take a Tensor first
+            from .elementwise_math import no_matching_form
+
+            raise no_matching_form(name, (x, other), (
+                "Tensor input, *, Tensor out = None",
+                "Tensor input, Tensor other, *, Tensor out = None",
+                "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"))
         return elementwise(x, other)
     if dim is None:
         if x.numel() == 0:
@@ -443,7 +468,7 @@ def _extreme(x, dim, keepdim, other, name):
         return extreme(x, name)
     dim = normalize_dim(dim, x.ndim)
     source = reshape(x, 1) if x.ndim == 0 else x
-    indices = index_of_extreme(source, name, dim, keepdim=True)
+    indices = index_of_extreme(source, name, dim, keepdim=True, caller=name)
     # Only the selected entry gets the gradient (unlike amax, which shares it among ties).
     values = _gather(source, dim, indices)
     if x.ndim == 0:

@@ -24,6 +24,10 @@ from ..tensor.tensor import Tensor
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers "
                  "to a single memory location. Please clone() the tensor before performing the "
                  "operation.")
+# torch's message for an out= sharing memory with an input of an op that refuses that.
+INPUT_OVERLAP_ERROR = ("unsupported operation: some elements of the input tensor and the "
+                       "written-to tensor refer to a single memory location. Please clone() "
+                       "the tensor before performing the operation.")
 _TORCH_NAMES = dtypes.SCALAR_TYPE_NAMES
 # Called with the target before an in-place write changes its storage, or None: set by
 # autograd.graph.allow_mutation_on_saved_tensors (autograd/graph_api.py) while it is active.
@@ -223,6 +227,23 @@ def scatter_through(base: Tensor, steps: list, values: Tensor) -> Tensor:
     return reshape(written, shape)
 
 
+def check_no_overlap(out, inputs) -> None:
+    """torch's assert_no_internal_overlap and assert_no_overlap, which the ops writing out=
+    in another order than they read their inputs make (gather, take, index_select,
+    masked_select, cat, kthvalue): out may not be a broadcast view, nor share memory with an
+    input (torch's elementwise ops take an out that is exactly an input). Eager only: a traced
+    tensor has no memory yet."""
+    data = getattr(out, "_data", None)
+    if data.__class__ is not np.ndarray:
+        return
+    if not data.flags.writeable:
+        raise RuntimeError(OVERLAP_ERROR)
+    for x in inputs:
+        if x is out or isinstance(x, Tensor) and x._data.__class__ is np.ndarray and \
+                np.may_share_memory(data, x._data):
+            raise RuntimeError(INPUT_OVERLAP_ERROR)
+
+
 def write_storage(target: Tensor, result: Tensor) -> None:
     """Copy result's values into target's storage (views see it) and bump the version."""
     if BEFORE_WRITE is not None:
@@ -252,7 +273,7 @@ _RESIZE_WARNING = ("An output with one or more elements was resized since it had
 
 
 def write_out(out, result: Tensor, op_name: str, dtype_error: Exception | None = None,
-              castable: bool = False) -> Tensor:
+              castable: bool = False, inputs: tuple = ()) -> Tensor:
     """`result` written into `out` (torch's out= argument) and `out` returned.
 
     out's dtype must be result's (dtype_error, or torch's common message, otherwise), or with
@@ -262,6 +283,8 @@ def write_out(out, result: Tensor, op_name: str, dtype_error: Exception | None =
     """
     if not isinstance(out, Tensor):
         raise TypeError(f"{op_name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if inputs:
+        check_no_overlap(out, inputs)
     if state.grad_enabled and (result._requires_grad or out._requires_grad):
         raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")

@@ -192,6 +192,8 @@ def roll(x: Tensor, shifts, dims=None) -> Tensor:
     """x with its elements shifted by `shifts` along `dims` (ints or tuples), those pushed off
     one end coming back at the other; without dims, over the flattened x."""
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "

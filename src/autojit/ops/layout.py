@@ -70,6 +70,10 @@ def infer_shape(shape, numel: int) -> tuple:
                 raise RuntimeError(f"invalid shape dimension {extent}")
             known *= extent
     if unknown:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                               "because the unspecified dimension size -1 can be any value and "
+                               "is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape = shape[:unknown[0]] + (numel // known,) + shape[unknown[0] + 1:]
@@ -356,12 +360,15 @@ CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rul
 @autocast_op(cpu=PROMOTE)
 def cat(tensors, dim: int = 0) -> Tensor:
     """The tensors joined along an existing dim; the other extents must match."""
+    if isinstance(tensors, Tensor):  # a tensor iterates over its rows; torch refuses it
+        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        "Tensor")
     tensors = tuple(tensors)
     result = joined(tensors, dim, False, CAT)
     if result is not None:
         return result
     if not tensors:
-        raise RuntimeError("cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"cat(): expected a sequence of Tensors, got {type(t).__name__}")
@@ -583,7 +590,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
     """The slices of x along `dim`, as a tuple of views with that dim removed."""
-    dim = normalize_dim(dim, x.ndim)
+    dim = normalize_dim(dim, x.ndim, wrap_scalar=False)
     return tuple(select(x, dim, i) for i in range(x.shape[dim]))
 
 

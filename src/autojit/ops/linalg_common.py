@@ -25,6 +25,7 @@ from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .layout import narrow, reshape, transpose
+from .out_argument import resize_out
 from .registry import OpError
 
 # torch's names of the dtypes in its messages ("Got Long").
@@ -247,8 +248,7 @@ def write_out(out: Tensor, result: Tensor, dtype_message: str | None = None) -> 
     if out.dtype is not result.dtype:
         raise RuntimeError((dtype_message or "Expected out tensor to have dtype {want}, but got "
                             "{got} instead").format(
-            want=result.dtype.name.replace("float32", "float").replace("float64", "double"),
-            got=out.dtype.name.replace("float32", "float").replace("float64", "double"),
+            want=dtypes.C_TYPE_NAMES[result.dtype.name], got=dtypes.C_TYPE_NAMES[out.dtype.name],
             Want=SCALAR_TYPE[result.dtype.name], Got=SCALAR_TYPE[out.dtype.name]))
     previous = state.grad_enabled
     state.grad_enabled = False
@@ -270,11 +270,15 @@ def write_out(out: Tensor, result: Tensor, dtype_message: str | None = None) -> 
     return out
 
 
-def write_outs(outs, results: tuple, kernel: str, inputs: tuple):
+def write_outs(outs, results: tuple, kernel: str, inputs: tuple, name: str | None = None):
     """out= of a function with several results: a tuple of tensors, one per result; returns
-    the results' named tuple over the out tensors."""
-    if not isinstance(outs, (tuple, list)) or len(outs) != len(results):
-        raise TypeError(f"{kernel}(): argument 'out' must be tuple of {len(results)} Tensors")
+    the results' named tuple over the out tensors. `name`: the function's name in torch's
+    argument errors (the kernel's without a leading underscore by default)."""
+    if not isinstance(outs, (tuple, list)) or not all(isinstance(out, Tensor) for out in outs):
+        raise TypeError(f"{name or kernel.lstrip('_')}(): argument 'out' must be tuple of "
+                        f"Tensors, not {type(outs).__name__}")
+    if len(outs) != len(results):
+        raise TypeError(f"expected tuple of {len(results)} elements but got {len(outs)}")
     check_out_autograd(kernel, *inputs, *outs)
     written = [write_out(out, result) for out, result in zip(outs, results)]
     return type(results)(*written) if hasattr(results, "_fields") else tuple(written)
@@ -287,3 +291,27 @@ def with_out(result: Tensor, out, kernel: str, inputs: tuple,
         return result
     check_out_autograd(kernel, *inputs, out)
     return write_out(out, result.detach(), dtype_message)
+
+
+def check_out_tensor(name: str, out) -> None:
+    """torch's argument error for an out= that is not one Tensor; `name` is the function's
+    name in it (linalg_ldl_solve, ...)."""
+    if out is not None and not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+
+
+def copy_out(out, result: Tensor, name: str, parser_name: str) -> Tensor:
+    """out= of torch's composite linalg functions (cond, tensorinv, tensorsolve), written as
+    torch writes it: out may have any dtype the result's values cast to safely (a float result
+    into a complex or a narrower float out, never into an integer or bool one), an out of
+    another shape is resized, and the result is copied in by an ordinary copy_, so that out
+    takes its autograd history (a leaf out that requires grad refuses the write). `name`: the
+    function in the dtype error; `parser_name`: in the argument error."""
+    check_out_tensor(parser_name, out)
+    if result.dtype.category > out.dtype.category:
+        raise RuntimeError(f"{name}: Expected result to be safely castable from "
+                           f"{SCALAR_TYPE[result.dtype.name]} dtype, but got result with dtype "
+                           f"{SCALAR_TYPE[out.dtype.name]}")
+    if tuple(out.shape) != tuple(result.shape):
+        resize_out(parser_name, out, tuple(result.shape))
+    return out.copy_(result)

@@ -23,7 +23,15 @@ from . import elementwise as ew
 from .diagonal import diagonal as _diagonal
 from .layout import movedim, reshape
 from .linalg import matmul
-from .linalg_common import check_square_floating, check_tensor, mT
+from .linalg_common import (
+    check_out_tensor,
+    check_square_floating,
+    check_tensor,
+    copy_out,
+    mT,
+    with_out,
+    write_outs,
+)
 from .linalg_decompositions import eigvalsh, svdvals
 from .linalg_lapack import cholesky_info, geqrf_parts, ldl_parts, ldl_solve_matrix
 from .linalg_lu import lu_factor_ex, lu_solve
@@ -58,7 +66,7 @@ def _raise_info(info: Tensor, name: str, what: str) -> None:
         raise RuntimeError(f"{name}: {prefix}{what.format(int(flat[index]))}")
 
 
-def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:
+def inv_ex(A: Tensor, *, check_errors: bool = False, out=None) -> InvExResult:
     """(inverse, info): A's inverse through its LU factorization, and LAPACK's info (nonzero
     where A is singular, whose inverse then holds infinities)."""
     check_square_floating(A, "linalg.inv_ex")
@@ -67,11 +75,12 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:
         _raise_info(info, "linalg.inv_ex", "The diagonal element {} is zero, the inversion "
                                            "could not be completed because the input matrix is "
                                            "singular.")
-    return InvExResult(lu_solve(lu, pivots, _eye_like(A)), info)
+    result = InvExResult(lu_solve(lu, pivots, _eye_like(A)), info)
+    return result if out is None else write_outs(out, result, "linalg_inv_ex", (A,))
 
 
-def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
-             check_errors: bool = False) -> SolveExResult:
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
+             out=None) -> SolveExResult:
     """(result, info): the solution of AX = B (XA = B with left=False) through A's LU
     factorization, and LAPACK's info (nonzero where A is singular)."""
     check_square_floating(A, "linalg.solve_ex")
@@ -83,12 +92,14 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
     # torch's rule for a vector right-hand side: B is 1-D, or A's batch and rows.
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     if vector:
-        return SolveExResult(lu_solve(lu, pivots, B.unsqueeze(-1), left=left).squeeze(-1),
-                             info)
-    return SolveExResult(lu_solve(lu, pivots, B, left=left), info)
+        result = SolveExResult(lu_solve(lu, pivots, B.unsqueeze(-1), left=left).squeeze(-1),
+                               info)
+    else:
+        result = SolveExResult(lu_solve(lu, pivots, B, left=left), info)
+    return result if out is None else write_outs(out, result, "_linalg_solve_ex", (A, B))
 
 
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """(L, info): the Cholesky factor of A and LAPACK's info (the order of the first leading
     minor that is not positive-definite, else 0)."""
     check_square_floating(A, "linalg.cholesky_ex")
@@ -100,15 +111,28 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
                                                 "positive-definite).")
     failed = reshape(info != 0, tuple(info.shape) + (1, 1))
     safe = ew.where(failed, _eye_like(A), A)
-    return CholeskyExResult(cholesky(safe, upper=upper), info)
+    result = CholeskyExResult(cholesky(safe, upper=upper), info)
+    return result if out is None else write_outs(out, result, "linalg_cholesky_ex", (A,))
 
 
 _NORM_ORDERS = (None, 2, -2, "fro", "nuc", math.inf, -math.inf, 1, -1)
 
 
-def cond(A: Tensor, p=None) -> Tensor:
+def cond(A: Tensor, p=None, *, out=None) -> Tensor:
     """The condition number of A in the `p` norm: the ratio of extreme singular values for
     p in (None, 2, -2), else norm(A, p) * norm(inv(A), p) (inf where A is singular)."""
+    if out is not None and not isinstance(out, Tensor):  # torch's parser: two forms
+        got = ", ".join(["Tensor", *([type(p).__name__] if p is not None else []),
+                         f"out={type(out).__name__}"])
+        raise TypeError(f"linalg_cond() received an invalid combination of arguments - got "
+                        f"({got}), but expected one of:\n"
+                        " * (Tensor input, Number p = None, *, Tensor out = None)\n"
+                        " * (Tensor input, str p, *, Tensor out = None)\n")
+    result = _cond(A, p)
+    return result if out is None else copy_out(out, result, "linalg.cond", "linalg_cond")
+
+
+def _cond(A: Tensor, p) -> Tensor:
     check_tensor(A, "linalg.cond")
     if p not in _NORM_ORDERS:
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
@@ -153,8 +177,9 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
     return rank if out is None else out.copy_(rank)
 
 
-def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
     """The inverse of A read as a matrix of its first `ind` dims by the others."""
+    check_out_tensor("linalg_tensorinv", out)
     check_tensor(A, "linalg.tensorinv")
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
@@ -164,12 +189,14 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
                            f"prod(self.shape[ind:]) == prod(self.shape[:ind]), but got "
                            f"{math.prod(columns)} != {math.prod(rows)}")
     matrix = reshape(A, (math.prod(rows), math.prod(columns)))
-    return reshape(inv(matrix), columns + rows)
+    result = reshape(inv(matrix), columns + rows)
+    return result if out is None else copy_out(out, result, "tensorinv", "linalg_tensorinv")
 
 
-def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
+def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
     """The X with tensordot(A, X, X.ndim) = B: A's dims `dims` moved last, then A read as a
     matrix of B's dims by the rest."""
+    check_out_tensor("linalg_tensorsolve", out)
     check_tensor(A, "linalg.tensorsolve")
     check_tensor(B, "linalg.tensorsolve")
     if dims is not None:
@@ -181,7 +208,8 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
         raise RuntimeError(f"Expected self to satisfy the requirement "
                            f"prod(result_shape) == other.numel(), but got {columns} != {rows}")
     solution = solve(reshape(A, (rows, columns)), reshape(B, (rows,)))
-    return reshape(solution, result_shape)
+    result = reshape(solution, result_shape)
+    return result if out is None else copy_out(out, result, "tensorsolve", "linalg_tensorsolve")
 
 
 def _reflectors(A: Tensor, k: int) -> Tensor:
@@ -265,7 +293,8 @@ def geqrf(input: Tensor, *, out=None) -> GeqrfResult:  # noqa: A002
     return result
 
 
-def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False):
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False,
+                  out=None):
     """(LD, pivots, info): the Bunch-Kaufman factorization A = L D L^T of a symmetric A in
     LAPACK's compact form (sytrf), and LAPACK's info."""
     check_square_floating(A, "torch.linalg.ldl_factor_ex")
@@ -274,21 +303,28 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
         _raise_info(info, "torch.linalg.ldl_factor_ex", "The factorization could not be "
                                                         "completed because the input is "
                                                         "singular.")
-    return LDLFactorExResult(factors.contiguous(), pivots.contiguous(), info)
+    result = LDLFactorExResult(factors.contiguous(), pivots.contiguous(), info)
+    # Not differentiable: torch refuses out= only where out itself requires grad.
+    return result if out is None else write_outs(out, result, "aten::linalg_ldl_factor_ex", (),
+                                                 "linalg_ldl_factor_ex")
 
 
-def ldl_factor(A: Tensor, *, hermitian: bool = False) -> LDLFactorResult:
+def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None) -> LDLFactorResult:
     """(LD, pivots): ldl_factor_ex, raising where the factorization fails."""
     factors, pivots, _ = ldl_factor_ex(A, hermitian=hermitian, check_errors=True)
-    return LDLFactorResult(factors, pivots)
+    result = LDLFactorResult(factors, pivots)
+    return result if out is None else write_outs(out, result, "aten::linalg_ldl_factor_ex", (),
+                                                 "linalg_ldl_factor")
 
 
 def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *,  # noqa: N803 - torch's names
-              hermitian: bool = False) -> Tensor:
+              hermitian: bool = False, out=None) -> Tensor:
     """The solution of A X = B from A's ldl_factor (sytrs)."""
+    check_out_tensor("linalg_ldl_solve", out)
     for value in (LD, pivots, B):
         check_tensor(value, "torch.linalg.ldl_solve")
     if B.ndim < 2:
         raise RuntimeError("torch.linalg.ldl_solve: Expected B to have at least 2 dimensions, "
                            f"but it has {B.ndim} dimensions instead")
-    return ldl_solve_matrix(LD, pivots, B)
+    result = ldl_solve_matrix(LD, pivots, B)
+    return result if out is None else with_out(result, out, "aten::linalg_ldl_solve", ())

@@ -3,11 +3,11 @@
 The package's top level imports this module as `autojit.linalg` (and registers it under that
 name, so that `import autojit.linalg` and `from autojit.linalg import norm` work). The
 primitives behind it are in linalg_solvers.py (inv, solve, solve_triangular, cholesky),
-linalg_decompositions.py (qr, svd, svdvals, eigh, eigvalsh), linalg_determinants.py (det,
-slogdet), linalg_products.py (pinv), linalg_lu.py (lu_factor) and linalg_lapack.py (geqrf,
-sytrf, sytrs, potrf's info); the rest are composites of them and of the other ops
-(linalg_extras.py has the `_ex` forms, cond, matrix_rank, the tensor forms and the Householder
-products).
+linalg_decompositions.py (qr, svd, svdvals, eigh, eigvalsh), linalg_eig.py (eig, eigvals),
+linalg_determinants.py (det, slogdet), linalg_products.py (pinv), linalg_lu.py (lu_factor)
+and linalg_lapack.py (geqrf, sytrf, sytrs, potrf's info); the rest are composites of them and
+of the other ops (linalg_extras.py has the `_ex` forms, cond, matrix_rank, the tensor forms and
+the Householder products).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from .contractions import linalg_vander as vander
 from .linalg_common import LinAlgError
 from .linalg_decompositions import eigh, eigvalsh, qr, svd, svdvals
 from .linalg_determinants import det, slogdet
+from .linalg_eig import eig, eigvals
 from .linalg_extras import (
     cholesky_ex,
     cond,
@@ -38,8 +39,8 @@ from .linalg_solvers import cholesky, inv, solve, solve_triangular
 from .out_forms import matmul  # with out=, as torch.linalg.matmul takes it
 
 __all__ = [
-    "LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "lu",
-    "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
+    "LinAlgError", "cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+    "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
     "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular",
     "svd", "svdvals", "vander", "vecdot", "vector_norm",
     # linalg_extras.py

@@ -128,4 +128,4 @@ def masked_select(x: Tensor, mask: Tensor, *, out=None) -> Tensor:
     if out is None:
         return result
     return write_out(out, result, "masked_select", RuntimeError(
-        "masked_select(): self and result must have the same scalar type"))
+        "masked_select(): self and result must have the same scalar type"), inputs=(x, mask))

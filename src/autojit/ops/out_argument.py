@@ -31,7 +31,7 @@ from ..tensor.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..tensor.graph_break import graph_break
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from .inplace import check_inplace, write_storage
+from .inplace import check_inplace, check_no_overlap, write_storage
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -164,12 +164,14 @@ def write_out(name: str, out: Tensor, result: Tensor) -> Tensor:
         result = result.to(out.dtype)
     shape = tuple(result.shape)
     if tuple(out.shape) != shape:
-        _resize(name, out, shape)
+        resize_out(name, out, shape)
     write_storage(out, result)
     return out
 
 
-def _resize(name: str, out: Tensor, shape: tuple) -> None:
+def resize_out(name: str, out: Tensor, shape: tuple) -> None:
+    """Give `out` the result's shape, as torch resizes an out= tensor (its warning unless out
+    was empty; a view cannot grow here, and inside a trace it is a graph break)."""
     if state.tracer is not None or out._data is None:
         graph_break(f"{name}(out=...) resizing its output tensor", needs_data=False)
     if out._base is not None:
@@ -187,7 +189,7 @@ def _resize(name: str, out: Tensor, shape: tuple) -> None:
 
 
 def _user_stacklevel() -> int:
-    """The stacklevel that points a warning raised in _resize at the innermost frame outside
+    """The stacklevel that points a warning raised in resize_out at the innermost frame outside
     the autojit package (the user's line)."""
     frame, level = sys._getframe(2), 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
@@ -216,17 +218,33 @@ def write_results(name: str, out, results: tuple, checks: tuple, inputs: tuple =
     return tuple(write_out(name, target, result) for target, result in zip(outs, results))
 
 
-def with_out(function, check: str | None = None, name: str | None = None):
+def _tensors_in(args) -> list:
+    tensors = []
+    for value in args:
+        if isinstance(value, (list, tuple)):
+            tensors += [item for item in value if isinstance(item, Tensor)]
+        elif isinstance(value, Tensor):
+            tensors.append(value)
+    return tensors
+
+
+def with_out(function, check: str | None = None, name: str | None = None,
+             no_overlap: bool = False):
     """`function` with a keyword-only `out=None`; its signature shows it. `check`: see
     check_out_dtype; `name`: the op's name in torch's messages, where it is not the
-    function's (torch.special's own functions are special_entr, ...)."""
+    function's (torch.special's own functions are special_entr, ...); `no_overlap`: out may
+    not share memory with a tensor argument, or one in a sequence argument (cat's)."""
     name = name or function.__name__
 
     @functools.wraps(function)
     def wrapper(*args, out=None, **kwargs):
         # Without keywords, a plain call: passing an empty dict on costs more than the op.
         result = function(*args, **kwargs) if kwargs else function(*args)
-        return result if out is None else write_result(name, out, result, check)
+        if out is None:
+            return result
+        if no_overlap and isinstance(out, Tensor):
+            check_no_overlap(out, _tensors_in(args))
+        return write_result(name, out, result, check)
 
     parameters = list(inspect.signature(function).parameters.values())
     parameters.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))

@@ -86,7 +86,13 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:  # 
         raise TypeError(f"bernoulli(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     if out is not None:
-        raise NotImplementedError("bernoulli(out=...) is not supported")
+        # torch's bernoulli(x, out=out) is out.bernoulli_(x): draws of any dtype, and out may
+        # be x itself (not a broadcast view: inplace.write_storage refuses that).
+        from .out_argument import check_no_grad, check_out_type, write_out
+
+        check_out_type("bernoulli", out)
+        check_no_grad("bernoulli", (input, out))
+        return write_out("bernoulli", out, bernoulli(input, p, generator=generator))
     if p is None:
         check_floating(input.dtype, "bernoulli_tensor_cpu_p_")
         probability = input
@@ -209,6 +215,13 @@ def _multinomial_shape(probabilities, key, num_samples, replacement):
 
 def _multinomial_impl(probabilities, key, num_samples, replacement):
     rows = probabilities.reshape(-1, probabilities.shape[-1]).astype(np.float64)
+    # torch's kernels word a bad entry differently with and without replacement.
+    if replacement and ((rows < 0) | np.isnan(rows)).any():
+        raise OpError(RuntimeError("invalid multinomial distribution (encountering probability "
+                                   "entry < 0)"))
+    if replacement and np.isinf(rows).any():
+        raise OpError(RuntimeError("invalid multinomial distribution (encountering probability "
+                                   "entry = infinity or NaN)"))
     if not np.isfinite(rows).all() or (rows < 0).any():
         raise OpError(RuntimeError("probability tensor contains either `inf`, `nan` or "
                                    "element < 0"))
@@ -248,7 +261,14 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     """Indices of categories drawn from the rows of `input` (unnormalized probabilities):
     num_samples per row, with or without replacement."""
     if out is not None:
-        raise NotImplementedError("multinomial(out=...) is not supported")
+        from .out_argument import check_out_type, write_result
+
+        check_out_type("multinomial", out)
+        if out.dtype is not dtypes.int64:
+            raise RuntimeError(f"multinomial expects Long tensor out, got: "
+                               f"{TORCH_NAMES[out.dtype.name]}")
+        return write_result("multinomial", out, multinomial(
+            input, num_samples, replacement, generator=generator))
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input.dtype.is_floating_point:
@@ -257,6 +277,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     num_samples = int(num_samples)
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if input.shape[-1] > 2 ** 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")

@@ -284,11 +284,23 @@ ALL = _reduction("all", lambda x, dim, keepdim: np.all(x, axis=dim, keepdims=kee
                  complex=True)
 
 
-def _check_nonempty(x: Tensor, name: str, dims: tuple) -> None:
+def _check_nonempty(x: Tensor, name: str, dims: tuple, every: bool) -> None:
+    """torch's refusal of a reduction without identity over an empty dim: over all elements
+    a RuntimeError (argmax's and argmin's an IndexError, in fewer words), over given dims an
+    IndexError naming the first empty one. `every`: no dim was given."""
     shape = x.shape
-    if any(shape[d] == 0 for d in dims) or (not dims and x.numel() == 0):
-        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() "
-                         f"== 0. Specify the reduction dim with the 'dim' argument.")
+    if every:
+        if x.numel() == 0:
+            if name in ("argmax", "argmin"):
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        return
+    for d in dims:
+        if shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def sum_(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -314,7 +326,7 @@ def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """Maximum of the elements over `dim` (all when None or an empty tuple); ties share the
     gradient evenly."""
     dims = normalize_dims(dim if dim != () else None, x.ndim)
-    _check_nonempty(x, "amax", dims)
+    _check_nonempty(x, "amax", dims, dim is None or dim == ())
     return bind(AMAX, (x,), {"dim": dims, "keepdim": bool(keepdim)})
 
 
@@ -322,7 +334,7 @@ def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """Minimum of the elements over `dim` (all when None or an empty tuple); ties share the
     gradient evenly."""
     dims = normalize_dims(dim if dim != () else None, x.ndim)
-    _check_nonempty(x, "amin", dims)
+    _check_nonempty(x, "amin", dims, dim is None or dim == ())
     return bind(AMIN, (x,), {"dim": dims, "keepdim": bool(keepdim)})
 
 
@@ -332,16 +344,18 @@ def extreme(x: Tensor, kind: str, dim=None, keepdim: bool = False) -> Tensor:
     the result is NaN (amax gives NaN gradients there)."""
     name, op = ("max", AMAX) if kind == "max" else ("min", AMIN)
     dims = normalize_dims(dim, x.ndim)
-    _check_nonempty(x, name, dims)
+    _check_nonempty(x, name, dims, dim is None)
     return bind(op, (x,), {"dim": dims, "keepdim": bool(keepdim), "nan_shares": True})
 
 
-def index_of_extreme(x: Tensor, kind: str, dim=None, keepdim: bool = False) -> Tensor:
+def index_of_extreme(x: Tensor, kind: str, dim=None, keepdim: bool = False,
+                     caller: str | None = None) -> Tensor:
     """argmax (kind "max") or argmin for any dtype, bools included (max(x, dim) of a bool
-    tensor needs the index, which torch's argmax refuses to give)."""
+    tensor needs the index, which torch's argmax refuses to give); `caller`: the op named in
+    the errors (max, min), where it is not argmax or argmin."""
     name, op = ("argmax", ARGMAX) if kind == "max" else ("argmin", ARGMIN)
     dims = normalize_dims(dim, x.ndim)
-    _check_nonempty(x, name, dims)
+    _check_nonempty(x, caller or name, dims, dim is None)
     return bind(op, (x,), {"dim": dims, "keepdim": bool(keepdim)})
 
 

@@ -22,6 +22,7 @@ from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from . import elementwise as ew
 from .indexing import _gather
+from .inplace import check_no_overlap
 from .layout import _narrow, reshape, squeeze
 from .out_argument import check_no_grad, check_out_pair, write_out, write_result, write_results
 from .reduction import sum_
@@ -164,6 +165,8 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=Non
     values, indices = _pick(x, dim, k - 1, keepdim)
     if out is not None:
         def checks(out_values, out_indices):
+            check_no_overlap(out_values, (x,))
+            check_no_overlap(out_indices, (x,))
             if out_values.dtype is not x.dtype:
                 raise RuntimeError("output values must be of same type as input")
             if out_indices.dtype is not dtypes.int64:

@@ -364,9 +364,16 @@ def gradient(input, *, spacing=1, dim=None, edge_order: int = 1):  # noqa: A002
     dims = tuple(range(x.ndim)) if dim is None else (
         (dim,) if isinstance(dim, int) else tuple(dim))
     spacing = _spacing_scalars(spacing, dims, given_dims, x.ndim)
+    for step in spacing:
+        if isinstance(step, Tensor) and step.device != x.device:
+            raise RuntimeError(f"torch.gradient expected each tensor to be on the same device, "
+                               f"but got devices {x.device} and {step.device}!")
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     dims = tuple(normalize_dim(d, x.ndim) for d in dims)
+    for index, d in enumerate(dims):
+        if d in dims[:index]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     for d in dims:
         if x.shape[d] < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least "

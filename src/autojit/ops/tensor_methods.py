@@ -191,6 +191,11 @@ for _name, _function in METHODS.items():
         setattr(Tensor, _name, _named(deprecated_forms.method_form(_function, _name), _name))
         continue
     setattr(Tensor, _name, _method(_function))
+# x.maximum(2): a Python number where torch's signature takes a Tensor (elementwise.py).
+for _name, _parameters in ew.TENSOR_PARAMETERS.items():
+    if "other" in _parameters:
+        setattr(Tensor, _name, _method(ewm.tensor_parameters(METHODS[_name], _name, ("other",),
+                                                             method=True)))
 # The data path's view methods, called once per sample, are their functions themselves (x
 # first): the wrapper's frame and argument repacking would be a third of their cost.
 # squeeze keeps torch's new tensor where it changes nothing (aliases.new_view).
@@ -272,8 +277,12 @@ _UNARY = {"__neg__", "__abs__", "__invert__", "__pos__", "__getitem__", "__setit
 _OPERANDS = (Tensor, numbers.Number, np.ndarray, np.generic)
 
 
-def _deferring(function):
+def _deferring(function, name: str):
     def operator(self, other):
+        if not isinstance(self, Tensor):
+            # Tensor.__radd__(2, x), called unbound: torch's C methods check their self.
+            raise TypeError(f"descriptor '{name}' for 'Tensor' objects doesn't "
+                            f"apply to a '{type(self).__name__}' object")
         try:
             return function(self, other)
         except TypeError:
@@ -287,7 +296,7 @@ def _deferring(function):
 
 
 for _name, _function in OPERATORS.items():
-    setattr(Tensor, _name, _function if _name in _UNARY else _deferring(_function))
+    setattr(Tensor, _name, _function if _name in _UNARY else _deferring(_function, _name))
 Tensor.T = property(layout.full_transpose, doc="x with all dims reversed (a view).")
 Tensor.real = property(complex_numbers.real, lambda self, value: complex_numbers.real(
     self).copy_(value), doc="The real parts of a complex tensor, a view (x itself when real); "
@@ -427,8 +436,10 @@ Tensor.char = _to_method(dtypes.int8)
 Tensor.byte = _to_method(dtypes.uint8)
 Tensor.bool = _to_method(dtypes.bool_)
 Tensor.bfloat16 = _to_method(dtypes.bfloat16)
+Tensor.cfloat = _to_method(dtypes.complex64)
+Tensor.cdouble = _to_method(dtypes.complex128)
 for _name in ("float", "double", "half", "long", "int", "short", "char", "byte", "bool",
-              "bfloat16"):
+              "bfloat16", "cfloat", "cdouble"):
     getattr(Tensor, _name).__name__ = getattr(Tensor, _name).__qualname__ = _name
 Tensor.contiguous = memory_formats.contiguous
 Tensor.is_contiguous = memory_formats.is_contiguous
@@ -505,7 +516,7 @@ for _name, _method_name in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul
                             ("__iand__", "bitwise_and_"), ("__ior__", "bitwise_or_"),
                             ("__ixor__", "bitwise_xor_"), ("__ilshift__", "bitwise_left_shift_"),
                             ("__irshift__", "bitwise_right_shift_")):
-    setattr(Tensor, _name, _deferring(getattr(Tensor, _method_name)))
+    setattr(Tensor, _name, _deferring(getattr(Tensor, _method_name), _name))
 
 
 def zero_(self):

@@ -431,8 +431,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     # torch computes an integer range in int64 from the truncated bounds and step; its length
     # from them for int64, from the bounds as given for the narrower integers.
     first, last, stride = int(start), int(end), int(step)
-    if stride == 0:
-        raise RuntimeError("step must be nonzero")
+    if stride == 0:  # a fractional step truncated to 0: torch's ValueError, not its RuntimeError
+        raise ValueError("step must be nonzero")
     if dtype is dtypes.int64:
         sign = (stride > 0) - (stride < 0)
         span = last - first + stride - sign

@@ -558,8 +558,12 @@ def _rebuild(data, dtype_name, requires_grad):
     return result
 
 
-def normalize_dim(dim: int, ndim: int) -> int:
-    """Wrap a possibly negative dim, with torch's error when it is out of range."""
+def normalize_dim(dim: int, ndim: int, wrap_scalar: bool = True) -> int:
+    """Wrap a possibly negative dim, with torch's error when it is out of range. A 0-d tensor
+    has dim 0 and -1 unless `wrap_scalar` is False: the ops that take a dim of a real axis
+    (unbind, the FFTs) refuse any, as torch's maybe_wrap_dim(wrap_scalar=false) does."""
+    if ndim == 0 and not wrap_scalar:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     low, high = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
     if not low <= dim <= high:
         raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], "

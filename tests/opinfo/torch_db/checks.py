@@ -317,12 +317,27 @@ def _rebound_processor(process):
 
 # ---- error samples ----------------------------------------------------------------------------
 
-def check_error(function, error_input) -> None:
-    """autojit raises the error type torch's database names, with a message its regex finds."""
+def check_error(function, error_input, torch_function=None) -> None:
+    """autojit raises the error type torch's database names, with a message its regex finds.
+    Where torch itself returns on the sample (the database's claim is stale: torch 2.13's
+    clamp_max(x, 2) takes the number), autojit must return too; a NotImplemented of torch's
+    (a reflected operator called unbound, on a number) is matched by a TypeError, which is
+    what Python's operator then raises."""
     sample = error_input.sample_input
     args, kwargs = sample_call(sample)
     converter = Converter()
     outcome = call(function, converter(args), converter(kwargs))
+    if torch_function is not None:
+        theirs = call(torch_function, args, kwargs)
+        if theirs.error is None:
+            if theirs.result is NotImplemented:
+                assert outcome.result is NotImplemented or isinstance(outcome.error, TypeError), (
+                    f"torch returned NotImplemented, autojit {outcome.describe_error()}")
+                return
+            assert outcome.error is None, (
+                f"torch returned on this error sample, autojit raised "
+                f"{outcome.describe_error()}")
+            return
     wanted = error_input.error_type
     assert outcome.error is not None, f"expected {wanted.__name__}, autojit returned"
     assert isinstance(outcome.error, wanted), (

@@ -84,9 +84,24 @@ class Converter:
             raise Unsupported(f"a {dtype_name(value.dtype)} tensor")
         if value.layout != torch.strided:
             raise Unsupported(f"a {value.layout} tensor")
+        if value.ndim > 64:
+            raise Unsupported("a tensor of more than 64 dims (NumPy's limit, and autojit's)")
         dtype = getattr(autojit, dtype_name(value.dtype))
+        slices = _slices_of_base(value)
         if value.device.type == "meta":
             result = autojit.empty(tuple(value.shape), dtype=dtype, device="meta")
+        elif slices is not None:
+            # a slice of another tensor stays one, of the same autojit tensor: an out= into
+            # it that overlaps an input slice is refused, as torch refuses it
+            result = self.tensor(value._base)[slices]
+        elif _broadcast(value) and not value.requires_grad:
+            # an expanded tensor stays one (an out= into it is refused, as torch refuses it)
+            compact = value[tuple(0 if stride == 0 else slice(None)
+                                  for stride in value.stride())]
+            result = autojit.tensor(to_numpy(compact).copy(), dtype=dtype)
+            result = result.reshape(tuple(1 if stride == 0 else size for size, stride
+                                          in zip(value.shape, value.stride(), strict=True)))
+            result = result.expand(tuple(value.shape))
         else:
             result = autojit.tensor(to_numpy(value).copy(), dtype=dtype)
         if value.requires_grad:
@@ -94,6 +109,29 @@ class Converter:
             self.leaves.append((value, result))
         self.tensors[key] = (value, result)
         return result
+
+
+def _slices_of_base(value: torch.Tensor):
+    """The basic slices of its contiguous base that `value` is (`x[1:]`, `z[:2, :]`), or
+    None (not a view, a view of another kind, or one requiring grad)."""
+    base = value._base
+    if base is None or value.requires_grad or base.requires_grad or value.ndim != base.ndim \
+            or not base.is_contiguous() or value.stride() != base.stride():
+        return None
+    offset = value.storage_offset() - base.storage_offset()
+    slices = []
+    for size, stride, extent in zip(value.shape, base.stride(), base.shape, strict=True):
+        start, offset = (offset // stride, offset % stride) if stride else (0, offset)
+        if start + size > extent:
+            return None
+        slices.append(slice(start, start + size))
+    return tuple(slices) if offset == 0 else None
+
+
+def _broadcast(value: torch.Tensor) -> bool:
+    """Whether some dim of `value` repeats one element (an expand's zero stride)."""
+    return any(stride == 0 and size > 1
+               for size, stride in zip(value.shape, value.stride(), strict=True))
 
 
 def flat(value) -> list:

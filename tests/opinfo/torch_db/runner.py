@@ -95,7 +95,7 @@ def run_errors(opinfo, function, limit: int):
         return outcomes
     for index, error_input in enumerate(error_inputs):
         try:
-            check_error(function, error_input)
+            check_error(function, error_input, opinfo.op)
             outcomes.append((index, "error", None))
         except Unsupported as error:
             outcomes.append((index, "unsupported", str(error)))

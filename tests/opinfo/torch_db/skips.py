@@ -29,6 +29,19 @@ def _eigenvectors_signed(result):
 
 _SPARSE = ("sparse layouts: the harness converts strided tensors only (autojit's sparse COO "
            "tensors have their own tests)")
+def _eigenvectors_phased(result):
+    """(eigenvalues, eigenvectors) of a general matrix with each eigenvector's largest entry
+    real and positive (an eigenvector is unique up to a complex factor of modulus 1, and
+    LAPACK's choice of the entry it makes real follows rounding); works on torch and autojit
+    tensors alike."""
+    values, vectors = result
+    if vectors.numel() == 0:
+        return result
+    index = vectors.abs().argmax(-2, keepdim=True)
+    largest = vectors.gather(-2, index)
+    return values, vectors * (largest.abs() / largest)
+
+
 _CUDA_ONLY = "a CUDA-only kernel of torch's (no CPU implementation to compare with)"
 _ATEN = ("one of torch's internal aten operators (torch.ops.aten / a private name), not a "
          "public API; autojit has the public op it implements")
@@ -52,11 +65,7 @@ NOT_APPLICABLE = {
 }
 
 MISSING = {
-    **dict.fromkeys(("cdouble", "cfloat", "chalf"),
-                    "the Tensor methods casting to a complex dtype, which autojit lacks yet"),
-    **dict.fromkeys(("linalg.eig", "linalg.eigvals"),
-                    "the eigendecomposition of a general matrix (complex results), not yet in "
-                    "autojit"),
+    "chalf": "complex32 (torch's chalf), a dtype autojit does not have (docs/notes/complex.md)",
     "hash_tensor": "its result is uint64, a dtype autojit does not have",
 }
 
@@ -69,29 +78,41 @@ UNCOMPARABLE_VALUES = {
 
 NORMALIZE = {
     "linalg.eigh": (_eigenvectors_signed, "eigenvectors are unique up to their sign"),
+    "linalg.eig": (_eigenvectors_phased, "eigenvectors are unique up to a factor of modulus 1"),
 }
 
-# op id -> {dtype: (rtol, atol)}
-TOLERANCES: dict = {}
+# op id -> {dtype: (rtol, atol)}, where torch's own kernel is the less accurate one (measured
+# against float64, SciPy's float64 and mpmath at the failing points): torch's float32
+# polygamma near a pole (-7.9506: 412.7526, true 412.74422, autojit 412.74423), float32
+# matrix_exp (0.14865 for an entry 0.14829 of a matrix whose entries reach 396, where autojit
+# gives 0.14829: errors 3.6e-4 and 9e-6, the cancellation of the Pade sums) and the recurrence of
+# hermite_polynomial_he (torch's 1.2e-5, autojit's 1.9e-5, both rounding in float32); torch's
+# float64 bessel_j0 and bessel_y1 near their zeros (absolute errors 1.9e-7 and 3.2e-7 where
+# SciPy's agree with mpmath to 1e-16).
+_TORCH_FLOAT32 = {"float32": (5e-5, 1e-5)}
+TOLERANCES: dict = {
+    **dict.fromkeys(("polygamma.polygamma_n_0", "polygamma.polygamma_n_1",
+                     "polygamma.polygamma_n_2", "polygamma.polygamma_n_3",
+                     "polygamma.polygamma_n_4", "special.polygamma.special_polygamma_n_0",
+                     "special.hermite_polynomial_he"), _TORCH_FLOAT32),
+    "matrix_exp": {"float32": (5e-5, 5e-4)},
+    **dict.fromkeys(("special.bessel_j0", "special.bessel_y1"), {"float64": (1e-7, 1e-6)}),
+}
 
 # What remains of the full run's failures (AUTOJIT_OPINFO_FULL=1), by kind: key "op/dtype" or
 # "op/errors" (torch's error samples). The test expects them to fail, and the full run says
 # when one passes.
-_NO_ERROR = ("autojit accepts some of torch's error samples: an out= that overlaps an input, a "
-             "Python number where torch requires a tensor (logical_and(x, 2), eq(2, x)), and "
-             "some size checks torch makes (gather, kthvalue, cat, gradient's repeated dim)")
 _ERROR_WORDS = ("autojit raises some of torch's errors in its own words, or checks the "
-                "arguments in another order (conv and pool arguments, reshape of 0 elements)")
-_ERROR_TYPE = "autojit raises another error type than torch on some of torch's error samples"
-_ERROR_CRASH = ("autojit fails inside (not in an argument check) on some of torch's error "
-                "samples (a NumPy ValueError in amax, amin and aminmax)")
+                "arguments in another order (the conv and pool arguments)")
+_ERROR_TYPE = ("autojit raises another error type than torch on some of torch's error samples "
+               "(adaptive pooling of too few dims: torch's ValueError)")
+_OUT_VIEW = ("torch resizes a view given as out= within its base's storage, where it then "
+             "overlaps the index (gather(x, 0, ind[1:], out=ind[:1])); autojit does not resize "
+             "a view into its base")
 _GRAPH_BREAK = ("the compiled call breaks the graph and runs eagerly (bfloat16 rounding, "
                 "resize_, lstsq's residuals depend on the rank)")
-_COMPILED = "broadcast_shapes returns a plain tuple inside autojit.compile, torch.Size eagerly"
-_PRECISION = ("values differ from torch's beyond the test's tolerance at a few points: "
-              "another algorithm (SciPy's Bessel functions near their zeros, the polygamma "
-              "series, matrix_exp's Pade degree) or summation order in float32")
-_GRADGRAD = "linalg.norm's second derivative at zero is 0, torch's NaN"
+_PRECISION = ("values differ from torch's beyond the test's tolerance at a few points "
+              "(another summation order in float32)")
 _FORWARD_ERROR = ("as_strided returns a copy, not a view: the partial-view samples write "
                   "through it (docs/differences.md)")
 KNOWN_FAILURES = {
@@ -102,56 +123,22 @@ KNOWN_FAILURES = {
                      "resize_/complex64", "resize_/complex128", "resize_as_/float32",
                      "resize_as_/float64", "resize_as_/complex64", "resize_as_/complex128"),
                     _GRAPH_BREAK),
-    **dict.fromkeys(("bernoulli/errors", "fft.fft2/errors", "fft.fftn/errors", "fft.hfft2/errors",
-                     "fft.hfftn/errors", "fft.ifft2/errors", "fft.ifftn/errors",
-                     "fft.ihfft2/errors", "fft.ihfftn/errors", "fft.irfft2/errors",
-                     "fft.irfftn/errors", "fft.rfft2/errors", "fft.rfftn/errors", "mean/errors",
-                     "multinomial/errors", "nn.functional.adaptive_max_pool1d/errors",
+    **dict.fromkeys(("nn.functional.adaptive_max_pool1d/errors",
                      "nn.functional.avg_pool2d/errors", "nn.functional.avg_pool3d/errors",
                      "nn.functional.conv1d/errors", "nn.functional.conv2d/errors",
                      "nn.functional.conv3d/errors", "nn.functional.max_pool1d/errors",
-                     "nn.functional.max_pool2d/errors", "nn.functional.max_pool3d/errors",
-                     "nn.functional.prelu/errors", "nn.functional.rms_norm/errors",
-                     "reshape/errors", "roll/errors", "unbind/errors", "unbind_copy/errors",
-                     "view/errors", "view_copy/errors"),
+                     "nn.functional.max_pool2d/errors", "nn.functional.max_pool3d/errors"),
                     _ERROR_WORDS),
-    **dict.fromkeys(("__radd__/errors", "__rand__/errors", "__rdiv__/errors", "__rmod__/errors",
-                     "__rmul__/errors", "__ror__/errors", "__rpow__/errors", "__rsub__/errors",
-                     "__rxor__/errors", "clamp_max/errors", "clamp_min/errors", "eq/errors",
-                     "gather/errors", "ge/errors", "gt/errors", "index_select/errors",
-                     "kthvalue/errors", "le/errors", "logical_and/errors", "logical_or/errors",
-                     "logical_xor/errors", "lt/errors", "masked_fill/errors",
-                     "masked_select/errors", "max.binary/errors", "maximum/errors",
-                     "min.binary/errors", "minimum/errors", "ne/errors",
-                     "nn.functional.triplet_margin_loss/errors", "take/errors"),
-                    _NO_ERROR),
-    **dict.fromkeys(("matrix_exp/float32", "polygamma.polygamma_n_0/float32",
-                     "polygamma.polygamma_n_1/float32", "polygamma.polygamma_n_2/float32",
-                     "polygamma.polygamma_n_3/float32", "polygamma.polygamma_n_4/float32",
-                     "special.bessel_j0/float64", "special.bessel_y1/float64",
-                     "special.hermite_polynomial_he/float32",
-                     "special.polygamma.special_polygamma_n_0/float32"),
-                    _PRECISION),
-    **dict.fromkeys(("arange/errors", "nn.functional.adaptive_avg_pool2d/errors",
-                     "nn.functional.adaptive_avg_pool3d/errors", "nn.functional.gelu/errors"),
+    **dict.fromkeys(("nn.functional.adaptive_avg_pool2d/errors",
+                     "nn.functional.adaptive_avg_pool3d/errors"),
                     _ERROR_TYPE),
-    **dict.fromkeys(("narrow_copy/errors", "nn.functional.adaptive_max_pool2d/errors",
+    **dict.fromkeys(("nn.functional.adaptive_max_pool2d/errors",
                      "nn.functional.adaptive_max_pool3d/errors"),
                     _ERROR_TYPE + "; " + _ERROR_WORDS),
-    **dict.fromkeys(("amax/errors", "amin/errors"),
-                    _ERROR_CRASH + "; " + _ERROR_TYPE),
+    **dict.fromkeys(("gather/errors",),
+                    _OUT_VIEW),
     **dict.fromkeys(("as_strided.partial_views/float32", "as_strided.partial_views/float64"),
-                    _FORWARD_ERROR + "; " + _PRECISION),
-    **dict.fromkeys(("broadcast_shapes/float32",),
-                    _COMPILED),
-    **dict.fromkeys(("aminmax/errors",),
-                    _ERROR_CRASH),
-    **dict.fromkeys(("cat/errors",),
-                    _ERROR_TYPE + "; " + _NO_ERROR),
-    **dict.fromkeys(("gradient/errors",),
-                    _ERROR_WORDS + "; " + _NO_ERROR),
-    **dict.fromkeys(("linalg.norm.subgradients_at_zero/float64",),
-                    _GRADGRAD),
+                    _FORWARD_ERROR),
     **dict.fromkeys(("fft.hfft2/float32",),
                     _PRECISION),
 }
@@ -168,6 +155,7 @@ _COMPLEX_REFUSED = ("autojit refuses complex tensors in some ops torch defines f
 _COMPLEX_VALUES = ("values differ from torch's on complex samples: householder_product and ormqr "
                    "(the complex reflectors' conjugates), and istft's gradient for a window that "
                    "requires grad, which torch's autograd leaves zero on these samples")
+_COMPLEX_GRADGRAD = "linalg.norm's second derivative at a complex zero is 0, torch's NaN"
 _COMPLEX_SINGLE = ("gradients differ from torch's in complex64 only: logsumexp's beyond the "
                    "tolerance at large moduli, renorm's finite where torch's is NaN")
 
@@ -180,7 +168,8 @@ COMPLEX_FAILURES = {
     **dict.fromkeys(_complex_keys("item"), _COMPLEX_READ),
     **dict.fromkeys(_complex_keys(
         "cholesky", "cholesky_inverse", "cholesky_solve", "geqrf", "linalg.cholesky",
-        "linalg.cholesky_ex", "linalg.cond", "linalg.det", "linalg.eigh", "linalg.eigvalsh",
+        "linalg.cholesky_ex", "linalg.cond", "linalg.det", "linalg.eig", "linalg.eigh",
+        "linalg.eigvals", "linalg.eigvalsh",
         "linalg.inv", "linalg.inv_ex", "linalg.ldl_factor", "linalg.ldl_factor_ex",
         "linalg.ldl_solve", "linalg.lstsq", "linalg.lstsq.grad_oriented", "linalg.lu",
         "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve", "linalg.matrix_norm",
@@ -198,7 +187,7 @@ COMPLEX_FAILURES = {
         _COMPLEX_REFUSED),
     **dict.fromkeys(_complex_keys("istft", "linalg.householder_product", "ormqr"),
                     _COMPLEX_VALUES),
-    **dict.fromkeys(("linalg.norm.subgradients_at_zero/complex128",), _GRADGRAD),
+    **dict.fromkeys(("linalg.norm.subgradients_at_zero/complex128",), _COMPLEX_GRADGRAD),
     **dict.fromkeys(_complex_keys("as_strided.partial_views"), _FORWARD_ERROR),
     **dict.fromkeys(("logsumexp/complex64", "renorm/complex64"), _COMPLEX_SINGLE),
 }

@@ -2,7 +2,9 @@
 without an autojit callable, the ops failing a sample, and the samples agreeing in each check.
 
     cd tests && PYTHONPATH=../src python -m opinfo.torch_db.survey [--limit 32] [--json out]
-        [--only NAME ...]
+        [--only NAME ...] [--errors]
+
+`--errors` runs torch's error samples only (every op's, up to --limit), not the samples.
 
 Skipped OpInfos (skips.py) are counted apart and not run.
 """
@@ -28,6 +30,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json")
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--errors", action="store_true", help="torch's error samples only")
     parser.add_argument("--dtypes", nargs="*", default=list(DTYPES),
                         help="other dtypes than the test's (int64, bool, ...) for a look")
     options = parser.parse_args(argv)
@@ -51,7 +54,7 @@ def main(argv=None) -> int:
             continue
         op_started = time.time()
         outcomes = []
-        for dtype in options.dtypes:
+        for dtype in () if options.errors else options.dtypes:
             if not supports(opinfo, dtype):
                 continue
             outcomes += [(dtype, *o) for o in run_op(opinfo, function, dtype, options.limit)]

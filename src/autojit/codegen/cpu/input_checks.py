@@ -79,14 +79,16 @@ def _expected(array: np.ndarray) -> tuple:
 def table(inputs: list, targets: list, fields: dict | None) -> np.ndarray | None:
     """The int64 check table of a program recorded with these input arrays, `targets` being
     the positions of those written in place; None without the fields' offsets. Layout: the
-    number of inputs and of pairs; per input its position, dtype object, required flags, nd,
+    number of inputs and of pairs, the address of the ndarray type (a word of the table, not
+    of the IR, whose text is then the same in every process and found in the disk cache);
+    per input its position, dtype object, required flags, nd,
     dimensions and strides; per pair (target first) the two positions and each one's byte
     extents below and above its data pointer."""
     if fields is None:
         return None
     # The dtype objects are compared by address: the program keeps them alive (its recorded
     # layouts hold them), so no other object can take their place.
-    words = [len(inputs), len(targets) * (len(inputs) - 1)]
+    words = [len(inputs), len(targets) * (len(inputs) - 1), id(np.ndarray)]
     for position, array in enumerate(inputs):
         needed = _WRITEABLE | _C_CONTIGUOUS if position in targets else 0
         words += [position, id(array.dtype), needed, array.ndim, *array.shape, *array.strides]
@@ -116,11 +118,13 @@ entry:
   %input_count = load i64, ptr %table
   %pair_count_slot = getelementptr i64, ptr %table, i64 1
   %pair_count = load i64, ptr %pair_count_slot
+  %array_type_slot = getelementptr i64, ptr %table, i64 2
+  %array_type = load i64, ptr %array_type_slot
   br label %inputs
 
 inputs:
   %input = phi i64 [ 0, %entry ], [ %input_next, %input_done ]
-  %at = phi i64 [ 2, %entry ], [ %at_next, %input_done ]
+  %at = phi i64 [ 3, %entry ], [ %at_next, %input_done ]
   %inputs_left = icmp slt i64 %input, %input_count
   br i1 %inputs_left, label %input_body, label %pairs
 
@@ -128,7 +132,7 @@ input_body:
   %item = call ptr @{prefix}_check_item(ptr %table, ptr %items, i64 %at)
   %type_slot = getelementptr i8, ptr %item, i64 {type_offset}
   %type = load i64, ptr %type_slot
-  %is_array = icmp eq i64 %type, {array_type}
+  %is_array = icmp eq i64 %type, %array_type
   br i1 %is_array, label %fields, label %changed
 
 fields:
@@ -250,7 +254,6 @@ def check_ir(prefix: str, data_offset: int, fields: dict | None) -> str:
     fields = fields or {"type": 0, "nd": 0, "dimensions": 0, "strides": 0, "descr": 0,
                         "flags": 0}
     return CHECK_IR.format(prefix=prefix, data_offset=data_offset, changed=CHANGED,
-                           array_type=id(np.ndarray),
                            **{f"{name}_offset": offset for name, offset in fields.items()})
 
 

@@ -5,12 +5,13 @@
 (those whose registry lowering combines values: sum, prod, amax, amin) of values of that shape
 over one set of axes, whether the group or an earlier step made them. Values a group computes
 that nothing outside it reads stay in registers: only values used by later steps or returned
-by the graph become kernel outputs. Several groups may be open at once, one per shape in
-practice: a node joins the newest open group it may join; a node that reads an open group's
-values closes that group first (its kernel runs before the node), and other steps run before
-the groups still open, so independent work of another shape does not split a kernel. A layout
-node reading an open group's value (the transpose of a column sum) runs right after that
-group's kernel, without closing it.
+by the graph become kernel outputs, but for values later kernels compute again from cheaper
+inputs (recompute.py, run once every group is known: kernels are made at the end). Several
+groups may be open at once, one per shape in practice: a node joins the newest open group it
+may join; a node that reads an open group's values closes that group first (its kernel runs
+before the node), and other steps run before the groups still open, so independent work of
+another shape does not split a kernel. A layout node reading an open group's value (the
+transpose of a column sum) runs right after that group's kernel, without closing it.
 
 Layout ops that only reinterpret an array (registry.Layout.fold: reshape, expand, permute,
 slice) are folded into the strides a kernel reads its inputs with, and a slice also into the
@@ -60,6 +61,7 @@ from .matmul_steps import (
 from .overlap import run_in_background
 from .placement import place_parts
 from .plan import Plan, step_makes, step_reads, value_operands
+from .recompute import recompute_across_groups
 from .steps import (
     AllocateStep,
     IndexedRowsStep,
@@ -86,6 +88,9 @@ class _Group:
         self.views: list = []
         self.view_ids: set = set()
         self.period = None  # _period of its nodes, found once it holds PERIODIC_CUT_NODES
+        self.name = ""
+        # Nodes of earlier groups whose values this one computes again (recompute.py).
+        self.recomputed: list = []
 
     def full(self) -> bool:
         """Whether the group takes no more nodes (MAX_KERNEL_NODES, PERIODIC_CUT_NODES)."""
@@ -200,11 +205,12 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
     kernel_numbers = itertools.count()
 
     def close(group: _Group) -> None:
+        # The group stands in the plan until every group is known (recompute.py may give it
+        # nodes of an earlier one, or take a stored value from it); then it becomes a kernel.
         open_groups.remove(group)
         if group.nodes:
-            name = kernel_name(next(kernel_numbers), group.nodes)
-            steps.append(_group_step(group, name, consumers, returned, compile_kernel, generic,
-                                     host))
+            group.name = kernel_name(next(kernel_numbers), group.nodes)
+            steps.append(group)
             steps.extend(NodeStep(view) for view in group.views)
 
     def close_groups_read_by(values: list, keep: _Group | None = None) -> None:
@@ -262,6 +268,12 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
             steps.extend(parts or [NodeStep(node)])
     while open_groups:
         close(open_groups[0])
+    if not positions:
+        positions = {id(node): index for index, node in enumerate(graph.nodes)}
+    groups = [step for step in steps if step.__class__ is _Group]
+    covered = recompute_across_groups(groups, consumers, returned, positions)
+    steps = [_group_step(step, step.name, consumers, returned, compile_kernel, generic, host,
+                         covered) if step.__class__ is _Group else step for step in steps]
     steps = _drop_unread(steps, returned)
     if host and not generic:
         steps = place_parts(steps, returned, compile_kernel)
@@ -346,7 +358,11 @@ def _add(group: _Group, node) -> None:
 # ---- turning a group into a Kernel ------------------------------------------------------------
 
 def _group_step(group: _Group, name: str, consumers: dict, returned: set, compile_kernel,
-                generic, host: bool = True):
+                generic, host: bool = True, covered: dict | None = None):
+    """The kernel of a group, after the nodes it recomputes (never its outputs); `covered`:
+    id(value) -> the consumers that compute it themselves (recompute.py), which a value's
+    kernel need not store it for."""
+    covered = covered or {}
     kernel = Kernel(name=name, shape=group.shape, reduce_axes=group.reduce_axes or (),
                     generic=generic)
     step_of: dict = {}  # id(Value) -> step index inside the kernel
@@ -369,13 +385,16 @@ def _group_step(group: _Group, name: str, consumers: dict, returned: set, compil
         return Operand("input", source_index[key])
 
     inside = {id(node) for node in group.nodes}
-    for node in group.nodes:
+    again = {id(node) for node in group.recomputed}
+    for node in (*group.recomputed, *group.nodes):
         if _is_elementwise(node):
             compute, _ = node.op.dtype(_dtype_probes(node), node.attrs)
             kernel.steps.append(Step(node.op, tuple(operand_for(x) for x in node.inputs),
                                      dict(node.attrs), compute, node.output.dtype))
             step_of[id(node.output)] = len(kernel.steps) - 1
-            if _read_outside(node.output, inside, consumers, returned):
+            if id(node) not in again and _read_outside(
+                    node.output, inside | covered.get(id(node.output), set()), consumers,
+                    returned):
                 outputs.append((KernelOutput(step_of[id(node.output)], node.output.dtype),
                                 node.output, None))
         else:
@@ -394,7 +413,7 @@ def _group_step(group: _Group, name: str, consumers: dict, returned: set, compil
     try:
         compiled = compile_kernel(kernel)
     except NotImplementedError:
-        return NodesStep(group.nodes)
+        return NodesStep([*group.recomputed, *group.nodes])
     step = KernelStep(kernel, compiled, [source for source, _ in sources],
                       [(value, reshape) for _, value, reshape in outputs])
     step.split = split_kernel(kernel, compile_kernel)

@@ -1,5 +1,8 @@
 """Constant folding: nodes whose operands are all constants are evaluated once, through the
-ops' NumPy impls, and a uniform result becomes a fill (a pass of pipeline.py)."""
+ops' NumPy impls, and a uniform result becomes a fill (a pass of pipeline.py). A view of a
+constant (a reshape, a broadcast, a slice) is one too, however large: the ones an implicit
+gradient seeds a backward with, broadcast by a sum's VJP to the summed tensor's shape, become a
+fill the simplifier then takes out of the arithmetic (`g * 1` is g)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import math
 import numpy as np
 
 from ...ops import elementwise as ew
-from ...ops.registry import Elementwise, communicates, run_eager
+from ...ops.registry import Elementwise, Layout, communicates, run_eager
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from ..graph import Graph, Node, Value
@@ -67,6 +70,12 @@ def _evaluate(node: Node, inputs: list):
     return element.reshape(())
 
 
+def _moves_elements(op) -> bool:
+    """A layout that reads its source through strides (a view: reshape, expand, permute,
+    slice, diagonal): every element of its result is an element of its source."""
+    return isinstance(op.lowering, Layout) and op.lowering.fold is not None
+
+
 def constant_folding(graph: Graph) -> Graph:
     """Evaluate nodes whose value operands are all constants; a uniform result becomes a fill.
 
@@ -79,7 +88,8 @@ def constant_folding(graph: Graph) -> Graph:
     one, else on the first non-constant value of its chain of fills, so whatever computed its
     old anchor can become dead.
     Evaluation goes through the op's NumPy impl (ops.registry.run_eager), as the interpreter
-    does, so folding is exact.
+    does, so folding is exact. A view of a constant (`_moves_elements`) is the constant's
+    element without evaluating anything, folded when a graph input of its type can anchor it.
     """
     rewriter = GraphRewriter(graph)
     anchors: dict = {}  # (shape, dtype name) -> a value usable as a fill's anchor
@@ -105,6 +115,16 @@ def constant_folding(graph: Graph) -> Graph:
             continue
         output = node.output
         candidates = [fill_anchor(operand) for operand in values]
+        if _moves_elements(node.op) and len(values) == 1 and _numel(output.shape):
+            # Uniform whatever its size; folded only onto an anchor of its type, since a fill
+            # anchored on a view of the constant would be the same view again.
+            anchor = anchors.get((output.shape, output.dtype.name))
+            if anchor is None:
+                rewriter.copy(node, inputs)
+            else:
+                rewriter.copy(node, [anchor], {"value": constant_scalar(values[0]).item()},
+                              op=ew.FILL)
+            continue
         anchor = next((value for value in candidates if value.shape == output.shape and
                        value.dtype is output.dtype), None)
         if anchor is None:

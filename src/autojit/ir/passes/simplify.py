@@ -15,7 +15,7 @@ from ...ops import layout, linalg, reduction
 from ...ops.registry import Elementwise, broadcast_shapes, infer
 from ...tensor import dtypes
 from ..graph import Graph, Node, Value
-from .rewriter import GraphRewriter, constant_scalar, symbolic
+from .rewriter import GraphRewriter, constant_scalar, is_constant, symbolic
 
 REDUCTIONS_WITHOUT_AXES = (reduction.SUM, reduction.PROD, reduction.AMAX, reduction.AMIN,
                            reduction.ANY, reduction.ALL)
@@ -94,6 +94,16 @@ def _pow(inputs, attrs, out, compute):
         # NumPy's power (the reference) takes a scalar exponent of 0.5 as sqrt, as torch does:
         # -inf and -0.0 give nan and -0.0, where the C library's pow gives inf and 0.0.
         return ew.SQRT, [inputs[0]], {}
+    if found is None and compute.is_floating_point and not isinstance(inputs[1], Value) and \
+            _element(inputs[1], compute) == 2 and _same_type(inputs[0], out):
+        # NumPy's power squares for a scalar exponent of 2 (x * x, bitwise), as torch's pow
+        # does; a kernel's general pow (exp and log) would take ten times as long.
+        return ew.MUL, [inputs[0], inputs[0]], {}
+    if found is None and compute.is_floating_point and not isinstance(inputs[1], Value) and \
+            _element(inputs[1], compute) == 0 and _same_type(inputs[0], out):
+        # x ** 0 is 1 for every x, NaN and infinities included (C's pow, NumPy's, torch's):
+        # the second derivative of x ** 2 is 2 * x ** 0.
+        return ew.FILL, [inputs[0]], {"value": 1.0}
     return found
 
 
@@ -144,6 +154,19 @@ def _collapse_chain(op):
     return rule
 
 
+def _expand(inputs, attrs, out, compute):
+    """expand(expand(x)) and expand(reshape(x)) where the reshape only prepends size-1 dims
+    (a 0-d seed made [1] by a sum's VJP): one expand of x."""
+    collapsed = _collapse_chain(layout.EXPAND)(inputs, attrs, out, compute)
+    if collapsed is not None:
+        return collapsed
+    source = _broadcast_source(inputs[0])
+    if source is None or infer(layout.EXPAND, (symbolic(source),), attrs) != (out.shape,
+                                                                              out.dtype):
+        return None
+    return layout.EXPAND, [source], attrs
+
+
 def _cast(inputs, attrs, out, compute):
     return inputs[0] if _same_type(inputs[0], out) else None
 
@@ -162,7 +185,7 @@ def _reduce_nothing(op):
 RULES = {
     ew.MUL: _mul, ew.DIV: _div, ew.POW: _pow, ew.ADD: _add, ew.SUB: _sub, ew.NEG: _neg,
     layout.PERMUTE: _permute, layout.RESHAPE: _collapse_chain(layout.RESHAPE),
-    layout.EXPAND: _collapse_chain(layout.EXPAND), ew.CAST: _cast,
+    layout.EXPAND: _expand, ew.CAST: _cast,
     **{op: _reduce_nothing(op) for op in REDUCTIONS_WITHOUT_AXES},
 }
 
@@ -187,6 +210,21 @@ def _outer_product(rewriter: GraphRewriter, node: Node, inputs: list):
     return product
 
 
+def _small_power(rewriter: GraphRewriter, node: Node, inputs: list):
+    """x ** 3 -> (x * x) * x and x ** -2 -> 1 / (x * x), for float32 and float64 x and a number
+    exponent: what the eager impl computes (ops/elementwise.py, torch's scalar fast paths),
+    bit for bit; None otherwise."""
+    base, exponent = inputs
+    out = node.output
+    if out.dtype not in (dtypes.float32, dtypes.float64) or isinstance(exponent, Value) or \
+            not _same_type(base, out) or _element(exponent, out.dtype) not in (3, -2):
+        return None
+    square = rewriter.emit(ew.MUL, [base, base], {}, out.shape, out.dtype)
+    if _element(exponent, out.dtype) == 3:
+        return ew.MUL, [square, base], {}
+    return ew.DIV, [1, square], {}
+
+
 def _broadcast_source(value):
     """What a broadcast-only operand broadcasts: the input of an expand, or of a reshape that
     only prepends size-1 dims; None otherwise."""
@@ -201,9 +239,11 @@ def _broadcast_source(value):
     return None
 
 
-def _drop_broadcasts(node: Node, inputs: list) -> list:
+def _drop_broadcasts(node: Node, inputs: list, anchored: set) -> list:
     """An elementwise op broadcasts its operands itself: read an expand's (or a leading-ones
-    reshape's) input directly when the op's shape and dtype stay the same."""
+    reshape's) input directly when the op's shape and dtype stay the same. A broadcast of a
+    constant to the type of a graph input (`anchored`) stays: constant folding makes it a fill
+    anchored there, and the smaller constant, with what it is anchored on, can go."""
     op, out = node.op, node.output
     if not isinstance(op.lowering, Elementwise) or op.shape is not broadcast_shapes:
         return inputs
@@ -211,11 +251,37 @@ def _drop_broadcasts(node: Node, inputs: list) -> list:
     for position in range(len(inputs)):
         while True:
             source = _broadcast_source(inputs[position])
-            if source is None:
+            if source is None or is_constant(source) and (
+                    inputs[position].shape, inputs[position].dtype.name) in anchored:
                 break
             candidate = inputs[:position] + [source] + inputs[position + 1:]
             if infer(op, tuple(symbolic(operand) for operand in candidate), node.attrs) != wanted:
                 break
+            inputs = candidate
+    return inputs
+
+
+def _constants_as_numbers(node: Node, inputs: list) -> list:
+    """An elementwise op reads a broadcast constant operand of its own floating dtype as the
+    number it holds, when that leaves the op's shape and dtype as they were: the 0-d ones that
+    seed an implicit gradient (autograd/api.py) would otherwise keep the value they are shaped
+    like, the loss, computed for nothing more than its shape. Every operand already has the
+    result's dtype, so no promotion reads the number differently; pow is left alone, since
+    NumPy's power takes a scalar exponent of 2 or 0.5 by another algorithm than an array's."""
+    op, out = node.op, node.output
+    if not isinstance(op.lowering, Elementwise) or op.shape is not broadcast_shapes or \
+            not out.dtype.is_floating_point or op is ew.POW or any(
+                isinstance(operand, Value) and operand.dtype is not out.dtype
+                for operand in inputs):
+        return inputs
+    wanted = (out.shape, out.dtype)
+    for position, operand in enumerate(inputs):
+        if not is_constant(operand) or operand.shape == out.shape:
+            continue
+        number = constant_scalar(operand).item()
+        candidate = inputs[:position] + [number] + inputs[position + 1:]
+        if any(isinstance(other, Value) for other in candidate) and \
+                infer(op, tuple(symbolic(item) for item in candidate), node.attrs) == wanted:
             inputs = candidate
     return inputs
 
@@ -230,7 +296,11 @@ def algebraic_simplification(graph: Graph) -> Graph:
     LLVM's InstSimplify without fast-math flags (NaN, infinities and signed zeros kept):
 
     - `x * 1`, `1 * x` -> x (LLVM: fmul X, 1.0 ==> X). `x * 0` is not 0 (NaN, inf, -0.0).
-    - `x / 1` -> x (fdiv X, 1.0 ==> X); `x ** 1` -> x (pow(X, 1.0) ==> X).
+    - `x / 1` -> x (fdiv X, 1.0 ==> X); `x ** 1` -> x (pow(X, 1.0) ==> X); `x ** 2` with a
+      number 2 -> `x * x` for floating x (NumPy's power squares then: the same bits), and with
+      a number 0 -> a fill of ones (pow(x, 0) is 1 for every x, NaN included). For float32 and
+      float64 x, `x ** 3` -> `(x * x) * x` and `x ** -2` -> `1 / (x * x)`: the eager impl's
+      way (torch's), the same bits.
     - `x + (-0.0)`, `(-0.0) + x` -> x (fadd X, -0.0 ==> X). `x + 0.0` stays: -0.0 + 0.0 is
       +0.0. For integer and bool dtypes, `x + 0` and `0 + x` -> x.
     - `x - 0.0` -> x (fsub X, +0.0 ==> X). `x - (-0.0)` stays (it is x + 0.0). For integer
@@ -242,7 +312,8 @@ def algebraic_simplification(graph: Graph) -> Graph:
     - `permute(permute(x, a), b)` -> `permute(x, c)` with c[i] = a[b[i]]; an identity permute
       -> x.
     - `reshape(reshape(x))` -> one reshape of x; a reshape to x's own shape -> x. The same for
-      `expand` (broadcasting compatibility is transitive).
+      `expand` (broadcasting compatibility is transitive), which also reads through a reshape
+      that only prepends size-1 dims (`expand(reshape(s, (1,)), (n,))` -> `expand(s, (n,))`).
     - `cast(x, dtype)` with x already of that dtype -> x.
     - prod/amax/amin/any/all over no axes (`dim=()`) -> x when the type is unchanged; `sum`
       too for integer dtypes only, since a floating or complex sum starts from +0.0 (-0.0 ->
@@ -253,16 +324,24 @@ def algebraic_simplification(graph: Graph) -> Graph:
     - Broadcasting no-ops: an elementwise op reading `expand(y)` or `reshape(y)` that only
       prepends size-1 dims reads y instead, when the op's result shape and dtype are the same
       (a 0-d operand promotes differently from a dimensioned one, so that is checked too).
+    - A broadcast constant operand of an elementwise op whose operands all have its floating
+      result dtype is read as the number it holds where the op's shape and dtype stay the same
+      (`x * fill(s, 0.5)` with a 0-d s -> `x * 0.5`): the same value, rounded the same way.
     """
     rewriter = GraphRewriter(graph)
+    # The types a fill can be anchored on by constant folding (graph inputs but cotangents).
+    anchored = {(entry.value.shape, entry.value.dtype.name) for entry in graph.inputs
+                if entry.kind != "cotangent"}
     for node in graph.nodes:
         original = rewriter.operands(node)
-        inputs = _drop_broadcasts(node, original)
+        inputs = _constants_as_numbers(node, _drop_broadcasts(node, original, anchored))
         rule = RULES.get(node.op)
         result = None
         if node.op is linalg.MATMUL:
             result = _outer_product(rewriter, node, inputs)
-        elif rule is not None:
+        elif node.op is ew.POW:
+            result = _small_power(rewriter, node, inputs)
+        if result is None and rule is not None:
             compute = node.op.dtype(tuple(symbolic(operand) for operand in inputs),
                                     node.attrs)[0]
             compute = node.output.dtype if compute is None else compute

@@ -1,0 +1,95 @@
+"""Peak resident memory and the first two calls of training steps, each runner alone in a
+fresh process: autojit compiled, autojit eager and torch eager.
+
+The steps: bench/resnet_step.py's ResNet-8 SGD step (batch 32x3x32x32), and a GPT-style
+AdamW step of bench/transformer_step.py's model at nanoGPT's small sizes (d_model 256, 4
+heads, feed-forward 1024, batch 8 of 128 tokens) with 4 and with 8 layers. Each process
+imports only its framework, builds the model, runs 20 steps and reports the first and the
+second call's seconds and its peak resident memory (VmHWM, the imports included: torch's own
+libraries are about 240 MiB of its figure). autojit's kernels come from its disk cache where
+an earlier run left them (run twice: the second run is the warm one). Usage:
+
+    python bench/step_memory.py [--steps 20] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RUNNERS = ("autojit compiled", "autojit eager", "torch eager")
+MODELS = ("resnet-8", "gpt, 4 layers", "gpt, 8 layers")
+
+
+def _gpt_step(framework, layers: int, compiled: bool):
+    import transformer_step as gpt
+
+    gpt.LAYERS, gpt.D_MODEL, gpt.HEADS, gpt.FEEDFORWARD = layers, 256, 4, 1024
+    gpt.BATCH, gpt.LENGTH = 8, 128
+    framework.manual_seed(0)
+    step = gpt.make_step(framework, gpt.build(framework.nn, framework))
+    step = framework.compile(step) if compiled else step
+    ids = np.random.default_rng(0).integers(0, gpt.VOCABULARY, (gpt.BATCH, gpt.LENGTH + 1))
+    batch = framework.tensor(ids[:, :-1]), framework.tensor(ids[:, 1:])
+    return lambda: step(*batch).item()
+
+
+def alone(model: str, runner: str, steps: int, threads: int) -> dict:
+    """In this fresh process: the first two calls' seconds and the peak resident MiB."""
+    sys.path.insert(0, str(HERE))
+    framework = __import__(runner.split()[0])
+    framework.set_num_threads(threads)
+    if model == "resnet-8":
+        import resnet_step
+
+        run = resnet_step.runner(runner, None)
+    else:
+        run = _gpt_step(framework, int(model.split()[1]), runner == "autojit compiled")
+    calls = []
+    for _ in range(2):
+        started = time.perf_counter()
+        run()
+        calls.append(time.perf_counter() - started)
+    for _ in range(steps - 2):
+        run()
+    with open("/proc/self/status", encoding="ascii") as status:
+        peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    return {"first": calls[0], "second": calls[1], "peak": peak / 1024}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--alone", nargs=2, metavar=("MODEL", "RUNNER"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.alone:
+        print(json.dumps(alone(*args.alone, args.steps, args.threads)))
+        return
+    print(f"each runner alone in a fresh process, {args.steps} steps, {args.threads} thread(s)")
+    print("| step | runner | first call s | second call s | peak resident MiB |")
+    print("|---|---|---:|---:|---:|")
+    for model in MODELS:
+        for runner in RUNNERS:
+            completed = subprocess.run(
+                [sys.executable, __file__, "--alone", model, runner, "--steps",
+                 str(args.steps), "--threads", str(args.threads)],
+                capture_output=True, text=True, check=False, cwd=HERE)
+            if completed.returncode != 0:
+                print(f"| {model} | {runner} | failed: "
+                      f"{completed.stderr.strip().splitlines()[-1][:80]} | | |")
+                continue
+            figures = json.loads(completed.stdout.strip().splitlines()[-1])
+            print(f"| {model} | {runner} | {figures['first']:.2f} | {figures['second']:.2f} | "
+                  f"{figures['peak']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

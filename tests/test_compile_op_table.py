@@ -14,12 +14,14 @@ warning must come and whose result must still be eager's. Rows that cannot compi
 reason are listed in KNOWN_FAILURES and marked xfail(strict=True), so they fail again, loudly,
 once fixed. A factory row (OpInfo.factory) is called with no tensor at all where its samples
 have none: its result is a constant of the compiled graph; make_tensors(device) says the device
-its call makes its result on.
+its call makes its result on. The forwards of the complex dtypes' rows run with
+AUTOJIT_COMPILE_COMPLEX_ROWS=1 (compiled complex ops: docs/notes/complex.md).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import warnings
 import zlib
@@ -44,13 +46,17 @@ for _module_name in MODULE_NAMES:
 
 # Compiled against eager, per result dtype, for a row with OpInfo's default atol/rtol (the
 # vectorized math is within a few ulp, and reductions may sum in another order).
-TOLERANCES = {"float16": (1e-3, 1e-2), "float32": (1e-5, 1e-4), "float64": (1e-10, 1e-7)}
+TOLERANCES = {"float16": (1e-3, 1e-2), "float32": (1e-5, 1e-4), "float64": (1e-10, 1e-7),
+              "complex64": (1e-5, 1e-4), "complex128": (1e-10, 1e-7)}
 DEFAULT_ATOL, DEFAULT_RTOL = OpInfo.atol, OpInfo.rtol
 # Samples per row and dtype, spread over the row's list (the first is the plain case, the last
 # ones are edge cases): each new shape compiles new kernels (10-70 ms each), so a few suffice.
 SAMPLES = {"forward": 3, "forward-integer": 2, "grad": 2, "gradgrad": 2}
-# The forward also runs in the integer and bool dtypes a row has, for the integer lowering.
-ALL_DTYPES = FLOATING + ("int32", "int64", "bool")
+# The forward also runs in the integer and bool dtypes a row has, for the integer lowering, and
+# with AUTOJIT_COMPILE_COMPLEX_ROWS=1 in the complex ones (2 s more of CPU: the complex rows'
+# real-input forms, polar, fft.rfft, stft, ..., compile in every run).
+ALL_DTYPES = FLOATING + ("int32", "int64", "bool") + (
+    ("complex64", "complex128") if os.environ.get("AUTOJIT_COMPILE_COMPLEX_ROWS") else ())
 
 # (check, row name, dtype or None for every dtype) -> why compiled differs from eager today.
 # check is "forward", "grad", "gradgrad" or "interpreter".
@@ -259,9 +265,10 @@ def assert_same(actual, expected, row: OpInfo, where: str) -> None:
         return
     assert isinstance(actual, autojit.Tensor), f"{where}: got {type(actual).__name__}"
     assert actual.dtype == expected.dtype, f"{where}: dtype {actual.dtype} vs {expected.dtype}"
-    got, want = actual.detach().numpy(), expected.detach().numpy()
+    assert actual.is_conj() == expected.is_conj(), f"{where}: conjugate bit"
+    got, want = actual.detach().resolve_conj().numpy(), expected.detach().resolve_conj().numpy()
     assert got.shape == want.shape, f"{where}: shape {got.shape}, expected {want.shape}"
-    if got.dtype.kind == "f":
+    if got.dtype.kind in "fc":  # complex results may come from real kernels (polar's parts)
         atol, rtol = TOLERANCES[got.dtype.name]
         np.testing.assert_allclose(got, want, atol=atol * row.atol / DEFAULT_ATOL,
                                    rtol=rtol * row.rtol / DEFAULT_RTOL, equal_nan=True,

@@ -418,6 +418,27 @@ def test_reductions_and_products_are_torchs():
                 assert_same(a, b, rtol=1e-10, atol=1e-10)
 
 
+def test_scalar_arguments_vecdot_and_the_zero_norm_are_torchs():
+    # A float or complex alpha, beta or value scales a complex result (it is not truncated as
+    # for an integer one), vecdot conjugates its first operand, and the 0-"norm" (a count) of
+    # a complex tensor is real.
+    data = values((3, 4))
+    mine, theirs = both(data)
+    for function in (lambda f, z: f.add(z, z[0], alpha=0.5 - 2j), lambda f, z: z.sub(1, alpha=2.5),
+                     lambda f, z: f.rsub(z, z, alpha=1j),
+                     lambda f, z: f.addcmul(z, z, z, value=0.3),
+                     lambda f, z: f.addcdiv(z, z, z + 3, value=0.5j),
+                     lambda f, z: f.addmv(z[:, 0], z, z[0], beta=0.2, alpha=0.6),
+                     lambda f, z: f.addbmm(z[:, :3], z[None], z[None].mT, beta=0.5, alpha=1.5),
+                     lambda f, z: f.baddbmm(z[None, :, :3], z[None], z[None].mT, alpha=0.25),
+                     lambda f, z: f.linalg.vecdot(z, z.flip(0)),
+                     lambda f, z: f.linalg.vector_norm(z, 0, dim=1),
+                     lambda f, z: f.norm(z, p=0)):
+        assert_same(function(autojit, mine), function(torch, theirs), rtol=1e-10, atol=1e-10)
+    same_error(lambda f: f.add(f.ones(2), f.ones(2), alpha=1j))
+    same_error(lambda f: f.add(f.ones(2, dtype=f.int64), f.ones(2, dtype=f.int64), alpha=1j))
+
+
 REFUSED = [
     lambda f, z: z.sign(), lambda f, z: z < z, lambda f, z: z >= 1, lambda f, z: f.maximum(z, z),
     lambda f, z: z.amax(), lambda f, z: z.argmax(), lambda f, z: z.floor(), lambda f, z: z.ceil(),
@@ -438,6 +459,13 @@ REFUSED = [
 def test_ops_without_complex_kernels_raise_torchs_errors(index):
     function = REFUSED[index]
     same_error(lambda f: function(f, f.ones(2, 2, dtype=f.complex64)))
+
+
+def test_matrix_exp_refuses_complex_matrices_as_the_solvers_do():
+    # Its Pade step solves a linear system, which autojit's linear algebra does for reals only.
+    with pytest.raises(NotImplementedError, match="linalg.matrix_exp: autojit's linear algebra "
+                                                  "does not take complex tensors yet"):
+        autojit.linalg.matrix_exp(autojit.ones(2, 2, dtype=autojit.complex64))
 
 
 def test_an_op_with_no_complex_rule_raises_rather_than_computing():

@@ -24,3 +24,14 @@ def test_complex_tensors_are_refused_on_the_gpu(make):
     with pytest.raises(Exception, match="CUDA device has no complex tensors|the CUDA backend "
                                         "does not support dtype complex64"):
         make()
+
+
+def test_a_compiled_function_making_a_complex_gpu_tensor_raises_eagers_error():
+    # Compiled complex ops run on the CPU only: on a GPU the call raises what eager raises.
+    def function(x):
+        return autojit.view_as_complex(x.reshape(-1, 2)).abs()
+
+    x = autojit.ones(4, device="cuda")
+    for run in (function, autojit.compile(function, fullgraph=True)):
+        with pytest.raises(RuntimeError, match="CUDA device has no complex tensors"):
+            run(x)

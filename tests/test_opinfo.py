@@ -3,12 +3,14 @@
 Every OpInfo of torch.testing._internal.common_methods_invocations.op_db is run, as a torch
 user would port it (tests/opinfo/torch_db/resolve.py), on torch's own samples in each dtype of
 opinfo.torch_db.DTYPES: the forward against torch (values, dtypes, shapes; for a sample on
-which torch raises, the error's type), first-order gradients, second order in float64, and
-the compiled call against eager; then the op's error samples (the error type and torch's
-message regex). By default the first CI_LIMIT sample of each op runs, in float64 only, with
-its first 4 * CI_LIMIT error samples: about 20 s of CPU. The full run, every sample up to
-FULL_LIMIT per op and dtype in every dtype of DTYPES (about 5 minutes of CPU, most of it
-compiling kernels; about 1,500 tests), is
+which torch raises, the error's type), first-order gradients, second order in float64 and
+complex128, and the compiled call against eager; then the op's error samples (the error type
+and torch's message regex). By default the first CI_LIMIT sample of each op runs, in float64
+and complex128 (opinfo.torch_db.CI_DTYPES; complex128 not compiled), with its first
+4 * CI_LIMIT error samples: about 25 s of CPU, 6 of them collecting torch's database. The full
+run, every sample up to FULL_LIMIT per op and dtype in every dtype of DTYPES (float32, float64,
+complex64, complex128: about 2,300 tests, 22 minutes in one process on the shared 2-core
+development machine), is
 
     AUTOJIT_OPINFO_FULL=1 python -m pytest tests/test_opinfo.py -n 2
 

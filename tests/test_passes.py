@@ -494,6 +494,21 @@ def test_large_constants_fold_only_for_exact_ops():
     assert np.float32(result.nodes[0].attrs["value"]) == np.float32(3.0) / np.float32(7)
 
 
+def test_large_complex_constants_are_not_evaluated_on_one_element():
+    # A product of complex constants is exact per part only as NumPy's loop rounds it, which
+    # one element alone need not repeat: folded up to FOLD_LIMIT elements, computed above.
+    def f(x):
+        z = fill_like(x, 0.5 - 1.5j) * (2 + 1j)
+        return z, z.real
+
+    small = dead_code_elimination(check(make_graph(f, autojit.ones(
+        4, dtype=autojit.complex64)), constant_folding))
+    assert "mul" not in ops_of(small)
+    large = dead_code_elimination(check(make_graph(f, autojit.ones(
+        64, 64, dtype=autojit.complex64)), constant_folding))
+    assert "mul" in ops_of(large)
+
+
 def test_folding_keeps_int_and_bool_dtypes():
     graph = make_graph(lambda x: (fill_like(x, 7) // 2, fill_like(x, 3) > 2), I32)
     result = dead_code_elimination(check(graph, constant_folding))

@@ -6,9 +6,10 @@ take complex tensors (rows named "complex:<op>").
 Complex rows run in complex64 and complex128; the driver differentiates them in complex128
 (gradcheck perturbs real and imaginary parts in turn) and compares with the NumPy reference.
 Values keep away from the branch cuts of log and sqrt (the negative real axis) and from 0 where
-the function is not differentiable there (abs, angle, sgn). Compiled code has no complex
-lowering: a complex tensor breaks the graph (ops/registry.py), which the rows with real inputs
-and complex results document for the compiled driver.
+the function is not differentiable there (abs, angle, sgn). The compiled driver
+(tests/test_compile_op_table.py) runs the rows with real inputs, complex results included,
+without a graph break: a compiled plan runs complex ops through their NumPy impls
+(docs/notes/complex.md).
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ import autojit
 from . import FLOATING, OpInfo, Sample
 
 COMPLEX = ("complex64", "complex128")
-# The CompileWarning of a call whose trace meets a complex tensor.
-BREAK = {"cpu": "on complex tensors"}
 _PARTS = {np.dtype("complex64"): np.float32, np.dtype("complex128"): np.float64}
 
 
@@ -144,13 +143,13 @@ def _where_samples(rng, dtype):
 ROWS = [
     # ---- the primitives and functions of ops/complex_numbers.py
     OpInfo("complex", autojit.complex, as_complex_of(lambda re, im: re + 1j * im),
-           real_samples(2), primitives=("complex",), graph_breaks=BREAK, cuda=False),
+           real_samples(2), primitives=("complex",), cuda=False),
     OpInfo("polar", autojit.polar, as_complex_of(lambda r, theta: r * np.exp(1j * theta)),
-           real_samples(2), primitives=("complex", "mul", "cos", "sin"), graph_breaks=BREAK,
+           real_samples(2), primitives=("complex", "mul", "cos", "sin"),
            cuda=False),
     OpInfo("view_as_complex", autojit.view_as_complex,
            as_complex_of(lambda x: x[..., 0] + 1j * x[..., 1]), _pairs,
-           primitives=("view_as_complex",), graph_breaks=BREAK, cuda=False),
+           primitives=("view_as_complex",), cuda=False),
     OpInfo("view_as_real", autojit.view_as_real,
            keep_dtype(lambda z: np.stack((z.real, z.imag), axis=-1)), unary_samples(),
            primitives=("view_as_real",), dtypes=COMPLEX, cuda=False),
@@ -236,5 +235,5 @@ ROWS = [
            dtypes=COMPLEX, cuda=False),
     OpInfo("complex:to", lambda x: x.to(autojit.complex128),
            lambda x: x.astype(np.complex128), real_samples(1), primitives=("cast",),
-           dtypes=FLOATING, graph_breaks=BREAK, cuda=False),
+           dtypes=FLOATING, cuda=False),
 ]

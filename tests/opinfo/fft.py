@@ -1,8 +1,8 @@
 """Op table rows for autojit.fft's transforms (ops/fft.py) and for stft and istft
 (ops/spectral.py), with NumPy's FFTs as the reference.
 
-Real signals give complex spectra, which compiled code does not lower: the rows with real
-inputs document that graph break for the compiled driver. tests/test_fft_torch.py checks every
+Real signals give complex spectra, which the compiled driver (tests/test_compile_op_table.py)
+runs without a graph break, as the rows with real inputs check. tests/test_fft_torch.py checks every
 function of the namespace against torch, with its n=, s=, dim= and norm= arguments.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 import autojit
 
 from . import FLOATING, OpInfo, Sample
-from .complex_numbers import BREAK, COMPLEX, keep_dtype, values
+from .complex_numbers import COMPLEX, keep_dtype, values
 
 
 def _real(rng, shape, dtype):
@@ -120,19 +120,19 @@ def _istft_reference(spectrum, n_fft, hop_length, window, length):
 
 ROWS = [
     OpInfo("fft.fft", autojit.fft.fft, _in_precision(_numpy(np.fft.fft)), _signals(_real),
-           primitives=("fft_r2c",), graph_breaks=BREAK, cuda=False),
+           primitives=("fft_r2c",), cuda=False),
     OpInfo("fft.fft(complex)", autojit.fft.fft, keep_dtype(_numpy(np.fft.fft)),
            _signals(values), primitives=("fft_c2c",), dtypes=COMPLEX, cuda=False),
     OpInfo("fft.ifft", autojit.fft.ifft, keep_dtype(_numpy(np.fft.ifft)), _signals(values),
            primitives=("fft_c2c",), dtypes=COMPLEX, cuda=False),
     OpInfo("fft.rfft", autojit.fft.rfft, _in_precision(_numpy(np.fft.rfft)), _signals(_real),
-           primitives=("fft_r2c", "fft_c2c"), graph_breaks=BREAK, cuda=False),
+           primitives=("fft_r2c", "fft_c2c"), cuda=False),
     OpInfo("fft.irfft", autojit.fft.irfft, _in_precision(_numpy(np.fft.irfft)), _spectra,
            primitives=("fft_c2r", "fft_r2c"), dtypes=COMPLEX, cuda=False),
     OpInfo("fft.fftn", autojit.fft.fftn, keep_dtype(_numpy_n(np.fft.fftn)), _grids(values),
            primitives=("fft_c2c",), dtypes=COMPLEX, cuda=False),
     OpInfo("fft.rfftn", autojit.fft.rfftn, _in_precision(_numpy_n(np.fft.rfftn)),
-           _grids(_real), primitives=("fft_r2c", "fft_c2c"), graph_breaks=BREAK, cuda=False),
+           _grids(_real), primitives=("fft_r2c", "fft_c2c"), cuda=False),
     OpInfo("fft.irfftn", autojit.fft.irfftn, _in_precision(_numpy_n(np.fft.irfftn)),
            lambda rng, dtype: [Sample((values(rng, (3, 4), dtype),)),
                                Sample((values(rng, (2, 3, 4), dtype),), {"s": (4, 6)})],
@@ -142,7 +142,7 @@ ROWS = [
                                Sample((_real(rng, (4, 5), dtype),), {"dim": 1})],
            primitives=("slice", "cat"), dtypes=FLOATING),
     OpInfo("stft", _stft, _stft_reference, _stft_samples,
-           primitives=("index", "mul", "fft_r2c"), graph_breaks=BREAK, cuda=False,
+           primitives=("index", "mul", "fft_r2c"), cuda=False,
            grad_inputs=(0, 3)),
     OpInfo("istft", _istft, _istft_reference, _istft_samples,
            primitives=("fft_c2r", "mul", "index_put", "div"), dtypes=COMPLEX, cuda=False,

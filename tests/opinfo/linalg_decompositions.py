@@ -404,12 +404,11 @@ ROWS = [
            lambda rng, dtype: _square_samples(rng, dtype, UPLO="U"),
            primitives=("linalg_eigvalsh", "linalg_eigh"), cuda=False),
     # eig's results are complex: the rows compare their real parts, imaginary parts and (for
-    # the vectors, unique up to a phase) moduli; compiled code has no complex lowering.
+    # the vectors, unique up to a phase) moduli; compiled, they run by their impls.
     OpInfo("linalg.eig", _eig_parts, _eig_parts_np, _square_samples, primitives=("linalg_eig",),
-           cuda=False, graph_breaks={"cpu": "complex"}),
+           cuda=False),
     OpInfo("linalg.eigvals", _eigvals_parts, lambda a: _eig_parts_np(a)[:2], _square_samples,
-           primitives=("linalg_eigvals", "linalg_eig"), cuda=False,
-           graph_breaks={"cpu": "complex"}),
+           primitives=("linalg_eigvals", "linalg_eig"), cuda=False),
     OpInfo("linalg.pinv", _pinv, _pinv_np, _pinv_samples, primitives=("linalg_pinv",), cuda=False),
     OpInfo("pinverse", aj.pinverse, lambda a: _pinv_np(a, rtol=1e-15), _one((4, 3), _matrix),
            primitives=("linalg_pinv",), cuda=False),

@@ -68,6 +68,8 @@ class Executable:
         # Output names of leaves the traced call made with requires_grad=True: each run's is
         # a new leaf that requires grad.
         self.output_leaves: frozenset = frozenset()
+        # Output names of results eager gives the conjugate bit (`z.conj()`).
+        self.conj_outputs: frozenset = frozenset()
         # (captured tensor, or None and an argument position, count): how far each written
         # tensor's version counter moves per call, as eager's in-place ops move it; api.py
         # counts them while tracing. None (a graph built by hand): once per update output.
@@ -368,7 +370,8 @@ class _Recipe:
                 self.grads.append((index, *owner, output.value.dtype, fresh))
                 self.grad_owners[output.name] = owner
         self.leaves = [(output.value.dtype, executable.requiring.get(output.name),
-                        output.name in executable.output_leaves)
+                        output.name in executable.output_leaves,
+                        output.name in executable.conj_outputs)
                        for output in graph.outputs]
         # The results eager lays out other than row-major (ir/eager_layout.py), and those
         # it makes on the CPU in a function run on a GPU (ir/trace_devices.py).
@@ -453,8 +456,10 @@ class _Recipe:
         return self._rebuild(template, arrays, node, args, {})
 
     def _output(self, index: int, arrays: tuple, node) -> Tensor:
-        dtype, number, leaf = self.leaves[index]
+        dtype, number, leaf, conjugated = self.leaves[index]
         tensor = Tensor._make(arrays[index], dtype)
+        if conjugated:
+            tensor._is_conj = True
         if leaf:
             tensor._requires_grad = True
         elif number is not None:

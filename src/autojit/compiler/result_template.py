@@ -75,6 +75,8 @@ class Flattening:
             if placement is not None and placement.is_host(tensor):
                 # A CPU tensor in eager (a CPU factory's, in a function run on a GPU).
                 self.tracer.host_outputs.add(name)
+            if tensor._is_conj:
+                self.tracer.conj_outputs.add(name)  # the bit eager's result has
             if tensor._requires_grad and tensor.grad_fn is None:
                 # A leaf the call made (`zeros(2, requires_grad=True)`): each run returns a
                 # new leaf that requires grad, as eager does.

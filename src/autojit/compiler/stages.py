@@ -203,6 +203,7 @@ def build(compiled, guarded: GuardedTrace, traced_graph: Graph, optimized: Graph
     executable.output_layouts = dict(traced.tracer.output_layouts)
     executable.host_outputs = frozenset(traced.tracer.host_outputs)
     executable.output_leaves = frozenset(traced.tracer.output_leaves)
+    executable.conj_outputs = frozenset(traced.tracer.conj_outputs)
     executable.version_bumps = guarded.version_bumps
     executable.python_writes = guarded.python_writes
     executable.prints = prints if prints[0] or prints[1] else None

@@ -257,6 +257,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
                     setattr(symbolic, hooks, getattr(argument, hooks))
             if argument._is_inference:
                 symbolic._is_inference = True  # so an in-place write raises as in eager
+            symbolic._is_conj = argument._is_conj  # conj() flips it, view_as_real refuses it
             call_args.append(symbolic)
             arg_positions.append(position)
             symbolic_args.append((graph.inputs[-1], symbolic))

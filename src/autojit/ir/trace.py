@@ -29,6 +29,7 @@ import linecache
 import numpy as np
 
 from ..ops.registry import infer
+from ..tensor import dtypes
 from ..tensor.graph_break import GraphBreak, graph_break, user_location
 from ..tensor.memory_format import laid_out
 from ..tensor.symbolic import (
@@ -175,6 +176,9 @@ class Tracer:
         self.layout_reads: dict = {}
         self.output_layouts: dict = {}
         self.output_leaves: set = set()  # output names of leaves the call made that require grad
+        # Output names of results with the conjugate bit (docs/notes/complex.md): each run's
+        # tensor gets it, the graph's values being the conjugated values themselves.
+        self.conj_outputs: set = set()
         self._argument_entries: dict = {}  # id(symbolic argument) -> its "arg" Input
         # id(Input) of an argument or captured tensor -> how many graph nodes existed when it
         # was first written: reads of other inputs from there on see eager's written memory.
@@ -323,6 +327,8 @@ class Tracer:
         self._locations[id(value)] = user_location()
         out = Tensor._symbolic(value)
         if op.view and isinstance(inputs[0], Tensor):
+            if inputs[0]._is_conj and out._dtype.category == dtypes.COMPLEX:
+                out._is_conj = True  # eager's views keep the bit (ops/registry.py)
             # A view shares its root's storage in eager: once the root is written in place,
             # reading the view must see the new values, and a write through the view must
             # reach the root (aliasing.py).

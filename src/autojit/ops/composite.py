@@ -278,8 +278,10 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
     if p in (math.inf, "inf", -math.inf, "-inf"):
         return extreme(ew.abs(x), "max" if p in (math.inf, "inf") else "min", dim, keepdim)
     if p == 0:
-        # The count of nonzeros; torch's gradient is 0, and the result still requires grad.
-        return sum_(ew.where(x != 0, 1, ew.fill_like(x, 0)), dim, keepdim)
+        # The count of nonzeros; torch's gradient is 0, and the result still requires grad
+        # (real for a complex x: the zeros are filled in the dtype of its modulus).
+        zeros = ew.fill_like(ew.abs(x) if x.dtype.is_complex else x, 0)
+        return sum_(ew.where(x != 0, 1, zeros), dim, keepdim)
     powered = ew.abs(x) ** p
     if p < 1:
         # |x| ** p has an infinite slope at 0 for p < 1: torch gives such elements 0. They go

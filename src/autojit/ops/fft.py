@@ -13,8 +13,9 @@ each JVP is the primitive itself, the transforms being linear. fftfreq, rfftfreq
 and ifftshift complete the namespace; stft and istft are in spectral.py.
 
 The package's top level imports this module as `autojit.fft` (and registers it under that
-name, as it does linalg_namespace.py). Compiled code has no complex lowering: a transform in a
-traced function is a graph break (registry.py).
+name, as it does linalg_namespace.py). A transform in a compiled function is a node of its
+graph like any other; the plan runs it through its impl, pocketfft, as eager does
+(docs/notes/complex.md).
 """
 
 from __future__ import annotations

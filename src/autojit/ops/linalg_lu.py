@@ -486,6 +486,8 @@ def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential of each square matrix, `sum A^k / k!`."""
     name = "linalg.matrix_exp"
     check_tensor(A, name)
+    if A.dtype.is_complex:
+        check_floating(A, name)  # its Pade step solves a linear system: real only for now
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{SCALAR_TYPE[A.dtype.name]}")

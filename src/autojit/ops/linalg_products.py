@@ -368,7 +368,8 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:  
 
 @autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
-    """The dot product of vectors along `dim`, the operands broadcast to each other."""
+    """The dot product of vectors along `dim`, the operands broadcast to each other: x's
+    conjugate times y for complex vectors, as torch's."""
     check_tensor(x, "linalg.vecdot")
     check_tensor(y, "linalg.vecdot")
     if x.dtype is not y.dtype:
@@ -376,7 +377,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
                            f"x of type {SCALAR_TYPE[x.dtype.name]} and y of type "
                            f"{SCALAR_TYPE[y.dtype.name]} instead")
     try:
-        result = sum_(x * y, dim)
+        result = sum_((x.conj() if x.dtype.is_complex else x) * y, dim)
     except ValueError as error:
         raise RuntimeError(str(error)) from None
     return with_out(result, out, "linalg_vecdot", (x, y))

@@ -151,7 +151,7 @@ def ndtr(input):  # noqa: A002
 
 def _integral_scalar(value, dtype):
     """A float scalar meeting an integer result: torch truncates it to the integer dtype."""
-    if not dtype.is_floating_point and isinstance(value, float):
+    if dtype.category < dtypes.FLOATING and isinstance(value, float):
         return int(value)
     return value
 
@@ -218,7 +218,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
     start = tensor_argument(input, "addcdiv", "input", 1)
     first = tensor_argument(tensor1, "addcdiv", "tensor1", 2)
     second = tensor_argument(tensor2, "addcdiv", "tensor2", 3)
-    if not first.dtype.is_floating_point and not second.dtype.is_floating_point:
+    if first.dtype.category < dtypes.FLOATING and second.dtype.category < dtypes.FLOATING:
         raise RuntimeError(_INTEGER_ADDCDIV)
     quotient = first / second if value == 1 else value * first / second
     return start + quotient
@@ -232,14 +232,17 @@ def _checked_alpha(alpha, dtype, function: str):
         alpha = alpha.item()
     if isinstance(alpha, np.generic):
         alpha = alpha.item()
-    if not isinstance(alpha, numbers.Real):
+    if not isinstance(alpha, numbers.Number):
         raise TypeError(f"{function}(): argument 'alpha' must be Number, not "
                         f"{type(alpha).__name__}")
     if isinstance(alpha, bool) and dtype is not dtypes.bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if not dtype.is_floating_point and not isinstance(alpha, numbers.Integral):
+    if dtype.category < dtypes.FLOATING and not isinstance(alpha, numbers.Integral):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    if not isinstance(alpha, numbers.Real) and dtype.category != dtypes.COMPLEX:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
     return alpha
 
 

@@ -34,7 +34,7 @@ def _type_name(tensor: Tensor) -> str:
 
 def _scalar(value, dtype):
     """alpha or beta meeting an integer product: torch truncates a float to the integer."""
-    if not dtype.is_floating_point and isinstance(value, float):
+    if dtype.category < dtypes.FLOATING and isinstance(value, float):
         return int(value)
     return value
 

@@ -391,15 +391,10 @@ def _any_batched(inputs: tuple) -> bool:
 def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     tracer = state.tracer
     if tracer is not None:
-        if _involves_complex(op, inputs, attrs):
-            if op.complex is not True:
-                raise complex_error(op, inputs)
-            from ..tensor.graph_break import graph_break
-
-            # The code generators have no complex type: a traced complex op would compute on
-            # garbage, so the call runs eagerly instead (docs/notes/complex.md).
-            graph_break(f"{op.name} on complex tensors (compiled code has no complex "
-                        "lowering)", needs_data=False)
+        if op.complex is not True and _involves_complex(op, inputs, attrs):
+            raise complex_error(op, inputs)
+        # A complex op is traced like a real one: the compiled plan runs it by its impl, since
+        # kernels fuse real dtypes only (docs/notes/complex.md).
         if op.lowering.__class__ is Decomposition:
             out = decompose(op, inputs, attrs)
             # Row-major in eager (row_major_result), whatever the composite's last op follows.

@@ -75,12 +75,13 @@ def _pad_last(x: Tensor, pad: int, mode: str) -> Tensor:
     return x[..., _indices(index)]
 
 
-def _smallest(x: Tensor) -> float:
+def _smallest(x: Tensor):
     """The smallest value of x, over every example of a vmap batch (its physical tensor, whose
-    values can be read)."""
+    values can be read). A number as `item()` gives it: inside a compiled function a symbolic
+    one, so that the check on it is made on every call rather than breaking the graph."""
     while x._batched:
         x = x._value.physical
-    return float(x.amin().item())
+    return x.amin().item()
 
 
 def _full_window(window, win_length: int, n_fft: int, like: Tensor, name: str, prefix: str):

@@ -155,12 +155,12 @@ def __index__(self) -> int:
 
 
 def _complex_read(self, what: str) -> None:
-    """A complex tensor's values read while tracing: a graph break, as every complex op is
-    (ops/registry.py); symbolic scalars are real."""
+    """A complex tensor's values read while tracing: a graph break, since symbolic scalars are
+    real (complex ops themselves trace: docs/notes/complex.md)."""
     if self._dtype.category == dtypes.COMPLEX:
         from .graph_break import graph_break
 
-        graph_break(f"{what} of a complex tensor (compiled code has no complex lowering)",
+        graph_break(f"{what} of a complex tensor (a trace has no symbolic complex number)",
                     needs_data=False)
 
 

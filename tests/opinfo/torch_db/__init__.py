@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import os
 
-# The dtypes the samples are drawn in, in one place: complex64 and complex128 are still to
-# join, with the converter's complex cases (convert.py counts complex scalars as not run).
-DTYPES = ("float32", "float64")
-# Second order is checked in this dtype only (float32's finite rounding swamps it).
-GRADGRAD_DTYPE = "float64"
+# The dtypes the samples are drawn in, in one place (an op runs in those of torch's
+# `supported_dtypes` among them).
+DTYPES = ("float32", "float64", "complex64", "complex128")
+# Second order is checked in these dtypes only (single precision's rounding swamps it).
+GRADGRAD_DTYPES = ("float64", "complex128")
 # Samples per op and dtype: all of them (up to FULL_LIMIT) in every dtype of DTYPES with
-# AUTOJIT_OPINFO_FULL=1; else the first CI_LIMIT in CI_DTYPES (float64, where second order is
-# checked too), which keeps the test within the suite's time budget.
+# AUTOJIT_OPINFO_FULL=1; else the first CI_LIMIT in CI_DTYPES (double precision, where second
+# order is checked too), which keeps the test within the suite's time budget.
 FULL_LIMIT = 32
 CI_LIMIT = 1
-CI_DTYPES = ("float64",)
+CI_DTYPES = ("float64", "complex128")
+# In CI, these dtypes skip the compiled check, which is most of a sample's time (compiling its
+# graph: about 5 s of CPU for complex128's first samples); the full run compiles them, and in
+# CI the float64 samples of the FFTs, polar and view_as_complex compile complex values, as
+# tests/test_compile_complex.py does.
+CI_UNCOMPILED = ("complex128",)
 
 
 def full() -> bool:
@@ -34,6 +39,14 @@ def sample_limit() -> int:
 
 def run_dtypes() -> tuple:
     return DTYPES if full() else CI_DTYPES
+
+
+def run_checks(dtype: str, checks: tuple) -> tuple:
+    """The checks run for a dtype: all of them, but the compiled call in CI for the
+    CI_UNCOMPILED dtypes."""
+    if full() or dtype not in CI_UNCOMPILED:
+        return checks
+    return tuple(check for check in checks if check != "compiled")
 
 
 def op_id(opinfo) -> str:

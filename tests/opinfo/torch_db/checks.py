@@ -160,8 +160,11 @@ class SampleRun:
         rng = np.random.default_rng(seed)
         weights = []
         for output in outputs:
-            array = rng.standard_normal(tuple(output.shape)).astype(
-                "float32" if dtype_name(output.dtype) == "bfloat16" else dtype_name(output.dtype))
+            name = dtype_name(output.dtype)
+            array = rng.standard_normal(tuple(output.shape))
+            if name.startswith("complex"):  # both parts weighted: conjugates show in both
+                array = array + 1j * rng.standard_normal(tuple(output.shape))
+            array = array.astype("float32" if name == "bfloat16" else name)
             weights.append(library.tensor(array).to(output.dtype))
         return weights
 

@@ -33,12 +33,12 @@ def to_numpy(tensor) -> np.ndarray:
         return tensor.numpy()
     if dtype_name(tensor.dtype) == "bfloat16":
         tensor = tensor.float()
-    return tensor.detach().cpu().numpy()
+    return tensor.detach().cpu().resolve_conj().numpy()
 
 
 class Unsupported(Exception):
-    """A sample of a kind the harness does not convert yet (complex scalars): not run, counted
-    apart."""
+    """A sample of a kind the harness does not convert (a dtype or layout autojit lacks): not
+    run, counted apart."""
 
 
 class Converter:
@@ -56,8 +56,6 @@ class Converter:
             if not hasattr(autojit, dtype_name(value)):
                 raise Unsupported(f"dtype {dtype_name(value)}")
             return getattr(autojit, dtype_name(value))
-        if isinstance(value, complex):
-            raise Unsupported("a complex number")
         if isinstance(value, torch.device):
             return autojit.device(value.type)
         if isinstance(value, torch.memory_format):

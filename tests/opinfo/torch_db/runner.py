@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from . import GRADGRAD_DTYPE, op_id
+from . import GRADGRAD_DTYPES, op_id, run_checks
 from .checks import CHECKS, SampleRun, check_error, first_line
 from .convert import Unsupported
 from .resolve import is_random
@@ -60,7 +60,7 @@ def run_op(opinfo, function, dtype: str, limit: int, checks=CHECKS):
     outcomes = []
     options = compare_options(opinfo, dtype, random=is_random(opinfo))
     skipped = SKIP_CHECKS.get(op_id(opinfo), {})
-    checks = tuple(check for check in checks if check not in skipped)
+    checks = tuple(check for check in run_checks(dtype, checks) if check not in skipped)
     for index, sample in enumerate(samples(opinfo, dtype, limit)):
         try:
             run = SampleRun(function, opinfo, sample, dtype, **options)
@@ -71,7 +71,7 @@ def run_op(opinfo, function, dtype: str, limit: int, checks=CHECKS):
             outcomes.append((index, "forward", f"conversion: {type(error).__name__}: {error}"))
             continue
         for check in checks:
-            if check == "gradgrad" and dtype != GRADGRAD_DTYPE:
+            if check == "gradgrad" and dtype not in GRADGRAD_DTYPES:
                 continue
             try:
                 getattr(run, check)()

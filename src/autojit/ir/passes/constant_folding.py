@@ -12,6 +12,7 @@ import numpy as np
 
 from ...ops import elementwise as ew
 from ...ops.registry import Elementwise, Layout, communicates, run_eager
+from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from ..graph import Graph, Node, Value
 from .rewriter import GraphRewriter, constant_scalar, fill_anchor, is_constant
@@ -26,13 +27,23 @@ def _numel(shape) -> int:
     return math.prod(shape)
 
 
+def _complex(output: Value, inputs: list) -> bool:
+    """Whether a complex value is involved: NumPy's complex loops (a product's two roundings
+    per part, fused or not) are not known to give one element alone what they give it within
+    an array, so a large complex result is not evaluated on one element."""
+    return output.dtype.category == dtypes.COMPLEX or any(
+        isinstance(operand, Value) and operand.dtype.category == dtypes.COMPLEX
+        for operand in inputs)
+
+
 def _evaluate(node: Node, inputs: list):
     """The folded result of `node` over constant operands as a 0-d array, or None when it
     cannot be folded (too large, not uniform, or the op fails and must fail at run time)."""
     op, output = node.op, node.output
     small = _numel(output.shape) <= FOLD_LIMIT and all(
         _numel(operand.shape) <= FOLD_LIMIT for operand in inputs if isinstance(operand, Value))
-    if not small and not (isinstance(op.lowering, Elementwise) and op.lowering.exact):
+    if not small and (not (isinstance(op.lowering, Elementwise) and op.lowering.exact)
+                      or _complex(output, inputs)):
         return None
     operands = []
     for operand in inputs:

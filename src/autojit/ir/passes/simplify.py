@@ -74,15 +74,19 @@ def _identity(inputs, out, positions, test):
 
 
 def _mul(inputs, attrs, out, compute):
+    if compute.category == dtypes.COMPLEX:
+        return None  # (a + bi)(1 + 0i) has a - 0b as real part: NaN for an infinite b
     return _identity(inputs, out, (1, 0), lambda operand: _is_one(operand, compute))
 
 
 def _div(inputs, attrs, out, compute):
+    if compute.category == dtypes.COMPLEX:
+        return None  # a complex quotient is not the identity at infinities either
     return _identity(inputs, out, (1,), lambda operand: _is_one(operand, compute))
 
 
 def _pow(inputs, attrs, out, compute):
-    if compute.category == dtypes.BOOL:
+    if compute.category in (dtypes.BOOL, dtypes.COMPLEX):
         return None
     found = _identity(inputs, out, (1,), lambda operand: _is_one(operand, compute))
     if found is None and compute.is_floating_point and _element(inputs[1], compute) == 0.5 \
@@ -104,12 +108,14 @@ def _pow(inputs, attrs, out, compute):
 
 
 def _add(inputs, attrs, out, compute):
+    if compute.category == dtypes.COMPLEX:
+        return None  # the complex zero of a real literal has a +0.0 imaginary part
     return _identity(inputs, out, (1, 0), lambda operand: _is_zero(operand, compute, True))
 
 
 def _sub(inputs, attrs, out, compute):
-    if compute.category == dtypes.BOOL:
-        return None  # NumPy and torch refuse to subtract bools
+    if compute.category in (dtypes.BOOL, dtypes.COMPLEX):
+        return None  # NumPy and torch refuse to subtract bools; complex zeros as in _add
     return _identity(inputs, out, (1,), lambda operand: _is_zero(operand, compute, False))
 
 
@@ -169,7 +175,7 @@ def _reduce_nothing(op):
     def rule(inputs, attrs, out, compute):
         if tuple(attrs["dim"]) != () or not _same_type(inputs[0], out):
             return None
-        if op is reduction.SUM and out.dtype.is_floating_point:
+        if op is reduction.SUM and out.dtype.category >= dtypes.FLOATING:
             return None  # the sum starts from +0.0: -0.0 comes out as +0.0
         return inputs[0]
 
@@ -192,7 +198,8 @@ def _outer_product(rewriter: GraphRewriter, node: Node, inputs: list):
     first, second = inputs
     out = node.output
     if not (isinstance(first, Value) and isinstance(second, Value)) or \
-            first.shape[-1] != 1 or second.shape[-2] != 1:
+            first.shape[-1] != 1 or second.shape[-2] != 1 or \
+            out.dtype.category == dtypes.COMPLEX:
         return None
     operands = (symbolic(first), symbolic(second))
     if infer(ew.MUL, operands, {}) != (out.shape, out.dtype):
@@ -298,6 +305,9 @@ def algebraic_simplification(graph: Graph) -> Graph:
       +0.0. For integer and bool dtypes, `x + 0` and `0 + x` -> x.
     - `x - 0.0` -> x (fsub X, +0.0 ==> X). `x - (-0.0)` stays (it is x + 0.0). For integer
       dtypes, `x - 0` -> x.
+    - None of the arithmetic rules above applies to complex dtypes: `x * 1` is `x * (1 + 0i)`,
+      whose real part `a - 0b` is NaN for an infinite `b`, and a complex zero's imaginary part
+      has its own sign.
     - `neg(neg(x))` -> x (fneg is a sign flip; integer negation wraps both ways).
     - `permute(permute(x, a), b)` -> `permute(x, c)` with c[i] = a[b[i]]; an identity permute
       -> x.
@@ -306,9 +316,11 @@ def algebraic_simplification(graph: Graph) -> Graph:
       that only prepends size-1 dims (`expand(reshape(s, (1,)), (n,))` -> `expand(s, (n,))`).
     - `cast(x, dtype)` with x already of that dtype -> x.
     - prod/amax/amin/any/all over no axes (`dim=()`) -> x when the type is unchanged; `sum`
-      too for integer dtypes only, since a floating sum starts from +0.0 (-0.0 -> +0.0).
-    - `a @ b` with an inner extent of 1 -> `a * b + 0.0` (ints: `a * b`), the broadcast
-      product: one rounding of the one term either way, and BLAS's sum starts from +0.0.
+      too for integer dtypes only, since a floating or complex sum starts from +0.0 (-0.0 ->
+      +0.0).
+    - `a @ b` with an inner extent of 1 -> `a * b + 0.0` (ints: `a * b`; complex products
+      stay products), the broadcast product: one rounding of the one term either way, and
+      BLAS's sum starts from +0.0.
     - Broadcasting no-ops: an elementwise op reading `expand(y)` or `reshape(y)` that only
       prepends size-1 dims reads y instead, when the op's result shape and dtype are the same
       (a 0-d operand promotes differently from a dimensioned one, so that is checked too).

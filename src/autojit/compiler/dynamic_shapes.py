@@ -111,7 +111,7 @@ class DynamicExecutable:
         self._counts.pop(key, None)
         self.specialized[key] = executable
         while len(self.specialized) > MAX_BINDINGS:
-            self.specialized.popitem(last=False)
+            self._counts.pop(self.specialized.popitem(last=False)[0], None)
         return executable
 
     def _current(self):

@@ -62,7 +62,11 @@ def test_operators_defer_to_the_reflected_method(operator):
         result = operator(x, Nested((lib.tensor(MATRIX), lib.tensor(MATRIX))))
         return result if isinstance(result, str) else [item.tolist() for item in result]
 
-    assert run(autojit) == run(torch)
+    mine, theirs = run(autojit), run(torch)
+    if isinstance(theirs, str):
+        assert mine == theirs
+    else:  # a product's last bit depends on the BLAS kernel each library picks
+        np.testing.assert_allclose(mine, theirs, rtol=1e-14)
 
 
 @pytest.mark.parametrize("operator", [

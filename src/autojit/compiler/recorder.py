@@ -41,7 +41,9 @@ import os
 import sys
 import threading
 import types
+import warnings
 
+from ..tensor.graph_break import GraphBreak, graph_break
 from . import frame_stack
 from .frame_stack import NULL, read_slot
 
@@ -255,6 +257,8 @@ class Recorder:
         handler, argval, arg = entry
         try:
             handler(self, _Peek(self._reader, frame, offset), argval, arg)
+        except GraphBreak:
+            raise  # a call the trace cannot stand for, stopped before it runs
         except Exception as error:  # noqa: BLE001 - never into the user's code
             self.reads.failure = f"{type(error).__name__} reading {handler.__name__}: {error}"
 
@@ -600,6 +604,17 @@ def _truth_arguments(recorder, function, arguments) -> None:
         recorder.truth(argument)
 
 
+def _warning_by_bound_name(recorder, function, arguments) -> None:
+    # ir/printing.py makes a traced `warnings.warn(...)` an effect each run gives again by
+    # replacing the module's attribute; a name bound to the function before the trace
+    # (`from warnings import warn`) calls the C function itself, which would warn while
+    # tracing only. Stopped before it warns, the call runs eagerly (or splits there).
+    graph_break(f"warnings.{function.__name__} called through a name bound before compiling "
+                "(`from warnings import warn`), which a compiled run cannot give again; "
+                "`warnings.warn(...)` can be", needs_data=False)
+
+
+_model(_warning_by_bound_name, warnings.warn, warnings.warn_explicit)
 _model(_reads_nothing, builtins.isinstance, builtins.issubclass, builtins.type,
        builtins.callable, builtins.setattr, builtins.delattr, builtins.super,
        builtins.range, builtins.abs, builtins.round, builtins.float, builtins.int,

@@ -3,15 +3,16 @@ gives it no hook.
 
 A trace sees the tensor ops and the Python values a function hands back, but not what plain
 Python does with a string or a list. Two questions are answered here from the function's
-source (its AST, found through linecache; no source, no answer):
+source (its AST, found through linecache; without source, the first is read from bytecode
+by ir/bytecode_uses.py, and the second is a "no"):
 
 - `formatted_reaches_sinks(frame)`: a symbolic value is being formatted (an f-string,
   `str()`, `%`) at the frame's current instruction. Does the text only reach places that
-  take each run's text: `print`, a logging call, a `return`, a store into Python state
-  (`history.append(msg)`, `self.last = msg`), or a local variable read only by those? Then
-  ir/trace.py gives a token filled in with each run's value (ir/printing.py). Otherwise
-  (`if msg.startswith("-")`, `len(msg)`, padding `f"{str(v):>8}"`) Python decides on the text,
-  and the trace specializes on it.
+  take each run's text: `print`, a logging call, `warnings.warn`, a `return`, a store into
+  Python state (`history.append(msg)`, `self.last = msg`), or a local variable read only by
+  those? Then ir/trace.py gives a token filled in with each run's value (ir/printing.py).
+  Otherwise (`if msg.startswith("-")`, `len(msg)`, padding `f"{str(v):>8}"`) Python decides
+  on the text, and the trace specializes on it.
 - `append_only(names, codes)`: is a list that a traced call appended to only ever appended
   to (`losses.append(...)` as a statement) in the user's code that the function can reach?
   Then its length and items are nothing the trace read, and compiler/writebacks.py appends
@@ -26,13 +27,9 @@ import ast
 import functools
 import linecache
 import logging
-import re
+import warnings
 
-_LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical",
-                          "exception", "log"})
-# A %-format with a width or precision applied to a string (`"%8s" % v`): the padding would
-# be computed on the token's text.
-_PERCENT_WITH_WIDTH = re.compile(r"%[-#0 +]*(\*|\d+)|%[-#0 +]*\.")
+from .bytecode_uses import LOG_METHODS, PERCENT_WITH_WIDTH, formatted_verdict
 
 
 @functools.lru_cache(maxsize=256)
@@ -88,9 +85,13 @@ def formatted_reaches_sinks(frame) -> bool:
     key = (code, offset)
     found = _FORMATTED_CACHE.get(key)
     if found is None:
-        found = _FORMATTED_CACHE[key] = _formatted_safe(frame, code, offset)
+        # Without source (`python - < script.py`, exec of a string) the bytecode answers.
+        found = _FORMATTED_CACHE[key] = _formatted_safe(frame, code, offset) \
+            if _module_of(code) is not None else formatted_verdict(code, offset)
     if found == "logger":  # the receiver of a log call must be a logger (read each time)
         return _logger_receiver(frame, code, offset)
+    if isinstance(found, tuple):
+        return all(_receiver_takes_text(frame, chain, method) for chain, method in found[1])
     return found
 
 
@@ -126,7 +127,7 @@ def _formatted_safe(frame, code, offset):
         if not isinstance(node.op, ast.Add) and not (
                 isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and
                 isinstance(node.left.value, str) and
-                not _PERCENT_WITH_WIDTH.search(node.left.value)):
+                not PERCENT_WITH_WIDTH.search(node.left.value)):
             return False
     elif isinstance(node, ast.Call):
         func = node.func
@@ -217,8 +218,10 @@ def _call_sink(call: ast.Call):
     func = call.func
     if isinstance(func, ast.Name) and func.id == "print":
         return True
+    if isinstance(func, ast.Name) and func.id == "warn":
+        return "logger"  # `from warnings import warn`: checked when it runs, as a receiver is
     if isinstance(func, ast.Attribute):
-        if func.attr in _LOG_METHODS:
+        if func.attr in LOG_METHODS:
             return "logger"
         if func.attr == "append":
             return True  # stored in a list: written back with each run's text
@@ -245,23 +248,51 @@ def _local_sink(name: str, function, parents, seen: set):
 
 def _logger_receiver(frame, code, offset) -> bool:
     """Whether each log call the formatted text reaches is made on a logger (or the logging
-    module): its receiver, a name or attribute chain, read in the frame."""
+    module), and each `warn` is `warnings.warn`: its receiver, a name or attribute chain, read
+    in the frame."""
     found = _formatted_node(code, offset)
     if found is None:
         return False
     _, _, function = found
     for node in ast.walk(function):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "warn":
+            called = _read_chain(node.func, frame)
+            if called is not _MISSING and called not in (warnings.warn, _WARN):
+                return False
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr in _LOG_METHODS:
+                node.func.attr in LOG_METHODS:
             receiver = _read_chain(node.func.value, frame)
-            if receiver is not _MISSING and not isinstance(
-                    receiver, (logging.Logger, logging.LoggerAdapter)) and \
-                    receiver is not logging:
+            if receiver is not _MISSING and not _takes_each_runs_text(receiver, node.func.attr):
                 return False
     return True
 
 
 _MISSING = object()
+# warnings.warn itself: the attribute is replaced while tracing (ir/printing.py), and a name
+# bound before (`from warnings import warn`) keeps the function, which the read recorder
+# stops before it warns (compiler/recorder.py).
+_WARN = warnings.warn
+
+
+def _receiver_takes_text(frame, chain: tuple, method: str | None) -> bool:
+    """A receiver named by bytecode (ir/bytecode_uses.py), read in the frame: the object
+    `chain` names takes each run's text through `method`, or is `warnings.warn` itself."""
+    found = _read_chain(ast.Name(chain[0]), frame)
+    for name in chain[1:]:
+        found = getattr(found, name, None) if found is not _MISSING else _MISSING
+    if found is _MISSING:
+        return True  # as in _logger_receiver: a name not bound yet is not refused
+    return found in (warnings.warn, _WARN) if method is None else \
+        _takes_each_runs_text(found, method)
+
+
+def _takes_each_runs_text(receiver, method: str) -> bool:
+    """Whether `receiver.method(text)` is a log call, or `warnings.warn`, whose text a
+    compiled run gives again with its own values (ir/printing.py's LogEffect, WarningEffect)."""
+    if method == "warn" and receiver is warnings:
+        return True
+    return isinstance(receiver, (logging.Logger, logging.LoggerAdapter)) or receiver is logging
 
 
 def _read_chain(node, frame):

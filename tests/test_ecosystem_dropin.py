@@ -119,6 +119,36 @@ def test_script_arguments_and_module_form(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("'x'] torch")
     assert _run(["-m", "autojit.drop_in"]).returncode == 2
+    assert _run(["-m", "autojit.drop_in", "-c"]).returncode == 2
+
+
+def test_command_and_standard_input_forms():
+    program = "import sys, torch\nprint(sys.argv, __name__, torch.ones(2).sum().item())\n"
+    done = _run(["-m", "autojit.drop_in", "-c", program, "a", "--b"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['-c', 'a', '--b'] __main__ 2.0"
+    # A compiled step that prints a loss from a program with no source file: where the text
+    # goes is read from its bytecode (ir/bytecode_uses.py), so it compiles whole.
+    program += textwrap.dedent("""
+        w = torch.ones(3, requires_grad=True)
+
+        @torch.compile(fullgraph=True)
+        def step(x):
+            loss = (w * x).sum()
+            print(f"loss {loss.item():.1f}")
+            return loss
+
+        for value in (1.0, 2.0):
+            step(torch.full((3,), value))
+        print(step.stats().compiled_calls)
+    """)
+    done = subprocess.run([sys.executable, "-m", "autojit.drop_in", "-", "x"], input=program,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": SRC + os.pathsep +
+                               os.environ.get("PYTHONPATH", "")})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:4] == ["['-', 'x'] __main__ 2.0", "loss 3.0", "loss 6.0",
+                                           "2"]
 
 
 def test_install_refuses_beside_real_torch():

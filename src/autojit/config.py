@@ -18,6 +18,7 @@ AUTOJIT_GUARDS=walk   guard everything a compiled function can reach, instead of
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -95,9 +96,11 @@ def usable_cores() -> int:
     return max(1, cores)
 
 
+@functools.lru_cache(maxsize=1)
 def _cgroup_quota() -> int | None:
     """Whole cores of the cgroup's CPU quota (v2 `cpu.max`, else v1 `cfs_quota_us`), or None
-    where there is none."""
+    where there is none. Read once per process, as torch reads its thread count: every kernel
+    compile asks (codegen/cpu/parallel.py), and the file reads took 0.13 ms a kernel."""
     def read(path: str) -> str | None:
         try:
             with open(path) as file:

@@ -24,6 +24,8 @@ from ..tensor.creation import arange
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from .complex_numbers import real
+from .complex_rules import conj
 from .layout import narrow, reshape, transpose
 from .out_argument import resize_out
 from .registry import OpError
@@ -64,11 +66,10 @@ def check_tensor(x, name: str) -> None:
 
 
 def check_floating(x: Tensor, name: str) -> None:
-    """torch's errors for an integer or a half-precision input of a LAPACK routine; a complex
-    one is refused, autojit's linear algebra being real only (docs/notes/complex.md)."""
+    """torch's errors for an integer or a half-precision input of a LAPACK routine (float32,
+    float64, complex64 and complex128 pass)."""
     if x.dtype.is_complex:
-        raise NotImplementedError(f"{name}: autojit's linear algebra does not take complex "
-                                  f"tensors yet (got {SCALAR_TYPE[x.dtype.name]})")
+        return
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{SCALAR_TYPE[x.dtype.name]}")
@@ -139,6 +140,18 @@ def first_nonfinite(a: np.ndarray) -> int | None:
 def mT(x: Tensor) -> Tensor:
     """x with its last two dims swapped."""
     return transpose(x, -2, -1)
+
+
+def mH(x: Tensor) -> Tensor:
+    """The conjugate transpose of x's matrices (x.mT for a real x): a VJP's transposes of
+    primal matrices are conjugate ones, torch's gradients being conjugate Wirtinger
+    derivatives (docs/notes/complex.md)."""
+    return conj(transpose(x, -2, -1))
+
+
+def real_part(x: Tensor) -> Tensor:
+    """x's real part, x itself when it is real."""
+    return real(x) if x.dtype.is_complex else x
 
 
 def _positions(x: Tensor, rows, columns):

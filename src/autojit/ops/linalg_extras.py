@@ -298,7 +298,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     """(LD, pivots, info): the Bunch-Kaufman factorization A = L D L^T of a symmetric A in
     LAPACK's compact form (sytrf), and LAPACK's info."""
     check_square_floating(A, "torch.linalg.ldl_factor_ex")
-    factors, pivots, info = ldl_parts(A)
+    factors, pivots, info = ldl_parts(A, hermitian)
     if check_errors:
         _raise_info(info, "torch.linalg.ldl_factor_ex", "The factorization could not be "
                                                         "completed because the input is "
@@ -326,5 +326,5 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *,  # noqa: N803 - torch's 
     if B.ndim < 2:
         raise RuntimeError("torch.linalg.ldl_solve: Expected B to have at least 2 dimensions, "
                            f"but it has {B.ndim} dimensions instead")
-    result = ldl_solve_matrix(LD, pivots, B)
+    result = ldl_solve_matrix(LD, pivots, B, hermitian)
     return result if out is None else with_out(result, out, "aten::linalg_ldl_solve", ())

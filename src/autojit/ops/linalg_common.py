@@ -186,6 +186,23 @@ def identity_like(x: Tensor, n) -> Tensor:
     return ew.where(eye_mask(x, n), 1.0, 0.0).to(x.dtype)
 
 
+_PHASE = ("The {what} in the complex case are specified up to multiplication by e^{{i phi}}. "
+          "The specified loss function depends on {tail}")
+
+
+def check_phase_invariance(kernel: str, what: str, tail: str, a: Tensor, b=None) -> None:
+    """torch's refusal of a loss that depends on the phases of complex singular vectors or
+    eigenvectors (which LAPACK picks): unless `a` and `b` (0 by default), the imaginary parts
+    of diagonals the VJP computes, agree as torch.allclose(a, b, 1e-2, 1e-2) has them, raise
+    RuntimeError. It reads values, so it is made eagerly and not while tracing."""
+    data = a._data
+    other = 0.0 if b is None else b._data
+    if data.__class__ is not np.ndarray or (b is not None and other.__class__ is not np.ndarray):
+        return
+    if not np.all(np.abs(data - other) <= 1e-2 + 1e-2 * np.abs(other)):
+        raise RuntimeError(f"{kernel}: " + _PHASE.format(what=what, tail=tail))
+
+
 def safe_ratio(numerator: Tensor, denominator: Tensor) -> Tensor:
     """numerator / denominator, where a zero denominator gives 0 over a zero numerator and NaN
     over any other.

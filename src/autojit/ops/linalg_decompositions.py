@@ -36,6 +36,7 @@ from .linalg_common import (
     batch_prefix,
     check_floating,
     check_matrix,
+    check_phase_invariance,
     check_square,
     check_tensor,
     diag_embed,
@@ -264,6 +265,10 @@ def svd_gradient(u, s, vh, g_u, g_s, g_vh) -> Tensor:
     skew_v = skew_v - mH(skew_v)
     inner = safe_ratio(skew_u * s_row + s_column * skew_v, gaps) + diag_embed(g_s)
     if inner.dtype.is_complex:
+        check_phase_invariance("svd_backward", "singular vectors",
+                               "this phase term, making it ill-defined.",
+                               imag(diagonal(skew_u, 0, -2, -1)),
+                               -imag(diagonal(skew_v, 0, -2, -1)))
         # The phases of the singular vectors: i Im(diag(U^H gU)) / S on the diagonal (the
         # loss being invariant to them, Im diag(U^H gU) = -Im diag(V^H gV)).
         inner = inner + diag_embed(safe_ratio(diagonal(skew_u, 0, -2, -1), 2 * s))
@@ -465,6 +470,10 @@ def _eigh_vjp(ctx, g):
     # phases' and is dropped).
     values = real_part(values)
     projected = matmul(mH(vectors), g_vectors)
+    if projected.dtype.is_complex:
+        check_phase_invariance("linalg_eigh_backward", "eigenvectors",
+                               "this quantity, so it is ill-defined.",
+                               imag(diagonal(projected, 0, -2, -1)))
     projected = 0.5 * (projected - mH(projected))
     row = reshape(values, tuple(values.shape[:-1]) + (1, values.shape[-1]))
     column = reshape(values, tuple(values.shape) + (1,))

@@ -92,7 +92,8 @@ NORMALIZE = {
 # gives 0.14829: errors 3.6e-4 and 9e-6, the cancellation of the Pade sums) and the recurrence of
 # hermite_polynomial_he (torch's 1.2e-5, autojit's 1.9e-5, both rounding in float32); torch's
 # float64 bessel_j0 and bessel_y1 near their zeros (absolute errors 1.9e-7 and 3.2e-7 where
-# SciPy's agree with mpmath to 1e-16).
+# SciPy's agree with mpmath to 1e-16); torch's complex64 gradient of householder_product on a
+# sample whose gradient reaches 800 (largest error 0.18 against complex128, autojit's 2.2e-4).
 _TORCH_FLOAT32 = {"float32": (5e-5, 1e-5)}
 TOLERANCES: dict = {
     **dict.fromkeys(("polygamma.polygamma_n_0", "polygamma.polygamma_n_1",
@@ -101,6 +102,7 @@ TOLERANCES: dict = {
                      "special.hermite_polynomial_he"), _TORCH_FLOAT32),
     "matrix_exp": {"float32": (5e-5, 5e-4)},
     **dict.fromkeys(("special.bessel_j0", "special.bessel_y1"), {"float64": (1e-7, 1e-6)}),
+    "linalg.householder_product": {"complex64": (1e-4, 1e-5)},
 }
 
 # What remains of the full run's failures (AUTOJIT_OPINFO_FULL=1), by kind: key "op/dtype" or
@@ -119,7 +121,8 @@ KNOWN_FAILURES = {
     **dict.fromkeys(("bfloat16/float32", "bfloat16/float64", "bfloat16/complex64",
                      "bfloat16/complex128", "linalg.lstsq.grad_oriented/float32",
                      "linalg.lstsq.grad_oriented/float64", "linalg.lstsq/float32",
-                     "linalg.lstsq/float64", "resize_/float32", "resize_/float64",
+                     "linalg.lstsq/float64", "linalg.lstsq/complex64",
+                     "linalg.lstsq.grad_oriented/complex64", "resize_/float32", "resize_/float64",
                      "resize_/complex64", "resize_/complex128", "resize_as_/float32",
                      "resize_as_/float64", "resize_as_/complex64", "resize_as_/complex128"),
                     _GRAPH_BREAK),
@@ -134,15 +137,11 @@ KNOWN_FAILURES = {
 # The complex samples' failures (complex64 and complex128), apart from the others.
 _COMPLEX_READ = ("Tensor.item() of a complex tensor breaks the graph: a trace has no symbolic "
                  "complex number")
-_COMPLEX_LINALG = ("autojit's linear algebra takes no complex matrices yet: the decompositions, "
-                   "solvers, inverses and determinants, and the ops built on them, raise torch's "
-                   "kind of error (docs/notes/complex.md)")
 _COMPLEX_REFUSED = ("autojit refuses complex tensors in some ops torch defines for them "
                     "(logaddexp, logcumsumexp, silu, l1_loss, rms_norm, the convolutions, the "
                     "masked reductions, logspace's complex bounds)")
-_COMPLEX_VALUES = ("values differ from torch's on complex samples: householder_product and ormqr "
-                   "(the complex reflectors' conjugates), and istft's gradient for a window that "
-                   "requires grad, which torch's autograd leaves zero on these samples")
+_COMPLEX_VALUES = ("values differ from torch's on complex samples: istft's gradient for a window "
+                   "that requires grad, which torch's autograd leaves zero on these samples")
 _COMPLEX_GRADGRAD = "linalg.norm's second derivative at a complex zero is 0, torch's NaN"
 _COMPLEX_SINGLE = ("gradients differ from torch's in complex64 only: logsumexp's beyond the "
                    "tolerance at large moduli, renorm's finite where torch's is NaN")
@@ -155,17 +154,12 @@ def _complex_keys(*names: str) -> tuple:
 COMPLEX_FAILURES = {
     **dict.fromkeys(_complex_keys("item"), _COMPLEX_READ),
     **dict.fromkeys(_complex_keys(
-        "linalg.eig", "linalg.eigvals", "linalg.lstsq", "linalg.lstsq.grad_oriented",
-        "linalg.pinv", "linalg.pinv.hermitian", "linalg.pinv.singular", "pca_lowrank",
-        "pinverse", "svd_lowrank"), _COMPLEX_LINALG),
-    **dict.fromkeys(_complex_keys(
         "logaddexp", "logcumsumexp", "logspace", "logspace.tensor_overload", "masked.logsumexp",
         "masked.mean", "masked.std", "masked.var", "nn.functional.conv1d",
         "nn.functional.conv2d", "nn.functional.conv3d", "nn.functional.l1_loss",
         "nn.functional.rms_norm", "nn.functional.silu.complex"),
         _COMPLEX_REFUSED),
-    **dict.fromkeys(_complex_keys("istft", "linalg.householder_product", "ormqr"),
-                    _COMPLEX_VALUES),
+    **dict.fromkeys(_complex_keys("istft"), _COMPLEX_VALUES),
     **dict.fromkeys(("linalg.norm.subgradients_at_zero/complex128",), _COMPLEX_GRADGRAD),
     **dict.fromkeys(_complex_keys("as_strided.partial_views"), _FORWARD_ERROR),
     **dict.fromkeys(("logsumexp/complex64", "renorm/complex64"), _COMPLEX_SINGLE),

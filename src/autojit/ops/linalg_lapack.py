@@ -3,6 +3,9 @@ geqrf (Householder QR in LAPACK's compact form), sytrf and sytrs (the Bunch-Kauf
 factorization and its solve: torch.linalg.ldl_factor_ex, ldl_solve), and potrf's info (whether
 and where a Cholesky factorization fails: torch.linalg.cholesky_ex).
 
+Each takes real and complex matrices (SciPy's s, d, c and z routines); with hermitian=True a
+complex matrix is factored by hetrf and solved by hetrs, as torch's are.
+
 A primitive has one result, so geqrf's (a, tau) and sytrf's (LD, pivots, info) are packed
 side by side after the batch dims (linalg_common.pack) and taken apart as views; integer parts
 travel as floats (exact: they are small). The lowering is an Extern with a routine no backend

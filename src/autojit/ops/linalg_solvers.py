@@ -28,7 +28,6 @@ from .linalg_common import (
     first_lapack_failure,
     linalg_failure,
     mH,
-    mT,
     triangle,
     with_out,
 )
@@ -169,7 +168,8 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     if left:
         result = bind(SOLVE, (A, B_matrix), {})
     else:
-        result = mT(bind(SOLVE, (mT(A), mT(B_matrix)), {}))
+        # X A = B as A^H X^H = B^H, torch's way: the result has the conjugate bit.
+        result = mH(bind(SOLVE, (mH(A), mH(B_matrix)), {}))
     if vector:
         result = reshape(result, tuple(result.shape[:-1]))
     return with_out(result, out, "_linalg_solve_ex", (A, B))

@@ -461,13 +461,6 @@ def test_ops_without_complex_kernels_raise_torchs_errors(index):
     same_error(lambda f: function(f, f.ones(2, 2, dtype=f.complex64)))
 
 
-def test_matrix_exp_refuses_complex_matrices_as_the_solvers_do():
-    # Its Pade step solves a linear system, which autojit's linear algebra does for reals only.
-    with pytest.raises(NotImplementedError, match="linalg.matrix_exp: autojit's linear algebra "
-                                                  "does not take complex tensors yet"):
-        autojit.linalg.matrix_exp(autojit.ones(2, 2, dtype=autojit.complex64))
-
-
 def test_an_op_with_no_complex_rule_raises_rather_than_computing():
     """Every registered primitive either takes complex tensors (Op.complex) or raises for them:
     none computes on them unchecked."""

@@ -24,6 +24,8 @@ from ..tensor.creation import arange
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from .complex_numbers import real
+from .complex_rules import conj
 from .layout import narrow, reshape, transpose
 from .out_argument import resize_out
 from .registry import OpError
@@ -64,11 +66,10 @@ def check_tensor(x, name: str) -> None:
 
 
 def check_floating(x: Tensor, name: str) -> None:
-    """torch's errors for an integer or a half-precision input of a LAPACK routine; a complex
-    one is refused, autojit's linear algebra being real only (docs/notes/complex.md)."""
+    """torch's errors for an integer or a half-precision input of a LAPACK routine (float32,
+    float64, complex64 and complex128 pass)."""
     if x.dtype.is_complex:
-        raise NotImplementedError(f"{name}: autojit's linear algebra does not take complex "
-                                  f"tensors yet (got {SCALAR_TYPE[x.dtype.name]})")
+        return
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{SCALAR_TYPE[x.dtype.name]}")
@@ -141,6 +142,18 @@ def mT(x: Tensor) -> Tensor:
     return transpose(x, -2, -1)
 
 
+def mH(x: Tensor) -> Tensor:
+    """The conjugate transpose of x's matrices (x.mT for a real x): a VJP's transposes of
+    primal matrices are conjugate ones, torch's gradients being conjugate Wirtinger
+    derivatives (docs/notes/complex.md)."""
+    return conj(transpose(x, -2, -1))
+
+
+def real_part(x: Tensor) -> Tensor:
+    """x's real part, x itself when it is real."""
+    return real(x) if x.dtype.is_complex else x
+
+
 def _positions(x: Tensor, rows, columns):
     """Row and column indices (rows x 1 and 1 x columns int64 tensors) on x's device."""
     device = x.device if x.is_cuda else None
@@ -171,6 +184,23 @@ def diag_embed(v: Tensor) -> Tensor:
 def identity_like(x: Tensor, n) -> Tensor:
     """The n x n identity matrix in x's dtype, on x's device."""
     return ew.where(eye_mask(x, n), 1.0, 0.0).to(x.dtype)
+
+
+_PHASE = ("The {what} in the complex case are specified up to multiplication by e^{{i phi}}. "
+          "The specified loss function depends on {tail}")
+
+
+def check_phase_invariance(kernel: str, what: str, tail: str, a: Tensor, b=None) -> None:
+    """torch's refusal of a loss that depends on the phases of complex singular vectors or
+    eigenvectors (which LAPACK picks): unless `a` and `b` (0 by default), the imaginary parts
+    of diagonals the VJP computes, agree as torch.allclose(a, b, 1e-2, 1e-2) has them, raise
+    RuntimeError. It reads values, so it is made eagerly and not while tracing."""
+    data = a._data
+    other = 0.0 if b is None else b._data
+    if data.__class__ is not np.ndarray or (b is not None and other.__class__ is not np.ndarray):
+        return
+    if not np.all(np.abs(data - other) <= 1e-2 + 1e-2 * np.abs(other)):
+        raise RuntimeError(f"{kernel}: " + _PHASE.format(what=what, tail=tail))
 
 
 def safe_ratio(numerator: Tensor, denominator: Tensor) -> Tensor:

@@ -22,6 +22,8 @@ from ..tensor.tensor import Tensor
 from . import batching
 from . import elementwise as ew
 from .autocast import FP32, autocast_op
+from .complex_numbers import imag, real
+from .complex_rules import conj
 from .diagonal import diagonal
 from .layout import cat, embed_slice, narrow, reshape
 from .linalg import matmul
@@ -34,15 +36,18 @@ from .linalg_common import (
     batch_prefix,
     check_floating,
     check_matrix,
+    check_phase_invariance,
     check_square,
     check_tensor,
     diag_embed,
     eye_mask,
     first_nonfinite,
     linalg_failure,
+    mH,
     mT,
     pack,
     packed_size,
+    real_part,
     safe_ratio,
     triangle,
     unpack,
@@ -52,6 +57,12 @@ from .linalg_common import (
 from .linalg_solvers import SOLVE_TRIANGULAR
 from .reduction import sum_
 from .registry import Extern, bind, define_op, rule_first
+
+
+def _real_result(inputs, attrs):
+    """The dtype rule of singular values and Hermitian eigenvalues: real, of the input's
+    precision."""
+    return None, inputs[0].dtype.to_real()
 
 
 def _check_matrix_floating(A, name: str) -> None:
@@ -114,27 +125,37 @@ def _qr_vjp(ctx, g):
     shapes = qr_shapes(m, n, mode)
     q, r = unpack(ctx.out, shapes)
     g_q, g_r = unpack(g, shapes)
-    # torch's formula (linalg_qr_backward), with M = gR R^T - Q^T gQ.
-    middle = matmul(g_r, mT(r)) - matmul(mT(q), g_q)
+    # torch's formula (linalg_qr_backward), with M = gR R^H - Q^H gQ; for a complex A the
+    # imaginary part of M's diagonal is dropped (m >= n) or halved (m < n), R's diagonal
+    # being real.
+    middle = matmul(g_r, mH(r)) - matmul(mH(q), g_q)
     no_unit = {"upper": False, "left": False, "unitriangular": False}
     if m >= n:
         upper = triangle(middle, upper=True)
-        gradient = matmul(q, upper + mT(triangle(middle, upper=True, diagonal=1))) + g_q
-        return (bind(SOLVE_TRIANGULAR, (mT(r), gradient), no_unit),)
-    gradient = matmul(q, triangle(mT(middle) - middle, upper=False))
-    gradient = bind(SOLVE_TRIANGULAR, (mT(narrow(r, -1, 0, m)), gradient), no_unit)
+        if middle.dtype.is_complex:
+            upper = upper - diag_embed(1j * imag(diagonal(middle, 0, -2, -1)))
+        gradient = matmul(q, upper + mH(triangle(middle, upper=True, diagonal=1))) + g_q
+        return (bind(SOLVE_TRIANGULAR, (mH(r), gradient), no_unit),)
+    skew = triangle(mH(middle) - middle, upper=False)
+    if skew.dtype.is_complex:
+        skew = skew - diag_embed(0.5j * imag(diagonal(skew, 0, -2, -1)))
+    gradient = matmul(q, skew)
+    gradient = bind(SOLVE_TRIANGULAR, (mH(narrow(r, -1, 0, m)), gradient), no_unit)
     padding = ew.fill_like(narrow(r, -1, m, n - m), 0.0)
     return (cat([gradient, padding], -1) + matmul(q, g_r),)
 
 
 def _square_qr_tangents(q, r, tangent) -> tuple:
-    """(dQ, dR) of A = QR with R square: with B = dA R^-1 and C = Q^T B, Q^T dQ is the skew
-    matrix Omega whose lower triangle is C's, dR = (C - Omega) R and dQ = B - Q (C - Omega)."""
+    """(dQ, dR) of A = QR with R square: with B = dA R^-1 and C = Q^H B, Q^H dQ is the
+    skew-Hermitian matrix Omega whose strict lower triangle is C's (and whose diagonal is
+    i Im diag(C), R's diagonal staying real), dR = (C - Omega) R and dQ = B - Q (C - Omega)."""
     b = bind(SOLVE_TRIANGULAR, (r, tangent), {"upper": True, "left": False,
                                              "unitriangular": False})
-    c = matmul(mT(q), b)
+    c = matmul(mH(q), b)
     below = triangle(c, upper=False, diagonal=-1)
-    upper_part = c - below + mT(below)  # C - Omega
+    upper_part = c - below + mH(below)  # C - Omega
+    if c.dtype.is_complex:
+        upper_part = upper_part - diag_embed(1j * imag(diagonal(c, 0, -2, -1)))
     return b - matmul(q, upper_part), matmul(upper_part, r)
 
 
@@ -150,14 +171,14 @@ def _qr_jvp(inputs, tangents, out, attrs):
     # A = Q [R1 R2] with R1 square: (dQ, dR1) from A1 = Q R1, then dR2 = Q^T (dA2 - dQ R2).
     tangent_q, tangent_r1 = _square_qr_tangents(q, narrow(r, -1, 0, m),
                                                 narrow(tangent, -1, 0, m))
-    tangent_r2 = matmul(mT(q), narrow(tangent, -1, m, n - m)
+    tangent_r2 = matmul(mH(q), narrow(tangent, -1, m, n - m)
                         - matmul(tangent_q, narrow(r, -1, m, n - m)))
     return _packed_tangent((tangent_q, cat([tangent_r1, tangent_r2], -1)), tuple(a.shape[:-2]))
 
 
 QR = define_op(name="linalg_qr", arity=1, shape=_qr_rule, dtype=rule_first, impl=_qr_impl,
                vjp=_qr_vjp, jvp=_qr_jvp, saves=(0, "out"), lowering=Extern("qr", ("data",)),
-               grad_name="LinalgQrBackward0", batch=batching.leading_batch_rule)
+               grad_name="LinalgQrBackward0", batch=batching.leading_batch_rule, complex=True)
 
 
 @autocast_op(cpu=FP32)
@@ -233,22 +254,31 @@ def svd_gradient(u, s, vh, g_u, g_s, g_vh) -> Tensor:
     """torch's svd_backward for reduced factors (u: m x k, s: k, vh: k x n): the gradient of
     A from those of U, S and Vh."""
     m, n = u.shape[-2], vh.shape[-1]
+    s = real_part(s)
     s_row, s_column = _row(s), reshape(s, tuple(s.shape) + (1,))
     squares = s * s
     gaps = _row(squares) - reshape(squares, tuple(s.shape) + (1,))
     gaps = ew.where(eye_mask(s, s.shape[-1]), 1.0, gaps)
-    skew_u = matmul(mT(u), g_u)
-    skew_u = skew_u - mT(skew_u)
-    skew_v = matmul(vh, mT(g_vh))
-    skew_v = skew_v - mT(skew_v)
+    skew_u = matmul(mH(u), g_u)
+    skew_u = skew_u - mH(skew_u)
+    skew_v = matmul(vh, mH(g_vh))
+    skew_v = skew_v - mH(skew_v)
     inner = safe_ratio(skew_u * s_row + s_column * skew_v, gaps) + diag_embed(g_s)
+    if inner.dtype.is_complex:
+        check_phase_invariance("svd_backward", "singular vectors",
+                               "this phase term, making it ill-defined.",
+                               imag(diagonal(skew_u, 0, -2, -1)),
+                               -imag(diagonal(skew_v, 0, -2, -1)))
+        # The phases of the singular vectors: i Im(diag(U^H gU)) / S on the diagonal (the
+        # loss being invariant to them, Im diag(U^H gU) = -Im diag(V^H gV)).
+        inner = inner + diag_embed(safe_ratio(diagonal(skew_u, 0, -2, -1), 2 * s))
     if m > n:
         scaled = safe_ratio(g_u, s_row)
-        gradient = matmul(u, inner) + scaled - matmul(u, matmul(mT(u), scaled))
+        gradient = matmul(u, inner) + scaled - matmul(u, matmul(mH(u), scaled))
         return matmul(gradient, vh)
     if m < n:
         scaled = safe_ratio(g_vh, s_column)
-        gradient = matmul(inner, vh) + scaled - matmul(matmul(scaled, mT(vh)), vh)
+        gradient = matmul(inner, vh) + scaled - matmul(matmul(scaled, mH(vh)), vh)
         return matmul(u, gradient)
     return matmul(matmul(u, inner), vh)
 
@@ -273,23 +303,29 @@ def _svd_tangents(u, s, vh, tangent) -> tuple:
     V^T dV = (S dP + dP^T S) / E off the diagonal (E_ij = s_j^2 - s_i^2), plus, for the
     longer side, the part of dA outside the span of U (or V) over S."""
     m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
-    v = mT(vh)
+    s = real_part(s)
+    v = mH(vh)
     s_row, s_column = _row(s), reshape(s, tuple(s.shape) + (1,))
     squares = s * s
     gaps = _row(squares) - reshape(squares, tuple(s.shape) + (1,))
     on_diagonal = eye_mask(s, k)
     gaps = ew.where(on_diagonal, 1.0, gaps)
     a_v = matmul(tangent, v)
-    p = matmul(mT(u), a_v)
-    p_t = mT(p)
+    p = matmul(mH(u), a_v)
+    p_t = mH(p)
     omega_u = safe_ratio(ew.where(on_diagonal, 0.0, p * s_row + s_column * p_t), gaps)
     omega_v = safe_ratio(ew.where(on_diagonal, 0.0, s_column * p + p_t * s_row), gaps)
+    p_diagonal = diagonal(p, 0, -2, -1)
+    if p.dtype.is_complex:  # the phases: +-i Im(diag(dP)) / (2S) on the diagonals
+        phase = diag_embed(safe_ratio(1j * imag(p_diagonal), 2 * s))
+        omega_u, omega_v = omega_u + phase, omega_v - phase
+        p_diagonal = real(p_diagonal).to(p.dtype)
     tangent_u, tangent_v = matmul(u, omega_u), matmul(v, omega_v)
     if m > n:
         tangent_u = tangent_u + safe_ratio(a_v - matmul(u, p), s_row)
     elif m < n:
-        tangent_v = tangent_v + safe_ratio(matmul(mT(tangent), u) - matmul(v, p_t), s_row)
-    return tangent_u, diagonal(p, 0, -2, -1), mT(tangent_v)
+        tangent_v = tangent_v + safe_ratio(matmul(mH(tangent), u) - matmul(v, p_t), s_row)
+    return tangent_u, p_diagonal, mH(tangent_v)
 
 
 def _svd_jvp(inputs, tangents, out, attrs):
@@ -313,7 +349,7 @@ def _svd_jvp(inputs, tangents, out, attrs):
 
 SVD = define_op(name="linalg_svd", arity=1, shape=_svd_rule, dtype=rule_first, impl=_svd_impl,
                 vjp=_svd_vjp, jvp=_svd_jvp, saves=(0, "out"), lowering=Extern("svd", ("data",)),
-                grad_name="LinalgSvdBackward0", batch=batching.leading_batch_rule)
+                grad_name="LinalgSvdBackward0", batch=batching.leading_batch_rule, complex=True)
 
 
 def _check_driver(A: Tensor, driver) -> None:
@@ -330,7 +366,8 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     _check_driver(A, driver)
     full = bool(full_matrices)
     shapes = svd_shapes(A.shape[-2], A.shape[-1], full)
-    result = SVDResult(*unpack(bind(SVD, (A,), {"full_matrices": full}), shapes))
+    u, s, vh = unpack(bind(SVD, (A,), {"full_matrices": full}), shapes)
+    result = SVDResult(u, real_part(s), vh)
     return result if out is None else write_outs(out, result, "_linalg_svd", (A,))
 
 
@@ -349,25 +386,26 @@ def _svdvals_vjp(ctx, g):
     a = ctx.inputs[0]
     m, n = a.shape[-2], a.shape[-1]
     u, _, vh = unpack(bind(SVD, (a,), {"full_matrices": False}), svd_shapes(m, n, False))
+    g = g.to(u.dtype)
     if m >= n:
         return (matmul(u, reshape(g, tuple(g.shape) + (1,)) * vh),)
     return (matmul(u * reshape(g, tuple(g.shape[:-1]) + (1, g.shape[-1])), vh),)
 
 
 def _svdvals_jvp(inputs, tangents, out, attrs):
-    # ds_i = u_i^T dA v_i.
+    # ds_i = Re(u_i^H dA v_i).
     (a,), (tangent,) = inputs, tangents
     if tangent is None:
         return None
     m, n = a.shape[-2], a.shape[-1]
     u, _, vh = unpack(bind(SVD, (a,), {"full_matrices": False}), svd_shapes(m, n, False))
-    return sum_(u * matmul(tangent, mT(vh)), -2)
+    return real_part(sum_(conj(u) * matmul(tangent, mH(vh)), -2))
 
 
-SVDVALS = define_op(name="linalg_svdvals", arity=1, shape=_svdvals_rule, dtype=rule_first,
+SVDVALS = define_op(name="linalg_svdvals", arity=1, shape=_svdvals_rule, dtype=_real_result,
                     impl=_svdvals_impl, vjp=_svdvals_vjp, jvp=_svdvals_jvp, saves=(0,),
                     lowering=Extern("singular_values", ("data",)),
-                    grad_name="LinalgSvdBackward0", batch=batching.leading_batch_rule)
+                    grad_name="LinalgSvdBackward0", batch=batching.leading_batch_rule, complex=True)
 
 
 @autocast_op(cpu=FP32)
@@ -427,15 +465,22 @@ def _eigh_vjp(ctx, g):
     n = ctx.out.shape[-1]
     values, vectors = unpack(ctx.out, eigh_shapes(_eigh_order(n)))
     g_values, g_vectors = unpack(g, eigh_shapes(_eigh_order(n)))
-    # torch's linalg_eig_backward for Hermitian A: V (diag(gL) + skew(V^T gV) / E) V^T with
-    # E_ij = L_j - L_i.
-    projected = matmul(mT(vectors), g_vectors)
-    projected = 0.5 * (projected - mT(projected))
+    # torch's linalg_eig_backward for Hermitian A: V (diag(gL) + skew(V^H gV) / E) V^H with
+    # E_ij = L_j - L_i, the diagonal gL alone (the skew part's, i Im diag(V^H gV), is the
+    # phases' and is dropped).
+    values = real_part(values)
+    projected = matmul(mH(vectors), g_vectors)
+    if projected.dtype.is_complex:
+        check_phase_invariance("linalg_eigh_backward", "eigenvectors",
+                               "this quantity, so it is ill-defined.",
+                               imag(diagonal(projected, 0, -2, -1)))
+    projected = 0.5 * (projected - mH(projected))
     row = reshape(values, tuple(values.shape[:-1]) + (1, values.shape[-1]))
     column = reshape(values, tuple(values.shape) + (1,))
-    gaps = ew.where(eye_mask(values, values.shape[-1]), 1.0, row - column)
-    inner = safe_ratio(projected, gaps) + diag_embed(g_values)
-    return (matmul(vectors, matmul(inner, mT(vectors))),)
+    on_diagonal = eye_mask(values, values.shape[-1])
+    gaps = ew.where(on_diagonal, 1.0, row - column)
+    inner = ew.where(on_diagonal, diag_embed(g_values), safe_ratio(projected, gaps))
+    return (matmul(vectors, matmul(inner, mH(vectors))),)
 
 
 def _eigh_order(packed_length) -> int:
@@ -450,21 +495,22 @@ def _eigh_jvp(inputs, tangents, out, attrs):
     if tangent is None:
         return None
     values, vectors = unpack(out, eigh_shapes(_eigh_order(out.shape[-1])))
-    projected = matmul(mT(vectors), matmul(tangent, vectors))
-    projected = 0.5 * (projected + mT(projected))
+    values = real_part(values)
+    projected = matmul(mH(vectors), matmul(tangent, vectors))
+    projected = 0.5 * (projected + mH(projected))
     on_diagonal = eye_mask(values, values.shape[-1])
     row = reshape(values, tuple(values.shape[:-1]) + (1, values.shape[-1]))
     column = reshape(values, tuple(values.shape) + (1,))
     gaps = ew.where(on_diagonal, 1.0, row - column)
     tangent_vectors = matmul(vectors, safe_ratio(ew.where(on_diagonal, 0.0, projected), gaps))
-    return _packed_tangent((diagonal(projected, 0, -2, -1), tangent_vectors),
-                           tuple(values.shape[:-1]))
+    tangent_values = real_part(diagonal(projected, 0, -2, -1)).to(projected.dtype)
+    return _packed_tangent((tangent_values, tangent_vectors), tuple(values.shape[:-1]))
 
 
 EIGH = define_op(name="linalg_eigh", arity=1, shape=_eigh_rule, dtype=rule_first,
                  impl=_eigh_impl, vjp=_eigh_vjp, jvp=_eigh_jvp, saves=("out",),
                  lowering=Extern("symmetric_eigen", ("data",)), grad_name="LinalgEighBackward0",
-                 batch=batching.leading_batch_rule)
+                 batch=batching.leading_batch_rule, complex=True)
 
 
 def _check_symmetric_input(A, name: str = "linalg.eigh") -> None:
@@ -480,7 +526,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, out=None):
     _check_symmetric_input(A)
     uplo = _check_uplo(UPLO)
     values, vectors = unpack(bind(EIGH, (A,), {"UPLO": uplo}), eigh_shapes(A.shape[-1]))
-    result = EighResult(values, vectors)
+    result = EighResult(real_part(values), vectors)
     return result if out is None else write_outs(out, result, "_linalg_eigh", (A,))
 
 
@@ -495,22 +541,24 @@ def _eigvalsh_impl(a, UPLO):
 def _eigvalsh_vjp(ctx, g):
     a = ctx.inputs[0]
     _, vectors = unpack(bind(EIGH, (a,), ctx.attrs), eigh_shapes(a.shape[-1]))
-    return (matmul(vectors * reshape(g, tuple(g.shape[:-1]) + (1, g.shape[-1])), mT(vectors)),)
+    g = g.to(vectors.dtype)
+    return (matmul(vectors * reshape(g, tuple(g.shape[:-1]) + (1, g.shape[-1])), mH(vectors)),)
 
 
 def _eigvalsh_jvp(inputs, tangents, out, attrs):
-    # dl_i = v_i^T dA v_i.
+    # dl_i = Re(v_i^H dA v_i).
     (a,), (tangent,) = inputs, tangents
     if tangent is None:
         return None
     _, vectors = unpack(bind(EIGH, (a,), attrs), eigh_shapes(a.shape[-1]))
-    return sum_(vectors * matmul(tangent, vectors), -2)
+    return real_part(sum_(conj(vectors) * matmul(tangent, vectors), -2))
 
 
-EIGVALSH = define_op(name="linalg_eigvalsh", arity=1, shape=_eigvalsh_rule, dtype=rule_first,
+EIGVALSH = define_op(name="linalg_eigvalsh", arity=1, shape=_eigvalsh_rule, dtype=_real_result,
                      impl=_eigvalsh_impl, vjp=_eigvalsh_vjp, jvp=_eigvalsh_jvp, saves=(0,),
                      lowering=Extern("symmetric_eigenvalues", ("data",)),
-                     grad_name="LinalgEighBackward0", batch=batching.leading_batch_rule)
+                     grad_name="LinalgEighBackward0", batch=batching.leading_batch_rule,
+                     complex=True)
 
 
 @autocast_op(cpu=FP32)

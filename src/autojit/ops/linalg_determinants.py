@@ -20,7 +20,9 @@ import numpy as np
 from ..tensor.tensor import Tensor
 from . import batching
 from . import elementwise as ew
-from .layout import embed_slice, reshape, select
+from .complex_numbers import imag, real
+from .complex_rules import conj
+from .layout import embed_slice, reshape, select, stack
 from .linalg import matmul
 from .linalg_common import (
     SlogdetResult,
@@ -28,7 +30,8 @@ from .linalg_common import (
     check_square_floating,
     eye_mask,
     identity_like,
-    mT,
+    mH,
+    real_part,
     unpack,
     with_out,
     write_outs,
@@ -51,14 +54,16 @@ def _as_matrices(values: Tensor) -> Tensor:
 
 
 def _inverse_transposed(a: Tensor, scale: Tensor) -> Tensor:
-    return _as_matrices(scale) * mT(bind(INV, (a,), {}))
+    return _as_matrices(scale) * mH(bind(INV, (a,), {}))
 
 
 def _adjugate_transposed(a: Tensor, scale: Tensor) -> Tensor:
-    """scale * the cofactor matrix of a, from its SVD (any a, singular ones included)."""
+    """scale * the conjugate of the cofactor matrix of a, from its SVD (any a, singular ones
+    included)."""
     n = a.shape[-1]
     u, s, vh = unpack(bind(SVD, (a,), {"full_matrices": False}), svd_shapes(n, n, False))
-    with_signs = (bind(DET, (u.detach(),), {}) * bind(DET, (vh.detach(),), {})) * scale
+    s = real_part(s)
+    with_signs = conj(bind(DET, (u.detach(),), {}) * bind(DET, (vh.detach(),), {})) * scale
     # prod_{j != i} s_j, without dividing by s_i (which may be 0).
     others = prod_(ew.where(eye_mask(s, n), 1.0, reshape(s, tuple(s.shape[:-1]) + (1, n))), -1)
     weights = reshape(with_signs, tuple(with_signs.shape) + (1,)) * others
@@ -67,9 +72,9 @@ def _adjugate_transposed(a: Tensor, scale: Tensor) -> Tensor:
 
 def cofactor_gradient(a: Tensor, singular: Tensor, regular_scale: Tensor,
                       singular_scale) -> Tensor:
-    """regular_scale * A^-T for the matrices where `singular` is False, singular_scale() times
-    the cofactor matrix where it is True (one flag and scale per matrix of the batch; the
-    second scale is made only when needed)."""
+    """regular_scale * A^-H for the matrices where `singular` is False, singular_scale() times
+    the conjugate of the cofactor matrix where it is True (one flag and scale per matrix of
+    the batch; the second scale is made only when needed)."""
     flags = singular._data
     if flags is not None and flags.__class__ is np.ndarray and a._data is not None:
         if not flags.any():
@@ -82,7 +87,8 @@ def cofactor_gradient(a: Tensor, singular: Tensor, regular_scale: Tensor,
     from ..tensor.creation import arange
 
     # Singular values 1..n, well apart, for the matrices whose SVD branch is not taken.
-    spread = eye * arange(1, n + 1, dtype=a.dtype, device=a.device if a.is_cuda else None)
+    spread = eye * arange(1, n + 1, dtype=real_part(eye).dtype,
+                          device=a.device if a.is_cuda else None)
     regular = _inverse_transposed(ew.where(mask, eye, a), regular_scale)
     adjugate = _adjugate_transposed(ew.where(mask, a, spread), singular_scale())
     return ew.where(mask, adjugate, regular)
@@ -97,7 +103,7 @@ def _det_vjp(ctx, g):
     det = ctx.out
     # torch's threshold: below 100 eps the SVD formula, which holds for every matrix.
     nearly_singular = ew.abs(det) < 100 * float(np.finfo(a.dtype.numpy).eps)
-    return (cofactor_gradient(a, nearly_singular, g * det, lambda: g),)
+    return (cofactor_gradient(a, nearly_singular, g * conj(det), lambda: g),)
 
 
 def _det_jvp(inputs, tangents, out, attrs):
@@ -106,14 +112,15 @@ def _det_jvp(inputs, tangents, out, attrs):
     if tangent is None or a.numel() == 0:
         return None
     nearly_singular = ew.abs(out) < 100 * float(np.finfo(a.dtype.numpy).eps)
-    cofactor = cofactor_gradient(a, nearly_singular, out, lambda: ew.fill_like(out, 1.0))
+    cofactor = conj(cofactor_gradient(a, nearly_singular, conj(out),
+                                      lambda: ew.fill_like(out, 1.0)))
     return sum_(cofactor * tangent, (-2, -1))
 
 
 DET = define_op(name="linalg_det", arity=1, shape=_determinant_rule, dtype=rule_first,
                 impl=np.linalg.det, vjp=_det_vjp, jvp=_det_jvp, saves=(0, "out"),
                 lowering=Extern("lu_determinant", ("data",)), grad_name="LinalgDetBackward0",
-                batch=batching.leading_batch_rule)
+                batch=batching.leading_batch_rule, complex=True)
 
 
 def det(A: Tensor, *, out=None) -> Tensor:
@@ -142,14 +149,19 @@ def _slogdet_impl(a):
 
 
 def _slogdet_vjp(ctx, g):
-    # The sign is piecewise constant: only logabsdet has a gradient, g * A^-T. At a singular
-    # matrix (logabsdet = -inf) that is the cofactor matrix over a zero determinant, infinite
-    # as torch's.
+    # A real sign is piecewise constant: only logabsdet has a gradient, g * A^-T. A complex
+    # one moves with the phase of det: with t = tr(A^-1 dA), dlogabsdet = Re t and dsign =
+    # i sign Im t, so the gradient is (gL - i Im(conj(gS) sign)) A^-H. At a singular matrix
+    # (logabsdet = -inf) that is the cofactor matrix over a zero determinant, infinite as
+    # torch's.
     a = ctx.inputs[0]
     if a.numel() == 0:
         return (ew.fill_like(a, 0.0),)
     g_logabsdet = select(g, -1, 1)
-    logabsdet = select(ctx.out, -1, 1)
+    logabsdet = real_part(select(ctx.out, -1, 1))
+    if a.dtype.is_complex:
+        sign = select(ctx.out, -1, 0)
+        g_logabsdet = real(g_logabsdet) - 1j * imag(conj(select(g, -1, 0)) * sign)
     singular = logabsdet == -math.inf
     # g / det(A) with det(A) = 0 there; a constant infinity, not a division by 0, so that the
     # branch a trace computes for every matrix has no infinite derivative with respect to g.
@@ -163,12 +175,16 @@ def _slogdet_jvp(inputs, tangents, out, attrs):
     (a,), (tangent,) = inputs, tangents
     if tangent is None or a.numel() == 0:
         return None
-    logabsdet = select(out, -1, 1)
+    logabsdet = real_part(select(out, -1, 1))
     singular = logabsdet == -math.inf
     ones = ew.fill_like(logabsdet, 1.0)
-    gradient = cofactor_gradient(a, singular, ones,
-                                 lambda: ew.where(singular, math.inf, 0.0))
+    gradient = conj(cofactor_gradient(a, singular, ones,
+                                      lambda: ew.where(singular, math.inf, 0.0)))
     pushed = sum_(gradient * tangent, (-2, -1))
+    if a.dtype.is_complex:  # (i sign Im t, Re t), t = tr(A^-1 dA)
+        sign = select(out, -1, 0)
+        pushed = stack([1j * sign * imag(pushed), real(pushed).to(a.dtype)], -1)
+        return pushed
     pushed = reshape(pushed, tuple(pushed.shape) + (1,))
     return embed_slice(pushed, tuple(out.shape), [(0, n, 1) for n in out.shape[:-1]] + [(1, 2, 1)])
 
@@ -176,7 +192,8 @@ def _slogdet_jvp(inputs, tangents, out, attrs):
 SLOGDET = define_op(name="linalg_slogdet", arity=1, shape=_slogdet_rule, dtype=rule_first,
                     impl=_slogdet_impl, vjp=_slogdet_vjp, jvp=_slogdet_jvp, saves=(0, "out"),
                     lowering=Extern("lu_log_determinant", ("data",)),
-                    grad_name="LinalgSlogdetBackward0", batch=batching.leading_batch_rule)
+                    grad_name="LinalgSlogdetBackward0", batch=batching.leading_batch_rule,
+                    complex=True)
 
 
 def slogdet(A: Tensor, *, out=None):
@@ -184,7 +201,7 @@ def slogdet(A: Tensor, *, out=None):
     logabsdet): for a singular matrix (0, -inf)."""
     check_square_floating(A, "linalg.slogdet")
     packed = bind(SLOGDET, (A,), {})
-    result = SlogdetResult(select(packed, -1, 0), select(packed, -1, 1))
+    result = SlogdetResult(select(packed, -1, 0), real_part(select(packed, -1, 1)))
     return result if out is None else write_outs(out, result, "_linalg_slogdet", (A,))
 
 
@@ -199,8 +216,11 @@ slogdet_top_level.__name__ = slogdet_top_level.__qualname__ = "slogdet"
 
 
 def logdet(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
-    """The natural log of the determinant: NaN where it is negative, -inf where it is 0."""
+    """The natural log of the determinant: NaN where it is negative, -inf where it is 0 (for
+    a complex matrix, the complex log(sign) + log|det|)."""
     check_square_floating(input, "linalg.slogdet")
     sign, logabsdet = slogdet(input)
+    if input.dtype.is_complex:
+        return ew.log(sign) + logabsdet
     return ew.where(sign < 0, math.nan, logabsdet)
 

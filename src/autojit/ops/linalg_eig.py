@@ -3,13 +3,12 @@ symmetric) square matrix, which are complex. Each is a primitive run by LAPACK's
 NumPy, which normalizes the eigenvectors as torch's LAPACK call does (unit 2-norm, the largest
 component real), with torch's VJP and JVP written in autojit ops.
 
-autojit's linear algebra is real (docs/notes/complex.md): the input must be float32 or float64,
-and the results are complex64 or complex128. The rules solve complex systems with the matrix
-V of eigenvectors; `complex_solve` does that through the real system of twice the size that a
-complex one is ([[Re A, -Im A], [Im A, Re A]]), so the rules stay differentiable, to any order,
-with the real solver's own rules. torch checks in its backward that a loss does not depend on
-the phase of the eigenvectors (which is arbitrary) and raises where it does; that check reads
-the gradient's values and is not made here.
+The input is real or complex (float32, float64, complex64, complex128), the results complex
+of its precision; a real input's gradient is the real part of the complex one, which the
+engine takes (docs/notes/complex.md). The rules solve complex systems with the matrix V of
+eigenvectors through linalg.solve, whose rules differentiate them again. As torch does, the
+backward raises where the loss depends on the phases of the eigenvectors (which are
+arbitrary): that check reads the gradient's values, so it is made eagerly, not in a trace.
 """
 
 from __future__ import annotations
@@ -23,14 +22,15 @@ from ..tensor.tensor import Tensor
 from . import batching
 from . import elementwise as ew
 from .autocast import FP32, autocast_op
-from .complex_numbers import imag, make_complex, real
+from .complex_numbers import imag, real
 from .complex_rules import conj
 from .diagonal import diagonal
-from .layout import cat, narrow, reshape
+from .layout import cat, reshape
 from .linalg import matmul
 from .linalg_common import (
     SCALAR_TYPE,
     check_floating,
+    check_phase_invariance,
     check_square,
     check_tensor,
     diag_embed,
@@ -48,8 +48,6 @@ from .registry import Extern, OpError, bind, define_op
 
 EigResult = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 
-_COMPLEX_OF = {"float32": dtypes.complex64, "float64": dtypes.complex128}
-
 
 def _shapes(n) -> tuple:
     return (n,), (n, n)
@@ -61,7 +59,7 @@ def _order(packed_length) -> int:
 
 
 def _complex_dtype(inputs, attrs):
-    return None, _COMPLEX_OF[inputs[0]._dtype.name]
+    return None, inputs[0]._dtype.to_complex()
 
 
 def _check_finite(a: np.ndarray, name: str) -> None:
@@ -69,16 +67,6 @@ def _check_finite(a: np.ndarray, name: str) -> None:
     if first_nonfinite(a) is not None:
         raise OpError(RuntimeError(f"torch.{name}: input tensor should not contain infs or "
                                    "NaNs."))
-
-
-def complex_solve(A: Tensor, B: Tensor) -> Tensor:
-    """X with A X = B for complex square A (..., n, n) and B (..., n, k), as the real system
-    [[Re A, -Im A], [Im A, Re A]] [Re X; Im X] = [Re B; Im B]."""
-    n = A.shape[-1]
-    a_real, a_imag = real(A), imag(A)
-    block = cat([cat([a_real, -a_imag], -1), cat([a_imag, a_real], -1)], -2)
-    stacked = solve(block, cat([real(B), imag(B)], -2))
-    return make_complex(narrow(stacked, -2, 0, n), narrow(stacked, -2, n, n))
 
 
 def _as_complex(x: Tensor, like: Tensor) -> Tensor:
@@ -112,12 +100,17 @@ def _eig_vjp(ctx, g):
     g_values, g_vectors = unpack(g, _shapes(_order(g.shape[-1])))
     vectors_h = conj(mT(vectors))
     projected = matmul(vectors_h, _as_complex(g_vectors, vectors))
+    check_phase_invariance("linalg_eig_backward", "eigenvectors",
+                           "this quantity, so it is ill-defined.",
+                           imag(diagonal(projected, 0, -2, -1)))
     re_diagonal = real(diagonal(projected, 0, -2, -1))
     shifted = projected - matmul(vectors_h, vectors * reshape(
         re_diagonal, tuple(re_diagonal.shape[:-1]) + (1, re_diagonal.shape[-1])))
     inner = ew.where(eye_mask(values, values.shape[-1]), diag_embed(_as_complex(g_values, values)),
                      shifted / _gaps(conj(values)))
-    return (real(complex_solve(vectors_h, matmul(inner, vectors_h))),)
+    # A real A's gradient is the real part, which the engine takes (autograd/graph.py's
+    # conform, torch's handle_r_to_c).
+    return (solve(vectors_h, matmul(inner, vectors_h)),)
 
 
 def _eig_jvp(inputs, tangents, out, attrs):
@@ -127,7 +120,7 @@ def _eig_jvp(inputs, tangents, out, attrs):
     if tangent is None:
         return None
     values, vectors = unpack(out, _shapes(_order(out.shape[-1])))
-    moved = complex_solve(vectors, matmul(_as_complex(tangent, vectors), vectors))
+    moved = solve(vectors, matmul(_as_complex(tangent, vectors), vectors))
     on_diagonal = eye_mask(values, values.shape[-1])
     moved_vectors = matmul(vectors, ew.where(on_diagonal, 0.0, moved) / _gaps(values))
     re_diagonal = real(diagonal(matmul(conj(mT(vectors)), moved_vectors), 0, -2, -1))
@@ -180,8 +173,7 @@ def _eigvals_vjp(ctx, g):
     a = ctx.inputs[0]
     _, vectors = unpack(bind(EIG, (a,), {}), _shapes(a.shape[-1]))
     vectors_h = conj(mT(vectors))
-    return (real(complex_solve(vectors_h, matmul(diag_embed(_as_complex(g, vectors)),
-                                                 vectors_h))),)
+    return (solve(vectors_h, matmul(diag_embed(_as_complex(g, vectors)), vectors_h)),)
 
 
 def _eigvals_jvp(inputs, tangents, out, attrs):
@@ -190,7 +182,7 @@ def _eigvals_jvp(inputs, tangents, out, attrs):
     if tangent is None:
         return None
     _, vectors = unpack(bind(EIG, (a,), {}), _shapes(a.shape[-1]))
-    moved = complex_solve(vectors, matmul(_as_complex(tangent, vectors), vectors))
+    moved = solve(vectors, matmul(_as_complex(tangent, vectors), vectors))
     return diagonal(moved, 0, -2, -1)
 
 
@@ -209,4 +201,4 @@ def eigvals(A: Tensor, *, out=None) -> Tensor:
     return with_out(bind(EIGVALS, (A,), {}), out, "linalg_eigvals", (A,))
 
 
-__all__ = ["EigResult", "complex_solve", "eig", "eigvals"]
+__all__ = ["EigResult", "eig", "eigvals"]

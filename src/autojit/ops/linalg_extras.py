@@ -20,6 +20,7 @@ from ..tensor.creation import eye
 from ..tensor.tensor import Tensor
 from ..tensor.type_info import finfo
 from . import elementwise as ew
+from .complex_rules import conj
 from .diagonal import diagonal as _diagonal
 from .layout import movedim, reshape
 from .linalg import matmul
@@ -28,7 +29,7 @@ from .linalg_common import (
     check_square_floating,
     check_tensor,
     copy_out,
-    mT,
+    mH,
     with_out,
     write_outs,
 )
@@ -219,21 +220,24 @@ def _reflectors(A: Tensor, k: int) -> Tensor:
     return below + eye(m, k, dtype=A.dtype, device=A.device)
 
 
-def _apply(vectors: Tensor, tau: Tensor, X: Tensor, order, left: bool) -> Tensor:
-    """X with H_i = I - tau_i v_i v_i^T applied in `order`: from the left (H X) or from the
-    right (X H)."""
+def _apply(vectors: Tensor, tau: Tensor, X: Tensor, order, left: bool,
+           adjoint: bool = False) -> Tensor:
+    """X with H_i = I - tau_i v_i v_i^H (its adjoint H_i^H = I - conj(tau_i) v_i v_i^H with
+    adjoint) applied in `order`: from the left (H X) or from the right (X H)."""
+    if adjoint:
+        tau = conj(tau)
     for i in order:
         v = vectors[..., :, i:i + 1]
         t = tau[..., i:i + 1].unsqueeze(-1)
         if left:
-            X = X - matmul(v * t, matmul(mT(v), X))
+            X = X - matmul(v * t, matmul(mH(v), X))
         else:
-            X = X - matmul(matmul(X, v) * t, mT(v))
+            X = X - matmul(matmul(X, v) * t, mH(v))
     return X
 
 
 def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
-    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T, the Householder
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^H, the Householder
     vectors v_i stored in A's columns below the diagonal (LAPACK's orgqr)."""
     check_tensor(A, "linalg.householder_product")
     check_tensor(tau, "linalg.householder_product")
@@ -256,7 +260,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
 
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,  # noqa: A002
           transpose: bool = False, *, out=None) -> Tensor:
-    """other multiplied by Q (Q^T with transpose) from the left or the right, Q the product of
+    """other multiplied by Q (Q^H with transpose) from the left or the right, Q the product of
     the Householder reflectors stored in input and tau (LAPACK's ormqr)."""
     for value in (input, tau, other):
         check_tensor(value, "ormqr")
@@ -272,9 +276,9 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,  # noqa:
         raise RuntimeError(f"torch.ormqr: other.shape[{-2 if left else -1}] must be equal to "
                            f"input.shape[-2]")
     vectors = _reflectors(input, k)
-    # Q = H_1 ... H_k: Q C applies H_k first, Q^T C H_1 first; from the right the reverse.
+    # Q = H_1 ... H_k: Q C applies H_k first, Q^H C H_1 first; from the right the reverse.
     order = range(k) if transpose == left else reversed(range(k))
-    result = _apply(vectors, tau, other, order, left)
+    result = _apply(vectors, tau, other, order, left, adjoint=bool(transpose))
     return result if out is None else out.copy_(result)
 
 
@@ -298,7 +302,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     """(LD, pivots, info): the Bunch-Kaufman factorization A = L D L^T of a symmetric A in
     LAPACK's compact form (sytrf), and LAPACK's info."""
     check_square_floating(A, "torch.linalg.ldl_factor_ex")
-    factors, pivots, info = ldl_parts(A)
+    factors, pivots, info = ldl_parts(A, hermitian)
     if check_errors:
         _raise_info(info, "torch.linalg.ldl_factor_ex", "The factorization could not be "
                                                         "completed because the input is "
@@ -326,5 +330,5 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *,  # noqa: N803 - torch's 
     if B.ndim < 2:
         raise RuntimeError("torch.linalg.ldl_solve: Expected B to have at least 2 dimensions, "
                            f"but it has {B.ndim} dimensions instead")
-    result = ldl_solve_matrix(LD, pivots, B)
+    result = ldl_solve_matrix(LD, pivots, B, hermitian)
     return result if out is None else with_out(result, out, "aten::linalg_ldl_solve", ())

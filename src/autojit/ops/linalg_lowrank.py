@@ -15,7 +15,7 @@ from .linalg_decompositions import qr, svd
 
 
 def _floating(A):
-    return A.dtype if A.dtype.is_floating_point else dtypes.float32
+    return A.dtype if A.dtype.is_floating_point or A.dtype.is_complex else dtypes.float32
 
 
 def _approximate_basis(A, q: int, niter: int, M=None):
@@ -26,9 +26,9 @@ def _approximate_basis(A, q: int, niter: int, M=None):
         X = X - matmul(M, R)
     Q = qr(X).Q
     for _ in range(niter):
-        X = matmul(A.mT, Q)
+        X = matmul(A.mH, Q)
         if M is not None:
-            X = X - matmul(M.mT, Q)
+            X = X - matmul(M.mH, Q)
         Q = qr(X).Q
         X = matmul(A, Q)
         if M is not None:
@@ -44,20 +44,20 @@ def _svd_lowrank(A, q=6, niter=2, M=None):
     if M is not None:
         M = M.broadcast_to(tuple(A.shape))
     if m < n:
-        A = A.mT
+        A = A.mH
         if M is not None:
-            M = M.mT
+            M = M.mH
     Q = _approximate_basis(A, q, niter, M)
-    B = matmul(Q.mT, A)
+    B = matmul(Q.mH, A)
     if M is not None:
-        B = B - matmul(Q.mT, M)
+        B = B - matmul(Q.mH, M)
     U, S, Vh = svd(B, full_matrices=False)
-    V, U = Vh.mT, matmul(Q, U)
+    V, U = Vh.mH, matmul(Q, U)
     return (V, S, U) if m < n else (U, S, V)
 
 
 def svd_lowrank(A, q: int | None = 6, niter: int | None = 2, M=None):
-    """(U, S, V): an approximate rank-q SVD of A - M (A ~ U diag(S) V^T), computed from a
+    """(U, S, V): an approximate rank-q SVD of A - M (A ~ U diag(S) V^H), computed from a
     random sketch refined by `niter` power iterations."""
     return _svd_lowrank(A, q, niter, M)
 

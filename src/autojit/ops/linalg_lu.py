@@ -38,8 +38,10 @@ from .linalg_common import (
     check_square,
     check_tensor,
     identity_like,
+    mH,
     mT,
     pack,
+    real_part,
     triangle,
     unpack,
     write_outs,
@@ -106,7 +108,7 @@ PERMUTATION = define_op(
 def _parts(packed: Tensor, m, n):
     """(LU, pivots as int32) of the packed factorization."""
     lu, pivots = unpack(packed, _lu_shapes(m, n))
-    return lu, pivots.to(dtypes.int32)
+    return lu, real_part(pivots).to(dtypes.int32)
 
 
 def _unpacked(lu: Tensor, pivots: Tensor):
@@ -139,24 +141,24 @@ def _lu_backward(g_lower, g_upper, P, L, U):
     if m <= n:
         U1 = narrow(U, -1, 0, k)
         g_u1 = narrow(g_upper, -1, 0, k)
-        lower_part = matmul(mT(L), g_lower)
+        lower_part = matmul(mH(L), g_lower)
         if n > m:
             g_u2 = narrow(g_upper, -1, k, n - k)
-            lower_part = lower_part - matmul(g_u2, mT(narrow(U, -1, k, n - k)))
+            lower_part = lower_part - matmul(g_u2, mH(narrow(U, -1, k, n - k)))
         middle = (triangle(lower_part, upper=False, diagonal=-1)
-                  + triangle(matmul(g_u1, mT(U1)), upper=True))
-        gradient = bind(SOLVE_TRIANGULAR, (mT(U1), middle),
+                  + triangle(matmul(g_u1, mH(U1)), upper=True))
+        gradient = bind(SOLVE_TRIANGULAR, (mH(U1), middle),
                         {"upper": False, "left": False, "unitriangular": False})
         if n > m:
             gradient = cat([gradient, g_u2], -1)
-        gradient = bind(SOLVE_TRIANGULAR, (mT(L), gradient), unit_lower_t)
+        gradient = bind(SOLVE_TRIANGULAR, (mH(L), gradient), unit_lower_t)
         return matmul(P, gradient)
     L1, L2 = narrow(L, -2, 0, k), narrow(L, -2, k, m - k)
     g_l1, g_l2 = narrow(g_lower, -2, 0, k), narrow(g_lower, -2, k, m - k)
-    middle = (triangle(matmul(mT(L1), g_l1), upper=False, diagonal=-1)
-              + triangle(matmul(g_upper, mT(U)) - matmul(mT(L2), g_l2), upper=True))
-    gradient = cat([bind(SOLVE_TRIANGULAR, (mT(L1), middle), unit_lower_t), g_l2], -2)
-    gradient = bind(SOLVE_TRIANGULAR, (mT(U), gradient),
+    middle = (triangle(matmul(mH(L1), g_l1), upper=False, diagonal=-1)
+              + triangle(matmul(g_upper, mH(U)) - matmul(mH(L2), g_l2), upper=True))
+    gradient = cat([bind(SOLVE_TRIANGULAR, (mH(L1), middle), unit_lower_t), g_l2], -2)
+    gradient = bind(SOLVE_TRIANGULAR, (mH(U), gradient),
                     {"upper": False, "left": False, "unitriangular": False})
     return matmul(P, gradient)
 
@@ -211,7 +213,8 @@ def _lu_jvp(inputs, tangents, out, attrs):
 LU_FACTOR = define_op(name="linalg_lu_factor", arity=1, shape=_lu_rule, dtype=rule_first,
                       impl=_lu_impl, vjp=_lu_vjp, jvp=_lu_jvp, saves=(0, "out"),
                       lowering=Extern("lu_factor", ("data",)),
-                      grad_name="LinalgLuFactorExBackward0", batch=batching.leading_batch_rule)
+                      grad_name="LinalgLuFactorExBackward0", batch=batching.leading_batch_rule,
+                      complex=True)
 
 
 # ---- factorizations ---------------------------------------------------------------------------
@@ -221,7 +224,8 @@ def _check_lu_input(A, name: str, pivot: bool) -> None:
     if A.ndim < 2:
         raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got "
                            f"size: {list(A.shape)} instead")
-    if not A.dtype.is_floating_point or A.dtype in (dtypes.float16, dtypes.bfloat16):
+    if not (A.dtype.is_floating_point or A.dtype.is_complex) or A.dtype in (dtypes.float16,
+                                                                             dtypes.bfloat16):
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{SCALAR_TYPE[A.dtype.name]}'")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
@@ -343,7 +347,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
                            f"type {SCALAR_TYPE[LU.dtype.name]} and B of type "
                            f"{SCALAR_TYPE[B.dtype.name]} instead")
     if not left:
-        return mT(lu_solve(LU, pivots, mT(B), left=True, adjoint=not adjoint, out=None)) \
+        return mH(lu_solve(LU, pivots, mH(B), left=True, adjoint=not adjoint, out=None)) \
             if out is None else _written(lu_solve(LU, pivots, B, left=False, adjoint=adjoint),
                                          out, (LU, B))
     n = LU.shape[-1]
@@ -364,9 +368,9 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
     if not adjoint:
         X = bind(SOLVE_TRIANGULAR, (LU, _permuted_rows(B, order, False)), unit_lower)
         X = bind(SOLVE_TRIANGULAR, (LU, X), upper)
-    else:  # A^T X = B: U^T L^T P^T X = B
-        X = bind(SOLVE_TRIANGULAR, (mT(LU), B), {**upper, "upper": False})
-        X = bind(SOLVE_TRIANGULAR, (mT(LU), X), {**unit_lower, "upper": True})
+    else:  # A^H X = B: U^H L^H P^T X = B
+        X = bind(SOLVE_TRIANGULAR, (mH(LU), B), {**upper, "upper": False})
+        X = bind(SOLVE_TRIANGULAR, (mH(LU), X), {**unit_lower, "upper": True})
         X = _permuted_rows(X, order, True)
     return X if out is None else _written(X, out, (LU, B))
 
@@ -399,7 +403,7 @@ def _lower_factor(L: Tensor, upper: bool) -> Tensor:  # noqa: N803
     """The lower Cholesky factor read from L's triangle, whose gradient reaches all of L (the
     other triangle too), as torch's cholesky_solve and cholesky_inverse differentiate: the
     value is the triangle, the derivative that of L itself."""
-    factor = mT(L) if upper else L
+    factor = mH(L) if upper else L
     return factor + (triangle(factor, upper=False) - factor).detach()
 
 
@@ -415,7 +419,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Te
                            f"{SCALAR_TYPE[B.dtype.name]} and A of type "
                            f"{SCALAR_TYPE[L.dtype.name]} instead.")
     factor = _lower_factor(L, upper)
-    X = bind(SOLVE, (matmul(factor, mT(factor)), B), {})
+    X = bind(SOLVE, (matmul(factor, mH(factor)), B), {})
     if out is None:
         return X
     from .linalg_common import with_out
@@ -486,9 +490,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential of each square matrix, `sum A^k / k!`."""
     name = "linalg.matrix_exp"
     check_tensor(A, name)
-    if A.dtype.is_complex:
-        check_floating(A, name)  # its Pade step solves a linear system: real only for now
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{SCALAR_TYPE[A.dtype.name]}")
     check_matrix(A, name)

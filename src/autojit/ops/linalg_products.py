@@ -22,6 +22,7 @@ from ..tensor.tensor import Tensor
 from . import batching
 from . import elementwise as ew
 from .autocast import FP32, LOWER, autocast_op
+from .complex_rules import conj
 from .layout import broadcast_to, reshape, select, stack
 from .linalg import matmul
 from .linalg_common import (
@@ -31,7 +32,8 @@ from .linalg_common import (
     check_square,
     check_tensor,
     identity_like,
-    mT,
+    mH,
+    real_part,
     with_out,
 )
 from .linalg_decompositions import SVDVALS
@@ -66,19 +68,23 @@ def _pinv_impl(a, atol, rtol, hermitian):
         tolerance = np.maximum(atol, rtol * magnitudes.max(axis=-1, keepdims=True))
         with np.errstate(divide="ignore"):
             inverses = np.where(magnitudes > tolerance, 1 / values, 0).astype(a.dtype)
-        return np.matmul(vectors * inverses[..., None, :], np.swapaxes(vectors, -1, -2))
+        return np.matmul(vectors * inverses[..., None, :], _conjugate_transpose(vectors))
     u, s, vh = np.linalg.svd(a, full_matrices=False)
     tolerance = np.maximum(atol, rtol * s[..., :1])
     with np.errstate(divide="ignore"):
         inverses = np.where(s > tolerance, 1 / s, 0).astype(a.dtype)
-    return np.matmul(np.swapaxes(vh, -1, -2) * inverses[..., None, :], np.swapaxes(u, -1, -2))
+    return np.matmul(_conjugate_transpose(vh) * inverses[..., None, :], _conjugate_transpose(u))
+
+
+def _conjugate_transpose(x: np.ndarray) -> np.ndarray:
+    return np.conj(np.swapaxes(x, -1, -2))
 
 
 def _pinv_vjp(ctx, g):
-    # The adjoint of d(A+) = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+.
+    # The adjoint of d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+.
     a = ctx.inputs[0]
     p = ctx.out
-    p_t, g_t = mT(p), mT(g)
+    p_t, g_t = mH(p), mH(g)
     first = -matmul(matmul(p_t, g), p_t)
     right = matmul(g_t, matmul(p, p_t))
     second = right - matmul(a, matmul(p, right))
@@ -88,15 +94,15 @@ def _pinv_vjp(ctx, g):
 
 
 def _pinv_jvp(inputs, tangents, out, attrs):
-    # d(A+) = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+.
+    # d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+.
     (a,), (tangent,) = inputs, tangents
     if tangent is None:
         return None
-    p, tangent_t = out, mT(tangent)
+    p, tangent_t = out, mH(tangent)
     first = -matmul(matmul(p, tangent), p)
-    left = matmul(matmul(p, mT(p)), tangent_t)
+    left = matmul(matmul(p, mH(p)), tangent_t)
     second = left - matmul(matmul(left, a), p)
-    right = matmul(tangent_t, matmul(mT(p), p))
+    right = matmul(tangent_t, matmul(mH(p), p))
     third = right - matmul(p, matmul(a, right))
     return first + second + third
 
@@ -104,7 +110,7 @@ def _pinv_jvp(inputs, tangents, out, attrs):
 PINV = define_op(name="linalg_pinv", arity=1, shape=_pinv_rule, dtype=rule_first,
                  impl=_pinv_impl, vjp=_pinv_vjp, jvp=_pinv_jvp, saves=(0, "out"),
                  lowering=Extern("pseudo_inverse", ("data",)), grad_name="LinalgPinvBackward0",
-                 batch=batching.leading_batch_rule)
+                 batch=batching.leading_batch_rule, complex=True)
 
 
 def _tolerance(value, name: str):
@@ -125,7 +131,8 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None,
     hermitian=True): singular values at most max(atol, rtol * the largest) count as zero.
     `rcond` is the older name of rtol."""
     check_tensor(A, "linalg.pinv")
-    if not A.dtype.is_floating_point or A.dtype is dtypes.float16 or A.ndim < 2:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex) or A.dtype is dtypes.float16 \
+            or A.ndim < 2:
         raise RuntimeError(f"linalg.pinv({SCALAR_TYPE[A.dtype.name]}{{{list(A.shape)}}}): "
                            "expected a tensor with 2 or more dimensions of float, double, "
                            "cfloat or cdouble types")
@@ -172,7 +179,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
         raise RuntimeError(f"{name}: Expected input and other to have the same dtype, but got "
                            f"input's dtype {SCALAR_TYPE[A.dtype.name]} and other's dtype "
                            f"{SCALAR_TYPE[B.dtype.name]}")
-    if not A.dtype.is_floating_point or A.dtype is dtypes.float16:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex) or A.dtype is dtypes.float16:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if not (A.ndim >= B.ndim and A.ndim - B.ndim <= 1):
         raise RuntimeError(f"{name}: input.dim() must be greater or equal to other.dim() and "
@@ -201,12 +208,13 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
         # The singular values above rcond times the largest (the first) count.
         threshold = reshape(select(values, -1, 0), batch + (1,)) * float(rcond)
         rank = sum_((values > threshold).to(dtypes.int64), -1)
-    residuals = _empty(A, A.dtype)
+    real_dtype = A.dtype.to_real()
+    residuals = _empty(A, real_dtype)
     if m > n and driver != "gelsy" and _full_rank(rank, n, driver):
         residual = matmul(A_full, solution) - B_matrix
-        residuals = sum_(residual * residual, -2)
+        residuals = sum_(real_part(conj(residual) * residual), -2)
     singular_values = values if driver in ("gelsd", "gelss") and values is not None \
-        else _empty(A, A.dtype)
+        else _empty(A, real_dtype)
     if vector:
         solution = reshape(solution, tuple(solution.shape[:-1]))
     return LstsqResult(solution, residuals, rank, singular_values)

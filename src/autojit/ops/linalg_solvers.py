@@ -1,9 +1,10 @@
 """Linear solvers of torch.linalg: inv, solve, solve_triangular and cholesky, each a primitive
 run by LAPACK (NumPy, and SciPy's BLAS for triangular solves), with torch's errors and VJPs.
 
-The VJPs are written in these same ops (inv's gradient is -A^-T g A^-T, solve's is two
-solves), so second derivatives come from differentiating them again; so are the JVPs (inv's
-tangent is -A^-1 dA A^-1, solve's one more solve, cholesky's L Phi(L^-1 dA L^-T)). Compiled
+The VJPs are written in these same ops (inv's gradient is -A^-H g A^-H, solve's is two
+solves; for real matrices the conjugate transposes are transposes), so second derivatives
+come from differentiating them again; so are the JVPs (inv's tangent is -A^-1 dA A^-1,
+solve's one more solve, cholesky's L Phi(L^-1 dA L^-H)). Compiled
 plans run these primitives through their NumPy impls (their lowerings are `Extern` routines no
 code generator implements, docs/notes/op-facts.md); on CUDA tensors they run on the host.
 """
@@ -26,7 +27,7 @@ from .linalg_common import (
     check_tensor,
     first_lapack_failure,
     linalg_failure,
-    mT,
+    mH,
     triangle,
     with_out,
 )
@@ -54,7 +55,7 @@ def _inv_impl(a):
 
 
 def _inv_vjp(ctx, g):
-    inverse_t = mT(ctx.out)
+    inverse_t = mH(ctx.out)
     return (-matmul(matmul(inverse_t, g), inverse_t),)
 
 
@@ -66,7 +67,7 @@ def _inv_jvp(inputs, tangents, out, attrs):
 INV = define_op(name="linalg_inv", arity=1, shape=square_rule, dtype=rule_first,
                 impl=_inv_impl, vjp=_inv_vjp, jvp=_inv_jvp, saves=("out",),
                 lowering=Extern("matrix_inverse", ("data",)), grad_name="LinalgInvExBackward0",
-                batch=batching.leading_batch_rule)
+                batch=batching.leading_batch_rule, complex=True)
 
 
 @autocast_op(cpu=FP32)
@@ -105,9 +106,9 @@ def _solve_impl(a, b):
 
 def _solve_vjp(ctx, g):
     a, _ = ctx.inputs
-    gradient_b = bind(SOLVE, (mT(a), g), {})
+    gradient_b = bind(SOLVE, (mH(a), g), {})
     need_a, need_b = ctx.needs_input_grad
-    return (-matmul(gradient_b, mT(ctx.out)) if need_a else None,
+    return (-matmul(gradient_b, mH(ctx.out)) if need_a else None,
             gradient_b if need_b else None)
 
 
@@ -124,7 +125,8 @@ def _solve_jvp(inputs, tangents, out, attrs):
 SOLVE = define_op(name="linalg_solve", arity=2, shape=_solve_rule, dtype=rule_first,
                   impl=_solve_impl, vjp=_solve_vjp, jvp=_solve_jvp, saves=(0, "out"),
                   lowering=Extern("linear_solve", ("left", "right")),
-                  grad_name="LinalgSolveExBackward0", batch=batching.linear_solve_rule)
+                  grad_name="LinalgSolveExBackward0", batch=batching.linear_solve_rule,
+                  complex=True)
 
 
 def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:
@@ -166,7 +168,8 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     if left:
         result = bind(SOLVE, (A, B_matrix), {})
     else:
-        result = mT(bind(SOLVE, (mT(A), mT(B_matrix)), {}))
+        # X A = B as A^H X^H = B^H, torch's way: the result has the conjugate bit.
+        result = mH(bind(SOLVE, (mH(A), mH(B_matrix)), {}))
     if vector:
         result = reshape(result, tuple(result.shape[:-1]))
     return with_out(result, out, "_linalg_solve_ex", (A, B))
@@ -204,13 +207,13 @@ def _triangular_vjp(ctx, g):
     a, _ = ctx.inputs
     attrs = ctx.attrs
     upper, left, unitriangular = attrs["upper"], attrs["left"], attrs["unitriangular"]
-    gradient_b = bind(SOLVE_TRIANGULAR, (mT(a), g),
+    gradient_b = bind(SOLVE_TRIANGULAR, (mH(a), g),
                       {"upper": not upper, "left": left, "unitriangular": unitriangular})
     need_a, need_b = ctx.needs_input_grad
     gradient_a = None
     if need_a:
         x = ctx.out
-        full = -matmul(gradient_b, mT(x)) if left else -matmul(mT(x), gradient_b)
+        full = -matmul(gradient_b, mH(x)) if left else -matmul(mH(x), gradient_b)
         # Only A's triangle is read, so only it gets a gradient (not its unit diagonal).
         shift = 1 if unitriangular else 0
         gradient_a = triangle(full, upper, shift if upper else -shift)
@@ -236,7 +239,8 @@ SOLVE_TRIANGULAR = define_op(
     name="linalg_solve_triangular", arity=2, shape=_triangular_rule, dtype=rule_first,
     impl=_triangular_impl, vjp=_triangular_vjp, jvp=_triangular_jvp, saves=(0, "out"),
     lowering=Extern("triangular_solve", ("left", "right")),
-    grad_name="LinalgSolveTriangularBackward0", batch=batching.linear_solve_rule)
+    grad_name="LinalgSolveTriangularBackward0", batch=batching.linear_solve_rule,
+    complex=True)
 
 
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
@@ -267,7 +271,9 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
 
 # ---- cholesky ---------------------------------------------------------------------------------
 
-def _cholesky_impl(a):
+def _cholesky_impl(a, upper=False):
+    if upper:  # U = L^H, L the factor of the Hermitian matrix A's upper triangle gives
+        return np.conj(np.swapaxes(_cholesky_impl(np.conj(np.swapaxes(a, -1, -2))), -1, -2))
     factor = None
     try:
         factor = np.linalg.cholesky(a)
@@ -287,37 +293,44 @@ def _cholesky_impl(a):
 
 
 def _cholesky_vjp(ctx, g):
-    # torch's formula: gA = L^-T Phi(L^T gL) L^-1, with Phi the lower triangle with half its
-    # diagonal, made symmetric.
+    # torch's formula: gA = L^-H Phi(L^H gL) L^-1, with Phi the lower triangle with half its
+    # diagonal, made Hermitian but for the imaginary part of its diagonal. With upper=True it
+    # is the same formula at L = U^H, gL = gU^H, not conjugate-transposed back: the two
+    # differ in that imaginary part, which a Hermitian A does not read.
     factor = ctx.out
-    inner = triangle(matmul(mT(factor), g), upper=False)
-    inner = 0.5 * (inner + mT(triangle(inner, upper=False, diagonal=-1)))
+    if ctx.attrs.get("upper"):
+        factor, g = mH(factor), mH(g)
+    inner = triangle(matmul(mH(factor), g), upper=False)
+    inner = 0.5 * (inner + mH(triangle(inner, upper=False, diagonal=-1)))
     attrs = {"upper": True, "left": True, "unitriangular": False}
-    inner = bind(SOLVE_TRIANGULAR, (mT(factor), inner), attrs)
+    inner = bind(SOLVE_TRIANGULAR, (mH(factor), inner), attrs)
     attrs = {"upper": False, "left": False, "unitriangular": False}
     return (bind(SOLVE_TRIANGULAR, (factor, inner), attrs),)
 
 
 def _cholesky_jvp(inputs, tangents, out, attrs):
-    # dL = L Phi(L^-1 dA L^-T), Phi the lower triangle with half its diagonal; dA is taken
-    # symmetric, as the VJP's gradient is, so that the two are each other's transpose.
+    # dL = L Phi(L^-1 dA L^-H), Phi the lower triangle with half its diagonal; dA is taken
+    # Hermitian, as the VJP's gradient is, so that the two are each other's adjoint.
     (tangent,) = tangents
     if tangent is None:
         return None
-    factor = out
-    symmetric = 0.5 * (tangent + mT(tangent))
+    factor = mH(out) if attrs.get("upper") else out
+    symmetric = 0.5 * (tangent + mH(tangent))
     inner = bind(SOLVE_TRIANGULAR, (factor, symmetric),
                  {"upper": False, "left": True, "unitriangular": False})
-    inner = bind(SOLVE_TRIANGULAR, (mT(factor), inner),
+    inner = bind(SOLVE_TRIANGULAR, (mH(factor), inner),
                  {"upper": True, "left": False, "unitriangular": False})
     phi = 0.5 * (triangle(inner, upper=False) + triangle(inner, upper=False, diagonal=-1))
-    return matmul(factor, phi)
+    tangent_factor = matmul(factor, phi)
+    return mH(tangent_factor) if attrs.get("upper") else tangent_factor
 
 
-CHOLESKY = define_op(name="linalg_cholesky", arity=1, shape=square_rule, dtype=rule_first,
+CHOLESKY = define_op(name="linalg_cholesky", arity=1, shape=lambda shape, upper=False:
+                     square_rule(shape), dtype=rule_first,
                      impl=_cholesky_impl, vjp=_cholesky_vjp, jvp=_cholesky_jvp, saves=("out",),
                      lowering=Extern("cholesky", ("data",)),
-                     grad_name="LinalgCholeskyExBackward0", batch=batching.leading_batch_rule)
+                     grad_name="LinalgCholeskyExBackward0", batch=batching.leading_batch_rule,
+                     complex=True)
 
 
 @autocast_op(cpu=FP32)
@@ -326,7 +339,7 @@ def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
     triangle (with upper=True, U = L^T from A's upper triangle); raises LinAlgError when A is
     not positive-definite."""
     check_square_floating(A, "linalg.cholesky")
-    result = mT(bind(CHOLESKY, (mT(A),), {})) if upper else bind(CHOLESKY, (A,), {})
+    result = bind(CHOLESKY, (A,), {"upper": True} if upper else {})
     return with_out(result, out, "linalg_cholesky_ex", (A,))
 
 

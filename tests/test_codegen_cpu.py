@@ -6,6 +6,7 @@ is what the interpreter runs. Each kernel compiles once (module-level cache in c
 
 from __future__ import annotations
 
+import math
 import re
 
 import llvmlite.binding as llvm
@@ -422,6 +423,11 @@ def test_math_accuracy(name, dtype):
     # a few ulp off in places.
     with np.errstate(all="ignore"):
         expected = reference(op, [x.astype(np.float64)], {}).astype(dtype.numpy)
+    if name == "erf":
+        # Eager float64 erf is SciPy's ufunc, up to 2 ulp from the exact value; the kernels are
+        # held to the C library's (within 1).
+        expected = np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
+        expected = expected.astype(dtype.numpy)
     distance = ulp_distance(actual, expected, dtype.numpy)
     assert distance.max() <= 2, (
         name, dtype.name, distance.max(), x[np.argmax(distance)])

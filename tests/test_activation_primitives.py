@@ -1,5 +1,6 @@
 """gelu and softplus as primitives with torch's backward and double-backward formulas
-(ops/activations.py), compiled as their composites (a Decomposition lowering).
+(ops/activations.py), compiled as their composites (a Decomposition lowering), and tanh's
+backward, tanh_backward.
 
 Eager values are the composite's bits; values, gradients to second order (at softplus's
 threshold, infinities and NaN too), forward-mode tangents, vmap and grad_fn names are torch's;
@@ -113,3 +114,50 @@ def test_compiled_equals_eager_and_runs_the_composite(name, kwargs):
         np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(),
                                    rtol=1e-12, atol=1e-14)  # 1 + erf(x) cancels at x < -3
     assert not re.search(r"= (gelu|softplus)(_backward)? ", compiled.forward_ir())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tanh_backward_is_torchs_to_second_order(dtype):
+    """tanh's real VJP is the tanh_backward primitive, differentiated with torch's formula:
+    values and grad_fn names are torch's at first and second order (complex tanh keeps the
+    conjugated chain rule)."""
+    data = np.concatenate([SPECIAL, generator.standard_normal(200) * 3]).astype(dtype)
+    weights = generator.standard_normal(data.size).astype(dtype)
+    results = []
+    for library in (autojit, torch):
+        x = library.tensor(data, requires_grad=True)
+        y = x.tanh()
+        (first,) = library.autograd.grad((y * library.tensor(weights)).sum(), x,
+                                         create_graph=True)
+        (second,) = library.autograd.grad((first * first).sum(), x)
+        results.append([t.detach().numpy() for t in (y, first, second)]
+                       + [first.grad_fn.name()])
+    # 1 - y^2 cancels where |x| is large: an ulp of y (NumPy's tanh or SLEEF's) shows there
+    tolerance = ({"rtol": 1e-5, "atol": 1e-6} if dtype == "float32"
+                 else {"rtol": 1e-12, "atol": 1e-14})
+    for mine, theirs in zip(results[0][:3], results[1][:3]):
+        np.testing.assert_allclose(mine, theirs, equal_nan=True, **tolerance)
+    assert results[0][3] == results[1][3] == "TanhBackwardBackward0"
+    x = autojit.tensor(generator.standard_normal((3, 4)), requires_grad=True)
+    assert autojit.autograd.gradgradcheck(lambda v: v.tanh() * v, (x,))
+    arrays = generator.standard_normal((5, 6)), generator.standard_normal((5, 6))
+    mine, theirs = (library.func.jvp(library.func.grad(lambda v: (v.tanh() * v).sum()),
+                                     (library.tensor(arrays[0]),),
+                                     (library.tensor(arrays[1]),))[1].numpy()
+                    for library in (autojit, torch))
+    np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, kwargs", CASES + [("tanh", {})])
+def test_zero_dim_tensors_to_second_order(name, kwargs):
+    """0-d operands (where NumPy's ufuncs return scalars, not arrays) run the routines too."""
+    results = []
+    for library in (autojit, torch):
+        x = library.tensor(0.7, dtype=library.float64, requires_grad=True)
+        y = getattr(library.nn.functional, name)(x, **kwargs)
+        (first,) = library.autograd.grad(y, x, create_graph=True)
+        (second,) = library.autograd.grad(first, x)
+        results.append([t.detach().numpy() for t in (y, first, second)])
+    for mine, theirs in zip(*results):
+        assert mine.shape == ()
+        np.testing.assert_allclose(mine, theirs, rtol=1e-14)

@@ -6,6 +6,7 @@ is what the interpreter runs. Each kernel compiles once (module-level cache in c
 
 from __future__ import annotations
 
+import math
 import re
 
 import llvmlite.binding as llvm
@@ -422,6 +423,15 @@ def test_math_accuracy(name, dtype):
     # a few ulp off in places.
     with np.errstate(all="ignore"):
         expected = reference(op, [x.astype(np.float64)], {}).astype(dtype.numpy)
+    if name == "erf":
+        # Eager float64 erf and sigmoid are SciPy's ufuncs, up to 2 ulp from the exact value;
+        # the kernels are held to the C library's erf and to sigmoid in long double (within 2).
+        expected = np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
+        expected = expected.astype(dtype.numpy)
+    if name == "sigmoid" and dtype is F64:
+        from scipy.special import expit
+
+        expected = expit(x.astype(np.longdouble)).astype(np.float64)
     distance = ulp_distance(actual, expected, dtype.numpy)
     assert distance.max() <= 2, (
         name, dtype.name, distance.max(), x[np.argmax(distance)])

@@ -254,3 +254,14 @@ def test_suite_does_not_use_the_user_cache_directory():
     directory = os.environ["AUTOJIT_CACHE_DIR"]
     assert os.path.basename(directory).startswith("autojit-test-cache-")
     assert config.cache_dir() == directory
+
+
+def test_every_cpu_code_generator_is_in_the_fingerprint():
+    """A change to any module of codegen/cpu (the math library's among them) changes the key of
+    every cached kernel; the fingerprint once named mathlib by a path it had moved from."""
+    from pathlib import Path
+
+    root = Path(disk_cache.__file__).resolve().parent
+    hashed = set(disk_cache.fingerprinted_sources())
+    modules = {f"codegen/cpu/{path.name}" for path in root.glob("*.py")}
+    assert "codegen/cpu/mathlib.py" in modules and modules <= hashed

@@ -11,8 +11,8 @@ import math
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
+from . import activations, vector_norm
 from . import elementwise as ew
-from . import vector_norm
 from .autocast import FP32, autocast_op, float32_inside
 from .reduction import amax, extreme, normalize_dims, sum_
 
@@ -118,7 +118,9 @@ def gelu(x, approximate: str = "none"):
         return 0.5 * x * (1 + ew.tanh(inner))
     if approximate != "none":
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return 0.5 * x * (1 + ew.erf(x * (1 / math.sqrt(2))))
+    if isinstance(x, Tensor):
+        return activations.gelu_exact(x)
+    return activations.gelu_composite(x)
 
 
 @float32_inside()
@@ -136,14 +138,12 @@ def softplus(x, beta: float = 1.0, threshold: float = 20.0):
     At beta x == threshold torch takes the curve for the value and the first derivative
     (sigmoid(threshold)) but gives 0 for the second: there the curve's input is held at the
     threshold and a linear term of slope sigmoid(threshold), zero at that point, carries the
-    derivative.
+    derivative (ops/activations.py, whose softplus primitive computes it with torch's backward
+    formulas).
     """
-    scaled = x * beta
-    at_threshold = scaled == threshold
-    curve = ew.log1p(ew.exp(ew.where(scaled >= threshold, threshold, scaled))) / beta
-    slope = 0.5 * (1 + math.tanh(threshold / 2)) / beta  # sigmoid(threshold), without overflow
-    tangent = ew.where(at_threshold, scaled - threshold, 0) * slope
-    return ew.where(scaled > threshold, x, curve + tangent)
+    if isinstance(x, Tensor):
+        return activations.softplus_of(x, float(beta), float(threshold))
+    return activations.softplus_composite(x, beta, threshold)
 
 
 def _detached(value):

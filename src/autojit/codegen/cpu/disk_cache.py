@@ -51,11 +51,22 @@ RECORD_PREFIX = "record-"  # store_record's
 SUFFIX = ".bin"
 _LENGTH = struct.Struct("<I")
 _DIGEST_SIZE = 32
-# Sources whose change changes the generated code: the renderer and JIT, the op lowerings,
-# dtypes (the schedule is not here: it decides kernels, and each kernel is its own key).
-_CODE_SOURCES = ("codegen/kernel.py", "codegen/cpu/render.py", "codegen/cpu/render_reduce.py",
-                 "codegen/cpu/llvm_expression.py", "codegen/mathlib*.py", "codegen/cpu/jit.py",
-                 "codegen/cpu/disk_cache.py", "ops/*.py", "tensor/dtypes.py")
+# Sources whose change changes the generated code: every CPU code generator (the renderers, the
+# math library, the JIT), the op lowerings, dtypes (the schedule is not here: it decides
+# kernels, and each kernel is its own key). The patterns were once read from codegen/, where
+# none matched: every kernel kept its key whatever changed, and a cache served kernels of an
+# older math library. tests/test_disk_cache.py checks each module of codegen/cpu is hashed.
+_PACKAGE = Path(__file__).resolve().parents[2]  # src/autojit
+_CODE_SOURCES = ("codegen/kernel.py", "codegen/expression.py", "codegen/cpu/*.py", "ops/*.py",
+                 "tensor/dtypes.py")
+
+
+def fingerprinted_sources() -> list:
+    """The files `source_fingerprint` hashes, relative to the package, in its order."""
+    root = _PACKAGE
+    return [path.relative_to(root).as_posix() for pattern in _CODE_SOURCES
+            for path in sorted(root.glob(pattern))]
+
 
 _checked: dict = {}  # directory path -> usable (bool); each refused path warns once
 _fingerprint: str | None = None
@@ -77,12 +88,11 @@ def source_fingerprint() -> str:
     """sha256 over the files that generate kernel code, computed once per process."""
     global _fingerprint
     if _fingerprint is None:
-        root = Path(__file__).resolve().parent.parent
+        root = _PACKAGE
         digest = hashlib.sha256()
-        for pattern in _CODE_SOURCES:
-            for path in sorted(root.glob(pattern)):
-                digest.update(path.relative_to(root).as_posix().encode())
-                digest.update(path.read_bytes())
+        for name in fingerprinted_sources():
+            digest.update(name.encode())
+            digest.update((root / name).read_bytes())
         _fingerprint = digest.hexdigest()
     return _fingerprint
 

@@ -42,6 +42,8 @@ COS_COEFFICIENTS = [(-1) ** n / math.factorial(2 * n) for n in range(11)]
 EXPM1_SMALL = 0.6931471805599453  # ln2: the series runs below, the reduction above
 # expm1(x) = x + x*x * sum x**n / (n + 2)!, to degree 19 (remainder below 1e-17 for |x| < ln2).
 EXPM1_COEFFICIENTS = [1 / math.factorial(n + 2) for n in range(18)]
+# tanh's expm1 runs on |r| <= ln2/2 only: to 1/14! the remainder is below 3e-19 relative.
+TANH_TERMS = 13
 DOUBLE_COEFFICIENTS = {"exp": EXP_COEFFICIENTS, "log": LOG_COEFFICIENTS,
                        "sin": SIN_COEFFICIENTS, "cos": COS_COEFFICIENTS,
                        "expm1": EXPM1_COEFFICIENTS}
@@ -166,22 +168,36 @@ class MathEmitter(Trigonometry, mathlib_single.EmitterBase):
         return self.select(b.fcmp_ordered(">=", x, self.const(0.0)), ratio, b.fmul(small, ratio))
 
     def tanh(self, x):
-        """tanh|x| = -t / (t + 2) with t = expm1(-2|x|) below 0.55 (no cancellation), and
-        1 - 2 / (exp(2|x|) + 1) above (saturates to 1); odd in x."""
+        """tanh|x| = -t / (t + 2) with t = expm1(-2|x|), odd in x. t lies in (-1, 0], so t + 2
+        never cancels and one path serves every x (saturating to 1 past |x| = 20). With
+        -2|x| = k ln2 + r, t = (2**k - 1) + 2**k expm1(r) as two exact terms (k in [-116, 0]),
+        so neither t's rounding nor t + 2's reaches the result near 1; one division: the
+        quotient from the denominator's reciprocal, corrected by one Newton step."""
         b = self.b
         twice = b.fmul(self.const(2.0), self.fabs(x))
-        t = self.expm1(b.fneg(twice))
-        # -t / (t + 2) with t + 2 kept as hi + lo and the quotient corrected by one Newton
-        # step, so only expm1's error remains.
-        denominator = b.fadd(t, self.const(2.0))
-        denominator_low = b.fadd(b.fsub(self.const(2.0), denominator), t)
-        quotient = b.fdiv(b.fneg(t), denominator)
-        residual = b.fsub(self.fma(b.fneg(quotient), denominator, b.fneg(t)),
-                          b.fmul(quotient, denominator_low))
-        small = b.fadd(quotient, b.fdiv(residual, denominator))
-        large = b.fsub(self.const(1.0), b.fdiv(self.const(2.0),
-                                               b.fadd(self.exp(twice), self.const(1.0))))
-        magnitude = self.select(b.fcmp_ordered("<", twice, self.const(1.1)), small, large)
+        argument = self.select(b.fcmp_ordered("<", twice, self.const(80.0)), b.fneg(twice),
+                               self.const(-80.0))  # NaN compares false: -80, replaced below
+        k = self.intrinsic("llvm.rint", [b.fmul(argument, self.const(LOG2E))])
+        negative_k = b.fneg(k)
+        r = self.fma(negative_k, self.const(LN2_HI), argument)
+        r = self.fma(negative_k, self.const(LN2_LO), r)
+        exponent = b.add(b.fptosi(k, INT64), ir.Constant(INT64, 1023))
+        power = b.bitcast(b.shl(exponent, ir.Constant(INT64, 52)), DOUBLE)
+        t_high = b.fsub(power, self.const(1.0))  # exact: 1 - 2**k has at most 53 bits here
+        series = b.fmul(b.fmul(r, r), self.estrin(r, self.coefficients["expm1"][:TANH_TERMS]))
+        t_low = b.fmul(power, b.fadd(r, series))  # exact: a power of two
+        # -t as hi + lo and t + 2 = (1 + 2**k) + t_low as hi + lo (Fast2Sum: |t_low| is the
+        # smaller term of each sum, or t_high is 0).
+        numerator = b.fneg(b.fadd(t_high, t_low))
+        numerator_low = b.fneg(b.fadd(b.fsub(t_high, b.fneg(numerator)), t_low))
+        base = b.fadd(power, self.const(1.0))  # 2 + t_high, exact
+        denominator = b.fadd(base, t_low)
+        denominator_low = b.fadd(b.fsub(base, denominator), t_low)
+        reciprocal = b.fdiv(self.const(1.0), denominator)
+        quotient = b.fmul(numerator, reciprocal)
+        residual = b.fadd(self.fma(b.fneg(quotient), denominator, numerator),
+                          b.fsub(numerator_low, b.fmul(quotient, denominator_low)))
+        magnitude = self.fma(residual, reciprocal, quotient)
         magnitude = self.select(self.isnan(x), x, magnitude)
         return self.intrinsic("llvm.copysign", [magnitude, x])
 

@@ -85,6 +85,18 @@ class EmitterBase:
             result = self.fma(result, x, self.const(value))
         return result
 
+    def estrin(self, x, coefficients):
+        """The same sum as `horner`, as a tree: pairs c[2i] + c[2i+1] x, then pairs of those
+        with x**2, x**4, ... A vectorized loop of a long polynomial waits on each dependent
+        fma; the tree's chain is log2 of the degree deep, not the degree."""
+        terms = [self.const(value) for value in coefficients]
+        power = x
+        while len(terms) > 1:
+            paired = [self.fma(terms[i + 1], power, terms[i]) for i in range(0, len(terms) - 1, 2)]
+            terms = paired + terms[len(paired) * 2:]
+            power = self.b.fmul(power, power) if len(terms) > 1 else power
+        return terms[0]
+
     def select(self, condition, a, b):
         return self.b.select(condition, a, b)
 

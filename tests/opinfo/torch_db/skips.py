@@ -133,9 +133,6 @@ _COMPLEX_READ = ("Tensor.item() of a complex tensor breaks the graph: a trace ha
 _COMPLEX_LINALG = ("autojit's linear algebra takes no complex matrices yet: the decompositions, "
                    "solvers, inverses and determinants, and the ops built on them, raise torch's "
                    "kind of error (docs/notes/complex.md)")
-_COMPLEX_REFUSED = ("autojit refuses complex tensors in some ops torch defines for them "
-                    "(logaddexp, logcumsumexp, silu, l1_loss, rms_norm, the convolutions, the "
-                    "masked reductions, logspace's complex bounds)")
 _COMPLEX_VALUES = ("values differ from torch's on complex samples: householder_product and ormqr "
                    "(the complex reflectors' conjugates), and istft's gradient for a window that "
                    "requires grad, which torch's autograd leaves zero on these samples")
@@ -163,12 +160,6 @@ COMPLEX_FAILURES = {
         "linalg.svd", "linalg.svdvals", "linalg.tensorinv", "linalg.tensorsolve", "logdet", "lu",
         "lu_solve", "matrix_exp", "norm.nuc", "pca_lowrank", "pinverse", "qr", "svd",
         "svd_lowrank", "triangular_solve"), _COMPLEX_LINALG),
-    **dict.fromkeys(_complex_keys(
-        "logaddexp", "logcumsumexp", "logspace", "logspace.tensor_overload", "masked.logsumexp",
-        "masked.mean", "masked.std", "masked.var", "nn.functional.conv1d",
-        "nn.functional.conv2d", "nn.functional.conv3d", "nn.functional.l1_loss",
-        "nn.functional.rms_norm", "nn.functional.silu.complex"),
-        _COMPLEX_REFUSED),
     **dict.fromkeys(_complex_keys("istft", "linalg.householder_product", "ormqr"),
                     _COMPLEX_VALUES),
     **dict.fromkeys(("linalg.norm.subgradients_at_zero/complex128",), _COMPLEX_GRADGRAD),

@@ -114,3 +114,22 @@ def test_compiled_equals_eager_to_second_order(name):
     for a, b in zip(*results, strict=True):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12,
                                    atol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["avg_pool1d", "avg_pool2d", "avg_pool3d",
+                                  "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+                                  "adaptive_avg_pool3d", "adaptive_max_pool1d",
+                                  "adaptive_max_pool2d", "adaptive_max_pool3d"])
+@pytest.mark.parametrize("dtype", ["complex128", "int64"])
+def test_pooling_refuses_complex_and_integer_input_as_torch(name, dtype):
+    spatial = int(name[-2])
+    shape = (1, 2, *(4,) * spatial)
+    if dtype == "int64" and name.startswith("avg"):
+        return  # torch averages integers, truncating
+    errors = []
+    for framework in (autojit, torch):
+        x = framework.ones(shape, dtype=getattr(framework, dtype))
+        with pytest.raises(NotImplementedError) as caught:
+            getattr(framework.nn.functional, name)(x, 2)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]

@@ -133,3 +133,20 @@ def test_pooling_refuses_complex_and_integer_input_as_torch(name, dtype):
             getattr(framework.nn.functional, name)(x, 2)
         errors.append(str(caught.value))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("window_dtype", ["complex128", "float64"])
+def test_istft_differentiates_its_window_as_torch(window_dtype):
+    # torch's op database leaves the window's gradient None only because its sample window is
+    # a view taken in no-grad mode (tests/opinfo/torch_db/convert.py): a leaf window gets one
+    spectrum = values((2, 10, 6))
+    window = np.random.default_rng(7).uniform(0.5, 2, 8).astype(window_dtype)
+    grads = []
+    for framework in (autojit, torch):
+        x = framework.tensor(spectrum, requires_grad=True)
+        w = framework.tensor(window, requires_grad=True)
+        out = framework.istft(x, 10, window=w, win_length=8, center=True, return_complex=True)
+        grads.append(framework.autograd.grad((out.abs() ** 2).sum(), [x, w]))
+    for a, b in zip(*grads, strict=True):
+        assert np.abs(_array(b)).max() > 0
+        np.testing.assert_allclose(_array(a), _array(b), rtol=1e-9, atol=1e-10)

@@ -104,11 +104,19 @@ class Converter:
             result = result.expand(tuple(value.shape))
         else:
             result = autojit.tensor(to_numpy(value).copy(), dtype=dtype)
-        if value.requires_grad:
+        if value.requires_grad and not _no_grad_view(value):
             result.requires_grad_(True)
             self.leaves.append((value, result))
         self.tensors[key] = (value, result)
         return result
+
+
+def _no_grad_view(value: torch.Tensor) -> bool:
+    """Whether `value` is a view taken in no-grad mode of a tensor requiring grad (istft's
+    `window[:8]`, sliced while torch's op database makes its samples): torch reports
+    requires_grad through the base but gives the view no gradient edge, so no gradient ever
+    reaches it (autograd.grad gives None); converted, it is a tensor of its values alone."""
+    return value.grad_fn is None and value._base is not None and value._base.requires_grad
 
 
 def _slices_of_base(value: torch.Tensor):

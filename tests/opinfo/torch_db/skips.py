@@ -134,8 +134,7 @@ _COMPLEX_LINALG = ("autojit's linear algebra takes no complex matrices yet: the 
                    "solvers, inverses and determinants, and the ops built on them, raise torch's "
                    "kind of error (docs/notes/complex.md)")
 _COMPLEX_VALUES = ("values differ from torch's on complex samples: householder_product and ormqr "
-                   "(the complex reflectors' conjugates), and istft's gradient for a window that "
-                   "requires grad, which torch's autograd leaves zero on these samples")
+                   "(the complex reflectors' conjugates)")
 _COMPLEX_GRADGRAD = "linalg.norm's second derivative at a complex zero is 0, torch's NaN"
 _COMPLEX_SINGLE = ("gradients differ from torch's in complex64 only: logsumexp's beyond the "
                    "tolerance at large moduli, renorm's finite where torch's is NaN")
@@ -160,7 +159,7 @@ COMPLEX_FAILURES = {
         "linalg.svd", "linalg.svdvals", "linalg.tensorinv", "linalg.tensorsolve", "logdet", "lu",
         "lu_solve", "matrix_exp", "norm.nuc", "pca_lowrank", "pinverse", "qr", "svd",
         "svd_lowrank", "triangular_solve"), _COMPLEX_LINALG),
-    **dict.fromkeys(_complex_keys("istft", "linalg.householder_product", "ormqr"),
+    **dict.fromkeys(_complex_keys("linalg.householder_product", "ormqr"),
                     _COMPLEX_VALUES),
     **dict.fromkeys(("linalg.norm.subgradients_at_zero/complex128",), _COMPLEX_GRADGRAD),
     **dict.fromkeys(_complex_keys("as_strided.partial_views"), _FORWARD_ERROR),

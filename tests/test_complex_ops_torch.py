@@ -150,3 +150,25 @@ def test_istft_differentiates_its_window_as_torch(window_dtype):
     for a, b in zip(*grads, strict=True):
         assert np.abs(_array(b)).max() > 0
         np.testing.assert_allclose(_array(a), _array(b), rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("p", [2, 3, 1.5, 0.5])
+def test_complex_p_norms_derivatives_are_torchs_also_at_zero(p):
+    data = values((2, 3))
+    data[1] = 0  # torch's subgradient at zero: gradient 0, second derivative NaN
+    results = []
+    for framework in (autojit, torch):
+        z = framework.tensor(data, requires_grad=True)
+        out = framework.linalg.vector_norm(z, p, dim=1)
+        first, = framework.autograd.grad(out.sum(), z, create_graph=True)
+        second, = framework.autograd.grad((first.abs() ** 2).sum(), z)
+        results.append([out, first, second])
+    assert results[0][0].dtype is autojit.float64
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_allclose(_array(a), _array(b), rtol=1e-9, atol=1e-12)
+    if p == 2:
+        assert np.isnan(_array(results[0][2])[1]).all()
+    arguments = (autojit.tensor(values((2, 3)), requires_grad=True),)
+    assert gradcheck(lambda z: autojit.linalg.vector_norm(z, p, dim=1), arguments,
+                     check_forward_ad=True)
+    assert gradgradcheck(lambda z: autojit.linalg.vector_norm(z, p, dim=1), arguments)

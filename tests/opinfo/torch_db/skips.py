@@ -133,8 +133,6 @@ _COMPLEX_LINALG = ("autojit's linear algebra takes no complex matrices yet: the 
                    "kind of error (docs/notes/complex.md)")
 _COMPLEX_VALUES = ("values differ from torch's on complex samples: householder_product and ormqr "
                    "(the complex reflectors' conjugates)")
-_COMPLEX_SINGLE = ("gradients differ from torch's in complex64 only: logsumexp's beyond the "
-                   "tolerance at large moduli")
 
 
 def _complex_keys(*names: str) -> tuple:
@@ -158,13 +156,18 @@ COMPLEX_FAILURES = {
     **dict.fromkeys(_complex_keys("linalg.householder_product", "ormqr"),
                     _COMPLEX_VALUES),
     **dict.fromkeys(_complex_keys("as_strided.partial_views"), _FORWARD_ERROR),
-    **dict.fromkeys(("logsumexp/complex64",), _COMPLEX_SINGLE),
 }
 KNOWN_FAILURES.update(COMPLEX_FAILURES)
 
 # op id (or "op/dtype") -> {check: reason}: a check not run for the op (in that dtype), where
 # torch's own result is wrong.
 SKIP_CHECKS = {
+    "logsumexp/complex64": {"gradient": (
+        "torch's complex64 gradient, g conj(exp(x - out)), loses the phase where x's imaginary "
+        "parts are large (1.4e6 in the samples: float32 keeps them to 0.125): its error against "
+        "the complex128 gradient of the same inputs is 0.03 for gradients of modulus 1.4, "
+        "autojit's (exp(x - max) / sum, one rounding of the phase) 1.5e-7; complex128 is "
+        "compared")},
     "renorm/complex64": {"gradient": (
         "torch's complex64 backward of the inf-norm takes the norm in complex128 (its CPU "
         "accumulate type, a float64 norm) and then finds no element of the float32 moduli "

@@ -102,9 +102,6 @@ TOLERANCES: dict = {
 # What remains of the full run's failures (AUTOJIT_OPINFO_FULL=1), by kind: key "op/dtype" or
 # "op/errors" (torch's error samples). The test expects them to fail, and the full run says
 # when one passes.
-_OUT_VIEW = ("torch resizes a view given as out= within its base's storage, where it then "
-             "overlaps the index (gather(x, 0, ind[1:], out=ind[:1])); autojit does not resize "
-             "a view into its base")
 _GRAPH_BREAK = ("the compiled call breaks the graph and runs eagerly (bfloat16 rounding, "
                 "resize_, lstsq's residuals depend on the rank)")
 _PRECISION = ("values differ from torch's beyond the test's tolerance at a few points "
@@ -119,8 +116,6 @@ KNOWN_FAILURES = {
                      "resize_/complex64", "resize_/complex128", "resize_as_/float32",
                      "resize_as_/float64", "resize_as_/complex64", "resize_as_/complex128"),
                     _GRAPH_BREAK),
-    **dict.fromkeys(("gather/errors",),
-                    _OUT_VIEW),
     **dict.fromkeys(("as_strided.partial_views/float32", "as_strided.partial_views/float64"),
                     _FORWARD_ERROR),
     **dict.fromkeys(("fft.hfft2/float32",),

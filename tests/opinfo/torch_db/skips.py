@@ -97,6 +97,11 @@ TOLERANCES: dict = {
                      "special.hermite_polynomial_he"), _TORCH_FLOAT32),
     "matrix_exp": {"float32": (5e-5, 5e-4)},
     **dict.fromkeys(("special.bessel_j0", "special.bessel_y1"), {"float64": (1e-7, 1e-6)}),
+    # An FFT's rounding error scales with the transform's largest values, not each entry's:
+    # on the float32 sample of hfft2 whose results reach 251, torch's and autojit's errors
+    # against float64 are 2.2e-5 and 4.0e-5 (both about 251 * float32's epsilon), beyond
+    # rtol 1e-5 at an entry of 1.67.
+    "fft.hfft2": {"float32": (1e-5, 1e-4)},
 }
 
 # What remains of the full run's failures (AUTOJIT_OPINFO_FULL=1), by kind: key "op/dtype" or
@@ -104,8 +109,6 @@ TOLERANCES: dict = {
 # when one passes.
 _GRAPH_BREAK = ("the compiled call breaks the graph and runs eagerly (bfloat16 rounding, "
                 "resize_, lstsq's residuals depend on the rank)")
-_PRECISION = ("values differ from torch's beyond the test's tolerance at a few points "
-              "(another summation order in float32)")
 _FORWARD_ERROR = ("as_strided returns a copy, not a view: the partial-view samples write "
                   "through it (docs/differences.md)")
 KNOWN_FAILURES = {
@@ -118,8 +121,6 @@ KNOWN_FAILURES = {
                     _GRAPH_BREAK),
     **dict.fromkeys(("as_strided.partial_views/float32", "as_strided.partial_views/float64"),
                     _FORWARD_ERROR),
-    **dict.fromkeys(("fft.hfft2/float32",),
-                    _PRECISION),
 }
 
 # The complex samples' failures (complex64 and complex128), apart from the others.

@@ -121,9 +121,11 @@ def _no_grad_view(value: torch.Tensor) -> bool:
 
 def _slices_of_base(value: torch.Tensor):
     """The basic slices of its contiguous base that `value` is (`x[1:]`, `z[:2, :]`), or
-    None (not a view, a view of another kind, or one requiring grad)."""
+    None (not a view, a view of another kind, or one on a gradient path: a view made a leaf of
+    its own, `base[5:15].requires_grad_()`, stays a view, its storage the base's)."""
     base = value._base
-    if base is None or value.requires_grad or base.requires_grad or value.ndim != base.ndim \
+    if base is None or value.grad_fn is not None or base.requires_grad or \
+            value.ndim != base.ndim \
             or not base.is_contiguous() or value.stride() != base.stride():
         return None
     offset = value.storage_offset() - base.storage_offset()

@@ -107,15 +107,14 @@ TOLERANCES: dict = {
 # What remains of the full run's failures (AUTOJIT_OPINFO_FULL=1), by kind: key "op/dtype" or
 # "op/errors" (torch's error samples). The test expects them to fail, and the full run says
 # when one passes.
-_GRAPH_BREAK = ("the compiled call breaks the graph and runs eagerly (bfloat16 rounding, "
-                "resize_, lstsq's residuals depend on the rank)")
+_GRAPH_BREAK = ("the compiled call breaks the graph and runs eagerly (resize_, lstsq's "
+                "residuals depend on the rank)")
 _STORAGE_WHILE_TRACING = (
     "as_strided reaching past its input's elements into its base's storage (storage_offset=10 "
     "of base[5:15]) raises in the compiled check: it runs on detached inputs, and a traced "
     "tensor has no storage beyond its own elements (eager values and gradients agree)")
 KNOWN_FAILURES = {
-    **dict.fromkeys(("bfloat16/float32", "bfloat16/float64", "bfloat16/complex64",
-                     "bfloat16/complex128", "linalg.lstsq.grad_oriented/float32",
+    **dict.fromkeys(("linalg.lstsq.grad_oriented/float32",
                      "linalg.lstsq.grad_oriented/float64", "linalg.lstsq/float32",
                      "linalg.lstsq/float64", "resize_/float32", "resize_/float64",
                      "resize_/complex64", "resize_/complex128", "resize_as_/float32",

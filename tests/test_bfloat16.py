@@ -159,9 +159,36 @@ def test_compiled_code_refuses_bfloat16_and_runs_it_eagerly():
     assert result.dtype is autojit.bfloat16 and result.tolist() == step(x).tolist()
     with pytest.raises(autojit.ir.GraphBreak, match="bfloat16"):
         autojit.compile(step, fullgraph=True)(x)
-    # Converting inside the function is refused too: the cast's result would be unrounded.
+    # Other ops on a cast's bfloat16 result are refused too.
     with pytest.raises(autojit.ir.GraphBreak, match="bfloat16"):
-        autojit.compile(lambda t: t.bfloat16(), fullgraph=True)(autojit.ones(2))
+        autojit.compile(lambda t: t.bfloat16() * 2, fullgraph=True)(autojit.ones(2))
+
+
+def test_casts_to_and_from_bfloat16_compile_and_round_as_eager():
+    # The cast is traced (Op.traces_bfloat16) where autograd does not record it: its step
+    # rounds through run_eager, constants folded or not.
+    data = rng.standard_normal((3, 4)).astype(np.float32) * 3
+    constant = autojit.tensor([1.3, 2.7182817, 0.1, 7.77])
+
+    def step(t):
+        rounded = t.bfloat16()
+        return rounded, (rounded.float() * constant.bfloat16().double()).sum(), t.double()
+
+    compiled = autojit.compile(step, fullgraph=True)
+    results = [[o.float().numpy() for o in run(autojit.tensor(data))]
+               for run in (step, compiled)]
+    for a, b in zip(*results, strict=True):
+        assert np.array_equal(a, b)
+    assert np.array_equal(results[0][0], torch.tensor(data).bfloat16().float().numpy())
+    assert compiled.stats().eager_calls == 0
+    # Recorded for autograd, it breaks the graph: its gradient would be summed in bfloat16.
+    x = autojit.tensor(data, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outs = autojit.compile(step)(x)
+    grad, = autojit.autograd.grad(outs[1], x)
+    x = autojit.tensor(data, requires_grad=True)
+    assert np.array_equal(grad.numpy(), autojit.autograd.grad(step(x)[1], x)[0].numpy())
 
 
 @MARKS[0]

@@ -257,8 +257,28 @@ def test_arithmetic_no_ops_are_kept_for_complex_values():
                               np.signbit(autojit.view_as_real(b).numpy()))
 
 
+def test_item_of_a_complex_tensor_compiles_specialized_on_its_value():
+    # Symbolic scalars are real: the trace specializes on the complex value, checked on every
+    # run (a split where it differs), and no call runs eagerly.
+    def function(z, x):
+        return x * (z[0] * 2).item().real, z.sum().item()
+
+    compiled, x = autojit.compile(function), _real()
+    for z in (_complex(), _complex()):
+        z_again = z.clone()
+        for _ in range(2):
+            result, said = _run(compiled, z_again, x)
+            expected = function(z, x)
+            assert said == [] and result[1] == expected[1]
+            assert isinstance(result[1], complex)
+            _close(result[0], expected[0])
+    stats = compiled.stats()
+    assert stats.eager_calls == 0 and stats.graph_breaks == 0 and stats.value_check_failures
+    with pytest.raises(Exception, match=re.escape("the complex number Tensor.item() gives")):
+        autojit.compile(function, fullgraph=True)(_complex(), x)
+
+
 @pytest.mark.parametrize(("function", "reason"), [
-    (lambda z, x: x * z[0].item().real, "Tensor.item() of a complex tensor"),
     (lambda z, x: (z.tolist(), x + 1), "Tensor.tolist() of a complex tensor"),
 ])
 def test_reading_a_complex_tensors_values_still_breaks_the_graph(function, reason):

@@ -158,3 +158,19 @@ QUESTIONS = {
 @pytest.mark.parametrize("name", sorted(QUESTIONS))
 def test_questions_like_torch(name):
     assert QUESTIONS[name](autojit, autojit.tensor(M)) == QUESTIONS[name](torch, torch.tensor(M))
+
+
+@pytest.mark.parametrize("offset", [None, 0, 7, 10])
+def test_as_strided_of_a_view_made_a_leaf_reads_its_bases_storage_as_torch(offset):
+    # base[5:15].requires_grad_(): as_strided reads the base's storage around the view, and
+    # the gradient reaches the view's own elements only
+    results = []
+    for library in (autojit, torch):
+        base = library.tensor(np.arange(20.0))
+        view = base[5:15].requires_grad_()
+        extra = {} if offset is None else {"storage_offset": offset}
+        out = library.as_strided(view, (2, 2), (1, 2), **extra)
+        grad, = library.autograd.grad((out * library.tensor([[1.0, 2.0], [3.0, 4.0]])).sum(),
+                                      view)
+        results.append((out.tolist(), grad.tolist()))
+    assert results[0] == results[1]

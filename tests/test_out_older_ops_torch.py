@@ -157,3 +157,24 @@ def test_out_refuses_inputs_that_require_grad():
     with autojit.no_grad():
         assert autojit.exp(x, out=autojit.zeros(2)).tolist() == pytest.approx(
             np.exp([1.0, 2.0]).tolist())
+
+
+@pytest.mark.parametrize(("out_slice", "index_slice"), [
+    (slice(0, 1), slice(1, 3)),  # resized into the index's memory: torch's overlap error
+    (slice(0, 1), slice(2, 4)),  # resized within the base, apart from the index
+])
+def test_gather_resizes_an_out_view_within_its_base_as_torch(out_slice, index_slice):
+    outcomes = []
+    for library in (autojit, torch):
+        base = library.tensor([2, 1, 0, 1, 7])
+        x = library.tensor([10, 20, 30])
+        out = base[out_slice]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                result = library.gather(x, 0, base[index_slice], out=out)
+            except RuntimeError as error:
+                outcomes.append(str(error))
+                continue
+        outcomes.append((result.tolist(), base.tolist(), out.tolist()))
+    assert outcomes[0] == outcomes[1]

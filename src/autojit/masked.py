@@ -15,6 +15,7 @@ import math
 
 from .ops import elementwise as ew
 from .ops import softmax as _softmax
+from .ops.complex_rules import conj
 from .ops.elementwise_math import logaddexp as _logaddexp
 from .ops.linalg_norms import vector_norm
 from .tensor import dtypes
@@ -53,6 +54,8 @@ def _identity(op_name: str, input: Tensor, ord=2):  # noqa: A002 - torch's names
         return 0
     if op_name in ("prod", "cumprod"):
         return 1
+    if op_name == "logsumexp" and dtype.is_complex:
+        return complex(-math.inf, 0)
     if op_name in ("amax", "argmax", "logaddexp", "logsumexp"):
         return -math.inf if floating else iinfo(dtype).min
     if op_name in ("amin", "argmin"):
@@ -156,7 +159,7 @@ def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):  # noqa: A00
     source = "Optional"
     if dtype is None:
         dtype, source = input.dtype, "Input"
-    if not dtype.is_floating_point:
+    if not (dtype.is_floating_point or dtype.is_complex):
         raise ValueError(f"mean(): Could not infer output dtype. {source} dtype must be either "
                          f"a floating point or complex dtype. Got: torch.{dtype.name}")
     total = sum(input, dim, keepdim=keepdim, dtype=dtype, mask=mask)
@@ -201,6 +204,10 @@ def norm(input, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask=None):  # 
                        dtype=dtype)
 
 
+def _inexact(dtype) -> bool:
+    return dtype.is_floating_point or dtype.is_complex
+
+
 def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):  # noqa: A002
     if unbiased is not None and correction is not None:
         raise AssertionError("Only one of unbiased and correction may be given")
@@ -210,16 +217,17 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
     if correction is not None:
         value = float(correction)
     if dtype is None:
-        dtype = input.dtype if input.dtype.is_floating_point else dtypes.float32
-    compute = dtype if dtype.is_floating_point else dtypes.float32
+        dtype = input.dtype if _inexact(input.dtype) else dtypes.float32
+    compute = dtype if _inexact(dtype) else dtypes.float32
     count = _count(input, dim, True, mask)
     sample_mean = ew.div(sum(input, dim, keepdim=True, dtype=dtype, mask=mask), count)
     x = ew.sub(input, sample_mean)
-    total = sum(x * x, dim, keepdim=keepdim, dtype=compute, mask=mask)
+    # torch's masked variance of complex input sums x conj(x) and stays complex.
+    total = sum(x * conj(x), dim, keepdim=keepdim, dtype=compute, mask=mask)
     if not keepdim:
         count = count.reshape(tuple(total.shape))
     if value != 0:
-        count = count.to(compute) - value
+        count = count.to(compute.to_real()) - value
         count = ew.maximum(count, count.new_zeros([]))
     output = ew.div(total, count).to(dtype)
     return ew.sqrt(output) if take_sqrt else output

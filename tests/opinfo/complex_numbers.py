@@ -225,7 +225,7 @@ ROWS = [
                                                                    keepdims=keepdim),
                 _reduce_samples, ("sum", "div")),
     complex_row("var", _var, _reduce_samples, ("sum", "div", "sub", "mul", "add")),
-    complex_row("norm", _norm, _reduce_samples, ("sum", "mul", "add", "sqrt")),
+    complex_row("norm", _norm, _reduce_samples, ("vector_norm", "mul")),
     complex_row("matmul", np.matmul, _matrices, ("matmul",)),
     complex_row("cat", lambda *arrays: np.concatenate(arrays[0]),
                 lambda rng, dtype: [Sample(([values(rng, (2, 3), dtype),

@@ -134,10 +134,10 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
-def _check_float(name: str, input: Tensor) -> None:  # noqa: A002
+def _check_float(name: str, input: Tensor, complex: bool = False) -> None:  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or complex and input.dtype.is_complex):
         raise NotImplementedError(f"{name}: expected a floating point input, got {input.dtype}")
 
 
@@ -370,7 +370,7 @@ def mse_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A00
 def l1_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A002
             reduction: str = "mean") -> Tensor:
     """The mean (or sum) of absolute differences."""
-    _check_float("l1_loss", input)
+    _check_float("l1_loss", input, complex=True)
     _check_reduction(reduction)
     target = _as_operand(target)
     _warn_size(input, target)

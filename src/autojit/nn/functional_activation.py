@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from ..autograd.grad_mode import is_grad_enabled
 from ..ops import composite
 from ..ops import elementwise as ew
 from ..ops import elementwise_math as ewm
@@ -288,7 +289,13 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """x * sigmoid(x) elementwise (also called swish)."""
-    check_floating("silu", input)
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        # torch computes complex silu but refuses to record it for autograd.
+        if input.requires_grad and is_grad_enabled():
+            raise RuntimeError("silu does not support automatic differentiation for outputs "
+                               "with complex dtype.")
+    else:
+        check_floating("silu", input)
     if inplace:
         return _in_place("silu_", composite.silu, input)
     return composite.silu(input)

@@ -34,9 +34,9 @@ def _check_tensor(name: str, argument: str, value) -> None:
                         f"{type(value).__name__}")
 
 
-def _check_float(name: str, input: Tensor) -> None:  # noqa: A002
+def _check_float(name: str, input: Tensor, complex: bool = False) -> None:  # noqa: A002
     _check_tensor(name, "input", input)
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or complex and input.dtype.is_complex):
         raise NotImplementedError(f"{name}: expected a floating point input, got {input.dtype}")
 
 

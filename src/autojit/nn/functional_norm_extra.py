@@ -72,7 +72,8 @@ def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=Non
 def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:  # noqa: A002
     """x / sqrt(mean(x^2) + eps) over the trailing normalized_shape dims, times weight; eps
     None is the machine epsilon of the input's dtype."""
-    _check_float("rms_norm", input)
+    # torch's complex rms_norm squares (x * x), not |x|^2, as written here.
+    _check_float("rms_norm", input, complex=True)
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(int(n) for n in normalized_shape)

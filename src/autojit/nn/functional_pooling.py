@@ -340,6 +340,11 @@ def _avg_pool(name, input, kernel_size, stride, padding, ceil_mode,  # noqa: A00
         name, input, kernel_size, stride, padding, 1, ceil_mode, spatial)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
+    if input.dtype.is_complex:
+        # torch's kernels, after its checks of the geometry (1-d pooling runs as 2-d)
+        kernel_name = "avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d"
+        raise NotImplementedError(f'"{kernel_name}" not implemented for '
+                                  f"'{_type_name(input.dtype)}'")
     x, batched = _batched(input, spatial)
     if _is_tiling(kernel, stride, padding, dilation, extra):
         total = sum_(_tiles(x, kernel, out_sizes), _tile_dims(spatial))
@@ -417,8 +422,7 @@ def lp_pool3d(input: Tensor, norm_type, kernel_size, stride=None,  # noqa: A002
 
 
 def _type_name(dtype) -> str:
-    return {"int32": "Int", "int64": "Long", "bool": "Bool", "float16": "Half"}.get(
-        dtype.name, dtype.name)
+    return dtypes.scalar_type_name(dtype)
 
 
 # ---- max unpooling ------------------------------------------------------------------------------

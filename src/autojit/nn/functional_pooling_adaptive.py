@@ -119,7 +119,10 @@ def _empty_adaptive(x: Tensor, out_sizes, batched: bool, indices: bool):
 def _adaptive_avg_pool(name, input, output_size, spatial):  # noqa: A002
     out_sizes = _adaptive_output_size(name, input, output_size, spatial)
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f'"{name}" not implemented for '
+        # torch's kernels' names: 1-d pooling runs as 2-d
+        kernel = {"adaptive_avg_pool1d": "adaptive_avg_pool2d",
+                  "adaptive_avg_pool3d": "adaptive_avg_pool3d_cpu"}.get(name, name)
+        raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{_type_name(input.dtype)}'")
     x, batched = _batched(input, spatial)
     if any(o == 0 for o in out_sizes):
@@ -150,7 +153,9 @@ def _adaptive_avg_pool(name, input, output_size, spatial):  # noqa: A002
 def _adaptive_max_pool(name, input, output_size, return_indices, spatial):  # noqa: A002
     out_sizes = _adaptive_output_size(name, input, output_size, spatial)
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f'"{name}" not implemented for '
+        kernel = {"adaptive_max_pool1d": "adaptive_max_pool2d",
+                  "adaptive_max_pool3d": "adaptive_max_pool3d_cpu"}.get(name, name)
+        raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{_type_name(input.dtype)}'")
     x, batched = _batched(input, spatial)
     if any(o == 0 for o in out_sizes):

@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from ..tensor.tensor import Tensor
+from .complex_rules import conj
 from .lowering import Extern
 from .registry import bind, define_op, rule_promote
 
@@ -200,12 +201,17 @@ def _sizes(ctx, index: int) -> tuple:
     return tuple(ctx.input_meta[index][0][2:])
 
 
+# On complex operands each VJP takes the conjugate of the operand it does not differentiate:
+# for a bilinear B(a, b) with <B(a, b), u> = <a, P(u, b)> = <b, Q(a, u)>, torch's gradients (the
+# conjugate Wirtinger derivatives) are P(u, conj(b)) and Q(conj(a), u). conj returns a real
+# operand itself.
+
 def _forward_vjp(ctx, upstream):
     x, w = ctx.inputs
     geometry = _geometry(ctx.attrs)
     needs = ctx.needs_input_grad
-    return (_input(upstream, w, geometry, _sizes(ctx, 0)) if needs[0] else None,
-            _weight(x, upstream, geometry, _sizes(ctx, 1)) if needs[1] else None)
+    return (_input(upstream, conj(w), geometry, _sizes(ctx, 0)) if needs[0] else None,
+            _weight(conj(x), upstream, geometry, _sizes(ctx, 1)) if needs[1] else None)
 
 
 def _input_vjp(ctx, upstream):
@@ -213,8 +219,8 @@ def _input_vjp(ctx, upstream):
     g, w = ctx.inputs
     geometry = _geometry(ctx.attrs)
     needs = ctx.needs_input_grad
-    return (_forward(upstream, w, geometry) if needs[0] else None,
-            _weight(upstream, g, geometry, _sizes(ctx, 1)) if needs[1] else None)
+    return (_forward(upstream, conj(w), geometry) if needs[0] else None,
+            _weight(upstream, conj(g), geometry, _sizes(ctx, 1)) if needs[1] else None)
 
 
 def _weight_vjp(ctx, upstream):
@@ -222,8 +228,8 @@ def _weight_vjp(ctx, upstream):
     x, g = ctx.inputs
     geometry = _geometry(ctx.attrs)
     needs = ctx.needs_input_grad
-    return (_input(g, upstream, geometry, _sizes(ctx, 0)) if needs[0] else None,
-            _forward(x, upstream, geometry) if needs[1] else None)
+    return (_input(conj(g), upstream, geometry, _sizes(ctx, 0)) if needs[0] else None,
+            _forward(conj(x), upstream, geometry) if needs[1] else None)
 
 
 def _bilinear_jvp(apply):
@@ -283,21 +289,21 @@ CONVOLUTION = define_op(
     vjp=_forward_vjp, saves=((0, 1), (1, 0)), lowering=_FORWARD,
     jvp=_bilinear_jvp(lambda x, w, attrs: _forward(x, w, _geometry(attrs))),
     batch=_batch_rule((False, True), False), static_vjp=True,
-    grad_name="ConvolutionBackward0")
+    grad_name="ConvolutionBackward0", complex=True)
 CONVOLUTION_INPUT = define_op(
     name="convolution_backward_input", arity=2, shape=_input_shape, dtype=rule_promote,
     impl=_input_impl, vjp=_input_vjp, saves=((0, 1), (1, 0)), lowering=_INPUT,
     jvp=_bilinear_jvp(lambda g, w, attrs: _input(g, w, _geometry(attrs),
                                                   attrs["input_size"])),
     batch=_batch_rule((False, True), False), static_vjp=True,
-    grad_name="ConvolutionBackwardBackward0")
+    grad_name="ConvolutionBackwardBackward0", complex=True)
 CONVOLUTION_WEIGHT = define_op(
     name="convolution_backward_weight", arity=2, shape=_weight_shape, dtype=rule_promote,
     impl=_weight_impl, vjp=_weight_vjp, saves=((0, 1), (1, 0)), lowering=_WEIGHT,
     jvp=_bilinear_jvp(lambda x, g, attrs: _weight(x, g, _geometry(attrs),
                                                    attrs["kernel_size"])),
     batch=_batch_rule((False, False), True), static_vjp=True,
-    grad_name="ConvolutionBackwardBackward0")
+    grad_name="ConvolutionBackwardBackward0", complex=True)
 
 
 def convolution(x: Tensor, weight: Tensor, stride: tuple, padding: tuple, dilation: tuple,

@@ -686,7 +686,7 @@ CAST = define_op(name="cast", arity=1, shape=lambda shape, dtype: shape, dtype=_
                  # The tangent cast as the value is: forward_ad's cast to the output's dtype.
                  jvp=lambda inputs, tangents, out, attrs: tangents[0],
                  lowering=Elementwise("cast({0})", exact=True), grad_name="ToCopyBackward0",
-                 complex=True)
+                 complex=True, traces_bfloat16=True)
 
 
 COMPLEX_TO_REAL = "complex to real cast"  # tensor/once.py's key of cast's warning

@@ -364,13 +364,50 @@ def hypot(input, other):  # noqa: A002
 # log1p of the exponential of minus the distance, as torch computes it.
 _LOGADDEXP = ("select(({0} == {1}) && isnan({0} - {1}), {0}, "
               "max({0}, {1}) + LOG1P_OF_DISTANCE)")
+
+
+def complex_logaddexp(x, y):
+    """torch's complex log(e^x + e^y) on NumPy arrays: the operand of the larger real part plus
+    the log1p of the exponential of the difference; NaN where either part of the other is NaN,
+    the other where both real parts are -inf, log(e^x + e^y) where both are +inf."""
+    x, y = np.broadcast_arrays(x, y)
+    first = x.real >= y.real
+    larger, smaller = np.where(first, x, y), np.where(first, y, x)
+    with np.errstate(all="ignore"):
+        result = np.log1p(np.exp(smaller - larger)) + larger
+        infinite = np.isinf(smaller.real) & (smaller.real == larger.real)
+        result = np.where(infinite, np.where(
+            smaller.real < 0, smaller, np.log(np.exp(smaller) + np.exp(larger))), result)
+    nan = np.isnan(smaller.real) | np.isnan(smaller.imag)
+    return np.where(nan, np.array(complex(np.nan, np.nan), x.dtype), result).astype(x.dtype)
+
+
+def _logaddexp_impl(x, y):
+    if np.iscomplexobj(x) or np.iscomplexobj(y):
+        return complex_logaddexp(x, y)
+    return np.logaddexp(x, y)
+
+
+def _rule_inexact(kernel):
+    """Type promotion, refusing integer and bool results (not complex ones) as torch's kernel
+    does."""
+    def rule(inputs, attrs):
+        dtype = promoted_dtype(inputs)
+        if not (dtype.is_floating_point or dtype.is_complex):
+            raise not_implemented(kernel, dtype)
+        return dtype, dtype
+
+    return rule
+
+
+# The derivative is holomorphic: the VJPs divide by its conjugate (torch's formula).
 LOGADDEXP = _define(
-    "logaddexp", 2, _rule_floating("logaddexp_cpu"), np.logaddexp,
-    _binary_vjp(lambda ctx, g: g / (1 + ew.exp(ctx.inputs[1] - ctx.inputs[0])),
-                lambda ctx, g: g / (1 + ew.exp(ctx.inputs[0] - ctx.inputs[1]))),
+    "logaddexp", 2, _rule_inexact("logaddexp_cpu"), _logaddexp_impl,
+    _binary_vjp(lambda ctx, g: g / conj(1 + ew.exp(ctx.inputs[1] - ctx.inputs[0])),
+                lambda ctx, g: g / conj(1 + ew.exp(ctx.inputs[0] - ctx.inputs[1]))),
     (0, 1), _LOGADDEXP.replace("LOG1P_OF_DISTANCE", "log1p(exp(-abs({0} - {1})))"),
     jvp=ew.binary_jvp(lambda x, y, tx, out: tx / (1 + ew.exp(y - x)),
-                      lambda x, y, ty, out: ty / (1 + ew.exp(x - y))))
+                      lambda x, y, ty, out: ty / (1 + ew.exp(x - y))), complex=True)
 LOGADDEXP2 = _define(
     "logaddexp2", 2, _rule_floating("logaddexp2_cpu"), np.logaddexp2,
     _binary_vjp(lambda ctx, g: g / (1 + ew.pow(2.0, ctx.inputs[1] - ctx.inputs[0])),

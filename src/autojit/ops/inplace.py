@@ -227,13 +227,13 @@ def scatter_through(base: Tensor, steps: list, values: Tensor) -> Tensor:
     return reshape(written, shape)
 
 
-def check_no_overlap(out, inputs) -> None:
+def check_no_overlap(out, inputs, data=None) -> None:
     """torch's assert_no_internal_overlap and assert_no_overlap, which the ops writing out=
     in another order than they read their inputs make (gather, take, index_select,
     masked_select, cat, kthvalue): out may not be a broadcast view, nor share memory with an
     input (torch's elementwise ops take an out that is exactly an input). Eager only: a traced
-    tensor has no memory yet."""
-    data = getattr(out, "_data", None)
+    tensor has no memory yet. `data`: the memory out will address, where not its own."""
+    data = getattr(out, "_data", None) if data is None else data
     if data.__class__ is not np.ndarray:
         return
     if not data.flags.writeable:
@@ -302,8 +302,36 @@ def write_out(out, result: Tensor, op_name: str, dtype_error: Exception | None =
         if out.numel():
             warnings.warn(_RESIZE_WARNING.format(old=list(out.shape), new=list(result.shape)),
                           UserWarning, stacklevel=3)
-        out._data = result.clone()._data  # new storage of the new shape
-        out._bump_version()
-        return out
+        within = _resized_in_storage(out, tuple(result.shape))
+        if within is None:
+            out._data = result.clone()._data  # new storage of the new shape
+            out._bump_version()
+            return out
+        # torch resizes a view within its base's storage where it fits: out then addresses
+        # the storage from its offset on, and may overlap an input it did not overlap before.
+        if inputs:
+            check_no_overlap(out, inputs, within)
+        out._data = within
     write_storage(out, result)
     return out
+
+
+def _resized_in_storage(out: Tensor, shape: tuple):
+    """The contiguous array of `shape` from out's first element on in the host buffer of the
+    base it views, where that buffer holds it (torch keeps such a view in its storage), or
+    None."""
+    data = out._data
+    if out._base is None or data.__class__ is not np.ndarray or data.size == 0 or \
+            not data.flags.c_contiguous:
+        return None
+    root = data
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not root.flags.c_contiguous or root.dtype != data.dtype:
+        return None
+    offset, remainder = divmod(data.__array_interface__["data"][0]
+                               - root.__array_interface__["data"][0], data.itemsize)
+    count = int(np.prod(shape, dtype=np.int64))
+    if remainder or offset < 0 or offset + count > root.size:
+        return None
+    return root.reshape(-1)[offset:offset + count].reshape(shape)

@@ -157,7 +157,7 @@ class Op:
 
     __slots__ = ("name", "shape", "dtype", "impl", "vjp", "jvp", "batch", "saves", "lowering",
                  "view", "grad_name", "node_class", "arity", "float32_scalars", "static_vjp",
-                 "uncast", "complex")
+                 "uncast", "complex", "traces_bfloat16")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -168,9 +168,10 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
               batch: Callable | None = None, grad_name: str | None = None,
               view: bool = False, float32_scalars: tuple = (),
               static_vjp: bool | None = None, uncast: tuple = (),
-              complex: bool | str | tuple | None = None) -> Op:  # noqa: A002
+              complex: bool | str | tuple | None = None,  # noqa: A002
+              traces_bfloat16: bool = False) -> Op:
     """Declare a primitive; every keyword but jvp, batch, grad_name, view, float32_scalars,
-    static_vjp, uncast and complex is required.
+    static_vjp, uncast, complex and traces_bfloat16 is required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -212,6 +213,11 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         NotImplementedError ("{type}" stands for the operand's ScalarType name,
         "ComplexFloat"), an (exception type, message) pair is raised as it says. None is
         True for a Layout lowering (a layout moves elements, whatever their type).
+    traces_bfloat16: a compiled function traces the op on bfloat16 operands or results where
+        autograd does not record it (no kernel fuses a bfloat16 value, and the plan's step
+        running the node rounds through run_eager as eager does); other ops on bfloat16
+        tensors break the graph, since a kernel or a decomposition would compute in float32
+        without rounding each result.
     """
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is defined twice")
@@ -226,6 +232,7 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     op.static_vjp = (vjp is not None and not isinstance(lowering, Extern)
                      if static_vjp is None else static_vjp)
     op.complex = (lowering.__class__ is Layout) if complex is None else complex
+    op.traces_bfloat16 = traces_bfloat16
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
     op.grad_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
     op.node_class = None
@@ -400,7 +407,8 @@ def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
             # Row-major in eager (row_major_result), whatever the composite's last op follows.
             tracer.note_eager_layout(out, None)
             return out
-        if _involves_bfloat16(op, inputs, attrs):
+        if _involves_bfloat16(op, inputs, attrs) and not (
+                op.traces_bfloat16 and not _records_grad(inputs)):
             from ..tensor.graph_break import graph_break
 
             # Kernels compute in float32 without rounding each result to bfloat16, so a
@@ -416,6 +424,13 @@ _BFLOAT16 = dtypes.bfloat16  # stored as float32: results are rounded (tensor/dt
 
 def _involves_complex(op: Op, inputs: tuple, attrs: dict) -> bool:
     return _any_complex(inputs) or op.dtype(inputs, attrs)[1].category == _COMPLEX
+
+
+def _records_grad(inputs: tuple) -> bool:
+    """Whether autograd records the op: its VJP (a compiled backward) would then run other
+    ops on bfloat16 gradients, which break the graph where no call can fall back to eager."""
+    return state.grad_enabled and any(isinstance(x, Tensor) and x._requires_grad
+                                      for x in inputs)
 
 
 def _involves_bfloat16(op: Op, inputs: tuple, attrs: dict) -> bool:

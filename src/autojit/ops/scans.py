@@ -24,6 +24,7 @@ from . import batching
 from . import elementwise as ew
 from .autocast import FP32_SET_OPT_DTYPE, autocast_op
 from .complex_rules import conj
+from .elementwise_math import complex_logaddexp
 from .indexing import _gather
 from .layout import _narrow, cat, linear_jvp, movedim, reshape, unsqueeze
 from .out_argument import check_no_grad, check_out_pair, check_out_type, write_out
@@ -286,6 +287,10 @@ def _logcumsumexp_vjp(ctx, g):
     overflows, and it is differentiable again."""
     (x,) = ctx.inputs
     out, dim, reverse = ctx.out, ctx.attrs["dim"], ctx.attrs["reverse"]
+    if x.dtype.is_complex:
+        # torch's complex formula: conj(e^(x_i - out_j)) as one exponential of the reversed
+        # logcumsumexp of log g - conj(out) (log 0 is -inf, whose exponential is 0).
+        return (ew.exp(_logcumsumexp(ew.log(g) - conj(out), dim, not reverse) + conj(x)),)
     lowest = float(np.finfo(g.dtype.numpy).min)
     log_size = ew.log(ew.abs(g))
     parts = []
@@ -302,6 +307,8 @@ def _logcumsumexp_jvp(inputs, tangents, out, attrs):
     if tangent is None:
         return None
     dim, reverse = attrs["dim"], attrs["reverse"]
+    if x.dtype.is_complex:
+        return ew.exp(_logcumsumexp(ew.log(tangent) + x, dim, reverse) - out)
     lowest = float(np.finfo(tangent.dtype.numpy).min)
     # log|t| of a zero t is never used; 1 in its place keeps its derivative finite.
     log_size = ew.log(ew.abs(ew.where(tangent == 0, 1.0, tangent)))
@@ -312,12 +319,23 @@ def _logcumsumexp_jvp(inputs, tangents, out, attrs):
     return parts[0] - parts[1]
 
 
+def _logaddexp_accumulate(x, axis, dtype):
+    if not np.iscomplexobj(x):
+        return np.logaddexp.accumulate(x, axis=axis, dtype=dtype)
+    # NumPy's logaddexp has no complex loop: torch's complex logaddexp, one step at a time, in
+    # complex128 (torch's CPU accumulator for complex64).
+    result = np.moveaxis(np.array(x, dtype=np.complex128), axis, 0)
+    for index in range(1, result.shape[0]):
+        result[index] = complex_logaddexp(result[index - 1], result[index])
+    return np.moveaxis(result, 0, axis)
+
+
 LOGCUMSUMEXP = define_op(
     name="logcumsumexp", arity=1, shape=_scan_shape, dtype=rule_first,
-    impl=_scan_impl(lambda x, axis, dtype: np.logaddexp.accumulate(x, axis=axis, dtype=dtype)),
+    impl=_scan_impl(_logaddexp_accumulate),
     vjp=_logcumsumexp_vjp, jvp=_logcumsumexp_jvp, saves=(0, "out"),
     lowering=Extern("cumulative_logsumexp", ("data",)),
-    batch=batching.dim_rule("dim"))
+    batch=batching.dim_rule("dim"), complex=True)
 
 
 def _logcumsumexp(x: Tensor, dim: int, reverse: bool = False) -> Tensor:
@@ -327,7 +345,7 @@ def _logcumsumexp(x: Tensor, dim: int, reverse: bool = False) -> Tensor:
 def logcumsumexp(x: Tensor, dim: int, *, out=None) -> Tensor:
     """`ln(e^x[0] + ... + e^x[i])` along `dim`, without overflow or underflow; floating dtypes
     only."""
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
                                   f"'{SCALAR_TYPE_NAMES[x.dtype.name]}'")
     result = _logcumsumexp(x, normalize_dim(dim, x.ndim))

@@ -253,8 +253,23 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # n
                            f"offset {offset}, and itemsize {itemsize} requiring a storage size "
                            f"of {needed * itemsize} are out of bounds for storage of size "
                            f"{available * itemsize}")
+    flat = _with_own_elements(flat, input, own_offset)
     index = _strided_positions(size, stride, offset, input.device)
     return layout.reshape(index_select(flat, 0, index), size)
+
+
+def _with_own_elements(flat: Tensor, x: Tensor, offset: int) -> Tensor:
+    """The storage `flat` of x's base with x's own elements put in at their positions, where x
+    requires grad: the storage read from the base carries the base's gradient path, which a
+    view made a leaf of its own (`base[5:15].requires_grad_()`) is not on. The values are the
+    same (x shares the base's memory); torch's gradient reaches x's elements and no others."""
+    if x._base is None or not x._requires_grad or x._data is None or \
+            x._data.__class__ is not np.ndarray or x.numel() == 0 or \
+            x.numel() == flat.shape[0]:
+        return flat
+    steps = tuple(s // x._data.itemsize for s in x._data.strides)
+    positions = _strided_positions(tuple(x.shape), steps, offset, x.device)
+    return index_put(flat, layout.reshape(x, -1), layout.unsqueeze(positions, 0), (0,))
 
 
 def _strided_positions(size: tuple, stride: tuple, offset: int, device) -> Tensor:

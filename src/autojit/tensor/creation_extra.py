@@ -31,7 +31,25 @@ def _scalar(value, dtype: dtypes.DType):
         value = value.item()
     if dtype.category == dtypes.INTEGER or dtype is dtypes.uint8:
         return int(value)
+    if dtype.is_complex:
+        return complex(np.asarray(value, dtype=dtype.numpy))
     return float(np.asarray(value, dtype=dtype.numpy))
+
+
+def _is_complex(value) -> bool:
+    if isinstance(value, Tensor):
+        return value.dtype.is_complex
+    return isinstance(value, complex)
+
+
+def _complex_exponents(first: complex, last: complex, steps: int, dtype) -> np.ndarray:
+    first, last = dtype.type(first), dtype.type(last)
+    if steps == 1:
+        return np.array([first], dtype)
+    step = (last - first) / dtype.type(steps - 1)
+    i = np.arange(steps).astype(dtype)
+    return np.where(np.arange(steps) < steps // 2, first + step * i,
+                    last - step * (dtype.type(steps - 1) - i))
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, layout=None,
@@ -39,14 +57,21 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, layout=N
     """`steps` points from base**start to base**end, evenly spaced in the exponent."""
     device = check_device(device)
     check_space_arguments("logspace", start, end, steps)
-    dtype = dtypes.dtype_argument(dtype, "logspace") if dtype is not None else \
-        dtypes.get_default_dtype()
+    if dtype is not None:
+        dtype = dtypes.dtype_argument(dtype, "logspace")
+    elif any(_is_complex(bound) for bound in (start, end)):
+        dtype = dtypes.get_default_dtype().to_complex()
+    else:
+        dtype = dtypes.get_default_dtype()
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     first, last = _scalar(start, dtype), _scalar(end, dtype)
     base = float(base)
     with np.errstate(all="ignore"):
-        if steps == 1:
+        if dtype.is_complex:
+            # torch's complex kernel steps in the result's dtype, not in double.
+            exponents = _complex_exponents(first, last, steps, dtype.numpy)
+        elif steps == 1:
             exponents = np.array([first], np.float64)
         else:
             step = (last - first) / (steps - 1)

@@ -42,6 +42,10 @@ class TracedList:
         self.env.record(f"{self.leaf} == {hint!r}", "value", why)
         return hint
 
+    def specialize(self, why: str):
+        """This call's value, which the trace records and checks on every run."""
+        return self._specialized(why)
+
     def specialize_text(self, spec: str) -> str:
         text = format(self.hint, spec)
         self.env.record(f"format({self.leaf}, {spec!r}) == {text!r}", "value", "formatting")

@@ -56,12 +56,17 @@ def item(self):
         return data.item()
     if tracer is not None and not self._batched and (
             self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
-        _complex_read(self, "Tensor.item()")
         # While tracing: a symbolic scalar standing for the value the tensor holds now,
         # read on every run (tensor/symbolic.py, ir/scalars.py).
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be "
                                "converted to Scalar")
+        if self._dtype.category == dtypes.COMPLEX and tracer.evaluates:
+            # Symbolic scalars are real: the trace specializes on this call's complex value,
+            # a check on every run (a graph break compiled as a split where it fails).
+            read = tracer.read_scalar(self.reshape(()), "tolist")
+            return read.specialize("the complex number Tensor.item() gives")
+        _complex_read(self, "Tensor.item()")
         return tracer.read_scalar(self, None)
     if self.is_meta and self.numel() != 1:
         raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "

@@ -104,18 +104,28 @@ class Converter:
             result = result.expand(tuple(value.shape))
         else:
             result = autojit.tensor(to_numpy(value).copy(), dtype=dtype)
-        if value.requires_grad:
+        if value.requires_grad and not _no_grad_view(value):
             result.requires_grad_(True)
             self.leaves.append((value, result))
         self.tensors[key] = (value, result)
         return result
 
 
+def _no_grad_view(value: torch.Tensor) -> bool:
+    """Whether `value` is a view taken in no-grad mode of a tensor requiring grad (istft's
+    `window[:8]`, sliced while torch's op database makes its samples): torch reports
+    requires_grad through the base but gives the view no gradient edge, so no gradient ever
+    reaches it (autograd.grad gives None); converted, it is a tensor of its values alone."""
+    return value.grad_fn is None and value._base is not None and value._base.requires_grad
+
+
 def _slices_of_base(value: torch.Tensor):
     """The basic slices of its contiguous base that `value` is (`x[1:]`, `z[:2, :]`), or
-    None (not a view, a view of another kind, or one requiring grad)."""
+    None (not a view, a view of another kind, or one on a gradient path: a view made a leaf of
+    its own, `base[5:15].requires_grad_()`, stays a view, its storage the base's)."""
     base = value._base
-    if base is None or value.requires_grad or base.requires_grad or value.ndim != base.ndim \
+    if base is None or value.grad_fn is not None or base.requires_grad or \
+            value.ndim != base.ndim \
             or not base.is_contiguous() or value.stride() != base.stride():
         return None
     offset = value.storage_offset() - base.storage_offset()

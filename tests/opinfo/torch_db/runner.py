@@ -59,7 +59,8 @@ def run_op(opinfo, function, dtype: str, limit: int, checks=CHECKS):
     kind autojit lacks is one ("unsupported", what) entry. A forward failure ends the sample."""
     outcomes = []
     options = compare_options(opinfo, dtype, random=is_random(opinfo))
-    skipped = SKIP_CHECKS.get(op_id(opinfo), {})
+    skipped = {**SKIP_CHECKS.get(op_id(opinfo), {}),
+               **SKIP_CHECKS.get(f"{op_id(opinfo)}/{dtype}", {})}
     checks = tuple(check for check in run_checks(dtype, checks) if check not in skipped)
     for index, sample in enumerate(samples(opinfo, dtype, limit)):
         try:

@@ -103,20 +103,22 @@ TOLERANCES: dict = {
     "matrix_exp": {"float32": (5e-5, 5e-4)},
     **dict.fromkeys(("special.bessel_j0", "special.bessel_y1"), {"float64": (1e-7, 1e-6)}),
     "linalg.householder_product": {"complex64": (1e-4, 1e-5)},
+    # An FFT's rounding error scales with the transform's largest values, not each entry's:
+    # on the float32 sample of hfft2 whose results reach 251, torch's and autojit's errors
+    # against float64 are 2.2e-5 and 4.0e-5 (both about 251 * float32's epsilon), beyond
+    # rtol 1e-5 at an entry of 1.67.
+    "fft.hfft2": {"float32": (1e-5, 1e-4)},
 }
 
 # What remains of the full run's failures (AUTOJIT_OPINFO_FULL=1), by kind: key "op/dtype" or
 # "op/errors" (torch's error samples). The test expects them to fail, and the full run says
 # when one passes.
-_OUT_VIEW = ("torch resizes a view given as out= within its base's storage, where it then "
-             "overlaps the index (gather(x, 0, ind[1:], out=ind[:1])); autojit does not resize "
-             "a view into its base")
-_GRAPH_BREAK = ("the compiled call breaks the graph and runs eagerly (bfloat16 rounding, "
-                "resize_, lstsq's residuals depend on the rank)")
-_PRECISION = ("values differ from torch's beyond the test's tolerance at a few points "
-              "(another summation order in float32)")
-_FORWARD_ERROR = ("as_strided returns a copy, not a view: the partial-view samples write "
-                  "through it (docs/differences.md)")
+_GRAPH_BREAK = ("the compiled call breaks the graph and runs eagerly (resize_, lstsq's "
+                "residuals depend on the rank)")
+_STORAGE_WHILE_TRACING = (
+    "as_strided reaching past its input's elements into its base's storage (storage_offset=10 "
+    "of base[5:15]) raises in the compiled check: it runs on detached inputs, and a traced "
+    "tensor has no storage beyond its own elements (eager values and gradients agree)")
 
 
 def _complex_keys(*names: str) -> tuple:
@@ -124,8 +126,7 @@ def _complex_keys(*names: str) -> tuple:
 
 
 KNOWN_FAILURES = {
-    **dict.fromkeys(("bfloat16/float32", "bfloat16/float64", "bfloat16/complex64",
-                     "bfloat16/complex128", "linalg.lstsq.grad_oriented/float32",
+    **dict.fromkeys(("linalg.lstsq.grad_oriented/float32",
                      "linalg.lstsq.grad_oriented/float64", "linalg.lstsq/float32",
                      "linalg.lstsq/float64", *_complex_keys("linalg.lstsq",
                                                             "linalg.lstsq.grad_oriented"),
@@ -133,44 +134,30 @@ KNOWN_FAILURES = {
                      "resize_/complex64", "resize_/complex128", "resize_as_/float32",
                      "resize_as_/float64", "resize_as_/complex64", "resize_as_/complex128"),
                     _GRAPH_BREAK),
-    **dict.fromkeys(("gather/errors",),
-                    _OUT_VIEW),
     **dict.fromkeys(("as_strided.partial_views/float32", "as_strided.partial_views/float64"),
-                    _FORWARD_ERROR),
-    **dict.fromkeys(("fft.hfft2/float32",),
-                    _PRECISION),
+                    _STORAGE_WHILE_TRACING),
 }
 
 # The complex samples' failures (complex64 and complex128), apart from the others.
-_COMPLEX_READ = ("Tensor.item() of a complex tensor breaks the graph: a trace has no symbolic "
-                 "complex number")
-_COMPLEX_REFUSED = ("autojit refuses complex tensors in some ops torch defines for them "
-                    "(logaddexp, logcumsumexp, silu, l1_loss, rms_norm, the convolutions, the "
-                    "masked reductions, logspace's complex bounds)")
-_COMPLEX_VALUES = ("values differ from torch's on complex samples: istft's gradient for a window "
-                   "that requires grad, which torch's autograd leaves zero on these samples")
-_COMPLEX_GRADGRAD = "linalg.norm's second derivative at a complex zero is 0, torch's NaN"
-_COMPLEX_SINGLE = ("gradients differ from torch's in complex64 only: logsumexp's beyond the "
-                   "tolerance at large moduli, renorm's finite where torch's is NaN")
-
-
 COMPLEX_FAILURES = {
-    **dict.fromkeys(_complex_keys("item"), _COMPLEX_READ),
-    **dict.fromkeys(_complex_keys(
-        "logaddexp", "logcumsumexp", "logspace", "logspace.tensor_overload", "masked.logsumexp",
-        "masked.mean", "masked.std", "masked.var", "nn.functional.conv1d",
-        "nn.functional.conv2d", "nn.functional.conv3d", "nn.functional.l1_loss",
-        "nn.functional.rms_norm", "nn.functional.silu.complex"),
-        _COMPLEX_REFUSED),
-    **dict.fromkeys(_complex_keys("istft"), _COMPLEX_VALUES),
-    **dict.fromkeys(("linalg.norm.subgradients_at_zero/complex128",), _COMPLEX_GRADGRAD),
-    **dict.fromkeys(_complex_keys("as_strided.partial_views"), _FORWARD_ERROR),
-    **dict.fromkeys(("logsumexp/complex64", "renorm/complex64"), _COMPLEX_SINGLE),
+    **dict.fromkeys(_complex_keys("as_strided.partial_views"), _STORAGE_WHILE_TRACING),
 }
 KNOWN_FAILURES.update(COMPLEX_FAILURES)
 
-# op id -> {check: reason}: a check not run for the op, where torch's own result is wrong.
+# op id (or "op/dtype") -> {check: reason}: a check not run for the op (in that dtype), where
+# torch's own result is wrong.
 SKIP_CHECKS = {
+    "logsumexp/complex64": {"gradient": (
+        "torch's complex64 gradient, g conj(exp(x - out)), loses the phase where x's imaginary "
+        "parts are large (1.4e6 in the samples: float32 keeps them to 0.125): its error against "
+        "the complex128 gradient of the same inputs is 0.03 for gradients of modulus 1.4, "
+        "autojit's (exp(x - max) / sum, one rounding of the phase) 1.5e-7; complex128 is "
+        "compared")},
+    "renorm/complex64": {"gradient": (
+        "torch's complex64 backward of the inf-norm takes the norm in complex128 (its CPU "
+        "accumulate type, a float64 norm) and then finds no element of the float32 moduli "
+        "equal to it: 0 / 0, NaN for every slice renorm scales; its complex128 and float32 "
+        "gradients are finite and autojit's equal them")},
     **{name: {"gradgrad": "torch defines no second derivative here (its backward's derivative "
                           "raises 'not implemented'): nothing to compare with"}
        for name in ("nn.functional.ctc_loss", "nn.functional.scaled_dot_product_attention")},

@@ -88,10 +88,12 @@ class LazySource:
         return source, op, attrs
 
 
-def reshape_view(x: Tensor, shape, op, checked: bool = False):
+def reshape_view(x: Tensor, shape, op, checked: bool = False, unit_dims: bool = False):
     """x reshaped to `shape` (ints, one may be -1) as the general path's RESHAPE `op` gives
     it: a view where NumPy's reshape is one, else a tensor of its own; None where the general
-    path must run (or raise). `checked`: the caller made `shape` from x's own (ints that fit)."""
+    path must run (or raise). `checked`: the caller made `shape` from x's own (ints that fit).
+    `unit_dims`: `shape` is x's with size-1 dims inserted or removed (squeeze, unsqueeze),
+    which NumPy's reshape always makes a view of any layout, so that is not asked."""
     data = x._data
     if data.__class__ is not _ndarray or registry.STEP is not None:
         return None
@@ -108,7 +110,7 @@ def reshape_view(x: Tensor, shape, op, checked: bool = False):
         return None
     if not result.size:
         return None
-    if not data.flags.c_contiguous and not np.may_share_memory(result, data):
+    if not unit_dims and not data.flags.c_contiguous and not np.may_share_memory(result, data):
         return plain_tensor(result, x._dtype)
     return view_of(result, x, (x, op, {"shape": result.shape}))
 

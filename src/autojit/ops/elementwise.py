@@ -180,6 +180,9 @@ def _call2(op):
 
     function.__name__ = function.__qualname__ = op.name
     function.__doc__ = _SUMMARIES[op.name]
+    # Its op, for the Tensor operators that bind it in their own frame (tensor_methods.py);
+    # named beside the function, since functools.wraps copies it onto any wrapper of it.
+    function.binds = (function, op)
     return function
 
 

@@ -496,7 +496,7 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
                      if not (axis in dims and extent == 1))
     if kept == shape:
         return x
-    view = reshape_view(x, kept, RESHAPE, True)
+    view = reshape_view(x, kept, RESHAPE, True, True)
     return view if view is not None else reshape(x, kept)
 
 
@@ -509,7 +509,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     elif dim < 0:
         dim += len(shape) + 1
     shape = shape[:dim] + (1,) + shape[dim:]
-    view = reshape_view(x, shape, RESHAPE, True)
+    view = reshape_view(x, shape, RESHAPE, True, True)
     return view if view is not None else reshape(x, shape)
 
 

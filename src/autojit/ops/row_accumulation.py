@@ -40,6 +40,9 @@ def add_rows(out: np.ndarray, index: np.ndarray, values: np.ndarray) -> np.ndarr
     count = index.shape[0]
     if count == 0:
         return out
+    if not worth_rounds(count, values[0].size, 1):  # too small or narrow for any depth
+        np.add.at(out, index, values)
+        return out
     order = np.argsort(index, kind="stable")
     ordered = index[order]
     first = np.empty(count, bool)

@@ -125,8 +125,9 @@ def _add_rows_at(out, values, index):
             np.add.at(out, index, values)
             return out
     shape = index.shape + out.shape[1:]
-    values = np.broadcast_to(values, shape).reshape((rows.size,) + out.shape[1:])
-    return add_rows(out, rows, values)
+    if values.shape != shape:  # (np.broadcast_to's checks cost more than a small add)
+        values = np.broadcast_to(values, shape)
+    return add_rows(out, rows, values.reshape((rows.size,) + out.shape[1:]))
 
 
 def _index_put_vjp(ctx, g):

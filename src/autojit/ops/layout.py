@@ -233,9 +233,13 @@ def embed_slice(g: Tensor, shape, slices) -> Tensor:
 def slice_dims(x: Tensor, slices) -> Tensor:
     """x restricted to normalized (start, stop, step) per dim."""
     slices = tuple(slices)
-    if all(s == (0, n, 1) for s, n in zip(slices, x.shape, strict=False)):
-        return x
-    return bind(SLICE, (x,), {"slices": slices})
+    data = x._data
+    shape = data.shape if data is not None else x._value.shape
+    for (start, stop, step), extent in zip(slices, shape, strict=False):
+        # (compared as tuples compare items: a symbolic extent that is the stop asks nothing)
+        if not (start == 0 and (stop is extent or stop == extent) and step == 1):
+            return bind(SLICE, (x,), {"slices": slices})
+    return x
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -265,7 +269,9 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """narrow for callers whose start and length fit (no checks, so no guards on sizes)."""
-    slices = [(0, n, 1) for n in x.shape]
+    data = x._data
+    shape = data.shape if data is not None else x._value.shape
+    slices = [(0, n, 1) for n in shape]
     slices[dim] = (start, start + length, 1)
     return slice_dims(x, slices)
 

@@ -137,7 +137,7 @@ def _targets(target: np.ndarray, classes: int, ignore_index: int):
     """The target with ignored entries at class 0, and where the target is kept (None when
     all are), after torch's range check."""
     if target.size:
-        low, high = int(target.min()), int(target.max())
+        low, high = int(np.minimum.reduce(target, None)), int(np.maximum.reduce(target, None))
         if not (0 <= low and high < classes):
             error = index_error(target, classes, "target", 0, False, ignore_index)
             if error is not None:

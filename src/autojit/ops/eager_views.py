@@ -88,12 +88,15 @@ class LazySource:
         return source, op, attrs
 
 
-def reshape_view(x: Tensor, shape, op, checked: bool = False, unit_dims: bool = False):
+def reshape_view(x: Tensor, shape, op, checked: bool = False, unit_dims: bool = False,
+                 squeezed: int | None = None):
     """x reshaped to `shape` (ints, one may be -1) as the general path's RESHAPE `op` gives
     it: a view where NumPy's reshape is one, else a tensor of its own; None where the general
     path must run (or raise). `checked`: the caller made `shape` from x's own (ints that fit).
     `unit_dims`: `shape` is x's with size-1 dims inserted or removed (squeeze, unsqueeze),
-    which NumPy's reshape always makes a view of any layout, so that is not asked."""
+    which NumPy's reshape always makes a view of any layout, so that is not asked.
+    `squeezed`: `shape` is x's without its size-1 dims (-1) or without size-1 dim `squeezed`,
+    which NumPy's squeeze makes as reshape does, at half the cost."""
     data = x._data
     if data.__class__ is not _ndarray or registry.STEP is not None:
         return None
@@ -104,10 +107,13 @@ def reshape_view(x: Tensor, shape, op, checked: bool = False, unit_dims: bool = 
         for extent in shape:
             if extent.__class__ is not int:
                 return None
-    try:
-        result = data.reshape(shape)
-    except (ValueError, TypeError):
-        return None
+    if squeezed is not None:
+        result = data.squeeze() if squeezed < 0 else data.squeeze(squeezed)
+    else:
+        try:
+            result = data.reshape(shape)
+        except (ValueError, TypeError):
+            return None
     if not result.size:
         return None
     if not unit_dims and not data.flags.c_contiguous and not np.may_share_memory(result, data):
@@ -170,6 +176,8 @@ def joined(tensors: tuple, dim, new_dim: bool, op):
             # whatever its inputs' layout: so do NumPy's fastest joins.
             if new_dim and dim == 0:
                 result = np.array(arrays)  # always row-major
+            elif ndim == 1:
+                result = np.concatenate(arrays)  # a new 1-D array: row-major
             else:
                 result = np.stack(arrays, dim) if new_dim else np.concatenate(arrays, dim)
                 if not result.flags.c_contiguous or 1 in result.shape:

@@ -486,15 +486,18 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
     """x without size-1 dims (all of them, or those of `dim`, an int or a tuple)."""
     data = x._data
     shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
+    squeezed = None  # for reshape_view: which dims NumPy's squeeze is to drop
     if dim is None:
         kept = ()
         for extent in shape:  # a loop: a comprehension costs more at a few dims
             if extent != 1:
                 kept += (extent,)
+        squeezed = -1
     elif dim.__class__ is int and -len(shape) <= dim < len(shape):
         if dim < 0:
             dim += len(shape)
         kept = shape[:dim] + shape[dim + 1:] if shape[dim] == 1 else shape
+        squeezed = dim
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = {normalize_dim(int(d), len(shape)) for d in dims}
@@ -502,7 +505,7 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
                      if not (axis in dims and extent == 1))
     if kept == shape:
         return x
-    view = reshape_view(x, kept, RESHAPE, True, True)
+    view = reshape_view(x, kept, RESHAPE, True, True, squeezed)
     return view if view is not None else reshape(x, kept)
 
 

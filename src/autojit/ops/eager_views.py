@@ -134,7 +134,7 @@ def reshape_view(x: Tensor, shape, op, checked: bool = False, unit_dims: bool = 
     fields = out.__dict__
     base = x._base
     fields["_base"] = x if base is None else base
-    fields["_view_source"] = (x, op, {"shape": result.shape})
+    fields["_view_source"] = (x, op, {"shape": shape if checked else result.shape})
     fields["_view_version"] = counter.value
     if x._is_conj:
         fields["_is_conj"] = True

@@ -204,13 +204,13 @@ def _slice_rule(shape, slices):
 
 def _embed_impl(g, full_shape, slices):
     out = np.zeros(full_shape, dtype=g.dtype)
-    out[tuple(slice(*s) for s in slices)] = g
+    out[tuple([slice(*s) for s in slices])] = g
     return out
 
 
 SLICE = define_op(
     name="slice", arity=1, shape=_slice_rule, dtype=rule_first,
-    impl=lambda x, slices: x[tuple(slice(*s) for s in slices)],
+    impl=lambda x, slices: x[tuple([slice(*s) for s in slices])],
     vjp=lambda ctx, g: (embed_slice(g, ctx.input_meta[0][0], ctx.attrs["slices"]),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(SLICE, tangents, attrs),
     lowering=Layout("slice", fold_slice, slice_start), grad_name="SliceBackward0",

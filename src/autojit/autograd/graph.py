@@ -514,7 +514,7 @@ _new = object.__new__
 class _Interned(dict):
     """Equal immutable tuples shared between nodes: each one a node keeps alive is one more
     object for the cyclic garbage collector to count and to promote while the graph lives
-    (docs/notes/eager-dispatch.md, "Fewer objects for the collector"). Bounded: cleared when
+    (docs/notes/eager-dispatch.md, "Eager loops of small ops"). Bounded: cleared when
     full, which only ends the sharing."""
 
     __slots__ = ()

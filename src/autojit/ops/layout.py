@@ -366,13 +366,14 @@ CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rul
 @autocast_op(cpu=PROMOTE)
 def cat(tensors, dim: int = 0) -> Tensor:
     """The tensors joined along an existing dim; the other extents must match."""
-    if isinstance(tensors, Tensor):  # a tensor iterates over its rows; torch refuses it
+    if tensors.__class__ is list or tensors.__class__ is tuple:  # (joined reads either)
+        result = joined(tensors, dim, False, CAT)
+        if result is not None:
+            return result
+    elif isinstance(tensors, Tensor):  # a tensor iterates over its rows; torch refuses it
         raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         "Tensor")
     tensors = tuple(tensors)
-    result = joined(tensors, dim, False, CAT)
-    if result is not None:
-        return result
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for t in tensors:

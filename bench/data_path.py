@@ -18,7 +18,7 @@ Four groups:
   count their start).
 Usage:
 
-    python bench/data_path.py [--rounds 7] [--only SUBSTRING]
+    python bench/data_path.py [--rounds 7] [--only SUBSTRING] [--small-ops]
 """
 
 from __future__ import annotations
@@ -198,6 +198,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--only", default=None, help="run the rows whose name holds this")
+    parser.add_argument("--small-ops", action="store_true", help="only the small ops' table")
     arguments = parser.parse_args()
     torch.set_num_threads(1)
     autojit.set_num_threads(1)
@@ -205,6 +206,8 @@ def main() -> None:
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}\n")
     compare("Small ops (per call)", "us", 1e6, op_cases(autojit), op_cases(torch),
             arguments.rounds, 2000, arguments.only)
+    if arguments.small_ops:
+        return
     compare("Augmentation of a (1, 8, 8) image (per call)", "us", 1e6,
             augmentation_cases(autojit), augmentation_cases(torch), arguments.rounds, 500,
             arguments.only)

@@ -27,7 +27,9 @@ def _values(shape, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64, np.int64,
                                    np.int8])
 @pytest.mark.parametrize("spread", ["uniform", "skewed", "one row"])
-def test_rounds_give_np_add_at_bits(dtype, spread):
+def test_rounds_give_np_add_at_bits(dtype, spread, monkeypatch):
+    # Rounds for sizes that would take np.add.at (a small one costs less so): their bits too.
+    monkeypatch.setattr(row_accumulation, "_MIN_ELEMENTS", 0)
     for _ in range(6):
         rows = int(rng.integers(1, 70))
         count = int(rng.integers(1, 1500))
@@ -68,6 +70,9 @@ def test_rounds_are_taken_for_an_embedding_gradient(monkeypatch):
     assert row_accumulation.add_rows(out, index, values).tobytes() == expected.tobytes()
     assert not row_accumulation.worth_rounds(100000, 1, 200)
     assert not row_accumulation.worth_rounds(1024, 128, 1024)
+    # A batch of 16 tokens' rows of 32: sorting into rounds costs more than np.add.at.
+    assert not row_accumulation.worth_rounds(16, 32, 1)
+    assert row_accumulation.worth_rounds(256, 128, 2)
 
 
 def test_index_put_impl_with_negative_and_broadcast_indices_gives_np_add_at_bits():

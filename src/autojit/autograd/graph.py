@@ -439,6 +439,7 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
     node.attrs = attrs
     node._released = False
     needs, edges, meta, saved = [], [], [], []
+    symbolic = False  # an input's shape is traced: its meta is not shared (_Interned)
     for x in inputs:
         if isinstance(x, Tensor):
             saved.append(None)
@@ -450,16 +451,20 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
                 edges.append((function, x._output_nr) if function is not None
                              else gradient_edge(x))
                 data = x._data
-                meta.append((data.shape if data is not None else x._value.shape, x._dtype))
+                if data is not None:
+                    meta.append(_meta_table[data.shape, x._dtype])
+                else:
+                    symbolic = True
+                    meta.append((x._value.shape, x._dtype))
                 continue
         else:
             saved.append(x)
         needs.append(False)
         edges.append(_NO_EDGE)
         meta.append(None)
-    node.needs_input_grad = tuple(needs)
+    node.needs_input_grad = _needs_table[tuple(needs)]
     node.next_functions = tuple(edges)
-    node.input_meta = meta
+    node.input_meta = meta if symbolic else _meta_table[tuple(meta)]
     node._saved_out = None
     for entry in op.saves:
         if entry == "out":
@@ -486,6 +491,8 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
             counter = tensor._counter
             entry.counter = counter if counter is not None else tensor._version_counter
             entry.version = entry.counter.value
+    if saved.count(None) == len(saved) < len(_NONES):
+        saved = _NONES[len(saved)]
     node._saved = saved
     if special and state.anomaly:
         from .anomaly import capture_forward_trace
@@ -502,6 +509,28 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
 
 
 _new = object.__new__
+
+
+class _Interned(dict):
+    """Equal immutable tuples shared between nodes: each one a node keeps alive is one more
+    object for the cyclic garbage collector to count and to promote while the graph lives
+    (docs/notes/eager-dispatch.md, "Eager loops of small ops"). Bounded: cleared when
+    full, which only ends the sharing."""
+
+    __slots__ = ()
+
+    def __missing__(self, key):
+        if len(self) > 4096:
+            self.clear()
+        self[key] = key
+        return key
+
+
+# input_meta and its entries (shape, dtype) in one table (an entry never equals a tuple of
+# entries); needs_input_grad, tuples of bools, in another; the saved values of a node that
+# saves nothing.
+_meta_table, _needs_table = _Interned(), _Interned()
+_NONES = tuple((None,) * n for n in range(9))
 
 
 def conform(gradient: Tensor, meta: tuple) -> Tensor:

@@ -152,6 +152,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
         # The padding row's entries are detached, so no gradient reaches that row of weight.
         at_padding = unsqueeze(ids == padding_idx, 1)
         rows = ew.where(at_padding, rows.detach(), rows)
+    if input.ndim == 1:  # rows has the shape already: no view of it to make and record
+        return rows
     return reshape(rows, *input.shape, weight.shape[1])
 
 

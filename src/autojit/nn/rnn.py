@@ -65,7 +65,7 @@ def _rnn_step(mode: str, projected_input: Tensor, hidden, weight_hh: Tensor, bia
         r = sigmoid(x_r + h_r)
         z = sigmoid(x_z + h_z)
         n = tanh(x_n + r * h_n)
-        h = (1 - z) * n + z * hidden
+        h = (hidden - n) * z + n  # torch's GRU cell's form: three ops, torch's roundings
         return h, h
     h = _activation(mode)(projected_input + linear(hidden, weight_hh, bias_hh))
     return h, h

@@ -88,10 +88,15 @@ class LazySource:
         return source, op, attrs
 
 
-def reshape_view(x: Tensor, shape, op, checked: bool = False):
+def reshape_view(x: Tensor, shape, op, checked: bool = False, unit_dims: bool = False,
+                 squeezed: int | None = None):
     """x reshaped to `shape` (ints, one may be -1) as the general path's RESHAPE `op` gives
     it: a view where NumPy's reshape is one, else a tensor of its own; None where the general
-    path must run (or raise). `checked`: the caller made `shape` from x's own (ints that fit)."""
+    path must run (or raise). `checked`: the caller made `shape` from x's own (ints that fit).
+    `unit_dims`: `shape` is x's with size-1 dims inserted or removed (squeeze, unsqueeze),
+    which NumPy's reshape always makes a view of any layout, so that is not asked.
+    `squeezed`: `shape` is x's without its size-1 dims (-1) or without size-1 dim `squeezed`,
+    which NumPy's squeeze makes as reshape does, at half the cost."""
     data = x._data
     if data.__class__ is not _ndarray or registry.STEP is not None:
         return None
@@ -102,15 +107,38 @@ def reshape_view(x: Tensor, shape, op, checked: bool = False):
         for extent in shape:
             if extent.__class__ is not int:
                 return None
-    try:
-        result = data.reshape(shape)
-    except (ValueError, TypeError):
-        return None
+    if squeezed is not None:
+        result = data.squeeze() if squeezed < 0 else data.squeeze(squeezed)
+    else:
+        try:
+            result = data.reshape(shape)
+        except (ValueError, TypeError):
+            return None
     if not result.size:
         return None
-    if not data.flags.c_contiguous and not np.may_share_memory(result, data):
+    if not unit_dims and not data.flags.c_contiguous and not np.may_share_memory(result, data):
         return plain_tensor(result, x._dtype)
-    return view_of(result, x, (x, op, {"shape": result.shape}))
+    # view_of's body, inlined: the frame was a tenth of a squeeze's cost.
+    counter = x._counter
+    if counter is None:
+        counter = x._counter = _new(VersionCounter)
+        counter.value = 0
+    out = _new(Tensor)
+    out._data = result
+    out._dtype = x._dtype
+    out._requires_grad = False
+    out._grad = None
+    out.grad_fn = None
+    out._output_nr = 0
+    out._counter = counter
+    fields = out.__dict__
+    base = x._base
+    fields["_base"] = x if base is None else base
+    fields["_view_source"] = (x, op, {"shape": shape if checked else result.shape})
+    fields["_view_version"] = counter.value
+    if x._is_conj:
+        fields["_is_conj"] = True
+    return out
 
 
 def joined(tensors: tuple, dim, new_dim: bool, op):
@@ -148,6 +176,8 @@ def joined(tensors: tuple, dim, new_dim: bool, op):
             # whatever its inputs' layout: so do NumPy's fastest joins.
             if new_dim and dim == 0:
                 result = np.array(arrays)  # always row-major
+            elif ndim == 1:
+                result = np.concatenate(arrays)  # a new 1-D array: row-major
             else:
                 result = np.stack(arrays, dim) if new_dim else np.concatenate(arrays, dim)
                 if not result.flags.c_contiguous or 1 in result.shape:
@@ -159,4 +189,12 @@ def joined(tensors: tuple, dim, new_dim: bool, op):
             result = op.impl(*arrays, dim=dim, sizes=tuple([a.shape[dim] for a in arrays]))
     except (ValueError, IndexError):  # shapes that do not join (a 0-d one has no dim)
         return None
-    return plain_tensor(result, dtype)
+    out = _new(Tensor)  # plain_tensor's body, inlined
+    out._data = result
+    out._dtype = dtype
+    out._requires_grad = False
+    out._grad = None
+    out.grad_fn = None
+    out._output_nr = 0
+    out._counter = None
+    return out

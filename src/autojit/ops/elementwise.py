@@ -34,11 +34,12 @@ from .registry import (
 NO_ATTRS: dict = {}
 # Sizes from a dynamic trace (tensor/symbolic.py) are numbers too: `x.sum() / x.shape[0]`.
 _NUMBER_TYPES = (float, int, bool, complex, SymInt, SymFloat)
+_OPERAND_TYPES = (Tensor, *_NUMBER_TYPES)
 
 
 def operand(x, op_name: str):
     """A Tensor or Python number as an op input; NumPy values are converted, others refused."""
-    if isinstance(x, (Tensor, *_NUMBER_TYPES)):
+    if x.__class__ is Tensor or isinstance(x, _OPERAND_TYPES):
         return x
     if isinstance(x, np.generic):
         return x.item()
@@ -180,6 +181,9 @@ def _call2(op):
 
     function.__name__ = function.__qualname__ = op.name
     function.__doc__ = _SUMMARIES[op.name]
+    # Its op, for the Tensor operators that bind it in their own frame (tensor_methods.py);
+    # named beside the function, since functools.wraps copies it onto any wrapper of it.
+    function.binds = (function, op)
     return function
 
 

@@ -34,9 +34,19 @@ _INDEX_DTYPES = (dtypes.int64, dtypes.int32)
 
 def _zeros(shape, like: Tensor) -> Tensor:
     """Zeros of `shape` with like's dtype, on like's device."""
-    from ..tensor.creation import zeros
+    return _creation().zeros(tuple(shape), dtype=like.dtype, device=like.device)
 
-    return zeros(tuple(shape), dtype=like.dtype, device=like.device)
+
+def _creation():
+    """tensor/creation.py, imported on first use (an import statement in every call of an
+    index's VJP cost as much as the zeros)."""
+    global _CREATION
+    if _CREATION is None:
+        from ..tensor import creation as _CREATION
+    return _CREATION
+
+
+_CREATION = None
 
 
 def _as_index_tensor(value) -> Tensor:
@@ -125,8 +135,9 @@ def _add_rows_at(out, values, index):
             np.add.at(out, index, values)
             return out
     shape = index.shape + out.shape[1:]
-    values = np.broadcast_to(values, shape).reshape((rows.size,) + out.shape[1:])
-    return add_rows(out, rows, values)
+    if values.shape != shape:  # (np.broadcast_to's checks cost more than a small add)
+        values = np.broadcast_to(values, shape)
+    return add_rows(out, rows, values.reshape((rows.size,) + out.shape[1:]))
 
 
 def _index_put_vjp(ctx, g):

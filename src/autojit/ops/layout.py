@@ -204,13 +204,13 @@ def _slice_rule(shape, slices):
 
 def _embed_impl(g, full_shape, slices):
     out = np.zeros(full_shape, dtype=g.dtype)
-    out[tuple(slice(*s) for s in slices)] = g
+    out[tuple([slice(*s) for s in slices])] = g
     return out
 
 
 SLICE = define_op(
     name="slice", arity=1, shape=_slice_rule, dtype=rule_first,
-    impl=lambda x, slices: x[tuple(slice(*s) for s in slices)],
+    impl=lambda x, slices: x[tuple([slice(*s) for s in slices])],
     vjp=lambda ctx, g: (embed_slice(g, ctx.input_meta[0][0], ctx.attrs["slices"]),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(SLICE, tangents, attrs),
     lowering=Layout("slice", fold_slice, slice_start), grad_name="SliceBackward0",
@@ -233,9 +233,13 @@ def embed_slice(g: Tensor, shape, slices) -> Tensor:
 def slice_dims(x: Tensor, slices) -> Tensor:
     """x restricted to normalized (start, stop, step) per dim."""
     slices = tuple(slices)
-    if all(s == (0, n, 1) for s, n in zip(slices, x.shape, strict=False)):
-        return x
-    return bind(SLICE, (x,), {"slices": slices})
+    data = x._data
+    shape = data.shape if data is not None else x._value.shape
+    for (start, stop, step), extent in zip(slices, shape, strict=False):
+        # (compared as tuples compare items: a symbolic extent that is the stop asks nothing)
+        if not (start == 0 and (stop is extent or stop == extent) and step == 1):
+            return bind(SLICE, (x,), {"slices": slices})
+    return x
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -265,7 +269,9 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """narrow for callers whose start and length fit (no checks, so no guards on sizes)."""
-    slices = [(0, n, 1) for n in x.shape]
+    data = x._data
+    shape = data.shape if data is not None else x._value.shape
+    slices = [(0, n, 1) for n in shape]
     slices[dim] = (start, start + length, 1)
     return slice_dims(x, slices)
 
@@ -360,13 +366,14 @@ CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rul
 @autocast_op(cpu=PROMOTE)
 def cat(tensors, dim: int = 0) -> Tensor:
     """The tensors joined along an existing dim; the other extents must match."""
-    if isinstance(tensors, Tensor):  # a tensor iterates over its rows; torch refuses it
+    if tensors.__class__ is list or tensors.__class__ is tuple:  # (joined reads either)
+        result = joined(tensors, dim, False, CAT)
+        if result is not None:
+            return result
+    elif isinstance(tensors, Tensor):  # a tensor iterates over its rows; torch refuses it
         raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         "Tensor")
     tensors = tuple(tensors)
-    result = joined(tensors, dim, False, CAT)
-    if result is not None:
-        return result
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for t in tensors:
@@ -480,15 +487,18 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
     """x without size-1 dims (all of them, or those of `dim`, an int or a tuple)."""
     data = x._data
     shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
+    squeezed = None  # for reshape_view: which dims NumPy's squeeze is to drop
     if dim is None:
         kept = ()
         for extent in shape:  # a loop: a comprehension costs more at a few dims
             if extent != 1:
                 kept += (extent,)
+        squeezed = -1
     elif dim.__class__ is int and -len(shape) <= dim < len(shape):
         if dim < 0:
             dim += len(shape)
         kept = shape[:dim] + shape[dim + 1:] if shape[dim] == 1 else shape
+        squeezed = dim
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = {normalize_dim(int(d), len(shape)) for d in dims}
@@ -496,7 +506,7 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
                      if not (axis in dims and extent == 1))
     if kept == shape:
         return x
-    view = reshape_view(x, kept, RESHAPE, True)
+    view = reshape_view(x, kept, RESHAPE, True, True, squeezed)
     return view if view is not None else reshape(x, kept)
 
 
@@ -509,7 +519,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     elif dim < 0:
         dim += len(shape) + 1
     shape = shape[:dim] + (1,) + shape[dim:]
-    view = reshape_view(x, shape, RESHAPE, True)
+    view = reshape_view(x, shape, RESHAPE, True, True)
     return view if view is not None else reshape(x, shape)
 
 

@@ -137,7 +137,7 @@ def _targets(target: np.ndarray, classes: int, ignore_index: int):
     """The target with ignored entries at class 0, and where the target is kept (None when
     all are), after torch's range check."""
     if target.size:
-        low, high = int(target.min()), int(target.max())
+        low, high = int(np.minimum.reduce(target, None)), int(np.maximum.reduce(target, None))
         if not (0 <= low and high < classes):
             error = index_error(target, classes, "target", 0, False, ignore_index)
             if error is not None:
@@ -153,6 +153,14 @@ def _weights(safe: np.ndarray, kept, weight, dtype) -> np.ndarray:
         return np.ones(safe.shape, dtype) if kept is None else kept.astype(dtype)
     picked = weight[safe]
     return picked if kept is None else np.where(kept, picked, 0).astype(dtype, copy=False)
+
+
+def _unit_weights(safe: np.ndarray, kept, weight, dtype) -> bool:
+    """Whether every target's weight is 1 (no class weights, none ignored) in a float32 or
+    float64 loss of at most 2^24 targets: a product with a weight is then the value itself
+    and the weights' sum is the count, exactly, so the routines skip making them."""
+    return weight.__class__ is float and kept is None and dtype.kind == "f" and \
+        dtype.itemsize >= 4 and safe.size <= 1 << 24
 
 
 def _positions(safe: np.ndarray, shape: tuple) -> np.ndarray:
@@ -172,6 +180,14 @@ def _loss_impl(logp: np.ndarray, target: np.ndarray, weight, ignore_index: int,
     class_dim = _class_dim(logp.ndim)
     safe, kept = _targets(target, logp.shape[class_dim], ignore_index)
     picked = logp.reshape(-1)[_positions(safe, logp.shape)]
+    if _unit_weights(safe, kept, weight, logp.dtype):
+        loss = np.negative(picked)
+        if reduction == "none":
+            return loss
+        total = sum_array(loss, tuple(range(loss.ndim)), False)
+        if reduction == "sum":
+            return total
+        return np.true_divide(total, logp.dtype.type(safe.size))
     if kept is not None:
         picked = np.where(kept, picked, 0).astype(logp.dtype, copy=False)
     target_weight = _weights(safe, kept, weight, logp.dtype)
@@ -187,6 +203,12 @@ def _loss_impl(logp: np.ndarray, target: np.ndarray, weight, ignore_index: int,
 def _backward_impl(grad: np.ndarray, target: np.ndarray, weight, ignore_index: int,
                    reduction: str, shape: tuple) -> np.ndarray:
     safe, kept = _targets(target, shape[_class_dim(len(shape))], ignore_index)
+    if _unit_weights(safe, kept, weight, grad.dtype):
+        if reduction == "mean":
+            grad = np.true_divide(grad, grad.dtype.type(safe.size))
+        result = np.zeros(shape, grad.dtype)
+        result.reshape(-1)[_positions(safe, shape)] = np.negative(grad)
+        return result
     target_weight = _weights(safe, kept, weight, grad.dtype)
     if reduction == "mean":
         grad = np.true_divide(grad, sum_array(target_weight, tuple(range(safe.ndim)), False))

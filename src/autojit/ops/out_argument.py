@@ -249,4 +249,5 @@ def with_out(function, check: str | None = None, name: str | None = None,
     parameters = list(inspect.signature(function).parameters.values())
     parameters.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
     wrapper.__signature__ = inspect.Signature(parameters)
+    wrapper.keywords_only_wrapper_of = (wrapper, function)  # aliases.numpy_keywords reads it
     return wrapper

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.state import SPECIAL, state
-from ..tensor.tensor import Tensor, plain_tensor
+from ..tensor.tensor import Tensor
 from .complex_rules import complex_error
 from .lowering import (  # noqa: F401
     COMBINE_IDENTITY,
@@ -515,10 +515,23 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
         if out_dtype is _BFLOAT16 and not op.view:
             # Computed in float32; a bfloat16 result is rounded, as torch rounds its kernels'.
             result = dtypes.round_to_bfloat16(result)
-        out = plain_tensor(result, out_dtype) if plain else Tensor._make(result, out_dtype)
+        if plain:  # plain_tensor's body, inlined (every eager op's result)
+            out = _new_object(Tensor)
+            out._data = result
+            out._dtype = out_dtype
+            out._requires_grad = False
+            out._grad = None
+            out.grad_fn = None
+            out._output_nr = 0
+            out._counter = None
+        else:
+            out = Tensor._make(result, out_dtype)
     if STEP is not None and plain:
         STEP(op, inputs, attrs, arrays, out)
     return out
+
+
+_new_object = object.__new__
 
 
 def _any_complex(inputs: tuple) -> bool:

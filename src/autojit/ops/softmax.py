@@ -87,8 +87,13 @@ def _log_softmax_backward_composite(grad: Tensor, out: Tensor, dim: int) -> Tens
 
 # ---- the eager routines: the composites' NumPy calls, in place -----------------------------------
 
+# np.amax and np.sum are these ufuncs' reductions behind a Python wrapper that costs more than
+# the reduction of a small batch's rows.
+_max, _sum = np.maximum.reduce, np.add.reduce
+
+
 def _shifted_array(x: np.ndarray, dim: int) -> np.ndarray:
-    return np.subtract(x, np.amax(x, axis=(dim,), keepdims=True))
+    return np.subtract(x, _max(x, axis=dim, keepdims=True))
 
 
 def _softmax_impl(x: np.ndarray, dim: int) -> np.ndarray:
@@ -96,25 +101,25 @@ def _softmax_impl(x: np.ndarray, dim: int) -> np.ndarray:
         return x.copy()
     result = _shifted_array(x, dim)
     np.exp(result, out=result)
-    return np.true_divide(result, np.sum(result, axis=(dim,), keepdims=True), out=result)
+    return np.true_divide(result, _sum(result, axis=dim, keepdims=True), out=result)
 
 
 def _log_softmax_impl(x: np.ndarray, dim: int) -> np.ndarray:
     if x.shape[dim] == 0:
         return x.copy()
     result = _shifted_array(x, dim)
-    total = np.sum(np.exp(result), axis=(dim,), keepdims=True)
+    total = _sum(np.exp(result), axis=dim, keepdims=True)
     return np.subtract(result, np.log(total, out=total), out=result)
 
 
 def _softmax_backward_impl(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
-    total = np.sum(np.multiply(grad, out), axis=(dim,), keepdims=True)
+    total = _sum(np.multiply(grad, out), axis=dim, keepdims=True)
     result = np.subtract(grad, total)
     return np.multiply(out, result, out=result)
 
 
 def _log_softmax_backward_impl(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
-    total = np.sum(grad, axis=(dim,), keepdims=True)
+    total = _sum(grad, axis=dim, keepdims=True)
     result = np.exp(out)
     np.multiply(result, total, out=result)
     return np.subtract(grad, result, out=result)

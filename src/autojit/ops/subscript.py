@@ -111,7 +111,8 @@ def getitem(x: Tensor, key) -> Tensor:
         result = data[key] if ndim > 1 else data[key, ...]
         selects = True
     elif key is None:
-        result = data.reshape((1,) + shape)  # RESHAPE's impl: see `inserts` below
+        inserted = (1,) + shape
+        result = data.reshape(inserted)  # RESHAPE's impl: see `inserts` below
         selects = False
     elif key.__class__ is slice and ndim:
         start, stop, step = key.start, key.stop, key.step
@@ -182,7 +183,7 @@ def getitem(x: Tensor, key) -> Tensor:
         source.key = key
         source.made = None
     else:
-        source = (x, RESHAPE, {"shape": result.shape})
+        source = (x, RESHAPE, {"shape": inserted if key is None else result.shape})
     # eager_views.view_of's body, inlined: this is the data path's most frequent call.
     out = _new(Tensor)
     out._data = result

@@ -55,6 +55,8 @@ from . import (
 )
 from . import elementwise as ew
 from . import elementwise_math as ewm
+from .elementwise import _DIRECT, NO_ATTRS
+from .registry import bind
 
 
 def _where(self, condition, y):
@@ -170,7 +172,8 @@ METHODS = {
 
 def _method(function):
     def method(self, *args, **kwargs):
-        return function(self, *args, **kwargs)
+        # Without keywords, a plain call: passing an empty dict on costs more.
+        return function(self, *args, **kwargs) if kwargs else function(self, *args)
 
     method.__name__ = method.__qualname__ = function.__name__
     method.__doc__ = function.__doc__
@@ -212,6 +215,7 @@ def _reflected(function):
 
     reflected.__doc__ = f"`{function.__name__}(other, self)`: the operator with x on the right."
     reflected.__name__ = reflected.__qualname__ = function.__name__
+    reflected.reflects = (reflected, function)
     return reflected
 
 
@@ -292,7 +296,50 @@ def _deferring(function, name: str):
 
     operator.__name__ = operator.__qualname__ = function.__name__
     operator.__doc__ = function.__doc__
-    return operator
+    op, swapped = _bound_op(function)
+    if op is None:
+        return operator
+    # A binary elementwise op (elementwise._call2) of a tensor and an operand that needs no
+    # conversion is bound here, in the operator's frame: the op function's own frame was a
+    # tenth of a small comparison's cost and is paid by every `a * b` of an eager loop.
+    # Anything else takes `operator`, which does the same through the function.
+    if swapped:
+        def direct(self, other):
+            if other.__class__ in _DIRECT and isinstance(self, Tensor):
+                try:
+                    return bind(op, (other, self), NO_ATTRS)
+                except TypeError:
+                    if isinstance(other, _OPERANDS):
+                        raise
+                    return NotImplemented
+            return operator(self, other)
+    else:
+        def direct(self, other):
+            if other.__class__ in _DIRECT and isinstance(self, Tensor):
+                try:
+                    return bind(op, (self, other), NO_ATTRS)
+                except TypeError:
+                    if isinstance(other, _OPERANDS):
+                        raise
+                    return NotImplemented
+            return operator(self, other)
+
+    direct.__name__ = direct.__qualname__ = function.__name__
+    direct.__doc__ = function.__doc__
+    return direct
+
+
+def _bound_op(function):
+    """(op, swapped) where `function` is elementwise._call2's function of `op`, or the
+    reflected form of one (swapped); (None, False) otherwise."""
+    swapped = False
+    reflects = getattr(function, "reflects", None)
+    if reflects is not None and reflects[0] is function:
+        function, swapped = reflects[1], True
+    binds = getattr(function, "binds", None)
+    if binds is None or binds[0] is not function:
+        return None, False
+    return binds[1], swapped
 
 
 for _name, _function in OPERATORS.items():

@@ -170,11 +170,13 @@ class Tensor:
     @property
     def ndim(self) -> int:
         """The number of dims."""
-        return len(self.shape)
+        data = self._data  # (no Size made: every op's checks ask)
+        return len(data.shape if data is not None else self._value.shape)
 
     def dim(self) -> int:
         """The number of dims, as `ndim`."""
-        return len(self.shape)
+        data = self._data
+        return len(data.shape if data is not None else self._value.shape)
 
     def numel(self) -> int:
         """The number of elements."""

@@ -199,7 +199,9 @@ def _rule_negate(inputs, attrs):
 
 
 def _rule_subtract(inputs, attrs):
-    bools = [isinstance(x, Tensor) and x._dtype is dtypes.bool_ for x in inputs]
+    # torch counts a Python bool operand as a bool tensor here (`x - True` raises too)
+    bools = [x._dtype is dtypes.bool_ if isinstance(x, Tensor) else isinstance(x, (bool, np.bool_))
+             for x in inputs]
     if all(bools):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")

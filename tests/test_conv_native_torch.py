@@ -132,3 +132,35 @@ def test_the_weight_gradient_does_not_depend_on_the_thread_count():
     assert results[0] is not None
     np.testing.assert_array_equal(*results)
 
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_both_tile_shapes_match_torch(dtype, monkeypatch):
+    """The routines' two tile shapes (AVX-512's, and AVX2's of 16 registers), each that the
+    host can run, over output channels giving every remainder of the tile heights."""
+    shapes = [False] + ([True] if native.wide() else [])
+    for wide in shapes:
+        monkeypatch.setattr(native, "_state", {"wide": wide})
+        native.geometry.cache_clear()
+        try:
+            for cout in (1, 2, 3, 5, 7, 10, 14, 16, 18, 26):
+                attrs = {"stride": (1, 1), "padding": ((1, 1), (1, 1)), "dilation": (1, 1),
+                         "groups": 1}
+                rng = np.random.default_rng(cout)
+                x = rng.standard_normal((3, 7, 5, 4)).astype(dtype)
+                w = rng.standard_normal((cout, 7, 3, 3)).astype(dtype)
+                g = rng.standard_normal((3, cout, 5, 4)).astype(dtype)
+                mine = [native.eager("forward", x, w, attrs),
+                        native.eager("input", g, w, {**attrs, "input_size": (5, 4)}),
+                        native.eager("weight", x, g, {**attrs, "kernel_size": (3, 3)})]
+                xt, wt = (torch.tensor(v, dtype=torch.float64, requires_grad=True)
+                          for v in (x, w))
+                yt = torch.nn.functional.conv2d(xt, wt, padding=1)
+                theirs = [yt, *torch.autograd.grad(yt, (xt, wt), torch.tensor(g).double())]
+                tolerance = 1e-13 if dtype == "float64" else 3e-6
+                for ours, reference in zip(mine, theirs, strict=True):
+                    reference = reference.detach().numpy()
+                    error = np.abs(ours - reference).max() / np.abs(reference).max()
+                    assert error < tolerance, (wide, cout)
+        finally:
+            native.geometry.cache_clear()

@@ -383,7 +383,8 @@ class CompiledFunction:
             executable = DynamicExecutable(
                 traced.graph, env, guarded.guards,
                 lambda concrete: self._compile_binding(guarded, concrete),
-                lambda concrete: self._compile_binding(guarded, concrete, generic=False))
+                lambda concrete: self._compile_binding(guarded, concrete, generic=False),
+                clock=lambda: self._stats.calls)
             # Compiled now for the traced sizes, so that an error surfaces like a static one.
             executable.specialize(tuple(env.hints[name] for name in executable.symbols))
         else:

@@ -14,9 +14,9 @@ and compiles it through the ordinary pipeline, later calls with that binding reu
 Python tracing, guard building and the guard check happen once for all sizes. A binding's
 first plan has generic kernels, which read their sizes at run time and share compiled code
 across sizes, so a new size compiles no LLVM code; a binding called `STATIC_AFTER` times in a
-row is compiled again as a static plan (constant loop extents, the native convolutions and program of
-a static executable), so that a training loop's full batches run at a static executable's
-speed while its ragged last batch keeps the generic plan.
+row is compiled again as a static plan (constant loop extents, the native convolutions and
+program of a static executable), so that a training loop's full batches run at a static
+executable's speed while its ragged last batch keeps the generic plan.
 """
 
 from __future__ import annotations

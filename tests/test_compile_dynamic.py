@@ -384,3 +384,38 @@ def test_an_epochs_last_batch_keeps_its_generic_plan():
     assert type(dynamic_executable).__name__ == "DynamicExecutable"
     plans = {key[0]: plan.static for key, plan in dynamic_executable.specialized.items()}
     assert plans == {9: False}
+
+
+def test_a_retrace_at_the_full_batch_compiles_it_static_at_once():
+    # A learning rate that changed traces the step again (dynamic: a last batch of another
+    # size was seen); the full batch, which a static executable served, gets a static plan
+    # at its first call rather than a generic one and a static one three calls later.
+    rng = np.random.default_rng(2)
+    sizes = [6, 6, 6, 9, 6, 6]
+    batches = [(autojit.tensor(rng.standard_normal((n, 6)), dtype=autojit.float32),
+                autojit.tensor(rng.integers(0, 3, n))) for n in sizes]
+
+    def run(compile_it):
+        autojit.manual_seed(4)
+        model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+        optimizer = autojit.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y):
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        compiled = autojit.compile(step) if compile_it else step
+        losses = [compiled(x, y).item() for x, y in batches[:5]]
+        optimizer.param_groups[0]["lr"] = 0.05
+        losses.append(compiled(*batches[5]).item())
+        return losses, compiled
+
+    expected, _ = run(False)
+    got, compiled = run(True)
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    latest = compiled._last_run
+    assert type(latest).__name__ == "DynamicExecutable"
+    assert {key[0]: plan.static for key, plan in latest.specialized.items()} == {6: True}

@@ -37,6 +37,12 @@ MAX_BINDINGS = 32
 STATIC_AFTER = 3
 
 
+def argument_shapes(args: tuple) -> tuple:
+    """The shapes of a call's tensor arguments (None for other arguments)."""
+    return tuple(tuple(argument._data.shape) if isinstance(argument, Tensor) and
+                 argument._data is not None else None for argument in args)
+
+
 class DynamicSizes:
     def __init__(self, mode: bool | None):
         self.mode = mode

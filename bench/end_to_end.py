@@ -24,7 +24,8 @@ rest of each epoch (scheduler, evaluation, checkpoint); the process's CPU time i
 too, which a shared machine's other work disturbs less than the wall time. The variants take
 turns, `--rounds` times, in one process; the tables give the median seconds of each and the
 ratios to torch eager. `--layers` instead times, per call, the forward of the layers that
-dominate the eager steps (autojit and torch taking turns). Usage:
+dominate the eager steps (autojit and torch taking turns; the last two rows with their
+backward). Usage:
 
     python bench/end_to_end.py [--script mlp|cnn|both] [--epochs 15] [--rounds 3]
         [--threads 1] [--workers 0] [--layers]
@@ -219,6 +220,18 @@ def layer_cases(lib) -> dict:
     linear, norm, pool = nn.Linear(64, 128), nn.BatchNorm1d(128), nn.MaxPool2d(2)
     convolution = nn.Conv2d(1, 16, 3, padding=1)
     batch = lib.tensor(rng.standard_normal((64, 1, 8, 8)).astype(np.float32))
+    second = nn.Conv2d(16, 32, 3, padding=1)
+    pooled = lib.tensor(rng.standard_normal((64, 16, 4, 4)).astype(np.float32),
+                        requires_grad=True)
+    activations = lib.tensor(rng.standard_normal((64, 16, 8, 8)).astype(np.float32),
+                             requires_grad=True)
+    pooled_grad = lib.tensor(rng.standard_normal((64, 16, 4, 4)).astype(np.float32))
+
+    def backward(function, grad=None):
+        def run():
+            result = function()
+            result.backward(lib.ones_like(result) if grad is None else grad)
+        return run
 
     def evaluating(function):
         def run():
@@ -232,6 +245,10 @@ def layer_cases(lib) -> dict:
         "cross_entropy, (64, 10)": lambda: nn.functional.cross_entropy(logits, labels),
         "Conv2d(1, 16, 3), batch 64": lambda: convolution(batch),
         "MaxPool2d(2), (450, 16, 8, 8), no_grad": evaluating(lambda: pool(images)),
+        "Conv2d(16, 32, 3) on 4x4, batch 64, with backward": backward(
+            lambda: second(pooled)),
+        "MaxPool2d(2), (64, 16, 8, 8), with backward": backward(
+            lambda: pool(activations), pooled_grad),
     }
 
 
@@ -240,13 +257,17 @@ def compare_layers(rounds: int) -> None:
     from timing import interleaved_medians
 
     ours, theirs = layer_cases(autojit), layer_cases(torch)
-    print("Layer forwards (per call, grad mode on unless marked)")
-    print("| layer | autojit us | torch us | ratio |\n|---|---:|---:|---:|")
+    print("Layer forwards (per call, grad mode on unless marked; CPU: the calling thread's)")
+    print("| layer | autojit us | torch us | ratio | autojit CPU us | torch CPU us | CPU ratio |"
+          "\n|---|---:|---:|---:|---:|---:|---:|")
     for name in ours:
+        cpu: dict = {}
         medians = interleaved_medians({"autojit": ours[name], "torch": theirs[name]},
-                                      rounds=rounds, steps=20)
+                                      rounds=rounds, steps=20, cpu=cpu)
         mine, reference = medians["autojit"] * 1e6, medians["torch"] * 1e6
-        print(f"| {name} | {mine:,.1f} | {reference:,.1f} | {mine / reference:.2f}x |")
+        mine_cpu, reference_cpu = cpu["autojit"] * 1e6, cpu["torch"] * 1e6
+        print(f"| {name} | {mine:,.1f} | {reference:,.1f} | {mine / reference:.2f}x | "
+              f"{mine_cpu:,.1f} | {reference_cpu:,.1f} | {mine_cpu / reference_cpu:.2f}x |")
     print()
 
 

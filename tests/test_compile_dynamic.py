@@ -344,12 +344,13 @@ def test_full_batches_keep_their_own_executable_after_a_ragged_last_batch():
 
 def test_a_binding_called_often_gets_a_static_plan():
     # After a recompile for another reason (a learning rate that changed), the size-generic
-    # executable serves the full batches too: a binding it serves STATIC_AFTER times is
-    # compiled again with static kernels, and the values stay eager's.
+    # executable serves the full batches too: a binding it serves STATIC_AFTER times in a row
+    # is compiled again with static kernels, one called as often between others (an epoch's
+    # last batch) is not, and the values stay eager's.
     from autojit.compiler.dynamic_shapes import STATIC_AFTER
 
     rng = np.random.default_rng(0)
-    sizes = [6, 9] + [6] * (STATIC_AFTER + 1) + [9]
+    sizes = [6, 9] * STATIC_AFTER + [6] * STATIC_AFTER + [9]
     batches = [(autojit.tensor(rng.standard_normal((n, 6)), dtype=autojit.float32),
                 autojit.tensor(rng.integers(0, 3, n))) for n in sizes]
     model, step = _mlp_and_step(2)
@@ -361,3 +362,60 @@ def test_a_binding_called_often_gets_a_static_plan():
     dynamic_executable = compiled.executables[0]
     plans = {key[0]: plan.static for key, plan in dynamic_executable.specialized.items()}
     assert plans == {6: True, 9: False}
+
+
+def test_an_epochs_last_batch_keeps_its_generic_plan():
+    # dynamic=None: the full batches run the static executable of their size, the ragged last
+    # batch of each epoch the size-generic one; its calls are never in a row, so that its
+    # plan is not compiled again (about 0.1 s each for a 1-2 ms call).
+    from autojit.compiler.dynamic_shapes import STATIC_AFTER
+
+    rng = np.random.default_rng(1)
+    sizes = [6, 6, 6] + [6, 9] * (STATIC_AFTER + 1)
+    batches = [(autojit.tensor(rng.standard_normal((n, 6)), dtype=autojit.float32),
+                autojit.tensor(rng.integers(0, 3, n))) for n in sizes]
+    model, step = _mlp_and_step(3)
+    expected = [step(x, y).item() for x, y in batches]
+    model, step = _mlp_and_step(3)
+    compiled = autojit.compile(step)
+    got = [compiled(x, y).item() for x, y in batches]
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    dynamic_executable = compiled.executables[-1]
+    assert type(dynamic_executable).__name__ == "DynamicExecutable"
+    plans = {key[0]: plan.static for key, plan in dynamic_executable.specialized.items()}
+    assert plans == {9: False}
+
+
+def test_a_retrace_at_the_full_batch_compiles_it_static_at_once():
+    # A learning rate that changed traces the step again (dynamic: a last batch of another
+    # size was seen); the full batch, which a static executable served, gets a static plan
+    # at its first call rather than a generic one and a static one three calls later.
+    rng = np.random.default_rng(2)
+    sizes = [6, 6, 6, 9, 6, 6]
+    batches = [(autojit.tensor(rng.standard_normal((n, 6)), dtype=autojit.float32),
+                autojit.tensor(rng.integers(0, 3, n))) for n in sizes]
+
+    def run(compile_it):
+        autojit.manual_seed(4)
+        model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+        optimizer = autojit.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y):
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        compiled = autojit.compile(step) if compile_it else step
+        losses = [compiled(x, y).item() for x, y in batches[:5]]
+        optimizer.param_groups[0]["lr"] = 0.05
+        losses.append(compiled(*batches[5]).item())
+        return losses, compiled
+
+    expected, _ = run(False)
+    got, compiled = run(True)
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    latest = compiled._last_run
+    assert type(latest).__name__ == "DynamicExecutable"
+    assert {key[0]: plan.static for key, plan in latest.specialized.items()} == {6: True}

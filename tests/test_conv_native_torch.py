@@ -132,3 +132,38 @@ def test_the_weight_gradient_does_not_depend_on_the_thread_count():
     assert results[0] is not None
     np.testing.assert_array_equal(*results)
 
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_both_tile_shapes_match_torch(dtype, monkeypatch):
+    """The routines' two tile shapes (AVX-512's, and AVX2's of 16 registers) over output
+    channels giving every remainder of the tile heights and of the weight tiles' columns (input
+    channels times taps) of each: both run on any host, LLVM splitting vectors wider than its
+    registers, whichever one the host's calls take."""
+    attrs = {"stride": (1, 1), "padding": ((1, 1), (1, 1)), "dilation": (1, 1), "groups": 1}
+    for wide in (False, True):
+        monkeypatch.setattr(native, "_state", {"wide": wide})
+        native.geometry.cache_clear()
+        try:
+            for cout, kernel, cin in ((1, 2, 3), (3, 2, 5), (7, 3, 6), (14, 2, 7), (16, 3, 7),
+                                      (26, 2, 4)):
+                rng = np.random.default_rng(cout)
+                x = rng.standard_normal((3, cin, 5, 4)).astype(dtype)
+                w = rng.standard_normal((cout, cin, kernel, kernel)).astype(dtype)
+                xt, wt = (torch.tensor(v, dtype=torch.float64) for v in (x, w))
+                yt = torch.nn.functional.conv2d(xt, wt, padding=1)
+                g = rng.standard_normal(tuple(yt.shape)).astype(dtype)
+                mine = [native.eager("forward", x, w, attrs),
+                        native.eager("input", g, w, {**attrs, "input_size": (5, 4)}),
+                        native.eager("weight", x, g, {**attrs, "kernel_size": (kernel,) * 2})]
+                theirs = [yt, *torch.ops.aten.convolution_backward(
+                    torch.tensor(g, dtype=torch.float64), xt, wt, None, [1, 1], [1, 1], [1, 1],
+                    False, [0, 0], 1, [True, True, False])[:2]]
+                tolerance = 1e-13 if dtype == "float64" else 3e-6
+                for ours, reference in zip(mine, theirs, strict=True):
+                    reference = reference.numpy()
+                    assert ours.shape == reference.shape
+                    error = np.abs(ours - reference).max() / np.abs(reference).max()
+                    assert error < tolerance, (wide, cout, kernel)
+        finally:
+            native.geometry.cache_clear()

@@ -182,6 +182,30 @@ TIES_AND_NANS = [
 ]
 
 
+@pytest.mark.parametrize("data", ["nans", "ties", "infinite gradient"])
+@pytest.mark.parametrize(("name", "options"), TIES_AND_NANS[:3])
+def test_max_pool_backward_gives_ties_to_the_first(name, options, data):
+    # Without NaNs, and with a finite gradient, the eager backward finds each window's first
+    # maximum offset by offset (ops/pooling.py _first_hits); an infinite gradient goes to the
+    # chosen element alone, as does a NaN's.
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 3, (2, 3, 9, 8)).astype(np.float64)
+    if data == "nans":
+        x[rng.random(x.shape) < 0.15] = np.nan
+    x[rng.random(x.shape) < 0.1] = -np.inf
+    x[:, :, :2, :2] = -np.inf  # padded windows of -inf alone
+    theirs = torch.tensor(x, requires_grad=True)
+    their_out = getattr(torch.nn.functional, name)(theirs, **options)
+    g = rng.standard_normal(their_out.shape).astype(np.float64)
+    if data == "infinite gradient":
+        g.reshape(-1)[::7] = np.inf
+    their_out.backward(torch.tensor(g))
+    mine = autojit.tensor(x, requires_grad=True)
+    getattr(F, name)(mine, **options).backward(autojit.tensor(g))
+    # overlapping windows add in torch's order or another
+    np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-14, atol=0)
+
+
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
 @pytest.mark.parametrize(("name", "options"), TIES_AND_NANS)
 def test_max_pool_gives_ties_to_the_first_and_nans_to_the_last(name, options, compiled):

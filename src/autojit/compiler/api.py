@@ -45,7 +45,7 @@ from ..ir.graph import Graph
 from ..ir.printer import format_graph
 from ..tensor.graph_break import GraphBreak, user_frame
 from ..tensor.state import state
-from .dynamic_shapes import DynamicExecutable, DynamicSizes
+from .dynamic_shapes import DynamicExecutable, DynamicSizes, argument_shapes
 from .dynamo_config import TORCH_BACKENDS, compile_options
 from .executable import Executable, ValueCheckFailed
 from .guards import (
@@ -144,6 +144,9 @@ class CompiledFunction:
         # and those that could not be (the function writes them, or needs their value).
         self.runtime_float_paths: set = set()
         self._constant_float_paths: set = set()
+        # The argument shapes (dynamic_shapes.argument_shapes) static executables were traced
+        # for: a dynamic trace at those sizes compiles them static at once.
+        self._static_shapes: set = set()
         # Paths of lists the function only appends to, and of places it only assigns with
         # values it read from tensors (writebacks.py): not guarded.
         self.append_only_paths: set = set()
@@ -383,11 +386,16 @@ class CompiledFunction:
             executable = DynamicExecutable(
                 traced.graph, env, guarded.guards,
                 lambda concrete: self._compile_binding(guarded, concrete),
-                lambda concrete: self._compile_binding(guarded, concrete, generic=False))
-            # Compiled now for the traced sizes, so that an error surfaces like a static one.
-            executable.specialize(tuple(env.hints[name] for name in executable.symbols))
+                lambda concrete: self._compile_binding(guarded, concrete, generic=False),
+                clock=lambda: self._stats.calls)
+            # Compiled now for the traced sizes, so that an error surfaces like a static one;
+            # static where a static executable served them (the full batches, traced again
+            # because a learning rate changed), as STATIC_AFTER calls in a row would make it.
+            executable.specialize(tuple(env.hints[name] for name in executable.symbols),
+                                  static=argument_shapes(args) in self._static_shapes)
         else:
             executable = compile_graph(self, guarded, traced.graph)
+            self._static_shapes.add(argument_shapes(args))
         executable.state_changed = traced.changes.structural
         self._undo_trace = traced.before.restore
         return executable

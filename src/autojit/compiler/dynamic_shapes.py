@@ -13,10 +13,10 @@ call's sizes; the first call with a binding instantiates the graph for it (ir/in
 and compiles it through the ordinary pipeline, later calls with that binding reuse the result.
 Python tracing, guard building and the guard check happen once for all sizes. A binding's
 first plan has generic kernels, which read their sizes at run time and share compiled code
-across sizes, so a new size compiles no LLVM code; a binding called `STATIC_AFTER` times is
-compiled again as a static plan (constant loop extents, the native convolutions and program of
-a static executable), so that a training loop's full batches run at a static executable's
-speed while its ragged last batch keeps the generic plan.
+across sizes, so a new size compiles no LLVM code; a binding called `STATIC_AFTER` times in a
+row is compiled again as a static plan (constant loop extents, the native convolutions and
+program of a static executable), so that a training loop's full batches run at a static
+executable's speed while its ragged last batch keeps the generic plan.
 """
 
 from __future__ import annotations
@@ -29,10 +29,18 @@ from ..tensor.tensor import Tensor
 # Bindings whose compiled executable is kept; the least recently used beyond this is rebuilt
 # (from the disk kernel cache, usually) when its sizes come back.
 MAX_BINDINGS = 32
-# Calls of one binding after which its plan is compiled again with static kernels: the
-# compiled CNN step of bench/end_to_end.py took 3.1-3.7 ms in its generic plan against
-# 1.7-1.9 ms in a static one (a static compile of that step: about 0.1 s).
+# Calls of one binding in a row after which its plan is compiled again with static kernels:
+# the compiled CNN step of bench/end_to_end.py took 3.1-3.7 ms in its generic plan against
+# 1.7-1.9 ms in a static one (a static compile of that step: about 0.1 s). In a row, so that an
+# epoch's ragged last batch, one call among many, is not compiled again for the 1-2 ms each
+# of its calls would save.
 STATIC_AFTER = 3
+
+
+def argument_shapes(args: tuple) -> tuple:
+    """The shapes of a call's tensor arguments (None for other arguments)."""
+    return tuple(tuple(argument._data.shape) if isinstance(argument, Tensor) and
+                 argument._data is not None else None for argument in args)
 
 
 class DynamicSizes:
@@ -70,13 +78,16 @@ class DynamicSizes:
 class DynamicExecutable:
     """One symbolic trace run for any sizes its guards admit, compiled once per binding."""
 
-    def __init__(self, traced, env, guards, build, build_static=None):
+    def __init__(self, traced, env, guards, build, build_static=None, clock=None):
         self.traced = traced
         self.env = env
         self.guards = guards
         self._build = build  # concrete Graph -> Executable (generic kernels)
         self._build_static = build_static  # the same with static kernels, or None
-        self._counts: dict = {}  # binding -> calls its generic plan served
+        # The compiled function's calls so far (those other executables served break a
+        # streak), and (this executable's last call, its binding, its calls in a row).
+        self._clock = clock
+        self._streak: tuple = (None, None, 0)
         self.symbols = list(env.hints)
         self._sources = [env.sources[name] for name in self.symbols]
         self.specialized: OrderedDict = OrderedDict()  # binding tuple -> Executable
@@ -86,17 +97,18 @@ class DynamicExecutable:
     def run(self, args: tuple):
         self.calls += 1
         key = tuple(args[position]._data.shape[dim] for position, dim in self._sources)
+        now = self._clock() if self._clock is not None else self.calls
+        last, last_key, streak = self._streak
+        streak = streak + 1 if last_key == key and last == now - 1 else 1
+        self._streak = (now, key, streak)
         executable = self.specialized.get(key)
         if executable is None:
             executable = self.specialize(key)
-            self._counts[key] = 1
         else:
             self.specialized.move_to_end(key)
-            if self._build_static is not None and not executable.static:
-                count = self._counts.get(key, 0) + 1
-                self._counts[key] = count
-                if count >= STATIC_AFTER:  # this call is the binding's STATIC_AFTER-th
-                    executable = self.specialize(key, static=True)
+            if self._build_static is not None and not executable.static and \
+                    streak >= STATIC_AFTER:  # the binding's STATIC_AFTER-th call in a row
+                executable = self.specialize(key, static=True)
         self._latest = executable
         return executable.run(args)
 
@@ -108,10 +120,9 @@ class DynamicExecutable:
         executable = build(instantiate(self.traced, binding))
         executable.binding = binding
         executable.static = static
-        self._counts.pop(key, None)
         self.specialized[key] = executable
         while len(self.specialized) > MAX_BINDINGS:
-            self._counts.pop(self.specialized.popitem(last=False)[0], None)
+            self.specialized.popitem(last=False)
         return executable
 
     def _current(self):

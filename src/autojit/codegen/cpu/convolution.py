@@ -28,6 +28,7 @@ import numpy as np
 from . import workers
 from .convolution_ir import (
     TYPES,
+    lanes,
     render_module,
 )
 
@@ -61,11 +62,21 @@ def _functions(dtype) -> dict | None:
         except ImportError:  # no llvmlite: the NumPy impl runs instead
             found = {}
         else:
-            text, names = render_module(dtype)
+            text, names = render_module(dtype, wide())
             addresses = compile_module(text, names, ("convolution", text))
             found = dict(zip(("products", "weight", "weight_sum"), addresses, strict=True))
         _state[dtype] = found
     return found or None
+
+
+def wide() -> bool:
+    """Whether the routines take AVX-512's tiles (32 vector registers) or AVX2's (16)."""
+    found = _state.get("wide")
+    if found is None:
+        from .llvm_host import has_avx512
+
+        found = _state["wide"] = has_avx512()
+    return found
 
 
 def _three(values, fill) -> tuple:
@@ -173,15 +184,15 @@ class Geometry:
 
     def __init__(self, kind: str, first: tuple, second: tuple, attrs: dict, dtype):
         self.kind, self.dtype, self.attrs = kind, np.dtype(dtype), attrs
-        _, lanes, _ = TYPES[self.dtype]
-        self.panel = 2 * lanes
+        count = lanes(self.dtype, wide())
+        self.panel = 2 * count
         self.groups = groups = attrs["groups"]
         if kind == "forward":
             self._forward(first, second, groups)
         elif kind == "input":
             self._input(first, second, groups, attrs)
         else:
-            self._weight(first, second, groups, attrs, lanes)
+            self._weight(first, second, groups, attrs, count)
         self.table_address = self.table.ctypes.data
 
     # ---- forward -------------------------------------------------------------------------

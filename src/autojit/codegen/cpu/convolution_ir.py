@@ -25,10 +25,16 @@ import numpy as np
 
 from .ir_text import Function
 
+# dtype -> (scalar, lanes of a vector with 32 registers of 512 bits, short name)
 TYPES = {np.dtype(np.float32): ("float", 16, "f32"), np.dtype(np.float64): ("double", 8, "f64")}
-TILE_ROWS = (12, 8, 4, 2, 1)  # rows x 2 vectors of accumulators
-WEIGHT_ROWS = (4, 2, 1)  # gradient rows x columns of a weight tile: 4 x 5 = 20 accumulators
-WEIGHT_COLUMNS = 5
+# The tiles' shapes by the registers the host has. With AVX-512's 32: tiles of rows x 2
+# vectors of 16 float32 lanes (12 x 2 = 24 accumulators), weight tiles of 4 x 5. With AVX2's
+# 16 registers of 256 bits, the same tiles would spill most accumulators on every k: vectors
+# of 8 lanes, 6 x 2 = 12 accumulators, weight tiles of 4 x 3 (docs/notes/convolution.md).
+TILES = {True: {"divisor": 1, "rows": (12, 8, 4, 2, 1), "weight_rows": (4, 2, 1),
+                "weight_columns": 5},
+         False: {"divisor": 2, "rows": (6, 4, 2, 1), "weight_rows": (4, 2, 1),
+                 "weight_columns": 3}}
 # A prepare record: rows of `left` zeros, `count` elements read `step` apart, `right` zeros;
 # `rows` of them, dst_pitch and src_pitch elements apart.
 RECORD = ("dst", "src", "left", "count", "right", "step", "rows", "dst_pitch", "src_pitch")
@@ -61,15 +67,24 @@ def symbol(dtype, name: str) -> str:
     return f"autojit_conv_{TYPES[np.dtype(dtype)][2]}_{name}"
 
 
-def render_module(dtype) -> tuple:
-    """(the module's IR text, the names of its three entry points)."""
-    scalar, lanes, short = TYPES[np.dtype(dtype)]
-    names = {"scalar": scalar, "lanes": lanes, "short": short, "panel": 2 * lanes,
-             "vector": f"<{lanes} x {scalar}>", "prefix": f"autojit_conv_{short}"}
+def lanes(dtype, wide: bool) -> int:
+    """The lanes of the routines' vectors of `dtype`, with 512-bit registers (wide) or not."""
+    return TYPES[np.dtype(dtype)][1] // TILES[wide]["divisor"]
+
+
+def render_module(dtype, wide: bool = True) -> tuple:
+    """(the module's IR text, the names of its three entry points), with the tiles of a host
+    with 32 vector registers of 512 bits (wide) or 16 of 256."""
+    scalar, _, short = TYPES[np.dtype(dtype)]
+    count, tiles = lanes(dtype, wide), TILES[wide]
+    names = {"scalar": scalar, "lanes": count, "short": short, "panel": 2 * count,
+             "vector": f"<{count} x {scalar}>", "prefix": f"autojit_conv_{short}",
+             "tile_rows": tiles["rows"], "weight_rows": tiles["weight_rows"],
+             "weight_columns": tiles["weight_columns"]}
     parts = [_DECLARATIONS.format(**names), _prepare(names)]
-    parts += [_tile(rows, names) for rows in TILE_ROWS] + [_pack_b(names)]
-    parts += [_weight_tile(rows, columns, names) for rows in WEIGHT_ROWS
-              for columns in range(1, WEIGHT_COLUMNS + 1)]
+    parts += [_tile(rows, names) for rows in names["tile_rows"]] + [_pack_b(names)]
+    parts += [_weight_tile(rows, columns, names) for rows in names["weight_rows"]
+              for columns in range(1, names["weight_columns"] + 1)]
     parts += [_products(names), _weight(names), _weight_sum(names)]
     entries = [symbol(dtype, name) for name in ("products", "weight", "weight_sum")]
     return "\n\n".join(parts), entries
@@ -286,18 +301,23 @@ def _pack_b(names: dict) -> str:
     return f.text()
 
 
-def _tile_rows(f: Function, left: str) -> str:
-    """The height of the next tile for `left` rows: 12, but 8 + 8 rather than 12 + 4 for a
-    remainder of 4, then 8, 4, 2, 1."""
-    remainder = f.op(f"urem i64 {left}, 12")
-    four = f.op(f"icmp eq i64 {remainder}, 4")
-    above = f.op(f"icmp sgt i64 {left}, 12")
-    eight_eight = f.op(f"and i1 {four}, {above}")
+def _tile_rows(f: Function, left: str, heights: tuple) -> str:
+    """The height of the next tile for `left` rows: the tallest of `heights` that fits, but
+    two equal tiles rather than the tallest and a short one (8 + 8 rather than 12 + 4 of
+    (12, 8, 4, 2, 1); 4 + 4 rather than 6 + 2 of (6, 4, 2, 1))."""
+    top = heights[0]
     height = "1"
-    for rows in (2, 4, 8, 12):
+    for rows in reversed(heights[:-1]):
         fits = f.op(f"icmp sge i64 {left}, {rows}")
         height = f.op(f"select i1 {fits}, i64 {rows}, i64 {height}")
-    return f.op(f"select i1 {eight_eight}, i64 8, i64 {height}", "height")
+    remainder = f.op(f"urem i64 {left}, {top}")
+    above = f.op(f"icmp sgt i64 {left}, {top}")
+    for rows in heights[1:]:
+        short = 2 * rows - top
+        if 0 < short < top and short in heights:
+            split = f.op(f"and i1 {f.op(f'icmp eq i64 {remainder}, {short}')}, {above}")
+            height = f.op(f"select i1 {split}, i64 {rows}, i64 {height}")
+    return height
 
 
 def _products(names: dict) -> str:
@@ -318,7 +338,7 @@ def _products(names: dict) -> str:
     with f.loop(0, table["jobs"], hint="pack") as job:
         at = f.binary("add", table["jobs_at"], f.binary("mul", job, JOB_WORDS))
         words = _words(f, f.op(f"getelementptr i64, ptr {arg['table']}, i64 {at}"), JOB)
-        _pack(f, scalar, words, arg["weight"], packed, pairs_base)
+        _pack(f, scalar, words, arg["weight"], packed, pairs_base, names["tile_rows"])
     with f.loop(first, last, hint="n") as image:
         source = f.element(scalar, arg["source"], f.binary("mul", image, arg["source_image"]))
         out = f.element(scalar, arg["out"], f.binary("mul", image, arg["out_image"]))
@@ -336,7 +356,7 @@ def _products(names: dict) -> str:
     return f.text()
 
 
-def _rows(f: Function, rows: str):
+def _rows(f: Function, rows: str, heights: tuple):
     """A loop over tiles of rows: yields (first row, height); the caller's body runs once per
     tile (_tile_rows' heights)."""
     slot = f.variable(0)
@@ -346,7 +366,7 @@ def _rows(f: Function, rows: str):
     row = f.op(f"load i64, ptr {slot}", "row")
     f.emit(f"br i1 {f.less(row, rows)}, label {body}, label {done}")
     f.block(body)
-    height = _tile_rows(f, f.binary("sub", rows, row))
+    height = _tile_rows(f, f.binary("sub", rows, row), heights)
     yield row, height
     f.emit(f"store i64 {f.binary('add', row, height)}, ptr {slot}")
     f.branch(head)
@@ -354,14 +374,14 @@ def _rows(f: Function, rows: str):
 
 
 def _pack(f: Function, scalar: str, job: dict, weight: str, packed: str,
-          pairs_base: str) -> None:
+          pairs_base: str, heights: tuple) -> None:
     """The job's rows of the weight packed for the tiles: tile rows [row, row + height) at
     packed_at + row * depth, k-major: element (k, r) = weight[a_at + (row + r) * a_row +
     pairs[k].a]."""
     pairs = f.op(f"getelementptr i64, ptr {pairs_base}, i64 {f.binary('shl', job['pairs'], 1)}")
     source = f.element(scalar, weight, job["a_at"])
     target = f.element(scalar, packed, job["packed_at"])
-    for row, height in _rows(f, job["rows"]):
+    for row, height in _rows(f, job["rows"], heights):
         tile = f.element(scalar, target, f.binary("mul", row, job["depth"]))
         with f.loop(0, job["depth"], hint="pk") as k:
             at = f.word(pairs, f.binary("shl", k, 1), "a_at")
@@ -393,7 +413,7 @@ def _job(f: Function, names: dict, job: dict, packed: str, scratch: str, out: st
                                f"i64 {f.binary('shl', first, 1)}")
             f.emit(f"call void @{prefix}_pack_b(ptr {block}, ptr {b_panel}, "
                    f"ptr {block_pairs}, i64 {depth})")
-            for row, height in _rows(f, job["rows"]):
+            for row, height in _rows(f, job["rows"], names["tile_rows"]):
                 a_rows = f.element(scalar, a, f.binary("add", f.binary("mul", row, job["depth"]),
                                                        f.binary("mul", first, height)))
                 c = f.element(scalar, stage, f.binary("mul", row, panel))
@@ -407,9 +427,10 @@ def _call_tile(f: Function, names: dict, height: str, arguments: str) -> None:
     prefix = names["prefix"]
     number = f.label("tiles")[1:]
     called = f"%tiles_done_{number}"
-    cases = " ".join(f"i64 {rows}, label %tile{rows}_{number}" for rows in TILE_ROWS[1:])
-    f.emit(f"switch i64 {height}, label %tile{TILE_ROWS[0]}_{number} [{cases}]")
-    for rows in TILE_ROWS:
+    heights = names["tile_rows"]
+    cases = " ".join(f"i64 {rows}, label %tile{rows}_{number}" for rows in heights[1:])
+    f.emit(f"switch i64 {height}, label %tile{heights[0]}_{number} [{cases}]")
+    for rows in heights:
         f.block(f"%tile{rows}_{number}")
         f.emit(f"call void @{prefix}_tile{rows}{arguments}")
         f.branch(called)
@@ -547,6 +568,7 @@ def _weight_tile(rows: int, columns: int, names: dict) -> str:
 
 def _weight(names: dict) -> str:
     scalar, prefix = names["scalar"], names["prefix"]
+    weight_rows, weight_columns = names["weight_rows"], names["weight_columns"]
     f = Function(f"define i32 @{prefix}_weight(ptr %argument, i64 %part) {{")
     arg = _words(f, "%argument", WEIGHT_ARGUMENT,
                  ("source", "grad", "scratch", "table", "partials"))
@@ -591,14 +613,14 @@ def _weight(names: dict) -> str:
         f.block(body)
         left = f.binary("sub", table["group_rows"], row)
         height = "1"
-        for rows in WEIGHT_ROWS[::-1][1:]:
+        for rows in weight_rows[::-1][1:]:
             fits = f.op(f"icmp sge i64 {left}, {rows}")
             height = f.op(f"select i1 {fits}, i64 {rows}, i64 {height}")
         absolute = f.binary("add", group_row, row)
         grad_rows = f.element(scalar, grads, f.binary("mul", absolute, table["grid"]))
         out_rows = f.element("double", partials, f.binary("mul", absolute, table["columns"]))
-        with f.loop(0, table["columns"], WEIGHT_COLUMNS, hint="k") as column:
-            width = f.minimum(f.binary("sub", table["columns"], column), WEIGHT_COLUMNS)
+        with f.loop(0, table["columns"], weight_columns, hint="k") as column:
+            width = f.minimum(f.binary("sub", table["columns"], column), weight_columns)
             column_offsets = f.op(f"getelementptr i64, ptr {offsets}, i64 {column}")
             out = f.element("double", out_rows, column)
             arguments = (f"(ptr {grad_rows}, i64 {grad_image}, i64 {table['grid']}, "
@@ -607,11 +629,11 @@ def _weight(names: dict) -> str:
                          f"i64 {table['columns']})")
             number = f.label("w")[1:]
             cases = [f"i64 {rows * 8 + columns}, label %w{rows}x{columns}_{number}"
-                     for rows in WEIGHT_ROWS for columns in range(1, WEIGHT_COLUMNS + 1)]
+                     for rows in weight_rows for columns in range(1, weight_columns + 1)]
             key = f.binary("add", f.binary("mul", height, 8), width)
             f.emit(f"switch i64 {key}, label %w_done_{number} [{' '.join(cases)}]")
-            for rows in WEIGHT_ROWS:
-                for columns in range(1, WEIGHT_COLUMNS + 1):
+            for rows in weight_rows:
+                for columns in range(1, weight_columns + 1):
                     f.block(f"%w{rows}x{columns}_{number}")
                     f.emit(f"call void @{prefix}_wtile{rows}x{columns}{arguments}")
                     f.branch(f"%w_done_{number}")

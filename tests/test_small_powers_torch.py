@@ -46,6 +46,9 @@ def test_fourth_powers_are_within_torchs_ulps(dtype):
     assert np.array_equal(eager[~finite], want[~finite], equal_nan=True)
     ulps = np.abs(eager - want)[finite] / np.spacing(np.abs(want[finite]))
     assert ulps.max() <= (2 if dtype == np.float64 else 1)
+    # a 0-d base (a norm's gradient raises a scalar to the p - 1 = 4th power)
+    scalar = autojit.tensor(x[7]) ** 4
+    assert scalar.shape == () and scalar.item() == pytest.approx(float(want[7]), rel=1e-6)
 
 
 def test_the_second_derivative_of_a_quartic_is_torchs():

@@ -449,9 +449,8 @@ def _pow_impl(x, y):
         # torch runs x ** 4 through SLEEF's pow (1 ulp), NumPy through the C library's per
         # element, 20 ms on 1M float64 against 2 for two squares, whose result is at most 2
         # ulp from torch's; float32 squares in float64 and rounds once, exact as pow.
-        wide = x.astype(np.float64) if x.dtype.type is np.float32 else x * x
-        if x.dtype.type is np.float32:
-            np.multiply(wide, wide, out=wide)
+        # (`out=` keeps a 0-d result an array, which `x * x` would make a NumPy scalar)
+        wide = np.multiply(x, x, out=np.empty(x.shape, np.float64), dtype=np.float64)
         np.multiply(wide, wide, out=wide)
         return wide.astype(x.dtype, copy=False)
     return np.power(x, y)

@@ -72,6 +72,7 @@ class OpInfo:
     factory: bool = False
     # Device type -> a fragment of the CompileWarning of the row's documented graph break when
     # compiled on that device (random numbers drawn on a GPU, say); as Sample.graph_break.
+    # "cpu forward" overrides "cpu" for the checks without gradients (None: no break there).
     graph_breaks: dict = field(default_factory=dict)
 
 

@@ -104,11 +104,17 @@ def test_integer_inputs_as_torch():
         theirs = getattr(torch.nn.functional, name)(torch.tensor(x), *args)
         assert mine.dtype is autojit.int64 and mine.tolist() == theirs.tolist(), name
     for name in ("elu", "selu", "hardswish", "mish", "glu", "hardshrink", "leaky_relu",
-                 "logsigmoid", "silu", "rrelu"):
+                 "logsigmoid", "silu", "rrelu", "gelu", "softplus"):
         with pytest.raises(NotImplementedError, match="not implemented for 'Long'") as error:
             getattr(F, name)(autojit.tensor(x))
         with pytest.raises(NotImplementedError) as reference:
             getattr(torch.nn.functional, name)(torch.tensor(x))
+        assert str(error.value) == str(reference.value)
+    for name, dtype in [("gelu", "bool"), ("softplus", "bool"), ("gelu", "complex64")]:
+        with pytest.raises(NotImplementedError) as error:
+            getattr(F, name)(autojit.ones(2, dtype=getattr(autojit, dtype)))
+        with pytest.raises(NotImplementedError) as reference:
+            getattr(torch.nn.functional, name)(torch.ones(2, dtype=getattr(torch, dtype)))
         assert str(error.value) == str(reference.value)
 
 

@@ -104,6 +104,13 @@ def _scaled_log(x, base_log: float):
     return natural / base_log
 
 
+def _floating_only(kernel: str, x) -> None:
+    """torch's error for an activation whose kernel has no integer, bool or complex loop."""
+    if isinstance(x, Tensor) and not x.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{dtypes.scalar_type_name(x.dtype)}'")
+
+
 def tan(x):
     """Elementwise tangent (radians), `sin(x) / cos(x)`."""
     return ew.sin(x) / ew.cos(x)
@@ -113,6 +120,7 @@ def tan(x):
 def gelu(x, approximate: str = "none"):
     """Elementwise Gaussian error linear unit, `x * Phi(x)` (Phi the standard normal CDF);
     `approximate="tanh"` uses torch's tanh approximation."""
+    _floating_only("GeluKernelImpl", x)
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + ew.tanh(inner))
@@ -141,6 +149,7 @@ def softplus(x, beta: float = 1.0, threshold: float = 20.0):
     derivative (ops/activations.py, whose softplus primitive computes it with torch's backward
     formulas).
     """
+    _floating_only("softplus_cpu", x)
     if isinstance(x, Tensor):
         return activations.softplus_of(x, float(beta), float(threshold))
     return activations.softplus_composite(x, beta, threshold)

@@ -43,7 +43,8 @@ def main() -> None:
     import autojit
     torch.set_num_threads(1)
     autojit.set_num_threads(1)
-    numpy_functions = {"sigmoid": scipy.special.expit, "erf": scipy.special.erf}
+    numpy_functions = {name: getattr(np, name, None) for name in NAMES}
+    numpy_functions.update(sigmoid=scipy.special.expit, erf=scipy.special.erf)
     print(f"{SIZE} elements, {args.rounds} interleaved rounds of {args.steps} calls, 1 thread; "
           f"CPU time of the calling thread, ms per call")
     print(f"  {'':16} {'autojit':>8} {'NumPy':>8} {'torch':>8} {'autojit/torch':>14} "
@@ -53,8 +54,7 @@ def main() -> None:
             x = arguments(name, dtype)
             mine, theirs = autojit.tensor(x), torch.tensor(x)
             runners = {"autojit": functools.partial(getattr(autojit, name), mine),
-                       "NumPy": functools.partial(numpy_functions.get(name, getattr(np, name)),
-                                                  x),
+                       "NumPy": functools.partial(numpy_functions[name], x),
                        "torch": functools.partial(getattr(torch, name), theirs)}
             cpu: dict = {}
             interleaved_medians(runners, args.rounds, args.steps, cpu)

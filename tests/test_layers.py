@@ -48,6 +48,9 @@ def test_hooks_are_installed_at_import():
     from autojit.ops import convolution
 
     assert convolution.NATIVE is codegen._native_convolution
+    from autojit.ops import native_math
+
+    assert native_math.NATIVE is codegen._native_math
     from autojit.compiler import api
     from autojit.nn import optimized_module
 
@@ -59,9 +62,10 @@ def test_hooks_are_installed_at_import():
 
 
 def test_importing_autojit_loads_no_code_generator_library():
+    # small arrays' exp and tanh are NumPy's: no native loop is made (ops/native_math.py)
     code = ("import sys, autojit; x = autojit.ones(2, requires_grad=True); "
-            "(x * 2).sum().backward(); "
-            "print(sorted(m for m in ('llvmlite', 'numba') if m in sys.modules))")
+            "(x.exp().tanh() * 2).sum().backward(); print(sorted(m for m in ('llvmlite', "
+            "'numba', 'autojit.codegen.cpu.eager_math') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120, check=True)
     assert result.stdout.strip() == "[]"

@@ -6,7 +6,7 @@ through numba.cuda) backends. See docs/notes/cpu-codegen.md and docs/notes/cuda.
 
 from .. import config
 from ..compiler import backends
-from ..ops import convolution
+from ..ops import convolution, native_math
 
 backends.register("cpu", __name__ + ".backend")
 
@@ -20,6 +20,17 @@ def _native_convolution(kind: str, first, second, attrs: dict):
 
 
 convolution.NATIVE = _native_convolution
+
+
+def _native_math(name: str, x, out):
+    """The eager impls' exp, tanh, erf, ... of large arrays as native loops (cpu/eager_math.py,
+    imported on the first such call, so that `import autojit` stays light)."""
+    from .cpu import eager_math
+
+    return eager_math.unary(name, x, out)
+
+
+native_math.NATIVE = _native_math
 
 
 def _threads_changed(count: int) -> None:

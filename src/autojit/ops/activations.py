@@ -29,6 +29,7 @@ import numpy as np
 from . import batching
 from . import elementwise as ew
 from .lowering import Decomposition
+from .native_math import apply
 from .registry import bind, broadcast_shapes, define_op, rule_float
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -91,7 +92,7 @@ def _gelu_backward_impl(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     np.multiply(cdf, 0.5, out=cdf)
     pdf = np.asarray(np.multiply(x, x))
     np.multiply(pdf, -0.5, out=pdf)
-    np.exp(pdf, out=pdf)
+    apply("exp", np.exp, pdf, pdf)
     np.multiply(pdf, _PDF_SCALE, out=pdf)
     np.multiply(pdf, x, out=pdf)
     np.add(cdf, pdf, out=cdf)
@@ -103,8 +104,8 @@ def _gelu_backward_impl(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
 def _softplus_impl(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
     scaled = np.multiply(x, beta)
     curve = np.asarray(np.minimum(scaled, threshold))  # the composite's select, NaN kept
-    np.exp(curve, out=curve)
-    np.log1p(curve, out=curve)
+    apply("exp", np.exp, curve, curve)
+    apply("log1p", np.log1p, curve, curve)
     np.true_divide(curve, beta, out=curve)
     above = np.greater(scaled, threshold)
     if above.any():
@@ -117,7 +118,7 @@ def _softplus_backward_impl(grad: np.ndarray, x: np.ndarray, beta: float,
     scaled = np.asarray(np.multiply(x, beta))  # 0-d: NumPy gives scalars
     above = np.greater(scaled, threshold)
     z = np.minimum(scaled, threshold, out=scaled)
-    np.exp(z, out=z)
+    apply("exp", np.exp, z, z)
     result = np.asarray(np.multiply(grad, z))
     np.add(z, 1, out=z)
     np.true_divide(result, z, out=result)

@@ -17,6 +17,8 @@ from ..tensor.once import warn_once
 from ..tensor.symbolic import SymFloat, SymInt
 from ..tensor.tensor import Tensor
 from .complex_rules import conj, user_stacklevel
+from .native_math import native as _native
+from .native_math import unary as _native_or
 from .registry import (
     NOT_DIFFERENTIABLE,
     Elementwise,
@@ -257,20 +259,21 @@ SIGN = _elementwise("sign", 1, rule_promote, _sign, _zero_vjp, (), "sign({0})", 
                     "complex numbers. Please use torch.sgn instead.")
 # The holomorphic functions below take complex tensors: each VJP multiplies by the conjugate
 # of the derivative (conj, a no-op on real values), each JVP by the derivative itself.
-EXP = _elementwise("exp", 1, rule_float, np.exp, lambda ctx, g: (g * conj(ctx.out),), ("out",),
-                   "exp({0})", jvp=unary_jvp(lambda x, out: out), complex=True)
-LOG = _elementwise("log", 1, rule_float, np.log, lambda ctx, g: (g / conj(ctx.inputs[0]),),
-                   (0,), "log({0})",
+EXP = _elementwise("exp", 1, rule_float, _native_or("exp", np.exp),
+                   lambda ctx, g: (g * conj(ctx.out),), ("out",), "exp({0})",
+                   jvp=unary_jvp(lambda x, out: out), complex=True)
+LOG = _elementwise("log", 1, rule_float, _native_or("log", np.log),
+                   lambda ctx, g: (g / conj(ctx.inputs[0]),), (0,), "log({0})",
                    jvp=lambda inputs, tangents, out, attrs: tangents[0] / inputs[0],
                    complex=True)
 SQRT = _elementwise("sqrt", 1, rule_float, np.sqrt, lambda ctx, g: (g / (2 * conj(ctx.out)),),
                     ("out",), "sqrt({0})", exact=True,
                     jvp=lambda inputs, tangents, out, attrs: tangents[0] / (2 * out),
                     complex=True)
-SIN = _elementwise("sin", 1, rule_float, np.sin,
+SIN = _elementwise("sin", 1, rule_float, _native_or("sin", np.sin),
                    lambda ctx, g: (g * conj(ctx.inputs[0].cos()),), (0,), "sin({0})",
                    jvp=unary_jvp(lambda x, out: x.cos()), companions=("cos",), complex=True)
-COS = _elementwise("cos", 1, rule_float, np.cos,
+COS = _elementwise("cos", 1, rule_float, _native_or("cos", np.cos),
                    lambda ctx, g: (-g * conj(ctx.inputs[0].sin()),), (0,), "cos({0})",
                    jvp=lambda inputs, tangents, out, attrs: -tangents[0] * inputs[0].sin(),
                    companions=("sin",), complex=True)
@@ -282,7 +285,8 @@ def _tanh_vjp(ctx, g):
     return (tanh_backward(g, ctx.out),)
 
 
-TANH = _elementwise("tanh", 1, rule_float, np.tanh, _tanh_vjp, ("out",), "tanh({0})",
+TANH = _elementwise("tanh", 1, rule_float, _native_or("tanh", np.tanh), _tanh_vjp, ("out",),
+                    "tanh({0})",
                     jvp=unary_jvp(lambda x, out: 1 - out * out), complex=True)
 
 
@@ -296,9 +300,13 @@ def _sigmoid_impl(x):
     # 72%) and flushes to 0 where torch does (below about -88 in float32). For float64 it is
     # as close to the exact value as the eight calls (2 ulp at most, 35% of values not
     # correctly rounded against 41%) in 6.9 against 13.5 ms on 2^20 (silu's double backward,
-    # softplus's).
+    # softplus's). Large contiguous arrays run the native loop instead (ops/native_math.py),
+    # which keeps the subnormal results torch and expit flush to 0.
     if x.dtype.kind == "c":  # no overflow guard: exp(-x) of a complex x has no single sign
         return np.reciprocal(np.exp(np.negative(x)) + 1)
+    found = _native("sigmoid", x)
+    if found is not None:
+        return found
     global _expit
     if _expit is None:
         from scipy.special import expit as _expit
@@ -319,7 +327,11 @@ def _erf_impl(x):
     # SciPy's ufunc computes in double: float32 and float16 get the C library's erf rounded
     # once, its bits; float64 is within 3 ulp of torch's (SLEEF's on large arrays, the
     # library's on short tails), 10 against 130 ms on 1M floats for a Python call per element
-    # (a GELU's erf, and its backward's).
+    # (a GELU's erf, and its backward's). Large contiguous float32 and float64 arrays run the
+    # native loop instead (ops/native_math.py): within 1 ulp of torch.
+    found = _native("erf", x)
+    if found is not None:
+        return found
     global _scipy_erf
     if _scipy_erf is None:
         from scipy.special import erf as _scipy_erf
@@ -333,11 +345,11 @@ ERF = _elementwise("erf", 1, rule_float, _erf_impl,
                    jvp=lambda inputs, tangents, out, attrs: (
                        tangents[0] * _TWO_OVER_SQRT_PI * (-inputs[0].square()).exp()),
                    complex="\"erf_vml_cpu\" not implemented for '{type}'")
-LOG1P = _elementwise("log1p", 1, rule_float, np.log1p,
+LOG1P = _elementwise("log1p", 1, rule_float, _native_or("log1p", np.log1p),
                      lambda ctx, g: (g / conj(ctx.inputs[0] + 1),), (0,), "log1p({0})",
                      jvp=lambda inputs, tangents, out, attrs: tangents[0] / (inputs[0] + 1),
                      complex=True)
-EXPM1 = _elementwise("expm1", 1, rule_float, np.expm1,
+EXPM1 = _elementwise("expm1", 1, rule_float, _native_or("expm1", np.expm1),
                      lambda ctx, g: (g * conj(ctx.out + 1),), ("out",), "expm1({0})",
                      jvp=unary_jvp(lambda x, out: out + 1), complex=True)
 FLOOR = _elementwise("floor", 1, rule_promote, np.floor, _zero_vjp, (), "floor({0})", exact=True,

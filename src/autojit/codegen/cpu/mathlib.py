@@ -32,6 +32,8 @@ LOG2E = 1.4426950408889634
 LN2_HI = 6.93147180369123816490e-01
 LN2_LO = 1.90821492927058770002e-10
 SMALLEST_NORMAL = 2.2250738585072014e-308
+ROUNDING_SHIFT = 1.5 * 2.0 ** 52  # MathEmitter.whole_to_int: its bits, 0x4338 << 48, plus k
+ROUNDING_SHIFT_BITS = 0x4338 << 48
 
 # Taylor coefficients 1/n! for exp on |r| <= ln2/2 (the degree-13 remainder is below 1e-17).
 EXP_COEFFICIENTS = [1 / math.factorial(n) for n in range(14)]
@@ -101,6 +103,22 @@ class MathEmitter(Trigonometry, mathlib_single.EmitterBase):
 
     # ---- small helpers ------------------------------------------------------------------------
 
+    def whole_to_int(self, k):
+        """An integral double k, |k| < 2**51, as an i64: k + 1.5 * 2**52 holds k in the low bits
+        of its significand. AVX2 has no vector conversion between doubles and 64-bit integers
+        (AVX-512DQ has), so `fptosi` there became four scalar conversions and the shuffles
+        around them, a quarter of a float64 sigmoid's loop. A value out of that range (a lane
+        whose result is replaced) gives some integer, where fptosi would give poison."""
+        b = self.b
+        shifted = b.bitcast(b.fadd(k, self.const(ROUNDING_SHIFT)), INT64)
+        return b.sub(shifted, ir.Constant(INT64, ROUNDING_SHIFT_BITS))
+
+    def int_to_double(self, n):
+        """An i64 n, |n| < 2**51, as a double: `whole_to_int` backwards (for `sitofp`'s sake)."""
+        b = self.b
+        shifted = b.bitcast(b.add(n, ir.Constant(INT64, ROUNDING_SHIFT_BITS)), DOUBLE)
+        return b.fsub(shifted, self.const(ROUNDING_SHIFT))
+
     def scale_by_power_of_two(self, x, k):
         """x * 2**k for |k| < 2046, in two exact factors so subnormal results round once."""
         b = self.b
@@ -132,7 +150,7 @@ class MathEmitter(Trigonometry, mathlib_single.EmitterBase):
             # (pow's rounding error of y * log|x| for huge y), must not move r off [-ln2/2, ln2/2].
             r = b.fadd(r, self.select(b.fcmp_ordered("==", x, clamped), tail, self.const(0.0)))
         polynomial = self.horner(r, self.coefficients["exp"])
-        result = self.scale_by_power_of_two(polynomial, b.fptosi(k, INT64))
+        result = self.scale_by_power_of_two(polynomial, self.whole_to_int(k))
         return self.select(self.isnan(x), x, result)
 
     def expm1(self, x):
@@ -146,7 +164,7 @@ class MathEmitter(Trigonometry, mathlib_single.EmitterBase):
         negative_k = b.fneg(k)
         r = self.fma(negative_k, self.const(LN2_HI), clamped)
         r = self.fma(negative_k, self.const(LN2_LO), r)
-        exponent = b.add(b.fptosi(k, INT64), ir.Constant(INT64, 1023))
+        exponent = b.add(self.whole_to_int(k), ir.Constant(INT64, 1023))
         power = b.bitcast(b.shl(exponent, ir.Constant(INT64, 52)), DOUBLE)
         reduced = self.fma(power, self._expm1_series(r), b.fsub(power, self.const(1.0)))
         huge = b.fsub(self.exp(x), self.const(1.0))
@@ -181,7 +199,7 @@ class MathEmitter(Trigonometry, mathlib_single.EmitterBase):
         negative_k = b.fneg(k)
         r = self.fma(negative_k, self.const(LN2_HI), argument)
         r = self.fma(negative_k, self.const(LN2_LO), r)
-        exponent = b.add(b.fptosi(k, INT64), ir.Constant(INT64, 1023))
+        exponent = b.add(self.whole_to_int(k), ir.Constant(INT64, 1023))
         power = b.bitcast(b.shl(exponent, ir.Constant(INT64, 52)), DOUBLE)
         t_high = b.fsub(power, self.const(1.0))  # exact: 1 - 2**k has at most 53 bits here
         series = b.fmul(b.fmul(r, r), self.estrin(r, self.coefficients["expm1"][:TANH_TERMS]))
@@ -218,7 +236,7 @@ class MathEmitter(Trigonometry, mathlib_single.EmitterBase):
         big = b.fcmp_ordered(">", mantissa, self.const(math.sqrt(2.0)))
         mantissa = self.select(big, b.fmul(mantissa, self.const(0.5)), mantissa)
         exponent = b.add(exponent, b.zext(big, INT64))
-        return b.fsub(mantissa, self.const(1.0)), b.sitofp(exponent, DOUBLE)
+        return b.fsub(mantissa, self.const(1.0)), self.int_to_double(exponent)
 
     def log(self, x):
         b = self.b

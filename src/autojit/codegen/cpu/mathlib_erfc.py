@@ -204,7 +204,7 @@ class ComplementaryErrorEmitter(MathEmitter):
         r = b.fsub(r, square_low)
         exponential = self.horner(r, self.coefficients["exp"])
         return self.scale_by_power_of_two(b.fmul(exponential, self._erfcx(x)),
-                                          b.fptosi(k, INT64))
+                                          self.whole_to_int(k))
 
     def erfc(self, x):
         b = self.b

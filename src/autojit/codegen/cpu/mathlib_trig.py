@@ -108,7 +108,7 @@ class Trigonometry:
             # The dd sum (r, r_low) may hold r_low past half an ulp of r: renormalized.
             high = b.fadd(r, r_low)
             low = b.fsub(r_low, b.fsub(high, r))
-        fast = self._series(high, low, b.fptosi(k, INT64), quadrant_shift)
+        fast = self._series(high, low, self.whole_to_int(k), quadrant_shift)
         before = b.block
         slow = b.append_basic_block("trig.slow")
         join = b.append_basic_block("trig.join")

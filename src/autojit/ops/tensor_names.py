@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from ..tensor import torch_function
 from ..tensor.graph_break import graph_break
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
@@ -339,6 +340,7 @@ def _as_subclass(self, cls):
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
                         "Tensor is not possible. Make sure your class inherits from Tensor.")
+    torch_function.arm(cls)
     alias = layout.reshape(self, tuple(self.shape))
     alias.__class__ = cls
     return alias

@@ -197,3 +197,15 @@ def test_a_compiled_function_given_a_subclass_runs_eagerly_with_a_warning():
     assert type(result) is logging and result.tolist() == expected.tolist()
     assert any("Tensor subclass" in str(warning.message) for warning in caught)
     assert [name for name, _ in log][:3] == ["mul", "sin", "add"]
+
+
+def test_make_subclass_shares_storage_and_switches_the_protocol_on():
+    found = {}
+    for lib in (autojit, torch):
+        plain = _subclasses(lib)[0]
+        x = lib.ones(2)
+        made = lib.Tensor._make_subclass(plain, x, True)
+        x.add_(1)
+        found[lib] = [type(made) is plain, made.requires_grad, made.is_leaf, made.tolist(),
+                      type(made + 1) is plain]
+    assert found[autojit] == found[torch]

@@ -8,7 +8,7 @@ Nothing of it runs until an instance of a type that overrides the protocol is ma
 subclass: as_subclass, its constructor, _make_subclass): only then are the registered
 namespaces' functions and Tensor's methods and properties replaced by checking wrappers
 (`activate`), so the eager path pays nothing while no such subclass is in use. See
-docs/notes/eager-dispatch.md ("Tensor subclasses and __torch_function__").
+docs/notes/eager-dispatch.md ("Tensor subclasses").
 """
 
 from __future__ import annotations
@@ -193,6 +193,23 @@ def _default_torch_function(cls, func, types, args=(), kwargs=None):
 
 
 Tensor.__torch_function__ = classmethod(_default_torch_function)
+
+
+def _make_subclass(cls, data, require_grad=False, *args, **kwargs):
+    """`data` as an instance of `cls`, a Tensor subclass: the same storage and version counter,
+    no autograd history, requires_grad as given (torch's Tensor._make_subclass, which
+    subclasses' constructors call)."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+    arm(cls)
+    made = object.__new__(cls)
+    made._init(data._data, data._dtype, data._value, data._version_counter)
+    if require_grad:
+        made.requires_grad_(True)
+    return made
+
+
+Tensor._make_subclass = staticmethod(_make_subclass)
 
 
 # ---- switching it on ------------------------------------------------------------------------

@@ -209,3 +209,40 @@ def test_make_subclass_shares_storage_and_switches_the_protocol_on():
         found[lib] = [type(made) is plain, made.requires_grad, made.is_leaf, made.tolist(),
                       type(made + 1) is plain]
     assert found[autojit] == found[torch]
+
+
+def _mode_calls(lib, functions, binary):
+    log = []
+
+    class Logging(functions.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            log.append((func.__name__, tuple(kind.__name__ for kind in types)))
+            return func(*args, **(kwargs or {}))
+
+    class Doubling(functions.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            result = func(*args, **(kwargs or {}))
+            return result * 2 if func.__name__ == "add" else result
+
+    plain = _subclasses(lib)[0]
+    x = lib.ones(2, 3, requires_grad=True)
+    with Logging():
+        enabled = binary._is_torch_function_mode_enabled()
+        y = x * 2 + 1
+        z = lib.sin(y).sum()
+        lib.nn.functional.relu(y)
+        y.shape, y[0], lib.linalg.norm(y)
+        z.backward()  # the backward pass's own ops are not reported
+        subclass = lib.ones(2).as_subclass(plain) + 1
+    with Doubling():
+        doubled = (lib.ones(2) + 1).tolist()
+    with Logging(), binary.DisableTorchFunctionSubclass():
+        lib.ones(2) + 1
+    with Logging(), binary.DisableTorchFunction():
+        lib.ones(2) + 1
+    return [enabled, binary._is_torch_function_mode_enabled(), log, x.grad.tolist(),
+            type(subclass) is plain, doubled]
+
+
+def test_torch_function_modes_see_every_call_as_torchs():
+    assert _mode_calls(autojit, overrides, _C) == _mode_calls(torch, torch.overrides, torch._C)

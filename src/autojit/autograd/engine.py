@@ -39,10 +39,11 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     grad_fn of some of `inputs`) but they do not run, nor anything below them (a compiled
     function's traced backward ends at the history its inputs came with).
     """
-    if torch_function.ACTIVE and state.torch_function == torch_function.ENABLED:
-        # The rules' ops on saved Tensor-subclass values must not reach the subclass's
-        # __torch_function__: torch's engine runs them below it (docs/notes/eager-dispatch.md).
-        with torch_function.DisableTorchFunctionSubclass():
+    if torch_function.ACTIVE and state.torch_function != torch_function.ALL_DISABLED:
+        # The rules' ops on saved Tensor-subclass values must reach no __torch_function__
+        # (nor a TorchFunctionMode): torch's engine runs below them
+        # (docs/notes/eager-dispatch.md).
+        with torch_function.DisableTorchFunction():
             return run_backward(roots, root_grads, retain_graph=retain_graph,
                                 create_graph=create_graph, inputs=inputs, accumulate=accumulate,
                                 stop_at=stop_at)

@@ -44,8 +44,17 @@ def _has_torch_function_variadic(*args) -> bool:
 
 
 def _is_torch_function_mode_enabled() -> bool:
-    """False: autojit has no TorchFunctionMode."""
-    return False
+    """Whether a TorchFunctionMode is on in this thread."""
+    from ..tensor.state import state
+
+    return bool(state.function_modes)
+
+
+def _len_torch_function_stack() -> int:
+    """How many TorchFunctionModes are on in this thread."""
+    from ..tensor.state import state
+
+    return len(state.function_modes)
 
 
 def _set_grad_enabled(mode: bool) -> None:

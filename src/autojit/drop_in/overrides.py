@@ -5,8 +5,8 @@ own call.
 
 They answer from the protocol's core in the tensor layer (tensor/torch_function.py), which
 also makes autojit's own functions, methods and operators dispatch to a subclass's
-`__torch_function__`, as torch's do. TorchFunctionMode, and the tables of torch's overridable
-functions, have no counterpart.
+`__torch_function__` and to a TorchFunctionMode, as torch's do. The tables of torch's
+overridable functions have no counterpart.
 """
 
 from __future__ import annotations
@@ -15,15 +15,18 @@ import functools
 import warnings
 
 from ..tensor import torch_function as _core
+from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from ..tensor.torch_function import get_default_nowrap_functions
+from ..tensor.torch_function import TorchFunctionMode, get_default_nowrap_functions
 
 _DISABLED = _core.disabled_torch_function_impl
 
 
 def has_torch_function(relevant_args) -> bool:
-    """Whether an argument, other than a plain Tensor, has a type overriding
-    `__torch_function__`, and dispatch to it is on (torch._C._has_torch_function)."""
+    """Whether a TorchFunctionMode is on, or an argument, other than a plain Tensor, has a type
+    overriding `__torch_function__`, and dispatch to it is on (torch._C._has_torch_function)."""
+    if state.function_modes and state.torch_function != _core.ALL_DISABLED:
+        return True
     return _core.is_torch_function_enabled() and any(
         _core.overrides(type(value)) for value in relevant_args)
 
@@ -64,6 +67,12 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     NotImplemented, as torch does: `arg.__torch_function__(public_api, types, args, kwargs)`."""
     overloaded = _get_overloaded_args(relevant_args)
     kinds = tuple(type(value) for value in overloaded)
+    modes = state.function_modes
+    if modes and state.torch_function != _core.ALL_DISABLED:
+        result = _core._call_mode(modes, public_api, overloaded, args, kwargs,
+                                  getattr(public_api, "__name__", "function"))
+        if result is not NotImplemented:
+            return result
     for value in overloaded:
         method = value.__torch_function__
         if getattr(method, "__self__", None) is value:
@@ -94,5 +103,24 @@ def wrap_torch_function(dispatcher):
     return decorator
 
 
-__all__ = ["get_default_nowrap_functions", "handle_torch_function", "has_torch_function",
+def _get_current_function_mode():
+    """The innermost TorchFunctionMode on, or None."""
+    modes = state.function_modes
+    return modes[-1] if modes else None
+
+
+def _get_current_function_mode_stack() -> list:
+    return list(state.function_modes)
+
+
+def _push_mode(mode) -> None:
+    _core.push_mode(mode)
+
+
+def _pop_mode():
+    return _core.pop_mode()
+
+
+__all__ = ["TorchFunctionMode", "get_default_nowrap_functions", "handle_torch_function",
+           "has_torch_function",
            "is_tensor_like", "is_tensor_method_or_property", "wrap_torch_function"]

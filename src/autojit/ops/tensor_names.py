@@ -341,7 +341,9 @@ def _as_subclass(self, cls):
         raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
                         "Tensor is not possible. Make sure your class inherits from Tensor.")
     torch_function.arm(cls)
-    alias = layout.reshape(self, tuple(self.shape))
+    # (the shape read past the property, which a TorchFunctionMode would see)
+    data = self._data
+    alias = layout.reshape(self, tuple(data.shape if data is not None else self._value.shape))
     alias.__class__ = cls
     return alias
 

@@ -48,6 +48,7 @@ class _State(threading.local):
         # __torch_function__ dispatch: 0 on, 1 subclasses' handlers off, 2 all off
         # (tensor/torch_function.py; read only once a subclass overriding it is in use)
         self.torch_function = 0
+        self.function_modes = ()  # the TorchFunctionModes entered, innermost last
 
     def __setattr__(self, name, value):
         _set(self, name, value)

@@ -31,6 +31,9 @@ ALL_DISABLED = 2  # DisableTorchFunction
 
 # Whether the wrappers are installed (once, for the rest of the process).
 ACTIVE = False
+# How many TorchFunctionModes are entered, in all threads: while none is, a wrapper with no
+# overloaded argument reads no thread-local state.
+MODES = 0
 
 
 class _DisabledImpl:
@@ -156,6 +159,49 @@ def handle(public, overloaded, args, kwargs, name, python=False):
     raise TypeError(f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers "
                     f"returned NotImplemented:\n\n{listed}\nFor more information, try "
                     f"re-running with TORCH_LOGS=not_implemented")
+
+
+# ---- modes --------------------------------------------------------------------------------
+
+class TorchFunctionMode:
+    """A handler for every public call made within it, plain tensors' too (torch's
+    torch.overrides.TorchFunctionMode): subclass it, define `__torch_function__(self, func,
+    types, args=(), kwargs=None)` and enter it with `with`. The innermost mode runs first,
+    outside the stack while it runs, before any subclass's handler."""
+
+    def __init__(self):
+        pass
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        push_mode(self)
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        pop_mode()
+
+
+def push_mode(mode) -> None:
+    global MODES
+    activate()
+    state.function_modes = (*state.function_modes, mode)
+    MODES += 1
+
+
+def pop_mode():
+    global MODES
+    modes = state.function_modes
+    if not modes:
+        raise RuntimeError("Trying to pop from an empty mode stack")
+    state.function_modes = modes[:-1]
+    MODES -= 1
+    return modes[-1]
+
+
+def current_modes() -> tuple:
+    return state.function_modes
 
 
 # ---- Tensor's default handler ---------------------------------------------------------------
@@ -308,16 +354,64 @@ def activate() -> None:
     _sweep()
 
 
+def _dispatch(public, impl, found, args, kwargs, name, python=False, operator=False,
+              plain_kinds=False):
+    """A call that found overloaded arguments, or any call while a TorchFunctionMode is on:
+    the innermost mode's handler first, then the arguments' handlers, unless switched off."""
+    if kwargs is None:
+        kwargs = {}
+    level = state.torch_function
+    if level == ALL_DISABLED:
+        return impl(*args, **kwargs)
+    if MODES:
+        modes = state.function_modes
+        if modes:
+            result = _call_mode(modes, public, found, args, kwargs, name,
+                                python or plain_kinds)
+            if result is not NotImplemented:
+                return result
+            if found is None:
+                raise TypeError(f"Multiple dispatch failed for '{name}'; all "
+                                f"__torch_function__ handlers returned NotImplemented:\n\n"
+                                f"  - mode object {modes[-1]!r}\n\nFor more information, "
+                                f"try re-running with TORCH_LOGS=not_implemented")
+    if found is None or level:
+        return impl(*args, **kwargs)
+    if operator:
+        return call_handlers(public, found, args, kwargs, name)
+    return handle(public, found, args, kwargs, name, python)
+
+
+def _call_mode(modes, public, found, args, kwargs, name, plain_kinds=False):
+    """The innermost mode's handler, with the mode off the stack while it runs (its own calls
+    reach the modes below it), as torch runs a mode. `plain_kinds`: Tensor itself among the
+    types where a plain tensor is an argument, as torch's Python dispatch and its property
+    getters give them."""
+    if state.tracer is not None:
+        from .graph_break import graph_break
+
+        graph_break(f"{name} under a TorchFunctionMode")
+    state.function_modes = modes[:-1]
+    try:
+        if plain_kinds:
+            found = None
+            for value in (*args, *kwargs.values()):
+                if isinstance(value, Tensor):
+                    found = insert_overloaded(found, value)
+        kinds = tuple(value.__class__ for value in found or ())
+        return modes[-1].__torch_function__(public, kinds, args, kwargs)
+    finally:
+        state.function_modes = modes
+
+
 def _function_wrapper(impl, name: str, python: bool, operator: bool):
     def dispatching(*args, **kwargs):
         found = overloaded_arguments(args)
         if kwargs:
             found = overloaded_arguments(kwargs.values(), found)
-        if found is None or state.torch_function:
+        if found is None and not MODES:
             return impl(*args, **kwargs)
-        if operator:
-            return call_handlers(dispatching, found, args, kwargs, name)
-        return handle(dispatching, found, args, kwargs, name, python)
+        return _dispatch(dispatching, impl, found, args, kwargs, name, python, operator)
 
     functools.update_wrapper(dispatching, impl)
     if not operator:  # torch's name (linalg_norm, special_expit); an operator keeps its op's
@@ -333,16 +427,18 @@ def _property_wrapper(prop: property, name: str) -> property:
 
     def get(self):
         kind = self.__class__
-        if kind is Tensor or state.torch_function or not overrides(kind):
+        plain = kind is Tensor or not overrides(kind)
+        if plain and not MODES:
             return getter(self)
-        return handle(wrapped.__get__, [self], (self,), None, f"torch.Tensor.{name}.__get__")
+        return _dispatch(wrapped.__get__, getter, None if plain else [self], (self,), None,
+                         f"torch.Tensor.{name}.__get__", plain_kinds=True)
 
     def set_(self, value):
         found = overloaded_arguments((self, value))
-        if found is None or state.torch_function:
+        if found is None and not MODES:
             return setter(self, value)
-        return handle(wrapped.__set__, found, (self, value), None,
-                      f"torch.Tensor.{name}.__set__")
+        return _dispatch(wrapped.__set__, setter, found, (self, value), None,
+                         f"torch.Tensor.{name}.__set__")
 
     wrapped = property(get, None if setter is None else set_, prop.fdel, prop.__doc__)
     get.__name__ = set_.__name__ = name
@@ -397,7 +493,8 @@ def _sweep() -> None:
                     _install(module, name, value, found[1])
 
 
-__all__ = ["ACTIVE", "DisableTorchFunction", "DisableTorchFunctionSubclass", "activate", "arm",
+__all__ = ["ACTIVE", "MODES", "DisableTorchFunction", "DisableTorchFunctionSubclass",
+           "TorchFunctionMode", "activate", "arm", "current_modes", "pop_mode", "push_mode",
            "call_handlers", "disabled_torch_function_impl", "expose",
            "get_default_nowrap_functions", "handle", "insert_overloaded",
            "is_torch_function_enabled", "late", "overloaded_arguments", "overrides"]

@@ -199,6 +199,21 @@ def test_a_compiled_function_given_a_subclass_runs_eagerly_with_a_warning():
     assert [name for name, _ in log][:3] == ["mul", "sin", "add"]
 
 
+def _printed(lib):
+    _, logging, _, _, log = _subclasses(lib)
+    x = lib.ones(2).as_subclass(logging)
+    printed = [str(x) == repr(x)]
+    with pytest.raises(TypeError) as caught:
+        f"{x[0]:.2f}"
+    with pytest.raises(TypeError) as parameter:
+        f"{lib.nn.Parameter(lib.tensor(1.0)):.2f}"
+    return printed + [log, str(caught.value), str(parameter.value)]
+
+
+def test_printing_a_subclass_reaches_repr_and_format_as_torchs():
+    assert _printed(autojit) == _printed(torch)
+
+
 def test_make_subclass_shares_storage_and_switches_the_protocol_on():
     found = {}
     for lib in (autojit, torch):

@@ -457,8 +457,8 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        """`f"{x:.3f}"`: a 0-d tensor formats as its number."""
-        if self.ndim == 0:
+        """`f"{x:.3f}"`: a 0-d tensor formats as its number (not a subclass's, as in torch)."""
+        if self.ndim == 0 and self.__class__ is Tensor:
             tracer = state.tracer
             if tracer is not None:
                 token = tracer.format_tensor(self, spec)

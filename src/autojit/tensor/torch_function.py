@@ -280,7 +280,7 @@ _TENSOR_LEFT_ALONE = frozenset((
     "__slots__", "__dict__", "__weakref__", "__module__", "__doc__", "__array_priority__",
     "__getattribute__", "__setattr__", "__delattr__", "__subclasshook__", "__reduce__",
     "__sizeof__", "as_subclass", "_make_subclass", "grad_fn", "__array_ufunc__",
-    "__array_function__"))
+    "__array_function__", "__str__"))
 # Python-level methods of torch's Tensor: their failures are worded as Python dispatch's.
 _TENSOR_PYTHON = frozenset(("__len__", "__iter__", "__repr__", "__format__", "__reversed__",
                             "__array__", "__contains__", "__deepcopy__", "__reduce_ex__",
@@ -457,6 +457,9 @@ def _wrap_tensor() -> None:
         elif isinstance(value, types.FunctionType) and getattr(value, _WRAPPED, None) is None:
             _install(Tensor, name, value, _function_wrapper(
                 value, f"torch.Tensor.{name}", name in _TENSOR_PYTHON, name in _OPERATORS))
+    if vars(Tensor).get("__str__") is getattr(vars(Tensor)["__repr__"], _WRAPPED, None):
+        # str(x) is repr(x), which torch's handler sees as __repr__
+        _install(Tensor, "__str__", vars(Tensor)["__str__"], vars(Tensor)["__repr__"])
 
 
 def _wrap_namespace(namespace, prefix: str, python: bool, left_alone) -> None:

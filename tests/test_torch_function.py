@@ -95,6 +95,12 @@ def test_logging_subclass_sees_torchs_functions_in_torchs_order():
         x = lib.ones(2, 3).as_subclass(logging)
         _calls(lib, x, lib.ones(2, 3))
         lib.add(x, lib.ones(2, 3).as_subclass(derived))  # the subclass's handler first
+        t = lib.ones(2, 3)
+        -x, +x, abs(x), 2 ** x, 2 / x, 1 - x, x == t, x != t, x // 2, 2 // x, 2 % x, x @ t.T
+        y = x.clone()
+        y += 1
+        y *= 2
+        y.__ipow__(2)  # (no in-place ** on a view torch refuses)
         found[lib] = log
     assert found[autojit] == found[torch]
 

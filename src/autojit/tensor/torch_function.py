@@ -281,6 +281,16 @@ _TENSOR_LEFT_ALONE = frozenset((
     "__getattribute__", "__setattr__", "__delattr__", "__subclasshook__", "__reduce__",
     "__sizeof__", "as_subclass", "_make_subclass", "grad_fn", "__array_ufunc__",
     "__array_function__", "__str__"))
+# The name a handler sees as `func.__name__` for Tensor's operators where it is neither the
+# op's (`x + y` is `add`) nor the attribute's: torch's Python-level operators and the C++ ones
+# its parser names otherwise.
+_TORCH_NAMES = {
+    "__rtruediv__": "__rdiv__", "__rdiv__": "__rdiv__", "__iadd__": "add_", "__isub__": "sub_",
+    "__imul__": "mul_", "__itruediv__": "div_", "__ipow__": "pow_", "__neg__": "neg",
+    "__pos__": "positive", "__abs__": "abs", **{name: name for name in (
+        "__rsub__", "__floordiv__", "__rfloordiv__", "__rmod__", "__rpow__", "__rmatmul__",
+        "__eq__", "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__rlshift__",
+        "__rrshift__")}}
 # Python-level methods of torch's Tensor: their failures are worded as Python dispatch's.
 _TENSOR_PYTHON = frozenset(("__len__", "__iter__", "__repr__", "__format__", "__reversed__",
                             "__array__", "__contains__", "__deepcopy__", "__reduce_ex__",
@@ -414,7 +424,8 @@ def _function_wrapper(impl, name: str, python: bool, operator: bool):
         return _dispatch(dispatching, impl, found, args, kwargs, name, python, operator)
 
     functools.update_wrapper(dispatching, impl)
-    if not operator:  # torch's name (linalg_norm, special_expit); an operator keeps its op's
+    # torch's name (linalg_norm, special_expit, __rdiv__); an operator keeps its op's (add)
+    if not operator or name.rsplit(".", 1)[1] in _TORCH_NAMES.values():
         dispatching.__name__ = name.rsplit(".", 1)[1]
     setattr(dispatching, _WRAPPED, impl)
     dispatching.__torch_function_name__ = name
@@ -456,7 +467,8 @@ def _wrap_tensor() -> None:
                 _install(Tensor, name, value, wrapped)
         elif isinstance(value, types.FunctionType) and getattr(value, _WRAPPED, None) is None:
             _install(Tensor, name, value, _function_wrapper(
-                value, f"torch.Tensor.{name}", name in _TENSOR_PYTHON, name in _OPERATORS))
+                value, f"torch.Tensor.{_TORCH_NAMES.get(name, name)}", name in _TENSOR_PYTHON,
+                name in _OPERATORS))
     if vars(Tensor).get("__str__") is getattr(vars(Tensor)["__repr__"], _WRAPPED, None):
         # str(x) is repr(x), which torch's handler sees as __repr__
         _install(Tensor, "__str__", vars(Tensor)["__str__"], vars(Tensor)["__repr__"])

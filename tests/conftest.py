@@ -77,6 +77,17 @@ def torch_distributions_validate_arguments():
     yield
 
 
+@pytest.fixture(autouse=True)
+def torch_function_off():
+    """A test that made an instance of a Tensor subclass overriding __torch_function__ switched
+    the protocol's wrappers on for the process (tensor/torch_function.py): off again after it,
+    so that the next test's warnings name its own frames, not a wrapper's."""
+    yield
+    protocol = sys.modules.get("autojit.tensor.torch_function")
+    if protocol is not None and protocol.ACTIVE:
+        protocol.deactivate()
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in QUICK:

@@ -92,6 +92,7 @@ def test_result_dtypes_and_shapes_are_torchs():
         lambda m: m.normal(0.0, 1.0, size=(3,), dtype=m.float64),
         lambda m: m.normal(mean=m.zeros(2)),
         lambda m: m.poisson(m.ones(2, 2, dtype=m.float64)),
+        lambda m: m.poisson(m.tensor(3.0)),  # 0-d: NumPy draws a Python int
         lambda m: m.multinomial(m.ones(3, 4), 2),
         lambda m: m.multinomial(m.ones(4), 6, replacement=True),
         lambda m: m.zeros(2, 2, dtype=m.int32).random_(),

@@ -89,6 +89,7 @@ from .ops.random_gamma import standard_gamma as _standard_gamma  # noqa: F401
 from .ops.random_gamma import standard_gamma_grad as _standard_gamma_grad  # noqa: F401
 from .ops.sparse_coo import mm as spmm
 from .ops.sparse_coo import sparse_coo_tensor
+from .tensor import torch_function as _torch_function
 from .tensor.creation import (
     arange,
     as_tensor,
@@ -308,6 +309,7 @@ def __getattr__(name: str):
         _importlib.import_module(f"{__name__}.{_NEEDS[name]}")
     module = _importlib.import_module(f"{__name__}.{found[0]}")
     value = module if found[1] is None else getattr(module, found[1])
+    value = _torch_function.late(value, name, "torch.")
     globals()[name] = value
     return value
 
@@ -390,3 +392,13 @@ _keyword_forms.accept_all(globals(), _keyword_forms.FUNCTIONS)
 # ops (loaded with nn) and the top-level functions of ops/tensor_names.py. Added outside the
 # literal above so that the API reference's static reader sees a list of strings there.
 globals()["__all__"] = [*__all__, *_nn_top_level_names, *_tensor_names.TOP_LEVEL_FUNCTIONS]
+
+# A Tensor subclass's __torch_function__ sees the functions of the top level (except those torch
+# does not dispatch: ones made from data, settings), once one is in use
+# (tensor/torch_function.py).
+_torch_function.expose(_sys.modules[__name__], "torch.", left_alone=(
+    "tensor", "as_tensor", "asarray", "from_numpy", "is_tensor", "is_storage", "compile",
+    "vmap", "manual_seed", "seed", "initial_seed", "set_default_dtype", "get_default_dtype",
+    "set_default_device", "get_default_device", "set_grad_enabled", "is_grad_enabled",
+    "set_printoptions", "typename", "save", "load", "make_graph", "set_num_threads",
+    "get_num_threads", "use_deterministic_algorithms"))

@@ -9,6 +9,8 @@ ops/ with the other public namespaces.
 
 from __future__ import annotations
 
+import sys as _sys
+
 from .ops import keyword_forms as _keyword_forms
 from .ops.elementwise_math import entr as _entr
 from .ops.elementwise_math import xlog1py as _xlog1py
@@ -72,6 +74,7 @@ from .ops.special_scipy import (
     spherical_bessel_j0,
     zeta,
 )
+from .tensor import torch_function as _torch_function
 
 # torch.special's own functions (no top-level or method form in torch), with torch's out=.
 entr = with_out(_entr, name="special_entr")
@@ -96,3 +99,6 @@ __all__ = [
 
 # torch's keyword names (special.expit(input=x)), ops/keyword_forms.py.
 _keyword_forms.accept_all(globals(), _keyword_forms.SPECIAL)
+
+# A Tensor subclass's __torch_function__ sees these functions (tensor/torch_function.py).
+_torch_function.expose(_sys.modules[__name__], "torch.special.special_")

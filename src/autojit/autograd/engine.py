@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from ..tensor import dtypes
+from ..tensor import dtypes, torch_function
 from ..tensor.memory_format import new_grad_array
 from ..tensor.meta import MetaArray
 from ..tensor.state import PLAIN, state
@@ -39,6 +39,14 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     grad_fn of some of `inputs`) but they do not run, nor anything below them (a compiled
     function's traced backward ends at the history its inputs came with).
     """
+    if torch_function.ACTIVE and state.torch_function != torch_function.ALL_DISABLED:
+        # The rules' ops on saved Tensor-subclass values must reach no __torch_function__
+        # (nor a TorchFunctionMode): torch's engine runs below them
+        # (docs/notes/eager-dispatch.md).
+        with torch_function.DisableTorchFunction():
+            return run_backward(roots, root_grads, retain_graph=retain_graph,
+                                create_graph=create_graph, inputs=inputs, accumulate=accumulate,
+                                stop_at=stop_at)
     tracer = state.tracer
     if tracer is not None:
         tracer.ran_backward = True  # compiler/api.py: the traced function differentiates

@@ -43,8 +43,10 @@ from .. import config
 from ..ir.dot import DotPart, to_dot
 from ..ir.graph import Graph
 from ..ir.printer import format_graph
+from ..tensor import torch_function
 from ..tensor.graph_break import GraphBreak, user_frame
 from ..tensor.state import state
+from ..tensor.tensor import Tensor
 from .dynamic_shapes import DynamicExecutable, DynamicSizes, argument_shapes
 from .dynamo_config import TORCH_BACKENDS, compile_options
 from .executable import Executable, ValueCheckFailed
@@ -179,6 +181,8 @@ class CompiledFunction:
             self._stats.eager_calls += 1
             return self.fn(*args)
         args = flatten(args)  # tensors inside container arguments are inputs too
+        if torch_function.ACTIVE and _overriding_subclass(args):
+            return self._eager_for_subclass(args)
         missed = None
         for executable in self.executables:
             if executable.guards.failure(args) is None:
@@ -217,6 +221,15 @@ class CompiledFunction:
     def _eager(self, args: tuple):
         self._stats.eager_calls += 1
         return self.fn(*given_arguments(args))
+
+    def _eager_for_subclass(self, args: tuple):
+        """A call given a Tensor subclass whose __torch_function__ sees its ops runs eagerly:
+        a trace holds plain symbolic tensors, so the handler would not run (warned once)."""
+        if "subclass" not in self._warned_lines:
+            self._warned_lines.add("subclass")
+            _warn(f"autojit.compile: {self.name()} runs eagerly when given a Tensor subclass "
+                  f"that overrides __torch_function__")
+        return self._eager(args)
 
     def _eager_after_trace(self, args: tuple):
         """The call run eagerly instead of by the executable just traced for it: first the
@@ -629,6 +642,11 @@ def _annotated(graph: Graph, plan) -> str:
         return plan.text()
     labels = plan.node_labels() if hasattr(plan, "node_labels") else None
     return format_graph(graph, labels)
+
+
+def _overriding_subclass(args: tuple) -> bool:
+    return any(arg.__class__ is not Tensor and isinstance(arg, Tensor)
+               and torch_function.overrides(arg.__class__) for arg in args)
 
 
 def _warn_no_code_generator(error: Exception) -> None:

@@ -14,6 +14,12 @@ from ..tensor.generator import Generator  # noqa: F401
 from ..tensor.tensor import Size  # noqa: F401
 from ..tensor.tensor import Tensor as TensorBase
 from ..tensor.tensor import Tensor as _TensorBase  # noqa: F401
+from ..tensor.torch_function import (
+    DisableTorchFunction,  # noqa: F401
+    DisableTorchFunctionSubclass,  # noqa: F401
+)
+from ..tensor.torch_function import disabled_torch_function_impl as _disabled_torch_function_impl  # noqa: F401, E501
+from ..tensor.torch_function import is_torch_function_enabled as _is_torch_function_enabled  # noqa: F401, E501
 
 
 def _get_tracing_state():
@@ -22,9 +28,39 @@ def _get_tracing_state():
     return None
 
 
+def _has_torch_function(relevant_args) -> bool:
+    """Whether an argument's type overrides __torch_function__ (torch.overrides' function)."""
+    from .overrides import has_torch_function
+
+    return has_torch_function(relevant_args)
+
+
+def _has_torch_function_unary(value) -> bool:
+    return _has_torch_function((value,))
+
+
+def _has_torch_function_variadic(*args) -> bool:
+    return _has_torch_function(args)
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    """Whether a TorchFunctionMode is on in this thread."""
+    from ..tensor.state import state
+
+    return bool(state.function_modes)
+
+
+def _len_torch_function_stack() -> int:
+    """How many TorchFunctionModes are on in this thread."""
+    from ..tensor.state import state
+
+    return len(state.function_modes)
+
+
 def _set_grad_enabled(mode: bool) -> None:
     """Turn grad mode on or off for the thread, as torch.set_grad_enabled(mode) does."""
     _set_grad_enabled_mode(mode)
 
 
-__all__ = ["Generator", "Size", "TensorBase", "device", "dtype"]
+__all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "Generator", "Size",
+           "TensorBase", "device", "dtype"]

@@ -17,6 +17,7 @@ graph.
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 
 from ..autograd.grad_mode import is_grad_enabled
@@ -30,6 +31,7 @@ from ..ops.index_checks import check_index
 from ..ops.nll_loss import nll
 from ..ops.reduction import sum_
 from ..tensor import dtypes
+from ..tensor import torch_function as _torch_function
 from ..tensor.creation import arange, as_tensor
 from ..tensor.tensor import Tensor
 from .embedding_bag import embedding_bag  # noqa: F401 - re-exported
@@ -494,3 +496,6 @@ from .functional_resampling import (  # noqa: E402, F401
 
 # torch's keyword names (gelu(input=x)), ops/keyword_forms.py.
 _keyword_forms.accept_all(globals(), _keyword_forms.NN_FUNCTIONAL)
+
+# A Tensor subclass's __torch_function__ sees these functions (tensor/torch_function.py).
+_torch_function.expose(sys.modules[__name__], "torch.nn.functional.", python=True)

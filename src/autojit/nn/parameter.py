@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..interop import serialization
 from ..ops.registry import OpError
-from ..tensor import dtypes
+from ..tensor import dtypes, torch_function
 from ..tensor.device import check_device
 from ..tensor.tensor import Tensor
 
@@ -30,6 +30,8 @@ class Parameter(Tensor):
     """
 
     __slots__ = ()
+    # Ops on it give plain Tensors, as torch's Parameter opts out of __torch_function__.
+    __torch_function__ = torch_function.disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad: bool = True):
         from ..tensor.creation import empty
@@ -244,6 +246,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """A buffer of a lazy module before its first call (a lazy batch norm's running stats)."""
 
     __slots__ = ()
+    __torch_function__ = torch_function.disabled_torch_function_impl
     cls_to_become = Tensor
 
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None):

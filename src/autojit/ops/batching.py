@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..tensor import once
+from ..tensor import once, torch_function
 from ..tensor import random as tensor_random
 from ..tensor.once import warn_once
 from ..tensor.state import state
@@ -56,6 +56,7 @@ class BatchedTensor(Tensor):
     docstring); its autograd history is its own, at this level."""
 
     _batched = True
+    __torch_function__ = torch_function.disabled_torch_function_impl  # internal: no dispatch
 
     def __repr__(self):
         return (f"BatchedTensor(lvl={self._value.level}, bdim=0, "

@@ -20,9 +20,11 @@ graph like any other; the plan runs it through its impl, pocketfft, as eager doe
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from ..tensor import dtypes
+from ..tensor import dtypes, torch_function
 from ..tensor.tensor import Tensor, normalize_dim
 from .batching import dim_rule
 from .complex_numbers import conj, real
@@ -476,3 +478,7 @@ def ifftshift(input, dim=None) -> Tensor:  # noqa: A002
     """The inverse of fftshift."""
     return _shift(input, dim, True)
 
+
+
+# A Tensor subclass's __torch_function__ sees these functions (tensor/torch_function.py).
+torch_function.expose(sys.modules[__name__], "torch.fft.fft_")

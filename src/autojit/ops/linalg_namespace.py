@@ -12,6 +12,9 @@ the Householder products).
 
 from __future__ import annotations
 
+import sys
+
+from ..tensor import torch_function
 from . import keyword_forms
 from .contractions import linalg_vander as vander
 from .linalg_common import LinAlgError
@@ -50,3 +53,6 @@ __all__ = [
 
 # torch's keyword names (linalg.norm(input=x)), ops/keyword_forms.py.
 keyword_forms.accept_all(globals(), keyword_forms.LINALG)
+
+# A Tensor subclass's __torch_function__ sees these functions (tensor/torch_function.py).
+torch_function.expose(sys.modules[__name__], "torch.linalg.linalg_")

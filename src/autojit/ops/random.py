@@ -187,7 +187,8 @@ def _generator(key: np.ndarray) -> np.random.Generator:
 def _poisson_impl(rates: np.ndarray, key: np.ndarray) -> np.ndarray:
     if (rates < 0).any():
         raise OpError(RuntimeError("invalid Poisson rate, expected rate to be non-negative"))
-    return _generator(key).poisson(rates).astype(rates.dtype)
+    # (np.asarray: NumPy draws a Python int for a 0-d array of rates)
+    return np.asarray(_generator(key).poisson(rates)).astype(rates.dtype)
 
 
 POISSON = define_op(

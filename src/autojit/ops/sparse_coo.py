@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import dtypes
+from ..tensor import dtypes, torch_function
 from ..tensor.creation import as_tensor, zeros
 from ..tensor.layouts import sparse_coo
 from ..tensor.tensor import Tensor
@@ -65,6 +65,8 @@ _DISPATCH_ADDED: list = []
 
 class SparseTensor(Tensor):
     """A sparse COO tensor: indices (sparse_dim x nnz, int64) and values (nnz x dense dims)."""
+
+    __torch_function__ = torch_function.disabled_torch_function_impl  # internal: no dispatch
 
     @classmethod
     def _build(cls, indices: Tensor, values: Tensor, shape, coalesced: bool = False):

@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from ..tensor import torch_function
 from ..tensor.graph_break import graph_break
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
@@ -339,7 +340,10 @@ def _as_subclass(self, cls):
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
                         "Tensor is not possible. Make sure your class inherits from Tensor.")
-    alias = layout.reshape(self, tuple(self.shape))
+    torch_function.arm(cls)
+    # (the shape read past the property, which a TorchFunctionMode would see)
+    data = self._data
+    alias = layout.reshape(self, tuple(data.shape if data is not None else self._value.shape))
     alias.__class__ = cls
     return alias
 

@@ -45,6 +45,10 @@ class _State(threading.local):
         # autocast: None while no device has autocast on (or inside an op autocast ran),
         # else the settings ops read (ops/autocast.py)
         self.autocast = None
+        # __torch_function__ dispatch: 0 on, 1 subclasses' handlers off, 2 all off
+        # (tensor/torch_function.py; read only once a subclass overriding it is in use)
+        self.torch_function = 0
+        self.function_modes = ()  # the TorchFunctionModes entered, innermost last
 
     def __setattr__(self, name, value):
         _set(self, name, value)

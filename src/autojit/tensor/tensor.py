@@ -108,6 +108,7 @@ class Tensor:
         if cls is Tensor:
             return made
         # A subclass: its own object over the same storage (no autograd history).
+        torch_function.arm(cls)
         self = object.__new__(cls)
         self._init(made._data, made._dtype, version_counter=made._version_counter)
         return self
@@ -456,8 +457,8 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        """`f"{x:.3f}"`: a 0-d tensor formats as its number."""
-        if self.ndim == 0:
+        """`f"{x:.3f}"`: a 0-d tensor formats as its number (not a subclass's, as in torch)."""
+        if self.ndim == 0 and self.__class__ is Tensor:
             tracer = state.tracer
             if tracer is not None:
                 token = tracer.format_tensor(self, spec)
@@ -573,5 +574,6 @@ def normalize_dim(dim: int, ndim: int, wrap_scalar: bool = True) -> int:
     return dim % ndim if ndim > 0 else 0
 
 
-# The methods that read a tensor's values into Python: imported last, as they need Tensor.
-from . import values  # noqa: E402,F401
+# The methods that read a tensor's values into Python, and the __torch_function__ protocol:
+# imported last, as they need Tensor.
+from . import torch_function, values  # noqa: E402,F401

@@ -15,6 +15,8 @@ from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from ..tensor.tensor import Size
+
 __all__ = ["LeafSpec", "TreeSpec", "register_pytree_node", "tree_all", "tree_any",
            "tree_flatten", "tree_leaves", "tree_map", "tree_map_only", "tree_structure",
            "tree_unflatten"]
@@ -41,6 +43,8 @@ SUPPORTED_NODES: dict[type, _Node] = {
                                                              zip(context[1], children))),
     deque: _Node(lambda tree: (list(tree), tree.maxlen),
                  lambda children, context: deque(children, maxlen=context)),
+    # a shape is a container of its extents, as torch registers torch.Size
+    Size: _Node(lambda tree: (list(tree), None), lambda children, context: Size(children)),
 }
 
 

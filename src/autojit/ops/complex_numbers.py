@@ -27,8 +27,6 @@ from .registry import bind, broadcast_shapes, define_op
 
 NO_ATTRS: dict = {}
 _COMPLEX = dtypes.COMPLEX
-# An extern that NumPy computes elementwise: its eager result follows the operands' layout.
-_ELEMENTWISE = "numpy_elementwise"
 
 
 def _complex_input(x, function: str) -> Tensor:
@@ -50,7 +48,8 @@ CONJ = define_op(name="conj", arity=1, shape=lambda shape: shape,
                  dtype=lambda inputs, attrs: (None, inputs[0]._dtype), impl=np.conjugate,
                  vjp=lambda ctx, g: (conj_physical(g),), saves=(),
                  jvp=lambda inputs, tangents, out, attrs: conj_physical(tangents[0]),
-                 lowering=Elementwise("{0}", exact=True), grad_name="ConjBackward0",
+                 lowering=Elementwise("{0}", exact=True, complex_expression="conj({0})"),
+                 grad_name="ConjBackward0",
                  complex=True)
 
 
@@ -239,7 +238,8 @@ COMPLEX = define_op(
     name="complex", arity=2, shape=broadcast_shapes, dtype=_rule_complex, impl=_complex_impl,
     vjp=lambda ctx, g: (real(g) if ctx.needs_input_grad[0] else None,
                         imag(g) if ctx.needs_input_grad[1] else None),
-    saves=(), jvp=_complex_jvp, lowering=Extern(_ELEMENTWISE, ("data", "data")),
+    saves=(), jvp=_complex_jvp,
+    lowering=Elementwise("complex({0}, {1})", exact=True, complex_expression=True),
     static_vjp=True, complex=True, batch=broadcasting_rule)
 
 
@@ -280,7 +280,8 @@ def _angle_jvp(inputs, tangents, out, attrs):
 ANGLE = define_op(
     name="angle", arity=1, shape=lambda shape: shape,
     dtype=lambda inputs, attrs: (None, inputs[0]._dtype.to_real()), impl=np.angle,
-    vjp=_angle_vjp, saves=(0,), jvp=_angle_jvp, lowering=Extern(_ELEMENTWISE, ("data",)),
+    vjp=_angle_vjp, saves=(0,), jvp=_angle_jvp,
+    lowering=Elementwise("angle({0})", complex_expression=True),
     static_vjp=True, complex=True, batch=broadcasting_rule)
 
 
@@ -302,7 +303,8 @@ SGN = define_op(
     dtype=lambda inputs, attrs: (None, inputs[0]._dtype), impl=_sgn_impl,
     vjp=lambda ctx, g: (_sgn_part(ctx.inputs[0], ctx.out, g),), saves=(0, "out"),
     jvp=lambda inputs, tangents, out, attrs: _sgn_part(inputs[0], out, tangents[0]),
-    lowering=Extern(_ELEMENTWISE, ("data",)), static_vjp=True, complex=True,
+    lowering=Elementwise("sgn({0})", exact=True, complex_expression=True), static_vjp=True,
+    complex=True,
     batch=broadcasting_rule)
 
 

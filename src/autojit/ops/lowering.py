@@ -33,6 +33,22 @@ class Elementwise:
     # node in its companion's kernel (codegen/schedule/fusion.py), where the code generator's
     # common subexpression elimination leaves the second a few selects.
     companions: tuple = ()
+    # The expression over complex operands, which a CPU kernel computes as pairs of real
+    # values (codegen/cpu/llvm_complex.py): True where `expression` holds as written (a sum,
+    # a quotient, exp), a template of its own where it does not (conj's), False where complex
+    # operands are not lowered and the plan runs the op's impl (docs/notes/complex.md).
+    complex_expression: bool | str = False
+
+
+def complex_template(lowering) -> str | None:
+    """The template a kernel evaluates over complex operands of an elementwise op
+    (Elementwise.complex_expression), or None where it has none."""
+    if lowering.__class__ is not Elementwise:
+        return None
+    form = lowering.complex_expression
+    if form is True:
+        return lowering.expression
+    return form or None
 
 
 # How two partial results of a reduction combine, and the combine's identity: what codegen

@@ -108,10 +108,20 @@ class _Group:
         return any(id(value) in self.values or id(value) in self.view_ids for value in values)
 
 
+# Complex values are pairs of real ones in a CPU kernel: the elementwise ops whose lowering
+# gives an expression over complex operands (Elementwise.complex_expression) fuse with them, as
+# do the copies of complex arrays (docs/notes/complex.md).
+COMPLEX_DTYPES = (dtypes.complex64, dtypes.complex128)
+COPIED_DTYPES = SUPPORTED_DTYPES + COMPLEX_DTYPES
+
+
 def _is_elementwise(node) -> bool:
-    return isinstance(node.op.lowering, Elementwise) and all(
-        value.dtype in SUPPORTED_DTYPES for value in value_operands(node)) and \
-        node.output.dtype in SUPPORTED_DTYPES
+    lowering = node.op.lowering
+    if lowering.__class__ is not Elementwise:
+        return False
+    allowed = COPIED_DTYPES if lowering.complex_expression else SUPPORTED_DTYPES
+    return all(value.dtype in allowed for value in value_operands(node)) and \
+        node.output.dtype in allowed
 
 
 def _reduction_axes(node) -> tuple | None:
@@ -449,7 +459,7 @@ def _copied_view(node) -> bool:
     source = node.inputs[0]
     if not isinstance(source, Value) or not all(
             isinstance(extent, int) for extent in (*source.shape, *node.output.shape)) or \
-            source.dtype not in SUPPORTED_DTYPES:
+            source.dtype not in COPIED_DTYPES:
         return False
     own = contiguous_strides(source.shape)
     if node.op.lowering.fold(source.shape, own, node.output.shape, node.attrs) != \
@@ -488,8 +498,8 @@ def _part_steps(node, compile_kernel, numbers) -> list | None:
         return None
     values = list(node.inputs)
     shapes = [out.shape] + [getattr(value, "shape", ()) for value in values]
-    if not all(isinstance(value, Value) and value.dtype in SUPPORTED_DTYPES for value in values) \
-            or out.dtype not in SUPPORTED_DTYPES or \
+    if not all(isinstance(value, Value) and value.dtype in COPIED_DTYPES for value in values) \
+            or out.dtype not in COPIED_DTYPES or \
             not all(isinstance(extent, int) for shape in shapes for extent in shape):
         return None
     regions = lowering.places(out.shape, node.attrs)

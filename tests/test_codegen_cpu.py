@@ -28,7 +28,7 @@ C64, C128 = dtypes.complex64, dtypes.complex128
 # angle and sign are other primitives): their kernels are checked on complex values only.
 COMPLEX_ONLY = {"angle", "sgn"}
 # Complex kernels whose parts come from mathlib or hypot (not exactly NumPy's libm calls).
-COMPLEX_MATH = {"abs", "angle", "sgn", "exp", "log", "sqrt"}
+COMPLEX_MATH = {"abs", "angle", "sgn", "exp", "log", "sqrt", "sin", "cos", "tanh"}
 ELEMENTWISE = sorted(name for name, op in REGISTRY.items()
                      if isinstance(op.lowering, Elementwise))
 MATH = {"exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos", "pow", "sqrt",

@@ -45,6 +45,9 @@ OPS = {
     "log": (lambda a, b, x, m: (a * b).log(), False),
     "sqrt": (lambda a, b, x, m: (a * b).sqrt(), False),
     "polar": (lambda a, b, x, m: m.polar(x.abs(), x) * a, False),
+    "sin": (lambda a, b, x, m: (a * b).sin(), False),
+    "cos": (lambda a, b, x, m: (a * b).cos(), False),
+    "tanh": (lambda a, b, x, m: (a * b).tanh(), False),
 }
 PART = {np.complex64: np.float32, np.complex128: np.float64}
 
@@ -96,10 +99,13 @@ def test_special_values_follow_numpy():
     # loops and C99's cexp, clog and csqrt give them.
     values = np.array([0j, -0.0 + 0j, complex(0, -0.0), complex(np.inf, 0), complex(-np.inf, 1),
                        complex(1, np.inf), complex(np.nan, 1), complex(-3, 0), complex(-3, -0.0),
-                       complex(1e308, 1e308), complex(5e-324, 0), 1 + 1e-12j, 2 + 3j])
+                       complex(1e308, 1e308), complex(5e-324, 0), 1 + 1e-12j, 2 + 3j,
+                       1000j, complex(-0.0, -1000), complex(25, 3), complex(-400, 1),
+                       complex(0.5, 710.2), complex(1e-320, 2)])
 
     def function(z, w):
-        return z / w, z.exp(), z.log(), z.sqrt(), z.abs(), z * w
+        return (z / w, z.exp(), z.log(), z.sqrt(), z.abs(), z * w, z.sin(), z.cos(),
+                z.tanh())
 
     args = [autojit.tensor(values), autojit.tensor(values[::-1].copy())]
     compiled = autojit.compile(function)
@@ -156,3 +162,28 @@ def test_gradients_of_a_fused_complex_chain_pass_gradcheck_compiled():
                      for part in function(a, b, x))
     for got, want in zip(grads, autojit.autograd.grad(eager_loss, (a, b, x))):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_sums_and_means_fuse_with_their_chain(dtype):
+    # Over the innermost axis (totals in registers, complex64's in double), over an outer
+    # axis (accumulated in the output row, as a gradient's un-broadcasting sums) and whole.
+    values = rng.standard_normal((4, 2, 19, 23)) + 1j * rng.standard_normal((4, 2, 19, 23))
+    a, b = values[0].astype(dtype), values[1].astype(dtype)
+
+    def function(a, b, m):
+        product = a * b
+        return (product.sum(-1), (a - b).sum(0), (a / b).mean(1), product.sum(),
+                (a + b).mean())
+
+    args = [autojit.tensor(a), autojit.tensor(b)]
+    compiled = autojit.compile(lambda a, b: function(a, b, autojit))
+    reference = function(torch.tensor(a), torch.tensor(b), torch)
+    eps = np.finfo(PART[dtype]).eps
+    for got, want, theirs in zip(compiled(*args), function(*args, autojit), reference):
+        assert got.dtype is want.dtype and tuple(got.shape) == tuple(want.shape)
+        scale = np.abs(want.numpy()).max()
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=0, atol=64 * eps * scale)
+        np.testing.assert_allclose(want.numpy(), theirs.numpy(), rtol=0, atol=64 * eps * scale)
+    groups = compiled.fusion_groups()
+    assert not re.search(r"^\d+: node", groups, re.MULTILINE), groups

@@ -99,8 +99,8 @@ VIEW_AS_REAL = define_op(
     dtype=lambda inputs, attrs: (None, inputs[0]._dtype.to_real()), impl=_view_as_real_impl,
     vjp=lambda ctx, g: (make_complex(select(g, -1, 0), select(g, -1, 1)),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: view_as_real(tangents[0]),
-    lowering=Extern("complex_view", ("data",)), view=True, grad_name="ViewAsRealBackward0",
-    static_vjp=True, complex=True, batch=leading_batch_rule)
+    lowering=Extern("complex_view", ("data",), reinterprets=True), view=True,
+    grad_name="ViewAsRealBackward0", static_vjp=True, complex=True, batch=leading_batch_rule)
 
 
 def _view_as_complex_shape(shape):
@@ -117,7 +117,7 @@ VIEW_AS_COMPLEX = define_op(
     impl=_view_as_complex_impl,
     vjp=lambda ctx, g: (view_as_real(g.resolve_conj()),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: view_as_complex(tangents[0].contiguous()),
-    lowering=Extern("complex_view", ("data",)), view=True,
+    lowering=Extern("complex_view", ("data",), reinterprets=True), view=True,
     grad_name="ViewAsComplexBackward0", static_vjp=True, complex=True, batch=leading_batch_rule)
 
 

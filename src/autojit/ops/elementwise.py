@@ -270,11 +270,12 @@ SQRT = _elementwise("sqrt", 1, rule_float, np.sqrt, lambda ctx, g: (g / (2 * con
                     complex=True, complex_expression=True)
 SIN = _elementwise("sin", 1, rule_float, np.sin,
                    lambda ctx, g: (g * conj(ctx.inputs[0].cos()),), (0,), "sin({0})",
-                   jvp=unary_jvp(lambda x, out: x.cos()), companions=("cos",), complex=True)
+                   jvp=unary_jvp(lambda x, out: x.cos()), companions=("cos",), complex=True,
+                   complex_expression=True)
 COS = _elementwise("cos", 1, rule_float, np.cos,
                    lambda ctx, g: (-g * conj(ctx.inputs[0].sin()),), (0,), "cos({0})",
                    jvp=lambda inputs, tangents, out, attrs: -tangents[0] * inputs[0].sin(),
-                   companions=("sin",), complex=True)
+                   companions=("sin",), complex=True, complex_expression=True)
 def _tanh_vjp(ctx, g):
     if ctx.out.dtype.is_complex:
         return (g * conj(1 - ctx.out * ctx.out),)
@@ -284,7 +285,8 @@ def _tanh_vjp(ctx, g):
 
 
 TANH = _elementwise("tanh", 1, rule_float, np.tanh, _tanh_vjp, ("out",), "tanh({0})",
-                    jvp=unary_jvp(lambda x, out: 1 - out * out), complex=True)
+                    jvp=unary_jvp(lambda x, out: 1 - out * out), complex=True,
+                    complex_expression=True)
 
 
 _expit = None  # scipy.special.expit, imported on first use: SciPy costs `import autojit` 0.1 s

@@ -132,11 +132,15 @@ class Extern:
         failed run is not run again to find eager's error (docs/notes/distributed.md).
     background: a Background when a plan may overlap the call with the steps after it, None
         when it runs where it stands.
+    reinterprets: the impl is a NumPy view of its one input's memory as another dtype or
+        shape and nothing else (view_as_real, view_as_complex): a compiled plan calls it
+        without the eager dispatch, and its native program records it as a view.
     """
     routine: str
     operands: tuple
     communicates: bool = False
     background: Background | None = None
+    reinterprets: bool = False
 
 @dataclass(frozen=True)
 class Decomposition:

@@ -279,12 +279,87 @@ def square_root(emitter, value):
     return ex.Typed((real, imaginary), value.dtype)
 
 
+def _widened(emitter, value):
+    """The parts in double (complex64's widened) and a function rounding results back."""
+    b = emitter.b
+    x, y = value.value
+    if x.type == DOUBLE:
+        return x, y, lambda part: part
+    return b.fpext(x, DOUBLE), b.fpext(y, DOUBLE), lambda part: b.fptrunc(part, x.type)
+
+
+def _hyperbolic(emitter, x):
+    """(sinh x, cosh x) in double: sinh from expm1 near 0, both as exp(|x| / 2)^2 / 2 past
+    709 (finite up to 710.47, where exp(|x|) alone would overflow)."""
+    b = emitter.b
+    constant = lambda number: ir.Constant(DOUBLE, number)  # noqa: E731
+    magnitude = ex.intrinsic(b, "fabs", [x])
+    growth = _real_math(emitter, "expm1", magnitude, DOUBLE)
+    e = b.fadd(growth, constant(1.0))
+    sinh = b.fmul(constant(0.5), b.fadd(growth, b.fdiv(growth, e)))
+    cosh = b.fadd(b.fmul(constant(0.5), e), b.fdiv(constant(0.5), e))
+    half = _real_math(emitter, "exp", b.fmul(magnitude, constant(0.5)), DOUBLE)
+    large = b.fmul(b.fmul(half, constant(0.5)), half)
+    big = b.fcmp_ordered(">", magnitude, constant(709.0))
+    sinh, cosh = b.select(big, large, sinh), b.select(big, large, cosh)
+    return ex.intrinsic(b, "copysign", [sinh, x]), cosh
+
+
+def sine(emitter, value):
+    """sin(a + ib) = sin a cosh b + i cos a sinh b; a = +-0 keeps its zero real part (C99's
+    csin: sin(0 + 1000i) is 0 + inf i, not a NaN from 0 * inf)."""
+    value = _complex_argument(emitter, value, "sin")
+    b = emitter.b
+    x, y, narrow = _widened(emitter, value)
+    sinh, cosh = _hyperbolic(emitter, y)
+    real = b.fmul(_real_math(emitter, "sin", x, DOUBLE), cosh)
+    real = b.select(b.fcmp_ordered("==", x, ir.Constant(DOUBLE, 0.0)), x, real)
+    imaginary = b.fmul(_real_math(emitter, "cos", x, DOUBLE), sinh)
+    return ex.Typed((narrow(real), narrow(imaginary)), value.dtype)
+
+
+def cosine(emitter, value):
+    """cos(a + ib) = cos a cosh b - i sin a sinh b; at a = +-0 the imaginary part is
+    -a sign(b), a signed zero (C99's ccos)."""
+    value = _complex_argument(emitter, value, "cos")
+    b = emitter.b
+    x, y, narrow = _widened(emitter, value)
+    sinh, cosh = _hyperbolic(emitter, y)
+    real = b.fmul(_real_math(emitter, "cos", x, DOUBLE), cosh)
+    imaginary = b.fneg(b.fmul(_real_math(emitter, "sin", x, DOUBLE), sinh))
+    at_zero = b.fneg(b.fmul(x, ex.intrinsic(b, "copysign", [ir.Constant(DOUBLE, 1.0), y])))
+    imaginary = b.select(b.fcmp_ordered("==", x, ir.Constant(DOUBLE, 0.0)), at_zero, imaginary)
+    return ex.Typed((narrow(real), narrow(imaginary)), value.dtype)
+
+
+def hyperbolic_tangent(emitter, value):
+    """tanh(a + ib) = (sinh a cosh a + i sin b cos b) / (sinh^2 a + cos^2 b) (C99's ctanh);
+    past |a| = 20 the real part is +-1 and the imaginary part 4 sin b cos b e^(-2|a|)."""
+    value = _complex_argument(emitter, value, "tanh")
+    b = emitter.b
+    x, y, narrow = _widened(emitter, value)
+    constant = lambda number: ir.Constant(DOUBLE, number)  # noqa: E731
+    sinh, cosh = _hyperbolic(emitter, x)
+    sine_y, cosine_y = (_real_math(emitter, name, y, DOUBLE) for name in ("sin", "cos"))
+    denominator = b.fadd(b.fmul(sinh, sinh), b.fmul(cosine_y, cosine_y))
+    real = b.fdiv(b.fmul(sinh, cosh), denominator)
+    imaginary = b.fdiv(b.fmul(sine_y, cosine_y), denominator)
+    magnitude = ex.intrinsic(b, "fabs", [x])
+    far = b.fcmp_ordered(">", magnitude, constant(20.0))
+    decay = _real_math(emitter, "exp", b.fmul(magnitude, constant(-2.0)), DOUBLE)
+    real = b.select(far, ex.intrinsic(b, "copysign", [constant(1.0), x]), real)
+    imaginary = b.select(far, b.fmul(b.fmul(constant(4.0), b.fmul(sine_y, cosine_y)), decay),
+                         imaginary)
+    return ex.Typed((narrow(real), narrow(imaginary)), value.dtype)
+
+
 # The functions of the expression language over complex operands; each takes the emitter and
 # the arguments as Typed values (a complex one's value is the (real, imaginary) pair).
 COMPLEX_FUNCTIONS = {
     "abs": absolute, "conj": conjugate, "angle": angle, "sgn": signum, "select": select,
     "cast": lambda emitter, value: emitter.cast(value),
     "exp": exponential, "log": logarithm, "sqrt": square_root,
+    "sin": sine, "cos": cosine, "tanh": hyperbolic_tangent,
 }
 # Functions whose arguments are real and whose value is complex, or that take either.
 REAL_FUNCTIONS = {"complex": make_complex, "conj": conjugate}

@@ -205,7 +205,7 @@ class KernelRenderer(ReducingLoops):
         if plan and not plan[0][2]:
             self.emit_loop(plan[0], offsets, lambda inner: self.emit_level(plan[1:], inner))
             return
-        if not self.accumulators:  # an elementwise kernel: every loop is done
+        if not self.accumulators and not self.complex_totals:  # elementwise: every loop is done
             self.emit_body(offsets, reduce_stores=False)
             return
         # Reduce loops (or none) from here (render_reduce.py).

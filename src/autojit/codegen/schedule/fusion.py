@@ -131,7 +131,10 @@ def _reduction_axes(node) -> tuple | None:
     lowering = node.op.lowering
     if lowering.__class__ is not Reduction or lowering.combine is None or lowering.logical:
         return None
-    if node.inputs[0].dtype not in SUPPORTED_DTYPES or node.output.dtype not in SUPPORTED_DTYPES:
+    # A complex sum accumulates each part (codegen/cpu/render_reduce.py); no other complex
+    # reduction is lowered.
+    allowed = COPIED_DTYPES if lowering.combine == "sum" else SUPPORTED_DTYPES
+    if node.inputs[0].dtype not in allowed or node.output.dtype not in allowed:
         return None
     if node.attrs.get("dtype") is not None:
         return None

@@ -9,8 +9,10 @@ respect to z = x + iy is dL/dx + i dL/dy, the conjugate Wirtinger derivative sca
 that a write through them reaches the complex tensor and autograd sees a slice of a view
 (inplace.py's scatter_through). `conj` is computed eagerly: its result carries torch's
 conjugate bit (is_conj) but holds the conjugated values, so it shares no memory with its
-input (docs/differences.md). Compiled code runs these, as every op on a complex tensor, through
-their NumPy impls, one plan step each (docs/notes/complex.md): the kernels are real.
+input (docs/differences.md). In compiled code conj, complex, angle and sgn fuse into CPU
+kernels with the complex elementwise ops (their Elementwise.complex_expression), and
+view_as_real and view_as_complex are the NumPy views at a kernel's boundary
+(docs/notes/complex.md).
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ def _is_complex(x: Tensor) -> bool:
 
 # ---- conj ---------------------------------------------------------------------------------------
 
-# The conjugate of a real value is the value: the expression a kernel would need for a real
-# operand (kernels take no complex values: a compiled plan runs a complex conj by its impl).
+# The conjugate of a real value is the value (the real template); a complex one negates the
+# imaginary part (the complex template, codegen/cpu/llvm_complex.py).
 CONJ = define_op(name="conj", arity=1, shape=lambda shape: shape,
                  dtype=lambda inputs, attrs: (None, inputs[0]._dtype), impl=np.conjugate,
                  vjp=lambda ctx, g: (conj_physical(g),), saves=(),

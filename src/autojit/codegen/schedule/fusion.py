@@ -17,7 +17,10 @@ Layout ops that only reinterpret an array (registry.Layout.fold: reshape, expand
 slice) are folded into the strides a kernel reads its inputs with, and a slice also into the
 element the kernel starts reading at (Layout.start), so a broadcast bias, a transposed operand
 or one gate of an LSTM's chunk(4) is never materialized for a kernel. Matmuls run through BLAS
-(matmul_steps.py: transposed operands, update epilogues, products side by side). Everything
+(matmul_steps.py: transposed operands, update epilogues, products side by side). Complex
+values join kernels through the ops whose lowering has an expression over them
+(Elementwise.complex_expression) and through sums, as pairs of reals in the CPU kernels
+(docs/notes/complex.md). Everything
 else (indexing, layout ops whose results are used elsewhere) runs as a single node with the
 op's NumPy impl, exactly as the reference interpreter would, but for convolution products,
 which run as native routines (conv_steps.py). A group the backend cannot

@@ -180,16 +180,21 @@ def _real_math(emitter, name, value, kind):
 
 def exponential(emitter, value):
     """exp(x + iy) = e^x (cos y + i sin y), an imaginary part of 0 kept as it is (C99's
-    cexp: exp(inf + 0i) is inf + 0i, not a NaN from inf * 0)."""
+    cexp: exp(inf + 0i) is inf + 0i, not a NaN from inf * 0). Where e^x alone overflows
+    (x past 709 in double, 88 in float) a part may still be finite: each is then
+    (cos y e^(x/2)) e^(x/2), as glibc scales it."""
     value = _complex_argument(emitter, value, "exp")
     b = emitter.b
     x, y = value.value
     kind = x.type
     scale = _real_math(emitter, "exp", x, kind)
     cosine, sine = _real_math(emitter, "cos", y, kind), _real_math(emitter, "sin", y, kind)
-    imaginary = b.select(b.fcmp_ordered("==", y, ir.Constant(kind, 0.0)), y,
-                         b.fmul(scale, sine))
-    return ex.Typed((b.fmul(scale, cosine), imaginary), value.dtype)
+    half = _real_math(emitter, "exp", b.fmul(x, ir.Constant(kind, 0.5)), kind)
+    large = b.fcmp_ordered(">", x, ir.Constant(kind, 709.0 if kind == DOUBLE else 88.0))
+    real, imaginary = (b.select(large, b.fmul(b.fmul(part, half), half), b.fmul(scale, part))
+                       for part in (cosine, sine))
+    imaginary = b.select(b.fcmp_ordered("==", y, ir.Constant(kind, 0.0)), y, imaginary)
+    return ex.Typed((real, imaginary), value.dtype)
 
 
 def _two_sum(b, x, y):

@@ -16,6 +16,7 @@ import pytest
 from autojit.codegen.cpu.jit import compile_kernel
 from autojit.codegen.cpu.render import RenderError, parse
 from autojit.codegen.kernel import CheckFailed, Kernel, KernelInput, KernelOutput, Operand, Step
+from autojit.ops.lowering import complex_template
 from autojit.ops.registry import REGISTRY, Elementwise, run_eager
 from autojit.tensor import dtypes
 from autojit.tensor.tensor import Tensor
@@ -175,7 +176,7 @@ def supported(op, arrays, attrs):
 def test_every_elementwise_primitive(op_name):
     op = REGISTRY[op_name]
     checked = 0
-    complex_dtypes = (C64, C128) if op.lowering.complex_expression else ()
+    complex_dtypes = (C64, C128) if complex_template(op.lowering, (None,) * op.arity) else ()
     for dtype in (*ALL, *complex_dtypes):
         if op_name in COMPLEX_ONLY and not dtype.is_complex:
             continue

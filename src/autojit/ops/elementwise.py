@@ -472,10 +472,22 @@ def _rule_pow(inputs, attrs):
     return dtype, dtype
 
 
+def _complex_power(operands):
+    """pow's expression over a complex base: lowered for an integer number exponent in
+    (-100, 100) only, the exponents NumPy raises by repeated products (its cpow); any other
+    runs the impl."""
+    exponent = operands[1]
+    if exponent is None or isinstance(exponent, bool) or exponent.__class__ not in (
+            int, float, complex) or complex(exponent).imag != 0:
+        return False
+    value = complex(exponent).real
+    return value == int(value) and -100 < value < 100 if math.isfinite(value) else False
+
+
 POW = _elementwise("pow", 2, _rule_pow, _pow_impl,
                    _binary_vjp(_pow_base_grad, _pow_exponent_grad), (0, 1, "out"),
                    "pow({0}, {1})", jvp=binary_jvp(_pow_base_part, _pow_exponent_part),
-                   complex=True)
+                   complex=True, complex_expression=_complex_power)
 
 
 def _max_min_vjp(loses):

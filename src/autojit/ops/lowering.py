@@ -36,16 +36,21 @@ class Elementwise:
     # The expression over complex operands, which a CPU kernel computes as pairs of real
     # values (codegen/cpu/llvm_complex.py): True where `expression` holds as written (a sum,
     # a quotient, exp), a template of its own where it does not (conj's), False where complex
-    # operands are not lowered and the plan runs the op's impl (docs/notes/complex.md).
-    complex_expression: bool | str = False
+    # operands are not lowered and the plan runs the op's impl (docs/notes/complex.md); or a
+    # function of the operands (each a Python number, or None for a tensor) giving one of
+    # these, for an op lowered for some operands only (pow, by an integer number).
+    complex_expression: bool | str | Callable = False
 
 
-def complex_template(lowering) -> str | None:
+def complex_template(lowering, operands: tuple) -> str | None:
     """The template a kernel evaluates over complex operands of an elementwise op
-    (Elementwise.complex_expression), or None where it has none."""
+    (Elementwise.complex_expression), or None where it has none; `operands`: the step's, each
+    a Python number or None for a tensor."""
     if lowering.__class__ is not Elementwise:
         return None
     form = lowering.complex_expression
+    if callable(form):
+        form = form(operands)
     if form is True:
         return lowering.expression
     return form or None

@@ -345,7 +345,8 @@ def _template(step, operands: list) -> str:
     lowering = step.op.lowering
     if step.out_dtype.category == dtypes.COMPLEX or \
             any(operand.dtype.category == dtypes.COMPLEX for operand in operands):
-        template = complex_template(lowering)
+        template = complex_template(lowering, tuple(
+            operand.index if operand.kind == "literal" else None for operand in step.operands))
         if template is None:
             raise RenderError(f"{step.op.name}: complex operands are not lowered")
         return template

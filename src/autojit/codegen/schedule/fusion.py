@@ -39,6 +39,7 @@ import math
 
 from ...ir.graph import Graph, Value, collection_paused
 from ...ops.elementwise import CLONE
+from ...ops.lowering import complex_template
 from ...ops.registry import Elementwise, Extern, Layout, Reduction, communicates, companions
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
@@ -122,9 +123,14 @@ def _is_elementwise(node) -> bool:
     lowering = node.op.lowering
     if lowering.__class__ is not Elementwise:
         return False
-    allowed = COPIED_DTYPES if lowering.complex_expression else SUPPORTED_DTYPES
-    return all(value.dtype in allowed for value in value_operands(node)) and \
-        node.output.dtype in allowed
+    if all(value.dtype in SUPPORTED_DTYPES for value in value_operands(node)) and \
+            node.output.dtype in SUPPORTED_DTYPES:
+        return True
+    return bool(lowering.complex_expression) and all(
+        value.dtype in COPIED_DTYPES for value in value_operands(node)) and \
+        node.output.dtype in COPIED_DTYPES and complex_template(lowering, tuple(
+            None if isinstance(operand, Value) else operand for operand in node.inputs)) \
+        is not None
 
 
 def _reduction_axes(node) -> tuple | None:

@@ -8,11 +8,20 @@ side by side in one process (the runners take turns, bench/timing.py).
    complex numbers: view_as_complex, a product with polar factors, view_as_real), batch 8,
    sequence 64, width 64, float32, its MSE loss, backward and an AdamW step.
 
-A compiled step runs its complex ops one step each through their NumPy impls and fuses the real
-ops around them (docs/notes/complex.md). Each row is the median wall time per step (and the
-calling thread's CPU time) and the ratio to compiled autojit. Usage:
+3. rotation: the rotary embedding alone, forward and backward: x [16, 128, 64] float32 seen
+   as complex pairs (view_as_complex), times polar(1, theta) for a trained theta [128, 32],
+   back to reals (view_as_real), a weighted sum as the loss; gradients of x and theta.
+4. spectral: a spectral layer's elementwise chain on complex64 modes [64, 4096]: z w + b
+   divided by 1 + |z w|, then exp(-|y|^2) y, the mean modulus as the loss; gradients of the
+   weights w and b.
 
-    python bench/complex_steps.py [--rounds 7] [--steps 5]
+A compiled step fuses its complex elementwise ops into kernels over (real, imaginary) pairs,
+as it fuses real ones; the FFTs, einsum's products and the complex sums run their NumPy impls
+(docs/notes/complex.md). Each row is the median wall time per step (and the calling thread's
+CPU time) and the ratio to compiled autojit; rows 3 and 4 also run torch.compile (inductor).
+Usage:
+
+    python bench/complex_steps.py [--rounds 7] [--steps 5] [--only rotation spectral]
 """
 
 from __future__ import annotations
@@ -96,10 +105,59 @@ def rotary_program(module):
     return step
 
 
+def rotation_program(module):
+    rng = np.random.default_rng(3)
+    x = module.tensor(rng.standard_normal((16, 128, 64)).astype(np.float32),
+                      requires_grad=True)
+    theta = module.tensor(rng.standard_normal((128, 32)).astype(np.float32),
+                          requires_grad=True)
+    weight = module.tensor(rng.standard_normal((16, 128, 64)).astype(np.float32))
+
+    def step():
+        x.grad = theta.grad = None
+        z = module.view_as_complex(x.reshape(16, 128, 32, 2))
+        rotated = module.view_as_real(z * module.polar(module.ones_like(theta), theta))
+        loss = (rotated.flatten(-2) * weight).sum()
+        loss.backward()
+        return loss
+
+    return step
+
+
+def spectral_program(module):
+    rng = np.random.default_rng(4)
+
+    def complex_tensor(shape, grad=False):
+        values = rng.standard_normal((2, *shape)) / 2
+        return module.tensor((values[0] + 1j * values[1]).astype(np.complex64),
+                             requires_grad=grad)
+
+    z = complex_tensor((64, 4096))
+    w, b = complex_tensor((4096,), True), complex_tensor((4096,), True)
+
+    def step():
+        w.grad = b.grad = None
+        product = z * w
+        y = (product + b) / (1 + product.abs())
+        y = (-(y.abs().square())).exp() * y
+        loss = y.abs().mean()
+        loss.backward()
+        return loss
+
+    return step
+
+
+PROGRAMS = {"fno": fno_program, "rotary": rotary_program, "rotation": rotation_program,
+            "spectral": spectral_program}
+# The rows torch.compile runs too: forward and backward without an optimizer step.
+TORCH_COMPILED = ("rotation", "spectral")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--only", nargs="*", default=list(PROGRAMS), choices=list(PROGRAMS))
     options = parser.parse_args()
 
     import torch
@@ -108,11 +166,14 @@ def main() -> None:
 
     torch.set_num_threads(1)
     autojit.set_num_threads(1)
-    for name, program in (("fno", fno_program), ("rotary", rotary_program)):
+    for name in options.only:
+        program = PROGRAMS[name]
         eager = program(autojit)
         compiled = autojit.compile(program(autojit), fullgraph=True)
         runners = {"autojit compiled": compiled, "autojit eager": eager,
                    "torch eager": program(torch)}
+        if name in TORCH_COMPILED:
+            runners["torch compiled"] = torch.compile(program(torch))
         cpu: dict = {}
         medians = interleaved_medians(runners, options.rounds, options.steps, cpu)
         assert compiled.stats().eager_calls == 0

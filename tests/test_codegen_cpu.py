@@ -16,6 +16,7 @@ import pytest
 from autojit.codegen.cpu.jit import compile_kernel
 from autojit.codegen.cpu.render import RenderError, parse
 from autojit.codegen.kernel import CheckFailed, Kernel, KernelInput, KernelOutput, Operand, Step
+from autojit.ops.lowering import complex_template
 from autojit.ops.registry import REGISTRY, Elementwise, run_eager
 from autojit.tensor import dtypes
 from autojit.tensor.tensor import Tensor
@@ -23,6 +24,12 @@ from autojit.tensor.tensor import Tensor
 F32, F64, I32, I64, BOOL = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64,
                             dtypes.bool_)
 ALL = (BOOL, I32, I64, F32, F64)
+C64, C128 = dtypes.complex64, dtypes.complex128
+# Primitives bound only where an operand is complex (complex_numbers.py: the real tensors'
+# angle and sign are other primitives): their kernels are checked on complex values only.
+COMPLEX_ONLY = {"angle", "sgn"}
+# Complex kernels whose parts come from mathlib or hypot (not exactly NumPy's libm calls).
+COMPLEX_MATH = {"abs", "angle", "sgn", "exp", "log", "sqrt", "sin", "cos", "tanh"}
 ELEMENTWISE = sorted(name for name, op in REGISTRY.items()
                      if isinstance(op.lowering, Elementwise))
 MATH = {"exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos", "pow", "sqrt",
@@ -40,6 +47,15 @@ RNG = np.random.default_rng(0)
 
 def sample(dtype, count, seed):
     rng = np.random.default_rng(seed)
+    if dtype.is_complex:
+        # Finite parts (the special values' cases are tests/test_compile_complex_fused.py's):
+        # zeros of both signs, moduli near 1, a negative real axis.
+        parts = rng.standard_normal((2, count)) * 3
+        specials = [0j, complex(-0.0, 0.0), complex(0.0, -0.0), 1 + 0j, -1 + 0j, 0.6 + 0.8j,
+                    -3 + 0j, complex(-3, -0.0), 1j, 1e-30 + 1e-30j, 30 - 2j, 0.5 + 0j]
+        values = parts[0] + 1j * parts[1]
+        values[:len(specials)] = specials
+        return values.astype(dtype.numpy)
     if dtype is BOOL:
         return rng.random(count) < 0.5
     if dtype.is_floating_point:
@@ -117,6 +133,13 @@ def ulp_distance(actual, expected, dtype):
 
 def assert_matches(op_name, actual, expected, dtype):
     assert actual.shape == expected.shape and actual.dtype == expected.dtype
+    if dtype.is_complex and op_name in COMPLEX_MATH:
+        part = np.float32 if dtype is C64 else np.float64
+        distance = ulp_distance(actual.view(part) if actual.dtype.kind == "c" else actual,
+                                expected.view(part) if expected.dtype.kind == "c" else expected,
+                                part)
+        assert distance.max() <= 4, (op_name, dtype, distance.max())
+        return
     if not np.dtype(expected.dtype).kind == "f" or op_name not in MATH:
         np.testing.assert_array_equal(actual, expected, err_msg=op_name)
         return
@@ -153,7 +176,10 @@ def supported(op, arrays, attrs):
 def test_every_elementwise_primitive(op_name):
     op = REGISTRY[op_name]
     checked = 0
-    for dtype in ALL:
+    complex_dtypes = (C64, C128) if complex_template(op.lowering, (None,) * op.arity) else ()
+    for dtype in (*ALL, *complex_dtypes):
+        if op_name in COMPLEX_ONLY and not dtype.is_complex:
+            continue
         for attrs in attrs_for(op_name, dtype):
             arrays, entries, dense = space_arrays(dtype, op.arity, seed=len(op_name))
             if op_name == "where":

@@ -1,8 +1,9 @@
-"""Compiled functions on complex tensors: every traced op on one is a node of the graph, run by
-the compiled plan through its op's NumPy impl (one step per op, with complex buffers), while
-the real ops around it fuse into kernels as before (docs/notes/complex.md, "Compiled code and
-devices"). So forward, backward, double backward and an optimizer step compile without a
-graph break (`fullgraph=True` holds) and equal eager, which equals torch
+"""Compiled functions on complex tensors: every traced op on one is a node of the graph; the
+complex elementwise ops and sums fuse into CPU kernels as pairs of reals with the real ops
+around them (tests/test_compile_complex_fused.py checks each), the others run their NumPy impls
+one step each (docs/notes/complex.md, "Compiled code and devices"). So forward, backward,
+double backward and an optimizer step compile without a graph break (`fullgraph=True` holds)
+and equal eager, which equals torch
 (tests/test_complex_torch.py, tests/test_complex_autograd_torch.py). Reading a complex
 tensor's values (`item()`, `tolist()`) still breaks the graph: a trace cannot give them.
 """
@@ -38,8 +39,8 @@ def _run(compiled, *args):
 
 
 def _close(a, b, rtol=1e-12, atol=1e-13):
-    """Compiled equals eager: the complex steps run the same NumPy impls (bitwise); the real
-    kernels around them may round a transcendental function differently in the last bit."""
+    """Compiled equals eager: sums, products and quotients bitwise; a kernel may round a
+    transcendental function (real or complex) differently in the last bits."""
     if isinstance(a, (tuple, list)):
         assert len(a) == len(b)
         for x, y in zip(a, b, strict=True):

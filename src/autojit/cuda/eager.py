@@ -87,7 +87,13 @@ def dispatch(op, inputs: tuple, attrs: dict):
         # float32 in memory, tensor/dtypes.py): refused rather than silently wrong.
         raise NotImplementedError(f"{op.name}: bfloat16 is not supported on cuda tensors (move "
                                   "the tensor to the CPU, or convert it with .float())")
-    if isinstance(lowering, Elementwise):
+    if out_dtype.category == dtypes.COMPLEX:
+        # A complex result is made on the host, whose copy to the device raises the device's
+        # error (cuda/array.py): CUDA kernels are generated for real values.
+        host = tuple(Tensor._make(x._host(op.name), x._dtype) if isinstance(x, Tensor) else x
+                     for x in inputs)
+        data = CudaArray.from_host(run_eager(op, host, attrs)._data, device_index)
+    elif isinstance(lowering, Elementwise):
         data = _elementwise(op, inputs, attrs, shape, compute, out_dtype)
     elif isinstance(lowering, Reduction):
         if lowering.combine is None:

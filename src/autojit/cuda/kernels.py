@@ -19,6 +19,7 @@ import numpy as np
 
 from ..codegen.cuda.jit import kernel_function, render_for
 from ..codegen.kernel import CheckFailed, Kernel
+from ..tensor import dtypes
 from . import driver, is_simulator
 from .array import CudaArray
 from .matmul import block_size, grid_size, hand_written
@@ -140,7 +141,15 @@ def _narrow(wide, out) -> None:
 
 
 def compile_kernel(kernel: Kernel) -> CudaCompiledKernel:
-    """The kernel compiled for the GPU (or the simulator), cached by its structure."""
+    """The kernel compiled for the GPU (or the simulator), cached by its structure. A kernel
+    with complex values (which only CPU kernels lower, as pairs of reals) raises
+    NotImplementedError: the plan runs its nodes one by one, as eager does, which refuses
+    complex tensors on the device."""
+    if any(dtype.category == dtypes.COMPLEX for dtype in (
+            *(entry.dtype for entry in kernel.inputs), *(out.dtype for out in kernel.outputs),
+            *(step.out_dtype for step in kernel.steps),
+            *(step.compute_dtype for step in kernel.steps if step.compute_dtype))):
+        raise NotImplementedError("CUDA kernels are generated for real values")
     simulated = is_simulator()
     key = (simulated, kernel.structural_key())
     found = _CACHE.get(key)

@@ -9,8 +9,10 @@ respect to z = x + iy is dL/dx + i dL/dy, the conjugate Wirtinger derivative sca
 that a write through them reaches the complex tensor and autograd sees a slice of a view
 (inplace.py's scatter_through). `conj` is computed eagerly: its result carries torch's
 conjugate bit (is_conj) but holds the conjugated values, so it shares no memory with its
-input (docs/differences.md). Compiled code runs these, as every op on a complex tensor, through
-their NumPy impls, one plan step each (docs/notes/complex.md): the kernels are real.
+input (docs/differences.md). In compiled code conj, complex, angle and sgn fuse into CPU
+kernels with the complex elementwise ops (their Elementwise.complex_expression), and
+view_as_real and view_as_complex are the NumPy views at a kernel's boundary
+(docs/notes/complex.md).
 """
 
 from __future__ import annotations
@@ -27,8 +29,6 @@ from .registry import bind, broadcast_shapes, define_op
 
 NO_ATTRS: dict = {}
 _COMPLEX = dtypes.COMPLEX
-# An extern that NumPy computes elementwise: its eager result follows the operands' layout.
-_ELEMENTWISE = "numpy_elementwise"
 
 
 def _complex_input(x, function: str) -> Tensor:
@@ -44,13 +44,14 @@ def _is_complex(x: Tensor) -> bool:
 
 # ---- conj ---------------------------------------------------------------------------------------
 
-# The conjugate of a real value is the value: the expression a kernel would need for a real
-# operand (kernels take no complex values: a compiled plan runs a complex conj by its impl).
+# The conjugate of a real value is the value (the real template); a complex one negates the
+# imaginary part (the complex template, codegen/cpu/llvm_complex.py).
 CONJ = define_op(name="conj", arity=1, shape=lambda shape: shape,
                  dtype=lambda inputs, attrs: (None, inputs[0]._dtype), impl=np.conjugate,
                  vjp=lambda ctx, g: (conj_physical(g),), saves=(),
                  jvp=lambda inputs, tangents, out, attrs: conj_physical(tangents[0]),
-                 lowering=Elementwise("{0}", exact=True), grad_name="ConjBackward0",
+                 lowering=Elementwise("{0}", exact=True, complex_expression="conj({0})"),
+                 grad_name="ConjBackward0",
                  complex=True)
 
 
@@ -100,8 +101,8 @@ VIEW_AS_REAL = define_op(
     dtype=lambda inputs, attrs: (None, inputs[0]._dtype.to_real()), impl=_view_as_real_impl,
     vjp=lambda ctx, g: (make_complex(select(g, -1, 0), select(g, -1, 1)),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: view_as_real(tangents[0]),
-    lowering=Extern("complex_view", ("data",)), view=True, grad_name="ViewAsRealBackward0",
-    static_vjp=True, complex=True, batch=leading_batch_rule)
+    lowering=Extern("complex_view", ("data",), reinterprets=True), view=True,
+    grad_name="ViewAsRealBackward0", static_vjp=True, complex=True, batch=leading_batch_rule)
 
 
 def _view_as_complex_shape(shape):
@@ -118,7 +119,7 @@ VIEW_AS_COMPLEX = define_op(
     impl=_view_as_complex_impl,
     vjp=lambda ctx, g: (view_as_real(g.resolve_conj()),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: view_as_complex(tangents[0].contiguous()),
-    lowering=Extern("complex_view", ("data",)), view=True,
+    lowering=Extern("complex_view", ("data",), reinterprets=True), view=True,
     grad_name="ViewAsComplexBackward0", static_vjp=True, complex=True, batch=leading_batch_rule)
 
 
@@ -239,7 +240,8 @@ COMPLEX = define_op(
     name="complex", arity=2, shape=broadcast_shapes, dtype=_rule_complex, impl=_complex_impl,
     vjp=lambda ctx, g: (real(g) if ctx.needs_input_grad[0] else None,
                         imag(g) if ctx.needs_input_grad[1] else None),
-    saves=(), jvp=_complex_jvp, lowering=Extern(_ELEMENTWISE, ("data", "data")),
+    saves=(), jvp=_complex_jvp,
+    lowering=Elementwise("complex({0}, {1})", exact=True, complex_expression=True),
     static_vjp=True, complex=True, batch=broadcasting_rule)
 
 
@@ -280,7 +282,8 @@ def _angle_jvp(inputs, tangents, out, attrs):
 ANGLE = define_op(
     name="angle", arity=1, shape=lambda shape: shape,
     dtype=lambda inputs, attrs: (None, inputs[0]._dtype.to_real()), impl=np.angle,
-    vjp=_angle_vjp, saves=(0,), jvp=_angle_jvp, lowering=Extern(_ELEMENTWISE, ("data",)),
+    vjp=_angle_vjp, saves=(0,), jvp=_angle_jvp,
+    lowering=Elementwise("angle({0})", complex_expression=True),
     static_vjp=True, complex=True, batch=broadcasting_rule)
 
 
@@ -302,7 +305,8 @@ SGN = define_op(
     dtype=lambda inputs, attrs: (None, inputs[0]._dtype), impl=_sgn_impl,
     vjp=lambda ctx, g: (_sgn_part(ctx.inputs[0], ctx.out, g),), saves=(0, "out"),
     jvp=lambda inputs, tangents, out, attrs: _sgn_part(inputs[0], out, tangents[0]),
-    lowering=Extern(_ELEMENTWISE, ("data",)), static_vjp=True, complex=True,
+    lowering=Elementwise("sgn({0})", exact=True, complex_expression=True), static_vjp=True,
+    complex=True,
     batch=broadcasting_rule)
 
 

@@ -54,13 +54,13 @@ def operand(x, op_name: str):
 
 def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None,
                  exact=False, float32_scalars=(), jvp=None, uncast=(), companions=(),
-                 complex=None):  # noqa: A002
+                 complex=None, complex_expression=False):  # noqa: A002
     """exact: the op is exactly rounded (IEEE arithmetic, compares, logic, selects), see
-    registry.Elementwise; transcendental functions are not. companions: see
-    registry.Elementwise. float32_scalars, uncast, complex: see define_op."""
+    registry.Elementwise; transcendental functions are not. companions, complex_expression:
+    see registry.Elementwise. float32_scalars, uncast, complex: see define_op."""
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
                      vjp=vjp, jvp=jvp, saves=saves,
-                     lowering=Elementwise(expression, exact, companions),
+                     lowering=Elementwise(expression, exact, companions, complex_expression),
                      grad_name=grad_name, float32_scalars=float32_scalars, uncast=uncast,
                      complex=complex)
 
@@ -216,7 +216,7 @@ def _rule_subtract(inputs, attrs):
 
 NEG = _elementwise("neg", 1, _rule_negate, np.negative, lambda ctx, g: (-g,), (),
                    "(-{0})", exact=True, jvp=lambda inputs, tangents, out, attrs: -tangents[0],
-                   complex=True)
+                   complex=True, complex_expression=True)
 
 
 def _rule_abs(inputs, attrs):
@@ -239,7 +239,7 @@ def _abs_jvp(inputs, tangents, out, attrs):
 
 
 ABS = _elementwise("abs", 1, _rule_abs, np.abs, _abs_vjp, (0,), "abs({0})", exact=True,
-                   jvp=_abs_jvp, complex=True)
+                   jvp=_abs_jvp, complex=True, complex_expression=True)
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -261,22 +261,23 @@ SIGN = _elementwise("sign", 1, rule_promote, _sign, _zero_vjp, (), "sign({0})", 
 # of the derivative (conj, a no-op on real values), each JVP by the derivative itself.
 EXP = _elementwise("exp", 1, rule_float, _native_or("exp", np.exp),
                    lambda ctx, g: (g * conj(ctx.out),), ("out",), "exp({0})",
-                   jvp=unary_jvp(lambda x, out: out), complex=True)
+                   jvp=unary_jvp(lambda x, out: out), complex=True, complex_expression=True)
 LOG = _elementwise("log", 1, rule_float, _native_or("log", np.log),
                    lambda ctx, g: (g / conj(ctx.inputs[0]),), (0,), "log({0})",
                    jvp=lambda inputs, tangents, out, attrs: tangents[0] / inputs[0],
-                   complex=True)
+                   complex=True, complex_expression=True)
 SQRT = _elementwise("sqrt", 1, rule_float, np.sqrt, lambda ctx, g: (g / (2 * conj(ctx.out)),),
                     ("out",), "sqrt({0})", exact=True,
                     jvp=lambda inputs, tangents, out, attrs: tangents[0] / (2 * out),
-                    complex=True)
+                    complex=True, complex_expression=True)
 SIN = _elementwise("sin", 1, rule_float, _native_or("sin", np.sin),
                    lambda ctx, g: (g * conj(ctx.inputs[0].cos()),), (0,), "sin({0})",
-                   jvp=unary_jvp(lambda x, out: x.cos()), companions=("cos",), complex=True)
+                   jvp=unary_jvp(lambda x, out: x.cos()), companions=("cos",), complex=True,
+                   complex_expression=True)
 COS = _elementwise("cos", 1, rule_float, _native_or("cos", np.cos),
                    lambda ctx, g: (-g * conj(ctx.inputs[0].sin()),), (0,), "cos({0})",
                    jvp=lambda inputs, tangents, out, attrs: -tangents[0] * inputs[0].sin(),
-                   companions=("sin",), complex=True)
+                   companions=("sin",), complex=True, complex_expression=True)
 def _tanh_vjp(ctx, g):
     if ctx.out.dtype.is_complex:
         return (g * conj(1 - ctx.out * ctx.out),)
@@ -287,7 +288,8 @@ def _tanh_vjp(ctx, g):
 
 TANH = _elementwise("tanh", 1, rule_float, _native_or("tanh", np.tanh), _tanh_vjp, ("out",),
                     "tanh({0})",
-                    jvp=unary_jvp(lambda x, out: 1 - out * out), complex=True)
+                    jvp=unary_jvp(lambda x, out: 1 - out * out), complex=True,
+                    complex_expression=True)
 
 
 _expit = None  # scipy.special.expit, imported on first use: SciPy costs `import autojit` 0.1 s
@@ -379,9 +381,11 @@ def _div_jvp(inputs, tangents, out, attrs):
 
 ADD = _elementwise("add", 2, rule_promote, np.add, lambda ctx, g: (g, g), (),
                    "({0} + {1})", exact=True,
-                   jvp=lambda inputs, tangents, out, attrs: tangent_sum(*tangents), complex=True)
+                   jvp=lambda inputs, tangents, out, attrs: tangent_sum(*tangents),
+                   complex=True, complex_expression=True)
 SUB = _elementwise("sub", 2, _rule_subtract, np.subtract, lambda ctx, g: (g, -g), (),
-                   "({0} - {1})", exact=True, jvp=_difference_jvp, complex=True)
+                   "({0} - {1})", exact=True, jvp=_difference_jvp,
+                   complex=True, complex_expression=True)
 MUL = _elementwise("mul", 2, rule_promote, np.multiply,
                    _binary_vjp(lambda ctx, g: g * conj(ctx.inputs[1]),
                                lambda ctx, g: g * conj(ctx.inputs[0])),
@@ -389,14 +393,15 @@ MUL = _elementwise("mul", 2, rule_promote, np.multiply,
                    # `3.3 * x` is mul(3.3, x) here and x.mul(3.3) in torch: either position.
                    float32_scalars=(0, 1),
                    jvp=binary_jvp(lambda x, y, tx, out: tx * y, lambda x, y, ty, out: x * ty),
-                   complex=True)
+                   complex=True, complex_expression=True)
 DIV = _elementwise(
     "div", 2, rule_float, np.true_divide,
     _binary_vjp(lambda ctx, g: g / conj(ctx.inputs[1]),
                 # -g x / y^2 as torch groups it, ((x / y) / y): at y = 0 the second
                 # derivative is then an infinity, where x / (y * y) gives 0 * inf = NaN.
                 lambda ctx, g: -g * conj((ctx.inputs[0] / ctx.inputs[1]) / ctx.inputs[1])),
-    (1, (0, 1)), "({0} / {1})", exact=True, float32_scalars=(1,), jvp=_div_jvp, complex=True)
+    (1, (0, 1)), "({0} / {1})", exact=True, float32_scalars=(1,), jvp=_div_jvp,
+    complex=True, complex_expression=True)
 
 
 def _pow_base_grad(ctx, g):
@@ -478,10 +483,22 @@ def _rule_pow(inputs, attrs):
     return dtype, dtype
 
 
+def _complex_power(operands):
+    """pow's expression over a complex base: lowered for an integer number exponent in
+    (-100, 100) only, the exponents NumPy raises by repeated products (its cpow); any other
+    runs the impl."""
+    exponent = operands[1]
+    if exponent is None or isinstance(exponent, bool) or exponent.__class__ not in (
+            int, float, complex) or complex(exponent).imag != 0:
+        return False
+    value = complex(exponent).real
+    return value == int(value) and -100 < value < 100 if math.isfinite(value) else False
+
+
 POW = _elementwise("pow", 2, _rule_pow, _pow_impl,
                    _binary_vjp(_pow_base_grad, _pow_exponent_grad), (0, 1, "out"),
                    "pow({0}, {1})", jvp=binary_jvp(_pow_base_part, _pow_exponent_part),
-                   complex=True)
+                   complex=True, complex_expression=_complex_power)
 
 
 def _max_min_vjp(loses):
@@ -557,9 +574,9 @@ maximum, minimum, floor_divide, remainder = map(_call2, (MAXIMUM, MINIMUM, FLOOR
 # ---- comparisons and logic: bool results, not differentiable -----------------------------------
 
 EQ = _elementwise("eq", 2, rule_compare, np.equal, NOT_DIFFERENTIABLE, (),
-                  "({0} == {1})", exact=True, complex=True)
+                  "({0} == {1})", exact=True, complex=True, complex_expression=True)
 NE = _elementwise("ne", 2, rule_compare, np.not_equal, NOT_DIFFERENTIABLE, (),
-                  "({0} != {1})", exact=True, complex=True)
+                  "({0} != {1})", exact=True, complex=True, complex_expression=True)
 LT = _elementwise("lt", 2, rule_compare, np.less, NOT_DIFFERENTIABLE, (), "({0} < {1})", exact=True)
 LE = _elementwise("le", 2, rule_compare, np.less_equal, NOT_DIFFERENTIABLE, (),
                   "({0} <= {1})", exact=True)
@@ -655,7 +672,8 @@ WHERE = _elementwise(
     lambda ctx, g: (None,
                     where(ctx.inputs[0], g, 0) if ctx.needs_input_grad[1] else None,
                     where(ctx.inputs[0], 0, g) if ctx.needs_input_grad[2] else None),
-    (0,), "select({0}, {1}, {2})", exact=True, jvp=_where_jvp, uncast=(0,), complex=True)
+    (0,), "select({0}, {1}, {2})", exact=True, jvp=_where_jvp, uncast=(0,),
+    complex=True, complex_expression=True)
 
 
 def where(condition, input=None, other=None):  # noqa: A002 - torch's names
@@ -702,7 +720,8 @@ CAST = define_op(name="cast", arity=1, shape=lambda shape, dtype: shape, dtype=_
                  impl=_cast_impl, vjp=_cast_vjp, saves=(),
                  # The tangent cast as the value is: forward_ad's cast to the output's dtype.
                  jvp=lambda inputs, tangents, out, attrs: tangents[0],
-                 lowering=Elementwise("cast({0})", exact=True), grad_name="ToCopyBackward0",
+                 lowering=Elementwise("cast({0})", exact=True, complex_expression=True),
+                 grad_name="ToCopyBackward0",
                  complex=True, traces_bfloat16=True)
 
 
@@ -730,7 +749,7 @@ def cast(x: Tensor, dtype) -> Tensor:
 CLONE = define_op(name="clone", arity=1, shape=lambda shape: shape, dtype=lambda inputs, attrs: (
     None, inputs[0].dtype), impl=lambda x: x.copy(), vjp=lambda ctx, g: (g,), saves=(),
     jvp=lambda inputs, tangents, out, attrs: clone(tangents[0]),
-    lowering=Elementwise("{0}", exact=True), complex=True)
+    lowering=Elementwise("{0}", exact=True, complex_expression=True), complex=True)
 clone = _call1(CLONE)
 
 # fill's output does not depend on its input's values, only its shape and dtype; the zero VJP
@@ -739,7 +758,7 @@ FILL = define_op(name="fill", arity=1, shape=lambda shape, value: shape,
                  dtype=lambda inputs, attrs: (None, inputs[0].dtype),
                  impl=lambda x, value: np.full_like(x, value),
                  vjp=lambda ctx, g: (fill_like(g, 0),), saves=(), jvp=zero_jvp,
-                 lowering=Elementwise("{value}"), complex=True)
+                 lowering=Elementwise("{value}", complex_expression=True), complex=True)
 
 
 def fill_like(x: Tensor, value) -> Tensor:

@@ -33,6 +33,27 @@ class Elementwise:
     # node in its companion's kernel (codegen/schedule/fusion.py), where the code generator's
     # common subexpression elimination leaves the second a few selects.
     companions: tuple = ()
+    # The expression over complex operands, which a CPU kernel computes as pairs of real
+    # values (codegen/cpu/llvm_complex.py): True where `expression` holds as written (a sum,
+    # a quotient, exp), a template of its own where it does not (conj's), False where complex
+    # operands are not lowered and the plan runs the op's impl (docs/notes/complex.md); or a
+    # function of the operands (each a Python number, or None for a tensor) giving one of
+    # these, for an op lowered for some operands only (pow, by an integer number).
+    complex_expression: bool | str | Callable = False
+
+
+def complex_template(lowering, operands: tuple) -> str | None:
+    """The template a kernel evaluates over complex operands of an elementwise op
+    (Elementwise.complex_expression), or None where it has none; `operands`: the step's, each
+    a Python number or None for a tensor."""
+    if lowering.__class__ is not Elementwise:
+        return None
+    form = lowering.complex_expression
+    if callable(form):
+        form = form(operands)
+    if form is True:
+        return lowering.expression
+    return form or None
 
 
 # How two partial results of a reduction combine, and the combine's identity: what codegen
@@ -116,11 +137,15 @@ class Extern:
         failed run is not run again to find eager's error (docs/notes/distributed.md).
     background: a Background when a plan may overlap the call with the steps after it, None
         when it runs where it stands.
+    reinterprets: the impl is a NumPy view of its one input's memory as another dtype or
+        shape and nothing else (view_as_real, view_as_complex): a compiled plan calls it
+        without the eager dispatch, and its native program records it as a view.
     """
     routine: str
     operands: tuple
     communicates: bool = False
     background: Background | None = None
+    reinterprets: bool = False
 
 @dataclass(frozen=True)
 class Decomposition:

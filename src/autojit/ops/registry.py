@@ -302,6 +302,10 @@ def _lowering_problems(op: Op) -> list:
     if isinstance(lowering, Elementwise):
         if not isinstance(lowering.expression, str) or not isinstance(lowering.exact, bool):
             return ["Elementwise needs an expression string and a bool `exact`"]
+        if not isinstance(lowering.complex_expression, (bool, str)) and \
+                not callable(lowering.complex_expression):
+            return ["Elementwise.complex_expression is neither a bool, a template nor a "
+                    "function"]
     elif isinstance(lowering, Reduction):
         if op.arity != 1:
             return ["a Reduction takes one input"]

@@ -51,6 +51,8 @@ def register_type(dtype, op_name="kernel"):
 
 def constant(value, dtype) -> Typed:
     """A Python scalar as an IR constant of `dtype`, converted as NumPy's full() would."""
+    if dtype.category == dtypes.COMPLEX:
+        return llvm_complex.complex_constant(value, dtype)
     kind = register_type(dtype)
     if dtype is dtypes.bool_:
         return Typed(ir.Constant(kind, int(bool(value))), dtype)
@@ -69,6 +71,8 @@ def convert(builder, typed: Typed, dtype) -> Typed:
     value, source = typed
     if source is dtype:
         return typed
+    if source.category == dtypes.COMPLEX or dtype.category == dtypes.COMPLEX:
+        return llvm_complex.convert_complex(builder, typed, dtype)
     target = register_type(dtype)
     if dtype is dtypes.bool_:
         if source.is_floating_point:
@@ -135,6 +139,8 @@ class StepEmitter(ExpressionWalker):
         if operator == "!":
             truth = convert(self.b, value, dtypes.bool_).value
             return Typed(self.b.xor(truth, ir.Constant(BIT, 1)), dtypes.bool_)
+        if value.dtype.category == dtypes.COMPLEX:
+            return llvm_complex.negate(self, value)
         if value.dtype is dtypes.bool_:
             self.fail("negation of a bool value is not supported (as in NumPy)")
         if value.dtype.is_floating_point:
@@ -142,6 +148,12 @@ class StepEmitter(ExpressionWalker):
         return Typed(self.b.neg(value.value), value.dtype)
 
     def call(self, name: str, arguments: list) -> Typed:
+        if any(argument.dtype.category == dtypes.COMPLEX for argument in arguments):
+            emitter = llvm_complex.COMPLEX_FUNCTIONS.get(name)
+            if emitter is None:
+                self.fail(f"the CPU backend has no emitter for function {name!r} of complex "
+                          "values")
+            return emitter(self, *arguments)
         emitter = FUNCTIONS.get(name)
         if emitter is None:
             self.fail(f"the CPU backend has no emitter for function {name!r}")
@@ -160,6 +172,8 @@ class StepEmitter(ExpressionWalker):
         return convert(self.b, operation(*wide), dtypes.bool_)
 
     def binary(self, operator, a, c) -> Typed:
+        if a.dtype.category == dtypes.COMPLEX or c.dtype.category == dtypes.COMPLEX:
+            return llvm_complex.binary(self, operator, a, c)
         b = self.b
         if operator in ("&&", "||"):
             a, c = (convert(b, x, dtypes.bool_).value for x in (a, c))
@@ -549,3 +563,9 @@ FUNCTIONS.update({
     "fmod": _fmod, "nextafter": _nextafter, "hypot": _hypot, "atan2": _atan2, "erfc": _erfc,
     **{name: _arctangent(name) for name in mathlib_atan.UNARY},
 })
+
+# Complex values are pairs of real ones (llvm_complex.py, which builds on this module's
+# conversions and functions): imported last, the names it reads being defined.
+from . import llvm_complex  # noqa: E402
+
+FUNCTIONS.update(llvm_complex.REAL_FUNCTIONS)

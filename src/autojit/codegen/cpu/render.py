@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from ...ops.lowering import complex_template
 from ...ops.registry import Elementwise
 from ...tensor import dtypes
 from ..expression import RenderError, parse
@@ -204,7 +205,7 @@ class KernelRenderer(ReducingLoops):
         if plan and not plan[0][2]:
             self.emit_loop(plan[0], offsets, lambda inner: self.emit_level(plan[1:], inner))
             return
-        if not self.accumulators:  # an elementwise kernel: every loop is done
+        if not self.accumulators and not self.complex_totals:  # elementwise: every loop is done
             self.emit_body(offsets, reduce_stores=False)
             return
         # Reduce loops (or none) from here (render_reduce.py).
@@ -270,7 +271,20 @@ class KernelRenderer(ReducingLoops):
         return self.b.gep(self.function.args[argument], [offsets[array]], inbounds=True,
                           source_etype=memory), memory
 
+    def complex_parts(self, array, offsets, dtype):
+        """The addresses of a complex element's two parts: NumPy's interleaved pairs."""
+        part = register_type(dtype.to_real())
+        pair = ir.LiteralStructType([part, part])
+        argument = array if self.sizes_argument is None or array < self.sizes_argument else \
+            array + 1
+        return [self.b.gep(self.function.args[argument], [offsets[array], ir.Constant(INT32, i)],
+                           inbounds=True, source_etype=pair) for i in (0, 1)], part
+
     def load(self, array, offsets, dtype) -> Typed:
+        if dtype.category == dtypes.COMPLEX:
+            pointers, part = self.complex_parts(array, offsets, dtype)
+            return Typed(tuple(self.b.load(pointer, typ=part, align=dtype.itemsize // 2)
+                               for pointer in pointers), dtype)
         pointer, memory = self.address(array, offsets, dtype)
         value = self.b.load(pointer, typ=memory, align=dtype.itemsize)
         if dtype is dtypes.bool_:
@@ -278,6 +292,11 @@ class KernelRenderer(ReducingLoops):
         return Typed(value, dtype)
 
     def store(self, array, offsets, typed: Typed):
+        if typed.dtype.category == dtypes.COMPLEX:
+            pointers, _ = self.complex_parts(array, offsets, typed.dtype)
+            for pointer, value in zip(pointers, typed.value):
+                self.b.store(value, pointer, align=typed.dtype.itemsize // 2)
+            return
         pointer, memory = self.address(array, offsets, typed.dtype)
         value = typed.value
         if typed.dtype is dtypes.bool_:
@@ -309,7 +328,7 @@ class KernelRenderer(ReducingLoops):
                     value = convert(b, value, step.compute_dtype)
                 operands.append(value)
             emitter = StepEmitter(b, step, operands, self.flag_error)
-            value = emitter.emit(parse(step.op.lowering.expression))
+            value = emitter.emit(parse(_template(step, operands)))
             values.append(convert(b, value, step.out_dtype))
         for index, output in enumerate(kernel.outputs):
             value = convert(b, values[output.step], output.dtype)
@@ -318,6 +337,20 @@ class KernelRenderer(ReducingLoops):
                 self.store(array, offsets, value)
             else:
                 self.accumulate(index, output, offsets, value, reduce_stores)
+
+
+def _template(step, operands: list) -> str:
+    """The expression a step evaluates: its op's complex one where an operand or the value is
+    complex (ops/lowering.py's Elementwise.complex_expression), else its real one."""
+    lowering = step.op.lowering
+    if step.out_dtype.category == dtypes.COMPLEX or \
+            any(operand.dtype.category == dtypes.COMPLEX for operand in operands):
+        template = complex_template(lowering, tuple(
+            operand.index if operand.kind == "literal" else None for operand in step.operands))
+        if template is None:
+            raise RenderError(f"{step.op.name}: complex operands are not lowered")
+        return template
+    return lowering.expression
 
 
 def _distinct_loop_ids(text: str) -> str:

@@ -72,8 +72,18 @@ class ReducingLoops:
         self.accumulators, self.partials, self.tiles, self.tile_partials = {}, {}, {}, {}
         self.tile_position = None  # the position in the tile, inside emit_tiled's loops
         self.pending = None  # inside a pair of rows: the first row's values, by output
+        self.complex_totals = {}  # complex sums in registers: index -> (dtype, part slots)
         for index, output in enumerate(self.kernel.outputs):
             if output.reduce is None:
+                continue
+            if output.dtype.category == dtypes.COMPLEX:
+                # A complex sum: in memory, into the output row as any sum of its dtype; in
+                # registers, one total per part, complex64's in double (no float32 blocks).
+                if not self.in_memory:
+                    total = dtypes.complex128
+                    self.complex_totals[index] = (total, tuple(
+                        b.alloca(ir.DoubleType(), name=f"acc{index}_{part}")
+                        for part in ("re", "im")))
                 continue
             wide = accumulator_dtype(output)
             own = register_type(output.dtype)
@@ -94,7 +104,14 @@ class ReducingLoops:
         for index, pointer in self.accumulators.items():
             output = self.kernel.outputs[index]
             self.b.store(self.identity(output.reduce, accumulator_dtype(output)).value, pointer)
+        for _, slots in self.complex_totals.values():
+            for slot in slots:
+                self.b.store(ir.Constant(ir.DoubleType(), 0.0), slot)
         self.emit_reduce_loops(plan, offsets)
+        for index, (total, slots) in self.complex_totals.items():
+            value = Typed(tuple(self.b.load(slot) for slot in slots), total)
+            self.store(len(self.kernel.inputs) + index, offsets,
+                       convert(self.b, value, self.kernel.outputs[index].dtype))
         for index, pointer in self.accumulators.items():
             output = self.kernel.outputs[index]
             value = Typed(self.b.load(pointer), accumulator_dtype(output))
@@ -324,6 +341,12 @@ class ReducingLoops:
             return
         if not reduce_stores:
             return
+        if index in self.complex_totals:
+            total, slots = self.complex_totals[index]
+            parts = convert(b, value, total).value
+            for slot, part in zip(slots, parts):
+                b.store(b.fadd(b.load(slot), part, flags=("reassoc", "nsz")), slot)
+            return
         slot = self.partials.get(index, self.accumulators[index])
         dtype = output.dtype if index in self.partials else accumulator_dtype(output)
         b.store(self.combine(output.reduce, Typed(b.load(slot), dtype),
@@ -336,6 +359,9 @@ class ReducingLoops:
         """One reduction step. Float sum/prod may reassociate (so they vectorize, as NumPy's
         pairwise sum also reorders); max/min propagate NaN like np.max."""
         b, dtype = self.b, value.dtype
+        if dtype.category == dtypes.COMPLEX:  # a sum: the schedule reduces no other complex
+            return tuple(b.fadd(x, y, flags=("reassoc", "nsz"))
+                         for x, y in zip(accumulator.value, value.value))
         if kind in REDUCE_COMBINE:
             float_name, int_name, bool_name = REDUCE_COMBINE[kind]
             if dtype.is_floating_point:

@@ -17,7 +17,10 @@ Layout ops that only reinterpret an array (registry.Layout.fold: reshape, expand
 slice) are folded into the strides a kernel reads its inputs with, and a slice also into the
 element the kernel starts reading at (Layout.start), so a broadcast bias, a transposed operand
 or one gate of an LSTM's chunk(4) is never materialized for a kernel. Matmuls run through BLAS
-(matmul_steps.py: transposed operands, update epilogues, products side by side). Everything
+(matmul_steps.py: transposed operands, update epilogues, products side by side). Complex
+values join kernels through the ops whose lowering has an expression over them
+(Elementwise.complex_expression) and through sums, as pairs of reals in the CPU kernels
+(docs/notes/complex.md). Everything
 else (indexing, layout ops whose results are used elsewhere) runs as a single node with the
 op's NumPy impl, exactly as the reference interpreter would, but for convolution products,
 which run as native routines (conv_steps.py). A group the backend cannot
@@ -36,6 +39,7 @@ import math
 
 from ...ir.graph import Graph, Value, collection_paused
 from ...ops.elementwise import CLONE
+from ...ops.lowering import complex_template
 from ...ops.registry import Elementwise, Extern, Layout, Reduction, communicates, companions
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
@@ -108,10 +112,25 @@ class _Group:
         return any(id(value) in self.values or id(value) in self.view_ids for value in values)
 
 
+# Complex values are pairs of real ones in a CPU kernel: the elementwise ops whose lowering
+# gives an expression over complex operands (Elementwise.complex_expression) fuse with them, as
+# do the copies of complex arrays (docs/notes/complex.md).
+COMPLEX_DTYPES = (dtypes.complex64, dtypes.complex128)
+COPIED_DTYPES = SUPPORTED_DTYPES + COMPLEX_DTYPES
+
+
 def _is_elementwise(node) -> bool:
-    return isinstance(node.op.lowering, Elementwise) and all(
-        value.dtype in SUPPORTED_DTYPES for value in value_operands(node)) and \
-        node.output.dtype in SUPPORTED_DTYPES
+    lowering = node.op.lowering
+    if lowering.__class__ is not Elementwise:
+        return False
+    if all(value.dtype in SUPPORTED_DTYPES for value in value_operands(node)) and \
+            node.output.dtype in SUPPORTED_DTYPES:
+        return True
+    return bool(lowering.complex_expression) and all(
+        value.dtype in COPIED_DTYPES for value in value_operands(node)) and \
+        node.output.dtype in COPIED_DTYPES and complex_template(lowering, tuple(
+            None if isinstance(operand, Value) else operand for operand in node.inputs)) \
+        is not None
 
 
 def _reduction_axes(node) -> tuple | None:
@@ -121,7 +140,10 @@ def _reduction_axes(node) -> tuple | None:
     lowering = node.op.lowering
     if lowering.__class__ is not Reduction or lowering.combine is None or lowering.logical:
         return None
-    if node.inputs[0].dtype not in SUPPORTED_DTYPES or node.output.dtype not in SUPPORTED_DTYPES:
+    # A complex sum accumulates each part (codegen/cpu/render_reduce.py); no other complex
+    # reduction is lowered.
+    allowed = COPIED_DTYPES if lowering.combine == "sum" else SUPPORTED_DTYPES
+    if node.inputs[0].dtype not in allowed or node.output.dtype not in allowed:
         return None
     if node.attrs.get("dtype") is not None:
         return None
@@ -449,7 +471,7 @@ def _copied_view(node) -> bool:
     source = node.inputs[0]
     if not isinstance(source, Value) or not all(
             isinstance(extent, int) for extent in (*source.shape, *node.output.shape)) or \
-            source.dtype not in SUPPORTED_DTYPES:
+            source.dtype not in COPIED_DTYPES:
         return False
     own = contiguous_strides(source.shape)
     if node.op.lowering.fold(source.shape, own, node.output.shape, node.attrs) != \
@@ -488,8 +510,8 @@ def _part_steps(node, compile_kernel, numbers) -> list | None:
         return None
     values = list(node.inputs)
     shapes = [out.shape] + [getattr(value, "shape", ()) for value in values]
-    if not all(isinstance(value, Value) and value.dtype in SUPPORTED_DTYPES for value in values) \
-            or out.dtype not in SUPPORTED_DTYPES or \
+    if not all(isinstance(value, Value) and value.dtype in COPIED_DTYPES for value in values) \
+            or out.dtype not in COPIED_DTYPES or \
             not all(isinstance(extent, int) for shape in shapes for extent in shape):
         return None
     regions = lowering.places(out.shape, node.attrs)

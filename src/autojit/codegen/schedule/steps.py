@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ...ir.graph import Value
-from ...ops.registry import Layout, communicates, run_eager
+from ...ops.registry import Extern, Layout, communicates, run_eager
 from ...tensor.tensor import Tensor
 from ..cpu import rows, workers
 from ..kernel import Kernel
@@ -28,6 +28,14 @@ def folds_into_strides(node) -> bool:
     return lowering.__class__ is Layout and lowering.fold is not None
 
 
+def _views_directly(node) -> bool:
+    """Whether a node's impl is a NumPy view of its input and nothing else: a folding layout,
+    or a view reinterpreting its input's memory (registry.Extern.reinterprets: view_as_real,
+    view_as_complex), which the native program records as any view."""
+    lowering = node.op.lowering
+    return folds_into_strides(node) or (lowering.__class__ is Extern and lowering.reinterprets)
+
+
 class NodeStep:
     """One node run with its op's NumPy impl, as the reference interpreter runs it."""
 
@@ -35,7 +43,7 @@ class NodeStep:
         self.node = node
         # A layout that folds into strides is, on a NumPy array, its impl's view and nothing
         # else: called directly, without the eager op's dispatch (5 to 15 us a step).
-        self._view_of = id(node.inputs[0]) if folds_into_strides(node) and \
+        self._view_of = id(node.inputs[0]) if _views_directly(node) and \
             isinstance(node.inputs[0], Value) else None
 
     def run(self, environment: dict) -> None:

@@ -38,6 +38,8 @@ OPS = {
     "eq": (lambda a, b, x, m: (a + b) == m.where(x > 0, b + a, a), True),
     "ne": (lambda a, b, x, m: (a * b) != (a + b), True),
     "where": (lambda a, b, x, m: m.where(x > 0, a * b, a - b), True),
+    # a[1] * b[1] is imaginary only (true), a[0] * b[0] zero (false)
+    "bool": (lambda a, b, x, m: (a * b).bool(), True),
     "abs": (lambda a, b, x, m: (a * b).abs(), False),
     "angle": (lambda a, b, x, m: (a * b).angle(), False),
     "sgn": (lambda a, b, x, m: (a * b).sgn(), False),

@@ -708,6 +708,8 @@ def _cast_vjp(ctx, g):
 
 def _cast_impl(x, dtype):
     if x.dtype.kind == "c" and dtype.category != _COMPLEX:
+        if dtype is dtypes.bool_:  # nonzero in either part, as torch (and NumPy) convert
+            return x.astype(np.bool_)
         x = x.real  # the warning is cast()'s, where the user asked for the conversion
     if dtype is dtypes.uint8 and x.dtype.kind == "f":
         # torch's uint8 takes the low byte of the int64 conversion (the signed narrow dtypes
@@ -733,7 +735,8 @@ def cast(x: Tensor, dtype) -> Tensor:
     dtype = dtypes.to_dtype(dtype)
     if x.dtype is dtype:
         return x
-    if x._dtype.category == _COMPLEX and dtype.category != _COMPLEX:
+    if (x._dtype.category == _COMPLEX and dtype.category != _COMPLEX
+            and dtype is not dtypes.bool_):
         # torch's TORCH_WARN_ONCE: once per process
         warn_once(COMPLEX_TO_REAL, "Casting complex values to real discards the imaginary part",
                   UserWarning, stacklevel=user_stacklevel())

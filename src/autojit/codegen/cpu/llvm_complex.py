@@ -40,8 +40,8 @@ def complex_constant(value, dtype) -> ex.Typed:
 
 def convert_complex(builder, typed: ex.Typed, dtype) -> ex.Typed:
     """The cast where the source or the target is complex: a real value gets a zero
-    imaginary part; a complex one converts its real part, as ops/elementwise.py's cast does
-    (to bool too, which NumPy would make true for a nonzero imaginary part)."""
+    imaginary part; a complex one converts its real part, as ops/elementwise.py's cast does,
+    except to bool, which is true where either part is nonzero (torch's, and NumPy's)."""
     value, source = typed
     if is_complex(dtype):
         part = dtype.to_real()
@@ -50,6 +50,10 @@ def convert_complex(builder, typed: ex.Typed, dtype) -> ex.Typed:
                                   for x in value), dtype)
         real = ex.convert(builder, typed, part).value
         return ex.Typed((real, ir.Constant(real.type, 0.0)), dtype)
+    if dtype is dtypes.bool_:
+        real, imag = (ex.convert(builder, ex.Typed(x, source.to_real()), dtype).value
+                      for x in value)
+        return ex.Typed(builder.or_(real, imag), dtype)
     return ex.convert(builder, ex.Typed(value[0], source.to_real()), dtype)
 
 

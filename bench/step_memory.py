@@ -7,15 +7,22 @@ heads, feed-forward 1024, batch 8 of 128 tokens) with 4 and with 8 layers. Each 
 imports only its framework, builds the model, runs 20 steps and reports the first and the
 second call's seconds and its peak resident memory (VmHWM, the imports included: torch's own
 libraries are about 240 MiB of its figure). autojit's kernels come from its disk cache where
-an earlier run left them (run twice: the second run is the warm one). Usage:
+an earlier run left them (run twice: the second run is the warm one). Each call is timed on
+two clocks: wall time and the calling thread's CPU time (time.thread_time), which moves far
+less than wall time on a shared machine. autojit's modules are compiled to bytecode first
+where the interpreter would not write it (PYTHONDONTWRITEBYTECODE), so that a first call's
+imports are not timed as compiling source. `--models` and `--runners` pick rows (names
+separated by semicolons). Usage:
 
-    python bench/step_memory.py [--steps 20] [--threads 1]
+    python bench/step_memory.py [--steps 20] [--threads 1] [--models "M;..."] [--runners "R;..."]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
+import os
 import subprocess
 import sys
 import time
@@ -52,32 +59,37 @@ def alone(model: str, runner: str, steps: int, threads: int) -> dict:
         run = resnet_step.runner(runner, None)
     else:
         run = _gpt_step(framework, int(model.split()[1]), runner == "autojit compiled")
-    calls = []
+    calls, cpu = [], []
     for _ in range(2):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.thread_time()
         run()
         calls.append(time.perf_counter() - started)
+        cpu.append(time.thread_time() - started_cpu)
     for _ in range(steps - 2):
         run()
     with open("/proc/self/status", encoding="ascii") as status:
         peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
-    return {"first": calls[0], "second": calls[1], "peak": peak / 1024}
+    return {"first": calls[0], "second": calls[1], "first cpu": cpu[0], "second cpu": cpu[1],
+            "peak": peak / 1024}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--models", default=";".join(MODELS))
+    parser.add_argument("--runners", default=";".join(RUNNERS))
     parser.add_argument("--alone", nargs=2, metavar=("MODEL", "RUNNER"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.alone:
         print(json.dumps(alone(*args.alone, args.steps, args.threads)))
         return
+    _cache_bytecode()
     print(f"each runner alone in a fresh process, {args.steps} steps, {args.threads} thread(s)")
-    print("| step | runner | first call s | second call s | peak resident MiB |")
+    print("| step | runner | first call s (cpu) | second call s (cpu) | peak resident MiB |")
     print("|---|---|---:|---:|---:|")
-    for model in MODELS:
-        for runner in RUNNERS:
+    for model in args.models.split(";"):
+        for runner in args.runners.split(";"):
             completed = subprocess.run(
                 [sys.executable, __file__, "--alone", model, runner, "--steps",
                  str(args.steps), "--threads", str(args.threads)],
@@ -87,8 +99,17 @@ def main() -> None:
                       f"{completed.stderr.strip().splitlines()[-1][:80]} | | |")
                 continue
             figures = json.loads(completed.stdout.strip().splitlines()[-1])
-            print(f"| {model} | {runner} | {figures['first']:.2f} | {figures['second']:.2f} | "
+            print(f"| {model} | {runner} | {figures['first']:.2f} ({figures['first cpu']:.2f}) | "
+                  f"{figures['second']:.2f} ({figures['second cpu']:.2f}) | "
                   f"{figures['peak']:.1f} |")
+
+
+def _cache_bytecode() -> None:
+    """Compile autojit's modules to bytecode where the interpreter would not write it, as
+    bench/compile_latency.py does: a first call imports the code generator."""
+    import autojit
+
+    compileall.compile_dir(os.path.dirname(autojit.__file__), quiet=1)
 
 
 if __name__ == "__main__":

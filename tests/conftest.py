@@ -4,8 +4,9 @@ tests that compare with torch are skipped, with a reason, where torch is not ins
 
 Compiled tests (and the subprocesses some tests start, which inherit the environment) then
 exercise the disk cache without ever writing into the user's cache directory; the directory is
-removed when the run ends. A developer's AUTOJIT_CACHE_DIR or AUTOJIT_DISK_CACHE is replaced
-for the run.
+removed when the run ends. pytest-xdist's workers share the one directory, so a kernel is
+compiled once per run rather than once per worker. A developer's AUTOJIT_CACHE_DIR or
+AUTOJIT_DISK_CACHE is replaced for the run.
 
 torch is the reference the differential tests compare with, never a dependency of autojit: the
 `test` extra installs it, `test-without-torch` does not. Without it, a test file that imports
@@ -29,6 +30,7 @@ import tempfile
 import pytest
 
 _SAVED: dict = {}
+_SHARED_CACHE = "autojit_cache_directory"  # the key of xdist's workerinput that carries it
 TORCH_MISSING = importlib.util.find_spec("torch") is None
 NEEDS_TORCH = ("needs torch, the reference these tests compare with "
                "(pip install 'autojit[test]')")
@@ -50,8 +52,21 @@ QUICK = {
 def pytest_configure(config):
     for name in ("AUTOJIT_CACHE_DIR", "AUTOJIT_DISK_CACHE"):
         _SAVED[name] = os.environ.pop(name, None)
+    shared = getattr(config, "workerinput", {}).get(_SHARED_CACHE)
+    if shared is not None:
+        # An xdist worker: the run's directory, made and removed by the controller.
+        os.environ["AUTOJIT_CACHE_DIR"] = shared
+        return
     _SAVED["directory"] = tempfile.mkdtemp(prefix="autojit-test-cache-")  # mode 0o700
     os.environ["AUTOJIT_CACHE_DIR"] = _SAVED["directory"]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist's workers share the controller's directory: a kernel one worker compiled
+    is loaded by the others. Entries are written to a temporary file and renamed into place
+    (codegen/cpu/disk_cache.py), so concurrent writers and readers see whole entries."""
+    node.workerinput[_SHARED_CACHE] = _SAVED["directory"]
 
 
 def pytest_unconfigure(config):

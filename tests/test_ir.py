@@ -9,6 +9,7 @@ import pytest
 import autojit
 from autojit.ir import Graph, GraphBreak, VerificationError, interpret, make_graph, verify
 from autojit.ops.elementwise import MUL
+from autojit.ops.reduction import SUM
 
 # ---- printer ------------------------------------------------------------------------------
 
@@ -50,6 +51,32 @@ def test_builder_api_and_dtype_attrs():
     assert str(graph).splitlines()[1] == "  %1:i32[2] = mul %0 2"
     result = make_graph(lambda a: a.to(autojit.float64), autojit.ones(2))
     assert "= cast %0 dtype=f64" in str(result)
+
+
+
+def test_same_text_agrees_with_the_printed_text():
+    """printer.same_text (the pass pipeline's fixed-point test) says two graphs print the same
+    exactly when their texts are equal: literals by their text (2 and 2.0 differ), attributes
+    by name, order and value, types, names and input kinds."""
+    from autojit.ir.printer import format_graph, same_text
+
+    def build(literal=2, attrs=None, dtype=autojit.int32, name="y", kind="arg"):
+        graph = Graph()
+        x = graph.add_input((2,), dtype, kind, "x", autojit.zeros(2, dtype=dtype))
+        doubled = graph.add_node(MUL, [x, literal], {}, (2,), dtype)
+        summed = graph.add_node(SUM, [doubled], attrs or {"dim": (0,), "keepdim": False}, (),
+                                dtype)
+        graph.set_outputs([(summed, name)])
+        return graph
+
+    base = build()
+    variants = [build(), build(literal=2.0), build(literal=True), build(literal=3),
+                build(attrs={"keepdim": False, "dim": (0,)}),
+                build(attrs={"dim": [0], "keepdim": False}), build(dtype=autojit.int64),
+                build(name="z"), build(kind="captured")]
+    for variant in variants:
+        assert same_text(base, variant) == (format_graph(base) == format_graph(variant))
+    assert same_text(base, variants[0]) and not same_text(base, variants[1])
 
 
 # ---- verifier -----------------------------------------------------------------------------

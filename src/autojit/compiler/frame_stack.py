@@ -70,6 +70,12 @@ class StackReader:
         slots, top, bottom = self.stack(frame, offset)
         return read_slot(slots, top, bottom, index)
 
+    def locate(self, frame):
+        """`frame`'s stack for the instructions it runs from now on: an object whose
+        `stack(offset)` is `self.stack(frame, offset)`, with what stays the same while the
+        frame runs found once."""
+        return _Located(self, frame)
+
     def cell(self, frame, slot: int):
         """The cell object in `localsplus[slot]` (LOAD_DEREF's operand, 3.11 and later)."""
         base = ctypes.c_void_p.from_address(id(frame) + 3 * _PTR).value
@@ -103,11 +109,42 @@ class _Reader310(StackReader):
         return _object_at(stack - (cells - slot) * _PTR)
 
 
+class _Located:
+    __slots__ = ("reader", "frame")
+
+    def __init__(self, reader: StackReader, frame):
+        self.reader, self.frame = reader, frame
+
+    def stack(self, offset: int) -> tuple:
+        return self.reader.stack(self.frame, offset)
+
+
 class _Reader311(StackReader):
     def stack(self, frame, offset: int) -> tuple:
         base = ctypes.c_void_p.from_address(id(frame) + 3 * _PTR).value
         top = ctypes.c_int.from_address(base + 8 * _PTR).value
         return ctypes.cast(base + _LOCALSPLUS, _OBJECTS), top - 1, _n_localsplus(frame.f_code)
+
+    def locate(self, frame):
+        return _Located311(frame)
+
+
+class _Located311:
+    """A running frame's stack (3.11): its interpreter frame stays where it is while the frame
+    runs, so the slots' address and the count of locals are found once, and only `stacktop`
+    is read at each instruction (a few microseconds less each: the recorder reads the stack
+    at thousands of instructions per trace)."""
+
+    __slots__ = ("slots", "top", "bottom")
+
+    def __init__(self, frame):
+        base = ctypes.c_void_p.from_address(id(frame) + 3 * _PTR).value
+        self.slots = ctypes.cast(base + _LOCALSPLUS, _OBJECTS)
+        self.top = ctypes.c_int.from_address(base + 8 * _PTR)  # reads the field when asked
+        self.bottom = _n_localsplus(frame.f_code)
+
+    def stack(self, offset: int) -> tuple:
+        return self.slots, self.top.value - 1, self.bottom
 
 
 class _Reader312(StackReader):

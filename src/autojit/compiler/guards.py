@@ -131,14 +131,24 @@ class GuardSet:
         return f"def check(args):\n{body or '    pass'}\n    return None\n"
 
     def build(self) -> None:
-        namespace = dict(self._constants)
-        exec(compile(self.source(), "<autojit guards>", "exec"), namespace)  # noqa: S102
-        self._check = namespace["check"]
+        """The conditions are complete. The predicate is compiled when first checked: a
+        trace that serves its own call only (compiler/stages.py, interpret_once) never is,
+        and compiling thousands of conditions (a model's hook registries, an optimizer's
+        state) costs a tenth of a second."""
+        self._check = None
+
+    def _checker(self):
+        if self._check is None:
+            namespace = dict(self._constants)
+            exec(compile(self.source(), "<autojit guards>", "exec"), namespace)  # noqa: S102
+            self._check = namespace["check"]
+        return self._check
 
     def failure(self, args: tuple) -> str | None:
         """None when every guard holds, else the reason of the first that fails."""
+        check = self._checker()
         try:
-            index = self._check(args)
+            index = check(args)
         except Exception as error:  # a path that no longer resolves fails the guard
             return f"a guarded path raised {type(error).__name__}: {error}"
         return None if index is None else self._items[index][2]
@@ -148,8 +158,9 @@ class GuardSet:
         in the user's terms: its source path with the value when traced and the value now
         (`optimizer.param_groups[0]['lr']: 0.0031 -> 0.0029`), or its reason where the guard
         compares no single value."""
+        check = self._checker()
         try:
-            index = self._check(args)
+            index = check(args)
         except Exception as error:  # noqa: BLE001 - a path that no longer resolves
             return f"a guarded path raised {type(error).__name__}: {error}"
         if index is None:
@@ -693,13 +704,16 @@ def written_input_conditions(guards: GuardSet, args: tuple, graph, arg_positions
         return (guards.constant(entry.tensor, "T", entry.name), entry.tensor,
                 f"captured tensor {entry.name}")
 
+    # Where each value is last read: an input is read after a write when its last read is,
+    # one walk over the graph for all the written inputs.
+    last_read = {id(operand): index for index, node in enumerate(graph.nodes)
+                 for operand in node.inputs}
     overlap = None
     for entry in written:
         start = first_writes.get(id(entry), 0)
-        read_after = {id(operand) for node in graph.nodes[start:] for operand in node.inputs}
         others = [other for other in inputs if other is not entry and (
             entry.kind == "arg" or other.kind == "arg") and (
-            id(other.value) in read_after or id(other) in written_ids)]
+            last_read.get(id(other.value), -1) >= start or id(other) in written_ids)]
         if not others:
             continue
         expression, tensor, what = source(entry)

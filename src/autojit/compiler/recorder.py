@@ -204,29 +204,32 @@ class Recorder:
     def _call_tracer(self):
         """The global trace function: a frame of followed code gets the local trace function
         of its code (made once per code object), with opcode events on."""
-        locals_ = {}
+        tables = {}
         table_of = self._table
         handle = self._handle
-
-        def local_for(table):
-            def local(frame, event, arg):
-                if event == "opcode":
-                    entry = table.get(frame.f_lasti)
-                    if entry is not None:
-                        handle(entry, frame, frame.f_lasti)
-                return local
-            return local
+        locate = self._reader.locate
 
         def on_call(frame, event, arg):
             code = frame.f_code
-            local = locals_.get(code, False)
-            if local is False:
-                table = table_of(code)
-                local = locals_[code] = local_for(table) if table is not None else None
-            if local is None:
+            table = tables.get(code, False)
+            if table is False:
+                table = tables[code] = table_of(code)
+            if table is None:
                 return None
             frame.f_trace_opcodes = True
             frame.f_trace_lines = False
+            located = None
+
+            # One local trace function per frame: it locates the frame's stack once.
+            def local(frame, event, arg):
+                nonlocal located
+                if event == "opcode":
+                    entry = table.get(frame.f_lasti)
+                    if entry is not None:
+                        if located is None:
+                            located = locate(frame)
+                        handle(entry, frame, frame.f_lasti, located)
+                return local
             return local
 
         return on_call
@@ -251,12 +254,12 @@ class Recorder:
 
     # ---- the instructions ----------------------------------------------------------------------
 
-    def _handle(self, entry, frame, offset: int) -> None:
+    def _handle(self, entry, frame, offset: int, located=None) -> None:
         if self.reads.failure is not None:
             return
         handler, argval, arg = entry
         try:
-            handler(self, _Peek(self._reader, frame, offset), argval, arg)
+            handler(self, _Peek(self._reader, frame, offset, located), argval, arg)
         except GraphBreak:
             raise  # a call the trace cannot stand for, stopped before it runs
         except Exception as error:  # noqa: BLE001 - never into the user's code
@@ -467,15 +470,18 @@ class _Peek:
     """The value stack of one frame at one instruction: `peek(0)` is the top. The frame's
     stack is located once, on the first read."""
 
-    __slots__ = ("reader", "frame", "offset", "_stack")
+    __slots__ = ("reader", "frame", "offset", "located", "_stack")
 
-    def __init__(self, reader, frame, offset: int):
+    def __init__(self, reader, frame, offset: int, located=None):
         self.reader, self.frame, self.offset, self._stack = reader, frame, offset, None
+        self.located = located  # StackReader.locate(frame), where the caller has it
 
     def __call__(self, index: int):
         stack = self._stack
         if stack is None:
-            stack = self._stack = self.reader.stack(self.frame, self.offset)
+            located = self.located
+            stack = self._stack = located.stack(self.offset) if located is not None else \
+                self.reader.stack(self.frame, self.offset)
         return read_slot(*stack, index)
 
     def cell(self, slot: int):

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..graph import Graph, collection_paused
-from ..printer import format_graph
+from ..printer import format_graph, same_text
 from ..verifier import verify
 from .constant_folding import constant_folding
 from .cse import common_subexpression_elimination
@@ -156,7 +156,7 @@ def _run_passes(current: Graph, passes, dump, max_rounds: int, verify_each: bool
     report = PipelineReport()
     for round_number in range(1, max_rounds + 1):
         report.rounds = round_number
-        start_text = format_graph(current)
+        start = current
         for name, function in resolved:
             dumping = _wanted(name, collect) or _wanted(name, printed)
             before = format_graph(current) if dumping else ""
@@ -180,7 +180,7 @@ def _run_passes(current: Graph, passes, dump, max_rounds: int, verify_each: bool
                 if _wanted(name, printed):
                     print(record, file=sys.stderr)
             current = result
-        if format_graph(current) == start_text:
+        if same_text(current, start):
             break
     return current, report
 

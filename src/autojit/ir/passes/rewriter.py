@@ -66,13 +66,15 @@ class GraphRewriter:
         """The new operands of `node`; every pass asks for them first when it rewrites a
         node, so `emit` knows which node what it emits stands for."""
         self._rewriting = node
-        return [self.operand(operand) for operand in node.inputs]
+        new = self._new  # every pass copies every node: operand() inlined
+        return [new[id(operand)] if isinstance(operand, Value) else operand
+                for operand in node.inputs]
 
     def copy(self, node: Node, inputs: list | None = None, attrs: dict | None = None,
              op=None) -> Value:
         """Emit `node` (or `op` with new inputs/attrs and the same output type), keeping the
         output's id; later uses of the old output read the new one."""
-        old = node.output
+        old = node.outputs[0]
         new_node = Node(node.op if op is None else op,
                         self.operands(node) if inputs is None else list(inputs),
                         dict(node.attrs if attrs is None else attrs), [])

@@ -4,8 +4,9 @@ tests that compare with torch are skipped, with a reason, where torch is not ins
 
 Compiled tests (and the subprocesses some tests start, which inherit the environment) then
 exercise the disk cache without ever writing into the user's cache directory; the directory is
-removed when the run ends. pytest-xdist's workers share the one directory, so a kernel is
-compiled once per run rather than once per worker. A developer's AUTOJIT_CACHE_DIR or
+removed when the run ends. pytest-xdist's workers share the one directory, so a worker can
+load a kernel another compiled (measured, it rarely happens: the workers run different files,
+whose kernels differ). A developer's AUTOJIT_CACHE_DIR or
 AUTOJIT_DISK_CACHE is replaced for the run.
 
 torch is the reference the differential tests compare with, never a dependency of autojit: the
@@ -64,7 +65,7 @@ def pytest_configure(config):
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
     """pytest-xdist's workers share the controller's directory: a kernel one worker compiled
-    is loaded by the others. Entries are written to a temporary file and renamed into place
+    can be loaded by the others. Entries are written to a temporary file and renamed into place
     (codegen/cpu/disk_cache.py), so concurrent writers and readers see whole entries."""
     node.workerinput[_SHARED_CACHE] = _SAVED["directory"]
 

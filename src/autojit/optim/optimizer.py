@@ -105,6 +105,11 @@ class Optimizer:
     tensor([1., 2.], requires_grad=True)
     """
 
+    # The floats of the groups (lr, betas, eps, momentum, ...) are what schedulers change
+    # between steps: a compiled step reads them on every call from its first trace, instead
+    # of holding them as constants and tracing again at the first change (compiler/api.py).
+    _runtime_scalar_attributes = ("param_groups",)
+
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
         self._state_generation = 0

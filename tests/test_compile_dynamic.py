@@ -387,9 +387,10 @@ def test_an_epochs_last_batch_keeps_its_generic_plan():
 
 
 def test_a_retrace_at_the_full_batch_compiles_it_static_at_once():
-    # A learning rate that changed traces the step again (dynamic: a last batch of another
+    # A float the step reads that changed traces it again (dynamic: a last batch of another
     # size was seen); the full batch, which a static executable served, gets a static plan
-    # at its first call rather than a generic one and a static one three calls later.
+    # at its first call rather than a generic one and a static one three calls later. (An
+    # optimizer's learning rate would not: it is read on every call from the first trace.)
     rng = np.random.default_rng(2)
     sizes = [6, 6, 6, 9, 6, 6]
     batches = [(autojit.tensor(rng.standard_normal((n, 6)), dtype=autojit.float32),
@@ -399,17 +400,18 @@ def test_a_retrace_at_the_full_batch_compiles_it_static_at_once():
         autojit.manual_seed(4)
         model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
         optimizer = autojit.optim.SGD(model.parameters(), lr=0.1)
+        settings = {"scale": 1.0}
 
         def step(x, y):
             optimizer.zero_grad()
-            loss = F.cross_entropy(model(x), y)
+            loss = F.cross_entropy(model(x), y) * settings["scale"]
             loss.backward()
             optimizer.step()
             return loss
 
         compiled = autojit.compile(step) if compile_it else step
         losses = [compiled(x, y).item() for x, y in batches[:5]]
-        optimizer.param_groups[0]["lr"] = 0.05
+        settings["scale"] = 0.5
         losses.append(compiled(*batches[5]).item())
         return losses, compiled
 

@@ -63,9 +63,10 @@ def test_a_scheduled_learning_rate_keeps_one_executable(optimizer_name, schedule
     eager_losses, eager_weights, _ = _train(autojit, False, optimizer_name,
                                             SCHEDULERS[scheduler])
     torch_losses, torch_weights, _ = _train(torch, False, optimizer_name, SCHEDULERS[scheduler])
-    # The first executable has the first lr as a constant; the first change makes the lr a
-    # runtime float, and that executable serves every later step.
-    assert len(step.executables) <= 2
+    # An optimizer's group floats are runtime floats from the first trace: one executable
+    # serves every step, and no change of the rate traces again.
+    assert len(step.executables) == 1
+    assert step.stats().recompiles == 0
     assert step.runtime_float_paths
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
     np.testing.assert_allclose(losses, torch_losses, rtol=1e-4)
@@ -156,6 +157,37 @@ def test_a_float_the_function_writes_stays_a_constant():
             eager_settings["scale"] *= 0.5
             assert got == [eager_settings["scale"]] * 2
             assert settings["scale"] == eager_settings["scale"]
+
+
+def test_an_optimizers_floats_are_read_on_every_call_from_the_first_trace():
+    def run(lib, wrap):
+        weight = lib.tensor([1.0, -2.0], requires_grad=True)
+        optimizer = lib.optim.Adam([weight], lr=0.1)
+
+        def step():
+            optimizer.zero_grad()
+            (weight ** 2).sum().backward()
+            optimizer.step()
+
+        compiled = wrap(step)
+        compiled()
+        compiled()
+        optimizer.param_groups[0]["lr"] = 0.5
+        optimizer.param_groups[0]["eps"] = 1e-3
+        compiled()
+        return weight.detach().numpy(), compiled
+
+    expected, _ = run(torch, lambda step: step)
+    got, compiled = run(autojit, autojit.compile)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    # The first call made the optimizer's state; the executable of the second served the
+    # third, the new rate and eps read where the scheduler (here the caller) put them.
+    assert compiled.stats().recompiles == 0 and compiled.executables[0].calls == 2
+    assert "optimizer.param_groups[0]['lr']" in compiled.forward_ir().splitlines()[0]
+    # dynamic=False keeps them constants: a changed rate traces again.
+    got, fixed = run(autojit, lambda step: autojit.compile(step, dynamic=False))
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert fixed.stats().recompiles == 1 and not fixed.runtime_float_paths
 
 
 def test_dynamic_false_keeps_floats_constant():

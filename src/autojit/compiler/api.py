@@ -360,6 +360,17 @@ class CompiledFunction:
                            "is read on every call from now on")
                 self.runtime_float_paths.add(path)
 
+    def declare_runtime_floats(self, paths: list) -> None:
+        """The floats the walk before a trace found where a class says they change between
+        calls (`_runtime_scalar_attributes`: an optimizer's learning rate, betas, eps, which
+        schedulers set): read on every call from the first trace on, so that the first change
+        traces nothing again; not with dynamic=False, nor those found to be constants."""
+        if self.dynamic is False:
+            return
+        for path in paths:
+            if path not in self._constant_float_paths and ScalarSource.replaceable(path):
+                self.runtime_float_paths.add(path)
+
     def _compile(self, args: tuple):
         """The executable for this call, through the compile stages (stages.py)."""
         self.call_arguments = args  # the schedule stage picks a backend by the tensors' device

@@ -21,7 +21,10 @@ globals its code loads) and records one *observation* per thing the trace may de
 - a tensor: its path (api.py guards the tensors the trace read by identity, shape, dtype,
   requires_grad and hooks);
 - an object reached a second time by another path: that path's identity, so that rebinding
-  either path is seen.
+  either path is seen;
+- the floats under the attributes a class names in `_runtime_scalar_attributes` (an
+  optimizer's `param_groups`): their paths too (`declared_runtime`), which api.py traces as
+  runtime floats from the first trace on.
 
 Library code (the standard library, installed packages, autojit itself) is assumed not to
 change while the program runs; everything else is the program's own state and is walked
@@ -214,6 +217,11 @@ class Walk:
         # nn.Module's _modules, _parameters, _buffers: `model.fc1.weight`, `model[0]`)
         self._attribute_dicts: dict = {}
         self._paths: set = set()
+        # Floats a class says a trace should read on every call (`_runtime_scalar_attributes`:
+        # an optimizer's hyperparameters, which schedulers change): their paths, and the
+        # paths of the attributes they are found under.
+        self.declared_runtime: list = []
+        self._runtime_roots: set = set()
         self._keyed: dict = {}  # id -> the tensors used as dict keys (named after the walk)
         self._limit = limit
         self._walk(roots)
@@ -280,6 +288,9 @@ class Walk:
                 self._observe(path, "symbolic", obj, display)
                 return []
             self._observe(path, "scalar", obj, display)
+            if obj.__class__ is float and self._runtime_roots and any(
+                    path[:end] in self._runtime_roots for end in range(2, len(path))):
+                self.declared_runtime.append(path)
             return []
         if isinstance(obj, Tensor):
             self.tensors.setdefault(id(obj), (path, display, obj))
@@ -362,6 +373,8 @@ class Walk:
             return [((*path, f".{name}"), f"{display}.{name}", getattr(obj, name))
                     for name in named]
         children = []
+        for name in getattr(kind, "_runtime_scalar_attributes", ()):
+            self._runtime_roots.add((*path, f".{name}"))
         attributes = getattr(obj, "__dict__", None)
         if isinstance(attributes, dict):
             children = self._attributes(path, display, obj, attributes)

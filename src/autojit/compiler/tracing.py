@@ -238,6 +238,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             f"it can reach more Python state than the guards check (the walk stopped at "
             f"{before.too_large}, after {len(before.observations)} values); reach less "
             "state from the function (pass what it needs as arguments)")
+    compiled.declare_runtime_floats(before.declared_runtime)
     rng_before = rng_state()
     tensors_before = before.tensors
     graph = Graph()
@@ -561,13 +562,16 @@ def _put_back(placed: list, args: tuple) -> list:
     function made there (`group['lr'] = lr * gamma`, `self.steps += 1`): (path, the value
     written, display), which every run writes again (writebacks.py)."""
     written = []
-    for source, symbol, placement in placed:
+    for source, symbol, _ in placed:  # all read before any is put back
         try:
             current = source.value(args)
         except Exception:  # noqa: BLE001 - the path went away: a structural change
             current = symbol
         if current is not symbol:
             written.append((source.path, current, source.display))
+    # Last placed, first put back: two floats of one tuple (Adam's betas) each placed a
+    # rebuilt tuple over the one before.
+    for source, _, placement in reversed(placed):
         source.put_back(placement)
     return written
 

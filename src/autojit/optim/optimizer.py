@@ -11,6 +11,8 @@ What makes an update compile into one reusable executable:
 - state tensors (momentum buffers, moment estimates, the step count) are ordinary concrete
   tensors, created the first time a parameter is updated (inside the first traced call they are
   made concretely, then captured by the trace like any other tensor the function reaches);
+- the groups' floats (lr, betas, eps, ...) are read on every call of a compiled step
+  (`_runtime_scalar_attributes`), so a scheduler's change traces nothing again;
 - the step count is a tensor, and bias corrections are computed from it in autojit ops, so
   nothing the trace reads changes from one step to the next;
 - `_state_generation` is a Python number on the optimizer that the compile guards read: it
@@ -104,6 +106,11 @@ class Optimizer:
     >>> w
     tensor([1., 2.], requires_grad=True)
     """
+
+    # The floats of the groups (lr, betas, eps, momentum, ...) are what schedulers change
+    # between steps: a compiled step reads them on every call from its first trace, instead
+    # of holding them as constants and tracing again at the first change (compiler/api.py).
+    _runtime_scalar_attributes = ("param_groups",)
 
     def __init__(self, params, defaults: dict):
         self.defaults = defaults

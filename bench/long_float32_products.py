@@ -1,10 +1,12 @@
 """The cost of summing a float32 library product's inner extent in blocks (codegen/cpu/workers.py).
 
 A compiled plan's float32 product that the library computes (fewer than 16 rows or a narrow
-result, where the generated gemm is not used) sums each element's k's in blocks of
+result, where the generated gemm is not used, and every product on a host without AVX-512) sums
+each element's k's, where there are more than FLOAT32_LONG_INNER of them, in blocks of
 FLOAT32_INNER_BLOCK, each one library call into a scratch matrix, accumulated in float64 and
-rounded once; one library call summed them all in one float32 chain. The two run here on the
-same arrays, as the workers run a record, in interleaved rounds: record kind 2 (blocked)
+rounded once; one library call summed them all in one float32 chain. (The MLP rows' k's, 512
+and 256, are now under FLOAT32_LONG_INNER: kind 2 runs them as one call too.) The two run
+here on the same arrays, as the workers run a record, in interleaved rounds: record kind 2 (blocked)
 against kind 0 (one call), on the float32 products of the training benchmarks and of a small
 convolution's weight gradient that take that path. Prints the median microseconds of each,
 their ratio, and each one's largest error against the float64 product.

@@ -37,9 +37,9 @@ MODELS = ("resnet-8", "gpt, 4 layers", "gpt, 8 layers")
 
 def _gpt_step(framework, layers: int, compiled: bool):
     import transformer_step as gpt
+    from gpt_step import configure
 
-    gpt.LAYERS, gpt.D_MODEL, gpt.HEADS, gpt.FEEDFORWARD = layers, 256, 4, 1024
-    gpt.BATCH, gpt.LENGTH = 8, 128
+    configure(layers)
     framework.manual_seed(0)
     step = gpt.make_step(framework, gpt.build(framework.nn, framework))
     step = framework.compile(step) if compiled else step

@@ -7,7 +7,7 @@ than 16 rows: a layer of 8 channels), it summed each element's 4096 terms in one
 chain. Behind BatchNorm the terms cancel (its input gradient sums to zero over each channel),
 so that rounding is most of the result: the gradient of the small ResNet below (inputs of
 mean 3, after one SGD step) was 3.3e-7 from the float64 one compiled, 3.8e-8 eagerly. The
-workers now sum such a product's k's in blocks of 64, in float64 across blocks
+workers now sum such a product's k's (over 1024 of them) in blocks of 64, in float64 across blocks
 (codegen/cpu/workers.py, docs/notes/accurate-numerics.md): 3.4e-8. The test takes about 3 s.
 """
 
@@ -94,7 +94,7 @@ SHAPES = [(8, 4096, 27), (3, 65, 4), (5, 64, 7), (12, 1000, 1), (1, 300, 40)]
 def test_blocked_library_products_compute_alpha_ab_plus_beta_c(shape, transpose_a, transpose_b):
     """Every path of a float32 library product (the workers' records, the Python fallback):
     alpha * a @ b + beta * c, with c unread where beta is 0 (it may hold nan), within the
-    rounding of a sum in blocks of 64."""
+    rounding of a sum in blocks of 64 (one call up to workers.FLOAT32_LONG_INNER k's)."""
     generator = np.random.default_rng(sum(shape))
     a, b = _operands(*shape, transpose_a, transpose_b, generator)
     start = generator.standard_normal((shape[0], shape[2])).astype(np.float32)
@@ -129,3 +129,19 @@ def test_a_long_library_product_is_summed_in_blocks():
     chain = np.add.accumulate(a[:, :, None] * b[None, :, :], axis=1)[:, -1]
     one_chain = np.abs(chain - exact).max()
     assert blocked * 3 < one_chain, (blocked, one_chain)
+
+
+def test_a_product_of_at_most_the_long_inner_extent_is_one_library_call():
+    """A transformer layer's products (k = 256, or 1024 tokens in a weight gradient) are not
+    blocked: one library call, the sums eager's np.matmul of them makes (the same library, one
+    thread), to the bit. Blocked, they took 1.8x the time of one call on an AVX2 host."""
+    if workers.shared() is None or not blas.native_gemm(np.float32):
+        pytest.skip("no native workers here")
+    generator = np.random.default_rng(1)
+    for inner in (workers.FLOAT32_INNER_BLOCK + 1, workers.FLOAT32_LONG_INNER):
+        a, b = _operands(24, inner, 40, False, False, generator)
+        out = np.empty((24, 40), np.float32)
+        with blas.one_thread():
+            blas.run_records(blas.gemm_records(a, b, out, 1.0, 0.0))
+            expected = np.matmul(a, b)
+        np.testing.assert_array_equal(out, expected)

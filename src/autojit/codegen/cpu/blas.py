@@ -269,9 +269,9 @@ def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None, split: bool) -
 
 def _long_float32(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether a float32 product's inner extent is longer than one float32 chain of the
-    library's may be (workers.FLOAT32_INNER_BLOCK)."""
+    library's may be (workers.FLOAT32_LONG_INNER)."""
     return a.dtype == np.float32 and b.dtype == np.float32 and \
-        a.shape[1] > workers.FLOAT32_INNER_BLOCK
+        a.shape[1] > workers.FLOAT32_LONG_INNER
 
 
 def _blocked_product(a: np.ndarray, b: np.ndarray, out: np.ndarray | None,

@@ -18,7 +18,8 @@ A job is a native function `i32 part(ptr argument, i64 index)`; its nonzero resu
 into the job's status. Two such functions are built here: `kernel_part` calls a compiled kernel
 on its part's row of a pointer table, and `gemm_part` calls CBLAS ?gemm (64-bit integers) from
 its part's record (GEMM_RECORD): the function, 0 for float32 or 1 for float64 (2 for float32
-through the library, whose long inner extents it cuts into blocks: FLOAT32_INNER_BLOCK),
+through the library, whose long inner extents, over FLOAT32_LONG_INNER, it cuts into blocks of
+FLOAT32_INNER_BLOCK),
 then the call's arguments in order, the two scalars as float64 bits (blas.gemm_records).
 Linux on x86-64 only (the futex and `pause`); elsewhere `shared()` is None and callers keep
 the Python pool of blas.py.
@@ -65,6 +66,13 @@ GEMM_RECORD_WORDS = len(GEMM_RECORD)
 # matrix of fresh sums, accumulated in float64 and rounded once into c
 # (docs/notes/accurate-numerics.md).
 FLOAT32_INNER_BLOCK = 64
+# ... where the inner extent is longer than this: a product of at most this many k's is one
+# library call, summed as an eager np.matmul of it sums (the same library), as the generated
+# gemm sums it in float32 and as torch's CPU sgemm sums it. The blocks cost the products of a
+# transformer's layers (k = 256 or 1024) 1.8x the time of one call on an AVX2 host, where
+# every product goes through the library; the long k's the product pass makes by folding a
+# batch into k (4096 in a small ResNet's weight gradient) are still blocked.
+FLOAT32_LONG_INNER = 1024
 _CBLAS_TRANSPOSE = 112
 
 _IR = """
@@ -284,7 +292,7 @@ float32:
   %alpha32 = fptrunc double %alpha to float
   %beta32 = fptrunc double %beta to float
   %blocked = icmp eq i64 %kind, 2
-  %long = icmp sgt i64 %inner, {inner_block}
+  %long = icmp sgt i64 %inner, {long_inner}
   %split = and i1 %blocked, %long
   br i1 %split, label %blocks, label %whole
 
@@ -452,7 +460,8 @@ class Workers:
         text = _IR.format(
             prefix=prefix, slots=slots, futex=_SYSCALL_FUTEX, wait=_FUTEX_WAIT_PRIVATE,
             wake=_FUTEX_WAKE_PRIVATE, record=GEMM_RECORD_WORDS, record_loads=_record_loads(),
-            inner_block=FLOAT32_INNER_BLOCK, transpose=_CBLAS_TRANSPOSE)
+            inner_block=FLOAT32_INNER_BLOCK, long_inner=FLOAT32_LONG_INNER,
+            transpose=_CBLAS_TRANSPOSE)
         names = [f"{prefix}_{name}" for name in ("run", "loop", "kernel_part", "gemm_part",
                                                   "nothing")]
         # The engine owns the code; the module is kept alive with this object.

@@ -231,15 +231,17 @@ class SampleRun:
             return
         eager_converter = Converter()
         args, kwargs = sample_call(self.sample)
-        eager_args = eager_converter(_detached(args))
-        eager_kwargs = eager_converter(_detached(kwargs))
+        bases: dict = {}
+        eager_args = eager_converter(_detached(args, bases))
+        eager_kwargs = eager_converter(_detached(kwargs, bases))
         tensors = [m for _, m in eager_converter.tensors.values()]
         with seeded_outside():
             eager = call(self.function, eager_args, eager_kwargs)
         assert eager.error is None, f"eager raised {eager.describe_error()} on detached inputs"
         compiled_converter = Converter()
-        compiled_args = compiled_converter(_detached(args))
-        compiled_kwargs = compiled_converter(_detached(kwargs))
+        bases = {}
+        compiled_args = compiled_converter(_detached(args, bases))
+        compiled_kwargs = compiled_converter(_detached(kwargs, bases))
         originals = [m for _, m in compiled_converter.tensors.values()]
         function = self.function
 
@@ -281,13 +283,22 @@ def _compare_compiled(result, eager, random: bool, tolerance) -> None:
             assert a == b, f"{at}: {a!r}, eager {b!r}"
 
 
-def _detached(value):
+def _detached(value, bases=None):
+    """The sample's values detached; a view stays a view of its (detached) base, whose storage
+    it may reach past its own elements (as_strided's partial views)."""
+    bases = {} if bases is None else bases
     if isinstance(value, torch.Tensor):
-        return value.detach()
+        if value._base is None:
+            return value.detach()
+        base = bases.get(id(value._base))
+        if base is None:
+            base = bases[id(value._base)] = value._base.detach()
+        return base.as_strided(value.shape, value.stride(), value.storage_offset())
     if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
-        return type(value)(_detached(v) for v in value) if not hasattr(value, "_fields") else value
+        return type(value)(_detached(v, bases) for v in value) if not hasattr(value, "_fields") \
+            else value
     if isinstance(value, dict):
-        return {k: _detached(v) for k, v in value.items()}
+        return {k: _detached(v, bases) for k, v in value.items()}
     return value
 
 

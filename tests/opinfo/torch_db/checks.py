@@ -17,6 +17,7 @@ import torch
 
 import autojit
 
+from . import traced_arguments
 from .convert import Converter, dtype_name, flat, is_tensor, to_numpy
 from .resolve import seeded_outside
 
@@ -250,6 +251,18 @@ class SampleRun:
             return function(*_substitute(compiled_args, mapping),
                             **_substitute(compiled_kwargs, mapping))
 
+        if traced_arguments():
+            # The function reaches the tensors through its arguments alone (the closure above
+            # holds them too, so the trace captures them with their data instead).
+            slots = {id(o): _Slot(index) for index, o in enumerate(originals)}
+            args_template = _substitute(compiled_args, slots)
+            kwargs_template = _substitute(compiled_kwargs, slots)
+            del compiled_args, compiled_kwargs, slots
+
+            def step(*inputs):  # noqa: F811 - the other form
+                return function(*_filled(args_template, inputs),
+                                **_filled(kwargs_template, inputs))
+
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
@@ -311,6 +324,27 @@ def _substitute(value, mapping):
         return tuple(_substitute(v, mapping) for v in value)
     if isinstance(value, dict):
         return {k: _substitute(v, mapping) for k, v in value.items()}
+    return value
+
+
+class _Slot:
+    """Where the compiled check's step puts its argument at `index`."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+
+def _filled(value, inputs):
+    if isinstance(value, _Slot):
+        return inputs[value.index]
+    if isinstance(value, list):
+        return [_filled(v, inputs) for v in value]
+    if isinstance(value, tuple) and not isinstance(value, autojit.Size):
+        return tuple(_filled(v, inputs) for v in value)
+    if isinstance(value, dict):
+        return {k: _filled(v, inputs) for k, v in value.items()}
     return value
 
 

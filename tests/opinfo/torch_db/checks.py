@@ -301,7 +301,7 @@ def _detached(value, bases=None):
     it may reach past its own elements (as_strided's partial views)."""
     bases = {} if bases is None else bases
     if isinstance(value, torch.Tensor):
-        if value._base is None:
+        if value._base is None or value._base.dtype != value.dtype:  # a.real: a copy will do
             return value.detach()
         base = bases.get(id(value._base))
         if base is None:

@@ -451,3 +451,26 @@ def test_a_view_decision_follows_the_layout_of_each_calls_argument(program):
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
         np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
     assert len(compiled.executables) <= 2
+
+
+def test_as_strided_of_an_argument_view_reads_its_base_storage():
+    # torch's as_strided of a view addresses its base's storage, past the view's own
+    # elements (OpInfo as_strided.partial_views): the traced view reads the base's storage,
+    # guarded by the base and the view's place in it; gradients reach the view's elements.
+    def function(lib, v):
+        return v.as_strided((2, 2), (1, 2), 10) * 2 + v.as_strided((2,), (3,), 3).sum()
+
+    compiled = autojit.compile(lambda v: function(autojit, v), fullgraph=True)
+    data = np.arange(20.0)
+    base, their_base = autojit.tensor(data), torch.tensor(data)
+    for start in (5, 5, 3):
+        view, their_view = base[start:start + 10], their_base[start:start + 10]
+        mine = compiled(view)
+        np.testing.assert_array_equal(mine.numpy(), function(torch, their_view).numpy())
+        base.mul_(2)
+        their_base.mul_(2)
+    assert compiled.stats().traces == 2 and compiled.stats().eager_calls == 0
+    leaf, their_leaf = base[5:15].requires_grad_(), their_base[5:15].requires_grad_()
+    autojit.compile(lambda v: function(autojit, v).sum())(leaf).backward()
+    function(torch, their_leaf).sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), their_leaf.grad.numpy())

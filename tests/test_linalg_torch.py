@@ -187,6 +187,24 @@ def test_lstsq_of_a_rank_deficient_matrix_is_the_minimum_norm_solution():
         assert ours.residuals.shape == theirs.residuals.shape == (0,)
 
 
+def test_compiled_lstsq_residuals_follow_the_rank_of_each_call():
+    # torch's residuals are empty unless A has full rank: inside a compiled function the
+    # trace decides on the call's ranks, checked on every run, and no call runs eagerly.
+    full, deficient = matrix(6, 3), matrix(6, 3)
+    deficient[:, 2] = deficient[:, 0] + deficient[:, 1]
+    b = matrix(6, 2)
+    compiled = aj.compile(lambda a, b: linalg.lstsq(a, b, driver="gelsd"), fullgraph=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for a in (full, deficient, full):
+            ours = compiled(aj.tensor(a), aj.tensor(b))
+            theirs = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver="gelsd")
+            for mine, reference in zip(ours, theirs, strict=True):
+                assert tuple(mine.shape) == tuple(reference.shape)
+                assert_close(mine, reference, rtol=1e-7, atol=1e-9)
+    assert compiled.stats().eager_calls == 0 and compiled.stats().graph_breaks == 0
+
+
 # ---- gradients --------------------------------------------------------------------------------
 
 def _svd_loss(L, a):

@@ -448,3 +448,25 @@ def test_errors_against_torch(name):
     function = ERRORS[name]
     function.__name__ = name
     check_error(function)
+
+
+def test_compiled_resize_of_a_computed_tensor_is_a_traced_value_of_the_new_size():
+    # As torch.compile traces it: no graph break (fullgraph holds), the leading elements in
+    # row-major order; the elements a growing resize adds are uninitialized in torch (zero
+    # here), so only the old ones are compared. An argument's resize_ breaks the graph.
+    data = np.arange(24.0).reshape(2, 3, 4)
+    cases = [(lambda L, x: x.clone().resize_(4, 5) * 2, 20),
+             (lambda L, x: (x + 1).resize_(3, 3, 3) - 1, 24),
+             (lambda L, x: (x * 1).resize_as_(L.ones(2, 2)), 4)]
+    for function, compared in cases:
+        compiled = autojit.compile(lambda x, function=function: function(autojit, x),
+                                   fullgraph=True)
+        for scale in (1.0, 3.0):
+            mine = compiled(autojit.tensor(data * scale))
+            theirs = function(torch, torch.tensor(data * scale))
+            assert tuple(mine.shape) == tuple(theirs.shape)
+            np.testing.assert_array_equal(mine.numpy().reshape(-1)[:compared],
+                                          theirs.numpy().reshape(-1)[:compared])
+    compiled = autojit.compile(lambda x: x.resize_(2, 2))
+    with pytest.warns(autojit.CompileWarning, match=r"resize_\(\) of an argument"):
+        assert tuple(compiled(autojit.tensor(data)).shape) == (2, 2)

@@ -671,6 +671,26 @@ def layout_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,
                            "traced)")
 
 
+def base_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,
+                    base_reads: dict) -> None:
+    """Each argument view whose base's storage the trace read (as_strided past the view's
+    elements: ir/trace.py's argument_view) stays a view of that base at the same place: a view
+    of another tensor, or elsewhere in it, is another trace."""
+    for entry in graph.inputs:
+        base = base_reads.get(id(entry.value))
+        if base is None or entry.kind != "arg":
+            continue
+        position = arg_positions[graph.arg_inputs.index(entry)]
+        argument = args[position]
+        name = guards.constant(base, "T", f"the base of argument {position}")
+        guards.require(f"args[{position}]._base is {name}",
+                       f"argument {position} is a view of another tensor (as_strided read its "
+                       "base's storage)")
+        guards.require(f"args[{position}].storage_offset() == {argument.storage_offset()!r} and "
+                       f"args[{position}]._data.strides == {argument._data.strides!r}",
+                       f"argument {position} is another view of its base")
+
+
 def written_input_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,
                              first_writes: dict):
     """Conditions for a graph that writes an input (an argument, or a captured tensor while

@@ -42,6 +42,7 @@ from .guards import (
     array_budget_exceeded,
     array_conditions,
     arrays_to_compare,
+    base_conditions,
     data_read_conditions,
     grad_condition,
     layout_conditions,
@@ -280,7 +281,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     constant = ConstantChecks(graph, tracer, tensors_before)
     env.on_value_check = _value_check_hook(compiled, constant)
     for (entry, symbolic), position in zip(symbolic_args, arg_positions):
-        tracer.add_argument(entry, symbolic, args[position]._data)
+        tracer.add_argument(entry, symbolic, args[position]._data, args[position])
     runtime = _runtime_scalars(compiled.runtime_float_paths, before, env)
     for source, symbol in runtime:  # an argument: the function gets the symbol
         if source.path[0] == "args":
@@ -754,6 +755,7 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
             grad_condition(guards, path, tensor, display, display)
     symbolic_conditions(guards, env)
     layout_conditions(guards, args, graph, traced.arg_positions, traced.tracer.layout_reads)
+    base_conditions(guards, args, graph, traced.arg_positions, traced.tracer.base_reads)
     overlap = written_input_conditions(guards, args, graph, traced.arg_positions,
                                        traced.tracer.first_writes)
     guards.build()

@@ -180,6 +180,10 @@ class Tracer:
         # tensor gets it, the graph's values being the conjugated values themselves.
         self.conj_outputs: set = set()
         self._argument_entries: dict = {}  # id(symbolic argument) -> its "arg" Input
+        # id(symbolic argument) -> the real argument; and id(Value) -> the real base of each
+        # argument view whose base's storage as_strided read (guards.py's base_conditions).
+        self._argument_tensors: dict = {}
+        self.base_reads: dict = {}
         # id(Input) of an argument or captured tensor -> how many graph nodes existed when it
         # was first written: reads of other inputs from there on see eager's written memory.
         self.first_writes: dict = {}
@@ -386,10 +390,11 @@ class Tracer:
         """(filename, line) of the user's code that made a symbolic tensor, if known."""
         return self._locations.get(id(tensor._value))
 
-    def add_argument(self, entry: Input, symbolic: Tensor, array) -> None:
+    def add_argument(self, entry: Input, symbolic: Tensor, array, tensor=None) -> None:
         """Register a tensor argument: its graph input, the symbolic tensor standing for it,
-        and the real argument's array."""
+        and the real argument's array (and the real argument)."""
         self.real_arrays[id(symbolic)] = array
+        self._argument_tensors[id(symbolic)] = tensor
         self._real_inputs[id(entry.value)] = array
         self._argument_entries[id(symbolic)] = entry
 
@@ -402,6 +407,19 @@ class Tracer:
         if entry is not None and array.__class__ is np.ndarray and array.ndim >= 2:
             self.layout_reads[id(entry.value)] = entry.value
         return array
+
+    def argument_view(self, symbolic: Tensor):
+        """The real argument a symbolic tensor argument stands for when it is a view of
+        another tensor (None for any other tensor), for as_strided, which reads the base's
+        storage beyond the view's elements as eager does: the trace then depends on that base
+        and the view's place in it, guarded by compiler/guards.py's base_conditions."""
+        entry = self._argument_entries.get(id(symbolic))
+        tensor = self._argument_tensors.get(id(symbolic))
+        if entry is None or tensor is None or tensor._base is None or \
+                tensor._data.__class__ is not np.ndarray:
+            return None
+        self.base_reads[id(entry.value)] = tensor._base
+        return tensor
 
     def eager_layout(self, tensor: Tensor):
         """An array laid out as eager's array for `tensor` (values and dtype not eager's), for

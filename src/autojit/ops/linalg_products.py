@@ -226,9 +226,9 @@ def _full_rank(rank: Tensor, n, driver: str) -> bool:
     if driver == "gels":
         return True
     if rank._data is None:
-        from ..tensor.graph_break import graph_break
-
-        graph_break("linalg.lstsq's residuals (whether A has full rank)")
+        # While tracing: decided on this call's ranks, a check on every run (a split where
+        # the answer differs), as torch's shape depends on it.
+        return bool((rank == n).all())
     return bool((np.asarray(rank.cpu()._data) == n).all())
 
 

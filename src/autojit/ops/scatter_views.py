@@ -18,6 +18,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.once import warn_once
+from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from . import layout
@@ -244,6 +245,9 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # n
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
     flat, own_offset = _storage(input)
+    real = _argument_view(input)
+    if real is not None:  # a traced argument that is a view: its base's storage, as eager's
+        flat, own_offset = _storage(real)
     offset = own_offset if storage_offset is None else int(storage_offset)
     needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
     available = flat.shape[0]
@@ -253,21 +257,34 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # n
                            f"offset {offset}, and itemsize {itemsize} requiring a storage size "
                            f"of {needed * itemsize} are out of bounds for storage of size "
                            f"{available * itemsize}")
-    flat = _with_own_elements(flat, input, own_offset)
+    flat = _with_own_elements(flat, input, own_offset) if real is None else \
+        _with_own_elements(flat, input, own_offset, real._data)
     index = _strided_positions(size, stride, offset, input.device)
     return layout.reshape(index_select(flat, 0, index), size)
 
 
-def _with_own_elements(flat: Tensor, x: Tensor, offset: int) -> Tensor:
+def _argument_view(x: Tensor):
+    """The real argument a traced argument view stands for (None for any other tensor)."""
+    tracer = state.tracer
+    if x._data is not None or tracer is None or not hasattr(tracer, "argument_view"):
+        return None
+    return tracer.argument_view(x)
+
+
+def _with_own_elements(flat: Tensor, x: Tensor, offset: int, array=None) -> Tensor:
     """The storage `flat` of x's base with x's own elements put in at their positions, where x
     requires grad: the storage read from the base carries the base's gradient path, which a
     view made a leaf of its own (`base[5:15].requires_grad_()`) is not on. The values are the
-    same (x shares the base's memory); torch's gradient reaches x's elements and no others."""
-    if x._base is None or not x._requires_grad or x._data is None or \
-            x._data.__class__ is not np.ndarray or x.numel() == 0 or \
-            x.numel() == flat.shape[0]:
+    same (x shares the base's memory); torch's gradient reaches x's elements and no others.
+    `array`: the real array of a traced argument x, whose elements are always put in (the
+    base's storage is read as it was before the call; x's value is its value now)."""
+    if array is None and (x._base is None or not x._requires_grad or x._data is None or
+                          x._data.__class__ is not np.ndarray):
         return flat
-    steps = tuple(s // x._data.itemsize for s in x._data.strides)
+    if x.numel() == 0 or (array is None and x.numel() == flat.shape[0]):
+        return flat
+    array = x._data if array is None else array
+    steps = tuple(s // array.itemsize for s in array.strides)
     positions = _strided_positions(tuple(x.shape), steps, offset, x.device)
     return index_put(flat, layout.reshape(x, -1), layout.unsqueeze(positions, 0), (0,))
 

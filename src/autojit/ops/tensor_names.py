@@ -295,7 +295,7 @@ def resize_(self, *size, memory_format=None) -> Tensor:
     if self._requires_grad and state.grad_enabled:
         raise RuntimeError("cannot resize variables that require grad")
     if self._data is None:
-        graph_break("resize_()", needs_data=False)
+        return _traced_resize(self, size)
     count = int(np.prod(size, dtype=np.int64))
     flat = self._data.reshape(-1) if self._data.flags.c_contiguous else None
     if flat is not None and count <= flat.shape[0]:
@@ -305,6 +305,30 @@ def resize_(self, *size, memory_format=None) -> Tensor:
         old = np.ascontiguousarray(self._data).reshape(-1)
         data[:min(count, old.shape[0])] = old[:count]
         self._data = data.reshape(size)
+    self._bump_version()
+    return self
+
+
+def _traced_resize(self: Tensor, size: tuple) -> Tensor:
+    """resize_ of a value the traced function computed: a new traced value of the new size
+    (its leading elements in row-major order, the new ones zero where eager's are
+    uninitialized), as torch.compile traces a resize. An argument, a captured tensor's
+    storage or a view keeps its size outside the function: a graph break there."""
+    tracer = state.tracer
+    if tracer is None or self._traced_view is not None or self._batched or \
+            tracer.argument_array(self) is not None:
+        graph_break("resize_() of an argument or a view (its storage outside the function)",
+                    needs_data=False)
+    count = int(np.prod(size, dtype=np.int64))
+    flat = layout.reshape(self, -1)
+    have = flat.shape[0]
+    if count <= have:
+        flat = flat[:count]
+    else:
+        from ..tensor.creation import zeros
+
+        flat = layout.cat([flat, zeros(count - have, dtype=self.dtype, device=self.device)])
+    self._value = tracer.value_of(layout.reshape(flat, size))
     self._bump_version()
     return self
 

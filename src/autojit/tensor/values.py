@@ -85,6 +85,10 @@ def tolist(self):
         return data.tolist()
     if tracer is not None and not self._batched and (
             self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
+        if self._dtype.category == dtypes.COMPLEX and tracer.evaluates:
+            # Read on every run as a real tensor's (a symbolic scalar is real: a complex
+            # number, 0-d or an item, is one specialized where Python computes with it).
+            return tracer.read_scalar(self, "tolist")
         _complex_read(self, "Tensor.tolist()")
         return tracer.read_scalar(self, None if self.ndim == 0 else "tolist")
     return self._host("Tensor.tolist()").tolist()

@@ -29,6 +29,13 @@ CI_DTYPES = ("float64", "complex128")
 CI_UNCOMPILED = ("complex128",)
 
 
+def traced_arguments() -> bool:
+    """AUTOJIT_OPINFO_ARGUMENTS=1: the compiled check's function reaches the sample's tensors
+    through its arguments alone, so that the trace sees them as symbolic arguments; by default
+    it also holds them in its closure, and the trace captures them with their data."""
+    return os.environ.get("AUTOJIT_OPINFO_ARGUMENTS", "") not in ("", "0")
+
+
 def full() -> bool:
     return os.environ.get("AUTOJIT_OPINFO_FULL", "") not in ("", "0")
 

@@ -17,6 +17,7 @@ import torch
 
 import autojit
 
+from . import traced_arguments
 from .convert import Converter, dtype_name, flat, is_tensor, to_numpy
 from .resolve import seeded_outside
 
@@ -231,15 +232,17 @@ class SampleRun:
             return
         eager_converter = Converter()
         args, kwargs = sample_call(self.sample)
-        eager_args = eager_converter(_detached(args))
-        eager_kwargs = eager_converter(_detached(kwargs))
+        bases: dict = {}
+        eager_args = eager_converter(_detached(args, bases))
+        eager_kwargs = eager_converter(_detached(kwargs, bases))
         tensors = [m for _, m in eager_converter.tensors.values()]
         with seeded_outside():
             eager = call(self.function, eager_args, eager_kwargs)
         assert eager.error is None, f"eager raised {eager.describe_error()} on detached inputs"
         compiled_converter = Converter()
-        compiled_args = compiled_converter(_detached(args))
-        compiled_kwargs = compiled_converter(_detached(kwargs))
+        bases = {}
+        compiled_args = compiled_converter(_detached(args, bases))
+        compiled_kwargs = compiled_converter(_detached(kwargs, bases))
         originals = [m for _, m in compiled_converter.tensors.values()]
         function = self.function
 
@@ -247,6 +250,18 @@ class SampleRun:
             mapping = {id(o): i for o, i in zip(originals, inputs, strict=True)}
             return function(*_substitute(compiled_args, mapping),
                             **_substitute(compiled_kwargs, mapping))
+
+        if traced_arguments():
+            # The function reaches the tensors through its arguments alone (the closure above
+            # holds them too, so the trace captures them with their data instead).
+            slots = {id(o): _Slot(index) for index, o in enumerate(originals)}
+            args_template = _substitute(compiled_args, slots)
+            kwargs_template = _substitute(compiled_kwargs, slots)
+            del compiled_args, compiled_kwargs, slots
+
+            def step(*inputs):  # noqa: F811 - the other form
+                return function(*_filled(args_template, inputs),
+                                **_filled(kwargs_template, inputs))
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -281,13 +296,22 @@ def _compare_compiled(result, eager, random: bool, tolerance) -> None:
             assert a == b, f"{at}: {a!r}, eager {b!r}"
 
 
-def _detached(value):
+def _detached(value, bases=None):
+    """The sample's values detached; a view stays a view of its (detached) base, whose storage
+    it may reach past its own elements (as_strided's partial views)."""
+    bases = {} if bases is None else bases
     if isinstance(value, torch.Tensor):
-        return value.detach()
+        if value._base is None or value._base.dtype != value.dtype:  # a.real: a copy will do
+            return value.detach()
+        base = bases.get(id(value._base))
+        if base is None:
+            base = bases[id(value._base)] = value._base.detach()
+        return base.as_strided(value.shape, value.stride(), value.storage_offset())
     if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
-        return type(value)(_detached(v) for v in value) if not hasattr(value, "_fields") else value
+        return type(value)(_detached(v, bases) for v in value) if not hasattr(value, "_fields") \
+            else value
     if isinstance(value, dict):
-        return {k: _detached(v) for k, v in value.items()}
+        return {k: _detached(v, bases) for k, v in value.items()}
     return value
 
 
@@ -300,6 +324,27 @@ def _substitute(value, mapping):
         return tuple(_substitute(v, mapping) for v in value)
     if isinstance(value, dict):
         return {k: _substitute(v, mapping) for k, v in value.items()}
+    return value
+
+
+class _Slot:
+    """Where the compiled check's step puts its argument at `index`."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+
+def _filled(value, inputs):
+    if isinstance(value, _Slot):
+        return inputs[value.index]
+    if isinstance(value, list):
+        return [_filled(v, inputs) for v in value]
+    if isinstance(value, tuple) and not isinstance(value, autojit.Size):
+        return tuple(_filled(v, inputs) for v in value)
+    if isinstance(value, dict):
+        return {k: _filled(v, inputs) for k, v in value.items()}
     return value
 
 

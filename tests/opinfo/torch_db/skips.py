@@ -112,36 +112,11 @@ TOLERANCES: dict = {
 
 # What remains of the full run's failures (AUTOJIT_OPINFO_FULL=1), by kind: key "op/dtype" or
 # "op/errors" (torch's error samples). The test expects them to fail, and the full run says
-# when one passes.
-_GRAPH_BREAK = ("the compiled call breaks the graph and runs eagerly (resize_, lstsq's "
-                "residuals depend on the rank)")
-_STORAGE_WHILE_TRACING = (
-    "as_strided reaching past its input's elements into its base's storage (storage_offset=10 "
-    "of base[5:15]) raises in the compiled check: it runs on detached inputs, and a traced "
-    "tensor has no storage beyond its own elements (eager values and gradients agree)")
-
-
-def _complex_keys(*names: str) -> tuple:
-    return tuple(f"{name}/{dtype}" for name in names for dtype in ("complex64", "complex128"))
-
-
-KNOWN_FAILURES = {
-    **dict.fromkeys(("linalg.lstsq.grad_oriented/float32",
-                     "linalg.lstsq.grad_oriented/float64", "linalg.lstsq/float32",
-                     "linalg.lstsq/float64", *_complex_keys("linalg.lstsq",
-                                                            "linalg.lstsq.grad_oriented"),
-                     "resize_/float32", "resize_/float64",
-                     "resize_/complex64", "resize_/complex128", "resize_as_/float32",
-                     "resize_as_/float64", "resize_as_/complex64", "resize_as_/complex128"),
-                    _GRAPH_BREAK),
-    **dict.fromkeys(("as_strided.partial_views/float32", "as_strided.partial_views/float64"),
-                    _STORAGE_WHILE_TRACING),
-}
+# when one passes. The survey of 2026-11-25 (docs/differences.md) found none.
+KNOWN_FAILURES: dict = {}
 
 # The complex samples' failures (complex64 and complex128), apart from the others.
-COMPLEX_FAILURES = {
-    **dict.fromkeys(_complex_keys("as_strided.partial_views"), _STORAGE_WHILE_TRACING),
-}
+COMPLEX_FAILURES: dict = {}
 KNOWN_FAILURES.update(COMPLEX_FAILURES)
 
 # op id (or "op/dtype") -> {check: reason}: a check not run for the op (in that dtype), where

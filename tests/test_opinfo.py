@@ -14,8 +14,9 @@ development machine), is
 
     AUTOJIT_OPINFO_FULL=1 python -m pytest tests/test_opinfo.py -n 2
 
-With AUTOJIT_OPINFO_ARGUMENTS=1 the compiled call gets the sample's tensors as its arguments
-alone, traced symbolically (by default they are captured with their data). What does not run,
+The compiled call gets the sample's tensors as its arguments alone, traced symbolically, as a
+user's compiled function gets them (AUTOJIT_OPINFO_ARGUMENTS=0 captures them with their data
+instead); an op that torch.compile splits at (skips.py's GRAPH_BREAKS) may split. What does not run,
 or fails, is listed with its reason in tests/opinfo/torch_db/skips.py;
 `python -m opinfo.torch_db.survey` (from tests/) counts every sample.
 """

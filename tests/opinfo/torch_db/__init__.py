@@ -30,10 +30,11 @@ CI_UNCOMPILED = ("complex128",)
 
 
 def traced_arguments() -> bool:
-    """AUTOJIT_OPINFO_ARGUMENTS=1: the compiled check's function reaches the sample's tensors
-    through its arguments alone, so that the trace sees them as symbolic arguments; by default
-    it also holds them in its closure, and the trace captures them with their data."""
-    return os.environ.get("AUTOJIT_OPINFO_ARGUMENTS", "") not in ("", "0")
+    """The compiled check's function reaches the sample's tensors through its arguments alone,
+    so that the trace sees them as symbolic arguments, as a user's compiled function gets them;
+    AUTOJIT_OPINFO_ARGUMENTS=0 has it hold them in its closure too, where the trace captures
+    them with their data (the check before 2026-11-25)."""
+    return os.environ.get("AUTOJIT_OPINFO_ARGUMENTS", "1") not in ("", "0")
 
 
 def full() -> bool:

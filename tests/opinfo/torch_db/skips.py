@@ -150,6 +150,13 @@ SKIP_CHECKS = {
 
 SKIPS: dict = {}
 
+# op id -> why its compiled call splits where the op runs, as torch.compile's does by default:
+# the compiled check then compares the values without asking for one graph.
+GRAPH_BREAKS = {
+    "nonzero": "the result's size depends on the input's values (torch.compile also breaks "
+               "the graph there unless capture_dynamic_output_shape_ops is set)",
+}
+
 
 def compare_options(opinfo, dtype: str, random: bool) -> dict:
     """The keyword arguments of checks.SampleRun for `opinfo` in `dtype`."""
@@ -159,4 +166,5 @@ def compare_options(opinfo, dtype: str, random: bool) -> dict:
     normalize = NORMALIZE.get(name)
     return {"random": random or name in UNCOMPARABLE_VALUES,
             "tolerance": TOLERANCES.get(name, {}).get(dtype),
-            "normalize": normalize[0] if normalize else None}
+            "normalize": normalize[0] if normalize else None,
+            "graph_break": GRAPH_BREAKS.get(name)}

@@ -152,10 +152,10 @@ SKIPS: dict = {}
 
 # op id -> why its compiled call splits where the op runs, as torch.compile's does by default:
 # the compiled check then compares the values without asking for one graph.
-GRAPH_BREAKS = {
-    "nonzero": "the result's size depends on the input's values (torch.compile also breaks "
-               "the graph there unless capture_dynamic_output_shape_ops is set)",
-}
+GRAPH_BREAKS = dict.fromkeys(
+    ("nonzero", "argwhere"),
+    "the result's size depends on the input's values (torch.compile also breaks the graph "
+    "there unless capture_dynamic_output_shape_ops is set)")
 
 
 def compare_options(opinfo, dtype: str, random: bool) -> dict:

@@ -10,7 +10,9 @@ Four groups:
   steps (view, reshape, unsqueeze, squeeze, cat and stack of small tensors, item, tolist,
   comparisons), each on tensors of at most 64 elements, timed per call;
 - the per-sample ops of bench/end_to_end.py's augmenting Dataset (a random shift by padding
-  and cropping, a random flip, Gaussian noise), one by one and together, per call;
+  and cropping, a random flip, Gaussian noise; the flip and the noise also of a strided
+  (1, 8, 8) crop of the padded (1, 10, 10) image, as the script runs them), one by one and
+  together, per call;
 - `default_collate` of 64 (sample, label) pairs, per batch;
 - one DataLoader epoch (batch 64, shuffled) over 1,000 samples, per sample: a TensorDataset,
   a user Dataset returning tensors, one returning NumPy arrays, a random_split Subset, and
@@ -116,6 +118,7 @@ def augmentation_cases(module):
     functional = module.nn.functional
     image = module.from_numpy(np.random.default_rng(0).random((1, 8, 8), dtype=np.float32))
     padded = functional.pad(image, (1, 1, 1, 1))
+    crop = padded[:, 1:9, 0:8]  # the script flips and adds noise to such a strided crop
 
     def augment():
         top, left = module.randint(0, 3, (2,)).tolist()
@@ -130,7 +133,9 @@ def augmentation_cases(module):
         "crop padded[:, 1:9, 0:8]": lambda: padded[:, 1:9, 0:8],
         "rand(()).item()": lambda: module.rand(()).item(),
         "flip(-1)": lambda: image.flip(-1),
+        "flip(-1) of the crop": lambda: crop.flip(-1),
         "randn_like(image)": lambda: module.randn_like(image),
+        "randn_like(crop)": lambda: module.randn_like(crop),
         "image + 0.05 * noise": lambda: image + 0.05 * padded[:, 1:9, 1:9],
         "the whole augmentation": augment,
     }

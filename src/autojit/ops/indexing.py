@@ -19,9 +19,9 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.state import state
-from ..tensor.tensor import Tensor, normalize_dim
-from . import batching
+from ..tensor.state import SPECIAL, state
+from ..tensor.tensor import Tensor, normalize_dim, plain_tensor
+from . import batching, registry
 from . import elementwise as ew
 from .index_checks import check_index
 from .layout import FLIP, expand, reshape, squeeze, unsqueeze
@@ -372,6 +372,10 @@ def _index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def flip(x: Tensor, dims) -> Tensor:
     """x with the order of elements reversed along `dims` (a sequence of ints)."""
+    if dims.__class__ is tuple:
+        found = _eager_flip(x, dims)
+        if found is not None:
+            return found
     if not isinstance(dims, (tuple, list)):
         raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not "
                         f"{type(dims).__name__}")
@@ -384,6 +388,38 @@ def flip(x: Tensor, dims) -> Tensor:
     # The layout primitive, not an index of reversed positions: those would need an arange
     # of the extent, which a dynamic trace does not have.
     return bind(FLIP, (x,), {"dims": tuple(sorted(normalized))})
+
+
+_REVERSED = slice(None, None, -1)
+
+
+def _eager_flip(x: Tensor, dims: tuple) -> Tensor | None:
+    """flip's copy made at once, as FLIP's impl makes it, where no node is recorded (grad mode
+    off or x not requiring grad), nothing traces and no VJP chain is recorded, x's data is a
+    NumPy array of a real dtype other than bfloat16 and of one dim or more, and `dims` are
+    distinct ints in range (a random horizontal flip of a data pipeline: bind's dtype rule and
+    operand loop cost twice the copy); None for the general path, which raises torch's errors."""
+    data = x._data
+    if data.__class__ is not np.ndarray or registry.STEP is not None:
+        return None
+    mode = state.dispatch
+    if mode == SPECIAL or (mode and x._requires_grad):
+        return None
+    like = x._dtype
+    ndim = data.ndim
+    if like.category == dtypes.COMPLEX or like is dtypes.bfloat16 or not ndim:
+        return None
+    key = [_ALL] * ndim
+    for dim in dims:
+        if dim.__class__ is not int or not -ndim <= dim < ndim:
+            return None
+        if key[dim] is _REVERSED:  # a repeated dim: the general path's error
+            return None
+        key[dim] = _REVERSED
+    return plain_tensor(data[tuple(key)].copy(), like)
+
+
+_ALL = slice(None)
 
 
 # ---- nonzero and masks ----------------------------------------------------------------------

@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
+from ..tensor import dtypes
 from ..tensor.creation import full
-from ..tensor.tensor import Tensor
+from ..tensor.state import SPECIAL, state
+from ..tensor.tensor import Tensor, plain_tensor
+from . import registry
 from .layout import cat, embed_slice, slice_dims
 
 
@@ -24,6 +29,11 @@ def constant_pad(input: Tensor, pad, value=None) -> Tensor:  # noqa: A002
     the public form, with the other modes."""
     if not isinstance(input, Tensor):
         raise TypeError(f"pad(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if pad.__class__ is tuple and (value is None or value.__class__ in (int, float) and
+                                   value == 0):
+        found = _eager_zero_pad(input, pad)
+        if found is not None:
+            return found
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -57,6 +67,44 @@ def constant_pad(input: Tensor, pad, value=None) -> Tensor:  # noqa: A002
         grown.append(inner + max(left, 0) + max(right, 0))
         placed.append((max(left, 0), max(left, 0) + inner, 1))
     return _padded(slice_dims(input, crop), grown, placed, value)
+
+
+def _eager_zero_pad(x: Tensor, pad: tuple) -> Tensor | None:
+    """Zero padding by non-negative int amounts made at once, as EMBED_SLICE's impl makes it,
+    where no node is recorded (grad mode off or x not requiring grad), nothing traces and no
+    VJP chain is recorded, and x's data is a NumPy array of a real dtype other than bfloat16
+    (a random crop's padding in a data pipeline: the general path's checks and bind cost
+    twice the copy); None for the general path, which raises torch's errors."""
+    data = x._data
+    if data.__class__ is not np.ndarray or registry.STEP is not None:
+        return None
+    mode = state.dispatch
+    if mode == SPECIAL or (mode and x._requires_grad):
+        return None
+    like = x._dtype
+    shape = data.shape
+    ndim = len(shape)
+    pairs = len(pad) // 2
+    if like.category == dtypes.COMPLEX or like is dtypes.bfloat16 or len(pad) % 2 or \
+            pairs > ndim:
+        return None
+    grown, key = list(shape), [_ALL] * ndim
+    for index in range(pairs):
+        left, right = pad[2 * index], pad[2 * index + 1]
+        if left.__class__ is not int or right.__class__ is not int or left < 0 or right < 0:
+            return None
+        dim = ndim - 1 - index
+        extent = shape[dim]
+        grown[dim] = extent + left + right
+        key[dim] = slice(left, left + extent)
+    if not any(pad):
+        return x  # as _padded returns it
+    out = np.zeros(grown, dtype=data.dtype)
+    out[tuple(key)] = data
+    return plain_tensor(out, like)
+
+
+_ALL = slice(None)
 
 
 def _padded(x: Tensor, grown: list, placed: list, value) -> Tensor:

@@ -28,7 +28,15 @@ from .memory_format import (
     preserved_order,
 )
 from .meta import MetaArray
-from .random import RandomDraw, check_floating, check_integer_range, random_tensor
+from .random import (
+    RandomDraw,
+    check_floating,
+    check_integer_range,
+    eager_randint,
+    normal_array,
+    random_tensor,
+    uniform_array,
+)
 from .state import SPECIAL, state
 from .symbolic import as_size, contains_runtime, contains_symbolic
 from .tensor import Tensor, plain_tensor
@@ -535,6 +543,13 @@ def _random_dtype(dtype, name: str, kernel: str) -> dtypes.DType:
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False, layout=None, pin_memory=False) -> Tensor:
     """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
+    if size.__class__ is tuple and high.__class__ is int and low.__class__ is int and \
+            generator is None and dtype is None and device is None and not requires_grad and \
+            state.dispatch != SPECIAL and state.default_device is None:
+        # The data pipeline's call (a random crop's offsets): drawn at once, the same numbers.
+        found = eager_randint(low, high, size)
+        if found is not None:
+            return found
     device = check_device(device)
     if size is None:  # randint(high, size)
         if high is None:
@@ -555,28 +570,29 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                          requires_grad)
 
 
-def _eager_like_draw(kind: str, x: Tensor, generator, dtype, device, requires_grad,
-                     memory_format):
-    """rand_like's and randn_like's draw at once where nothing but x is given, x is a float
-    tensor of the CPU whose preserved format is the contiguous one, and nothing traces (the
+def _eager_like_draw(fill, x: Tensor):
+    """rand_like's or randn_like's values (`fill`: uniform_array or normal_array) drawn at
+    once, for a caller that was given nothing but x, where x is a float tensor of the CPU whose
+    preserved format is the contiguous one and nothing traces or runs under vmap (the
     per-sample noise of a data pipeline), else None: the general path's checks cost several
-    times the draw."""
+    times the draw. The numbers are the general path's, from the same generator."""
     data = x._data
-    if generator is None and dtype is None and device is None and not requires_grad and \
-            memory_format is preserve_format and data.__class__ is np.ndarray and \
-            x._dtype.category == dtypes.FLOATING and state.dispatch != SPECIAL and (
-                data.flags.c_contiguous or preserved_order(data) is None):
-        draw = RandomDraw(kind, data.shape, x._dtype, generators.default_generator)
-        return plain_tensor(draw.draw(), x._dtype)
+    if data.__class__ is np.ndarray and state.dispatch != SPECIAL:
+        like = x._dtype
+        if like.category == dtypes.FLOATING and (data.flags.c_contiguous or
+                                                 preserved_order(data) is None):
+            return plain_tensor(fill(generators.default_generator, data.shape, like.numpy), like)
     return None
 
 
 def rand_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
               layout=None, memory_format=preserve_format) -> Tensor:
     """Uniform samples on [0, 1) shaped like x, on x's device and in its dtype by default."""
-    found = _eager_like_draw("rand", x, generator, dtype, device, requires_grad, memory_format)
-    if found is not None:
-        return found
+    if generator is None and dtype is None and device is None and not requires_grad and \
+            memory_format is preserve_format:
+        found = _eager_like_draw(uniform_array, x)
+        if found is not None:
+            return found
     return _in_format(rand(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
                            device=_like_device(x, device), requires_grad=requires_grad),
                       memory_format, x, "rand_like")
@@ -585,9 +601,11 @@ def rand_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_gr
 def randn_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
                layout=None, memory_format=preserve_format) -> Tensor:
     """Standard normal samples shaped like x, on x's device and in its dtype by default."""
-    found = _eager_like_draw("randn", x, generator, dtype, device, requires_grad, memory_format)
-    if found is not None:
-        return found
+    if generator is None and dtype is None and device is None and not requires_grad and \
+            memory_format is preserve_format:
+        found = _eager_like_draw(normal_array, x)
+        if found is not None:
+            return found
     return _in_format(randn(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
                             device=_like_device(x, device), requires_grad=requires_grad),
                       memory_format, x, "randn_like")

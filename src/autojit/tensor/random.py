@@ -18,6 +18,7 @@ import numbers
 import numpy as np
 
 from . import dtypes
+from . import generator as generator_module
 from .device import check_device, runtime
 from .generator import resolve
 from .graph_break import graph_break
@@ -58,23 +59,16 @@ class RandomDraw:
                 parts *= np.sqrt(0.5).astype(parts.dtype)
             return np.ascontiguousarray(parts).view(numpy_dtype)[..., 0]
         if self.kind == "rand":
-            return rng.random(self.shape).astype(numpy_dtype)
+            return uniform_array(rng, self.shape, numpy_dtype)
         if self.kind == "randn":
-            return rng.standard_normal(self.shape).astype(numpy_dtype)
+            return normal_array(rng, self.shape, numpy_dtype)
         if self.kind == "randint":
             span = self.high - self.low
             if span > _SPAN_BY_SCALING:
                 return rng.integers(self.low, self.high, size=self.shape).astype(numpy_dtype,
                                                                                   copy=False)
-            # floor(u * span) of a uniform u on 53 bits, which is below span for every u
-            # below 1: within 2^-21 of uniform, where Generator.integers' argument handling
-            # costs several times the draw for the few numbers a data pipeline asks for.
-            scaled = rng.random(self.shape)
-            scaled *= span  # in place: a 0-d array's product would be a NumPy scalar
-            values = scaled.astype(np.int64)
-            if self.low:
-                values += self.low
-            return values.astype(numpy_dtype, copy=False)
+            return scaled_integers(rng, self.shape, self.low, span).astype(numpy_dtype,
+                                                                            copy=False)
         if self.kind == "randperm":
             return rng.permutation(self.high).astype(numpy_dtype)
         if self.shape:  # one key per example inside vmap (randomness="different")
@@ -83,6 +77,45 @@ class RandomDraw:
 
     def __repr__(self) -> str:
         return f"RandomDraw({self.kind}, {list(self.shape)}, {self.dtype.name})"
+
+
+def uniform_array(rng, shape: tuple, numpy_dtype) -> np.ndarray:
+    """rand's values: uniform on [0, 1) in double, rounded to the dtype."""
+    return rng.random(shape).astype(numpy_dtype, copy=False)  # a fresh array: no copy
+
+
+def normal_array(rng, shape: tuple, numpy_dtype) -> np.ndarray:
+    """randn's values: standard normal in double, rounded to the dtype."""
+    return rng.standard_normal(shape).astype(numpy_dtype, copy=False)
+
+
+def scaled_integers(rng, shape: tuple, low: int, span: int) -> np.ndarray:
+    """int64 integers on [low, low + span), span at most 2^32: floor(u * span) of a uniform u
+    on 53 bits, which is below span for every u below 1, within 2^-21 of uniform, where
+    Generator.integers' argument handling costs several times the draw for the few numbers a
+    data pipeline asks for."""
+    scaled = rng.random(shape)
+    scaled *= span  # in place: a 0-d array's product would be a NumPy scalar
+    values = scaled.astype(np.int64)
+    if low:
+        values += low
+    return values
+
+
+def eager_randint(low: int, high: int, size: tuple) -> Tensor | None:
+    """randint(low, high, size) of int64 from the CPU's default generator, drawn at once, for
+    a caller that found nothing else asked (no generator, dtype, device or requires_grad, no
+    default device set, the dispatch state not SPECIAL) and low and high Python ints; None
+    where the general path must run (an extent not a non-negative int, a span of none or more
+    than 2^32). The numbers are RandomDraw's: the same stream."""
+    span = high - low
+    if span <= 0 or span > _SPAN_BY_SCALING:
+        return None
+    for extent in size:
+        if extent.__class__ is not int or extent < 0:
+            return None
+    return plain_tensor(scaled_integers(generator_module.default_generator, size, low, span),
+                        dtypes.int64)
 
 
 def random_tensor(draw: RandomDraw, device=None, requires_grad: bool = False) -> Tensor:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tensor import dtypes
 from ..tensor.memory_format import FORMAT_RANKS as _FORMAT_RANKS
 from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor, VersionCounter, plain_tensor
@@ -86,6 +87,23 @@ class LazySource:
             source = middle
         op, attrs = steps[-1]
         return source, op, attrs
+
+
+def direct_real_data(x: Tensor):
+    """x's NumPy data where a direct eager path may make a result of x's real dtype at once
+    (flip, zero pad): nothing traces, no VJP chain is recorded, no node would be recorded (grad
+    mode off or x not requiring grad), and the dtype is real and not bfloat16; else None, for
+    the general path (which also raises torch's errors)."""
+    data = x._data
+    if data.__class__ is not _ndarray or registry.STEP is not None:
+        return None
+    mode = state.dispatch
+    if mode == SPECIAL or (mode and x._requires_grad):
+        return None
+    like = x._dtype
+    if like.category == dtypes.COMPLEX or like is dtypes.bfloat16:
+        return None
+    return data
 
 
 def reshape_view(x: Tensor, shape, op, checked: bool = False, unit_dims: bool = False,

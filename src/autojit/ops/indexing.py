@@ -19,10 +19,11 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.state import SPECIAL, state
+from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim, plain_tensor
-from . import batching, registry
+from . import batching
 from . import elementwise as ew
+from .eager_views import direct_real_data
 from .index_checks import check_index
 from .layout import FLIP, expand, reshape, squeeze, unsqueeze
 from .reduction import extreme, index_of_extreme
@@ -399,16 +400,10 @@ def _eager_flip(x: Tensor, dims: tuple) -> Tensor | None:
     NumPy array of a real dtype other than bfloat16 and of one dim or more, and `dims` are
     distinct ints in range (a random horizontal flip of a data pipeline: bind's dtype rule and
     operand loop cost twice the copy); None for the general path, which raises torch's errors."""
-    data = x._data
-    if data.__class__ is not np.ndarray or registry.STEP is not None:
+    data = direct_real_data(x)
+    if data is None or not data.ndim:
         return None
-    mode = state.dispatch
-    if mode == SPECIAL or (mode and x._requires_grad):
-        return None
-    like = x._dtype
     ndim = data.ndim
-    if like.category == dtypes.COMPLEX or like is dtypes.bfloat16 or not ndim:
-        return None
     key = [_ALL] * ndim
     for dim in dims:
         if dim.__class__ is not int or not -ndim <= dim < ndim:
@@ -416,7 +411,7 @@ def _eager_flip(x: Tensor, dims: tuple) -> Tensor | None:
         if key[dim] is _REVERSED:  # a repeated dim: the general path's error
             return None
         key[dim] = _REVERSED
-    return plain_tensor(data[tuple(key)].copy(), like)
+    return plain_tensor(data[tuple(key)].copy(), x._dtype)
 
 
 _ALL = slice(None)

@@ -15,11 +15,9 @@ import itertools
 
 import numpy as np
 
-from ..tensor import dtypes
 from ..tensor.creation import full
-from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor, plain_tensor
-from . import registry
+from .eager_views import direct_real_data
 from .layout import cat, embed_slice, slice_dims
 
 
@@ -75,18 +73,13 @@ def _eager_zero_pad(x: Tensor, pad: tuple) -> Tensor | None:
     VJP chain is recorded, and x's data is a NumPy array of a real dtype other than bfloat16
     (a random crop's padding in a data pipeline: the general path's checks and bind cost
     twice the copy); None for the general path, which raises torch's errors."""
-    data = x._data
-    if data.__class__ is not np.ndarray or registry.STEP is not None:
+    data = direct_real_data(x)
+    if data is None:
         return None
-    mode = state.dispatch
-    if mode == SPECIAL or (mode and x._requires_grad):
-        return None
-    like = x._dtype
     shape = data.shape
     ndim = len(shape)
     pairs = len(pad) // 2
-    if like.category == dtypes.COMPLEX or like is dtypes.bfloat16 or len(pad) % 2 or \
-            pairs > ndim:
+    if len(pad) % 2 or pairs > ndim:
         return None
     grown, key = list(shape), [_ALL] * ndim
     for index in range(pairs):
@@ -101,7 +94,7 @@ def _eager_zero_pad(x: Tensor, pad: tuple) -> Tensor | None:
         return x  # as _padded returns it
     out = np.zeros(grown, dtype=data.dtype)
     out[tuple(key)] = data
-    return plain_tensor(out, like)
+    return plain_tensor(out, x._dtype)
 
 
 _ALL = slice(None)

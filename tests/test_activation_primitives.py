@@ -62,6 +62,12 @@ def test_values_and_gradients_to_second_order_are_torchs(name, kwargs, dtype):
     # float32 gelu's 1 + erf(x / sqrt 2) cancels below -3 (as torch's own formula does not)
     tolerance = ({"rtol": 2e-3, "atol": 2e-6} if dtype == "float32"
                  else {"rtol": 1e-9, "atol": 1e-15})
+    if name == "gelu" and dtype == "float32":
+        # torch's vectorized float32 gelu gives NaN at +inf on AVX-512 hosts (its scalar loop
+        # and float64 give inf, the limit): autojit's is inf, and that point is left out.
+        at_inf = data == np.inf
+        assert np.all(mine[0][at_inf] == np.inf)
+        theirs[0] = np.where(at_inf, np.inf, theirs[0])
     for got, expected in zip(mine[:3], theirs[:3]):
         np.testing.assert_allclose(got, expected, equal_nan=True, **tolerance)
     assert mine[3:] == theirs[3:]

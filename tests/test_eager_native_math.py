@@ -93,8 +93,13 @@ def test_native_loops_are_the_compiled_kernels_bits(dtype):
         results = compiled(autojit.tensor(x))
     for name, result in zip(functions, results, strict=True):
         eager = getattr(autojit, name)(autojit.tensor(x)).numpy()
-        np.testing.assert_array_equal(eager.view(np.uint8), result.numpy().view(np.uint8),
-                                      err_msg=f"{name} {dtype}")
+        result = result.numpy()
+        # A NaN's sign and payload are not values: LLVM may give another NaN where a kernel
+        # holds other functions too (log1p(-inf) beside log), so NaNs compare by place.
+        np.testing.assert_array_equal(np.isnan(eager), np.isnan(result), err_msg=f"{name}")
+        numbers = ~np.isnan(eager)
+        np.testing.assert_array_equal(eager[numbers].view(np.uint8),
+                                      result[numbers].view(np.uint8), err_msg=f"{name} {dtype}")
 
 
 def test_small_strided_and_other_arrays_keep_numpys_loops():

@@ -112,11 +112,13 @@ def test_blocked_library_products_compute_alpha_ab_plus_beta_c(shape, transpose_
             assert np.all(np.abs(result - expected) <= bound)
 
 
-def test_a_long_library_product_is_summed_in_blocks():
+def test_a_long_library_product_is_summed_in_blocks(monkeypatch):
     """The 8 x 4096 x 27 product of a conv weight gradient behind BatchNorm: one float32
     chain (each product rounded, then added in order, as a loop without blocks sums) is 6.5
     times further from exact than the blocked sum. (np.matmul is no reference: how far its
-    sums are from exact depends on the BLAS kernel the machine's processor gets.)"""
+    sums are from exact depends on the BLAS kernel the machine's processor gets.) The
+    library's path is forced: on AVX-512 hosts the generated gemm would take the product."""
+    monkeypatch.setenv("AUTOJIT_GEMM", "blas")
     if workers.shared() is None or not blas.native_gemm(np.float32):
         pytest.skip("no native workers here")
     generator = np.random.default_rng(0)
@@ -131,10 +133,12 @@ def test_a_long_library_product_is_summed_in_blocks():
     assert blocked * 3 < one_chain, (blocked, one_chain)
 
 
-def test_a_product_of_at_most_the_long_inner_extent_is_one_library_call():
+def test_a_product_of_at_most_the_long_inner_extent_is_one_library_call(monkeypatch):
     """A transformer layer's products (k = 256, or 1024 tokens in a weight gradient) are not
     blocked: one library call, the sums eager's np.matmul of them makes (the same library, one
-    thread), to the bit. Blocked, they took 1.8x the time of one call on an AVX2 host."""
+    thread), to the bit. Blocked, they took 1.8x the time of one call on an AVX2 host. The
+    library's path is forced: on AVX-512 hosts the generated gemm takes these shapes."""
+    monkeypatch.setenv("AUTOJIT_GEMM", "blas")
     if workers.shared() is None or not blas.native_gemm(np.float32):
         pytest.skip("no native workers here")
     generator = np.random.default_rng(1)

@@ -223,6 +223,30 @@ def test_compiled_call_refuses_a_captured_cpu_parameter():
         autojit.compile(lambda x: x + buffer * 2)(autojit.ones(3, device="cuda"))
 
 
+def test_a_function_of_captured_cuda_tensors_alone_refuses_cpu_values():
+    """No argument on the GPU: the first captured CUDA tensor places the trace, and the CPU
+    values made before it (a factory's, an op of CPU tensors) raise eager's error when an op
+    mixes them with it; compiled returned a value where eager raised."""
+    import autojit.nn.functional as F
+
+    weight = autojit.randn(3, 4, device="cuda", requires_grad=True)
+
+    def mixed():
+        return (F.one_hot(autojit.tensor([1, 0]), 3) * weight[0, 0]).sum()
+
+    def scalar_joins():  # a 0-d CPU tensor may join, as in torch
+        return (weight * autojit.tensor(2.0)).sum()
+
+    with pytest.raises(RuntimeError, match=MIXED):
+        mixed()
+    with pytest.raises(RuntimeError, match=MIXED + "$"):
+        autojit.compile(mixed)()
+    f = autojit.compile(scalar_joins)
+    assert f().device.type == "cuda"
+    np.testing.assert_allclose(f().detach().cpu().numpy(), scalar_joins().detach().cpu().numpy(),
+                               rtol=1e-6)
+
+
 def test_compiled_call_accepts_what_eager_accepts():
     import autojit.nn.functional as F
 

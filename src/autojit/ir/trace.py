@@ -45,6 +45,7 @@ from .eager_layout import assigned_grad_layout
 from .graph import Graph, Input, Value
 from .printing import LIST_SPEC
 from .scalars import ScalarGraph, reaches_sinks
+from .trace_devices import Placement
 
 # ---- the tracer -------------------------------------------------------------------------------
 
@@ -298,6 +299,8 @@ class Tracer:
             value = self.graph.add_input(tuple(data.shape), tensor._dtype, "captured", name,
                                          tensor)
             self._known.add(id(value))
+            if self.device is None and data.__class__ is not np.ndarray:
+                self._place_from(tensor, value)
             self._current[key] = value
             self._entries[key] = self.graph.inputs[-1]
             sharing.add(key)
@@ -306,6 +309,14 @@ class Tracer:
         if id(tensor) not in self._touched:
             self._touched[id(tensor)] = _Touched(tensor, self._entries[key])
         return value
+
+    def _place_from(self, tensor: Tensor, value: Value) -> None:
+        """The first device tensor a trace whose call has none captures (a model's parameter
+        on a GPU): the graph runs on its device, and every value made before it was made from
+        CPU tensors alone, so it is one eager keeps on the CPU (trace_devices.py)."""
+        self.device = tensor.device
+        self.placement = Placement(self.device)
+        self.placement.host_values = self._known - {id(value)}
 
     def bind(self, op, inputs: tuple, attrs: dict) -> Tensor:
         operands = [self.value_of(x) if isinstance(x, Tensor) else x for x in inputs]

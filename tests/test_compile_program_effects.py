@@ -274,7 +274,8 @@ def step(x):
             step(autojit.ones(2, 3))
         runs[name] = (namespace["losses"], capsys.readouterr().out)
         if name == "compiled":
-            assert step.stats().compiled_calls == 4
+            # the first call makes SGD's state and runs eagerly (docs/notes/guards.md)
+            assert (step.stats().state_calls, step.stats().compiled_calls) == (1, 3)
     assert runs["compiled"] == runs["eager"]
 
 

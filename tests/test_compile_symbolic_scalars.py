@@ -299,7 +299,7 @@ def test_a_scheduler_stepped_inside_the_step():
     eager, got, eager_state, got_state, compiled = _both(make, calls)
     _same(eager, got)
     _same(eager_state, got_state)
-    assert compiled.stats().compiled_calls == 12
+    assert (compiled.stats().state_calls, compiled.stats().compiled_calls) == (1, 11)
 
 
 def test_recompile_reasons_show_the_new_shape():
@@ -416,4 +416,5 @@ def test_a_progress_bar_postfix_is_written_with_each_calls_text():
             seen.append(read())
         postfixes.append(seen)
     assert postfixes[0] == postfixes[1]
-    assert function.stats().traces == 2 and function.stats().compiled_calls == 6
+    stats = function.stats()  # the first call makes SGD's state, untraced
+    assert (stats.traces, stats.state_calls, stats.compiled_calls) == (1, 1, 5)

@@ -57,7 +57,16 @@ from .nested_arguments import flatten, given_arguments
 from .segments import SegmentedPlan
 from .stages import check_environment, compile_graph, interpret_once, run_stage
 from .stats import CompileHistory, CompileStats, GraphBreakRecord
-from .tracing import EagerCall, GiveUp, ScalarSource, TraceRaised, guard, prune, trace
+from .tracing import (
+    EagerCall,
+    GiveUp,
+    MakesState,
+    ScalarSource,
+    TraceRaised,
+    guard,
+    prune,
+    trace,
+)
 from .vmapped import NOT_BATCHED, call_in_vmap
 
 BACKENDS = ("cpu", "cuda", "eager", "interpreter")
@@ -146,6 +155,9 @@ class CompiledFunction:
         # and those that could not be (the function writes them, or needs their value).
         self.runtime_float_paths: set = set()
         self._constant_float_paths: set = set()
+        # Until the first trace: a first call that makes state an object it reaches keeps (an
+        # optimizer's) runs eagerly instead (tracing.MakesState); later ones are traced.
+        self.first_trace = True
         # The argument shapes (dynamic_shapes.argument_shapes) static executables were traced
         # for: a dynamic trace at those sizes compiles them static at once.
         self._static_shapes: set = set()
@@ -300,6 +312,11 @@ class CompiledFunction:
         except GiveUp as reason:
             self._give_up(str(reason))
             return self._eager(args)
+        except MakesState as reason:
+            config.log("recompiles", f"{self.name()}: the first call runs eagerly: it makes "
+                       f"the state of {reason}")
+            self._stats.state_calls += 1
+            return self.fn(*given_arguments(args))
         except TraceRaised as raised:
             # The trace put back what the call did before it raised: eager's call does it
             # again and raises eager's error, from the user's own frames.
@@ -377,6 +394,9 @@ class CompiledFunction:
         self._stats.traces += 1
         try:
             traced = run_stage(self, "trace", trace, self, args)
+        except MakesState:
+            self._stats.traces -= 1  # nothing was traced
+            raise
         except Exception as error:
             if not self.runtime_float_paths:
                 raise

@@ -142,6 +142,9 @@ def _explain(fn, args: tuple, kwargs: dict) -> ExplainOutput:
         options = {"backend": fn.backend, "dynamic": fn.dynamic}
         fn = fn.user_function()
     compiled = CompiledFunction(fn, fullgraph=False, recompile_limit=8, **options)
+    # A first call that makes an optimizer's state is traced here, not run eagerly as a
+    # compiled function's is: the report shows that graph and says that it serves that call.
+    compiled.first_trace = False
     recorded: list = []
     compiled._history.recording = recorded
     with warnings.catch_warnings():

@@ -24,7 +24,9 @@ globals its code loads) and records one *observation* per thing the trace may de
   either path is seen;
 - the floats under the attributes a class names in `_runtime_scalar_attributes` (an
   optimizer's `param_groups`): their paths too (`declared_runtime`), which api.py traces as
-  runtime floats from the first trace on.
+  runtime floats from the first trace on; and the objects whose `_makes_state_on_call()`
+  says the call will make state they keep (`makes_state`: an optimizer before its first
+  step), which make api.py run a function's first call eagerly.
 
 Library code (the standard library, installed packages, autojit itself) is assumed not to
 change while the program runs; everything else is the program's own state and is walked
@@ -222,6 +224,9 @@ class Walk:
         # paths of the attributes they are found under.
         self.declared_runtime: list = []
         self._runtime_roots: set = set()
+        # The objects that say a call will make state they keep (`_makes_state_on_call()`:
+        # an optimizer before its first step): their displays.
+        self.makes_state: list = []
         self._keyed: dict = {}  # id -> the tensors used as dict keys (named after the walk)
         self._limit = limit
         self._walk(roots)
@@ -375,6 +380,9 @@ class Walk:
         children = []
         for name in getattr(kind, "_runtime_scalar_attributes", ()):
             self._runtime_roots.add((*path, f".{name}"))
+        if getattr(kind, "_makes_state_on_call", None) is not None and \
+                obj._makes_state_on_call():
+            self.makes_state.append(display)
         attributes = getattr(obj, "__dict__", None)
         if isinstance(attributes, dict):
             children = self._attributes(path, display, obj, attributes)

@@ -15,13 +15,16 @@ class CompileStats:
     """The counts of one compiled function (keyword calls included).
 
     calls           calls of the compiled function from outside a trace
-                    (compiled_calls + eager_calls; a call inlined into another compiled
-                    function's trace is counted by that function only)
+                    (compiled_calls + eager_calls + state_calls; a call inlined into another
+                    compiled function's trace is counted by that function only)
     compiled_calls  calls that ran a traced graph (compiled kernels, or the reference
                     interpreter for a trace that serves its own call only)
     eager_calls     calls that ran the Python function eagerly: graph breaks, a function that
                     gave up compiling, backend="eager" or AUTOJIT_DISABLE=1, and the patterns
                     one graph run cannot give (docs/compiler.md)
+    state_calls     first calls run eagerly, untraced, because they make the state an
+                    object keeps (an optimizer's first step): traced, such a call would
+                    serve itself only (docs/notes/guards.md); not a fallback
     traces          times the function was traced (the first compile, each recompile, and a
                     trace that stopped on a graph break)
     recompiles      traces made because no executable's guards held for a call
@@ -40,6 +43,7 @@ class CompileStats:
     calls: int = 0
     compiled_calls: int = 0
     eager_calls: int = 0
+    state_calls: int = 0
     traces: int = 0
     recompiles: int = 0
     graph_breaks: int = 0

@@ -170,6 +170,13 @@ class TraceRaised(Exception):
         self.error = error
 
 
+class MakesState(Exception):
+    """Raised before the first trace: an object the function reaches says the call will make
+    state it keeps (an optimizer before its first step). The trace of such a call changes the
+    structure of what the guards read and serves that call only (guards.md), so api.py runs
+    it eagerly, untraced, and traces the next call."""
+
+
 class _RunEagerly(Exception):
     """Raised inside a trace: this call runs eagerly (without giving up compiling)."""
 
@@ -239,6 +246,9 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             f"it can reach more Python state than the guards check (the walk stopped at "
             f"{before.too_large}, after {len(before.observations)} values); reach less "
             "state from the function (pass what it needs as arguments)")
+    first, compiled.first_trace = compiled.first_trace, False
+    if first and before.makes_state:
+        raise MakesState(", ".join(before.makes_state))
     compiled.declare_runtime_floats(before.declared_runtime)
     rng_before = rng_state()
     tensors_before = before.tensors

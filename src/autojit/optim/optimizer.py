@@ -9,8 +9,9 @@ captured").
 What makes an update compile into one reusable executable:
 
 - state tensors (momentum buffers, moment estimates, the step count) are ordinary concrete
-  tensors, created the first time a parameter is updated (inside the first traced call they are
-  made concretely, then captured by the trace like any other tensor the function reaches);
+  tensors, created the first time a parameter is updated; a compiled step's first call,
+  which would make them, runs eagerly (`_makes_state_on_call`), and the second call's trace
+  captures them like any other tensor the function reaches;
 - the groups' floats (lr, betas, eps, ...) are read on every call of a compiled step
   (`_runtime_scalar_attributes`), so a scheduler's change traces nothing again;
 - the step count is a tensor, and bias corrections are computed from it in autojit ops, so
@@ -187,6 +188,13 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     # ---- gradients and steps ------------------------------------------------------------------
+
+    def _makes_state_on_call(self) -> bool:
+        """Whether a step would make the state it keeps (before the first step: no parameter
+        has any). A compiled training step's first call then runs eagerly: traced, it would
+        change the structure of the state the guards read and serve that call only
+        (compiler/tracing.py, MakesState)."""
+        return not self.state
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the .grad of every parameter: to None (default), or to zeros in place."""

@@ -122,3 +122,34 @@ def test_a_trace_that_creates_optimizer_state_runs_once_on_the_interpreter():
     for mine, reference in zip(compiled_model.parameters(), eager_model.parameters(),
                                strict=True):
         assert mine.flatten().tolist() == pytest.approx(reference.flatten().tolist(), rel=1e-5)
+
+
+def test_the_cyclic_collector_is_paused_while_compiling_and_restored():
+    """A compile's survivors made CPython run full collections in the middle of it (0.12 s
+    each in a process holding torch: stages.without_cycle_collection); it is paused while
+    tracing and compiling, back on after, also when the compile raises, and a program that
+    paused it itself keeps it paused."""
+    import gc
+
+    seen = []
+
+    def double(x):
+        seen.append(gc.isenabled())  # read while the trace runs the function
+        return x * 2
+
+    assert gc.isenabled()
+    autojit.compile(double)(autojit.ones(3))
+    assert seen[0] is False and gc.isenabled()
+
+    def breaks(x):
+        raise ValueError("from the function")
+
+    with pytest.raises(ValueError, match="from the function"):
+        autojit.compile(breaks)(autojit.ones(3))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        autojit.compile(lambda x: x + 1)(autojit.ones(2))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

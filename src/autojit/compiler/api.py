@@ -55,7 +55,13 @@ from .guards import (
 )
 from .nested_arguments import flatten, given_arguments
 from .segments import SegmentedPlan
-from .stages import check_environment, compile_graph, interpret_once, run_stage
+from .stages import (
+    check_environment,
+    compile_graph,
+    interpret_once,
+    run_stage,
+    without_cycle_collection,
+)
 from .stats import CompileHistory, CompileStats, GraphBreakRecord
 from .tracing import (
     EagerCall,
@@ -388,6 +394,7 @@ class CompiledFunction:
             if path not in self._constant_float_paths and ScalarSource.replaceable(path):
                 self.runtime_float_paths.add(path)
 
+    @without_cycle_collection
     def _compile(self, args: tuple):
         """The executable for this call, through the compile stages (stages.py)."""
         self.call_arguments = args  # the schedule stage picks a backend by the tensors' device
@@ -444,6 +451,7 @@ class CompiledFunction:
         self._undo_trace = traced.before.restore
         return executable
 
+    @without_cycle_collection
     def _compile_binding(self, guarded, concrete, generic: bool = True):
         """A dynamic trace's graph at one binding of its sizes, compiled (generic kernels, or
         static ones for a binding called often: dynamic_shapes.STATIC_AFTER)."""

@@ -191,3 +191,23 @@ def test_explain_says_when_a_trace_made_the_optimizers_state():
     assert "served that call only" in first and "optimizer.state" in first
     second = str(autojit.compiler.explain(step)(autojit.ones(2, 3)))
     assert "served that call only" not in second
+
+
+def test_a_condition_on_a_scalar_read_every_call_names_it_as_the_user_does():
+    """SGD's update branches on `momentum != 0`, a float read afresh on every call: its guard
+    line names the group as the step's code does, not the closure cell the guard reads it
+    through (`<cell>.cell_contents.param_groups[0]['momentum']`)."""
+    model = nn.Linear(3, 1)
+    optimizer = autojit.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    @autojit.compile
+    def step(x):
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+    for _ in range(3):
+        step(autojit.ones(2, 3))
+    lines = [line for line in step.guards().splitlines() if "scalar read on every call" in line]
+    assert lines and lines[0].startswith("optimizer.param_groups[0]['momentum'] != 0  # "), lines
+    assert "<cell>" not in step.guards() and "cell_contents" not in step.guards()

@@ -219,6 +219,8 @@ class GuardSet:
             if subject is not None:
                 where = display if display is not None else self._readable("".join(subject))
                 text = where.join(parts)
+            elif display is not None:  # the condition as the user names what it reads
+                text = self._readable(display)
             else:
                 text = "$".join(parts)
             lines.append(f"{text}  # {reason}")
@@ -623,10 +625,15 @@ def symbolic_conditions(guards: GuardSet, env) -> None:
         _, scalar_source = env.runtime[match.group(0)]
         return f"({scalar_source.expression})"
 
+    def runtime_display(match) -> str:  # the same place as the user names it
+        _, scalar_source = env.runtime[match.group(0)]
+        return scalar_source.display
+
     for condition in env.runtime_guards:
-        guards.require(_RUNTIME.sub(runtime_source, _SYMBOL.sub(source, condition)),
+        sized = _SYMBOL.sub(source, condition)
+        guards.require(_RUNTIME.sub(runtime_source, sized),
                        f"a scalar read on every call broke a condition the trace relied on: "
-                       f"{condition}")
+                       f"{condition}", display=_RUNTIME.sub(runtime_display, sized))
 
 
 def separate(written: tuple, others: tuple) -> bool:

@@ -84,8 +84,9 @@ def exact_dtype(numpy_dtype, what: str) -> dtypes.DType:
     found = dtypes._BY_NUMPY.get(np.dtype(numpy_dtype))
     if found is None:
         raise TypeError(f"from_dlpack: {what} of dtype {np.dtype(numpy_dtype)} cannot be shared "
-                        "(autojit tensors hold float64, float32, float16, int64, int32, int16, "
-                        "int8, uint8 or bool)")
+                        "(autojit tensors hold float64, float32, float16, complex128, "
+                        "complex64, int64, int32, int16, int8, uint64, uint32, uint16, uint8 or "
+                        "bool)")
     return found
 
 

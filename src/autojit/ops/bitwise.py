@@ -20,6 +20,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from .elementwise import NO_ATTRS, operand
 from .elementwise_math import not_implemented
+from .limited_rules import UNSIGNED
 from .registry import (
     NOT_DIFFERENTIABLE,
     Elementwise,
@@ -60,23 +61,26 @@ def _right_shift_impl(x, y):
     return np.where(outside, 0, np.right_shift(x, amounts)).astype(x.dtype)
 
 
-def _binary(name: str, kernel: str, impl, bool_allowed: bool = True):
+def _binary(name: str, kernel: str, impl, bool_allowed: bool = True, limited=()):
     return define_op(name=name, arity=2, shape=broadcast_shapes,
                      dtype=_rule_integer(kernel, bool_allowed), impl=impl,
                      vjp=NOT_DIFFERENTIABLE, saves=(),
-                     lowering=Elementwise(f"{name}({{0}}, {{1}})", exact=True))
+                     lowering=Elementwise(f"{name}({{0}}, {{1}})", exact=True),
+                     limited=limited, kernel=kernel)
 
 
-BITWISE_AND = _binary("bitwise_and", "bitwise_and_cpu", np.bitwise_and)
-BITWISE_OR = _binary("bitwise_or", "bitwise_or_cpu", np.bitwise_or)
-BITWISE_XOR = _binary("bitwise_xor", "bitwise_xor_cpu", np.bitwise_xor)
+# torch's and, or and xor take uint16, uint32 and uint64; its shifts and not do not.
+BITWISE_AND = _binary("bitwise_and", "bitwise_and_cpu", np.bitwise_and, limited=UNSIGNED)
+BITWISE_OR = _binary("bitwise_or", "bitwise_or_cpu", np.bitwise_or, limited=UNSIGNED)
+BITWISE_XOR = _binary("bitwise_xor", "bitwise_xor_cpu", np.bitwise_xor, limited=UNSIGNED)
 LEFT_SHIFT = _binary("bitwise_left_shift", "lshift_cpu", _left_shift_impl, bool_allowed=False)
 RIGHT_SHIFT = _binary("bitwise_right_shift", "rshift_cpu", _right_shift_impl,
                       bool_allowed=False)
 BITWISE_NOT = define_op(name="bitwise_not", arity=1, shape=broadcast_shapes,
                         dtype=_rule_integer("bitwise_not_cpu", True), impl=np.invert,
                         vjp=NOT_DIFFERENTIABLE, saves=(),
-                        lowering=Elementwise("bitwise_not({0})", exact=True))
+                        lowering=Elementwise("bitwise_not({0})", exact=True),
+                        kernel="bitwise_not_cpu")
 
 
 def _call2(op, summary: str):
@@ -111,3 +115,4 @@ def bitwise_not(input) -> Tensor:  # noqa: A002 - torch's name
         raise TypeError(f"bitwise_not(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     return bind(BITWISE_NOT, (input,), NO_ATTRS)
+

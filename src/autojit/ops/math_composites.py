@@ -23,6 +23,7 @@ from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .autocast import PROMOTE, autocast_op
 from .elementwise_math import erfc, not_implemented, tensor_argument, trunc
+from .limited_rules import refuse_limited
 from .registry import promoted_dtype
 
 _LN2 = math.log(2.0)
@@ -115,6 +116,7 @@ def frac(input):  # noqa: A002
 def heaviside(input, values):  # noqa: A002
     """Elementwise step function: 0 where x < 0, `values` where x == 0, 1 where x > 0 (and 0 at
     NaN, as torch); not differentiable."""
+    refuse_limited("heaviside_cpu", input, values)
     x = tensor_argument(input, "heaviside", "input", 1)
     values = tensor_argument(values, "heaviside", "values", 2)
     if x.dtype.is_complex or values.dtype.is_complex:
@@ -193,6 +195,7 @@ def _c_name(dtype) -> str:
 @autocast_op(cuda=PROMOTE)
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """`input + value * tensor1 * tensor2`, elementwise with broadcasting."""
+    refuse_limited("addcmul_cpu_out", input, tensor1, tensor2)
     start = tensor_argument(input, "addcmul", "input", 1)
     first = tensor_argument(tensor1, "addcmul", "tensor1", 2)
     second = tensor_argument(tensor2, "addcmul", "tensor2", 3)

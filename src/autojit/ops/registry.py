@@ -22,6 +22,7 @@ from ..tensor import dtypes
 from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor
 from .complex_rules import complex_error
+from .limited_rules import LIMITED, limited_error, refused_dtype
 from .lowering import (  # noqa: F401
     COMBINE_IDENTITY,
     EXTERN_ROLES,
@@ -157,7 +158,7 @@ class Op:
 
     __slots__ = ("name", "shape", "dtype", "impl", "vjp", "jvp", "batch", "saves", "lowering",
                  "view", "grad_name", "node_class", "arity", "float32_scalars", "static_vjp",
-                 "uncast", "complex", "traces_bfloat16")
+                 "uncast", "complex", "traces_bfloat16", "limited", "kernel", "scans_limited")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -169,9 +170,10 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
               view: bool = False, float32_scalars: tuple = (),
               static_vjp: bool | None = None, uncast: tuple = (),
               complex: bool | str | tuple | None = None,  # noqa: A002
-              traces_bfloat16: bool = False) -> Op:
+              traces_bfloat16: bool = False, limited: tuple | None = None,
+              kernel: str | None = None) -> Op:
     """Declare a primitive; every keyword but jvp, batch, grad_name, view, float32_scalars,
-    static_vjp, uncast, complex and traces_bfloat16 is required.
+    static_vjp, uncast, complex, traces_bfloat16, limited and kernel is required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -233,6 +235,11 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
                      if static_vjp is None else static_vjp)
     op.complex = (lowering.__class__ is Layout) if complex is None else complex
     op.traces_bfloat16 = traces_bfloat16
+    op.limited = frozenset(LIMITED if limited is None and lowering.__class__ is Layout
+                           else limited or ())
+    op.kernel = kernel or f"{name}_cpu"
+    # Whether a dispatch with no compute dtype looks for limited dtypes among the inputs.
+    op.scans_limited = not op.limited.issuperset(LIMITED)
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
     op.grad_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
     op.node_class = None
@@ -404,6 +411,11 @@ def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     if tracer is not None:
         if op.complex is not True and _involves_complex(op, inputs, attrs):
             raise complex_error(op, inputs)
+        compute, out_dtype = op.dtype(inputs, attrs)
+        if out_dtype.limited or (compute.limited if compute is not None else op.scans_limited):
+            refused = refused_dtype(op, inputs, compute, out_dtype)
+            if refused is not None:
+                raise limited_error(op, refused)
         # A complex op is traced like a real one: the compiled plan runs it by its impl, since
         # kernels fuse real dtypes only (docs/notes/complex.md).
         if op.lowering.__class__ is Decomposition:
@@ -476,6 +488,10 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
             out_dtype.category == _COMPLEX or (compute.category == _COMPLEX if compute is not None
                                                else _any_complex(inputs))):
         raise complex_error(op, inputs)
+    if out_dtype.limited or (compute.limited if compute is not None else op.scans_limited):
+        refused = refused_dtype(op, inputs, compute, out_dtype)
+        if refused is not None:
+            raise limited_error(op, refused)
     if CUDA_DISPATCH is not None:
         out = CUDA_DISPATCH(op, inputs, attrs)
         if out is not None:
@@ -562,10 +578,13 @@ def _operand_arrays(op: Op, inputs: tuple, compute: dtypes.DType) -> list:
               and position not in op.float32_scalars):
             # torch converts a Python number to the computation's dtype first.
             arrays.append(float(dtypes.round_to_bfloat16(x)))
-        elif x.__class__ is int and compute.category == dtypes.INTEGER:
-            # torch converts a Python int to the computation's dtype, wrapping (uint8 - 1
-            # subtracts 255); NumPy would raise for one out of the dtype's range.
-            arrays.append(dtypes.wrap_integer(x, compute))
+        elif x.__class__ is int:
+            # torch reads a Python int as an int64 or uint64 scalar (OverflowError beyond)
+            # and converts it to the computation's dtype, wrapping (uint8 - 1 subtracts 255);
+            # NumPy would raise for one out of the dtype's range.
+            dtypes.check_int_argument(x)
+            arrays.append(dtypes.wrap_integer(x, compute)
+                          if compute.category == dtypes.INTEGER else x)
         else:
             arrays.append(x)
     return arrays

@@ -244,7 +244,7 @@ CUMMAX_INDICES, CUMMIN_INDICES = (
     define_op(name=f"cum{kind}_indices", arity=1, shape=lambda shape, dim: shape,
               dtype=rule_index, impl=_extreme_index_impl(kind), vjp=NOT_DIFFERENTIABLE, saves=(),
               lowering=Extern("cumulative_extreme", ("data",)),
-              batch=batching.dim_rule("dim"))
+              batch=batching.dim_rule("dim"), kernel=f"cum{kind}_cpu")
     for kind in ("max", "min"))
 
 

@@ -26,6 +26,7 @@ from . import composite, layout
 from . import elementwise as ew
 from .counting import is_traced, runs_traced
 from .indexing import gather
+from .limited_rules import refuse_limited
 from .reduction import amax, amin, argmax, sum_
 from .scans import cumsum
 from .scatter import scatter_add
@@ -158,6 +159,7 @@ def mode(input, dim: int = -1, keepdim: bool = False):  # noqa: A002
     """(values, indices): the most frequent value along `dim` (the smallest of the most
     frequent) and the index of its last occurrence; the gradient goes to that position."""
     x = input
+    refuse_limited("mode_cpu", x)
     if x.ndim == 0:
         normalize_dim(dim, 1)
         from .elementwise import fill_like

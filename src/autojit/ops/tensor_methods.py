@@ -593,6 +593,9 @@ def copy_(self, source, non_blocking: bool = False):
     source = _as_tensor(source)
     if self.is_meta and not source.is_meta:  # copied across devices, as torch's copy_ is
         source = source.to("meta")
+    if self._dtype.limited:  # no addition for uint64: 0 | x is x, and broadcasts as + does
+        return inplace.apply_inplace(
+            self, "copy_", lambda old: ew.fill_like(old, 0) | source.to(old.dtype))
     return inplace.apply_inplace(
         self, "copy_", lambda old: ew.fill_like(old, 0) + source.to(old.dtype))
 

@@ -281,7 +281,7 @@ def _program(t, a, b):
     written[0, 0] = 7
     written[1] = b[0]
     return (products, mask, mixed, chosen, total, floats, ordered, narrowed, a == -1,
-            written, a.t().reshape(-1)[1:])
+            written, a.t().reshape(-1)[1:], t.hash_tensor(floats, 1))
 
 
 def test_compiled_functions_equal_eager_and_torch():
@@ -318,8 +318,8 @@ def test_compiled_refusals_are_torchs_errors():
 # ---- the registry -----------------------------------------------------------------------------
 
 # The primitives computing in uint16, uint32 and uint64, as torch's kernels do (the Layout
-# primitives, which move elements, take any dtype); any other raises torch's
-# NotImplementedError naming its kernel.
+# primitives, which move elements, take any dtype; hash_tensor makes uint64 only); any other
+# raises torch's NotImplementedError naming its kernel.
 TAKING_UNSIGNED = {"cast", "clone", "fill", "mul", "eq", "ne", "where", "isnan", "floor", "trunc",
                    "ceil", "pow", "bitwise_and", "bitwise_or", "bitwise_xor", "any", "all",
                    "index", "index_put", "gather", "argsort"}
@@ -327,11 +327,12 @@ TAKING_UNSIGNED = {"cast", "clone", "fill", "mul", "eq", "ne", "where", "isnan",
 
 def test_the_primitives_taking_unsigned_dtypes_are_torchs():
     found = {name for name, op in REGISTRY.items() if autojit.uint64 in op.limited and
-             op.lowering.__class__.__name__ != "Layout"}
+             op.lowering.__class__.__name__ != "Layout" and name != "hash_tensor"}
     assert found == TAKING_UNSIGNED
+    assert REGISTRY["hash_tensor"].limited == frozenset({autojit.uint64})
     layouts = [op for op in REGISTRY.values() if op.lowering.__class__.__name__ == "Layout"]
     assert all(op.limited == frozenset((autojit.uint16, autojit.uint32, autojit.uint64))
                for op in layouts)
     for name, op in REGISTRY.items():  # the others compute in none of them
-        if name not in TAKING_UNSIGNED and op not in layouts:
+        if name not in TAKING_UNSIGNED and op not in layouts and name != "hash_tensor":
             assert not op.limited, name

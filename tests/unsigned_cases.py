@@ -209,6 +209,7 @@ OPS = {
     "where_0d_i64": "t.where(a == b, a, t.tensor(5))",
     "index_put_mask": "a.clone().index_put_((a == b,), t.tensor(9, dtype=D))",
     "index_put_mask_t": "a.clone().index_put_((a == b,), t.ones(3, dtype=D))",
+    "hash_tensor": "t.hash_tensor(a)", "hash_tensor_f": "t.hash_tensor(a.double())",
     "embedding_1d": "t.nn.functional.embedding(a[0], t.ones(10, 2))",
     "index_by_unsigned": "t.ones(3)[a[0, :1]]",
     "gather_by_unsigned": "t.ones(3).gather(0, a[0, :1])",

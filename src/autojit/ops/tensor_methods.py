@@ -78,7 +78,7 @@ METHODS = {
     "logical_not": ew.logical_not, "isnan": ew.isnan, "where": _where,
     "bitwise_and": bitwise.bitwise_and, "bitwise_or": bitwise.bitwise_or,
     "bitwise_xor": bitwise.bitwise_xor, "bitwise_not": bitwise.bitwise_not,
-    "bitwise_left_shift": bitwise.bitwise_left_shift,
+    "hash_tensor": bitwise.hash_tensor, "bitwise_left_shift": bitwise.bitwise_left_shift,
     "bitwise_right_shift": bitwise.bitwise_right_shift,
     "clone": memory_formats.clone, "square": composite.square, "reciprocal": composite.reciprocal,
     "rsqrt": composite.rsqrt, "exp2": composite.exp2, "log2": composite.log2,

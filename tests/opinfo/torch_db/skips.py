@@ -69,7 +69,6 @@ NOT_APPLICABLE = {
 
 MISSING = {
     "chalf": "complex32 (torch's chalf), a dtype autojit does not have (docs/notes/complex.md)",
-    "hash_tensor": "not yet an autojit op (its result is uint64, a dtype autojit now has)",
 }
 
 _UNINITIALIZED = "the values are uninitialized memory"

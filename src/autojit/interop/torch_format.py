@@ -55,6 +55,7 @@ _TORCH_DTYPES = {
     "uint8": ("u1", "ByteStorage"), "bool": ("?", "BoolStorage"),
     "complex64": ("<c8", "ComplexFloatStorage"), "complex128": ("<c16", "ComplexDoubleStorage"),
     "uint16": ("<u2", None), "uint32": ("<u4", None), "uint64": ("<u8", None),
+    "complex32": ("<f2", None),  # pairs of float16 parts, as torch stores complex32
 }
 _STORAGE_DTYPE = {storage: name for name, (_, storage) in _TORCH_DTYPES.items() if storage}
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
@@ -145,6 +146,10 @@ class _TensorWriter:
             host = data if data.__class__ is np.ndarray else value._host("save")
             bits = np.ascontiguousarray(host, dtype=np.float32).view(np.uint32) >> 16
             return self.new_storage(bits.astype("<u2").reshape(-1), "cpu"), 0, \
+                _contiguous_strides(value.shape)
+        if name == "complex32":  # complex64 holding float16 parts: the parts, as float16
+            parts = np.ascontiguousarray(data, dtype=np.complex64).reshape(-1).view(np.float32)
+            return self.new_storage(parts.astype("<f2"), "cpu"), 0, \
                 _contiguous_strides(value.shape)
         if data.__class__ is not np.ndarray:  # a GPU tensor: its own storage, copied
             return self.new_storage(value._host("save"), f"cuda:{value.device.index or 0}"), \
@@ -314,6 +319,8 @@ class _LoadedStorage:
             raw = raw.view(np.uint8)[:raw.nbytes - raw.nbytes % wanted.itemsize].view(wanted)
         if dtype_name == "bfloat16":  # the high half of a float32, as autojit stores it
             array = (raw.astype(np.uint32) << 16).view(np.float32)
+        elif dtype_name == "complex32":  # float16 parts, stored as complex64
+            array = raw[:raw.size - raw.size % 2].astype(np.float32).view(np.complex64)
         else:
             array = raw.astype(np.dtype(_TORCH_DTYPES[dtype_name][0]).newbyteorder("="))
         found = self.arrays[dtype_name] = (array, dtypes.from_name(dtype_name))

@@ -14,7 +14,7 @@ from ..tensor.tensor import Tensor
 from . import activations, vector_norm
 from . import elementwise as ew
 from .autocast import FP32, autocast_op, float32_inside
-from .limited_rules import refuse_limited
+from .limited_rules import UNSIGNED, refuse_limited
 from .reduction import amax, extreme, normalize_dims, sum_
 from .registry import promoted_dtype
 
@@ -69,11 +69,13 @@ def round(x, *, decimals: int = 0):  # noqa: A001 - torch's name
 
 def reciprocal(x):
     """Elementwise reciprocal, `1 / x` (a float result for integers)."""
+    refuse_limited("reciprocal_cpu", x, taken=UNSIGNED)
     return 1 / x
 
 
 def rsqrt(x):
     """Elementwise reciprocal square root, `1 / sqrt(x)`."""
+    refuse_limited("rsqrt_cpu", x, taken=UNSIGNED)
     return 1 / ew.sqrt(x)
 
 
@@ -81,16 +83,19 @@ def exp2(x):
     """Elementwise base-2 exponential, `2^x`."""
     # pow(2, x), not exp(x ln 2): the product's rounding error, up to |x ln 2| 2**-53, is
     # exp's argument's error, which made results up to 686 ulp off near the ends of the range.
+    refuse_limited("exp2", x, taken=UNSIGNED)
     return ew.pow(2.0, x)
 
 
 def log2(x):
     """Elementwise base-2 logarithm."""
+    refuse_limited("log2_vml_cpu", x, taken=UNSIGNED)
     return _scaled_log(x, _LN2)
 
 
 def log10(x):
     """Elementwise base-10 logarithm."""
+    refuse_limited("log10_vml_cpu", x, taken=UNSIGNED)
     return _scaled_log(x, _LN10)
 
 
@@ -114,6 +119,7 @@ def _floating_only(kernel: str, x) -> None:
 
 def tan(x):
     """Elementwise tangent (radians), `sin(x) / cos(x)`."""
+    refuse_limited("tan_vml_cpu", x, taken=UNSIGNED)
     return ew.sin(x) / ew.cos(x)
 
 
@@ -246,6 +252,9 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if isinstance(dim, bool):  # torch's var(input, unbiased) form
         dim, unbiased = None, dim
+    if x.dtype is dtypes.complex32:  # torch's: the sum of its float16 parts' variances
+        return var(x.real, dim, correction=correction, keepdim=keepdim, unbiased=unbiased) + \
+            var(x.imag, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
     if unbiased is not None:
         correction = 1 if unbiased else 0
     if correction is None:  # torch: None is the default correction

@@ -226,13 +226,16 @@ def nextafter(input, other):  # noqa: A002
 ATAN = _define("atan", 1, rule_float, np.arctan,
                lambda ctx, g: (g / conj(ctx.inputs[0] * ctx.inputs[0] + 1),), (0,),
                "atan({0})", jvp=lambda inputs, tangents, out, attrs: (
-                   tangents[0] / (inputs[0] * inputs[0] + 1)), complex=True)
+                   tangents[0] / (inputs[0] * inputs[0] + 1)), complex=True,
+               kernel="atan_vml_cpu")
 ASIN = _define("asin", 1, rule_float, np.arcsin,
                lambda ctx, g: (g * conj(rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1)),), (0,),
-               "asin({0})", jvp=ew.unary_jvp(lambda x, out: rsqrt(-x * x + 1)), complex=True)
+               "asin({0})", jvp=ew.unary_jvp(lambda x, out: rsqrt(-x * x + 1)), complex=True,
+               kernel="asin_vml_cpu")
 ACOS = _define("acos", 1, rule_float, np.arccos,
                lambda ctx, g: (g * -conj(rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1)),), (0,),
-               "acos({0})", jvp=ew.unary_jvp(lambda x, out: -rsqrt(-x * x + 1)), complex=True)
+               "acos({0})", jvp=ew.unary_jvp(lambda x, out: -rsqrt(-x * x + 1)), complex=True,
+               kernel="acos_vml_cpu")
 
 
 def _atan2_grad(which):

@@ -27,7 +27,7 @@ from . import elementwise as ew
 from .eager_views import direct_real_data
 from .index_checks import check_index
 from .layout import FLIP, expand, reshape, squeeze, unsqueeze
-from .limited_rules import UNSIGNED, not_implemented, refuse_limited
+from .limited_rules import BOTH, COMPLEX32, UNSIGNED, not_implemented, refuse_limited
 from .reduction import extreme, index_of_extreme
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 from .row_accumulation import add_rows
@@ -99,7 +99,7 @@ INDEX = define_op(
     jvp=lambda inputs, tangents, out, attrs: (
         None if tangents[0] is None else bind(INDEX, (tangents[0], inputs[1]), attrs)),
     saves=(1,), lowering=Extern("indexed_gather", ("data", "host_index")),
-    batch=batching.index_rule, complex=True, limited=UNSIGNED)
+    batch=batching.index_rule, complex=True, limited=BOTH)
 
 
 def _index_put_rule(shape, values_shape, index_shape, dims, accumulate):
@@ -172,7 +172,7 @@ def _index_put_dtype(inputs, attrs):
     copy through basic indexing (`x[0] = 5`) does, where setitem uses this op: the public
     index_put_ and the other composites refuse them with torch's errors themselves."""
     dtype = inputs[0]._dtype
-    if attrs["accumulate"] and dtype.limited:
+    if attrs["accumulate"] and dtype.limited and dtype is not dtypes.complex32:
         raise not_implemented("index_put", dtype)
     return None, dtype
 
@@ -180,7 +180,7 @@ def _index_put_dtype(inputs, attrs):
 INDEX_PUT = define_op(name="index_put", arity=3, shape=_index_put_rule, dtype=_index_put_dtype,
                       impl=_index_put_impl, vjp=_index_put_vjp, jvp=_index_put_jvp, saves=(2,),
                       lowering=Extern("indexed_scatter", ("data", "values", "host_index")),
-                      batch=batching.index_put_rule, complex=True, limited=UNSIGNED)
+                      batch=batching.index_put_rule, complex=True, limited=BOTH)
 
 
 def index_tensor(x: Tensor, indices: Tensor, dims) -> Tensor:
@@ -364,7 +364,7 @@ def _take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
 def index_select(x: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """The entries of x at positions `index` (1-D) along `dim`."""
     if x.ndim <= 1:  # torch's kernel for vectors; it copies the slices of a matrix, any dtype
-        refuse_limited("index_select", x)
+        refuse_limited("index_select", x, taken=COMPLEX32)
     return _out(_index_select(x, dim, index), out, "index_select", (x, index))
 
 
@@ -455,7 +455,7 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
 
     The result's shape depends on the data, so while tracing this is a graph break.
     """
-    refuse_limited("nonzero_count_cpu", x)
+    refuse_limited("nonzero_count_cpu", x, taken=COMPLEX32)
     tracer = state.tracer
     if x._data is None and x.ndim > 0 and tracer is not None and tracer.evaluates and \
             not x._batched:
@@ -491,7 +491,7 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
-    refuse_limited("masked_fill", x)
+    refuse_limited("masked_fill", x, taken=COMPLEX32)
     if not x.dtype.is_complex and _imaginary(value):
         # torch converts the value to x's scalar type, refusing to drop an imaginary part.
         c_type = _FIXED_WIDTH.get(x.dtype.name, dtypes.c_type_name(x.dtype))

@@ -1,9 +1,10 @@
 """What the op families' rules need to know about the dtypes torch supports only in part
-(`DType.limited`: uint16, uint32 and uint64): the error of a primitive whose torch kernel does
-not take one (registry.py reads its Op.limited and Op.kernel), and the same check for the
-composites whose torch kernel refuses such a dtype where the primitives they run would not
-(`index_select` on uint64 runs the indexing primitive, which takes it, while torch's
-index_select kernel does not). docs/notes/unsigned-integers.md has the design.
+(`DType.limited`: uint16, uint32, uint64, complex32): the error of a primitive whose torch
+kernel does not take one (registry.py reads its Op.limited and Op.kernel), and the same check
+for the composites whose torch kernel refuses such a dtype where the primitives they run would
+not (`index_select` on uint64 runs the indexing primitive, which takes it, while torch's
+index_select kernel does not). docs/notes/unsigned-integers.md and docs/notes/complex32.md
+have the design.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from ..tensor.tensor import Tensor
 # The dtypes an op computes in by default: none of the limited ones, but for a Layout
 # lowering, which moves elements whatever their type (registry.define_op).
 UNSIGNED = dtypes.UNSIGNED
-LIMITED = UNSIGNED
+COMPLEX32 = (dtypes.complex32,)
+LIMITED = UNSIGNED + COMPLEX32
+BOTH = LIMITED  # an op both kinds take (mul, eq, where, casts, copies, indexing)
 
 
 # torch's error for a kernel that has no loop for a dtype: '"add_stub" not implemented for

@@ -24,7 +24,7 @@ from . import batching
 from .indexing import _zeros, index_put, index_tensor, nonzero
 from .inplace import write_out
 from .layout import cat, expand, reshape, slice_dims
-from .limited_rules import refuse_limited
+from .limited_rules import COMPLEX32, refuse_limited
 from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, broadcast_shapes, define_op
 
 # ---- nonzero_static -----------------------------------------------------------------------------
@@ -116,7 +116,7 @@ def masked_select(x: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """The elements of x where `mask` is True (x and mask broadcast together), as a 1-D tensor
     in C order. Its size depends on the data: while a compiled function is traced, nonzero
     takes the call's count, checked on every run (a split of the graph); make_graph breaks."""
-    refuse_limited("masked_select", x)
+    refuse_limited("masked_select", x, taken=COMPLEX32)
     if not isinstance(mask, Tensor) or mask.dtype is not dtypes.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = _broadcast("masked_select", x, mask)

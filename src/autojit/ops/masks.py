@@ -20,7 +20,7 @@ from . import elementwise as ew
 from .complex_numbers import make_complex
 from .composite import clamp
 from .elementwise_math import SCALAR_TYPE_NAMES, tensor_argument
-from .limited_rules import refuse_limited
+from .limited_rules import COMPLEX32, refuse_limited
 from .reduction import amax, amin, normalize_dims, sum_
 
 
@@ -72,6 +72,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002
     dtype's largest and lowest finite values); integers are copied. The gradient is 0 where a
     value was replaced."""
     x = _tensor(input, "nan_to_num")
+    refuse_limited("nan_to_num", x, taken=dtypes.UNSIGNED)
     if x.dtype.is_complex:  # each part on its own, as torch's
         parts = (nan_to_num(part, nan, posinf, neginf) for part in (x.real, x.imag))
         return make_complex(*parts)
@@ -162,6 +163,7 @@ def equal(input, other) -> bool:  # noqa: A002
     """Whether x and y have the same shape and the same elements, as a Python bool (NaN is not
     equal to itself)."""
     x, y = _tensor(input, "equal"), tensor_argument(other, "equal", "other", 2)
+    refuse_limited("equal_cpu", x, taken=dtypes.UNSIGNED)
     if tuple(x.shape) != tuple(y.shape):
         return False
     return bool((x.detach() == y.detach()).all().item())
@@ -178,7 +180,7 @@ def count_nonzero(input, dim=None):  # noqa: A002
                 raise RuntimeError(f"dim {axis[0]} appears multiple times in the list of dims")
             seen.update(axis)
     if dim is None:  # torch's count of all of x is a kernel of its own, without uint64
-        refuse_limited("nonzero_count_cpu", x)
+        refuse_limited("nonzero_count_cpu", x, taken=COMPLEX32)
     return sum_(x.detach() != 0, dim)
 
 

@@ -297,7 +297,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
 
 def _fill(target: Tensor, name: str, values) -> Tensor:
     """Write `values` (a function of nothing, called once the checks passed) into target."""
-    if target.dtype.limited:  # no addition for uint64: 0 | x is x
+    if target.dtype in dtypes.UNSIGNED:  # no addition for uint64: 0 | x is x
         return inplace.apply_inplace(
             target, name, lambda old: ew.fill_like(old, 0) | ew.cast(values(), old.dtype))
     return inplace.apply_inplace(

@@ -17,7 +17,7 @@ from . import batching
 from .autocast import FP32, FP32_SET_OPT_DTYPE, autocast_op
 from .complex_rules import conj
 from .layout import linear_jvp
-from .limited_rules import UNSIGNED
+from .limited_rules import BOTH
 from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_index
 
 
@@ -281,10 +281,10 @@ def _rule_truth(inputs, attrs):
 
 ANY = _reduction("any", lambda x, dim, keepdim: np.any(x, axis=dim, keepdims=keepdim),
                  _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True), None,
-                 complex=True, limited=UNSIGNED)
+                 complex=True, limited=BOTH)
 ALL = _reduction("all", lambda x, dim, keepdim: np.all(x, axis=dim, keepdims=keepdim),
                  _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("all", "min", logical=True), None,
-                 complex=True, limited=UNSIGNED)
+                 complex=True, limited=BOTH)
 
 
 def _check_nonempty(x: Tensor, name: str, dims: tuple, every: bool) -> None:

@@ -19,9 +19,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.once import warn_once
 from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor
-from .complex_rules import complex_error
+from .complex_rules import complex_error, user_stacklevel
 from .limited_rules import LIMITED, limited_error, refused_dtype
 from .lowering import (  # noqa: F401
     COMBINE_IDENTITY,
@@ -436,6 +437,29 @@ def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
 
 
 _BFLOAT16 = dtypes.bfloat16  # stored as float32: results are rounded (tensor/dtypes.py)
+_COMPLEX32 = dtypes.complex32  # stored as complex64, likewise (docs/notes/complex32.md)
+COMPLEX32_WARNING = dtypes.COMPLEX32_WARNING
+
+
+def complex32_result(values: np.ndarray) -> np.ndarray:
+    """values (complex64) rounded to complex32's float16 parts, with torch's warning, given
+    once per process, that its support of the dtype is experimental."""
+    warn_once(COMPLEX32_WARNING, COMPLEX32_WARNING, UserWarning, stacklevel=user_stacklevel())
+    return dtypes.round_to_complex32(values)
+
+
+def retyped_copy(data: np.ndarray, out_dtype, source: Tensor) -> Tensor:
+    """view_as_real of a complex32 tensor (float16 parts) or view_as_complex of a float16 one:
+    no NumPy view holds one's elements as the other's (complex32 is stored as complex64), so
+    the result is a copy, read-only, whose base is the source: a write through it raises
+    inplace.RETYPED_COPY_ERROR instead of missing the source (docs/notes/complex32.md)."""
+    data = np.array(data)
+    if out_dtype is _COMPLEX32:
+        data = complex32_result(data)
+    data.flags.writeable = False
+    out = Tensor._make(data, out_dtype)
+    out._base = source if source._base is None else source._base
+    return out
 
 
 def _involves_complex(op: Op, inputs: tuple, attrs: dict) -> bool:
@@ -507,7 +531,8 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
                 if x._dtype is compute:
                     arrays.append(x._data)
                     continue
-            elif x.__class__ is float and compute is not _BFLOAT16:
+            elif x.__class__ is float and compute is not _BFLOAT16 and \
+                    compute is not _COMPLEX32:
                 arrays.append(x)
                 continue
             arrays = _operand_arrays(op, inputs, compute)
@@ -531,10 +556,15 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
         result = result.astype(wanted)
     if op.view and np.may_share_memory(result, arrays[0]):
         out = view_tensor(result, out_dtype, op, inputs[0], attrs)
+    elif op.view and (out_dtype is _COMPLEX32) != (inputs[0]._dtype is _COMPLEX32):
+        out = retyped_copy(result, out_dtype, inputs[0])
     else:
         if out_dtype is _BFLOAT16 and not op.view:
             # Computed in float32; a bfloat16 result is rounded, as torch rounds its kernels'.
             result = dtypes.round_to_bfloat16(result)
+        elif out_dtype is _COMPLEX32:
+            # Computed in complex64; a complex32 result's parts are rounded to float16.
+            result = complex32_result(result)
         if plain:  # plain_tensor's body, inlined (every eager op's result)
             out = _new_object(Tensor)
             out._data = result
@@ -573,7 +603,14 @@ def _operand_arrays(op: Op, inputs: tuple, compute: dtypes.DType) -> list:
                 if compute is _BFLOAT16 and not (
                         position == 1 and data.ndim == 0 and 1 in op.float32_scalars):
                     data = dtypes.round_to_bfloat16(data)
+                elif compute is _COMPLEX32:
+                    data = dtypes.round_to_complex32(data)
             arrays.append(data)
+        elif compute is _COMPLEX32 and x.__class__ in (int, float, complex):
+            # torch converts a Python number to complex32 first (`z + 0.0004883` adds 2**-11)
+            if x.__class__ is int:
+                dtypes.check_int_argument(x)
+            arrays.append(complex(dtypes.round_to_complex32(x)))
         elif (compute is _BFLOAT16 and x.__class__ is float
               and position not in op.float32_scalars):
             # torch converts a Python number to the computation's dtype first.

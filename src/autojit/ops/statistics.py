@@ -54,6 +54,11 @@ def _moments(name: str, input, dim, unbiased, keepdim, correction, root: bool):
         correction = 1 if unbiased is None or unbiased else 0
     spread = (composite.std if root else composite.var)(
         input, dim, correction=correction, keepdim=keepdim)
+    if input.dtype is dtypes.complex32:  # torch's kernel of both takes the float16 parts
+        from .complex_numbers import make_complex
+
+        return spread, make_complex(composite.mean(input.real, dim, keepdim),
+                                    composite.mean(input.imag, dim, keepdim))
     return spread, composite.mean(input, dim, keepdim)
 
 

@@ -363,7 +363,7 @@ def setitem(x: Tensor, key, value) -> None:
         # torch writes a number through a mask with masked_fill_, which takes bool masks only.
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            "unsigned char")
-    if x.dtype.limited:
+    if x.dtype.limited and x.dtype is not dtypes.complex32:  # (complex32's kernels take it)
         _refuse_limited_write(x, items, value)
     if value.__class__ is int and x.dtype.category == dtypes.INTEGER:
         # torch reads the number as an int64 first, then converts it as a fill (-1 as uint8

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from . import generator as generators
 from .determinism import uninitialized_fill
 from .device import check_device, runtime
 from .generator import manual_seed  # noqa: F401 - re-exported: autojit.manual_seed
+from .graph_break import user_frame
 from .memory_format import (
     check_format,
     contiguous_format,
@@ -28,6 +30,7 @@ from .memory_format import (
     preserved_order,
 )
 from .meta import MetaArray
+from .once import warn_once
 from .random import (
     RandomDraw,
     check_floating,
@@ -51,6 +54,11 @@ def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=N
     if dtype is dtypes.bfloat16 and data.__class__ is np.ndarray:  # float32 storage holding
         # bfloat16 numbers (dtypes.py)
         data = dtypes.round_to_bfloat16(data)
+    elif dtype is dtypes.complex32 and data.__class__ is np.ndarray:  # complex64 storage of
+        # float16 parts, with torch's warning, given once, as it allocates such a tensor
+        warn_once(dtypes.COMPLEX32_WARNING, dtypes.COMPLEX32_WARNING, UserWarning,
+                  stacklevel=_user_stacklevel())
+        data = dtypes.round_to_complex32(data)
     if device is not None and device.type != "cpu":  # copied to the device by its runtime
         data = runtime(device.type).from_host(data, device.index or 0)
     if requires_grad and dtype.category < dtypes.FLOATING:
@@ -65,6 +73,14 @@ def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=N
     if state.tracer is not None:  # new memory, made anew by every eager call (ir/trace.py)
         state.tracer.fresh[id(result)] = result
     return result
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of a warning given here that names the user's line."""
+    target, frame, level = user_frame(), sys._getframe(1), 1
+    while frame is not None and frame is not target:
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2
 
 
 def _copied_while_tracing(data: np.ndarray, target: dtypes.DType):

@@ -57,6 +57,8 @@ class RandomDraw:
             parts = RandomDraw(self.kind, (*self.shape, 2), self.dtype.to_real(), rng).draw()
             if self.kind == "randn":
                 parts *= np.sqrt(0.5).astype(parts.dtype)
+            if self.dtype is dtypes.complex32:  # float16 parts, stored as complex64
+                parts = parts.astype(np.float32)
             return np.ascontiguousarray(parts).view(numpy_dtype)[..., 0]
         if self.kind == "rand":
             return uniform_array(rng, self.shape, numpy_dtype)

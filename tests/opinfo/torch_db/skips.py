@@ -67,9 +67,7 @@ NOT_APPLICABLE = {
                     _ATEN),
 }
 
-MISSING = {
-    "chalf": "complex32 (torch's chalf), a dtype autojit does not have (docs/notes/complex.md)",
-}
+MISSING: dict = {}
 
 _UNINITIALIZED = "the values are uninitialized memory"
 UNCOMPARABLE_VALUES = {

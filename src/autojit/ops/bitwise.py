@@ -22,6 +22,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
+from . import batching
 from .elementwise import NO_ATTRS, operand
 from .elementwise_math import not_implemented
 from .limited_rules import UNSIGNED
@@ -158,6 +159,7 @@ HASH_TENSOR = define_op(
     name="hash_tensor", arity=1, shape=lambda shape, dim, keepdim: reduced_shape(
         shape, dim, keepdim), dtype=_hash_dtype, impl=_hash_impl, vjp=NOT_DIFFERENTIABLE,
     saves=(), lowering=Extern("xor_reduce", ("data",)), limited=(dtypes.uint64,),
+    batch=batching.reduction_rule,
     complex="\"xor_sum_cpu\" not implemented for '{type}'", kernel="xor_sum_cpu")
 
 

@@ -94,8 +94,6 @@ def test_result_type_of_tensors_zero_dim_tensors_and_python_complex(default):
     torch.set_default_dtype(getattr(torch, default))
     try:
         for first, second in itertools.product(REAL[1:] + COMPLEX, COMPLEX):
-            if "float16" in (first, second):
-                continue  # torch gives complex32 where a float16 meets complex: not autojit's
             for make in (lambda f, d: f.ones(2, dtype=getattr(f, d)),
                          lambda f, d: f.ones((), dtype=getattr(f, d))):
                 for left, right in ((first, second), (second, first)):
@@ -116,10 +114,11 @@ def test_result_type_of_tensors_zero_dim_tensors_and_python_complex(default):
         torch.set_default_dtype(getattr(torch, _name(previous)))
 
 
-def test_float16_meeting_a_complex_scalar_is_refused():
-    # torch computes in complex32 (chalf), which autojit does not have: an error, not a guess.
-    with pytest.raises(RuntimeError, match="complex32"):
-        autojit.ones(2, dtype=autojit.float16) + 1j
+def test_float16_meeting_a_complex_scalar_is_complex32():
+    # torch computes in complex32 (chalf): so does autojit (docs/notes/complex32.md).
+    for scalar in (1j, autojit.tensor(1j)):
+        result = autojit.ones(2, dtype=autojit.float16) * scalar
+        assert result.dtype is autojit.complex32 and result.tolist() == [1j, 1j]
 
 
 def test_can_cast_is_torchs():

@@ -94,13 +94,13 @@ def test_from_numpy_is_zero_copy_both_ways():
 
 @pytest.mark.parametrize("numpy_dtype", [np.float16, np.float32, np.float64, np.int32, np.int64,
                                          np.int16, np.int8, np.uint8, np.bool_, np.complex64,
-                                         np.complex128])
+                                         np.complex128, np.uint16, np.uint32, np.uint64])
 def test_from_numpy_keeps_supported_dtypes(numpy_dtype):
     x = autojit.from_numpy(np.zeros(3, numpy_dtype))
     assert x.dtype.numpy == np.dtype(numpy_dtype)
 
 
-@pytest.mark.parametrize("numpy_dtype", [np.uint16, np.object_])
+@pytest.mark.parametrize("numpy_dtype", [np.longdouble, np.object_])
 def test_from_numpy_rejects_unsupported_dtypes(numpy_dtype):
     with pytest.raises(TypeError, match="can't convert np.ndarray of type"):
         autojit.from_numpy(np.zeros(2, numpy_dtype))

@@ -35,3 +35,17 @@ def test_a_compiled_function_making_a_complex_gpu_tensor_raises_eagers_error():
     for run in (function, autojit.compile(function, fullgraph=True)):
         with pytest.raises(RuntimeError, match="CUDA device has no complex tensors"):
             run(x)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: autojit.ones(2, dtype=autojit.uint64).to("cuda"),
+    lambda: autojit.zeros(2, dtype=autojit.uint16, device="cuda"),
+    lambda: autojit.ones(2, device="cuda").to(autojit.uint32),
+    lambda: autojit.tensor([1j], dtype=autojit.chalf).to("cuda"),
+])
+def test_uint16_to_uint64_and_complex32_stay_on_the_cpu(make):
+    # The CUDA kernels render none of torch's limited-support dtypes (docs/notes/
+    # unsigned-integers.md, docs/notes/complex32.md): refused as complex tensors are.
+    with pytest.raises(Exception, match="CUDA device has no (uint16|uint32|uint64|complex) "
+                                        "tensors|the CUDA backend does not support dtype"):
+        make()

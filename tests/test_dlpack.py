@@ -162,8 +162,10 @@ def test_dlpack_cpu_zero_copy_with_numpy():
     assert x[1, 1].item() == -1.0 and x.__dlpack_device__() == (1, 0)
     with pytest.raises(BufferError, match="Can't export tensors that require gradient"):
         np.from_dlpack(autojit.ones(2, requires_grad=True))
-    with pytest.raises(TypeError, match="dtype uint16 cannot be shared"):
-        autojit.from_dlpack(np.zeros(2, np.uint16))
+    wide = np.array([1, 2 ** 64 - 1], np.uint64)  # the wider unsigned dtypes are shared too
+    shared = autojit.from_dlpack(wide)
+    wide[0] = 7
+    assert shared.dtype is autojit.uint64 and shared.tolist() == [7, 2 ** 64 - 1]
 
 
 def test_dlpack_cpu_zero_copy_with_torch():

@@ -46,18 +46,23 @@ def test_dtypes_both_ways(name):
     np.testing.assert_array_equal(theirs.numpy(), values)
 
 
-def test_dtypes_autojit_lacks_are_widened_or_refused():
+def test_unsigned_bfloat16_and_complex_dtypes_cross_both_ways():
     saved = {"u16": torch.tensor([0, 65535], dtype=torch.uint16),
              "u32": torch.tensor([7, 2 ** 32 - 1], dtype=torch.uint32),
+             "u64": torch.tensor([[1, 2 ** 64 - 1]], dtype=torch.uint64).t(),
              "bf16": torch.tensor([1.5, -2.25], dtype=torch.bfloat16)}
-    with pytest.warns(UserWarning) as warned:
-        loaded = autojit.load(_torch_saved(saved))
-    assert sorted(str(warning.message) for warning in warned) == [
-        f"autojit.load: tensors of torch.{name} load as autojit.{target} (autojit has no {name})"
-        for name, target in (("uint16", "int64"), ("uint32", "int64"))]
-    assert loaded["u16"].dtype is autojit.int64 and loaded["u16"].tolist() == [0, 65535]
-    assert loaded["u32"].tolist() == [7, 2 ** 32 - 1]
+    loaded = autojit.load(_torch_saved(saved))  # uint16 to uint64: torch's untyped storages
+    assert loaded["u16"].dtype is autojit.uint16 and loaded["u16"].tolist() == [0, 65535]
+    assert loaded["u32"].dtype is autojit.uint32 and loaded["u32"].tolist() == [7, 2 ** 32 - 1]
+    assert loaded["u64"].dtype is autojit.uint64 and loaded["u64"].tolist() == [[1],
+                                                                              [2 ** 64 - 1]]
     assert loaded["bf16"].dtype is autojit.bfloat16 and loaded["bf16"].tolist() == [1.5, -2.25]
+    written = io.BytesIO()
+    autojit.save({name: loaded[name] for name in ("u16", "u32", "u64")}, written)
+    written.seek(0)
+    read = torch.load(written)  # weights_only: autojit writes what torch's loader allows
+    for name in ("u16", "u32", "u64"):
+        assert read[name].dtype is saved[name].dtype and torch.equal(read[name], saved[name])
     complex_tensors = autojit.load(_torch_saved(
         {"c64": torch.tensor([1 + 2j, -3j]), "c128": torch.tensor([0.5 - 1j],
                                                                   dtype=torch.complex128)}))

@@ -135,7 +135,7 @@ from .tensor.determinism import (
 from .tensor.device import RUNTIME_LOADERS as _RUNTIME_LOADERS
 from .tensor.device import device, get_default_device, set_default_device
 from .tensor.dtypes import DType as dtype
-from .tensor.dtypes import (  # complex32, uint16, uint32, uint64: named only (MissingDType)
+from .tensor.dtypes import (
     bfloat16,
     cdouble,
     cfloat,

@@ -3,7 +3,9 @@
 Samples cover same shapes, broadcasting, 0-d tensors and Python ints on either side, in bool
 and the integer dtypes (uint8 included: its shifts and NOT differ from the signed ones). Shift
 amounts include negative ones and ones past the width, where the NumPy reference spells out
-torch's rule (0, or the sign for a signed right shift).
+torch's rule (0, or the sign for a signed right shift). hash_tensor's row hashes floats
+(NaN, infinities and signed zeros among them), integers and bools over every dim form torch's
+samples take, its NumPy reference written from torch's docstring.
 """
 
 from __future__ import annotations
@@ -66,6 +68,27 @@ def _binary(name, reference):
                   differentiable=False)
 
 
+def _hash_samples(rng, dtype):
+    if np.dtype(dtype).kind == "f":
+        x = uniform(rng, (3, 4, 2), dtype).astype(dtype)
+        x.reshape(-1)[:5] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+    else:
+        x = _values(rng, (3, 4, 2), dtype)
+    return [Sample((x,)), Sample((x, 1)), Sample((x, (0, -1)), {"keepdim": True}),
+            Sample((x,), {"dim": [2]}), Sample((x[:1, :1, :1].reshape(()),)),
+            Sample((x[:0], 1))]
+
+
+def _hash_reference(x, dim=None, keepdim=False):
+    """torch's docstring: each element upcast to its 64-bit float or integer type, read as
+    uint64 bits, the bits xor-ed together."""
+    x = np.asarray(x)
+    bits = (x.astype(np.float64) if x.dtype.kind == "f" else
+            x.astype(np.int64)).view(np.uint64)
+    axis = None if dim is None else tuple(dim) if isinstance(dim, (tuple, list)) else dim
+    return np.asarray(np.bitwise_xor.reduce(bits, axis=axis, keepdims=keepdim))
+
+
 ROWS = [
     _binary("bitwise_and", np.bitwise_and),
     _binary("bitwise_or", np.bitwise_or),
@@ -80,4 +103,8 @@ ROWS = [
     OpInfo(name="bitwise_right_shift", function=autojit.bitwise_right_shift,
            reference=_shift_reference(False), samples=_shift_samples,
            primitives=("bitwise_right_shift",), dtypes=INTEGERS, differentiable=False),
+    # Not differentiable (a uint64 result); no CUDA row: uint64 tensors stay on the CPU.
+    OpInfo(name="hash_tensor", function=autojit.hash_tensor, reference=_hash_reference,
+           samples=_hash_samples, primitives=("hash_tensor",),
+           dtypes=("bool", "float32", "float64", *INTEGERS), differentiable=False, cuda=False),
 ]

@@ -299,7 +299,8 @@ def _sum_without_graph(current: Tensor, grad: Tensor) -> Tensor:
     data, other = current._data, grad._data
     dtype = current._dtype
     if data.__class__ is _ndarray and other.__class__ is _ndarray and \
-            grad._dtype is dtype and dtype is not _BFLOAT16 and data.shape == other.shape:
+            grad._dtype is dtype and dtype is not _BFLOAT16 and dtype is not _COMPLEX32 and \
+            data.shape == other.shape:
         total = _add(data, other)
         if total.__class__ is not _ndarray:  # 0-d operands give a NumPy scalar
             total = _asarray(total)
@@ -308,6 +309,7 @@ def _sum_without_graph(current: Tensor, grad: Tensor) -> Tensor:
 
 
 _ndarray, _asarray, _add, _BFLOAT16 = np.ndarray, np.asarray, np.add, dtypes.bfloat16
+_COMPLEX32 = dtypes.complex32
 
 
 def _output_count(node: Node) -> int:
@@ -342,6 +344,8 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
         current._data += grad._data
         if current._dtype is dtypes.bfloat16:  # float32 storage of bfloat16 numbers
             current._data[...] = dtypes.round_to_bfloat16(current._data)
+        elif current._dtype is _COMPLEX32:  # complex64 storage of float16 parts
+            current._data[...] = dtypes.round_to_complex32(current._data)
         current._bump_version()
     elif tracer is not None and current._data is not None and not current.requires_grad:
         # Traced: added into the tensor .grad holds, in place, as eager adds: a .grad the

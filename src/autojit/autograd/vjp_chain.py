@@ -37,6 +37,7 @@ _ndarray = np.ndarray
 _DEFAULT_FLOAT = dtypes._default_float  # [the default dtype]: results of int ops promoted
 _asarray = np.asarray
 _BFLOAT16 = dtypes.bfloat16
+_COMPLEX32 = dtypes.complex32
 # The entries of a node class's table besides chains: a signature seen once (recorded when it
 # comes again, so that shapes seen once cost no recording), and one whose chain would not be
 # faithful (its nodes run the rule as usual).
@@ -219,7 +220,8 @@ class _Recorder:
                     return
                 references.append(("constant", len(self.constants)))
                 self.constants.append(x)
-        if out._dtype is _BFLOAT16 or out._data.__class__ is not _ndarray:
+        if out._dtype is _BFLOAT16 or out._dtype is _COMPLEX32 or \
+                out._data.__class__ is not _ndarray:  # (rounded after the impl)
             self.faithful = False
             return
         self.steps.append((op, attrs or None, references, len(references), out._dtype.numpy))

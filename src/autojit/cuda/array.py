@@ -223,6 +223,12 @@ class CudaArray:
             raise RuntimeError(f"autojit's CUDA device has no complex tensors: a {array.dtype} "
                                "tensor cannot be copied to a GPU (complex tensors stay on the "
                                "CPU)")
+        if array.dtype.kind == "u" and array.dtype.itemsize > 1:
+            # uint16, uint32, uint64: torch's limited support, which the CUDA kernels do not
+            # render (docs/notes/unsigned-integers.md); they stay on the CPU as complex ones do.
+            raise RuntimeError(f"autojit's CUDA device has no {array.dtype} tensors: they cannot "
+                               "be copied to a GPU (uint16, uint32 and uint64 tensors stay on "
+                               "the CPU)")
         result = cls(array.shape, array.dtype, device_index=device_index)
         if array.size:
             result.flat.copy_to_device(array.reshape(-1))

@@ -40,6 +40,9 @@ def check_exportable(x: Tensor) -> None:
         # Its storage is float32 (tensor/dtypes.py): there is no bfloat16 memory to share.
         raise BufferError("bfloat16 tensors cannot be exported: autojit stores their values as "
                           "float32; convert with .float() first")
+    if x._dtype is dtypes.complex32:  # likewise: complex64 storage (docs/notes/complex32.md)
+        raise BufferError("complex32 tensors cannot be exported: autojit stores their values "
+                          "as complex64; convert with .cfloat() first")
     if x._requires_grad:
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
     if x._is_conj:
@@ -84,8 +87,9 @@ def exact_dtype(numpy_dtype, what: str) -> dtypes.DType:
     found = dtypes._BY_NUMPY.get(np.dtype(numpy_dtype))
     if found is None:
         raise TypeError(f"from_dlpack: {what} of dtype {np.dtype(numpy_dtype)} cannot be shared "
-                        "(autojit tensors hold float64, float32, float16, int64, int32, int16, "
-                        "int8, uint8 or bool)")
+                        "(autojit tensors hold float64, float32, float16, complex128, "
+                        "complex64, int64, int32, int16, int8, uint64, uint32, uint16, uint8 or "
+                        "bool)")
     return found
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import io
 import struct
 import sys
-import warnings
 import zipfile
 from collections import OrderedDict
 
@@ -45,7 +44,9 @@ __all__ = ["save_torch", "load_torch_zip", "load_legacy", "torch_zip_folder",
            "TENSOR_CLASSES", "NotData"]
 
 _ALIGNMENT = 64
-# torch's dtypes: name -> (NumPy dtype of the stored bytes, the storage class torch pickles).
+# torch's dtypes: name -> (NumPy dtype of the stored bytes, the storage class torch pickles;
+# None for the dtypes torch has no typed storage class of, whose tensors it writes as
+# _rebuild_tensor_v3 calls naming the dtype over an UntypedStorage of bytes).
 _TORCH_DTYPES = {
     "float32": ("<f4", "FloatStorage"), "float64": ("<f8", "DoubleStorage"),
     "float16": ("<f2", "HalfStorage"), "bfloat16": ("<u2", "BFloat16Storage"),
@@ -54,10 +55,9 @@ _TORCH_DTYPES = {
     "uint8": ("u1", "ByteStorage"), "bool": ("?", "BoolStorage"),
     "complex64": ("<c8", "ComplexFloatStorage"), "complex128": ("<c16", "ComplexDoubleStorage"),
     "uint16": ("<u2", None), "uint32": ("<u4", None), "uint64": ("<u8", None),
+    "complex32": ("<f2", None),  # pairs of float16 parts, as torch stores complex32
 }
 _STORAGE_DTYPE = {storage: name for name, (_, storage) in _TORCH_DTYPES.items() if storage}
-# What a torch dtype autojit lacks loads as.
-_WIDENED = {"uint16": "int64", "uint32": "int64", "uint64": "int64"}
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
 
@@ -73,6 +73,7 @@ class _Storage:
 
     def __init__(self, key: str, array: np.ndarray, location: str):
         self.key, self.array, self.location = key, array, location
+        self.untyped = False  # an UntypedStorage: its size counted in bytes
 
 
 class _TensorWriter:
@@ -117,13 +118,20 @@ class _TensorWriter:
             raise NotData(f"autojit.save: a {type(value).__name__} (at {where}) is not data")
         name = value.dtype.name
         storage, offset, stride = self.storage_of(value, name)
-        persistent = ("storage", Global("torch", _TORCH_DTYPES[name][1]), storage.key,
-                      storage.location, int(storage.array.size))
+        storage_class = _TORCH_DTYPES[name][1]
+        if storage_class is None:  # bytes, their dtype named by the rebuild call (uint64)
+            storage.untyped = True
+            persistent = ("storage", Global("torch.storage", "UntypedStorage"), storage.key,
+                          storage.location, int(storage.array.nbytes))
+        else:
+            persistent = ("storage", Global("torch", storage_class), storage.key,
+                          storage.location, int(storage.array.size))
         persistent = PersistentId(persistent + (None,) if self.legacy else persistent)
-        rebuilt = Call(Global("torch._utils", "_rebuild_tensor_v2"),
-                       (persistent, offset, tuple(value.shape), stride,
-                        bool(value.requires_grad), Call(Global("collections", "OrderedDict"),
-                                                        ())))
+        arguments = (persistent, offset, tuple(value.shape), stride, bool(value.requires_grad),
+                     Call(Global("collections", "OrderedDict"), ()))
+        rebuilt = Call(Global("torch._utils", "_rebuild_tensor_v2"), arguments) \
+            if storage_class is not None else \
+            Call(Global("torch._utils", "_rebuild_tensor_v3"), (*arguments, Global("torch", name)))
         for flag, cls in TENSOR_CLASSES.items():
             if flag == "parameter" and isinstance(value, cls):
                 return Call(Global("torch._utils", "_rebuild_parameter"),
@@ -138,6 +146,10 @@ class _TensorWriter:
             host = data if data.__class__ is np.ndarray else value._host("save")
             bits = np.ascontiguousarray(host, dtype=np.float32).view(np.uint32) >> 16
             return self.new_storage(bits.astype("<u2").reshape(-1), "cpu"), 0, \
+                _contiguous_strides(value.shape)
+        if name == "complex32":  # complex64 holding float16 parts: the parts, as float16
+            parts = np.ascontiguousarray(data, dtype=np.complex64).reshape(-1).view(np.float32)
+            return self.new_storage(parts.astype("<f2"), "cpu"), 0, \
                 _contiguous_strides(value.shape)
         if data.__class__ is not np.ndarray:  # a GPU tensor: its own storage, copied
             return self.new_storage(value._host("save"), f"cuda:{value.device.index or 0}"), \
@@ -252,7 +264,7 @@ def _save_legacy(pickled: bytes, tensors: _TensorWriter, handle, protocol: int) 
     handle.write(small_pickle([storage.key for storage in storages]))
     for storage in storages:
         array = np.ascontiguousarray(storage.array)
-        handle.write(struct.pack("<q", array.size))
+        handle.write(struct.pack("<q", array.nbytes if storage.untyped else array.size))
         handle.write(_bytes_of(array))
 
 
@@ -274,13 +286,6 @@ class _StorageType:
 
     def __init__(self, dtype_name: str):
         self.dtype_name = dtype_name
-
-
-class _MissingDType:
-    """A torch dtype autojit lacks, named in a file (tensors of it are widened on load)."""
-
-    def __init__(self, name: str):
-        self.name = name
 
 
 class _Marker:
@@ -312,17 +317,13 @@ class _LoadedStorage:
         if dtype_name != self.dtype_name:  # an untyped storage's bytes
             wanted = np.dtype(_TORCH_DTYPES[dtype_name][0]).newbyteorder(raw.dtype.byteorder)
             raw = raw.view(np.uint8)[:raw.nbytes - raw.nbytes % wanted.itemsize].view(wanted)
-        target = _WIDENED.get(dtype_name, dtype_name)
         if dtype_name == "bfloat16":  # the high half of a float32, as autojit stores it
             array = (raw.astype(np.uint32) << 16).view(np.float32)
-        elif dtype_name == "uint64" and raw.size and raw.max() >= 2 ** 63:
-            raise RuntimeError("autojit.load: a torch.uint64 tensor holds values beyond int64")
+        elif dtype_name == "complex32":  # float16 parts, stored as complex64
+            array = raw[:raw.size - raw.size % 2].astype(np.float32).view(np.complex64)
         else:
-            array = raw.astype(np.dtype(_TORCH_DTYPES[target][0]).newbyteorder("="))
-        if target != dtype_name:
-            warnings.warn(f"autojit.load: tensors of torch.{dtype_name} load as autojit.{target} "
-                          f"(autojit has no {dtype_name})", stacklevel=4)
-        found = self.arrays[dtype_name] = (array, dtypes.from_name(target))
+            array = raw.astype(np.dtype(_TORCH_DTYPES[dtype_name][0]).newbyteorder("="))
+        found = self.arrays[dtype_name] = (array, dtypes.from_name(dtype_name))
         return found
 
 
@@ -355,8 +356,7 @@ class _TorchReader:
         for storage, name in _STORAGE_DTYPE.items():
             allowed[f"torch.{storage}"] = _StorageType(name)
         for name in _TORCH_DTYPES:
-            allowed[f"torch.{name}"] = dtypes.from_name(name) if name in dtypes.__dict__ and \
-                isinstance(dtypes.__dict__[name], dtypes.DType) else _MissingDType(name)
+            allowed[f"torch.{name}"] = dtypes.from_name(name)
         return allowed
 
     def load(self, pickled: bytes, weights_only: bool = True, options: dict | None = None):
@@ -407,7 +407,7 @@ class _TorchReader:
         if not isinstance(storage, _LoadedStorage):
             raise UnpicklingError("autojit.load: a tensor without a storage")
         name = storage.dtype_name if dtype is None else \
-            (dtype.name if isinstance(dtype, (dtypes.DType, _MissingDType)) else None)
+            (dtype.name if isinstance(dtype, dtypes.DType) else None)
         if name is None:
             raise UnpicklingError(f"autojit.load: bad tensor dtype {dtype!r}")
         array, autojit_dtype = storage.as_dtype(name)

@@ -126,9 +126,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     _check_tensor("embedding", "indices", input)
     _check_tensor("embedding", "weight", weight)
     if input.dtype not in (dtypes.int64, dtypes.int32):
+        # torch names a dtype without a legacy tensor class (uint16) by its dispatch type
+        given = f"CPU{dtypes.scalar_type_name(input.dtype)}Type" if input.dtype.limited else \
+            typename(input)
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
-                           f"{typename(input)} instead (while checking arguments for embedding)")
+                           f"{given} instead (while checking arguments for embedding)")
     if weight.ndim != 2:
         raise RuntimeError(f"'weight' must be 2-D, got shape {list(weight.shape)}")
     if sparse:

@@ -24,6 +24,7 @@ from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .batching import broadcasting_rule, leading_batch_rule
 from .layout import select
+from .limited_rules import COMPLEX32
 from .lowering import Elementwise, Extern
 from .registry import bind, broadcast_shapes, define_op
 
@@ -52,7 +53,7 @@ CONJ = define_op(name="conj", arity=1, shape=lambda shape: shape,
                  jvp=lambda inputs, tangents, out, attrs: conj_physical(tangents[0]),
                  lowering=Elementwise("{0}", exact=True, complex_expression="conj({0})"),
                  grad_name="ConjBackward0",
-                 complex=True)
+                 complex=True, limited=COMPLEX32)
 
 
 def conj(input: Tensor) -> Tensor:  # noqa: A002 - torch's names
@@ -93,6 +94,8 @@ def _view_as_real_impl(x):
 
 
 def _view_as_complex_impl(x):
+    if x.dtype == np.float16:  # complex32's storage is complex64: a copy of the exact parts
+        x = x.astype(np.float32)
     return x.view(np.complex64 if x.dtype == np.float32 else np.complex128)[..., 0]
 
 
@@ -102,7 +105,8 @@ VIEW_AS_REAL = define_op(
     vjp=lambda ctx, g: (make_complex(select(g, -1, 0), select(g, -1, 1)),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: view_as_real(tangents[0]),
     lowering=Extern("complex_view", ("data",), reinterprets=True), view=True,
-    grad_name="ViewAsRealBackward0", static_vjp=True, complex=True, batch=leading_batch_rule)
+    grad_name="ViewAsRealBackward0", static_vjp=True, complex=True, batch=leading_batch_rule,
+    limited=COMPLEX32)
 
 
 def _view_as_complex_shape(shape):
@@ -120,7 +124,8 @@ VIEW_AS_COMPLEX = define_op(
     vjp=lambda ctx, g: (view_as_real(g.resolve_conj()),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: view_as_complex(tangents[0].contiguous()),
     lowering=Extern("complex_view", ("data",), reinterprets=True), view=True,
-    grad_name="ViewAsComplexBackward0", static_vjp=True, complex=True, batch=leading_batch_rule)
+    grad_name="ViewAsComplexBackward0", static_vjp=True, complex=True, batch=leading_batch_rule,
+    limited=COMPLEX32)
 
 
 def view_as_real(input: Tensor) -> Tensor:  # noqa: A002
@@ -138,13 +143,11 @@ def view_as_real(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def view_as_complex(input: Tensor) -> Tensor:  # noqa: A002
-    """A complex view of a float32 or float64 tensor whose last dim of 2 holds real and
-    imaginary parts (contiguous in that dim), without that dim; shares x's memory."""
+    """A complex view of a float16, float32 or float64 tensor whose last dim of 2 holds real
+    and imaginary parts (contiguous in that dim), without that dim; shares x's memory (but
+    float16's complex32, a read-only copy: docs/notes/complex32.md)."""
     x = _complex_input(input, "view_as_complex")
-    if x._dtype is dtypes.float16:
-        raise RuntimeError("view_as_complex: autojit has no complex32 (torch's chalf), the "
-                           "complex dtype of Half parts")
-    if x._dtype not in (dtypes.float32, dtypes.float64):
+    if x._dtype not in (dtypes.float16, dtypes.float32, dtypes.float64):
         raise RuntimeError("view_as_complex is only supported for half, float and double "
                            "tensors, but got a tensor of scalar type: "
                            f"{dtypes.scalar_type_name(x._dtype)}")
@@ -203,7 +206,7 @@ def imag(input: Tensor) -> Tensor:  # noqa: A002
 
 def _rule_complex(inputs, attrs):
     real_part, imaginary = (x._dtype for x in inputs)
-    if real_part not in (dtypes.float32, dtypes.float64) or imaginary is not real_part:
+    if real_part not in _PART_DTYPES or imaginary is not real_part:
         if not (real_part.is_floating_point and imaginary.is_floating_point):
             raise RuntimeError("Expected both inputs to be Half, Float or Double tensors but got "
                                f"{dtypes.scalar_type_name(real_part)} and "
@@ -212,15 +215,19 @@ def _rule_complex(inputs, attrs):
             raise RuntimeError(f"Expected object of scalar type "
                                f"{dtypes.scalar_type_name(real_part)} but got scalar type "
                                f"{dtypes.scalar_type_name(imaginary)} for second argument")
-        raise RuntimeError(f"autojit has no complex dtype of {real_part.name} parts "
-                           "(torch's complex32 is not among autojit's dtypes)")
+        raise RuntimeError("Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{dtypes.scalar_type_name(real_part)} and "
+                           f"{dtypes.scalar_type_name(imaginary)}")
     return None, real_part.to_complex()
+
+
+_PART_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64)
 
 
 def _complex_impl(real_part, imaginary):
     # The parts stored as they are (real + 1j * imag would turn an infinite imaginary part's
     # 0 * inf into a NaN real part).
-    dtype = np.complex64 if real_part.dtype == np.float32 else np.complex128
+    dtype = np.complex128 if real_part.dtype == np.float64 else np.complex64  # complex32's too
     out = np.empty(np.broadcast_shapes(real_part.shape, imaginary.shape), dtype=dtype)
     out.real = real_part
     out.imag = imaginary
@@ -242,11 +249,11 @@ COMPLEX = define_op(
                         imag(g) if ctx.needs_input_grad[1] else None),
     saves=(), jvp=_complex_jvp,
     lowering=Elementwise("complex({0}, {1})", exact=True, complex_expression=True),
-    static_vjp=True, complex=True, batch=broadcasting_rule)
+    static_vjp=True, complex=True, batch=broadcasting_rule, limited=COMPLEX32)
 
 
 def make_complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A002, F811 - torch's names
-    """The complex tensor real + i imag of two float32 or float64 tensors of one dtype,
+    """The complex tensor real + i imag of two float16, float32 or float64 tensors of one dtype,
     broadcasting (torch.complex)."""
     for position, (name, value) in enumerate((("real", real), ("imag", imag)), 1):
         if not isinstance(value, Tensor):
@@ -263,6 +270,8 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002, F811 - torch's n
             raise TypeError(f"polar(): argument '{name}' (position {position}) must be "
                             f"Tensor, not {type(value).__name__}")
     _rule_complex((abs, angle), NO_ATTRS)
+    if abs.dtype is dtypes.float16:  # torch's polar kernel has no complex32
+        raise dtypes.kernel_error("polar_cpu", abs.dtype)
     return make_complex(abs * ew.cos(angle), abs * ew.sin(angle))
 
 
@@ -306,7 +315,7 @@ SGN = define_op(
     vjp=lambda ctx, g: (_sgn_part(ctx.inputs[0], ctx.out, g),), saves=(0, "out"),
     jvp=lambda inputs, tangents, out, attrs: _sgn_part(inputs[0], out, tangents[0]),
     lowering=Elementwise("sgn({0})", exact=True, complex_expression=True), static_vjp=True,
-    complex=True,
+    complex=True, limited=COMPLEX32,
     batch=broadcasting_rule)
 
 

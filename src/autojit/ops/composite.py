@@ -14,12 +14,12 @@ from ..tensor.tensor import Tensor
 from . import activations, vector_norm
 from . import elementwise as ew
 from .autocast import FP32, autocast_op, float32_inside
+from .limited_rules import UNSIGNED, refuse_limited
 from .reduction import amax, extreme, normalize_dims, sum_
+from .registry import promoted_dtype
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
-# torch's names of the scalar types, as its "not implemented for" errors print them.
-_SCALAR_TYPE_NAMES = {"int32": "Int", "int64": "Long", "bool": "Bool"}
 
 # ---- elementwise ------------------------------------------------------------------------------
 
@@ -28,6 +28,7 @@ def square(x):
     """Elementwise square, `x * x` (bools give int64, as torch's pow)."""
     if isinstance(x, Tensor) and x.dtype is dtypes.bool_:
         x = x.to(dtypes.int64)
+    refuse_limited("pow", x)  # torch's square is pow(x, 2)
     return x * x
 
 
@@ -48,7 +49,7 @@ def round(x, *, decimals: int = 0):  # noqa: A001 - torch's name
             # torch's kernel of decimals=0 is another one (round_vml), which has no bool loop
             kernel = "round_cpu" if decimals else "round_vml_cpu"
             raise NotImplementedError(f'"{kernel}" not implemented for '
-                                      f"'{_SCALAR_TYPE_NAMES[x.dtype.name]}'")
+                                      f"'{dtypes.scalar_type_name(x.dtype)}'")
         return ew.clone(x)
     if decimals > 0:
         scale = 10.0 ** decimals
@@ -68,11 +69,13 @@ def round(x, *, decimals: int = 0):  # noqa: A001 - torch's name
 
 def reciprocal(x):
     """Elementwise reciprocal, `1 / x` (a float result for integers)."""
+    refuse_limited("reciprocal_cpu", x, taken=UNSIGNED)
     return 1 / x
 
 
 def rsqrt(x):
     """Elementwise reciprocal square root, `1 / sqrt(x)`."""
+    refuse_limited("rsqrt_cpu", x, taken=UNSIGNED)
     return 1 / ew.sqrt(x)
 
 
@@ -80,16 +83,19 @@ def exp2(x):
     """Elementwise base-2 exponential, `2^x`."""
     # pow(2, x), not exp(x ln 2): the product's rounding error, up to |x ln 2| 2**-53, is
     # exp's argument's error, which made results up to 686 ulp off near the ends of the range.
+    refuse_limited("exp2", x, taken=UNSIGNED)
     return ew.pow(2.0, x)
 
 
 def log2(x):
     """Elementwise base-2 logarithm."""
+    refuse_limited("log2_vml_cpu", x, taken=UNSIGNED)
     return _scaled_log(x, _LN2)
 
 
 def log10(x):
     """Elementwise base-10 logarithm."""
+    refuse_limited("log10_vml_cpu", x, taken=UNSIGNED)
     return _scaled_log(x, _LN10)
 
 
@@ -113,6 +119,7 @@ def _floating_only(kernel: str, x) -> None:
 
 def tan(x):
     """Elementwise tangent (radians), `sin(x) / cos(x)`."""
+    refuse_limited("tan_vml_cpu", x, taken=UNSIGNED)
     return ew.sin(x) / ew.cos(x)
 
 
@@ -159,6 +166,16 @@ def _detached(value):
     return value.detach() if isinstance(value, Tensor) else value
 
 
+def _clamp_kernel(low, high) -> str:
+    """torch's kernel for clamp's bounds: numbers, tensors, or one of either."""
+    if not isinstance(low, Tensor) and not isinstance(high, Tensor):
+        return "clamp_scalar_cpu" if low is not None and high is not None else \
+            "clamp_min_scalar_cpu" if low is not None else "clamp_max_scalar_cpu"
+    if low is None or high is None:
+        return "maximum_cpu" if high is None else "minimum_cpu"
+    return "clamp_cpu"
+
+
 def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     """Elementwise clamp into [min, max] (either bound a number, a tensor or None), with
     torch's gradients.
@@ -172,6 +189,9 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     if x.dtype.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
+    if x.dtype.limited:
+        refuse_limited(_clamp_kernel(min, max), promoted_dtype(
+            (x, *(bound for bound in (min, max) if bound is not None))))
     if x.dtype.category == dtypes.INTEGER:  # an int bound is converted to x's dtype, as a fill
         for bound in (min, max):
             if isinstance(bound, int):
@@ -232,6 +252,9 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if isinstance(dim, bool):  # torch's var(input, unbiased) form
         dim, unbiased = None, dim
+    if x.dtype is dtypes.complex32:  # torch's: the sum of its float16 parts' variances
+        return var(x.real, dim, correction=correction, keepdim=keepdim, unbiased=unbiased) + \
+            var(x.imag, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
     if unbiased is not None:
         correction = 1 if unbiased else 0
     if correction is None:  # torch: None is the default correction
@@ -275,7 +298,7 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
     """
     if x.dtype.category < dtypes.FLOATING:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_SCALAR_TYPE_NAMES[x.dtype.name]}")
+                           f"input. Got {dtypes.scalar_type_name(x.dtype)}")
     if p == "fro":
         p = 2
     if vector_norm.takes(x, p):  # torch's derivatives at zero (vector_norm.py)

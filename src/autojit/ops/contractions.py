@@ -24,6 +24,7 @@ from . import composite, layout
 from . import elementwise as ew
 from .complex_numbers import conj
 from .joining import flip_method
+from .limited_rules import COMPLEX32, refuse_limited
 from .linalg import dot, matmul
 from .linalg_norms import matrix_norm
 from .linalg_products import multi_dot
@@ -112,6 +113,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's names
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The dot product of two 1-D tensors, the first conjugated: for real tensors, dot."""
+    refuse_limited("vdot", input)
     return dot(conj(input) if isinstance(input, Tensor) else input, other)
 
 
@@ -244,6 +246,7 @@ linalg_vander.__name__ = linalg_vander.__qualname__ = "vander"
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
     """The length-r combinations of the entries of a 1-D tensor, one per row, in lexicographic
     order of positions (with repeated positions when `with_replacement`)."""
+    refuse_limited("masked_select", input, taken=COMPLEX32)
     if input.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:

@@ -20,6 +20,7 @@ from ..tensor import dtypes
 from ..tensor.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
+from .limited_rules import refuse_limited
 from .out_argument import check_no_grad, check_out_type, write_out
 from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, define_op, rule_first
 
@@ -125,6 +126,7 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
     """How often each value 0, 1, ..., max(x) occurs in the 1-D non-negative integer x (at
     least `minlength` counts), or the sum of `weights` at those entries. The result's size
     depends on the data, so this is a graph break while tracing."""
+    refuse_limited("bincount_cpu", x)
     if x.dtype.is_floating_point or x.dtype is dtypes.bool_:
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for "
                                   f"'{SCALAR_TYPE_NAMES[x.dtype.name]}'")

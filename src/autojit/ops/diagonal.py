@@ -20,6 +20,7 @@ from . import batching
 from . import elementwise as ew
 from .autocast import FP32, autocast_op
 from .layout import linear_jvp, reshape
+from .limited_rules import refuse_limited
 from .reduction import sum_
 from .registry import Layout, bind, define_op, rule_first
 
@@ -141,6 +142,7 @@ def diagflat(x: Tensor, offset: int = 0) -> Tensor:
 @autocast_op(cpu=FP32)
 def trace(x: Tensor) -> Tensor:
     """The sum of the main diagonal of a matrix (integers sum in int64)."""
+    refuse_limited("trace", x)
     if x.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
     if x.dtype is dtypes.bool_:

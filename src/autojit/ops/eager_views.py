@@ -92,8 +92,9 @@ class LazySource:
 def direct_real_data(x: Tensor):
     """x's NumPy data where a direct eager path may make a result of x's real dtype at once
     (flip, zero pad): nothing traces, no VJP chain is recorded, no node would be recorded (grad
-    mode off or x not requiring grad), and the dtype is real and not bfloat16; else None, for
-    the general path (which also raises torch's errors)."""
+    mode off or x not requiring grad), and the dtype is real, not bfloat16 and not one of
+    torch's limited support (flip refuses uint64); else None, for the general path (which
+    also raises torch's errors)."""
     data = x._data
     if data.__class__ is not _ndarray or registry.STEP is not None:
         return None
@@ -101,7 +102,7 @@ def direct_real_data(x: Tensor):
     if mode == SPECIAL or (mode and x._requires_grad):
         return None
     like = x._dtype
-    if like.category == dtypes.COMPLEX or like is dtypes.bfloat16:
+    if like.category == dtypes.COMPLEX or like is dtypes.bfloat16 or like.limited:
         return None
     return data
 

@@ -25,6 +25,7 @@ from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor
 from .autocast import LOWER, autocast_op
 from .layout import permute, reshape, slice_dims
+from .limited_rules import refuse_limited
 from .linalg import MATMUL
 from .reduction import sum_
 from .registry import bind
@@ -286,6 +287,8 @@ def einsum(*args) -> Tensor:
     output, "..." for broadcast dims, repeated subscripts for diagonals), or with a list of
     subscripts after each operand."""
     equation, operands = _arguments(args)
+    if len(operands) > 1:  # torch contracts pairs of operands with bmm, which takes no uint64
+        refuse_limited("bmm", *operands)
     arrow = equation.find("->")
     left = equation if arrow < 0 else equation[:arrow]
     input_labels = _parse_inputs(left, len(operands))

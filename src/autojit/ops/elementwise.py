@@ -17,6 +17,7 @@ from ..tensor.once import warn_once
 from ..tensor.symbolic import SymFloat, SymInt
 from ..tensor.tensor import Tensor
 from .complex_rules import conj, user_stacklevel
+from .limited_rules import BOTH, COMPLEX32, UNSIGNED, limited_error
 from .native_math import native as _native
 from .native_math import unary as _native_or
 from .registry import (
@@ -54,15 +55,17 @@ def operand(x, op_name: str):
 
 def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None,
                  exact=False, float32_scalars=(), jvp=None, uncast=(), companions=(),
-                 complex=None, complex_expression=False):  # noqa: A002
+                 complex=None, complex_expression=False,  # noqa: A002
+                 limited=None, kernel=None):
     """exact: the op is exactly rounded (IEEE arithmetic, compares, logic, selects), see
     registry.Elementwise; transcendental functions are not. companions, complex_expression:
-    see registry.Elementwise. float32_scalars, uncast, complex: see define_op."""
+    see registry.Elementwise. float32_scalars, uncast, complex, limited, kernel: see
+    define_op."""
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
                      vjp=vjp, jvp=jvp, saves=saves,
                      lowering=Elementwise(expression, exact, companions, complex_expression),
                      grad_name=grad_name, float32_scalars=float32_scalars, uncast=uncast,
-                     complex=complex)
+                     complex=complex, limited=limited, kernel=kernel)
 
 
 _COMPLEX = dtypes.COMPLEX
@@ -216,7 +219,7 @@ def _rule_subtract(inputs, attrs):
 
 NEG = _elementwise("neg", 1, _rule_negate, np.negative, lambda ctx, g: (-g,), (),
                    "(-{0})", exact=True, jvp=lambda inputs, tangents, out, attrs: -tangents[0],
-                   complex=True, complex_expression=True)
+                   complex=True, complex_expression=True, limited=COMPLEX32)
 
 
 def _rule_abs(inputs, attrs):
@@ -239,7 +242,7 @@ def _abs_jvp(inputs, tangents, out, attrs):
 
 
 ABS = _elementwise("abs", 1, _rule_abs, np.abs, _abs_vjp, (0,), "abs({0})", exact=True,
-                   jvp=_abs_jvp, complex=True, complex_expression=True)
+                   jvp=_abs_jvp, complex=True, complex_expression=True, limited=COMPLEX32)
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -261,23 +264,25 @@ SIGN = _elementwise("sign", 1, rule_promote, _sign, _zero_vjp, (), "sign({0})", 
 # of the derivative (conj, a no-op on real values), each JVP by the derivative itself.
 EXP = _elementwise("exp", 1, rule_float, _native_or("exp", np.exp),
                    lambda ctx, g: (g * conj(ctx.out),), ("out",), "exp({0})",
-                   jvp=unary_jvp(lambda x, out: out), complex=True, complex_expression=True)
+                   jvp=unary_jvp(lambda x, out: out), complex=True, complex_expression=True,
+                   kernel="exp_vml_cpu")  # (torch's kernels' names, for complex32)
 LOG = _elementwise("log", 1, rule_float, _native_or("log", np.log),
                    lambda ctx, g: (g / conj(ctx.inputs[0]),), (0,), "log({0})",
                    jvp=lambda inputs, tangents, out, attrs: tangents[0] / inputs[0],
-                   complex=True, complex_expression=True)
+                   complex=True, complex_expression=True, kernel="log_vml_cpu")
 SQRT = _elementwise("sqrt", 1, rule_float, np.sqrt, lambda ctx, g: (g / (2 * conj(ctx.out)),),
                     ("out",), "sqrt({0})", exact=True,
                     jvp=lambda inputs, tangents, out, attrs: tangents[0] / (2 * out),
-                    complex=True, complex_expression=True)
+                    complex=True, complex_expression=True, kernel="sqrt_vml_cpu")
 SIN = _elementwise("sin", 1, rule_float, _native_or("sin", np.sin),
                    lambda ctx, g: (g * conj(ctx.inputs[0].cos()),), (0,), "sin({0})",
                    jvp=unary_jvp(lambda x, out: x.cos()), companions=("cos",), complex=True,
-                   complex_expression=True)
+                   complex_expression=True, kernel="sin_vml_cpu")
 COS = _elementwise("cos", 1, rule_float, _native_or("cos", np.cos),
                    lambda ctx, g: (-g * conj(ctx.inputs[0].sin()),), (0,), "cos({0})",
                    jvp=lambda inputs, tangents, out, attrs: -tangents[0] * inputs[0].sin(),
-                   companions=("sin",), complex=True, complex_expression=True)
+                   companions=("sin",), complex=True, complex_expression=True,
+                   kernel="cos_vml_cpu")
 def _tanh_vjp(ctx, g):
     if ctx.out.dtype.is_complex:
         return (g * conj(1 - ctx.out * ctx.out),)
@@ -289,7 +294,7 @@ def _tanh_vjp(ctx, g):
 TANH = _elementwise("tanh", 1, rule_float, _native_or("tanh", np.tanh), _tanh_vjp, ("out",),
                     "tanh({0})",
                     jvp=unary_jvp(lambda x, out: 1 - out * out), complex=True,
-                    complex_expression=True)
+                    complex_expression=True, kernel="tanh_vml_cpu")
 
 
 _expit = None  # scipy.special.expit, imported on first use: SciPy costs `import autojit` 0.1 s
@@ -350,12 +355,13 @@ ERF = _elementwise("erf", 1, rule_float, _erf_impl,
 LOG1P = _elementwise("log1p", 1, rule_float, _native_or("log1p", np.log1p),
                      lambda ctx, g: (g / conj(ctx.inputs[0] + 1),), (0,), "log1p({0})",
                      jvp=lambda inputs, tangents, out, attrs: tangents[0] / (inputs[0] + 1),
-                     complex=True)
+                     complex=True, kernel="log1p_vml_cpu")
 EXPM1 = _elementwise("expm1", 1, rule_float, _native_or("expm1", np.expm1),
                      lambda ctx, g: (g * conj(ctx.out + 1),), ("out",), "expm1({0})",
-                     jvp=unary_jvp(lambda x, out: out + 1), complex=True)
-FLOOR = _elementwise("floor", 1, rule_promote, np.floor, _zero_vjp, (), "floor({0})", exact=True,
-                     jvp=zero_jvp, complex="floor is not supported for complex inputs")
+                     jvp=unary_jvp(lambda x, out: out + 1), complex=True, kernel="expm1_vml_cpu")
+FLOOR = _elementwise("floor", 1, rule_promote, np.floor, _zero_vjp, (), "floor({0})",
+                     exact=True, jvp=zero_jvp, complex="floor is not supported for complex inputs",
+                     limited=UNSIGNED)  # torch's floor of an integer is a copy of it
 
 neg, abs, sign, exp, log, sqrt = map(_call1, (NEG, ABS, SIGN, EXP, LOG, SQRT))  # noqa: A001
 sin, cos, tanh, sigmoid, erf = map(_call1, (SIN, COS, TANH, SIGMOID, ERF))
@@ -382,10 +388,10 @@ def _div_jvp(inputs, tangents, out, attrs):
 ADD = _elementwise("add", 2, rule_promote, np.add, lambda ctx, g: (g, g), (),
                    "({0} + {1})", exact=True,
                    jvp=lambda inputs, tangents, out, attrs: tangent_sum(*tangents),
-                   complex=True, complex_expression=True)
+                   complex=True, complex_expression=True, kernel="add_stub", limited=COMPLEX32)
 SUB = _elementwise("sub", 2, _rule_subtract, np.subtract, lambda ctx, g: (g, -g), (),
                    "({0} - {1})", exact=True, jvp=_difference_jvp,
-                   complex=True, complex_expression=True)
+                   complex=True, complex_expression=True, kernel="add_stub", limited=COMPLEX32)
 MUL = _elementwise("mul", 2, rule_promote, np.multiply,
                    _binary_vjp(lambda ctx, g: g * conj(ctx.inputs[1]),
                                lambda ctx, g: g * conj(ctx.inputs[0])),
@@ -393,9 +399,19 @@ MUL = _elementwise("mul", 2, rule_promote, np.multiply,
                    # `3.3 * x` is mul(3.3, x) here and x.mul(3.3) in torch: either position.
                    float32_scalars=(0, 1),
                    jvp=binary_jvp(lambda x, y, tx, out: tx * y, lambda x, y, ty, out: x * ty),
-                   complex=True, complex_expression=True)
+                   complex=True, complex_expression=True, limited=BOTH)
+def _rule_divide(inputs, attrs):
+    """rule_float, with torch's errors for complex32, whose kernels do not divide: a number by
+    a tensor is its reciprocal kernel's, the others its div kernel's."""
+    compute, out = rule_float(inputs, attrs)
+    if compute is dtypes.complex32:
+        raise dtypes.kernel_error("div_cpu" if isinstance(inputs[0], Tensor) else
+                                  "reciprocal_cpu", compute)
+    return compute, out
+
+
 DIV = _elementwise(
-    "div", 2, rule_float, np.true_divide,
+    "div", 2, _rule_divide, np.true_divide,
     _binary_vjp(lambda ctx, g: g / conj(ctx.inputs[1]),
                 # -g x / y^2 as torch groups it, ((x / y) / y): at y = 0 the second
                 # derivative is then an infinity, where x / (y * y) gives 0 * inf = NaN.
@@ -480,6 +496,10 @@ def _rule_pow(inputs, attrs):
     exponent = inputs[1]
     if dtype is dtypes.uint8 and exponent.__class__ is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if dtype.limited and not (exponent.__class__ in (int, float, bool) and exponent in (0, 1)):
+        # torch's pow of a tensor by the number 0 or 1 is a fill or a copy, which takes uint64
+        # (so the op does); its kernel for any other power does not
+        raise limited_error(POW, dtype)
     return dtype, dtype
 
 
@@ -498,7 +518,8 @@ def _complex_power(operands):
 POW = _elementwise("pow", 2, _rule_pow, _pow_impl,
                    _binary_vjp(_pow_base_grad, _pow_exponent_grad), (0, 1, "out"),
                    "pow({0}, {1})", jvp=binary_jvp(_pow_base_part, _pow_exponent_part),
-                   complex=True, complex_expression=_complex_power)
+                   complex=True, complex_expression=_complex_power, kernel="pow",
+                   limited=BOTH)
 
 
 def _max_min_vjp(loses):
@@ -550,7 +571,8 @@ def _integer_division(function):
 FLOOR_DIVIDE = _elementwise("floor_divide", 2, rule_promote, _integer_division(np.floor_divide),
                             NOT_DIFFERENTIABLE, (), "floor_divide({0}, {1})",
                             float32_scalars=(1,),
-                            complex="\"div_floor_cpu\" not implemented for '{type}'")
+                            complex="\"div_floor_cpu\" not implemented for '{type}'",
+                            kernel="div_floor_cpu")
 def _remainder(x, y):
     """np.remainder with torch's zeros: a zero result has the dividend's sign (torch reduces
     fmod's result, which keeps it), where NumPy gives it the divisor's."""
@@ -574,9 +596,11 @@ maximum, minimum, floor_divide, remainder = map(_call2, (MAXIMUM, MINIMUM, FLOOR
 # ---- comparisons and logic: bool results, not differentiable -----------------------------------
 
 EQ = _elementwise("eq", 2, rule_compare, np.equal, NOT_DIFFERENTIABLE, (),
-                  "({0} == {1})", exact=True, complex=True, complex_expression=True)
+                  "({0} == {1})", exact=True, complex=True, complex_expression=True,
+                  limited=BOTH)
 NE = _elementwise("ne", 2, rule_compare, np.not_equal, NOT_DIFFERENTIABLE, (),
-                  "({0} != {1})", exact=True, complex=True, complex_expression=True)
+                  "({0} != {1})", exact=True, complex=True, complex_expression=True,
+                  limited=BOTH)
 LT = _elementwise("lt", 2, rule_compare, np.less, NOT_DIFFERENTIABLE, (), "({0} < {1})", exact=True)
 LE = _elementwise("le", 2, rule_compare, np.less_equal, NOT_DIFFERENTIABLE, (),
                   "({0} <= {1})", exact=True)
@@ -594,7 +618,7 @@ LOGICAL_XOR = _elementwise("logical_xor", 2, rule_bool, np.logical_xor, NOT_DIFF
 LOGICAL_NOT = _elementwise("logical_not", 1, rule_bool, np.logical_not, NOT_DIFFERENTIABLE, (),
                            "(!{0})", exact=True, complex=True)
 ISNAN = _elementwise("isnan", 1, rule_bool, np.isnan, NOT_DIFFERENTIABLE, (),
-                     "isnan({0})", exact=True, complex=True)
+                     "isnan({0})", exact=True, complex=True, limited=BOTH)
 
 eq, ne, lt, le, gt, ge = map(_call2, (EQ, NE, LT, LE, GT, GE))
 logical_and, logical_or, logical_xor = map(_call2, (LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR))
@@ -673,7 +697,7 @@ WHERE = _elementwise(
                     where(ctx.inputs[0], g, 0) if ctx.needs_input_grad[1] else None,
                     where(ctx.inputs[0], 0, g) if ctx.needs_input_grad[2] else None),
     (0,), "select({0}, {1}, {2})", exact=True, jvp=_where_jvp, uncast=(0,),
-    complex=True, complex_expression=True)
+    complex=True, complex_expression=True, limited=BOTH)
 
 
 def where(condition, input=None, other=None):  # noqa: A002 - torch's names
@@ -710,11 +734,17 @@ def _cast_impl(x, dtype):
     if x.dtype.kind == "c" and dtype.category != _COMPLEX:
         if dtype is dtypes.bool_:  # nonzero in either part, as torch (and NumPy) convert
             return x.astype(np.bool_)
-        x = x.real  # the warning is cast()'s, where the user asked for the conversion
+        # (the warning is cast()'s, where the user asked for the conversion). Contiguous, so
+        # that NumPy converts it with the loop of a float array's cast.
+        x = np.ascontiguousarray(x.real)
     if dtype is dtypes.uint8 and x.dtype.kind == "f":
         # torch's uint8 takes the low byte of the int64 conversion (the signed narrow dtypes
         # that of the int32 one, as NumPy's casts do).
         return x.astype(np.int64).astype(np.uint8)
+    if dtype is dtypes.float16 and x.dtype == np.float64:
+        # torch's c10::Half of a double is of its float: rounded twice, where NumPy's
+        # conversion rounds once (1 + 2**-11 + 2**-24 is 1 in torch)
+        x = x.astype(np.float32)
     return x.astype(dtype.numpy)
 
 
@@ -724,7 +754,7 @@ CAST = define_op(name="cast", arity=1, shape=lambda shape, dtype: shape, dtype=_
                  jvp=lambda inputs, tangents, out, attrs: tangents[0],
                  lowering=Elementwise("cast({0})", exact=True, complex_expression=True),
                  grad_name="ToCopyBackward0",
-                 complex=True, traces_bfloat16=True)
+                 complex=True, traces_bfloat16=True, limited=BOTH)
 
 
 COMPLEX_TO_REAL = "complex to real cast"  # tensor/once.py's key of cast's warning
@@ -752,7 +782,8 @@ def cast(x: Tensor, dtype) -> Tensor:
 CLONE = define_op(name="clone", arity=1, shape=lambda shape: shape, dtype=lambda inputs, attrs: (
     None, inputs[0].dtype), impl=lambda x: x.copy(), vjp=lambda ctx, g: (g,), saves=(),
     jvp=lambda inputs, tangents, out, attrs: clone(tangents[0]),
-    lowering=Elementwise("{0}", exact=True, complex_expression=True), complex=True)
+    lowering=Elementwise("{0}", exact=True, complex_expression=True), complex=True,
+    limited=BOTH)
 clone = _call1(CLONE)
 
 # fill's output does not depend on its input's values, only its shape and dtype; the zero VJP
@@ -761,7 +792,8 @@ FILL = define_op(name="fill", arity=1, shape=lambda shape, value: shape,
                  dtype=lambda inputs, attrs: (None, inputs[0].dtype),
                  impl=lambda x, value: np.full_like(x, value),
                  vjp=lambda ctx, g: (fill_like(g, 0),), saves=(), jvp=zero_jvp,
-                 lowering=Elementwise("{value}", complex_expression=True), complex=True)
+                 lowering=Elementwise("{value}", complex_expression=True), complex=True,
+                 limited=BOTH)
 
 
 def fill_like(x: Tensor, value) -> Tensor:

@@ -19,6 +19,7 @@ from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .complex_numbers import complex_angle
 from .elementwise_math import copysign, not_implemented, tensor_argument, trunc
+from .limited_rules import refuse_limited
 from .registry import promoted_dtype
 
 frexp_return = namedtuple("frexp", ["mantissa", "exponent"])
@@ -61,7 +62,7 @@ def div(input, other, *, rounding_mode=None):  # noqa: A002 - torch's names
         raise TypeError(f"div(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(x).__name__}")
     dtype = promoted_dtype((x, y))
-    if dtype is dtypes.bool_:
+    if dtype is dtypes.bool_ or dtype.limited:
         raise not_implemented(f"div_{rounding_mode}_cpu", dtype)
     values = [v.detach() if isinstance(v, Tensor) else v for v in (x, y)]
     if dtype.is_floating_point:
@@ -122,6 +123,7 @@ def fmax(input, other):  # noqa: A002
     both are); the gradient goes to x where x >= y or y is NaN, else to y."""
     x = tensor_argument(input, "fmax", "input", 1)
     y = tensor_argument(other, "fmax", "other", 2)
+    refuse_limited("maximum_cpu", promoted_dtype((x, y)))  # torch's fmax of integers
     return ew.where((x >= y) | ew.isnan(y), x, y)
 
 
@@ -130,6 +132,7 @@ def fmin(input, other):  # noqa: A002
     both are); the gradient goes to x where x <= y or y is NaN, else to y."""
     x = tensor_argument(input, "fmin", "input", 1)
     y = tensor_argument(other, "fmin", "other", 2)
+    refuse_limited("minimum_cpu", promoted_dtype((x, y)))
     return ew.where((x <= y) | ew.isnan(y), x, y)
 
 
@@ -143,6 +146,8 @@ def signbit(input):  # noqa: A002
         raise NotImplementedError("signbit is not implemented for complex tensors.")
     if x.dtype is dtypes.bool_:
         return ew.fill_like(x, False)
+    if x.dtype.limited:  # no sign bit, and no `<` kernel: torch's all False, as isnan gives
+        return ew.isnan(x)
     if not x.dtype.is_floating_point:
         return x < 0
     return copysign(ew.fill_like(x, 1), x) < 0
@@ -205,6 +210,7 @@ def frexp(input, *, out=None):  # noqa: A002
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False):
     """Elementwise: whether each of `elements` is among `test_elements` (either may be a
     number), a bool tensor of elements' shape; `invert` negates it."""
+    refuse_limited("isin_default_cpu", elements, test_elements)
     x = ew.operand(elements, "isin")
     test = ew.operand(test_elements, "isin")
     if not isinstance(x, Tensor) and not isinstance(test, Tensor):

@@ -29,6 +29,7 @@ from . import elementwise as ew
 from .autocast import PROMOTE, autocast_op
 from .complex_rules import conj
 from .composite import clamp, rsqrt
+from .limited_rules import UNSIGNED
 from .registry import (
     Elementwise,
     bind,
@@ -92,10 +93,10 @@ def tensor_parameters(function, name: str, parameters: tuple, method: bool = Fal
 
 
 def _define(name, arity, dtype, impl, vjp, saves, expression, exact=False, jvp=None,
-            complex=None):  # noqa: A002 - define_op's keyword
+            complex=None, limited=None, kernel=None):  # noqa: A002 - define_op's keyword
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
                      vjp=vjp, jvp=jvp, saves=saves, lowering=Elementwise(expression, exact),
-                     complex=complex)
+                     complex=complex, limited=limited, kernel=kernel)
 
 
 def _needs(ctx, index, rule, g):
@@ -134,12 +135,13 @@ def _rule_floating(kernel):
 
 # ---- rounding ---------------------------------------------------------------------------------
 
+# torch's trunc and ceil of an integer tensor are copies of it, uint64's too.
 TRUNC = _define("trunc", 1, _rule_except_bool("trunc_vml_cpu"), np.trunc, _zero_vjp, (),
                 "trunc({0})", exact=True, jvp=ew.zero_jvp,
-                complex="trunc is not supported for complex inputs")
+                complex="trunc is not supported for complex inputs", limited=UNSIGNED)
 CEIL = _define("ceil", 1, _rule_except_bool("ceil_vml_cpu"), np.ceil, _zero_vjp, (),
                "ceil({0})", exact=True, jvp=ew.zero_jvp,
-               complex="ceil is not supported for complex inputs")
+               complex="ceil is not supported for complex inputs", limited=UNSIGNED)
 
 
 def trunc(input):  # noqa: A002 - torch's names
@@ -224,13 +226,16 @@ def nextafter(input, other):  # noqa: A002
 ATAN = _define("atan", 1, rule_float, np.arctan,
                lambda ctx, g: (g / conj(ctx.inputs[0] * ctx.inputs[0] + 1),), (0,),
                "atan({0})", jvp=lambda inputs, tangents, out, attrs: (
-                   tangents[0] / (inputs[0] * inputs[0] + 1)), complex=True)
+                   tangents[0] / (inputs[0] * inputs[0] + 1)), complex=True,
+               kernel="atan_vml_cpu")
 ASIN = _define("asin", 1, rule_float, np.arcsin,
                lambda ctx, g: (g * conj(rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1)),), (0,),
-               "asin({0})", jvp=ew.unary_jvp(lambda x, out: rsqrt(-x * x + 1)), complex=True)
+               "asin({0})", jvp=ew.unary_jvp(lambda x, out: rsqrt(-x * x + 1)), complex=True,
+               kernel="asin_vml_cpu")
 ACOS = _define("acos", 1, rule_float, np.arccos,
                lambda ctx, g: (g * -conj(rsqrt(-ctx.inputs[0] * ctx.inputs[0] + 1)),), (0,),
-               "acos({0})", jvp=ew.unary_jvp(lambda x, out: -rsqrt(-x * x + 1)), complex=True)
+               "acos({0})", jvp=ew.unary_jvp(lambda x, out: -rsqrt(-x * x + 1)), complex=True,
+               kernel="acos_vml_cpu")
 
 
 def _atan2_grad(which):
@@ -321,7 +326,7 @@ def _relu_tangent(out, tangent):
 RELU = _define("relu", 1, _rule_relu, _relu_impl, lambda ctx, g: (_relu_tangent(ctx.out, g),),
                ("out",), "select({0} < 0, 0, {0})", exact=True,
                jvp=lambda inputs, tangents, out, attrs: _relu_tangent(out, tangents[0]),
-               complex="clamp is not supported for complex types")
+               complex="clamp is not supported for complex types", kernel="clamp_min_scalar_cpu")
 
 
 def _unary(op, doc):

@@ -197,6 +197,8 @@ def _promote(x, function: str, require_complex: bool = False) -> Tensor:
         x = x.to(dtypes.get_default_dtype())
     if x.dtype in (dtypes.float16, dtypes.bfloat16):
         raise RuntimeError(f"Unsupported dtype {dtypes.scalar_type_name(x.dtype)}")
+    if x.dtype is dtypes.complex32:  # torch's MKL path, which names the parts' dtype
+        raise RuntimeError("MKL FFT doesn't support tensors of type: Half")
     if require_complex and not x.dtype.is_complex:
         x = x.to(x.dtype.to_complex())
     return x

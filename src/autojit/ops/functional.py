@@ -26,6 +26,7 @@ from .bitwise import (  # noqa: F401
     bitwise_or,
     bitwise_right_shift,
     bitwise_xor,
+    hash_tensor,
 )
 from .complex_numbers import (  # noqa: F401
     conj,
@@ -328,6 +329,7 @@ _WITH_OUT = {
     # bitwise ops, angle, isin and the scatter views (tests/test_ecosystem_keywords.py)
     "bitwise_and": None, "bitwise_or": None, "bitwise_xor": None, "bitwise_not": None,
     "bitwise_left_shift": None, "bitwise_right_shift": None, "angle": None, "isin": "boolean",
+    "hash_tensor": "hash",
     "slice_scatter": None, "index_reduce": None, "frobenius_norm": None, "nuclear_norm": None,
     # complex numbers (complex_numbers.py)
     "complex": "scalar_type", "polar": "scalar_type", "conj_physical": "found", "sgn": "found",
@@ -394,7 +396,7 @@ FAMILIES = {
     ),
     "Bitwise ops": (
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
-        "bitwise_right_shift",
+        "bitwise_right_shift", "hash_tensor",
     ),
     "Reductions": (
         "sum", "prod", "mean", "var", "std", "norm", "logsumexp", "amax", "amin", "max", "min",

@@ -20,6 +20,7 @@ from .indexing import _INDEX_DTYPES, index_tensor
 from .indexing import index_put as put_at
 from .inplace import write_out
 from .layout import expand, expand_rule, reshape, unsqueeze
+from .limited_rules import COMPLEX32, refuse_limited
 from .scatter import _scalar_for
 from .subscript import getitem
 
@@ -52,6 +53,7 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1,
               out=None) -> Tensor:
     """x with `alpha * source` added at positions `index` (1-D) along `dim`:
     `out[index[i]] += alpha * source[i]` for dim 0, likewise for other dims."""
+    refuse_limited("scatter_gather_tensor_cpu", x, taken=COMPLEX32)
     return _out(_index_add(x, dim, index, source, alpha), out, "index_add")
 
 
@@ -101,6 +103,7 @@ def _sizes_text(sizes) -> str:
 def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None) -> Tensor:
     """x with the slices of `source` written at positions `index` (1-D) along `dim`:
     `out[index[i]] = source[i]` for dim 0, likewise for other dims."""
+    refuse_limited("index_copy_cpu", x, taken=COMPLEX32)
     return _out(_index_copy(x, dim, index, source), out, "index_copy")
 
 
@@ -137,6 +140,7 @@ def _index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
 def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """x with `value` (a number or a 0-d tensor) written at positions `index` (1-D) along
     `dim`; negative indices count from the end."""
+    refuse_limited("index_fill_cpu", x, taken=COMPLEX32)
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
@@ -209,6 +213,9 @@ def _index_put(x: Tensor, indices, values, accumulate: bool, position: int) -> T
         if not isinstance(item, Tensor):
             raise TypeError(f"expected Tensor as element {element} in argument {position}, but "
                             f"got {type(item).__name__}")
+    # torch writes one value through one mask with masked_fill_: both refuse uint64
+    refuse_limited("masked_fill" if not accumulate and values.numel() == 1 and
+                   _one_mask(indices) else "index_put", x, taken=COMPLEX32)
     if not accumulate and values.numel() == 1 and _one_mask(indices):
         # torch fills through masked_fill_ here, which takes the one value in x's dtype and
         # shape; autograd still sees index_put.
@@ -235,6 +242,7 @@ def _one_mask(indices) -> bool:
 def take(x: Tensor, index: Tensor, *, out=None) -> Tensor:
     """The entries of x, read as a flat (C-ordered) tensor, at `index` (any shape; negative
     indices count from the end)."""
+    refuse_limited("take_cpu", x)
     if not isinstance(index, Tensor) or index.dtype is not dtypes.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
                            f"{scalar_type_name(index.dtype)}")
@@ -250,6 +258,7 @@ def take(x: Tensor, index: Tensor, *, out=None) -> Tensor:
 def put(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """x with `source` written (added, with accumulate) at `index` into x read as a flat
     tensor; negative indices count from the end."""
+    refuse_limited("take_put_cpu", x)
     if index.dtype is not dtypes.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
                            f"{scalar_type_name(index.dtype)}")

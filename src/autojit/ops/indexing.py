@@ -14,6 +14,7 @@ key with the layout primitives and hand tensor and list indices to `index` and `
 
 from __future__ import annotations
 
+import builtins
 from collections import namedtuple
 
 import numpy as np
@@ -26,6 +27,7 @@ from . import elementwise as ew
 from .eager_views import direct_real_data
 from .index_checks import check_index
 from .layout import FLIP, expand, reshape, squeeze, unsqueeze
+from .limited_rules import BOTH, COMPLEX32, UNSIGNED, not_implemented, refuse_limited
 from .reduction import extreme, index_of_extreme
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 from .row_accumulation import add_rows
@@ -97,7 +99,7 @@ INDEX = define_op(
     jvp=lambda inputs, tangents, out, attrs: (
         None if tangents[0] is None else bind(INDEX, (tangents[0], inputs[1]), attrs)),
     saves=(1,), lowering=Extern("indexed_gather", ("data", "host_index")),
-    batch=batching.index_rule, complex=True)
+    batch=batching.index_rule, complex=True, limited=BOTH)
 
 
 def _index_put_rule(shape, values_shape, index_shape, dims, accumulate):
@@ -165,10 +167,20 @@ def _index_put_jvp(inputs, tangents, out, attrs):
     return bind(INDEX_PUT, (tangent_x, tangent_values, indices), attrs)
 
 
-INDEX_PUT = define_op(name="index_put", arity=3, shape=_index_put_rule, dtype=rule_first,
+def _index_put_dtype(inputs, attrs):
+    """x's dtype; a write (not an addition) takes uint16, uint32 and uint64 too, as torch's
+    copy through basic indexing (`x[0] = 5`) does, where setitem uses this op: the public
+    index_put_ and the other composites refuse them with torch's errors themselves."""
+    dtype = inputs[0]._dtype
+    if attrs["accumulate"] and dtype.limited and dtype is not dtypes.complex32:
+        raise not_implemented("index_put", dtype)
+    return None, dtype
+
+
+INDEX_PUT = define_op(name="index_put", arity=3, shape=_index_put_rule, dtype=_index_put_dtype,
                       impl=_index_put_impl, vjp=_index_put_vjp, jvp=_index_put_jvp, saves=(2,),
                       lowering=Extern("indexed_scatter", ("data", "values", "host_index")),
-                      batch=batching.index_put_rule, complex=True)
+                      batch=batching.index_put_rule, complex=True, limited=BOTH)
 
 
 def index_tensor(x: Tensor, indices: Tensor, dims) -> Tensor:
@@ -219,7 +231,8 @@ GATHER = define_op(name="gather", arity=2, shape=_gather_rule, dtype=rule_first,
                        None if tangents[0] is None else
                        bind(GATHER, (tangents[0], inputs[1]), attrs)),
                    saves=(1,), lowering=Extern("gather_along_dim", ("data", "index")),
-                   batch=batching.dim_rule("dim"), complex=True)
+                   # sort's, which takes uint64 (the public gather refuses it, as torch's)
+                   batch=batching.dim_rule("dim"), complex=True, limited=UNSIGNED)
 
 
 def _scatter_rule(shape, index_shape, src_shape, dim):
@@ -309,6 +322,7 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
         nothing = reshape(x, (x.numel(),))[:0]
         return _out(reshape(nothing, tuple(index.shape)), out, "gather", (x, index))
     _rule_call(_gather_rule, tuple(x.shape), tuple(index.shape), dim)
+    refuse_limited("scatter_gather_tensor_cpu", x)
     if index.dtype not in _INDEX_DTYPES:
         index = index.to(dtypes.int64)
     index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
@@ -349,6 +363,8 @@ def _take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
 
 def index_select(x: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """The entries of x at positions `index` (1-D) along `dim`."""
+    if x.ndim <= 1:  # torch's kernel for vectors; it copies the slices of a matrix, any dtype
+        refuse_limited("index_select", x, taken=COMPLEX32)
     return _out(_index_select(x, dim, index), out, "index_select", (x, index))
 
 
@@ -386,9 +402,24 @@ def flip(x: Tensor, dims) -> Tensor:
             raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
     if x.ndim == 0:
         normalized = []  # dim 0 (or -1) of a 0-d tensor is valid in torch and reverses nothing
+    if x.dtype.limited and _reverses_innermost(x, normalized):
+        raise not_implemented("flip_cpu", x.dtype)
     # The layout primitive, not an index of reversed positions: those would need an arange
     # of the extent, which a dynamic trace does not have.
     return bind(FLIP, (x,), {"dims": tuple(sorted(normalized))})
+
+
+def _reverses_innermost(x: Tensor, dims: list) -> bool:
+    """Whether torch's flip of x over `dims` runs its typed kernel (which takes no uint16,
+    uint32 or uint64): where the result's innermost dim of more than one element is flipped
+    (its writes go backwards there). Its other flips copy elements by their size, any
+    dtype."""
+    shape, strides = tuple(x.shape), x.stride()
+    moving = [d for d in range(len(shape)) if shape[d] > 1 and strides[d] != 0]
+    if x.numel() <= 1 or not any(d in dims for d in moving):
+        return False  # nothing moves: a copy
+    # The result is laid out as x: its innermost dim is x's of the smallest step.
+    return builtins.min(moving, key=lambda d: abs(strides[d])) in dims
 
 
 _REVERSED = slice(None, None, -1)
@@ -424,6 +455,7 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
 
     The result's shape depends on the data, so while tracing this is a graph break.
     """
+    refuse_limited("nonzero_count_cpu", x, taken=COMPLEX32)
     tracer = state.tracer
     if x._data is None and x.ndim > 0 and tracer is not None and tracer.evaluates and \
             not x._batched:
@@ -459,6 +491,7 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
+    refuse_limited("masked_fill", x, taken=COMPLEX32)
     if not x.dtype.is_complex and _imaginary(value):
         # torch converts the value to x's scalar type, refusing to drop an imaginary part.
         c_type = _FIXED_WIDTH.get(x.dtype.name, dtypes.c_type_name(x.dtype))
@@ -502,6 +535,8 @@ def _extreme(x, dim, keepdim, other, name):
                 "Tensor input, Tensor other, *, Tensor out = None",
                 "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"))
         return elementwise(x, other)
+    # torch's kernels: max_all over all of x, max_cpu along a dim (min's alike).
+    refuse_limited(f"{name}_all" if dim is None else f"{name}_cpu", x)
     if dim is None:
         if x.numel() == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "

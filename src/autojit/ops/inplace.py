@@ -24,6 +24,12 @@ from ..tensor.tensor import Tensor
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers "
                  "to a single memory location. Please clone() the tensor before performing the "
                  "operation.")
+# A write into view_as_real (real, imag) of a complex32 tensor, or into view_as_complex of a
+# float16 one: autojit's are read-only copies (registry.retyped_copy), not views.
+RETYPED_COPY_ERROR = ("autojit: this float16 view of a complex32 tensor (view_as_real, real, "
+                      "imag), or complex32 view of a float16 one (view_as_complex), is a "
+                      "read-only copy: complex32 is stored as complex64 (docs/notes/"
+                      "complex32.md). Write to the tensor itself, or to a clone of this one.")
 # torch's message for an out= sharing memory with an input of an op that refuses that.
 INPUT_OVERLAP_ERROR = ("unsupported operation: some elements of the input tensor and the "
                        "written-to tensor refer to a single memory location. Please clone() "
@@ -250,6 +256,10 @@ def write_storage(target: Tensor, result: Tensor) -> None:
         BEFORE_WRITE(target)
     if target._data is not None and result._data is not None:  # else tracing: ir/trace.py
         if not target._data.flags.writeable:
+            base = target._base
+            if base is not None and (base._dtype is dtypes.complex32) != \
+                    (target._dtype is dtypes.complex32):
+                raise RuntimeError(RETYPED_COPY_ERROR)
             raise RuntimeError(OVERLAP_ERROR)
         if target._data.__class__ is not MetaArray:  # a meta tensor holds no values
             np.copyto(target._data, result._data, casting="unsafe")

@@ -290,6 +290,8 @@ def _reversed_key(ndim: int, dims) -> tuple:
 FLIP = define_op(
     name="flip", arity=1, shape=lambda shape, dims: tuple(shape), dtype=rule_first,
     impl=lambda x, dims: x[_reversed_key(x.ndim, dims)].copy(),
+    # A Layout: it takes uint16, uint32 and uint64, as torch's flip copying elements by their
+    # size does; indexing.flip refuses the flips where torch's typed kernel runs instead.
     vjp=lambda ctx, g: (bind(FLIP, (g,), ctx.attrs),), saves=(), lowering=Layout("flip"),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(FLIP, tangents, attrs),
     batch=batching.dim_rule("dims"))

@@ -17,6 +17,7 @@ from . import batching
 from .autocast import LOWER, PROMOTE, autocast_op
 from .complex_rules import conj
 from .layout import reshape, transpose
+from .limited_rules import refuse_limited
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 
 
@@ -54,7 +55,8 @@ def _matmul_jvp(inputs, tangents, out, attrs):
 MATMUL = define_op(name="matmul", arity=2, shape=_matmul_rule, dtype=rule_first,
                    impl=np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp, saves=((1, 0), (0, 1)),
                    lowering=Extern("batched_gemm", ("left", "right")), grad_name="MmBackward0",
-                   batch=batching.matmul_rule, static_vjp=True, complex=True)
+                   batch=batching.matmul_rule, static_vjp=True, complex=True,
+                   kernel="addmm_impl_cpu_")
 
 
 def _check_operands(x, y, name: str) -> None:
@@ -114,6 +116,10 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
     if x.dtype is not y.dtype:  # torch's message is its kernel's for these ranks
         raise _dtype_error(x, y, "dot" if x_ndim == 1 and y_ndim == 1 else
                            "mv" if y_ndim == 1 else "mm" if y_ndim == 2 else "bmm")
+    # torch's kernel for these ranks, as its error for uint64 names it
+    refuse_limited("dot" if x_ndim == 1 and y_ndim == 1 else "addmv_impl_cpu"
+                   if y_ndim == 1 and x_ndim == 2 else "addmm_impl_cpu_"
+                   if y_ndim == 2 or (y_ndim == 1 and x_ndim == 1) else "bmm", x)
     if x_ndim == 1 and y_ndim == 1:
         return dot(x, y)
     if x_ndim == 1:
@@ -164,6 +170,7 @@ def bmm(x: Tensor, y: Tensor) -> Tensor:
         raise RuntimeError("batch2 must be a 3D tensor")
     if x.dtype is not y.dtype:
         raise _dtype_error(x, y, "bmm")
+    refuse_limited("bmm", x)
     expected = [x.shape[0], x.shape[2]]
     if list(y.shape[:2]) != expected:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -179,6 +186,7 @@ def dot(x: Tensor, y: Tensor) -> Tensor:
         raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
     if x.dtype is not y.dtype:
         raise _dtype_error(x, y, "dot")
+    refuse_limited("dot", x)
     if x.shape[0] != y.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src "
                            f"[{y.shape[0]}] to have the same number of elements, but got "

@@ -24,6 +24,7 @@ from . import elementwise as ew
 from .autocast import FP32, LOWER, autocast_op
 from .complex_rules import conj
 from .layout import broadcast_to, reshape, select, stack
+from .limited_rules import refuse_limited
 from .linalg import matmul
 from .linalg_common import (
     SCALAR_TYPE,
@@ -341,6 +342,7 @@ def multi_dot(tensors, *, out=None) -> Tensor:
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:  # noqa: A002
     """The cross product of 3-vectors along `dim`, the operands (of equal dims) broadcast to
     each other."""
+    refuse_limited("cross", input, other)
     check_tensor(input, "linalg.cross")
     check_tensor(other, "linalg.cross")
     if input.dtype is not other.dtype:

@@ -24,6 +24,7 @@ from . import batching
 from .indexing import _zeros, index_put, index_tensor, nonzero
 from .inplace import write_out
 from .layout import cat, expand, reshape, slice_dims
+from .limited_rules import COMPLEX32, refuse_limited
 from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, broadcast_shapes, define_op
 
 # ---- nonzero_static -----------------------------------------------------------------------------
@@ -92,6 +93,7 @@ def _broadcast(name: str, x: Tensor, mask: Tensor) -> tuple:
 def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """x with the elements of `source`, in order, written where `mask` is True (mask and x
     broadcast together); source needs at least as many elements as mask has True entries."""
+    refuse_limited("masked_scatter", x)
     _check_mask("masked_scatter_", mask)
     if source.dtype is not x.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
@@ -114,6 +116,7 @@ def masked_select(x: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """The elements of x where `mask` is True (x and mask broadcast together), as a 1-D tensor
     in C order. Its size depends on the data: while a compiled function is traced, nonzero
     takes the call's count, checked on every run (a split of the graph); make_graph breaks."""
+    refuse_limited("masked_select", x, taken=COMPLEX32)
     if not isinstance(mask, Tensor) or mask.dtype is not dtypes.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = _broadcast("masked_select", x, mask)

@@ -20,6 +20,7 @@ from . import elementwise as ew
 from .complex_numbers import make_complex
 from .composite import clamp
 from .elementwise_math import SCALAR_TYPE_NAMES, tensor_argument
+from .limited_rules import COMPLEX32, refuse_limited
 from .reduction import amax, amin, normalize_dims, sum_
 
 
@@ -71,6 +72,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002
     dtype's largest and lowest finite values); integers are copied. The gradient is 0 where a
     value was replaced."""
     x = _tensor(input, "nan_to_num")
+    refuse_limited("nan_to_num", x, taken=dtypes.UNSIGNED)
     if x.dtype.is_complex:  # each part on its own, as torch's
         parts = (nan_to_num(part, nan, posinf, neginf) for part in (x.real, x.imag))
         return make_complex(*parts)
@@ -142,7 +144,9 @@ def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A00
         close = close | (ew.isnan(x) & ew.isnan(y))
     if rtol == 0 and atol == 0:
         return close
-    if x.dtype is dtypes.bool_:  # torch: bools compare their errors as the default float
+    if x.dtype.category < dtypes.FLOATING:
+        # torch: bools and integers compare their errors as the default float (`3` and `5`
+        # are not within atol=1.9; 2**24 + 1 and 2**24 are within 0.5 in float32)
         x, y = x.to(dtypes.get_default_dtype()), y.to(dtypes.get_default_dtype())
     allowed = atol + ew.abs(rtol * y)
     actual = ew.abs(x - y)
@@ -159,6 +163,7 @@ def equal(input, other) -> bool:  # noqa: A002
     """Whether x and y have the same shape and the same elements, as a Python bool (NaN is not
     equal to itself)."""
     x, y = _tensor(input, "equal"), tensor_argument(other, "equal", "other", 2)
+    refuse_limited("equal_cpu", x, taken=dtypes.UNSIGNED)
     if tuple(x.shape) != tuple(y.shape):
         return False
     return bool((x.detach() == y.detach()).all().item())
@@ -174,6 +179,8 @@ def count_nonzero(input, dim=None):  # noqa: A002
             if axis and axis[0] in seen:
                 raise RuntimeError(f"dim {axis[0]} appears multiple times in the list of dims")
             seen.update(axis)
+    if dim is None:  # torch's count of all of x is a kernel of its own, without uint64
+        refuse_limited("nonzero_count_cpu", x, taken=COMPLEX32)
     return sum_(x.detach() != 0, dim)
 
 
@@ -184,6 +191,7 @@ def aminmax(input, *, dim=None, keepdim: bool = False):  # noqa: A002
     """The minimum and maximum over `dim` (all when None), as a named tuple (min, max); ties
     share the gradient evenly, as amin and amax do."""
     x = _tensor(input, "aminmax")
+    refuse_limited("aminmax_cpu", x)
     if dim is None:
         if x.numel() == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "

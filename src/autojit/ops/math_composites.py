@@ -23,6 +23,7 @@ from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .autocast import PROMOTE, autocast_op
 from .elementwise_math import erfc, not_implemented, tensor_argument, trunc
+from .limited_rules import COMPLEX32, refuse_limited
 from .registry import promoted_dtype
 
 _LN2 = math.log(2.0)
@@ -32,8 +33,10 @@ _LARGE = 2.0 ** 28
 
 def float_input(x, function: str) -> Tensor:
     """x as a tensor of a floating or complex dtype (integers and bools become the default
-    float)."""
+    float); complex32 is torch's error, naming the function's kernel ("sinh_cpu")."""
     x = tensor_argument(x, function, "input", 1)
+    if x.dtype is dtypes.complex32:
+        raise not_implemented(f"{function}_cpu", x.dtype)
     return x if x.dtype.category >= dtypes.FLOATING else x.to(dtypes.get_default_dtype())
 
 
@@ -115,6 +118,7 @@ def frac(input):  # noqa: A002
 def heaviside(input, values):  # noqa: A002
     """Elementwise step function: 0 where x < 0, `values` where x == 0, 1 where x > 0 (and 0 at
     NaN, as torch); not differentiable."""
+    refuse_limited("heaviside_cpu", input, values)
     x = tensor_argument(input, "heaviside", "input", 1)
     values = tensor_argument(values, "heaviside", "values", 2)
     if x.dtype.is_complex or values.dtype.is_complex:
@@ -136,10 +140,10 @@ def rad2deg(input):  # noqa: A002
 
 
 def _real_angle(input, function: str) -> Tensor:  # noqa: A002
-    x = float_input(input, function)
+    x = tensor_argument(input, function, "input", 1)
     if x.dtype.is_complex:
         raise RuntimeError(f"{function} is not supported for complex tensors.")
-    return x
+    return float_input(x, function)
 
 
 def ndtr(input):  # noqa: A002
@@ -169,7 +173,7 @@ def lerp(input, end, weight):  # noqa: A002
     if tensor_weight and weight.ndim and weight.dtype is not start.dtype:
         raise RuntimeError(f"expected dtype {_c_name(start.dtype)} for `weight` but got dtype "
                            f"{_c_name(weight.dtype)}")
-    if start.dtype.category < dtypes.FLOATING:
+    if start.dtype.category < dtypes.FLOATING or start.dtype is dtypes.complex32:
         raise not_implemented("lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar",
                               start.dtype)
     difference = end - start
@@ -193,6 +197,7 @@ def _c_name(dtype) -> str:
 @autocast_op(cuda=PROMOTE)
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """`input + value * tensor1 * tensor2`, elementwise with broadcasting."""
+    refuse_limited("addcmul_cpu_out", input, tensor1, tensor2, taken=COMPLEX32)
     start = tensor_argument(input, "addcmul", "input", 1)
     first = tensor_argument(tensor1, "addcmul", "tensor1", 2)
     second = tensor_argument(tensor2, "addcmul", "tensor2", 3)

@@ -92,6 +92,8 @@ OUT_CHECKS = {
     "scalar_type": _unless_same(lambda result, out: (
         f"Expected object of scalar type {_scalar(result)} but got scalar type {_scalar(out)} "
         "for argument 'out'")),
+    "hash": _unless_same(lambda result, out: (
+        f"Expected result to be of dtype {result.name}, but got {_scalar(out)}")),
     "dot": _unless_same(lambda result, out: (
         f"result dtype {_scalar(out)} does not match input dtype {_scalar(result)}")),
     "floating": lambda name, result, out: (

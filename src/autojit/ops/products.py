@@ -23,6 +23,7 @@ from .autocast import FP32, LOWER, PROMOTE, autocast_op, float32_inside
 from .composite import norm
 from .elementwise_math import SCALAR_TYPE_NAMES, tensor_argument
 from .layout import cat, expand, narrow, reshape, unsqueeze
+from .limited_rules import refuse_limited
 from .linalg import bmm, matmul, mm
 from .reduction import amax, sum_
 from .registry import broadcast_shapes
@@ -190,6 +191,7 @@ _CROSS_WARNING = ("Using torch.cross without specifying the dim arg is deprecate
 def cross(input, other, dim=None):  # noqa: A002
     """The cross product of 3-vectors along `dim` (by default the first dim of size 3, with
     torch's deprecation warning), broadcasting the other dims."""
+    refuse_limited("cross", input, other)
     a = tensor_argument(input, "cross", "input", 1)
     b = tensor_argument(other, "cross", "other", 2)
     if a.ndim != b.ndim:

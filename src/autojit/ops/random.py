@@ -42,7 +42,8 @@ from .index_checks import check_index
 from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, broadcast_shapes, define_op
 
 # The C++ type names torch's Cauchy error uses.
-_CPP_NAMES = {"int32": "int", "int64": "long int", "bool": "bool"}
+_CPP_NAMES = {"int32": "int", "int64": "long int", "bool": "bool", "uint16": "short unsigned int",
+              "uint32": "unsigned int", "uint64": "long unsigned int"}
 
 
 def _draw(kind: str, shape, dtype: dtypes.DType, generator, name: str, device,
@@ -94,7 +95,8 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:  # 
         check_no_grad("bernoulli", (input, out))
         return write_out("bernoulli", out, bernoulli(input, p, generator=generator))
     if p is None:
-        check_floating(input.dtype, "bernoulli_tensor_cpu_p_")
+        check_floating(input.dtype, "bernoulli_tensor_cpu_self_" if input.dtype.limited else
+                       "bernoulli_tensor_cpu_p_")
         probability = input
     else:
         probability = p
@@ -104,6 +106,9 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:  # 
 def _bernoulli_like(target: Tensor, p, generator, name: str) -> Tensor:
     """0/1 values shaped and typed like `target`, 1 with probability p (a float or a tensor
     broadcast to target's shape)."""
+    if target.dtype.limited:
+        raise dtypes.kernel_error("bernoulli_tensor_cpu_self_" if isinstance(p, Tensor) else
+                                  "bernoulli_scalar_cpu_", target.dtype)
     if isinstance(p, Tensor):
         check_floating(p.dtype, "bernoulli_tensor_cpu_p_")
         draw_dtype = _draw_dtype(p.dtype)
@@ -292,6 +297,9 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
 
 def _fill(target: Tensor, name: str, values) -> Tensor:
     """Write `values` (a function of nothing, called once the checks passed) into target."""
+    if target.dtype in dtypes.UNSIGNED:  # no addition for uint64: 0 | x is x
+        return inplace.apply_inplace(
+            target, name, lambda old: ew.fill_like(old, 0) | ew.cast(values(), old.dtype))
     return inplace.apply_inplace(
         target, name, lambda old: ew.fill_like(old, 0) + ew.cast(values(), old.dtype))
 
@@ -338,6 +346,8 @@ def geometric_(self: Tensor, p, *, generator=None) -> Tensor:
     """Fill x with the number of trials up to the first success, success probability p."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if self.dtype.limited:
+        raise dtypes.kernel_error("geometric_cpu", self.dtype)
     draw_dtype = _draw_dtype(_float_for(self.dtype))
 
     def values():
@@ -391,6 +401,8 @@ def random_(self: Tensor, *args, generator=None, **bounds) -> Tensor:
     if bounds:
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(bounds))}'")
     if high is None:
+        if self.dtype.limited:  # torch's kernel for the dtype's whole range has no uint64
+            raise dtypes.kernel_error("random_kernel_cpu", self.dtype)
         high = _RANDOM_LIMIT[self.dtype.name] + 1
     low, high = int(low), int(high)
     check_integer_range(low, high, self.dtype)

@@ -17,6 +17,7 @@ from . import batching
 from .autocast import FP32, FP32_SET_OPT_DTYPE, autocast_op
 from .complex_rules import conj
 from .layout import linear_jvp
+from .limited_rules import BOTH
 from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_index
 
 
@@ -31,10 +32,11 @@ def normalize_dims(dim, ndim: int) -> tuple:
             normalize_dim(int(d), 0)
         return ()
     if isinstance(dim, (tuple, list)):
-        axes = tuple(sorted({normalize_dim(int(d), ndim) for d in dim}))
-        if len(axes) != len(dim):
-            raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
-        return axes
+        axes = [normalize_dim(int(d), ndim) for d in dim]
+        for position, axis in enumerate(axes):
+            if axis in axes[:position]:  # torch names the first axis given twice
+                raise RuntimeError(f"dim {axis} appears multiple times in the list of dims")
+        return tuple(sorted(axes))
     return (normalize_dim(int(dim), ndim),)
 
 
@@ -71,10 +73,11 @@ def _sum_dtype(inputs, attrs):
 
 
 def _reduction(name, impl, dtype, vjp, saves, lowering, jvp, grad_name=None, batch=None,
-               complex=None):  # noqa: A002 - define_op's keyword
+               complex=None, limited=None, kernel=None):  # noqa: A002 - define_op's keyword
     return define_op(name=name, arity=1, shape=lambda shape, dim, keepdim, **_: _shape_rule(
         shape, dim, keepdim), dtype=dtype, impl=impl, vjp=vjp, saves=saves,
-        lowering=lowering, jvp=jvp, grad_name=grad_name, batch=batch, complex=complex)
+        lowering=lowering, jvp=jvp, grad_name=grad_name, batch=batch, complex=complex,
+        limited=limited, kernel=kernel)
 
 
 def _weighted_sum_jvp(weights):
@@ -213,7 +216,7 @@ def _prod_jvp(inputs, tangents, out, attrs):
 PROD = _reduction("prod", lambda x, dim, keepdim, dtype=None: np.prod(x, axis=dim,
                                                                       keepdims=keepdim),
                   _sum_dtype, _prod_vjp, (0, "out"), Reduction("prod", "prod"), _prod_jvp,
-                  complex=True)
+                  complex=True, kernel="prod_out_cpu")
 
 
 def _extreme_shares(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
@@ -245,11 +248,11 @@ def _same_dtype(inputs, attrs):
 AMAX = _reduction("amax", lambda x, dim, keepdim, nan_shares=False: np.amax(
     x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), Reduction("max", "max"),
     _weighted_sum_jvp(_extreme_shares),
-    complex="\"max_values_cpu\" not implemented for '{type}'")
+    complex="\"max_values_cpu\" not implemented for '{type}'", kernel="max_values_cpu")
 AMIN = _reduction("amin", lambda x, dim, keepdim, nan_shares=False: np.amin(
     x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), Reduction("min", "min"),
     _weighted_sum_jvp(_extreme_shares),
-    complex="\"min_values_cpu\" not implemented for '{type}'")
+    complex="\"min_values_cpu\" not implemented for '{type}'", kernel="min_values_cpu")
 
 
 def _arg_impl(numpy_function):
@@ -278,10 +281,10 @@ def _rule_truth(inputs, attrs):
 
 ANY = _reduction("any", lambda x, dim, keepdim: np.any(x, axis=dim, keepdims=keepdim),
                  _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("any", "max", logical=True), None,
-                 complex=True)
+                 complex=True, limited=BOTH)
 ALL = _reduction("all", lambda x, dim, keepdim: np.all(x, axis=dim, keepdims=keepdim),
                  _rule_truth, NOT_DIFFERENTIABLE, (), Reduction("all", "min", logical=True), None,
-                 complex=True)
+                 complex=True, limited=BOTH)
 
 
 def _check_nonempty(x: Tensor, name: str, dims: tuple, every: bool) -> None:

@@ -19,9 +19,11 @@ from collections.abc import Callable
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.once import warn_once
 from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor
-from .complex_rules import complex_error
+from .complex_rules import complex_error, user_stacklevel
+from .limited_rules import LIMITED, limited_error, refused_dtype
 from .lowering import (  # noqa: F401
     COMBINE_IDENTITY,
     EXTERN_ROLES,
@@ -157,7 +159,7 @@ class Op:
 
     __slots__ = ("name", "shape", "dtype", "impl", "vjp", "jvp", "batch", "saves", "lowering",
                  "view", "grad_name", "node_class", "arity", "float32_scalars", "static_vjp",
-                 "uncast", "complex", "traces_bfloat16")
+                 "uncast", "complex", "traces_bfloat16", "limited", "kernel", "scans_limited")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -169,9 +171,10 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
               view: bool = False, float32_scalars: tuple = (),
               static_vjp: bool | None = None, uncast: tuple = (),
               complex: bool | str | tuple | None = None,  # noqa: A002
-              traces_bfloat16: bool = False) -> Op:
+              traces_bfloat16: bool = False, limited: tuple | None = None,
+              kernel: str | None = None) -> Op:
     """Declare a primitive; every keyword but jvp, batch, grad_name, view, float32_scalars,
-    static_vjp, uncast, complex and traces_bfloat16 is required.
+    static_vjp, uncast, complex, traces_bfloat16, limited and kernel is required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -233,6 +236,11 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
                      if static_vjp is None else static_vjp)
     op.complex = (lowering.__class__ is Layout) if complex is None else complex
     op.traces_bfloat16 = traces_bfloat16
+    op.limited = frozenset(LIMITED if limited is None and lowering.__class__ is Layout
+                           else limited or ())
+    op.kernel = kernel or f"{name}_cpu"
+    # Whether a dispatch with no compute dtype looks for limited dtypes among the inputs.
+    op.scans_limited = not op.limited.issuperset(LIMITED)
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
     op.grad_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
     op.node_class = None
@@ -404,6 +412,11 @@ def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     if tracer is not None:
         if op.complex is not True and _involves_complex(op, inputs, attrs):
             raise complex_error(op, inputs)
+        compute, out_dtype = op.dtype(inputs, attrs)
+        if out_dtype.limited or (compute.limited if compute is not None else op.scans_limited):
+            refused = refused_dtype(op, inputs, compute, out_dtype)
+            if refused is not None:
+                raise limited_error(op, refused)
         # A complex op is traced like a real one: the compiled plan runs it by its impl, since
         # kernels fuse real dtypes only (docs/notes/complex.md).
         if op.lowering.__class__ is Decomposition:
@@ -424,6 +437,29 @@ def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
 
 
 _BFLOAT16 = dtypes.bfloat16  # stored as float32: results are rounded (tensor/dtypes.py)
+_COMPLEX32 = dtypes.complex32  # stored as complex64, likewise (docs/notes/complex32.md)
+COMPLEX32_WARNING = dtypes.COMPLEX32_WARNING
+
+
+def complex32_result(values: np.ndarray) -> np.ndarray:
+    """values (complex64) rounded to complex32's float16 parts, with torch's warning, given
+    once per process, that its support of the dtype is experimental."""
+    warn_once(COMPLEX32_WARNING, COMPLEX32_WARNING, UserWarning, stacklevel=user_stacklevel())
+    return dtypes.round_to_complex32(values)
+
+
+def retyped_copy(data: np.ndarray, out_dtype, source: Tensor) -> Tensor:
+    """view_as_real of a complex32 tensor (float16 parts) or view_as_complex of a float16 one:
+    no NumPy view holds one's elements as the other's (complex32 is stored as complex64), so
+    the result is a copy, read-only, whose base is the source: a write through it raises
+    inplace.RETYPED_COPY_ERROR instead of missing the source (docs/notes/complex32.md)."""
+    data = np.array(data)
+    if out_dtype is _COMPLEX32:
+        data = complex32_result(data)
+    data.flags.writeable = False
+    out = Tensor._make(data, out_dtype)
+    out._base = source if source._base is None else source._base
+    return out
 
 
 def _involves_complex(op: Op, inputs: tuple, attrs: dict) -> bool:
@@ -476,6 +512,10 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
             out_dtype.category == _COMPLEX or (compute.category == _COMPLEX if compute is not None
                                                else _any_complex(inputs))):
         raise complex_error(op, inputs)
+    if out_dtype.limited or (compute.limited if compute is not None else op.scans_limited):
+        refused = refused_dtype(op, inputs, compute, out_dtype)
+        if refused is not None:
+            raise limited_error(op, refused)
     if CUDA_DISPATCH is not None:
         out = CUDA_DISPATCH(op, inputs, attrs)
         if out is not None:
@@ -491,7 +531,8 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
                 if x._dtype is compute:
                     arrays.append(x._data)
                     continue
-            elif x.__class__ is float and compute is not _BFLOAT16:
+            elif x.__class__ is float and compute is not _BFLOAT16 and \
+                    compute is not _COMPLEX32:
                 arrays.append(x)
                 continue
             arrays = _operand_arrays(op, inputs, compute)
@@ -515,10 +556,15 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
         result = result.astype(wanted)
     if op.view and np.may_share_memory(result, arrays[0]):
         out = view_tensor(result, out_dtype, op, inputs[0], attrs)
+    elif op.view and (out_dtype is _COMPLEX32) != (inputs[0]._dtype is _COMPLEX32):
+        out = retyped_copy(result, out_dtype, inputs[0])
     else:
         if out_dtype is _BFLOAT16 and not op.view:
             # Computed in float32; a bfloat16 result is rounded, as torch rounds its kernels'.
             result = dtypes.round_to_bfloat16(result)
+        elif out_dtype is _COMPLEX32:
+            # Computed in complex64; a complex32 result's parts are rounded to float16.
+            result = complex32_result(result)
         if plain:  # plain_tensor's body, inlined (every eager op's result)
             out = _new_object(Tensor)
             out._data = result
@@ -557,15 +603,25 @@ def _operand_arrays(op: Op, inputs: tuple, compute: dtypes.DType) -> list:
                 if compute is _BFLOAT16 and not (
                         position == 1 and data.ndim == 0 and 1 in op.float32_scalars):
                     data = dtypes.round_to_bfloat16(data)
+                elif compute is _COMPLEX32:
+                    data = dtypes.round_to_complex32(data)
             arrays.append(data)
+        elif compute is _COMPLEX32 and x.__class__ in (int, float, complex):
+            # torch converts a Python number to complex32 first (`z + 0.0004883` adds 2**-11)
+            if x.__class__ is int:
+                dtypes.check_int_argument(x)
+            arrays.append(complex(dtypes.round_to_complex32(x)))
         elif (compute is _BFLOAT16 and x.__class__ is float
               and position not in op.float32_scalars):
             # torch converts a Python number to the computation's dtype first.
             arrays.append(float(dtypes.round_to_bfloat16(x)))
-        elif x.__class__ is int and compute.category == dtypes.INTEGER:
-            # torch converts a Python int to the computation's dtype, wrapping (uint8 - 1
-            # subtracts 255); NumPy would raise for one out of the dtype's range.
-            arrays.append(dtypes.wrap_integer(x, compute))
+        elif x.__class__ is int:
+            # torch reads a Python int as an int64 or uint64 scalar (OverflowError beyond)
+            # and converts it to the computation's dtype, wrapping (uint8 - 1 subtracts 255);
+            # NumPy would raise for one out of the dtype's range.
+            dtypes.check_int_argument(x)
+            arrays.append(dtypes.wrap_integer(x, compute)
+                          if compute.category == dtypes.INTEGER else x)
         else:
             arrays.append(x)
     return arrays

@@ -68,7 +68,7 @@ CUMSUM = define_op(
     vjp=lambda ctx, g: (_cumsum(g, ctx.attrs["dim"], not ctx.attrs["reverse"]),), saves=(),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(CUMSUM, tangents, attrs),
     lowering=Extern("cumulative_sum", ("data",)),
-    batch=batching.dim_rule("dim"), complex=True)
+    batch=batching.dim_rule("dim"), complex=True, kernel="cumsum_out_cpu")
 
 
 def _cumsum(x: Tensor, dim: int, reverse: bool = False) -> Tensor:
@@ -203,7 +203,7 @@ CUMPROD = define_op(
     impl=_scan_impl(lambda x, axis, dtype: np.cumprod(x, axis=axis, dtype=dtype)),
     vjp=_cumprod_vjp, jvp=_cumprod_jvp, saves=(0, "out"),
     lowering=Extern("cumulative_product", ("data",)),
-    batch=batching.dim_rule("dim"), complex=True)
+    batch=batching.dim_rule("dim"), complex=True, kernel="cumprod_out_cpu")
 
 
 def _cumprod(x: Tensor, dim: int) -> Tensor:
@@ -244,7 +244,7 @@ CUMMAX_INDICES, CUMMIN_INDICES = (
     define_op(name=f"cum{kind}_indices", arity=1, shape=lambda shape, dim: shape,
               dtype=rule_index, impl=_extreme_index_impl(kind), vjp=NOT_DIFFERENTIABLE, saves=(),
               lowering=Extern("cumulative_extreme", ("data",)),
-              batch=batching.dim_rule("dim"))
+              batch=batching.dim_rule("dim"), kernel=f"cum{kind}_cpu")
     for kind in ("max", "min"))
 
 
@@ -335,7 +335,7 @@ LOGCUMSUMEXP = define_op(
     impl=_scan_impl(_logaddexp_accumulate),
     vjp=_logcumsumexp_vjp, jvp=_logcumsumexp_jvp, saves=(0, "out"),
     lowering=Extern("cumulative_logsumexp", ("data",)),
-    batch=batching.dim_rule("dim"), complex=True)
+    batch=batching.dim_rule("dim"), complex=True, kernel="logcumsumexp_out_cpu")
 
 
 def _logcumsumexp(x: Tensor, dim: int, reverse: bool = False) -> Tensor:

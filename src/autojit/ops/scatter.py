@@ -34,6 +34,7 @@ from .indexing import (
     index_put,
 )
 from .layout import embed_slice, reshape, slice_dims, unsqueeze
+from .limited_rules import refuse_limited
 from .registry import Extern, bind, define_op, rule_first
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
@@ -278,6 +279,7 @@ def _reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None) -> Tensor:
     """x with the entries of `src` added along `dim` at `index`: `src[i][j][k]` goes to
     `x[index[i][j][k]][j][k]` for dim 0, likewise for other dims."""
+    refuse_limited("scatter_gather_tensor_cpu", x)
     return _out(_scatter_add_op(x, dim, index, src), out, "scatter_add")
 
 
@@ -314,6 +316,9 @@ def _scatter_reduce_op(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     dim = check_scatter_arguments("scatter", x, dim, index, src)  # torch's messages say scatter()
+    refuse_limited("scatter_reduce_exclude_input_init" if not include_self else
+                   "scatter_gather_tensor_cpu" if reduce in ("sum", "prod") else
+                   f"scatter_gather_tensor_cpu_reduce_{reduce}", x)
     if index.numel() == 0:
         return x.clone()
     return _reduce(x, dim, _checked_index(x, dim, index), src, reduce, include_self)
@@ -339,6 +344,7 @@ def _scatter_op(x: Tensor, dim: int, index: Tensor, src, value, reduce) -> Tenso
         raise RuntimeError("reduce argument must be either add or multiply.")
     is_tensor = isinstance(src, Tensor)
     dim = check_scatter_arguments("scatter", x, dim, index, src if is_tensor else None)
+    refuse_limited("scatter_gather_tensor_cpu" if is_tensor else "scatter_gather_scalar_cpu", x)
     if index.numel() == 0:
         return x.clone()
     index = _checked_index(x, dim, index)

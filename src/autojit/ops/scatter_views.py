@@ -23,7 +23,7 @@ from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from . import layout
 from .diagonal import diagonal, embed_diagonal
-from .indexing import index_put, index_select
+from .indexing import _index_select, index_put
 from .inplace import apply_inplace
 from .layout import embed_slice
 from .reduction import sum_
@@ -141,7 +141,7 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     from ..tensor.creation import tensor
 
     positions = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
-    windows = index_select(self, dim, tensor(positions.astype(np.int64), device=self.device))
+    windows = _index_select(self, dim, tensor(positions.astype(np.int64), device=self.device))
     shape = tuple(self.shape[:dim]) + (count, size) + tuple(self.shape[dim + 1:])
     return layout.movedim(layout.reshape(windows, shape), dim + 1, -1)
 
@@ -260,7 +260,7 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # n
     flat = _with_own_elements(flat, input, own_offset) if real is None else \
         _with_own_elements(flat, input, own_offset, real._data)
     index = _strided_positions(size, stride, offset, input.device)
-    return layout.reshape(index_select(flat, 0, index), size)
+    return layout.reshape(_index_select(flat, 0, index), size)
 
 
 def _argument_view(x: Tensor):

@@ -21,6 +21,7 @@ from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor
 from . import batching
 from .indexing import _gather
+from .limited_rules import refuse_limited
 from .out_argument import check_no_grad, check_out_type, write_out
 from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
 
@@ -111,6 +112,7 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,  # 
     """For each value of `input`, the index in `sorted_sequence` (along its last dim) where
     inserting it keeps the order: before equal entries, or after them with `right=True` or
     `side="right"`; `sorter` gives the order of an unsorted sequence. Not differentiable."""
+    refuse_limited("searchsorted_out_cpu", sorted_sequence)
     prefix = "torch.searchsorted(): "
     if side is not None:
         if side not in ("left", "right"):
@@ -156,6 +158,7 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False,  # noqa: A0
     """For each value of `input`, the index of its bucket among the sorted 1-D `boundaries`:
     `boundaries[i-1] < x <= boundaries[i]`, or `boundaries[i-1] <= x < boundaries[i]` with
     `right=True`. Not differentiable."""
+    refuse_limited("searchsorted_out_cpu", boundaries)
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
     _check_boundaries_dtype(boundaries)

@@ -24,6 +24,7 @@ from . import elementwise as ew
 from .indexing import _gather
 from .inplace import check_no_overlap
 from .layout import _narrow, reshape, squeeze
+from .limited_rules import UNSIGNED, not_implemented, refuse_limited
 from .out_argument import check_no_grad, check_out_pair, write_out, write_result, write_results
 from .reduction import sum_
 from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op, rule_index
@@ -52,7 +53,8 @@ def _argsort_impl(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
 ARGSORT = define_op(name="argsort", arity=1, shape=lambda shape, dim, descending: shape,
                     dtype=rule_index, impl=_argsort_impl, vjp=NOT_DIFFERENTIABLE, saves=(),
                     lowering=Extern("sort", ("data",)), batch=batching.dim_rule("dim"),
-                    complex=(RuntimeError, " Sort does not support complex dtypes on CPU"))
+                    complex=(RuntimeError, " Sort does not support complex dtypes on CPU"),
+                    limited=UNSIGNED)  # torch's sort takes uint16, uint32 and uint64
 
 
 def _order(x: Tensor, dim: int, descending: bool) -> Tensor:
@@ -120,6 +122,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
          out=None):
     """(values, indices) of the k largest entries of x along `dim` (the smallest with
     `largest=False`), in sorted order; NaN counts as the largest value."""
+    refuse_limited("topk_cpu", x)
     dim = normalize_dim(dim, x.ndim)
     source = _as_vector(x)
     k = int(k)
@@ -157,6 +160,7 @@ def _pick(x: Tensor, dim: int, position, keepdim: bool):
 def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
     """(values, indices) of the k-th smallest entry (k from 1) of x along `dim`; NaN counts as
     the largest value."""
+    refuse_limited("kthvalue_cpu", x)
     dim = normalize_dim(dim, x.ndim)
     size = x.shape[dim] if x.ndim else 1
     k = int(k)
@@ -191,10 +195,10 @@ def _median_position(x: Tensor, dim: int, ignore_nan: bool):
 
 
 def _check_median_dtype(x: Tensor, kernel: str) -> None:
-    """torch's error for bools, naming its kernel (median_cpu for all of x, median_out along a
-    dim, for median and nanmedian alike)."""
-    if x.dtype is dtypes.bool_:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    """torch's error for bools (and uint16, uint32, uint64), naming its kernel (median_cpu for
+    all of x, median_out along a dim, for median and nanmedian alike)."""
+    if x.dtype is dtypes.bool_ or x.dtype.limited:
+        raise not_implemented(kernel, x.dtype)
 
 
 def _evenly_shared(x: Tensor, value: Tensor) -> Tensor:

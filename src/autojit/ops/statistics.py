@@ -26,6 +26,7 @@ from . import composite, layout
 from . import elementwise as ew
 from .counting import is_traced, runs_traced
 from .indexing import gather
+from .limited_rules import refuse_limited
 from .reduction import amax, amin, argmax, sum_
 from .scans import cumsum
 from .scatter import scatter_add
@@ -53,6 +54,11 @@ def _moments(name: str, input, dim, unbiased, keepdim, correction, root: bool):
         correction = 1 if unbiased is None or unbiased else 0
     spread = (composite.std if root else composite.var)(
         input, dim, correction=correction, keepdim=keepdim)
+    if input.dtype is dtypes.complex32:  # torch's kernel of both takes the float16 parts
+        from .complex_numbers import make_complex
+
+        return spread, make_complex(composite.mean(input.real, dim, keepdim),
+                                    composite.mean(input.imag, dim, keepdim))
     return spread, composite.mean(input, dim, keepdim)
 
 
@@ -158,6 +164,7 @@ def mode(input, dim: int = -1, keepdim: bool = False):  # noqa: A002
     """(values, indices): the most frequent value along `dim` (the smallest of the most
     frequent) and the index of its last occurrence; the gradient goes to that position."""
     x = input
+    refuse_limited("mode_cpu", x)
     if x.ndim == 0:
         normalize_dim(dim, 1)
         from .elementwise import fill_like

@@ -25,6 +25,7 @@ from .eager_views import LazySource
 from .index_checks import check_index
 from .indexing import _INDEX_DTYPES, _as_index_tensor, index_put, index_tensor, nonzero
 from .layout import RESHAPE, SLICE, expand, reshape, slice_dims, slice_length, unsqueeze
+from .limited_rules import not_implemented
 from .registry import broadcast_shapes
 
 _new = object.__new__
@@ -330,6 +331,26 @@ def _stack_indices(rows: list, x: Tensor) -> Tensor:
     return rows[0] if len(rows) == 1 else cat(rows, 0)
 
 
+def _refuse_limited_write(x: Tensor, items: tuple, value) -> None:
+    """torch's error for a write into a uint16, uint32 or uint64 tensor through a mask (its
+    masked_fill_, for one value) or index tensors (its index_put_), whose kernels take none of
+    them; a write through basic indexing (ints, slices, 0-d index tensors) is a copy, which
+    does."""
+    masks = indices = False
+    for item in items:
+        if isinstance(item, Tensor):
+            if item.dtype is dtypes.bool_ or item.dtype is dtypes.uint8:
+                masks = True
+            elif item.ndim:
+                indices = True
+        elif isinstance(item, (list, np.ndarray)):
+            indices = True
+    if masks and not indices and (not isinstance(value, Tensor) or value.ndim == 0):
+        raise not_implemented("masked_fill", x.dtype)
+    if masks or indices:
+        raise not_implemented("index_put", x.dtype)
+
+
 def setitem(x: Tensor, key, value) -> None:
     """x[key] = value, in place: differentiable w.r.t. the old x (zero where overwritten) and
     w.r.t. value (summed over broadcast)."""
@@ -342,6 +363,15 @@ def setitem(x: Tensor, key, value) -> None:
         # torch writes a number through a mask with masked_fill_, which takes bool masks only.
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            "unsigned char")
+    if x.dtype.limited and x.dtype is not dtypes.complex32:  # (complex32's kernels take it)
+        _refuse_limited_write(x, items, value)
+    if value.__class__ is int and x.dtype.category == dtypes.INTEGER:
+        # torch reads the number as an int64 first, then converts it as a fill (-1 as uint8
+        # is 255; 300 does not fit int8)
+        if not -2 ** 63 <= value < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
+        dtypes.check_fits(value, x.dtype)
+        value = dtypes.wrap_integer(value, x.dtype)
     shape = tuple(x.shape)
     # The flat positions that x[key] addresses, found by indexing a tensor of positions the
     # same way; this works unchanged with symbolic index tensors while tracing.

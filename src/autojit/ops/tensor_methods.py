@@ -78,7 +78,7 @@ METHODS = {
     "logical_not": ew.logical_not, "isnan": ew.isnan, "where": _where,
     "bitwise_and": bitwise.bitwise_and, "bitwise_or": bitwise.bitwise_or,
     "bitwise_xor": bitwise.bitwise_xor, "bitwise_not": bitwise.bitwise_not,
-    "bitwise_left_shift": bitwise.bitwise_left_shift,
+    "hash_tensor": bitwise.hash_tensor, "bitwise_left_shift": bitwise.bitwise_left_shift,
     "bitwise_right_shift": bitwise.bitwise_right_shift,
     "clone": memory_formats.clone, "square": composite.square, "reciprocal": composite.reciprocal,
     "rsqrt": composite.rsqrt, "exp2": composite.exp2, "log2": composite.log2,
@@ -364,8 +364,7 @@ def _is_device(value) -> bool:
         hasattr(value, "index") and hasattr(value, "type")
 
 
-# A MissingDType (complex64) is a dtype argument too, refused by the cast with its own error.
-_DTYPES = (dtypes.DType, dtypes.MissingDType)
+_DTYPES = (dtypes.DType,)
 
 
 def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
@@ -485,8 +484,9 @@ Tensor.bool = _to_method(dtypes.bool_)
 Tensor.bfloat16 = _to_method(dtypes.bfloat16)
 Tensor.cfloat = _to_method(dtypes.complex64)
 Tensor.cdouble = _to_method(dtypes.complex128)
+Tensor.chalf = _to_method(dtypes.complex32)
 for _name in ("float", "double", "half", "long", "int", "short", "char", "byte", "bool",
-              "bfloat16", "cfloat", "cdouble"):
+              "bfloat16", "cfloat", "cdouble", "chalf"):
     getattr(Tensor, _name).__name__ = getattr(Tensor, _name).__qualname__ = _name
 Tensor.contiguous = memory_formats.contiguous
 Tensor.is_contiguous = memory_formats.is_contiguous
@@ -593,6 +593,10 @@ def copy_(self, source, non_blocking: bool = False):
     source = _as_tensor(source)
     if self.is_meta and not source.is_meta:  # copied across devices, as torch's copy_ is
         source = source.to("meta")
+    if self._dtype in dtypes.UNSIGNED:  # no addition for uint64: 0 | x is x, and broadcasts
+        # as + does
+        return inplace.apply_inplace(
+            self, "copy_", lambda old: ew.fill_like(old, 0) | source.to(old.dtype))
     return inplace.apply_inplace(
         self, "copy_", lambda old: ew.fill_like(old, 0) + source.to(old.dtype))
 

@@ -14,6 +14,7 @@ from ..tensor import dtypes
 from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
+from .limited_rules import COMPLEX32, refuse_limited
 from .out_argument import write_result
 
 
@@ -48,12 +49,14 @@ def _triangle(x: Tensor, diagonal, out, lower: bool) -> Tensor:
 def tril(x: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     """The lower triangle of the matrices in x's last two dims, zeros above `diagonal` (0 the
     main diagonal, > 0 above it, < 0 below)."""
+    refuse_limited("tril", x, taken=COMPLEX32)
     return _triangle(x, diagonal, out, lower=True)
 
 
 def triu(x: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     """The upper triangle of the matrices in x's last two dims, zeros below `diagonal` (0 the
     main diagonal, > 0 above it, < 0 below)."""
+    refuse_limited("triu", x, taken=COMPLEX32)
     return _triangle(x, diagonal, out, lower=False)
 
 

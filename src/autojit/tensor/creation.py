@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from . import generator as generators
 from .determinism import uninitialized_fill
 from .device import check_device, runtime
 from .generator import manual_seed  # noqa: F401 - re-exported: autojit.manual_seed
+from .graph_break import user_frame
 from .memory_format import (
     check_format,
     contiguous_format,
@@ -28,6 +30,7 @@ from .memory_format import (
     preserved_order,
 )
 from .meta import MetaArray
+from .once import warn_once
 from .random import (
     RandomDraw,
     check_floating,
@@ -51,6 +54,11 @@ def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=N
     if dtype is dtypes.bfloat16 and data.__class__ is np.ndarray:  # float32 storage holding
         # bfloat16 numbers (dtypes.py)
         data = dtypes.round_to_bfloat16(data)
+    elif dtype is dtypes.complex32 and data.__class__ is np.ndarray:  # complex64 storage of
+        # float16 parts, with torch's warning, given once, as it allocates such a tensor
+        warn_once(dtypes.COMPLEX32_WARNING, dtypes.COMPLEX32_WARNING, UserWarning,
+                  stacklevel=_user_stacklevel())
+        data = dtypes.round_to_complex32(data)
     if device is not None and device.type != "cpu":  # copied to the device by its runtime
         data = runtime(device.type).from_host(data, device.index or 0)
     if requires_grad and dtype.category < dtypes.FLOATING:
@@ -65,6 +73,14 @@ def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=N
     if state.tracer is not None:  # new memory, made anew by every eager call (ir/trace.py)
         state.tracer.fresh[id(result)] = result
     return result
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of a warning given here that names the user's line."""
+    target, frame, level = user_frame(), sys._getframe(1), 1
+    while frame is not None and frame is not target:
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2
 
 
 def _copied_while_tracing(data: np.ndarray, target: dtypes.DType):
@@ -164,6 +180,26 @@ def _unwrap(data):
     return data
 
 
+def _check_unsigned_items(data) -> None:
+    """torch's checks of the numbers of nested sequences made a uint64 tensor, which it reads
+    as unsigned ints: ints and bools only (a float or a 0-d tensor is a TypeError), none
+    negative or beyond 2**64 - 1 (an OverflowError)."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _SEQUENCES):
+            stack.extend(item)
+        elif isinstance(item, np.ndarray) or isinstance(item, (bool, np.bool_)):
+            continue  # an array converts as arrays do
+        elif isinstance(item, numbers.Integral) and not isinstance(item, Tensor):
+            if item < 0:
+                raise OverflowError("can't convert negative int to unsigned")
+            if item >= 2 ** 64:
+                raise OverflowError("int too big to convert")
+        else:
+            raise TypeError("an integer is required")
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of `data` (nested lists, scalars, arrays, tensors).
 
@@ -204,9 +240,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
         inferred = _flat_numbers(data)
         if inferred is not None:
             target = dtypes.dtype_argument(dtype, "tensor") if dtype is not None else inferred
-            if target.category != dtypes.INTEGER or target.itemsize == 8:
-                return _finish(np.array(data, dtype=target.numpy), target, requires_grad,
-                               device)
+            if target.category != dtypes.INTEGER or target is dtypes.int64:
+                try:
+                    array = np.array(data, dtype=target.numpy)
+                except OverflowError:  # an int beyond int64, which torch reads every int as
+                    raise ValueError("Overflow when unpacking long long") from None
+                return _finish(array, target, requires_grad, device)
     target = dtypes.dtype_argument(dtype, "tensor") if dtype is not None else \
         _infer_dtype(data)
     if state.tracer is not None and contains_runtime(data):
@@ -217,7 +256,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
             result = result.to(device)
         return result.requires_grad_() if requires_grad else result
     _check_rectangular(data)
+    if target is dtypes.uint64:
+        _check_unsigned_items(data)
     if target.category != dtypes.COMPLEX and _infer_dtype(data).category == dtypes.COMPLEX:
+        if target.category == dtypes.INTEGER:
+            raise TypeError("'complex' object cannot be interpreted as an integer")
         raise TypeError("must be real number, not complex")
     try:
         if target.category == dtypes.INTEGER and target.itemsize < 8:
@@ -232,6 +275,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     except ValueError as error:
         raise ValueError(f"autojit.tensor(): could not build a tensor from the data: {error}") \
             from None
+    except OverflowError:  # an int beyond int64, which torch reads every int as
+        raise ValueError("Overflow when unpacking long long") from None
     if array.dtype == object:
         raise TypeError("autojit.tensor(): nested sequences must be rectangular and numeric")
     return _finish(array, target, requires_grad, device)
@@ -261,9 +306,10 @@ def from_numpy(array: np.ndarray) -> Tensor:
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     found = dtypes._BY_NUMPY.get(array.dtype)
     if found is None:
-        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only "
-                        "supported types are: float64, float32, float16, complex64, complex128, "
-                        "int64, int32, int16, int8, uint8, and bool.")
+        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. "
+                        "The only supported types are: float64, float32, float16, complex64, "
+                        "complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, "
+                        "and bool.")
     return Tensor._make(array, found)
 
 
@@ -427,9 +473,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = dtypes.int64 if integral else dtypes.get_default_dtype()
     dtype = dtypes.dtype_argument(dtype, "arange")
-    if dtype.is_complex:
-        raise NotImplementedError('"arange_cpu" not implemented for '
-                                  f"'{dtypes.scalar_type_name(dtype)}'")
+    if dtype.is_complex or dtype.limited:
+        raise dtypes.kernel_error("arange_cpu", dtype)
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
@@ -481,6 +526,8 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
         dtypes.get_default_dtype()
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    if dtype.limited and steps >= 2:  # (fewer steps are a fill, which takes uint64)
+        raise dtypes.kernel_error("linspace_cpu", dtype)
     if dtype.is_floating_point or dtype.is_complex or dtype is dtypes.bool_ or steps < 2:
         return _finish(np.linspace(start, end, int(steps)).astype(dtype.numpy), dtype,
                        requires_grad, device)
@@ -503,6 +550,8 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    if dtype.limited:
+        raise dtypes.kernel_error("eye", dtype)
     return _finish(np.eye(n, m, dtype=dtype.numpy), dtype, requires_grad, device)
 
 

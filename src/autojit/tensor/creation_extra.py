@@ -65,6 +65,8 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, layout=N
         dtype = dtypes.get_default_dtype()
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    if dtype.limited and steps >= 2:  # (fewer steps are a fill, which takes uint64)
+        raise dtypes.kernel_error("logspace_cpu", dtype)
     first, last = _scalar(start, dtype), _scalar(end, dtype)
     base = float(base)
     with np.errstate(all="ignore"):

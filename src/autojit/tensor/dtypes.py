@@ -1,16 +1,21 @@
 """dtypes and type promotion.
 
-Every Tensor carries one of the twelve DType objects below (torch's other dtypes are named, as
-MissingDType, and refused). Ops ask `result_type` which dtype a
+Every Tensor carries one of the sixteen DType objects below. Ops ask `result_type` which dtype a
 mix of tensors and Python scalars computes in; the rules are torch's (see
 docs/notes/type-promotion.md): dimensioned tensors decide within a category, zero-dim tensors
 and Python scalars only lift the category (bool < integer < floating < complex), and a Python
 float never upcasts a float32 tensor. complex64 and complex128 are NumPy's complex types
-(docs/notes/complex.md); torch's complex32 (chalf) has no NumPy type and is not among them.
+(docs/notes/complex.md).
 
 bfloat16 has no NumPy dtype: its tensors hold float32 arrays whose values are all bfloat16
 numbers (`round_to_bfloat16`), so NumPy computes on them in float32 and each op's result is
-rounded again (docs/notes/bfloat16.md).
+rounded again (docs/notes/bfloat16.md). complex32 (chalf), torch's complex of float16 parts,
+has none either: its tensors hold complex64 arrays whose parts are all float16 numbers
+(`round_to_complex32`), rounded again after each op (docs/notes/complex32.md).
+
+uint16, uint32 and uint64 are NumPy's own types, with torch's limited support of them (its
+"barebones" unsigned types): no promotion with any other integer or complex dtype, and only the
+ops whose torch kernels take them (`DType.limited`; docs/notes/unsigned-integers.md).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ class DType:
     """A tensor element type; printed as ``autojit.float32`` and ``f32`` in IR text."""
 
     __slots__ = ("name", "numpy", "short", "category", "itemsize", "is_signed", "_real",
-                 "_complex")
+                 "_complex", "limited")
 
     def __init__(self, name: str, numpy_dtype, short: str, category: int):
         self.name = name
@@ -37,6 +42,10 @@ class DType:
         # torch's dtype.is_signed: False for bool and uint8 only.
         self.is_signed = self.numpy.kind in "ifc"
         self._real = self._complex = None  # to_real() and to_complex(), set below
+        # torch's limited support: only the ops whose kernels list the dtype compute in it
+        # (the registry refuses the others with torch's NotImplementedError), and it promotes
+        # with no other integer dtype (uint16, uint32, uint64).
+        self.limited = False
 
     @property
     def is_floating_point(self) -> bool:
@@ -45,7 +54,7 @@ class DType:
 
     @property
     def is_complex(self) -> bool:
-        """Whether the dtype is complex64 or complex128."""
+        """Whether the dtype is complex32, complex64 or complex128."""
         return self.category == COMPLEX
 
     def to_real(self) -> DType:
@@ -54,17 +63,12 @@ class DType:
         return self._real or self
 
     def to_complex(self) -> DType:
-        """The complex dtype whose parts are this floating dtype (float64 -> complex128;
-        float16 has none here: torch's complex32 is not an autojit dtype); a complex dtype is
-        its own."""
+        """The complex dtype whose parts are this floating dtype (float64 -> complex128,
+        float16 -> complex32); a complex dtype is its own."""
         if self.category == COMPLEX:
             return self
         if self._complex is None:
-            if self.category != FLOATING:
-                raise RuntimeError("Unknown Complex ScalarType for "
-                                   f"{SCALAR_TYPE_NAMES[self.name]}")
-            raise RuntimeError("autojit has no complex32 (torch's chalf), the complex dtype of "
-                               "float16 parts")
+            raise RuntimeError(f"Unknown Complex ScalarType for {SCALAR_TYPE_NAMES[self.name]}")
         return self._complex
 
     def __repr__(self) -> str:
@@ -86,10 +90,21 @@ int16 = DType("int16", np.int16, "i16", INTEGER)
 int32 = DType("int32", np.int32, "i32", INTEGER)
 int64 = DType("int64", np.int64, "i64", INTEGER)
 bool_ = DType("bool", np.bool_, "bool", BOOL)
+uint16 = DType("uint16", np.uint16, "u16", INTEGER)
+uint32 = DType("uint32", np.uint32, "u32", INTEGER)
+uint64 = DType("uint64", np.uint64, "u64", INTEGER)
+# torch's "barebones" unsigned types (docs/notes/unsigned-integers.md).
+UNSIGNED = (uint16, uint32, uint64)
+for _unsigned in UNSIGNED:
+    _unsigned.limited = True
 complex64 = DType("complex64", np.complex64, "c64", COMPLEX)
 complex128 = DType("complex128", np.complex128, "c128", COMPLEX)
-complex64._real, complex128._real = float32, float64
-float32._complex, float64._complex = complex64, complex128
+# Stored as complex64 (see the module's docstring); an element is four bytes in torch. torch's
+# support of it is limited, as of the unsigned types (DType.limited).
+complex32 = DType("complex32", np.complex64, "c32", COMPLEX)
+complex32.itemsize, complex32.limited = 4, True
+complex64._real, complex128._real, complex32._real = float32, float64, float16
+float32._complex, float64._complex, float16._complex = complex64, complex128, complex32
 # bfloat16 has float32's range: torch maps it to complex64.
 bfloat16._complex = complex64
 
@@ -97,7 +112,8 @@ bfloat16._complex = complex64
 SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
                      "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16", "uint8": "Byte",
                      "int8": "Char", "int16": "Short", "complex64": "ComplexFloat",
-                "complex128": "ComplexDouble"}
+                     "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
+                     "uint64": "UInt64", "complex32": "ComplexHalf"}
 
 
 # The C++ names of the element types, which other messages of torch quote ("long int").
@@ -105,7 +121,9 @@ C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
                 "int32": "int", "int64": "long int", "bool": "bool",
                 "bfloat16": "c10::BFloat16", "uint8": "unsigned char", "int8": "signed char",
                 "int16": "short int", "complex64": "c10::complex<float>",
-                "complex128": "c10::complex<double>"}
+                "complex128": "c10::complex<double>", "uint16": "short unsigned int",
+                "uint32": "unsigned int", "uint64": "long unsigned int",
+                "complex32": "c10::complex<c10::Half>"}
 
 
 def scalar_type_name(dtype: DType) -> str:
@@ -118,58 +136,30 @@ def c_type_name(dtype: DType) -> str:
     return C_TYPE_NAMES[dtype.name]
 
 
-class MissingDType:
-    """A dtype of torch's that autojit has no tensors of (complex32; unsigned integers wider
-    than a byte). Its name exists, so that code which only compares dtypes with it
-    (`x.dtype == torch.uint16`, a table keyed by dtype) runs; a tensor of it cannot be made,
-    and asking for one raises TypeError naming it (to_dtype, dtype_argument)."""
-
-    __slots__ = ("name", "itemsize", "is_complex", "is_signed")
-
-    def __init__(self, name: str, itemsize: int, is_complex: bool):
-        self.name, self.itemsize, self.is_complex = name, itemsize, is_complex
-        self.is_signed = is_complex
-
-    is_floating_point = False
-
-    def __repr__(self) -> str:
-        return f"autojit.{self.name}"
-
-    def __reduce__(self):
-        return (missing_from_name, (self.name,))
-
-
-complex32 = MissingDType("complex32", 4, True)
-uint16 = MissingDType("uint16", 2, False)
-uint32 = MissingDType("uint32", 4, False)
-uint64 = MissingDType("uint64", 8, False)
-MISSING = {d.name: d for d in (complex32, uint16, uint32, uint64)}
-chalf = complex32
-
-
-def missing_from_name(name: str) -> MissingDType:
-    return MISSING[name]
-
-
-def refuse_missing(dtype: MissingDType):
-    raise TypeError(f"autojit has no tensors of dtype {dtype.name}: its dtypes are "
-                    "float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, "
-                    "int16, int32, int64 and bool")
+def kernel_error(kernel: str, dtype: DType) -> NotImplementedError:
+    """torch's error for a kernel that has no loop for `dtype`:
+    '"arange_cpu" not implemented for 'UInt64''."""
+    return NotImplementedError(f'"{kernel}" not implemented for '
+                               f"'{SCALAR_TYPE_NAMES[dtype.name]}'")
 
 
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 int, long, short = int32, int64, int16  # noqa: A001
-cfloat, cdouble = complex64, complex128
+cfloat, cdouble, chalf = complex64, complex128, complex32
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
-       complex128)
-# A float32 array is float32's: bfloat16 is never inferred from NumPy data.
-_BY_NUMPY = {d.numpy: d for d in ALL if d is not bfloat16}
+       complex128, uint16, uint32, uint64, complex32)
+# A float32 array is float32's and a complex64 one complex64's: bfloat16 and complex32 are
+# never inferred from NumPy data.
+_BY_NUMPY = {d.numpy: d for d in ALL if d is not bfloat16 and d is not complex32}
 _BY_NAME = {d.name: d for d in ALL}
 # Rank within a category decides promotion between two dtypes of the same category.
 # uint8 and int8 share a rank: neither holds the other, and promote() gives int16 for the pair.
+# The wider unsigned types never reach it (promote() settles their pairs first).
 _RANK = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, bfloat16: 5,
-         float32: 6, float64: 7, complex64: 8, complex128: 9}
+         float32: 6, float64: 7, complex32: 8, complex64: 9, complex128: 10, uint16: 2,
+         uint32: 3, uint64: 4}
+_UNSIGNED_SET = frozenset(UNSIGNED)
 
 _default_float = [float32]
 
@@ -192,8 +182,7 @@ def set_default_dtype(d: DType, /) -> None:
 
 def get_default_complex_dtype() -> DType:
     """The dtype of tensors made from Python complex numbers: complex128 when the default dtype
-    is float64, complex64 for float32 and bfloat16 (a float16 default has torch's complex32,
-    which autojit lacks: an error)."""
+    is float64, complex64 for float32 and bfloat16, complex32 for float16."""
     return _default_float[0].to_complex()
 
 
@@ -202,8 +191,7 @@ def from_name(name: str) -> DType:
 
 
 def from_numpy(numpy_dtype) -> DType:
-    """The DType of a NumPy dtype; the integer types autojit lacks (uint16 and wider unsigned
-    ones) map to int64, float types to float64."""
+    """The DType of a NumPy dtype; other float types (longdouble) map to float64."""
     numpy_dtype = np.dtype(numpy_dtype)
     found = _BY_NUMPY.get(numpy_dtype)
     if found is not None:
@@ -216,7 +204,8 @@ def from_numpy(numpy_dtype) -> DType:
         return complex128
     raise TypeError(f"can't convert np.ndarray of type {numpy_dtype} to an autojit dtype; "
                     "the only supported types are: float64, float32, float16, complex64, "
-                    "complex128, int64, int32, int16, int8, uint8, bool")
+                    "complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, "
+                    "bool")
 
 
 def to_dtype(dtype) -> DType:
@@ -233,12 +222,11 @@ def to_dtype(dtype) -> DType:
         return get_default_complex_dtype()
     if isinstance(dtype, str) and dtype in _BY_NAME:
         return _BY_NAME[dtype]
-    if isinstance(dtype, MissingDType):
-        refuse_missing(dtype)
     return from_numpy(dtype)
 
 
 _py_int = (0).__class__
+_INFINITY = (0.0).__class__("inf")  # (the module rebinds `float`: torch's alias)
 _py_float = (0.0).__class__
 _py_complex = (0j).__class__
 
@@ -259,8 +247,6 @@ def dtype_argument(dtype, function: str) -> DType:
         return complex128
     if isinstance(dtype, str):
         raise TypeError(f"{function}(): argument 'dtype' must be autojit.dtype, not str")
-    if isinstance(dtype, MissingDType):
-        refuse_missing(dtype)
     return from_numpy(dtype)
 # A symbolic size (symbolic.SymInt) is an int in type promotion.
 _integers = (_py_int, SymInt)
@@ -268,14 +254,24 @@ _integers = (_py_int, SymInt)
 
 def promote(a: DType, b: DType) -> DType:
     """The smallest dtype that holds both (torch.promote_types); a complex dtype with a wider
-    floating one takes the floating one's precision (complex64 and float64 give complex128)."""
+    floating one takes the floating one's precision (complex64 and float64 give complex128;
+    complex32 and bfloat16 complex64). uint16, uint32 and uint64 promote with floating dtypes
+    only (to the floating one), as in torch, whose RuntimeError the other pairs raise."""
     if a is b:
         return a
+    if a in _UNSIGNED_SET or b in _UNSIGNED_SET:
+        unsigned, other = (a, b) if a.limited else (b, a)
+        if other.category == FLOATING:
+            return other
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {SCALAR_TYPE_NAMES[a.name]} and "
+                           f"{SCALAR_TYPE_NAMES[b.name]}")
     if a.category != b.category:
         high, low = (a, b) if a.category > b.category else (b, a)
-        if high.category == COMPLEX and low.category == FLOATING and \
-                _RANK[low] > _RANK[high.to_real()]:
-            return low.to_complex()
+        if high.category == COMPLEX and low.category == FLOATING and (
+                _RANK[low] > _RANK[high.to_real()] or
+                _RANK[low] == _RANK[high.to_real()] and low is not high.to_real()):
+            return low.to_complex()  # (bfloat16 with complex32: bfloat16's, complex64)
         return high
     if {a, b} == {float16, float32} or {a, b} == {float16, bfloat16}:
         return float32
@@ -295,26 +291,72 @@ def wrap_integer(value: int, dtype: DType) -> int:
 
 
 # The C types torch's fill functions name in their overflow error (full, fill_).
-_FILL_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int"}
+_FILL_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                    "uint16": "uint16_t", "uint32": "uint32_t", "int64": "int64_t",
+                    "uint64": "uint64_t"}
+
+
+def check_int_argument(value: int) -> None:
+    """torch's OverflowError for a Python int it cannot read as an int64 or a uint64 scalar
+    (an operand, a fill value): anything outside [-2**63, 2**64)."""
+    if not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("int too big to convert" if value > 0 else
+                            "can't convert negative int to unsigned")
 
 
 def check_fits(value, dtype: DType, fill: bool = True) -> None:
-    """torch's error for a number outside an integer dtype narrower than int64 (NaN is never
-    inside), where it fills a tensor (`fill`: full, fill_, clamp's bounds) or makes one
-    (tensor); an int down to -max fits uint8, wrapping as two's complement does (-1 is 255).
-    Ints in arithmetic wrap whatever their size (wrap_integer). A complex number has no real
-    dtype to fit into, as torch says in its words."""
+    """torch's error for a number outside an integer dtype (NaN is never inside), where it
+    fills a tensor (`fill`: full, fill_, clamp's bounds, and there an int torch cannot read
+    at all, check_int_argument) or makes one (tensor); an int down to -max fits the unsigned
+    dtypes, wrapping as two's complement does (-1 is 255 in uint8, 2**64 - 1 in uint64). Ints
+    in arithmetic wrap whatever their size (wrap_integer). A complex number has no real dtype
+    to fit into, as torch says in its words."""
+    if fill and value.__class__ is _py_int:
+        check_int_argument(value)
+    if dtype is complex32 and fill:  # each part must be within float16's finite range
+        parts = (value.real, value.imag) if isinstance(value, _py_complex) else (value,)
+        if any(65504.0 < abs(part) < _INFINITY for part in parts if not isinstance(part, bool)):
+            raise RuntimeError("value cannot be converted to type c10::complex<c10::Half> "
+                               "without overflow")
     if isinstance(value, _py_complex) and dtype.category != COMPLEX:
         name = {"float32": "float", "float64": "double", "int64": "int64_t"}.get(
             dtype.name, _FILL_TYPE_NAMES.get(dtype.name, dtype.name))
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
-    if dtype.category != INTEGER or dtype.itemsize == 8 or isinstance(value, bool):
+    if dtype.category != INTEGER or isinstance(value, bool):
+        return
+    if dtype.itemsize == 8:
+        # int64 takes an int of [-2**63, 2**63); uint64 one of [-2**63, 2**64) (negative ones
+        # wrap) and a float of [0, 2**64]; NaN fits neither.
+        if dtype is int64:
+            fits = value.__class__ is not _py_int or value < 2 ** 63 or not fill
+        else:
+            fits = isinstance(value, _integers) or 0 <= value <= 2.0 ** 64
+        if not fits:
+            raise RuntimeError(f"value cannot be converted to type {_FILL_TYPE_NAMES[dtype.name]}"
+                               " without overflow")
         return
     info = np.iinfo(dtype.numpy)
     low = -info.max if not dtype.is_signed and isinstance(value, _integers) else info.min
     if not low <= value <= info.max:
         name = _FILL_TYPE_NAMES[dtype.name] if fill else dtype.name
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+# torch's warning, given once per process, when it first makes a complex32 tensor.
+COMPLEX32_WARNING = ("ComplexHalf support is experimental and many operators don't support it "
+                     "yet.")
+
+
+def round_to_complex32(values) -> np.ndarray:
+    """Complex values with each part rounded to the nearest float16 number (ties to even,
+    overflow to infinity), as complex64, the way torch converts to complex32: a wider part
+    goes through float32 first (c10::Half of a double is of its float), so complex128 and
+    float64 values round twice, as torch's do."""
+    values = np.asarray(values).astype(np.complex64)  # (a copy: the result is its own)
+    with np.errstate(over="ignore"):
+        values.real = values.real.astype(np.float16)
+        values.imag = values.imag.astype(np.float16)
+    return values
 
 
 def round_to_bfloat16(values) -> np.ndarray:

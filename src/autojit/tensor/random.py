@@ -57,6 +57,8 @@ class RandomDraw:
             parts = RandomDraw(self.kind, (*self.shape, 2), self.dtype.to_real(), rng).draw()
             if self.kind == "randn":
                 parts *= np.sqrt(0.5).astype(parts.dtype)
+            if self.dtype is dtypes.complex32:  # float16 parts, stored as complex64
+                parts = parts.astype(np.float32)
             return np.ascontiguousarray(parts).view(numpy_dtype)[..., 0]
         if self.kind == "rand":
             return uniform_array(rng, self.shape, numpy_dtype)
@@ -182,10 +184,15 @@ def check_integer_range(low: int, high: int, dtype: dtypes.DType) -> None:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     name = {"bool": "bool", "int32": "int", "float16": "c10::Half", "uint8": "unsigned char",
-            "int8": "signed char", "int16": "short int"}.get(dtype.name)
+            "int8": "signed char", "int16": "short int"}.get(dtype.name) or \
+        dtypes.C_TYPE_NAMES.get(dtype.name)
+    if dtype is dtypes.uint64:
+        for bound in (low, high):  # torch reads the bounds as int64 first
+            if not -2 ** 63 <= bound < 2 ** 63:
+                raise ValueError("Overflow when unpacking long long")
     if dtype is dtypes.bool_:
         bounds = (0, 1)
-    elif dtype in (dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.int32):
+    elif dtype in (dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.int32) or dtype.limited:
         info = np.iinfo(dtype.numpy)
         bounds = (int(info.min), int(info.max))
     elif dtype is dtypes.float16:
@@ -209,6 +216,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad: bool 
     """
     device = check_device(device)
     dtype = dtypes.int64 if dtype is None else dtypes.dtype_argument(dtype, "randperm")
+    if dtype.limited:
+        raise dtypes.kernel_error("randperm", dtype)
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
         raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")

@@ -28,8 +28,8 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
                                "Use tensor.detach().numpy() instead.")
         return state.tracer.read_array(self, "Tensor.numpy()")
     data = self._concrete("Tensor.numpy()")
-    if self._dtype is dtypes.bfloat16:
-        raise TypeError("Got unsupported ScalarType BFloat16")
+    if self._dtype is dtypes.bfloat16 or self._dtype is dtypes.complex32:
+        raise TypeError(f"Got unsupported ScalarType {dtypes.scalar_type_name(self._dtype)}")
     if self._is_conj:
         raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
                            "tensor.resolve_conj().numpy() instead.")
@@ -100,8 +100,8 @@ def __array__(self, dtype=None, copy=None):
         array = state.tracer.read_array(self, "np.asarray(Tensor)")
         return array if dtype is None else array.astype(dtype)
     data = self._concrete("np.asarray(Tensor)")
-    if self._dtype is dtypes.bfloat16:
-        raise TypeError("Got unsupported ScalarType BFloat16")
+    if self._dtype is dtypes.bfloat16 or self._dtype is dtypes.complex32:
+        raise TypeError(f"Got unsupported ScalarType {dtypes.scalar_type_name(self._dtype)}")
     if data.__class__ is not np.ndarray:
         raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                         "Tensor.cpu() to copy the tensor to host memory first.")
@@ -116,6 +116,8 @@ def __bool__(self) -> bool:
     data = self._host("bool(Tensor)")
     if data.size != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    if self._dtype is dtypes.uint64:  # torch reads its value as an int64 first
+        _as_int64(data.reshape(()).item())
     return bool(data.reshape(()))
 
 
@@ -134,7 +136,14 @@ def __int__(self) -> int:
     """`int(x)` of a one-element tensor."""
     if self._data is None and self._traced_scalar():
         return int(self.item())
-    return int(_real_number(self._number("int(Tensor)"), "int64_t"))
+    return _as_int64(int(_real_number(self._number("int(Tensor)"), "int64_t")))
+
+
+def _as_int64(value: int) -> int:
+    """value, where int64 holds it (a uint64 tensor's may not), else torch's error."""
+    if value >= 2 ** 63:
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    return value
 
 
 def _real_number(value, c_type: str):
@@ -160,7 +169,7 @@ def __index__(self) -> int:
         raise TypeError("only integer tensors of a single element can be converted to an index")
     if self._data is None and self._traced_scalar():
         return self.item().__index__()
-    return int(self._number("Tensor used as an index"))
+    return _as_int64(int(self._number("Tensor used as an index")))
 
 
 def _complex_read(self, what: str) -> None:

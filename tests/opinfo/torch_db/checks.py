@@ -23,7 +23,7 @@ from .resolve import seeded_outside
 
 # Forward tolerances (rtol, atol) per result dtype; gradients are compared at GRAD_FACTOR times
 # these (their sums over a sample's elements round more).
-TOLERANCES = {"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2),
+TOLERANCES = {"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2), "complex32": (1e-3, 1e-3),
               "float32": (1e-5, 1e-5), "float64": (1e-7, 1e-7),
               "complex64": (1e-5, 1e-5), "complex128": (1e-7, 1e-7)}
 GRAD_FACTOR = 10.0
@@ -167,7 +167,9 @@ class SampleRun:
             array = rng.standard_normal(tuple(output.shape))
             if name.startswith("complex"):  # both parts weighted: conjugates show in both
                 array = array + 1j * rng.standard_normal(tuple(output.shape))
-            array = array.astype("float32" if name == "bfloat16" else name)
+            # (NumPy has neither bfloat16 nor complex32: made from the wider type)
+            array = array.astype({"bfloat16": "float32", "complex32": "complex64"}.get(name,
+                                                                                    name))
             weights.append(library.tensor(array).to(output.dtype))
         return weights
 

@@ -23,16 +23,21 @@ def dtype_name(dtype) -> str:
 
 
 def to_numpy(tensor) -> np.ndarray:
-    """A tensor of either library as a NumPy array (bfloat16 through float32)."""
+    """A tensor of either library as a NumPy array (bfloat16 through float32, complex32
+    through complex64: NumPy has neither)."""
     if isinstance(tensor, torch.Tensor):
         tensor = tensor.detach().cpu().resolve_conj().resolve_neg()
         if tensor._is_zerotensor():     # a gradient torch knows is zero, stored as none
             tensor = torch.zeros(tensor.shape, dtype=tensor.dtype)
         if tensor.dtype == torch.bfloat16:
             return tensor.float().numpy()
+        if tensor.dtype == torch.complex32:
+            return tensor.to(torch.complex64).numpy()
         return tensor.numpy()
     if dtype_name(tensor.dtype) == "bfloat16":
         tensor = tensor.float()
+    elif dtype_name(tensor.dtype) == "complex32":
+        tensor = tensor.to(autojit.complex64)
     return tensor.detach().cpu().resolve_conj().numpy()
 
 

@@ -67,10 +67,7 @@ NOT_APPLICABLE = {
                     _ATEN),
 }
 
-MISSING = {
-    "chalf": "complex32 (torch's chalf), a dtype autojit does not have (docs/notes/complex.md)",
-    "hash_tensor": "its result is uint64, a dtype autojit does not have",
-}
+MISSING: dict = {}
 
 _UNINITIALIZED = "the values are uninitialized memory"
 UNCOMPARABLE_VALUES = {

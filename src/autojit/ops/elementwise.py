@@ -735,8 +735,9 @@ def _cast_impl(x, dtype):
         if dtype is dtypes.bool_:  # nonzero in either part, as torch (and NumPy) convert
             return x.astype(np.bool_)
         # (the warning is cast()'s, where the user asked for the conversion). Contiguous, so
-        # that NumPy converts it with the loop of a float array's cast.
-        x = np.ascontiguousarray(x.real)
+        # that NumPy converts it with the loop of a float array's cast (np.require keeps a
+        # 0-d array 0-d, where np.ascontiguousarray makes it 1-d).
+        x = np.require(x.real, requirements="C")
     if dtype is dtypes.uint8 and x.dtype.kind == "f":
         # torch's uint8 takes the low byte of the int64 conversion (the signed narrow dtypes
         # that of the int32 one, as NumPy's casts do).

@@ -14,8 +14,9 @@ MathEmitter.erf evaluates one polynomial per element, its coefficients chosen by
   adds no error. The rounding errors of Q reach the result scaled by |t Q| / erf(x), that is
   |erf(x) - erf(c)| / erf(x): in the first piece, where erf rises fastest, c sits where erf(c)
   is FIRST_SHARE of the way from erf(a) to erf(b), which measured the smallest largest error of
-  the shares tried (0.5 to 0.8; the midpoint is 0.86 of the way, 0.8 ulp at x = 0.78); the other
-  pieces are centred (their erf moves by 1.3% or less).
+  the shares tried (0.6 to 0.8, and the midpoint, 0.77 of the way: 0.71 ulp at x = 0.769); the
+  other pieces are centred (their erf moves by 1.3% or less). docs/notes/accurate-numerics.md,
+  "erf without gathers", has the layouts tried and the measurements.
 
 Each polynomial interpolates its function at the Chebyshev points of its interval, computed with
 60 digits, converted to powers of the variable and rounded to doubles. `main` reports the largest

@@ -11,7 +11,8 @@ precision. A float32 argument of exp, expm1, log, log1p, tanh or sigmoid goes to
 mathlib_single.py, which computes in float32 (a float takes half a double's vector width, and
 there are no conversions); for erf, sin, cos and pow a float32 argument is widened and the
 result rounded back. See docs/notes/cpu-codegen.md for the algorithms and their measured
-accuracy, docs/notes/accurate-numerics.md for the argument reduction of sin and cos.
+accuracy, docs/notes/accurate-numerics.md for the argument reduction of sin and cos and for
+erf's tables (written by tools/erf_table.py).
 """
 
 from __future__ import annotations

@@ -73,9 +73,10 @@ OUTSIDE = """\
 - `tools/`: the documentation site's hooks (mkdocs_hooks.py), the generators of this page, of
   the API reference and of the example runs docs/examples.md quotes (layout.py,
   api_reference.py, examples_page.py), cuda_ptx_check.py, which compiles every
-  CUDA kernel a workload launches for a GPU on a machine without one (docs/notes/cuda.md), and
+  CUDA kernel a workload launches for a GPU on a machine without one (docs/notes/cuda.md),
   erfc_table.py, which writes the compiled erfc's coefficient table
-  (docs/notes/special-functions.md).
+  (docs/notes/special-functions.md), and erf_table.py, which writes the compiled erf's
+  (docs/notes/cpu-codegen.md).
 - `docs/`: this site; `docs/notes/` holds the design notes that code cites.
 """
 

@@ -11,7 +11,8 @@ precision. A float32 argument of exp, expm1, log, log1p, tanh or sigmoid goes to
 mathlib_single.py, which computes in float32 (a float takes half a double's vector width, and
 there are no conversions); for erf, sin, cos and pow a float32 argument is widened and the
 result rounded back. See docs/notes/cpu-codegen.md for the algorithms and their measured
-accuracy, docs/notes/accurate-numerics.md for the argument reduction of sin and cos.
+accuracy, docs/notes/accurate-numerics.md for the argument reduction of sin and cos and for
+erf's tables (written by tools/erf_table.py).
 """
 
 from __future__ import annotations
@@ -62,30 +63,44 @@ def _erf_small_coefficients():
             for n in range(13)]
 
 
-ERF_SMALL_COEFFICIENTS = _erf_small_coefficients()
-ERF_PIECE_START, ERF_PIECE_WIDTH, ERF_PIECES, ERF_DEGREE = 0.5, 0.25, 22, 14
+ERF_SMALL_COEFFICIENTS = _erf_small_coefficients()  # erfc's (mathlib_erfc.py), below 1/2
 
-
-def _erf_piece_table():
-    """Taylor coefficients of erf about the centre of each piece of [0.5, 6].
-
-    The derivatives of erf are 2/sqrt(pi) times those of g(t) = exp(-(c+t)**2), whose Taylor
-    coefficients b follow (n+1) b[n+1] = -2c b[n] - 2 b[n-1]. A piece is 0.25 wide, so the
-    terms past degree 14 are below 1e-17 and erf is 1 in double precision beyond 6.
-    """
-    table = []
-    for piece in range(ERF_PIECES):
-        centre = ERF_PIECE_START + (piece + 0.5) * ERF_PIECE_WIDTH
-        g = [math.exp(-centre * centre)]
-        g.append(-2 * centre * g[0])
-        for n in range(1, ERF_DEGREE):
-            g.append((-2 * centre * g[n] - 2 * g[n - 1]) / (n + 1))
-        scale = 2 / math.sqrt(math.pi)
-        table.append([math.erf(centre)] + [scale * g[n] / (n + 1) for n in range(ERF_DEGREE)])
-    return table
-
-
-ERF_TABLE = _erf_piece_table()
+# erf (MathEmitter.erf), written by tools/erf_table.py. |x| < ERF_SMALL_END: x + x R(x*x), R's
+# coefficients ERF_SMALL; each piece (start, c, erf(c), Q) of ERF_PIECES, from its start to the
+# next's (the last to ERF_END): erf(c) + t Q(t), t = |x| - c; beyond ERF_END: 1.
+ERF_SMALL_END = 0.75
+ERF_SMALL = [
+    0.1283791670955126, -0.37612638903183754, 0.11283791670954912, -0.026866170645005898,
+    0.00522397762258367, -0.0008548326692036116, 0.00012055310875465496, -1.4924750398741759e-05,
+    1.6439340260552755e-06, -1.601458642830477e-07, 1.1744139870163019e-08,
+]
+ERF_PIECES = [
+    (0.75, 1.1770834036917321, 0.9040168599498748, [
+        0.28231181227517893, -0.33230454889524896, 0.1666628422255172, 0.012680150167208033,
+        -0.05596909039491097, 0.018578722429934302, 0.007077772236673694, -0.006063936865103137,
+        0.00020993527503529108, 0.001028610954065946, -0.00025449138618802825,
+        -0.00010592387026098605, 5.50715210680885e-05, 4.707371278656724e-06,
+        -7.557018947690866e-06, 5.630106060173296e-07, 7.547156825655162e-07,
+        -1.581039424266336e-07, -5.3143442547315206e-08, 2.0897745163448997e-08,
+        -2.3921630438925425e-10]),
+    (1.75, 2.6250000000114184, 0.9997946242638719, [
+        0.0011478751258138637, -0.0030131722052746147, 0.0048904263173153405,
+        -0.005414293806401727, 0.004217880601565052, -0.002246833844988069, 0.0006808680973851579,
+        3.4644710429723346e-05, -0.00015260043045074888, 7.395613814057619e-05,
+        -1.0326285825873362e-05, -6.687605316578615e-06, 4.157101044800868e-06,
+        -6.773515030459103e-07, -2.7777564866273756e-07, 1.7071013999136058e-07,
+        -2.1834406668883657e-08, -1.2042825556251519e-08, 5.25979973318979e-09,
+        8.39402741707775e-11, -3.671623582764328e-10]),
+    (3.5, 4.7187642298303984, 0.9999999999749954, [
+        2.4106521458921643e-10, -1.1375298536244625e-09, 3.4981352119419153e-09,
+        -7.874263929222434e-09, 1.3813273075260767e-08, -1.9627346877825744e-08,
+        2.3173115472711636e-08, -2.313154126262338e-08, 1.974999207829861e-08,
+        -1.4525790285240615e-08, 9.23118630583477e-09, -5.0614045248059866e-09,
+        2.3717607420236912e-09, -9.28176844781991e-10, 2.9114083661789785e-10,
+        -6.624965527761443e-11, 4.162212322827627e-12, 6.251695901360138e-12,
+        -3.333091955222672e-12, 5.288270743853216e-13, 2.8600271977796684e-14]),
+]
+ERF_END = 5.9375
 
 
 class MathEmitter(Trigonometry, mathlib_single.EmitterBase):
@@ -328,35 +343,41 @@ class MathEmitter(Trigonometry, mathlib_single.EmitterBase):
     # ---- erf ----------------------------------------------------------------------------------
 
     def erf(self, x):
-        """|x| < 0.5: x * P(x*x); [0.5, 6): a Taylor polynomial per 0.25-wide piece, its
-        coefficients gathered from a constant table; beyond: 1. Odd in x."""
+        """One polynomial, its coefficients chosen per element by `select`s on |x| (a gather
+        per coefficient cost more than all the rest): |x| < ERF_SMALL_END, x + x R(x*x);
+        in a piece of ERF_PIECES, erf(c) + t Q(t) with t = |x| - c (exact); from ERF_END, 1.
+        The small form's R has fewer coefficients than Q: it is padded with zeros, and both
+        forms are fma(w, P(v), constant). Odd in x; -0 and NaN are kept."""
         b = self.b
         ax = self.fabs(x)
-        small = b.fmul(x, self.horner(b.fmul(x, x), ERF_SMALL_COEFFICIENTS))
-        end = ERF_PIECE_START + ERF_PIECES * ERF_PIECE_WIDTH
-        clamped = self.select(b.fcmp_ordered("<", ax, self.const(ERF_PIECE_START)),
-                              self.const(ERF_PIECE_START), ax)
-        clamped = self.select(b.fcmp_unordered(">=", clamped, self.const(end)),
-                              self.const(end - 1e-9), clamped)  # NaN lands here too
-        position = b.fmul(b.fsub(clamped, self.const(ERF_PIECE_START)),
-                          self.const(1 / ERF_PIECE_WIDTH))
-        piece = self.intrinsic("llvm.floor", [position])
-        t = b.fmul(b.fsub(position, b.fadd(piece, self.const(0.5))), self.const(ERF_PIECE_WIDTH))
-        row = b.mul(b.fptosi(piece, INT64), ir.Constant(INT64, ERF_DEGREE + 1))
-        table = self._erf_table()
-        value = None
-        for n in reversed(range(ERF_DEGREE + 1)):
-            address = b.gep(table, [b.add(row, ir.Constant(INT64, n))], inbounds=True,
-                            source_etype=DOUBLE)
-            coefficient = b.load(address, typ=DOUBLE, align=8)
-            value = coefficient if value is None else self.fma(value, t, coefficient)
-        large = self.select(b.fcmp_ordered(">=", ax, self.const(end)), self.const(1.0), value)
-        large = self.intrinsic("llvm.copysign", [large, x])
-        result = self.select(b.fcmp_ordered("<", ax, self.const(ERF_PIECE_START)), small, large)
-        return self.select(self.isnan(x), x, result)
+        # NaN compares false everywhere: it takes the small form, and is replaced at the end.
+        inside = [b.fcmp_ordered(">=", ax, self.const(piece[0])) for piece in ERF_PIECES]
 
-    def _erf_table(self):
-        return self._table("autojit.erf_table", [value for row in ERF_TABLE for value in row])
+        def choose(small, values):
+            """`small` below the first piece, else the value of the piece |x| lies in."""
+            chosen = small
+            for within, value in zip(inside, values):
+                chosen = self.select(within, self.const(value), chosen)
+            return chosen
+
+        zero = self.const(0.0)
+        t = b.fsub(ax, choose(zero, [piece[1] for piece in ERF_PIECES]))
+        large = inside[0]
+        variable = self.select(large, t, b.fmul(ax, ax))
+        factor = self.select(large, t, ax)
+        constant = self.select(large, choose(zero, [piece[2] for piece in ERF_PIECES]), ax)
+        degree = len(ERF_PIECES[0][3])
+        small = ERF_SMALL + [0.0] * (degree - len(ERF_SMALL))
+        polynomial = None
+        for n in reversed(range(degree)):
+            coefficient = choose(self.const(small[n]), [piece[3][n] for piece in ERF_PIECES])
+            polynomial = (coefficient if polynomial is None
+                          else self.fma(polynomial, variable, coefficient))
+        result = self.fma(factor, polynomial, constant)
+        result = self.select(b.fcmp_ordered(">=", ax, self.const(ERF_END)), self.const(1.0),
+                             result)
+        result = self.intrinsic("llvm.copysign", [result, x])
+        return self.select(self.isnan(x), x, result)
 
     def _table(self, name, values):
         """A constant array of doubles in the module, made on first use."""

@@ -446,7 +446,8 @@ def rows(lib) -> dict:
                 lambda linear, bilinear, flatten, unflatten, identity, x: (
                     linear(x), bilinear(x, x[:, :3]), unflatten(flatten(x[:, None])), identity(x),
                     F.normalize(x, dim=0), F.cosine_similarity(x[:1], x),
-                    F.pairwise_distance(x, x.flip(0)), F.one_hot(lib.tensor([1, 0], device=x.device), 3) * x[0, 0]),
+                    F.pairwise_distance(x, x.flip(0)),
+                    F.one_hot(lib.tensor([1, 0], device=x.device), 3) * x[0, 0]),
                 nn.Linear(4, 2), nn.Bilinear(4, 3, 2), nn.Flatten(), nn.Unflatten(1, (2, 2)),
                 nn.Identity())), _no_inputs),
         }

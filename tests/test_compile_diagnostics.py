@@ -155,8 +155,8 @@ def test_stats_count_calls_traces_and_graph_breaks():
     step(x=autojit.ones(2))  # a keyword call is counted with the others
     assert step.stats().as_dict() == {"calls": 5, "compiled_calls": 5, "eager_calls": 0,
                                       "state_calls": 0, "traces": 3, "recompiles": 1,
-                                      "graph_breaks": 0, "split_breaks": 0, "value_check_failures": 0,
-                                      "segments": 1}
+                                      "graph_breaks": 0, "split_breaks": 0,
+                                      "value_check_failures": 0, "segments": 1}
     breaking = autojit.compile(_eager_breaking)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", autojit.CompileWarning)

@@ -43,6 +43,7 @@ from .config import (
     set_num_threads,
 )
 from .ir.make_graph import make_graph
+from .nn_top_level_names import NN_ATEN_ENTRY_POINTS as _nn_aten_entry_points
 from .nn_top_level_names import NN_TOP_LEVEL_NAMES as _nn_top_level_names
 from .ops import factory_forms as _factory_forms
 from .ops import fft as fft
@@ -52,6 +53,17 @@ from .ops import sparse_namespace as sparse
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
 from .ops import tensor_names as _tensor_names  # after tensor_methods: adds to its tables
 from .ops.aliases import broadcast_shapes
+from .ops.aten_entry_points import (  # noqa: F401 - torch's names of aten's entry points
+    _chunk_cat,
+    _log_softmax_backward_data,
+    _safe_softmax,
+    _softmax_backward_data,
+    _unsafe_masked_index,
+    _unsafe_masked_index_put_accumulate,
+    segment_reduce,
+)
+from .ops.aten_entry_points import segment_reduce as _segment_reduce  # noqa: F401 - torch's alias
+from .ops.aten_namespace import LOADERS as _ATEN_LOADERS
 from .ops.autocast import (
     autocast_decrement_nesting,
     autocast_increment_nesting,
@@ -247,6 +259,8 @@ _LAZY = {
 _NEEDS = {"save": "nn.parameter", "load": "nn.parameter", "serialization": "nn.parameter"}
 # torch's top-level forms of nn.functional's ops (torch.conv2d, ...) come with nn.
 _LAZY.update({name: ("nn.top_level", name) for name in _nn_top_level_names})
+# ... and their aten entry points (torch.native_layer_norm, ...).
+_LAZY.update({name: ("nn.aten_entry_points", name) for name in _nn_aten_entry_points})
 
 
 
@@ -322,6 +336,10 @@ def __dir__():
 # device ask for its runtime, and compiled graphs on them for its backend.
 _RUNTIME_LOADERS["cuda"] = lambda: _importlib.import_module(f"{__name__}.cuda")
 _compile_backends.register("cuda", f"{__name__}.cuda.plan")
+# The aten namespace (autojit.ops.aten, torch.ops.aten under the drop-in) holds nn's entry
+# points (native_layer_norm, ...) once nn/aten_entry_points.py registers them: it imports that
+# module the first time it misses a name.
+_ATEN_LOADERS.append(lambda: _importlib.import_module(f"{__name__}.nn.aten_entry_points"))
 
 # Eager arrays come from the C heap, which keeps freed blocks for the next array instead of
 # mapping new pages for each (tensor/host_memory.py; AUTOJIT_HOST_MEMORY=system opts out).
@@ -391,7 +409,8 @@ _keyword_forms.accept_all(globals(), _keyword_forms.FUNCTIONS)
 # Names listed where they are defined, not a second time here: torch's top-level forms of nn's
 # ops (loaded with nn) and the top-level functions of ops/tensor_names.py. Added outside the
 # literal above so that the API reference's static reader sees a list of strings there.
-globals()["__all__"] = [*__all__, *_nn_top_level_names, *_tensor_names.TOP_LEVEL_FUNCTIONS]
+globals()["__all__"] = [*__all__, *_nn_top_level_names, *_tensor_names.TOP_LEVEL_FUNCTIONS,
+                        *(name for name in _nn_aten_entry_points if not name.startswith("_"))]
 
 # A Tensor subclass's __torch_function__ sees the functions of the top level (except those torch
 # does not dispatch: ones made from data, settings), once one is in use

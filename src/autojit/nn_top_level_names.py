@@ -1,5 +1,6 @@
 """The names of torch's top-level forms of nn.functional's ops (torch.conv2d, torch.dropout,
-torch.lstm_cell, ...), which nn/top_level.py defines.
+torch.lstm_cell, ...), which nn/top_level.py defines, and of their aten entry points
+(torch.native_layer_norm, ...), which nn/aten_entry_points.py defines.
 
 They are listed apart from their definitions so that `autojit/__init__.py` can export them
 without importing autojit.nn: `import autojit` loads nn on first use, and these names with it.
@@ -20,4 +21,10 @@ NN_TOP_LEVEL_NAMES = (
     "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "grid_sampler",
     "grid_sampler_2d", "grid_sampler_3d",
     "affine_grid_generator",
+)
+
+# nn/aten_entry_points.py's; the names without an underscore are in torch.__all__.
+NN_ATEN_ENTRY_POINTS = (
+    "native_layer_norm", "native_group_norm", "native_batch_norm", "_native_batch_norm_legit",
+    "_native_batch_norm_legit_no_training",
 )

@@ -23,10 +23,10 @@ import warnings
 
 from ..backends.cuda import math_sdp_enabled
 from ..ops import elementwise as ew
+from ..ops.aten_entry_points import safe_softmax_along
 from ..ops.autocast import LOWER, autocast_op
 from ..ops.layout import cat
 from ..ops.linalg import matmul
-from ..ops.reduction import amax, sum_
 from ..ops.softmax import softmax_along
 from ..tensor import dtypes
 from ..tensor.creation import arange, zeros
@@ -50,16 +50,9 @@ def _check_tensor(name: str, argument: str, value) -> None:
 
 
 def _safe_softmax(scores: Tensor) -> Tensor:
-    """softmax over the last dim, with zeros (and zero gradients) in rows that are all -inf.
-
-    The shift by the row maximum is 0 in such a row, so every exp is exp(-inf) = 0, and the
-    row's sum, 0, is divided as 1: no 0/0 anywhere, forward or backward.
-    """
-    row_max = amax(scores, -1, keepdim=True).detach()
-    row_max = ew.where(row_max == -math.inf, 0.0, row_max)
-    exponentials = ew.exp(scores - row_max)
-    total = sum_(exponentials, -1, keepdim=True)
-    return exponentials / ew.where(total == 0, 1.0, total)
+    """softmax over the last dim, with zeros (and zero gradients) in rows that are all -inf
+    (aten's _safe_softmax)."""
+    return safe_softmax_along(scores, scores.ndim - 1)
 
 
 def _softmax(scores: Tensor) -> Tensor:

@@ -186,6 +186,18 @@ def _antialias_dim(x: Tensor, dim: int, o: int, scale, mode: str, align_corners:
     return (x.movedim(dim, -1) @ matrix).movedim(-1, dim)
 
 
+def antialiased(input: Tensor, sizes, scales, mode: str,  # noqa: A002 - torch's names
+                align_corners: bool) -> Tensor:
+    """(N, C, *) resized to the spatial `sizes` with the antialiasing filter of `mode`, each
+    dim's coordinate scale 1 / its entry of `scales` where one is given (and align_corners is
+    not), else its input size / its output size: interpolate's antialias=True, and aten's
+    _upsample_bilinear2d_aa, whose scales may disagree with its sizes."""
+    result = input
+    for d, (size, scale) in enumerate(zip(sizes, scales, strict=True)):
+        result = _antialias_dim(result, 2 + d, int(size), scale, mode, align_corners)
+    return result
+
+
 def _unsupported(input: Tensor, mode: str) -> NotImplementedError:  # noqa: A002
     return NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                f"{input.ndim}D) for the modes: nearest | linear | bilinear | "
@@ -223,10 +235,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
                                   f"{_LINEAR_DIMS[mode] + 2}D input")
     if antialias:
-        result = input
-        for d in range(spatial):
-            result = _antialias_dim(result, 2 + d, out[d], scales[d], mode, bool(align_corners))
-        return result
+        return antialiased(input, out, scales, mode, bool(align_corners))
     if mode == "area":
         return _AREA[spatial](input, out)
     result = input

@@ -21,6 +21,7 @@ istft) and need no rules.
 """
 
 from . import (  # noqa: F401
+    aten_entry_points,  # registers its ops in the aten namespace (autojit.ops.aten)
     batch_norm,
     bitwise,
     collective,
@@ -53,8 +54,9 @@ from . import (  # noqa: F401
     sorting,
     triangular,
 )
+from .aten_namespace import aten
 from .registry import REGISTRY, check_registry
 
 check_registry()
 
-__all__ = ["REGISTRY"]
+__all__ = ["REGISTRY", "aten"]

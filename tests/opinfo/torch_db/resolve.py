@@ -1,11 +1,12 @@
 """The autojit callable of a torch OpInfo, found as a torch user porting the call would find it.
 
 An OpInfo's `op` is either a torch function (`torch.abs`, `torch.linalg.norm`,
-`torch.nn.functional.softmax`), a Tensor method, or a lambda of torch's op database calling
-torch's names (`lambda x, n: torch.polygamma(n, x)`, `lambda x: x.T`). A function is looked up
-by the OpInfo's name in autojit's namespaces, a method on autojit.Tensor; a lambda is run as
-written with `torch` meaning autojit (its globals rebound), so the call it makes is the one a
-user's code makes.
+`torch.nn.functional.softmax`), an aten operator of torch.ops (`torch.ops.aten.slice.Tensor`,
+found in `autojit.ops.aten`, as under the drop-in), a Tensor method, or a lambda of torch's
+op database calling torch's names (`lambda x, n: torch.polygamma(n, x)`, `lambda x: x.T`).
+A function is looked up by the OpInfo's name in autojit's namespaces, a method on
+autojit.Tensor; a lambda is run as written with `torch` meaning autojit (its globals rebound),
+so the call it makes is the one a user's code makes.
 """
 
 from __future__ import annotations
@@ -74,10 +75,24 @@ def rebound(function):
                               function.__defaults__, function.__closure__)
 
 
+def _aten_path(op):
+    """`ops.aten.slice.Tensor` for torch.ops.aten.slice.Tensor (an OpOverload), `ops.aten.slice`
+    for its packet, as a user's call of torch.ops ports; else None."""
+    if isinstance(op, torch._ops.OpOverload):
+        return f"ops.{op.namespace}.{op._opname}.{op._overloadname}"
+    if isinstance(op, torch._ops.OpOverloadPacket):
+        return "ops." + op._qualified_op_name.replace("::", ".")
+    return None
+
+
 def autojit_callable(opinfo):
     """autojit's callable for `opinfo`, or None when autojit has no such name."""
     if _is_database_lambda(opinfo.op):
         return _lambda_callable(opinfo)
+    path = _aten_path(opinfo.op)
+    if path is not None:
+        found = _attribute(autojit, path)
+        return found if callable(found) else None
     name = opinfo.name.removeprefix("torch.")
     found = _attribute(autojit, name)
     if callable(found):

@@ -2,7 +2,7 @@
 expects to fail, in one place, each entry with its reason.
 
 NOT_APPLICABLE: OpInfos for tensors or kernels autojit does not have (sparse, quantized,
-CUDA-only, torch's internal aten entry points); docs/differences.md lists them.
+CUDA-only); docs/differences.md lists them.
 MISSING: OpInfos autojit has no callable for yet (the test fails when one gains a callable, so
 that the entry goes).
 UNCOMPARABLE_VALUES: ops whose values are not defined (uninitialized memory): compared by
@@ -46,8 +46,6 @@ def _eigenvectors_phased(result):
 
 
 _CUDA_ONLY = "a CUDA-only kernel of torch's (no CPU implementation to compare with)"
-_ATEN = ("one of torch's internal aten operators (torch.ops.aten / a private name), not a "
-         "public API; autojit has the public op it implements")
 NOT_APPLICABLE = {
     "to_sparse": _SPARSE, "sparse.sampled_addmm": _SPARSE, "sparse.mm.reduce": _SPARSE,
     **dict.fromkeys(("jiterator_unary", "jiterator_binary",
@@ -58,13 +56,6 @@ NOT_APPLICABLE = {
     "torch._scaled_mm_v2": _CUDA_ONLY + " (float8 matrix products)",
     "torch.ops.aten._flash_attention_forward": _CUDA_ONLY,
     "torch.ops.aten._efficient_attention_forward": _CUDA_ONLY,
-    **dict.fromkeys(("_softmax_backward_data", "native_group_norm", "native_layer_norm",
-                     "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update",
-                     "_upsample_bilinear2d_aa", "max_pool2d_with_indices_backward",
-                     "torch.ops.aten._safe_softmax.default", "slice", "_unsafe_masked_index",
-                     "_unsafe_masked_index_put_accumulate", "native_dropout_backward",
-                     "_chunk_cat", "_segment_reduce.lengths", "_segment_reduce.offsets"),
-                    _ATEN),
 }
 
 MISSING: dict = {}
@@ -105,6 +96,10 @@ TOLERANCES: dict = {
     # against float64 are 2.2e-5 and 4.0e-5 (both about 251 * float32's epsilon), beyond
     # rtol 1e-5 at an entry of 1.67.
     "fft.hfft2": {"float32": (1e-5, 1e-4)},
+    # torch's float32 kernel computes the antialiasing weights in float32 from the coordinate
+    # scale 1 / 1.7: against its float64 result, its error on that sample is 2.1e-5 (at an
+    # entry of 0.266), autojit's (weights in float64) 9.0e-7.
+    "_upsample_bilinear2d_aa": {"float32": (1e-5, 5e-5)},
 }
 
 # What remains of the full run's failures (AUTOJIT_OPINFO_FULL=1), by kind: key "op/dtype" or
@@ -130,6 +125,12 @@ SKIP_CHECKS = {
         "accumulate type, a float64 norm) and then finds no element of the float32 moduli "
         "equal to it: 0 / 0, NaN for every slice renorm scales; its complex128 and float32 "
         "gradients are finite and autojit's equal them")},
+    "native_layer_norm": {"gradgrad": (
+        "torch's double backward of native_layer_norm fails where weight is None and bias is "
+        "given (RuntimeError: Expected a proper Tensor but got None; pytorch/pytorch#79705, "
+        "which torch's database marks an expected failure of test_fn_gradgrad); "
+        "tests/test_aten_entry_points.py compares autojit's second order with that of torch's "
+        "nn.functional.layer_norm instead")},
     **{name: {"gradgrad": "torch defines no second derivative here (its backward's derivative "
                           "raises 'not implemented'): nothing to compare with"}
        for name in ("nn.functional.ctc_loss", "nn.functional.scaled_dot_product_attention")},

@@ -1,0 +1,131 @@
+"""autojit.ops.aten (this module's `aten`, which ops/__init__.py exports): torch.ops.aten's
+names for the aten operators that programs and libraries call directly
+(`torch.ops.aten.slice.Tensor(x, 1, 0, 2)`, `torch.ops.aten.native_layer_norm`), each an
+OpOverloadPacket whose overloads (`.default`, `.Tensor`, `.vec`, ...) are OpOverloads.
+
+Under the drop-in `torch.ops` is this package (`autojit.ops`), so `torch.ops.aten.X.overload`
+reaches these. The namespace holds only what the modules defining aten's entry points register
+(`register`), each function defined once, where its public op is (ops/aten_entry_points.py,
+nn/aten_entry_points.py): a name none registered raises torch's AttributeError. The entry points
+of layers above ops register when their module is imported; `LOADERS` holds the hooks that
+import them (installed by autojit/__init__.py), run the first time a name is not found.
+
+Calling a packet calls the first of its overloads whose parameters bind the arguments, as
+torch's packet picks the overload whose schema matches; a packet registered with `call` uses
+that function instead (one that tells its overloads apart by the arguments' types).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+# Hooks importing the higher layers' entry points (they call `register`); each runs once.
+LOADERS: list = []
+
+
+class OpOverload:
+    """One overload of an aten operator: `aten.slice.Tensor`."""
+
+    def __init__(self, packet: OpOverloadPacket, overload: str, function):
+        self.overloadpacket, self._overloadname, self._function = packet, overload, function
+        self.namespace = "aten"
+        self._opname = packet._opname
+        self.__name__ = f"{packet._opname}.{overload}"
+        self.__doc__ = function.__doc__
+
+    def __call__(self, *args, **kwargs):
+        return self._function(*args, **kwargs)
+
+    def name(self) -> str:
+        return f"aten::{self._opname}" + ("" if self._overloadname == "default"
+                                          else f".{self._overloadname}")
+
+    def __str__(self) -> str:
+        return f"aten.{self._opname}.{self._overloadname}"
+
+    def __repr__(self) -> str:
+        return f"<OpOverload(op='aten.{self._opname}', overload='{self._overloadname}')>"
+
+
+class OpOverloadPacket:
+    """An aten operator with its overloads: `aten.slice` (calling it picks an overload)."""
+
+    def __init__(self, name: str, overloads: dict, call=None):
+        self._opname = self.__name__ = name
+        self._qualified_op_name = f"aten::{name}"
+        self._overloads = {key: OpOverload(self, key, function)
+                           for key, function in overloads.items()}
+        self._call = call
+        first = call or next(iter(overloads.values()))
+        self.__doc__ = first.__doc__
+
+    def overloads(self) -> list:
+        return list(self._overloads)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self._overloads[name]
+        except KeyError:
+            raise AttributeError(f"The underlying op of 'aten.{self._opname}' has no overload "
+                                 f"name '{name}'") from None
+
+    def __call__(self, *args, **kwargs):
+        if self._call is not None:
+            return self._call(*args, **kwargs)
+        overloads = list(self._overloads.values())
+        for overload in overloads:
+            try:
+                inspect.signature(overload._function).bind(*args, **kwargs)
+            except TypeError:
+                continue
+            return overload(*args, **kwargs)
+        return overloads[0](*args, **kwargs)   # the first one's TypeError
+
+    def __str__(self) -> str:
+        return f"aten.{self._opname}"
+
+    def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='aten.{self._opname}')>"
+
+
+_PACKETS: dict = {}
+
+
+def register(name: str, call=None, **overloads) -> None:
+    """Put aten's operator `name` in the namespace, with its overloads (`default=f`,
+    `Tensor=g`, ...; listed in the order a packet call tries them)."""
+    _PACKETS[name] = OpOverloadPacket(name, overloads, call)
+
+
+def _load() -> None:
+    while LOADERS:
+        LOADERS.pop(0)()
+
+
+class _OpNamespace:
+    """torch.ops.aten: the registered operators by name."""
+
+    name = "aten"
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name not in _PACKETS:
+            _load()
+        try:
+            return _PACKETS[name]
+        except KeyError:
+            raise AttributeError(f"'_OpNamespace' 'aten' object has no attribute "
+                                 f"'{name}'") from None
+
+    def __dir__(self):
+        _load()
+        return sorted(_PACKETS)
+
+    def __repr__(self) -> str:
+        return "<module 'autojit.ops.aten'>"
+
+
+aten = _OpNamespace()

@@ -28,7 +28,7 @@ from ..tensor.tensor import Tensor
 from . import functional as F
 from .functional_interpolate import antialiased
 
-# ---- layer norm and group norm -----------------------------------------------------------------
+# ---- layer norm and group norm ------------------------------------------------------------------
 
 def native_layer_norm(input: Tensor, normalized_shape, weight, bias,  # noqa: A002
                       eps: float):
@@ -75,7 +75,7 @@ def native_group_norm(input: Tensor, weight, bias, N: int, C: int, HxW: int,  # 
     return output, mean.squeeze(2), rstd.squeeze(2)
 
 
-# ---- batch norm ----------------------------------------------------------------------------------
+# ---- batch norm ---------------------------------------------------------------------------------
 
 def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var,  # noqa: A002
                       training: bool, momentum: float, eps: float):
@@ -136,7 +136,7 @@ def _batch_norm_with_update(input: Tensor, weight, bias, running_mean: Tensor,  
     return output, mean, invstd, empty((0,), dtype=dtypes.uint8, device=input.device)
 
 
-# ---- antialiased bilinear resizing -----------------------------------------------------------
+# ---- antialiased bilinear resizing --------------------------------------------------------------
 
 def _upsample_check(input: Tensor, output_size) -> None:  # noqa: A002
     if len(output_size) != 2:

@@ -31,7 +31,7 @@ def _scalar_type(dtype) -> str:
     return SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
 
 
-# ---- softmax -----------------------------------------------------------------------------------
+# ---- softmax ------------------------------------------------------------------------------------
 
 def _backward_data(op, grad_output: Tensor, output: Tensor, dim: int) -> Tensor:
     if grad_output.dtype != output.dtype:
@@ -84,14 +84,14 @@ def _safe_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002 
     return safe_softmax_along(input, dim)
 
 
-# ---- slicing and the masked index ops ---------------------------------------------------------
+# ---- slicing and the masked index ops -----------------------------------------------------------
 
 def _slice_tensor(input: Tensor, dim: int = 0, start=None, end=None,  # noqa: A002
                   step: int = 1) -> Tensor:
     """The view of `input` at start:end:step along `dim` (start and end wrapped and clamped
     as Python's slices are)."""
     if input.ndim == 0:
-        raise RuntimeError("slice() cannot be applied to a 0-dim tensor.")
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     dim = normalize_dim(dim, input.ndim)
     if step <= 0:
         raise RuntimeError("slice step must be positive")
@@ -118,12 +118,14 @@ def _slice(*args, **kwargs):
     return _slice_list(*args, **kwargs)
 
 
-def _check_indices(indices, mask: Tensor) -> None:
+def _checked_mask(indices, mask: Tensor) -> Tensor:
+    """The mask as bools, once every index is an int64 or int32 tensor (torch's error names
+    _unsafe_masked_index for both ops)."""
     for index in indices:
         if index is not None and index.dtype not in (dtypes.int64, dtypes.int32):
-            raise RuntimeError("tensors used as indices must be long or int tensors")
-    if mask.dtype != dtypes.bool_:
-        raise RuntimeError("tensors used as masks must be bool tensors")
+            raise RuntimeError(f"_unsafe_masked_index found unexpected index type "
+                               f"{_scalar_type(index.dtype)}")
+    return mask if mask.dtype == dtypes.bool_ else mask.to(dtypes.bool_)
 
 
 def _clamped(x: Tensor, indices, low_wraps: bool) -> tuple:
@@ -143,13 +145,16 @@ def _unsafe_masked_index(input: Tensor, mask: Tensor, indices, fill) -> Tensor: 
     """`input[indices]` where `mask`, else `fill`; the indices are clamped into range first,
     so the entries `mask` leaves out may hold any index."""
     indices = list(indices)
-    _check_indices(indices, mask)
+    mask = _checked_mask(indices, mask)
     if input.numel() == 0:
-        # the shape input[indices] has, from a tensor of input's shape whose elements are
-        # none (the indices, clamped into an empty dim, are not read)
-        meta = input.to("meta")
-        key = tuple(slice(None) if i is None else i.to("meta") for i in indices)
-        return input.new_full(tuple(meta[key].shape), fill)
+        # the shape input[indices] has: that of a probe whose indexed dims have one element,
+        # indexed at 0 (an expanded zero, holding no memory of its own)
+        probe_shape = tuple(1 if i is not None else int(n)
+                            for i, n in zip(indices, input.shape, strict=False)) + \
+            tuple(input.shape[len(indices):])
+        probe = zeros((), dtype=input.dtype, device=input.device).expand(probe_shape)
+        key = tuple(slice(None) if i is None else ew.fill_like(i, 0) for i in indices)
+        return input.new_full(tuple(probe[key].shape), fill)
     return input[_clamped(input, indices, False)].masked_fill(~mask, fill)
 
 
@@ -158,7 +163,7 @@ def _unsafe_masked_index_put_accumulate(input: Tensor, mask: Tensor, indices,  #
     """`input` with `values` added at `indices` where `mask` (the indices clamped into range
     first, so the entries `mask` leaves out may hold any index)."""
     indices = list(indices)
-    _check_indices(indices, mask)
+    mask = _checked_mask(indices, mask)
     if input.numel() == 0:
         return input.clone()
     key = _clamped(input, indices, True)
@@ -168,13 +173,18 @@ def _unsafe_masked_index_put_accumulate(input: Tensor, mask: Tensor, indices,  #
     # a None (a whole dim) among the indices: the flat positions input[key] names
     shape = tuple(input.shape)
     positions = arange(input.numel(), device=input.device).reshape(shape)[key]
-    flat = input.reshape(-1).index_put((positions.reshape(-1),),
-                                       masked.expand(tuple(positions.shape)).reshape(-1),
+    try:
+        masked = masked.expand(tuple(positions.shape))
+    except RuntimeError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(masked.shape)} cannot "
+                           f"be broadcast to indexing result of shape "
+                           f"{list(positions.shape)}") from None
+    flat = input.reshape(-1).index_put((positions.reshape(-1),), masked.reshape(-1),
                                        accumulate=True)
     return flat.reshape(shape)
 
 
-# ---- dropout's backward, _chunk_cat ------------------------------------------------------------
+# ---- dropout's backward, _chunk_cat -------------------------------------------------------------
 
 def native_dropout_backward(grad_output: Tensor, mask: Tensor, scale: float) -> Tensor:
     """native_dropout's backward: `grad_output * mask * scale`."""
@@ -225,7 +235,7 @@ def _chunk_cat(tensors, dim: int, num_chunks: int) -> Tensor:
     return cat(pieces, dim + 1)
 
 
-# ---- segment reductions -----------------------------------------------------------------------
+# ---- segment reductions -------------------------------------------------------------------------
 
 _SEGMENT_REDUCTIONS = ("sum", "prod", "mean", "max", "min")
 
@@ -311,7 +321,7 @@ def _reduce_segments(data: Tensor, reduce: str, starts: Tensor, ends: Tensor,
     return ew.where(beaten, start, reduced)
 
 
-# ---- max pooling's backward --------------------------------------------------------------------
+# ---- max pooling's backward ---------------------------------------------------------------------
 
 def max_pool2d_with_indices_backward(grad_output: Tensor, input: Tensor,  # noqa: A002
                                      kernel_size, stride, padding, dilation, ceil_mode: bool,

@@ -59,6 +59,10 @@ def test_hooks_are_installed_at_import():
     from autojit.ops import collective
 
     assert isinstance(collective.TRANSPORT, Transport)
+    from autojit.ops import aten
+
+    # nn's aten entry points, which the aten namespace imports through its LOADERS on a miss
+    assert aten.native_layer_norm.default.name() == "aten::native_layer_norm"
 
 
 def test_importing_autojit_loads_no_code_generator_library():

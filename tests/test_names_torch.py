@@ -382,6 +382,14 @@ CASES = {
                                  L.feature_alpha_dropout(T(_a(2, 3, 2)), 0.5, False),
                                  L.rrelu(T(_a(4)))), False),
     "native_dropout_eval": (lambda L, T: L.native_dropout(T(_a(4), True), 0.5, False), True),
+    # aten's entry points of the normalizations: the result with its saved statistics
+    "native_norms": (lambda L, T: (
+        L.native_layer_norm(T(_a(2, 3, 4), True), [3, 4], T(_a(3, 4, seed=1), True),
+                            T(_a(3, 4, seed=2), True), 1e-5),
+        L.native_group_norm(T(_a(2, 6, 3), True), T(_a(6, seed=1), True), None, 2, 6, 3, 3,
+                            1e-5),
+        L.native_batch_norm(T(_a(4, 3, 2), True), T(_a(3, seed=1), True), None,
+                            T(np.zeros(3)), T(np.ones(3)), True, 0.1, 1e-5)), True),
     # settings
     "settings": (lambda L, T: (L.is_storage(T(_a(2))), L.is_warn_always_enabled(),
                                L.typename(3), L.typename(T(np.array([1, 2])))

@@ -16,8 +16,9 @@ tensors), fft (torch.fft's transforms: fft_c2c, fft_r2c, fft_c2r), collective
 multinomial, and the random ops built on draws), random_gamma (the gamma and binomial samplers),
 and torch.linalg's decompositions and solvers (linalg_*.py, gathered as autojit.linalg by
 linalg_namespace.py). Composites are in
-composite.py, triangular.py, einsum.py, joining.py, index_update.py and spectral.py (stft,
-istft) and need no rules.
+composite.py, triangular.py, einsum.py, joining.py, index_update.py, spectral.py (stft,
+istft) and aten_entry_points.py (torch's aten entry points, registered in the aten namespace of
+aten_namespace.py, which is `autojit.ops.aten`) and need no rules.
 """
 
 from . import (  # noqa: F401

@@ -1,9 +1,12 @@
 """torch's aten entry points of the ops layer, which programs and libraries call by their aten
 names (`torch._softmax_backward_data`, `torch.segment_reduce`, `torch.ops.aten.slice.Tensor`):
-the softmax backward formulas and the softmax of attention that gives fully masked rows 0,
-slicing one dim, the masked index and index-put of torch's decompositions, dropout's
-backward, _chunk_cat (each tensor cut into chunks along a dim, the chunks' flattened rests
-concatenated) and segment reductions. Each has torch's signature, results and errors.
+the softmax backward formulas, the softmax that gives fully masked rows 0, slicing one dim, the
+masked index ops, dropout's and max pooling's backwards, _chunk_cat and segment reductions.
+
+_chunk_cat cuts each tensor into chunks along a dim and concatenates the chunks' flattened
+rests; the masked index ops are those of torch's decompositions (indices clamped into range,
+the entries a mask leaves out filled or not added). Each has torch's signature, results and
+errors.
 
 They are composites of public ops (the softmax backwards are the primitives softmax_backward
 and log_softmax_backward themselves), so their gradients are those ops' to any order.

@@ -83,6 +83,8 @@ except NotImplementedError as error:
     found["onnx"] = str(error)
 found["fft"] = torch.fft.rfft(torch.ones(4)).abs().tolist()
 found["complex"] = torch.ones(1).dtype == torch.complex64
+found["aten"] = [torch.ops.aten.slice.Tensor(torch.arange(6).reshape(2, 3), 1, 1).tolist(),
+                 str(torch.ops.aten.native_layer_norm.default)]
 print(json.dumps(found))
 """
 
@@ -104,6 +106,7 @@ def test_torch_names_are_autojits_modules(tmp_path):
         "torch.not_a_module" and "missing from autojit" in found["module"][1]
     assert "no ONNX exporter" in found["onnx"] and found["fft"] == [4.0, 0.0, 0.0]
     assert found["complex"] is False
+    assert found["aten"] == [[[1, 2], [4, 5]], "aten.native_layer_norm.default"]
 
 
 def test_script_arguments_and_module_form(tmp_path):

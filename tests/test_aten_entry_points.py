@@ -183,6 +183,27 @@ def test_segment_reduce_errors_as_torch():
                 theirs, "sum", **{k: torch.tensor(v) for k, v in case.items()}))
     _raises_as_torch(lambda: autojit.segment_reduce(mine, "any", lengths=autojit.tensor([5])),
                      lambda: torch.segment_reduce(theirs, "any", lengths=torch.tensor([5])))
+    # torch's kernel checks the segments' lengths also when unsafe, and those of offsets
+    for kind, values in (("lengths", [6, -1]), ("offsets", [0, 3, 2, 5])):
+        _raises_as_torch(
+            lambda kind=kind, values=values: autojit.segment_reduce(
+                mine, "sum", unsafe=True, **{kind: autojit.tensor(values)}),
+            lambda kind=kind, values=values: torch.segment_reduce(
+                theirs, "sum", unsafe=True, **{kind: torch.tensor(values)}))
+
+
+def test_segment_reduce_checks_compiled():
+    """The checks are check_index nodes: a compiled call raises eager's error."""
+    function = autojit.compile(lambda data, lengths: autojit.segment_reduce(
+        data, "max", lengths=lengths), fullgraph=True)
+    data = autojit.tensor(np.arange(5.0))
+    _close(function(data, autojit.tensor([2, 3])),
+           torch.segment_reduce(torch.tensor(np.arange(5.0)), "max",
+                                lengths=torch.tensor([2, 3])))
+    for lengths in ([2, 2], [6, -1]):
+        _raises_as_torch(lambda lengths=lengths: function(data, autojit.tensor(lengths)),
+                         lambda lengths=lengths: torch.segment_reduce(
+                             torch.tensor(np.arange(5.0)), "max", lengths=torch.tensor(lengths)))
 
 
 def test_segment_reduce_compiles_with_the_lengths_an_argument():

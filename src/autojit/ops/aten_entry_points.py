@@ -24,6 +24,7 @@ from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from .aten_namespace import register
 from .composite import reduces_nothing
+from .index_checks import check_index
 from .layout import cat
 from .reduction import amax, sum_
 from .registry import bind
@@ -267,26 +268,32 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths=None, indices=None, off
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{_scalar_type(bounds.dtype)}'")
     if lengths is not None:
+        lengths = lengths + _checked_segments(lengths, int(data.shape[axis]), not unsafe)
         ends = lengths.cumsum(-1)
         starts = ends - lengths
     else:
         starts, ends = offsets[..., :-1], offsets[..., 1:]
+        starts = starts + _checked_segments(ends - starts, None, False)
         lengths = ends - starts
-    if not unsafe and not lengths.is_symbolic:
-        _check_segments(lengths, offsets, int(data.shape[axis]))
     return _reduce_segments(data, reduce, starts, ends, lengths, axis, initial)
 
 
-def _check_segments(lengths: Tensor, offsets, size: int) -> None:
-    if offsets is not None:
-        if bool((lengths < 0).any()):
-            raise RuntimeError("Expected segment_length >= 0 to be true, but got false.")
-        return
-    if bool((lengths < 0).any()):
-        raise RuntimeError("lengths contains negative value!")
-    if bool((lengths.sum(-1) != size).any()):
-        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
-                           "data.size(lengths.dim()-1) when !unsafe.")
+def _failing(bad: Tensor, form: str) -> Tensor:
+    """Zeros of bad's shape once no entry of the mask `bad` is set, else torch's error of
+    `form` (index_checks.FORMS): a check_index node, so compiled code checks it too."""
+    return check_index(ew.cast(bad, dtypes.int64), 1, form)
+
+
+def _checked_segments(lengths: Tensor, size, safe: bool) -> Tensor:
+    """Zeros of lengths' shape, which the caller adds to the segments so that what it
+    computes depends on the checks: with `safe` (unsafe=False) no length is negative and each
+    row sums to `size` (torch's argument checks), and always no length is negative (its
+    kernel's check)."""
+    checks = zeros(tuple(lengths.shape), dtype=dtypes.int64, device=lengths.device)
+    if safe:
+        checks = checks + _failing(lengths < 0, "segment_negative")
+        checks = checks + _failing(lengths.sum(-1) != size, "segment_sum").unsqueeze(-1)
+    return (checks + _failing(lengths < 0, "segment_length")).to(lengths.dtype)
 
 
 def _reduce_segments(data: Tensor, reduce: str, starts: Tensor, ends: Tensor,

@@ -51,6 +51,14 @@ FORMS = {
                    "{size}"),
     "take": (IndexError, "out of range: tried to access index {value} on a tensor of {size} "
                          "elements."),
+    # segment_reduce's checks of its segments (ops/aten_entry_points.py), as the random ops':
+    # the index is 1 where a segment (or a row of lengths) is invalid, checked against 1.
+    "segment_negative": (RuntimeError, "lengths contains negative value!"),
+    "segment_sum": (RuntimeError, "segment_reduce(): Expected all rows of lengths along axis "
+                                  "to sum to data.size(lengths.dim()-1) when !unsafe."),
+    "segment_length": (RuntimeError, "Expected segment_length >= 0 to be true, but got false.  "
+                                     "(Could this error message be improved?  If so, please "
+                                     "report an enhancement request to PyTorch.)"),
 }
 
 

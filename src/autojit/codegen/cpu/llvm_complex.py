@@ -416,3 +416,4 @@ COMPLEX_FUNCTIONS = {
 }
 # Functions whose arguments are real and whose value is complex, or that take either.
 REAL_FUNCTIONS = {"complex": make_complex, "conj": conjugate}
+ex.FUNCTIONS.update(REAL_FUNCTIONS)  # the expression functions of real operands it adds

@@ -565,7 +565,6 @@ FUNCTIONS.update({
 })
 
 # Complex values are pairs of real ones (llvm_complex.py, which builds on this module's
-# conversions and functions): imported last, the names it reads being defined.
-from . import llvm_complex  # noqa: E402
-
-FUNCTIONS.update(llvm_complex.REAL_FUNCTIONS)
+# conversions and functions): imported last, the names it reads being defined. It adds its
+# functions to FUNCTIONS itself, so that importing it first (before this module) works too.
+from . import llvm_complex  # noqa: E402, F401

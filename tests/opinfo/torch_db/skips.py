@@ -150,10 +150,16 @@ SKIPS: dict = {}
 
 # op id -> why its compiled call splits where the op runs, as torch.compile's does by default:
 # the compiled check then compares the values without asking for one graph.
-GRAPH_BREAKS = dict.fromkeys(
-    ("nonzero", "argwhere"),
-    "the result's size depends on the input's values (torch.compile also breaks the graph "
-    "there unless capture_dynamic_output_shape_ops is set)")
+GRAPH_BREAKS = {
+    **dict.fromkeys(
+        ("nonzero", "argwhere"),
+        "the result's size depends on the input's values (torch.compile also breaks the graph "
+        "there unless capture_dynamic_output_shape_ops is set)"),
+    # Without dim= it compiles as a split of the graph on the count of distinct values
+    # (ops/counting.py); distinct slices along a dim are not sorted in graph ops yet.
+    "unique": "unique(dim=...): distinct slices, a result whose size depends on the values "
+              "(torch.compile breaks the graph at unique too)",
+}
 
 
 def compare_options(opinfo, dtype: str, random: bool) -> dict:

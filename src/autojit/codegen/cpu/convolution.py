@@ -32,8 +32,8 @@ from .convolution_ir import (
     render_module,
 )
 
-# The most k's of a block: a block of a panel's source, packed, is 256 x 32 float32 (32 KiB),
-# held in L1 while every tile of rows reads it, as the gemm's (gemm_kernel.py).
+# The most k's of a block: each tile of rows sums a block of k's of a panel, then adds it into
+# the panel's stage.
 _BLOCK_DEPTH = 256
 # A lane of a weight tile's accumulators sums at most about this many products of a chunk in
 # float32 before they are added into float64 (positions / lanes, times images).
@@ -230,8 +230,8 @@ class Geometry:
         return -(-grid // self.panel) * self.panel
 
     def _part_layout(self, source: int, packed: int, rows: int, jobs: list) -> tuple:
-        """(packed_at, stage_at, block_at) of a part's scratch for the products, each region
-        on a cache line; sets part_scratch."""
+        """(packed_at, stage_at) of a part's scratch for the products, each region on a cache
+        line; sets part_scratch."""
         line = 64 // self.dtype.itemsize
 
         def up(count: int) -> int:
@@ -239,10 +239,8 @@ class Geometry:
 
         packed_at = up(source)
         stage_at = up(packed_at + packed)
-        block_at = up(stage_at + rows * self.panel)
-        deepest = max((job[-1] for job in jobs), default=1)
-        self.part_scratch = up(block_at + deepest * self.panel)
-        return packed_at, stage_at, block_at
+        self.part_scratch = up(stage_at + rows * self.panel)
+        return packed_at, stage_at
 
     # ---- input gradient ----------------------------------------------------------------
 

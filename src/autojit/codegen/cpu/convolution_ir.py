@@ -10,8 +10,9 @@ a job (workers.py):
   phase); then for each job (a group, or a group and stride phase of the input gradient),
   each panel of 2 vectors of output positions and each tile of rows, `tile{R}` sums
   `a[row, k] * source[offset_b(k) + position]` over the job's k's, k's offsets read from a
-  table of (a, b) pairs, into a staging block, which is copied to the output positions the
-  panel holds (positions past the end of an output row are computed and dropped).
+  table of (a, b) pairs, the source read where the image is laid out, into a staging block,
+  which is copied to the output positions the panel holds (positions past the end of an
+  output row are computed and dropped).
 - `weight`: a chunk of images' share of the weight gradient, `sum over positions of
   grad[o, position] * source[offset(k) + position]`, tiles of ro x rk dot products whose
   vector accumulators run over the chunk's images and positions, then summed across their
@@ -45,12 +46,12 @@ PRODUCTS_ARGUMENT = ("source", "source_image", "weight", "out", "out_image", "sc
                      "scratch_part", "table", "images", "parts")
 PRODUCTS_TABLE = ("channels", "source_channel", "scratch_channel", "records", "records_at",
                   "slack_start", "slack_end", "jobs", "jobs_at", "pairs_at", "packed_at",
-                  "stage_at", "block_at", "zero_output")
+                  "stage_at", "zero_output")
 # A part's scratch: the image laid out (slack_end elements); at packed_at the weight packed for
 # the tiles (each job's rows x depth at the job's packed_at); at stage_at a panel's sums for
-# all of a job's rows; at block_at a block of k's of the panel's source, packed. zero_output:
-# whether each output image is zeroed first (an input gradient with stride phases no tap
-# reaches, which have no job).
+# all of a job's rows. zero_output: whether each output image is zeroed first (an input
+# gradient with stride phases no tap reaches, which have no job). The tiles read the panel's
+# source where the image is laid out, through the pairs' b offsets (docs/notes/convolution.md).
 JOB = ("rows", "depth", "a_at", "a_row", "b_at", "pairs", "grid", "grid_plane", "grid_row",
        "valid_rows", "valid_columns", "out_at", "out_plane", "out_row", "out_step",
        "out_channel", "packed_at", "block")
@@ -82,7 +83,7 @@ def render_module(dtype, wide: bool = True) -> tuple:
              "tile_rows": tiles["rows"], "weight_rows": tiles["weight_rows"],
              "weight_columns": tiles["weight_columns"]}
     parts = [_DECLARATIONS.format(**names), _prepare(names)]
-    parts += [_tile(rows, names) for rows in names["tile_rows"]] + [_pack_b(names)]
+    parts += [_tile(rows, names) for rows in names["tile_rows"]]
     parts += [_weight_tile(rows, columns, names) for rows in names["weight_rows"]
               for columns in range(1, names["weight_columns"] + 1)]
     parts += [_products(names), _weight(names), _weight_sum(names)]
@@ -228,26 +229,30 @@ def _zero(f: Function, scalar: str, base: str, start, stop) -> None:
 
 
 def _tile(rows: int, names: dict) -> str:
-    """`tile{rows}(a, b, depth, c, ldc, accumulate)`: c[row * ldc + p] (+)= the sum over k <
-    depth of a[k * rows + row] * b[k * 2 lanes + p], for p < 2 vectors: a holds the tile's
-    rows of the weight and b a block of the panel's source, both packed; c is added to where
-    `accumulate` is not 0 (a later block of k's)."""
-    scalar, vector, lanes, panel = names["scalar"], names["vector"], names["lanes"], \
-        names["panel"]
+    """`tile{rows}(a, b, depth, c, ldc, accumulate, pairs)`: c[row * ldc + p] (+)= the sum over
+    k < depth of a[k * rows + row] * b[pairs[2k + 1] + p], for p < 2 vectors: a holds the
+    tile's rows of the weight, packed, and b is the panel's first position in the laid-out
+    image; c is added to where `accumulate` is not 0 (a later block of k's)."""
+    scalar, vector, lanes = names["scalar"], names["vector"], names["lanes"]
     fma = f"@llvm.fma.v{lanes}{names['short']}"
     slots = [(row, part) for row in range(rows) for part in range(2)]
     lines = [f"define internal void @{names['prefix']}_tile{rows}(ptr noalias %a, "
-             "ptr noalias %b, i64 %depth, ptr noalias %c, i64 %ldc, i64 %accumulate) "
-             "noinline {", "entry:", "  %empty = icmp sle i64 %depth, 0",
+             "ptr noalias %b, i64 %depth, ptr noalias %c, i64 %ldc, i64 %accumulate, "
+             "ptr noalias %pairs) noinline {", "entry:", "  %empty = icmp sle i64 %depth, 0",
              "  br i1 %empty, label %sums, label %loop", "loop:",
              "  %k = phi i64 [0, %entry], [%k_next, %loop]"]
     lines += [f"  %acc{row}_{part} = phi {vector} [zeroinitializer, %entry], "
               f"[%sum{row}_{part}, %loop]" for row, part in slots]
-    lines += [f"  %b_at = mul i64 %k, {panel}",
-              f"  %b_first = getelementptr {scalar}, ptr %b, i64 %b_at",
-              f"  %b0 = load {vector}, ptr %b_first, align 64",
+    # b is the panel's first position in the laid-out image; k's source lies at the pair's b
+    # offset from it, read unaligned where it lies: packing a block of it for the tiles
+    # (aligned, contiguous) cost a quarter of a 16-row product's time.
+    lines += ["  %pair = shl i64 %k, 1", "  %pair_b = or i64 %pair, 1",
+              "  %pair_word = getelementptr i64, ptr %pairs, i64 %pair_b",
+              "  %b_at = load i64, ptr %pair_word"]
+    lines += [f"  %b_first = getelementptr {scalar}, ptr %b, i64 %b_at",
+              f"  %b0 = load {vector}, ptr %b_first, align 4",
               f"  %b_second = getelementptr {scalar}, ptr %b_first, i64 {lanes}",
-              f"  %b1 = load {vector}, ptr %b_second, align 64",
+              f"  %b1 = load {vector}, ptr %b_second, align 4",
               f"  %a_row = mul i64 %k, {rows}"]
     for row in range(rows):
         lines += [f"  %a_index{row} = add i64 %a_row, {row}",
@@ -278,27 +283,6 @@ def _tile(rows: int, names: dict) -> str:
               for row, part in slots]
     lines += ["  ret void", "}"]
     return "\n".join(lines)
-
-
-def _pack_b(names: dict) -> str:
-    """`pack_b(block, source, pairs, count)`: block[k] = the 2 vectors at source +
-    pairs[k].b, for k < count: a block of k's of a panel's source, aligned and contiguous
-    for the tiles."""
-    scalar, vector, lanes, panel = names["scalar"], names["vector"], names["lanes"], \
-        names["panel"]
-    f = Function(f"define internal void @{names['prefix']}_pack_b(ptr noalias %block, "
-                 "ptr noalias %source, ptr noalias %pairs, i64 %count) noinline {")
-    with f.loop(0, "%count", hint="k") as k:
-        at = f.word("%pairs", f.binary("or", f.binary("shl", k, 1), 1), "b_at")
-        first = f.element(scalar, "%source", at)
-        target = f.element(scalar, "%block", f.binary("mul", k, panel))
-        for part in range(2):
-            read = f.op(f"getelementptr {scalar}, ptr {first}, i64 {part * lanes}")
-            value = f.op(f"load {vector}, ptr {read}, align 4")
-            written = f.op(f"getelementptr {scalar}, ptr {target}, i64 {part * lanes}")
-            f.emit(f"store {vector} {value}, ptr {written}, align 64")
-    f.emit("ret void")
-    return f.text()
 
 
 def _tile_rows(f: Function, left: str, heights: tuple) -> str:
@@ -334,7 +318,6 @@ def _products(names: dict) -> str:
     pairs_base = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['pairs_at']}")
     packed = f.element(scalar, scratch, table["packed_at"])
     stage = f.element(scalar, scratch, table["stage_at"])
-    block = f.element(scalar, scratch, table["block_at"])
     with f.loop(0, table["jobs"], hint="pack") as job:
         at = f.binary("add", table["jobs_at"], f.binary("mul", job, JOB_WORDS))
         words = _words(f, f.op(f"getelementptr i64, ptr {arg['table']}, i64 {at}"), JOB)
@@ -351,7 +334,7 @@ def _products(names: dict) -> str:
         with f.loop(0, table["jobs"], hint="job") as job:
             at = f.binary("add", table["jobs_at"], f.binary("mul", job, JOB_WORDS))
             words = _words(f, f.op(f"getelementptr i64, ptr {arg['table']}, i64 {at}"), JOB)
-            _job(f, names, words, packed, scratch, out, pairs_base, stage, block)
+            _job(f, names, words, packed, scratch, out, pairs_base, stage)
     f.emit("ret i32 0")
     return f.text()
 
@@ -394,10 +377,10 @@ def _pack(f: Function, scalar: str, job: dict, weight: str, packed: str,
 
 
 def _job(f: Function, names: dict, job: dict, packed: str, scratch: str, out: str,
-         pairs_base: str, stage: str, block: str) -> None:
-    """One job's panels: for each block of k's, the panel's source packed, then every tile
-    of rows adds its sums into the stage; then the stage is copied to the positions."""
-    scalar, panel, prefix = names["scalar"], names["panel"], names["prefix"]
+         pairs_base: str, stage: str) -> None:
+    """One job's panels: for each block of k's, every tile of rows adds its sums into the
+    stage; then the stage is copied to the positions."""
+    scalar, panel = names["scalar"], names["panel"]
     a = f.element(scalar, packed, job["packed_at"])
     b = f.element(scalar, scratch, job["b_at"])
     pairs = f.op(f"getelementptr i64, ptr {pairs_base}, i64 {f.binary('shl', job['pairs'], 1)}")
@@ -411,14 +394,13 @@ def _job(f: Function, names: dict, job: dict, packed: str, scratch: str, out: st
             depth = f.minimum(job["block"], f.binary("sub", job["depth"], first))
             block_pairs = f.op(f"getelementptr i64, ptr {pairs}, "
                                f"i64 {f.binary('shl', first, 1)}")
-            f.emit(f"call void @{prefix}_pack_b(ptr {block}, ptr {b_panel}, "
-                   f"ptr {block_pairs}, i64 {depth})")
             for row, height in _rows(f, job["rows"], names["tile_rows"]):
                 a_rows = f.element(scalar, a, f.binary("add", f.binary("mul", row, job["depth"]),
                                                        f.binary("mul", first, height)))
                 c = f.element(scalar, stage, f.binary("mul", row, panel))
-                _call_tile(f, names, height, f"(ptr {a_rows}, ptr {block}, i64 {depth}, "
-                                             f"ptr {c}, i64 {panel}, i64 {first})")
+                _call_tile(f, names, height, f"(ptr {a_rows}, ptr {b_panel}, i64 {depth}, "
+                                             f"ptr {c}, i64 {panel}, i64 {first}, "
+                                             f"ptr {block_pairs})")
         _copy_out(f, names, job, stage, target, start, end)
 
 

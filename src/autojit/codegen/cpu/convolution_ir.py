@@ -96,7 +96,20 @@ declare {vector} @llvm.fma.v{lanes}{short}({vector}, {vector}, {vector})
 declare {scalar} @llvm.vector.reduce.fadd.v{lanes}{short}({scalar}, {vector})
 declare {vector} @llvm.masked.load.v{lanes}{short}.p0(ptr, i32, <{lanes} x i1>, {vector})
 declare void @llvm.masked.store.v{lanes}{short}.p0({vector}, ptr, i32, <{lanes} x i1>)
+declare void @llvm.prefetch.p0(ptr, i32, i32, i32)
 """
+
+
+def _prefetch(f: Function, scalar: str, base: str, elements) -> None:
+    """Ask for the cache lines of base[0:elements] to be brought into L2: the next image's,
+    while this one is laid out and multiplied. With the operands out of the caches (as an
+    activation the forward pass made is when its weight gradient runs), a 16-channel 32x32
+    product took 230-340 us more than with them in L2; the prefetch takes back 20-90 us of it
+    (one thread; prefetching the output's lines for writing as well gained nothing)."""
+    step = 64 // (4 if scalar == "float" else 8)
+    with f.loop(0, elements, step, hint="pf") as index:
+        f.emit(f"call void @llvm.prefetch.p0(ptr {f.element(scalar, base, index)}, "
+               "i32 0, i32 2, i32 1)")
 
 
 def _lane_mask(f: Function, lanes: int, first: str, low: str, high: str) -> str:
@@ -325,6 +338,10 @@ def _products(names: dict) -> str:
     with f.loop(first, last, hint="n") as image:
         source = f.element(scalar, arg["source"], f.binary("mul", image, arg["source_image"]))
         out = f.element(scalar, arg["out"], f.binary("mul", image, arg["out_image"]))
+        following = f.binary("add", image, 1)
+        with f.when(f.less(following, last)):
+            _prefetch(f, scalar, f.element(scalar, source, arg["source_image"]),
+                      arg["source_image"])
         f.emit(f"call void @{prefix}_prepare(ptr {scratch}, ptr {source}, ptr {records}, "
                f"i64 {table['records']}, i64 {table['channels']}, "
                f"i64 {table['scratch_channel']}, i64 {table['source_channel']})")
@@ -574,6 +591,10 @@ def _weight(names: dict) -> str:
         _zero(f, scalar, laid, table["slack_start"], table["scratch_image"])
         grad = f.element(scalar, arg["grad"], f.binary("mul", image, arg["grad_image"]))
         grad_laid = f.element(scalar, grads, f.binary("mul", index, grad_image))
+        with f.when(f.less(f.binary("add", index, 1), count)):
+            _prefetch(f, scalar, f.element(scalar, source, arg["source_image"]),
+                      arg["source_image"])
+            _prefetch(f, scalar, f.element(scalar, grad, arg["grad_image"]), arg["grad_image"])
         f.emit(f"call void @{prefix}_prepare(ptr {grad_laid}, ptr {grad}, ptr {grad_records}, "
                f"i64 {table['grad_records']}, i64 {table['grad_channels']}, "
                f"i64 {table['grid']}, i64 {table['grad_channel']})")

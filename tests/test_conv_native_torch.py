@@ -36,6 +36,11 @@ CASES = [
     (2, 9, 3, 8, 1, 1, 1, 1, 3, 32),
     (3, 2, 4, 6, 2, 2, 1, 1, 3, 5),
     (3, 3, 2, 4, 1, 1, 2, 2, 3, 5),
+    # padding beyond the kernel's reach (the input gradient's laid-out rows start later),
+    # strides 3 with even kernels, and 8x8 grids whose last panel is one vector wide
+    (2, 2, 3, 5, 1, 1, 3, 1, 3, 6),
+    (1, 2, 3, 4, 1, 3, 2, 1, 2, 10),
+    (2, 3, 8, 20, 1, 1, 1, 1, 3, 8),
 ]
 if os.environ.get("AUTOJIT_CONV_BROAD"):
     CASES = [(spatial, batch, cin, cout, groups, stride, pad, dil, k, 7 if spatial < 3 else 5)

@@ -261,6 +261,12 @@ class Geometry:
                 first, last = -((r - lo) // s), (lo + n - 1 - r) // s
                 phases.append((r, taps, first, max(0, last - first + 1), last))
             dims.append(phases)
+        # The gradient laid out with `q - lead` zeros before it: no phase's positions start
+        # before its `first`, so the `lead` columns before the least of them are never read
+        # (3x3, padding 1: rows of 10 for an 8x8 gradient, not 11).
+        lead = tuple(min(qi, min((phase[2] for phase in phases if phase[3]), default=0))
+                     for qi, phases in zip(q, dims, strict=True))
+        q = tuple(qi - li for qi, li in zip(q, lead, strict=True))
         extents = tuple(qi + max(o, max(phase[4] for phase in phases) + 1)
                         for qi, o, phases in zip(q, space.out, dims, strict=True))
         r_d, r_h, r_w = extents

@@ -83,7 +83,7 @@ def render_module(dtype, wide: bool = True) -> tuple:
              "tile_rows": tiles["rows"], "weight_rows": tiles["weight_rows"],
              "weight_columns": tiles["weight_columns"]}
     parts = [_DECLARATIONS.format(**names), _prepare(names)]
-    parts += [_tile(rows, names) for rows in names["tile_rows"]]
+    parts += [_tile(rows, names, vectors) for rows in names["tile_rows"] for vectors in (1, 2)]
     parts += [_weight_tile(rows, columns, names) for rows in names["weight_rows"]
               for columns in range(1, names["weight_columns"] + 1)]
     parts += [_products(names), _weight(names), _weight_sum(names)]
@@ -241,15 +241,19 @@ def _zero(f: Function, scalar: str, base: str, start, stop) -> None:
         f.emit(f"store {scalar} 0.0, ptr {f.element(scalar, base, index)}")
 
 
-def _tile(rows: int, names: dict) -> str:
+def _tile(rows: int, names: dict, parts: int = 2) -> str:
     """`tile{rows}(a, b, depth, c, ldc, accumulate, pairs)`: c[row * ldc + p] (+)= the sum over
     k < depth of a[k * rows + row] * b[pairs[2k + 1] + p], for p < 2 vectors: a holds the
     tile's rows of the weight, packed, and b is the panel's first position in the laid-out
-    image; c is added to where `accumulate` is not 0 (a later block of k's)."""
+    image; c is added to where `accumulate` is not 0 (a later block of k's). With `parts` 1,
+    `tile{rows}_narrow`, for p < 1 vector: a job's last panel where it holds no more
+    positions (an 8x8 image padded to 10x10 is a grid of 78 positions: panels of 32, 32 and
+    14, 80 positions computed instead of 96)."""
     scalar, vector, lanes = names["scalar"], names["vector"], names["lanes"]
     fma = f"@llvm.fma.v{lanes}{names['short']}"
-    slots = [(row, part) for row in range(rows) for part in range(2)]
-    lines = [f"define internal void @{names['prefix']}_tile{rows}(ptr noalias %a, "
+    slots = [(row, part) for row in range(rows) for part in range(parts)]
+    suffix = "" if parts == 2 else "_narrow"
+    lines = [f"define internal void @{names['prefix']}_tile{rows}{suffix}(ptr noalias %a, "
              "ptr noalias %b, i64 %depth, ptr noalias %c, i64 %ldc, i64 %accumulate, "
              "ptr noalias %pairs) noinline {", "entry:", "  %empty = icmp sle i64 %depth, 0",
              "  br i1 %empty, label %sums, label %loop", "loop:",
@@ -263,10 +267,11 @@ def _tile(rows: int, names: dict) -> str:
               "  %pair_word = getelementptr i64, ptr %pairs, i64 %pair_b",
               "  %b_at = load i64, ptr %pair_word"]
     lines += [f"  %b_first = getelementptr {scalar}, ptr %b, i64 %b_at",
-              f"  %b0 = load {vector}, ptr %b_first, align 4",
-              f"  %b_second = getelementptr {scalar}, ptr %b_first, i64 {lanes}",
-              f"  %b1 = load {vector}, ptr %b_second, align 4",
-              f"  %a_row = mul i64 %k, {rows}"]
+              f"  %b0 = load {vector}, ptr %b_first, align 4"]
+    if parts == 2:
+        lines += [f"  %b_second = getelementptr {scalar}, ptr %b_first, i64 {lanes}",
+                  f"  %b1 = load {vector}, ptr %b_second, align 4"]
+    lines.append(f"  %a_row = mul i64 %k, {rows}")
     for row in range(rows):
         lines += [f"  %a_index{row} = add i64 %a_row, {row}",
                   f"  %a_address{row} = getelementptr {scalar}, ptr %a, i64 %a_index{row}",
@@ -275,7 +280,7 @@ def _tile(rows: int, names: dict) -> str:
                   f"  %a_all{row} = shufflevector {vector} %a_one{row}, {vector} poison, "
                   f"<{lanes} x i32> zeroinitializer"]
         lines += [f"  %sum{row}_{part} = call {vector} {fma}({vector} %a_all{row}, "
-                  f"{vector} %b{part}, {vector} %acc{row}_{part})" for part in range(2)]
+                  f"{vector} %b{part}, {vector} %acc{row}_{part})" for part in range(parts)]
     lines += ["  %k_next = add i64 %k, 1", "  %more = icmp slt i64 %k_next, %depth",
               "  br i1 %more, label %loop, label %sums", "sums:"]
     lines += [f"  %result{row}_{part} = phi {vector} [zeroinitializer, %entry], "
@@ -406,6 +411,7 @@ def _job(f: Function, names: dict, job: dict, packed: str, scratch: str, out: st
     blocks = f.op(f"select i1 {f.less(job['depth'], 1)}, i64 1, i64 {job['depth']}")
     with f.loop(0, job["grid"], panel, hint="j") as start:
         end = f.minimum(f.binary("add", start, panel), job["grid"])
+        narrow = f.op(f"icmp sle i64 {f.binary('sub', end, start)}, {names['lanes']}")
         b_panel = f.element(scalar, b, start)
         with f.loop(0, blocks, job["block"], hint="kb") as first:
             depth = f.minimum(job["block"], f.binary("sub", job["depth"], first))
@@ -417,22 +423,25 @@ def _job(f: Function, names: dict, job: dict, packed: str, scratch: str, out: st
                 c = f.element(scalar, stage, f.binary("mul", row, panel))
                 _call_tile(f, names, height, f"(ptr {a_rows}, ptr {b_panel}, i64 {depth}, "
                                              f"ptr {c}, i64 {panel}, i64 {first}, "
-                                             f"ptr {block_pairs})")
+                                             f"ptr {block_pairs})", narrow)
         _copy_out(f, names, job, stage, target, start, end)
 
 
-def _call_tile(f: Function, names: dict, height: str, arguments: str) -> None:
-    """A call of the tile function of this height."""
+def _call_tile(f: Function, names: dict, height: str, arguments: str, narrow: str) -> None:
+    """A call of the tile function of this height, of one vector where `narrow` holds."""
     prefix = names["prefix"]
     number = f.label("tiles")[1:]
     called = f"%tiles_done_{number}"
     heights = names["tile_rows"]
-    cases = " ".join(f"i64 {rows}, label %tile{rows}_{number}" for rows in heights[1:])
-    f.emit(f"switch i64 {height}, label %tile{heights[0]}_{number} [{cases}]")
-    for rows in heights:
-        f.block(f"%tile{rows}_{number}")
-        f.emit(f"call void @{prefix}_tile{rows}{arguments}")
-        f.branch(called)
+    f.emit(f"br i1 {narrow}, label %narrow_{number}, label %wide_{number}")
+    for kind, suffix in (("wide", ""), ("narrow", "_narrow")):
+        f.block(f"%{kind}_{number}")
+        cases = " ".join(f"i64 {rows}, label %{kind}{rows}_{number}" for rows in heights[1:])
+        f.emit(f"switch i64 {height}, label %{kind}{heights[0]}_{number} [{cases}]")
+        for rows in heights:
+            f.block(f"%{kind}{rows}_{number}")
+            f.emit(f"call void @{prefix}_tile{rows}{suffix}{arguments}")
+            f.branch(called)
     f.block(called)
 
 

@@ -386,10 +386,13 @@ class Geometry:
 
     @property
     def parts(self) -> int:
-        if self.kind == "weight":
-            return self.chunks
+        """The parts a call is cut into: one per core (workers.py: the count is fixed per
+        process, set_num_threads changes only how many threads take parts), at most one per
+        image (the products) or per chunk (the weight gradient, whose chunks do not depend
+        on it: a part sums its chunks in turn, each into its own partials)."""
         native = workers.shared()
-        return max(1, min(self.batch, native.parts if native is not None else 1))
+        cores = native.parts if native is not None else 1
+        return max(1, min(self.chunks if self.kind == "weight" else self.batch, cores))
 
     def scratch_elements(self) -> int:
         """The scratch the call needs, in elements of the dtype (partial sums included)."""
@@ -417,6 +420,7 @@ class Geometry:
         words = [address(first), self.source_image, address(second), self.grad_image, start,
                  self.part_scratch, self.table_address, self.batch, self.chunk, partials,
                  self.partial_size]
+        words += [self.chunks, self.parts]
         total = [partials, self.chunks, self.partial_size, self.partial_size, address(out)]
         return [(functions["weight"], words, (0, 2, 4, 6, 9), self.parts),
                 (functions["weight_sum"], total, (0, 4), 1)]

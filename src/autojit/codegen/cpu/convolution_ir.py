@@ -56,7 +56,7 @@ JOB = ("rows", "depth", "a_at", "a_row", "b_at", "pairs", "grid", "grid_plane", 
        "valid_rows", "valid_columns", "out_at", "out_plane", "out_row", "out_step",
        "out_channel", "packed_at", "block")
 WEIGHT_ARGUMENT = ("source", "source_image", "grad", "grad_image", "scratch", "scratch_part",
-                   "table", "images", "chunk", "partials", "partials_part")
+                   "table", "images", "chunk", "partials", "partials_part", "chunks", "parts")
 WEIGHT_TABLE = ("channels", "source_channel", "scratch_channel", "records", "records_at",
                 "slack_start", "scratch_image", "grad_channels", "grad_channel", "grid",
                 "grad_records", "grad_records_at", "groups", "group_rows", "columns",
@@ -575,16 +575,29 @@ def _weight_tile(rows: int, columns: int, names: dict) -> str:
 
 
 def _weight(names: dict) -> str:
+    """`weight(argument, part)`: the chunks part, part + parts, ... of the images, each laid
+    out in the part's scratch (so that a core reuses its scratch, warm in its cache, chunk
+    after chunk) and summed into the chunk's own float64 partials."""
     scalar, prefix = names["scalar"], names["prefix"]
-    weight_rows, weight_columns = names["weight_rows"], names["weight_columns"]
     f = Function(f"define i32 @{prefix}_weight(ptr %argument, i64 %part) {{")
     arg = _words(f, "%argument", WEIGHT_ARGUMENT,
                  ("source", "grad", "scratch", "table", "partials"))
     table = _words(f, arg["table"], WEIGHT_TABLE)
-    first = f.binary("mul", "%part", arg["chunk"])
+    scratch = f.element(scalar, arg["scratch"], f.binary("mul", "%part", arg["scratch_part"]))
+    with f.loop("%part", arg["chunks"], arg["parts"], hint="chunk") as chunk:
+        _weight_chunk(f, names, arg, table, chunk, scratch)
+    f.emit("ret i32 0")
+    return f.text()
+
+
+def _weight_chunk(f: Function, names: dict, arg: dict, table: dict, chunk: str,
+                  scratch: str) -> None:
+    """One chunk of images: laid out, then its tiles summed into its partials."""
+    scalar, prefix = names["scalar"], names["prefix"]
+    weight_rows, weight_columns = names["weight_rows"], names["weight_columns"]
+    first = f.binary("mul", chunk, arg["chunk"])
     last = f.minimum(f.binary("add", first, arg["chunk"]), arg["images"])
     count = f.binary("sub", last, first)
-    scratch = f.element(scalar, arg["scratch"], f.binary("mul", "%part", arg["scratch_part"]))
     grads = f.element(scalar, scratch, f.binary("mul", arg["chunk"], table["scratch_image"]))
     grad_image = f.binary("mul", table["grad_channels"], table["grid"])
     records = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['records_at']}")
@@ -608,7 +621,7 @@ def _weight(names: dict) -> str:
                f"i64 {table['grad_records']}, i64 {table['grad_channels']}, "
                f"i64 {table['grid']}, i64 {table['grad_channel']})")
     partials = f.op(f"getelementptr double, ptr {arg['partials']}, "
-                    f"i64 {f.binary('mul', '%part', arg['partials_part'])}")
+                    f"i64 {f.binary('mul', chunk, arg['partials_part'])}")
     total = f.binary("mul", table["grad_channels"], table["columns"])
     with f.loop(0, total, hint="z") as index:
         f.emit(f"store double 0.0, ptr {f.element('double', partials, index)}")
@@ -653,8 +666,6 @@ def _weight(names: dict) -> str:
         f.emit(f"store i64 {f.binary('add', row, height)}, ptr {row_slot}")
         f.branch(head)
         f.block(done)
-    f.emit("ret i32 0")
-    return f.text()
 
 
 def _weight_sum(names: dict) -> str:

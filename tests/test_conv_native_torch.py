@@ -139,6 +139,24 @@ def test_the_weight_gradient_does_not_depend_on_the_thread_count():
 
 
 
+def test_the_weight_gradient_does_not_depend_on_how_its_chunks_are_shared(monkeypatch):
+    """Each part sums the chunks part, part + parts, ... in its own scratch, each chunk into
+    its own partials: the bits are the same whether one part takes every chunk or each
+    chunk has a part."""
+    _, x, _, options = _operands(CASES[8], "float32")
+    g = np.random.default_rng(4).standard_normal((x.shape[0], 32, 8, 8)).astype("float32")
+    attrs = {"stride": (2, 2), "padding": ((1, 1), (1, 1)), "dilation": (1, 1),
+             "groups": options["groups"], "kernel_size": (3, 3)}
+    found = native.geometry("weight", x.shape, g.shape, native.attrs_key(attrs), x.dtype.str)
+    assert found.chunks >= 3
+    results = []
+    for parts in (1, 2, found.chunks):
+        monkeypatch.setattr(native.Geometry, "parts", property(lambda self, p=parts: p))
+        results.append(native.eager("weight", x, g, attrs))
+    for result in results[1:]:
+        np.testing.assert_array_equal(result, results[0])
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_both_tile_shapes_match_torch(dtype, monkeypatch):
     """The routines' two tile shapes (AVX-512's, and AVX2's of 16 registers) over output

@@ -231,6 +231,18 @@ def torch_conv_seconds(torch, kind: str, first: tuple, second: tuple, attrs: dic
     return float(np.median(times))
 
 
+def torch_convs(convs: list, threads: int) -> list:
+    """torch's seconds for each (kind, shapes, attrs) of `convs` (--torch-convs)."""
+    import torch
+
+    torch.set_num_threads(threads)
+    return [torch_conv_seconds(torch, kind, *(tuple(shape) for shape in shapes),
+                               {key: tuple(tuple(v) if isinstance(v, list) else v
+                                           for v in value) if isinstance(value, list)
+                                else value for key, value in attrs.items()})
+            for kind, shapes, attrs in convs]
+
+
 def profile(threads: int, peak: float, calls: int) -> None:
     """The compiled step's plan, step by step (bench/plan_profile.py), and each convolution
     product against torch's for the same shapes."""
@@ -239,7 +251,6 @@ def profile(threads: int, peak: float, calls: int) -> None:
 
     import autojit
 
-    torch.set_num_threads(threads)
     autojit.set_num_threads(threads)
     torch.manual_seed(0)
     state = {key: value.numpy().copy() for key, value in build(torch.nn).state_dict().items()}
@@ -253,16 +264,23 @@ def profile(threads: int, peak: float, calls: int) -> None:
           f"calls, load average {os.getloadavg()[0]:.1f}")
     print_profile(rows, program, peak, threads)
     plan = compiled.executables[-1].plan
+    convs = [(kind.split()[1], [list(value.shape) for value in plan.steps[index].node.inputs],
+              plan.steps[index].node.attrs) for index, kind, *_ in rows
+             if kind.startswith("conv")]
+    # torch in a process of its own: autojit's workers, spinning after each job, would take
+    # the cores from torch's threads.
+    completed = subprocess.run(
+        [sys.executable, str(Path(__file__)), "--torch-convs", json.dumps(convs),
+         "--threads", str(threads)], capture_output=True, text=True, check=True, cwd=HERE)
+    torch_seconds = iter(json.loads(completed.stdout.strip().splitlines()[-1]))
     print("convolution products against torch's (same shapes, wall us):")
     print(f"  {'product':<8} {'layer':<22} {'autojit':>8} {'torch':>8} {'ratio':>6} "
           f"{'torch GF/s':>10}")
     totals = [0.0, 0.0]
-    for index, kind, label, flops, wall, _ in rows:
+    for _, kind, label, flops, wall, _ in rows:
         if not kind.startswith("conv"):
             continue
-        node = plan.steps[index].node
-        shapes = [tuple(value.shape) for value in node.inputs]
-        theirs = torch_conv_seconds(torch, kind.split()[1], *shapes, node.attrs)
+        theirs = next(torch_seconds)
         totals[0] += wall
         totals[1] += theirs
         print(f"  {kind.split()[1]:<8} {label:<22} {wall * 1e6:8.1f} {theirs * 1e6:8.1f} "
@@ -286,6 +304,7 @@ def main() -> None:
     parser.add_argument("--peak", type=float, default=117.3,
                         help="one core's float32 FMA GFLOP/s, for --profile (117.3)")
     parser.add_argument("--alone", choices=RUNNERS, help=argparse.SUPPRESS)
+    parser.add_argument("--torch-convs", help=argparse.SUPPRESS)
     parser.add_argument("--state", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
@@ -294,6 +313,9 @@ def main() -> None:
         return
 
     set_threads(args.threads)
+    if args.torch_convs:
+        print(json.dumps(torch_convs(json.loads(args.torch_convs), args.threads)))
+        return
     if args.profile:
         profile(args.threads, args.peak, 20)
         return

@@ -27,6 +27,7 @@ import numpy as np
 
 from . import workers
 from .convolution_ir import (
+    TILES,
     TYPES,
     lanes,
     render_module,
@@ -38,6 +39,9 @@ _BLOCK_DEPTH = 256
 # A lane of a weight tile's accumulators sums at most about this many products of a chunk in
 # float32 before they are added into float64 (positions / lanes, times images).
 _CHUNK_TERMS = 16384
+# The bytes of a chunk's rows that a weight tile reads, at most (about L1's size: 48 KiB here;
+# at 48 the 32->32 gradient on 16x16 images took chunks of 7, against 8 at 56, 5% faster).
+_WEIGHT_BYTES = 56 << 10
 _CALL = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
 _state: dict = {}
 
@@ -364,7 +368,17 @@ class Geometry:
         grad_records = _blocks(grad_records)
         reach = (groups - 1) * per_group * layout.channel + max(o for o, in offsets) + grid
         image = max(channels * layout.channel, reach)
-        chunk = max(1, min(-(-batch // 4), _CHUNK_TERMS * lanes // grid))
+        # Chunks of images whose rows a weight tile reads stay in L1 from one tile to the
+        # next (with strides, the 16->32 weight gradient on 32x32 images took 650 us in
+        # chunks of 8 images, 470-490 in chunks of 4 or 5).
+        streamed = self._streamed_rows(offsets, grid) * grid * self.dtype.itemsize
+        chunk = max(1, min(-(-batch // 4), _CHUNK_TERMS * lanes // grid,
+                           int(_WEIGHT_BYTES // streamed)))
+        # Beyond 4 chunks, a multiple of 4, of equal images (the last may hold fewer), so
+        # that 2 or 4 cores take equal shares.
+        count = -(-batch // chunk)
+        if count > 4:
+            chunk = -(-batch // (-(-count // 4) * 4))
         self.chunks = -(-batch // chunk)
         self.table, (record_at, grad_at, offset_at) = _table(
             [channels, math.prod(space.sizes), layout.channel, len(layout.records), 0,
@@ -381,6 +395,25 @@ class Geometry:
         self.part_scratch = chunk * (image + out_channels * grid)
         self.partial_size = out_channels * columns
         self.batch = batch
+
+    @staticmethod
+    def _streamed_rows(offsets: list, grid: int) -> float:
+        """The rows of grid positions of each image a weight tile reads, on average over the
+        tiles: the gradient's rows, and the union of its columns' source ranges (the taps
+        of one channel and stride phase read the same row a few positions apart; with
+        strides, each phase's taps read a plane of its own)."""
+        rows, columns = TILES[wide()]["weight_rows"][0], TILES[wide()]["weight_columns"]
+        spans = []
+        for start in range(0, len(offsets), columns):
+            covered, end = 0, None
+            for offset in sorted(offset for offset, in offsets[start:start + columns]):
+                if end is None or offset >= end:
+                    covered += grid
+                else:
+                    covered += offset + grid - end
+                end = offset + grid
+            spans.append(covered / grid)
+        return rows + sum(spans) / max(1, len(spans))
 
     # ---- running -------------------------------------------------------------------------
 

@@ -288,6 +288,14 @@ class Geometry:
         q = tuple(qi - li for qi, li in zip(q, lead, strict=True))
         extents = tuple(qi + max(o, max(phase[4] for phase in phases) + 1)
                         for qi, o, phases in zip(q, space.out, dims, strict=True))
+        # Without a stride across them, rows share their zero columns (as _Layout's): a tap
+        # right of a row reads the next row's leading zeros, where there are enough of them
+        # and a row of positions still fits.
+        if space.stride[2] == 1:
+            (_, _, _, count_w, last_w), = dims[2]
+            shared = q[2] + space.out[2]
+            if count_w and last_w + 1 <= shared and count_w <= shared:
+                extents = (*extents[:2], shared)
         r_d, r_h, r_w = extents
         channel = r_d * r_h * r_w
         records = []

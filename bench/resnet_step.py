@@ -235,6 +235,11 @@ def torch_convs(convs: list, threads: int) -> list:
     """torch's seconds for each (kind, shapes, attrs) of `convs` (--torch-convs)."""
     import torch
 
+    # As beside autojit in the timed runs: `import autojit` raises malloc's thresholds
+    # (tensor/host_memory.py), without which each of torch's results here is fresh pages,
+    # faulted in on first write (a 16->16 3x3 product on 32x32 images: 3.5 ms against 1.05).
+    import autojit  # noqa: F401
+
     torch.set_num_threads(threads)
     return [torch_conv_seconds(torch, kind, *(tuple(shape) for shape in shapes),
                                {key: tuple(tuple(v) if isinstance(v, list) else v

@@ -17,6 +17,13 @@ kernels may come from its disk cache) and the process's peak resident memory ove
 resident set, VmHWM, the imports included). Usage:
 
     python bench/resnet_step.py [--rounds 7] [--steps 5] [--threads 2] [--no-memory]
+    python bench/resnet_step.py --profile [--threads 1] [--peak 117]
+
+`--profile` times each step of the compiled step's plan instead (bench/plan_profile.py: the
+convolution routines per layer, the kernels, the updates), with torch's time for each
+convolution product of the same shapes beside it (forward, and aten.convolution_backward for
+the input's and the weight's gradient alone), and each product's share of the FMA peak of
+`--threads` cores (`--peak`: one core's GFLOP/s from bench/fma_peak.py).
 
 Every framework runs on `--threads` threads (torch.set_num_threads and
 autojit.set_num_threads), and the process on as many cores (jax's XLA takes every core it
@@ -188,6 +195,105 @@ def _alone(name: str, threads: int, steps: int, state_file: str) -> None:
     print(f"  {name:<17} first call {figures['first']:7.2f} s   peak {figures['peak']:7.1f} MiB")
 
 
+def torch_conv_seconds(torch, kind: str, first: tuple, second: tuple, attrs: dict,
+                       repeats: int = 30) -> float:
+    """torch's median seconds for one convolution product of these shapes (random data)."""
+    functional = torch.nn.functional
+    generator = torch.Generator().manual_seed(0)
+    a = torch.randn(first, generator=generator)
+    b = torch.randn(second, generator=generator)
+    stride, dilation, groups = list(attrs["stride"]), list(attrs["dilation"]), attrs["groups"]
+    padding = [lo for lo, _ in attrs["padding"]]
+    backward = torch.ops.aten.convolution_backward
+    if kind == "forward":
+        def call():
+            return functional.conv2d(a, b, None, stride, padding, dilation, groups)
+    elif kind == "input":
+        x = torch.empty((first[0], second[1] * groups, *attrs["input_size"]))
+
+        def call():
+            return backward(a, x, b, None, stride, padding, dilation, False, [0, 0], groups,
+                            [True, False, False])
+    else:
+        w = torch.empty((second[1], first[1] // groups, *attrs["kernel_size"]))
+
+        def call():
+            return backward(b, a, w, None, stride, padding, dilation, False, [0, 0], groups,
+                            [False, True, False])
+    with torch.no_grad():
+        for _ in range(3):
+            call()
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - started)
+    return float(np.median(times))
+
+
+def torch_convs(convs: list, threads: int) -> list:
+    """torch's seconds for each (kind, shapes, attrs) of `convs` (--torch-convs)."""
+    import torch
+
+    # As beside autojit in the timed runs: `import autojit` raises malloc's thresholds
+    # (tensor/host_memory.py), without which each of torch's results here is fresh pages,
+    # faulted in on first write (a 16->16 3x3 product on 32x32 images: 3.5 ms against 1.05).
+    import autojit  # noqa: F401
+
+    torch.set_num_threads(threads)
+    return [torch_conv_seconds(torch, kind, *(tuple(shape) for shape in shapes),
+                               {key: tuple(tuple(v) if isinstance(v, list) else v
+                                           for v in value) if isinstance(value, list)
+                                else value for key, value in attrs.items()})
+            for kind, shapes, attrs in convs]
+
+
+def profile(threads: int, peak: float, calls: int) -> None:
+    """The compiled step's plan, step by step (bench/plan_profile.py), and each convolution
+    product against torch's for the same shapes."""
+    import torch
+    from plan_profile import print_profile, step_times
+
+    import autojit
+
+    autojit.set_num_threads(threads)
+    torch.manual_seed(0)
+    state = {key: value.numpy().copy() for key, value in build(torch.nn).state_dict().items()}
+    model = build(autojit.nn)
+    model.load_state_dict({key: autojit.tensor(value) for key, value in state.items()})
+    compiled = autojit.compile(make_step(autojit, model))
+    x, y = batch()
+    data = autojit.tensor(x), autojit.tensor(y)
+    rows, program = step_times(compiled, lambda: compiled(*data), calls=calls)
+    print(f"ResNet-8 compiled step, plan step by step: {threads} thread(s), median of {calls} "
+          f"calls, load average {os.getloadavg()[0]:.1f}")
+    print_profile(rows, program, peak, threads)
+    plan = compiled.executables[-1].plan
+    convs = [(kind.split()[1], [list(value.shape) for value in plan.steps[index].node.inputs],
+              plan.steps[index].node.attrs) for index, kind, *_ in rows
+             if kind.startswith("conv")]
+    # torch in a process of its own: autojit's workers, spinning after each job, would take
+    # the cores from torch's threads.
+    completed = subprocess.run(
+        [sys.executable, str(Path(__file__)), "--torch-convs", json.dumps(convs),
+         "--threads", str(threads)], capture_output=True, text=True, check=True, cwd=HERE)
+    torch_seconds = iter(json.loads(completed.stdout.strip().splitlines()[-1]))
+    print("convolution products against torch's (same shapes, wall us):")
+    print(f"  {'product':<8} {'layer':<22} {'autojit':>8} {'torch':>8} {'ratio':>6} "
+          f"{'torch GF/s':>10}")
+    totals = [0.0, 0.0]
+    for _, kind, label, flops, wall, _ in rows:
+        if not kind.startswith("conv"):
+            continue
+        theirs = next(torch_seconds)
+        totals[0] += wall
+        totals[1] += theirs
+        print(f"  {kind.split()[1]:<8} {label:<22} {wall * 1e6:8.1f} {theirs * 1e6:8.1f} "
+              f"{wall / theirs:6.2f} {flops / theirs / 1e9:10.1f}")
+    print(f"  all convolution products: autojit {totals[0] * 1e3:.2f} ms, torch "
+          f"{totals[1] * 1e3:.2f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (7)")
@@ -198,7 +304,12 @@ def main() -> None:
     parser.add_argument("--no-memory", action="store_true",
                         help="skip the fresh processes (first call, peak memory)")
     parser.add_argument("--only", nargs="*", choices=RUNNERS, help="run only these runners")
+    parser.add_argument("--profile", action="store_true",
+                        help="time each step of the compiled step's plan instead")
+    parser.add_argument("--peak", type=float, default=117.3,
+                        help="one core's float32 FMA GFLOP/s, for --profile (117.3)")
     parser.add_argument("--alone", choices=RUNNERS, help=argparse.SUPPRESS)
+    parser.add_argument("--torch-convs", help=argparse.SUPPRESS)
     parser.add_argument("--state", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
@@ -207,6 +318,12 @@ def main() -> None:
         return
 
     set_threads(args.threads)
+    if args.torch_convs:
+        print(json.dumps(torch_convs(json.loads(args.torch_convs), args.threads)))
+        return
+    if args.profile:
+        profile(args.threads, args.peak, 20)
+        return
     import torch
     from timing import interleaved_medians, print_against
 

@@ -42,14 +42,49 @@ def _composite(x, weight, bias, eps=1e-5):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("shape", [(64, 128), (8, 4, 5, 6), (5, 3, 7)])
+@pytest.mark.parametrize("shape", [(64, 128), (8, 4, 5, 6), (5, 3, 7), (16, 8, 6, 7)])
 @pytest.mark.parametrize("affine", ["both", "weight", "none"])
 def test_eager_forward_is_the_composites_bits(dtype, shape, affine):
+    # (16, 8, 6, 7) is large enough for the native loops (codegen/cpu/channels.py)
     x = autojit.tensor(_data(*shape, dtype=dtype, offset=4.0))
     weight = autojit.tensor(_data(shape[1], dtype=dtype)) if affine != "none" else None
     bias = autojit.tensor(_data(shape[1], dtype=dtype)) if affine == "both" else None
     got = autojit.nn.functional.batch_norm(x, None, None, weight, bias, training=True)
     np.testing.assert_array_equal(got.numpy(), _composite(x, weight, bias).numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_native_loops_give_the_numpy_calls_bits(dtype, affine, threads):
+    """ops/batch_norm.py's NATIVE (codegen/cpu/channels.py): the statistics, the normalization
+    and its backward through the native loops, split over the cores or not, are the bits of
+    the NumPy calls they stand for."""
+    from autojit.ops import batch_norm
+
+    shape = (32, 8, 16, 17)  # large enough for the native loops, and split over cores
+    x, grad = _data(*shape, dtype=dtype, offset=2.0), _data(*shape, dtype=dtype)
+    weight = _data(shape[1], dtype=dtype) if affine in ("both", "weight") else 1.0
+    bias = _data(shape[1], dtype=dtype) if affine in ("both", "bias") else 0.0
+    results = {}
+    previous_threads, native = autojit.get_num_threads(), batch_norm.NATIVE
+    assert native is not None
+    try:
+        autojit.set_num_threads(threads)
+        for hook in (native, None):
+            batch_norm.NATIVE = hook
+            statistics = batch_norm._statistics_impl(x)
+            results[hook is None] = (
+                statistics, batch_norm._normalized_impl(x, statistics, weight, bias, 1e-5),
+                batch_norm._backward_impl(grad, x, statistics, weight, 1e-5))
+    finally:
+        batch_norm.NATIVE = native
+        autojit.set_num_threads(previous_threads)
+    for got, want in zip(results[False], results[True], strict=True):
+        np.testing.assert_array_equal(got, want)
+    from autojit.codegen.cpu import channels
+
+    assert channels._state.get(np.dtype(dtype)), "the native loops did not run"
 
 
 def _second(library, x, weight, bias, upstream, momentum=0.3):

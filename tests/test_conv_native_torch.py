@@ -36,6 +36,11 @@ CASES = [
     (2, 9, 3, 8, 1, 1, 1, 1, 3, 32),
     (3, 2, 4, 6, 2, 2, 1, 1, 3, 5),
     (3, 3, 2, 4, 1, 1, 2, 2, 3, 5),
+    # padding beyond the kernel's reach (the input gradient's laid-out rows start later),
+    # strides 3 with even kernels, and 8x8 grids whose last panel is one vector wide
+    (2, 2, 3, 5, 1, 1, 3, 1, 3, 6),
+    (1, 2, 3, 4, 1, 3, 2, 1, 2, 10),
+    (2, 3, 8, 20, 1, 1, 1, 1, 3, 8),
 ]
 if os.environ.get("AUTOJIT_CONV_BROAD"):
     CASES = [(spatial, batch, cin, cout, groups, stride, pad, dil, k, 7 if spatial < 3 else 5)
@@ -115,6 +120,30 @@ def test_second_derivatives_match_torch(case, dtype, native_calls):
         assert np.abs(ours - reference).max() / np.abs(reference).max() < tolerance
 
 
+@pytest.mark.parametrize("padding", [((1, 2), (2, 1)), ((0, 3), (3, 0)), ((2, 2), (0, 1))],
+                         ids=str)
+@pytest.mark.parametrize("dilation", [1, 2])
+def test_uneven_padding_matches_torch(padding, dilation):
+    """Padding of different widths on either side (the rows of the laid-out image share
+    their zero columns: max(lo, hi) of them), through the native routines directly."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4, 9, 11))
+    w = rng.standard_normal((5, 4, 3, 3))
+    attrs = {"stride": (1, 1), "padding": padding, "dilation": (dilation, dilation),
+             "groups": 1}
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    (top, bottom), (left, right) = padding
+    yt = torch.nn.functional.conv2d(torch.nn.functional.pad(xt, (left, right, top, bottom)),
+                                    wt, dilation=dilation)
+    g = rng.standard_normal(tuple(yt.shape))
+    dx, dw = torch.autograd.grad(yt, (xt, wt), torch.tensor(g))
+    y = native.eager("forward", x, w, attrs)
+    gx = native.eager("input", g, w, {**attrs, "input_size": x.shape[2:]})
+    gw = native.eager("weight", x, g, {**attrs, "kernel_size": w.shape[2:]})
+    for ours, reference in ((y, yt), (gx, dx), (gw, dw)):
+        np.testing.assert_allclose(ours, reference.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_the_weight_gradient_does_not_depend_on_the_thread_count():
     _, x, _, options = _operands(CASES[8], "float32")
     y_shape = (x.shape[0], 32, 8, 8)
@@ -132,6 +161,24 @@ def test_the_weight_gradient_does_not_depend_on_the_thread_count():
     assert results[0] is not None
     np.testing.assert_array_equal(*results)
 
+
+
+def test_the_weight_gradient_does_not_depend_on_how_its_chunks_are_shared(monkeypatch):
+    """Each part sums the chunks part, part + parts, ... in its own scratch, each chunk into
+    its own partials: the bits are the same whether one part takes every chunk or each
+    chunk has a part."""
+    _, x, _, options = _operands((2, 13, 16, 32, 1, 2, 1, 1, 3, 16), "float32")
+    g = np.random.default_rng(4).standard_normal((x.shape[0], 32, 8, 8)).astype("float32")
+    attrs = {"stride": (2, 2), "padding": ((1, 1), (1, 1)), "dilation": (1, 1),
+             "groups": options["groups"], "kernel_size": (3, 3)}
+    found = native.geometry("weight", x.shape, g.shape, native.attrs_key(attrs), x.dtype.str)
+    assert found.chunks >= 3
+    results = []
+    for parts in (1, 2, found.chunks):
+        monkeypatch.setattr(native.Geometry, "parts", property(lambda self, p=parts: p))
+        results.append(native.eager("weight", x, g, attrs))
+    for result in results[1:]:
+        np.testing.assert_array_equal(result, results[0])
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

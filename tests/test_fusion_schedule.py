@@ -131,3 +131,37 @@ def test_a_cos_of_another_operand_is_no_companion():
 
     plan = check(fn, *arrays((4, 8), (4, 8)), kernels=1)
     assert _kernel_ops(plan)[0].index("cos") > _kernel_ops(plan)[0].index("add")
+
+
+def test_a_later_sum_over_the_kernels_axes_joins_it_before_a_reader_of_its_sums_ends_it():
+    """fusion._add_sibling_reductions: the division of the first sum reads the kernel's
+    reduced value and ends the kernel, but the second sum (of a product with a value made
+    earlier) and the third (of an elementwise value the kernel makes) need nothing the
+    division makes: they are summed in the same kernel, and the elementwise node feeding
+    only the second sum runs there too, unstored."""
+    def fn(g, x):
+        centered = x - x.mean((0, 2), keepdim=True)
+        masked = g * (x > 0)
+        mean = masked.sum((0, 2), keepdim=True) / 32  # ends the kernel in graph order
+        moment = (masked * centered).sum((0, 2), keepdim=True)
+        total = masked.sum((0, 2))
+        return masked + mean * moment, total
+
+    plan = check(fn, *arrays((4, 3, 8), (4, 3, 8)), kernels=5)
+    # x's mean, its division; the masked gradient's kernel with all three sums (the product
+    # with the centered x computed there, not stored); the division and products of the
+    # sums; the result.
+    assert [ops.count("sum") for ops in _kernel_ops(plan)] == [1, 0, 3, 0, 0], \
+        _kernel_ops(plan)
+
+
+def test_a_sum_of_a_value_another_reader_needs_stays_where_it_is():
+    """An elementwise node whose value a later kernel also reads is not moved into the
+    kernel ahead of its place (it would be stored): its sum keeps a kernel of its own."""
+    def fn(g, x):
+        mean = g.sum(0, keepdim=True) / 4
+        product = g * x
+        return product.sum(0, keepdim=True) * mean, product.exp()
+
+    plan = check(fn, *arrays((4, 5), (4, 5)), kernels=4)
+    assert [ops.count("sum") for ops in _kernel_ops(plan)] == [1, 1, 0, 0], _kernel_ops(plan)

@@ -6,7 +6,7 @@ through numba.cuda) backends. See docs/notes/cpu-codegen.md and docs/notes/cuda.
 
 from .. import config
 from ..compiler import backends
-from ..ops import convolution, native_math
+from ..ops import batch_norm, convolution, native_math
 
 backends.register("cpu", __name__ + ".backend")
 
@@ -20,6 +20,17 @@ def _native_convolution(kind: str, first, second, attrs: dict):
 
 
 convolution.NATIVE = _native_convolution
+
+
+def _native_channels(name: str, elements: list, channels: list):
+    """The eager batch norm routines' elementwise passes as native loops (cpu/channels.py,
+    imported on the first call, so that `import autojit` stays light)."""
+    from .cpu import channels as native
+
+    return native.run(name, elements, channels)
+
+
+batch_norm.NATIVE = _native_channels
 
 
 def _native_math(name: str, x, out):

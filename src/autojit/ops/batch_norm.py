@@ -177,12 +177,34 @@ def _update_composite(x: Tensor, statistics: Tensor, running: Tensor, momentum,
 
 # ---- the eager routines: the composites' NumPy calls, temporaries reused -------------------------
 
+# Set by codegen (codegen/cpu/channels.py, installed by codegen/__init__.py):
+# NATIVE(name, elements, channels) -> the outputs of one of its loops over (N, C, *) arrays with
+# a value per channel, or None where it does not take these arrays. Each loop makes the float
+# operations of the NumPy calls it stands for, in their order, so the results are their bits.
+NATIVE = None
+
+
+def _native(name: str, elements: list, channels: list):
+    if NATIVE is None:
+        return None
+    return NATIVE(name, elements, channels)
+
+
+def _vector(array: np.ndarray) -> np.ndarray:
+    """A per-channel (1, C, 1, ...) array as (C,)."""
+    return array.reshape(array.shape[1])
+
+
 def _statistics_impl(x: np.ndarray) -> np.ndarray:
     axes, count, channels = _axes(x.ndim), _count(x.shape), x.shape[1]
     result = np.empty((2, channels), x.dtype)
     mean = np.true_divide(sum_array(x, axes, True), count)
-    centered = np.subtract(x, mean)
-    squares = np.multiply(centered, centered, out=centered)
+    native = _native("squares", [x], [_vector(mean)])
+    if native is not None:
+        (squares,) = native
+    else:
+        centered = np.subtract(x, mean)
+        squares = np.multiply(centered, centered, out=centered)
     np.true_divide(sum_array(squares, axes, True).reshape(channels), count, out=result[1])
     result[0] = mean.reshape(channels)
     return result
@@ -194,8 +216,20 @@ def _centered_and_scale_arrays(x: np.ndarray, statistics: np.ndarray, eps: float
     return centered, scale
 
 
+def _scale_array(x: np.ndarray, statistics: np.ndarray, eps: float) -> np.ndarray:
+    return np.true_divide(1, np.sqrt(np.add(_per_channel(statistics[1], x.ndim), eps)))
+
+
 def _normalized_impl(x: np.ndarray, statistics: np.ndarray, weight, bias,
                      eps: float) -> np.ndarray:
+    weighted, biased = _given(weight), bias.__class__ is not float or bias != 0.0
+    if NATIVE is not None:
+        name = "normalize" + "_weight" * weighted + "_bias" * biased
+        channels = [statistics[0], _vector(_scale_array(x, statistics, eps))]
+        channels += [weight] * weighted + [bias] * biased
+        native = _native(name, [x], channels)
+        if native is not None:
+            return native[0]
     result, scale = _centered_and_scale_arrays(x, statistics, eps)
     np.multiply(result, scale, out=result)
     if _given(weight):
@@ -207,10 +241,14 @@ def _normalized_impl(x: np.ndarray, statistics: np.ndarray, weight, bias,
 
 def _backward_impl(grad: np.ndarray, x: np.ndarray, statistics: np.ndarray, weight,
                    eps: float) -> np.ndarray:
+    axes, count = _axes(x.ndim), _count(x.shape)
+    if NATIVE is not None:
+        native = _native_backward(grad, x, statistics, weight, eps, axes, count)
+        if native is not None:
+            return native
     if _given(weight):
         grad = np.multiply(grad, _per_channel(weight, x.ndim))
     centered, scale = _centered_and_scale_arrays(x, statistics, eps)
-    axes, count = _axes(x.ndim), _count(x.shape)
     mean_grad = np.true_divide(sum_array(grad, axes, True), count)
     scratch = np.multiply(grad, centered)
     moment = np.true_divide(sum_array(scratch, axes, True), count)
@@ -218,6 +256,29 @@ def _backward_impl(grad: np.ndarray, x: np.ndarray, statistics: np.ndarray, weig
     np.multiply(result, scale, out=result)
     np.multiply(centered, scale * scale * scale * moment, out=centered)
     return np.subtract(result, centered, out=result)
+
+
+def _native_backward(grad: np.ndarray, x: np.ndarray, statistics: np.ndarray, weight,
+                     eps: float, axes: tuple, count: int):
+    """_backward_impl's result in two native passes (the same operations), or None."""
+    mean = statistics[0]
+    if _given(weight):
+        terms = _native("moment_terms_weight", [grad, x], [mean, weight])
+        if terms is None:
+            return None
+        grad, scratch = terms
+    else:
+        terms = _native("moment_terms", [grad, x], [mean])
+        if terms is None:
+            return None
+        (scratch,) = terms
+    scale = _scale_array(x, statistics, eps)
+    mean_grad = np.true_divide(sum_array(grad, axes, True), count)
+    moment = np.true_divide(sum_array(scratch, axes, True), count)
+    factor = scale * scale * scale * moment
+    result = _native("normalization_backward", [grad, x],
+                     [mean, _vector(mean_grad), _vector(scale), _vector(factor)])
+    return None if result is None else result[0]
 
 
 def _update_impl(x: np.ndarray, statistics: np.ndarray, running: np.ndarray, momentum,

@@ -27,17 +27,21 @@ import numpy as np
 
 from . import workers
 from .convolution_ir import (
+    TILES,
     TYPES,
     lanes,
     render_module,
 )
 
-# The most k's of a block: a block of a panel's source, packed, is 256 x 32 float32 (32 KiB),
-# held in L1 while every tile of rows reads it, as the gemm's (gemm_kernel.py).
+# The most k's of a block: each tile of rows sums a block of k's of a panel, then adds it into
+# the panel's stage.
 _BLOCK_DEPTH = 256
 # A lane of a weight tile's accumulators sums at most about this many products of a chunk in
 # float32 before they are added into float64 (positions / lanes, times images).
 _CHUNK_TERMS = 16384
+# The bytes of a chunk's rows that a weight tile reads, at most (about L1's size: 48 KiB here;
+# at 48 the 32->32 gradient on 16x16 images took chunks of 7, against 8 at 56, 5% faster).
+_WEIGHT_BYTES = 56 << 10
 _CALL = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
 _state: dict = {}
 
@@ -102,13 +106,27 @@ class _Spatial:
 class _Layout:
     """The source image laid out for the forward and weight products: each channel's padded
     image split into the stride phases some tap reads (a 1x1 convolution of stride 2 reads
-    one of four), phase (pd, ph, pw) holding padded[s * q + phase]."""
+    one of four), phase (pd, ph, pw) holding padded[s * q + phase].
+
+    Without a stride across them, rows share their padding columns: a row is max(lo, hi)
+    zeros, then the image's row, and the columns right of a row that a tap reads are the
+    next row's zeros (rows of 33 rather than 34 positions for a 32-wide image padded by 1 on
+    each side; the grid's positions past each output row are computed and dropped, so 3% of a
+    32x32 product's work, 6% of a 16x16 one's). `extra` is how much later than in the padded
+    image each row's data starts."""
 
     def __init__(self, space: _Spatial):
         self.used = tuple(sorted({k * d % s for k in range(kernel)}) for kernel, d, s in
                           zip(space.kernel, space.dilation, space.stride, strict=True))
         self.q = tuple(-(-(n + lo + hi) // s) for n, (lo, hi), s in
                        zip(space.sizes, space.padding, space.stride, strict=True))
+        self.extra = 0
+        lo_w, hi_w = space.padding[2]
+        # Shared only where an output row still fits in a row (padding beyond the kernel's
+        # reach widens the output past it).
+        if space.stride[2] == 1 and space.out[2] <= space.sizes[2] + max(lo_w, hi_w):
+            self.q = (*self.q[:2], space.sizes[2] + max(lo_w, hi_w))
+            self.extra = max(lo_w, hi_w) - lo_w
         self.plane = math.prod(self.q)
         self.channel = math.prod(len(used) for used in self.used) * self.plane
         records = []
@@ -127,7 +145,8 @@ class _Layout:
                         continue
                     count = last - first + 1
                     source = (a_d * height + a_h) * width + s_w * first + pw - lo_w
-                    records.append((dst, source, first, count, q_w - first - count, s_w))
+                    records.append((dst, source, first + self.extra, count,
+                                    q_w - first - self.extra - count, s_w))
         self.records = _blocks(records)
         # grid position of output (od, oh, ow): (od * q_h + oh) * q_w + ow
         out = space.out
@@ -139,7 +158,7 @@ class _Layout:
         for k, d, s, q, used in zip(tap, space.dilation, space.stride, self.q, self.used,
                                     strict=True):
             phase, shift = phase * len(used) + used.index(k * d % s), shift * q + k * d // s
-        return channel * self.channel + phase * self.plane + shift
+        return channel * self.channel + phase * self.plane + shift + self.extra
 
 
 def _blocks(rows: list) -> list:
@@ -230,8 +249,8 @@ class Geometry:
         return -(-grid // self.panel) * self.panel
 
     def _part_layout(self, source: int, packed: int, rows: int, jobs: list) -> tuple:
-        """(packed_at, stage_at, block_at) of a part's scratch for the products, each region
-        on a cache line; sets part_scratch."""
+        """(packed_at, stage_at) of a part's scratch for the products, each region on a cache
+        line; sets part_scratch."""
         line = 64 // self.dtype.itemsize
 
         def up(count: int) -> int:
@@ -239,10 +258,8 @@ class Geometry:
 
         packed_at = up(source)
         stage_at = up(packed_at + packed)
-        block_at = up(stage_at + rows * self.panel)
-        deepest = max((job[-1] for job in jobs), default=1)
-        self.part_scratch = up(block_at + deepest * self.panel)
-        return packed_at, stage_at, block_at
+        self.part_scratch = up(stage_at + rows * self.panel)
+        return packed_at, stage_at
 
     # ---- input gradient ----------------------------------------------------------------
 
@@ -263,8 +280,22 @@ class Geometry:
                 first, last = -((r - lo) // s), (lo + n - 1 - r) // s
                 phases.append((r, taps, first, max(0, last - first + 1), last))
             dims.append(phases)
+        # The gradient laid out with `q - lead` zeros before it: no phase's positions start
+        # before its `first`, so the `lead` columns before the least of them are never read
+        # (3x3, padding 1: rows of 10 for an 8x8 gradient, not 11).
+        lead = tuple(min(qi, min((phase[2] for phase in phases if phase[3]), default=0))
+                     for qi, phases in zip(q, dims, strict=True))
+        q = tuple(qi - li for qi, li in zip(q, lead, strict=True))
         extents = tuple(qi + max(o, max(phase[4] for phase in phases) + 1)
                         for qi, o, phases in zip(q, space.out, dims, strict=True))
+        # Without a stride across them, rows share their zero columns (as _Layout's): a tap
+        # right of a row reads the next row's leading zeros, where there are enough of them
+        # and a row of positions still fits.
+        if space.stride[2] == 1:
+            (_, _, _, count_w, last_w), = dims[2]
+            shared = q[2] + space.out[2]
+            if count_w and last_w + 1 <= shared and count_w <= shared:
+                extents = (*extents[:2], shared)
         r_d, r_h, r_w = extents
         channel = r_d * r_h * r_w
         records = []
@@ -360,7 +391,17 @@ class Geometry:
         grad_records = _blocks(grad_records)
         reach = (groups - 1) * per_group * layout.channel + max(o for o, in offsets) + grid
         image = max(channels * layout.channel, reach)
-        chunk = max(1, min(-(-batch // 4), _CHUNK_TERMS * lanes // grid))
+        # Chunks of images whose rows a weight tile reads stay in L1 from one tile to the
+        # next (with strides, the 16->32 weight gradient on 32x32 images took 650 us in
+        # chunks of 8 images, 470-490 in chunks of 4 or 5).
+        streamed = self._streamed_rows(offsets, grid) * grid * self.dtype.itemsize
+        chunk = max(1, min(-(-batch // 4), _CHUNK_TERMS * lanes // grid,
+                           int(_WEIGHT_BYTES // streamed)))
+        # Beyond 4 chunks, a multiple of 4, of equal images (the last may hold fewer), so
+        # that 2 or 4 cores take equal shares.
+        count = -(-batch // chunk)
+        if count > 4:
+            chunk = -(-batch // (-(-count // 4) * 4))
         self.chunks = -(-batch // chunk)
         self.table, (record_at, grad_at, offset_at) = _table(
             [channels, math.prod(space.sizes), layout.channel, len(layout.records), 0,
@@ -378,14 +419,36 @@ class Geometry:
         self.partial_size = out_channels * columns
         self.batch = batch
 
+    @staticmethod
+    def _streamed_rows(offsets: list, grid: int) -> float:
+        """The rows of grid positions of each image a weight tile reads, on average over the
+        tiles: the gradient's rows, and the union of its columns' source ranges (the taps
+        of one channel and stride phase read the same row a few positions apart; with
+        strides, each phase's taps read a plane of its own)."""
+        rows, columns = TILES[wide()]["weight_rows"][0], TILES[wide()]["weight_columns"]
+        spans = []
+        for start in range(0, len(offsets), columns):
+            covered, end = 0, None
+            for offset in sorted(offset for offset, in offsets[start:start + columns]):
+                if end is None or offset >= end:
+                    covered += grid
+                else:
+                    covered += offset + grid - end
+                end = offset + grid
+            spans.append(covered / grid)
+        return rows + sum(spans) / max(1, len(spans))
+
     # ---- running -------------------------------------------------------------------------
 
     @property
     def parts(self) -> int:
-        if self.kind == "weight":
-            return self.chunks
+        """The parts a call is cut into: one per core (workers.py: the count is fixed per
+        process, set_num_threads changes only how many threads take parts), at most one per
+        image (the products) or per chunk (the weight gradient, whose chunks do not depend
+        on it: a part sums its chunks in turn, each into its own partials)."""
         native = workers.shared()
-        return max(1, min(self.batch, native.parts if native is not None else 1))
+        cores = native.parts if native is not None else 1
+        return max(1, min(self.chunks if self.kind == "weight" else self.batch, cores))
 
     def scratch_elements(self) -> int:
         """The scratch the call needs, in elements of the dtype (partial sums included)."""
@@ -413,6 +476,7 @@ class Geometry:
         words = [address(first), self.source_image, address(second), self.grad_image, start,
                  self.part_scratch, self.table_address, self.batch, self.chunk, partials,
                  self.partial_size]
+        words += [self.chunks, self.parts]
         total = [partials, self.chunks, self.partial_size, self.partial_size, address(out)]
         return [(functions["weight"], words, (0, 2, 4, 6, 9), self.parts),
                 (functions["weight_sum"], total, (0, 4), 1)]

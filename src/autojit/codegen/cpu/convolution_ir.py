@@ -10,8 +10,9 @@ a job (workers.py):
   phase); then for each job (a group, or a group and stride phase of the input gradient),
   each panel of 2 vectors of output positions and each tile of rows, `tile{R}` sums
   `a[row, k] * source[offset_b(k) + position]` over the job's k's, k's offsets read from a
-  table of (a, b) pairs, into a staging block, which is copied to the output positions the
-  panel holds (positions past the end of an output row are computed and dropped).
+  table of (a, b) pairs, the source read where the image is laid out, into a staging block,
+  which is copied to the output positions the panel holds (positions past the end of an
+  output row are computed and dropped).
 - `weight`: a chunk of images' share of the weight gradient, `sum over positions of
   grad[o, position] * source[offset(k) + position]`, tiles of ro x rk dot products whose
   vector accumulators run over the chunk's images and positions, then summed across their
@@ -45,17 +46,17 @@ PRODUCTS_ARGUMENT = ("source", "source_image", "weight", "out", "out_image", "sc
                      "scratch_part", "table", "images", "parts")
 PRODUCTS_TABLE = ("channels", "source_channel", "scratch_channel", "records", "records_at",
                   "slack_start", "slack_end", "jobs", "jobs_at", "pairs_at", "packed_at",
-                  "stage_at", "block_at", "zero_output")
+                  "stage_at", "zero_output")
 # A part's scratch: the image laid out (slack_end elements); at packed_at the weight packed for
 # the tiles (each job's rows x depth at the job's packed_at); at stage_at a panel's sums for
-# all of a job's rows; at block_at a block of k's of the panel's source, packed. zero_output:
-# whether each output image is zeroed first (an input gradient with stride phases no tap
-# reaches, which have no job).
+# all of a job's rows. zero_output: whether each output image is zeroed first (an input
+# gradient with stride phases no tap reaches, which have no job). The tiles read the panel's
+# source where the image is laid out, through the pairs' b offsets (docs/notes/convolution.md).
 JOB = ("rows", "depth", "a_at", "a_row", "b_at", "pairs", "grid", "grid_plane", "grid_row",
        "valid_rows", "valid_columns", "out_at", "out_plane", "out_row", "out_step",
        "out_channel", "packed_at", "block")
 WEIGHT_ARGUMENT = ("source", "source_image", "grad", "grad_image", "scratch", "scratch_part",
-                   "table", "images", "chunk", "partials", "partials_part")
+                   "table", "images", "chunk", "partials", "partials_part", "chunks", "parts")
 WEIGHT_TABLE = ("channels", "source_channel", "scratch_channel", "records", "records_at",
                 "slack_start", "scratch_image", "grad_channels", "grad_channel", "grid",
                 "grad_records", "grad_records_at", "groups", "group_rows", "columns",
@@ -82,7 +83,7 @@ def render_module(dtype, wide: bool = True) -> tuple:
              "tile_rows": tiles["rows"], "weight_rows": tiles["weight_rows"],
              "weight_columns": tiles["weight_columns"]}
     parts = [_DECLARATIONS.format(**names), _prepare(names)]
-    parts += [_tile(rows, names) for rows in names["tile_rows"]] + [_pack_b(names)]
+    parts += [_tile(rows, names, vectors) for rows in names["tile_rows"] for vectors in (1, 2)]
     parts += [_weight_tile(rows, columns, names) for rows in names["weight_rows"]
               for columns in range(1, names["weight_columns"] + 1)]
     parts += [_products(names), _weight(names), _weight_sum(names)]
@@ -95,7 +96,20 @@ declare {vector} @llvm.fma.v{lanes}{short}({vector}, {vector}, {vector})
 declare {scalar} @llvm.vector.reduce.fadd.v{lanes}{short}({scalar}, {vector})
 declare {vector} @llvm.masked.load.v{lanes}{short}.p0(ptr, i32, <{lanes} x i1>, {vector})
 declare void @llvm.masked.store.v{lanes}{short}.p0({vector}, ptr, i32, <{lanes} x i1>)
+declare void @llvm.prefetch.p0(ptr, i32, i32, i32)
 """
+
+
+def _prefetch(f: Function, scalar: str, base: str, elements) -> None:
+    """Ask for the cache lines of base[0:elements] to be brought into L2: the next image's,
+    while this one is laid out and multiplied. With the operands out of the caches (as an
+    activation the forward pass made is when its weight gradient runs), a 16-channel 32x32
+    product took 230-340 us more than with them in L2; the prefetch takes back 20-90 us of it
+    (one thread; prefetching the output's lines for writing as well gained nothing)."""
+    step = 64 // (4 if scalar == "float" else 8)
+    with f.loop(0, elements, step, hint="pf") as index:
+        f.emit(f"call void @llvm.prefetch.p0(ptr {f.element(scalar, base, index)}, "
+               "i32 0, i32 2, i32 1)")
 
 
 def _lane_mask(f: Function, lanes: int, first: str, low: str, high: str) -> str:
@@ -227,28 +241,37 @@ def _zero(f: Function, scalar: str, base: str, start, stop) -> None:
         f.emit(f"store {scalar} 0.0, ptr {f.element(scalar, base, index)}")
 
 
-def _tile(rows: int, names: dict) -> str:
-    """`tile{rows}(a, b, depth, c, ldc, accumulate)`: c[row * ldc + p] (+)= the sum over k <
-    depth of a[k * rows + row] * b[k * 2 lanes + p], for p < 2 vectors: a holds the tile's
-    rows of the weight and b a block of the panel's source, both packed; c is added to where
-    `accumulate` is not 0 (a later block of k's)."""
-    scalar, vector, lanes, panel = names["scalar"], names["vector"], names["lanes"], \
-        names["panel"]
+def _tile(rows: int, names: dict, parts: int = 2) -> str:
+    """`tile{rows}(a, b, depth, c, ldc, accumulate, pairs)`: c[row * ldc + p] (+)= the sum over
+    k < depth of a[k * rows + row] * b[pairs[2k + 1] + p], for p < 2 vectors: a holds the
+    tile's rows of the weight, packed, and b is the panel's first position in the laid-out
+    image; c is added to where `accumulate` is not 0 (a later block of k's). With `parts` 1,
+    `tile{rows}_narrow`, for p < 1 vector: a job's last panel where it holds no more
+    positions (an 8x8 image padded to 10x10 is a grid of 78 positions: panels of 32, 32 and
+    14, 80 positions computed instead of 96)."""
+    scalar, vector, lanes = names["scalar"], names["vector"], names["lanes"]
     fma = f"@llvm.fma.v{lanes}{names['short']}"
-    slots = [(row, part) for row in range(rows) for part in range(2)]
-    lines = [f"define internal void @{names['prefix']}_tile{rows}(ptr noalias %a, "
-             "ptr noalias %b, i64 %depth, ptr noalias %c, i64 %ldc, i64 %accumulate) "
-             "noinline {", "entry:", "  %empty = icmp sle i64 %depth, 0",
+    slots = [(row, part) for row in range(rows) for part in range(parts)]
+    suffix = "" if parts == 2 else "_narrow"
+    lines = [f"define internal void @{names['prefix']}_tile{rows}{suffix}(ptr noalias %a, "
+             "ptr noalias %b, i64 %depth, ptr noalias %c, i64 %ldc, i64 %accumulate, "
+             "ptr noalias %pairs) noinline {", "entry:", "  %empty = icmp sle i64 %depth, 0",
              "  br i1 %empty, label %sums, label %loop", "loop:",
              "  %k = phi i64 [0, %entry], [%k_next, %loop]"]
     lines += [f"  %acc{row}_{part} = phi {vector} [zeroinitializer, %entry], "
               f"[%sum{row}_{part}, %loop]" for row, part in slots]
-    lines += [f"  %b_at = mul i64 %k, {panel}",
-              f"  %b_first = getelementptr {scalar}, ptr %b, i64 %b_at",
-              f"  %b0 = load {vector}, ptr %b_first, align 64",
-              f"  %b_second = getelementptr {scalar}, ptr %b_first, i64 {lanes}",
-              f"  %b1 = load {vector}, ptr %b_second, align 64",
-              f"  %a_row = mul i64 %k, {rows}"]
+    # b is the panel's first position in the laid-out image; k's source lies at the pair's b
+    # offset from it, read unaligned where it lies: packing a block of it for the tiles
+    # (aligned, contiguous) cost a quarter of a 16-row product's time.
+    lines += ["  %pair = shl i64 %k, 1", "  %pair_b = or i64 %pair, 1",
+              "  %pair_word = getelementptr i64, ptr %pairs, i64 %pair_b",
+              "  %b_at = load i64, ptr %pair_word"]
+    lines += [f"  %b_first = getelementptr {scalar}, ptr %b, i64 %b_at",
+              f"  %b0 = load {vector}, ptr %b_first, align 4"]
+    if parts == 2:
+        lines += [f"  %b_second = getelementptr {scalar}, ptr %b_first, i64 {lanes}",
+                  f"  %b1 = load {vector}, ptr %b_second, align 4"]
+    lines.append(f"  %a_row = mul i64 %k, {rows}")
     for row in range(rows):
         lines += [f"  %a_index{row} = add i64 %a_row, {row}",
                   f"  %a_address{row} = getelementptr {scalar}, ptr %a, i64 %a_index{row}",
@@ -257,7 +280,7 @@ def _tile(rows: int, names: dict) -> str:
                   f"  %a_all{row} = shufflevector {vector} %a_one{row}, {vector} poison, "
                   f"<{lanes} x i32> zeroinitializer"]
         lines += [f"  %sum{row}_{part} = call {vector} {fma}({vector} %a_all{row}, "
-                  f"{vector} %b{part}, {vector} %acc{row}_{part})" for part in range(2)]
+                  f"{vector} %b{part}, {vector} %acc{row}_{part})" for part in range(parts)]
     lines += ["  %k_next = add i64 %k, 1", "  %more = icmp slt i64 %k_next, %depth",
               "  br i1 %more, label %loop, label %sums", "sums:"]
     lines += [f"  %result{row}_{part} = phi {vector} [zeroinitializer, %entry], "
@@ -278,27 +301,6 @@ def _tile(rows: int, names: dict) -> str:
               for row, part in slots]
     lines += ["  ret void", "}"]
     return "\n".join(lines)
-
-
-def _pack_b(names: dict) -> str:
-    """`pack_b(block, source, pairs, count)`: block[k] = the 2 vectors at source +
-    pairs[k].b, for k < count: a block of k's of a panel's source, aligned and contiguous
-    for the tiles."""
-    scalar, vector, lanes, panel = names["scalar"], names["vector"], names["lanes"], \
-        names["panel"]
-    f = Function(f"define internal void @{names['prefix']}_pack_b(ptr noalias %block, "
-                 "ptr noalias %source, ptr noalias %pairs, i64 %count) noinline {")
-    with f.loop(0, "%count", hint="k") as k:
-        at = f.word("%pairs", f.binary("or", f.binary("shl", k, 1), 1), "b_at")
-        first = f.element(scalar, "%source", at)
-        target = f.element(scalar, "%block", f.binary("mul", k, panel))
-        for part in range(2):
-            read = f.op(f"getelementptr {scalar}, ptr {first}, i64 {part * lanes}")
-            value = f.op(f"load {vector}, ptr {read}, align 4")
-            written = f.op(f"getelementptr {scalar}, ptr {target}, i64 {part * lanes}")
-            f.emit(f"store {vector} {value}, ptr {written}, align 64")
-    f.emit("ret void")
-    return f.text()
 
 
 def _tile_rows(f: Function, left: str, heights: tuple) -> str:
@@ -334,7 +336,6 @@ def _products(names: dict) -> str:
     pairs_base = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['pairs_at']}")
     packed = f.element(scalar, scratch, table["packed_at"])
     stage = f.element(scalar, scratch, table["stage_at"])
-    block = f.element(scalar, scratch, table["block_at"])
     with f.loop(0, table["jobs"], hint="pack") as job:
         at = f.binary("add", table["jobs_at"], f.binary("mul", job, JOB_WORDS))
         words = _words(f, f.op(f"getelementptr i64, ptr {arg['table']}, i64 {at}"), JOB)
@@ -342,6 +343,10 @@ def _products(names: dict) -> str:
     with f.loop(first, last, hint="n") as image:
         source = f.element(scalar, arg["source"], f.binary("mul", image, arg["source_image"]))
         out = f.element(scalar, arg["out"], f.binary("mul", image, arg["out_image"]))
+        following = f.binary("add", image, 1)
+        with f.when(f.less(following, last)):
+            _prefetch(f, scalar, f.element(scalar, source, arg["source_image"]),
+                      arg["source_image"])
         f.emit(f"call void @{prefix}_prepare(ptr {scratch}, ptr {source}, ptr {records}, "
                f"i64 {table['records']}, i64 {table['channels']}, "
                f"i64 {table['scratch_channel']}, i64 {table['source_channel']})")
@@ -351,7 +356,7 @@ def _products(names: dict) -> str:
         with f.loop(0, table["jobs"], hint="job") as job:
             at = f.binary("add", table["jobs_at"], f.binary("mul", job, JOB_WORDS))
             words = _words(f, f.op(f"getelementptr i64, ptr {arg['table']}, i64 {at}"), JOB)
-            _job(f, names, words, packed, scratch, out, pairs_base, stage, block)
+            _job(f, names, words, packed, scratch, out, pairs_base, stage)
     f.emit("ret i32 0")
     return f.text()
 
@@ -394,10 +399,10 @@ def _pack(f: Function, scalar: str, job: dict, weight: str, packed: str,
 
 
 def _job(f: Function, names: dict, job: dict, packed: str, scratch: str, out: str,
-         pairs_base: str, stage: str, block: str) -> None:
-    """One job's panels: for each block of k's, the panel's source packed, then every tile
-    of rows adds its sums into the stage; then the stage is copied to the positions."""
-    scalar, panel, prefix = names["scalar"], names["panel"], names["prefix"]
+         pairs_base: str, stage: str) -> None:
+    """One job's panels: for each block of k's, every tile of rows adds its sums into the
+    stage; then the stage is copied to the positions."""
+    scalar, panel = names["scalar"], names["panel"]
     a = f.element(scalar, packed, job["packed_at"])
     b = f.element(scalar, scratch, job["b_at"])
     pairs = f.op(f"getelementptr i64, ptr {pairs_base}, i64 {f.binary('shl', job['pairs'], 1)}")
@@ -406,34 +411,37 @@ def _job(f: Function, names: dict, job: dict, packed: str, scratch: str, out: st
     blocks = f.op(f"select i1 {f.less(job['depth'], 1)}, i64 1, i64 {job['depth']}")
     with f.loop(0, job["grid"], panel, hint="j") as start:
         end = f.minimum(f.binary("add", start, panel), job["grid"])
+        narrow = f.op(f"icmp sle i64 {f.binary('sub', end, start)}, {names['lanes']}")
         b_panel = f.element(scalar, b, start)
         with f.loop(0, blocks, job["block"], hint="kb") as first:
             depth = f.minimum(job["block"], f.binary("sub", job["depth"], first))
             block_pairs = f.op(f"getelementptr i64, ptr {pairs}, "
                                f"i64 {f.binary('shl', first, 1)}")
-            f.emit(f"call void @{prefix}_pack_b(ptr {block}, ptr {b_panel}, "
-                   f"ptr {block_pairs}, i64 {depth})")
             for row, height in _rows(f, job["rows"], names["tile_rows"]):
                 a_rows = f.element(scalar, a, f.binary("add", f.binary("mul", row, job["depth"]),
                                                        f.binary("mul", first, height)))
                 c = f.element(scalar, stage, f.binary("mul", row, panel))
-                _call_tile(f, names, height, f"(ptr {a_rows}, ptr {block}, i64 {depth}, "
-                                             f"ptr {c}, i64 {panel}, i64 {first})")
+                _call_tile(f, names, height, f"(ptr {a_rows}, ptr {b_panel}, i64 {depth}, "
+                                             f"ptr {c}, i64 {panel}, i64 {first}, "
+                                             f"ptr {block_pairs})", narrow)
         _copy_out(f, names, job, stage, target, start, end)
 
 
-def _call_tile(f: Function, names: dict, height: str, arguments: str) -> None:
-    """A call of the tile function of this height."""
+def _call_tile(f: Function, names: dict, height: str, arguments: str, narrow: str) -> None:
+    """A call of the tile function of this height, of one vector where `narrow` holds."""
     prefix = names["prefix"]
     number = f.label("tiles")[1:]
     called = f"%tiles_done_{number}"
     heights = names["tile_rows"]
-    cases = " ".join(f"i64 {rows}, label %tile{rows}_{number}" for rows in heights[1:])
-    f.emit(f"switch i64 {height}, label %tile{heights[0]}_{number} [{cases}]")
-    for rows in heights:
-        f.block(f"%tile{rows}_{number}")
-        f.emit(f"call void @{prefix}_tile{rows}{arguments}")
-        f.branch(called)
+    f.emit(f"br i1 {narrow}, label %narrow_{number}, label %wide_{number}")
+    for kind, suffix in (("wide", ""), ("narrow", "_narrow")):
+        f.block(f"%{kind}_{number}")
+        cases = " ".join(f"i64 {rows}, label %{kind}{rows}_{number}" for rows in heights[1:])
+        f.emit(f"switch i64 {height}, label %{kind}{heights[0]}_{number} [{cases}]")
+        for rows in heights:
+            f.block(f"%{kind}{rows}_{number}")
+            f.emit(f"call void @{prefix}_tile{rows}{suffix}{arguments}")
+            f.branch(called)
     f.block(called)
 
 
@@ -567,16 +575,29 @@ def _weight_tile(rows: int, columns: int, names: dict) -> str:
 
 
 def _weight(names: dict) -> str:
+    """`weight(argument, part)`: the chunks part, part + parts, ... of the images, each laid
+    out in the part's scratch (so that a core reuses its scratch, warm in its cache, chunk
+    after chunk) and summed into the chunk's own float64 partials."""
     scalar, prefix = names["scalar"], names["prefix"]
-    weight_rows, weight_columns = names["weight_rows"], names["weight_columns"]
     f = Function(f"define i32 @{prefix}_weight(ptr %argument, i64 %part) {{")
     arg = _words(f, "%argument", WEIGHT_ARGUMENT,
                  ("source", "grad", "scratch", "table", "partials"))
     table = _words(f, arg["table"], WEIGHT_TABLE)
-    first = f.binary("mul", "%part", arg["chunk"])
+    scratch = f.element(scalar, arg["scratch"], f.binary("mul", "%part", arg["scratch_part"]))
+    with f.loop("%part", arg["chunks"], arg["parts"], hint="chunk") as chunk:
+        _weight_chunk(f, names, arg, table, chunk, scratch)
+    f.emit("ret i32 0")
+    return f.text()
+
+
+def _weight_chunk(f: Function, names: dict, arg: dict, table: dict, chunk: str,
+                  scratch: str) -> None:
+    """One chunk of images: laid out, then its tiles summed into its partials."""
+    scalar, prefix = names["scalar"], names["prefix"]
+    weight_rows, weight_columns = names["weight_rows"], names["weight_columns"]
+    first = f.binary("mul", chunk, arg["chunk"])
     last = f.minimum(f.binary("add", first, arg["chunk"]), arg["images"])
     count = f.binary("sub", last, first)
-    scratch = f.element(scalar, arg["scratch"], f.binary("mul", "%part", arg["scratch_part"]))
     grads = f.element(scalar, scratch, f.binary("mul", arg["chunk"], table["scratch_image"]))
     grad_image = f.binary("mul", table["grad_channels"], table["grid"])
     records = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['records_at']}")
@@ -592,11 +613,15 @@ def _weight(names: dict) -> str:
         _zero(f, scalar, laid, table["slack_start"], table["scratch_image"])
         grad = f.element(scalar, arg["grad"], f.binary("mul", image, arg["grad_image"]))
         grad_laid = f.element(scalar, grads, f.binary("mul", index, grad_image))
+        with f.when(f.less(f.binary("add", index, 1), count)):
+            _prefetch(f, scalar, f.element(scalar, source, arg["source_image"]),
+                      arg["source_image"])
+            _prefetch(f, scalar, f.element(scalar, grad, arg["grad_image"]), arg["grad_image"])
         f.emit(f"call void @{prefix}_prepare(ptr {grad_laid}, ptr {grad}, ptr {grad_records}, "
                f"i64 {table['grad_records']}, i64 {table['grad_channels']}, "
                f"i64 {table['grid']}, i64 {table['grad_channel']})")
     partials = f.op(f"getelementptr double, ptr {arg['partials']}, "
-                    f"i64 {f.binary('mul', '%part', arg['partials_part'])}")
+                    f"i64 {f.binary('mul', chunk, arg['partials_part'])}")
     total = f.binary("mul", table["grad_channels"], table["columns"])
     with f.loop(0, total, hint="z") as index:
         f.emit(f"store double 0.0, ptr {f.element('double', partials, index)}")
@@ -641,8 +666,6 @@ def _weight(names: dict) -> str:
         f.emit(f"store i64 {f.binary('add', row, height)}, ptr {row_slot}")
         f.branch(head)
         f.block(done)
-    f.emit("ret i32 0")
-    return f.text()
 
 
 def _weight_sum(names: dict) -> str:

@@ -79,7 +79,12 @@ class ConvStep(NodeStep):
             return
         geometry = self.geometry
         out = self._buffer(0, tuple(node.output.shape), environment)
-        scratch = self._buffer(1, self.scratch.shape, environment)
+        # The scratch holds a part's room per core (convolution.Geometry.parts), counted when
+        # the plan was made: a process whose workers have more parts (a child forked with
+        # other cores) gets scratch of its own.
+        size = geometry.scratch_elements()
+        scratch = self._buffer(1, self.scratch.shape, environment) \
+            if size <= self.scratch.shape[0] else np.empty(size, self._dtype)
         calls = geometry.calls(first, second, out, scratch)
         geometry.run_calls(calls)
         environment[id(node.output)] = out

@@ -235,9 +235,13 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
             steps.append(group)
             steps.extend(NodeStep(view) for view in group.views)
 
-    def close_groups_read_by(values: list, keep: _Group | None = None) -> None:
+    def close_groups_read_by(values: list, keep: _Group | None = None,
+                             reader=None) -> None:
         for group in list(open_groups):
             if group is not keep and group.makes(values):
+                if reader is not None and host:
+                    _add_sibling_reductions(group, reader, open_groups, consumers, positions,
+                                            scheduled, products)
                 close(group)
 
     # Nodes run early, in a companion's kernel (_add_companions), and where each node is.
@@ -255,7 +259,7 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
         operands = value_operands(node)
         target = next((group for group in reversed(open_groups) if _joins(node, group)), None)
         if target is not None:
-            close_groups_read_by(operands, keep=target)
+            close_groups_read_by(operands, keep=target, reader=node)
             _add(target, node)
             if host:
                 _add_companions(target, node, consumers, positions, scheduled, products)
@@ -268,6 +272,9 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
             reading[0].view_ids.add(id(node.output))
             continue
         for group in reading:  # what the node reads runs before it
+            if host:
+                _add_sibling_reductions(group, node, open_groups, consumers, positions,
+                                        scheduled, products)
             close(group)
         if _is_elementwise(node) or (_reduction_axes(node) and node.inputs[0].shape):
             group = _Group(node.output.shape if _is_elementwise(node) else node.inputs[0].shape)
@@ -366,6 +373,98 @@ def _add_companions(group: _Group, node, consumers: dict, positions: dict, sched
                 id(other) not in products.epilogues and _joins(other, group):
             _add(group, other)
             scheduled.add(id(other))
+
+
+# How far past a group's values _add_sibling_reductions looks for reductions: elementwise
+# nodes between a value and the reduction that reads it.
+SIBLING_DEPTH = 3
+
+
+def _add_sibling_reductions(group: _Group, reader, open_groups: list, consumers: dict,
+                            positions: dict, scheduled: set, products) -> None:
+    """Before `group` closes for `reader` (a later node that reads one of its values), add to
+    it the later reductions over its axes that read its values, with the elementwise nodes
+    that feed only them. A batch norm's backward sums the gradient and then, in the graph's
+    order, divides that sum (which closes the kernel) before the gradient's product with the
+    centered input is summed: the second sum then ran as a kernel of its own, reading the
+    gradient and the centered input again from memory (and the weight's and bias's gradient
+    sums a third one). Taken here, they are summed in the same pass.
+
+    A node moves only where everything it reads is known when the group runs: made by the
+    group, by a node before `reader` in the graph that no other open group computes, or a
+    graph input; and an elementwise node only where every reader of its value moves with it,
+    so that nothing but the reductions' results leaves the kernel. Moving pure nodes earlier
+    keeps every value before its readers."""
+    if group.reduce_axes is None or group.full():
+        return
+    limit = positions[id(reader)]
+    others = set(group.view_ids)  # views run after their group's kernel
+    for other in open_groups:
+        if other is not group:
+            others |= other.values | other.view_ids
+
+    def available(value) -> bool:
+        if not isinstance(value, Value):
+            return True
+        if id(value) in others:
+            return False
+        if id(value) in group.values:
+            return id(value) not in group.reduced and value.shape == group.shape
+        producer = value.producer
+        return producer is None or (positions[id(producer)] < limit and
+                                    id(producer) not in products.absorbed)
+
+    def movable(node) -> bool:
+        return positions[id(node)] > limit and id(node) not in scheduled and \
+            id(node) not in products.absorbed and id(node) not in products.epilogues
+
+    def chain_of(reduction) -> list | None:
+        """The nodes to move for `reduction`, in graph order, or None."""
+        chain: dict = {}
+        pending = [reduction.inputs[0]]
+        while pending:
+            value = pending.pop()
+            if available(value) or id(value.producer) in chain:
+                continue
+            producer = value.producer
+            if producer is None or not movable(producer) or not _is_elementwise(producer) or \
+                    producer.output.shape != group.shape or \
+                    producer.output.dtype.category != dtypes.FLOATING or \
+                    len(chain) >= SIBLING_DEPTH:
+                return None
+            chain[id(producer)] = producer
+            pending.extend(value_operands(producer))
+        inside = set(chain) | {id(reduction)}
+        for node in chain.values():
+            if any(id(consumer) not in inside for consumer in consumers.get(id(node.output), ())):
+                return None
+        return sorted(chain.values(), key=lambda node: positions[id(node)]) + [reduction]
+
+    # The reductions reading the group's values, directly or through a few elementwise nodes.
+    found, frontier, seen = [], [node.output for node in group.nodes
+                                 if id(node.output) not in group.reduced], set()
+    for _ in range(SIBLING_DEPTH + 1):
+        following = []
+        for value in frontier:
+            for consumer in consumers.get(id(value), ()):
+                if id(consumer) in seen or not movable(consumer):
+                    continue
+                seen.add(id(consumer))
+                if _reduction_axes(consumer) == group.reduce_axes and \
+                        consumer.inputs[0].shape == group.shape:
+                    found.append(consumer)
+                elif _is_elementwise(consumer) and consumer.output.shape == group.shape:
+                    following.append(consumer.output)
+        frontier = following
+    for reduction in sorted(found, key=lambda node: positions[id(node)]):
+        if id(reduction) in scheduled:
+            continue
+        chain = chain_of(reduction)
+        if chain is None or len(group.nodes) + len(chain) > MAX_KERNEL_NODES:
+            continue
+        for node in chain:
+            _add(group, node)
+            scheduled.add(id(node))
 
 
 def _add(group: _Group, node) -> None:

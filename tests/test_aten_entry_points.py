@@ -262,3 +262,19 @@ def test_chunk_cat_and_softmax_backward_errors_as_torch():
     y_mine, y_theirs = _pair(np.full((2, 3), 1 / 3))
     _close(autojit._log_softmax_backward_data(a, y_mine, 1, autojit.float64),
            torch._log_softmax_backward_data(b, y_theirs, 1, torch.float64))
+
+
+def test_native_batch_norm_writes_its_three_results_into_out():
+    data = np.random.default_rng(3).standard_normal((4, 3)).astype(np.float32)
+    results = []
+    for library in (autojit, torch):
+        out = tuple(library.empty(0) for _ in range(3))
+        got = library.native_batch_norm(library.tensor(data), None, None, None, None, True, 0.1,
+                                        1e-5, out=out)
+        assert all(a is b for a, b in zip(got, out, strict=True))
+        results.append([t.numpy() for t in got])
+        with pytest.raises(TypeError, match="expected tuple of 3 elements but got 1"):
+            library.native_batch_norm(library.tensor(data), None, None, None, None, True, 0.1,
+                                      1e-5, out=(library.empty(0),))
+    for mine, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)

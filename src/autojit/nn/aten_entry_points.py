@@ -22,6 +22,7 @@ import math
 from ..ops.aten_namespace import register
 from ..ops.batch_norm import batch_statistics
 from ..ops.composite import rsqrt
+from ..ops.out_argument import write_results
 from ..tensor import dtypes
 from ..tensor.creation import empty
 from ..tensor.tensor import Tensor
@@ -78,10 +79,15 @@ def native_group_norm(input: Tensor, weight, bias, N: int, C: int, HxW: int,  # 
 # ---- batch norm ---------------------------------------------------------------------------------
 
 def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var,  # noqa: A002
-                      training: bool, momentum: float, eps: float):
+                      training: bool, momentum: float, eps: float, *, out=None):
     """(batch_norm's result, save_mean, save_invstd): in training, the batch mean and
     1 / sqrt(biased variance + eps) of each channel (the running statistics, when given, are
-    updated in place); in evaluation, two empty tensors (torch's CPU kernel's)."""
+    updated in place); in evaluation, two empty tensors (torch's CPU kernel's). `out`: a tuple
+    of three tensors the results are written into, as torch's."""
+    if out is not None:
+        results = native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                    momentum, eps)
+        return write_results("native_batch_norm", out, results, (None, None, None))
     output = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
                           eps)
     if not training:

@@ -119,13 +119,14 @@ def check_out_type(name: str, out) -> None:
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
 
 
-def check_out_pair(name: str, out) -> tuple:
-    """The (values, indices) pair of an op returning both, as a tuple of two Tensors."""
+def check_out_pair(name: str, out, count: int = 2) -> tuple:
+    """The (values, indices) pair of an op returning both (or the `count` results of one
+    returning more), as a tuple of Tensors."""
     if not isinstance(out, (tuple, list)) or not all(isinstance(item, Tensor) for item in out):
         raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
                         f"{type(out).__name__}")
-    if len(out) != 2:
-        raise TypeError(f"expected tuple of 2 elements but got {len(out)}")
+    if len(out) != count:
+        raise TypeError(f"expected tuple of {count} elements but got {len(out)}")
     return tuple(out)
 
 
@@ -213,7 +214,7 @@ def write_result(name: str, out, result: Tensor, check: str | None = None,
 def write_results(name: str, out, results: tuple, checks: tuple, inputs: tuple = ()) -> tuple:
     """The results of an op returning several tensors (values and indices, min and max)
     written into the tuple `out`, each after its check; returns the written tensors."""
-    outs = check_out_pair(name, out)
+    outs = check_out_pair(name, out, len(results))
     check_no_grad(name, (*results, *outs, *inputs))
     for target, result, check in zip(outs, results, checks):
         check_out_dtype(name, result.dtype, target, check)

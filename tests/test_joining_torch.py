@@ -265,3 +265,14 @@ def test_cat_skips_1d_empty_tensors_but_promotes_over_their_dtypes():
                   library.cat([library.tensor([True]), library.zeros(0, dtype=library.uint8)])]
         results.append([(str(t.dtype).split(".")[-1], t.tolist()) for t in joined])
     assert results[0] == results[1]
+
+
+def test_the_tile_method_takes_counts_as_separate_ints_and_the_function_does_not():
+    for counts in ((2,), (2, 3), ((2, 3),), ([2],)):
+        mine = autojit.arange(6.0).reshape(2, 3).tile(*counts)
+        theirs = torch.arange(6.0).reshape(2, 3).tile(*counts)
+        assert mine.tolist() == theirs.tolist(), counts
+    for library in (autojit, torch):
+        with pytest.raises(TypeError, match=r"tile\(\): argument 'dims' \(position 2\) must be "
+                                            r"tuple of ints, not int"):
+            library.tile(library.ones(3), 2)

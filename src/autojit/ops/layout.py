@@ -688,5 +688,17 @@ def repeat(x: Tensor, *sizes) -> Tensor:
 def tile(x: Tensor, dims) -> Tensor:
     """x tiled `dims[i]` times along each dim, like `repeat`, with missing leading counts
     taken as 1."""
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"tile(): argument 'dims' (position 2) must be tuple of ints, not "
+                        f"{type(dims).__name__}")
     dims = tuple(int(d) for d in dims)
     return repeat(x, (1,) * (x.ndim - len(dims)) + dims)
+
+
+def tile_method(x: Tensor, *counts, dims=None) -> Tensor:
+    """Tensor.tile: the counts as separate ints (`x.tile(2, 3)`), one sequence, or `dims=`,
+    as torch's method takes them (the function takes a sequence only)."""
+    if dims is not None or not counts:
+        return tile(x, dims)
+    return tile(x, counts[0] if len(counts) == 1 and isinstance(counts[0], (tuple, list))
+                else counts)

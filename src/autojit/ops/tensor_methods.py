@@ -98,7 +98,8 @@ METHODS = {
     "unsqueeze": layout.unsqueeze, "transpose": layout.transpose, "swapaxes": layout.swapaxes,
     "swapdims": layout.swapdims, "t": layout.t, "movedim": layout.movedim,
     "moveaxis": layout.moveaxis, "select": layout.select, "unbind": layout.unbind,
-    "split": layout.split, "chunk": layout.chunk, "repeat": layout.repeat, "tile": layout.tile,
+    "split": layout.split, "chunk": layout.chunk, "repeat": layout.repeat,
+    "tile": layout.tile_method,
     "tensor_split": splitting.tensor_split, "hsplit": splitting.hsplit,
     "vsplit": splitting.vsplit, "dsplit": splitting.dsplit,
     # indexing

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 from complex32_cases import CASES, RANDOM
-from torch_compare import torch
+from torch_compare import dtype_name, leaves, outcome, torch
 
 import autojit
 from autojit.ops import REGISTRY
@@ -25,37 +25,17 @@ ALL = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16"
        "float64", "complex32", "complex64", "complex128", "uint16", "uint32", "uint64")
 
 
-def _name(dtype) -> str:
-    return str(dtype).split(".")[-1]
-
-
-def _set(x, key, value):
-    x[key] = value
-    return x
-
-
 def _outcome(library, expression: str):
-    names = {"t": library, "np": np, "_set": _set, "D": library.chalf,
+    names = {"t": library, "np": np, "D": library.chalf,
              "a": library.tensor([1 + 2j, 3 - 1j, 0.1 + 0.2j], dtype=library.chalf),
              "b": library.tensor([2 + 0j, 1 + 1j, -1j], dtype=library.chalf),
              "h": library.tensor([1.0, 2.0, 3.0], dtype=library.half)}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ("returns", eval(expression, names))  # noqa: S307 - the test's own cases
-    except Exception as error:  # noqa: BLE001 - the outcome compared
-        return ("raises", type(error).__name__, str(error).split("\n")[0])
-
-
-def _leaves(value) -> list:
-    if isinstance(value, (list, tuple)) and not isinstance(value, (torch.Size, autojit.Size)):
-        return [leaf for item in value for leaf in _leaves(item)]
-    return [value]
+    return outcome(expression, names)
 
 
 def _as_list(tensor):
     """A tensor's values as nested Python numbers (complex32 through complex64, exactly)."""
-    if _name(tensor.dtype) == "bfloat16":
+    if dtype_name(tensor.dtype) == "bfloat16":
         tensor = tensor.float()
     return tensor.detach().tolist()
 
@@ -63,14 +43,14 @@ def _as_list(tensor):
 def _same(mine, theirs, where: str, values: bool) -> None:
     if isinstance(theirs, torch.Tensor):
         assert isinstance(mine, autojit.Tensor), f"{where}: {type(mine).__name__}"
-        assert (_name(mine.dtype), tuple(mine.shape)) == (_name(theirs.dtype),
+        assert (dtype_name(mine.dtype), tuple(mine.shape)) == (dtype_name(theirs.dtype),
                                                            tuple(theirs.shape)), where
         if values:  # exactly: NaNs compared by their places
             ours = np.asarray(_as_list(mine), dtype=complex)
             torchs = np.asarray(_as_list(theirs), dtype=complex)
             np.testing.assert_array_equal(ours, torchs, err_msg=where)
     elif isinstance(theirs, torch.dtype):
-        assert _name(mine) == _name(theirs), where
+        assert dtype_name(mine) == dtype_name(theirs), where
     elif isinstance(theirs, str):
         assert mine.replace("autojit", "torch") == theirs, where
     else:
@@ -84,7 +64,7 @@ def check_case(expression: str, values: bool = True) -> None:
         assert mine[1:] == theirs[1:], (mine[1:], theirs[1:])
         return
     assert mine[0] == "returns", f"autojit raised {mine[1:]}, torch returned"
-    ours, torchs = _leaves(mine[1]), _leaves(theirs[1])
+    ours, torchs = leaves(mine[1]), leaves(theirs[1])
     assert len(ours) == len(torchs)
     for index, (a, b) in enumerate(zip(ours, torchs, strict=True)):
         _same(a, b, f"{expression} result {index}", values)
@@ -144,7 +124,7 @@ def test_results_round_as_torchs(operation):
     mine = operation(autojit.tensor(a).to(autojit.chalf), autojit.tensor(b).to(autojit.chalf))
     theirs = operation(torch.from_numpy(a).to(torch.chalf),
                        torch.from_numpy(b.copy()).to(torch.chalf))
-    assert _name(mine.dtype) == _name(theirs.dtype)
+    assert dtype_name(mine.dtype) == dtype_name(theirs.dtype)
     np.testing.assert_array_equal(np.asarray(mine.tolist(), dtype=complex),
                                   np.asarray(theirs.tolist(), dtype=complex))
 
@@ -152,7 +132,7 @@ def test_results_round_as_torchs(operation):
 def test_promotion_of_every_pair_is_torchs():
     def promoted(library, first, second):
         try:
-            return _name(library.promote_types(getattr(library, first),
+            return dtype_name(library.promote_types(getattr(library, first),
                                                getattr(library, second)))
         except RuntimeError as error:
             return str(error)
@@ -161,7 +141,7 @@ def test_promotion_of_every_pair_is_torchs():
         assert promoted(autojit, first, second) == promoted(torch, first, second), (first,
                                                                                     second)
     for library in (autojit, torch):  # float16 meeting a complex number computes in it
-        assert _name((library.ones(2, dtype=library.half) * 1j).dtype) == "complex32"
+        assert dtype_name((library.ones(2, dtype=library.half) * 1j).dtype) == "complex32"
 
 
 # ---- attributes, printing, files --------------------------------------------------------------
@@ -252,7 +232,7 @@ def test_gradients_are_torchs():
         first = x.grad.clone()
         y = x * 3
         y.backward(library.tensor([0.1, 0.2], dtype=library.chalf))  # accumulated, rounded
-        assert _name(x.grad.dtype) == "complex32"
+        assert dtype_name(x.grad.dtype) == "complex32"
         if library is autojit:
             mine = (first.tolist(), x.grad.tolist())
         else:
@@ -287,7 +267,7 @@ def test_compiled_functions_equal_eager_and_torch():
         eager = _program(autojit, *inputs(autojit))
         theirs = _program(torch, *inputs(torch))
     for index, (x, y, z, w) in enumerate(zip(first, again, eager, theirs, strict=True)):
-        assert x.dtype is y.dtype is z.dtype and _name(x.dtype) == _name(w.dtype), index
+        assert x.dtype is y.dtype is z.dtype and dtype_name(x.dtype) == dtype_name(w.dtype), index
         assert x.tolist() == y.tolist() == z.tolist(), index
         np.testing.assert_array_equal(np.asarray(x.tolist(), dtype=complex),
                                       np.asarray(w.tolist(), dtype=complex), err_msg=str(index))

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from torch_compare import torch
+from torch_compare import dtype_name, leaves, outcome, torch
 from unsigned_cases import CREATION, OPS, RANDOM
 
 import autojit
@@ -27,40 +27,20 @@ ALL = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16"
 LARGEST = {"uint16": 2 ** 16 - 1, "uint32": 2 ** 32 - 1, "uint64": 2 ** 64 - 1}
 
 
-def _name(dtype) -> str:
-    return str(dtype).split(".")[-1]
-
-
-def _set(x, key, value):
-    x[key] = value
-    return x
-
-
 def _outcome(library, expression: str, dtype: str):
     """("returns", result) or ("raises", type name, first line of the message)."""
     largest = LARGEST[dtype]
     a = library.from_numpy(np.array([[1, 2, 3], [largest, 0, 5]], dtype=dtype))
     b = library.from_numpy(np.array([[3, 2, 1], [1, 0, 5]], dtype=dtype))
     names = {"t": library, "a": a, "b": b, "D": getattr(library, dtype), "dt": dtype,
-             "big": largest, "np": np, "_set": _set}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ("returns", eval(expression, names))  # noqa: S307 - the test's own cases
-    except Exception as error:  # noqa: BLE001 - the outcome compared
-        return ("raises", type(error).__name__, str(error).split("\n")[0])
-
-
-def _leaves(value) -> list:
-    if isinstance(value, (list, tuple)) and not isinstance(value, (torch.Size, autojit.Size)):
-        return [leaf for item in value for leaf in _leaves(item)]
-    return [value]
+             "big": largest, "np": np}
+    return outcome(expression, names)
 
 
 def _same_value(mine, theirs, where: str, values: bool) -> None:
     if isinstance(theirs, torch.Tensor):
         assert isinstance(mine, autojit.Tensor), f"{where}: {type(mine).__name__}, not Tensor"
-        assert (_name(mine.dtype), tuple(mine.shape)) == (_name(theirs.dtype),
+        assert (dtype_name(mine.dtype), tuple(mine.shape)) == (dtype_name(theirs.dtype),
                                                            tuple(theirs.shape)), where
         if not values:
             return
@@ -73,7 +53,7 @@ def _same_value(mine, theirs, where: str, values: bool) -> None:
         else:  # integers and bools exactly, 2**64 - 1 included
             assert ours.tolist() == torchs.tolist(), where
     elif isinstance(theirs, (torch.dtype, torch.Size)):
-        assert _name(mine) == _name(theirs) if isinstance(theirs, torch.dtype) else \
+        assert dtype_name(mine) == dtype_name(theirs) if isinstance(theirs, torch.dtype) else \
             tuple(mine) == tuple(theirs), where
     elif isinstance(theirs, str):
         assert mine.replace("autojit", "torch") == theirs, where
@@ -88,7 +68,7 @@ def check_case(expression: str, dtype: str, values: bool = True) -> None:
         assert mine[1:] == theirs[1:], (mine[1:], theirs[1:])
         return
     assert mine[0] == "returns", f"autojit raised {mine[1:]}, torch returned"
-    ours, torchs = _leaves(mine[1]), _leaves(theirs[1])
+    ours, torchs = leaves(mine[1]), leaves(theirs[1])
     assert len(ours) == len(torchs), (len(ours), len(torchs))
     for index, (a, b) in enumerate(zip(ours, torchs, strict=True)):
         _same_value(a, b, f"{expression} [{dtype}] result {index}", values)
@@ -108,7 +88,7 @@ def test_factory_and_conversion_are_torchs(name, dtype):
 
 def _promotion(library, first: str, second: str):
     try:
-        return _name(library.promote_types(getattr(library, first), getattr(library, second)))
+        return dtype_name(library.promote_types(getattr(library, first), getattr(library, second)))
     except RuntimeError as error:
         return str(error)
 
@@ -138,14 +118,14 @@ def test_result_type_of_tensors_numbers_and_zero_dim_tensors_is_torchs():
                 x = library.ones((2,) * dims[0], dtype=getattr(library, dtype))
                 y = library.ones((2,) * dims[1], dtype=getattr(library, other))
                 try:
-                    outcomes.append(_name(library.result_type(x, y)))
+                    outcomes.append(dtype_name(library.result_type(x, y)))
                 except RuntimeError as error:
                     outcomes.append(str(error))
             assert outcomes[0] == outcomes[1], (dtype, other, dims)
         for number in (True, 3, -1, 2.5, 1j):
-            assert _name(autojit.result_type(autojit.ones(2, dtype=getattr(autojit, dtype)),
+            assert dtype_name(autojit.result_type(autojit.ones(2, dtype=getattr(autojit, dtype)),
                                              number)) == \
-                _name(torch.result_type(torch.ones(2, dtype=getattr(torch, dtype)), number))
+                dtype_name(torch.result_type(torch.ones(2, dtype=getattr(torch, dtype)), number))
 
 
 # ---- attributes, casts, printing --------------------------------------------------------------
@@ -181,7 +161,7 @@ def test_casts_both_ways_are_torchs_bit_for_bit(dtype):
             unsigned
         mine_source = autojit.tensor(values).to(getattr(autojit, source))
         torch_source = torch.from_numpy(values.copy()).to(getattr(torch, source))
-        assert _name(mine_source.dtype) == _name(torch_source.dtype) == source
+        assert dtype_name(mine_source.dtype) == dtype_name(torch_source.dtype) == source
         mine = mine_source.to(getattr(autojit, dtype))
         theirs = torch_source.to(getattr(torch, dtype))
         assert mine.tolist() == theirs.tolist(), (source, dtype)
@@ -231,7 +211,7 @@ def test_save_and_load_keep_dtypes_values_and_views():
     written.seek(0)
     read = torch.load(written)  # weights_only: the untyped storages torch writes for them
     for name, tensor in saved.items():
-        assert _name(read[name].dtype) == _name(tensor.dtype)
+        assert dtype_name(read[name].dtype) == dtype_name(tensor.dtype)
         assert read[name].tolist() == tensor.tolist()
     written = io.BytesIO()
     torch.save({"x": torch.tensor([[5, 2 ** 64 - 1]], dtype=torch.uint64).t()}, written)
@@ -297,7 +277,7 @@ def test_compiled_functions_equal_eager_and_torch():
     eager = _program(autojit, autojit.tensor(a), autojit.tensor(b))
     theirs = _program(torch, torch.from_numpy(a.copy()), torch.from_numpy(b.copy()))
     for index, (x, y, z, w) in enumerate(zip(first, again, eager, theirs, strict=True)):
-        assert x.dtype is y.dtype is z.dtype and _name(x.dtype) == _name(w.dtype), index
+        assert x.dtype is y.dtype is z.dtype and dtype_name(x.dtype) == dtype_name(w.dtype), index
         assert x.tolist() == y.tolist() == z.tolist(), index
         np.testing.assert_allclose(np.asarray(x.tolist(), dtype=float),
                                    np.asarray(w.tolist(), dtype=float), err_msg=str(index))

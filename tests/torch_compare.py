@@ -105,3 +105,36 @@ def _same_gradients(actual, expected, rtol, atol):
             continue
         assert mine is not None, "autojit has no gradient where torch has one"
         np.testing.assert_allclose(_numpy(mine), _numpy(theirs), rtol=rtol, atol=atol)
+
+
+# ---- expressions evaluated on both libraries (the dtype tests' tables of cases) ------------------
+
+def dtype_name(dtype) -> str:
+    """A dtype's name without its module (`complex32`, for autojit's and torch's alike)."""
+    return str(dtype).split(".")[-1]
+
+
+def set_item(x, key, value):
+    """`x[key] = value` as an expression (for a case written as one): returns x."""
+    x[key] = value
+    return x
+
+
+def outcome(expression: str, names: dict):
+    """("returns", the value of `expression` in `names`) or ("raises", the exception's type
+    name, the first line of its message), warnings silenced."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ("returns", eval(expression, {**names, "_set": set_item}))  # noqa: S307
+    except Exception as error:  # noqa: BLE001 - the outcome compared
+        return ("raises", type(error).__name__, str(error).split("\n")[0])
+
+
+def leaves(value) -> list:
+    """The items of nested lists and tuples (a Size is one item)."""
+    if isinstance(value, (list, tuple)) and not isinstance(value, (torch.Size, autojit.Size)):
+        return [leaf for item in value for leaf in leaves(item)]
+    return [value]

@@ -13,11 +13,15 @@ whose time goes to dispatching many small ops rather than to arithmetic.
   update.
 
 Both libraries start from the same weights (copied through NumPy) and take turns
-(interleaved rounds); the table gives the median time per step, wall and the calling thread's
-CPU time (which a machine shared with other work inflates less), and autojit's ratio to torch.
-Both run on one thread (autojit.set_num_threads(1), torch.set_num_threads(1)).
+(interleaved rounds); the table gives the median over rounds of the time per step, wall and
+the calling thread's CPU time (which a machine shared with other work inflates less), and
+autojit's ratio to torch; then the mean wall time per step over every round, which keeps the
+rare full collections of Python's cyclic garbage collector that a median of rounds leaves out
+(a step of autojit's allocates Python objects for its graph; torch's graph is C++). A full
+collection scans every object of the process, torch's included. Both run on one thread
+(autojit.set_num_threads(1), torch.set_num_threads(1)).
 
-    python bench/eager_loops.py [--rounds 5] [--steps 2] [--profile seq2seq]
+    python bench/eager_loops.py [--rounds 5] [--steps 20] [--profile seq2seq]
 
 `--profile NAME` prints cProfile's top functions (by own time) of 10 autojit steps of NAME
 instead of the table.
@@ -185,7 +189,7 @@ WORKLOADS = {"seq2seq": seq2seq, "neural-ode": neural_ode, "word-lstm": word_lst
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--profile", choices=WORKLOADS)
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -202,9 +206,13 @@ def main() -> None:
         losses = reference().item(), mine().item()
         print(f"{name} (first losses: torch {losses[0]:.6f}, autojit {losses[1]:.6f})")
         cpu: dict = {}
+        means: dict = {}
         medians = interleaved_medians({"torch": reference, "autojit": mine}, args.rounds,
-                                      args.steps, cpu=cpu)
+                                      args.steps, cpu=cpu, means=means)
         print_against(medians, "torch", cpu)
+        print(f"  mean over all {args.rounds * args.steps} steps: torch "
+              f"{means['torch'] * 1e3:.2f} ms, autojit {means['autojit'] * 1e3:.2f} ms, "
+              f"{means['autojit'] / means['torch']:.2f}x torch")
 
 
 if __name__ == "__main__":

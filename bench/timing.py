@@ -18,7 +18,7 @@ def median_seconds(call, repeats: int, warmup: int = 3) -> float:
 
 
 def interleaved_medians(runners: dict, rounds: int, steps: int, cpu: dict | None = None,
-                        settle: float = 0.0) -> dict:
+                        settle: float = 0.0, means: dict | None = None) -> dict:
     """The median seconds per call of each runner (name -> no-argument callable), the runners
     taking turns: each round calls every runner `steps` times, so background load falls on all
     of them alike. Each runner is called once first, as a warm-up. `cpu`, when given, receives
@@ -27,7 +27,9 @@ def interleaved_medians(runners: dict, rounds: int, steps: int, cpu: dict | None
     runners on one thread). `settle`: seconds slept, untimed, before each runner's turn, so that
     the threads the previous runner's libraries leave spinning (OpenBLAS's and OpenMP's wait
     busily for about a tenth of a second after a multi-threaded call) do not take a core from
-    the next."""
+    the next. `means`, when given, receives each runner's mean seconds per call over every
+    round: the median of rounds leaves out a round that holds a rare cost (a full collection
+    of Python's cyclic garbage collector), which the mean keeps, as a program's run time does."""
     for run in runners.values():
         run()
     times = {name: [] for name in runners}
@@ -42,6 +44,8 @@ def interleaved_medians(runners: dict, rounds: int, steps: int, cpu: dict | None
             thread_times[name].append((time.thread_time() - start_cpu) / steps)
     if cpu is not None:
         cpu.update({name: statistics.median(values) for name, values in thread_times.items()})
+    if means is not None:
+        means.update({name: statistics.fmean(values) for name, values in times.items()})
     return {name: statistics.median(values) for name, values in times.items()}
 
 

@@ -12,8 +12,11 @@ A routine is `i32 f(ptr argument, i64 part)` as the native workers call a part o
 (workers.py), its argument the words (elements..., channels..., outputs..., n, c, inner,
 parts): for each of the part's images and each channel, a loop over the channel's `inner`
 contiguous elements, which LLVM vectorizes. Large arrays are split by images over the cores;
-each element's operations are the same whichever core makes them. Made once per dtype,
-compiled like a kernel and kept in the kernel disk cache (helper_modules.py).
+each element's operations are the same whichever core makes them. Each routine is a module of
+its own, compiled like a kernel on first use and kept in the kernel disk cache
+(helper_modules.py); the first use of a dtype starts the other routines on the compile threads
+(about 17 ms each on the Zen 5 machine, 124 ms as one module), so that a first training step's
+backward finds its routines made.
 """
 
 from __future__ import annotations
@@ -70,74 +73,78 @@ _CALL = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
 # From this many elements a loop's images are split over the cores (workers.py), as the
 # convolutions' are.
 PARALLEL_ELEMENTS = 1 << 16
-_state: dict = {}  # dtype -> {name: ctypes function}, or None where none can be made
+_state: dict = {}  # (dtype, routine name) -> address, or None where none can be made
 
 
-def _text(dtype: np.dtype) -> tuple:
-    """The module's IR text and its function names."""
+def _text(dtype: np.dtype, name: str) -> tuple:
+    """The IR text of routine `name`'s module and its function's name."""
     scalar, short = _TYPES[dtype]
-    functions, names = [], []
-    for name, (elements, channels, outputs, body) in ROUTINES.items():
-        symbol = f"autojit_channels_{short}_{name}"
-        names.append(symbol)
-        pointers = [*elements, *channels, *outputs]
-        lines = [f"define i32 @{symbol}(ptr %argument, i64 %part) {{", "entry:"]
-        for index, word in enumerate([*pointers, "n", "c", "inner", "parts"]):
-            kind = "ptr" if index < len(pointers) else "i64"
-            suffix = "_base" if index < len(pointers) else ""
-            lines += [f"  %{word}_word = getelementptr i64, ptr %argument, i64 {index}",
-                      f"  %{word}{suffix} = load {kind}, ptr %{word}_word"]
-        # This part's images: [part * n / parts, (part + 1) * n / parts).
-        lines += ["  %first_n = mul i64 %part, %n", "  %first = sdiv i64 %first_n, %parts",
-                  "  %next_part = add i64 %part, 1", "  %last_n = mul i64 %next_part, %n",
-                  "  %last = sdiv i64 %last_n, %parts", "  %empty = icmp sge i64 %first, %last",
-                  "  br i1 %empty, label %done, label %image", "image:",
-                  "  %i = phi i64 [%first, %entry], [%i_next, %image_end]",
-                  "  br label %channel", "channel:",
-                  "  %j = phi i64 [0, %image], [%j_next, %channel_end]"]
-        for pointer in channels:
-            lines += [f"  %{pointer}_at = getelementptr {scalar}, ptr %{pointer}_base, i64 %j",
-                      f"  %{pointer} = load {scalar}, ptr %{pointer}_at"]
-        lines += ["  %plane = mul i64 %i, %c", "  %row_index = add i64 %plane, %j",
-                  "  %row = mul i64 %row_index, %inner"]
-        for pointer in (*elements, *outputs):
-            lines.append(f"  %{pointer}_row = getelementptr {scalar}, ptr %{pointer}_base, "
-                         "i64 %row")
-        lines += ["  br label %loop", "loop:",
-                  "  %k = phi i64 [0, %channel], [%k_next, %loop]"]
-        for pointer in elements:
-            lines += [f"  %{pointer}_p = getelementptr {scalar}, ptr %{pointer}_row, i64 %k",
-                      f"  %{pointer} = load {scalar}, ptr %{pointer}_p"]
-        for line in body:
-            target, expression = (part.strip() for part in line.split("="))
-            operation, operands = expression.split(" ", 1)
-            left, right = (f"%{operand.strip()}" for operand in operands.split(","))
-            lines.append(f"  %{target} = {operation} {scalar} {left}, {right}")
-        for pointer in outputs:
-            lines += [f"  %{pointer}_q = getelementptr {scalar}, ptr %{pointer}_row, i64 %k",
-                      f"  store {scalar} %{pointer}, ptr %{pointer}_q"]
-        lines += ["  %k_next = add i64 %k, 1", "  %k_more = icmp slt i64 %k_next, %inner",
-                  "  br i1 %k_more, label %loop, label %channel_end", "channel_end:",
-                  "  %j_next = add i64 %j, 1", "  %j_more = icmp slt i64 %j_next, %c",
-                  "  br i1 %j_more, label %channel, label %image_end", "image_end:",
-                  "  %i_next = add i64 %i, 1", "  %i_more = icmp slt i64 %i_next, %last",
-                  "  br i1 %i_more, label %image, label %done", "done:", "  ret i32 0", "}"]
-        functions.append("\n".join(lines))
-    return "\n\n".join(functions), names
+    elements, channels, outputs, body = ROUTINES[name]
+    symbol = f"autojit_channels_{short}_{name}"
+    pointers = [*elements, *channels, *outputs]
+    lines = [f"define i32 @{symbol}(ptr %argument, i64 %part) {{", "entry:"]
+    for index, word in enumerate([*pointers, "n", "c", "inner", "parts"]):
+        kind = "ptr" if index < len(pointers) else "i64"
+        suffix = "_base" if index < len(pointers) else ""
+        lines += [f"  %{word}_word = getelementptr i64, ptr %argument, i64 {index}",
+                  f"  %{word}{suffix} = load {kind}, ptr %{word}_word"]
+    # This part's images: [part * n / parts, (part + 1) * n / parts).
+    lines += ["  %first_n = mul i64 %part, %n", "  %first = sdiv i64 %first_n, %parts",
+              "  %next_part = add i64 %part, 1", "  %last_n = mul i64 %next_part, %n",
+              "  %last = sdiv i64 %last_n, %parts", "  %empty = icmp sge i64 %first, %last",
+              "  br i1 %empty, label %done, label %image", "image:",
+              "  %i = phi i64 [%first, %entry], [%i_next, %image_end]",
+              "  br label %channel", "channel:",
+              "  %j = phi i64 [0, %image], [%j_next, %channel_end]"]
+    for pointer in channels:
+        lines += [f"  %{pointer}_at = getelementptr {scalar}, ptr %{pointer}_base, i64 %j",
+                  f"  %{pointer} = load {scalar}, ptr %{pointer}_at"]
+    lines += ["  %plane = mul i64 %i, %c", "  %row_index = add i64 %plane, %j",
+              "  %row = mul i64 %row_index, %inner"]
+    for pointer in (*elements, *outputs):
+        lines.append(f"  %{pointer}_row = getelementptr {scalar}, ptr %{pointer}_base, "
+                     "i64 %row")
+    lines += ["  br label %loop", "loop:",
+              "  %k = phi i64 [0, %channel], [%k_next, %loop]"]
+    for pointer in elements:
+        lines += [f"  %{pointer}_p = getelementptr {scalar}, ptr %{pointer}_row, i64 %k",
+                  f"  %{pointer} = load {scalar}, ptr %{pointer}_p"]
+    for line in body:
+        target, expression = (part.strip() for part in line.split("="))
+        operation, operands = expression.split(" ", 1)
+        left, right = (f"%{operand.strip()}" for operand in operands.split(","))
+        lines.append(f"  %{target} = {operation} {scalar} {left}, {right}")
+    for pointer in outputs:
+        lines += [f"  %{pointer}_q = getelementptr {scalar}, ptr %{pointer}_row, i64 %k",
+                  f"  store {scalar} %{pointer}, ptr %{pointer}_q"]
+    lines += ["  %k_next = add i64 %k, 1", "  %k_more = icmp slt i64 %k_next, %inner",
+              "  br i1 %k_more, label %loop, label %channel_end", "channel_end:",
+              "  %j_next = add i64 %j, 1", "  %j_more = icmp slt i64 %j_next, %c",
+              "  br i1 %j_more, label %channel, label %image_end", "image_end:",
+              "  %i_next = add i64 %i, 1", "  %i_more = icmp slt i64 %i_next, %last",
+              "  br i1 %i_more, label %image, label %done", "done:", "  ret i32 0", "}"]
+    return "\n".join(lines), symbol
 
 
-def _functions(dtype: np.dtype) -> dict | None:
-    found = _state.get(dtype, False)
+def _function(dtype: np.dtype, name: str):
+    """The address of routine `name` for `dtype`, or None where no native code can be made;
+    the first ask of a dtype starts its other routines on the compile threads."""
+    key = (dtype, name)
+    found = _state.get(key, False)
     if found is False:
         try:
-            from .helper_modules import compile_module
+            from .helper_modules import compile_module, prefetch_module
         except ImportError:  # no llvmlite: NumPy runs instead
             found = None
         else:
-            text, names = _text(dtype)
-            addresses = compile_module(text, names, ("channels", text))
-            found = dict(zip(ROUTINES, addresses, strict=True))
-        _state[dtype] = found
+            if not any(made[0] == dtype for made in _state):
+                for other in ROUTINES:
+                    if other != name:
+                        text, symbol = _text(dtype, other)
+                        prefetch_module(text, [symbol], ("channels", text))
+            text, symbol = _text(dtype, name)
+            found = compile_module(text, [symbol], ("channels", text))[0]
+        _state[key] = found
     return found
 
 
@@ -161,8 +168,8 @@ def run(name: str, elements: list, channels: list):
         if array.__class__ is not np.ndarray or array.dtype != dtype or \
                 array.shape != (shape[1],) or not array.flags.c_contiguous:
             return None
-    functions = _functions(dtype)
-    if functions is None:
+    function = _function(dtype, name)
+    if function is None:
         return None
     outputs = [np.empty(shape, dtype) for _ in ROUTINES[name][2]]
     native = workers.shared()
@@ -173,9 +180,9 @@ def run(name: str, elements: list, channels: list):
                          (*elements, *channels, *outputs)] + [shape[0], shape[1], inner, parts],
                         np.int64)
     if parts > 1:
-        status = native.run(functions[name], argument.ctypes.data, parts)
+        status = native.run(function, argument.ctypes.data, parts)
     else:
-        status = _CALL(functions[name])(argument.ctypes.data, 0)
+        status = _CALL(function)(argument.ctypes.data, 0)
     if status:
         raise RuntimeError(f"native channel loop {name} failed with status {status}")
     return outputs

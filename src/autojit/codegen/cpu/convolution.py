@@ -27,6 +27,7 @@ import numpy as np
 
 from . import workers
 from .convolution_ir import (
+    MODULES,
     TILES,
     TYPES,
     lanes,
@@ -51,25 +52,31 @@ def supported(dtype) -> bool:
 
 
 def available(dtype) -> bool:
-    """Whether the routines of this dtype can be made here (compiles them on first use)."""
-    return supported(dtype) and _functions(dtype) is not None
+    """Whether the routines of this dtype can be made here (compiles the products' module on
+    first use, and starts the weight gradient's on a compile thread)."""
+    return supported(dtype) and _functions(dtype, "products") is not None
 
 
-def _functions(dtype) -> dict | None:
-    """{"products", "weight", "weight_sum"} -> address, compiled once per process (or loaded
-    from the kernel disk cache), or None where no native code can be made."""
+def _functions(dtype, module: str) -> dict | None:
+    """{entry point name: address} of `module` (convolution_ir.MODULES), compiled once per
+    process (or loaded from the kernel disk cache), or None where no native code can be made.
+    The first ask for a dtype's products starts its weight module on a compile thread: a
+    training step's backward asks for it a moment later."""
     dtype = np.dtype(dtype)
-    found = _state.get(dtype)
+    found = _state.get((dtype, module))
     if found is None:
         try:
-            from .helper_modules import compile_module
+            from .helper_modules import compile_module, prefetch_module
         except ImportError:  # no llvmlite: the NumPy impl runs instead
             found = {}
         else:
-            text, names = render_module(dtype, wide())
+            if module == "products":
+                other, other_names = render_module(dtype, wide(), "weight")
+                prefetch_module(other, other_names, ("convolution", other))
+            text, names = render_module(dtype, wide(), module)
             addresses = compile_module(text, names, ("convolution", text))
-            found = dict(zip(("products", "weight", "weight_sum"), addresses, strict=True))
-        _state[dtype] = found
+            found = dict(zip(MODULES[module], addresses, strict=True))
+        _state[(dtype, module)] = found
     return found or None
 
 
@@ -461,7 +468,7 @@ class Geometry:
               scratch: np.ndarray) -> list:
         """The native calls computing `out` from C-contiguous operands of the planned shapes:
         (function, argument words, positions of the words holding pointers, parts)."""
-        functions = _functions(self.dtype)
+        functions = _functions(self.dtype, "products" if self.kind != "weight" else "weight")
         address = workers.data_address
         itemsize = self.dtype.itemsize
         start = address(scratch)
@@ -516,7 +523,7 @@ def eager(kind: str, first: np.ndarray, second: np.ndarray, attrs: dict):
     native routine for these operands (dtype, empty arrays)."""
     dtype = first.dtype
     if second.dtype != dtype or not supported(dtype) or first.size == 0 or \
-            second.size == 0 or _functions(dtype) is None:
+            second.size == 0 or _functions(dtype, "products") is None:
         return None
     found = geometry(kind, first.shape, second.shape, attrs_key(attrs), dtype.str)
     out = np.empty(found.out_shape, dtype)

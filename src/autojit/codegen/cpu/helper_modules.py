@@ -6,8 +6,10 @@ the caller says so (gemm_kernel.py's IR is vectorized by hand). Either gives the
 named functions and keeps the object file in the disk cache as jit.py keeps a kernel's, and one
 text is compiled once per process. Compiles run on the calling thread, which may be a compile
 thread (compile_threads.py): a text asked for by two threads at once is compiled by the first,
-and the second waits for it. Where native_loader.py cannot load an object file the module goes
-to llvmlite's engine (jit.py), under jit's lock.
+and the second waits for it. `prefetch_module` starts a compile on a compile thread that a
+later `compile_module` of the same text then finds done or under way (the routines a first call
+will want next, compiled beside the one it wants now). Where native_loader.py cannot load an
+object file the module goes to llvmlite's engine (jit.py), under jit's lock.
 """
 
 from __future__ import annotations
@@ -37,6 +39,32 @@ def compile_module(text: str, names: list, key: tuple, optimize: bool = True) ->
     key holds the text)."""
     return _once(("optimized" if optimize else "as written", text),
                  lambda: _compile_module(text, list(names), key, optimize))[1]
+
+
+def prefetch_module(text: str, names: list, key: tuple, optimize: bool = True) -> None:
+    """Start compile_module(text, names, key, optimize) on a compile thread and return at once;
+    nothing where there are no compile threads or the text is compiled or under way. A caller
+    that asks for the text before the thread has started on it compiles it itself: a waiter
+    only ever waits on a compile that is running."""
+    memo = ("optimized" if optimize else "as written", text)
+    with _MODULES_LOCK:
+        if memo in _MODULES:
+            return
+    compile_threads.submit(_first, memo, lambda: _compile_module(text, list(names), key,
+                                                                 optimize))
+
+
+def _first(memo: tuple, make) -> None:
+    """A prefetch on its compile thread: _once(memo, make) unless some thread has taken the
+    text meanwhile; a failure is left to the caller who asks for the text (it compiles again
+    and raises)."""
+    with _MODULES_LOCK:
+        if memo in _MODULES:
+            return
+    try:
+        _once(memo, make)
+    except Exception:  # noqa: BLE001 - _once forgot the text; the asking caller raises
+        pass
 
 
 def _once(memo: tuple, make):

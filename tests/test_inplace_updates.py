@@ -13,7 +13,8 @@ import pytest
 import autojit
 import autojit.nn as nn
 import autojit.nn.functional as F
-from autojit.codegen.schedule.fusion import KernelStep, build_plan
+from autojit.codegen.schedule.fusion import build_plan
+from autojit.codegen.schedule.steps import KernelStep
 from autojit.compiler.api import CompileWarning
 from autojit.compiler.executable import Executable
 from autojit.ir.graph import Graph

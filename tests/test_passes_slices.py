@@ -1,5 +1,5 @@
 """Slice simplification (ir/passes/slices.py) and the layouts a plan writes in parts (cat and
-embed_slice as an allocation and kernels storing into it, fusion._part_steps).
+embed_slice as an allocation and kernels storing into it, group_steps.part_steps).
 
 The pass takes the zero padding out of the adjoints of slices: a sum of embed_slices of
 disjoint parts is a cat, a slice of an embed reads the embedded value (or zeros). Each case is

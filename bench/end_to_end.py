@@ -20,12 +20,13 @@ size-generic one. Each run is timed from the first batch to the end of the last 
 loading, steps, evaluation, checkpoints; not the model's construction), and split into the
 time spent waiting for the loader's batches, in the steps (with the loss's .item(); the
 compiled step's first call, its trace and kernel compiles, is also printed alone) and in the
-rest of each epoch (scheduler, evaluation, checkpoint); the process's CPU time is given
-too, which a shared machine's other work disturbs less than the wall time. The variants take
-turns, `--rounds` times, in one process; the tables give the median seconds of each and the
-ratios to torch eager. `--layers` instead times, per call, the forward of the layers that
-dominate the eager steps (autojit and torch taking turns; the last two rows with their
-backward). Usage:
+rest of each epoch (scheduler, evaluation, checkpoint), with the seconds the compiled step's
+traces and compiles took (its `compile_seconds`, inside the steps' share); the process's CPU
+time is given too, which a shared machine's other work disturbs less than the wall time. The
+variants take turns, `--rounds` times, in one process; the tables give the median seconds of
+each and the ratios to torch eager. `--layers` instead times, per call, the forward of the
+layers that dominate the eager steps (autojit and torch taking turns; the last two rows with
+their backward). Usage:
 
     python bench/end_to_end.py [--script mlp|cnn|both] [--epochs 15] [--rounds 3]
         [--threads 1] [--workers 0] [--layers]
@@ -173,7 +174,8 @@ def run_script(lib, parts, data, epochs: int, mode: str, workers: int,
     model.load_state_dict(lib.load(checkpoint))
     seconds = clock() - start
     return {"seconds": seconds, "cpu": time.process_time() - start_cpu,
-            "first": first_step, "loss": running / len(loader),
+            "first": first_step, "compile": getattr(step, "compile_seconds", 0.0),
+            "loss": running / len(loader),
             "accuracy": best, "data": parts["data"], "steps": parts["steps"],
             "rest": seconds - parts["data"] - parts["steps"]}
 
@@ -194,15 +196,16 @@ def compare(name: str, parts, data, epochs: int, rounds: int, workers: int) -> N
     print(f"{name}: {epochs} epochs, {len(data[1])} training samples, batch 64, "
           f"num_workers={workers}, {rounds} rounds (median)")
     print("| variant | seconds | vs torch eager | CPU s | vs torch eager | data s | steps s | "
-          "eval+save s | first step s | last loss | best accuracy |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "eval+save s | first step s | compiles s | last loss | best accuracy |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for variant, runs in results.items():
         median = {key: statistics.median(r[key] for r in runs)
-                  for key in ("seconds", "cpu", "first", "data", "steps", "rest")}
+                  for key in ("seconds", "cpu", "first", "compile", "data", "steps", "rest")}
         print(f"| {variant} | {median['seconds']:.2f} | "
               f"{median['seconds'] / reference['seconds']:.2f}x | {median['cpu']:.2f} | "
               f"{median['cpu'] / reference['cpu']:.2f}x | {median['data']:.2f} | "
               f"{median['steps']:.2f} | {median['rest']:.2f} | {median['first']:.3f} | "
+              f"{median['compile']:.3f} | "
               f"{runs[-1]['loss']:.3f} | {runs[-1]['accuracy']:.1%} |")
     print()
 

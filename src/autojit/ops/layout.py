@@ -26,7 +26,7 @@ from ..tensor.symbolic import as_size, is_symbolic, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from .autocast import PROMOTE, autocast_op
-from .eager_views import joined, reshape_view
+from .eager_views import joined, reshape_view, slice_piece, sliced_data
 from .layout_folds import (  # noqa: F401 - contiguous_strides is read from here too
     contiguous_strides,
     fold_expand,
@@ -250,12 +250,14 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
         if start.ndim != 0 or start.dtype.category != dtypes.INTEGER:
             raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = int(start)
-    if x.ndim == 0:
+    data = x._data
+    shape = data.shape if data is not None else x._value.shape
+    if not shape:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
-    dim = normalize_dim(dim, x.ndim)
-    size = x.shape[dim]
+    dim = normalize_dim(dim, len(shape))
+    size = shape[dim]
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
                          f"but got {start})")
@@ -269,11 +271,32 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """narrow for callers whose start and length fit (no checks, so no guards on sizes)."""
+    return _pieces(x, dim, ((start, start + length),))[0]
+
+
+def _pieces(x: Tensor, dim: int, bounds) -> list:
+    """x restricted to [start, stop) along `dim` for each (start, stop) of `bounds`, which fit
+    (normalized, in range): the pieces of split, chunk and narrow, each a slice (x itself
+    where a piece is all of x, as slice_dims gives). The other dims' (0, extent, 1) entries
+    are built once, and where nothing traces or records specially each piece is made
+    directly (eager_views.slice_piece) rather than through bind."""
     data = x._data
     shape = data.shape if data is not None else x._value.shape
-    slices = [(0, n, 1) for n in shape]
-    slices[dim] = (start, start + length, 1)
-    return slice_dims(x, slices)
+    extent = shape[dim]
+    before = tuple([(0, n, 1) for n in shape[:dim]])
+    after = tuple([(0, n, 1) for n in shape[dim + 1:]])
+    direct = sliced_data(x) if data is not None else None
+    pieces = []
+    for start, stop in bounds:
+        # (compared as slice_dims compares: a symbolic extent that is the stop asks nothing)
+        if start == 0 and (stop is extent or stop == extent):
+            pieces.append(x)
+            continue
+        slices = (*before, (start, stop, 1), *after)
+        piece = None if direct is None else slice_piece(x, direct, dim, start, stop, slices,
+                                                        SLICE)
+        pieces.append(bind(SLICE, (x,), {"slices": slices}) if piece is None else piece)
+    return pieces
 
 
 # ---- flip -------------------------------------------------------------------------------------
@@ -627,8 +650,10 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Pieces of x along `dim`: of one size (the last may be smaller) or of the listed sizes."""
-    dim = normalize_dim(dim, x.ndim)
-    extent = x.shape[dim]
+    data = x._data
+    shape = data.shape if data is not None else x._value.shape
+    dim = normalize_dim(dim, len(shape))
+    extent = shape[dim]
     if isinstance(split_size_or_sections, int) or is_symbolic(split_size_or_sections):
         # A size from a dynamic trace (chunk of a symbolic extent): how many pieces there are
         # is a Python int, so range() specializes it (guarded), as a list's length would be.
@@ -646,11 +671,11 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {extent} "
                                f"(input tensor's size at dimension {dim}), but got "
                                f"split_sizes={sizes}")
-    pieces, start = [], 0
+    bounds, start = [], 0
     for size in sizes:
-        pieces.append(_narrow(x, dim, start, size))
+        bounds.append((start, start + size))
         start += size
-    return tuple(pieces)
+    return tuple(_pieces(x, dim, bounds))
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
@@ -658,8 +683,10 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     smaller)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    dim = normalize_dim(dim, x.ndim)
-    extent = x.shape[dim]
+    data = x._data
+    shape = data.shape if data is not None else x._value.shape
+    dim = normalize_dim(dim, len(shape))
+    extent = shape[dim]
     if extent == 0:
         return split(x, [0] * chunks, dim)
     return split(x, -(-extent // chunks), dim)

@@ -24,7 +24,7 @@ import math
 
 from ..ops.elementwise import sigmoid, tanh
 from ..ops.indexing import index_select
-from ..ops.layout import cat, stack
+from ..ops.layout import cat, chunk, narrow, stack
 from ..tensor.creation import empty, zeros
 from ..tensor.state import state as thread_state
 from ..tensor.tensor import Tensor
@@ -66,9 +66,10 @@ def _rnn_step(mode: str, projected_input: Tensor, hidden, weight_hh: Tensor, bia
             # three: elementwise, the same values, and two nodes fewer forward and backward.
             size = c.shape[-1]
             activated = sigmoid(gates)
-            g = tanh(gates.narrow(-1, 2 * size, size))
-            c = activated.narrow(-1, size, size) * c + activated.narrow(-1, 0, size) * g
-            h = activated.narrow(-1, 3 * size, size) * tanh(c)
+            # (the layout functions themselves: the methods' wrappers cost as much again)
+            g = tanh(narrow(gates, -1, 2 * size, size))
+            c = narrow(activated, -1, size, size) * c + narrow(activated, -1, 0, size) * g
+            h = narrow(activated, -1, 3 * size, size) * tanh(c)
         if weight_hr is not None:
             h = linear(h, weight_hr)
         return (h, c), h
@@ -78,9 +79,9 @@ def _rnn_step(mode: str, projected_input: Tensor, hidden, weight_hh: Tensor, bia
         # r and z from one add over all three thirds (x_n + h_n unused) and one sigmoid over
         # the first two, where each was an add and a sigmoid of its own pieces: elementwise,
         # the same values, with four nodes fewer forward and backward in an eager loop.
-        r, z = sigmoid((projected_input + gates_h).narrow(-1, 0, 2 * size)).chunk(2, -1)
-        n = tanh(projected_input.narrow(-1, 2 * size, size) +
-                 r * gates_h.narrow(-1, 2 * size, size))
+        r, z = chunk(sigmoid(narrow(projected_input + gates_h, -1, 0, 2 * size)), 2, -1)
+        n = tanh(narrow(projected_input, -1, 2 * size, size) +
+                 r * narrow(gates_h, -1, 2 * size, size))
         h = (hidden - n) * z + n  # torch's GRU cell's form: three ops, torch's roundings
         return h, h
     h = _activation(mode)(projected_input + linear(hidden, weight_hh, bias_hh))

@@ -1,13 +1,16 @@
-"""The pieces of split, chunk and narrow made without the general dispatch
-(ops/eager_views.py `slice_piece`, called by ops/layout.py `_pieces`), and the recurrent cells
-that use them (nn/rnn.py `_rnn_step`), against torch and against the forms they replace.
+"""The direct eager paths of the small ops in recurrent loops (bench/eager_loops.py), against
+torch and against the general dispatch they stand in for: the pieces of split, chunk and
+narrow (ops/eager_views.py `slice_piece`, called by ops/layout.py `_pieces`), an embedding's
+rows (ops/indexing.py `_eager_rows`), and the recurrent cells that use them (nn/rnn.py
+`_rnn_step`).
 
 Each piece must be what bind(SLICE) makes (a view of the same base sharing its version counter,
 the same `_view_source` for in-place writes and grad_fn regeneration, a SliceBackward0 node)
-and what torch gives (values, errors, gradients to second order). The cells compute r and z
-(GRU) and the i, f, o gates (LSTM) with one sigmoid each where torch's form has one a gate:
-values and first-order gradients must be those of the per-gate form bit for bit, and
-torch's within rounding, to second order.
+and what torch gives (values, errors, gradients to second order); likewise the rows, whose
+saved index must still notice a write to the ids. The cells compute r and z (GRU) and the i,
+f, o gates (LSTM) with one sigmoid each where torch's form has one a gate: values and
+first-order gradients must be those of the per-gate form bit for bit, and torch's within
+rounding, to second order.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import pytest
 from torch_compare import same_as_torch
 
 import autojit
-from autojit.ops import layout, registry
+from autojit.ops import indexing, layout, registry
 
 torch = pytest.importorskip("torch")
 
@@ -153,6 +156,80 @@ def test_a_compiled_chunk_equals_eager():
         x = autojit.tensor(rng.standard_normal((4, 9)).astype(np.float32))
         for want, got in zip(fn(x), compiled(x), strict=True):
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ---- an embedding's rows --------------------------------------------------------------------
+
+ROWS = [
+    ("ids", lambda L, w: L.nn.functional.embedding(L.tensor([3, 0, 3, 5]), w)),
+    ("int32 ids", lambda L, w: L.nn.functional.embedding(L.tensor([1, 5], dtype=L.int32), w)),
+    ("2-D ids", lambda L, w: L.nn.functional.embedding(L.tensor([[2, 2], [0, 4]]), w)),
+    ("no ids", lambda L, w: L.nn.functional.embedding(L.tensor([], dtype=L.int64), w)),
+    ("index_select", lambda L, w: L.index_select(w, 0, L.tensor([4, 4, 1]))),
+    ("index_select dim 1", lambda L, w: w.index_select(1, L.tensor([2, 0]))),
+    ("out of range", lambda L, w: L.nn.functional.embedding(L.tensor([0, 6]), w)),
+    ("negative", lambda L, w: L.nn.functional.embedding(L.tensor([-1]), w)),
+    ("select out of range", lambda L, w: L.index_select(w, 0, L.tensor([7]))),
+    ("select negative", lambda L, w: w.index_select(0, L.tensor([2, -2]))),
+]
+
+
+@pytest.mark.parametrize("name, rows", ROWS, ids=[n for n, _ in ROWS])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rows_match_torch(name, rows, dtype):
+    weight = rng.standard_normal((6, 3)).astype(dtype)
+    same_as_torch(rows, weight, rtol=0, atol=0)
+    same_as_torch(rows, weight, grad=False, rtol=0, atol=0)
+
+
+def _rows_second_order(L, array):
+    weight = L.tensor(array, requires_grad=True)
+    rows = L.nn.functional.embedding(L.tensor([1, 4, 1, 0]), weight * 1.5)
+    (grad,) = L.autograd.grad((rows.sin() * rows).sum(), weight, create_graph=True)
+    (second,) = L.autograd.grad((grad * grad).sum(), weight)
+    return grad.detach().numpy(), second.numpy()
+
+
+def test_gradients_of_rows_match_torch_to_second_order():
+    array = rng.standard_normal((5, 3))
+    for mine, theirs in zip(_rows_second_order(autojit, array), _rows_second_order(torch, array),
+                            strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+
+
+def _rows_with_ids_written(L, array):
+    weight = L.tensor(array, requires_grad=True)
+    ids = L.tensor([1, 2])
+    rows = L.nn.functional.embedding(ids, weight)
+    ids.add_(1)
+    try:
+        rows.sum().backward()
+    except RuntimeError as error:
+        return type(error).__name__
+    return weight.grad.numpy().tolist()
+
+
+def test_a_write_to_the_ids_is_noticed_as_in_torch():
+    array = rng.standard_normal((5, 3))
+    assert _rows_with_ids_written(autojit, array) == _rows_with_ids_written(torch, array)
+
+
+def test_direct_rows_are_the_general_paths(monkeypatch):
+    array = rng.standard_normal((5, 3)).astype(np.float32)
+    ids = autojit.tensor([4, 0, 4])
+
+    def rows():
+        weight = autojit.tensor(array, requires_grad=True)
+        out = autojit.nn.functional.embedding(ids, weight)
+        saved = out.grad_fn._saved[1].tensor
+        assert saved._version_counter is ids._version_counter
+        described = (out.grad_fn.name(), out.detach().numpy().tolist(), tuple(saved.shape))
+        (out * autojit.tensor([[1.0], [2.0], [3.0]])).sum().backward()
+        return described, weight.grad.numpy().tolist()
+
+    direct = rows()
+    monkeypatch.setattr(indexing, "_eager_rows", lambda *args: None)
+    assert rows() == direct
 
 
 # ---- the recurrent cells ----------------------------------------------------------------------

@@ -114,6 +114,16 @@ def test_direct_pieces_are_the_general_paths(requires_grad, monkeypatch):
     np.testing.assert_array_equal(base.numpy()[:, :5], array[:, :5] + 1)
 
 
+def test_equal_pieces_share_their_attrs():
+    # Each step of a loop slices the same places: the nodes keep one dict between them, not
+    # one each for the cyclic collector to track while the graph lives.
+    x, y = (autojit.randn(3, 8, requires_grad=True) for _ in range(2))
+    first, second = x.chunk(2, 1)[1], y.narrow(1, 4, 4)
+    assert first.grad_fn.attrs is second.grad_fn.attrs
+    assert first.grad_fn.attrs == {"slices": ((0, 3, 1), (4, 8, 1))}
+    assert x.chunk(2, 0)[0].grad_fn.attrs is not first.grad_fn.attrs
+
+
 def _written(L, array):
     """Pieces of a tensor that is then written in place: their grad_fn regenerated. (narrow:
     torch refuses a write to the base of split's and chunk's pieces, which autojit allows.)"""

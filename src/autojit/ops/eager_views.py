@@ -240,17 +240,16 @@ def sliced_data(x: Tensor):
     return data
 
 
-def slice_piece(x: Tensor, data: np.ndarray, dim: int, start: int, stop: int, slices: tuple,
+def slice_piece(x: Tensor, data: np.ndarray, dim: int, start: int, stop: int, attrs: dict,
                 op) -> Tensor | None:
-    """x[start:stop] along `dim` (`slices`, the slice op's attrs for it, in range), as
-    bind(op, (x,), {"slices": slices}) makes it (a view of x with that `_view_source`, and
+    """x[start:stop] along `dim` (in range; `attrs`, the slice op's for it), as
+    bind(op, (x,), attrs) makes it (a view of x with that `_view_source`, and
     the op's autograd node where grad mode records and x requires grad), without the
     dispatch's dtype rule, operand loop, impl call and view test: a chunk of an LSTM's gates
     is four of these a step. None for an empty piece (not a view: bind makes it)."""
     view = data[(_ALL,) * dim + (slice(start, stop),)]
     if not view.size:
         return None
-    attrs = {"slices": slices}
     out = view_of(view, x, (x, op, attrs))
     if state.dispatch and x._requires_grad and x._dtype.category >= dtypes.FLOATING:
         registry.RECORD(op, (x,), attrs, out, False)

@@ -277,14 +277,12 @@ def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 def _pieces(x: Tensor, dim: int, bounds) -> list:
     """x restricted to [start, stop) along `dim` for each (start, stop) of `bounds`, which fit
     (normalized, in range): the pieces of split, chunk and narrow, each a slice (x itself
-    where a piece is all of x, as slice_dims gives). The other dims' (0, extent, 1) entries
-    are built once, and where nothing traces or records specially each piece is made
-    directly (eager_views.slice_piece) rather than through bind."""
+    where a piece is all of x, as slice_dims gives). Where nothing traces or records
+    specially each piece is made directly (eager_views.slice_piece) rather than through bind,
+    with attrs shared by every piece of the same place in the same shape (_PIECE_ATTRS)."""
     data = x._data
     shape = data.shape if data is not None else x._value.shape
     extent = shape[dim]
-    before = tuple([(0, n, 1) for n in shape[:dim]])
-    after = tuple([(0, n, 1) for n in shape[dim + 1:]])
     direct = sliced_data(x) if data is not None else None
     pieces = []
     for start, stop in bounds:
@@ -292,11 +290,42 @@ def _pieces(x: Tensor, dim: int, bounds) -> list:
         if start == 0 and (stop is extent or stop == extent):
             pieces.append(x)
             continue
-        slices = (*before, (start, stop, 1), *after)
-        piece = None if direct is None else slice_piece(x, direct, dim, start, stop, slices,
-                                                        SLICE)
-        pieces.append(bind(SLICE, (x,), {"slices": slices}) if piece is None else piece)
+        if direct is not None:
+            key = (shape, dim, start, stop)
+            attrs = _PIECE_ATTRS.get(key)
+            if attrs is None:
+                attrs = _PIECE_ATTRS[key] = {"slices": _slices(shape, dim, start, stop)}
+            piece = slice_piece(x, direct, dim, start, stop, attrs, SLICE)
+            if piece is not None:
+                pieces.append(piece)
+                continue
+        pieces.append(bind(SLICE, (x,), {"slices": _slices(shape, dim, start, stop)}))
     return pieces
+
+
+def _slices(shape, dim: int, start, stop) -> tuple:
+    """The slice op's attrs for [start, stop) along `dim` of `shape`."""
+    return tuple([(start, stop, 1) if axis == dim else (0, n, 1)
+                  for axis, n in enumerate(shape)])
+
+
+class _Bounded(dict):
+    """A table cleared when it passes 4,096 entries, which only ends the sharing."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key, value):
+        if len(self) > 4096:
+            self.clear()
+        dict.__setitem__(self, key, value)
+
+
+# The attrs of the pieces made directly, by (shape, dim, start, stop): every step of a loop
+# slices the same places of the same shapes, and a node's attrs and a view's `_view_source`
+# are only read, so equal pieces share one dict and its tuples instead of each keeping its
+# own for the cyclic garbage collector to count and promote while the graph lives
+# (docs/notes/eager-dispatch.md, "Eager loops of small ops").
+_PIECE_ATTRS = _Bounded()
 
 
 # ---- flip -------------------------------------------------------------------------------------

@@ -38,6 +38,11 @@ _least, _most = np.minimum.reduce, np.maximum.reduce
 
 def _zeros(shape, like: Tensor) -> Tensor:
     """Zeros of `shape` with like's dtype, on like's device."""
+    if like._data.__class__ is np.ndarray and state.dispatch != SPECIAL:
+        # On the CPU with nothing tracing and no inference mode, the zeros themselves:
+        # creation.zeros' device, dtype and size checks took twice as long as np.zeros at an
+        # embedding gradient's sizes, once per lookup of an eager loop.
+        return plain_tensor(np.zeros(shape, like._dtype.numpy), like._dtype)
     return _creation().zeros(tuple(shape), dtype=like.dtype, device=like.device)
 
 
@@ -133,9 +138,9 @@ def _add_rows_at(out, values, index):
         np.add.at(out, index, values)
         return out
     rows = index.reshape(-1)
-    if rows.size and rows.min() < 0:
+    if rows.size and _least(rows) < 0:  # (the ufunc's reduction: min()'s wrapper costs more)
         rows = np.where(rows < 0, rows + out.shape[0], rows)
-        if rows.min() < 0:  # out of range: np.add.at raises NumPy's IndexError
+        if _least(rows) < 0:  # out of range: np.add.at raises NumPy's IndexError
             np.add.at(out, index, values)
             return out
     shape = index.shape + out.shape[1:]

@@ -225,7 +225,6 @@ def joined(tensors: tuple, dim, new_dim: bool, op):
 
 # ---- the pieces of split, chunk and narrow ------------------------------------------------------
 
-_ALL = slice(None)
 
 
 def sliced_data(x: Tensor):
@@ -240,14 +239,15 @@ def sliced_data(x: Tensor):
     return data
 
 
-def slice_piece(x: Tensor, data: np.ndarray, dim: int, start: int, stop: int, attrs: dict,
-                op) -> Tensor | None:
-    """x[start:stop] along `dim` (in range; `attrs`, the slice op's for it), as
-    bind(op, (x,), attrs) makes it (a view of x with that `_view_source`, and
-    the op's autograd node where grad mode records and x requires grad), without the
-    dispatch's dtype rule, operand loop, impl call and view test: a chunk of an LSTM's gates
-    is four of these a step. None for an empty piece (not a view: bind makes it)."""
-    view = data[(_ALL,) * dim + (slice(start, stop),)]
+def slice_piece(x: Tensor, data: np.ndarray, attrs: dict, op) -> Tensor | None:
+    """x at attrs["slices"] (in range; the slice op's attrs), as bind(op, (x,), attrs) makes
+    it (a view of x with that `_view_source`, and the op's autograd node where grad mode
+    records and x requires grad), without the dispatch's dtype rule, operand loop and view
+    test: a chunk of an LSTM's gates is four of these a step. None for an empty piece (not a
+    view: bind makes it)."""
+    # The op's impl makes the view, as bind's would: a test or tool that wraps op.impl sees
+    # it run (the VJP chains call op.impl at each step for the same reason).
+    view = op.impl(data, attrs["slices"])
     if not view.size:
         return None
     out = view_of(view, x, (x, op, attrs))

@@ -208,14 +208,6 @@ def _embed_impl(g, full_shape, slices):
     return out
 
 
-SLICE = define_op(
-    name="slice", arity=1, shape=_slice_rule, dtype=rule_first,
-    impl=lambda x, slices: x[tuple([slice(*s) for s in slices])],
-    vjp=lambda ctx, g: (embed_slice(g, ctx.input_meta[0][0], ctx.attrs["slices"]),), saves=(),
-    jvp=lambda inputs, tangents, out, attrs: linear_jvp(SLICE, tangents, attrs),
-    lowering=Layout("slice", fold_slice, slice_start), grad_name="SliceBackward0",
-    view=True,
-    batch=batching.slices_rule())
 EMBED_SLICE = define_op(
     name="embed_slice", arity=1, shape=lambda shape, full_shape, slices: tuple(full_shape),
     dtype=rule_first, impl=_embed_impl,
@@ -223,6 +215,14 @@ EMBED_SLICE = define_op(
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(EMBED_SLICE, tangents, attrs),
     lowering=Layout("pad", places=lambda output_shape, attrs: [tuple(attrs["slices"])]),
     batch=batching.slices_rule("full_shape"))
+SLICE = define_op(
+    name="slice", arity=1, shape=_slice_rule, dtype=rule_first,
+    impl=lambda x, slices: x[tuple([slice(*s) for s in slices])],
+    vjp=lambda ctx, g: (embed_slice(g, ctx.input_meta[0][0], ctx.attrs["slices"]),), saves=(),
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(SLICE, tangents, attrs),
+    lowering=Layout("slice", fold_slice, slice_start), grad_name="SliceBackward0",
+    view=True, embeds_gradient=EMBED_SLICE,
+    batch=batching.slices_rule())
 
 
 def embed_slice(g: Tensor, shape, slices) -> Tensor:
@@ -295,7 +295,7 @@ def _pieces(x: Tensor, dim: int, bounds) -> list:
             attrs = _PIECE_ATTRS.get(key)
             if attrs is None:
                 attrs = _PIECE_ATTRS[key] = {"slices": _slices(shape, dim, start, stop)}
-            piece = slice_piece(x, direct, dim, start, stop, attrs, SLICE)
+            piece = slice_piece(x, direct, attrs, SLICE)
             if piece is not None:
                 pieces.append(piece)
                 continue

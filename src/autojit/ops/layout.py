@@ -6,7 +6,8 @@ NumPy views where NumPy can (the result then shares the input's version counter,
 views do). Composites built from them (view, flatten, squeeze, unsqueeze, transpose, stack,
 split, chunk, select) are at the bottom of this file. The stride rules of the lowerings are in
 layout_folds.py; eager_views.py makes the views of reshape and its forms, and cat and stack,
-without the general dispatch where no autograd node is needed.
+without the general dispatch where no autograd node is needed, and the pieces of split, chunk
+and narrow, with their nodes, where nothing traces or records specially.
 """
 
 from __future__ import annotations
@@ -282,6 +283,8 @@ def _pieces(x: Tensor, dim: int, bounds) -> list:
     with attrs shared by every piece of the same place in the same shape (_PIECE_ATTRS)."""
     data = x._data
     shape = data.shape if data is not None else x._value.shape
+    if dim < 0:  # (a caller of _narrow may pass one from the end)
+        dim += len(shape)
     extent = shape[dim]
     direct = sliced_data(x) if data is not None else None
     pieces = []

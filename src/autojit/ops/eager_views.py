@@ -225,8 +225,6 @@ def joined(tensors: tuple, dim, new_dim: bool, op):
 
 # ---- the pieces of split, chunk and narrow ------------------------------------------------------
 
-
-
 def sliced_data(x: Tensor):
     """x's NumPy data where `slice_piece` may make x's slices directly, recorded or not:
     nothing traces, no VJP chain is recorded, no mode changes how an op runs or records

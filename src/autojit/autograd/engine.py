@@ -83,12 +83,16 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     # No graph is built and no mode changes how ops run: a node may run its VJP as a recorded
     # chain of NumPy calls (vjp_chain.py).
     plain = state.dispatch == PLAIN and not instrumented
+    owned: dict = {}  # id -> the buffers' gradients _embed_into_buffer made (written in place)
     if tracer is not None:
         tracer.backward_depth += 1  # the nodes it records now are the adjoint's
     try:
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None) or []
+            if owned:  # handed on now (a rule may pass it on as it is): no longer written
+                for grad in grads:
+                    owned.pop(id(grad), None)
             if inputs is not None and node not in needed and id(node) not in captured_nodes:
                 # Outside the part of the graph autograd.grad asked for: neither the node nor
                 # its hooks run, but its consumers' counts still drop.
@@ -122,7 +126,11 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 input_grads = [None] * len(node.next_functions)
             else:
                 if plain and node._chains is not None:
-                    input_grads = apply_no_graph(node, grads)
+                    if node.op.embeds_gradient is not None and not hooked and \
+                            _embed_into_buffer(node, grads[0], buffers, owned):
+                        input_grads = _NONE  # written: its consumer's count still drops
+                    else:
+                        input_grads = apply_no_graph(node, grads)
                 else:
                     input_grads = _apply_instrumented(node, grads) if instrumented else \
                         node.apply(grads)
@@ -291,6 +299,52 @@ def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad: Tensor,
         slots[output_nr] = _sum_without_graph(current, grad)
     else:
         slots[output_nr] = current + grad
+
+
+_NONE = (None,)
+
+
+def _embed_into_buffer(node: Node, grad: Tensor, buffers: dict, owned: dict) -> bool:
+    """Run the VJP of a view op with Op.embeds_gradient (slice: zeros of the input's shape
+    with `grad` written at the slices) into its input's gradient buffer, where no graph is
+    built: a new buffer is that VJP's value, made by the embedding op's impl, and one made
+    here earlier (the other pieces of a chunk) takes the addition in place at the view, the
+    only elements the sum of two such values adds anything but zeros to. The pieces of an
+    LSTM's gates then cost one zero table and no full-size sums. False (the rule runs as
+    usual) where that does not hold: another gradient in the buffer, a bfloat16 or complex32
+    one (sums are rounded), a gradient of another dtype or shape than the conform step would
+    leave, or one off the CPU. See docs/notes/eager-dispatch.md ("Eager loops of small
+    ops")."""
+    next_node, output_nr = node.next_functions[0]
+    shape, dtype = node.input_meta[0]
+    data = grad._data
+    if next_node is None or output_nr != 0 or next_node.output_count != 1 or \
+            data.__class__ is not _ndarray or grad._dtype is not dtype or \
+            dtype is _BFLOAT16 or dtype is _COMPLEX32 or (
+                next_node.__class__ is AccumulateGrad and
+                next_node.variable._data.__class__ is not _ndarray):
+        return False
+    op, attrs = node.op, node.attrs
+    slots = buffers.get(next_node)
+    current = slots[0] if slots is not None else None
+    if current is None:
+        try:
+            full = op.embeds_gradient.impl(data, shape, **attrs)
+        except ValueError:  # a gradient of another shape: the rule raises what it should
+            return False
+        if op.impl(full, **attrs).shape != data.shape:
+            return False
+        made = plain_tensor(full, dtype)
+        owned[id(made)] = made
+        buffers[next_node] = [made]
+        return True
+    if owned.get(id(current)) is not current:
+        return False
+    region = op.impl(current._data, **attrs)
+    if region.shape != data.shape:
+        return False
+    _add(region, data, out=region)
+    return True
 
 
 def _sum_without_graph(current: Tensor, grad: Tensor) -> Tensor:

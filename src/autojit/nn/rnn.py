@@ -24,8 +24,9 @@ import math
 
 from ..ops.elementwise import sigmoid, tanh
 from ..ops.indexing import index_select
-from ..ops.layout import cat, stack
+from ..ops.layout import cat, chunk, narrow, stack
 from ..tensor.creation import empty, zeros
+from ..tensor.state import state as thread_state
 from ..tensor.tensor import Tensor
 from . import init
 from .layer_functions import dropout, linear
@@ -53,18 +54,34 @@ def _rnn_step(mode: str, projected_input: Tensor, hidden, weight_hh: Tensor, bia
     if mode == "LSTM":
         h, c = hidden
         gates = projected_input + linear(h, weight_hh, bias_hh)
-        i, f, g, o = gates.chunk(4, -1)
-        c = sigmoid(f) * c + sigmoid(i) * tanh(g)
-        h = sigmoid(o) * tanh(c)
+        if thread_state.tracer is not None:
+            # Traced, each gate keeps its own sigmoid: the slice pass (ir/passes/slices.py)
+            # joins the four zero-padded pieces of the gradient into one cat, which the
+            # sigmoid over all four gates below would keep from it.
+            i, f, g, o = gates.chunk(4, -1)
+            c = sigmoid(f) * c + sigmoid(i) * tanh(g)
+            h = sigmoid(o) * tanh(c)
+        else:
+            # Eager, one sigmoid over all four gates (g's quarter unused) where there were
+            # three: elementwise, the same values, and two nodes fewer forward and backward.
+            size = c.shape[-1]
+            activated = sigmoid(gates)
+            # (the layout functions themselves: the methods' wrappers cost as much again)
+            g = tanh(narrow(gates, -1, 2 * size, size))
+            c = narrow(activated, -1, size, size) * c + narrow(activated, -1, 0, size) * g
+            h = narrow(activated, -1, 3 * size, size) * tanh(c)
         if weight_hr is not None:
             h = linear(h, weight_hr)
         return (h, c), h
     if mode == "GRU":
-        x_r, x_z, x_n = projected_input.chunk(3, -1)
-        h_r, h_z, h_n = linear(hidden, weight_hh, bias_hh).chunk(3, -1)
-        r = sigmoid(x_r + h_r)
-        z = sigmoid(x_z + h_z)
-        n = tanh(x_n + r * h_n)
+        gates_h = linear(hidden, weight_hh, bias_hh)
+        size = hidden.shape[-1]
+        # r and z from one add over all three thirds (x_n + h_n unused) and one sigmoid over
+        # the first two, where each was an add and a sigmoid of its own pieces: elementwise,
+        # the same values, with four nodes fewer forward and backward in an eager loop.
+        r, z = chunk(sigmoid(narrow(projected_input + gates_h, -1, 0, 2 * size)), 2, -1)
+        n = tanh(narrow(projected_input, -1, 2 * size, size) +
+                 r * narrow(gates_h, -1, 2 * size, size))
         h = (hidden - n) * z + n  # torch's GRU cell's form: three ops, torch's roundings
         return h, h
     h = _activation(mode)(projected_input + linear(hidden, weight_hh, bias_hh))

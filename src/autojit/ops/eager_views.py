@@ -18,6 +18,10 @@ something walks the chain (`LazySource`). Anything else (an index out of range, 
 does not fit, an empty result, a tensor that needs a node) returns None and the caller takes
 the general path, which raises torch's errors. docs/notes/eager-dispatch.md ("The data
 path") has the figures.
+
+The pieces of split, chunk and narrow (`slice_piece`) are made the same way, and recorded
+too: a recurrent cell's loop slices its gate tensors a few times a step, with gradients
+(docs/notes/eager-dispatch.md, "Eager loops of small ops").
 """
 
 from __future__ import annotations
@@ -216,4 +220,35 @@ def joined(tensors: tuple, dim, new_dim: bool, op):
     out.grad_fn = None
     out._output_nr = 0
     out._counter = None
+    return out
+
+
+# ---- the pieces of split, chunk and narrow ------------------------------------------------------
+
+def sliced_data(x: Tensor):
+    """x's NumPy data where `slice_piece` may make x's slices directly, recorded or not:
+    nothing traces, no VJP chain is recorded, no mode changes how an op runs or records
+    (state.dispatch not SPECIAL), and x's dtype is not one of torch's limited support; else
+    None, for bind."""
+    data = x._data
+    if data.__class__ is not _ndarray or registry.STEP is not None or \
+            state.dispatch == SPECIAL or x._dtype.limited:
+        return None
+    return data
+
+
+def slice_piece(x: Tensor, data: np.ndarray, attrs: dict, op) -> Tensor | None:
+    """x at attrs["slices"] (in range; the slice op's attrs), as bind(op, (x,), attrs) makes
+    it (a view of x with that `_view_source`, and the op's autograd node where grad mode
+    records and x requires grad), without the dispatch's dtype rule, operand loop and view
+    test: a chunk of an LSTM's gates is four of these a step. None for an empty piece (not a
+    view: bind makes it)."""
+    # The op's impl makes the view, as bind's would: a test or tool that wraps op.impl sees
+    # it run (the VJP chains call op.impl at each step for the same reason).
+    view = op.impl(data, attrs["slices"])
+    if not view.size:
+        return None
+    out = view_of(view, x, (x, op, attrs))
+    if state.dispatch and x._requires_grad and x._dtype.category >= dtypes.FLOATING:
+        registry.RECORD(op, (x,), attrs, out, False)
     return out

@@ -20,9 +20,9 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.state import state
+from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor, normalize_dim, plain_tensor
-from . import batching
+from . import batching, registry
 from . import elementwise as ew
 from .eager_views import direct_real_data
 from .index_checks import check_index
@@ -33,10 +33,16 @@ from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 from .row_accumulation import add_rows
 
 _INDEX_DTYPES = (dtypes.int64, dtypes.int32)
+_least, _most = np.minimum.reduce, np.maximum.reduce
 
 
 def _zeros(shape, like: Tensor) -> Tensor:
     """Zeros of `shape` with like's dtype, on like's device."""
+    if like._data.__class__ is np.ndarray and state.dispatch != SPECIAL:
+        # On the CPU with nothing tracing and no inference mode, the zeros themselves:
+        # creation.zeros' device, dtype and size checks took twice as long as np.zeros at an
+        # embedding gradient's sizes, once per lookup of an eager loop.
+        return plain_tensor(np.zeros(shape, like._dtype.numpy), like._dtype)
     return _creation().zeros(tuple(shape), dtype=like.dtype, device=like.device)
 
 
@@ -132,9 +138,9 @@ def _add_rows_at(out, values, index):
         np.add.at(out, index, values)
         return out
     rows = index.reshape(-1)
-    if rows.size and rows.min() < 0:
+    if rows.size and _least(rows) < 0:  # (the ufunc's reduction: min()'s wrapper costs more)
         rows = np.where(rows < 0, rows + out.shape[0], rows)
-        if rows.min() < 0:  # out of range: np.add.at raises NumPy's IndexError
+        if _least(rows) < 0:  # out of range: np.add.at raises NumPy's IndexError
             np.add.at(out, index, values)
             return out
     shape = index.shape + out.shape[1:]
@@ -373,6 +379,10 @@ def _index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index.dtype not in _INDEX_DTYPES:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if dim == 0:
+        rows = _eager_rows(x, index)
+        if rows is not None:
+            return rows
     dim = normalize_dim(dim, x.ndim)
     extent = x.shape[dim] if x.ndim else 1
     if x.ndim > 1 and extent == 0 and index.numel():
@@ -385,6 +395,24 @@ def _index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
                                f"{index.numel()} value(s)")
         return reshape(x, ())  # torch: a 0-d x gives a 0-d result
     return index_tensor(x, unsqueeze(reshape(index, -1), 0), (dim,))
+
+
+def _eager_rows(x: Tensor, index: Tensor) -> Tensor | None:
+    """The rows of a matrix x at a non-empty vector `index` whose entries are in range (an
+    embedding's lookup), bound as the general path binds them: INDEX of x and a (1, n) view of
+    the index, which shares its version counter and is saved for the gradient. Taken where
+    nothing traces, no VJP chain is recorded and no mode is SPECIAL, so the check_index node
+    (there so that a traced check runs before the gather) and the reshapes around it are left
+    out; None elsewhere, and where an entry is out of range (the general path raises)."""
+    data, ids = x._data, index._data
+    if data.__class__ is not np.ndarray or ids.__class__ is not np.ndarray or \
+            data.ndim != 2 or ids.ndim != 1 or not ids.size or registry.STEP is not None or \
+            state.dispatch == SPECIAL:
+        return None
+    # (the ufuncs' reductions themselves: np.min's Python wrapper costs more than a batch)
+    if int(_least(ids)) < 0 or int(_most(ids)) >= data.shape[0]:
+        return None
+    return bind(INDEX, (x, unsqueeze(index, 0)), {"dims": (0,)})
 
 
 def flip(x: Tensor, dims) -> Tensor:

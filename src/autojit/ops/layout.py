@@ -6,7 +6,8 @@ NumPy views where NumPy can (the result then shares the input's version counter,
 views do). Composites built from them (view, flatten, squeeze, unsqueeze, transpose, stack,
 split, chunk, select) are at the bottom of this file. The stride rules of the lowerings are in
 layout_folds.py; eager_views.py makes the views of reshape and its forms, and cat and stack,
-without the general dispatch where no autograd node is needed.
+without the general dispatch where no autograd node is needed, and the pieces of split, chunk
+and narrow, with their nodes, where nothing traces or records specially.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..tensor.symbolic import as_size, is_symbolic, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from .autocast import PROMOTE, autocast_op
-from .eager_views import joined, reshape_view
+from .eager_views import joined, reshape_view, slice_piece, sliced_data
 from .layout_folds import (  # noqa: F401 - contiguous_strides is read from here too
     contiguous_strides,
     fold_expand,
@@ -208,14 +209,6 @@ def _embed_impl(g, full_shape, slices):
     return out
 
 
-SLICE = define_op(
-    name="slice", arity=1, shape=_slice_rule, dtype=rule_first,
-    impl=lambda x, slices: x[tuple([slice(*s) for s in slices])],
-    vjp=lambda ctx, g: (embed_slice(g, ctx.input_meta[0][0], ctx.attrs["slices"]),), saves=(),
-    jvp=lambda inputs, tangents, out, attrs: linear_jvp(SLICE, tangents, attrs),
-    lowering=Layout("slice", fold_slice, slice_start), grad_name="SliceBackward0",
-    view=True,
-    batch=batching.slices_rule())
 EMBED_SLICE = define_op(
     name="embed_slice", arity=1, shape=lambda shape, full_shape, slices: tuple(full_shape),
     dtype=rule_first, impl=_embed_impl,
@@ -223,6 +216,14 @@ EMBED_SLICE = define_op(
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(EMBED_SLICE, tangents, attrs),
     lowering=Layout("pad", places=lambda output_shape, attrs: [tuple(attrs["slices"])]),
     batch=batching.slices_rule("full_shape"))
+SLICE = define_op(
+    name="slice", arity=1, shape=_slice_rule, dtype=rule_first,
+    impl=lambda x, slices: x[tuple([slice(*s) for s in slices])],
+    vjp=lambda ctx, g: (embed_slice(g, ctx.input_meta[0][0], ctx.attrs["slices"]),), saves=(),
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(SLICE, tangents, attrs),
+    lowering=Layout("slice", fold_slice, slice_start), grad_name="SliceBackward0",
+    view=True, embeds_gradient=EMBED_SLICE,
+    batch=batching.slices_rule())
 
 
 def embed_slice(g: Tensor, shape, slices) -> Tensor:
@@ -250,12 +251,14 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
         if start.ndim != 0 or start.dtype.category != dtypes.INTEGER:
             raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = int(start)
-    if x.ndim == 0:
+    data = x._data
+    shape = data.shape if data is not None else x._value.shape
+    if not shape:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
-    dim = normalize_dim(dim, x.ndim)
-    size = x.shape[dim]
+    dim = normalize_dim(dim, len(shape))
+    size = shape[dim]
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
                          f"but got {start})")
@@ -269,11 +272,63 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """narrow for callers whose start and length fit (no checks, so no guards on sizes)."""
+    return _pieces(x, dim, ((start, start + length),))[0]
+
+
+def _pieces(x: Tensor, dim: int, bounds) -> list:
+    """x restricted to [start, stop) along `dim` for each (start, stop) of `bounds`, which fit
+    (normalized, in range): the pieces of split, chunk and narrow, each a slice (x itself
+    where a piece is all of x, as slice_dims gives). Where nothing traces or records
+    specially each piece is made directly (eager_views.slice_piece) rather than through bind,
+    with attrs shared by every piece of the same place in the same shape (_PIECE_ATTRS)."""
     data = x._data
     shape = data.shape if data is not None else x._value.shape
-    slices = [(0, n, 1) for n in shape]
-    slices[dim] = (start, start + length, 1)
-    return slice_dims(x, slices)
+    if dim < 0:  # (a caller of _narrow may pass one from the end)
+        dim += len(shape)
+    extent = shape[dim]
+    direct = sliced_data(x) if data is not None else None
+    pieces = []
+    for start, stop in bounds:
+        # (compared as slice_dims compares: a symbolic extent that is the stop asks nothing)
+        if start == 0 and (stop is extent or stop == extent):
+            pieces.append(x)
+            continue
+        if direct is not None:
+            key = (shape, dim, start, stop)
+            attrs = _PIECE_ATTRS.get(key)
+            if attrs is None:
+                attrs = _PIECE_ATTRS[key] = {"slices": _slices(shape, dim, start, stop)}
+            piece = slice_piece(x, direct, attrs, SLICE)
+            if piece is not None:
+                pieces.append(piece)
+                continue
+        pieces.append(bind(SLICE, (x,), {"slices": _slices(shape, dim, start, stop)}))
+    return pieces
+
+
+def _slices(shape, dim: int, start, stop) -> tuple:
+    """The slice op's attrs for [start, stop) along `dim` of `shape`."""
+    return tuple([(start, stop, 1) if axis == dim else (0, n, 1)
+                  for axis, n in enumerate(shape)])
+
+
+class _Bounded(dict):
+    """A table cleared when it passes 4,096 entries, which only ends the sharing."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key, value):
+        if len(self) > 4096:
+            self.clear()
+        dict.__setitem__(self, key, value)
+
+
+# The attrs of the pieces made directly, by (shape, dim, start, stop): every step of a loop
+# slices the same places of the same shapes, and a node's attrs and a view's `_view_source`
+# are only read, so equal pieces share one dict and its tuples instead of each keeping its
+# own for the cyclic garbage collector to count and promote while the graph lives
+# (docs/notes/eager-dispatch.md, "Eager loops of small ops").
+_PIECE_ATTRS = _Bounded()
 
 
 # ---- flip -------------------------------------------------------------------------------------
@@ -627,8 +682,10 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Pieces of x along `dim`: of one size (the last may be smaller) or of the listed sizes."""
-    dim = normalize_dim(dim, x.ndim)
-    extent = x.shape[dim]
+    data = x._data
+    shape = data.shape if data is not None else x._value.shape
+    dim = normalize_dim(dim, len(shape))
+    extent = shape[dim]
     if isinstance(split_size_or_sections, int) or is_symbolic(split_size_or_sections):
         # A size from a dynamic trace (chunk of a symbolic extent): how many pieces there are
         # is a Python int, so range() specializes it (guarded), as a list's length would be.
@@ -646,11 +703,11 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {extent} "
                                f"(input tensor's size at dimension {dim}), but got "
                                f"split_sizes={sizes}")
-    pieces, start = [], 0
+    bounds, start = [], 0
     for size in sizes:
-        pieces.append(_narrow(x, dim, start, size))
+        bounds.append((start, start + size))
         start += size
-    return tuple(pieces)
+    return tuple(_pieces(x, dim, bounds))
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
@@ -658,8 +715,10 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     smaller)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    dim = normalize_dim(dim, x.ndim)
-    extent = x.shape[dim]
+    data = x._data
+    shape = data.shape if data is not None else x._value.shape
+    dim = normalize_dim(dim, len(shape))
+    extent = shape[dim]
     if extent == 0:
         return split(x, [0] * chunks, dim)
     return split(x, -(-extent // chunks), dim)

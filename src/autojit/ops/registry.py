@@ -159,7 +159,8 @@ class Op:
 
     __slots__ = ("name", "shape", "dtype", "impl", "vjp", "jvp", "batch", "saves", "lowering",
                  "view", "grad_name", "node_class", "arity", "float32_scalars", "static_vjp",
-                 "uncast", "complex", "traces_bfloat16", "limited", "kernel", "scans_limited")
+                 "uncast", "complex", "traces_bfloat16", "limited", "kernel", "scans_limited",
+                 "embeds_gradient")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -172,9 +173,10 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
               static_vjp: bool | None = None, uncast: tuple = (),
               complex: bool | str | tuple | None = None,  # noqa: A002
               traces_bfloat16: bool = False, limited: tuple | None = None,
-              kernel: str | None = None) -> Op:
+              kernel: str | None = None, embeds_gradient: Op | None = None) -> Op:
     """Declare a primitive; every keyword but jvp, batch, grad_name, view, float32_scalars,
-    static_vjp, uncast, complex, traces_bfloat16, limited and kernel is required.
+    static_vjp, uncast, complex, traces_bfloat16, limited, kernel and embeds_gradient is
+    required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -221,6 +223,11 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         running the node rounds through run_eager as eager does); other ops on bfloat16
         tensors break the graph, since a kernel or a decomposition would compute in float32
         without rounding each result.
+    embeds_gradient: for an op whose result is a view of its input (slice), the op whose
+        impl(grad, input_shape, **attrs) is the VJP's value: zeros of the input's shape with
+        the gradient where this op's impl(zeros, **attrs) views them (embed_slice). A backward
+        pass that builds no graph may then write a gradient into the input's gradient buffer
+        there, instead of adding a zero-padded one (autograd/engine.py `_embed_into_buffer`).
     """
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is defined twice")
@@ -239,6 +246,7 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     op.limited = frozenset(LIMITED if limited is None and lowering.__class__ is Layout
                            else limited or ())
     op.kernel = kernel or f"{name}_cpu"
+    op.embeds_gradient = embeds_gradient
     # Whether a dispatch with no compute dtype looks for limited dtypes among the inputs.
     op.scans_limited = not op.limited.issuperset(LIMITED)
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.

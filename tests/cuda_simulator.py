@@ -12,6 +12,15 @@ The simulator runs each GPU thread as a Python thread. Two things about that are
   that holds the GIL, which took most of a simulated kernel's time (with Python's 5 ms switch
   interval, milliseconds per barrier). The threads wait on a condition here instead
   (`_block_barriers`), released when every running thread has arrived.
+- Starting and joining a Python thread per simulated thread took most of what remained (the
+  2-step transformer-encoder row of tests/test_cuda_nn_layers.py started 91,521 threads: 18 s,
+  half of it system time). A kernel whose code never reaches a block-wide barrier or a shared
+  array (`_barrier_free`: an elementwise or a reduction kernel without the shared-array stage,
+  and every device function it calls) runs its block's threads one after the other on the
+  launching thread instead: its threads do not wait for each other, so one after the other is
+  one of the orders the threads may run in, on a GPU and in the simulator (whose threads
+  switch every few milliseconds under the GIL). A kernel that does reach a barrier keeps a
+  thread each; one that reached `syncthreads()` while run in order would raise.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import numba  # noqa: E402
 if os.environ["NUMBA_ENABLE_CUDASIM"] == "1" and "numba.cuda" not in sys.modules:
     numba.config.ENABLE_CUDASIM = 1
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import autojit  # noqa: E402
@@ -41,7 +51,6 @@ MARKS = [requires_cuda]
 def _lock_shared_arrays() -> None:
     """FakeCUDAShared.array as numba writes it (a block's arrays told apart by the line that
     asks for them), with the lookup and the allocation under one lock."""
-    import numpy as np
     from numba.core import types
     from numba.cuda.simulator.kernelapi import FakeCUDAShared
     from numba.np import numpy_support
@@ -106,18 +115,101 @@ class _BlockBarrier:
                 self._release()
 
 
+# What a kernel's code names where its threads wait for each other or share memory.
+_BARRIER_NAMES = frozenset(("syncthreads", "syncthreads_count", "syncthreads_and",
+                            "syncthreads_or", "shared", "cg", "this_grid"))
+_BARRIER_FREE: dict = {}
+
+
+def _names(code) -> set:
+    """The names `code` (and the functions and lambdas defined in it) reads."""
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if hasattr(constant, "co_names"):
+            names |= _names(constant)
+    return names
+
+
+def _barrier_free(function, seen=None) -> bool:
+    """Whether `function` (a kernel's Python function) and every function it reaches through
+    its globals (device functions, in the simulator FakeCUDAKernels holding theirs) never name
+    a barrier or a shared array."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    found = _BARRIER_FREE.get(code)
+    if found is not None:
+        return found
+    seen = set() if seen is None else seen
+    if code in seen:
+        return True
+    seen.add(code)
+    names = _names(code)
+    free = not names & _BARRIER_NAMES
+    if free:
+        namespace = function.__globals__
+        for name in names:
+            value = namespace.get(name)
+            value = getattr(value, "fn", value)  # a device function: its Python function
+            if hasattr(value, "__code__") and hasattr(value, "__globals__") and \
+                    not _barrier_free(value, seen):
+                free = False
+                break
+    _BARRIER_FREE[code] = free
+    return free
+
+
+def _in_order(manager, grid_point, args) -> None:
+    """A barrier-free block's threads, one after the other on this thread (which stands in for
+    each: the simulator's kernel API reads threadIdx and blockIdx from the current thread). An
+    error is raised as the simulator raises a thread's, naming the thread and block."""
+    from numba.cuda.simulator.kernelapi import Dim3
+
+    thread = threading.current_thread()
+    block_dim = Dim3(*manager._block_dim)
+    block_index = Dim3(*grid_point)
+    saved = {name: thread.__dict__[name] for name in _STANDING_IN if name in thread.__dict__}
+    thread.blockIdx = block_index
+    thread.syncthreads = _no_barrier
+    try:
+        for block_point in np.ndindex(*manager._block_dim):
+            index = thread.threadIdx = Dim3(*block_point)
+            thread.thread_id = index.x + block_dim.x * (index.y + block_dim.y * index.z)
+            try:
+                manager._f(*args)
+            except Exception as error:  # noqa: BLE001 - raised as the simulator raises it
+                where = f"tid={list(index)} ctaid={list(block_index)}"
+                message = f"{where}: {error}" if str(error) else where
+                raise type(error)(message).with_traceback(error.__traceback__) from None
+    finally:
+        for name in _STANDING_IN:
+            thread.__dict__.pop(name, None)
+        thread.__dict__.update(saved)
+
+
+_STANDING_IN = ("blockIdx", "threadIdx", "thread_id", "syncthreads")
+
+
+def _no_barrier():
+    raise RuntimeError("syncthreads() in a kernel run thread after thread "
+                       "(tests/cuda_simulator.py: _barrier_free missed it)")
+
+
 def _block_barriers() -> None:
     """The simulator's BlockManager.run without its polling: the simulator finds a block's
     threads at a barrier by polling every thread in a loop that holds the GIL, which
     costs most of a simulated kernel's time; here the threads wait on a _BlockBarrier and the
-    launching thread only joins them. Errors are raised as the simulator raises them."""
-    import numpy as np
+    launching thread only joins them, and a barrier-free kernel's threads run in order on the
+    launching thread (_in_order). Errors are raised as the simulator raises them."""
     from numba.cuda.simulator.kernel import BlockManager, BlockThread
 
     if getattr(BlockManager.run, "barriers", False):
         return
 
     def run(self, grid_point, *args):
+        if not self._debug and _barrier_free(self._f):
+            _in_order(self, grid_point, args)
+            return
         barrier = _BlockBarrier(int(np.prod(self._block_dim)))
         threads = []
         for block_point in np.ndindex(*self._block_dim):

@@ -16,15 +16,16 @@ import os
 DTYPES = ("float32", "float64", "complex64", "complex128")
 # Second order is checked in these dtypes only (single precision's rounding swamps it).
 GRADGRAD_DTYPES = ("float64", "complex128")
-# Samples per op and dtype: all of them (up to FULL_LIMIT) in every dtype of DTYPES with
-# AUTOJIT_OPINFO_FULL=1; else the first CI_LIMIT in CI_DTYPES (double precision, where second
-# order is checked too), which keeps the test within the suite's time budget.
+# Samples per op and dtype: all of them (up to FULL_LIMIT) in every dtype of DTYPES, by
+# default (the whole suite's run); with AUTOJIT_OPINFO_FULL=0 the first CI_LIMIT in CI_DTYPES
+# (double precision, where second order is checked too), a first answer in seconds while
+# editing.
 FULL_LIMIT = 32
 CI_LIMIT = 1
 CI_DTYPES = ("float64", "complex128")
-# In CI, these dtypes skip the compiled check, which is most of a sample's time (compiling its
-# graph: about 5 s of CPU for complex128's first samples); the full run compiles them, and in
-# CI the float64 samples of the FFTs, polar and view_as_complex compile complex values, as
+# With AUTOJIT_OPINFO_FULL=0, these dtypes skip the compiled check, which is most of a
+# sample's time (compiling its graph); the full run compiles them, and the float64 samples of
+# the FFTs, polar and view_as_complex compile complex values, as
 # tests/test_compile_complex.py does.
 CI_UNCOMPILED = ("complex128",)
 
@@ -38,7 +39,8 @@ def traced_arguments() -> bool:
 
 
 def full() -> bool:
-    return os.environ.get("AUTOJIT_OPINFO_FULL", "") not in ("", "0")
+    """Every sample in every dtype (the default), unless AUTOJIT_OPINFO_FULL is 0 or empty."""
+    return os.environ.get("AUTOJIT_OPINFO_FULL", "1") not in ("", "0")
 
 
 def sample_limit() -> int:
@@ -50,8 +52,8 @@ def run_dtypes() -> tuple:
 
 
 def run_checks(dtype: str, checks: tuple) -> tuple:
-    """The checks run for a dtype: all of them, but the compiled call in CI for the
-    CI_UNCOMPILED dtypes."""
+    """The checks run for a dtype: all of them, but the compiled call for the CI_UNCOMPILED
+    dtypes with AUTOJIT_OPINFO_FULL=0."""
     if full() or dtype not in CI_UNCOMPILED:
         return checks
     return tuple(check for check in checks if check != "compiled")

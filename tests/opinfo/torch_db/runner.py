@@ -62,9 +62,11 @@ def run_op(opinfo, function, dtype: str, limit: int, checks=CHECKS):
     skipped = {**SKIP_CHECKS.get(op_id(opinfo), {}),
                **SKIP_CHECKS.get(f"{op_id(opinfo)}/{dtype}", {})}
     checks = tuple(check for check in run_checks(dtype, checks) if check not in skipped)
+    compiled_functions: dict = {}  # shared by the samples' compiled checks (SampleRun)
     for index, sample in enumerate(samples(opinfo, dtype, limit)):
         try:
-            run = SampleRun(function, opinfo, sample, dtype, **options)
+            run = SampleRun(function, opinfo, sample, dtype, **options,
+                            compiled_functions=compiled_functions)
         except Unsupported as error:
             outcomes.append((index, "unsupported", str(error)))
             continue

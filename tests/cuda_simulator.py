@@ -264,10 +264,12 @@ class _Pool:
     and joining it cost more than running most kernels."""
 
     def __init__(self) -> None:
-        self.idle, self.lock = [], threading.Lock()
+        self.idle, self.lock, self.pid = [], threading.Lock(), os.getpid()
 
     def take(self, count: int) -> list:
         with self.lock:
+            if self.pid != os.getpid():  # a forked child: the parent's threads are not in it
+                self.idle, self.pid = [], os.getpid()
             taken, self.idle = self.idle[:count], self.idle[count:]
         while len(taken) < count:
             worker = _Worker(self)

@@ -4,7 +4,7 @@ NUMBA_ENABLE_CUDASIM must be set before numba.cuda is first imported; it is set 
 already set, so NUMBA_ENABLE_CUDASIM=0 runs the CUDA tests on a real GPU). If numba.cuda was
 already imported without the simulator and no GPU is present, `requires_cuda` skips the tests.
 
-The simulator runs each GPU thread as a Python thread. Two things about that are fixed here:
+The simulator runs each GPU thread as a Python thread. Three things about that are fixed here:
 - `cuda.shared.array` finds a block's array in a dict without a lock, so two threads can each
   create one and a thread's partial result lands in an array the others never read: a
   reduction that is right on a GPU comes out wrong, now and then. The allocation is locked.
@@ -12,10 +12,21 @@ The simulator runs each GPU thread as a Python thread. Two things about that are
   that holds the GIL, which took most of a simulated kernel's time (with Python's 5 ms switch
   interval, milliseconds per barrier). The threads wait on a condition here instead
   (`_block_barriers`), released when every running thread has arrived.
+- Starting and joining a Python thread per simulated thread took most of what remained (the
+  2-step transformer-encoder row of tests/test_cuda_nn_layers.py started 91,521 threads: 18 s,
+  half of it system time). A kernel whose code never reaches a block-wide barrier or a shared
+  array (`_barrier_free`: an elementwise or a reduction kernel without the shared-array stage,
+  and every device function it calls) runs its block's threads one after the other on the
+  launching thread instead: its threads do not wait for each other, so one after the other is
+  one of the orders the threads may run in, on a GPU and in the simulator (whose threads
+  switch every few milliseconds under the GIL). A kernel that does reach a barrier keeps a
+  thread each, taken from threads kept between launches (`_Pool`) instead of started anew;
+  a kernel that reached `syncthreads()` while run in order would raise.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -26,6 +37,7 @@ import numba  # noqa: E402
 if os.environ["NUMBA_ENABLE_CUDASIM"] == "1" and "numba.cuda" not in sys.modules:
     numba.config.ENABLE_CUDASIM = 1
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import autojit  # noqa: E402
@@ -41,7 +53,6 @@ MARKS = [requires_cuda]
 def _lock_shared_arrays() -> None:
     """FakeCUDAShared.array as numba writes it (a block's arrays told apart by the line that
     asks for them), with the lookup and the allocation under one lock."""
-    import numpy as np
     from numba.core import types
     from numba.cuda.simulator.kernelapi import FakeCUDAShared
     from numba.np import numpy_support
@@ -106,40 +117,206 @@ class _BlockBarrier:
                 self._release()
 
 
+# What a kernel's code names where its threads wait for each other or share memory.
+_BARRIER_NAMES = frozenset(("syncthreads", "syncthreads_count", "syncthreads_and",
+                            "syncthreads_or", "shared", "cg", "this_grid"))
+_BARRIER_FREE: dict = {}
+
+
+def _names(code) -> set:
+    """The names `code` (and the functions and lambdas defined in it) reads."""
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if hasattr(constant, "co_names"):
+            names |= _names(constant)
+    return names
+
+
+def _barrier_free(function, seen=None) -> bool:
+    """Whether `function` (a kernel's Python function) and every function it reaches through
+    its globals (device functions, in the simulator FakeCUDAKernels holding theirs) never name
+    a barrier or a shared array."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    found = _BARRIER_FREE.get(code)
+    if found is not None:
+        return found
+    seen = set() if seen is None else seen
+    if code in seen:
+        return True
+    seen.add(code)
+    names = _names(code)
+    free = not names & _BARRIER_NAMES
+    if free:
+        namespace = function.__globals__
+        for name in names:
+            value = namespace.get(name)
+            value = getattr(value, "fn", value)  # a device function: its Python function
+            if hasattr(value, "__code__") and hasattr(value, "__globals__") and \
+                    not _barrier_free(value, seen):
+                free = False
+                break
+    _BARRIER_FREE[code] = free
+    return free
+
+
+def _in_order(manager, grid_point, args) -> None:
+    """A barrier-free block's threads, one after the other on this thread (which stands in for
+    each: the simulator's kernel API reads threadIdx and blockIdx from the current thread). An
+    error is raised as the simulator raises a thread's, naming the thread and block."""
+    from numba.cuda.simulator.kernelapi import Dim3
+
+    thread = threading.current_thread()
+    block_dim = Dim3(*manager._block_dim)
+    block_index = Dim3(*grid_point)
+    saved = {name: thread.__dict__[name] for name in _STANDING_IN if name in thread.__dict__}
+    thread.blockIdx = block_index
+    thread.syncthreads = _no_barrier
+    try:
+        for block_point in np.ndindex(*manager._block_dim):
+            index = thread.threadIdx = Dim3(*block_point)
+            thread.thread_id = index.x + block_dim.x * (index.y + block_dim.y * index.z)
+            try:
+                with _errors(manager):
+                    manager._f(*args)
+            except Exception as error:  # noqa: BLE001 - raised as the simulator raises it
+                where = f"tid={list(index)} ctaid={list(block_index)}"
+                message = f"{where}: {error}" if str(error) else where
+                raise type(error)(message).with_traceback(error.__traceback__) from None
+    finally:
+        for name in _STANDING_IN:
+            thread.__dict__.pop(name, None)
+        thread.__dict__.update(saved)
+
+
+def _errors(manager):
+    """A kernel launched with debug=True raises on a division by zero, as the simulator's
+    threads do; else NumPy's error state as it is."""
+    return np.errstate(divide="raise") if manager._debug else contextlib.nullcontext()
+
+
+_STANDING_IN = ("blockIdx", "threadIdx", "thread_id", "syncthreads")
+
+
+def _no_barrier():
+    raise RuntimeError("syncthreads() in a kernel run thread after thread "
+                       "(tests/cuda_simulator.py: _barrier_free missed it)")
+
+
+class _Worker(threading.Thread):
+    """A pooled thread that stands in for one simulated thread of a block at a time: the
+    simulator's kernel API reads threadIdx, blockIdx and thread_id from the current thread
+    and calls its syncthreads()."""
+
+    def __init__(self, pool) -> None:
+        super().__init__(daemon=True, name="cuda-simulator-thread")
+        self.pool, self.go, self.task = pool, threading.Semaphore(0), None
+        self.exception = None
+
+    def run(self) -> None:
+        while True:
+            self.go.acquire()
+            manager, grid_point, block_point, args, barrier, latch = self.task
+            self.task = None
+            self.blockIdx, self.threadIdx = Dim3(*grid_point), Dim3(*block_point)
+            block_dim = Dim3(*manager._block_dim)
+            self.thread_id = self.threadIdx.x + block_dim.x * (
+                self.threadIdx.y + block_dim.y * self.threadIdx.z)
+            self.barrier, self.exception = barrier, None
+            failed = True
+            try:
+                with _errors(manager):
+                    manager._f(*args)
+                failed = False
+            except Exception as error:  # noqa: BLE001 - raised by the launching thread
+                where = f"tid={list(self.threadIdx)} ctaid={list(self.blockIdx)}"
+                message = f"{where}: {error}" if str(error) else where
+                self.exception = (type(error)(message), error.__traceback__)
+            finally:
+                barrier.leave(self, failed)
+                latch.count_down()
+
+    def syncthreads(self) -> None:
+        self.barrier.wait()
+
+
+class _Latch:
+    """Released when `count` threads have counted down."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.condition = count, threading.Condition()
+
+    def count_down(self) -> None:
+        with self.condition:
+            self.count -= 1
+            if not self.count:
+                self.condition.notify_all()
+
+    def wait(self) -> None:
+        with self.condition:
+            while self.count:
+                self.condition.wait()
+
+
+class _Pool:
+    """Idle _Workers, kept between launches: starting a Python thread per simulated thread
+    and joining it cost more than running most kernels."""
+
+    def __init__(self) -> None:
+        self.idle, self.lock, self.pid = [], threading.Lock(), os.getpid()
+
+    def take(self, count: int) -> list:
+        with self.lock:
+            if self.pid != os.getpid():  # a forked child: the parent's threads are not in it
+                self.idle, self.pid = [], os.getpid()
+            taken, self.idle = self.idle[:count], self.idle[count:]
+        while len(taken) < count:
+            worker = _Worker(self)
+            worker.start()
+            taken.append(worker)
+        return taken
+
+    def give_back(self, workers: list) -> None:
+        with self.lock:
+            self.idle.extend(workers)
+
+
+_POOL = _Pool()
+Dim3 = None  # numba's, set by _block_barriers
+
+
 def _block_barriers() -> None:
     """The simulator's BlockManager.run without its polling: the simulator finds a block's
     threads at a barrier by polling every thread in a loop that holds the GIL, which
     costs most of a simulated kernel's time; here the threads wait on a _BlockBarrier and the
-    launching thread only joins them. Errors are raised as the simulator raises them."""
-    import numpy as np
+    launching thread waits for them to finish; they are pooled threads (_Pool), and a
+    barrier-free kernel's threads run in order on the launching thread (_in_order). Errors are
+    raised as the simulator raises them."""
+    global Dim3
     from numba.cuda.simulator.kernel import BlockManager, BlockThread
+    from numba.cuda.simulator.kernelapi import Dim3
 
     if getattr(BlockManager.run, "barriers", False):
         return
 
     def run(self, grid_point, *args):
-        barrier = _BlockBarrier(int(np.prod(self._block_dim)))
-        threads = []
-        for block_point in np.ndindex(*self._block_dim):
-            def target():
-                failed = True
-                try:
-                    self._f(*args)
-                    failed = False
-                finally:
-                    barrier.leave(threading.current_thread(), failed)
-
-            thread = BlockThread(target, self, grid_point, block_point, self._debug)
-            thread.barrier = barrier
-            threads.append(thread)
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        if _barrier_free(self._f):
+            _in_order(self, grid_point, args)
+            return
+        points = list(np.ndindex(*self._block_dim))
+        barrier, latch = _BlockBarrier(len(points)), _Latch(len(points))
+        workers = _POOL.take(len(points))
+        for worker, block_point in zip(workers, points, strict=True):
+            worker.task = (self, grid_point, block_point, args, barrier, latch)
+            worker.go.release()
+        latch.wait()
         first = barrier.failed if barrier.failed is not None else \
-            next((thread for thread in threads if thread.exception), None)
-        if first is not None:
-            raise first.exception[0].with_traceback(first.exception[1])
+            next((worker for worker in workers if worker.exception), None)
+        exception = first.exception if first is not None else None
+        _POOL.give_back(workers)
+        if exception is not None:
+            raise exception[0].with_traceback(exception[1])
 
     def syncthreads(self):
         self.barrier.wait()

@@ -2,17 +2,23 @@
 
 Every OpInfo of torch.testing._internal.common_methods_invocations.op_db is run, as a torch
 user would port it (tests/opinfo/torch_db/resolve.py), on torch's own samples in each dtype of
-opinfo.torch_db.DTYPES: the forward against torch (values, dtypes, shapes; for a sample on
-which torch raises, the error's type), first-order gradients, second order in float64 and
-complex128, and the compiled call against eager; then the op's error samples (the error type
-and torch's message regex). By default the first CI_LIMIT sample of each op runs, in float64
-and complex128 (opinfo.torch_db.CI_DTYPES; complex128 not compiled), with its first
-4 * CI_LIMIT error samples: about 25 s of CPU, 6 of them collecting torch's database. The full
-run, every sample up to FULL_LIMIT per op and dtype in every dtype of DTYPES (float32, float64,
-complex64, complex128: about 2,300 tests, 22 minutes in one process on the shared 2-core
-development machine), is
+opinfo.torch_db.DTYPES (float32, float64, complex64, complex128), up to FULL_LIMIT (32) per op
+and dtype: the forward against torch (values, dtypes, shapes; for a sample on which torch
+raises, the error's type), first-order gradients, second order in float64 and complex128, and
+the compiled call against eager; then the op's error samples, up to 4 * FULL_LIMIT (the error
+type and torch's message regex). That is 2,336 tests, run by default: on the 2-core Zen 5
+development machine, 5 min 20 s in one process when idle, and 6 min 52 s on two workers
+(527 s of CPU) at a load of 3 to 6 from other work, of which 6 s per process collect torch's
+database; README.md says how long the whole suite takes with it. Most of the time is the
+compiled check (65% of the CPU: tracing, the passes, the schedule and about one LLVM compile
+per sample), then second order (15%) and the gradients (10%).
 
-    AUTOJIT_OPINFO_FULL=1 python -m pytest tests/test_opinfo.py -n 2
+    AUTOJIT_OPINFO_FULL=0 python -m pytest tests/test_opinfo.py
+
+runs the first QUICK_LIMIT (8) samples of each op and dtype instead (59% of the work). A sample
+of the same form as an earlier one of its op and dtype (torch's database repeats shapes and
+arguments with other values) is run by that sample's compiled function, as a user's loop runs
+one compiled function on new tensors, instead of compiling again (checks.py).
 
 The compiled call gets the sample's tensors as its arguments alone, traced symbolically, as a
 user's compiled function gets them (AUTOJIT_OPINFO_ARGUMENTS=0 captures them with their data
@@ -33,7 +39,7 @@ pytest.importorskip("expecttest")  # torch's op database imports it
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from opinfo.torch_db import full, op_id, run_dtypes, sample_limit  # noqa: E402
+from opinfo.torch_db import DTYPES, full, op_id, sample_limit  # noqa: E402
 from opinfo.torch_db.resolve import autojit_callable  # noqa: E402
 from opinfo.torch_db.runner import op_database, run_errors, run_op, supports  # noqa: E402
 from opinfo.torch_db.skips import KNOWN_FAILURES, MISSING, NOT_APPLICABLE  # noqa: E402
@@ -54,7 +60,7 @@ def _params(errors: bool):
                 params.append(pytest.param(opinfo, "errors", id=f"{name}-errors"))
             continue
         params += [pytest.param(opinfo, dtype, id=f"{name}-{dtype}")
-                   for dtype in run_dtypes() if supports(opinfo, dtype)]
+                   for dtype in DTYPES if supports(opinfo, dtype)]
     return params
 
 

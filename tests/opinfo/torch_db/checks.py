@@ -121,12 +121,15 @@ class SampleRun:
     """One sample run by torch and autojit, with what the later checks need."""
 
     def __init__(self, function, opinfo, sample, dtype: str, random: bool = False,
-                 tolerance=None, normalize=None, graph_break=None):
+                 tolerance=None, normalize=None, graph_break=None, compiled_functions=None):
         """random: the values are draws (or uninitialized memory), compared by shape and dtype
         only; tolerance: (rtol, atol) at least; normalize(result): the form compared, for
         results unique only up to a choice (the signs of eigenvectors); graph_break: why the
-        compiled call may split (an op torch.compile splits at too), else None."""
+        compiled call may split (an op torch.compile splits at too), else None;
+        compiled_functions: a dict the compiled checks of one op's samples share (see
+        `compiled`)."""
         self.function, self.opinfo, self.sample = function, opinfo, sample
+        self.compiled_functions = compiled_functions
         self.graph_break = graph_break
         self.dtype, self.random, self.tolerance = dtype, random, tolerance
         self.normalize = normalize or (lambda result: result)
@@ -267,11 +270,23 @@ class SampleRun:
                 return function(*_filled(args_template, inputs),
                                 **_filled(kwargs_template, inputs))
 
+        # A sample of the same form as an earlier one of this op and dtype (torch's database
+        # repeats shapes and arguments with other values) is given to the earlier sample's
+        # compiled function, as a user's loop calls one compiled function with new tensors:
+        # its guards hold, and its kernels run on this sample's values without compiling
+        # them again. Only a traced-arguments function that agreed with eager without a graph
+        # break is kept; a guard that fails retraces, as for a user.
+        key = None
+        if traced_arguments() and self.compiled_functions is not None and not self.graph_break:
+            key = sample_form(args, kwargs)
+        compiled = self.compiled_functions.get(key) if key is not None else None
+        if compiled is None:
+            compiled = autojit.compile(step)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 with seeded_outside():
-                    result = autojit.compile(step)(*originals)
+                    result = compiled(*originals)
             except Exception as error:  # noqa: BLE001 - reported
                 raise AssertionError(f"compiled raised {type(error).__name__}: {error}") from None
         breaks = [str(w.message).splitlines()[0] for w in caught
@@ -280,6 +295,49 @@ class SampleRun:
         del tensors
         _compare_compiled(self.normalize(result), self.normalize(eager.result), self.random,
                           self.tolerance)
+        if key is not None:
+            self.compiled_functions.setdefault(key, compiled)
+
+
+# Values a sample's form holds as they are (by type and repr: 1, 1.0 and True differ, as do
+# 0.0 and -0.0); a sample holding any other value has no form and is compiled on its own.
+_FORM_VALUES = (bool, int, float, complex, str, type(None), type(Ellipsis), slice, torch.dtype,
+                torch.device, torch.memory_format, torch.layout)
+
+
+def sample_form(args, kwargs):
+    """What a compiled check's trace of the sample depends on, as a hashable key: the
+    structure of its arguments, each tensor's shape, strides, offset, dtype, conjugate and
+    negative bits, layout, device and which other argument it is or is a view of, and every
+    other value by type and repr; None where an argument is of another kind (a generator, a
+    module)."""
+    numbered: dict = {}
+
+    def form(value):
+        if isinstance(value, torch.Tensor):
+            base = value._base
+            return ("tensor", numbered.setdefault(id(value), len(numbered)), tuple(value.shape),
+                    value.stride(), value.storage_offset(), str(value.dtype), value.is_conj(),
+                    value.is_neg(), value.layout, str(value.device),
+                    None if base is None else form(base))
+        if isinstance(value, torch.Size):
+            return ("Size", tuple(value))
+        if isinstance(value, (list, tuple)):
+            return (type(value).__name__, tuple(form(item) for item in value))
+        if isinstance(value, dict):
+            return ("dict", tuple((key, form(item)) for key, item in value.items()))
+        if isinstance(value, _FORM_VALUES):
+            return (type(value).__name__, repr(value))
+        raise _Formless
+
+    try:
+        return form((args, kwargs))
+    except _Formless:
+        return None
+
+
+class _Formless(Exception):
+    """An argument sample_form does not describe."""
 
 
 def _compare_compiled(result, eager, random: bool, tolerance) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from . import GRADGRAD_DTYPES, op_id, run_checks
+from . import GRADGRAD_DTYPES, op_id
 from .checks import CHECKS, SampleRun, check_error, first_line
 from .convert import Unsupported
 from .resolve import is_random
@@ -61,10 +61,12 @@ def run_op(opinfo, function, dtype: str, limit: int, checks=CHECKS):
     options = compare_options(opinfo, dtype, random=is_random(opinfo))
     skipped = {**SKIP_CHECKS.get(op_id(opinfo), {}),
                **SKIP_CHECKS.get(f"{op_id(opinfo)}/{dtype}", {})}
-    checks = tuple(check for check in run_checks(dtype, checks) if check not in skipped)
+    checks = tuple(check for check in checks if check not in skipped)
+    compiled_functions: dict = {}  # shared by the samples' compiled checks (SampleRun)
     for index, sample in enumerate(samples(opinfo, dtype, limit)):
         try:
-            run = SampleRun(function, opinfo, sample, dtype, **options)
+            run = SampleRun(function, opinfo, sample, dtype, **options,
+                            compiled_functions=compiled_functions)
         except Unsupported as error:
             outcomes.append((index, "unsupported", str(error)))
             continue

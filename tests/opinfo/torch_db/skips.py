@@ -102,7 +102,7 @@ TOLERANCES: dict = {
     "_upsample_bilinear2d_aa": {"float32": (1e-5, 5e-5)},
 }
 
-# What remains of the full run's failures (AUTOJIT_OPINFO_FULL=1), by kind: key "op/dtype" or
+# What remains of the full run's failures (the default run), by kind: key "op/dtype" or
 # "op/errors" (torch's error samples). The test expects them to fail, and the full run says
 # when one passes. The survey of 2026-11-25 (docs/differences.md) found none.
 KNOWN_FAILURES: dict = {}

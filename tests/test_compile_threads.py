@@ -175,6 +175,34 @@ def test_no_gemm_compile_outlives_the_compile_that_started_it(monkeypatch):
     assert isinstance(found, dict) or found.done()
 
 
+@pytest.mark.skipif(not cpu.has_avx512(), reason="the generated gemm needs AVX-512")
+def test_the_gemm_compile_starts_before_the_passes(monkeypatch):
+    """The CPU backend's prepare (stages.compile_graph) starts the gemm module for the
+    graph's products before the passes run, so that it compiles beside them; the schedule
+    still waits for it before the compiled call returns."""
+    from autojit.compiler import stages
+
+    monkeypatch.setenv("AUTOJIT_COMPILE_THREADS", "2")
+    monkeypatch.setattr(gemm_kernel, "_state", {})
+    started = []
+    optimize = stages.optimize
+
+    def noting(graph):
+        started.append(np.dtype(np.float64) in gemm_kernel._state)
+        return optimize(graph)
+
+    monkeypatch.setattr(stages, "optimize", noting)
+    generator = np.random.default_rng(6)
+    a = autojit.tensor(generator.standard_normal((64, 48)))
+    b = autojit.tensor(generator.standard_normal((48, 40)))
+    compiled = autojit.compile(lambda a, b: (a @ b).sin())
+    np.testing.assert_allclose(compiled(a, b).numpy(), np.sin(a.numpy() @ b.numpy()),
+                               rtol=1e-12)
+    assert started == [True]
+    found = gemm_kernel._state[np.dtype(np.float64)]
+    assert isinstance(found, dict) or found.done()
+
+
 def test_products_too_small_for_the_gemm_start_no_compile(monkeypatch):
     monkeypatch.setattr(gemm_kernel, "_state", {})
     gemm_kernel.prepare(np.float32, 4, 256)  # fewer rows than a tile block needs

@@ -4,8 +4,21 @@ with compiler/backends.py; the compiler imports it when it first builds a graph.
 
 from __future__ import annotations
 
+from .cpu import blas
 from .cpu.jit import parallel_compiles
 from .schedule.fusion import build_plan
+from .schedule.matmul_steps import is_product
+
+
+def prepare(graph) -> None:
+    """Start the native routines `graph`'s products will call (the gemm module,
+    gemm_kernel.prepare) on the compile threads before the passes run, which leave those
+    threads idle: on a cold cache the module's 0.1 s of compiling then overlaps the passes
+    instead of competing with the kernels' compiles. The schedule asks for them again as it
+    meets the products, and waits for them as for its kernels."""
+    for node in graph.nodes:
+        if is_product(node):
+            blas.prepare_product(node.output.dtype.numpy, node.output.shape)
 
 
 def build(graph, arguments, generic: bool = False, fresh_grads=frozenset()):

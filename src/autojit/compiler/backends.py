@@ -9,6 +9,11 @@ numba. A backend module provides
     build(graph, arguments, generic, fresh_grads) -> a plan: run_arrays(arrays) runs the
         graph on its non-captured inputs' arrays (codegen/schedule/fusion.py's Plan);
 
+optionally
+
+    prepare(graph) -> None: start, off the calling thread, what building the graph's plan
+        will need (the CPU backend's native gemm), before the passes run;
+
 and a device backend also
 
     claims(graph, arguments) -> bool: whether the call's tensors live on its device, so that

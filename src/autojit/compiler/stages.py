@@ -149,6 +149,7 @@ def compile_graph(compiled, guarded: GuardedTrace, graph: Graph,
     an Executable. With `generic`, its kernels read their sizes at run time."""
     traced = guarded.trace
     fresh_grads = set(traced.tracer.fresh_grads)
+    _prepare(compiled, graph)
     optimized = run_stage(compiled, "optimize", optimize, graph)
     split = run_stage(compiled, "partition", partition, optimized) \
         if guarded.has_backward else None
@@ -167,6 +168,20 @@ def compile_graph(compiled, guarded: GuardedTrace, graph: Graph,
                          frozenset()) if split is not None else None
     return run_stage(compiled, "build", build, compiled, guarded, graph, optimized, split, plan,
                      backward)
+
+
+def _prepare(compiled, graph: Graph) -> None:
+    """The CPU backend's `prepare` (backends.py) for a graph it will build, so that what its
+    plan needs compiles on the compile threads while the passes run on this one."""
+    if compiled.backend != "cpu" or _device_of_call(graph, compiled.call_arguments) is not None:
+        return
+    try:
+        backend = backends.load("cpu")
+    except Exception:  # noqa: BLE001 - llvmlite or numba missing: schedule() says so
+        return
+    prepare = getattr(backend, "prepare", None)
+    if prepare is not None:
+        prepare(graph)
 
 
 def interpret_once(compiled, guarded: GuardedTrace, graph: Graph) -> Executable:

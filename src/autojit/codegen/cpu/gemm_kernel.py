@@ -113,14 +113,20 @@ def prepare(dtype, rows: int = _MIN_ROWS, columns: int = 0) -> None:
     the products it meets, so that they compile while it builds the rest of the plan, which
     waits for them before its first run (jit.wait_at_block_end; docs/notes/compile-latency.md).
     """
+    from . import jit
+
     dtype = np.dtype(dtype)
-    if dtype not in _TYPES or not enabled() or dtype in _state or rows < _MIN_ROWS or \
+    if dtype not in _TYPES or not enabled() or rows < _MIN_ROWS or \
             (columns and columns * 2 < _TYPES[dtype][1] * 3):
+        return
+    found = _state.get(dtype)
+    if found is not None:
+        # Started already (by backend.prepare, before the passes ran): this block waits too.
+        if isinstance(found, Future):
+            jit.wait_at_block_end(found)
         return
     future = compile_threads.submit(_build, dtype)
     if future is not None:
-        from . import jit
-
         _state.setdefault(dtype, future)
         jit.wait_at_block_end(future)
 

@@ -191,9 +191,13 @@ def test_a_job_finishes_without_a_worker_that_never_comes():
     """The caller claims what the workers do not: a pool whose worker is held off (here, one
     that has already left its loop) still runs every part, on the calling thread."""
     pool = workers.Workers(1)
-    pool._state.view(np.int32)[workers.SLOTS["stop"] // 4] = 1
+    # Stopped as Workers.stop stops it: the flag, then a job of no parts that wakes a worker
+    # asleep on the futex (setting the flag alone left a sleeping worker in its loop, which
+    # the job below then woke, on a loaded machine: a crash of the test process in CI).
+    pool.stop()
     for thread in pool._threads:
-        thread.join(timeout=10)
+        thread.join(timeout=30)
+        assert not thread.is_alive()
     a, b = array(128, 32), array(32, 64)
     out = np.empty((128, 64), np.float32)
     table = np.array(blas.gemm_records(a, b, out, 1.0, 0.0, 2, False), np.int64)

@@ -165,11 +165,17 @@ def test_no_gemm_compile_outlives_the_compile_that_started_it(monkeypatch):
     call returns only once it is done (so no compile thread is busy when a program forks)."""
     monkeypatch.setenv("AUTOJIT_COMPILE_THREADS", "2")
     monkeypatch.setattr(gemm_kernel, "_state", {})
-    generator = np.random.default_rng(5)
+    _compiled_product_then_done(lambda a, b: (a @ b).tanh(), np.tanh, 5)
+
+
+def _compiled_product_then_done(function, reference, seed: int) -> None:
+    """Compile `function(a, b)` of a 64x48 and a 48x40 float64 product, compare it with
+    `reference(a @ b)`, and check the gemm module's compile was done when the call returned."""
+    generator = np.random.default_rng(seed)
     a = autojit.tensor(generator.standard_normal((64, 48)))
     b = autojit.tensor(generator.standard_normal((48, 40)))
-    compiled = autojit.compile(lambda a, b: (a @ b).tanh())
-    np.testing.assert_allclose(compiled(a, b).numpy(), np.tanh(a.numpy() @ b.numpy()),
+    compiled = autojit.compile(function)
+    np.testing.assert_allclose(compiled(a, b).numpy(), reference(a.numpy() @ b.numpy()),
                                rtol=1e-12)
     found = gemm_kernel._state[np.dtype(np.float64)]
     assert isinstance(found, dict) or found.done()
@@ -192,15 +198,8 @@ def test_the_gemm_compile_starts_before_the_passes(monkeypatch):
         return optimize(graph)
 
     monkeypatch.setattr(stages, "optimize", noting)
-    generator = np.random.default_rng(6)
-    a = autojit.tensor(generator.standard_normal((64, 48)))
-    b = autojit.tensor(generator.standard_normal((48, 40)))
-    compiled = autojit.compile(lambda a, b: (a @ b).sin())
-    np.testing.assert_allclose(compiled(a, b).numpy(), np.sin(a.numpy() @ b.numpy()),
-                               rtol=1e-12)
+    _compiled_product_then_done(lambda a, b: (a @ b).sin(), np.sin, 6)
     assert started == [True]
-    found = gemm_kernel._state[np.dtype(np.float64)]
-    assert isinstance(found, dict) or found.done()
 
 
 def test_products_too_small_for_the_gemm_start_no_compile(monkeypatch):

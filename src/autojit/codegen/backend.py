@@ -4,10 +4,9 @@ with compiler/backends.py; the compiler imports it when it first builds a graph.
 
 from __future__ import annotations
 
-from .cpu import blas
 from .cpu.jit import parallel_compiles
 from .schedule.fusion import build_plan
-from .schedule.matmul_steps import is_product
+from .schedule.matmul_steps import is_product, prepare_products
 
 
 def prepare(graph) -> None:
@@ -16,9 +15,7 @@ def prepare(graph) -> None:
     threads idle: on a cold cache the module's 0.1 s of compiling then overlaps the passes
     instead of competing with the kernels' compiles. The schedule asks for them again as it
     meets the products, and waits for them as for its kernels."""
-    for node in graph.nodes:
-        if is_product(node):
-            blas.prepare_product(node.output.dtype.numpy, node.output.shape)
+    prepare_products([node for node in graph.nodes if is_product(node)])
 
 
 def build(graph, arguments, generic: bool = False, fresh_grads=frozenset()):

@@ -82,6 +82,14 @@ class Epilogue:
         self.into_accumulate = False
 
 
+def prepare_products(products) -> None:
+    """Start the native gemm the product nodes will run on (blas.prepare_product) on a
+    compile thread, where it compiles while the plan is built, or earlier while the passes
+    run (backend.prepare); a dtype's gemm is started once."""
+    for node in products:
+        blas.prepare_product(node.output.dtype.numpy, node.output.shape)
+
+
 class ProductPlan:
     """What the schedule does with the graph's matmul nodes (see the module docstring)."""
 
@@ -94,9 +102,7 @@ class ProductPlan:
         if not host:
             return
         products = [node for node in graph.nodes if is_product(node)]
-        for node in products:
-            # The native gemm compiles on a compile thread while the plan is built.
-            blas.prepare_product(node.output.dtype.numpy, node.output.shape)
+        prepare_products(products)
         self._pair(graph.nodes, consumers, returned)
         claimed: set = set()  # ids of the combine nodes given an epilogue
         # (a @ b) + (c @ d), a gradient reaching a weight along two paths: the later product

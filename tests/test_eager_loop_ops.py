@@ -7,10 +7,11 @@ rows (ops/indexing.py `_eager_rows`), and the recurrent cells that use them (nn/
 Each piece must be what bind(SLICE) makes (a view of the same base sharing its version counter,
 the same `_view_source` for in-place writes and grad_fn regeneration, a SliceBackward0 node)
 and what torch gives (values, errors, gradients to second order); likewise the rows, whose
-saved index must still notice a write to the ids. The cells compute r and z (GRU) and the i,
-f, o gates (LSTM) with one sigmoid each where torch's form has one a gate: values and
-first-order gradients must be those of the per-gate form bit for bit, and torch's within
-rounding, to second order.
+saved index must still notice a write to the ids. Eager on the CPU, the cells' gates are the
+fused primitives of ops/rnn_cells.py (one node each: lstm_cell_state and lstm_cell_output,
+gru_cell): values and first-order gradients must be those of the per-gate form bit for bit,
+and torch's within rounding, to second order; traced, and in bfloat16, the cells stay
+composites.
 """
 
 from __future__ import annotations
@@ -395,3 +396,39 @@ def test_wide_cells_match_torch(kind):
                     out_theirs if kind == "LSTMCell" else (out_theirs,), strict=True):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=2e-5,
                                    atol=2e-6)
+
+
+@pytest.mark.parametrize("kind", ["GRUCell", "LSTMCell"])
+def test_eager_cells_bind_the_fused_gates(kind):
+    cell = getattr(autojit.nn, kind)(5, 7)
+    x = autojit.randn(3, 5)
+    out = cell(x)
+    if kind == "LSTMCell":
+        assert out[0].grad_fn.name() == "LstmCellOutputBackward0"
+        assert out[1].grad_fn.name() == "LstmCellStateBackward0"
+    else:
+        assert out.grad_fn.name() == "GruCellBackward0"
+    # bfloat16 rounds after each op of the composite, as torch's cells do: no fused node.
+    low = cell.to(autojit.bfloat16)(x.to(autojit.bfloat16))
+    for tensor in low if kind == "LSTMCell" else (low,):
+        assert "Cell" not in tensor.grad_fn.name()
+
+
+@pytest.mark.parametrize("kind", ["GRUCell", "LSTMCell"])
+def test_a_compiled_cell_loop_equals_eager(kind):
+    autojit.manual_seed(0)
+    cell = getattr(autojit.nn, kind)(4, 6)
+    xs = autojit.randn(5, 3, 4)
+
+    def run(xs):
+        state = None
+        total = 0.0
+        for x in xs:
+            state = cell(x, state)
+            total = total + (state[0] if kind == "LSTMCell" else state).square().sum()
+        return autojit.autograd.grad(total, list(cell.parameters()))
+
+    eager = run(xs)
+    compiled = autojit.compile(run)(xs)
+    for a, b in zip(eager, compiled, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)

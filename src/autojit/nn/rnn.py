@@ -3,7 +3,9 @@ arguments, parameter names and shapes (`weight_ih_l0`, `bias_hh_l1_reverse`, `we
 initialization, gate order and numerics.
 
 Every layer is a composite of autojit ops, so autograd (to any order), tracing, fusion and
-CUDA come from the primitives. The input projection of a whole sequence is one matrix product
+CUDA come from the primitives. Eager on the CPU in float32 and float64, a step's gate
+arithmetic is one or two fused primitives (ops/rnn_cells.py: lstm_cell_state and
+lstm_cell_output, gru_cell), each one node, where the composite is a dozen ops. The input projection of a whole sequence is one matrix product
 per layer and direction (x @ W_ih^T for all time steps at once); each step then adds the
 hidden projection and applies the gates, which fuse into one kernel under autojit.compile.
 A compiled step unrolls the time loop: the graph holds one copy of the step per time step
@@ -22,9 +24,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..ops.elementwise import sigmoid, tanh
 from ..ops.indexing import index_select
 from ..ops.layout import cat, chunk, narrow, stack
+from ..ops.rnn_cells import gru_cell, lstm_cell_output, lstm_cell_state
+from ..tensor import dtypes
 from ..tensor.creation import empty, zeros
 from ..tensor.state import state as thread_state
 from ..tensor.tensor import Tensor
@@ -36,6 +42,9 @@ from .utils.rnn import PackedSequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
+# The dtypes whose eager cells bind ops/rnn_cells.py's fused ops (the rest keep the composites:
+# bfloat16 and float16 round after every op of them, as torch's do).
+_FUSED_DTYPES = (dtypes.float32, dtypes.float64)
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
@@ -54,31 +63,31 @@ def _rnn_step(mode: str, projected_input: Tensor, hidden, weight_hh: Tensor, bia
     if mode == "LSTM":
         h, c = hidden
         gates = projected_input + linear(h, weight_hh, bias_hh)
-        if thread_state.tracer is not None:
+        if thread_state.tracer is None and gates._dtype in _FUSED_DTYPES and \
+                gates._data.__class__ is np.ndarray:
+            # Eager on the CPU, the gates' arithmetic is two ops, each one node
+            # (ops/rnn_cells.py): a dozen ops' dispatch and backward nodes fewer a step.
+            c = lstm_cell_state(gates, c)
+            h = lstm_cell_output(gates, c)
+        else:
             # Traced, each gate keeps its own sigmoid: the slice pass (ir/passes/slices.py)
-            # joins the four zero-padded pieces of the gradient into one cat, which the
-            # sigmoid over all four gates below would keep from it.
+            # joins the four zero-padded pieces of the gradient into one cat.
             i, f, g, o = gates.chunk(4, -1)
             c = sigmoid(f) * c + sigmoid(i) * tanh(g)
             h = sigmoid(o) * tanh(c)
-        else:
-            # Eager, one sigmoid over all four gates (g's quarter unused) where there were
-            # three: elementwise, the same values, and two nodes fewer forward and backward.
-            size = c.shape[-1]
-            activated = sigmoid(gates)
-            # (the layout functions themselves: the methods' wrappers cost as much again)
-            g = tanh(narrow(gates, -1, 2 * size, size))
-            c = narrow(activated, -1, size, size) * c + narrow(activated, -1, 0, size) * g
-            h = narrow(activated, -1, 3 * size, size) * tanh(c)
         if weight_hr is not None:
             h = linear(h, weight_hr)
         return (h, c), h
     if mode == "GRU":
         gates_h = linear(hidden, weight_hh, bias_hh)
+        if thread_state.tracer is None and gates_h._dtype in _FUSED_DTYPES and \
+                gates_h._data.__class__ is np.ndarray:
+            # Eager on the CPU: one op and one node for the gates (ops/rnn_cells.py).
+            h = gru_cell(projected_input, gates_h, hidden)
+            return h, h
         size = hidden.shape[-1]
         # r and z from one add over all three thirds (x_n + h_n unused) and one sigmoid over
-        # the first two, where each was an add and a sigmoid of its own pieces: elementwise,
-        # the same values, with four nodes fewer forward and backward in an eager loop.
+        # the first two: elementwise, the per-gate form's values, with fewer nodes.
         r, z = chunk(sigmoid(narrow(projected_input + gates_h, -1, 0, 2 * size)), 2, -1)
         n = tanh(narrow(projected_input, -1, 2 * size, size) +
                  r * narrow(gates_h, -1, 2 * size, size))

@@ -5,19 +5,18 @@ shifts), reduction, layout (reshape, expand, permute, slice, cat), linalg (matmu
 (gather, scatter_add, index, index_put), scatter (scatter_reduce), masked (nonzero_static),
 diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient), batch_norm
 (batch normalization, its backward formula and the running statistics' update), linear
-(nn.Linear's affine map), nll_loss (the negative log-likelihood of class targets and its
-backward formula), pooling (max pooling's select and scatter at each window's first maximum),
-sorting
-(argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
-(searchsorted), counting (histc), number_functions (gcd, lcm, igamma, igammac),
-complex_numbers (complex, view_as_real, view_as_complex, conj, and angle and sgn of complex
-tensors), fft (torch.fft's transforms: fft_c2c, fft_r2c, fft_c2r), collective
-(the exchanges between processes of autojit.distributed), random (the samplers poisson and
-multinomial, and the random ops built on draws), random_gamma (the gamma and binomial samplers),
-and torch.linalg's decompositions and solvers (linalg_*.py, gathered as autojit.linalg by
-linalg_namespace.py). Composites are in
-composite.py, triangular.py, einsum.py, joining.py, index_update.py, spectral.py (stft,
-istft) and aten_entry_points.py (torch's aten entry points, registered in the aten namespace of
+(nn.Linear's affine map), rnn_cells (the LSTM and GRU cells' gate arithmetic), nll_loss (the
+negative log-likelihood of class targets and its backward formula), pooling (max pooling's
+select and scatter at each window's first maximum), sorting (argsort), scans (cumsum, cumprod,
+cummax/cummin indices, logcumsumexp), searching (searchsorted), counting (histc),
+number_functions (gcd, lcm, igamma, igammac), complex_numbers (complex, view_as_real,
+view_as_complex, conj, and angle and sgn of complex tensors), fft (torch.fft's transforms:
+fft_c2c, fft_r2c, fft_c2r), collective (the exchanges between processes of autojit.distributed),
+random (the samplers poisson and multinomial, and the random ops built on draws), random_gamma
+(the gamma and binomial samplers), and torch.linalg's decompositions and solvers (linalg_*.py,
+gathered as autojit.linalg by linalg_namespace.py). Composites are in composite.py,
+triangular.py, einsum.py, joining.py, index_update.py, spectral.py (stft, istft) and
+aten_entry_points.py (torch's aten entry points, registered in the aten namespace of
 aten_namespace.py, which is `autojit.ops.aten`) and need no rules.
 """
 
@@ -49,6 +48,7 @@ from . import (  # noqa: F401
     random,
     random_gamma,
     reduction,
+    rnn_cells,
     scans,
     scatter,
     searching,

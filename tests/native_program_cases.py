@@ -1,5 +1,6 @@
 """Shared pieces of the native program tests (test_program.py, test_direct_calls.py): the skip
-mark for machines without native workers, and a seeded source of random float32 tensors."""
+marks for machines without native workers and for one core, and a seeded source of random
+float32 tensors."""
 
 import numpy as np
 import pytest
@@ -7,8 +8,10 @@ import pytest
 from autojit.codegen.cpu import workers
 
 NEEDS_WORKERS = pytest.mark.skipif(workers.shared() is None,
-                                   reason="no native workers here (one core, or not x86-64 "
-                                          "Linux)")
+                                   reason="no native workers here (not x86-64 Linux)")
+# A job is cut into one part per core: on one core nothing is split or run side by side.
+NEEDS_TWO_CORES = pytest.mark.skipif(workers.usable_cores() < 2,
+                                     reason="one core: a job is one part, nothing is split")
 
 
 def random_source(seed: int):

@@ -11,7 +11,7 @@ from autojit.codegen.cpu import input_checks, program, workers
 from autojit.codegen.cpu import jit as cpu
 
 pytestmark = pytest.mark.skipif(workers.shared() is None,
-                                reason="no native workers here (one core, or not x86-64 Linux)")
+                                reason="no native workers here (not x86-64 Linux)")
 generator = np.random.default_rng(7)
 
 

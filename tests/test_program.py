@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 import pytest
-from native_program_cases import NEEDS_WORKERS, random_source
+from native_program_cases import NEEDS_TWO_CORES, NEEDS_WORKERS, random_source
 
 import autojit
 from autojit.autograd import profiler
@@ -103,6 +103,7 @@ def _split_program_in_child(compiled, x, queue):
                                 atol=1e-6))))
 
 
+@NEEDS_TWO_CORES
 def test_a_program_made_before_a_fork_runs_on_the_childs_workers():
     """The runner's words name the workers a split kernel runs on; a forked child has workers
     of its own (workers.py), and its calls of a program the parent made use them (the parent's,
@@ -184,6 +185,7 @@ def test_a_strided_input_is_declined_and_runs_in_python():
     np.testing.assert_allclose(result.numpy(), (np.exp(strided.numpy()) * 2).sum(1), rtol=1e-5)
 
 
+@NEEDS_TWO_CORES
 def test_split_reductions_combine_natively_with_numpys_nan_rules():
     compiled = autojit.compile(lambda x: (x.tanh().sum(0), x.amax(0), x.amin(0)))
     x = generator.standard_normal((4096, 256)).astype(np.float32)

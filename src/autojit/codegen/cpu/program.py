@@ -87,7 +87,7 @@ def _combine_function(kind: str, dtype: np.dtype) -> int | None:
 
 
 def available() -> bool:
-    """Whether programs can run here: the native workers exist (Linux on x86-64, two or more
+    """Whether programs can run here: the native workers exist (Linux on x86-64, any number of
     cores) and the ndarray layout was found (cpu.object_layout)."""
     if workers.shared() is None:
         return False

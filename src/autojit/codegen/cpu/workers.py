@@ -537,8 +537,11 @@ def cores_in_use() -> int:
 
 
 def shared() -> Workers | None:
-    """The process's workers (one fewer than the cores), started on first use; None on one
-    core or where the native loop is not built (not Linux on x86-64)."""
+    """The process's workers (one fewer than the cores), started on first use; None where the
+    native loop is not built (not Linux on x86-64). On one core there are no worker threads:
+    the caller runs every job's one part, so that the native gemm, convolutions and programs
+    serve a one-core process too (OpenBLAS through ctypes and a step-by-step plan made a
+    compiled GPT step 1.7 times slower there)."""
     workers = _state.get("workers", False)
     if workers is not False:
         return workers
@@ -547,8 +550,7 @@ def shared() -> Workers | None:
         if workers is False:
             workers = None
             count = usable_cores() - 1
-            if count > 0 and sys.platform.startswith("linux") and \
-                    platform.machine() in ("x86_64", "AMD64"):
+            if sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64"):
                 workers = Workers(count, cores_in_use() - 1)
                 atexit.register(workers.stop)
             _state["workers"] = workers

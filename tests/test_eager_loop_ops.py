@@ -432,3 +432,43 @@ def test_a_compiled_cell_loop_equals_eager(kind):
     compiled = autojit.compile(run)(xs)
     for a, b in zip(eager, compiled, strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["GRUCell", "LSTMCell"])
+def test_cells_under_function_transforms_match_torch(kind):
+    """Per-sample gradients (vmap of grad of functional_call: the fused gates' batch rule and
+    VJP) and jacfwd (their JVP) of a cell, against torch.func."""
+    torch.manual_seed(0)
+    theirs = getattr(torch.nn, kind)(3, 5).double()
+    mine = getattr(autojit.nn, kind)(3, 5).double()
+    mine.load_state_dict({k: autojit.tensor(v.detach().numpy())
+                          for k, v in theirs.state_dict().items()})
+    x, h = rng.standard_normal((4, 3)), rng.standard_normal((4, 5))
+
+    def state_of(lib, hidden):
+        return (hidden, hidden) if kind == "LSTMCell" else hidden
+
+    def first(out):
+        return out[0] if kind == "LSTMCell" else out
+
+    def per_sample(lib, cell):
+        def loss(params, xi, hi):
+            out = lib.func.functional_call(cell, params, (xi[None], state_of(lib, hi[None])))
+            return (first(out) ** 2).sum()
+
+        params = {k: v.detach() for k, v in cell.named_parameters()}
+        grads = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(
+            params, lib.tensor(x), lib.tensor(h))
+        return {k: v.detach().numpy() for k, v in grads.items()}
+
+    def jacobian(lib, cell):
+        def out(xi):
+            return cell(xi, state_of(lib, lib.tensor(h[:1])))[-1] if kind == "LSTMCell" \
+                else cell(xi, lib.tensor(h[:1]))
+        return lib.func.jacfwd(out)(lib.tensor(x[:1])).detach().numpy()
+
+    expected, got = per_sample(torch, theirs), per_sample(autojit, mine)
+    for name in expected:
+        np.testing.assert_allclose(got[name], expected[name], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(jacobian(autojit, mine), jacobian(torch, theirs), rtol=1e-10,
+                               atol=1e-12)

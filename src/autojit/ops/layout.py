@@ -27,6 +27,7 @@ from ..tensor.symbolic import as_size, is_symbolic, size_product
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from .autocast import PROMOTE, autocast_op
+from .dtype_views import view_dtype
 from .eager_views import joined, reshape_view, slice_piece, sliced_data
 from .layout_folds import (  # noqa: F401 - contiguous_strides is read from here too
     contiguous_strides,
@@ -456,11 +457,18 @@ def cat(tensors, dim: int = 0) -> Tensor:
 
 # ---- composites: written from the primitives above, so they need no rules of their own -------
 
-def view(x: Tensor, *shape) -> Tensor:
+def view(x: Tensor, *shape, dtype=None) -> Tensor:
     """x with a new shape, sharing its storage: reshape where that is a view, torch's error
-    where x's strides cannot give the shape (`x.t().view(-1)`), where reshape copies."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
+    where x's strides cannot give the shape (`x.t().view(-1)`), where reshape copies. With a
+    dtype instead of a shape, x's memory read as that dtype (dtype_views.py)."""
+    if len(shape) == 1:
+        first = shape[0]
+        if isinstance(first, (tuple, list)):
+            shape = first
+        elif first.__class__ is dtypes.DType:
+            return view_dtype(x, first)
+    elif dtype is not None and not shape:
+        return view_dtype(x, dtype)
     out = reshape_view(x, shape, RESHAPE)
     if out is not None and out._base is not None:
         return out  # the fast path's view (eager_views.py)

@@ -37,7 +37,7 @@ GAPS = {
     "torch.rrelu_": {"generator"}, "torch.from_dlpack": {"device", "copy"},
     "torch.compile": {"model", "name", "isolate_recompiles", "shapes_spec"},
     "torch.mode": {"out"}, "torch.hardshrink": {"out"}, "torch.threshold": {"out"},
-    "Tensor.view": {"dtype"}, "nn.functional.l1_loss": {"weight"},
+    "nn.functional.l1_loss": {"weight"},
     "torch.ormqr": {"input2", "input3"}, "Tensor.ormqr": {"input2", "input3"},
 }
 # Stub keywords torch's parser refuses, or that stand for another form.
@@ -163,6 +163,7 @@ KEYWORD_CALLS = [
     lambda L, x, m: x.new_ones(size=(3, 1), layout=L.strided, pin_memory=False),
     lambda L, x, m: x.split(split_size=1),
     lambda L, x, m: x.view(size=(3, 1)),
+    lambda L, x, m: x.view(dtype=L.int32),
     lambda L, x, m: x.expand(size=(2, 3)),
     lambda L, x, m: m.repeat(repeats=(2, 1)),
     lambda L, x, m: m.flip(dims=(0,)),

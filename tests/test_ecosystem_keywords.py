@@ -33,11 +33,9 @@ P = inspect.Parameter
 # Keywords torch takes that autojit does not (yet); docs/drop-in.md lists them.
 GAPS = {
     "torch.addmm": {"out_dtype"}, "torch.baddbmm": {"out_dtype"}, "torch.bmm": {"out_dtype"},
-    "torch.mm": {"out_dtype"}, "torch.full": {"names"}, "torch.rrelu": {"generator"},
-    "torch.rrelu_": {"generator"}, "torch.from_dlpack": {"device", "copy"},
+    "torch.mm": {"out_dtype"}, "torch.full": {"names"},
+    "torch.from_dlpack": {"device", "copy"},
     "torch.compile": {"model", "name", "isolate_recompiles", "shapes_spec"},
-    "torch.mode": {"out"}, "torch.hardshrink": {"out"}, "torch.threshold": {"out"},
-    "nn.functional.l1_loss": {"weight"},
     "torch.ormqr": {"input2", "input3"}, "Tensor.ormqr": {"input2", "input3"},
 }
 # Stub keywords torch's parser refuses, or that stand for another form.
@@ -184,6 +182,19 @@ KEYWORD_CALLS = [
     lambda L, x, m: L.ones(2, layout=L.sparse_csr),
     lambda L, x, m: L.bitwise_and(L.tensor([3, 5]), L.tensor([1, 4]),
                                   out=L.empty(2, dtype=L.int64)),
+    lambda L, x, m: L.mode(L.tensor([1., 2, 2, 3]), out=(L.empty(0), L.empty(0, dtype=L.int64))),
+    lambda L, x, m: L.mode(m, 0, True, out=(L.empty(0), L.empty(0, dtype=L.int64))),
+    lambda L, x, m: L.mode(x, out=(L.empty(0, dtype=L.float64), L.empty(0, dtype=L.int64))),
+    lambda L, x, m: L.mode(x, out=(L.empty(0), L.empty(0, dtype=L.int32))),
+    lambda L, x, m: L.mode(x, out=L.empty(0)),
+    lambda L, x, m: L.hardshrink(x - 1, 0.2, out=L.empty(3)),
+    lambda L, x, m: L.hardshrink(x, out=L.empty(3, dtype=L.float64)),
+    lambda L, x, m: L.threshold(x, 1.0, -2.0, out=L.empty(3, dtype=L.float64)),
+    lambda L, x, m: L.threshold(x, 1.0, -2.0, out=L.empty(3, dtype=L.int64)),
+    lambda L, x, m: L.nn.functional.l1_loss(x, m[0], weight=m[1]),
+    lambda L, x, m: L.nn.functional.l1_loss(x, m[0], weight=m[1], reduction="sum"),
+    lambda L, x, m: L.nn.functional.l1_loss(x, m[0], weight=m[1], reduction="none"),
+    lambda L, x, m: L.nn.functional.l1_loss(x, m[0], weight=m[1, :2]),
 ]
 
 
@@ -211,3 +222,14 @@ def test_calls_by_keyword_as_torch(index):
     for (mine, dtype, shape), (theirs, their_dtype, their_shape) in zip(actual[1], expected[1]):
         assert (dtype, shape) == (their_dtype, their_shape)
         np.testing.assert_allclose(mine, theirs, rtol=1e-6)
+
+
+def test_rrelu_draws_from_the_generator_it_is_given():
+    x = autojit.linspace(-2, 1, 12)
+    first = autojit.rrelu(x, training=True, generator=autojit.Generator().manual_seed(3))
+    again = autojit.rrelu(x, training=True, generator=autojit.Generator().manual_seed(3))
+    other = autojit.rrelu(x, training=True, generator=autojit.Generator().manual_seed(4))
+    assert first.tolist() == again.tolist() != other.tolist()
+    written = x.clone()
+    autojit.rrelu_(written, training=True, generator=autojit.Generator().manual_seed(3))
+    assert written.tolist() == first.tolist()

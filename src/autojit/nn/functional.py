@@ -370,13 +370,22 @@ def mse_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A00
 
 @autocast_op(cpu=FP32, cuda=FP32)
 def l1_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A002
-            reduction: str = "mean") -> Tensor:
-    """The mean (or sum) of absolute differences."""
+            reduction: str = "mean", weight=None) -> Tensor:
+    """The mean (or sum) of absolute differences; with `weight` (input's shape), each
+    difference weighted and a mean divided by the weights' sum, as torch's."""
     _check_float("l1_loss", input, complex=True)
     _check_reduction(reduction)
     target = _as_operand(target)
     _warn_size(input, target)
-    return _reduce(ew.abs(input - target), reduction)
+    if weight is None:
+        return _reduce(ew.abs(input - target), reduction)
+    weight = _as_operand(weight)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    weighted = ew.abs(input - target) * weight
+    if reduction == "mean":
+        return sum_(weighted) / sum_(weight)
+    return _reduce(weighted, reduction)
 
 
 @autocast_op(cpu=FP32, cuda=BANNED)

@@ -179,11 +179,13 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     return ew.where(input > 0, input, scaled)
 
 
-def _rrelu(input: Tensor, lower: float, upper: float, training: bool) -> Tensor:  # noqa: A002
+def _rrelu(input: Tensor, lower: float, upper: float, training: bool,  # noqa: A002
+           generator=None) -> Tensor:
     if not training:
         return _leaky_relu(input, (lower + upper) / 2)
     # Each non-positive element gets its own slope, uniform on [lower, upper].
-    slopes = rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
+    slopes = rand(*input.shape, dtype=input.dtype, device=input.device,
+                  generator=generator) * (upper - lower) + lower
     return ew.where(input <= 0, input * slopes, input)
 
 
@@ -194,20 +196,21 @@ def _check_rrelu(input: Tensor, lower: float, upper: float, training: bool) -> N
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A002
-          training: bool = False, inplace: bool = False) -> Tensor:
+          training: bool = False, inplace: bool = False, *, generator=None) -> Tensor:
     """Randomized leaky ReLU: in training each x <= 0 is scaled by its own slope drawn from
-    U(lower, upper); in evaluation the slope is (lower + upper) / 2."""
+    U(lower, upper) (from `generator`, torch.rrelu's keyword, when given); in evaluation the
+    slope is (lower + upper) / 2."""
     _check_rrelu(input, lower, upper, training)
     if inplace:
-        return rrelu_(input, lower, upper, training)
-    return _rrelu(input, lower, upper, training)
+        return rrelu_(input, lower, upper, training, generator=generator)
+    return _rrelu(input, lower, upper, training, generator)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A002
-           training: bool = False) -> Tensor:
+           training: bool = False, *, generator=None) -> Tensor:
     """rrelu written into the input."""
     _check_rrelu(input, lower, upper, training)
-    return _in_place("rrelu_", _rrelu, input, lower, upper, training)
+    return _in_place("rrelu_", _rrelu, input, lower, upper, training, generator)
 
 
 # ---- exponential linear units ------------------------------------------------------------------

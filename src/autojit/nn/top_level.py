@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..nn_top_level_names import NN_TOP_LEVEL_NAMES
 from ..ops.elementwise import fill_like
+from ..ops.out_argument import with_out
 from ..tensor.creation import rand
 from ..tensor.dtypes import bool_
 from ..tensor.tensor import Tensor
@@ -90,20 +91,28 @@ def threshold(input, threshold, value):  # noqa: A002
 
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A002
-          training: bool = False):
-    """Randomized leaky ReLU (the slope of x <= 0 drawn from U(lower, upper) in training)."""
-    return F.rrelu(input, lower, upper, training)
+          training: bool = False, generator=None):
+    """Randomized leaky ReLU (the slope of x <= 0 drawn from U(lower, upper) in training, from
+    `generator` when given)."""
+    return F.rrelu(input, lower, upper, training, generator=generator)
 
 
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A002
-           training: bool = False):
+           training: bool = False, generator=None):
     """rrelu written into x."""
-    return F.rrelu_(input, lower, upper, training)
+    return F.rrelu_(input, lower, upper, training, generator=generator)
 
 
 def hardshrink(input, lambd: float = 0.5):  # noqa: A002
     """x where |x| > lambd, else 0."""
     return F.hardshrink(input, lambd)
+
+
+# torch's keyword-only out= of the top-level forms (ops/out_argument.py): hardshrink's out has
+# the result's dtype ("Found dtype Double but expected Float"), threshold's any dtype the
+# result casts to.
+threshold = with_out(threshold, None)
+hardshrink = with_out(hardshrink, "found")
 
 
 selu_, celu_, threshold_, relu_ = F.selu_, F.celu_, F.threshold_, F.relu_

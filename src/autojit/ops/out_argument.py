@@ -92,6 +92,11 @@ OUT_CHECKS = {
     "scalar_type": _unless_same(lambda result, out: (
         f"Expected object of scalar type {_scalar(result)} but got scalar type {_scalar(out)} "
         "for argument 'out'")),
+    "values output": _unless_same(lambda result, out: (
+        f"expected scalar type '{_scalar(result)}' but got '{_scalar(out)}' for values output")),
+    "indices output": _unless_same(lambda result, out: (
+        f"expected scalar type '{_scalar(result)}' but got '{_scalar(out)}' for indices "
+        "output")),
     "hash": _unless_same(lambda result, out: (
         f"Expected result to be of dtype {result.name}, but got {_scalar(out)}")),
     "dot": _unless_same(lambda result, out: (

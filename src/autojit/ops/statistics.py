@@ -27,6 +27,7 @@ from . import elementwise as ew
 from .counting import is_traced, runs_traced
 from .indexing import gather
 from .limited_rules import refuse_limited
+from .out_argument import write_results
 from .reduction import amax, amin, argmax, sum_
 from .scans import cumsum
 from .scatter import scatter_add
@@ -160,9 +161,19 @@ def corrcoef(input):  # noqa: A002
 
 # ---- mode ---------------------------------------------------------------------------------------
 
-def mode(input, dim: int = -1, keepdim: bool = False):  # noqa: A002
+def mode(input, dim: int = -1, keepdim: bool = False, *, out=None):  # noqa: A002
     """(values, indices): the most frequent value along `dim` (the smallest of the most
-    frequent) and the index of its last occurrence; the gradient goes to that position."""
+    frequent) and the index of its last occurrence; the gradient goes to that position.
+    `out`: a (values, indices) pair written, with torch's checks of each one's dtype."""
+    if out is not None:
+        values, indices = _mode(input, dim, keepdim)
+        return mode_return(*write_results("mode", out, (values, indices),
+                                          ("values output", "indices output"),
+                                          inputs=(input,)))
+    return _mode(input, dim, keepdim)
+
+
+def _mode(input, dim: int, keepdim: bool):  # noqa: A002
     x = input
     refuse_limited("mode_cpu", x)
     if x.ndim == 0:

@@ -34,9 +34,7 @@ P = inspect.Parameter
 GAPS = {
     "torch.addmm": {"out_dtype"}, "torch.baddbmm": {"out_dtype"}, "torch.bmm": {"out_dtype"},
     "torch.mm": {"out_dtype"}, "torch.full": {"names"},
-    "torch.from_dlpack": {"device", "copy"},
     "torch.compile": {"model", "name", "isolate_recompiles", "shapes_spec"},
-    "torch.ormqr": {"input2", "input3"}, "Tensor.ormqr": {"input2", "input3"},
 }
 # Stub keywords torch's parser refuses, or that stand for another form.
 _NOT_TORCHS = {"Tensor.to", "Tensor.map_", "Tensor.map2_", "Tensor.requires_grad_",
@@ -233,3 +231,26 @@ def test_rrelu_draws_from_the_generator_it_is_given():
     written = x.clone()
     autojit.rrelu_(written, training=True, generator=autojit.Generator().manual_seed(3))
     assert written.tolist() == first.tolist()
+
+
+def test_from_dlpack_takes_device_and_copy_as_torch():
+    for lib in (autojit, torch):
+        array = np.arange(3.0)
+        copied = lib.from_dlpack(array, copy=True)
+        shared = lib.from_dlpack(array, copy=False)
+        placed = lib.from_dlpack(array, device="cpu")
+        array[0] = 9.0
+        assert copied.tolist() == [0.0, 1.0, 2.0]
+        assert shared.tolist() == placed.tolist() == [9.0, 1.0, 2.0]
+
+
+def test_ormqr_takes_torchs_keyword_names():
+    rng = np.random.default_rng(0)
+    a, c = rng.standard_normal((4, 3)), rng.standard_normal((4, 2))
+    results = []
+    for lib in (autojit, torch):
+        q, tau = lib.geqrf(lib.tensor(a))
+        results.append(lib.ormqr(q, input2=tau, input3=lib.tensor(c), transpose=True).numpy())
+        results.append(lib.tensor(a).ormqr(input2=tau, input3=lib.tensor(c)).numpy())
+    np.testing.assert_allclose(results[0], results[2], rtol=1e-10)
+    np.testing.assert_allclose(results[1], results[3], rtol=1e-10)

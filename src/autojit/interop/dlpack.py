@@ -93,9 +93,24 @@ def exact_dtype(numpy_dtype, what: str) -> dtypes.DType:
     return found
 
 
-def from_dlpack(obj) -> Tensor:
+def from_dlpack(obj, *, device=None, copy=None) -> Tensor:
     """A tensor sharing memory with `obj`: a DLPack exporter (NumPy arrays, torch tensors, CuPy
-    arrays), a DLPack capsule, or a CUDA array exposing only `__cuda_array_interface__`."""
+    arrays), a DLPack capsule, or a CUDA array exposing only `__cuda_array_interface__`.
+    `device`: where the tensor is to be (a copy where obj is elsewhere); `copy`: True for a
+    copy always, False to refuse (BufferError) where a copy would be needed, None for a copy
+    only where needed, as the array API's from_dlpack."""
+    shared = _shared(obj)
+    if device is not None:
+        moved = shared.to(device)
+        if moved is not shared:
+            if copy is False:
+                raise BufferError(f"from_dlpack: the tensor is on {shared.device}, and moving "
+                                  f"it to {moved.device} needs a copy, which copy=False refuses")
+            return moved
+    return shared.clone() if copy else shared
+
+
+def _shared(obj) -> Tensor:
     if isinstance(obj, Tensor):
         return Tensor._make(obj._concrete("from_dlpack()"), obj._dtype)
     if type(obj).__name__ == "PyCapsule":

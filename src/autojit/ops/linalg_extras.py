@@ -258,10 +258,12 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
     return result if out is None else out.copy_(result)
 
 
-def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,  # noqa: A002
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,  # noqa: A002
           transpose: bool = False, *, out=None) -> Tensor:
-    """other multiplied by Q (Q^H with transpose) from the left or the right, Q the product of
-    the Householder reflectors stored in input and tau (LAPACK's ormqr)."""
+    """input3 (the other matrix) multiplied by Q (Q^H with transpose) from the left or the
+    right, Q the product of the Householder reflectors stored in input and input2 (tau), as
+    LAPACK's ormqr; the parameters have torch's names."""
+    tau, other = input2, input3
     for value in (input, tau, other):
         check_tensor(value, "ormqr")
     for value, name in ((input, "input"), (other, "other")):

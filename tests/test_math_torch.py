@@ -509,7 +509,7 @@ def test_out_resizes_a_nonempty_tensor_with_torchs_warning():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
 def test_where_on_large_arrays_is_torchs_bit_for_bit(dtype):
-    """Large selects take a branchless path (ops/elementwise.py: _where_impl): every bit of
+    """Large selects take a branchless path (ops/where_cast.py: _where_impl): every bit of
     the result, NaN payloads and signs of zero included, is torch's, for a mask without
     pattern, broadcast operands, Python scalars and a condition that is not bool."""
     rng = np.random.default_rng(3)

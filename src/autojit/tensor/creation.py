@@ -1,9 +1,8 @@
-"""Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/full/empty, ranges, eye, random.
+"""Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/full/empty, ranges, eye; the
+random factories are in random_factories.py, re-exported here.
 
 Factories make leaf tensors from Python data or NumPy arrays; they are not ops and record no
 history. dtype inference follows torch: bools give bool, ints int64, floats the default dtype.
-Random tensors are draws (random.py) from a Generator (generator.py): the device's default one,
-which manual_seed seeds, unless `generator=` names another.
 """
 
 from __future__ import annotations
@@ -31,18 +30,9 @@ from .memory_format import (
 )
 from .meta import MetaArray
 from .once import warn_once
-from .random import (
-    RandomDraw,
-    check_floating,
-    check_integer_range,
-    eager_randint,
-    normal_array,
-    random_tensor,
-    uniform_array,
-)
-from .state import SPECIAL, state
+from .state import state
 from .symbolic import as_size, contains_runtime, contains_symbolic
-from .tensor import Tensor, plain_tensor
+from .tensor import Tensor
 
 
 def default_generator() -> np.random.Generator:
@@ -555,117 +545,13 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     return _finish(np.eye(n, m, dtype=dtype.numpy), dtype, requires_grad, device)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
-         pin_memory=False) -> Tensor:
-    """Uniform samples on [0, 1); the size is given as integers or as one sequence."""
-    device = check_device(device)
-    dtype = _random_dtype(dtype, "rand", "check_uniform_bounds")
-    rng = generators.resolve(generator, "rand", device)
-    return random_tensor(RandomDraw("rand", _size(size), dtype, rng), device, requires_grad)
+# ---- the random factories (random_factories.py; read from here by their importers) ------------
 
-
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
-          pin_memory=False) -> Tensor:
-    """Standard normal samples, drawn from the generator that manual_seed seeds.
-
-    >>> import autojit
-    >>> _ = autojit.manual_seed(0)
-    >>> first = autojit.randn(2, 3)
-    >>> first.shape, first.dtype
-    (autojit.Size([2, 3]), autojit.float32)
-    >>> _ = autojit.manual_seed(0)
-    >>> bool((autojit.randn(2, 3) == first).all())
-    True
-    """
-    device = check_device(device)
-    dtype = _random_dtype(dtype, "randn", "normal_kernel_cpu")
-    rng = generators.resolve(generator, "randn", device)
-    return random_tensor(RandomDraw("randn", _size(size), dtype, rng), device, requires_grad)
-
-
-def _random_dtype(dtype, name: str, kernel: str) -> dtypes.DType:
-    dtype = dtypes.get_default_dtype() if dtype is None else dtypes.dtype_argument(dtype, name)
-    check_floating(dtype, kernel)
-    return dtype
-
-
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
-            requires_grad=False, layout=None, pin_memory=False) -> Tensor:
-    """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
-    if size.__class__ is tuple and high.__class__ is int and low.__class__ is int and \
-            generator is None and dtype is None and device is None and not requires_grad and \
-            state.dispatch != SPECIAL and state.default_device is None:
-        # The data pipeline's call (a random crop's offsets): drawn at once, the same numbers.
-        found = eager_randint(low, high, size)
-        if found is not None:
-            return found
-    device = check_device(device)
-    if size is None:  # randint(high, size)
-        if high is None:
-            raise TypeError("randint() missing required argument 'size'")
-        low, high, size = 0, low, high
-    elif high is None:  # randint(high, size=size)
-        low, high = 0, low
-    if not isinstance(size, (tuple, list)):
-        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
-                        f"{type(size).__name__}")
-    dtype = dtypes.int64 if dtype is None else dtypes.dtype_argument(dtype, "randint")
-    if dtype.is_complex:
-        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
-                           "boolean types")
-    check_integer_range(low, high, dtype)
-    rng = generators.resolve(generator, "randint", device)
-    return random_tensor(RandomDraw("randint", _size((size,)), dtype, rng, low, high), device,
-                         requires_grad)
-
-
-def _eager_like_draw(fill, x: Tensor):
-    """rand_like's or randn_like's values (`fill`: uniform_array or normal_array) drawn at
-    once, for a caller that was given nothing but x, where x is a float tensor of the CPU whose
-    preserved format is the contiguous one and nothing traces or runs under vmap (the
-    per-sample noise of a data pipeline), else None: the general path's checks cost several
-    times the draw. The numbers are the general path's, from the same generator."""
-    data = x._data
-    if data.__class__ is np.ndarray and state.dispatch != SPECIAL:
-        like = x._dtype
-        if like.category == dtypes.FLOATING and (data.flags.c_contiguous or
-                                                 preserved_order(data) is None):
-            return plain_tensor(fill(generators.default_generator, data.shape, like.numpy), like)
-    return None
-
-
-def rand_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
-              layout=None, memory_format=preserve_format) -> Tensor:
-    """Uniform samples on [0, 1) shaped like x, on x's device and in its dtype by default."""
-    if generator is None and dtype is None and device is None and not requires_grad and \
-            memory_format is preserve_format:
-        found = _eager_like_draw(uniform_array, x)
-        if found is not None:
-            return found
-    return _in_format(rand(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
-                           device=_like_device(x, device), requires_grad=requires_grad),
-                      memory_format, x, "rand_like")
-
-
-def randn_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False,
-               layout=None, memory_format=preserve_format) -> Tensor:
-    """Standard normal samples shaped like x, on x's device and in its dtype by default."""
-    if generator is None and dtype is None and device is None and not requires_grad and \
-            memory_format is preserve_format:
-        found = _eager_like_draw(normal_array, x)
-        if found is not None:
-            return found
-    return _in_format(randn(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
-                            device=_like_device(x, device), requires_grad=requires_grad),
-                      memory_format, x, "randn_like")
-
-
-def randint_like(x: Tensor, low=0, high=None, *, generator=None, dtype=None, device=None,
-                 requires_grad=False, layout=None, memory_format=preserve_format) -> Tensor:
-    """Integers uniform on [low, high) shaped like x: randint_like(x, high) or
-    randint_like(x, low, high); x's dtype and device by default."""
-    if high is None:
-        low, high = 0, low
-    return _in_format(randint(low, high, tuple(x.shape), generator=generator,
-                              dtype=dtype or x.dtype, device=_like_device(x, device),
-                              requires_grad=requires_grad), memory_format, x, "randint_like")
+from .random_factories import (  # noqa: E402, F401
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+)

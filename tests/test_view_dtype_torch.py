@@ -107,6 +107,8 @@ def test_bfloat16_and_complex32_say_why_not():
             autojit.zeros(4).view(dtype)
     with pytest.raises(NotImplementedError, match="bfloat16"):
         autojit.zeros(4, dtype=autojit.bfloat16).view(autojit.int16)
+    same = autojit.zeros(4, dtype=autojit.bfloat16)
+    assert same.view(autojit.bfloat16).dtype is autojit.bfloat16  # the same dtype: a view
 
 
 def test_a_compiled_function_breaks_its_graph_and_equals_eager():

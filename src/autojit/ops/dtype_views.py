@@ -9,7 +9,8 @@ counter (a write through either is seen by the other), is not a view for autogra
 Eager only: a traced function that asks for it breaks its graph there (compiled code has no
 bit casts), and runs that call eagerly. bfloat16 and complex32 are stored wider than their
 elements (as float32 and complex64: tensor/dtypes.py), so their bits are not in memory to be
-viewed; either side being one raises.
+viewed as another dtype; either side being one raises (a view as the same dtype is
+fine).
 """
 
 from __future__ import annotations
@@ -29,18 +30,16 @@ def view_dtype(x: Tensor, dtype) -> Tensor:
     data = x._data
     if data is None:
         graph_break("Tensor.view(dtype)", needs_data=False)
+    if dtype is x._dtype:
+        return Tensor._make(data.view(), dtype, x._version_counter)
     for side in (x._dtype, dtype):
         if side in _STORED_WIDER:
             raise NotImplementedError(
                 f"view(dtype): autojit stores {side.name} in a wider type "
                 f"({'float32' if side is dtypes.bfloat16 else 'complex64'}), so its bits "
                 "cannot be viewed as another dtype's (docs/differences.md)")
-    if dtype is x._dtype:
-        array = data.view()
-    else:
-        _check(x, dtype)
-        array = data.view(dtype.numpy)
-    return Tensor._make(array, dtype, x._version_counter)
+    _check(x, dtype)
+    return Tensor._make(data.view(dtype.numpy), dtype, x._version_counter)
 
 
 def _check(x: Tensor, dtype) -> None:
@@ -72,8 +71,3 @@ def _check(x: Tensor, dtype) -> None:
         if stride % ratio:
             raise RuntimeError(f"self.stride({dim}) must be divisible by {ratio} to view "
                                f"{names}, but got {stride}")
-
-
-def is_dtype(value) -> bool:
-    """Whether `view`'s one argument is a dtype rather than a size."""
-    return isinstance(value, dtypes.DType)

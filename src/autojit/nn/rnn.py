@@ -2,14 +2,14 @@
 arguments, parameter names and shapes (`weight_ih_l0`, `bias_hh_l1_reverse`, `weight_hr_l0`),
 initialization, gate order and numerics.
 
-Every layer is a composite of autojit ops, so autograd (to any order), tracing, fusion and
-CUDA come from the primitives. Eager on the CPU in float32 and float64, a step's gate
-arithmetic is one or two fused primitives (ops/rnn_cells.py: lstm_cell_state and
-lstm_cell_output, gru_cell), each one node, where the composite is a dozen ops. The input projection of a whole sequence is one matrix product
-per layer and direction (x @ W_ih^T for all time steps at once); each step then adds the
-hidden projection and applies the gates, which fuse into one kernel under autojit.compile.
-A compiled step unrolls the time loop: the graph holds one copy of the step per time step
-(docs/nn.md has the compile time and step time this gives at sequence length 64).
+Every layer is a composite of autojit ops, so autograd (to any order), tracing, fusion and CUDA
+come from the primitives. Eager on the CPU in float32 and float64, a step's gate arithmetic is
+one or two fused primitives (ops/rnn_cells.py: lstm_cell_state and lstm_cell_output, gru_cell),
+each one node, where the composite is a dozen ops. The input projection of a whole sequence is
+one matrix product per layer and direction (x @ W_ih^T for all time steps at once); each step
+then adds the hidden projection and applies the gates, which fuse into one kernel under
+autojit.compile. A compiled step unrolls the time loop: the graph holds one copy of the step
+per time step (docs/nn.md has the compile time and step time this gives at sequence length 64).
 
 Gates, as torch orders them in the weight rows:
     RNN:   h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)          (or relu)
@@ -56,6 +56,13 @@ def _activation(mode: str):
     return _relu if mode == "RNN_RELU" else tanh
 
 
+def _fused(gates: Tensor) -> bool:
+    """Whether a step binds ops/rnn_cells.py's fused gates: eager, on the CPU, in float32 or
+    float64."""
+    return thread_state.tracer is None and gates._dtype in _FUSED_DTYPES and \
+        gates._data.__class__ is np.ndarray
+
+
 def _rnn_step(mode: str, projected_input: Tensor, hidden, weight_hh: Tensor, bias_hh,
               weight_hr=None):
     """One time step: (new hidden state, what the step outputs). `projected_input` is
@@ -63,8 +70,7 @@ def _rnn_step(mode: str, projected_input: Tensor, hidden, weight_hh: Tensor, bia
     if mode == "LSTM":
         h, c = hidden
         gates = projected_input + linear(h, weight_hh, bias_hh)
-        if thread_state.tracer is None and gates._dtype in _FUSED_DTYPES and \
-                gates._data.__class__ is np.ndarray:
+        if _fused(gates):
             # Eager on the CPU, the gates' arithmetic is two ops, each one node
             # (ops/rnn_cells.py): a dozen ops' dispatch and backward nodes fewer a step.
             c = lstm_cell_state(gates, c)
@@ -80,8 +86,7 @@ def _rnn_step(mode: str, projected_input: Tensor, hidden, weight_hh: Tensor, bia
         return (h, c), h
     if mode == "GRU":
         gates_h = linear(hidden, weight_hh, bias_hh)
-        if thread_state.tracer is None and gates_h._dtype in _FUSED_DTYPES and \
-                gates_h._data.__class__ is np.ndarray:
+        if _fused(gates_h):
             # Eager on the CPU: one op and one node for the gates (ops/rnn_cells.py).
             h = gru_cell(projected_input, gates_h, hidden)
             return h, h

@@ -344,3 +344,44 @@ def test_unfreezing_a_layer_after_the_first_step_stays_compiled():
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-6)
     for mine, want in zip(parameters, eager_parameters, strict=True):
         np.testing.assert_allclose(mine, want, rtol=1e-5, atol=1e-7)
+
+
+def test_a_class_whose_module_is_a_descriptor_and_a_system_random_are_walked():
+    """Two objects a GPU machine's process reached that the walk over a function's state
+    raised on: a class whose `__module__` is a descriptor (cuda-bindings' C types) and
+    random.SystemRandom, whose getstate() raises NotImplementedError. The first is a library's
+    class; the second has no state to guard."""
+    import random
+
+    odd = type("Odd", (), {"__module__": property(lambda self: "elsewhere"), "scale": 2.0})
+    assert not isinstance(odd.__module__, str)
+    entropy = random.SystemRandom()
+
+    def function(x):
+        assert entropy is not None and odd is not None
+        return x * 2.0
+
+    compiled = autojit.compile(function)
+    x = autojit.ones(3)
+    np.testing.assert_array_equal(compiled(x).numpy(), np.full(3, 2.0, np.float32))
+    assert compiled.eager_reason is None
+
+
+def test_numpy_ma_masked_and_a_masked_array_in_the_state_a_function_reads():
+    """np.ma.masked refuses the fill_value its tobytes() would set: the walk compares a masked
+    array's data and mask instead (a GPU machine's op table reached np.ma.masked, with NumPy
+    on PYTHONPATH, and every compiled call raised AttributeError). A change to the mask
+    between calls is still seen."""
+    state = {"masked": np.ma.masked,
+             "weights": np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])}
+
+    def function(x):
+        assert state["masked"] is np.ma.masked
+        return x * float(state["weights"].sum())
+
+    compiled = autojit.compile(function)
+    x = autojit.ones(3)
+    np.testing.assert_array_equal(compiled(x).numpy(), np.full(3, 4.0, np.float32))
+    state["weights"].mask = [False, False, False]
+    np.testing.assert_array_equal(compiled(x).numpy(), np.full(3, 6.0, np.float32))
+    assert "numpy" in str(autojit.compiler.reachability.LIBRARY_ROOTS)

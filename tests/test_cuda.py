@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from cuda_simulator import MARKS  # before autojit: it enables the simulator
+from cuda_simulator import MARKS, SIMULATED  # before autojit: it enables the simulator
 
 import autojit
 
@@ -177,6 +177,7 @@ class FakeCupy:
         np.matmul(a, b, out=out)
 
 
+@pytest.mark.skipif(not SIMULATED, reason="the fake CuPy reads the simulator's arrays")
 @pytest.mark.parametrize("fail", [False, True])
 def test_matmul_through_cupy(monkeypatch, fail):
     from autojit.cuda import matmul
@@ -405,6 +406,97 @@ def test_render_reduction_with_warp_shuffles():
     assert "cuda.shfl_down_sync" in source and "cuda.shared.array(256" in source
     assert "shfl" not in render(kernel, block=32, warp_shuffle=False).source
     compile(source, "<kernel>", "exec")  # valid Python
+
+
+@pytest.mark.parametrize("dtype, reduce", [("uint8", "max"), ("int8", "min"), ("int16", "max")])
+def test_reductions_whose_accumulator_no_shuffle_moves_stay_in_shared_memory(dtype, reduce):
+    """numba's shfl_down_sync takes 32- and 64-bit ints and floats only (a uint8 max failed
+    to compile on an H200): such reductions finish their tree in shared memory."""
+    from autojit.codegen.cuda.render import render
+    from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
+    from autojit.ops.registry import REGISTRY
+
+    kind = getattr(autojit, dtype)
+    kernel = Kernel(reduce, (4, 300), reduce_axes=(1,))
+    kernel.inputs.append(KernelInput(kind, (300, 1)))
+    kernel.steps.append(Step(REGISTRY["neg"], (Operand("input", 0),), {}, kind, kind))
+    kernel.outputs.append(KernelOutput(0, kind, reduce))
+    source = render(kernel, block=256, warp_shuffle=True).source
+    assert "shfl" not in source and "if thread < 1:" in source
+    compile(source, "<kernel>", "exec")
+
+
+def test_kernels_first_compiled_inside_a_trace_see_maths_own_functions():
+    """A trace wraps math's functions (ir/scalars.SymbolicMath); an eager CUDA op run inside
+    one compiled its kernel with the wrapper in its namespace, which numba cannot lower (on an
+    H200: allclose compiled, 'No definition for lowering SymbolicMath._wrap...')."""
+    import math
+
+    from autojit.codegen.cuda.jit import MATH_FUNCTIONS, MATH_NAMES, _math
+    from autojit.ir.scalars import SymbolicMath
+
+    originals = {name: getattr(math, name) for name in (*MATH_NAMES, *MATH_FUNCTIONS, "erf")}
+    with SymbolicMath():
+        assert math.exp is not originals["exp"]
+        for name, original in originals.items():
+            assert _math(name) is original
+
+
+def test_a_numba_cuda_that_cannot_compile_with_this_numpy_is_named(monkeypatch):
+    """numba-cuda 0.30.4 with NumPy 2.5 fails every kernel's compile deep inside numba (it
+    registers np.row_stack); autojit.cuda names the cause when CUDA is first used."""
+    import types
+
+    import numba
+
+    from autojit.cuda import _check_compiler
+
+    class Typing:
+        def refresh(self):
+            raise AttributeError("module 'numpy' has no attribute 'row_stack'")
+
+    monkeypatch.setitem(sys.modules, "numba.cuda.target",
+                        types.SimpleNamespace(CUDATypingContext=Typing))
+    monkeypatch.setattr(sys.modules["numba.cuda"], "target",
+                        sys.modules["numba.cuda.target"], raising=False)
+    monkeypatch.setattr(numba.config, "ENABLE_CUDASIM", 0)
+    with pytest.raises(RuntimeError, match=r"numba-cuda cannot compile kernels with NumPy "
+                       r".*row_stack.*numpy<2\.5"):
+        _check_compiler()
+
+
+@pytest.mark.skipif("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS" in os.environ,
+                    reason="the environment asks for numba's warning")
+def test_small_launches_do_not_warn():
+    """Small tensors launch small grids; numba's NumbaPerformanceWarning for each (tens of
+    lines a training step on an H200) is off, as torch prints nothing."""
+    import numba
+
+    autojit.cuda.driver()
+    assert numba.config.CUDA_LOW_OCCUPANCY_WARNINGS == 0
+
+
+def test_a_buffer_collected_in_a_cycle_goes_back_to_the_pool_alive():
+    """A CudaArray collected as part of a reference cycle (a traceback's frames, an autograd
+    graph) must not take its pooled buffer into the garbage with it: numba frees a device
+    buffer from a weakref.finalize on the buffer's pointer object, which the collector runs for
+    everything in the cycle before __del__ returns the buffer to the pool. On an H200 the next
+    allocation of that size then read freed memory (ReferenceError from numba)."""
+    import gc
+    import weakref
+
+    from autojit.cuda.array import _POOL, CudaArray
+
+    autojit.cuda.empty_cache()
+    array = CudaArray((300,), np.float32)
+    finalized = []
+    weakref.finalize(array._buffer, finalized.append, True)
+    cycle = [array]
+    cycle.append(cycle)
+    del array, cycle
+    gc.collect()
+    assert not finalized
+    assert any(buffers for buffers in _POOL.values())
 
 
 def test_compiled_step_uploads_constants_once():

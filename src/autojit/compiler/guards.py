@@ -25,7 +25,7 @@ from ..ir.eager_layout import layout_signature
 from ..tensor import dtypes
 from ..tensor.state import RECORDING, state
 from ..tensor.tensor import Tensor
-from .reachability import MAX_ARRAY_BYTES, Walk
+from .reachability import MAX_ARRAY_BYTES, Walk, array_bytes
 
 # The names GuardSet.constant gives values (a prefix and a number), and the walk's root names.
 # Containers whose subscript never adds what it looks up.
@@ -355,8 +355,9 @@ def array_conditions(guards: GuardSet, arrays: list) -> None:
     (path, display, array, copy)): their shape, dtype and bytes."""
     for path, display, _, copy in arrays:
         guards.require(f"$.shape == {copy.shape!r} and $.dtype == "
-                       f"{guards.constant(copy.dtype, 'D')} and $.tobytes() == "
-                       f"{guards.constant(copy.tobytes(), 'C')}",
+                       f"{guards.constant(copy.dtype, 'D')} and "
+                       f"{guards.constant(array_bytes, 'P', 'array_bytes')}($) == "
+                       f"{guards.constant(array_bytes(copy), 'C')}",
                        f"the values of the NumPy array {display} changed", path, display)
 
 

@@ -48,6 +48,7 @@ import collections
 import dis
 import functools
 import hashlib
+import importlib.util
 import io
 import os
 import random
@@ -75,10 +76,19 @@ _CONTAINERS = (list, tuple, dict, set, frozenset)
 _SEQUENCES = (list, tuple, collections.deque)
 # Mutable buffers of scalars: observed by a copy of their contents.
 _BUFFERS = (bytearray, array.array)
+def _dependency_folders():
+    """The folders of autojit's own dependencies wherever they are installed (a PYTHONPATH
+    folder, pip's --target): their state is never the user's. Found without importing them."""
+    for name in ("numpy", "scipy", "numba", "numba_cuda", "llvmlite"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            yield from spec.submodule_search_locations
+
+
 LIBRARY_ROOTS = tuple(os.path.realpath(path) + os.sep for path in {
     sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"],
     sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
-    os.path.dirname(os.path.abspath(__file__))})
+    os.path.dirname(os.path.abspath(__file__)), *_dependency_folders()})
 
 
 _TENSOR_KEY = "\x00"  # around a tensor key's id in a display, until the walk names it
@@ -96,6 +106,8 @@ def rng_state(generator=None):
     if isinstance(generator, np.random.RandomState):
         state = generator.get_state(legacy=False)
         return (state["state"]["pos"], state["state"]["key"].tobytes())
+    if isinstance(generator, random.SystemRandom):
+        return None  # the system's entropy: no state to guard, and getstate() raises
     return generator.getstate()
 
 
@@ -571,7 +583,16 @@ def same_array(array_: np.ndarray, copy) -> bool:
         return False
     if isinstance(copy, ArrayDigest):
         return _digest(array_) == copy.digest
-    return array_.tobytes() == copy.tobytes()
+    return array_bytes(array_) == array_bytes(copy)
+
+
+def array_bytes(array_: np.ndarray) -> bytes:
+    """An array's bytes, as the guards compare them. A masked array's are its data's and its
+    mask's: MaskedArray.tobytes() fills the masked places, and np.ma.masked refuses the
+    fill_value it would set for that."""
+    if isinstance(array_, np.ma.MaskedArray):
+        return np.ndarray.tobytes(array_) + np.ma.getmaskarray(array_).tobytes()
+    return array_.tobytes()
 
 
 def _key_text(key) -> str:
@@ -634,7 +655,12 @@ def _is_library(obj) -> bool:
                         types.GetSetDescriptorType, types.MemberDescriptorType)):
         return True
     if isinstance(obj, (type, types.FunctionType)):
-        return _library_module(getattr(obj, "__module__", None) or "")
+        name = getattr(obj, "__module__", None)
+        if name is not None and not isinstance(name, str):
+            # A class whose __module__ is a descriptor of its own (cuda-bindings' CUdeviceptr,
+            # whose metaclass-less C type exposes a getset there) comes from a library.
+            return True
+        return _library_module(name or "")
     return False
 
 

@@ -23,6 +23,7 @@ def driver():
         _DRIVER.append(numba_cuda)
     found = _DRIVER[0]
     if found is not None and len(_DRIVER) == 1 and found.is_available():
+        _check_compiler()
         # From now on ops check their inputs' devices (ops/registry.py: CUDA_DISPATCH).
         from ..ops import registry
         from .eager import dispatch
@@ -34,6 +35,34 @@ def driver():
                            "system. autojit's CUDA target needs an NVIDIA GPU with numba-cuda, "
                            "or Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1)")
     return found
+
+
+def _check_compiler() -> None:
+    """Set numba.cuda up for autojit's launches, and fail here, with the cause, where it cannot
+    compile a kernel in this environment.
+
+    Small tensors launch small grids, as in torch; numba warns about each such launch
+    (NumbaPerformanceWarning), so that warning is off unless NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS
+    asks for it. numba-cuda (0.30.4 at least) registers np.row_stack while it loads its typing,
+    which NumPy 2.5 removed: every kernel's compile then fails deep inside numba, so this
+    loads that part now and names the versions."""
+    import os
+
+    import numba
+    import numpy as np
+
+    if "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS" not in os.environ:
+        numba.config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+    if numba.config.ENABLE_CUDASIM:
+        return
+    try:
+        from numba.cuda import target
+
+        target.CUDATypingContext().refresh()
+    except AttributeError as error:
+        raise RuntimeError(
+            f"numba-cuda cannot compile kernels with NumPy {np.__version__} ({error}); install "
+            f"a NumPy that numba-cuda supports (pip install 'numpy<2.5')") from error
 
 
 def is_available() -> bool:

@@ -21,6 +21,12 @@ import numpy as np
 from . import driver
 
 _POOL: dict = {}  # (dtype, capacity) -> [flat device arrays]
+# id -> buffer, for each buffer a live CudaArray owns. A buffer stays reachable from here until
+# its array's __del__ hands it to the pool: were it reachable only from its array, a cycle
+# collected with the array in it would take the buffer too, and numba's own finalizers (its
+# OwnedPointer's weakref.finalize) would free the device memory before __del__ put the buffer
+# in the pool, which the next allocation of that size would then use.
+_IN_USE: dict = {}
 # allocated/reused: buffers taken new or from the pool; cached_bytes: held in the pool;
 # in_use_bytes: held by live arrays (torch's memory_allocated), and the peaks of in_use_bytes
 # and of in_use_bytes + cached_bytes (torch's memory_reserved) since reset_peaks().
@@ -48,6 +54,7 @@ def _take(dtype: np.dtype, count: int):
     else:
         buffer = driver().device_array(key[1], dtype)
         _STATS["allocated"] += 1
+    _IN_USE[id(buffer)] = buffer
     _STATS["in_use_bytes"] += size
     _STATS["peak_in_use_bytes"] = max(_STATS["peak_in_use_bytes"], _STATS["in_use_bytes"])
     _STATS["peak_reserved_bytes"] = max(_STATS["peak_reserved_bytes"],
@@ -110,6 +117,7 @@ class CudaArray:
     def __del__(self):
         buffer = self._buffer
         if buffer is not None:
+            _IN_USE.pop(id(buffer), None)
             key = (self.dtype, buffer.shape[0])
             _POOL.setdefault(key, []).append(buffer)
             size = key[1] * self.dtype.itemsize

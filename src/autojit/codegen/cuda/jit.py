@@ -113,6 +113,15 @@ MATH_FUNCTIONS = {"atan": "arctan", "asin": "arcsin", "acos": "arccos", "atan2":
 _NAMESPACES: dict = {}
 
 
+def _math(name: str):
+    """math's function, itself: while a trace runs, compiler/tracing.py's SymbolicMath wraps
+    math's functions (to keep symbolic scalars symbolic), and a kernel first compiled inside
+    a trace (an eager CUDA op the traced function runs) would find a wrapper numba cannot
+    lower."""
+    function = getattr(math, name)
+    return getattr(function, "__wrapped__", function)
+
+
 def kernel_namespace(cuda, simulated: bool) -> dict:
     """What a rendered kernel's source sees: `cuda` (the numba.cuda module), the dtype
     casts, the math names and the helpers compiled as device functions. Taking the module
@@ -125,12 +134,12 @@ def kernel_namespace(cuda, simulated: bool) -> dict:
     namespace = {"__name__": "autojit.codegen.cuda_kernels", "cuda": cuda, "np": np,
                  "f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
                  "i16": np.int16, "i8": np.int8, "u8": np.uint8, "b1": bool,
-                 "nan": math.nan, "inf": math.inf, "erf": math.erf}
+                 "nan": math.nan, "inf": math.inf, "erf": _math("erf")}
     for name in MATH_NAMES:
-        namespace[name] = getattr(np, name) if simulated else getattr(math, name)
+        namespace[name] = getattr(np, name) if simulated else _math(name)
     for name, numpy_name in MATH_FUNCTIONS.items():
-        namespace[name] = getattr(np, numpy_name) if simulated else getattr(math, name)
-    namespace["erfc"] = math.erfc
+        namespace[name] = getattr(np, numpy_name) if simulated else _math(name)
+    namespace["erfc"] = _math("erfc")
     if simulated:
         namespace["nextafter_f32"] = namespace["nextafter_f64"] = np.nextafter
     else:

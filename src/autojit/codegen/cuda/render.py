@@ -598,7 +598,10 @@ class CudaRenderer:
         kept_offsets = self.offsets(2, kept, "kept", "k")
         self.fold_partials(outputs, kept_offsets, reduced, first, reduced_total, block * splits)
         width = block // 2
-        floor = 32 if self.warp_shuffle and block >= 64 else 0
+        # numba's shfl_down_sync moves 32- and 64-bit ints and floats only: a uint8 max
+        # finishes its tree in shared memory.
+        shuffles = all(self.accumulator_dtype(output).itemsize in (4, 8) for _, output in outputs)
+        floor = 32 if self.warp_shuffle and shuffles and block >= 64 else 0
         while width >= max(floor, 1):
             self.line(2, f"if thread < {width}:")
             for index, output in outputs:

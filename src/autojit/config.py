@@ -73,6 +73,13 @@ def cache_dir() -> str:
     return os.path.join(base, "autojit")
 
 
+# ---- compiled Python code kept across processes -------------------------------------------------
+# The code generator (codegen/__init__.py) installs its disk cache here as {"load": key -> bytes or
+# None, "store": (key, bytes) -> bool}, so that the layers below it keep code there too (the
+# guard predicates of compiler/guard_code.py); empty, nothing is kept on disk.
+
+CODE_STORE: dict = {}
+
 # ---- threads ------------------------------------------------------------------------------------
 # autojit.set_num_threads: how many threads compiled code runs on. The code generator
 # (codegen/cpu/__init__.py) installs a listener here that resizes its worker threads and sets

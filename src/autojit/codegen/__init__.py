@@ -54,3 +54,18 @@ def _threads_changed(count: int) -> None:
 
 
 config.THREAD_LISTENERS.append(_threads_changed)
+
+
+def _load_code(key: str):
+    from .cpu import disk_cache
+
+    return disk_cache.load_code(key)
+
+
+def _store_code(key: str, data: bytes) -> bool:
+    from .cpu import disk_cache
+
+    return disk_cache.store_code(key, data)
+
+
+config.CODE_STORE.update(load=_load_code, store=_store_code)

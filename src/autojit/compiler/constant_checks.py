@@ -8,10 +8,11 @@ that value is computed from nothing but tensors the function captures that need 
 and that the call does not write (an ODE solver's time points, a mask, a lookup table), plus
 tensors a factory made in the call (`arange`), the decision is the same on every call whose
 captured tensors hold the same values: the trace takes it as eager would, and the guards
-compare those tensors' values (guards.data_read_conditions, as for `bool(t)` on a real tensor).
-The graph then has no check, so no segment, and `fullgraph=True` accepts it. A captured tensor
-the call writes later, one over the byte budget, or a value reading an argument, a parameter, a
-random draw or a runtime scalar keeps its check. See docs/notes/symbolic-scalars.md.
+compare those tensors' values (guard_conditions.data_read_conditions, as for `bool(t)` on a
+real tensor). The graph then has no check, so no segment, and `fullgraph=True` accepts it. A
+captured tensor the call writes later, one over the byte budget, or a value reading an
+argument, a parameter, a random draw or a runtime scalar keeps its check. See
+docs/notes/symbolic-scalars.md.
 """
 
 from __future__ import annotations

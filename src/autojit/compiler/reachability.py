@@ -15,7 +15,7 @@ globals its code loads) and records one *observation* per thing the trace may de
   as a builtin shadowed later would be read instead); a module of the user's own: its
   attributes; a weakref: the object it refers to;
 - a NumPy array: its identity, and a copy (`arrays`: api.py guards the values of those
-  the graph does not read itself, guards.arrays_to_compare);
+  the graph does not read itself, guard_conditions.arrays_to_compare);
 - what the walk does not enter (library functions, classes and modules, other objects
   without attributes): the object's identity;
 - a tensor: its path (api.py guards the tensors the trace read by identity, shape, dtype,
@@ -211,7 +211,7 @@ class Walk:
         self.codes: list = []  # the code objects of the user's functions reached
         # id(array) -> (path, display, array, a copy or an ArrayDigest; None without
         # `copies`): the NumPy arrays reached, whose values api.py guards unless the graph
-        # itself reads them (guards.arrays_to_compare)
+        # itself reads them (guard_conditions.arrays_to_compare)
         self.arrays: dict = {}
         self._copies = copies
         # names the paths use for objects held as constants (the roots' too)

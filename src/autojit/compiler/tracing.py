@@ -37,8 +37,7 @@ from ..tensor.tensor import Tensor
 from .compiled_backward import trace_backward
 from .constant_checks import ConstantChecks
 from .grad_inputs import GradInput, runtime_grads
-from .guards import (
-    GuardSet,
+from .guard_conditions import (
     array_budget_exceeded,
     array_conditions,
     arrays_to_compare,
@@ -53,6 +52,7 @@ from .guards import (
     tensor_conditions,
     written_input_conditions,
 )
+from .guards import GuardSet
 from .nested_arguments import (
     aliased_arguments,
     describe,
@@ -665,7 +665,7 @@ def guard(traced: Trace) -> GuardedTrace:
 
 def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: set,
                   selection=None):
-    """arrays: the NumPy arrays whose values are compared (guards.arrays_to_compare);
+    """arrays: the NumPy arrays whose values are compared (guard_conditions.arrays_to_compare);
     grad_guarded: ids of the tensors whose .grad the trace read or wrote; only those have
     their .grad checked; selection: what the trace read (read_selection.py), or None to guard
     all the walk found. Returns why the traced call cannot run compiled (an input written in

@@ -14,7 +14,7 @@ replace it. autojit.nn.modules.module re-exports the functions at torch's path.
 from __future__ import annotations
 
 from ..autograd.hooks import HookDict, RemovableHandle
-from ..compiler.guards import register_mode_snapshot
+from ..compiler.guard_conditions import register_mode_snapshot
 
 __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_full_backward_hook",

@@ -48,6 +48,7 @@ MAGIC = b"AUTOJIT-KERNEL-1"  # the trailing digit is the entry format's version
 PREFIX = "kernel-"
 MODULE_PREFIX = "module-"  # the native helpers of workers.py and program.py (jit.add_module)
 RECORD_PREFIX = "record-"  # store_record's
+CODE_PREFIX = "code-"  # store_code's: compiled guard predicates (compiler/guard_code.py)
 SUFFIX = ".bin"
 _LENGTH = struct.Struct("<I")
 _DIGEST_SIZE = 32
@@ -262,9 +263,23 @@ def load_record(key: str) -> dict | None:
     return record if isinstance(record, dict) else None
 
 
+_CODE_SYMBOL = "(code)"
+
+
+def store_code(key: str, data: bytes) -> bool:
+    """Keep serialized Python code (config.CODE_STORE's store) under `key`, a hex sha256."""
+    return store(key, Entry(_CODE_SYMBOL, data, ""), CODE_PREFIX)
+
+
+def load_code(key: str) -> bytes | None:
+    """The bytes store_code kept under `key`, or None (missing, damaged, not code)."""
+    entry = load(key, CODE_PREFIX)
+    return None if entry is None or entry.symbol != _CODE_SYMBOL else entry.object_code
+
+
 def clear() -> int:
-    """Remove every cached kernel, module and record (and leftover temporary files); returns
-    how many files."""
+    """Remove every cached kernel, module, record and code entry (and leftover temporary
+    files); returns how many files."""
     path = os.path.abspath(config.cache_dir())
     removed = 0
     try:
@@ -273,7 +288,7 @@ def clear() -> int:
         return 0
     for name in names:
         if name.endswith(SUFFIX) and name.startswith((PREFIX, MODULE_PREFIX, RECORD_PREFIX,
-                                                      ".tmp-")):
+                                                      CODE_PREFIX, ".tmp-")):
             try:
                 os.unlink(os.path.join(path, name))
                 removed += 1

@@ -29,6 +29,7 @@ docs/notes/cpu-codegen.md.
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 
 import numpy as np
@@ -186,22 +187,49 @@ class Recording:
 
 
 class _Ranges:
-    """Named arrays' byte ranges, to find which one a pointer lies in."""
+    """Named arrays' byte ranges, to find which one a pointer lies in.
+
+    A program's recording holds thousands of pointers and the ranges hundreds of arrays (a
+    4-layer GPT step: 5,097 lookups, 78 ms when each scanned the list), so the ranges are also
+    kept sorted by their low end, with the highest end reached so far at each place: a lookup
+    bisects to the last range starting at or below the pointer and walks back only while an
+    earlier range could still reach it. Where ranges overlap, the one added first wins, as in
+    a scan in order."""
 
     def __init__(self):
-        self._entries: list = []  # (low, high, name, data address)
+        self._entries: list = []  # (low, high, name, data address), in the order added
+        self._lows: list = []  # the entries' low ends, sorted
+        self._order: list = []  # the entry at each sorted place
+        self._reach: list = []  # the highest high end of the sorted places up to each
 
     def add(self, name, array: np.ndarray) -> None:
         low, high = byte_bounds(array)
         # An empty array (a generic kernel's sizes when it has none) still owns its pointer.
-        self._entries.append((low, max(high, low + 1), name, workers.data_address(array)))
+        high = max(high, low + 1)
+        self._entries.append((low, high, name, workers.data_address(array)))
+        place = bisect.bisect_right(self._lows, low)
+        self._lows.insert(place, low)
+        self._order.insert(place, len(self._entries) - 1)
+        reach = self._reach
+        reach.insert(place, max(reach[place - 1], high) if place else high)
+        for later in range(place + 1, len(reach)):
+            if reach[later] >= high:
+                break
+            reach[later] = high
 
     def find(self, pointer: int):
         """(name, offset from its data pointer) of the array holding the byte at `pointer`."""
-        for low, high, name, base in self._entries:
-            if low <= pointer < high:
-                return name, pointer - base
-        return None
+        place = bisect.bisect_right(self._lows, pointer) - 1
+        first = None
+        while place >= 0 and self._reach[place] > pointer:
+            entry = self._order[place]
+            if pointer < self._entries[entry][1] and (first is None or entry < first):
+                first = entry
+            place -= 1
+        if first is None:
+            return None
+        _, _, name, base = self._entries[first]
+        return name, pointer - base
 
 
 def _pack_shared_operands(recording: Recording, ranges: _Ranges, plan, inputs: int,

@@ -4,8 +4,9 @@ fresh process: autojit compiled, autojit eager and torch eager.
 The steps: bench/resnet_step.py's ResNet-8 SGD step (batch 32x3x32x32), and a GPT-style
 AdamW step of bench/transformer_step.py's model at nanoGPT's small sizes (d_model 256, 4
 heads, feed-forward 1024, batch 8 of 128 tokens) with 4 and with 8 layers. Each process
-imports only its framework, builds the model, runs 20 steps and reports the first and the
-second call's seconds and its peak resident memory (VmHWM, the imports included: torch's own
+imports only its framework, builds the model, runs 20 steps and reports the first, second and
+third call's seconds (the third is a compiled step's executable's first run), the median of the
+later calls, and its peak resident memory (VmHWM, the imports included: torch's own
 libraries are about 240 MiB of its figure). autojit's kernels come from its disk cache where
 an earlier run left them (run twice: the second run is the warm one). Each call is timed on
 two clocks: wall time and the calling thread's CPU time (time.thread_time), which moves far
@@ -60,17 +61,18 @@ def alone(model: str, runner: str, steps: int, threads: int) -> dict:
     else:
         run = _gpt_step(framework, int(model.split()[1]), runner == "autojit compiled")
     calls, cpu = [], []
-    for _ in range(2):
+    for _ in range(max(steps, 3)):
         started, started_cpu = time.perf_counter(), time.thread_time()
         run()
         calls.append(time.perf_counter() - started)
         cpu.append(time.thread_time() - started_cpu)
-    for _ in range(steps - 2):
-        run()
     with open("/proc/self/status", encoding="ascii") as status:
         peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
-    return {"first": calls[0], "second": calls[1], "first cpu": cpu[0], "second cpu": cpu[1],
-            "peak": peak / 1024}
+    # The third call is a compiled step's executable's first run (its program assembled, its
+    # guards compiled); "steady" is the median of the calls after it, where there are any.
+    steady = float(np.median(calls[3:])) if len(calls) > 3 else float("nan")
+    return {"first": calls[0], "second": calls[1], "third": calls[2], "first cpu": cpu[0],
+            "second cpu": cpu[1], "steady": steady, "peak": peak / 1024}
 
 
 def main() -> None:
@@ -86,8 +88,9 @@ def main() -> None:
         return
     _cache_bytecode()
     print(f"each runner alone in a fresh process, {args.steps} steps, {args.threads} thread(s)")
-    print("| step | runner | first call s (cpu) | second call s (cpu) | peak resident MiB |")
-    print("|---|---|---:|---:|---:|")
+    print("| step | runner | first call s (cpu) | second call s (cpu) | third call s | "
+          "steady call s | peak resident MiB |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for model in args.models.split(";"):
         for runner in args.runners.split(";"):
             completed = subprocess.run(
@@ -96,12 +99,12 @@ def main() -> None:
                 capture_output=True, text=True, check=False, cwd=HERE)
             if completed.returncode != 0:
                 print(f"| {model} | {runner} | failed: "
-                      f"{completed.stderr.strip().splitlines()[-1][:80]} | | |")
+                      f"{completed.stderr.strip().splitlines()[-1][:80]} | | | | |")
                 continue
             figures = json.loads(completed.stdout.strip().splitlines()[-1])
             print(f"| {model} | {runner} | {figures['first']:.2f} ({figures['first cpu']:.2f}) | "
                   f"{figures['second']:.2f} ({figures['second cpu']:.2f}) | "
-                  f"{figures['peak']:.1f} |")
+                  f"{figures['third']:.3f} | {figures['steady']:.3f} | {figures['peak']:.1f} |")
 
 
 def _cache_bytecode() -> None:

@@ -307,3 +307,37 @@ def test_the_guards_name_only_what_was_read():
     text = step.guards()
     assert "unused_note" not in text
     assert "'lr'" in text or ".lr" in text or "lr" in text
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="sys.monitoring has no global trace "
+                    "function to turn off")
+def test_the_recorders_trace_function_is_off_while_a_node_is_made_and_back_after(monkeypatch):
+    """ir/trace.Tracer.bind makes each node with the recorder's trace function off (it was a
+    third of a small CNN's trace: every call bind made called it); the function is back for
+    the program's next line, so a global read after an op is still guarded."""
+    from autojit.ir import trace
+
+    seen = []
+    make = trace.Tracer._bind
+
+    def watching(self, op, inputs, attrs):
+        seen.append(sys.gettrace())
+        return make(self, op, inputs, attrs)
+
+    monkeypatch.setattr(trace.Tracer, "_bind", watching)
+    scale = {"value": 2.0}
+    during = []
+
+    def function(x):
+        y = x * 3.0
+        during.append(sys.gettrace())
+        return y * scale["value"]
+
+    compiled = autojit.compile(function)
+    x = autojit.ones(3)
+    np.testing.assert_array_equal(compiled(x).numpy(), np.full(3, 6.0, np.float32))
+    assert seen and all(found is None for found in seen)
+    assert during[0] is not None  # the recorder's, between two ops
+    scale["value"] = -1.0
+    np.testing.assert_array_equal(compiled(x).numpy(), np.full(3, -3.0, np.float32))
+    assert compiled.stats().traces == 2

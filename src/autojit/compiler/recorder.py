@@ -104,6 +104,9 @@ class Recorder:
         self._tool = None
         self._enabled_codes: list = []
         self._active = False
+        # The global trace function while recording with sys.settrace (3.10, 3.11), else None;
+        # the tracer turns it off where it makes a node (ir/trace.Tracer.bind).
+        self.trace_function = None
 
     @staticmethod
     def available() -> str | None:
@@ -122,7 +125,8 @@ class Recorder:
         self._active = True
         if _VERSION < (3, 12):
             self._previous = sys.gettrace()
-            sys.settrace(self._call_tracer())
+            self.trace_function = self._call_tracer()
+            sys.settrace(self.trace_function)
         else:
             monitoring = sys.monitoring
             self._tool = frame_stack.free_tool_id()

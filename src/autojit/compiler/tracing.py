@@ -306,6 +306,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     try:
         if recorder is not None:
             recorder.__enter__()
+            tracer.quiet_trace = recorder.trace_function
         placed = [(source, symbol, source.replace(args, symbol)) for source, symbol in runtime
                   if source.path[0] != "args"]  # the function reads the symbol there
         with PrintCapture() as prints, SymbolicMath():

@@ -384,4 +384,4 @@ def test_numpy_ma_masked_and_a_masked_array_in_the_state_a_function_reads():
     np.testing.assert_array_equal(compiled(x).numpy(), np.full(3, 4.0, np.float32))
     state["weights"].mask = [False, False, False]
     np.testing.assert_array_equal(compiled(x).numpy(), np.full(3, 6.0, np.float32))
-    assert "numpy" in str(autojit.compiler.reachability.LIBRARY_ROOTS)
+    assert "numpy" in str(autojit.compiler.library_code.LIBRARY_ROOTS)

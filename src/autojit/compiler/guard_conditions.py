@@ -20,8 +20,9 @@ from ..ir.eager_layout import layout_signature
 from ..tensor import dtypes
 from ..tensor.state import RECORDING, state
 from ..tensor.tensor import Tensor
+from .array_values import array_bytes
 from .guards import _KEY_SCALARS, GuardSet, _short, separate
-from .reachability import MAX_ARRAY_BYTES, Walk, array_bytes
+from .reachability import MAX_ARRAY_BYTES, Walk
 
 
 def observation_conditions(guards: GuardSet, observations: list, runtime=frozenset()) -> None:

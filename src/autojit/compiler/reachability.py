@@ -47,13 +47,8 @@ import array
 import collections
 import dis
 import functools
-import hashlib
-import importlib.util
 import io
-import os
 import random
-import sys
-import sysconfig
 import types
 import warnings
 import weakref
@@ -64,6 +59,8 @@ from ..ir.printing import TOKEN_MARK
 from ..tensor.symbolic import is_symbolic
 from ..tensor.tensor import Tensor
 from ..tensor.traced_scalar import TracedList
+from .array_values import ArrayDigest, same_array
+from .library_code import is_library
 
 SCALAR_TYPES = (bool, int, float, complex, str, bytes, type(None))
 MAX_OBJECTS = 20000
@@ -76,20 +73,6 @@ _CONTAINERS = (list, tuple, dict, set, frozenset)
 _SEQUENCES = (list, tuple, collections.deque)
 # Mutable buffers of scalars: observed by a copy of their contents.
 _BUFFERS = (bytearray, array.array)
-def _dependency_folders():
-    """The folders of autojit's own dependencies wherever they are installed (a PYTHONPATH
-    folder, pip's --target): their state is never the user's. Found without importing them."""
-    for name in ("numpy", "scipy", "numba", "numba_cuda", "llvmlite"):
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.submodule_search_locations:
-            yield from spec.submodule_search_locations
-
-
-LIBRARY_ROOTS = tuple(os.path.realpath(path) + os.sep for path in {
-    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"],
-    sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
-    os.path.dirname(os.path.abspath(__file__)), *_dependency_folders()})
-
 
 _TENSOR_KEY = "\x00"  # around a tensor key's id in a display, until the walk names it
 _GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
@@ -328,7 +311,7 @@ class Walk:
                 self.arrays[id(obj)] = (path, display, obj, (obj.copy() if obj.nbytes <= \
                     _COPIED_ARRAY_BYTES else ArrayDigest(obj)) if self._copies else None)
             return []
-        if _is_library(obj):
+        if is_library(obj):
             self._observe(path, "is", obj, display)
             return []
         if isinstance(obj, _GENERATORS):
@@ -435,7 +418,7 @@ class Walk:
         """The user's own classes in an object's MRO, walked once each (class attributes)."""
         children = []
         for cls in kind.__mro__:
-            if cls is object or _is_library(cls) or id(cls) in self._seen:
+            if cls is object or is_library(cls) or id(cls) in self._seen:
                 continue
             children.append(((self.constant_path(cls),), cls.__qualname__, cls))
         return children
@@ -562,39 +545,6 @@ class Walk:
                 for observation in self.observations}
 
 
-class ArrayDigest:
-    """A large array's shape, dtype and a hash of its bytes: a copy would double the memory
-    it takes (a data set, say)."""
-
-    __slots__ = ("shape", "dtype", "digest")
-
-    def __init__(self, array_: np.ndarray):
-        self.shape, self.dtype, self.digest = array_.shape, array_.dtype, _digest(array_)
-
-
-def _digest(array_: np.ndarray) -> bytes:
-    return hashlib.blake2b(np.ascontiguousarray(array_).reshape(-1).view(np.uint8)).digest()
-
-
-def same_array(array_: np.ndarray, copy) -> bool:
-    """Whether an array still has the shape, dtype and bytes of its copy or digest (NaNs
-    included)."""
-    if array_.shape != copy.shape or array_.dtype != copy.dtype:
-        return False
-    if isinstance(copy, ArrayDigest):
-        return _digest(array_) == copy.digest
-    return array_bytes(array_) == array_bytes(copy)
-
-
-def array_bytes(array_: np.ndarray) -> bytes:
-    """An array's bytes, as the guards compare them. A masked array's are its data's and its
-    mask's: MaskedArray.tobytes() fills the masked places, and np.ma.masked refuses the
-    fill_value it would set for that."""
-    if isinstance(array_, np.ma.MaskedArray):
-        return np.ndarray.tobytes(array_) + np.ma.getmaskarray(array_).tobytes()
-    return array_.tobytes()
-
-
 def _key_text(key) -> str:
     """A dict key as the display of a path shows it (a tensor key is not printed in full)."""
     if isinstance(key, SCALAR_TYPES):
@@ -643,37 +593,6 @@ def _slot_names(kind: type) -> tuple:
             if name not in names:
                 names.append(name)
     return tuple(names)
-
-
-def _is_library(obj) -> bool:
-    """Functions, classes and modules of the standard library, of installed packages and of
-    autojit itself: assumed constant, guarded by identity, not walked."""
-    if isinstance(obj, types.ModuleType):
-        return _library_module(obj.__name__)
-    if isinstance(obj, (types.BuiltinFunctionType, types.BuiltinMethodType, types.CodeType,
-                        types.WrapperDescriptorType, types.MethodDescriptorType,
-                        types.GetSetDescriptorType, types.MemberDescriptorType)):
-        return True
-    if isinstance(obj, (type, types.FunctionType)):
-        name = getattr(obj, "__module__", None)
-        if name is not None and not isinstance(name, str):
-            # A class whose __module__ is a descriptor of its own (cuda-bindings' CUdeviceptr,
-            # whose metaclass-less C type exposes a getset there) comes from a library.
-            return True
-        return _library_module(name or "")
-    return False
-
-
-@functools.lru_cache(maxsize=4096)
-def _library_module(name: str) -> bool:
-    top = name.partition(".")[0]
-    if top in ("builtins", "autojit") or top in getattr(sys, "stdlib_module_names", ()):
-        return True
-    module = sys.modules.get(name) or sys.modules.get(top)
-    filename = getattr(module, "__file__", None)
-    if not filename:
-        return False  # a module made at run time (types.ModuleType), __main__ run from stdin
-    return os.path.realpath(filename).startswith(LIBRARY_ROOTS)
 
 
 @functools.lru_cache(maxsize=512)

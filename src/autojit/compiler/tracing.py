@@ -53,6 +53,7 @@ from .guard_conditions import (
     written_input_conditions,
 )
 from .guards import GuardSet
+from .library_code import LIBRARY_ROOTS
 from .nested_arguments import (
     aliased_arguments,
     describe,
@@ -61,7 +62,7 @@ from .nested_arguments import (
     put_back,
     tensor_paths,
 )
-from .reachability import LIBRARY_ROOTS, Walk, function_roots, rng_state
+from .reachability import Walk, function_roots, rng_state
 from .read_selection import select
 from .recorder import Recorder
 from .result_template import (

@@ -36,7 +36,8 @@ import re
 from ..ir.source_uses import append_only, write_only
 from ..tensor.symbolic import is_symbolic
 from ..tensor.traced_scalar import TracedList
-from .reachability import Walk, same_array
+from .array_values import same_array
+from .reachability import Walk
 
 _NAME = re.compile(r"(?:\.|\['|\[\")([A-Za-z_]\w*)(?:'\]|\"\])?$")
 

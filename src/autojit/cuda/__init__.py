@@ -59,10 +59,11 @@ def _check_compiler() -> None:
         from numba.cuda import target
 
         target.CUDATypingContext().refresh()
-    except AttributeError as error:
-        raise RuntimeError(
-            f"numba-cuda cannot compile kernels with NumPy {np.__version__} ({error}); install "
-            f"a NumPy that numba-cuda supports (pip install 'numpy<2.5')") from error
+    except Exception as error:  # noqa: BLE001 - any failure here fails every kernel's compile
+        hint = ("; install a NumPy that numba-cuda supports (pip install 'numpy<2.5')"
+                if "numpy" in str(error) else "")
+        raise RuntimeError(f"numba-cuda cannot compile kernels with NumPy {np.__version__} "
+                           f"({type(error).__name__}: {error}){hint}") from error
 
 
 def is_available() -> bool:

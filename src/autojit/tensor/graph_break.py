@@ -41,21 +41,24 @@ def user_frame():
     return frame
 
 
-_INSIDE_PACKAGE: dict = {}  # code object -> whether it is autojit's own
+# A code object's file name -> whether the file is autojit's own. Keyed by the name, whose
+# hash a str keeps, where a code object's hash is computed from its contents on every lookup
+# (a walk up 12 frames: 1.34 us keyed by code, 1.15 us by name).
+_INSIDE_PACKAGE: dict = {}
 
 
 def user_location():
     """(filename, line) of the innermost frame outside the autojit package, or None; cheap
-    enough to call once per traced op (whether a code object is autojit's is cached)."""
+    enough to call once per traced op (whether a file is autojit's is cached)."""
     frame = sys._getframe(1)
     while frame is not None:
-        code = frame.f_code
-        inside = _INSIDE_PACKAGE.get(code)
+        filename = frame.f_code.co_filename
+        inside = _INSIDE_PACKAGE.get(filename)
         if inside is None:
-            inside = _INSIDE_PACKAGE[code] = os.path.abspath(code.co_filename).startswith(
+            inside = _INSIDE_PACKAGE[filename] = os.path.abspath(filename).startswith(
                 _PACKAGE_DIR)
         if not inside:
-            return code.co_filename, frame.f_lineno
+            return filename, frame.f_lineno
         frame = frame.f_back
     return None
 

@@ -312,32 +312,40 @@ def test_the_guards_name_only_what_was_read():
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="sys.monitoring has no global trace "
                     "function to turn off")
 def test_the_recorders_trace_function_is_off_while_a_node_is_made_and_back_after(monkeypatch):
-    """ir/trace.Tracer.bind makes each node with the recorder's trace function off (it was a
-    third of a small CNN's trace: every call bind made called it); the function is back for
-    the program's next line, so a global read after an op is still guarded."""
+    """The ops layer traces each primitive (registry._run, decompositions included) and the
+    tracer makes each node (ir/trace.Tracer.bind) with the recorder's trace function off (it
+    was half of a small CNN's trace: every Python call made there called it); the function is
+    back for the program's next line, so a global read after an op is still guarded."""
     from autojit.ir import trace
+    from autojit.ops import registry
 
-    seen = []
-    make = trace.Tracer._bind
+    seen, decomposed = [], []
+    make, decompose = trace.Tracer._bind, registry.decompose
 
     def watching(self, op, inputs, attrs):
         seen.append(sys.gettrace())
         return make(self, op, inputs, attrs)
 
+    def watching_decompose(op, inputs, attrs):
+        decomposed.append(sys.gettrace())
+        return decompose(op, inputs, attrs)
+
     monkeypatch.setattr(trace.Tracer, "_bind", watching)
+    monkeypatch.setattr(registry, "decompose", watching_decompose)
     scale = {"value": 2.0}
     during = []
 
     def function(x):
-        y = x * 3.0
+        y = (x * 3.0).softmax(0) * 3.0
         during.append(sys.gettrace())
         return y * scale["value"]
 
     compiled = autojit.compile(function)
     x = autojit.ones(3)
-    np.testing.assert_array_equal(compiled(x).numpy(), np.full(3, 6.0, np.float32))
+    np.testing.assert_allclose(compiled(x).numpy(), np.full(3, 2.0, np.float32), rtol=1e-6)
     assert seen and all(found is None for found in seen)
+    assert decomposed and all(found is None for found in decomposed)
     assert during[0] is not None  # the recorder's, between two ops
     scale["value"] = -1.0
-    np.testing.assert_array_equal(compiled(x).numpy(), np.full(3, -3.0, np.float32))
+    np.testing.assert_allclose(compiled(x).numpy(), np.full(3, -1.0, np.float32), rtol=1e-6)
     assert compiled.stats().traces == 2

@@ -13,6 +13,7 @@ descriptors are defined in lowering.py and read from here as well.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable
 
@@ -418,30 +419,48 @@ def _any_batched(inputs: tuple) -> bool:
 def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
     tracer = state.tracer
     if tracer is not None:
-        if op.complex is not True and _involves_complex(op, inputs, attrs):
-            raise complex_error(op, inputs)
-        compute, out_dtype = op.dtype(inputs, attrs)
-        if out_dtype.limited or (compute.limited if compute is not None else op.scans_limited):
-            refused = refused_dtype(op, inputs, compute, out_dtype)
-            if refused is not None:
-                raise limited_error(op, refused)
-        # A complex op is traced like a real one: the compiled plan runs it by its impl, since
-        # kernels fuse real dtypes only (docs/notes/complex.md).
-        if op.lowering.__class__ is Decomposition:
-            out = decompose(op, inputs, attrs)
-            # Row-major in eager (row_major_result), whatever the composite's last op follows.
-            tracer.note_eager_layout(out, None)
-            return out
-        if _involves_bfloat16(op, inputs, attrs) and not (
-                op.traces_bfloat16 and not _records_grad(inputs)):
-            from ..tensor.graph_break import graph_break
-
-            # Kernels compute in float32 without rounding each result to bfloat16, so a
-            # traced bfloat16 op would be silently wrong: the call runs eagerly instead.
-            graph_break(f"{op.name} on bfloat16 tensors (compiled code does not round to "
-                        "bfloat16)", needs_data=False)
-        return tracer.bind(op, inputs, attrs)
+        quiet = tracer.quiet_trace
+        if quiet is not None and sys.gettrace() is quiet:
+            # The compiler's read recorder (Python 3.10, 3.11) is off while a primitive is
+            # traced: this runs autojit's code alone (a Tensor subclass's __torch_function__
+            # breaks the graph instead of running under a trace, tensor/torch_function.py),
+            # and its global trace function would be called on every Python call made here.
+            # ir/trace.py's Tracer.bind says the same of its part; docs/notes/compile-latency.md.
+            sys.settrace(None)
+            try:
+                return _traced(op, inputs, attrs, tracer)
+            finally:
+                sys.settrace(quiet)
+        return _traced(op, inputs, attrs, tracer)
     return run_eager(op, inputs, attrs)
+
+
+def _traced(op: Op, inputs: tuple, attrs: dict, tracer) -> Tensor:
+    """The node of `op` in the trace (decomposed into its primitives where it has a
+    Decomposition), after the checks eager would make of its dtypes."""
+    if op.complex is not True and _involves_complex(op, inputs, attrs):
+        raise complex_error(op, inputs)
+    compute, out_dtype = op.dtype(inputs, attrs)
+    if out_dtype.limited or (compute.limited if compute is not None else op.scans_limited):
+        refused = refused_dtype(op, inputs, compute, out_dtype)
+        if refused is not None:
+            raise limited_error(op, refused)
+    # A complex op is traced like a real one: the compiled plan runs it by its impl, since
+    # kernels fuse real dtypes only (docs/notes/complex.md).
+    if op.lowering.__class__ is Decomposition:
+        out = decompose(op, inputs, attrs)
+        # Row-major in eager (row_major_result), whatever the composite's last op follows.
+        tracer.note_eager_layout(out, None)
+        return out
+    if _involves_bfloat16(op, inputs, attrs) and not (
+            op.traces_bfloat16 and not _records_grad(inputs)):
+        from ..tensor.graph_break import graph_break
+
+        # Kernels compute in float32 without rounding each result to bfloat16, so a
+        # traced bfloat16 op would be silently wrong: the call runs eagerly instead.
+        graph_break(f"{op.name} on bfloat16 tensors (compiled code does not round to "
+                    "bfloat16)", needs_data=False)
+    return tracer.bind(op, inputs, attrs)
 
 
 _BFLOAT16 = dtypes.bfloat16  # stored as float32: results are rounded (tensor/dtypes.py)

@@ -326,11 +326,11 @@ class Tracer:
         """The node of `op` on `inputs`, appended to the graph, as a symbolic tensor.
 
         Under the read recorder (sys.settrace up to Python 3.11) every Python call made here
-        would call the recorder's trace function, which only finds this code unfollowed:
-        about a sixth of a small model's trace. The trace function is off while the node is
-        made: this runs none of the program's code (its inputs are tensors and Python
-        scalars, its attrs plain values; the ops layer has read what it needed of the
-        program's objects before calling here)."""
+        would call the recorder's trace function, which only finds this code unfollowed. The
+        trace function is off while the node is made: this runs none of the program's code
+        (its inputs are tensors and Python scalars, its attrs plain values). The ops layer's
+        traced `_run`, which calls here, has it off already (ops/registry.py); this covers
+        the other callers."""
         quiet = self.quiet_trace
         if quiet is None or sys.gettrace() is not quiet:
             return self._bind(op, inputs, attrs)

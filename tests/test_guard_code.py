@@ -50,6 +50,7 @@ def test_the_same_program_compiled_again_reuses_its_guard_code(monkeypatch):
 
     monkeypatch.setattr(guard_code, "_CODES", {})
     monkeypatch.setattr(guard_code, "compile", counting, raising=False)
+    monkeypatch.setattr(guard_code.config, "CODE_STORE", {})  # this process's cache alone
     x = autojit.ones(8, 3)
     losses = []
     for _ in range(2):

@@ -312,15 +312,15 @@ def test_the_guards_name_only_what_was_read():
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="sys.monitoring has no global trace "
                     "function to turn off")
 def test_the_recorders_trace_function_is_off_while_a_node_is_made_and_back_after(monkeypatch):
-    """The ops layer traces each primitive (registry._run, decompositions included) and the
-    tracer makes each node (ir/trace.Tracer.bind) with the recorder's trace function off (it
+    """The ops layer traces each primitive (registry._run, decompositions included, and the
+    tracer's node for it, ir/trace.Tracer.bind) with the recorder's trace function off (it
     was half of a small CNN's trace: every Python call made there called it); the function is
     back for the program's next line, so a global read after an op is still guarded."""
     from autojit.ir import trace
     from autojit.ops import registry
 
     seen, decomposed = [], []
-    make, decompose = trace.Tracer._bind, registry.decompose
+    make, decompose = trace.Tracer.bind, registry.decompose
 
     def watching(self, op, inputs, attrs):
         seen.append(sys.gettrace())
@@ -330,7 +330,7 @@ def test_the_recorders_trace_function_is_off_while_a_node_is_made_and_back_after
         decomposed.append(sys.gettrace())
         return decompose(op, inputs, attrs)
 
-    monkeypatch.setattr(trace.Tracer, "_bind", watching)
+    monkeypatch.setattr(trace.Tracer, "bind", watching)
     monkeypatch.setattr(registry, "decompose", watching_decompose)
     scale = {"value": 2.0}
     during = []

@@ -105,8 +105,8 @@ class Recorder:
         self._enabled_codes: list = []
         self._active = False
         # The global trace function while recording with sys.settrace (3.10, 3.11), else None;
-        # it is off while the ops layer traces a primitive (ops/registry.py `_run`,
-        # ir/trace.Tracer.bind), where only autojit's own code runs.
+        # it is off while the ops layer traces a primitive (ops/registry.py `_run`), where
+        # only autojit's own code runs.
         self.trace_function = None
 
     @staticmethod

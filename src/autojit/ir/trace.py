@@ -25,7 +25,6 @@ control flow) calls `graph_break`, which raises GraphBreak naming the user's sou
 from __future__ import annotations
 
 import linecache
-import sys
 
 import numpy as np
 
@@ -115,7 +114,7 @@ class Tracer:
         self._updates: dict = {}  # id(ndarray) -> (Input, Value) written in place
         self._unnamed = 0  # captured tensors with no name in the function's scope: c0, c1, ...
         # The compiler's read recorder's trace function while it runs (compiler/recorder.py,
-        # Python 3.10 and 3.11), which `bind` turns off around its own work (see there).
+        # Python 3.10 and 3.11), which the ops layer turns off while it traces a primitive.
         self.quiet_trace = None
         self.cleared_grads: list = []
         self.version_bumps: list = []  # (Input, count) set by finish
@@ -323,24 +322,9 @@ class Tracer:
         self.placement.host_values = self._known - {id(value)}
 
     def bind(self, op, inputs: tuple, attrs: dict) -> Tensor:
-        """The node of `op` on `inputs`, appended to the graph, as a symbolic tensor.
-
-        Under the read recorder (sys.settrace up to Python 3.11) every Python call made here
-        would call the recorder's trace function, which only finds this code unfollowed. The
-        trace function is off while the node is made: this runs none of the program's code
-        (its inputs are tensors and Python scalars, its attrs plain values). The ops layer's
-        traced `_run`, which calls here, has it off already (ops/registry.py); this covers
-        the other callers."""
-        quiet = self.quiet_trace
-        if quiet is None or sys.gettrace() is not quiet:
-            return self._bind(op, inputs, attrs)
-        sys.settrace(None)
-        try:
-            return self._bind(op, inputs, attrs)
-        finally:
-            sys.settrace(quiet)
-
-    def _bind(self, op, inputs: tuple, attrs: dict) -> Tensor:
+        """The node of `op` on `inputs`, appended to the graph, as a symbolic tensor. The ops
+        layer calls this with the read recorder's trace function off (ops/registry.py
+        `_run`, `quiet_trace`): it runs none of the program's code."""
         operands = [self.value_of(x) if isinstance(x, Tensor) else x for x in inputs]
         if any(contains_runtime(value) for value in attrs.values()):
             # An attribute is a constant of the graph (a dim, a size, a slope): a symbolic

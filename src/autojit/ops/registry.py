@@ -424,8 +424,8 @@ def _run(op: Op, inputs: tuple, attrs: dict) -> Tensor:
             # The compiler's read recorder (Python 3.10, 3.11) is off while a primitive is
             # traced: this runs autojit's code alone (a Tensor subclass's __torch_function__
             # breaks the graph instead of running under a trace, tensor/torch_function.py),
-            # and its global trace function would be called on every Python call made here.
-            # ir/trace.py's Tracer.bind says the same of its part; docs/notes/compile-latency.md.
+            # and its global trace function would be called on every Python call made here
+            # (docs/notes/compile-latency.md).
             sys.settrace(None)
             try:
                 return _traced(op, inputs, attrs, tracer)

@@ -80,6 +80,32 @@ def cache_dir() -> str:
 
 CODE_STORE: dict = {}
 
+
+def package_files(patterns: tuple) -> list:
+    """The package's files that match the glob `patterns` (relative to src/autojit), as
+    posix paths relative to it, in the patterns' order, each pattern's matches sorted."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent
+    return [path.relative_to(root).as_posix() for pattern in patterns
+            for path in sorted(root.glob(pattern))]
+
+
+@functools.cache
+def source_fingerprint(patterns: tuple) -> str:
+    """sha256 over the names and bytes of `package_files(patterns)`, once per process: what
+    keys kept across processes carry, so that an edited source never meets what its old
+    version made (kernels, optimized graphs)."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in package_files(patterns):
+        digest.update(name.encode())
+        digest.update((root / name).read_bytes())
+    return digest.hexdigest()
+
 # ---- threads ------------------------------------------------------------------------------------
 # autojit.set_num_threads: how many threads compiled code runs on. The code generator
 # (codegen/cpu/__init__.py) installs a listener here that resizes its worker threads and sets

@@ -4,7 +4,9 @@ guards accept.
     trace      (CompiledFunction, args) -> Trace      run the function under the tracer
     prune      Trace -> Trace                         drop .grad outputs of the call's own tensors
     guard      Trace -> GuardedTrace                  what a later call must match (guards.py)
-    optimize   Graph -> Graph                         the pass pipeline (ir/passes/pipeline.py)
+    optimize   Graph -> Graph                         the pass pipeline (ir/passes/pipeline.py),
+                                                      or its result for an equal graph
+                                                      (optimized_graphs.py)
     partition  Graph -> Partition                     forward and backward, for results
                                                       differentiated outside (ir/partition.py)
     split      Graph -> [Segment]                     segments checked between, where the
@@ -43,7 +45,6 @@ from .. import config
 from ..ir.graph import Graph
 from ..ir.interpreter import interpret
 from ..ir.partition import Partition, partition
-from ..ir.passes import optimize
 from ..ir.passes.pipeline import dumped_pass_names
 from ..ir.segments import split as split_segments
 from ..tensor.graph_break import GraphBreak
@@ -52,6 +53,7 @@ from . import backends
 from .compiled_backward import CompiledBackward
 from .dynamo_config import errors_suppressed
 from .executable import Executable
+from .optimized_graphs import optimize_cached
 from .result_template import symbolic_leaves
 from .segments import SegmentedPlan, boundaries
 from .tracing import GiveUp, GuardedTrace, Trace, guard, prune, trace
@@ -150,7 +152,7 @@ def compile_graph(compiled, guarded: GuardedTrace, graph: Graph,
     traced = guarded.trace
     fresh_grads = set(traced.tracer.fresh_grads)
     _prepare(compiled, graph)
-    optimized = run_stage(compiled, "optimize", optimize, graph)
+    optimized = run_stage(compiled, "optimize", optimize_cached, graph)
     split = run_stage(compiled, "partition", partition, optimized) \
         if guarded.has_backward else None
     main = split.forward if split is not None else optimized

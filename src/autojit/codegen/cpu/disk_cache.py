@@ -40,7 +40,6 @@ import sys
 import tempfile
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 from ... import config
 
@@ -57,20 +56,16 @@ _DIGEST_SIZE = 32
 # kernels, and each kernel is its own key). The patterns were once read from codegen/, where
 # none matched: every kernel kept its key whatever changed, and a cache served kernels of an
 # older math library. tests/test_disk_cache.py checks each module of codegen/cpu is hashed.
-_PACKAGE = Path(__file__).resolve().parents[2]  # src/autojit
 _CODE_SOURCES = ("codegen/kernel.py", "codegen/expression.py", "codegen/cpu/*.py", "ops/*.py",
                  "tensor/dtypes.py")
 
 
 def fingerprinted_sources() -> list:
     """The files `source_fingerprint` hashes, relative to the package, in its order."""
-    root = _PACKAGE
-    return [path.relative_to(root).as_posix() for pattern in _CODE_SOURCES
-            for path in sorted(root.glob(pattern))]
+    return config.package_files(_CODE_SOURCES)
 
 
 _checked: dict = {}  # directory path -> usable (bool); each refused path warns once
-_fingerprint: str | None = None
 
 
 class DiskCacheWarning(UserWarning):
@@ -87,15 +82,7 @@ class Entry:
 
 def source_fingerprint() -> str:
     """sha256 over the files that generate kernel code, computed once per process."""
-    global _fingerprint
-    if _fingerprint is None:
-        root = _PACKAGE
-        digest = hashlib.sha256()
-        for name in fingerprinted_sources():
-            digest.update(name.encode())
-            digest.update((root / name).read_bytes())
-        _fingerprint = digest.hexdigest()
-    return _fingerprint
+    return config.source_fingerprint(_CODE_SOURCES)
 
 
 def entry_key(structural_key: tuple, target: tuple) -> str:

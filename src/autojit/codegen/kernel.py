@@ -75,10 +75,15 @@ ERRORS = {
 @dataclass(frozen=True)
 class KernelInput:
     """An array read by the kernel: its dtype, its element strides over the space, and the
-    element at which the space's first point lies (a slice of the array starts inside it)."""
+    element at which the space's first point lies (a slice of the array starts inside it).
+    `same_as`: an earlier input that is the same array with the same strides, only another
+    offset (a pooling window's elements, a stencil's neighbours); the CPU renderer reads both
+    through that input's pointer, so that LLVM sees one array at nearby offsets and loads it
+    with wide loads and shuffles where separate pointers made it gather element by element."""
     dtype: dtypes.DType
     strides: tuple
     offset: int = 0
+    same_as: int | None = None
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,7 @@ class Kernel:
                      tuple(entry.dtype.name for entry in self.inputs))
         else:
             space = (self.shape, self.reduce_axes,
-                     tuple((entry.dtype.name, entry.strides, entry.offset)
+                     tuple((entry.dtype.name, entry.strides, entry.offset, entry.same_as)
                            for entry in self.inputs))
         return (
             *space,

@@ -266,19 +266,25 @@ class KernelRenderer(ReducingLoops):
         """`array` counts the kernel's inputs then outputs (a generic kernel's sizes argument
         sits between them)."""
         memory = BYTE if dtype is dtypes.bool_ else register_type(dtype)
-        argument = array if self.sizes_argument is None or array < self.sizes_argument else \
+        return self.b.gep(self.function.args[self.argument(array)], [offsets[array]],
+                          inbounds=True, source_etype=memory), memory
+
+    def argument(self, array) -> int:
+        """The body's argument holding `array`'s pointer: an input that is an earlier one's
+        array (KernelInput.same_as) is read through that one's pointer."""
+        inputs = self.kernel.inputs
+        if array < len(inputs) and inputs[array].same_as is not None:
+            return inputs[array].same_as
+        return array if self.sizes_argument is None or array < self.sizes_argument else \
             array + 1
-        return self.b.gep(self.function.args[argument], [offsets[array]], inbounds=True,
-                          source_etype=memory), memory
 
     def complex_parts(self, array, offsets, dtype):
         """The addresses of a complex element's two parts: NumPy's interleaved pairs."""
         part = register_type(dtype.to_real())
         pair = ir.LiteralStructType([part, part])
-        argument = array if self.sizes_argument is None or array < self.sizes_argument else \
-            array + 1
-        return [self.b.gep(self.function.args[argument], [offsets[array], ir.Constant(INT32, i)],
-                           inbounds=True, source_etype=pair) for i in (0, 1)], part
+        return [self.b.gep(self.function.args[self.argument(array)],
+                           [offsets[array], ir.Constant(INT32, i)], inbounds=True,
+                           source_etype=pair) for i in (0, 1)], part
 
     def load(self, array, offsets, dtype) -> Typed:
         if dtype.category == dtypes.COMPLEX:

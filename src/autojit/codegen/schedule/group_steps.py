@@ -74,6 +74,7 @@ def group_step(group, name: str, consumers: dict, returned: set, compile_kernel,
     step_of: dict = {}  # id(Value) -> step index inside the kernel
     sources: list = []  # (Value, strides) per kernel input
     source_index: dict = {}
+    first_of: dict = {}  # (id(source), strides) -> the first input reading it that way
     outputs: list = []  # (KernelOutput, Value, reshape to)
 
     def operand_for(value) -> Operand:
@@ -86,8 +87,10 @@ def group_step(group, name: str, consumers: dict, returned: set, compile_kernel,
         key = (id(source), strides, offset)
         if key not in source_index:
             source_index[key] = len(sources)
+            same_as = first_of.setdefault((id(source), strides), len(sources))
             sources.append((source, strides))
-            kernel.inputs.append(KernelInput(source.dtype, strides, offset))
+            kernel.inputs.append(KernelInput(source.dtype, strides, offset,
+                                             None if same_as == len(kernel.inputs) else same_as))
         return Operand("input", source_index[key])
 
     inside = {id(node) for node in group.nodes}

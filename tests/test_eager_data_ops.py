@@ -32,6 +32,11 @@ def _general(draw):
     lambda g: autojit.rand_like(autojit.zeros(4, 3, dtype=autojit.float64), generator=g),
     lambda g: autojit.randn_like(autojit.zeros(2, 6)[:, ::2], generator=g),
     lambda g: autojit.rand_like(autojit.zeros((), dtype=autojit.float16), generator=g),
+    lambda g: autojit.rand((), generator=g),
+    lambda g: autojit.rand(3, 0, generator=g),
+    lambda g: autojit.rand([2, 5], generator=g),
+    lambda g: autojit.randn(4, 3, generator=g),
+    lambda g: autojit.randn((7,), generator=g),
 ])
 def test_direct_draws_continue_the_general_stream(draw):
     general, direct = _general(draw)
@@ -45,6 +50,29 @@ def test_direct_draws_continue_the_general_stream(draw):
     autojit.manual_seed(7)
     draw(autojit.default_generator)
     np.testing.assert_array_equal(after_direct.numpy(), autojit.rand(4).numpy())
+
+
+def test_rand_and_randn_take_the_default_dtype_and_refuse_as_torch():
+    autojit.set_default_dtype(autojit.float64)
+    try:
+        assert autojit.rand(()).dtype is autojit.float64
+        general, direct = _general(lambda g: autojit.randn(2, 3, generator=g))
+        np.testing.assert_array_equal(direct.numpy(), general.numpy())
+    finally:
+        autojit.set_default_dtype(autojit.float32)
+    for call in (lambda m: m.rand(-1), lambda m: m.randn(2, -3), lambda m: m.rand(2.5),
+                 lambda m: m.randn((2, "a"))):
+        with pytest.raises(Exception) as expected:
+            call(torch)
+        with pytest.raises(type(expected.value)):
+            call(autojit)
+    with autojit.device("meta"):
+        assert autojit.rand(2).device.type == "meta" and autojit.randn(()).device.type == "meta"
+    compiled = autojit.compile(lambda x: x + autojit.rand(()) + autojit.randn(3))
+    autojit.manual_seed(3)
+    first = compiled(autojit.zeros(3)).numpy()
+    autojit.manual_seed(3)
+    np.testing.assert_array_equal(first, (autojit.rand(()) + autojit.randn(3)).numpy())
 
 
 def test_randint_refuses_as_torch_where_the_direct_path_does_not_draw():

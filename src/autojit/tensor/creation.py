@@ -308,8 +308,17 @@ def _size(size) -> tuple:
         size = size[0]
     for extent in size:
         if extent.__class__ is not int:
-            return tuple(as_size(s) for s in size)
+            return tuple(_extent(s, position) for position, s in enumerate(size))
     return tuple(size)  # plain ints, as factories are mostly called
+
+
+def _extent(value, position: int):
+    """One extent of a factory's size: torch refuses a float or a string (`int()` made
+    `rand(2.5)` a tensor of 2 elements); integer types and 0-d integer tensors are sizes."""
+    if isinstance(value, (float, complex, str, bytes, np.floating, np.complexfloating)):
+        raise TypeError(f"argument 'size' must be tuple of ints, but found element of type "
+                        f"{type(value).__name__} at pos {position}")
+    return as_size(value)
 
 
 def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:

@@ -38,10 +38,15 @@ __all__ = ["rand", "rand_like", "randint", "randint_like", "randn", "randn_like"
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
          pin_memory=False) -> Tensor:
     """Uniform samples on [0, 1); the size is given as integers or as one sequence."""
+    if generator is None and dtype is None and device is None and not requires_grad:
+        found = _eager_draw(uniform_array, size)
+        if found is not None:
+            return found
     device = check_device(device)
     dtype = _random_dtype(dtype, "rand", "check_uniform_bounds")
     rng = generators.resolve(generator, "rand", device)
-    return random_tensor(RandomDraw("rand", _size(size), dtype, rng), device, requires_grad)
+    return random_tensor(RandomDraw("rand", _extents(size), dtype, rng), device,
+                         requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
@@ -57,10 +62,44 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, l
     >>> bool((autojit.randn(2, 3) == first).all())
     True
     """
+    if generator is None and dtype is None and device is None and not requires_grad:
+        found = _eager_draw(normal_array, size)
+        if found is not None:
+            return found
     device = check_device(device)
     dtype = _random_dtype(dtype, "randn", "normal_kernel_cpu")
     rng = generators.resolve(generator, "randn", device)
-    return random_tensor(RandomDraw("randn", _size(size), dtype, rng), device, requires_grad)
+    return random_tensor(RandomDraw("randn", _extents(size), dtype, rng), device,
+                         requires_grad)
+
+
+def _eager_draw(fill, size: tuple):
+    """rand's or randn's values (`fill`: uniform_array or normal_array) in the default dtype,
+    drawn at once from the CPU's default generator, for a caller that gave nothing but the
+    size as ints (or one tuple or list of them), where no default device is set and nothing
+    traces or runs under vmap (a data pipeline's coin flip, `rand(()).item() < 0.5`), else
+    None: the general path's checks cost more than the draw. The numbers are the general
+    path's (RandomDraw.draw), from the same generator."""
+    if state.dispatch == SPECIAL or state.default_device is not None:
+        return None
+    if len(size) == 1 and size[0].__class__ in (tuple, list):
+        size = tuple(size[0])
+    for extent in size:
+        if extent.__class__ is not int or extent < 0:
+            return None
+    dtype = dtypes.get_default_dtype()
+    return plain_tensor(fill(generators.default_generator, size, dtype.numpy), dtype)
+
+
+def _extents(size: tuple) -> tuple:
+    """The size as a tuple of extents; a negative one is torch's error (NumPy's ValueError
+    came out of the draw before)."""
+    shape = _size(size)
+    for extent in shape:
+        if extent < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {extent}: "
+                               f"{list(shape)}")
+    return shape
 
 
 def _random_dtype(dtype, name: str, kernel: str) -> dtypes.DType:
@@ -95,7 +134,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                            "boolean types")
     check_integer_range(low, high, dtype)
     rng = generators.resolve(generator, "randint", device)
-    return random_tensor(RandomDraw("randint", _size((size,)), dtype, rng, low, high), device,
+    return random_tensor(RandomDraw("randint", _extents((size,)), dtype, rng, low, high), device,
                          requires_grad)
 
 

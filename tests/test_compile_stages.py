@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import autojit
-from autojit.compiler import stages, tracing
+from autojit.compiler import guard_stage, stages, tracing
 from autojit.ir.printer import format_graph
 
 
@@ -76,12 +76,12 @@ def test_prune_and_guard_leave_the_trace_as_it_was():
     compiled = autojit.compile(function)
     traced = tracing.trace(compiled, (autojit.ones(2),))
     text = format_graph(traced.graph)
-    pruned = tracing.prune(traced)
+    pruned = guard_stage.prune(traced)
     assert pruned.graph is not traced.graph
     assert [o.kind for o in pruned.graph.outputs] == ["result"]
     assert "grad" in [o.kind for o in traced.graph.outputs]
     assert format_graph(traced.graph) == text
-    guarded = tracing.guard(pruned)
+    guarded = guard_stage.guard(pruned)
     assert format_graph(pruned.graph) == format_graph(guarded.graph)
     assert len(guarded.guards) > 0
 

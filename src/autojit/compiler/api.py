@@ -50,6 +50,7 @@ from ..tensor.tensor import Tensor
 from .dynamic_shapes import DynamicExecutable, DynamicSizes, argument_shapes
 from .dynamo_config import TORCH_BACKENDS, compile_options
 from .executable import Executable, ValueCheckFailed
+from .guard_stage import guard, prune
 from .guards import (
     GuardSet,
 )
@@ -69,8 +70,6 @@ from .tracing import (
     MakesState,
     ScalarSource,
     TraceRaised,
-    guard,
-    prune,
     trace,
 )
 from .vmapped import NOT_BATCHED, call_in_vmap

@@ -5,7 +5,7 @@ tensors the graph reads and their hooks and .grad (reachable_tensor_conditions,
 tensor_conditions, hook_conditions, grad_condition), Python scalars (scalar_condition), the
 modes around the call (mode_conditions, register_mode_snapshot), symbolic sizes
 (symbolic_conditions) and the arguments' memory layout, bases and writes (layout_conditions,
-base_conditions, written_input_conditions). tracing.py calls them after a trace; the guard
+base_conditions, written_input_conditions). guard_stage.py calls them after a trace; the guard
 set they fill is compiled into one predicate (guards.py, guard_code.py).
 """
 

@@ -16,13 +16,13 @@ guards accept.
                                                       tensors' device picks (backends.py)
     build      GuardedTrace, graphs, plans -> Executable
 
-trace, prune and guard are in tracing.py. A trace that changed the structure of Python state
-(an optimizer creating its state on the first step) serves its own call only, so
-`interpret_once` builds it without optimize and schedule: the reference interpreter runs it
-once, which costs about an eager step instead of a compile. With dynamic shapes the first
-three run once per symbolic trace, and the other four once per binding of its sizes
-(dynamic_shapes.py). Every
-stage is a function that returns a new value and leaves its input as it was.
+trace is in tracing.py, prune and guard in guard_stage.py. A trace that changed the
+structure of Python state (an optimizer creating its state on the first step) serves its own
+call only, so `interpret_once` builds it without optimize and schedule: the reference
+interpreter runs it once, which costs about an eager step instead of a compile. With dynamic
+shapes the first three run once per symbolic trace, and the other four once per binding of
+its sizes (dynamic_shapes.py). Every stage is a function that returns a new value and leaves
+its input as it was.
 
 `run_stage` runs one: it times it (CompiledFunction.stage_seconds), logs it under
 AUTOJIT_LOG=stages, and prints what it returned to stderr when AUTOJIT_DUMP names the stage
@@ -53,10 +53,11 @@ from . import backends
 from .compiled_backward import CompiledBackward
 from .dynamo_config import errors_suppressed
 from .executable import Executable
+from .guard_stage import guard, prune
 from .optimized_graphs import optimize_cached
 from .result_template import symbolic_leaves
 from .segments import SegmentedPlan, boundaries
-from .tracing import GiveUp, GuardedTrace, Trace, guard, prune, trace
+from .tracing import GiveUp, GuardedTrace, Trace, trace
 
 STAGES = ("trace", "prune", "guard", "optimize", "partition", "split", "schedule", "build")
 DUMP_VARIABLE = "AUTOJIT_DUMP"

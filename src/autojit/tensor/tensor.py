@@ -411,7 +411,7 @@ class Tensor:
         tracer = state.tracer
         if tracer is not None and (id(self) not in tracer.made or tracer.was_written(self)):
             # A real tensor's values read in Python while tracing decide the trace: the
-            # guards compare them on every call (compiler/tracing.py); one the function made
+            # guards compare them on every call (compiler/guard_stage.py); one the function made
             # and wrote in place holds old values (a graph break).
             tracer.note_data_read(self, what)
         return self._data

@@ -168,7 +168,7 @@ class Plan:
         # reason in `program_refusal`).
         self.program = None
         # Positions of outputs nothing reads after a run (set by the compiler's executable:
-        # compiler/executable.py's _unread_results); the program's owned outputs ignore them.
+        # compiler/result_recipe.py's _unread_results); the program's owned outputs ignore them.
         self.unread_outputs: frozenset = frozenset()
         self.program_refusal: str | None = None
         self._steady_runs = 0  # runs that used the kept buffers, completed

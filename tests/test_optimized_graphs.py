@@ -230,3 +230,35 @@ def test_another_pass_list_never_meets_the_default_lists_results(fresh, monkeypa
     assert optimized_graphs._key(optimized_graphs.encode(graph)) == key
     monkeypatch.setattr(pipeline, "MAX_ROUNDS", 1)
     assert optimized_graphs._key(optimized_graphs.encode(graph)) != key
+
+
+@pytest.mark.parametrize("seed", range(30000, 30012))
+def test_random_programs_compiled_again_from_kept_graphs_match_eager(fresh, seed):
+    """tests/random_programs.py's training programs, compiled twice: the second run builds
+    its optimized graphs from the kept ones (each program's objects are new, its traced
+    graphs the same) and must still leave what eager leaves after every call."""
+    from program_runs import differences, first_warned_call, run
+    from random_programs import UNFIXED_NAMES, random_spec
+
+    kept = []
+    decode = optimized_graphs.decode
+
+    def counting(data, source):
+        kept.append(1)
+        return decode(data, source)
+
+    spec = random_spec(seed, UNFIXED_NAMES)
+    eager, _ = run(spec, compiled=False)
+    run(spec, compiled=True)
+    passes_run = len(fresh)
+    optimized_graphs.decode = counting
+    try:
+        compiled, _ = run(spec, compiled=True)
+    finally:
+        optimized_graphs.decode = decode
+    warned = first_warned_call(compiled)
+    silent = [item for item in differences(spec, eager, compiled)
+              if warned is None or item[0] < warned]
+    assert not silent, silent[:3]
+    if passes_run:
+        assert kept and len(fresh) == passes_run  # every graph of the second run was kept

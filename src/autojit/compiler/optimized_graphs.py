@@ -29,6 +29,7 @@ import hashlib
 import io
 import pickle
 import sys
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -46,6 +47,7 @@ _PASS_SOURCES = ("ir/*.py", "ir/passes/*.py", "ops/*.py", "tensor/*.py")
 _FORMAT = b"autojit-optimized-graph-1|"  # the entry format's version
 _MOST = 32  # entries kept in this process (a GPT step's is about 90 KB)
 _GRAPHS: OrderedDict = OrderedDict()  # key -> the optimized graph's encoding
+_LOCK = threading.Lock()  # two threads may compile at once
 # Classes an attribute or literal may hold, as pickle writes them; anything else is refused.
 _PLAIN = frozenset((int, float, bool, str, bytes, complex, type(None), tuple, list, dict, slice,
                     frozenset, np.ndarray, np.dtype))
@@ -68,7 +70,8 @@ def optimize_cached(graph: Graph) -> Graph:
     except Uncacheable:
         return optimize(graph)
     key = _key(encoded)
-    data = _GRAPHS.get(key)
+    with _LOCK:
+        data = _GRAPHS.get(key)
     store = config.CODE_STORE
     if data is None and store:
         data = store["load"](key)
@@ -104,10 +107,11 @@ def _key(encoded: bytes) -> str:
 
 
 def _keep(key: str, data: bytes) -> None:
-    _GRAPHS[key] = data
-    _GRAPHS.move_to_end(key)
-    while len(_GRAPHS) > _MOST:
-        _GRAPHS.popitem(last=False)
+    with _LOCK:
+        _GRAPHS[key] = data
+        _GRAPHS.move_to_end(key)
+        while len(_GRAPHS) > _MOST:
+            _GRAPHS.popitem(last=False)
 
 
 # ---- the encoding ------------------------------------------------------------------------------

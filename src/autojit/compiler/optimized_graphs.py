@@ -11,8 +11,9 @@ call that compiles it, where encoding the graph and building the kept result tak
 
 `optimize_cached(graph)` encodes the graph (`encode`): a pickle of plain values in which a
 dtype is its name, an op its registry name and a value its id. The key is a sha256 over that
-encoding, the interpreter, autojit's version, the default dtype and a fingerprint of the
-sources the passes run (ir/, ops/, tensor/): an edited pass never meets its old results. The
+encoding, the interpreter, autojit's and NumPy's versions, the default dtype, the pass list and
+a fingerprint of the sources the passes run (ir/, ops/, tensor/): an edited pass never meets
+its old results. The
 kept entry is the optimized graph's encoding; `decode` builds it again around the new graph's
 own inputs, whose tensors (parameters, random draws, runtime scalars) belong to this trace.
 
@@ -100,7 +101,8 @@ def _key(encoded: bytes) -> str:
     # replaced, another bound of rounds) never meets the default list's results.
     passes = ",".join(f"{name}={function.__module__}.{function.__qualname__}"
                       for name, function in pipeline.DEFAULT_PASSES)
-    tag = "|".join((sys.version, sys.implementation.cache_tag, config.VERSION,
+    # NumPy's version too: constant folding evaluates ops through their NumPy impls.
+    tag = "|".join((sys.version, sys.implementation.cache_tag, config.VERSION, np.__version__,
                     dtypes.get_default_dtype().name, config.source_fingerprint(_PASS_SOURCES),
                     passes, str(pipeline.MAX_ROUNDS)))
     return hashlib.sha256(_FORMAT + tag.encode() + b"|" + encoded).hexdigest()

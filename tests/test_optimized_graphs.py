@@ -141,6 +141,30 @@ def test_the_encoding_tells_apart_what_the_passes_tell_apart():
         encode(_graph(2.0, {"dtype": autojit.float64}))
 
 
+def test_numpy_values_in_a_graph_are_encoded_exactly_and_callables_refused():
+    """NumPy arrays, scalars and dtypes (which pickle writes through NumPy's reconstructors)
+    come back equal, of their dtype and order, and tell their graphs apart; a function, a
+    class or NumPy's own functions make a graph uncacheable."""
+    encode = optimized_graphs.encode
+    values = [np.arange(6, dtype=np.float32).reshape(2, 3), np.arange(6.0).reshape(2, 3).T,
+              np.float32(1.5), np.int64(3), np.dtype("float32"), np.bool_(True)]
+    for value in values:
+        graph = _graph(2.0, {"extra": value})
+        data = encode(graph)
+        stored = optimized_graphs.decode(data, graph).nodes[0].attrs["extra"]
+        assert type(stored) is type(value)
+        if isinstance(value, np.ndarray):
+            assert stored.dtype == value.dtype and stored.strides == value.strides
+            np.testing.assert_array_equal(stored, value)
+        else:
+            assert stored == value
+    assert len({encode(_graph(2.0, {"extra": value})) for value in
+                (np.float32(1.5), np.float64(1.5), 1.5, np.arange(3), np.arange(3.0))}) == 5
+    for refused in (print, len, lambda: 0, type, np.sum, object()):
+        with pytest.raises(optimized_graphs.Uncacheable):
+            encode(_graph(2.0, {"extra": refused}))
+
+
 def test_a_graph_holding_an_object_it_cannot_name_runs_the_passes(fresh, monkeypatch):
     class Opaque:
         pass

@@ -21,7 +21,7 @@ Anything the encoding cannot name exactly (an attribute holding an object of ano
 size that is a symbol) makes the graph uncacheable, and the passes run as before; so does a
 request to print the passes' graphs (AUTOJIT_DUMP_PASSES), whose output a kept result would
 skip. An entry that does not decode is a miss. Entries load with a restricted unpickler: only
-NumPy's array and scalar constructors and a few builtins may be named.
+NumPy's array, scalar and dtype reconstructors and three builtins may be named.
 """
 
 from __future__ import annotations
@@ -51,11 +51,13 @@ _GRAPHS: OrderedDict = OrderedDict()  # key -> the optimized graph's encoding
 _LOCK = threading.Lock()  # two threads may compile at once
 # Classes an attribute or literal may hold, as pickle writes them; anything else is refused.
 _PLAIN = frozenset((int, float, bool, str, bytes, complex, type(None), tuple, list, dict, slice,
-                    frozenset, np.ndarray, np.dtype))
+                    frozenset, np.ndarray, np.dtype, pickle.PickleBuffer))
 _LOADABLE = {("builtins", "slice"), ("builtins", "complex"), ("builtins", "frozenset"),
-             ("numpy", "dtype"), ("numpy", "ndarray")}
-_LOADABLE_MODULES = ("numpy.core.multiarray", "numpy._core.multiarray", "numpy.core.numeric",
-                     "numpy._core.numeric")
+             ("numpy", "dtype"), ("numpy", "ndarray"),
+             *((module, name) for module in ("numpy.core.multiarray", "numpy._core.multiarray")
+               for name in ("_reconstruct", "scalar")),
+             *((module, "_frombuffer") for module in ("numpy.core.numeric",
+                                                       "numpy._core.numeric"))}
 
 
 class Uncacheable(Exception):
@@ -118,11 +120,32 @@ def _keep(key: str, data: bytes) -> None:
 
 # ---- the encoding ------------------------------------------------------------------------------
 
+def _reducers() -> frozenset:
+    """The callables and classes pickle writes for what _PLAIN allows (NumPy's arrays,
+    scalars and dtypes reduce to them): the objects `_LOADABLE` names, where they exist."""
+    import importlib
+
+    found = set()
+    for module, name in _LOADABLE:
+        try:
+            found.add(getattr(importlib.import_module(module), name))
+        except (ImportError, AttributeError):
+            pass
+    return frozenset(found)
+
+
+_REDUCERS = _reducers()
+
+
 class _Pickler(pickle.Pickler):
     def persistent_id(self, obj):
         cls = obj.__class__
-        if cls in _PLAIN or isinstance(obj, np.generic):
+        if cls in _PLAIN or isinstance(obj, (np.generic, np.dtype)):
             return None
+        if (cls is type or callable(obj)) and obj in _REDUCERS:
+            return None  # written by pickle for an array, a NumPy scalar or a dtype
+        if isinstance(obj, type) and issubclass(obj, np.generic):
+            return None  # a NumPy scalar type, which a dtype's reduction may name
         if cls is dtypes.DType:
             return ("dtype", obj.name)
         if isinstance(obj, Op) and REGISTRY.get(obj.name) is obj:
@@ -140,8 +163,7 @@ class _Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"unknown reference {kind}")
 
     def find_class(self, module, name):
-        if (module, name) in _LOADABLE or module in _LOADABLE_MODULES or (
-                module == "numpy" and name in np.sctypeDict):
+        if (module, name) in _LOADABLE or (module == "numpy" and name in np.sctypeDict):
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"{module}.{name} is not loadable here")
 

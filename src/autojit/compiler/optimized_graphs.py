@@ -126,7 +126,10 @@ def _reducers() -> frozenset:
     import importlib
 
     found = set()
+    modern = hasattr(np, "_core")
     for module, name in _LOADABLE:
+        if modern and module.startswith("numpy.core."):
+            continue  # NumPy 2's deprecated alias of numpy._core: importing it warns
         try:
             found.add(getattr(importlib.import_module(module), name))
         except (ImportError, AttributeError):

@@ -3,13 +3,11 @@ and across processes through the disk cache."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
+from fresh_processes import twice_with_one_cache
 
 import autojit
 from autojit.compiler import guard_code
@@ -79,10 +77,6 @@ def test_guard_code_comes_back_from_the_disk_cache_in_another_process(tmp_path):
         losses = [step(x).item() for _ in range(3)]
         print(len(compiles), *losses)
     """).format(tests=str(Path(__file__).resolve().parent))
-    environment = {**os.environ, "AUTOJIT_CACHE_DIR": str(tmp_path / "cache")}
-    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                           env=environment, timeout=240, check=True).stdout.split()
-            for _ in range(2)]
-    first, second = (list(map(float, run)) for run in runs)
+    first, second = twice_with_one_cache(script, tmp_path)
     assert first[0] >= 1 and second[0] == 0
     np.testing.assert_equal(first[1:], second[1:])

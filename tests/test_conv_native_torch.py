@@ -1,8 +1,9 @@
-"""The native convolution routines (codegen/cpu/convolution.py) against torch: the forward
-product and both backward products over geometries that reach each part of the kernels (1-3
-spatial dims, strides laid out by phase, padding, dilation, groups and depthwise, batches of
-several weight-gradient chunks and cores), in float32 and float64, and second derivatives
-through them. Each case checks that the native routine, not the NumPy reference, computed it.
+"""The native convolution routines (codegen/cpu/convolution.py, and convolution_channels.py's
+vectorized over channels) against torch: the forward product and both backward products over
+geometries that reach each part of the kernels (1-3 spatial dims, strides laid out by phase,
+padding, dilation, groups and depthwise, batches of several weight-gradient chunks and cores),
+in float32 and float64, and second derivatives through them, each with both kinds of routine
+(`routines`). Each case checks that the native routine, not the NumPy reference, computed it.
 The reference is torch in float64; float32 results are held to a few float32 roundings.
 
 `AUTOJIT_CONV_BROAD=1` runs every combination of the geometry axes instead of the list below
@@ -18,6 +19,7 @@ import pytest
 
 import autojit
 from autojit.codegen.cpu import convolution as native
+from autojit.codegen.cpu import convolution_channels as channels
 
 torch = pytest.importorskip("torch")
 F = autojit.nn.functional
@@ -52,6 +54,33 @@ if os.environ.get("AUTOJIT_CONV_BROAD"):
              if (7 if spatial < 3 else 5) + 2 * pad - dil * (k - 1) > 0]
 
 
+@pytest.fixture(params=["positions", "channels"])
+def routines(request, monkeypatch):
+    """Which routines compute every product: vectorized over positions, or over channels
+    (convolution_channels.MODE; the weight gradient of groups stays with positions).
+    Yields the names of the geometries' classes made."""
+    made = []
+    choose = channels.by_channels
+
+    def spy(base):
+        found = choose(base)
+        made.append(type(found).__name__)
+        return found
+
+    monkeypatch.setattr(channels, "MODE", request.param)
+    monkeypatch.setattr(channels, "by_channels", spy)
+    native.geometry.cache_clear()
+    yield made
+    native.geometry.cache_clear()
+
+
+def _check_routines(made: list, mode: str, groups: int = 1) -> None:
+    if mode == "positions" or groups != 1:
+        assert "Geometry" in made and (mode == "channels" or "ChannelGeometry" not in made)
+    else:
+        assert made and set(made) == {"ChannelGeometry"}
+
+
 @pytest.fixture
 def native_calls(monkeypatch):
     """The kinds of product the native routines computed (None where one declined)."""
@@ -78,7 +107,7 @@ def _operands(case, dtype, seed=0):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", CASES, ids=lambda case: "-".join(map(str, case)))
-def test_products_match_torch(case, dtype, native_calls):
+def test_products_match_torch(case, dtype, native_calls, routines):
     name, x, w, options = _operands(case, dtype)
     xs, ws = autojit.tensor(x, requires_grad=True), autojit.tensor(w, requires_grad=True)
     y = getattr(F, name)(xs, ws, **options)
@@ -89,6 +118,7 @@ def test_products_match_torch(case, dtype, native_calls):
     yt = getattr(torch.nn.functional, name)(xt, wt, **options)
     theirs = [yt, *torch.autograd.grad(yt, (xt, wt), torch.tensor(g, dtype=torch.float64))]
     assert sorted(native_calls) == ["forward", "input", "weight"]
+    _check_routines(routines, channels.MODE, options["groups"])
     tolerance = 1e-13 if dtype == "float64" else 3e-6
     for ours, reference in zip(mine, theirs, strict=True):
         assert ours.dtype == getattr(autojit, dtype)
@@ -101,7 +131,7 @@ def test_products_match_torch(case, dtype, native_calls):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", [CASES[3], CASES[1], CASES[10]],
                          ids=lambda case: "-".join(map(str, case)))
-def test_second_derivatives_match_torch(case, dtype, native_calls):
+def test_second_derivatives_match_torch(case, dtype, native_calls, routines):
     name, x, w, options = _operands(case, dtype, seed=2)
 
     def second(library, function, make):
@@ -115,6 +145,7 @@ def test_second_derivatives_match_torch(case, dtype, native_calls):
     theirs = second(torch, getattr(torch.nn.functional, name),
                     lambda v: torch.tensor(v.astype(np.float64), requires_grad=True))
     assert None not in native_calls and set(native_calls) == {"forward", "input", "weight"}
+    _check_routines(routines, channels.MODE, options["groups"])
     tolerance = 1e-13 if dtype == "float64" else 2e-6
     for ours, reference in zip(mine, theirs, strict=True):
         assert np.abs(ours - reference).max() / np.abs(reference).max() < tolerance
@@ -123,7 +154,7 @@ def test_second_derivatives_match_torch(case, dtype, native_calls):
 @pytest.mark.parametrize("padding", [((1, 2), (2, 1)), ((0, 3), (3, 0)), ((2, 2), (0, 1))],
                          ids=str)
 @pytest.mark.parametrize("dilation", [1, 2])
-def test_uneven_padding_matches_torch(padding, dilation):
+def test_uneven_padding_matches_torch(padding, dilation, routines):
     """Padding of different widths on either side (the rows of the laid-out image share
     their zero columns: max(lo, hi) of them), through the native routines directly."""
     rng = np.random.default_rng(5)
@@ -140,11 +171,12 @@ def test_uneven_padding_matches_torch(padding, dilation):
     y = native.eager("forward", x, w, attrs)
     gx = native.eager("input", g, w, {**attrs, "input_size": x.shape[2:]})
     gw = native.eager("weight", x, g, {**attrs, "kernel_size": w.shape[2:]})
+    _check_routines(routines, channels.MODE)
     for ours, reference in ((y, yt), (gx, dx), (gw, dw)):
         np.testing.assert_allclose(ours, reference.detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
-def test_the_weight_gradient_does_not_depend_on_the_thread_count():
+def test_the_weight_gradient_does_not_depend_on_the_thread_count(routines):
     _, x, _, options = _operands(CASES[8], "float32")
     y_shape = (x.shape[0], 32, 8, 8)
     g = np.random.default_rng(3).standard_normal(y_shape).astype("float32")
@@ -159,11 +191,13 @@ def test_the_weight_gradient_does_not_depend_on_the_thread_count():
     finally:
         autojit.set_num_threads(before)
     assert results[0] is not None
+    _check_routines(routines, channels.MODE)
     np.testing.assert_array_equal(*results)
 
 
 
-def test_the_weight_gradient_does_not_depend_on_how_its_chunks_are_shared(monkeypatch):
+def test_the_weight_gradient_does_not_depend_on_how_its_chunks_are_shared(monkeypatch,
+                                                                          routines):
     """Each part sums the chunks part, part + parts, ... in its own scratch, each chunk into
     its own partials: the bits are the same whether one part takes every chunk or each
     chunk has a part."""
@@ -172,6 +206,7 @@ def test_the_weight_gradient_does_not_depend_on_how_its_chunks_are_shared(monkey
     attrs = {"stride": (2, 2), "padding": ((1, 1), (1, 1)), "dilation": (1, 1),
              "groups": options["groups"], "kernel_size": (3, 3)}
     found = native.geometry("weight", x.shape, g.shape, native.attrs_key(attrs), x.dtype.str)
+    _check_routines(routines, channels.MODE)
     assert found.chunks >= 3
     results = []
     for parts in (1, 2, found.chunks):
@@ -182,7 +217,7 @@ def test_the_weight_gradient_does_not_depend_on_how_its_chunks_are_shared(monkey
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_both_tile_shapes_match_torch(dtype, monkeypatch):
+def test_both_tile_shapes_match_torch(dtype, monkeypatch, routines):
     """The routines' two tile shapes (AVX-512's, and AVX2's of 16 registers) over output
     channels giving every remainder of the tile heights and of the weight tiles' columns (input
     channels times taps) of each: both run on any host, LLVM splitting vectors wider than its
@@ -214,3 +249,25 @@ def test_both_tile_shapes_match_torch(dtype, monkeypatch):
                     assert error < tolerance, (wide, cout, kernel)
         finally:
             native.geometry.cache_clear()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_small_images_take_the_channel_routines(dtype):
+    """By default (convolution_channels.prefers_channels) a 4x4 image's products, whose grid
+    of 19 positions fills 16 of a position panel's 32 lanes, run vectorized over channels, and
+    a 32x32 image's with 8 channels, which fill their panels and half a vector of channels,
+    over positions."""
+    native.geometry.cache_clear()
+    attrs = native.attrs_key({"stride": (1, 1), "padding": ((1, 1), (1, 1)),
+                              "dilation": (1, 1), "groups": 1})
+    small, large = ((64, 16, 4, 4), (64, 32, 4, 4)), ((64, 8, 32, 32), (64, 8, 32, 32))
+    kinds = {"forward": lambda x, y: (x, (y[1], x[1], 3, 3)),
+             "input": lambda x, y: (y, (y[1], x[1], 3, 3)),
+             "weight": lambda x, y: (x, y)}
+    for (x, y), expected in ((small, channels.ChannelGeometry), (large, native.Geometry)):
+        for kind, operands in kinds.items():
+            extra = {"forward": (), "input": (("input_size", x[2:]),),
+                     "weight": (("kernel_size", (3, 3)),)}[kind]
+            found = native.geometry(kind, *operands(x, y), tuple(sorted(attrs + extra)),
+                                    np.dtype(dtype).str)
+            assert type(found) is expected, (kind, x)

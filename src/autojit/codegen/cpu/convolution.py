@@ -14,6 +14,10 @@ images for the weight gradient, whose float64 partial sums are then added in chu
 The chunks of the weight gradient depend only on the shapes, never on the thread count, so a
 result is the same whatever autojit.set_num_threads says and whether it ran eagerly or
 compiled.
+
+Where the output grid is small beside a panel of positions (a 4x4 image), `geometry` returns
+convolution_channels.py's ChannelGeometry instead, built on this module's tables, whose
+routines put output channels in the lanes.
 """
 
 from __future__ import annotations
@@ -468,7 +472,7 @@ class Geometry:
               scratch: np.ndarray) -> list:
         """The native calls computing `out` from C-contiguous operands of the planned shapes:
         (function, argument words, positions of the words holding pointers, parts)."""
-        functions = _functions(self.dtype, "products" if self.kind != "weight" else "weight")
+        functions = self.entry_points()
         address = workers.data_address
         itemsize = self.dtype.itemsize
         start = address(scratch)
@@ -487,6 +491,10 @@ class Geometry:
         total = [partials, self.chunks, self.partial_size, self.partial_size, address(out)]
         return [(functions["weight"], words, (0, 2, 4, 6, 9), self.parts),
                 (functions["weight_sum"], total, (0, 4), 1)]
+
+    def entry_points(self) -> dict:
+        """{routine: address} of the module whose routines compute this product."""
+        return _functions(self.dtype, "products" if self.kind != "weight" else "weight")
 
     def run(self, first: np.ndarray, second: np.ndarray, out: np.ndarray,
             scratch: np.ndarray) -> None:
@@ -511,7 +519,11 @@ class Geometry:
 
 @functools.lru_cache(maxsize=256)
 def geometry(kind: str, first: tuple, second: tuple, attrs: tuple, dtype: str) -> Geometry:
-    return Geometry(kind, first, second, dict(attrs), dtype)
+    """The product's tables: for the routines vectorized over positions, or over channels
+    where those compute much less (small images: convolution_channels.py)."""
+    from .convolution_channels import by_channels  # it builds on this module's Geometry
+
+    return by_channels(Geometry(kind, first, second, dict(attrs), dtype))
 
 
 def attrs_key(attrs: dict) -> tuple:

@@ -1,0 +1,110 @@
+"""The native convolution routines side by side: vectorized over positions against vectorized
+over channels (codegen/cpu/convolution_channels.py), per product, and which one autojit takes.
+
+    python bench/conv_routines.py            # the layers of docs/notes/convolution.md
+    python bench/conv_routines.py --sweep    # 702 products: how far the choice is from the best
+
+Microseconds per eager call on one thread (medians), float32; `*` marks the routine chosen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import timeit
+
+import numpy as np
+
+import autojit
+from autojit.codegen.cpu import convolution as native
+from autojit.codegen.cpu import convolution_channels as channels
+
+LAYERS = {  # name: (batch, in channels, out channels, size, stride)
+    "16->32 3x3 on 4x4 (the end-to-end CNN's)": (64, 16, 32, 4, 1),
+    "the same, batch 450 (its evaluation)": (450, 16, 32, 4, 1),
+    "1->16 3x3 on 8x8 (the CNN's first)": (64, 1, 16, 8, 1),
+    "64->64 3x3 on 8x8 (ResNet-8's)": (64, 64, 64, 8, 1),
+    "32->32 3x3 on 16x16": (64, 32, 32, 16, 1),
+    "32->64 3x3 stride 2 on 16x16": (64, 32, 64, 16, 2),
+    "16->16 3x3 on 32x32": (64, 16, 16, 32, 1),
+}
+
+
+def products(batch: int, cin: int, cout: int, size: int, stride: int, spatial: int = 2,
+             seed: int = 0) -> dict:
+    """kind -> (operands, attrs) of the three products of a 3-wide, padding-1 convolution."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, cin) + (size,) * spatial).astype(np.float32)
+    w = rng.standard_normal((cout, cin) + (3,) * spatial).astype(np.float32)
+    out = (size + 2 - 3) // stride + 1
+    g = rng.standard_normal((batch, cout) + (out,) * spatial).astype(np.float32)
+    attrs = {"stride": (stride,) * spatial, "padding": ((1, 1),) * spatial,
+             "dilation": (1,) * spatial, "groups": 1}
+    return {"forward": ((x, w), attrs),
+            "input": ((g, w), {**attrs, "input_size": x.shape[2:]}),
+            "weight": ((x, g), {**attrs, "kernel_size": w.shape[2:]})}
+
+
+def timed(kind: str, operands: tuple, attrs: dict, number: int) -> dict:
+    """{"positions": us, "channels": us, "chosen": name} for one product."""
+    found = {}
+    try:
+        for mode in ("positions", "channels"):
+            channels.MODE = mode
+            native.geometry.cache_clear()
+            native.eager(kind, *operands, attrs)
+            found[mode] = statistics.median(timeit.repeat(
+                lambda: native.eager(kind, *operands, attrs), number=number, repeat=5)) / \
+                number * 1e6
+    finally:
+        channels.MODE = None
+        native.geometry.cache_clear()
+    geometry = native.geometry(kind, operands[0].shape, operands[1].shape,
+                               native.attrs_key(attrs), operands[0].dtype.str)
+    found["chosen"] = "channels" if isinstance(geometry, channels.ChannelGeometry) \
+        else "positions"
+    return found
+
+
+def mark(found: dict, mode: str) -> str:
+    return f"{found[mode]:,.0f}{' *' if found['chosen'] == mode else ''}"
+
+
+def layers() -> None:
+    print("| layer | product | positions us | channels us |\n|---|---|---:|---:|")
+    for name, shape in LAYERS.items():
+        for kind, (operands, attrs) in products(*shape).items():
+            found = timed(kind, operands, attrs, 20)
+            print(f"| {name} | {kind} | {mark(found, 'positions')} | "
+                  f"{mark(found, 'channels')} |")
+
+
+def sweep() -> None:
+    ratios = []
+    for cin, cout, size, stride, spatial in itertools.product(
+            (8, 16, 64), (16, 32, 64), (3, 4, 6, 8, 12), (1, 2), (1, 2, 3)):
+        if spatial == 3 and size > 6:
+            continue
+        for kind, (operands, attrs) in products(32, cin, cout, size, stride, spatial).items():
+            found = timed(kind, operands, attrs, 10)
+            best = min(found["positions"], found["channels"])
+            ratios.append(found[found["chosen"]] / best)
+            print(f"{cin}->{cout} {spatial}-d {size} s{stride} {kind}: positions "
+                  f"{mark(found, 'positions')}, channels {mark(found, 'channels')}, "
+                  f"chosen / best {ratios[-1]:.2f}", flush=True)
+    print(f"{len(ratios)} products: chosen / best median {statistics.median(ratios):.2f}, "
+          f"worst {max(ratios):.2f}, {sum(r > 1.1 for r in ratios)} above 1.1")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sweep", action="store_true")
+    arguments = parser.parse_args()
+    autojit.set_num_threads(1)
+    print(f"autojit {autojit.__version__}, one thread, float32, wide tiles: {native.wide()}\n")
+    sweep() if arguments.sweep else layers()
+
+
+if __name__ == "__main__":
+    main()

@@ -282,3 +282,50 @@ def test_without_the_native_loader_modules_go_through_the_engine():
                                env={**os.environ, "AUTOJIT_DISK_CACHE": "0"})
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert completed.stdout.strip() == "ok"
+
+
+_SLOTTED = """define i32 @summed(ptr noalias %a, ptr noalias %b, i64 %n) {
+entry:
+  %total = alloca float
+  store float 0.0, ptr %total
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %from = getelementptr float, ptr %a, i64 %i
+  %x = load float, ptr %from
+  %old = load float, ptr %total
+  %new = fadd float %old, %x
+  store float %new, ptr %total
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, %n
+  br i1 %more, label %loop, label %exit
+exit:
+  %sum = load float, ptr %total
+  store float %sum, ptr %b
+  ret i32 0
+}
+"""
+
+
+def test_the_light_pipeline_makes_stack_slots_registers():
+    """compile_threads.LIGHT (the channel convolutions' modules): a value carried in a stack
+    slot, as ir_text.py's drivers carry theirs, becomes a register, and the code computes
+    what it did as written, on a compile thread and through helper_modules alike."""
+    state = cpu.backend()
+    module = state.parse(_SLOTTED)
+    state.optimize(module, compile_threads.LIGHT)
+    assert "alloca" not in str(module) and "phi float" in str(module)
+    light, _ = compile_threads.object_code(state, _SLOTTED, compile_threads.LIGHT, False)
+    written, _ = compile_threads.object_code(state, _SLOTTED, False, False)
+    assert light != written
+    from autojit.codegen.cpu import helper_modules
+
+    address, = helper_modules.compile_module(_SLOTTED, ["summed"], ("light test", _SLOTTED),
+                                             compile_threads.LIGHT)
+    import ctypes
+
+    data = np.arange(1, 11, dtype=np.float32)
+    out = np.zeros(1, np.float32)
+    ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(
+        address)(data.ctypes.data, out.ctypes.data, data.size)
+    assert out[0] == 55.0

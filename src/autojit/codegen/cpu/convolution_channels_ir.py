@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .convolution_ir import TYPES, _prepare, _weight_sum, _words, _zero
+from .convolution_ir import TYPES, _prepare, _rows, _weight_sum, _words, _zero
 from .ir_text import Function
 
 # Tile heights (positions, or weight-gradient columns) by the host's registers and the
@@ -94,14 +94,20 @@ def _accumulate(lines: list, names: dict, rows: int, vectors: int, loop: str, en
     lines += body
 
 
-def _fmas(names: dict, rows: int, vectors: int, source: str) -> list:
-    """%sum{r}_{v} = %s{r} broadcast * %w{v} + %acc{r}_{v}; `source(r)` is the address of
-    row r's scalar."""
+def _multiply(names: dict, rows: int, vectors: int, weights: str, first: str, sources: str,
+              shift: str) -> list:
+    """One k of a tile: %sum{r}_{v} = {sources}{r}[shift] broadcast * %w{v} + %acc{r}_{v},
+    where %w{v} is the vector at weights[first + v * lanes]."""
     scalar, vector, lanes = names["scalar"], names["vector"], names["lanes"]
     fma = f"@llvm.fma.v{lanes}{names['short']}"
     lines = []
+    for v in range(vectors):
+        lines += [f"  %w_index{v} = add i64 {first}, {v * lanes}",
+                  f"  %w_address{v} = getelementptr {scalar}, ptr {weights}, i64 %w_index{v}",
+                  f"  %w{v} = load {vector}, ptr %w_address{v}, align 4"]
     for r in range(rows):
-        lines += [f"  %s{r} = load {scalar}, ptr {source(r)}",
+        lines += [f"  %s_address{r} = getelementptr {scalar}, ptr {sources}{r}, i64 {shift}",
+                  f"  %s{r} = load {scalar}, ptr %s_address{r}",
                   f"  %s_one{r} = insertelement {vector} poison, {scalar} %s{r}, i32 0",
                   f"  %s_all{r} = shufflevector {vector} %s_one{r}, {vector} poison, "
                   f"<{lanes} x i32> zeroinitializer"]
@@ -128,7 +134,7 @@ def _tile(rows: int, vectors: int, names: dict) -> str:
     of R positions r (offsets[2r]: where it lies in the laid-out image b; offsets[2r + 1]:
     its output offset) and channel c < valid, out[offsets[2r + 1] + c * out_channel] = the
     sum over k < depth of a[k * block + c] * b[offsets[2r] + pairs[2k + 1]]."""
-    scalar, vector, lanes = names["scalar"], names["vector"], names["lanes"]
+    scalar, lanes = names["scalar"], names["lanes"]
     lines = [f"define internal void @{names['prefix']}_ctile{rows}x{vectors}(ptr noalias %a, "
              "i64 %block, ptr noalias %b, ptr noalias %pairs, i64 %depth, ptr noalias %offsets, "
              "ptr noalias %out, i64 %out_channel, i64 %valid) noinline {", "entry:",
@@ -142,13 +148,7 @@ def _tile(rows: int, vectors: int, names: dict) -> str:
     body = ["  %pair = shl i64 %k, 1", "  %pair_b = or i64 %pair, 1",
             "  %pair_word = getelementptr i64, ptr %pairs, i64 %pair_b",
             "  %shift = load i64, ptr %pair_word", "  %a_k = mul i64 %k, %block"]
-    for v in range(vectors):
-        body += [f"  %a_index{v} = add i64 %a_k, {v * lanes}",
-                 f"  %a_address{v} = getelementptr {scalar}, ptr %a, i64 %a_index{v}",
-                 f"  %w{v} = load {vector}, ptr %a_address{v}, align 4"]
-    for r in range(rows):
-        body.append(f"  %s_address{r} = getelementptr {scalar}, ptr %b_row{r}, i64 %shift")
-    body += _fmas(names, rows, vectors, lambda r: f"%s_address{r}")
+    body += _multiply(names, rows, vectors, "%a", "%a_k", "%b_row", "%shift")
     body += ["  %k_next = add i64 %k, 1", "  %more = icmp slt i64 %k_next, %depth",
              "  br i1 %more, label %loop, label %sums"]
     _accumulate(lines, names, rows, vectors, "loop", "entry", body)
@@ -172,15 +172,6 @@ def _tile(rows: int, vectors: int, names: dict) -> str:
     lines += ["  %c_next = add i64 %c, 1", "  %more_c = icmp slt i64 %c_next, %valid",
               "  br i1 %more_c, label %store, label %done", "done:", "  ret void", "}"]
     return "\n".join(lines)
-
-
-def _heights(f: Function, left: str, heights: tuple) -> str:
-    """The tallest of `heights` that fits in `left`."""
-    height = str(heights[-1])
-    for rows in reversed(heights[:-1]):
-        fits = f.op(f"icmp sge i64 {left}, {rows}")
-        height = f.op(f"select i1 {fits}, i64 {rows}, i64 {height}")
-    return height
 
 
 def _call(f: Function, names: dict, function: str, height: str, vectors: int,
@@ -209,20 +200,17 @@ def _widths(f: Function, wide: str):
     f.block(f"%widths_{number}")
 
 
-def _tiles(f: Function, total: str, heights: tuple):
-    """A loop over tiles of `total` items: yields (first item, height)."""
-    slot = f.variable(0)
-    head, body, done = f.label("tiles_head"), f.label("tiles_body"), f.label("tiles_done")
-    f.branch(head)
-    f.block(head)
-    item = f.op(f"load i64, ptr {slot}", "item")
-    f.emit(f"br i1 {f.less(item, total)}, label {body}, label {done}")
-    f.block(body)
-    height = _heights(f, f.binary("sub", total, item), heights)
-    yield item, height
-    f.emit(f"store i64 {f.binary('add', item, height)}, ptr {slot}")
-    f.branch(head)
-    f.block(done)
+def _lay_out(f: Function, names: dict, arg: dict, table: dict, records: str, image: str,
+             scratch: str, index: str, size: str) -> None:
+    """Source image `image` laid out at scratch + index * table[size] (convolution_ir's
+    `prepare`), the slack after its channels zeroed."""
+    scalar = names["scalar"]
+    source = f.element(scalar, arg["source"], f.binary("mul", image, arg["source_image"]))
+    laid = f.element(scalar, scratch, f.binary("mul", index, table[size]))
+    f.emit(f"call void @{names['prefix']}_prepare(ptr {laid}, ptr {source}, ptr {records}, "
+           f"i64 {table['records']}, i64 {table['channels']}, "
+           f"i64 {table['scratch_channel']}, i64 {table['source_channel']})")
+    _zero(f, scalar, laid, table["slack_start"], table[size])
 
 
 def _pack(f: Function, scalar: str, job: dict, weight: str, packed: str, pairs: str) -> None:
@@ -237,16 +225,23 @@ def _pack(f: Function, scalar: str, job: dict, weight: str, packed: str, pairs: 
         with f.loop(0, job["depth"], hint="pk") as k:
             at = f.word(pairs, f.binary("shl", k, 1), "a_at")
             row = f.binary("mul", k, job["block"])
-            with f.loop(0, job["block"], hint="pr") as within:
-                value = f.variable("0.0", scalar)
-                with f.when(f.less(within, valid)):
-                    read = f.binary("add", at, f.binary("mul", f.binary("add", first, within),
-                                                        job["a_row"]))
-                    loaded = f.op(f"load {scalar}, ptr {f.element(scalar, source, read)}")
-                    f.emit(f"store {scalar} {loaded}, ptr {value}")
-                stored = f.op(f"load {scalar}, ptr {value}")
-                written = f.element(scalar, target, f.binary("add", row, within))
-                f.emit(f"store {scalar} {stored}, ptr {written}")
+            start = f.element(scalar, source, f.binary("add", at, f.binary("mul", first,
+                                                                          job["a_row"])))
+            _strided_row(f, scalar, f.element(scalar, target, row), start, job["a_row"], valid,
+                         job["block"])
+
+
+def _strided_row(f: Function, scalar: str, target: str, source: str, step: str, count: str,
+                 total: str) -> None:
+    """target[i] = source[i * step] for i < count, 0 for count <= i < total: two plain loops,
+    no branch or stack slot in them (the channel modules are compiled without the pass
+    pipeline, which would have made those registers)."""
+    with f.loop(0, count, hint="sr") as index:
+        read = f.element(scalar, source, f.binary("mul", index, step))
+        value = f.op(f"load {scalar}, ptr {read}")
+        f.emit(f"store {scalar} {value}, ptr {f.element(scalar, target, index)}")
+    with f.loop(count, total, hint="sz") as index:
+        f.emit(f"store {scalar} 0.0, ptr {f.element(scalar, target, index)}")
 
 
 def _products(names: dict) -> str:
@@ -280,13 +275,7 @@ def _products(names: dict) -> str:
         count = f.minimum(table["group_images"], f.binary("sub", last, group))
         with f.loop(0, count, hint="n") as index:
             image = f.binary("add", group, index)
-            source = f.element(scalar, arg["source"], f.binary("mul", image,
-                                                               arg["source_image"]))
-            laid = f.element(scalar, scratch, f.binary("mul", index, table["image_scratch"]))
-            f.emit(f"call void @{prefix}_prepare(ptr {laid}, ptr {source}, ptr {records}, "
-                   f"i64 {table['records']}, i64 {table['channels']}, "
-                   f"i64 {table['scratch_channel']}, i64 {table['source_channel']})")
-            _zero(f, scalar, laid, table["slack_start"], table["image_scratch"])
+            _lay_out(f, names, arg, table, records, image, scratch, index, "image_scratch")
             with f.when(f.op(f"icmp ne i64 {table['zero_output']}, 0")):
                 out_image = f.element(scalar, arg["out"], f.binary("mul", image,
                                                                    arg["out_image"]))
@@ -319,7 +308,7 @@ def _job(f: Function, names: dict, job: dict, sizes: dict, pairs: str, packed: s
         # Position `within` of image `image` of the group, counted on, not divided out.
         image_slot, within_slot = f.variable(0), f.variable(0)
         for vectors in _widths(f, wide):
-            for _, height in _tiles(f, sizes["total"], names["heights"][vectors]):
+            for _, height in _rows(f, sizes["total"], names["heights"][vectors]):
                 with f.loop(0, height, hint="r") as r:
                     image = f.op(f"load i64, ptr {image_slot}", "image")
                     within = f.op(f"load i64, ptr {within_slot}", "within")
@@ -375,13 +364,7 @@ def _weight_tile(rows: int, vectors: int, names: dict) -> str:
               "  %grid_word = getelementptr i64, ptr %positions, i64 %grid_index",
               "  %grid = load i64, ptr %grid_word", "  %g_term = add i64 %g_first, %p",
               "  %g_at = mul i64 %g_term, %g_stride"]
-    for v in range(vectors):
-        lines += [f"  %g_index{v} = add i64 %g_at, {v * lanes}",
-                  f"  %g_address{v} = getelementptr {scalar}, ptr %g, i64 %g_index{v}",
-                  f"  %w{v} = load {vector}, ptr %g_address{v}, align 4"]
-    for r in range(rows):
-        lines.append(f"  %s_address{r} = getelementptr {scalar}, ptr %s_base{r}, i64 %grid")
-    lines += _fmas(names, rows, vectors, lambda r: f"%s_address{r}")
+    lines += _multiply(names, rows, vectors, "%g", "%g_at", "%s_base", "%grid")
     lines += ["  %p_next = add i64 %p, 1", "  %more = icmp slt i64 %p_next, %count",
               "  br i1 %more, label %step, label %image_done", "image_done:",
               "  %i_next = add i64 %i, 1", "  %more_images = icmp slt i64 %i_next, %images",
@@ -431,27 +414,14 @@ def _weight(names: dict) -> str:
                          first)
         with f.loop(0, count, hint="n") as index:
             image = f.binary("add", first, index)
-            source = f.element(scalar, arg["source"], f.binary("mul", image,
-                                                               arg["source_image"]))
-            laid = f.element(scalar, scratch, f.binary("mul", index, table["scratch_image"]))
-            f.emit(f"call void @{prefix}_prepare(ptr {laid}, ptr {source}, ptr {records}, "
-                   f"i64 {table['records']}, i64 {table['channels']}, "
-                   f"i64 {table['scratch_channel']}, i64 {table['source_channel']})")
-            _zero(f, scalar, laid, table["slack_start"], table["scratch_image"])
+            _lay_out(f, names, arg, table, records, image, scratch, index, "scratch_image")
             grad = f.element(scalar, arg["grad"], f.binary("mul", image, arg["grad_image"]))
             rows = f.element(scalar, grads, f.binary("mul", index, image_terms))
             with f.loop(0, table["count"], hint="p") as position:
                 at = f.word(positions, f.binary("add", f.binary("shl", position, 1), 1))
                 row = f.element(scalar, rows, f.binary("mul", position, table["grad_stride"]))
-                with f.loop(0, table["grad_stride"], hint="o") as channel:
-                    value = f.variable("0.0", scalar)
-                    with f.when(f.less(channel, table["rows"])):
-                        read = f.binary("add", at, f.binary("mul", channel,
-                                                            table["grad_plane"]))
-                        loaded = f.op(f"load {scalar}, ptr {f.element(scalar, grad, read)}")
-                        f.emit(f"store {scalar} {loaded}, ptr {value}")
-                    stored = f.op(f"load {scalar}, ptr {value}")
-                    f.emit(f"store {scalar} {stored}, ptr {f.element(scalar, row, channel)}")
+                _strided_row(f, scalar, row, f.element(scalar, grad, at), table["grad_plane"],
+                             table["rows"], table["grad_stride"])
         partials = f.op(f"getelementptr double, ptr {arg['partials']}, "
                         f"i64 {f.binary('mul', chunk, arg['partials_part'])}")
         with f.loop(0, f.binary("mul", table["rows"], table["columns"]), hint="z") as index:
@@ -462,7 +432,7 @@ def _weight(names: dict) -> str:
             g = f.element(scalar, grads, row)
             out_rows = f.element("double", partials, f.binary("mul", row, table["columns"]))
             for vectors in _widths(f, wide):
-                for column, height in _tiles(f, table["columns"], heights[vectors]):
+                for column, height in _rows(f, table["columns"], heights[vectors]):
                     column_offsets = f.op(f"getelementptr i64, ptr {offsets}, i64 {column}")
                     out = f.element("double", out_rows, column)
                     _call(f, names, "wctile", height, vectors,

@@ -2,7 +2,8 @@
 
 `add_module` compiles IR text as written (the helpers' loops wait on memory: O3 would only cost
 time); `compile_module` optimizes it as a kernel is optimized, or leaves it as written where
-the caller says so (gemm_kernel.py's IR is vectorized by hand). Either gives the addresses of the
+the caller says so (gemm_kernel.py's IR is vectorized by hand), or runs the light pipeline
+(compile_threads.LIGHT: the channel convolutions' modules). Each gives the addresses of the
 named functions and keeps the object file in the disk cache as jit.py keeps a kernel's, and one
 text is compiled once per process. Compiles run on the calling thread, which may be a compile
 thread (compile_threads.py): a text asked for by two threads at once is compiled by the first,
@@ -21,6 +22,7 @@ from threading import Lock
 from . import compile_threads, disk_cache, jit, native_loader
 
 _MODULES: dict = {}  # (kind, text) -> Future of (what holds the code, the names' addresses)
+_KIND = {True: "optimized", False: "as written", compile_threads.LIGHT: "lightly optimized"}
 _MODULES_LOCK = Lock()
 
 
@@ -32,21 +34,21 @@ def add_module(text: str, names: list) -> tuple:
     return _once(("plain", text), lambda: _add_module(text, names))
 
 
-def compile_module(text: str, names: list, key: tuple, optimize: bool = True) -> list:
+def compile_module(text: str, names: list, key: tuple, optimize: bool | str = True) -> list:
     """The addresses of the functions `names` of LLVM IR text that is not a kernel (the native
     gemm of gemm_kernel.py, rows.py's routines), optimized like a kernel unless `optimize` is
-    False, and cached on disk under `key` as kernels are (names must be unique per text: the
-    key holds the text)."""
-    return _once(("optimized" if optimize else "as written", text),
+    False (or by the light pipeline where it is compile_threads.LIGHT), and cached on disk
+    under `key` as kernels are (names must be unique per text: the key holds the text)."""
+    return _once((_KIND[optimize], text),
                  lambda: _compile_module(text, list(names), key, optimize))[1]
 
 
-def prefetch_module(text: str, names: list, key: tuple, optimize: bool = True) -> None:
+def prefetch_module(text: str, names: list, key: tuple, optimize: bool | str = True) -> None:
     """Start compile_module(text, names, key, optimize) on a compile thread and return at once;
     nothing where there are no compile threads or the text is compiled or under way. A caller
     that asks for the text before the thread has started on it compiles it itself: a waiter
     only ever waits on a compile that is running."""
-    memo = ("optimized" if optimize else "as written", text)
+    memo = (_KIND[optimize], text)
     with _MODULES_LOCK:
         if memo in _MODULES:
             return
@@ -119,7 +121,7 @@ def _add_module(text: str, names: list) -> tuple:
         return module, [state.engine.get_function_address(name) for name in names]
 
 
-def _compile_module(text: str, names: list, key: tuple, optimize: bool) -> tuple:
+def _compile_module(text: str, names: list, key: tuple, optimize: bool | str) -> tuple:
     entry_key = None
     if disk_cache.directory() is not None:
         entry_key = disk_cache.entry_key(key, jit.cache_target())
@@ -150,7 +152,7 @@ def _compile_module(text: str, names: list, key: tuple, optimize: bool) -> tuple
             module = state.parse(text)
             module.verify()
             if optimize:
-                state.optimize(module)
+                state.optimize(module, optimize)
             state.engine.add_module(module)
             state.engine.finalize_object()
             object_code = state.objects.pop(id(module), None)

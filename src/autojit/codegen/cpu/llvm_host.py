@@ -19,6 +19,7 @@ import numpy as np
 
 from ... import config
 from . import disk_cache, native_loader
+from .compile_threads import LIGHT
 
 
 def _find_pointer(owner, wanted, first_word=1, last_word=8):
@@ -154,7 +155,27 @@ class Backend:
         manager.add_always_inliner_pass()
         manager.add_simplify_cfg_pass()
 
-    def optimize(self, module):
+    @staticmethod
+    def add_light_passes(manager) -> None:
+        """The light pipeline (compile_threads.LIGHT), for routines whose inner loops are
+        written as the registers should hold them and whose drivers keep loop-carried values in
+        stack slots (ir_text.py): those slots made registers (SROA), instructions combined, the
+        control flow simplified and redundant values numbered away. The channel convolutions'
+        modules compile in 0.06 s this way against 0.19 s through O3, their drivers within 8%
+        of O3's (docs/notes/convolution.md)."""
+        manager.add_sroa_pass()
+        manager.add_instruction_combine_pass()
+        manager.add_simplify_cfg_pass()
+        manager.add_new_gvn_pass()
+
+    def optimize(self, module, level=True):
+        """`module` through the O3 pipeline and its cleanup, or the light pipeline where
+        `level` is compile_threads.LIGHT."""
+        if level == LIGHT:
+            light = self.llvm.create_new_module_pass_manager()
+            self.add_light_passes(light)
+            light.run(module, self.pass_builder())
+            return
         builder = self.pass_builder()
         builder.getModulePassManager().run(module, builder)
         cleanup = self.llvm.create_new_module_pass_manager()

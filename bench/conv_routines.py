@@ -5,6 +5,8 @@ over channels (codegen/cpu/convolution_channels.py), per product, and which one 
     python bench/conv_routines.py --sweep    # 702 products: how far the choice is from the best
 
 Microseconds per eager call on one thread (medians), float32; `*` marks the routine chosen.
+The layers' table adds torch's time for the same product (`conv2d`, and
+`aten.convolution_backward` asked for the one gradient), in the same process.
 """
 
 from __future__ import annotations
@@ -71,13 +73,44 @@ def mark(found: dict, mode: str) -> str:
     return f"{found[mode]:,.0f}{' *' if found['chosen'] == mode else ''}"
 
 
+def torch_timed(kind: str, operands: tuple, attrs: dict, number: int) -> float:
+    """torch's microseconds for the same product (one thread)."""
+    import torch
+
+    torch.set_num_threads(1)
+    spatial = len(attrs["stride"])
+    stride, padding = list(attrs["stride"]), [lo for lo, _ in attrs["padding"]]
+    dilation = list(attrs["dilation"])
+    if kind == "forward":
+        x, w = (torch.from_numpy(array) for array in operands)
+        convolve = getattr(torch.nn.functional, f"conv{spatial}d")
+
+        def run():
+            convolve(x, w, stride=stride, padding=padding, dilation=dilation)
+    else:
+        if kind == "input":
+            g, w = (torch.from_numpy(array) for array in operands)
+            x = torch.zeros((g.shape[0], w.shape[1], *attrs["input_size"]))
+        else:
+            x, g = (torch.from_numpy(array) for array in operands)
+            w = torch.zeros((g.shape[1], x.shape[1], *attrs["kernel_size"]))
+        wanted = [kind == "input", kind == "weight", False]
+
+        def run():
+            torch.ops.aten.convolution_backward(g, x, w, None, stride, padding, dilation,
+                                                False, [0] * spatial, 1, wanted)
+    run()
+    return statistics.median(timeit.repeat(run, number=number, repeat=5)) / number * 1e6
+
+
 def layers() -> None:
-    print("| layer | product | positions us | channels us |\n|---|---|---:|---:|")
+    print("| layer | product | positions us | channels us | torch us |\n|---|---|---:|---:|---:|")
     for name, shape in LAYERS.items():
         for kind, (operands, attrs) in products(*shape).items():
             found = timed(kind, operands, attrs, 20)
             print(f"| {name} | {kind} | {mark(found, 'positions')} | "
-                  f"{mark(found, 'channels')} |")
+                  f"{mark(found, 'channels')} | "
+                  f"{torch_timed(kind, operands, attrs, 20):,.0f} |")
 
 
 def sweep() -> None:

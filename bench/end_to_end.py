@@ -26,10 +26,11 @@ time is given too, which a shared machine's other work disturbs less than the wa
 variants take turns, `--rounds` times, in one process; the tables give the median seconds of
 each and the ratios to torch eager. `--layers` instead times, per call, the forward of the
 layers that dominate the eager steps (autojit and torch taking turns; the last two rows with
-their backward). Usage:
+their backward). `--profile` times each step of the CNN script's compiled training step, as
+its native program runs them (bench/plan_profile.py), on one batch of 64. Usage:
 
     python bench/end_to_end.py [--script mlp|cnn|both] [--epochs 15] [--rounds 3]
-        [--threads 1] [--workers 0] [--layers]
+        [--threads 1] [--workers 0] [--layers | --profile]
 """
 
 from __future__ import annotations
@@ -274,6 +275,34 @@ def compare_layers(rounds: int) -> None:
     print()
 
 
+def profile_cnn_step(calls: int = 50) -> None:
+    """The CNN script's compiled step (its model, Adam, cross entropy), step by step."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from plan_profile import print_profile, step_times
+
+    data = digits()
+    autojit.manual_seed(0)
+    _, model, lr = cnn_parts(autojit, data)
+    optimizer = autojit.optim.Adam(model.parameters(), lr=lr)
+    loss_function = autojit.nn.CrossEntropyLoss()
+
+    def train_step(x, y):
+        optimizer.zero_grad()
+        loss = loss_function(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    step = autojit.compile(train_step)
+    x = autojit.tensor(data[0][:64].reshape(64, 1, 8, 8))
+    y = autojit.tensor(data[1][:64])
+    for _ in range(5):
+        step(x, y)
+    print("The CNN script's compiled step, batch 64, each step of its plan timed alone")
+    rows, program = step_times(step, lambda: step(x, y), calls=calls)
+    print_profile(rows, program)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--script", choices=("mlp", "cnn", "both"), default="both")
@@ -282,6 +311,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--layers", action="store_true")
+    parser.add_argument("--profile", action="store_true")
     arguments = parser.parse_args()
     torch.set_num_threads(arguments.threads)
     autojit.set_num_threads(arguments.threads)
@@ -289,6 +319,9 @@ def main() -> None:
           f"thread(s), {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}\n")
     if arguments.layers:
         compare_layers(max(arguments.rounds, 5))
+        return
+    if arguments.profile:
+        profile_cnn_step()
         return
     if arguments.script in ("mlp", "both"):
         compare("mlp (synthetic data)", mlp_parts, synthetic(), arguments.epochs,

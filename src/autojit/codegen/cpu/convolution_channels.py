@@ -32,11 +32,14 @@ from .convolution_ir import JOB, PRODUCTS_TABLE, RECORD_WORDS, WEIGHT_TABLE
 # each broadcast feeds half the multiply-adds (16 -> 16 channels on 32x32 images: 1819 us
 # against 1403), so those tiles count this much more (bench/conv_routines.py).
 ONE_VECTOR_COST = 1.4
-# The weight gradient's channel tiles also transpose each image's gradient and add their sums
-# into float64 a channel at a time: where the two routines compute about as much (32 -> 32
-# channels on 16x16 images, 8192 multiply-adds a column against 8704) they take about as
-# long (1336 us against 1368), and on 32x32 images in float64 longer, so they count this more.
-WEIGHT_COST = 1.1
+# The weight gradient's channel routine also transposes each image's gradient, a scalar load
+# and store per element, about one vector multiply-add's time: beside the products' work (a
+# vector of channels times `columns` multiply-adds per element) that adds lanes / columns.
+# With 72 columns (8 input channels) it decides: 8 -> 32 channels on 12x12 images took 176 us
+# on channels against 132 on positions; with 576 (64 -> 64 on 8x8) it does not (1420 against
+# 1818). Counted twice, it sent 1-d products of 24 columns, 1.3x faster on channels, to
+# positions (bench/conv_routines.py --sweep).
+TRANSPOSE_COST = 1.0
 # Images laid out at once for the products, so that tiles of positions run across images:
 # enough for this many full tiles of positions.
 _GROUP_TILES = 4
@@ -78,8 +81,8 @@ def _positions(job: dict) -> list:
 def prefers_channels(geometry, lanes: int) -> bool:
     """Whether the channel routines compute the product at less cost than the Geometry's
     position panels: multiply-adds computed, kept or not, those of tiles one vector wide
-    counted ONE_VECTOR_COST times and the weight gradient's WEIGHT_COST times. Groups of 1
-    only."""
+    counted ONE_VECTOR_COST times, and the weight gradient's with its gradient's transposition
+    (TRANSPOSE_COST). Groups of 1 only."""
     if geometry.groups != 1:
         return False
     panel = 2 * lanes
@@ -94,7 +97,9 @@ def prefers_channels(geometry, lanes: int) -> bool:
     if geometry.kind == "weight":
         rows = geometry.out_shape[0]
         grid = int(geometry.table[WEIGHT_TABLE.index("grid")])  # rounded up to lanes
-        return WEIGHT_COST * math.prod(geometry.space.out) * channels(rows) < rows * grid
+        columns = int(geometry.table[WEIGHT_TABLE.index("columns")])
+        transposing = 1.0 + TRANSPOSE_COST * lanes / columns
+        return math.prod(geometry.space.out) * channels(rows) * transposing < rows * grid
     jobs = _jobs(geometry)
     by_positions = sum(job["rows"] * panels(job["grid"]) for job in jobs)
     by_channels = sum(len(_positions(job)) * channels(job["rows"]) for job in jobs)

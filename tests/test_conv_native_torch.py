@@ -271,3 +271,22 @@ def test_small_images_take_the_channel_routines(dtype):
             found = native.geometry(kind, *operands(x, y), tuple(sorted(attrs + extra)),
                                     np.dtype(dtype).str)
             assert type(found) is expected, (kind, x)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: "-".join(map(str, case)))
+def test_the_choice_counts_the_positions_the_channel_tables_list(case):
+    """convolution_channels.kept_count, which the choice reads before any table is made, is
+    the number of positions the channel routines' tables list, for every job of the forward
+    product and of the input gradient (whose stride phases are jobs of their own)."""
+    _, x, w, options = _operands(case, "float32")
+    spatial = x.ndim - 2
+    attrs = {"stride": (options["stride"],) * spatial,
+             "padding": ((options["padding"],) * 2,) * spatial,
+             "dilation": (options["dilation"],) * spatial, "groups": options["groups"]}
+    forward = native.Geometry("forward", x.shape, w.shape, attrs, x.dtype)
+    g_shape = forward.out_shape
+    gradient = native.Geometry("input", g_shape, w.shape, {**attrs, "input_size": x.shape[2:]},
+                               x.dtype)
+    for geometry in (forward, gradient):
+        for job in channels._jobs(geometry):
+            assert channels.kept_count(job) == len(channels._positions(job))

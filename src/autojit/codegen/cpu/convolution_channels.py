@@ -78,6 +78,13 @@ def _positions(job: dict) -> list:
     return found
 
 
+def kept_count(job: dict) -> int:
+    """len(_positions(job)) without listing them (a job's grid ends at its last kept
+    position), for choosing a routine before any table is made."""
+    planes = (job["grid"] - 1) // job["grid_plane"] + 1 if job["grid"] else 0
+    return planes * job["valid_rows"] * job["valid_columns"]
+
+
 def prefers_channels(geometry, lanes: int) -> bool:
     """Whether the channel routines compute the product at less cost than the Geometry's
     position panels: multiply-adds computed, kept or not, those of tiles one vector wide
@@ -102,7 +109,7 @@ def prefers_channels(geometry, lanes: int) -> bool:
         return math.prod(geometry.space.out) * channels(rows) * transposing < rows * grid
     jobs = _jobs(geometry)
     by_positions = sum(job["rows"] * panels(job["grid"]) for job in jobs)
-    by_channels = sum(len(_positions(job)) * channels(job["rows"]) for job in jobs)
+    by_channels = sum(kept_count(job) * channels(job["rows"]) for job in jobs)
     return by_channels < by_positions
 
 

@@ -119,6 +119,17 @@ def cnn_parts(lib, data):
     return Augmented(data[0], data[1]), model, 3e-3
 
 
+def training_step(model, optimizer, loss_function):
+    """The scripts' training step, as a torch user writes it."""
+    def train_step(x, y):
+        optimizer.zero_grad()
+        loss = loss_function(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+    return train_step
+
+
 def run_script(lib, parts, data, epochs: int, mode: str, workers: int,
                checkpoint: str) -> dict:
     """One training run; returns its seconds, the first step's seconds, loss and accuracy."""
@@ -130,14 +141,7 @@ def run_script(lib, parts, data, epochs: int, mode: str, workers: int,
                                        persistent_workers=workers > 0)
     optimizer = lib.optim.Adam(model.parameters(), lr=lr)
     scheduler = lib.optim.lr_scheduler.StepLR(optimizer, step_size=5, gamma=0.5)
-    loss_function = lib.nn.CrossEntropyLoss()
-
-    def train_step(x, y):
-        optimizer.zero_grad()
-        loss = loss_function(model(x), y)
-        loss.backward()
-        optimizer.step()
-        return loss.detach()
+    train_step = training_step(model, optimizer, lib.nn.CrossEntropyLoss())
 
     # mode: "eager"; "compiled" (autojit.compile's defaults); "static" (dynamic=False: a
     # batch of another size gets an executable of its own, not a size-generic one).
@@ -284,16 +288,7 @@ def profile_cnn_step(calls: int = 50) -> None:
     autojit.manual_seed(0)
     _, model, lr = cnn_parts(autojit, data)
     optimizer = autojit.optim.Adam(model.parameters(), lr=lr)
-    loss_function = autojit.nn.CrossEntropyLoss()
-
-    def train_step(x, y):
-        optimizer.zero_grad()
-        loss = loss_function(model(x), y)
-        loss.backward()
-        optimizer.step()
-        return loss.detach()
-
-    step = autojit.compile(train_step)
+    step = autojit.compile(training_step(model, optimizer, autojit.nn.CrossEntropyLoss()))
     x = autojit.tensor(data[0][:64].reshape(64, 1, 8, 8))
     y = autojit.tensor(data[1][:64])
     for _ in range(5):

@@ -28,9 +28,10 @@ from .convolution_ir import JOB, PRODUCTS_TABLE, RECORD_WORDS, WEIGHT_TABLE
 # A tile computes what it keeps, but pays per position and k a broadcast load that a position
 # panel does not, and per tile the stores of one channel at a time: with two vectors of
 # channels that costs less than a panel's dropped positions (64 -> 64 channels on 8x8
-# images, 64 of 80 computed positions kept: 1217 us against 1592 forward); with one vector,
-# each broadcast feeds half the multiply-adds (16 -> 16 channels on 32x32 images: 1819 us
-# against 1403), so those tiles count this much more (bench/conv_routines.py).
+# images, 64 of 80 computed positions kept: 1275 us against 1698 forward); with one vector,
+# each broadcast feeds half the multiply-adds (16 -> 16 channels on 32x32 images: 2070 us
+# against 1537), so those tiles count this much more (bench/conv_routines.py,
+# docs/performance.md).
 ONE_VECTOR_COST = 1.4
 # The weight gradient's channel routine also transposes each image's gradient, a scalar load
 # and store per element, about one vector multiply-add's time: beside the products' work (a

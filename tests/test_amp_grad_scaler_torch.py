@@ -68,8 +68,8 @@ def test_training_steps_match_torch_eager_and_compiled(optimizer_name):
         # sum, which compiled code may add in another order)
         np.testing.assert_allclose(c_w, w, rtol=1e-6)
         np.testing.assert_allclose(c_b, b, rtol=1e-6)
-    # The first step creates the optimizer's state (it runs eagerly); the skipped steps after
-    # it compile, the skip being a `where` on the update.
+    # The first step creates the optimizer's state (it runs eagerly); the steps after it
+    # compile, one trace for the calls that step and one for those that skip.
     stats = step.stats()
     assert stats.compiled_calls >= 8 and stats.traces <= 3, stats
 

@@ -31,7 +31,7 @@ class TwoLayer(nn.Module):
 def _step():
     autojit.manual_seed(0)
     model = TwoLayer()
-    optimizer = autojit.optim.SGD(model.parameters(), lr=0.1)
+    optimizer = autojit.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
     @autojit.compile
     def step(x, y):

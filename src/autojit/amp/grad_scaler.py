@@ -8,12 +8,11 @@ halves the scale after a step with non-finite gradients and doubles it after `gr
 good steps in a row. Every number is a tensor (the scale, the growth tracker, found_inf), as in
 torch, so a compiled training step reads no Python number that changes.
 
-Eagerly, step reads found_inf (`.item()`) and skips the step, as torch does. Inside a compiled
-function that decision would be a graph break, so it is taken in the graph instead: the
-optimizer steps, and every tensor it updated (parameters and optimizer state) is put back by
-`where(found_inf, before, after)`; the values are eager's. An optimizer whose state does not
-exist yet (its first step) or holds Python numbers is left to eager (a graph break).
-docs/amp.md is the guide.
+step reads found_inf (`.item()`) and skips the step, as torch does. Inside a compiled function
+that read is a decision on a graph value (a value check, docs/notes/symbolic-scalars.md): the
+trace takes the branch its call took, and a run whose flag says otherwise writes nothing back
+and is served by the trace of the other branch. Each branch does exactly what eager does,
+versions and optimizer state included. docs/amp.md is the guide.
 """
 
 from __future__ import annotations
@@ -27,8 +26,6 @@ from ..ops.elementwise import where
 from ..ops.masks import isfinite
 from ..tensor import dtypes
 from ..tensor.creation import full
-from ..tensor.graph_break import graph_break
-from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .autocast_mode import cuda_available
 
@@ -221,11 +218,9 @@ class GradScaler:
 
     def _maybe_opt_step(self, optimizer, optimizer_state: dict, *args, **kwargs):
         found_infs = list(optimizer_state["found_inf_per_device"].values())
-        if state.tracer is None:
-            if not sum(found.item() for found in found_infs):
-                return optimizer.step(*args, **kwargs)
-            return None
-        return _step_unless_found(optimizer, found_infs, args, kwargs)
+        if not sum(found.item() for found in found_infs):
+            return optimizer.step(*args, **kwargs)
+        return None
 
     def step(self, optimizer, *args, **kwargs):
         """Unscale the gradients (unless unscale_ did), then run `optimizer.step(*args,
@@ -371,50 +366,3 @@ class GradScaler:
 
     def _found_inf_per_device(self, optimizer) -> dict:
         return self._per_optimizer_states[id(optimizer)]["found_inf_per_device"]
-
-
-def _step_unless_found(optimizer, found_infs: list, args: tuple, kwargs: dict):
-    """optimizer.step() while a function is traced, undone where found_inf is set: every
-    tensor the step may update is restored by a `where` on the flag, so the decision is data
-    in the graph rather than a Python branch on it. A step that creates optimizer state (the
-    first) cannot be undone in the graph, since eager creates none when it skips: its state is
-    taken back out and the call breaks the graph (it runs eagerly)."""
-    found = found_infs[0]
-    for other in found_infs[1:]:
-        found = found + other.to(found.device)
-    skip = found > 0
-    stepped = [param for group in optimizer.param_groups for param in group["params"]
-               if param.grad is not None]
-    # The state each parameter had (its dict's items), or None where it had no entry.
-    before = {id(param): (dict(optimizer.state[param]) if param in optimizer.state else None)
-              for param in stepped}
-    watched = []  # (state dict or None for the parameter itself, key, value before the step)
-    with no_grad():
-        for param in stepped:
-            for key, value in (before[id(param)] or {}).items():
-                if not isinstance(value, Tensor):
-                    graph_break(f"GradScaler.step of an optimizer with Python state "
-                                f"({key!r})", needs_data=False)
-                watched.append((optimizer.state[param], key, value.clone()))
-            watched.append((None, param, param.clone()))
-    retval = optimizer.step(*args, **kwargs)
-    created = [param for param in stepped
-               if (dict(optimizer.state[param]).keys() if param in optimizer.state else None)
-               != (before[id(param)].keys() if before[id(param)] is not None else None)]
-    if created:
-        for param in stepped:
-            if before[id(param)] is None:
-                optimizer.state.pop(param, None)
-            else:
-                optimizer.state[param].clear()
-                optimizer.state[param].update(before[id(param)])
-        graph_break("GradScaler.step of an optimizer that creates its state in this step (its "
-                    "first)", needs_data=False)
-    with no_grad():
-        for container, key, before_value in watched:
-            if container is None:  # a parameter: restored in place
-                key.copy_(where(skip, before_value, key))
-            else:
-                after = container[key]  # the step may have replaced the tensor
-                after.copy_(where(skip, before_value, after))
-    return retval

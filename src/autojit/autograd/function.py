@@ -445,7 +445,13 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
         results.append(output)
     node._output_meta = tuple(output_meta)
     node.output_count = len(outputs)
-    node._saved = _save(node, results) if node.to_save is not None else None
+    if executable:
+        node._saved = _save(node, results) if node.to_save is not None else None
+    else:
+        # No backward will run (grad mode off, inference mode, no input requiring grad): as
+        # torch, nothing is saved, so inference tensors and non-differentiable outputs given to
+        # save_for_backward are not refused, and the node holds no tensors.
+        node.to_save = None
     return results
 
 

@@ -47,8 +47,28 @@ def is_library(obj) -> bool:
             # A class whose __module__ is a descriptor of its own (cuda-bindings' CUdeviceptr,
             # whose metaclass-less C type exposes a getset there) comes from a library.
             return True
+        if name in ("__main__", "builtins") and _made_by_program(obj):
+            return False
         return library_module(name or "")
     return False
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made at run time, not a C type
+
+
+def _made_by_program(obj) -> bool:
+    """Whether a function or class named as `__main__`'s or `builtins`' is the program's own:
+    code exec'd into a namespace (a notebook's cell: its classes are builtins' where the
+    namespace has no `__name__`, `__main__`'s in a kernel whose `__main__` is a library's
+    launcher) is, unless the code it runs lies in a library's file."""
+    if isinstance(obj, type):
+        if not obj.__flags__ & _HEAP_TYPE:
+            return False  # a C type: builtins' own
+        code = next((value.__code__ for value in vars(obj).values()
+                     if isinstance(value, types.FunctionType)), None)
+    else:
+        code = getattr(obj, "__code__", None)
+    return code is None or not os.path.realpath(code.co_filename).startswith(LIBRARY_ROOTS)
 
 
 @functools.lru_cache(maxsize=4096)

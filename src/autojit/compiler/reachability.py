@@ -614,11 +614,24 @@ def global_names(code: types.CodeType) -> tuple:
     return tuple(names)
 
 
+# Process-wide containers of the layers above whose items run inside any traced call (nn's
+# global module hooks): (display, container). The walk starts at each one that is not empty,
+# so that the state a hook there keeps (a counter in its closure) is guarded and written back
+# like the function's own. Registered with register_root.
+_REGISTERED_ROOTS: list = []
+
+
+def register_root(display: str, container) -> None:
+    """Walk `container` (a dict or list the registering layer keeps for the whole process)
+    with every function's roots while it holds anything."""
+    _REGISTERED_ROOTS.append((display, container))
+
+
 def function_roots(fn, args: tuple) -> tuple[list, dict]:
     """Where the walk starts, and the constants its root paths name: the arguments that are
-    not tensors, and the callable itself (a function: its closure, defaults and the globals
+    not tensors, the callable itself (a function: its closure, defaults and the globals
     its code loads; a bound method: its object too; a callable object such as a Module: its
-    attributes and class)."""
+    attributes and class), and the registered process-wide containers that hold anything."""
     constants: dict = {}
     roots = [(("args", f"[{index}]"), f"args[{index}]", argument)
              for index, argument in enumerate(args) if not isinstance(argument, Tensor)]
@@ -630,4 +643,8 @@ def function_roots(fn, args: tuple) -> tuple[list, dict]:
         constants[name] = fn
     display = getattr(fn, "__qualname__", None) or type(fn).__name__
     roots.append(((name,), display, fn))
+    for index, (display, container) in enumerate(_REGISTERED_ROOTS):
+        if container:
+            constants[f"R{index}"] = container
+            roots.append(((f"R{index}",), display, container))
     return roots, constants

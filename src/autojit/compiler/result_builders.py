@@ -66,6 +66,10 @@ def _builder(template, output, grad_owners: dict, seen: set):
         return lambda arrays, node, args: tuple([item(arrays, node, args) for item in items])
     if kind == "dict":
         entries = [(key, _builder(item, output, grad_owners, seen)) for key, item in template[1]]
+        if len(template) > 2:  # a mapping of another type, made by its maker
+            made = template[2]
+            return lambda arrays, node, args: made([(key, item(arrays, node, args))
+                                                    for key, item in entries])
         return lambda arrays, node, args: {key: item(arrays, node, args)
                                            for key, item in entries}
     raise _Unsupported

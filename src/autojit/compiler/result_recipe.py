@@ -165,8 +165,9 @@ class Recipe:
                 return items
             return template[2](*items) if len(template) > 2 else tuple(items)
         if kind == "dict":
-            return {key: self._rebuild(item, arrays, node, args, made)
-                    for key, item in template[1]}
+            pairs = [(key, self._rebuild(item, arrays, node, args, made))
+                     for key, item in template[1]]
+            return template[2](pairs) if len(template) > 2 else dict(pairs)
         if kind == "grad":
             tensor, position = self.grad_owners[template[1]]
             return (tensor if position is None else args[position])._grad

@@ -1,9 +1,11 @@
 """The structure a compiled function returns, and which returned tensors are not fresh values.
 
 api.py flattens what the traced function returned into a *template*: nested tuples (a named
-tuple, as sort's (values, indices), with its type), lists and dicts whose leaves say where
-each returned tensor comes from on every call (compiler/executable.py rebuilds it after the
-run):
+tuple, as sort's (values, indices), with its type), lists and dicts (a dict of another type,
+as transformers' ModelOutput or an OrderedDict, with a maker that makes one of its type and
+attributes) whose leaves say where each returned tensor comes from on every call
+(compiler/executable.py rebuilds it after the run); a list or dict that existed before the
+call is returned itself, as an "object" leaf:
 
 - ("tensor", index): the graph's output `index`, a new tensor, laid out as eager's array
   would be (ir/eager_layout.py's OutputLayout); the same index twice is the same tensor
@@ -33,6 +35,7 @@ later in-place write through the result miss the argument it should change.
 
 from __future__ import annotations
 
+import collections
 import functools
 
 from ..ir.eager_layout import eager_output_layout
@@ -112,6 +115,10 @@ class Flattening:
             return self.leaf(result, returned)
         if is_symbolic(result) or isinstance(result, TracedList):
             return ("symbolic", result)  # each run's value: a graph value, a size, ...
+        if type(result) in (list, dict) and id(result) in self.known:
+            # A list or dict from before the call (`LOG.append(x); return LOG`): the object
+            # itself, holding what the run's writes and appends leave in it, as eager's.
+            return ("object", result)
         if isinstance(result, (tuple, list)):
             kind = "tuple" if isinstance(result, tuple) else "list"
             items = [self.flatten(item, returned) for item in result]
@@ -123,8 +130,12 @@ class Flattening:
                 return (kind, items, _made_from_items(type(result)))
             return (kind, items)
         if isinstance(result, dict):
-            return ("dict", [(key, self.flatten(value, returned))
-                             for key, value in result.items()])
+            entries = [(key, self.flatten(value, returned)) for key, value in result.items()]
+            if type(result) is dict:
+                return ("dict", entries)
+            # A dict of another type (transformers' ModelOutput, an OrderedDict): made again
+            # as one, with its attributes.
+            return ("dict", entries, _mapping_maker(result))
         if isinstance(result, str) and TOKEN_MARK in result:
             return ("text", result)  # formatted from traced values: filled in on each run
         if isinstance(result, (bool, int, float, complex, str, bytes, type(None))):
@@ -139,6 +150,43 @@ class Flattening:
                                                for name, item in attributes.items()])
         raise TypeError(f"the function returned a {type(result).__name__}, which a compiled "
                         "run cannot make again")
+
+
+def _mapping_maker(mapping: dict):
+    """A function making, from (key, value) pairs, a mapping of `mapping`'s type with its
+    attributes, without its __init__ (which may check or convert what it is given): made by
+    the type's __new__, filled by the dict base's own __setitem__ (OrderedDict's keeps its
+    order), its attributes set as they are, or to the item they are (a ModelOutput's fields
+    are its items)."""
+    cls = type(mapping)
+    setitem = next(base.__setitem__ for base in cls.__mro__
+                   if base in (collections.OrderedDict, collections.defaultdict, dict))
+    items = {id(value): key for key, value in mapping.items()}
+    attributes = []
+    names = dict(getattr(mapping, "__dict__", {}))
+    if isinstance(mapping, collections.defaultdict):
+        names["default_factory"] = mapping.default_factory
+    for name, value in names.items():
+        if id(value) in items and not isinstance(value, (bool, int, float, str)):
+            attributes.append((name, True, items[id(value)]))
+        elif value is None or isinstance(value, (bool, int, float, complex, str, bytes)) or \
+                _is_constant(value):
+            attributes.append((name, False, value))
+        else:
+            raise TypeError(f"the function returned a {cls.__name__} whose attribute "
+                            f"{name!r} holds a {type(value).__name__}, which a compiled run "
+                            "cannot make again")
+
+    def make(pairs):
+        made = cls.__new__(cls)
+        for key, value in pairs:
+            setitem(made, key, value)
+        for name, from_item, value in attributes:
+            object.__setattr__(made, name, dict.__getitem__(made, value) if from_item
+                               else value)
+        return made
+
+    return make
 
 
 def _is_constant(value) -> bool:
@@ -207,7 +255,7 @@ def alias_fresh_grads(template, result, fresh_grads: dict):
                        for item, value in zip(template[1], result)], *template[2:])
     if kind == "dict":
         return (kind, [(key, alias_fresh_grads(item, result[key], fresh_grads))
-                       for key, item in template[1]])
+                       for key, item in template[1]], *template[2:])
     return template
 
 
@@ -223,7 +271,8 @@ def held_grads(template, owners: dict):
     if kind in ("tuple", "list"):
         return (kind, [held_grads(item, owners) for item in template[1]], *template[2:])
     if kind == "dict":
-        return (kind, [(key, held_grads(item, owners)) for key, item in template[1]])
+        return (kind, [(key, held_grads(item, owners)) for key, item in template[1]],
+                *template[2:])
     if kind == "view":
         return (kind, held_grads(template[1], owners), *template[2:])
     return template

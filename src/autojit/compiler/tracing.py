@@ -81,6 +81,20 @@ class ScalarSource:
         """The scalar where it is read, in this call."""
         return self._read(args)
 
+    def written(self, args: tuple, current):
+        """(path, value, display) of the write a function made where the scalar is: where it
+        is an item of a tuple (Adam's `betas`, which momentum-cycling schedulers replace), the
+        outermost tuple holding it, written as a whole, since no run can assign its item."""
+        for end in range(2, len(self.path)):
+            holder = eval("".join(self.path[:end]), self._namespace,  # noqa: S307
+                          {"args": args})
+            if type(holder) is tuple or isinstance(holder, tuple) and hasattr(holder, "_fields"):
+                suffix = "".join(self.path[end:])
+                display = self.display[:-len(suffix)] if self.display.endswith(suffix) else \
+                    self.display
+                return self.path[:end], holder, display
+        return self.path, current, self.display
+
     def replace(self, args: tuple, value):
         """Put `value` where the scalar is (for the trace); returns what put_back needs."""
         return self._assign(self.path, args, value)
@@ -472,7 +486,7 @@ def _python_writes(changes: StateChanges, flattening: Flattening, tracer: Tracer
                          "outlive the trace", *(where or (None, None)),
                          linecache.getline(*where).strip() if where else "",
                          needs_data=False)
-    if not changes.writes and not changes.appends:
+    if not changes.writes and not changes.appends and not changes.aliases:
         return None
 
     def template(value, display: str):
@@ -485,7 +499,8 @@ def _python_writes(changes: StateChanges, flattening: Flattening, tracer: Tracer
     writes = [(path, template(value, display)) for path, value, display in changes.writes]
     appends = [(path, [template(item, display) for item in items])
                for path, items, display in changes.appends]
-    return PythonWrites(writes, appends, dict(constants), changes.key_orders)
+    aliases = [(path, source) for path, source, _ in changes.aliases]
+    return PythonWrites(writes, appends, dict(constants), changes.key_orders, aliases)
 
 
 def _runtime_scalars(paths: set, before: Walk, env: ShapeEnv) -> list:
@@ -552,14 +567,17 @@ def _put_back(placed: list, args: tuple) -> list:
     """Put the scalars back where the trace found their symbols, and return the writes the
     function made there (`group['lr'] = lr * gamma`, `self.steps += 1`): (path, the value
     written, display), which every run writes again (writebacks.py)."""
-    written = []
+    written, paths = [], set()
     for source, symbol, _ in placed:  # all read before any is put back
         try:
             current = source.value(args)
         except Exception:  # noqa: BLE001 - the path went away: a structural change
             current = symbol
         if current is not symbol:
-            written.append((source.path, current, source.display))
+            write = source.written(args, current)
+            if write[0] not in paths:
+                paths.add(write[0])
+                written.append(write)
     # Last placed, first put back: two floats of one tuple (Adam's betas) each placed a
     # rebuilt tuple over the one before.
     for source, _, placement in reversed(placed):

@@ -60,6 +60,7 @@ class StateChanges:
     def __init__(self, before: Walk, after: Walk, codes=(), unguarded=frozenset(),
                  appended_only=None, stored=frozenset()):
         self.writes, self.appends, self.structural, self.leaks = [], [], [], []
+        self.aliases: list = []  # (path, the path of the object stored there too, display)
         self.appended_paths: list = []  # paths of the lists appended to (not guarded)
         # Paths the user's code only ever assigns (ir/source_uses.write_only), written with
         # each run's value: what they held before is not guarded. `unguarded` holds those
@@ -82,7 +83,7 @@ class StateChanges:
                         self.leaks.append((f"a key of {observation.display}", key))
         written: dict = {}  # path written as a whole -> display
         for observation in symbolic:
-            path = _outermost_fresh(observation.path, fresh)
+            path = _whole_tuple(after, _outermost_fresh(observation.path, fresh))
             if len(path) < 2 or _past_end(before, after, path) or \
                     _entry(before, after, path) is None:
                 # Nowhere a run can write, or nothing to put back before it does: a root,
@@ -100,7 +101,21 @@ class StateChanges:
                 # Without a record of reads, the source says what is only ever assigned (with
                 # one, what the trace did not read is not guarded anyway).
                 self.unguarded_paths.append(path)
-        done = tuple(written)
+        # A container the trace made, written as a whole, that the state also holds by
+        # another path (SequentialLR's `_last_lr` is its current scheduler's list): each run
+        # stores the one it builds at that path too, as eager shares the one object.
+        for observation in after.observations:
+            first = after.object_paths.get(id(observation.value)) \
+                if observation.kind == "is" else None
+            if first is None or not _under(first, tuple(written)) or \
+                    _under(observation.path, tuple(written)):
+                continue
+            if len(observation.path) < 2 or _entry(before, after, observation.path) is None:
+                self.leaks.append((observation.display, observation.value))
+                continue
+            self.aliases.append((observation.path, first, observation.display))
+        done = tuple(written) + tuple(path for path, _, _ in self.aliases)
+        tuples: set = set()  # paths of the tuples written as a whole
         old = before.by_path()
         for observation in after.observations:
             if _under(observation.path, skipped) or _under(observation.path, done):
@@ -130,7 +145,13 @@ class StateChanges:
                 continue
             if previous is not None and previous.kind == observation.kind == "scalar" and \
                     len(observation.path) > 1:
-                self.writes.append((observation.path, observation.value, observation.display))
+                path = _whole_tuple(after, observation.path)
+                if path == observation.path:
+                    self.writes.append((path, observation.value, observation.display))
+                elif path not in tuples:  # a tuple replaced by one with another item
+                    tuples.add(path)
+                    self.writes.append((path, after.objects[path],
+                                        _display_of(after, path, observation.display)))
             else:
                 self.structural.append(observation.display)
         self.structural += [observation.display for key, observation in old.items()
@@ -175,7 +196,8 @@ class StateChanges:
             _undo_entry(self._before, self._after, path)
 
     def __bool__(self) -> bool:
-        return bool(self.writes or self.appends or self.structural or self.leaks)
+        return bool(self.writes or self.appends or self.structural or self.leaks or
+                    self.aliases)
 
 
 def _key_orders(after: Walk, written: list) -> list:
@@ -302,6 +324,16 @@ def _outermost_fresh(path: tuple, fresh: set) -> tuple:
     return path
 
 
+def _whole_tuple(after: Walk, path: tuple) -> tuple:
+    """Where a write of `path` goes: the outermost tuple holding it, written as a whole (no
+    run can assign an item of a tuple: `group["betas"] = (beta1, beta2)` makes a new one),
+    else `path` itself."""
+    for end in range(2, len(path)):
+        if type(after.objects.get(path[:end])) is tuple:
+            return path[:end]
+    return path
+
+
 def _display_of(after: Walk, path: tuple, fallback: str) -> str:
     for observation in after.observations:
         if observation.path == path:
@@ -318,9 +350,10 @@ class PythonWrites:
     """The writes and appends of a traced call (StateChanges), as one function every run
     calls: `writes(args, build)`, `build(template)` giving a template's value in that run."""
 
-    def __init__(self, writes: list, appends: list, constants: dict, orders=()):
+    def __init__(self, writes: list, appends: list, constants: dict, orders=(), aliases=()):
         """writes: (path, template); appends: (path, templates), in the trace's order;
-        orders: (path of a dict, its keys' order after the traced call)."""
+        orders: (path of a dict, its keys' order after the traced call); aliases: (path, path
+        of the object to store there, once the writes are done)."""
         lines, names, namespace = [], {}, dict(constants)
         namespace["reorder"] = reorder
         self.templates = []
@@ -345,15 +378,20 @@ class PythonWrites:
             namespace[constant] = template
             return f"build({constant})"
 
-        for path, template in writes:
+        def assign(path: tuple, expression: str) -> None:
             owner, fragment = path[:-1], path[-1]
             if fragment.startswith(".__dict__["):  # a class attribute: mappingproxy is read-only
-                lines.append(f"    setattr({local(owner)}, {fragment[10:-1]}, {value(template)})")
+                lines.append(f"    setattr({local(owner)}, {fragment[10:-1]}, {expression})")
             else:
-                lines.append(f"    {local(owner)}{fragment} = {value(template)}")
+                lines.append(f"    {local(owner)}{fragment} = {expression}")
+
+        for path, template in writes:
+            assign(path, value(template))
         for path, templates in appends:
             target = local(path)
             lines.extend(f"    {target}.append({value(template)})" for template in templates)
+        for path, source in aliases:
+            assign(path, local(source[:-1]) + source[-1])
         for path, order in orders:
             target = local(path)
             constant = f"K{len(namespace)}"

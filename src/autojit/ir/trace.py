@@ -310,7 +310,17 @@ class Tracer:
             if id(tensor) in self.fresh:
                 self._fresh_storages.add(key)
         if id(tensor) not in self._touched:
-            self._touched[id(tensor)] = _Touched(tensor, self._entries[key])
+            entry = self._entries[key]
+            touched = self._touched[id(tensor)] = _Touched(tensor, entry)
+            before = self.grads_before.get(id(tensor))
+            if before is not None:  # .grad assigned before the tensor itself was read
+                touched.grad = before[1]
+            if id(entry.tensor) in self.made and id(tensor) not in self.made and \
+                    entry.tensor._data is data:
+                # The storage was first read through an alias the call made (`p.detach()`
+                # for torch.func's functional_call): the input stands for the tensor that
+                # outlives the call, whose .grad and version its outputs are written to.
+                entry.tensor = tensor
         return value
 
     def _place_from(self, tensor: Tensor, value: Value) -> None:
@@ -488,6 +498,27 @@ class Tracer:
         tensor._value = value
         link.root_value = current
         return value
+
+    def assign_data(self, target: Tensor, new: Tensor) -> bool:
+        """`target.data = new` while tracing; False leaves the swap to Tensor's setter.
+
+        A tensor the function made itself swaps as in eager. A tensor from outside the call
+        (a parameter: `p.data = p.data * 0.5`, vector_to_parameters) or an argument keeps its
+        values in the compiled program as a write of `new`'s values into its storage, written
+        back after each run, so its later reads in the call and the caller see them; its
+        version counter does not move, as in eager. A new shape or dtype (`p.data =
+        p.data.half()`) changes what the executable's inputs are: a graph break."""
+        argument = self._argument_entries.get(id(target)) is not None
+        if target._data is None and not argument:
+            return False
+        if tuple(new.shape) != tuple(target.shape) or new._dtype is not target._dtype:
+            graph_break(f"`.data` assigned a tensor of another shape or dtype ({new._dtype} "
+                        f"{list(new.shape)} into {target._dtype} {list(target.shape)})",
+                        needs_data=False)
+        if new._data is not None and target._data is not None and new._data is target._data:
+            return True
+        self.write(target, new.detach())
+        return True
 
     def write(self, target: Tensor, result: Tensor) -> None:
         link = target._traced_view

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..autograd.hooks import HookDict, RemovableHandle
 from ..compiler.guard_conditions import register_mode_snapshot
+from ..compiler.reachability import register_root
 
 __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
@@ -44,8 +45,12 @@ def _registered_hooks() -> tuple:
             len(forward_hooks_with_kwargs), len(forward_hooks_always_called))
 
 
-# A compiled call runs the hooks its trace ran: adding or removing one traces again.
+# A compiled call runs the hooks its trace ran: adding or removing one traces again. And the
+# state the hooks keep (a counter in a closure) is Python state a compiled call reads and
+# writes, as the function's own is.
 register_mode_snapshot(_registered_hooks)
+for _name in ("forward_pre_hooks", "forward_hooks", "backward_pre_hooks", "backward_hooks"):
+    register_root(f"register_module_{_name[:-1]}s", globals()[_name])
 
 
 def _add(hooks: HookDict, hook) -> RemovableHandle:

@@ -145,7 +145,9 @@ def _input_impl(g, w, *, stride, padding, dilation, groups, input_size):
     batch, out_channels = g.shape[:2]
     kernel = w.shape[2:]
     kernels = w.reshape(groups, out_channels // groups, -1)
-    grads = g.reshape(batch, groups, out_channels // groups, -1)
+    # The positions counted, not inferred with -1: NumPy cannot infer a size of an empty
+    # array (a batch of 0).
+    grads = g.reshape(batch, groups, out_channels // groups, math.prod(g.shape[2:]))
     # (N, groups, C / groups * taps, positions): each window's gradient
     columns = np.matmul(kernels.swapaxes(1, 2), grads)
     channels = w.shape[1] * groups
@@ -171,7 +173,7 @@ def _weight_impl(x, g, *, stride, padding, dilation, groups, kernel_size):
             return found
     columns = _columns(x, kernel_size, stride, padding, dilation, groups)
     batch, out_channels = g.shape[:2]
-    grads = g.reshape(batch, groups, out_channels // groups, -1)
+    grads = g.reshape(batch, groups, out_channels // groups, math.prod(g.shape[2:]))
     # One product per image, summed over the batch.
     per_image = np.matmul(grads, columns.swapaxes(2, 3))
     return per_image.sum(0).reshape(out_channels, x.shape[1] // groups, *kernel_size)

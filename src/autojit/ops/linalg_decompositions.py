@@ -44,7 +44,6 @@ from .linalg_common import (
     first_nonfinite,
     linalg_failure,
     mH,
-    mT,
     pack,
     packed_size,
     real_part,
@@ -420,11 +419,12 @@ def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
 def svd_top_level(input: Tensor, some: bool = True, compute_uv: bool = True, *,  # noqa: A002
                   out=None):
     """The singular value decomposition as the deprecated torch.svd returns it: (U, S, V) with
-    V = Vh^T; without compute_uv, U and V are zero matrices of the full sizes."""
+    V = Vh^H (so that A = U diag(S) V^H, complex inputs included); without compute_uv, U and V
+    are zero matrices of the full sizes."""
     _check_matrix_floating(input, "linalg.svd")
     if compute_uv:
         u, s, vh = svd(input, full_matrices=not some)
-        result = TopLevelSVDResult(u, s, mT(vh))
+        result = TopLevelSVDResult(u, s, mH(vh))
     else:
         from ..tensor.creation import zeros
 

@@ -240,10 +240,16 @@ class Optimizer:
                     grad = param._grad
                     if grad is None:
                         continue
+                    # A parameter gets an entry in `state` once its update keeps something
+                    # there, as torch's (SGD without momentum keeps nothing: no entry).
+                    kept = self.state.get(param)
+                    entry = {} if kept is None else kept
                     if param._dtype.is_complex:
-                        self._update_complex(param, grad, self.state[param], group)
-                        continue
-                    self._update(param, grad, self.state[param], group)
+                        self._update_complex(param, grad, entry, group)
+                    else:
+                        self._update(param, grad, entry, group)
+                    if kept is None and entry:
+                        self.state[param] = entry
         return loss
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:

@@ -502,6 +502,8 @@ class Tensor:
         autograd flags and .grad."""
         if not isinstance(new, Tensor):
             raise TypeError(f"data must be a Tensor, not {type(new).__name__}")
+        if state.tracer is not None and state.tracer.assign_data(self, new):
+            return
         self._data = new._data
         self._dtype = new._dtype
         self._value = new._value

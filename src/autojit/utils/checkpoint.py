@@ -25,7 +25,14 @@ import warnings
 
 import numpy as np
 
+from ..amp.autocast_mode import autocast
 from ..autograd.graph import AccumulateGrad, Node, PackedSavedTensor, SavedTensor
+from ..ops.autocast import (
+    DEVICE_TYPES,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+)
 from ..tensor.device import CPU, cuda_device
 from ..tensor.generator import default_generator, device_generators
 from ..tensor.state import state
@@ -218,6 +225,9 @@ class _Segment:
         self.function, self.args, self.kwargs = function, args, kwargs
         self.recompute_context, self.check = recompute_context, check
         self.tracer = state.tracer
+        # The autocast settings the forward runs under: the recomputation runs under them too,
+        # wherever backward is called, or it would compute (and save) values of other dtypes.
+        self.autocast = _autocast_settings()
         self.generator_states = None
         self.draws = None  # while tracing: the random graph inputs the forward drew
         if preserve and self.tracer is None:
@@ -291,7 +301,10 @@ class _Segment:
         start = _sequence_mark()
         outer_hooks, state.saved_tensor_hooks = state.saved_tensor_hooks, ()
         try:
-            with self.recompute_context:
+            with contextlib.ExitStack() as regions:
+                for region in _autocast_regions(self.autocast):
+                    regions.enter_context(region)
+                regions.enter_context(self.recompute_context)
                 result = self.function(*self.args, **self.kwargs)
         finally:
             state.saved_tensor_hooks = outer_hooks
@@ -322,6 +335,22 @@ class _Segment:
                         f"recomputed metadata: {_shown(recomputed)}\n"
                         for index, saved, recomputed in different) + ".\n")
         return [_contents(entry) for entry in entries]
+
+
+def _autocast_settings() -> tuple:
+    """The autocast state now: (device type, enabled, dtype) per device type, and whether
+    weights' casts are cached (torch's checkpoint records the same, _get_autocast_kwargs)."""
+    return (tuple((device, is_autocast_enabled(device), get_autocast_dtype(device))
+                  for device in DEVICE_TYPES), is_autocast_cache_enabled())
+
+
+def _autocast_regions(settings: tuple) -> list:
+    """Autocast regions that, entered, put back the state `_autocast_settings` returned; a
+    device type that was off is entered as off, so an autocast region around backward does not
+    leak into the recomputation of a forward that ran outside one."""
+    devices, cache_enabled = settings
+    return [autocast(device, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+            for device, enabled, dtype in devices]
 
 
 def _saved_entries(outputs: list, start: int) -> list:

@@ -139,3 +139,48 @@ def test_compiled_training_step_keeps_the_weight_orthogonal():
     assert second < first
     q = layer.weight.detach().numpy()
     np.testing.assert_allclose(q.T @ q, np.eye(3), atol=1e-5)
+
+
+def _registration_outcomes(top) -> list:
+    """What registering parametrizations that change the shape or dtype, or return no tensor,
+    gives, first and second on a weight; and how often the module hooks saw them run."""
+    class Row(top.nn.Module):
+        def forward(self, weight):
+            return weight[0]
+
+    class Single(top.nn.Module):
+        def forward(self, weight):
+            return weight.float()
+
+    class Doubled(top.nn.Module):
+        def forward(self, weight):
+            return weight * 2
+
+    class Number(top.nn.Module):
+        def forward(self, weight):
+            return 3
+
+    calls = []
+    handle = top.nn.modules.module.register_module_forward_hook(
+        lambda module, args, output: calls.append(type(module).__name__))
+    seen = []
+    try:
+        for parametrization in (Row, Single, Number, Doubled):
+            for second in (False, True):
+                layer = top.nn.Linear(3, 2, dtype=top.float64)
+                try:
+                    if second:
+                        top.nn.utils.parametrize.register_parametrization(layer, "weight",
+                                                                          Doubled())
+                    top.nn.utils.parametrize.register_parametrization(layer, "weight",
+                                                                      parametrization())
+                    seen.append("registered")
+                except ValueError as error:
+                    seen.append(str(error).replace("torch.", "autojit."))
+    finally:
+        handle.remove()
+    return seen + calls
+
+
+def test_registration_checks_the_parametrized_dtype_and_shape_as_torch():
+    assert _registration_outcomes(autojit) == _registration_outcomes(torch)

@@ -27,6 +27,7 @@ import numpy as np
 from ..autograd.engine import run_backward
 from ..autograd.graph import FREED_MESSAGE, TYPE_NAMES, Node, gradient_edge
 from ..ir.replay import ReplayedBackward, stash_hooks
+from ..tensor.graph_break import GraphBreak
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 
@@ -69,6 +70,10 @@ def trace_backward(graph, tracer, requiring: list, symbolic_args: list,
         grads = run_backward([tensor for _, tensor in requiring], cotangents, retain_graph=True,
                              create_graph=False, inputs=[tensor for _, tensor in differentiable],
                              accumulate=False, stop_at=history)
+    except GraphBreak:
+        # What the backward runs cannot be traced (a warning given by a module's backward
+        # hook): the call runs eagerly, with a CompileWarning, its backward the engine's.
+        raise
     except RuntimeError as error:
         # Eager would raise this when the caller differentiates the results (a graph freed by
         # a backward inside the function, a saved tensor modified in place since): so will
@@ -99,6 +104,9 @@ class CompiledBackward:
         self.run_backward_graph = run_backward_graph
         self.graph = partition.backward
         self.gradient_dtypes = [output.value.dtype for output in partition.backward.outputs]
+        self.saved_dtypes = [partition.forward.outputs[residual.index].value.dtype
+                             if residual.kind == "saved" else None
+                             for residual in self.residuals]
         arg_inputs = [entry for entry in partition.forward.inputs if entry.kind == "arg"]
 
         def source(entry):
@@ -224,10 +232,19 @@ class CompiledFunctionBackward(Node):
             elif isinstance(item, dict):
                 stack.extend(item.values())
 
+    # Set by utils/checkpoint.py on the node of a call inside a checkpointed function: it runs
+    # the function again (once, before the first of its nodes' backward), as eager's backward
+    # does for the values it dropped, so the call's effects (a BatchNorm's running statistics,
+    # hooks) happen a second time, as in eager and torch. The call keeps its residuals: the
+    # gradients are computed from them, which equal the recomputed ones.
+    before_backward = None
+
     def apply(self, grads: list) -> list:
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
         self._check_versions(self._watched)
+        if self.before_backward is not None:
+            self.before_backward()
         if state.grad_enabled:
             return self._replay(grads)
         arrays, cotangent = [], iter(grads)
@@ -266,6 +283,7 @@ class CompiledFunctionBackward(Node):
     def release(self) -> None:
         self._released = True
         self.residual_values = self._args = self._replay_watched = self.draws = None
+        self.before_backward = None
 
 
 class FailingBackward(Node):

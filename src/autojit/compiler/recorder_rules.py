@@ -20,6 +20,7 @@ import types
 import warnings
 
 from ..tensor.graph_break import graph_break
+from ..tensor.state import state
 from .frame_stack import NULL
 
 _VERSION = sys.version_info[:2]
@@ -193,6 +194,13 @@ def _warning_by_bound_name(recorder, function, arguments) -> None:
     # replacing the module's attribute; a name bound to the function before the trace
     # (`from warnings import warn`) calls the C function itself, which would warn while
     # tracing only. Stopped before it warns, the call runs eagerly (or splits there).
+    tracer = state.tracer
+    if tracer is not None and tracer.backward_depth:
+        # Given by the backward traced for results differentiated outside the call (a module's
+        # full backward hook warns there), which eager gives when that backward runs.
+        text = str(arguments[0]).split("\n")[0][:80] if arguments else ""
+        graph_break(f"a warning given in the backward of the results ({text!r}), which a "
+                    "compiled backward cannot give", needs_data=False)
     graph_break(f"warnings.{function.__name__} called through a name bound before compiling "
                 "(`from warnings import warn`), which a compiled run cannot give again; "
                 "`warnings.warn(...)` can be", needs_data=False)

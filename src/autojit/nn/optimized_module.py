@@ -13,7 +13,11 @@ function, so its inspection (`stats()`, `guards()`, `ir()`) works on the proxy t
 
 from __future__ import annotations
 
+import warnings
+
 from ..compiler import api
+from ..ops.complex_rules import user_stacklevel
+from . import module_global_hooks
 from .module import Module
 
 __all__ = ["OptimizedModule"]
@@ -26,6 +30,14 @@ class OptimizedModule(Module):
     _own_attributes = frozenset({"_orig_mod", "_compiled_function"})
 
     def __init__(self, module: Module, options: dict):
+        if module_global_hooks.any_call_hooks():
+            # The proxy is a Module: the global hooks fire for it too, as for torch's.
+            warnings.warn(
+                "Using `torch.compile(module)` when there are global hooks on modules (e.g., "
+                "from `register_module_forward_hook`); this will cause the hooks to fire an "
+                "extra time for the `OptimizedModule` created by `torch.compile(module)`. If "
+                "this causes undesired behavior, please try using `module.compile()`, or use "
+                "the per-module hooks instead", UserWarning, stacklevel=user_stacklevel())
         # The original first: reading or writing any attribute of the proxy reaches it.
         object.__setattr__(self, "_orig_mod", module)
         training = module.training

@@ -261,6 +261,11 @@ class _Segment:
                 if previous_log is not None:  # an enclosing segment replays these too
                     previous_log.extend(self.draws)
         arguments = {id(a) for a in self.args if isinstance(a, Tensor)}
+        for node in _segment_nodes(_tensors_in(result), start):
+            if hasattr(node, "before_backward"):
+                # A compiled function's call (compiler/compiled_backward.py): it keeps its
+                # residuals, and runs the function again before its backward all the same.
+                node.before_backward = self._recompute_once
         self.metadata = []
         for node, slot, entry in _saved_entries(_tensors_in(result), start):
             index = len(self.metadata)
@@ -276,6 +281,10 @@ class _Segment:
                 replaced[slot] = _placeholder(self, index, entry, arguments, start)
                 node._saved = type(saved)(replaced)
         return result
+
+    def _recompute_once(self) -> None:
+        if self.recomputed is None:
+            self.recomputed = self._recompute()
 
     def unpacked(self, index: int) -> tuple:
         """The recomputed (data, value, dtype) of saved entry `index`; the first call

@@ -15,6 +15,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from ...autograd import no_grad
+from ...tensor.tensor import Tensor
 from ..container import ModuleDict, ModuleList
 from ..parameter import Parameter
 
@@ -42,6 +43,14 @@ class ParametrizationList(ModuleList):
     def __init__(self, modules, original, unsafe: bool = False) -> None:
         super().__init__(modules)
         self.unsafe = unsafe
+        self._set_originals(original)
+        if not unsafe:
+            # torch's consistency check: the parametrization of the original (computed here,
+            # so that its hooks run as torch's do) keeps the tensor's dtype and shape.
+            _check_same(self(), original, "unparametrized {what}: {expected}\n"
+                                          "parametrized {what}: {found}")
+
+    def _set_originals(self, original) -> None:
         with no_grad():
             value = original
             for module in reversed(list(self)):
@@ -98,6 +107,35 @@ class ParametrizationList(ModuleList):
         return value
 
 
+def _check_same(value, original, lines: str) -> None:
+    """torch's check that a parametrization returns a tensor of the dtype and shape of what it
+    parametrizes (`original`), with its messages: `lines` formats their last two lines from
+    the property (dtype or shape) and the two values."""
+    if not isinstance(value, Tensor):
+        raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}.")
+    flag = "the `unsafe` flag" if lines.startswith("module.") else "`unsafe` flag"
+    for what in ("dtype", "shape"):
+        expected, found = getattr(original, what), getattr(value, what)
+        if found != expected:
+            raise ValueError(f"Registering a parametrization may not change the {what} of the "
+                             f"tensor, unless {flag} is enabled.\n" +
+                             lines.format(what=what, expected=expected, found=found))
+
+
+def _check_returned(value, original, tensor_name: str) -> None:
+    """torch's checks of what a right_inverse returns, with its messages."""
+    if not isinstance(value, Tensor):
+        raise ValueError("parametrization.right_inverse must return a tensor. Got: "
+                         f"{type(value).__name__}")
+    for what in ("dtype", "shape"):
+        expected, found = getattr(original, what), getattr(value, what)
+        if found != expected:
+            raise ValueError(
+                f"The tensor returned by parametrization.right_inverse must have the same "
+                f"{what} as module.{tensor_name}, unless the `unsafe` flag is enabled.\n"
+                f"module.{tensor_name}.{what}: {expected}\nreturned {what}: {found}")
+
+
 def _inject_new_class(module) -> None:
     cls = module.__class__
     module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {})
@@ -135,7 +173,21 @@ def register_parametrization(module, tensor_name: str, parametrization, *,
     same name chains after the first. Returns the module."""
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
+        if not unsafe:
+            current = getattr(module, tensor_name)
+            value = parametrization(current)
+            _check_same(value, current, f"module.{tensor_name}.{{what}}: {{expected}}\n"
+                                        f"parametrization(module.{tensor_name}).{{what}}: "
+                                        "{found}")
+            if hasattr(parametrization, "right_inverse"):
+                try:
+                    inverse = parametrization.right_inverse(value)
+                except NotImplementedError:
+                    inverse = None
+                if inverse is not None:
+                    _check_returned(inverse, current, tensor_name)
         module.parametrizations[tensor_name].append(parametrization)
+        module.parametrizations[tensor_name].unsafe |= unsafe
     elif tensor_name in module._buffers or tensor_name in module._parameters:
         original = getattr(module, tensor_name)
         parametrizations = ParametrizationList([parametrization], original, unsafe=unsafe)

@@ -239,7 +239,9 @@ newaxis = None
 # Packages and names loaded on first use: attribute -> (module, name in it, or None for the
 # module itself).
 _LAZY = {
-    "_dynamo": ("_dynamo", None), "accelerator": ("accelerator", None),
+    "_dynamo": ("_dynamo", None), "__config__": ("__config__", None),
+    "accelerator": ("accelerator", None), "futures": ("futures", None),
+    "hub": ("hub", None),
     "amp": ("amp", None), "autocast": ("amp", "autocast"), "compiler": ("compiler", None),
     "cpu": ("cpu", None), "cuda": ("cuda", None), "distributed": ("distributed", None),
     "distributions": ("distributions", None), "func": ("func", None), "nn": ("nn", None),

@@ -64,6 +64,8 @@ def install() -> None:
     # Libraries check the name of the module they were given (`torch.__name__ == "torch"`);
     # autojit loads its lazy packages by this name, which the finder resolves to the same ones.
     autojit.__name__ = "torch"
+    # torch's package holds itself as `torch.torch` (kornia annotates with torch.torch.Tensor).
+    autojit.torch = autojit
     importlib.import_module("torch")
     _install_in_spawned_processes()
 

@@ -55,9 +55,9 @@ from . import (  # noqa: F401
     sorting,
     triangular,
 )
-from .aten_namespace import aten
+from .aten_namespace import aten, load_library, loaded_libraries
 from .registry import REGISTRY, check_registry
 
 check_registry()
 
-__all__ = ["REGISTRY", "aten"]
+__all__ = ["REGISTRY", "aten", "load_library", "loaded_libraries"]

@@ -129,3 +129,20 @@ class _OpNamespace:
 
 
 aten = _OpNamespace()
+
+# The paths of the shared libraries load_library loaded, as torch.ops.loaded_libraries.
+loaded_libraries: set = set()
+
+
+def load_library(path) -> None:
+    """torch.ops.load_library: load a shared library (ctypes), whose initializers register
+    operators with the framework that loads it. A library of torch custom operators links
+    libtorch, which autojit is not: loading it raises OSError (libc10.so or a torch symbol not
+    found), as torch's does for a library that will not load, and libraries that check for
+    their compiled operators (torchvision) catch it and run without them."""
+    import ctypes
+    import os
+
+    path = os.path.realpath(os.fspath(path))
+    ctypes.CDLL(path)
+    loaded_libraries.add(path)

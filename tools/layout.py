@@ -28,7 +28,7 @@ PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir",
             "distributed", "distributed/nn", "nn", "nn/modules", "nn/parallel", "nn/utils",
             "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",
             "utils/tensorboard", "testing",
-            "distributions", "cpu", "_dynamo", "signal", "func", "drop_in"]
+            "distributions", "cpu", "_dynamo", "signal", "func", "drop_in", "drop_in/onnx"]
 
 INTRODUCTION = """\
 # Source layout

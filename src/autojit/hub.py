@@ -31,6 +31,45 @@ from urllib.request import Request, urlopen
 __all__ = ["download_url_to_file", "get_dir", "help", "list", "load",
            "load_state_dict_from_url", "set_dir"]
 
+
+class _Progress:
+    """tqdm's interface where tqdm is not installed: the progress is written to stderr."""
+
+    def __init__(self, total=None, disable=False, unit=None, *args, **kwargs):
+        self.total, self.disable, self.unit, self.n = total, disable, unit, 0
+
+    def update(self, n: int) -> None:
+        if self.disable:
+            return
+        self.n += n
+        if self.total is None:
+            sys.stderr.write(f"\r{self.n:0.1f} bytes")
+        else:
+            sys.stderr.write(f"\r{100 * self.n / float(self.total):0.1f}%")
+        sys.stderr.flush()
+
+    def set_description(self, *args, **kwargs) -> None:
+        pass
+
+    def write(self, text: str) -> None:
+        sys.stderr.write(f"{text}\n")
+
+    def close(self) -> None:
+        self.disable = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self.disable:
+            sys.stderr.write("\n")
+
+
+try:  # the progress bar torch.hub gives libraries (torch.utils.model_zoo.tqdm)
+    from tqdm import tqdm
+except ImportError:
+    tqdm = _Progress
+
 # A checkpoint's file name may carry the first digits of its sha256: `name-<digits>.ext`.
 HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
 MODULE_HUBCONF = "hubconf.py"

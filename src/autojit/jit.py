@@ -161,6 +161,9 @@ def script_if_tracing(fn):
     return fn
 
 
+_script_if_tracing = script_if_tracing  # the private name torch.jit keeps it under too
+
+
 # ---- script and trace --------------------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..autograd import is_grad_enabled as _is_grad_enabled  # noqa: F401
 from ..autograd import set_grad_enabled as _set_grad_enabled_mode
+from ..library import DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard  # noqa: F401
 from ..ops.linalg_common import LinAlgError as _LinAlgError  # noqa: F401
 from ..tensor.device import device  # noqa: F401
 from ..tensor.dtypes import DType as dtype  # noqa: F401

@@ -55,9 +55,17 @@ from . import (  # noqa: F401
     sorting,
     triangular,
 )
-from .aten_namespace import aten, load_library, loaded_libraries
+from .aten_namespace import NAMESPACES, aten, load_library, loaded_libraries
 from .registry import REGISTRY, check_registry
 
 check_registry()
 
 __all__ = ["REGISTRY", "aten", "load_library", "loaded_libraries"]
+
+
+def __getattr__(name: str):
+    """torch.ops.<namespace> of custom operators (autojit/library.py), once defined."""
+    found = NAMESPACES.get(name)
+    if found is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return found

@@ -28,7 +28,7 @@ class OpOverload:
 
     def __init__(self, packet: OpOverloadPacket, overload: str, function):
         self.overloadpacket, self._overloadname, self._function = packet, overload, function
-        self.namespace = "aten"
+        self.namespace = packet.namespace
         self._opname = packet._opname
         self.__name__ = f"{packet._opname}.{overload}"
         self.__doc__ = function.__doc__
@@ -37,27 +37,30 @@ class OpOverload:
         return self._function(*args, **kwargs)
 
     def name(self) -> str:
-        return f"aten::{self._opname}" + ("" if self._overloadname == "default"
-                                          else f".{self._overloadname}")
+        return f"{self.namespace}::{self._opname}" + ("" if self._overloadname == "default"
+                                                      else f".{self._overloadname}")
 
     def __str__(self) -> str:
-        return f"aten.{self._opname}.{self._overloadname}"
+        return f"{self.namespace}.{self._opname}.{self._overloadname}"
 
     def __repr__(self) -> str:
-        return f"<OpOverload(op='aten.{self._opname}', overload='{self._overloadname}')>"
+        return (f"<OpOverload(op='{self.namespace}.{self._opname}', "
+                f"overload='{self._overloadname}')>")
 
 
 class OpOverloadPacket:
-    """An aten operator with its overloads: `aten.slice` (calling it picks an overload)."""
+    """An aten operator with its overloads: `aten.slice` (calling it picks an overload); or an
+    operator of another namespace (autojit/library.py's custom operators)."""
 
-    def __init__(self, name: str, overloads: dict, call=None):
+    def __init__(self, name: str, overloads: dict, call=None, namespace: str = "aten"):
         self._opname = self.__name__ = name
-        self._qualified_op_name = f"aten::{name}"
+        self.namespace = namespace
+        self._qualified_op_name = f"{namespace}::{name}"
         self._overloads = {key: OpOverload(self, key, function)
                            for key, function in overloads.items()}
         self._call = call
-        first = call or next(iter(overloads.values()))
-        self.__doc__ = first.__doc__
+        first = call or next(iter(overloads.values()), None)
+        self.__doc__ = getattr(first, "__doc__", None)
 
     def overloads(self) -> list:
         return list(self._overloads)
@@ -68,13 +71,15 @@ class OpOverloadPacket:
         try:
             return self._overloads[name]
         except KeyError:
-            raise AttributeError(f"The underlying op of 'aten.{self._opname}' has no overload "
-                                 f"name '{name}'") from None
+            raise AttributeError(f"The underlying op of '{self.namespace}.{self._opname}' has "
+                                 f"no overload name '{name}'") from None
 
     def __call__(self, *args, **kwargs):
         if self._call is not None:
             return self._call(*args, **kwargs)
         overloads = list(self._overloads.values())
+        if self.namespace != "aten":  # a custom operator: its first (default) overload
+            return overloads[0](*args, **kwargs)
         for overload in overloads:
             try:
                 inspect.signature(overload._function).bind(*args, **kwargs)
@@ -84,10 +89,10 @@ class OpOverloadPacket:
         return overloads[0](*args, **kwargs)   # the first one's TypeError
 
     def __str__(self) -> str:
-        return f"aten.{self._opname}"
+        return f"{self.namespace}.{self._opname}"
 
     def __repr__(self) -> str:
-        return f"<OpOverloadPacket(op='aten.{self._opname}')>"
+        return f"<OpOverloadPacket(op='{self.namespace}.{self._opname}')>"
 
 
 _PACKETS: dict = {}
@@ -129,6 +134,47 @@ class _OpNamespace:
 
 
 aten = _OpNamespace()
+
+
+class CustomNamespace:
+    """torch.ops.<ns> of a namespace autojit/library.py's operators live in (torch.library)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._packets: dict = {}
+
+    def packet(self, name: str) -> OpOverloadPacket:
+        """The operator `name` of this namespace, made empty when first asked for."""
+        found = self._packets.get(name)
+        if found is None:
+            found = self._packets[name] = OpOverloadPacket(name, {}, namespace=self.name)
+        return found
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        found = self._packets.get(name)
+        if found is None or not found._overloads:
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute "
+                                 f"'{name}'")
+        return found
+
+    def __dir__(self):
+        return sorted(name for name, packet in self._packets.items() if packet._overloads)
+
+    def __repr__(self) -> str:
+        return f"<module 'torch.ops.{self.name}' from 'torch.ops'>"
+
+
+NAMESPACES: dict = {}  # name -> CustomNamespace
+
+
+def register_namespace(name: str) -> CustomNamespace:
+    """torch.ops.<name>, made when a library first defines or implements operators in it."""
+    found = NAMESPACES.get(name)
+    if found is None:
+        found = NAMESPACES[name] = CustomNamespace(name)
+    return found
 
 # The paths of the shared libraries load_library loaded, as torch.ops.loaded_libraries.
 loaded_libraries: set = set()

@@ -22,6 +22,7 @@ import signal
 import time
 import warnings
 import weakref
+from typing import Generic, TypeVar
 
 from ... import cuda
 from ._utils import MP_STATUS_CHECK_INTERVAL, ExceptionWrapper, resolve_generator
@@ -40,6 +41,9 @@ from .sampler import BatchSampler, RandomSampler, SequentialSampler
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
 
+T_co = TypeVar("T_co", covariant=True)  # the type of the batches a loader yields
+
+
 class _InfiniteConstantSampler:
     """The sampler of an IterableDataset: the fetcher reads the dataset, the indices only count."""
 
@@ -48,7 +52,7 @@ class _InfiniteConstantSampler:
             yield None
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):
     """Iterates over a dataset in batches, in the calling process or in worker processes.
 
     `DataLoader(dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,

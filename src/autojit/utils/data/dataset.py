@@ -14,6 +14,7 @@ import itertools
 import math
 import warnings
 from collections.abc import Iterable, Sequence
+from typing import Generic, TypeVar
 
 from ...tensor.tensor import Tensor
 from ._utils import resolve_generator
@@ -21,8 +22,12 @@ from ._utils import resolve_generator
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
 
+# The type of a dataset's samples, as torch's classes are generic in it (`Dataset[int]`).
+T_co = TypeVar("T_co", covariant=True)
+T_stack = TypeVar("T_stack", tuple, dict)
 
-class Dataset:
+
+class Dataset(Generic[T_co]):
     """A map-style dataset: subclasses define `__getitem__(index)` and usually `__len__()`.
 
     A subclass may also define `__getitems__(indices)`, which the DataLoader then calls once per
@@ -36,7 +41,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[T_co], Iterable[T_co]):
     """A dataset of samples yielded by `__iter__`, for streams that have no random access.
 
     With `num_workers > 0` every worker process iterates its own copy of the dataset, so a
@@ -88,7 +93,7 @@ class TensorDataset(Dataset):
         return self.tensors[0].shape[0]
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[T_stack]):
     """Datasets of one length side by side: a sample is the tuple (given positionally) or the
     dict (given by keyword) of their samples at the index.
 
@@ -135,7 +140,7 @@ class StackDataset(Dataset):
         return self._length
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     """Map-style datasets one after another; `cumulative_sizes` holds where each one ends.
 
     >>> from autojit.utils.data import ConcatDataset
@@ -200,7 +205,7 @@ class ChainDataset(IterableDataset):
         return total
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     """The samples of `dataset` at `indices`, in that order."""
 
     def __init__(self, dataset, indices: Sequence[int]):

@@ -17,6 +17,7 @@ with replacement, one permutation of the dataset at a time without, so that a sa
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -36,7 +37,10 @@ def pass_generator(generator) -> np.random.Generator:
     return np.random.default_rng(int(resolve_generator(None).integers(2 ** 63)))
 
 
-class Sampler:
+T_co = TypeVar("T_co", covariant=True)  # the type of the indices a sampler yields
+
+
+class Sampler(Generic[T_co]):
     """Yields dataset indices; subclasses define `__iter__` and usually `__len__`."""
 
     def __init__(self, data_source=None):

@@ -88,3 +88,84 @@ def test_load_library_raises_oserror_for_a_missing_or_foreign_library(tmp_path):
     with pytest.raises(OSError):
         autojit.ops.load_library(not_a_library)
     assert not autojit.ops.loaded_libraries
+
+
+def _aten_outcomes(top) -> list:
+    aten = top.ops.aten
+    x = top.tensor(np.arange(12.0).reshape(3, 4))
+    i = top.tensor([2, 0])
+    y = x.clone()
+
+    def plain(value):
+        if isinstance(value, (list, tuple)):
+            return [plain(item) for item in value]
+        return (str(value.dtype).split(".")[-1], value.tolist())
+
+    calls = [
+        lambda: aten.clone.default(x), lambda: aten._to_copy.default(x, dtype=top.float32),
+        lambda: aten.index_select.default(x, 1, i), lambda: aten.select.int(x, 0, 1),
+        lambda: aten.sub.Tensor(x, x, alpha=2), lambda: aten.sub.Scalar(x, 1.5),
+        lambda: aten.add.Tensor(x, x), lambda: aten.add.Scalar(x, 2),
+        lambda: aten.squeeze.default(x[None]), lambda: aten.squeeze.dim(x[None], 0),
+        lambda: aten.squeeze.dims(x[None, :, None], [0, 2]),
+        lambda: aten.sort.default(x, 1, True), lambda: aten.sort.stable(x, stable=True, dim=0),
+        lambda: aten.flip.default(x, [0]), lambda: aten.cat.default([x, x], 1),
+        lambda: aten.alias.default(x), lambda: aten.unsqueeze.default(x, 1),
+        lambda: aten.unbind.int(x, 1), lambda: aten.detach.default(x),
+        lambda: aten.mm.default(x, x.t()), lambda: aten.index.Tensor(x, [None, i]),
+        lambda: aten.index.Tensor(x, [i]), lambda: aten.add_.Tensor(y, x),
+        lambda: aten.sub_.Scalar(y, 1.0), lambda: aten.clone(x), lambda: aten.sub(x, 1.0)]
+    return [plain(call()) for call in calls] + [str(aten.clone.default),
+                                                aten.clone.default.name()]
+
+
+def test_aten_tensor_operators_as_torchs():
+    assert _aten_outcomes(autojit) == _aten_outcomes(torch)
+
+
+def test_tensor_str_helpers_as_torchs():
+    for top in (autojit, torch):
+        x = top.arange(6.0).reshape(2, 3)
+        assert top._tensor_str._tensor_str(x, 7) == "[[0., 1., 2.],\n        [3., 4., 5.]]"
+        assert top._tensor_str._add_suffixes("tensor([1])", ["a=1"], 7, True) == \
+            "tensor([1]),\n       a=1)"
+        assert top._tensor_str._str_intern(top.arange(3, dtype=top.int32),
+                                           tensor_contents="Q") == \
+            f"tensor(Q, dtype={top.__name__}.int32)"
+
+
+def test_absent_cuda_and_rpc_answer_as_torch_without_them():
+    from autojit._subclasses.fake_tensor import is_fake
+    for make, kind, text in ((autojit.cuda.Stream, RuntimeError, "requires CUDA support"),
+                             (autojit.cuda.Event, RuntimeError, "dummy base class Event"),
+                             (autojit.cuda.current_stream, AssertionError, "not compiled")):
+        with pytest.raises(kind, match=text):
+            make()
+    from autojit.distributed import rpc
+
+    assert rpc.is_available() is False
+    assert not is_fake(autojit.ones(2)) and not is_fake(autojit.ones(2, device="meta"))
+    traced = []
+
+    @autojit.compile
+    def step(x):
+        traced.append(is_fake(x))
+        return x * 2
+
+    step(autojit.ones(2))
+    assert traced == [True]
+
+
+def test_data_loader_iterators_have_torchs_names():
+    from autojit.utils.data import dataloader
+
+    class Wrapped(autojit.utils.data.DataLoader):
+        def _get_iterator(self):
+            iterator = super()._get_iterator()
+            assert isinstance(iterator, dataloader._BaseDataLoaderIter)
+            return ([tensor * 10 for tensor in batch] for batch in iterator)
+
+    dataset = autojit.utils.data.TensorDataset(autojit.arange(4.0))
+    assert [batch[0].tolist() for batch in Wrapped(dataset, batch_size=2)] == \
+        [[0.0, 10.0], [20.0, 30.0]]
+    assert autojit.jit._overload(len) is len

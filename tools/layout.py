@@ -25,10 +25,10 @@ PAGE = ROOT / "docs" / "layout.md"
 # Bottom to top; the sub-packages of codegen/ and ir/ follow their parents.
 PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir", "ir/passes",
             "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda",
-            "distributed", "distributed/nn", "nn", "nn/modules", "nn/parallel", "nn/utils",
-            "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",
-            "utils/tensorboard", "testing",
-            "distributions", "cpu", "_dynamo", "signal", "func", "drop_in", "drop_in/onnx"]
+            "distributed", "distributed/nn", "distributed/rpc", "nn", "nn/modules", "nn/parallel",
+            "nn/utils", "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",
+            "utils/tensorboard", "testing", "distributions", "cpu", "_dynamo", "signal", "func",
+            "drop_in", "drop_in/onnx", "_subclasses"]
 
 INTRODUCTION = """\
 # Source layout

@@ -242,6 +242,7 @@ _LAZY = {
     "_dynamo": ("_dynamo", None), "__config__": ("__config__", None),
     "accelerator": ("accelerator", None), "futures": ("futures", None),
     "hub": ("hub", None), "library": ("library", None), "_custom_ops": ("_custom_ops", None),
+    "_tensor_str": ("_tensor_str", None), "_subclasses": ("_subclasses", None),
     "amp": ("amp", None), "autocast": ("amp", "autocast"), "compiler": ("compiler", None),
     "cpu": ("cpu", None), "cuda": ("cuda", None), "distributed": ("distributed", None),
     "distributions": ("distributions", None), "func": ("func", None), "nn": ("nn", None),

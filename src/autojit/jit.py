@@ -164,6 +164,17 @@ def script_if_tracing(fn):
 _script_if_tracing = script_if_tracing  # the private name torch.jit keeps it under too
 
 
+def _overload(func):
+    """func itself: an overload declaration for TorchScript (the definition that follows under
+    the same name is what Python calls), as torch.jit._overload returns it."""
+    return func
+
+
+def _overload_method(func):
+    """func itself: a method's overload declaration for TorchScript."""
+    return func
+
+
 # ---- script and trace --------------------------------------------------------------------------
 
 

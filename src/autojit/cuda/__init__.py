@@ -149,12 +149,23 @@ from .random import (  # noqa: E402 - the devices' random state (random.py)
     seed_all,
     set_rng_state,
 )
+from .streams import (  # noqa: E402 - streams and events (streams.py)
+    Event,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    set_stream,
+    stream,
+)
 
 __all__ = ["current_device", "device_count", "empty_cache", "get_device_name", "is_available",
            "memory_stats", "synchronize", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "initial_seed", "get_rng_state", "set_rng_state", "get_device_properties",
            "is_bf16_supported", "max_memory_allocated", "max_memory_reserved", "mem_get_info",
-           "memory_allocated", "memory_reserved", "reset_peak_memory_stats", "set_device"]
+           "memory_allocated", "memory_reserved", "reset_peak_memory_stats", "set_device",
+           "Event", "Stream", "StreamContext", "current_stream", "default_stream", "set_stream",
+           "stream"]
 
 # torch.cuda's typed legacy constructors (FloatTensor, LongTensor, ...): CUDA tensors of their
 # dtype, and isinstance tests for them (ops/legacy_constructors.py).

@@ -16,12 +16,13 @@ random (the samplers poisson and multinomial, and the random ops built on draws)
 (the gamma and binomial samplers), and torch.linalg's decompositions and solvers (linalg_*.py,
 gathered as autojit.linalg by linalg_namespace.py). Composites are in composite.py,
 triangular.py, einsum.py, joining.py, index_update.py, spectral.py (stft, istft) and
-aten_entry_points.py (torch's aten entry points, registered in the aten namespace of
-aten_namespace.py, which is `autojit.ops.aten`) and need no rules.
+aten_entry_points.py and aten_tensor_ops.py (torch's aten entry points, registered in the aten
+namespace of aten_namespace.py, which is `autojit.ops.aten`) and need no rules.
 """
 
 from . import (  # noqa: F401
     aten_entry_points,  # registers its ops in the aten namespace (autojit.ops.aten)
+    aten_tensor_ops,  # ... and these
     batch_norm,
     bitwise,
     collective,

@@ -228,13 +228,22 @@ def _unnamed_dtypes() -> tuple:
     return (default, default._complex, dtypes.int64, dtypes.bool_)
 
 
-def tensor_repr(x, prefix: str = "tensor(", history: str | None = None) -> str:
+def tensor_repr(x, prefix: str = "tensor(", history: str | None = None,
+                contents: str | None = None) -> str:
     """`history`: the autograd suffix to show instead of x's own (a compiled function prints a
-    value with the grad_fn it had while traced, see ir/printing.py)."""
+    value with the grad_fn it had while traced, see ir/printing.py); `contents`: the body to
+    show instead of x's values (torch._tensor_str._str_intern's tensor_contents)."""
     indent = len(prefix)
     suffixes = []
     dtype = x.dtype
-    if x._data is None:
+    if contents is not None:
+        body = contents
+        if x._data is not None and not x.is_meta and x._data.size == 0 and \
+                dtype is not dtypes.get_default_dtype():
+            suffixes.append(f"dtype={dtype!r}")
+        elif dtype not in _unnamed_dtypes():
+            suffixes.append(f"dtype={dtype!r}")
+    elif x._data is None:
         body = f"<symbolic {x._value.dtype.short}{list(x._value.shape)}>"
         if dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
             suffixes.append(f"dtype={dtype!r}")

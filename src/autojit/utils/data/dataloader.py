@@ -195,15 +195,20 @@ class DataLoader(Generic[T_co]):
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __iter__(self):
+        if self.num_workers == 0 or not self.persistent_workers:
+            return self._get_iterator()
+        if self._iterator is None:
+            self._iterator = self._get_iterator()
+        else:
+            self._iterator._reset(self)
+        return self._iterator
+
+    def _get_iterator(self):
+        """A new iterator over one pass (torch's hook, which libraries' loaders override to
+        wrap the iterator: torch_geometric's)."""
         if self.num_workers == 0:
             return _SingleProcessIterator(self)
-        if not self.persistent_workers:
-            return _MultiProcessIterator(self)
-        if self._iterator is None:
-            self._iterator = _MultiProcessIterator(self)
-        else:
-            self._iterator.reset()
-        return self._iterator
+        return _MultiProcessIterator(self)
 
     def __len__(self) -> int:
         if self._iterable:
@@ -328,6 +333,12 @@ class _BaseIterator:
     def _next_data(self):
         raise NotImplementedError
 
+    def _reset(self, loader: DataLoader, first_iter: bool = False) -> None:
+        """Start another pass of the sampler (torch's name; persistent workers are kept)."""
+        self._sampler_iter = iter(self._index_sampler)
+        self._num_yielded = 0
+        self._iterable_length = loader._iterable_length
+
     def __getstate__(self):
         raise NotImplementedError(f"{type(self).__name__} cannot be pickled")
 
@@ -413,11 +424,9 @@ class _MultiProcessIterator(_BaseIterator):
         for _ in range(self._prefetch_factor * self._num_workers):
             self._send_task()
 
-    def reset(self) -> None:
+    def _reset(self, loader: DataLoader, first_iter: bool = False) -> None:
         """A new pass of the sampler over the same (persistent) workers."""
-        self._sampler_iter = iter(self._index_sampler)
-        self._num_yielded = 0
-        self._iterable_length = self._loader._iterable_length
+        super()._reset(loader, first_iter)
         self._start_pass(first=False)
 
     def _send_task(self) -> None:
@@ -502,3 +511,9 @@ class _MultiProcessIterator(_BaseIterator):
 
     def _shutdown_workers(self) -> None:
         self._pool.shutdown()
+
+
+# torch's names for the iterators, which libraries subclass or annotate with.
+_BaseDataLoaderIter = _BaseIterator
+_SingleProcessDataLoaderIter = _SingleProcessIterator
+_MultiProcessingDataLoaderIter = _MultiProcessIterator

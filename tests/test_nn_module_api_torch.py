@@ -212,3 +212,61 @@ def test_buffer_marks_a_tensor_to_register_as_torchs():
     assert results[0] == results[1]
     with pytest.raises(AttributeError, match="'int' object has no attribute 'detach'"):
         autojit.nn.Buffer(3)
+
+
+def _state_dict_hook_log(top) -> list:
+    log = []
+    model = top.nn.Sequential(top.nn.Linear(2, 2), top.nn.Linear(2, 1))
+
+    def renaming(state, prefix, metadata, strict, missing, unexpected, errors):
+        log.append(("pre", prefix, sorted(state)))
+        if prefix + "old_w" in state:
+            state[prefix + "weight"] = state.pop(prefix + "old_w")
+
+    model[0]._register_load_state_dict_pre_hook(renaming)
+    handle = model[1].register_load_state_dict_pre_hook(
+        lambda module, state, prefix, *rest: log.append(("public", type(module).__name__, prefix)))
+
+    def clearing(module, keys):
+        log.append(("post", list(keys.missing_keys), list(keys.unexpected_keys)))
+        keys.unexpected_keys.clear()
+
+    model.register_load_state_dict_post_hook(clearing)
+    model[0].register_state_dict_pre_hook(lambda module, prefix, keep: log.append(
+        ("save pre", prefix, keep)))
+    model[1]._register_state_dict_hook(lambda module, state, prefix, metadata: log.append(
+        ("save post", prefix, sorted(state))))
+    state = model.state_dict()
+    renamed = dict(state)
+    renamed["0.old_w"] = renamed.pop("0.weight")
+    renamed["extra"] = top.ones(1)
+    log.append(str(model.load_state_dict(renamed)))
+    handle.remove()
+    model.load_state_dict(state)
+    model.register_load_state_dict_post_hook(lambda module, keys: 3)
+    try:
+        model.load_state_dict(state)
+    except AssertionError as error:
+        log.append(str(error))
+    return log
+
+
+def test_state_dict_hooks_run_as_torchs():
+    assert _state_dict_hook_log(autojit) == _state_dict_hook_log(torch)
+
+
+def _conversions(top) -> list:
+    class ToByCpu(top.nn.Linear):
+        def to(self, *args, **kwargs):  # a library's to() that calls cpu(): no recursion
+            return self.cpu()
+
+    layer = ToByCpu(2, 2)
+    layer.to("cpu")
+    layer.double()
+    complex_layer = top.nn.Linear(2, 2).to(top.complex64)
+    complex_layer.float()  # float() converts floating-point tensors only
+    return [str(layer.weight.dtype).split(".")[-1], str(complex_layer.weight.dtype).split(".")[-1]]
+
+
+def test_float_and_cpu_do_not_go_through_to():
+    assert _conversions(autojit) == _conversions(torch)

@@ -486,7 +486,6 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin):
         parameters and buffers, as torch's: ``autojit.channels_last``). Parameters keep their
         identity, so an optimizer built before the move still updates them.
         """
-        from ..tensor.device import check_device
 
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
@@ -514,8 +513,7 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin):
                               "when using complex tensors as parameters or buffers.",
                               UserWarning, stacklevel=2)
         if device is not None:
-            device = check_device(device)
-            self._apply(lambda t: None if t.device == device else t.detach().to(device))
+            self._move_to(device)
         if memory_format is not None:
             self._apply(lambda t: laid_out(t, memory_format))
         if dtype is None:
@@ -523,21 +521,32 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin):
         return self._apply_dtype(lambda t: dtype if t.dtype.category >= dtypes.FLOATING else
                                  None)
 
+    # float(), cpu() and their kin apply their conversion directly, as torch's do, never
+    # through self.to(): a subclass whose to() calls one of them must not recurse.
+    def _move_to(self, device) -> Module:
+        from ..tensor.device import check_device
+
+        device = check_device(device)
+        return self._apply(lambda t: None if t.device == device else t.detach().to(device))
+
+    def _cast_floating(self, dtype) -> Module:
+        return self._apply_dtype(lambda t: dtype if t.dtype.is_floating_point else None)
+
     def float(self) -> Module:
         """Cast floating-point parameters and buffers to float32."""
-        return self.to(dtypes.float32)
+        return self._cast_floating(dtypes.float32)
 
     def double(self) -> Module:
         """Cast floating-point parameters and buffers to float64."""
-        return self.to(dtypes.float64)
+        return self._cast_floating(dtypes.float64)
 
     def half(self) -> Module:
         """Cast floating-point parameters and buffers to float16."""
-        return self.to(dtypes.float16)
+        return self._cast_floating(dtypes.float16)
 
     def bfloat16(self) -> Module:
         """Cast floating-point parameters and buffers to bfloat16."""
-        return self.to(dtypes.bfloat16)
+        return self._cast_floating(dtypes.bfloat16)
 
     def type(self, dst_type) -> Module:
         """Cast all parameters and buffers to dst_type."""
@@ -546,11 +555,13 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin):
 
     def cuda(self, device=None) -> Module:
         """Move the parameters and buffers to the GPU (in place)."""
-        return self.to("cuda" if device is None else device)
+        if isinstance(device, int):
+            device = f"cuda:{device}"
+        return self._move_to("cuda" if device is None else device)
 
     def cpu(self) -> Module:
         """Move the parameters and buffers to the CPU (in place)."""
-        return self.to("cpu")
+        return self._move_to("cpu")
 
     # ---- calling and hooks ----------------------------------------------------------------
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import itertools
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
+from types import MappingProxyType
 
 from ..autograd.grad_mode import no_grad
+from ..autograd.hooks import HookDict, RemovableHandle
 from ..tensor.tensor import Tensor
 from .parameter import Parameter
 
@@ -30,8 +32,65 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
+_NO_HOOKS = MappingProxyType({})
+
+
 class StateDictMixin:
-    """state_dict() and load_state_dict() for Module."""
+    """state_dict() and load_state_dict() for Module, with torch's hooks around them."""
+
+    # A module's state-dict hooks, made when the first is registered (few modules have any).
+    _state_dict_hooks = _state_dict_pre_hooks = _NO_HOOKS
+    _load_state_dict_pre_hooks = _load_state_dict_post_hooks = _NO_HOOKS
+
+    def _hook_dict(self, name: str) -> HookDict:
+        found = self.__dict__.get(name)
+        if found is None:
+            found = HookDict()
+            object.__setattr__(self, name, found)
+        return found
+
+    def _add_state_hook(self, name: str, hook) -> RemovableHandle:
+        hooks = self._hook_dict(name)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def _register_state_dict_hook(self, hook) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata)` after the module's state is
+        saved; a state dict it returns replaces the one being filled."""
+        return self._add_state_hook("_state_dict_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata)` after the module's state is
+        saved; it may change state_dict in place and must return None."""
+        def checked(module, state_dict, prefix, local_metadata):
+            if hook(module, state_dict, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+
+        return self._add_state_hook("_state_dict_hooks", checked)
+
+    def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """`hook(module, prefix, keep_vars)` before the module's state is saved."""
+        return self._add_state_hook("_state_dict_pre_hooks", hook)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
+        """`hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)` (the module first, with_module=True) before the module loads its state."""
+        if with_module:
+            return self._add_state_hook(
+                "_load_state_dict_pre_hooks",
+                lambda *args, **kwargs: hook(self, *args, **kwargs))
+        return self._add_state_hook("_load_state_dict_pre_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)` before the module loads its state."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """`hook(module, incompatible_keys)` once the module and its children loaded: it may
+        clear keys from incompatible_keys' lists, and must return None."""
+        return self._add_state_hook("_load_state_dict_post_hooks", hook)
 
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
         for name, param in self._parameters.items():
@@ -49,18 +108,28 @@ class StateDictMixin:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
+        for hook in list(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
         metadata = getattr(destination, "_metadata", None)
+        local_metadata = {"version": self._version}
         if metadata is not None:
-            metadata[prefix[:-1]] = {"version": self._version}
+            metadata[prefix[:-1]] = local_metadata
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
+        for hook in list(self._state_dict_hooks.values()):
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None:
+                destination = result
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs) -> None:
+        for hook in list(self._load_state_dict_pre_hooks.values()):
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
         persistent = {name: buffer for name, buffer in self._buffers.items()
                       if name not in self._non_persistent_buffers_set}
         local_state = {name: value for name, value in
@@ -140,6 +209,14 @@ class StateDictMixin:
                     child_prefix = prefix + name + "."
                     load(child, {key: value for key, value in local_state.items()
                                  if key.startswith(child_prefix)}, child_prefix)
+            if module._load_state_dict_post_hooks:
+                incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+                for hook in list(module._load_state_dict_post_hooks.values()):
+                    if hook(module, incompatible) is not None:
+                        raise AssertionError(
+                            "Hooks registered with ``register_load_state_dict_post_hook`` are "
+                            "not expected to return new values, if incompatible_keys need to "
+                            "be modified, it should be done inplace.")
 
         load(self, state_dict)
         if strict:

@@ -238,3 +238,37 @@ def test_pytree_registered_node():
             _pytree.register_pytree_node(Point, None, None)
     finally:
         del _pytree.SUPPORTED_NODES[Point]
+
+
+TENSOR_LIKE = """
+import json, operator
+import torch
+
+
+class Operator:
+    # a library's tensor-like that is not a Tensor (linear_operator's LinearOperator): its
+    # table of handlers is keyed by the functions and methods torch hands __torch_function__
+    HANDLED = {torch.clone: "clone", torch.Tensor.matmul: "rmatmul", torch.Tensor.add: "radd",
+               torch.Tensor.eq: "req", torch.Tensor.div: "rdiv", torch.Tensor.add_: "iadd"}
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return cls.HANDLED.get(func, "unhandled " + getattr(func, "__name__", "?"))
+
+
+x, op = torch.ones(2), Operator()
+found = [torch.clone(op), x @ op, x + op, x == op, x / op]
+y = torch.ones(2)
+y += op
+found.append(y)
+print(json.dumps(found))
+"""
+
+
+def test_a_tensor_like_defined_under_the_drop_in_is_dispatched_to(tmp_path):
+    """A non-Tensor type defining __torch_function__ gets torch's calls from its first use, with
+    torch's func objects for the operators (Tensor.matmul for `@`, Tensor.add_ for `+=`)."""
+    done = _run(["-m", "autojit.drop_in", _script(tmp_path, "like.py", TENSOR_LIKE)])
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == \
+        ["clone", "rmatmul", "radd", "req", "rdiv", "iadd"]

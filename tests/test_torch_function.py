@@ -267,3 +267,50 @@ def _mode_calls(lib, functions, binary):
 
 def test_torch_function_modes_see_every_call_as_torchs():
     assert _mode_calls(autojit, overrides, _C) == _mode_calls(torch, torch.overrides, torch._C)
+
+
+
+def _operator_funcs(top) -> list:
+    """Which Tensor attribute each operator hands __torch_function__, for a subclass on the left
+    and for a tensor-like (not a Tensor) on the right."""
+    import operator
+
+    seen = []
+
+    class Logged(top.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    class Like:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return 0
+
+    def named(func):
+        return next((name for name in sorted(dir(top.Tensor))
+                     if getattr(top.Tensor, name, None) is func), None)
+
+    found = []
+    subclass, plain = top.ones(2).as_subclass(Logged), top.ones(2)
+    for op in (operator.add, operator.sub, operator.mul, operator.matmul, operator.truediv,
+               operator.mod, operator.eq, operator.ne, operator.lt, operator.ge):
+        for left, right in ((subclass, subclass), (plain, Like())):
+            seen.clear()
+            op(left, right)
+            found.append((op.__name__, named(seen[0])))
+    for name in ("__radd__", "__rmul__", "__rsub__", "__iadd__", "__imul__", "__itruediv__"):
+        seen.clear()
+        getattr(top.ones(2), name)(Like())
+        found.append((name, named(seen[0])))
+    return found
+
+
+def test_operators_hand_torchs_functions_to_handlers():
+    torch = pytest.importorskip("torch")
+    try:
+        assert _operator_funcs(autojit) == _operator_funcs(torch)
+    finally:
+        torch_function.deactivate()

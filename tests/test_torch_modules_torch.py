@@ -169,3 +169,33 @@ def test_data_loader_iterators_have_torchs_names():
     assert [batch[0].tolist() for batch in Wrapped(dataset, batch_size=2)] == \
         [[0.0, 10.0], [20.0, 30.0]]
     assert autojit.jit._overload(len) is len
+
+
+def _storage_outcomes(top) -> list:
+    import warnings
+
+    seen = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        base = top.arange(6.0).reshape(2, 3)
+        column = base[:, 1]
+        typed = column.storage()
+        seen += [type(typed).__name__, len(typed), typed.size(), str(typed.dtype).split(".")[-1],
+                 str(typed.device), typed.element_size(), typed.nbytes(), bool(typed),
+                 typed.tolist(), typed[1]]
+        untyped = column.untyped_storage()
+        seen += [type(untyped).__name__, len(untyped), untyped.nbytes(),
+                 untyped.data_ptr() == typed.data_ptr(),
+                 column.data_ptr() - untyped.data_ptr(), base.data_ptr() == untyped.data_ptr(),
+                 bool(top.tensor([], dtype=top.long).storage()),
+                 top.ones(2, device="meta").data_ptr()]
+        typed[0] = 9.0
+        seen.append(base.tolist())
+        seen.append(any("TypedStorage is deprecated" in str(w.message) for w in caught))
+        sparse = top.sparse_coo_tensor([[0, 1], [1, 0]], [2.0, 3.0], (2, 2))
+        seen.append(top.dsmm(sparse, top.ones(2, 2)).tolist())
+    return seen
+
+
+def test_storage_and_data_ptr_as_torchs():
+    assert _storage_outcomes(autojit) == _storage_outcomes(torch)

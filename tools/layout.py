@@ -28,7 +28,8 @@ PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir",
             "distributed", "distributed/nn", "distributed/rpc", "nn", "nn/modules", "nn/parallel",
             "nn/utils", "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",
             "utils/tensorboard", "testing", "distributions", "cpu", "_dynamo", "signal", "func",
-            "drop_in", "drop_in/onnx", "_subclasses"]
+            "jit", "fx", "fx/experimental", "fx/passes", "fx/passes/infra", "drop_in",
+            "drop_in/onnx", "_subclasses", "ao", "ao/quantization"]
 
 INTRODUCTION = """\
 # Source layout
@@ -42,7 +43,7 @@ at run time). Bottom to top, which is also the order a program's data flows thro
 config | backends > tensor > interop > ops > autograd > amp > ir > compiler > codegen
   > cuda > distributed > nn | utils | testing | distributions | cpu | _dynamo | signal
   > optim
-  > func | jit > drop_in
+  > func | jit | fx > drop_in
 ```
 
 A tensor is made (`tensor/`), an op on it is dispatched through the registry and run, or traced
@@ -50,15 +51,15 @@ into a graph (`ops/`, `ir/`), recorded for autograd and differentiated (`autogra
 by autocast inside an autocast region (`ops/autocast.py`; `amp/` holds the context managers and
 the gradient scaler); a compiled function's graph goes through the compile stages (`compiler/`)
 to the code generators (`codegen/`) and, for GPU tensors, the CUDA runtime (`cuda/`).
-`distributed/` (process groups and collectives over MPI) sits above them, `nn/`,
-`utils/` (whose DistributedDataParallel and DistributedSampler use its process groups),
-`testing/`, `distributions/`, `cpu/` (torch.cpu's device module), `_dynamo/` (torch._dynamo's
-names on autojit's compiler) and `signal/` (torch.signal's window functions) on top,
-`optim/` above them (its swa_utils averages nn modules),
-and `func/` (torch.func's transforms, which reach into nn) and `jit.py` (torch.jit's names on
-autojit's compiler) above them; `drop_in/` (autojit standing in for `import torch`) is the top,
-which nothing imports. Every module opens with a docstring saying what it holds and
-where it sits in this flow; its first sentence is shown below.
+`distributed/` (process groups and collectives over MPI) sits above them, `nn/`, `utils/` (whose
+DistributedDataParallel and DistributedSampler use its process groups), `testing/`,
+`distributions/`, `cpu/` (torch.cpu's device module), `_dynamo/` (torch._dynamo's names on
+autojit's compiler) and `signal/` (torch.signal's window functions) on top, `optim/` above them
+(its swa_utils averages nn modules), and `func/` (torch.func's transforms, which reach into nn),
+`jit.py` (torch.jit's names on autojit's compiler) and `fx/` (torch.fx's symbolic tracing of
+modules into graphs) above them; `drop_in/` (autojit standing in for `import torch`) is the top,
+which nothing imports. Every module opens with a docstring saying what it holds and where it
+sits in this flow; its first sentence is shown below.
 
 This page is written by `python tools/layout.py` from the tree; `tests/test_layout.py` fails
 when it is stale.

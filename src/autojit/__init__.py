@@ -99,6 +99,7 @@ from .ops.random_gamma import dirichlet_grad as _dirichlet_grad  # noqa: F401 - 
 from .ops.random_gamma import sample_dirichlet as _sample_dirichlet  # noqa: F401
 from .ops.random_gamma import standard_gamma as _standard_gamma  # noqa: F401
 from .ops.random_gamma import standard_gamma_grad as _standard_gamma_grad  # noqa: F401
+from .ops.sparse_coo import mm as dsmm  # torch.dsmm: sparse @ dense, dense (spmm's result)
 from .ops.sparse_coo import mm as spmm
 from .ops.sparse_coo import sparse_coo_tensor
 from .tensor import torch_function as _torch_function
@@ -243,6 +244,7 @@ _LAZY = {
     "accelerator": ("accelerator", None), "futures": ("futures", None),
     "hub": ("hub", None), "library": ("library", None), "_custom_ops": ("_custom_ops", None),
     "_tensor_str": ("_tensor_str", None), "_subclasses": ("_subclasses", None),
+    "fx": ("fx", None), "_assert": ("fx._symbolic_trace", "_assert"), "ao": ("ao", None),
     "amp": ("amp", None), "autocast": ("amp", "autocast"), "compiler": ("compiler", None),
     "cpu": ("cpu", None), "cuda": ("cuda", None), "distributed": ("distributed", None),
     "distributions": ("distributions", None), "func": ("func", None), "nn": ("nn", None),
@@ -370,7 +372,7 @@ __all__ = [
     "make_graph", "compile",
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "func", "jit",
     "from_dlpack",
-    "linalg", "fft", "sparse", "sparse_coo_tensor", "spmm",
+    "linalg", "fft", "sparse", "sparse_coo_tensor", "spmm", "dsmm",
     "special",
     "signal",
     "masked",

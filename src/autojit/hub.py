@@ -26,6 +26,7 @@ import sys
 import tempfile
 import urllib.parse
 import zipfile
+from urllib.parse import urlparse  # noqa: F401 - torch.hub has it (timm imports it from there)
 from urllib.request import Request, urlopen
 
 __all__ = ["download_url_to_file", "get_dir", "help", "list", "load",

@@ -23,6 +23,10 @@ from ..tensor.torch_function import disabled_torch_function_impl as _disabled_to
 from ..tensor.torch_function import is_torch_function_enabled as _is_torch_function_enabled  # noqa: F401, E501
 
 
+def _log_api_usage_once(event: str) -> None:
+    """torch logs a library's first use of an API to its telemetry hooks; autojit has none."""
+
+
 def _get_tracing_state():
     """None: no torch.jit.trace is recording (autojit has no TorchScript tracer; code under
     autojit.compile runs as Python, so libraries take their eager paths)."""

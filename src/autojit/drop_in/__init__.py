@@ -67,7 +67,33 @@ def install() -> None:
     # torch's package holds itself as `torch.torch` (kornia annotates with torch.torch.Tensor).
     autojit.torch = autojit
     importlib.import_module("torch")
+    _watch_class_definitions()
     _install_in_spawned_processes()
+
+
+def _watch_class_definitions() -> None:
+    """Switch the `__torch_function__` protocol on when a class that is not a Tensor defines
+    `__torch_function__` (linear_operator's LinearOperator, a tensor-like of a library): torch
+    dispatches `torch.clone(op)` to it from the start, while autojit's checking wrappers are
+    installed only once such a type exists (a Tensor subclass does that when its first
+    instance is made). A class statement costs one dict lookup more."""
+    import builtins
+
+    from ..tensor import torch_function
+    from ..tensor.tensor import Tensor
+
+    original = builtins.__build_class__
+
+    def build_class(function, name, *bases, **keywords):
+        # Before the class body runs: a body that registers handlers by torch function
+        # (`{torch.clone: ...}`) must see the functions dispatch will hand its handler.
+        if not torch_function.ACTIVE and "__torch_function__" in getattr(
+                getattr(function, "__code__", None), "co_names", ()) and not any(
+                isinstance(base, type) and issubclass(base, Tensor) for base in bases):
+            torch_function.activate()
+        return original(function, name, *bases, **keywords)
+
+    builtins.__build_class__ = build_class
 
 
 class _Installer:

@@ -8,6 +8,13 @@ from __future__ import annotations
 
 import functools
 
+from ..jit.annotations import (  # noqa: F401 - torch._jit_internal's names too
+    BroadcastingList1,
+    BroadcastingList2,
+    BroadcastingList3,
+    BroadcastingListCls,
+)
+
 
 def _copy_to_script_wrapper(fn):
     """fn itself: TorchScript would copy it onto a scripted container."""

@@ -37,6 +37,7 @@ from . import (
     number_functions,
     scatter_views,
     statistics,
+    storage,
     tensor_methods,
 )
 from . import elementwise as ew
@@ -153,6 +154,9 @@ METHODS = {
     "as_strided_scatter": scatter_views.as_strided_scatter,
     "sum_to_size": scatter_views.sum_to_size,
     "storage_offset": scatter_views.storage_offset,
+    # storage.py
+    "storage": storage.storage, "untyped_storage": storage.untyped_storage,
+    "data_ptr": storage.data_ptr,
     # linalg_lu.py
     "lu": _lu_method, "lu_solve": _lu_solve_method,
     "cholesky_solve": linalg_lu.cholesky_solve,

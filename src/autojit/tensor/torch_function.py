@@ -291,6 +291,15 @@ _TORCH_NAMES = {
         "__rsub__", "__floordiv__", "__rfloordiv__", "__rmod__", "__rpow__", "__rmatmul__",
         "__eq__", "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__rlshift__",
         "__rrshift__")}}
+# The operators whose handlers torch gives the method itself as `func` (its C++ operators call
+# the method's function: `x + y` hands over Tensor.add, `x /= y` Tensor.div_), which libraries
+# key their handler tables on (linear_operator's `{torch.Tensor.matmul: ...}`).
+_METHOD_OF_OPERATOR = {
+    "__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul", "__rmul__": "mul",
+    "__matmul__": "matmul", "__truediv__": "div", "__div__": "div", "__mod__": "remainder",
+    "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
+    "__ge__": "ge", "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
+    "__itruediv__": "div_", "__rtruediv__": "__rdiv__"}
 # Python-level methods of torch's Tensor: their failures are worded as Python dispatch's.
 _TENSOR_PYTHON = frozenset(("__len__", "__iter__", "__repr__", "__format__", "__reversed__",
                             "__array__", "__contains__", "__deepcopy__", "__reduce_ex__",
@@ -415,13 +424,20 @@ def _call_mode(modes, public, found, args, kwargs, name, plain_kinds=False):
 
 
 def _function_wrapper(impl, name: str, python: bool, operator: bool):
+    public = []  # the function handlers are given, where it is not this one (_wrap_tensor)
+
     def dispatching(*args, **kwargs):
         found = overloaded_arguments(args)
         if kwargs:
             found = overloaded_arguments(kwargs.values(), found)
         if found is None and not MODES:
             return impl(*args, **kwargs)
-        return _dispatch(dispatching, impl, found, args, kwargs, name, python, operator)
+        chosen = dispatching
+        if public and (len(public) == 1 or args[0].__class__ is Tensor):
+            chosen = public[0]
+        return _dispatch(chosen, impl, found, args, kwargs, name, python, operator)
+
+    dispatching._public = public
 
     functools.update_wrapper(dispatching, impl)
     # torch's name (linalg_norm, special_expit, __rdiv__); an operator keeps its op's (add)
@@ -469,6 +485,12 @@ def _wrap_tensor() -> None:
             _install(Tensor, name, value, _function_wrapper(
                 value, f"torch.Tensor.{_TORCH_NAMES.get(name, name)}", name in _TENSOR_PYTHON,
                 name in _OPERATORS))
+    for operator, method in _METHOD_OF_OPERATOR.items():
+        wrapper, target = vars(Tensor).get(operator), vars(Tensor).get(method)
+        if getattr(wrapper, "_public", None) is not None and target is not None:
+            # [target, "plain"]: given only where self is a plain Tensor (the other operand
+            # overrides), as torch's Python-level __eq__ gives itself to a subclass.
+            wrapper._public[:] = [target] if operator != "__eq__" else [target, "plain"]
     if vars(Tensor).get("__str__") is getattr(vars(Tensor)["__repr__"], _WRAPPED, None):
         # str(x) is repr(x), which torch's handler sees as __repr__
         _install(Tensor, "__str__", vars(Tensor)["__str__"], vars(Tensor)["__repr__"])

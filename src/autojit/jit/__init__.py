@@ -13,17 +13,19 @@ This module sits above nn and the compiler, beside func: it wraps what autojit.c
 and adds nothing to how a call is compiled (compiler/api.py).
 """
 
+
 from __future__ import annotations
 
 import copy
+import importlib as _importlib
 import inspect
 import warnings
 from typing import Final
 
-from .compiler.api import CompiledFunction
-from .compiler.api import compile as compile_function
-from .nn.module import Module
-from .tensor.tensor import Tensor
+from ..compiler.api import CompiledFunction
+from ..compiler.api import compile as compile_function
+from ..nn.module import Module
+from ..tensor.tensor import Tensor
 
 __all__ = [
     "Attribute",
@@ -579,3 +581,7 @@ def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
 
 # torch.jit's own aliases of fork and wait, which older code calls.
 _fork, _wait = fork, wait
+
+# torch.jit.annotations, as a submodule: the name `annotations` (__future__'s feature until
+# here) is the module from now on.
+annotations = _importlib.import_module(f"{__name__}.annotations")

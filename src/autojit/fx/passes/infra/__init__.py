@@ -1,0 +1,1 @@
+"""autojit.fx.passes.infra: the base of fx passes (pass_base.py: PassBase, PassResult)."""

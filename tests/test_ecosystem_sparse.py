@@ -46,6 +46,7 @@ PRODUCTS = {
     "matmul": lambda L, s, d: L.matmul(s, d),
     "@": lambda L, s, d: s @ d,
     "spmm": lambda L, s, d: L.spmm(s, d),
+    "dsmm": lambda L, s, d: L.dsmm(s, d),
     "method": lambda L, s, d: s.mm(d),
     "sparse.addmm": lambda L, s, d: L.sparse.addmm(d[:, :3].t().t(), s, d, beta=0.5, alpha=2),
     "dense @ sparse": lambda L, s, d: L.mm(d.t(), s),

@@ -302,7 +302,7 @@ NOT_OPS = {
     # ---- types, whose instances are not tensors made from tensors
     **dict.fromkeys(("Tensor", "Size", "dtype", "device", "memory_format", "Generator", "finfo",
                      "iinfo", "CompiledFunction", "CompileWarning", "layout"), "a type"),
-    **dict.fromkeys(("sparse_coo_tensor", "spmm"),
+    **dict.fromkeys(("sparse_coo_tensor", "spmm", "dsmm"),
                     "a sparse COO tensor and its product (tests/test_ecosystem_sparse.py)"),
     **dict.fromkeys(("no_grad", "enable_grad", "set_grad_enabled", "inference_mode"),
                     "a grad mode (tests/test_inplace_and_modes.py)"),

@@ -66,7 +66,7 @@ FUNCTIONS = {
                     "scalar1": "tensor1", "scalar2": "tensor2"},
     "set_default_device": {"device": "requested"},
     "split": {"tensor": "x"},
-    "spmm": {"input": "mat1"},
+    "spmm": {"input": "mat1"}, "dsmm": {"input": "mat1"},
     "swapaxes": {"input": "x", "axis0": "dim0", "axis1": "dim1"},
     "triangular_solve": {"input": "b"},
 }

@@ -15,7 +15,7 @@ def is_available() -> bool:
 
 class verbose:
     """`with torch.backends.mkl.verbose(level):` MKL's verbose output for a block; accepted
-    and ignored."""
+    and ignored (mkldnn.verbose is this one)."""
 
     def __init__(self, enable: int):
         self.enable = enable

@@ -10,6 +10,7 @@ import contextlib
 import sys
 
 from ._flags import checked_flags
+from .mkl import verbose  # noqa: F401 - oneDNN's verbose output, accepted and ignored as MKL's
 
 VERBOSE_OFF = 0
 VERBOSE_ON = 1
@@ -27,20 +28,6 @@ def is_available() -> bool:
 def is_acl_available() -> bool:
     """Whether oneDNN's Arm Compute Library backend can be used: never."""
     return False
-
-
-class verbose:
-    """`with torch.backends.mkldnn.verbose(level):` oneDNN's verbose output for a block; a
-    level autojit accepts and ignores, having no oneDNN."""
-
-    def __init__(self, level: int):
-        self.level = level
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        return False
 
 
 @contextlib.contextmanager

@@ -39,37 +39,30 @@ def data_ptr(self: Tensor) -> int:
     return _address(self._data)
 
 
-class UntypedStorage:
-    """The bytes of a tensor's memory (torch.UntypedStorage)."""
+class _Storage:
+    """What both kinds of storage share: the tensor whose memory it is, its device, its
+    length (`size()` items of `element_size()` bytes), its values (`_values()`, in memory
+    order, read from the host)."""
 
     def __init__(self, owner: Tensor):
         self._owner = owner
 
-    def _bytes(self) -> np.ndarray:
-        data = self._owner._data
-        if self._owner.is_meta:
-            return np.zeros(0, np.uint8)
-        if data.__class__ is not np.ndarray:
-            data = self._owner._host("untyped_storage()")
-        return data.reshape(-1).view(np.uint8) if data.flags.c_contiguous else \
-            np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-
-    def nbytes(self) -> int:
-        if self._owner.is_meta:
-            return self._owner.numel() * self._owner.dtype.itemsize
-        return int(self._owner._data.nbytes)
-
-    size = nbytes
+    def _array(self, what: str) -> np.ndarray:
+        """The memory as a flat NumPy array in memory order (empty for a meta tensor)."""
+        owner = self._owner
+        if owner.is_meta:
+            return np.zeros(0, owner.dtype.numpy)
+        data = owner._data if owner._data.__class__ is np.ndarray else owner._host(what)
+        if data.flags.c_contiguous:
+            return data.reshape(-1)
+        order = sorted(range(data.ndim), key=lambda d: -abs(data.strides[d]))
+        return np.ascontiguousarray(np.transpose(data, order)).reshape(-1)
 
     def __len__(self) -> int:
-        return self.nbytes()
+        return self.size()
 
-    def element_size(self) -> int:
-        return 1
-
-    @property
-    def dtype(self):
-        return dtypes.uint8
+    def nbytes(self) -> int:
+        return self.size() * self.element_size()
 
     @property
     def device(self):
@@ -83,73 +76,67 @@ class UntypedStorage:
         return 0 if self._owner.is_meta else _address(self._owner._data)
 
     def __getitem__(self, index):
-        return self._bytes()[index].tolist()
+        return self._values()[index].tolist()
+
+    def __iter__(self):
+        return iter(self.tolist())
 
     def tolist(self) -> list:
-        return self._bytes().tolist()
+        return self._values().tolist()
 
     def is_shared(self) -> bool:
         return self._owner.is_shared()
 
     def __repr__(self) -> str:
         values = "\n".join(f" {value}" for value in self.tolist())
-        return f"{values}\n[torch.storage.UntypedStorage(device={self.device}) of size " \
-            f"{self.nbytes()}]"
+        return f"{values}\n[torch.storage.{type(self).__name__}({self._described()}) of size " \
+            f"{self.size()}]"
 
 
-class TypedStorage:
+class UntypedStorage(_Storage):
+    """The bytes of a tensor's memory (torch.UntypedStorage)."""
+
+    def _values(self) -> np.ndarray:
+        return self._array("untyped_storage()").view(np.uint8)
+
+    def size(self) -> int:
+        return self._owner.numel() * self._owner.dtype.itemsize if self._owner.is_meta else \
+            int(self._owner._data.nbytes)
+
+    def element_size(self) -> int:
+        return 1
+
+    @property
+    def dtype(self):
+        return dtypes.uint8
+
+    def _described(self) -> str:
+        return f"device={self.device}"
+
+
+class TypedStorage(_Storage):
     """A tensor's memory as elements of its dtype (torch's deprecated TypedStorage)."""
 
-    def __init__(self, owner: Tensor):
-        self._owner = owner
-        self._untyped = UntypedStorage(owner)
-
-    def _elements(self) -> np.ndarray:
-        data = self._owner._data
-        if self._owner.is_meta:
-            return np.zeros(0, self._owner.dtype.numpy)
-        if data.__class__ is not np.ndarray:
-            data = self._owner._host("storage()")
-        # In memory order: the element at each offset from the first.
-        if data.flags.c_contiguous:
-            return data.reshape(-1)
-        order = sorted(range(data.ndim), key=lambda d: -abs(data.strides[d]))
-        return np.transpose(data, order).reshape(-1)
+    def _values(self) -> np.ndarray:
+        return self._array("storage()")
 
     def size(self) -> int:
         return self._owner.numel()
 
-    def __len__(self) -> int:
-        return self.size()
-
     def element_size(self) -> int:
         return self._owner.dtype.itemsize
-
-    def nbytes(self) -> int:
-        return self.size() * self.element_size()
 
     @property
     def dtype(self):
         return self._owner.dtype
 
-    @property
-    def device(self):
-        return self._owner.device
-
-    @property
-    def is_cuda(self) -> bool:
-        return self._owner.is_cuda
-
-    def data_ptr(self) -> int:
-        return self._untyped.data_ptr()
+    def _described(self) -> str:
+        return f"dtype={self.dtype}, device={self.device}"
 
     def untyped(self) -> UntypedStorage:
-        return self._untyped
+        return UntypedStorage(self._owner)
 
     _untyped_storage = property(untyped)
-
-    def __getitem__(self, index):
-        return self._elements()[index].tolist()
 
     def __setitem__(self, index, value) -> None:
         if not self._owner._data.flags.c_contiguous:
@@ -158,24 +145,10 @@ class TypedStorage:
         self._owner._data.reshape(-1)[index] = value
         self._owner._bump_version()
 
-    def __iter__(self):
-        return iter(self.tolist())
-
-    def tolist(self) -> list:
-        return self._elements().tolist()
-
     def fill_(self, value) -> TypedStorage:
         self._owner._data[...] = value
         self._owner._bump_version()
         return self
-
-    def is_shared(self) -> bool:
-        return self._owner.is_shared()
-
-    def __repr__(self) -> str:
-        values = "\n".join(f" {value}" for value in self.tolist())
-        return f"{values}\n[torch.storage.TypedStorage(dtype={self.dtype}, device=" \
-            f"{self.device}) of size {self.size()}]"
 
 
 def untyped_storage(self: Tensor) -> UntypedStorage:

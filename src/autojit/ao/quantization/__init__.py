@@ -23,13 +23,5 @@ class QuantStub(Module):
         return x
 
 
-class DeQuantStub(Module):
+class DeQuantStub(QuantStub):
     """Where a quantized value would be dequantized: the identity in a float model."""
-
-    def __init__(self, qconfig=None):
-        super().__init__()
-        if qconfig:
-            self.qconfig = qconfig
-
-    def forward(self, x):
-        return x

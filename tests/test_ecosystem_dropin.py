@@ -272,3 +272,23 @@ def test_a_tensor_like_defined_under_the_drop_in_is_dispatched_to(tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == \
         ["clone", "rmatmul", "radd", "req", "rdiv", "iadd"]
+
+
+SUBMODULE_AND_FUNCTION = """
+import json
+import torch
+from torch.autograd.gradcheck import GradcheckError  # the submodule, imported by name
+x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+print(json.dumps([type(torch.autograd.gradcheck).__name__,
+                  torch.autograd.gradcheck(lambda t: t * 2, (x,)),
+                  GradcheckError.__name__, type(torch.autograd.forward_ad).__name__]))
+"""
+
+
+def test_importing_a_submodule_leaves_the_function_of_its_name(tmp_path):
+    """torch.autograd.gradcheck stays the function after `from torch.autograd.gradcheck import
+    GradcheckError`, as in torch (torch's tests import it so)."""
+    done = _run(["-m", "autojit.drop_in", _script(tmp_path, "sub.py", SUBMODULE_AND_FUNCTION)])
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == \
+        ["function", True, "GradcheckError", "module"]

@@ -67,6 +67,7 @@ def install() -> None:
     # torch's package holds itself as `torch.torch` (kornia annotates with torch.torch.Tensor).
     autojit.torch = autojit
     importlib.import_module("torch")
+    finder.alias_loaded_modules()
     _watch_class_definitions()
     _install_in_spawned_processes()
 

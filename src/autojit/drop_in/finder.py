@@ -64,6 +64,23 @@ def missing_module(fullname: str) -> ModuleNotFoundError:
         "here (autojit.drop_in; docs/drop-in.md lists what it has)", name=fullname)
 
 
+def alias_loaded_modules() -> None:
+    """Register under torch's names the autojit modules loaded already (sys.modules aliases).
+
+    The import system, loading `torch.autograd.gradcheck` for the first time under that name,
+    sets it as the parent's attribute `gradcheck`, over the function autojit.autograd bound
+    there after importing its submodule (torch keeps the function: its own import of the
+    submodule happened before the rebinding). A module found in sys.modules is returned with
+    no such assignment, so each loaded module is entered there under torch's name too."""
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "autojit" or name.startswith("autojit.")):
+            continue
+        torch_name = "torch" + name[len("autojit"):]
+        if torch_name not in sys.modules and target_name(torch_name) == name:
+            sys.modules[torch_name] = module
+            names.explain_missing_attributes(module, torch_name)
+
+
 class AliasLoader(importlib.abc.Loader):
     """Gives the import system the autojit module itself. The module's own `__spec__`, which
     the import system replaces with torch's name's spec, is put back, so that the module keeps
@@ -78,6 +95,7 @@ class AliasLoader(importlib.abc.Loader):
         module = (sys.modules.get(self.target) or _attribute_module(self.target)
                   or importlib.import_module(self.target))
         self._spec = module.__spec__
+        alias_loaded_modules()  # the submodules the target imported with itself
         return module
 
     def exec_module(self, module):

@@ -201,3 +201,20 @@ def _storage_outcomes(top) -> list:
 
 def test_storage_and_data_ptr_as_torchs():
     assert _storage_outcomes(autojit) == _storage_outcomes(torch)
+
+
+def test_older_names_libraries_still_import():
+    import autojit.nn.modules.linear as linear
+
+    for top in (autojit, torch):
+        assert issubclass(top.optim.lr_scheduler._LRScheduler, top.optim.lr_scheduler.LRScheduler)
+    attention = autojit.nn.MultiheadAttention(4, 2)
+    assert type(attention.out_proj) is linear.NonDynamicallyQuantizableLinear
+
+    class Halving(autojit.optim.lr_scheduler._LRScheduler):
+        def get_lr(self):
+            return [group["initial_lr"] * 0.5 for group in self.optimizer.param_groups]
+
+    optimizer = autojit.optim.SGD([autojit.nn.Parameter(autojit.ones(1))], lr=0.1)
+    Halving(optimizer).step()
+    assert optimizer.param_groups[0]["lr"] == 0.05

@@ -399,6 +399,10 @@ from .lr_scheduler_cyclic import (  # noqa: E402
     OneCycleLR,
 )
 
+
+class _LRScheduler(LRScheduler):
+    """LRScheduler under its older name, which libraries still subclass (as torch keeps it)."""
+
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
            "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
            "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",

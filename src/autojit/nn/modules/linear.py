@@ -9,6 +9,7 @@ from .. import (  # noqa: F401 - re-exported names
     LazyLinear,
     Linear,
 )
+from ..attention import NonDynamicallyQuantizableLinear  # noqa: F401 - MultiheadAttention's
 
 __all__ = [
     "Bilinear", "Identity", "LazyLinear", "Linear",

@@ -53,8 +53,7 @@ def test_base_classes_at_torchs_paths_with_torchs_hierarchy():
     # What autojit.nn does not have at all, private bases included.
     assert sorted(missing) == [
         "container.Container", "conv._ConvTransposeMixin",
-        "linear.NonDynamicallyQuantizableLinear", "loss.LinearCrossEntropyLoss",
-        "loss.NLLLoss2d"]
+        "loss.LinearCrossEntropyLoss", "loss.NLLLoss2d"]
 
 
 @pytest.mark.parametrize("layer, base", [

@@ -112,3 +112,23 @@ def test_masked_select_runs_compiled_in_segments():
         assert compiled(x, mask).tolist() == select(x, mask).tolist()
     stats = compiled.stats()
     assert stats.eager_calls == 0 and stats.segments == 2, stats
+
+
+def test_a_check_compares_values_read_at_two_boundaries():
+    # transformers' grouped-expert loop: `start == end` over consecutive elements of
+    # offs.tolist() compares a value read at an earlier boundary with one read at this one.
+    def f(x, w):
+        offs = (x > 0).sum(0).cumsum(0)
+        start, out = 0, autojit.zeros(())
+        for i, end in enumerate(offs.tolist()):
+            if start == end:
+                continue
+            out = out + (x[start:end] * w[i]).sum()
+            start = end
+        return out
+
+    compiled = autojit.compile(f)
+    w = autojit.tensor([1.0, -2.0, 3.0, 0.5])
+    for rows in ([[1.0, -1, 1, 1]] * 2 + [[1, 1, -1, 1]] * 4, [[1.0, -1, -1, 1]] * 6):
+        x = autojit.tensor(rows)
+        assert compiled(x, w).item() == pytest.approx(f(x, w).item())

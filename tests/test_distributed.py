@@ -6,7 +6,8 @@ machine (loopback only) and checks what their ranks report.
   torch.distributed's gloo backend run in the same processes, eagerly and compiled) and of
   ddp_checks.py (DistributedDataParallel eager and compiled over 20 steps against one process
   on the combined batches and against torch's DDP; no_sync, uneven last batches with
-  DistributedSampler.set_epoch, unused parameters, buffers);
+  DistributedSampler.set_epoch, unused parameters, buffers) and of dtensor_checks.py (DTensor,
+  DeviceMesh and the functional collectives against torch's);
 - tests/distributed/failure_worker.py, twice: a rank that raises aborts the job; a rank that
   stops calling collectives makes the others time out with a clear error.
 
@@ -34,6 +35,7 @@ sys.path.insert(0, str(WORKERS))
 
 import collective_checks  # noqa: E402
 import ddp_checks  # noqa: E402
+import dtensor_checks  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("mpi4py") is None,
@@ -110,6 +112,11 @@ def test_collective(checked, name):
 
 @pytest.mark.parametrize("name", [name for name, _ in ddp_checks.CHECKS])
 def test_distributed_data_parallel(checked, name):
+    assert_passed(checked, name)
+
+
+@pytest.mark.parametrize("name", [name for name, _ in dtensor_checks.CHECKS])
+def test_dtensor(checked, name):
     assert_passed(checked, name)
 
 

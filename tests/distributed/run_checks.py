@@ -18,6 +18,7 @@ import warnings
 
 import collective_checks
 import ddp_checks
+import dtensor_checks
 
 
 def main() -> None:
@@ -35,7 +36,7 @@ def main() -> None:
     launched = [os.environ.get("RANK"), os.environ.get("WORLD_SIZE")] == [str(rank), str(world)]
     results.append(["launcher_variables", launched, "" if launched else
                     f"RANK={os.environ.get('RANK')} WORLD_SIZE={os.environ.get('WORLD_SIZE')}"])
-    for name, function in collective_checks.CHECKS + ddp_checks.CHECKS:
+    for name, function in collective_checks.CHECKS + ddp_checks.CHECKS + dtensor_checks.CHECKS:
         try:
             function(rank, world)
             results.append([name, True, ""])

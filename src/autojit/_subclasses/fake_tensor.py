@@ -7,10 +7,25 @@ from __future__ import annotations
 
 from ..tensor.tensor import Tensor
 
-__all__ = ["is_fake"]
+__all__ = ["FakeTensor", "is_fake"]
 
 
 def is_fake(x: object) -> bool:
     """Whether `x` is a tensor with no data that a trace is capturing (a meta tensor is not:
     it is real, only without values, as in torch)."""
     return isinstance(x, Tensor) and x._data is None
+
+
+class _FakeTensorType(type):
+    def __instancecheck__(cls, instance) -> bool:
+        return is_fake(instance)
+
+
+class FakeTensor(metaclass=_FakeTensorType):
+    """torch's class of the tensors is_fake answers for: `isinstance(x, FakeTensor)` is
+    is_fake(x) (autojit's symbolic tensors are Tensors, not instances of a class of their
+    own)."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("autojit makes no FakeTensor: the symbolic tensors of a trace are "
+                        "Tensors (is_fake tells them)")

@@ -50,8 +50,11 @@ class SegmentedPlan:
 
     def run_owning(self, supplied: list, check) -> tuple:
         """The last segment's outputs (the graph's) and the positions it owns; `check(number,
-        arrays by output name)` runs boundary `number`'s checks, raising when one fails."""
+        arrays by output name)` runs boundary `number`'s checks, raising when one fails. A
+        check sees the values read at its boundary and every earlier one (`start == end` over
+        two elements of a tolist() compares one read before with one read now)."""
         results = []
+        read: dict = {}
         last = len(self.segments) - 1
         for number, segment in enumerate(self.segments):
             inputs = list(supplied)
@@ -64,7 +67,8 @@ class SegmentedPlan:
             if number == last:
                 return arrays, owned
             results.append(arrays)
-            check(number, {name: arrays[index] for index, name in self._check_positions[number]})
+            read.update((name, arrays[index]) for index, name in self._check_positions[number])
+            check(number, dict(read))
         raise AssertionError("a split graph has a last segment")
 
     # ---- what inspection reads (api.py) ---------------------------------------------------------

@@ -128,6 +128,13 @@ register_runtime("cuda", runtime)
 backends.register("cuda", __name__ + ".plan")  # compiled graphs on CUDA tensors
 
 from . import amp  # noqa: E402, F401 - the deprecated torch.cuda.amp forms (amp.py)
+from .graphs import (  # noqa: E402 - CUDA graphs' names, not built (graphs.py)
+    CUDAGraph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
+)
 from .properties import (  # noqa: E402 - devices and memory (properties.py)
     current_device,
     get_device_properties,
@@ -165,7 +172,8 @@ __all__ = ["current_device", "device_count", "empty_cache", "get_device_name", "
            "is_bf16_supported", "max_memory_allocated", "max_memory_reserved", "mem_get_info",
            "memory_allocated", "memory_reserved", "reset_peak_memory_stats", "set_device",
            "Event", "Stream", "StreamContext", "current_stream", "default_stream", "set_stream",
-           "stream"]
+           "stream", "CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+           "make_graphed_callables"]
 
 # torch.cuda's typed legacy constructors (FloatTensor, LongTensor, ...): CUDA tensors of their
 # dtype, and isinstance tests for them (ops/legacy_constructors.py).

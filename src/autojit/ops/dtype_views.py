@@ -21,7 +21,7 @@ from ..tensor.tensor import Tensor
 
 __all__ = ["view_dtype"]
 
-_STORED_WIDER = (dtypes.bfloat16, dtypes.complex32)
+_STORED_WIDER = (dtypes.bfloat16, dtypes.complex32, *dtypes.FLOAT8)
 
 
 def view_dtype(x: Tensor, dtype) -> Tensor:
@@ -36,7 +36,7 @@ def view_dtype(x: Tensor, dtype) -> Tensor:
         if side in _STORED_WIDER:
             raise NotImplementedError(
                 f"view(dtype): autojit stores {side.name} in a wider type "
-                f"({'float32' if side is dtypes.bfloat16 else 'complex64'}), so its bits "
+                f"({'complex64' if side is dtypes.complex32 else 'float32'}), so its bits "
                 "cannot be viewed as another dtype's (docs/differences.md)")
     _check(x, dtype)
     return Tensor._make(data.view(dtype.numpy), dtype, x._version_counter)

@@ -16,7 +16,7 @@ from ..tensor import dtypes
 from ..tensor.symbolic import SymFloat, SymInt
 from ..tensor.tensor import Tensor
 from .complex_rules import conj
-from .limited_rules import BOTH, COMPLEX32, UNSIGNED, limited_error
+from .limited_rules import ALL_LIMITED, BOTH, COMPLEX32, FLOAT8, UNSIGNED, limited_error
 from .native_math import native as _native
 from .native_math import unary as _native_or
 from .registry import (
@@ -241,7 +241,8 @@ def _abs_jvp(inputs, tangents, out, attrs):
 
 
 ABS = _elementwise("abs", 1, _rule_abs, np.abs, _abs_vjp, (0,), "abs({0})", exact=True,
-                   jvp=_abs_jvp, complex=True, complex_expression=True, limited=COMPLEX32)
+                   jvp=_abs_jvp, complex=True, complex_expression=True,
+                   limited=COMPLEX32 + FLOAT8)
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -596,10 +597,10 @@ maximum, minimum, floor_divide, remainder = map(_call2, (MAXIMUM, MINIMUM, FLOOR
 
 EQ = _elementwise("eq", 2, rule_compare, np.equal, NOT_DIFFERENTIABLE, (),
                   "({0} == {1})", exact=True, complex=True, complex_expression=True,
-                  limited=BOTH)
+                  limited=ALL_LIMITED)
 NE = _elementwise("ne", 2, rule_compare, np.not_equal, NOT_DIFFERENTIABLE, (),
                   "({0} != {1})", exact=True, complex=True, complex_expression=True,
-                  limited=BOTH)
+                  limited=ALL_LIMITED)
 LT = _elementwise("lt", 2, rule_compare, np.less, NOT_DIFFERENTIABLE, (), "({0} < {1})", exact=True)
 LE = _elementwise("le", 2, rule_compare, np.less_equal, NOT_DIFFERENTIABLE, (),
                   "({0} <= {1})", exact=True)
@@ -617,7 +618,7 @@ LOGICAL_XOR = _elementwise("logical_xor", 2, rule_bool, np.logical_xor, NOT_DIFF
 LOGICAL_NOT = _elementwise("logical_not", 1, rule_bool, np.logical_not, NOT_DIFFERENTIABLE, (),
                            "(!{0})", exact=True, complex=True)
 ISNAN = _elementwise("isnan", 1, rule_bool, np.isnan, NOT_DIFFERENTIABLE, (),
-                     "isnan({0})", exact=True, complex=True, limited=BOTH)
+                     "isnan({0})", exact=True, complex=True, limited=ALL_LIMITED)
 
 eq, ne, lt, le, gt, ge = map(_call2, (EQ, NE, LT, LE, GT, GE))
 logical_and, logical_or, logical_xor = map(_call2, (LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR))

@@ -27,7 +27,14 @@ from . import elementwise as ew
 from .eager_views import direct_real_data
 from .index_checks import check_index
 from .layout import FLIP, expand, reshape, squeeze, unsqueeze
-from .limited_rules import BOTH, COMPLEX32, UNSIGNED, not_implemented, refuse_limited
+from .limited_rules import (
+    ALL_LIMITED,
+    COMPLEX32,
+    FLOAT8,
+    UNSIGNED,
+    not_implemented,
+    refuse_limited,
+)
 from .reduction import extreme, index_of_extreme
 from .registry import Extern, bind, broadcast_shapes, define_op, rule_first
 from .row_accumulation import add_rows
@@ -105,7 +112,7 @@ INDEX = define_op(
     jvp=lambda inputs, tangents, out, attrs: (
         None if tangents[0] is None else bind(INDEX, (tangents[0], inputs[1]), attrs)),
     saves=(1,), lowering=Extern("indexed_gather", ("data", "host_index")),
-    batch=batching.index_rule, complex=True, limited=BOTH)
+    batch=batching.index_rule, complex=True, limited=ALL_LIMITED)
 
 
 def _index_put_rule(shape, values_shape, index_shape, dims, accumulate):
@@ -186,7 +193,7 @@ def _index_put_dtype(inputs, attrs):
 INDEX_PUT = define_op(name="index_put", arity=3, shape=_index_put_rule, dtype=_index_put_dtype,
                       impl=_index_put_impl, vjp=_index_put_vjp, jvp=_index_put_jvp, saves=(2,),
                       lowering=Extern("indexed_scatter", ("data", "values", "host_index")),
-                      batch=batching.index_put_rule, complex=True, limited=BOTH)
+                      batch=batching.index_put_rule, complex=True, limited=ALL_LIMITED)
 
 
 def index_tensor(x: Tensor, indices: Tensor, dims) -> Tensor:
@@ -370,7 +377,7 @@ def _take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
 def index_select(x: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """The entries of x at positions `index` (1-D) along `dim`."""
     if x.ndim <= 1:  # torch's kernel for vectors; it copies the slices of a matrix, any dtype
-        refuse_limited("index_select", x, taken=COMPLEX32)
+        refuse_limited("index_select", x, taken=COMPLEX32 + FLOAT8)
     return _out(_index_select(x, dim, index), out, "index_select", (x, index))
 
 

@@ -124,10 +124,20 @@ def expand_rule(shape, target):
     return tuple(target)
 
 
+def _expanded(x: np.ndarray, shape) -> np.ndarray:
+    """x broadcast to `shape`: NumPy's read-only view, or, where only dims of one element are
+    added (no element is repeated, so no two refer to one memory location), a writable view,
+    as torch lets an in-place op write through it."""
+    out = np.broadcast_to(x, shape)
+    if out.size == x.size and x.flags.writeable:
+        out = np.lib.stride_tricks.as_strided(x, out.shape, out.strides, writeable=True)
+    return out
+
+
 EXPAND = define_op(name="expand", arity=1,
                    shape=lambda input_shape, shape: expand_rule(input_shape, shape),
                    dtype=rule_first,
-                   impl=lambda x, shape: np.broadcast_to(x, shape),
+                   impl=lambda x, shape: _expanded(x, shape),
                    # The engine sums the gradient back to the input's shape.
                    vjp=lambda ctx, g: (g,), saves=(), lowering=Layout("broadcast", fold_expand),
                    jvp=lambda inputs, tangents, out, attrs: linear_jvp(EXPAND, tangents, attrs),

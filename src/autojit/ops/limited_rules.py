@@ -1,10 +1,11 @@
 """What the op families' rules need to know about the dtypes torch supports only in part
-(`DType.limited`: uint16, uint32, uint64, complex32): the error of a primitive whose torch
-kernel does not take one (registry.py reads its Op.limited and Op.kernel), and the same check
-for the composites whose torch kernel refuses such a dtype where the primitives they run would
-not (`index_select` on uint64 runs the indexing primitive, which takes it, while torch's
-index_select kernel does not). docs/notes/unsigned-integers.md and docs/notes/complex32.md
-have the design.
+(`DType.limited`: uint16, uint32, uint64, complex32, the float8 dtypes): the error of a
+primitive whose torch kernel does not take one (registry.py reads its Op.limited and
+Op.kernel), and the same check for the composites whose torch kernel refuses such a dtype
+where the primitives they run would not (`index_select` on uint64 runs the indexing
+primitive, which takes it, while torch's index_select kernel does not).
+docs/notes/unsigned-integers.md, docs/notes/complex32.md and docs/notes/float8.md have the
+design.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from ..tensor.tensor import Tensor
 # lowering, which moves elements whatever their type (registry.define_op).
 UNSIGNED = dtypes.UNSIGNED
 COMPLEX32 = (dtypes.complex32,)
-LIMITED = UNSIGNED + COMPLEX32
-BOTH = LIMITED  # an op both kinds take (mul, eq, where, casts, copies, indexing)
+FLOAT8 = dtypes.FLOAT8  # stored as float32, computing in almost nothing (tensor/float8.py)
+LIMITED = UNSIGNED + COMPLEX32 + FLOAT8
+BOTH = UNSIGNED + COMPLEX32  # an op both kinds take (mul, eq, where, casts, copies, indexing)
+# An op every limited dtype takes, float8 too: casts, copies, fills, indexing, eq, ne, isnan.
+ALL_LIMITED = LIMITED
 
 
 # torch's error for a kernel that has no loop for a dtype: '"add_stub" not implemented for

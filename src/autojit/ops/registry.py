@@ -460,6 +460,13 @@ def _traced(op: Op, inputs: tuple, attrs: dict, tracer) -> Tensor:
         # traced bfloat16 op would be silently wrong: the call runs eagerly instead.
         graph_break(f"{op.name} on bfloat16 tensors (compiled code does not round to "
                     "bfloat16)", needs_data=False)
+    float8 = _float8_involved(inputs, out_dtype)
+    if float8 is not None:
+        from ..tensor.graph_break import graph_break
+
+        # Likewise for float8, stored as float32 (tensor/float8.py).
+        graph_break(f"{op.name} on {float8.name} tensors (compiled code does not round to "
+                    "float8)", needs_data=False)
     return tracer.bind(op, inputs, attrs)
 
 
@@ -498,6 +505,16 @@ def _records_grad(inputs: tuple) -> bool:
     ops on bfloat16 gradients, which break the graph where no call can fall back to eager."""
     return state.grad_enabled and any(isinstance(x, Tensor) and x._requires_grad
                                       for x in inputs)
+
+
+def _float8_involved(inputs: tuple, out_dtype) -> dtypes.DType | None:
+    """The float8 dtype among the op's inputs' and result's, or None."""
+    if out_dtype.float8 is not None:
+        return out_dtype
+    for x in inputs:
+        if isinstance(x, Tensor) and x._dtype.float8 is not None:
+            return x._dtype
+    return None
 
 
 def _involves_bfloat16(op: Op, inputs: tuple, attrs: dict) -> bool:
@@ -592,6 +609,9 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
         elif out_dtype is _COMPLEX32:
             # Computed in complex64; a complex32 result's parts are rounded to float16.
             result = complex32_result(result)
+        elif out_dtype.float8 is not None and not op.view:
+            # Stored as float32, as bfloat16 is: a cast's result is rounded to the format.
+            result = dtypes.round_to_float8(result, out_dtype)
         if plain:  # plain_tensor's body, inlined (every eager op's result)
             out = _new_object(Tensor)
             out._data = result

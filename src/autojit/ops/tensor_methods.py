@@ -598,6 +598,9 @@ def copy_(self, source, non_blocking: bool = False):
         # as + does
         return inplace.apply_inplace(
             self, "copy_", lambda old: ew.fill_like(old, 0) | source.to(old.dtype))
+    if self._dtype.float8 is not None:  # nor for float8: the cast, broadcast, is the copy
+        return inplace.apply_inplace(
+            self, "copy_", lambda old: ew.clone(source.to(old.dtype).expand(old.shape)))
     return inplace.apply_inplace(
         self, "copy_", lambda old: ew.fill_like(old, 0) + source.to(old.dtype))
 

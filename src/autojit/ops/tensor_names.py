@@ -196,6 +196,20 @@ def _is_pinned(self, device=None) -> bool:
 Tensor.is_pinned = _is_pinned
 
 
+def _pin_memory(self, device=None):
+    """torch's copy into page-locked host memory, for faster copies to a GPU; with no GPU
+    present it raises torch's RuntimeError, as a torch without one does."""
+    import sys
+
+    cuda = sys.modules.get(__name__.rsplit(".", 2)[0] + ".cuda")  # (loaded once a GPU is used)
+    if cuda is None or not cuda.is_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    return self.clone()
+
+
+Tensor.pin_memory = _pin_memory
+
+
 def _new(self, *args, **kwargs) -> Tensor:
     """torch's legacy `x.new(...)`: a tensor of x's dtype (and device) from sizes, data or
     nothing, as the legacy constructors make them."""

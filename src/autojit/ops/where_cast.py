@@ -17,7 +17,7 @@ from ..tensor.once import warn_once
 from ..tensor.tensor import Tensor
 from .complex_rules import user_stacklevel
 from .elementwise import NO_ATTRS, _call1, _elementwise, operand, zero_jvp
-from .limited_rules import BOTH
+from .limited_rules import ALL_LIMITED, BOTH
 from .registry import Elementwise, bind, define_op, rule_promote
 
 __all__ = ["CAST", "CLONE", "COMPLEX_TO_REAL", "FILL", "WHERE", "cast", "clone", "fill_like",
@@ -146,7 +146,7 @@ CAST = define_op(name="cast", arity=1, shape=lambda shape, dtype: shape, dtype=_
                  jvp=lambda inputs, tangents, out, attrs: tangents[0],
                  lowering=Elementwise("cast({0})", exact=True, complex_expression=True),
                  grad_name="ToCopyBackward0",
-                 complex=True, traces_bfloat16=True, limited=BOTH)
+                 complex=True, traces_bfloat16=True, limited=ALL_LIMITED)
 
 
 COMPLEX_TO_REAL = "complex to real cast"  # tensor/once.py's key of cast's warning
@@ -175,7 +175,7 @@ CLONE = define_op(name="clone", arity=1, shape=lambda shape: shape, dtype=lambda
     None, inputs[0].dtype), impl=lambda x: x.copy(), vjp=lambda ctx, g: (g,), saves=(),
     jvp=lambda inputs, tangents, out, attrs: clone(tangents[0]),
     lowering=Elementwise("{0}", exact=True, complex_expression=True), complex=True,
-    limited=BOTH)
+    limited=ALL_LIMITED)
 clone = _call1(CLONE)
 
 # fill's output does not depend on its input's values, only its shape and dtype; the zero VJP
@@ -185,7 +185,7 @@ FILL = define_op(name="fill", arity=1, shape=lambda shape, value: shape,
                  impl=lambda x, value: np.full_like(x, value),
                  vjp=lambda ctx, g: (fill_like(g, 0),), saves=(), jvp=zero_jvp,
                  lowering=Elementwise("{value}", complex_expression=True), complex=True,
-                 limited=BOTH)
+                 limited=ALL_LIMITED)
 
 
 def fill_like(x: Tensor, value) -> Tensor:

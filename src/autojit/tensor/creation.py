@@ -49,6 +49,8 @@ def _finish(data: np.ndarray, dtype: dtypes.DType, requires_grad: bool, device=N
         warn_once(dtypes.COMPLEX32_WARNING, dtypes.COMPLEX32_WARNING, UserWarning,
                   stacklevel=_user_stacklevel())
         data = dtypes.round_to_complex32(data)
+    elif dtype.float8 is not None and data.__class__ is np.ndarray:  # float32 storage (float8.py)
+        data = dtypes.round_to_float8(data, dtype)
     if device is not None and device.type != "cpu":  # copied to the device by its runtime
         data = runtime(device.type).from_host(data, device.index or 0)
     if requires_grad and dtype.category < dtypes.FLOATING:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import float8 as _float8
 from .symbolic import SymInt
 
 BOOL, INTEGER, FLOATING, COMPLEX = 0, 1, 2, 3
@@ -31,7 +32,7 @@ class DType:
     """A tensor element type; printed as ``autojit.float32`` and ``f32`` in IR text."""
 
     __slots__ = ("name", "numpy", "short", "category", "itemsize", "is_signed", "_real",
-                 "_complex", "limited")
+                 "_complex", "limited", "float8")
 
     def __init__(self, name: str, numpy_dtype, short: str, category: int):
         self.name = name
@@ -46,6 +47,7 @@ class DType:
         # (the registry refuses the others with torch's NotImplementedError), and it promotes
         # with no other integer dtype (uint16, uint32, uint64).
         self.limited = False
+        self.float8 = None  # the format of a float8 dtype (tensor/float8.py)
 
     @property
     def is_floating_point(self) -> bool:
@@ -108,12 +110,25 @@ float32._complex, float64._complex, float16._complex = complex64, complex128, co
 # bfloat16 has float32's range: torch maps it to complex64.
 bfloat16._complex = complex64
 
+# The float8 dtypes: stored as float32 arrays of the format's numbers, as bfloat16 is, with
+# torch's limited support (tensor/float8.py, docs/notes/float8.md).
+FLOAT8 = tuple(DType(_name, np.float32, "f8" + _name[6:], FLOATING)
+               for _name in _float8.FORMATS)
+for _float8_dtype in FLOAT8:
+    _float8_dtype.itemsize, _float8_dtype.limited = 1, True
+    _float8_dtype.float8 = _float8.FORMATS[_float8_dtype.name]
+    _float8_dtype.is_signed = _float8_dtype.float8.signed
+float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu = FLOAT8
+
 # torch's ScalarType names, which its messages quote ("expected Double but got Float").
 SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int",
                      "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16", "uint8": "Byte",
                      "int8": "Char", "int16": "Short", "complex64": "ComplexFloat",
                      "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
-                     "uint64": "UInt64", "complex32": "ComplexHalf"}
+                     "uint64": "UInt64", "complex32": "ComplexHalf",
+                     "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+                     "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+                     "float8_e8m0fnu": "Float8_e8m0fnu"}
 
 
 # The C++ names of the element types, which other messages of torch quote ("long int").
@@ -123,7 +138,8 @@ C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
                 "int16": "short int", "complex64": "c10::complex<float>",
                 "complex128": "c10::complex<double>", "uint16": "short unsigned int",
                 "uint32": "unsigned int", "uint64": "long unsigned int",
-                "complex32": "c10::complex<c10::Half>"}
+                "complex32": "c10::complex<c10::Half>",
+                **{d.name: "c10::" + SCALAR_TYPE_NAMES[d.name] for d in FLOAT8}}
 
 
 def scalar_type_name(dtype: DType) -> str:
@@ -152,13 +168,13 @@ ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, floa
 # A float32 array is float32's and a complex64 one complex64's: bfloat16 and complex32 are
 # never inferred from NumPy data.
 _BY_NUMPY = {d.numpy: d for d in ALL if d is not bfloat16 and d is not complex32}
-_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL + FLOAT8}
 # Rank within a category decides promotion between two dtypes of the same category.
 # uint8 and int8 share a rank: neither holds the other, and promote() gives int16 for the pair.
 # The wider unsigned types never reach it (promote() settles their pairs first).
 _RANK = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, bfloat16: 5,
          float32: 6, float64: 7, complex32: 8, complex64: 9, complex128: 10, uint16: 2,
-         uint32: 3, uint64: 4}
+         uint32: 3, uint64: 4, **{d: 5 for d in FLOAT8}}
 _UNSIGNED_SET = frozenset(UNSIGNED)
 
 _default_float = [float32]
@@ -259,6 +275,9 @@ def promote(a: DType, b: DType) -> DType:
     only (to the floating one), as in torch, whose RuntimeError the other pairs raise."""
     if a is b:
         return a
+    if a.float8 is not None or b.float8 is not None:
+        raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{SCALAR_TYPE_NAMES[a.name]} and {SCALAR_TYPE_NAMES[b.name]}")
     if a in _UNSIGNED_SET or b in _UNSIGNED_SET:
         unsigned, other = (a, b) if a.limited else (b, a)
         if other.category == FLOATING:
@@ -370,6 +389,11 @@ def round_to_bfloat16(values) -> np.ndarray:
         & np.uint32(0xFFFF0000)
     rounded = np.where(np.isnan(values), np.uint32(0x7FC00000), rounded).astype(np.uint32)
     return rounded.view(np.float32)
+
+
+def round_to_float8(values, dtype: DType) -> np.ndarray:
+    """Values rounded to the float8 `dtype`'s numbers, as float32 (tensor/float8.py)."""
+    return _float8.round_to(values, dtype.float8)
 
 
 def scalar_dtype(value) -> DType:

@@ -173,9 +173,8 @@ def random_key(generator, name: str, device=None) -> Tensor:
 def check_floating(dtype: dtypes.DType, kernel: str) -> None:
     """torch's error for a floating-point distribution asked for another dtype (complex ones
     are drawn part by part)."""
-    if dtype.category < dtypes.FLOATING:
-        raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{TORCH_NAMES[dtype.name]}'")
+    if dtype.category < dtypes.FLOATING or dtype.float8 is not None:
+        raise dtypes.kernel_error(kernel, dtype)
 
 
 def check_integer_range(low: int, high: int, dtype: dtypes.DType) -> None:

@@ -268,6 +268,14 @@ _WRAPPED = "__torch_function_wrapped__"
 # autojit's own modules that imported it by that name call the wrapper too once the protocol
 # is in use, as torch's Python code calls torch's public functions (`_sweep`).
 _ORIGINALS: dict = {}
+# The packages whose counterparts in torch are Python code calling torch's public functions
+# (an optimizer's zeros_like): their calls of the functions a namespace function wraps are
+# dispatched too; the op layers' own calls stay below the protocol, as torch's C++ does.
+_PYTHON_LEVEL = ("autojit.optim.", "autojit.nn.", "autojit.distributed.",
+                 "autojit.distributions.", "autojit.utils.")
+# id of a function a namespace function wraps -> (it, the namespace's wrapper, torch's name,
+# whether torch dispatches it from Python), for `_sweep`.
+_INNERS: dict = {}
 # Binary operators: where every handler declines, the operator returns NotImplemented, so that
 # Python raises its own TypeError (torch turns the dispatch's TypeError into NotImplemented).
 _OPERATORS = frozenset(f"__{op}__" for base in (
@@ -356,6 +364,7 @@ def deactivate() -> None:
         if vars(owner).get(name) is wrapper:
             setattr(owner, name, before)
     _ORIGINALS.clear()
+    _INNERS.clear()
     ACTIVE = False
 
 
@@ -514,6 +523,13 @@ def _wrap_namespace(namespace, prefix: str, python: bool, left_alone) -> None:
             # Only the very object: a function it wraps may differ (a primitive taking numbers
             # where torch's public form refuses them).
             _ORIGINALS.setdefault(id(value), (value, wrapper, name))
+            # The function a keyword form wraps, of the same name, which autojit's modules
+            # import from where it is defined (optim's `zeros_like(param)`): reached through a
+            # dispatching wrapper of its own that hands handlers the public function.
+            wrapped = getattr(value, "__wrapped__", None)
+            while wrapped.__class__ is types.FunctionType and wrapped.__name__ == name:
+                _INNERS.setdefault(id(wrapped), (wrapped, wrapper, prefix + name, python))
+                wrapped = getattr(wrapped, "__wrapped__", None)
 
 
 def _sweep() -> None:
@@ -528,6 +544,13 @@ def _sweep() -> None:
                 found = _ORIGINALS.get(id(value))
                 if found is not None and found[0] is value and found[2] == name:
                     _install(module, name, value, found[1])
+                    continue
+                inner = _INNERS.get(id(value)) if module_name.startswith(_PYTHON_LEVEL) \
+                    else None
+                if inner is not None and inner[0] is value and value.__name__ == name:
+                    own = _function_wrapper(value, inner[2], inner[3], False)
+                    own._public.append(inner[1])
+                    _install(module, name, value, own)
 
 
 __all__ = ["ACTIVE", "MODES", "DisableTorchFunction", "DisableTorchFunctionSubclass",

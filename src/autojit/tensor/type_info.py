@@ -63,6 +63,10 @@ smallest_normal=1.17549e-38, tiny=1.17549e-38, dtype=float32)
             self.max = (2.0 - 2.0 ** -7) * 2.0 ** 127
             self.min, self.tiny = -self.max, 2.0 ** -126
             self.smallest_normal = self.tiny
+        elif dtype.float8 is not None:  # stored as float32 too (tensor/float8.py)
+            self.bits = 8
+            self.eps, self.max, self.min, self.tiny = dtype.float8.limits()
+            self.smallest_normal = self.tiny
         else:
             info = np.finfo(dtype.numpy)
             self.bits = int(info.bits)

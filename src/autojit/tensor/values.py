@@ -28,7 +28,7 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
                                "Use tensor.detach().numpy() instead.")
         return state.tracer.read_array(self, "Tensor.numpy()")
     data = self._concrete("Tensor.numpy()")
-    if self._dtype is dtypes.bfloat16 or self._dtype is dtypes.complex32:
+    if self._dtype.numpy.itemsize != self._dtype.itemsize:  # stored wider (bfloat16, ...)
         raise TypeError(f"Got unsupported ScalarType {dtypes.scalar_type_name(self._dtype)}")
     if self._is_conj:
         raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
@@ -100,7 +100,7 @@ def __array__(self, dtype=None, copy=None):
         array = state.tracer.read_array(self, "np.asarray(Tensor)")
         return array if dtype is None else array.astype(dtype)
     data = self._concrete("np.asarray(Tensor)")
-    if self._dtype is dtypes.bfloat16 or self._dtype is dtypes.complex32:
+    if self._dtype.numpy.itemsize != self._dtype.itemsize:  # stored wider (bfloat16, ...)
         raise TypeError(f"Got unsupported ScalarType {dtypes.scalar_type_name(self._dtype)}")
     if data.__class__ is not np.ndarray:
         raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "

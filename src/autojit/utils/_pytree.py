@@ -1,7 +1,9 @@
 """autojit.utils._pytree: torch.utils._pytree's functions over nested containers (pytrees), which
 libraries use beside the functional transforms: tree_flatten, tree_unflatten, tree_map (over
 several trees), tree_leaves, tree_structure, tree_map_only, tree_any and tree_all, and
-register_pytree_node for a container class of the program's own.
+register_pytree_node for a container class of the program's own; with key paths,
+tree_flatten_with_path, tree_map_with_path and keystr over MappingKey, SequenceKey and
+GetAttrKey.
 
 A pytree is a leaf or a list, tuple, namedtuple, dict (OrderedDict, defaultdict), deque or
 registered class of pytrees; None and every other object is a leaf, dicts keep their order, as
@@ -11,20 +13,82 @@ simpler flattening.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..tensor.tensor import Size
 
-__all__ = ["LeafSpec", "TreeSpec", "register_pytree_node", "tree_all", "tree_any",
-           "tree_flatten", "tree_leaves", "tree_map", "tree_map_only", "tree_structure",
-           "tree_unflatten"]
+__all__ = ["GetAttrKey", "LeafSpec", "MappingKey", "SequenceKey", "TreeSpec", "keystr",
+           "register_pytree_node", "tree_all", "tree_any", "tree_flatten",
+           "tree_flatten_with_path", "tree_leaves", "tree_map", "tree_map_only",
+           "tree_map_with_path", "tree_structure", "tree_unflatten"]
 
 
 class _Node(NamedTuple):
     flatten: Callable  # container -> (children, context)
     unflatten: Callable  # (children, context) -> container
+    # container -> ([(key, child), ...], context); None: keys by position (SequenceKey)
+    flatten_with_keys: Callable | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """The key of a list's or tuple's child: its position, printed `[0]`."""
+
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+    def get(self, sequence):
+        return sequence[self.idx]
+
+
+@dataclasses.dataclass(frozen=True)
+class MappingKey:
+    """The key of a dict's child, printed `['name']`."""
+
+    key: Any
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+    def get(self, mapping):
+        return mapping[self.key]
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    """The key of a child held as an attribute (a namedtuple's field), printed `.name`."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+    def get(self, obj):
+        return getattr(obj, self.name)
+
+
+def keystr(kp: tuple) -> str:
+    """A key path as text: `[0]['weight'].bias`."""
+    return "".join(str(key) for key in kp)
+
+
+def _dict_flatten_with_keys(d) -> tuple[list, Any]:
+    """A dict's (MappingKey, child) pairs and its context, torch's name that libraries register
+    their dict-like classes with."""
+    children, context = SUPPORTED_NODES[dict].flatten(d)
+    return [(MappingKey(key), child) for key, child in zip(context, children)], context
+
+
+def _list_flatten_with_keys(sequence) -> tuple[list, Any]:
+    return [(SequenceKey(i), child) for i, child in enumerate(sequence)], None
+
+
+_tuple_flatten_with_keys = _list_flatten_with_keys
 
 
 def _namedtuple_flatten(tree):
@@ -56,7 +120,21 @@ def register_pytree_node(cls: type, flatten_fn: Callable, unflatten_fn: Callable
     accepted for torch's signature; autojit has no treespec serialization."""
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
-    SUPPORTED_NODES[cls] = _Node(flatten_fn, unflatten_fn)
+    SUPPORTED_NODES[cls] = _Node(flatten_fn, unflatten_fn, flatten_with_keys_fn)
+
+
+def _keyed_children(node: _Node, tree) -> tuple[list, Any]:
+    """([(key, child), ...], context) of a container, with torch's keys for the built-in
+    ones (MappingKey for a mapping's, GetAttrKey for a namedtuple's, SequenceKey else)."""
+    if node.flatten_with_keys is not None:
+        return node.flatten_with_keys(tree)
+    children, context = node.flatten(tree)
+    if isinstance(tree, dict):
+        return [(MappingKey(key), child) for key, child in zip(tree, children)], context
+    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
+        return [(GetAttrKey(name), child) for name, child in zip(tree._fields, children)], \
+            context
+    return [(SequenceKey(i), child) for i, child in enumerate(children)], context
 
 
 def _node(tree) -> tuple[type, _Node] | None:
@@ -122,6 +200,31 @@ def tree_flatten(tree, is_leaf: Callable | None = None) -> tuple[list, TreeSpec]
 
     spec = flatten(tree)
     return leaves, spec
+
+
+def tree_flatten_with_path(tree, is_leaf: Callable | None = None) -> tuple[list, TreeSpec]:
+    """([(key path, leaf), ...], the spec): tree_flatten with each leaf's path of keys."""
+    pairs: list = []
+
+    def flatten(node, path: tuple) -> TreeSpec:
+        found = None if is_leaf is not None and is_leaf(node) else _node(node)
+        if found is None:
+            pairs.append((path, node))
+            return LeafSpec()
+        kind, rules = found
+        keyed, context = _keyed_children(rules, node)
+        return TreeSpec(kind, context, [flatten(child, (*path, key)) for key, child in keyed])
+
+    spec = flatten(tree, ())
+    return pairs, spec
+
+
+def tree_map_with_path(func: Callable, tree, *rests, is_leaf: Callable | None = None):
+    """`tree` with each leaf x replaced by func(its key path, x, *the leaves of `rests`)."""
+    pairs, spec = tree_flatten_with_path(tree, is_leaf)
+    others = [tree_flatten(rest, is_leaf)[0] for rest in rests]
+    return tree_unflatten([func(path, leaf, *items) for (path, leaf), *items in
+                           zip(pairs, *others)], spec)
 
 
 def tree_unflatten(leaves, treespec: TreeSpec):

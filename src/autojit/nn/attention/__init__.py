@@ -12,13 +12,13 @@ functional_attention.multi_head_attention_forward, a composite of autojit ops.
 
 from __future__ import annotations
 
-from ..backends.cuda import SDPBackend, sdpa_kernel
-from ..tensor.creation import empty
-from . import init
-from .functional_attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
-from .linear import Linear
-from .module import Module
-from .parameter import Parameter
+from ...backends.cuda import SDPBackend, sdpa_kernel
+from ...tensor.creation import empty
+from .. import init
+from ..functional_attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
+from ..linear import Linear
+from ..module import Module
+from ..parameter import Parameter
 
 __all__ = ["MultiheadAttention", "SDPBackend", "sdpa_kernel"]
 

@@ -1,0 +1,1 @@
+"""torch.distributed._composable's path, where libraries import fully_shard from."""

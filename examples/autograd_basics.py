@@ -143,6 +143,8 @@ def main(argv=None) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--eager", action="store_true", help="run eagerly (the only mode)")
     mode.add_argument("--compile", action="store_true", help="refused: this tour is eager")
+    parser.add_argument("--quick", action="store_true",
+                        help="accepted as every example does; the tour runs in seconds anyway")
     if parser.parse_args(argv).compile:
         parser.error("--compile: this tour of eager autograd has no compiled step; "
                      "examples/inspect_compiled.py shows what autojit.compile makes of one")

@@ -15,7 +15,8 @@ ways (`spec["mode"]`):
 
 and made of the drawn features of each family (`FEATURES`: custom autograd Functions with
 mark_dirty and with double backward, global and module hooks, tensor hooks, `.data` writes,
-torch.func's grad and vmap inside the step, checkpoint under autocast, random draws from
+torch.func's grad and vmap inside the step, checkpoint under autocast, a Function returning
+and differentiating into tensors a factory made and a copy filled, random draws from
 generators and dropout, schedulers stepped inside the step, GradScaler with non-finite steps,
 parametrizations), with drawn changes of the program's state between calls (`MUTATIONS`: the
 ModuleList and ModuleDict grown, cut and switched, hooks added and removed, generators
@@ -83,6 +84,8 @@ FEATURES = {
     "parametrize_scale": ("setup", 'torch.nn.utils.parametrize.register_parametrization(HEAD, '
                           '"weight", Halved())', None),
     "weight_norm": ("setup", "torch.nn.utils.parametrizations.weight_norm(HEAD)", None),
+    "filled_function": ("setup", "model.block = torch.nn.Sequential(model.block, Filled())",
+                        lambda spec: spec["model"] != "listdict"),
     "count_calls": ("end", 'counts["calls"] = counts.get("calls", 0) + 1', _step),
     "item_branch": ("end", 'if loss.item() > {v}:\n    counts["big"] = counts.get("big", 0) + 1',
                     _step),
@@ -234,6 +237,31 @@ class Cube(torch.autograd.Function):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         return 3 * x ** 2 * grad
+
+
+class FilledSquare(torch.autograd.Function):
+    """x * x returned in a tensor a factory made and a copy filled, its gradient likewise: as
+    transformers' grouped-expert op fills zeros with out= products."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with torch.no_grad():
+            out = torch.zeros(x.shape, dtype=x.dtype)
+            out.copy_(x * x)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        grad_x = torch.zeros_like(x)
+        grad_x.copy_(2 * x * grad)
+        return grad_x
+
+
+class Filled(torch.nn.Module):
+    def forward(self, x):
+        return 0.5 * FilledSquare.apply(x) + x
 
 
 class Halved(torch.nn.Module):

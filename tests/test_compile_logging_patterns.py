@@ -36,6 +36,7 @@ def _pattern(name: str):
     optimizer = autojit.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     scheduler = autojit.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.97)
     losses, history = [], []
+    writer = None
 
     def loss_of(x, y):
         return ((model(x) - y) ** 2).mean()
@@ -87,6 +88,20 @@ def _pattern(name: str):
             train(loss)
             scheduler.step()
             return loss.item(), scheduler.get_last_lr()[0]
+    elif name == "summary writer":
+        import tempfile
+
+        from autojit.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(tempfile.mkdtemp())
+        counter = {"step": 0}
+
+        def step(x, y):
+            loss = loss_of(x, y)
+            train(loss)
+            writer.add_scalar("loss", loss.item(), counter["step"])
+            writer.add_histogram("bias", model[3].bias, counter["step"])
+            counter["step"] += 1
     elif name == "train and eval":
         def step(x, y):
             loss = loss_of(x, y)
@@ -107,9 +122,24 @@ def _pattern(name: str):
 
     def state():
         return ([p.detach().numpy().copy() for p in model.parameters()],
-                [loss.item() for loss in losses], history, optimizer.param_groups[0]["lr"])
+                [loss.item() for loss in losses], history, optimizer.param_groups[0]["lr"],
+                _written(writer))
 
     return step, calls, state
+
+
+def _written(writer) -> list:
+    """The (step, value) of each scalar the writer wrote, read back from its event file, and
+    how many histograms."""
+    if writer is None:
+        return []
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    writer.flush()
+    events = EventAccumulator(writer.log_dir)
+    events.Reload()
+    return [[(event.step, event.value) for event in events.Scalars("loss")],
+            len(events.Histograms("bias"))]
 
 
 def _run(name: str, compiled: bool):
@@ -139,7 +169,7 @@ def _close(a, b):
 
 @pytest.mark.parametrize("name", ["return item", "print every step", "branch on item",
                                   "isfinite skip", "tolist logging", "append detached",
-                                  "scheduler", "train and eval"])
+                                  "scheduler", "summary writer", "train and eval"])
 def test_a_logging_step_stays_compiled_and_equals_eager(name):
     eager, eager_printed, eager_state, _ = _run(name, compiled=False)
     got, got_printed, got_state, compiled = _run(name, compiled=True)

@@ -264,3 +264,29 @@ def test_vmap_randomness_modes():
     assert len(set(same.tolist())) == 1
     different = F.vmap(lambda a: a + autojit.rand(()), randomness="different")(autojit.zeros(3))
     assert len(set(different.tolist())) == 3
+
+
+def test_a_function_without_setup_context_refuses_the_transforms_as_torchs():
+    def outcome(lib, transform):
+        class Doubled(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+        x = lib.ones(2, 3)
+        calls = {"grad": lambda: lib.func.grad(lambda t: Doubled.apply(t).sum())(x),
+                 "vmap": lambda: lib.func.vmap(Doubled.apply)(x),
+                 "jacrev": lambda: lib.func.jacrev(Doubled.apply)(x[0]),
+                 "jvp": lambda: lib.func.jvp(Doubled.apply, (x,), (x,)),
+                 "functional": lambda: lib.autograd.functional.jacobian(Doubled.apply, x[0])}
+        try:
+            return calls[transform]().tolist()
+        except RuntimeError as error:
+            return str(error)
+
+    for transform in ("grad", "vmap", "jacrev", "jvp", "functional"):
+        assert outcome(autojit, transform) == outcome(torch, transform), transform

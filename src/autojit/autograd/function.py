@@ -298,8 +298,16 @@ def _forward_signature(cls) -> inspect.Signature:
     return signature
 
 
+_SETUP_CONTEXT_NEEDED = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+    "...), it must override the setup_context staticmethod. For more details, please see "
+    "https://pytorch.org/docs/main/notes/extending.func.html")
+
+
 def _apply(cls, args: tuple, kwargs: dict):
     uses_setup_context = cls.setup_context is not Function.setup_context
+    if state.func_transforms and not uses_setup_context and not state.plain_autograd:
+        raise RuntimeError(_SETUP_CONTEXT_NEEDED)
     if uses_setup_context:
         # setup_context sees every argument positionally, defaults included (as in torch).
         bound = _forward_signature(cls).bind(*args, **kwargs)

@@ -9,8 +9,27 @@ create_graph=True they stay differentiable with respect to inputs that require g
 
 from __future__ import annotations
 
+import functools
+
+from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import transforms
+
+
+def _plain_autograd(api):
+    """`api` run as torch's autograd.functional is, plain autograd: it is written on the
+    transforms of transforms.py, but an autograd.Function without setup_context works in it,
+    its backward too (the transforms refuse one, as torch.func's do)."""
+
+    @functools.wraps(api)
+    def run(*args, **kwargs):
+        state.plain_autograd += 1
+        try:
+            return api(*args, **kwargs)
+        finally:
+            state.plain_autograd -= 1
+
+    return run
 
 
 def _as_tuple(value, argument: str, function: str) -> tuple[bool, tuple]:
@@ -89,6 +108,7 @@ def _input_vectors(items: tuple, v, function: str) -> tuple:
     return vectors
 
 
+@_plain_autograd
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), v^T J): the vector-Jacobian product at inputs."""
     inputs_tuple, items = _as_tuple(inputs, "inputs", "vjp")
@@ -117,6 +137,7 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     return _detached(output, create_graph), _detached(result, create_graph)
 
 
+@_plain_autograd
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), J v): the Jacobian-vector product at inputs, by forward mode."""
     inputs_tuple, items = _as_tuple(inputs, "inputs", "jvp")
@@ -128,6 +149,7 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     return _detached(output, create_graph), _detached(pushed, create_graph)
 
 
+@_plain_autograd
 def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode"):
     """The Jacobian of func at inputs: a Tensor for one input and one output, else tuples
@@ -180,6 +202,7 @@ def _check_jacobian_options(strategy, create_graph, strict, vectorize) -> None:
             "supported together. Please either set `strict=False` or `vectorize=False`.")
 
 
+@_plain_autograd
 def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"):
     """The Hessian of a function with one single-element output: a Tensor for one input,
@@ -211,11 +234,13 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
     return _detached(result, create_graph)
 
 
+@_plain_autograd
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), v^T H): the vector-Hessian product of a single-element function."""
     return _hessian_product(func, inputs, v, create_graph, strict, "vhp")
 
 
+@_plain_autograd
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), H v): the Hessian-vector product of a single-element function (H is
     symmetric, so this is v^T H transposed)."""

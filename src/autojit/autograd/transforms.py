@@ -124,10 +124,12 @@ def _regrouped(flat: list, leaves_per_arg: list, specs: list) -> list:
 def _run(func, args, kwargs):
     previous = state.grad_enabled
     state.grad_enabled = True
+    state.func_transforms += 1
     try:
         return func(*args, **kwargs)
     finally:
         state.grad_enabled = previous
+        state.func_transforms -= 1
 
 
 def _split_aux(output, has_aux: bool, name: str):
@@ -279,7 +281,12 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
             if tangent.dtype is not primal.dtype:
                 tangent = tangent.to(primal.dtype)
             duals.append(forward_ad.attach_tangent(primal, tangent, level))
-        output, aux = _split_aux(func(*tree_unflatten(duals, primal_spec)), has_aux, "jvp")
+        state.func_transforms += 1
+        try:
+            output = func(*tree_unflatten(duals, primal_spec))
+        finally:
+            state.func_transforms -= 1
+        output, aux = _split_aux(output, has_aux, "jvp")
         outputs, output_spec = tree_flatten(output)
         primals_out, tangents_out = [], []
         for item in outputs:

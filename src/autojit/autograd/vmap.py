@@ -80,7 +80,11 @@ def _run_batched(func, leaves, spec, dims, size, kwargs, out_dims, randomness, n
     state.vmap_levels = (*previous_levels, (level, size))
     state.vmap_randomness = randomness
     try:
-        result = func(*tree_unflatten(wrapped, spec), **kwargs)
+        state.func_transforms += 1
+        try:
+            result = func(*tree_unflatten(wrapped, spec), **kwargs)
+        finally:
+            state.func_transforms -= 1
     finally:
         state.vmap_levels, state.vmap_randomness = previous_levels, previous_mode
     return _unwrap_outputs(result, out_dims, level, size, name)

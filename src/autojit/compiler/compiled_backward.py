@@ -46,8 +46,13 @@ def trace_backward(graph, tracer, requiring: list, symbolic_args: list,
     """
     differentiable = [(entry, tensor) for entry, tensor in symbolic_args
                       if tensor._requires_grad]
+    # Captured tensors that require grad: from before the call, or leaves the call made; not
+    # one the call made that has history (a factory's tensor that a custom Function returned,
+    # which requires grad through the Function's node: the gradient goes on through that node
+    # to the Function's inputs).
     differentiable += [(entry, tensor) for entry, tensor in tracer.touched_tensors()
-                       if tensor._requires_grad]
+                       if tensor._requires_grad and not (
+                           id(tensor) in tracer.made and tensor.grad_fn is not None)]
     if not differentiable:
         return None
     node_count, input_count = len(graph.nodes), len(graph.inputs)
@@ -66,6 +71,7 @@ def trace_backward(graph, tracer, requiring: list, symbolic_args: list,
     # history reaches would be counted twice, once here and once by the real engine.
     history = frozenset(id(tensor.grad_fn) for _, tensor in differentiable
                         if tensor._data is not None and tensor.grad_fn is not None)
+    inputs_before = {id(entry) for entry in graph.inputs}
     try:
         grads = run_backward([tensor for _, tensor in requiring], cotangents, retain_graph=True,
                              create_graph=False, inputs=[tensor for _, tensor in differentiable],
@@ -83,6 +89,7 @@ def trace_backward(graph, tracer, requiring: list, symbolic_args: list,
     finally:
         for restore in stashed:
             restore()
+        tracer.forget_writes_to(inputs_before)
     for (entry, _), grad in zip(differentiable, grads):
         if grad is not None:
             output = (tracer.value_of(grad), tracer.unique_output(f"{entry.name}.grad_in"),

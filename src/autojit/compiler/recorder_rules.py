@@ -24,7 +24,10 @@ from ..tensor.state import state
 from .frame_stack import NULL
 
 _VERSION = sys.version_info[:2]
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Resolved, as `_followed` resolves the files it is asked about: under an install reached
+# through a symbolic link (a linked home or virtualenv), the unresolved path would match no
+# resolved file, and the recorder would follow autojit's own code.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 # autojit's layers whose code is not followed: what they read of Python objects is what they
 # are given (docs/notes/guards.md).
 _UNFOLLOWED_AUTOJIT = tuple(os.path.join(_PACKAGE, name) + os.sep for name in (

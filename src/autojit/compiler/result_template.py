@@ -190,11 +190,16 @@ def _mapping_maker(mapping: dict):
 
 
 def _is_constant(value) -> bool:
-    """A function, class, module or other library object: returned as it is."""
+    """A function, class, module or other library object, or a value that never changes (a
+    device, a dtype, an enum member, as a model's cache holds them): returned as it is."""
+    import enum
     import types
 
+    from ..tensor.device import device
+    from ..tensor.dtypes import DType
+
     return isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType,
-                              types.ModuleType, types.MethodType))
+                              types.ModuleType, types.MethodType, device, DType, enum.Enum))
 
 
 @functools.cache

@@ -21,7 +21,7 @@ import os
 
 from .. import config
 from ..ir.graph import Graph
-from ..ir.printing import LogEffect, PrintCapture
+from ..ir.printing import CallEffect, LogEffect, PrintCapture
 from ..ir.scalars import SymbolicMath
 from ..ir.trace import Tracer
 from ..ir.trace_devices import Placement
@@ -462,8 +462,9 @@ def user_location_of(error: BaseException):
 
 
 def _log_templates(prints: PrintCapture, flattening: Flattening) -> list:
-    """The result templates of each logging call's message and arguments (ir/printing.py's
-    LogEffect), set on the effect; returns them all."""
+    """The result templates of each logging call's message and arguments, and of each deferred
+    call's arguments (ir/printing.py's LogEffect and CallEffect), set on the effect; returns
+    them all."""
     templates = []
     for effect in prints.effects:
         if isinstance(effect, LogEffect):
@@ -471,6 +472,14 @@ def _log_templates(prints: PrintCapture, flattening: Flattening) -> list:
                 effect.templates = (flattening.value(effect.msg), flattening.value(effect.args))
             except TypeError as error:
                 graph_break(f"a logging call's arguments: {error}", needs_data=False)
+            templates.extend(effect.templates)
+        elif isinstance(effect, CallEffect):
+            try:
+                effect.templates = (flattening.value(effect.args),
+                                    flattening.value(effect.kwargs))
+            except TypeError as error:
+                graph_break(f"the arguments of {getattr(effect.function, '__qualname__', '')}: "
+                            f"{error}", needs_data=False)
             templates.extend(effect.templates)
     return templates
 

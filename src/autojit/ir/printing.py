@@ -15,8 +15,12 @@ While a function is traced its tensors have no values, so `print(loss)` or
   through the warning filters and the calling module's registry, as eager's call does (so a
   "default" filter shows it once, an "always" filter on every call); the compiler's own
   warnings about the trace are not effects of the function and pass through;
-- every run of the executable replays its print, log and warning effects in order, after its
-  other side effects, with each token replaced by that run's value formatted as eager does.
+- a call of one of autojit's own functions that only write outside the program (the
+  SummaryWriter's `add_scalar` and the other `add_*` methods) is deferred the same way
+  (`defer`): a CallEffect, which each run makes with that run's values;
+- every run of the executable replays its print, log, call and warning effects in order,
+  after its other side effects, with each token replaced by that run's value formatted as
+  eager does.
 
 So a compiled function prints and logs on every call what eager does, once per call. Tokens
 are given only where the formatted text reaches nothing but such places, a return or a store
@@ -83,6 +87,37 @@ class LogEffect:
         record = logger.makeRecord(logger.name, self.level, filename, line, msg, args, None,
                                    function, self.extra, None)
         logger.handle(record)
+
+
+class CallEffect:
+    """A call of a function whose only effect is outside the program (a SummaryWriter's
+    `add_scalar("loss", loss.item(), step)`) made while tracing (`defer`), made again by each
+    run with that run's values: the function, its arguments (which may hold symbolic scalars
+    and traced tensors; compiler/tracing.py gives `templates`, their result templates)."""
+
+    __slots__ = ("function", "args", "kwargs", "templates")
+
+    def __init__(self, function, args: tuple, kwargs: dict):
+        self.function, self.args, self.kwargs, self.templates = function, args, kwargs, None
+
+    def emit(self, args, kwargs) -> None:
+        self.function(*args, **kwargs)
+
+
+def defer(function, args: tuple, kwargs: dict) -> bool:
+    """While a function is traced on this thread: make `function(*args, **kwargs)` an effect
+    of the executable, which each run calls after its other side effects with its own values
+    (a tensor, a `.item()`), and return True; else False (the caller runs it now). For the
+    functions of autojit's own libraries that only write outside the program (the
+    SummaryWriter's methods), as print and logging are."""
+    from ..tensor.state import state
+
+    tracer = state.tracer
+    capture = getattr(tracer, "prints", None) if tracer is not None else None
+    if capture is None or threading.get_ident() != capture._thread:
+        return False
+    capture.effects.append(CallEffect(function, args, kwargs))
+    return True
 
 
 class WarningEffect:
@@ -285,7 +320,7 @@ def replay_prints(effects: list, formatted: list, values: dict, binding=None,
         return
     cache: dict = {}
     for effect in effects:
-        if isinstance(effect, LogEffect):
+        if isinstance(effect, (LogEffect, CallEffect)):
             effect.emit(*build(effect.templates))
             continue
         if isinstance(effect, WarningEffect):

@@ -553,6 +553,16 @@ class Tracer:
         self._updates[key] = (self._fresh_targets.get(key, self._entries[key]), value)
         target._value = value  # read by copies autograd takes of the written tensor
 
+    def forget_writes_to(self, before: set) -> None:
+        """Write nothing back into the tensors a factory made while the backward was traced
+        (their inputs are not among `before`, the ids of the graph's inputs until then): the
+        backward's temporaries, `zeros_like(grad)` filled by `out=`, die with it, and their
+        values are the backward graph's own."""
+        fresh = {id(entry) for entry in self._fresh_targets.values()}
+        for key, (entry, _) in list(self._updates.items()):
+            if id(entry) in fresh and id(entry) not in before:
+                del self._updates[key]
+
     def _read_factory_values(self, key: int, target: Tensor) -> None:
         """A tensor a factory made in this call, about to be written: the graph reads its
         factory values from a copy that nothing writes, and its final value is written back

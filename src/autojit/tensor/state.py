@@ -49,6 +49,10 @@ class _State(threading.local):
         # (tensor/torch_function.py; read only once a subclass overriding it is in use)
         self.torch_function = 0
         self.function_modes = ()  # the TorchFunctionModes entered, innermost last
+        # How many torch.func transforms (grad, vjp, jvp, vmap, ...) are running their
+        # function: an autograd.Function without setup_context refuses them, as in torch
+        self.func_transforms = 0
+        self.plain_autograd = 0  # inside torch.autograd.functional, which is plain autograd
 
     def __setattr__(self, name, value):
         _set(self, name, value)

@@ -4,15 +4,20 @@ Every method takes what torch's takes, autojit tensors where torch's takes torch
 writes the same summaries into event files under `log_dir` (default `runs/DATE_HOST` followed by
 `comment`, as torch's). Tensors are handed to tensorboardX as NumPy arrays (scalars as Python
 numbers); add_graph traces the model with autojit's tracer (graph.py), and add_tensor writes
-the tensor summary torch writes. What tensorboardX cannot write as torch does raises
+the tensor summary torch writes. Called inside a function autojit.compile traces, a method
+writes after each run, with that run's values (`writer.add_scalar("loss", loss.item(),
+step)` stays compiled), as print and logging do. What tensorboardX cannot write as torch does raises
 NotImplementedError naming the argument: add_scalar's `new_style` and add_hparams'
 `hparam_domain_discrete`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 
+from ...ir.printing import defer
+from ...tensor.state import state
 from ...tensor.tensor import Tensor
 from .event_file import writer_classes
 
@@ -274,3 +279,36 @@ class SummaryWriter:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _deferred_in_traces(method):
+    """`method` as called from a function autojit.compile traces: made after each run, with
+    that run's values (a loss's `.item()`, a tensor), as print and logging are
+    (ir/printing.defer); tensors are handed over detached, as the method reads only their
+    values. Outside a trace it runs as it is."""
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        if state.tracer is not None:
+            args, kwargs = _detached((args, kwargs))
+            if defer(method, (self, *args), kwargs):
+                return None
+        return method(self, *args, **kwargs)
+
+    return call
+
+
+def _detached(value):
+    if isinstance(value, Tensor):
+        return value.detach()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_detached(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _detached(item) for key, item in value.items()}
+    return value
+
+
+# Every add_* method but add_graph (which traces a model itself) and the file's own methods.
+for _name, _method in list(vars(SummaryWriter).items()):
+    if _name.startswith("add_") and _name != "add_graph" or _name in ("flush", "close"):
+        setattr(SummaryWriter, _name, _deferred_in_traces(_method))

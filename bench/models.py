@@ -1,0 +1,200 @@
+"""The models people train, from the libraries they get them from, as training steps: autojit
+(through the drop-in) eager, its whole step compiled and `torch.compile(model)` with the loss,
+backward and optimizer outside, against torch eager and torch.compile on the same machine.
+
+Models (small configurations, float32): transformers' GPT-2, BERT, Llama, T5 and ViT; timm's
+resnet18, convnext_atto, efficientnet_b0 and mobilenetv3_small; torchvision's resnet18. A step
+is the forward, a cross-entropy loss, backward and an AdamW update; each model starts from the
+same weights in every framework (a state dict saved by torch's run, loaded by autojit's).
+
+Each (framework, model) runs in a process of its own: the first two calls are timed cold
+(`first`: a fresh process; autojit's kernel cache is the user's), then `--steps` calls, of
+which the median is reported, and the process's peak resident memory. torch.compile's forms
+run with `--torch-compile` (slow to compile on CPU). Run it with the libraries installed:
+
+    python bench/models.py [--models gpt2,resnet18_timm] [--steps 10] [--torch-compile]
+
+torchvision's wheels are CUDA builds whose `_C` extension cannot load beside a CPU torch: its
+two operators are defined as Python stubs first (both frameworks), as its models do not
+call them. Figures: docs/performance.md ("The library models").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+MODELS = ("gpt2", "bert", "llama", "t5", "vit", "resnet18_timm", "convnext_atto",
+          "efficientnet_b0", "mobilenetv3_small", "resnet18_torchvision")
+TOKENS = (4, 64)  # batch, sequence length of the text models
+IMAGES = (8, 3, 64, 64)  # batch of images of the vision models
+
+
+def _define_torchvision_operators(torch) -> None:
+    library = torch.library.Library("torchvision", "DEF")
+    library.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    library.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    return library
+
+
+def build(name: str, torch):
+    """(model, batch maker, loss of the model's output) for `name`."""
+    if name in ("gpt2", "bert", "llama", "t5", "vit"):
+        import transformers as hf
+
+        small = dict(hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=256, vocab_size=1000)
+        no_dropout = dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        if name == "gpt2":
+            model = hf.GPT2LMHeadModel(hf.GPT2Config(
+                n_layer=2, n_embd=128, n_head=4, vocab_size=1000, n_positions=128,
+                attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0))
+        elif name == "bert":
+            model = hf.BertForMaskedLM(hf.BertConfig(**small, **no_dropout))
+        elif name == "llama":
+            model = hf.LlamaForCausalLM(hf.LlamaConfig(**small, num_key_value_heads=2))
+        elif name == "t5":
+            model = hf.T5ForConditionalGeneration(hf.T5Config(
+                vocab_size=1000, d_model=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4,
+                dropout_rate=0.0, decoder_start_token_id=0))
+        else:
+            config = {key: value for key, value in small.items() if key != "vocab_size"}
+            model = hf.ViTForImageClassification(hf.ViTConfig(
+                **config, **no_dropout, image_size=64, patch_size=8, num_labels=10))
+        if name == "vit":
+            def batch(generator):
+                return (torch.randn(*IMAGES, generator=generator),
+                        torch.randint(0, 10, (IMAGES[0],), generator=generator))
+
+            def loss(model, inputs):
+                return model(pixel_values=inputs[0], labels=inputs[1]).loss
+        else:
+            def batch(generator):
+                return (torch.randint(0, 1000, TOKENS, generator=generator),)
+
+            def loss(model, inputs):
+                return model(input_ids=inputs[0], labels=inputs[0]).loss
+        return model, batch, loss
+    if name == "resnet18_torchvision":
+        import torchvision
+
+        model = torchvision.models.resnet18(num_classes=10)
+    else:
+        import timm
+
+        model = timm.create_model(name.replace("_timm", ""), num_classes=10, drop_rate=0.0)
+
+    def batch(generator):
+        return (torch.randn(*IMAGES, generator=generator),
+                torch.randint(0, 10, (IMAGES[0],), generator=generator))
+
+    def loss(model, inputs):
+        return torch.nn.functional.cross_entropy(model(inputs[0]), inputs[1])
+
+    return model, batch, loss
+
+
+def run(name: str, framework: str, form: str, steps: int, weights: str) -> dict:
+    """One (model, framework, form) in this process: the first two calls' seconds, the median
+    of `steps` more, the peak resident memory, and the last loss."""
+    if framework == "autojit":
+        import autojit.drop_in
+
+        autojit.drop_in.install()
+    import torch
+
+    if name == "resnet18_torchvision":
+        _keep = _define_torchvision_operators(torch)  # noqa: F841 - the library stays alive
+    torch.manual_seed(0)
+    model, batch, loss_of = build(name, torch)
+    if framework == "torch":
+        torch.save(model.state_dict(), weights)
+    else:
+        model.load_state_dict(torch.load(weights))
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    runner = torch.compile(model) if form == "compiled model" else model
+
+    def step(*inputs):
+        optimizer.zero_grad()
+        loss = loss_of(runner, inputs)
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    if form == "compiled step":
+        step = torch.compile(step)
+    generator = torch.Generator().manual_seed(1)
+    batches = [batch(generator) for _ in range(4)]
+    first = []
+    for index in range(2):
+        start = time.perf_counter()
+        float(step(*batches[index]))
+        first.append(time.perf_counter() - start)
+    times = []
+    for index in range(steps):
+        start = time.perf_counter()
+        loss = float(step(*batches[index % len(batches)]))
+        times.append(time.perf_counter() - start)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MiB (kilobytes)
+    return {"first": first, "median": statistics.median(times), "peak_mib": peak,
+            "loss": loss}
+
+
+FORMS = {"torch": ("eager", "compiled model"), "autojit": ("eager", "compiled step",
+                                                           "compiled model")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also time torch.compile(model) (minutes of compiling on CPU)")
+    parser.add_argument("--one", nargs=3, metavar=("MODEL", "FRAMEWORK", "FORM"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--weights", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.one:
+        print(json.dumps(run(*options.one, options.steps, options.weights)))
+        return
+    rows = []
+    for name in options.models.split(","):
+        weights = os.path.join(tempfile.mkdtemp(), f"{name}.pt")
+        found = {}
+        for framework, forms in FORMS.items():
+            for form in forms:
+                if framework == "torch" and form != "eager" and not options.torch_compile:
+                    continue
+                done = subprocess.run(
+                    [sys.executable, __file__, "--one", name, framework, form, "--steps",
+                     str(options.steps), "--weights", weights],
+                    capture_output=True, text=True, timeout=3600)
+                if done.returncode != 0:
+                    found[(framework, form)] = {"error": done.stderr.strip().splitlines()[-1]}
+                else:
+                    found[(framework, form)] = json.loads(done.stdout.strip().splitlines()[-1])
+        base = found[("torch", "eager")]
+        for (framework, form), figures in found.items():
+            if "error" in figures:
+                rows.append(f"| {name} | {framework} {form} | {figures['error'][:60]} | | | |")
+                continue
+            ratio = figures["median"] / base["median"] if "median" in base else float("nan")
+            rows.append(f"| {name} | {framework} {form} | {figures['median'] * 1e3:.1f} ms | "
+                        f"{ratio:.2f}x | {figures['first'][0]:.2f} s, {figures['first'][1]:.2f}"
+                        f" s | {figures['peak_mib']:.0f} MiB |")
+        print("\n".join(rows[-len(found):]), flush=True)
+    print("\n| model | form | median step | / torch eager | first two calls | peak RSS |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -15,8 +15,8 @@ run with `--torch-compile` (slow to compile on CPU). Run it with the libraries i
     python bench/models.py [--models gpt2,resnet18_timm] [--steps 10] [--torch-compile]
 
 torchvision's wheels are CUDA builds whose `_C` extension cannot load beside a CPU torch: its
-two operators are defined as Python stubs first (both frameworks), as its models do not
-call them. Figures: docs/performance.md ("The library models").
+two operators are defined as Python stubs first (both frameworks; transformers imports
+torchvision too), as the models do not call them. Figures: docs/performance.md ("The library models").
 """
 
 from __future__ import annotations
@@ -110,8 +110,8 @@ def run(name: str, framework: str, form: str, steps: int, weights: str) -> dict:
         autojit.drop_in.install()
     import torch
 
-    if name == "resnet18_torchvision":
-        _keep = _define_torchvision_operators(torch)  # noqa: F841 - the library stays alive
+    # (transformers imports torchvision too, where installed)
+    _keep = _define_torchvision_operators(torch)  # noqa: F841 - the library stays alive
     torch.manual_seed(0)
     model, batch, loss_of = build(name, torch)
     if framework == "torch":

@@ -296,6 +296,10 @@ class CompiledFunction(Inspection):
             self._observe_changed_float(args)
         self.sizes.observe(args)
         started = time.perf_counter()
+        # How the call runs where it does not compile: decided in the handlers, run after
+        # them, so that an error the user's code raises there is not chained to the
+        # compiler's own exception ("During handling of the above exception...").
+        instead = None
         try:
             executable = self._compile(args)
         except GraphBreak as graph_break:
@@ -311,24 +315,29 @@ class CompiledFunction(Inspection):
             if self._break_counts[where] >= 2:
                 # The same break again: stop retracing on every call (already warned once).
                 self.eager_reason = f"graph break at {where[0]}:{where[1]}"
-            return self._eager(args)
+            instead = "eager"
         except GiveUp as reason:
             self._give_up(str(reason))
-            return self._eager(args)
+            instead = "eager"
         except MakesState as reason:
             config.log("recompiles", f"{self.name()}: the first call runs eagerly: it makes "
                        f"the state of {reason}")
             self._stats.state_calls += 1
-            return self.fn(*given_arguments(args))
+            instead = "state"
         except TraceRaised as raised:
             # The trace put back what the call did before it raised: eager's call does it
             # again and raises eager's error, from the user's own frames.
-            self.call_arguments = ()
-            result = self._eager(args)
-            self._give_up(f"tracing raised {raised} where the eager call did not")
-            return result
+            instead = f"tracing raised {raised} where the eager call did not"
         finally:
             self.call_arguments = ()
+        if instead == "eager":
+            return self._eager(args)
+        if instead == "state":
+            return self.fn(*given_arguments(args))
+        if instead is not None:
+            result = self._eager(args)
+            self._give_up(instead)
+            return result
         self.compile_seconds += time.perf_counter() - started
         if self._history.recording is not None:
             self._history.recording.append(executable)

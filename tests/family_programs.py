@@ -90,6 +90,7 @@ FEATURES = {
     "item_branch": ("end", 'if loss.item() > {v}:\n    counts["big"] = counts.get("big", 0) + 1',
                     _step),
     "history": ("end", "history.append(loss.item())", _step),
+    "history_tensor": ("end", "history.append(loss)", _step),
 }
 VALUES = {"tensor_hook": (0.5, 2.0), "data_assign": (0.5, 0.9), "data_inplace": (0.3, 1.0),
           "vector_write": (0.9, 1.01), "checkpoint": (False, True),

@@ -104,6 +104,14 @@ CLASSES = {
                   {"rows": 4, "before": [["append_block", 1]], "inf": False, "no_grad": False},
                   {"rows": 6, "before": [["switch_head", None]], "inf": False,
                    "no_grad": False}]},
+    # A custom Function returning a tensor a factory made and a copy filled, in a compiled
+    # block with the backward outside (transformers' grouped experts): its inputs got no
+    # gradient, the filled tensor taken for an input of the block's traced backward.
+    "filled factory tensor of a Function in a compiled block": {
+        "seed": 7, "model": "mlp", "mode": "submodule", "opt": "sgd", "grads": "backward",
+        "scaler": False, "sched": "none", "features": [["filled_function", None]],
+        "calls": [{"rows": 4, "before": [], "inf": False, "no_grad": False},
+                  {"rows": 4, "before": [], "inf": False, "no_grad": False}]},
 }
 
 

@@ -15,6 +15,7 @@ import autojit
 from autojit import nn
 
 CALLS = 30
+_LOSSES: list = []  # each pattern's list of losses, the last one made last
 _NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]\d+)?")
 
 
@@ -82,6 +83,12 @@ def _pattern(name: str):
             loss = loss_of(x, y)
             train(loss)
             losses.append(loss.detach())
+    elif name == "append returned loss":
+        def step(x, y):
+            loss = loss_of(x, y)
+            train(loss)
+            losses.append(loss)  # with its history, as returned: the very tensor
+            return loss
     elif name == "scheduler":
         def step(x, y):
             loss = loss_of(x, y)
@@ -120,6 +127,8 @@ def _pattern(name: str):
                 model.train(call % 2 == 0)
             yield x, y
 
+    _LOSSES.append(losses)
+
     def state():
         return ([p.detach().numpy().copy() for p in model.parameters()],
                 [loss.item() for loss in losses], history, optimizer.param_groups[0]["lr"],
@@ -154,7 +163,7 @@ def _run(name: str, compiled: bool):
 
 def _close(a, b):
     if isinstance(a, autojit.Tensor):
-        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=2e-5, atol=1e-6)
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=2e-5, atol=1e-6)
     elif isinstance(a, np.ndarray):
         np.testing.assert_allclose(b, a, rtol=2e-5, atol=1e-6)
     elif isinstance(a, (list, tuple)):
@@ -169,6 +178,7 @@ def _close(a, b):
 
 @pytest.mark.parametrize("name", ["return item", "print every step", "branch on item",
                                   "isfinite skip", "tolist logging", "append detached",
+                                  "append returned loss",
                                   "scheduler", "summary writer", "train and eval"])
 def test_a_logging_step_stays_compiled_and_equals_eager(name):
     eager, eager_printed, eager_state, _ = _run(name, compiled=False)
@@ -183,6 +193,10 @@ def test_a_logging_step_stays_compiled_and_equals_eager(name):
             np.testing.assert_allclose([float(n) for n in _NUMBER.findall(mine)],
                                        [float(n) for n in _NUMBER.findall(theirs)],
                                        rtol=1e-4, atol=2e-5)
+    if name == "append returned loss":  # the list holds the returned tensors themselves
+        assert got_state[1] and all(
+            kept is returned for kept, returned in zip(_LOSSES[-1], got))
+        assert all(kept.requires_grad for kept in _LOSSES[-1])
     stats = compiled.stats()
     assert stats.calls == CALLS and stats.compiled_calls >= CALLS - 2, stats
     assert stats.graph_breaks == 0 and stats.split_breaks == 0, stats

@@ -202,8 +202,9 @@ class Executable:
         if recipe.layouts or recipe.host_outputs:
             arrays = recipe.lay_out(arrays, owned)
         self._write_back(arrays, args, owned)
+        stored = None  # the tensors made for Python state, which the result shares
         if self.python_writes is not None:
-            made: dict = {}
+            made = stored = {}
             self.python_writes(args, lambda template: recipe.build(template, arrays, args,
                                                                    binding, made))
         if self.prints is not None:
@@ -211,12 +212,12 @@ class Executable:
             self._print(arrays, binding, lambda templates: tuple(
                 recipe.build(template, arrays, args, binding, made) for template in templates))
         if self.failing_backward is not None:
-            return self._failing_result(arrays, args, binding)
+            return self._failing_result(arrays, args, binding, stored)
         if self.backward is None:
-            return recipe.rebuild(self.template, arrays, None, args, binding)
-        return self._with_backward(arrays, args, recipe, draws, binding)
+            return recipe.rebuild(self.template, arrays, None, args, binding, stored)
+        return self._with_backward(arrays, args, recipe, draws, binding, stored)
 
-    def _with_backward(self, arrays, args: tuple, recipe, draws: dict, binding):
+    def _with_backward(self, arrays, args: tuple, recipe, draws: dict, binding, stored=None):
         """The result, its tensors that require grad given the compiled backward's node."""
         if self._result_meta is None:
             self._result_meta = [None] * len(self.requiring)
@@ -227,7 +228,7 @@ class Executable:
         bumped = {id(tensor if tensor is not None else args[position]): count
                   for tensor, position, count in (self.version_bumps or ())}
         node = self.backward.node_for_call(args, arrays, self._result_meta, draws, bumped)
-        result = recipe.rebuild(self.template, arrays, node, args, binding)
+        result = recipe.rebuild(self.template, arrays, node, args, binding, stored)
         node.watch_results(result)
         return result
 
@@ -271,7 +272,7 @@ class Executable:
                     warn_forward_trace(node)
                 raise error
 
-    def _failing_result(self, arrays: tuple, args: tuple, binding):
+    def _failing_result(self, arrays: tuple, args: tuple, binding, stored=None):
         from .compiled_backward import FailingBackward
 
         error, requiring = self.failing_backward
@@ -286,7 +287,7 @@ class Executable:
                   if isinstance(tensor, Tensor) and tensor._requires_grad]
         return self._recipe.rebuild(self.template, arrays,
                                     FailingBackward(error, len(requiring), inputs), args,
-                                    binding)
+                                    binding, stored)
 
     def _write_back(self, arrays: tuple, args: tuple, owned: frozenset) -> None:
         """Captured tensors' updates and .grad outputs, after a call; `owned`: the outputs

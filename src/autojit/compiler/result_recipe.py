@@ -124,15 +124,17 @@ class Recipe:
             arrays[index] = lay_out(arrays[index], layout, index in owned)
         return arrays
 
-    def rebuild(self, template, arrays: tuple, node, args: tuple, binding=None):
+    def rebuild(self, template, arrays: tuple, node, args: tuple, binding=None, made=None):
         """The function's result: `template` (result_template.py) with each output index
         replaced by its tensor (one tensor per index), arguments and outside tensors by
         themselves, views by views remade on their real base, and each ("grad", name) leaf
-        by the .grad the write-back just left there."""
-        if self.result is not None and template is self.executable.template:
+        by the .grad the write-back just left there. `made`: the tensors this run already
+        made for the values it stored in Python state, by output index: a returned one of
+        them is that very tensor, given its history here."""
+        if self.result is not None and template is self.executable.template and not made:
             return self.result(arrays, node, args)
         self._binding = binding
-        return self._rebuild(template, arrays, node, args, {})
+        return self._rebuild(template, arrays, node, args, made if made else {})
 
     def _output(self, index: int, arrays: tuple, node) -> Tensor:
         dtype, number, leaf, conjugated = self.leaves[index]
@@ -154,6 +156,13 @@ class Recipe:
             tensor = made.get(index)
             if tensor is None:
                 tensor = made[index] = self._output(index, arrays, node)
+            elif node is not None and tensor.grad_fn is None and \
+                    self.leaves[index][1] is not None:
+                # Made first for Python state (`losses.append(loss)`), returned too: the
+                # result's history is given to that very tensor.
+                tensor._requires_grad = True
+                tensor.grad_fn = node
+                tensor._output_nr = self.leaves[index][1]
             return tensor
         if kind == "constant":
             return template[1]

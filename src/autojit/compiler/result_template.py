@@ -49,15 +49,24 @@ from ..tensor.traced_scalar import TracedList
 class Flattening:
     """One trace's result, flattened: outputs are added once per distinct tensor."""
 
-    def __init__(self, graph: Graph, tracer, arg_positions: dict, known=frozenset()):
+    def __init__(self, graph: Graph, tracer, arg_positions: dict, known=frozenset(),
+                 returned=None):
         self.graph, self.tracer = graph, tracer
         self.arg_positions = arg_positions  # id(symbolic argument) -> call position
-        self.indices: dict = {}  # id(tensor) -> output index
+        # id(tensor) -> output index; a Flattening of what the call stored in Python state
+        # starts from the result's (`returned`), so that a returned tensor stored there too
+        # is the same output, made once per run (the same object, as eager's)
+        self.indices: dict = dict(returned.indices) if returned is not None else {}
+        self.returned = frozenset(returned.indices) if returned is not None else frozenset()
         self.known = known  # ids of the objects that existed before the call
 
     def value(self, value):
-        """The template of a value the call stored in Python state (writebacks.py)."""
-        if isinstance(value, Tensor) and value._data is None and value._requires_grad:
+        """The template of a value the call stored in Python state (writebacks.py): a tensor
+        with autograd history made in the call only where the call also returns it (the
+        run stores the returned tensor itself, which gets that history: `losses.append(loss);
+        return loss`)."""
+        if isinstance(value, Tensor) and value._data is None and value._requires_grad and \
+                id(value) not in self.returned:
             raise TypeError("a tensor that requires grad (with autograd history made in the "
                             "call) cannot be written into Python state by a compiled run")
         return self.flatten(value, set())
@@ -227,7 +236,10 @@ def flatten_result(result, graph: Graph, tracer, arg_positions: dict, known=froz
     """The template of `result`, adding a graph output for each tensor that is a new value;
     `known`: the ids of the objects that existed before the call (returned as they are)."""
     returned = {id(tensor) for tensor in tensors_in(result)}
-    return Flattening(graph, tracer, arg_positions, known).flatten(result, returned)
+    flattening = Flattening(graph, tracer, arg_positions, known)
+    template = flattening.flatten(result, returned)
+    tracer.result_flattening = flattening  # (the start of the stored values' flattening)
+    return template
 
 
 def alias_fresh_grads(template, result, fresh_grads: dict):

@@ -407,7 +407,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             raise GraphBreak("an in-place write gave autograd history to a tensor the function "
                              "made, in a call that changed Python state where it may be kept "
                              "(eager's tensor would keep that history)", needs_data=False)
-        flattening = Flattening(graph, tracer, positions, before._seen)
+        flattening = Flattening(graph, tracer, positions, before._seen,
+                                tracer.result_flattening)
         python_writes = _python_writes(changes, flattening, tracer, changes.constants)
         logged = _log_templates(prints, flattening)
     except BaseException:

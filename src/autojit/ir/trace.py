@@ -193,6 +193,8 @@ class Tracer:
         self.first_writes: dict = {}
         self._locations: dict = {}  # id(Value) -> (filename, line) of the op that made it
         self.prints = None  # ir/printing.PrintCapture while compiler/api.py traces
+        # compiler/result_template.Flattening of the traced call's result, once flattened
+        self.result_flattening = None
 
     def note_grad_access(self, tensor: Tensor, assigning: bool = False) -> None:
         """Called before .grad is read or assigned while tracing: the first time, remember

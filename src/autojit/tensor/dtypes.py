@@ -28,6 +28,12 @@ from .symbolic import SymInt
 BOOL, INTEGER, FLOATING, COMPLEX = 0, 1, 2, 3
 
 
+# The name reprs give the package (`autojit.float32`, `autojit.Size([2])`): "torch" once the
+# drop-in stands in for torch (drop_in/__init__.py), so that a torch program prints as under
+# torch.
+REPR_PREFIX = ["autojit"]
+
+
 class DType:
     """A tensor element type; printed as ``autojit.float32`` and ``f32`` in IR text."""
 
@@ -74,7 +80,7 @@ class DType:
         return self._complex
 
     def __repr__(self) -> str:
-        return f"autojit.{self.name}"
+        return f"{REPR_PREFIX[0]}.{self.name}"
 
     def __reduce__(self):
         return (from_name, (self.name,))

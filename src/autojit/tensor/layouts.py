@@ -5,6 +5,7 @@ so that code comparing with them runs; `Tensor.layout`.
 
 from __future__ import annotations
 
+from .dtypes import REPR_PREFIX
 from .tensor import Tensor
 
 
@@ -17,7 +18,7 @@ class layout:  # noqa: N801 - torch's name
         self.name = name
 
     def __repr__(self) -> str:
-        return f"autojit.{self.name}"
+        return f"{REPR_PREFIX[0]}.{self.name}"
 
     __str__ = __repr__
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import REPR_PREFIX
+
 
 class memory_format:  # noqa: N801 - torch's name
     """A memory layout of a tensor's elements; `autojit.channels_last` and its kin are the
@@ -25,7 +27,7 @@ class memory_format:  # noqa: N801 - torch's name
         self.name = name
 
     def __repr__(self) -> str:
-        return f"autojit.{self.name}"
+        return f"{REPR_PREFIX[0]}.{self.name}"
 
     __str__ = __repr__
 

@@ -28,7 +28,7 @@ class Size(tuple):
     tuple and a repetition are Sizes too, as torch's are."""
 
     def __repr__(self):
-        return f"autojit.Size({list(self)})"
+        return f"{dtypes.REPR_PREFIX[0]}.Size({list(self)})"
 
     def __getitem__(self, index):
         found = tuple.__getitem__(self, index)

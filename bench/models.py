@@ -32,7 +32,7 @@ import tempfile
 import time
 
 MODELS = ("gpt2", "bert", "llama", "t5", "vit", "resnet18_timm", "convnext_atto",
-          "efficientnet_b0", "mobilenetv3_small", "resnet18_torchvision")
+          "efficientnet_b0", "mobilenetv3_small_100", "resnet18_torchvision")
 TOKENS = (4, 64)  # batch, sequence length of the text models
 IMAGES = (8, 3, 64, 64)  # batch of images of the vision models
 

@@ -185,3 +185,19 @@ def test_a_missing_tensorboardx_is_an_import_error_naming_the_extra(monkeypatch)
     with pytest.raises(ImportError, match=r"pip install 'autojit\[tensorboard\]'"):
         SummaryWriter("unused")
     assert importlib.util.find_spec("autojit.utils.tensorboard") is not None
+
+
+def test_files_made_in_one_second_are_read_in_the_order_made(tmp_path, monkeypatch):
+    # The tenth event file of a process, then the eleventh (its reopening): names that sort
+    # as made (".9" sorted after ".10").
+    import itertools
+
+    from autojit.utils.tensorboard import event_file
+
+    monkeypatch.setattr(event_file, "_FILES", itertools.count(9))
+    writer = SummaryWriter(str(tmp_path / "run"))
+    writer.add_scalar("x", 1.0, 0)
+    writer.close()
+    writer.add_scalar("x", 2.0, 1)
+    writer.close()
+    assert [e.value for e in read(tmp_path / "run").Scalars("x")] == [1.0, 2.0]

@@ -8,7 +8,8 @@ the file's buffer by the call that adds it, and the buffer goes to disk on flush
 once `max_queue` events are pending, or once `flush_secs` have passed since the last flush, as
 torch's writer documents its queue. Event files are named as TensorBoard's own writer names
 them (`events.out.tfevents.TIME.HOST.PID.N`), so that two files made in one second in one
-folder never share a name.
+folder never share a name; N has six digits, so that files made in one second sort (as
+TensorBoard reads them, by name) in the order they were made past the tenth writer too.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class EventFile:
         from tensorboardX.event_file_writer import EventsWriter
 
         self._events = EventsWriter(os.path.join(self._logdir, "events"),
-                                    f".{os.getpid()}.{next(_FILES)}{self._suffix}")
+                                    f".{os.getpid()}.{next(_FILES):06d}{self._suffix}")
         self._pending = 0
         self._flushed_at = time.monotonic()
         self._closed = False

@@ -56,6 +56,7 @@ from .process_group import (
     is_torchelastic_launched,
     new_group,
 )
+from .store import HashStore, PrefixStore, Store, TCPStore
 from .transport import Transport as _Transport
 from .work import DistBackendError, DistError, DistNetworkError, DistStoreError, Work
 
@@ -64,7 +65,8 @@ _collective_op.TRANSPORT = _Transport()
 
 __all__ = [
     "Backend", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
-    "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor",
+    "GroupMember", "HashStore", "PrefixStore", "ProcessGroup", "ReduceOp", "Store", "TCPStore",
+    "Work", "all_gather", "all_gather_into_tensor",
     "all_gather_object", "all_reduce", "all_to_all_single", "barrier", "broadcast",
     "broadcast_object_list", "default_pg_timeout", "destroy_process_group", "gather",
     "gather_object", "get_backend", "get_global_rank", "get_group_rank",

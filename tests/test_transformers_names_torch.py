@@ -152,3 +152,17 @@ def test_fsdp_and_sharded_checkpoints_say_they_are_not_built():
         HuggingFaceStorageReader("path")
     assert MixedPrecisionPolicy().param_dtype is None
     assert list(get_model_state_dict(model)) == ["weight", "bias"]
+
+
+def test_grouped_mm_gradients_are_those_of_each_groups_product():
+    rng = np.random.default_rng(2)
+    a = aj.tensor(rng.standard_normal((7, 8)), dtype=aj.float32, requires_grad=True)
+    w = aj.tensor(rng.standard_normal((3, 8, 5)), dtype=aj.float32, requires_grad=True)
+    weights = aj.tensor(rng.standard_normal((7, 5)), dtype=aj.float32)
+    (aj._grouped_mm(a, w, offs=aj.tensor([2, 5, 7], dtype=aj.int32)) * weights).sum().backward()
+    got = (a.grad.numpy().copy(), w.grad.numpy().copy())
+    a.grad = w.grad = None
+    parts = [a[s:e] @ w[g] for g, (s, e) in enumerate(((0, 2), (2, 5), (5, 7)))]
+    (aj.cat(parts) * weights).sum().backward()
+    np.testing.assert_allclose(got[0], a.grad.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got[1], w.grad.numpy(), rtol=1e-6, atol=1e-6)

@@ -16,7 +16,8 @@ run with `--torch-compile` (slow to compile on CPU). Run it with the libraries i
 
 torchvision's wheels are CUDA builds whose `_C` extension cannot load beside a CPU torch: its
 two operators are defined as Python stubs first (both frameworks; transformers imports
-torchvision too), as the models do not call them. Figures: docs/performance.md ("The library models").
+torchvision too), as the models do not call them. Figures: docs/performance.md ("The library
+models").
 """
 
 from __future__ import annotations

@@ -62,6 +62,7 @@ PROTOCOL = {
     "__format__": 'f"{x:.3f}"', "__reduce_ex__": "pickle.dumps(x)",
     "__deepcopy__": "copy.deepcopy(x)", "__rdiv__": "x.__rdiv__(a)",
     "__torch_function__": "cls.__torch_function__(func, types, args, kwargs)",
+    "__delattr__": "del x.name",
 }
 # Dunder names of Tensor's namespace that are machinery rather than something to call.
 HIDDEN = {

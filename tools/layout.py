@@ -31,7 +31,8 @@ PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir",
             "nn/utils", "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",
             "utils/tensorboard", "testing", "distributions", "cpu", "_dynamo", "signal", "func",
             "jit", "fx", "fx/experimental", "fx/passes", "fx/passes/infra", "drop_in",
-            "drop_in/onnx", "_subclasses", "ao", "ao/quantization"]
+            "drop_in/onnx", "drop_in/functorch", "drop_in/_functorch", "_subclasses", "ao",
+            "ao/quantization"]
 
 INTRODUCTION = """\
 # Source layout

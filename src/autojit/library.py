@@ -232,6 +232,11 @@ class DispatchKey(enum.Enum):
     AutocastXPU = "AutocastXPU"
     CompositeImplicitAutograd = "CompositeImplicitAutograd"
     CompositeExplicitAutograd = "CompositeExplicitAutograd"
+    # functorch's keys: no kernel is registered under them (autojit's transforms do not
+    # dispatch), but programs name them, to exclude them as torch's functorch tests do.
+    Functionalize = "Functionalize"
+    FuncTorchBatched = "FuncTorchBatched"
+    FuncTorchGradWrapper = "FuncTorchGradWrapper"
 
 
 class DispatchKeySet:
@@ -273,6 +278,12 @@ class _ExcludeDispatchKeyGuard:
     def __exit__(self, *exc) -> bool:
         _excluded.keys = self._saved
         return False
+
+
+def _dispatch_tls_local_exclude_set() -> DispatchKeySet:
+    """The keys excluded in this thread (by the _ExcludeDispatchKeyGuards entered), as torch's
+    torch._C._dispatch_tls_local_exclude_set() answers."""
+    return DispatchKeySet(*_excluded_keys())
 
 
 # ---- operators and namespaces -----------------------------------------------------------------

@@ -333,3 +333,26 @@ def _parse_activities(activities, use_cuda) -> set:
     if not parsed:
         raise AssertionError("No activities specified for the profiler")
     return parsed
+
+
+def _itt_module():
+    """torch.profiler.itt: Intel ITT range markers. autojit emits none, so is_available() is
+    False and the markers do nothing, as torch's do in a build without ITT."""
+    import sys
+    import types
+
+    module = types.ModuleType(__name__ + ".itt", _itt_module.__doc__)
+    module.is_available = lambda: False
+    module.range_push = lambda msg: None
+    module.range_pop = lambda: None
+    module.mark = lambda msg: None
+
+    def range(msg, *args, **kwargs):  # noqa: A001 - torch's name
+        import contextlib
+        return contextlib.nullcontext()
+    module.range = range
+    sys.modules[module.__name__] = module
+    return module
+
+
+itt = _itt_module()

@@ -1,13 +1,14 @@
 """autojit._subclasses.fake_tensor: `is_fake(x)`, torch's test for a tensor without data that
 stands for one while a graph is captured (a FakeTensor, under torch.compile or export). In
 autojit that is a symbolic tensor of a trace (autojit.compile, make_graph): libraries ask so
-that they skip reading values (kornia's checks of its inputs), which would break the graph."""
+that they skip reading values (kornia's checks of its inputs), which would break the graph.
+FakeTensorMode is the name only: making one raises NotImplementedError."""
 
 from __future__ import annotations
 
 from ..tensor.tensor import Tensor
 
-__all__ = ["FakeTensor", "is_fake"]
+__all__ = ["FakeTensor", "FakeTensorMode", "is_fake"]
 
 
 def is_fake(x: object) -> bool:
@@ -29,3 +30,15 @@ class FakeTensor(metaclass=_FakeTensorType):
     def __init__(self, *args, **kwargs):
         raise TypeError("autojit makes no FakeTensor: the symbolic tensors of a trace are "
                         "Tensors (is_fake tells them)")
+
+
+class FakeTensorMode:
+    """torch's dispatch mode under which tensors are made fake (shapes and dtypes, no data).
+    autojit has no dispatch modes (its tracer makes the symbolic tensors of a trace), so the
+    name exists, for imports, and making one raises NotImplementedError."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(
+            "FakeTensorMode is not supported by autojit: it has no dispatch modes (autojit."
+            "compile traces a function on symbolic tensors of its own; meta tensors carry "
+            "shapes and dtypes without data)")

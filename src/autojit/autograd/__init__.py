@@ -13,6 +13,11 @@ from .anomaly import (
     set_detect_anomaly,
 )
 from .api import backward, grad
+from .c_functions import force_original_view_tracking as _force_original_view_tracking  # noqa: F401
+from .c_functions import is_view_replay_enabled
+from .c_functions import (  # noqa: F401 - torch's private names
+    unsafe_preserve_version_counter as _unsafe_preserve_version_counter,
+)
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
@@ -25,7 +30,20 @@ from .grad_mode import (
     set_multithreading_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .saved_access import SavedTensorHandle as SavedTensor
 from .variable import Variable
+
+
+def kineto_available() -> bool:
+    """Whether the Kineto profiler library is present: autojit's profiler is its own (False)."""
+    return False
+
+
+def _calculate_shape(output, grad, is_grads_batched: bool):
+    """The shapes backward compares for a grad_output: the output's, and the gradient's without
+    its batch dimension when the gradients are batched (torch's helper of the same name)."""
+    grad_shape = grad.shape[1:] if is_grads_batched else grad.shape
+    return output.shape, grad_shape
 
 __all__ = [
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
@@ -35,5 +53,13 @@ __all__ = [
     "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "set_multithreading_enabled", "is_multithreading_enabled",
     "profiler", "forward_ad", "functional", "graph",
-    "Function", "FunctionCtx", "once_differentiable", "Variable",
+    "Function", "FunctionCtx", "once_differentiable", "Variable", "kineto_available",
+    "SavedTensor", "is_view_replay_enabled",
 ]
+
+
+def _profiler_enabled() -> bool:
+    """Whether an autograd profiler is recording on this thread."""
+    from ..tensor.state import state
+
+    return state.profiler is not None

@@ -13,7 +13,7 @@ from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
 from .engine import run_backward
-from .graph import AccumulateGrad, GradientEdge
+from .graph import GradientEdge
 
 
 def _as_tuple(value) -> tuple:
@@ -154,10 +154,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError("One of the differentiated Tensors appears to not have been "
                                    "used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
-            if materialize_grads and tensor.__class__ is not GradientEdge:
+            if materialize_grads and tensor.__class__ is GradientEdge:
+                # an edge has no tensor to take the zeros' shape from
+                raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                                   "GradientEdge")
+            if materialize_grads:
                 result = zeros_like(tensor)
-            elif materialize_grads and isinstance(tensor.node, AccumulateGrad):
-                result = zeros_like(tensor.node.variable)
         final.append(result)
     return tuple(final)
 

@@ -154,6 +154,9 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 dependencies[next_node] = remaining
                 if remaining == 0:
                     ready.append(next_node)
+        callbacks = tasks[-1].callbacks
+        while callbacks:  # queue_callback's, in order, those they queue included
+            callbacks.pop(0)()
     finally:
         tasks.pop()
         state.grad_enabled = previous_mode
@@ -182,10 +185,11 @@ _task_ids = itertools.count()
 class _Task:
     """One backward pass while it runs: which nodes it will execute."""
 
-    __slots__ = ("id", "roots", "dependencies", "needed", "captured")
+    __slots__ = ("id", "roots", "dependencies", "needed", "captured", "callbacks")
 
     def __init__(self, root_edges, dependencies, needed, captured):
         self.id = next(_task_ids)
+        self.callbacks = []
         self.roots = {node for node, _ in root_edges}
         self.dependencies, self.needed, self.captured = dependencies, needed, captured
 
@@ -194,6 +198,22 @@ def current_graph_task_id() -> int:
     """The id of the backward pass running on this thread, -1 outside backward."""
     running = getattr(_tasks, "running", None)
     return running[-1].id if running else -1
+
+
+def queue_callback(callback) -> None:
+    """Run `callback` when the backward pass running on this thread has finished."""
+    running = getattr(_tasks, "running", None)
+    if not running:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    running[-1].callbacks.append(callback)
+
+
+class ExecutionEngine:
+    """Variable._execution_engine: torch's handle on its engine, for queue_callback."""
+
+    @staticmethod
+    def queue_callback(callback) -> None:
+        queue_callback(callback)
 
 
 def will_engine_execute_node(node) -> bool:

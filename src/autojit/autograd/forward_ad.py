@@ -282,3 +282,11 @@ registry.FORWARD = propagate  # bind (ops/registry.py) pushes tangents forward t
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
+
+
+def __getattr__(name: str):
+    # torch keeps `_current_level` as a module global (-1 with no level open) that code reads to
+    # learn whether forward AD is running; here it is derived from the open levels
+    if name == "_current_level":
+        return len(state.forward_levels) - 1
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

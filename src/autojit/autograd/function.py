@@ -17,6 +17,7 @@ import functools
 import inspect
 import warnings
 
+from ..ops.view_creation import mark_views
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
@@ -88,6 +89,13 @@ class FunctionCtx:
         if saved is None:  # read during forward, before the outputs exist
             return tuple(self.to_save or ())
         return tuple(None if entry is None else entry.unpack(self) for entry in saved)
+
+    @property
+    def _raw_saved_tensors(self) -> tuple:
+        """torch's handles of the saved values, for register_hooks (saved_access.py)."""
+        from .saved_access import raw_saved_tensors
+
+        return raw_saved_tensors(self)
 
     @property
     def saved_variables(self) -> tuple:
@@ -242,7 +250,13 @@ class Function:
         pass
 
     def __call__(self, *args, **kwargs):
-        """`Exp()(x)` is `Exp.apply(x)`."""
+        """`Exp()(x)` is `Exp.apply(x)` (as OneFlow documents); a Function written in the old
+        style, with a forward that is not a staticmethod, raises torch's error."""
+        if not isinstance(inspect.getattr_static(type(self), "forward"), staticmethod):
+            raise RuntimeError(
+                "Legacy autograd function with non-static forward method is deprecated. Please "
+                "use new-style autograd function with static forward method. (Example: "
+                "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
         return type(self).apply(*args, **kwargs)
 
     @staticmethod
@@ -423,7 +437,7 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
                            "returned as output. The inputs that are modified inplace must all be "
                            "outputs of the Function.")
-    results, output_meta, seen = [], [], set()
+    results, output_meta, seen, views = [], [], set(), []
     for index, output in enumerate(outputs):
         if not isinstance(output, Tensor):
             results.append(output)
@@ -445,12 +459,18 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
             # An input returned unchanged (or an output returned twice) comes out as a new
             # tensor sharing its storage and version counter, so the input keeps its grad_fn.
             output = output.detach()
+            views.append(output)
+        elif output._base is not None:
+            views.append(output)
         seen.add(key)
         if differentiable:
             output.grad_fn = node
             output._output_nr = index
             output._requires_grad = True
         results.append(output)
+    # torch forbids writing a returned view in place: its custom backward would be bypassed
+    differentiable_count = sum(1 for r in results if isinstance(r, Tensor) and r.grad_fn is node)
+    mark_views(views, "multi_output" if differentiable_count > 1 else "custom_function")
     node._output_meta = tuple(output_meta)
     node.output_count = len(outputs)
     if executable:

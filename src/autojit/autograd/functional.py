@@ -1,10 +1,14 @@
 """autograd.functional: torch.autograd.functional's jacobian, hessian, vjp, jvp, hvp and vhp.
 
 These take `inputs` as a tensor or a tuple of tensors and give results in the same form, as
-torch's do. They are written on the transforms of transforms.py: vjp and vhp/hvp on reverse
-mode, jvp on forward mode, jacobian by reverse mode (one vjp per output element) or forward
-mode (one jvp per input element). With create_graph=False the results are detached; with
-create_graph=True they stay differentiable with respect to inputs that require grad.
+torch's do, and are computed as torch's are: by plain autograd.grad calls on the graph the
+function records. vjp is one backward pass; jvp the double-backward trick (a backward with
+grad_outputs that require grad, then the backward of that with respect to those
+grad_outputs), so a custom Function needs no jvp staticmethod; vhp and hvp the same on the
+gradient; jacobian one backward per output element, or one batched backward over a standard
+basis with vectorize=True, or forward mode (strategy="forward-mode"). With create_graph=False
+the results are detached; with create_graph=True they are graphs (they require grad), even
+under no_grad. _functional_checks.py holds the argument forms and torch's errors.
 """
 
 from __future__ import annotations
@@ -13,13 +17,26 @@ import functools
 
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from . import transforms
+from ._functional_checks import (
+    V_NONE_INPUT,
+    V_NONE_OUTPUT,
+    as_tuple,
+    check_requires_grad,
+    finish,
+    grads_of,
+    prepare,
+    prepare_v,
+    standard_basis_for,
+    untuple,
+    zeros_for_missing,
+)
+from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 
 def _plain_autograd(api):
-    """`api` run as torch's autograd.functional is, plain autograd: it is written on the
-    transforms of transforms.py, but an autograd.Function without setup_context works in it,
-    its backward too (the transforms refuse one, as torch.func's do)."""
+    """`api` run as torch's autograd.functional is, plain autograd: an autograd.Function
+    without setup_context works in it, the vmap of the vectorized paths included (torch.func's
+    transforms refuse one)."""
 
     @functools.wraps(api)
     def run(*args, **kwargs):
@@ -32,121 +49,56 @@ def _plain_autograd(api):
     return run
 
 
-def _as_tuple(value, argument: str, function: str) -> tuple[bool, tuple]:
-    """(whether value was a tuple, value as a tuple), checking it holds only Tensors."""
-    is_tuple = isinstance(value, (tuple, list))
-    items = tuple(value) if is_tuple else (value,)
-    for item in items:
-        if not isinstance(item, Tensor):
-            if is_tuple:
-                raise TypeError(f"The {argument} given to {function} must be either a Tensor "
-                                f"or a tuple of Tensors but the value at index "
-                                f"{items.index(item)} has type {type(item)}.")
-            raise TypeError(f"The {argument} given to {function} must be either a Tensor or "
-                            f"a tuple of Tensors but the given {argument} has type "
-                            f"{type(item)}.")
-    return is_tuple, items
-
-
-def _detached(values, keep: bool):
-    if keep:
-        return values
-    if isinstance(values, (tuple, list)):
-        return type(values)(_detached(value, keep) for value in values)
-    return values.detach() if isinstance(values, Tensor) else values
-
-
-def _prepare_inputs(inputs: tuple, create_graph: bool) -> tuple:
-    """Inputs as torch's functional API sees them: aliases keeping their history only when a
-    graph is wanted; with create_graph, an input that does not require grad becomes a fresh
-    leaf that does, so the results are differentiable graphs (they require grad) as torch's
-    are."""
-    return tuple(x.view_as(x) if create_graph and x.requires_grad else
-                 x.detach().requires_grad_(True) if create_graph else x.detach()
-                 for x in inputs)
-
-
-def _check_strict(func, inputs: tuple) -> None:
-    """torch's strict mode: every output must depend, differentiably, on every input."""
-    from .api import grad
-    from .grad_mode import enable_grad
-
-    aliases = tuple(x.detach().requires_grad_(True) for x in inputs)
-    with enable_grad():
-        outputs = func(*aliases)
-    outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
-    for i, output in enumerate(outputs):
-        if not output.requires_grad:
-            raise RuntimeError(f"Output {i} of the user-provided function does not require "
-                               "gradients. The outputs must be computed in a differentiable "
-                               "manner from the input when running in strict mode.")
-        grads = grad(output.sum(), list(aliases), retain_graph=True, allow_unused=True)
-        for j, gradient in enumerate(grads):
-            if gradient is None:
-                raise RuntimeError(f"Output {i} of the user-provided function is independent "
-                                   f"of input {j}. This is not allowed in strict mode.")
-
-
-def _input_vectors(items: tuple, v, function: str) -> tuple:
-    """The `v` of jvp, hvp and vhp, one per input and shaped like it; ones for a single
-    one-element input when v is None, as torch allows."""
-    if v is None:
-        if len(items) != 1 or items[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                               "function is a single Tensor with a single element.")
-        from ..tensor.creation import ones_like
-
-        return (ones_like(items[0]),)
-    _, vectors = _as_tuple(v, "v", function)
-    if len(vectors) != len(items):
-        raise RuntimeError(f"v is a tuple of invalid length: should be {len(items)} but got "
-                           f"{len(vectors)}.")
-    for index, (x, vector) in enumerate(zip(items, vectors)):
-        if tuple(x.shape) != tuple(vector.shape):
-            raise RuntimeError(f"Entry {index} in v has invalid size: should be "
-                               f"{tuple(x.shape)} but got {tuple(vector.shape)}.")
-    return vectors
+def _run(func, inputs: tuple, function: str, strict: bool) -> tuple[bool, tuple]:
+    """func on the prepared inputs: (whether it returned a tuple, its outputs as a tuple)."""
+    outputs_tuple, outputs = as_tuple(func(*inputs), "outputs of the user-provided function",
+                                      function)
+    check_requires_grad(outputs, "outputs", strict)
+    return outputs_tuple, outputs
 
 
 @_plain_autograd
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), v^T J): the vector-Jacobian product at inputs."""
-    inputs_tuple, items = _as_tuple(inputs, "inputs", "vjp")
-    items = _prepare_inputs(items, create_graph)
-    output, pull = transforms.vjp(func, *items)
-    outputs_tuple, outputs = _as_tuple(output, "outputs of the user-provided function", "vjp")
-    if v is None:
-        if len(outputs) != 1 or outputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the user-provided function "
-                               "returns a single Tensor with a single element.")
-        from ..tensor.creation import ones_like
-
-        vectors = (ones_like(outputs[0]),)
-    else:
-        _, vectors = _as_tuple(v, "v", "vjp")
-        if len(vectors) != len(outputs):
-            raise RuntimeError(f"v is a tuple of invalid length: should be {len(outputs)} but "
-                               f"got {len(vectors)}.")
-    if strict:
-        _check_strict(func, items)
-    cotangents = vectors if outputs_tuple else vectors[0]
-    if outputs_tuple and isinstance(output, list):
-        cotangents = list(cotangents)
-    grads = pull(cotangents, create_graph=create_graph)
-    result = grads if inputs_tuple else grads[0]
-    return _detached(output, create_graph), _detached(result, create_graph)
+    with enable_grad():
+        inputs_tuple, inputs = as_tuple(inputs, "inputs", "vjp")
+        inputs = prepare(inputs, create_graph, need_graph=True)
+        outputs_tuple, outputs = _run(func, inputs, "vjp", strict)
+        v = prepare_v(v, outputs, outputs_tuple, create_graph, "vjp", V_NONE_OUTPUT)
+    # The product keeps a graph when asked for, whatever the caller's grad mode.
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grads = grads_of(outputs, inputs, v, create_graph=create_graph)
+        product = zeros_for_missing(grads, inputs, strict, create_graph, "back")
+    return (untuple(finish(outputs, create_graph), outputs_tuple),
+            untuple(finish(product, create_graph), inputs_tuple))
 
 
 @_plain_autograd
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """(func(inputs), J v): the Jacobian-vector product at inputs, by forward mode."""
-    inputs_tuple, items = _as_tuple(inputs, "inputs", "jvp")
-    items = _prepare_inputs(items, create_graph)
-    vectors = _input_vectors(items, v, "jvp")
-    if strict:
-        _check_strict(func, items)
-    output, pushed = transforms.jvp(func, items, tuple(vectors))
-    return _detached(output, create_graph), _detached(pushed, create_graph)
+    """(func(inputs), J v): the Jacobian-vector product at inputs, by the double-backward
+    trick: u -> J^T u is linear in u, so differentiating it with respect to u along v gives
+    J v, with reverse mode only."""
+    from ..tensor.creation import zeros_like
+
+    with enable_grad():
+        inputs_tuple, inputs = as_tuple(inputs, "inputs", "jvp")
+        inputs = prepare(inputs, create_graph, need_graph=True)
+        v = prepare_v(v, inputs, inputs_tuple, create_graph, "jvp", V_NONE_INPUT)
+        outputs_tuple, outputs = _run(func, inputs, "jvp", strict)
+        # u's value does not matter (the backward is linear in it) as long as it is finite.
+        dummies = tuple(zeros_like(out, requires_grad=True) for out in outputs)
+        grad_inputs = grads_of(outputs, inputs, dummies, create_graph=True)
+        check_requires_grad(grad_inputs, "grad_inputs", strict)
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grads = grads_of(grad_inputs, dummies, v, create_graph=create_graph)
+        product = zeros_for_missing(grads, outputs, strict, create_graph, "back_trick")
+    return (untuple(finish(outputs, create_graph), outputs_tuple),
+            untuple(finish(product, create_graph), outputs_tuple))
+
+
+def _construct_standard_basis_for(tensors: tuple, tensor_numels: tuple) -> tuple:
+    """torch's helper of this name: the identity split into one column block per tensor."""
+    return standard_basis_for(tensors, tensor_numels)
 
 
 @_plain_autograd
@@ -154,27 +106,6 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode"):
     """The Jacobian of func at inputs: a Tensor for one input and one output, else tuples
     (per output, then per input), each block shaped output.shape + input.shape."""
-    _check_jacobian_options(strategy, create_graph, strict, vectorize)
-    inputs_tuple, items = _as_tuple(inputs, "inputs", "jacobian")
-    items = _prepare_inputs(items, create_graph)
-    if strict:
-        _check_strict(func, items)
-    argnums = tuple(range(len(items)))
-    transform = transforms.jacrev if strategy == "reverse-mode" else transforms.jacfwd
-    result = transform(func, argnums=argnums)(*items)
-    output_tuple = isinstance(result, (tuple, list)) and result and isinstance(
-        result[0], tuple)
-    per_output = tuple(result) if output_tuple else (result,)
-    # torch's forward-mode jacobian answers tuple inputs with lists (outer ones too).
-    container = list if strategy == "forward-mode" and inputs_tuple else tuple
-    shaped = container(container(blocks) if inputs_tuple else blocks[0]
-                       for blocks in per_output)
-    final = shaped if output_tuple else shaped[0]
-    return _detached(final, create_graph)
-
-
-def _check_jacobian_options(strategy, create_graph, strict, vectorize) -> None:
-    """torch's errors for the combinations of jacobian's options it does not take."""
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError(
             'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
@@ -186,97 +117,216 @@ def _check_jacobian_options(strategy, create_graph, strict, vectorize) -> None:
                 "torch.autograd.functional.jacobian: `create_graph=True` and "
                 '`strategy="forward-mode"` are not supported together (yet). Please either set '
                 '`create_graph=False` or `strategy="reverse-mode"`.')
-        if strict:
-            raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either set '
-                '`strict=False` or `strategy="reverse-mode"`.')
-        if not vectorize:
-            # torch's message, its missing space included.
-            raise NotImplementedError(
-                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
-                "only implemented for `vectorize=True`.")
-    elif vectorize and strict:
+        return _jacobian_forward(func, inputs, strict, vectorize)
+    with enable_grad():
+        inputs_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
+        inputs = prepare(inputs, create_graph, need_graph=True)
+        outputs_tuple, outputs = _run(func, inputs, "jacobian", strict)
+        if vectorize:
+            if strict:
+                raise RuntimeError(
+                    "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
+                    "are not supported together. Please either set `strict=False` or "
+                    "`vectorize=False`.")
+            blocks = _jacobian_batched(inputs, outputs, create_graph)
+        else:
+            blocks = tuple(_jacobian_rows(i, out, inputs, create_graph, strict)
+                           for i, out in enumerate(outputs))
+        return untuple(finish(blocks, create_graph), (outputs_tuple, inputs_tuple))
+
+
+def _jacobian_rows(i: int, out: Tensor, inputs: tuple, create_graph: bool,
+                   strict: bool) -> tuple:
+    """Output i's Jacobian blocks, one per input: a backward pass per element of out. Each
+    pass starts from out with a one-hot grad_output, the gradient torch's `out.reshape(-1)[j]`
+    sends back, without recording an indexing op per element."""
+    from ..ops.layout_composites import stack
+    from ..tensor.creation import zeros_like
+
+    rows: tuple[list, ...] = tuple([] for _ in inputs)
+    numel = out.nelement()
+    # A complex (or integer) output's element has no implicit gradient: there autograd.grad
+    # on the element itself raises torch's error, which a one-hot start would skip.
+    one_hot = out.dtype.is_floating_point
+    flat = out.reshape(-1)
+    for j in range(numel):
+        if not one_hot:
+            grads = grads_of((flat[j],), inputs, retain_graph=True, create_graph=create_graph)
+        else:
+            if j % _ONE_HOT_ROWS == 0:
+                one_hots = _one_hot_rows(j, min(j + _ONE_HOT_ROWS, numel), numel, out)
+            start = one_hots[j % _ONE_HOT_ROWS].view(out.shape)
+            grads = grads_of((out,), inputs, (start,), retain_graph=True,
+                             create_graph=create_graph)
+        for k, (gradient, x) in enumerate(zip(grads, inputs)):
+            if gradient is None:
+                if strict:
+                    raise RuntimeError(f"Output {i} of the user-provided function is "
+                                       f"independent of input {k}. This is not allowed in "
+                                       "strict mode.")
+                gradient = zeros_like(x)
+            elif strict and create_graph and not gradient.requires_grad:
+                # torch names the output's index here, not the input's.
+                raise RuntimeError(f"The jacobian of the user-provided function is independent "
+                                   f"of input {i}. This is not allowed in strict mode when "
+                                   "create_graph=True.")
+            rows[k].append(gradient)
+    return tuple(stack(row, dim=0).view(out.size() + x.size()) for row, x in zip(rows, inputs))
+
+
+# Rows of the identity made at once for _jacobian_rows: few ops per row, bounded memory.
+_ONE_HOT_ROWS = 128
+
+
+def _one_hot_rows(start: int, stop: int, numel: int, like: Tensor) -> Tensor:
+    """Rows start..stop of the numel x numel identity, of like's dtype and device."""
+    from ..tensor.creation import arange
+
+    rows = arange(start, stop, device=like.device).unsqueeze(1)
+    return (rows == arange(numel, device=like.device).unsqueeze(0)).to(like.dtype)
+
+
+def _jacobian_batched(inputs: tuple, outputs: tuple, create_graph: bool) -> tuple:
+    """All of the Jacobian in one batched backward: the grad_outputs are a standard basis of
+    the outputs' elements, row r picking element r of the flattened outputs joined."""
+    from ..tensor.creation import zeros_like
+
+    numels = tuple(out.numel() for out in outputs)
+    basis = standard_basis_for(outputs, numels)
+    flat = tuple(out.reshape(-1) for out in outputs)
+    grads = grads_of(flat, inputs, basis, create_graph=create_graph, is_grads_batched=True)
+    per_input = [zeros_like(x).expand((sum(numels),) + tuple(x.shape)) if g is None else g
+                 for g, x in zip(grads, inputs)]
+    # Split each input's rows by output, then regroup per output, then per input.
+    split = [[rows.view(out.shape + x.shape) for rows, out in zip(g.split(numels, dim=0),
+                                                                    outputs)]
+             for g, x in zip(per_input, inputs)]
+    return tuple(zip(*split))
+
+
+def _jacobian_forward(func, inputs, strict: bool, vectorize: bool):
+    """strategy="forward-mode": forward mode along every input element at once, the tangents a
+    standard basis vmapped over; a result is a list where torch's code builds one."""
+    from ..tensor.creation import zeros_like
+    from . import forward_ad
+    from .vmap import vmap
+
+    if strict:
         raise RuntimeError(
-            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
-            "supported together. Please either set `strict=False` or `vectorize=False`.")
+            "torch.autograd.functional.jacobian: `strict=True` and `strategy=\"forward-mode\"` "
+            "are not supported together (yet). Please either set `strict=False` or "
+            "`strategy=\"reverse-mode\"`.")
+    inputs_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
+    if not vectorize:
+        # torch's message, its missing space included.
+        raise NotImplementedError(
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+            "only implemented for `vectorize=True`.")
+    numels = tuple(x.numel() for x in inputs)
+    seen = []  # (outputs were a tuple, the outputs' shapes), from inside the vmapped call
+
+    def push(*tangents):
+        with forward_ad.dual_level():
+            duals = tuple(forward_ad.make_dual(x, tangent.view_as(x))
+                          for x, tangent in zip(inputs, tangents))
+            outputs_tuple, outputs = as_tuple(func(*duals), "outputs", None)
+            unpacked = [forward_ad.unpack_dual(out) for out in outputs]
+            seen.append((outputs_tuple, [primal.shape for primal, _ in unpacked]))
+            return tuple(zeros_like(primal) if tangent is None else tangent
+                         for primal, tangent in unpacked)
+
+    pushed = vmap(push)(*standard_basis_for(inputs, numels))
+    outputs_tuple, shapes = seen[-1]
+    # The batch dim runs over the inputs' elements: move it last to get output x input.
+    blocks = [[rows.permute(*range(1, rows.ndim), 0).reshape(tuple(shape) + tuple(x.shape))
+               for rows, x in zip(jac.split(numels, dim=0), inputs)]
+              for jac, shape in zip(pushed, shapes)]
+    return untuple(blocks, (outputs_tuple, inputs_tuple))
 
 
 @_plain_autograd
 def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"):
     """The Hessian of a function with one single-element output: a Tensor for one input,
-    else a tuple of tuples (block i, j shaped like inputs i and j joined)."""
-    inputs_tuple, items = _as_tuple(inputs, "inputs", "hessian")
+    else a tuple of tuples (block i, j shaped like inputs i and j joined). It is the jacobian
+    of the function's gradient, computed with create_graph=True."""
+    inputs_tuple, inputs = as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
-    if outer_jacobian_strategy == "forward-mode":
-        _check_jacobian_options("forward-mode", create_graph, strict, vectorize)
 
     def scalar(*args):
         output = func(*args)
-        if not isinstance(output, Tensor):
+        outputs_tuple, outputs = as_tuple(output, "outputs of the user-provided function",
+                                          "hessian")
+        check_requires_grad(outputs, "outputs", strict)
+        if outputs_tuple or not isinstance(output, Tensor):
             raise RuntimeError("The function given to hessian should return a single Tensor")
-        if output.numel() != 1:
+        if output.nelement() != 1:
             raise RuntimeError("The Tensor returned by the function given to hessian should "
                                "contain a single element")
-        return output.reshape(())
+        return output.squeeze()
 
-    if strict:
-        _check_strict(func, items)
-    items = _prepare_inputs(items, create_graph)
-    argnums = tuple(range(len(items)))
-    inner = transforms.jacrev(scalar, argnums=argnums)
-    outer = transforms.jacrev if outer_jacobian_strategy == "reverse-mode" else \
-        transforms.jacfwd
-    blocks = outer(inner, argnums=argnums)(*items)
-    result = blocks if inputs_tuple else blocks[0][0]
-    return _detached(result, create_graph)
+    def gradient(*args):
+        if outer_jacobian_strategy == "forward-mode":
+            # torch's: so the reverse-mode jacobian inside keeps the inputs' (dual) graph.
+            args = tuple(x.requires_grad_(True) for x in args)
+        result = jacobian(scalar, args, create_graph=True)
+        check_requires_grad(result, "jacobian", strict)
+        return result
+
+    blocks = jacobian(gradient, inputs, create_graph=create_graph, strict=strict,
+                      vectorize=vectorize, strategy=outer_jacobian_strategy)
+    return untuple(blocks, (inputs_tuple, inputs_tuple))
 
 
 @_plain_autograd
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """(func(inputs), v^T H): the vector-Hessian product of a single-element function."""
-    return _hessian_product(func, inputs, v, create_graph, strict, "vhp")
+    """(func(inputs), v^T H): the vector-Hessian product of a single-element function, the
+    backward of its gradient along v."""
+    with enable_grad():
+        inputs_tuple, inputs, v, outputs, first = _gradient(func, inputs, v, create_graph,
+                                                            strict, "vhp")
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grads = grads_of(first, inputs, v, create_graph=create_graph)
+        product = zeros_for_missing(grads, inputs, strict, create_graph, "double_back")
+    return (untuple(finish(outputs, create_graph), False),
+            untuple(finish(product, create_graph), inputs_tuple))
 
 
 @_plain_autograd
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """(func(inputs), H v): the Hessian-vector product of a single-element function (H is
-    symmetric, so this is v^T H transposed)."""
-    return _hessian_product(func, inputs, v, create_graph, strict, "hvp")
-
-
-def _hessian_product(func, inputs, v, create_graph: bool, strict: bool, function: str):
-    from .api import grad
-
-    inputs_tuple, items = _as_tuple(inputs, "inputs", function)
-    if strict:
-        _check_strict(func, items)
-    vectors = _input_vectors(items, v, function)
-    aliases = tuple(x.view_as(x) if create_graph and x.requires_grad else
-                    x.detach().requires_grad_(True) for x in items)
-    from .grad_mode import enable_grad
-
-    with enable_grad():
-        output = func(*aliases)
-        if not isinstance(output, Tensor):
-            raise RuntimeError(f"The function given to {function} should return a single Tensor")
-        if output.numel() != 1:
-            raise RuntimeError(f"The Tensor returned by the function given to {function} should "
-                               "contain a single element")
-        first = grad(output, aliases, create_graph=True, allow_unused=True)
-        pairs = [(g, vector) for g, vector in zip(first, vectors) if g is not None]
-        if pairs:
-            second = grad([g for g, _ in pairs], aliases, [vector for _, vector in pairs],
-                          create_graph=create_graph, allow_unused=True)
-        else:
-            second = (None,) * len(aliases)
+    """(func(inputs), H v): the Hessian-vector product of a single-element function, by the
+    double-backward trick on its gradient (so H need not be symmetric)."""
     from ..tensor.creation import zeros_like
 
-    second = tuple(zeros_like(x) if g is None else g for g, x in zip(second, items))
-    result = second if inputs_tuple else second[0]
-    return _detached(output, create_graph), _detached(result, create_graph)
+    with enable_grad():
+        inputs_tuple, inputs, v, outputs, first = _gradient(func, inputs, v, create_graph,
+                                                            strict, "hvp")
+        dummies = tuple(zeros_like(x, requires_grad=True) for x in inputs)
+        second = grads_of(first, inputs, dummies, create_graph=True)
+        check_requires_grad(first, "hessian", strict)
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grads = grads_of(second, dummies, v, create_graph=create_graph)
+        product = zeros_for_missing(grads, inputs, strict, create_graph, "double_back_trick")
+    return (untuple(finish(outputs, create_graph), False),
+            untuple(finish(product, create_graph), inputs_tuple))
+
+
+def _gradient(func, inputs, v, create_graph: bool, strict: bool, function: str):
+    """vhp and hvp's first half: (inputs were a tuple, prepared inputs, prepared v, func's
+    output as a 1-tuple, its gradient with a graph)."""
+    inputs_tuple, inputs = as_tuple(inputs, "inputs", function)
+    inputs = prepare(inputs, create_graph, need_graph=True)
+    v = prepare_v(v, inputs, inputs_tuple, create_graph, function, V_NONE_INPUT)
+    outputs_tuple, outputs = _run(func, inputs, function, strict)
+    if outputs_tuple or not isinstance(outputs[0], Tensor):
+        raise RuntimeError(f"The function given to {function} should return a single Tensor")
+    if outputs[0].nelement() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {function} should "
+                           "contain a single element")
+    first = grads_of(outputs, inputs, create_graph=True)
+    check_requires_grad(first, "jacobian", strict)
+    return inputs_tuple, inputs, v, outputs, first
 
 
 __all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]

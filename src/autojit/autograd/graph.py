@@ -307,6 +307,14 @@ class OpNode(Node):
             if not self._released:
                 self._saved, self._saved_out, self._packed = saved, saved_out, True
 
+    def __getattr__(self, name: str):
+        # torch's per-node accessors of saved values (_saved_self, _raw_saved_result, ...)
+        if name.startswith(("_saved_", "_raw_saved_")):
+            from .saved_access import op_node_attribute
+
+            return op_node_attribute(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def release(self):
         if self.op.saves:
             self._released = True

@@ -49,7 +49,7 @@ from ..tensor.tensor import Tensor
 from .graph import AccumulateGrad
 from .profiler_util import EventList, FunctionEvent, FunctionEventAvg, Interval
 
-__all__ = ["profile", "record_function", "emit_nvtx", "EventList", "FunctionEvent",
+__all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "EventList", "FunctionEvent",
            "FunctionEventAvg"]
 
 _clock = time.perf_counter_ns
@@ -346,6 +346,11 @@ class emit_nvtx:  # noqa: N801 - torch's name
 
     def __exit__(self, *exc):
         return False
+
+
+class emit_itt(emit_nvtx):  # noqa: N801 - torch's name
+    """Accepted for torch's API, and runs its block as it is: Intel's VTune reads ITT ranges,
+    which autojit does not emit (`torch.profiler.itt.is_available()` is False)."""
 
 
 def _shape_of(value) -> list:

@@ -276,6 +276,11 @@ def format_time_share(time_us: float, total_us: float) -> str:
     return f"{time_us * 100.0 / total_us:.2f}%"
 
 
+# torch's private names of the same helpers, which its tests and some tools import
+_format_time = format_time
+_format_time_share = format_time_share
+
+
 def _in_unit(time_us: float, time_unit) -> str:
     if time_unit == "s":
         return f"{time_us / 1e6:.3f}s"

@@ -20,6 +20,11 @@ class _VariableMeta(type):
 class Variable(metaclass=_VariableMeta):
     """Variable(data, requires_grad=False, volatile=False) -> Tensor (deprecated)."""
 
+    from .engine import ExecutionEngine as _engine_type
+
+    _execution_engine = _engine_type()
+    del _engine_type
+
     def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
         if volatile:
             warnings.warn("volatile was removed and now has no effect. Use `with "

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from ..autograd import is_grad_enabled as _is_grad_enabled  # noqa: F401
 from ..autograd import set_grad_enabled as _set_grad_enabled_mode
-from ..library import DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard  # noqa: F401
+from ..library import (  # noqa: F401
+    DispatchKey,
+    DispatchKeySet,
+    _dispatch_tls_local_exclude_set,
+    _ExcludeDispatchKeyGuard,
+)
 from ..ops.linalg_common import LinAlgError as _LinAlgError  # noqa: F401
 from ..tensor.device import device  # noqa: F401
 from ..tensor.dtypes import DType as dtype  # noqa: F401
@@ -21,6 +26,8 @@ from ..tensor.torch_function import (
 )
 from ..tensor.torch_function import disabled_torch_function_impl as _disabled_torch_function_impl  # noqa: F401, E501
 from ..tensor.torch_function import is_torch_function_enabled as _is_torch_function_enabled  # noqa: F401, E501
+from . import _C_functorch as _functorch  # noqa: F401 - torch._C._functorch (TransformType)
+from . import _C_nn as _nn  # noqa: F401 - torch._C._nn (linear, gelu, pad, ...)
 
 
 def _log_api_usage_once(event: str) -> None:
@@ -60,6 +67,15 @@ def _len_torch_function_stack() -> int:
     from ..tensor.state import state
 
     return len(state.function_modes)
+
+
+from ..autograd.c_functions import WeakTensorRef as _WeakTensorRef  # noqa: E402, F401
+from ..autograd.c_functions import autograd as _autograd  # noqa: E402, F401
+from ..autograd.c_functions import functions as _functions  # noqa: E402, F401
+from ..autograd.engine import current_graph_task_id as _current_graph_task_id  # noqa: E402, F401
+from ..autograd.engine import will_engine_execute_node as _will_engine_execute_node  # noqa: E402, F401, E501
+
+is_grad_enabled = _is_grad_enabled
 
 
 def _set_grad_enabled(mode: bool) -> None:

@@ -35,6 +35,16 @@ def target_name(fullname: str) -> str | None:
     return "autojit" + fullname[len("torch"):] if fullname.startswith("torch.") else None
 
 
+def torch_name(module_name: str) -> str:
+    """The torch name an autojit module stands for: the inverse of target_name, so that the
+    drop-in's own modules keep the names they stand in for (`autojit.drop_in._functorch.utils`
+    is `torch._functorch.utils`, not `torch.drop_in...`)."""
+    for prefix, target in sorted(names.MODULES.items(), key=lambda item: -len(item[1])):
+        if module_name == target or module_name.startswith(target + "."):
+            return prefix + module_name[len(target):]
+    return "torch" + module_name[len("autojit"):]
+
+
 def _attribute_module(module_name: str):
     """The module a loaded parent holds under the last part of `module_name` (autojit.linalg,
     a module of the ops layer registered under its public name), else None. The parent's
@@ -75,10 +85,10 @@ def alias_loaded_modules() -> None:
     for name, module in list(sys.modules.items()):
         if module is None or not (name == "autojit" or name.startswith("autojit.")):
             continue
-        torch_name = "torch" + name[len("autojit"):]
-        if torch_name not in sys.modules and target_name(torch_name) == name:
-            sys.modules[torch_name] = module
-            names.explain_missing_attributes(module, torch_name)
+        alias = torch_name(name)
+        if alias not in sys.modules and target_name(alias) == name:
+            sys.modules[alias] = module
+            names.explain_missing_attributes(module, alias)
 
 
 class AliasLoader(importlib.abc.Loader):
@@ -99,9 +109,9 @@ class AliasLoader(importlib.abc.Loader):
         return module
 
     def exec_module(self, module):
-        torch_name = module.__spec__.name
+        alias = module.__spec__.name
         module.__spec__ = self._spec
-        names.explain_missing_attributes(module, torch_name)
+        names.explain_missing_attributes(module, alias)
 
 
 class TorchFinder(importlib.abc.MetaPathFinder):

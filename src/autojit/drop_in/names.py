@@ -13,13 +13,15 @@ import types
 
 # torch's modules whose counterpart is not autojit's module of the same name: the drop-in's
 # modules for torch's names that autojit itself does not have at that place (torch._C for its
-# exception classes and flags, torch.onnx whose functions raise, the protocol
-# of torch.overrides), autojit's modules at another path, and functorch, which torch ships
-# beside itself.
+# exception classes and flags, torch.onnx whose functions raise, the protocol of
+# torch.overrides, torch._functorch's helpers, torch._ops' HigherOrderOperator), autojit's
+# modules at another path, and functorch, which torch ships beside itself.
 MODULES = {
     "functorch": "autojit.drop_in.functorch",
     "torch._C": "autojit.drop_in._C",
+    "torch._functorch": "autojit.drop_in._functorch",
     "torch._jit_internal": "autojit.drop_in._jit_internal",
+    "torch._ops": "autojit.drop_in._ops",
     "torch._vmap_internals": "autojit.drop_in._vmap_internals",
     "torch.multiprocessing": "autojit.drop_in.multiprocessing",
     "torch.onnx": "autojit.drop_in.onnx",

@@ -34,6 +34,9 @@ def stack_module_state(models) -> tuple[dict, dict]:
     models = list(models)
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({model.training for model in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
     if not all(type(model) is type(models[0]) for model in models):
         raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
     all_parameters = [dict(model.named_parameters()) for model in models]

@@ -35,6 +35,7 @@ from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor, VersionCounter, plain_tensor
 from . import registry
 from .registry import row_major
+from .view_creation import meta_of_new_view
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -63,6 +64,8 @@ def view_of(data: np.ndarray, x: Tensor, source) -> Tensor:
     fields["_view_version"] = counter.value
     if x._is_conj:
         fields["_is_conj"] = True  # torch's views keep the conjugate bit
+    if not state.grad_enabled or x._creation_meta is not None:
+        fields["_creation_meta"] = meta_of_new_view(x)
     return out
 
 
@@ -162,6 +165,8 @@ def reshape_view(x: Tensor, shape, op, checked: bool = False, unit_dims: bool = 
     fields["_view_version"] = counter.value
     if x._is_conj:
         fields["_is_conj"] = True
+    if not state.grad_enabled or x._creation_meta is not None:
+        fields["_creation_meta"] = meta_of_new_view(x)
     return out
 
 

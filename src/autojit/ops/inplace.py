@@ -19,6 +19,7 @@ from ..tensor import dtypes
 from ..tensor.meta import MetaArray
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor
+from .view_creation import check_view_write
 
 # torch's message for a write into a broadcast view, whose elements share memory.
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers "
@@ -117,6 +118,8 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
             else tuple(result.shape) != tuple(target.shape)):
         raise RuntimeError(f"output with shape {list(target.shape)} doesn't match "
                            f"the broadcast shape {list(result.shape)}")
+    if target._creation_meta is not None:
+        check_view_write(target, result)
     if result._batched or target._batched:
         return _write_batched(target, result, op_name, recording)
     if plain:

@@ -29,6 +29,7 @@ from .layout import (
     permute,
     reshape,
 )
+from .view_creation import mark_views
 
 __all__ = [
     "view", "view_as", "reshape_as", "expand_as", "flatten", "unflatten", "squeeze",
@@ -247,7 +248,9 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
 def unbind(x: Tensor, dim: int = 0) -> tuple:
     """The slices of x along `dim`, as a tuple of views with that dim removed."""
     dim = normalize_dim(dim, x.ndim, wrap_scalar=False)
-    return tuple(select(x, dim, i) for i in range(x.shape[dim]))
+    outputs = tuple(select(x, dim, i) for i in range(x.shape[dim]))
+    mark_views(outputs, "multi_output", "Unbind")  # torch forbids writing them in place
+    return outputs
 
 
 @autocast_op(cpu=PROMOTE)
@@ -296,7 +299,11 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     for size in sizes:
         bounds.append((start, start + size))
         start += size
-    return tuple(_pieces(x, dim, bounds))
+    outputs = tuple(_pieces(x, dim, bounds))
+    # torch forbids writing them in place (split_with_sizes names itself in the error)
+    mark_views(outputs, "multi_output", "Split" if isinstance(split_size_or_sections, int)
+               or is_symbolic(split_size_or_sections) else "SplitWithSizes")
+    return outputs
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:

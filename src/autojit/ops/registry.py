@@ -39,6 +39,7 @@ from .lowering import (  # noqa: F401
     companions,
     host_index_operand,
 )
+from .view_creation import meta_of_new_view
 
 REGISTRY: dict[str, Op] = {}
 NOT_DIFFERENTIABLE = None
@@ -685,6 +686,8 @@ def view_tensor(data, out_dtype, op: Op, source: Tensor, attrs: dict) -> Tensor:
     # view (autograd/graph.py: refresh_view).
     out._view_source = (source, op, attrs)
     out._view_version = out._version_counter.value
+    if not state.grad_enabled or source._creation_meta is not None:
+        out._creation_meta = meta_of_new_view(source)
     return out
 
 

@@ -27,6 +27,7 @@ from .indexing import _INDEX_DTYPES, _as_index_tensor, index_put, index_tensor, 
 from .layout import RESHAPE, SLICE, expand, reshape, slice_dims, slice_length, unsqueeze
 from .limited_rules import not_implemented
 from .registry import broadcast_shapes
+from .view_creation import meta_of_new_view
 
 _new = object.__new__
 
@@ -201,6 +202,8 @@ def getitem(x: Tensor, key) -> Tensor:
     fields["_view_version"] = counter.value
     if x._is_conj:
         fields["_is_conj"] = True  # torch's views keep the conjugate bit
+    if not state.grad_enabled or x._creation_meta is not None:
+        fields["_creation_meta"] = meta_of_new_view(x)
     return out
 
 

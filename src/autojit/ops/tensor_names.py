@@ -43,6 +43,7 @@ from . import (
 from . import elementwise as ew
 from .composite import exp2, log2, log10, rsqrt, tan
 from .inplace import apply_inplace, check_inplace
+from .view_creation import unmark_multi_output
 
 # ---- methods -----------------------------------------------------------------------------------
 
@@ -60,6 +61,16 @@ def _lu_solve_method(self, LU_data, LU_pivots):  # noqa: N803 - torch's names
 def _split_with_sizes(self, split_sizes, dim: int = 0):
     """The pieces of x along `dim` of the given sizes (which add up to its extent)."""
     return layout.split(self, list(split_sizes), dim)
+
+
+def _unsafe_split(self, split_size, dim: int = 0):
+    """split, whose pieces torch lets the caller write in place (no multi-output view rule)."""
+    return unmark_multi_output(layout.split(self, split_size, dim))
+
+
+def _unsafe_chunk(self, chunks: int, dim: int = 0):
+    """chunk, whose pieces torch lets the caller write in place."""
+    return unmark_multi_output(layout.chunk(self, chunks, dim))
 
 
 def _ndimension(self) -> int:
@@ -164,8 +175,8 @@ METHODS = {
     "triangular_solve": linalg_lu.triangular_solve, "matrix_exp": linalg_lu.matrix_exp,
     "geqrf": linalg_extras.geqrf, "ormqr": linalg_extras.ormqr,
     # shapes and memory
-    "split_with_sizes": _split_with_sizes, "unsafe_chunk": layout.chunk,
-    "unsafe_split": layout.split, "ndimension": _ndimension, "dim_order": _dim_order,
+    "split_with_sizes": _split_with_sizes, "unsafe_chunk": _unsafe_chunk,
+    "unsafe_split": _unsafe_split, "ndimension": _ndimension, "dim_order": _dim_order,
     "new_empty_strided": _new_empty_strided, "angle": elementwise_extra.angle,
 }
 

@@ -66,6 +66,14 @@ class VersionCounter:
         self.value = 0
 
 
+_UNDELETABLE = {
+    "data": "Deleting tensor data is not allowed. Delete tensor instead!",
+    "requires_grad": "requires_grad must be a bool",
+    "_grad_fn": "Deletion of _grad_fn not allowed. Detach tensor instead!",
+    "_backward_hooks": "Deletion of _backwards_hooks not allowed!",
+}
+
+
 class Tensor:
     """A multi-dimensional array that records the operations applied to it."""
 
@@ -81,6 +89,10 @@ class Tensor:
     _base = None  # the tensor this one is a view of
     _view_source = None  # (input, op, attrs) that made this view, for refresh_view
     _view_version = 0  # the version counter's value when grad_fn was last valid for the view
+    # How a view was made when torch forbids writing it in place with autograd on (torch's
+    # CreationMeta): None (allowed), "no_grad", "inference", "multi_output" (unbind, split)
+    # or "custom_function" (ops/view_creation.py)
+    _creation_meta = None
     _traced_view = None  # while tracing: how a symbolic view was made (ir/trace.py)
     _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
     _retains_grad = False
@@ -333,6 +345,8 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value.dtype is not self._dtype:
                 raise RuntimeError(f"assigned grad has data of a different type: expected "
                                    f"{self._dtype}, got {value.dtype}")
@@ -501,12 +515,31 @@ class Tensor:
         (`p.data = p.data.half()`, a layer resized in place): the tensor keeps its identity,
         autograd flags and .grad."""
         if not isinstance(new, Tensor):
-            raise TypeError(f"data must be a Tensor, not {type(new).__name__}")
+            raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
+        if new.layout != self.layout:
+            raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and "
+                               " `tensor` have incompatible tensor type.")
+        if self._requires_grad and new._dtype.category < dtypes.FLOATING:
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
         if state.tracer is not None and state.tracer.assign_data(self, new):
             return
         self._data = new._data
         self._dtype = new._dtype
         self._value = new._value
+
+    def __delattr__(self, name: str) -> None:
+        # torch refuses to delete its tensors' autograd and storage attributes
+        if name in _UNDELETABLE:
+            raise RuntimeError(_UNDELETABLE[name])
+        if name in ("grad_fn", "_version"):
+            raise AttributeError(f"attribute '{name}' of 'torch._C.TensorBase' objects is not "
+                                 "writable")
+        object.__delattr__(self, name)
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (its `_base`)."""
+        return self._base is not None
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, with no history."""

@@ -1,0 +1,359 @@
+"""The parts of torch.autograd that torch's own test suite reaches below the documented API,
+against torch on the same programs: a node's saved values (`_saved_self`, `_saved_result`,
+`_raw_saved_*` with register_hooks, a Function's `_raw_saved_tensors`), the views torch forbids
+writing in place (multi-output views, custom Function views, views made under no_grad),
+queue_callback, torch._C._functions' nodes, forward_ad._current_level, version-counter
+helpers, attribute deletion, `.data`/`.grad` assignment errors, gradcheck's reentrancy check in
+fast mode and its deprecated Jacobian helpers."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import autojit
+from autojit.drop_in import _C as autojit_C
+
+torch = pytest.importorskip("torch")
+
+X = np.array([0.5, -1.25, 2.0])
+
+
+def both(program):
+    """program(t, C) with torch and with autojit (C: the framework's torch._C)."""
+    return program(torch, torch._C), program(autojit, autojit_C)
+
+
+def outcome(run):
+    """What a call gave: ("ok", value) or (exception type name, message)."""
+    try:
+        value = run()
+    except Exception as error:  # noqa: BLE001 - the exception is what is compared
+        return type(error).__name__, str(error)
+    if isinstance(value, (torch.Tensor, autojit.Tensor)):
+        value = value.detach().numpy().tolist()
+    return "ok", value
+
+
+def same_outcome(program):
+    expected, actual = both(lambda t, C: outcome(lambda: program(t, C)))
+    assert actual == expected
+
+
+# ---- saved values --------------------------------------------------------------------------
+
+def test_saved_self_other_and_result_are_torchs():
+    def program(t, C):
+        a = t.tensor(X, requires_grad=True)
+        b = t.tensor(X * 2, requires_grad=True)
+        y, e, p = a * b, a.exp(), a ** 3
+        return [y.grad_fn._saved_self.tolist(), y.grad_fn._saved_other.tolist(),
+                e.grad_fn._saved_result.tolist(), p.grad_fn._saved_exponent,
+                e.grad_fn._saved_result._version == e._version]
+    expected, actual = both(program)
+    assert actual == expected
+
+
+def test_saved_values_after_backward_are_freed():
+    def program(t, C):
+        a = t.tensor(X, requires_grad=True)
+        y = a * a
+        y.sum().backward()
+        return y.grad_fn._saved_self
+    same_outcome(program)
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_register_hooks_on_one_saved_value(leaf):
+    def program(t, C):
+        a = t.tensor(X, requires_grad=True)
+        x = a if leaf else a * 1
+        y = x * x
+        y.grad_fn._raw_saved_self.register_hooks(lambda v: 2 * v, lambda v: v)
+        seen = y.grad_fn._saved_self.detach().numpy().tolist()
+        y.sum().backward()
+        return seen, a.grad.numpy().tolist()
+    expected, actual = both(program)
+    assert actual == expected
+
+
+@pytest.mark.parametrize("case", ["twice", "one argument", "not callable", "unpack non-tensor",
+                                  "pack in place"])
+def test_register_hooks_errors_are_torchs(case):
+    def program(t, C):
+        a = t.tensor(X, requires_grad=True) * 1
+        y = a * a
+        raw = y.grad_fn._raw_saved_self
+        if case == "twice":
+            raw.register_hooks(lambda v: v, lambda v: v)
+            raw.register_hooks(lambda v: v, lambda v: v)
+        elif case == "one argument":
+            raw.register_hooks(lambda v: v)
+        elif case == "not callable":
+            raw.register_hooks(1, 1)
+        elif case == "unpack non-tensor":
+            raw.register_hooks(lambda v: v, lambda v: 1)
+            return y.grad_fn._saved_self
+
+        def double(v):
+            v *= 2
+            return v
+        raw.register_hooks(double, lambda v: v)
+    expected, actual = both(lambda t, C: outcome(lambda: program(t, C)))
+    assert actual[0] == expected[0]
+    if case != "one argument" and case != "not callable":  # pybind11's signature text differs
+        assert actual == expected
+
+
+def test_function_raw_saved_tensors():
+    def program(t, C):
+        class Keep(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, None)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        a = t.tensor(X, requires_grad=True)
+        y = Keep.apply(a)
+        saved = y.grad_fn._raw_saved_tensors
+        kinds = [type(s).__name__ for s in saved]
+        errors = [outcome(lambda: saved[1].register_hooks(lambda v: v, lambda v: v))[0]]
+        saved[0].register_hooks(lambda v: v, lambda v: v)
+        y.sum().backward()
+        errors.append(outcome(lambda: y.grad_fn._raw_saved_tensors)[0])
+        return kinds, errors, a.grad.numpy().tolist()
+    expected, actual = both(program)
+    assert actual == expected
+    assert actual[0] == ["SavedTensor", "SavedTensor"]
+
+
+# ---- views written in place ------------------------------------------------------------------
+
+VIEW_CASES = {
+    "unbind output": lambda t: t.tensor(X, requires_grad=True).clone().unbind()[0].mul_(2),
+    "split output": lambda t: t.tensor(X, requires_grad=True).clone().split(1)[1].mul_(2),
+    "chunk output": lambda t: t.tensor(X, requires_grad=True).clone().chunk(3)[2].add_(1),
+    "split with sizes": lambda t: t.tensor(X, requires_grad=True).clone().split([1, 2])[1]
+    .add_(1),
+    "view of unbind output": lambda t: t.tensor(X, requires_grad=True).clone().unbind()[0]
+    .view_as(t.tensor(1.0)).mul_(2),
+    "unbind of a plain tensor, grad-requiring value": lambda t: t.tensor(X).unbind()[0].copy_(
+        t.tensor(1.0, requires_grad=True)),
+    "unbind of a plain tensor": lambda t: t.tensor(X).unbind()[0].add_(1),
+    "unsafe_split": lambda t: t.tensor(X, requires_grad=True).clone().unsafe_split(1)[1].mul_(2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VIEW_CASES))
+def test_in_place_on_multi_output_views(case):
+    same_outcome(lambda t, C: VIEW_CASES[case](t))
+
+
+@pytest.mark.parametrize("made", ["no_grad", "grad"])
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_in_place_on_a_view_made_under_no_grad(made, requires_grad):
+    def program(t, C):
+        a = t.tensor(X, requires_grad=requires_grad).clone()
+        with t.set_grad_enabled(made == "grad"):
+            v = a.view_as(a)
+            u = a[:2]
+        return outcome(lambda: v.add_(1)), outcome(lambda: u.mul_(3)), a.detach().numpy().tolist()
+    expected, actual = both(program)
+    assert actual == expected
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_in_place_on_a_view_a_function_returned(outputs, requires_grad):
+    def program(t, C):
+        class Alias(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view_as(x) if outputs == 1 else (x.view_as(x), x * 2)
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return grads[0]
+
+        a = t.tensor(X, requires_grad=requires_grad).clone()
+        out = Alias.apply(a)
+        view = out if outputs == 1 else out[0]
+        return outcome(lambda: view.add_(t.tensor(1.0, requires_grad=True)))
+    expected, actual = both(program)
+    assert actual == expected
+
+
+# ---- engine and _C names ---------------------------------------------------------------------
+
+def test_queue_callback_runs_after_the_backward_in_order():
+    def program(t, C):
+        log = []
+        a = t.tensor(X, requires_grad=True)
+        y = a * 2
+
+        def hook(g):
+            log.append("hook")
+            engine = t.autograd.Variable._execution_engine
+            engine.queue_callback(lambda: (log.append("first"), engine.queue_callback(
+                lambda: log.append("queued by a callback"))))
+            engine.queue_callback(lambda: log.append("second"))
+            return g
+        y.register_hook(hook)
+        y.sum().backward()
+        log.append("after")
+        error = outcome(lambda: t.autograd.Variable._execution_engine.queue_callback(print))
+        return log, error
+    expected, actual = both(program)
+    assert actual == expected
+
+
+def test_delayed_error_and_undefined_grad_nodes():
+    def program(t, C):
+        a = t.tensor(X, requires_grad=True)
+        b = t.tensor(X, requires_grad=True)
+        safe = C._functions.DelayedError("Boom!", 1)(b)
+        out = a * 2 + safe
+        failed = outcome(lambda: out.sum().backward())
+        seen = []
+
+        class Pass(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(False)
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                seen.append(g is None)
+                return g
+        c = t.tensor(X, requires_grad=True)
+        C._functions.UndefinedGrad()(Pass.apply(c)).sum().backward()
+        return failed[0], "Boom!" in failed[1], c.grad is None, \
+            isinstance(a.grad_fn, C._functions.AccumulateGrad) if a.grad_fn else None
+    expected, actual = both(program)
+    assert actual == expected
+
+
+def test_current_level_of_forward_ad():
+    def program(t, C):
+        fw = t.autograd.forward_ad
+        levels = [fw._current_level]
+        with fw.dual_level():
+            levels.append(fw._current_level)
+        levels.append(fw._current_level)
+        return levels
+    expected, actual = both(program)
+    assert actual == expected == [-1, 0, -1]
+
+
+def test_version_counter_helpers_and_weak_refs():
+    def program(t, C):
+        x = t.ones(2, requires_grad=True).clone()
+        x.add_(1)
+        x.add_(2)
+        with t.autograd._unsafe_preserve_version_counter(x):
+            x.mul_(2)
+        versions = [x._version]
+        C._autograd._unsafe_set_version_counter((x,), (0,))
+        versions.append(x._version)
+        error = outcome(lambda: C._autograd._unsafe_set_version_counter((x,), (-1,)))
+        other = t.ones(2) * 2
+        ref = C._WeakTensorRef(other)
+        alive = ref.expired()
+        del other
+        return versions, error, alive, ref.expired()
+    expected, actual = both(program)
+    assert actual == expected
+
+
+@pytest.mark.parametrize("name", ["data", "requires_grad", "_grad_fn", "_backward_hooks",
+                                  "grad_fn", "grad"])
+def test_deleting_tensor_attributes(name):
+    def program(t, C):
+        x = t.randn(2, 2, requires_grad=True)
+        x.grad = t.ones(2, 2)
+        delattr(x, name)
+        return x.grad
+    same_outcome(program)
+
+
+@pytest.mark.parametrize("case", ["int data on a grad leaf", "None data", "own grad",
+                                  "non-static forward", "calculate shape"])
+def test_assignment_and_legacy_errors(case):
+    def program(t, C):
+        a = t.tensor(1.0, requires_grad=True)
+        if case == "int data on a grad leaf":
+            a.data = t.tensor(3)
+        elif case == "None data":
+            a.data = None
+        elif case == "own grad":
+            a.grad = a
+        elif case == "non-static forward":
+            class Old(t.autograd.Function):
+                def forward(self, x):
+                    return x
+
+            Old()(t.ones(2))
+        else:
+            out, grad = t.randn(10, 5), t.randn(3, 5, 10)
+            return [list(s) for s in t.autograd._calculate_shape(out, grad, True)]
+    same_outcome(program)
+
+
+def test_materialize_grads_refuses_an_edge():
+    def program(t, C):
+        x = t.rand(2, requires_grad=True).clone()
+        y = t.rand(2, requires_grad=True).clone()
+        edge_y = t.autograd.graph.get_gradient_edge(y)
+        out = x.clone().sum()
+        return t.autograd.grad(out, (x, edge_y), allow_unused=True, materialize_grads=True)
+    same_outcome(program)
+
+
+# ---- gradcheck -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_finds_a_backward_that_is_not_reentrant(fast_mode):
+    def program(t, C):
+        class Jitter(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * (1 + t.rand_like(g) * 1e-6)
+
+        x = t.tensor(X, requires_grad=True)
+        found = outcome(lambda: t.autograd.gradcheck(Jitter.apply, (x,), fast_mode=fast_mode))
+        tolerated = t.autograd.gradcheck(Jitter.apply, (x,), nondet_tol=1e-5,
+                                         fast_mode=fast_mode)
+        return found[0], "Backward is not reentrant" in found[1], tolerated
+    expected, actual = both(program)
+    assert actual == expected
+
+
+def test_deprecated_jacobian_helpers():
+    def program(t, C):
+        from importlib import import_module
+        module = import_module(t.autograd.gradcheck.__module__ if not hasattr(
+            t.autograd.gradcheck, "get_numerical_jacobian") else t.autograd.gradcheck.__name__)
+        a = t.tensor(X, requires_grad=True)
+        b = t.tensor(X * 3, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            numerical = module.get_numerical_jacobian(lambda xs: 2 * xs[0] + xs[1], (a, b),
+                                                      eps=1e-6)
+            analytical, reentrant, sizes, types = module.get_analytical_jacobian(
+                (a, b), 2 * a + b * b)
+        messages = sorted({str(w.message)[:40] for w in caught})
+        return ([j.numpy().round(6).tolist() for j in numerical],
+                [j.numpy().tolist() for j in analytical], reentrant, sizes, types, messages)
+    expected, actual = both(program)
+    assert actual == expected

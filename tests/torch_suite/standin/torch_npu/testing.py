@@ -1,0 +1,1 @@
+"""Nothing: the accelerator's testing helpers."""

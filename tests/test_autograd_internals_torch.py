@@ -357,3 +357,107 @@ def test_deprecated_jacobian_helpers():
                 [j.numpy().tolist() for j in analytical], reentrant, sizes, types, messages)
     expected, actual = both(program)
     assert actual == expected
+
+
+# ---- hooks' order, errors of grad and of calling a node --------------------------------------
+
+def test_hooks_run_in_torchs_order():
+    def program(t, C):
+        log = []
+
+        def tensor_hook(g):
+            log.append("tensor")
+            return g * 3
+
+        def node_prehook(gs):
+            log.append("node")
+            return tuple(g * 2 for g in gs)
+
+        a = t.tensor(1.0, requires_grad=True)
+        b = a.clone()
+        b.grad_fn.register_prehook(node_prehook)
+        b.register_hook(tensor_hook)
+        accumulator = b.grad_fn.next_functions[0][0]
+        a.register_hook(tensor_hook)
+        accumulator.register_prehook(node_prehook)
+        accumulator.register_hook(lambda grad_in, grad_out: log.append(
+            ("post", len(grad_in), grad_out[0].item())))
+        b.sum().backward(retain_graph=True)
+        logs = [log[:]]
+        del log[:]
+        t.autograd.grad(b.sum(), inputs=(a,), retain_graph=True)
+        logs.append(log[:])
+        del log[:]
+        b.sum().backward(inputs=(b,))
+        logs.append(log[:])
+        return logs, a.grad.item(), b.grad.item()
+    expected, actual = both(program)
+    assert actual == expected
+
+
+def test_grad_errors_and_node_calls():
+    def program(t, C):
+        x = t.randn(2, 2, requires_grad=True)
+        y = x ** 2
+        return [outcome(lambda: t.autograd.grad(2 * x, [], grad_outputs=t.ones(2, 2))),
+                outcome(lambda: t.autograd.grad(x.clone(), (x,), (t.ones(2, 2),),
+                                                is_grads_batched=True)[0]),
+                outcome(lambda: y.grad_fn(x.detach(), x.detach())),
+                outcome(lambda: y.grad_fn())]
+    expected, actual = both(program)
+    assert [a[0] for a in actual] == [e[0] for e in expected]
+    assert [a[1] for a in actual] == [e[1].replace("torch.Size", "autojit.Size")
+                                      for e in expected]
+
+
+def test_a_tensor_returned_twice_is_one_tensor():
+    def program(t, C):
+        class Twice(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                b = a * 2
+                return b, b
+
+            @staticmethod
+            def backward(ctx, first, second):
+                return (first + 10 * second) * 2
+
+        x = t.tensor([1.0], requires_grad=True)
+        p, q = Twice.apply(x)
+        (p + q * 0).sum().backward()
+        return p is q, p.output_nr, x.grad.tolist()
+    expected, actual = both(program)
+    assert actual == expected
+
+
+# ---- indexing and conversions ----------------------------------------------------------------
+
+LIST_KEYS = [[0, 4, 2], [[0, 4], [2, 2]], [slice(None), slice(None), [1, 3]],
+             [slice(None), [2, 4], [1, 3]], [[1, 1, 3, 2, 1, 2], [0]], [None, 1], [Ellipsis, 2]]
+
+
+@pytest.mark.parametrize("key", LIST_KEYS, ids=str)
+def test_a_list_index_holding_sequences_is_a_tuple(key):
+    def program(t, C):
+        x = t.arange(125.0).reshape(5, 5, 5).requires_grad_()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            picked = x[key]
+            y = t.zeros(5, 5, 5)
+            y[key] = 2.0
+        picked.sum().backward()
+        return (picked.detach().numpy().tolist(), y.numpy().tolist(), x.grad.numpy().tolist(),
+                sorted({w.category.__name__ for w in caught}))
+    expected, actual = both(program)
+    assert actual == expected
+
+
+def test_numpy_of_a_tensor_requiring_grad_under_no_grad():
+    def program(t, C):
+        x = t.tensor(X, requires_grad=True)
+        refused = outcome(lambda: x.numpy())
+        with t.no_grad():
+            allowed = x.numpy().tolist()
+        return refused, allowed, "__cuda_array_interface__" in dir(x)
+    expected, actual = both(program)
+    assert actual == expected

@@ -426,7 +426,7 @@ def test_input_returned_unchanged_is_an_alias_with_the_new_grad_fn():
     assert Identity.apply(plain) is not plain
 
 
-def test_same_tensor_returned_twice_gives_two_outputs():
+def test_same_tensor_returned_twice_is_one_tensor_for_the_last_output():
     class Twice(Function):
         @staticmethod
         def forward(ctx, a):
@@ -439,9 +439,10 @@ def test_same_tensor_returned_twice_gives_two_outputs():
 
     x = leaf([1.0])
     p, q = Twice.apply(x)
-    assert p is not q and (p._output_nr, q._output_nr) == (0, 1)
+    # as torch: the same tensor, the node's last output, so backward gets (0, 1) here
+    assert p is q and (p._output_nr, q._output_nr) == (1, 1)
     (p + q * 0).sum().backward()
-    assert x.grad.tolist() == [2.0]
+    assert x.grad.tolist() == [20.0]
 
 
 # ---- mark_dirty -----------------------------------------------------------------------------

@@ -63,6 +63,7 @@ PROTOCOL = {
     "__deepcopy__": "copy.deepcopy(x)", "__rdiv__": "x.__rdiv__(a)",
     "__torch_function__": "cls.__torch_function__(func, types, args, kwargs)",
     "__delattr__": "del x.name",
+    "__dir__": "dir(x)",
 }
 # Dunder names of Tensor's namespace that are machinery rather than something to call.
 HIDDEN = {

@@ -134,7 +134,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     output_tuple = _as_tuple(outputs)
     input_tuple = _as_tuple(inputs)
     if not input_tuple:
-        raise RuntimeError("grad requires non-empty inputs.")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for tensor in input_tuple:
         if tensor.__class__ is GradientEdge:
             continue
@@ -176,6 +176,16 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
         raise RuntimeError("autograd.grad: is_grads_batched=True needs a batched Tensor in "
                            "grad_outputs for every output")
     input_tuple = _as_tuple(inputs)
+    for index, (output, batch) in enumerate(zip(_as_tuple(outputs), batched_outputs)):
+        if isinstance(batch, Tensor) and tuple(batch.shape[1:]) != tuple(output.shape):
+            # torch checks each vmapped sample and names its shape less one more dim
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output "
+                "as the batch dimension. The sizes of the remaining dimensions are expected to "
+                "match the shape of corresponding output, but a mismatch was detected: "
+                f"grad_output[{index}] has a shape of {batch.shape[2:]} and output[{index}] has "
+                f"a shape of {output.shape}. If you only want some tensors in `grad_output` to "
+                "be considered batched, consider using vmap.")
     unused: set = set()
 
     def one(*gradients):

@@ -99,27 +99,32 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 _release_edges(node, dependencies, ready)
                 continue
             hooked = Node.hooked  # a hook registered by a hook that ran counts at once
-            if hooked:
-                if node._tensor_hooks or node._retained:
-                    grads = run_tensor_hooks(node, grads)
-                if node._pre_hooks:
-                    grads = _run_pre_hooks(node, grads)
             is_leaf_node = node.__class__ is AccumulateGrad
+            # As torch: the tensor's hooks before the node's pre-hooks, and a node that
+            # autograd.grad only captures (not backward(inputs=)) runs its tensors' hooks alone.
             if is_leaf_node and grads and grads[0] is not None and \
                     node.variable._backward_hooks:
                 grads = [run_leaf_hooks(node.variable, grads[0])]
-            if capture:
+            if hooked and (node._tensor_hooks or node._retained):
+                grads = run_tensor_hooks(node, grads)
+            if capture:  # what the tensors' hooks left, before the node's pre-hooks
                 for output_nr, grad in enumerate(grads):
                     for position in capture.get((id(node), output_nr), ()):
                         captured[position] = grad
+            if hooked and node._pre_hooks and (inputs is None or accumulate or node in needed):
+                grads = _run_pre_hooks(node, grads)
             if stop_at and id(node) in stop_at:
                 continue  # its children were not counted (_count_dependencies)
             if is_leaf_node:
                 if inputs is None and grads and grads[0] is not None:
+                    fresh = node.variable._grad is None
                     if instrumented:
                         _instrumented_accumulate(node, grads[0], create_graph)
                     else:
                         _accumulate(node.variable, grads[0], create_graph, tracer)
+                    if hooked and node._hooks:  # the AccumulateGrad's own post hooks
+                        # a new .grad is the gradient itself in torch (it steals the buffer)
+                        _run_hooks(node, [], [node.variable._grad] if fresh else grads)
                 continue
             if (inputs is not None and node not in needed) or (
                     grads[0] is None if len(grads) == 1 else all(g is None for g in grads)):
@@ -171,7 +176,12 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                 # An edge gives a gradient to accumulate only when it is a leaf's.
                 tensor = tensor.node.variable if isinstance(tensor.node, AccumulateGrad) else None
             if grad is not None and tensor is not None:
+                fresh = tensor._grad is None
                 _accumulate(tensor, grad, create_graph)
+                accumulator = tensor._grad_accumulator() if tensor.grad_fn is None and \
+                    tensor._grad_accumulator is not None else None
+                if accumulator is not None and accumulator._hooks:  # as the loop's leaves
+                    _run_hooks(accumulator, [], [tensor._grad] if fresh else [grad])
         return None
     return captured
 

@@ -437,7 +437,7 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
                            "returned as output. The inputs that are modified inplace must all be "
                            "outputs of the Function.")
-    results, output_meta, seen, views = [], [], set(), []
+    results, output_meta, seen, views, wrapped = [], [], set(), [], {}
     for index, output in enumerate(outputs):
         if not isinstance(output, Tensor):
             results.append(output)
@@ -445,6 +445,12 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
             continue
         output_meta.append((tuple(output.shape), output._dtype))
         key = id(output)
+        if key in wrapped:  # returned twice: the same tensor twice, as torch returns it,
+            again = wrapped[key]  # standing for the last of its places
+            if again.grad_fn is node:
+                again._output_nr = index
+            results.append(again)
+            continue
         differentiable = executable and key not in non_differentiable and \
             output._dtype.category >= dtypes.FLOATING
         if key in dirty and key not in seen:
@@ -455,9 +461,9 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
             if output._view_source is not None:
                 # The node now describes the view; no regeneration from its source.
                 output._view_version = output._version_counter.value
-        elif key in inputs or key in seen:
-            # An input returned unchanged (or an output returned twice) comes out as a new
-            # tensor sharing its storage and version counter, so the input keeps its grad_fn.
+        elif key in inputs:
+            # An input returned unchanged comes out as a new tensor sharing its storage and
+            # version counter, so the input keeps its grad_fn.
             output = output.detach()
             views.append(output)
         elif output._base is not None:
@@ -468,6 +474,7 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
             output._output_nr = index
             output._requires_grad = True
         results.append(output)
+        wrapped[key] = output
     # torch forbids writing a returned view in place: its custom backward would be bypassed
     differentiable_count = sum(1 for r in results if isinstance(r, Tensor) and r.grad_fn is node)
     mark_views(views, "multi_output" if differentiable_count > 1 else "custom_function")

@@ -250,6 +250,8 @@ class Node:
         return f"<{self.name()} object at {id(self):#x}>"
 
     def __call__(self, *grads):
+        if len(grads) != self.output_count:
+            raise TypeError(f"expected {self.output_count} arguments, got {len(grads)} instead")
         return self.apply(list(grads))
 
 

@@ -92,6 +92,24 @@ def _normalize_slice(item: slice, extent: int) -> tuple:
     return bound(item.start, 0), bound(item.stop, extent), step
 
 
+def _sequence_as_tuple(key: list):
+    """torch's reading of a list index (NumPy's old rule): a list of fewer than 32 items
+    holding a slice, Ellipsis, None, a tensor or a sequence is a tuple of indices, so
+    `x[[[0, 4], [2, 2]]]` is `x[[0, 4], [2, 2]]`; otherwise it is one index of positions."""
+    if len(key) < 32:
+        for item in key:
+            if item is None or item is Ellipsis or isinstance(
+                    item, (slice, Tensor, list, tuple, np.ndarray)):
+                warnings.warn(
+                    "Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                    "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+                    "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+                    "which will result either in an error or a different result", UserWarning,
+                    stacklevel=3)
+                return tuple(key)
+    return key
+
+
 def getitem(x: Tensor, key) -> Tensor:
     """x[key] with torch's semantics: basic indexing gives views, tensors and lists gather.
 
@@ -99,6 +117,8 @@ def getitem(x: Tensor, key) -> Tensor:
     CPU tensor that needs no autograd node (eager_views.py's conditions) is one NumPy view,
     made here; anything else, an int out of range, an empty result or one of x's shape (x[:]
     is x itself) takes `_general`, which raises torch's errors."""
+    if key.__class__ is list:
+        key = _sequence_as_tuple(key)
     data = x._data
     if data.__class__ is not np.ndarray or registry.STEP is not None:
         return _general(x, key)
@@ -360,6 +380,8 @@ def setitem(x: Tensor, key, value) -> None:
     from ..tensor.creation import arange
     from .inplace import apply_inplace
 
+    if key.__class__ is list:
+        key = _sequence_as_tuple(key)
     items = key if isinstance(key, tuple) else (key,)
     if (not isinstance(value, Tensor) or value.ndim == 0) and any(
             isinstance(item, Tensor) and item.dtype is dtypes.uint8 for item in items):

@@ -473,6 +473,17 @@ Tensor.__cuda_array_interface__ = property(
     lambda self: _dlpack.cuda_array_interface(self),
     doc="The CUDA array interface of a GPU tensor's data, for Numba and CuPy (no copy).")
 Tensor.type_as = type_as
+
+
+def _dir(self) -> list:
+    # as torch's: the CUDA array interface is listed only where it can be read
+    keys = object.__dir__(self)
+    if not self.is_cuda and "__cuda_array_interface__" in keys:
+        keys.remove("__cuda_array_interface__")
+    return sorted(keys)
+
+
+Tensor.__dir__ = _dir
 Tensor.float = _to_method(dtypes.float32)
 Tensor.double = _to_method(dtypes.float64)
 Tensor.half = _to_method(dtypes.float16)

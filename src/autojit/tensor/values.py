@@ -23,7 +23,7 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
     """The data as a NumPy array sharing its memory; `force` copies a GPU tensor's data and
     allows a tensor that requires grad."""
     if self._data is None and self._traced_array():
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and state.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         return state.tracer.read_array(self, "Tensor.numpy()")
@@ -38,7 +38,7 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
         data = data.to_host()
-    if self._requires_grad and not force:
+    if self._requires_grad and not force and state.grad_enabled:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                            "Use tensor.detach().numpy() instead.")
     return data

@@ -461,3 +461,49 @@ def test_numpy_of_a_tensor_requiring_grad_under_no_grad():
         return refused, allowed, "__cuda_array_interface__" in dir(x)
     expected, actual = both(program)
     assert actual == expected
+
+
+# ---- a Function's jvp, checked as torch checks it ---------------------------------------------
+
+@pytest.mark.parametrize("case", ["tangent for a non-differentiable output",
+                                  "dirty input, new tangent", "dirty input, tangent unchanged",
+                                  "dirty input, written in place", "returned input, view_as",
+                                  "returned input, itself", "returned input, new tensor"])
+def test_function_jvp_results_are_checked(case):
+    def program(t, C):
+        fw = t.autograd.forward_ad
+
+        class Fn(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                if case.startswith("dirty"):
+                    ctx.mark_dirty(x)
+                    return x.mul_(2)
+                if case.startswith("returned"):
+                    return x + y, x
+                out = y.clone()
+                ctx.mark_non_differentiable(out)
+                return x.clone(), out
+
+            @staticmethod
+            def jvp(ctx, x_t, y_t):
+                if case == "dirty input, new tangent":
+                    return 2 * x_t
+                if case == "dirty input, tangent unchanged":
+                    return x_t
+                if case == "dirty input, written in place":
+                    return x_t.mul_(2)
+                if case == "returned input, view_as":
+                    return x_t + y_t, x_t.view_as(x_t)
+                if case == "returned input, itself":
+                    return x_t + y_t, x_t
+                if case == "returned input, new tensor":
+                    return x_t + y_t, x_t * 2
+                return x_t, x_t.clone()
+
+        with fw.dual_level():
+            x = fw.make_dual(t.tensor(X), t.ones(3))
+            result = Fn.apply(x, t.tensor(X * 2))
+            first = result if isinstance(result, t.Tensor) else result[-1]
+            return fw.unpack_dual(first).tangent.tolist(), first is x
+    same_outcome(program)

@@ -17,6 +17,7 @@ See docs/notes/forward-mode.md.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import NamedTuple
 
@@ -185,7 +186,7 @@ def strip_tangent(tensor: Tensor, level: int) -> Tensor:
 def propagate(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
     """Set `out`'s tangent at each active level from the inputs' (called by bind)."""
     levels = state.forward_levels
-    if op.vjp is None or out._dtype.category < dtypes.FLOATING:
+    if op.vjp is None or out._dtype.category < dtypes.FLOATING or not state.fwd_grad_enabled:
         return
     for level in levels:
         tangents = None
@@ -276,6 +277,37 @@ def transposed_jvp(op, inputs, tangents, out, attrs) -> Tensor | None:
     finally:
         state.grad_enabled = previous
     return pushed
+
+
+def _is_fwd_grad_enabled() -> bool:
+    """Whether primitives push tangents forward in this thread (torch's private switch)."""
+    return state.fwd_grad_enabled
+
+
+class _set_fwd_grad_enabled:  # noqa: N801 - torch's name
+    """Turn forward-mode AD on or off for the thread: at once, restored on exit (a context
+    manager or decorator, as torch's)."""
+
+    def __init__(self, mode: bool):
+        self.previous = state.fwd_grad_enabled
+        state.fwd_grad_enabled = bool(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        state.fwd_grad_enabled = self.previous
+
+    def __call__(self, function):
+        mode = state.fwd_grad_enabled
+        state.fwd_grad_enabled = self.previous
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            with _set_fwd_grad_enabled(mode):
+                return function(*args, **kwargs)
+
+        return wrapper
 
 
 registry.FORWARD = propagate  # bind (ops/registry.py) pushes tangents forward through this

@@ -22,10 +22,10 @@ from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
+from .function_forward import push_tangents, saved_outputs_take_tangents
 from .graph import (
     FREED_MESSAGE,
     Node,
-    PackedSavedTensor,
     SavedTensor,
     conform,
     gradient_edge,
@@ -371,61 +371,13 @@ def _apply(cls, args: tuple, kwargs: dict):
     is_tuple = isinstance(raw, tuple)
     results = _wrap_outputs(node, args, raw if is_tuple else (raw,), executable)
     if levels:
-        _push_tangents(cls, node, args, results, levels)
-        _saved_outputs_take_tangents(node, results)
+        push_tangents(cls, node, args, results, levels)
+        saved_outputs_take_tangents(node, results)
     if executable and state.anomaly:
         from .anomaly import capture_forward_trace
 
         capture_forward_trace(node)
     return tuple(results) if is_tuple else results[0]
-
-
-def _push_tangents(cls, node, args: tuple, results: list, levels: tuple) -> None:
-    """Set the outputs' tangents at each active level from the inputs' through cls.jvp."""
-    from ..tensor.creation import zeros_like
-    from .forward_ad import set_tangent
-
-    for level in levels:
-        found = [a._tangents.get(level) if isinstance(a, Tensor) and a._tangents else None
-                 for a in args]
-        if all(tangent is None for tangent in found):
-            continue
-        tangents = [tangent if tangent is not None or not isinstance(a, Tensor) else
-                    (zeros_like(a) if a.dtype.category >= dtypes.FLOATING else None)
-                    for a, tangent in zip(args, found)]
-        state.forward_levels = tuple(other for other in levels if other != level)
-        node._in_jvp = True
-        try:
-            pushed = cls.jvp(node, *tangents)
-        finally:
-            node._in_jvp = False
-            state.forward_levels = levels
-        pushed = pushed if isinstance(pushed, tuple) else (pushed,)
-        outputs = [r for r in results]
-        if len(pushed) != len(outputs):
-            raise RuntimeError(f"jvp() returned an incorrect number of tangents (got "
-                               f"{len(pushed)}, but expected {len(outputs)})")
-        for output, tangent in zip(outputs, pushed):
-            if isinstance(output, Tensor) and tangent is not None:
-                if tuple(tangent.shape) != tuple(output.shape):
-                    raise RuntimeError(f"Function {cls.__name__} returned an invalid tangent "
-                                       f"of shape {list(tangent.shape)} for an output of shape "
-                                       f"{list(output.shape)}")
-                set_tangent(output, level, tangent)
-
-
-def _saved_outputs_take_tangents(node: BackwardFunction, results: list) -> None:
-    """Give the saved outputs the tangents forward mode set on the outputs after they were
-    saved: backward rebuilds a saved output from its storage, and a backward that reads it
-    under an outer forward level (forward-over-reverse: jvp of grad, hessian, jacfwd of
-    jacrev) must see its tangent, as with the saved outputs of ops (forward_ad.py)."""
-    for entry in node._saved or ():
-        if isinstance(entry, PackedSavedTensor):
-            is_output = entry.is_output
-        else:
-            is_output = isinstance(entry, SavedTensor) and entry.tensor is None
-        if is_output:
-            entry.tangents = results[entry.output_nr]._tangents
 
 
 def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executable: bool) -> list:
@@ -475,6 +427,7 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
             output._requires_grad = True
         results.append(output)
         wrapped[key] = output
+    node.__dict__["_returned_views"] = {id(view) for view in views}  # (jvp's checks)
     # torch forbids writing a returned view in place: its custom backward would be bypassed
     differentiable_count = sum(1 for r in results if isinstance(r, Tensor) and r.grad_fn is node)
     mark_views(views, "multi_output" if differentiable_count > 1 else "custom_function")

@@ -22,30 +22,24 @@ from ..tensor.tensor import Tensor
 from . import forward_ad
 from .graph import AccumulateGrad
 from .pytree import tree_flatten, tree_unflatten
+from .transform_checks import (
+    GRAD,
+    JVP,
+    VJP,
+    argnums_tuple,
+    check_aux,
+    check_outputs,
+    check_real,
+    check_tensor_list,
+    split_aux,
+)
 
 # ---- argument handling --------------------------------------------------------------------
-
-def _argnums_tuple(argnums, count: int, name: str) -> tuple:
-    numbers = argnums if isinstance(argnums, tuple) else (argnums,)
-    if not numbers:
-        raise RuntimeError(f"{name}: argnums must be non-empty")
-    for number in numbers:
-        if not isinstance(number, int):
-            raise RuntimeError(f"{name}: Got type {type(number)} for argnums, expected int or "
-                               "tuple of ints")
-        if not -count <= number < count:
-            raise RuntimeError(f"Got argnum={number}, but only {count} positional inputs")
-    normalized = tuple(number % count for number in numbers)
-    if len(set(normalized)) != len(normalized):
-        raise RuntimeError(f"{name}: argnums must be unique, got {argnums}")
-    return normalized
-
 
 def _differentiable_alias(tensor, name: str) -> Tensor:
     """A fresh alias of `tensor` that requires grad and keeps its history and tangents."""
     if not isinstance(tensor, Tensor):
-        raise RuntimeError(f"{name}: Expected the argument(s) to differentiate to be Tensors, "
-                           f"got {type(tensor).__name__}")
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(tensor)}")
     if tensor.dtype.category < dtypes.FLOATING:
         raise RuntimeError(f"{name}: only Tensors of floating point dtype can be "
                            f"differentiated, got {tensor.dtype}")
@@ -132,15 +126,6 @@ def _run(func, args, kwargs):
         state.func_transforms -= 1
 
 
-def _split_aux(output, has_aux: bool, name: str):
-    if not has_aux:
-        return output, None
-    if not (isinstance(output, tuple) and len(output) == 2):
-        raise RuntimeError(f"{name}(f)(*args): output of function f should be a tuple: "
-                           "(output, aux) if has_aux is True")
-    return output
-
-
 # ---- reverse mode -------------------------------------------------------------------------
 
 def grad_and_value(func, argnums=0, has_aux: bool = False):
@@ -150,9 +135,12 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     """
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        numbers = _argnums_tuple(argnums, len(args), "grad_and_value")
+        # Called under no_grad, the transform still differentiates its function, but what
+        # it returns has no history outside it (torch's grad level keeps the caller's mode).
+        outer_grad = state.grad_enabled
+        numbers = argnums_tuple(argnums, len(args))
         new_args, leaves_per_arg, specs = _prepare(args, numbers, "grad_and_value")
-        output, aux = _split_aux(_run(func, new_args, kwargs), has_aux, "grad_and_value")
+        output, aux = split_aux(_run(func, new_args, kwargs), has_aux, GRAD)
         if not isinstance(output, Tensor):
             raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
                                f"got {type(output)}")
@@ -163,7 +151,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
                 "APIs instead?")
         leaves = [leaf for group in leaves_per_arg for leaf in group]
         own = {id(leaf) for leaf in leaves}
-        keep = _reaches_outside([output], own)
+        keep = outer_grad and _reaches_outside([output], own)
         if output.requires_grad:
             from .api import grad
 
@@ -174,6 +162,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         gradient = tuple(results) if isinstance(argnums, tuple) else results[0]
         value = _plain(output, keep)
         if has_aux:
+            check_aux(aux)
             return gradient, (value, _plain(aux, keep))
         return gradient, value
 
@@ -203,16 +192,22 @@ def grad(func, argnums=0, has_aux: bool = False):
 def vjp(func, *primals, has_aux: bool = False):
     """(func(*primals), vjp_fn[, aux]): vjp_fn(cotangents) gives the gradients of
     <func(*primals), cotangents> with respect to every primal, as torch.func.vjp."""
+    outer_grad = state.grad_enabled
     numbers = tuple(range(len(primals)))
     new_args, leaves_per_arg, specs = _prepare(primals, numbers, "vjp")
-    output, aux = _split_aux(_run(func, new_args, {}), has_aux, "vjp")
+    output, aux = split_aux(_run(func, new_args, {}), has_aux, VJP)
+    if has_aux:
+        check_aux(aux)
     outputs, output_spec = tree_flatten(output)
+    check_outputs(outputs, VJP)
     for item in outputs:
-        if not isinstance(item, Tensor):
-            raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has "
-                               f"non-empty output, and returns only Tensors, got {type(item)}")
+        if item.dtype.category < dtypes.FLOATING:
+            raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or complex "
+                               f"Tensors, got Tensor with dtype {item.dtype}")
     leaves = [leaf for group in leaves_per_arg for leaf in group]
     own = {id(leaf) for leaf in leaves}
+    # Under no_grad the primal outputs come back without history, but vjp_fn called later
+    # with grad on still builds the gradients' history, as torch's does.
     keep = _reaches_outside(outputs, own)
 
     def vjp_fn(cotangents, *, retain_graph: bool = True, create_graph: bool | None = None):
@@ -228,7 +223,7 @@ def vjp(func, *primals, has_aux: bool = False):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{index}] has a shape of "
                                    f"{cotangent.shape} and output[{index}] has a shape of "
                                    f"{item.shape}.")
-        differentiable = create_graph if create_graph is not None else (
+        differentiable = create_graph if create_graph is not None else state.grad_enabled and (
             keep or any(isinstance(c, Tensor) and (c.requires_grad or c._tangents)
                         for c in flat))
         pairs = [(item, cotangent) for item, cotangent in zip(outputs, flat)
@@ -242,9 +237,9 @@ def vjp(func, *primals, has_aux: bool = False):
             grads = [None] * len(leaves)
         return tuple(_regrouped(_zeros_for_unused(grads, leaves), leaves_per_arg, specs))
 
-    value = _plain(output, keep)
+    value = _plain(output, keep and outer_grad)
     if has_aux:
-        return value, vjp_fn, _plain(aux, keep)
+        return value, vjp_fn, _plain(aux, keep and outer_grad)
     return value, vjp_fn
 
 
@@ -255,9 +250,6 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
                            "should be valid to call f(*primals).")
-    if not isinstance(tangents, tuple):
-        raise RuntimeError("jvp(f, primals, tangents): Expected tangents to be a tuple. E.g. "
-                           "it should be valid to call f(*primals).")
     primal_leaves, primal_spec = tree_flatten(primals)
     tangent_leaves, tangent_spec = tree_flatten(tangents)
     if primal_spec != tangent_spec:
@@ -265,13 +257,15 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                            f"the same python structure. For example, if primals is a tuple of "
                            f"3 tensors, tangents also must be. Got primals with structure "
                            f"{primal_spec} and tangents with structure {tangent_spec}")
+    check_tensor_list(primal_leaves, "primals")
+    check_tensor_list(tangent_leaves, "tangents")
     level = forward_ad.enter_level()
+    # jvp computes its tangents even where the caller turned forward grad off
+    outer_fwd = state.fwd_grad_enabled
+    state.fwd_grad_enabled = True
     try:
         duals = []
         for primal, tangent in zip(primal_leaves, tangent_leaves):
-            if not isinstance(primal, Tensor) or not isinstance(tangent, Tensor):
-                raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to "
-                                   "only contain Tensors")
             if tuple(primal.shape) != tuple(tangent.shape):
                 raise RuntimeError(
                     "Trying to set a forward gradient that has a different size than that of "
@@ -286,14 +280,18 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
             output = func(*tree_unflatten(duals, primal_spec))
         finally:
             state.func_transforms -= 1
-        output, aux = _split_aux(output, has_aux, "jvp")
+        output, aux = split_aux(output, has_aux, JVP)
+        if has_aux:
+            check_aux(aux)
         outputs, output_spec = tree_flatten(output)
+        check_outputs(outputs, JVP)
         primals_out, tangents_out = [], []
         for item in outputs:
-            if not isinstance(item, Tensor):
-                raise RuntimeError("jvp(f, primals, tangents): Expected f(*primals) to return "
-                                   f"only tensors, got unsupported type {type(item)}")
             tangent = forward_ad.tangent_of(item, level)
+            if tangent is None and strict:
+                raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
+                                   "independent of the inputs. This is not allowed with "
+                                   "strict=True.")
             if tangent is None:
                 from ..tensor.creation import zeros_like
 
@@ -306,6 +304,7 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                                   if isinstance(leaf, Tensor) else leaf
                                   for leaf in aux_leaves], aux_spec)
     finally:
+        state.fwd_grad_enabled = outer_fwd
         forward_ad.exit_level(level)
     result = (tree_unflatten(primals_out, output_spec), tree_unflatten(tangents_out, output_spec))
     return (*result, aux) if has_aux else result
@@ -345,7 +344,8 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
         from ..tensor.creation import zeros, zeros_like
         from .vmap import vmap
 
-        numbers = _argnums_tuple(argnums, len(args), "jacrev")
+        check_real("jacrev", tree_flatten(args)[0], is_input=True)
+        numbers = argnums_tuple(argnums, len(args))
         chosen = tuple(args[number] for number in numbers)
 
         def restricted(*differentiated):
@@ -357,6 +357,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
         results = vjp(restricted, *chosen, has_aux=has_aux)
         output, vjp_fn = results[0], results[1]
         outputs, output_spec = tree_flatten(output)
+        check_real("jacrev", outputs, is_input=False)
         per_output = []
         for position, item in enumerate(outputs):
             def pull(cotangent, position=position):
@@ -394,7 +395,8 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         from ..tensor.creation import zeros_like
         from .vmap import vmap
 
-        numbers = _argnums_tuple(argnums, len(args), "jacfwd")
+        check_real("jacfwd", tree_flatten(args)[0], is_input=True)
+        numbers = argnums_tuple(argnums, len(args))
         chosen = [tree_flatten(args[number]) for number in numbers]
         flat_inputs = [leaf for leaves, _ in chosen for leaf in leaves]
         primal_tuple = tuple(flat_inputs)
@@ -406,8 +408,13 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                 start += len(group)
             return func(*full)
 
-        output, aux = _split_aux(restricted(*flat_inputs), has_aux, "jacfwd")
+        # the checks and messages of torch's jacfwd, whose function runs under its jvp
+        output, aux = split_aux(restricted(*flat_inputs), has_aux, JVP)
+        if has_aux:
+            check_aux(aux)
         outputs, output_spec = tree_flatten(output)
+        check_outputs(outputs, JVP)
+        check_real("jacfwd", outputs, is_input=False)
         blocks_per_input = []
         for position, leaf in enumerate(flat_inputs):
             def push(tangent, position=position):

@@ -83,5 +83,19 @@ def _set_grad_enabled(mode: bool) -> None:
     _set_grad_enabled_mode(mode)
 
 
+def _is_fwd_grad_enabled() -> bool:
+    from ..autograd.forward_ad import _is_fwd_grad_enabled as enabled
+
+    return enabled()
+
+
+def _set_fwd_grad_enabled(mode: bool) -> None:
+    """Turn forward-mode AD on or off for the thread (torch._C's switch, which
+    forward_ad._set_fwd_grad_enabled wraps)."""
+    from ..tensor.state import state
+
+    state.fwd_grad_enabled = bool(mode)
+
+
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "Generator", "Size",
            "TensorBase", "device", "dtype"]

@@ -35,6 +35,8 @@ class _State(threading.local):
         self.vmap_levels = ()  # the active vmap levels: (id, batch size) (autograd/vmap.py)
         self.vmap_randomness = None  # inside vmap: its randomness= mode
         self.forward_levels = ()  # the active forward-AD levels' ids (autograd/forward_ad.py)
+        # forward_ad._set_fwd_grad_enabled: off, no primitive pushes tangents forward
+        self.fwd_grad_enabled = True
         self.anomaly = False  # autograd.detect_anomaly: capture forward tracebacks
         self.anomaly_check_nan = True  # ... and check backward results for nan
         self.profiler = None  # autograd.profiler.profile while one is recording

@@ -507,3 +507,65 @@ def test_function_jvp_results_are_checked(case):
             first = result if isinstance(result, t.Tensor) else result[-1]
             return fw.unpack_dual(first).tangent.tolist(), first is x
     same_outcome(program)
+
+
+# ---- warnings and materialized gradients -----------------------------------------------------
+
+def test_materialized_zeros_and_non_differentiable_outputs():
+    def program(t, C):
+        x = t.tensor(0.5, requires_grad=True)
+        y = x * t.tensor(1.0, requires_grad=True)
+        (dydx,) = t.autograd.grad(y, x, create_graph=True)
+        (zero,) = t.autograd.grad(dydx, x, create_graph=True, materialize_grads=True)
+        (third,) = t.autograd.grad(zero, x, materialize_grads=True)
+        seen = []
+
+        class Two(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                out = a.clone()
+                ctx.mark_non_differentiable(out)
+                ctx._materialize_non_diff_grads = False
+                return a.clone(), out
+
+            @staticmethod
+            def backward(ctx, g0, g1):
+                seen.append(g1 is None)
+                return g0
+
+        Two.apply(t.tensor(1.0, requires_grad=True))[0].backward()
+        return zero.requires_grad, zero.grad_fn is None, third.item(), seen
+    expected, actual = both(program)
+    assert actual == expected
+
+
+def test_backward_with_create_graph_warns_as_torch():
+    def program(t, C):
+        b = t.tensor(X, requires_grad=True)
+        previous = t.is_warn_always_enabled()
+        t.set_warn_always(True)  # torch warns once a process, else every time
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                (b * b).sum().backward(create_graph=True)
+                t.autograd.grad((b * b).sum(), b, create_graph=True)
+        finally:
+            t.set_warn_always(previous)
+        return [str(w.message).split(" (Triggered")[0] for w in caught]
+    expected, actual = both(program)
+    assert actual == expected and len(actual) == 1
+
+
+def test_a_grad_mode_decorating_a_class_warns():
+    def program(t, C):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+
+            @t.no_grad()
+            class Made:
+                def __init__(self):
+                    self.enabled = t.is_grad_enabled()
+
+        return Made().enabled, [(w.category.__name__, str(w.message)) for w in caught]
+    expected, actual = both(program)
+    assert actual == expected

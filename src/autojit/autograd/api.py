@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..tensor.once import warn_once
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
@@ -99,8 +100,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         for tensor in input_list:
             if tensor.__class__ is not GradientEdge and not tensor.requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if create_graph:
+        warn_once("backward create_graph", CREATE_GRAPH_WARNING, stacklevel=2)
     run_backward(list(outputs), grads, retain_graph=retain_graph, create_graph=create_graph,
                  inputs=input_list, accumulate=True)
+
+
+CREATE_GRAPH_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter "
+    "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+    "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+    ".grad fields of your parameters to None after use to break the cycle and avoid the leak.")
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -159,7 +169,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError("materialize_grads cannot be used when the given input is a "
                                    "GradientEdge")
             if materialize_grads:
-                result = zeros_like(tensor)
+                # torch's zeros require grad under create_graph (a leaf of the next graph)
+                result = zeros_like(tensor, requires_grad=create_graph)
         final.append(result)
     return tuple(final)
 

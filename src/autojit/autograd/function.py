@@ -49,6 +49,10 @@ class FunctionCtx:
     dirty_tensors = None
     non_differentiable = None
     materialize_grads = True
+    # torch's private switch: False gives backward None, not zeros, for the outputs that are
+    # not differentiable (mark_non_differentiable, integer outputs)
+    _materialize_non_diff_grads = True
+    _non_differentiable_positions = frozenset()
     _saved = None  # SavedTensor entries, made once the forward has returned
     _released = False
 
@@ -149,7 +153,9 @@ class BackwardFunction(FunctionCtx, Node):
         grad_outputs = []
         for index, meta in enumerate(self._output_meta):
             grad = grads[index] if index < len(grads) else None
-            if grad is None and meta is not None and self.materialize_grads:
+            if grad is None and meta is not None and self.materialize_grads and (
+                    self._materialize_non_diff_grads
+                    or index not in self._non_differentiable_positions):
                 from ..tensor.creation import zeros
 
                 grad = zeros(meta[0], dtype=meta[1])
@@ -390,6 +396,7 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
                            "returned as output. The inputs that are modified inplace must all be "
                            "outputs of the Function.")
     results, output_meta, seen, views, wrapped = [], [], set(), [], {}
+    not_differentiable: set = set()
     for index, output in enumerate(outputs):
         if not isinstance(output, Tensor):
             results.append(output)
@@ -425,9 +432,13 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
             output.grad_fn = node
             output._output_nr = index
             output._requires_grad = True
+        else:
+            not_differentiable.add(index)
         results.append(output)
         wrapped[key] = output
     node.__dict__["_returned_views"] = {id(view) for view in views}  # (jvp's checks)
+    if not_differentiable:
+        node.__dict__["_non_differentiable_positions"] = frozenset(not_differentiable)
     # torch forbids writing a returned view in place: its custom backward would be bypassed
     differentiable_count = sum(1 for r in results if isinstance(r, Tensor) and r.grad_fn is node)
     mark_views(views, "multi_output" if differentiable_count > 1 else "custom_function")

@@ -40,6 +40,10 @@ def _plain_autograd(api):
 
     @functools.wraps(api)
     def run(*args, **kwargs):
+        if state.func_transforms and not state.plain_autograd:
+            from .transform_checks import refuse_functional_in_transform
+
+            refuse_functional_in_transform(api.__name__, args, kwargs)
         state.plain_autograd += 1
         try:
             return api(*args, **kwargs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 from ..tensor.state import state
 
@@ -32,6 +33,17 @@ class _GradModeContext:
         return self._fresh()
 
     def __call__(self, function):
+        if inspect.isclass(function):
+            # torch still takes a class (its construction runs in the mode), warning
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.", FutureWarning, stacklevel=2)
+            cls = function
+
+            def function(*args, **kwargs):
+                return cls(*args, **kwargs)
         if inspect.isgeneratorfunction(function):
             return self._wrap_generator(function)
 

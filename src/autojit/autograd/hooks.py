@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
 from .graph import Node
@@ -92,6 +93,10 @@ def retain_grad(self: Tensor) -> None:
     """Populate .grad of this non-leaf tensor during backward (a no-op on leaves)."""
     if not self._requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if state.func_transforms:
+        from .transform_checks import refuse_in_transform
+
+        refuse_in_transform("retain_grad")
     if self.grad_fn is None or self._retains_grad:
         return
     node = self.grad_fn

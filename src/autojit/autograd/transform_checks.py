@@ -8,12 +8,31 @@ torch words each error for the API that raises it: grad's as `grad_and_value(f)(
 
 from __future__ import annotations
 
+import functools
+import sys
+
+from ..tensor.state import state
 from ..tensor.tensor import Tensor
+from .graph_api import disable_saved_tensors_hooks
 from .pytree import tree_flatten
 
 GRAD = "grad_and_value(f)(*args)"
 VJP = "vjp(f, *primals)"
 JVP = "jvp(f, primals, tangents)"
+
+_NO_SAVED_TENSOR_HOOKS = ("torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor "
+                          "hooks. Please open an issue with your use case.")
+
+
+def refuses_saved_tensor_hooks(function):
+    """`function` run where saved-tensor hooks may be neither active nor entered: torch's
+    reverse-mode transforms refuse them (the hooks would see its level's wrapped tensors)."""
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        with disable_saved_tensors_hooks(_NO_SAVED_TENSOR_HOOKS):
+            return function(*args, **kwargs)
+
+    return run
 
 
 def argnums_tuple(argnums, count: int) -> tuple:
@@ -84,3 +103,52 @@ def check_real(api: str, leaves, is_input: bool) -> None:
             kind = "inputs" if is_input else "outputs"
             raise RuntimeError(f"{api}: Expected all {kind} to be real but received complex "
                                f"tensor at flattened input idx: {index}")
+
+
+_IN_TRANSFORM = {
+    "requires_grad_": "Tensor.requires_grad_() (or perhaps using torch.autograd.functional.* "
+                      "APIs)",
+    "retain_grad": "Tensor.retain_grad()",
+}
+
+
+def _unsupported_in_transform(method: str) -> RuntimeError:
+    return RuntimeError(
+        f"You are attempting to call {_IN_TRANSFORM[method]} inside of a function being "
+        "transformed by a functorch transform. This is unsupported, please attempt to use the "
+        "functorch transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call "
+        f"{method}() outside of a function being transformed instead.")
+
+
+_DISPATCH_WRAPPER = "autojit.tensor.torch_function"
+
+
+def refuse_in_transform(method: str) -> None:
+    """Raise torch's error for `method` (requires_grad_ or retain_grad) called by the user's
+    function while a torch.func transform runs it. The caller two frames up is checked: torch
+    lets its own factories and modules set requires_grad there, and autojit's code (a factory's
+    requires_grad=True, the transforms' own inputs) sets it through this same method."""
+    if state.plain_autograd or not state.func_transforms:
+        return
+    frame = sys._getframe(2)
+    # __torch_function__ dispatch (on while a subclass or mode is in use) calls the method from
+    # its own wrapper; the caller that counts is the wrapper's
+    while frame is not None and frame.f_globals.get("__name__") == _DISPATCH_WRAPPER:
+        frame = frame.f_back
+    caller = frame.f_globals.get("__name__", "") if frame is not None else ""
+    if caller == "autojit" or caller.startswith("autojit."):
+        return
+    raise _unsupported_in_transform(method)
+
+
+def refuse_functional_in_transform(name: str, args: tuple, kwargs: dict) -> None:
+    """torch.autograd.functional's APIs mark their inputs with requires_grad_(), which a running
+    transform refuses; jacobian's forward mode makes dual tensors instead, which vmap has no
+    batching rule for (under the other transforms torch's fails later, here it runs)."""
+    strategy = kwargs.get("strategy", args[5] if len(args) > 5 else "reverse-mode")
+    if name == "jacobian" and strategy == "forward-mode":
+        if state.vmap_levels:
+            raise RuntimeError("Batching rule not implemented for aten::_make_dual; the "
+                               "fallback path doesn't work on out= or view ops.")
+        return
+    raise _unsupported_in_transform("requires_grad_")

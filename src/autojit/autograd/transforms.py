@@ -31,6 +31,7 @@ from .transform_checks import (
     check_outputs,
     check_real,
     check_tensor_list,
+    refuses_saved_tensor_hooks,
     split_aux,
 )
 
@@ -134,6 +135,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     func must return a scalar tensor (with has_aux, a pair (scalar, aux)).
     """
     @functools.wraps(func)
+    @refuses_saved_tensor_hooks
     def wrapper(*args, **kwargs):
         # Called under no_grad, the transform still differentiates its function, but what
         # it returns has no history outside it (torch's grad level keeps the caller's mode).
@@ -189,6 +191,7 @@ def grad(func, argnums=0, has_aux: bool = False):
     return wrapper
 
 
+@refuses_saved_tensor_hooks
 def vjp(func, *primals, has_aux: bool = False):
     """(func(*primals), vjp_fn[, aux]): vjp_fn(cotangents) gives the gradients of
     <func(*primals), cotangents> with respect to every primal, as torch.func.vjp."""
@@ -365,7 +368,11 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
                 cotangents[position] = cotangent
                 return vjp_fn(tree_unflatten(cotangents, output_spec))
 
-            if item.numel():
+            if item.numel() and chunk_size == 1:
+                # one row at a time needs no vmap, so a backward vmap cannot batch (a dynamic
+                # shape, .item()) still works, as torch's does
+                rows = _stacked([pull(row) for row in _basis(item).unbind(0)])
+            elif item.numel():
                 rows = vmap(pull, chunk_size=chunk_size)(_basis(item))
             else:
                 rows = tuple(tree_map_tensors(
@@ -442,6 +449,16 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         return (jacobian, aux) if has_aux else jacobian
 
     return wrapper
+
+
+def _stacked(results: list) -> tuple:
+    """Per-row results (tuples of pytrees) stacked along a new first dimension."""
+    from ..ops.joining import stack
+
+    flat = [tree_flatten(result) for result in results]
+    spec = flat[0][1]
+    columns = zip(*(leaves for leaves, _ in flat))
+    return tree_unflatten([stack(column) for column in columns], spec)
 
 
 def tree_map_tensors(function, tree):

@@ -20,9 +20,13 @@ _warn = warnings.warn  # bound before any trace replaces the module's attribute
 
 
 def warn_once(key, message: str, category=UserWarning, stacklevel: int = 1) -> None:
-    """Warn unless the warning `key` names was given; stacklevel counts from the caller."""
+    """Warn unless the warning `key` names was given (or set_warn_always is on, as torch's
+    TORCH_WARN_ONCE); stacklevel counts from the caller."""
     if key in given:
-        return
+        from .settings import is_warn_always_enabled
+
+        if not is_warn_always_enabled():
+            return
     tracer = state.tracer
     capture = getattr(tracer, "prints", None) if tracer is not None else None
     if capture is not None and capture.capture_once(key, message, category, stacklevel + 1):

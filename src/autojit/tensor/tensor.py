@@ -304,6 +304,10 @@ class Tensor:
         if requires_grad.__class__ is not bool:
             raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be "
                             f"bool, not {type(requires_grad).__name__}")
+        if state.func_transforms:
+            from ..autograd.transform_checks import refuse_in_transform
+
+            refuse_in_transform("requires_grad_")
         if self.grad_fn is not None:
             if requires_grad:
                 return self

@@ -5,6 +5,7 @@ torch's checks and error messages.
 
 from __future__ import annotations
 
+from ...autograd.transform_checks import argnums_tuple
 from ...func import (  # noqa: F401 - torch._functorch.eager_transforms' names
     functionalize,
     grad,
@@ -16,7 +17,6 @@ from ...func import (  # noqa: F401 - torch._functorch.eager_transforms' names
     linearize,
     vjp,
 )
-from ...autograd.transform_checks import argnums_tuple
 
 
 def _slice_argnums(args: tuple, argnums, as_tuple: bool = True):

@@ -23,6 +23,7 @@ from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
 from .function_forward import push_tangents, saved_outputs_take_tangents
+from .function_vmap import forward_under_vmap
 from .graph import (
     FREED_MESSAGE,
     Node,
@@ -361,17 +362,18 @@ def _apply(cls, args: tuple, kwargs: dict):
     # Forward mode sees the Function as one op: its forward runs below the dual levels, and
     # the outputs' tangents come from its jvp.
     levels = state.forward_levels
-    previous = state.grad_enabled
-    state.grad_enabled = False
+    previous, previous_forward = state.grad_enabled, state.fwd_grad_enabled
+    state.grad_enabled = state.fwd_grad_enabled = False  # torch's forward runs with both off
     state.forward_levels = ()
     try:
         if uses_setup_context:
-            raw = cls.forward(*args, **kwargs)
+            # under vmap: the Function's vmap staticmethod or generated rule (function_vmap.py)
+            raw = forward_under_vmap(cls, args, kwargs)
             cls.setup_context(node, args, raw)
         else:
             raw = cls.forward(node, *args, **kwargs)
     finally:
-        state.grad_enabled = previous
+        state.grad_enabled, state.fwd_grad_enabled = previous, previous_forward
         state.forward_levels = levels
 
     is_tuple = isinstance(raw, tuple)

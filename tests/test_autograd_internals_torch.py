@@ -569,3 +569,23 @@ def test_a_grad_mode_decorating_a_class_warns():
         return Made().enabled, [(w.category.__name__, str(w.message)) for w in caught]
     expected, actual = both(program)
     assert actual == expected
+
+
+# ---- gradients torch's tests found wrong ---------------------------------------------------
+
+@pytest.mark.parametrize("base", ["tensor", "number"])
+def test_a_negative_real_base_under_a_complex_power(base):
+    def program(t, C):
+        exponent = t.tensor([0.5 + 0.25j, -1.5 + 2.0j], dtype=t.complex128, requires_grad=True)
+        b = t.tensor([-1.0, -2.5], dtype=t.float64) if base == "tensor" else -1
+        y = t.pow(b, exponent)
+        (g,) = t.autograd.grad(y, exponent, t.tensor([1.0 - 1.0j, 0.5j], dtype=t.complex128),
+                               create_graph=True)
+        (gg,) = t.autograd.grad(g.abs().sum(), exponent)
+        fw = t.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(exponent.detach(), t.ones(2, dtype=t.complex128))
+            tangent = fw.unpack_dual(t.pow(b, dual)).tangent
+        return [np.round(v.detach().numpy(), 10).tolist() for v in (g, gg, tangent)]
+    expected, actual = both(program)
+    assert actual == expected

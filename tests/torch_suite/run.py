@@ -77,6 +77,7 @@ EXCLUSIONS = (
     ("C++ extensions", r"cpp_extension|load_inline"),
     ("the dispatcher's test operators", r"_test_autograd_multiple_dispatch"),
     ("nested tensors", r"torch\.nested"),
+    ("MKL-DNN tensors and Intel ITT ranges", r"MKL-DNN build is disabled|ITT is required"),
 )
 
 

@@ -451,6 +451,9 @@ def _pow_exponent_part(x, y, tangent, out, transpose=False):
         safe = (x == 0) & (y.imag == 0) & (y.real >= 0)
     else:
         safe = (x == 0) & (y >= 0)
+    if out._dtype.category == _COMPLEX and x._dtype.category != _COMPLEX:
+        # a real base under a complex power: its log is complex (log(-1) = i pi), not NaN
+        x = x.to(out._dtype)
     derivative = out * x.log()
     return tangent * where(safe, 0, conj(derivative) if transpose else derivative)
 

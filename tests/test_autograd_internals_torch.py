@@ -589,3 +589,41 @@ def test_a_negative_real_base_under_a_complex_power(base):
         return [np.round(v.detach().numpy(), 10).tolist() for v in (g, gg, tangent)]
     expected, actual = both(program)
     assert actual == expected
+
+
+def test_a_function_writing_a_view_in_place_gives_the_base_its_history():
+    def program(t, C):
+        a = t.arange(16.0, dtype=t.float64).reshape(4, 4).requires_grad_()
+        b = t.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=t.float64, requires_grad=True)
+
+        class AddInPlace(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                ctx.mark_dirty(x)
+                return x.add_(y)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad, grad * 3
+
+        x = a.clone()
+        AddInPlace.apply(x.narrow(1, 2, 2).narrow(0, 1, 2), b)
+        AddInPlace.apply(x.narrow(1, 0, 2).narrow(0, 1, 2), b)
+        x.backward(t.arange(16.0, dtype=t.float64).reshape(4, 4))
+        return x.detach().numpy().tolist(), a.grad.numpy().tolist(), b.grad.numpy().tolist()
+    expected, actual = both(program)
+    assert actual == expected
+
+
+def test_a_view_requires_grad_once_its_base_is_written_with_a_value_that_does():
+    def program(t, C):
+        r = t.ones(1, dtype=t.float64, requires_grad=True)
+        x = t.ones(5, dtype=t.float64)
+        v = x.select(0, 1)
+        before = v.requires_grad
+        x.add_(r)
+        after = v.requires_grad
+        (v * 3).backward()
+        return before, after, r.grad.tolist()
+    expected, actual = both(program)
+    assert actual == expected

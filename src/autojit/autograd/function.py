@@ -397,7 +397,7 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
                            "returned as output. The inputs that are modified inplace must all be "
                            "outputs of the Function.")
-    results, output_meta, seen, views, wrapped = [], [], set(), [], {}
+    results, output_meta, seen, views, wrapped, dirty_views = [], [], set(), [], {}, []
     not_differentiable: set = set()
     for index, output in enumerate(outputs):
         if not isinstance(output, Tensor):
@@ -434,10 +434,14 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
             output.grad_fn = node
             output._output_nr = index
             output._requires_grad = True
+            if key in dirty and output._base is not None:
+                dirty_views.append(output)
         else:
             not_differentiable.add(index)
         results.append(output)
         wrapped[key] = output
+    for view in dirty_views:
+        _base_takes_write(view)
     node.__dict__["_returned_views"] = {id(view) for view in views}  # (jvp's checks)
     if not_differentiable:
         node.__dict__["_non_differentiable_positions"] = frozenset(not_differentiable)
@@ -454,6 +458,20 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
         # save_for_backward are not refused, and the node holds no tensors.
         node.to_save = None
     return results
+
+
+def _base_takes_write(view: Tensor) -> None:
+    """A view the Function wrote in place (mark_dirty): its base's history becomes the old base
+    with the view's new value, from the Function's node, scattered in (torch's CopySlices),
+    so that gradients of the base reach the Function's inputs."""
+    from ..ops.inplace import scatter_through, view_steps
+
+    base = view._base
+    written = scatter_through(base, view_steps(view), view)
+    if written.grad_fn is not None:
+        base.grad_fn = written.grad_fn
+        base._output_nr = written._output_nr
+        base._requires_grad = True
 
 
 def _save(node: BackwardFunction, results: list) -> tuple:

@@ -19,6 +19,7 @@ from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
+from .view_history import refresh_view
 
 _sequence = itertools.count()
 
@@ -340,48 +341,6 @@ class AccumulateGrad(Node):
         return []
 
 
-def refresh_view(view: Tensor) -> None:
-    """Regenerate a view's grad_fn after its storage was written in place.
-
-    An in-place op on a base (or on another view of it) changes the values the view shows, so
-    the view's old grad_fn no longer describes it: it is rebuilt by applying the view op again
-    to its (refreshed) source, as torch does for views of modified bases.
-    """
-    source, op, attrs = view._view_source
-    if source._base is not None and source._view_version != source._version_counter.value:
-        refresh_view(source)
-    view._view_version = view._version_counter.value
-    if not source._requires_grad:
-        return
-    from ..ops.registry import bind
-
-    previous = state.grad_enabled
-    state.grad_enabled = True
-    try:
-        rebuilt = bind(op, (source,), attrs)
-    finally:
-        state.grad_enabled = previous
-    _move_tensor_hooks(view, rebuilt.grad_fn)
-    view.grad_fn = rebuilt.grad_fn
-    view._output_nr = 0
-    view._requires_grad = True
-
-
-def _move_tensor_hooks(view: Tensor, node: Node) -> None:
-    """The view's hooks and retain_grad follow it to its regenerated grad_fn.
-
-    The hook containers move as they are, so that handles returned earlier still remove their
-    hooks. A view op's node has one output, so output numbers stay valid.
-    """
-    old = view.grad_fn
-    if old is None or old.output_count != 1:
-        return
-    if old._tensor_hooks:
-        node._tensor_hooks, old._tensor_hooks = old._tensor_hooks, None
-    if old._retained:
-        node._retained, old._retained = old._retained, None
-
-
 def gradient_edge(tensor: Tensor) -> tuple:
     """(node, output_nr) through which gradient flows into `tensor`."""
     if tensor._view_source is not None and \
@@ -599,3 +558,6 @@ __all__ = [
     "register_multi_grad_hook", "allow_mutation_on_saved_tensors", "Node", "GradientEdge",
     "get_gradient_edge", "increment_version", "set_warn_on_accumulate_grad_stream_mismatch",
 ]
+
+
+Tensor._refresh_view = staticmethod(refresh_view)  # the requires_grad of a written view

@@ -93,6 +93,7 @@ class Tensor:
     # CreationMeta): None (allowed), "no_grad", "inference", "multi_output" (unbind, split)
     # or "custom_function" (ops/view_creation.py)
     _creation_meta = None
+    _refresh_view = None  # autograd.graph.refresh_view (a layer above), for requires_grad
     _traced_view = None  # while tracing: how a symbolic view was made (ir/trace.py)
     _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
     _retains_grad = False
@@ -284,6 +285,11 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         """Whether gradients are computed for this tensor; settable on leaves."""
+        if self._view_source is not None and self._counter is not None and \
+                self._view_version != self._counter.value and Tensor._refresh_view is not None:
+            # a view whose base was written since: it requires grad if the written value
+            # does (autograd/graph.py's refresh_view, set here by the autograd layer)
+            Tensor._refresh_view(self)
         return self._requires_grad
 
     @requires_grad.setter

@@ -627,3 +627,23 @@ def test_a_view_requires_grad_once_its_base_is_written_with_a_value_that_does():
         return before, after, r.grad.tolist()
     expected, actual = both(program)
     assert actual == expected
+
+
+@pytest.mark.parametrize("source", [[0.0, 0.0, 3.0], [0.0, 1.0, 3.0]])
+def test_scatter_prod_double_backward_where_two_zeros_meet(source):
+    def program(t, C):
+        warnings.simplefilter("ignore")
+        x = t.tensor([1.0, 2.0], dtype=t.float64, requires_grad=True)
+        src = t.tensor(source, dtype=t.float64, requires_grad=True)
+        y = t.scatter_reduce(x, 0, t.tensor([0, 0, 1]), src, "prod")
+        first = t.autograd.grad(y, (x, src), t.ones(2), create_graph=True)
+        second = outcome(lambda: t.autograd.grad(first[1].sum() + first[0].sum(), (x, src)))
+        return [f.detach().numpy().tolist() for f in first], second
+    expected, actual = both(program)
+    assert actual[0] == expected[0]
+    assert actual[1][0] == expected[1][0]
+    if expected[1][0] == "RuntimeError":
+        assert actual[1][1] == expected[1][1]
+    else:
+        for mine, theirs in zip(actual[1][1], expected[1][1]):
+            assert np.allclose(mine.numpy(), theirs.numpy())

@@ -17,6 +17,7 @@ import functools
 import inspect
 import warnings
 
+from ..ops import registry
 from ..ops.view_creation import mark_views
 from ..tensor import dtypes
 from ..tensor.state import state
@@ -522,6 +523,23 @@ class DelayedError(Node):
         raise RuntimeError(self.message)
 
 
+def delayed_error(message: str, tensor: Tensor) -> Tensor:
+    """`tensor` as a new tensor whose grad_fn raises `message` when a backward reaches it
+    (ops/registry.py's DELAYED_ERROR: a VJP's result whose derivative torch leaves undefined)."""
+    if not tensor._requires_grad:
+        return tensor
+    error = DelayedError(message, 1)
+    # linked to the tensor's history, so that a backward asked for what lies below reaches it
+    error.next_functions = (gradient_edge(tensor),)
+    error.input_meta = ((tuple(tensor.shape), tensor._dtype),)
+    error.needs_input_grad = (True,)
+    wrapped = tensor.detach()
+    wrapped.grad_fn = error
+    wrapped._output_nr = 0
+    wrapped._requires_grad = True
+    return wrapped
+
+
 def once_differentiable(backward):
     """Decorate a Function's backward that cannot itself be differentiated.
 
@@ -558,3 +576,5 @@ def once_differentiable(backward):
 
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable",
            "BackwardFunction"]
+
+registry.DELAYED_ERROR = delayed_error

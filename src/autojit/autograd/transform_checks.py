@@ -152,3 +152,6 @@ def refuse_functional_in_transform(name: str, args: tuple, kwargs: dict) -> None
                                "fallback path doesn't work on out= or view ops.")
         return
     raise _unsupported_in_transform("requires_grad_")
+
+
+Tensor._refuse_in_transform = staticmethod(refuse_in_transform)  # (tensor.py's requires_grad_)

@@ -50,6 +50,10 @@ RECORD = None
 # autograd/forward_ad.py installs its `propagate` here: while a dual level is active, bind
 # pushes the inputs' tangents through the op with it.
 FORWARD = None
+# autograd/function.py installs `delayed_error(message, tensor)` here: the tensor as a new one
+# whose backward raises `message` (torch's Error node), for a VJP whose result torch does not
+# differentiate again.
+DELAYED_ERROR = None
 # ops/batching.py installs its `dispatch` here: inside vmap, bind runs an op on batched
 # operands through it.
 BATCH = None

@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
-from . import batching
+from . import batching, registry
 from . import elementwise as ew
 from .autocast import PROMOTE, autocast_op
 from .index_checks import check_index
@@ -207,6 +208,12 @@ def _scatter_reduce_grads(x, index, src, out, attrs, g) -> tuple:
                                     include_self)
         grad_src = ew.where(single_zero, _gather(g * masked_src_result, dim, index),
                             _gather(g * out, dim, index) / ew.where(src_zero, 1.0, src))
+        if state.grad_enabled and bool((zeros_at > 1).any()):
+            # as torch: this gradient is right, but its own derivative where two zeros meet
+            # is not defined, so a double backward through it raises instead of being wrong
+            grad_src = registry.DELAYED_ERROR(
+                "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src "
+                "are scattered to the same position in self", grad_src)
     elif reduce == "mean":
         counts = _scatter_add(ew.fill_like(g, 1 if include_self else 0), dim, index,
                               ew.fill_like(src, 1))

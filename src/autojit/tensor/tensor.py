@@ -94,6 +94,8 @@ class Tensor:
     # or "custom_function" (ops/view_creation.py)
     _creation_meta = None
     _refresh_view = None  # autograd.graph.refresh_view (a layer above), for requires_grad
+    # autograd.transform_checks.refuse_in_transform: requires_grad_ inside a torch.func transform
+    _refuse_in_transform = None
     _traced_view = None  # while tracing: how a symbolic view was made (ir/trace.py)
     _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
     _retains_grad = False
@@ -310,10 +312,8 @@ class Tensor:
         if requires_grad.__class__ is not bool:
             raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be "
                             f"bool, not {type(requires_grad).__name__}")
-        if state.func_transforms:
-            from ..autograd.transform_checks import refuse_in_transform
-
-            refuse_in_transform("requires_grad_")
+        if state.func_transforms and Tensor._refuse_in_transform is not None:
+            Tensor._refuse_in_transform("requires_grad_")
         if self.grad_fn is not None:
             if requires_grad:
                 return self

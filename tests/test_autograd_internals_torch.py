@@ -647,3 +647,32 @@ def test_scatter_prod_double_backward_where_two_zeros_meet(source):
     else:
         for mine, theirs in zip(actual[1][1], expected[1][1]):
             assert np.allclose(mine.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("case", ["dirty non-input", "dirty view, two outputs"])
+def test_mark_dirty_misuse(case):
+    def program(t, C):
+        class Bad(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                if case == "dirty non-input":
+                    c = 3 * a
+                    c.add_(b)
+                    ctx.mark_dirty(c)
+                    return c
+                a.add_(b)
+                ctx.mark_dirty(a)
+                return a, a + b
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return grads[0] * 3, grads[0] * 3
+
+        a = t.ones(2, requires_grad=True)
+        b = t.ones(2, requires_grad=True)
+        x = a.clone() if case == "dirty non-input" else a.clone().view_as(a)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = outcome(lambda: Bad.apply(x, b))
+        return result[0], [str(w.message).split(" (Triggered")[0] for w in caught]
+    same_outcome(program)

@@ -394,6 +394,10 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
     inputs = {id(a) for a in args if isinstance(a, Tensor)}
     dirty = {id(t) for t in node.dirty_tensors or ()}
     non_differentiable = {id(t) for t in node.non_differentiable or ()}
+    if dirty - inputs:
+        warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
+                      "Tensors that have been mutated should be passed to ctx.mark_dirty().",
+                      UserWarning, stacklevel=4)
     if dirty - {id(o) for o in outputs if isinstance(o, Tensor)}:
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
                            "returned as output. The inputs that are modified inplace must all be "
@@ -441,6 +445,15 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
             not_differentiable.add(index)
         results.append(output)
         wrapped[key] = output
+    if dirty_views and sum(isinstance(r, Tensor) for r in results) > 1:
+        raise RuntimeError(
+            "If your Function modifies inplace an input that is a view of another Tensor, your "
+            "Function cannot return more than one Tensor. This is not supported by the current "
+            "autograd engine. You should either make sure the input is not a view (using "
+            ".clone() for example) or make your Function only return one Tensor (potentially "
+            "splitting it into two Functions: one doing the inplace that returns a single Tensor "
+            "and a second one that does the other operations). You can ask on the forum "
+            "https://discuss.pytorch.org/ if you need help to do this change.")
     for view in dirty_views:
         _base_takes_write(view)
     node.__dict__["_returned_views"] = {id(view) for view in views}  # (jvp's checks)

@@ -676,3 +676,32 @@ def test_mark_dirty_misuse(case):
             result = outcome(lambda: Bad.apply(x, b))
         return result[0], [str(w.message).split(" (Triggered")[0] for w in caught]
     same_outcome(program)
+
+
+def test_a_function_inside_a_transform_is_torchs_generated_one():
+    def program(t, C):
+        names = []
+
+        class FooBar(t.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x.clone()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                return
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return grad_output
+
+        def f(x):
+            y = FooBar.apply(x)
+            names.append(type(y.grad_fn).__name__)
+            return y
+
+        t.func.grad(f)(t.tensor(1.0))
+        names.append(type(FooBar.apply(t.tensor(1.0, requires_grad=True)).grad_fn).__name__)
+        return names
+    expected, actual = both(program)
+    assert actual == expected

@@ -313,6 +313,16 @@ class Function:
         return _apply(cls, args, kwargs)
 
 
+def _generated_backward_cls(cls):
+    """The node class of a Function applied inside a torch.func transform, which torch runs as
+    a generated Function: `<Name>GeneratedBackward`."""
+    found = cls.__dict__.get("_generated_cls")
+    if found is None:
+        found = type(cls.__name__ + "GeneratedBackward", (cls._backward_cls,), {"__slots__": ()})
+        cls._generated_cls = found
+    return found
+
+
 def _forward_signature(cls) -> inspect.Signature:
     signature = cls.__dict__.get("_signature")
     if signature is None:
@@ -340,7 +350,8 @@ def _apply(cls, args: tuple, kwargs: dict):
         bound = _forward_signature(cls).bind(None, *args, **kwargs)
         args, kwargs = bound.args[1:], bound.kwargs
 
-    node = cls._backward_cls()
+    node = (cls._backward_cls if not state.func_transforms or state.plain_autograd
+            else _generated_backward_cls(cls))()
     tensor_inputs, needs, edges, meta = [], [], [], []
     for value in args:
         is_tensor = isinstance(value, Tensor)

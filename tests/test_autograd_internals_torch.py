@@ -705,3 +705,22 @@ def test_a_function_inside_a_transform_is_torchs_generated_one():
         return names
     expected, actual = both(program)
     assert actual == expected
+
+
+def test_forward_gradcheck_makes_every_input_dual():
+    def program(t, C):
+        fw = t.autograd.forward_ad
+
+        def bad(x, y):
+            if fw._current_level >= 0:
+                primal, tangent = fw.unpack_dual(y)
+                y = fw.make_dual(primal, tangent * 1.1)
+            return x + y, y
+
+        x = t.tensor([0.5, 1.5], dtype=t.float64, requires_grad=True)
+        y = t.tensor([2.0, -1.0], dtype=t.float64, requires_grad=True)
+        good = t.autograd.gradcheck(lambda a, b: (a + b, b), (x, y), check_forward_ad=True)
+        failed = outcome(lambda: t.autograd.gradcheck(bad, (x, y), check_forward_ad=True))
+        return good, failed[0], failed[1].splitlines()[0]
+    expected, actual = both(program)
+    assert actual == expected

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
+from . import gradcheck_sparse as sparse
 from .grad_mode import no_grad
 
 
@@ -62,7 +63,7 @@ def _check_inputs(inputs: tuple) -> None:
                     f"Input #{index} requires gradient and is not a double precision floating "
                     "point or complex. This check will likely fail if all the inputs are not of "
                     "double precision floating point or complex. ", stacklevel=3)
-            data = tensor._data
+            data = sparse.content(tensor)._data  # a sparse input's values
             if data is None:
                 raise RuntimeError("gradcheck needs concrete tensors; it cannot run while a "
                                    "function is being traced")
@@ -102,6 +103,19 @@ def _unit_steps(tensor: Tensor):
             yield index, part
 
 
+def _input_steps(tensor: Tensor):
+    """(array, element index, step direction, Jacobian row) for each real coordinate of an
+    input that gradcheck perturbs: a sparse input's values, whose rows are their dense
+    coordinates (gradcheck_sparse.py)."""
+    data = sparse.content(tensor)._data
+    rows = sparse.dense_rows(tensor)
+    parts = (1, 1j) if tensor.dtype.is_complex else (1,)
+    for k, index in enumerate(np.ndindex(data.shape)):
+        element = k if rows is None else int(rows[k])
+        for p, part in enumerate(parts):
+            yield data, index, part, element * len(parts) + p
+
+
 def _evaluate(func, inputs: tuple) -> list:
     """func's outputs as flat float64 copies of their real coordinates (a copy, since an
     output may be a view of an input)."""
@@ -116,9 +130,8 @@ def _evaluate(func, inputs: tuple) -> list:
 
 # ---- Jacobians ----------------------------------------------------------------------------------
 
-def _perturbed(func, inputs, tensor, index, step):
-    """func's outputs with one element of tensor moved by step; the data is restored after."""
-    data = tensor._data
+def _perturbed(func, inputs, data, index, step):
+    """func's outputs with one element of data moved by step; the data is restored after."""
     original = data[index].copy()
     with no_grad():
         data[index] = original + step
@@ -136,11 +149,11 @@ def _numerical_jacobians(func, inputs, diff_inputs, eps) -> list:
     jacobians = [[np.zeros((_coordinates(x), 0 if r is None else r.size)) for x in diff_inputs]
                  for r in reference]
     for j, tensor in enumerate(diff_inputs):
-        if not tensor._data.flags.writeable:
+        if not sparse.content(tensor)._data.flags.writeable:
             raise RuntimeError(f"gradcheck: input {j} is read-only; pass a copy (x.clone())")
-        for k, (index, part) in enumerate(_unit_steps(tensor)):
-            minus = _perturbed(func, inputs, tensor, index, -eps * part)
-            plus = _perturbed(func, inputs, tensor, index, eps * part)
+        for data, index, part, k in _input_steps(tensor):
+            minus = _perturbed(func, inputs, data, index, -eps * part)
+            plus = _perturbed(func, inputs, data, index, eps * part)
             for i, (low, high) in enumerate(zip(minus, plus, strict=True)):
                 if low is not None:
                     jacobians[i][j][k] = (high - low) / (2 * eps)
@@ -177,7 +190,7 @@ def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol) -> 
                     continue
                 if g.dtype is not x.dtype:
                     types_ok = False
-                jacobians[j][:, k] = _real_parts(g.resolve_conj()._data)
+                jacobians[j][:, k] = _real_parts(sparse.dense_array(g))
         computed.append(jacobians)
     if not types_ok and check_grad_dtypes:
         raise GradcheckError("Gradient has dtype mismatch")
@@ -248,9 +261,12 @@ def _check_no_differentiable_outputs(func, inputs, diff_inputs, eps) -> None:
 
 
 def _slow_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_tol,
-                    check_grad_dtypes) -> None:
+                    check_grad_dtypes, masked=True) -> None:
     func_out = _as_tuple(func(*inputs))
-    numerical = _numerical_jacobians(func, inputs, diff_inputs, eps)
+    # masked=False: differences of a copy storing every element of the sparse inputs
+    numerical_inputs = inputs if masked else sparse.densify(inputs)
+    numerical = _numerical_jacobians(func, numerical_inputs,
+                                     list(_iter_tensors(numerical_inputs, True)), eps)
     # Outputs that do not require grad take part only in the no-differentiable-outputs check.
     numerical = [n for o, n in zip(func_out, numerical, strict=True)
                  if isinstance(o, Tensor) and o.requires_grad]
@@ -264,7 +280,7 @@ def _slow_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
 
 
 def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_tol,
-                    check_grad_dtypes) -> None:
+                    check_grad_dtypes, masked=True) -> None:
     """Compare v^T J u with random u (inputs) and v (outputs) instead of whole Jacobians.
 
     On a mismatch, the slow check is run for that output/input pair to show the Jacobians.
@@ -481,7 +497,14 @@ def _forward_jacobians(func, inputs, diff_inputs) -> dict:
                 unit[index] = part
                 dual = forward_ad.attach_tangent(tensor, Tensor._make(unit, tensor.dtype),
                                                  level)
-                outputs = _as_tuple(func(*_substitute(inputs, tensor, dual)))
+                duals = _substitute(inputs, tensor, dual)
+                for other in diff_inputs:  # as torch: every input dual, the others' tangents 0
+                    if other is not tensor:
+                        zero = Tensor._make(np.zeros(other.shape, other.dtype.numpy),
+                                            other.dtype)
+                        duals = _substitute(duals, other,
+                                            forward_ad.attach_tangent(other, zero, level))
+                outputs = _as_tuple(func(*duals))
                 for i, output in enumerate(outputs):
                     if not (isinstance(output, Tensor) and
                             output.dtype.category >= dtypes.FLOATING):

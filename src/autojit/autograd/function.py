@@ -13,11 +13,9 @@ append ops, since everything here goes through Tensor methods and never reads `_
 
 from __future__ import annotations
 
-import functools
 import inspect
 import warnings
 
-from ..ops import registry
 from ..ops.view_creation import mark_views
 from ..tensor import dtypes
 from ..tensor.state import state
@@ -33,9 +31,6 @@ from .graph import (
     gradient_edge,
     pack_saved,
 )
-
-ONCE_DIFFERENTIABLE_MESSAGE = ("trying to differentiate twice a function that was marked with "
-                               "@once_differentiable")
 
 
 class FunctionCtx:
@@ -525,80 +520,7 @@ class InplaceFunction(Function):
         self.inplace = inplace
 
 
-# ---- once_differentiable -----------------------------------------------------------------
-
-class DelayedError(Node):
-    """The grad_fn of a once_differentiable backward's results; running it raises."""
-
-    __slots__ = ("message",)
-
-    def __init__(self, message: str, output_count: int):
-        super().__init__()
-        self.message = message
-        self.output_count = output_count
-        self.next_functions = ()
-        self.input_meta = ()
-        self.needs_input_grad = ()
-
-    def name(self) -> str:
-        return "Error"
-
-    def apply(self, grads: list) -> list:
-        raise RuntimeError(self.message)
-
-
-def delayed_error(message: str, tensor: Tensor) -> Tensor:
-    """`tensor` as a new tensor whose grad_fn raises `message` when a backward reaches it
-    (ops/registry.py's DELAYED_ERROR: a VJP's result whose derivative torch leaves undefined)."""
-    if not tensor._requires_grad:
-        return tensor
-    error = DelayedError(message, 1)
-    # linked to the tensor's history, so that a backward asked for what lies below reaches it
-    error.next_functions = (gradient_edge(tensor),)
-    error.input_meta = ((tuple(tensor.shape), tensor._dtype),)
-    error.needs_input_grad = (True,)
-    wrapped = tensor.detach()
-    wrapped.grad_fn = error
-    wrapped._output_nr = 0
-    wrapped._requires_grad = True
-    return wrapped
-
-
-def once_differentiable(backward):
-    """Decorate a Function's backward that cannot itself be differentiated.
-
-    The backward runs with grad mode off. When a graph of the gradients is being built
-    (create_graph=True) and a gradient reaching it requires grad, its results get a grad_fn
-    that raises when a second backward reaches it, instead of silently giving zero.
-    """
-
-    @functools.wraps(backward)
-    def wrapper(ctx, *args):
-        previous = state.grad_enabled
-        state.grad_enabled = False
-        try:
-            outputs = backward(ctx, *args)
-        finally:
-            state.grad_enabled = previous
-        if not previous or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
-            return outputs
-        single = not isinstance(outputs, tuple)
-        items = (outputs,) if single else outputs
-        error = DelayedError(ONCE_DIFFERENTIABLE_MESSAGE, len(items))
-        wrapped = []
-        for index, item in enumerate(items):
-            if isinstance(item, Tensor) and item._dtype.category >= dtypes.FLOATING:
-                item = item.detach()
-                item.grad_fn = error
-                item._output_nr = index
-                item._requires_grad = True
-            wrapped.append(item)
-        return wrapped[0] if single else tuple(wrapped)
-
-    return wrapper
-
-
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable",
            "BackwardFunction"]
 
-registry.DELAYED_ERROR = delayed_error
+from .once_differentiable import DelayedError, once_differentiable  # noqa: E402, F401

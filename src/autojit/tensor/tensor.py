@@ -16,45 +16,12 @@ import numpy as np
 from . import dtypes
 from .device import CPU, cuda_device
 from .meta import META, MetaArray, read_error
+from .size import Size
 from .state import SPECIAL, state
 
 # autograd/vjp_chain.py sets this while it records a VJP: a tensor's values read in Python
 # (item(), bool(), numpy(), ...) would be constants of the recorded chain, so it is not kept.
 VALUE_READ = None
-
-
-class Size(tuple):
-    """A shape: a tuple that prints as ``autojit.Size([2, 3])``; a slice of it, a sum with a
-    tuple and a repetition are Sizes too, as torch's are."""
-
-    def __repr__(self):
-        return f"{dtypes.REPR_PREFIX[0]}.Size({list(self)})"
-
-    def __getitem__(self, index):
-        found = tuple.__getitem__(self, index)
-        return Size(found) if index.__class__ is slice else found
-
-    def __add__(self, other):
-        if not isinstance(other, tuple):
-            return NotImplemented
-        return Size(tuple.__add__(self, other))
-
-    def __radd__(self, other):
-        if not isinstance(other, tuple):
-            return NotImplemented
-        return Size(tuple.__add__(other, self))
-
-    def __mul__(self, count):
-        return Size(tuple.__mul__(self, count))
-
-    __rmul__ = __mul__
-
-    def numel(self) -> int:
-        """The number of elements of a tensor of this shape."""
-        count = 1
-        for extent in self:
-            count *= extent
-        return count
 
 
 class VersionCounter:

@@ -724,3 +724,17 @@ def test_forward_gradcheck_makes_every_input_dual():
         return good, failed[0], failed[1].splitlines()[0]
     expected, actual = both(program)
     assert actual == expected
+
+
+@pytest.mark.parametrize("write", ["add_", "mul_"])
+def test_writing_a_view_made_before_its_base_was_written(write):
+    def program(t, C):
+        x = t.arange(9.0, dtype=t.float64).reshape(3, 3).requires_grad_()
+        y = x.clone()
+        row = y[1]
+        y[:, ::2].mul_(2.0)
+        getattr(row, write)(3.0)
+        y.backward(t.arange(9.0, dtype=t.float64).reshape(3, 3) + 1)
+        return y.detach().numpy().tolist(), x.grad.numpy().tolist()
+    expected, actual = both(program)
+    assert actual == expected

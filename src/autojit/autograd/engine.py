@@ -17,6 +17,7 @@ import threading
 
 import numpy as np
 
+from ..ops.sparse_coo import SparseTensor, to_dense
 from ..tensor import dtypes, torch_function
 from ..tensor.memory_format import new_grad_array
 from ..tensor.meta import MetaArray
@@ -328,7 +329,7 @@ def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad: Tensor,
     elif plain:
         slots[output_nr] = _sum_without_graph(current, grad)
     else:
-        slots[output_nr] = current + grad
+        slots[output_nr] = _sum_grads(current, grad)
 
 
 _NONE = (None,)
@@ -389,11 +390,21 @@ def _sum_without_graph(current: Tensor, grad: Tensor) -> Tensor:
         if total.__class__ is not _ndarray:  # 0-d operands give a NumPy scalar
             total = _asarray(total)
         return plain_tensor(total, dtype)
+    return _sum_grads(current, grad)
+
+
+def _sum_grads(current: Tensor, grad: Tensor) -> Tensor:
+    """current + grad, where either may be a sparse gradient: a sparse and a dense one sum to
+    a dense one whichever came first (sparse + dense has no kernel; torch's InputBuffer adds
+    them so too), two sparse ones to a sparse one."""
+    if current.__class__ is _SparseTensor and grad.__class__ is not _SparseTensor:
+        return grad + current
     return current + grad
 
 
 _ndarray, _asarray, _add, _BFLOAT16 = np.ndarray, np.asarray, np.add, dtypes.bfloat16
 _COMPLEX32 = dtypes.complex32
+_SparseTensor = SparseTensor
 
 
 def _output_count(node: Node) -> int:
@@ -411,7 +422,9 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
     if tracer is not None:
         tracer.note_grad_access(variable)  # read: its .grad now decides the result
     current = variable._grad
-    if create_graph:
+    if grad.__class__ is _SparseTensor or current.__class__ is _SparseTensor:
+        _accumulate_sparse(variable, current, grad, create_graph)
+    elif create_graph:
         # A copy, as torch's AccumulateGrad makes (differentiable): the gradient may be a view
         # (of the ones a sum's backward expands), and a .grad that is a view could not be
         # detached in place by zero_grad.
@@ -447,6 +460,53 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
                     raise TypeError(f"expected Variable, but hook returned "
                                     f"'{type(returned).__name__}'")
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+def _accumulate_sparse(variable: Tensor, current, grad: Tensor, create_graph: bool) -> None:
+    """_accumulate where the gradient or .grad is sparse, as torch's AccumulateGrad: a new
+    sparse gradient becomes .grad (the gradient itself the first time it is handed on with
+    contiguous parts, else a copy); a sparse gradient adds into a dense .grad in place; a
+    dense gradient and a sparse .grad make a new dense .grad; two sparse ones add in place
+    (uncoalesced, their elements side by side). With create_graph, all out of place."""
+    if current is None:
+        if create_graph:
+            variable._grad = grad.clone()
+        elif grad.__class__ is not _SparseTensor:
+            variable._grad = grad.detach().clone()
+        else:
+            variable._grad = _taken_or_copied(grad)
+        return
+    if create_graph or current.requires_grad:
+        variable._grad = _sum_grads(current, grad)
+        return
+    grad = grad.detach()
+    if current.__class__ is not _SparseTensor:  # a dense .grad: adds in place
+        if current._data.__class__ is not _ndarray:
+            variable._grad = current + grad
+            return
+        current._data += to_dense(grad)._data
+        current._bump_version()
+    elif grad.__class__ is not _SparseTensor:  # a sparse .grad, a dense gradient: new, dense
+        variable._grad = grad + current
+    else:
+        total = current + grad
+        current._sparse_indices, current._sparse_values = total._sparse_indices, \
+            total._sparse_values
+        current._coalesced = False
+        current._bump_version()
+
+
+def _taken_or_copied(grad: SparseTensor) -> SparseTensor:
+    """A new sparse .grad: the gradient's own indices and values where this is the first
+    leaf it reaches and they are contiguous (torch steals the buffer when nothing else holds
+    it), else a copy: a gradient two leaves receive is not shared between their .grads."""
+    indices, values = grad._sparse_indices, grad._sparse_values
+    if grad.__dict__.get("_taken") or not (indices.is_contiguous() and
+                                           values.is_contiguous()):
+        return SparseTensor._build(indices.clone(), values.detach().clone(), grad.shape,
+                                   grad._coalesced)
+    grad._taken = True
+    return grad.detach()
 
 
 def _run_pre_hooks(node: Node, grads: list) -> list:

@@ -100,8 +100,8 @@ class dual_level:  # noqa: N801 - torch's name
 # ---- dual tensors -------------------------------------------------------------------------
 
 def tangent_of(tensor: Tensor, level: int) -> Tensor | None:
-    tangents = tensor._tangents
-    return tangents.get(level) if tangents else None
+    """tensor's tangent at `level` (a view's is the view of its base's: forward_views.py)."""
+    return forward_views.current_tangent(tensor, level)
 
 
 def set_tangent(tensor: Tensor, level: int, tangent: Tensor | None) -> None:
@@ -116,7 +116,11 @@ def set_tangent(tensor: Tensor, level: int, tangent: Tensor | None) -> None:
 def attach_tangent(primal: Tensor, tangent: Tensor, level: int) -> Tensor:
     """A view of `primal` that carries `tangent` at `level` (make_dual's work, unchecked)."""
     dual = primal.view_as(primal)
+    # The dual shares the primal's storage, not its tangent (a view torch calls forward
+    # non-differentiable), and writes in place into the tangent it was given, as torch's do.
+    forward_views.cut(dual, level)
     set_tangent(dual, level, tangent)
+    forward_views.own(dual, level, tangent)
     return dual
 
 
@@ -177,6 +181,7 @@ def strip_tangent(tensor: Tensor, level: int) -> Tensor:
         primal = tensor.view_as(tensor)
     finally:
         state.forward_levels = levels
+    forward_views.cut(primal, level)
     set_tangent(primal, level, None)
     return primal
 
@@ -185,16 +190,32 @@ def strip_tangent(tensor: Tensor, level: int) -> Tensor:
 
 def propagate(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
     """Set `out`'s tangent at each active level from the inputs' (called by bind)."""
-    levels = state.forward_levels
+    levels = pending = state.forward_levels
     if op.vjp is None or out._dtype.category < dtypes.FLOATING or not state.fwd_grad_enabled:
         return
-    for level in levels:
+    if op.view:
+        if out._batched:
+            forward_views.mark_batched_view(op, inputs, attrs, out)
+        # A view's tangent is the same view of its source's, sharing its storage, so that
+        # in-place writes reach it (forward_views.py); the rule runs where that is not made.
+        pending = tuple(level for level in levels
+                        if forward_views.current_tangent(out, level) is None)
+        _share_with_saved(out)
+    current_tangent = forward_views.current_tangent
+    for level in pending:
         tangents = None
         for position, x in enumerate(inputs):
-            if isinstance(x, Tensor) and x._tangents and level in x._tangents:
-                if tangents is None:
-                    tangents = [None] * len(inputs)
-                tangents[position] = x._tangents[level]
+            if isinstance(x, Tensor):
+                fields = x.__dict__  # where _tangents and a view's link are set
+                if "_view_source" in fields or "_fw_source" in fields:
+                    tangent = current_tangent(x, level)
+                else:
+                    tangent = fields.get("_tangents")
+                    tangent = tangent.get(level) if tangent else None
+                if tangent is not None:
+                    if tangents is None:
+                        tangents = [None] * len(inputs)
+                    tangents[position] = tangent
         if tangents is None:
             continue
         # The rule's own ops must not push this level's tangents forward again (that would
@@ -213,14 +234,22 @@ def propagate(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
                 tangent = transposed_jvp(op, inputs, tangents, rule_out, attrs)
             if tangent is not None:
                 tangent = _conform(tangent, out)
+                if forward_views.aliases(tangent, tangents):
+                    # A rule may hand back an input's tangent (or a view of it, expanded): a
+                    # copy, since an in-place write may change that one later.
+                    tangent = tangent.clone()
         finally:
             state.forward_levels = levels
         if tangent is not None:
             set_tangent(out, level, tangent)
-            node = out.grad_fn
-            saved_out = getattr(node, "_saved_out", None)
-            if saved_out is not None:
-                saved_out.tangents = out._tangents
+            _share_with_saved(out)
+
+
+def _share_with_saved(out: Tensor) -> None:
+    """The node's saved output (when it saves it) carries the output's tangents too."""
+    saved_out = getattr(out.grad_fn, "_saved_out", None)
+    if saved_out is not None:
+        saved_out.tangents = out._tangents
 
 
 def _conform(tangent: Tensor, out: Tensor) -> Tensor:
@@ -311,6 +340,8 @@ class _set_fwd_grad_enabled:  # noqa: N801 - torch's name
 
 
 registry.FORWARD = propagate  # bind (ops/registry.py) pushes tangents forward through this
+
+from . import forward_views  # noqa: E402 - it reads this module's set_tangent
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]

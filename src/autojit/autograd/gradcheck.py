@@ -103,19 +103,6 @@ def _unit_steps(tensor: Tensor):
             yield index, part
 
 
-def _input_steps(tensor: Tensor):
-    """(array, element index, step direction, Jacobian row) for each real coordinate of an
-    input that gradcheck perturbs: a sparse input's values, whose rows are their dense
-    coordinates (gradcheck_sparse.py)."""
-    data = sparse.content(tensor)._data
-    rows = sparse.dense_rows(tensor)
-    parts = (1, 1j) if tensor.dtype.is_complex else (1,)
-    for k, index in enumerate(np.ndindex(data.shape)):
-        element = k if rows is None else int(rows[k])
-        for p, part in enumerate(parts):
-            yield data, index, part, element * len(parts) + p
-
-
 def _evaluate(func, inputs: tuple) -> list:
     """func's outputs as flat float64 copies of their real coordinates (a copy, since an
     output may be a view of an input)."""
@@ -151,7 +138,7 @@ def _numerical_jacobians(func, inputs, diff_inputs, eps) -> list:
     for j, tensor in enumerate(diff_inputs):
         if not sparse.content(tensor)._data.flags.writeable:
             raise RuntimeError(f"gradcheck: input {j} is read-only; pass a copy (x.clone())")
-        for data, index, part, k in _input_steps(tensor):
+        for data, index, part, k in sparse.input_steps(tensor):
             minus = _perturbed(func, inputs, data, index, -eps * part)
             plus = _perturbed(func, inputs, data, index, eps * part)
             for i, (low, high) in enumerate(zip(minus, plus, strict=True)):
@@ -292,8 +279,12 @@ def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
     func_out = _as_tuple(func(*inputs))
     differentiable = [i for i, o in enumerate(func_out)
                       if isinstance(o, Tensor) and o.requires_grad]
-    # Directions over real coordinates (_real_parts), and the same as values of each tensor.
-    directions = [generator.uniform(-1, 1, _coordinates(x)) for x in diff_inputs]
+    numerical_inputs = inputs if masked else sparse.densify(inputs)
+    targets = list(_iter_tensors(numerical_inputs, True))
+    # Directions over real coordinates (_real_parts), and the same as values of each tensor;
+    # a sparse input's are zero where it stores nothing (torch's u is sparse, of its indices).
+    directions = [sparse.masked_direction(generator.uniform(-1, 1, _coordinates(x)), x)
+                  for x in diff_inputs]
     for i, output in enumerate(outputs):
         v = generator.uniform(-1, 1, _coordinates(output))
         v_tensor = Tensor._make(_as_values(v, output), output.dtype)
@@ -306,21 +297,22 @@ def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
             passes.append(grads)
         for first, second in zip(*passes, strict=True):
             if first is not None and second is not None and not np.all(
-                    np.abs(first._data - second._data) <= nondet_tol):
+                    np.abs(sparse.dense_array(first) - sparse.dense_array(second)) <=
+                    nondet_tol):
                 raise GradcheckError(_NOT_REENTRANT.format(nondet_tol))
         for j, tensor in enumerate(diff_inputs):
             u = directions[j]
             analytical = 0.0 if grads[j] is None else float(np.sum(_real_parts(
-                grads[j].resolve_conj()._data) * u))
-            step = _as_values(u, tensor)
-            data = tensor._data
+                sparse.dense_array(grads[j])) * u))
+            step = sparse.step_for(_as_values(u, tensor), targets[j])
+            data = sparse.content(targets[j])._data
             original = data.copy()
             with no_grad():
                 data[...] = original - eps * step
-            minus = _evaluate(func, inputs)[differentiable[i]]
+            minus = _evaluate(func, numerical_inputs)[differentiable[i]]
             with no_grad():
                 data[...] = original + eps * step
-            plus = _evaluate(func, inputs)[differentiable[i]]
+            plus = _evaluate(func, numerical_inputs)[differentiable[i]]
             with no_grad():
                 data[...] = original
             numerical = float(np.sum((plus - minus) / (2 * eps) * v))
@@ -328,7 +320,7 @@ def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
                 slow = ""
                 try:
                     _slow_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol,
-                                    nondet_tol, check_grad_dtypes)
+                                    nondet_tol, check_grad_dtypes, masked)
                 except GradcheckError as error:
                     slow = "\n" + str(error)
                 raise GradcheckError(
@@ -347,7 +339,7 @@ def _as_values(coordinates: np.ndarray, like: Tensor) -> np.ndarray:
     return coordinates.reshape(tuple(like.shape)).astype(like.dtype.numpy)
 
 
-def _test_backward_mul_by_grad_output(outputs, diff_inputs) -> None:
+def _test_backward_mul_by_grad_output(outputs, diff_inputs, masked=False) -> None:
     from ..tensor.creation import zeros_like
     from .api import grad
 
@@ -355,7 +347,9 @@ def _test_backward_mul_by_grad_output(outputs, diff_inputs) -> None:
     for g, x in zip(grads, diff_inputs, strict=True):
         if g is None:
             continue
-        if np.any(g._data != 0):
+        g = sparse.check_grad_layout(g, x, GradcheckError)  # densified when sparse
+        values = g.resolve_conj()._data
+        if not (np.allclose(values, 0) if masked else np.all(values == 0)):
             raise GradcheckError("backward not multiplied by grad_output")
         if g.dtype is not x.dtype:
             raise GradcheckError("grad is incorrect type")
@@ -378,7 +372,7 @@ def _test_undefined_backward_mode(func, inputs, diff_inputs) -> None:
                 "\"Notes about undefined output gradients\" in "
                 "\"tools/autograd/derivatives.yaml\"") from error
         for g in grads:
-            if g is not None and np.any(g._data != 0):
+            if g is not None and np.any(sparse.dense_array(g) != 0):
                 raise GradcheckError(
                     "Expected all input grads to be undefined or zero when all output grads are "
                     "undefined or zero. Please look at \"Notes about undefined output "
@@ -412,9 +406,11 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
         tupled = _as_tuple(inputs)
         if check_backward_ad:
             _gradcheck(func, tupled, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                       check_grad_dtypes, fast_mode)
+                       check_grad_dtypes, fast_mode, bool(masked))
         if check_forward_ad:
-            _forward_gradcheck(func, tupled, eps, atol, rtol)
+            from .gradcheck_forward import forward_gradcheck
+
+            forward_gradcheck(func, tupled, eps, atol, rtol)
         if check_batched_grad:
             _batched_gradcheck(func, tupled, atol, rtol)
         return True
@@ -425,16 +421,19 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
 
 
 def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-               check_grad_dtypes, fast_mode) -> bool:
+               check_grad_dtypes, fast_mode, masked=False) -> bool:
     _check_inputs(inputs)
     diff_inputs = list(_iter_tensors(inputs, True))
-    outputs = _differentiable_outputs(func(*inputs))
+    func_out = _as_tuple(func(*inputs))
+    sparse.check_outputs(func_out)
+    outputs = _differentiable_outputs(func_out)
     if not outputs:
         _check_no_differentiable_outputs(func, inputs, diff_inputs, eps)
         return True
     check = _fast_gradcheck if fast_mode else _slow_gradcheck
-    check(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes)
-    _test_backward_mul_by_grad_output(outputs, diff_inputs)
+    check(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes,
+          masked)
+    _test_backward_mul_by_grad_output(outputs, diff_inputs, masked)
     if check_undefined_grad:
         _test_undefined_backward_mode(func, inputs, diff_inputs)
     return True
@@ -452,8 +451,13 @@ def _batched_gradcheck(func, inputs, atol, rtol) -> None:
     for i, output in enumerate(outputs):
         batch = np.stack([_as_values(generator.uniform(-1, 1, _coordinates(output)), output)
                           for _ in range(2)])
-        batched = grad(output, diff_inputs, Tensor._make(batch, output.dtype),
-                       retain_graph=True, allow_unused=True, is_grads_batched=True)
+        try:
+            sparse.refuse_batched(diff_inputs)
+            batched = grad(output, diff_inputs, Tensor._make(batch, output.dtype),
+                           retain_graph=True, allow_unused=True, is_grads_batched=True)
+        except RuntimeError as error:  # torch's report of a failing vmapped backward
+            raise GradcheckError(f"While computing batched gradients, got: {error}\n\n"
+                                 f"{sparse.FAILED_BATCHED_GRAD_MSG}") from error
         for index in range(2):
             single = grad(output, diff_inputs, Tensor._make(batch[index], output.dtype),
                           retain_graph=True, allow_unused=True)
@@ -468,66 +472,6 @@ def _batched_gradcheck(func, inputs, atol, rtol) -> None:
                         f"While computing batched gradients, got: the batched gradient of "
                         f"output {i} with respect to input {j} differs from the gradient "
                         f"computed for grad_output {index} alone.")
-
-
-def _forward_gradcheck(func, inputs, eps, atol, rtol) -> None:
-    """The Jacobians that forward mode pushes out, column by column, against finite
-    differences."""
-    _check_inputs(inputs)
-    diff_inputs = list(_iter_tensors(inputs, True))
-    numerical = _numerical_jacobians(func, inputs, diff_inputs, eps)
-    for (i, j), forward in _forward_jacobians(func, inputs, diff_inputs).items():
-        if not _allclose(forward, numerical[i][j], atol, rtol):
-            message = _mismatch_message(forward, numerical[i][j], i, j, atol, rtol)
-            raise GradcheckError("Jacobian computed with forward mode mismatch" +
-                                 message[len("Jacobian mismatch"):])
-
-
-def _forward_jacobians(func, inputs, diff_inputs) -> dict:
-    """{(output i, input j): (input numel, output numel) array} from one dual evaluation per
-    input element."""
-    from . import forward_ad
-
-    jacobians: dict = {}
-    for j, tensor in enumerate(diff_inputs):
-        for k, (index, part) in enumerate(_unit_steps(tensor)):
-            level = forward_ad.enter_level()
-            try:
-                unit = np.zeros(tensor.shape, dtype=tensor.dtype.numpy)
-                unit[index] = part
-                dual = forward_ad.attach_tangent(tensor, Tensor._make(unit, tensor.dtype),
-                                                 level)
-                duals = _substitute(inputs, tensor, dual)
-                for other in diff_inputs:  # as torch: every input dual, the others' tangents 0
-                    if other is not tensor:
-                        zero = Tensor._make(np.zeros(other.shape, other.dtype.numpy),
-                                            other.dtype)
-                        duals = _substitute(duals, other,
-                                            forward_ad.attach_tangent(other, zero, level))
-                outputs = _as_tuple(func(*duals))
-                for i, output in enumerate(outputs):
-                    if not (isinstance(output, Tensor) and
-                            output.dtype.category >= dtypes.FLOATING):
-                        continue
-                    column = jacobians.setdefault(
-                        (i, j), np.zeros((_coordinates(tensor), _coordinates(output))))
-                    tangent = forward_ad.tangent_of(output, level)
-                    if tangent is not None:
-                        if tuple(tangent.shape) != tuple(output.shape):
-                            raise GradcheckError("Forward-mode tangent has incorrect size")
-                        column[k] = _real_parts(tangent.resolve_conj()._data)
-            finally:
-                forward_ad.exit_level(level)
-    return jacobians
-
-
-def _substitute(value, tensor: Tensor, replacement: Tensor):
-    """`value` (nested lists and tuples) with `tensor` replaced by `replacement`."""
-    if value is tensor:
-        return replacement
-    if isinstance(value, (list, tuple)):
-        return type(value)(_substitute(item, tensor, replacement) for item in value)
-    return value
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,

@@ -12,6 +12,8 @@ renormalized in place before the lookup, and each row's gradient is divided by i
 
 from __future__ import annotations
 
+import warnings
+
 from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
 from ..ops.autocast import autocast_op
@@ -70,13 +72,15 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None,  # noqa: A002
                   padding_idx: int | None = None) -> Tensor:
     """The sum, mean or max over each bag of the rows of weight at the bag's ids."""
     check_tensor("embedding_bag", "input", input)
+    if weight.dtype is dtypes.int64 and input.dtype.is_floating_point:
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight  # noqa: A001 - torch still takes the old order
     if mode not in _MODES:
         raise ValueError("mode has to be one of sum, mean or max")
     if scale_grad_by_freq and mode == "max":
         raise ValueError("max mode does not support scaling the gradient by the frequency")
-    if sparse:
-        raise NotImplementedError("embedding_bag(): sparse gradients are not supported by "
-                                  "autojit (it has no sparse tensors)")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
@@ -92,7 +96,12 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None,  # noqa: A002
         member = member & (ids != padding_idx).reshape(1, -1)
     if max_norm is not None:
         renorm_rows_(weight, ids, max_norm, norm_type)
-    rows = embedding(ids, weight)  # (ids, dim)
+    if sparse:  # weight's gradient a sparse tensor of the rows read
+        from ..ops.sparse_gradients import embedding_rows
+
+        rows = embedding_rows(weight, ids)
+    else:
+        rows = embedding(ids, weight)  # (ids, dim)
     if scale_grad_by_freq:
         rows = scale_grad_by_frequency(rows, ids, weight.shape[0])
     if mode == "max":

@@ -223,7 +223,8 @@ def _along_key(index: np.ndarray, dim: int) -> tuple:
 
 
 def _gather_rule(shape, index_shape, dim):
-    if len(index_shape) != len(shape) and not (len(shape) == 0 and len(index_shape) <= 1):
+    # torch counts a 0-d tensor as 1-d here (ensure_nonempty_dim)
+    if (len(index_shape) or 1) != (len(shape) or 1):
         raise ValueError("Index tensor must have the same number of dimensions as input tensor")
     for axis, (a, b) in enumerate(zip(index_shape, shape, strict=False)):
         if axis != dim and a > b:
@@ -339,10 +340,16 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     if index.dtype not in _INDEX_DTYPES:
         index = index.to(dtypes.int64)
     index = check_index(index, x.shape[dim] if x.ndim else 1, "gather", dim=dim)
-    if x.ndim == 0:  # a 0-d x is read as one element; the result has the index's shape
-        flat = _gather(reshape(x, (1,)), 0, reshape(index, (index.numel(),)))
-        return _out(reshape(flat, tuple(index.shape)), out, "gather", (x, index))
-    return _out(_gather(x, dim, index), out, "gather", (x, index))
+    if x.ndim == 0 or index.ndim == 0:  # a 0-d x or index is read as 1-d
+        flat = _gather(reshape(x, (x.numel(),)), 0, reshape(index, (index.numel(),)))
+        result = reshape(flat, tuple(index.shape))
+    else:
+        result = _gather(x, dim, index)
+    if sparse_grad:
+        from .sparse_gradients import gather_sparse_grad
+
+        result = gather_sparse_grad(x, dim, index, result)
+    return _out(result, out, "gather", (x, index))
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None, *,

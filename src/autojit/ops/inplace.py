@@ -39,6 +39,11 @@ _TORCH_NAMES = dtypes.SCALAR_TYPE_NAMES
 # Called with the target before an in-place write changes its storage, or None: set by
 # autograd.graph.allow_mutation_on_saved_tensors (autograd/graph_api.py) while it is active.
 BEFORE_WRITE = None
+# Forward AD through views (autograd/forward_views.py, which sets them): REFRESH_TANGENTS
+# brings a target's tangents up to date before it is snapshot (a view's is the view of its
+# base's), WRITE_TANGENTS puts the result's tangents where the target's lie in its base's.
+REFRESH_TANGENTS = None
+WRITE_TANGENTS = None
 
 
 INFERENCE_ERROR = ("Inplace update to inference tensor outside InferenceMode is not allowed."
@@ -104,6 +109,14 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
     else:
         check_inplace(target, op_name)
         recording = state.grad_enabled and not target._is_inference
+        counter = target._counter
+        if recording and target._view_source is not None and counter is not None and \
+                target._view_version != counter.value and Tensor._refresh_view is not None:
+            # a view whose base (or a sibling view) was written since its grad_fn was made:
+            # the snapshot below must carry its current history, not the stale one
+            Tensor._refresh_view(target)
+        if state.forward_levels:
+            REFRESH_TANGENTS(target)
         source = _snapshot(target) if recording or state.forward_levels else target
     result = compute(source)
     if not isinstance(result, Tensor):
@@ -167,8 +180,8 @@ def _write_batched(target: Tensor, result: Tensor, op_name: str, recording: bool
 def _take_history(target: Tensor, result: Tensor, recording: bool) -> None:
     """The target of an in-place write now holds the result: its autograd history and its
     forward-AD tangents."""
-    if state.forward_levels and (target._tangents or result._tangents):
-        target._tangents = result._tangents
+    if state.forward_levels:
+        WRITE_TANGENTS(target, result)
     if recording and result.grad_fn is not None:
         _keep_retained(target, result.grad_fn, result._output_nr)
         target.grad_fn = result.grad_fn

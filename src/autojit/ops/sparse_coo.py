@@ -8,10 +8,11 @@ a SparseArray: its shape and dtype, no elements. Its elements are two dense tens
 indices (int64, sparse_dim x nnz) and the values (nnz x the dense dims), and every operation
 here is written from the registry's dense ops on them (index_select, mul, index_add, ...):
 products cost O(nnz) rather than a dense matrix's size, and autograd reaches the values and the
-dense operand as torch's sparse kernels' gradients do. The gradient of a sparse leaf (made
-with requires_grad, or requires_grad_()) is the sparse tensor of its values' gradient, with
-its indices. A dense op on a sparse tensor raises torch's error for an op without a sparse
-kernel (the registry dispatch below). sparse_namespace.py is autojit.sparse.
+dense operand as torch's sparse kernels' gradients do. A sparse tensor that requires grad has
+its own node, and its gradient is a sparse tensor (autograd/sparse_autograd.py; the ops whose
+gradients are not their values', sparse_gradients.py). A dense op on a sparse tensor raises
+torch's error for an op without a sparse kernel (the registry dispatch below).
+sparse_namespace.py is autojit.sparse.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 from ..tensor import dtypes, torch_function
 from ..tensor.creation import as_tensor, zeros
 from ..tensor.layouts import sparse_coo
+from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from . import factory_forms, linalg, registry
@@ -54,6 +56,10 @@ class SparseArray:
 def _dispatch(op, inputs: tuple, attrs: dict):
     for x in inputs:
         if isinstance(x, Tensor) and x._data.__class__ is SparseArray:
+            if op.name == "sum" and len(attrs.get("dim") or ()) in (0, x.ndim) and \
+                    not attrs.get("keepdim") and "dtype" not in attrs:
+                # torch.sum of all elements: the sum's node (recorded after) differentiates it
+                return _without_graph(x._sparse_values.sum)
             raise NotImplementedError(
                 f"Could not run 'aten::{op.name}' with arguments from the 'SparseCPU' backend: "
                 f"autojit's sparse tensors support {_SUPPORTED}; use to_dense() for the rest")
@@ -61,6 +67,19 @@ def _dispatch(op, inputs: tuple, attrs: dict):
 
 
 _DISPATCH_ADDED: list = []
+# (link, link_leaf, attach, to_dense_backward), installed by autograd/sparse_autograd.py: the
+# nodes that put sparse tensors and their sparse gradients in the autograd graph.
+AUTOGRAD = None
+
+
+def _without_graph(function, *args):
+    """function(*args) with grad mode off: an op that attaches its own node computes so."""
+    previous = state.grad_enabled
+    state.grad_enabled = False
+    try:
+        return function(*args)
+    finally:
+        state.grad_enabled = previous
 
 
 class SparseTensor(Tensor):
@@ -77,8 +96,8 @@ class SparseTensor(Tensor):
         self._init(SparseArray(shape, values.dtype.numpy), values.dtype)
         self._sparse_indices, self._sparse_values = indices, values
         self._coalesced = coalesced
-        self.grad_fn = values.grad_fn
-        self._requires_grad = values.requires_grad
+        if values._requires_grad and state.grad_enabled and AUTOGRAD is not None:
+            AUTOGRAD[0](self)  # its own node, reading its gradient into the values'
         return self
 
     # ---- what a tensor is ---------------------------------------------------------------
@@ -91,42 +110,27 @@ class SparseTensor(Tensor):
 
     @property
     def requires_grad(self) -> bool:
-        return self._sparse_values.requires_grad
+        return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> SparseTensor:
-        """Make the tensor a leaf whose values require grad (their gradient is .grad's)."""
-        values = self._sparse_values
-        if values.grad_fn is not None:
-            values = values.detach()
-        values.requires_grad_(requires_grad)
-        self._sparse_values, self.grad_fn, self._requires_grad = values, None, requires_grad
+        """Make the tensor a leaf that requires grad: its gradient, sparse, accumulates in its
+        .grad (its values' gradient reaches it through their ValuesBackward0 node)."""
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().")
+            return self
+        self._requires_grad = bool(requires_grad)
+        self._sparse_values = self._sparse_values.detach()
+        if requires_grad and AUTOGRAD is not None:
+            AUTOGRAD[1](self)
         return self
-
-    @property
-    def grad(self):
-        """The gradient with respect to the tensor at its stored positions (a sparse tensor of
-        its indices), or None: the values' gradient, each position's once where an uncoalesced
-        tensor stores it several times (as torch's sparse_mask of the dense gradient)."""
-        grad = self._sparse_values.grad
-        if grad is None:
-            return None
-        if self._coalesced:
-            return SparseTensor._build(self._sparse_indices, grad, self.shape, True)
-        summed = coalesce(SparseTensor._build(self._sparse_indices, grad, self.shape))
-        ones = grad.new_ones(self._nnz())
-        counts = coalesce(SparseTensor._build(self._sparse_indices, ones,
-                                              self.shape[:self.sparse_dim()]))._sparse_values
-        counts = counts.reshape(-1, *([1] * (grad.ndim - 1)))
-        return SparseTensor._build(summed._sparse_indices, summed._sparse_values / counts,
-                                   self.shape, True)
-
-    @grad.setter
-    def grad(self, value) -> None:
-        self._sparse_values.grad = None if value is None else _values_of(value)
 
     def numpy(self, *, force: bool = False):
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
@@ -170,8 +174,8 @@ class SparseTensor(Tensor):
         return self._sparse_indices
 
     def _values(self) -> Tensor:
-        """The values, coalesced or not (differentiable)."""
-        return self._sparse_values
+        """The values, coalesced or not (not differentiable, as torch's)."""
+        return self._sparse_values.detach()
 
     def indices(self) -> Tensor:
         """The indices of a coalesced tensor."""
@@ -204,7 +208,7 @@ class SparseTensor(Tensor):
         return coalesce(self)
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
-        return to_dense(self, dtype)
+        return to_dense(self, dtype, masked_grad=masked_grad)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         return self
@@ -214,13 +218,18 @@ class SparseTensor(Tensor):
                                    self.shape, self._coalesced)
 
     def clone(self, *, memory_format=None) -> SparseTensor:
-        return SparseTensor._build(self._sparse_indices.clone(), self._sparse_values.clone(),
-                                   self.shape, self._coalesced)
+        out = _without_graph(lambda: SparseTensor._build(
+            self._sparse_indices.clone(), self._sparse_values.clone(), self.shape,
+            self._coalesced))
+        # Its gradient passes to self as it is (sparse), as torch's CloneBackward0
+        return _attach(out, (self,), lambda grad: (grad,), "CloneBackward0")
 
     def to(self, *args, **kwargs) -> SparseTensor:
         """The values converted and moved as Tensor.to converts and moves them (the indices
         moved along)."""
         values = self._sparse_values.to(*args, **kwargs)
+        if values is self._sparse_values:
+            return self
         indices = self._sparse_indices.to(values.device)
         return SparseTensor._build(indices, values, self.shape, self._coalesced)
 
@@ -286,8 +295,9 @@ class SparseTensor(Tensor):
     __sub__ = sub
 
 
-def _values_of(value) -> Tensor:
-    return value._sparse_values if isinstance(value, SparseTensor) else value
+def _attach(out: Tensor, sources: tuple, backward, name: str, saved=None) -> Tensor:
+    """out as the output of a node of its own (autograd/sparse_autograd.py's attach)."""
+    return out if AUTOGRAD is None else AUTOGRAD[2](out, sources, backward, name, saved)
 
 
 def _with_values(sparse: SparseTensor, values: Tensor) -> SparseTensor:
@@ -296,6 +306,8 @@ def _with_values(sparse: SparseTensor, values: Tensor) -> SparseTensor:
 
 def _linear(indices: Tensor, shape) -> Tensor:
     """Each stored element's position in the row-major order of the sparse dims."""
+    if indices.shape[0] == 0:  # no sparse dims: every element is at the one position
+        return zeros(indices.shape[1], dtype=dtypes.int64, device=indices.device)
     position = indices[0]
     for dim in range(1, indices.shape[0]):
         position = position * int(shape[dim]) + indices[dim]
@@ -354,6 +366,9 @@ def to_sparse(x: Tensor, sparse_dim=None, *, layout=None, blocksize=None, dense_
         raise NotImplementedError(f"to_sparse(): autojit has no tensors of layout {layout!r}")
     if isinstance(x, SparseTensor):
         return x
+    if x._requires_grad and state.grad_enabled:  # its gradient dense: torch's ToSparseBackward0
+        out = _without_graph(to_sparse, x, sparse_dim)
+        return _attach(out, (x,), lambda grad: (to_dense(grad),), "ToSparseBackward0")
     sparse_dim = x.ndim if sparse_dim is None else int(sparse_dim)
     mask = ew.ne(x.detach(), 0)
     if sparse_dim < x.ndim:
@@ -406,11 +421,21 @@ def coalesce(sparse: SparseTensor) -> SparseTensor:
     return SparseTensor._build(indices, summed, shape, coalesced=True)
 
 
-def to_dense(sparse: Tensor, dtype=None) -> Tensor:
-    """The dense tensor of a sparse one (differentiable in its values); a dense tensor is
-    returned as it is."""
+def to_dense(sparse: Tensor, dtype=None, *, masked_grad=None) -> Tensor:
+    """The dense tensor of a sparse one; a dense tensor is returned as it is. Its gradient is
+    sparse, the dense gradient at the stored positions, or with masked_grad=False dense (torch's
+    ToDenseBackward0)."""
     if not isinstance(sparse, SparseTensor):
         return sparse if dtype is None else sparse.to(dtype)
+    if sparse._requires_grad and state.grad_enabled and AUTOGRAD is not None:
+        dense = _attach(_without_graph(_densified, sparse), (sparse,),
+                        AUTOGRAD[3](sparse, masked_grad is not False), "ToDenseBackward0")
+        return dense if dtype is None else dense.to(dtype)
+    dense = _densified(sparse)
+    return dense if dtype is None else dense.to(dtype)
+
+
+def _densified(sparse: SparseTensor) -> Tensor:
     shape = sparse.shape
     sparse_dim = sparse.sparse_dim()
     values = sparse._sparse_values
@@ -418,8 +443,7 @@ def to_dense(sparse: Tensor, dtype=None) -> Tensor:
     flat = index_add(zeros((count, *values.shape[1:]), dtype=values.dtype,
                            device=values.device), 0, _linear(sparse._sparse_indices, shape),
                      values)
-    dense = reshape(flat, tuple(shape))
-    return dense if dtype is None else dense.to(dtype)
+    return reshape(flat, tuple(shape))
 
 
 def transpose(sparse: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
@@ -437,13 +461,23 @@ def transpose(sparse: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
 
 
 def mm(mat1: Tensor, mat2: Tensor) -> Tensor:
+    """mm, matmul and @ with a sparse operand: a dense matrix, whose gradients are dense for
+    both operands, as torch's MmBackward0 gives them (sparse_gradients.py)."""
+    if not (state.grad_enabled and (mat1._requires_grad or mat2._requires_grad)):
+        return sparse_mm(mat1, mat2)
+    from .sparse_gradients import mm_with_dense_grads
+
+    return mm_with_dense_grads(mat1, mat2)
+
+
+def sparse_mm(mat1: Tensor, mat2: Tensor) -> Tensor:
     """The matrix product with a sparse operand: sparse @ dense or dense @ sparse gives a dense
-    matrix, in O(nnz) multiply-adds; differentiable in the sparse values and the dense
-    operand."""
+    matrix, in O(nnz) multiply-adds; differentiable in the sparse values (a sparse operand's
+    gradient is sparse: torch.sparse.mm's) and the dense operand."""
     first, second = mat1, mat2
     if not isinstance(first, SparseTensor):
         if isinstance(second, SparseTensor):
-            return mm(transpose(second, 0, 1), first.t()).t()
+            return sparse_mm(transpose(second, 0, 1), first.t()).t()
         raise TypeError("sparse mm: neither operand is sparse")
     if isinstance(second, SparseTensor):
         second = to_dense(second)
@@ -468,7 +502,7 @@ def mm(mat1: Tensor, mat2: Tensor) -> Tensor:
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     """beta * input + alpha * (mat1 @ mat2), one of mat1 and mat2 sparse."""
-    product = mm(mat1, mat2)
+    product = sparse_mm(mat1, mat2)
     if alpha != 1:
         product = product * alpha
     if beta == 0:
@@ -503,6 +537,10 @@ def mul(sparse: SparseTensor, other) -> SparseTensor:
     sparse, the dense tensor read at the stored positions)."""
     values = sparse._sparse_values
     if isinstance(other, SparseTensor):
+        if state.grad_enabled and (sparse._requires_grad or other._requires_grad):
+            from .sparse_gradients import sparse_times_sparse
+
+            return sparse_times_sparse(sparse, other)
         other = to_dense(other)
     if isinstance(other, Tensor) and other.ndim > 0:
         if tuple(other.shape) != tuple(sparse.shape):
@@ -555,6 +593,7 @@ Tensor.to_sparse = to_sparse
 Tensor.to_sparse_coo = lambda self: to_sparse(self)
 Tensor.to_sparse_coo.__doc__ = "x as a sparse COO tensor (to_sparse())."
 Tensor.to_dense = _dense_to_dense
+
 Tensor.sparse_dim = lambda self: 0
 Tensor.sparse_dim.__doc__ = "0: a dense tensor has no sparse dims."
 Tensor.dense_dim = lambda self: self.ndim

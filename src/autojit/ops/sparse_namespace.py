@@ -6,7 +6,9 @@ given indices, values and a size).
 from __future__ import annotations
 
 from ..tensor import dtypes
-from .sparse_coo import addmm, mm, sparse_coo_tensor, sparse_sum
+from . import sparse_gradients  # noqa: F401 - Tensor.sparse_mask and the like
+from .sparse_coo import addmm, sparse_coo_tensor, sparse_sum
+from .sparse_coo import sparse_mm as mm
 
 
 def sum(input, dim=None, dtype=None):  # noqa: A001, A002 - torch's names

@@ -301,6 +301,8 @@ def _layout_inplace(name: str, function):
             for attribute in _STATE:
                 if attribute in result.__dict__:
                     setattr(self, attribute, result.__dict__[attribute])
+        elif state.forward_levels and result._tangents:
+            self._tangents = result._tangents  # forward AD: the tangent in the new layout
         return self
 
     method.__name__ = method.__qualname__ = name

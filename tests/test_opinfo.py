@@ -1,30 +1,30 @@
 """torch's own op database as a differential test of autojit.
 
-Every OpInfo of torch.testing._internal.common_methods_invocations.op_db is run, as a torch
-user would port it (tests/opinfo/torch_db/resolve.py), on torch's own samples in each dtype of
-opinfo.torch_db.DTYPES (float32, float64, complex64, complex128), up to FULL_LIMIT (32) per op
-and dtype: the forward against torch (values, dtypes, shapes; for a sample on which torch
-raises, the error's type), first-order gradients, second order in float64 and complex128, and
-the compiled call against eager; then the op's error samples, up to 4 * FULL_LIMIT (the error
-type and torch's message regex). That is 2,336 tests, run by default: on the 2-core Zen 5
-development machine, 5 min 20 s in one process when idle, and 6 min 52 s on two workers
-(527 s of CPU) at a load of 3 to 6 from other work, of which 6 s per process collect torch's
-database; README.md says how long the whole suite takes with it. Most of the time is the
-compiled check (65% of the CPU: tracing, the passes, the schedule and about one LLVM compile
-per sample), then second order (15%) and the gradients (10%).
+Every OpInfo of torch.testing._internal.common_methods_invocations.op_db is run, as a torch user
+would port it (tests/opinfo/torch_db/resolve.py), on torch's own samples in each dtype of
+opinfo.torch_db.DTYPES (float32, float64, complex64, complex128), up to FULL_LIMIT (32) per op and
+dtype (QUICK_LIMIT, 8, for the seven HEAVY ops whose samples cost seconds each): the forward
+against torch (values, dtypes, shapes; for a sample on which torch raises, the error's type),
+first-order gradients, second order in float64 and complex128, and the compiled call against eager;
+then the op's error samples, up to 4 * FULL_LIMIT (the error type and torch's message regex). That
+is 2,336 tests, run by default: on the 2-core Zen 5 development machine, 5 min 20 s in one process
+when idle, and 6 min 52 s on two workers (527 s of CPU) at a load of 3 to 6 from other work, of
+which 6 s per process collect torch's database; README.md says how long the whole suite takes with
+it. Most of the time is the compiled check (65% of the CPU: tracing, the passes, the schedule and
+about one LLVM compile per sample), then second order (15%) and the gradients (10%).
 
     AUTOJIT_OPINFO_FULL=0 python -m pytest tests/test_opinfo.py
 
-runs the first QUICK_LIMIT (8) samples of each op and dtype instead (59% of the work). A sample
-of the same form as an earlier one of its op and dtype (torch's database repeats shapes and
-arguments with other values) is run by that sample's compiled function, as a user's loop runs
-one compiled function on new tensors, instead of compiling again (checks.py).
+runs the first QUICK_LIMIT (8) samples of each op and dtype instead (59% of the work). A sample of
+the same form as an earlier one of its op and dtype (torch's database repeats shapes and arguments
+with other values) is run by that sample's compiled function, as a user's loop runs one compiled
+function on new tensors, instead of compiling again (checks.py).
 
 The compiled call gets the sample's tensors as its arguments alone, traced symbolically, as a
 user's compiled function gets them (AUTOJIT_OPINFO_ARGUMENTS=0 captures them with their data
-instead); an op that torch.compile splits at (skips.py's GRAPH_BREAKS) may split. What does not run,
-or fails, is listed with its reason in tests/opinfo/torch_db/skips.py;
-`python -m opinfo.torch_db.survey` (from tests/) counts every sample.
+instead); an op that torch.compile splits at (skips.py's GRAPH_BREAKS) may split. What does not
+run, or fails, is listed with its reason in tests/opinfo/torch_db/skips.py; `python -m
+opinfo.torch_db.survey` (from tests/) counts every sample.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def _judge(name: str, group: str, outcomes) -> None:
 @pytest.mark.parametrize(("opinfo", "dtype"), _params(errors=False))
 def test_samples(opinfo, dtype):
     name = op_id(opinfo)
-    _judge(name, dtype, run_op(opinfo, CALLABLE[name], dtype, sample_limit()))
+    _judge(name, dtype, run_op(opinfo, CALLABLE[name], dtype, sample_limit(name)))
 
 
 @pytest.mark.parametrize(("opinfo", "group"), _params(errors=True))

@@ -476,7 +476,8 @@ Tensor.type_as = type_as
 
 
 def _dir(self) -> list:
-    # as torch's: the CUDA array interface is listed only where it can be read
+    """The tensor's attribute names, as torch lists them: the CUDA array interface only where
+    it can be read (a CUDA tensor)."""
     keys = object.__dir__(self)
     if not self.is_cuda and "__cuda_array_interface__" in keys:
         keys.remove("__cuda_array_interface__")

@@ -738,3 +738,17 @@ def test_writing_a_view_made_before_its_base_was_written(write):
         return y.detach().numpy().tolist(), x.grad.numpy().tolist()
     expected, actual = both(program)
     assert actual == expected
+
+
+def test_resize_bumps_the_version_only_when_the_shape_changes():
+    def program(t, C):
+        x = t.zeros(1)
+        y = t.zeros(3)
+        versions = []
+        for resize in (lambda: x.resize_((1, 2)), lambda: x.resize_as_(y),
+                       lambda: x.resize_((3,)), lambda: x.resize_as_(y)):
+            resize()
+            versions.append(x._version)
+        return versions
+    expected, actual = both(program)
+    assert actual == expected

@@ -327,6 +327,8 @@ def resize_(self, *size, memory_format=None) -> Tensor:
         raise RuntimeError("cannot resize variables that require grad")
     if self._data is None:
         return _traced_resize(self, size)
+    if tuple(self._data.shape) == size:
+        return self  # as torch: a resize to the same shape is a no-op, its version unchanged
     count = int(np.prod(size, dtype=np.int64))
     flat = self._data.reshape(-1) if self._data.flags.c_contiguous else None
     if flat is not None and count <= flat.shape[0]:

@@ -752,3 +752,20 @@ def test_resize_bumps_the_version_only_when_the_shape_changes():
         return versions
     expected, actual = both(program)
     assert actual == expected
+
+
+def test_anomaly_warning_is_printed_where_warnings_are_errors(capsys):
+    def program(t, C):
+        with warnings.catch_warnings():
+            with t.autograd.detect_anomaly():
+                warnings.simplefilter("error")
+                a = t.tensor(X, requires_grad=True)
+                d1 = a + 1
+                d2 = d1 ** 2
+                d1 += 1
+                failed = outcome(lambda: t.autograd.grad(d2.sum(), a))
+        printed = capsys.readouterr().err
+        return (failed[0], "modified by an inplace operation" in failed[1],
+                "Error detected in PowBackward0" in printed)
+    expected, actual = both(program)
+    assert actual == expected == ("RuntimeError", True, True)

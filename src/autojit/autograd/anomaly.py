@@ -222,27 +222,35 @@ def _check_nan(node, results) -> None:
                 f"Function '{node.name()}' returned nan values in its {position}th output.")
 
 
+def _warn(message: str, level: int) -> None:
+    """A warning of the failed backward; where warnings are errors, torch prints it to stderr
+    instead, so that the backward's own error is the one raised."""
+    try:
+        warnings.warn(message, UserWarning, stacklevel=level + 1)
+    except Warning as raised:
+        print(f"{type(raised).__name__}: {raised}", file=sys.stderr)
+
+
 def warn_forward_trace(node) -> None:
     """Warn with the traceback of the forward call that created `node`, as torch does."""
     level = _user_stacklevel()
     trace = node._forward_trace
     if trace is None:
-        warnings.warn(f"Error detected in {node.name()}. No forward pass information available. "
-                      "Enable detect anomaly during forward pass for more information.",
-                      UserWarning, stacklevel=level)
+        _warn(f"Error detected in {node.name()}. No forward pass information available. "
+              "Enable detect anomaly during forward pass for more information.", level)
         return
-    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
-                  f"error:\n{trace.format()}", UserWarning, stacklevel=level)
+    _warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
+          f"error:\n{trace.format()}", level)
     while trace.parent_name is not None:
         parent = trace.parent
         if parent is None:
-            warnings.warn(f"Error detected in {trace.parent_name}. No forward pass information "
-                          "available. Enable detect anomaly during forward pass for more "
-                          "information.", UserWarning, stacklevel=level)
+            _warn(f"Error detected in {trace.parent_name}. No forward pass information "
+                  "available. Enable detect anomaly during forward pass for more "
+                  "information.", level)
             break
-        warnings.warn(f"\n\nPrevious calculation was induced by {trace.parent_name}. Traceback "
-                      f"of forward call that induced the previous calculation:\n"
-                      f"{parent.format()}", UserWarning, stacklevel=level)
+        _warn(f"\n\nPrevious calculation was induced by {trace.parent_name}. Traceback "
+              f"of forward call that induced the previous calculation:\n"
+              f"{parent.format()}", level)
         trace = parent
 
 

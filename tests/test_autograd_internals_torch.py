@@ -769,3 +769,25 @@ def test_anomaly_warning_is_printed_where_warnings_are_errors(capsys):
                 "Error detected in PowBackward0" in printed)
     expected, actual = both(program)
     assert actual == expected == ("RuntimeError", True, True)
+
+
+EXPANDED_WRITES = {
+    "row of rows expanded, set": lambda t, e: e.__setitem__(0, 0.0),
+    "row of rows expanded, divided": lambda t, e: e[0].div_(0.0),
+    "column of columns expanded, filled": lambda t, e: e[:, 0].fill_(2.0),
+    "whole, filled": lambda t, e: e.fill_(3.0),
+    "whole, zeroed": lambda t, e: e.zero_(),
+    "whole, added to": lambda t, e: e.add_(1.0),
+    "row, copied into": lambda t, e: e[1].copy_(t.tensor([4.0, 5.0, 6.0])),
+    "rows, set": lambda t, e: e.__setitem__(slice(0, 2), 1.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXPANDED_WRITES))
+def test_writes_into_an_expanded_tensor(case):
+    def program(t, C):
+        base = t.tensor([[1.0, 2.0, 3.0]])
+        expanded = base.clone().expand(4, 3)
+        result = outcome(lambda: EXPANDED_WRITES[case](t, expanded))
+        return result[0], expanded.tolist()
+    same_outcome(program)

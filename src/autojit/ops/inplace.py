@@ -36,6 +36,9 @@ INPUT_OVERLAP_ERROR = ("unsupported operation: some elements of the input tensor
                        "written-to tensor refer to a single memory location. Please clone() "
                        "the tensor before performing the operation.")
 _TORCH_NAMES = dtypes.SCALAR_TYPE_NAMES
+# The in-place ops that give every element one value: torch lets them write a tensor whose
+# elements share memory (an expanded one), where any other write refuses (OVERLAP_ERROR).
+_FILLS = frozenset({"fill_", "zero_"})
 # Called with the target before an in-place write changes its storage, or None: set by
 # autograd.graph.allow_mutation_on_saved_tensors (autograd/graph_api.py) while it is active.
 BEFORE_WRITE = None
@@ -136,7 +139,7 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
     if result._batched or target._batched:
         return _write_batched(target, result, op_name, recording)
     if plain:
-        write_storage(target, result)
+        write_storage(target, result, op_name in _FILLS)
         return target
     base = target._base
     written_base = None
@@ -144,7 +147,7 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
         # The base's values change too: its autograd history becomes the old base with the
         # result scattered in (torch's CopySlices), so gradients reach what was written.
         written_base = scatter_through(base, view_steps(target), result)
-    write_storage(target, result)
+    write_storage(target, result, op_name in _FILLS)
     _take_history(target, result, recording)
     if written_base is not None and written_base.grad_fn is not None:
         _keep_retained(base, written_base.grad_fn, written_base._output_nr)
@@ -266,19 +269,24 @@ def check_no_overlap(out, inputs, data=None) -> None:
             raise RuntimeError(INPUT_OVERLAP_ERROR)
 
 
-def write_storage(target: Tensor, result: Tensor) -> None:
-    """Copy result's values into target's storage (views see it) and bump the version."""
+def write_storage(target: Tensor, result: Tensor, fill: bool = False) -> None:
+    """Copy result's values into target's storage (views see it) and bump the version.
+    `fill`: every element gets one value (fill_, zero_), which torch writes even where elements
+    share memory."""
     if BEFORE_WRITE is not None:
         BEFORE_WRITE(target)
     if target._data is not None and result._data is not None:  # else tracing: ir/trace.py
-        if not target._data.flags.writeable:
+        destination = target._data
+        if not destination.flags.writeable:
             base = target._base
             if base is not None and (base._dtype is dtypes.complex32) != \
                     (target._dtype is dtypes.complex32):
                 raise RuntimeError(RETYPED_COPY_ERROR)
-            raise RuntimeError(OVERLAP_ERROR)
-        if target._data.__class__ is not MetaArray:  # a meta tensor holds no values
-            np.copyto(target._data, result._data, casting="unsafe")
+            destination = _writable_alias(destination, fill)
+            if destination is None:
+                raise RuntimeError(OVERLAP_ERROR)
+        if destination.__class__ is not MetaArray:  # a meta tensor holds no values
+            np.copyto(destination, result._data, casting="unsafe")
     else:
         # While tracing, the tracer (ir/trace.py) records that target now holds result.
         tracer = state.tracer
@@ -340,6 +348,27 @@ def write_out(out, result: Tensor, op_name: str, dtype_error: Exception | None =
         out._data = within
     write_storage(out, result)
     return out
+
+
+def _writable_alias(data: np.ndarray, fill: bool):
+    """A writable array over the memory of `data`, a read-only view of an expanded tensor
+    (NumPy's broadcast arrays are read-only): torch writes such a view where no two of its
+    elements share memory (a row of a tensor expanded along the rows), and fills it anywhere.
+    None where it may not be written: elements sharing memory, or memory that is read-only."""
+    if not fill and any(stride == 0 and extent > 1
+                        for stride, extent in zip(data.strides, data.shape)):
+        return None
+    owner = data
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    if owner is data or not owner.flags.writeable or not owner.flags.c_contiguous:
+        return None
+    offset = data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    try:
+        return np.ndarray(data.shape, data.dtype, buffer=owner, offset=offset,
+                          strides=data.strides)
+    except (TypeError, ValueError):
+        return None
 
 
 def _resized_in_storage(out: Tensor, shape: tuple):

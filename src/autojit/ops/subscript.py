@@ -397,6 +397,17 @@ def setitem(x: Tensor, key, value) -> None:
             raise ValueError("Overflow when unpacking long long")
         dtypes.check_fits(value, x.dtype)
         value = dtypes.wrap_integer(value, x.dtype)
+    data = x._data
+    if data.__class__ is np.ndarray and not data.flags.writeable and all(
+            item is None or item is Ellipsis or item.__class__ in (int, slice) for item in items):
+        # an expanded tensor (read-only broadcast memory): as torch, the view x[key] is written,
+        # which inplace.write_storage allows where its elements do not share memory
+        from .where_cast import fill_like
+
+        view = getitem(x, key)
+        # a copy, not a fill, even of a number: torch refuses it where elements share memory
+        view.copy_(value if isinstance(value, Tensor) else fill_like(view, value))
+        return
     shape = tuple(x.shape)
     # The flat positions that x[key] addresses, found by indexing a tensor of positions the
     # same way; this works unchanged with symbolic index tensors while tracing.

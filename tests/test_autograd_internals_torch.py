@@ -791,3 +791,18 @@ def test_writes_into_an_expanded_tensor(case):
         result = outcome(lambda: EXPANDED_WRITES[case](t, expanded))
         return result[0], expanded.tolist()
     same_outcome(program)
+
+
+@pytest.mark.parametrize("call", ["unique", "unique dim", "unique_consecutive", "inverse"])
+def test_unique_has_no_derivative_as_torch(call):
+    def program(t, C):
+        warnings.simplefilter("ignore")
+        x = t.tensor([1.0, 2.0, 2.0], requires_grad=True)
+        result = {"unique": lambda: t.unique(x), "unique dim": lambda: t.unique(x, dim=0),
+                  "unique_consecutive": lambda: t.unique_consecutive(x),
+                  "inverse": lambda: t.unique(x, return_inverse=True)}[call]()
+        values = result[0] if isinstance(result, tuple) else result
+        return (values.requires_grad, values.grad_fn.name(),
+                outcome(lambda: t.autograd.grad(values.sum() + x.sum(), x)))
+    expected, actual = both(program)
+    assert actual == expected

@@ -20,32 +20,37 @@ ONCE_DIFFERENTIABLE_MESSAGE = ("trying to differentiate twice a function that wa
 class DelayedError(Node):
     """The grad_fn of a once_differentiable backward's results; running it raises."""
 
-    __slots__ = ("message",)
+    __slots__ = ("message", "error", "node_name")
 
-    def __init__(self, message: str, output_count: int):
+    def __init__(self, message: str, output_count: int, error=RuntimeError,
+                 node_name: str = "Error"):
         super().__init__()
-        self.message = message
+        self.message, self.error, self.node_name = message, error, node_name
         self.output_count = output_count
         self.next_functions = ()
         self.input_meta = ()
         self.needs_input_grad = ()
 
     def name(self) -> str:
-        return "Error"
+        return self.node_name
 
     def apply(self, grads: list) -> list:
-        raise RuntimeError(self.message)
+        raise self.error(self.message)
 
 
-def delayed_error(message: str, tensor: Tensor) -> Tensor:
-    """`tensor` as a new tensor whose grad_fn raises `message` when a backward reaches it
-    (ops/registry.py's DELAYED_ERROR: a VJP's result whose derivative torch leaves undefined)."""
-    if not tensor._requires_grad:
+def delayed_error(message: str, tensor: Tensor, source: Tensor | None = None,
+                  error=RuntimeError, node_name: str = "Error") -> Tensor:
+    """`tensor` as a new tensor whose grad_fn raises `error(message)` when a backward reaches
+    it (ops/registry.py's DELAYED_ERROR): a VJP's result whose derivative torch leaves
+    undefined, or, given `source`, an op's result made from it whose derivative torch does not
+    implement (unique's), named as torch names that node."""
+    origin = tensor if source is None else source
+    if not origin._requires_grad:
         return tensor
-    error = DelayedError(message, 1)
-    # linked to the tensor's history, so that a backward asked for what lies below reaches it
-    error.next_functions = (gradient_edge(tensor),)
-    error.input_meta = ((tuple(tensor.shape), tensor._dtype),)
+    error = DelayedError(message, 1, error, node_name)
+    # linked to the history, so that a backward asked for what lies below reaches it
+    error.next_functions = (gradient_edge(origin),)
+    error.input_meta = ((tuple(origin.shape), origin._dtype),)
     error.needs_input_grad = (True,)
     wrapped = tensor.detach()
     wrapped.grad_fn = error

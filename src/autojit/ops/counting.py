@@ -18,8 +18,10 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
+from ..tensor.graph_break import graph_break
+from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
-from . import batching
+from . import batching, registry
 from .limited_rules import refuse_limited
 from .out_argument import check_no_grad, check_out_type, write_out
 from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, define_op, rule_first
@@ -43,6 +45,7 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa
     if x.dtype.is_complex:  # complex numbers have no order to sort them by
         raise NotImplementedError("\"unique\" not implemented for "
                                   f"'{SCALAR_TYPE_NAMES[x.dtype.name]}'")
+    refuse_traced_differentiable(x, "unique()")
     if dim is None and is_traced(x):
         return _unique_traced(x, return_inverse, return_counts)
     data = x._host("unique()")
@@ -58,12 +61,36 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa
                                             axis=axis, equal_nan=False)
         inverse = inverse.reshape(-1)
     # torch sorts on the CPU whether or not `sorted` asks for it; so does this.
-    result = [_on_device_of(x, values, x.dtype)]
+    result = [not_differentiable(x, _on_device_of(x, values, x.dtype),
+                                 "_unique2" if dim is None else "unique_dim")]
     if return_inverse:
         result.append(_on_device_of(x, inverse.astype(np.int64), dtypes.int64))
     if return_counts:
         result.append(_on_device_of(x, counts.astype(np.int64), dtypes.int64))
     return result[0] if len(result) == 1 else tuple(result)
+
+
+_NODE_NAMES = {"_unique2": "Unique2Backward0", "unique_dim": "UniqueDimBackward0",
+               "unique_consecutive": "UniqueConsecutiveBackward0"}
+
+
+def refuse_traced_differentiable(x: Tensor, call: str) -> None:
+    """A graph break for unique of a traced tensor that requires grad: torch gives unique no
+    derivative, so a backward through its result raises (not_differentiable), which a compiled
+    backward cannot; the call runs eagerly."""
+    if x._requires_grad and state.grad_enabled and x._data is None:
+        graph_break(f"{call} of a tensor that requires grad (torch's backward through its "
+                    "result raises)", needs_data=False)
+
+
+def not_differentiable(x: Tensor, values: Tensor, name: str) -> Tensor:
+    """`values`, made from x by an op torch gives no derivative: where x requires grad, they
+    do too, and a backward reaching them raises torch's NotImplementedError (they do not
+    silently stop the gradient)."""
+    if not (x._requires_grad and state.grad_enabled):
+        return values
+    return registry.DELAYED_ERROR(f"the derivative for '{name}' is not implemented.", values,
+                                  x, NotImplementedError, _NODE_NAMES[name])
 
 
 def is_traced(x: Tensor) -> bool:

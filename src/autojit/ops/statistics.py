@@ -24,7 +24,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import composite, layout
 from . import elementwise as ew
-from .counting import is_traced, runs_traced
+from .counting import is_traced, not_differentiable, refuse_traced_differentiable, runs_traced
 from .indexing import gather
 from .limited_rules import refuse_limited
 from .out_argument import write_results
@@ -525,6 +525,7 @@ def unique_consecutive(input, return_inverse: bool = False,  # noqa: A002
     if x.dtype.is_complex:
         raise NotImplementedError(f"\"unique\" not implemented for "
                                   f"'{dtypes.scalar_type_name(x.dtype)}'")
+    refuse_traced_differentiable(x, "unique_consecutive()")
     if is_traced(x) and (dim is None or x.ndim):
         return runs_traced(x, dim, return_inverse, return_counts, ordered=False)
     data = x._host("unique_consecutive()")
@@ -544,7 +545,7 @@ def unique_consecutive(input, return_inverse: bool = False,  # noqa: A002
         values = np.compress(starts, data, axis=axis)
         inverse_shape = (data.shape[axis],)
     group = np.cumsum(starts) - 1
-    result = [_on_device_of(x, values, x.dtype)]
+    result = [not_differentiable(x, _on_device_of(x, values, x.dtype), "unique_consecutive")]
     if return_inverse:
         result.append(_on_device_of(x, group.reshape(inverse_shape).astype(np.int64),
                                     dtypes.int64))

@@ -354,7 +354,10 @@ def _writable_alias(data: np.ndarray, fill: bool):
     """A writable array over the memory of `data`, a read-only view of an expanded tensor
     (NumPy's broadcast arrays are read-only): torch writes such a view where no two of its
     elements share memory (a row of a tensor expanded along the rows), and fills it anywhere.
-    None where it may not be written: elements sharing memory, or memory that is read-only."""
+    None where it may not be written: elements sharing memory, or memory that is read-only
+    (a device array's expanded views are refused as before)."""
+    if data.__class__ is not np.ndarray:
+        return None
     if not fill and any(stride == 0 and extent > 1
                         for stride, extent in zip(data.strides, data.shape)):
         return None

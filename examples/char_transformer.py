@@ -216,7 +216,7 @@ def main(argv=None) -> int:
         tokens = args.batch_size * args.context
         print(f"speed: compiled {rates['compiled'] * tokens:,.0f} tokens/s, eager "
               f"{rates['eager'] * tokens:,.0f} tokens/s, compiled/eager "
-              f"{rates.ratio:.2f}x; {step.compile_seconds:.1f} s compiling")
+              f"{rates.ratio:.2f}x ({rates.summary()}); {step.compile_seconds:.1f} s compiling")
         if rates.note():
             print(rates.note())
     else:

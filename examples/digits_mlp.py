@@ -179,7 +179,9 @@ def compare_compiled_with_eager(model, args, batches: list):
 
     Both run the same Python function on the same model and the same batches, taking turns;
     compare_speed calls each twice before timing, so that tracing and kernel compilation (on
-    the first call, and on the second, after Adam made its state) are not timed.
+    the first call, and on the second, after Adam made its state) are not timed, then times
+    them in turns over five rounds of at least 50 ms each: the printed figure is the median,
+    with the rounds' range beside it.
     """
     twin = build_model(args.hidden)
     twin.load_state_dict(model.state_dict())
@@ -277,7 +279,7 @@ def main(argv=None) -> int:
             speed = compare_compiled_with_eager(model, args, list(loader))
             print(f"speed: compiled step {speed['compiled']:,.0f} steps/s, eager step "
                   f"{speed['eager']:,.0f} steps/s, compiled/eager {speed.ratio:.2f}x "
-                  f"(batch {args.batch_size}, same model and batches, best of 3 passes each)")
+                  f"(batch {args.batch_size}, same model and batches, {speed.summary()})")
             if speed.note():
                 print(speed.note())
     if args.plot:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -149,19 +150,33 @@ def traces(step) -> int:
 
 @dataclass
 class Speed:
-    """What compare_speed measured: calls per second of each function, and how often each
-    traced again while timed (compiling inside a timed pass would count against it)."""
+    """What compare_speed measured: each function's calls per second in every round, and how
+    often each traced again while timed (compiling inside a timed pass would count against
+    it)."""
 
-    per_second: dict
+    rounds: dict
     traced_while_timed: dict
 
     def __getitem__(self, name: str) -> float:
-        return self.per_second[name]
+        """The function's median calls per second over the rounds."""
+        return statistics.median(self.rounds[name])
 
     @property
     def ratio(self) -> float:
-        """Compiled calls per second over eager ones: above 1, the compiled step is faster."""
-        return self.per_second["compiled"] / self.per_second["eager"]
+        """Compiled calls per second over eager ones (medians): above 1, compiled is faster."""
+        return self["compiled"] / self["eager"]
+
+    def spread(self) -> tuple:
+        """The lowest and highest compiled/eager ratio of one round (the two functions timed
+        one after the other, so under the same background load)."""
+        ratios = [c / e for c, e in zip(self.rounds["compiled"], self.rounds["eager"],
+                                        strict=True)]
+        return min(ratios), max(ratios)
+
+    def summary(self) -> str:
+        """How the ratio was taken, with its spread: 'median of 5 rounds, 5.1x-6.2x'."""
+        low, high = self.spread()
+        return f"median of {len(self.rounds['compiled'])} rounds, {low:.2f}x-{high:.2f}x"
 
     def note(self) -> str:
         """A line naming the functions that traced while timed, or '' when none did."""
@@ -172,26 +187,34 @@ class Speed:
         return f"note: traced again while timed ({named}), so those figures include compiling"
 
 
-def compare_speed(steps: dict, batches: list, rounds: int = 3, warmup: int = 2) -> Speed:
-    """Calls per second of each step function over the same batches.
+def compare_speed(steps: dict, batches: list, rounds: int = 5, warmup: int = 2,
+                  min_seconds: float = 0.05) -> Speed:
+    """Calls per second of each step function over the same batches, in every round.
 
     Each function is first called `warmup` times on the first batch, untimed: a compiled step
     traces on its first call and, when that call changed the state it reads (an optimizer
     creating its moment estimates), once more on its second. Then the functions take turns,
-    one pass over `batches` each per round, and each keeps its best round: on a shared machine
-    the fastest pass is the one least disturbed by other work, and taking turns exposes every
-    function to the same background load.
+    each round timing every function over whole passes of `batches` for at least
+    `min_seconds`. A pass of a small compiled step takes a few milliseconds, short enough for
+    one descheduling or a worker thread woken late to halve its figure, so a round covers
+    several passes, the figures are the rounds' medians and Speed.spread gives the range of
+    the rounds' ratios: the printed figure moves with the machine's load, and the range shows
+    by how much.
     """
     for step in steps.values():
         for _ in range(warmup):
             step(*batches[0])
     before = {name: traces(step) for name, step in steps.items()}
-    best = {name: float("inf") for name in steps}
+    rates = {name: [] for name in steps}
     for _ in range(rounds):
         for name, step in steps.items():
-            started = time.perf_counter()
-            for batch in batches:
-                step(*batch)
-            best[name] = min(best[name], time.perf_counter() - started)
-    return Speed({name: len(batches) / seconds for name, seconds in best.items()},
-                 {name: traces(step) - before[name] for name, step in steps.items()})
+            calls, started = 0, time.perf_counter()
+            while True:
+                for batch in batches:
+                    step(*batch)
+                calls += len(batches)
+                elapsed = time.perf_counter() - started
+                if elapsed >= min_seconds:
+                    break
+            rates[name].append(calls / elapsed)
+    return Speed(rates, {name: traces(step) - before[name] for name, step in steps.items()})

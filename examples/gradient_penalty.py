@@ -176,7 +176,7 @@ def main(argv=None) -> int:
               f"{compiled_step.fusion_groups().count('kernel')} fused kernels")
         print(f"speed: compiled step {speed['compiled']:,.0f} steps/s, eager step "
               f"{speed['eager']:,.0f} steps/s, compiled/eager "
-              f"{speed.ratio:.2f}x (best of 3 passes of 20 steps)")
+              f"{speed.ratio:.2f}x ({speed.summary()}, of passes of 20 steps)")
         if speed.note():
             print(speed.note())
     if final_error > args.max_error:

@@ -206,7 +206,7 @@ def main(argv=None) -> int:
                               rounds=2 if args.quick else 3)
         print(f"speed: compiled {rates['compiled']:,.1f} steps/s, eager "
               f"{rates['eager']:,.1f} steps/s, compiled/eager "
-              f"{rates.ratio:.2f}x; {step.compile_seconds:.1f} s compiling")
+              f"{rates.ratio:.2f}x ({rates.summary()}); {step.compile_seconds:.1f} s compiling")
         if rates.note():
             print(rates.note())
     else:

@@ -46,25 +46,36 @@ def _canonical_dim(dim, ndim: int) -> tuple:
     return tuple(sorted(dims))
 
 
-def _identity(op_name: str, input: Tensor, ord=2):  # noqa: A002 - torch's names
-    """The value a masked-out element stands for in `op_name` (torch's _reduction_identity)."""
-    dtype = input.dtype
-    floating = dtype.is_floating_point
-    if op_name in ("sum", "cumsum"):
-        return 0
-    if op_name in ("prod", "cumprod"):
-        return 1
-    if op_name == "logsumexp" and dtype.is_complex:
+def _lowest(input: Tensor, ord=2):  # noqa: A002, ARG001 - torch's names
+    """The identity of a maximum (and of logsumexp, logaddexp): -inf, or the dtype's least."""
+    if input.dtype.is_complex:
         return complex(-math.inf, 0)
-    if op_name in ("amax", "argmax", "logaddexp", "logsumexp"):
-        return -math.inf if floating else iinfo(dtype).min
-    if op_name in ("amin", "argmin"):
-        return math.inf if floating else iinfo(dtype).max
-    if op_name == "norm":
-        return math.inf if ord == -math.inf else 0
-    if op_name == "median":
-        return math.nan
-    raise NotImplementedError(f"identity of {op_name} on {dtype} input")
+    return -math.inf if input.dtype.is_floating_point else iinfo(input.dtype).min
+
+
+def _highest(input: Tensor, ord=2):  # noqa: A002, ARG001
+    """The identity of a minimum: inf, or the dtype's greatest."""
+    return math.inf if input.dtype.is_floating_point else iinfo(input.dtype).max
+
+
+def _norm_identity(input: Tensor, ord=2):  # noqa: A002, ARG001
+    """A norm's identity: inf for the -inf norm (a minimum of magnitudes), else 0."""
+    return math.inf if ord == -math.inf else 0
+
+
+def _zero(input: Tensor, ord=2):  # noqa: A002, ARG001
+    """The identity of a sum (and of a cumulative sum)."""
+    return 0
+
+
+def _one(input: Tensor, ord=2):  # noqa: A002, ARG001
+    """The identity of a product (and of a cumulative product)."""
+    return 1
+
+
+def _nan(input: Tensor, ord=2):  # noqa: A002, ARG001
+    """A median's stand-in: NaN, which nanmedian skips."""
+    return math.nan
 
 
 def _input_mask(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
@@ -77,12 +88,12 @@ def _input_mask(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
     return mask.to(dtypes.bool_)
 
 
-def _combine(op_name: str, input: Tensor, mask, ord=2) -> Tensor:  # noqa: A002
-    """input with its masked-out elements replaced by op_name's identity."""
+def _combine(identity, input: Tensor, mask, ord=2) -> Tensor:  # noqa: A002
+    """input with its masked-out elements replaced by the reduction's identity, which
+    `identity` (one of the functions above: torch's _reduction_identity) gives."""
     if mask is None:
         return input
-    return ew.where(_input_mask(input, mask), input,
-                    full_like(input, _identity(op_name, input, ord)))
+    return ew.where(_input_mask(input, mask), input, full_like(input, identity(input, ord)))
 
 
 def _sum_dtype(input: Tensor, dtype):  # noqa: A002
@@ -95,14 +106,14 @@ def sum(input, dim=None, *, keepdim=False, dtype=None, mask=None):  # noqa: A001
     """The sum over `dim` of the elements the mask keeps."""
     dtype = _sum_dtype(input, dtype)
     dims = _canonical_dim(dim, input.ndim)
-    return _combine("sum", input, mask).sum(dims, keepdim=bool(keepdim), dtype=dtype)
+    return _combine(_zero, input, mask).sum(dims, keepdim=bool(keepdim), dtype=dtype)
 
 
 def prod(input, dim=None, *, keepdim=False, dtype=None, mask=None):  # noqa: A002
     """The product over `dim` of the elements the mask keeps."""
     dtype = _sum_dtype(input, dtype)
     dims = _canonical_dim(dim, input.ndim)
-    result = _combine("prod", input, mask).to(dtype)
+    result = _combine(_one, input, mask).to(dtype)
     for d in reversed(dims):
         result = result.prod(dim=d, keepdim=bool(keepdim))
     return result
@@ -112,40 +123,40 @@ def cumsum(input, dim, *, dtype=None, mask=None):  # noqa: A002
     """The cumulative sum along `dim`, masked-out elements counting as 0."""
     dtype = input.dtype if dtype is None else dtype
     dim = _canonical_dim(dim, input.ndim)[0]
-    return _combine("sum", input, mask).cumsum(dim, dtype=dtype).to(dtype)
+    return _combine(_zero, input, mask).cumsum(dim, dtype=dtype).to(dtype)
 
 
 def cumprod(input, dim, *, dtype=None, mask=None):  # noqa: A002
     """The cumulative product along `dim`, masked-out elements counting as 1."""
     dtype = input.dtype if dtype is None else dtype
     dim = _canonical_dim(dim, input.ndim)[0]
-    return _combine("prod", input, mask).cumprod(dim, dtype=dtype).to(dtype)
+    return _combine(_one, input, mask).cumprod(dim, dtype=dtype).to(dtype)
 
 
 def amax(input, dim=None, *, keepdim=False, dtype=None, mask=None):  # noqa: A002
     """The maximum over `dim` of the elements the mask keeps (-inf where it keeps none)."""
     dtype = input.dtype if dtype is None else dtype
-    combined = _combine("amax", input, mask)
+    combined = _combine(_lowest, input, mask)
     return combined.amax(_canonical_dim(dim, combined.ndim), bool(keepdim)).to(dtype)
 
 
 def amin(input, dim=None, *, keepdim=False, dtype=None, mask=None):  # noqa: A002
     """The minimum over `dim` of the elements the mask keeps (inf where it keeps none)."""
     dtype = input.dtype if dtype is None else dtype
-    combined = _combine("amin", input, mask)
+    combined = _combine(_highest, input, mask)
     return combined.amin(_canonical_dim(dim, combined.ndim), bool(keepdim)).to(dtype)
 
 
 def argmax(input, dim=None, *, keepdim=False, dtype=None, mask=None):  # noqa: A002
     """The index of the maximum over `dim` among the elements the mask keeps."""
     dtype = input.dtype if dtype is None else dtype
-    return _combine("argmax", input, mask).argmax(dim, bool(keepdim)).to(dtype)
+    return _combine(_lowest, input, mask).argmax(dim, bool(keepdim)).to(dtype)
 
 
 def argmin(input, dim=None, *, keepdim=False, dtype=None, mask=None):  # noqa: A002
     """The index of the minimum over `dim` among the elements the mask keeps."""
     dtype = input.dtype if dtype is None else dtype
-    return _combine("argmin", input, mask).argmin(dim, bool(keepdim)).to(dtype)
+    return _combine(_highest, input, mask).argmin(dim, bool(keepdim)).to(dtype)
 
 
 def _count(input, dim, keepdim, mask):  # noqa: A002
@@ -173,7 +184,7 @@ def median(input, dim=-1, *, keepdim=False, dtype=None, mask=None):  # noqa: A00
     is_float = input.dtype.is_floating_point
     if not is_float:
         input = input.to(dtypes.float32)  # noqa: A001
-    output = _combine("median", input, mask).nanmedian(dim, keepdim).values
+    output = _combine(_nan, input, mask).nanmedian(dim, keepdim).values
     if is_float:
         return output
     if not bool(output.isnan().any()):
@@ -186,20 +197,20 @@ def logsumexp(input, dim=None, *, keepdim=False, dtype=None, mask=None):  # noqa
     """log of the sum of exp over `dim` of the elements the mask keeps."""
     dtype = input.dtype if dtype is None else dtype
     dims = _canonical_dim(dim, input.ndim)
-    return _combine("logsumexp", input, mask).logsumexp(dims, keepdim=keepdim).to(dtype)
+    return _combine(_lowest, input, mask).logsumexp(dims, keepdim=keepdim).to(dtype)
 
 
 def logaddexp(input, other, *, dtype=None, input_mask=None, other_mask=None):  # noqa: A002
     """log(exp(input) + exp(other)), each masked-out element counting as -inf."""
     dtype = input.dtype if dtype is None else dtype
-    return _logaddexp(_combine("logaddexp", input, input_mask),
-                      _combine("logaddexp", other, other_mask)).to(dtype)
+    return _logaddexp(_combine(_lowest, input, input_mask),
+                      _combine(_lowest, other, other_mask)).to(dtype)
 
 
 def norm(input, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask=None):  # noqa: A002
     """The vector `ord`-norm over `dim` of the elements the mask keeps."""
     dtype = input.dtype if dtype is None else dtype
-    combined = _combine("norm", input, mask, ord)
+    combined = _combine(_norm_identity, input, mask, ord)
     return vector_norm(combined, ord, _canonical_dim(dim, input.ndim), bool(keepdim),
                        dtype=dtype)
 
@@ -245,30 +256,30 @@ def std(input, dim=None, unbiased=None, *, correction=None, keepdim=False, dtype
     return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, True)
 
 
-def _softmax_family(name: str, identity: str):
+def _softmax_family(name: str, identity, inner, sign: int = 1):
+    """torch.masked's `name`: `inner` (a function of nn.functional's softmax module) of
+    sign * input along `dim`, the masked-out elements standing for `identity`'s value."""
     def function(input, dim, *, dtype=None, mask=None):  # noqa: A002
         dtype = input.dtype if dtype is None else dtype
         dim = _canonical_dim(dim, input.ndim)[0]
         combined = _combine(identity, input, mask)
-        if name == "softmin":  # torch's softmin is softmax(-x)
-            return _softmax.softmax(-combined, dim, dtype=dtype)
-        return getattr(_softmax, name)(combined, dim, dtype=dtype)
+        return inner(combined if sign > 0 else -combined, dim, dtype=dtype)
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = (f"{name} along `dim` of the elements the mask keeps (the others count "
-                        f"as {'-inf' if identity == 'amax' else 'inf'}).")
+                        f"as {'-inf' if identity is _lowest else 'inf'}).")
     return function
 
 
-softmax = _softmax_family("softmax", "amax")
-log_softmax = _softmax_family("log_softmax", "amax")
-softmin = _softmax_family("softmin", "amin")
+softmax = _softmax_family("softmax", _lowest, _softmax.softmax)
+log_softmax = _softmax_family("log_softmax", _lowest, _softmax.log_softmax)
+softmin = _softmax_family("softmin", _highest, _softmax.softmax, sign=-1)  # softmax(-x)
 
 
 def normalize(input, ord, dim, *, eps=1e-12, dtype=None, mask=None):  # noqa: A002
     """input divided by its masked `ord`-norm along `dim` (at least eps); masked-out elements
     are 0."""
     dtype = input.dtype if dtype is None else dtype
-    combined = _combine("sum", input, mask)
+    combined = _combine(_zero, input, mask)
     norms = norm(input, ord, dim, keepdim=True, dtype=dtype, mask=mask)
     return ew.div(combined, ew.maximum(norms, norms.new_full([], eps)))

@@ -283,7 +283,8 @@ class ScalarGraph:
 
     def _binary(self, op, left, right):
         if not isinstance(left, Value) and not isinstance(right, Value):
-            return _PYTHON_BINARY[op.name](left, right)
+            # Two known sizes: the op's own NumPy reference on them (a size is an int64).
+            return int(op.impl(np.asarray(left, np.int64), np.asarray(right, np.int64)))
         dtype = next(operand.dtype for operand in (left, right) if isinstance(operand, Value))
         return self.tracer.graph_node(op, [left, right], {}, (), dtype)
 
@@ -369,11 +370,6 @@ class ScalarGraph:
             if item is entry:
                 return array
         return self._memo[id(entry.value)]._data
-
-
-_PYTHON_BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b,
-                  "floor_divide": lambda a, b: a // b, "remainder": lambda a, b: a % b,
-                  "minimum": min, "maximum": max}
 
 
 def _reshape_op():

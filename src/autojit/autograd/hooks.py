@@ -80,7 +80,9 @@ def register_hook(self: Tensor, hook) -> RemovableHandle:
     tensor([30., 30.])
     >>> handle.remove()
     """
-    if not self._requires_grad:
+    # requires_grad (the property) first regenerates the grad_fn of a view whose base was
+    # written since, so that the hook sits on the node of the view's current value, as torch's
+    if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if not callable(hook):
         raise TypeError(f"register_hook expects a callable, but got {type(hook).__name__}")
@@ -91,7 +93,7 @@ def register_hook(self: Tensor, hook) -> RemovableHandle:
 
 def retain_grad(self: Tensor) -> None:
     """Populate .grad of this non-leaf tensor during backward (a no-op on leaves)."""
-    if not self._requires_grad:
+    if not self.requires_grad:  # the property: a written view's node regenerated first
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if state.func_transforms:
         from .transform_checks import refuse_in_transform

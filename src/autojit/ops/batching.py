@@ -38,6 +38,10 @@ VMAP_CONTROL_FLOW_ERROR = (
     "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. "
     "We don't support that yet, please shout over at "
     "https://github.com/pytorch/functorch/issues/257 .")
+# The ops whose result's shape depends on the values (they read the values on the host, with
+# these labels), and the aten names torch's vmap error gives them.
+_DYNAMIC_SHAPE_OPS = {"nonzero()": "aten::nonzero", "unique()": "aten::_unique2",
+                      "unique_consecutive()": "aten::unique_consecutive"}
 
 
 class BatchValue:
@@ -67,6 +71,11 @@ class BatchedTensor(Tensor):
         return self._value.physical.device
 
     def _concrete(self, what: str):
+        if what in _DYNAMIC_SHAPE_OPS:
+            raise RuntimeError(
+                "vmap: We do not support batching operators that can output dynamic shape. "
+                f"Attempted to vmap over {_DYNAMIC_SHAPE_OPS[what]}. Please file an issue at "
+                "https://github.com/pytorch/pytorch/issues if you need this feature.")
         if what.startswith("bool") or what.startswith("float") or what.startswith("int"):
             raise RuntimeError(VMAP_CONTROL_FLOW_ERROR)
         raise RuntimeError(VMAP_ITEM_ERROR)

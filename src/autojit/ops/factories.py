@@ -37,9 +37,25 @@ def new_tensor(self: Tensor, data, *, dtype=None, device=None, requires_grad: bo
     return creation.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+def _per_sample(method: str, self: Tensor, size: tuple, *args, **options):
+    """functorch's rule for new_zeros, new_ones, new_empty and new_full on a tensor batched by
+    vmap: one result per sample, materialized (not a broadcast), so that an in-place write of
+    a batched value into it works, as in torch."""
+    from .batching import batched
+
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    physical, level = self._value.physical, self._value.level
+    made = getattr(physical, method)((physical.shape[0], *size), *args, **options)
+    return batched(made, level)
+
+
 def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False):
     """A tensor of zeros of `size` (integers or one sequence), with x's dtype and device
     unless given."""
+    if self._batched:
+        return _per_sample("new_zeros", self, size, dtype=dtype, device=device,
+                           requires_grad=requires_grad)
     dtype, device = _options(self, dtype, device, requires_grad)
     return creation.zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
@@ -47,6 +63,9 @@ def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool 
 def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False):
     """A tensor of ones of `size` (integers or one sequence), with x's dtype and device unless
     given."""
+    if self._batched:
+        return _per_sample("new_ones", self, size, dtype=dtype, device=device,
+                           requires_grad=requires_grad)
     dtype, device = _options(self, dtype, device, requires_grad)
     return creation.ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
@@ -54,6 +73,9 @@ def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool =
 def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False):
     """An uninitialized tensor of `size` (integers or one sequence), with x's dtype and device
     unless given."""
+    if self._batched:
+        return _per_sample("new_empty", self, size, dtype=dtype, device=device,
+                           requires_grad=requires_grad)
     dtype, device = _options(self, dtype, device, requires_grad)
     return creation.empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
@@ -65,6 +87,9 @@ def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None,
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
+    if self._batched:
+        return _per_sample("new_full", self, (tuple(size),), fill_value, dtype=dtype,
+                           device=device, requires_grad=requires_grad)
     dtype, device = _options(self, dtype, device, requires_grad)
     return creation.full(tuple(size), fill_value, dtype=dtype, device=device,
                          requires_grad=requires_grad)

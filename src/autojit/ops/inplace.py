@@ -121,6 +121,11 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
         if state.forward_levels:
             REFRESH_TANGENTS(target)
         source = _snapshot(target) if recording or state.forward_levels else target
+        if recording and target._view_source is not None and target.grad_fn is not None and \
+                target.grad_fn._tensor_hooks and Tensor._refresh_view is not None:
+            # The write reads the view through its base, as torch's CopySlices does: the
+            # hooks on the view's own node see no gradient of it.
+            Tensor._refresh_view(target, snapshot=source)
     result = compute(source)
     if not isinstance(result, Tensor):
         raise TypeError(f"{op_name}: expected a Tensor result")

@@ -245,6 +245,11 @@ def _general(x: Tensor, key) -> Tensor:
     result = slice_dims(x, slices) if ndim else x
     if tuple(result.shape) != tuple(new_shape):
         result = reshape(result, tuple(new_shape))
+    if result is x and not advanced:
+        # x[:], x[...], x[()]: a view of x, as torch's (a tensor of its own, with a node of its
+        # own: a hook on it sees its own gradient, not all of x's)
+        result = (registry.bind(SLICE, (x,), {"slices": tuple(slices)}) if ndim
+                  else registry.bind(RESHAPE, (x,), {"shape": ()}))
     for position in empty_dims:
         result = slice_dims(result, [(0, 0 if axis == position else n, 1)
                                      for axis, n in enumerate(result.shape)])

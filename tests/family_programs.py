@@ -63,6 +63,13 @@ FEATURES = {
     "module_pre_hook": ("setup", "handles.append(HEAD.register_forward_pre_hook(shift_input))",
                         None),
     "tensor_hook": ("forward", "out.register_hook(lambda g: g * {v})", _step),
+    # a hook on a view that covers its base sees the view's own gradient; one registered on a
+    # view before its base is written stays with the old value (torch's rules)
+    "view_hook": ("forward", "out = out * 1\nwhole = out[:]\n"
+                  "whole.register_hook(lambda g: g * {v})\nout = out + whole", _step),
+    "written_view_hook": ("forward", "out = out * 1\nfirst = out[:1]\n"
+                          "first.register_hook(lambda g: g * {v})\nout.mul_({v})\n"
+                          "out = out + first", _step),
     "data_assign": ("after", "HEAD.bias.data = HEAD.bias.data * {v}", _step),
     "data_inplace": ("after", "HEAD.weight.data.clamp_(-{v}, {v})", _step),
     "vector_write": ("after", "vector = torch.nn.utils.parameters_to_vector(model.parameters())"
@@ -92,7 +99,8 @@ FEATURES = {
     "history": ("end", "history.append(loss.item())", _step),
     "history_tensor": ("end", "history.append(loss)", _step),
 }
-VALUES = {"tensor_hook": (0.5, 2.0), "data_assign": (0.5, 0.9), "data_inplace": (0.3, 1.0),
+VALUES = {"tensor_hook": (0.5, 2.0), "view_hook": (0.5, 3.0), "written_view_hook": (0.5, 2.0),
+          "data_assign": (0.5, 0.9), "data_inplace": (0.3, 1.0),
           "vector_write": (0.9, 1.01), "checkpoint": (False, True),
           "autocast_checkpoint": (False, True), "dropout": (0.25, 0.5),
           "item_branch": (0.1, 1.0)}

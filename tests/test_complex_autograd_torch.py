@@ -336,3 +336,25 @@ def test_a_module_converted_to_complex_trains():
     assert layer.weight.grad.dtype is autojit.complex64
     with pytest.raises(TypeError, match="only accepts floating point or complex dtypes"):
         layer.to(autojit.int64)
+
+
+def test_gradcheck_names_the_part_of_a_complex_output_torch_checks_first():
+    """A hook adding a real 1e-2 to a complex output's gradient spoils both parts' Jacobians;
+    torch checks the imaginary part first and names it (test_gradcheck_jacobian_mismatch)."""
+    def note(lib, error):
+        def fn(x):
+            y = x.clone() if x.is_complex() else lib.complex(x, x)
+            y.register_hook(lambda g: g + 1e-2)
+            return y
+
+        notes = []
+        for dtype in (lib.complex128, lib.float64):
+            x = lib.ones(2, 2, dtype=dtype, requires_grad=True)
+            with pytest.raises(error) as info:
+                lib.autograd.gradcheck(fn, (x,), fast_mode=False)
+            notes.append(str(info.value).split(",")[0])
+        return notes
+
+    ours = note(autojit, GradcheckError)
+    assert ours == note(torch, RuntimeError)
+    assert ours[0] == "While considering the imaginary part of complex outputs only"

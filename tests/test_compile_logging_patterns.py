@@ -89,6 +89,11 @@ def _pattern(name: str):
             train(loss)
             losses.append(loss)  # with its history, as returned: the very tensor
             return loss
+    elif name == "append loss":
+        def step(x, y):
+            loss = loss_of(x, y)
+            train(loss)
+            losses.append(loss)  # not returned: its graph freed by the backward above
     elif name == "scheduler":
         def step(x, y):
             loss = loss_of(x, y)
@@ -178,7 +183,7 @@ def _close(a, b):
 
 @pytest.mark.parametrize("name", ["return item", "print every step", "branch on item",
                                   "isfinite skip", "tolist logging", "append detached",
-                                  "append returned loss",
+                                  "append returned loss", "append loss",
                                   "scheduler", "summary writer", "train and eval"])
 def test_a_logging_step_stays_compiled_and_equals_eager(name):
     eager, eager_printed, eager_state, _ = _run(name, compiled=False)
@@ -197,6 +202,17 @@ def test_a_logging_step_stays_compiled_and_equals_eager(name):
         assert got_state[1] and all(
             kept is returned for kept, returned in zip(_LOSSES[-1], got))
         assert all(kept.requires_grad for kept in _LOSSES[-1])
+    if name == "append loss":
+        # Each stored loss requires grad through a node named as eager's, whose graph the
+        # step's backward freed: a backward through it raises eager's error.
+        kept = _LOSSES[-1]
+        assert len(kept) == CALLS and len({id(loss) for loss in kept}) == CALLS
+        assert all(loss.requires_grad and not loss.is_leaf for loss in kept)
+        eager_kept = _LOSSES[-2]
+        assert kept[-1].grad_fn.name() == eager_kept[-1].grad_fn.name()
+        for losses in (eager_kept, kept):
+            with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+                autojit.stack(losses).sum().backward()
     stats = compiled.stats()
     assert stats.calls == CALLS and stats.compiled_calls >= CALLS - 2, stats
     assert stats.graph_breaks == 0 and stats.split_breaks == 0, stats

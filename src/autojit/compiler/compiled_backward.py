@@ -312,3 +312,24 @@ class FailingBackward(Node):
 
     def apply(self, grads: list) -> list:
         raise RuntimeError(str(self.error))
+
+
+class ReleasedBackward(Node):
+    """grad_fn of a tensor a compiled run stored in Python state after a backward through it
+    in the call freed its graph (`history.append(loss)` after `loss.backward()`): eager's
+    tensor keeps its node, named `name`, whose saved values are gone, so any backward through
+    it raises eager's error; this one raises the same."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.node_name = name
+        self.next_functions = ()
+        self.input_meta = ()
+        self.needs_input_grad = ()
+        self.output_count = 1
+
+    def name(self) -> str:
+        return self.node_name
+
+    def apply(self, grads: list) -> list:
+        raise RuntimeError(FREED_MESSAGE)

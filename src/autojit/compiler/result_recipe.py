@@ -14,6 +14,7 @@ from ..ir.eager_layout import lay_out
 from ..ir.graph import Graph, Value
 from ..ir.printing import fill_tokens
 from ..tensor.tensor import Tensor
+from .compiled_backward import ReleasedBackward
 from .result_builders import builder
 from .segments import SegmentedPlan
 
@@ -197,6 +198,13 @@ class Recipe:
             _, base, steps, detached, requires_grad = template
             return _remade_view(self._rebuild(base, arrays, node, args, made), steps,
                                 detached, requires_grad)
+        if kind == "released":
+            tensor = self._rebuild(template[1], arrays, None, args, made)
+            if tensor.grad_fn is None:
+                tensor._requires_grad = True
+                tensor.grad_fn = ReleasedBackward(template[2])
+                tensor._output_nr = 0
+            return tensor
         raise AssertionError(f"unknown result template {kind!r}")
 
 
@@ -248,7 +256,7 @@ def _tensor_leaves(template, leaves: set) -> None:
     elif kind == "dict":
         for _, item in template[1]:
             _tensor_leaves(item, leaves)
-    elif kind == "view":
+    elif kind in ("view", "released"):
         _tensor_leaves(template[1], leaves)
 
 

@@ -27,7 +27,10 @@ call is returned itself, as an "object" leaf:
   with each run's values;
 - ("object", value): an object that existed before the call, itself;
 - ("instance", class, [(attribute, template)]): an object the call made (a dataclass of
-  results), made again on each run with `class.__new__` and its attributes' templates.
+  results), made again on each run with `class.__new__` and its attributes' templates;
+- ("released", ("tensor", index), name): in Python state only, a tensor the call stored after
+  a backward through it freed its graph's saved values: output `index`, requiring grad, with
+  a node named as eager's that raises eager's error on any later backward.
 
 Eager returns those very objects and views; a compiled call that returned copies would let a
 later in-place write through the result miss the argument it should change.
@@ -67,8 +70,16 @@ class Flattening:
         return loss`)."""
         if isinstance(value, Tensor) and value._data is None and value._requires_grad and \
                 id(value) not in self.returned:
+            node = value.grad_fn
+            if node is not None and getattr(node, "_released", False):
+                # A loss the call stored after backpropagating through it (`history.append(
+                # loss)` after `loss.backward()`): eager's tensor keeps a node whose saved
+                # values were freed, which raises on any later backward. Each run stores its
+                # value with a node that raises the same.
+                return ("released", self.output(value), node.name())
             raise TypeError("a tensor that requires grad (with autograd history made in the "
-                            "call) cannot be written into Python state by a compiled run")
+                            "call and not freed by a backward in it) cannot be written into "
+                            "Python state by a compiled run")
         return self.flatten(value, set())
 
     def output(self, tensor: Tensor) -> tuple:

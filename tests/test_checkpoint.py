@@ -328,3 +328,29 @@ def test_compiled_backward_recomputes_the_segment_instead_of_saving_it():
         return sum(node.op.name == "matmul" for node in graph.nodes)
     assert matmuls(backward) == matmuls(plain_backward) + 2
     assert_close(grads, plain_grads)
+
+
+def _reentrant_refusals(lib, checkpoint):
+    """What autograd.grad, backward(inputs=) and a plain backward give through a checkpoint, in
+    `lib`: torch's reentrant checkpoint refuses the first two (test_checkpoint_valid_reset_on_
+    error); after a refusal, a plain backward works."""
+    a = lib.ones(2, 2, requires_grad=True)
+    seen = []
+    for reentrant in (True, False):
+        for form in ("grad", "inputs", "backward"):
+            out = checkpoint(lib.exp, a, use_reentrant=reentrant).sum()
+            try:
+                if form == "grad":
+                    lib.autograd.grad(out, (a,))
+                else:
+                    out.backward(inputs=[a] if form == "inputs" else None)
+                seen.append((reentrant, form, "ok"))
+            except RuntimeError as error:
+                seen.append((reentrant, form, str(error)))
+    return seen
+
+
+def test_a_reentrant_checkpoint_refuses_autograd_grad_as_torchs():
+    ours = _reentrant_refusals(autojit, checkpoint)
+    assert ours == _reentrant_refusals(torch, torch_checkpoint.checkpoint)
+    assert "incompatible with .grad()" in ours[0][2]

@@ -103,7 +103,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if create_graph:
         warn_once("backward create_graph", CREATE_GRAPH_WARNING, stacklevel=2)
     run_backward(list(outputs), grads, retain_graph=retain_graph, create_graph=create_graph,
-                 inputs=input_list, accumulate=True)
+                 inputs=input_list, accumulate=True, partial=input_list is not None)
 
 
 CREATE_GRAPH_WARNING = (
@@ -156,7 +156,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     results = run_backward(list(output_tuple), grads, retain_graph=retain_graph,
-                           create_graph=create_graph, inputs=list(input_tuple), accumulate=False)
+                           create_graph=create_graph, inputs=list(input_tuple), accumulate=False,
+                           partial=True)
     final = []
     for tensor, result in zip(input_tuple, results):
         if result is None:

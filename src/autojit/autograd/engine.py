@@ -31,7 +31,7 @@ from .vjp_chain import apply_no_graph
 
 def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_graph: bool,
                  inputs: list | None = None, accumulate: bool = True,
-                 stop_at: frozenset = frozenset()) -> list | None:
+                 stop_at: frozenset = frozenset(), partial: bool = False) -> list | None:
     """Backpropagate `root_grads` from `roots`.
 
     accumulate=True: add gradients into leaves' .grad (all leaves, or only `inputs`).
@@ -39,6 +39,9 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     stop_at: ids of nodes the backward ends at: their gradients are captured (they are the
     grad_fn of some of `inputs`) but they do not run, nor anything below them (a compiled
     function's traced backward ends at the history its inputs came with).
+    partial: the user's autograd.grad or backward(inputs=...) asked for some inputs' gradients
+    only (torch's reentrant checkpoint refuses to run under such a pass; the compiler's own
+    passes with inputs are not refused).
     """
     if torch_function.ACTIVE and state.torch_function != torch_function.ALL_DISABLED:
         # The rules' ops on saved Tensor-subclass values must reach no __torch_function__
@@ -47,7 +50,7 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
         with torch_function.DisableTorchFunction():
             return run_backward(roots, root_grads, retain_graph=retain_graph,
                                 create_graph=create_graph, inputs=inputs, accumulate=accumulate,
-                                stop_at=stop_at)
+                                stop_at=stop_at, partial=partial)
     tracer = state.tracer
     if tracer is not None:
         tracer.ran_backward = True  # compiler/api.py: the traced function differentiates
@@ -75,7 +78,7 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     captured_nodes = {key[0] for key in capture}
     tasks = _tasks.__dict__.setdefault("running", [])
     tasks.append(_Task(root_edges, dependencies, needed if inputs is not None else None,
-                       captured_nodes))
+                       captured_nodes, partial))
     # Anomaly mode and the profiler wrap each node's run; read once so that the common case
     # pays nothing per node.
     instrumented = state.anomaly or state.profiler is not None
@@ -196,10 +199,11 @@ _task_ids = itertools.count()
 class _Task:
     """One backward pass while it runs: which nodes it will execute."""
 
-    __slots__ = ("id", "roots", "dependencies", "needed", "captured", "callbacks")
+    __slots__ = ("id", "roots", "dependencies", "needed", "captured", "callbacks", "partial")
 
-    def __init__(self, root_edges, dependencies, needed, captured):
+    def __init__(self, root_edges, dependencies, needed, captured, partial=False):
         self.id = next(_task_ids)
+        self.partial = partial
         self.callbacks = []
         self.roots = {node for node, _ in root_edges}
         self.dependencies, self.needed, self.captured = dependencies, needed, captured
@@ -209,6 +213,13 @@ def current_graph_task_id() -> int:
     """The id of the backward pass running on this thread, -1 outside backward."""
     running = getattr(_tasks, "running", None)
     return running[-1].id if running else -1
+
+
+def running_with_inputs() -> bool:
+    """Whether the backward pass running on this thread computes the gradients of given inputs
+    only (autograd.grad, or backward(inputs=...)), which torch's reentrant checkpoint refuses."""
+    running = getattr(_tasks, "running", None)
+    return bool(running) and running[-1].partial
 
 
 def queue_callback(callback) -> None:

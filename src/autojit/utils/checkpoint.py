@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from ..amp.autocast_mode import autocast
+from ..autograd.engine import running_with_inputs
 from ..autograd.graph import AccumulateGrad, Node, PackedSavedTensor, SavedTensor
 from ..ops.autocast import (
     DEVICE_TYPES,
@@ -135,6 +136,7 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=no
             return function(*args, **kwargs)
     segment = _Segment(function, args, kwargs, preserve, recompute_context,
                        determinism_check == "default")
+    segment.reentrant = use_reentrant
     if isinstance(forward_context, _SelectiveForward):  # selective_checkpoint.py
         segment.selective = forward_context
     with forward_context:
@@ -238,6 +240,7 @@ class _Segment:
         self.selective = None  # selective checkpointing's forward context: what it keeps
         self.metadata = None  # per saved entry, in order: (shape, dtype, device), checked
         self.recomputed = None  # per saved entry, in order: the recomputed (data, value, dtype)
+        self.reentrant = False  # use_reentrant=True: torch's refusals of autograd.grad
 
     def run_forward(self):
         tracer = self.tracer
@@ -294,6 +297,12 @@ class _Segment:
         return self.recomputed[index]
 
     def _recompute(self) -> list:
+        if self.reentrant and running_with_inputs():
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+                "passing an `inputs` parameter to .backward(). To resolve this error, you can "
+                "either set use_reentrant=False, or call .backward() without passing the "
+                "`inputs` argument.")
         tracer = state.tracer
         previous_grad = state.grad_enabled
         forked = None

@@ -235,3 +235,25 @@ def test_batched_grad_check():
     x = leaf(2)
     assert gradcheck(autojit.sin, (x,), check_batched_grad=True)
     assert gradgradcheck(lambda a: (a * a).tanh(), (x,), check_batched_grad=True)
+
+
+def test_batched_gradcheck_of_a_0d_output_into_a_custom_function():
+    """check_batched_grad with a 0-d output whose gradient reaches a leaf through a custom
+    Function (torch's test_custom_function_save_for_forward): it passes, as torch's does."""
+    torch = pytest.importorskip("torch")
+
+    def passes(lib):
+        class Copy(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        x = lib.tensor(1., requires_grad=True, dtype=lib.float64)
+        return lib.autograd.gradcheck(Copy.apply, (x,), check_batched_grad=True)
+
+    assert passes(autojit) is passes(torch) is True

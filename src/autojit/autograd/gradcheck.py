@@ -462,7 +462,9 @@ def _batched_gradcheck(func, inputs, atol, rtol) -> None:
             raise GradcheckError(f"While computing batched gradients, got: {error}\n\n"
                                  f"{sparse.FAILED_BATCHED_GRAD_MSG}") from error
         for index in range(2):
-            single = grad(output, diff_inputs, Tensor._make(batch[index], output.dtype),
+            # (an array even for a 0-d output, whose row of the batch NumPy gives as a scalar)
+            single = grad(output, diff_inputs, Tensor._make(np.asarray(batch[index]),
+                                                            output.dtype),
                           retain_graph=True, allow_unused=True)
             for j, (many, one) in enumerate(zip(batched, single, strict=True)):
                 if (many is None) != (one is None):

@@ -354,3 +354,33 @@ def test_a_reentrant_checkpoint_refuses_autograd_grad_as_torchs():
     ours = _reentrant_refusals(autojit, checkpoint)
     assert ours == _reentrant_refusals(torch, torch_checkpoint.checkpoint)
     assert "incompatible with .grad()" in ours[0][2]
+
+
+def _recomputations(lib, checkpoint):
+    """How often the checkpointed function runs: a recomputation serves one backward pass; a
+    read of a saved value outside backward runs it again each time (torch's test_access_saved_
+    tensor_twice_without_recomputation_works), and so does each backward of a retained graph."""
+    count = [0]
+
+    def body(a):
+        count[0] += 1
+        return lib.exp(a * a)
+
+    a = lib.ones(5, requires_grad=True)
+    out = checkpoint(body, a, use_reentrant=False)
+    counts = [count[0]]
+    out.grad_fn._saved_result  # noqa: B018
+    out.grad_fn._saved_result  # noqa: B018
+    counts.append(count[0])
+    out.sum().backward(retain_graph=True)
+    counts.append(count[0])
+    out.sum().backward()
+    counts.append(count[0])
+    return counts, a.grad.tolist()
+
+
+def test_a_recomputation_serves_one_backward_pass_as_torchs():
+    ours, ours_grad = _recomputations(autojit, checkpoint)
+    theirs, theirs_grad = _recomputations(torch, torch_checkpoint.checkpoint)
+    assert ours == theirs == [1, 3, 4, 5]
+    np.testing.assert_allclose(ours_grad, theirs_grad, rtol=1e-6)

@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from ..amp.autocast_mode import autocast
-from ..autograd.engine import running_with_inputs
+from ..autograd.engine import current_graph_task_id, running_with_inputs
 from ..autograd.graph import AccumulateGrad, Node, PackedSavedTensor, SavedTensor
 from ..ops.autocast import (
     DEVICE_TYPES,
@@ -241,6 +241,7 @@ class _Segment:
         self.metadata = None  # per saved entry, in order: (shape, dtype, device), checked
         self.recomputed = None  # per saved entry, in order: the recomputed (data, value, dtype)
         self.reentrant = False  # use_reentrant=True: torch's refusals of autograd.grad
+        self.recomputed_task = None  # the backward pass (engine graph task) that recomputed
 
     def run_forward(self):
         tracer = self.tracer
@@ -286,15 +287,22 @@ class _Segment:
         return result
 
     def _recompute_once(self) -> None:
-        if self.recomputed is None:
+        self._current()
+
+    def _current(self) -> list:
+        """The recomputed entries of the running backward pass: as torch's, a recomputation
+        serves the backward pass (graph task) that made it; another pass, or a read outside
+        backward (`grad_fn._saved_result`), runs the function again."""
+        task = current_graph_task_id()
+        if self.recomputed is None or task == -1 or task != self.recomputed_task:
             self.recomputed = self._recompute()
+            self.recomputed_task = task
+        return self.recomputed
 
     def unpacked(self, index: int) -> tuple:
-        """The recomputed (data, value, dtype) of saved entry `index`; the first call
-        recomputes the whole segment."""
-        if self.recomputed is None:
-            self.recomputed = self._recompute()
-        return self.recomputed[index]
+        """The recomputed (data, value, dtype) of saved entry `index`; the first read in a
+        backward pass recomputes the whole segment."""
+        return self._current()[index]
 
     def _recompute(self) -> list:
         if self.reentrant and running_with_inputs():

@@ -168,6 +168,28 @@ def test_in_place_on_a_view_made_under_no_grad(made, requires_grad):
     assert actual == expected
 
 
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+@pytest.mark.parametrize("how", ["view", "index"])
+def test_a_view_of_a_view_made_with_grad_off_written_in_place(mode, how):
+    """torch's test_autograd_inplace_view_of_view: the view made in inference mode of a normal
+    tensor is a normal tensor (it may require grad); a view of it with history, written in
+    place, raises torch's message naming both views."""
+    def program(t, C):
+        x = t.zeros(2)
+        with getattr(t, mode)():
+            y = x.view(2) if how == "view" else x[:]
+        results = [y.is_inference()]
+        y.requires_grad_(True)
+        z = y.view(2)
+
+        def write():
+            z.div_(2)
+        results.append(outcome(write))
+        return results
+    expected, actual = both(program)
+    assert actual == expected
+
+
 @pytest.mark.parametrize("outputs", [1, 2])
 @pytest.mark.parametrize("requires_grad", [True, False])
 def test_in_place_on_a_view_a_function_returned(outputs, requires_grad):

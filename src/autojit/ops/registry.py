@@ -692,6 +692,10 @@ def view_tensor(data, out_dtype, op: Op, source: Tensor, attrs: dict) -> Tensor:
     out._view_version = out._version_counter.value
     if not state.grad_enabled or source._creation_meta is not None:
         out._creation_meta = meta_of_new_view(source)
+        if out._is_inference and not source._is_inference:
+            # a view of a normal tensor made in inference mode is a normal tensor (torch's
+            # rule), whose creation meta forbids writing it in place with grad mode on
+            out._is_inference = False
     return out
 
 

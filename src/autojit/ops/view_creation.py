@@ -85,14 +85,18 @@ def view_write_error(tensor, indirect: bool = False) -> str:
     if tensor.grad_fn is not None:
         given = tensor.__dict__.get("_multi_output")
         number = given[1] if given is not None else tensor._output_nr
-        message = (f"Output {number} of {_function_name(tensor)} is a view and {modified} "
-                   "modified inplace.")
-    elif meta == "inference":
-        message = (f"A view was created in inference mode and {modified} modified inplace in "
-                   "normal mode.")
+        prefix = f"Output {number} of {_function_name(tensor)} is a view"
+        if meta not in ("inference", "no_grad"):
+            return f"{prefix} and {modified} modified inplace." + _SUFFIX[meta]
+        # a view (with history) of a view made with grad mode off
+        prefix += " of a view which was created in"
     else:
-        message = (f"A view was created in no_grad mode and {modified} modified inplace with "
-                   "grad mode enabled.")
+        prefix = "A view was created in"
+    if meta == "inference":
+        message = f"{prefix} inference mode and {modified} modified inplace in normal mode."
+    else:
+        message = (f"{prefix} no_grad mode and {modified} modified inplace with grad mode "
+                   "enabled.")
     return message + _SUFFIX[meta]
 
 

@@ -147,6 +147,10 @@ VIEW_CASES = {
         t.tensor(1.0, requires_grad=True)),
     "unbind of a plain tensor": lambda t: t.tensor(X).unbind()[0].add_(1),
     "unsafe_split": lambda t: t.tensor(X, requires_grad=True).clone().unsafe_split(1)[1].mul_(2),
+    # a multi-output view of a leaf's view: torch names the multi-output view first
+    "unbind of a leaf's view": lambda t: t.tensor(X, requires_grad=True)[:].unbind()[0].mul_(2),
+    "unbind of a leaf's complex view": lambda t: t.view_as_complex(
+        t.ones(2, 2, 2, dtype=t.float64, requires_grad=True)).unbind(0)[0].add_(1),
 }
 
 

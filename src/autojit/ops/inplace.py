@@ -19,7 +19,7 @@ from ..tensor import dtypes
 from ..tensor.meta import MetaArray
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor
-from .view_creation import check_view_write
+from .view_creation import check_view_write, view_write_error
 
 # torch's message for a write into a broadcast view, whose elements share memory.
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers "
@@ -64,6 +64,9 @@ def check_inplace(target: Tensor, op_name: str) -> None:
                            "operation.")
     base = target._base
     if base is not None and base._requires_grad and base.grad_fn is None:
+        if target._creation_meta is not None:
+            # torch checks the view's creation meta first (handle_view_on_rebase)
+            raise RuntimeError(view_write_error(target))
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
                            "an in-place operation.")
 

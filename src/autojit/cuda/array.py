@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import driver
+from .counters import COUNTS
 
 _POOL: dict = {}  # (dtype, capacity) -> [flat device arrays]
 # id -> buffer, for each buffer a live CudaArray owns. A buffer stays reachable from here until
@@ -110,7 +111,10 @@ class CudaArray:
             count *= extent
         self._buffer = _take(self.dtype, count)
         self._base = None
-        self._flat = self._buffer[:count]
+        buffer = self._buffer
+        # A pooled buffer of exactly this size is the flat array itself: slicing a numba
+        # device array costs tens of microseconds of host time on a GPU.
+        self._flat = buffer if buffer.shape[0] == count else buffer[:count]
         self._generation, self._view, self._synced = 0, None, 0
         self.device_index = device_index
 
@@ -239,6 +243,7 @@ class CudaArray:
                                "the CPU)")
         result = cls(array.shape, array.dtype, device_index=device_index)
         if array.size:
+            COUNTS["uploads"] += 1
             result.flat.copy_to_device(array.reshape(-1))
         return result
 
@@ -259,18 +264,23 @@ class CudaArray:
         array = cls.__new__(cls)
         array.shape, array.dtype, array.device_index = tuple(shape), source.dtype, \
             source.device_index
-        array._buffer, array._base, array._flat = None, source, source._flat[offset:offset + count]
+        flat = source._flat
+        if offset or count != flat.shape[0]:  # a reshape of the whole array slices nothing
+            flat = flat[offset:offset + count]
+        array._buffer, array._base, array._flat = None, source, flat
         array._generation, array._view, array._synced = 0, None, 0
         return array
 
     def to_host(self) -> np.ndarray:
         if not self.size:
             return np.empty(self.shape, self.dtype)
+        COUNTS["readbacks"] += 1
         return self.flat.copy_to_host().reshape(self.shape)
 
     def copy(self) -> CudaArray:
         result = CudaArray(self.shape, self.dtype, device_index=self.device_index)
         if self.size:
+            COUNTS["device_copies"] += 1
             result.flat.copy_to_device(self.flat)
         return result
 
@@ -292,6 +302,7 @@ class CudaArray:
 
                 value = convert_array(value, self.shape, self.dtype)
             if self.size:
+                COUNTS["device_copies"] += 1
                 self._flat.copy_to_device(value.flat)
             self._written()
         elif isinstance(value, np.ndarray):

@@ -52,6 +52,7 @@ from ..tensor.device import MIXED_DEVICES
 from ..tensor.once import warn_once
 from ..tensor.tensor import Tensor
 from .array import CudaArray
+from .counters import COUNTS
 from .indexing import EXTERN_ROUTINES, arg_extreme
 from .views import make_view
 
@@ -239,6 +240,7 @@ def _layout(op, inputs, attrs, shape, out_dtype) -> CudaArray:
         start = 0
         for source in sources:
             if source.size:
+                COUNTS["device_copies"] += 1
                 joined.flat[start:start + source.size].copy_to_device(source.flat)
             start += source.size
     result = CudaArray(shape, out_dtype.numpy)

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..tensor.determinism import alert_not_deterministic
 from .array import CudaArray
+from .counters import COUNTS
 from .matmul import block_size, grid_size, hand_written
 
 ARG_SOURCE = '''
@@ -171,6 +172,7 @@ def _padded(values) -> tuple:
 def _launch(name: str, source: str, devices: tuple, dtype, work: int):
     function, _ = hand_written(name, source, dtype, devices)
     block = block_size()
+    COUNTS["launches"] += 1
     return function[grid_size(-(-work // block)), block]
 
 
@@ -209,6 +211,7 @@ def arg_extreme(op, inputs, attrs, shape, out_dtype) -> CudaArray:
         return out
     function, _ = hand_written("arg_kernel", "import numpy as np\n" + ARG_SOURCE, data.dtype,
                                ("better",))
+    COUNTS["launches"] += 1
     function[grid_size(kept), block_size()](data.flat, out.flat, kept, extent, inner,
                                             op.lowering.kind == "argmax")
     return out

@@ -22,6 +22,7 @@ from ..codegen.kernel import CheckFailed, Kernel
 from ..tensor import dtypes
 from . import driver, is_simulator
 from .array import CudaArray
+from .counters import COUNTS
 from .matmul import block_size, grid_size, hand_written
 
 _LOCK = threading.Lock()
@@ -34,7 +35,7 @@ class CudaCompiledKernel:
     arrays), inputs read through the kernel's strides, outputs C-contiguous."""
 
     def __init__(self, kernel: Kernel, rendered, function, compile_seconds: float,
-                 simulated: bool):
+                 simulated: bool, python_function=None):
         self.kernel = kernel
         self.source = rendered.source
         self.llvm_ir = rendered.source  # what Plan.llvm_ir() shows for a kernel step
@@ -48,7 +49,13 @@ class CudaCompiledKernel:
             # A thread of a vector kernel takes `vector_width` elements at a time.
             threads = rendered.groups or rendered.total
             blocks = min(-(-threads // rendered.block), limit)
-        self._launch = None if rendered.total == 0 else function[max(blocks, 1), rendered.block]
+        self._grid = (max(blocks, 1), rendered.block)
+        self._launch = None if rendered.total == 0 else function[self._grid]
+        # The kernel's Python function, compiled at the first launch for that launch's argument
+        # types (`_bind`); then the launch with those types bound, which skips numba's
+        # dispatch on the types of every argument at each launch.
+        self._python_function = python_function
+        self._bound = None
 
     def __repr__(self):
         return f"<CudaCompiledKernel {self.kernel.name} ({self.compile_seconds * 1e3:.1f} ms)>"
@@ -85,11 +92,53 @@ class CudaCompiledKernel:
         arrays = self.arguments(inputs, outputs, wide, status)
         for index in (*rendered.zeroed, *range(len(outputs), len(outputs) + len(wide))):
             _zero(arrays[first_output + index])
-        self._launch(*arrays)
+        COUNTS["launches"] += 1
+        (self._bound or self._bind(arrays))(*arrays)
         for position, index in enumerate(rendered.wide):
             _narrow(arrays[first_output + len(outputs) + position], arrays[first_output + index])
         if rendered.checks and status is None and status_failed(arrays[-1]):
             raise CheckFailed(f"kernel {self.kernel.name} reported an error")
+
+    def _bind(self, arrays: list):
+        """The launch compiled for the types of `arrays` alone (`cuda.jit(signature)`, which
+        numba marks specialized: its launches take the one compiled kernel without typing
+        their arguments). A generated kernel's argument types follow from its structure, the
+        key it is cached by (flat C-contiguous arrays of the kernel's dtypes, int64 counts),
+        so every later launch has these types. Where binding fails, numba's own dispatch
+        launches it, as before."""
+        launch = self._launch
+        if self._python_function is not None:
+            try:
+                function = driver().jit(launch_signature(arrays))(self._python_function)
+                launch = function[self._grid]
+            except Exception:  # noqa: BLE001 - numba's dispatch still launches the kernel
+                launch = self._launch
+        self._bound = launch
+        return launch
+
+
+def launch_signature(arguments) -> tuple:
+    """The numba types of a launch's arguments, as numba's dispatch would type them: a device
+    array by its `_numba_type_` (a simulator's array, which has none, as a C-contiguous array of
+    its dtype), other values by `numba.typeof`. Raises TypeError for an array not C-contiguous
+    (every flat array autojit makes is): such a launch is left to numba's dispatch."""
+    import numba
+    from numba.core import types
+    from numba.np import numpy_support
+
+    found = []
+    for argument in arguments:
+        if hasattr(argument, "shape") and not isinstance(argument, np.generic):
+            kind = getattr(argument, "_numba_type_", None)
+            if kind is None:
+                kind = types.Array(numpy_support.from_dtype(argument.dtype), len(argument.shape),
+                                   "C")
+            if kind.layout != "C":
+                raise TypeError(f"a launch argument of layout {kind.layout}")
+            found.append(kind)
+        else:
+            found.append(numba.typeof(argument))
+    return tuple(found)
 
 
 def new_status():
@@ -100,6 +149,7 @@ def new_status():
 
 
 def status_failed(status_flat) -> bool:
+    COUNTS["readbacks"] += 1
     return bool(status_flat.copy_to_host()[0])
 
 
@@ -123,6 +173,7 @@ def _zero(flat) -> None:
     """Fill a flat device array with 0 (on the device, asynchronously)."""
     function, _ = hand_written("zero_kernel", ZERO_SOURCE, flat.dtype)
     block = block_size()
+    COUNTS["launches"] += 1
     function[grid_size(-(-flat.shape[0] // block)), block](flat)
 
 
@@ -137,6 +188,7 @@ def _narrow(wide, out) -> None:
     """Round the float64 sums a split reduction added into `wide` into `out`'s dtype."""
     function, _ = hand_written("narrow_kernel", NARROW_SOURCE, out.dtype)
     block = block_size()
+    COUNTS["launches"] += 1
     function[grid_size(-(-out.shape[0] // block)), block](wide, out)
 
 
@@ -166,10 +218,10 @@ def compile_kernel(kernel: Kernel) -> CudaCompiledKernel:
 def _compile(kernel: Kernel, simulated: bool) -> CudaCompiledKernel:
     start = time.perf_counter()
     rendered = render_for(kernel, f"autojit_{kernel.name}_{next(_COUNTER)}", simulated)
-    function = driver().jit(kernel_function(rendered.source, rendered.name, driver(),
-                                            simulated))
+    python_function = kernel_function(rendered.source, rendered.name, driver(), simulated)
+    function = driver().jit(python_function)
     return CudaCompiledKernel(kernel, rendered, function, time.perf_counter() - start,
-                              simulated)
+                              simulated, python_function)
 
 
 def clear_cache() -> None:

@@ -24,9 +24,10 @@ import warnings
 import numpy as np
 
 from .array import CudaArray
+from .counters import COUNTS
 
 MATMUL_SOURCE = '''
-def matmul_kernel(a, b, out, m, k, n, a_batch, b_batch):
+def matmul_kernel(a, b, out, m, k, n, a_batch, b_batch, a_row, a_col, b_row, b_col):
     tile_a = cuda.shared.array((TILE, TILE), DTYPE)
     tile_b = cuda.shared.array((TILE, TILE), DTYPE)
     tx = cuda.threadIdx.x
@@ -40,12 +41,12 @@ def matmul_kernel(a, b, out, m, k, n, a_batch, b_batch):
     for start in range(0, k, TILE):
         inner = start + tx
         if row < m and inner < k:
-            tile_a[ty, tx] = a[a_base + row * k + inner]
+            tile_a[ty, tx] = a[a_base + row * a_row + inner * a_col]
         else:
             tile_a[ty, tx] = 0
         inner = start + ty
         if inner < k and col < n:
-            tile_b[ty, tx] = b[b_base + inner * n + col]
+            tile_b[ty, tx] = b[b_base + inner * b_row + col * b_col]
         else:
             tile_b[ty, tx] = 0
         cuda.syncthreads()
@@ -125,12 +126,34 @@ def matmul(a: CudaArray, b: CudaArray, shape: tuple) -> CudaArray:
     if k == 0:
         out[...] = 0
         return out
-    if a.dtype.kind == "f" and _cublas(a, b, out, (batch, m, k, n)):
+    a_flat, a_transposed = _operand(a)
+    b_flat, b_transposed = _operand(b)
+    if a.dtype.kind == "f" and _cublas((a_flat, a_transposed), (b_flat, b_transposed), out,
+                                       (batch, m, k, n)):
         return out
     function, tile = hand_written("matmul_kernel", MATMUL_SOURCE, a.dtype)
     grid = (-(-n // tile), -(-m // tile), batch)
-    function[grid, (tile, tile)](a.flat, b.flat, out.flat, m, k, n, m * k, k * n)
+    COUNTS["launches"] += 1
+    # Element strides of a row and a column of each operand: a transposed one is read in place.
+    a_strides = (1, m) if a_transposed else (k, 1)
+    b_strides = (1, k) if b_transposed else (n, 1)
+    function[grid, (tile, tile)](a_flat, b_flat, out.flat, m, k, n, m * k, k * n, *a_strides,
+                                 *b_strides)
     return out
+
+
+def _operand(x: CudaArray) -> tuple:
+    """(flat array, transposed) a product reads the matrix `x` through: for the transpose
+    of a whole contiguous matrix (a strided view, `w.t()`, as every backward product of a
+    linear layer reads its weight), that matrix's own memory, transposed, so that the view's
+    copy (a launch and a buffer) is never made; else x's elements."""
+    view = x._view
+    if view is not None and x.ndim == 2:
+        source, strides, offset = view
+        if offset == 0 and strides == (1, x.shape[0]) and source._view is None and \
+                source.size == x.size:
+            return source.flat, True
+    return x.flat, False
 
 
 _CUPY: list = []  # [the cupy module, or None where it is missing or failed], once looked up
@@ -152,17 +175,17 @@ def cupy_module():
     return _CUPY[0]
 
 
-def _cublas(a: CudaArray, b: CudaArray, out: CudaArray, sizes: tuple) -> bool:
+def _cublas(a: tuple, b: tuple, out: CudaArray, sizes: tuple) -> bool:
     """out = a @ b through CuPy's cuBLAS, in place on out's buffer; False where CuPy is not
-    there (the caller then runs the tiled kernel)."""
+    there (the caller then runs the tiled kernel). `a` and `b`: (flat array, transposed), as
+    `_operand` gives them; a transposed operand is a transposed CuPy view of its matrix."""
     cupy = cupy_module()
     if cupy is None:
         return False
     batch, m, k, n = sizes
     try:
         with cupy.cuda.Device(out.device_index):
-            cupy.matmul(cupy.asarray(a.flat).reshape(batch, m, k),
-                        cupy.asarray(b.flat).reshape(batch, k, n),
+            cupy.matmul(_cupy_matrix(cupy, a, batch, m, k), _cupy_matrix(cupy, b, batch, k, n),
                         out=cupy.asarray(out.flat).reshape(batch, m, n))
     except Exception as error:  # noqa: BLE001 - any failure of CuPy's: the kernel takes over
         _CUPY[0] = None
@@ -170,7 +193,16 @@ def _cublas(a: CudaArray, b: CudaArray, out: CudaArray, sizes: tuple) -> bool:
                       "CUDA products run on autojit's tiled kernel from now on",
                       RuntimeWarning, stacklevel=2)
         return False
+    COUNTS["launches"] += 1
+    COUNTS["cublas"] += 1
     return True
+
+
+def _cupy_matrix(cupy, operand: tuple, batch: int, rows: int, columns: int):
+    flat, transposed = operand
+    if transposed:
+        return cupy.asarray(flat).reshape(batch, columns, rows).transpose(0, 2, 1)
+    return cupy.asarray(flat).reshape(batch, rows, columns)
 
 
 def gather(index: CudaArray, source: CudaArray, out: CudaArray) -> None:
@@ -178,5 +210,6 @@ def gather(index: CudaArray, source: CudaArray, out: CudaArray) -> None:
         return
     function, _ = hand_written("gather_kernel", GATHER_SOURCE)
     block = block_size()
+    COUNTS["launches"] += 1
     function[grid_size(-(-out.size // block)), block](
         index.flat, source.flat if source.size else out.flat, out.flat)

@@ -165,6 +165,10 @@ class CudaPlan(Plan):
         # word and reads it once, after the last step (docs/notes/errors-in-kernels.md).
         self.checks = any(isinstance(step, CudaKernelStep) and step.compiled.rendered.checks
                           for step in steps)
+        # Status words that read 0 after a run, kept for the next runs: a run takes one (a
+        # list's pop, so two threads never share one) instead of allocating and zeroing a new
+        # one (a launch), and gives it back after reading 0. A word a kernel set is dropped.
+        self._statuses: list = []
 
     def _captured(self, entry):
         tensor = entry.tensor
@@ -193,15 +197,21 @@ class CudaPlan(Plan):
             else:
                 environment[id(entry.value)] = _on_device(next(supplied))
         if self.checks:
-            environment[STATUS] = status = new_status()
+            try:
+                status = self._statuses.pop()
+            except IndexError:
+                status = new_status()
+            environment[STATUS] = status
         profiler = state.profiler
         if profiler is None:
             for step in self.steps:
                 step.run(environment)
         else:
             self._run_profiled(environment, profiler)
-        if self.checks and status_failed(status.flat):
-            raise self._reference_error(arg_arrays) from None
+        if self.checks:
+            if status_failed(status.flat):
+                raise self._reference_error(arg_arrays) from None
+            self._statuses.append(status)
         return tuple(environment[id(output.value)] for output in self.graph.outputs)
 
     def _reference_error(self, arg_arrays: list) -> Exception:

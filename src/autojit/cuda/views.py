@@ -6,8 +6,9 @@ two forms, chosen from its layout over its source: the element strides and offse
 NumPy impl gives a stand-in array with the source's layout (never read, only measured):
 - contiguous (a reshape, a leading index, a slice of rows): a CudaArray over the matching
   slice of the source's flat buffer. Nothing is copied; reads and writes share the memory.
-- strided (a transpose, a column, an expand): a CudaArray with its own contiguous copy that
-  remembers how it was copied (`_view`: source, strides, offset). A write to the view writes
+- strided (a transpose, a column, an expand): a CudaArray with its own contiguous copy, made
+  at its first read, that remembers how it is copied (`_view`: source, strides, offset); a
+  product reads a transposed matrix in place instead (matmul.py). A write to the view writes
   the copy and scatters it into the source; reading it after the source's memory was written
   (through the base, or another view) copies it again first. Every write to a CUDA array
   counts on its root array (`_generation`), and a strided view compares that count with the
@@ -25,6 +26,7 @@ import numpy as np
 from ..codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step, contiguous_strides
 from ..tensor import dtypes
 from .array import CudaArray
+from .counters import COUNTS
 
 STRIDED_WRITE_SOURCE = '''
 def strided_write_kernel(target, values, shape, strides, ndim, offset, total):
@@ -86,7 +88,10 @@ def make_view(op, array: CudaArray, attrs: dict, shape: tuple):
         return CudaArray.alias(source, shape, offset, count)
     result = CudaArray(shape, array.dtype, device_index=array.device_index)
     result._view = (source, strides, offset)
-    refresh(result)
+    # Copied at its first read (`CudaArray.flat` sees a generation it was not copied at), not
+    # here: a product reads a transposed matrix in place (matmul.py), so the transposed
+    # weight a backward product reads is never copied.
+    result._synced = source._root()._generation - 1
     return result
 
 
@@ -116,6 +121,7 @@ def write_through(view: CudaArray) -> None:
         function, _ = hand_written("strided_write_kernel", STRIDED_WRITE_SOURCE)
         block = block_size()
         padded = tuple(view.shape) + (1,)
+        COUNTS["launches"] += 1
         function[grid_size(-(-view.size // block)), block](
             source.flat, view._flat, padded, tuple(strides) + (0,), view.ndim, offset,
             view.size)

@@ -263,14 +263,7 @@ def test_autocast_warnings_and_errors_as_torch(make):
     if make in (AUTOCAST_MAKERS[0], AUTOCAST_MAKERS[6]) and autojit.cuda.is_available():
         pytest.skip("autojit sees a GPU (Numba's simulator, enabled by another test module)")
     mine, theirs = _warning_or_error(autojit, make), _warning_or_error(torch, make)
-    if make is AUTOCAST_MAKERS[2]:
-        # torch has an MPS autocast (unusable here); autojit has no MPS device type.
-        theirs = ("RuntimeError", "Expected one of cpu, cuda, meta device type at start of "
-                                  "device string: mps")
-    elif "device type at start of device string" in str(theirs):
-        theirs = ("RuntimeError", "Expected one of cpu, cuda, meta device type at start of "
-                                  "device string: nonsense")  # autojit's device types
-    elif "<class" in str(theirs):  # autojit's device class lives in autojit.tensor.device
+    if "<class" in str(theirs):  # autojit's device class lives in autojit.tensor.device
         mine = (mine[0], mine[1].replace("autojit.tensor.device.device", "autojit.device"))
     assert mine == theirs
 

@@ -45,6 +45,7 @@ from .config import (
 from .ir.make_graph import make_graph
 from .nn_top_level_names import NN_ATEN_ENTRY_POINTS as _nn_aten_entry_points
 from .nn_top_level_names import NN_TOP_LEVEL_NAMES as _nn_top_level_names
+from .ops import checks as _checks  # torch._check and its siblings, torch._assert_async
 from .ops import factory_forms as _factory_forms
 from .ops import fft as fft
 from .ops import keyword_forms as _keyword_forms
@@ -81,6 +82,7 @@ from .ops.autocast import (
     set_autocast_enabled,
     set_autocast_gpu_dtype,
 )
+from .ops.foreach import NAMES as _foreach_names
 from .ops.functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
 from .ops.functional import __all__ as _functional_names
 from .ops.legacy_constructors import (
@@ -99,6 +101,12 @@ from .ops.random_gamma import dirichlet_grad as _dirichlet_grad  # noqa: F401 - 
 from .ops.random_gamma import sample_dirichlet as _sample_dirichlet  # noqa: F401
 from .ops.random_gamma import standard_gamma as _standard_gamma  # noqa: F401
 from .ops.random_gamma import standard_gamma_grad as _standard_gamma_grad  # noqa: F401
+from .ops.sparse_compressed import (  # noqa: F401 - torch's private index converters
+    _convert_indices_from_coo_to_csr,
+    _convert_indices_from_csr_to_coo,
+    sparse_csc_tensor,
+    sparse_csr_tensor,
+)
 from .ops.sparse_coo import mm as dsmm  # torch.dsmm: sparse @ dense, dense (spmm's result)
 from .ops.sparse_coo import mm as spmm
 from .ops.sparse_coo import sparse_coo_tensor
@@ -131,6 +139,7 @@ from .tensor.creation_extra import (
     blackman_window,
     empty_permuted,
     empty_strided,
+    frombuffer,
     hamming_window,
     hann_window,
     kaiser_window,
@@ -237,6 +246,8 @@ __version__ = config.VERSION
 # torch's top-level forms of Tensor's in-place methods (autojit.relu_(x), autojit.zero_(x)) and
 # torch.fill and torch.detach (ops/tensor_names.py).
 globals().update(_tensor_names.TOP_LEVEL_FUNCTIONS)
+# torch's private checks (torch._check, torch._assert_async, ...: ops/checks.py).
+globals().update(_checks.TORCH_NAMES)
 
 # torch's constants (torch.pi, torch.inf, x[:, torch.newaxis]).
 e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
@@ -247,6 +258,7 @@ newaxis = None
 _LAZY = {
     "_dynamo": ("_dynamo", None), "__config__": ("__config__", None),
     "accelerator": ("accelerator", None), "futures": ("futures", None),
+    "Future": ("futures", "Future"),
     "hub": ("hub", None), "library": ("library", None), "_custom_ops": ("_custom_ops", None),
     "_tensor_str": ("_tensor_str", None), "_subclasses": ("_subclasses", None),
     "fx": ("fx", None), "_assert": ("fx._symbolic_trace", "_assert"), "ao": ("ao", None),
@@ -259,6 +271,7 @@ _LAZY = {
     "testing": ("testing", None), "utils": ("utils", None), "xpu": ("xpu", None),
     "vmap": ("autograd.vmap", "vmap"), "_grouped_mm": ("ops.grouped_products", "grouped_mm"),
     "compile": ("compiler.api", "compile"),
+    "SymInt": ("tensor.symbolic", "SymInt"), "SymFloat": ("tensor.symbolic", "SymFloat"),
     "CompiledFunction": ("compiler.api", "CompiledFunction"),
     "CompileWarning": ("compiler.api", "CompileWarning"),
     "from_dlpack": ("interop.dlpack", "from_dlpack"),
@@ -267,6 +280,8 @@ _LAZY = {
     "serialization": ("interop.serialization", None),
 }
 _NEEDS = {"save": "nn.parameter", "load": "nn.parameter", "serialization": "nn.parameter"}
+# torch's multi-tensor functions (torch._foreach_mul_, ...), from ops/foreach.py.
+_LAZY.update({name: ("ops.foreach", name) for name in _foreach_names})
 # torch's top-level forms of nn.functional's ops (torch.conv2d, ...) come with nn.
 _LAZY.update({name: ("nn.top_level", name) for name in _nn_top_level_names})
 # ... and their aten entry points (torch.native_layer_norm, ...).
@@ -367,7 +382,8 @@ __all__ = [
     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "BFloat16Tensor",
     "autograd", "cuda", "distributions", "nn", "profiler", "no_grad",
     "enable_grad", "set_grad_enabled", "is_inference_mode_enabled",
-    "is_grad_enabled", "inference_mode", "tensor", "as_tensor", "from_numpy", "zeros", "ones",
+    "is_grad_enabled", "inference_mode", "tensor", "as_tensor", "from_numpy", "frombuffer",
+    "zeros", "ones",
     "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
     "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
     "manual_seed", "float16", "bfloat16", "float32", "float64", "half", "float", "double",
@@ -378,7 +394,8 @@ __all__ = [
     "make_graph", "compile",
     "CompiledFunction", "CompileWarning", "save", "load", "optim", "utils", "func", "jit",
     "from_dlpack",
-    "linalg", "fft", "sparse", "sparse_coo_tensor", "spmm", "dsmm",
+    "linalg", "fft", "sparse", "sparse_coo_tensor", "sparse_csr_tensor",
+    "sparse_csc_tensor", "spmm", "dsmm",
     "special",
     "signal",
     "masked",

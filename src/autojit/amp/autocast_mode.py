@@ -81,6 +81,12 @@ class autocast:  # noqa: N801 - torch's name
         if not is_autocast_available(self.device):
             raise RuntimeError(f"User specified an unsupported autocast device_type "
                                f"'{self.device}'")
+        if self.device == "privateuseone":  # no backend registers a module for it here
+            raise AssertionError(
+                "Tried to use AMP with the `privateuseone` backend, but the backend has not "
+                "registered a module or  the module miss some necessary funcs. The backend should "
+                "register a module by `autojit._register_device_module`, and the module must have "
+                "these funcs: \n`get_amp_supported_dtype() -> List[autojit.dtype]`. \n")
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None \
             else cache_enabled
         if enabled:

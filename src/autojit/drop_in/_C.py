@@ -40,6 +40,13 @@ def _get_tracing_state():
     return None
 
 
+def _are_functorch_transforms_active() -> bool:
+    """Whether a torch.func transform (grad, vjp, jvp, vmap, ...) is running its function."""
+    from ..tensor.state import state
+
+    return state.func_transforms > 0
+
+
 def _has_torch_function(relevant_args) -> bool:
     """Whether an argument's type overrides __torch_function__ (torch.overrides' function)."""
     from .overrides import has_torch_function

@@ -69,6 +69,9 @@ def install() -> None:
     # Reprs name torch, as a torch program printed under torch (`torch.Size([2])`).
     importlib.import_module("autojit.tensor.dtypes").REPR_PREFIX[0] = "torch"
     importlib.import_module("torch")
+    # torch._dynamo.OptimizedModule, the class of a compiled module, which libraries test for
+    # (torch_geometric's is_torch_instance): nn's, which _dynamo (nn's sibling) cannot import.
+    importlib.import_module("autojit._dynamo").OptimizedModule = autojit.nn.OptimizedModule
     finder.alias_loaded_modules()
     _watch_class_definitions()
     _install_in_spawned_processes()

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 from ..nn import Module, Parameter, Sequential
 from ..tensor import torch_function
 from ..tensor.tensor import Tensor
+from ._compatibility import compatibility  # noqa: F401 - torch's module has it (libraries' tracers)
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import Argument, base_types, has_side_effect, map_aggregate
@@ -114,6 +115,11 @@ def _transfer_attrs(fr, to) -> None:
             setattr(to, name, getattr(fr, name))
 
 
+class ScriptObject:
+    """torch._C.ScriptObject's name, which tracers test values against: a TorchScript object,
+    of which autojit (without TorchScript) makes none."""
+
+
 _orig_module_call = Module.__call__
 _orig_module_getattr = Module.__getattr__
 
@@ -128,6 +134,9 @@ class Tracer(TracerBase):
     def __init__(self, autowrap_modules: tuple[ModuleType, ...] = (math,),
                  autowrap_functions: tuple = (), param_shapes_constant: bool = False) -> None:
         super().__init__()
+        # Calls of autojit's functions on Proxies reach Proxy.__torch_function__ once the
+        # protocol is on: a subclass's own trace (torch_geometric's) may not call trace's arm.
+        torch_function.arm(Proxy)
         # Functions wrapped wherever a traced scope names them (math.sqrt, `from math import`).
         self._autowrap_function_ids: set[int] = {
             id(value) for name, value in chain.from_iterable(

@@ -22,6 +22,7 @@ import inspect
 import warnings
 from typing import Final
 
+from .. import futures as _futures
 from ..compiler.api import CompiledFunction
 from ..compiler.api import compile as compile_function
 from ..nn.module import Module
@@ -466,37 +467,16 @@ def trace_module(
 # ---- fork and wait ------------------------------------------------------------------------------
 
 
-class Future:
-    """torch.jit.Future of a call that has already run: fork runs its function at once."""
-
-    def __init__(self, value) -> None:
-        self._value = value
-
-    def done(self) -> bool:
-        return True
-
-    def wait(self):
-        """The function's result."""
-        return self._value
-
-    def value(self):
-        """The function's result."""
-        return self._value
-
-    def then(self, callback) -> Future:
-        """A Future of callback(self)."""
-        return Future(callback(self))
-
-    def add_done_callback(self, callback) -> None:
-        """Calls callback(self) now: the future is done."""
-        callback(self)
+Future = _futures.Future  # torch.jit.Future is torch.futures.Future (torch.Future's subclass)
 
 
 def fork(func, *args, **kwargs) -> Future:
     """func(*args, **kwargs), run now, as torch.jit.fork runs it outside TorchScript (an error
     raises here); wait(future) gives the result. Inside a compiled function the call's ops are
     traced into its graph, where the scheduler orders them with the rest."""
-    return Future(func(*args, **kwargs))
+    future: Future = Future()
+    future.set_result(func(*args, **kwargs))
+    return future
 
 
 def wait(future: Future):

@@ -362,8 +362,9 @@ def _avg_pool(name, input, kernel_size, stride, padding, ceil_mode,  # noqa: A00
         if (divisor == divisor.flat[0]).all():
             result = div(total, int(divisor.flat[0]), rounding_mode=mode)
         else:
-            result = div(total, tensor(divisor.astype(total.dtype.numpy),
-                                          device=total.device), rounding_mode=mode)
+            # in the sum's dtype itself: NumPy has no bfloat16 (its stand-in is float32)
+            result = div(total, tensor(divisor.astype(total.dtype.numpy), dtype=total.dtype,
+                                       device=total.device), rounding_mode=mode)
     if result.dtype is not input.dtype and not input.dtype.is_floating_point:
         result = result.to(input.dtype)
     return _unbatch(result, batched)

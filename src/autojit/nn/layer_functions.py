@@ -22,6 +22,7 @@ from ..ops.products import check_addmm_dtypes
 from ..ops.reduction import sum_
 from ..tensor import dtypes
 from ..tensor.creation import ones, rand, zeros
+from ..tensor.layouts import strided
 from ..tensor.tensor import Tensor
 from .module import typename
 
@@ -56,11 +57,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                        else f"{weight.shape[0]}")
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
                            f"{input.shape[-1]} and {weight_text})")
-    if weight.ndim == 2:
+    if weight.ndim == 2 and input.layout is strided:
         if bias is not None and isinstance(bias, Tensor):
             check_addmm_dtypes(bias, input, weight)  # torch runs it as addmm: addmm's messages
         if bias is None or isinstance(bias, Tensor):
             return linear_map(input, weight, bias)
+    # a sparse input (COO, CSR, CSC): its product with the weight, dense
     output = matmul(input, t(weight) if weight.ndim == 2 else weight)
     if bias is not None:
         output = output + bias

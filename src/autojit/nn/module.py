@@ -436,11 +436,15 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin):
 
     # ---- dtype and device -----------------------------------------------------------------
 
-    def _apply(self, convert) -> Module:
+    def _apply(self, convert, recurse: bool = True) -> Module:
         """convert(tensor): the tensor converted (a new tensor), or None to leave it. Every
-        parameter and its .grad take their converted storage in place; buffers are replaced."""
-        for module in self.modules():
-            module._apply_here(convert)
+        parameter and its .grad take their converted storage in place; buffers are replaced.
+        As torch's, it recurses through each child's own ``_apply`` (a subclass overriding it
+        sees every conversion of its parent), then converts this module's tensors."""
+        if recurse:
+            for module in self.children():
+                module._apply(convert)
+        self._apply_here(convert)
         return self
 
     def _apply_here(self, convert) -> None:

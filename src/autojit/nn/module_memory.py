@@ -1,7 +1,7 @@
-"""Module's memory: share_memory, to_empty, and the memory-format step of Module.to
-(module.py), which Module takes from MemoryMixin.
+"""Module's memory: share_memory, to_empty, the memory-format step of Module.to (module.py),
+which Module takes from MemoryMixin, and the shallow replica data parallelism makes.
 
-All three go through Module._apply, which converts each parameter (in place, keeping the
+The first three go through Module._apply, which converts each parameter (in place, keeping the
 object an optimizer holds) and replaces each buffer.
 """
 
@@ -28,9 +28,18 @@ class MemoryMixin:
         to be initialized or loaded into. Parameters keep their identity."""
         from ..tensor.creation import empty_like
 
-        for module in self.modules() if recurse else (self,):
-            module._apply_here(lambda t: empty_like(t, device=device))
-        return self
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
+    def _replicate_for_data_parallel(self):
+        """A shallow replica, as torch's data-parallel replication makes: the same attributes
+        and children, no parameters of its own, and its own buffer and child registries."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
 
     def share_memory(self):
         """Move the parameters, their gradients and the buffers to shared memory, in place

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from ..autograd.grad_mode import no_grad
 from ..autograd.hooks import HookDict, RemovableHandle
 from ..tensor.tensor import Tensor
-from .parameter import Parameter
+from .parameter import Parameter, is_lazy
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -148,9 +148,13 @@ class StateDictMixin:
                                   "autojit.Tensor or Tensor-like object from checkpoint but "
                                   f"received {type(input_param)}")
                 continue
-            if param.ndim == 0 and input_param.ndim == 1 and input_param.shape[0] == 1:
+            # A lazy (uninitialized) parameter has no shape to check: the module's own hook
+            # materializes it before (torch's LazyModuleMixin, torch_geometric's Linear).
+            lazy = is_lazy(param)
+            if not lazy and param.ndim == 0 and input_param.ndim == 1 and \
+                    input_param.shape[0] == 1:
                 input_param = input_param[0]
-            if input_param.shape != param.shape:
+            if not lazy and input_param.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{input_param.shape} from checkpoint, the shape in current "
                                   f"model is {param.shape}.")

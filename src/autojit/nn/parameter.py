@@ -197,6 +197,24 @@ class UninitializedTensorMixin:
     def _concrete(self, what: str):
         raise ValueError(_use_message(type(self).__name__, what))
 
+    def _empty(self):
+        from ..tensor.creation import empty
+
+        return empty(0, dtype=self._dtype)
+
+    def size(self, dim=None):
+        """Size([0]), as torch's, whose uninitialized tensor holds an empty one (.shape
+        raises)."""
+        return self._empty().size() if dim is None else self._empty().size(dim)
+
+    def copy_(self, src, non_blocking: bool = False):
+        """Copy `src` as into an empty tensor, as torch's: another uninitialized tensor (or an
+        empty one) copies nothing, what is not broadcastable to size 0 raises torch's
+        error."""
+        if not isinstance(src, UninitializedTensorMixin):
+            self._empty().copy_(src)
+        return self
+
     def share_memory_(self):
         raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call "
                            "`forward` to initialize the parameters before calling "

@@ -250,6 +250,7 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths=None, indices=None, off
     `axis`, the segments given by their `lengths` or by `offsets` (their bounds), `initial`
     taking part in each reduction (and the value of an empty segment; without it an empty
     segment's max is -inf, min inf, sum 0, prod 1, mean NaN)."""
+    reduce = {"amax": "max", "amin": "min"}.get(reduce, reduce)  # torch's names for both
     if reduce not in _SEGMENT_REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")

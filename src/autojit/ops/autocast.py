@@ -36,8 +36,13 @@ PROMOTE = "promote"
 BANNED = "banned"
 POLICIES = (LOWER, FP32, FP32_SET_OPT_DTYPE, PROMOTE, BANNED)
 
-DEVICE_TYPES = ("cpu", "cuda")  # the devices autocast is available on
+DEVICE_TYPES = ("cpu", "cuda")  # the devices autocast casts tensors on
 DEFAULT_DTYPES = {"cpu": dtypes.bfloat16, "cuda": dtypes.float16}
+# The other device types torch keeps autocast settings for: they can be set, read and entered
+# as torch's can, and no tensor lives there to be cast.
+OTHER_DEFAULT_DTYPES = {"mps": dtypes.float16, "xpu": dtypes.float16, "hpu": dtypes.bfloat16,
+                        "ipu": dtypes.float16, "xla": dtypes.bfloat16, "mtia": dtypes.float16,
+                        "maia": dtypes.bfloat16, "privateuseone": dtypes.float16}
 
 _BANNED_MESSAGE = (
     "autojit.nn.functional.binary_cross_entropy and autojit.nn.BCELoss are unsafe to autocast.\n"
@@ -52,8 +57,8 @@ class _Settings(threading.local):
     """What the autocast functions set, per thread (torch's autocast state is thread-local)."""
 
     def __init__(self):
-        self.enabled = dict.fromkeys(DEVICE_TYPES, False)
-        self.dtype = dict(DEFAULT_DTYPES)
+        self.enabled = dict.fromkeys((*DEVICE_TYPES, *OTHER_DEFAULT_DTYPES), False)
+        self.dtype = {**DEFAULT_DTYPES, **OTHER_DEFAULT_DTYPES}
         self.cache_enabled = True
         self.nesting = 0
         # id(source) -> (weakref to the source, its cast): lower-precision casts of float32
@@ -104,17 +109,17 @@ def check_device_type(device_type) -> str:
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
     parsed = _parse_device(device_type).type  # torch's error for a string naming no device
-    if parsed not in DEVICE_TYPES or device_type != parsed:
+    if parsed not in _settings.enabled or device_type != parsed:
         raise RuntimeError(f"User specified an unsupported autocast device_type "
                            f"'{device_type}'")
     return parsed
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """Whether autocast can be used on `device_type` ("cpu" and "cuda" here)."""
+    """Whether autocast can be used on `device_type` (torch's list: "cpu", "cuda", "mps", ...)."""
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-    return _parse_device(device_type).type in DEVICE_TYPES and ":" not in device_type
+    return _parse_device(device_type).type in _settings.enabled and ":" not in device_type
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:

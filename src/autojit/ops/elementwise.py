@@ -52,6 +52,22 @@ def operand(x, op_name: str):
     raise TypeError(f"{op_name}(): expected a Tensor or a number, but got {type(x).__name__}")
 
 
+# The ops whose torch functions take two Python numbers, the first made a tensor
+# (`torch.mul(5, 3)` is tensor(15)); torch's other binary functions refuse them.
+NUMBERS_AS_TENSORS = frozenset({"add", "sub", "mul", "div", "floor_divide"})
+
+
+def numbers_operands(x, y, op_name: str):
+    """(x, y) where neither is a Tensor: x as a 0-dim tensor of its default dtype where torch's
+    function takes two numbers, else a TypeError."""
+    if op_name not in NUMBERS_AS_TENSORS:
+        raise TypeError(f"{op_name}(): at least one argument must be a Tensor, got "
+                        f"{type(x).__name__} and {type(y).__name__}")
+    from ..tensor.creation import as_tensor
+
+    return as_tensor(x), y
+
+
 def _elementwise(name, arity, dtype, impl, vjp, saves, expression, grad_name=None,
                  exact=False, float32_scalars=(), jvp=None, uncast=(), companions=(),
                  complex=None, complex_expression=False,  # noqa: A002
@@ -179,8 +195,7 @@ def _call2(op):
         if y.__class__ not in _DIRECT:
             y = operand(y, op.name)
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-            raise TypeError(f"{op.name}(): at least one argument must be a Tensor, "
-                            f"got {type(x).__name__} and {type(y).__name__}")
+            x, y = numbers_operands(x, y, op.name)
         return bind(op, (x, y), NO_ATTRS)
 
     function.__name__ = function.__qualname__ = op.name

@@ -59,8 +59,7 @@ def div(input, other, *, rounding_mode=None):  # noqa: A002 - torch's names
                            f"but found '{rounding_mode}'")
     x, y = ew.operand(input, "div"), ew.operand(other, "div")
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        raise TypeError(f"div(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+        x, y = ew.numbers_operands(x, y, "div")
     dtype = promoted_dtype((x, y))
     if dtype is dtypes.bool_ or dtype.limited:
         raise not_implemented(f"div_{rounding_mode}_cpu", dtype)

@@ -70,13 +70,13 @@ def _as_index_tensor(value) -> Tensor:
 
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (list, range)) and _no_numbers(value):
+    if isinstance(value, (list, tuple, range)) and _no_numbers(value):
         return as_tensor(value, dtype=dtypes.int64)  # x[[]]: no positions, as torch reads it
     return as_tensor(value)
 
 
 def _no_numbers(value) -> bool:
-    return all(isinstance(item, (list, range)) and _no_numbers(item) for item in value)
+    return all(isinstance(item, (list, tuple, range)) and _no_numbers(item) for item in value)
 
 
 # ---- index / index_put ------------------------------------------------------------------------
@@ -103,10 +103,19 @@ def _indexed_shape(shape, index_shape, dims) -> tuple:
     return tuple(rest[:at]) + broadcast + tuple(rest[at:])
 
 
+def _gathered(x: np.ndarray, indices: np.ndarray, dims: tuple) -> np.ndarray:
+    """x indexed by the stacked rows, C-contiguous (NumPy's fancy indexing may give other
+    strides, x[:, rows] a transposed layout, where torch's result of a contiguous x is
+    contiguous, which code viewing it relies on)."""
+    result = x[_key(x.ndim, indices, dims)]
+    # (np.ascontiguousarray would make a 0-d result 1-d)
+    return result if result.flags.c_contiguous else np.ascontiguousarray(result)
+
+
 INDEX = define_op(
     name="index", arity=2, shape=lambda shape, index_shape, dims: _indexed_shape(
         shape, index_shape, dims),
-    dtype=rule_first, impl=lambda x, indices, dims: x[_key(x.ndim, indices, dims)],
+    dtype=rule_first, impl=lambda x, indices, dims: _gathered(x, indices, dims),
     vjp=lambda ctx, g: (index_put(_zeros(ctx.input_meta[0][0], g), g, ctx.inputs[1],
                                   ctx.attrs["dims"], accumulate=True), None),
     jvp=lambda inputs, tangents, out, attrs: (

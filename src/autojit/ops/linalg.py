@@ -91,14 +91,14 @@ def _matmul2(x: Tensor, y: Tensor) -> Tensor:
     return bind(MATMUL, (x, y), {})
 
 
-# sparse_coo.py's product, for an operand that is a sparse tensor (installed when that module
-# is imported, with the first sparse tensor's class).
+# sparse_coo.py's product, for an operand that is a sparse tensor: (the sparse classes, the
+# product), installed when that module is imported.
 SPARSE_PRODUCT = None
 
 
 def _sparse(x, y) -> bool:
-    return SPARSE_PRODUCT is not None and (x.__class__ is SPARSE_PRODUCT[0] or
-                                           y.__class__ is SPARSE_PRODUCT[0])
+    return SPARSE_PRODUCT is not None and (x.__class__ in SPARSE_PRODUCT[0] or
+                                           y.__class__ in SPARSE_PRODUCT[0])
 
 
 @autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)

@@ -256,8 +256,7 @@ def _scaled(x, y, alpha, function: str):
     in it, as torch's kernels compute `x + alpha * y`."""
     x, y = ew.operand(x, function), ew.operand(y, function)
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        raise TypeError(f"{function}(): at least one argument must be a Tensor, got "
-                        f"{type(x).__name__} and {type(y).__name__}")
+        x, y = ew.numbers_operands(x, y, function)
     dtype = promoted_dtype((x, y))
     alpha = _checked_alpha(alpha, dtype, function)
     if not isinstance(y, Tensor):

@@ -60,8 +60,10 @@ def _dispatch(op, inputs: tuple, attrs: dict):
                     not attrs.get("keepdim") and "dtype" not in attrs:
                 # torch.sum of all elements: the sum's node (recorded after) differentiates it
                 return _without_graph(x._sparse_values.sum)
+            backend = "SparseCPU" if x.layout is sparse_coo else \
+                f"Sparse{x.layout.name[7:].capitalize()}CPU"  # SparseCsrCPU, SparseCscCPU
             raise NotImplementedError(
-                f"Could not run 'aten::{op.name}' with arguments from the 'SparseCPU' backend: "
+                f"Could not run 'aten::{op.name}' with arguments from the '{backend}' backend: "
                 f"autojit's sparse tensors support {_SUPPORTED}; use to_dense() for the rest")
     return None
 
@@ -82,6 +84,13 @@ def _without_graph(function, *args):
         state.grad_enabled = previous
 
 
+def refuse_dense_ops() -> None:
+    """Make the registry's dense ops refuse sparse inputs (from the first sparse tensor on)."""
+    if not _DISPATCH_ADDED:
+        _DISPATCH_ADDED.append(True)
+        registry.add_device_dispatch(_dispatch, first=True)
+
+
 class SparseTensor(Tensor):
     """A sparse COO tensor: indices (sparse_dim x nnz, int64) and values (nnz x dense dims)."""
 
@@ -89,9 +98,7 @@ class SparseTensor(Tensor):
 
     @classmethod
     def _build(cls, indices: Tensor, values: Tensor, shape, coalesced: bool = False):
-        if not _DISPATCH_ADDED:  # dense ops refuse sparse inputs from now on
-            _DISPATCH_ADDED.append(True)
-            registry.add_device_dispatch(_dispatch, first=True)
+        refuse_dense_ops()
         self = object.__new__(cls)
         self._init(SparseArray(shape, values.dtype.numpy), values.dtype)
         self._sparse_indices, self._sparse_values = indices, values
@@ -206,6 +213,11 @@ class SparseTensor(Tensor):
 
     def coalesce(self) -> SparseTensor:
         return coalesce(self)
+
+    def _coalesced_(self, coalesced: bool) -> SparseTensor:
+        """Mark the tensor coalesced or not (torch's: the caller vouches for its indices)."""
+        self._coalesced = bool(coalesced)
+        return self
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
         return to_dense(self, dtype, masked_grad=masked_grad)
@@ -601,4 +613,10 @@ Tensor.dense_dim.__doc__ = "x.ndim: every dim of a dense tensor is dense."
 for _what in ("indices", "values", "_indices", "_values", "coalesce", "is_coalesced", "_nnz"):
     setattr(Tensor, _what, _strided_error(_what))
 
-linalg.SPARSE_PRODUCT = (SparseTensor, mm)  # mm, matmul and @ with a sparse operand
+def install_product(classes: tuple, product) -> None:
+    """mm, matmul and @ with an operand of one of `classes` go to `product` (sparse_compressed.py
+    adds its class)."""
+    linalg.SPARSE_PRODUCT = (classes, product)
+
+
+install_product((SparseTensor,), mm)

@@ -2,8 +2,8 @@
 gradient read at a sparse tensor's stored positions (`sparse_lookup`, the backward of building
 a sparse tensor from its values), mm's dense gradients, sparse * sparse, Tensor.sparse_mask,
 gather with sparse_grad=True and the rows an embedding with sparse=True reads (whose gradients
-torch gives as sparse COO tensors). The dense tensors' to_sparse_csr and its kin are here too,
-raising: autojit has no sparse compressed tensors.
+torch gives as sparse COO tensors). The dense tensors' to_sparse_bsr and to_sparse_bsc are here
+too, raising: autojit has no sparse block tensors (CSR and CSC are sparse_compressed.py's).
 """
 
 from __future__ import annotations
@@ -161,5 +161,5 @@ def _compressed(layout: str):
     return method
 
 
-for _layout in ("csr", "csc", "bsr", "bsc"):
+for _layout in ("bsr", "bsc"):
     setattr(Tensor, f"to_sparse_{_layout}", _compressed(_layout))

@@ -1,14 +1,18 @@
-"""autojit.sparse: torch.sparse's functions on sparse COO tensors (sparse_coo.py): mm, addmm,
-sum, and the legacy constructors older programs make them with (FloatTensor and the others,
-given indices, values and a size).
+"""autojit.sparse: torch.sparse's functions on sparse COO tensors (sparse_coo.py) and CSR and
+CSC matrices (sparse_compressed.py): mm (with `reduce`), addmm, sum, and the legacy
+constructors older programs make COO tensors with (FloatTensor and the others, given indices,
+values and a size).
 """
 
 from __future__ import annotations
 
 from ..tensor import dtypes
-from . import sparse_gradients  # noqa: F401 - Tensor.sparse_mask and the like
+from . import (
+    sparse_gradients,  # noqa: F401 - Tensor.sparse_mask and the like
+    sparse_selection,  # noqa: F401 - a sparse tensor's index_select
+)
+from .sparse_compressed import sparse_mm as mm
 from .sparse_coo import addmm, sparse_coo_tensor, sparse_sum
-from .sparse_coo import sparse_mm as mm
 
 
 def sum(input, dim=None, dtype=None):  # noqa: A001, A002 - torch's names

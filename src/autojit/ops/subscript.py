@@ -35,7 +35,8 @@ _new = object.__new__
 def _prepare(item):
     """Lists and arrays as tensors; integer 0-d tensors with data as plain ints, 0-d bool
     tensors as Python bools."""
-    if isinstance(item, (list, range, np.ndarray)):  # x[range(n), y]: a list of positions
+    # x[range(n), y], x[(0, 1), :]: a sequence of positions (a tuple inside the key is one)
+    if isinstance(item, (list, tuple, range, np.ndarray)):
         item = _as_index_tensor(item)
     if isinstance(item, Tensor):
         if item.dtype is dtypes.uint8:
@@ -371,7 +372,7 @@ def _refuse_limited_write(x: Tensor, items: tuple, value) -> None:
                 masks = True
             elif item.ndim:
                 indices = True
-        elif isinstance(item, (list, np.ndarray)):
+        elif isinstance(item, (list, tuple, np.ndarray)):
             indices = True
     if masks and not indices and (not isinstance(value, Tensor) or value.ndim == 0):
         raise not_implemented("masked_fill", x.dtype)

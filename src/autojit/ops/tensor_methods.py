@@ -13,7 +13,7 @@ import numpy as np
 
 from ..interop import dlpack as _dlpack
 from ..tensor import dtypes, sharing
-from ..tensor.device import check_device, runtime
+from ..tensor.device import DEVICE_TYPES, check_device, runtime
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor
 from . import (
@@ -378,12 +378,14 @@ def _to_arguments(args: tuple, dtype, device, non_blocking, copy) -> tuple:
         device = other.device  # a symbolic one's is eager's (ir/trace_devices.py)
     elif rest and isinstance(rest[0], _DTYPES):
         dtype = rest.pop(0)
-    elif rest and _is_device(rest[0]):
-        device = rest.pop(0)
-        if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda", "meta"):
+    elif rest and (rest[0] is None or _is_device(rest[0])):  # to(None, ...): no device given
+        given = rest.pop(0)
+        device = device if given is None else given
+        if isinstance(device, str) and device.split(":")[0] not in DEVICE_TYPES:
             raise RuntimeError(f"Invalid device string: '{device}'")
-        if rest and isinstance(rest[0], _DTYPES):
-            dtype = rest.pop(0)
+        if rest and (rest[0] is None or isinstance(rest[0], _DTYPES)):
+            given = rest.pop(0)
+            dtype = dtype if given is None else given
     flags = [non_blocking, copy]
     for position, value in enumerate(rest):
         if position >= 2 or not isinstance(value, bool):

@@ -129,6 +129,33 @@ class Optimizer:
         for param_group in param_groups:
             self.add_param_group(param_group)
 
+    # ---- pickling and copying, as torch's: only the defaults, state and groups travel --------
+
+    def __getstate__(self) -> dict:
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_state_generation", 0)
+        self.defaults.setdefault("differentiable", False)
+
+    @staticmethod
+    def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices: bool = False) -> dict:
+        """torch's helper of the multi-tensor (foreach) implementations: {(device, dtype) of
+        the first list's tensors: ([each list's tensors at those positions], the positions, or []
+        without with_indices)}."""
+        groups: dict = {}
+        for index, tensor in enumerate(tensorlistlist[0]):
+            lists, indices = groups.setdefault((tensor.device, tensor.dtype),
+                                               ([[] for _ in tensorlistlist], []))
+            for grouped, tensors in zip(lists, tensorlistlist, strict=True):
+                if tensors:  # an empty list stays empty
+                    grouped.append(tensors[index])
+            if with_indices:
+                indices.append(index)
+        return groups
+
     # ---- groups -------------------------------------------------------------------------------
 
     def add_param_group(self, param_group: dict) -> None:
@@ -327,8 +354,8 @@ class Optimizer:
             saved["params"] = group["params"]
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
-        self.state = state
-        self.param_groups = saved_groups
+        # Through __setstate__, as torch's: a subclass's override fixes up the loaded state.
+        self.__setstate__({"state": state, "param_groups": saved_groups})
         # New state tensors: a compiled step captured the old ones and must trace again.
         self._state_generation += 1
 

@@ -296,6 +296,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with `array` (writes to either are seen by both)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    if array.__class__ is not np.ndarray:  # a subclass (np.matrix): its plain array, shared
+        array = array.view(np.ndarray)
     found = dtypes._BY_NUMPY.get(array.dtype)
     if found is None:
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. "

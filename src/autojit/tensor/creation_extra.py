@@ -170,6 +170,54 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = Fa
     return result
 
 
+_READ_ONLY_WARNED: list = []
+
+
+def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:
+    """A 1-D tensor of `dtype` over an object of the buffer protocol (bytearray, memoryview,
+    array.array, ...), sharing its memory, from byte `offset` on, `count` elements (all that
+    fit when -1). A read-only buffer (bytes) is copied, with torch's warning, where torch
+    shares it still (NumPy cannot write through a read-only buffer)."""
+    dtype = dtypes.dtype_argument(dtype, "frombuffer")
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    length, size = view.nbytes, dtype.itemsize
+    if dtype.numpy.itemsize != size:
+        raise NotImplementedError(f"frombuffer(): autojit holds {dtype} in another width")
+    if length <= 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} "
+                             f"bytes) must be a multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({length} bytes)")
+    array = np.frombuffer(view.cast("B"), dtype=dtype.numpy, count=count, offset=offset)
+    if not array.flags.writeable:
+        if not _READ_ONLY_WARNED:
+            _READ_ONLY_WARNED.append(True)
+            warnings.warn("The given buffer is not writable, and PyTorch does not support "
+                          "non-writable tensors. This means you can write to the underlying "
+                          "(supposedly non-writable) buffer using the tensor. You may want to "
+                          "copy the buffer to protect its data or make it writable before "
+                          "converting it to a tensor. This type of warning will be suppressed "
+                          "for the rest of this program.", UserWarning, stacklevel=2)
+        array = array.copy()
+    result = Tensor._make(array, dtype)
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
 def range(start=0, end=None, step=1, *, dtype=None, layout=None,  # noqa: A001 - torch's name
           device=None, requires_grad: bool = False) -> Tensor:
     """The numbers from start to end inclusive, step apart (deprecated in torch for arange,

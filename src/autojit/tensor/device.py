@@ -22,6 +22,15 @@ MIXED_DEVICES = ("Expected all tensors to be on the same device, but found at le
                  "devices, {} and cpu!")
 
 
+# The device types torch's device strings name, in its order. Tensors live on the CPU, on CUDA
+# GPUs and on "meta" (shapes only); a device of another type can be made, compared and asked
+# for (`x.device.type == "mps"`), and putting a tensor there raises torch's error for a torch
+# built without that backend (check_device).
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                "privateuseone")
+
+
 class device:  # noqa: N801 - torch's name
     """A device such as ``device(type='cpu')``; compared by type and index."""
 
@@ -33,9 +42,9 @@ class device:  # noqa: N801 - torch's name
         if ":" in type:
             type, index_text = type.split(":", 1)  # noqa: A001
             index = int(index_text)
-        if type not in ("cpu", "cuda", "meta"):
-            raise RuntimeError("Expected one of cpu, cuda, meta device type at start of device "
-                               f"string: {type}")
+        if type not in DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start "
+                               f"of device string: {type}")
         self.type = type
         self.index = index
 
@@ -144,4 +153,6 @@ def check_device(requested) -> device:
         return cuda_device(resolved.index)
     if resolved.type == "meta":
         return runtime("meta").META  # tensor/meta.py: shapes and dtypes, no data
+    if resolved.type != "cpu":
+        raise RuntimeError(f"PyTorch is not linked with support for {resolved.type} devices")
     return resolved

@@ -217,6 +217,9 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad: bool 
     dtype = dtypes.int64 if dtype is None else dtypes.dtype_argument(dtype, "randperm")
     if dtype.limited:
         raise dtypes.kernel_error("randperm", dtype)
+    if isinstance(n, Tensor) and n.numel() == 1 and not n.dtype.is_floating_point and \
+            not n.dtype.is_complex and n.dtype is not dtypes.bool_:
+        n = n.item()  # a one-element integer tensor, as torch reads it (its __index__)
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
         raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")

@@ -11,6 +11,7 @@ collates them into batches (_utils/collate.py), in the calling process or in wor
 from ._utils.collate import default_collate, default_convert
 from ._utils.worker import WorkerInfo, get_worker_info
 from .dataloader import DataLoader
+from .datapipes.datapipe import DataChunk, IterDataPipe, MapDataPipe, functional_datapipe
 from .dataset import (
     ChainDataset,
     ConcatDataset,
@@ -35,4 +36,5 @@ __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Conca
            "ChainDataset", "Subset", "random_split", "Sampler", "SequentialSampler",
            "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
            "DistributedSampler", "default_collate", "default_convert", "DataLoader",
-           "get_worker_info", "WorkerInfo"]
+           "get_worker_info", "WorkerInfo", "IterDataPipe", "MapDataPipe", "DataChunk",
+           "functional_datapipe"]

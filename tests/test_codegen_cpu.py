@@ -599,7 +599,7 @@ def test_a_reduction_over_an_axis_of_extent_one_is_not_read_inside_its_kernel():
 
 
 def test_split_matmul_equals_numpy():
-    from autojit.codegen.cpu import blas
+    from autojit.codegen.cpu.gemm import blas
 
     generator = np.random.default_rng(0)
     a = generator.standard_normal((512, 256)).astype(np.float32)

@@ -24,8 +24,9 @@ PAGE = ROOT / "docs" / "layout.md"
 
 # Bottom to top; the sub-packages of codegen/ and ir/ follow their parents.
 PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir", "ir/passes",
-            "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda",
-            "distributed", "distributed/nn", "distributed/rpc", "distributed/tensor",
+            "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cpu/llvm",
+            "codegen/cpu/mathlib", "codegen/cpu/gemm", "codegen/cpu/convolution", "codegen/cuda",
+            "cuda", "distributed", "distributed/nn", "distributed/rpc", "distributed/tensor",
             "distributed/fsdp", "distributed/_composable", "distributed/_composable/fsdp",
             "distributed/checkpoint", "nn", "nn/attention", "nn/modules", "nn/parallel",
             "nn/utils", "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",

@@ -5,7 +5,7 @@ the logical ops, which give the same values).
 
 Each is one `define_op`, as in elementwise.py: the NumPy impl is the reference, and the
 expression template calls a function of the expression language (`bitwise_and({0}, {1})`),
-emitted by codegen/cpu/llvm_expression.py and codegen/cuda/render.py. Operands promote as
+emitted by codegen/cpu/llvm/expression.py and codegen/cuda/render.py. Operands promote as
 torch's do (`uint8 & int8` is int16; a Python int takes the tensor's dtype, wrapped). A shift
 by a negative amount or by the dtype's width or more, which C leaves undefined, is torch's:
 a left shift gives 0, a right shift of a signed value its sign (0 or -1), of uint8 0.

@@ -17,7 +17,7 @@ nn.functional: `stride`, `dilation` (a tuple per spatial dim), `padding` (a (lef
 per spatial dim, zeros), `groups`, and `input_size` or `kernel_size` for the backward ones.
 
 The NumPy impls (the reference) extract the windows as a strided view and run one matmul per
-group; where codegen has installed a native routine (`NATIVE`: codegen/cpu/convolution.py,
+group; where codegen has installed a native routine (`NATIVE`: codegen/cpu/convolution/__init__.py,
 float32 and float64 on AVX-512), eager calls run it instead, the same code compiled steps
 run, so eager and compiled results agree to the bit (docs/notes/convolution.md). Each
 lowering is an Extern of its own routine, which the CPU schedule runs natively.
@@ -35,7 +35,7 @@ from .complex_rules import conj
 from .lowering import Extern
 from .registry import bind, define_op, rule_promote
 
-# Set by codegen (codegen/cpu/convolution.py, installed by codegen/__init__.py):
+# Set by codegen (codegen/cpu/convolution/__init__.py, installed by codegen/__init__.py):
 # NATIVE(kind, first, second, attrs) -> the result, or None where it has no routine for them
 # (the dtype, the layout, the host). kind: "forward", "input" or "weight".
 NATIVE = None

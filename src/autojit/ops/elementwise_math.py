@@ -9,7 +9,7 @@ torch's derivative formula written in autojit ops (so double backward and torch'
 the special points follow), the JVP torch's forward formula (the same one applied to the
 tangent, but for atan2's), and the expression template is the whole kernel on both
 backends. trunc, ceil, copysign, fmod, nextafter, hypot, atan2, the arctangents and erfc have
-functions of their own in the expression language (codegen/cpu/llvm_expression.py with
+functions of their own in the expression language (codegen/cpu/llvm/expression.py with
 mathlib_atan.py and mathlib_erfc.py; codegen/cuda/render.py); acosh, logaddexp, logaddexp2,
 xlogy, xlog1py, entr and logit are written with functions that exist (exp, log1p, log, sqrt,
 pow, max, select), and relu is a select. Composites built on these (sinh, asinh, sinc,

@@ -5,7 +5,7 @@ Each elementwise primitive carries its scalar expression in its lowering
 (`Elementwise("exp({0})")`); codegen/expression.py parses that template and walks it, and
 StepEmitter emits IR for each node, so the op registry stays the one place an op is defined.
 `FUNCTIONS` maps the expression language's function names to emitters (the transcendental ones
-come from mathlib.py). Values are `Typed` pairs (IR value, autojit dtype); bools are i1 in
+come from mathlib/__init__.py). Values are `Typed` pairs (IR value, autojit dtype); bools are i1 in
 registers. Integers are LLVM's sign-less iN; an operation whose result depends on the sign
 (comparisons, division, widening, conversion to float) asks the dtype (`is_signed`: uint8 and
 bool are unsigned). See docs/notes/cpu-codegen.md.
@@ -19,10 +19,12 @@ from typing import NamedTuple
 
 from llvmlite import ir
 
-from ...tensor import dtypes
-from ..expression import ExpressionWalker, RenderError
-from ..kernel import DIVISION_BY_ZERO, INDEX_OUT_OF_RANGE, NEGATIVE_POWER
-from . import mathlib, mathlib_atan, mathlib_erfc
+from ....tensor import dtypes
+from ...expression import ExpressionWalker, RenderError
+from ...kernel import DIVISION_BY_ZERO, INDEX_OUT_OF_RANGE, NEGATIVE_POWER
+from .. import mathlib
+from ..mathlib import atan as mathlib_atan
+from ..mathlib import erfc as mathlib_erfc
 
 INT64 = ir.IntType(64)
 INT32 = ir.IntType(32)
@@ -401,7 +403,7 @@ for _name in mathlib.UNARY:
 # ---- rounding, sign, remainder and inverse trigonometric functions ------------------------------
 # The expression functions of ops/elementwise_math.py's primitives (trunc, ceil, copysign, fmod,
 # nextafter, hypot, atan2, atan, asin, acos, erfc); the arctangent family and erfc are emitted
-# by mathlib_atan.py and mathlib_erfc.py.
+# by mathlib/atan.py and mathlib/erfc.py.
 
 def _rounded(name):
     """llvm.trunc / llvm.ceil on floats; integers are whole already."""
@@ -564,7 +566,7 @@ FUNCTIONS.update({
     **{name: _arctangent(name) for name in mathlib_atan.UNARY},
 })
 
-# Complex values are pairs of real ones (llvm_complex.py, which builds on this module's
+# Complex values are pairs of real ones (complex.py, which builds on this module's
 # conversions and functions): imported last, the names it reads being defined. It adds its
 # functions to FUNCTIONS itself, so that importing it first (before this module) works too.
-from . import llvm_complex  # noqa: E402, F401
+from . import complex as llvm_complex  # noqa: E402, F401

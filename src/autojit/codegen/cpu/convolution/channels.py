@@ -1,8 +1,8 @@
 """Convolution products vectorized over channels, for small output grids: the tables that
-convolution_channels_ir.py's routines read, made from a `convolution.Geometry` of the same
+channels_ir.py's routines read, made from a `convolution.Geometry` of the same
 product (docs/notes/convolution.md, "Small images").
 
-convolution.py's routines put output positions in the lanes, in panels of two vectors; an
+convolution/__init__.py's routines put output positions in the lanes, in panels of two vectors; an
 image whose grid is a fraction of a panel (a 4x4 one padded by one is 19 positions of 32)
 computes positions that are dropped. These routines put output channels in the lanes and one
 existing position in each tile row, so they compute only what is kept, less the channels that
@@ -21,9 +21,9 @@ import math
 
 import numpy as np
 
-from . import compile_threads, convolution
-from . import convolution_channels_ir as ir
-from .convolution_ir import JOB, PRODUCTS_TABLE, RECORD_WORDS, WEIGHT_TABLE
+from .. import compile_threads, convolution
+from . import channels_ir as ir
+from .ir import JOB, PRODUCTS_TABLE, RECORD_WORDS, WEIGHT_TABLE
 
 # A tile computes what it keeps, but pays per position and k a broadcast load that a position
 # panel does not, and per tile the stores of one channel at a time: with two vectors of
@@ -45,7 +45,7 @@ TRANSPOSE_COST = 1.0
 # enough for this many full tiles of positions.
 _GROUP_TILES = 4
 # A lane of a tile's accumulators sums at most this many products in float32 (a chunk's
-# images times their positions) before they are added into float64 (as convolution.py's).
+# images times their positions) before they are added into float64 (as convolution/__init__.py's).
 _CHUNK_TERMS = 16384
 # None: by prefers_channels; "positions" or "channels": always (the tests run both).
 MODE: str | None = None
@@ -243,12 +243,12 @@ def _functions(dtype, module: str = "products") -> dict | None:
     """{routine: address} of the channel routines' `module` (convolution_channels_ir.MODULES)
     of `dtype`, compiled once per process (or loaded from the kernel disk cache), or None where
     no native code can be made. The first ask for the products starts the weight gradient's
-    module on a compile thread, as convolution.py does."""
+    module on a compile thread, as convolution/__init__.py does."""
     dtype, wide = np.dtype(dtype), convolution.wide()
     found = _state.get((dtype, wide, module))
     if found is None:
         try:
-            from .helper_modules import compile_module, prefetch_module
+            from ..helper_modules import compile_module, prefetch_module
         except ImportError:
             found = {}
         else:

@@ -2,7 +2,7 @@
 what a disk cache key says of the host (`cache_target`) without starting LLVM.
 
 jit.py compiles kernels with the `Backend` made once per process (compile_threads.py makes each
-compile thread's own target machines from its settings); helper_modules.py and gemm_kernel.py
+compile thread's own target machines from its settings); helper_modules.py and gemm/kernel.py
 reach it through jit.py, which re-exports these names. The object layout (where CPython and
 NumPy put a list's items and an array's data pointer) is found here too, by looking at fresh
 objects: the kernels' list entry reads arrays through it. See docs/notes/compile-latency.md.
@@ -17,9 +17,9 @@ import threading
 
 import numpy as np
 
-from ... import config
-from . import disk_cache, native_loader
-from .compile_threads import LIGHT
+from .... import config
+from .. import disk_cache, native_loader
+from ..compile_threads import LIGHT
 
 
 def _find_pointer(owner, wanted, first_word=1, last_word=8):
@@ -149,7 +149,7 @@ class Backend:
     @staticmethod
     def add_cleanup_passes(manager) -> None:
         """The passes run after the O3 pipeline. Functions the loop vectorizer calls as vector
-        variants (sin and cos beyond their inline range, mathlib_trig.py) are marked
+        variants (sin and cos beyond their inline range, mathlib/trig.py) are marked
         alwaysinline: inlined now that the calls exist, they leave a test and a branch in the
         loop instead of a call per vector."""
         manager.add_always_inliner_pass()
@@ -269,5 +269,5 @@ def cache_target() -> tuple:
 
 
 def has_avx512() -> bool:
-    """Whether the host has AVX-512 (gemm_kernel.py's tiles hold 32 vector registers)."""
+    """Whether the host has AVX-512 (gemm/kernel.py's tiles hold 32 vector registers)."""
     return "+avx512f" in cache_target()[2].split(",")

@@ -1,8 +1,8 @@
 """A small writer of LLVM IR text for the native routines whose drivers are loops over tables
-(convolution_ir.py): fresh value names, basic blocks, counted loops with their phis, and
+(convolution/ir.py): fresh value names, basic blocks, counted loops with their phis, and
 loads of int64 words.
 
-Kernels (render.py) and the gemm (gemm_kernel.py) write their IR as f-strings; the
+Kernels (render.py) and the gemm (gemm/kernel.py) write their IR as f-strings; the
 convolution's drivers nest a dozen loops over records read at run time, where tracking each
 loop's blocks and phis by hand is where mistakes hide. Values carried across iterations other
 than a loop's index live in allocas (the module is optimized, so SROA makes them registers).

@@ -1,5 +1,5 @@
 """The LLVM IR of the native convolution routines: one module per dtype (float32, float64),
-driven by the tables convolution.py builds (docs/notes/convolution.md).
+driven by the tables convolution/__init__.py builds (docs/notes/convolution.md).
 
 Three entry points, each `i32 f(ptr argument, i64 part)` as the native workers call a part of
 a job (workers.py):
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir_text import Function
+from ..llvm.ir_text import Function
 
 # dtype -> (scalar, lanes of a vector with 32 registers of 512 bits, short name)
 TYPES = {np.dtype(np.float32): ("float", 16, "f32"), np.dtype(np.float64): ("double", 8, "f64")}

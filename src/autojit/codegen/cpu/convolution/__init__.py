@@ -1,9 +1,11 @@
 """Native convolutions: the forward product and both backward products of the convolution
 primitives (ops/convolution.py) for float32 and float64, on every core, for eager calls and
-compiled plans alike (docs/notes/convolution.md).
+compiled plans alike (docs/notes/convolution.md). This package's other modules: ir.py (the
+LLVM IR of these routines), channels.py and channels_ir.py (the products vectorized over
+channels, for small output grids).
 
 A convolution's geometry (shapes, strides, padding, dilation, groups) becomes, once, the
-integer tables the routines of convolution_ir.py read: how an image is laid out in scratch
+integer tables the routines of ir.py read: how an image is laid out in scratch
 memory (rows copied with zeros around them, split by stride phase so that every product reads
 unit-stride rows), the jobs (a group, and for the input gradient a stride phase of the
 input), each job's (weight offset, source offset) pair per k, and where each grid position
@@ -16,7 +18,7 @@ result is the same whatever autojit.set_num_threads says and whether it ran eage
 compiled.
 
 Where the output grid is small beside a panel of positions (a 4x4 image), `geometry` returns
-convolution_channels.py's ChannelGeometry instead, built on this module's tables, whose
+channels.py's ChannelGeometry instead, built on this module's tables, whose
 routines put output channels in the lanes.
 """
 
@@ -29,8 +31,8 @@ import math
 
 import numpy as np
 
-from . import workers
-from .convolution_ir import (
+from .. import workers
+from .ir import (
     MODULES,
     TILES,
     TYPES,
@@ -70,7 +72,7 @@ def _functions(dtype, module: str) -> dict | None:
     found = _state.get((dtype, module))
     if found is None:
         try:
-            from .helper_modules import compile_module, prefetch_module
+            from ..helper_modules import compile_module, prefetch_module
         except ImportError:  # no llvmlite: the NumPy impl runs instead
             found = {}
         else:
@@ -88,7 +90,7 @@ def wide() -> bool:
     """Whether the routines take AVX-512's tiles (32 vector registers) or AVX2's (16)."""
     found = _state.get("wide")
     if found is None:
-        from .llvm_host import has_avx512
+        from ..llvm.host import has_avx512
 
         found = _state["wide"] = has_avx512()
     return found
@@ -520,8 +522,8 @@ class Geometry:
 @functools.lru_cache(maxsize=256)
 def geometry(kind: str, first: tuple, second: tuple, attrs: tuple, dtype: str) -> Geometry:
     """The product's tables: for the routines vectorized over positions, or over channels
-    where those compute much less (small images: convolution_channels.py)."""
-    from .convolution_channels import by_channels  # it builds on this module's Geometry
+    where those compute much less (small images: channels.py)."""
+    from .channels import by_channels  # it builds on this module's Geometry
 
     return by_channels(Geometry(kind, first, second, dict(attrs), dtype))
 

@@ -1,14 +1,15 @@
 """Vectorizable math in LLVM IR: exp, log, log1p, expm1, tanh, sigmoid, erf, pow (and sin, cos
-from mathlib_trig.py).
+from trig.py). This package is the compiled kernels' math library: single.py (float32 exp
+and log families), trig.py (sin, cos), atan.py (atan, atan2, asin, acos), erfc.py (erfc).
 
-The CPU renderer (render.py, through llvm_expression.py) calls `emit_unary` and `emit_pow`
+The CPU renderer (render.py, through llvm/expression.py) calls `emit_unary` and `emit_pow`
 while it builds a kernel's loop body. Each emits straight-line IR (range reduction, a
 polynomial, selects for the special values) into the current block, so the loop vectorizer
 sees no calls and no branches; a scalar libm call would keep the loop scalar. sin and cos are
 the exception: arguments beyond their inline reduction branch to a function the vectorizer
-calls through a vector variant (mathlib_trig.py). The algorithms here run in double
+calls through a vector variant (trig.py). The algorithms here run in double
 precision. A float32 argument of exp, expm1, log, log1p, tanh or sigmoid goes to
-mathlib_single.py, which computes in float32 (a float takes half a double's vector width, and
+single.py, which computes in float32 (a float takes half a double's vector width, and
 there are no conversions); for erf, sin, cos and pow a float32 argument is widened and the
 result rounded back. See docs/notes/cpu-codegen.md for the algorithms and their measured
 accuracy, docs/notes/accurate-numerics.md for the argument reduction of sin and cos and for
@@ -21,8 +22,8 @@ import math
 
 from llvmlite import ir
 
-from . import mathlib_single
-from .mathlib_trig import Trigonometry
+from . import single as mathlib_single
+from .trig import Trigonometry
 
 DOUBLE = ir.DoubleType()
 INT64 = ir.IntType(64)
@@ -52,7 +53,7 @@ DOUBLE_COEFFICIENTS = {"exp": EXP_COEFFICIENTS, "log": LOG_COEFFICIENTS,
                        "expm1": EXPM1_COEFFICIENTS}
 # A float32 result needs about 2**-30 relative error before its rounding, not 2**-53: shorter
 # series (each remainder below 1e-9 relative on the same reduced range) halve the work. Only
-# sin and cos run here for float32; the exp and log families have mathlib_single.py.
+# sin and cos run here for float32; the exp and log families have single.py.
 SINGLE_COEFFICIENTS = dict(DOUBLE_COEFFICIENTS, sin=SIN_COEFFICIENTS[:7],
                            cos=COS_COEFFICIENTS[:7])
 
@@ -63,7 +64,7 @@ def _erf_small_coefficients():
             for n in range(13)]
 
 
-ERF_SMALL_COEFFICIENTS = _erf_small_coefficients()  # erfc's (mathlib_erfc.py), below 1/2
+ERF_SMALL_COEFFICIENTS = _erf_small_coefficients()  # erfc's (erfc.py), below 1/2
 
 # erf (MathEmitter.erf), written by tools/erf_table.py. |x| < ERF_SMALL_END: x + x R(x*x), R's
 # coefficients ERF_SMALL; each piece (start, c, erf(c), Q) of ERF_PIECES, from its start to the
@@ -396,7 +397,7 @@ UNARY = ("exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos")
 
 def emit_unary(name, builder, module, value, float_type):
     """`name`(value) for a float or double `value`. A float argument runs in float where
-    mathlib_single.py has the function, and otherwise in double, rounded back."""
+    single.py has the function, and otherwise in double, rounded back."""
     if float_type != DOUBLE and name in mathlib_single.NATIVE:
         return mathlib_single.emit(name, builder, module, value)
     emitter = MathEmitter(builder, module, single=float_type != DOUBLE)

@@ -1,8 +1,8 @@
 """The LLVM IR of the convolution routines vectorized over channels, for images whose output
 grid is small (docs/notes/convolution.md, "Small images"): one module per dtype, driven by the
-tables convolution_channels.py builds.
+tables channels.py builds.
 
-convolution_ir.py's products put a vector of output positions in each lane set; a 4x4 image
+ir.py's products put a vector of output positions in each lane set; a 4x4 image
 padded by one is a grid of 19 positions, which fills 16 of a panel's 32 lanes. Here the lanes
 are output channels instead (the weight's rows, packed k-major and padded to whole vectors),
 and each tile row is one output position, read from the laid-out image by a broadcast at its
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .convolution_ir import TYPES, _prepare, _rows, _weight_sum, _words, _zero
-from .ir_text import Function
+from ..llvm.ir_text import Function
+from .ir import TYPES, _prepare, _rows, _weight_sum, _words, _zero
 
 # Tile heights (positions, or weight-gradient columns) by the host's registers and the
 # vectors of channels a tile holds. A tile keeps R x V accumulators, V vectors of the

@@ -1,7 +1,7 @@
 """Native float32 math in LLVM IR: exp, expm1, tanh, sigmoid, log, log1p.
 
 mathlib.emit_unary calls `emit` here for a float32 argument of one of the functions in NATIVE;
-the other functions (erf, sin, cos, pow) are widened to double there. Like mathlib.py, each
+the other functions (erf, sin, cos, pow) are widened to double there. Like mathlib/__init__.py, each
 emitter writes straight-line IR into the current block (range reduction, a polynomial by
 Horner with llvm.fma.f32, selects for the special values; no calls but LLVM intrinsics, no
 branches), but every operation is on `float`: a vector register holds twice as many lanes as
@@ -53,7 +53,7 @@ NATIVE = frozenset({"exp", "expm1", "tanh", "sigmoid", "log", "log1p"})
 
 
 class EmitterBase:
-    """What both emitters (this module's and mathlib.py's double one) build on: constants,
+    """What both emitters (this module's and mathlib/__init__.py's double one) build on: constants,
     LLVM intrinsics and Horner's rule in one floating type."""
 
     float_type: ir.Type = FLOAT

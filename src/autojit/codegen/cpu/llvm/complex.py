@@ -17,8 +17,8 @@ import math
 
 from llvmlite import ir
 
-from ...tensor import dtypes
-from . import llvm_expression as ex
+from ....tensor import dtypes
+from . import expression as ex
 
 DOUBLE = ir.DoubleType()
 

@@ -35,7 +35,7 @@ both operands are copied into packed blocks that the register tiles read contigu
 Both packed blocks live on the calling thread's stack (432 KiB in all). The rows are split
 into equal blocks of at most MC rows, since each block packs all of b again. The module also
 holds, for a program's products that share their b, a function packing all of b at once and
-the ?gemm variants reading it packed (prepacked_gemm.py).
+the ?gemm variants reading it packed (prepacked.py).
 """
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ from concurrent.futures import Future
 
 import numpy as np
 
-from ... import config
-from . import compile_threads, prepacked_gemm
+from .... import config
+from .. import compile_threads
+from . import prepacked as prepacked_gemm
 
 _TYPES = {np.dtype(np.float32): ("float", 16, "f32"), np.dtype(np.float64): ("double", 8, "f64")}
 _TILE_ROWS = (12, 8, 4, 2, 1)  # 12 rows x 2 vectors: 24 accumulators of the 32 registers
@@ -95,7 +96,7 @@ def address(dtype, transpose_a: bool, transpose_b: bool, rows: int = _MIN_ROWS,
 def prepacked_functions(dtype, transpose_a: bool, transpose_b: bool, function: int):
     """(pack address, address of the ?gemm reading b packed, lanes, panel width) for b of
     this transposition, where `function` is this module's ?gemm of `dtype` with these
-    transpositions (compiled already), else None (prepacked_gemm.py)."""
+    transpositions (compiled already), else None (prepacked.py)."""
     dtype = np.dtype(dtype)
     found = _state.get(dtype)
     if not isinstance(found, dict) or found.get((transpose_a, transpose_b)) != function:
@@ -113,7 +114,7 @@ def prepare(dtype, rows: int = _MIN_ROWS, columns: int = 0) -> None:
     the products it meets, so that they compile while it builds the rest of the plan, which
     waits for them before its first run (jit.wait_at_block_end; docs/notes/compile-latency.md).
     """
-    from . import jit
+    from .. import jit
 
     dtype = np.dtype(dtype)
     if dtype not in _TYPES or not enabled() or rows < _MIN_ROWS or \
@@ -134,9 +135,9 @@ def prepare(dtype, rows: int = _MIN_ROWS, columns: int = 0) -> None:
 def _build(dtype: np.dtype) -> dict:
     """{(transpose a, transpose b): address} of the four ?gemm functions of `dtype`, with
     (transpose a, "packed") for the two reading b packed and ("pack", transpose b) for the two
-    packing it (prepacked_gemm.py), or {}."""
-    from . import jit as cpu
-    from .helper_modules import compile_module
+    packing it (prepacked.py), or {}."""
+    from .. import jit as cpu
+    from ..helper_modules import compile_module
 
     if not cpu.has_avx512():
         return {}
@@ -493,7 +494,7 @@ def _masked_store(names: dict, value: str, address: str, mask: str) -> str:
 def _main(transpose_a: bool, transpose_b: bool, names: dict, prepacked: bool = False) -> str:
     """The ?gemm itself: for each k block, for each block of MC rows, the rows' tiles of a
     are packed, then for each panel b's block is packed and the rows' tiles run. `prepacked`:
-    b is all of b packed beforehand (prepacked_gemm.py's layout; ldb is not read), and each
+    b is all of b packed beforehand (prepacked.py's layout; ldb is not read), and each
     panel's block is read where it lies instead."""
     scalar, panel, depth, symbol = names["scalar"], names["panel"], names["depth"], \
         names["symbol"]

@@ -1,8 +1,8 @@
 """atan, atan2, asin and acos in LLVM IR: one arctangent core on [0, 1] in double-double.
 
-llvm_expression.py emits these through `emit_unary` and `emit_atan2` for the primitives of
-ops/elementwise_math.py. Like mathlib.py, the code is straight-line (selects, no branches, a
-table read by gathers), so the loop vectorizer keeps the loop vectorized. A float32 argument
+llvm/expression.py emits these through `emit_unary` and `emit_atan2` for the primitives of
+ops/elementwise_math.py. Like mathlib/__init__.py, the code is straight-line (selects, no branches,
+a table read by gathers), so the loop vectorizer keeps the loop vectorized. A float32 argument
 is widened, computed in double and rounded once.
 
 The core (`_atan_unit`) takes a in [0, 1]: with c = k/8 the nearest eighth, atan a =
@@ -23,7 +23,7 @@ from fractions import Fraction
 
 from llvmlite import ir
 
-from .mathlib import DOUBLE, INT64, MathEmitter
+from . import DOUBLE, INT64, MathEmitter
 
 PI_HI, PI_LO = 3.141592653589793, 1.2246467991473532e-16
 PIO2_HI, PIO2_LO = PI_HI / 2, PI_LO / 2

@@ -20,7 +20,7 @@ The thread count is set through OpenBLAS's own `*set_num_threads*` entry point, 
 libraries loaded into the process; where there is none (another BLAS, another platform),
 products run through np.matmul unchanged.
 
-`gemm` calls, from the workers' native code, the faster ?gemm that gemm_kernel.py generates
+`gemm` calls, from the workers' native code, the faster ?gemm that kernel.py generates
 where it has one, else the same library's CBLAS `?gemm` (through ctypes where the workers are
 missing; ctypes releases the GIL, so that parts still run side by side): it reads a transposed
 operand through its strides, where np.matmul would want a copy or a view step, and computes
@@ -37,7 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import gemm_kernel, workers
+from .. import workers
+from . import kernel as gemm_kernel
 
 # Below this many multiply-adds a product is not worth splitting: the hand-off to a worker
 # and the smaller blocks cost more than the second core gives back (measured on the gradient

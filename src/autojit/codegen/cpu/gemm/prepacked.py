@@ -1,7 +1,7 @@
 """b packed once for the native products that share it: the pack function's IR and the
 rewrite of a recorded program's gemm calls.
 
-The generated ?gemm (gemm_kernel.py) packs b's panels again on every call. A recurrent model's
+The generated ?gemm (kernel.py) packs b's panels again on every call. A recurrent model's
 products read the same weight at every time step: an LSTM layer's 64 products `h_t @ W_hh^T`
 each pack the whole 1 MB of W_hh, about 30 of a 32 x 256 x 1024 product's 179 us here
 (measured: 179, 328, 624 and 1208 us for 32, 64, 128 and 256 rows; docs/notes/cpu-codegen.md).
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import workers
+from .. import workers
 
 _FIELDS = {name: index for index, (name, _) in enumerate(workers.GEMM_RECORD)}
 _WORDS = workers.GEMM_RECORD_WORDS

@@ -23,7 +23,9 @@ PACKAGE = ROOT / "src" / "autojit"
 PAGE = ROOT / "docs" / "layout.md"
 
 # Bottom to top; the sub-packages of codegen/ and ir/ follow their parents.
-PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir", "ir/passes",
+PACKAGES = ["", "backends", "tensor", "interop", "ops", "ops/layout",
+            "ops/elementwise", "ops/indexing", "ops/linalg", "ops/random", "ops/fft", "ops/sparse",
+            "ops/special", "ops/nn", "autograd", "amp", "ir", "ir/passes",
             "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cpu/llvm",
             "codegen/cpu/mathlib", "codegen/cpu/gemm", "codegen/cpu/convolution", "codegen/cuda",
             "cuda", "distributed", "distributed/nn", "distributed/rpc", "distributed/tensor",

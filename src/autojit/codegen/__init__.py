@@ -6,7 +6,8 @@ through numba.cuda) backends. See docs/notes/cpu-codegen.md and docs/notes/cuda.
 
 from .. import config
 from ..compiler import backends
-from ..ops import batch_norm, convolution, native_math
+from ..ops.elementwise import native_math
+from ..ops.nn import batch_norm, convolution
 
 backends.register("cpu", __name__ + ".backend")
 

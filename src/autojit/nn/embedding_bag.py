@@ -97,7 +97,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None,  # noqa: A002
     if max_norm is not None:
         renorm_rows_(weight, ids, max_norm, norm_type)
     if sparse:  # weight's gradient a sparse tensor of the rows read
-        from ..ops.sparse_gradients import embedding_rows
+        from ..ops.sparse.gradients import embedding_rows
 
         rows = embedding_rows(weight, ids)
     else:

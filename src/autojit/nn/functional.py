@@ -4,12 +4,12 @@ This module holds the classification, regression and binary losses and re-export
 from the functional_*.py modules beside it (activations and the softmax family in
 functional_activation.py, the other losses in functional_loss.py, functional_margin.py and
 functional_ctc.py, distances in functional_distance.py, ...). Every function is built from
-autojit ops (ops/elementwise.py, reduction.py, layout.py), so autograd, double backward and
+autojit ops (ops/elementwise/__init__.py, reduction.py, layout.py), so autograd, double backward and
 tracing come from the primitives; nothing here has a rule of its own. Picking the target class
 of a classification loss uses a one-hot mask (class indices compared with the target, then
 `where` and a sum over the class dim): it is differentiable, needs no gather kernel, and a
 -inf log-probability at another class never turns into 0 * -inf. The target range is checked
-by ops/index_checks.py, compiled too; other checks that need the data (probabilities in
+by ops/indexing/checks.py, compiled too; other checks that need the data (probabilities in
 [0, 1]) run only on concrete tensors: while tracing they are skipped rather than breaking the
 graph.
 """
@@ -23,12 +23,12 @@ import warnings
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops import elementwise as ew
 from ..ops import keyword_forms as _keyword_forms
-from ..ops import loss as loss_ops
 from ..ops.autocast import BANNED, FP32, autocast_op
 from ..ops.composite import gelu, mean, softplus  # noqa: F401 - re-exported names
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
-from ..ops.index_checks import check_index
-from ..ops.nll_loss import nll
+from ..ops.indexing.checks import check_index
+from ..ops.nn import loss as loss_ops
+from ..ops.nn.nll_loss import nll
 from ..ops.reduction import sum_
 from ..tensor import dtypes
 from ..tensor import torch_function as _torch_function
@@ -229,7 +229,7 @@ def _check_weight_grad(weight) -> None:
 def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """The negative log-likelihood of class-index targets, given log-probabilities
-    (ops/nll_loss.py)."""
+    (ops/nn/nll_loss.py)."""
     _check_float("nll_loss", input)
     _check_reduction(reduction)
     _, classes = _class_layout("nll_loss", input, target)
@@ -407,7 +407,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, 
     # min/max rather than a mask: a CUDA input reduces on the device, reading two scalars.
     if data is not None and data.size and (data.min() < 0 or data.max() > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    # A primitive (ops/loss.py): torch's gradients at p = 0 and 1 are formulas, not the
+    # A primitive (ops/nn/loss.py): torch's gradients at p = 0 and 1 are formulas, not the
     # derivatives of the clamped logs.
     loss = loss_ops.binary_cross_entropy(input, target)
     if weight is not None:

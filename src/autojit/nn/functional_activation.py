@@ -24,13 +24,13 @@ import numpy as np
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops import composite
 from ..ops import elementwise as ew
-from ..ops import elementwise_math as ewm
 from ..ops.autocast import LOWER, autocast_op
 from ..ops.composite import softplus
+from ..ops.elementwise import math_primitives as ewm
 from ..ops.indexing import max as max_with_indices
 from ..ops.inplace import apply_inplace
-from ..ops.softmax import log_softmax as log_softmax_op
-from ..ops.softmax import softmax as softmax_op
+from ..ops.nn.softmax import log_softmax as log_softmax_op
+from ..ops.nn.softmax import softmax as softmax_op
 from ..tensor import dtypes
 from ..tensor.creation import arange, rand
 from ..tensor.tensor import Tensor, normalize_dim

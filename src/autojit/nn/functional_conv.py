@@ -1,16 +1,16 @@
 """Convolution (1-, 2- and 3-d) for autojit.nn.functional.
 
 A convolution checks its arguments as torch does and binds the `convolution` primitive
-(ops/convolution.py), whose backward products are primitives too, which compiled CPU code
+(ops/nn/convolution.py), whose backward products are primitives too, which compiled CPU code
 runs as native kernels (docs/notes/convolution.md); the bias is added after it. On a device
 whose runtime has no convolution routine (CUDA) it is the composite below instead.
 
 The composite is built from layout and matmul primitives, so autograd, double backward and
 tracing for compile come from their rules. The shared step is window extraction
-(ops/windows.py): for each offset inside the kernel, one strided slice of the (padded) input
+(ops/nn/windows.py): for each offset inside the kernel, one strided slice of the (padded) input
 reads the element at that offset for every output position at once. Stacking those slices
 gives the im2col matrix, and convolution is then one matmul with the reshaped weight. Pooling
-(functional_pooling.py, ops/pooling.py) and unfold (functional_conv_transpose.py) reduce or
+(functional_pooling.py, ops/nn/pooling.py) and unfold (functional_conv_transpose.py) reduce or
 reshape the same windows.
 """
 
@@ -19,11 +19,11 @@ from __future__ import annotations
 import math
 
 from ..ops.autocast import LOWER, autocast_op
-from ..ops.convolution import convolution
 from ..ops.layout import stack
 from ..ops.linalg import matmul
-from ..ops.windows import pad_spatial as _pad_spatial
-from ..ops.windows import windows as _windows
+from ..ops.nn.convolution import convolution
+from ..ops.nn.windows import pad_spatial as _pad_spatial
+from ..ops.nn.windows import windows as _windows
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 

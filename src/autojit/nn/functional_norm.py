@@ -2,7 +2,7 @@
 
 layer_norm, group_norm and batch_norm normalize with the biased variance over their dims and
 apply an optional per-element (layer_norm) or per-channel affine map; batch_norm in training
-mode is ops/batch_norm.py's primitives (the batch statistics, the normalization with its
+mode is ops/nn/batch_norm.py's primitives (the batch statistics, the normalization with its
 affine map, the running statistics' update). It also updates the running statistics in place,
 under no_grad, the way torch does (the running variance takes the unbiased estimate); under
 autojit.compile that write to a captured tensor becomes an update output of the graph.
@@ -19,9 +19,9 @@ import warnings
 from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew
 from ..ops.autocast import FP32, autocast_op, float32_inside
-from ..ops.batch_norm import batch_norm_training, batch_statistics, running_statistic
 from ..ops.composite import mean, rsqrt
-from ..ops.normalization import normalize_trailing
+from ..ops.nn.batch_norm import batch_norm_training, batch_statistics, running_statistic
+from ..ops.nn.normalization import normalize_trailing
 from ..ops.reduction import sum_
 from ..tensor.tensor import Tensor
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..ops.autocast import FP32, autocast_op
 from ..ops.indexing import index_tensor
 from ..ops.layout import cat, slice_dims
-from ..ops.windows import constant_pad
+from ..ops.nn.windows import constant_pad
 from ..tensor import dtypes
 from ..tensor.creation import tensor
 from ..tensor.tensor import Tensor

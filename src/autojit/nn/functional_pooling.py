@@ -1,11 +1,11 @@
 """Pooling for autojit.nn.functional, over 1, 2 and 3 spatial dims, written as composites.
 
 Max, average and power-average (LP) pooling read their windows as functional_conv.py's
-convolution does (ops/windows.py): one strided slice of the padded input per kernel offset,
+convolution does (ops/nn/windows.py): one strided slice of the padded input per kernel offset,
 stacked on a last dim that the reduction runs over; windows that tile the input (stride equal
 to the kernel, no padding or dilation) are a reshape that splits each spatial dim into
-(outputs, kernel) instead (ops/pooling.py). Max pooling gives the gradient to the first
-maximal element of a window (row-major order), as torch does: it is ops/pooling.py's
+(outputs, kernel) instead (ops/nn/pooling.py). Max pooling gives the gradient to the first
+maximal element of a window (row-major order), as torch does: it is ops/nn/pooling.py's
 primitives, whose composite is three fusible reductions (`first_maximum`); with
 `return_indices` that composite runs here, and the same rank gives the flat index into each
 input plane, by integer arithmetic on the rank.
@@ -22,20 +22,20 @@ import numpy as np
 
 from ..ops import elementwise as ew
 from ..ops.autocast import FP32, autocast_op
-from ..ops.elementwise_extra import div
-from ..ops.elementwise_math import relu
-from ..ops.index_checks import check_index
+from ..ops.elementwise.extra import div
+from ..ops.elementwise.math_primitives import relu
 from ..ops.indexing import index_put
+from ..ops.indexing.checks import check_index
 from ..ops.layout import stack
-from ..ops.pooling import first_maximum as _first_maximum
-from ..ops.pooling import is_tiling as _is_tiling
-from ..ops.pooling import max_pool
-from ..ops.pooling import tile_dims as _tile_dims
-from ..ops.pooling import tiles as _tiles
-from ..ops.pooling import window_ranks as _window_ranks
+from ..ops.nn.pooling import first_maximum as _first_maximum
+from ..ops.nn.pooling import is_tiling as _is_tiling
+from ..ops.nn.pooling import max_pool
+from ..ops.nn.pooling import tile_dims as _tile_dims
+from ..ops.nn.pooling import tiles as _tiles
+from ..ops.nn.pooling import window_ranks as _window_ranks
+from ..ops.nn.windows import pad_spatial as _pad_spatial
+from ..ops.nn.windows import windows as _windows
 from ..ops.reduction import sum_
-from ..ops.windows import pad_spatial as _pad_spatial
-from ..ops.windows import windows as _windows
 from ..tensor import dtypes
 from ..tensor.creation import arange, tensor, zeros
 from ..tensor.tensor import Tensor

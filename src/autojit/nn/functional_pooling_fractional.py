@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ..ops.indexing import gather
-from ..ops.pooling import first_maximum as _first_maximum
+from ..ops.nn.pooling import first_maximum as _first_maximum
 from ..tensor import dtypes
 from ..tensor.creation import arange, rand, tensor
 from ..tensor.tensor import Tensor

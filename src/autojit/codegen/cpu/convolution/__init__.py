@@ -1,5 +1,5 @@
 """Native convolutions: the forward product and both backward products of the convolution
-primitives (ops/convolution.py) for float32 and float64, on every core, for eager calls and
+primitives (ops/nn/convolution.py) for float32 and float64, on every core, for eager calls and
 compiled plans alike (docs/notes/convolution.md). This package's other modules: ir.py (the
 LLVM IR of these routines), channels.py and channels_ir.py (the products vectorized over
 channels, for small output grids).
@@ -533,7 +533,7 @@ def attrs_key(attrs: dict) -> tuple:
 
 
 def eager(kind: str, first: np.ndarray, second: np.ndarray, attrs: dict):
-    """ops/convolution.py's NATIVE: the product computed natively, or None where there is no
+    """ops/nn/convolution.py's NATIVE: the product computed natively, or None where there is no
     native routine for these operands (dtype, empty arrays)."""
     dtype = first.dtype
     if second.dtype != dtype or not supported(dtype) or first.size == 0 or \

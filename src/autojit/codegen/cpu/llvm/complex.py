@@ -40,8 +40,8 @@ def complex_constant(value, dtype) -> ex.Typed:
 
 def convert_complex(builder, typed: ex.Typed, dtype) -> ex.Typed:
     """The cast where the source or the target is complex: a real value gets a zero
-    imaginary part; a complex one converts its real part, as ops/elementwise.py's cast does,
-    except to bool, which is true where either part is nonzero (torch's, and NumPy's)."""
+    imaginary part; a complex one converts its real part, as ops/elementwise/__init__.py's cast
+    does, except to bool, which is true where either part is nonzero (torch's, and NumPy's)."""
     value, source = typed
     if is_complex(dtype):
         part = dtype.to_real()

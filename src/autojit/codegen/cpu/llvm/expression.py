@@ -356,7 +356,7 @@ class StepEmitter(ExpressionWalker):
         return Typed(result, a.dtype)
 
     def check_index(self, index, size):
-        """ops/index_checks.py's check: the index itself, with an error reported where it is
+        """ops/indexing/checks.py's check: the index itself, with an error reported where it is
         outside [0, size), or [-size, size) when the step's `wrap` is set, unless it equals
         `ignore`. One unsigned comparison: (index - low) >= (size - low)."""
         if index.dtype.is_floating_point or index.dtype is dtypes.bool_:
@@ -401,9 +401,9 @@ for _name in mathlib.UNARY:
 
 
 # ---- rounding, sign, remainder and inverse trigonometric functions ------------------------------
-# The expression functions of ops/elementwise_math.py's primitives (trunc, ceil, copysign, fmod,
-# nextafter, hypot, atan2, atan, asin, acos, erfc); the arctangent family and erfc are emitted
-# by mathlib/atan.py and mathlib/erfc.py.
+# The expression functions of ops/elementwise/math_primitives.py's primitives (trunc, ceil,
+# copysign, fmod, nextafter, hypot, atan2, atan, asin, acos, erfc); the arctangent family and erfc
+# are emitted by mathlib/atan.py and mathlib/erfc.py.
 
 def _rounded(name):
     """llvm.trunc / llvm.ceil on floats; integers are whole already."""
@@ -512,7 +512,7 @@ def _erfc(self, x):
     return Typed(mathlib_erfc.emit_erfc(self.b, self.b.module, x.value, x.value.type), x.dtype)
 
 
-# ---- bitwise ops (ops/bitwise.py) ----------------------------------------------------------------
+# ---- bitwise ops (ops/elementwise/bitwise.py) ----------------------------------------------------
 # and, or, xor and not act on i1 bools as on integers; a shift amount outside [0, width) is
 # torch's: a left shift gives 0, a right shift the sign (ashr by width - 1) or, unsigned, 0.
 

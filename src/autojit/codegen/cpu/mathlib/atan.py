@@ -1,9 +1,9 @@
 """atan, atan2, asin and acos in LLVM IR: one arctangent core on [0, 1] in double-double.
 
 llvm/expression.py emits these through `emit_unary` and `emit_atan2` for the primitives of
-ops/elementwise_math.py. Like mathlib/__init__.py, the code is straight-line (selects, no branches,
-a table read by gathers), so the loop vectorizer keeps the loop vectorized. A float32 argument
-is widened, computed in double and rounded once.
+ops/elementwise/math_primitives.py. Like mathlib/__init__.py, the code is straight-line (selects, no
+branches, a table read by gathers), so the loop vectorizer keeps the loop vectorized. A float32
+argument is widened, computed in double and rounded once.
 
 The core (`_atan_unit`) takes a in [0, 1]: with c = k/8 the nearest eighth, atan a =
 atan c + atan r with r = (a - c) / (1 + a c), |r| <= 1/16 (a - c is exact), and atan r is its

@@ -1,9 +1,9 @@
 """erfc in LLVM IR: exp(-x*x) times a piecewise polynomial of erfcx, rounded once at the end.
 
 llvm/expression.py emits it through `emit_erfc` for the erfc primitive of
-ops/elementwise_math.py. Straight-line IR like mathlib/__init__.py: the pieces' coefficients are
-read from a constant table by gathers, so the loop stays vectorized. A float32 argument is widened,
-computed in double and rounded once.
+ops/elementwise/math_primitives.py. Straight-line IR like mathlib/__init__.py: the pieces'
+coefficients are read from a constant table by gathers, so the loop stays vectorized. A float32
+argument is widened, computed in double and rounded once.
 
 - |x| < 1/2: 1 - erf(x), erf by its Taylor polynomial (mathlib.ERF_SMALL_COEFFICIENTS); the
   result is above 0.47, so the subtraction loses nothing.

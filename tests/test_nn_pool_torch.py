@@ -1,4 +1,4 @@
-"""Pooling against torch (nn/functional_pooling.py, nn/pooling*.py): max pooling with indices,
+"""Pooling against torch (nn/functional/pooling.py, nn/pooling/): max pooling with indices,
 average pooling (ceil_mode, count_include_pad, divisor_override), LP, adaptive max and
 average pooling over 1, 2 and 3 dims, and max unpooling; outputs, indices and gradients in
 float64 and float32, layer reprs, a compiled training step equal to eager."""

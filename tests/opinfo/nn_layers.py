@@ -1,7 +1,7 @@
 """Op table rows for the layer functions of autojit.nn.functional: convolution, pooling, padding,
 normalization and the robust regression losses.
 
-These are composites (nn/functional_conv.py, nn/functional_norm.py), but for convolution, a
+These are composites (nn/functional/conv.py, nn/functional/norm.py), but for convolution, a
 primitive with its two backward products (ops/nn/convolution.py), for max pooling, a pair of
 primitives (ops/nn/pooling.py) whose composite compiled graphs hold, and for batch_norm in
 training, primitives with torch's backward formula (ops/nn/batch_norm.py). The references are

@@ -27,7 +27,7 @@ from ..tensor import dtypes
 from ..tensor.creation import empty
 from ..tensor.tensor import Tensor
 from . import functional as F
-from .functional_interpolate import antialiased
+from .functional.interpolation import antialiased
 
 # ---- layer norm and group norm ------------------------------------------------------------------
 

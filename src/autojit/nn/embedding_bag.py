@@ -23,7 +23,7 @@ from ..tensor import dtypes
 from ..tensor.creation import arange, as_tensor, empty
 from ..tensor.tensor import Tensor
 from . import init
-from .functional_common import check_tensor
+from .functional.common import check_tensor
 from .layer_functions import embedding, renorm_rows_, scale_grad_by_frequency
 from .module import Module
 from .parameter import Parameter

@@ -2,7 +2,7 @@
 batch statistics, the normalization by them, its backward, and the running statistics'
 update.
 
-nn.functional.batch_norm (nn/functional_norm.py) runs, for x of shape (N, C, *):
+nn.functional.batch_norm (nn/functional/norm.py) runs, for x of shape (N, C, *):
 
 - `batch_norm_statistics(x)`: the mean and biased variance of each channel (dim 1) over every
   other dim, stacked as (2, C) in x's dtype. It is not differentiable: like torch's

@@ -1,7 +1,7 @@
 """Convolution as primitives: the forward product and its two backward products, for 1-, 2- and
 3-d convolutions with strides, padding, dilation and groups.
 
-nn.functional's conv1d/2d/3d (nn/functional_conv.py) check their arguments and bind
+nn.functional's conv1d/2d/3d (nn/functional/conv.py) check their arguments and bind
 `convolution` (x (N, C, *S), weight (O, C / groups, *K) -> (N, O, *S_out)); its VJP is the
 other two:
 

@@ -12,7 +12,7 @@ kept target's class (grad divided by the total weight under "mean"), zeros elsew
 are linear in their first operand and the derivative of one is the other: the VJP of
 nll_loss_backward in grad is nll_loss of the upstream gradient, so any order differentiates.
 Neither is differentiable in the target (indices) or the weight (torch refuses a weight that
-requires grad: nn/functional.py raises its error).
+requires grad: nn/functional/__init__.py raises its error).
 
 Each has a Decomposition (ops/lowering.py): eagerly it is one NumPy routine, a gather or a
 scatter at the targets, where the composite compares every class with the target (a one-hot

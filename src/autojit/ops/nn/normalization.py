@@ -1,7 +1,7 @@
 """Normalization over trailing dims as primitives: layer_norm, `(x - mean) / sqrt(var + eps)`
 with the mean and biased variance taken over the last `count` dims, and its backward formula.
 
-nn.functional's layer_norm and group_norm (nn/functional_norm.py) apply their affine maps
+nn.functional's layer_norm and group_norm (nn/functional/norm.py) apply their affine maps
 around it. Both primitives have a Decomposition (ops/lowering.py): eagerly each is one NumPy
 routine, the composite's calls with its temporaries reused, so a normalization is a dispatch
 and a few passes where the composite and its chain-rule backward took some twenty; traced,

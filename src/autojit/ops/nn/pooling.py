@@ -1,5 +1,5 @@
 """Max pooling as a pair of primitives, and the window reads its composite shares with
-nn.functional's other poolings (nn/functional_pooling.py).
+nn.functional's other poolings (nn/functional/pooling.py).
 
 Max pooling gives each window's value and gradient to the first maximal element of the
 window (row-major offset order), or to its last NaN, as torch does (its kernels scan a window
@@ -41,7 +41,7 @@ from ..reduction import amax, amin, sum_
 from ..registry import bind, define_op
 from .windows import pad_spatial, windows
 
-# ---- window reads (the composites, shared with nn/functional_pooling.py) ------------------------
+# ---- window reads (the composites, shared with nn/functional/pooling.py) ------------------------
 
 
 def is_tiling(kernel, stride, padding, dilation, extra) -> bool:

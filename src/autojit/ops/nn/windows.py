@@ -2,10 +2,10 @@
 
 `windows` reads, for each offset inside a kernel, one strided slice of the (padded) input: the
 element at that offset for every output position at once (in row-major offset order).
-nn.functional's convolutions stack the slices into the im2col matrix (nn/functional_conv.py),
-pooling reduces over them (ops/nn/pooling.py, nn/functional_pooling.py). `constant_pad` pads with
+nn.functional's convolutions stack the slices into the im2col matrix (nn/functional/conv.py),
+pooling reduces over them (ops/nn/pooling.py, nn/functional/pooling.py). `constant_pad` pads with
 `embed_slice` (zeros, the adjoint of slicing) or `cat` with constant blocks for other values;
-nn.functional.pad (nn/functional_padding.py) adds torch's other padding modes. All of it is
+nn.functional.pad (nn/functional/padding.py) adds torch's other padding modes. All of it is
 slice, embed_slice, cat and full, so it differentiates and traces through their rules.
 """
 
@@ -23,7 +23,7 @@ from ..layout.eager_views import direct_real_data
 
 def constant_pad(input: Tensor, pad, value=None) -> Tensor:  # noqa: A002
     """Pad the last len(pad) // 2 dims with `value` (0 when None): pad = (last_left,
-    last_right, previous_left, ...). Negative amounts crop. functional_padding.py's `pad` is
+    last_right, previous_left, ...). Negative amounts crop. nn/functional/padding.py's `pad` is
     the public form, with the other modes."""
     if not isinstance(input, Tensor):
         raise TypeError(f"pad(): argument 'input' must be Tensor, not {type(input).__name__}")

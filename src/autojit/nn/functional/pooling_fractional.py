@@ -13,7 +13,7 @@ sample order: (W, H) for 2-d, (T, H, W) for 3-d.
 The starts are tensors, so each plane's windows are gathered from the flattened plane at
 computed positions (a gather, whose gradient is a scatter-add) and reduced by the first
 maximum in row-major window order, as torch's kernel scans them; the indices are the chosen
-positions (flat indices into the plane, what max_unpool takes). nn/pooling_fractional.py holds
+positions (flat indices into the plane, what max_unpool takes). nn/pooling/fractional.py holds
 the layers.
 """
 
@@ -23,13 +23,13 @@ import math
 
 import numpy as np
 
-from ..ops.indexing import gather
-from ..ops.nn.pooling import first_maximum as _first_maximum
-from ..tensor import dtypes
-from ..tensor.creation import arange, rand, tensor
-from ..tensor.tensor import Tensor
-from .functional_conv import _check_tensor
-from .functional_pooling import _plane_strides
+from ...ops.indexing import gather
+from ...ops.nn.pooling import first_maximum as _first_maximum
+from ...tensor import dtypes
+from ...tensor.creation import arange, rand, tensor
+from ...tensor.tensor import Tensor
+from .conv import _check_tensor
+from .pooling import _plane_strides
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool2d_with_indices",
            "fractional_max_pool3d", "fractional_max_pool3d_with_indices"]

@@ -1,6 +1,6 @@
 """Padding for autojit.nn.functional: `pad` in torch's four modes, written as composites.
 
-Constant padding is functional_conv.py's (zero padding is `embed_slice`, the adjoint of
+Constant padding is conv.py's (zero padding is `embed_slice`, the adjoint of
 slicing; other values concatenate constant blocks). Reflect, replicate and circular padding
 map every output position along a padded dim to an input position. That index map is computed
 here in NumPy, from the sizes alone, and cut into runs that layout ops can read: an ascending
@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.autocast import FP32, autocast_op
-from ..ops.indexing import index_tensor
-from ..ops.layout import cat, slice_dims
-from ..ops.nn.windows import constant_pad
-from ..tensor import dtypes
-from ..tensor.creation import tensor
-from ..tensor.tensor import Tensor
-from .functional_conv import _check_tensor
+from ...ops.autocast import FP32, autocast_op
+from ...ops.indexing import index_tensor
+from ...ops.layout import cat, slice_dims
+from ...ops.nn.windows import constant_pad
+from ...tensor import dtypes
+from ...tensor.creation import tensor
+from ...tensor.tensor import Tensor
+from .conv import _check_tensor
 
 _MODES = ("constant", "reflect", "replicate", "circular")
 _DIM_NAMES = ("D", "H", "W")

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 import warnings
 
-from ..tensor.creation import rand
-from ..tensor.tensor import Tensor
-from .functional_common import check_tensor
+from ...tensor.creation import rand
+from ...tensor.tensor import Tensor
+from .common import check_tensor
 
 __all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 

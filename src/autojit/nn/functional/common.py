@@ -1,20 +1,20 @@
 """What the functional modules of autojit.nn share: torch's argument checks and reductions.
 
-functional_activation.py, functional_loss.py, functional_margin.py, functional_ctc.py,
-functional_distance.py, functional_dropout.py and functional_embedding.py check their
+activation.py, loss.py, margin.py, ctc.py,
+distance.py, channel_dropout.py and functional_embedding.py check their
 arguments with torch's messages and reduce their losses through these helpers; none of them
 computes anything a gradient flows through except `reduce_loss`, a sum or a mean. This module
-imports nothing from nn/functional.py, which re-exports those modules.
+imports nothing from nn/functional/__init__.py, which re-exports those modules.
 """
 
 from __future__ import annotations
 
 import warnings
 
-from ..ops.reduction import sum_
-from ..tensor import dtypes
-from ..tensor.creation import as_tensor
-from ..tensor.tensor import Tensor
+from ...ops.reduction import sum_
+from ...tensor import dtypes
+from ...tensor.creation import as_tensor
+from ...tensor.tensor import Tensor
 
 REDUCTIONS = ("none", "mean", "sum")
 # torch names dtypes by their scalar type in errors ("not implemented for 'Long'").

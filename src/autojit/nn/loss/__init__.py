@@ -1,9 +1,10 @@
 """The loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, SmoothL1Loss, HuberLoss,
-BCELoss and BCEWithLogitsLoss.
+BCELoss and BCEWithLogitsLoss (the distribution, margin and embedding loss modules are in
+extra.py).
 
 Each holds its options (reduction, and class weights as a buffer where the loss takes them, so
-they follow the module in state_dict) and calls the functional form in nn/functional.py. The
-legacy size_average and reduce arguments are still read, with a warning, and turned into the
+they follow the module in state_dict) and calls the functional form in nn/functional/__init__.py.
+The legacy size_average and reduce arguments are still read, with a warning, and turned into the
 equivalent reduction.
 """
 
@@ -11,8 +12,8 @@ from __future__ import annotations
 
 import warnings
 
-from . import functional as F
-from .module import Module
+from .. import functional as F
+from ..module import Module
 
 __all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "BCELoss", "BCEWithLogitsLoss"]

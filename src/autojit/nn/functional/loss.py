@@ -5,7 +5,7 @@ triplet_margin_with_distance_loss.
 
 Each follows torch's formula op for op (so values, gradients and the kinks of its clamps are
 torch's) as a composite of autojit ops; the argument checks and messages are torch's.
-nn/functional.py re-exports this module and nn/loss_extra.py wraps it in modules.
+nn/functional/__init__.py re-exports this module and nn/loss/extra.py wraps it in modules.
 """
 
 from __future__ import annotations
@@ -13,21 +13,21 @@ from __future__ import annotations
 import math
 import warnings
 
-from ..ops import composite
-from ..ops import elementwise as ew
-from ..ops.autocast import FP32, autocast_op
-from ..ops.reduction import sum_
-from ..tensor.creation import ones_like
-from ..tensor.tensor import Tensor
-from .functional_activation import logsigmoid
-from .functional_common import (
+from ...ops import composite
+from ...ops import elementwise as ew
+from ...ops.autocast import FP32, autocast_op
+from ...ops.reduction import sum_
+from ...tensor.creation import ones_like
+from ...tensor.tensor import Tensor
+from .activation import logsigmoid
+from .common import (
     as_operand,
     check_reduction,
     check_tensor,
     legacy_reduction,
     reduce_loss,
 )
-from .functional_distance import pairwise_distance
+from .distance import pairwise_distance
 
 __all__ = ["kl_div", "poisson_nll_loss", "gaussian_nll_loss", "soft_margin_loss",
            "multilabel_soft_margin_loss", "hinge_embedding_loss", "margin_ranking_loss",

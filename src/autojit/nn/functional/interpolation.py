@@ -26,12 +26,12 @@ import warnings
 
 import numpy as np
 
-from ..ops.indexing import index_select
-from ..tensor import dtypes
-from ..tensor.creation import tensor
-from ..tensor.tensor import Tensor
-from .functional_conv import _check_tensor
-from .functional_pooling_adaptive import (
+from ...ops.indexing import index_select
+from ...tensor import dtypes
+from ...tensor.creation import tensor
+from ...tensor.tensor import Tensor
+from .conv import _check_tensor
+from .pooling_adaptive import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,

@@ -10,7 +10,7 @@ tracing for compile come from their rules. The shared step is window extraction
 (ops/nn/windows.py): for each offset inside the kernel, one strided slice of the (padded) input
 reads the element at that offset for every output position at once. Stacking those slices
 gives the im2col matrix, and convolution is then one matmul with the reshaped weight. Pooling
-(functional_pooling.py, ops/nn/pooling.py) and unfold (functional_conv_transpose.py) reduce or
+(pooling.py, ops/nn/pooling.py) and unfold (conv_transpose.py) reduce or
 reshape the same windows.
 """
 
@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import math
 
-from ..ops.autocast import LOWER, autocast_op
-from ..ops.layout import stack
-from ..ops.linalg import matmul
-from ..ops.nn.convolution import convolution
-from ..ops.nn.windows import pad_spatial as _pad_spatial
-from ..ops.nn.windows import windows as _windows
-from ..tensor import dtypes
-from ..tensor.tensor import Tensor
+from ...ops.autocast import LOWER, autocast_op
+from ...ops.layout import stack
+from ...ops.linalg import matmul
+from ...ops.nn.convolution import convolution
+from ...ops.nn.windows import pad_spatial as _pad_spatial
+from ...ops.nn.windows import windows as _windows
+from ...tensor import dtypes
+from ...tensor.tensor import Tensor
 
 # torch names dtypes by their C++ scalar type in conv errors ("expected scalar type Double").
 _SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES

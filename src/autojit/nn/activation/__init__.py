@@ -2,14 +2,14 @@
 
 Each module holds its settings and calls the composite in nn.functional (or ops/composite.py),
 so nothing here has a gradient rule of its own. `inplace=True` writes the result into the
-input, as torch does (nn/functional_activation.py); the other activations of torch.nn are in
-activation_extra.py.
+input, as torch does (nn/functional/activation.py); the other activations of torch.nn are in
+extra.py.
 """
 
 from __future__ import annotations
 
-from . import functional as F
-from .module import Module
+from .. import functional as F
+from ..module import Module
 
 __all__ = ["ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softmin",
            "LeakyReLU", "ELU", "Softplus", "LogSigmoid"]

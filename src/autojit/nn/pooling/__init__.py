@@ -1,5 +1,6 @@
 """Pooling layers over 1, 2 and 3 spatial dims: max, average and max unpooling, over
-functional_pooling.py (the adaptive and power-average layers are in pooling_adaptive.py).
+functional/pooling.py (the adaptive and power-average layers are in adaptive.py, the fractional
+max pooling layers in fractional.py).
 
 The layers hold their settings and nothing else (no parameters or buffers), as torch's do,
 with torch's attribute forms (AvgPool1d and the unpooling layers keep tuples, the others what
@@ -8,7 +9,7 @@ they were given) and reprs; forward calls the composite.
 
 from __future__ import annotations
 
-from .functional_pooling import (
+from ..functional.pooling import (
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
@@ -19,7 +20,7 @@ from .functional_pooling import (
     max_unpool2d,
     max_unpool3d,
 )
-from .module import Module
+from ..module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]

@@ -10,7 +10,7 @@ offset: on a coarse grid per stride phase, the phases interleaved by a reshape; 
 `_col2im`), and crops `padding` from both sides. So the products are exact
 (no zeros inserted between input elements), and the gradient with respect to the input is
 the convolution itself. `fold` is col2im alone; `unfold` is the im2col matrix convolution
-builds (functional_conv.py's window extraction). Everything is autojit ops, so it
+builds (conv.py's window extraction). Everything is autojit ops, so it
 differentiates twice and traces.
 """
 
@@ -19,13 +19,13 @@ from __future__ import annotations
 import itertools
 import math
 
-from ..ops.autocast import LOWER, autocast_op
-from ..ops.layout import embed_slice, slice_dims, stack
-from ..ops.linalg import matmul
-from ..tensor.creation import zeros
-from ..tensor.dtypes import bfloat16, float16
-from ..tensor.tensor import Tensor
-from .functional_conv import (
+from ...ops.autocast import LOWER, autocast_op
+from ...ops.layout import embed_slice, slice_dims, stack
+from ...ops.linalg import matmul
+from ...tensor.creation import zeros
+from ...tensor.dtypes import bfloat16, float16
+from ...tensor.tensor import Tensor
+from .conv import (
     _check_conv,
     _check_tensor,
     _conv_tuple,

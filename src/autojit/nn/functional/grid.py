@@ -16,13 +16,13 @@ from __future__ import annotations
 import itertools
 import warnings
 
-from ..ops import elementwise as ew
-from ..ops.autocast import FP32, PROMOTE, autocast_op
-from ..ops.layout import stack
-from ..tensor import dtypes
-from ..tensor.creation import arange, linspace, ones
-from ..tensor.tensor import Tensor
-from .functional_conv import _check_tensor
+from ...ops import elementwise as ew
+from ...ops.autocast import FP32, PROMOTE, autocast_op
+from ...ops.layout import stack
+from ...tensor import dtypes
+from ...tensor.creation import arange, linspace, ones
+from ...tensor.tensor import Tensor
+from .conv import _check_tensor
 
 _CUBIC_A = -0.75  # torch's cubic convolution coefficient
 _DEFAULT_WARNING = ("Default grid_sample and affine_grid behavior has changed to "

@@ -2,23 +2,23 @@
 pairwise_distance, and one_hot, the class-index encoding the losses and users build on.
 
 Each is a composite of autojit ops (the p-norm of ops/composite.py, whose gradient at 0 is 0 as
-torch's), so autograd, double backward and compiling come from the primitives. nn/functional.py
-re-exports this module; the margin losses in functional_loss.py measure with it.
+torch's), so autograd, double backward and compiling come from the primitives.
+nn/functional/__init__.py re-exports this module; the margin losses in loss.py measure with it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..ops import composite
-from ..ops.autocast import FP32, autocast_op, float32_inside
-from ..ops.linalg.products import cosine_similarity  # noqa: F401 - one implementation, ops/products.py
-from ..ops.out_argument import write_result
-from ..ops.reduction import amax
-from ..tensor import dtypes
-from ..tensor.creation import arange, as_tensor
-from ..tensor.tensor import Tensor
-from .functional_common import check_tensor
+from ...ops import composite
+from ...ops.autocast import FP32, autocast_op, float32_inside
+from ...ops.linalg.products import cosine_similarity  # noqa: F401 - one implementation, ops/products.py
+from ...ops.out_argument import write_result
+from ...ops.reduction import amax
+from ...tensor import dtypes
+from ...tensor.creation import arange, as_tensor
+from ...tensor.tensor import Tensor
+from .common import check_tensor
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "one_hot"]
 

@@ -1,17 +1,16 @@
 """autojit.nn.functional: the functional forms of the layers, activations and losses.
 
-This module holds the classification, regression and binary losses and re-exports the rest
-from the functional_*.py modules beside it (activations and the softmax family in
-functional_activation.py, the other losses in functional_loss.py, functional_margin.py and
-functional_ctc.py, distances in functional_distance.py, ...). Every function is built from
-autojit ops (ops/elementwise/__init__.py, reduction.py, layout.py), so autograd, double backward and
-tracing come from the primitives; nothing here has a rule of its own. Picking the target class
-of a classification loss uses a one-hot mask (class indices compared with the target, then
-`where` and a sum over the class dim): it is differentiable, needs no gather kernel, and a
--inf log-probability at another class never turns into 0 * -inf. The target range is checked
-by ops/indexing/checks.py, compiled too; other checks that need the data (probabilities in
-[0, 1]) run only on concrete tensors: while tracing they are skipped rather than breaking the
-graph.
+This package's __init__.py holds the classification, regression and binary losses and
+re-exports the rest from the package's modules (activations and the softmax family in
+activation.py, the other losses in loss.py, margin.py and ctc.py, distances in distance.py,
+...). Every function is built from autojit ops (ops/elementwise/, ops/reduction.py, ops/layout/),
+so autograd, double backward and tracing come from the primitives; nothing here has a rule of
+its own. Picking the target class of a classification loss uses a one-hot mask (class indices
+compared with the target, then `where` and a sum over the class dim): it is differentiable,
+needs no gather kernel, and a -inf log-probability at another class never turns into 0 * -inf.
+The target range is checked by ops/indexing/checks.py, compiled too; other checks that need the
+data (probabilities in [0, 1]) run only on concrete tensors: while tracing they are skipped
+rather than breaking the graph.
 """
 
 from __future__ import annotations
@@ -20,24 +19,25 @@ import math
 import sys
 import warnings
 
-from ..autograd.grad_mode import is_grad_enabled
-from ..ops import elementwise as ew
-from ..ops import keyword_forms as _keyword_forms
-from ..ops.autocast import BANNED, FP32, autocast_op
-from ..ops.composite import gelu, mean, softplus  # noqa: F401 - re-exported names
-from ..ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
-from ..ops.indexing.checks import check_index
-from ..ops.nn import loss as loss_ops
-from ..ops.nn.nll_loss import nll
-from ..ops.reduction import sum_
-from ..tensor import dtypes
-from ..tensor import torch_function as _torch_function
-from ..tensor.creation import arange, as_tensor
-from ..tensor.tensor import Tensor
-from .embedding_bag import embedding_bag  # noqa: F401 - re-exported
+from ...autograd.grad_mode import is_grad_enabled
+from ...ops import elementwise as ew
+from ...ops import keyword_forms as _keyword_forms
+from ...ops.autocast import BANNED, FP32, autocast_op
+from ...ops.composite import gelu, mean, softplus  # noqa: F401 - re-exported names
+from ...ops.elementwise import sigmoid, tanh  # noqa: F401 - re-exported names
+from ...ops.indexing.checks import check_index
+from ...ops.nn import loss as loss_ops
+from ...ops.nn.nll_loss import nll
+from ...ops.reduction import sum_
+from ...tensor import dtypes
+from ...tensor import torch_function as _torch_function
+from ...tensor.creation import arange, as_tensor
+from ...tensor.tensor import Tensor
+from ..embedding_bag import embedding_bag  # noqa: F401 - re-exported
+from ..layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 - re-exported
 
-# ---- activations and the softmax family (functional_activation.py) ----
-from .functional_activation import (  # noqa: F401 - re-exported names
+# ---- activations and the softmax family (activation.py) ----
+from .activation import (  # noqa: F401 - re-exported names
     celu,
     celu_,
     elu,
@@ -71,26 +71,26 @@ from .functional_activation import (  # noqa: F401 - re-exported names
     threshold,
     threshold_,
 )
-from .functional_attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401 - re-exported names
-from .functional_conv import conv1d, conv2d  # noqa: F401 - re-exported names
-
-# ---- distances, one_hot and the distribution, margin and embedding losses ----
-from .functional_ctc import ctc_loss  # noqa: F401 - re-exported
-from .functional_distance import (  # noqa: F401 - re-exported names
-    cosine_similarity,
-    normalize,
-    one_hot,
-    pairwise_distance,
-    pdist,
-)
-from .functional_dropout import (  # noqa: F401 - re-exported names
+from .attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401 - re-exported names
+from .channel_dropout import (  # noqa: F401 - re-exported names
     alpha_dropout,
     dropout1d,
     dropout2d,
     dropout3d,
     feature_alpha_dropout,
 )
-from .functional_loss import (  # noqa: F401 - re-exported names
+from .conv import conv1d, conv2d  # noqa: F401 - re-exported names
+
+# ---- distances, one_hot and the distribution, margin and embedding losses ----
+from .ctc import ctc_loss  # noqa: F401 - re-exported
+from .distance import (  # noqa: F401 - re-exported names
+    cosine_similarity,
+    normalize,
+    one_hot,
+    pairwise_distance,
+    pdist,
+)
+from .loss import (  # noqa: F401 - re-exported names
     cosine_embedding_loss,
     gaussian_nll_loss,
     hinge_embedding_loss,
@@ -102,12 +102,11 @@ from .functional_loss import (  # noqa: F401 - re-exported names
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
-from .functional_margin import (  # noqa: F401 - re-exported names
+from .margin import (  # noqa: F401 - re-exported names
     multi_margin_loss,
     multilabel_margin_loss,
 )
-from .functional_norm import batch_norm, group_norm, huber_loss, layer_norm, smooth_l1_loss  # noqa: F401 - re-exported names
-from .layer_functions import bilinear, dropout, embedding, linear  # noqa: F401 - re-exported
+from .norm import batch_norm, group_norm, huber_loss, layer_norm, smooth_l1_loss  # noqa: F401 - re-exported names
 
 _REDUCTIONS = ("none", "mean", "sum")
 # torch names dtypes by their scalar type in loss errors ("but got Float").
@@ -442,28 +441,28 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight=None,  # noqa
 
 # ---- convolution, padding, pooling, resampling and normalization layers ------------------------
 # Re-exported from their modules; imported last, as nothing above uses them.
-from .functional_conv import conv3d  # noqa: E402, F401
-from .functional_conv_transpose import (  # noqa: E402, F401
+from .conv import conv3d  # noqa: E402, F401
+from .conv_transpose import (  # noqa: E402, F401
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
     fold,
     unfold,
 )
-from .functional_grid import affine_grid, grid_sample  # noqa: E402, F401
-from .functional_interpolate import (  # noqa: E402, F401
+from .grid import affine_grid, grid_sample  # noqa: E402, F401
+from .interpolation import (  # noqa: E402, F401
     interpolate,
     upsample,
     upsample_bilinear,
     upsample_nearest,
 )
-from .functional_norm_extra import (  # noqa: E402, F401
+from .norm_extra import (  # noqa: E402, F401
     instance_norm,
     local_response_norm,
     rms_norm,
 )
-from .functional_padding import pad  # noqa: E402, F401
-from .functional_pooling import (  # noqa: E402, F401
+from .padding import pad  # noqa: E402, F401
+from .pooling import (  # noqa: E402, F401
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
@@ -480,7 +479,7 @@ from .functional_pooling import (  # noqa: E402, F401
     max_unpool2d,
     max_unpool3d,
 )
-from .functional_pooling_adaptive import (  # noqa: E402, F401
+from .pooling_adaptive import (  # noqa: E402, F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
@@ -491,13 +490,13 @@ from .functional_pooling_adaptive import (  # noqa: E402, F401
     adaptive_max_pool3d,
     adaptive_max_pool3d_with_indices,
 )
-from .functional_pooling_fractional import (  # noqa: E402, F401
+from .pooling_fractional import (  # noqa: E402, F401
     fractional_max_pool2d,
     fractional_max_pool2d_with_indices,
     fractional_max_pool3d,
     fractional_max_pool3d_with_indices,
 )
-from .functional_resampling import (  # noqa: E402, F401
+from .resampling import (  # noqa: E402, F401
     channel_shuffle,
     pixel_shuffle,
     pixel_unshuffle,

@@ -21,20 +21,20 @@ from __future__ import annotations
 import math
 import warnings
 
-from ..backends.cuda import math_sdp_enabled
-from ..ops import elementwise as ew
-from ..ops.aten_entry_points import safe_softmax_along
-from ..ops.autocast import LOWER, autocast_op
-from ..ops.layout import cat
-from ..ops.linalg import matmul
-from ..ops.nn.softmax import softmax_along
-from ..tensor import dtypes
-from ..tensor.creation import arange, zeros
-from ..tensor.dtypes import SCALAR_TYPE_NAMES
-from ..tensor.graph_break import user_frame
-from ..tensor.tensor import Tensor
-from .functional_padding import pad
-from .layer_functions import dropout, linear
+from ...backends.cuda import math_sdp_enabled
+from ...ops import elementwise as ew
+from ...ops.aten_entry_points import safe_softmax_along
+from ...ops.autocast import LOWER, autocast_op
+from ...ops.layout import cat
+from ...ops.linalg import matmul
+from ...ops.nn.softmax import softmax_along
+from ...tensor import dtypes
+from ...tensor.creation import arange, zeros
+from ...tensor.dtypes import SCALAR_TYPE_NAMES
+from ...tensor.graph_break import user_frame
+from ...tensor.tensor import Tensor
+from ..layer_functions import dropout, linear
+from .padding import pad
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 

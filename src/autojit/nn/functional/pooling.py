@@ -1,6 +1,6 @@
 """Pooling for autojit.nn.functional, over 1, 2 and 3 spatial dims, written as composites.
 
-Max, average and power-average (LP) pooling read their windows as functional_conv.py's
+Max, average and power-average (LP) pooling read their windows as conv.py's
 convolution does (ops/nn/windows.py): one strided slice of the padded input per kernel offset,
 stacked on a last dim that the reduction runs over; windows that tile the input (stride equal
 to the kernel, no padding or dilation) are a reshape that splits each spatial dim into
@@ -9,9 +9,9 @@ maximal element of a window (row-major order), as torch does: it is ops/nn/pooli
 primitives, whose composite is three fusible reductions (`first_maximum`); with
 `return_indices` that composite runs here, and the same rank gives the flat index into each
 input plane, by integer arithmetic on the rank.
-Adaptive pooling is in functional_pooling_adaptive.py. Max unpooling writes each value at its
+Adaptive pooling is in pooling_adaptive.py. Max unpooling writes each value at its
 index with `index_put`, whose gradient is the gather torch's backward is. All is autojit ops,
-so it differentiates twice and traces; the layers of nn/pooling.py call it.
+so it differentiates twice and traces; the layers of nn/pooling/__init__.py call it.
 """
 
 from __future__ import annotations
@@ -20,26 +20,26 @@ import math
 
 import numpy as np
 
-from ..ops import elementwise as ew
-from ..ops.autocast import FP32, autocast_op
-from ..ops.elementwise.extra import div
-from ..ops.elementwise.math_primitives import relu
-from ..ops.indexing import index_put
-from ..ops.indexing.checks import check_index
-from ..ops.layout import stack
-from ..ops.nn.pooling import first_maximum as _first_maximum
-from ..ops.nn.pooling import is_tiling as _is_tiling
-from ..ops.nn.pooling import max_pool
-from ..ops.nn.pooling import tile_dims as _tile_dims
-from ..ops.nn.pooling import tiles as _tiles
-from ..ops.nn.pooling import window_ranks as _window_ranks
-from ..ops.nn.windows import pad_spatial as _pad_spatial
-from ..ops.nn.windows import windows as _windows
-from ..ops.reduction import sum_
-from ..tensor import dtypes
-from ..tensor.creation import arange, tensor, zeros
-from ..tensor.tensor import Tensor
-from .functional_conv import _check_tensor
+from ...ops import elementwise as ew
+from ...ops.autocast import FP32, autocast_op
+from ...ops.elementwise.extra import div
+from ...ops.elementwise.math_primitives import relu
+from ...ops.indexing import index_put
+from ...ops.indexing.checks import check_index
+from ...ops.layout import stack
+from ...ops.nn.pooling import first_maximum as _first_maximum
+from ...ops.nn.pooling import is_tiling as _is_tiling
+from ...ops.nn.pooling import max_pool
+from ...ops.nn.pooling import tile_dims as _tile_dims
+from ...ops.nn.pooling import tiles as _tiles
+from ...ops.nn.pooling import window_ranks as _window_ranks
+from ...ops.nn.windows import pad_spatial as _pad_spatial
+from ...ops.nn.windows import windows as _windows
+from ...ops.reduction import sum_
+from ...tensor import dtypes
+from ...tensor.creation import arange, tensor, zeros
+from ...tensor.tensor import Tensor
+from .conv import _check_tensor
 
 _COUNT_WORDS = {1: "one", 2: "two", 3: "three"}
 _DILATION_NAMES = {2: ("H", "W"), 3: ("T", "H", "W")}

@@ -1,6 +1,6 @@
 """More normalization for autojit.nn.functional, as composites: instance_norm (batch norm of
 each sample alone), rms_norm and local_response_norm. nn/normalization_extra.py's layers call
-them; nn/functional.py re-exports them.
+them; nn/functional/__init__.py re-exports them.
 
 instance_norm normalizes every (sample, channel) plane over its spatial dims. With running
 statistics it updates them in place under no_grad as torch does: each sample's mean and
@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
-from ..ops.autocast import float32_inside
-from ..ops.composite import rsqrt
-from ..ops.reduction import sum_
-from ..tensor import dtypes
-from ..tensor.tensor import Tensor
-from ..tensor.type_info import finfo
-from .functional_norm import _affine, _check_float, _per_channel, _statistics
-from .functional_padding import pad
-from .functional_pooling import avg_pool2d, avg_pool3d
+from ...autograd.grad_mode import no_grad
+from ...ops.autocast import float32_inside
+from ...ops.composite import rsqrt
+from ...ops.reduction import sum_
+from ...tensor import dtypes
+from ...tensor.tensor import Tensor
+from ...tensor.type_info import finfo
+from .norm import _affine, _check_float, _per_channel, _statistics
+from .padding import pad
+from .pooling import avg_pool2d, avg_pool3d
 
 
 @float32_inside(keep=("running_mean", "running_var"))

@@ -1,12 +1,12 @@
 """Resampling for autojit.nn.functional, as composites of reshape and permute: pixel_shuffle,
 pixel_unshuffle (rearranging channels into spatial blocks and back) and channel_shuffle. The
-layers of nn/resampling.py call these; nn/functional.py re-exports them.
+layers of nn/resampling.py call these; nn/functional/__init__.py re-exports them.
 """
 
 from __future__ import annotations
 
-from ..tensor.tensor import Tensor
-from .functional_conv import _check_tensor
+from ...tensor.tensor import Tensor
+from .conv import _check_tensor
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002

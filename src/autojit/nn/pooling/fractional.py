@@ -1,5 +1,5 @@
 """FractionalMaxPool2d and FractionalMaxPool3d: max pooling to a target size with randomly
-stepped windows, over functional_pooling_fractional.py.
+stepped windows, over functional/pooling_fractional.py.
 
 As in torch, the layer holds its settings (kernel_size as a tuple, output_size or output_ratio)
 and a `_random_samples` buffer, None unless given: with it, every call pools with the same
@@ -9,8 +9,8 @@ autojit's generator.
 
 from __future__ import annotations
 
-from .functional_pooling_fractional import fractional_max_pool2d, fractional_max_pool3d
-from .module import Module
+from ..functional.pooling_fractional import fractional_max_pool2d, fractional_max_pool3d
+from ..module import Module
 
 __all__ = ["FractionalMaxPool2d", "FractionalMaxPool3d"]
 

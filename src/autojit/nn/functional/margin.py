@@ -4,20 +4,20 @@ multilabel_margin_loss.
 Both compare each sample's target score with every other class's through a one-hot mask
 (class ids compared with the targets), a composite of autojit ops. torch's backward counts a
 hinge only where it is strictly positive, so each hinge is a `where(z > 0, z, 0)` rather than a
-clamp (whose gradient passes at the bound). nn/functional.py re-exports this module and
-nn/loss_extra.py wraps it in modules.
+clamp (whose gradient passes at the bound). nn/functional/__init__.py re-exports this module and
+nn/loss/extra.py wraps it in modules.
 """
 
 from __future__ import annotations
 
-from ..ops import elementwise as ew
-from ..ops.autocast import FP32, autocast_op
-from ..ops.reduction import sum_
-from ..tensor import dtypes
-from ..tensor.creation import arange
-from ..tensor.tensor import Tensor
-from .functional_common import as_operand, check_reduction, check_tensor, legacy_reduction
-from .functional_common import reduce_loss as _reduce
+from ...ops import elementwise as ew
+from ...ops.autocast import FP32, autocast_op
+from ...ops.reduction import sum_
+from ...tensor import dtypes
+from ...tensor.creation import arange
+from ...tensor.tensor import Tensor
+from .common import as_operand, check_reduction, check_tensor, legacy_reduction
+from .common import reduce_loss as _reduce
 
 __all__ = ["multi_margin_loss", "multilabel_margin_loss"]
 

@@ -8,7 +8,7 @@ under no_grad, the way torch does (the running variance takes the unbiased estim
 autojit.compile that write to a captured tensor becomes an update output of the graph.
 smooth_l1_loss and huber_loss pick between a quadratic and a linear branch with `where`. All
 of it is autojit ops, so it differentiates twice and traces. This module imports nothing from
-nn/functional.py, which re-exports it.
+nn/functional/__init__.py, which re-exports it.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from __future__ import annotations
 import math
 import warnings
 
-from ..autograd.grad_mode import no_grad
-from ..ops import elementwise as ew
-from ..ops.autocast import FP32, autocast_op, float32_inside
-from ..ops.composite import mean, rsqrt
-from ..ops.nn.batch_norm import batch_norm_training, batch_statistics, running_statistic
-from ..ops.nn.normalization import normalize_trailing
-from ..ops.reduction import sum_
-from ..tensor.tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ...ops import elementwise as ew
+from ...ops.autocast import FP32, autocast_op, float32_inside
+from ...ops.composite import mean, rsqrt
+from ...ops.nn.batch_norm import batch_norm_training, batch_statistics, running_statistic
+from ...ops.nn.normalization import normalize_trailing
+from ...ops.reduction import sum_
+from ...tensor.tensor import Tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 

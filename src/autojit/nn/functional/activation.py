@@ -12,7 +12,7 @@ autograd history becomes the activation's, as in torch (a leaf that requires gra
 The random ones (rrelu in training, gumbel_softmax) draw from autojit's global generator; in a
 compiled function each draw is a "random" graph input, drawn anew on every call.
 
-nn/functional.py re-exports this module; it imports nothing from there.
+nn/functional/__init__.py re-exports this module; it imports nothing from there.
 """
 
 from __future__ import annotations
@@ -21,20 +21,20 @@ import warnings
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
-from ..ops import composite
-from ..ops import elementwise as ew
-from ..ops.autocast import LOWER, autocast_op
-from ..ops.composite import softplus
-from ..ops.elementwise import math_primitives as ewm
-from ..ops.indexing import max as max_with_indices
-from ..ops.inplace import apply_inplace
-from ..ops.nn.softmax import log_softmax as log_softmax_op
-from ..ops.nn.softmax import softmax as softmax_op
-from ..tensor import dtypes
-from ..tensor.creation import arange, rand
-from ..tensor.tensor import Tensor, normalize_dim
-from .functional_common import check_floating, check_tensor, scalar_type
+from ...autograd.grad_mode import is_grad_enabled
+from ...ops import composite
+from ...ops import elementwise as ew
+from ...ops.autocast import LOWER, autocast_op
+from ...ops.composite import softplus
+from ...ops.elementwise import math_primitives as ewm
+from ...ops.indexing import max as max_with_indices
+from ...ops.inplace import apply_inplace
+from ...ops.nn.softmax import log_softmax as log_softmax_op
+from ...ops.nn.softmax import softmax as softmax_op
+from ...tensor import dtypes
+from ...tensor.creation import arange, rand
+from ...tensor.tensor import Tensor, normalize_dim
+from .common import check_floating, check_tensor, scalar_type
 
 __all__ = [
     "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "threshold", "threshold_", "leaky_relu",

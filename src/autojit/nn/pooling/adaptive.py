@@ -1,18 +1,18 @@
 """Adaptive and power-average pooling layers over 1, 2 and 3 spatial dims, over
-functional_pooling.py: AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d and LPPool1d/2d/3d.
+functional/pooling.py: AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d and LPPool1d/2d/3d.
 
-Like the other pooling layers (pooling.py) they hold their settings only, as given, with
+Like the other pooling layers (pooling/__init__.py) they hold their settings only, as given, with
 torch's reprs; forward calls the composite.
 """
 
 from __future__ import annotations
 
-from .functional_pooling import (
+from ..functional.pooling import (
     lp_pool1d,
     lp_pool2d,
     lp_pool3d,
 )
-from .functional_pooling_adaptive import (
+from ..functional.pooling_adaptive import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
@@ -20,7 +20,7 @@ from .functional_pooling_adaptive import (
     adaptive_max_pool2d,
     adaptive_max_pool3d,
 )
-from .module import Module
+from ..module import Module
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d"]

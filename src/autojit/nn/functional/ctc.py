@@ -1,5 +1,5 @@
 """The connectionist temporal classification loss of autojit.nn.functional, ctc_loss (its module,
-CTCLoss, is in nn/loss_extra.py).
+CTCLoss, is in nn/loss/extra.py).
 
 The composite runs the forward (alpha) recursion of CTC in log space with a Python loop over
 time in autojit ops, on the targets extended with blanks (blank, l1, blank, l2, ..., blank), so
@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import elementwise as ew
-from ..ops.autocast import FP32, autocast_op
-from ..ops.layout import cat, stack
-from ..ops.reduction import amax, sum_
-from ..tensor import dtypes
-from ..tensor.creation import arange, as_tensor
-from ..tensor.tensor import Tensor
-from .functional_common import check_tensor
+from ...ops import elementwise as ew
+from ...ops.autocast import FP32, autocast_op
+from ...ops.layout import cat, stack
+from ...ops.reduction import amax, sum_
+from ...tensor import dtypes
+from ...tensor.creation import arange, as_tensor
+from ...tensor.tensor import Tensor
+from .common import check_tensor
 
 __all__ = ["ctc_loss"]
 

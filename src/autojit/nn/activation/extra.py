@@ -1,8 +1,8 @@
 """The rest of torch.nn's activation layers: the bounded, shrinking, exponential, gated,
-randomized and learned ones (activation.py holds the common ones).
+randomized and learned ones (activation/__init__.py holds the common ones).
 
 Each module holds torch's constructor arguments, prints them as torch does, and calls its
-functional form in nn/functional_activation.py, a composite of autojit ops. `inplace=True`
+functional form in nn/functional/activation.py, a composite of autojit ops. `inplace=True`
 writes into the input. PReLU is the one with a parameter: `weight`, one slope per channel
 (or one for all), initialized to `init`. RReLU draws its slopes from autojit's generator while
 training and uses their mean in evaluation.
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import warnings
 
-from ..tensor.creation import empty
-from . import functional_activation as A
-from . import init as nn_init
-from .module import Module
-from .parameter import Parameter
+from ...tensor.creation import empty
+from .. import init as nn_init
+from ..functional import activation as A
+from ..module import Module
+from ..parameter import Parameter
 
 __all__ = ["Threshold", "ReLU6", "Hardtanh", "RReLU", "PReLU", "SELU", "CELU", "GLU", "Mish",
            "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink", "Tanhshrink", "Softsign",

@@ -1,19 +1,19 @@
-"""The distribution, margin and embedding loss modules (loss.py holds the classification and
-regression ones) and the distance modules CosineSimilarity and PairwiseDistance.
+"""The distribution, margin and embedding loss modules (loss/__init__.py holds the classification
+and regression ones) and the distance modules CosineSimilarity and PairwiseDistance.
 
 Each module holds torch's constructor arguments (the legacy size_average and reduce turn into
-a reduction, with torch's warning, through loss.py's base classes) and calls its functional
-form in nn/functional_loss.py or nn/functional_distance.py.
+a reduction, with torch's warning, through loss/__init__.py's base classes) and calls its functional
+form in nn/functional/loss.py or nn/functional/distance.py.
 """
 
 from __future__ import annotations
 
-from . import functional_distance as D
-from . import functional_loss as L
-from . import functional_margin as M
-from .functional_ctc import ctc_loss
-from .loss import _Loss, _WeightedLoss
-from .module import Module
+from ..functional import distance as D
+from ..functional import loss as L
+from ..functional import margin as M
+from ..functional.ctc import ctc_loss
+from ..module import Module
+from . import _Loss, _WeightedLoss
 
 __all__ = ["KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss",
            "MultiLabelSoftMarginLoss", "HingeEmbeddingLoss", "MarginRankingLoss",

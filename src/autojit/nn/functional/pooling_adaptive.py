@@ -1,26 +1,26 @@
 """Adaptive pooling for autojit.nn.functional, over 1, 2 and 3 spatial dims, written as
-composites (the other pools are in functional_pooling.py, whose helpers this uses).
+composites (the other pools are in pooling.py, whose helpers this uses).
 
 Adaptive pooling reduces one spatial dim at a time (a cell of several dims is the product of
 one interval per dim, and both the sum and the first maximum in row-major order decompose
 that way): a reshape where the size divides evenly, otherwise a gather of each cell's
-positions, padded to the largest cell. The layers of nn/pooling_adaptive.py call it;
-nn/functional.py re-exports it.
+positions, padded to the largest cell. The layers of nn/pooling/adaptive.py call it;
+nn/functional/__init__.py re-exports it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..ops import elementwise as ew
-from ..ops.autocast import FP32, autocast_op
-from ..ops.indexing import index_tensor
-from ..ops.reduction import sum_
-from ..tensor import dtypes
-from ..tensor.creation import tensor, zeros
-from ..tensor.tensor import Tensor
-from .functional_conv import _check_tensor
-from .functional_pooling import (
+from ...ops import elementwise as ew
+from ...ops.autocast import FP32, autocast_op
+from ...ops.indexing import index_tensor
+from ...ops.reduction import sum_
+from ...tensor import dtypes
+from ...tensor.creation import tensor, zeros
+from ...tensor.tensor import Tensor
+from .conv import _check_tensor
+from .pooling import (
     _batched,
     _first_maximum,
     _plane_strides,

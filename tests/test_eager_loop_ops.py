@@ -2,8 +2,7 @@
 torch and against the general dispatch they stand in for: the pieces of split, chunk and
 narrow (ops/layout/eager_views.py `slice_piece`, called by ops/layout/__init__.py `_pieces`), an
 embedding's rows (ops/indexing/__init__.py `_eager_rows`), and the recurrent cells that use them
-(nn/rnn.py
-`_rnn_step`).
+(nn/rnn.py `_rnn_step`).
 
 Each piece must be what bind(SLICE) makes (a view of the same base sharing its version counter,
 the same `_view_source` for in-place writes and grad_fn regeneration, a SliceBackward0 node)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "autojit"
 PAGE = ROOT / "docs" / "layout.md"
 
-# Bottom to top; the sub-packages of codegen/ and ir/ follow their parents.
+# Bottom to top; sub-packages (of ops/, ir/, codegen/, nn/, ...) follow their parents.
 PACKAGES = ["", "backends", "tensor", "interop", "ops", "ops/layout",
             "ops/elementwise", "ops/indexing", "ops/linalg", "ops/random", "ops/fft", "ops/sparse",
             "ops/special", "ops/nn", "autograd", "amp", "ir", "ir/passes",

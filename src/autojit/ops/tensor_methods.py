@@ -129,7 +129,6 @@ METHODS = {
     "svd": linalg_decompositions.svd_top_level, "pinverse": linalg_products.pinverse,
     "matrix_power": linalg_products.matrix_power,
     # ---- scatter, gather and masks (indexing/scatter.py, indexing/update.py, indexing/masked.py)
-    # ----
     "scatter": scatter.scatter, "scatter_reduce": scatter.scatter_reduce,
     "index_add": index_update.index_add, "index_copy": index_update.index_copy,
     "index_fill": index_update.index_fill, "index_put": index_update.tensor_index_put,
@@ -534,7 +533,6 @@ INPLACE = {
     "cumsum_": scans.cumsum, "cumprod_": scans.cumprod, "tril_": triangular.tril,
     "triu_": triangular.triu,
     # ---- scatter, gather and masks (indexing/scatter.py, indexing/update.py, indexing/masked.py)
-    # ----
     "scatter_": scatter.scatter, "scatter_add_": scatter.scatter_add,
     "scatter_reduce_": scatter.scatter_reduce, "index_add_": index_update.index_add,
     "index_copy_": index_update.index_copy, "index_fill_": index_update.index_fill,

@@ -2,8 +2,7 @@
 
 ops/elementwise/native_math.py's hook (installed by codegen/__init__.py) calls `unary` for large
 contiguous float32 and float64 arrays: exp, log, log1p, expm1, tanh, sigmoid, erf, sin and cos run
-as one vectorized LLVM loop each, `void f(ptr x, ptr out, i64 n)`, whose body is
-mathlib/__init__.py's
+as one vectorized LLVM loop each, `void f(ptr x, ptr out, i64 n)`, whose body is mathlib/'s
 `emit_unary`, the code a compiled kernel of that function runs, so eager and compiled results
 of a large array agree to the bit. NumPy's float64 loops are the C library's, one element at a
 time; these run four (AVX2) or eight lanes at once.

@@ -6,8 +6,7 @@ row. `split_kernel` compiles the kernel once more for a block of `rows / parts` 
 like any kernel); `SplitKernel.run` then calls that code once per block, one block on the
 calling thread and the others on the native workers of workers.py (a table of each block's
 pointers, read by their `kernel_part`), or where there are none on the Python pool of
-codegen/cpu/gemm/blas.py (the ctypes call releases the GIL, so the blocks still run at the same
-time).
+gemm/blas.py (the ctypes call releases the GIL, so the blocks still run at the same time).
 
 Outputs that keep the first axis are written in place, block by block. Outputs reduced over
 the first axis (a total, a column sum) get one partial result per block, combined at the end

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...ops import composite
 from ...ops.autocast import FP32, autocast_op, float32_inside
-from ...ops.linalg.products import cosine_similarity  # noqa: F401 - one implementation, ops/products.py
+from ...ops.linalg.products import cosine_similarity  # noqa: F401 - one implementation, ops/linalg/products.py
 from ...ops.out_argument import write_result
 from ...ops.reduction import amax
 from ...tensor import dtypes

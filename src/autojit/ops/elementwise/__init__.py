@@ -313,9 +313,8 @@ def _sigmoid_impl(x):
     # 72%) and flushes to 0 where torch does (below about -88 in float32). For float64 it is
     # as close to the exact value as the eight calls (2 ulp at most, 35% of values not
     # correctly rounded against 41%) in 6.9 against 13.5 ms on 2^20 (silu's double backward,
-    # softplus's). Large contiguous arrays run the native loop instead
-    # (ops/elementwise/native_math.py), which keeps the subnormal results torch and expit flush to
-    # 0.
+    # softplus's). Large contiguous arrays run the native loop instead (native_math.py), which
+    # keeps the subnormal results torch and expit flush to 0.
     if x.dtype.kind == "c":  # no overflow guard: exp(-x) of a complex x has no single sign
         return np.reciprocal(np.exp(np.negative(x)) + 1)
     found = _native("sigmoid", x)

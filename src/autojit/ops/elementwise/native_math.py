@@ -60,7 +60,7 @@ def unary(name: str, function):
 
 
 def apply(name: str, function, x: np.ndarray, out: np.ndarray):
-    """`function(x, out=out)` (a ufunc written in place, as the routines of nn/activations.py
+    """`function(x, out=out)` (a ufunc written in place, as the routines of ops/nn/activations.py
     write), through the native loop where it applies."""
     found = native(name, x, out)
     return function(x, out=out) if found is None else found

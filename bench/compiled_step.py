@@ -10,7 +10,7 @@ torch and jax are used where installed. Usage:
 Also printed: the compiled function's first-call time (trace + passes + kernel compiles) and
 its kernel count. With --eager, autojit eager and torch eager alone, taking turns (rounds of 3
 steps each): no compiled function runs in the process, so NumPy's BLAS keeps its threads (a
-compiled product sets it to one, codegen/cpu/blas.py).
+compiled product sets it to one, codegen/cpu/gemm/blas.py).
 """
 
 from __future__ import annotations

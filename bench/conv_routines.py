@@ -1,5 +1,5 @@
 """The native convolution routines side by side: vectorized over positions against vectorized
-over channels (codegen/cpu/convolution_channels.py), per product, and which one autojit takes.
+over channels (codegen/cpu/convolution/channels.py), per product, and which one autojit takes.
 
     python bench/conv_routines.py            # the layers of docs/notes/convolution.md
     python bench/conv_routines.py --sweep    # 702 products: how far the choice is from the best
@@ -20,7 +20,7 @@ import numpy as np
 
 import autojit
 from autojit.codegen.cpu import convolution as native
-from autojit.codegen.cpu import convolution_channels as channels
+from autojit.codegen.cpu.convolution import channels
 
 LAYERS = {  # name: (batch, in channels, out channels, size, stride)
     "16->32 3x3 on 4x4 (the end-to-end CNN's)": (64, 16, 32, 4, 1),

@@ -2,8 +2,8 @@
 
 For exp, log, log1p, expm1, tanh, sigmoid, erf, sin and cos of a float64 and a float32 array of
 2^20 elements (contiguous: the size and layout for which autojit runs its native loops,
-ops/native_math.py), one call of each library's function, taking turns (interleaved rounds,
-bench/timing.py), one thread each: autojit eager (`autojit.tanh(t)`, the dispatch included),
+ops/elementwise/native_math.py), one call of each library's function, taking turns (interleaved
+rounds, bench/timing.py), one thread each: autojit eager (`autojit.tanh(t)`, the dispatch included),
 the NumPy function the eager impl runs below the native loops' size (SciPy's expit and erf for
 sigmoid and erf), and torch eager. Medians of the calling thread's CPU time, ms per call, and
 autojit / torch.

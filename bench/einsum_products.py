@@ -1,6 +1,6 @@
 """Compiled einsum against compiled matmul on the same products, forward and backward.
 
-einsum (ops/einsum.py) lowers a contraction to the layout ops and one `matmul`, so a compiled
+einsum (ops/linalg/einsum.py) lowers a contraction to the layout ops and one `matmul`, so a compiled
 "bij,bjk->bik" should run the same plan as a compiled `x @ y`. Each pair runs in interleaved
 rounds (the machine's drift reaches both alike); prints the best (on a machine shared with
 other work, the least disturbed) and the median microseconds of a call, for the product and

@@ -1,4 +1,4 @@
-"""The generated ?gemm (codegen/cpu/gemm_kernel.py) against the BLAS library's, single-threaded.
+"""The generated ?gemm (codegen/cpu/gemm/kernel.py) against the BLAS library's, single-threaded.
 
 Both are called through ctypes with the same CBLAS row-major arguments on the training
 benchmarks' float32 product shapes; the two run in interleaved rounds, so the machine's
@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-from autojit.codegen.cpu import blas, gemm_kernel
+from autojit.codegen.cpu.gemm import blas
+from autojit.codegen.cpu.gemm import kernel as gemm_kernel
 
 _ROW_MAJOR, _NO_TRANSPOSE, _TRANSPOSE = 101, 111, 112
 # (rows, inner, columns, a transposed, b transposed, lda when a is transposed and wider)

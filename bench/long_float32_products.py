@@ -22,7 +22,8 @@ import time
 
 import numpy as np
 
-from autojit.codegen.cpu import blas, workers
+from autojit.codegen.cpu import workers
+from autojit.codegen.cpu.gemm import blas
 
 # (label, rows, inner, columns, a transposed)
 SHAPES = [("MLP output layer, forward", 256, 512, 10, False),

@@ -1,4 +1,4 @@
-"""Special points of the math ops (ops/elementwise_math.py, math_composites.py,
+"""Special points of the math ops (ops/elementwise/math_primitives.py, math_composites.py,
 special_functions.py, products.py, masks.py), rows of tests/test_grad_special_points.py.
 
 Domain edges (asin and acos at +-1, atanh at +-1, acosh at 1, logit at 0 and 1, erfinv at

@@ -1,5 +1,5 @@
 """gelu and softplus as primitives with torch's backward and double-backward formulas
-(ops/activations.py), compiled as their composites (a Decomposition lowering), and tanh's
+(ops/nn/activations.py), compiled as their composites (a Decomposition lowering), and tanh's
 backward, tanh_backward.
 
 Eager values are the composite's bits; values, gradients to second order (at softplus's
@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import autojit
-from autojit.ops import activations
+from autojit.ops.nn import activations
 
 generator = np.random.default_rng(29)
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 20.0, 19.999, 20.001, -20.0, 10.0, 40.0, -40.0,

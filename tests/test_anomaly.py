@@ -246,7 +246,7 @@ def test_trace_keeps_nn_frames():
     with autograd.set_detect_anomaly(True):
         y = autojit.nn.functional.softmax(x, dim=0)
     frames = y.grad_fn._forward_trace.frames
-    assert frames[-1][0].co_filename == os.path.join(PACKAGE, "nn", "functional_activation.py")
+    assert frames[-1][0].co_filename == os.path.join(PACKAGE, "nn", "functional", "activation.py")
     user = [code.co_filename for code, _ in frames].index(__file__)
     assert frames[user][0].co_name == "test_trace_keeps_nn_frames"
     assert all(code.co_filename.startswith(os.path.join(PACKAGE, "nn"))

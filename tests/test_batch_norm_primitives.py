@@ -1,5 +1,5 @@
 """batch_norm_statistics, batch_norm, batch_norm_backward and batch_norm_update, the primitives
-of batch normalization in training mode (ops/batch_norm.py), through nn.functional.batch_norm
+of batch normalization in training mode (ops/nn/batch_norm.py), through nn.functional.batch_norm
 and the BatchNorm layers.
 
 Eager forward values are the composite's bits; values, gradients to second order (the third
@@ -17,8 +17,8 @@ import pytest
 import torch
 
 import autojit
-from autojit.ops.batch_norm import BATCH_NORM_BACKWARD, batch_statistics
 from autojit.ops.composite import rsqrt
+from autojit.ops.nn.batch_norm import BATCH_NORM_BACKWARD, batch_statistics
 from autojit.ops.reduction import sum_
 from autojit.ops.registry import bind
 
@@ -57,10 +57,10 @@ def test_eager_forward_is_the_composites_bits(dtype, shape, affine):
 @pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_native_loops_give_the_numpy_calls_bits(dtype, affine, threads):
-    """ops/batch_norm.py's NATIVE (codegen/cpu/channels.py): the statistics, the normalization
+    """ops/nn/batch_norm.py's NATIVE (codegen/cpu/channels.py): the statistics, the normalization
     and its backward through the native loops, split over the cores or not, are the bits of
     the NumPy calls they stand for."""
-    from autojit.ops import batch_norm
+    from autojit.ops.nn import batch_norm
 
     shape = (32, 8, 16, 17)  # large enough for the native loops, and split over cores
     x, grad = _data(*shape, dtype=dtype, offset=2.0), _data(*shape, dtype=dtype)

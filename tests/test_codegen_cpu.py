@@ -34,7 +34,7 @@ ELEMENTWISE = sorted(name for name, op in REGISTRY.items()
                      if isinstance(op.lowering, Elementwise))
 MATH = {"exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos", "pow", "sqrt",
         "binary_cross_entropy"}  # its expression takes two logs
-# ops/elementwise_math.py's transcendental primitives (the others there are exact).
+# ops/elementwise/math_primitives.py's transcendental primitives (the others there are exact).
 MATH |= {"atan", "asin", "acos", "acosh", "atan2", "hypot", "erfc", "logaddexp", "logaddexp2",
          "xlogy", "logit", "xlog1py", "entr"}
 # Most math kernels are within 4 ulps of NumPy's; binary cross entropy subtracts two logs, and
@@ -274,7 +274,7 @@ def test_integer_division_by_zero_raises_like_the_impl(op_name, dtype):
                                           (True, 9)])
 @pytest.mark.parametrize("dtype", [I32, I64], ids=lambda dtype: dtype.name)
 def test_an_index_check_fails_exactly_where_the_impl_raises(dtype, wrap, ignore):
-    """The kernel's one comparison per index agrees with ops/index_checks.py's impl at every
+    """The kernel's one comparison per index agrees with ops/indexing/checks.py's impl at every
     edge of the range, the extremes of the dtype and the ignored value."""
     op = REGISTRY["check_index"]
     size = 5
@@ -599,7 +599,7 @@ def test_a_reduction_over_an_axis_of_extent_one_is_not_read_inside_its_kernel():
 
 
 def test_split_matmul_equals_numpy():
-    from autojit.codegen.cpu import blas
+    from autojit.codegen.cpu.gemm import blas
 
     generator = np.random.default_rng(0)
     a = generator.standard_normal((512, 256)).astype(np.float32)

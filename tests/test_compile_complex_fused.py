@@ -1,5 +1,5 @@
 """Complex elementwise chains fuse into CPU kernels: complex64 and complex128 values are pairs
-of float32 or float64 in the generated code (codegen/cpu/llvm_complex.py, docs/notes/complex.md).
+of float32 or float64 in the generated code (codegen/cpu/llvm/complex.py, docs/notes/complex.md).
 Each op is checked compiled against eager (bitwise where the op is exactly rounded: sums,
 products, quotients, conjugates, the parts stored by complex(); within a few ulp for the
 functions of mathlib) and eager against torch, and the plan is checked to run the chain as

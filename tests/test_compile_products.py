@@ -1,4 +1,4 @@
-"""Matrix products in compiled plans (codegen/schedule/matmul_steps.py, codegen/cpu/blas.py):
+"""Matrix products in compiled plans (codegen/schedule/matmul_steps.py, codegen/cpu/gemm/blas.py):
 transposed operands read where they lie, epilogues folded into one BLAS call (stored in place into
 the updated tensor where that is safe, into an earlier product's result where that is all the sum
 reads, copied otherwise), and large independent products run side by side, each matching eager.
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.codegen.cpu import blas
+from autojit.codegen.cpu.gemm import blas
 from autojit.codegen.schedule.matmul_steps import ConcurrentProducts, GemmStep, MatmulStep
 
 generator = np.random.default_rng(7)

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.codegen.cpu import compile_threads, gemm_kernel, native_loader
+from autojit.codegen.cpu import compile_threads, native_loader
 from autojit.codegen.cpu import jit as cpu
+from autojit.codegen.cpu.gemm import kernel as gemm_kernel
 
 _LOOP = """define i32 @{name}(ptr noalias %a, ptr noalias %b, i64 %n) {{
 entry:

@@ -1,10 +1,10 @@
-"""The native convolution routines (codegen/cpu/convolution.py, and convolution_channels.py's
-vectorized over channels) against torch: the forward product and both backward products over
-geometries that reach each part of the kernels (1-3 spatial dims, strides laid out by phase,
-padding, dilation, groups and depthwise, batches of several weight-gradient chunks and cores),
-in float32 and float64, and second derivatives through them, each with both kinds of routine
-(`routines`). Each case checks that the native routine, not the NumPy reference, computed it.
-The reference is torch in float64; float32 results are held to a few float32 roundings.
+"""The native convolution routines (codegen/cpu/convolution/__init__.py, and
+convolution/channels.py's vectorized over channels) against torch: the forward product and both
+backward products over geometries that reach each part of the kernels (1-3 spatial dims, strides
+laid out by phase, padding, dilation, groups and depthwise, batches of several weight-gradient
+chunks and cores), in float32 and float64, and second derivatives through them, each with both kinds
+of routine (`routines`). Each case checks that the native routine, not the NumPy reference, computed
+it. The reference is torch in float64; float32 results are held to a few float32 roundings.
 
 `AUTOJIT_CONV_BROAD=1` runs every combination of the geometry axes instead of the list below
 (about 10 s of CPU).
@@ -19,7 +19,7 @@ import pytest
 
 import autojit
 from autojit.codegen.cpu import convolution as native
-from autojit.codegen.cpu import convolution_channels as channels
+from autojit.codegen.cpu.convolution import channels
 
 torch = pytest.importorskip("torch")
 F = autojit.nn.functional

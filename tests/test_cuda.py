@@ -193,7 +193,8 @@ def test_matmul_through_cupy(monkeypatch, fail):
         check(a_cpu @ b_cpu, a @ b, 1e-5)  # no second warning: the kernel runs from now on
         return
     check(a_cpu @ b_cpu, a @ b, 1e-5)
-    # a's batch dim folds into its rows (ops/linalg.py: matmul): one (10, 7) by (7, 6) product.
+    # a's batch dim folds into its rows (ops/linalg/__init__.py: matmul): one (10, 7) by (7, 6)
+    # product.
     assert fake.calls == [((1, 10, 7), (1, 7, 6), (1, 10, 6), np.float32)]
     # Gradients go through it too; integer products keep the tiled kernel.
     x_cpu, x = pair((4, 3), requires_grad=True)

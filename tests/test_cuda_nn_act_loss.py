@@ -1,5 +1,5 @@
-"""A representative subset of the activations, losses and distances of nn/activation_extra.py,
-nn/loss_extra.py and nn/functional_{activation,loss,margin,distance}.py trained on CUDA tensors,
+"""A representative subset of the activations, losses and distances of nn/activation/extra.py,
+nn/loss/extra.py and nn/functional_{activation,loss,margin,distance}.py trained on CUDA tensors,
 compiled, against the same steps on the CPU: a learned slope (PReLU), a piecewise unit
 (Hardswish), a gate (GLU), and the KL, triplet (a norm), multi-margin (a one-hot mask) and
 cosine embedding losses.

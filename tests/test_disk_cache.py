@@ -263,5 +263,5 @@ def test_every_cpu_code_generator_is_in_the_fingerprint():
 
     root = Path(disk_cache.__file__).resolve().parent
     hashed = set(disk_cache.fingerprinted_sources())
-    modules = {f"codegen/cpu/{path.name}" for path in root.glob("*.py")}
-    assert "codegen/cpu/mathlib.py" in modules and modules <= hashed
+    modules = {f"codegen/cpu/{path.relative_to(root).as_posix()}" for path in root.rglob("*.py")}
+    assert "codegen/cpu/mathlib/__init__.py" in modules and modules <= hashed

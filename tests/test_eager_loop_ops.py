@@ -1,14 +1,14 @@
 """The direct eager paths of the small ops in recurrent loops (bench/eager_loops.py), against
 torch and against the general dispatch they stand in for: the pieces of split, chunk and
-narrow (ops/eager_views.py `slice_piece`, called by ops/layout.py `_pieces`), an embedding's
-rows (ops/indexing.py `_eager_rows`), and the recurrent cells that use them (nn/rnn.py
-`_rnn_step`).
+narrow (ops/layout/eager_views.py `slice_piece`, called by ops/layout/__init__.py `_pieces`), an
+embedding's rows (ops/indexing/__init__.py `_eager_rows`), and the recurrent cells that use them
+(nn/rnn.py `_rnn_step`).
 
 Each piece must be what bind(SLICE) makes (a view of the same base sharing its version counter,
 the same `_view_source` for in-place writes and grad_fn regeneration, a SliceBackward0 node)
 and what torch gives (values, errors, gradients to second order); likewise the rows, whose
 saved index must still notice a write to the ids. Eager on the CPU, the cells' gates are the
-fused primitives of ops/rnn_cells.py (one node each: lstm_cell_state and lstm_cell_output,
+fused primitives of ops/nn/rnn_cells.py (one node each: lstm_cell_state and lstm_cell_output,
 gru_cell): values and first-order gradients must be those of the per-gate form bit for bit,
 and torch's within rounding, to second order; traced, and in bfloat16, the cells stay
 composites.
@@ -379,7 +379,7 @@ def test_cells_match_torch_to_second_order(kind):
 @pytest.mark.parametrize("kind", ["GRUCell", "LSTMCell"])
 def test_wide_cells_match_torch(kind):
     # 64 x 512 gates: the LSTM's sigmoid over all four is 2^15 contiguous floats, which the
-    # native loop computes (ops/native_math.py), the per-gate sigmoids SciPy's expit.
+    # native loop computes (ops/elementwise/native_math.py), the per-gate sigmoids SciPy's expit.
     torch.manual_seed(0)
     theirs = getattr(torch.nn, kind)(32, 128)
     mine = getattr(autojit.nn, kind)(32, 128)

@@ -1,7 +1,7 @@
-"""The eager transcendental functions' native loops (ops/native_math.py, codegen/cpu/eager_math.py)
-against torch: large contiguous float32 and float64 arrays run the compiled kernels' math
-library, within 2 ulp of torch over the whole range (a subnormal where torch flushes the
-tiniest results to 0), the same bits as a compiled kernel, and NumPy's loops still run
+"""The eager transcendental functions' native loops (ops/elementwise/native_math.py,
+codegen/cpu/eager_math.py) against torch: large contiguous float32 and float64 arrays run the
+compiled kernels' math library, within 2 ulp of torch over the whole range (a subnormal where torch
+flushes the tiniest results to 0), the same bits as a compiled kernel, and NumPy's loops still run
 small and strided arrays. The activations built on them (gelu, softplus and their backward
 routines, which call exp and log1p in place) are checked at the same sizes, to second order."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.ops import native_math
+from autojit.ops.elementwise import native_math
 
 torch = pytest.importorskip("torch")
 

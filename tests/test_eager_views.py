@@ -1,4 +1,4 @@
-"""The eager fast paths of the data path (ops/eager_views.py) against torch and against the
+"""The eager fast paths of the data path (ops/layout/eager_views.py) against torch and against the
 general dispatch they stand in for: basic indexing, reshape and its forms, cat and stack,
 tensor() of a list of numbers, item() and tolist().
 
@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.ops import eager_views, layout, registry, subscript
+from autojit.ops import layout, registry
+from autojit.ops.indexing import subscript
 from autojit.ops.inplace import view_steps
+from autojit.ops.layout import eager_views
 
 torch = pytest.importorskip("torch")
 

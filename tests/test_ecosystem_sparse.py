@@ -1,4 +1,4 @@
-"""Sparse COO tensors (ops/sparse_coo.py) against torch's: construction, the products of graph
+"""Sparse COO tensors (ops/sparse/coo.py) against torch's: construction, the products of graph
 networks (torch.sparse.mm, mm, matmul, spmm, addmm, dense @ sparse), to_dense, coalesce,
 to_sparse, sums, scaling and sums of sparse tensors, with the gradients to the values, the
 dense operand and a sparse leaf; and the errors of dense ops on them.

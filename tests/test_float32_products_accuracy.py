@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.codegen.cpu import blas, workers
+from autojit.codegen.cpu import workers
+from autojit.codegen.cpu.gemm import blas
 
 nn = autojit.nn
 F = autojit.nn.functional

@@ -1,4 +1,4 @@
-"""The generated ?gemm (codegen/cpu/gemm_kernel.py): every transposition and dtype against a float64
+"""The generated ?gemm (codegen/cpu/gemm/kernel.py): every transposition and dtype against a float64
 reference, over shapes that leave partial tiles, panels and k blocks; the BLAS semantics of
 alpha and beta; where blas.py uses it; and a compiled training step that runs on it."""
 
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.codegen.cpu import blas, gemm_kernel
 from autojit.codegen.cpu import jit as cpu
+from autojit.codegen.cpu.gemm import blas
+from autojit.codegen.cpu.gemm import kernel as gemm_kernel
 
 pytestmark = pytest.mark.skipif(not cpu.has_avx512(), reason="the generated gemm needs AVX-512")
 

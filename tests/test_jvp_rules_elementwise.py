@@ -1,6 +1,6 @@
 """Forward mode through the elementwise primitives' own JVP rules, against torch.
 
-Every differentiable primitive of ops/elementwise.py, elementwise_math.py,
+Every differentiable primitive of ops/elementwise/__init__.py, elementwise_math.py,
 special_functions.py and loss.py has an explicit `jvp` in its registry entry; forward mode
 would otherwise transpose its VJP (correct, several times slower). The checks here run with
 that fallback made to fail for these primitives, so they see the rules themselves: tangents at
@@ -19,8 +19,11 @@ import pytest
 
 import autojit
 import autojit.autograd.forward_ad as forward_ad
-from autojit.ops import elementwise, elementwise_math, loss, special_functions
+from autojit.ops import elementwise
+from autojit.ops.elementwise import math_primitives as elementwise_math
+from autojit.ops.nn import loss
 from autojit.ops.registry import Op
+from autojit.ops.special import functions as special_functions
 
 torch = pytest.importorskip("torch")
 torch_forward_ad = pytest.importorskip("torch.autograd.forward_ad")

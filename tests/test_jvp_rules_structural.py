@@ -1,6 +1,6 @@
 """Forward mode through the structural primitives' own JVP rules: layout, diagonals,
-reductions, indexing and scatters, scans, and linear algebra (ops/layout.py to
-ops/linalg_decompositions.py).
+reductions, indexing and scatters, scans, and linear algebra (ops/layout/__init__.py to
+ops/linalg/decompositions.py).
 
 Every differentiable primitive of those modules has an explicit `jvp` in its registry entry. The
 checks here run with the transposed-VJP fallback forbidden for them, so they read the rules
@@ -23,9 +23,9 @@ from autojit.autograd import gradgradcheck
 from autojit.ops import REGISTRY
 
 MODULES = {f"autojit.ops.{name}" for name in (
-    "layout", "diagonal", "reduction", "indexing", "scatter", "scans", "sorting", "searching",
-    "masked", "counting", "random", "index_checks", "linalg", "linalg_products",
-    "linalg_solvers", "linalg_determinants", "linalg_decompositions")}
+    "layout", "layout.diagonal", "reduction", "indexing", "indexing.scatter", "scans", "sorting",
+    "searching", "indexing.masked", "counting", "random", "indexing.checks", "linalg",
+    "linalg.linalg_products", "linalg.solvers", "linalg.determinants", "linalg.decompositions")}
 # torch's forward AD scripts its decompositions on first use, which torch itself deprecates.
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
 

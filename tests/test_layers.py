@@ -45,10 +45,10 @@ def test_hooks_are_installed_at_import():
     from autojit import codegen, config
 
     assert codegen._threads_changed in config.THREAD_LISTENERS
-    from autojit.ops import convolution
+    from autojit.ops.nn import convolution
 
     assert convolution.NATIVE is codegen._native_convolution
-    from autojit.ops import native_math
+    from autojit.ops.elementwise import native_math
 
     assert native_math.NATIVE is codegen._native_math
     from autojit.compiler import api
@@ -66,7 +66,8 @@ def test_hooks_are_installed_at_import():
 
 
 def test_importing_autojit_loads_no_code_generator_library():
-    # small arrays' exp and tanh are NumPy's: no native loop is made (ops/native_math.py)
+    # small arrays' exp and tanh are NumPy's: no native loop is made
+    # (ops/elementwise/native_math.py)
     code = ("import sys, autojit; x = autojit.ones(2, requires_grad=True); "
             "(x.exp().tanh() * 2).sum().backward(); print(sorted(m for m in ('llvmlite', "
             "'numba', 'autojit.codegen.cpu.eager_math') if m in sys.modules))")

@@ -1,4 +1,4 @@
-"""linear, nn.Linear's affine map as one primitive (ops/linear.py), through nn.functional.linear.
+"""linear, nn.Linear's affine map as one primitive (ops/nn/linear.py), through nn.functional.linear.
 
 Eager values are the composite's bits (a transposed weight, a matmul, an add); values and
 gradients to second order, forward-mode tangents, vmap over inputs and over stacked weights,

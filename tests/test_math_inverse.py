@@ -1,6 +1,6 @@
 """The compiled atan, asin, acos, atan2, hypot and erfc over their whole range, in ulp.
 
-codegen/cpu/mathlib_atan.py, mathlib_erfc.py and llvm_expression.py's hypot compute in double
+codegen/cpu/mathlib/atan.py, mathlib_erfc.py and llvm_expression.py's hypot compute in double
 (a float32 argument widened, rounded once): against NumPy's float64 functions (glibc's, under
 1 ulp) and, for erfc, against mpmath (SciPy's erfc is hundreds of ulp off beyond 20), each in
 the dtype, over log-spaced magnitudes of both signs, the edges of each range reduction and
@@ -152,7 +152,7 @@ def test_the_erfc_table_is_what_its_generator_writes(piece):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
     import erfc_table
 
-    from autojit.codegen.cpu import mathlib_erfc
+    from autojit.codegen.cpu.mathlib import erfc as mathlib_erfc
 
     with mpmath.workdps(60):
         exact, _ = erfc_table.piece_polynomial(mpmath.mp, erfc_table.FIRST_EXPONENT + piece // 4,

@@ -1,6 +1,6 @@
 """sin, cos, tan and exp2 over their whole range, compiled against eager NumPy and torch.
 
-The compiled sin and cos reduce their argument by Payne-Hanek (codegen/cpu/mathlib.py,
+The compiled sin and cos reduce their argument by Payne-Hanek (codegen/cpu/mathlib/__init__.py,
 docs/notes/accurate-numerics.md), so they hold their accuracy up to the largest float; exp2
 is pow(2, x), not exp(x ln 2). Errors are in ulp against float64 NumPy rounded to the dtype
 (NumPy's own float32 loops are a few ulp off in places), over log-spaced magnitudes of both

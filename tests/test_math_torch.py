@@ -509,8 +509,8 @@ def test_out_resizes_a_nonempty_tensor_with_torchs_warning():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
 def test_where_on_large_arrays_is_torchs_bit_for_bit(dtype):
-    """Large selects take a branchless path (ops/where_cast.py: _where_impl): every bit of
-    the result, NaN payloads and signs of zero included, is torch's, for a mask without
+    """Large selects take a branchless path (ops/elementwise/where_cast.py: _where_impl): every bit
+    of the result, NaN payloads and signs of zero included, is torch's, for a mask without
     pattern, broadcast operands, Python scalars and a condition that is not bool."""
     rng = np.random.default_rng(3)
     mask = rng.random((8, 64, 96)) > 0.5
@@ -541,8 +541,8 @@ def test_where_on_large_arrays_is_torchs_bit_for_bit(dtype):
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_sigmoid_is_torchs_over_the_range(dtype):
-    """sigmoid eagerly (SciPy's expit, ops/elementwise.py) and compiled, against torch: within
-    4 ulp over the whole range, 0 where torch flushes the smallest results, and float16
+    """sigmoid eagerly (SciPy's expit, ops/elementwise/__init__.py) and compiled, against torch:
+    within 4 ulp over the whole range, 0 where torch flushes the smallest results, and float16
     computed in a wider type and rounded once, as torch's kernel, so that nearly every
     float16 result is torch's to the bit (NumPy's float16 exp, reciprocal and product rounded
     at each step: 40% of them differed)."""
@@ -563,8 +563,8 @@ def test_sigmoid_is_torchs_over_the_range(dtype):
 
 
 def test_erf_is_the_c_librarys_rounded():
-    """erf's float32 and float16 values (SciPy's ufunc, ops/elementwise.py) are the C library's
-    erf (math.erf) rounded once to the dtype; float64 ones are within 3 ulp of it and of
+    """erf's float32 and float16 values (SciPy's ufunc, ops/elementwise/__init__.py) are the C
+    library's erf (math.erf) rounded once to the dtype; float64 ones are within 3 ulp of it and of
     torch's, with its NaN, infinities and signed zeros."""
     rng = np.random.default_rng(6)
     numbers = np.concatenate([SPECIAL[:-2], rng.standard_normal(3000) * 2,

@@ -238,7 +238,7 @@ def test_compiled_code_runs_on_the_threads_set_num_threads_allows():
 
     if workers.shared() is None:
         pytest.skip("no native worker threads on this machine")
-    from autojit.codegen.cpu import gemm_kernel
+    from autojit.codegen.cpu.gemm import kernel as gemm_kernel
 
     step = autojit.compile(lambda a, b: (a @ b).tanh().sum(dim=1))
     a, b = autojit.randn(256, 256), autojit.randn(256, 256)

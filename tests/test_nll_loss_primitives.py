@@ -1,5 +1,5 @@
 """nll_loss and nll_loss_backward, the negative log-likelihood of class targets as primitives
-(ops/nll_loss.py), through nn.functional's nll_loss and cross_entropy.
+(ops/nn/nll_loss.py), through nn.functional's nll_loss and cross_entropy.
 
 Eager values are the composite's bits; values and gradients to second order, the errors for a
 target out of range and a weight requiring grad, forward-mode tangents, vmap and the grad_fn
@@ -18,7 +18,7 @@ import torch
 
 import autojit
 from autojit.ops import elementwise as ew
-from autojit.ops.nll_loss import NLL_LOSS_BACKWARD
+from autojit.ops.nn.nll_loss import NLL_LOSS_BACKWARD
 from autojit.ops.reduction import sum_
 from autojit.ops.registry import bind
 

@@ -1,4 +1,4 @@
-"""Values, first and second derivatives of the activations and losses of nn/functional_*.py at
+"""Values, first and second derivatives of the activations and losses of nn/functional/ at
 their special points, against torch: the kinks and bounds of hardtanh, relu6, threshold,
 hardsigmoid, hardswish, hardshrink, softshrink and prelu, 0 for the exponential units, the
 ends of the range for mish, softsign and logsigmoid, NaN and the infinities, and the margins

@@ -1,5 +1,5 @@
-"""The activation layers and their functional forms (nn/activation*.py,
-nn/functional_activation.py) against torch: every activation module of torch.nn exists, prints
+"""The activation layers and their functional forms (nn/activation/,
+nn/functional/activation.py) against torch: every activation module of torch.nn exists, prints
 as torch's, and with torch's state_dict loaded gives torch's output and gradients (input and
 parameters) in float64 and float32; the in-place forms write into their input as torch's do;
 errors are torch's; RReLU and gumbel_softmax draw their randomness as documented, the same with

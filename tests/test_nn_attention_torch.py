@@ -1,4 +1,4 @@
-"""Attention (nn/functional_attention.py, nn/attention.py) against torch:
+"""Attention (nn/functional/attention.py, nn/attention.py) against torch:
 scaled_dot_product_attention with every kind of mask, is_causal, scale and grouped heads, and
 nn.MultiheadAttention with torch's state_dict loaded, for every constructor and forward option;
 outputs, attention weights and every gradient (inputs, float masks, parameters) match in float64

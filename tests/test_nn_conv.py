@@ -1,4 +1,5 @@
-"""Convolution and pooling layers (nn/convolution.py, nn/pooling.py, nn/functional_conv.py).
+"""Convolution and pooling layers (nn/convolution.py, nn/pooling/__init__.py,
+nn/functional/conv.py).
 
 The op table (tests/opinfo/nn_layers.py) checks the functional forms against NumPy with
 gradcheck and gradgradcheck; here: the modules (defaults, reprs, errors), a small CNN that

@@ -1,4 +1,4 @@
-"""Convolutions against torch (nn/functional_conv*.py, nn/convolution*.py, nn/padding.py):
+"""Convolutions against torch (nn/functional/conv*.py, nn/convolution*.py, nn/padding.py):
 conv3d, transposed convolutions (stride, padding, output_padding, groups, dilation and
 output_size=), padding='same'/'valid' and every padding_mode, F.pad in every mode, unfold and
 fold, and the padding layers. With torch's state_dict loaded, outputs and every gradient match

@@ -1,4 +1,4 @@
-"""nn.CTCLoss and F.ctc_loss (nn/functional_ctc.py) against torch: the loss and the gradient
+"""nn.CTCLoss and F.ctc_loss (nn/functional/ctc.py) against torch: the loss and the gradient
 with respect to the logits (through log_softmax) and to log_probs themselves, for padded and
 concatenated targets, every reduction, another blank, unbatched input, an impossible alignment
 with and without zero_infinity, in float64 and float32; errors as torch's; a compiled training

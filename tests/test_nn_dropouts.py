@@ -1,5 +1,5 @@
-"""The channel-wise and alpha dropouts (nn/functional_dropout.py, nn/dropout_extra.py): their
-masks' statistics and shapes (one draw per sample and channel), alpha dropout's preserved mean
+"""The channel-wise and alpha dropouts (nn/functional/channel_dropout.py, nn/dropout_extra.py):
+their masks' statistics and shapes (one draw per sample and channel), alpha dropout's preserved mean
 and variance, evaluation as the identity, torch's reprs, errors and warnings, and the same draws
 with the same seed eagerly and compiled. The draws need not be torch's.
 """

@@ -1,4 +1,4 @@
-"""FractionalMaxPool2d/3d (nn/pooling_fractional.py, functional_pooling_fractional.py) against
+"""FractionalMaxPool2d/3d (nn/pooling/fractional.py, nn/functional/pooling_fractional.py) against
 torch: values, indices and input gradients for the same random samples in float64 and float32,
 NaNs and ties, repr, state_dict keys and errors as torch's; the samples are drawn anew on every
 call of a compiled function.

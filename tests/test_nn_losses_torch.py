@@ -1,5 +1,5 @@
-"""The loss and distance modules of nn/loss_extra.py and their functional forms
-(nn/functional_loss.py, nn/functional_distance.py) against torch: every reduction gives torch's
+"""The loss and distance modules of nn/loss/extra.py and their functional forms
+(nn/functional/loss.py, nn/functional/distance.py) against torch: every reduction gives torch's
 value and gradients (inputs and targets) in float64 and float32, the modules print as torch's,
 errors are torch's, and a compiled training step equals eager for a representative subset. The
 existing classification losses are checked here for their options too. Kinks are in

@@ -1,4 +1,5 @@
-"""Normalization layers and loss modules (nn/normalization.py, nn/loss.py, functional_norm.py).
+"""Normalization layers and loss modules (nn/normalization.py, nn/loss/__init__.py,
+nn/functional/norm.py).
 
 The op table checks the functional forms; here: BatchNorm's running statistics against their
 closed form over a few training steps (eagerly and compiled) and eval mode using them,

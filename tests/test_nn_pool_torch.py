@@ -1,4 +1,4 @@
-"""Pooling against torch (nn/functional_pooling.py, nn/pooling*.py): max pooling with indices,
+"""Pooling against torch (nn/functional/pooling.py, nn/pooling/): max pooling with indices,
 average pooling (ceil_mode, count_include_pad, divisor_override), LP, adaptive max and
 average pooling over 1, 2 and 3 dims, and max unpooling; outputs, indices and gradients in
 float64 and float32, layer reprs, a compiled training step equal to eager."""
@@ -186,7 +186,7 @@ TIES_AND_NANS = [
 @pytest.mark.parametrize(("name", "options"), TIES_AND_NANS[:3])
 def test_max_pool_backward_gives_ties_to_the_first(name, options, data):
     # Without NaNs, and with a finite gradient, the eager backward finds each window's first
-    # maximum offset by offset (ops/pooling.py _first_hits); an infinite gradient goes to the
+    # maximum offset by offset (ops/nn/pooling.py _first_hits); an infinite gradient goes to the
     # chosen element alone, as does a NaN's.
     rng = np.random.default_rng(4)
     x = rng.integers(0, 3, (2, 3, 9, 8)).astype(np.float64)

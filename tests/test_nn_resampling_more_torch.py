@@ -1,4 +1,4 @@
-"""More resampling against torch (nn/functional_grid.py, nn/functional_interpolate.py):
+"""More resampling against torch (nn/functional/grid.py, nn/functional/interpolation.py):
 grid_sample of volumes (5-D, trilinear and nearest) and bicubic grid_sample of images in every
 padding mode, and interpolate with antialias=True (bilinear, bicubic and lanczos); values
 and gradients of input and grid, second derivatives, errors, and compiled equal to eager."""

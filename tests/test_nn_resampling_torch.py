@@ -1,5 +1,5 @@
-"""Resampling against torch (nn/functional_resampling.py, nn/functional_interpolate.py,
-nn/functional_grid.py, nn/resampling.py): pixel_shuffle, pixel_unshuffle, channel_shuffle,
+"""Resampling against torch (nn/functional/resampling.py, nn/functional/interpolation.py,
+nn/functional/grid.py, nn/resampling.py): pixel_shuffle, pixel_unshuffle, channel_shuffle,
 interpolate (every mode but antialiasing), affine_grid,
 grid_sample and the layers; outputs and gradients, reprs, errors, second derivatives and
 compiled training steps."""

@@ -1,5 +1,5 @@
 """layer_norm and layer_norm_backward, the normalization primitives with torch's backward formula
-(ops/normalization.py), through nn.functional.layer_norm and group_norm.
+(ops/nn/normalization.py), through nn.functional.layer_norm and group_norm.
 
 Eager forward values are the composite's bits; values, gradients to third order, forward-mode
 tangents (also over reverse), vmap and the grad_fn name are torch's; compiled calls equal
@@ -16,7 +16,7 @@ import torch
 
 import autojit
 from autojit.ops.composite import rsqrt
-from autojit.ops.normalization import LAYER_NORM_BACKWARD
+from autojit.ops.nn.normalization import LAYER_NORM_BACKWARD
 from autojit.ops.reduction import sum_
 from autojit.ops.registry import bind
 

@@ -1,4 +1,4 @@
-"""b packed once for the products that share it (codegen/cpu/prepacked_gemm.py): the pack
+"""b packed once for the products that share it (codegen/cpu/gemm/prepacked.py): the pack
 function and the ?gemm reading its copy give the per-call packing's bits, for every
 transposition and dtype, over shapes that leave partial panels and k blocks; a compiled
 recurrent step packs each shared weight once and gives the bits it gives without; a weight
@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.codegen.cpu import gemm_kernel, prepacked_gemm, workers
 from autojit.codegen.cpu import jit as cpu
+from autojit.codegen.cpu import workers
+from autojit.codegen.cpu.gemm import kernel as gemm_kernel
+from autojit.codegen.cpu.gemm import prepacked as prepacked_gemm
 
 pytestmark = pytest.mark.skipif(not cpu.has_avx512() or workers.shared() is None,
                                 reason="the generated gemm needs AVX-512 and native workers")

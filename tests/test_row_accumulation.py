@@ -1,4 +1,4 @@
-"""Accumulating index_put along the first dim (ops/row_accumulation.py): the same bits as
+"""Accumulating index_put along the first dim (ops/indexing/row_accumulation.py): the same bits as
 np.add.at, eagerly and compiled, and the embedding gradient against torch."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ import pytest
 from torch_compare import torch
 
 import autojit
-from autojit.ops import row_accumulation
-from autojit.ops.indexing import INDEX_PUT
+from autojit.ops.indexing import INDEX_PUT, row_accumulation
 
 rng = np.random.default_rng(11)
 

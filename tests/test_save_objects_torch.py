@@ -117,3 +117,15 @@ def test_what_cannot_be_pickled_raises_as_torch():
     for framework in (torch, autojit):
         with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
             framework.save({"f": lambda: 1}, io.BytesIO())
+
+
+def test_a_pickle_naming_a_module_before_its_move_loads():
+    """Classes moved into subpackages (issue 73: nn/activation_extra.py is
+    nn/activation/extra.py) still load from a pickle that names their old module."""
+    from autojit.interop.object_pickle import FullUnpickler
+
+    data = pickle.dumps(nn.Hardswish(), protocol=2)
+    assert b"autojit.nn.activation.extra\n" in data
+    old = data.replace(b"autojit.nn.activation.extra\n", b"autojit.nn.activation_extra\n")
+    loaded = FullUnpickler(io.BytesIO(old), {}, None).load()
+    assert type(loaded) is nn.Hardswish

@@ -11,7 +11,7 @@ import numpy as np
 import autojit
 from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
 from autojit.ops import elementwise as ew
-from autojit.ops.layout_folds import fold_reshape
+from autojit.ops.layout.folds import fold_reshape
 from autojit.tensor import dtypes
 
 

@@ -1,6 +1,6 @@
 """x ** 3 and x ** -2 of float tensors are torch's bits: torch computes them as (x * x) * x and
-1 / (x * x) (its scalar fast paths), and so do the eager impl (ops/elementwise.py) and, through
-the simplifier (ir/passes/simplify.py), compiled kernels; NumPy's power, which eager called
+1 / (x * x) (its scalar fast paths), and so do the eager impl (ops/elementwise/__init__.py) and,
+through the simplifier (ir/passes/simplify.py), compiled kernels; NumPy's power, which eager called
 before, is a last bit away in a fifth of the values. x ** 4 (torch's pow) is two squares eagerly,
 within 2 ulp of torch's.
 """

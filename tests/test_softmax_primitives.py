@@ -1,4 +1,4 @@
-"""softmax and log_softmax as primitives with torch's backward formulas (ops/softmax.py), and the
+"""softmax and log_softmax as primitives with torch's backward formulas (ops/nn/softmax.py), and the
 Decomposition lowering that has compiled code run them as their composites (ops/lowering.py).
 
 Eager values are the composite's bits; values, gradients to second order, forward-mode
@@ -141,8 +141,8 @@ def test_attention_runs_the_primitive_eagerly():
 
 
 def test_a_mismatched_gradient_is_refused_with_the_shapes():
+    from autojit.ops.nn.softmax import SOFTMAX_BACKWARD
     from autojit.ops.registry import bind
-    from autojit.ops.softmax import SOFTMAX_BACKWARD
 
     with pytest.raises(RuntimeError, match=r"softmax_backward: the gradient's shape \[2, 3\]"):
         bind(SOFTMAX_BACKWARD, (autojit.ones(2, 3), autojit.ones(3, 2)), {"dim": 1})

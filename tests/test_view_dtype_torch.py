@@ -1,7 +1,7 @@
 """Tensor.view(dtype) against torch: the bits, shapes and strides of every pair of dtypes of
 the same and of other element sizes, torch's errors in torch's order, the shared memory and
 version counter, no autograd history, and the graph break a compiled function takes
-(ops/dtype_views.py)."""
+(ops/layout/dtype_views.py)."""
 
 from __future__ import annotations
 

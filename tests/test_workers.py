@@ -1,7 +1,7 @@
 """The native worker threads (codegen/cpu/workers.py) and what runs on them: split products
-(blas.py), products side by side (matmul_steps.py) and split kernels (parallel.py). Each is
-checked against NumPy or eager, including after the workers have gone to sleep, from two threads
-at once, in a forked child, and with a kernel error raised from a worker's part.
+(codegen/cpu/gemm/blas.py), products side by side (matmul_steps.py) and split kernels (parallel.py).
+Each is checked against NumPy or eager, including after the workers have gone to sleep, from two
+threads at once, in a forked child, and with a kernel error raised from a worker's part.
 """
 
 import multiprocessing
@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.codegen.cpu import blas, parallel, workers
+from autojit.codegen.cpu import parallel, workers
+from autojit.codegen.cpu.gemm import blas
 from autojit.codegen.cpu.jit import compile_kernel
 from autojit.codegen.cpu.parallel import split_kernel
 from autojit.codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step
@@ -302,7 +303,8 @@ import os
 os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 import numpy as np
 import autojit
-from autojit.codegen.cpu import blas, program, workers
+from autojit.codegen.cpu import program, workers
+from autojit.codegen.cpu.gemm import blas
 native = workers.shared()
 assert native is not None and native.parts == 1 and native.count == 0, native
 assert blas.native_gemm(np.float32) and program.available()

@@ -1,4 +1,4 @@
-"""Print the coefficient tables of the compiled erf (src/autojit/codegen/cpu/mathlib.py).
+"""Print the coefficient tables of the compiled erf (src/autojit/codegen/cpu/mathlib/__init__.py).
 
     python tools/erf_table.py    # needs mpmath (installed with torch)
 

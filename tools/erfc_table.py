@@ -1,4 +1,4 @@
-"""Print the coefficient table of the compiled erfc (src/autojit/codegen/cpu/mathlib_erfc.py).
+"""Print the coefficient table of the compiled erfc (src/autojit/codegen/cpu/mathlib/erfc.py).
 
     python tools/erfc_table.py    # needs mpmath (installed with torch)
 

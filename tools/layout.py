@@ -22,12 +22,16 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "autojit"
 PAGE = ROOT / "docs" / "layout.md"
 
-# Bottom to top; the sub-packages of codegen/ and ir/ follow their parents.
-PACKAGES = ["", "backends", "tensor", "interop", "ops", "autograd", "amp", "ir", "ir/passes",
-            "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cuda", "cuda",
-            "distributed", "distributed/nn", "distributed/rpc", "distributed/tensor",
+# Bottom to top; sub-packages (of ops/, ir/, codegen/, nn/, ...) follow their parents.
+PACKAGES = ["", "backends", "tensor", "interop", "ops", "ops/layout",
+            "ops/elementwise", "ops/indexing", "ops/linalg", "ops/random", "ops/fft", "ops/sparse",
+            "ops/special", "ops/nn", "autograd", "amp", "ir", "ir/passes",
+            "compiler", "codegen", "codegen/schedule", "codegen/cpu", "codegen/cpu/llvm",
+            "codegen/cpu/mathlib", "codegen/cpu/gemm", "codegen/cpu/convolution", "codegen/cuda",
+            "cuda", "distributed", "distributed/nn", "distributed/rpc", "distributed/tensor",
             "distributed/fsdp", "distributed/_composable", "distributed/_composable/fsdp",
-            "distributed/checkpoint", "nn", "nn/attention", "nn/modules", "nn/parallel",
+            "distributed/checkpoint", "nn", "nn/functional", "nn/activation", "nn/loss",
+            "nn/pooling", "nn/attention", "nn/modules", "nn/parallel",
             "nn/utils", "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",
             "utils/data/datapipes", "utils/data/datapipes/iter",
             "utils/tensorboard", "testing", "distributions", "cpu", "_dynamo", "signal", "func",

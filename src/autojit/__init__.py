@@ -47,10 +47,7 @@ from .nn_top_level_names import NN_ATEN_ENTRY_POINTS as _nn_aten_entry_points
 from .nn_top_level_names import NN_TOP_LEVEL_NAMES as _nn_top_level_names
 from .ops import checks as _checks  # torch._check and its siblings, torch._assert_async
 from .ops import factory_forms as _factory_forms
-from .ops import fft as fft
 from .ops import keyword_forms as _keyword_forms
-from .ops import linalg_namespace as linalg
-from .ops import sparse_namespace as sparse
 from .ops import tensor_methods as _tensor_methods  # noqa: F401 - attaches Tensor's op methods
 from .ops import tensor_names as _tensor_names  # after tensor_methods: adds to its tables
 from .ops.aliases import broadcast_shapes
@@ -82,6 +79,7 @@ from .ops.autocast import (
     set_autocast_enabled,
     set_autocast_gpu_dtype,
 )
+from .ops.fft import transforms as fft
 from .ops.foreach import NAMES as _foreach_names
 from .ops.functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...
 from .ops.functional import __all__ as _functional_names
@@ -97,19 +95,21 @@ from .ops.legacy_constructors import (
     LongTensor,
     ShortTensor,
 )
-from .ops.random_gamma import dirichlet_grad as _dirichlet_grad  # noqa: F401 - below
-from .ops.random_gamma import sample_dirichlet as _sample_dirichlet  # noqa: F401
-from .ops.random_gamma import standard_gamma as _standard_gamma  # noqa: F401
-from .ops.random_gamma import standard_gamma_grad as _standard_gamma_grad  # noqa: F401
-from .ops.sparse_compressed import (  # noqa: F401 - torch's private index converters
+from .ops.linalg import namespace as linalg
+from .ops.random.gamma import dirichlet_grad as _dirichlet_grad  # noqa: F401 - below
+from .ops.random.gamma import sample_dirichlet as _sample_dirichlet  # noqa: F401
+from .ops.random.gamma import standard_gamma as _standard_gamma  # noqa: F401
+from .ops.random.gamma import standard_gamma_grad as _standard_gamma_grad  # noqa: F401
+from .ops.sparse import namespace as sparse
+from .ops.sparse.compressed import (  # noqa: F401 - torch's private index converters
     _convert_indices_from_coo_to_csr,
     _convert_indices_from_csr_to_coo,
     sparse_csc_tensor,
     sparse_csr_tensor,
 )
-from .ops.sparse_coo import mm as dsmm  # torch.dsmm: sparse @ dense, dense (spmm's result)
-from .ops.sparse_coo import mm as spmm
-from .ops.sparse_coo import sparse_coo_tensor
+from .ops.sparse.coo import mm as dsmm  # torch.dsmm: sparse @ dense, dense (spmm's result)
+from .ops.sparse.coo import mm as spmm
+from .ops.sparse.coo import sparse_coo_tensor
 from .tensor import torch_function as _torch_function
 from .tensor.creation import (
     arange,
@@ -269,7 +269,7 @@ _LAZY = {
     "optim": ("optim", None), "profiler": ("profiler", None), "special": ("special", None),
     "signal": ("signal", None), "masked": ("masked", None),
     "testing": ("testing", None), "utils": ("utils", None), "xpu": ("xpu", None),
-    "vmap": ("autograd.vmap", "vmap"), "_grouped_mm": ("ops.grouped_products", "grouped_mm"),
+    "vmap": ("autograd.vmap", "vmap"), "_grouped_mm": ("ops.linalg.grouped_products", "grouped_mm"),
     "compile": ("compiler.api", "compile"),
     "SymInt": ("tensor.symbolic", "SymInt"), "SymFloat": ("tensor.symbolic", "SymFloat"),
     "CompiledFunction": ("compiler.api", "CompiledFunction"),

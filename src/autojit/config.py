@@ -168,7 +168,7 @@ def set_num_threads(count: int) -> None:
     """Run compiled code on at most `count` threads: the calling thread and count - 1 worker
     threads (never more than one per usable core), and NumPy's BLAS on `count` threads for
     eager products (a compiled run that calls BLAS sets it to one thread while it runs and
-    splits large products itself: codegen/cpu/blas.py)."""
+    splits large products itself: codegen/cpu/gemm/blas.py)."""
     _threads["intra"] = _checked_count(count, "set_num_threads")
     for listener in THREAD_LISTENERS:
         listener(count)

@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 
 from .ops import elementwise as ew
-from .ops import softmax as _softmax
 from .ops.complex_rules import conj
-from .ops.elementwise_math import logaddexp as _logaddexp
-from .ops.linalg_norms import vector_norm
+from .ops.elementwise.math_primitives import logaddexp as _logaddexp
+from .ops.linalg.norms import vector_norm
+from .ops.nn import softmax as _softmax
 from .tensor import dtypes
 from .tensor.creation import full_like, ones
 from .tensor.tensor import Tensor

@@ -12,8 +12,9 @@ from __future__ import annotations
 import sys as _sys
 
 from .ops import keyword_forms as _keyword_forms
-from .ops.elementwise_math import entr as _entr
-from .ops.elementwise_math import xlog1py as _xlog1py
+from .ops.elementwise.math_composites import ndtr
+from .ops.elementwise.math_primitives import entr as _entr
+from .ops.elementwise.math_primitives import xlog1py as _xlog1py
 from .ops.functional import (
     digamma,
     erf,
@@ -35,12 +36,11 @@ from .ops.functional import igammac as gammaincc
 from .ops.functional import lgamma as gammaln
 from .ops.functional import mvlgamma as multigammaln
 from .ops.functional import sigmoid as expit
-from .ops.math_composites import ndtr
+from .ops.nn.softmax import log_softmax, softmax
 from .ops.out_argument import with_out
 from .ops.out_forms import special_round as round  # noqa: A004 - torch's name
-from .ops.softmax import log_softmax, softmax
-from .ops.special_functions import i1
-from .ops.special_polynomials import (
+from .ops.special.functions import i1
+from .ops.special.polynomials import (
     chebyshev_polynomial_t,
     chebyshev_polynomial_u,
     chebyshev_polynomial_v,
@@ -54,7 +54,7 @@ from .ops.special_polynomials import (
     shifted_chebyshev_polynomial_v,
     shifted_chebyshev_polynomial_w,
 )
-from .ops.special_scipy import (
+from .ops.special.scipy_impls import (
     airy_ai,
     bessel_j0,
     bessel_j1,
@@ -85,7 +85,8 @@ __all__ = [
     "gammaincc", "gammaln", "i0", "i1",
     "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma", "psi",
     "round", "sinc", "softmax", "xlog1py", "xlogy",
-    # through SciPy (ops/special_scipy.py) and torch's recurrences (ops/special_polynomials.py)
+    # through SciPy (ops/special/scipy_impls.py) and torch's recurrences
+    # (ops/special/polynomials.py)
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "erfcx", "i0e", "i1e",
     "log_ndtr", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
     "modified_bessel_k1", "ndtri", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",

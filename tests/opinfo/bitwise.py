@@ -1,4 +1,4 @@
-"""Op table rows for the bitwise primitives of ops/bitwise.py.
+"""Op table rows for the bitwise primitives of ops/elementwise/bitwise.py.
 
 Samples cover same shapes, broadcasting, 0-d tensors and Python ints on either side, in bool
 and the integer dtypes (uint8 included: its shifts and NOT differ from the signed ones). Shift

@@ -1,4 +1,4 @@
-"""Op table rows for the elementwise primitives of ops/elementwise.py.
+"""Op table rows for the elementwise primitives of ops/elementwise/__init__.py.
 
 Samples cover same-shape operands, broadcasting ((3, 1) with (4,)), 0-d tensors and Python
 scalars on either side. Values stay inside each op's domain (log, sqrt positive) and away from

@@ -1,5 +1,5 @@
-"""Op table rows for the primitives of ops/elementwise_math.py: trunc, ceil, copysign, fmod,
-nextafter, the arctangents, hypot, erfc, logaddexp, logaddexp2, xlogy, logit, and
+"""Op table rows for the primitives of ops/elementwise/math_primitives.py: trunc, ceil, copysign,
+fmod, nextafter, the arctangents, hypot, erfc, logaddexp, logaddexp2, xlogy, logit, and
 special.xlog1py and special.entr.
 
 Values keep inside each domain (asin and acos in (-1, 1), logit in (0, 1), xlogy's y

@@ -1,5 +1,5 @@
-"""Op table rows for autojit.fft's transforms (ops/fft.py) and for stft and istft
-(ops/spectral.py), with NumPy's FFTs as the reference.
+"""Op table rows for autojit.fft's transforms (ops/fft/transforms.py) and for stft and istft
+(ops/fft/spectral.py), with NumPy's FFTs as the reference.
 
 Real signals give complex spectra, which the compiled driver (tests/test_compile_op_table.py)
 runs without a graph break, as the rows with real inputs check. tests/test_fft_torch.py checks every

@@ -1,4 +1,5 @@
-"""Op table rows for indexing (ops/indexing.py): x[key], gather and scatter_add, max/min."""
+"""Op table rows for indexing (ops/indexing/__init__.py): x[key], gather and scatter_add,
+max/min."""
 
 import numpy as np
 

@@ -1,4 +1,5 @@
-"""Op table rows for joining, rearranging and diagonals (ops/joining.py, ops/diagonal.py).
+"""Op table rows for joining, rearranging and diagonals (ops/layout/joining.py,
+ops/layout/diagonal.py).
 
 Composites of primitives the table checks in every dtype elsewhere (cat, index, expand) run in
 the float dtypes only, which keeps the compiled and CUDA drivers short; the diagonal

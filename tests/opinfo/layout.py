@@ -1,4 +1,4 @@
-"""Op table rows for the layout primitives and composites (ops/layout.py)."""
+"""Op table rows for the layout primitives and composites (ops/layout/__init__.py)."""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Op table rows for linear algebra (ops/linalg.py)."""
+"""Op table rows for linear algebra (ops/linalg/__init__.py)."""
 
 import numpy as np
 

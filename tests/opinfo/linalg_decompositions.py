@@ -1,4 +1,4 @@
-"""Op table rows for torch.linalg (ops/linalg_*.py) and its top-level forms.
+"""Op table rows for torch.linalg (ops/linalg/*.py) and its top-level forms.
 
 Matrices are well conditioned (a random matrix plus a multiple of the identity, or a product
 with distinct singular values), so that the gradients exist and finite differences see them.

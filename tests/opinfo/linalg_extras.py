@@ -1,7 +1,7 @@
-"""Op table rows for LAPACK's geqrf, sytrf, sytrs and potrf's info (ops/linalg_lapack.py)
-and the linalg functions composed of them and the other linalg ops (ops/linalg_extras.py):
+"""Op table rows for LAPACK's geqrf, sytrf, sytrs and potrf's info (ops/linalg/lapack.py)
+and the linalg functions composed of them and the other linalg ops (ops/linalg/extras.py):
 geqrf, ormqr, householder_product, ldl_factor_ex, ldl_solve, cholesky_ex; and the randomized
-svd_lowrank and pca_lowrank (ops/linalg_lowrank.py).
+svd_lowrank and pca_lowrank (ops/linalg/lowrank.py).
 
 The references are SciPy's LAPACK (the same routines, so the compact forms agree) and NumPy's
 QR and solve; tests/test_opinfo.py checks these functions against torch itself.

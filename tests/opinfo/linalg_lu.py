@@ -1,4 +1,4 @@
-"""Op table rows for the LU family and the factorization solvers (ops/linalg_lu.py): the
+"""Op table rows for the LU family and the factorization solvers (ops/linalg/lu.py): the
 factorization primitive and the permutation of its pivots, torch's lu, lu_solve and lu_unpack,
 cholesky_solve, cholesky_inverse, triangular_solve and matrix_exp.
 

@@ -1,6 +1,6 @@
-"""Op table rows for the composites of ops/math_composites.py and ops/softmax.py, and for acosh:
-the hyperbolic functions and their inverses, sinc, frac, heaviside, deg2rad, rad2deg, lerp,
-addcmul, addcdiv, special.ndtr, and the top-level softmax and log_softmax.
+"""Op table rows for the composites of ops/elementwise/math_composites.py and ops/nn/softmax.py, and
+for acosh: the hyperbolic functions and their inverses, sinc, frac, heaviside, deg2rad, rad2deg,
+lerp, addcmul, addcdiv, special.ndtr, and the top-level softmax and log_softmax.
 
 The references are NumPy's functions in float64, rounded to the input's dtype (integers give
 float32). Samples reach both branches of the piecewise formulas (sinh below and above 1,

@@ -1,7 +1,7 @@
 """Op table rows for torch's names that autojit gained beside its older ops: the aliases and
-shape questions (ops/aliases.py), the elementwise extras (ops/elementwise_extra.py), the NumPy
-and SciPy elementwise primitives (ops/number_functions.py), the contractions and distances
-(ops/contractions.py) and the slice writes and strided reads (ops/scatter_views.py).
+shape questions (ops/aliases.py), the elementwise extras (ops/elementwise/extra.py), the NumPy
+and SciPy elementwise primitives (ops/special/number_functions.py), the contractions and distances
+(ops/linalg/contractions.py) and the slice writes and strided reads (ops/indexing/scatter_views.py).
 
 The references are NumPy's (and SciPy's) functions of the same meaning. Rows of composites of
 elementwise and layout primitives run on CUDA; the others (host ops, the NumPy primitives) are

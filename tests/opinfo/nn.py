@@ -1,7 +1,7 @@
 """Op table rows for autojit.nn.functional: the softmax family, losses and activations.
 
-These are composites (nn/functional.py), so each row lists the primitives it expands to. The
-references are NumPy formulas computed in float64 and returned in the input's dtype. Samples
+These are composites (nn/functional/__init__.py), so each row lists the primitives it expands to.
+The references are NumPy formulas computed in float64 and returned in the input's dtype. Samples
 keep away from non-differentiable points (l1 at input == target, leaky_relu and elu at 0) and
 keep probabilities inside (0, 1), so finite differences are meaningful.
 """

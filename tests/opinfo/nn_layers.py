@@ -1,10 +1,10 @@
 """Op table rows for the layer functions of autojit.nn.functional: convolution, pooling, padding,
 normalization and the robust regression losses.
 
-These are composites (nn/functional_conv.py, nn/functional_norm.py), but for convolution, a
-primitive with its two backward products (ops/convolution.py), for max pooling, a pair of
-primitives (ops/pooling.py) whose composite compiled graphs hold, and for batch_norm in
-training, primitives with torch's backward formula (ops/batch_norm.py). The references are
+These are composites (nn/functional/conv.py, nn/functional/norm.py), but for convolution, a
+primitive with its two backward products (ops/nn/convolution.py), for max pooling, a pair of
+primitives (ops/nn/pooling.py) whose composite compiled graphs hold, and for batch_norm in
+training, primitives with torch's backward formula (ops/nn/batch_norm.py). The references are
 written independently of them: convolution and pooling loop over output positions and reduce
 each window directly (the implementation instead slices once per kernel offset), computed in
 float64 and returned in the input's dtype. Samples stay small (batch 2, 2 or 3 channels, 5x5

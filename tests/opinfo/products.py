@@ -1,4 +1,4 @@
-"""Op table rows for ops/products.py: addmm, addmv, addbmm, baddbmm, mv, kron, cross, cdist
+"""Op table rows for ops/linalg/products.py: addmm, addmv, addbmm, baddbmm, mv, kron, cross, cdist
 and cosine_similarity.
 
 Samples take the default scalars and others (beta 0 ignores the input), broadcast inputs, and

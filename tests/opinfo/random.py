@@ -18,7 +18,7 @@ import numpy as np
 
 import autojit
 from autojit import Tensor
-from autojit.ops.random_gamma import standard_gamma
+from autojit.ops.random.gamma import standard_gamma
 
 from . import ALL_NUMERIC, OpInfo, Sample, positive, uniform
 from .random_factories import integers
@@ -32,7 +32,7 @@ def _stream():
 
 
 def _draw_dtype(dtype):
-    """Uniforms and normals for float16 are drawn in float32 (ops/random.py)."""
+    """Uniforms and normals for float16 are drawn in float32 (ops/random/__init__.py)."""
     dtype = np.dtype(dtype)
     return np.dtype(np.float32) if dtype == np.float16 else dtype
 

@@ -1,4 +1,4 @@
-"""Op table rows for the recurrent cells' gate primitives (ops/rnn_cells.py): the LSTM cell's
+"""Op table rows for the recurrent cells' gate primitives (ops/nn/rnn_cells.py): the LSTM cell's
 new state and output, and the GRU cell's new hidden state.
 
 nn.LSTMCell and nn.GRUCell bind them in eager loops; their references here are the cells'
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autojit.ops import rnn_cells
+from autojit.ops.nn import rnn_cells
 
 from . import OpInfo, Sample, uniform
 from .nn import _in_dtype

@@ -1,4 +1,4 @@
-"""Op table rows for scatter, index updates and masks (ops/scatter.py, index_update.py,
+"""Op table rows for scatter, index updates and masks (ops/indexing/scatter.py, index_update.py,
 masked.py).
 
 The composites over index_put run in the float dtypes only, but for scatter, take and

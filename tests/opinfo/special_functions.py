@@ -1,4 +1,4 @@
-"""Op table rows for the special functions of ops/special_functions.py: erfinv, lgamma,
+"""Op table rows for the special functions of ops/special/functions.py: erfinv, lgamma,
 digamma, polygamma, i0, special.i1 and mvlgamma (a sum of lgammas).
 
 Their lowering runs the NumPy impl on every backend, so the compiled and CUDA drivers check

@@ -1,5 +1,5 @@
-"""Op table rows for torch.special's functions of ops/special_scipy.py (the Bessel functions,
-airy_ai, i0e, i1e, ndtri, log_ndtr, erfcx, zeta) and ops/special_polynomials.py (the
+"""Op table rows for torch.special's functions of ops/special/scipy_impls.py (the Bessel functions,
+airy_ai, i0e, i1e, ndtri, log_ndtr, erfcx, zeta) and ops/special/polynomials.py (the
 orthogonal polynomials), against SciPy.
 
 The polynomials' references are SciPy's eval_* at integer degrees 0 to 9, where torch's

@@ -1,5 +1,5 @@
-"""Op table rows for ops/triangular.py (tril, triu and their index functions) and einsum
-(ops/einsum.py)."""
+"""Op table rows for ops/layout/triangular.py (tril, triu and their index functions) and einsum
+(ops/linalg/einsum.py)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ graph.py holds the nodes, engine.py the differentiation pass, api.py the public 
 grad_mode.py the modes, gradcheck.py the finite-difference checks.
 """
 
-# sparse_autograd installs the nodes of sparse tensors' gradients (ops/sparse_coo.py's slot)
+# sparse_autograd installs the nodes of sparse tensors' gradients (ops/sparse/coo.py's slot)
 from . import forward_ad, functional, graph, profiler, sparse_autograd  # noqa: F401
 from .anomaly import (
     detect_anomaly,

@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from ..ops.sparse_coo import SparseTensor, to_dense
+from ..ops.sparse.coo import SparseTensor, to_dense
 from ..tensor import dtypes, torch_function
 from ..tensor.memory_format import new_grad_array
 from ..tensor.meta import MetaArray

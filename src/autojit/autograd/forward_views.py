@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import inplace, registry
-from ..ops.eager_views import LazySource
+from ..ops.layout.eager_views import LazySource
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import forward_ad

@@ -144,7 +144,7 @@ def _jacobian_rows(i: int, out: Tensor, inputs: tuple, create_graph: bool,
     """Output i's Jacobian blocks, one per input: a backward pass per element of out. Each
     pass starts from out with a one-hot grad_output, the gradient torch's `out.reshape(-1)[j]`
     sends back, without recording an indexing op per element."""
-    from ..ops.layout_composites import stack
+    from ..ops.layout.composites import stack
     from ..tensor.creation import zeros_like
 
     rows: tuple[list, ...] = tuple([] for _ in inputs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.sparse_coo import SparseTensor, to_dense
+from ..ops.sparse.coo import SparseTensor, to_dense
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 

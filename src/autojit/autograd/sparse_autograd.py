@@ -1,5 +1,5 @@
 """Sparse COO tensors in the autograd graph: the nodes through which their gradients, sparse
-tensors themselves, flow (ops/sparse_coo.py computes with their values; this module links those
+tensors themselves, flow (ops/sparse/coo.py computes with their values; this module links those
 computations to the sparse tensors, as torch's SparseCooTensorWithDimsAndTensorsBackward0 and
 ValuesBackward0 do).
 
@@ -14,9 +14,9 @@ sparse operand, to_dense, clone, gather with sparse_grad) attach a node of their
 
 from __future__ import annotations
 
-from ..ops import sparse_coo
-from ..ops.sparse_coo import SparseTensor, coalesce, to_dense
-from ..ops.sparse_gradients import sparse_lookup
+from ..ops.sparse import coo as sparse_coo
+from ..ops.sparse.coo import SparseTensor, coalesce, to_dense
+from ..ops.sparse.gradients import sparse_lookup
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .graph import Node, gradient_edge

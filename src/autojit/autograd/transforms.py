@@ -453,7 +453,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
 
 def _stacked(results: list) -> tuple:
     """Per-row results (tuples of pytrees) stacked along a new first dimension."""
-    from ..ops.joining import stack
+    from ..ops.layout.joining import stack
 
     flat = [tree_flatten(result) for result in results]
     spec = flat[0][1]

@@ -93,7 +93,7 @@ def _run_batched(func, leaves, spec, dims, size, kwargs, out_dims, randomness, n
 def _chunked(mapped, args, dims, size, chunk_size, out_dims):
     """vmap with chunk_size: the batch in chunks, each mapped alone, the results concatenated
     along their out_dims."""
-    from ..ops.joining import cat
+    from ..ops.layout.joining import cat
 
     leaves, spec = tree_flatten(args)
     pieces = []

@@ -86,7 +86,7 @@ matmul = _Matmul()
 
 # ---- scaled_dot_product_attention's backends ------------------------------------------------
 # torch chooses among several attention kernels; autojit has one, the explicit composite of
-# nn/functional_attention.py, which is torch's math backend. The flags are torch's settings,
+# nn/functional/attention.py, which is torch's math backend. The flags are torch's settings,
 # read back as set; scaled_dot_product_attention refuses to run when they leave out the math
 # backend, as torch refuses when no enabled kernel fits (docs/nn.md).
 

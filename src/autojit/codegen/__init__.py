@@ -6,14 +6,15 @@ through numba.cuda) backends. See docs/notes/cpu-codegen.md and docs/notes/cuda.
 
 from .. import config
 from ..compiler import backends
-from ..ops import batch_norm, convolution, native_math
+from ..ops.elementwise import native_math
+from ..ops.nn import batch_norm, convolution
 
 backends.register("cpu", __name__ + ".backend")
 
 
 def _native_convolution(kind: str, first, second, attrs: dict):
-    """The convolution primitives' eager products, natively (cpu/convolution.py; imported on
-    the first convolution, so that `import autojit` stays light)."""
+    """The convolution primitives' eager products, natively (cpu/convolution/__init__.py; imported
+    on the first convolution, so that `import autojit` stays light)."""
     from .cpu import convolution as native
 
     return native.eager(kind, first, second, attrs)
@@ -47,7 +48,8 @@ native_math.NATIVE = _native_math
 def _threads_changed(count: int) -> None:
     """autojit.set_num_threads: the CPU backend's worker threads and NumPy's BLAS follow it
     (imported here only when the count changes, so that `import autojit` stays light)."""
-    from .cpu import blas, workers
+    from .cpu import workers
+    from .cpu.gemm import blas
 
     workers.threads_changed(count)
     blas.threads_changed(count)

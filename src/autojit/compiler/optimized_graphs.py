@@ -44,7 +44,7 @@ from ..tensor import dtypes
 
 # Where the passes and what they call are written: a change in any of these files changes
 # every key (config.source_fingerprint).
-_PASS_SOURCES = ("ir/*.py", "ir/passes/*.py", "ops/*.py", "tensor/*.py")
+_PASS_SOURCES = ("ir/*.py", "ir/passes/*.py", "ops/**/*.py", "tensor/*.py")
 _FORMAT = b"autojit-optimized-graph-1|"  # the entry format's version
 _MOST = 32  # entries kept in this process (a GPT step's is about 90 KB)
 _GRAPHS: OrderedDict = OrderedDict()  # key -> the optimized graph's encoding

@@ -17,7 +17,7 @@ flat device arrays:
 
 Shapes and strides travel as tuples (numba specializes a kernel on their length), padded with
 one 0 so that no tuple is empty. Negative indices wrap once, as in the NumPy reference. Bounds
-are checked before the op runs (the check_index op of ops/index_checks.py); in a compiled
+are checked before the op runs (the check_index op of ops/indexing/checks.py); in a compiled
 plan that check's failure is read only after the last step (plan.py), so these
 kernels skip an index out of range rather than touch memory outside the tensor.
 """

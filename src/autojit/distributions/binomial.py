@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..autograd import no_grad
 from ..ops import functional as F
-from ..ops.random_gamma import binomial
+from ..ops.random.gamma import binomial
 from ..tensor.creation import arange
 from . import constraints
 from .counted_trials import CountedTrials

@@ -11,7 +11,7 @@ read by the distributions (enumerate_support, Independent).
 from __future__ import annotations
 
 from ..ops import functional as F
-from ..ops.linalg_namespace import eigvalsh
+from ..ops.linalg.namespace import eigvalsh
 from ..tensor import dtypes
 from ..tensor.creation import eye, full
 from ..tensor.type_info import finfo

@@ -1,12 +1,12 @@
 """Dirichlet: the Dirichlet distribution over the simplex of the last dim, of concentrations
 `concentration`; its rsample is differentiable with torch's implicit reparameterization
-gradient (ops/random_gamma.py dirichlet_grad), once, as torch's."""
+gradient (ops/random/gamma.py dirichlet_grad), once, as torch's."""
 
 from __future__ import annotations
 
 from ..autograd import Function, once_differentiable
 from ..ops import functional as F
-from ..ops.random_gamma import dirichlet_grad, sample_dirichlet
+from ..ops.random.gamma import dirichlet_grad, sample_dirichlet
 from ..tensor.creation import arange
 from . import constraints
 from .distribution import expand_parameters

@@ -18,7 +18,7 @@ import warnings
 
 from ..autograd import no_grad
 from ..ops import elementwise as ew
-from ..ops.index_checks import FORMS, check_index
+from ..ops.indexing.checks import FORMS, check_index
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Size, Tensor
@@ -42,7 +42,7 @@ def checked(value: Tensor, valid: Tensor, message: str, shown=None) -> Tensor:
         if not bool(valid.all()):
             raise ValueError(f"{message}:\n{value if shown is None else shown(value, valid)}")
         return value
-    # One form per message: ops/index_checks.py raises FORMS[form] when the kernel's check
+    # One form per message: ops/indexing/checks.py raises FORMS[form] when the kernel's check
     # fails (its message is a format string, hence the doubled braces). See
     # docs/notes/errors-in-kernels.md.
     FORMS.setdefault(message, (ValueError, message.replace("{", "{{").replace("}", "}}")))

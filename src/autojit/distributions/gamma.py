@@ -1,11 +1,11 @@
 """Gamma: the gamma distribution of shape `concentration` and inverse scale `rate`,
-reparameterized by implicit differentiation of its sampler (ops/random_gamma.py's
+reparameterized by implicit differentiation of its sampler (ops/random/gamma.py's
 standard_gamma, whose gradient is torch's)."""
 
 from __future__ import annotations
 
 from ..ops import functional as F
-from ..ops.random_gamma import standard_gamma
+from ..ops.random.gamma import standard_gamma
 from ..tensor.creation import as_tensor
 from ..tensor.type_info import finfo
 from . import constraints

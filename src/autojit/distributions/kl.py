@@ -16,7 +16,7 @@ import warnings
 
 from ..autograd import grad
 from ..ops import functional as F
-from ..ops.linalg_namespace import solve_triangular
+from ..ops.linalg.namespace import solve_triangular
 from ..tensor.creation import full_like
 from .bernoulli import Bernoulli
 from .beta import Beta

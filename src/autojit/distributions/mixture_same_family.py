@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..autograd import no_grad
 from ..ops import functional as F
-from ..ops.softmax import log_softmax
+from ..ops.nn.softmax import log_softmax
 from ..tensor.tensor import Size
 from . import constraints
 from .categorical import Categorical

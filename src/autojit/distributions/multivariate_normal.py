@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ..ops.linalg_namespace import cholesky, solve, solve_triangular
+from ..ops.linalg.namespace import cholesky, solve, solve_triangular
 from ..tensor.creation import eye
 from ..tensor.tensor import Size
 from . import constraints

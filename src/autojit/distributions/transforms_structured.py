@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..ops import functional as F
-from ..ops.linalg_namespace import cholesky
+from ..ops.linalg.namespace import cholesky
 from ..tensor.creation import eye
 from ..tensor.tensor import Size
 from ..tensor.type_info import finfo

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..autograd import enable_grad
 from ..ops import functional as F
-from ..ops.softmax import softmax
+from ..ops.nn.softmax import softmax
 from ..tensor import dtypes
 from ..tensor.creation import randn, tensor
 from ..tensor.tensor import Size, Tensor

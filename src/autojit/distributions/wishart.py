@@ -9,7 +9,7 @@ import numbers
 import warnings
 
 from ..ops import functional as F
-from ..ops.linalg_namespace import cholesky, slogdet
+from ..ops.linalg.namespace import cholesky, slogdet
 from ..tensor.creation import arange, eye, randn, tensor
 from ..tensor.tensor import Size
 from ..tensor.type_info import finfo

@@ -13,7 +13,7 @@ from ..library import (  # noqa: F401
     _dispatch_tls_local_exclude_set,
     _ExcludeDispatchKeyGuard,
 )
-from ..ops.linalg_common import LinAlgError as _LinAlgError  # noqa: F401
+from ..ops.linalg.common import LinAlgError as _LinAlgError  # noqa: F401
 from ..tensor.device import device  # noqa: F401
 from ..tensor.dtypes import DType as dtype  # noqa: F401
 from ..tensor.generator import Generator  # noqa: F401

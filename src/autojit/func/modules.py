@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 
 from ..nn.utils import stateless
-from ..ops.joining import stack
+from ..ops.layout.joining import stack
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,

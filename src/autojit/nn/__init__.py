@@ -1,7 +1,8 @@
 """autojit.nn: Module and Parameter, the layers, the losses, init and the functional API.
 
-module.py holds the Module base class; each layer family has its own file (linear.py,
-activation.py, container.py, ...); functional.py holds the functions the layers call.
+module.py holds the Module base class; each layer family has its own file or package (linear.py,
+activation/, container.py, pooling/, loss/, ...); functional/ (autojit.nn.functional) holds the
+functions the layers call.
 """
 
 from . import functional, init, parallel, utils  # noqa: F401
@@ -20,8 +21,8 @@ from .activation import (
     Tanh,
 )
 
-# ---- the rest of torch.nn's activations (activation_extra.py) ----
-from .activation_extra import (
+# ---- the rest of torch.nn's activations (activation/extra.py) ----
+from .activation.extra import (
     CELU,
     GLU,
     SELU,
@@ -61,8 +62,8 @@ from .loss import (
     SmoothL1Loss,
 )
 
-# ---- distribution, margin and embedding losses, distances (loss_extra.py) ----
-from .loss_extra import (
+# ---- distribution, margin and embedding losses, distances (loss/extra.py) ----
+from .loss.extra import (
     CosineEmbeddingLoss,
     CosineSimilarity,
     CTCLoss,
@@ -104,10 +105,10 @@ __all__ = [
     "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
     "BCEWithLogitsLoss",
-    # ---- the rest of torch.nn's activations (activation_extra.py) ----
+    # ---- the rest of torch.nn's activations (activation/extra.py) ----
     "Threshold", "ReLU6", "Hardtanh", "RReLU", "PReLU", "SELU", "CELU", "GLU", "Mish",
     "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink", "Tanhshrink", "Softsign", "Softmax2d",
-    # ---- distribution, margin and embedding losses, distances (loss_extra.py) ----
+    # ---- distribution, margin and embedding losses, distances (loss/extra.py) ----
     "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
     "HingeEmbeddingLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "CosineSimilarity", "PairwiseDistance", "MultiMarginLoss",
@@ -136,7 +137,7 @@ from .pooling import (  # noqa: E402
     MaxUnpool2d,
     MaxUnpool3d,
 )
-from .pooling_adaptive import (  # noqa: E402
+from .pooling.adaptive import (  # noqa: E402
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool3d,
@@ -147,7 +148,7 @@ from .pooling_adaptive import (  # noqa: E402
     LPPool2d,
     LPPool3d,
 )
-from .pooling_fractional import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
+from .pooling.fractional import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
 
 __all__ += [
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",

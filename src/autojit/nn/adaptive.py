@@ -20,7 +20,7 @@ from ..ops.layout import cat
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from .container import ModuleList, Sequential
-from .functional_activation import log_softmax
+from .functional.activation import log_softmax
 from .linear import Linear
 from .module import Module
 

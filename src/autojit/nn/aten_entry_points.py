@@ -20,14 +20,14 @@ from __future__ import annotations
 import math
 
 from ..ops.aten_namespace import register
-from ..ops.batch_norm import batch_statistics
 from ..ops.composite import rsqrt
+from ..ops.nn.batch_norm import batch_statistics
 from ..ops.out_argument import write_results
 from ..tensor import dtypes
 from ..tensor.creation import empty
 from ..tensor.tensor import Tensor
 from . import functional as F
-from .functional_interpolate import antialiased
+from .functional.interpolation import antialiased
 
 # ---- layer norm and group norm ------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
-"""Conv1d, Conv2d and Conv3d: convolution layers over the composites of functional_conv.py.
+"""Conv1d, Conv2d and Conv3d: convolution layers over the composites of functional/conv.py.
 
 A layer holds weight (out_channels, in_channels / groups, *kernel_size) and an optional bias,
 drawn like Linear's: kaiming_uniform_ with a = sqrt(5), so U(-1/sqrt(fan_in), 1/sqrt(fan_in))
 where fan_in = weight.shape[1] * prod(kernel_size), and the bias from the same bound. A
-padding_mode other than 'zeros' pads the input with functional_padding.py's `pad` in that
+padding_mode other than 'zeros' pads the input with functional/padding.py's `pad` in that
 mode first, then convolves without padding, as torch does. The transposed layers
 (convolution_transpose.py) share _ConvNd.
 """
@@ -14,8 +14,8 @@ import math
 
 from ..tensor.creation import empty
 from . import init
-from .functional_conv import conv1d, conv2d, conv3d
-from .functional_padding import pad
+from .functional.conv import conv1d, conv2d, conv3d
+from .functional.padding import pad
 from .module import Module
 from .parameter import Parameter
 

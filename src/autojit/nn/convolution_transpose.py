@@ -1,5 +1,5 @@
 """ConvTranspose1d, ConvTranspose2d and ConvTranspose3d: transposed convolution layers over
-functional_conv_transpose.py.
+functional/conv_transpose.py.
 
 They share convolution.py's _ConvNd (checks, initialization, repr) with the weight laid out
 (in_channels, out_channels / groups, *kernel_size), as torch's is, so that kaiming_uniform_'s
@@ -10,7 +10,7 @@ torch's `output_size`, which picks the output_padding that gives that size.
 from __future__ import annotations
 
 from .convolution import _ConvNd, _spatial_tuple
-from .functional_conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
+from .functional.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..autograd.function import Function
 from ..tensor.tensor import Tensor
-from .functional_padding import pad
+from .functional.padding import pad
 from .module import Module
 
 __all__ = ["CrossMapLRN2d"]

@@ -2,13 +2,13 @@
 and FeatureAlphaDropout (dropout.py holds Dropout).
 
 Each holds torch's p and inplace, prints them as torch does, and calls its functional form in
-nn/functional_dropout.py while training; in evaluation it is the identity.
+nn/functional/channel_dropout.py while training; in evaluation it is the identity.
 """
 
 from __future__ import annotations
 
-from . import functional_dropout as D
 from .dropout import _DropoutNd
+from .functional import channel_dropout as D
 
 __all__ = ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 

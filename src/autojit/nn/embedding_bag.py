@@ -23,7 +23,7 @@ from ..tensor import dtypes
 from ..tensor.creation import arange, as_tensor, empty
 from ..tensor.tensor import Tensor
 from . import init
-from .functional_common import check_tensor
+from .functional.common import check_tensor
 from .layer_functions import embedding, renorm_rows_, scale_grad_by_frequency
 from .module import Module
 from .parameter import Parameter
@@ -97,7 +97,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None,  # noqa: A002
     if max_norm is not None:
         renorm_rows_(weight, ids, max_norm, norm_type)
     if sparse:  # weight's gradient a sparse tensor of the rows read
-        from ..ops.sparse_gradients import embedding_rows
+        from ..ops.sparse.gradients import embedding_rows
 
         rows = embedding_rows(weight, ids)
     else:

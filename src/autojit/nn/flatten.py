@@ -1,7 +1,7 @@
 """Flatten and Unflatten: reshape layers that merge a range of dims or split one dim.
 
-Both call the layout ops (ops/layout.py flatten and unflatten), which are views in eager mode
-and reshapes in the traced graph.
+Both call the layout ops (ops/layout/__init__.py flatten and unflatten), which are views in eager
+mode and reshapes in the traced graph.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 nn.functional re-exports these; the modules in linear.py, sparse.py and dropout.py call them.
 Each is a composite of autojit ops (matmul, index_select, where, mul), so it differentiates
 twice and traces into a compiled graph with no rule of its own, but linear, which is the
-primitive of ops/linear.py (torch's addmm) for a matrix weight. Dropout draws its mask from
+primitive of ops/nn/linear.py (torch's addmm) for a matrix weight. Dropout draws its mask from
 autojit's global generator (autojit.manual_seed); in a compiled function the draw is a
 "random" graph input, drawn anew on every call in the same order as eager draws it.
 """
@@ -16,9 +16,9 @@ from ..ops.autocast import LOWER, PROMOTE, autocast_op
 from ..ops.indexing import index_select
 from ..ops.layout import reshape, t, unsqueeze
 from ..ops.linalg import matmul
-from ..ops.linalg_norms import vector_norm
-from ..ops.linear import linear_map
-from ..ops.products import check_addmm_dtypes
+from ..ops.linalg.norms import vector_norm
+from ..ops.linalg.products import check_addmm_dtypes
+from ..ops.nn.linear import linear_map
 from ..ops.reduction import sum_
 from ..tensor import dtypes
 from ..tensor.creation import ones, rand, zeros

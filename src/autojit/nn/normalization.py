@@ -1,4 +1,4 @@
-"""LayerNorm, GroupNorm and BatchNorm1d/2d: normalization layers over functional_norm.py.
+"""LayerNorm, GroupNorm and BatchNorm1d/2d: normalization layers over functional/norm.py.
 
 Affine weights start at ones and biases at zeros. Batch norm layers keep running_mean (zeros),
 running_var (ones) and num_batches_tracked (an int64 count) as buffers, so they are saved in
@@ -15,7 +15,7 @@ from ..autograd.grad_mode import no_grad
 from ..tensor import dtypes
 from ..tensor.creation import empty, ones, tensor, zeros
 from . import init
-from .functional_norm import batch_norm, group_norm, layer_norm
+from .functional.norm import batch_norm, group_norm, layer_norm
 from .module import Module
 from .parameter import Parameter
 

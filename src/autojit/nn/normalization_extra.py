@@ -1,5 +1,5 @@
 """More normalization layers: BatchNorm3d, InstanceNorm1d/2d/3d, RMSNorm and
-LocalResponseNorm, over functional_norm.py and functional_norm_extra.py.
+LocalResponseNorm, over functional/norm.py and functional/norm_extra.py.
 
 The instance norm layers share the batch norm layers' parameters and buffers (affine=False
 and track_running_stats=False by default, as in torch; num_batches_tracked is kept but, as in
@@ -12,7 +12,7 @@ import warnings
 
 from ..tensor.creation import empty
 from . import init
-from .functional_norm_extra import instance_norm, local_response_norm, rms_norm
+from .functional.norm_extra import instance_norm, local_response_norm, rms_norm
 from .module import Module
 from .normalization import _BatchNorm, _NormBase
 from .parameter import Parameter

@@ -1,6 +1,6 @@
 """Padding layers over 1, 2 and 3 spatial dims (ZeroPad, ConstantPad, ReflectionPad,
 ReplicationPad, CircularPad), each a module holding its padding and calling `pad` of
-functional_padding.py in its mode.
+functional/padding.py in its mode.
 
 As in torch, an int padding is repeated for both sides of every padded dim and a tuple is
 kept as given (last dim's left, right, then the dim before it...); negative amounts crop. The
@@ -9,7 +9,7 @@ layers hold no parameters or buffers; their reprs are torch's.
 
 from __future__ import annotations
 
-from .functional_padding import pad
+from .functional.padding import pad
 from .module import Module
 
 __all__ = [

@@ -1,6 +1,6 @@
-"""Resampling layers: Fold and Unfold (col2im and im2col over functional_conv_transpose.py),
-and the layers over functional_resampling.py (pixel and channel shuffles) and
-functional_interpolate.py (Upsample).
+"""Resampling layers: Fold and Unfold (col2im and im2col over functional/conv_transpose.py),
+and the layers over functional/resampling.py (pixel and channel shuffles) and
+functional/interpolation.py (Upsample).
 
 The layers hold their settings, as given, and nothing else (no parameters or buffers); their
 reprs are torch's.
@@ -8,9 +8,9 @@ reprs are torch's.
 
 from __future__ import annotations
 
-from .functional_conv_transpose import fold, unfold
-from .functional_interpolate import interpolate
-from .functional_resampling import channel_shuffle, pixel_shuffle, pixel_unshuffle
+from .functional.conv_transpose import fold, unfold
+from .functional.interpolation import interpolate
+from .functional.resampling import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .module import Module
 
 __all__ = ["Fold", "Unfold", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",

@@ -4,7 +4,7 @@ initialization, gate order and numerics.
 
 Every layer is a composite of autojit ops, so autograd (to any order), tracing, fusion and CUDA
 come from the primitives. Eager on the CPU in float32 and float64, a step's gate arithmetic is
-one or two fused primitives (ops/rnn_cells.py: lstm_cell_state and lstm_cell_output, gru_cell),
+one or two fused primitives (ops/nn/rnn_cells.py: lstm_cell_state and lstm_cell_output, gru_cell),
 each one node, where the composite is a dozen ops. The input projection of a whole sequence is
 one matrix product per layer and direction (x @ W_ih^T for all time steps at once); each step
 then adds the hidden projection and applies the gates, which fuse into one kernel under
@@ -29,7 +29,7 @@ import numpy as np
 from ..ops.elementwise import sigmoid, tanh
 from ..ops.indexing import index_select
 from ..ops.layout import cat, chunk, narrow, stack
-from ..ops.rnn_cells import gru_cell, lstm_cell_output, lstm_cell_state
+from ..ops.nn.rnn_cells import gru_cell, lstm_cell_output, lstm_cell_state
 from ..tensor import dtypes
 from ..tensor.creation import empty, zeros
 from ..tensor.state import state as thread_state
@@ -42,7 +42,7 @@ from .utils.rnn import PackedSequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
-# The dtypes whose eager cells bind ops/rnn_cells.py's fused ops (the rest keep the composites:
+# The dtypes whose eager cells bind ops/nn/rnn_cells.py's fused ops (the rest keep the composites:
 # bfloat16 and float16 round after every op of them, as torch's do).
 _FUSED_DTYPES = (dtypes.float32, dtypes.float64)
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -57,7 +57,7 @@ def _activation(mode: str):
 
 
 def _fused(gates: Tensor) -> bool:
-    """Whether a step binds ops/rnn_cells.py's fused gates: eager, on the CPU, in float32 or
+    """Whether a step binds ops/nn/rnn_cells.py's fused gates: eager, on the CPU, in float32 or
     float64."""
     return thread_state.tracer is None and gates._dtype in _FUSED_DTYPES and \
         gates._data.__class__ is np.ndarray
@@ -72,7 +72,7 @@ def _rnn_step(mode: str, projected_input: Tensor, hidden, weight_hh: Tensor, bia
         gates = projected_input + linear(h, weight_hh, bias_hh)
         if _fused(gates):
             # Eager on the CPU, the gates' arithmetic is two ops, each one node
-            # (ops/rnn_cells.py): a dozen ops' dispatch and backward nodes fewer a step.
+            # (ops/nn/rnn_cells.py): a dozen ops' dispatch and backward nodes fewer a step.
             c = lstm_cell_state(gates, c)
             h = lstm_cell_output(gates, c)
         else:
@@ -87,7 +87,7 @@ def _rnn_step(mode: str, projected_input: Tensor, hidden, weight_hh: Tensor, bia
     if mode == "GRU":
         gates_h = linear(hidden, weight_hh, bias_hh)
         if _fused(gates_h):
-            # Eager on the CPU: one op and one node for the gates (ops/rnn_cells.py).
+            # Eager on the CPU: one op and one node for the gates (ops/nn/rnn_cells.py).
             h = gru_cell(projected_input, gates_h, hidden)
             return h, h
         size = hidden.shape[-1]

@@ -21,7 +21,7 @@ from ..ops.composite import rsqrt
 from ..ops.layout import cat
 from ..tensor.creation import tensor
 from ..tensor.tensor import Tensor
-from .functional_norm import batch_norm
+from .functional.norm import batch_norm
 from .normalization import _BatchNorm
 
 __all__ = ["SyncBatchNorm"]

@@ -19,7 +19,7 @@ from ..tensor.creation import rand
 from ..tensor.dtypes import bool_
 from ..tensor.tensor import Tensor
 from . import functional as F
-from . import functional_dropout
+from .functional import channel_dropout as functional_dropout
 from .rnn import _rnn_step
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}

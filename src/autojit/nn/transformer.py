@@ -27,7 +27,7 @@ from .activation import GELU, ReLU
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
-from .functional_attention import _canonical_mask, _none_or_dtype
+from .functional.attention import _canonical_mask, _none_or_dtype
 from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm

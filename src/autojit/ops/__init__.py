@@ -1,21 +1,23 @@
 """The op registry and every primitive family; importing it checks the registry is complete.
 
-Families: elementwise (math, arithmetic, comparisons, where, cast), bitwise (and, or, xor, not,
-shifts), reduction, layout (reshape, expand, permute, slice, cat), linalg (matmul), indexing
-(gather, scatter_add, index, index_put), scatter (scatter_reduce), masked (nonzero_static),
-diagonal (diagonal, embed_diagonal), loss (binary cross entropy and its gradient), batch_norm
-(batch normalization, its backward formula and the running statistics' update), linear
-(nn.Linear's affine map), rnn_cells (the LSTM and GRU cells' gate arithmetic), nll_loss (the
-negative log-likelihood of class targets and its backward formula), pooling (max pooling's
-select and scatter at each window's first maximum), sorting (argsort), scans (cumsum, cumprod,
-cummax/cummin indices, logcumsumexp), searching (searchsorted), counting (histc),
-number_functions (gcd, lcm, igamma, igammac), complex_numbers (complex, view_as_real,
-view_as_complex, conj, and angle and sgn of complex tensors), fft (torch.fft's transforms:
-fft_c2c, fft_r2c, fft_c2r), collective (the exchanges between processes of autojit.distributed),
-random (the samplers poisson and multinomial, and the random ops built on draws), random_gamma
-(the gamma and binomial samplers), and torch.linalg's decompositions and solvers (linalg_*.py,
-gathered as autojit.linalg by linalg_namespace.py). Composites are in composite.py,
-triangular.py, einsum.py, joining.py, index_update.py, spectral.py (stft, istft) and
+Families, each a module here or a subpackage (its __init__.py says what it holds): elementwise/
+(math, arithmetic, comparisons, where, cast; bitwise.py: and, or, xor, not, shifts), reduction,
+layout/ (reshape, expand, permute, slice, cat; diagonal.py: diagonal, embed_diagonal), linalg/
+(matmul, and torch.linalg's decompositions and solvers, gathered as autojit.linalg by
+linalg/namespace.py), indexing/ (gather, scatter_add, index, index_put; scatter.py:
+scatter_reduce; masked.py: nonzero_static), nn/ (the primitives of nn.functional: loss.py's
+binary cross entropy and its gradient, batch_norm.py's batch normalization, its backward formula
+and the running statistics' update, linear.py's nn.Linear affine map, rnn_cells.py's LSTM and
+GRU gate arithmetic, nll_loss.py's negative log-likelihood of class targets and its backward
+formula, pooling.py's max pooling select and scatter at each window's first maximum), sorting
+(argsort), scans (cumsum, cumprod, cummax/cummin indices, logcumsumexp), searching
+(searchsorted), counting (histc), special/ (number_functions.py: gcd, lcm, igamma, igammac; the
+special functions), complex_numbers (complex, view_as_real, view_as_complex, conj, and angle and
+sgn of complex tensors), fft/ (torch.fft's transforms: fft_c2c, fft_r2c, fft_c2r), sparse/
+(sparse COO tensors), collective (the exchanges between processes of autojit.distributed) and
+random/ (the samplers poisson and multinomial, and the random ops built on draws; gamma.py: the
+gamma and binomial samplers). Composites are in composite.py, layout/triangular.py,
+linalg/einsum.py, layout/joining.py, indexing/update.py, fft/spectral.py (stft, istft) and
 aten_entry_points.py and aten_tensor_ops.py (torch's aten entry points, registered in the aten
 namespace of aten_namespace.py, which is `autojit.ops.aten`) and need no rules.
 """
@@ -23,41 +25,33 @@ namespace of aten_namespace.py, which is `autojit.ops.aten`) and need no rules.
 from . import (  # noqa: F401
     aten_entry_points,  # registers its ops in the aten namespace (autojit.ops.aten)
     aten_tensor_ops,  # ... and these
-    batch_norm,
-    bitwise,
     collective,
     complex_numbers,
     composite,
     counting,
-    diagonal,
-    einsum,
     elementwise,
-    fft,
-    index_update,
     indexing,
-    joining,
     layout,
     linalg,
-    linalg_namespace,  # noqa: F401 - registers the torch.linalg primitives
-    linear,
-    loss,
-    masked,
     meta,  # noqa: F401 - the dispatch of ops on meta tensors, installed on first use
-    nll_loss,
-    number_functions,
-    pooling,
     random,
-    random_gamma,
     reduction,
-    rnn_cells,
     scans,
-    scatter,
     searching,
     sorting,
-    triangular,
 )
 from .aten_namespace import NAMESPACES, aten, load_library, loaded_libraries
+from .elementwise import bitwise  # noqa: F401
+from .fft import transforms as fft  # noqa: F401
+from .indexing import masked, scatter  # noqa: F401
+from .indexing import update as index_update  # noqa: F401
+from .layout import diagonal, joining, triangular  # noqa: F401
+from .linalg import einsum  # noqa: F401
+from .linalg import namespace as linalg_namespace  # noqa: F401 - registers torch.linalg's ops
+from .nn import batch_norm, linear, loss, nll_loss, pooling, rnn_cells  # noqa: F401
+from .random import gamma as random_gamma  # noqa: F401
 from .registry import REGISTRY, check_registry
+from .special import number_functions  # noqa: F401
 
 check_registry()
 

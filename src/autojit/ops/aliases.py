@@ -248,7 +248,7 @@ def contains(self: Tensor, element) -> bool:
 
 # The public forms of the view ops that return x itself when they change nothing: torch's
 # give a new tensor (a view) even then, so that a program may give it attributes, detach it
-# in place or compare identities as torch lets it. The layout functions (layout.py) keep
+# in place or compare identities as torch lets it. The layout functions (layout/__init__.py) keep
 # returning x, for the ops built on them.
 NEW_VIEWS = ("permute", "squeeze", "expand", "expand_as", "broadcast_to", "transpose",
              "swapaxes", "swapdims", "t", "movedim", "moveaxis", "narrow")

@@ -24,11 +24,11 @@ from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
 from .aten_namespace import register
 from .composite import reduces_nothing
-from .index_checks import check_index
+from .indexing.checks import check_index
 from .layout import cat
+from .nn.softmax import LOG_SOFTMAX_BACKWARD, SOFTMAX_BACKWARD, _floating_input
 from .reduction import amax, sum_
 from .registry import bind
-from .softmax import LOG_SOFTMAX_BACKWARD, SOFTMAX_BACKWARD, _floating_input
 
 
 def _scalar_type(dtype) -> str:

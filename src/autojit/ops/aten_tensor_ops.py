@@ -96,7 +96,7 @@ def _flip(self: Tensor, dims) -> Tensor:
 
 
 def _cat(tensors, dim: int = 0) -> Tensor:
-    from .joining import cat
+    from .layout.joining import cat
 
     return cat(list(tensors), dim)
 

@@ -163,7 +163,7 @@ def _user_stacklevel() -> int:
 
 
 def _loop(op, physical: list, flags: list, attrs: dict, size: int) -> Tensor:
-    from .joining import stack
+    from .layout.joining import stack
 
     if ("vmap loop", op.name) not in once.given:
         warn_once(("vmap loop", op.name), f"vmap: there is no batching rule for {op.name}, so "
@@ -420,7 +420,7 @@ def _index_place(dims: tuple) -> int:
 
 
 def index_rule(op, inputs, flags, attrs, size):
-    """index: x[indices] on `dims` (ops/indexing.py), the k index rows stacked."""
+    """index: x[indices] on `dims` (ops/indexing/__init__.py), the k index rows stacked."""
     x, indices = inputs
     x_batched, indices_batched = flags
     dims = attrs["dims"]

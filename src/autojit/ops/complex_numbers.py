@@ -46,7 +46,7 @@ def _is_complex(x: Tensor) -> bool:
 # ---- conj ---------------------------------------------------------------------------------------
 
 # The conjugate of a real value is the value (the real template); a complex one negates the
-# imaginary part (the complex template, codegen/cpu/llvm_complex.py).
+# imaginary part (the complex template, codegen/cpu/llvm/complex.py).
 CONJ = define_op(name="conj", arity=1, shape=lambda shape: shape,
                  dtype=lambda inputs, attrs: (None, inputs[0]._dtype), impl=np.conjugate,
                  vjp=lambda ctx, g: (conj_physical(g),), saves=(),

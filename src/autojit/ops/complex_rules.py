@@ -1,7 +1,7 @@
 """What the op families' rules need to know about complex tensors: the error of a primitive
 that takes none (registry.py reads its Op.complex), the conjugate a VJP multiplies by
-(elementwise.py, linalg.py, reduction.py), and where the warning of a conversion that drops
-imaginary parts points. The complex primitives themselves are in complex_numbers.py;
+(elementwise/__init__.py, linalg/__init__.py, reduction.py), and where the warning of a conversion
+that drops imaginary parts points. The complex primitives themselves are in complex_numbers.py;
 docs/notes/complex.md has the design.
 """
 

@@ -11,10 +11,11 @@ import math
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
-from . import activations, vector_norm
 from . import elementwise as ew
 from .autocast import FP32, autocast_op, float32_inside
 from .limited_rules import UNSIGNED, refuse_limited
+from .linalg import vector_norm
+from .nn import activations
 from .reduction import amax, extreme, normalize_dims, sum_
 from .registry import promoted_dtype
 
@@ -153,7 +154,7 @@ def softplus(x, beta: float = 1.0, threshold: float = 20.0):
     At beta x == threshold torch takes the curve for the value and the first derivative
     (sigmoid(threshold)) but gives 0 for the second: there the curve's input is held at the
     threshold and a linear term of slope sigmoid(threshold), zero at that point, carries the
-    derivative (ops/activations.py, whose softplus primitive computes it with torch's backward
+    derivative (ops/nn/activations.py, whose softplus primitive computes it with torch's backward
     formulas).
     """
     _floating_only("softplus_cpu", x)
@@ -301,7 +302,7 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
                            f"input. Got {dtypes.scalar_type_name(x.dtype)}")
     if p == "fro":
         p = 2
-    if vector_norm.takes(x, p):  # torch's derivatives at zero (vector_norm.py)
+    if vector_norm.takes(x, p):  # torch's derivatives at zero (linalg/vector_norm.py)
         return vector_norm.p_norm(x, p, dim, keepdim)
     if p in ("fro", 2, 2.0):
         return _root_or_zero(sum_(squared_modulus(x), dim, keepdim), 0.5)

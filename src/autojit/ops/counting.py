@@ -112,10 +112,10 @@ def runs_traced(x: Tensor, dim, return_inverse: bool, return_counts: bool, order
     differs from every value, so each NaN is its own run, as eagerly); the number of runs is
     the call's, checked on every run of the graph, and the rest follows from it."""
     from .indexing import index_select, index_tensor
+    from .indexing.masked import nonzero_static
+    from .indexing.scatter import scatter
     from .layout import cat, movedim, reshape
-    from .masked import nonzero_static
     from .scans import cumsum
-    from .scatter import scatter
     from .sorting import sort
 
     order = None
@@ -178,7 +178,7 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
 def _bincount_traced(x: Tensor, weights: Tensor | None, minlength: int) -> Tensor:
     """bincount from graph ops: the largest value (and whether any is negative) is the
     call's, checked on every run; the counts are a scatter-add of ones or of the weights."""
-    from .scatter import scatter_add
+    from .indexing.scatter import scatter_add
 
     total = x.numel()
     if weights is not None and (weights.ndim != 1 or weights.shape[0] != total):

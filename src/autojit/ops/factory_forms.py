@@ -5,7 +5,7 @@ into a given one, `torch.eye(n, out=t)`), `layout=` and `pin_memory=`.
 RuntimeError), resizes out without a warning where the shape differs (factories resize as
 torch's do), writes the values into it and returns it. `layout=` may be None or
 autojit.strided (autojit.sparse_coo for the factories of empty sparse tensors, zeros and
-empty, which ops/sparse_coo.py makes); `pin_memory=True` raises torch's error on a system
+empty, which ops/sparse/coo.py makes); `pin_memory=True` raises torch's error on a system
 without an accelerator's pinned memory, as autojit's host memory is not pinned.
 
 `factory_form` wraps the factories __init__.py exports; the tensor layer's functions
@@ -24,7 +24,7 @@ from .out_argument import check_out_type, write_out
 
 _PINNED = ("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory "
            "allocator is available on this system.")
-# Made by sparse_coo.py when a factory is asked for an empty sparse tensor: (function name,
+# Made by sparse/coo.py when a factory is asked for an empty sparse tensor: (function name,
 # args, kwargs) -> the sparse tensor.
 SPARSE_FACTORY = None
 

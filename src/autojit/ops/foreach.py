@@ -162,7 +162,7 @@ def _foreach_clone(self):
 
 def _foreach_norm(self, ord=2, dtype=None):
     """Each tensor's vector norm (linalg.vector_norm), a 0-d tensor each."""
-    from .linalg_norms import vector_norm
+    from .linalg.norms import vector_norm
 
     return tuple(vector_norm(tensor, ord, dtype=dtype) for tensor in _tensors(self))
 

@@ -19,15 +19,6 @@ from .aliases import (  # noqa: F401
 )
 from .aliases import new_view as _new_view
 from .aliases import numpy_keywords as _numpy_keywords
-from .bitwise import (  # noqa: F401
-    bitwise_and,
-    bitwise_left_shift,
-    bitwise_not,
-    bitwise_or,
-    bitwise_right_shift,
-    bitwise_xor,
-    hash_tensor,
-)
 from .complex_numbers import (  # noqa: F401
     conj,
     conj_physical,
@@ -57,25 +48,7 @@ from .composite import (  # noqa: F401
     tan,
     var,
 )
-
-# ---- sorting, order statistics, scans, triangular parts, einsum ----
-from .contractions import (  # noqa: F401
-    addr,
-    chain_matmul,
-    combinations,
-    dist,
-    frobenius_norm,
-    inner,
-    norm,
-    nuclear_norm,
-    renorm,
-    tensordot,
-    vander,
-    vdot,
-)
 from .counting import bincount, histc, unique  # noqa: F401
-from .diagonal import diag, diag_embed, diagflat, diagonal, trace  # noqa: F401
-from .einsum import einsum  # noqa: F401
 from .elementwise import TENSOR_PARAMETERS as _TENSOR_PARAMETERS
 from .elementwise import (  # noqa: F401
     abs,
@@ -111,7 +84,16 @@ from .elementwise import (  # noqa: F401
     tanh,
 )
 from .elementwise import div as _true_divide
-from .elementwise_extra import (  # noqa: F401
+from .elementwise.bitwise import (  # noqa: F401
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+    hash_tensor,
+)
+from .elementwise.extra import (  # noqa: F401
     angle,
     div,
     float_power,
@@ -123,7 +105,24 @@ from .elementwise_extra import (  # noqa: F401
     positive,
     signbit,
 )
-from .elementwise_math import (  # noqa: F401
+from .elementwise.math_composites import (  # noqa: F401
+    add,
+    addcdiv,
+    addcmul,
+    asinh,
+    atanh,
+    cosh,
+    deg2rad,
+    frac,
+    heaviside,
+    lerp,
+    rad2deg,
+    rsub,
+    sinc,
+    sinh,
+    sub,
+)
+from .elementwise.math_primitives import (  # noqa: F401
     acos,
     acosh,
     asin,
@@ -142,28 +141,21 @@ from .elementwise_math import (  # noqa: F401
     trunc,
     xlogy,
 )
-from .elementwise_math import tensor_parameters as _tensor_parameters
+from .elementwise.math_primitives import tensor_parameters as _tensor_parameters
+from .fft.spectral import istft, stft  # noqa: F401
 from .histogramdd import histogramdd  # noqa: F401
-from .index_update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
 from .indexing import flip, gather, index_select, masked_fill, take_along_dim  # noqa: F401
-from .joining import (  # noqa: F401
-    atleast_1d,
-    atleast_2d,
-    atleast_3d,
-    block_diag,
-    cartesian_prod,
-    column_stack,
-    dstack,
-    fliplr,
-    flipud,
-    hstack,
-    meshgrid,
-    repeat_interleave,
-    roll,
-    rot90,
-    row_stack,
-    vstack,
+from .indexing.masked import masked_scatter, masked_select, nonzero_static  # noqa: F401
+from .indexing.scatter import scatter, scatter_add, scatter_reduce  # noqa: F401
+from .indexing.scatter_views import (  # noqa: F401
+    as_strided,
+    as_strided_scatter,
+    diagonal_scatter,
+    index_reduce,
+    select_scatter,
+    slice_scatter,
 )
+from .indexing.update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
 from .layout import (  # noqa: F401
     broadcast_to,
     cat,
@@ -188,30 +180,78 @@ from .layout import (  # noqa: F401
     unflatten,
     unsqueeze,
 )
+from .layout.diagonal import diag, diag_embed, diagflat, diagonal, trace  # noqa: F401
+from .layout.joining import (  # noqa: F401
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    cartesian_prod,
+    column_stack,
+    dstack,
+    fliplr,
+    flipud,
+    hstack,
+    meshgrid,
+    repeat_interleave,
+    roll,
+    rot90,
+    row_stack,
+    vstack,
+)
+from .layout.splitting import dsplit, hsplit, tensor_split, vsplit  # noqa: F401
+from .layout.triangular import tril, tril_indices, triu, triu_indices  # noqa: F401
 from .linalg import bmm, dot, mm, outer  # noqa: F401
 
+# ---- sorting, order statistics, scans, triangular parts, einsum ----
+from .linalg.contractions import (  # noqa: F401
+    addr,
+    chain_matmul,
+    combinations,
+    dist,
+    frobenius_norm,
+    inner,
+    norm,
+    nuclear_norm,
+    renorm,
+    tensordot,
+    vander,
+    vdot,
+)
+
 # ---- torch.linalg's top-level aliases (torch.det, torch.inverse, ...); autojit.linalg holds
-# the rest (ops/linalg_namespace.py).
-from .linalg_decompositions import qr_top_level as qr  # noqa: F401
-from .linalg_decompositions import svd_top_level as svd  # noqa: F401
-from .linalg_determinants import det_top_level as det  # noqa: F401
-from .linalg_determinants import logdet  # noqa: F401
-from .linalg_determinants import slogdet_top_level as slogdet  # noqa: F401
-from .linalg_extras import geqrf, ormqr  # noqa: F401
-from .linalg_lowrank import pca_lowrank, svd_lowrank  # noqa: F401
-from .linalg_lu import (  # noqa: F401
+# the rest (ops/linalg/namespace.py).
+from .linalg.decompositions import qr_top_level as qr  # noqa: F401
+from .linalg.decompositions import svd_top_level as svd  # noqa: F401
+from .linalg.determinants import det_top_level as det  # noqa: F401
+from .linalg.determinants import logdet  # noqa: F401
+from .linalg.determinants import slogdet_top_level as slogdet  # noqa: F401
+from .linalg.einsum import einsum  # noqa: F401
+from .linalg.extras import geqrf, ormqr  # noqa: F401
+from .linalg.linalg_products import matrix_power, pinverse  # noqa: F401
+from .linalg.lowrank import pca_lowrank, svd_lowrank  # noqa: F401
+from .linalg.lu import (  # noqa: F401
     cholesky_inverse,
     cholesky_solve,
     lu_unpack,
     matrix_exp,
     triangular_solve,
 )
-from .linalg_lu import lu_solve_top_level as lu_solve  # noqa: F401
-from .linalg_lu import lu_top_level as lu  # noqa: F401
-from .linalg_products import matrix_power, pinverse  # noqa: F401
-from .linalg_solvers import cholesky_top_level as cholesky  # noqa: F401
-from .linalg_solvers import inverse  # noqa: F401
-from .masked import masked_scatter, masked_select, nonzero_static  # noqa: F401
+from .linalg.lu import lu_solve_top_level as lu_solve  # noqa: F401
+from .linalg.lu import lu_top_level as lu  # noqa: F401
+from .linalg.products import (  # noqa: F401
+    addbmm,
+    addmm,
+    addmv,
+    baddbmm,
+    cdist,
+    cosine_similarity,
+    cross,
+    kron,
+    mv,
+)
+from .linalg.solvers import cholesky_top_level as cholesky  # noqa: F401
+from .linalg.solvers import inverse  # noqa: F401
 from .masks import (  # noqa: F401
     allclose,
     clamp_max,
@@ -227,53 +267,24 @@ from .masks import (  # noqa: F401
     nanmean,
     nansum,
 )
-from .math_composites import (  # noqa: F401
-    add,
-    addcdiv,
-    addcmul,
-    asinh,
-    atanh,
-    cosh,
-    deg2rad,
-    frac,
-    heaviside,
-    lerp,
-    rad2deg,
-    rsub,
-    sinc,
-    sinh,
-    sub,
-)
 from .memory_formats import clone  # noqa: F401
-from .number_functions import gcd, igamma, igammac, lcm  # noqa: F401
+from .nn.softmax import log_softmax, softmax  # noqa: F401
 from .out_argument import with_out as _with_out
 from .out_forms import aminmax, matmul, nonzero, prod, round, where  # noqa: F401
 from .out_forms import max as max  # noqa: F401, A004, PLC0414
 from .out_forms import min as min  # noqa: F401, A004, PLC0414
 from .out_forms import sum as sum  # noqa: F401, A004, PLC0414
-from .products import addbmm, addmm, addmv, baddbmm, cdist, cosine_similarity, cross, kron, mv  # noqa: F401
 from .quantiles import nanquantile, quantile  # noqa: F401
 from .random import bernoulli, multinomial, normal, poisson  # noqa: F401
-from .random_gamma import binomial  # noqa: F401
+from .random.gamma import binomial  # noqa: F401
 from .reduction import all_ as all  # noqa: F401
 from .reduction import amax, amin, argmax, argmin  # noqa: F401
 from .reduction import any_ as any  # noqa: F401
 from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
-from .scatter import scatter, scatter_add, scatter_reduce  # noqa: F401
-from .scatter_views import (  # noqa: F401
-    as_strided,
-    as_strided_scatter,
-    diagonal_scatter,
-    index_reduce,
-    select_scatter,
-    slice_scatter,
-)
 from .searching import bucketize, searchsorted  # noqa: F401
-from .softmax import log_softmax, softmax  # noqa: F401
 from .sorting import argsort, kthvalue, median, msort, nanmedian, sort, topk  # noqa: F401
-from .special_functions import digamma, erfinv, i0, lgamma, mvlgamma, polygamma  # noqa: F401
-from .spectral import istft, stft  # noqa: F401
-from .splitting import dsplit, hsplit, tensor_split, vsplit  # noqa: F401
+from .special.functions import digamma, erfinv, i0, lgamma, mvlgamma, polygamma  # noqa: F401
+from .special.number_functions import gcd, igamma, igammac, lcm  # noqa: F401
 from .statistics import (  # noqa: F401
     corrcoef,
     cov,
@@ -288,7 +299,6 @@ from .statistics import (  # noqa: F401
     unique_consecutive,
     var_mean,
 )
-from .triangular import tril, tril_indices, triu, triu_indices  # noqa: F401
 
 # torch's out= on the top-level forms of the math ops (out_argument.py; the methods take none):
 # op name -> None where out may have any dtype torch's casting rule allows, else the kind of
@@ -322,7 +332,8 @@ _WITH_OUT = {
     "logical_and": None, "logical_or": None, "logical_xor": None, "logical_not": None,
     "sign": "found", "mm": "expected", "bmm": "expected",
     "dot": "dot", "outer": None, "cat": "cat", "stack": "cat",
-    # torch's other names and the ops of aliases.py, elementwise_extra.py, number_functions.py
+    # torch's other names and the ops of aliases.py, elementwise/extra.py,
+    # special/number_functions.py
     "narrow_copy": None, "fmax": None, "fmin": None, "ldexp": None, "signbit": "boolean",
     "gcd": None, "lcm": None, "igamma": None, "igammac": None, "diff": None, "addr": None,
     "inner": None, "vdot": "dot", "renorm": None,
@@ -334,7 +345,7 @@ _WITH_OUT = {
     # complex numbers (complex_numbers.py)
     "complex": "scalar_type", "polar": "scalar_type", "conj_physical": "found", "sgn": "found",
 }
-# A Python number where torch's signature takes a Tensor only is refused (elementwise.py).
+# A Python number where torch's signature takes a Tensor only is refused (elementwise/__init__.py).
 for _name, _parameters in _TENSOR_PARAMETERS.items():
     globals()[_name] = _tensor_parameters(globals()[_name], _name, _parameters)
 # The ops whose out may not share memory with an input (torch's assert_no_overlap).
@@ -424,7 +435,7 @@ FAMILIES = {
     ),
     "Cumulative ops": ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"),
     "Triangular parts and einsum": ("tril", "triu", "tril_indices", "triu_indices", "einsum"),
-    # random sampling from tensors of probabilities, rates, means and stds (ops/random.py)
+    # random sampling from tensors of probabilities, rates, means and stds (ops/random/__init__.py)
     "Random sampling": ("bernoulli", "normal", "poisson", "multinomial", "binomial"),
     # torch.linalg's top-level forms (autojit.linalg has the full set).
     "Linear algebra: decompositions and inverses": (

@@ -12,9 +12,9 @@ from collections import namedtuple
 from ..tensor.tensor import Tensor
 from . import composite
 from . import elementwise as ew
+from .indexing.scatter import scatter_add
 from .layout import reshape
 from .reduction import sum_
-from .scatter import scatter_add
 from .searching import searchsorted
 from .statistics import _data_range, _linspace
 

@@ -11,7 +11,7 @@ arguments. A call without keywords goes straight through. The tables were read f
 it takes is taken here.
 
 Applied where each namespace is complete: autojit/__init__.py (FUNCTIONS), tensor_names.py
-(METHODS), linalg_namespace.py (LINALG), nn/functional.py (NN_FUNCTIONAL) and special.py
+(METHODS), linalg/namespace.py (LINALG), nn/functional/__init__.py (NN_FUNCTIONAL) and special.py
 (SPECIAL).
 """
 

@@ -14,7 +14,7 @@ the same on the GPU: they make CUDA tensors (on the current device unless `devic
 test for them.
 
 Tensor.__new__ calls `legacy_new` through the hook this module installs at import
-(`Tensor._legacy_new`), since building an alias needs an op (ops/layout.py), a layer above
+(`Tensor._legacy_new`), since building an alias needs an op (ops/layout/__init__.py), a layer above
 tensor/tensor.py.
 """
 

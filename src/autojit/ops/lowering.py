@@ -34,7 +34,7 @@ class Elementwise:
     # common subexpression elimination leaves the second a few selects.
     companions: tuple = ()
     # The expression over complex operands, which a CPU kernel computes as pairs of real
-    # values (codegen/cpu/llvm_complex.py): True where `expression` holds as written (a sum,
+    # values (codegen/cpu/llvm/complex.py): True where `expression` holds as written (a sum,
     # a quotient, exp), a template of its own where it does not (conj's), False where complex
     # operands are not lowered and the plan runs the op's impl (docs/notes/complex.md); or a
     # function of the operands (each a Python number, or None for a tensor) giving one of

@@ -19,7 +19,7 @@ from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .complex_numbers import make_complex
 from .composite import clamp
-from .elementwise_math import SCALAR_TYPE_NAMES, tensor_argument
+from .elementwise.math_primitives import SCALAR_TYPE_NAMES, tensor_argument
 from .limited_rules import COMPLEX32, refuse_limited
 from .reduction import amax, amin, normalize_dims, sum_
 

@@ -23,7 +23,7 @@ from ..tensor.tensor import Tensor
 from .composite import norm as _norm
 from .composite import round as _round
 from .elementwise import where as _where
-from .elementwise_math import not_implemented
+from .elementwise.math_primitives import not_implemented
 from .indexing import max as _max
 from .indexing import min as _min
 from .indexing import nonzero as _nonzero

@@ -15,9 +15,9 @@ import numbers
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
 from . import elementwise as ew
+from .elementwise.math_composites import lerp
 from .indexing import _gather
 from .layout import reshape
-from .math_composites import lerp
 from .out_argument import check_out_dtype, check_out_type, write_out
 from .reduction import any_, sum_
 from .sorting import sort

@@ -133,7 +133,7 @@ def _sum_impl(x, dim, keepdim, dtype=None):
 
 def sum_array(x: np.ndarray, axes: tuple, keepdims: bool) -> np.ndarray:
     """The sum primitive's NumPy sum, for the eager routines that make its calls
-    (ops/normalization.py, ops/batch_norm.py): the same bits as the primitive."""
+    (ops/nn/normalization.py, ops/nn/batch_norm.py): the same bits as the primitive."""
     return _sum_impl(x, axes, keepdims)
 
 

@@ -24,7 +24,7 @@ from . import batching
 from . import elementwise as ew
 from .autocast import FP32_SET_OPT_DTYPE, autocast_op
 from .complex_rules import conj
-from .elementwise_math import complex_logaddexp
+from .elementwise.math_primitives import complex_logaddexp
 from .indexing import _gather
 from .layout import _narrow, cat, linear_jvp, movedim, reshape, unsqueeze
 from .out_argument import check_no_grad, check_out_pair, check_out_type, write_out

@@ -26,11 +26,11 @@ from . import composite, layout
 from . import elementwise as ew
 from .counting import is_traced, not_differentiable, refuse_traced_differentiable, runs_traced
 from .indexing import gather
+from .indexing.scatter import scatter_add
 from .limited_rules import refuse_limited
 from .out_argument import write_results
 from .reduction import amax, amin, argmax, sum_
 from .scans import cumsum
-from .scatter import scatter_add
 from .searching import searchsorted
 from .sorting import sort
 

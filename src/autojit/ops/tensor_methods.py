@@ -18,45 +18,46 @@ from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor
 from . import (
     aliases,
-    bitwise,
     complex_numbers,
     composite,
     counting,
     deprecated_forms,
-    diagonal,
     factories,
-    index_update,
     indexing,
     inplace,
-    joining,
     layout,
     linalg,
-    linalg_decompositions,
-    linalg_determinants,
-    linalg_products,
-    linalg_solvers,
-    masked,
     masks,
-    math_composites,
     memory_formats,
-    products,
     quantiles,
     random,
     reduction,
     scans,
-    scatter,
-    softmax,
     sorting,
-    special_functions,
-    spectral,
-    splitting,
-    subscript,
-    triangular,
 )
 from . import elementwise as ew
-from . import elementwise_math as ewm
-from .elementwise import _DIRECT, NO_ATTRS
+from .elementwise import _DIRECT, NO_ATTRS, bitwise, math_composites
+from .elementwise import math_primitives as ewm
+from .fft import spectral
+from .indexing import masked, scatter, subscript
+from .indexing import update as index_update
+from .layout import diagonal, joining, splitting, triangular
+from .linalg import (
+    decompositions as linalg_decompositions,
+)
+from .linalg import (
+    determinants as linalg_determinants,
+)
+from .linalg import (
+    linalg_products,
+    products,
+)
+from .linalg import (
+    solvers as linalg_solvers,
+)
+from .nn import softmax
 from .registry import bind
+from .special import functions as special_functions
 
 
 def _where(self, condition, y):
@@ -119,22 +120,22 @@ METHODS = {
     "cumprod": scans.cumprod,
     "cummax": scans.cummax, "cummin": scans.cummin, "logcumsumexp": scans.logcumsumexp,
     "tril": triangular.tril, "triu": triangular.triu,
-    # random sampling (ops/random.py)
+    # random sampling (ops/random/__init__.py)
     "bernoulli": random.bernoulli_method, "multinomial": random.multinomial_method,
-    # torch.linalg's methods (ops/linalg_*.py)
+    # torch.linalg's methods (ops/linalg/*.py)
     "inverse": linalg_solvers.inverse, "cholesky": linalg_solvers.cholesky_top_level,
     "det": linalg_determinants.det_top_level, "logdet": linalg_determinants.logdet,
     "slogdet": linalg_determinants.slogdet_top_level, "qr": linalg_decompositions.qr_top_level,
     "svd": linalg_decompositions.svd_top_level, "pinverse": linalg_products.pinverse,
     "matrix_power": linalg_products.matrix_power,
-    # ---- scatter, gather and masks (scatter.py, index_update.py, masked.py) ----
+    # ---- scatter, gather and masks (indexing/scatter.py, indexing/update.py, indexing/masked.py)
     "scatter": scatter.scatter, "scatter_reduce": scatter.scatter_reduce,
     "index_add": index_update.index_add, "index_copy": index_update.index_copy,
     "index_fill": index_update.index_fill, "index_put": index_update.tensor_index_put,
     "put": index_update.put, "take": index_update.take,
     "masked_scatter": masked.masked_scatter, "masked_select": masked.masked_select,
     "nonzero_static": masked.nonzero_static,
-    # ---- joining, rearranging and diagonals (joining.py, diagonal.py) ----
+    # ---- joining, rearranging and diagonals (layout/joining.py, layout/diagonal.py) ----
     "roll": joining.roll, "fliplr": joining.fliplr, "flipud": joining.flipud,
     "rot90": joining.rot90, "repeat_interleave": joining.repeat_interleave,
     "diag": diagonal.diag, "diagonal": diagonal.diagonal, "diag_embed": diagonal.diag_embed,
@@ -195,7 +196,7 @@ for _name, _function in METHODS.items():
         setattr(Tensor, _name, _named(deprecated_forms.method_form(_function, _name), _name))
         continue
     setattr(Tensor, _name, _method(_function))
-# x.maximum(2): a Python number where torch's signature takes a Tensor (elementwise.py).
+# x.maximum(2): a Python number where torch's signature takes a Tensor (elementwise/__init__.py).
 for _name, _parameters in ew.TENSOR_PARAMETERS.items():
     if "other" in _parameters:
         setattr(Tensor, _name, _method(ewm.tensor_parameters(METHODS[_name], _name, ("other",),
@@ -533,7 +534,7 @@ INPLACE = {
     # ---- scans, triangular parts ----
     "cumsum_": scans.cumsum, "cumprod_": scans.cumprod, "tril_": triangular.tril,
     "triu_": triangular.triu,
-    # ---- scatter, gather and masks (scatter.py, index_update.py, masked.py) ----
+    # ---- scatter, gather and masks (indexing/scatter.py, indexing/update.py, indexing/masked.py)
     "scatter_": scatter.scatter, "scatter_add_": scatter.scatter_add,
     "scatter_reduce_": scatter.scatter_reduce, "index_add_": index_update.index_add,
     "index_copy_": index_update.index_copy, "index_fill_": index_update.index_fill,
@@ -625,7 +626,7 @@ def _as_tensor(value) -> Tensor:
     return value if isinstance(value, Tensor) else as_tensor(value)
 
 
-# The in-place random fills: normal_, uniform_, bernoulli_, random_, ... (ops/random.py).
+# The in-place random fills: normal_, uniform_, bernoulli_, random_, ... (ops/random/__init__.py).
 for _name, _function in random.INPLACE_METHODS.items():
     setattr(Tensor, _name, _function)
 

@@ -1,9 +1,9 @@
 """Tensor's methods beside tensor_methods.py's table: torch's other names of its ops (greater,
-absolute, multiply, ...), the methods of the ops in aliases.py, elementwise_extra.py,
-number_functions.py, contractions.py, statistics.py, scatter_views.py and linalg_lu.py with
-their in-place forms, the in-place layout methods (unsqueeze_, squeeze_, t_, transpose_,
-swapaxes_, swapdims_, resize_), `.H` and `.mH`, `y in x`, the answers torch's tensors give
-about kinds autojit does not have (is_sparse, is_quantized, ...), and `axis=`/`keepdims=` on
+absolute, multiply, ...), the methods of the ops in aliases.py, elementwise/extra.py,
+special/number_functions.py, linalg/contractions.py, statistics.py, indexing/scatter_views.py and
+linalg/lu.py with their in-place forms, the in-place layout methods (unsqueeze_, squeeze_, t_,
+transpose_, swapaxes_, swapdims_, resize_), `.H` and `.mH`, `y in x`, the answers torch's tensors
+give about kinds autojit does not have (is_sparse, is_quantized, ...), and `axis=`/`keepdims=` on
 the methods torch accepts them on; and torch's top-level forms of the in-place methods
 (autojit.abs_(x), autojit.zero_(x), ...), which __init__.py exports.
 
@@ -24,25 +24,25 @@ from ..tensor.tensor import Tensor
 from . import (
     aliases,
     complex_numbers,
-    contractions,
     deprecated_forms,
-    elementwise_extra,
     factory_forms,
     keyword_forms,
     layout,
     linalg,
-    linalg_extras,
-    linalg_lu,
-    math_composites,
-    number_functions,
-    scatter_views,
     statistics,
     storage,
     tensor_methods,
 )
 from . import elementwise as ew
 from .composite import exp2, log2, log10, rsqrt, tan
+from .elementwise import extra as elementwise_extra
+from .elementwise import math_composites
+from .indexing import scatter_views
 from .inplace import apply_inplace, check_inplace
+from .linalg import contractions
+from .linalg import extras as linalg_extras
+from .linalg import lu as linalg_lu
+from .special import number_functions
 from .view_creation import unmark_multi_output
 
 # ---- methods -----------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ METHODS = {
     "less_equal": ew.le, "not_equal": ew.ne, "multiply": ew.mul,
     "subtract": math_composites.sub, "divide": elementwise_extra.div,
     "div": elementwise_extra.div, "true_divide": ew.div, "ger": linalg.outer,
-    # aliases.py, elementwise_extra.py, number_functions.py
+    # aliases.py, elementwise/extra.py, special/number_functions.py
     "positive": elementwise_extra.positive, "ravel": aliases.ravel,
     "adjoint": aliases.adjoint, "narrow_copy": aliases.narrow_copy,
     "argwhere": aliases.argwhere, "isreal": aliases.isreal, "is_nonzero": aliases.is_nonzero,
@@ -150,13 +150,13 @@ METHODS = {
     "frexp": elementwise_extra.frexp, "gcd": number_functions.gcd,
     "lcm": number_functions.lcm, "igamma": number_functions.igamma,
     "igammac": number_functions.igammac,
-    # contractions.py, statistics.py
+    # linalg/contractions.py, statistics.py
     "inner": contractions.inner, "vdot": contractions.vdot, "addr": contractions.addr,
     "dist": contractions.dist, "renorm": contractions.renorm,
     "norm": contractions.norm_method, "diff": statistics.diff, "cov": statistics.cov,
     "corrcoef": statistics.corrcoef, "histogram": statistics.histogram,
     "mode": statistics.mode, "unique_consecutive": statistics.unique_consecutive,
-    # scatter_views.py
+    # indexing/scatter_views.py
     "index_reduce": scatter_views.index_reduce,
     "select_scatter": scatter_views.select_scatter,
     "slice_scatter": scatter_views.slice_scatter,
@@ -168,7 +168,7 @@ METHODS = {
     # storage.py
     "storage": storage.storage, "untyped_storage": storage.untyped_storage,
     "data_ptr": storage.data_ptr,
-    # linalg_lu.py
+    # linalg/lu.py
     "lu": _lu_method, "lu_solve": _lu_solve_method,
     "cholesky_solve": linalg_lu.cholesky_solve,
     "cholesky_inverse": linalg_lu.cholesky_inverse,

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable
 
 from ..ops import elementwise as F
-from ..ops.special_functions import i0
+from ..ops.special.functions import i0
 from ..tensor import dtypes
 from ..tensor.creation import arange, empty, linspace, ones, tensor
 

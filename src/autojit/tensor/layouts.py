@@ -1,5 +1,5 @@
 """Layouts: `autojit.strided` (every dense tensor's) and `autojit.sparse_coo` (the sparse
-tensors of ops/sparse_coo.py), instances of `autojit.layout`, with torch's other layouts named
+tensors of ops/sparse/coo.py), instances of `autojit.layout`, with torch's other layouts named
 so that code comparing with them runs; `Tensor.layout`.
 """
 

@@ -3,8 +3,8 @@ function, as a "random" graph input drawn anew on every call; and randperm.
 
 Every random tensor of autojit comes from a RandomDraw on a Generator (generator.py): the
 factories of creation.py (rand, randn, randint and their *_like forms), randperm here, and the
-random ops of ops/random.py, which build bernoulli, normal and the in-place fills from uniform
-and normal draws, and draw a 64-bit key for the samplers whose draws depend on tensor data
+random ops of ops/random/__init__.py, which build bernoulli, normal and the in-place fills from
+uniform and normal draws, and draw a 64-bit key for the samplers whose draws depend on tensor data
 (multinomial, poisson). Eagerly a draw runs at once; while tracing it becomes a graph input
 (ir/trace.py `random_input`) that the executable fills by calling `draw()` on each run, in the
 order the function drew them, so that the same seed gives the same numbers eagerly and compiled
@@ -165,7 +165,7 @@ def _draw(draw: RandomDraw, device, requires_grad: bool) -> Tensor:
 
 def random_key(generator, name: str, device=None) -> Tensor:
     """A 0-d int64 key drawn from `generator` (the device's default for None): the seed of one
-    call of a sampler op whose draws depend on tensor data (ops/random.py)."""
+    call of a sampler op whose draws depend on tensor data (ops/random/__init__.py)."""
     rng = resolve(generator, name, device)
     return random_tensor(RandomDraw("key", (), dtypes.int64, rng))
 

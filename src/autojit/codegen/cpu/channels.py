@@ -1,5 +1,5 @@
 """Native loops over (N, C, *) arrays with a value per channel: the elementwise passes of the
-eager batch normalization routines (ops/batch_norm.py's NATIVE), each one loop instead of two
+eager batch normalization routines (ops/nn/batch_norm.py's NATIVE), each one loop instead of two
 to five NumPy calls and the temporaries between them.
 
 Each routine makes the same float operations as the NumPy calls it replaces, in the same

@@ -1,6 +1,6 @@
 """LLVM compiles on several threads at once: object code of IR text, made off the caller's thread.
 
-jit.py compiles a plan's kernels, and gemm_kernel.py the native ?gemm, while the schedule goes
+jit.py compiles a plan's kernels, and gemm/kernel.py the native ?gemm, while the schedule goes
 on building the plan (jit.parallel_compiles); both only need each module's object file, which
 native_loader.py loads without LLVM. llvmlite serializes every call into LLVM behind one
 process-wide lock, so threads calling it through llvmlite compile one after the other. LLVM

@@ -56,8 +56,8 @@ _DIGEST_SIZE = 32
 # kernels, and each kernel is its own key). The patterns were once read from codegen/, where
 # none matched: every kernel kept its key whatever changed, and a cache served kernels of an
 # older math library. tests/test_disk_cache.py checks each module of codegen/cpu is hashed.
-_CODE_SOURCES = ("codegen/kernel.py", "codegen/expression.py", "codegen/cpu/*.py", "ops/*.py",
-                 "tensor/dtypes.py")
+_CODE_SOURCES = ("codegen/kernel.py", "codegen/expression.py", "codegen/cpu/**/*.py",
+                 "ops/**/*.py", "tensor/dtypes.py")
 
 
 def fingerprinted_sources() -> list:

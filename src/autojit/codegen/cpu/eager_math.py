@@ -1,8 +1,8 @@
 """Eager transcendental functions as native loops over the compiled kernels' math library.
 
-ops/native_math.py's hook (installed by codegen/__init__.py) calls `unary` for large contiguous
-float32 and float64 arrays: exp, log, log1p, expm1, tanh, sigmoid, erf, sin and cos run as one
-vectorized LLVM loop each, `void f(ptr x, ptr out, i64 n)`, whose body is mathlib.py's
+ops/elementwise/native_math.py's hook (installed by codegen/__init__.py) calls `unary` for large
+contiguous float32 and float64 arrays: exp, log, log1p, expm1, tanh, sigmoid, erf, sin and cos run
+as one vectorized LLVM loop each, `void f(ptr x, ptr out, i64 n)`, whose body is mathlib/'s
 `emit_unary`, the code a compiled kernel of that function runs, so eager and compiled results
 of a large array agree to the bit. NumPy's float64 loops are the C library's, one element at a
 time; these run four (AVX2) or eight lanes at once.
@@ -20,7 +20,8 @@ import threading
 
 import numpy as np
 
-from . import disk_cache, llvm_host, native_loader
+from . import disk_cache, native_loader
+from .llvm import host as llvm_host
 
 _CALL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -42,7 +43,8 @@ def _text(name: str, dtype: np.dtype) -> str:
     """The LLVM IR of the loop `out[i] = name(x[i])` for i < n."""
     from llvmlite import ir
 
-    from . import mathlib, mathlib_trig
+    from . import mathlib
+    from .mathlib import trig as mathlib_trig
 
     element = ir.FloatType() if dtype.itemsize == 4 else ir.DoubleType()
     index_type = ir.IntType(64)

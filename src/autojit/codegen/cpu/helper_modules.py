@@ -2,7 +2,7 @@
 
 `add_module` compiles IR text as written (the helpers' loops wait on memory: O3 would only cost
 time); `compile_module` optimizes it as a kernel is optimized, or leaves it as written where
-the caller says so (gemm_kernel.py's IR is vectorized by hand), or runs the light pipeline
+the caller says so (gemm/kernel.py's IR is vectorized by hand), or runs the light pipeline
 (compile_threads.LIGHT: the channel convolutions' modules). Each gives the addresses of the
 named functions and keeps the object file in the disk cache as jit.py keeps a kernel's, and one
 text is compiled once per process. Compiles run on the calling thread, which may be a compile
@@ -36,7 +36,7 @@ def add_module(text: str, names: list) -> tuple:
 
 def compile_module(text: str, names: list, key: tuple, optimize: bool | str = True) -> list:
     """The addresses of the functions `names` of LLVM IR text that is not a kernel (the native
-    gemm of gemm_kernel.py, rows.py's routines), optimized like a kernel unless `optimize` is
+    gemm of gemm/kernel.py, rows.py's routines), optimized like a kernel unless `optimize` is
     False (or by the light pipeline where it is compile_threads.LIGHT), and cached on disk
     under `key` as kernels are (names must be unique per text: the key holds the text)."""
     return _once((_KIND[optimize], text),

@@ -8,7 +8,7 @@ returns a CompiledKernel: a callable taking the input and output arrays. Compile
 cached in memory by `Kernel.structural_key()`, and on disk across processes (disk_cache.py:
 the object file, loaded back without optimizing or generating code again). A warm start that
 finds every kernel on disk never imports llvmlite's bindings: what LLVM detects about the host
-(the cache key's target) is remembered on disk per processor (llvm_host.py's `cache_target`,
+(the cache key's target) is remembered on disk per processor (llvm/host.py's `cache_target`,
 re-exported here with the host's other names). Inside `parallel_compiles` (the plan builder's
 block) LLVM's part runs on the compile threads (compile_threads.py) while the schedule goes on.
 No C compiler is involved. See docs/notes/cpu-codegen.md and docs/notes/compile-latency.md.
@@ -29,7 +29,7 @@ from numpy.lib.array_utils import byte_bounds
 from ... import config
 from ..kernel import ERRORS, Kernel, code_name, generic_layout
 from . import compile_threads, disk_cache, native_loader
-from .llvm_host import (  # noqa: F401 - the host's names, re-exported for the backend's modules
+from .llvm.host import (  # noqa: F401 - the host's names, re-exported for the backend's modules
     Backend,
     backend,
     cache_target,

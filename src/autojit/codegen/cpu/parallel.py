@@ -6,7 +6,7 @@ row. `split_kernel` compiles the kernel once more for a block of `rows / parts` 
 like any kernel); `SplitKernel.run` then calls that code once per block, one block on the
 calling thread and the others on the native workers of workers.py (a table of each block's
 pointers, read by their `kernel_part`), or where there are none on the Python pool of
-codegen/cpu/blas.py (the ctypes call releases the GIL, so the blocks still run at the same time).
+gemm/blas.py (the ctypes call releases the GIL, so the blocks still run at the same time).
 
 Outputs that keep the first axis are written in place, block by block. Outputs reduced over
 the first axis (a total, a column sum) get one partial result per block, combined at the end
@@ -21,11 +21,12 @@ import math
 
 import numpy as np
 
-from . import blas, mathlib, workers
+from . import mathlib, workers
+from .gemm import blas
 
 # Splitting a kernel pays when one core's time for it exceeds twice the split's own cost, both
 # measured on the 2-core development machine. One core's time is modelled as its bytes at
-# about 80 GB/s (arrays that stay in L2) plus each transcendental function (mathlib.py) at
+# about 80 GB/s (arrays that stay in L2) plus each transcendental function (mathlib/__init__.py) at
 # about 0.5 ns per float32 element and 1.5 ns per float64 one. The split costs the hand-off and
 # the pointer table, about 4 us; with outputs reduced over the split axis, also their partial
 # blocks and the combine, about 8 us. (A 128x256 add-tanh kernel: 20 us on one core, 14 us

@@ -35,7 +35,9 @@ import ctypes
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
-from . import gemm_kernel, input_checks, prepacked_gemm, workers
+from . import input_checks, workers
+from .gemm import kernel as gemm_kernel
+from .gemm import prepacked as prepacked_gemm
 from .program_ir import combine_text, runner_text
 
 # Words of a gemm record (workers.GEMM_RECORD) that hold pointers: a, b and c.
@@ -150,7 +152,8 @@ class Recording:
              parts: int = 1) -> None:
         """A call of a native function reading `words` (the words at `pointers` are
         addresses into `arrays`), as rows.py's gathers and scatters take them; with `parts`,
-        `function(words, part)` for each part, on the workers (convolution.py's routines)."""
+        `function(words, part)` for each part, on the workers (convolution/__init__.py's
+        routines)."""
         self.arrays.extend(arrays)
         self._add(function, list(words), pointers, parts)
 
@@ -235,7 +238,7 @@ class _Ranges:
 def _pack_shared_operands(recording: Recording, ranges: _Ranges, plan, inputs: int,
                           cumulative: list) -> list:
     """Rewrite the recording's gemm records that share an input's b to read it packed once
-    (prepacked_gemm.py); returns the packed copies, which the program keeps and the ranges
+    (gemm/prepacked.py); returns the packed copies, which the program keeps and the ranges
     now name as kept buffers."""
     if not gemm_kernel.enabled():
         return []
@@ -260,7 +263,7 @@ def _pack_shared_operands(recording: Recording, ranges: _Ranges, plan, inputs: i
     return copies
 
 
-_TRANSPOSE = 112  # CBLAS's CblasTrans, as gemm records hold it (blas.py)
+_TRANSPOSE = 112  # CBLAS's CblasTrans, as gemm records hold it (gemm/blas.py)
 
 
 def _owner(array: np.ndarray):

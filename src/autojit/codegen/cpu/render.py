@@ -31,8 +31,7 @@ from ..kernel import (
     generic_layout,
     loop_plan,
 )
-from . import mathlib_trig
-from .llvm_expression import (
+from .llvm.expression import (
     BYTE,
     INT32,
     INT64,
@@ -42,6 +41,7 @@ from .llvm_expression import (
     convert,
     register_type,
 )
+from .mathlib import trig as mathlib_trig
 from .render_reduce import ReducingLoops
 
 __all__ = ["ERRORS", "RenderError", "Rendered", "loop_plan", "parse", "render"]

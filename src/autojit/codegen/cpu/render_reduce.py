@@ -27,7 +27,7 @@ from llvmlite import ir
 
 from ...tensor import dtypes
 from ..kernel import accumulator_dtype, identity_value
-from .llvm_expression import INT64, Typed, constant, convert, intrinsic, register_type
+from .llvm.expression import INT64, Typed, constant, convert, intrinsic, register_type
 
 REDUCE_COMBINE = {"sum": ("fadd", "add", "or_"), "prod": ("fmul", "mul", "and_")}
 # Elements of the innermost reduce loop per float32 partial sum. The vectorizer splits a block

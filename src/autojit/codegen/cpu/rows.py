@@ -106,7 +106,7 @@ def _loads() -> str:
 
 
 def _text(name: str, row: str, continue_block: str) -> str:
-    from .llvm_expression import INDEX_OUT_OF_RANGE
+    from .llvm.expression import INDEX_OUT_OF_RANGE
 
     return _ROW_LOOP.format(name=name, loads=_loads(), row=row, continue_block=continue_block,
                             error=INDEX_OUT_OF_RANGE)

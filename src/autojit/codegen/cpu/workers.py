@@ -1,6 +1,6 @@
 """Native worker threads: the parts of one kernel or product on all cores, handed off by spinning.
 
-A split kernel (parallel.py), a split product and a pair of products (blas.py,
+A split kernel (parallel.py), a split product and a pair of products (gemm/blas.py,
 codegen/schedule/matmul_steps.py) run one part per core. Handing parts to a Python thread pool costs
 a thread wake-up each way: 80-90 us for an empty round trip on the 2-core VM these benchmarks run
 on, as much as a 256x512 kernel takes. Here each worker is a Python thread that calls, once, a
@@ -22,7 +22,7 @@ through the library, whose long inner extents, over FLOAT32_LONG_INNER, it cuts 
 FLOAT32_INNER_BLOCK),
 then the call's arguments in order, the two scalars as float64 bits (blas.gemm_records).
 Linux on x86-64 only (the futex and `pause`); elsewhere `shared()` is None and callers keep
-the Python pool of blas.py.
+the Python pool of gemm/blas.py.
 """
 
 from __future__ import annotations

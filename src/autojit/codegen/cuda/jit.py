@@ -105,8 +105,8 @@ HELPER_NAMES = ("sigmoid_", "sign_", "floor_", "maximum_", "minimum_", "floor_di
                 "remainder_", "power_", "check_index_", "trunc_", "ceil_", "fmod_",
                 "float_remainder_")
 MATH_NAMES = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt")
-# The functions of ops/elementwise_math.py's primitives: math's on a GPU, NumPy's under the
-# simulator (NumPy's names differ; math's raise on arguments outside their domain).
+# The functions of ops/elementwise/math_primitives.py's primitives: math's on a GPU, NumPy's under
+# the simulator (NumPy's names differ; math's raise on arguments outside their domain).
 MATH_FUNCTIONS = {"atan": "arctan", "asin": "arcsin", "acos": "arccos", "atan2": "arctan2",
                   "hypot": "hypot", "copysign": "copysign", "fmod": "fmod"}
 

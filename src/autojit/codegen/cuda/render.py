@@ -59,7 +59,7 @@ DIRECT = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "tanh"
           "sin": "sin", "cos": "cos", "sqrt": "sqrt", "erf": "erf", "sigmoid": "sigmoid_",
           "abs": "abs", "sign": "sign_", "floor": "floor_", "max": "maximum_",
           "min": "minimum_"}
-# ops/bitwise.py's binary functions, as Python's operators (on bools too).
+# ops/elementwise/bitwise.py's binary functions, as Python's operators (on bools too).
 BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 # Output dtypes cuda.atomic.add takes: sums of these may be split over several blocks.
 ATOMIC_SUM = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
@@ -67,8 +67,8 @@ ATOMIC_SUM = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
 # into its wider accumulator (kernel.accumulator_dtype): one float64 addition per 16 elements.
 CHUNK = 16
 FLOAT_ONLY = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt", "erf", "sigmoid")
-# The functions of ops/elementwise_math.py's primitives: plain calls of floats (math's on a GPU,
-# NumPy's under the simulator); trunc and ceil leave integers as they are, and integer fmod
+# The functions of ops/elementwise/math_primitives.py's primitives: plain calls of floats (math's on
+# a GPU, NumPy's under the simulator); trunc and ceil leave integers as they are, and integer fmod
 # and nextafter take helpers (`MathCalls.call`).
 MATH_DIRECT = {"atan": "atan", "asin": "asin", "acos": "acos", "atan2": "atan2",
                "hypot": "hypot", "erfc": "erfc", "copysign": "copysign", "trunc": "trunc_",
@@ -172,7 +172,7 @@ class _Expression(ExpressionWalker):
         return f"float_remainder_({left}, {right})"  # a zero keeps the dividend's sign
 
     def check_index(self, index: str, size: str) -> str:
-        """ops/index_checks.py's check (cpu/llvm_expression.StepEmitter.check_index)."""
+        """ops/indexing/checks.py's check (cpu/llvm_expression.StepEmitter.check_index)."""
         if self.literal_dtype.is_floating_point or self.literal_dtype is dtypes.bool_:
             self.fail(f"indices are integers, got {self.literal_dtype.name}")
         low = f"-{size}" if self.step.attrs["wrap"] else "0"
@@ -207,8 +207,9 @@ class _Expression(ExpressionWalker):
         return f"(not {value})" if self.literal_dtype is dtypes.bool_ else f"(~{value})"
 
     def shift(self, left: bool, value: str, amount: str) -> str:
-        """ops/bitwise.py's shifts: an amount outside [0, width) gives 0, or the sign for a
-        signed right shift, where Python's shifts would go on (or raise, for a negative one)."""
+        """ops/elementwise/bitwise.py's shifts: an amount outside [0, width) gives 0, or the sign
+        for a signed right shift, where Python's shifts would go on (or raise, for a negative
+        one)."""
         dtype = self.literal_dtype
         if dtype.is_floating_point or dtype is dtypes.bool_:
             self.fail(f"shifts need integer arguments, got {dtype.name}")

@@ -1,5 +1,5 @@
 """Convolutions in a compiled plan: a convolution primitive's node run by the native routines
-of codegen/cpu/convolution.py, so that the plan's native program repeats it.
+of codegen/cpu/convolution/__init__.py, so that the plan's native program repeats it.
 
 The step's result and its scratch memory (the images laid out as the products read them, the
 packed weight, the weight gradient's partial sums) are buffers of the plan (buffers.py): the

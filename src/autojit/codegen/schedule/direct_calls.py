@@ -26,8 +26,9 @@ import numpy as np
 from ...tensor.memory_format import new_grad_array
 from ...tensor.state import state
 from ...tensor.tensor import Tensor
-from ..cpu import blas, input_checks, workers
+from ..cpu import input_checks, workers
 from ..cpu import program as programs
+from ..cpu.gemm import blas
 from ..kernel import KernelError
 from .steps import mark_repeatable, reference_error
 

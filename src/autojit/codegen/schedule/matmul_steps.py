@@ -44,7 +44,7 @@ from ...ops import elementwise
 from ...ops.linalg import MATMUL
 from ...ops.registry import Extern, Layout, run_eager
 from ...tensor.tensor import Tensor
-from ..cpu import blas
+from ..cpu.gemm import blas
 from .environment_keys import IN_PLACE, RECORD, REUSE, WRITTEN
 
 # A product pairs with its neighbour from this many multiply-adds: the size from which it
@@ -213,7 +213,7 @@ def _epilogue(product, consumers: dict, returned: set) -> Epilogue | None:
 
 
 class MatmulStep:
-    """A matmul node: BLAS called directly (codegen/cpu/blas.py splits large products over the
+    """A matmul node: BLAS called directly (codegen/cpu/gemm/blas.py splits large products over the
     cores), without the eager op's dispatch, reading transposed operands in place."""
 
     event_name = "matmul"  # the profiler's name for it

@@ -15,7 +15,7 @@ import time
 
 from ...ir.graph import Graph, Value
 from ...tensor.state import state
-from ..cpu import blas
+from ..cpu.gemm import blas
 from ..cpu.program import Program, Recording, Refused
 from ..cpu.program import available as programs_available
 from ..expression import parse
@@ -172,7 +172,7 @@ class Plan:
         self.unread_outputs: frozenset = frozenset()
         self.program_refusal: str | None = None
         self._steady_runs = 0  # runs that used the kept buffers, completed
-        # Products run with OpenBLAS on one thread (cpu/blas.py's one_thread), set once per run
+        # Products run with OpenBLAS on one thread (cpu/gemm/blas.py's one_thread), set once per run
         # rather than once per product.
         self.calls_blas = any(isinstance(step, (MatmulStep, ConcurrentProducts))
                               for step in steps)

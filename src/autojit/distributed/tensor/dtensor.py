@@ -288,13 +288,13 @@ def _replicated(local: Tensor, have: Placement, mesh: DeviceMesh, mesh_dim: int,
     gathered = [padded.new_empty(padded.shape) for _ in range(count)]
     collectives.all_gather(gathered, padded.contiguous(), group=group)
     pieces = [part.narrow(have.dim, 0, length) for part, length in zip(gathered, parts)]
-    from ...ops.joining import cat
+    from ...ops.layout.joining import cat
 
     return cat(pieces, have.dim)
 
 
 def _padded(local: Tensor, pad_shape: list, dim: int) -> Tensor:
-    from ...ops.joining import cat
+    from ...ops.layout.joining import cat
 
     return cat([local, local.new_zeros(pad_shape)], dim)
 

@@ -11,7 +11,7 @@ import copy
 
 from ...func import functional_call
 from ...nn.module import Module
-from ...ops.joining import stack
+from ...ops.layout.joining import stack
 
 
 class FunctionalModuleWithBuffers(Module):

@@ -212,7 +212,7 @@ def _outer_product(rewriter: GraphRewriter, node: Node, inputs: list):
 
 def _small_power(rewriter: GraphRewriter, node: Node, inputs: list):
     """x ** 3 -> (x * x) * x and x ** -2 -> 1 / (x * x), for float32 and float64 x and a number
-    exponent: what the eager impl computes (ops/elementwise.py, torch's scalar fast paths),
+    exponent: what the eager impl computes (ops/elementwise/__init__.py, torch's scalar fast paths),
     bit for bit; None otherwise."""
     base, exponent = inputs
     out = node.output

@@ -7,7 +7,7 @@ v_proj_weight when kdim or vdim differ; in_proj_bias (3 * embed_dim); the output
 out_proj; and, with add_bias_kv, bias_k and bias_v (1, 1, embed_dim). These are torch's names
 and shapes, so a torch state_dict loads as it is. forward transposes batch-first inputs to
 sequence-first, turns bool masks into additive ones, and calls
-functional_attention.multi_head_attention_forward, a composite of autojit ops.
+nn/functional/attention.py's multi_head_attention_forward, a composite of autojit ops.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from ...backends.cuda import SDPBackend, sdpa_kernel
 from ...tensor.creation import empty
 from .. import init
-from ..functional_attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
+from ..functional.attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
 from ..linear import Linear
 from ..module import Module
 from ..parameter import Parameter

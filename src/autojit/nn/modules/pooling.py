@@ -28,7 +28,7 @@ from .. import (  # noqa: F401 - re-exported names
 
 # The base classes torch's module holds, which programs subclass and test with isinstance.
 from ..pooling import _AvgPoolNd, _MaxPoolNd, _MaxUnpoolNd  # noqa: F401
-from ..pooling_adaptive import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _LPPoolNd  # noqa: F401
+from ..pooling.adaptive import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _LPPoolNd  # noqa: F401
 
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",

@@ -12,7 +12,7 @@ one device in `target_gpus` raises.
 
 from __future__ import annotations
 
-from ...ops.joining import cat
+from ...ops.layout.joining import cat
 from ...tensor.device import device as _device
 from ...tensor.tensor import Tensor
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from ...autograd import no_grad
 from ...ops.layout import cat
-from ...ops.linalg_decompositions import qr
-from ...ops.linalg_solvers import solve
+from ...ops.linalg.decompositions import qr
+from ...ops.linalg.solvers import solve
 from ...tensor.creation import eye, randn, tensor
 from ...tensor.type_info import finfo
 from ..module import Module

@@ -19,7 +19,7 @@ import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
-from ...ops.contractions import norm as tensor_norm
+from ...ops.linalg.contractions import norm as tensor_norm
 from ...ops.sorting import kthvalue, topk
 from ...tensor.creation import ones_like, rand, rand_like, zeros_like
 from ...tensor.memory_format import contiguous_format

@@ -401,14 +401,20 @@ def _pruned_training(compiled):
     return losses, model, [_numpy(grad) for grad in grads]
 
 
-def test_compiled_training_step_breaks_the_graph_and_matches_eager():
+def test_compiled_training_step_stays_compiled_and_matches_eager():
     """The hook stores the masked weight on the module (module.weight, as torch's): a tensor
-    with autograd history written into Python state, so the compiled step breaks the graph
-    there, with a CompileWarning, and gives eager's results; the mask zeroes the gradient of
+    with autograd history written into Python state, freed by the step's backward, which each
+    compiled run stores with a node that raises eager's error on a later backward (no graph
+    break, no CompileWarning); the results are eager's, and the mask zeroes the gradient of
     weight_orig, so the pruned entries keep their values."""
     eager_losses, eager_model, eager_grads = _pruned_training(False)
-    with pytest.warns(autojit.CompileWarning, match="graph break"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", autojit.CompileWarning)
         losses, model, grads = _pruned_training(True)
+    assert model.weight.grad_fn.name() == eager_model.weight.grad_fn.name()
+    for weight in (model.weight, eager_model.weight):
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            weight.sum().backward()
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-6)
     np.testing.assert_allclose(_numpy(model.weight_orig), _numpy(eager_model.weight_orig),
                                rtol=1e-6)

@@ -304,6 +304,9 @@ NOT_OPS = {
                      "iinfo", "CompiledFunction", "CompileWarning", "layout"), "a type"),
     **dict.fromkeys(("sparse_coo_tensor", "spmm", "dsmm"),
                     "a sparse COO tensor and its product (tests/test_ecosystem_sparse.py)"),
+    **dict.fromkeys(("sparse_csr_tensor", "sparse_csc_tensor"),
+                    "a sparse compressed matrix (tests/test_torch_geometric_needs_torch.py)"),
+    "frombuffer": "a tensor over a Python buffer (tests/test_torch_geometric_needs_torch.py)",
     **dict.fromkeys(("no_grad", "enable_grad", "set_grad_enabled", "inference_mode"),
                     "a grad mode (tests/test_inplace_and_modes.py)"),
     # ---- the legacy constructors: torch.FloatTensor(...) and the rest

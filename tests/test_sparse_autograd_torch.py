@@ -161,3 +161,31 @@ def test_products_masks_and_gathers():
         row += [_layout(lib, s.grad), _dense(s.grad).tolist()]
         seen.append(row)
     np.testing.assert_equal(seen[1], seen[0])
+
+
+def _mm_gradients(lib):
+    """a.mm(b) with each of a and b sparse or dense, requiring grad or not (torch's
+    test_sparse_mm_backward): the layouts and values of the gradients, which are dense for
+    torch.mm even where both operands are sparse."""
+    import itertools
+
+    rng = np.random.default_rng(3)
+    first, second = rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
+    first[0, 1] = second[2, 0] = 0.0
+    seen = []
+    for a_grad, a_sparse, b_grad, b_sparse in itertools.product([False, True], repeat=4):
+        if not ((a_sparse or b_sparse) and (a_grad or b_grad)):
+            continue
+        a, b = lib.tensor(first), lib.tensor(second)
+        a = (a.to_sparse() if a_sparse else a).requires_grad_(a_grad)
+        b = (b.to_sparse() if b_sparse else b).requires_grad_(b_grad)
+        out = a.mm(b)
+        out.sum().backward()
+        seen.append((str(out.layout).split(".")[-1],
+                     *[(str(t.grad.layout).split(".")[-1], t.grad.to_dense().numpy().round(12)
+                        .tolist()) if t.grad is not None else None for t in (a, b)]))
+    return seen
+
+
+def test_mm_of_sparse_operands_gives_dense_gradients_as_torchs():
+    assert _mm_gradients(autojit) == _mm_gradients(torch)

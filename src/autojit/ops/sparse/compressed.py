@@ -23,6 +23,7 @@ import warnings
 from ...tensor import dtypes, printing, torch_function
 from ...tensor.creation import arange, as_tensor, zeros
 from ...tensor.layouts import sparse_coo, sparse_csc, sparse_csr, strided
+from ...tensor.state import state
 from ...tensor.tensor import Tensor
 from ..indexing.scatter import scatter_reduce
 from ..layout import cat, stack
@@ -456,6 +457,11 @@ def product(mat1: Tensor, mat2: Tensor) -> Tensor:
     """mm, matmul and @ with a sparse operand (COO, CSR or CSC): a dense matrix; of two sparse
     matrices, a sparse one (COO of two COO, CSR of two compressed ones)."""
     if _sparse_layout(mat1) is not None and _sparse_layout(mat2) is not None:
+        if state.grad_enabled and (mat1._requires_grad or mat2._requires_grad) and \
+                isinstance(mat1, SparseTensor) and isinstance(mat2, SparseTensor):
+            from .gradients import sparse_product_with_dense_grads
+
+            return sparse_product_with_dense_grads(mat1, mat2, sparse_times_sparse)
         return sparse_times_sparse(mat1, mat2)
     return coo_ops.mm(_as_coo(mat1), _as_coo(mat2))
 

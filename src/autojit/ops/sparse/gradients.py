@@ -123,6 +123,31 @@ def mm_with_dense_grads(mat1: Tensor, mat2: Tensor) -> Tensor:
     return _attach(out, (mat1, mat2), backward, "MmBackward0")
 
 
+def sparse_product_with_dense_grads(mat1: SparseTensor, mat2: SparseTensor,
+                                    product) -> Tensor:
+    """mm, matmul or @ of two sparse COO matrices: the sparse product `product` makes, with
+    dense gradients for both operands, every position's (torch's MmBackward0; torch.sparse.mm
+    gives sparse ones, at the stored positions)."""
+    out = _without_graph(product, mat1, mat2)
+
+    def backward(grad):
+        first = second = None
+        if mat1._requires_grad:
+            first = _dense_product(grad, to_dense(mat2).t())
+        if mat2._requires_grad:
+            second = _dense_product(to_dense(mat1).t(), grad)
+        return first, second
+
+    return _attach(out, (mat1, mat2), backward, "MmBackward0")
+
+
+def _dense_product(first: Tensor, second: Tensor) -> Tensor:
+    """first @ second, one of them maybe sparse, as a dense matrix."""
+    if isinstance(first, SparseTensor) or isinstance(second, SparseTensor):
+        return sparse_mm(first, second)
+    return first @ second
+
+
 def _times(grad: Tensor, other: Tensor) -> Tensor:
     """grad * other, either of them sparse (the product is sparse)."""
     if isinstance(grad, SparseTensor):

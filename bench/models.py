@@ -102,6 +102,24 @@ def build(name: str, torch):
     return model, batch, loss
 
 
+def training_step(torch, model, loss_of, form: str):
+    """The model's training step (forward, loss, backward, AdamW) in `form`: "eager",
+    "compiled step" (`torch.compile(step)`) or "compiled model" (`torch.compile(model)`, the
+    rest outside); the model is put in training mode."""
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    runner = torch.compile(model) if form == "compiled model" else model
+
+    def step(*inputs):
+        optimizer.zero_grad()
+        loss = loss_of(runner, inputs)
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    return torch.compile(step) if form == "compiled step" else step
+
+
 def run(name: str, framework: str, form: str, steps: int, weights: str) -> dict:
     """One (model, framework, form) in this process: the first two calls' seconds, the median
     of `steps` more, the peak resident memory, and the last loss."""
@@ -119,19 +137,7 @@ def run(name: str, framework: str, form: str, steps: int, weights: str) -> dict:
         torch.save(model.state_dict(), weights)
     else:
         model.load_state_dict(torch.load(weights))
-    model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    runner = torch.compile(model) if form == "compiled model" else model
-
-    def step(*inputs):
-        optimizer.zero_grad()
-        loss = loss_of(runner, inputs)
-        loss.backward()
-        optimizer.step()
-        return loss.detach()
-
-    if form == "compiled step":
-        step = torch.compile(step)
+    step = training_step(torch, model, loss_of, form)
     generator = torch.Generator().manual_seed(1)
     batches = [batch(generator) for _ in range(4)]
     first = []

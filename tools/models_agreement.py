@@ -94,19 +94,7 @@ def train(name: str, framework: str, form: str, steps: int, folder: str) -> None
             value = torch.from_numpy(stored[key].copy())
             inputs.append(value.double() if value.is_floating_point() else value)
         batches.append(tuple(inputs))
-    model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    runner = torch.compile(model) if form == "compiled model" else model
-
-    def step_of(*inputs):
-        optimizer.zero_grad()
-        loss = loss_of(runner, inputs)
-        loss.backward()
-        optimizer.step()
-        return loss.detach()
-
-    if form == "compiled step":
-        step_of = torch.compile(step_of)
+    step_of = models.training_step(torch, model, loss_of, form)
     losses = [float(step_of(*inputs)) for inputs in batches]
     grads = {f"grad:{key}": parameter.grad.detach().numpy().copy()
              for key, parameter in model.named_parameters() if parameter.grad is not None}

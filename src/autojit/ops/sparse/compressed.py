@@ -28,7 +28,7 @@ from ...tensor.tensor import Tensor
 from ..indexing.scatter import scatter_reduce
 from ..layout import cat, stack
 from . import coo as coo_ops
-from .coo import SparseArray, SparseTensor, coalesce
+from .coo import SparseArray, SparseTensor, SparseValues, coalesce
 
 _NAMES = {sparse_csr: ("crow_indices", "col_indices"), sparse_csc: ("ccol_indices",
                                                                     "row_indices")}
@@ -36,7 +36,7 @@ _NAMES = {sparse_csr: ("crow_indices", "col_indices"), sparse_csc: ("ccol_indice
 _BETA_WARNED: list = []  # torch's warning at the first compressed tensor of the process
 
 
-class SparseCompressedTensor(Tensor):
+class SparseCompressedTensor(SparseValues, Tensor):
     """A sparse CSR or CSC matrix: compressed indices, plain indices and values."""
 
     __torch_function__ = torch_function.disabled_torch_function_impl  # internal: no dispatch
@@ -104,19 +104,6 @@ class SparseCompressedTensor(Tensor):
                                "only clears it (grad = None)")
         if self._coo is not None:
             self._coo.grad = None
-
-    def numpy(self, *, force: bool = False):
-        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
-                        "first.")
-
-    def tolist(self):
-        raise RuntimeError("tolist() of a sparse tensor: use Tensor.to_dense() first")
-
-    def item(self):
-        raise RuntimeError("item() of a sparse tensor: use Tensor.to_dense() first")
-
-    def __array__(self, dtype=None, copy=None):
-        self.numpy()
 
     def __repr__(self) -> str:
         first, second = _NAMES[self._sparse_layout]

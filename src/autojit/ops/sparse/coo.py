@@ -91,7 +91,25 @@ def refuse_dense_ops() -> None:
         registry.add_device_dispatch(_dispatch, first=True)
 
 
-class SparseTensor(Tensor):
+class SparseValues:
+    """What a sparse tensor of any layout refuses, as torch's: its values read as a dense
+    array (numpy, tolist, item); mixed into SparseTensor and compressed.py's class."""
+
+    def numpy(self, *, force: bool = False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
+                        "first.")
+
+    def tolist(self):
+        raise RuntimeError("tolist() of a sparse tensor: use Tensor.to_dense() first")
+
+    def item(self):
+        raise RuntimeError("item() of a sparse tensor: use Tensor.to_dense() first")
+
+    def __array__(self, dtype=None, copy=None):
+        self.numpy()
+
+
+class SparseTensor(SparseValues, Tensor):
     """A sparse COO tensor: indices (sparse_dim x nnz, int64) and values (nnz x dense dims)."""
 
     __torch_function__ = torch_function.disabled_torch_function_impl  # internal: no dispatch
@@ -138,19 +156,6 @@ class SparseTensor(Tensor):
         if requires_grad and AUTOGRAD is not None:
             AUTOGRAD[1](self)
         return self
-
-    def numpy(self, *, force: bool = False):
-        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
-                        "first.")
-
-    def tolist(self):
-        raise RuntimeError("tolist() of a sparse tensor: use Tensor.to_dense() first")
-
-    def item(self):
-        raise RuntimeError("item() of a sparse tensor: use Tensor.to_dense() first")
-
-    def __array__(self, dtype=None, copy=None):
-        self.numpy()
 
     def __repr__(self) -> str:
         def indented(value: Tensor, label: str) -> str:

@@ -54,10 +54,12 @@ if os.environ.get("AUTOJIT_CONV_BROAD"):
              if (7 if spatial < 3 else 5) + 2 * pad - dil * (k - 1) > 0]
 
 
-@pytest.fixture(params=["positions", "channels"])
+@pytest.fixture(params=["positions", "channels", "channels in chunks"])
 def routines(request, monkeypatch):
     """Which routines compute every product: vectorized over positions, or over channels
-    (convolution_channels.MODE; the weight gradient of groups stays with positions).
+    (convolution_channels.MODE; the weight gradient of groups stays with positions), whose
+    weight gradient of few terms is one product into the output (channels.DIRECT_TERMS:
+    every case's here) or, "in chunks", always chunks of images summed in float64.
     Yields the names of the geometries' classes made."""
     made = []
     choose = channels.by_channels
@@ -67,7 +69,10 @@ def routines(request, monkeypatch):
         made.append(type(found).__name__)
         return found
 
-    monkeypatch.setattr(channels, "MODE", request.param)
+    mode = request.param.split()[0]
+    monkeypatch.setattr(channels, "MODE", mode)
+    if request.param == "channels in chunks":
+        monkeypatch.setattr(channels, "DIRECT_TERMS", 0)
     monkeypatch.setattr(channels, "by_channels", spy)
     native.geometry.cache_clear()
     yield made
@@ -214,6 +219,37 @@ def test_the_weight_gradient_does_not_depend_on_how_its_chunks_are_shared(monkey
         results.append(native.eager("weight", x, g, attrs))
     for result in results[1:]:
         np.testing.assert_array_equal(result, results[0])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_weight_gradient_of_few_terms_is_one_product(threads, monkeypatch):
+    """512 -> 512 channels on 2x2 images (a ResNet-18's last layer on 64x64 pictures): 32
+    terms per weight, summed straight into the output by blocks of columns (weight_gemm),
+    the same bits whichever part takes which block, and torch's values."""
+    native.geometry.cache_clear()
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((8, 40, 2, 2)).astype("float32")
+    g = rng.standard_normal((8, 37, 2, 2)).astype("float32")
+    attrs = {"stride": (1, 1), "padding": ((1, 1), (1, 1)), "dilation": (1, 1), "groups": 1,
+             "kernel_size": (3, 3)}
+    found = native.geometry("weight", x.shape, g.shape, native.attrs_key(attrs), x.dtype.str)
+    assert isinstance(found, channels.ChannelGeometry) and found.direct and found.chunks == 1
+    before = autojit.get_num_threads()
+    results = []
+    try:
+        autojit.set_num_threads(threads)
+        for parts in (1, 2, 5):
+            monkeypatch.setattr(channels.ChannelGeometry, "_gemm_parts", lambda self, p=parts: p)
+            results.append(native.eager("weight", x, g, attrs))
+    finally:
+        autojit.set_num_threads(before)
+    for result in results[1:]:
+        np.testing.assert_array_equal(result, results[0])
+    reference = torch.ops.aten.convolution_backward(
+        torch.tensor(g, dtype=torch.float64), torch.tensor(x, dtype=torch.float64),
+        torch.zeros(37, 40, 3, 3, dtype=torch.float64), None, [1, 1], [1, 1], [1, 1], False,
+        [0, 0], 1, [False, True, False])[1].numpy()
+    np.testing.assert_allclose(results[0], reference, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .. import compile_threads, convolution
+from .. import compile_threads, convolution, workers
 from . import channels_ir as ir
 from .ir import JOB, PRODUCTS_TABLE, RECORD_WORDS, WEIGHT_TABLE
 
@@ -47,6 +47,12 @@ _GROUP_TILES = 4
 # A lane of a tile's accumulators sums at most this many products in float32 (a chunk's
 # images times their positions) before they are added into float64 (as convolution/__init__.py's).
 _CHUNK_TERMS = 16384
+# The weight gradient's terms (images times kept positions) up to which it is one product
+# summed in the dtype straight into the output (as a chunk's sums are before they reach its
+# float64 partials): with few terms a term is outweighed by the partials' traffic, zeroed,
+# added into and summed once per chunk (512 -> 512 channels on 2x2 images, batch 8: 32
+# terms per weight, ...).
+DIRECT_TERMS = 512
 # None: by prefers_channels; "positions" or "channels": always (the tests run both).
 MODE: str | None = None
 _state: dict = {}
@@ -126,6 +132,7 @@ class ChannelGeometry(convolution.Geometry):
         self.out_shape, self.source_image = base.out_shape, base.source_image
         self.lanes, self.heights = lanes, heights
         line = 64 // self.dtype.itemsize
+        self.direct = False
         if self.kind == "weight":
             self._weight(base, line)
         else:
@@ -212,9 +219,59 @@ class ChannelGeometry(convolution.Geometry):
         self.grad_image = base.grad_image
         self.part_scratch = _up(chunk * (image + count * stride), line)
         self.partial_size = rows * len(offsets)
+        # Few terms: one product into the output (the module docstring), its staged rows
+        # after the parts' images.
+        self.direct = self.batch * count <= DIRECT_TERMS
+        if self.direct:
+            self.chunk, self.chunks = self.batch, 1
+            self.part_scratch = _up(image, line)
+            self.x_stride = _up(len(offsets), self.lanes)
+            self.x_size = _up(self.batch * count * self.x_stride, line)
+            self.g_size = _up(self.batch * count * stride, line)
 
     def entry_points(self) -> dict:
         return _functions(self.dtype, "products" if self.kind != "weight" else "weight")
+
+    @property
+    def parts(self) -> int:
+        if not self.direct:
+            return super().parts
+        native = workers.shared()
+        return max(1, min(self.batch, native.parts if native is not None else 1))
+
+    def _gemm_parts(self) -> int:
+        native = workers.shared()
+        blocks = -(-self.partial_size // self.out_shape[0] // (2 * self.lanes))
+        return max(1, min(blocks, native.parts if native is not None else 1))
+
+    def scratch_elements(self) -> int:
+        if not self.direct:
+            return super().scratch_elements()
+        return self.parts * self.part_scratch + self.x_size + self.g_size + \
+            64 // self.dtype.itemsize
+
+    def calls(self, first: np.ndarray, second: np.ndarray, out: np.ndarray,
+              scratch: np.ndarray) -> list:
+        if not self.direct:
+            return super().calls(first, second, out, scratch)
+        functions = self.entry_points()
+        address = workers.data_address
+        itemsize = self.dtype.itemsize
+        start = address(scratch)
+        start += -start % 64
+        x = start + self.parts * self.part_scratch * itemsize
+        g = x + self.x_size * itemsize
+        stride = int(self.table[ir.WEIGHT_TABLE.index("grad_stride")])
+        count = int(self.table[ir.WEIGHT_TABLE.index("count")])
+        stage = [address(first), self.source_image, address(second), self.grad_image, start,
+                 self.part_scratch, self.table_address, self.batch, self.parts, x,
+                 self.x_stride, g]
+        rows = self.out_shape[0]
+        gemm_parts = self._gemm_parts()
+        gemm = [x, self.x_stride, g, stride, self.batch * count, address(out), rows,
+                self.partial_size // rows, gemm_parts]
+        return [(functions["weight_stage"], stage, (0, 2, 4, 6, 9, 11), self.parts),
+                (functions["weight_gemm"], gemm, (0, 2, 5), gemm_parts)]
 
 
 def by_channels(base):

@@ -48,12 +48,21 @@ JOB = ("rows", "depth", "a_at", "a_row", "b_at", "pairs", "positions", "count", 
        "out_channel", "packed_at", "block")
 WEIGHT_ARGUMENT = ("source", "source_image", "grad", "grad_image", "scratch", "scratch_part",
                    "table", "images", "chunk", "partials", "partials_part", "chunks", "parts")
+# The weight gradient of few terms (images times positions), as one product: `weight_stage`
+# (parts over images) writes each term's columns of the laid-out source (x: a row of
+# `columns`, padded to x_stride) and its gradient's channels (g: a row of grad_stride);
+# `weight_gemm` (parts over blocks of columns) sums g[t, o] * x[t, col] over the terms into
+# the output directly.
+STAGE_ARGUMENT = ("source", "source_image", "grad", "grad_image", "scratch", "scratch_part",
+                  "table", "images", "parts", "x", "x_stride", "g")
+GEMM_ARGUMENT = ("x", "x_stride", "g", "g_stride", "terms", "out", "rows", "columns", "parts")
 WEIGHT_TABLE = ("channels", "source_channel", "scratch_channel", "records", "records_at",
                 "slack_start", "scratch_image", "rows", "count", "positions_at", "grad_plane",
                 "columns", "offsets_at", "grad_stride")
 # The entry points of each module: two, so that a first call compiles the one it needs while
 # a compile thread makes the other (as convolution_ir.MODULES).
-MODULES = {"products": ("products",), "weight": ("weight", "weight_sum")}
+MODULES = {"products": ("products",),
+           "weight": ("weight", "weight_sum", "weight_stage", "weight_gemm")}
 
 
 def symbol(dtype, name: str) -> str:
@@ -68,10 +77,10 @@ def render_module(dtype, wide: bool = True, module: str = "products") -> tuple:
     names = {"scalar": scalar, "lanes": count, "short": short, "vector": f"<{count} x {scalar}>",
              "prefix": f"autojit_convch_{short}", "heights": HEIGHTS[wide]}
     parts = [_DECLARATIONS.format(**names), _prepare(names)]
-    tile, entries = (_tile, [_products]) if module == "products" else \
-        (_weight_tile, [_weight, _weight_sum])
-    parts += [tile(rows, vectors, names) for vectors, heights in names["heights"].items()
-              for rows in heights]
+    tiles, entries = ([_tile], [_products]) if module == "products" else \
+        ([_weight_tile, _gemm_tile], [_weight, _weight_sum, _weight_stage, _weight_gemm])
+    parts += [tile(rows, vectors, names) for tile in tiles
+              for vectors, heights in names["heights"].items() for rows in heights]
     parts += [entry(names) for entry in entries]
     return "\n\n".join(parts), [symbol(dtype, name) for name in MODULES[module]]
 
@@ -440,5 +449,110 @@ def _weight(names: dict) -> str:
                           f"i64 {table['scratch_image']}, ptr {column_offsets}, "
                           f"ptr {positions}, i64 {table['count']}, i64 {count}, ptr {out}, "
                           f"i64 {table['columns']}, i64 {valid})")
+    f.emit("ret i32 0")
+    return f.text()
+
+
+def _gemm_tile(rows: int, vectors: int, names: dict) -> str:
+    """`wgtile{R}x{V}(x, x_stride, g, g_stride, terms, out, out_row, valid)`: out[r * out_row
+    + c] = the sum over terms t of g[t * g_stride + r] * x[t * x_stride + c], for the R rows
+    (output channels) r and the columns c < valid of V vectors, stored in the dtype (the sums
+    of one chunk: nothing to add them to)."""
+    scalar, vector, lanes = names["scalar"], names["vector"], names["lanes"]
+    lines = [f"define internal void @{names['prefix']}_wgtile{rows}x{vectors}(ptr noalias %x, "
+             "i64 %x_stride, ptr noalias %g, i64 %g_stride, i64 %terms, ptr noalias %out, "
+             "i64 %out_row, i64 %valid) noinline {", "entry:"]
+    lines += [f"  %g_base{r} = getelementptr {scalar}, ptr %g, i64 {r}" for r in range(rows)]
+    lines += ["  %empty = icmp sle i64 %terms, 0", "  br i1 %empty, label %sums, label %step",
+              "step:", "  %t = phi i64 [0, %entry], [%t_next, %step]"]
+    lines += [f"  %acc{r}_{v} = phi {vector} [zeroinitializer, %entry], [%sum{r}_{v}, %step]"
+              for r in range(rows) for v in range(vectors)]
+    lines += ["  %x_at = mul i64 %t, %x_stride", "  %g_at = mul i64 %t, %g_stride"]
+    lines += _multiply(names, rows, vectors, "%x", "%x_at", "%g_base", "%g_at")
+    lines += ["  %t_next = add i64 %t, 1", "  %more = icmp slt i64 %t_next, %terms",
+              "  br i1 %more, label %step, label %sums", "sums:"]
+    lines += [f"  %final{r}_{v} = phi {vector} [zeroinitializer, %entry], [%sum{r}_{v}, %step]"
+              for r in range(rows) for v in range(vectors)]
+    lines += ["  %limit = trunc i64 %valid to i32",
+              f"  %limit_one = insertelement <{lanes} x i32> poison, i32 %limit, i32 0",
+              f"  %limits = shufflevector <{lanes} x i32> %limit_one, <{lanes} x i32> poison, "
+              f"<{lanes} x i32> zeroinitializer"]
+    store = f"@llvm.masked.store.v{lanes}{names['short']}.p0"
+    for v in range(vectors):
+        indices = ", ".join(f"i32 {v * lanes + lane}" for lane in range(lanes))
+        lines.append(f"  %mask{v} = icmp slt <{lanes} x i32> <{indices}>, %limits")
+    for r in range(rows):
+        lines += [f"  %row_at{r} = mul i64 %out_row, {r}"]
+        for v in range(vectors):
+            lines += [f"  %out_at{r}_{v} = add i64 %row_at{r}, {v * lanes}",
+                      f"  %to{r}_{v} = getelementptr {scalar}, ptr %out, i64 %out_at{r}_{v}",
+                      f"  call void {store}({vector} %final{r}_{v}, ptr %to{r}_{v}, i32 4, "
+                      f"<{lanes} x i1> %mask{v})"]
+    lines += ["  ret void", "}"]
+    return "\n".join(lines)
+
+
+def _weight_stage(names: dict) -> str:
+    """`weight_stage(argument, part)`: for the part's share of the images, each laid out in
+    the part's scratch, and for each of its positions (a term t), the row x[t] of its columns'
+    source values (zeros up to x_stride) and the row g[t] of its gradient's channels."""
+    scalar, prefix = names["scalar"], names["prefix"]
+    f = Function(f"define i32 @{prefix}_weight_stage(ptr %argument, i64 %part) {{")
+    arg = _words(f, "%argument", STAGE_ARGUMENT,
+                 ("source", "grad", "scratch", "table", "x", "g"))
+    table = _words(f, arg["table"], WEIGHT_TABLE)
+    scratch = f.element(scalar, arg["scratch"], f.binary("mul", "%part", arg["scratch_part"]))
+    records = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['records_at']}")
+    positions = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['positions_at']}")
+    offsets = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['offsets_at']}")
+    first = f.binary("sdiv", f.binary("mul", "%part", arg["images"]), arg["parts"])
+    last = f.binary("sdiv", f.binary("mul", f.binary("add", "%part", 1), arg["images"]),
+                    arg["parts"])
+    with f.loop(first, last, hint="n") as image:
+        _lay_out(f, names, arg, table, records, image, scratch, "0", "scratch_image")
+        grad = f.element(scalar, arg["grad"], f.binary("mul", image, arg["grad_image"]))
+        with f.loop(0, table["count"], hint="p") as position:
+            grid = f.word(positions, f.binary("shl", position, 1))
+            at = f.word(positions, f.binary("add", f.binary("shl", position, 1), 1))
+            term = f.binary("add", f.binary("mul", image, table["count"]), position)
+            row = f.element(scalar, arg["x"], f.binary("mul", term, arg["x_stride"]))
+            source = f.element(scalar, scratch, grid)
+            with f.loop(0, table["columns"], hint="col") as column:
+                read = f.element(scalar, source, f.word(offsets, column))
+                value = f.op(f"load {scalar}, ptr {read}")
+                f.emit(f"store {scalar} {value}, ptr {f.element(scalar, row, column)}")
+            _zero(f, scalar, row, table["columns"], arg["x_stride"])
+            grad_row = f.element(scalar, arg["g"], f.binary("mul", term, table["grad_stride"]))
+            _strided_row(f, scalar, grad_row, f.element(scalar, grad, at), table["grad_plane"],
+                         table["rows"], table["grad_stride"])
+    f.emit("ret i32 0")
+    return f.text()
+
+
+def _weight_gemm(names: dict) -> str:
+    """`weight_gemm(argument, part)`: the part's share of the blocks of two vectors of
+    columns, each a column of tiles of rows (wgtile), over all terms."""
+    prefix, heights, lanes = names["prefix"], names["heights"], names["lanes"]
+    scalar = names["scalar"]
+    f = Function(f"define i32 @{prefix}_weight_gemm(ptr %argument, i64 %part) {{")
+    arg = _words(f, "%argument", GEMM_ARGUMENT, ("x", "g", "out"))
+    block = 2 * lanes
+    blocks = f.binary("sdiv", f.binary("add", arg["columns"], block - 1), block)
+    first = f.binary("mul", f.binary("sdiv", f.binary("mul", "%part", blocks), arg["parts"]),
+                     block)
+    last = f.minimum(arg["columns"], f.binary("mul", f.binary("sdiv", f.binary(
+        "mul", f.binary("add", "%part", 1), blocks), arg["parts"]), block))
+    with f.loop(first, last, block, hint="cb") as column:
+        valid = f.minimum(block, f.binary("sub", last, column))
+        wide = f.op(f"icmp sgt i64 {valid}, {lanes}")
+        x = f.element(scalar, arg["x"], column)
+        out = f.element(scalar, arg["out"], column)
+        for vectors in _widths(f, wide):
+            for row, height in _rows(f, arg["rows"], heights[vectors]):
+                g = f.element(scalar, arg["g"], row)
+                out_row = f.element(scalar, out, f.binary("mul", row, arg["columns"]))
+                _call(f, names, "wgtile", height, vectors,
+                      f"(ptr {x}, i64 {arg['x_stride']}, ptr {g}, i64 {arg['g_stride']}, "
+                      f"i64 {arg['terms']}, ptr {out_row}, i64 {arg['columns']}, i64 {valid})")
     f.emit("ret i32 0")
     return f.text()

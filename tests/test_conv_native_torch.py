@@ -253,6 +253,35 @@ def test_a_weight_gradient_of_few_terms_is_one_product(threads, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_products_of_a_large_weight_split_its_rows(dtype, monkeypatch):
+    """Where the weight outweighs the images (136 <- 40 channels on 2x2 images), each part of
+    the channel products takes its share of the blocks of rows (packing only those), not of
+    the images: the same bits either way, and torch's values."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 40, 2, 2)).astype(dtype)
+    w = rng.standard_normal((136, 40, 3, 3)).astype(dtype)
+    g = rng.standard_normal((2, 136, 2, 2)).astype(dtype)
+    attrs = {"stride": (1, 1), "padding": ((1, 1), (1, 1)), "dilation": (1, 1), "groups": 1}
+    found = {}
+    for cores in (2, 1000):  # 1000: too few blocks of rows to share, so by images
+        monkeypatch.setattr(channels, "_cores", lambda cores=cores: cores)
+        native.geometry.cache_clear()
+        made = native.geometry("forward", x.shape, w.shape, native.attrs_key(attrs), x.dtype.str)
+        assert isinstance(made, channels.ChannelGeometry) and made.by_rows == (cores == 2)
+        found[cores] = (native.eager("forward", x, w, attrs),
+                        native.eager("input", g, w, {**attrs, "input_size": (2, 2)}))
+    native.geometry.cache_clear()
+    for split, whole in zip(found[2], found[1000], strict=True):
+        np.testing.assert_array_equal(split, whole)
+    xt, wt, gt = (torch.tensor(v, dtype=torch.float64) for v in (x, w, g))
+    theirs = (torch.nn.functional.conv2d(xt, wt, padding=1), torch.ops.aten.convolution_backward(
+        gt, xt, wt, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, False, False])[0])
+    tolerance = 1e-12 if dtype == "float64" else 2e-5
+    for ours, reference in zip(found[2], theirs, strict=True):
+        np.testing.assert_allclose(ours, reference.numpy(), rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_both_tile_shapes_match_torch(dtype, monkeypatch, routines):
     """The routines' two tile shapes (AVX-512's, and AVX2's of 16 registers) over output
     channels giving every remainder of the tile heights and of the weight tiles' columns (input

@@ -48,10 +48,11 @@ _GROUP_TILES = 4
 # images times their positions) before they are added into float64 (as convolution/__init__.py's).
 _CHUNK_TERMS = 16384
 # The weight gradient's terms (images times kept positions) up to which it is one product
-# summed in the dtype straight into the output (as a chunk's sums are before they reach its
-# float64 partials): with few terms a term is outweighed by the partials' traffic, zeroed,
-# added into and summed once per chunk (512 -> 512 channels on 2x2 images, batch 8: 32
-# terms per weight, ...).
+# summed in the dtype straight into the output, as a chunk's sums are before they reach its
+# float64 partials. With few terms, the partials' traffic (zeroed, added into and summed once
+# per chunk) outweighs the products: 512 -> 512 channels on 2x2 images, batch 8 (32 terms per
+# weight), took 22 ms in chunks and 2.5 as one product; 64 -> 64 on 16x16 (2048 terms) 1.1
+# in chunks and 1.8 as one product (docs/notes/convolution.md).
 DIRECT_TERMS = 512
 # None: by prefers_channels; "positions" or "channels": always (the tests run both).
 MODE: str | None = None
@@ -180,6 +181,14 @@ class ChannelGeometry(convolution.Geometry):
         self.part_scratch = _up(group * image + packed, line)
         self.out_image = base.out_image
         self.chunks = 0
+        # The parts split each job's blocks of rows, not the images, where the weight
+        # outweighs the images (each part then packs and reads its share of the weight, not
+        # all of it: 512 -> 512 channels on 2x2 images, batch 8, 7.7 -> 4.9 ms) and there are
+        # blocks enough to share; never where each image's output is zeroed first.
+        self.row_blocks = min((-(-job[0] // job[11]) for job in jobs), default=0)
+        self.by_rows = not header["zero_output"] and \
+            self.row_blocks >= 2 * _cores() and \
+            packed > base.batch * self.source_image
 
     def _weight(self, base, line: int) -> None:
         space = self.space
@@ -234,15 +243,15 @@ class ChannelGeometry(convolution.Geometry):
 
     @property
     def parts(self) -> int:
-        if not self.direct:
-            return super().parts
-        native = workers.shared()
-        return max(1, min(self.batch, native.parts if native is not None else 1))
+        if self.direct:
+            return max(1, min(self.batch, _cores()))
+        if self.kind != "weight" and self.by_rows:
+            return max(1, min(self.row_blocks, _cores()))
+        return super().parts
 
     def _gemm_parts(self) -> int:
-        native = workers.shared()
         blocks = -(-self.partial_size // self.out_shape[0] // (2 * self.lanes))
-        return max(1, min(blocks, native.parts if native is not None else 1))
+        return max(1, min(blocks, _cores()))
 
     def scratch_elements(self) -> int:
         if not self.direct:
@@ -252,6 +261,9 @@ class ChannelGeometry(convolution.Geometry):
 
     def calls(self, first: np.ndarray, second: np.ndarray, out: np.ndarray,
               scratch: np.ndarray) -> list:
+        if self.kind != "weight":
+            (function, words, pointers, parts), = super().calls(first, second, out, scratch)
+            return [(function, [*words, int(self.by_rows)], pointers, parts)]
         if not self.direct:
             return super().calls(first, second, out, scratch)
         functions = self.entry_points()
@@ -272,6 +284,12 @@ class ChannelGeometry(convolution.Geometry):
                 self.partial_size // rows, gemm_parts]
         return [(functions["weight_stage"], stage, (0, 2, 4, 6, 9, 11), self.parts),
                 (functions["weight_gemm"], gemm, (0, 2, 5), gemm_parts)]
+
+
+def _cores() -> int:
+    """The parts the native workers take (one per core; workers.py)."""
+    native = workers.shared()
+    return native.parts if native is not None else 1
 
 
 def by_channels(base):

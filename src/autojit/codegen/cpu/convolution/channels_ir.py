@@ -28,6 +28,8 @@ import numpy as np
 from ..llvm.ir_text import Function
 from .ir import TYPES, _prepare, _rows, _weight_sum, _words, _zero
 
+# The k's of the weight packed together, a row of the block at a time (_pack).
+_PACK_DEPTH = 16
 # Tile heights (positions, or weight-gradient columns) by the host's registers and the
 # vectors of channels a tile holds. A tile keeps R x V accumulators, V vectors of the
 # weight and R broadcasts in registers: with AVX-512's 32, 8 x 2 (12 x 2 spilled four
@@ -35,8 +37,10 @@ from .ir import TYPES, _prepare, _rows, _weight_sum, _words, _zero
 # on 4x4 images) or 16 x 1; with AVX2's 16, 4 x 2 or 6 x 1.
 HEIGHTS = {True: {2: (8, 4, 2, 1), 1: (16, 8, 4, 2, 1)},
            False: {2: (4, 2, 1), 1: (6, 4, 2, 1)}}
+# by_rows: each part takes every image and its share of each job's blocks of rows (packing
+# only those), rather than its share of the images with every row (channels.py says when).
 PRODUCTS_ARGUMENT = ("source", "source_image", "weight", "out", "out_image", "scratch",
-                     "scratch_part", "table", "images", "parts")
+                     "scratch_part", "table", "images", "parts", "by_rows")
 PRODUCTS_TABLE = ("channels", "source_channel", "scratch_channel", "records", "records_at",
                   "slack_start", "image_scratch", "group_images", "jobs", "jobs_at", "pairs_at",
                   "positions_at", "packed_at", "zero_output")
@@ -222,22 +226,48 @@ def _lay_out(f: Function, names: dict, arg: dict, table: dict, records: str, ima
     _zero(f, scalar, laid, table["slack_start"], table[size])
 
 
-def _pack(f: Function, scalar: str, job: dict, weight: str, packed: str, pairs: str) -> None:
+def _row_range(f: Function, job: dict, arg: dict) -> tuple:
+    """The rows of `job` the part takes: all of them, or by_rows its share of the job's
+    blocks of rows."""
+    block = job["block"]
+    blocks = f.binary("sdiv", f.binary("add", job["rows"], f.binary("sub", block, 1)), block)
+    start = f.binary("mul", f.binary("sdiv", f.binary("mul", "%part", blocks), arg["parts"]),
+                     block)
+    stop = f.minimum(job["rows"], f.binary("mul", f.binary("sdiv", f.binary(
+        "mul", f.binary("add", "%part", 1), blocks), arg["parts"]), block))
+    by_rows = f.op(f"icmp ne i64 {arg['by_rows']}, 0")
+    return (f.op(f"select i1 {by_rows}, i64 {start}, i64 0"),
+            f.op(f"select i1 {by_rows}, i64 {stop}, i64 {job['rows']}"))
+
+
+def _pack(f: Function, scalar: str, job: dict, weight: str, packed: str, pairs: str,
+          rows: tuple) -> None:
     """The job's weight packed k-major in blocks of `block` rows, zeros past its rows:
     packed[packed_at + first * depth + k * block + r] = weight[a_at + (first + r) * a_row
-    + pairs[k].a] for the block of rows from `first`."""
+    + pairs[k].a] for the block of rows from `first`, over the blocks in `rows` (start,
+    stop)."""
     source = f.element(scalar, weight, job["a_at"])
-    with f.loop(0, job["rows"], job["block"], hint="pb") as first:
+    with f.loop(rows[0], rows[1], job["block"], hint="pb") as first:
         target = f.element(scalar, packed, f.binary("add", job["packed_at"],
                                                     f.binary("mul", first, job["depth"])))
         valid = f.minimum(job["block"], f.binary("sub", job["rows"], first))
-        with f.loop(0, job["depth"], hint="pk") as k:
-            at = f.word(pairs, f.binary("shl", k, 1), "a_at")
-            row = f.binary("mul", k, job["block"])
-            start = f.element(scalar, source, f.binary("add", at, f.binary("mul", first,
-                                                                          job["a_row"])))
-            _strided_row(f, scalar, f.element(scalar, target, row), start, job["a_row"], valid,
-                         job["block"])
+        # 16 k's at a time, each row of the block read along them: read across the rows,
+        # each k's rows lie a_row apart, and with a_row a multiple of 2 KiB (512 channels
+        # times 9 taps) they share two of L1's sets, more rows than its ways.
+        with f.loop(0, job["depth"], _PACK_DEPTH, hint="pk") as k_first:
+            k_last = f.minimum(job["depth"], f.binary("add", k_first, _PACK_DEPTH))
+            with f.loop(0, valid, hint="pr") as r:
+                start = f.element(scalar, source, f.binary("mul", f.binary("add", first, r),
+                                                           job["a_row"]))
+                column = f.element(scalar, target, r)
+                with f.loop(k_first, k_last, hint="pkk") as k:
+                    at = f.word(pairs, f.binary("shl", k, 1), "a_at")
+                    value = f.op(f"load {scalar}, ptr {f.element(scalar, start, at)}")
+                    to = f.element(scalar, column, f.binary("mul", k, job["block"]))
+                    f.emit(f"store {scalar} {value}, ptr {to}")
+        with f.loop(0, job["depth"], hint="pz") as k:
+            row = f.element(scalar, target, f.binary("mul", k, job["block"]))
+            _zero(f, scalar, row, valid, job["block"])
 
 
 def _strided_row(f: Function, scalar: str, target: str, source: str, step: str, count: str,
@@ -259,9 +289,11 @@ def _products(names: dict) -> str:
     arg = _words(f, "%argument", PRODUCTS_ARGUMENT,
                  ("source", "weight", "out", "scratch", "table"))
     table = _words(f, arg["table"], PRODUCTS_TABLE)
-    first = f.binary("sdiv", f.binary("mul", "%part", arg["images"]), arg["parts"])
-    last = f.binary("sdiv", f.binary("mul", f.binary("add", "%part", 1), arg["images"]),
-                    arg["parts"])
+    by_rows = f.op(f"icmp ne i64 {arg['by_rows']}, 0")
+    first = f.op(f"select i1 {by_rows}, i64 0, i64 " + f.binary(
+        "sdiv", f.binary("mul", "%part", arg["images"]), arg["parts"]))
+    last = f.op(f"select i1 {by_rows}, i64 {arg['images']}, i64 " + f.binary(
+        "sdiv", f.binary("mul", f.binary("add", "%part", 1), arg["images"]), arg["parts"]))
     scratch = f.element(scalar, arg["scratch"], f.binary("mul", "%part", arg["scratch_part"]))
     records = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['records_at']}")
     pairs_base = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['pairs_at']}")
@@ -279,7 +311,8 @@ def _products(names: dict) -> str:
 
     with f.loop(0, table["jobs"], hint="pack") as job:
         words = job_words(job)
-        _pack(f, scalar, words, arg["weight"], packed, job_pairs(words))
+        _pack(f, scalar, words, arg["weight"], packed, job_pairs(words),
+              _row_range(f, words, arg))
     with f.loop(first, last, table["group_images"], hint="g") as group:
         count = f.minimum(table["group_images"], f.binary("sub", last, group))
         with f.loop(0, count, hint="n") as index:
@@ -295,20 +328,20 @@ def _products(names: dict) -> str:
             sizes = {"image_scratch": table["image_scratch"], "out_image": arg["out_image"],
                      "total": f.binary("mul", count, words["count"])}
             _job(f, names, words, sizes, job_pairs(words), packed, scratch, positions,
-                 offsets, out)
+                 offsets, out, _row_range(f, words, arg))
     f.emit("ret i32 0")
     return f.text()
 
 
 def _job(f: Function, names: dict, job: dict, sizes: dict, pairs: str, packed: str,
-         scratch: str, positions: str, offsets: str, out: str) -> None:
-    """One job over a group's images: for each block of rows (channels) and each tile of
-    positions (the group's, image after image), the tile's offsets written to `offsets`,
-    then the tile called."""
+         scratch: str, positions: str, offsets: str, out: str, rows: tuple) -> None:
+    """One job over a group's images: for each block of rows (channels) in `rows` (start,
+    stop) and each tile of positions (the group's, image after image), the tile's offsets
+    written to `offsets`, then the tile called."""
     scalar = names["scalar"]
     laid = f.element(scalar, scratch, job["b_at"])
     kept = f.op(f"getelementptr i64, ptr {positions}, i64 {f.binary('shl', job['positions'], 1)}")
-    with f.loop(0, job["rows"], job["block"], hint="rb") as row:
+    with f.loop(rows[0], rows[1], job["block"], hint="rb") as row:
         a = f.element(scalar, packed, f.binary("add", job["packed_at"],
                                                f.binary("mul", row, job["depth"])))
         valid = f.minimum(job["block"], f.binary("sub", job["rows"], row))

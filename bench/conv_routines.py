@@ -3,6 +3,7 @@ over channels (codegen/cpu/convolution/channels.py), per product, and which one 
 
     python bench/conv_routines.py            # the layers of docs/notes/convolution.md
     python bench/conv_routines.py --sweep    # 702 products: how far the choice is from the best
+    python bench/conv_routines.py --resnet18 # a ResNet-18's layers at 64x64, on two threads
 
 Microseconds per eager call on one thread (medians), float32; `*` marks the routine chosen.
 The layers' table adds torch's time for the same product (`conv2d`, and
@@ -30,6 +31,15 @@ LAYERS = {  # name: (batch, in channels, out channels, size, stride)
     "32->32 3x3 on 16x16": (64, 32, 32, 16, 1),
     "32->64 3x3 stride 2 on 16x16": (64, 32, 64, 16, 2),
     "16->16 3x3 on 32x32": (64, 16, 16, 32, 1),
+}
+# A ResNet-18's 3x3 layers on 64x64 pictures, batch 8 (bench/models.py's): large weights on
+# few pixels, `--resnet18` (two threads, as the models' steps run).
+RESNET18 = {
+    "64->64 3x3 on 16x16": (8, 64, 64, 16, 1),
+    "128->128 3x3 on 8x8": (8, 128, 128, 8, 1),
+    "256->256 3x3 on 4x4": (8, 256, 256, 4, 1),
+    "256->512 3x3 stride 2 on 4x4": (8, 256, 512, 4, 2),
+    "512->512 3x3 on 2x2": (8, 512, 512, 2, 1),
 }
 
 
@@ -74,10 +84,10 @@ def mark(found: dict, mode: str) -> str:
 
 
 def torch_timed(kind: str, operands: tuple, attrs: dict, number: int) -> float:
-    """torch's microseconds for the same product (one thread)."""
+    """torch's microseconds for the same product (on as many threads as autojit's)."""
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(autojit.get_num_threads())
     spatial = len(attrs["stride"])
     stride, padding = list(attrs["stride"]), [lo for lo, _ in attrs["padding"]]
     dilation = list(attrs["dilation"])
@@ -103,9 +113,9 @@ def torch_timed(kind: str, operands: tuple, attrs: dict, number: int) -> float:
     return statistics.median(timeit.repeat(run, number=number, repeat=5)) / number * 1e6
 
 
-def layers() -> None:
+def layers(table: dict) -> None:
     print("| layer | product | positions us | channels us | torch us |\n|---|---|---:|---:|---:|")
-    for name, shape in LAYERS.items():
+    for name, shape in table.items():
         for kind, (operands, attrs) in products(*shape).items():
             found = timed(kind, operands, attrs, 20)
             print(f"| {name} | {kind} | {mark(found, 'positions')} | "
@@ -133,10 +143,16 @@ def sweep() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--resnet18", action="store_true")
     arguments = parser.parse_args()
-    autojit.set_num_threads(1)
-    print(f"autojit {autojit.__version__}, one thread, float32, wide tiles: {native.wide()}\n")
-    sweep() if arguments.sweep else layers()
+    threads = 2 if arguments.resnet18 else 1
+    autojit.set_num_threads(threads)
+    print(f"autojit {autojit.__version__}, {threads} thread(s), float32, wide tiles: "
+          f"{native.wide()}\n")
+    if arguments.sweep:
+        sweep()
+    else:
+        layers(RESNET18 if arguments.resnet18 else LAYERS)
 
 
 if __name__ == "__main__":

@@ -472,6 +472,29 @@ def test_trace_error_type_is_torch_fx_proxy_trace_error():
         autojit.fx.wrap("scaled_sum")
 
 
+def test_a_tracer_whose_create_proxy_takes_no_factory_traces_parameters():
+    """torchvision's feature extraction tracer overrides create_proxy without
+    proxy_factory_fn: parameters read in forward still trace (torch passes the factory only
+    where the signature takes it)."""
+    codes = []
+    for t in (torch, autojit):
+        class Positional(t.fx.Tracer):
+            def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, *_):
+                return super().create_proxy(kind, target, args, kwargs, name, type_expr)
+
+        class Scale(t.nn.Module):
+            def __init__(self, weight):
+                super().__init__()
+                self.weight = weight
+
+            def forward(self, x):
+                return x * self.weight
+
+        root = Scale(t.nn.Parameter(t.ones(3)))
+        codes.append(t.fx.GraphModule(root, Positional().trace(root)).code)
+    assert codes[1] == normalize(codes[0])
+
+
 # ---- copies and pickles -------------------------------------------------------------------------
 
 def test_retrace_deepcopy_and_pickle_keep_graph_code_and_values():
@@ -488,6 +511,14 @@ def test_retrace_deepcopy_and_pickle_keep_graph_code_and_values():
     assert_close(loaded(autojit.tensor(X)), agm(autojit.tensor(X)))
     agm.graph = copy.deepcopy(agm.graph)  # the setter recompiles
     assert_close(agm(autojit.tensor(X)), loaded(autojit.tensor(X)))
+    # attributes named in meta under _USER_PRESERVED_ATTRIBUTES_KEY are set on a deepcopy
+    # (torchvision's feature extraction, which timm's features_only="fx" models use)
+    preserved = []
+    for module, fx in ((agm, autojit.fx), (tgm, torch.fx)):
+        key = fx.graph_module._USER_PRESERVED_ATTRIBUTES_KEY
+        module.meta[key] = {"return_nodes": ["relu"]}
+        preserved.append((key, copy.deepcopy(module).return_nodes))
+    assert preserved[0] == preserved[1] == ("_user_preserved_attributes", ["relu"])
     replaced = []
     agm._register_replace_node_hook(lambda old, new, user: replaced.append((old, new, user)))
     relu = next(n for n in agm.graph.nodes if n.target is autojit.relu)
@@ -566,7 +597,8 @@ def test_import_torch_fx_under_the_drop_in():
         from torch.fx.experimental.proxy_tensor import get_proxy_mode
         from torch.fx._pytree import register_pytree_flatten_spec
         from torch.fx.passes.infra.pass_base import PassResult
-        from torch.fx.graph_module import _copy_attr
+        from torch.fx.graph_module import _CodeOnlyModule, _copy_attr, \\
+            _USER_PRESERVED_ATTRIBUTES_KEY
         from torch.fx import (GraphModule, Node, Proxy, Tracer, Transformer, map_arg,
                               symbolic_trace)
         from torch.fx.node import map_arg as node_map_arg

@@ -234,8 +234,12 @@ class Tracer(TracerBase):
                         if self.param_shapes_constant:
                             def factory(node, name=name):
                                 return ParameterProxy(self, node, name, attr_val)
+                        # As torch's: a subclass's create_proxy may not take the factory
+                        # (torchvision's feature extraction tracer).
+                        keywords = {"proxy_factory_fn": factory} if "proxy_factory_fn" in \
+                            inspect.signature(self.create_proxy).parameters else {}
                         parameter_proxy_cache[name] = self.create_proxy(
-                            "get_attr", name, (), {}, proxy_factory_fn=factory)
+                            "get_attr", name, (), {}, **keywords)
                     return parameter_proxy_cache[name]
             return None
 

@@ -25,6 +25,10 @@ __all__ = ["GraphModule", "reduce_graph_module"]
 _counter = itertools.count()
 
 
+# meta's key of the attributes a deepcopy sets again on the copy (torch's name).
+_USER_PRESERVED_ATTRIBUTES_KEY = "_user_preserved_attributes"
+
+
 def _exec_with_source(src: str, globals_: dict[str, Any]) -> None:
     key = f"<eval_with_key>.{next(_counter)}"
     # mtime None: linecache.checkcache leaves the entry alone.
@@ -319,6 +323,8 @@ class GraphModule(Module):
             if attr in self.__dict__:
                 setattr(made, attr, copy.deepcopy(self.__dict__[attr], memo))
         made.meta = copy.deepcopy(getattr(self, "meta", {}), memo)
+        for name, value in made.meta.get(_USER_PRESERVED_ATTRIBUTES_KEY, {}).items():
+            setattr(made, name, value)
         for hook in getattr(self, "_deepcopy_hooks", ()):
             hook(made)
         return made

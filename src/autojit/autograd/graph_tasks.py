@@ -1,8 +1,8 @@
-"""The backward passes running on each thread, innermost last: what the engine (engine.py)
-pushes for each pass, and what torch's functions about the running pass read from it:
-current_graph_task_id, will_engine_execute_node (autograd.graph.register_multi_grad_hook, in
-graph_api.py), queue_callback (Variable._execution_engine), and running_with_inputs
-(utils/checkpoint.py).
+"""The backward passes running on each thread, innermost last, and torch's questions about them.
+
+The engine (engine.py) pushes each pass here; current_graph_task_id and will_engine_execute_node
+(autograd.graph.register_multi_grad_hook, in graph_api.py), queue_callback
+(Variable._execution_engine) and running_with_inputs (utils/checkpoint.py) read them.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""What a hook registration returns: RemovableHandle, whose `remove()` unregisters the hook
-from the HookDict it sits in (torch.utils.hooks.RemovableHandle).
+"""What a hook registration returns: RemovableHandle, whose `remove()` unregisters the hook.
+
+A handle refers weakly to the HookDict the hook sits in (torch.utils.hooks.RemovableHandle).
 
 hooks.py registers the hooks of tensors and nodes with these, nn/ those of modules, and
 graph_api.py's register_multi_grad_hook returns a handle over several.

@@ -1,4 +1,4 @@
-"""CudaArray: the data of a CUDA tensor, and the caching allocator behind it.
+"""CudaArray: the data of a CUDA tensor, over a buffer of the caching allocator (allocator.py).
 
 A CUDA tensor keeps its data in the same `_data` field a CPU tensor keeps its ndarray in; for
 a CUDA tensor that field holds a CudaArray: a logical shape and dtype over a flat, C-contiguous

@@ -486,7 +486,8 @@ def test_a_buffer_collected_in_a_cycle_goes_back_to_the_pool_alive():
     import gc
     import weakref
 
-    from autojit.cuda.array import _POOL, CudaArray
+    from autojit.cuda.allocator import _POOL
+    from autojit.cuda.array import CudaArray
 
     autojit.cuda.empty_cache()
     array = CudaArray((300,), np.float32)

@@ -65,6 +65,27 @@ def test_hooks_are_installed_at_import():
     assert aten.native_layer_norm.default.name() == "aten::native_layer_norm"
 
 
+def test_hooks_inside_packages_are_installed_when_the_package_is_imported():
+    """tensor/, autograd/ and cuda/ are layered inside too (their contracts in pyproject.toml):
+    a module that needs one above it in its package reaches it through a hook that the higher
+    module installs, and the package's __init__ imports that module (docs/notes/layers.md)."""
+    from autojit.tensor import meta_runtime, torch_function, values
+
+    assert Tensor._arm_subclass is torch_function.arm
+    assert Tensor.numpy is values.numpy
+    assert device.runtime("meta") is meta_runtime
+    import autojit.cuda
+    from autojit.cuda import availability, conversions, eager, views
+    from autojit.cuda.array import CudaArray
+
+    assert (CudaArray._dispatch, CudaArray._add_arrays) == (eager.dispatch, eager.add_arrays)
+    assert (CudaArray._convert_array, CudaArray._fill_array) == \
+        (conversions.convert_array, conversions.fill_array)
+    assert (CudaArray._refresh_view, CudaArray._write_through) == \
+        (views.refresh, views.write_through)
+    assert autojit.cuda._add_device_dispatch in availability._ON_FIRST_USE
+
+
 def test_importing_autojit_loads_no_code_generator_library():
     # small arrays' exp and tanh are NumPy's: no native loop is made
     # (ops/elementwise/native_math.py)

@@ -64,7 +64,7 @@ class Recorder:
         import numpy as np
 
         from autojit.codegen.cuda import jit as generated
-        from autojit.cuda import indexing, kernels, matmul
+        from autojit.cuda import handwritten, indexing, kernels, matmul, views
 
         recorder = self
         launch = kernels.CudaCompiledKernel.__call__
@@ -80,7 +80,7 @@ class Recorder:
                                           _signature(arguments)))
             return launch(kernel, inputs, outputs, status)
 
-        original = matmul.hand_written
+        original = handwritten.hand_written
 
         def hand_written(name, source, dtype=None, devices=()):
             function, tile = original(name, source, dtype, devices)
@@ -89,9 +89,10 @@ class Recorder:
 
         self._undo = [(kernels.CudaCompiledKernel, "__call__", launch),
                       (matmul, "hand_written", original), (indexing, "hand_written", original),
-                      (kernels, "hand_written", original)]
+                      (kernels, "hand_written", original), (views, "hand_written", original)]
         kernels.CudaCompiledKernel.__call__ = call
         matmul.hand_written = indexing.hand_written = kernels.hand_written = hand_written
+        views.hand_written = hand_written
         return self
 
     def __exit__(self, *exc) -> None:
@@ -160,14 +161,14 @@ def compile_record(record: KernelRecord, cc: tuple) -> str:
     from numba import cuda
 
     from autojit.codegen.cuda import jit as generated
-    from autojit.cuda import matmul
+    from autojit.cuda import handwritten
 
     if record.hand_written is None:
         function = generated.kernel_function(record.source, record.name, cuda, simulated=False)
     else:
         name, dtype, devices = record.hand_written
-        function, _ = matmul.hand_written_function(cuda, False, name, record.source, dtype,
-                                                   devices)
+        function, _ = handwritten.hand_written_function(cuda, False, name, record.source,
+                                                        dtype, devices)
     ptx, _ = cuda.compile_ptx(function, record.signature, cc=cc)
     return ptx
 

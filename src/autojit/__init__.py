@@ -218,14 +218,13 @@ from .tensor.memory_format import (
     memory_format,
     preserve_format,
 )
+from .tensor.once import is_warn_always_enabled, set_warn_always
 from .tensor.printing import set_printoptions
 from .tensor.random import randperm
 from .tensor.settings import (
     is_storage,
-    is_warn_always_enabled,
     set_default_tensor_type,
     set_flush_denormal,
-    set_warn_always,
     typename,
 )
 from .tensor.tensor import Size, Tensor

@@ -1,7 +1,9 @@
 """autojit.autograd: backward, grad, grad modes and gradcheck, with torch.autograd's names.
 
-graph.py holds the nodes, engine.py the differentiation pass, api.py the public entry points,
-grad_mode.py the modes, gradcheck.py the finite-difference checks.
+nodes.py holds the graph's nodes and edges, graph.py the op nodes and their recording (and
+torch.autograd.graph's names), saved_tensors.py the values kept for backward, engine.py the
+differentiation pass, api.py the public entry points, grad_mode.py the modes, gradcheck.py the
+finite-difference checks.
 """
 
 # sparse_autograd installs the nodes of sparse tensors' gradients (ops/sparse/coo.py's slot)

@@ -14,7 +14,7 @@ from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
 from .engine import run_backward
-from .graph import GradientEdge
+from .nodes import GradientEdge
 
 
 def _as_tuple(value) -> tuple:

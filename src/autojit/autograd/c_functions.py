@@ -14,7 +14,7 @@ import types
 import weakref
 
 from .function import Function
-from .graph import AccumulateGrad
+from .nodes import AccumulateGrad
 from .saved_access import SavedTensorHandle
 
 

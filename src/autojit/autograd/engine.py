@@ -12,9 +12,6 @@ it captures the gradient reaching each input's edge instead of accumulating into
 
 from __future__ import annotations
 
-import itertools
-import threading
-
 import numpy as np
 
 from ..ops.sparse.coo import SparseTensor, to_dense
@@ -24,8 +21,9 @@ from ..tensor.meta import MetaArray
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor, plain_tensor
 from .grad_mode import no_grad
-from .graph import AccumulateGrad, GradientEdge, Node, gradient_edge
+from .graph_tasks import _Task, _tasks
 from .hooks import run_leaf_hooks, run_tensor_hooks
+from .nodes import AccumulateGrad, GradientEdge, Node, gradient_edge
 from .vjp_chain import apply_no_graph
 
 
@@ -188,67 +186,6 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                     _run_hooks(accumulator, [], [tensor._grad] if fresh else [grad])
         return None
     return captured
-
-
-# ---- the running backward passes (autograd.graph.register_multi_grad_hook reads them) ------
-
-_tasks = threading.local()  # .running: this thread's backward passes, innermost last
-_task_ids = itertools.count()
-
-
-class _Task:
-    """One backward pass while it runs: which nodes it will execute."""
-
-    __slots__ = ("id", "roots", "dependencies", "needed", "captured", "callbacks", "partial")
-
-    def __init__(self, root_edges, dependencies, needed, captured, partial=False):
-        self.id = next(_task_ids)
-        self.partial = partial
-        self.callbacks = []
-        self.roots = {node for node, _ in root_edges}
-        self.dependencies, self.needed, self.captured = dependencies, needed, captured
-
-
-def current_graph_task_id() -> int:
-    """The id of the backward pass running on this thread, -1 outside backward."""
-    running = getattr(_tasks, "running", None)
-    return running[-1].id if running else -1
-
-
-def running_with_inputs() -> bool:
-    """Whether the backward pass running on this thread computes the gradients of given inputs
-    only (autograd.grad, or backward(inputs=...)), which torch's reentrant checkpoint refuses."""
-    running = getattr(_tasks, "running", None)
-    return bool(running) and running[-1].partial
-
-
-def queue_callback(callback) -> None:
-    """Run `callback` when the backward pass running on this thread has finished."""
-    running = getattr(_tasks, "running", None)
-    if not running:
-        raise RuntimeError("Final callbacks can only be installed during backward pass.")
-    running[-1].callbacks.append(callback)
-
-
-class ExecutionEngine:
-    """Variable._execution_engine: torch's handle on its engine, for queue_callback."""
-
-    @staticmethod
-    def queue_callback(callback) -> None:
-        queue_callback(callback)
-
-
-def will_engine_execute_node(node) -> bool:
-    """Whether the running backward pass will run `node` (or, for a leaf that autograd.grad
-    captures, its hooks)."""
-    running = getattr(_tasks, "running", None)
-    if not running:
-        raise RuntimeError("_will_engine_execute_node should only be called during the backward "
-                           "pass")
-    task = running[-1]
-    if node not in task.dependencies and node not in task.roots:
-        return False
-    return task.needed is None or node in task.needed or id(node) in task.captured
 
 
 def _edge_of(value) -> tuple:

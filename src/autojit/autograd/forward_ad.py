@@ -26,6 +26,8 @@ from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
+from . import forward_views
+from .forward_views import set_tangent
 
 _level_ids = itertools.count(1)
 
@@ -102,15 +104,6 @@ class dual_level:  # noqa: N801 - torch's name
 def tangent_of(tensor: Tensor, level: int) -> Tensor | None:
     """tensor's tangent at `level` (a view's is the view of its base's: forward_views.py)."""
     return forward_views.current_tangent(tensor, level)
-
-
-def set_tangent(tensor: Tensor, level: int, tangent: Tensor | None) -> None:
-    tangents = dict(tensor._tangents) if tensor._tangents else {}
-    if tangent is None:
-        tangents.pop(level, None)
-    else:
-        tangents[level] = tangent
-    tensor._tangents = tangents or None
 
 
 def attach_tangent(primal: Tensor, tangent: Tensor, level: int) -> Tensor:
@@ -340,8 +333,6 @@ class _set_fwd_grad_enabled:  # noqa: N801 - torch's name
 
 
 registry.FORWARD = propagate  # bind (ops/registry.py) pushes tangents forward through this
-
-from . import forward_views  # noqa: E402 - it reads this module's set_tangent
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]

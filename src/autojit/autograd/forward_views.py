@@ -25,7 +25,17 @@ from ..ops import inplace, registry
 from ..ops.layout.eager_views import LazySource
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from . import forward_ad
+
+
+def set_tangent(tensor: Tensor, level: int, tangent: Tensor | None) -> None:
+    """Make `tangent` the one `tensor` carries at dual `level` (None: none); forward_ad.py's."""
+    tangents = dict(tensor._tangents) if tensor._tangents else {}
+    if tangent is None:
+        tangents.pop(level, None)
+    else:
+        tangents[level] = tangent
+    tensor._tangents = tangents or None
+
 
 # ---- links ----------------------------------------------------------------------------------
 
@@ -118,7 +128,7 @@ def refresh(tensor: Tensor) -> None:
 
 
 def _set_derived(tensor: Tensor, level: int, tangent: Tensor, above) -> None:
-    forward_ad.set_tangent(tensor, level, tangent)
+    set_tangent(tensor, level, tangent)
     fields = tensor.__dict__
     made = dict(fields.get("_tangent_src") or {})
     made[level] = above
@@ -169,7 +179,7 @@ def _write(target: Tensor, level: int, new: Tensor | None, old: Tensor | None) -
     root_tangent = current_tangent(root, level)
     if new is None:
         if root_tangent is None:  # nothing had a tangent where this wrote
-            forward_ad.set_tangent(target, level, None)
+            set_tangent(target, level, None)
             return
         new = zeros_like(target)  # a value without a tangent: zero where it was written
     if root is target:
@@ -197,7 +207,7 @@ def _write(target: Tensor, level: int, new: Tensor | None, old: Tensor | None) -
 
 
 def _own_new(root: Tensor, level: int, tangent: Tensor) -> None:
-    forward_ad.set_tangent(root, level, tangent)
+    set_tangent(root, level, tangent)
     own(root, level, tangent)
 
 

@@ -23,14 +23,9 @@ from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
 from .function_forward import push_tangents, saved_outputs_take_tangents
 from .function_vmap import forward_under_vmap
-from .graph import (
-    FREED_MESSAGE,
-    Node,
-    SavedTensor,
-    conform,
-    gradient_edge,
-    pack_saved,
-)
+from .graph import conform
+from .nodes import Node, gradient_edge
+from .saved_tensors import FREED_MESSAGE, SavedTensor, pack_saved
 
 
 class FunctionCtx:

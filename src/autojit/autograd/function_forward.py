@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from .graph import PackedSavedTensor, SavedTensor
+from .saved_tensors import PackedSavedTensor, SavedTensor
 
 
 def push_tangents(cls, node, args: tuple, results: list, levels: tuple) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
-from .gradcheck import (
+from .gradcheck_jacobians import (
     GradcheckError,
     _allclose,
     _as_tuple,

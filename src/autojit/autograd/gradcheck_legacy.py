@@ -1,6 +1,6 @@
 """torch.autograd.gradcheck's deprecated get_numerical_jacobian and get_analytical_jacobian,
 which old code still imports: each warns as torch's does and returns torch's results, computed
-with gradcheck.py's Jacobian helpers."""
+with gradcheck_jacobians.py's helpers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from ..tensor.tensor import Tensor
-from . import gradcheck as _gc
+from . import gradcheck_jacobians as _gc
 
 _DEPRECATED = (
     "`{}` was part of PyTorch's private API and not meant to be exposed. We are deprecating it "

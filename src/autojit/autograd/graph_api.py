@@ -21,9 +21,9 @@ from collections import defaultdict
 from ..ops import inplace
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from .engine import current_graph_task_id, will_engine_execute_node
-from .graph import gradient_edge
-from .hooks import RemovableHandle
+from .graph_tasks import current_graph_task_id, will_engine_execute_node
+from .handles import RemovableHandle
+from .nodes import gradient_edge
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
            "allow_mutation_on_saved_tensors", "register_multi_grad_hook",

@@ -15,36 +15,13 @@ registration returns a RemovableHandle. Where the hooks live decides when they r
 
 from __future__ import annotations
 
-import itertools
 import weakref
 
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
-from .graph import Node
-
-_handle_ids = itertools.count()
-
-
-class RemovableHandle:
-    """What a hook registration returns: `remove()` unregisters the hook (idempotent)."""
-
-    __slots__ = ("_hooks", "id")
-
-    def __init__(self, hooks: dict):
-        self._hooks = weakref.ref(hooks)
-        self.id = next(_handle_ids)
-
-    def remove(self) -> None:
-        hooks = self._hooks()
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.remove()
+from .handles import HookDict, RemovableHandle
+from .nodes import Node
 
 
 def _add_hook(owner, attribute: str, entry) -> RemovableHandle:
@@ -57,12 +34,6 @@ def _add_hook(owner, attribute: str, entry) -> RemovableHandle:
     handle = RemovableHandle(hooks)
     hooks[handle.id] = entry
     return handle
-
-
-class HookDict(dict):
-    """An ordered id -> hook mapping that a handle can refer to weakly (plain dicts cannot)."""
-
-    __slots__ = ("__weakref__",)
 
 
 # ---- tensor hooks -----------------------------------------------------------------------------

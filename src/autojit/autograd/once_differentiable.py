@@ -11,7 +11,7 @@ from ..ops import registry
 from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from .graph import Node, gradient_edge
+from .nodes import Node, gradient_edge
 
 ONCE_DIFFERENTIABLE_MESSAGE = ("trying to differentiate twice a function that was marked with "
                                "@once_differentiable")

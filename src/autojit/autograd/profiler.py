@@ -46,7 +46,7 @@ import numpy as np
 from ..tensor.dtypes import c_type_name
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from .graph import AccumulateGrad
+from .nodes import AccumulateGrad
 from .profiler_util import EventList, FunctionEvent, FunctionEventAvg, Interval
 
 __all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "EventList", "FunctionEvent",

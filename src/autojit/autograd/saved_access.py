@@ -4,14 +4,14 @@
 saved-tensor hooks on one value.
 
 Where it sits: OpNode.__getattr__ and BackwardFunction (graph.py, function.py) come here for a
-name they do not hold; the saved entries themselves are graph.py's SavedTensor and
+name they do not hold; the saved entries themselves are saved_tensors.py's SavedTensor and
 PackedSavedTensor. An op's inputs are named by position as torch's schemas name the common
 ones (self, other); "result" is the op's own output and any attr of the op is `_saved_<attr>`.
 """
 
 from __future__ import annotations
 
-from .graph import FREED_MESSAGE, PackedSavedTensor, SavedTensor
+from .saved_tensors import FREED_MESSAGE, PackedSavedTensor, SavedTensor
 
 # torch's schema names of an op's first positional inputs
 _INPUT_NAMES = {"self": 0, "other": 1, "exponent": 1, "mat2": 1, "weight": 1, "input": 0}

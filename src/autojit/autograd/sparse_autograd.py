@@ -19,7 +19,7 @@ from ..ops.sparse.coo import SparseTensor, coalesce, to_dense
 from ..ops.sparse.gradients import sparse_lookup
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from .graph import Node, gradient_edge
+from .nodes import Node, gradient_edge
 
 _classes: dict = {}
 

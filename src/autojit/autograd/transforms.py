@@ -20,7 +20,7 @@ from ..tensor import dtypes
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from . import forward_ad
-from .graph import AccumulateGrad
+from .nodes import AccumulateGrad
 from .pytree import tree_flatten, tree_unflatten
 from .transform_checks import (
     GRAD,

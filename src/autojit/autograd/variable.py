@@ -20,7 +20,7 @@ class _VariableMeta(type):
 class Variable(metaclass=_VariableMeta):
     """Variable(data, requires_grad=False, volatile=False) -> Tensor (deprecated)."""
 
-    from .engine import ExecutionEngine as _engine_type
+    from .graph_tasks import ExecutionEngine as _engine_type
 
     _execution_engine = _engine_type()
     del _engine_type

@@ -31,7 +31,8 @@ from ..ops import registry
 from ..tensor import dtypes
 from ..tensor import tensor as tensor_module
 from ..tensor.tensor import Tensor, plain_tensor
-from .graph import FREED_MESSAGE, OpNode, SavedTensor, modified_message
+from .graph import OpNode
+from .saved_tensors import FREED_MESSAGE, SavedTensor, modified_message
 
 _ndarray = np.ndarray
 _DEFAULT_FLOAT = dtypes._default_float  # [the default dtype]: results of int ops promoted

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.engine import run_backward
-from ..autograd.graph import FREED_MESSAGE, TYPE_NAMES, Node, gradient_edge
+from ..autograd.nodes import Node, gradient_edge
+from ..autograd.saved_tensors import FREED_MESSAGE, TYPE_NAMES
 from ..ir.replay import ReplayedBackward, stash_hooks
 from ..tensor.graph_break import GraphBreak
 from ..tensor.state import state

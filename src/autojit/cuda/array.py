@@ -1,4 +1,4 @@
-"""CudaArray: the data of a CUDA tensor, and the caching allocator behind it.
+"""CudaArray: the data of a CUDA tensor, over a buffer of the caching allocator (allocator.py).
 
 A CUDA tensor keeps its data in the same `_data` field a CPU tensor keeps its ndarray in; for
 a CUDA tensor that field holds a CudaArray: a logical shape and dtype over a flat, C-contiguous
@@ -8,75 +8,20 @@ The class offers the few ndarray members the shared code touches (shape, ndim, s
 copy, `[...] =`, `+=`) so autograd and the executable's write-back work unchanged; anything
 else that would treat device memory as host memory fails loudly (`__array__` raises).
 
-Device buffers come from a caching allocator: a freed CudaArray returns its buffer to a pool
-keyed by (dtype, rounded element count), and the next allocation of that size reuses it, so a
-training step that allocates the same buffers every call allocates nothing after the first.
-`autojit.cuda.empty_cache()` drops the pool. See docs/notes/cuda.md.
+Device buffers come from a caching allocator (allocator.py): a freed CudaArray returns its
+buffer to a pool for the next allocation of that size. The members that compute (`[...] =`
+with a conversion or a fill, `+=`, min/max, a strided view's copy and write-back) run kernels
+made by the layers above, which install them here when autojit.cuda is imported (eager.py,
+conversions.py, views.py), as the autograd layer installs Tensor's hooks. See
+docs/notes/cuda.md.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import driver
+from .allocator import give_back, take
 from .counters import COUNTS
-
-_POOL: dict = {}  # (dtype, capacity) -> [flat device arrays]
-# id -> buffer, for each buffer a live CudaArray owns. A buffer stays reachable from here until
-# its array's __del__ hands it to the pool: were it reachable only from its array, a cycle
-# collected with the array in it would take the buffer too, and numba's own finalizers (its
-# OwnedPointer's weakref.finalize) would free the device memory before __del__ put the buffer
-# in the pool, which the next allocation of that size would then use.
-_IN_USE: dict = {}
-# allocated/reused: buffers taken new or from the pool; cached_bytes: held in the pool;
-# in_use_bytes: held by live arrays (torch's memory_allocated), and the peaks of in_use_bytes
-# and of in_use_bytes + cached_bytes (torch's memory_reserved) since reset_peaks().
-_STATS = {"allocated": 0, "reused": 0, "cached_bytes": 0, "in_use_bytes": 0,
-          "peak_in_use_bytes": 0, "peak_reserved_bytes": 0}
-
-
-def _capacity(count: int) -> int:
-    """Round an element count up so that buffers of nearby sizes share a pool slot."""
-    if count <= 64:
-        return 64
-    bits = (count - 1).bit_length()
-    step = 1 << max(bits - 3, 0)  # eight slots per power of two: at most 12.5% waste
-    return (count + step - 1) // step * step
-
-
-def _take(dtype: np.dtype, count: int):
-    key = (dtype, _capacity(count))
-    size = key[1] * dtype.itemsize
-    free = _POOL.get(key)
-    if free:
-        _STATS["reused"] += 1
-        _STATS["cached_bytes"] -= size
-        buffer = free.pop()
-    else:
-        buffer = driver().device_array(key[1], dtype)
-        _STATS["allocated"] += 1
-    _IN_USE[id(buffer)] = buffer
-    _STATS["in_use_bytes"] += size
-    _STATS["peak_in_use_bytes"] = max(_STATS["peak_in_use_bytes"], _STATS["in_use_bytes"])
-    _STATS["peak_reserved_bytes"] = max(_STATS["peak_reserved_bytes"],
-                                        _STATS["in_use_bytes"] + _STATS["cached_bytes"])
-    return buffer
-
-
-def empty_cache() -> None:
-    """Release the device buffers the allocator keeps for reuse."""
-    _POOL.clear()
-    _STATS["cached_bytes"] = 0
-
-
-def memory_stats() -> dict:
-    return dict(_STATS)
-
-
-def reset_peaks() -> None:
-    """Start the peaks of memory in use and reserved from their current values."""
-    _STATS["peak_in_use_bytes"] = _STATS["in_use_bytes"]
-    _STATS["peak_reserved_bytes"] = _STATS["in_use_bytes"] + _STATS["cached_bytes"]
 
 
 class _Flags:
@@ -103,13 +48,24 @@ class CudaArray:
     __slots__ = ("shape", "dtype", "_flat", "_buffer", "_base", "_owner", "device_index",
                  "_generation", "_view", "_synced", "__weakref__")
 
+    # The kernels behind the members that compute, installed by the layers above when
+    # autojit.cuda is imported: eager.dispatch and eager.add_arrays (eager.py),
+    # conversions.convert_array and fill_array (conversions.py), views.refresh and
+    # views.write_through (views.py).
+    _dispatch = None
+    _add_arrays = None
+    _convert_array = None
+    _fill_array = None
+    _refresh_view = None
+    _write_through = None
+
     def __init__(self, shape: tuple, dtype, device_index: int = 0):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         count = 1
         for extent in self.shape:
             count *= extent
-        self._buffer = _take(self.dtype, count)
+        self._buffer = take(self.dtype, count)
         self._base = None
         buffer = self._buffer
         # A pooled buffer of exactly this size is the flat array itself: slicing a numba
@@ -121,12 +77,7 @@ class CudaArray:
     def __del__(self):
         buffer = self._buffer
         if buffer is not None:
-            _IN_USE.pop(id(buffer), None)
-            key = (self.dtype, buffer.shape[0])
-            _POOL.setdefault(key, []).append(buffer)
-            size = key[1] * self.dtype.itemsize
-            _STATS["cached_bytes"] += size
-            _STATS["in_use_bytes"] -= size
+            give_back(buffer, self.dtype)
 
     # ---- what the shared code reads ------------------------------------------------------------
 
@@ -136,9 +87,7 @@ class CudaArray:
         its source was written since)."""
         view = self._view
         if view is not None and self._synced != view[0]._root()._generation:
-            from .views import refresh
-
-            refresh(self)
+            CudaArray._refresh_view(self)
         return self._flat
 
     @property
@@ -176,14 +125,13 @@ class CudaArray:
     def _extreme(self, op):
         from ..tensor import dtypes
         from ..tensor.tensor import Tensor
-        from .eager import dispatch
 
         if not self.size:
             raise ValueError(f"zero-size array to reduction operation {op.lowering.kind}imum which "
                              "has no identity")
         x = Tensor._make(self, dtypes.from_numpy(self.dtype))
         attrs = {"dim": tuple(range(self.ndim)), "keepdim": False}
-        return dispatch(op, (x,), attrs)._data.to_host()[()]
+        return CudaArray._dispatch(op, (x,), attrs)._data.to_host()[()]
 
     def __int__(self) -> int:
         return int(self._scalar())
@@ -298,9 +246,7 @@ class CudaArray:
             raise NotImplementedError("CudaArray supports only whole-array assignment [...] = ")
         if isinstance(value, CudaArray):
             if value.shape != self.shape or value.dtype != self.dtype:
-                from .eager import convert_array
-
-                value = convert_array(value, self.shape, self.dtype)
+                value = CudaArray._convert_array(value, self.shape, self.dtype)
             if self.size:
                 COUNTS["device_copies"] += 1
                 self._flat.copy_to_device(value.flat)
@@ -309,22 +255,16 @@ class CudaArray:
             self[...] = CudaArray.from_host(np.broadcast_to(value, self.shape).astype(self.dtype),
                                             self.device_index)
         else:
-            from .eager import fill_array
-
-            fill_array(self, value)
+            CudaArray._fill_array(self, value)
 
     def _written(self) -> None:
         """Count a write to this array's memory; a strided view passes it on to its source."""
         if self._view is not None:
-            from .views import write_through
-
-            write_through(self)
+            CudaArray._write_through(self)
         else:
             self._root()._generation += 1
 
     def __iadd__(self, other: CudaArray) -> CudaArray:
-        from .eager import add_arrays
-
-        self[...] = add_arrays(self, other)
+        self[...] = CudaArray._add_arrays(self, other)
         return self
 

@@ -12,6 +12,8 @@ to the launch it counts.
 
 from __future__ import annotations
 
+from .allocator import memory_stats
+
 # launches: kernel launches (cuBLAS products included); cublas: of those, products through
 # CuPy; readbacks: device-to-host copies (each one a synchronization); uploads: host-to-device
 # copies; device_copies: device-to-device copies (copy_to_device between device arrays).
@@ -20,8 +22,6 @@ COUNTS = {"launches": 0, "cublas": 0, "readbacks": 0, "uploads": 0, "device_copi
 
 def snapshot() -> dict:
     """The counters now, with the allocator's new buffers as "allocations"."""
-    from .array import memory_stats
-
     return dict(COUNTS, allocations=memory_stats()["allocated"])
 
 

@@ -14,8 +14,8 @@ import numpy as np
 from ..interop import dlpack_capsule
 from ..interop.dlpack import dlpack_device, exact_dtype
 from ..tensor.tensor import Tensor
-from . import driver, is_simulator
 from .array import CudaArray
+from .availability import driver, is_simulator
 
 
 def export(x: Tensor, stream, max_version, dl_device, copy):

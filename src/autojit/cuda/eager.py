@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from ..codegen.kernel import CheckFailed, Kernel, KernelInput, KernelOutput, Operand, Step
-from ..ops.elementwise import ADD, CAST, CLONE
+from ..ops.elementwise import ADD, CLONE
 from ..ops.registry import (
     Decomposition,
     Elementwise,
@@ -52,8 +52,11 @@ from ..tensor.device import MIXED_DEVICES
 from ..tensor.once import warn_once
 from ..tensor.tensor import Tensor
 from .array import CudaArray
+from .conversions import broadcast_strides, convert_array
 from .counters import COUNTS
 from .indexing import EXTERN_ROUTINES, arg_extreme
+from .kernels import run_kernel
+from .matmul import gather
 from .views import make_view
 
 
@@ -140,27 +143,6 @@ def _device_data(x: Tensor) -> CudaArray:
     return data if data.__class__ is CudaArray else CudaArray.from_host(data)
 
 
-def _broadcast_strides(shape: tuple, space: tuple) -> tuple:
-    strides, running = [], 1
-    for extent in reversed(shape):
-        strides.append(0 if extent == 1 else running)
-        running *= extent
-    strides = (0,) * (len(space) - len(shape)) + tuple(reversed(strides))
-    return strides
-
-
-def run_kernel(kernel: Kernel, inputs: list, output_shapes: list | None = None) -> list:
-    """Compile (cached) and launch `kernel`; returns its freshly allocated outputs."""
-    from .kernels import compile_kernel
-
-    outputs = [CudaArray(kernel.output_shape(output), output.dtype.numpy)
-               for output in kernel.outputs]
-    compile_kernel(kernel)(inputs, outputs)
-    if output_shapes is not None:
-        outputs = [out.reshape(shape) for out, shape in zip(outputs, output_shapes)]
-    return outputs
-
-
 def _elementwise(op, inputs, attrs, shape, compute, out_dtype) -> CudaArray:
     kernel = Kernel(name=op.name, shape=shape)
     arrays, operands = [], []
@@ -168,7 +150,7 @@ def _elementwise(op, inputs, attrs, shape, compute, out_dtype) -> CudaArray:
         if isinstance(x, Tensor):
             operands.append(Operand("input", len(arrays)))
             arrays.append(_device_data(x))
-            kernel.inputs.append(KernelInput(x._dtype, _broadcast_strides(tuple(x.shape), shape)))
+            kernel.inputs.append(KernelInput(x._dtype, broadcast_strides(tuple(x.shape), shape)))
         else:
             operands.append(Operand("literal", x))
     kernel.steps.append(Step(op, tuple(operands), dict(attrs), compute, out_dtype))
@@ -199,7 +181,7 @@ def _reduce(op, x: Tensor, attrs, shape, out_dtype) -> CudaArray:
     space = tuple(x.shape)
     kernel = Kernel(name=op.name, shape=space, reduce_axes=tuple(sorted(
         d % len(space) for d in attrs["dim"])) if space else ())
-    kernel.inputs.append(KernelInput(x._dtype, _broadcast_strides(space, space)))
+    kernel.inputs.append(KernelInput(x._dtype, broadcast_strides(space, space)))
     kernel.steps.append(Step(CLONE, (Operand("input", 0),), {}, None, value_dtype))
     kernel.outputs.append(KernelOutput(0, out_dtype, lowering.combine))
     return run_kernel(kernel, [_device_data(x)], [shape])[0]
@@ -244,37 +226,17 @@ def _layout(op, inputs, attrs, shape, out_dtype) -> CudaArray:
                 joined.flat[start:start + source.size].copy_to_device(source.flat)
             start += source.size
     result = CudaArray(shape, out_dtype.numpy)
-    from .matmul import gather
-
     gather(_index_map(op, inputs, attrs, shape), joined, result)
     return result
 
 
-# ---- helpers for CudaArray's ndarray-like members -------------------------------------------
-
-def convert_array(array: CudaArray, shape: tuple, dtype) -> CudaArray:
-    """`array` broadcast to `shape` and cast to `dtype` (a new array unless nothing changes)."""
-    target = dtypes.from_numpy(np.dtype(dtype))
-    source = dtypes.from_numpy(array.dtype)
-    if array.shape == tuple(shape) and source is target:
-        return array
-    kernel = Kernel(name="convert", shape=tuple(shape))
-    kernel.inputs.append(KernelInput(source, _broadcast_strides(array.shape, tuple(shape))))
-    kernel.steps.append(Step(CAST, (Operand("input", 0),), {"dtype": target},
-                             None, target))
-    kernel.outputs.append(KernelOutput(0, target))
-    return run_kernel(kernel, [array])[0]
-
-
-def fill_array(array: CudaArray, value) -> None:
-    dtype = dtypes.from_numpy(array.dtype)
-    kernel = Kernel(name="fill", shape=array.shape)
-    kernel.steps.append(Step(CLONE, (Operand("literal", value),), {}, dtype, dtype))
-    kernel.outputs.append(KernelOutput(0, dtype))
-    array[...] = run_kernel(kernel, [])[0]
-
+# ---- for CudaArray's `+=` and min/max (array.py) -----------------------------------------
 
 def add_arrays(a: CudaArray, b: CudaArray) -> CudaArray:
     x, y = Tensor._make(a, dtypes.from_numpy(a.dtype)), Tensor._make(b, dtypes.from_numpy(
         b.dtype))
     return dispatch(ADD, (x, y), {})._data
+
+
+CudaArray._dispatch = staticmethod(dispatch)  # CudaArray.min and max (array.py)
+CudaArray._add_arrays = staticmethod(add_arrays)  # CudaArray's `+=`

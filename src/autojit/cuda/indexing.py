@@ -28,10 +28,13 @@ import math
 
 import numpy as np
 
+from ..tensor import dtypes
 from ..tensor.determinism import alert_not_deterministic
 from .array import CudaArray
+from .conversions import convert_array
 from .counters import COUNTS
-from .matmul import block_size, grid_size, hand_written
+from .handwritten import block_size, grid_size, hand_written
+from .matmul import matmul as product
 
 ARG_SOURCE = '''
 def better(value, place, best, best_place, want_max):
@@ -182,8 +185,6 @@ def _flat(x) -> object:
 
 def _on_device(x, dtype=None) -> CudaArray:
     """x's data on the device (index tensors may come from the host, as in torch)."""
-    from .eager import convert_array
-
     data = x._data
     if data.__class__ is not CudaArray:
         data = CudaArray.from_host(data)
@@ -250,9 +251,6 @@ def index(op, inputs, attrs, shape, out_dtype) -> CudaArray:
 
 
 def index_put(op, inputs, attrs, shape, out_dtype) -> CudaArray:
-    from ..tensor import dtypes
-    from .eager import convert_array
-
     x, values, indices = inputs
     accumulate = attrs["accumulate"]
     target, arguments = _index_plan(tuple(x.shape), tuple(indices.shape), attrs["dims"])
@@ -325,8 +323,6 @@ def scatter_add(op, inputs, attrs, shape, out_dtype) -> CudaArray:
 
 
 def matmul(op, inputs, attrs, shape, out_dtype) -> CudaArray:
-    from .matmul import matmul as product
-
     return product(inputs[0]._data, inputs[1]._data, shape)
 
 

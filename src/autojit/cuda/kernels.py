@@ -5,7 +5,8 @@
 in memory by `Kernel.structural_key()` (and the simulator flag). A call launches the kernel
 asynchronously on the default stream: nothing is copied back, so a sequence of launches runs
 without host round trips; reading a value (`.item()`, `.cpu()`) synchronizes. Eager ops
-(eager.py), views (views.py) and compiled plans (plan.py) launch kernels through here.
+(eager.py), views (views.py) and compiled plans (plan.py) launch kernels through here;
+`run_kernel` compiles and launches one into fresh output arrays.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ import numpy as np
 from ..codegen.cuda.jit import kernel_function, render_for
 from ..codegen.kernel import CheckFailed, Kernel
 from ..tensor import dtypes
-from . import driver, is_simulator
 from .array import CudaArray
+from .availability import driver, is_simulator
 from .counters import COUNTS
-from .matmul import block_size, grid_size, hand_written
+from .handwritten import block_size, grid_size, hand_written
 
 _LOCK = threading.Lock()
 _CACHE: dict = {}
@@ -213,6 +214,16 @@ def compile_kernel(kernel: Kernel) -> CudaCompiledKernel:
             found = _compile(kernel, simulated)
             _CACHE[key] = found
     return found
+
+
+def run_kernel(kernel: Kernel, inputs: list, output_shapes: list | None = None) -> list:
+    """Compile (cached) and launch `kernel`; returns its freshly allocated outputs."""
+    outputs = [CudaArray(kernel.output_shape(output), output.dtype.numpy)
+               for output in kernel.outputs]
+    compile_kernel(kernel)(inputs, outputs)
+    if output_shapes is not None:
+        outputs = [out.reshape(shape) for out, shape in zip(outputs, output_shapes)]
+    return outputs
 
 
 def _compile(kernel: Kernel, simulated: bool) -> CudaCompiledKernel:

@@ -1,4 +1,5 @@
-"""Hand-written CUDA kernels: tiled shared-memory matmul, and the gather of layout ops.
+"""Hand-written CUDA kernels (handwritten.py compiles them): tiled shared-memory matmul, and
+the gather of layout ops.
 
 matmul multiplies (batch, m, k) by (batch, k, n) C-contiguous operands, one output tile of
 TILE x TILE per block: each step loads a tile of each operand into shared memory and every
@@ -21,10 +22,11 @@ from __future__ import annotations
 import math
 import warnings
 
-import numpy as np
-
 from .array import CudaArray
+from .availability import is_simulator
+from .conversions import convert_array
 from .counters import COUNTS
+from .handwritten import block_size, grid_size, hand_written
 
 MATMUL_SOURCE = '''
 def matmul_kernel(a, b, out, m, k, n, a_batch, b_batch, a_row, a_col, b_row, b_col):
@@ -64,56 +66,8 @@ def gather_kernel(index, source, out):
         out[i] = source[position - 1] if position > 0 else 0
 '''
 
-_KERNELS: dict = {}
-
-
-def hand_written(name: str, source: str, dtype=None, devices: tuple = ()):
-    """(the kernel `name` defined by `source`, compiled; TILE), cached per dtype. The source
-    sees `cuda`, `TILE`, `BLOCK` (threads per block), `DTYPE` (a NumPy scalar type) and the
-    device functions named in `devices`, which it defines before the kernel."""
-    from . import driver, is_simulator
-
-    key = (name, None if dtype is None else np.dtype(dtype), is_simulator())
-    found = _KERNELS.get(key)
-    if found is None:
-        cuda = driver()
-        function, tile = hand_written_function(cuda, is_simulator(), name, source, dtype,
-                                               devices)
-        found = _KERNELS[key] = (cuda.jit(function), tile)
-    return found
-
-
-def hand_written_function(cuda, simulated: bool, name: str, source: str, dtype=None,
-                          devices: tuple = ()):
-    """(the Python function `name` of `source`, not yet compiled; TILE). Taking the
-    numba.cuda module lets tools/cuda_ptx_check.py compile it without a GPU."""
-    tile = 4 if simulated else 16
-    namespace = {"cuda": cuda, "TILE": tile, "BLOCK": 32 if simulated else 256,
-                 "DTYPE": None if dtype is None else getattr(np, np.dtype(dtype).name)}
-    exec(compile(source, f"<autojit cuda {name}>", "exec"), namespace)  # noqa: S102
-    for device_function in devices:
-        namespace[device_function] = cuda.jit(device=True)(namespace[device_function])
-    return namespace[name], tile
-
-
-def block_size() -> int:
-    """Threads per block of the hand-written kernels (the simulator runs each as a thread)."""
-    from . import is_simulator
-
-    return 32 if is_simulator() else 256
-
-
-def grid_size(work: int) -> int:
-    """Blocks for a grid-stride loop over `work` items (or blocks of work)."""
-    from . import is_simulator
-
-    return max(1, min(work, 4 if is_simulator() else 4096))
-
-
 def matmul(a: CudaArray, b: CudaArray, shape: tuple) -> CudaArray:
     """a @ b for CUDA arrays of one dtype, with `shape` the broadcast result shape."""
-    from .eager import convert_array
-
     batch_shape = tuple(shape[:-2])
     m, n = shape[-2], shape[-1]
     k = a.shape[-1]
@@ -163,8 +117,6 @@ def cupy_module():
     """CuPy, where it is importable and a GPU (not the simulator) runs the kernels; else
     None."""
     if not _CUPY:
-        from . import is_simulator
-
         module = None
         if not is_simulator():
             try:

@@ -20,10 +20,10 @@ from ..codegen.schedule.plan import Plan
 from ..codegen.schedule.steps import KernelStep, reference_error
 from ..ir.graph import Value
 from ..ops.registry import host_index_operand
+from ..tensor.device import MIXED_DEVICES
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .array import CudaArray
-from .eager import MIXED_DEVICES
 from .kernels import compile_kernel, new_status, status_failed
 
 

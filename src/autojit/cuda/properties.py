@@ -1,12 +1,12 @@
 """What programs ask of a CUDA device before and while they train, with torch.cuda's names: its
-properties and free memory, the memory autojit's caching allocator holds (array.py) and its
+properties and free memory, the memory autojit's caching allocator holds (allocator.py) and its
 peaks, the current device, and whether bfloat16 runs on it.
 
 The memory counters count the buffers of the allocator: `memory_allocated` the bytes held by
 live tensors, `memory_reserved` those plus the buffers cached for reuse, as torch's caching
-allocator counts its blocks (sizes rounded as array.py rounds them). Without a GPU the counters
-are 0, as torch's are before CUDA is initialized; what needs a device (its properties, free
-memory, setting it, resetting the peaks) raises torch's error for a machine without one.
+allocator counts its blocks (sizes rounded as allocator.py rounds them). Without a GPU the
+counters are 0, as torch's are before CUDA is initialized; what needs a device (its properties,
+free memory, setting it, resetting the peaks) raises torch's error for a machine without one.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from . import device_count, driver, is_simulator
-from .array import memory_stats, reset_peaks
+from .allocator import memory_stats, reset_peaks
+from .availability import device_count, driver, is_simulator
 
 
 def _index(device, out_of_range: Exception | None = None) -> int:

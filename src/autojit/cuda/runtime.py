@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import device_count, driver
 from .array import CudaArray
+from .availability import device_count, driver
 from .dlpack import array_interface as cuda_array_interface  # noqa: F401 - the runtime's API
 from .dlpack import export as dlpack_export  # noqa: F401
 from .dlpack import import_array as cuda_array_import  # noqa: F401

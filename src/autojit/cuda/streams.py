@@ -17,27 +17,21 @@ from __future__ import annotations
 
 import threading
 
+from .availability import driver, is_available
+
 __all__ = ["Event", "Stream", "StreamContext", "current_stream", "default_stream",
            "set_stream", "stream"]
-
-
-def _driver():
-    from . import driver
-
-    return driver()
 
 
 class Stream:
     """A CUDA stream (`torch.cuda.Stream(device=None, priority=0)`)."""
 
     def __init__(self, device=None, priority: int = 0, *, _stream=None):
-        from . import is_available
-
         if not is_available():
             raise RuntimeError("torch.cuda.Stream requires CUDA support")
         self.device = device
         self.priority = priority
-        self._stream = _stream if _stream is not None else _driver().stream()
+        self._stream = _stream if _stream is not None else driver().stream()
 
     @property
     def cuda_stream(self) -> int:
@@ -54,7 +48,7 @@ class Stream:
     def synchronize(self) -> None:
         """Wait until the device has done all work submitted so far."""
         self._stream.synchronize()
-        _driver().synchronize()
+        driver().synchronize()
 
     def wait_stream(self, stream: Stream) -> None:
         """Make later work wait for `stream`'s: already so, everything runs in launch order."""
@@ -84,15 +78,13 @@ class Event:
 
     def __init__(self, enable_timing: bool = False, blocking: bool = False,
                  interprocess: bool = False):
-        from . import is_available
-
         if not is_available():
             raise RuntimeError("Tried to instantiate dummy base class Event")
         self.enable_timing = enable_timing
         try:
-            self._event = _driver().event(timing=enable_timing)
+            self._event = driver().event(timing=enable_timing)
         except TypeError:  # Numba's CUDA simulator: its events take no option
-            self._event = _driver().event()
+            self._event = driver().event()
         self._recorded = False
 
     def record(self, stream: Stream | None = None) -> None:
@@ -131,11 +123,9 @@ _current = threading.local()
 
 def default_stream(device=None) -> Stream:
     """The legacy default stream, where autojit launches its kernels."""
-    from . import is_available
-
     if not is_available():
         raise AssertionError("Torch not compiled with CUDA enabled")
-    found = _driver()
+    found = driver()
     # Numba's CUDA simulator has no default stream object: one of its streams stands in.
     made = getattr(found, "default_stream", found.stream)
     return Stream(device, _stream=made())

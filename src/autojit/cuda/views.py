@@ -24,9 +24,12 @@ import math
 import numpy as np
 
 from ..codegen.kernel import Kernel, KernelInput, KernelOutput, Operand, Step, contiguous_strides
+from ..ops.elementwise import CLONE
 from ..tensor import dtypes
 from .array import CudaArray
 from .counters import COUNTS
+from .handwritten import block_size, grid_size, hand_written
+from .kernels import compile_kernel
 
 STRIDED_WRITE_SOURCE = '''
 def strided_write_kernel(target, values, shape, strides, ndim, offset, total):
@@ -101,9 +104,6 @@ def refresh(view: CudaArray) -> None:
     view._synced = source._root()._generation
     if not view.size:
         return
-    from ..ops.elementwise import CLONE
-    from .kernels import compile_kernel
-
     dtype = dtypes.from_numpy(view.dtype)
     kernel = Kernel(name="view", shape=view.shape)
     kernel.inputs.append(KernelInput(dtype, strides))
@@ -116,8 +116,6 @@ def write_through(view: CudaArray) -> None:
     """Scatter the view's own buffer into its source (after a write to the view)."""
     source, strides, offset = view._view
     if view.size:
-        from .matmul import block_size, grid_size, hand_written
-
         function, _ = hand_written("strided_write_kernel", STRIDED_WRITE_SOURCE)
         block = block_size()
         padded = tuple(view.shape) + (1,)
@@ -128,3 +126,7 @@ def write_through(view: CudaArray) -> None:
     root = source._root()
     root._generation += 1
     view._synced = root._generation
+
+
+CudaArray._refresh_view = staticmethod(refresh)  # a stale strided view's read (array.py)
+CudaArray._write_through = staticmethod(write_through)  # a write to a strided view

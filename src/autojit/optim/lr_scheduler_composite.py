@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 
-from .lr_scheduler import LRScheduler, _group_values, _set_group_value
+from .lr_scheduler_base import LRScheduler, _group_values, _set_group_value
 from .optimizer import Optimizer
 
 

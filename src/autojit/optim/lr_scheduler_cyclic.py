@@ -14,7 +14,7 @@ import types
 from functools import partial
 
 from ..tensor.tensor import Tensor
-from .lr_scheduler import LRScheduler, _group_values, _set_group_value
+from .lr_scheduler_base import LRScheduler, _group_values, _set_group_value
 from .optimizer import Optimizer
 
 

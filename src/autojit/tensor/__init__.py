@@ -6,3 +6,9 @@ Nothing here imports another autojit package. Where a tensor needs a higher laye
 attaches the methods (ops/tensor_methods.py), autograd/ the backward entry point, and a device
 runtime (autojit/cuda) registers itself with device.py.
 """
+
+# Tensor's methods that read values into Python (values.py) and its __torch_function__
+# protocol (torch_function.py) attach themselves to the class, and the meta device's runtime
+# (meta_runtime.py) registers itself, above tensor.py: the package imports them, so that any
+# import of autojit.tensor has them.
+from . import meta_runtime, torch_function, values  # noqa: E402, F401

@@ -18,20 +18,17 @@ from . import dtypes
 from . import generator as generators
 from .determinism import uninitialized_fill
 from .device import check_device, runtime
+from .factory_arguments import _in_format, _like_device, _size
 from .generator import manual_seed  # noqa: F401 - re-exported: autojit.manual_seed
 from .graph_break import user_frame
 from .memory_format import (
-    check_format,
     contiguous_format,
-    laid_out,
-    layout_for,
     preserve_format,
-    preserved_order,
 )
 from .meta import MetaArray
 from .once import warn_once
 from .state import state
-from .symbolic import as_size, contains_runtime, contains_symbolic
+from .symbolic import contains_runtime, contains_symbolic
 from .tensor import Tensor
 
 
@@ -307,24 +304,6 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array, found)
 
 
-def _size(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    for extent in size:
-        if extent.__class__ is not int:
-            return tuple(_extent(s, position) for position, s in enumerate(size))
-    return tuple(size)  # plain ints, as factories are mostly called
-
-
-def _extent(value, position: int):
-    """One extent of a factory's size: torch refuses a float or a string (`int()` made
-    `rand(2.5)` a tensor of 2 elements); integer types and 0-d integer tensors are sizes."""
-    if isinstance(value, (float, complex, str, bytes, np.floating, np.complexfloating)):
-        raise TypeError(f"argument 'size' must be tuple of ints, but found element of type "
-                        f"{type(value).__name__} at pos {position}")
-    return as_size(value)
-
-
 def _filled(size, value, dtype, requires_grad, device, name: str) -> Tensor:
     device = check_device(device)
     if dtype is None:
@@ -399,36 +378,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False,
                       memory_format, None, "empty")
 
 
-def _in_format(result: Tensor, memory_format, source, where: str) -> Tensor:
-    """A fresh factory result laid out in `memory_format` (preserve_format: source's layout;
-    tensor/memory_format.py), on the CPU; values are unchanged."""
-    source_data = None if source is None else source._data
-    if memory_format is preserve_format and source_data.__class__ is np.ndarray and \
-            source_data.flags.c_contiguous:
-        return result  # contiguous in torch's sense (a size-1 dim's stride does not count)
-    if source_data is None and source is not None and state.tracer is not None:
-        # A traced tensor: laid out as eager lays it out (ir/eager_layout.py).
-        source_data = state.tracer.eager_layout(source)
-    if memory_format is contiguous_format or memory_format is preserve_format and (
-            source is None or preserved_order(source_data) is None):
-        return result  # the common cases, at once
-    check_format(memory_format, where)
-    data = result._data
-    if data.__class__ is np.ndarray:
-        order = layout_for(memory_format, source_data, data.ndim)
-        if order is not None:
-            result._data = laid_out(data, order)
-    return result
-
-
 def _like(x: Tensor, dtype):
     return tuple(x.shape), (x.dtype if dtype is None else dtype)
-
-
-def _like_device(x: Tensor, device):
-    """The *_like factories keep x's device unless device= says otherwise (as torch does); a
-    symbolic x's is eager's (the GPU of a traced call's tensors, ir/trace_devices.py)."""
-    return x.device if device is None else device
 
 
 def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,

@@ -9,17 +9,15 @@ dispatch in ops/meta.py, installed on first use through `DISPATCH`); reading the
 module's structure without its memory (`copy.deepcopy(model).to("meta")` as the template of
 `functional_call`, or `to_empty()` afterwards), follows.
 
-This module is the meta device's runtime (tensor/device.py's RUNTIMES["meta"]): `check`,
-`from_host` and `move`, as autojit/cuda/runtime.py is CUDA's.
+The meta device's runtime (tensor/device.py's RUNTIMES["meta"]: `check`, `from_host` and
+`move`, as autojit/cuda/runtime.py is CUDA's) is meta_runtime.py, above Tensor, which it makes.
 """
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
-from .device import device, register_runtime
+from .device import device
 
 META = device("meta")
 
@@ -104,33 +102,3 @@ def read_error(what: str) -> Exception:
     if what in _ITEM:
         return RuntimeError("Tensor.item() cannot be called on meta tensors")
     return NotImplementedError("Cannot copy out of meta tensor; no data!")
-
-
-# ---- the runtime ------------------------------------------------------------------------------
-
-def check(index) -> None:
-    """Every meta device is usable (there is one, and it needs no hardware)."""
-
-
-def from_host(array, index=None) -> MetaArray:
-    """A meta array of array's shape and dtype (its values are dropped)."""
-    return MetaArray(array.shape, array.dtype)
-
-
-def move(x, target):
-    """x on `target`: to the meta device, a tensor of x's shape and dtype (requiring grad when
-    x does); off it, torch's error."""
-    from .tensor import Tensor
-
-    if target.type != "meta":
-        raise read_error("Tensor.to")
-    if x._data.__class__ is MetaArray:
-        return x
-    moved = Tensor._make(MetaArray(x.shape, x._data.dtype if x._data is not None else
-                                   x.dtype.numpy), x.dtype)
-    if x.requires_grad:
-        moved.requires_grad_(True)
-    return moved
-
-
-register_runtime("meta", sys.modules[__name__])

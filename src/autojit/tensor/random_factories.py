@@ -13,8 +13,8 @@ import numpy as np
 
 from . import dtypes
 from . import generator as generators
-from .creation import _in_format, _like_device, _size
 from .device import check_device
+from .factory_arguments import _in_format, _like_device, _size
 from .generator import manual_seed  # noqa: F401 - re-exported: autojit.manual_seed
 from .memory_format import (
     preserve_format,

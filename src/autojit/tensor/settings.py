@@ -1,6 +1,7 @@
 """Process settings and questions of torch's top level beside the dtype defaults (dtypes.py):
 set_default_tensor_type (deprecated in torch for set_default_dtype and set_default_device),
-set_warn_always and is_warn_always_enabled, set_flush_denormal, is_storage and typename.
+set_flush_denormal, is_storage and typename. set_warn_always and is_warn_always_enabled are
+once.py's, which reads them.
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ import warnings
 from . import dtypes
 from .device import set_default_device
 from .tensor import Tensor
-
-_WARN_ALWAYS = [False]
 
 
 def set_default_tensor_type(t) -> None:
@@ -38,17 +37,6 @@ def set_default_tensor_type(t) -> None:
     dtypes.set_default_dtype(dtype)
     if ".cuda." in name:
         set_default_device("cuda")
-
-
-def set_warn_always(b: bool) -> None:
-    """Record whether warnings torch gives once should be given every time (autojit's are
-    Python warnings, whose filters decide)."""
-    _WARN_ALWAYS[0] = bool(b)
-
-
-def is_warn_always_enabled() -> bool:
-    """What set_warn_always set."""
-    return _WARN_ALWAYS[0]
 
 
 def set_flush_denormal(mode: bool) -> bool:

@@ -1,6 +1,6 @@
 """ShapeEnv: the symbols of one trace, their hints, and what the trace decided on them.
 
-tensor/symbolic.py's SymInt and SymFloat record each decision here: a guard on sizes
+tensor/symbolic_scalars.py's SymInt and SymFloat record each decision here: a guard on sizes
 (`guards`), on runtime scalars read before each call (`runtime_guards`), or a *value check* on
 graph values, evaluated once the graph has computed them (`value_checks`, ValueCheck). The
 environment also gives a graph value its hint, its value in the traced call, when a decision
@@ -89,7 +89,7 @@ class ShapeEnv:
 
     def create_runtime_float(self, hint: float, source):
         """A symbol for a float read afresh on every call (compiler/tracing.py)."""
-        from .symbolic import SymFloat
+        from .symbolic_scalars import SymFloat
 
         name = f"f{sum(1 for key in self.runtime if key[0] == 'f')}"
         self.runtime[name] = (hint, source)
@@ -97,7 +97,7 @@ class ShapeEnv:
 
     def create_runtime_int(self, hint: int, source):
         """A symbol for an int read afresh on every call (a step counter, an int argument)."""
-        from .symbolic import SymInt
+        from .symbolic_scalars import SymInt
 
         name = f"i{sum(1 for key in self.runtime if key[0] == 'i')}"
         self.runtime[name] = (hint, source)
@@ -107,7 +107,7 @@ class ShapeEnv:
         """A symbol for the graph output `output` read as a Python number of type `kind`."""
         name = f"g{len(self.leaves)}"
         self.leaves[name] = Leaf(output, kind, tolerance)
-        from .symbolic import SymFloat, SymInt
+        from .symbolic_scalars import SymFloat, SymInt
 
         if kind is float:
             return SymFloat(("runtime", name), UNKNOWN, self)
@@ -116,7 +116,7 @@ class ShapeEnv:
         return None  # a nested list: tensor/traced_scalar.py's TracedList
 
     def create_symbol(self, hint: int, source: tuple):
-        from .symbolic import SymInt
+        from .symbolic_scalars import SymInt
 
         name = f"s{len(self.hints)}"
         self.hints[name] = hint

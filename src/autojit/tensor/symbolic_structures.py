@@ -8,7 +8,7 @@ time by their hints, guarded (an op attribute is a constant of the graph, ir/tra
 
 from __future__ import annotations
 
-from .symbolic import SymFloat, SymInt, is_runtime
+from .symbolic_scalars import SymFloat, SymInt, is_runtime
 
 
 def substitute(value, binding: dict):

@@ -79,6 +79,9 @@ class Tensor:
     # op), and _backward (Tensor.backward's work) by autograd/api.py.
     _legacy_new = None
     _backward = None
+    # torch_function.arm, installed by torch_function.py (imported with autojit.tensor): called
+    # where an instance of a subclass is made, it may switch the __torch_function__ protocol on.
+    _arm_subclass = None
 
     # Keep NumPy from treating Tensor as a sequence in mixed expressions (ndarray + Tensor).
     __array_priority__ = 1000
@@ -90,7 +93,7 @@ class Tensor:
         if cls is Tensor:
             return made
         # A subclass: its own object over the same storage (no autograd history).
-        torch_function.arm(cls)
+        Tensor._arm_subclass(cls)
         self = object.__new__(cls)
         self._init(made._data, made._dtype, version_counter=made._version_counter)
         return self
@@ -584,8 +587,3 @@ def normalize_dim(dim: int, ndim: int, wrap_scalar: bool = True) -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], "
                          f"but got {dim})")
     return dim % ndim if ndim > 0 else 0
-
-
-# The methods that read a tensor's values into Python, and the __torch_function__ protocol:
-# imported last, as they need Tensor.
-from . import torch_function, values  # noqa: E402,F401

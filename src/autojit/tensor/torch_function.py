@@ -345,6 +345,9 @@ def arm(kind: type) -> None:
         activate()
 
 
+Tensor._arm_subclass = staticmethod(arm)  # Tensor.__new__ of a subclass (tensor.py)
+
+
 # (owner, name, the value before, the wrapper) of each attribute replaced, for `deactivate`.
 _INSTALLED: list = []
 

@@ -26,8 +26,9 @@ import warnings
 import numpy as np
 
 from ..amp.autocast_mode import autocast
-from ..autograd.engine import current_graph_task_id, running_with_inputs
-from ..autograd.graph import AccumulateGrad, Node, PackedSavedTensor, SavedTensor
+from ..autograd.graph_tasks import current_graph_task_id, running_with_inputs
+from ..autograd.nodes import AccumulateGrad, Node
+from ..autograd.saved_tensors import PackedSavedTensor, SavedTensor
 from ..ops.autocast import (
     DEVICE_TYPES,
     get_autocast_dtype,

@@ -18,7 +18,7 @@ own address, so only the positions that exist are computed. Two entry points, ea
   gradient transposed to position-major rows of channels; `wctile{R}x{V}` sums
   `grad[o, position] * source[offset(column) + grid(position)]` over the chunk's images and
   positions for R columns and V vectors of channels, then adds them into the chunk's float64
-  partial sums, which convolution_ir's `weight_sum` adds in chunk order.
+  partial sums, which weight_ir.py's `weight_sum` adds in chunk order.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..llvm.ir_text import Function
-from .ir import TYPES, _prepare, _rows, _weight_sum, _words, _zero
+from .ir import TYPES, _prepare, _rows, load_words, zero_elements
+from .weight_ir import weight_sum
 
 # Tile heights (positions, or weight-gradient columns) by the host's registers and the
 # vectors of channels a tile holds. A tile keeps R x V accumulators, V vectors of the
@@ -69,7 +70,7 @@ def render_module(dtype, wide: bool = True, module: str = "products") -> tuple:
              "prefix": f"autojit_convch_{short}", "heights": HEIGHTS[wide]}
     parts = [_DECLARATIONS.format(**names), _prepare(names)]
     tile, entries = (_tile, [_products]) if module == "products" else \
-        (_weight_tile, [_weight, _weight_sum])
+        (_weight_tile, [_weight, weight_sum])
     parts += [tile(rows, vectors, names) for vectors, heights in names["heights"].items()
               for rows in heights]
     parts += [entry(names) for entry in entries]
@@ -210,7 +211,7 @@ def _lay_out(f: Function, names: dict, arg: dict, table: dict, records: str, ima
     f.emit(f"call void @{names['prefix']}_prepare(ptr {laid}, ptr {source}, ptr {records}, "
            f"i64 {table['records']}, i64 {table['channels']}, "
            f"i64 {table['scratch_channel']}, i64 {table['source_channel']})")
-    _zero(f, scalar, laid, table["slack_start"], table[size])
+    zero_elements(f, scalar, laid, table["slack_start"], table[size])
 
 
 def _pack(f: Function, scalar: str, job: dict, weight: str, packed: str, pairs: str) -> None:
@@ -247,9 +248,9 @@ def _strided_row(f: Function, scalar: str, target: str, source: str, step: str, 
 def _products(names: dict) -> str:
     scalar, prefix, heights = names["scalar"], names["prefix"], names["heights"]
     f = Function(f"define i32 @{prefix}_products(ptr %argument, i64 %part) {{")
-    arg = _words(f, "%argument", PRODUCTS_ARGUMENT,
+    arg = load_words(f, "%argument", PRODUCTS_ARGUMENT,
                  ("source", "weight", "out", "scratch", "table"))
-    table = _words(f, arg["table"], PRODUCTS_TABLE)
+    table = load_words(f, arg["table"], PRODUCTS_TABLE)
     first = f.binary("sdiv", f.binary("mul", "%part", arg["images"]), arg["parts"])
     last = f.binary("sdiv", f.binary("mul", f.binary("add", "%part", 1), arg["images"]),
                     arg["parts"])
@@ -262,7 +263,7 @@ def _products(names: dict) -> str:
 
     def job_words(job: str) -> dict:
         at = f.binary("add", table["jobs_at"], f.binary("mul", job, len(JOB)))
-        return _words(f, f.op(f"getelementptr i64, ptr {arg['table']}, i64 {at}"), JOB)
+        return load_words(f, f.op(f"getelementptr i64, ptr {arg['table']}, i64 {at}"), JOB)
 
     def job_pairs(words: dict) -> str:
         return f.op(f"getelementptr i64, ptr {pairs_base}, "
@@ -279,7 +280,7 @@ def _products(names: dict) -> str:
             with f.when(f.op(f"icmp ne i64 {table['zero_output']}, 0")):
                 out_image = f.element(scalar, arg["out"], f.binary("mul", image,
                                                                    arg["out_image"]))
-                _zero(f, scalar, out_image, 0, arg["out_image"])
+                zero_elements(f, scalar, out_image, 0, arg["out_image"])
         out = f.element(scalar, arg["out"], f.binary("mul", group, arg["out_image"]))
         with f.loop(0, table["jobs"], hint="job") as job:
             words = job_words(job)
@@ -398,9 +399,9 @@ def _weight(names: dict) -> str:
     scalar, prefix, heights = names["scalar"], names["prefix"], names["heights"]
     lanes = names["lanes"]
     f = Function(f"define i32 @{prefix}_weight(ptr %argument, i64 %part) {{")
-    arg = _words(f, "%argument", WEIGHT_ARGUMENT,
+    arg = load_words(f, "%argument", WEIGHT_ARGUMENT,
                  ("source", "grad", "scratch", "table", "partials"))
-    table = _words(f, arg["table"], WEIGHT_TABLE)
+    table = load_words(f, arg["table"], WEIGHT_TABLE)
     scratch = f.element(scalar, arg["scratch"], f.binary("mul", "%part", arg["scratch_part"]))
     records = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['records_at']}")
     positions = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['positions_at']}")

@@ -104,6 +104,10 @@ assert torch.distributions.normal.Normal is Normal is torch.distributions.Normal
 assert pickle.loads(b"ctorch.distributions.normal\\nNormal\\n.") is Normal
 import torch.distributions.transforms as transforms
 assert transforms.ExpTransform is torch.distributions.ExpTransform
+try:  # a missing name is explained by torch's path, not the subpackage's
+    torch.distributions.normal.nothing
+except AttributeError as error:
+    assert str(error).startswith("torch.distributions.normal.nothing is missing"), error
 print(json.dumps(problems))
 """
 

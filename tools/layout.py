@@ -34,8 +34,10 @@ PACKAGES = ["", "backends", "tensor", "interop", "ops", "ops/layout",
             "nn/pooling", "nn/attention", "nn/modules", "nn/parallel",
             "nn/utils", "optim", "utils", "utils/benchmark", "utils/data", "utils/data/_utils",
             "utils/data/datapipes", "utils/data/datapipes/iter",
-            "utils/tensorboard", "testing", "distributions", "cpu", "_dynamo", "signal", "func",
-            "jit", "fx", "fx/experimental", "fx/passes", "fx/passes/infra", "drop_in",
+            "utils/tensorboard", "testing", "distributions", "distributions/discrete",
+            "distributions/continuous", "distributions/multivariate", "distributions/derived",
+            "cpu", "_dynamo", "signal", "func", "jit", "fx", "fx/experimental", "fx/passes",
+            "fx/passes/infra", "drop_in",
             "drop_in/onnx", "drop_in/functorch", "drop_in/_functorch", "_subclasses", "ao",
             "ao/quantization"]
 

@@ -43,7 +43,7 @@ from .nested_arguments import (
     place,
     put_back,
 )
-from .reachability import Walk, function_roots, rng_state
+from .reachability import Walk, rng_state
 from .recorder import Recorder
 from .result_template import (
     Flattening,
@@ -52,6 +52,7 @@ from .result_template import (
     requiring_results,
     symbolic_leaves,
 )
+from .walk_roots import function_roots
 from .writebacks import PythonWrites, StateChanges
 
 

@@ -18,34 +18,34 @@ from ..autograd import grad
 from ..ops import functional as F
 from ..ops.linalg.namespace import solve_triangular
 from ..tensor.creation import full_like
-from .bernoulli import Bernoulli
-from .beta import Beta
-from .binomial import Binomial
-from .categorical import Categorical
-from .cauchy import Cauchy
-from .continuous_bernoulli import ContinuousBernoulli
-from .dirichlet import Dirichlet
+from .continuous.beta import Beta
+from .continuous.cauchy import Cauchy
+from .continuous.continuous_bernoulli import ContinuousBernoulli
+from .continuous.exponential import Exponential
+from .continuous.gamma import Gamma
+from .continuous.laplace import Laplace
+from .continuous.normal import Normal
+from .continuous.uniform import Uniform
+from .derived.gumbel import Gumbel
+from .derived.half_normal import HalfNormal
+from .derived.independent import Independent
+from .derived.pareto import Pareto
+from .derived.transformed_distribution import TransformedDistribution
+from .discrete.bernoulli import Bernoulli
+from .discrete.binomial import Binomial
+from .discrete.categorical import Categorical
+from .discrete.geometric import Geometric
+from .discrete.one_hot_categorical import OneHotCategorical
+from .discrete.poisson import Poisson
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .exponential import Exponential
-from .gamma import Gamma
-from .geometric import Geometric
-from .gumbel import Gumbel
-from .half_normal import HalfNormal
-from .independent import Independent
-from .laplace import Laplace
-from .lowrank_multivariate_normal import (
+from .multivariate.dirichlet import Dirichlet
+from .multivariate.lowrank_multivariate_normal import (
     LowRankMultivariateNormal,
     _batch_lowrank_logdet,
     _batch_lowrank_mahalanobis,
 )
-from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
-from .normal import Normal
-from .one_hot_categorical import OneHotCategorical
-from .pareto import Pareto
-from .poisson import Poisson
-from .transformed_distribution import TransformedDistribution
-from .uniform import Uniform
+from .multivariate.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .utils import _sum_rightmost, broadcast_shape, euler_constant
 
 __all__ = ["register_kl", "kl_divergence"]

@@ -8,19 +8,19 @@ from __future__ import annotations
 import math
 
 from ..ops import functional as F
-from .bernoulli import Bernoulli
-from .beta import Beta
-from .binomial import Binomial
-from .continuous_bernoulli import ContinuousBernoulli
-from .exponential import Exponential
-from .gamma import Gamma
-from .gumbel import Gumbel
+from .continuous.beta import Beta
+from .continuous.continuous_bernoulli import ContinuousBernoulli
+from .continuous.exponential import Exponential
+from .continuous.gamma import Gamma
+from .continuous.laplace import Laplace
+from .continuous.normal import Normal
+from .continuous.uniform import Uniform
+from .derived.gumbel import Gumbel
+from .derived.pareto import Pareto
+from .discrete.bernoulli import Bernoulli
+from .discrete.binomial import Binomial
+from .discrete.poisson import Poisson
 from .kl import _infinite_like, _infinite_where, _x_log_x, register_kl
-from .laplace import Laplace
-from .normal import Normal
-from .pareto import Pareto
-from .poisson import Poisson
-from .uniform import Uniform
 from .utils import euler_constant
 
 

@@ -82,9 +82,13 @@ def alias_loaded_modules() -> None:
     there after importing its submodule (torch keeps the function: its own import of the
     submodule happened before the rebinding). A module found in sys.modules is returned with
     no such assignment, so each loaded module is entered there under torch's name too."""
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == "autojit" or name.startswith("autojit.")):
-            continue
+    loaded = [(name, module) for name, module in list(sys.modules.items())
+              if module is not None and (name == "autojit" or name.startswith("autojit."))]
+    # A module autojit enters under a second name (a distribution's module at torch's path,
+    # autojit.distributions.normal for autojit.distributions.continuous.normal) first, so that
+    # its missing attributes are explained by the name torch has.
+    loaded.sort(key=lambda item: getattr(item[1], "__name__", item[0]) == item[0])
+    for name, module in loaded:
         alias = torch_name(name)
         if alias not in sys.modules and target_name(alias) == name:
             sys.modules[alias] = module

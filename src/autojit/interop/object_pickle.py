@@ -80,8 +80,8 @@ def dumps(obj, protocol: int, tensors) -> bytes:
     return buffer.getvalue()
 
 
-# The modules the house moves of issue 73 renamed (codegen/cpu, ops and nn grouped into
-# subpackages): a pickle written before names its classes and functions by the old module.
+# The modules the house moves of issue 73 renamed (codegen/cpu, ops, nn and distributions grouped
+# into subpackages): a pickle written before names its classes and functions by the old module.
 MOVED_MODULES = {
     "autojit.codegen.cpu.convolution_channels": "autojit.codegen.cpu.convolution.channels",
     "autojit.codegen.cpu.convolution_channels_ir": "autojit.codegen.cpu.convolution.channels_ir",
@@ -180,6 +180,10 @@ MOVED_MODULES = {
     "autojit.nn.pooling_fractional": "autojit.nn.pooling.fractional",
     "autojit.nn.loss_extra": "autojit.nn.loss.extra",
     "autojit.nn.activation_extra": "autojit.nn.activation.extra",
+    # distributions/ grouped into subpackages: the modules at torch's paths are entered there
+    # still (distributions/__init__.py), these two of autojit's own are not.
+    "autojit.distributions.counted_trials": "autojit.distributions.discrete.counted_trials",
+    "autojit.distributions.folded": "autojit.distributions.derived.folded",
 }
 
 

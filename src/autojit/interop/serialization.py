@@ -44,7 +44,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
-from . import torch_format
+from . import torch_format, torch_format_reader
 from .safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 
 __all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
@@ -268,13 +268,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     start = f.tell()
     if not f.read(4).startswith(b"PK"):  # not a zip archive: torch's format before it
         f.seek(start)
-        return torch_format.load_legacy(f, map_location)
+        return torch_format_reader.load_legacy(f, map_location)
     f.seek(start)
     with zipfile.ZipFile(f) as archive:
-        folder = torch_format.torch_zip_folder(archive)
+        folder = torch_format_reader.torch_zip_folder(archive)
         if folder is not None:
-            return torch_format.load_torch_zip(archive, folder, map_location, weights_only,
-                                               pickle_load_args)
+            return torch_format_reader.load_torch_zip(archive, folder, map_location,
+                                                      weights_only, pickle_load_args)
     f.seek(start)
     return _load_npz(f)
 

@@ -9,7 +9,7 @@ scattering the written values into the root's current value at the positions the
 addresses. Readers of the root and of its other views then see the new value, because
 Tracer.value_of regenerates a view from its source whenever the root was written after the
 view's value was made. A root that is an argument or a captured tensor gets its final value
-written back after each call (ir/trace.py: Tracer.finish adds the "update" outputs).
+written back after each call (ir/trace_effects.py: Tracer.finish adds the "update" outputs).
 
 Whether a view op aliases is decided exactly as eager decides it: the op's NumPy impl runs on a
 stand-in, the root's real array (an argument or captured tensor) or, for a value the function

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..autograd.hooks import HookDict, RemovableHandle
 from ..compiler.guard_conditions import register_mode_snapshot
-from ..compiler.reachability import register_root
+from ..compiler.walk_roots import register_root
 
 __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_full_backward_hook",

@@ -1,5 +1,6 @@
-"""Module's memory: share_memory, to_empty, the memory-format step of Module.to (module.py),
-which Module takes from MemoryMixin, and the shallow replica data parallelism makes.
+"""Module's memory: share_memory, to_empty, the memory-format step of Module.to
+(module_conversion.py), which Module takes from MemoryMixin, and the shallow replica data
+parallelism makes.
 
 The first three go through Module._apply, which converts each parameter (in place, keeping the
 object an optimizer holds) and replaces each buffer.

@@ -4,7 +4,7 @@ It renders the same Kernel description (kernel.py) the CPU renderer does, from t
 per-op expression templates of the registry: the template parser (`parse`) is the CPU
 renderer's, and the loop plan (`loop_plan`: which axes merge, reduce axes innermost) follows the
 CPU renderer's without its in-memory accumulation; what differs is only the loop structure and
-the text each expression node becomes.
+the text each expression node becomes (expression.py's walker).
 
 - An elementwise kernel is a grid-stride loop over the elements of its (merged) space: each
   thread turns a linear index into the per-array offsets through the loops' extents and
@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 from ...ops.registry import Elementwise
 from ...tensor import dtypes
-from ..expression import ExpressionWalker, RenderError, parse
+from ..expression import RenderError, parse
 from ..kernel import (
     REDUCTION_KINDS,
     Kernel,
@@ -50,30 +50,13 @@ from ..kernel import (
     identity_value,
 )
 from ..kernel import loop_plan as kernel_loop_plan
+from .expression import CAST, CudaExpression, cast_name, literal
 
-CAST = {dtypes.float32: "f32", dtypes.float64: "f64", dtypes.int32: "i32",
-        dtypes.int64: "i64", dtypes.int16: "i16", dtypes.int8: "i8", dtypes.uint8: "u8",
-        dtypes.bool_: "b1"}
-# Expression functions that are a plain call of a namespace entry of the same arity.
-DIRECT = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "tanh": "tanh",
-          "sin": "sin", "cos": "cos", "sqrt": "sqrt", "erf": "erf", "sigmoid": "sigmoid_",
-          "abs": "abs", "sign": "sign_", "floor": "floor_", "max": "maximum_",
-          "min": "minimum_"}
-# ops/elementwise/bitwise.py's binary functions, as Python's operators (on bools too).
-BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 # Output dtypes cuda.atomic.add takes: sums of these may be split over several blocks.
 ATOMIC_SUM = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
 # Reduced positions a thread folds into a partial sum in the output's dtype before adding it
 # into its wider accumulator (kernel.accumulator_dtype): one float64 addition per 16 elements.
 CHUNK = 16
-FLOAT_ONLY = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt", "erf", "sigmoid")
-# The functions of ops/elementwise/math_primitives.py's primitives: plain calls of floats (math's on
-# a GPU, NumPy's under the simulator); trunc and ceil leave integers as they are, and integer fmod
-# and nextafter take helpers (`MathCalls.call`).
-MATH_DIRECT = {"atan": "atan", "asin": "asin", "acos": "acos", "atan2": "atan2",
-               "hypot": "hypot", "erfc": "erfc", "copysign": "copysign", "trunc": "trunc_",
-               "ceil": "ceil_"}
-MATH_FLOAT_ONLY = ("atan", "asin", "acos", "atan2", "hypot", "erfc", "copysign", "nextafter")
 
 
 def loop_plan(kernel: Kernel):
@@ -115,155 +98,6 @@ class VectorPlan(NamedTuple):
     loops: list  # the kernel's loops over groups of `width` elements
     arrays: tuple  # the arrays accessed by vectors, inputs then outputs
     groups: int
-
-
-def _cast_name(dtype) -> str:
-    found = CAST.get(dtype)
-    if found is None:
-        raise RenderError(f"the CUDA backend does not support dtype {dtype.name}")
-    return found
-
-
-def _literal(value, dtype) -> str:
-    if dtype is dtypes.bool_:
-        return "True" if value else "False"
-    if dtype.is_floating_point:
-        number = float(value)
-        if math.isnan(number):
-            return f"{CAST[dtype]}(nan)"
-        if math.isinf(number):
-            return f"{CAST[dtype]}({'-' if number < 0 else ''}inf)"
-        return f"{CAST[dtype]}({number!r})"
-    return f"{CAST[dtype]}({dtypes.wrap_integer(int(value), dtype)})"  # 300 as uint8: 44
-
-
-class _Expression(ExpressionWalker):
-    """One step's template as Python source; values are its text."""
-
-    def literal(self, value) -> str:
-        return _literal(value, self.literal_dtype)
-
-    def unary(self, operator: str, value: str) -> str:
-        return f"(not {value})" if operator == "!" else f"(-{value})"
-
-    def binary(self, operator: str, left: str, right: str) -> str:
-        if operator in ("&&", "||"):
-            word = "and" if operator == "&&" else "or"
-            return f"(b1({left}) {word} b1({right}))"
-        return f"({left} {operator} {right})"
-
-    # Set when the step can report an error: the kernel then takes `status`.
-    reports = False
-
-    def _reporting(self, text: str) -> str:
-        self.reports = True
-        return text
-
-    # NumPy's floor division and modulo, written in the templates as formulas; an integer
-    # divisor of 0 reports torch's ZeroDivisionError.
-    def floor_divide(self, left: str, right: str) -> str:
-        if not self.literal_dtype.is_floating_point:
-            return self._reporting(f"floor_divide_({left}, {right}, status)")
-        return f"({left} // {right})"
-
-    def remainder(self, left: str, right: str) -> str:
-        if not self.literal_dtype.is_floating_point:
-            return self._reporting(f"remainder_({left}, {right}, status)")
-        return f"float_remainder_({left}, {right})"  # a zero keeps the dividend's sign
-
-    def check_index(self, index: str, size: str) -> str:
-        """ops/indexing/checks.py's check (cpu/llvm_expression.StepEmitter.check_index)."""
-        if self.literal_dtype.is_floating_point or self.literal_dtype is dtypes.bool_:
-            self.fail(f"indices are integers, got {self.literal_dtype.name}")
-        low = f"-{size}" if self.step.attrs["wrap"] else "0"
-        ignore = self.step.attrs["ignore"]
-        return self._reporting(f"check_index_({index}, {low}, {size}, "
-                               f"{0 if ignore is None else int(ignore)}, {ignore is not None}, "
-                               f"status)")
-
-    def call(self, name: str, texts: list) -> str:
-        """A template function's text, from the table of forms (`FUNCTIONS`, as the CPU
-        renderer's llvm_expression.FUNCTIONS): a function of the expression language, not
-        an op, so the same table serves every op whose template calls it."""
-        if name in FLOAT_ONLY and not self.literal_dtype.is_floating_point:
-            self.fail(f"{name}() needs a floating-point argument")
-        form = FUNCTIONS.get(name)
-        if form is None:
-            self.fail(f"the CUDA backend has no form for function {name!r}")
-        return form(self, *texts)
-
-    def direct(self, name: str, *texts: str) -> str:
-        return f"{DIRECT[name]}({', '.join(texts)})"
-
-    def power(self, base: str, exponent: str) -> str:
-        if not self.literal_dtype.is_floating_point:
-            return self._reporting(f"power_({base}, {exponent}, status)")
-        return f"({base} ** {exponent})"
-
-    def bitwise(self, operator: str, left: str, right: str) -> str:
-        return f"({left} {operator} {right})"
-
-    def bitwise_not(self, value: str) -> str:
-        return f"(not {value})" if self.literal_dtype is dtypes.bool_ else f"(~{value})"
-
-    def shift(self, left: bool, value: str, amount: str) -> str:
-        """ops/elementwise/bitwise.py's shifts: an amount outside [0, width) gives 0, or the sign
-        for a signed right shift, where Python's shifts would go on (or raise, for a negative
-        one)."""
-        dtype = self.literal_dtype
-        if dtype.is_floating_point or dtype is dtypes.bool_:
-            self.fail(f"shifts need integer arguments, got {dtype.name}")
-        width = 8 * dtype.itemsize
-        outside = f"({amount} < 0 or {amount} >= {width})"
-        if not left and dtype.is_signed:
-            return f"({value} >> ({width - 1} if {outside} else {amount}))"
-        operator = "<<" if left else ">>"
-        return f"({CAST[dtype]}(0) if {outside} else ({value} {operator} {amount}))"
-
-    def math_call(self, name: str, *texts: str) -> str:
-        if name in MATH_FLOAT_ONLY and not self.literal_dtype.is_floating_point:
-            self.fail(f"{name}() needs a floating-point argument")
-        return f"{MATH_DIRECT[name]}({', '.join(texts)})"
-
-    def rounded(self, name: str, value: str) -> str:
-        """trunc and ceil: integers are whole already."""
-        if not self.literal_dtype.is_floating_point:
-            return value
-        return f"{MATH_DIRECT[name]}({value})"
-
-    def fmod(self, left: str, right: str) -> str:
-        if not self.literal_dtype.is_floating_point:
-            return self._reporting(f"fmod_({left}, {right}, status)")
-        return f"fmod({left}, {right})"
-
-    def nextafter(self, left: str, right: str) -> str:
-        if not self.literal_dtype.is_floating_point:
-            self.fail("nextafter() needs a floating-point argument")
-        return f"nextafter_{CAST[self.literal_dtype]}({left}, {right})"  # libdevice's on a GPU
-
-
-def _form(method_name: str, *bound):
-    """A FUNCTIONS entry: the walker's method, given `bound` before the argument texts."""
-    return lambda walker, *texts: getattr(walker, method_name)(*bound, *texts)
-
-
-# The text of each template function (the expression language's functions, which ops'
-# templates call), as the CPU renderer's llvm_expression.FUNCTIONS emits their IR.
-FUNCTIONS = {
-    **{name: _form("direct", name) for name in DIRECT},
-    **{name: _form("math_call", name) for name in MATH_DIRECT if name not in ("trunc", "ceil")},
-    "trunc": _form("rounded", "trunc"), "ceil": _form("rounded", "ceil"),
-    "fmod": _form("fmod"), "nextafter": _form("nextafter"),
-    "floor_divide": _form("floor_divide"), "remainder": _form("remainder"),
-    "pow": _form("power"), "check_index": _form("check_index"),
-    "select": lambda walker, condition, yes, no: f"({yes} if {condition} else {no})",
-    "cast": lambda walker, value: value,  # the step's own cast to its output dtype follows
-    "isnan": lambda walker, value: f"({value} != {value})",
-    "bool": lambda walker, value: f"b1({value})",
-    **{name: _form("bitwise", operator) for name, operator in BITWISE.items()},
-    "bitwise_not": _form("bitwise_not"),
-    "bitwise_left_shift": _form("shift", True), "bitwise_right_shift": _form("shift", False),
-}
 
 
 class CudaRenderer:
@@ -376,15 +210,15 @@ class CudaRenderer:
                     text, dtype = values[operand.index]
                 else:
                     dtype = step.compute_dtype or dtypes.scalar_dtype(operand.index)
-                    text = _literal(operand.index, dtype)
+                    text = literal(operand.index, dtype)
                 if step.compute_dtype is not None and dtype is not step.compute_dtype:
-                    text = f"{_cast_name(step.compute_dtype)}({text})"
+                    text = f"{cast_name(step.compute_dtype)}({text})"
                 operands.append(text)
-            walker = _Expression(step, operands)
+            walker = CudaExpression(step, operands)
             expression = walker.emit(parse(step.op.lowering.expression))
             self.checks = self.checks or walker.reports
             name = f"v{position}{suffix}"
-            self.line(depth, f"{name} = {_cast_name(step.out_dtype)}({expression})")
+            self.line(depth, f"{name} = {cast_name(step.out_dtype)}({expression})")
             values.append((name, step.out_dtype))
         return values
 
@@ -401,12 +235,12 @@ class CudaRenderer:
         values = self.steps(depth, load)
         first_output = len(kernel.inputs)
         for index, output in enumerate(kernel.outputs):
-            value = f"{_cast_name(output.dtype)}({values[output.step][0]})"
+            value = f"{cast_name(output.dtype)}({values[output.step][0]})"
             if output.reduce is None:
                 self.line(depth, f"out{index}[{offsets[first_output + index]}] = {value}")
             elif accumulate and self.wide(output):  # a partial sum of the chunk (a sum)
                 self.line(depth, f"part{index} = "
-                          f"{_cast_name(output.dtype)}(part{index} + {value})")
+                          f"{cast_name(output.dtype)}(part{index} + {value})")
             elif accumulate:
                 self.line(depth, f"acc{index} = "
                           f"{self.combine(output, f'acc{index}', self.widen(output, value))}")
@@ -476,7 +310,7 @@ class CudaRenderer:
 
             lane_values.append(self.steps(2, load, suffix=f"_{lane}"))
         for index, output in enumerate(kernel.outputs):
-            cast = _cast_name(output.dtype)
+            cast = cast_name(output.dtype)
             values = [f"{cast}({lane_values[lane][output.step][0]})" for lane in lanes]
             array = count + index
             if array in vector:
@@ -499,17 +333,17 @@ class CudaRenderer:
         return output.dtype is not dtypes.bool_ and accumulator_dtype(output) is not output.dtype
 
     def widen(self, output, value: str) -> str:
-        return f"{_cast_name(self.accumulator_dtype(output))}({value})" \
+        return f"{cast_name(self.accumulator_dtype(output))}({value})" \
             if self.accumulator_dtype(output) is not output.dtype else value
 
     def identity(self, output) -> str:
         dtype = self.accumulator_dtype(output)
         value = identity_value(output.reduce, dtypes.bool_ if output.dtype is dtypes.bool_
                                else dtype)
-        return _literal(int(value) if isinstance(value, bool) else value, dtype)
+        return literal(int(value) if isinstance(value, bool) else value, dtype)
 
     def combine(self, output, left: str, right: str) -> str:
-        cast = _cast_name(self.accumulator_dtype(output))
+        cast = cast_name(self.accumulator_dtype(output))
         if output.reduce == "sum":
             return f"{cast}({left} + {right})"
         if output.reduce == "prod":
@@ -539,7 +373,7 @@ class CudaRenderer:
             self.line(depth, f"for chunk in range({first}, {total}, {step * CHUNK}):")
             depth += 1
             for index, output in wide:
-                self.line(depth, f"part{index} = {_literal(0, output.dtype)}")
+                self.line(depth, f"part{index} = {literal(0, output.dtype)}")
             self.line(depth, f"for linear in range(chunk, min(chunk + {step * CHUNK}, {total}), "
                       f"{step}):")
         else:
@@ -563,7 +397,7 @@ class CudaRenderer:
         self.line(2, f"if {condition}:")
         for index, output in outputs:
             offset = kept_offsets[first_output + index]
-            value = f"{_cast_name(output.dtype)}(shared{index}[{slot}])"
+            value = f"{cast_name(output.dtype)}(shared{index}[{slot}])"
             if splits > 1 and self.wide(output):  # rounded once all blocks have added
                 self.line(3, f"cuda.atomic.add(wide{index}, {offset}, shared{index}[{slot}])")
             elif splits > 1:

@@ -1,8 +1,8 @@
-"""Native convolutions: the forward product and both backward products of the convolution
-primitives (ops/nn/convolution.py) for float32 and float64, on every core, for eager calls and
-compiled plans alike (docs/notes/convolution.md). This package's other modules: ir.py (the
-LLVM IR of these routines), channels.py and channels_ir.py (the products vectorized over
-channels, for small output grids).
+"""Native convolutions: the forward product and both backward products of the convolution primitives
+(ops/nn/convolution.py) for float32 and float64, on every core, for eager calls and compiled plans
+alike (docs/notes/convolution.md). This package's other modules: ir.py and weight_ir.py (the LLVM IR
+of these routines), channels.py and channels_ir.py (the products vectorized over channels, for small
+output grids).
 
 A convolution's geometry (shapes, strides, padding, dilation, groups) becomes, once, the
 integer tables the routines of ir.py read: how an image is laid out in scratch

@@ -18,7 +18,7 @@ own address, so only the positions that exist are computed. Two entry points, ea
   gradient transposed to position-major rows of channels; `wctile{R}x{V}` sums
   `grad[o, position] * source[offset(column) + grid(position)]` over the chunk's images and
   positions for R columns and V vectors of channels, then adds them into the chunk's float64
-  partial sums, which convolution_ir's `weight_sum` adds in chunk order.
+  partial sums, which weight_ir.py's `weight_sum` adds in chunk order.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..llvm.ir_text import Function
-from .ir import TYPES, _prepare, _rows, _weight_sum, _words, _zero
+from .ir import TYPES, _prepare, _rows, load_words, zero_elements
+from .weight_ir import weight_sum
 
 # The k's of the weight packed together, a row of the block at a time (_pack).
 _PACK_DEPTH = 16
@@ -82,7 +83,7 @@ def render_module(dtype, wide: bool = True, module: str = "products") -> tuple:
              "prefix": f"autojit_convch_{short}", "heights": HEIGHTS[wide]}
     parts = [_DECLARATIONS.format(**names), _prepare(names)]
     tiles, entries = ([_tile], [_products]) if module == "products" else \
-        ([_weight_tile, _gemm_tile], [_weight, _weight_sum, _weight_stage, _weight_gemm])
+        ([_weight_tile, _gemm_tile], [_weight, weight_sum, _weight_stage, _weight_gemm])
     parts += [tile(rows, vectors, names) for tile in tiles
               for vectors, heights in names["heights"].items() for rows in heights]
     parts += [entry(names) for entry in entries]
@@ -223,7 +224,7 @@ def _lay_out(f: Function, names: dict, arg: dict, table: dict, records: str, ima
     f.emit(f"call void @{names['prefix']}_prepare(ptr {laid}, ptr {source}, ptr {records}, "
            f"i64 {table['records']}, i64 {table['channels']}, "
            f"i64 {table['scratch_channel']}, i64 {table['source_channel']})")
-    _zero(f, scalar, laid, table["slack_start"], table[size])
+    zero_elements(f, scalar, laid, table["slack_start"], table[size])
 
 
 def _row_range(f: Function, job: dict, arg: dict) -> tuple:
@@ -267,7 +268,7 @@ def _pack(f: Function, scalar: str, job: dict, weight: str, packed: str, pairs: 
                     f.emit(f"store {scalar} {value}, ptr {to}")
         with f.loop(0, job["depth"], hint="pz") as k:
             row = f.element(scalar, target, f.binary("mul", k, job["block"]))
-            _zero(f, scalar, row, valid, job["block"])
+            zero_elements(f, scalar, row, valid, job["block"])
 
 
 def _strided_row(f: Function, scalar: str, target: str, source: str, step: str, count: str,
@@ -286,9 +287,9 @@ def _strided_row(f: Function, scalar: str, target: str, source: str, step: str, 
 def _products(names: dict) -> str:
     scalar, prefix, heights = names["scalar"], names["prefix"], names["heights"]
     f = Function(f"define i32 @{prefix}_products(ptr %argument, i64 %part) {{")
-    arg = _words(f, "%argument", PRODUCTS_ARGUMENT,
-                 ("source", "weight", "out", "scratch", "table"))
-    table = _words(f, arg["table"], PRODUCTS_TABLE)
+    arg = load_words(f, "%argument", PRODUCTS_ARGUMENT,
+                      ("source", "weight", "out", "scratch", "table"))
+    table = load_words(f, arg["table"], PRODUCTS_TABLE)
     by_rows = f.op(f"icmp ne i64 {arg['by_rows']}, 0")
     first = f.op(f"select i1 {by_rows}, i64 0, i64 " + f.binary(
         "sdiv", f.binary("mul", "%part", arg["images"]), arg["parts"]))
@@ -303,7 +304,7 @@ def _products(names: dict) -> str:
 
     def job_words(job: str) -> dict:
         at = f.binary("add", table["jobs_at"], f.binary("mul", job, len(JOB)))
-        return _words(f, f.op(f"getelementptr i64, ptr {arg['table']}, i64 {at}"), JOB)
+        return load_words(f, f.op(f"getelementptr i64, ptr {arg['table']}, i64 {at}"), JOB)
 
     def job_pairs(words: dict) -> str:
         return f.op(f"getelementptr i64, ptr {pairs_base}, "
@@ -321,7 +322,7 @@ def _products(names: dict) -> str:
             with f.when(f.op(f"icmp ne i64 {table['zero_output']}, 0")):
                 out_image = f.element(scalar, arg["out"], f.binary("mul", image,
                                                                    arg["out_image"]))
-                _zero(f, scalar, out_image, 0, arg["out_image"])
+                zero_elements(f, scalar, out_image, 0, arg["out_image"])
         out = f.element(scalar, arg["out"], f.binary("mul", group, arg["out_image"]))
         with f.loop(0, table["jobs"], hint="job") as job:
             words = job_words(job)
@@ -440,9 +441,9 @@ def _weight(names: dict) -> str:
     scalar, prefix, heights = names["scalar"], names["prefix"], names["heights"]
     lanes = names["lanes"]
     f = Function(f"define i32 @{prefix}_weight(ptr %argument, i64 %part) {{")
-    arg = _words(f, "%argument", WEIGHT_ARGUMENT,
-                 ("source", "grad", "scratch", "table", "partials"))
-    table = _words(f, arg["table"], WEIGHT_TABLE)
+    arg = load_words(f, "%argument", WEIGHT_ARGUMENT,
+                      ("source", "grad", "scratch", "table", "partials"))
+    table = load_words(f, arg["table"], WEIGHT_TABLE)
     scratch = f.element(scalar, arg["scratch"], f.binary("mul", "%part", arg["scratch_part"]))
     records = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['records_at']}")
     positions = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['positions_at']}")
@@ -531,9 +532,9 @@ def _weight_stage(names: dict) -> str:
     source values (zeros up to x_stride) and the row g[t] of its gradient's channels."""
     scalar, prefix = names["scalar"], names["prefix"]
     f = Function(f"define i32 @{prefix}_weight_stage(ptr %argument, i64 %part) {{")
-    arg = _words(f, "%argument", STAGE_ARGUMENT,
-                 ("source", "grad", "scratch", "table", "x", "g"))
-    table = _words(f, arg["table"], WEIGHT_TABLE)
+    arg = load_words(f, "%argument", STAGE_ARGUMENT,
+                      ("source", "grad", "scratch", "table", "x", "g"))
+    table = load_words(f, arg["table"], WEIGHT_TABLE)
     scratch = f.element(scalar, arg["scratch"], f.binary("mul", "%part", arg["scratch_part"]))
     records = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['records_at']}")
     positions = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['positions_at']}")
@@ -554,7 +555,7 @@ def _weight_stage(names: dict) -> str:
                 read = f.element(scalar, source, f.word(offsets, column))
                 value = f.op(f"load {scalar}, ptr {read}")
                 f.emit(f"store {scalar} {value}, ptr {f.element(scalar, row, column)}")
-            _zero(f, scalar, row, table["columns"], arg["x_stride"])
+            zero_elements(f, scalar, row, table["columns"], arg["x_stride"])
             grad_row = f.element(scalar, arg["g"], f.binary("mul", term, table["grad_stride"]))
             _strided_row(f, scalar, grad_row, f.element(scalar, grad, at), table["grad_plane"],
                          table["rows"], table["grad_stride"])
@@ -568,7 +569,7 @@ def _weight_gemm(names: dict) -> str:
     prefix, heights, lanes = names["prefix"], names["heights"], names["lanes"]
     scalar = names["scalar"]
     f = Function(f"define i32 @{prefix}_weight_gemm(ptr %argument, i64 %part) {{")
-    arg = _words(f, "%argument", GEMM_ARGUMENT, ("x", "g", "out"))
+    arg = load_words(f, "%argument", GEMM_ARGUMENT, ("x", "g", "out"))
     block = 2 * lanes
     blocks = f.binary("sdiv", f.binary("add", arg["columns"], block - 1), block)
     first = f.binary("mul", f.binary("sdiv", f.binary("mul", "%part", blocks), arg["parts"]),

@@ -8,10 +8,10 @@ docs/notes/cpu-codegen.md; `bench/gemm_products.py` compares the two), so gemm_r
 it in place of the library's wherever `address` has one.
 
 One module per dtype holds the four functions (transpose a, transpose b), which share their tiles
-and packing routines; it is compiled once per process (or loaded from the kernel disk cache) for
-the host CPU, as written (the IR is vectorized by hand: no pass pipeline), on a compile thread
-that the schedule starts when it meets a product (`prepare`, codegen/cpu/compile_threads.py).
-Each function takes the row-major CBLAS arguments
+and packing routines (packing.py renders the latter); it is compiled once per process (or loaded
+from the kernel disk cache) for the host CPU, as written (the IR is vectorized by hand: no pass
+pipeline), on a compile thread that the schedule starts when it meets a product (`prepare`,
+codegen/cpu/compile_threads.py). Each function takes the row-major CBLAS arguments
 `(order, transpose_a, transpose_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)` with 64-bit
 integers, so the workers' gemm_part calls it exactly as it calls the library. As in GotoBLAS,
 both operands are copied into packed blocks that the register tiles read contiguously:
@@ -48,10 +48,16 @@ import numpy as np
 from .... import config
 from .. import compile_threads
 from . import prepacked as prepacked_gemm
+from .packing import (
+    TILE_ROWS,
+    VECTORS,
+    masked_load,
+    pack_a,
+    pack_b,
+    width_masks,
+)
 
 _TYPES = {np.dtype(np.float32): ("float", 16, "f32"), np.dtype(np.float64): ("double", 8, "f64")}
-_TILE_ROWS = (12, 8, 4, 2, 1)  # 12 rows x 2 vectors: 24 accumulators of the 32 registers
-_VECTORS = 2
 # KC: b's packed block is 256 x 32 x 4 = 32 KiB of float32 (256 x 16 x 8 of float64), in the
 # 48 KiB L1 with the tile's stream of a. A block of a's rows packed for the tiles (MC x KC),
 # at most 400 rows of float32 or 200 of float64, takes at most 400 KiB of the 2 MiB L2; both
@@ -105,7 +111,7 @@ def prepacked_functions(dtype, transpose_a: bool, transpose_b: bool, function: i
     if pack is None or packed is None:
         return None
     _, lanes, _ = _TYPES[dtype]
-    return pack, packed, lanes, _VECTORS * lanes
+    return pack, packed, lanes, VECTORS * lanes
 
 
 def prepare(dtype, rows: int = _MIN_ROWS, columns: int = 0) -> None:
@@ -165,11 +171,11 @@ def render_module(dtype) -> tuple:
     names = _names(dtype, symbol(dtype, False, False))
     prefix = f"autojit_gemm_{names['short']}"
     parts = [_DECLARATIONS.format(**names)]
-    parts.extend(_tile(rows, {**names, "symbol": prefix}) for rows in _TILE_ROWS)
+    parts.extend(_tile(rows, {**names, "symbol": prefix}) for rows in TILE_ROWS)
     for transposed in (False, True):
         side = "t" if transposed else "n"
-        parts.append(_pack_a(transposed, {**names, "symbol": f"{prefix}_a{side}"}))
-        parts.append(_pack(transposed, {**names, "symbol": f"{prefix}_b{side}"}))
+        parts.append(pack_a(transposed, {**names, "symbol": f"{prefix}_a{side}"}))
+        parts.append(pack_b(transposed, {**names, "symbol": f"{prefix}_b{side}"}))
     symbols = {}
     for transpose_a in (False, True):
         for transpose_b in (False, True, None):  # None: b packed beforehand (prepacked_gemm)
@@ -190,7 +196,7 @@ def _names(dtype, symbol: str) -> dict:
     scalar, lanes, short = _TYPES[np.dtype(dtype)]
     size = np.dtype(dtype).itemsize
     return {"scalar": scalar, "lanes": lanes, "vector": f"<{lanes} x {scalar}>",
-            "short": short, "panel": _VECTORS * lanes, "depth": _BLOCK_DEPTH, "size": size,
+            "short": short, "panel": VECTORS * lanes, "depth": _BLOCK_DEPTH, "size": size,
             "block_rows": _PACKED_A_BYTES // (_BLOCK_DEPTH * size), "symbol": symbol,
             "align": 64}
 
@@ -203,10 +209,6 @@ declare void @llvm.masked.store.v{lanes}{short}.p0({vector}, ptr, i32, <{lanes} 
 """
 
 
-def _lane_indices(lanes: int, first: int) -> str:
-    return "<" + ", ".join(f"i64 {first + lane}" for lane in range(lanes)) + ">"
-
-
 def _tile(rows: int, names: dict) -> str:
     """`tile{rows}(a, block, depth, c, ldc, alpha, beta, width)`: C's rows x width block
     (width <= NR) = alpha * a @ block + beta * C (C unread when beta is 0), where a is the
@@ -214,7 +216,7 @@ def _tile(rows: int, names: dict) -> str:
     packed block."""
     scalar, vector, lanes = names["scalar"], names["vector"], names["lanes"]
     fma = f"@llvm.fma.v{lanes}{names['short']}"
-    accumulators = [(row, part) for row in range(rows) for part in range(_VECTORS)]
+    accumulators = [(row, part) for row in range(rows) for part in range(VECTORS)]
     lines = [f"define internal void @{names['symbol']}_tile{rows}(ptr noalias %a, "
              f"ptr noalias %b, i64 %depth, ptr noalias %c, i64 %ldc, "
              f"{scalar} %alpha, {scalar} %beta, i64 %width) noinline {{",
@@ -223,7 +225,7 @@ def _tile(rows: int, names: dict) -> str:
     lines += [f"  %acc{row}_{part} = phi {vector} [zeroinitializer, %entry], "
               f"[%sum{row}_{part}, %loop]" for row, part in accumulators]
     lines.append(f"  %b_row = mul i64 %k, {names['panel']}")
-    for part in range(_VECTORS):
+    for part in range(VECTORS):
         lines += [f"  %b_index{part} = add i64 %b_row, {part * lanes}",
                   f"  %b_address{part} = getelementptr {scalar}, ptr %b, i64 %b_index{part}",
                   f"  %b{part} = load {vector}, ptr %b_address{part}, align 64"]
@@ -236,7 +238,7 @@ def _tile(rows: int, names: dict) -> str:
                   f"  %a_all{row} = shufflevector {vector} %a_one{row}, {vector} poison, "
                   f"<{lanes} x i32> zeroinitializer"]
         lines += [f"  %sum{row}_{part} = call {vector} {fma}({vector} %a_all{row}, "
-                  f"{vector} %b{part}, {vector} %acc{row}_{part})" for part in range(_VECTORS)]
+                  f"{vector} %b{part}, {vector} %acc{row}_{part})" for part in range(VECTORS)]
     lines += ["  %k_next = add i64 %k, 1", "  %more = icmp slt i64 %k_next, %depth",
               "  br i1 %more, label %loop, label %scale", "scale:",
               f"  %alpha_one = insertelement {vector} poison, {scalar} %alpha, i32 0",
@@ -245,7 +247,7 @@ def _tile(rows: int, names: dict) -> str:
               f"  %beta_one = insertelement {vector} poison, {scalar} %beta, i32 0",
               f"  %beta_all = shufflevector {vector} %beta_one, {vector} poison, "
               f"<{lanes} x i32> zeroinitializer",
-              *_width_masks(names)]
+              *width_masks(names)]
     for row, part in accumulators:
         lines += [f"  %c_row{row}_{part} = mul i64 {row}, %ldc",
                   f"  %c_index{row}_{part} = add i64 %c_row{row}_{part}, {part * lanes}",
@@ -255,7 +257,7 @@ def _tile(rows: int, names: dict) -> str:
     lines += [f"  %overwrite = fcmp oeq {scalar} %beta, 0.0",
               "  br i1 %overwrite, label %store, label %accumulate", "accumulate:"]
     for row, part in accumulators:
-        lines += [_masked_load(names, f"%old{row}_{part}", f"%c_address{row}_{part}",
+        lines += [masked_load(names, f"%old{row}_{part}", f"%c_address{row}_{part}",
                                f"%mask{part}"),
                   f"  %added{row}_{part} = call {vector} {fma}({vector} %beta_all, "
                   f"{vector} %old{row}_{part}, {vector} %scaled{row}_{part})"]
@@ -290,205 +292,6 @@ def _prefetch_tile(rows: int, names: dict) -> list:
         lines += [f"  call void @llvm.prefetch.p0(ptr %prefetch_{end}{row}, i32 1, i32 2, i32 1)"
                   for end in ("first", "last")]
     return lines
-
-
-def _pack(transpose_b: bool, names: dict) -> str:
-    """`pack(block, b, ldb, depth, width)`: block[k][j] = b(k, j) for j < width, else 0, for a
-    block of NR columns and `depth` rows of b."""
-    return _pack_transposed(names) if transpose_b else _pack_rows(names)
-
-
-def _masked_load(names: dict, target: str, address: str, mask: str) -> str:
-    return (f"  {target} = call {names['vector']} @llvm.masked.load.v{names['lanes']}"
-            f"{names['short']}.p0(ptr {address}, i32 4, <{names['lanes']} x i1> {mask}, "
-            f"{names['vector']} zeroinitializer)")
-
-
-def _width_masks(names: dict) -> list:
-    """IR setting %mask0, %mask1: the lanes of each vector of a panel left of %width."""
-    lanes = names["lanes"]
-    lines = [f"  %width_one = insertelement <{lanes} x i64> poison, i64 %width, i32 0",
-             f"  %width_all = shufflevector <{lanes} x i64> %width_one, <{lanes} x i64> poison,"
-             f" <{lanes} x i32> zeroinitializer"]
-    lines += [f"  %mask{part} = icmp slt <{lanes} x i64> {_lane_indices(lanes, part * lanes)}, "
-              "%width_all" for part in range(_VECTORS)]
-    return lines
-
-
-def _pack_rows(names: dict) -> str:
-    """b's columns are contiguous: each row of the block is two (masked) vector loads."""
-    scalar, vector, lanes, panel = names["scalar"], names["vector"], names["lanes"], \
-        names["panel"]
-    lines = [f"define internal void @{names['symbol']}_pack(ptr noalias %block, ptr noalias %b, "
-             "i64 %ldb, i64 %depth, i64 %width) noinline {", "entry:", *_width_masks(names),
-             "  br label %rows", "rows:", "  %k = phi i64 [0, %entry], [%k_next, %rows]",
-             "  %source_row = mul i64 %k, %ldb", f"  %target_row = mul i64 %k, {panel}"]
-    for part in range(_VECTORS):
-        lines += [f"  %source_index{part} = add i64 %source_row, {part * lanes}",
-                  f"  %source{part} = getelementptr {scalar}, ptr %b, i64 %source_index{part}",
-                  _masked_load(names, f"%row{part}", f"%source{part}", f"%mask{part}"),
-                  f"  %target_index{part} = add i64 %target_row, {part * lanes}",
-                  f"  %target{part} = getelementptr {scalar}, ptr %block, "
-                  f"i64 %target_index{part}",
-                  f"  store {vector} %row{part}, ptr %target{part}, align 64"]
-    lines += ["  %k_next = add i64 %k, 1", "  %more = icmp slt i64 %k_next, %depth",
-              "  br i1 %more, label %rows, label %done", "done:", "  ret void", "}"]
-    return "\n".join(lines)
-
-
-def _pack_transposed(names: dict) -> str:
-    """b's rows are contiguous (b(k, j) = b[j * ldb + k]): lanes x lanes squares are loaded
-    a row of b per vector, transposed in registers and stored a row of the block per
-    vector. Rows of the block past `depth` (up to the next multiple of lanes) receive zeros,
-    and the tiles never read them."""
-    scalar, vector, lanes, panel = names["scalar"], names["vector"], names["lanes"], \
-        names["panel"]
-    lines = [f"define internal void @{names['symbol']}_pack(ptr noalias %block, ptr noalias %b, "
-             "i64 %ldb, i64 %depth, i64 %width) noinline {", "entry:", "  br label %squares",
-             "squares:", "  %k = phi i64 [0, %entry], [%k_next, %squares]",
-             *_depth_mask(lanes)]
-    for part in range(_VECTORS):
-        rows = []
-        for row in range(lanes):
-            column = part * lanes + row
-            name = f"p{part}r{row}"
-            lines += [f"  %{name}_inside = icmp slt i64 {column}, %width",
-                      f"  %{name}_mask = select i1 %{name}_inside, <{lanes} x i1> "
-                      f"%inside_depth, <{lanes} x i1> zeroinitializer",
-                      f"  %{name}_row = mul i64 {column}, %ldb",
-                      f"  %{name}_index = add i64 %{name}_row, %k",
-                      f"  %{name}_address = getelementptr {scalar}, ptr %b, i64 %{name}_index",
-                      _masked_load(names, f"%{name}_s0", f"%{name}_address", f"%{name}_mask")]
-            rows.append(f"%{name}_s0")
-        rows = _transpose(lines, rows, f"p{part}", names)
-        for row in range(lanes):
-            name = f"p{part}k{row}"
-            lines += [f"  %{name}_k = add i64 %k, {row}",
-                      f"  %{name}_row = mul i64 %{name}_k, {panel}",
-                      f"  %{name}_index = add i64 %{name}_row, {part * lanes}",
-                      f"  %{name}_address = getelementptr {scalar}, ptr %block, "
-                      f"i64 %{name}_index",
-                      f"  store {vector} {rows[row]}, ptr %{name}_address, align 64"]
-    lines += [f"  %k_next = add i64 %k, {lanes}", "  %more = icmp slt i64 %k_next, %depth",
-              "  br i1 %more, label %squares, label %done", "done:", "  ret void", "}"]
-    return "\n".join(lines)
-
-
-def _depth_mask(lanes: int) -> list:
-    """IR setting %left (depth - k) and %inside_depth: the lanes of a square of k's, from k
-    on, that are inside the depth."""
-    return ["  %left = sub i64 %depth, %k",
-            f"  %left_one = insertelement <{lanes} x i64> poison, i64 %left, i32 0",
-            f"  %left_all = shufflevector <{lanes} x i64> %left_one, <{lanes} x i64> poison, "
-            f"<{lanes} x i32> zeroinitializer",
-            f"  %inside_depth = icmp slt <{lanes} x i64> {_lane_indices(lanes, 0)}, %left_all"]
-
-
-def _transpose(lines: list, rows: list, prefix: str, names: dict) -> list:
-    """Appends IR transposing the lanes x lanes square whose rows are the vectors `rows`
-    (values or constants): log2(lanes) stages of shuffles that swap ever smaller sub-blocks.
-    Returns the names of the square's columns."""
-    vector, lanes = names["vector"], names["lanes"]
-    stage, size = 0, lanes // 2
-    while size >= 1:
-        stage += 1
-        new = list(rows)
-        for row in range(lanes):
-            if (row // size) % 2:
-                continue
-            low, high = [], []
-            for lane in range(lanes):
-                group, offset = divmod(lane, 2 * size)
-                base = group * 2 * size
-                # lanes 0..lanes-1 name the first vector's, lanes.. the second's
-                low.append(base + offset if offset < size else lanes + base + offset - size)
-                high.append(base + size + offset if offset < size else lanes + base + offset)
-            for target, picks in ((row, low), (row + size, high)):
-                mask = ", ".join(f"i32 {pick}" for pick in picks)
-                name = f"%{prefix}r{target}_s{stage}"
-                lines.append(f"  {name} = shufflevector {vector} {rows[row]}, "
-                             f"{vector} {rows[row + size]}, <{lanes} x i32> <{mask}>")
-                new[target] = name
-        rows, size = new, size // 2
-    return rows
-
-
-def _pack_a(transpose_a: bool, names: dict) -> str:
-    """`pack_a(packed, a, lda, depth, rows)`: packed[k * rows + row] = a(row, k) for a tile
-    of `rows` (at most _TILE_ROWS[0]) rows and `depth` k's, so that the tile reads one
-    contiguous stream of a at fixed offsets. Where a is transposed, a(row, k) = a[k * lda +
-    row] and each k is a contiguous copy of the tile's rows; otherwise squares of `lanes` rows
-    and k's are transposed in registers (rows past the tile's load as zeros, never stored)."""
-    scalar, lanes = names["scalar"], names["lanes"]
-    parts = range(-(-_TILE_ROWS[0] // lanes))
-    lines = [f"define internal void @{names['symbol']}_pack_a(ptr noalias %packed, "
-             "ptr noalias %a, i64 %lda, i64 %depth, i64 %rows) noinline {", "entry:"]
-    for part in parts:
-        # The lanes of each vector of a packed k that hold the tile's rows.
-        lines += [f"  %count{part} = sub i64 %rows, {part * lanes}",
-                  f"  %count_one{part} = insertelement <{lanes} x i64> poison, "
-                  f"i64 %count{part}, i32 0",
-                  f"  %count_all{part} = shufflevector <{lanes} x i64> %count_one{part}, "
-                  f"<{lanes} x i64> poison, <{lanes} x i32> zeroinitializer",
-                  f"  %rows_mask{part} = icmp slt <{lanes} x i64> {_lane_indices(lanes, 0)}, "
-                  f"%count_all{part}"]
-    lines += ["  br label %steps", "steps:", "  %k = phi i64 [0, %entry], [%k_next, %steps]"]
-    if transpose_a:
-        lines += ["  %source_row = mul i64 %k, %lda", "  %target_row = mul i64 %k, %rows"]
-        for part in parts:
-            lines += [f"  %source_index{part} = add i64 %source_row, {part * lanes}",
-                      f"  %source{part} = getelementptr {scalar}, ptr %a, "
-                      f"i64 %source_index{part}",
-                      _masked_load(names, f"%values{part}", f"%source{part}",
-                                   f"%rows_mask{part}"),
-                      f"  %target_index{part} = add i64 %target_row, {part * lanes}",
-                      f"  %target{part} = getelementptr {scalar}, ptr %packed, "
-                      f"i64 %target_index{part}",
-                      _masked_store(names, f"%values{part}", f"%target{part}",
-                                    f"%rows_mask{part}")]
-        step = 1
-    else:
-        lines += _depth_mask(lanes)
-        for part in parts:
-            square = []
-            for lane in range(lanes):
-                row = part * lanes + lane
-                if row >= _TILE_ROWS[0]:
-                    square.append("zeroinitializer")
-                    continue
-                name = f"q{part}r{lane}"
-                lines += [f"  %{name}_inside = icmp slt i64 {row}, %rows",
-                          f"  %{name}_mask = select i1 %{name}_inside, <{lanes} x i1> "
-                          f"%inside_depth, <{lanes} x i1> zeroinitializer",
-                          f"  %{name}_row = mul i64 {row}, %lda",
-                          f"  %{name}_index = add i64 %{name}_row, %k",
-                          f"  %{name}_address = getelementptr {scalar}, ptr %a, "
-                          f"i64 %{name}_index",
-                          _masked_load(names, f"%{name}_s0", f"%{name}_address",
-                                       f"%{name}_mask")]
-                square.append(f"%{name}_s0")
-            columns = _transpose(lines, square, f"q{part}", names)
-            for lane in range(lanes):
-                name = f"q{part}k{lane}"
-                lines += [f"  %{name}_inside = icmp slt i64 {lane}, %left",
-                          f"  %{name}_mask = select i1 %{name}_inside, <{lanes} x i1> "
-                          f"%rows_mask{part}, <{lanes} x i1> zeroinitializer",
-                          f"  %{name}_k = add i64 %k, {lane}",
-                          f"  %{name}_row = mul i64 %{name}_k, %rows",
-                          f"  %{name}_index = add i64 %{name}_row, {part * lanes}",
-                          f"  %{name}_address = getelementptr {scalar}, ptr %packed, "
-                          f"i64 %{name}_index",
-                          _masked_store(names, columns[lane], f"%{name}_address",
-                                        f"%{name}_mask")]
-        step = lanes
-    lines += [f"  %k_next = add i64 %k, {step}", "  %more = icmp slt i64 %k_next, %depth",
-              "  br i1 %more, label %steps, label %done", "done:", "  ret void", "}"]
-    return "\n".join(lines)
-
-
-def _masked_store(names: dict, value: str, address: str, mask: str) -> str:
-    return (f"  call void @llvm.masked.store.v{names['lanes']}{names['short']}.p0("
-            f"{names['vector']} {value}, ptr {address}, i32 4, <{names['lanes']} x i1> {mask})")
 
 
 def _main(transpose_a: bool, transpose_b: bool, names: dict, prepacked: bool = False) -> str:
@@ -608,7 +411,7 @@ def _tile_choice(prefix: str) -> list:
     """IR setting %{prefix}_rows: the tallest tile height that fits in %{prefix}_left."""
     lines = []
     previous = "1"
-    for rows in reversed(_TILE_ROWS[:-1]):
+    for rows in reversed(TILE_ROWS[:-1]):
         lines += [f"  %{prefix}_fits{rows} = icmp sge i64 %{prefix}_left, {rows}",
                   f"  %{prefix}_choice{rows} = select i1 %{prefix}_fits{rows}, i64 {rows}, "
                   f"i64 {previous}"]
@@ -620,9 +423,9 @@ def _tile_choice(prefix: str) -> list:
 def _switch(prefix: str, call: str) -> list:
     """IR branching on %{prefix}_rows to `call` (with {rows} filled in) for that tile height,
     every branch then meeting at %{prefix}_done."""
-    cases = " ".join(f"i64 {rows}, label %{prefix}{rows}" for rows in _TILE_ROWS[1:])
-    lines = [f"  switch i64 %{prefix}_rows, label %{prefix}{_TILE_ROWS[0]} [{cases}]"]
-    for rows in _TILE_ROWS:
+    cases = " ".join(f"i64 {rows}, label %{prefix}{rows}" for rows in TILE_ROWS[1:])
+    lines = [f"  switch i64 %{prefix}_rows, label %{prefix}{TILE_ROWS[0]} [{cases}]"]
+    for rows in TILE_ROWS:
         lines += [f"{prefix}{rows}:", "  " + call.format(rows=rows),
                   f"  br label %{prefix}_done"]
     return lines + [f"{prefix}_done:"]

@@ -13,6 +13,7 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .autocast import FP32, autocast_op, float32_inside
+from .elementwise.math_primitives import rsqrt  # noqa: F401 - torch.rsqrt, from here
 from .limited_rules import UNSIGNED, refuse_limited
 from .linalg import vector_norm
 from .nn import activations
@@ -72,12 +73,6 @@ def reciprocal(x):
     """Elementwise reciprocal, `1 / x` (a float result for integers)."""
     refuse_limited("reciprocal_cpu", x, taken=UNSIGNED)
     return 1 / x
-
-
-def rsqrt(x):
-    """Elementwise reciprocal square root, `1 / sqrt(x)`."""
-    refuse_limited("rsqrt_cpu", x, taken=UNSIGNED)
-    return 1 / ew.sqrt(x)
 
 
 def exp2(x):

@@ -16,9 +16,12 @@ import warnings
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.creation import arange
 from ..tensor.meta import MetaArray
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor
+from . import api
+from .registry import bind
 from .view_creation import check_view_write, view_write_error
 
 # torch's message for a write into a broadcast view, whose elements share memory.
@@ -229,14 +232,8 @@ def scatter_through(base: Tensor, steps: list, values: Tensor) -> Tensor:
     """`base` with `values` written where the view `steps` (view ops applied in order) address
     it, out of place: the flat positions the view reads are found by applying the same steps
     to the positions of base, which works for every view op and for symbolic sizes."""
-    from ..tensor.creation import arange
-    from .complex_numbers import retyping_view
-    from .indexing import index_put
-    from .layout import reshape, unsqueeze
-    from .registry import bind
-
     for position, (op, _) in enumerate(steps):
-        retype = retyping_view(op)
+        retype = api.retyping_view(op)
         if retype is not None:
             # A view of other elements (a complex tensor's parts, real and imaginary, as a
             # real tensor's pairs): the write is scattered into the view of the part the steps
@@ -251,13 +248,13 @@ def scatter_through(base: Tensor, steps: list, values: Tensor) -> Tensor:
     if not steps:
         return values
     shape = tuple(base.shape)
-    positions = reshape(arange(base.numel(), dtype=dtypes.int64,
-                               device=base.device if base.is_cuda else None), shape)
+    positions = api.reshape(arange(base.numel(), dtype=dtypes.int64,
+                                   device=base.device if base.is_cuda else None), shape)
     for op, attrs in steps:
         positions = bind(op, (positions,), attrs)
-    written = index_put(reshape(base, -1), reshape(values, -1),
-                        unsqueeze(reshape(positions, -1), 0), (0,))
-    return reshape(written, shape)
+    written = api.index_put(api.reshape(base, -1), api.reshape(values, -1),
+                            api.unsqueeze(api.reshape(positions, -1), 0), (0,))
+    return api.reshape(written, shape)
 
 
 def check_no_overlap(out, inputs, data=None) -> None:

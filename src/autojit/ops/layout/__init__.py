@@ -28,9 +28,10 @@ from ...tensor.memory_format import (
     suggested_format,
 )
 from ...tensor.symbolic import as_size, size_product
-from ...tensor.tensor import Tensor, normalize_dim
+from ...tensor.tensor import Tensor, normalize_dim, plain_tensor
 from .. import batching
 from ..autocast import PROMOTE, autocast_op
+from ..limited_rules import not_implemented
 from ..registry import (
     Layout,
     bind,
@@ -40,7 +41,7 @@ from ..registry import (
     rule_first,
     rule_promote,
 )
-from .eager_views import joined, reshape_view, slice_piece, sliced_data
+from .eager_views import direct_real_data, joined, reshape_view, slice_piece, sliced_data
 from .folds import (  # noqa: F401 - contiguous_strides is read from here too
     contiguous_strides,
     fold_expand,
@@ -360,10 +361,71 @@ FLIP = define_op(
     name="flip", arity=1, shape=lambda shape, dims: tuple(shape), dtype=rule_first,
     impl=lambda x, dims: x[_reversed_key(x.ndim, dims)].copy(),
     # A Layout: it takes uint16, uint32 and uint64, as torch's flip copying elements by their
-    # size does; indexing.flip refuses the flips where torch's typed kernel runs instead.
+    # size does; flip below refuses the flips where torch's typed kernel runs instead.
     vjp=lambda ctx, g: (bind(FLIP, (g,), ctx.attrs),), saves=(), lowering=Layout("flip"),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(FLIP, tangents, attrs),
     batch=batching.dim_rule("dims"))
+
+
+def flip(x: Tensor, dims) -> Tensor:
+    """x with the order of elements reversed along `dims` (a sequence of ints)."""
+    if dims.__class__ is tuple:
+        found = _eager_flip(x, dims)
+        if found is not None:
+            return found
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not "
+                        f"{type(dims).__name__}")
+    normalized = [normalize_dim(d, x.ndim) for d in dims]
+    for position, dim in enumerate(normalized):
+        if dim in normalized[:position]:
+            raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
+    if x.ndim == 0:
+        normalized = []  # dim 0 (or -1) of a 0-d tensor is valid in torch and reverses nothing
+    if x.dtype.limited and _reverses_innermost(x, normalized):
+        raise not_implemented("flip_cpu", x.dtype)
+    # The layout primitive, not an index of reversed positions: those would need an arange
+    # of the extent, which a dynamic trace does not have.
+    return bind(FLIP, (x,), {"dims": tuple(sorted(normalized))})
+
+
+def _reverses_innermost(x: Tensor, dims: list) -> bool:
+    """Whether torch's flip of x over `dims` runs its typed kernel (which takes no uint16,
+    uint32 or uint64): where the result's innermost dim of more than one element is flipped
+    (its writes go backwards there). Its other flips copy elements by their size, any
+    dtype."""
+    shape, strides = tuple(x.shape), x.stride()
+    moving = [d for d in range(len(shape)) if shape[d] > 1 and strides[d] != 0]
+    if x.numel() <= 1 or not any(d in dims for d in moving):
+        return False  # nothing moves: a copy
+    # The result is laid out as x: its innermost dim is x's of the smallest step.
+    return min(moving, key=lambda d: abs(strides[d])) in dims
+
+
+_REVERSED = slice(None, None, -1)
+
+
+def _eager_flip(x: Tensor, dims: tuple) -> Tensor | None:
+    """flip's copy made at once, as FLIP's impl makes it, where no node is recorded (grad mode
+    off or x not requiring grad), nothing traces and no VJP chain is recorded, x's data is a
+    NumPy array of a real dtype other than bfloat16 and of one dim or more, and `dims` are
+    distinct ints in range (a random horizontal flip of a data pipeline: bind's dtype rule and
+    operand loop cost twice the copy); None for the general path, which raises torch's errors."""
+    data = direct_real_data(x)
+    if data is None or not data.ndim:
+        return None
+    ndim = data.ndim
+    key = [_ALL] * ndim
+    for dim in dims:
+        if dim.__class__ is not int or not -ndim <= dim < ndim:
+            return None
+        if key[dim] is _REVERSED:  # a repeated dim: the general path's error
+            return None
+        key[dim] = _REVERSED
+    return plain_tensor(data[tuple(key)].copy(), x._dtype)
+
+
+_ALL = slice(None)
 
 
 # ---- cat --------------------------------------------------------------------------------------

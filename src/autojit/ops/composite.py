@@ -13,12 +13,13 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .autocast import FP32, autocast_op, float32_inside
+from .dtype_rules import promoted_dtype
 from .elementwise.math_primitives import rsqrt  # noqa: F401 - torch.rsqrt, from here
 from .limited_rules import UNSIGNED, refuse_limited
 from .linalg import vector_norm
 from .nn import activations
-from .reduction import amax, extreme, normalize_dims, sum_
-from .registry import promoted_dtype
+from .reduction import amax, extreme, sum_
+from .shape_rules import normalize_dims
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)

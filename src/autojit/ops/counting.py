@@ -22,9 +22,10 @@ from ..tensor.graph_break import graph_break
 from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching, registry
+from .dtype_rules import rule_first
 from .limited_rules import refuse_limited
 from .out_argument import check_no_grad, check_out_type, write_out
-from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, define_op, rule_first
+from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, define_op
 
 
 def _on_device_of(x: Tensor, array: np.ndarray, dtype) -> Tensor:

@@ -21,16 +21,9 @@ import numpy as np
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from ..complex_rules import conj
+from ..dtype_rules import promoted_dtype, rule_bool, rule_compare, rule_float, rule_promote
 from ..limited_rules import ALL_LIMITED, BOTH, COMPLEX32, FLOAT8, UNSIGNED, limited_error
-from ..registry import (
-    NOT_DIFFERENTIABLE,
-    OpError,
-    promoted_dtype,
-    rule_bool,
-    rule_compare,
-    rule_float,
-    rule_promote,
-)
+from ..registry import NOT_DIFFERENTIABLE, OpError
 from .common import (  # noqa: F401 - NO_ATTRS, operand, ...: read as ew.<name> by the families
     _DIRECT,
     NO_ATTRS,

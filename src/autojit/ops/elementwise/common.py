@@ -13,7 +13,8 @@ import numpy as np
 
 from ...tensor.symbolic import SymFloat, SymInt
 from ...tensor.tensor import Tensor
-from ..registry import Elementwise, bind, broadcast_shapes, define_op
+from ..registry import Elementwise, bind, define_op
+from ..shape_rules import broadcast_shapes
 
 NO_ATTRS: dict = {}
 # Sizes from a dynamic trace (tensor/symbolic.py) are numbers too: `x.sum() / x.shape[0]`.

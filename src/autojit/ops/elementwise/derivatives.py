@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import batching
+from ..dtype_rules import rule_float
 from ..lowering import Decomposition
-from ..registry import bind, broadcast_shapes, define_op, rule_float
+from ..registry import bind, define_op
+from ..shape_rules import broadcast_shapes
 
 
 def _tanh_backward_composite(grad, out):

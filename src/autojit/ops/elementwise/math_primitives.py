@@ -29,15 +29,10 @@ from .. import api
 from .. import elementwise as ew
 from ..autocast import PROMOTE, autocast_op
 from ..complex_rules import conj
+from ..dtype_rules import promoted_dtype, rule_float
 from ..limited_rules import UNSIGNED, refuse_limited
-from ..registry import (
-    Elementwise,
-    bind,
-    broadcast_shapes,
-    define_op,
-    promoted_dtype,
-    rule_float,
-)
+from ..registry import Elementwise, bind, define_op
+from ..shape_rules import broadcast_shapes
 
 # torch's names of the scalar types, as its "not implemented for" errors print them.
 SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES

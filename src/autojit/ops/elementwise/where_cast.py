@@ -18,8 +18,9 @@ from ...tensor.once import warn_once
 from ...tensor.tensor import Tensor
 from .. import api
 from ..complex_rules import user_stacklevel
+from ..dtype_rules import rule_promote
 from ..limited_rules import ALL_LIMITED, BOTH
-from ..registry import Elementwise, bind, define_op, rule_promote
+from ..registry import Elementwise, bind, define_op
 from .common import NO_ATTRS, _call1, _elementwise, operand
 
 __all__ = ["CAST", "CLONE", "COMPLEX_TO_REAL", "FILL", "WHERE", "cast", "clone", "fill_like",

@@ -28,6 +28,7 @@ from ...tensor.state import SPECIAL, state
 from ...tensor.tensor import Tensor, normalize_dim, plain_tensor
 from .. import api, batching, registry
 from .. import elementwise as ew
+from ..dtype_rules import rule_first
 from ..layout import FLIP, expand, flip, reshape, squeeze, unsqueeze  # noqa: F401 - flip, too
 from ..limited_rules import (
     ALL_LIMITED,
@@ -38,7 +39,8 @@ from ..limited_rules import (
     refuse_limited,
 )
 from ..reduction import extreme, index_of_extreme
-from ..registry import Extern, bind, broadcast_shapes, define_op, rule_first
+from ..registry import Extern, bind, define_op
+from ..shape_rules import broadcast_shapes
 from .checks import check_index
 from .row_accumulation import add_rows
 

@@ -24,7 +24,8 @@ from .. import batching
 from ..inplace import write_out
 from ..layout import cat, expand, reshape, slice_dims
 from ..limited_rules import COMPLEX32, refuse_limited
-from ..registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, broadcast_shapes, define_op
+from ..registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, define_op
+from ..shape_rules import broadcast_shapes
 from . import _zeros, index_put, index_tensor, nonzero
 
 # ---- nonzero_static -----------------------------------------------------------------------------

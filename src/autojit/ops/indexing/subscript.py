@@ -24,7 +24,7 @@ from .. import registry
 from ..layout import RESHAPE, SLICE, expand, reshape, slice_dims, slice_length, unsqueeze
 from ..layout.eager_views import LazySource
 from ..limited_rules import not_implemented
-from ..registry import broadcast_shapes
+from ..shape_rules import broadcast_shapes
 from ..view_creation import meta_of_new_view
 from . import _INDEX_DTYPES, _as_index_tensor, index_put, index_tensor, nonzero
 from .checks import check_index

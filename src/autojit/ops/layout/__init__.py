@@ -31,16 +31,9 @@ from ...tensor.symbolic import as_size, size_product
 from ...tensor.tensor import Tensor, normalize_dim, plain_tensor
 from .. import batching
 from ..autocast import PROMOTE, autocast_op
+from ..dtype_rules import promoted_dtype, rule_first, rule_promote
 from ..limited_rules import not_implemented
-from ..registry import (
-    Layout,
-    bind,
-    define_op,
-    promoted_dtype,
-    row_major,
-    rule_first,
-    rule_promote,
-)
+from ..registry import Layout, bind, define_op, linear_jvp, row_major
 from .eager_views import direct_real_data, joined, reshape_view, slice_piece, sliced_data
 from .folds import (  # noqa: F401 - contiguous_strides is read from here too
     contiguous_strides,
@@ -50,15 +43,6 @@ from .folds import (  # noqa: F401 - contiguous_strides is read from here too
     fold_slice,
     slice_start,
 )
-
-# ---- forward mode -----------------------------------------------------------------------------
-
-def linear_jvp(op, tangents, attrs):
-    """The JVP of an op linear in its one input: the op itself, with its attrs, on the
-    tangent (None, a zero tangent, stays zero)."""
-    (tangent,) = tangents
-    return None if tangent is None else bind(op, (tangent,), attrs)
-
 
 # ---- reshape ---------------------------------------------------------------------------------
 

@@ -18,8 +18,8 @@ from ...tensor import dtypes
 from ...tensor.state import state
 from ...tensor.tensor import Tensor, normalize_dim
 from .. import api
+from ..dtype_rules import promoted_dtype
 from ..inplace import write_out
-from ..registry import promoted_dtype
 from . import cat, embed_slice, expand, flip, narrow, reshape, stack, transpose, unsqueeze
 
 

@@ -26,10 +26,12 @@ import numpy as np
 
 from .. import batching
 from .. import elementwise as ew
+from ..dtype_rules import rule_float
 from ..elementwise.derivatives import tanh_backward  # noqa: F401 - read from here too
 from ..elementwise.native_math import apply
 from ..lowering import Decomposition
-from ..registry import bind, broadcast_shapes, define_op, rule_float
+from ..registry import bind, define_op
+from ..shape_rules import broadcast_shapes
 
 _SQRT1_2 = 1 / math.sqrt(2)
 _PDF_SCALE = 2 / math.sqrt(math.pi) * _SQRT1_2 * 0.5  # torch's kBeta: 1 / sqrt(2 pi)

@@ -113,8 +113,8 @@ def runs_traced(x: Tensor, dim, return_inverse: bool, return_counts: bool, order
     differs from every value, so each NaN is its own run, as eagerly); the number of runs is
     the call's, checked on every run of the graph, and the rest follows from it."""
     from .indexing import index_select, index_tensor
-    from .indexing.masked import nonzero_static
     from .indexing.scatter import scatter
+    from .indexing.static_nonzero import nonzero_static
     from .layout import cat, movedim, reshape
     from .scans import cumsum
     from .sorting import sort

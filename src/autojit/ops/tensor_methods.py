@@ -37,7 +37,7 @@ from . import elementwise as ew
 from .elementwise import _DIRECT, NO_ATTRS, bitwise, math_composites
 from .elementwise import math_primitives as ewm
 from .fft import spectral
-from .indexing import masked, scatter, subscript
+from .indexing import masked, scatter, static_nonzero, subscript
 from .indexing import update as index_update
 from .layout import diagonal, joining, splitting, triangular
 from .linalg import (
@@ -132,7 +132,7 @@ METHODS = {
     "index_fill": index_update.index_fill, "index_put": index_update.tensor_index_put,
     "put": index_update.put, "take": index_update.take,
     "masked_scatter": masked.masked_scatter, "masked_select": masked.masked_select,
-    "nonzero_static": masked.nonzero_static,
+    "nonzero_static": static_nonzero.nonzero_static,
     # ---- joining, rearranging and diagonals (layout/joining.py, layout/diagonal.py) ----
     "roll": joining.roll, "fliplr": joining.fliplr, "flipud": joining.flipud,
     "rot90": joining.rot90, "repeat_interleave": joining.repeat_interleave,

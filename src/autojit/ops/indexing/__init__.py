@@ -43,6 +43,7 @@ from ..registry import Extern, bind, define_op
 from ..shape_rules import broadcast_shapes
 from .checks import check_index
 from .row_accumulation import add_rows
+from .static_nonzero import nonzero_static
 
 _INDEX_DTYPES = (dtypes.int64, dtypes.int32)
 _least, _most = np.minimum.reduce, np.maximum.reduce
@@ -454,8 +455,6 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
             not x._batched:
         # While tracing: the count is this call's, a graph break compiled as a split (the
         # trace specializes on it, checked on every run), and the indices a graph value.
-        from .masked import nonzero_static
-
         count = (x != 0).sum().item().specialize("nonzero() (its result's size depends on the "
                                                  "data)")
         positions = nonzero_static(x, size=count)

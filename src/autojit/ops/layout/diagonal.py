@@ -23,7 +23,7 @@ from ..dtype_rules import rule_first
 from ..limited_rules import refuse_limited
 from ..reduction import sum_
 from ..registry import Layout, bind, define_op, linear_jvp
-from . import reshape
+from .primitives import reshape
 
 
 def diagonal_length(shape, offset: int, dim1: int, dim2: int) -> int:

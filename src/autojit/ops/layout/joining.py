@@ -20,7 +20,8 @@ from ...tensor.tensor import Tensor, normalize_dim
 from .. import api
 from ..dtype_rules import promoted_dtype
 from ..inplace import write_out
-from . import cat, embed_slice, expand, flip, narrow, reshape, stack, transpose, unsqueeze
+from .composites import stack, transpose, unsqueeze
+from .primitives import cat, embed_slice, expand, flip, narrow, reshape
 
 
 def _tensor_list(name: str, tensors) -> list:

@@ -62,6 +62,7 @@ api.provide(cat=layout.cat, expand=layout.expand, reshape=layout.reshape,
             searchsorted=searching.searchsorted, retyping_view=complex_numbers.retyping_view,
             clamp=composite.clamp, gather_sparse_grad=sparse_gradients.gather_sparse_grad)
 
+api.check_provided()
 check_registry()
 
 __all__ = ["REGISTRY", "aten", "load_library", "loaded_libraries"]

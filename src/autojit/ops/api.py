@@ -1,12 +1,14 @@
 """The op functions the lower layers of ops/ call without importing the family above them.
 
-ops/ is layered (pyproject.toml's contract "Inside ops"): batching and the in-place write-back
-at the bottom, then elementwise, layout, reduction, indexing and the other families, then the
-composites, then the Tensor methods. A few rules below a family need one of its functions at
-run time only: vmap's per-index loop stacks its results (layout/joining.py's stack), the
-in-place write through a view scatters with index_put (indexing/), tanh's VJP inside... Such a
-rule calls `api.<name>(...)`: the package's __init__ provides each function here once every
-family is imported, before any op runs. Only the names in NAMES can be provided.
+ops/ is layered (pyproject.toml's contract "Inside ops"): the registry, then vmap's batching
+and the in-place and out= write-backs, then the families' primitives (elementwise, reduction,
+layout, indexing, then sorting, scans, searching and complex numbers), then the composites, then
+the Tensor methods. A few rules below a family need one of its functions at run time only:
+vmap's per-index loop stacks its results (layout/composites.py's stack), the in-place write
+through a view scatters with index_put (indexing/), where(condition) is nonzero's. Such a rule
+calls `api.<name>(...)`: ops/__init__.py provides each function here once every family is
+imported, before any op runs, and checks that none is missing. Only the names in NAMES can be
+provided.
 """
 
 from __future__ import annotations
@@ -35,3 +37,11 @@ def provide(**functions) -> None:
     if unknown:
         raise ValueError(f"api.provide: {sorted(unknown)} are not among api.NAMES")
     globals().update(functions)
+
+
+def check_provided() -> None:
+    """Fail at import when a name of NAMES was not provided (ops/__init__.py runs it, beside
+    check_registry), rather than at the first call of the rule that needs it."""
+    missing = sorted(name for name in NAMES if name not in globals())
+    if missing:
+        raise TypeError(f"api: {missing} were not provided (ops/__init__.py's api.provide)")

@@ -21,6 +21,7 @@ from ..tensor.meta import MetaArray
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor
 from . import api
+from .batching import batched, level_size, physical_of, with_batch
 from .registry import bind
 from .view_creation import check_view_write, view_write_error
 
@@ -77,8 +78,6 @@ def check_inplace(target: Tensor, op_name: str) -> None:
 def _snapshot(target: Tensor) -> Tensor:
     """A stand-in for `target` as it is now: same autograd identity, copied storage."""
     if target._batched:
-        from .batching import batched
-
         snapshot = batched(_snapshot(target._value.physical), target._value.level)
         snapshot.grad_fn, snapshot._output_nr = target.grad_fn, target._output_nr
         snapshot._requires_grad = target._requires_grad
@@ -172,8 +171,6 @@ def _write_batched(target: Tensor, result: Tensor, op_name: str, recording: bool
     """An in-place write inside vmap: the batch of results is written into the target's
     physical tensor (an in-place op there, recorded as any other), and the target takes the
     result's history at the batched level."""
-    from .batching import level_size, physical_of, with_batch
-
     level = max(x._value.level for x in (target, result) if x._batched)
     physical, target_batched = physical_of(target, level)
     result_physical, result_batched = physical_of(result, level)

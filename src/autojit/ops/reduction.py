@@ -17,6 +17,7 @@ from . import batching
 from .autocast import FP32, FP32_SET_OPT_DTYPE, autocast_op
 from .complex_rules import conj
 from .dtype_rules import rule_index
+from .elementwise import isnan, where
 from .limited_rules import BOTH
 from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, linear_jvp
 from .shape_rules import normalize_dims, reduced_shape  # noqa: F401 - read from here too
@@ -131,8 +132,6 @@ def _products_of_others(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
         return _product_of_others(x, attrs["dim"])
     if not attrs["keepdim"]:
         out = out.reshape(reduced_shape(x.shape, *keep))
-    from .elementwise import where
-
     is_zero = x == 0
     nonzero_x = where(is_zero, 1, x)
     product_of_nonzero = prod_(nonzero_x, *keep)
@@ -160,7 +159,6 @@ def _product_of_others(x: Tensor, dims: tuple) -> Tensor:
     division: the slice of n elements is repeated n times with a 1 on the diagonal and each
     row multiplied out. O(n^2) per slice, differentiable any number of times."""
     from ..tensor.creation import eye
-    from .elementwise import where
 
     kept = [axis for axis in range(x.ndim) if axis not in dims]
     order = kept + list(dims)
@@ -204,8 +202,6 @@ def _extreme_shares(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
         out = out.reshape(reduced_shape(x.shape, attrs["dim"], True))
     hit = x == out
     if attrs.get("nan_shares"):
-        from .elementwise import isnan
-
         hit = hit | (isnan(x) & isnan(out))
     # In x's dtype: a bool mask over an int64 count would divide in the default float32.
     hit = hit.to(x.dtype)

@@ -29,7 +29,10 @@ from ...tensor.tensor import Tensor, normalize_dim, plain_tensor
 from .. import api, batching, registry
 from .. import elementwise as ew
 from ..dtype_rules import rule_first
-from ..layout import FLIP, expand, flip, reshape, squeeze, unsqueeze  # noqa: F401 - flip, too
+from ..elementwise.math_primitives import no_matching_form
+from ..inplace import write_out
+from ..layout import embed_slice, expand, reshape, squeeze, unsqueeze
+from ..layout import flip as flip  # the layout primitive's function, read from here too
 from ..limited_rules import (
     ALL_LIMITED,
     COMPLEX32,
@@ -286,8 +289,6 @@ def _scatter_vjp(ctx, g):
     grad_src = None
     if need_src:
         # Only the index-shaped corner of src is read; the rest gets a zero gradient.
-        from ..layout import embed_slice
-
         grad_src = _gather(g, dim, index)
         src_shape = ctx.input_meta[2][0]
         if tuple(grad_src.shape) != tuple(src_shape):
@@ -334,8 +335,6 @@ def _out(result: Tensor, out, name: str, inputs: tuple = ()) -> Tensor:
     tensors out may not overlap (inplace.check_no_overlap)."""
     if out is None:
         return result
-    from ..inplace import write_out
-
     return write_out(out, result, name, inputs=inputs)
 
 
@@ -520,8 +519,6 @@ def _extreme(x, dim, keepdim, other, name):
         dim, other = None, dim
     if other is not None:
         if not isinstance(x, Tensor):  # torch.max(2, y): torch's forms all take a Tensor first
-            from ..elementwise.math_primitives import no_matching_form
-
             raise no_matching_form(name, (x, other), (
                 "Tensor input, *, Tensor out = None",
                 "Tensor input, Tensor other, *, Tensor out = None",

@@ -23,7 +23,8 @@ import pytest
 from torch_compare import same_as_torch
 
 import autojit
-from autojit.ops import indexing, layout, registry
+from autojit.ops import indexing, registry
+from autojit.ops.layout import primitives as layout
 
 torch = pytest.importorskip("torch")
 

@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 import autojit
-from autojit.ops import layout, registry
+from autojit.ops import registry
 from autojit.ops.indexing import subscript
 from autojit.ops.inplace import view_steps
 from autojit.ops.layout import eager_views
+from autojit.ops.layout import primitives as layout
 
 torch = pytest.importorskip("torch")
 

@@ -23,6 +23,7 @@ namespace of aten_namespace.py, which is `autojit.ops.aten`) and need no rules.
 """
 
 from . import (  # noqa: F401
+    api,
     aten_entry_points,  # registers its ops in the aten namespace (autojit.ops.aten)
     aten_tensor_ops,  # ... and these
     collective,
@@ -51,8 +52,17 @@ from .linalg import namespace as linalg_namespace  # noqa: F401 - registers torc
 from .nn import batch_norm, linear, loss, nll_loss, pooling, rnn_cells  # noqa: F401
 from .random import gamma as random_gamma  # noqa: F401
 from .registry import REGISTRY, check_registry
+from .sparse import gradients as sparse_gradients  # noqa: E402
 from .special import number_functions  # noqa: F401
 
+# The functions the lower layers call at run time without importing them (api.py).
+api.provide(cat=layout.cat, expand=layout.expand, reshape=layout.reshape,
+            unsqueeze=layout.unsqueeze, stack=layout.stack, index_select=indexing.index_select,
+            index_put=indexing.index_put, nonzero=indexing.nonzero, cumsum=scans.cumsum,
+            searchsorted=searching.searchsorted, retyping_view=complex_numbers.retyping_view,
+            clamp=composite.clamp, gather_sparse_grad=sparse_gradients.gather_sparse_grad)
+
+api.check_provided()
 check_registry()
 
 __all__ = ["REGISTRY", "aten", "load_library", "loaded_libraries"]

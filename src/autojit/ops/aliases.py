@@ -24,7 +24,7 @@ from . import layout
 from .complex_numbers import conj
 from .elementwise import fill_like
 from .indexing import nonzero
-from .registry import broadcast_shapes as _broadcast
+from .shape_rules import broadcast_shapes as _broadcast
 
 # ---- axis= and keepdims= -----------------------------------------------------------------------
 

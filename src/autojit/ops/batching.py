@@ -24,10 +24,11 @@ import sys
 
 from ..tensor import once, torch_function
 from ..tensor import random as tensor_random
+from ..tensor.creation import arange
 from ..tensor.once import warn_once
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
-from . import registry
+from . import api, registry
 from .registry import Decomposition, Elementwise, Reduction, bind
 
 VMAP_ITEM_ERROR = (
@@ -163,8 +164,6 @@ def _user_stacklevel() -> int:
 
 
 def _loop(op, physical: list, flags: list, attrs: dict, size: int) -> Tensor:
-    from .layout.joining import stack
-
     if ("vmap loop", op.name) not in once.given:
         warn_once(("vmap loop", op.name), f"vmap: there is no batching rule for {op.name}, so "
                   "it runs once per index of the batch (slower than one batched op)",
@@ -172,7 +171,7 @@ def _loop(op, physical: list, flags: list, attrs: dict, size: int) -> Tensor:
     results = [bind(op, tuple(x.select(0, index) if flag else x
                               for x, flag in zip(physical, flags)), attrs)
                for index in range(size)]
-    return stack(results)
+    return api.stack(results)
 
 
 # ---- helpers for rules ------------------------------------------------------------------------
@@ -195,9 +194,7 @@ def pad_batched(x: Tensor, rank: int) -> Tensor:
 
 def with_batch(x: Tensor, size: int) -> Tensor:
     """An unbatched tensor broadcast to a batch of `size` (a view)."""
-    from .layout import expand
-
-    return expand(x.unsqueeze(0), (size, *x.shape))
+    return api.expand(x.unsqueeze(0), (size, *x.shape))
 
 
 def all_batched(inputs: tuple, flags: tuple, size: int) -> tuple:
@@ -393,14 +390,11 @@ def _adjacent(dims: tuple) -> bool:
 def _with_batch_row(indices: Tensor, size: int) -> Tensor:
     """Batched stacked rows (size, k, *shape) as k + 1 rows (k + 1, size, *shape), the first
     an arange of the batch: the index of (0, *shifted dims)."""
-    from ..tensor.creation import arange
-    from .layout import cat, expand
-
     rows = indices.transpose(0, 1)
     shape = tuple(rows.shape[1:])
     batch_row = arange(size, dtype=indices.dtype, device=indices.device if indices.is_cuda
                        else None).reshape((1, size) + (1,) * (len(shape) - 1))
-    return cat([expand(batch_row, (1, *shape)), rows], 0)
+    return api.cat([api.expand(batch_row, (1, *shape)), rows], 0)
 
 
 def _move_dims(x: Tensor, start: int, count: int, to: int) -> Tensor:

@@ -21,7 +21,8 @@ The transport is autojit.distributed's, a layer above this one: it installs itse
 from __future__ import annotations
 
 from ..tensor.tensor import Tensor
-from .registry import Background, Extern, bind, define_op, rule_first
+from .dtype_rules import rule_first
+from .registry import Background, Extern, bind, define_op
 
 KINDS = ("all_reduce", "broadcast", "all_gather", "reduce_scatter")
 REDUCE_OPS = ("sum", "avg", "product", "max", "min", "band", "bor", "bxor")

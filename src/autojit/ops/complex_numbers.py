@@ -26,7 +26,8 @@ from .batching import broadcasting_rule, leading_batch_rule
 from .layout import select
 from .limited_rules import COMPLEX32
 from .lowering import Elementwise, Extern
-from .registry import bind, broadcast_shapes, define_op
+from .registry import bind, define_op
+from .shape_rules import broadcast_shapes
 
 NO_ATTRS: dict = {}
 _COMPLEX = dtypes.COMPLEX

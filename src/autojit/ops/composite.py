@@ -13,11 +13,13 @@ from ..tensor import dtypes
 from ..tensor.tensor import Tensor
 from . import elementwise as ew
 from .autocast import FP32, autocast_op, float32_inside
+from .dtype_rules import promoted_dtype
+from .elementwise.math_primitives import rsqrt  # noqa: F401 - torch.rsqrt, from here
 from .limited_rules import UNSIGNED, refuse_limited
 from .linalg import vector_norm
 from .nn import activations
-from .reduction import amax, extreme, normalize_dims, sum_
-from .registry import promoted_dtype
+from .reduction import amax, extreme, sum_
+from .shape_rules import normalize_dims
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -72,12 +74,6 @@ def reciprocal(x):
     """Elementwise reciprocal, `1 / x` (a float result for integers)."""
     refuse_limited("reciprocal_cpu", x, taken=UNSIGNED)
     return 1 / x
-
-
-def rsqrt(x):
-    """Elementwise reciprocal square root, `1 / sqrt(x)`."""
-    refuse_limited("rsqrt_cpu", x, taken=UNSIGNED)
-    return 1 / ew.sqrt(x)
 
 
 def exp2(x):

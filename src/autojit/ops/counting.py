@@ -22,9 +22,16 @@ from ..tensor.graph_break import graph_break
 from ..tensor.state import state
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching, registry
+from .dtype_rules import rule_first
+from .indexing import index_select, index_tensor
+from .indexing.scatter import scatter, scatter_add
+from .indexing.static_nonzero import nonzero_static
+from .layout import cat, movedim, reshape
 from .limited_rules import refuse_limited
 from .out_argument import check_no_grad, check_out_type, write_out
-from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, define_op, rule_first
+from .registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, define_op
+from .scans import cumsum
+from .sorting import sort
 
 
 def _on_device_of(x: Tensor, array: np.ndarray, dtype) -> Tensor:
@@ -111,13 +118,6 @@ def runs_traced(x: Tensor, dim, return_inverse: bool, return_counts: bool, order
     equal values (slices along `dim`) starts where one differs from the one before it (a NaN
     differs from every value, so each NaN is its own run, as eagerly); the number of runs is
     the call's, checked on every run of the graph, and the rest follows from it."""
-    from .indexing import index_select, index_tensor
-    from .indexing.masked import nonzero_static
-    from .indexing.scatter import scatter
-    from .layout import cat, movedim, reshape
-    from .scans import cumsum
-    from .sorting import sort
-
     order = None
     if dim is None:
         axis, rows = 0, reshape(x, -1)
@@ -178,8 +178,6 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
 def _bincount_traced(x: Tensor, weights: Tensor | None, minlength: int) -> Tensor:
     """bincount from graph ops: the largest value (and whether any is negative) is the
     call's, checked on every run; the counts are a scatter-add of ones or of the weights."""
-    from .indexing.scatter import scatter_add
-
     total = x.numel()
     if weights is not None and (weights.ndim != 1 or weights.shape[0] != total):
         raise RuntimeError("weights should be 1-d and have the same length as input")

@@ -145,7 +145,7 @@ from .elementwise.math_primitives import tensor_parameters as _tensor_parameters
 from .fft.spectral import istft, stft  # noqa: F401
 from .histogramdd import histogramdd  # noqa: F401
 from .indexing import flip, gather, index_select, masked_fill, take_along_dim  # noqa: F401
-from .indexing.masked import masked_scatter, masked_select, nonzero_static  # noqa: F401
+from .indexing.masked import masked_scatter, masked_select  # noqa: F401
 from .indexing.scatter import scatter, scatter_add, scatter_reduce  # noqa: F401
 from .indexing.scatter_views import (  # noqa: F401
     as_strided,
@@ -155,6 +155,7 @@ from .indexing.scatter_views import (  # noqa: F401
     select_scatter,
     slice_scatter,
 )
+from .indexing.static_nonzero import nonzero_static  # noqa: F401
 from .indexing.update import index_add, index_copy, index_fill, index_put, put, take  # noqa: F401
 from .layout import (  # noqa: F401
     broadcast_to,

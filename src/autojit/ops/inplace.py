@@ -16,9 +16,13 @@ import warnings
 import numpy as np
 
 from ..tensor import dtypes
+from ..tensor.creation import arange
 from ..tensor.meta import MetaArray
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor
+from . import api
+from .batching import batched, level_size, physical_of, with_batch
+from .registry import bind
 from .view_creation import check_view_write, view_write_error
 
 # torch's message for a write into a broadcast view, whose elements share memory.
@@ -74,8 +78,6 @@ def check_inplace(target: Tensor, op_name: str) -> None:
 def _snapshot(target: Tensor) -> Tensor:
     """A stand-in for `target` as it is now: same autograd identity, copied storage."""
     if target._batched:
-        from .batching import batched
-
         snapshot = batched(_snapshot(target._value.physical), target._value.level)
         snapshot.grad_fn, snapshot._output_nr = target.grad_fn, target._output_nr
         snapshot._requires_grad = target._requires_grad
@@ -169,8 +171,6 @@ def _write_batched(target: Tensor, result: Tensor, op_name: str, recording: bool
     """An in-place write inside vmap: the batch of results is written into the target's
     physical tensor (an in-place op there, recorded as any other), and the target takes the
     result's history at the batched level."""
-    from .batching import level_size, physical_of, with_batch
-
     level = max(x._value.level for x in (target, result) if x._batched)
     physical, target_batched = physical_of(target, level)
     result_physical, result_batched = physical_of(result, level)
@@ -229,14 +229,8 @@ def scatter_through(base: Tensor, steps: list, values: Tensor) -> Tensor:
     """`base` with `values` written where the view `steps` (view ops applied in order) address
     it, out of place: the flat positions the view reads are found by applying the same steps
     to the positions of base, which works for every view op and for symbolic sizes."""
-    from ..tensor.creation import arange
-    from .complex_numbers import retyping_view
-    from .indexing import index_put
-    from .layout import reshape, unsqueeze
-    from .registry import bind
-
     for position, (op, _) in enumerate(steps):
-        retype = retyping_view(op)
+        retype = api.retyping_view(op)
         if retype is not None:
             # A view of other elements (a complex tensor's parts, real and imaginary, as a
             # real tensor's pairs): the write is scattered into the view of the part the steps
@@ -251,13 +245,13 @@ def scatter_through(base: Tensor, steps: list, values: Tensor) -> Tensor:
     if not steps:
         return values
     shape = tuple(base.shape)
-    positions = reshape(arange(base.numel(), dtype=dtypes.int64,
-                               device=base.device if base.is_cuda else None), shape)
+    positions = api.reshape(arange(base.numel(), dtype=dtypes.int64,
+                                   device=base.device if base.is_cuda else None), shape)
     for op, attrs in steps:
         positions = bind(op, (positions,), attrs)
-    written = index_put(reshape(base, -1), reshape(values, -1),
-                        unsqueeze(reshape(positions, -1), 0), (0,))
-    return reshape(written, shape)
+    written = api.index_put(api.reshape(base, -1), api.reshape(values, -1),
+                            api.unsqueeze(api.reshape(positions, -1), 0), (0,))
+    return api.reshape(written, shape)
 
 
 def check_no_overlap(out, inputs, data=None) -> None:

@@ -11,10 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .registry import Op
 
 
 @dataclass(frozen=True)
@@ -179,8 +175,9 @@ def follows_operands(op) -> bool:
         lowering.__class__ is Extern and lowering.routine == "numpy_elementwise")
 
 
-def communicates(op: Op) -> bool:
-    """Whether a primitive exchanges data with other processes (Extern.communicates)."""
+def communicates(op) -> bool:
+    """Whether a primitive (a registry.Op) exchanges data with other processes
+    (Extern.communicates)."""
     lowering = op.lowering
     return lowering.__class__ is Extern and lowering.communicates
 
@@ -188,7 +185,7 @@ def communicates(op: Op) -> bool:
 LOWERINGS = (Elementwise, Reduction, Layout, Extern, Decomposition)
 
 
-def host_index_operand(op: Op) -> int | None:
+def host_index_operand(op) -> int | None:
     """The position of an extern's index operand that may stay on the CPU while its data is on
     a GPU (the "host_index" role), or None."""
     lowering = op.lowering

@@ -21,7 +21,8 @@ from .complex_numbers import make_complex
 from .composite import clamp
 from .elementwise.math_primitives import SCALAR_TYPE_NAMES, tensor_argument
 from .limited_rules import COMPLEX32, refuse_limited
-from .reduction import amax, amin, normalize_dims, sum_
+from .reduction import amax, amin, sum_
+from .shape_rules import normalize_dims
 
 
 def _tensor(input, function: str) -> Tensor:

@@ -12,39 +12,15 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.state import state
-from ..tensor.tensor import Tensor, normalize_dim
+from ..tensor.tensor import Tensor
 from . import batching
 from .autocast import FP32, FP32_SET_OPT_DTYPE, autocast_op
 from .complex_rules import conj
-from .layout import linear_jvp
+from .dtype_rules import rule_index
+from .elementwise import isnan, where
 from .limited_rules import BOTH
-from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, rule_index
-
-
-def normalize_dims(dim, ndim: int) -> tuple:
-    """dim as given by a user (None, int, tuple or list) as a sorted tuple of axes."""
-    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
-        # torch reads an empty dim list as "all dims", like None.
-        return tuple(range(ndim))
-    if ndim == 0:
-        # A 0-d tensor accepts dim 0 or -1 (and lists of them) and has nothing to reduce.
-        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
-            normalize_dim(int(d), 0)
-        return ()
-    if isinstance(dim, (tuple, list)):
-        axes = [normalize_dim(int(d), ndim) for d in dim]
-        for position, axis in enumerate(axes):
-            if axis in axes[:position]:  # torch names the first axis given twice
-                raise RuntimeError(f"dim {axis} appears multiple times in the list of dims")
-        return tuple(sorted(axes))
-    return (normalize_dim(int(dim), ndim),)
-
-
-def reduced_shape(shape, dim, keepdim) -> tuple:
-    """`shape` with the axes `dim` removed, or kept as 1 with `keepdim`."""
-    if keepdim:
-        return tuple(1 if axis in dim else extent for axis, extent in enumerate(shape))
-    return tuple(extent for axis, extent in enumerate(shape) if axis not in dim)
+from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, linear_jvp
+from .shape_rules import normalize_dims, reduced_shape  # noqa: F401 - read from here too
 
 
 def _shape_rule(shape, dim, keepdim):
@@ -156,8 +132,6 @@ def _products_of_others(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
         return _product_of_others(x, attrs["dim"])
     if not attrs["keepdim"]:
         out = out.reshape(reduced_shape(x.shape, *keep))
-    from .elementwise import where
-
     is_zero = x == 0
     nonzero_x = where(is_zero, 1, x)
     product_of_nonzero = prod_(nonzero_x, *keep)
@@ -185,7 +159,6 @@ def _product_of_others(x: Tensor, dims: tuple) -> Tensor:
     division: the slice of n elements is repeated n times with a 1 on the diagonal and each
     row multiplied out. O(n^2) per slice, differentiable any number of times."""
     from ..tensor.creation import eye
-    from .elementwise import where
 
     kept = [axis for axis in range(x.ndim) if axis not in dims]
     order = kept + list(dims)
@@ -229,8 +202,6 @@ def _extreme_shares(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
         out = out.reshape(reduced_shape(x.shape, attrs["dim"], True))
     hit = x == out
     if attrs.get("nan_shares"):
-        from .elementwise import isnan
-
         hit = hit | (isnan(x) & isnan(out))
     # In x's dtype: a bool mask over an int64 count would divide in the default float32.
     hit = hit.to(x.dtype)

@@ -20,10 +20,26 @@ from collections.abc import Callable
 import numpy as np
 
 from ..tensor import dtypes
-from ..tensor.once import warn_once
 from ..tensor.state import SPECIAL, state
 from ..tensor.tensor import Tensor
-from .complex_rules import complex_error, user_stacklevel
+from .complex_rules import complex_error
+from .dtype_rules import (  # noqa: F401 - the dtype rules, read from here by most families
+    _PROMOTE_CACHE,
+    promoted_dtype,
+    rule_bool,
+    rule_compare,
+    rule_first,
+    rule_float,
+    rule_index,
+    rule_promote,
+)
+from .eager_results import (  # noqa: F401 - view_tensor and the complex32 results, too
+    COMPLEX32_WARNING,
+    _operand_arrays,
+    complex32_result,
+    retyped_copy,
+    view_tensor,
+)
 from .limited_rules import LIMITED, limited_error, refused_dtype
 from .lowering import (  # noqa: F401
     COMBINE_IDENTITY,
@@ -39,7 +55,7 @@ from .lowering import (  # noqa: F401
     companions,
     host_index_operand,
 )
-from .view_creation import meta_of_new_view
+from .shape_rules import broadcast_shapes, infer, input_shapes, shape_error  # noqa: F401
 
 REGISTRY: dict[str, Op] = {}
 NOT_DIFFERENTIABLE = None
@@ -73,89 +89,7 @@ class OpError(Exception):
 
 
 
-# ---- dtype rules ------------------------------------------------------------------------------
-# Each returns (compute_dtype, out_dtype); compute_dtype None means "leave the inputs as they are".
-
-def _operand_groups(inputs):
-    dimensioned, zero_dim, scalars = [], [], []
-    for x in inputs:
-        if isinstance(x, Tensor):
-            data = x._data
-            ndim = data.ndim if data is not None else len(x._value.shape)
-            (dimensioned if ndim else zero_dim).append(x._dtype)
-        elif x is not None:
-            scalars.append(x)
-    return dimensioned, zero_dim, scalars
-
-
-_PROMOTE_CACHE: dict = {}
-_FLOATING, _BOOL, _COMPLEX = dtypes.FLOATING, dtypes.BOOL, dtypes.COMPLEX
-
-
-def promoted_dtype(inputs) -> dtypes.DType:
-    """torch.result_type of a mix of tensors and Python scalars, cached by operand kinds."""
-    first = inputs[0]
-    if isinstance(first, Tensor):
-        # Fast path for the common case: one tensor, or a tensor with a same-dtype tensor or
-        # a scalar that does not lift its category.
-        dtype = first._dtype
-        count = len(inputs)
-        if count == 1:
-            return dtype
-        if count == 2:
-            second = inputs[1]
-            if isinstance(second, Tensor):
-                if second._dtype is dtype:
-                    return dtype
-            elif second.__class__ is float:
-                if dtype.category >= _FLOATING:
-                    return dtype
-            elif second.__class__ is int and dtype.category != _BOOL:
-                return dtype
-    key = (dtypes.get_default_dtype(), *(
-        (x._dtype, (x._data.ndim if x._data is not None else len(x._value.shape)) > 0)
-        if isinstance(x, Tensor) else type(x) for x in inputs))
-    found = _PROMOTE_CACHE.get(key)
-    if found is None:
-        found = dtypes.result_type(*_operand_groups(inputs))
-        _PROMOTE_CACHE[key] = found
-    return found
-
-
-def rule_promote(inputs, attrs):
-    dtype = promoted_dtype(inputs)
-    return dtype, dtype
-
-
-def rule_float(inputs, attrs):
-    dtype = promoted_dtype(inputs)
-    if dtype.category < _FLOATING:
-        dtype = dtypes.get_default_dtype()
-    return dtype, dtype
-
-
-def rule_compare(inputs, attrs):
-    if len(inputs) == 2:  # two tensors of one dtype: the comparison of a training script
-        first, second = inputs
-        if first.__class__ is Tensor and second.__class__ is Tensor and \
-                first._dtype is second._dtype:
-            return first._dtype, _BOOL_DTYPE
-    return promoted_dtype(inputs), _BOOL_DTYPE
-
-
-_BOOL_DTYPE = dtypes.bool_
-
-
-def rule_bool(inputs, attrs):
-    return None, dtypes.bool_
-
-
-def rule_first(inputs, attrs):
-    return None, inputs[0]._dtype
-
-
-def rule_index(inputs, attrs):
-    return None, dtypes.int64
+_FLOATING, _COMPLEX = dtypes.FLOATING, dtypes.COMPLEX
 
 
 # ---- the op record ------------------------------------------------------------------------------
@@ -414,6 +348,13 @@ def decompose(op: Op, inputs: tuple, attrs: dict) -> Tensor:
         state.grad_enabled, state.forward_levels = previous_grad, previous_levels
 
 
+def linear_jvp(op: Op, tangents, attrs):
+    """The JVP of an op linear in its one input: the op itself, with its attrs, on the
+    tangent (None, a zero tangent, stays zero)."""
+    (tangent,) = tangents
+    return None if tangent is None else bind(op, (tangent,), attrs)
+
+
 def _any_batched(inputs: tuple) -> bool:
     for x in inputs:
         if isinstance(x, Tensor) and x._batched:
@@ -477,28 +418,7 @@ def _traced(op: Op, inputs: tuple, attrs: dict, tracer) -> Tensor:
 
 _BFLOAT16 = dtypes.bfloat16  # stored as float32: results are rounded (tensor/dtypes.py)
 _COMPLEX32 = dtypes.complex32  # stored as complex64, likewise (docs/notes/complex32.md)
-COMPLEX32_WARNING = dtypes.COMPLEX32_WARNING
 
-
-def complex32_result(values: np.ndarray) -> np.ndarray:
-    """values (complex64) rounded to complex32's float16 parts, with torch's warning, given
-    once per process, that its support of the dtype is experimental."""
-    warn_once(COMPLEX32_WARNING, COMPLEX32_WARNING, UserWarning, stacklevel=user_stacklevel())
-    return dtypes.round_to_complex32(values)
-
-
-def retyped_copy(data: np.ndarray, out_dtype, source: Tensor) -> Tensor:
-    """view_as_real of a complex32 tensor (float16 parts) or view_as_complex of a float16 one:
-    no NumPy view holds one's elements as the other's (complex32 is stored as complex64), so
-    the result is a copy, read-only, whose base is the source: a write through it raises
-    inplace.RETYPED_COPY_ERROR instead of missing the source (docs/notes/complex32.md)."""
-    data = np.array(data)
-    if out_dtype is _COMPLEX32:
-        data = complex32_result(data)
-    data.flags.writeable = False
-    out = Tensor._make(data, out_dtype)
-    out._base = source if source._base is None else source._base
-    return out
 
 
 def _involves_complex(op: Op, inputs: tuple, attrs: dict) -> bool:
@@ -643,114 +563,6 @@ def _any_complex(inputs: tuple) -> bool:
     return False
 
 
-def _operand_arrays(op: Op, inputs: tuple, compute: dtypes.DType) -> list:
-    """The impl's operands: each tensor's data cast to the compute dtype, Python numbers
-    converted as torch converts them."""
-    arrays = []
-    for position, x in enumerate(inputs):
-        if isinstance(x, Tensor):
-            data = x._data
-            if x._dtype is not compute and position not in op.uncast:
-                data = data.astype(compute.numpy)
-                if compute is _BFLOAT16 and not (
-                        position == 1 and data.ndim == 0 and 1 in op.float32_scalars):
-                    data = dtypes.round_to_bfloat16(data)
-                elif compute is _COMPLEX32:
-                    data = dtypes.round_to_complex32(data)
-            arrays.append(data)
-        elif compute is _COMPLEX32 and x.__class__ in (int, float, complex):
-            # torch converts a Python number to complex32 first (`z + 0.0004883` adds 2**-11)
-            if x.__class__ is int:
-                dtypes.check_int_argument(x)
-            arrays.append(complex(dtypes.round_to_complex32(x)))
-        elif (compute is _BFLOAT16 and x.__class__ is float
-              and position not in op.float32_scalars):
-            # torch converts a Python number to the computation's dtype first.
-            arrays.append(float(dtypes.round_to_bfloat16(x)))
-        elif x.__class__ is int:
-            # torch reads a Python int as an int64 or uint64 scalar (OverflowError beyond)
-            # and converts it to the computation's dtype, wrapping (uint8 - 1 subtracts 255);
-            # NumPy would raise for one out of the dtype's range.
-            dtypes.check_int_argument(x)
-            arrays.append(dtypes.wrap_integer(x, compute)
-                          if compute.category == dtypes.INTEGER else x)
-        else:
-            arrays.append(x)
-    return arrays
-
-
-def view_tensor(data, out_dtype, op: Op, source: Tensor, attrs: dict) -> Tensor:
-    """A tensor over `data`, which shares source's memory: a view, sharing its version
-    counter, with source's base as its own."""
-    out = Tensor._make(data, out_dtype, source._version_counter)
-    out._base = source if source._base is None else source._base
-    if source._is_conj and out_dtype.category == _COMPLEX:
-        out._is_conj = True  # torch's views keep the conjugate bit
-    # What regenerates the view's grad_fn after an in-place write to its base or a sibling
-    # view (autograd/graph.py: refresh_view).
-    out._view_source = (source, op, attrs)
-    out._view_version = out._version_counter.value
-    if not state.grad_enabled or source._creation_meta is not None:
-        out._creation_meta = meta_of_new_view(source)
-        if out._is_inference and not source._is_inference:
-            # a view of a normal tensor made in inference mode is a normal tensor (torch's
-            # rule), whose creation meta forbids writing it in place with grad mode on
-            out._is_inference = False
-    return out
-
-
 # inf and nan are values here, as in torch: NumPy's floating-point warnings from op impls are
 # silenced for autojit's own modules only (a per-op errstate context costs more than the op).
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"autojit\.")
-
-
-def input_shapes(inputs) -> list[tuple]:
-    return [tuple(x.shape) if isinstance(x, Tensor) else () for x in inputs]
-
-
-def infer(op: Op, inputs: tuple, attrs: dict):
-    """Output shape and dtype without running the op (used by tracing and the verifier)."""
-    try:
-        shape = op.shape(*input_shapes(inputs), **attrs)
-    except ValueError as error:
-        raise RuntimeError(f"{op.name}: {error}") from None
-    return tuple(shape), op.dtype(inputs, attrs)[1]
-
-
-def shape_error(op: Op, inputs: tuple, attrs: dict, error: Exception) -> Exception:
-    """Turn a NumPy failure into an error naming the op and the input shapes."""
-    if any(isinstance(x, Tensor) and x._data is None for x in inputs):
-        return RuntimeError(
-            f"{op.name}: an input is a symbolic tensor left over from a trace that ended (a "
-            "compiled function's trace stopped at a graph break, or a tensor made while "
-            "tracing was kept in a list or attribute); such tensors have no data outside "
-            "their trace")
-    shapes = ", ".join(str(list(s)) for s in input_shapes(inputs))
-    try:
-        op.shape(*input_shapes(inputs), **attrs)
-    except ValueError as rule_error:
-        return RuntimeError(f"{op.name}: {rule_error} (input shapes {shapes})")
-    return RuntimeError(f"{op.name} failed on input shapes {shapes}: {error}")
-
-
-# ---- shape rules shared by several families ---------------------------------------------------
-
-def broadcast_shapes(*shapes) -> tuple:
-    """NumPy/torch broadcasting, with torch's message when two extents disagree."""
-    ndim = max((len(s) for s in shapes), default=0)
-    result = [1] * ndim
-    for position, shape in enumerate(shapes):
-        offset = ndim - len(shape)
-        for axis, extent in enumerate(shape):
-            current = result[offset + axis]
-            if current == 1:
-                result[offset + axis] = extent
-            elif extent != 1 and extent != current:
-                dim = offset + axis
-                other = next(i for i, s in enumerate(shapes[:position])
-                             if 0 <= dim - ndim + len(s) and s[dim - ndim + len(s)] == current)
-                names = "abcdefgh"
-                raise ValueError(
-                    f"The size of tensor {names[other]} ({current}) must match the size of "
-                    f"tensor {names[position]} ({extent}) at non-singleton dimension {dim}")
-    return tuple(result)

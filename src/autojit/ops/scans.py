@@ -24,12 +24,13 @@ from . import batching
 from . import elementwise as ew
 from .autocast import FP32_SET_OPT_DTYPE, autocast_op
 from .complex_rules import conj
+from .dtype_rules import rule_first, rule_index
 from .elementwise.math_primitives import complex_logaddexp
 from .indexing import _gather
-from .layout import _narrow, cat, linear_jvp, movedim, reshape, unsqueeze
+from .layout import _narrow, cat, movedim, reshape, unsqueeze
 from .out_argument import check_no_grad, check_out_pair, check_out_type, write_out
 from .reduction import sum_
-from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op, rule_first, rule_index
+from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op, linear_jvp
 
 cummax_return = namedtuple("cummax", ["values", "indices"])
 cummin_return = namedtuple("cummin", ["values", "indices"])

@@ -21,13 +21,14 @@ from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor, normalize_dim
 from . import batching
 from . import elementwise as ew
+from .dtype_rules import rule_index
 from .indexing import _gather
 from .inplace import check_no_overlap
 from .layout import _narrow, reshape, squeeze
 from .limited_rules import UNSIGNED, not_implemented, refuse_limited
 from .out_argument import check_no_grad, check_out_pair, write_out, write_result, write_results
 from .reduction import sum_
-from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op, rule_index
+from .registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
 
 sort_return = namedtuple("sort", ["values", "indices"])
 topk_return = namedtuple("topk", ["values", "indices"])

@@ -23,17 +23,10 @@ import numpy as np
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from .. import batching
+from ..dtype_rules import promoted_dtype
 from ..limited_rules import UNSIGNED
-from ..reduction import normalize_dims, reduced_shape
-from ..registry import (
-    NOT_DIFFERENTIABLE,
-    Elementwise,
-    Extern,
-    bind,
-    broadcast_shapes,
-    define_op,
-    promoted_dtype,
-)
+from ..registry import NOT_DIFFERENTIABLE, Elementwise, Extern, bind, define_op
+from ..shape_rules import broadcast_shapes, normalize_dims, reduced_shape
 from . import NO_ATTRS, operand
 from .math_primitives import not_implemented
 

@@ -18,8 +18,8 @@ from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from .. import elementwise as ew
 from ..complex_numbers import complex_angle
+from ..dtype_rules import promoted_dtype
 from ..limited_rules import refuse_limited
-from ..registry import promoted_dtype
 from .math_primitives import copysign, not_implemented, tensor_argument, trunc
 
 frexp_return = namedtuple("frexp", ["mantissa", "exponent"])

@@ -22,8 +22,8 @@ from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from .. import elementwise as ew
 from ..autocast import PROMOTE, autocast_op
+from ..dtype_rules import promoted_dtype
 from ..limited_rules import COMPLEX32, refuse_limited
-from ..registry import promoted_dtype
 from .math_primitives import erfc, not_implemented, tensor_argument, trunc
 
 _LN2 = math.log(2.0)

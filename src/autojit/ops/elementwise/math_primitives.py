@@ -25,22 +25,24 @@ import numpy as np
 
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
+from .. import api
 from .. import elementwise as ew
 from ..autocast import PROMOTE, autocast_op
 from ..complex_rules import conj
-from ..composite import clamp, rsqrt
-from ..limited_rules import UNSIGNED
-from ..registry import (
-    Elementwise,
-    bind,
-    broadcast_shapes,
-    define_op,
-    promoted_dtype,
-    rule_float,
-)
+from ..dtype_rules import promoted_dtype, rule_float
+from ..limited_rules import UNSIGNED, refuse_limited
+from ..registry import Elementwise, bind, define_op
+from ..shape_rules import broadcast_shapes
 
 # torch's names of the scalar types, as its "not implemented for" errors print them.
 SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
+
+
+# The gradients of asin, acos and acosh use it; torch.rsqrt is this one (read from composite.py).
+def rsqrt(x):
+    """Elementwise reciprocal square root, `1 / sqrt(x)`."""
+    refuse_limited("rsqrt_cpu", x, taken=UNSIGNED)
+    return 1 / ew.sqrt(x)
 
 
 def not_implemented(kernel: str, dtype) -> NotImplementedError:
@@ -543,5 +545,5 @@ def logit(input, eps=None):  # noqa: A002
     if eps is not None:
         if not x.dtype.is_floating_point:
             x = x.to(dtypes.get_default_dtype())
-        x = clamp(x, eps, 1 - eps)
+        x = api.clamp(x, eps, 1 - eps)
     return bind(LOGIT, (x,), {})

@@ -1,9 +1,10 @@
 """Elementwise primitives that select, convert and copy: where (a branchless select on large
 arrays), cast (torch's conversions, its uint8 and float16 roundings), clone and fill.
 
-Each `define_op` block is the whole story of one primitive, as in elementwise/__init__.py, whose
-helpers (`_elementwise`, `operand`, the call wrappers) these use; elementwise/__init__.py re-exports
-every name here, and its importers read them from there.
+Each `define_op` block is the whole story of one primitive, as in elementwise/__init__.py; the
+helpers (`_elementwise`, `operand`, the call wrappers) are common.py's. elementwise/__init__.py
+re-exports every name here (and zero_jvp, the JVP of piecewise-constant ops), and its importers
+read them from there.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import numpy as np
 from ...tensor import dtypes
 from ...tensor.once import warn_once
 from ...tensor.tensor import Tensor
+from .. import api
 from ..complex_rules import user_stacklevel
+from ..dtype_rules import rule_promote
 from ..limited_rules import ALL_LIMITED, BOTH
-from ..registry import Elementwise, bind, define_op, rule_promote
-from . import NO_ATTRS, _call1, _elementwise, operand, zero_jvp
+from ..registry import Elementwise, bind, define_op
+from .common import NO_ATTRS, _call1, _elementwise, operand
 
 __all__ = ["CAST", "CLONE", "COMPLEX_TO_REAL", "FILL", "WHERE", "cast", "clone", "fill_like",
            "where"]
@@ -95,9 +98,7 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's names
     """x where `condition` holds, else y, broadcasting (torch.where); with the condition alone,
     the indices of its True entries, one tensor per dim (torch.nonzero(as_tuple=True))."""
     if input is None and other is None:
-        from ..indexing import nonzero
-
-        return nonzero(condition, as_tuple=True)
+        return api.nonzero(condition, as_tuple=True)
     condition = operand(condition, "where")
     if isinstance(condition, Tensor) and condition.dtype is dtypes.uint8:
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
@@ -177,6 +178,12 @@ CLONE = define_op(name="clone", arity=1, shape=lambda shape: shape, dtype=lambda
     lowering=Elementwise("{0}", exact=True, complex_expression=True), complex=True,
     limited=ALL_LIMITED)
 clone = _call1(CLONE)
+
+
+def zero_jvp(inputs, tangents, out, attrs):
+    """The JVP of a piecewise-constant op: zeros, a tensor rather than None, as torch gives."""
+    return fill_like(next(t for t in tangents if t is not None), 0)
+
 
 # fill's output does not depend on its input's values, only its shape and dtype; the zero VJP
 # keeps an in-place fill_ / zero_ on a tensor in the graph (torch's FillBackward0).

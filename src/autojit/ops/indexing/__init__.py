@@ -19,7 +19,6 @@ key with the layout primitives and hand tensor and list indices to `index` and `
 
 from __future__ import annotations
 
-import builtins
 from collections import namedtuple
 
 import numpy as np
@@ -27,10 +26,13 @@ import numpy as np
 from ...tensor import dtypes
 from ...tensor.state import SPECIAL, state
 from ...tensor.tensor import Tensor, normalize_dim, plain_tensor
-from .. import batching, registry
+from .. import api, batching, registry
 from .. import elementwise as ew
-from ..layout import FLIP, expand, reshape, squeeze, unsqueeze
-from ..layout.eager_views import direct_real_data
+from ..dtype_rules import rule_first
+from ..elementwise.math_primitives import no_matching_form
+from ..inplace import write_out
+from ..layout import embed_slice, expand, reshape, squeeze, unsqueeze
+from ..layout import flip as flip  # the layout primitive's function, read from here too
 from ..limited_rules import (
     ALL_LIMITED,
     COMPLEX32,
@@ -40,9 +42,11 @@ from ..limited_rules import (
     refuse_limited,
 )
 from ..reduction import extreme, index_of_extreme
-from ..registry import Extern, bind, broadcast_shapes, define_op, rule_first
+from ..registry import Extern, bind, define_op
+from ..shape_rules import broadcast_shapes
 from .checks import check_index
 from .row_accumulation import add_rows
+from .static_nonzero import nonzero_static
 
 _INDEX_DTYPES = (dtypes.int64, dtypes.int32)
 _least, _most = np.minimum.reduce, np.maximum.reduce
@@ -285,8 +289,6 @@ def _scatter_vjp(ctx, g):
     grad_src = None
     if need_src:
         # Only the index-shaped corner of src is read; the rest gets a zero gradient.
-        from ..layout import embed_slice
-
         grad_src = _gather(g, dim, index)
         src_shape = ctx.input_meta[2][0]
         if tuple(grad_src.shape) != tuple(src_shape):
@@ -333,8 +335,6 @@ def _out(result: Tensor, out, name: str, inputs: tuple = ()) -> Tensor:
     tensors out may not overlap (inplace.check_no_overlap)."""
     if out is None:
         return result
-    from ..inplace import write_out
-
     return write_out(out, result, name, inputs=inputs)
 
 
@@ -360,9 +360,7 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     else:
         result = _gather(x, dim, index)
     if sparse_grad:
-        from ..sparse.gradients import gather_sparse_grad
-
-        result = gather_sparse_grad(x, dim, index, result)
+        result = api.gather_sparse_grad(x, dim, index, result)
     return _out(result, out, "gather", (x, index))
 
 
@@ -443,67 +441,6 @@ def _eager_rows(x: Tensor, index: Tensor) -> Tensor | None:
     return bind(INDEX, (x, unsqueeze(index, 0)), {"dims": (0,)})
 
 
-def flip(x: Tensor, dims) -> Tensor:
-    """x with the order of elements reversed along `dims` (a sequence of ints)."""
-    if dims.__class__ is tuple:
-        found = _eager_flip(x, dims)
-        if found is not None:
-            return found
-    if not isinstance(dims, (tuple, list)):
-        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not "
-                        f"{type(dims).__name__}")
-    normalized = [normalize_dim(d, x.ndim) for d in dims]
-    for position, dim in enumerate(normalized):
-        if dim in normalized[:position]:
-            raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
-    if x.ndim == 0:
-        normalized = []  # dim 0 (or -1) of a 0-d tensor is valid in torch and reverses nothing
-    if x.dtype.limited and _reverses_innermost(x, normalized):
-        raise not_implemented("flip_cpu", x.dtype)
-    # The layout primitive, not an index of reversed positions: those would need an arange
-    # of the extent, which a dynamic trace does not have.
-    return bind(FLIP, (x,), {"dims": tuple(sorted(normalized))})
-
-
-def _reverses_innermost(x: Tensor, dims: list) -> bool:
-    """Whether torch's flip of x over `dims` runs its typed kernel (which takes no uint16,
-    uint32 or uint64): where the result's innermost dim of more than one element is flipped
-    (its writes go backwards there). Its other flips copy elements by their size, any
-    dtype."""
-    shape, strides = tuple(x.shape), x.stride()
-    moving = [d for d in range(len(shape)) if shape[d] > 1 and strides[d] != 0]
-    if x.numel() <= 1 or not any(d in dims for d in moving):
-        return False  # nothing moves: a copy
-    # The result is laid out as x: its innermost dim is x's of the smallest step.
-    return builtins.min(moving, key=lambda d: abs(strides[d])) in dims
-
-
-_REVERSED = slice(None, None, -1)
-
-
-def _eager_flip(x: Tensor, dims: tuple) -> Tensor | None:
-    """flip's copy made at once, as FLIP's impl makes it, where no node is recorded (grad mode
-    off or x not requiring grad), nothing traces and no VJP chain is recorded, x's data is a
-    NumPy array of a real dtype other than bfloat16 and of one dim or more, and `dims` are
-    distinct ints in range (a random horizontal flip of a data pipeline: bind's dtype rule and
-    operand loop cost twice the copy); None for the general path, which raises torch's errors."""
-    data = direct_real_data(x)
-    if data is None or not data.ndim:
-        return None
-    ndim = data.ndim
-    key = [_ALL] * ndim
-    for dim in dims:
-        if dim.__class__ is not int or not -ndim <= dim < ndim:
-            return None
-        if key[dim] is _REVERSED:  # a repeated dim: the general path's error
-            return None
-        key[dim] = _REVERSED
-    return plain_tensor(data[tuple(key)].copy(), x._dtype)
-
-
-_ALL = slice(None)
-
-
 # ---- nonzero and masks ----------------------------------------------------------------------
 
 def nonzero(x: Tensor, *, as_tuple: bool = False):
@@ -517,8 +454,6 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
             not x._batched:
         # While tracing: the count is this call's, a graph break compiled as a split (the
         # trace specializes on it, checked on every run), and the indices a graph value.
-        from .masked import nonzero_static
-
         count = (x != 0).sum().item().specialize("nonzero() (its result's size depends on the "
                                                  "data)")
         positions = nonzero_static(x, size=count)
@@ -584,8 +519,6 @@ def _extreme(x, dim, keepdim, other, name):
         dim, other = None, dim
     if other is not None:
         if not isinstance(x, Tensor):  # torch.max(2, y): torch's forms all take a Tensor first
-            from ..elementwise.math_primitives import no_matching_form
-
             raise no_matching_form(name, (x, other), (
                 "Tensor input, *, Tensor out = None",
                 "Tensor input, Tensor other, *, Tensor out = None",

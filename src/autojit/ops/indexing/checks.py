@@ -28,7 +28,8 @@ import numpy as np
 
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
-from ..registry import NOT_DIFFERENTIABLE, Elementwise, OpError, bind, broadcast_shapes, define_op
+from ..registry import NOT_DIFFERENTIABLE, Elementwise, OpError, bind, define_op
+from ..shape_rules import broadcast_shapes
 
 # form -> (exception type, message); {value} is the first offending index, {dim} and {size}
 # the dimension and its extent.

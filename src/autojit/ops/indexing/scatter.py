@@ -24,9 +24,11 @@ from ...tensor.tensor import Tensor, normalize_dim
 from .. import batching, registry
 from .. import elementwise as ew
 from ..autocast import PROMOTE, autocast_op
+from ..dtype_rules import rule_first
+from ..inplace import write_out
 from ..layout import embed_slice, reshape, slice_dims, unsqueeze
 from ..limited_rules import refuse_limited
-from ..registry import Extern, bind, define_op, rule_first
+from ..registry import Extern, bind, define_op
 from . import (
     _INDEX_DTYPES,
     _along_key,
@@ -294,8 +296,6 @@ def _out(result: Tensor, out, name: str) -> Tensor:
     """result, or written into `out` (torch's out= argument)."""
     if out is None:
         return result
-    from ..inplace import write_out
-
     return write_out(out, result, name)
 
 

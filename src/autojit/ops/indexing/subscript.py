@@ -21,10 +21,22 @@ from ...tensor.state import SPECIAL, state
 from ...tensor.symbolic import as_size
 from ...tensor.tensor import Tensor, VersionCounter
 from .. import registry
-from ..layout import RESHAPE, SLICE, expand, reshape, slice_dims, slice_length, unsqueeze
+from ..elementwise.where_cast import fill_like
+from ..inplace import apply_inplace
+from ..layout import (
+    RESHAPE,
+    SLICE,
+    cat,
+    expand,
+    expand_rule,
+    reshape,
+    slice_dims,
+    slice_length,
+    unsqueeze,
+)
 from ..layout.eager_views import LazySource
 from ..limited_rules import not_implemented
-from ..registry import broadcast_shapes
+from ..shape_rules import broadcast_shapes
 from ..view_creation import meta_of_new_view
 from . import _INDEX_DTYPES, _as_index_tensor, index_put, index_tensor, nonzero
 from .checks import check_index
@@ -354,8 +366,6 @@ def _stack_indices(rows: list, x: Tensor) -> Tensor:
         shapes = ", ".join(str(list(row.shape)) for row in rows)
         raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together "
                          f"with shapes {shapes}") from None
-    from ..layout import cat
-
     rows = [unsqueeze(expand(row.to(dtypes.int64), common), 0) for row in rows]
     return rows[0] if len(rows) == 1 else cat(rows, 0)
 
@@ -384,8 +394,6 @@ def setitem(x: Tensor, key, value) -> None:
     """x[key] = value, in place: differentiable w.r.t. the old x (zero where overwritten) and
     w.r.t. value (summed over broadcast)."""
     from ...tensor.creation import arange
-    from ..inplace import apply_inplace
-
     if key.__class__ is list:
         key = _sequence_as_tuple(key)
     items = key if isinstance(key, tuple) else (key,)
@@ -408,8 +416,6 @@ def setitem(x: Tensor, key, value) -> None:
             item is None or item is Ellipsis or item.__class__ in (int, slice) for item in items):
         # an expanded tensor (read-only broadcast memory): as torch, the view x[key] is written,
         # which inplace.write_storage allows where its elements do not share memory
-        from ..elementwise.where_cast import fill_like
-
         view = getitem(x, key)
         # a copy, not a fill, even of a number: torch refuses it where elements share memory
         view.copy_(value if isinstance(value, Tensor) else fill_like(view, value))
@@ -424,8 +430,6 @@ def setitem(x: Tensor, key, value) -> None:
         value_shape = tuple(value.shape)
         while len(value_shape) > len(target) and value_shape[0] == 1:
             value_shape = value_shape[1:]
-        from ..layout import expand_rule
-
         try:
             expand_rule(value_shape, target)
         except ValueError as error:

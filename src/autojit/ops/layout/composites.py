@@ -17,7 +17,9 @@ from ...tensor.symbolic import as_size, is_symbolic, size_product
 from ...tensor.tensor import Tensor, normalize_dim
 from ..autocast import PROMOTE, autocast_op
 from ..view_creation import mark_views
-from . import (
+from .dtype_views import view_dtype
+from .eager_views import joined, reshape_view
+from .primitives import (
     CAT,
     RESHAPE,
     _narrow,
@@ -28,8 +30,6 @@ from . import (
     permute,
     reshape,
 )
-from .dtype_views import view_dtype
-from .eager_views import joined, reshape_view
 
 __all__ = [
     "view", "view_as", "reshape_as", "expand_as", "flatten", "unflatten", "squeeze",

@@ -19,10 +19,12 @@ from ...tensor.tensor import Tensor, normalize_dim
 from .. import batching
 from .. import elementwise as ew
 from ..autocast import FP32, autocast_op
+from ..dtype_rules import rule_first
+from ..inplace import write_out
 from ..limited_rules import refuse_limited
 from ..reduction import sum_
-from ..registry import Layout, bind, define_op, rule_first
-from . import linear_jvp, reshape
+from ..registry import Layout, bind, define_op, linear_jvp
+from .primitives import reshape
 
 
 def diagonal_length(shape, offset: int, dim1: int, dim2: int) -> int:
@@ -121,8 +123,6 @@ def diag(x: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     result = _diag(x, diagonal)
     if out is None:
         return result
-    from ..inplace import write_out
-
     return write_out(out, result, "diag")
 
 

@@ -17,10 +17,11 @@ import numpy as np
 from ...tensor import dtypes
 from ...tensor.state import state
 from ...tensor.tensor import Tensor, normalize_dim
-from ..indexing import flip, index_select
+from .. import api
+from ..dtype_rules import promoted_dtype
 from ..inplace import write_out
-from ..registry import promoted_dtype
-from . import cat, embed_slice, expand, narrow, reshape, stack, transpose, unsqueeze
+from .composites import stack, transpose, unsqueeze
+from .primitives import cat, embed_slice, expand, flip, narrow, reshape
 
 
 def _tensor_list(name: str, tensors) -> list:
@@ -303,14 +304,14 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
                            f"repeats.size(0) = {repeats.shape[0]} and input.size({dim}) = "
                            f"{extent}")
     if _traced():
-        return index_select(x, dim, _traced_positions(repeats, output_size))
+        return api.index_select(x, dim, _traced_positions(repeats, output_size))
     counts = _counts(repeats)
     if (counts < 0).any():
         raise RuntimeError("repeats can not be negative")
     _check_output_size(output_size, int(counts.sum()))
     positions = np.repeat(np.arange(extent), counts)
     index = Tensor._make(positions.astype(np.int64), dtypes.int64)
-    return index_select(x, dim, index if not x.is_cuda else index.to(x.device))
+    return api.index_select(x, dim, index if not x.is_cuda else index.to(x.device))
 
 
 _SIZE_FROM_DATA = "repeat_interleave() with a tensor of repeats (its result's size depends on " \
@@ -328,16 +329,13 @@ def _traced_positions(repeats: Tensor, output_size) -> Tensor:
     """The position each result slice comes from, from graph ops: result slice j comes from
     the first position whose running count of repeats exceeds j."""
     from ...tensor.creation import arange
-    from ..scans import cumsum
-    from ..searching import searchsorted
-
     if (repeats < 0).any().item().specialize("repeat_interleave() (negative repeats raise)"):
         raise RuntimeError("repeats can not be negative")
     total = repeats.sum().item().specialize(_SIZE_FROM_DATA)
     _check_output_size(output_size, total)
-    ends = cumsum(repeats.long(), 0)
-    return searchsorted(ends, arange(total, dtype=dtypes.int64, device=repeats.device),
-                        right=True)
+    ends = api.cumsum(repeats.long(), 0)
+    return api.searchsorted(ends, arange(total, dtype=dtypes.int64, device=repeats.device),
+                            right=True)
 
 
 def _counts(repeats: Tensor) -> np.ndarray:

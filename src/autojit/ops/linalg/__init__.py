@@ -24,9 +24,11 @@ from ...tensor.tensor import Tensor
 from .. import batching
 from ..autocast import LOWER, PROMOTE, autocast_op
 from ..complex_rules import conj
+from ..dtype_rules import rule_first
 from ..layout import reshape, transpose
 from ..limited_rules import refuse_limited
-from ..registry import Extern, bind, broadcast_shapes, define_op, rule_first
+from ..registry import Extern, bind, define_op
+from ..shape_rules import broadcast_shapes
 
 
 def _matmul_rule(x_shape, y_shape):

@@ -24,10 +24,11 @@ from .. import elementwise as ew
 from ..autocast import FP32, autocast_op
 from ..complex_numbers import imag, real
 from ..complex_rules import conj
+from ..dtype_rules import rule_first
 from ..layout import cat, embed_slice, narrow, reshape
 from ..layout.diagonal import diagonal
 from ..reduction import sum_
-from ..registry import Extern, bind, define_op, rule_first
+from ..registry import Extern, bind, define_op
 from . import matmul
 from .common import (
     EighResult,

@@ -22,9 +22,10 @@ from .. import batching
 from .. import elementwise as ew
 from ..complex_numbers import imag, real
 from ..complex_rules import conj
+from ..dtype_rules import rule_first
 from ..layout import embed_slice, reshape, select, stack
 from ..reduction import prod_, sum_
-from ..registry import Extern, bind, define_op, rule_first
+from ..registry import Extern, bind, define_op
 from . import matmul
 from .common import (
     SlogdetResult,

@@ -21,7 +21,8 @@ import numpy as np
 
 from ...tensor import dtypes
 from .. import batching
-from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op, rule_first
+from ..dtype_rules import rule_first
+from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
 from .common import pack, real_part, unpack
 
 

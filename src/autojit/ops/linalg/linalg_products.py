@@ -23,10 +23,12 @@ from .. import batching
 from .. import elementwise as ew
 from ..autocast import FP32, LOWER, autocast_op
 from ..complex_rules import conj
+from ..dtype_rules import rule_first
 from ..layout import broadcast_to, reshape, select, stack
 from ..limited_rules import refuse_limited
 from ..reduction import sum_
-from ..registry import Extern, bind, broadcast_shapes, define_op, rule_first
+from ..registry import Extern, bind, define_op
+from ..shape_rules import broadcast_shapes
 from . import matmul
 from .common import (
     SCALAR_TYPE,

@@ -27,10 +27,11 @@ from ...tensor.once import warn_once
 from ...tensor.tensor import Tensor
 from .. import batching
 from .. import elementwise as ew
+from ..dtype_rules import rule_first
 from ..indexing import gather
 from ..layout import cat, expand, narrow, reshape, unsqueeze
 from ..reduction import amax, sum_
-from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op, rule_first
+from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
 from . import matmul
 from .common import (
     SCALAR_TYPE,

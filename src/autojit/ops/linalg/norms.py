@@ -16,8 +16,9 @@ from .. import elementwise as ew
 from ..autocast import FP32_SET_OPT_DTYPE, autocast_op, float32_inside
 from ..composite import norm as p_norm
 from ..layout import permute, reshape
-from ..reduction import amax, amin, normalize_dims, sum_
+from ..reduction import amax, amin, sum_
 from ..registry import bind
+from ..shape_rules import normalize_dims
 from .common import SCALAR_TYPE, check_tensor, with_out
 from .decompositions import SVDVALS
 

@@ -25,7 +25,7 @@ from ..elementwise.math_primitives import SCALAR_TYPE_NAMES, tensor_argument
 from ..layout import cat, expand, narrow, reshape, unsqueeze
 from ..limited_rules import refuse_limited
 from ..reduction import amax, sum_
-from ..registry import broadcast_shapes
+from ..shape_rules import broadcast_shapes
 from . import bmm, matmul, mm
 
 

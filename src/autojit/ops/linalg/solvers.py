@@ -18,8 +18,10 @@ import numpy as np
 from ...tensor.tensor import Tensor
 from .. import batching
 from ..autocast import FP32, autocast_op
+from ..dtype_rules import rule_first
 from ..layout import reshape
-from ..registry import Extern, bind, broadcast_shapes, define_op, rule_first
+from ..registry import Extern, bind, define_op
+from ..shape_rules import broadcast_shapes
 from . import matmul
 from .common import (
     batch_prefix,

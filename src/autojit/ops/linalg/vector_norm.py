@@ -21,8 +21,9 @@ from ...tensor.tensor import Tensor
 from .. import batching
 from .. import elementwise as ew
 from ..lowering import Decomposition
-from ..reduction import _sum_impl, normalize_dims, reduced_shape, sum_
+from ..reduction import _sum_impl, sum_
 from ..registry import bind, define_op
+from ..shape_rules import normalize_dims, reduced_shape
 
 # The orders composite.norm computes from other ops.
 _OTHER_ORDERS = (0, 1, float("inf"), float("-inf"))

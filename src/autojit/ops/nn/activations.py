@@ -1,5 +1,6 @@
 """gelu (exact, with erf) and softplus as primitives with torch's backward formulas, for the
-composites of ops/composite.py, and tanh's backward (tanh_backward) for real tensors.
+composites of ops/composite.py; tanh's backward (tanh_backward) for real tensors is
+elementwise/derivatives.py's, beside tanh, and read from here too.
 
 Written from primitives, their gradients were the chain rule through every product, select and
 exp of the composite: a gelu's double backward was about 40 NumPy calls, a softplus's 44, nine
@@ -15,9 +16,6 @@ with a formula of its own; so do these, as softmax and layer_norm do (ops/nn/sof
 - Those are differentiable again with torch's double-backward formulas: in g each is itself;
   in x, `u g phi(x) (2 - x^2)` and `u g beta s (1 - s)` with s = sigmoid(beta x), zero where
   beta x >= threshold (torch's softplus_double_backward).
-
-tanh's VJP on real tensors is tanh_backward(g, y) = g (1 - y^2), and its own VJP torch's
-`u (-2 y g)`: three products where the chain rule through `g * (1 - y * y)` made seven.
 """
 
 from __future__ import annotations
@@ -28,9 +26,12 @@ import numpy as np
 
 from .. import batching
 from .. import elementwise as ew
+from ..dtype_rules import rule_float
+from ..elementwise.derivatives import tanh_backward  # noqa: F401 - read from here too
 from ..elementwise.native_math import apply
 from ..lowering import Decomposition
-from ..registry import bind, broadcast_shapes, define_op, rule_float
+from ..registry import bind, define_op
+from ..shape_rules import broadcast_shapes
 
 _SQRT1_2 = 1 / math.sqrt(2)
 _PDF_SCALE = 2 / math.sqrt(math.pi) * _SQRT1_2 * 0.5  # torch's kBeta: 1 / sqrt(2 pi)
@@ -207,52 +208,6 @@ SOFTPLUS_BACKWARD = define_op(
     impl=_softplus_backward_impl, vjp=_softplus_backward_vjp, saves=(0, 1),
     lowering=Decomposition(_softplus_backward_composite), jvp=_softplus_backward_jvp,
     batch=batching.broadcasting_rule)
-
-
-def _tanh_backward_composite(grad, out):
-    return grad * (1 - out * out)
-
-
-def _tanh_backward_impl(grad: np.ndarray, out: np.ndarray) -> np.ndarray:
-    slope = np.asarray(np.multiply(out, out))  # 0-d: NumPy gives scalars
-    np.subtract(1, slope, out=slope)
-    if grad.shape != slope.shape:
-        return np.multiply(grad, slope)
-    return np.multiply(grad, slope, out=slope)
-
-
-def _tanh_backward(grad, out):
-    return bind(TANH_BACKWARD, (grad, out), {})
-
-
-def _tanh_backward_vjp(ctx, upstream):
-    # torch's: tanh_backward(u, y) for the gradient, u (-2 y g) for the saved result.
-    grad, out = ctx.inputs
-    needs = ctx.needs_input_grad
-    return (_tanh_backward(upstream, out) if needs[0] else None,
-            upstream * (-2 * out * grad) if needs[1] else None)
-
-
-def _tanh_backward_jvp(inputs, tangents, out, attrs):
-    (grad, y), (grad_tangent, y_tangent) = inputs, tangents
-    result = None if grad_tangent is None else _tanh_backward(grad_tangent, y)
-    if y_tangent is not None:
-        moved = y_tangent * (-2 * y * grad)
-        result = moved if result is None else result + moved
-    return result
-
-
-TANH_BACKWARD = define_op(
-    name="tanh_backward", arity=2, shape=broadcast_shapes, dtype=rule_float,
-    impl=_tanh_backward_impl, vjp=_tanh_backward_vjp, saves=(0, 1),
-    lowering=Decomposition(_tanh_backward_composite), jvp=_tanh_backward_jvp,
-    batch=batching.broadcasting_rule)
-
-
-def tanh_backward(grad, out):
-    """g (1 - y^2), tanh's gradient from its result y (real floating), as torch's
-    tanh_backward: one routine eagerly, differentiated with torch's formula."""
-    return _tanh_backward(grad, out)
 
 
 def gelu_exact(x):

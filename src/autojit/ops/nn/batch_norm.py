@@ -42,10 +42,11 @@ import numpy as np
 
 from ...tensor.dtypes import FLOATING
 from ...tensor.tensor import Tensor
+from ..dtype_rules import rule_promote
 from ..layout import stack
 from ..lowering import Decomposition
 from ..reduction import sum_, sum_array
-from ..registry import NOT_DIFFERENTIABLE, bind, define_op, rule_promote
+from ..registry import NOT_DIFFERENTIABLE, bind, define_op
 from .normalization import input_part, normalization_backward
 from .normalization import statistics as statistics_of
 

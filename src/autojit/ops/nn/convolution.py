@@ -32,8 +32,9 @@ import numpy as np
 
 from ...tensor.tensor import Tensor
 from ..complex_rules import conj
+from ..dtype_rules import rule_promote
 from ..lowering import Extern
-from ..registry import bind, define_op, rule_promote
+from ..registry import bind, define_op
 
 # Set by codegen (codegen/cpu/convolution/__init__.py, installed by codegen/__init__.py):
 # NATIVE(kind, first, second, attrs) -> the result, or None where it has no routine for them

@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import elementwise as ew
-from ..registry import Elementwise, bind, broadcast_shapes, define_op, rule_float
+from ..dtype_rules import rule_float
+from ..registry import Elementwise, bind, define_op
+from ..shape_rules import broadcast_shapes
 
 # The eps of the first derivative, a C float in torch (so 1e-12 rounded to float32), and of
 # the second, a double.

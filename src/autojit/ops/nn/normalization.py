@@ -28,9 +28,10 @@ import numpy as np
 from ...tensor.tensor import Tensor
 from .. import batching
 from ..composite import rsqrt
+from ..dtype_rules import rule_first, rule_promote
 from ..lowering import Decomposition
 from ..reduction import sum_, sum_array
-from ..registry import bind, define_op, rule_first, rule_promote
+from ..registry import bind, define_op
 
 
 def _trailing(ndim: int, count: int) -> tuple:

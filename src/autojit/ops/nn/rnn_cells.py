@@ -27,10 +27,12 @@ import numpy as np
 
 from .. import batching
 from .. import elementwise as ew
+from ..dtype_rules import rule_float
+from ..elementwise.derivatives import tanh_backward
 from ..layout import cat, embed_slice, narrow
 from ..lowering import Decomposition
-from ..registry import bind, broadcast_shapes, define_op, rule_float
-from .activations import tanh_backward
+from ..registry import bind, define_op
+from ..shape_rules import broadcast_shapes
 
 __all__ = ["LSTM_CELL_OUTPUT", "LSTM_CELL_STATE", "GRU_CELL", "gru_cell", "lstm_cell_output",
            "lstm_cell_state"]

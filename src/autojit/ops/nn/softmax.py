@@ -28,10 +28,11 @@ from .. import batching
 from .. import elementwise as ew
 from ..autocast import FP32_SET_OPT_DTYPE, autocast_op, float32_inside
 from ..composite import reduces_nothing
+from ..dtype_rules import rule_first, rule_promote
 from ..elementwise.math_primitives import not_implemented, tensor_argument
 from ..lowering import Decomposition
 from ..reduction import amax, sum_
-from ..registry import bind, define_op, rule_first, rule_promote
+from ..registry import bind, define_op
 
 
 def _floating_input(name: str, input, dim: int, dtype) -> Tensor:  # noqa: A002 - torch's names

@@ -43,7 +43,8 @@ from ...tensor.tensor import Tensor
 from .. import batching, inplace
 from .. import elementwise as ew
 from ..indexing.checks import check_index
-from ..registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, broadcast_shapes, define_op
+from ..registry import NOT_DIFFERENTIABLE, Extern, OpError, bind, define_op
+from ..shape_rules import broadcast_shapes
 
 # The C++ type names torch's Cauchy error uses.
 _CPP_NAMES = {"int32": "int", "int64": "long int", "bool": "bool", "uint16": "short unsigned int",

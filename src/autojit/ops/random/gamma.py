@@ -27,7 +27,8 @@ from ...tensor.random import TORCH_NAMES, random_key
 from ...tensor.tensor import Tensor
 from .. import batching
 from .. import elementwise as ew
-from ..registry import NOT_DIFFERENTIABLE, Extern, bind, broadcast_shapes, define_op
+from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
+from ..shape_rules import broadcast_shapes
 from . import _generator
 
 

@@ -28,7 +28,8 @@ from ...tensor.tensor import Tensor
 from ..indexing.scatter import scatter_reduce
 from ..layout import cat, stack
 from . import coo as coo_ops
-from .coo import SparseArray, SparseTensor, SparseValues, coalesce
+from .arrays import SparseArray, SparseValues
+from .coo import SparseTensor, coalesce
 
 _NAMES = {sparse_csr: ("crow_indices", "col_indices"), sparse_csc: ("ccol_indices",
                                                                     "row_indices")}

@@ -11,7 +11,7 @@ products cost O(nnz) rather than a dense matrix's size, and autograd reaches the
 dense operand as torch's sparse kernels' gradients do. A sparse tensor that requires grad has
 its own node, and its gradient is a sparse tensor (autograd/sparse_autograd.py; the ops whose
 gradients are not their values', gradients.py). A dense op on a sparse tensor raises
-torch's error for an op without a sparse kernel (the registry dispatch below).
+torch's error for an op without a sparse kernel (arrays.py's registry dispatch).
 namespace.py is autojit.sparse.
 """
 
@@ -25,88 +25,21 @@ from ...tensor.layouts import sparse_coo
 from ...tensor.state import state
 from ...tensor.tensor import Tensor
 from .. import elementwise as ew
-from .. import factory_forms, linalg, registry
+from .. import factory_forms, linalg
 from ..counting import unique
 from ..indexing import index_select, nonzero
 from ..indexing.update import index_add
 from ..layout import cat, reshape, stack
+from .arrays import (  # noqa: F401 - SparseArray, SparseValues, refuse_dense_ops: from here too
+    SparseArray,
+    SparseValues,
+    _without_graph,
+    refuse_dense_ops,
+)
 
-_SUPPORTED = ("torch.sparse.mm, mm, matmul, addmm, to_dense, coalesce, indices, values, t, "
-              "transpose, sum, products with numbers and dense tensors, sums of sparse tensors")
-
-
-class SparseArray:
-    """The data of a sparse tensor: the shape and dtype of the array it stands for."""
-
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape, dtype):
-        self.shape = tuple(int(extent) for extent in shape)
-        self.dtype = np.dtype(dtype)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
-
-
-def _dispatch(op, inputs: tuple, attrs: dict):
-    for x in inputs:
-        if isinstance(x, Tensor) and x._data.__class__ is SparseArray:
-            if op.name == "sum" and len(attrs.get("dim") or ()) in (0, x.ndim) and \
-                    not attrs.get("keepdim") and "dtype" not in attrs:
-                # torch.sum of all elements: the sum's node (recorded after) differentiates it
-                return _without_graph(x._sparse_values.sum)
-            backend = "SparseCPU" if x.layout is sparse_coo else \
-                f"Sparse{x.layout.name[7:].capitalize()}CPU"  # SparseCsrCPU, SparseCscCPU
-            raise NotImplementedError(
-                f"Could not run 'aten::{op.name}' with arguments from the '{backend}' backend: "
-                f"autojit's sparse tensors support {_SUPPORTED}; use to_dense() for the rest")
-    return None
-
-
-_DISPATCH_ADDED: list = []
 # (link, link_leaf, attach, to_dense_backward), installed by autograd/sparse_autograd.py: the
 # nodes that put sparse tensors and their sparse gradients in the autograd graph.
 AUTOGRAD = None
-
-
-def _without_graph(function, *args):
-    """function(*args) with grad mode off: an op that attaches its own node computes so."""
-    previous = state.grad_enabled
-    state.grad_enabled = False
-    try:
-        return function(*args)
-    finally:
-        state.grad_enabled = previous
-
-
-def refuse_dense_ops() -> None:
-    """Make the registry's dense ops refuse sparse inputs (from the first sparse tensor on)."""
-    if not _DISPATCH_ADDED:
-        _DISPATCH_ADDED.append(True)
-        registry.add_device_dispatch(_dispatch, first=True)
-
-
-class SparseValues:
-    """What a sparse tensor of any layout refuses, as torch's: its values read as a dense
-    array (numpy, tolist, item); mixed into SparseTensor and compressed.py's class."""
-
-    def numpy(self, *, force: bool = False):
-        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
-                        "first.")
-
-    def tolist(self):
-        raise RuntimeError("tolist() of a sparse tensor: use Tensor.to_dense() first")
-
-    def item(self):
-        raise RuntimeError("item() of a sparse tensor: use Tensor.to_dense() first")
-
-    def __array__(self, dtype=None, copy=None):
-        self.numpy()
 
 
 class SparseTensor(SparseValues, Tensor):

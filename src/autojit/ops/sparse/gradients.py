@@ -16,11 +16,11 @@ from .. import elementwise as ew
 from ..indexing import index_select
 from ..layout import reshape, stack
 from ..searching import searchsorted
+from .arrays import _without_graph
 from .coo import (
     SparseTensor,
     _attach,
     _linear,
-    _without_graph,
     coalesce,
     mul,
     sparse_mm,

@@ -20,8 +20,9 @@ from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from .. import batching
 from .. import elementwise as ew
+from ..dtype_rules import rule_float
 from ..elementwise.math_primitives import tensor_argument
-from ..registry import Extern, bind, define_op, rule_float
+from ..registry import Extern, bind, define_op
 from . import numpy_impls as special_numpy
 
 # The routine of an elementwise op that runs through its NumPy impl on every backend.

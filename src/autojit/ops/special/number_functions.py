@@ -15,8 +15,10 @@ import numpy as np
 
 from ...tensor import dtypes
 from .. import batching
+from ..dtype_rules import promoted_dtype
 from ..elementwise.math_primitives import not_implemented, tensor_argument
-from ..registry import NOT_DIFFERENTIABLE, Extern, bind, broadcast_shapes, define_op, promoted_dtype
+from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
+from ..shape_rules import broadcast_shapes
 from .functions import NUMPY_ROUTINE, lgamma
 
 

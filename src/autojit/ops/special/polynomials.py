@@ -16,8 +16,10 @@ import numpy as np
 
 from .. import batching
 from .. import elementwise as ew
+from ..dtype_rules import rule_float
 from ..out_argument import with_out
-from ..registry import NOT_DIFFERENTIABLE, Extern, bind, broadcast_shapes, define_op, rule_float
+from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
+from ..shape_rules import broadcast_shapes
 from .functions import NUMPY_ROUTINE
 
 

@@ -20,9 +20,11 @@ import scipy.special
 
 from .. import batching
 from .. import elementwise as ew
+from ..dtype_rules import rule_float
 from ..elementwise.math_primitives import tensor_argument
 from ..out_argument import with_out
-from ..registry import NOT_DIFFERENTIABLE, Extern, bind, broadcast_shapes, define_op, rule_float
+from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
+from ..shape_rules import broadcast_shapes
 from .functions import NUMPY_ROUTINE
 
 

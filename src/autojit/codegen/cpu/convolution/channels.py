@@ -12,7 +12,9 @@ round up to whole vectors. `prefers_channels` compares the two counts of multipl
 The layout of each image (the records, the tap offsets, the input gradient's phases as jobs)
 is the Geometry's, read back from its table; only the positions and the packing are new. The
 weight gradient keeps the Geometry's chunks of images with their float64 partials added in
-chunk order, so its result does not depend on the thread count either.
+chunk order, or, with few terms (DIRECT_TERMS), sums every term in order straight into the
+output; either way its result does not depend on the thread count. Products of a weight that
+outweighs the images split its blocks of rows over the parts (`by_rows`), not the images.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ ir.py's products put a vector of output positions in each lane set; a 4x4 image
 padded by one is a grid of 19 positions, which fills 16 of a panel's 32 lanes. Here the lanes
 are output channels instead (the weight's rows, packed k-major and padded to whole vectors),
 and each tile row is one output position, read from the laid-out image by a broadcast at its
-own address, so only the positions that exist are computed. Two entry points, each
+own address, so only the positions that exist are computed. The entry points, each
 `i32 f(argument, part)` as the native workers call a part (workers.py):
 
 - `products`: the forward product and the input gradient. The part's images are laid out a
@@ -19,6 +19,8 @@ own address, so only the positions that exist are computed. Two entry points, ea
   `grad[o, position] * source[offset(column) + grid(position)]` over the chunk's images and
   positions for R columns and V vectors of channels, then adds them into the chunk's float64
   partial sums, which weight_ir.py's `weight_sum` adds in chunk order.
+- `weight_stage` and `weight_gemm`: the weight gradient of few terms as one product (the
+  comment at STAGE_ARGUMENT), `wgtile{R}x{V}` summing tiles of output channels x columns.
 """
 
 from __future__ import annotations

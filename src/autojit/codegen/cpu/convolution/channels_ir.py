@@ -229,15 +229,21 @@ def _lay_out(f: Function, names: dict, arg: dict, table: dict, records: str, ima
     zero_elements(f, scalar, laid, table["slack_start"], table[size])
 
 
+def _share(f: Function, count, parts, block=1) -> tuple:
+    """(start, stop) of part %part's share of range(count) in whole blocks of `block` (the
+    last block may be short): parts take equal numbers of blocks, give or take one."""
+    blocks = f.binary("sdiv", f.binary("add", count, f.binary("sub", block, 1)), block)
+
+    def edge(part):
+        return f.binary("mul", f.binary("sdiv", f.binary("mul", part, blocks), parts), block)
+
+    return edge("%part"), f.minimum(count, edge(f.binary("add", "%part", 1)))
+
+
 def _row_range(f: Function, job: dict, arg: dict) -> tuple:
     """The rows of `job` the part takes: all of them, or by_rows its share of the job's
     blocks of rows."""
-    block = job["block"]
-    blocks = f.binary("sdiv", f.binary("add", job["rows"], f.binary("sub", block, 1)), block)
-    start = f.binary("mul", f.binary("sdiv", f.binary("mul", "%part", blocks), arg["parts"]),
-                     block)
-    stop = f.minimum(job["rows"], f.binary("mul", f.binary("sdiv", f.binary(
-        "mul", f.binary("add", "%part", 1), blocks), arg["parts"]), block))
+    start, stop = _share(f, job["rows"], arg["parts"], job["block"])
     by_rows = f.op(f"icmp ne i64 {arg['by_rows']}, 0")
     return (f.op(f"select i1 {by_rows}, i64 {start}, i64 0"),
             f.op(f"select i1 {by_rows}, i64 {stop}, i64 {job['rows']}"))
@@ -293,10 +299,9 @@ def _products(names: dict) -> str:
                       ("source", "weight", "out", "scratch", "table"))
     table = load_words(f, arg["table"], PRODUCTS_TABLE)
     by_rows = f.op(f"icmp ne i64 {arg['by_rows']}, 0")
-    first = f.op(f"select i1 {by_rows}, i64 0, i64 " + f.binary(
-        "sdiv", f.binary("mul", "%part", arg["images"]), arg["parts"]))
-    last = f.op(f"select i1 {by_rows}, i64 {arg['images']}, i64 " + f.binary(
-        "sdiv", f.binary("mul", f.binary("add", "%part", 1), arg["images"]), arg["parts"]))
+    share = _share(f, arg["images"], arg["parts"])
+    first = f.op(f"select i1 {by_rows}, i64 0, i64 {share[0]}")
+    last = f.op(f"select i1 {by_rows}, i64 {arg['images']}, i64 {share[1]}")
     scratch = f.element(scalar, arg["scratch"], f.binary("mul", "%part", arg["scratch_part"]))
     records = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['records_at']}")
     pairs_base = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['pairs_at']}")
@@ -541,9 +546,7 @@ def _weight_stage(names: dict) -> str:
     records = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['records_at']}")
     positions = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['positions_at']}")
     offsets = f.op(f"getelementptr i64, ptr {arg['table']}, i64 {table['offsets_at']}")
-    first = f.binary("sdiv", f.binary("mul", "%part", arg["images"]), arg["parts"])
-    last = f.binary("sdiv", f.binary("mul", f.binary("add", "%part", 1), arg["images"]),
-                    arg["parts"])
+    first, last = _share(f, arg["images"], arg["parts"])
     with f.loop(first, last, hint="n") as image:
         _lay_out(f, names, arg, table, records, image, scratch, "0", "scratch_image")
         grad = f.element(scalar, arg["grad"], f.binary("mul", image, arg["grad_image"]))
@@ -573,11 +576,7 @@ def _weight_gemm(names: dict) -> str:
     f = Function(f"define i32 @{prefix}_weight_gemm(ptr %argument, i64 %part) {{")
     arg = load_words(f, "%argument", GEMM_ARGUMENT, ("x", "g", "out"))
     block = 2 * lanes
-    blocks = f.binary("sdiv", f.binary("add", arg["columns"], block - 1), block)
-    first = f.binary("mul", f.binary("sdiv", f.binary("mul", "%part", blocks), arg["parts"]),
-                     block)
-    last = f.minimum(arg["columns"], f.binary("mul", f.binary("sdiv", f.binary(
-        "mul", f.binary("add", "%part", 1), blocks), arg["parts"]), block))
+    first, last = _share(f, arg["columns"], arg["parts"], block)
     with f.loop(first, last, block, hint="cb") as column:
         valid = f.minimum(block, f.binary("sub", last, column))
         wide = f.op(f"icmp sgt i64 {valid}, {lanes}")

@@ -37,7 +37,7 @@ import autojit
 from autojit import autograd, nn
 
 FULL = {"steps": 1500, "points": 64, "hidden": 32, "max_error": 0.02}
-QUICK = {"steps": 300, "points": 32, "hidden": 32, "max_error": 0.25}
+QUICK = {"steps": 1000, "points": 32, "hidden": 32, "max_error": 0.25}
 TWO_PI = 2 * math.pi
 
 

@@ -341,7 +341,8 @@ def test_unfreezing_a_layer_after_the_first_step_stays_compiled():
         return losses, [p.detach().numpy() for p in model.parameters()]
 
     (eager_losses, eager_parameters), (losses, parameters) = run(False), run(True)
-    np.testing.assert_allclose(losses, eager_losses, rtol=1e-6)
+    # The loss falls below 1e-3: float32 rounding of the two orders, absolute near 1e-9.
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-6, atol=1e-8)
     for mine, want in zip(parameters, eager_parameters, strict=True):
         np.testing.assert_allclose(mine, want, rtol=1e-5, atol=1e-7)
 

@@ -237,7 +237,7 @@ def test_gradient_penalty_quick_error_decreases():
     final = number_after(r"on 201 points: max ([\d.]+)", output)
     assert final < 0.25 < start, output
     # The rate is read afresh on every call from the first trace: the schedule traces nothing.
-    assert "the compiled step made 1 executable(s) in 300 steps" in output
+    assert "the compiled step made 1 executable(s) in 1000 steps" in output
     assert number_after(r"eager step ([\d,]+) steps/s", output) > 0
     assert compiled_over_eager(output) > 1, output
 

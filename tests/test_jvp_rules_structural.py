@@ -23,7 +23,8 @@ from autojit.autograd import gradgradcheck
 from autojit.ops import REGISTRY
 
 MODULES = {f"autojit.ops.{name}" for name in (
-    "layout", "layout.primitives", "layout.diagonal", "reduction", "indexing", "indexing.scatter", "scans", "sorting",
+    "layout", "layout.primitives", "layout.diagonal", "reduction", "indexing", "indexing.scatter",
+    "scans", "sorting",
     "searching", "indexing.masked", "counting", "random", "indexing.checks", "linalg",
     "linalg.linalg_products", "linalg.solvers", "linalg.determinants", "linalg.decompositions")}
 # torch's forward AD scripts its decompositions on first use, which torch itself deprecates.

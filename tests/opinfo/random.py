@@ -3,9 +3,9 @@ sampler of autojit.distributions (_standard_gamma) and Tensor's in-place random 
 uniform_, exponential_, geometric_, log_normal_, cauchy_, random_, bernoulli_).
 
 Each row sets OpInfo.seed: the drivers seed the default generators before every call, so eager,
-compiled and CUDA runs draw the same numbers, and the NumPy reference draws them too, from
-`numpy.random.default_rng(SEED)` in the order autojit draws (a Generator is a NumPy generator on
-PCG64: autojit.manual_seed(s) starts the stream numpy.random.default_rng(s) starts). The
+compiled and CUDA runs draw the same numbers, and the reference draws them too, from a fresh
+Generator seeded alike, in the order autojit draws (torch's stream and transforms, which
+tests/test_random_stream_torch.py checks against torch's own numbers). The
 gradients are torch's: zero (finite differences of a fixed draw see normal's slope in mean and
 std, the one check that fails, as it does for torch.normal). normal's form with float mean and
 std and a size makes no tensor from its arguments, so the CUDA driver could not move it to the
@@ -21,18 +21,18 @@ from autojit import Tensor
 from autojit.ops.random.gamma import standard_gamma
 
 from . import ALL_NUMERIC, OpInfo, Sample, positive, uniform
-from .random_factories import integers
+from .random_factories import drawn, integers
 
 SEED = 1234
-_KEY_HIGH = np.iinfo(np.int64).max
 
 
 def _stream():
-    return np.random.default_rng(SEED)
+    return autojit.Generator().manual_seed(SEED)
 
 
 def _draw_dtype(dtype):
-    """Uniforms and normals for float16 are drawn in float32 (ops/random/__init__.py)."""
+    """The uniforms of exponential_, geometric_ and cauchy_ for float16 are drawn in float32
+    (ops/random/__init__.py)."""
     dtype = np.dtype(dtype)
     return np.dtype(np.float32) if dtype == np.float16 else dtype
 
@@ -45,9 +45,12 @@ def _float_for(dtype):
 # ---- bernoulli -------------------------------------------------------------------------------
 
 def _bernoulli_reference(x, p=None):
+    if p is not None and not isinstance(p, np.ndarray):  # a float p: torch's scalar kernel
+        return drawn("bernoulli", _stream(), x.shape, _float_for(x.dtype), 0, p).astype(x.dtype)
     probability = x if p is None else p
-    uniform_draw = _stream().random(x.shape).astype(_draw_dtype(_float_for(x.dtype)))
-    return (uniform_draw < probability).astype(x.dtype)
+    # A float uniform per element, a double one for float64 probabilities.
+    wanted = np.float64 if np.dtype(probability.dtype) == np.float64 else np.float32
+    return (drawn("rand", _stream(), x.shape, wanted) < probability).astype(x.dtype)
 
 
 def _bernoulli_samples(rng, dtype):
@@ -65,7 +68,7 @@ def _normal_reference(mean, std):
     arrays = [x for x in (mean, std) if isinstance(x, np.ndarray)]
     shape = np.broadcast_shapes(*(x.shape for x in arrays))
     dtype = np.result_type(*arrays)
-    return _stream().standard_normal(shape).astype(dtype) * std + mean
+    return drawn("randn", _stream(), shape, dtype) * std + mean
 
 
 def _normal_samples(rng, dtype):
@@ -80,7 +83,7 @@ def _normal_samples(rng, dtype):
 # ---- poisson and multinomial --------------------------------------------------------------------
 
 def _key() -> int:
-    return int(_stream().integers(0, _KEY_HIGH, dtype=np.int64))
+    return int(drawn("key", _stream(), (), np.int64))
 
 
 def _poisson_reference(rates):
@@ -160,12 +163,12 @@ def _filled(method: str):
     return fill
 
 
-def _uniform_draw(x):
-    return _stream().random(x.shape).astype(_draw_dtype(_float_for(x.dtype)))
+def _uniform_draw(x, low=0.0, high=1.0):
+    return drawn("rand", _stream(), x.shape, _draw_dtype(_float_for(x.dtype)), low, high)
 
 
-def _normal_draw(x):
-    return _stream().standard_normal(x.shape).astype(_draw_dtype(x.dtype))
+def _normal_draw(x, mean=0.0, std=1.0):
+    return drawn("randn", _stream(), x.shape, x.dtype, mean, std)
 
 
 def _as(values, x):
@@ -173,16 +176,18 @@ def _as(values, x):
 
 
 FILL_REFERENCES = {
-    "normal_": lambda x, mean, std: _as(_normal_draw(x) * std + mean, x),
-    "uniform_": lambda x, a, b: _as(_uniform_draw(x) * (b - a) + a, x),
-    "exponential_": lambda x, rate: _as(-np.log1p(-_uniform_draw(x)) / rate, x),
+    "normal_": lambda x, mean, std: _as(_normal_draw(x, mean, std), x),
+    "uniform_": lambda x, a, b: _as(drawn("rand", _stream(), x.shape, x.dtype, a, b), x),
+    "exponential_": lambda x, rate: _as(drawn("exponential", _stream(), x.shape,
+                                              _draw_dtype(x.dtype), 0, rate), x),
     "geometric_": lambda x, p: _as(np.maximum(np.ceil(np.log1p(-_uniform_draw(x))
                                                       / np.log1p(-p)), 1), x),
     "log_normal_": lambda x, mean, std: _as(np.exp(_normal_draw(x) * std + mean), x),
     "cauchy_": lambda x, median, sigma: _as(np.tan((_uniform_draw(x) - 0.5) * np.pi) * sigma
                                             + median, x),
     "random_": lambda x, low, high: _as(integers(_stream(), low, high, x.shape), x),
-    "bernoulli_": lambda x, p: _as(_uniform_draw(x) < p, x),
+    "bernoulli_": lambda x, p: _as(drawn("bernoulli", _stream(), x.shape, _float_for(x.dtype),
+                                         0, p), x),
 }
 FILL_ARGUMENTS = {"normal_": (0.5, 2.0), "uniform_": (-1.0, 3.0), "exponential_": (1.5,),
                   "geometric_": (0.3,), "log_normal_": (0.0, 0.5), "cauchy_": (1.0, 0.5),
@@ -229,12 +234,12 @@ ROWS = [
     OpInfo("distributions._standard_gamma", standard_gamma, _standard_gamma_reference,
            _standard_gamma_samples, primitives=("standard_gamma",), seed=SEED,
            expected_failures={"gradcheck": _GAMMA_GRADIENT, "gradgradcheck": _GAMMA_GRADIENT}),
-    _fill_row("normal_", ("mul",)),
-    _fill_row("uniform_", ("mul",)),
-    _fill_row("exponential_", ("log1p", "div", "neg")),
+    _fill_row("normal_", ()),
+    _fill_row("uniform_", ()),
+    _fill_row("exponential_", ()),
     _fill_row("geometric_", ("log1p", "div", "floor", "neg", "maximum")),
     _fill_row("log_normal_", ("exp", "mul")),
     _fill_row("cauchy_", ("sin", "cos", "div", "sub", "mul")),
     _fill_row("random_", ("cast",), ALL_NUMERIC),
-    _fill_row("bernoulli_", ("lt", "cast"), ALL_NUMERIC),
+    _fill_row("bernoulli_", (), ALL_NUMERIC),
 ]

@@ -2,9 +2,9 @@
 randn_like, randint_like (tensor/creation.py, tensor/random.py).
 
 Each row sets OpInfo.seed, so that every call draws the same numbers eagerly, compiled and on
-the CUDA simulator, and the NumPy reference draws them too: a Generator is a NumPy generator on
-PCG64, and autojit.manual_seed(s) starts the stream numpy.random.default_rng(s) starts (as in
-opinfo/random.py). One sample of each row passes `generator=GENERATOR`, which the row's
+the CUDA simulator, and the reference draws them too, from a fresh Generator seeded alike
+through tensor/random.py's RandomDraw (torch's stream: tests/test_random_stream_torch.py pins
+those numbers to torch's own). One sample of each row passes `generator=GENERATOR`, which the row's
 function replaces by the device's opinfo.generator_for; `reseed` starts that one from SEED + 1,
 so a factory that ignored generator= would not match its reference. A random tensor made on a
 GPU, or one that requires grad, is a documented graph break under autojit.compile
@@ -20,6 +20,7 @@ import functools
 import numpy as np
 
 import autojit
+from autojit.tensor.random import RandomDraw
 
 from . import ALL_NUMERIC, FLOATING, GENERATOR, OpInfo, Sample, generator_for, uniform
 from .factories import dtype_of
@@ -45,7 +46,14 @@ def _drawing(factory):
 
 
 def _stream(generator):
-    return np.random.default_rng(SEED + 1 if generator is GENERATOR else SEED)
+    return autojit.Generator().manual_seed(SEED + 1 if generator is GENERATOR else SEED)
+
+
+def drawn(kind: str, stream, shape, dtype, low=0, high=1) -> np.ndarray:
+    """A draw of `kind` (RandomDraw's) from `stream` in `dtype` (autojit's or NumPy's)."""
+    if not isinstance(dtype, autojit.dtype):
+        dtype = dtype_of(dtype)
+    return RandomDraw(kind, tuple(shape), dtype, stream, low, high).draw()
 
 
 def _shape(size) -> tuple:
@@ -65,13 +73,11 @@ def _sizes(rng, dtype):
 
 
 def _uniform_reference(*size, dtype=None, generator=None, requires_grad=False):
-    dtype = np.float32 if dtype is None else dtype.numpy
-    return _stream(generator).random(_shape(size)).astype(dtype)
+    return drawn("rand", _stream(generator), _shape(size), dtype or autojit.float32)
 
 
 def _normal_reference(*size, dtype=None, generator=None, requires_grad=False):
-    dtype = np.float32 if dtype is None else dtype.numpy
-    return _stream(generator).standard_normal(_shape(size)).astype(dtype)
+    return drawn("randn", _stream(generator), _shape(size), dtype or autojit.float32)
 
 
 def _randint_samples(rng, dtype):
@@ -83,12 +89,8 @@ def _randint_samples(rng, dtype):
 
 
 def integers(stream, low: int, high: int, shape) -> np.ndarray:
-    """randint's documented draw (docs/differences.md): low + floor(u * span) of a uniform
-    double on [0, 1) for a span of at most 2^32, NumPy's integers() for a wider one."""
-    span = high - low
-    if span > 2 ** 32:
-        return stream.integers(low, high, size=shape)
-    return low + np.floor(stream.random(shape) * span).astype(np.int64)
+    """randint's draw: int64 integers on [low, high)."""
+    return drawn("randint", stream, shape, autojit.int64, low, high)
 
 
 def _randint_reference(low, high, size=None, dtype=None, generator=None):
@@ -105,7 +107,7 @@ def _randperm_samples(rng, dtype):
 
 
 def _randperm_reference(n, dtype=None, generator=None):
-    return _stream(generator).permutation(n).astype(np.int64 if dtype is None else dtype.numpy)
+    return drawn("randperm", _stream(generator), (n,), dtype or autojit.int64, 0, n)
 
 
 def _like_samples(*bounds):
@@ -124,18 +126,15 @@ def _like_samples(*bounds):
     return samples
 
 
-def _like_reference(draw):
+def _like_reference(kind: str):
     def reference(x, *bounds, dtype=None, generator=None, requires_grad=False):
-        values = draw(_stream(generator), x.shape, *bounds)
-        return values.astype(x.dtype if dtype is None else dtype.numpy)
+        wanted = dtype or dtype_of(x.dtype)
+        if kind != "randint":
+            return drawn(kind, _stream(generator), x.shape, wanted)
+        low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
+        return drawn(kind, _stream(generator), x.shape, wanted, low, high)
 
     return reference
-
-
-def _randint_draw(stream, shape, low, high=None):
-    if high is None:
-        low, high = 0, low
-    return integers(stream, low, high, shape)
 
 
 def _random(name, function, reference, samples, dtypes) -> OpInfo:
@@ -151,12 +150,10 @@ ROWS = [
     _random("randn", autojit.randn, _normal_reference, _sizes, FLOATING),
     _random("randint", autojit.randint, _randint_reference, _randint_samples, ALL_NUMERIC),
     _random("randperm", autojit.randperm, _randperm_reference, _randperm_samples, ALL_NUMERIC),
-    _random("rand_like", autojit.rand_like,
-            _like_reference(lambda stream, shape: stream.random(shape)), _like_samples(),
+    _random("rand_like", autojit.rand_like, _like_reference("rand"), _like_samples(),
             FLOATING),
-    _random("randn_like", autojit.randn_like,
-            _like_reference(lambda stream, shape: stream.standard_normal(shape)),
-            _like_samples(), FLOATING),
-    _random("randint_like", autojit.randint_like, _like_reference(_randint_draw),
+    _random("randn_like", autojit.randn_like, _like_reference("randn"), _like_samples(),
+            FLOATING),
+    _random("randint_like", autojit.randint_like, _like_reference("randint"),
             _like_samples(-2, 5), ALL_NUMERIC),
 ]

@@ -17,6 +17,7 @@ import numpy as np
 from ..ir.graph import Graph
 from ..ir.interpreter import interpret
 from ..ir.printing import replay_prints
+from ..tensor import generator as generators
 from ..tensor.device import runtime
 from ..tensor.memory_format import new_grad_array
 from ..tensor.tensor import Tensor
@@ -133,13 +134,13 @@ class Executable:
         before anything is written back; a failed one leaves no effect (the random generators
         are put back where they were) and raises ValueCheckFailed, for api.py to run the call
         another way."""
-        states = [(generator, generator.bit_generator.state)
+        states = [(generator, generators.position(generator))
                   for generator in recipe.generators]
         try:
             result = self._run(args, recipe)
         except ValueCheckFailed:
             for generator, before in states:
-                generator.bit_generator.state = before
+                generators.set_position(generator, before)
             raise
         self.calls += 1
         return result

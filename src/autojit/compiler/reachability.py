@@ -85,7 +85,11 @@ def rng_state(generator=None):
     if generator is None:
         return (rng_state(np.random.mtrand._rand), random.getstate())
     if isinstance(generator, np.random.Generator):
-        return repr(generator.bit_generator.state)
+        found = generator.bit_generator.state
+        if found["bit_generator"] == "MT19937":  # autojit's Generator keeps a normal too
+            return (found["state"]["pos"], found["state"]["key"].tobytes(),
+                    getattr(generator, "_normal_cache", [None])[0])
+        return repr(found)
     if isinstance(generator, np.random.RandomState):
         state = generator.get_state(legacy=False)
         return (state["state"]["pos"], state["state"]["key"].tobytes())

@@ -33,6 +33,7 @@ import numpy as np
 from ..ops import elementwise
 from ..ops.registry import run_eager
 from ..tensor import dtypes
+from ..tensor import generator as generators
 from ..tensor.graph_break import graph_break, user_frame
 from ..tensor.state import state
 from ..tensor.symbolic import (
@@ -358,14 +359,14 @@ class ScalarGraph:
             generator = draw.generator
             found = self._draws.get(id(generator))
             if found is None:
-                start = generator.bit_generator.state
+                start = generators.position(generator)
                 found = self._draws[id(generator)] = [generator, start, start]
-            generator.bit_generator.state = found[2]
+            generators.set_position(generator, found[2])
             try:
                 array = draw.draw()
-                found[2] = generator.bit_generator.state
+                found[2] = generators.position(generator)
             finally:
-                generator.bit_generator.state = found[1]
+                generators.set_position(generator, found[1])
             self._memo[id(item.value)] = Tensor._make(array, item.value.dtype)
             if item is entry:
                 return array

@@ -1,11 +1,12 @@
 """autojit.nn.init: fill a parameter in place with the values a layer starts from.
 
 Each function draws from autojit's global generator (seeded by autojit.manual_seed) unless a
-NumPy Generator is passed, writes the values into the tensor under no_grad (so a Parameter
-stays a leaf and its identity is kept) and returns the tensor. Fan-in and fan-out follow the
+generator is passed, torch's numbers for the same seed (tensor/torch_stream.py), writes the
+values into the tensor under no_grad (so a Parameter stays a leaf and its identity is kept)
+and returns the tensor. Fan-in and fan-out follow the
 usual convention: dim 1 is the input features, dim 0 the output features, and any further dims
 form the receptive field of a convolution kernel. Initialization runs before training, outside
-the traced forward and backward, so drawing the numbers with NumPy is fine here.
+the traced forward and backward, so the numbers are drawn at once.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import warnings
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..tensor import torch_stream as stream
 from ..tensor.creation import default_generator
 from ..tensor.tensor import Tensor
 
@@ -66,6 +68,24 @@ def _generator(generator) -> np.random.Generator:
     return generator if generator is not None else default_generator()
 
 
+def _uniform(tensor: Tensor, a: float, b: float, generator) -> np.ndarray:
+    """tensor.uniform_(a, b)'s values, in its shape."""
+    return stream.uniform(_generator(generator), tensor.numel(), _draw_dtype(tensor), a,
+                          b).reshape(tuple(tensor.shape))
+
+
+def _normal(shape: tuple, dtype, mean: float, std: float, generator) -> np.ndarray:
+    """normal_(mean, std)'s values for a tensor of `shape` and NumPy `dtype`."""
+    rng = _generator(generator)
+    return stream.normal(rng, math.prod(shape), dtype, mean, std,
+                         getattr(rng, "_normal_cache", None)).reshape(shape)
+
+
+def _draw_dtype(tensor: Tensor):
+    """The NumPy dtype a tensor's random values are drawn in: its own, or float64."""
+    return tensor.dtype.numpy if tensor.dtype.is_floating_point else np.float64
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with samples of U(a, b).
 
@@ -75,7 +95,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> 
         >>> bool((w.abs() <= 0.1).all())
         True
     """
-    return _write(tensor, _generator(generator).uniform(a, b, tuple(tensor.shape)))
+    return _write(tensor, _uniform(tensor, a, b, generator))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
@@ -87,12 +107,14 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
         >>> round(w.mean().item())
         2
     """
-    return _write(tensor, _generator(generator).normal(mean, std, tuple(tensor.shape)))
+    return _write(tensor, _normal(tuple(tensor.shape), _draw_dtype(tensor), mean, std, generator))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
-    """Fill with samples of N(mean, std**2) restricted to [a, b] (redrawn until inside).
+    """Fill with samples of N(mean, std**2) restricted to [a, b], drawn as torch draws them:
+    normal samples redrawn until inside where [a, b] holds more than 0.3 of the mass, else
+    uniform samples on [a, b] accepted with the normal density's ratio to its peak.
 
         >>> import autojit
         >>> from autojit.nn import init
@@ -103,15 +125,35 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    rng = _generator(generator)
-    values = rng.normal(mean, std, tuple(tensor.shape))
-    outside = (values < a) | (values > b)
-    for _ in range(1000):  # each round keeps the accepted fraction; 1000 rounds is plenty
-        if not outside.any():
-            break
-        values[outside] = rng.normal(mean, std, int(outside.sum()))
-        outside = (values < a) | (values > b)
-    return _write(tensor, np.clip(values, a, b))
+    shape, dtype = tuple(tensor.shape), _draw_dtype(tensor)
+
+    def cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+        low, high = dtype.type(a), dtype.type(b)
+        result = _normal(shape, dtype, mean, std, generator)
+        while True:
+            outside = (result < low) | (result > high)
+            if not outside.any():
+                return _write(tensor, result)
+            result = np.where(outside, _normal(shape, dtype, mean, std, generator), result)
+    log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+
+    def log_density(values):
+        scaled = (values - dtype.type(mean)) / dtype.type(std)
+        return scaled * scaled * dtype.type(-0.5) - dtype.type(log_peak)
+
+    def rejected(candidates):
+        return np.log(_uniform(tensor, 0.0, 1.0, generator)) > log_density(candidates)
+
+    result = _uniform(tensor, a, b, generator)
+    pending = rejected(result)
+    while pending.any():
+        candidates = _uniform(tensor, a, b, generator)
+        result = np.where(pending, candidates, result)
+        pending = np.where(pending, rejected(candidates), pending)
+    return _write(tensor, result)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -266,7 +308,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    sample = _generator(generator).standard_normal((rows, cols))
+    sample = _normal((rows, cols), _draw_dtype(tensor), 0.0, 1.0, generator)
     if rows < cols:
         sample = sample.T
     q, r = np.linalg.qr(sample)
@@ -290,10 +332,9 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     zeros_per_column = int(math.ceil(sparsity * rows))
-    rng = _generator(generator)
-    values = rng.normal(0.0, std, (rows, cols))
+    values = _normal((rows, cols), _draw_dtype(tensor), 0.0, std, generator)
     for column in range(cols):
-        values[rng.permutation(rows)[:zeros_per_column], column] = 0
+        values[stream.permutation(_generator(generator), rows)[:zeros_per_column], column] = 0
     return _write(tensor, values)
 
 

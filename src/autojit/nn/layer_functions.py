@@ -19,9 +19,10 @@ from ..ops.linalg import matmul
 from ..ops.linalg.norms import vector_norm
 from ..ops.linalg.products import check_addmm_dtypes
 from ..ops.nn.linear import linear_map
+from ..ops.random import bernoulli_noise
 from ..ops.reduction import sum_
 from ..tensor import dtypes
-from ..tensor.creation import ones, rand, zeros
+from ..tensor.creation import ones, zeros
 from ..tensor.layouts import strided
 from ..tensor.tensor import Tensor
 from .module import typename
@@ -198,8 +199,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
     if p == 1.0:
         scale = ew.fill_like(input, 0)
     else:
-        keep = rand(*input.shape, dtype=input.dtype, device=input.device) >= p
-        scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
+        # torch's: noise = empty_like(input).bernoulli_(1 - p), divided by 1 - p.
+        scale = bernoulli_noise(input.shape, input.dtype, 1 - p, input.device) / (1.0 - p)
     if inplace:
         return input.mul_(scale)
     return input * scale

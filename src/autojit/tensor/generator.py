@@ -2,11 +2,12 @@
 global seeding functions (manual_seed, seed, initial_seed, get_rng_state, set_rng_state).
 
 Every random tensor is drawn from a Generator (tensor/random.py says how a draw is made, eagerly
-or as a compiled function's "random" input). A Generator is a `numpy.random.Generator` over a
-PCG64 bit generator, extended with torch's methods, so the numbers differ from torch's for the
-same seed but the same seed always gives the same stream, eagerly and compiled. Being a NumPy
-generator, it is accepted wherever autojit took one before (samplers, nn.init), and a
-`numpy.random.Generator` is still accepted as a `generator=` argument.
+or as a compiled function's "random" input). A Generator is a `numpy.random.Generator` over
+NumPy's MT19937 bit generator, seeded as torch seeds its CPU generator and drawn through torch's
+transforms (torch_stream.py), so the same seed gives torch's numbers, eagerly and compiled, and
+get_state() is torch's 5056-byte state, which torch's set_rng_state reads and the other way
+round. Being a NumPy generator, it is accepted wherever autojit took one before (samplers,
+nn.init), and a `numpy.random.Generator` is still accepted as a `generator=` argument.
 
 `autojit.manual_seed` seeds the CPU's default generator and those of the CUDA devices (random
 tensors made on a GPU are drawn on the host from the device's own generator, then copied), as
@@ -21,6 +22,7 @@ import numbers
 import numpy as np
 
 from . import dtypes
+from . import torch_stream as stream
 from .device import check_device, device
 from .graph_break import graph_break
 from .state import state
@@ -29,9 +31,7 @@ from .tensor import Tensor
 # torch's seed of a newly made Generator (c10's default_rng_seed_val).
 DEFAULT_SEED = 67280421310721
 _SEED_MASK = (1 << 64) - 1
-# get_state's layout, little endian: the initial seed (8 bytes), PCG64's 128-bit state and
-# increment (16 each), then has_uint32 and the buffered uinteger (4 each).
-STATE_SIZE = 48
+STATE_SIZE = stream.STATE_BYTES  # torch's CPUGeneratorImplState
 
 
 def _checked_seed(seed) -> int:
@@ -74,9 +74,23 @@ class Generator(np.random.Generator):
         self._start(check_device(device))
 
     def _start(self, where) -> None:
-        super().__init__(np.random.PCG64(DEFAULT_SEED))
+        super().__init__(np.random.MT19937())
         self._device = where
-        self._initial_seed = DEFAULT_SEED
+        self._reseed(DEFAULT_SEED)
+
+    def _reseed(self, seed: int) -> None:
+        self.bit_generator.state = stream.seeded_state(seed)
+        self._initial_seed = seed
+        # The second normal of the last pair a small double draw made (torch's
+        # next_double_normal_sample), given to the next one: torch_stream.normal.
+        self._normal_cache = [None]
+
+    def _position(self):
+        """Where the stream stands, for _set_position (random draws replayed, or undone)."""
+        return self.bit_generator.state, self._normal_cache[0]
+
+    def _set_position(self, position) -> None:
+        self.bit_generator.state, self._normal_cache[0] = position
 
     @classmethod
     def _default_of(cls, where) -> Generator:
@@ -95,16 +109,14 @@ class Generator(np.random.Generator):
         """Restart the stream from `seed` (an integer; negative ones wrap as torch's do)."""
         seed = _checked_seed(seed)
         _break_if_tracing("manual_seed")
-        self.bit_generator.state = np.random.PCG64(seed).state
-        self._initial_seed = seed
+        self._reseed(seed)
         return self
 
     def seed(self) -> int:
         """Seed from the operating system's entropy; returns the seed."""
         _break_if_tracing("seed")
         seed = fresh_seed()
-        self.bit_generator.state = np.random.PCG64(seed).state
-        self._initial_seed = seed
+        self._reseed(seed)
         return seed
 
     def initial_seed(self) -> int:
@@ -113,19 +125,15 @@ class Generator(np.random.Generator):
         return self._initial_seed
 
     def get_state(self):
-        """The generator's state, as a 1-D uint8 tensor (a ByteTensor, as torch's is)."""
+        """The generator's state, as a 1-D uint8 tensor of torch's layout (a ByteTensor of 5056
+        bytes, which torch.set_rng_state reads)."""
         _break_if_tracing("get_state")
-        pcg = self.bit_generator.state
-        raw = (self._initial_seed.to_bytes(8, "little")
-               + pcg["state"]["state"].to_bytes(16, "little")
-               + pcg["state"]["inc"].to_bytes(16, "little")
-               + int(pcg["has_uint32"]).to_bytes(4, "little")
-               + int(pcg["uinteger"]).to_bytes(4, "little"))
+        raw = stream.to_torch_bytes(self.bit_generator.state, self._initial_seed,
+                                    self._normal_cache[0])
         return Tensor._make(np.frombuffer(raw, np.uint8).copy(), dtypes.uint8)
 
     def set_state(self, new_state) -> Generator:
-        """Restore a state from get_state() (a uint8 tensor; the int64 one of autojit's earlier
-        versions is read too)."""
+        """Restore a state from get_state() (or from torch's get_rng_state())."""
         if not isinstance(new_state, Tensor) or new_state.dtype.category != dtypes.INTEGER:
             raise TypeError("RNG state must be an autojit.ByteTensor (from Generator.get_state "
                             "or autojit.get_rng_state)")
@@ -136,15 +144,10 @@ class Generator(np.random.Generator):
                                f"found the input RNG state size to be {values.size}")
         if ((values < 0) | (values > 255)).any():
             raise RuntimeError("RNG state is invalid: its elements are bytes (0 to 255)")
-        raw = values.astype(np.uint8).tobytes()
-        self.bit_generator.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": int.from_bytes(raw[8:24], "little"),
-                      "inc": int.from_bytes(raw[24:40], "little")},
-            "has_uint32": int.from_bytes(raw[40:44], "little"),
-            "uinteger": int.from_bytes(raw[44:48], "little"),
-        }
-        self._initial_seed = int.from_bytes(raw[:8], "little")
+        bit_state, seed, cache = stream.from_torch_bytes(values.astype(np.uint8).tobytes())
+        self.bit_generator.state = bit_state
+        self._initial_seed = seed
+        self._normal_cache[0] = cache
         return self
 
     def __repr__(self) -> str:
@@ -153,18 +156,34 @@ class Generator(np.random.Generator):
     __str__ = __repr__  # numpy.random.Generator's own __str__ would name the bit generator
 
     def __reduce__(self):
-        return (_rebuild, (str(self._device), self.bit_generator.state, self._initial_seed))
+        return (_rebuild, (str(self._device), self._position(), self._initial_seed))
 
     def __deepcopy__(self, memo):
         rebuild, arguments = self.__reduce__()
         return rebuild(*arguments)
 
 
-def _rebuild(where: str, bit_state: dict, initial_seed: int) -> Generator:
+def _rebuild(where: str, position, initial_seed: int) -> Generator:
     generator = Generator(where)
-    generator.bit_generator.state = bit_state
+    generator._set_position(position)
     generator._initial_seed = initial_seed
     return generator
+
+
+def position(generator):
+    """Where a generator's stream stands (an autojit Generator's, or a NumPy generator's
+    given as `generator=`), for set_position."""
+    if isinstance(generator, Generator):
+        return generator._position()
+    return generator.bit_generator.state
+
+
+def set_position(generator, where) -> None:
+    """Put a generator's stream back where position() found it."""
+    if isinstance(generator, Generator):
+        generator._set_position(where)
+    else:
+        generator.bit_generator.state = where
 
 
 # ---- the default generators -------------------------------------------------------------------
@@ -189,8 +208,7 @@ def device_default(where) -> Generator:
         chosen = _device_seeds.pop(index, _every_device_seed[0])
         if chosen is None:
             chosen = fresh_seed()
-        found.bit_generator.state = np.random.PCG64(chosen).state
-        found._initial_seed = chosen
+        found._reseed(chosen)
         _device_generators[index] = found
     return found
 

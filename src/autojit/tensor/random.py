@@ -13,12 +13,14 @@ and a user's Generator advances exactly as eager advances it.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 from . import dtypes
 from . import generator as generator_module
+from . import torch_stream as stream
 from .device import check_device, runtime
 from .generator import resolve
 from .graph_break import graph_break
@@ -28,9 +30,6 @@ from .tensor import Tensor, plain_tensor
 
 # torch's names of the dtypes, in its "not implemented for 'Long'" messages.
 TORCH_NAMES = dtypes.SCALAR_TYPE_NAMES
-_KEY_HIGH = np.iinfo(np.int64).max
-# randint spans drawn by scaling a uniform double (RandomDraw.draw); wider ones by integers().
-_SPAN_BY_SCALING = 2 ** 32
 # ops/batching.py installs the draw of a batch of random tensors inside vmap here.
 BATCHED_DRAW = None
 
@@ -38,86 +37,111 @@ BATCHED_DRAW = None
 class RandomDraw:
     """How to draw one random array: a compiled function's "random" input.
 
-    kind: "rand" (uniform on [0, 1)), "randn" (standard normal), "randint" (integers on
-    [low, high)), "randperm" (a permutation of range(high)) or "key" (a 0-d int64 seed for a
-    sampler op, or one per example of a vmap). `generator` is the generator drawn from
-    (generator.resolve), read on each draw.
+    kind: "rand" (uniform on [low, high)), "randn" (normal of mean `low` and std `high`),
+    "randint" (integers on [low, high)), "randperm" (a permutation of range(high)),
+    "bernoulli" (1 with probability `high`, else 0), "exponential" (of rate `high`) or "key"
+    (a 0-d int64 seed for a sampler
+    op, or one per example of a vmap). `generator` is the generator drawn from
+    (generator.resolve), read on each draw. The numbers are torch's for the same seed
+    (torch_stream.py), the parameters applied as torch's kernels apply them.
     """
 
     def __init__(self, kind: str, shape: tuple, dtype: dtypes.DType, generator,
-                 low: int = 0, high: int = 1):
+                 low=0, high=1):
         self.kind, self.shape, self.dtype = kind, shape, dtype
         self.generator, self.low, self.high = generator, low, high
 
     def draw(self) -> np.ndarray:
-        rng, numpy_dtype = self.generator, self.dtype.numpy
+        rng, numpy_dtype, shape = self.generator, self.dtype.numpy, self.shape
         if self.dtype.category == dtypes.COMPLEX and self.kind in ("rand", "randn"):
-            # torch's: real and imaginary parts drawn in turn, each uniform on [0, 1), or each
-            # normal of variance 1/2 so that the complex samples have variance 1.
-            parts = RandomDraw(self.kind, (*self.shape, 2), self.dtype.to_real(), rng).draw()
-            if self.kind == "randn":
-                parts *= np.sqrt(0.5).astype(parts.dtype)
+            # torch's: the real and imaginary parts drawn in turn (its view_as_real), each
+            # uniform, or each normal of std / sqrt(2) so that the complex samples have the
+            # variance std^2.
+            high = self.high / math.sqrt(2) if self.kind == "randn" else self.high
+            parts = RandomDraw(self.kind, (*shape, 2), self.dtype.to_real(), rng, self.low,
+                               high).draw()
             if self.dtype is dtypes.complex32:  # float16 parts, stored as complex64
                 parts = parts.astype(np.float32)
             return np.ascontiguousarray(parts).view(numpy_dtype)[..., 0]
+        count = math.prod(shape)
+        if self.kind in ("rand", "randn") and self.dtype in _REDUCED:
+            return _reduced_draw(self)
         if self.kind == "rand":
-            return uniform_array(rng, self.shape, numpy_dtype)
+            return uniform_array(rng, shape, numpy_dtype, self.low, self.high)
         if self.kind == "randn":
-            return normal_array(rng, self.shape, numpy_dtype)
+            return normal_array(rng, shape, numpy_dtype, self.low, self.high)
         if self.kind == "randint":
-            span = self.high - self.low
-            if span > _SPAN_BY_SCALING:
-                return rng.integers(self.low, self.high, size=self.shape).astype(numpy_dtype,
-                                                                                  copy=False)
-            return scaled_integers(rng, self.shape, self.low, span).astype(numpy_dtype,
-                                                                            copy=False)
+            values = stream.integers(rng, count, self.low, self.high - self.low)
+            return values.reshape(shape).astype(numpy_dtype, copy=False)
         if self.kind == "randperm":
-            return rng.permutation(self.high).astype(numpy_dtype)
-        if self.shape:  # one key per example inside vmap (randomness="different")
-            return rng.integers(0, _KEY_HIGH, size=self.shape, dtype=np.int64)
-        return np.array(rng.integers(0, _KEY_HIGH, dtype=np.int64))
+            return stream.permutation(rng, self.high).astype(numpy_dtype, copy=False)
+        if self.kind == "bernoulli":
+            return stream.bernoulli(rng, count, self.high).reshape(shape).astype(numpy_dtype)
+        if self.kind == "exponential":
+            return stream.exponential(rng, count, self.high).reshape(shape).astype(numpy_dtype)
+        keys = (stream.words64(rng, count) >> np.uint64(1)).astype(np.int64)
+        return keys.reshape(shape)  # one key per example inside vmap (randomness="different")
 
     def __repr__(self) -> str:
         return f"RandomDraw({self.kind}, {list(self.shape)}, {self.dtype.name})"
 
 
-def uniform_array(rng, shape: tuple, numpy_dtype) -> np.ndarray:
-    """rand's values: uniform on [0, 1) in double, rounded to the dtype."""
-    return rng.random(shape).astype(numpy_dtype, copy=False)  # a fresh array: no copy
+_REDUCED = (dtypes.float16, dtypes.bfloat16)
 
 
-def normal_array(rng, shape: tuple, numpy_dtype) -> np.ndarray:
-    """randn's values: standard normal in double, rounded to the dtype."""
-    return rng.standard_normal(shape).astype(numpy_dtype, copy=False)
+def _round(values: np.ndarray, dtype: dtypes.DType) -> np.ndarray:
+    """float32 values rounded to float16 or bfloat16 (in bfloat16's float32 storage)."""
+    if dtype is dtypes.bfloat16:
+        return dtypes.round_to_bfloat16(values)
+    return values.astype(np.float16)
 
 
-def scaled_integers(rng, shape: tuple, low: int, span: int) -> np.ndarray:
-    """int64 integers on [low, low + span), span at most 2^32: floor(u * span) of a uniform u
-    on 53 bits, which is below span for every u below 1, within 2^-21 of uniform, where
-    Generator.integers' argument handling costs several times the draw for the few numbers a
-    data pipeline asks for."""
-    scaled = rng.random(shape)
-    scaled *= span  # in place: a 0-d array's product would be a NumPy scalar
-    values = scaled.astype(np.int64)
-    if low:
-        values += low
-    return values
+def _reduced_draw(draw: RandomDraw) -> np.ndarray:
+    """rand or randn of float16 or bfloat16, as torch's kernels draw them: float32 values
+    rounded, a uniform that rounds up to `to` given as `from`, and the normal of 16 or more
+    elements drawn in blocks (torch_stream.normal's `reduced`)."""
+    count = math.prod(draw.shape)
+    if draw.kind == "rand":
+        values = _round(stream.uniform(draw.generator, count, np.float32, draw.low, draw.high),
+                        draw.dtype)
+        high = _round(np.array([draw.high], np.float32), draw.dtype)[0]
+        values[values == high] = _round(np.array([draw.low], np.float32), draw.dtype)[0]
+    else:
+        values = _round(stream.normal(draw.generator, count, np.float32, draw.low, draw.high,
+                                      getattr(draw.generator, "_normal_cache", None),
+                                      reduced=True), draw.dtype)
+    return values.reshape(draw.shape)
+
+
+def uniform_array(rng, shape: tuple, numpy_dtype, low: float = 0.0,
+                  high: float = 1.0) -> np.ndarray:
+    """rand's values, uniform on [low, high), as torch draws them (torch_stream.uniform)."""
+    return stream.uniform(rng, math.prod(shape), numpy_dtype, low, high).reshape(shape)
+
+
+def normal_array(rng, shape: tuple, numpy_dtype, mean: float = 0.0,
+                 std: float = 1.0) -> np.ndarray:
+    """randn's values, normal of the given mean and std, as torch draws them for a
+    contiguous tensor (torch_stream.normal)."""
+    values = stream.normal(rng, math.prod(shape), numpy_dtype, mean, std,
+                           getattr(rng, "_normal_cache", None))
+    return values.reshape(shape)
 
 
 def eager_randint(low: int, high: int, size: tuple) -> Tensor | None:
     """randint(low, high, size) of int64 from the CPU's default generator, drawn at once, for
     a caller that found nothing else asked (no generator, dtype, device or requires_grad, no
     default device set, the dispatch state not SPECIAL) and low and high Python ints; None
-    where the general path must run (an extent not a non-negative int, a span of none or more
-    than 2^32). The numbers are RandomDraw's: the same stream."""
+    where the general path must run (an extent not a non-negative int, an empty span). The
+    numbers are RandomDraw's: the same stream."""
     span = high - low
-    if span <= 0 or span > _SPAN_BY_SCALING:
+    if span <= 0:
         return None
     for extent in size:
         if extent.__class__ is not int or extent < 0:
             return None
-    return plain_tensor(scaled_integers(generator_module.default_generator, size, low, span),
-                        dtypes.int64)
+    values = stream.integers(generator_module.default_generator, math.prod(size), low, span)
+    return plain_tensor(values.reshape(size), dtypes.int64)
 
 
 def random_tensor(draw: RandomDraw, device=None, requires_grad: bool = False) -> Tensor:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from ...tensor.creation import rand
+from ...ops.random import bernoulli_noise
 from ...tensor.tensor import Tensor
 from .common import check_tensor
 
@@ -35,7 +35,7 @@ def _noise(input: Tensor, p: float, feature: bool) -> Tensor:  # noqa: A002
     shape = tuple(input.shape)
     if feature:
         shape = shape[:2] + (1,) * (len(shape) - 2)
-    return (rand(*shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
+    return bernoulli_noise(shape, input.dtype, 1 - p, input.device)
 
 
 def _dropout(input: Tensor, p: float, training: bool, inplace: bool, *,  # noqa: A002
@@ -48,7 +48,7 @@ def _dropout(input: Tensor, p: float, training: bool, inplace: bool, *,  # noqa:
         return input.mul_(scale) if inplace else input * scale
     noise = _noise(input, p, feature)
     if not alpha:
-        scale = noise * (1.0 / (1.0 - p))
+        scale = noise / (1.0 - p)  # torch's noise.div_(1 - p)
         return input.mul_(scale) if inplace else input * scale
     a = 1.0 / math.sqrt((_ALPHA_PRIME * _ALPHA_PRIME * p + 1) * (1 - p))
     shift = (noise - 1) * (_ALPHA_PRIME * a) + _ALPHA_PRIME * a * p

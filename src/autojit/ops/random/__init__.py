@@ -52,8 +52,9 @@ _CPP_NAMES = {"int32": "int", "int64": "long int", "bool": "bool", "uint16": "sh
 
 
 def _draw(kind: str, shape, dtype: dtypes.DType, generator, name: str, device,
-          low: int = 0, high: int = 1) -> Tensor:
-    """One draw on `device` from `generator` (the device's default for None)."""
+          low=0, high=1) -> Tensor:
+    """One draw on `device` from `generator` (the device's default for None); low and high
+    are RandomDraw's parameters of the kind."""
     rng = resolve(generator, name, device)
     return random_tensor(RandomDraw(kind, tuple(shape), dtype, rng, low, high), device)
 
@@ -116,7 +117,8 @@ def _bernoulli_like(target: Tensor, p, generator, name: str) -> Tensor:
                                   "bernoulli_scalar_cpu_", target.dtype)
     if isinstance(p, Tensor):
         check_floating(p.dtype, "bernoulli_tensor_cpu_p_")
-        draw_dtype = _draw_dtype(p.dtype)
+        # torch's: a float uniform for each element, a double one for a float64 p.
+        draw_dtype = dtypes.float64 if p.dtype is dtypes.float64 else dtypes.float32
         shape = tuple(target.shape)
         uniform = _draw("rand", shape, draw_dtype, generator, name, target.device)
         bad = ew.logical_not(ew.logical_and(p >= 0, p <= 1))
@@ -128,9 +130,16 @@ def _bernoulli_like(target: Tensor, p, generator, name: str) -> Tensor:
         return _zero_gradient(ew.cast(kept, target.dtype), p)
     if not isinstance(p, numbers.Real) or not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    uniform = _draw("rand", target.shape, _draw_dtype(_float_for(target.dtype)), generator,
-                    name, target.device)
-    return ew.cast(uniform < p, target.dtype)
+    return bernoulli_noise(target.shape, target.dtype, p, target.device, generator, name)
+
+
+def bernoulli_noise(shape, dtype: dtypes.DType, p: float, device=None, generator=None,
+                    name: str = "bernoulli_") -> Tensor:
+    """0 or 1 of `dtype`, 1 with probability p: torch's `empty(shape).bernoulli_(p)`, the noise
+    dropout multiplies by (a double uniform below p for each element)."""
+    kept = _draw("bernoulli", tuple(shape), _draw_dtype(_float_for(dtype)), generator, name,
+                 device, 0, p)
+    return ew.cast(kept, dtype)
 
 
 def _float_for(dtype: dtypes.DType) -> dtypes.DType:
@@ -160,7 +169,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         sizes = tuple(size) if isinstance(size, (tuple, list)) else (size,)
         if requires_grad and state.tracer is not None:
             graph_break("autojit.normal() (random numbers requiring grad)", needs_data=False)
-        sample = _draw("randn", sizes, dtype, generator, "normal", device) * std + mean
+        sample = _draw("randn", sizes, dtype, generator, "normal", device, mean, std)
         return sample.requires_grad_(True) if requires_grad else sample
     if size is not None:
         raise TypeError("normal() received an invalid combination of arguments: a size is "
@@ -310,8 +319,10 @@ def _fill(target: Tensor, name: str, values) -> Tensor:
 
 
 def _continuous(target: Tensor, kernel: str) -> dtypes.DType:
+    """The dtype a uniform or normal fill draws in: the target's own (a float16 uniform never
+    rounds up to `to`: tensor/random.py gives `from` there, as torch's kernel does)."""
     check_floating(target.dtype, kernel)
-    return _draw_dtype(target.dtype)
+    return target.dtype
 
 
 def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
@@ -320,7 +331,7 @@ def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     return _fill(self, "normal_", lambda: _draw("randn", self.shape, draw_dtype, generator,
-                                                "normal_", self.device) * std + mean)
+                                                "normal_", self.device, mean, std))
 
 
 def uniform_(self: Tensor, a=0.0, b=1.0, *, generator=None, **bounds) -> Tensor:
@@ -331,7 +342,7 @@ def uniform_(self: Tensor, a=0.0, b=1.0, *, generator=None, **bounds) -> Tensor:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={a:g} > to={b:g}")
     return _fill(self, "uniform_", lambda: _draw("rand", self.shape, draw_dtype, generator,
-                                                 "uniform_", self.device) * (b - a) + a)
+                                                 "uniform_", self.device, a, b))
 
 
 def exponential_(self: Tensor, lambd=1.0, *, generator=None) -> Tensor:
@@ -343,8 +354,8 @@ def exponential_(self: Tensor, lambd=1.0, *, generator=None) -> Tensor:
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     draw_dtype = _draw_dtype(self.dtype)
-    return _fill(self, "exponential_", lambda: -ew.log1p(-_draw(
-        "rand", self.shape, draw_dtype, generator, "exponential_", self.device)) / lambd)
+    return _fill(self, "exponential_", lambda: _draw(
+        "exponential", self.shape, draw_dtype, generator, "exponential_", self.device, 0, lambd))
 
 
 def geometric_(self: Tensor, p, *, generator=None) -> Tensor:

@@ -25,7 +25,7 @@ import weakref
 from typing import Generic, TypeVar
 
 from ... import cuda
-from ._utils import MP_STATUS_CHECK_INTERVAL, ExceptionWrapper, resolve_generator
+from ._utils import MP_STATUS_CHECK_INTERVAL, ExceptionWrapper, draw_seed, resolve_generator
 from ._utils.collate import default_collate, default_convert
 from ._utils.fetch import create_fetcher
 from ._utils.worker import (
@@ -305,7 +305,7 @@ class _BaseIterator:
         self._iterable_length = loader._iterable_length
         # Drawn by every iterator, as torch's are, so that the same generator state gives the
         # same shuffled order whatever num_workers is; workers seed from it (_utils/worker.py).
-        self._base_seed = int(resolve_generator(loader.generator).integers(0, 2 ** 63))
+        self._base_seed = draw_seed(loader.generator)
         if loader.pin_memory and not cuda.is_available():
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=3)

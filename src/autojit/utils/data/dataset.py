@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Generic, TypeVar
 
 from ...tensor.tensor import Tensor
-from ._utils import resolve_generator
+from ._utils import permutation
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
@@ -257,7 +257,7 @@ def random_split(dataset, lengths: Sequence, generator=None) -> list[Subset]:
                               "empty dataset.", stacklevel=2)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = resolve_generator(generator).permutation(sum(lengths)).tolist()
+    order = permutation(generator, sum(lengths))
     ends = itertools.accumulate(lengths)
     return [Subset(dataset, order[end - length:end])
             for end, length in zip(ends, lengths, strict=True)]

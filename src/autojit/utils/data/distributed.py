@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from ...tensor.generator import Generator
+from ._utils import permutation
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
@@ -58,7 +58,8 @@ class DistributedSampler(Sampler):
     def __iter__(self):
         size = len(self.dataset)
         if self.shuffle:
-            indices = np.random.default_rng(self.seed + self.epoch).permutation(size).tolist()
+            # torch's: randperm from a generator seeded with seed + epoch.
+            indices = permutation(Generator().manual_seed(self.seed + self.epoch), size)
         else:
             indices = list(range(size))
         if self.drop_last:

@@ -6,8 +6,9 @@ batch. The random ones draw from `generator` when given (a numpy.random.Generato
 autojit random function takes) and otherwise, as torch's RandomSampler does, from a generator
 of their own seeded by one draw of autojit's global generator when a pass starts, so
 `autojit.manual_seed(seed)` makes every epoch's order reproducible and the global stream does
-not depend on how far a pass has gone. The orders are not torch's: torch draws from its own
-generator, which autojit does not reproduce.
+not depend on how far a pass has gone. The draws are torch's (randperm and randint of
+tensor/torch_stream.py), so the same seed gives torch's orders; WeightedRandomSampler's, drawn
+by multinomial, are not.
 
 RandomSampler and SubsetRandomSampler draw as they are read, as torch's do: a chunk of indices
 with replacement, one permutation of the dataset at a time without, so that a sampler of
@@ -21,7 +22,9 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from ._utils import resolve_generator
+from ...tensor import torch_stream as stream
+from ...tensor.generator import Generator
+from ._utils import draw_seed, permutation, resolve_generator
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -34,7 +37,7 @@ def pass_generator(generator) -> np.random.Generator:
     autojit's global generator (one draw, as torch seeds its sampler's)."""
     if generator is not None:
         return resolve_generator(generator)
-    return np.random.default_rng(int(resolve_generator(None).integers(2 ** 63)))
+    return Generator().manual_seed(draw_seed(None))
 
 
 T_co = TypeVar("T_co", covariant=True)  # the type of the indices a sampler yields
@@ -102,13 +105,12 @@ class RandomSampler(Sampler):
         if self.replacement:
             while remaining > 0:
                 count = min(remaining, _CHUNK)
-                yield from rng.integers(0, size, count).tolist()
+                yield from stream.integers(rng, count, 0, size).tolist()
                 remaining -= count
             return
         for _ in range(remaining // size):
-            yield from rng.permutation(size).tolist()
-        if remaining % size:
-            yield from rng.permutation(size)[:remaining % size].tolist()
+            yield from permutation(rng, size)
+        yield from permutation(rng, size)[:remaining % size]  # drawn even for none, as torch's
 
     def __len__(self) -> int:
         return self.num_samples
@@ -128,8 +130,8 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        order = pass_generator(self.generator).permutation(len(self.indices))
-        for position in order.tolist():
+        # torch's draws from `generator` itself, the global one for None.
+        for position in permutation(self.generator, len(self.indices)):
             yield self.indices[position]
 
     def __len__(self) -> int:

@@ -13,6 +13,7 @@ import traceback
 
 import numpy as np
 
+from ....tensor import torch_stream as stream
 from ....tensor.creation import default_generator
 
 # How often a waiting process looks at its peers (seconds): the main process at its workers'
@@ -28,6 +29,17 @@ def resolve_generator(generator) -> np.random.Generator:
         raise TypeError("generator must be a numpy.random.Generator (for example "
                         f"numpy.random.default_rng(seed)), got {type(generator).__name__}")
     return generator
+
+
+def draw_seed(generator) -> int:
+    """One seed drawn as torch draws its samplers' and workers' seeds:
+    `torch.empty((), dtype=torch.int64).random_(generator=generator)`."""
+    return int(stream.integers(resolve_generator(generator), 1, 0, 1 << 63)[0])
+
+
+def permutation(generator, n: int) -> list:
+    """`torch.randperm(n, generator=generator).tolist()`: torch's order for the same seed."""
+    return stream.permutation(resolve_generator(generator), n).tolist()
 
 
 class KeyErrorMessage(str):

@@ -42,6 +42,10 @@ EXACT = {
     "bernoulli probabilities": lambda m: m.bernoulli(m.full((40,), 0.4)),
     "bernoulli float64": lambda m: m.bernoulli(m.linspace(0, 1, 40, dtype=m.float64)),
     "exponential_": lambda m: m.empty(40).exponential_(2.0),
+    "cauchy_": lambda m: m.empty(40).cauchy_(1.0, 0.5),
+    "geometric_": lambda m: m.empty(40).geometric_(0.3),
+    "geometric_ int64": lambda m: m.empty(40, dtype=m.int64).geometric_(0.6),
+    "log_normal_": lambda m: m.empty(40).log_normal_(0.0, 0.5),
     "dropout": lambda m: m.nn.functional.dropout(m.ones(50), 0.2),
     "dropout2d": lambda m: m.nn.functional.dropout2d(m.ones(2, 6, 3, 3), 0.5),
     "Dropout module": lambda m: m.nn.Dropout(0.3)(m.arange(30.0)),
@@ -71,6 +75,8 @@ EXACT = {
 CLOSE = {
     "randn float64": lambda m: m.randn(100, dtype=m.float64),
     "exponential_ float64": lambda m: m.empty(40, dtype=m.float64).exponential_(0.5),
+    "log_normal_ float64": lambda m: m.empty(40, dtype=m.float64).log_normal_(1.0, 0.5),
+    "cauchy_ float64": lambda m: m.empty(40, dtype=m.float64).cauchy_(),
     "orthogonal_": lambda m: m.nn.init.orthogonal_(m.empty(5, 8)),
 }
 
@@ -199,3 +205,23 @@ def test_distributed_sampler_orders_are_torchs():
         sampler.set_epoch(1)
         orders.append(list(sampler))
     assert orders[0] == orders[1]
+
+
+MULTINOMIAL = {
+    "one sample": lambda m: m.multinomial(m.tensor([0.2, 0.3, 0.5]), 1),
+    "with replacement": lambda m: m.multinomial(m.tensor([[0.2, 0.3, 0.5], [1.0, 0.0, 3.0]]),
+                                                20, replacement=True),
+    "without replacement": lambda m: m.multinomial(m.rand(6, 10), 5),
+    "float64 with replacement": lambda m: m.multinomial(m.rand(3, 10, dtype=m.float64), 30,
+                                                        True),
+    "Categorical.sample": lambda m: m.distributions.Categorical(
+        probs=m.tensor([0.1, 0.6, 0.3])).sample((40,)),
+    "WeightedRandomSampler": lambda m: m.tensor(list(
+        m.utils.data.WeightedRandomSampler([0.1, 0.5, 0.4], 30))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MULTINOMIAL))
+def test_multinomial_draws_are_torchs(name):
+    mine, theirs = _both(MULTINOMIAL[name], seed=3)
+    np.testing.assert_array_equal(mine, theirs)

@@ -98,16 +98,19 @@ def _poisson_samples(rng, dtype):
 
 
 def _multinomial_reference(probabilities, num_samples, replacement=False):
-    rows = probabilities.reshape(-1, probabilities.shape[-1]).astype(np.float64)
-    rng = np.random.default_rng(_key())
-    if replacement:
-        cumulative = np.cumsum(rows / rows.sum(axis=1, keepdims=True), axis=1)
-        draws = rng.random((rows.shape[0], num_samples))
-        samples = np.array([[min(int(np.sum(row <= value)), len(row) - 1) for value in values]
-                            for row, values in zip(cumulative, draws, strict=True)])
-    else:
-        scores = rows / rng.standard_exponential(rows.shape)
+    """torch's algorithms: argmax or topk of p / E for exponentials E drawn like p, or for
+    each uniform double the first category whose cumulative probability reaches it."""
+    rows = probabilities.reshape(-1, probabilities.shape[-1])
+    if not replacement or num_samples == 1:
+        scores = rows / drawn("exponential", _stream(), probabilities.shape,
+                              probabilities.dtype, 0, 1.0).reshape(rows.shape)
         samples = np.argsort(-scores, axis=1, kind="stable")[:, :num_samples]
+    else:
+        cumulative = np.cumsum(rows, axis=1)
+        cumulative = cumulative / cumulative[:, -1:]
+        draws = drawn("rand", _stream(), (rows.shape[0], num_samples), np.float64)
+        samples = np.array([[min(int(np.sum(row < value)), len(row) - 1) for value in values]
+                            for row, values in zip(cumulative, draws, strict=True)])
     return samples.reshape(*probabilities.shape[:-1], num_samples).astype(np.int64)
 
 
@@ -180,11 +183,12 @@ FILL_REFERENCES = {
     "uniform_": lambda x, a, b: _as(drawn("rand", _stream(), x.shape, x.dtype, a, b), x),
     "exponential_": lambda x, rate: _as(drawn("exponential", _stream(), x.shape,
                                               _draw_dtype(x.dtype), 0, rate), x),
-    "geometric_": lambda x, p: _as(np.maximum(np.ceil(np.log1p(-_uniform_draw(x))
-                                                      / np.log1p(-p)), 1), x),
-    "log_normal_": lambda x, mean, std: _as(np.exp(_normal_draw(x) * std + mean), x),
-    "cauchy_": lambda x, median, sigma: _as(np.tan((_uniform_draw(x) - 0.5) * np.pi) * sigma
-                                            + median, x),
+    "geometric_": lambda x, p: _as(drawn("geometric", _stream(), x.shape, x.dtype
+                                         if x.dtype.kind == "f" else np.float64, 0, p), x),
+    "log_normal_": lambda x, mean, std: _as(drawn("log_normal", _stream(), x.shape, x.dtype,
+                                                  mean, std), x),
+    "cauchy_": lambda x, median, sigma: _as(drawn("cauchy", _stream(), x.shape, x.dtype,
+                                                  median, sigma), x),
     "random_": lambda x, low, high: _as(integers(_stream(), low, high, x.shape), x),
     "bernoulli_": lambda x, p: _as(drawn("bernoulli", _stream(), x.shape, _float_for(x.dtype),
                                          0, p), x),
@@ -237,9 +241,9 @@ ROWS = [
     _fill_row("normal_", ()),
     _fill_row("uniform_", ()),
     _fill_row("exponential_", ()),
-    _fill_row("geometric_", ("log1p", "div", "floor", "neg", "maximum")),
-    _fill_row("log_normal_", ("exp", "mul")),
-    _fill_row("cauchy_", ("sin", "cos", "div", "sub", "mul")),
+    _fill_row("geometric_", ()),
+    _fill_row("log_normal_", ()),
+    _fill_row("cauchy_", ()),
     _fill_row("random_", ("cast",), ALL_NUMERIC),
     _fill_row("bernoulli_", (), ALL_NUMERIC),
 ]

@@ -366,10 +366,10 @@ SAME_RANDOMNESS_ERROR = ("Vmap does not currently support same randomness with a
 
 
 def keyed_sampler_rule(op, inputs, flags, attrs, size):
-    """Samplers seeded by a drawn key (poisson, multinomial: `op(data, key)`). Under
-    randomness="different" the key is batched, one per example, and the samples of the whole
-    batch are drawn at once from all of them; under "same" the key is not, and a batched
-    input is torch's error (its vmap has no meaning for it)."""
+    """Samplers of data and a draw (poisson's key, multinomial's exponentials or uniforms:
+    `op(data, draw)`). Under randomness="different" the draw is batched, one per example, and
+    the samples of the whole batch come at once from all of them; under "same" it is not, and
+    a batched input is torch's error (its vmap has no meaning for it)."""
     data, key = inputs
     data_batched, key_batched = flags
     if not key_batched:

@@ -39,8 +39,9 @@ class RandomDraw:
 
     kind: "rand" (uniform on [low, high)), "randn" (normal of mean `low` and std `high`),
     "randint" (integers on [low, high)), "randperm" (a permutation of range(high)),
-    "bernoulli" (1 with probability `high`, else 0), "exponential" (of rate `high`) or "key"
-    (a 0-d int64 seed for a sampler
+    "bernoulli" (1 with probability `high`, else 0), "exponential" (of rate `high`), "cauchy"
+    (median `low`, scale `high`), "geometric" (success probability `high`), "log_normal" (of
+    a normal of mean `low` and std `high`) or "key" (a 0-d int64 seed for a sampler
     op, or one per example of a vmap). `generator` is the generator drawn from
     (generator.resolve), read on each draw. The numbers are torch's for the same seed
     (torch_stream.py), the parameters applied as torch's kernels apply them.
@@ -75,10 +76,9 @@ class RandomDraw:
             return values.reshape(shape).astype(numpy_dtype, copy=False)
         if self.kind == "randperm":
             return stream.permutation(rng, self.high).astype(numpy_dtype, copy=False)
-        if self.kind == "bernoulli":
-            return stream.bernoulli(rng, count, self.high).reshape(shape).astype(numpy_dtype)
-        if self.kind == "exponential":
-            return stream.exponential(rng, count, self.high).reshape(shape).astype(numpy_dtype)
+        if self.kind in _DOUBLE_KINDS:  # computed in double, rounded to the dtype
+            values = _DOUBLE_KINDS[self.kind](self, count)
+            return values.reshape(shape).astype(numpy_dtype)
         keys = (stream.words64(rng, count) >> np.uint64(1)).astype(np.int64)
         return keys.reshape(shape)  # one key per example inside vmap (randomness="different")
 
@@ -87,6 +87,16 @@ class RandomDraw:
 
 
 _REDUCED = (dtypes.float16, dtypes.bfloat16)
+# The kinds torch's kernels compute in double from float64 uniforms (torch_stream.py).
+_DOUBLE_KINDS = {
+    "bernoulli": lambda draw, count: stream.bernoulli(draw.generator, count, draw.high),
+    "exponential": lambda draw, count: stream.exponential(draw.generator, count, draw.high),
+    "cauchy": lambda draw, count: stream.cauchy(draw.generator, count, draw.low, draw.high),
+    "geometric": lambda draw, count: stream.geometric(draw.generator, count, draw.high),
+    "log_normal": lambda draw, count: stream.log_normal(
+        draw.generator, count, draw.low, draw.high, getattr(draw.generator, "_normal_cache",
+                                                            None)),
+}
 
 
 def _round(values: np.ndarray, dtype: dtypes.DType) -> np.ndarray:

@@ -20,8 +20,9 @@ TransformationHelper), element by element in the tensor's order:
   one double normal each, the pairs' second value kept on the generator for the next draw;
 - integers on [low, low + range): `word % range + low`, with 64-bit words from a range of 2^32;
 - randperm: the Fisher-Yates swaps of `word % (n - i)`;
-- bernoulli_ with a float p: a 1 where a float64 uniform is below p; exponential_:
-  `-1 / lambda * log1p(-u)` of a float64 uniform u.
+- of a float64 uniform u: bernoulli_ with a float p, a 1 where u is below p; exponential_,
+  `-1 / lambda * log1p(-u)`; cauchy_, `median + sigma * tan(pi * (u - 0.5))`; geometric_,
+  `ceil(log(u) / log1p(-p))`; log_normal_, exp of one double normal per element.
 """
 
 from __future__ import annotations
@@ -218,13 +219,14 @@ def _box_muller_16(data: np.ndarray, mean, std, dtype) -> None:
 
 
 def normal(rng, count: int, numpy_dtype, mean: float = 0.0, std: float = 1.0,
-           cache=None, reduced: bool = False) -> np.ndarray:
+           cache=None, reduced: bool = False, serial: bool = False) -> np.ndarray:
     """normal_(mean, std) of `count` contiguous elements. `cache` is the generator's
     one-element list holding the double normal kept for the next small draw (or None).
     `reduced`: for a float16 or bfloat16 tensor, whose kernel draws the uniforms of its whole
-    blocks of 16 only before the last 16 (float32 values, for the caller to round)."""
+    blocks of 16 only before the last 16 (float32 values, for the caller to round).
+    `serial`: one double normal per element whatever the count (log_normal_'s kernel)."""
     dtype = np.dtype(numpy_dtype)
-    if count >= 16:
+    if count >= 16 and not serial:
         double = dtype == np.float64
         working = np.dtype(np.float64 if double else np.float32)
         drawn = count - count % 16 if reduced else count
@@ -293,3 +295,19 @@ def bernoulli(rng, count: int, p: float) -> np.ndarray:
 def exponential(rng, count: int, rate: float) -> np.ndarray:
     """exponential_(rate) in double: -1 / rate * log1p(-u) of a float64 uniform u."""
     return (-1.0 / rate) * np.log1p(-unit_uniform(rng, count, True))
+
+
+def cauchy(rng, count: int, median: float, sigma: float) -> np.ndarray:
+    """cauchy_(median, sigma) in double."""
+    return median + sigma * np.tan(math.pi * (unit_uniform(rng, count, True) - 0.5))
+
+
+def geometric(rng, count: int, p: float) -> np.ndarray:
+    """geometric_(p) in double: the trials up to the first success."""
+    with np.errstate(divide="ignore"):
+        return np.ceil(np.log(unit_uniform(rng, count, True)) / math.log1p(-p))
+
+
+def log_normal(rng, count: int, mean: float, std: float, cache=None) -> np.ndarray:
+    """log_normal_(mean, std) in double: exp of a serial double normal for each element."""
+    return np.exp(normal(rng, count, np.float64, mean, std, cache, serial=True))

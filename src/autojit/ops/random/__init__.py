@@ -11,8 +11,9 @@ order, so a seeded generator gives the same numbers both ways and advances by th
 bernoulli, normal and the fills are composites of a uniform or normal draw; their checks on
 tensor data (a probability outside [0, 1], a negative std) go through `check_index` with a
 form of their own, so a compiled kernel reports them as eager does. poisson and multinomial,
-whose draws depend on the data, are primitives: the impl samples with a NumPy generator seeded
-by a 64-bit key drawn from the generator, the key being the draw.
+whose draws depend on the data, are primitives: poisson's impl samples with a NumPy generator
+seeded by a 64-bit key drawn from the generator, the key being the draw; multinomial's takes
+torch's draws (exponentials or uniforms) and computes torch's samples from them.
 
 Gradients are torch's: bernoulli, normal and poisson of tensors that require grad give results
 that require grad, with zero gradients (torch's BernoulliBackward0, NormalBackward, ...);
@@ -21,7 +22,6 @@ multinomial's indices and the fills' values have none.
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
@@ -229,43 +229,52 @@ def poisson(input: Tensor, generator=None) -> Tensor:  # noqa: A002
     return bind(POISSON, (input, key), {})
 
 
-def _multinomial_shape(probabilities, key, num_samples, replacement):
+def _multinomial_shape(probabilities, draws, num_samples, replacement):
     return (*probabilities[:-1], num_samples)
 
 
-def _multinomial_impl(probabilities, key, num_samples, replacement):
-    rows = probabilities.reshape(-1, probabilities.shape[-1]).astype(np.float64)
-    # torch's kernels word a bad entry differently with and without replacement.
-    if replacement and ((rows < 0) | np.isnan(rows)).any():
+def _by_exponentials(replacement: bool, num_samples: int) -> bool:
+    """Whether torch's kernel samples by exponential draws (without replacement, or one
+    sample) rather than by uniforms on each row's cumulative distribution."""
+    return not replacement or num_samples == 1
+
+
+def _multinomial_impl(probabilities, draws, num_samples, replacement):
+    """torch's CPU multinomial from its draws: without replacement (or for one sample) the
+    categories of the largest p / E, E the exponentials drawn like the probabilities (which
+    draws them in proportion to p one after another); with replacement, for each uniform the
+    first category whose normalized cumulative probability, summed in the dtype, reaches it."""
+    categories = probabilities.shape[-1]
+    rows = probabilities.reshape(-1, categories)
+    wide = rows.astype(np.float64)
+    # torch's two kernels word a bad entry differently.
+    cumulative = not _by_exponentials(replacement, num_samples)
+    if cumulative and ((wide < 0) | np.isnan(wide)).any():
         raise OpError(RuntimeError("invalid multinomial distribution (encountering probability "
                                    "entry < 0)"))
-    if replacement and np.isinf(rows).any():
+    if cumulative and np.isinf(wide).any():
         raise OpError(RuntimeError("invalid multinomial distribution (encountering probability "
                                    "entry = infinity or NaN)"))
-    if not np.isfinite(rows).all() or (rows < 0).any():
+    if not np.isfinite(wide).all() or (wide < 0).any():
         raise OpError(RuntimeError("probability tensor contains either `inf`, `nan` or "
                                    "element < 0"))
-    totals = rows.sum(axis=1, keepdims=True)
-    if (totals <= 0).any():
+    if (wide.sum(axis=1) <= 0).any():
         raise OpError(RuntimeError("invalid multinomial distribution (sum of probabilities "
                                    "<= 0)"))
-    rng = _generator(key)
-    categories = rows.shape[1]
-    if replacement:
-        # Inverse CDF: the first category whose cumulative probability exceeds a uniform.
-        cumulative = np.cumsum(rows / totals, axis=1)
-        uniform = rng.random((rows.shape[0], num_samples))
-        found = np.stack([np.searchsorted(row, draws, side="right")
-                          for row, draws in zip(cumulative, uniform, strict=True)])
-        # Rounding can leave the last cumulative value below a uniform: the last category
-        # with a nonzero probability.
-        last = categories - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)
-        samples = np.minimum(found, last[:, None])
+    if not cumulative:
+        scores = rows / draws.reshape(-1, categories)  # torch's div_out, in the dtype
+        if num_samples == 1:
+            samples = np.argmax(scores, axis=1)[:, None]
+        else:  # topk's order: the largest first; zero probabilities last, in order
+            samples = np.argsort(-scores, axis=1, kind="stable")[:, :num_samples]
     else:
-        # Without replacement: the categories of the largest p / E, E exponential, which draws
-        # them in proportion to p one after another; zero probabilities come last, in order.
-        scores = rows / rng.standard_exponential(rows.shape)
-        samples = np.argsort(-scores, axis=1, kind="stable")[:, :num_samples]
+        working = np.float32 if rows.dtype == np.float16 else rows.dtype
+        cumulative = np.cumsum(rows.astype(working), axis=1, dtype=working)
+        cumulative /= cumulative[:, -1:]
+        cumulative[:, -1] = 1  # torch's: the last bucket is 1
+        uniforms = draws.reshape(-1, num_samples)
+        samples = np.stack([np.searchsorted(row.astype(np.float64), values, side="left")
+                            for row, values in zip(cumulative, uniforms, strict=True)])
     return samples.reshape(*probabilities.shape[:-1], num_samples).astype(np.int64)
 
 
@@ -302,8 +311,13 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    key = random_key(generator, "multinomial", input.device)
-    return bind(MULTINOMIAL, (input, key),
+    if _by_exponentials(replacement, num_samples):
+        draws = _draw("exponential", tuple(input.shape), input.dtype, generator, "multinomial",
+                      input.device, 0, 1.0)
+    else:
+        draws = _draw("rand", (*input.shape[:-1], num_samples), dtypes.float64, generator,
+                      "multinomial", input.device)
+    return bind(MULTINOMIAL, (input, draws),
                 {"num_samples": num_samples, "replacement": bool(replacement)})
 
 
@@ -364,15 +378,9 @@ def geometric_(self: Tensor, p, *, generator=None) -> Tensor:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
     if self.dtype.limited:
         raise dtypes.kernel_error("geometric_cpu", self.dtype)
-    draw_dtype = _draw_dtype(_float_for(self.dtype))
-
-    def values():
-        uniform = _draw("rand", self.shape, draw_dtype, generator, "geometric_", self.device)
-        # ceil(log(1 - u) / log(1 - p)), at least 1: -floor(-y) is ceil(y).
-        trials = -ew.floor(-(ew.log1p(-uniform) / math.log1p(-p)))
-        return ew.maximum(trials, ew.fill_like(trials, 1))
-
-    return _fill(self, "geometric_", values)
+    draw_dtype = self.dtype if self.dtype.is_floating_point else dtypes.float64
+    return _fill(self, "geometric_", lambda: _draw("geometric", self.shape, draw_dtype,
+                                                   generator, "geometric_", self.device, 0, p))
 
 
 def log_normal_(self: Tensor, mean=1.0, std=2.0, *, generator=None) -> Tensor:
@@ -380,8 +388,8 @@ def log_normal_(self: Tensor, mean=1.0, std=2.0, *, generator=None) -> Tensor:
     draw_dtype = _continuous(self, "log_normal_cpu")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    return _fill(self, "log_normal_", lambda: ew.exp(_draw(
-        "randn", self.shape, draw_dtype, generator, "log_normal_", self.device) * std + mean))
+    return _fill(self, "log_normal_", lambda: _draw(
+        "log_normal", self.shape, draw_dtype, generator, "log_normal_", self.device, mean, std))
 
 
 def cauchy_(self: Tensor, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
@@ -392,14 +400,8 @@ def cauchy_(self: Tensor, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
                            f"{_CPP_NAMES[self.dtype.name]}")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
-    draw_dtype = _draw_dtype(self.dtype)
-
-    def values():
-        angle = (_draw("rand", self.shape, draw_dtype, generator, "cauchy_", self.device)
-                 - 0.5) * math.pi
-        return ew.sin(angle) / ew.cos(angle) * sigma + median
-
-    return _fill(self, "cauchy_", values)
+    return _fill(self, "cauchy_", lambda: _draw("cauchy", self.shape, self.dtype, generator,
+                                                "cauchy_", self.device, median, sigma))
 
 
 _RANDOM_LIMIT = {"float16": 1 << 11, "float32": 1 << 24, "float64": 1 << 53, "uint8": 255,

@@ -7,8 +7,7 @@ autojit random function takes) and otherwise, as torch's RandomSampler does, fro
 of their own seeded by one draw of autojit's global generator when a pass starts, so
 `autojit.manual_seed(seed)` makes every epoch's order reproducible and the global stream does
 not depend on how far a pass has gone. The draws are torch's (randperm and randint of
-tensor/torch_stream.py), so the same seed gives torch's orders; WeightedRandomSampler's, drawn
-by multinomial, are not.
+tensor/torch_stream.py, and multinomial's), so the same seed gives torch's orders.
 
 RandomSampler and SubsetRandomSampler draw as they are read, as torch's do: a chunk of indices
 with replacement, one permutation of the dataset at a time without, so that a sampler of
@@ -22,7 +21,10 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+from ...ops.random import multinomial
 from ...tensor import torch_stream as stream
+from ...tensor.creation import as_tensor
+from ...tensor.dtypes import float64
 from ...tensor.generator import Generator
 from ._utils import draw_seed, permutation, resolve_generator
 
@@ -169,24 +171,10 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        weights = self.weights
-        # torch.multinomial's checks: the draw is only defined for such weights.
-        if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        total = weights.sum()
-        if total <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        rng = resolve_generator(self.generator)
-        if self.replacement:
-            drawn = rng.choice(len(weights), size=self.num_samples, p=weights / total)
-            return iter(drawn.tolist())
-        if self.num_samples > len(weights):
-            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
-                               "replacement")
-        # Without replacement, as torch.multinomial draws: the largest weight / Exp(1) keys
-        # (zero weights come last, so more samples than nonzero weights is allowed).
-        keys = weights / rng.exponential(size=len(weights))
-        return iter(np.argsort(-keys, kind="stable")[:self.num_samples].tolist())
+        # torch's: multinomial of the float64 weights (its checks, its draws).
+        drawn = multinomial(as_tensor(self.weights, dtype=float64), self.num_samples,
+                            self.replacement, generator=self.generator)
+        return iter(drawn.tolist())
 
     def __len__(self) -> int:
         return self.num_samples

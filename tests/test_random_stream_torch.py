@@ -225,3 +225,33 @@ MULTINOMIAL = {
 def test_multinomial_draws_are_torchs(name):
     mine, theirs = _both(MULTINOMIAL[name], seed=3)
     np.testing.assert_array_equal(mine, theirs)
+
+
+def _training_run(m, compiled: bool = False) -> np.ndarray:
+    """Three epochs of a small classifier with dropout, shuffled batches and Adam, seeded once:
+    every random number in it (data, weights, order, dropout masks) comes from the stream."""
+    from importlib import import_module
+
+    data = import_module(m.__name__ + ".utils.data")
+    m.manual_seed(0)
+    x, y = m.randn(64, 8), m.randint(0, 3, (64,))
+    model = m.nn.Sequential(m.nn.Linear(8, 32), m.nn.ReLU(), m.nn.Dropout(0.2),
+                            m.nn.Linear(32, 3))
+    optimizer = m.optim.Adam(model.parameters(), lr=1e-2)
+
+    def step(xb, yb):
+        optimizer.zero_grad()
+        loss = m.nn.functional.cross_entropy(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    step = autojit.compile(step) if compiled else step
+    loader = data.DataLoader(data.TensorDataset(x, y), batch_size=16, shuffle=True)
+    return np.array([step(xb, yb).item() for _ in range(3) for xb, yb in loader])
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_a_seeded_training_run_is_torchs(compiled):
+    np.testing.assert_allclose(_training_run(autojit, compiled), _training_run(torch),
+                               rtol=1e-5)

@@ -311,12 +311,15 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
+    # From the device's generator, on the host. Eagerly they join the probabilities on their
+    # device; a compiled call keeps them a host graph input, which the sampler reads there (a
+    # random tensor on a GPU would be a graph break).
+    rng = resolve(generator, "multinomial", input.device)
     if _by_exponentials(replacement, num_samples):
-        draws = _draw("exponential", tuple(input.shape), input.dtype, generator, "multinomial",
-                      input.device, 0, 1.0)
+        draw = RandomDraw("exponential", tuple(input.shape), input.dtype, rng, 0, 1.0)
     else:
-        draws = _draw("rand", (*input.shape[:-1], num_samples), dtypes.float64, generator,
-                      "multinomial", input.device)
+        draw = RandomDraw("rand", (*input.shape[:-1], num_samples), dtypes.float64, rng)
+    draws = random_tensor(draw, None if state.tracer is not None else input.device)
     return bind(MULTINOMIAL, (input, draws),
                 {"num_samples": num_samples, "replacement": bool(replacement)})
 

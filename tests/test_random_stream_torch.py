@@ -28,6 +28,8 @@ EXACT = {
     "uniform_ bfloat16": lambda m: m.empty(300, dtype=m.bfloat16).uniform_(-1, 1),
     "rand complex64": lambda m: m.view_as_real(m.rand(5, dtype=m.complex64)),
     "rand_like": lambda m: m.rand_like(m.zeros(4, 4)),
+    "rand_like float16": lambda m: m.rand_like(m.zeros(1000, dtype=m.float16)),
+    "randn_like float16": lambda m: m.randn_like(m.zeros(1000, dtype=m.float16)),
     "uniform_": lambda m: m.empty(40).uniform_(-1, 3),
     "uniform_ float64": lambda m: m.empty(40, dtype=m.float64).uniform_(-2, 5),
     "randint": lambda m: m.randint(0, 7, (40,)),

@@ -25,9 +25,7 @@ from .random import (
     check_floating,
     check_integer_range,
     eager_randint,
-    normal_array,
     random_tensor,
-    uniform_array,
 )
 from .state import SPECIAL, state
 from .tensor import Tensor, plain_tensor
@@ -39,7 +37,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, la
          pin_memory=False) -> Tensor:
     """Uniform samples on [0, 1); the size is given as integers or as one sequence."""
     if generator is None and dtype is None and device is None and not requires_grad:
-        found = _eager_draw(uniform_array, size)
+        found = _eager_draw("rand", size)
         if found is not None:
             return found
     device = check_device(device)
@@ -63,7 +61,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, l
     True
     """
     if generator is None and dtype is None and device is None and not requires_grad:
-        found = _eager_draw(normal_array, size)
+        found = _eager_draw("randn", size)
         if found is not None:
             return found
     device = check_device(device)
@@ -73,8 +71,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, l
                          requires_grad)
 
 
-def _eager_draw(fill, size: tuple):
-    """rand's or randn's values (`fill`: uniform_array or normal_array) in the default dtype,
+def _eager_draw(kind: str, size: tuple):
+    """rand's or randn's values (`kind`) in the default dtype,
     drawn at once from the CPU's default generator, for a caller that gave nothing but the
     size as ints (or one tuple or list of them), where no default device is set and nothing
     traces or runs under vmap (a data pipeline's coin flip, `rand(()).item() < 0.5`), else
@@ -88,7 +86,8 @@ def _eager_draw(fill, size: tuple):
         if extent.__class__ is not int or extent < 0:
             return None
     dtype = dtypes.get_default_dtype()
-    return plain_tensor(fill(generators.default_generator, size, dtype.numpy), dtype)
+    return plain_tensor(RandomDraw(kind, size, dtype, generators.default_generator).draw(),
+                        dtype)
 
 
 def _extents(size: tuple) -> tuple:
@@ -138,8 +137,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                          requires_grad)
 
 
-def _eager_like_draw(fill, x: Tensor):
-    """rand_like's or randn_like's values (`fill`: uniform_array or normal_array) drawn at
+def _eager_like_draw(kind: str, x: Tensor):
+    """rand_like's or randn_like's values (`kind`) drawn at
     once, for a caller that was given nothing but x, where x is a float tensor of the CPU whose
     preserved format is the contiguous one and nothing traces or runs under vmap (the
     per-sample noise of a data pipeline), else None: the general path's checks cost several
@@ -149,7 +148,8 @@ def _eager_like_draw(fill, x: Tensor):
         like = x._dtype
         if like.category == dtypes.FLOATING and (data.flags.c_contiguous or
                                                  preserved_order(data) is None):
-            return plain_tensor(fill(generators.default_generator, data.shape, like.numpy), like)
+            return plain_tensor(RandomDraw(kind, data.shape, like,
+                                           generators.default_generator).draw(), like)
     return None
 
 
@@ -158,7 +158,7 @@ def rand_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_gr
     """Uniform samples on [0, 1) shaped like x, on x's device and in its dtype by default."""
     if generator is None and dtype is None and device is None and not requires_grad and \
             memory_format is preserve_format:
-        found = _eager_like_draw(uniform_array, x)
+        found = _eager_like_draw("rand", x)
         if found is not None:
             return found
     return _in_format(rand(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,
@@ -171,7 +171,7 @@ def randn_like(x: Tensor, *, generator=None, dtype=None, device=None, requires_g
     """Standard normal samples shaped like x, on x's device and in its dtype by default."""
     if generator is None and dtype is None and device is None and not requires_grad and \
             memory_format is preserve_format:
-        found = _eager_like_draw(normal_array, x)
+        found = _eager_like_draw("randn", x)
         if found is not None:
             return found
     return _in_format(randn(tuple(x.shape), generator=generator, dtype=dtype or x.dtype,

@@ -71,6 +71,9 @@ EXACT = {
     "LSTM": lambda m: m.nn.LSTM(4, 5).weight_hh_l0,
     "MultiheadAttention": lambda m: m.nn.MultiheadAttention(8, 2).in_proj_weight,
     "xavier_uniform_": lambda m: m.nn.init.xavier_uniform_(m.empty(5, 8)),
+    "kaiming_uniform_ float16": lambda m: m.nn.init.kaiming_uniform_(
+        m.empty(30, 40, dtype=m.float16)),
+    "init.normal_ bfloat16": lambda m: m.nn.init.normal_(m.empty(300, dtype=m.bfloat16)),
     "trunc_normal_ narrow": lambda m: m.nn.init.trunc_normal_(m.empty(200), std=1, a=-0.1,
                                                                b=0.3),
 }

@@ -1,12 +1,12 @@
 """autojit.nn.init: fill a parameter in place with the values a layer starts from.
 
 Each function draws from autojit's global generator (seeded by autojit.manual_seed) unless a
-generator is passed, torch's numbers for the same seed (tensor/torch_stream.py), writes the
-values into the tensor under no_grad (so a Parameter stays a leaf and its identity is kept)
-and returns the tensor. Fan-in and fan-out follow the
-usual convention: dim 1 is the input features, dim 0 the output features, and any further dims
-form the receptive field of a convolution kernel. Initialization runs before training, outside
-the traced forward and backward, so the numbers are drawn at once.
+generator is passed, torch's numbers for the same seed (tensor/random.py's RandomDraw),
+writes the values into the tensor under no_grad (so a Parameter stays a leaf and its identity
+is kept) and returns the tensor. Fan-in and fan-out follow the usual convention: dim 1 is the
+input features, dim 0 the output features, and any further dims form the receptive field of a
+convolution kernel. Initialization runs before training, outside the traced forward and
+backward, so the numbers are drawn at once.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import warnings
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..tensor import torch_stream as stream
+from ..tensor import dtypes
 from ..tensor.creation import default_generator
+from ..tensor.random import RandomDraw
 from ..tensor.tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
@@ -68,22 +69,24 @@ def _generator(generator) -> np.random.Generator:
     return generator if generator is not None else default_generator()
 
 
+def _drawn(kind: str, shape: tuple, dtype, low, high, generator) -> np.ndarray:
+    """A draw of `kind` (tensor/random.py's RandomDraw, torch's rules for each dtype)."""
+    return RandomDraw(kind, shape, dtype, _generator(generator), low, high).draw()
+
+
 def _uniform(tensor: Tensor, a: float, b: float, generator) -> np.ndarray:
     """tensor.uniform_(a, b)'s values, in its shape."""
-    return stream.uniform(_generator(generator), tensor.numel(), _draw_dtype(tensor), a,
-                          b).reshape(tuple(tensor.shape))
+    return _drawn("rand", tuple(tensor.shape), _draw_dtype(tensor), a, b, generator)
 
 
 def _normal(shape: tuple, dtype, mean: float, std: float, generator) -> np.ndarray:
-    """normal_(mean, std)'s values for a tensor of `shape` and NumPy `dtype`."""
-    rng = _generator(generator)
-    return stream.normal(rng, math.prod(shape), dtype, mean, std,
-                         getattr(rng, "_normal_cache", None)).reshape(shape)
+    """normal_(mean, std)'s values for a tensor of `shape` and `dtype`."""
+    return _drawn("randn", shape, dtype, mean, std, generator)
 
 
-def _draw_dtype(tensor: Tensor):
-    """The NumPy dtype a tensor's random values are drawn in: its own, or float64."""
-    return tensor.dtype.numpy if tensor.dtype.is_floating_point else np.float64
+def _draw_dtype(tensor: Tensor) -> dtypes.DType:
+    """The dtype a tensor's random values are drawn in: its own, or float64."""
+    return tensor.dtype if tensor.dtype.is_floating_point else dtypes.float64
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
@@ -126,12 +129,13 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
     shape, dtype = tuple(tensor.shape), _draw_dtype(tensor)
+    scalar = np.dtype(dtype.numpy).type
 
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
-        low, high = dtype.type(a), dtype.type(b)
+        low, high = scalar(a), scalar(b)
         result = _normal(shape, dtype, mean, std, generator)
         while True:
             outside = (result < low) | (result > high)
@@ -141,8 +145,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
 
     def log_density(values):
-        scaled = (values - dtype.type(mean)) / dtype.type(std)
-        return scaled * scaled * dtype.type(-0.5) - dtype.type(log_peak)
+        scaled = (values - scalar(mean)) / scalar(std)
+        return scaled * scaled * scalar(-0.5) - scalar(log_peak)
 
     def rejected(candidates):
         return np.log(_uniform(tensor, 0.0, 1.0, generator)) > log_density(candidates)
@@ -334,7 +338,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     zeros_per_column = int(math.ceil(sparsity * rows))
     values = _normal((rows, cols), _draw_dtype(tensor), 0.0, std, generator)
     for column in range(cols):
-        values[stream.permutation(_generator(generator), rows)[:zeros_per_column], column] = 0
+        order = _drawn("randperm", (rows,), dtypes.int64, 0, rows, generator)
+        values[order[:zeros_per_column], column] = 0
     return _write(tensor, values)
 
 

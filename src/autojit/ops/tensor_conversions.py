@@ -142,22 +142,16 @@ def _dir(self) -> list:
 
 
 Tensor.__dir__ = _dir
-Tensor.float = _to_method(dtypes.float32)
-Tensor.double = _to_method(dtypes.float64)
-Tensor.half = _to_method(dtypes.float16)
-Tensor.long = _to_method(dtypes.int64)
-Tensor.int = _to_method(dtypes.int32)
-Tensor.short = _to_method(dtypes.int16)
-Tensor.char = _to_method(dtypes.int8)
-Tensor.byte = _to_method(dtypes.uint8)
-Tensor.bool = _to_method(dtypes.bool_)
-Tensor.bfloat16 = _to_method(dtypes.bfloat16)
-Tensor.cfloat = _to_method(dtypes.complex64)
-Tensor.cdouble = _to_method(dtypes.complex128)
-Tensor.chalf = _to_method(dtypes.complex32)
-for _name in ("float", "double", "half", "long", "int", "short", "char", "byte", "bool",
-              "bfloat16", "cfloat", "cdouble", "chalf"):
-    getattr(Tensor, _name).__name__ = getattr(Tensor, _name).__qualname__ = _name
+# Tensor.float(), .double(), ...: the conversions torch names after their dtypes.
+for _name, _dtype in (("float", dtypes.float32), ("double", dtypes.float64),
+                      ("half", dtypes.float16), ("long", dtypes.int64), ("int", dtypes.int32),
+                      ("short", dtypes.int16), ("char", dtypes.int8), ("byte", dtypes.uint8),
+                      ("bool", dtypes.bool_), ("bfloat16", dtypes.bfloat16),
+                      ("cfloat", dtypes.complex64), ("cdouble", dtypes.complex128),
+                      ("chalf", dtypes.complex32)):
+    _method = _to_method(_dtype)
+    _method.__name__ = _method.__qualname__ = _name
+    setattr(Tensor, _name, _method)
 Tensor.contiguous = memory_formats.contiguous
 Tensor.is_contiguous = memory_formats.is_contiguous
 Tensor.stride = memory_formats.stride

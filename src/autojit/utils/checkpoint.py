@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from ..amp.autocast_mode import autocast
+from ..autograd.grad_mode import no_grad
 from ..autograd.graph_tasks import current_graph_task_id, running_with_inputs
 from ..autograd.nodes import AccumulateGrad, Node
 from ..autograd.saved_tensors import PackedSavedTensor, SavedTensor
@@ -119,12 +120,8 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=no
         if not any(isinstance(a, Tensor) and a._requires_grad for a in args):
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                           stacklevel=2)
-            previous = state.grad_enabled
-            state.grad_enabled = False
-            try:
+            with no_grad():
                 return function(*args)
-            finally:
-                state.grad_enabled = previous
         determinism_check = "none"
     elif determinism_check not in _DETERMINISM_CHECKS:
         raise ValueError(f"determinism_check should be one of {list(_DETERMINISM_CHECKS)}, "

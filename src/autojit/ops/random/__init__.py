@@ -60,8 +60,8 @@ def _draw(kind: str, shape, dtype: dtypes.DType, generator, name: str, device,
 
 
 def _draw_dtype(dtype: dtypes.DType) -> dtypes.DType:
-    """Uniform and normal numbers for a float16 result are drawn in float32 (a float16 uniform
-    can round up to 1, where exponential_'s logarithm would be infinite)."""
+    """The dtype exponential_'s values and bernoulli_'s 0/1 are drawn in: float32 for a
+    float16 result, which the fill then casts."""
     return dtypes.float32 if dtype is dtypes.float16 else dtype
 
 

@@ -79,6 +79,7 @@ from .ops.autocast import (
     set_autocast_enabled,
     set_autocast_gpu_dtype,
 )
+from .ops.counting import _unique, _unique2  # noqa: F401 - torch's private forms of unique
 from .ops.fft import transforms as fft
 from .ops.foreach import NAMES as _foreach_names
 from .ops.functional import *  # noqa: F403 - the op functions: add, exp, sum, matmul, ...

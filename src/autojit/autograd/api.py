@@ -7,14 +7,16 @@ outputs do not depend on, and grad_outputs shape-checked against their outputs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
+from ..tensor.creation import ones
 from ..tensor.once import warn_once
 from ..tensor.state import state
 from ..tensor.symbolic import same_shape
-from ..tensor.tensor import Tensor
+from ..tensor.tensor import Size, Tensor
 from .engine import run_backward
-from .nodes import GradientEdge
+from .nodes import GradientEdge, edge_metadata
 
 
 def _as_tuple(value) -> tuple:
@@ -45,15 +47,15 @@ def _make_root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) ->
     grads = []
     for index, (output, grad) in enumerate(zip(outputs, grad_outputs)):
         if output.__class__ is GradientEdge:
-            # An edge has no shape or dtype to check against: its gradient must be given.
-            if grad is None:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not isinstance(grad, Tensor):
-                raise TypeError(f"gradients can be either Tensors or None, but got "
-                                f"{type(grad).__name__}")
-            grads.append(grad if create_graph else grad.detach())
-            continue
+            shape, dtype, device = edge_metadata(output) or (None, None, None)
+        else:
+            shape, dtype = output.shape, output.dtype
         if grad is None:
+            if output.__class__ is GradientEdge:
+                if shape is None or math.prod(shape) != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                grads.append(ones(shape, dtype=dtype, device=device))
+                continue
             if output.requires_grad and output.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if output.requires_grad and not output.dtype.is_floating_point:
@@ -64,12 +66,17 @@ def _make_root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) ->
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(grad).__name__}")
         else:
-            if not same_shape(grad.shape, output.shape):
+            if shape is not None and not same_shape(grad.shape, shape):
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{index}] has a shape of {grad.shape} and "
-                    f"output[{index}] has a shape of {output.shape}.")
-            if grad.dtype is not output.dtype:
-                grad = grad.to(output.dtype)
+                    f"output[{index}] has a shape of {Size(shape)}.")
+            if dtype is not None and grad.dtype.is_complex != dtype.is_complex:
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have the "
+                    f"same dtype. Mismatch in dtype: grad_output[{index}] has a dtype of "
+                    f"{grad.dtype} and output[{index}] has a dtype of {dtype}.")
+            if dtype is not None and grad.dtype is not dtype:
+                grad = grad.to(dtype)
             if not create_graph:
                 grad = grad.detach()
         grads.append(grad)

@@ -76,7 +76,7 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     captured_nodes = {key[0] for key in capture}
     tasks = _tasks.__dict__.setdefault("running", [])
     tasks.append(_Task(root_edges, dependencies, needed if inputs is not None else None,
-                       captured_nodes, partial))
+                       captured_nodes, partial, returns=not accumulate))
     # Anomaly mode and the profiler wrap each node's run; read once so that the common case
     # pays nothing per node.
     instrumented = state.anomaly or state.profiler is not None

@@ -284,6 +284,17 @@ class Function:
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
 
+    # torch.func's vmap: False runs the Function's own `vmap` staticmethod (function_vmap.py);
+    # True batches forward itself.
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The Function's batching rule under torch.func.vmap: the outputs and their batch
+        dimensions from the arguments and theirs (`info.batch_size`, `info.randomness`)."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override "
+                                  "the vmap staticmethod or set generate_vmap_rule=True.")
+
     @classmethod
     def _backward_function(cls):
         backward, vjp = cls.backward, cls.vjp

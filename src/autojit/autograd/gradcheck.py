@@ -16,6 +16,8 @@ real coordinates (`_real_parts`).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..tensor import dtypes
@@ -36,6 +38,7 @@ from .gradcheck_jacobians import (
     _mismatch_message,
     _numerical_jacobians,
     _real_parts,
+    check_same_outputs,
 )
 
 # ---- the checks ---------------------------------------------------------------------------------
@@ -109,12 +112,14 @@ def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
             original = data.copy()
             with no_grad():
                 data[...] = original - eps * step
-            minus = _evaluate(func, numerical_inputs)[differentiable[i]]
+            minus = _evaluate(func, numerical_inputs)
             with no_grad():
                 data[...] = original + eps * step
-            plus = _evaluate(func, numerical_inputs)[differentiable[i]]
+            plus = _evaluate(func, numerical_inputs)
             with no_grad():
                 data[...] = original
+            check_same_outputs(minus, plus, eps)
+            minus, plus = minus[differentiable[i]], plus[differentiable[i]]
             numerical = float(np.sum((plus - minus) / (2 * eps) * v))
             if not _allclose(analytical, numerical, atol, rtol):
                 slow = ""
@@ -157,6 +162,15 @@ def _test_backward_mul_by_grad_output(outputs, diff_inputs, masked=False) -> Non
             raise GradcheckError("grad is incorrect size")
 
 
+def _warn_new_check() -> None:
+    """torch's warning beside a failed check of undefined output gradients."""
+    warnings.warn(
+        "Backwards compatibility: New undefined gradient support checking feature is enabled "
+        "by default, but it may break existing callers of this function. If this is true for "
+        "you, you can call this function with \"check_undefined_grad=False\" to disable the "
+        "feature", stacklevel=3)
+
+
 def _test_undefined_backward_mode(func, inputs, diff_inputs) -> None:
     """Each output differentiated alone: the other outputs' gradients stay undefined."""
     from ..tensor.creation import zeros_like
@@ -167,12 +181,14 @@ def _test_undefined_backward_mode(func, inputs, diff_inputs) -> None:
         try:
             grads = grad(output, diff_inputs, zeros_like(output), allow_unused=True)
         except RuntimeError as error:
+            _warn_new_check()
             raise GradcheckError(
                 "Expected backward function to handle undefined output grads. Please look at "
                 "\"Notes about undefined output gradients\" in "
                 "\"tools/autograd/derivatives.yaml\"") from error
         for g in grads:
             if g is not None and np.any(sparse.dense_array(g) != 0):
+                _warn_new_check()
                 raise GradcheckError(
                     "Expected all input grads to be undefined or zero when all output grads are "
                     "undefined or zero. Please look at \"Notes about undefined output "

@@ -94,16 +94,42 @@ def _unit_steps(tensor: Tensor):
             yield index, part
 
 
+class _Outputs(list):
+    """func's outputs as _evaluate gives them, with each one's (shape, dtype) in `meta`."""
+
+    meta: list
+
+
 def _evaluate(func, inputs: tuple) -> list:
     """func's outputs as flat float64 copies of their real coordinates (a copy, since an
     output may be a view of an input)."""
-    results = []
+    results = _Outputs()
+    results.meta = []
     for output in _as_tuple(func(*inputs)):
         if isinstance(output, Tensor):
             results.append(_real_parts(output._data))
+            results.meta.append((output.shape, output.dtype))
         else:
             results.append(None)
+            results.meta.append(None)
     return results
+
+
+def check_same_outputs(minus: _Outputs, plus: _Outputs, eps: float, index=None) -> None:
+    """torch's check that func's outputs keep their shapes and dtypes when an input is moved
+    by eps either way (a function whose shape depends on the values has no derivative)."""
+    on_index = f"on index {index} " if index is not None else ""
+    for low, high in zip(minus.meta, plus.meta):
+        if low is None or high is None:
+            continue
+        if low[0] != high[0]:
+            raise AssertionError(
+                f"Expected `func` to return outputs with the same shape when inputs are "
+                f"perturbed {on_index}by {eps}, but got: shapes {low[0]} and {high[0]}.")
+        if low[1] != high[1]:
+            raise AssertionError(
+                f"Expected `func` to return outputs with the same dtype when inputs are "
+                f"perturbed {on_index}by {eps}, but got: dtypes {low[1]} and {high[1]}.")
 
 
 # ---- Jacobians ----------------------------------------------------------------------------------
@@ -132,6 +158,7 @@ def _numerical_jacobians(func, inputs, diff_inputs, eps) -> list:
         for data, index, part, k in sparse.input_steps(tensor):
             minus = _perturbed(func, inputs, data, index, -eps * part)
             plus = _perturbed(func, inputs, data, index, eps * part)
+            check_same_outputs(minus, plus, eps, index)
             for i, (low, high) in enumerate(zip(minus, plus, strict=True)):
                 if low is not None:
                     jacobians[i][j][k] = (high - low) / (2 * eps)

@@ -159,8 +159,12 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
     node.next_functions = tuple(edges)
     node.input_meta = meta if symbolic else _meta_table[tuple(meta)]
     node._saved_out = None
-    for entry in op.saves:
-        if entry == "out":
+    for index in op.saves:
+        if index.__class__ is tuple:  # (what, j): kept only when input j needs a gradient
+            index, needed_by = index
+            if not needs[needed_by]:
+                continue
+        if index == "out":
             entry = node._saved_out = _new(SavedTensor)
             entry.tensor = None
             entry.data, entry.value, entry.dtype = out._data, out._value, out._dtype
@@ -169,18 +173,13 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
             entry.output_nr = 0
             entry.tangents = None
             continue
-        if entry.__class__ is tuple:
-            index, needed_by = entry
-            if not needs[needed_by]:
-                continue
-        else:
-            index = entry
         tensor = inputs[index]
         if isinstance(tensor, Tensor):
             if tensor._is_inference:
                 raise RuntimeError(INFERENCE_SAVED_MESSAGE)
             entry = saved[index] = _new(SavedTensor)
             entry.tensor = tensor
+            entry.saved_fn = tensor.grad_fn
             counter = tensor._counter
             entry.counter = counter if counter is not None else tensor._version_counter
             entry.version = entry.counter.value

@@ -201,33 +201,38 @@ class _Handle:
 
 
 class _AllowMutationOnSavedContext:
-    """The state of one allow_mutation_on_saved_tensors block: the saved tensors, by version
-    counter and version, and the clones made of them before a write."""
+    """The state of one allow_mutation_on_saved_tensors block, in torch's fields: the saved
+    tensors by (tensor, version counter, version) and by (version counter, version), and the
+    clones made of them before a write."""
 
     def __init__(self) -> None:
         self.cloned = weakref.WeakKeyDictionary()  # handle -> the clone made before a write
-        self.original = weakref.WeakKeyDictionary()  # handle -> the saved tensor itself
-        self.handles = weakref.WeakValueDictionary()  # (id(tensor), counter, version) -> handle
-        self.by_storage: dict = defaultdict(set)  # (counter, version) -> keys of handles
+        self.original = weakref.WeakKeyDictionary()  # handle -> the saved tensor's data
+        # (id(tensor), id(counter), version) -> handle, alive while a graph keeps it
+        self.tid_to_weakhandle = weakref.WeakValueDictionary()
+        self.sid_to_tid: dict = defaultdict(set)  # (id(counter), version) -> those keys
 
     def clear(self) -> None:
         self.cloned.clear()
         self.original.clear()
-        self.handles.clear()
-        self.by_storage.clear()
+        self.tid_to_weakhandle.clear()
+        self.sid_to_tid.clear()
 
     def pack(self, tensor: Tensor) -> _Handle:
         counter = id(tensor._version_counter)
         key = (id(tensor), counter, tensor._version)
-        self.by_storage[(counter, tensor._version)].add(key)
-        handle = self.handles.get(key)
+        self.sid_to_tid[(counter, tensor._version)].add(key)
+        handle = self.tid_to_weakhandle.get(key)
         if handle is None:  # the same tensor at the same version may be saved several times
-            handle = self.handles[key] = _Handle()
-            self.original[handle] = tensor
+            handle = self.tid_to_weakhandle[key] = _Handle()
+            # Its data without its history: an op's own output, saved, would otherwise keep
+            # its node, and so the handle, alive through this dict (unpack gives the saving
+            # node's identity back, saved_tensors.py).
+            self.original[handle] = tensor.detach()
         return handle
 
     def unpack(self, handle: _Handle) -> Tensor:
-        if not _mutation_allowed:
+        if not _mutation_allowed or (handle not in self.cloned and handle not in self.original):
             # torch's message, its missing space included.
             raise AssertionError("Trying to backward outside of the "
                                  "'allow_mutation_on_saved_tensors' contextin which the graph "
@@ -244,9 +249,9 @@ class _AllowMutationOnSavedContext:
 
             graph_break("an in-place write under "
                         "autograd.graph.allow_mutation_on_saved_tensors", needs_data=False)
-        keys = self.by_storage.get((id(target._version_counter), target._version))
+        keys = self.sid_to_tid.get((id(target._version_counter), target._version))
         for key in keys or ():
-            handle = self.handles.get(key)
+            handle = self.tid_to_weakhandle.get(key)
             if handle is None or handle in self.cloned:  # freed by a backward, or done
                 continue
             previous = state.grad_enabled

@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 import threading
 
+from .nodes import AccumulateGrad
+
 _tasks = threading.local()  # .running: this thread's backward passes, innermost last
 _task_ids = itertools.count()
 
@@ -17,11 +19,14 @@ _task_ids = itertools.count()
 class _Task:
     """One backward pass while it runs: which nodes it will execute."""
 
-    __slots__ = ("id", "roots", "dependencies", "needed", "captured", "callbacks", "partial")
+    __slots__ = ("id", "roots", "dependencies", "needed", "captured", "callbacks", "partial",
+                 "returns")
 
-    def __init__(self, root_edges, dependencies, needed, captured, partial=False):
+    def __init__(self, root_edges, dependencies, needed, captured, partial=False,
+                 returns=False):
         self.id = next(_task_ids)
         self.partial = partial
+        self.returns = returns  # autograd.grad: the captured gradients are returned
         self.callbacks = []
         self.roots = {node for node, _ in root_edges}
         self.dependencies, self.needed, self.captured = dependencies, needed, captured
@@ -57,13 +62,20 @@ class ExecutionEngine:
 
 
 def will_engine_execute_node(node) -> bool:
-    """Whether the running backward pass will run `node` (or, for a leaf that autograd.grad
-    captures, its hooks)."""
+    """Whether the running backward pass will run `node` (a leaf's AccumulateGrad that
+    autograd.grad reads the gradient at is refused, as torch refuses it)."""
+    if not hasattr(node, "next_functions"):
+        raise RuntimeError("_will_engine_execute_node expects an grad_fn, but got "
+                           f"{type(node).__name__}")
     running = getattr(_tasks, "running", None)
     if not running:
-        raise RuntimeError("_will_engine_execute_node should only be called during the backward "
+        raise RuntimeError("_get_should_execute_nodes should only be called during the backward "
                            "pass")
     task = running[-1]
+    if task.returns and id(node) in task.captured and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                           "currently running autograd.grad(). This is currently not "
+                           "supported.")
     if node not in task.dependencies and node not in task.roots:
         return False
     return task.needed is None or node in task.needed or id(node) in task.captured

@@ -121,7 +121,25 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
                            "not require gradients")
     node, output_nr = gradient_edge(tensor)
+    if node.__class__ is not AccumulateGrad:
+        # what torch reads from the node's input metadata: the shape and dtype a gradient
+        # given for the edge must have (autograd/api.py)
+        node.__dict__.setdefault("_edge_meta", {})[output_nr] = (
+            tuple(tensor.shape), tensor._dtype, tensor.device)
     return GradientEdge(node, output_nr)
+
+
+def edge_metadata(edge: GradientEdge) -> tuple | None:
+    """(shape, dtype, device or None) of the gradient that flows through `edge`, None where
+    unknown (an edge made by hand on a node whose outputs were never asked for)."""
+    node = edge.node
+    if node.__class__ is AccumulateGrad:
+        variable = node.variable
+        return tuple(variable.shape), variable._dtype, variable.device
+    meta = getattr(node, "_output_meta", None)  # a custom Function's node knows each output's
+    if meta and edge.output_nr < len(meta) and meta[edge.output_nr] is not None:
+        return (*meta[edge.output_nr], None)
+    return node.__dict__.get("_edge_meta", {}).get(edge.output_nr)
 
 
 def increment_version(tensor) -> None:

@@ -87,7 +87,9 @@ def op_node_attribute(node, name: str):
     if not raw and key in attrs:
         return attrs[key]
     if key in ("result", "result0"):
-        slot = "out" if "out" in node.op.saves else None
+        slot = "out" if any(entry == "out" or entry.__class__ is tuple and entry[0] == "out"
+                            for entry in node.op.saves) and (
+            node._saved_out is not None or node._released) else None
     else:
         slot = _INPUT_NAMES.get(key)
         if slot is not None and (node._saved is None and not node._released

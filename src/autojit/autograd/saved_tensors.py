@@ -33,6 +33,11 @@ INFERENCE_SAVED_MESSAGE = (
     "of `autojit.inference_mode()`.")
 
 
+DETACHED_MESSAGE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
+    "not supported, please use out-of-place `.detach()` instead")
+
+
 class SavedTensor:
     """A value kept for backward, with the version it had when saved.
 
@@ -42,7 +47,7 @@ class SavedTensor:
     """
 
     __slots__ = ("tensor", "data", "value", "dtype", "version", "counter", "output_nr",
-                 "tangents")
+                 "tangents", "saved_fn")
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0):
         if tensor._is_inference and not is_output:
@@ -58,12 +63,17 @@ class SavedTensor:
             self.tangents = None
         else:
             self.tensor = tensor
+            self.saved_fn = tensor.grad_fn  # its history then: detach_ may take it away
 
     def unpack(self, node: Node) -> Tensor:
         if self.counter.value != self.version:
             raise RuntimeError(modified_message(self, node))
-        if self.tensor is not None:
-            return self.tensor
+        tensor = self.tensor
+        if tensor is not None:
+            if tensor.grad_fn is None and self.saved_fn is not None and \
+                    not tensor._requires_grad:
+                raise RuntimeError(DETACHED_MESSAGE)
+            return tensor
         value = self.value
         if value.__class__ is BatchValue:  # a vmap batched output: rebuilt batched
             rebuilt = batched(value.physical, value.level)

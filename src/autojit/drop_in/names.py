@@ -19,6 +19,7 @@ import types
 MODULES = {
     "functorch": "autojit.drop_in.functorch",
     "torch._C": "autojit.drop_in._C",
+    "torch._VF": "autojit.drop_in._VF",
     "torch._functorch": "autojit.drop_in._functorch",
     "torch._jit_internal": "autojit.drop_in._jit_internal",
     "torch._ops": "autojit.drop_in._ops",

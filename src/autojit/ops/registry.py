@@ -134,8 +134,8 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         size; the result is batched along its first dim. Elementwise ops and reductions get
         theirs from their lowering (ops/batching.py); without one, vmap runs the op once per
         index of the batch.
-    saves: what the vjp reads through ctx: input indices, "out", or (i, j) = input i, only when
-        input j needs a gradient. Only saved values are kept alive and version-checked.
+    saves: what the vjp reads through ctx: input indices, "out", or (i, j) = input i (or "out"),
+        only when input j needs a gradient. Only saved values are kept alive and version-checked.
     lowering: Elementwise, Reduction, Layout, Extern or Decomposition (lowering.py), for
         codegen.
     view: the eager result may alias the input's storage (it shares the version counter).

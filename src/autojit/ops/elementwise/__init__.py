@@ -287,7 +287,8 @@ DIV = _elementwise(
 
 def _pow_base_grad(ctx, g):
     # torch: 0 where the exponent is 0 (0 ** -1 would give 0 * inf at a zero base).
-    return _pow_base_part(*ctx.inputs, g, ctx.out, True)
+    # (the output is kept only where the exponent needs a gradient: saves' ("out", 1))
+    return _pow_base_part(*ctx.inputs, g, None, True)
 
 
 def _pow_exponent_grad(ctx, g):
@@ -384,7 +385,7 @@ def _complex_power(operands):
 
 
 POW = _elementwise("pow", 2, _rule_pow, _pow_impl,
-                   _binary_vjp(_pow_base_grad, _pow_exponent_grad), (0, 1, "out"),
+                   _binary_vjp(_pow_base_grad, _pow_exponent_grad), (0, 1, ("out", 1)),
                    "pow({0}, {1})", jvp=binary_jvp(_pow_base_part, _pow_exponent_part),
                    complex=True, complex_expression=_complex_power, kernel="pow",
                    limited=BOTH)

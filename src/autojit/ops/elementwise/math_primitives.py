@@ -51,6 +51,16 @@ def not_implemented(kernel: str, dtype) -> NotImplementedError:
                                f"'{SCALAR_TYPE_NAMES[dtype.name]}'")
 
 
+def no_forward_ad(op: str) -> NotImplementedError:
+    """torch's error for forward AD through an op that torch gives no forward derivative
+    (for the inputs autojit has none for either: igamma's and zeta's first)."""
+    return NotImplementedError(
+        f"Trying to use forward AD with {op} that does not support it because it has not been "
+        "implemented yet.\nPlease file an issue to PyTorch at https://github.com/pytorch/"
+        "pytorch/issues/new?template=feature-request.yml so that we can prioritize its "
+        "implementation or submit a PR adding the implementation to derivatives.yaml")
+
+
 def tensor_argument(value, function: str, parameter: str, position: int):
     """`value` where torch's signature takes a Tensor only: NumPy arrays are converted, Python
     numbers refused with torch's TypeError."""

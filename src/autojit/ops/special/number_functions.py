@@ -16,7 +16,7 @@ import numpy as np
 from ...tensor import dtypes
 from .. import batching
 from ..dtype_rules import promoted_dtype
-from ..elementwise.math_primitives import not_implemented, tensor_argument
+from ..elementwise.math_primitives import no_forward_ad, not_implemented, tensor_argument
 from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
 from ..shape_rules import broadcast_shapes
 from .functions import NUMPY_ROUTINE, lgamma
@@ -72,7 +72,7 @@ def _incomplete_gamma(name, impl, sign):
     def jvp(inputs, tangents, out, attrs):
         a, x = inputs
         if tangents[0] is not None:
-            raise _not_in_a(name)
+            raise no_forward_ad(name)
         return None if tangents[1] is None else tangents[1] * (sign * _density(a, x))
 
     return _define(name, _floating_rule(f"{name}_cpu"), impl, vjp, jvp, saves=(0, 1))

@@ -21,7 +21,7 @@ import scipy.special
 from .. import batching
 from .. import elementwise as ew
 from ..dtype_rules import rule_float
-from ..elementwise.math_primitives import tensor_argument
+from ..elementwise.math_primitives import no_forward_ad, tensor_argument
 from ..out_argument import with_out
 from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
 from ..shape_rules import broadcast_shapes
@@ -134,7 +134,7 @@ def _zeta_vjp(ctx, g):
 def _zeta_jvp(inputs, tangents, out, attrs):
     x, q = inputs
     if tangents[0] is not None:
-        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+        raise no_forward_ad("special_zeta")
     return None if tangents[1] is None else tangents[1] * -x * zeta(x + 1.0, q)
 
 

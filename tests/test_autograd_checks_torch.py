@@ -251,3 +251,36 @@ def test_pow_keeps_its_output_only_for_the_exponents_gradient():
     with pytest.raises(AttributeError):
         (x ** 2).grad_fn._saved_result  # noqa: B018 - torch's PowBackward0 has none either
     assert not hasattr(torch.tensor([1.5], requires_grad=True).pow(2).grad_fn, "_saved_result")
+
+
+# ---- reentrant backward ------------------------------------------------------------------------
+
+def test_thousands_of_nested_backward_calls_run_as_in_torch():
+    """A backward that calls backward, 1,500 levels deep: far past the recursion limit of one
+    thread's stack (each level takes about five frames), which the engine leaves for fresh
+    threads every 32 levels; the grad mode and the hooks' state go with them."""
+    def program(t, C):
+        seen = []
+
+        class DeepReentrant(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                with t.enable_grad():
+                    ctx.x = t.tensor(float(x), requires_grad=True) - 1
+                return ctx.x.detach()
+
+            @staticmethod
+            def backward(ctx, grad):
+                seen.append(t.is_grad_enabled())
+                if ctx.x < 0:
+                    return grad
+                with t.enable_grad():
+                    DeepReentrant.apply(ctx.x).sum().backward()
+                return grad * 2
+
+        v = t.tensor(1500.0, requires_grad=True)
+        DeepReentrant.apply(v).sum().backward()
+        return v.grad.item(), len(seen), set(seen)
+
+    expected, actual = both(program)
+    assert actual == expected == (2.0, 1501, {False})

@@ -12,6 +12,8 @@ it captures the gradient reaching each input's edge instead of accumulating into
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..ops.sparse.coo import SparseTensor, to_dense
@@ -25,6 +27,33 @@ from .graph_tasks import _Task, _tasks
 from .hooks import run_leaf_hooks, run_tensor_hooks
 from .nodes import AccumulateGrad, GradientEdge, Node, gradient_edge
 from .vjp_chain import apply_no_graph
+
+# Backward passes nested in one thread before the next runs on a fresh thread (each level
+# takes about five Python frames).
+MAX_REENTRANT_DEPTH = 32
+
+
+def _on_fresh_thread(run):
+    """run() on a new thread that starts with this thread's execution state (grad mode,
+    autocast, the tracer, ...), waited for; its exception is raised here."""
+    parent = dict(vars(state))
+    found: list = []
+
+    def body():
+        for name, value in parent.items():  # the flags and their summary, as they are
+            threading.local.__setattr__(state, name, value)
+        try:
+            found.append((True, run()))
+        except BaseException as error:  # noqa: BLE001 - handed to the waiting thread
+            found.append((False, error))
+
+    worker = threading.Thread(target=body, name="autojit-reentrant-backward")
+    worker.start()
+    worker.join()
+    ok, value = found[0]
+    if not ok:
+        raise value
+    return value
 
 
 def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_graph: bool,
@@ -41,6 +70,14 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     only (torch's reentrant checkpoint refuses to run under such a pass; the compiler's own
     passes with inputs are not refused).
     """
+    running = getattr(_tasks, "running", None)
+    if running is not None and len(running) >= MAX_REENTRANT_DEPTH:
+        # A backward called from a backward (a Function whose backward differentiates, a
+        # reentrant checkpoint) this deep: the next levels run on a thread of their own, so
+        # thousands of levels fit in no one thread's stack, as torch's engine does.
+        return _on_fresh_thread(lambda: run_backward(
+            roots, root_grads, retain_graph=retain_graph, create_graph=create_graph,
+            inputs=inputs, accumulate=accumulate, stop_at=stop_at, partial=partial))
     if torch_function.ACTIVE and state.torch_function != torch_function.ALL_DISABLED:
         # The rules' ops on saved Tensor-subclass values must reach no __torch_function__
         # (nor a TorchFunctionMode): torch's engine runs below them

@@ -66,6 +66,8 @@ def install() -> None:
     autojit.__name__ = "torch"
     # torch's package holds itself as `torch.torch` (kornia annotates with torch.torch.Tensor).
     autojit.torch = autojit
+    # ... and torch.autograd holds it too, as the module imports torch (torch.autograd.torch).
+    autojit.autograd.torch = autojit
     # Reprs name torch, as a torch program printed under torch (`torch.Size([2])`).
     importlib.import_module("autojit.tensor.dtypes").REPR_PREFIX[0] = "torch"
     importlib.import_module("torch")

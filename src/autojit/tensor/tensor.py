@@ -545,6 +545,18 @@ class Tensor:
         self._requires_grad = False
         return self
 
+    @property
+    def volatile(self) -> bool:
+        """Removed, as in torch: always False, with torch's warning."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                      stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value) -> None:
+        warnings.warn("volatile was removed and now has no effect. Use `with "
+                      "autojit.no_grad():` instead.", UserWarning, stacklevel=2)
+
     def reinforce(self, reward):
         """Removed, as in torch: raises, saying what replaces it."""
         raise RuntimeError(

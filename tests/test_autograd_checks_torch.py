@@ -284,3 +284,23 @@ def test_thousands_of_nested_backward_calls_run_as_in_torch():
 
     expected, actual = both(program)
     assert actual == expected == (2.0, 1501, {False})
+
+
+def test_a_reentrant_checkpoint_whose_outputs_need_no_grad_refuses_backward():
+    def program(t, C):
+        import importlib
+
+        checkpoint = importlib.import_module(t.__name__ + ".utils.checkpoint").checkpoint
+        weight = t.tensor([[1.0, 2.0], [3.0, 4.0]])
+
+        def body(x):
+            with t.no_grad():
+                return x @ weight
+
+        a = t.tensor([[0.5, -1.0], [2.0, 1.5]], requires_grad=True)
+        out = checkpoint(body, a, use_reentrant=True)
+        flags = (out.requires_grad, type(out.grad_fn).__name__)
+        (out + a).sum().backward()
+        return flags
+
+    same_outcome(program)

@@ -29,6 +29,7 @@ from ..amp.autocast_mode import autocast
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph_tasks import current_graph_task_id, running_with_inputs
 from ..autograd.nodes import AccumulateGrad, Node
+from ..autograd.once_differentiable import delayed_error
 from ..autograd.saved_tensors import PackedSavedTensor, SavedTensor
 from ..ops.autocast import (
     DEVICE_TYPES,
@@ -138,7 +139,27 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=no
     if isinstance(forward_context, _SelectiveForward):  # selective_checkpoint.py
         segment.selective = forward_context
     with forward_context:
-        return segment.run_forward()
+        result = segment.run_forward()
+    if use_reentrant:
+        result = _refuse_needless(result, args)
+    return result
+
+
+_NEEDLESS = "none of output has requires_grad=True, this checkpoint() is not necessary"
+
+
+def _refuse_needless(result, args: tuple):
+    """The reentrant variant's outputs when none requires grad (the function ran under
+    no_grad, say): torch's outputs of CheckpointFunction require grad all the same, and a
+    backward reaching them raises that the checkpoint was not necessary; so do these."""
+    outputs = result if isinstance(result, tuple) else (result,)
+    if any(isinstance(out, Tensor) and out._requires_grad for out in outputs):
+        return result
+    source = next(a for a in args if isinstance(a, Tensor) and a._requires_grad)
+    refused = tuple(
+        delayed_error(_NEEDLESS, out, source, node_name="CheckpointFunctionBackward")
+        if isinstance(out, Tensor) and out.dtype.is_floating_point else out for out in outputs)
+    return refused if isinstance(result, tuple) else refused[0]
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,

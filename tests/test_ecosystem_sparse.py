@@ -165,3 +165,28 @@ def test_what_a_sparse_tensor_says():
     assert not values.requires_grad  # requires_grad_ on the sparse tensor leaves it
     sparse.requires_grad_()
     assert not values.requires_grad and sparse.requires_grad
+
+
+def _permuted(lib) -> list:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's note on its invariant checks
+        hybrid = lib.sparse_coo_tensor(lib.tensor([[0, 1, 1], [2, 0, 2]]),
+                                       lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]),
+                                       (2, 3, 2))
+        batched = lib.sparse_coo_tensor(lib.tensor([[0, 1], [1, 0], [0, 2]]),
+                                        lib.tensor([1.0, 2.0]), (2, 2, 3))
+    found = []
+    for tensor, order in ((hybrid, (1, 0, 2)), (hybrid, (0, 1, 2)), (batched, (2, 0, 1))):
+        permuted = tensor.permute(*order)
+        found.append((permuted.to_dense().tolist(), tuple(permuted.shape)))
+    found.append(batched.mT.to_dense().tolist())
+    for order in ((2, 0, 1), (0, 1)):  # a sparse dim among the dense ones; too few dims
+        try:
+            hybrid.permute(*order)
+        except RuntimeError as error:
+            found.append(str(error).replace("torch.", "").replace("autojit.", ""))
+    return found
+
+
+def test_permute_and_mT_of_a_sparse_tensor_are_torchs():
+    assert _permuted(autojit) == _permuted(torch)

@@ -269,3 +269,31 @@ def _conversions(top) -> list:
 
 def test_float_and_cpu_do_not_go_through_to():
     assert _conversions(autojit) == _conversions(torch)
+
+
+def _own_apply(top) -> list:
+    class Bounded(top.nn.Module):
+        """gpytorch's constraints: a plain tensor attribute converted by the module's own
+        _apply with the function it is given, which must return a tensor for every tensor."""
+
+        def __init__(self):
+            super().__init__()
+            self.scale = top.nn.Parameter(top.ones(2))
+            self.bound = top.tensor([0.5, 2.0])
+            self.steps = top.tensor([1, 2])
+
+        def _apply(self, fn, recurse=True):
+            self.bound = fn(self.bound)
+            self.steps = fn(self.steps)
+            return super()._apply(fn, recurse)
+
+    model = top.nn.Sequential(Bounded())
+    model.double()
+    model.to(top.float32)
+    model.to("cpu")
+    inner = model[0]
+    return [str(t.dtype).split(".")[-1] for t in (inner.scale, inner.bound, inner.steps)]
+
+
+def test_a_modules_own_apply_gets_a_function_of_tensors():
+    assert _own_apply(autojit) == _own_apply(torch)

@@ -37,10 +37,13 @@ class ConversionMixin:
     """Module methods that change the dtype or the device of parameters and buffers."""
 
     def _apply(self, convert, recurse: bool = True) -> Module:
-        """convert(tensor): the tensor converted (a new tensor), or None to leave it. Every
-        parameter and its .grad take their converted storage in place; buffers are replaced.
-        As torch's, it recurses through each child's own ``_apply`` (a subclass overriding it
-        sees every conversion of its parent), then converts this module's tensors."""
+        """convert(tensor): the tensor converted (a new tensor), or the tensor itself (or None)
+        to leave it; as torch's `fn`, it always returns a tensor for a tensor, so a subclass's
+        own `_apply` may convert its plain attributes with it (gpytorch's constraints do).
+        Every parameter and its .grad take their converted storage in place; buffers are
+        replaced. As torch's, it recurses through each child's own ``_apply`` (a subclass
+        overriding it sees every conversion of its parent), then converts this module's
+        tensors."""
         if recurse:
             for module in self.children():
                 module._apply(convert)
@@ -59,14 +62,14 @@ class ConversionMixin:
                 if tensor is not None:
                     tensor._concrete("Module.to()")
                     converted = convert(tensor)
-                    if converted is not None:
+                    if converted is not None and converted is not tensor:
                         _adopt(tensor, converted)
         for name, buffer in self._buffers.items():
             if buffer is not None and is_lazy(buffer):
                 buffer._convert_placeholder(convert)
             elif buffer is not None:
                 converted = convert(buffer)
-                if converted is not None:
+                if converted is not None and converted is not buffer:
                     self._buffers[name] = converted
 
     def _apply_dtype(self, convert) -> Module:
@@ -76,7 +79,7 @@ class ConversionMixin:
         def converted(tensor):
             dtype = convert(tensor)
             if dtype is None or dtype is tensor.dtype:
-                return None
+                return tensor
             return tensor.detach().to(dtype)  # a cast kernel for a CUDA tensor
 
         return self._apply(converted)
@@ -131,7 +134,7 @@ class ConversionMixin:
         from ..tensor.device import check_device
 
         device = check_device(device)
-        return self._apply(lambda t: None if t.device == device else t.detach().to(device))
+        return self._apply(lambda t: t if t.device == device else t.detach().to(device))
 
     def _cast_floating(self, dtype) -> Module:
         return self._apply_dtype(lambda t: dtype if t.dtype.is_floating_point else None)

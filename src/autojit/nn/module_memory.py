@@ -12,12 +12,12 @@ from ..tensor.tensor import Tensor
 
 
 def laid_out(tensor: Tensor, memory_format):
-    """Module.to(memory_format=)'s conversion: a 4-d or 5-d tensor in that layout (None where
-    it already is, or has another rank), as torch converts only those."""
+    """Module.to(memory_format=)'s conversion: a 4-d or 5-d tensor in that layout (the tensor
+    itself where it already is, or has another rank), as torch converts only those."""
     if tensor.dim() not in (4, 5):
-        return None
+        return tensor
     converted = tensor.detach().to(memory_format=memory_format)
-    return None if converted._data is tensor._data else converted
+    return tensor if converted._data is tensor._data else converted
 
 
 class MemoryMixin:
@@ -46,6 +46,6 @@ class MemoryMixin:
         """Move the parameters, their gradients and the buffers to shared memory, in place
         (Tensor.share_memory_: processes forked afterwards share them)."""
         def share(tensor):
-            tensor.share_memory_()  # in place: _apply has nothing to adopt
+            return tensor.share_memory_()  # in place: _apply has nothing to adopt
 
         return self._apply(share)

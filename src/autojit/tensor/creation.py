@@ -27,6 +27,7 @@ from .memory_format import (
 )
 from .meta import MetaArray
 from .once import warn_once
+from .range_kernels import linspace_values
 from .state import state
 from .symbolic import contains_runtime, contains_symbolic
 from .tensor import Tensor
@@ -482,6 +483,10 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
         raise RuntimeError("number of steps must be non-negative")
     if dtype.limited and steps >= 2:  # (fewer steps are a fill, which takes uint64)
         raise dtypes.kernel_error("linspace_cpu", dtype)
+    if dtype.is_floating_point and steps >= 2:
+        # torch's kernel, value for value (range_kernels.py)
+        return _finish(linspace_values(float(start), float(end), int(steps), dtype), dtype,
+                       requires_grad, device)
     if dtype.is_floating_point or dtype.is_complex or dtype is dtypes.bool_ or steps < 2:
         return _finish(np.linspace(start, end, int(steps)).astype(dtype.numpy), dtype,
                        requires_grad, device)

@@ -16,7 +16,8 @@ from ...tensor.tensor import Tensor
 from .. import registry
 
 _SUPPORTED = ("torch.sparse.mm, mm, matmul, addmm, to_dense, coalesce, indices, values, t, "
-              "transpose, sum, products with numbers and dense tensors, sums of sparse tensors")
+              "transpose, permute, mT, sum, products with numbers and dense tensors, sums of "
+              "sparse tensors")
 
 
 class SparseArray:

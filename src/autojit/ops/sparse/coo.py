@@ -195,6 +195,14 @@ class SparseTensor(SparseValues, Tensor):
     def transpose(self, dim0: int, dim1: int) -> SparseTensor:
         return transpose(self, dim0, dim1)
 
+    def permute(self, *dims) -> SparseTensor:
+        return permute(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int)
+                       else dims)
+
+    @property
+    def mT(self) -> SparseTensor:  # noqa: N802 - torch's name
+        return transpose(self, -2, -1)
+
     def sum(self, dim=None, keepdim: bool = False, dtype=None):
         return sparse_sum(self, dim, dtype)
 
@@ -408,6 +416,39 @@ def transpose(sparse: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     shape[dim0], shape[dim1] = shape[dim1], shape[dim0]
     indices = sparse._sparse_indices[order]
     return SparseTensor._build(indices, sparse._sparse_values, shape, coalesced=False)
+
+
+def permute(sparse: SparseTensor, dims) -> SparseTensor:
+    """The sparse tensor with its dims reordered: the sparse dims among themselves (the rows
+    of the indices) and the dense dims among themselves (the values' trailing dims), as
+    torch's permute of a COO tensor allows."""
+    ndim, sparse_dim = sparse.ndim, sparse.sparse_dim()
+    dims = [int(d) for d in dims]
+    if len(dims) != ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            "length of the desired ordering of dimensions i.e. input.dim() = "
+            f"{ndim} is not equal to len(dims) = {len(dims)}")
+    for d in dims:
+        if not -ndim <= d < ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-ndim}, {ndim - 1}], but got {d})")
+    dims = [d % ndim for d in dims]
+    if len(set(dims)) != ndim:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    if sorted(dims[:sparse_dim]) != list(range(sparse_dim)):
+        raise RuntimeError(
+            "permute(sparse_coo): transpositions between sparse and dense dimensions are not "
+            "allowed.Only transpositions within sparse and dense dimensions are supported.")
+    values = sparse._sparse_values
+    dense_order = [d - sparse_dim + 1 for d in dims[sparse_dim:]]
+    if dense_order != sorted(dense_order):
+        values = values.permute(0, *dense_order)
+    same_sparse_order = dims[:sparse_dim] == list(range(sparse_dim))
+    indices = sparse._sparse_indices if same_sparse_order else \
+        sparse._sparse_indices[dims[:sparse_dim]]
+    return SparseTensor._build(indices, values, [sparse.shape[d] for d in dims],
+                               coalesced=sparse._coalesced and same_sparse_order)
 
 
 def mm(mat1: Tensor, mat2: Tensor) -> Tensor:

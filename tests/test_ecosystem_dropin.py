@@ -85,6 +85,12 @@ found["fft"] = torch.fft.rfft(torch.ones(4)).abs().tolist()
 found["complex"] = torch.ones(1).dtype == torch.complex64
 found["aten"] = [torch.ops.aten.slice.Tensor(torch.arange(6).reshape(2, 3), 1, 1).tolist(),
                  str(torch.ops.aten.native_layer_norm.default)]
+found["private"] = [torch.autograd.torch is torch, torch._VF.einsum("i->", [torch.ones(3)]).item(),
+                    [t.tolist() for t in torch._VF.unique_dim(torch.tensor([[1], [1]]), 0)]]
+import warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    found["volatile"] = [torch.ones(1).volatile, str(caught[0].message)]
 print(json.dumps(found))
 """
 
@@ -107,6 +113,8 @@ def test_torch_names_are_autojits_modules(tmp_path):
     assert "no ONNX exporter" in found["onnx"] and found["fft"] == [4.0, 0.0, 0.0]
     assert found["complex"] is False
     assert found["aten"] == [[[1, 2], [4, 5]], "aten.native_layer_norm.default"]
+    assert found["private"] == [True, 3.0, [[[1]], [0, 0], [2]]]
+    assert found["volatile"] == [False, "volatile was removed (Variable.volatile is always False)"]
 
 
 def test_script_arguments_and_module_form(tmp_path):

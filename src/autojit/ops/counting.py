@@ -81,21 +81,21 @@ def _unique(input: Tensor, sorted: bool = True,  # noqa: A002 - torch's names
             return_inverse: bool = False) -> tuple:
     """torch._unique: unique's values and, as asked, the inverse indices (an empty int64
     tensor where not asked)."""
-    return unique_three(input, sorted, return_inverse, False)[:2]
+    return _all_three(input, sorted, return_inverse, False)[:2]
 
 
 def _unique2(input: Tensor, sorted: bool = True,  # noqa: A002 - torch's names
              return_inverse: bool = False, return_counts: bool = False) -> tuple:
     """torch._unique2: unique's values, inverse indices and counts, always three tensors (the
     ones not asked for empty)."""
-    return unique_three(input, sorted, return_inverse, return_counts)
+    return _all_three(input, sorted, return_inverse, return_counts)
 
 
-def unique_three(x: Tensor, sorted: bool, return_inverse: bool,  # noqa: A002
-                 return_counts: bool, dim: int | None = None) -> tuple:
-    """unique's three results, the ones not asked for empty int64 tensors, as torch's aten
-    forms (_unique2, unique_dim) return them."""
-    found = unique(x, sorted, return_inverse, return_counts, dim)
+def _all_three(x: Tensor, sorted: bool, return_inverse: bool,  # noqa: A002
+                 return_counts: bool) -> tuple:
+    """unique's three results, the ones not asked for empty int64 tensors, as torch's
+    _unique2 returns them."""
+    found = unique(x, sorted, return_inverse, return_counts)
     found = list(found) if isinstance(found, tuple) else [found]
     values = found.pop(0)
     empty = _on_device_of(x, np.zeros(0, np.int64), dtypes.int64)

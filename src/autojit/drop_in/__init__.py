@@ -84,11 +84,13 @@ def _watch_class_definitions() -> None:
     `__torch_function__` (linear_operator's LinearOperator, a tensor-like of a library): torch
     dispatches `torch.clone(op)` to it from the start, while autojit's checking wrappers are
     installed only once such a type exists (a Tensor subclass does that when its first
-    instance is made). A class statement costs one dict lookup more."""
+    instance is made). A class statement costs one dict lookup more, and a look over its
+    attributes (`unbound.keep_unbound`)."""
     import builtins
 
     from ..tensor import torch_function
     from ..tensor.tensor import Tensor
+    from .unbound import keep_unbound
 
     original = builtins.__build_class__
 
@@ -99,7 +101,13 @@ def _watch_class_definitions() -> None:
                 getattr(function, "__code__", None), "co_names", ()) and not any(
                 isinstance(base, type) and issubclass(base, Tensor) for base in bases):
             torch_function.activate()
-        return original(function, name, *bases, **keywords)
+        kind = original(function, name, *bases, **keywords)
+        # A library's class keeping one of torch's builtin functions as an attribute
+        # (`conv = torch.conv2d`), which must not bind the instance it is read through.
+        if isinstance(kind, type) and not getattr(function, "__module__", "").startswith(
+                "autojit"):
+            keep_unbound(kind)
+        return kind
 
     builtins.__build_class__ = build_class
 

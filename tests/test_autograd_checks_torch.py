@@ -1,7 +1,8 @@
 """What torch's own autograd tests check beyond the values, against torch on the same programs:
 the engine's answer to `_will_engine_execute_node`, a Function's vmap defaults, torch's private
 forms of unique (`torch._unique`, `_unique2`, `_VF.unique_dim`), forward AD's refusal for
-igamma's first input, a GradientEdge as an output of autograd.grad (implicit gradients and the
+igamma's first input, of out= forms and of a tangent with a tangent of its own, a dual
+tensor's printed tangent, a GradientEdge as an output of autograd.grad (implicit gradients and the
 checks of given ones), gradcheck's refusal of outputs whose shape or dtype move with the input,
 a saved tensor detached in place, and allow_mutation_on_saved_tensors' bookkeeping (which
 tensors an op saves: pow by a number keeps its input only)."""
@@ -103,6 +104,65 @@ def test_forward_ad_of_igammas_first_input_raises_torchs_error():
             t.igamma(a, t.tensor([0.5, 1.0]))
 
     same_outcome(program)
+
+
+def _forward_ad(t):
+    import importlib
+
+    return importlib.import_module(t.__name__ + ".autograd.forward_ad")
+
+
+@pytest.mark.parametrize("out_is_dual", [True, False], ids=["dual-out", "dual-input"])
+def test_forward_ad_refuses_out_forms_as_torch(out_is_dual):
+    def program(t, C):
+        fw = _forward_ad(t)
+        with fw.dual_level():
+            dual = fw.make_dual(t.tensor([1.0, 2.0]), t.tensor([0.5, 0.5]))
+            plain = t.tensor([3.0, 4.0])
+            if out_is_dual:
+                t.add(plain, plain, out=dual)
+            else:
+                t.add(dual, plain, out=plain)
+
+    same_outcome(program)
+
+
+def test_a_tangent_with_a_tangent_of_its_own_is_refused_as_by_torch():
+    def program(t, C):
+        fw = _forward_ad(t)
+        with fw.dual_level():
+            dual = fw.make_dual(t.tensor([1.0, 2.0]), t.tensor([0.5, 0.5]))
+            fw.make_dual(t.tensor([3.0, 4.0]), dual)
+
+    same_outcome(program)
+
+
+def test_detach_in_place_drops_the_tangent_as_torch():
+    def program(t, C):
+        fw = _forward_ad(t)
+        with fw.dual_level():
+            dual = fw.make_dual(t.tensor([1.0, 2.0]), t.tensor([0.5, 0.5])).clone()
+            kept = fw.unpack_dual(dual).tangent.tolist()
+            dual.detach_()
+            return kept, fw.unpack_dual(dual).tangent, fw.unpack_dual(dual * 2).tangent
+
+    expected, actual = both(program)
+    assert actual == expected == ([0.5, 0.5], None, None)
+
+
+def test_a_dual_tensor_prints_its_tangent_as_torch():
+    def program(t, C):
+        fw = _forward_ad(t)
+        with fw.dual_level():
+            a = t.tensor([1.0, 2.5])
+            b = fw.make_dual(a, t.tensor([0.25, -1.0]))
+            primal, tangent = fw.unpack_dual(b)
+            texts = [str(a), str(b), str(primal), str(tangent), str(b * 2), str(b[1:])]
+        return texts + [str(b)]  # outside the level: no tangent
+
+    expected, actual = both(program)
+    assert actual == expected
+    assert "tangent=tensor([ 0.5000, -2.0000])" in expected[4]
 
 
 # ---- a GradientEdge as an output of autograd.grad ---------------------------------------------

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from ..ops import registry
 from ..tensor import dtypes
-from ..tensor.state import state
+from ..tensor.state import TANGENT_OF, state
 from ..tensor.symbolic import same_shape
 from ..tensor.tensor import Tensor
 from . import forward_views
@@ -106,6 +106,17 @@ def tangent_of(tensor: Tensor, level: int) -> Tensor | None:
     return forward_views.current_tangent(tensor, level)
 
 
+def _innermost_tangent(tensor: Tensor) -> Tensor | None:
+    """tensor's tangent at the innermost level (which torch's printing shows)."""
+    levels = state.forward_levels
+    if not levels or tensor._data is None:
+        return None
+    return tangent_of(tensor, levels[-1])
+
+
+TANGENT_OF[0] = _innermost_tangent
+
+
 def attach_tangent(primal: Tensor, tangent: Tensor, level: int) -> Tensor:
     """A view of `primal` that carries `tangent` at `level` (make_dual's work, unchecked)."""
     dual = primal.view_as(primal)
@@ -143,6 +154,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         index = state.forward_levels.index(found)
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {index} is not supported.")
+    if tangent_of(tangent, found) is not None:
+        index = state.forward_levels.index(found)
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
+                           f"same level{index} is not supported.")  # (torch's message)
     if tangent.dtype is not tensor.dtype:
         tangent = tangent.to(tensor.dtype)
     return attach_tangent(tensor, tangent, found)

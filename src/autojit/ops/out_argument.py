@@ -29,7 +29,7 @@ import numpy as np
 
 from ..tensor.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..tensor.graph_break import graph_break
-from ..tensor.state import state
+from ..tensor.state import TANGENT_OF, state
 from ..tensor.tensor import Tensor
 from .inplace import check_inplace, check_no_overlap, write_storage
 
@@ -136,7 +136,12 @@ def check_out_pair(name: str, out, count: int = 2) -> tuple:
 
 
 def check_no_grad(name: str, tensors) -> None:
-    """torch refuses out= where autograd would have to record the write."""
+    """torch refuses out= where autograd would have to record the write, or forward AD
+    propagate a tangent through it."""
+    if state.forward_levels and any(isinstance(x, Tensor) and TANGENT_OF[0](x) is not None
+                                    for x in tensors):
+        raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not support "
+                                  "it because it is an out= function")
     if not state.grad_enabled:
         return
     if any(isinstance(x, Tensor) and x.requires_grad for x in tensors):

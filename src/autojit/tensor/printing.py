@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from . import dtypes
+from .state import TANGENT_OF, state
 
 
 @dataclasses.dataclass
@@ -274,4 +275,8 @@ def tensor_repr(x, prefix: str = "tensor(", history: str | None = None,
         suffixes.append(f"grad_fn=<{x.grad_fn.name()}>")
     elif x.requires_grad:
         suffixes.append("requires_grad=True")
+    if state.forward_levels:  # a dual tensor shows its tangent, as torch prints it
+        tangent = TANGENT_OF[0](x)
+        if tangent is not None:
+            suffixes.append(f"tangent={tangent!r}")
     return _add_suffixes(prefix + body, suffixes, indent)

@@ -25,6 +25,11 @@ _DISPATCH_FLAGS = frozenset(("grad_enabled", "inference", "tracer", "vmap_levels
                              "forward_levels", "anomaly", "profiler", "saved_tensor_hooks"))
 _set = threading.local.__setattr__
 
+# Forward AD's tangent of a tensor at the innermost dual level, or None: set by
+# autograd/forward_ad.py, the layer above that keeps the tangents, for what below it reads
+# them (printing, the refusal of out= forms).
+TANGENT_OF = [None]
+
 
 class _State(threading.local):
     def __init__(self):

@@ -543,6 +543,8 @@ class Tensor:
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._requires_grad = False
+        if self._tangents is not None:  # forward AD's tangents go too, as torch's detach_
+            self._tangents = None
         return self
 
     @property

@@ -319,10 +319,27 @@ def expose(namespace, prefix: str, python: bool = False, left_alone=frozenset())
     """Register a module of public functions (the top level, linalg, nn.functional, ...) whose
     functions dispatch once the protocol is in use; `prefix` makes torch's name of each."""
     _NAMESPACES.append((namespace, prefix, python, frozenset(left_alone)))
+    _home_functions(namespace)
     if ACTIVE:
         _wrap_namespace(namespace, prefix, python, left_alone)
         _wrap_tensor()  # methods the namespace's module put on Tensor
         _sweep()
+
+
+def _home_functions(namespace) -> None:
+    """Point each public function of `namespace` that pickle could not find by its
+    `__module__` and `__qualname__` (one a factory made, or a keyword form wrapping a function
+    of another name) at the namespace, so that `pickle.dumps(torch.sigmoid)` and a saved
+    module holding `self.act = torch.tanh` store it by name, as torch's builtins are."""
+    for name, value in list(vars(namespace).items()):
+        if name.startswith("_") or value.__class__ is not types.FunctionType:
+            continue
+        home = sys.modules.get(getattr(value, "__module__", None) or "")
+        qualname = getattr(value, "__qualname__", "")
+        if home is not None and "." not in qualname and vars(home).get(qualname) is value:
+            continue
+        value.__module__ = namespace.__name__
+        value.__qualname__ = name
 
 
 def late(value, name: str, prefix: str, python: bool = False):

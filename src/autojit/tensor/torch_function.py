@@ -320,26 +320,36 @@ def expose(namespace, prefix: str, python: bool = False, left_alone=frozenset())
     functions dispatch once the protocol is in use; `prefix` makes torch's name of each."""
     _NAMESPACES.append((namespace, prefix, python, frozenset(left_alone)))
     _home_functions(namespace)
+    _home_functions(Tensor, "Tensor.")  # with the methods the namespace's module put there
     if ACTIVE:
         _wrap_namespace(namespace, prefix, python, left_alone)
         _wrap_tensor()  # methods the namespace's module put on Tensor
         _sweep()
 
 
-def _home_functions(namespace) -> None:
-    """Point each public function of `namespace` that pickle could not find by its
-    `__module__` and `__qualname__` (one a factory made, or a keyword form wrapping a function
-    of another name) at the namespace, so that `pickle.dumps(torch.sigmoid)` and a saved
+def _home_functions(namespace, qualifier: str = "") -> None:
+    """Point each public function of `namespace` (a module, or Tensor with `qualifier`
+    "Tensor.") that pickle could not find by its `__module__` and `__qualname__` (one a
+    factory made, or a keyword form wrapping a function of another name) at the namespace,
+    so that `pickle.dumps(torch.sigmoid)`, `pickle.dumps(torch.Tensor.add)` and a saved
     module holding `self.act = torch.tanh` store it by name, as torch's builtins are."""
+    module_name = namespace.__module__ if qualifier else namespace.__name__
     for name, value in list(vars(namespace).items()):
-        if name.startswith("_") or value.__class__ is not types.FunctionType:
+        if value.__class__ is not types.FunctionType or \
+                name.startswith("_") and not (qualifier and name.startswith("__")):
             continue
-        home = sys.modules.get(getattr(value, "__module__", None) or "")
-        qualname = getattr(value, "__qualname__", "")
-        if home is not None and "." not in qualname and vars(home).get(qualname) is value:
+        if _found_by_name(value):
             continue
-        value.__module__ = namespace.__name__
-        value.__qualname__ = name
+        value.__module__ = module_name
+        value.__qualname__ = qualifier + name
+
+
+def _found_by_name(value) -> bool:
+    """Whether pickle finds `value` by its `__module__` and `__qualname__`."""
+    found = sys.modules.get(getattr(value, "__module__", None) or "")
+    for part in (getattr(value, "__qualname__", None) or "<lambda>").split("."):
+        found = getattr(found, part, None) if found is not None else None
+    return found is value
 
 
 def late(value, name: str, prefix: str, python: bool = False):

@@ -156,7 +156,13 @@ from .tensor.determinism import (
     use_deterministic_algorithms,
 )
 from .tensor.device import RUNTIME_LOADERS as _RUNTIME_LOADERS
-from .tensor.device import device, get_default_device, set_default_device
+from .tensor.device import (
+    AcceleratorError,
+    OutOfMemoryError,
+    device,
+    get_default_device,
+    set_default_device,
+)
 from .tensor.dtypes import DType as dtype
 from .tensor.dtypes import (
     bfloat16,
@@ -378,7 +384,8 @@ _sys.modules[__name__ + ".fft"] = fft
 _sys.modules[__name__ + ".sparse"] = sparse  # as torch.sparse, in the ops layer too
 
 __all__ = [
-    "Tensor", "Size", "device", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
+    "Tensor", "Size", "device", "OutOfMemoryError", "AcceleratorError", "FloatTensor",
+    "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "BFloat16Tensor",
     "autograd", "cuda", "distributions", "nn", "profiler", "no_grad",
     "enable_grad", "set_grad_enabled", "is_inference_mode_enabled",

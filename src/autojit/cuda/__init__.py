@@ -71,6 +71,30 @@ from .graphs import (  # noqa: E402 - CUDA graphs' names, not built (graphs.py)
     is_current_stream_capturing,
     make_graphed_callables,
 )
+from .management import (  # noqa: E402 - errors, device context, deprecated names
+    AcceleratorError,
+    CudaError,
+    DeferredCudaCallError,
+    OutOfMemoryError,
+    device,
+    device_of,
+    get_arch_list,
+    get_device_capability,
+    get_gencode_flags,
+    get_rng_state_all,
+    init,
+    ipc_collect,
+    is_initialized,
+    is_tf32_supported,
+    max_memory_cached,
+    memory_cached,
+    memory_stats_as_nested_dict,
+    memory_summary,
+    reset_accumulated_memory_stats,
+    reset_max_memory_allocated,
+    reset_max_memory_cached,
+    set_rng_state_all,
+)
 from .properties import (  # noqa: E402 - devices and memory (properties.py)
     current_device,
     get_device_properties,
@@ -109,7 +133,12 @@ __all__ = ["current_device", "device_count", "empty_cache", "get_device_name", "
            "memory_allocated", "memory_reserved", "reset_peak_memory_stats", "set_device",
            "Event", "Stream", "StreamContext", "current_stream", "default_stream", "set_stream",
            "stream", "CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
-           "make_graphed_callables"]
+           "make_graphed_callables", "AcceleratorError", "CudaError", "DeferredCudaCallError",
+           "OutOfMemoryError", "device", "device_of", "get_arch_list", "get_device_capability",
+           "get_gencode_flags", "get_rng_state_all", "init", "ipc_collect", "is_initialized",
+           "is_tf32_supported", "max_memory_cached", "memory_cached",
+           "memory_stats_as_nested_dict", "memory_summary", "reset_accumulated_memory_stats",
+           "reset_max_memory_allocated", "reset_max_memory_cached", "set_rng_state_all"]
 
 # torch.cuda's typed legacy constructors (FloatTensor, LongTensor, ...): CUDA tensors of their
 # dtype, and isinstance tests for them (ops/legacy_constructors.py).

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tensor.device import OutOfMemoryError
 from .availability import driver
+
+_CUDA_ERROR_OUT_OF_MEMORY = 2  # the driver API's code
 
 _POOL: dict = {}  # (dtype, capacity) -> [flat device arrays]
 # id -> buffer, for each buffer a live CudaArray owns. A buffer stays reachable from here until
@@ -47,7 +50,7 @@ def take(dtype: np.dtype, count: int):
         _STATS["cached_bytes"] -= size
         buffer = free.pop()
     else:
-        buffer = driver().device_array(key[1], dtype)
+        buffer = _allocate(key[1], dtype, size)
         _STATS["allocated"] += 1
     _IN_USE[id(buffer)] = buffer
     _STATS["in_use_bytes"] += size
@@ -55,6 +58,28 @@ def take(dtype: np.dtype, count: int):
     _STATS["peak_reserved_bytes"] = max(_STATS["peak_reserved_bytes"],
                                         _STATS["in_use_bytes"] + _STATS["cached_bytes"])
     return buffer
+
+
+def _allocate(count: int, dtype: np.dtype, size: int):
+    """A new device buffer; where the device is out of memory, the cached buffers are released
+    and the allocation tried again, and OutOfMemoryError raised if it still fails, as torch's
+    caching allocator does."""
+    cuda = driver()
+    for attempt in (0, 1):
+        try:
+            return cuda.device_array(count, dtype)
+        except Exception as error:  # numba's CudaAPIError; its code says out of memory
+            if getattr(error, "code", None) != _CUDA_ERROR_OUT_OF_MEMORY:
+                raise
+            if attempt:
+                reserved = _STATS["in_use_bytes"] + _STATS["cached_bytes"]
+                raise OutOfMemoryError(
+                    f"CUDA out of memory. Tried to allocate {size / 2 ** 20:.2f} MiB. Of the "
+                    f"allocated memory {_STATS['in_use_bytes'] / 2 ** 20:.2f} MiB is held by "
+                    f"tensors and {reserved / 2 ** 20:.2f} MiB is reserved by autojit's "
+                    "allocator.") from error
+            empty_cache()
+    raise AssertionError("unreachable")
 
 
 def give_back(buffer, dtype: np.dtype) -> None:
@@ -75,6 +100,11 @@ def empty_cache() -> None:
 
 def memory_stats() -> dict:
     return dict(_STATS)
+
+
+def reset_counts() -> None:
+    """Start the counts of buffers allocated and reused from zero."""
+    _STATS["allocated"] = _STATS["reused"] = 0
 
 
 def reset_peaks() -> None:

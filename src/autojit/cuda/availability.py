@@ -41,6 +41,11 @@ def driver():
     return found
 
 
+def initialized() -> bool:
+    """Whether CUDA was found usable and set up (by the first `driver()` call)."""
+    return len(_DRIVER) == 2
+
+
 def _check_compiler() -> None:
     """Set numba.cuda up for autojit's launches, and fail here, with the cause, where it cannot
     compile a kernel in this environment.

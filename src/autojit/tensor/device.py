@@ -1,5 +1,6 @@
 """Devices: `autojit.device("cpu")`, `device("cuda:0")`, the default device, the check of
-device= arguments, and the runtimes of the devices other than the CPU.
+device= arguments, the runtimes of the devices other than the CPU, and the errors a device
+raises (OutOfMemoryError, AcceleratorError).
 
 A tensor's device is not stored: it follows from its data (an ndarray on the CPU, a CudaArray
 from autojit/cuda/array.py on a GPU), see Tensor.device. `check_device` turns a device=
@@ -20,6 +21,15 @@ from .state import state
 # its operands (cuda/eager.py), raised by a trace for a GPU too (ir/trace_devices.py).
 MIXED_DEVICES = ("Expected all tensors to be on the same device, but found at least two "
                  "devices, {} and cpu!")
+
+
+class OutOfMemoryError(RuntimeError):
+    """torch.OutOfMemoryError (torch.cuda.OutOfMemoryError too): a device allocation that
+    found no memory, even once the allocator's cached buffers were released."""
+
+
+class AcceleratorError(RuntimeError):
+    """torch.AcceleratorError: an error an accelerator's runtime reported."""
 
 
 # The device types torch's device strings name, in its order. Tensors live on the CPU, on CUDA

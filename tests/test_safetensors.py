@@ -67,3 +67,67 @@ def test_the_same_refusals_as_safetensors_torch():
             module.save([1])
         with pytest.raises(ValueError, match="Key `x` is invalid"):
             module.save({"x": 1})
+
+
+# ---- safetensors.torch itself through the drop-in: the storages its loader maps ---------------
+
+def test_safetensors_torch_loads_through_the_drop_in(tmp_path):
+    """`safe_open(framework="pt")` (safetensors.torch.load_file, transformers' from_pretrained)
+    maps the file as `torch.UntypedStorage.from_file`, slices the storage and reads each
+    tensor as `torch.asarray(slice, dtype=uint8).view(dtype=...)`: under the drop-in those are
+    autojit's, and the tensors torch saved load with their values, bfloat16 among them."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "torch.safetensors"
+    tensors = {"w": torch.randn(3, 4), "ids": torch.arange(5), "half": torch.randn(2).half(),
+               "brain": torch.randn(2, 2).to(torch.bfloat16), "empty": torch.zeros(0, 3),
+               "flag": torch.tensor([True, False])}
+    safetensors_torch.save_file(tensors, path)
+    program = f"""
+import json, warnings
+warnings.simplefilter("ignore")
+import torch
+from safetensors.torch import load_file
+from safetensors import safe_open
+found = load_file({str(path)!r})
+with safe_open({str(path)!r}, framework="pt") as f:
+    part = f.get_slice("w")[1:, :2].tolist()
+print(json.dumps({{"tensors": {{k: [str(v.dtype), list(v.shape), v.float().tolist()]
+                                for k, v in found.items()}}, "part": part}}))
+"""
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "autojit.drop_in", "-c", program],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    for name, value in tensors.items():
+        dtype, shape, values = found["tensors"][name]
+        assert dtype == str(value.dtype) and shape == list(value.shape)
+        assert values == value.float().tolist()
+    assert found["part"] == tensors["w"][1:, :2].tolist()
+
+
+def test_untyped_storage_from_file_slices_and_asarray(tmp_path):
+    path = tmp_path / "bytes"
+    path.write_bytes(bytes(range(16)))
+    kinds = (torch.UntypedStorage, autojit.UntypedStorage)
+    results = []
+    for module, kind in zip((torch, autojit), kinds):
+        storage = kind.from_file(str(path), shared=False, nbytes=16)
+        part = storage[4:8]
+        viewed = module.asarray(part, dtype=module.uint8)
+        viewed[0] = 100  # private: the file keeps its byte
+        results.append((type(part).__name__, part.nbytes(), list(part), storage[5],
+                        module.is_storage(storage), storage.untyped() is storage,
+                        module.asarray(storage[0:8], dtype=module.int32).tolist(),
+                        list(storage[4:6]), list(kind(3)) if kind is autojit.UntypedStorage
+                        else [0, 0, 0]))
+    assert results[0] == results[1]
+    assert path.read_bytes()[4] == 4
+    x = autojit.arange(4, dtype=autojit.int16)
+    autojit.asarray(x.untyped_storage()[2:4], dtype=autojit.uint8)[0] = 9  # shared with x
+    assert x.tolist() == [0, 9, 2, 3]

@@ -106,9 +106,31 @@ def test_bfloat16_and_complex32_say_why_not():
         with pytest.raises(NotImplementedError, match="stores"):
             autojit.zeros(4).view(dtype)
     with pytest.raises(NotImplementedError, match="bfloat16"):
-        autojit.zeros(4, dtype=autojit.bfloat16).view(autojit.int16)
+        autojit.zeros(4, dtype=autojit.bfloat16).view(autojit.float16)
     same = autojit.zeros(4, dtype=autojit.bfloat16)
     assert same.view(autojit.bfloat16).dtype is autojit.bfloat16  # the same dtype: a view
+
+
+@pytest.mark.parametrize("bits", ["uint8", "int8", "int16", "uint16"])
+def test_bfloat16_against_bytes_is_torchs_values_as_a_copy(bits):
+    """A checkpoint's bytes read as bfloat16 (safetensors' loader) and back: torch's values,
+    shapes and bits, made as a copy with a warning (bfloat16 is held as float32)."""
+    values = [[1.0, -2.5, 3.140625, 0.0], [65504.0, -1e-3, float("inf"), 7.0]]
+    source = torch.tensor(values, dtype=torch.bfloat16)
+    mine = autojit.tensor(values, dtype=autojit.bfloat16)
+    expected_bits = source.view(getattr(torch, bits))
+    autojit.set_warn_always(True)  # the warning is given once a process
+    try:
+        with pytest.warns(UserWarning, match="is a copy in autojit"):
+            found_bits = mine.view(getattr(autojit, bits))
+    finally:
+        autojit.set_warn_always(False)
+    assert found_bits.shape == tuple(expected_bits.shape)
+    assert found_bits.tolist() == expected_bits.tolist()
+    back = autojit.tensor(expected_bits.numpy()).view(autojit.bfloat16)
+    assert back.dtype is autojit.bfloat16 and back.tolist() == source.float().tolist()
+    back.add_(1)  # a copy: the bytes it came from are left as they were
+    assert found_bits.tolist() == expected_bits.tolist()
 
 
 def test_a_compiled_function_breaks_its_graph_and_equals_eager():

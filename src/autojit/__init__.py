@@ -111,6 +111,7 @@ from .ops.sparse.compressed import (  # noqa: F401 - torch's private index conve
 from .ops.sparse.coo import mm as dsmm  # torch.dsmm: sparse @ dense, dense (spmm's result)
 from .ops.sparse.coo import mm as spmm
 from .ops.sparse.coo import sparse_coo_tensor
+from .ops.storage import TypedStorage, UntypedStorage
 from .tensor import torch_function as _torch_function
 from .tensor.creation import (
     arange,
@@ -384,7 +385,8 @@ _sys.modules[__name__ + ".fft"] = fft
 _sys.modules[__name__ + ".sparse"] = sparse  # as torch.sparse, in the ops layer too
 
 __all__ = [
-    "Tensor", "Size", "device", "OutOfMemoryError", "AcceleratorError", "FloatTensor",
+    "Tensor", "Size", "device", "OutOfMemoryError", "AcceleratorError", "UntypedStorage",
+    "TypedStorage", "FloatTensor",
     "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "BFloat16Tensor",
     "autograd", "cuda", "distributions", "nn", "profiler", "no_grad",

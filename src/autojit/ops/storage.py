@@ -44,6 +44,8 @@ class _Storage:
     length (`size()` items of `element_size()` bytes), its values (`_values()`, in memory
     order, read from the host)."""
 
+    _is_storage = True  # torch.is_storage's answer (tensor/settings.py)
+
     def __init__(self, owner: Tensor):
         self._owner = owner
 
@@ -94,10 +96,53 @@ class _Storage:
 
 
 class UntypedStorage(_Storage):
-    """The bytes of a tensor's memory (torch.UntypedStorage)."""
+    """The bytes of a tensor's memory (torch.UntypedStorage): `x.untyped_storage()`, a new
+    storage of `size` zero bytes (`UntypedStorage(size)`, or of a list of byte values), or a
+    file's bytes mapped into memory (`UntypedStorage.from_file`, as safetensors' `safe_open`
+    reads a checkpoint). A slice (`storage[a:b]`) is a storage over those bytes, and
+    `torch.asarray(storage, dtype=...)` a tensor over them, both sharing the memory."""
+
+    def __init__(self, *args, device=None):
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            owner = args[0]
+        else:
+            if device is not None and str(device) != "cpu":
+                raise NotImplementedError(f"UntypedStorage on {device}: autojit makes storages "
+                                          "on the CPU only")
+            if not args:
+                values = np.zeros(0, np.uint8)
+            elif len(args) == 1 and isinstance(args[0], int):
+                values = np.zeros(args[0], np.uint8)
+            elif len(args) == 1:
+                values = np.array(list(args[0]), dtype=np.uint8)
+            else:
+                raise TypeError(f"UntypedStorage(): expected a size or a sequence of bytes, "
+                                f"got {len(args)} arguments")
+            owner = Tensor._make(values, dtypes.uint8)
+        super().__init__(owner)
+
+    @classmethod
+    def from_file(cls, filename, shared: bool = False, nbytes: int = 0) -> UntypedStorage:
+        """A storage over the file's first `nbytes` bytes (all of them for 0), mapped into
+        memory: writes reach the file where `shared`, else they stay in this process."""
+        mapped = np.memmap(filename, dtype=np.uint8, mode="r+" if shared else "c",
+                           shape=(nbytes,) if nbytes else None)
+        return cls(Tensor._make(mapped.view(np.ndarray), dtypes.uint8))
+
+    def untyped(self) -> UntypedStorage:
+        return self
 
     def _values(self) -> np.ndarray:
         return self._array("untyped_storage()").view(np.uint8)
+
+    def _asarray_bytes(self) -> np.ndarray:
+        """The bytes, sharing the memory (torch.asarray's view of a storage)."""
+        return self._values()
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return UntypedStorage(Tensor._make(self._values()[index], dtypes.uint8))
+        return int(self._values()[index])
 
     def size(self) -> int:
         return self._owner.numel() * self._owner.dtype.itemsize if self._owner.is_meta else \

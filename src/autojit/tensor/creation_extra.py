@@ -155,6 +155,10 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad: boo
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
     """obj as a tensor, sharing its memory where it can (a tensor or a NumPy array of a fitting
     dtype and device) unless copy=True; copy=False refuses to copy."""
+    storage_bytes = getattr(type(obj), "_asarray_bytes", None)
+    if storage_bytes is not None:  # a storage (ops/storage.py): its bytes as `dtype`, shared
+        obj = _storage_array(storage_bytes(obj), dtype)
+        dtype = None
     result = as_tensor(obj, dtype=dtype, device=device)
     shared = isinstance(obj, Tensor) and result is obj or (
         isinstance(obj, np.ndarray) and result._data is not None
@@ -168,6 +172,18 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = Fa
         result = result.detach().requires_grad_(True) if result is obj else \
             result.requires_grad_(True)
     return result
+
+
+def _storage_array(values: np.ndarray, dtype) -> np.ndarray:
+    """A storage's bytes seen as `dtype` (int64 when none is given, as torch reads one)."""
+    target = dtypes.dtype_argument(dtype, "asarray") if dtype is not None else dtypes.int64
+    if target.numpy.itemsize != target.itemsize:
+        raise NotImplementedError(f"asarray(): autojit holds {target} in another width, so a "
+                                  "storage's bytes cannot be read as it in place")
+    if values.nbytes % target.itemsize:
+        raise ValueError(f"asarray(): a storage of {values.nbytes} bytes is not a whole number "
+                         f"of {target} elements ({target.itemsize} bytes each)")
+    return values.view(target.numpy)
 
 
 _READ_ONLY_WARNED: list = []

@@ -77,7 +77,12 @@ def _dense_strides(shape, order) -> list:
 def strides_of(data) -> tuple:
     """The element strides of an array (a GPU array is contiguous)."""
     if data.__class__ is np.ndarray:
-        return tuple(step // data.itemsize for step in data.strides)
+        steps = tuple(step // data.itemsize for step in data.strides)
+        # An empty array NumPy made with steps of 0: torch's empty tensors have dense strides
+        # (`torch.zeros(0).stride()` is (1,), `zeros(2, 0, 3)`'s (3, 3, 1)).
+        if not data.size and 0 in steps:
+            return tuple(_dense_strides(data.shape, range(len(data.shape))))
+        return steps
     return tuple(_dense_strides(data.shape, range(len(data.shape))))
 
 
@@ -90,6 +95,8 @@ def is_laid_out(data, fmt) -> bool:
         if len(shape) != rank:
             return False
     else:
+        if not data.size:  # an empty tensor is contiguous whatever its strides, as in torch
+            return True
         order = range(len(shape))
     expected = 1
     for dim in reversed(tuple(order)):

@@ -46,8 +46,9 @@ def set_flush_denormal(mode: bool) -> bool:
 
 
 def is_storage(obj) -> bool:
-    """Whether obj is a storage object: always False, autojit has none."""
-    return False
+    """Whether obj is a storage object (`x.untyped_storage()`, ops/storage.py's classes, which
+    say so by a class attribute: they sit in a layer above this one)."""
+    return getattr(type(obj), "_is_storage", False) is True
 
 
 def typename(obj) -> str:

@@ -66,3 +66,11 @@ def test_resize_and_type_functions(framework):
     np.testing.assert_array_equal(x.grad.numpy(), np.arange(6.0))
     with pytest.raises(RuntimeError, match="requested resize to 4x2 \\(8 elements in total\\)"):
         functions.Resize.apply(x, (4, 2))
+
+
+def test_get_accelerator_answers_as_torch_without_a_gpu():
+    """transformers' distributed helpers read `torch._C._get_accelerator().type`."""
+    from autojit.drop_in import _C
+
+    assert repr(_C._get_accelerator()) == repr(torch._C._get_accelerator()) == \
+        "device(type='cpu')"

@@ -297,3 +297,55 @@ def _own_apply(top) -> list:
 
 def test_a_modules_own_apply_gets_a_function_of_tensors():
     assert _own_apply(autojit) == _own_apply(torch)
+
+
+def _extra_state_log(top) -> list:
+    class Counter(top.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = top.nn.Linear(2, 2)
+            self.count = 3
+
+        def get_extra_state(self):
+            return {"count": self.count}
+
+        def set_extra_state(self, state):
+            self.count = state["count"]
+
+    log = []
+    state = top.nn.Sequential(Counter(), top.nn.ReLU()).state_dict()
+    log.append((list(state), state["0._extra_state"]))
+    state["0._extra_state"] = {"count": 7}
+    fresh = top.nn.Sequential(Counter(), top.nn.ReLU())
+    log.append((str(fresh.load_state_dict(state)), fresh[0].count))
+    del state["0._extra_state"]
+    for strict in (True, False):
+        try:
+            log.append(str(fresh.load_state_dict(state, strict=strict)))
+        except RuntimeError as error:
+            log.append(str(error))
+    plain = top.nn.Sequential(top.nn.Linear(2, 2))
+    extra = dict(plain.state_dict(), **{"0._extra_state": 1})
+    try:
+        plain.load_state_dict(extra)
+    except RuntimeError as error:
+        log.append(str(error))
+    try:
+        top.nn.Linear(2, 2).get_extra_state()
+    except RuntimeError as error:
+        log.append(str(error))
+    module = importlib.import_module(top.__name__ + ".nn.modules.module")
+    log.append(module._EXTRA_STATE_KEY_SUFFIX)
+    return log
+
+
+def test_extra_state_is_saved_and_loaded_as_torchs():
+    assert _extra_state_log(autojit) == _extra_state_log(torch)
+
+
+def test_squeeze_takes_dims_as_separate_arguments_as_torchs_method():
+    for top in (torch, autojit):
+        x = top.zeros(1, 1, 3, 1)
+        assert [tuple(x.squeeze(0, 1).shape), tuple(x.squeeze(0, 3, 1).shape),
+                tuple(x.squeeze(dim=(0, 1)).shape), tuple(x.squeeze(1).shape),
+                tuple(x.squeeze().shape)] == [(3, 1), (3,), (3, 1), (1, 3, 1), (3,)]

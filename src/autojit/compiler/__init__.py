@@ -16,7 +16,7 @@ _PUBLIC = {
     "explain": "explain_report",
     "allow_in_graph": "control", "assume_constant_result": "control", "disable": "control",
     "is_compiling": "control", "is_dynamo_compiling": "control", "is_exporting": "control",
-    "list_backends": "control", "reset": "control",
+    "list_backends": "control", "reset": "control", "set_stance": "control",
 }
 
 __all__ = sorted(_PUBLIC)

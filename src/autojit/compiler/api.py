@@ -195,6 +195,10 @@ class CompiledFunction(Inspection):
         if self.eager or self.eager_reason is not None:
             self._stats.eager_calls += 1
             return self.fn(*args)
+        stance = STANCE[0]
+        if stance != "default" and self._by_stance(stance):
+            self._stats.eager_calls += 1
+            return self.fn(*args)
         args = flatten(args)  # tensors inside container arguments are inputs too
         if torch_function.ACTIVE and _overriding_subclass(args):
             return self._eager_for_subclass(args)
@@ -283,7 +287,21 @@ class CompiledFunction(Inspection):
             self._keyword_variants[key] = compiled
         return compiled(*flat)
 
+    def _by_stance(self, stance: str) -> bool:
+        """Whether torch.compiler.set_stance's `stance` runs this call eagerly: always
+        ("force_eager"), or the first call ("eager_then_compile"); the stances about
+        recompiling are decided in _compile_and_run."""
+        if stance == "force_eager":
+            return True
+        return stance == "eager_then_compile" and self._stats.calls == 1
+
     def _compile_and_run(self, args: tuple):
+        if self.executables and STANCE[0] in ("eager_on_recompile", "fail_on_recompile"):
+            if STANCE[0] == "fail_on_recompile":
+                raise RuntimeError(f"Detected recompile when torch.compile stance is "
+                                   f"'fail_on_recompile': {self.name()}, because "
+                                   f"{self._last_failure}")
+            return self._eager(args)
         if len(self.executables) >= self.recompile_limit:
             self._give_up(f"recompile limit of {self.recompile_limit} reached; last guard "
                           f"failure: {self._last_failure}")
@@ -560,6 +578,9 @@ class _KeywordCall:
         count = len(flat) - len(self.names)
         return self.fn(*flat[:count], **dict(zip(self.names, flat[count:], strict=True)))
 
+
+# torch.compiler.set_stance's stance (compiler/control.py), process-wide as torch's.
+STANCE = ["default"]
 
 _NO_CODE_GENERATOR_WARNED = []
 

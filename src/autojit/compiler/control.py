@@ -1,7 +1,8 @@
 """What a program tells autojit.compile from inside, with torch.compiler's names: `disable` (a
 function that runs eagerly), `is_compiling` (True while a function is traced), `reset` (forget
-every compiled function's executables), `allow_in_graph`, `assume_constant_result` and
-`list_backends`. autojit.compiler and autojit._dynamo export them.
+every compiled function's executables), `set_stance` (compile, run eagerly, or refuse to
+recompile), `allow_in_graph`, `assume_constant_result` and `list_backends`. autojit.compiler
+and autojit._dynamo export them.
 
 autojit's compiler is a tracer, not a bytecode analyzer (docs/compiler.md): a function torch
 would leave out of its graph, a disabled one, cannot be cut out of a trace. Called while a
@@ -131,3 +132,49 @@ def list_backends(exclude_tags=("debug", "experimental")) -> list:
     if "debug" not in (exclude_tags or ()):
         names |= set(TORCH_BACKENDS) | {"interpreter"}
     return sorted(names)
+
+
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile",
+            "eager_then_compile")
+
+
+class set_stance:  # noqa: N801 - torch's name
+    """torch.compiler.set_stance: how compiled functions run from now on, as a function call,
+    a context manager or a decorator (each restores the stance it found on exit):
+    "default" compiles; "force_eager" runs them eagerly; "eager_on_recompile" runs a call
+    eagerly where it would compile again (a function's first compile is not a recompile), and
+    "fail_on_recompile" raises there instead; "eager_then_compile" runs a function's first
+    call eagerly and compiles from its second on. Refused while a function is traced."""
+
+    def __init__(self, stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
+                 force_backend=None) -> None:
+        if state.tracer is not None:
+            raise RuntimeError("Attempt to trace forbidden callable set_stance: it may not be "
+                               "called inside a compiled function")
+        if stance not in _STANCES:
+            raise RuntimeError(f"invalid torch.compile stance '{stance}'; expected one of "
+                               f"{', '.join(_STANCES)}")
+        if force_backend is not None:
+            raise RuntimeError("set_stance(force_backend=...): autojit has one backend per "
+                               "device and does not switch them")
+        self.stance = stance
+        self.prior = api.STANCE[0]
+        api.STANCE[0] = stance  # from the call on, as torch's
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        api.STANCE[0] = self.prior
+        return False
+
+    def __call__(self, fn):
+        stance = self.stance
+        api.STANCE[0] = self.prior  # as a decorator: the stance holds only inside its calls
+
+        @functools.wraps(fn)
+        def with_stance(*args, **kwargs):
+            with set_stance(stance):
+                return fn(*args, **kwargs)
+
+        return with_stance

@@ -43,6 +43,45 @@ def argument_shapes(args: tuple) -> tuple:
                  argument._data is not None else None for argument in args)
 
 
+# The attributes torch._dynamo's marks set on a tensor, by torch's names.
+_DYNAMIC, _WEAK_DYNAMIC, _STATIC = ("_dynamo_dynamic_indices", "_dynamo_weak_dynamic_indices",
+                                    "_dynamo_static_indices")
+
+
+def _mark(t, field: str, index) -> None:
+    indices = {index} if isinstance(index, int) else set(index)
+    setattr(t, field, getattr(t, field, set()) | indices)
+
+
+def mark_dynamic(t, index, *, hint_override=None, min=None, max=None,  # noqa: A002
+                 specialize_on=None) -> None:
+    """torch._dynamo.mark_dynamic: trace dimension(s) `index` of `t` with a symbol from the
+    first call that takes it (sizes 0 and 1 stay constants; `min` and `max` are not kept as
+    constraints)."""
+    _mark(t, _DYNAMIC, index)
+
+
+def maybe_mark_dynamic(t, index) -> None:
+    """torch._dynamo.maybe_mark_dynamic: as mark_dynamic, where torch may still specialize."""
+    _mark(t, _WEAK_DYNAMIC, index)
+
+
+def mark_static(t, index=None) -> None:
+    """torch._dynamo.mark_static: dimension(s) `index` of `t` stay constants even when their
+    size changes (each size traces again); a module (`index` None) is marked as torch marks
+    it."""
+    if index is None:
+        t._dynamo_marked_static = True
+        return
+    _mark(t, _STATIC, index)
+
+
+def mark_static_address(t, guard: bool = False) -> None:
+    """torch._dynamo.mark_static_address: a hint for CUDA graphs, which autojit does not
+    capture; recorded as torch records it, with no effect."""
+    t._dynamo_static_input_type = "guarded" if guard else "unguarded"
+
+
 class DynamicSizes:
     def __init__(self, mode: bool | None):
         self.mode = mode
@@ -51,16 +90,23 @@ class DynamicSizes:
 
     def observe(self, args: tuple) -> None:
         """Before a trace: with automatic dynamic shapes, a dimension whose size differs from
-        the last trace's becomes symbolic."""
+        the last trace's becomes symbolic, and so does one the program marked dynamic
+        (`mark_dynamic`), unless it marked it static."""
         if self.mode is not None:
             return
         for position, argument in enumerate(args):
             if not isinstance(argument, Tensor) or argument._data is None:
                 continue
             shape = tuple(argument._data.shape)
+            fields = argument.__dict__
+            marked = fields.get(_DYNAMIC, set()) | fields.get(_WEAK_DYNAMIC, set())
+            if marked:
+                self.dims.setdefault(position, set()).update(
+                    dim for dim in marked if 0 <= dim < len(shape))
             before = self._seen.get(position)
             if before is not None and len(before) == len(shape):
                 changed = {dim for dim, (old, new) in enumerate(zip(before, shape)) if old != new}
+                changed -= fields.get(_STATIC, set())
                 if changed:
                     self.dims.setdefault(position, set()).update(changed)
             self._seen[position] = shape

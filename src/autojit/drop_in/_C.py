@@ -34,6 +34,14 @@ def _log_api_usage_once(event: str) -> None:
     """torch logs a library's first use of an API to its telemetry hooks; autojit has none."""
 
 
+def _get_accelerator(check: bool = False):
+    """The accelerator's device type, or the CPU's where there is none (torch's answer, which
+    transformers' distributed helpers read)."""
+    from ..accelerator import current_accelerator
+
+    return current_accelerator() or device("cpu")
+
+
 def _get_tracing_state():
     """None: no torch.jit.trace is recording (autojit has no TorchScript tracer; code under
     autojit.compile runs as Python, so libraries take their eager paths)."""

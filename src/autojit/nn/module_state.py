@@ -1,4 +1,5 @@
-"""Module's state dict: saving parameters and buffers by dotted name, and loading them back.
+"""Module's state dict: saving parameters, buffers and a module's extra state
+(get_extra_state) by dotted name, and loading them back.
 
 Module (module.py) inherits these methods. state_dict walks the module tree and collects every
 parameter and persistent buffer; load_state_dict walks it again, copying each tensor into the
@@ -33,6 +34,9 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 _NO_HOOKS = MappingProxyType({})
+# The state-dict key of a module's get_extra_state(), after its prefix (torch's
+# nn.modules.module._EXTRA_STATE_KEY_SUFFIX).
+EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 class StateDictMixin:
@@ -92,6 +96,19 @@ class StateDictMixin:
         clear keys from incompatible_keys' lists, and must return None."""
         return self._add_state_hook("_load_state_dict_post_hooks", hook)
 
+    def get_extra_state(self):
+        """What a module keeps beyond its parameters and buffers, saved in its state dict
+        under `_extra_state` where a subclass defines this (with set_extra_state)."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called. Please file an issue at https://github.com/pytorch/"
+                           "pytorch/issues/new?template=bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state) -> None:
+        """Restore what get_extra_state() returned, from a loaded state dict."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called. Please file an issue at https://github.com/pytorch/"
+                           "pytorch/issues/new?template=bug-report.yml to report this bug.")
+
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
         for name, param in self._parameters.items():
             if param is not None:
@@ -99,6 +116,8 @@ class StateDictMixin:
         for name, buffer in self._buffers.items():
             if buffer is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buffer if keep_vars else buffer.detach()
+        if type(self).get_extra_state is not StateDictMixin.get_extra_state:
+            destination[prefix + EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *, destination=None, prefix: str = "", keep_vars: bool = False):
         """An OrderedDict of every parameter and persistent buffer by dotted name.
@@ -176,9 +195,17 @@ class StateDictMixin:
                     f'While copying the parameter named "{key}", whose dimensions in the model '
                     f"are {param.size()} and whose dimensions in the checkpoint are "
                     f"{input_param.size()}, an exception occurred : {error.args}.")
+        extra_state_key = prefix + EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not StateDictMixin.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
         if strict:
             for key in state_dict:
-                if key.startswith(prefix):
+                if key.startswith(prefix) and key != extra_state_key:
                     input_name = key[len(prefix):].split(".", 1)
                     if len(input_name) > 1:
                         if input_name[0] not in self._modules:

@@ -207,6 +207,20 @@ for _name in ("view", "reshape", "flatten", "squeeze", "unsqueeze"):
     setattr(Tensor, _name, aliases.new_view(_function) if _name in aliases.NEW_VIEWS else _function)
 
 
+def _squeeze_dims(squeeze):
+    """Tensor.squeeze also taking several dims as separate arguments (`x.squeeze(0, 1)`), as
+    torch's method does (its function form takes one int or a tuple)."""
+    def squeeze_method(x, *dim, **kwargs):
+        return squeeze(x, dim, **kwargs) if len(dim) > 1 else squeeze(x, *dim, **kwargs)
+
+    squeeze_method.__name__ = squeeze_method.__qualname__ = "squeeze"
+    squeeze_method.__doc__, squeeze_method.__wrapped__ = squeeze.__doc__, squeeze
+    return squeeze_method
+
+
+Tensor.squeeze = _squeeze_dims(Tensor.squeeze)
+
+
 # ---- operators --------------------------------------------------------------------------------
 
 def _reflected(function):

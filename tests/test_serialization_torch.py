@@ -277,3 +277,33 @@ def test_bfloat16_moves_both_ways_bit_for_bit():
     assert theirs["x"].dtype is torch.bfloat16
     assert torch.equal(theirs["x"].view(torch.int16), values.view(torch.int16))
     assert theirs["view"].tolist() == values[1:3].tolist()
+
+
+def test_mmap_loads_torchs_file_in_place_as_torch(tmp_path):
+    """load(mmap=True): the tensors lie over the file mapped into memory (privately: a write
+    stays in this process), with torch's values; a file object, or torch's older format, is
+    refused with torch's errors."""
+    path = str(tmp_path / "weights.pt")
+    torch.manual_seed(0)
+    saved = {"w": torch.randn(3, 4), "ids": torch.arange(5), "half": torch.randn(2).half(),
+             "brain": torch.randn(2).to(torch.bfloat16), "view": torch.arange(10.0)[2:6]}
+    torch.save(saved, path)
+    mine, theirs = autojit.load(path, mmap=True), torch.load(path, mmap=True)
+    for name, value in theirs.items():
+        assert mine[name].dtype.name == str(value.dtype).split(".")[-1]
+        assert mine[name].float().tolist() == value.float().tolist()
+    base = mine["w"]._data
+    while base is not None and not isinstance(base, np.memmap):
+        base = base.base
+    assert isinstance(base, np.memmap)  # mapped, not read into memory
+    mine["w"].add_(1)
+    assert autojit.load(path)["w"].tolist() == saved["w"].tolist()
+    for framework in (torch, autojit):
+        with open(path, "rb") as handle, pytest.raises(
+                ValueError, match="f must be a file path in order to use the mmap argument"):
+            framework.load(handle, mmap=True)
+    legacy = str(tmp_path / "legacy.pt")
+    torch.save(saved, legacy, _use_new_zipfile_serialization=False)
+    for framework in (torch, autojit):
+        with pytest.raises(RuntimeError, match="mmap can only be used with files saved with"):
+            framework.load(legacy, mmap=True)

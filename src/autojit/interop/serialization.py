@@ -231,8 +231,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     autojit's (torch's format before 1.6 is read weights-only either way). `map_location` (a
     device, a device name, a dict from saved location to location, or a function, which leaves
     storages on the CPU) says where tensors go; `pickle_module` may only be Python's pickle,
-    `mmap` only False, and `pickle_load_args` (such as encoding="latin1" for Python 2 files)
-    go to Python's unpickler.
+    `mmap=True` maps a torch.save file named by a path into memory, its tensors over the
+    mapped bytes (privately: writes stay in this process), and `pickle_load_args` (such as
+    encoding="latin1" for Python 2 files) go to Python's unpickler.
 
         >>> import os, tempfile, autojit
         >>> with tempfile.TemporaryDirectory() as directory:
@@ -254,8 +255,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
         raise RuntimeError("Can not safely load weights when explicit pickle_module is "
                            "specified")
     if mmap:
-        raise NotImplementedError("autojit.load: mmap=True is not supported; the file is read "
-                                  "into memory")
+        return _load_mapped(f, map_location, weights_only, pickle_load_args)
     if map_location is not None and not callable(map_location) and \
             not isinstance(map_location, dict):
         check_device(map_location)
@@ -277,6 +277,28 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
                                                       weights_only, pickle_load_args)
     f.seek(start)
     return _load_npz(f)
+
+
+def _load_mapped(f, map_location, weights_only: bool, options: dict):
+    """load(mmap=True): the file mapped into memory (privately: writes to the tensors stay in
+    this process), each storage's tensors over its bytes there rather than read into memory,
+    as torch's mmap loads; only a torch.save zip archive named by a path can be mapped."""
+    if not isinstance(f, (str, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    mapped = np.memmap(f, dtype=np.uint8, mode="c")
+    with open(f, "rb") as handle:
+        folder = None
+        if handle.read(4).startswith(b"PK"):
+            handle.seek(0)
+            with zipfile.ZipFile(handle) as archive:
+                folder = torch_format_reader.torch_zip_folder(archive)
+                if folder is not None:
+                    return torch_format_reader.load_torch_zip(
+                        archive, folder, map_location, weights_only, options, mapped=mapped)
+    raise RuntimeError("mmap can only be used with files saved with "
+                       f"`torch.save({os.fspath(f)}, _use_new_zipfile_serialization=True), "
+                       "please torch.save your checkpoint with this option in order to use "
+                       "mmap.")
 
 
 def _load_npz(f):

@@ -85,8 +85,9 @@ class _LoadedStorage:
             array = (raw.astype(np.uint32) << 16).view(np.float32)
         elif dtype_name == "complex32":  # float16 parts, stored as complex64
             array = raw[:raw.size - raw.size % 2].astype(np.float32).view(np.complex64)
-        else:
-            array = raw.astype(np.dtype(_TORCH_DTYPES[dtype_name][0]).newbyteorder("="))
+        else:  # in place where the bytes are a mapped file's (load(mmap=True)), else copied
+            array = raw.astype(np.dtype(_TORCH_DTYPES[dtype_name][0]).newbyteorder("="),
+                               copy=not raw.flags.writeable)
         found = self.arrays[dtype_name] = (array, dtypes.from_name(dtype_name))
         return found
 
@@ -318,8 +319,22 @@ def torch_zip_folder(archive: zipfile.ZipFile) -> str | None:
     return None
 
 
+def _mapped_entry(archive: zipfile.ZipFile, name: str, mapped: np.ndarray):
+    """An uncompressed entry's bytes within the mapped file (torch.save stores its entries
+    uncompressed), or None for a compressed one."""
+    info = archive.getinfo(name)
+    if info.compress_type != zipfile.ZIP_STORED:
+        return None
+    header = bytes(mapped[info.header_offset:info.header_offset + 30])
+    name_length, extra_length = struct.unpack("<HH", header[26:30])
+    start = info.header_offset + 30 + name_length + extra_length
+    return mapped[start:start + info.file_size]
+
+
 def load_torch_zip(archive: zipfile.ZipFile, prefix: str, map_location,
-                   weights_only: bool = True, options: dict | None = None):
+                   weights_only: bool = True, options: dict | None = None, mapped=None):
+    """The object of a torch.save zip archive; with `mapped` (the file mapped into memory,
+    load(mmap=True)), storages are read in place there."""
     names = set(archive.namelist())
     if f"{prefix}constants.pkl" in names or f"{prefix}code/" in names or \
             any(name.startswith(f"{prefix}code/") for name in names):
@@ -333,6 +348,10 @@ def load_torch_zip(archive: zipfile.ZipFile, prefix: str, map_location,
         name = f"{prefix}data/{key}"
         if name not in names:
             raise RuntimeError(f"autojit.load: the archive has no entry {name}")
+        if mapped is not None:
+            found = _mapped_entry(archive, name, mapped)
+            if found is not None:
+                return found
         return archive.read(name)
 
     return _TorchReader(record, byteorder, map_location).load(

@@ -3,7 +3,8 @@ matrices (made, converted, their parts, products with dense matrices, torch.spar
 reduction, gradients to the values and the dense operand, a CSR leaf's gradient),
 linear of a sparse input, `_segment_reduce` with torch's "amax"/"amin", the layout of
 advanced indexing's result, `to(None)`, randperm of a one-element tensor, frombuffer,
-from_numpy of an np.matrix and SparseTensor._coalesced_.
+from_numpy of an np.matrix, SparseTensor._coalesced_, and a worker's collate into a new storage
+(`untyped_storage()._new_shared`, `x.new(storage)`).
 """
 
 from __future__ import annotations
@@ -433,3 +434,18 @@ def test_uninitialized_parameters_load_and_copy():
                 type(target.weight).__name__, list(result.missing_keys))
 
     assert run(aj) == run(torch)
+
+
+def _collated(top):
+    """torch_geometric's collate in a DataLoader worker: a new storage, a tensor of the
+    element's dtype over it, and cat written into it (`out=`)."""
+    elem = top.arange(6.0).reshape(2, 3)
+    storage = elem.untyped_storage()._new_shared(4 * 3 * elem.element_size(),
+                                                 device=elem.device)
+    out = elem.new(storage).view(4, 3)
+    result = top.cat([elem, elem + 10], dim=0, out=out)
+    return result is out, result.tolist(), storage.nbytes(), top.is_storage(storage)
+
+
+def test_collate_into_a_new_storage_as_torch():
+    assert _collated(aj) == _collated(torch)

@@ -140,6 +140,13 @@ def legacy_new(dtype: dtypes.DType | None, args: tuple, kwargs: dict,
         if kwargs.get("device") is not None:
             raise _invalid(args, kwargs)
         return _alias(dtype, first, device_type)
+    storage_bytes = getattr(type(first), "_asarray_bytes", None)
+    if storage_bytes is not None:  # a storage (ops/storage.py): a 1-D tensor over its bytes
+        values = storage_bytes(first)
+        if made.numpy.itemsize != made.itemsize or values.nbytes % made.itemsize:
+            raise RuntimeError(f"new(): a storage of {values.nbytes} bytes cannot hold "
+                               f"{made} elements")
+        return Tensor._make(values.view(made.numpy), made)
     if isinstance(first, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(first).__name__}'")
     if not isinstance(first, (Sequence, np.ndarray)):

@@ -132,6 +132,12 @@ class UntypedStorage(_Storage):
     def untyped(self) -> UntypedStorage:
         return self
 
+    def _new_shared(self, size: int, *, device=None) -> UntypedStorage:
+        """A new storage of `size` zero bytes, which torch puts in shared memory for a
+        DataLoader worker to collate into (torch_geometric's collate writes a batch there):
+        autojit's workers send their batches pickled by value, so plain memory serves."""
+        return UntypedStorage(int(size), device=device)
+
     def _values(self) -> np.ndarray:
         return self._array("untyped_storage()").view(np.uint8)
 

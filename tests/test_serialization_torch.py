@@ -307,3 +307,28 @@ def test_mmap_loads_torchs_file_in_place_as_torch(tmp_path):
     for framework in (torch, autojit):
         with pytest.raises(RuntimeError, match="mmap can only be used with files saved with"):
             framework.load(legacy, mmap=True)
+
+
+def _sparse(top, layout: str):
+    indices = top.tensor([[0, 1, 1], [2, 0, 2]])
+    coo = top.sparse_coo_tensor(indices, top.tensor([1.0, 2.0, 3.0]), (2, 3))
+    return {"coo": coo, "coalesced": coo.coalesce(), "csr": coo.to_sparse_csr(),
+            "csc": coo.to_dense().to_sparse_csc()}[layout]
+
+
+@pytest.mark.parametrize("layout", ["coo", "coalesced", "csr", "csc"])
+def test_sparse_tensors_both_ways(layout):
+    """torch._utils._rebuild_sparse_tensor over the dense parts, as torch writes them; loads
+    weights-only under both."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's beta warning for CSR
+        theirs = torch.load(_autojit_saved({"s": _sparse(autojit, layout)}))["s"]
+        expected = _sparse(torch, layout)
+    mine = autojit.load(_torch_saved({"s": expected}))["s"]
+    for loaded in (theirs, mine):
+        assert str(loaded.layout).split(".")[-1] == str(expected.layout).split(".")[-1]
+        assert loaded.to_dense().tolist() == expected.to_dense().tolist()
+        if layout in ("coo", "coalesced"):
+            assert loaded.is_coalesced() == expected.is_coalesced()

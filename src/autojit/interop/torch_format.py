@@ -39,7 +39,7 @@ from ..tensor.tensor import Size, Tensor
 from . import object_pickle
 from .pickle_writer import Call, Global, PersistentId, write_pickle
 
-__all__ = ["save_torch", "TENSOR_CLASSES", "NotData"]
+__all__ = ["save_torch", "SPARSE_LAYOUTS", "TENSOR_CLASSES", "NotData"]
 
 _ALIGNMENT = 64
 # torch's dtypes: name -> (NumPy dtype of the stored bytes, the storage class torch pickles;
@@ -62,6 +62,9 @@ _LEGACY_PROTOCOL = 1001
 # Tensor classes whose kind torch's files record: serialization.py's registry (nn/parameter.py
 # registers Parameter as "parameter"), shared here.
 TENSOR_CLASSES: dict = {}
+# Sparse layouts torch's files hold, by layout name: (the parts torch pickles of a tensor,
+# the function that builds one of them), registered by ops/sparse (a layer above this one).
+SPARSE_LAYOUTS: dict = {}
 
 
 # ---- writing ----------------------------------------------------------------------------------
@@ -105,6 +108,8 @@ class _TensorWriter:
         (an uninitialized parameter, or a Tensor subclass of the user's, pickles as itself)."""
         data = value._data
         kind = value.__class__
+        if value.layout.name in SPARSE_LAYOUTS:
+            return True
         return (kind is Tensor or kind in TENSOR_CLASSES.values()) and (
             data is None or data.__class__ is np.ndarray or hasattr(data, "device_index"))
 
@@ -114,6 +119,13 @@ class _TensorWriter:
                                "traced); save outside the compiled function")
         if not self.writes(value):
             raise NotData(f"autojit.save: a {type(value).__name__} (at {where}) is not data")
+        sparse = SPARSE_LAYOUTS.get(value.layout.name)
+        if sparse is not None:  # torch's call: the layout and the dense parts
+            parts = tuple(self(part, where) if not isinstance(part, bool) else part
+                          for part in sparse[0](value))
+            layout = Call(Global("torch.serialization", "_get_layout"),
+                          (f"torch.{value.layout.name}",))
+            return Call(Global("torch._utils", "_rebuild_sparse_tensor"), (layout, parts))
         name = value.dtype.name
         storage, offset, stride = self.storage_of(value, name)
         storage_class = _TORCH_DTYPES[name][1]

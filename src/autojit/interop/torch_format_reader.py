@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..tensor import dtypes
+from ..tensor import dtypes, layouts
 from ..tensor.device import CPU, device, runtime
 from ..tensor.tensor import Size, Tensor
 from . import object_pickle, safe_globals
@@ -29,6 +29,7 @@ from .torch_format import (
     _LEGACY_PROTOCOL,
     _STORAGE_DTYPE,
     _TORCH_DTYPES,
+    SPARSE_LAYOUTS,
     TENSOR_CLASSES,
 )
 
@@ -115,6 +116,8 @@ class _TorchReader:
             "torch._utils._rebuild_parameter": self.rebuild_parameter,
             "torch._utils._rebuild_parameter_with_state": self.rebuild_parameter,
             "torch._tensor._rebuild_from_type_v2": self.rebuild_from_type,
+            "torch._utils._rebuild_sparse_tensor": _rebuild_sparse,
+            "torch.serialization._get_layout": _get_layout,
             "torch.UntypedStorage": _StorageType("uint8"),
             "torch.storage.UntypedStorage": _StorageType("uint8"),
         }
@@ -221,6 +224,23 @@ class _TorchReader:
                     "machine, please use autojit.load with map_location=autojit.device('cpu') "
                     "to map your storages to the CPU.") from None
         return chosen if chosen.type == "cuda" else CPU
+
+
+def _get_layout(name: str):
+    """torch.serialization._get_layout: a layout by its printed name ("torch.sparse_coo")."""
+    found = getattr(layouts, str(name).rpartition(".")[2], None)
+    if not isinstance(found, layouts.layout):
+        raise UnpicklingError(f"autojit.load: unknown layout {name!r}")
+    return found
+
+
+def _rebuild_sparse(layout, data):
+    """torch._utils._rebuild_sparse_tensor: a sparse tensor of `layout` from its parts."""
+    found = SPARSE_LAYOUTS.get(getattr(layout, "name", None))
+    if found is None:
+        raise UnpicklingError(f"autojit.load: a sparse tensor of layout {layout}, which "
+                              "autojit does not have")
+    return found[1](*data)
 
 
 def _strided(array: np.ndarray, offset, size, stride) -> np.ndarray:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import warnings
 
+from ...interop import torch_format
 from ...tensor import dtypes, printing, torch_function
 from ...tensor.creation import arange, as_tensor, zeros
 from ...tensor.layouts import sparse_coo, sparse_csc, sparse_csr, strided
@@ -562,6 +563,12 @@ SparseTensor.to_sparse = to_sparse
 SparseTensor.to_sparse_csr = _to_sparse_csr
 SparseTensor.to_sparse_csc = _to_sparse_csc
 coo_ops.install_product((SparseTensor, SparseCompressedTensor), product)
+# torch.save's parts of CSR and CSC matrices, and how a load rebuilds them
+# (interop/torch_format.py).
+torch_format.SPARSE_LAYOUTS["sparse_csr"] = (
+    lambda x: (x.crow_indices(), x.col_indices(), x.values(), x.size()), sparse_csr_tensor)
+torch_format.SPARSE_LAYOUTS["sparse_csc"] = (
+    lambda x: (x.ccol_indices(), x.row_indices(), x.values(), x.size()), sparse_csc_tensor)
 
 __all__ = ["SparseCompressedTensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_mm",
            "_convert_indices_from_coo_to_csr", "_convert_indices_from_csr_to_coo"]

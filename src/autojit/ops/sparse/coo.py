@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...interop import torch_format
 from ...tensor import dtypes, torch_function
 from ...tensor.creation import as_tensor, zeros
 from ...tensor.layouts import sparse_coo
@@ -591,6 +592,16 @@ Tensor.dense_dim = lambda self: self.ndim
 Tensor.dense_dim.__doc__ = "x.ndim: every dim of a dense tensor is dense."
 for _what in ("indices", "values", "_indices", "_values", "coalesce", "is_coalesced", "_nnz"):
     setattr(Tensor, _what, _strided_error(_what))
+
+def _rebuilt(indices, values, size, is_coalesced=False) -> SparseTensor:
+    """A COO tensor from the parts torch's files hold (torch._utils._rebuild_sparse_tensor)."""
+    return sparse_coo_tensor(indices, values, size, is_coalesced=bool(is_coalesced))
+
+
+# torch.save's parts of a COO tensor, and how a load rebuilds one (interop/torch_format.py).
+torch_format.SPARSE_LAYOUTS["sparse_coo"] = (
+    lambda x: (x._indices(), x._values(), x.size(), x.is_coalesced()), _rebuilt)
+
 
 def install_product(classes: tuple, product) -> None:
     """mm, matmul and @ with an operand of one of `classes` go to `product` (compressed.py

@@ -279,6 +279,7 @@ _LAZY = {
     "vmap": ("autograd.vmap", "vmap"), "_grouped_mm": ("ops.linalg.grouped_products", "grouped_mm"),
     "compile": ("compiler.api", "compile"),
     "SymInt": ("tensor.symbolic", "SymInt"), "SymFloat": ("tensor.symbolic", "SymFloat"),
+    "SymBool": ("tensor.symbolic", "SymBool"),
     "CompiledFunction": ("compiler.api", "CompiledFunction"),
     "CompileWarning": ("compiler.api", "CompileWarning"),
     "from_dlpack": ("interop.dlpack", "from_dlpack"),

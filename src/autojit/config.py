@@ -48,12 +48,24 @@ def log_topics() -> set:
     return topics
 
 
-def log(topic: str, message: str) -> None:
-    """Write `message` to stderr when AUTOJIT_LOG names `topic` (or "all")."""
+# Topics torch._logging.set_logs switched on (autojit/_logging.py): topic -> the Python logger
+# torch logs that artifact to, which `log` writes them to too.
+PYTHON_LOGGERS: dict = {}
+
+
+def log(topic: str, message: str, torch_message: str | None = None) -> None:
+    """Write `message` to stderr when AUTOJIT_LOG names `topic` (or "all"), and to the Python
+    logger torch._logging.set_logs switched on for it (`torch_message`, in torch's words where
+    programs look for them, if given)."""
     topics = log_topics()
     if topic in topics or "all" in topics:
         prefix = f"[autojit:{topic}] "
         print(prefix + message.replace("\n", "\n" + prefix), file=sys.stderr)
+    name = PYTHON_LOGGERS.get(topic)
+    if name is not None:
+        import logging
+
+        logging.getLogger(name).debug("%s", torch_message or message)
 
 
 def guards_from_reads() -> bool:

@@ -308,7 +308,9 @@ class CompiledFunction(Inspection):
             return self._eager(args)
         if self.executables:
             config.log("recompiles", f"{self.name()}: recompiling because "
-                       f"{self._last_failure}")
+                       f"{self._last_failure}",
+                       f"Recompiling function {self.name()}\n    triggered by the following "
+                       f"guard failure(s):\n    - {self._last_failure}")
             self._stats.recompiles += 1
             self._history.add_recompile(self._last_failure)
             self._observe_changed_float(args)

@@ -21,6 +21,7 @@ from ..tensor import dtypes
 from ..tensor.creation import arange, zeros
 from ..tensor.dtypes import SCALAR_TYPE_NAMES
 from ..tensor.tensor import Tensor, normalize_dim
+from . import checks
 from . import elementwise as ew
 from .aten_namespace import register
 from .composite import reduces_nothing
@@ -356,3 +357,8 @@ register("native_dropout_backward", default=native_dropout_backward)
 register("_chunk_cat", default=_chunk_cat)
 register("segment_reduce", default=segment_reduce)
 register("max_pool2d_with_indices_backward", default=max_pool2d_with_indices_backward)
+register("_assert_scalar", default=checks.assert_scalar)
+register("_assert_tensor_metadata", default=checks.assert_tensor_metadata)
+register("_assert_async", default=checks.assert_async,
+         msg=lambda input, assert_msg: checks.assert_async(input, assert_msg))  # noqa: A006
+register("sym_constrain_range_for_size", default=checks.sym_constrain_range_for_size)

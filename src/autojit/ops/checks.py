@@ -2,7 +2,8 @@
 siblings raising another error type (`_check_index`, `_check_value`, `_check_type`,
 `_check_not_implemented`, `_check_with`), `_check_tensor_all` on a bool tensor, the deprecated
 `_check_is_size`, and `_assert_async` on a one-element tensor (checked at once, as torch checks
-a CPU tensor's).
+a CPU tensor's); and aten's assertion operators (`torch.ops.aten._assert_scalar`,
+`_assert_tensor_metadata`, `_assert_async`, `sym_constrain_range_for_size`).
 
 A condition is a Python bool: autojit's symbolic scalars answer a comparison with a bool while
 tracing, and record the decision as a guard or a value check (tensor/symbolic.py), so a check
@@ -95,6 +96,48 @@ def assert_async(input: Tensor, assert_msg: str | None = None) -> None:  # noqa:
     if not is_nonzero(input):
         raise RuntimeError("Expected Tensor with single nonzero value, but got zero"
                            if assert_msg is None else assert_msg)
+
+
+# ---- aten's assertion operators (torch.ops.aten._assert_scalar, ...), which exported graphs
+# hold and libraries name -----------------------------------------------------------------------
+
+def assert_scalar(self, assert_msg: str) -> None:
+    """aten._assert_scalar: a RuntimeError with `assert_msg` unless the number is true."""
+    if not self:
+        raise RuntimeError(assert_msg)
+
+
+_LAYOUT_NAMES = {"strided": "Strided", "sparse_coo": "Sparse", "sparse_csr": "SparseCsr",
+                 "sparse_csc": "SparseCsc", "sparse_bsr": "SparseBsr", "sparse_bsc": "SparseBsc"}
+
+
+def assert_tensor_metadata(a: Tensor, size=None, stride=None, dtype=None, *, device=None,
+                           layout=None) -> None:
+    """aten._assert_tensor_metadata: torch's RuntimeError for each of the size, strides, dtype,
+    device and layout given that `a` does not have."""
+    if size is not None and list(a.shape) != list(size):
+        raise RuntimeError(f"Tensor sizes mismatch! Expected: {list(size)}, Got: "
+                           f"{list(a.shape)}")
+    if stride is not None and list(a.stride()) != list(stride):
+        raise RuntimeError(f"Tensor strides mismatch! Expected: {list(stride)}, Got: "
+                           f"{list(a.stride())}")
+    if dtype is not None and dtype is not a.dtype:
+        raise RuntimeError(f"Tensor dtype mismatch! Expected: "
+                           f"{dtypes.SCALAR_TYPE_NAMES[dtype.name]}, Got: "
+                           f"{dtypes.c_type_name(a.dtype)}")
+    if device is not None and str(device) != str(a.device):
+        raise RuntimeError(f"Tensor device mismatch! Expected: {device}, Got: {a.device}")
+    if layout is not None and layout is not a.layout:
+        raise RuntimeError(f"Tensor layout mismatch! Expected: {_LAYOUT_NAMES[layout.name]}, "
+                           f"Got: {_LAYOUT_NAMES[a.layout.name]}")
+
+
+def sym_constrain_range_for_size(size, *, min=None, max=None) -> None:  # noqa: A002
+    """aten.sym_constrain_range_for_size: a RuntimeError unless min <= size <= max."""
+    low = 0 if min is None else min
+    if size < low or (max is not None and size > max):
+        raise RuntimeError(f"Invalid value range for {size} between [{low}, "
+                           f"{'inf' if max is None else max}].")
 
 
 # The names torch gives them (torch._check, ...), for autojit/__init__.py.

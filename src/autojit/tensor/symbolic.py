@@ -52,7 +52,15 @@ from .symbolic_expr import (  # noqa: F401 - digest is re-exported
     tree_names,
     tree_source,
 )
-from .symbolic_scalars import SymFloat, SymInt, _call, _tree, is_runtime, is_symbolic
+from .symbolic_scalars import (  # noqa: F401 - SymBool is re-exported
+    SymBool,
+    SymFloat,
+    SymInt,
+    _call,
+    _tree,
+    is_runtime,
+    is_symbolic,
+)
 from .symbolic_structures import (
     as_size,
     contains_runtime,

@@ -509,3 +509,15 @@ def is_runtime(value) -> bool:
 
 def is_symbolic(value) -> bool:
     return isinstance(value, (SymInt, SymFloat))
+
+
+class SymBool:
+    """torch.SymBool, the type of a symbolic boolean: autojit decides each comparison of
+    symbolic scalars while tracing, with the hints, and records it as a guard, so no value is
+    ever one; the class is there for the isinstance checks libraries make."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("autojit makes no SymBool: comparisons of symbolic scalars are decided "
+                        "while tracing and guarded")

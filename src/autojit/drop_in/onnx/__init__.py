@@ -26,6 +26,14 @@ export = _no_export("export")
 dynamo_export = _no_export("dynamo_export")
 
 
+class ONNXProgram:
+    """torch.onnx.ONNXProgram, the result type of torch's dynamo export, named in libraries'
+    annotations; no export makes one here."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.onnx.ONNXProgram: autojit has no ONNX exporter")
+
+
 def is_in_onnx_export() -> bool:
     """False: autojit never exports to ONNX."""
     return False
@@ -68,6 +76,6 @@ def unregister_custom_op_symbolic(symbolic_name: str, opset_version: int) -> Non
     custom_op_symbolics.pop((symbolic_name, opset_version), None)
 
 
-__all__ = ["OperatorExportTypes", "TensorProtoDataType", "TrainingMode", "dynamo_export",
-           "export", "is_in_onnx_export", "register_custom_op_symbolic",
+__all__ = ["ONNXProgram", "OperatorExportTypes", "TensorProtoDataType", "TrainingMode",
+           "dynamo_export", "export", "is_in_onnx_export", "register_custom_op_symbolic",
            "unregister_custom_op_symbolic"]

@@ -174,19 +174,28 @@ def test_install_refuses_beside_real_torch():
 def test_spawned_processes_run_the_drop_in(tmp_path):
     path = _script(tmp_path, "spawned.py", """
         import torch, torch.multiprocessing as mp
+        from torch.multiprocessing.spawn import ProcessRaisedException, spawn
 
         def work(index, queue):
             queue.put((index, torch.__name__, type(torch.ones(1)).__module__))
+
+        def fail(index):
+            raise ValueError("no")
 
         if __name__ == "__main__":
             queue = mp.get_context("spawn").SimpleQueue()
             mp.spawn(work, args=(queue,), nprocs=2)
             print(sorted([queue.get(), queue.get()]))
+            try:
+                spawn(fail, nprocs=1)
+            except ProcessRaisedException as error:
+                print(spawn is mp.spawn, "ValueError: no" in str(error))
     """)
     done = _run(["-m", "autojit.drop_in", path])
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == ("[(0, 'torch', 'autojit.tensor.tensor'), "
-                                   "(1, 'torch', 'autojit.tensor.tensor')]")
+    assert done.stdout.strip().splitlines() == [
+        "[(0, 'torch', 'autojit.tensor.tensor'), (1, 'torch', 'autojit.tensor.tensor')]",
+        "True True"]
 
 
 def test_pytest_plugin(tmp_path):

@@ -38,7 +38,8 @@ PACKAGES = ["", "backends", "tensor", "interop", "ops", "ops/layout",
             "distributions/continuous", "distributions/multivariate", "distributions/derived",
             "cpu", "_dynamo", "signal", "func", "jit", "fx", "fx/experimental", "fx/passes",
             "fx/passes/infra", "drop_in",
-            "drop_in/onnx", "drop_in/functorch", "drop_in/_functorch", "_subclasses", "ao",
+            "drop_in/onnx", "drop_in/functorch", "drop_in/_functorch", "drop_in/multiprocessing",
+            "_subclasses", "ao",
             "ao/quantization"]
 
 INTRODUCTION = """\

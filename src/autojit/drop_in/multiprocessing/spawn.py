@@ -1,34 +1,13 @@
-"""torch.multiprocessing under the drop-in: Python's multiprocessing, whose queues and pipes
-carry autojit tensors by pickling them (by value: autojit shares no storage handles between
-processes), and torch's own names: spawn and start_processes (with ProcessContext), and the
-sharing strategies programs set.
-
-Processes started by spawn or forkserver run the drop-in too (install() in __init__.py has
-their preparation data install it before the main module is imported).
+"""torch.multiprocessing.spawn under the drop-in: `spawn` and `start_processes`, which run a
+function in new processes with their index as the first argument, the ProcessContext that
+joins them, and the errors a process's failure raises in the parent
+(ProcessRaisedException, ProcessExitedException). drop_in/multiprocessing/__init__.py
+re-exports them as torch.multiprocessing does.
 """
 
 from __future__ import annotations
 
 import multiprocessing as _multiprocessing
-from multiprocessing import *  # noqa: F403 - torch.multiprocessing re-exports all of it
-
-_STRATEGIES = {"file_descriptor", "file_system"}
-_strategy = ["file_descriptor"]
-
-
-def get_all_sharing_strategies() -> set:
-    return set(_STRATEGIES)
-
-
-def get_sharing_strategy() -> str:
-    return _strategy[0]
-
-
-def set_sharing_strategy(new_strategy: str) -> None:
-    """Accepted for torch's programs; autojit's tensors cross processes by value either way."""
-    if new_strategy not in _STRATEGIES:
-        raise AssertionError(f"invalid sharing strategy {new_strategy!r}")
-    _strategy[0] = new_strategy
 
 
 class ProcessRaisedException(Exception):

@@ -7,57 +7,48 @@ import functools
 
 
 @functools.total_ordering
-class IntInfinity:
-    """An integer greater than every other (torch's `int_oo`)."""
+class _Unbounded:
+    """One of the two infinities: a single instance per class, below (`_sign` -1) or above
+    every other value."""
 
-    _instance = None
+    _sign, _text = 1, ""
 
     def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+        found = cls.__dict__.get("_instance")
+        if found is None:
+            found = super().__new__(cls)
+            cls._instance = found
+        return found
 
     def __eq__(self, other) -> bool:
         return other is self
 
     def __lt__(self, other) -> bool:
-        return False
+        return self._sign < 0 and other is not self
 
     def __hash__(self) -> int:
-        return hash("int_oo")
+        return hash(self._text)
+
+    def __repr__(self) -> str:
+        return self._text
+
+
+class IntInfinity(_Unbounded):
+    """An integer greater than every other (torch's `int_oo`)."""
+
+    _sign, _text = 1, "int_oo"
 
     def __neg__(self):
         return NegativeIntInfinity()
 
-    def __repr__(self) -> str:
-        return "int_oo"
 
-
-@functools.total_ordering
-class NegativeIntInfinity:
+class NegativeIntInfinity(_Unbounded):
     """An integer less than every other (torch's `-int_oo`)."""
 
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __eq__(self, other) -> bool:
-        return other is self
-
-    def __lt__(self, other) -> bool:
-        return other is not self
-
-    def __hash__(self) -> int:
-        return hash("-int_oo")
+    _sign, _text = -1, "-int_oo"
 
     def __neg__(self):
         return IntInfinity()
-
-    def __repr__(self) -> str:
-        return "-int_oo"
 
 
 int_oo = IntInfinity()

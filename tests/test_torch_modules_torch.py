@@ -32,6 +32,16 @@ def test_backends_answer_for_autojits_kernels():
             top.backends.mkldnn.enabled = 1
 
 
+def test_no_quantized_engine_is_reported():
+    """autojit has no quantized kernels: programs that look for an engine skip their quantized
+    paths, and choosing one is refused."""
+    quantized = autojit.backends.quantized
+    assert (quantized.engine, quantized.supported_engines) == ("none", ["none"])
+    quantized.engine = "none"
+    with pytest.raises(RuntimeError, match="quantized engine FBGEMM is not supported"):
+        quantized.engine = "fbgemm"
+
+
 def test_config_describes_the_build():
     shown = autojit.__config__.show()
     assert "NumPy" in shown and "llvmlite" in shown and "CPU capability usage" in shown

@@ -8,6 +8,6 @@ torch checks them and readable. This package holds settings only, at the bottom 
 config.py: nothing here imports the rest of autojit.
 """
 
-from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum  # noqa: F401
+from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum, quantized  # noqa: F401
 
-__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]
+__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum", "quantized"]

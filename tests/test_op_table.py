@@ -301,7 +301,9 @@ def test_every_primitive_has_a_row():
 NOT_OPS = {
     # ---- types, whose instances are not tensors made from tensors
     **dict.fromkeys(("Tensor", "Size", "dtype", "device", "memory_format", "Generator", "finfo",
-                     "iinfo", "CompiledFunction", "CompileWarning", "layout"), "a type"),
+                     "iinfo", "CompiledFunction", "CompileWarning", "layout",
+                     "OutOfMemoryError", "AcceleratorError", "UntypedStorage", "TypedStorage"),
+                    "a type"),
     **dict.fromkeys(("sparse_coo_tensor", "spmm", "dsmm"),
                     "a sparse COO tensor and its product (tests/test_ecosystem_sparse.py)"),
     **dict.fromkeys(("sparse_csr_tensor", "sparse_csc_tensor"),

@@ -335,9 +335,11 @@ def affine_grid_generator(theta, size, align_corners: bool):
 # since the ops layer, which attaches the others, is below nn.
 Tensor.hardshrink = lambda self, lambd=0.5: F.hardshrink(self, lambd)
 Tensor.hardshrink.__doc__ = "x where |x| > lambd, else 0 (nn.functional.hardshrink)."
-Tensor.hardshrink.__name__ = Tensor.hardshrink.__qualname__ = "hardshrink"
+Tensor.hardshrink.__name__, Tensor.hardshrink.__qualname__ = "hardshrink", "Tensor.hardshrink"
+Tensor.hardshrink.__module__ = Tensor.__module__  # pickled by name, as torch's method
 Tensor.prelu = lambda self, weight: F.prelu(self, weight)
 Tensor.prelu.__doc__ = "x where x > 0, else weight * x, per channel (nn.functional.prelu)."
-Tensor.prelu.__name__ = Tensor.prelu.__qualname__ = "prelu"
+Tensor.prelu.__name__, Tensor.prelu.__qualname__ = "prelu", "Tensor.prelu"
+Tensor.prelu.__module__ = Tensor.__module__
 
 __all__ = list(NN_TOP_LEVEL_NAMES)

@@ -338,8 +338,8 @@ def _home_functions(namespace, qualifier: str = "") -> None:
         if value.__class__ is not types.FunctionType or \
                 name.startswith("_") and not (qualifier and name.startswith("__")):
             continue
-        if _found_by_name(value):
-            continue
+        if _found_by_name(value) or (getattr(value, "__module__", None) or "") not in sys.modules:
+            continue  # found; or its module is not loaded yet (a later expose looks again)
         value.__module__ = module_name
         value.__qualname__ = qualifier + name
 
@@ -348,7 +348,8 @@ def _found_by_name(value) -> bool:
     """Whether pickle finds `value` by its `__module__` and `__qualname__`."""
     found = sys.modules.get(getattr(value, "__module__", None) or "")
     for part in (getattr(value, "__qualname__", None) or "<lambda>").split("."):
-        found = getattr(found, part, None) if found is not None else None
+        # vars(), not getattr: a module's lazy __getattr__ would import what it names
+        found = vars(found).get(part) if found is not None else None
     return found is value
 
 

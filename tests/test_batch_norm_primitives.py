@@ -25,7 +25,7 @@ from autojit.ops.registry import bind
 generator = np.random.default_rng(41)
 
 
-def _data(*shape, dtype="float64", offset=0.0):
+def _payload(*shape, dtype="float64", offset=0.0):
     return (generator.standard_normal(shape) * 3 + offset).astype(dtype)
 
 
@@ -46,9 +46,9 @@ def _composite(x, weight, bias, eps=1e-5):
 @pytest.mark.parametrize("affine", ["both", "weight", "none"])
 def test_eager_forward_is_the_composites_bits(dtype, shape, affine):
     # (16, 8, 6, 7) is large enough for the native loops (codegen/cpu/channels.py)
-    x = autojit.tensor(_data(*shape, dtype=dtype, offset=4.0))
-    weight = autojit.tensor(_data(shape[1], dtype=dtype)) if affine != "none" else None
-    bias = autojit.tensor(_data(shape[1], dtype=dtype)) if affine == "both" else None
+    x = autojit.tensor(_payload(*shape, dtype=dtype, offset=4.0))
+    weight = autojit.tensor(_payload(shape[1], dtype=dtype)) if affine != "none" else None
+    bias = autojit.tensor(_payload(shape[1], dtype=dtype)) if affine == "both" else None
     got = autojit.nn.functional.batch_norm(x, None, None, weight, bias, training=True)
     np.testing.assert_array_equal(got.numpy(), _composite(x, weight, bias).numpy())
 
@@ -63,9 +63,9 @@ def test_native_loops_give_the_numpy_calls_bits(dtype, affine, threads):
     from autojit.ops.nn import batch_norm
 
     shape = (32, 8, 16, 17)  # large enough for the native loops, and split over cores
-    x, grad = _data(*shape, dtype=dtype, offset=2.0), _data(*shape, dtype=dtype)
-    weight = _data(shape[1], dtype=dtype) if affine in ("both", "weight") else 1.0
-    bias = _data(shape[1], dtype=dtype) if affine in ("both", "bias") else 0.0
+    x, grad = _payload(*shape, dtype=dtype, offset=2.0), _payload(*shape, dtype=dtype)
+    weight = _payload(shape[1], dtype=dtype) if affine in ("both", "weight") else 1.0
+    bias = _payload(shape[1], dtype=dtype) if affine in ("both", "bias") else 0.0
     results = {}
     previous_threads, native = autojit.get_num_threads(), batch_norm.NATIVE
     assert native is not None
@@ -102,14 +102,14 @@ def _second(library, x, weight, bias, upstream, momentum=0.3):
     return y, running, first, second
 
 
-_RUNNING = (_data(8), np.abs(_data(8)) + 0.5)
+_RUNNING = (_payload(8), np.abs(_payload(8)) + 0.5)
 
 
 @pytest.mark.parametrize("shape", [(6, 3), (4, 3, 2, 3), (3, 2, 5)])
 @pytest.mark.parametrize("affine", [False, True])
 def test_values_running_statistics_and_derivatives_are_torchs(shape, affine):
-    data, upstream = _data(*shape, offset=2.0), _data(*shape)
-    weight, bias = _data(shape[1]), _data(shape[1])
+    data, upstream = _payload(*shape, offset=2.0), _payload(*shape)
+    weight, bias = _payload(shape[1]), _payload(shape[1])
     results = []
     for library in (autojit, torch):
         x = library.tensor(data, requires_grad=True)
@@ -125,17 +125,17 @@ def test_values_running_statistics_and_derivatives_are_torchs(shape, affine):
 
 
 def test_third_order_passes_gradcheck():
-    weight, upstream = _data(3), _data(2, 3, 4)
-    x = autojit.tensor(_data(2, 3, 4, offset=1.0), requires_grad=True)
+    weight, upstream = _payload(3), _payload(2, 3, 4)
+    x = autojit.tensor(_payload(2, 3, 4, offset=1.0), requires_grad=True)
     w = autojit.tensor(weight, requires_grad=True)
     assert autojit.autograd.gradcheck(
         lambda v: _second(autojit, v, w, None, upstream)[3][0], (x,))
 
 
 def test_gradcheck_and_gradgradcheck_of_the_backward_primitive():
-    x = autojit.tensor(_data(3, 2, 4), requires_grad=True)
-    g = autojit.tensor(_data(3, 2, 4), requires_grad=True)
-    w = autojit.tensor(_data(2), requires_grad=True)
+    x = autojit.tensor(_payload(3, 2, 4), requires_grad=True)
+    g = autojit.tensor(_payload(3, 2, 4), requires_grad=True)
+    w = autojit.tensor(_payload(2), requires_grad=True)
 
     def backward(grad, value, weight):
         return bind(BATCH_NORM_BACKWARD, (grad, value, batch_statistics(value), weight),
@@ -148,8 +148,8 @@ def test_gradcheck_and_gradgradcheck_of_the_backward_primitive():
 
 @pytest.mark.parametrize("momentum", [0.1, None])
 def test_layers_running_statistics_over_steps_are_torchs(momentum):
-    data = [_data(16, 4, 3, 3, dtype="float32", offset=1.0) for _ in range(3)]
-    upstream = _data(16, 4, 3, 3, dtype="float32")
+    data = [_payload(16, 4, 3, 3, dtype="float32", offset=1.0) for _ in range(3)]
+    upstream = _payload(16, 4, 3, 3, dtype="float32")
     states = []
     for library in (autojit, torch):
         layer = library.nn.BatchNorm2d(4, momentum=momentum)
@@ -184,7 +184,7 @@ def _transforms(library, data, tangent, upstream):
 
 
 def test_forward_mode_and_vmap_are_torchs():
-    arrays = _data(3, 4, 5), _data(3, 4, 5), _data(3, 4, 5)
+    arrays = _payload(3, 4, 5), _payload(3, 4, 5), _payload(3, 4, 5)
     for mine, theirs in zip(_transforms(autojit, *arrays), _transforms(torch, *arrays)):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
 
@@ -194,7 +194,7 @@ def test_compiled_equals_eager_and_runs_the_composite():
         autojit.manual_seed(0)
         return autojit.nn.Sequential(autojit.nn.Linear(6, 8), autojit.nn.BatchNorm1d(8))
 
-    upstream = autojit.tensor(_data(10, 8, dtype="float32"))
+    upstream = autojit.tensor(_payload(10, 8, dtype="float32"))
 
     def step(model, x):
         y = model(x)
@@ -205,7 +205,7 @@ def test_compiled_equals_eager_and_runs_the_composite():
     eager_model, compiled_model = make(), make()
     compiled = autojit.compile(lambda x: step(compiled_model, x))
     for _ in range(3):
-        data = _data(10, 6, dtype="float32", offset=1.0)
+        data = _payload(10, 6, dtype="float32", offset=1.0)
         expected = step(eager_model, autojit.tensor(data, requires_grad=True))
         got = compiled(autojit.tensor(data, requires_grad=True))
         for mine, theirs in zip(got, expected):

@@ -102,7 +102,7 @@ def tensor_of(array, dtype=None):
 
 def reference(op, arrays, attrs):
     with np.errstate(all="ignore"):
-        return run_eager(op, tuple(tensor_of(a) for a in arrays), attrs)._data
+        return run_eager(op, tuple(tensor_of(a) for a in arrays), attrs)._payload
 
 
 def run(kernel, arrays):

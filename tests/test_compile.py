@@ -296,7 +296,7 @@ def test_methods_keywords_and_inspection():
         compiled.ir()
     compiled(autojit.tensor([1.0]))
     assert "exp" in compiled.ir() and "mul" in compiled.ir(optimized=False)
-    assert "args[0]._data.shape == (1,)" in compiled.guards()
+    assert "args[0]._payload.shape == (1,)" in compiled.guards()
 
 
 def test_custom_function_hooks_and_retain_grad_inside_a_compiled_step():

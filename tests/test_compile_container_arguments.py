@@ -235,7 +235,7 @@ def test_a_function_that_appends_to_its_list_argument():
         warnings.simplefilter("ignore")
         results = [f(autojit.tensor(X), history).numpy()[0, 0] for _ in range(3)]
     assert len(history) == 4 and results == [0.5 * 2, 0.5 * 3, 0.5 * 4]
-    assert history[0]._data is not None  # the real tensor is back in its place
+    assert history[0]._payload is not None  # the real tensor is back in its place
 
 
 def test_a_function_that_stores_into_its_list_argument_runs_eagerly():
@@ -248,7 +248,7 @@ def test_a_function_that_stores_into_its_list_argument_runs_eagerly():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert f(batch).item() == 6.0
-    assert batch[0].tolist() == [2.0, 2.0, 2.0] and batch[0]._data is not None
+    assert batch[0].tolist() == [2.0, 2.0, 2.0] and batch[0]._payload is not None
 
 
 def test_a_structure_change_traces_again():

@@ -110,7 +110,7 @@ def test_explain_lists_graphs_ops_guards_and_graph_breaks():
     assert isinstance(report, ExplainOutput)
     assert report.graph_count == 1 and report.graph_break_count == 0
     assert report.ops_per_graph == [{"mul": 2, "exp": 1, "sum": 1}] and report.op_count == 4
-    assert "args[1]._data.shape == (3,)" in report.out_guards[0]
+    assert "args[1]._payload.shape == (3,)" in report.out_guards[0]
     assert report.result.item() == pytest.approx(6 * np.e)
     text = str(report)
     assert "Graph Count: 1" in text and "Ops 1: mul x2, exp, sum" in text

@@ -388,9 +388,9 @@ def test_a_result_the_program_already_lays_out_as_eager_is_not_copied():
         assert mine.stride() == theirs.stride()
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
     # The transposed view of the kernel's row-major buffer, not a copy into a new one.
-    assert results[-1][0]._data.base.shape == tuple(reversed(results[-1][0].shape))
+    assert results[-1][0]._payload.base.shape == tuple(reversed(results[-1][0].shape))
     first, second = results[0][0], results[1][0]
-    assert not np.shares_memory(first._data, second._data)
+    assert not np.shares_memory(first._payload, second._payload)
     first.reshape(-1)[0].fill_(-7)  # a copy, as torch's: the result keeps its values
     np.testing.assert_allclose(first.numpy(), expected[0].numpy(), rtol=1e-6)
 

@@ -49,7 +49,7 @@ def _step():
 
 def test_guards_name_objects_by_their_source_paths():
     text = _step().guards()
-    assert "model.fc1.weight._data.shape == (8, 4)" in text
+    assert "model.fc1.weight._payload.shape == (8, 4)" in text
     assert "model.fc2.bias._requires_grad is True" in text
     assert "optimizer.param_groups[0]['lr'].__class__ is float" in text
     assert "model.fc1.__class__ is Linear" in text

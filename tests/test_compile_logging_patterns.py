@@ -23,7 +23,7 @@ def _model():
     return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Dropout(0.25), nn.Linear(8, 1))
 
 
-def _data(call: int):
+def _payload(call: int):
     rng = np.random.default_rng(call)
     x = autojit.tensor(rng.standard_normal((6, 4)), dtype=autojit.float32)
     y = autojit.tensor(rng.standard_normal((6, 1)), dtype=autojit.float32)
@@ -125,7 +125,7 @@ def _pattern(name: str):
 
     def calls():
         for call in range(CALLS):
-            x, y = _data(call % 5)
+            x, y = _payload(call % 5)
             if name == "isfinite skip" and call in (9, 19):
                 x = x * float("nan")
             if name == "train and eval":

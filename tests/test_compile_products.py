@@ -113,7 +113,7 @@ def sgd_against_eager(clear: bool, calls: int = 4):
                         for p in parameters]
     compiled = autojit.compile(sgd_step(parameters, x, clear))
     eager = sgd_step(eager_parameters, x, clear)
-    storage = [p._data for p in parameters]
+    storage = [p._payload for p in parameters]
     for _ in range(calls):
         np.testing.assert_allclose(compiled().item(), eager().item(), rtol=1e-10)
     for mine, theirs in zip(parameters, eager_parameters):
@@ -133,13 +133,13 @@ def test_sgd_update_folded_into_the_weight_gradient_product_equals_eager(clear):
         # Both weight gradients are used only by their update: each update is one BLAS call
         # writing into the parameter's own storage.
         assert len(gemms) == 2 and all(step.in_place is not None for step in gemms)
-        assert all(p._data is data for p, data in zip(parameters, storage))
+        assert all(p._payload is data for p, data in zip(parameters, storage))
     else:
         # The gradients are kept in .grad: each new weight gradient is accumulated by its
         # product into the .grad tensor itself, in place, as eager's backward adds into it.
         assert len(gemms) == 2 and all(step.in_place is not None for step in gemms)
         assert all(step.epilogue.beta == 1.0 for step in gemms)
-        assert all(p._data is data for p, data in zip(parameters, storage))
+        assert all(p._payload is data for p, data in zip(parameters, storage))
 
 
 def test_a_weight_update_runs_right_after_the_last_read_of_the_weight():

@@ -55,9 +55,12 @@ def test_tensor_copies_its_data():
     assert copy.dtype is autojit.float64 and copy.tolist() == [1.0, 2.0]
 
 
-def test_tensor_of_tensors_stacks_them():
-    x = autojit.tensor([autojit.tensor([1.0, 2.0]), autojit.tensor([3.0, 4.0])])
-    assert x.shape == (2, 2) and x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+def test_tensor_of_tensors_reads_one_element_each():
+    # as torch: a tensor inside the list is one number (torch.stack joins tensors)
+    x = autojit.tensor([autojit.tensor([1.0]), autojit.tensor(2.0)])
+    assert x.shape == (2,) and x.tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError, match="only one element tensors can be converted"):
+        autojit.tensor([autojit.tensor([1.0, 2.0]), autojit.tensor([3.0, 4.0])])
 
 
 def test_tensor_dtype_and_requires_grad_arguments():

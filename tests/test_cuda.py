@@ -526,7 +526,7 @@ def test_compiled_step_uploads_constants_once():
 def test_dlpack_cuda_tensors():
     x = autojit.ones(3, device="cuda")
     assert x.__dlpack_device__() == (2, 0)
-    assert autojit.from_dlpack(x)._data is x._data  # shares the device buffer
+    assert autojit.from_dlpack(x)._payload is x._payload  # shares the device buffer
     with pytest.raises(BufferError, match="cannot be exported to DLPack device"):
         x.__dlpack__(dl_device=(1, 0))
     if autojit.cuda.is_simulator():  # the simulator has no device pointers to hand out
@@ -558,7 +558,7 @@ def test_dlpack_capsules_of_cuda_tensors_share_device_memory():
     x = autojit.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda")
     for versioned in (False, True):
         y = autojit.from_dlpack(_CapsuleOnly(x) if versioned else x.__dlpack__())
-        assert y.is_cuda and y.shape == (2, 2) and y._data is not x._data
+        assert y.is_cuda and y.shape == (2, 2) and y._payload is not x._payload
         y.mul_(2.0)
     assert x.tolist() == [[4.0, 8.0], [12.0, 16.0]]  # both imports wrote into x's buffer
     copied = autojit.from_dlpack(x.__dlpack__(copy=True))

@@ -82,8 +82,8 @@ def launch(kernel, arrays):
     from autojit.cuda.kernels import compile_kernel
 
     compiled = compile_kernel(kernel)
-    inputs = [autojit.tensor(array, device="cuda")._data for array in arrays]
-    output = autojit.empty(*kernel.shape, dtype=kernel.outputs[0].dtype, device="cuda")._data
+    inputs = [autojit.tensor(array, device="cuda")._payload for array in arrays]
+    output = autojit.empty(*kernel.shape, dtype=kernel.outputs[0].dtype, device="cuda")._payload
     groups = compiled.arguments(inputs, [output])[-1]
     compiled(inputs, [output])
     return output.to_host(), groups
@@ -112,9 +112,9 @@ def test_arrays_off_a_vector_boundary_run_scalar():
     other = autojit.tensor(RNG.uniform(-1, 1, 40).astype(np.float32), device="cuda")
     shifted = base[1:]
     compiled = compile_kernel(binary_kernel((40,)))
-    output = autojit.empty(40, device="cuda")._data
-    assert compiled.arguments([base[:40]._data, other._data], [output])[-1] == 10
-    assert compiled.arguments([shifted._data, other._data], [output])[-1] == 0
+    output = autojit.empty(40, device="cuda")._payload
+    assert compiled.arguments([base[:40]._payload, other._payload], [output])[-1] == 10
+    assert compiled.arguments([shifted._payload, other._payload], [output])[-1] == 0
     before = base.cpu().numpy()
     expected = before[1:] * other.cpu().numpy()
     np.testing.assert_array_equal((shifted * other).cpu().numpy(), expected)

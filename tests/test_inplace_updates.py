@@ -35,7 +35,7 @@ def spy_updates(compiled) -> list:
 
     def recording(arrays):
         results, owned = run_owning(arrays)
-        seen.extend((results[index], output.target.tensor._data)
+        seen.extend((results[index], output.target.tensor._payload)
                     for index, output in enumerate(executable.graph.outputs)
                     if output.kind == "update")
         return results, owned
@@ -91,13 +91,13 @@ def test_sgd_step_stores_parameters_in_their_own_storage():
     compiled()
     assert in_place_count(compiled) == 2
     seen = spy_updates(compiled)
-    storage = [(parameter._data, parameter._data.ctypes.data) for parameter in parameters]
+    storage = [(parameter._payload, parameter._payload.ctypes.data) for parameter in parameters]
     versions = [parameter._version for parameter in parameters]
     losses = [compiled().item() for _ in range(3)]
     # The update outputs are the parameters' own arrays: write-back has nothing to copy.
     assert len(seen) == 6 and all(array is data for array, data in seen)
     for parameter, (array, pointer), version in zip(parameters, storage, versions):
-        assert parameter._data is array and parameter._data.ctypes.data == pointer
+        assert parameter._payload is array and parameter._payload.ctypes.data == pointer
         assert parameter._version == version + 3  # one bump per update, as on the copy path
 
     eager_parameters, eager_step = make()
@@ -400,7 +400,7 @@ def test_non_contiguous_storage_falls_back_at_run_time():
     assert in_place_count(compiled) == 1
     storage = np.arange(16, dtype=np.float32).reshape(4, 4)
     weight.data = autojit.from_numpy(storage.T)  # a transposed view: not C-contiguous
-    assert np.shares_memory(weight._data, storage) and not weight._data.flags.c_contiguous
+    assert np.shares_memory(weight._payload, storage) and not weight._payload.flags.c_contiguous
     result = compiled()
     np.testing.assert_allclose(storage, np.arange(16, dtype=np.float32).reshape(4, 4) * 2)
     np.testing.assert_allclose(result.numpy(), storage.T + 1)

@@ -23,14 +23,14 @@ from autojit.ops.registry import bind
 generator = np.random.default_rng(31)
 
 
-def _data(*shape, dtype="float64", offset=0.0):
+def _payload(*shape, dtype="float64", offset=0.0):
     return (generator.standard_normal(shape) * 3 + offset).astype(dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape, count", [((16, 8, 32), 1), ((4, 5, 6), 2), ((3, 7), 2)])
 def test_eager_forward_is_the_composites_bits(dtype, shape, count):
-    x = autojit.tensor(_data(*shape, dtype=dtype, offset=5.0))
+    x = autojit.tensor(_payload(*shape, dtype=dtype, offset=5.0))
     dims = tuple(range(len(shape) - count, len(shape)))
     size = int(np.prod(shape[len(shape) - count:]))
     centered = x - sum_(x, dims, keepdim=True) / size
@@ -65,8 +65,8 @@ def test_values_and_derivatives_to_third_order(function, affine):
     own third derivative of layer_norm does not: its double backward formula is not
     differentiated exactly)."""
     shape = (3, 4, 5)
-    data, upstream = _data(*shape, offset=2.0), _data(*shape)
-    weight, bias = _data(4, 5), _data(4, 5)
+    data, upstream = _payload(*shape, offset=2.0), _payload(*shape)
+    weight, bias = _payload(4, 5), _payload(4, 5)
     if function == "group_norm":
         weight, bias = weight[:, 0].copy(), bias[:, 0].copy()
     results = []
@@ -76,15 +76,15 @@ def test_values_and_derivatives_to_third_order(function, affine):
         results.append([t.detach().numpy() for t in (y, *first, second)])
     for mine, theirs in zip(*results):
         np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-10)
-    small = autojit.tensor(_data(2, 4, 5, offset=1.0), requires_grad=True)
+    small = autojit.tensor(_payload(2, 4, 5, offset=1.0), requires_grad=True)
     assert autojit.autograd.gradcheck(
         lambda v: _second(autojit, function, v, affine, weight, bias, upstream[:2])[2],
         (small,))
 
 
 def test_gradcheck_and_gradgradcheck_of_both_primitives():
-    x = autojit.tensor(_data(2, 3, 4), requires_grad=True)
-    g = autojit.tensor(_data(2, 3, 4), requires_grad=True)
+    x = autojit.tensor(_payload(2, 3, 4), requires_grad=True)
+    g = autojit.tensor(_payload(2, 3, 4), requires_grad=True)
     F = autojit.nn.functional
     assert autojit.autograd.gradcheck(lambda v: F.layer_norm(v, (3, 4)), (x,))
     assert autojit.autograd.gradgradcheck(lambda v: F.layer_norm(v, (4,)), (x,))
@@ -112,7 +112,7 @@ def _transforms(library, data, tangent, upstream):
 
 
 def test_forward_mode_and_vmap_are_torchs():
-    arrays = _data(3, 4, 5), _data(3, 4, 5), _data(3, 4, 5)
+    arrays = _payload(3, 4, 5), _payload(3, 4, 5), _payload(3, 4, 5)
     for mine, theirs in zip(_transforms(autojit, *arrays), _transforms(torch, *arrays)):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
 
@@ -127,8 +127,8 @@ def test_grad_fn_is_torchs_native_layer_norm():
 def test_compiled_equals_eager_and_runs_the_composite():
     layer = autojit.nn.LayerNorm(24)
     with autojit.no_grad():
-        layer.weight.copy_(autojit.tensor(_data(24, dtype="float32")))
-    upstream = autojit.tensor(_data(6, 8, 24, dtype="float32"))
+        layer.weight.copy_(autojit.tensor(_payload(24, dtype="float32")))
+    upstream = autojit.tensor(_payload(6, 8, 24, dtype="float32"))
 
     def step(x):
         y = layer(x * 2)
@@ -138,7 +138,7 @@ def test_compiled_equals_eager_and_runs_the_composite():
 
     compiled = autojit.compile(step)
     for _ in range(2):
-        data = _data(6, 8, 24, dtype="float32", offset=1.0)
+        data = _payload(6, 8, 24, dtype="float32", offset=1.0)
         expected = step(autojit.tensor(data, requires_grad=True))
         got = compiled(autojit.tensor(data, requires_grad=True))
         for mine, theirs in zip(got, expected):

@@ -32,17 +32,17 @@ from autojit.ops import REGISTRY
 
 def _directional(row, args, kwargs, inputs, tangents, eps):
     """(f(x + eps t) - f(x - eps t)) / 2 eps for each floating output."""
-    originals = [x._data.copy() for x in inputs]
+    originals = [x._payload.copy() for x in inputs]
     results = []
     for sign in (1.0, -1.0):
         for x, original, tangent in zip(inputs, originals, tangents):
-            x._data[...] = original + sign * eps * tangent
+            x._payload[...] = original + sign * eps * tangent
         reseed(row)
         with autojit.no_grad():
-            results.append([np.array(t._data, dtype=np.float64)
+            results.append([np.array(t._payload, dtype=np.float64)
                             for t in flat_tensors(row.function(*args, **kwargs))])
     for x, original in zip(inputs, originals):
-        x._data[...] = original
+        x._payload[...] = original
     return [(plus - minus) / (2 * eps) for plus, minus in zip(*results)]
 
 

@@ -314,7 +314,7 @@ def test_a_returned_grad_is_the_grad_and_never_written_by_a_later_call():
     for x, result in zip(inputs, results):
         expected = x.numpy() * np.cos(x.numpy() * weight.detach().numpy())
         np.testing.assert_allclose(result.numpy(), expected, rtol=1e-6)
-    assert len({id(result._data) for result in results}) == len(results)
+    assert len({id(result._payload) for result in results}) == len(results)
 
 
 def test_ranges_find_the_array_a_pointer_lies_in_as_a_scan_in_order_would():

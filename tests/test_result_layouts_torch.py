@@ -61,7 +61,7 @@ CASES = {
 }
 
 
-def _data(make):
+def _payload(make):
     shape = (2, 3, 4, 5) if make is _channels_last else (2, 3, 4)
     return np.random.default_rng(0).uniform(0.5, 2.0, shape).astype(np.float32)
 
@@ -78,7 +78,7 @@ def _observed(out):
 @pytest.mark.parametrize("name", list(CASES))
 def test_results_are_laid_out_as_torch_lays_them_out(name):
     make, function = CASES[name]
-    data = _data(make)
+    data = _payload(make)
     expected = function(torch, make(torch, data))
     eager = function(autojit, make(autojit, data))
     compiled = autojit.compile(lambda x: function(autojit, x))(make(autojit, data))
@@ -91,7 +91,7 @@ def test_results_are_laid_out_as_torch_lays_them_out(name):
 def test_a_write_through_a_reshaped_result_reaches_it_as_in_torch():
     """reshape(-1) of a row-major result is a view: the write changes the result; of a
     transposed one a copy: it does not."""
-    data = _data(_transposed)
+    data = _payload(_transposed)
     for function in (lambda L, x: x.sum(-1), lambda L, x: x[0].t().contiguous(),
                      lambda L, x: x[0].t() * 1):
         def write(L, x, function=function):
@@ -116,7 +116,7 @@ def test_is_contiguous_and_stride_inside_a_compiled_function_are_eagers(make):
             return y + 1
         return y - 1, y.stride()
 
-    data = _data(make)
+    data = _payload(make)
     compiled = autojit.compile(lambda x: function(autojit, x))
     for layout in (make, lambda lib, array: lib.tensor(array)):
         expected = function(torch, layout(torch, data))
@@ -128,7 +128,7 @@ def test_is_contiguous_and_stride_inside_a_compiled_function_are_eagers(make):
 
 
 def test_view_raises_torchs_error_where_eager_reshape_would_copy():
-    data = _data(_transposed)
+    data = _payload(_transposed)
     for function in (lambda x: x.view(-1), lambda x: (x * 2).view(24),
                      lambda x: x.view_as(x.reshape(-1))):
         with pytest.raises(RuntimeError, match="view size is not compatible") as expected:

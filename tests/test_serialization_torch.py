@@ -292,7 +292,7 @@ def test_mmap_loads_torchs_file_in_place_as_torch(tmp_path):
     for name, value in theirs.items():
         assert mine[name].dtype.name == str(value.dtype).split(".")[-1]
         assert mine[name].float().tolist() == value.float().tolist()
-    base = mine["w"]._data
+    base = mine["w"]._payload
     while base is not None and not isinstance(base, np.memmap):
         base = base.base
     assert isinstance(base, np.memmap)  # mapped, not read into memory

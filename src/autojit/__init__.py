@@ -356,7 +356,8 @@ def __getattr__(name: str):
         _importlib.import_module(f"{__name__}.{_NEEDS[name]}")
     module = _importlib.import_module(f"{__name__}.{found[0]}")
     value = module if found[1] is None else getattr(module, found[1])
-    value = _torch_function.late(value, name, "torch.")
+    if name not in _TORCH_FUNCTION_LEFT_ALONE:  # (torch.save, loaded here, is not dispatched)
+        value = _torch_function.late(value, name, "torch.")
     globals()[name] = value
     return value
 
@@ -453,9 +454,11 @@ globals()["__all__"] = [*__all__, *_nn_top_level_names, *_tensor_names.TOP_LEVEL
 # A Tensor subclass's __torch_function__ sees the functions of the top level (except those torch
 # does not dispatch: ones made from data, settings), once one is in use
 # (tensor/torch_function.py).
-_torch_function.expose(_sys.modules[__name__], "torch.", left_alone=(
+_TORCH_FUNCTION_LEFT_ALONE = (
     "tensor", "as_tensor", "asarray", "from_numpy", "is_tensor", "is_storage", "compile",
     "vmap", "manual_seed", "seed", "initial_seed", "set_default_dtype", "get_default_dtype",
     "set_default_device", "get_default_device", "set_grad_enabled", "is_grad_enabled",
     "set_printoptions", "typename", "save", "load", "make_graph", "set_num_threads",
-    "get_num_threads", "use_deterministic_algorithms"))
+    "get_num_threads", "use_deterministic_algorithms")
+_torch_function.expose(_sys.modules[__name__], "torch.",
+                       left_alone=_TORCH_FUNCTION_LEFT_ALONE)

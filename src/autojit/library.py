@@ -262,9 +262,9 @@ def _check_no_alias(operator: CustomOperator, result, inputs: list) -> None:
     """torch's rule for custom_op functions: a result is not an input, nor a view of one."""
     for value in _flat([result]):
         if isinstance(value, Tensor) and any(value is tensor or (
-                value._data is not None and tensor._data is not None and
-                value._data.__class__ is tensor._data.__class__ and
-                _shares(value._data, tensor._data)) for tensor in inputs):
+                value._payload is not None and tensor._payload is not None and
+                value._payload.__class__ is tensor._payload.__class__ and
+                _shares(value._payload, tensor._payload)) for tensor in inputs):
             raise RuntimeError(
                 f"{operator.schema.name} (with implementation in {operator.kernels}): The output "
                 "of this custom operator (1) must not also be an input to this custom operator "

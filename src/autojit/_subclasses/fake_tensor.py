@@ -14,7 +14,7 @@ __all__ = ["FakeTensor", "FakeTensorMode", "is_fake"]
 def is_fake(x: object) -> bool:
     """Whether `x` is a tensor with no data that a trace is capturing (a meta tensor is not:
     it is real, only without values, as in torch)."""
-    return isinstance(x, Tensor) and x._data is None
+    return isinstance(x, Tensor) and x._payload is None
 
 
 class _FakeTensorType(type):

@@ -209,7 +209,7 @@ def _check_nan(node, results) -> None:
     for position, gradient in enumerate(results):
         if gradient is None:
             continue
-        data = gradient._data
+        data = gradient._payload
         if data is None:
             # Tracing: the compiled function checks this value each time it runs.
             if state.tracer is not None and gradient.dtype.is_floating_point:

@@ -34,7 +34,7 @@ def _implicit_grad(output: Tensor) -> Tensor:
     from ..ops.elementwise import fill_like
     from ..tensor.creation import ones_like
 
-    if state.tracer is not None and output._data is None:
+    if state.tracer is not None and output._payload is None:
         return fill_like(output.detach(), 1)
     return ones_like(output)
 

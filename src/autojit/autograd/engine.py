@@ -187,7 +187,7 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                     continue
                 if grad is not None:
                     if next_node.__class__ is AccumulateGrad and \
-                            grad._data.__class__ is not next_node.variable._data.__class__:
+                            grad._payload.__class__ is not next_node.variable._payload.__class__:
                         grad = _on_leaf_device(next_node.variable, grad)
                     if output_nr == 0 and next_node.output_count == 1 and \
                             next_node not in buffers:
@@ -295,7 +295,7 @@ def _count_dependencies(root_edges, capture, stop_at=frozenset()):
 def _on_leaf_device(variable: Tensor, grad: Tensor) -> Tensor:
     """A 0-d CPU leaf used with CUDA tensors (or the reverse) gets its gradient on its own
     device, as in torch; gradients of any other shape already are."""
-    data, grad_data = variable._data, grad._data
+    data, grad_data = variable._payload, grad._payload
     if data is None or grad_data is None or data.__class__ is grad_data.__class__:
         return grad
     return grad.to(variable.device)
@@ -333,12 +333,12 @@ def _embed_into_buffer(node: Node, grad: Tensor, buffers: dict, owned: dict) -> 
     ops")."""
     next_node, output_nr = node.next_functions[0]
     shape, dtype = node.input_meta[0]
-    data = grad._data
+    data = grad._payload
     if next_node is None or output_nr != 0 or next_node.output_count != 1 or \
             data.__class__ is not _ndarray or grad._dtype is not dtype or \
             dtype is _BFLOAT16 or dtype is _COMPLEX32 or (
                 next_node.__class__ is AccumulateGrad and
-                next_node.variable._data.__class__ is not _ndarray):
+                next_node.variable._payload.__class__ is not _ndarray):
         return False
     op, attrs = node.op, node.attrs
     slots = buffers.get(next_node)
@@ -356,7 +356,7 @@ def _embed_into_buffer(node: Node, grad: Tensor, buffers: dict, owned: dict) -> 
         return True
     if owned.get(id(current)) is not current:
         return False
-    region = op.impl(current._data, **attrs)
+    region = op.impl(current._payload, **attrs)
     if region.shape != data.shape:
         return False
     _add(region, data, out=region)
@@ -366,7 +366,7 @@ def _embed_into_buffer(node: Node, grad: Tensor, buffers: dict, owned: dict) -> 
 def _sum_without_graph(current: Tensor, grad: Tensor) -> Tensor:
     """current + grad where no graph is built: two CPU arrays of one shape and dtype add with
     NumPy directly, as the add op would (bfloat16 sums are rounded: the op does that)."""
-    data, other = current._data, grad._data
+    data, other = current._payload, grad._payload
     dtype = current._dtype
     if data.__class__ is _ndarray and other.__class__ is _ndarray and \
             grad._dtype is dtype and dtype is not _BFLOAT16 and dtype is not _COMPLEX32 and \
@@ -416,20 +416,20 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
         variable._grad = grad.clone() if current is None else current + grad
     elif current is None:
         fresh = grad.detach()
-        if fresh._data is not None:
+        if fresh._payload is not None:
             # Laid out as torch's AccumulateGrad lays out a new .grad: a later
             # `w.grad.view(-1)` aliases it or raises as torch's does.
-            fresh = Tensor._make(new_grad_array(fresh._data, variable._data), fresh._dtype)
+            fresh = Tensor._make(new_grad_array(fresh._payload, variable._payload), fresh._dtype)
         variable._grad = fresh
-    elif current._data is not None and grad._data is not None and not current.requires_grad \
-            and current._data.__class__ is not MetaArray:  # meta arrays hold nothing to add to
-        current._data += grad._data
+    elif current._payload is not None and grad._payload is not None and not current.requires_grad \
+            and current._payload.__class__ is not MetaArray:  # meta arrays hold nothing to add to
+        current._payload += grad._payload
         if current._dtype is dtypes.bfloat16:  # float32 storage of bfloat16 numbers
-            current._data[...] = dtypes.round_to_bfloat16(current._data)
+            current._payload[...] = dtypes.round_to_bfloat16(current._payload)
         elif current._dtype is _COMPLEX32:  # complex64 storage of float16 parts
-            current._data[...] = dtypes.round_to_complex32(current._data)
+            current._payload[...] = dtypes.round_to_complex32(current._payload)
         current._bump_version()
-    elif tracer is not None and current._data is not None and not current.requires_grad:
+    elif tracer is not None and current._payload is not None and not current.requires_grad:
         # Traced: added into the tensor .grad holds, in place, as eager adds: a .grad the
         # caller set keeps the sum even where the call sets .grad to None afterwards.
         with no_grad():
@@ -466,10 +466,10 @@ def _accumulate_sparse(variable: Tensor, current, grad: Tensor, create_graph: bo
         return
     grad = grad.detach()
     if current.__class__ is not _SparseTensor:  # a dense .grad: adds in place
-        if current._data.__class__ is not _ndarray:
+        if current._payload.__class__ is not _ndarray:
             variable._grad = current + grad
             return
-        current._data += to_dense(grad)._data
+        current._payload += to_dense(grad)._payload
         current._bump_version()
     elif grad.__class__ is not _SparseTensor:  # a sparse .grad, a dense gradient: new, dense
         variable._grad = grad + current

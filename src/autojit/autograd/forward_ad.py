@@ -109,7 +109,7 @@ def tangent_of(tensor: Tensor, level: int) -> Tensor | None:
 def _innermost_tangent(tensor: Tensor) -> Tensor | None:
     """tensor's tangent at the innermost level (which torch's printing shows)."""
     levels = state.forward_levels
-    if not levels or tensor._data is None:
+    if not levels or tensor._payload is None:
         return None
     return tangent_of(tensor, levels[-1])
 

@@ -230,7 +230,7 @@ def _array(tensor: Tensor):
     on a device)."""
     while tensor._batched:
         tensor = tensor._value.physical
-    data = tensor._data
+    data = tensor._payload
     return data if data.__class__ is np.ndarray else None
 
 
@@ -248,7 +248,7 @@ def aliases(tangent: Tensor, tangents: list) -> bool:
     while physical._batched:
         physical = physical._value.physical
     # Only a view can overlap another tensor's storage (views carry their base).
-    view = physical._base is not None and physical._data.__class__ is np.ndarray
+    view = physical._base is not None and physical._payload.__class__ is np.ndarray
     for other in tangents:
         if other is tangent or view and other is not None and _shares(tangent, other):
             return True

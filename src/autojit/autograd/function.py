@@ -8,7 +8,7 @@ the `ctx` the forward saw, as in torch: each Function class gets a node class na
 OpNodes that ops.registry.bind records. The node's `apply` runs the user's backward under the
 engine's grad mode (= create_graph), so a backward written in autojit ops is itself recorded
 and can be differentiated again; while tracing (ir/trace.py) the forward and backward only
-append ops, since everything here goes through Tensor methods and never reads `_data`.
+append ops, since everything here goes through Tensor methods and never reads `_payload`.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def _fast_gradcheck(func, inputs, outputs, diff_inputs, eps, atol, rtol, nondet_
             analytical = 0.0 if grads[j] is None else float(np.sum(_real_parts(
                 sparse.dense_array(grads[j])) * u))
             step = sparse.step_for(_as_values(u, tensor), targets[j])
-            data = sparse.content(targets[j])._data
+            data = sparse.content(targets[j])._payload
             original = data.copy()
             with no_grad():
                 data[...] = original - eps * step
@@ -153,7 +153,7 @@ def _test_backward_mul_by_grad_output(outputs, diff_inputs, masked=False) -> Non
         if g is None:
             continue
         g = sparse.check_grad_layout(g, x, GradcheckError)  # densified when sparse
-        values = g.resolve_conj()._data
+        values = g.resolve_conj()._payload
         if not (np.allclose(values, 0) if masked else np.all(values == 0)):
             raise GradcheckError("backward not multiplied by grad_output")
         if g.dtype is not x.dtype:
@@ -283,8 +283,8 @@ def _batched_gradcheck(func, inputs, atol, rtol) -> None:
                 if (many is None) != (one is None):
                     raise GradcheckError(f"While computing batched gradients, got: input {j} "
                                          "is unused in one of the two computations")
-                if one is not None and not np.allclose(np.asarray(many._data[index]),
-                                                       np.asarray(one._data), rtol=rtol,
+                if one is not None and not np.allclose(np.asarray(many._payload[index]),
+                                                       np.asarray(one._payload), rtol=rtol,
                                                        atol=atol):
                     raise GradcheckError(
                         f"While computing batched gradients, got: the batched gradient of "

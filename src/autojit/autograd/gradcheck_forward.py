@@ -68,7 +68,7 @@ def _forward_jacobians(func, inputs, diff_inputs) -> dict:
                     if tangent is not None:
                         if tuple(tangent.shape) != tuple(output.shape):
                             raise GradcheckError("Forward-mode tangent has incorrect size")
-                        column[k] = _real_parts(tangent.resolve_conj()._data)
+                        column[k] = _real_parts(tangent.resolve_conj()._payload)
             finally:
                 forward_ad.exit_level(level)
     return jacobians

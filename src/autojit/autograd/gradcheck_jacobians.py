@@ -54,7 +54,7 @@ def _check_inputs(inputs: tuple) -> None:
                     f"Input #{index} requires gradient and is not a double precision floating "
                     "point or complex. This check will likely fail if all the inputs are not of "
                     "double precision floating point or complex. ", stacklevel=3)
-            data = sparse.content(tensor)._data  # a sparse input's values
+            data = sparse.content(tensor)._payload  # a sparse input's values
             if data is None:
                 raise RuntimeError("gradcheck needs concrete tensors; it cannot run while a "
                                    "function is being traced")
@@ -89,7 +89,7 @@ def _unit_steps(tensor: Tensor):
     """(element index, step direction) for each real coordinate of tensor, in _real_parts'
     order: 1, and 1j for a complex tensor's imaginary parts."""
     parts = (1, 1j) if tensor.dtype.is_complex else (1,)
-    for index in np.ndindex(tensor._data.shape):
+    for index in np.ndindex(tensor._payload.shape):
         for part in parts:
             yield index, part
 
@@ -107,7 +107,7 @@ def _evaluate(func, inputs: tuple) -> list:
     results.meta = []
     for output in _as_tuple(func(*inputs)):
         if isinstance(output, Tensor):
-            results.append(_real_parts(output._data))
+            results.append(_real_parts(output._payload))
             results.meta.append((output.shape, output.dtype))
         else:
             results.append(None)
@@ -153,7 +153,7 @@ def _numerical_jacobians(func, inputs, diff_inputs, eps) -> list:
     jacobians = [[np.zeros((_coordinates(x), 0 if r is None else r.size)) for x in diff_inputs]
                  for r in reference]
     for j, tensor in enumerate(diff_inputs):
-        if not sparse.content(tensor)._data.flags.writeable:
+        if not sparse.content(tensor)._payload.flags.writeable:
             raise RuntimeError(f"gradcheck: input {j} is read-only; pass a copy (x.clone())")
         for data, index, part, k in sparse.input_steps(tensor):
             minus = _perturbed(func, inputs, data, index, -eps * part)
@@ -185,7 +185,7 @@ def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol) -> 
             grad_output = zeros_like(output)
             # By position, not through reshape: zeros_like keeps output's layout (a view
             # of a transposed output would be a copy).
-            grad_output._data[index] = part
+            grad_output._payload[index] = part
             for j, (x, g) in enumerate(zip(diff_inputs, _grad_rows(output, diff_inputs,
                                                                      grad_output), strict=True)):
                 if g is None:

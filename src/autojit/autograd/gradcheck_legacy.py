@@ -52,7 +52,7 @@ def get_analytical_jacobian(inputs, output, nondet_tol: float = 0.0, grad_out: f
                      for x in diff_inputs]
         for k, (index, part) in enumerate(_gc._unit_steps(output)):
             grad_output = zeros_like(output)
-            grad_output._data[index] = part
+            grad_output._payload[index] = part
             rows = _gc._grad_rows(output, diff_inputs, grad_output)
             for j, (x, g) in enumerate(zip(diff_inputs, rows, strict=True)):
                 if g is None:
@@ -61,7 +61,7 @@ def get_analytical_jacobian(inputs, output, nondet_tol: float = 0.0, grad_out: f
                     sizes_ok = False
                     continue
                 types_ok = types_ok and g.dtype is x.dtype
-                jacobians[j][:, k] = _gc._real_parts(g.resolve_conj()._data)
+                jacobians[j][:, k] = _gc._real_parts(g.resolve_conj()._payload)
         passes.append(jacobians)
     reentrant = all(not a.size or np.all(np.abs(a - b) <= nondet_tol)
                     for a, b in zip(*passes, strict=True))

@@ -37,7 +37,7 @@ def input_steps(tensor: Tensor):
     """(array, element index, step direction, Jacobian row) for each real coordinate of an
     input that gradcheck perturbs: a sparse input's values, whose rows are their dense
     coordinates (gradcheck_sparse.py)."""
-    data = content(tensor)._data
+    data = content(tensor)._payload
     rows = dense_rows(tensor)
     parts = (1, 1j) if tensor.dtype.is_complex else (1,)
     for k, index in enumerate(np.ndindex(data.shape)):
@@ -78,14 +78,14 @@ def step_for(step: np.ndarray, target: Tensor) -> np.ndarray:
     rows = dense_rows(target)
     if rows is None:
         return step
-    return step.reshape(-1)[rows].reshape(content(target)._data.shape)
+    return step.reshape(-1)[rows].reshape(content(target)._payload.shape)
 
 
 def dense_array(value: Tensor) -> np.ndarray:
     """A gradient's elements, densified where it is sparse."""
     if value.__class__ is SparseTensor:
         value = to_dense(value.detach())
-    return value.resolve_conj()._data
+    return value.resolve_conj()._payload
 
 
 def densify(inputs: tuple) -> tuple:

@@ -74,7 +74,7 @@ class OpNode(Node):
             if meta is None or result is None:
                 conformed.append(None)
                 continue
-            data = result._data
+            data = result._payload
             if (data.shape != meta[0] if data is not None else
                     not same_shape(result._value.shape, meta[0])) or \
                     result._dtype is not meta[1]:
@@ -143,7 +143,7 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
                 function = x.grad_fn
                 edges.append((function, x._output_nr) if function is not None
                              else gradient_edge(x))
-                data = x._data
+                data = x._payload
                 if data is not None:
                     meta.append(_meta_table[data.shape, x._dtype])
                 else:
@@ -167,7 +167,7 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
         if index == "out":
             entry = node._saved_out = _new(SavedTensor)
             entry.tensor = None
-            entry.data, entry.value, entry.dtype = out._data, out._value, out._dtype
+            entry.data, entry.value, entry.dtype = out._payload, out._value, out._dtype
             entry.counter = counter = out._version_counter
             entry.version = counter.value
             entry.output_nr = 0
@@ -232,7 +232,7 @@ def conform(gradient: Tensor, meta: tuple) -> Tensor:
     broadcast shape and never reduce them themselves.
     """
     shape, dtype = meta
-    data = gradient._data
+    data = gradient._payload
     if data.shape != shape if data is not None else not same_shape(gradient._value.shape, shape):
         gradient = sum_to_shape(gradient, shape)
     if gradient._dtype is not dtype:

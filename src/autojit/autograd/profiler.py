@@ -364,10 +364,10 @@ def _allocated_bytes(out, inputs) -> int:
     """The bytes of host memory an op's results newly hold: profile_memory's measure. A result
     sharing memory with an input (a view) holds none."""
     results = out if isinstance(out, (tuple, list)) else (out,)
-    operands = [x._data for x in inputs if isinstance(x, Tensor) and x._data is not None]
+    operands = [x._payload for x in inputs if isinstance(x, Tensor) and x._payload is not None]
     total = 0
     for result in results:
-        data = result._data if isinstance(result, Tensor) else None
+        data = result._payload if isinstance(result, Tensor) else None
         if data is None or not hasattr(data, "nbytes") or \
                 any(np.may_share_memory(data, operand) for operand in operands):
             continue

@@ -56,7 +56,7 @@ class SavedTensor:
         self.version = self.counter.value
         if is_output:
             self.tensor = None
-            self.data, self.value, self.dtype = tensor._data, tensor._value, tensor._dtype
+            self.data, self.value, self.dtype = tensor._payload, tensor._value, tensor._dtype
             self.output_nr = output_nr
             # Forward AD sets the output's tangents after it is recorded (forward_ad.py puts
             # them here too): the rebuilt output carries them, as forward-over-reverse needs.

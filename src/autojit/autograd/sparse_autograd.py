@@ -64,7 +64,7 @@ def _node(name: str, sources: tuple, backward, saved=None) -> SparseNode:
 def _values_alias(sparse: SparseTensor, values: Tensor) -> Tensor:
     """The values as the sparse ops read them: the same data, whose gradient flows into the
     sparse tensor's edge as a sparse gradient of its indices (ValuesBackward0)."""
-    alias = Tensor._make(values._data, values._dtype, values._version_counter)
+    alias = Tensor._make(values._payload, values._dtype, values._version_counter)
     indices, shape, coalesced = sparse._sparse_indices, tuple(sparse.shape), sparse._coalesced
 
     def backward(grad):

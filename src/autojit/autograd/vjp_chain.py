@@ -103,7 +103,7 @@ def apply_no_graph(node: OpNode, grads: list) -> list:
     grad = grads[0]
     if grad is None:
         return node.apply(grads)
-    data = grad._data
+    data = grad._payload
     if data.__class__ is not _ndarray:
         return node.apply(grads)
     # The signature and the source arrays: the gradient, then each saved tensor's data.
@@ -120,7 +120,7 @@ def apply_no_graph(node: OpNode, grads: list) -> list:
             if saved.counter.value != saved.version:
                 raise RuntimeError(modified_message(saved, node))
             tensor = saved.tensor
-            data = tensor._data
+            data = tensor._payload
             if data.__class__ is not _ndarray:
                 return node.apply(grads)
             values.append(data)
@@ -211,7 +211,7 @@ class _Recorder:
         for x, array in zip(inputs, arrays):
             if isinstance(x, Tensor):
                 slot = self.slots.get(id(x))
-                if slot is None or array is not x._data:  # unknown origin, or cast
+                if slot is None or array is not x._payload:  # unknown origin, or cast
                     self.faithful = False
                     return
                 references.append(slot)
@@ -222,7 +222,7 @@ class _Recorder:
                 references.append(("constant", len(self.constants)))
                 self.constants.append(x)
         if out._dtype is _BFLOAT16 or out._dtype is _COMPLEX32 or \
-                out._data.__class__ is not _ndarray:  # (rounded after the impl)
+                out._payload.__class__ is not _ndarray:  # (rounded after the impl)
             self.faithful = False
             return
         self.steps.append((op, attrs or None, references, len(references), out._dtype.numpy))

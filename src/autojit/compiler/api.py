@@ -41,7 +41,7 @@ import warnings
 
 from .. import config
 from ..ir.graph import Graph
-from ..tensor import torch_function
+from ..tensor import torch_dispatch, torch_function
 from ..tensor.graph_break import GraphBreak, user_frame
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
@@ -247,7 +247,7 @@ class CompiledFunction(Inspection):
         if "subclass" not in self._warned_lines:
             self._warned_lines.add("subclass")
             _warn(f"autojit.compile: {self.name()} runs eagerly when given a Tensor subclass "
-                  f"that overrides __torch_function__")
+                  f"that overrides __torch_function__ or __torch_dispatch__")
         return self._eager(args)
 
     def _eager_after_trace(self, args: tuple):
@@ -604,7 +604,8 @@ def _found_by_name(value, module_name: str | None, qualname: str | None) -> bool
 
 def _overriding_subclass(args: tuple) -> bool:
     return any(arg.__class__ is not Tensor and isinstance(arg, Tensor)
-               and torch_function.overrides(arg.__class__) for arg in args)
+               and (torch_function.overrides(arg.__class__)
+                    or torch_dispatch.dispatches(arg.__class__)) for arg in args)
 
 
 def _warn_no_code_generator(error: Exception) -> None:

@@ -71,7 +71,7 @@ def trace_backward(graph, tracer, requiring: list, symbolic_args: list,
     # the engine then runs: the traced backward must end there, or the gradients of what that
     # history reaches would be counted twice, once here and once by the real engine.
     history = frozenset(id(tensor.grad_fn) for _, tensor in differentiable
-                        if tensor._data is not None and tensor.grad_fn is not None)
+                        if tensor._payload is not None and tensor.grad_fn is not None)
     inputs_before = {id(entry) for entry in graph.inputs}
     try:
         grads = run_backward([tensor for _, tensor in requiring], cotangents, retain_graph=True,
@@ -160,7 +160,7 @@ class CompiledBackward:
                 values.append(output_arrays[residual.index])
             elif residual.kind == "input":
                 tensor = _resolve(self.input_sources[index], args)
-                values.append(tensor._data)
+                values.append(tensor._payload)
                 # Read in place when the backward runs: checked against its version now.
                 watched.append((tensor, version_read(tensor)))
             else:
@@ -233,7 +233,7 @@ class CompiledFunctionBackward(Node):
         while stack:
             item = stack.pop()
             if isinstance(item, Tensor):
-                if id(item._data) in residual_ids:
+                if id(item._payload) in residual_ids:
                     self._watched.append((item, item._version_counter.value))
             elif isinstance(item, (tuple, list)):
                 stack.extend(item)
@@ -265,7 +265,7 @@ class CompiledFunctionBackward(Node):
                 shape, dtype = self.result_meta[residual.index]
                 arrays.append(np.zeros(shape, dtype.numpy))
             else:
-                arrays.append(grad._data)
+                arrays.append(grad._payload)
         results = self.backward.run_backward_graph(arrays)
         return [Tensor._make(array, dtype)
                 for array, dtype in zip(results, self.backward.gradient_dtypes)]

@@ -41,7 +41,7 @@ class ConstantChecks:
                 if id(tensor) not in self._tracer.fresh}
         held.update((id(tensor), tensor) for tensor in tensors
                     if id(tensor) not in self._tracer.fresh)
-        if sum(tensor._data.nbytes for tensor in held.values()) > MAX_FOLDED_BYTES:
+        if sum(tensor._payload.nbytes for tensor in held.values()) > MAX_FOLDED_BYTES:
             return False
         self.folded.append((check, tensors))
         return True
@@ -86,7 +86,7 @@ class ConstantChecks:
             if entry is None or entry.kind != "captured" or entry.tensor is None:
                 return None
             tensor = entry.tensor
-            if tensor._requires_grad or tensor._data.__class__ is not np.ndarray or \
+            if tensor._requires_grad or tensor._payload.__class__ is not np.ndarray or \
                     tracer.written_or_aliased(tensor) or \
                     (id(tensor) not in tracer.fresh and id(tensor) not in self._reachable):
                 return None

@@ -39,8 +39,8 @@ STATIC_AFTER = 3
 
 def argument_shapes(args: tuple) -> tuple:
     """The shapes of a call's tensor arguments (None for other arguments)."""
-    return tuple(tuple(argument._data.shape) if isinstance(argument, Tensor) and
-                 argument._data is not None else None for argument in args)
+    return tuple(tuple(argument._payload.shape) if isinstance(argument, Tensor) and
+                 argument._payload is not None else None for argument in args)
 
 
 # The attributes torch._dynamo's marks set on a tensor, by torch's names.
@@ -95,9 +95,9 @@ class DynamicSizes:
         if self.mode is not None:
             return
         for position, argument in enumerate(args):
-            if not isinstance(argument, Tensor) or argument._data is None:
+            if not isinstance(argument, Tensor) or argument._payload is None:
                 continue
-            shape = tuple(argument._data.shape)
+            shape = tuple(argument._payload.shape)
             fields = argument.__dict__
             marked = fields.get(_DYNAMIC, set()) | fields.get(_WEAK_DYNAMIC, set())
             if marked:
@@ -113,7 +113,7 @@ class DynamicSizes:
 
     def shape(self, position: int, argument: Tensor, env) -> tuple:
         """The traced shape of a tensor argument: symbols for its dynamic dimensions."""
-        shape = tuple(argument._data.shape)
+        shape = tuple(argument._payload.shape)
         if self.mode is False:
             return shape
         dims = range(len(shape)) if self.mode else self.dims.get(position, ())
@@ -142,7 +142,7 @@ class DynamicExecutable:
 
     def run(self, args: tuple):
         self.calls += 1
-        key = tuple(args[position]._data.shape[dim] for position, dim in self._sources)
+        key = tuple(args[position]._payload.shape[dim] for position, dim in self._sources)
         now = self._clock() if self._clock is not None else self.calls
         last, last_key, streak = self._streak
         streak = streak + 1 if last_key == key and last == now - 1 else 1

@@ -100,7 +100,7 @@ class Executable:
                     self._direct = None
             # _run without the effects this executable does not have.
             self.calls += 1
-            arrays, owned = self.plan.run_owning([args[position]._data
+            arrays, owned = self.plan.run_owning([args[position]._payload
                                                   for position in self.arg_positions])
             self._write_back(arrays, args, owned)
             if self.backward is None:
@@ -150,12 +150,12 @@ class Executable:
         # random numbers for each "random" input (drawn in the order the function drew them).
         draws = {}
         if recipe.arguments_only:
-            supplied = [args[position]._data for position in self.arg_positions]
+            supplied = [args[position]._payload for position in self.arg_positions]
         else:
             supplied, positions = [], iter(self.arg_positions)
             for index, entry in enumerate(self.graph.inputs):
                 if entry.kind == "arg":
-                    supplied.append(args[next(positions)]._data)
+                    supplied.append(args[next(positions)]._payload)
                 elif entry.kind == "random":
                     draws[index] = entry.tensor.draw()
                     supplied.append(draws[index])
@@ -302,20 +302,20 @@ class Executable:
             array = arrays[index]
             # A kernel that stored the new value into the tensor's own storage hands back
             # that very array (codegen/schedule/in_place.py): nothing is left to copy.
-            if array is not tensor._data:
-                if array.__class__ is not tensor._data.__class__:
-                    array = _to_device_of(array, tensor._data)
+            if array is not tensor._payload:
+                if array.__class__ is not tensor._payload.__class__:
+                    array = _to_device_of(array, tensor._payload)
                 # A small array is copied at once: asking each target whether it overlaps
                 # cost more (a batch norm's 0-d counters: 46 targets in a small CNN's step).
                 if array.size <= 64:
                     array = array.copy()
                 else:
                     if targets is None:
-                        targets = [(target if target is not None else args[position])._data
+                        targets = [(target if target is not None else args[position])._payload
                                    for _, target, position in recipe.updates]
                     if any(np.may_share_memory(array, target) for target in targets):
                         array = array.copy()
-                tensor._data[...] = array
+                tensor._payload[...] = array
         bumps = self.version_bumps
         if bumps is None:
             bumps = [(tensor, position, 1) for _, tensor, position in recipe.updates]
@@ -328,19 +328,19 @@ class Executable:
             keep = index in owned and array.base is None
             if fresh:
                 if index in recipe.assigned_grads and array.__class__ is np.ndarray and \
-                        tensor._data.__class__ is np.ndarray:
+                        tensor._payload.__class__ is np.ndarray:
                     # recipe.lay_out laid it out as the tensor the function assigned, in an
                     # array of its own.
                     tensor._grad = Tensor._make(array, dtype)
                     continue
-                if keep and array.__class__ is tensor._data.__class__:
+                if keep and array.__class__ is tensor._payload.__class__:
                     # _assign_grad's own case: laid out as eager's AccumulateGrad lays it out.
-                    tensor._grad = Tensor._make(new_grad_array(array, tensor._data, True),
+                    tensor._grad = Tensor._make(new_grad_array(array, tensor._payload, True),
                                                 dtype)
                     continue
                 tensor._grad = None
-            if tensor._data is not None and array.__class__ is not tensor._data.__class__:
-                array = _to_device_of(array, tensor._data)  # a 0-d CPU leaf's gradient
+            if tensor._payload is not None and array.__class__ is not tensor._payload.__class__:
+                array = _to_device_of(array, tensor._payload)  # a 0-d CPU leaf's gradient
             _assign_grad(tensor, array, dtype, keep)
         for tensor in self.cleared_grads:
             tensor._grad = None
@@ -370,12 +370,12 @@ def _to_device_of(array, target):
 
 def _assign_grad(tensor: Tensor, array: np.ndarray, dtype, owned: bool = False) -> None:
     current = tensor._grad
-    if current is not None and current._data is not None and not current._requires_grad and \
-            current._data.shape == array.shape and current._dtype is dtype:
-        if not np.shares_memory(current._data, array):
-            current._data[...] = array
+    if current is not None and current._payload is not None and not current._requires_grad and \
+            current._payload.shape == array.shape and current._dtype is dtype:
+        if not np.shares_memory(current._payload, array):
+            current._payload[...] = array
         current._bump_version()
         return
     # A new .grad, laid out as eager's AccumulateGrad lays it out (the parameter's strides
     # when it is dense, else contiguous); a device array copies itself on the device.
-    tensor._grad = Tensor._make(new_grad_array(array, tensor._data, owned), dtype)
+    tensor._grad = Tensor._make(new_grad_array(array, tensor._payload, owned), dtype)

@@ -6,7 +6,7 @@ tensor is a new object on every call whose gradients were set to None in between
 traced again on every call (and ran eagerly after the recompile limit). So the trace's
 captured input for such a gradient stands for "whatever `p.grad` holds": its guards check
 that `p.grad` is a tensor of the traced shape, dtype, device and memory layout, and each run
-reads that tensor's array (the plan reads `entry.tensor._data` on every run, and writes an
+reads that tensor's array (the plan reads `entry.tensor._payload` on every run, and writes an
 in-place update of the gradient, `clip_grad_norm_`'s, into it).
 
 Not every gradient qualifies: one the call assigned before reading it is its own output, one
@@ -30,8 +30,8 @@ class GradInput:
         self.traced = traced  # the gradient the trace read (its shape, dtype, name)
 
     @property
-    def _data(self):
-        return self.owner._grad._data
+    def _payload(self):
+        return self.owner._grad._payload
 
     def __getattr__(self, name: str):
         return getattr(self.owner._grad, name)
@@ -48,13 +48,13 @@ def runtime_grads(captured_inputs: list, candidates, read: set, overwritten: set
     for tensor in candidates:
         grad = tensor._grad
         if grad is not None and id(tensor) in read and id(tensor) not in overwritten and \
-                tensor._data is not None:
+                tensor._payload is not None:
             owners[id(grad)] = tensor
     found = {}
     for entry in captured_inputs:
         grad = entry.tensor
         owner = owners.get(id(grad))
         if owner is not None and isinstance(grad, Tensor) and grad.grad_fn is None and \
-                not grad._requires_grad and grad._data is not None:
+                not grad._requires_grad and grad._payload is not None:
             found[id(entry)] = owner
     return found

@@ -88,8 +88,8 @@ def arrays_to_compare(walk: Walk, graph) -> list:
     """The NumPy arrays a walk reached, less those the graph reads when it runs
     (`autojit.tensor(array)` inside the function, a tensor over the array's memory): the
     trace may have read their values in Python, so the guards compare them."""
-    read = [entry.tensor._data for entry in graph.captured_inputs
-            if isinstance(entry.tensor._data, np.ndarray)]
+    read = [entry.tensor._payload for entry in graph.captured_inputs
+            if isinstance(entry.tensor._payload, np.ndarray)]
     return [found for found in walk.arrays.values()
             if not any(np.may_share_memory(found[2], data) for data in read)]
 
@@ -123,7 +123,7 @@ def data_read_conditions(guards: GuardSet, walk: Walk, data_read: dict) -> str |
     total = 0
     for tensor, what in data_read.values():
         found = walk.tensors.get(id(tensor))
-        data = tensor._data
+        data = tensor._payload
         if found is None or not isinstance(data, np.ndarray):
             return (f"{what} read the values of a tensor the guards cannot compare on every "
                     "call (one the function's reachable state does not hold, or on a GPU)")
@@ -132,7 +132,7 @@ def data_read_conditions(guards: GuardSet, walk: Walk, data_read: dict) -> str |
             return (f"{what} read the values of tensors of more than {MAX_ARRAY_BYTES} bytes, "
                     "too many to compare on every call")
         path, display, _ = found
-        guards.require(f"$._data.tobytes() == {guards.constant(data.tobytes(), 'C')}",
+        guards.require(f"$._payload.tobytes() == {guards.constant(data.tobytes(), 'C')}",
                        f"the values of {display} changed (the function read them in Python: "
                        f"{what})", path, display)
     return None
@@ -185,11 +185,11 @@ def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: st
     display = display or "".join(subject)
     dtype = guards.constant(tensor._dtype, "D")
     kind = guards.constant(type(tensor), "K")  # Tensor, or a subclass such as Parameter
-    guards.require(f"$.__class__ is {kind} and $._data is not None",
+    guards.require(f"$.__class__ is {kind} and $._payload is not None",
                    f"{what} is no longer a concrete {type(tensor).__name__}", subject, display)
-    data = (*subject, "._data")
-    data_display = f"{display}._data"
-    shape = tuple(tensor._data.shape)
+    data = (*subject, "._payload")
+    data_display = f"{display}._payload"
+    shape = tuple(tensor._payload.shape)
     if dynamic_dims:
         static = " and ".join(f"$.shape[{dim}] == {extent}"
                               for dim, extent in enumerate(shape) if dim not in dynamic_dims)
@@ -203,7 +203,7 @@ def tensor_conditions(guards: GuardSet, subject: tuple, tensor: Tensor, what: st
     guards.require(f"$._dtype is {dtype}", f"{what} changed dtype (was {tensor._dtype.name})",
                    subject, display, compared=(f"{display}.dtype", _Shown(tensor._dtype.name),
                                                _dtype_name))
-    storage = guards.constant(tensor._data.__class__, "S")  # ndarray (CPU) or CudaArray
+    storage = guards.constant(tensor._payload.__class__, "S")  # ndarray (CPU) or CudaArray
     guards.require(f"$.__class__ is {storage}", f"{what} changed device (was {tensor.device})",
                    data, data_display)
     guards.require(f"$._requires_grad is {tensor._requires_grad}",
@@ -362,7 +362,7 @@ def symbolic_conditions(guards: GuardSet, env) -> None:
 
     def source(match) -> str:
         position, dim = env.sources[f"s{match.group(1)}"]
-        return f"args[{position}]._data.shape[{dim}]"
+        return f"args[{position}]._payload.shape[{dim}]"
 
     for name in env.hints:
         guards.require(_SYMBOL.sub(source, f"{name} >= 2"),
@@ -397,11 +397,11 @@ def layout_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,
             continue
         if entry.kind == "arg":
             position = arg_positions[graph.arg_inputs.index(entry)]
-            array, expression = args[position]._data, f"args[{position}]._data"
+            array, expression = args[position]._payload, f"args[{position}]._payload"
             what = f"argument {position}"
         elif entry.kind == "captured":
-            array = entry.tensor._data
-            expression = f"{guards.constant(entry.tensor, 'T', entry.name)}._data"
+            array = entry.tensor._payload
+            expression = f"{guards.constant(entry.tensor, 'T', entry.name)}._payload"
             what = f"captured tensor {entry.name}"
         else:
             continue
@@ -427,7 +427,7 @@ def base_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,
                        f"argument {position} is a view of another tensor (as_strided read its "
                        "base's storage)")
         guards.require(f"args[{position}].storage_offset() == {argument.storage_offset()!r} and "
-                       f"args[{position}]._data.strides == {argument._data.strides!r}",
+                       f"args[{position}]._payload.strides == {argument._payload.strides!r}",
                        f"argument {position} is another view of its base")
 
 
@@ -448,8 +448,9 @@ def written_input_conditions(guards: GuardSet, args: tuple, graph, arg_positions
         if entry.kind == "arg":
             position = position_of[id(entry)]
             argument = args[position]
-            if argument._data.__class__ is np.ndarray:
-                guards.require(f"args[{position}]._data.strides == {argument._data.strides!r}",
+            if argument._payload.__class__ is np.ndarray:
+                strides = argument._payload.strides
+                guards.require(f"args[{position}]._payload.strides == {strides!r}",
                                f"argument {position}, written in place, changed its memory "
                                f"layout")
             guards.require(f"args[{position}]._is_inference is {argument._is_inference}",
@@ -478,12 +479,12 @@ def written_input_conditions(guards: GuardSet, args: tuple, graph, arg_positions
             continue
         expression, tensor, what = source(entry)
         listed = [source(other) for other in others]
-        listing = ", ".join(f"{other}._data" for other, _, _ in listed)
-        guards.require(f"separate(({expression}._data,), ({listing},))",
+        listing = ", ".join(f"{other}._payload" for other, _, _ in listed)
+        guards.require(f"separate(({expression}._payload,), ({listing},))",
                        f"{what}, written in place, now shares memory with an input read after "
                        f"the write")
-        if overlap is None and not separate((tensor._data,), tuple(
-                other._data for _, other, _ in listed)):
+        if overlap is None and not separate((tensor._payload,), tuple(
+                other._payload for _, other, _ in listed)):
             overlap = (f"{what} is written in place and shares memory with another input of "
                        f"the call that is read after the write")
     return overlap

@@ -151,8 +151,8 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     # A tensor the traced call made over the storage of one it reached (`v.detach()`, and the
     # detached `grad_outputs` of a backward) is captured by that storage: the tensor that
     # owns it must still be there, holding the same array, or the run reads a stale one.
-    owners = {id(found[2]._data): found for found in before.tensors.values()
-              if found[2]._data is not None}
+    owners = {id(found[2]._payload): found for found in before.tensors.values()
+              if found[2]._payload is not None}
     paths = tensor_paths(before)
     if selection is not None:  # the paths the trace read each tensor by, where it read one
         paths = {**paths, **selection.tensor_paths}
@@ -172,9 +172,9 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
             subject = (guards.constant(owner, "T", name), "._grad")
             tensor_conditions(guards, subject, tensor, f"{name}.grad", grad_is=False,
                               hooks=False, display=f"{name}.grad")
-            if tensor._data.__class__ is np.ndarray:
-                guards.require(f"layout_signature($._data) == "
-                               f"{layout_signature(tensor._data)!r}",
+            if tensor._payload.__class__ is np.ndarray:
+                guards.require(f"layout_signature($._payload) == "
+                               f"{layout_signature(tensor._payload)!r}",
                                f"{name}.grad changed its memory layout", subject,
                                f"{name}.grad")
             entry.tensor = GradInput(owner, tensor)
@@ -190,12 +190,13 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
                 guards.require(f"$ is {traced_tensor}", f"{display} is another tensor than "
                                "when traced", path, display)
         elif id(tensor) in made:
-            owner = owners.get(id(tensor._data))
+            owner = owners.get(id(tensor._payload))
             if owner is None:
                 continue  # made by the traced call itself: nothing else can reach it
             path, display, owning = owner
-            guards.require(f"$ is {guards.constant(owning, 'T', display)} and $._data is "
-                           f"{guards.constant(tensor._data, 'A', f'<the storage of {display}>')}",
+            held = guards.constant(tensor._payload, 'A', f'<the storage of {display}>')
+            guards.require(f"$ is {guards.constant(owning, 'T', display)} and $._payload is "
+                           f"{held}",
                            f"{display} is another tensor, or holds another storage, than when "
                            "traced", path, display)
             continue

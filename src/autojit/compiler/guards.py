@@ -255,7 +255,7 @@ class GuardSet:
         return len(self._items)
 
 
-_PUBLIC_PRIVATE = ("_data", "_grad", "_dtype", "_requires_grad")
+_PUBLIC_PRIVATE = ("_payload", "_grad", "_dtype", "_requires_grad")
 
 
 def _internal(subject, display) -> bool:

@@ -80,7 +80,7 @@ def aliased_arguments(args: tuple, walk) -> frozenset:
     # positional tensor is no root, so any path the walk found is another.
     return frozenset(
         position for position, argument in enumerate(args)
-        if isinstance(argument, Tensor) and argument._data is not None and (
+        if isinstance(argument, Tensor) and argument._payload is not None and (
             (seen[id(argument)] > 1 and argument._requires_grad) or
             len(paths.get(id(argument), ())) > (1 if position >= count else 0)))
 
@@ -127,7 +127,7 @@ def _collect(value, path: tuple, found: list, depth: int) -> bool:
         return True  # deeper tensors stay captured (guarded by identity)
     for key, item in items:
         if isinstance(item, Tensor):
-            if item._data is not None:
+            if item._payload is not None:
                 found.append(((*path, key), item))
                 if len(found) > MAX_NESTED_TENSORS:
                     return False

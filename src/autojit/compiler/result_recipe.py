@@ -97,7 +97,7 @@ class Recipe:
         size = self.size_sources.get(name)
         if size is not None:
             position, dim = size
-            return args[position]._data.shape[dim]
+            return args[position]._payload.shape[dim]
         return self.symbol_sources[name].value(args)
 
     def build(self, template, arrays: tuple, args: tuple, binding, made: dict):

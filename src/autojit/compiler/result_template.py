@@ -68,7 +68,7 @@ class Flattening:
         with autograd history made in the call only where the call also returns it (the
         run stores the returned tensor itself, which gets that history: `losses.append(loss);
         return loss`)."""
-        if isinstance(value, Tensor) and value._data is None and value._requires_grad and \
+        if isinstance(value, Tensor) and value._payload is None and value._requires_grad and \
                 id(value) not in self.returned:
             node = value.grad_fn
             if node is not None and getattr(node, "_released", False):
@@ -111,7 +111,7 @@ class Flattening:
         position = self.arg_positions.get(id(tensor))
         if position is not None:
             return ("arg", position)
-        if tensor._data is not None and id(tensor) not in self.tracer.made:
+        if tensor._payload is not None and id(tensor) not in self.tracer.made:
             return ("object", tensor)
         if id(tensor) in returned:
             return self.output(tensor)
@@ -121,7 +121,7 @@ class Flattening:
         position = self.arg_positions.get(id(tensor))
         if position is not None:
             return ("arg", position)
-        if tensor._data is not None and id(tensor) not in self.tracer.made:
+        if tensor._payload is not None and id(tensor) not in self.tracer.made:
             return ("object", tensor)
         if tensor._traced_view is not None:
             steps, detached = _steps(tensor)

@@ -268,6 +268,6 @@ def _device_of_call(graph: Graph, arguments: tuple) -> str | None:
     tensors = [x for x in arguments if isinstance(x, Tensor)] + [
         entry.tensor for entry in graph.inputs if entry.kind == "captured"]
     for x in tensors:
-        if x._data is not None and x._data.__class__ is not np.ndarray:
+        if x._payload is not None and x._payload.__class__ is not np.ndarray:
             return x.device.type
     return None

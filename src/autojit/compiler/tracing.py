@@ -251,7 +251,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     call_args, arg_positions, symbolic_args = [], [], []
     aliased = aliased_arguments(args, before)
     for position, argument in enumerate(args):
-        if isinstance(argument, Tensor) and argument._data is not None and \
+        if isinstance(argument, Tensor) and argument._payload is not None and \
                 position not in aliased:
             graph.add_input(compiled.sizes.shape(position, argument, env), argument.dtype,
                             "arg", f"arg{position}")
@@ -273,7 +273,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     nested = []  # the writes placing tensors inside container arguments (put back after)
     if given is not args:  # tensors inside container arguments: placed where they were
         call_args, nested = place(call_args[:len(given)], args.paths, call_args[len(given):])
-    names = {id(tensor._data): before.tensor_names[key]
+    names = {id(tensor._payload): before.tensor_names[key]
              for key, (_, _, tensor) in tensors_before.items()}
     tracer = Tracer(graph, names, env)
     tracer.call_args = args
@@ -285,7 +285,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     constant = ConstantChecks(graph, tracer, tensors_before)
     env.on_value_check = _value_check_hook(compiled, constant)
     for (entry, symbolic), position in zip(symbolic_args, arg_positions):
-        tracer.add_argument(entry, symbolic, args[position]._data, args[position])
+        tracer.add_argument(entry, symbolic, args[position]._payload, args[position])
     runtime = _runtime_scalars(compiled.runtime_float_paths, before, env)
     for source, symbol in runtime:  # an argument: the function gets the symbol
         if source.path[0] == "args":

@@ -45,7 +45,7 @@ _NAME = re.compile(r"(?:\.|\['|\[\")([A-Za-z_]\w*)(?:'\]|\"\])?$")
 def _symbolic_value(value) -> bool:
     """Whether a value found in state was made by the trace and changes from run to run."""
     return is_symbolic(value) or isinstance(value, TracedList) or (
-        hasattr(value, "_data") and hasattr(value, "_value") and value._data is None)
+        hasattr(value, "_payload") and hasattr(value, "_value") and value._payload is None)
 
 
 class StateChanges:
@@ -74,7 +74,7 @@ class StateChanges:
         fresh = _fresh_paths(before, after)
         symbolic = [observation for observation in after.observations
                     if (observation.kind == "symbolic" or observation.kind == "tensor" and
-                        observation.value._data is None) and
+                        observation.value._payload is None) and
                     not _under(observation.path, skipped)]
         for observation in after.observations:
             if observation.kind == "keys":

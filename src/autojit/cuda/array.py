@@ -1,6 +1,6 @@
 """CudaArray: the data of a CUDA tensor, over a buffer of the caching allocator (allocator.py).
 
-A CUDA tensor keeps its data in the same `_data` field a CPU tensor keeps its ndarray in; for
+A CUDA tensor keeps its data in the same `_payload` field a CPU tensor keeps its ndarray in; for
 a CUDA tensor that field holds a CudaArray: a logical shape and dtype over a flat, C-contiguous
 numba device array (`flat`). Kernels (kernels.py) always receive flat arrays and index them
 through element strides, so every CUDA array is contiguous and 0-d arrays need no special case.
@@ -131,7 +131,7 @@ class CudaArray:
                              "has no identity")
         x = Tensor._make(self, dtypes.from_numpy(self.dtype))
         attrs = {"dim": tuple(range(self.ndim)), "keepdim": False}
-        return CudaArray._dispatch(op, (x,), attrs)._data.to_host()[()]
+        return CudaArray._dispatch(op, (x,), attrs)._payload.to_host()[()]
 
     def __int__(self) -> int:
         return int(self._scalar())

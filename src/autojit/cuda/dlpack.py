@@ -31,7 +31,7 @@ def export(x: Tensor, stream, max_version, dl_device, copy):
         raise ValueError("__dlpack__: stream 0 is ambiguous for CUDA; pass 1 for the legacy "
                          "default stream, 2 for the per-thread default stream, or a stream "
                          "handle")
-    data = x._data.copy() if copy else x._data
+    data = x._payload.copy() if copy else x._payload
     if stream not in (None, 1, -1):
         driver().synchronize()
     pointer = data.flat.__cuda_array_interface__["data"][0] if data.size else 0
@@ -45,7 +45,7 @@ def array_interface(x: Tensor) -> dict:
     if is_simulator():
         raise AttributeError("__cuda_array_interface__: Numba's CUDA simulator has no device "
                              "pointers to share")
-    data = x._data
+    data = x._payload
     interface = dict(data.flat.__cuda_array_interface__)
     interface["shape"] = tuple(data.shape)
     interface["strides"] = None  # C-contiguous

@@ -67,7 +67,7 @@ def dispatch(op, inputs: tuple, attrs: dict):
     host_indices = host_index_operand(op)
     for position, x in enumerate(inputs):
         if isinstance(x, Tensor):
-            data = x._data
+            data = x._payload
             if data.__class__ is np.ndarray:
                 on_cpu = on_cpu or (data.ndim > 0 and position != host_indices)
             elif data is not None:
@@ -96,7 +96,7 @@ def dispatch(op, inputs: tuple, attrs: dict):
         # error (cuda/array.py): CUDA kernels are generated for real values.
         host = tuple(Tensor._make(x._host(op.name), x._dtype) if isinstance(x, Tensor) else x
                      for x in inputs)
-        data = CudaArray.from_host(run_eager(op, host, attrs)._data, device_index)
+        data = CudaArray.from_host(run_eager(op, host, attrs)._payload, device_index)
     elif isinstance(lowering, Elementwise):
         data = _elementwise(op, inputs, attrs, shape, compute, out_dtype)
     elif isinstance(lowering, Reduction):
@@ -114,7 +114,7 @@ def dispatch(op, inputs: tuple, attrs: dict):
         raise NotImplementedError(f"{op.name}: not implemented for cuda tensors yet (the CUDA "
                                   "target runs elementwise, reduction, layout, indexing and "
                                   "matmul ops)")
-    if op.view and data._root() is inputs[0]._data._root():
+    if op.view and data._root() is inputs[0]._payload._root():
         return view_tensor(data, out_dtype, op, inputs[0], attrs)
     return Tensor._make(data, out_dtype)
 
@@ -135,11 +135,11 @@ def _on_host(op, inputs: tuple, attrs: dict, device_index: int) -> CudaArray:
               "the host and the result back", HostFallbackWarning, stacklevel=4)
     host = tuple(Tensor._make(x._host(op.name), x._dtype) if isinstance(x, Tensor) else x
                  for x in inputs)
-    return CudaArray.from_host(run_eager(op, host, attrs)._data, device_index)
+    return CudaArray.from_host(run_eager(op, host, attrs)._payload, device_index)
 
 
 def _device_data(x: Tensor) -> CudaArray:
-    data = x._data
+    data = x._payload
     return data if data.__class__ is CudaArray else CudaArray.from_host(data)
 
 
@@ -235,7 +235,7 @@ def _layout(op, inputs, attrs, shape, out_dtype) -> CudaArray:
 def add_arrays(a: CudaArray, b: CudaArray) -> CudaArray:
     x, y = Tensor._make(a, dtypes.from_numpy(a.dtype)), Tensor._make(b, dtypes.from_numpy(
         b.dtype))
-    return dispatch(ADD, (x, y), {})._data
+    return dispatch(ADD, (x, y), {})._payload
 
 
 CudaArray._dispatch = staticmethod(dispatch)  # CudaArray.min and max (array.py)

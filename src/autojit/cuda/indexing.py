@@ -180,12 +180,12 @@ def _launch(name: str, source: str, devices: tuple, dtype, work: int):
 
 
 def _flat(x) -> object:
-    return x._data.flat
+    return x._payload.flat
 
 
 def _on_device(x, dtype=None) -> CudaArray:
     """x's data on the device (index tensors may come from the host, as in torch)."""
-    data = x._data
+    data = x._payload
     if data.__class__ is not CudaArray:
         data = CudaArray.from_host(data)
     return data if dtype is None else convert_array(data, data.shape, dtype)
@@ -254,7 +254,7 @@ def index_put(op, inputs, attrs, shape, out_dtype) -> CudaArray:
     x, values, indices = inputs
     accumulate = attrs["accumulate"]
     target, arguments = _index_plan(tuple(x.shape), tuple(indices.shape), attrs["dims"])
-    out = x._data.copy()
+    out = x._payload.copy()
     count = math.prod(target)
     if not count:
         return out
@@ -265,7 +265,7 @@ def index_put(op, inputs, attrs, shape, out_dtype) -> CudaArray:
         raise NotImplementedError(f"index_put with accumulate=True: dtype {out_dtype.name} is "
                                   "not supported on cuda (atomic adds take float32, float64, "
                                   "int32 and int64)")
-    if hasattr(values, "_data"):
+    if hasattr(values, "_payload"):
         source = convert_array(_on_device(values), target, out.dtype)
     else:  # a Python scalar
         source = CudaArray(target, out.dtype)
@@ -305,7 +305,7 @@ def gather(op, inputs, attrs, shape, out_dtype) -> CudaArray:
 def scatter_add(op, inputs, attrs, shape, out_dtype) -> CudaArray:
     x, index_tensor, src = inputs
     dim = attrs["dim"]
-    out = x._data.copy()
+    out = x._payload.copy()
     count = math.prod(index_tensor.shape)
     if not count:
         return out
@@ -323,7 +323,7 @@ def scatter_add(op, inputs, attrs, shape, out_dtype) -> CudaArray:
 
 
 def matmul(op, inputs, attrs, shape, out_dtype) -> CudaArray:
-    return product(inputs[0]._data, inputs[1]._data, shape)
+    return product(inputs[0]._payload, inputs[1]._payload, shape)
 
 
 # The CUDA kernels of the registry's extern routines (registry.Extern.routine).

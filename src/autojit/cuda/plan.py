@@ -31,9 +31,9 @@ def graph_device(graph, args) -> str:
     """"cuda" when the call's tensors (arguments and captured tensors) are on a GPU, else
     "cpu"; a call that mixes the two where an op combines them raises torch's error, as the
     eager op would (`check_devices`)."""
-    arguments = [x for x in args if isinstance(x, Tensor) and x._data is not None]
+    arguments = [x for x in args if isinstance(x, Tensor) and x._payload is not None]
     captured = [entry.tensor for entry in graph.inputs if entry.kind == "captured"]
-    on_cuda = [x for x in arguments + captured if x._data is not None and x.is_cuda]
+    on_cuda = [x for x in arguments + captured if x._payload is not None and x.is_cuda]
     if not on_cuda:
         return "cpu"
     if any(not x.is_cuda and x.ndim for x in arguments):
@@ -74,7 +74,7 @@ def check_devices(graph, args_on_cuda: bool = False) -> None:
     device: dict = {}  # id(Value) -> ("cuda", device index) or ("cpu", captured Input)
     for entry in graph.inputs:
         if entry.kind == "captured":
-            data = entry.tensor._data
+            data = entry.tensor._payload
             if data.__class__ is not np.ndarray:
                 device[id(entry.value)] = ("cuda", data.device_index)
             elif not _made_while_tracing(entry):
@@ -172,7 +172,7 @@ class CudaPlan(Plan):
 
     def _captured(self, entry):
         tensor = entry.tensor
-        data = tensor._data
+        data = tensor._payload
         if data.__class__ is not np.ndarray:
             return data
         version = tensor._version
@@ -220,7 +220,7 @@ class CudaPlan(Plan):
         def host(data):
             return data if data.__class__ is np.ndarray else data.to_host()
 
-        captured = {entry.name: host(entry.tensor._data) for entry in self.graph.inputs
+        captured = {entry.name: host(entry.tensor._payload) for entry in self.graph.inputs
                     if entry.kind == "captured"}
         return reference_error(self.graph, [host(data) for data in arg_arrays], CheckFailed(
             "a CUDA kernel reported an error the reference does not raise"), captured)
@@ -236,4 +236,4 @@ def claims(graph, arguments) -> bool:
 def build(graph, arguments, generic: bool = False, fresh_grads=frozenset()) -> CudaPlan:
     """The plan running `graph` with CUDA kernels (sizes are always compiled in)."""
     return build_plan(graph, args_on_cuda=any(
-        isinstance(x, Tensor) and x._data is not None and x.is_cuda for x in arguments))
+        isinstance(x, Tensor) and x._payload is not None and x.is_cuda for x in arguments))

@@ -94,7 +94,7 @@ class Memory:
         self.tensor = tensor
         self.write = write
         self.copied = False
-        data = tensor._data
+        data = tensor._payload
         if data.__class__ is np.ndarray:
             if not data.flags.c_contiguous:
                 raise RuntimeError(f"{what}: Tensors must be contiguous")
@@ -111,7 +111,7 @@ class Memory:
         if not self.write:
             return
         if self.array.__class__ is not np.ndarray:  # device memory written by MPI
-            self.tensor._data._written()
+            self.tensor._payload._written()
             if divisor != 1:
                 with no_grad():
                     self.tensor.div_(divisor)
@@ -123,7 +123,7 @@ class Memory:
         if self.tensor._dtype is dtypes.bfloat16:
             self.array[...] = dtypes.round_to_bfloat16(self.array)
         if self.copied:
-            self.tensor._data[...] = self.array
+            self.tensor._payload[...] = self.array
         self.tensor._bump_version()
 
 
@@ -257,7 +257,7 @@ def _scatter_rows(stacked: np.ndarray, tensors: list):
     """Once `stacked` holds one row per rank: each row copied into its tensor."""
     def finish():
         for row, part in zip(stacked, tensors):
-            part._data[...] = row  # an ndarray, or a CudaArray that copies it to the device
+            part._payload[...] = row  # an ndarray, or a CudaArray that copies it to the device
             part._bump_version()
     return finish
 

@@ -42,6 +42,14 @@ def _get_accelerator(check: bool = False):
     return current_accelerator() or device("cpu")
 
 
+def _get_default_device() -> str:
+    """The default device's type, "cpu" unless set_default_device chose another (torch's
+    string, which torch_geometric's printing compares with a tensor's device type)."""
+    from ..tensor.device import get_default_device
+
+    return get_default_device().type
+
+
 def _get_tracing_state():
     """None: no torch.jit.trace is recording (autojit has no TorchScript tracer; code under
     autojit.compile runs as Python, so libraries take their eager paths)."""

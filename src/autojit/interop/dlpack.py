@@ -1,7 +1,7 @@
 """DLPack and the CUDA Array Interface: zero-copy exchange of tensors with other libraries.
 
 - CPU tensors export through NumPy's DLPack support: `Tensor.__dlpack__` hands out the capsule
-  of the ndarray in `_data`, so `np.from_dlpack(t)` and `torch.from_dlpack(t)` share memory.
+  of the ndarray in `_payload`, so `np.from_dlpack(t)` and `torch.from_dlpack(t)` share memory.
 - CUDA tensors export a capsule built here (dlpack_capsule.py: DLPack's structures in ctypes)
   around the device buffer, so `torch.from_dlpack(t)` and `cupy.from_dlpack(t)` share it; they
   also expose `__cuda_array_interface__` (numba's device array's, with the tensor's shape).
@@ -55,7 +55,7 @@ def check_exportable(x: Tensor) -> None:
 def dlpack(x: Tensor, *, stream=None, max_version=None, dl_device=None, copy=None):
     """Tensor.__dlpack__: a DLPack capsule sharing x's memory (or a copy's, with copy=True)."""
     check_exportable(x)
-    data = x._data
+    data = x._payload
     if data.__class__ is np.ndarray:
         options = {"stream": stream}
         if max_version is not None:
@@ -79,7 +79,7 @@ def cuda_array_interface(x: Tensor) -> dict:
 def dlpack_device(x: Tensor) -> tuple:
     """Tensor.__dlpack_device__: (device type, index), 1 for the CPU and 2 for CUDA."""
     if x.is_cuda:
-        return CUDA_DEVICE_TYPE, x._data.device_index
+        return CUDA_DEVICE_TYPE, x._payload.device_index
     return CPU_DEVICE_TYPE, 0
 
 

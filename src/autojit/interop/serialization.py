@@ -83,13 +83,13 @@ class _Writer:
 
     def node(self, value, where: str) -> dict:
         if isinstance(value, Tensor):
-            if value._data is None:
+            if value._payload is None:
                 raise RuntimeError(f"autojit.save: the tensor at {where} is symbolic (it is "
                                    "being traced); save outside the compiled function")
             name = self.names.get(id(value))
             if name is None:
                 name = self.names[id(value)] = f"tensor{len(self.names)}"
-                self.arrays[name] = value._data
+                self.arrays[name] = value._payload
             node = {"type": "tensor", "array": name, "dtype": value.dtype.name,
                     "requires_grad": value.requires_grad}
             for flag, cls in TENSOR_CLASSES.items():

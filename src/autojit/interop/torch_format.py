@@ -106,7 +106,7 @@ class _TensorWriter:
     def writes(self, value: Tensor) -> bool:
         """Whether value is written as torch's rebuild call: a Tensor or Parameter with data
         (an uninitialized parameter, or a Tensor subclass of the user's, pickles as itself)."""
-        data = value._data
+        data = value._payload
         kind = value.__class__
         if value.layout.name in SPARSE_LAYOUTS:
             return True
@@ -114,7 +114,7 @@ class _TensorWriter:
             data is None or data.__class__ is np.ndarray or hasattr(data, "device_index"))
 
     def tensor(self, value: Tensor, where: str) -> Call:
-        if value._data is None:
+        if value._payload is None:
             raise RuntimeError(f"autojit.save: the tensor at {where} is symbolic (it is being "
                                "traced); save outside the compiled function")
         if not self.writes(value):
@@ -151,7 +151,7 @@ class _TensorWriter:
 
     def storage_of(self, value: Tensor, name: str) -> tuple[_Storage, int, tuple]:
         """The storage holding value's data, the offset into it and the strides, in elements."""
-        data = value._data
+        data = value._payload
         if name == "bfloat16":  # float32 values rounded to bfloat16: their high halves
             host = data if data.__class__ is np.ndarray else value._host("save")
             bits = np.ascontiguousarray(host, dtype=np.float32).view(np.uint32) >> 16

@@ -57,7 +57,7 @@ def _hinted(value):
 
 def stand_in_of(tensor: Tensor, tracer):
     """A NumPy array laid out as eager's array for `tensor`, a root."""
-    data = tensor._data
+    data = tensor._payload
     if data is None:
         data = tracer.argument_array(tensor)
     if data.__class__ is np.ndarray:
@@ -100,7 +100,7 @@ def make_view(tracer, source: Tensor, op, attrs: dict, out: Tensor) -> None:
 def make_alias(tracer, source: Tensor, alias: Tensor) -> None:
     """`alias` shares all of source's storage (detach, .data): a write to either is a write
     to both."""
-    if source._data is None:
+    if source._payload is None:
         # The source's value now: a view written through another view since it was made
         # (`g[0].zero_()` then `g.detach()`) is made again from its root first.
         alias._value = tracer.value_of(source)

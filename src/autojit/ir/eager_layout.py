@@ -49,7 +49,7 @@ def _input_array(tracer, value):
     found = tracer._real_inputs.get(id(value))
     if found is None:
         # A captured tensor's data; other inputs (random draws) hold no array.
-        found = next((getattr(entry.tensor, "_data", None) for entry in tracer.graph.inputs
+        found = next((getattr(entry.tensor, "_payload", None) for entry in tracer.graph.inputs
                       if entry.value is value), None)
     # A device array: the device's eager kernels write row-major results.
     if found.__class__ is not np.ndarray:
@@ -174,7 +174,7 @@ def assigned_grad_layout(tracer, tensor) -> OutputLayout:
     included: eager's .grad is that tensor, whose layout the parameter's does not decide
     (compiler/executable.py lays each run's .grad out so, instead of as torch's AccumulateGrad
     lays out a .grad it makes). A tensor from outside the call has its own array's layout."""
-    data = tensor._data
+    data = tensor._payload
     if data is None:
         layout = eager_output_layout(tracer, tensor)
         if layout is not None:

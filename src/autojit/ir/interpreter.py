@@ -19,7 +19,7 @@ def _bind_input(entry: Input, supplied) -> Tensor:
     """The concrete tensor for one graph input, checked against the input's shape and dtype."""
     value = entry.value
     if isinstance(supplied, Tensor):
-        data = supplied._data
+        data = supplied._payload
         if data is None:
             raise TypeError(f"interpret: input {entry.name} is a symbolic tensor; pass data")
     else:
@@ -75,13 +75,13 @@ def interpret(graph: Graph, *args, captured=None) -> tuple:
                          for operand in node.inputs)
         result = run_eager(node.op, operands, node.attrs)
         output = node.outputs[0]
-        if result._dtype is not output.dtype or result._data.shape != output.shape:
+        if result._dtype is not output.dtype or result._payload.shape != output.shape:
             raise RuntimeError(f"interpret: {node.op.name} produced {result._dtype.short}"
-                               f"{list(result._data.shape)}, the graph recorded "
+                               f"{list(result._payload.shape)}, the graph recorded "
                                f"{output.type_text} for %{output.id}")
         del operands
         if id(output) in kept or id(output) in last_reader:
             environment[id(output)] = result
         for key in done_after.get(position, ()):
             environment.pop(key, None)
-    return tuple(environment[id(entry.value)]._data for entry in graph.outputs)
+    return tuple(environment[id(entry.value)]._payload for entry in graph.outputs)

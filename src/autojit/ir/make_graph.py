@@ -38,8 +38,8 @@ def _captured_names(fn) -> dict:
 
     def visit(name, obj):
         if isinstance(obj, Tensor):
-            if obj._data is not None:
-                names.setdefault(id(obj._data), name)
+            if obj._payload is not None:
+                names.setdefault(id(obj._payload), name)
             return
         for method in ("named_parameters", "named_buffers"):
             listing = getattr(obj, method, None)

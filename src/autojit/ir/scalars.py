@@ -293,7 +293,7 @@ class ScalarGraph:
 
     def evaluate(self, value: Value) -> np.ndarray:
         """The array `value` holds in the call being traced (see the module docstring)."""
-        data = self._value(value)._data
+        data = self._value(value)._payload
         return data if data.__class__ is np.ndarray else data.to_host()
 
     def _value(self, value: Value) -> Tensor:
@@ -338,7 +338,7 @@ class ScalarGraph:
         if entry.kind == "arg":
             return tracer.real_input(entry)
         if entry.kind == "captured":
-            return entry.tensor._data
+            return entry.tensor._payload
         if entry.kind == "scalar":
             return entry.tensor.read(tracer.call_args)
         if entry.kind == "random":
@@ -370,7 +370,7 @@ class ScalarGraph:
             self._memo[id(item.value)] = Tensor._make(array, item.value.dtype)
             if item is entry:
                 return array
-        return self._memo[id(entry.value)]._data
+        return self._memo[id(entry.value)]._payload
 
 
 def _reshape_op():

@@ -201,16 +201,16 @@ class Tracer(EffectsMixin):
             if id(tensor) not in self.grad_accessed:
                 self.grad_overwritten.add(id(tensor))
         self.grad_accessed.add(id(tensor))
-        if tensor._data is not None and id(tensor) not in self.made:
+        if tensor._payload is not None and id(tensor) not in self.made:
             self.grads_before.setdefault(id(tensor), (tensor, tensor._grad))
             grad = tensor._grad
-            if grad is not None and grad._data is not None and \
-                    id(grad._data) not in self._names:
+            if grad is not None and grad._payload is not None and \
+                    id(grad._payload) not in self._names:
                 # A .grad captured later (backward adds into it in place) is named after its
                 # owner, as the user names it: `weight.grad`, not `c1`.
-                owner = self._names.get(id(tensor._data))
+                owner = self._names.get(id(tensor._payload))
                 if owner is not None:
-                    self._names[id(grad._data)] = f"{owner}.grad"
+                    self._names[id(grad._payload)] = f"{owner}.grad"
 
     def random_input(self, draw) -> Value:
         """A "random" graph input standing for `draw` (tensor/random.RandomDraw), drawn anew each
@@ -264,7 +264,7 @@ class Tracer(EffectsMixin):
 
     def value_of(self, tensor: Tensor) -> Value:
         """The graph value `tensor` stands for, lifting a concrete tensor on first use."""
-        data = tensor._data
+        data = tensor._payload
         if data is None:
             value = tensor._value
             if id(value) not in self._known:
@@ -281,7 +281,7 @@ class Tracer(EffectsMixin):
                         needs_data=False)
         if value is None:
             sharing = self._sharing.setdefault(storage_root(data), set())
-            if any(np.may_share_memory(data, self._entries[other].tensor._data)
+            if any(np.may_share_memory(data, self._entries[other].tensor._payload)
                    for other in sharing if other in self._updates):
                 graph_break("reading a view of a tensor written in place earlier in the "
                             "function (compiled code would read its old values)",
@@ -311,7 +311,7 @@ class Tracer(EffectsMixin):
             if before is not None:  # .grad assigned before the tensor itself was read
                 touched.grad = before[1]
             if id(entry.tensor) in self.made and id(tensor) not in self.made and \
-                    entry.tensor._data is data:
+                    entry.tensor._payload is data:
                 # The storage was first read through an alias the call made (`p.detach()`
                 # for torch.func's functional_call): the input stands for the tensor that
                 # outlives the call, whose .grad and version its outputs are written to.
@@ -383,14 +383,14 @@ class Tracer(EffectsMixin):
     def was_written(self, tensor: Tensor) -> bool:
         """Whether the trace wrote into a concrete tensor's storage: its array no longer holds
         its value (the graph does), so Python reads it from the graph."""
-        return id(tensor._data) in self._updates
+        return id(tensor._payload) in self._updates
 
     def written_or_aliased(self, tensor: Tensor) -> bool:
         """Whether the trace wrote into a concrete tensor's memory so far (its own storage, or
         one sharing memory with it): its array no longer holds the values the graph reads."""
-        key = id(tensor._data)
+        key = id(tensor._payload)
         return key in self._updates or key in self._aliased or any(
-            np.may_share_memory(tensor._data, self._entries[other].tensor._data)
+            np.may_share_memory(tensor._payload, self._entries[other].tensor._payload)
             for other in self._updates)
 
     def note_data_read(self, tensor: Tensor, what: str) -> None:
@@ -438,7 +438,7 @@ class Tracer(EffectsMixin):
         entry = self._argument_entries.get(id(symbolic))
         tensor = self._argument_tensors.get(id(symbolic))
         if entry is None or tensor is None or tensor._base is None or \
-                tensor._data.__class__ is not np.ndarray:
+                tensor._payload.__class__ is not np.ndarray:
             return None
         self.base_reads[id(entry.value)] = tensor._base
         return tensor
@@ -473,9 +473,9 @@ class Tracer(EffectsMixin):
 
     def root_value(self, root: Tensor):
         """The graph value a view's root holds now."""
-        if root._data is None:
+        if root._payload is None:
             return root._value
-        return self._current.get(id(root._data))
+        return self._current.get(id(root._payload))
 
     def _refreshed_view(self, tensor: Tensor) -> Value:
         """The view's value, made again from its source if its root was written since."""

@@ -32,7 +32,7 @@ class Placement:
     def is_host(self, tensor: Tensor) -> bool:
         """Whether eager's tensor is on the CPU: a real tensor by its data, a symbolic one by
         the op that made it."""
-        data = tensor._data
+        data = tensor._payload
         if data is None:
             return id(tensor._value) in self.host_values
         return data.__class__ is np.ndarray
@@ -53,7 +53,7 @@ class Placement:
             elif operand.ndim > 0 and position != host_index and on_host is None:
                 on_host = position
         if on_device and on_host is not None:
-            source = "captured tensor" if inputs[on_host]._data is not None else "value"
+            source = "captured tensor" if inputs[on_host]._payload is not None else "value"
             where = user_location()
             raise RuntimeError(
                 f"{MIXED_DEVICES.format(self.device)} (in the compiled function, {op.name} "

@@ -44,13 +44,13 @@ class EffectsMixin:
         version counter does not move, as in eager. A new shape or dtype (`p.data =
         p.data.half()`) changes what the executable's inputs are: a graph break."""
         argument = self._argument_entries.get(id(target)) is not None
-        if target._data is None and not argument:
+        if target._payload is None and not argument:
             return False
         if tuple(new.shape) != tuple(target.shape) or new._dtype is not target._dtype:
             graph_break(f"`.data` assigned a tensor of another shape or dtype ({new._dtype} "
                         f"{list(new.shape)} into {target._dtype} {list(target.shape)})",
                         needs_data=False)
-        if new._data is not None and target._data is not None and new._data is target._data:
+        if new._payload is not None and new._payload is target._payload:
             return True
         self.write(target, new.detach())
         return True
@@ -66,7 +66,7 @@ class EffectsMixin:
             link.root_value = self.root_value(root)
             return
         value = self.value_of(result)
-        if target._data is None:
+        if target._payload is None:
             entry = self._argument_entries.get(id(target))
             if entry is not None:
                 self.first_writes.setdefault(id(entry), len(self.graph.nodes))
@@ -74,16 +74,16 @@ class EffectsMixin:
             target._value = value  # a functional update: the graph itself has no mutation
             return
         self.value_of(target)  # lift it (and remember its state) if this is its first use
-        key = id(target._data)
+        key = id(target._payload)
         if key in self._fresh_storages and key not in self._fresh_targets:
             self._read_factory_values(key, target)
         self.first_writes.setdefault(id(self._entries[key]), len(self.graph.nodes))
         # Other captured tensors sharing this storage (views made before the call) would read
         # stale values from here on: reading them again is a graph break.
         self._aliased.update(
-            other for other in self._sharing.get(storage_root(target._data), ())
-            if other != key and np.may_share_memory(self._entries[other].tensor._data,
-                                                    target._data))
+            other for other in self._sharing.get(storage_root(target._payload), ())
+            if other != key and np.may_share_memory(self._entries[other].tensor._payload,
+                                                    target._payload))
         self._current[key] = value
         self._updates[key] = (self._fresh_targets.get(key, self._entries[key]), value)
         target._value = value  # read by copies autograd takes of the written tensor
@@ -105,7 +105,7 @@ class EffectsMixin:
         once, needs). Eager makes it anew on every call; read from the tensor itself, each run
         would start from the last run's values."""
         entry = self._entries[key]
-        data = target._data
+        data = target._payload
         copied = np.array(data, order="K", copy=True) if data.__class__ is np.ndarray else \
             data.copy()
         entry.tensor = Tensor._make(copied, target._dtype)
@@ -138,7 +138,7 @@ class EffectsMixin:
                 self.value_of(tensor)
                 self._touched[id(tensor)].grad = before
         for entry, tensor in args:
-            if tensor._grad is not None and tensor._grad._data is None:
+            if tensor._grad is not None and tensor._grad._payload is None:
                 output = graph.add_output(self.value_of(tensor._grad), self.unique_output(
                     f"{entry.name}.grad"), "grad", entry)
                 self.grads_left[output.name] = tensor._grad

@@ -28,7 +28,7 @@ def _adopt(tensor: Tensor, converted: Tensor) -> None:
     """Give a leaf tensor the storage (and dtype) of `converted` in place, keeping the object:
     Parameters stay the same objects after module.to(), so optimizers built before still see
     them."""
-    tensor._data = converted._data
+    tensor._payload = converted._payload
     tensor._dtype = converted._dtype
     tensor._bump_version()
 

@@ -17,7 +17,7 @@ def laid_out(tensor: Tensor, memory_format):
     if tensor.dim() not in (4, 5):
         return tensor
     converted = tensor.detach().to(memory_format=memory_format)
-    return tensor if converted._data is tensor._data else converted
+    return tensor if converted._payload is tensor._payload else converted
 
 
 class MemoryMixin:

@@ -158,7 +158,7 @@ class UninitializedTensorMixin:
         device = self._placeholder_device if device is None else device
         dtype = self._dtype if dtype is None else dtype
         data = empty(tuple(shape), dtype=dtype, device=device)
-        self._data, self._dtype = data._data, data._dtype
+        self._payload, self._dtype = data._payload, data._dtype
         self.__dict__.pop("_placeholder_device", None)
         self.__class__ = self.cls_to_become
 

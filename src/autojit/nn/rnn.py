@@ -60,7 +60,7 @@ def _fused(gates: Tensor) -> bool:
     """Whether a step binds ops/nn/rnn_cells.py's fused gates: eager, on the CPU, in float32 or
     float64."""
     return thread_state.tracer is None and gates._dtype in _FUSED_DTYPES and \
-        gates._data.__class__ is np.ndarray
+        gates._payload.__class__ is np.ndarray
 
 
 def _rnn_step(mode: str, projected_input: Tensor, hidden, weight_hh: Tensor, bias_hh,

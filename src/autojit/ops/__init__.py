@@ -40,6 +40,7 @@ from . import (  # noqa: F401
     scans,
     searching,
     sorting,
+    torch_dispatch,  # runs public calls on __torch_dispatch__ subclasses as aten operators
 )
 from .aten_namespace import NAMESPACES, aten, load_library, loaded_libraries
 from .elementwise import bitwise  # noqa: F401

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import inspect
 
+from ..tensor import torch_dispatch
+
 # Hooks importing the higher layers' entry points (they call `register`); each runs once.
 LOADERS: list = []
 
@@ -34,6 +36,12 @@ class OpOverload:
         self.__doc__ = function.__doc__
 
     def __call__(self, *args, **kwargs):
+        if torch_dispatch.ACTIVE:  # a __torch_dispatch__ subclass's instance is an argument
+            found = torch_dispatch.dispatching_arguments(args)
+            if kwargs:
+                found = torch_dispatch.dispatching_arguments(kwargs.values(), found)
+            if found is not None:
+                return torch_dispatch.call(self, found, args, kwargs)
         return self._function(*args, **kwargs)
 
     def name(self) -> str:
@@ -75,7 +83,11 @@ class OpOverloadPacket:
                                  f"no overload name '{name}'") from None
 
     def __call__(self, *args, **kwargs):
-        if self._call is not None:
+        if self._call is not None and not (
+                torch_dispatch.ACTIVE and torch_dispatch.dispatching_arguments(
+                    (*args, *kwargs.values())) is not None):
+            # (an instance of a __torch_dispatch__ subclass is handed the overload whose
+            # parameters bind, below)
             return self._call(*args, **kwargs)
         overloads = list(self._overloads.values())
         if self.namespace != "aten":  # a custom operator: its first (default) overload

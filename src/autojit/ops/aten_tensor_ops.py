@@ -132,6 +132,16 @@ def _sparse_addmm(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) 
     return self.addmm(mat1, mat2, beta=beta, alpha=alpha)
 
 
+def _sparse_mm_reduce_impl(self: Tensor, other: Tensor, reduce: str):
+    """aten::_sparse_mm_reduce_impl: torch.sparse.mm(self, other, reduce), and in place of the
+    argument indices of amax and amin, which autojit does not compute, an empty int64 tensor."""
+    from ..tensor import dtypes
+    from ..tensor.creation import empty
+    from .sparse.compressed import sparse_mm
+
+    return sparse_mm(self, other, reduce), empty(0, dtype=dtypes.int64)
+
+
 register("clone", default=_clone)
 register("_to_copy", default=_to_copy)
 register("_pin_memory", default=_pin_memory)
@@ -152,3 +162,4 @@ register("detach", default=_detach)
 register("mm", default=_mm)
 register("index", Tensor=_index_tensor)
 register("_sparse_addmm", default=_sparse_addmm)
+register("_sparse_mm_reduce_impl", default=_sparse_mm_reduce_impl)

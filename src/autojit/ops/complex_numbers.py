@@ -157,7 +157,7 @@ def view_as_complex(input: Tensor) -> Tensor:  # noqa: A002
         raise RuntimeError("Input tensor must have one or more dimensions")
     if shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    data = x._data
+    data = x._payload
     if data is not None and data.__class__ is np.ndarray:
         itemsize = data.itemsize
         if data.strides[-1] != itemsize:

@@ -112,7 +112,7 @@ def refuse_traced_differentiable(x: Tensor, call: str) -> None:
     """A graph break for unique of a traced tensor that requires grad: torch gives unique no
     derivative, so a backward through its result raises (not_differentiable), which a compiled
     backward cannot; the call runs eagerly."""
-    if x._requires_grad and state.grad_enabled and x._data is None:
+    if x._requires_grad and state.grad_enabled and x._payload is None:
         graph_break(f"{call} of a tensor that requires grad (torch's backward through its "
                     "result raises)", needs_data=False)
 
@@ -132,7 +132,7 @@ def is_traced(x: Tensor) -> bool:
     from ..tensor.state import state
 
     tracer = state.tracer
-    return x._data is None and tracer is not None and tracer.evaluates and not x._batched
+    return x._payload is None and tracer is not None and tracer.evaluates and not x._batched
 
 
 def _unique_traced(x: Tensor, return_inverse: bool, return_counts: bool):
@@ -186,7 +186,7 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
                                   f"'{SCALAR_TYPE_NAMES[x.dtype.name]}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
-    if is_traced(x) and x.ndim == 1 and (weights is None or weights._data is None):
+    if is_traced(x) and x.ndim == 1 and (weights is None or weights._payload is None):
         return _bincount_traced(x, weights, minlength)
     data = x._host("bincount()")
     if data.ndim != 1 or (data.size and data.min() < 0):

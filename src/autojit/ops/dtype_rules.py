@@ -15,7 +15,7 @@ def _operand_groups(inputs):
     dimensioned, zero_dim, scalars = [], [], []
     for x in inputs:
         if isinstance(x, Tensor):
-            data = x._data
+            data = x._payload
             ndim = data.ndim if data is not None else len(x._value.shape)
             (dimensioned if ndim else zero_dim).append(x._dtype)
         elif x is not None:
@@ -48,7 +48,7 @@ def promoted_dtype(inputs) -> dtypes.DType:
             elif second.__class__ is int and dtype.category != _BOOL:
                 return dtype
     key = (dtypes.get_default_dtype(), *(
-        (x._dtype, (x._data.ndim if x._data is not None else len(x._value.shape)) > 0)
+        (x._dtype, (x._payload.ndim if x._payload is not None else len(x._value.shape)) > 0)
         if isinstance(x, Tensor) else type(x) for x in inputs))
     found = _PROMOTE_CACHE.get(key)
     if found is None:

@@ -51,7 +51,7 @@ def _operand_arrays(op, inputs: tuple, compute: dtypes.DType) -> list:
     arrays = []
     for position, x in enumerate(inputs):
         if isinstance(x, Tensor):
-            data = x._data
+            data = x._payload
             if x._dtype is not compute and position not in op.uncast:
                 data = data.astype(compute.numpy)
                 if compute is _BFLOAT16 and not (

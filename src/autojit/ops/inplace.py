@@ -84,7 +84,7 @@ def _snapshot(target: Tensor) -> Tensor:
         snapshot._grad_accumulator = target._grad_accumulator
         snapshot._tangents = target._tangents
         return snapshot
-    snapshot = Tensor._make(target._data.copy() if target._data is not None else None,
+    snapshot = Tensor._make(target._payload.copy() if target._payload is not None else None,
                             target._dtype)
     snapshot._value = target._value
     if state.tracer is not None:
@@ -139,7 +139,7 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
             raise RuntimeError(f"result type {_TORCH_NAMES[result.dtype.name]} can't be cast "
                                f"to the desired output type {_TORCH_NAMES[target.dtype.name]}")
         result = result.to(target.dtype)
-    data, result_data = target._data, result._data
+    data, result_data = target._payload, result._payload
     if (data.shape != result_data.shape if data is not None and result_data is not None
             else tuple(result.shape) != tuple(target.shape)):
         raise RuntimeError(f"output with shape {list(target.shape)} doesn't match "
@@ -260,14 +260,14 @@ def check_no_overlap(out, inputs, data=None) -> None:
     masked_select, cat, kthvalue): out may not be a broadcast view, nor share memory with an
     input (torch's elementwise ops take an out that is exactly an input). Eager only: a traced
     tensor has no memory yet. `data`: the memory out will address, where not its own."""
-    data = getattr(out, "_data", None) if data is None else data
+    data = getattr(out, "_payload", None) if data is None else data
     if data.__class__ is not np.ndarray:
         return
     if not data.flags.writeable:
         raise RuntimeError(OVERLAP_ERROR)
     for x in inputs:
-        if x is out or isinstance(x, Tensor) and x._data.__class__ is np.ndarray and \
-                np.may_share_memory(data, x._data):
+        if x is out or isinstance(x, Tensor) and x._payload.__class__ is np.ndarray and \
+                np.may_share_memory(data, x._payload):
             raise RuntimeError(INPUT_OVERLAP_ERROR)
 
 
@@ -277,8 +277,8 @@ def write_storage(target: Tensor, result: Tensor, fill: bool = False) -> None:
     share memory."""
     if BEFORE_WRITE is not None:
         BEFORE_WRITE(target)
-    if target._data is not None and result._data is not None:  # else tracing: ir/trace.py
-        destination = target._data
+    if target._payload is not None and result._payload is not None:  # else tracing: ir/trace.py
+        destination = target._payload
         if not destination.flags.writeable:
             base = target._base
             if base is not None and (base._dtype is dtypes.complex32) != \
@@ -288,7 +288,7 @@ def write_storage(target: Tensor, result: Tensor, fill: bool = False) -> None:
             if destination is None:
                 raise RuntimeError(OVERLAP_ERROR)
         if destination.__class__ is not MetaArray:  # a meta tensor holds no values
-            np.copyto(destination, result._data, casting="unsafe")
+            np.copyto(destination, result._payload, casting="unsafe")
     else:
         # While tracing, the tracer (ir/trace.py) records that target now holds result.
         tracer = state.tracer
@@ -331,7 +331,7 @@ def write_out(out, result: Tensor, op_name: str, dtype_error: Exception | None =
                 f"{dtypes.c_type_name(out.dtype)} instead")
         result = result.to(out.dtype)
     if tuple(out.shape) != tuple(result.shape):
-        if out._data is None or result._data is None:
+        if out._payload is None or result._payload is None:
             from ..tensor.graph_break import graph_break
 
             graph_break(f"{op_name}(out=...) resizing its output", needs_data=False)
@@ -340,14 +340,14 @@ def write_out(out, result: Tensor, op_name: str, dtype_error: Exception | None =
                           UserWarning, stacklevel=3)
         within = _resized_in_storage(out, tuple(result.shape))
         if within is None:
-            out._data = result.clone()._data  # new storage of the new shape
+            out._payload = result.clone()._payload  # new storage of the new shape
             out._bump_version()
             return out
         # torch resizes a view within its base's storage where it fits: out then addresses
         # the storage from its offset on, and may overlap an input it did not overlap before.
         if inputs:
             check_no_overlap(out, inputs, within)
-        out._data = within
+        out._payload = within
     write_storage(out, result)
     return out
 
@@ -380,7 +380,7 @@ def _resized_in_storage(out: Tensor, shape: tuple):
     """The contiguous array of `shape` from out's first element on in the host buffer of the
     base it views, where that buffer holds it (torch keeps such a view in its storage), or
     None."""
-    data = out._data
+    data = out._payload
     if out._base is None or data.__class__ is not np.ndarray or data.size == 0 or \
             not data.flags.c_contiguous:
         return None

@@ -30,9 +30,9 @@ from . import elementwise as ew
 
 def relaid(result: Tensor, order) -> Tensor:
     """`result`, a fresh tensor no one else holds, with its data laid out in `order`."""
-    data = result._data
+    data = result._payload
     if order is not None and data.__class__ is np.ndarray:  # GPU arrays stay contiguous
-        result._data = laid_out(data, order)
+        result._payload = laid_out(data, order)
     return result
 
 
@@ -40,12 +40,12 @@ def clone(input, *, memory_format=preserve_format) -> Tensor:  # noqa: A002
     """A copy of x in storage of its own (the gradient passes through unchanged), laid out as
     `memory_format` says: preserve_format (the default) keeps x's layout where x is dense."""
     if memory_format is preserve_format and input.__class__ is Tensor:
-        data = input._data
+        data = input._payload
         if data.__class__ is not np.ndarray or data.flags.c_contiguous and 1 not in data.shape:
             return ew.clone(input)  # the common case: nothing to lay out
     check_format(memory_format, "clone")
     x = ew.operand(input, "clone")
-    order = layout_for(memory_format, x._data if isinstance(x, Tensor) else None,
+    order = layout_for(memory_format, x._payload if isinstance(x, Tensor) else None,
                        x.ndim if isinstance(x, Tensor) else 0)
     return relaid(ew.clone(x), order)
 
@@ -57,7 +57,7 @@ def contiguous(self, memory_format=contiguous_format) -> Tensor:
     if memory_format is preserve_format:
         memory_format = contiguous_format
     order = order_of(memory_format, self.ndim)
-    data = self._data
+    data = self._payload
     if data is None:
         # Traced: eager's array may be laid out otherwise (`x.t()`), and then eager copies.
         data = _eager_array(self)
@@ -83,7 +83,7 @@ def is_contiguous(self, memory_format=contiguous_format) -> bool:
     """Whether x's elements are in `memory_format`'s layout (dims of size 1 aside, as torch
     counts them); a symbolic tensor is contiguous."""
     check_format(memory_format, "is_contiguous")
-    data = self._data if self._data is not None else _eager_array(self)
+    data = self._payload if self._payload is not None else _eager_array(self)
     if data is None:
         return memory_format in (contiguous_format, preserve_format)
     return is_laid_out(data, contiguous_format if memory_format is preserve_format
@@ -93,7 +93,7 @@ def is_contiguous(self, memory_format=contiguous_format) -> bool:
 def stride(self, dim=None):
     """The step in elements between neighbours along each dim (or along `dim`), as torch.stride:
     (W*H*C, 1, W*C, C) for an (N, C, H, W) tensor in channels_last."""
-    data = self._data
+    data = self._payload
     if data is None:
         data = _eager_array(self)
         if data is not None and data.flags.c_contiguous:
@@ -116,7 +116,7 @@ def to_format(result: Tensor, source: Tensor, memory_format, copied: bool) -> Te
         return result
     check_format(memory_format, "to")
     order = order_of(memory_format, result.ndim)
-    data = result._data
+    data = result._payload
     # torch's rule: x is kept where the format it suggests is the one asked for.
     if data is None or suggested_format(data) is memory_format:
         return result

@@ -20,13 +20,13 @@ def dispatch(op, inputs: tuple, attrs: dict):
     """op's meta result, or None when no input is a meta tensor."""
     found = False
     for x in inputs:
-        if isinstance(x, Tensor) and x._data.__class__ is MetaArray:
+        if isinstance(x, Tensor) and x._payload.__class__ is MetaArray:
             found = True
             break
     if not found:
         return None
     for x in inputs:
-        if isinstance(x, Tensor) and x._data.__class__ is not MetaArray and x.ndim > 0:
+        if isinstance(x, Tensor) and x._payload.__class__ is not MetaArray and x.ndim > 0:
             raise RuntimeError(f"Tensor on device {x.device} is not on the expected device "
                                "meta!")
     try:

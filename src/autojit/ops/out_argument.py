@@ -185,7 +185,7 @@ def write_out(name: str, out: Tensor, result: Tensor) -> Tensor:
 def resize_out(name: str, out: Tensor, shape: tuple) -> None:
     """Give `out` the result's shape, as torch resizes an out= tensor (its warning unless out
     was empty; a view cannot grow here, and inside a trace it is a graph break)."""
-    if state.tracer is not None or out._data is None:
+    if state.tracer is not None or out._payload is None:
         graph_break(f"{name}(out=...) resizing its output tensor", needs_data=False)
     if out._base is not None:
         # torch resizes a view within its base's storage; autojit's views cannot grow.
@@ -194,11 +194,11 @@ def resize_out(name: str, out: Tensor, shape: tuple) -> None:
     if out.numel() != 0:
         warnings.warn(_RESIZED.format(list(out.shape), list(shape)), UserWarning,
                       stacklevel=_user_stacklevel())
-    data = out._data
+    data = out._payload
     if isinstance(data, np.ndarray):
-        out._data = np.empty(shape, dtype=data.dtype)
+        out._payload = np.empty(shape, dtype=data.dtype)
     else:  # device memory: a fresh buffer on the same device
-        out._data = type(data)(shape, data.dtype, device_index=data.device_index)
+        out._payload = type(data)(shape, data.dtype, device_index=data.device_index)
 
 
 def _user_stacklevel() -> int:

@@ -53,10 +53,10 @@ def _checks(x: Tensor, q) -> None:
         raise RuntimeError("quantile() input tensor must be either float or double dtype")
     if isinstance(q, Tensor) and q.dtype is not x.dtype:
         raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
-    if isinstance(q, Tensor) and q._data is not None and not q.is_cuda and q.numel():
+    if isinstance(q, Tensor) and q._payload is not None and not q.is_cuda and q.numel():
         # torch checks a CPU q's values; a q being traced has none to check (as a CUDA q's
         # would need a synchronization torch skips too).
-        values = q._data
+        values = q._payload
         if not ((values >= 0) & (values <= 1)).all():
             raise RuntimeError("quantile() q values must be in the range [0, 1]")
 

@@ -125,7 +125,7 @@ def _products_of_others(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
     # out / x_i fails where x_i == 0, so zeros are counted: one zero gets the product of the
     # rest, two or more zeros give 0 everywhere.
     keep = attrs["dim"], True
-    if state.grad_enabled and (x._data is None or _two_zeros_in_a_slice(x, attrs["dim"])):
+    if state.grad_enabled and (x._payload is None or _two_zeros_in_a_slice(x, attrs["dim"])):
         # create_graph: the zero-counting form below has the right value but, where a slice
         # holds two or more zeros, not the right derivative (d2 prod / dx_i dx_j is the product
         # of the rest). While tracing the zeros cannot be counted, so the exact form is used.
@@ -146,7 +146,7 @@ def _prod_vjp(ctx, g):
 
 def _two_zeros_in_a_slice(x: Tensor, dims: tuple) -> bool:
     """Whether some reduced slice of x (with data) holds two or more zeros."""
-    data = x._data
+    data = x._payload
     if data.__class__ is np.ndarray:
         return bool(((data == 0).sum(axis=dims, keepdims=True) >= 2).any())
     # A CUDA tensor: count on the device and read back one flag (a comparison records no
@@ -180,7 +180,7 @@ def _prod_jvp(inputs, tangents, out, attrs):
     # Without zeros in x (known eagerly) d prod = prod * sum(t / x), three ops; otherwise the
     # tangent weighted by the products of the others, as the VJP's.
     x, (tangent,) = inputs[0], tangents
-    data = x._data
+    data = x._payload
     if tangent is None or data.__class__ is not np.ndarray or not data.all():
         return _weighted_by_products_of_others(inputs, tangents, out, attrs)
     return out * bind(SUM, (tangent / x,), {"dim": attrs["dim"], "keepdim": attrs["keepdim"]})

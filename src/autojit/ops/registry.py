@@ -490,7 +490,7 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
         if out is not None:
             return out
     if compute is None:
-        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+        arrays = [x._payload if isinstance(x, Tensor) else x for x in inputs]
     else:
         # The common case first: tensors already of the compute dtype, and float scalars
         # outside bfloat16; anything else converts every operand in _operand_arrays.
@@ -498,7 +498,7 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
         for x in inputs:
             if isinstance(x, Tensor):
                 if x._dtype is compute:
-                    arrays.append(x._data)
+                    arrays.append(x._payload)
                     continue
             elif x.__class__ is float and compute is not _BFLOAT16 and \
                     compute is not _COMPLEX32:
@@ -539,7 +539,7 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
             result = dtypes.round_to_float8(result, out_dtype)
         if plain:  # plain_tensor's body, inlined (every eager op's result)
             out = _new_object(Tensor)
-            out._data = result
+            out._payload = result
             out._dtype = out_dtype
             out._requires_grad = False
             out._grad = None

@@ -111,7 +111,7 @@ def cumsum(x: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
 # ---- cumprod ------------------------------------------------------------------------------------
 
 def _has_zero(x: Tensor) -> bool:
-    data = x._data
+    data = x._payload
     if data.__class__ is np.ndarray:
         return bool((data == 0).any())
     return bool((x.detach() == 0).any().item())  # a CUDA tensor: one flag read back
@@ -129,7 +129,7 @@ def _cumprod_vjp(ctx, g):
     dim = ctx.attrs["dim"]
     if x.ndim == 0 or x.shape[dim] == 1:
         return (g,)
-    if x._data is not None and not _has_zero(x):
+    if x._payload is not None and not _has_zero(x):
         return (_cumsum(g * conj(ctx.out), dim, reverse=True) / conj(x),)
     if state.grad_enabled:
         return (_cumprod_grad_products(conj(x), g, dim),)
@@ -185,7 +185,7 @@ def _cumprod_jvp(inputs, tangents, out, attrs):
         return None
     if x.ndim == 0 or x.shape[dim] == 1:
         return tangent
-    if x._data is not None and not _has_zero(x):
+    if x._payload is not None and not _has_zero(x):
         return out * _cumsum(tangent / x, dim)
     from ..tensor.creation import arange
 

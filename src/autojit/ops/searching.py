@@ -144,7 +144,7 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,  # 
             raise RuntimeError(f"{prefix}boundary and sorter must have the same size, but got "
                                f"boundary tensor {list(boundaries.shape)}and got sorter tensor "
                                f"{list(sorter.shape)}")
-        if sorter._data is not None and sorter.numel():
+        if sorter._payload is not None and sorter.numel():
             # Checked where the data is at hand (a compiled call's gather raises instead).
             order = sorter._host("searchsorted(sorter=...)")
             if order.min() < 0 or order.max() >= boundaries.shape[-1]:

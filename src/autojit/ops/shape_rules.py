@@ -27,7 +27,7 @@ def infer(op, inputs: tuple, attrs: dict):
 
 def shape_error(op, inputs: tuple, attrs: dict, error: Exception) -> Exception:
     """Turn a NumPy failure into an error naming the op and the input shapes."""
-    if any(isinstance(x, Tensor) and x._data is None for x in inputs):
+    if any(isinstance(x, Tensor) and x._payload is None for x in inputs):
         return RuntimeError(
             f"{op.name}: an input is a symbolic tensor left over from a trace that ended (a "
             "compiled function's trace stopped at a graph break, or a tensor made while "

@@ -41,7 +41,7 @@ _SCALAR_TYPE = dtypes.SCALAR_TYPE_NAMES
 
 def _concrete(*tensors) -> bool:
     """Whether the values are known now (eagerly), so that torch's checks of values can run."""
-    return all(not isinstance(t, Tensor) or t._data is not None for t in tensors)
+    return all(not isinstance(t, Tensor) or t._payload is not None for t in tensors)
 
 
 # ---- moments ---------------------------------------------------------------------------------

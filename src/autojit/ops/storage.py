@@ -27,16 +27,16 @@ def _address(array) -> int:
 
 def _owner(x: Tensor) -> Tensor:
     x._concrete("storage()")
-    return x._base if x._base is not None and x._base._data is not None else x
+    return x._base if x._base is not None and x._base._payload is not None else x
 
 
 def data_ptr(self: Tensor) -> int:
     """The address of the tensor's first element (0 for a meta tensor or an empty one, as
     torch's)."""
     self._concrete("data_ptr()")
-    if self.is_meta or self._data.size == 0:
+    if self.is_meta or self._payload.size == 0:
         return 0
-    return _address(self._data)
+    return _address(self._payload)
 
 
 class _Storage:
@@ -54,7 +54,7 @@ class _Storage:
         owner = self._owner
         if owner.is_meta:
             return np.zeros(0, owner.dtype.numpy)
-        data = owner._data if owner._data.__class__ is np.ndarray else owner._host(what)
+        data = owner._payload if owner._payload.__class__ is np.ndarray else owner._host(what)
         if data.flags.c_contiguous:
             return data.reshape(-1)
         order = sorted(range(data.ndim), key=lambda d: -abs(data.strides[d]))
@@ -75,7 +75,7 @@ class _Storage:
         return self._owner.is_cuda
 
     def data_ptr(self) -> int:
-        return 0 if self._owner.is_meta else _address(self._owner._data)
+        return 0 if self._owner.is_meta else _address(self._owner._payload)
 
     def __getitem__(self, index):
         return self._values()[index].tolist()
@@ -152,7 +152,7 @@ class UntypedStorage(_Storage):
 
     def size(self) -> int:
         return self._owner.numel() * self._owner.dtype.itemsize if self._owner.is_meta else \
-            int(self._owner._data.nbytes)
+            int(self._owner._payload.nbytes)
 
     def element_size(self) -> int:
         return 1
@@ -190,14 +190,14 @@ class TypedStorage(_Storage):
     _untyped_storage = property(untyped)
 
     def __setitem__(self, index, value) -> None:
-        if not self._owner._data.flags.c_contiguous:
+        if not self._owner._payload.flags.c_contiguous:
             raise RuntimeError("setting an element of the storage of a tensor whose memory is "
                                "not in row-major order")
-        self._owner._data.reshape(-1)[index] = value
+        self._owner._payload.reshape(-1)[index] = value
         self._owner._bump_version()
 
     def fill_(self, value) -> TypedStorage:
-        self._owner._data[...] = value
+        self._owner._payload[...] = value
         self._owner._bump_version()
         return self
 

@@ -67,7 +67,7 @@ def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: b
         if self.is_meta and device.type != "meta":
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         tracer = state.tracer
-        if self._data is None and tracer is not None and tracer.device is not None:
+        if self._payload is None and tracer is not None and tracer.device is not None:
             # A graph value lives where the compiled graph runs, on the call's device; a copy
             # anywhere else needs the data, and breaks the graph.
             result = self if device == tracer.device else self._concrete("Tensor.to(device)")

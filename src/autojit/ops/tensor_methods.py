@@ -465,7 +465,7 @@ def copy_(self, source, non_blocking: bool = False):
         # Nothing to record (grad mode off, nothing else active) and an array of x's own
         # dtype and shape: the write alone, as apply_inplace's plain path ends (torch's copy_
         # also keeps the sign of a zero, which the general path's 0 + source does not).
-        data, values = self._data, source._data
+        data, values = self._payload, source._payload
         if data.__class__ is np.ndarray and values.__class__ is np.ndarray and \
                 data.shape == values.shape and not (self._is_inference or self._batched or
                                                     source._batched):

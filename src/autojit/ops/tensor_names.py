@@ -231,10 +231,10 @@ def _new(self, *args, **kwargs) -> Tensor:
 def _is_set_to(self, tensor: Tensor) -> bool:
     """Whether x and `tensor` are the same view of the same storage (shape, strides and first
     element)."""
-    if self._data is None or tensor._data is None:
+    if self._payload is None or tensor._payload is None:
         return self is tensor
-    return (self._data.__array_interface__ == tensor._data.__array_interface__
-            and np.shares_memory(self._data, tensor._data))
+    return (self._payload.__array_interface__ == tensor._payload.__array_interface__
+            and np.shares_memory(self._payload, tensor._payload))
 
 
 Tensor.new = _new
@@ -276,7 +276,7 @@ _STATE = ("_base", "_view_source", "_view_version", "_traced_view", "_tangents")
 def _stand_in(self: Tensor) -> Tensor:
     """A tensor that is `self` as it is now (same storage, version counter and history), for
     the layout op to read while self takes its result's metadata."""
-    old = Tensor._make(self._data, self._dtype, self._version_counter)
+    old = Tensor._make(self._payload, self._dtype, self._version_counter)
     old._value = self._value
     old.grad_fn, old._output_nr = self.grad_fn, self._output_nr
     old._requires_grad = self._requires_grad
@@ -293,7 +293,7 @@ def _layout_inplace(name: str, function):
         check_inplace(self, name)
         old = _stand_in(self)
         result = function(old, *args, **kwargs)
-        self._data = result._data
+        self._payload = result._payload
         self._version_counter = result._version_counter
         if result.grad_fn is not None:
             self.grad_fn, self._output_nr = result.grad_fn, result._output_nr
@@ -325,19 +325,19 @@ def resize_(self, *size, memory_format=None) -> Tensor:
     size = tuple(int(s) for s in size)
     if self._requires_grad and state.grad_enabled:
         raise RuntimeError("cannot resize variables that require grad")
-    if self._data is None:
+    if self._payload is None:
         return _traced_resize(self, size)
-    if tuple(self._data.shape) == size:
+    if tuple(self._payload.shape) == size:
         return self  # as torch: a resize to the same shape is a no-op, its version unchanged
     count = int(np.prod(size, dtype=np.int64))
-    flat = self._data.reshape(-1) if self._data.flags.c_contiguous else None
+    flat = self._payload.reshape(-1) if self._payload.flags.c_contiguous else None
     if flat is not None and count <= flat.shape[0]:
-        self._data = flat[:count].reshape(size)
+        self._payload = flat[:count].reshape(size)
     else:
-        data = np.empty(count, self._data.dtype)
-        old = np.ascontiguousarray(self._data).reshape(-1)
+        data = np.empty(count, self._payload.dtype)
+        old = np.ascontiguousarray(self._payload).reshape(-1)
         data[:min(count, old.shape[0])] = old[:count]
-        self._data = data.reshape(size)
+        self._payload = data.reshape(size)
     self._bump_version()
     return self
 
@@ -399,7 +399,7 @@ def _as_subclass(self, cls):
                         "Tensor is not possible. Make sure your class inherits from Tensor.")
     torch_function.arm(cls)
     # (the shape read past the property, which a TorchFunctionMode would see)
-    data = self._data
+    data = self._payload
     alias = layout.reshape(self, tuple(data.shape if data is not None else self._value.shape))
     alias.__class__ = cls
     return alias

@@ -77,8 +77,8 @@ class Adam(Optimizer):
             lr, weight_decay, beta1, beta2, group["eps"]) else None
         # The bias corrections are ops on the step count: of another dtype than the
         # parameter, they would promote the array ops differently.
-        if arrays is not None and step._data.__class__ is np.ndarray and \
-                step._data.dtype == arrays[0].dtype:
+        if arrays is not None and step._payload.__class__ is np.ndarray and \
+                step._payload.dtype == arrays[0].dtype:
             self._update_arrays(arrays, targets, step, group)
             return
         if group["maximize"]:
@@ -109,7 +109,7 @@ class Adam(Optimizer):
         beta1, beta2 = group["betas"]
         lr, weight_decay = group["lr"], group["weight_decay"]
         eager_arrays.written(step)
-        np.add(step._data, 1, out=step._data)
+        np.add(step._payload, 1, out=step._payload)
         bias_correction2_sqrt, scale = self._corrections(step, group)
         param, exp_avg, exp_avg_sq, *maximum, grad = arrays
         written = eager_arrays.written
@@ -149,7 +149,7 @@ class Adam(Optimizer):
         `_update` on the step count and kept for the group's next parameter: the parameters
         of a group share their step count's value, so the ops run once a step, not once a
         parameter."""
-        key = (step._data.item(), step._data.dtype, *group["betas"], group["lr"])
+        key = (step._payload.item(), step._payload.dtype, *group["betas"], group["lr"])
         cached = getattr(self, "_correction_cache", None)
         if cached is None or cached[0] != key:
             beta1, beta2 = group["betas"]
@@ -157,8 +157,8 @@ class Adam(Optimizer):
             bias_correction1 = 1 - beta1 ** count
             bias_correction2_sqrt = (1 - beta2 ** count).sqrt()
             # Rounded to the parameters' dtype, as `_update`'s ops convert a 0-d operand.
-            dtype = step._data.dtype
-            cached = (key, bias_correction2_sqrt._data.astype(dtype),
-                      (group["lr"] / bias_correction1)._data.astype(dtype))
+            dtype = step._payload.dtype
+            cached = (key, bias_correction2_sqrt._payload.astype(dtype),
+                      (group["lr"] / bias_correction1)._payload.astype(dtype))
             self._correction_cache = cached
         return cached[1], cached[2]

@@ -31,13 +31,13 @@ def arrays_of(*tensors) -> list | None:
     none an inference tensor or batched; else None."""
     if state.dispatch != PLAIN:
         return None
-    first = tensors[0]._data
+    first = tensors[0]._payload
     if first.__class__ is not np.ndarray or first.dtype not in _FLOATS:
         return None
     dtype, shape = first.dtype, first.shape
     arrays = []
     for tensor in tensors:
-        data = tensor._data
+        data = tensor._payload
         if data.__class__ is not np.ndarray or data.dtype != dtype or data.shape != shape or \
                 tensor._is_inference or tensor._batched or not data.flags.writeable:
             return None

@@ -11,4 +11,4 @@ runtime (autojit/cuda) registers itself with device.py.
 # protocol (torch_function.py) attach themselves to the class, and the meta device's runtime
 # (meta_runtime.py) registers itself, above tensor.py: the package imports them, so that any
 # import of autojit.tensor has them.
-from . import meta_runtime, torch_function, values  # noqa: E402, F401
+from . import meta_runtime, torch_dispatch, torch_function, values  # noqa: E402, F401

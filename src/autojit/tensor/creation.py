@@ -141,6 +141,9 @@ def _flat_numbers(data: list):
 def _check_rectangular(data, dim: int = 0) -> tuple:
     """The shape of nested lists, with torch's error when a sequence has the wrong length."""
     if not isinstance(data, _SEQUENCES):
+        if isinstance(data, Tensor) and dim:
+            _check_one_element(data)
+            return ()  # a tensor inside a sequence is read as its one number, as in torch
         return tuple(data.shape) if isinstance(data, (Tensor, np.ndarray)) else ()
     if not data:
         return (0,)
@@ -162,11 +165,24 @@ def _check_rectangular(data, dim: int = 0) -> tuple:
     return (len(data), *inner)
 
 
-def _unwrap(data):
+def _check_one_element(item: Tensor) -> None:
+    """torch's errors for a tensor of other than one element inside tensor()'s sequences."""
+    if item.numel() != 1:
+        if item.dtype.category < dtypes.FLOATING:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        raise ValueError("only one element tensors can be converted to Python scalars")
+
+
+def _unwrap(data, nested: bool = False):
     if isinstance(data, Tensor):
-        return data._concrete("autojit.tensor(Tensor)")
+        array = data._concrete("autojit.tensor(Tensor)")
+        if nested:
+            _check_one_element(data)
+            return array.reshape(())
+        return array
     if isinstance(data, _SEQUENCES):
-        return [_unwrap(item) for item in data]
+        return [_unwrap(item, True) for item in data]
     return data
 
 

@@ -134,10 +134,10 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
                            f"strides: {list(stride)}")
     device = check_device(device)
     flat = empty(_storage_size(size, stride), dtype=dtype, device=device)
-    data = flat._data
+    data = flat._payload
     if data.__class__ is np.ndarray:
         strides = tuple(step * data.itemsize for step in stride)
-        flat._data = np.lib.stride_tricks.as_strided(data, size, strides)
+        flat._payload = np.lib.stride_tricks.as_strided(data, size, strides)
     else:  # a GPU array is contiguous
         flat = empty(size, dtype=dtype, device=device)
     if requires_grad:
@@ -161,8 +161,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = Fa
         dtype = None
     result = as_tensor(obj, dtype=dtype, device=device)
     shared = isinstance(obj, Tensor) and result is obj or (
-        isinstance(obj, np.ndarray) and result._data is not None
-        and np.may_share_memory(result._data, obj))
+        isinstance(obj, np.ndarray) and result._payload is not None
+        and np.may_share_memory(result._payload, obj))
     if copy and (shared or result is obj):
         result = result.clone()
     elif copy is False and not shared:

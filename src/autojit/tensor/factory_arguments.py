@@ -41,7 +41,7 @@ def _extent(value, position: int):
 def _in_format(result: Tensor, memory_format, source, where: str) -> Tensor:
     """A fresh factory result laid out in `memory_format` (preserve_format: source's layout;
     tensor/memory_format.py), on the CPU; values are unchanged."""
-    source_data = None if source is None else source._data
+    source_data = None if source is None else source._payload
     if memory_format is preserve_format and source_data.__class__ is np.ndarray and \
             source_data.flags.c_contiguous:
         return result  # contiguous in torch's sense (a size-1 dim's stride does not count)
@@ -52,11 +52,11 @@ def _in_format(result: Tensor, memory_format, source, where: str) -> Tensor:
             source is None or preserved_order(source_data) is None):
         return result  # the common cases, at once
     check_format(memory_format, where)
-    data = result._data
+    data = result._payload
     if data.__class__ is np.ndarray:
         order = layout_for(memory_format, source_data, data.ndim)
         if order is not None:
-            result._data = laid_out(data, order)
+            result._payload = laid_out(data, order)
     return result
 
 

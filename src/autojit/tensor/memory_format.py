@@ -83,6 +83,9 @@ def strides_of(data) -> tuple:
         if not data.size and 0 in steps:
             return tuple(_dense_strides(data.shape, range(len(data.shape))))
         return steps
+    declared = getattr(data, "element_strides", None)  # a wrapper subclass's (meta.py)
+    if declared is not None:
+        return declared
     return tuple(_dense_strides(data.shape, range(len(data.shape))))
 
 

@@ -1,6 +1,6 @@
 """The meta device: tensors with a shape and a dtype and no data, as torch's `device="meta"`.
 
-A meta tensor's `_data` is a MetaArray, which has the shape, dtype and strides of the array it
+A meta tensor's `_payload` is a MetaArray, which has the shape, dtype and strides of the array it
 stands for and holds nothing. Factories make them (`empty(2, 3, device="meta")`, without
 allocating or drawing random numbers), `x.to("meta")` and `Module.to("meta")` turn tensors into
 them; ops on them give meta results whose shapes and dtypes are the ops' own rules (the
@@ -95,6 +95,37 @@ class MetaArray:
 
     def __repr__(self) -> str:
         return f"MetaArray(shape={self.shape}, dtype={self.dtype})"
+
+
+class WrapperArray:
+    """The data of an instance of a `__torch_dispatch__` wrapper subclass
+    (`Tensor._make_wrapper_subclass`, tensor/torch_dispatch.py): the shape, dtype, element
+    strides and device the subclass declares, and no elements. Its ops go to the subclass's
+    `__torch_dispatch__`, which holds the real data itself (torch_geometric's EdgeIndex keeps a
+    plain tensor)."""
+
+    __slots__ = ("shape", "dtype", "element_strides", "device", "layout")
+    flags = _Flags()
+
+    def __init__(self, shape, dtype, element_strides, device, layout):
+        self.shape = tuple(int(extent) for extent in shape)
+        self.dtype = np.dtype(dtype)
+        self.element_strides = tuple(int(step) for step in element_strides)
+        self.device, self.layout = device, layout
+
+    ndim, size, itemsize, nbytes = MetaArray.ndim, MetaArray.size, MetaArray.itemsize, \
+        MetaArray.nbytes
+
+    @property
+    def strides(self) -> tuple:
+        return tuple(step * self.dtype.itemsize for step in self.element_strides)
+
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage "
+                           "(an instance of a __torch_dispatch__ wrapper subclass)")
+
+    def __repr__(self) -> str:
+        return f"WrapperArray(shape={self.shape}, dtype={self.dtype}, device={self.device})"
 
 
 def read_error(what: str) -> Exception:

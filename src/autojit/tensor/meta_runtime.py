@@ -27,9 +27,9 @@ def move(x, target):
     x does); off it, torch's error."""
     if target.type != "meta":
         raise read_error("Tensor.to")
-    if x._data.__class__ is MetaArray:
+    if x._payload.__class__ is MetaArray:
         return x
-    moved = Tensor._make(MetaArray(x.shape, x._data.dtype if x._data is not None else
+    moved = Tensor._make(MetaArray(x.shape, x._payload.dtype if x._payload is not None else
                                    x.dtype.numpy), x.dtype)
     if x.requires_grad:
         moved.requires_grad_(True)

@@ -239,12 +239,12 @@ def tensor_repr(x, prefix: str = "tensor(", history: str | None = None,
     dtype = x.dtype
     if contents is not None:
         body = contents
-        if x._data is not None and not x.is_meta and x._data.size == 0 and \
+        if x._payload is not None and not x.is_meta and x._payload.size == 0 and \
                 dtype is not dtypes.get_default_dtype():
             suffixes.append(f"dtype={dtype!r}")
         elif dtype not in _unnamed_dtypes():
             suffixes.append(f"dtype={dtype!r}")
-    elif x._data is None:
+    elif x._payload is None:
         body = f"<symbolic {x._value.dtype.short}{list(x._value.shape)}>"
         if dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
             suffixes.append(f"dtype={dtype!r}")
@@ -253,20 +253,20 @@ def tensor_repr(x, prefix: str = "tensor(", history: str | None = None,
         suffixes.extend(("device='meta'", f"size={tuple(x.shape)}"))
         if dtype is not dtypes.get_default_dtype():
             suffixes.append(f"dtype={dtype!r}")
-    elif x._data.size == 0:
+    elif x._payload.size == 0:
         body = "[]"
-        if x._data.ndim != 1:
-            suffixes.append(f"size={tuple(x._data.shape)}")
+        if x._payload.ndim != 1:
+            suffixes.append(f"size={tuple(x._payload.shape)}")
         # An empty tensor has no values to show its type by, so any non-default dtype shows.
         if dtype is not dtypes.get_default_dtype():
             suffixes.append(f"dtype={dtype!r}")
     else:
         body = format_values(x._host("print"), indent)  # a CUDA tensor's values: copied back
         if not OPTIONS.edgeitems:
-            suffixes.append(f"size={tuple(x._data.shape)}")
+            suffixes.append(f"size={tuple(x._payload.shape)}")
         if dtype not in _unnamed_dtypes():
             suffixes.append(f"dtype={dtype!r}")
-    if x._data is not None and x.is_cuda:
+    if x._payload is not None and x.is_cuda:
         suffixes.insert(0, f"device='{x.device}'")
     if history is not None:
         if history:

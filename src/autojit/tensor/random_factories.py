@@ -143,7 +143,7 @@ def _eager_like_draw(kind: str, x: Tensor):
     preserved format is the contiguous one and nothing traces or runs under vmap (the
     per-sample noise of a data pipeline), else None: the general path's checks cost several
     times the draw. The numbers are the general path's, from the same generator."""
-    data = x._data
+    data = x._payload
     if data.__class__ is np.ndarray and state.dispatch != SPECIAL:
         like = x._dtype
         if like.category == dtypes.FLOATING and (data.flags.c_contiguous or

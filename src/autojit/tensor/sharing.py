@@ -21,7 +21,7 @@ import numpy as np
 
 def is_shared(x) -> bool:
     """Whether x's data lives in shared memory (share_memory_, or a mapped file)."""
-    data = x._data
+    data = x._payload
     if data is None or data.__class__ is not np.ndarray:
         return False
     while isinstance(data, np.ndarray) and data.base is not None:
@@ -45,15 +45,15 @@ def share_memory_(x):
     if data.__class__ is not np.ndarray or is_shared(x):
         return x
     base = x._base
-    if base is not None and base._data.__class__ is np.ndarray and \
-            base._data.flags.c_contiguous:
+    if base is not None and base._payload.__class__ is np.ndarray and \
+            base._payload.flags.c_contiguous:
         # The base's memory moves, and the view is made again over it at the same offset.
-        old = base._data
+        old = base._payload
         offset = data.__array_interface__["data"][0] - old.__array_interface__["data"][0]
         if not is_shared(base):
-            base._data = _shared_copy(old)
-        x._data = np.ndarray(data.shape, data.dtype, buffer=base._data, offset=offset,
+            base._payload = _shared_copy(old)
+        x._payload = np.ndarray(data.shape, data.dtype, buffer=base._payload, offset=offset,
                              strides=data.strides)
         return x
-    x._data = _shared_copy(data)
+    x._payload = _shared_copy(data)
     return x

@@ -1,6 +1,6 @@
 """Tensor: concrete data (a NumPy array) or a symbolic IR value, plus autograd metadata.
 
-Eager tensors hold `_data`; while a function is traced (ir/trace.py) tensors hold `_value`, an
+Eager tensors hold `_payload`; while a function is traced (ir/trace.py) tensors hold `_value`, an
 ir.Value with shape and dtype only. Every op on a Tensor goes through ops.registry.bind, which
 runs the op's NumPy impl (eager) or appends an IR node (traced) and records the autograd Node.
 The arithmetic and op methods are attached in ops/tensor_methods.py; this file keeps the state,
@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes
 from .device import CPU, cuda_device
-from .meta import META, MetaArray, read_error
+from .meta import META, MetaArray, WrapperArray, read_error
 from .size import Size
 from .state import SPECIAL, state
 
@@ -47,7 +47,7 @@ class Tensor:
     # The fields every op result needs are slots; the rarely used ones are class-level defaults
     # that an instance overrides in its __dict__ only when set (hooks, views, inference). A
     # dict, so that the public slot has a docstring (inspect.getdoc and help() read it there).
-    __slots__ = {"_data": None, "_dtype": None, "_requires_grad": None, "_grad": None,
+    __slots__ = {"_payload": None, "_dtype": None, "_requires_grad": None, "_grad": None,
                  "grad_fn": "The autograd Node that made this tensor (None for leaves); its "
                             "next_functions lead to the inputs' nodes.",
                  "_output_nr": None, "_counter": None, "__weakref__": None,
@@ -95,14 +95,14 @@ class Tensor:
         # A subclass: its own object over the same storage (no autograd history).
         Tensor._arm_subclass(cls)
         self = object.__new__(cls)
-        self._init(made._data, made._dtype, version_counter=made._version_counter)
+        self._init(made._payload, made._dtype, version_counter=made._version_counter)
         return self
 
     def __init__(self, *args, **kwargs):
         pass  # __new__ built the tensor
 
     def _init(self, data, dtype, value=None, version_counter=None):
-        self._data = data
+        self._payload = data
         if value is not None:
             self._value = value
         self._dtype = dtype
@@ -118,7 +118,7 @@ class Tensor:
     def _make(cls, data: np.ndarray, dtype: dtypes.DType, version_counter=None) -> Tensor:
         """Wrap an ndarray without copying (the fast path every op result takes)."""
         self = _new(cls)
-        self._data = data
+        self._payload = data
         self._dtype = dtype
         self._requires_grad = False
         self._grad = None
@@ -143,7 +143,7 @@ class Tensor:
     @property
     def shape(self) -> Size:
         """The extents of the dims, an `autojit.Size` (a tuple)."""
-        data = self._data
+        data = self._payload
         return Size(data.shape if data is not None else self._value.shape)
 
     def size(self, dim: int | None = None):
@@ -156,12 +156,12 @@ class Tensor:
     @property
     def ndim(self) -> int:
         """The number of dims."""
-        data = self._data  # (no Size made: every op's checks ask)
+        data = self._payload  # (no Size made: every op's checks ask)
         return len(data.shape if data is not None else self._value.shape)
 
     def dim(self) -> int:
         """The number of dims, as `ndim`."""
-        data = self._data
+        data = self._payload
         return len(data.shape if data is not None else self._value.shape)
 
     def numel(self) -> int:
@@ -180,13 +180,15 @@ class Tensor:
         """The device the data lives on: `cpu`, or `cuda:N` for a tensor on a GPU."""
         # The device follows from the data: an ndarray on the CPU, a CudaArray on a GPU
         # (autojit/cuda/array.py); a symbolic tensor's is eager's (ir/trace_devices.py).
-        data = self._data
+        data = self._payload
         if data is None and self._traced_on_device():
             return state.tracer.placement.device
         if data is None or data.__class__ is np.ndarray:
             return CPU
         if data.__class__ is MetaArray:
             return META
+        if data.__class__ is WrapperArray:
+            return data.device
         return cuda_device(data.device_index)
 
     def _traced_on_device(self) -> bool:
@@ -198,28 +200,32 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         """Whether the data lives on a GPU."""
-        data = self._data
+        data = self._payload
         if data is None:
             return self._traced_on_device()
+        if data.__class__ is WrapperArray:
+            return data.device.type == "cuda"
         return data.__class__ is not np.ndarray and data.__class__ is not MetaArray
 
     @property
     def is_cpu(self) -> bool:
         """Whether the data lives in host memory (a symbolic tensor: whether eager's does)."""
-        data = self._data
+        data = self._payload
         if data is None:
             return not self._traced_on_device()
+        if data.__class__ is WrapperArray:
+            return data.device.type == "cpu"
         return data.__class__ is np.ndarray
 
     @property
     def is_meta(self) -> bool:
         """Whether the tensor is on the meta device: a shape and a dtype, no data
         (tensor/meta.py)."""
-        return self._data.__class__ is MetaArray
+        return self._payload.__class__ is MetaArray
 
     def get_device(self) -> int:
         """The index of the GPU holding the data, or -1 on the CPU."""
-        return self._data.device_index if self.is_cuda else -1
+        return self._payload.device_index if self.is_cuda else -1
 
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating type (float16, float32, float64)."""
@@ -250,7 +256,7 @@ class Tensor:
     @property
     def is_symbolic(self) -> bool:
         """True while tracing: the tensor has a shape and dtype but no data."""
-        return self._data is None
+        return self._payload is None
 
     # ---- autograd metadata ------------------------------------------------------------------
 
@@ -398,7 +404,7 @@ class Tensor:
         """The data, or a graph break when the tensor is symbolic (tracing)."""
         if VALUE_READ is not None:
             VALUE_READ()
-        if self._data is None:
+        if self._payload is None:
             from .graph_break import graph_break
 
             graph_break(what)
@@ -408,7 +414,7 @@ class Tensor:
             # guards compare them on every call (compiler/guard_stage.py); one the function made
             # and wrote in place holds old values (a graph break).
             tracer.note_data_read(self, what)
-        return self._data
+        return self._payload
 
     def _host(self, what: str) -> np.ndarray:
         """The data as an ndarray: a CUDA tensor's is copied to the host (a synchronization)."""
@@ -448,7 +454,8 @@ class Tensor:
 
         return tensor_repr(self)
 
-    __str__ = __repr__
+    # No __str__: str(x) is object's, which calls type(x).__repr__, so that a subclass's own
+    # __repr__ prints it (torch_geometric's EdgeIndex), as in torch.
 
     def __format__(self, spec: str) -> str:
         """`f"{x:.3f}"`: a 0-d tensor formats as its number (not a subclass's, as in torch)."""
@@ -458,7 +465,7 @@ class Tensor:
                 token = tracer.format_tensor(self, spec)
                 if token is not None:
                     return token
-            if self._data is not None:
+            if self._payload is not None:
                 return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -483,9 +490,9 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """The same storage without autograd history and with its own version counter."""
-        alias = Tensor._make(self._data, self._dtype)
+        alias = Tensor._make(self._payload, self._dtype)
         alias._value = self._value
-        if self._data is None and state.tracer is not None:
+        if self._payload is None and state.tracer is not None:
             state.tracer.alias(self, alias)
         return alias
 
@@ -504,7 +511,7 @@ class Tensor:
                                "point or complex dtype")
         if state.tracer is not None and state.tracer.assign_data(self, new):
             return
-        self._data = new._data
+        self._payload = new._payload
         self._dtype = new._dtype
         self._value = new._value
 
@@ -523,11 +530,11 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, with no history."""
-        alias = Tensor._make(self._data, self._dtype, self._version_counter)
+        alias = Tensor._make(self._payload, self._dtype, self._version_counter)
         alias._value = self._value
         if self._is_conj:
             alias._is_conj = True
-        if self._data is None and state.tracer is not None:
+        if self._payload is None and state.tracer is not None:
             state.tracer.alias(self, alias)
         return alias
 
@@ -574,7 +581,7 @@ def plain_tensor(data: np.ndarray, dtype: dtypes.DType) -> Tensor:
     """`Tensor._make(data, dtype)` for a caller that has read `state.dispatch` and found it not
     SPECIAL: no tracer to tell and no inference mode to mark (ops/registry.py: bind)."""
     self = _new(Tensor)
-    self._data = data
+    self._payload = data
     self._dtype = dtype
     self._requires_grad = False
     self._grad = None

@@ -19,7 +19,7 @@ import types
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, torch_dispatch
 from .device import device as _device_type
 from .state import state
 from .tensor import Size, Tensor
@@ -122,7 +122,7 @@ def overloaded_arguments(values, found=None, nested=True):
         if kind is list or kind is tuple:
             if nested:
                 found = overloaded_arguments(value, found, False)
-        elif overrides(kind):
+        elif overrides(kind) or torch_dispatch.ACTIVE and torch_dispatch.dispatches(kind):
             found = insert_overloaded(found, value)
     return found
 
@@ -249,7 +249,7 @@ def _make_subclass(cls, data, require_grad=False, *args, **kwargs):
         raise TypeError(f"cls must be a type (got {type(cls).__name__})")
     arm(cls)
     made = object.__new__(cls)
-    made._init(data._data, data._dtype, data._value, data._version_counter)
+    made._init(data._payload, data._dtype, data._value, data._version_counter)
     if require_grad:
         made.requires_grad_(True)
     return made
@@ -369,7 +369,7 @@ def late(value, name: str, prefix: str, python: bool = False):
 def arm(kind: type) -> None:
     """Called where an instance of a Tensor subclass is made: the first whose type overrides
     the protocol switches it on."""
-    if not ACTIVE and overrides(kind):
+    if not ACTIVE and (overrides(kind) or torch_dispatch.dispatches(kind)):
         activate()
 
 
@@ -419,6 +419,14 @@ def _dispatch(public, impl, found, args, kwargs, name, python=False, operator=Fa
     the innermost mode's handler first, then the arguments' handlers, unless switched off."""
     if kwargs is None:
         kwargs = {}
+    if torch_dispatch.ACTIVE and found is not None:
+        # __torch_dispatch__ subclasses among the arguments: below the __torch_function__
+        # handlers, the call runs as the aten operators torch dispatches it to
+        below = torch_dispatch.dispatching_arguments(args)
+        below = torch_dispatch.dispatching_arguments(kwargs.values(), below)
+        if below is not None:
+            impl = functools.partial(torch_dispatch.TO_ATEN, name, impl)
+            found = [value for value in found if overrides(value.__class__)] or None
     level = state.torch_function
     if level == ALL_DISABLED:
         return impl(*args, **kwargs)
@@ -496,6 +504,8 @@ def _property_wrapper(prop: property, name: str) -> property:
         kind = self.__class__
         plain = kind is Tensor or not overrides(kind)
         if plain and not MODES:
+            if kind is not Tensor and torch_dispatch.ACTIVE and torch_dispatch.dispatches(kind):
+                return torch_dispatch.TO_ATEN(f"torch.Tensor.{name}.__get__", getter, self)
             return getter(self)
         return _dispatch(wrapped.__get__, getter, None if plain else [self], (self,), None,
                          f"torch.Tensor.{name}.__get__", plain_kinds=True)
@@ -531,9 +541,6 @@ def _wrap_tensor() -> None:
             # [target, "plain"]: given only where self is a plain Tensor (the other operand
             # overrides), as torch's Python-level __eq__ gives itself to a subclass.
             wrapper._public[:] = [target] if operator != "__eq__" else [target, "plain"]
-    if vars(Tensor).get("__str__") is getattr(vars(Tensor)["__repr__"], _WRAPPED, None):
-        # str(x) is repr(x), which torch's handler sees as __repr__
-        _install(Tensor, "__str__", vars(Tensor)["__str__"], vars(Tensor)["__repr__"])
 
 
 def _wrap_namespace(namespace, prefix: str, python: bool, left_alone) -> None:

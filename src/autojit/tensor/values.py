@@ -22,7 +22,7 @@ from .tensor import Tensor
 def numpy(self, *, force: bool = False) -> np.ndarray:
     """The data as a NumPy array sharing its memory; `force` copies a GPU tensor's data and
     allows a tensor that requires grad."""
-    if self._data is None and self._traced_array():
+    if self._payload is None and self._traced_array():
         if self._requires_grad and not force and state.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
@@ -47,7 +47,7 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
 def item(self):
     """The value of a one-element tensor as a Python number."""
     tracer = state.tracer
-    data = self._data
+    data = self._payload
     if tracer is None and data.__class__ is np.ndarray and tensor_module.VALUE_READ is None:
         # Eager, in host memory, with no VJP being recorded: what _host gives, read now.
         if data.size != 1:
@@ -55,7 +55,7 @@ def item(self):
                                "Scalar")
         return data.item()
     if tracer is not None and not self._batched and (
-            self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
+            self._payload is None or id(self) not in tracer.made or tracer.was_written(self)):
         # While tracing: a symbolic scalar standing for the value the tensor holds now,
         # read on every run (tensor/symbolic.py, ir/scalars.py).
         if self.numel() != 1:
@@ -80,11 +80,11 @@ def item(self):
 def tolist(self):
     """The data as nested Python lists of numbers (a number for a 0-d tensor)."""
     tracer = state.tracer
-    data = self._data
+    data = self._payload
     if tracer is None and data.__class__ is np.ndarray and tensor_module.VALUE_READ is None:
         return data.tolist()
     if tracer is not None and not self._batched and (
-            self._data is None or id(self) not in tracer.made or tracer.was_written(self)):
+            self._payload is None or id(self) not in tracer.made or tracer.was_written(self)):
         if self._dtype.category == dtypes.COMPLEX and tracer.evaluates:
             # Read on every run as a real tensor's (a symbolic scalar is real: a complex
             # number, 0-d or an item, is one specialized where Python computes with it).
@@ -96,7 +96,7 @@ def tolist(self):
 
 def __array__(self, dtype=None, copy=None):
     """`np.asarray(x)`: the data of a CPU tensor, without a copy."""
-    if self._data is None and self._traced_array():
+    if self._payload is None and self._traced_array():
         array = state.tracer.read_array(self, "np.asarray(Tensor)")
         return array if dtype is None else array.astype(dtype)
     data = self._concrete("np.asarray(Tensor)")
@@ -110,7 +110,7 @@ def __array__(self, dtype=None, copy=None):
 
 def __bool__(self) -> bool:
     """`bool(x)` of a one-element tensor."""
-    if self._data is None and self._traced_scalar():
+    if self._payload is None and self._traced_scalar():
         # While tracing: decided on this call's value, a guard on the branch taken.
         return bool(self.item())
     data = self._host("bool(Tensor)")
@@ -127,14 +127,14 @@ def __float__(self) -> float:
         warn_once("float_of_grad", "Converting a tensor with requires_grad=True to a scalar may "
                   "lead to unexpected behavior.\nConsider using tensor.detach() first.",
                   UserWarning, stacklevel=2)
-    if self._data is None and self._traced_scalar():
+    if self._payload is None and self._traced_scalar():
         return float(self.item())  # specialized on this call's value
     return float(_real_number(self._number("float(Tensor)"), "double"))
 
 
 def __int__(self) -> int:
     """`int(x)` of a one-element tensor."""
-    if self._data is None and self._traced_scalar():
+    if self._payload is None and self._traced_scalar():
         return int(self.item())
     return _as_int64(int(_real_number(self._number("int(Tensor)"), "int64_t")))
 
@@ -158,7 +158,7 @@ def _real_number(value, c_type: str):
 
 def __complex__(self) -> complex:
     """`complex(x)` of a one-element tensor."""
-    if self._data is None and self._traced_scalar():
+    if self._payload is None and self._traced_scalar():
         return complex(self.item())
     return complex(self._number("complex(Tensor)"))
 
@@ -167,7 +167,7 @@ def __index__(self) -> int:
     """A one-element integer tensor used as an index (`range(x)`, `seq[x]`)."""
     if self._dtype.category != dtypes.INTEGER or self.numel() != 1:
         raise TypeError("only integer tensors of a single element can be converted to an index")
-    if self._data is None and self._traced_scalar():
+    if self._payload is None and self._traced_scalar():
         return self.item().__index__()
     return _as_int64(int(self._number("Tensor used as an index")))
 

@@ -437,7 +437,7 @@ def _contents(entry: SavedTensor) -> tuple:
     tensor = entry.tensor
     if tensor is None:
         return entry.data, entry.value, entry.dtype
-    return tensor._data, tensor._value, tensor._dtype
+    return tensor._payload, tensor._value, tensor._dtype
 
 
 def _placeholder(segment: _Segment, index: int, entry: SavedTensor, arguments: set,

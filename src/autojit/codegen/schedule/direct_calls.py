@@ -60,8 +60,8 @@ def direct_call(plan, arg_positions: list, grads: list, cleared: list, result, s
         return name
 
     arguments = iter(arg_positions)
-    reads = [f"args[{next(arguments)}]._data" if tensor is None else
-             f"{constant(tensor, 'C')}._data" for _, tensor in plan._input_slots]
+    reads = [f"args[{next(arguments)}]._payload" if tensor is None else
+             f"{constant(tensor, 'C')}._payload" for _, tensor in plan._input_slots]
     fresh = [f"empty({constant(shape, 'S')}, {constant(dtype, 'D')})"
              for shape, dtype in program._fresh]
     if program._checks is None:  # the runner cannot check these inputs: Python does
@@ -86,8 +86,8 @@ def direct_call(plan, arg_positions: list, grads: list, cleared: list, result, s
         # The fresh array is row-major: a parameter laid out otherwise (dense) gets its
         # .grad in its own layout, as eager's AccumulateGrad gives it.
         lines += [f"    grad = arrays[{array}]",
-                  f"    if not {owner}._data.flags.c_contiguous:",
-                  f"        grad = new_grad(grad, {owner}._data, True)",
+                  f"    if not {owner}._payload.flags.c_contiguous:",
+                  f"        grad = new_grad(grad, {owner}._payload, True)",
                   f"    {owner}._grad = make(grad, {constant(dtype, 'T')})"]
     lines += [f"    {constant(tensor, 'E')}._grad = None" for tensor in cleared]
     lines.append("    return result(OUTPUTS(arrays), None, args)")
@@ -98,7 +98,7 @@ def direct_call(plan, arg_positions: list, grads: list, cleared: list, result, s
     def failed(status: int, args: tuple):
         if status == input_checks.CHANGED:
             return skipped
-        supplied = [args[position]._data for position in arg_positions]
+        supplied = [args[position]._payload for position in arg_positions]
         try:
             program._fail(plan, status)
         except KernelError as failure:

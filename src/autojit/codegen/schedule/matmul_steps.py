@@ -300,7 +300,7 @@ class MatmulStep:
     def _eager(self, a, b):
         operands = tuple(Tensor._make(array, value.dtype)
                          for array, value in zip((a, b), self.node.inputs))
-        return run_eager(MATMUL, operands, {})._data
+        return run_eager(MATMUL, operands, {})._payload
 
     def describe(self) -> str:
         marks = ["ᵀ" if transposed else "" for _, transposed in self._keys]
@@ -387,7 +387,7 @@ class GemmStep(MatmulStep):
         scaled = epilogue.product.output if epilogue.scale is None else epilogue.scale.output
         other = Tensor._make(accumulate, epilogue.accumulate.dtype)
         operands = tuple(result if x is scaled else other for x in epilogue.combine.inputs)
-        return run_eager(epilogue.combine.op, operands, {})._data
+        return run_eager(epilogue.combine.op, operands, {})._payload
 
     def describe(self) -> str:
         epilogue = self.epilogue

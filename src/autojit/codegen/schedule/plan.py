@@ -178,7 +178,7 @@ class Plan:
                               for step in steps)
 
     def run(self, arg_tensors: list) -> tuple:
-        return self.run_arrays([tensor._data for tensor in arg_tensors])
+        return self.run_arrays([tensor._payload for tensor in arg_tensors])
 
     def run_arrays(self, arg_arrays: list) -> tuple:
         """The graph's outputs from its non-captured inputs' arrays, in input order."""
@@ -208,7 +208,7 @@ class Plan:
         reuse = not self._running
         profiler = state.profiler
         supplied = iter(arg_arrays)
-        inputs = [next(supplied) if tensor is None else tensor._data
+        inputs = [next(supplied) if tensor is None else tensor._payload
                   for _, tensor in self._input_slots]
         # Whether a run that fails has stored nothing yet (a native program may have stored
         # updates in place wherever the plan has any).

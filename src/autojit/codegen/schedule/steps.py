@@ -63,7 +63,7 @@ class NodeStep:
             environment[RECORD].refuse(f"{node.op.name} ran through its NumPy impl")
         operands = tuple(Tensor._make(environment[id(x)], x.dtype) if isinstance(x, Value)
                          else x for x in node.inputs)
-        environment[id(node.output)] = run_eager(node.op, operands, node.attrs)._data
+        environment[id(node.output)] = run_eager(node.op, operands, node.attrs)._payload
 
     def kept_arrays(self) -> list:
         return []

@@ -56,7 +56,7 @@ def _evaluate(node: Node, inputs: list):
         else:
             operands.append(operand)
     try:
-        result = run_eager(op, tuple(operands), node.attrs)._data
+        result = run_eager(op, tuple(operands), node.attrs)._payload
     except Exception:  # an op that fails on these operands is left to fail when the graph runs
         return None
     if result.dtype != output.dtype.numpy or (small and result.shape != output.shape):

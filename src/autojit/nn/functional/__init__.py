@@ -402,7 +402,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, 
     if target.dtype is not input.dtype:
         raise RuntimeError(f"Found dtype {_scalar_type(target.dtype)} but expected "
                            f"{_scalar_type(input.dtype)}")
-    data = input._data
+    data = input._payload
     # min/max rather than a mask: a CUDA input reduces on the device, reading two scalars.
     if data is not None and data.size and (data.min() < 0 or data.max() > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")

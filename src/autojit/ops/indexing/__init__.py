@@ -54,7 +54,7 @@ _least, _most = np.minimum.reduce, np.maximum.reduce
 
 def _zeros(shape, like: Tensor) -> Tensor:
     """Zeros of `shape` with like's dtype, on like's device."""
-    if like._data.__class__ is np.ndarray and state.dispatch != SPECIAL:
+    if like._payload.__class__ is np.ndarray and state.dispatch != SPECIAL:
         # On the CPU with nothing tracing and no inference mode, the zeros themselves:
         # creation.zeros' device, dtype and size checks took twice as long as np.zeros at an
         # embedding gradient's sizes, once per lookup of an eager loop.
@@ -430,7 +430,7 @@ def _eager_rows(x: Tensor, index: Tensor) -> Tensor | None:
     nothing traces, no VJP chain is recorded and no mode is SPECIAL, so the check_index node
     (there so that a traced check runs before the gather) and the reshapes around it are left
     out; None elsewhere, and where an entry is out of range (the general path raises)."""
-    data, ids = x._data, index._data
+    data, ids = x._payload, index._payload
     if data.__class__ is not np.ndarray or ids.__class__ is not np.ndarray or \
             data.ndim != 2 or ids.ndim != 1 or not ids.size or registry.STEP is not None or \
             state.dispatch == SPECIAL:
@@ -450,7 +450,7 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
     """
     refuse_limited("nonzero_count_cpu", x, taken=COMPLEX32)
     tracer = state.tracer
-    if x._data is None and x.ndim > 0 and tracer is not None and tracer.evaluates and \
+    if x._payload is None and x.ndim > 0 and tracer is not None and tracer.evaluates and \
             not x._batched:
         # While tracing: the count is this call's, a graph break compiled as a split (the
         # trace specializes on it, checked on every run), and the indices a graph value.

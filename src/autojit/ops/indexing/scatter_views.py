@@ -210,12 +210,12 @@ def _storage(x: Tensor):
     when x is a view (its own storage otherwise), read in memory order; symbolic tensors have
     no strides, so while tracing x is its own row-major storage."""
     owner = x._base if x._base is not None else x
-    if x._data is None or owner._data is None or owner._data.__class__ is not np.ndarray:
+    if x._payload is None or owner._payload is None or owner._payload.__class__ is not np.ndarray:
         return layout.reshape(x, -1), 0
-    if owner is not x and x._data.flags.c_contiguous and x._data.size == owner._data.size \
-            and _address(x._data) == _address(owner._data):
+    if owner is not x and x._payload.flags.c_contiguous and x._payload.size == owner._payload.size \
+            and _address(x._payload) == _address(owner._payload):
         owner = x  # a view of the whole storage in order (a dual tensor's primal, say)
-    data = owner._data
+    data = owner._payload
     order = sorted(range(data.ndim), key=lambda d: -data.strides[d])
     dense = layout.permute(owner, order)
     expected = data.itemsize
@@ -225,8 +225,8 @@ def _storage(x: Tensor):
                                       "of a strided view) is not supported")
         expected *= data.shape[d]
     offset = 0
-    if x._data is not data:
-        offset = (_address(x._data) - _address(data)) // data.itemsize
+    if x._payload is not data:
+        offset = (_address(x._payload) - _address(data)) // data.itemsize
     return layout.reshape(dense, -1), offset
 
 
@@ -258,7 +258,7 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # n
                            f"of {needed * itemsize} are out of bounds for storage of size "
                            f"{available * itemsize}")
     flat = _with_own_elements(flat, input, own_offset) if real is None else \
-        _with_own_elements(flat, input, own_offset, real._data)
+        _with_own_elements(flat, input, own_offset, real._payload)
     index = _strided_positions(size, stride, offset, input.device)
     return layout.reshape(_index_select(flat, 0, index), size)
 
@@ -266,7 +266,7 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # n
 def _argument_view(x: Tensor):
     """The real argument a traced argument view stands for (None for any other tensor)."""
     tracer = state.tracer
-    if x._data is not None or tracer is None or not hasattr(tracer, "argument_view"):
+    if x._payload is not None or tracer is None or not hasattr(tracer, "argument_view"):
         return None
     return tracer.argument_view(x)
 
@@ -278,12 +278,12 @@ def _with_own_elements(flat: Tensor, x: Tensor, offset: int, array=None) -> Tens
     same (x shares the base's memory); torch's gradient reaches x's elements and no others.
     `array`: the real array of a traced argument x, whose elements are always put in (the
     base's storage is read as it was before the call; x's value is its value now)."""
-    if array is None and (x._base is None or not x._requires_grad or x._data is None or
-                          x._data.__class__ is not np.ndarray):
+    if array is None and (x._base is None or not x._requires_grad or x._payload is None or
+                          x._payload.__class__ is not np.ndarray):
         return flat
     if x.numel() == 0 or (array is None and x.numel() == flat.shape[0]):
         return flat
-    array = x._data if array is None else array
+    array = x._payload if array is None else array
     steps = tuple(s // array.itemsize for s in array.strides)
     positions = _strided_positions(tuple(x.shape), steps, offset, x.device)
     return index_put(flat, layout.reshape(x, -1), layout.unsqueeze(positions, 0), (0,))

@@ -58,8 +58,8 @@ def _prepare(item):
             item = item.to(dtypes.bool_)
         if item.dtype not in (*_INDEX_DTYPES, dtypes.bool_):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        if item.ndim == 0 and item.dtype is not dtypes.bool_ and item._data is not None:
-            return int(item._data)
+        if item.ndim == 0 and item.dtype is not dtypes.bool_ and item._payload is not None:
+            return int(item._payload)
         if item.ndim == 0 and item.dtype is dtypes.bool_:
             # A 0-d mask is a Python bool: a new dim of 1 (True) or 0 (False); traced, the
             # value is a decision checked on every call.
@@ -69,7 +69,7 @@ def _prepare(item):
 
 def _mask_to_indices(mask: Tensor, shape, position: int) -> list:
     """A boolean mask over dims position.. as one integer index tensor per dim."""
-    if mask._data is None and (state.tracer is None or not state.tracer.evaluates):
+    if mask._payload is None and (state.tracer is None or not state.tracer.evaluates):
         from ...tensor.graph_break import graph_break
 
         graph_break("boolean mask indexing")
@@ -132,7 +132,7 @@ def getitem(x: Tensor, key) -> Tensor:
     is x itself) takes `_general`, which raises torch's errors."""
     if key.__class__ is list:
         key = _sequence_as_tuple(key)
-    data = x._data
+    data = x._payload
     if data.__class__ is not np.ndarray or registry.STEP is not None:
         return _general(x, key)
     mode = state.dispatch
@@ -221,7 +221,7 @@ def getitem(x: Tensor, key) -> Tensor:
         source = (x, RESHAPE, {"shape": inserted if key is None else result.shape})
     # eager_views.view_of's body, inlined: this is the data path's most frequent call.
     out = _new(Tensor)
-    out._data = result
+    out._payload = result
     out._dtype = x._dtype
     out._requires_grad = False
     out._grad = None
@@ -411,7 +411,7 @@ def setitem(x: Tensor, key, value) -> None:
             raise ValueError("Overflow when unpacking long long")
         dtypes.check_fits(value, x.dtype)
         value = dtypes.wrap_integer(value, x.dtype)
-    data = x._data
+    data = x._payload
     if data.__class__ is np.ndarray and not data.flags.writeable and all(
             item is None or item is Ellipsis or item.__class__ in (int, slice) for item in items):
         # an expanded tensor (read-only broadcast memory): as torch, the view x[key] is written,

@@ -67,7 +67,7 @@ def _viewed(x: Tensor, out: Tensor) -> bool:
     """Whether eager's reshape of x into `out` shares x's storage (NumPy's rule for a reshape
     without a copy is torch's for view); while tracing, ir/aliasing.py decided it from eager's
     layout of x."""
-    data = x._data
+    data = x._payload
     if x._batched or out is x or size_product(tuple(out.shape)) == 0:
         return True
     if data is None:
@@ -94,7 +94,7 @@ def expand_as(x: Tensor, other: Tensor) -> Tensor:
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """x with dims `start_dim` to `end_dim` (inclusive) merged into one."""
-    data = x._data
+    data = x._payload
     shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
     if not shape:
         return reshape(x, (1,))
@@ -132,7 +132,7 @@ def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
 
 def squeeze(x: Tensor, dim=None) -> Tensor:
     """x without size-1 dims (all of them, or those of `dim`, an int or a tuple)."""
-    data = x._data
+    data = x._payload
     shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
     squeezed = None  # for reshape_view: which dims NumPy's squeeze is to drop
     if dim is None:
@@ -159,7 +159,7 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """x with a size-1 dim inserted at `dim` (which may be x.ndim)."""
-    data = x._data
+    data = x._payload
     shape = data.shape if data.__class__ is np.ndarray else tuple(x.shape)
     if dim.__class__ is not int or not -len(shape) - 1 <= dim <= len(shape):
         dim = normalize_dim(dim, len(shape) + 1)  # torch's error, or a bool or NumPy int
@@ -274,7 +274,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Pieces of x along `dim`: of one size (the last may be smaller) or of the listed sizes."""
-    data = x._data
+    data = x._payload
     shape = data.shape if data is not None else x._value.shape
     dim = normalize_dim(dim, len(shape))
     extent = shape[dim]
@@ -311,7 +311,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     smaller)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    data = x._data
+    data = x._payload
     shape = data.shape if data is not None else x._value.shape
     dim = normalize_dim(dim, len(shape))
     extent = shape[dim]

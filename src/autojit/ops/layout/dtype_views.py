@@ -31,7 +31,7 @@ _STORED_WIDER = (dtypes.bfloat16, dtypes.complex32, *dtypes.FLOAT8)
 def view_dtype(x: Tensor, dtype) -> Tensor:
     """x's memory as `dtype` (see the module docstring)."""
     dtype = dtypes.dtype_argument(dtype, "view")
-    data = x._data
+    data = x._payload
     if data is None:
         graph_break("Tensor.view(dtype)", needs_data=False)
     if dtype is x._dtype:
@@ -60,7 +60,7 @@ def _bfloat16_copy(x: Tensor, dtype) -> Tensor:
     float32 array, or encoded from it; writes to the result do not reach x, which a warning
     says once."""
     _check(x, dtype)
-    data = np.ascontiguousarray(x._data)
+    data = np.ascontiguousarray(x._payload)
     if dtype is dtypes.bfloat16:
         bits = data.view(np.uint16)
         values = (bits.astype(np.uint32) << 16).view(np.float32)

@@ -50,7 +50,7 @@ def view_of(data: np.ndarray, x: Tensor, source) -> Tensor:
         counter = x._counter = _new(VersionCounter)
         counter.value = 0
     out = _new(Tensor)
-    out._data = data
+    out._payload = data
     out._dtype = x._dtype
     out._requires_grad = False
     out._grad = None
@@ -103,7 +103,7 @@ def direct_real_data(x: Tensor):
     mode off or x not requiring grad), and the dtype is real, not bfloat16 and not one of
     torch's limited support (flip refuses uint64); else None, for the general path (which
     also raises torch's errors)."""
-    data = x._data
+    data = x._payload
     if data.__class__ is not _ndarray or registry.STEP is not None:
         return None
     mode = state.dispatch
@@ -124,7 +124,7 @@ def reshape_view(x: Tensor, shape, op, checked: bool = False, unit_dims: bool = 
     which NumPy's reshape always makes a view of any layout, so that is not asked.
     `squeezed`: `shape` is x's without its size-1 dims (-1) or without size-1 dim `squeezed`,
     which NumPy's squeeze makes as reshape does, at half the cost."""
-    data = x._data
+    data = x._payload
     if data.__class__ is not _ndarray or registry.STEP is not None:
         return None
     mode = state.dispatch
@@ -151,7 +151,7 @@ def reshape_view(x: Tensor, shape, op, checked: bool = False, unit_dims: bool = 
         counter = x._counter = _new(VersionCounter)
         counter.value = 0
     out = _new(Tensor)
-    out._data = result
+    out._payload = result
     out._dtype = x._dtype
     out._requires_grad = False
     out._grad = None
@@ -190,7 +190,7 @@ def joined(tensors: tuple, dim, new_dim: bool, op):
         if tensor.__class__ is not tensor_class or tensor._dtype is not dtype or (
                 mode and tensor._requires_grad):
             return None
-        data = tensor._data
+        data = tensor._payload
         if data.__class__ is not ndarray:
             return None
         append(data)
@@ -224,7 +224,7 @@ def joined(tensors: tuple, dim, new_dim: bool, op):
     except (ValueError, IndexError):  # shapes that do not join (a 0-d one has no dim)
         return None
     out = _new(Tensor)  # plain_tensor's body, inlined
-    out._data = result
+    out._payload = result
     out._dtype = dtype
     out._requires_grad = False
     out._grad = None
@@ -241,7 +241,7 @@ def sliced_data(x: Tensor):
     nothing traces, no VJP chain is recorded, no mode changes how an op runs or records
     (state.dispatch not SPECIAL), and x's dtype is not one of torch's limited support; else
     None, for bind."""
-    data = x._data
+    data = x._payload
     if data.__class__ is not _ndarray or registry.STEP is not None or \
             state.dispatch == SPECIAL or x._dtype.limited:
         return None

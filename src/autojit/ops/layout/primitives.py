@@ -224,7 +224,7 @@ def embed_slice(g: Tensor, shape, slices) -> Tensor:
 def slice_dims(x: Tensor, slices) -> Tensor:
     """x restricted to normalized (start, stop, step) per dim."""
     slices = tuple(slices)
-    data = x._data
+    data = x._payload
     shape = data.shape if data is not None else x._value.shape
     for (start, stop, step), extent in zip(slices, shape, strict=False):
         # (compared as tuples compare items: a symbolic extent that is the stop asks nothing)
@@ -241,7 +241,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
         if start.ndim != 0 or start.dtype.category != dtypes.INTEGER:
             raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = int(start)
-    data = x._data
+    data = x._payload
     shape = data.shape if data is not None else x._value.shape
     if not shape:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -271,7 +271,7 @@ def _pieces(x: Tensor, dim: int, bounds) -> list:
     where a piece is all of x, as slice_dims gives). Where nothing traces or records
     specially each piece is made directly (eager_views.slice_piece) rather than through bind,
     with attrs shared by every piece of the same place in the same shape (_PIECE_ATTRS)."""
-    data = x._data
+    data = x._payload
     shape = data.shape if data is not None else x._value.shape
     if dim < 0:  # (a caller of _narrow may pass one from the end)
         dim += len(shape)

@@ -195,8 +195,8 @@ def check_phase_invariance(kernel: str, what: str, tail: str, a: Tensor, b=None)
     eigenvectors (which LAPACK picks): unless `a` and `b` (0 by default), the imaginary parts
     of diagonals the VJP computes, agree as torch.allclose(a, b, 1e-2, 1e-2) has them, raise
     RuntimeError. It reads values, so it is made eagerly and not while tracing."""
-    data = a._data
-    other = 0.0 if b is None else b._data
+    data = a._payload
+    other = 0.0 if b is None else b._payload
     if data.__class__ is not np.ndarray or (b is not None and other.__class__ is not np.ndarray):
         return
     if not np.all(np.abs(data - other) <= 1e-2 + 1e-2 * np.abs(other)):
@@ -284,14 +284,14 @@ def write_out(out: Tensor, result: Tensor, dtype_message: str | None = None) -> 
     state.grad_enabled = False
     try:
         if tuple(out.shape) != tuple(result.shape):
-            if out._data is None or result._data is None:
+            if out._payload is None or result._payload is None:
                 from ...tensor.graph_break import graph_break
 
                 graph_break("out= with a tensor of another shape (a resize)", needs_data=False)
             if out.numel() != 0:
                 warnings.warn(_RESIZE_WARNING.format(list(out.shape), list(result.shape)),
                               UserWarning, stacklevel=3)
-            out._data = ew.clone(result.to(out.device))._data
+            out._payload = ew.clone(result.to(out.device))._payload
             out._bump_version()
         else:
             out.copy_(result)

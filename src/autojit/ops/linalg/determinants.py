@@ -76,8 +76,8 @@ def cofactor_gradient(a: Tensor, singular: Tensor, regular_scale: Tensor,
     """regular_scale * A^-H for the matrices where `singular` is False, singular_scale() times
     the conjugate of the cofactor matrix where it is True (one flag and scale per matrix of
     the batch; the second scale is made only when needed)."""
-    flags = singular._data
-    if flags is not None and flags.__class__ is np.ndarray and a._data is not None:
+    flags = singular._payload
+    if flags is not None and flags.__class__ is np.ndarray and a._payload is not None:
         if not flags.any():
             return _inverse_transposed(a, regular_scale)
         if flags.all():

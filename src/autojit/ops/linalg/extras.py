@@ -60,7 +60,7 @@ def _eye_like(A: Tensor) -> Tensor:
 
 
 def _raise_info(info: Tensor, name: str, what: str) -> None:
-    if info._data is not None and info.numel() and bool((info != 0).any()):
+    if info._payload is not None and info.numel() and bool((info != 0).any()):
         flat = info.reshape(-1)
         index = int((flat != 0).to(dtypes.int32).argmax())
         prefix = f"(Batch element {index}): " if info.ndim else ""

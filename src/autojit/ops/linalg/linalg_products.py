@@ -228,11 +228,11 @@ def _full_rank(rank: Tensor, n, driver: str) -> bool:
     assumes full rank)."""
     if driver == "gels":
         return True
-    if rank._data is None:
+    if rank._payload is None:
         # While tracing: decided on this call's ranks, a check on every run (a split where
         # the answer differs), as torch's shape depends on it.
         return bool((rank == n).all())
-    return bool((np.asarray(rank.cpu()._data) == n).all())
+    return bool((np.asarray(rank.cpu()._payload) == n).all())
 
 
 # ---- matrix_power ----------------------------------------------------------------------------

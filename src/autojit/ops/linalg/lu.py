@@ -266,7 +266,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
 
 
 def _raise_singular(lu: Tensor, name: str) -> None:
-    if lu._data is None:  # while tracing: eager raises, the compiled result holds inf
+    if lu._payload is None:  # while tracing: eager raises, the compiled result holds inf
         return
     info = _info(lu)
     if info.numel() and bool((info > 0).any()):

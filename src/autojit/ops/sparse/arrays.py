@@ -40,7 +40,7 @@ class SparseArray:
 
 def _dispatch(op, inputs: tuple, attrs: dict):
     for x in inputs:
-        if isinstance(x, Tensor) and x._data.__class__ is SparseArray:
+        if isinstance(x, Tensor) and x._payload.__class__ is SparseArray:
             if op.name == "sum" and len(attrs.get("dim") or ()) in (0, x.ndim) and \
                     not attrs.get("keepdim") and "dtype" not in attrs:
                 # torch.sum of all elements: the sum's node (recorded after) differentiates it

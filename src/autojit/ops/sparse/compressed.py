@@ -21,7 +21,7 @@ from __future__ import annotations
 import warnings
 
 from ...interop import torch_format
-from ...tensor import dtypes, printing, torch_function
+from ...tensor import dtypes, printing, torch_dispatch, torch_function
 from ...tensor.creation import arange, as_tensor, zeros
 from ...tensor.layouts import sparse_coo, sparse_csc, sparse_csr, strided
 from ...tensor.state import state
@@ -488,10 +488,23 @@ _REDUCTIONS = {"sum": "sum", "mean": "mean", "amax": "amax", "amin": "amin", "ma
                "min": "amin"}
 
 
+def _dispatched_mm(mat1: Tensor, mat2: Tensor, reduce: str | None) -> Tensor:
+    """torch.sparse.mm on a __torch_dispatch__ subclass (torch_geometric's EdgeIndex) as torch
+    dispatches it: `_sparse_addmm` of zeros without `reduce`, `_sparse_mm_reduce_impl` with."""
+    from ..aten_namespace import aten
+
+    if reduce is None:
+        start = zeros((mat1.shape[0], mat2.shape[-1]), dtype=mat2.dtype, device=mat2.device)
+        return aten._sparse_addmm.default(start, mat1, mat2, beta=0, alpha=1)
+    return aten._sparse_mm_reduce_impl.default(mat1, mat2, reduce)[0]
+
+
 def sparse_mm(mat1: Tensor, mat2: Tensor, reduce: str | None = None) -> Tensor:
     """torch.sparse.mm: mat1 @ mat2, one of them sparse; with `reduce` ("sum", "mean",
     "amax", "amin"; mat1 CSR and mat2 dense), each row's products with mat2's rows reduced
     so (0 for a row storing nothing)."""
+    if torch_dispatch.ACTIVE and torch_dispatch.dispatching_arguments((mat1, mat2)):
+        return _dispatched_mm(mat1, mat2, reduce)
     if reduce is None:
         if _sparse_layout(mat1) is not None and _sparse_layout(mat2) is not None:
             return sparse_times_sparse(mat1, mat2)

@@ -627,3 +627,40 @@ def test_import_torch_fx_under_the_drop_in():
     assert lines[0] == ("False None ['placeholder', 'call_module', 'call_function', "
                         "'call_function', 'output']")
     assert lines[1] == 'torch.fx._symbolic_trace.wrap("__main___double")'
+
+
+def test_a_layer_subclass_is_traced_into_through_its_functional_call():
+    """A subclass of a built-in layer is not a leaf (its module is the user's), so the trace
+    goes into its forward: the layer's functional call (Conv3d's conv3d, MaxPool2d's
+    max_pool2d, kept as class attributes) reaches the Proxy's handler, as in torch
+    (torchvision's Conv3DSimple)."""
+    def build(t):
+        class Conv3DSimple(t.nn.Conv3d):
+            pass
+
+        class Pool(t.nn.MaxPool2d):
+            pass
+
+        class Net(t.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = Conv3DSimple(2, 3, 3, padding=1, bias=False)
+                self.pool = Pool(2)
+
+            def forward(self, x):
+                y = self.conv(x)
+                return self.pool(y.flatten(1, 2))
+
+        return Net()
+
+    torch.manual_seed(0)
+    theirs = build(torch)
+    mine = build(autojit)
+    mine.load_state_dict({k: autojit.tensor(v.detach().numpy())
+                          for k, v in theirs.state_dict().items()})
+    tgm, agm = torch.fx.symbolic_trace(theirs), autojit.fx.symbolic_trace(mine)
+    assert [(n.op, n.name) for n in agm.graph.nodes] == [(n.op, n.name)
+                                                          for n in tgm.graph.nodes]
+    assert "conv3d" in [n.name for n in agm.graph.nodes if n.op == "call_function"]
+    x = np.linspace(-1.0, 1.0, 2 * 2 * 3 * 4 * 4, dtype=np.float32).reshape(2, 2, 3, 4, 4)
+    assert_close(agm(autojit.tensor(x)), tgm(torch.tensor(x)))

@@ -127,3 +127,77 @@ def test_make_tensor_errors_as_torch(name):
     assert mine[0] == theirs[0]
     if name != "exclusive":  # torch's message prints the format's repr
         assert mine[1] == theirs[1]
+
+
+def _image_pair_assert(t, actual, expected, **options):
+    """torchvision's test helper, written on torch.testing._comparison's classes: a
+    TensorLikePair subclass comparing images by their mean absolute error, and its
+    assert_close through not_close_error_metas."""
+    comparison = t.testing._comparison
+
+    class ImagePair(comparison.TensorLikePair):
+        def __init__(self, actual, expected, *, mae=False, **other_parameters):
+            super().__init__(actual, expected, **other_parameters)
+            self.mae = mae
+
+        def compare(self):
+            actual, expected = self.actual, self.expected
+            self._compare_attributes(actual, expected)
+            actual, expected = self._equalize_attributes(actual, expected)
+            if self.mae:
+                if actual.dtype is t.uint8:
+                    actual, expected = actual.to(t.int), expected.to(t.int)
+                mae = float(t.abs(actual - expected).float().mean())
+                if mae > self.atol:
+                    self._fail(AssertionError, f"The MAE of the images is {mae}, but only "
+                               f"{self.atol} is allowed.")
+            else:
+                super()._compare_values(actual, expected)
+
+    error_metas = comparison.not_close_error_metas(
+        actual, expected, pair_types=(comparison.NonePair, comparison.BooleanPair,
+                                      comparison.NumberPair, ImagePair,
+                                      comparison.TensorLikePair), **options)
+    if error_metas:
+        raise error_metas[0].to_error(options.get("msg"))
+
+
+CLASS_CASES = {
+    "image_mae_fails": lambda t: _image_pair_assert(
+        t, t.tensor([[10, 20]], dtype=t.uint8), t.tensor([[12, 20]], dtype=t.uint8), mae=True,
+        rtol=0, atol=0.5),
+    "image_mae_passes": lambda t: _image_pair_assert(
+        t, t.tensor([[10, 20]], dtype=t.uint8), t.tensor([[11, 20]], dtype=t.uint8), mae=True,
+        rtol=0, atol=1),
+    "image_values": lambda t: _image_pair_assert(
+        t, [t.ones(2), {"k": t.zeros(3)}], [t.ones(2), {"k": t.ones(3)}]),
+    "image_dtype": lambda t: _image_pair_assert(t, t.ones(2), t.ones(2, dtype=t.float64)),
+    "image_none": lambda t: _image_pair_assert(t, None, t.ones(1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLASS_CASES))
+def test_comparison_classes_as_torch(name):
+    assert _outcome(autojit, CLASS_CASES[name]) == _outcome(torch, CLASS_CASES[name])
+
+
+def test_not_close_error_metas_and_pairs_as_torch():
+    def metas(t):
+        comparison = t.testing._comparison
+        found = comparison.not_close_error_metas(
+            [t.ones(2), {"k": t.zeros(1), "j": 3}], [t.ones(2), {"k": t.ones(1), "j": 4}],
+            pair_types=(comparison.NumberPair, comparison.TensorLikePair))
+        objects = comparison.not_close_error_metas("a", "b")  # ObjectPair by default
+        pair = comparison.NumberPair(1, 1.0, id=(), check_dtype=True)
+        try:
+            pair.compare()
+        except comparison.ErrorMeta as error:
+            objects.append(error)
+        try:
+            comparison.BooleanPair(1, True, id=())
+        except comparison.UnsupportedInputs:
+            objects.append("unsupported")
+        return [(meta.type.__name__, meta.msg.replace("torch.", "autojit."), meta.id)
+                if not isinstance(meta, str) else meta for meta in (*found, *objects)]
+
+    assert metas(autojit) == metas(torch)

@@ -578,7 +578,9 @@ def _sweep() -> None:
             continue
         names = vars(module)
         for name, value in list(names.items()):
-            if value.__class__ is types.FunctionType:
+            if value.__class__ is type and value.__module__ == module_name:
+                _sweep_class(value)
+            elif value.__class__ is types.FunctionType:
                 found = _ORIGINALS.get(id(value))
                 if found is not None and found[0] is value and found[2] == name:
                     _install(module, name, value, found[1])
@@ -589,6 +591,17 @@ def _sweep() -> None:
                     own = _function_wrapper(value, inner[2], inner[3], False)
                     own._public.append(inner[1])
                     _install(module, name, value, own)
+
+
+def _sweep_class(kind: type) -> None:
+    """Point a class's staticmethods holding a namespace function (nn.Conv3d's `_function`,
+    conv3d) at the function's wrapper: a Proxy or subclass handed to a layer that a subclass
+    of it traces into (torchvision's Conv3DSimple under torch.fx) reaches its handler."""
+    for name, value in list(vars(kind).items()):
+        if value.__class__ is staticmethod:
+            found = _ORIGINALS.get(id(value.__func__))
+            if found is not None and found[0] is value.__func__:
+                _install(kind, name, value, staticmethod(found[1]))
 
 
 __all__ = ["ACTIVE", "MODES", "DisableTorchFunction", "DisableTorchFunctionSubclass",

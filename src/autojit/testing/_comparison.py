@@ -13,6 +13,7 @@ their indices), or `msg` (a string, or a function of the generated message).
 
 from __future__ import annotations
 
+import abc
 import cmath
 import collections.abc
 import contextlib
@@ -26,7 +27,9 @@ from ..tensor.creation import as_tensor, tensor
 from ..tensor.tensor import Tensor
 from ..tensor.type_info import promote_types
 
-__all__ = ["assert_close", "assert_allclose"]
+__all__ = ["BooleanPair", "ErrorMeta", "NonePair", "NumberPair", "ObjectPair", "Pair",
+           "TensorLikePair", "UnsupportedInputs", "assert_allclose", "assert_close",
+           "get_tolerances", "not_close_error_metas", "originate_pairs"]
 
 # {dtype: (rtol, atol)}, torch's
 _DTYPE_PRECISIONS = {
@@ -38,25 +41,27 @@ _DTYPE_PRECISIONS = {
 _NUMBER_DTYPES = {int: dtypes.int64, float: dtypes.float64}
 
 
-class _Failure(Exception):
-    """A failed comparison: the exception type to raise, its message and the item's path."""
+class ErrorMeta(Exception):
+    """A failed comparison (torch's ErrorMeta): the exception type to raise, its message and
+    the item's path (`id`); `to_error(msg)` makes the exception the user sees."""
 
-    def __init__(self, kind: type, message: str, path: tuple = ()):
-        super().__init__(message)
-        self.kind, self.message, self.path = kind, message, path
+    def __init__(self, type: type, msg: str, *, id: tuple = ()):  # noqa: A002
+        super().__init__("A comparison failed: ErrorMeta.to_error() makes its user-facing "
+                         "error.")
+        self.type, self.msg, self.id = type, msg, id
 
-    def error(self, msg=None) -> Exception:
+    def to_error(self, msg=None) -> Exception:
         if isinstance(msg, str):
-            return self.kind(msg)
-        message = self.message
-        if self.path:
+            return self.type(msg)
+        message = self.msg
+        if self.id:
             message += ("\n\nThe failure occurred for item "
-                        f"{''.join(str([item]) for item in self.path)}")
-        return self.kind(msg(message) if callable(msg) else message)
+                        f"{''.join(str([item]) for item in self.id)}")
+        return self.type(msg(message) if callable(msg) else message)
 
 
-class _Unsupported(Exception):
-    """This kind of pair does not take these inputs: the next one is tried."""
+class UnsupportedInputs(Exception):  # noqa: N818 - torch's name
+    """A pair type does not take these inputs: the next one is tried."""
 
 
 def _dtype_text(dtype) -> str:
@@ -65,8 +70,8 @@ def _dtype_text(dtype) -> str:
 
 def _tolerances(dtype_list, rtol, atol, path, precisions=None) -> tuple:
     if (rtol is None) ^ (atol is None):
-        raise _Failure(ValueError, "Both 'rtol' and 'atol' must be either specified or omitted, "
-                       f"but got no {'rtol' if rtol is None else 'atol'}.", path)
+        raise ErrorMeta(ValueError, "Both 'rtol' and 'atol' must be either specified or omitted, "
+                        f"but got no {'rtol' if rtol is None else 'atol'}.", id=path)
     if rtol is not None:
         return rtol, atol
     table = precisions or _DTYPE_PRECISIONS
@@ -126,143 +131,292 @@ def _tensor_message(actual: np.ndarray, expected: np.ndarray, matches: np.ndarra
                              atol, rel_diff[rel_at].item(), unravel(rel_at), rtol)
 
 
-# ---- the kinds of pairs ---------------------------------------------------------------------
-
-def _none_pair(actual, expected, path, options):
-    if not (actual is None or expected is None):
-        raise _Unsupported
-    if not (actual is None and expected is None):
-        raise _Failure(AssertionError, f"None mismatch: {actual} is not {expected}", path)
+def get_tolerances(*inputs, rtol, atol, id: tuple = ()) -> tuple:  # noqa: A002
+    """The (rtol, atol) for inputs (tensors or dtypes): the given pair, or the greatest of
+    torch's defaults for their dtypes."""
+    kinds = [value.dtype if isinstance(value, Tensor) else value for value in inputs]
+    return _tolerances(kinds, rtol, atol, id)
 
 
-def _boolean_pair(actual, expected, path, options):
-    kinds = (bool, np.bool_)
-    if not (isinstance(actual, kinds) and isinstance(expected, kinds)):
-        raise _Unsupported
-    actual, expected = bool(actual), bool(expected)
-    if actual is not expected:
-        raise _Failure(AssertionError, f"Booleans mismatch: {actual} is not {expected}", path)
+# ---- the kinds of pairs (torch's classes, which libraries subclass: torchvision's ImagePair) --
+
+class Pair(abc.ABC):
+    """Two leaves to compare: `compare()` raises an ErrorMeta (`_fail`) where they differ; the
+    constructor raises UnsupportedInputs (`_inputs_not_supported`) for inputs it does not
+    take, and the next pair type is tried."""
+
+    def __init__(self, actual, expected, *, id: tuple = (), **unknown_parameters):  # noqa: A002
+        self.actual, self.expected, self.id = actual, expected, id
+        self._unknown_parameters = unknown_parameters
+
+    @staticmethod
+    def _inputs_not_supported():
+        raise UnsupportedInputs
+
+    @staticmethod
+    def _check_inputs_isinstance(*inputs, cls):
+        if not all(isinstance(value, cls) for value in inputs):
+            Pair._inputs_not_supported()
+
+    def _fail(self, type: type, msg: str, *, id: tuple = ()):  # noqa: A002
+        raise ErrorMeta(type, msg, id=self.id if not id and hasattr(self, "id") else id)
+
+    @abc.abstractmethod
+    def compare(self) -> None:
+        """Raise through `_fail` where actual and expected differ."""
+
+    def extra_repr(self) -> list:
+        return []
+
+    def __repr__(self) -> str:
+        fields = [("id", self.id), ("actual", self.actual), ("expected", self.expected),
+                  *[(name, getattr(self, name)) if isinstance(name, str) else name
+                    for name in self.extra_repr()]]
+        body = ",\n".join(f"    {name}={value!s}," for name, value in fields)
+        return f"{type(self).__name__}(\n{body}\n)"
 
 
-def _number_pair(actual, expected, path, options):
-    kinds = (int, float, complex, np.number)
-    if not (isinstance(actual, kinds) and isinstance(expected, kinds)):
-        raise _Unsupported
-    actual, expected = (value.item() if isinstance(value, np.number) else value
-                        for value in (actual, expected))
-    rtol, atol = _tolerances([_NUMBER_DTYPES.get(type(value), dtypes.float64)
-                              for value in (actual, expected)],
-                             options["rtol"], options["atol"], path)
-    if options["check_dtype"] and type(actual) is not type(expected):
-        raise _Failure(AssertionError, f"The (d)types do not match: {type(actual)} != "
-                       f"{type(expected)}.", path)
-    if actual == expected:
-        return
-    if options["equal_nan"] and cmath.isnan(actual) and cmath.isnan(expected):
-        return
-    abs_diff = abs(actual - expected)
-    if cmath.isfinite(abs_diff) and abs_diff <= atol + rtol * abs(expected):
-        return
-    raise _Failure(AssertionError, _scalar_message(actual, expected, rtol, atol), path)
+class ObjectPair(Pair):
+    """Any two objects, compared by `==`."""
+
+    def compare(self) -> None:
+        try:
+            equal = self.actual == self.expected
+        except Exception as error:
+            raise ErrorMeta(ValueError, f"{self.actual} == {self.expected} failed with:\n"
+                            f"{error}.", id=self.id) from error
+        if not equal:
+            self._fail(AssertionError, f"{self.actual} != {self.expected}")
 
 
-def _tensor_of(value):
-    if isinstance(value, Tensor):
-        return value
-    try:
-        return as_tensor(value)
-    except Exception:
-        raise _Unsupported from None
+class NonePair(Pair):
+    """Inputs of which one is None: both must be."""
+
+    def __init__(self, actual, expected, **other_parameters):
+        if not (actual is None or expected is None):
+            self._inputs_not_supported()
+        super().__init__(actual, expected, **other_parameters)
+
+    def compare(self) -> None:
+        if not (self.actual is None and self.expected is None):
+            self._fail(AssertionError, f"None mismatch: {self.actual} is not {self.expected}")
 
 
-def _tensor_pair(actual, expected, path, options):
-    if not (isinstance(actual, type(expected)) or isinstance(expected, type(actual))):
-        raise _Unsupported
-    if not options["allow_subclasses"] and type(actual) is not type(expected):
-        raise _Unsupported
-    actual, expected = _tensor_of(actual), _tensor_of(expected)
-    rtol, atol = _tolerances([actual.dtype, expected.dtype], options["rtol"], options["atol"],
-                             path)
+class BooleanPair(Pair):
+    """Python and NumPy booleans."""
 
-    def mismatch(name, mine, theirs):
-        raise _Failure(AssertionError, f"The values for attribute '{name}' do not match: "
-                       f"{mine} != {theirs}.", path)
+    def __init__(self, actual, expected, *, id: tuple = (), **other_parameters):  # noqa: A002
+        self._check_inputs_isinstance(actual, expected, cls=self._supported_types)
+        super().__init__(bool(actual), bool(expected), id=id, **other_parameters)
 
-    if actual.shape != expected.shape:
-        mismatch("shape", actual.shape, expected.shape)
-    if options["check_stride"] and actual.stride() != expected.stride():
-        mismatch("stride()", actual.stride(), expected.stride())
-    if options["check_device"] and actual.device != expected.device:
-        mismatch("device", actual.device, expected.device)
-    if options["check_dtype"] and actual.dtype is not expected.dtype:
-        mismatch("dtype", _dtype_text(actual.dtype), _dtype_text(expected.dtype))
-    if "meta" in (actual.device.type, expected.device.type):
-        return
-    actual, expected = actual.detach(), expected.detach()
-    if actual.device != expected.device:
-        actual, expected = actual.cpu(), expected.cpu()
-    if actual.dtype is not expected.dtype:
-        common = promote_types(actual.dtype, expected.dtype)
-        actual, expected = actual.to(common), expected.to(common)
-    matches = isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=options["equal_nan"])
-    matched = matches.cpu().numpy()
-    if matched.all():
-        return
-    mine, theirs = actual.cpu(), expected.cpu()
-    if mine.dtype is dtypes.bfloat16:
-        mine, theirs = mine.float(), theirs.float()
-    if actual.ndim == 0:
-        message = _scalar_message(mine.item(), theirs.item(), rtol, atol)
-    else:
-        message = _tensor_message(mine.numpy(), theirs.numpy(), matched, rtol, atol)
-    raise _Failure(AssertionError, message, path)
+    @property
+    def _supported_types(self) -> tuple:
+        return (bool, np.bool_)
+
+    def compare(self) -> None:
+        if self.actual is not self.expected:
+            self._fail(AssertionError,
+                       f"Booleans mismatch: {self.actual} is not {self.expected}")
 
 
-def _object_pair(actual, expected, path, options):
-    try:
-        equal = actual == expected
-    except Exception as error:
-        raise _Failure(ValueError, f"{actual} == {expected} failed with:\n{error}.",
-                       path) from error
-    if not equal:
-        raise _Failure(AssertionError, f"{actual} != {expected}", path)
+class NumberPair(Pair):
+    """Python and NumPy numbers, close within torch's tolerances of their types (int64,
+    float64, complex128)."""
+
+    _TYPE_TO_DTYPE = {int: dtypes.int64, float: dtypes.float64, complex: dtypes.complex128}
+    _NUMBER_TYPES = (int, float, complex)
+
+    def __init__(self, actual, expected, *, id: tuple = (), rtol=None, atol=None,  # noqa: A002
+                 equal_nan: bool = False, check_dtype: bool = False, **other_parameters):
+        self._check_inputs_isinstance(actual, expected, cls=(*self._NUMBER_TYPES, np.number))
+        actual, expected = (value.item() if isinstance(value, np.number) else value
+                            for value in (actual, expected))
+        super().__init__(actual, expected, id=id, **other_parameters)
+        self.rtol, self.atol = _tolerances(
+            [self._TYPE_TO_DTYPE.get(type(value), dtypes.float64) for value in (actual, expected)],
+            rtol, atol, id)
+        self.equal_nan, self.check_dtype = equal_nan, check_dtype
+
+    def compare(self) -> None:
+        actual, expected = self.actual, self.expected
+        if self.check_dtype and type(actual) is not type(expected):
+            self._fail(AssertionError, f"The (d)types do not match: {type(actual)} != "
+                       f"{type(expected)}.")
+        if actual == expected:
+            return
+        if self.equal_nan and cmath.isnan(actual) and cmath.isnan(expected):
+            return
+        abs_diff = abs(actual - expected)
+        if cmath.isfinite(abs_diff) and abs_diff <= self.atol + self.rtol * abs(expected):
+            return
+        self._fail(AssertionError, _scalar_message(actual, expected, self.rtol, self.atol))
+
+    def extra_repr(self) -> list:
+        return ["rtol", "atol", "equal_nan", "check_dtype"]
 
 
-_PAIRS = (_none_pair, _boolean_pair, _number_pair, _tensor_pair)
+class TensorLikePair(Pair):
+    """Tensors, and what `as_tensor` makes one of (NumPy arrays, nested lists of numbers):
+    their attributes (shape, layout, strides, device, dtype) as checked, then their values
+    close within the tolerances."""
+
+    def __init__(self, actual, expected, *, id: tuple = (), allow_subclasses: bool = True,  # noqa: A002
+                 rtol=None, atol=None, equal_nan: bool = False, check_device: bool = True,
+                 check_dtype: bool = True, check_layout: bool = True,
+                 check_stride: bool = False, **other_parameters):
+        actual, expected = self._process_inputs(actual, expected, id=id,
+                                                allow_subclasses=allow_subclasses)
+        super().__init__(actual, expected, id=id, **other_parameters)
+        self.rtol, self.atol = _tolerances([actual.dtype, expected.dtype], rtol, atol, id)
+        self.equal_nan, self.check_device, self.check_dtype = equal_nan, check_device, \
+            check_dtype
+        self.check_layout, self.check_stride = check_layout, check_stride
+
+    def _process_inputs(self, actual, expected, *, id, allow_subclasses):  # noqa: A002
+        related = isinstance(actual, type(expected)) or isinstance(expected, type(actual))
+        if not related or not allow_subclasses and type(actual) is not type(expected):
+            self._inputs_not_supported()
+        return self._to_tensor(actual), self._to_tensor(expected)
+
+    def _to_tensor(self, tensor_like) -> Tensor:
+        if isinstance(tensor_like, Tensor):
+            return tensor_like
+        try:
+            return as_tensor(tensor_like)
+        except Exception:
+            self._inputs_not_supported()
+
+    def compare(self) -> None:
+        actual, expected = self.actual, self.expected
+        self._compare_attributes(actual, expected)
+        if "meta" in (actual.device.type, expected.device.type):
+            return
+        actual, expected = self._equalize_attributes(actual, expected)
+        self._compare_values(actual, expected)
+
+    def _compare_attributes(self, actual, expected) -> None:
+        def mismatch(name, mine, theirs):
+            self._fail(AssertionError, f"The values for attribute '{name}' do not match: "
+                       f"{mine} != {theirs}.")
+
+        if actual.shape != expected.shape:
+            mismatch("shape", actual.shape, expected.shape)
+        if self.check_layout and actual.layout != expected.layout:
+            mismatch("layout", actual.layout, expected.layout)
+        elif self.check_stride and actual.stride() != expected.stride():
+            mismatch("stride()", actual.stride(), expected.stride())
+        if self.check_device and actual.device != expected.device:
+            mismatch("device", actual.device, expected.device)
+        if self.check_dtype and actual.dtype is not expected.dtype:
+            mismatch("dtype", _dtype_text(actual.dtype), _dtype_text(expected.dtype))
+
+    def _equalize_attributes(self, actual, expected) -> tuple:
+        """Both on the CPU where their devices differ, in their promoted dtype where their
+        dtypes do, and dense where their layouts do."""
+        actual, expected = actual.detach(), expected.detach()
+        if actual.device != expected.device:
+            actual, expected = actual.cpu(), expected.cpu()
+        if actual.dtype is not expected.dtype:
+            common = promote_types(actual.dtype, expected.dtype)
+            actual, expected = actual.to(common), expected.to(common)
+        if actual.layout != expected.layout:
+            actual, expected = (value.to_dense() if value.layout.name != "strided" else value
+                                for value in (actual, expected))
+        return actual, expected
+
+    def _compare_values(self, actual, expected) -> None:
+        if actual.layout.name != "strided":
+            actual, expected = actual.to_dense(), expected.to_dense()
+        self._compare_regular_values_close(actual, expected, rtol=self.rtol, atol=self.atol,
+                                           equal_nan=self.equal_nan)
+
+    def _compare_regular_values_close(self, actual, expected, *, rtol, atol,
+                                      equal_nan: bool, identifier=None) -> None:
+        matches = isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan)
+        matched = matches.cpu().numpy()
+        if matched.all():
+            return
+        mine, theirs = actual.cpu(), expected.cpu()
+        if mine.dtype is dtypes.bfloat16:
+            mine, theirs = mine.float(), theirs.float()
+        if actual.ndim == 0:
+            message = _scalar_message(mine.item(), theirs.item(), rtol, atol)
+        else:
+            message = _tensor_message(mine.numpy(), theirs.numpy(), matched, rtol, atol)
+        if identifier is not None:
+            message = message.replace("Tensor-likes", identifier, 1).replace(
+                "Scalars", identifier, 1)
+        self._fail(AssertionError, message)
+
+    def extra_repr(self) -> list:
+        return ["rtol", "atol", "equal_nan", "check_device", "check_dtype", "check_layout",
+                "check_stride"]
 
 
-def _compare(actual, expected, path: tuple, options: dict, pairs) -> None:
-    sequences, mappings = collections.abc.Sequence, collections.abc.Mapping
-    if isinstance(actual, sequences) and not isinstance(actual, str) and \
-            isinstance(expected, sequences) and not isinstance(expected, str):
+def originate_pairs(actual, expected, *, pair_types, sequence_types=(collections.abc.Sequence,),
+                    mapping_types=(collections.abc.Mapping,), id: tuple = (),  # noqa: A002
+                    **options) -> list:
+    """The pairs of leaves of actual and expected, walked together through sequences and
+    mappings, each made by the first of `pair_types` that takes it (torch's
+    originate_pairs); an ErrorMeta where the structures differ or no type takes a pair."""
+    if isinstance(actual, sequence_types) and not isinstance(actual, str) and \
+            isinstance(expected, sequence_types) and not isinstance(expected, str):
         if len(actual) != len(expected):
-            raise _Failure(AssertionError, f"The length of the sequences mismatch: "
-                           f"{len(actual)} != {len(expected)}", path)
+            raise ErrorMeta(AssertionError, f"The length of the sequences mismatch: "
+                            f"{len(actual)} != {len(expected)}", id=id)
+        pairs = []
         for index in range(len(actual)):
-            _compare(actual[index], expected[index], (*path, index), options, pairs)
-        return
-    if isinstance(actual, mappings) and isinstance(expected, mappings):
+            pairs.extend(originate_pairs(
+                actual[index], expected[index], pair_types=pair_types,
+                sequence_types=sequence_types, mapping_types=mapping_types,
+                id=(*id, index), **options))
+        return pairs
+    if isinstance(actual, mapping_types) and isinstance(expected, mapping_types):
         actual_keys, expected_keys = set(actual.keys()), set(expected.keys())
         if actual_keys != expected_keys:
-            raise _Failure(AssertionError, (
+            raise ErrorMeta(AssertionError, (
                 "The keys of the mappings do not match:\n"
                 f"Missing keys in the actual mapping: {sorted(expected_keys - actual_keys)}\n"
                 "Additional keys in the actual mapping: "
-                f"{sorted(actual_keys - expected_keys)}"), path)
+                f"{sorted(actual_keys - expected_keys)}"), id=id)
         keys = actual_keys
         with contextlib.suppress(Exception):
             keys = sorted(keys)
+        pairs = []
         for key in keys:
-            _compare(actual[key], expected[key], (*path, key), options, pairs)
-        return
+            pairs.extend(originate_pairs(
+                actual[key], expected[key], pair_types=pair_types,
+                sequence_types=sequence_types, mapping_types=mapping_types, id=(*id, key),
+                **options))
+        return pairs
+    for pair_type in pair_types:
+        try:
+            return [pair_type(actual, expected, id=id, **options)]
+        except UnsupportedInputs:
+            continue
+    raise ErrorMeta(TypeError, f"No comparison pair was able to handle inputs of type "
+                    f"{type(actual)} and {type(expected)}.", id=id)
+
+
+def not_close_error_metas(actual, expected, pair_types=(ObjectPair,),
+                          sequence_types=(collections.abc.Sequence,),
+                          mapping_types=(collections.abc.Mapping,), **options) -> list:
+    """The ErrorMetas of the pairs that are not close (torch's not_close_error_metas): a
+    structural mismatch raises its error at once; assert_close raises the first."""
+    __tracebackhide__ = True
+    try:
+        pairs = originate_pairs(actual, expected, pair_types=pair_types,
+                                sequence_types=sequence_types, mapping_types=mapping_types,
+                                **options)
+    except ErrorMeta as error_meta:
+        raise error_meta.to_error() from None
+    error_metas = []
     for pair in pairs:
         try:
-            pair(actual, expected, path, options)
-            return
-        except _Unsupported:
-            continue
-    raise _Failure(TypeError, f"No comparison pair was able to handle inputs of type "
-                   f"{type(actual)} and {type(expected)}.", path)
+            pair.compare()
+        except ErrorMeta as error_meta:
+            error_metas.append(error_meta)
+    return error_metas
 
 
 def assert_close(actual, expected, *, allow_subclasses: bool = True, rtol=None, atol=None,
@@ -288,14 +442,13 @@ def assert_close(actual, expected, *, allow_subclasses: bool = True, rtol=None, 
     Greatest relative difference: 0.20000000298023224 at index (1,) (up to 1.3e-06 allowed)
     """
     __tracebackhide__ = True
-    options = {"allow_subclasses": allow_subclasses, "rtol": rtol, "atol": atol,
-               "equal_nan": equal_nan, "check_device": check_device,
-               "check_dtype": check_dtype, "check_layout": check_layout,
-               "check_stride": check_stride}
-    try:
-        _compare(actual, expected, (), options, _PAIRS)
-    except _Failure as failure:
-        raise failure.error(msg) from None
+    error_metas = not_close_error_metas(
+        actual, expected, pair_types=(NonePair, BooleanPair, NumberPair, TensorLikePair),
+        allow_subclasses=allow_subclasses, rtol=rtol, atol=atol, equal_nan=equal_nan,
+        check_device=check_device, check_dtype=check_dtype, check_layout=check_layout,
+        check_stride=check_stride)
+    if error_metas:
+        raise error_metas[0].to_error(msg)
 
 
 def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan: bool = True,

@@ -194,9 +194,9 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
             if owner is None:
                 continue  # made by the traced call itself: nothing else can reach it
             path, display, owning = owner
-            held = guards.constant(tensor._payload, 'A', f'<the storage of {display}>')
+            storage = guards.constant(tensor._payload, 'A', f'<the storage of {display}>')
             guards.require(f"$ is {guards.constant(owning, 'T', display)} and $._payload is "
-                           f"{held}",
+                           f"{storage}",
                            f"{display} is another tensor, or holds another storage, than when "
                            "traced", path, display)
             continue

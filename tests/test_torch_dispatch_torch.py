@@ -251,3 +251,40 @@ def test_refused_where_it_would_be_silently_wrong():
         assert ("aten.select.int", ("Wrapped", 0, 0), []) in log
     finally:
         torch_function.deactivate()
+
+
+def test_files_of_wrapper_subclasses_cross_between_torch_and_autojit():
+    """A wrapper subclass's instance saved by one framework loads in the other (torch's
+    _rebuild_wrapper_subclass and _rebuild_from_type_v2), with its attributes."""
+    import sys
+
+    from autojit.tensor.torch_function import disabled_torch_function_impl
+
+    module = sys.modules[__name__]
+
+    def make(lib, disabled):
+        Wrapped, _ = _wrapper_class(lib, disabled)
+        Wrapped.__qualname__ = "Wrapped"
+        module.Wrapped = Wrapped
+        x = Wrapped(lib.tensor([[0, 1, 2], [2, 1, 0]]))
+        x.note = (1, "a")
+        return x
+
+    def read(made):
+        return type(made).__name__, made.held.tolist(), made.note, tuple(made.shape)
+
+    try:
+        buffer = io.BytesIO()
+        autojit.save(make(autojit, disabled_torch_function_impl), buffer)
+        make(torch, torch._C._disabled_torch_function_impl)
+        buffer.seek(0)
+        theirs = read(torch.load(buffer, weights_only=False))
+        buffer = io.BytesIO()
+        torch.save(make(torch, torch._C._disabled_torch_function_impl), buffer)
+        make(autojit, disabled_torch_function_impl)
+        buffer.seek(0)
+        mine = read(autojit.load(buffer, weights_only=False))
+    finally:
+        torch_function.deactivate()
+        vars(module).pop("Wrapped", None)
+    assert mine == theirs == ("Wrapped", [[0, 1, 2], [2, 1, 0]], (1, "a"), (2, 3))

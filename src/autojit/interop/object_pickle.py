@@ -21,8 +21,9 @@ from __future__ import annotations
 import io
 import pickle
 
-from ..tensor import dtypes
+from ..tensor import dtypes, torch_dispatch
 from ..tensor.device import device
+from ..tensor.meta import WrapperArray
 from ..tensor.tensor import Size, Tensor
 from .pickle_writer import Call, Global, PersistentId
 
@@ -51,6 +52,8 @@ class _Pickler(pickle._Pickler):
         return obj.value if obj.__class__ is PersistentId else None
 
     def reducer_override(self, obj):
+        if isinstance(obj, Tensor) and obj._payload.__class__ is WrapperArray:
+            return self.wrapper_subclass(obj)
         if isinstance(obj, Tensor) and self.tensors.writes(obj):
             obj = self.tensors.tensor(obj, "the object")
         elif isinstance(obj, device):
@@ -60,6 +63,17 @@ class _Pickler(pickle._Pickler):
         if obj.__class__ is Call:
             return _Function(obj.function.module, obj.function.name), obj.args
         return NotImplemented
+
+    def wrapper_subclass(self, obj):
+        """An instance of a __torch_dispatch__ wrapper subclass, in torch's words: its class,
+        declared metadata and attributes (which hold its data), so that torch.load reads it."""
+        _, (_, cls, args, state) = torch_dispatch._reduce_wrapper(obj)
+        _, dtype, size, stride, offset, layout, place, requires_grad = args
+        layout = Call(Global("torch.serialization", "_get_layout"),
+                      (f"torch.{getattr(layout, 'name', 'strided')}",))
+        return _Function("torch._tensor", "_rebuild_from_type_v2"), (
+            Global("torch._utils", "_rebuild_wrapper_subclass"), cls,
+            (cls, dtype, size, stride, offset, layout, place, requires_grad), state)
 
     def save_global_name(self, obj) -> None:
         """A global by its module and name (GLOBAL), looked up by the reader alone."""

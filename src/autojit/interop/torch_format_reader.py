@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..tensor import dtypes, layouts
+from ..tensor import dtypes, layouts, torch_dispatch
 from ..tensor.device import CPU, device, runtime
 from ..tensor.tensor import Size, Tensor
 from . import object_pickle, safe_globals
@@ -116,6 +116,7 @@ class _TorchReader:
             "torch._utils._rebuild_parameter": self.rebuild_parameter,
             "torch._utils._rebuild_parameter_with_state": self.rebuild_parameter,
             "torch._tensor._rebuild_from_type_v2": self.rebuild_from_type,
+            "torch._utils._rebuild_wrapper_subclass": self.rebuild_wrapper_subclass,
             "torch._utils._rebuild_sparse_tensor": _rebuild_sparse,
             "torch.serialization._get_layout": _get_layout,
             "torch.UntypedStorage": _StorageType("uint8"),
@@ -194,7 +195,23 @@ class _TorchReader:
             raise UnpicklingError("autojit.load: a Parameter without a tensor")
         return cls(data, requires_grad=bool(requires_grad))
 
+    def rebuild_wrapper_subclass(self, cls, dtype, size, stride, storage_offset, layout, device,
+                                 requires_grad):
+        """An instance of a __torch_dispatch__ wrapper subclass (torch_geometric's EdgeIndex),
+        before _rebuild_from_type_v2 sets its attributes; its class came through the
+        unpickler's checks (a class declared safe, under weights_only)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)) or \
+                not isinstance(dtype, dtypes.DType):
+            raise UnpicklingError("autojit.load: a wrapper subclass that is not a Tensor "
+                                  "subclass")
+        return torch_dispatch._rebuild_wrapper_subclass(
+            cls, dtype, tuple(size), tuple(stride), storage_offset, layout, device,
+            requires_grad)
+
     def rebuild_from_type(self, function, new_type, args, state):
+        if function == self.rebuild_wrapper_subclass and isinstance(args, tuple) and \
+                isinstance(new_type, type) and issubclass(new_type, Tensor):
+            return torch_dispatch._rebuild_from_type_v2(function, new_type, args, state)
         if function not in (self.rebuild_tensor, self.rebuild_tensor_v2,
                             self.rebuild_tensor_v3, self.rebuild_parameter) or \
                 not isinstance(new_type, _Marker) or not isinstance(args, tuple):

@@ -445,6 +445,11 @@ def _placeholder(segment: _Segment, index: int, entry: SavedTensor, arguments: s
     """What a segment node keeps of one saved entry: the entry itself when it is kept alive
     anyway (an argument, a parameter, a tensor made before the segment), else a
     _RecomputedTensor that holds no data."""
+    if isinstance(entry, _RecomputedTensor):
+        # A checkpoint nested in this one replaced it already: the same autograd identity (an
+        # input's producer, or the node's own output), recomputed by this segment.
+        return _RecomputedTensor(segment, index, entry.is_output, entry.output_nr,
+                                 entry.grad_fn)
     tensor = entry.tensor
     if tensor is None:  # the node's own output
         return _RecomputedTensor(segment, index, True, entry.output_nr, None)

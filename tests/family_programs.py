@@ -14,7 +14,8 @@ ways (`spec["mode"]`):
   the loss, backward, optimizer and scheduler run outside it, as most torch.compile users do.
 
 and made of the drawn features of each family (`FEATURES`: custom autograd Functions with
-mark_dirty and with double backward, global and module hooks, tensor hooks, `.data` writes,
+mark_dirty and with double backward, a gradient penalty through directly nested
+checkpoints, global and module hooks, tensor hooks, `.data` writes,
 torch.func's grad and vmap inside the step, checkpoint under autocast, a Function returning
 and differentiating into tensors a factory made and a copy filled, random draws from
 generators and dropout, schedulers stepped inside the step, GradScaler with non-finite steps,
@@ -50,6 +51,11 @@ _no_bn = lambda spec: spec["model"] in ("mlp", "listdict")  # noqa: E731
 # model's last Linear; {v} a value drawn from VALUES.
 FEATURES = {
     "function_dirty": ("forward", "out = Twice.apply(out.clone())", _step),
+    "nested_checkpoint_penalty": ("loss", "inner = lambda h: checkpoint(lambda k: k.sin() * k, h, "
+                                  "use_reentrant=False)\n"
+                                  "(penalty,) = torch.autograd.grad(checkpoint(inner, out, "
+                                  "use_reentrant=False).sum(), HEAD.weight, create_graph=True)\n"
+                                  "loss = loss + 0.01 * penalty.pow(2).sum()", _step),
     "function_double": ("loss", "(penalty,) = torch.autograd.grad(Cube.apply(out).sum(), "
                         "HEAD.weight, create_graph=True)\n"
                         "loss = loss + 0.01 * penalty.pow(2).sum()", _step),

@@ -112,6 +112,14 @@ CLASSES = {
         "scaler": False, "sched": "none", "features": [["filled_function", None]],
         "calls": [{"rows": 4, "before": [], "inf": False, "no_grad": False},
                   {"rows": 4, "before": [], "inf": False, "no_grad": False}]},
+    # A gradient penalty through a checkpoint whose function is another checkpoint: the outer
+    # segment kept the inner one's saved inputs as its nodes' own outputs, and the second
+    # derivative the penalty's backward takes was wrong, eagerly and compiled.
+    "second derivative through nested checkpoints": {
+        "seed": 3, "model": "mlp", "mode": "step", "opt": "sgd", "grads": "backward",
+        "scaler": False, "sched": "none", "features": [["nested_checkpoint_penalty", None]],
+        "calls": [{"rows": 4, "before": [], "inf": False, "no_grad": False},
+                  {"rows": 4, "before": [], "inf": False, "no_grad": False}]},
 }
 
 

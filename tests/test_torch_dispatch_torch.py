@@ -288,3 +288,17 @@ def test_files_of_wrapper_subclasses_cross_between_torch_and_autojit():
         torch_function.deactivate()
         vars(module).pop("Wrapped", None)
     assert mine == theirs == ("Wrapped", [[0, 1, 2], [2, 1, 0]], (1, "a"), (2, 3))
+
+
+def test_a_dispatching_subclass_holding_its_own_data_is_warned_of():
+    class Holding(autojit.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            raise AssertionError("not called")
+
+    try:
+        with pytest.warns(UserWarning, match="calls for wrapper subclasses only"):
+            x = autojit.ones(2).as_subclass(Holding)
+        assert (x + 1).tolist() == [2.0, 2.0]
+    finally:
+        torch_function.deactivate()

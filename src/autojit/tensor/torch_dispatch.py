@@ -28,6 +28,7 @@ TO_ATEN = None
 ACTIVE = False
 # type -> whether it dispatches (a Tensor subclass defining __torch_dispatch__)
 _KINDS: dict = {}
+_WARNED: set = set()  # the classes warn_not_wrapped warned of
 
 
 def dispatches(kind: type) -> bool:
@@ -41,13 +42,15 @@ def dispatches(kind: type) -> bool:
 
 def dispatching_arguments(values, found=None, nested=True):
     """The values (and, with `nested`, the items of list and tuple values) that are instances
-    of dispatching subclasses, a subclass before its bases, one per type; or None."""
+    of wrapper subclasses (their data a WrapperArray; an instance of a dispatching subclass
+    holding its own data runs autojit's ops, warn_not_wrapped), a subclass before its bases,
+    one per type; or None."""
     for value in values:
         kind = value.__class__
         if kind is list or kind is tuple:
             if nested:
                 found = dispatching_arguments(value, found, False)
-        elif isinstance(value, Tensor) and kind is not Tensor and dispatches(kind):
+        elif isinstance(value, Tensor) and value._payload.__class__ is WrapperArray:
             if found is None:
                 found = [value]
             elif all(other.__class__ is not kind for other in found):
@@ -91,7 +94,7 @@ def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_
     if place.type == "cuda" and place.index is None:
         place = _device("cuda", 0)
     ACTIVE = True
-    Tensor._arm_subclass(cls)
+    Tensor._arm_subclass(cls, True)
     made = object.__new__(cls)
     made._init(WrapperArray(size, dtype.numpy, strides, place, layout), dtype)
     if requires_grad:
@@ -110,6 +113,21 @@ def refuse_grad(cls) -> None:
 
 
 Tensor._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)
+
+
+def warn_not_wrapped(cls) -> None:
+    """An instance of a subclass defining __torch_dispatch__ that holds its own data
+    (as_subclass, _make_subclass, its constructor): autojit calls the handler of wrapper
+    subclasses only, so this one's ops run as a plain subclass's (warned once per class)."""
+    if cls in _WARNED:
+        return
+    _WARNED.add(cls)
+    import warnings
+
+    warnings.warn(f"autojit: {cls.__name__} defines __torch_dispatch__, which autojit calls "
+                  "for wrapper subclasses only (made by Tensor._make_wrapper_subclass); this "
+                  "instance holds its own data, and its ops run as a plain Tensor subclass's, "
+                  "without the handler", UserWarning, stacklevel=3)
 
 
 def _reduce_wrapper(self, protocol=2):

@@ -366,11 +366,14 @@ def late(value, name: str, prefix: str, python: bool = False):
     return _function_wrapper(value, prefix + name, python, False)
 
 
-def arm(kind: type) -> None:
-    """Called where an instance of a Tensor subclass is made: the first whose type overrides
-    the protocol switches it on."""
-    if not ACTIVE and (overrides(kind) or torch_dispatch.dispatches(kind)):
+def arm(kind: type, wrapper: bool = False) -> None:
+    """Called where an instance of a Tensor subclass is made (`wrapper`: by
+    _make_wrapper_subclass): the first whose type overrides the protocol switches it on."""
+    dispatching = torch_dispatch.dispatches(kind)
+    if not ACTIVE and (dispatching or overrides(kind)):
         activate()
+    if dispatching and not wrapper:
+        torch_dispatch.warn_not_wrapped(kind)
 
 
 Tensor._arm_subclass = staticmethod(arm)  # Tensor.__new__ of a subclass (tensor.py)

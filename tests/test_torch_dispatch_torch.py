@@ -87,6 +87,8 @@ _CASES = {
     "long_is_self": lambda lib, x, i: x.long() is x,
     "to_int32": lambda lib, x, i: x.to(lib.int32),
     "float": lambda lib, x, i: x.float(),
+    "to_copy_flag": lambda lib, x, i: x.to(lib.int64, False, True),
+    "to_same": lambda lib, x, i: x.to("cpu", lib.int64) is x,
     "add_number": lambda lib, x, i: x + 1,
     "add": lambda lib, x, i: x + x,
     "radd": lambda lib, x, i: 1 + x,

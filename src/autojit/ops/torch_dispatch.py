@@ -61,17 +61,20 @@ def _to(self, *args, **kwargs):
     copy = kwargs.pop("copy", False)
     memory_format = kwargs.pop("memory_format", None)
     kwargs.pop("non_blocking", None)
+    flags = []  # positional (non_blocking, copy), after the device or dtype
     for arg in args:
-        if isinstance(arg, Tensor):
+        if isinstance(arg, bool):
+            flags.append(arg)
+        elif isinstance(arg, Tensor):
             dtype, device = arg.dtype, arg.device
         elif isinstance(arg, dtypes.DType):
             dtype = arg
         elif isinstance(arg, (str, int, _device)):
             device = arg
-        elif isinstance(arg, bool):
-            copy = arg
+    if len(flags) > 1:
+        copy = flags[1]
     options = {}
-    if dtype is not None and dtype != self.dtype:
+    if dtype is not None and (dtype != self.dtype or copy):
         options["dtype"] = dtype
     if device is not None:
         device = _device(device)

@@ -16,7 +16,10 @@ ways (`spec["mode"]`):
 and made of the drawn features of each family (`FEATURES`: custom autograd Functions with
 mark_dirty and with double backward, a gradient penalty through directly nested
 checkpoints, global and module hooks, tensor hooks, `.data` writes,
-torch.func's grad and vmap inside the step, checkpoint under autocast, a Function returning
+torch.func's grad and vmap inside the step, checkpoint under autocast, a running-statistics
+object or dict passed to the step (its tensors written in place, one assigned, the object
+returned; a new one drawn between calls, as a generation loop hands a new cache to each
+call), a Function returning
 and differentiating into tensors a factory made and a copy filled, random draws from
 generators and dropout, schedulers stepped inside the step, GradScaler with non-finite steps,
 parametrizations), with drawn changes of the program's state between calls (`MUTATIONS`: the
@@ -104,17 +107,26 @@ FEATURES = {
                     _step),
     "history": ("end", "history.append(loss.item())", _step),
     "history_tensor": ("end", "history.append(loss)", _step),
+    # `stats` is an argument of the step (see _step_source), returned with the loss: a
+    # Stats object, or a dict of the same tensors
+    "stats_object": ("end", "stats.total.add_(loss.detach())\nstats.count.add_(1)\n"
+                     "stats.last = loss.detach() * {v}", _step),
+    "stats_dict": ("end", 'stats["total"].add_(loss.detach())\nstats["count"].add_(1)\n'
+                   'stats["last"] = loss.detach() * {v}', _step),
 }
 VALUES = {"tensor_hook": (0.5, 2.0), "view_hook": (0.5, 3.0), "written_view_hook": (0.5, 2.0),
           "data_assign": (0.5, 0.9), "data_inplace": (0.3, 1.0),
           "vector_write": (0.9, 1.01), "checkpoint": (False, True),
           "autocast_checkpoint": (False, True), "dropout": (0.25, 0.5),
-          "item_branch": (0.1, 1.0)}
+          "item_branch": (0.1, 1.0), "stats_object": (1.0, 2.0),
+          "stats_dict": (1.0, 2.0)}
 # The features that make a program's values differ from torch's: random draws (another
 # generator) and bfloat16 (another rounding). Such programs are compared eager with compiled.
 NOT_TORCH = {"generator_noise", "global_noise", "dropout", "autocast_checkpoint"}
 
 _listdict = lambda spec: spec["model"] == "listdict"  # noqa: E731
+_has_stats = lambda spec: bool({"stats_object", "stats_dict"} & {  # noqa: E731
+    name for name, _ in spec["features"]})
 _has_gen = lambda spec: "generator_noise" in [name for name, _ in spec["features"]]  # noqa: E731
 MUTATIONS = {
     "lr": ('opt.param_groups[0]["lr"] = {v}', lambda spec: spec["sched"] == "none"),
@@ -130,6 +142,7 @@ MUTATIONS = {
     "reseed": ("GEN.manual_seed({v})", _has_gen),
     "append_block": ("inner.blocks.append(fresh_linear(6, 6, {v}))", _listdict),
     "pop_block": ("if len(inner.blocks) > 1:\n    del inner.blocks[-1]", _listdict),
+    "fresh_stats": ("stats = new_stats()", lambda spec: _has_stats(spec)),
     "switch_head": ('inner.head_name = "b" if inner.head_name == "a" else "a"', _listdict),
     "replace_head": ('inner.heads["b"] = fresh_linear(6, 6, {v})', _listdict),
     "add_head": ('inner.heads["c"] = fresh_linear(6, 6, {v})\ninner.head_name = "c"',
@@ -216,6 +229,15 @@ def fill(module, seed):
         for name, p in sorted(module.named_parameters()):
             p.copy_(torch.tensor(rng.uniform(-0.6, 0.6, tuple(p.shape)), dtype=DTYPE))
     return module
+
+
+class Stats:
+    """Running statistics a step is handed (as a generation loop hands its cache)."""
+
+    def __init__(self):
+        self.total = torch.zeros((), dtype=DTYPE)
+        self.count = torch.zeros((), dtype=torch.int64)
+        self.last = torch.zeros((), dtype=DTYPE)
 
 
 def fresh_linear(inputs, outputs, seed):
@@ -446,6 +468,9 @@ def _step_source(spec: dict) -> str:
     body += _lines(spec, "loss")
     body += _gradients(spec) + _optimizer_step(spec) + _lines(spec, "after") + \
         _lines(spec, "end")
+    if _has_stats(spec):
+        body.append("return loss.detach(), stats")
+        return "def step(x, y, stats):\n" + _indent("\n".join(body), 4)
     body.append("return loss.detach()")
     return "def step(x, y):\n" + _indent("\n".join(body), 4)
 
@@ -460,7 +485,7 @@ def _call_source(spec: dict, index: int, call: dict) -> str:
     lines.append(f"x, y = batch({call['rows']}, {spec['seed'] * 10 + index}, {image})")
     if call["inf"]:
         lines.append("x = x * float('inf')")
-    call_line = "out = step(x, y)"
+    call_line = "out = step(x, y, stats)" if _has_stats(spec) else "out = step(x, y)"
     if call["no_grad"]:
         call_line = "with torch.no_grad():\n    out = model(x).sum()"
     lines += ["try:", _indent(call_line, 4), "except Exception as error:", "    out = error",
@@ -479,6 +504,10 @@ def render(spec: dict) -> str:
     if spec["scaler"]:
         parts.append('scaler = torch.amp.GradScaler("cpu", init_scale=256.0)')
     parts += _lines(spec, "setup")
+    if _has_stats(spec):
+        in_dict = "stats_dict" in [name for name, _ in spec["features"]]
+        parts.append("new_stats = (lambda: dict(vars(Stats()))) if " + repr(in_dict) +
+                     " else Stats\nstats = new_stats()")
     parts.append("\n\n" + _step_source(spec) + "\n\n")
     if spec["mode"] == "step":
         parts.append("step = WRAP(step)")

@@ -113,6 +113,10 @@ def observe(namespace: dict, out, last_grads: dict) -> dict:
         seen["scale"] = scaler.get_scale()
     for name in ("counts", "history", "errors"):
         seen[name] = plain(namespace[name])
+    stats = namespace.get("stats")
+    if stats is not None:  # the step's statistics object, and whether it returned that one
+        seen["stats"] = plain(stats if isinstance(stats, dict) else vars(stats))
+        seen["returned stats"] = isinstance(out, tuple) and out[1] is stats
     return seen
 
 

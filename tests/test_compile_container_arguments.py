@@ -353,3 +353,160 @@ def test_a_tensor_requiring_grad_passed_twice():
             yield f(weight, weight)
 
     check(program)
+
+
+# ---- tensors in the attributes of plain objects: a cache passed to each call ----------------
+
+class _Layer:
+    def __init__(self, lib):
+        self.keys = lib.zeros(2, 4, 3)
+        self.count = lib.zeros((), dtype=lib.int64)
+        self.scale = lib.ones(3)
+
+
+class _Cache:
+    def __init__(self, lib, layers=2):
+        self.layers = [_Layer(lib) for _ in range(layers)]
+
+
+def _decode(lib, weight, assign_scale=False):
+    def step(x, cache, position):
+        out = x
+        for layer in cache.layers:
+            layer.keys.index_copy_(1, position, out @ weight)
+            layer.count.add_(1)
+            if assign_scale:
+                layer.scale = layer.scale * 1.5  # a new tensor put in the object
+            else:
+                layer.scale.mul_(1.5)
+            out = layer.keys.sum(1, keepdim=True) * layer.scale + out
+        return out, cache.layers[0].keys
+    return step
+
+
+@pytest.mark.parametrize("assign_scale", [False, True])
+def test_a_new_cache_object_each_generation_keeps_one_executable(assign_scale):
+    """A generation loop's cache (its layers' keys written in place at a position) is a new
+    object with new tensors for each generation: read where the call finds them, as torch.compile
+    makes them graph inputs, not one trace per cache."""
+    def program(lib, wrap):
+        weight = tensor(lib, W.T @ W)
+        f = wrap(_decode(lib, weight, assign_scale))
+        for generation in range(3):
+            cache = _Cache(lib)
+            for position in range(3):
+                x = tensor(lib, X[:, None, :] * (generation + 1) - position)
+                out, keys = f(x, cache, lib.tensor([position]))
+                yield out
+                yield keys is cache.layers[0].keys  # the cache's own tensor, not a copy
+                yield cache.layers[1].keys, cache.layers[1].scale
+                yield cache.layers[1].count.item()
+                yield type(cache.layers[1].scale) is type(weight)  # no stand-in left there
+
+    compiled = check(program, [1])
+    assert _stats(compiled[0]).traces == 1
+
+
+def test_a_cache_of_another_shape_traces_again_and_says_where():
+    step = autojit.compile(_decode(autojit, autojit.tensor(W.T @ W)))
+    x = autojit.tensor(X[:, None, :])
+    step(x, _Cache(autojit), autojit.tensor([0]))
+    cache = _Cache(autojit)
+    cache.layers[1].keys = autojit.zeros(2, 5, 3)
+    step(x, cache, autojit.tensor([0]))
+    assert step.stats().traces == 2
+    assert "args[1].layers[1].keys" in step._last_failure
+
+
+def test_an_object_reached_twice_and_a_parameter_it_holds_stay_captured():
+    """A tensor that requires grad in an object stays the object's own (its .grad and an
+    optimizer see that tensor); an object held twice (a cycle) is guarded by identity, as
+    before: each new one traces again, and every result is eager's."""
+    def program(lib, wrap):
+        class Holder:
+            def __init__(self, scale):
+                self.weight = tensor(lib, W * scale, requires_grad=True)
+                self.offset = tensor(lib, X * scale)
+                self.me = self
+
+        def loss(holder, x):
+            value = ((x * holder.weight + holder.me.offset) ** 2).sum()
+            value.backward()
+            return value.detach()
+
+        f = wrap(loss)
+        for scale in (1.0, 2.0):
+            holder = Holder(scale)
+            for step in range(2):
+                yield f(holder, tensor(lib, X + step))
+                yield holder.weight.grad
+
+    compiled = check(program)
+    assert _stats(compiled[0]).traces == 4  # per holder: before and after its first .grad
+
+
+def test_modules_and_optimizers_are_not_looked_into():
+    from autojit.compiler.nested_arguments import flatten
+
+    model = autojit.nn.BatchNorm1d(3)
+    optimizer = autojit.optim.SGD(model.parameters(), lr=0.1)
+    args = (model, optimizer, autojit.ones(2, 3))
+    assert flatten(args) is args
+    holder = type("Holder", (), {})()
+    holder.state = autojit.ones(3)
+    flat = flatten((holder,))
+    assert len(flat) == 2 and flat[1] is holder.state
+
+
+# ---- objects returned as they are: each call's own, not the first call's ---------------------
+
+@pytest.mark.parametrize("form", ["dict", "list", "object"])
+def test_a_returned_argument_is_this_calls_argument(form):
+    """`return batch` (or a cache object a decoding step hands back): the traced call's
+    object was returned on every later call, so the next step read the first call's cache."""
+    def program(lib, wrap):
+        def step(holder):
+            if form == "object":
+                return holder.value * 2, holder
+            value = holder["v"] if form == "dict" else holder[0]
+            return value * 2, holder
+
+        f = wrap(step)
+        holder_class = type("Holder", (), {})
+        for scale in (1.0, 2.0, 3.0):
+            value = tensor(lib, X * scale)
+            if form == "object":
+                holder = holder_class()
+                holder.value = value
+            else:
+                holder = {"v": value} if form == "dict" else [value]
+            doubled, returned = f(holder)
+            yield doubled
+            yield returned is holder
+
+    compiled = check(program, [1])
+    assert _stats(compiled[0]).traces == 1
+
+
+RETURNED = None
+
+
+def test_a_returned_global_rebound_between_calls_is_the_current_one():
+    global RETURNED
+    shared = autojit.ones(2)
+    RETURNED = [shared]
+    f = autojit.compile(lambda: (RETURNED[0] * 2, RETURNED))
+    f()
+    RETURNED = [shared]  # another list holding the same tensor
+    doubled, returned = f()
+    assert returned is RETURNED and doubled.tolist() == [2.0, 2.0]
+
+    class State:
+        pass
+
+    state = State()
+    state.items = [shared]
+    g = autojit.compile(lambda: state.items)
+    g()
+    state.items = list(state.items)
+    assert g() is state.items

@@ -120,7 +120,23 @@ CLASSES = {
         "scaler": False, "sched": "none", "features": [["nested_checkpoint_penalty", None]],
         "calls": [{"rows": 4, "before": [], "inf": False, "no_grad": False},
                   {"rows": 4, "before": [], "inf": False, "no_grad": False}]},
+    # A statistics object handed to the step, a new one between calls (a generation loop's
+    # cache): its tensors were constants of the trace, guarded by identity, so each new
+    # object traced again; read at their place now, the step must still return the very
+    # object it was given (the traced call's was returned on every later call).
+    "statistics object handed to the step, a new one between calls": {
+        "seed": 5, "model": "mlp", "mode": "step", "opt": "adam", "grads": "backward",
+        "scaler": False, "sched": "none", "features": [["stats_object", 2.0]],
+        "calls": [{"rows": 4, "before": [], "inf": False, "no_grad": False},
+                  {"rows": 4, "before": [["fresh_stats", None]], "inf": False,
+                   "no_grad": False},
+                  {"rows": 4, "before": [], "inf": False, "no_grad": False},
+                  {"rows": 4, "before": [["fresh_stats", None]], "inf": False,
+                   "no_grad": False}]},
 }
+CLASSES["statistics dict handed to the step, a new one between calls"] = dict(
+    CLASSES["statistics object handed to the step, a new one between calls"],
+    features=[["stats_dict", 2.0]])
 
 
 @pytest.mark.parametrize("name", sorted(CLASSES))

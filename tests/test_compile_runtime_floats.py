@@ -252,3 +252,19 @@ def test_a_runtime_float_in_a_module_attribute():
         np.testing.assert_allclose(step(x).detach().numpy(), model(x).detach().numpy(),
                                    rtol=1e-6)
     assert len(step.executables) == 2
+
+
+def test_a_float_in_an_arguments_attribute_is_read_there():
+    """A float changing in an attribute of an argument (`cfg.scale`): the symbol is put at that
+    attribute, not in the argument's place (the function then read `cfg.scale` of a number,
+    and every later change traced again)."""
+    class Config:
+        pass
+
+    f = autojit.compile(lambda x, config: x * config.scale)
+    config, x = Config(), autojit.ones(2)
+    for scale in (2.0, 3.0, 4.0, 5.0):
+        config.scale = scale
+        assert f(x, config).tolist() == [scale, scale]
+        assert config.scale == scale  # put back where it was
+    assert f.stats().traces == 2

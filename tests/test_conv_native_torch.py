@@ -320,12 +320,13 @@ def test_both_tile_shapes_match_torch(dtype, monkeypatch, routines):
 def test_small_images_take_the_channel_routines(dtype):
     """By default (convolution_channels.prefers_channels) a 4x4 image's products, whose grid
     of 19 positions fills 16 of a position panel's 32 lanes, run vectorized over channels, and
-    a 32x32 image's with 8 channels, which fill their panels and half a vector of channels,
-    over positions."""
+    a 32x32 image's with half a vector of channels (8 float32 channels with AVX-512, 2 float64
+    channels with AVX2), which fill their panels, over positions."""
     native.geometry.cache_clear()
     attrs = native.attrs_key({"stride": (1, 1), "padding": ((1, 1), (1, 1)),
                               "dilation": (1, 1), "groups": 1})
-    small, large = ((64, 16, 4, 4), (64, 32, 4, 4)), ((64, 8, 32, 32), (64, 8, 32, 32))
+    half = max(1, native.lanes(np.dtype(dtype), native.wide()) // 2)
+    small, large = ((64, 16, 4, 4), (64, 32, 4, 4)), ((64, half, 32, 32), (64, half, 32, 32))
     kinds = {"forward": lambda x, y: (x, (y[1], x[1], 3, 3)),
              "input": lambda x, y: (y, (y[1], x[1], 3, 3)),
              "weight": lambda x, y: (x, y)}

@@ -247,10 +247,12 @@ def test_compiled_code_runs_on_the_threads_set_num_threads_allows():
 
     def same(result):
         # The native gemm rounds the same however the rows are split; the library's (on a
-        # host without AVX-512, where there is no native one) not always.
+        # host without AVX-512, where there is no native one) not always: a row's sum of 256
+        # tanh values in float32 then moves by up to about 256 ulps of 1 (2.3e-5 seen on an
+        # AVX2 host, where atol=1e-5 failed one run in three).
         if gemm_kernel.address(np.float32, False, False, 256, 256) is not None:
             return bool((result == expected).all())
-        return np.allclose(result.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
+        return np.allclose(result.numpy(), expected.numpy(), rtol=1e-5, atol=1e-4)
 
     def worker_threads():
         return [t for t in threading.enumerate() if t.name.startswith("autojit-worker")]

@@ -22,6 +22,7 @@ from ..tensor.state import RECORDING, state
 from ..tensor.tensor import Tensor
 from .array_values import array_bytes
 from .guards import _KEY_SCALARS, GuardSet, _short, separate
+from .nested_arguments import describe
 from .reachability import MAX_ARRAY_BYTES, Walk
 
 
@@ -398,7 +399,7 @@ def layout_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,
         if entry.kind == "arg":
             position = arg_positions[graph.arg_inputs.index(entry)]
             array, expression = args[position]._payload, f"args[{position}]._payload"
-            what = f"argument {position}"
+            what = describe(args, position)
         elif entry.kind == "captured":
             array = entry.tensor._payload
             expression = f"{guards.constant(entry.tensor, 'T', entry.name)}._payload"
@@ -424,11 +425,11 @@ def base_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,
         argument = args[position]
         name = guards.constant(base, "T", f"the base of argument {position}")
         guards.require(f"args[{position}]._base is {name}",
-                       f"argument {position} is a view of another tensor (as_strided read its "
-                       "base's storage)")
+                       f"{describe(args, position)} is a view of another tensor (as_strided "
+                       "read its base's storage)")
         guards.require(f"args[{position}].storage_offset() == {argument.storage_offset()!r} and "
                        f"args[{position}]._payload.strides == {argument._payload.strides!r}",
-                       f"argument {position} is another view of its base")
+                       f"{describe(args, position)} is another view of its base")
 
 
 def written_input_conditions(guards: GuardSet, args: tuple, graph, arg_positions: list,
@@ -451,17 +452,18 @@ def written_input_conditions(guards: GuardSet, args: tuple, graph, arg_positions
             if argument._payload.__class__ is np.ndarray:
                 strides = argument._payload.strides
                 guards.require(f"args[{position}]._payload.strides == {strides!r}",
-                               f"argument {position}, written in place, changed its memory "
-                               f"layout")
+                               f"{describe(args, position)}, written in place, changed its "
+                               "memory layout")
             guards.require(f"args[{position}]._is_inference is {argument._is_inference}",
-                           f"argument {position}, written in place, changed inference mode")
+                           f"{describe(args, position)}, written in place, changed inference "
+                           "mode")
     inputs = [entry for entry in graph.inputs if entry.kind in ("arg", "captured")]
     written_ids = {id(entry) for entry in written}
 
     def source(entry):
         if entry.kind == "arg":
             position = position_of[id(entry)]
-            return f"args[{position}]", args[position], f"argument {position}"
+            return f"args[{position}]", args[position], describe(args, position)
         return (guards.constant(entry.tensor, "T", entry.name), entry.tensor,
                 f"captured tensor {entry.name}")
 

@@ -113,6 +113,23 @@ def guard(traced: Trace) -> GuardedTrace:
                         python_writes)
 
 
+def returned_state_conditions(guards: GuardSet, walk, returned: list) -> None:
+    """A list, dict or other object from before the call that the function returns as it is
+    (result_template's "object" leaf), reached through its state (a global, an attribute of
+    `self`), must be the one its path holds: a rebound global returned the first call's list.
+    (Objects reached through the arguments are read from each call's instead.)"""
+    wanted = {id(value): value for value in returned if not isinstance(value, Tensor) and
+              walk.object_paths.get(id(value), ("args",))[0] != "args"}
+    if not wanted:
+        return
+    displays = {observation.path: observation.display for observation in walk.observations}
+    for identity, value in wanted.items():
+        path = walk.object_paths[identity]
+        display = displays.get(path, "".join(path))
+        guards.require(f"$ is {guards.constant(value, 'C', display)}",
+                       f"{display} is another object than when traced", path, display)
+
+
 def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: set,
                   selection=None):
     """arrays: the NumPy arrays whose values are compared (guard_conditions.arrays_to_compare);
@@ -127,6 +144,7 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
                    f"{len(args)})")
     mode_conditions(guards)
     aliased = traced.tracer.aliased_arguments
+    given = len(given_arguments(args))
     for position, argument in enumerate(args):
         if isinstance(argument, Tensor):
             if position in aliased:  # traced as the very tensor: guarded as a captured one
@@ -134,9 +152,11 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
                                f"{describe(args, position)} is another tensor than when traced",
                                ("args", f"[{position}]"), describe(args, position))
                 continue
+            # A tensor inside an argument is named by its place there (args[1].layers[0].keys).
+            nested_place = describe(args, position) if position >= given else None
             tensor_conditions(guards, ("args", f"[{position}]"), argument,
                               describe(args, position), grad_is=id(argument) in grad_guarded,
-                              dynamic_dims=env.dims_of(position))
+                              dynamic_dims=env.dims_of(position), display=nested_place)
     # Lists the function only appends to: their class alone; places it only assigns: nothing.
     appended = tuple(traced.changes.appended_paths)
     unguarded = tuple(traced.changes.unguarded_paths)
@@ -211,6 +231,7 @@ def _write_guards(guards: GuardSet, traced: Trace, arrays: list, grad_guarded: s
     reachable_tensor_conditions(guards, before, captured | nested,
                                 returned_objects(template),
                                 selection.tensors if selection is not None else None)
+    returned_state_conditions(guards, before, returned_objects(template))
     for path, display, tensor in before.tensors.values():
         if id(tensor) in grad_guarded and id(tensor) not in captured:
             grad_condition(guards, path, tensor, display, display)

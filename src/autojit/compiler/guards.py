@@ -57,6 +57,13 @@ def expression(path: tuple) -> str:
     return text
 
 
+def reader(path: tuple, constants: dict):
+    """A function reading the object at `path` from a call's arguments, as the guards read it
+    (`constants`: the walk's names for the objects it holds)."""
+    namespace = {**constants, "PLAIN": _PLAIN, "item": item}
+    return eval(f"lambda args: {expression(path)}", namespace)  # noqa: S307
+
+
 _PLACEHOLDER = re.compile(r"\b[A-Z]+\d+\b")
 
 

@@ -2,21 +2,31 @@
 
 A training step takes its batch as `(x, y)` from a DataLoader, torch.func code passes a dict of
 parameters, `vjp_fn(*tangents)` gets a tuple: tensors inside lists, tuples and dicts of the
-call's arguments. Captured like closure tensors, each would be a constant of the trace guarded
-by identity, so every new batch would trace again until the recompile limit sends the function
-back to eager. Instead the compiled function's call (api.py) appends them to its positional
-arguments (`flatten`): each is an "arg" input of the graph, read afresh on every call and
-guarded by shape, dtype and device only, exactly like a tensor passed on its own. The
-containers themselves stay guarded by the walk of the arguments (their class, length and keys,
-compiler/reachability.py), so a flat position always names the same place in them.
+call's arguments. A generation loop passes a cache object whose layers hold key and value
+tensors (`cache.layers[0].keys`), a new cache for each generation: tensors that need no
+gradient in the attributes of plain objects among the arguments. Captured like closure
+tensors, each would be a constant of the trace guarded by identity, so every new batch (or
+cache) would trace again until the recompile limit sends the function back to eager. Instead
+the compiled function's call (api.py) appends them to its positional arguments (`flatten`):
+each is an "arg" input of the graph, read afresh on every call and guarded by shape, dtype and
+device only, exactly like a tensor passed on its own. The containers themselves stay guarded
+by the walk of the arguments (their class, length and keys; an object's class and the
+attributes read, compiler/reachability.py), so a flat position always names the same place in
+them.
 
 While tracing, `place` puts the symbolic tensors where the real ones were, so the function
-reads them there; lists and dicts are written in place and put back after the call (the
-function may keep the container), tuples are rebuilt.
+reads them there; lists, dicts and objects are written in place and put back after the call
+(the function may keep the container), tuples are rebuilt.
+
+A plain object is one whose class sets and reads attributes as `object` does and comes from
+outside autojit: modules, optimizers, schedulers and distributions are left alone (their
+tensors stay captured), and so is an object reached a second time (a cycle, or one object
+held twice), whose tensors would otherwise be two inputs for one tensor.
 """
 
 from __future__ import annotations
 
+import types
 from collections import OrderedDict
 
 from ..tensor.tensor import Tensor
@@ -26,6 +36,17 @@ from ..tensor.tensor import Tensor
 MAX_NESTED_TENSORS = 256
 MAX_DEPTH = 4
 _MAPPINGS = (dict, OrderedDict)
+
+
+class Attribute(str):
+    """A path key naming an object's attribute (a plain key names an item)."""
+
+    def __repr__(self) -> str:
+        return f"Attribute({str(self)!r})"
+
+
+def _key_text(key) -> str:
+    return f".{key}" if type(key) is Attribute else f"[{key!r}]"
 
 
 class FlatArguments(tuple):
@@ -49,7 +70,7 @@ def describe(args: tuple, position: int) -> str:
     if position < len(given):
         return f"argument {position}"
     index, *keys = args.paths[position - len(given)]
-    return f"args[{index}]" + "".join(f"[{key!r}]" for key in keys)
+    return f"args[{index}]" + "".join(map(_key_text, keys))
 
 
 def tensor_paths(walk) -> dict:
@@ -92,13 +113,16 @@ def flatten(args: tuple) -> tuple:
         kind = type(argument)
         if kind is Tensor:
             continue
-        if kind is list or kind is tuple or kind is dict or _is_container(argument):
+        if kind is list or kind is tuple or kind is dict or _is_container(argument) or \
+                _is_plain_object(argument):
             break
     else:
         return args
     found: list = []
+    seen: set = set()
     for position, argument in enumerate(args):
-        if not isinstance(argument, Tensor) and not _collect(argument, (position,), found, 0):
+        if not isinstance(argument, Tensor) and not _collect(argument, (position,), found, 0,
+                                                             seen):
             return args
     if not found:
         return args
@@ -113,25 +137,56 @@ def _is_container(value) -> bool:
         isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
-def _collect(value, path: tuple, found: list, depth: int) -> bool:
-    """Append (path, tensor) for the tensors inside `value`; False when over the limits."""
+# Classes whose instances are never looked into, whatever their attributes.
+_OPAQUE = (type, types.ModuleType, types.FunctionType, types.MethodType,
+           types.BuiltinFunctionType)
+_PLAIN: dict = {}  # class -> whether its instances are plain objects
+
+
+def _is_plain_object(value) -> bool:
+    """Whether `value`'s attributes are looked into for tensors (see the module docstring)."""
     kind = type(value)
+    plain = _PLAIN.get(kind)
+    if plain is None:
+        plain = _PLAIN[kind] = (
+            kind.__setattr__ is object.__setattr__ and
+            kind.__getattribute__ is object.__getattribute__ and
+            not issubclass(kind, (Tensor, *_OPAQUE, tuple, list, dict, set, frozenset)) and
+            not any((getattr(base, "__module__", None) or "").split(".")[0] == "autojit"
+                    for base in kind.__mro__[:-1]))
+    return plain and isinstance(getattr(value, "__dict__", None), dict)
+
+
+def _collect(value, path: tuple, found: list, depth: int, seen: set) -> bool:
+    """Append (path, tensor) for the tensors inside `value`; False when over the limits.
+    `seen`: the ids of the objects looked into already."""
+    kind = type(value)
+    attributes = False
     if kind is list or kind is tuple or (isinstance(value, tuple) and
                                          hasattr(kind, "_fields")):
         items = enumerate(value)
     elif kind in _MAPPINGS:
         items = value.items()
+    elif _is_plain_object(value):
+        if id(value) in seen:
+            return True
+        seen.add(id(value))
+        attributes = True
+        items = [(Attribute(name), item) for name, item in vars(value).items()
+                 if type(name) is str]
     else:
         return True
     if depth >= MAX_DEPTH:
         return True  # deeper tensors stay captured (guarded by identity)
     for key, item in items:
         if isinstance(item, Tensor):
-            if item._payload is not None:
+            # An object's tensor that requires grad (a parameter it holds) stays captured:
+            # its .grad and the optimizer that holds it see the tensor itself.
+            if item._payload is not None and not (attributes and item._requires_grad):
                 found.append(((*path, key), item))
                 if len(found) > MAX_NESTED_TENSORS:
                     return False
-        elif not _collect(item, (*path, key), found, depth + 1):
+        elif not _collect(item, (*path, key), found, depth + 1, seen):
             return False
     return True
 
@@ -153,6 +208,15 @@ def _placed(container, prefix: tuple, below: dict, writes: list):
     keys = {path[len(prefix)] for path in below if path[:len(prefix)] == prefix}
     if not keys:
         return container
+    if type(next(iter(keys))) is Attribute:  # a plain object's attributes
+        for key in keys:
+            old = getattr(container, key)
+            new = below[(*prefix, key)] if (*prefix, key) in below else \
+                _placed(old, (*prefix, key), below, writes)
+            if new is not old:
+                writes.append((container, key, old, new))
+                setattr(container, key, new)
+        return container
     if isinstance(container, tuple):
         items = [below.get((*prefix, index), None) if (*prefix, index) in below else
                  _placed(item, (*prefix, index), below, writes)
@@ -173,6 +237,10 @@ def put_back(writes: list) -> None:
     """Undo `place`'s writes where the function left them (a slot it wrote itself keeps what
     the function put there, as eager would leave it)."""
     for container, key, old, new in reversed(writes):
+        if type(key) is Attribute:
+            if getattr(container, key, None) is new:
+                setattr(container, key, old)
+            continue
         try:
             if container[key] is new:
                 container[key] = old

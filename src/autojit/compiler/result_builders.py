@@ -37,6 +37,9 @@ def _builder(template, output, grad_owners: dict, seen: set):
     if kind in ("constant", "object"):
         value = template[1]
         return lambda arrays, node, args: value
+    if kind == "argument object":
+        read = template[1]
+        return lambda arrays, node, args: read(args)
     if kind == "held grad":
         owner = template[1]
         return lambda arrays, node, args: owner._grad

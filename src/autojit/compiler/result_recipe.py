@@ -185,6 +185,8 @@ class Recipe:
             return args[template[1]]
         if kind == "object":
             return template[1]
+        if kind == "argument object":
+            return template[1](args)
         if kind == "held grad":
             return template[1]._grad
         if kind == "text":

@@ -26,6 +26,9 @@ call is returned itself, as an "object" leaf:
 - ("text", string): text formatted from traced values (ir/printing.py's tokens), filled in
   with each run's values;
 - ("object", value): an object that existed before the call, itself;
+- ("argument object", read, path): an object the call reached through its arguments (a dict
+  or list passed in, a cache object's layer), read at that place in each call's arguments
+  (`read(args)`): the traced call's own would be the first call's object on every call;
 - ("instance", class, [(attribute, template)]): an object the call made (a dataclass of
   results), made again on each run with `class.__new__` and its attributes' templates;
 - ("released", ("tensor", index), name): in Python state only, a tensor the call stored after
@@ -47,14 +50,19 @@ from ..ir.printing import TOKEN_MARK
 from ..tensor.symbolic import contains_symbolic, is_symbolic
 from ..tensor.tensor import Tensor
 from ..tensor.traced_scalar import TracedList
+from .guards import reader
 
 
 class Flattening:
     """One trace's result, flattened: outputs are added once per distinct tensor."""
 
     def __init__(self, graph: Graph, tracer, arg_positions: dict, known=frozenset(),
-                 returned=None):
+                 returned=None, arg_objects=None):
         self.graph, self.tracer = graph, tracer
+        # id(object) -> (read, path): the objects reached through the arguments, and how to
+        # read each one from a call's arguments
+        self.arg_objects = arg_objects if arg_objects is not None else (
+            returned.arg_objects if returned is not None else {})
         self.arg_positions = arg_positions  # id(symbolic argument) -> call position
         # id(tensor) -> output index; a Flattening of what the call stored in Python state
         # starts from the result's (`returned`), so that a returned tensor stored there too
@@ -106,6 +114,14 @@ class Flattening:
                 self.tracer.output_leaves.add(name)
         return ("tensor", index)
 
+    def known_object(self, value) -> tuple:
+        """The template of an object from before the call: by its place in the arguments
+        where it was reached through them, else itself."""
+        found = self.arg_objects.get(id(value))
+        if found is not None:
+            return ("argument object", *found)
+        return ("object", value)
+
     def base(self, tensor: Tensor, returned: set):
         """The template of a tensor a returned view may be remade from, or None."""
         position = self.arg_positions.get(id(tensor))
@@ -138,7 +154,7 @@ class Flattening:
         if type(result) in (list, dict) and id(result) in self.known:
             # A list or dict from before the call (`LOG.append(x); return LOG`): the object
             # itself, holding what the run's writes and appends leave in it, as eager's.
-            return ("object", result)
+            return self.known_object(result)
         if isinstance(result, (tuple, list)):
             kind = "tuple" if isinstance(result, tuple) else "list"
             items = [self.flatten(item, returned) for item in result]
@@ -160,7 +176,9 @@ class Flattening:
             return ("text", result)  # formatted from traced values: filled in on each run
         if isinstance(result, (bool, int, float, complex, str, bytes, type(None))):
             return ("constant", result)
-        if id(result) in self.known or _is_constant(result):
+        if id(result) in self.known:
+            return self.known_object(result)
+        if _is_constant(result):
             return ("object", result)
         attributes = getattr(result, "__dict__", None)
         if isinstance(attributes, dict) and type(result).__new__ is object.__new__ and \
@@ -243,11 +261,32 @@ def _steps(view: Tensor, until=None) -> tuple:
     return tuple(reversed(steps)), detached
 
 
-def flatten_result(result, graph: Graph, tracer, arg_positions: dict, known=frozenset()):
+class ArgumentObjects:
+    """id(object) -> (read, path) for the objects a walk reached through the call's arguments
+    (their paths start at `args`), each `read(args)` made when first asked for: a returned
+    dict argument, or a cache object a call hands back, is the one of each call's arguments
+    (result_template.py's "argument object")."""
+
+    def __init__(self, walk):
+        self._walk, self._made = walk, {}
+
+    def get(self, identity: int):
+        found = self._made.get(identity)
+        if found is None:
+            path = self._walk.object_paths.get(identity)
+            if path is None or path[0] != "args":
+                return None
+            found = self._made[identity] = (reader(path, self._walk.constants), path)
+        return found
+
+
+def flatten_result(result, graph: Graph, tracer, arg_positions: dict, known=frozenset(),
+                   arg_objects=None):
     """The template of `result`, adding a graph output for each tensor that is a new value;
-    `known`: the ids of the objects that existed before the call (returned as they are)."""
+    `known`: the ids of the objects that existed before the call (returned as they are, or
+    read from each call's arguments where `arg_objects` has them)."""
     returned = {id(tensor) for tensor in tensors_in(result)}
-    flattening = Flattening(graph, tracer, arg_positions, known)
+    flattening = Flattening(graph, tracer, arg_positions, known, arg_objects=arg_objects)
     template = flattening.flatten(result, returned)
     tracer.result_flattening = flattening  # (the start of the stored values' flattening)
     return template

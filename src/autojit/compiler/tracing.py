@@ -46,6 +46,7 @@ from .nested_arguments import (
 from .reachability import Walk, rng_state
 from .recorder import Recorder
 from .result_template import (
+    ArgumentObjects,
     Flattening,
     alias_fresh_grads,
     flatten_result,
@@ -288,7 +289,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         tracer.add_argument(entry, symbolic, args[position]._payload, args[position])
     runtime = _runtime_scalars(compiled.runtime_float_paths, before, env)
     for source, symbol in runtime:  # an argument: the function gets the symbol
-        if source.path[0] == "args":
+        if source.path[0] == "args" and len(source.path) == 2:
             call_args[int(source.path[1][1:-1])] = symbol
     # The .grad of every tensor the function can reach, before it runs: a `p.grad = None`
     # in the function happens for real while tracing, and must be undone (the executable
@@ -302,7 +303,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             recorder.__enter__()
             tracer.quiet_trace = recorder.trace_function
         placed = [(source, symbol, source.replace(args, symbol)) for source, symbol in runtime
-                  if source.path[0] != "args"]  # the function reads the symbol there
+                  # the function reads the symbol there (an argument's attribute too)
+                  if source.path[0] != "args" or len(source.path) > 2]
         with PrintCapture() as prints, SymbolicMath():
             tracer.prints = prints
             try:
@@ -327,7 +329,8 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         positions = {id(symbolic): position
                      for (_, symbolic), position in zip(symbolic_args, arg_positions)}
         try:
-            template = flatten_result(result, graph, tracer, positions, before._seen)
+            template = flatten_result(result, graph, tracer, positions, before._seen,
+                                      ArgumentObjects(before))
         except TypeError as error:
             graph_break(str(error), needs_data=False)
         requiring = requiring_results(graph, result) if state.grad_enabled else []

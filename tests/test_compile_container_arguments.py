@@ -510,3 +510,19 @@ def test_a_returned_global_rebound_between_calls_is_the_current_one():
     g()
     state.items = list(state.items)
     assert g() is state.items
+
+
+def test_a_long_list_in_an_argument_object_is_not_walked_on_every_call():
+    from autojit.compiler import nested_arguments
+
+    class State:
+        pass
+
+    state = State()
+    state.history = [0.5] * 100_000  # floats: nothing to find, past the budget
+    state.table = autojit.ones(3)
+    flat = nested_arguments.flatten((state,))
+    assert flat == (state,)  # the table lies past the budget: captured, as before
+    state.history = [0.5] * 10
+    flat = nested_arguments.flatten((state,))
+    assert len(flat) == 2 and flat[1] is state.table

@@ -35,6 +35,10 @@ from ..tensor.tensor import Tensor
 # its guards on every call.
 MAX_NESTED_TENSORS = 256
 MAX_DEPTH = 4
+# At most this many items are looked at below plain objects on each call (flatten runs on every
+# call): an object holding a long list (a history of losses) is not walked through each time;
+# what lies past the budget stays captured.
+MAX_OBJECT_ITEMS = 1024
 _MAPPINGS = (dict, OrderedDict)
 
 
@@ -119,10 +123,10 @@ def flatten(args: tuple) -> tuple:
     else:
         return args
     found: list = []
-    seen: set = set()
+    visit = _Visit()
     for position, argument in enumerate(args):
         if not isinstance(argument, Tensor) and not _collect(argument, (position,), found, 0,
-                                                             seen):
+                                                             visit, False):
             return args
     if not found:
         return args
@@ -141,6 +145,7 @@ def _is_container(value) -> bool:
 _OPAQUE = (type, types.ModuleType, types.FunctionType, types.MethodType,
            types.BuiltinFunctionType)
 _PLAIN: dict = {}  # class -> whether its instances are plain objects
+_ATOMS = frozenset({int, float, bool, str, bytes, complex, type(None)})
 
 
 def _is_plain_object(value) -> bool:
@@ -157,9 +162,21 @@ def _is_plain_object(value) -> bool:
     return plain and isinstance(getattr(value, "__dict__", None), dict)
 
 
-def _collect(value, path: tuple, found: list, depth: int, seen: set) -> bool:
+class _Visit:
+    """What one flatten looked into: the ids of the plain objects, and how many more items
+    below them it may look at (MAX_OBJECT_ITEMS)."""
+
+    __slots__ = ("objects", "items_left")
+
+    def __init__(self):
+        self.objects: set = set()
+        self.items_left = MAX_OBJECT_ITEMS
+
+
+def _collect(value, path: tuple, found: list, depth: int, visit: _Visit, inside: bool) -> bool:
     """Append (path, tensor) for the tensors inside `value`; False when over the limits.
-    `seen`: the ids of the objects looked into already."""
+    `inside`: whether `value` lies below a plain object (its items count against the
+    budget)."""
     kind = type(value)
     attributes = False
     if kind is list or kind is tuple or (isinstance(value, tuple) and
@@ -168,25 +185,36 @@ def _collect(value, path: tuple, found: list, depth: int, seen: set) -> bool:
     elif kind in _MAPPINGS:
         items = value.items()
     elif _is_plain_object(value):
-        if id(value) in seen:
+        if id(value) in visit.objects:
             return True
-        seen.add(id(value))
-        attributes = True
-        items = [(Attribute(name), item) for name, item in vars(value).items()
-                 if type(name) is str]
+        visit.objects.add(id(value))
+        attributes = inside = True
+        items = vars(value).items()
     else:
         return True
     if depth >= MAX_DEPTH:
         return True  # deeper tensors stay captured (guarded by identity)
     for key, item in items:
-        if isinstance(item, Tensor):
+        if inside:
+            visit.items_left -= 1
+            if visit.items_left < 0:
+                return True  # the rest stays captured
+        kind = type(item)
+        if kind in _ATOMS:  # most attributes: nothing inside (flatten runs on every call)
+            continue
+        if attributes:
+            if type(key) is not str:
+                continue
+            key = Attribute(key)
+        if kind is Tensor or isinstance(item, Tensor):
             # An object's tensor that requires grad (a parameter it holds) stays captured:
             # its .grad and the optimizer that holds it see the tensor itself.
             if item._payload is not None and not (attributes and item._requires_grad):
                 found.append(((*path, key), item))
                 if len(found) > MAX_NESTED_TENSORS:
                     return False
-        elif not _collect(item, (*path, key), found, depth + 1, seen):
+        elif (kind is list or kind is dict or kind is tuple or _PLAIN.get(kind) is not False) \
+                and not _collect(item, (*path, key), found, depth + 1, visit, inside):
             return False
     return True
 

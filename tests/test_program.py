@@ -219,17 +219,54 @@ def test_a_kernel_error_in_the_program_raises_eagers_error():
 
 
 def test_a_plan_with_an_eager_node_keeps_its_python_loop():
-    # Columns at indices: an index off the first dim runs through NumPy (rows at indices
-    # run natively, codegen/cpu/rows.py).
-    compiled = autojit.compile(lambda x, index: (x[:, index] * 3).sum())
-    x, index = tensor(4, 20), autojit.tensor(np.array([3, 1, 4, 1, 5]))
+    # Elements at pairs of indices: two index tensors run through NumPy (rows at one index
+    # tensor run natively, codegen/cpu/rows.py).
+    compiled = autojit.compile(lambda x, index: (x[index, index] * 3).sum())
+    x, index = tensor(20, 20), autojit.tensor(np.array([3, 1, 4, 1, 5]))
     for _ in range(4):
         result = compiled(x, index)
     plan = plan_of(compiled)
     assert plan.program is False and "index" in plan.program_refusal
     assert compiled.fusion_groups().endswith(f"Python loop: {plan.program_refusal}")
-    np.testing.assert_allclose(result.item(), x.numpy()[:, [3, 1, 4, 1, 5]].sum() * 3,
-                               rtol=1e-6)
+    np.testing.assert_allclose(result.item(), x.numpy()[[3, 1, 4, 1, 5], [3, 1, 4, 1, 5]].sum()
+                               * 3, rtol=1e-6)
+
+
+def test_rows_at_indices_on_a_later_dim_run_in_the_program():
+    """Columns at indices (`x[:, index]`), a decoding cache written at a position along its
+    third dim from values transposed into place (`keys.index_copy_(2, position, states)`), and
+    rows added at repeated indices along the second dim: each block of the dims before the
+    indexed one is a native rows call, so the plan still runs as one native program: the
+    cache and the added rows are eager's to the last bit (the sums, up to their order)."""
+    gather = autojit.compile(lambda x, index: (x[:, index] * 3).sum(0))
+    x, index = tensor(4, 20), autojit.tensor(np.array([3, 1, 4, 1, 5]))
+
+    def cache_step(keys, states, position):
+        keys.index_copy_(2, position, states.transpose(1, 2))
+        return keys.sum(-1)
+
+    def add_step(table, rows, index):
+        return table.index_add(1, index, rows * 2)
+
+    cache = autojit.compile(cache_step)
+    adding = autojit.compile(add_step)
+    table, rows = tensor(3, 6, 5), tensor(3, 4, 5)
+    repeated = autojit.tensor(np.array([2, 0, 2, 5]))
+    keys, eager_keys = autojit.zeros(2, 3, 8, 4), autojit.zeros(2, 3, 8, 4)
+    for step in range(6):
+        states = tensor(2, 1, 3, 4)
+        position = autojit.tensor([step])
+        np.testing.assert_allclose(cache(keys, states, position).numpy(),
+                                   cache_step(eager_keys, states, position).numpy(), rtol=1e-6,
+                                   atol=1e-6)
+        np.testing.assert_array_equal(keys.numpy(), eager_keys.numpy())
+        np.testing.assert_allclose(gather(x, index).numpy(), (x[:, index] * 3).sum(0).numpy(),
+                                   rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(adding(table, rows, repeated).numpy(),
+                                      add_step(table, rows, repeated).numpy())
+    for compiled in (gather, cache, adding):
+        plan = plan_of(compiled)
+        assert plan.program, plan.program_refusal
 
 
 def test_profiling_a_call_runs_the_steps_one_by_one():

@@ -37,7 +37,7 @@ MAX_NESTED_TENSORS = 256
 MAX_DEPTH = 4
 # At most this many items are looked at below plain objects on each call (flatten runs on every
 # call): an object holding a long list (a history of losses) is not walked through each time;
-# what lies past the budget stays captured.
+# a container that would take the count past it is not looked into (its tensors stay captured).
 MAX_OBJECT_ITEMS = 1024
 _MAPPINGS = (dict, OrderedDict)
 
@@ -179,26 +179,31 @@ def _collect(value, path: tuple, found: list, depth: int, visit: _Visit, inside:
     budget)."""
     kind = type(value)
     attributes = False
-    if kind is list or kind is tuple or (isinstance(value, tuple) and
-                                         hasattr(kind, "_fields")):
+    if kind is list or kind is tuple:
         items = enumerate(value)
     elif kind in _MAPPINGS:
         items = value.items()
-    elif _is_plain_object(value):
-        if id(value) in visit.objects:
+    elif isinstance(value, tuple) and hasattr(kind, "_fields"):
+        items = enumerate(value)
+    else:
+        plain = _PLAIN.get(kind)
+        if plain is None:
+            plain = _is_plain_object(value)
+        if not plain or id(value) in visit.objects:
+            return True
+        held = getattr(value, "__dict__", None)
+        if held.__class__ is not dict:
             return True
         visit.objects.add(id(value))
         attributes = inside = True
-        items = vars(value).items()
-    else:
-        return True
+        items = held.items()
     if depth >= MAX_DEPTH:
         return True  # deeper tensors stay captured (guarded by identity)
+    if inside:
+        visit.items_left -= len(value if not attributes else held)
+        if visit.items_left < 0:
+            return True  # past the budget: stays captured
     for key, item in items:
-        if inside:
-            visit.items_left -= 1
-            if visit.items_left < 0:
-                return True  # the rest stays captured
         kind = type(item)
         if kind in _ATOMS:  # most attributes: nothing inside (flatten runs on every call)
             continue

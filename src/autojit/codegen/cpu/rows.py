@@ -1,6 +1,8 @@
 """Rows read or written at indices, natively: the index and index_put of a compiled plan where
-they address the first dim with one index tensor (an embedding's lookup, and its gradient
-added into a table), so that such a plan still runs as one native program (program.py).
+they address one dim with one index tensor (an embedding's lookup, and its gradient added into
+a table, on the first dim; a decoding cache's keys written at a position, on the third: one
+call for each block of the dims before it), so that such a plan still runs as one native
+program (program.py).
 
 Three functions, each `i32 f(ptr argument, i64 part)` reading its words from `argument` as
 the native runner's operations do (codegen/schedule/steps.py's IndexedRowsStep makes them):

@@ -132,19 +132,25 @@ def group_step(group, name: str, consumers: dict, returned: set, compile_kernel,
 
 def indexes_rows(node) -> bool:
     """Whether a node is an indexed gather (index) or scatter (index_put) of whole rows of its
-    data: one index tensor on the first dim, every operand of the data's dtype at fixed sizes
-    (the routines' attrs: `dims`, and the index stacked as (1, ...)); IndexedRowsStep runs it."""
+    data: one index tensor on one dim (the first, an embedding's; or another, a cache's
+    `index_copy_` at a position), every operand of the data's dtype at fixed sizes (the
+    routines' attrs: `dims`, and the index stacked as (1, ...)); IndexedRowsStep runs it, once
+    for each index of the dims before that one."""
     lowering = node.op.lowering
     if lowering.__class__ is not Extern or \
             lowering.routine not in ("indexed_gather", "indexed_scatter"):
         return False
     data, index = node.inputs[0], node.inputs[-1]
     values = node.inputs[1:-1]
-    return tuple(node.attrs.get("dims", ())) == (0,) and isinstance(index, Value) and \
-        isinstance(data, Value) and len(data.shape) >= 1 and len(index.shape) >= 1 and \
-        index.shape[0] == 1 and index.dtype is dtypes.int64 and \
+    dims = tuple(node.attrs.get("dims", ()))
+    if len(dims) != 1 or not isinstance(index, Value) or not isinstance(data, Value) or \
+            not 0 <= dims[0] < len(data.shape) or len(index.shape) < 1:
+        return False
+    dim = dims[0]
+    shape = tuple(data.shape)
+    return index.shape[0] == 1 and index.dtype is dtypes.int64 and \
         all(isinstance(value, Value) and value.dtype is data.dtype and
-            tuple(value.shape) == tuple(index.shape[1:]) + tuple(data.shape[1:])
+            tuple(value.shape) == shape[:dim] + tuple(index.shape[1:]) + shape[dim + 1:]
             for value in values) and \
         all(isinstance(extent, int) for extent in (*data.shape, *index.shape))
 

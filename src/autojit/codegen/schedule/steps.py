@@ -73,11 +73,13 @@ class NodeStep:
 
 
 class IndexedRowsStep(NodeStep):
-    """An index or index_put node on the first dim with one index tensor (an embedding's
-    lookup, and its gradient added into a zero table), run natively (cpu/rows.py): rows
-    copied, put or added one index at a time, in the order the op's NumPy impl takes them,
-    so that the plan's native program can repeat it. Other arrays than planned (not
-    C-contiguous, another dtype) run through the impl, as a NodeStep does."""
+    """An index or index_put node on one dim with one index tensor (an embedding's lookup,
+    and its gradient added into a zero table, on the first dim; a cache's `index_copy_` at a
+    position on a later one), run natively (cpu/rows.py): rows copied, put or added one index
+    at a time, in the order the op's NumPy impl takes them, one call per block of the dims
+    before the indexed one, so that the plan's native program can repeat it. Other arrays
+    than planned (data or index not C-contiguous, values whose blocks are not, another
+    dtype) run through the impl, as a NodeStep does."""
 
     def __init__(self, node, scatter: bool):
         super().__init__(node)
@@ -85,8 +87,11 @@ class IndexedRowsStep(NodeStep):
         data = node.inputs[0]
         self.accumulate = bool(node.attrs.get("accumulate")) if scatter else False
         self._dtype = data.dtype.numpy
-        self._rows = data.shape[0]
-        self._row = math.prod(data.shape[1:])
+        dim = self._dim = tuple(node.attrs.get("dims", (0,)))[0]
+        # The dims before the indexed one: a block of rows each (a cache's batch and heads).
+        self._outer = math.prod(data.shape[:dim])
+        self._rows = data.shape[dim]
+        self._row = math.prod(data.shape[dim + 1:])
         self._count = math.prod(node.inputs[-1].shape[1:])
         kind = ("add" if self.accumulate else "put") if scatter else "gather"
         self._function = rows.function(kind, self._dtype)
@@ -99,13 +104,31 @@ class IndexedRowsStep(NodeStep):
 
         CompiledKernel.check_status(status)
 
+    def _blocks(self, array: np.ndarray) -> list | None:
+        """The byte offsets of `array`'s blocks (one per index of the dims before the indexed
+        one), each of whose rows must lie one after another (C order within the block, as a
+        cache's values transposed from (batch, position, heads, size) are), else None."""
+        if array.flags.c_contiguous:
+            block = array.nbytes // max(self._outer, 1)
+            return [number * block for number in range(self._outer)]
+        outer = self._dim
+        if array.size == 0 or not array[(0,) * outer].flags.c_contiguous:
+            return None
+        strides = array.strides[:outer]
+        return [sum(index * stride for index, stride in zip(place, strides))
+                for place in np.ndindex(array.shape[:outer])]
+
     def run(self, environment: dict) -> None:
         arrays = [environment[key] for key in self._keys]
         dtype = self._dtype
-        if self._function is None or not all(
-                array.__class__ is np.ndarray and array.flags.c_contiguous for array in arrays) \
+        if self._function is None or not all(array.__class__ is np.ndarray for array in arrays) \
+                or not arrays[0].flags.c_contiguous or not arrays[-1].flags.c_contiguous \
                 or arrays[-1].dtype != np.int64 or \
                 any(array.dtype != dtype for array in arrays[:-1]):
+            super().run(environment)
+            return
+        taken_blocks = self._blocks(arrays[1]) if self.scatter else None
+        if self.scatter and taken_blocks is None:
             super().run(environment)
             return
         record = environment.get(RECORD)
@@ -124,14 +147,21 @@ class IndexedRowsStep(NodeStep):
             row = self._row * item
             words = (data, out, index)
         address = workers.data_address
-        table = np.array([*(address(array) for array in words), self._count, row, self._rows],
-                         np.int64)
-        status = rows.call(self._function, table)
-        if status:
-            self.check_status(status)
+        first, second, index = (address(array) for array in words)
+        # Block by block of the dims before the indexed one: the data's block of rows (out's,
+        # for a scatter), and the values' block of `count` rows (out's, for a gather).
+        data_block, taken_block = self._rows * self._row * item, self._count * self._row * item
+        if taken_blocks is None:  # a gather's fresh output
+            taken_blocks = [block * taken_block for block in range(self._outer)]
+        for block, taken in enumerate(taken_blocks):
+            table = np.array([first + block * data_block, second + taken, index,
+                              self._count, row, self._rows], np.int64)
+            status = rows.call(self._function, table)
+            if status:
+                self.check_status(status)
+            if record is not None:
+                record.call(self._function, table.tolist(), (0, 1, 2), *arrays, out)
         environment[id(self.node.output)] = out
-        if record is not None:
-            record.call(self._function, table.tolist(), (0, 1, 2), *arrays, out)
 
     def describe(self) -> str:
         return f"rows {self.node.op.name}"

@@ -251,3 +251,52 @@ def test_custom_function_jvp_matches_torch():
         square, _ = _custom_square(lib)
         with pytest.raises(RuntimeError, match="must override the setup_context"):
             lib.func.jacfwd(square.apply)(lib.tensor(X[0]))
+
+
+def _in_inference_mode(lib, ad):
+    """What forward AD gives inside inference mode, torch's way: make_dual an alias that is
+    no view and shares the primal's storage, no tangent there or after an op, and none seen
+    for a dual made outside."""
+    seen = []
+    with ad.dual_level():
+        outside = ad.make_dual(lib.tensor(X), lib.tensor(V))
+        with lib.inference_mode():
+            primal, tangent = lib.tensor(X), lib.tensor(V)
+            dual = ad.make_dual(primal, tangent)
+            seen += [dual._is_view(), dual._base is None, dual.is_inference(),
+                     ad.unpack_dual(dual).tangent is None,
+                     ad.unpack_dual(program(lib, dual)).tangent is None,
+                     ad.unpack_dual(outside).tangent is None,
+                     ad.unpack_dual(outside * 2).tangent is None]
+            dual += 1
+            seen.append(np.asarray(primal).tolist())
+        with lib.no_grad():  # no_grad leaves forward AD on
+            seen.append(np.asarray(ad.unpack_dual(outside * 2).tangent).tolist())
+    return seen
+
+
+def test_forward_ad_is_off_in_inference_mode_as_in_torch():
+    assert _in_inference_mode(autojit, fwAD) == _in_inference_mode(torch, TAD)
+
+
+def _transforms_in_inference_mode(lib):
+    """torch.func's transforms keep working inside inference mode, on inference tensors too,
+    and give tensors that are not inference tensors."""
+    results = []
+    with lib.inference_mode():
+        x, t = lib.tensor(X), lib.tensor(V)
+        for result in (lib.func.grad(lambda x: x.sin().sum())(x),
+                       lib.func.vjp(lib.sin, x)[1](t)[0],
+                       lib.func.jvp(lib.sin, (x,), (t,))[1],
+                       lib.func.jacrev(lib.sin)(x[0]),
+                       lib.func.hessian(lambda x: x.sin().sum())(x[0])):
+            results.append((np.asarray(result), result.is_inference()))
+    return results
+
+
+def test_func_transforms_work_in_inference_mode_as_in_torch():
+    for (ours, ours_inference), (theirs, theirs_inference) in zip(
+            _transforms_in_inference_mode(autojit), _transforms_in_inference_mode(torch),
+            strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+        assert ours_inference == theirs_inference

@@ -60,11 +60,18 @@ def _public_level(level: int | None) -> int | None:
     return levels[level]
 
 
+# The levels opened by the public API (dual_level, enter_dual_level), not by the function
+# transforms (jvp, jacfwd): inference mode turns the public forward AD off, as torch's does
+# (make_dual gives a plain alias, unpack_dual no tangent, ops propagate none), while the
+# transforms keep working inside it, as torch.func's do.
+_PUBLIC: set = set()
+
+
 def enter_dual_level() -> int:
     """Enter a new forward-grad level and return its index (torch's enter_dual_level)."""
     if state.forward_levels:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    enter_level()
+    _PUBLIC.add(enter_level())
     return len(state.forward_levels) - 1
 
 
@@ -77,7 +84,13 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level is not None and level != len(levels) - 1:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
                            "was created. This is not supported.")
+    _PUBLIC.discard(levels[-1])
     exit_level(levels[-1])
+
+
+def _off_in_inference(level: int) -> bool:
+    """Whether `level` is a public one while inference mode is on (forward AD off there)."""
+    return state.inference and level in _PUBLIC
 
 
 class dual_level:  # noqa: N801 - torch's name
@@ -158,6 +171,12 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         index = state.forward_levels.index(found)
         raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
                            f"same level{index} is not supported.")  # (torch's message)
+    if _off_in_inference(found):
+        # Forward AD is off in inference mode: an alias of the primal's storage, not a view,
+        # with no tangent (torch's make_dual there).
+        alias = Tensor._make(tensor._payload, tensor._dtype, tensor._version_counter)
+        alias._is_inference = True
+        return alias
     if tangent.dtype is not tensor.dtype:
         tangent = tangent.to(tensor.dtype)
     return attach_tangent(tensor, tangent, found)
@@ -175,7 +194,8 @@ def unpack_dual(tensor, *, level: int | None = None):
     if not isinstance(tensor, Tensor):
         return UnpackedDualTensor(tensor, None)
     found = _public_level(level)
-    tangent = tangent_of(tensor, found) if found is not None else None
+    tangent = tangent_of(tensor, found) if found is not None and \
+        not _off_in_inference(found) else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
     return UnpackedDualTensor(strip_tangent(tensor, found), tangent)
@@ -201,6 +221,10 @@ def propagate(op, inputs: tuple, attrs: dict, out: Tensor) -> None:
     levels = pending = state.forward_levels
     if op.vjp is None or out._dtype.category < dtypes.FLOATING or not state.fwd_grad_enabled:
         return
+    if state.inference and _PUBLIC:  # the public levels are off in inference mode
+        levels = pending = tuple(level for level in levels if level not in _PUBLIC)
+        if not levels:
+            return
     if op.view:
         if out._batched:
             forward_views.mark_batched_view(op, inputs, attrs, out)

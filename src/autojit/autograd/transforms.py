@@ -35,15 +35,39 @@ from .transform_checks import (
     split_aux,
 )
 
+# ---- inference mode -----------------------------------------------------------------------
+
+def _outside_inference(function):
+    """`function` run with inference mode off: torch.func's transforms differentiate inside
+    `inference_mode()` too, inference tensors included, and give tensors
+    that are not inference tensors."""
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        if not state.inference:
+            return function(*args, **kwargs)
+        state.inference = False
+        try:
+            return function(*args, **kwargs)
+        finally:
+            state.inference = True
+
+    return run
+
+
 # ---- argument handling --------------------------------------------------------------------
 
 def _differentiable_alias(tensor, name: str) -> Tensor:
-    """A fresh alias of `tensor` that requires grad and keeps its history and tangents."""
+    """A fresh alias of `tensor` that requires grad and keeps its history and tangents (an
+    inference tensor, which has neither: a new leaf over its storage)."""
     if not isinstance(tensor, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(tensor)}")
     if tensor.dtype.category < dtypes.FLOATING:
         raise RuntimeError(f"{name}: only Tensors of floating point dtype can be "
                            f"differentiated, got {tensor.dtype}")
+    if tensor._is_inference:
+        alias = Tensor._make(tensor._payload, tensor._dtype)
+        alias.requires_grad_(True)
+        return alias
     previous = state.grad_enabled
     state.grad_enabled = True
     try:
@@ -136,6 +160,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     """
     @functools.wraps(func)
     @refuses_saved_tensor_hooks
+    @_outside_inference
     def wrapper(*args, **kwargs):
         # Called under no_grad, the transform still differentiates its function, but what
         # it returns has no history outside it (torch's grad level keeps the caller's mode).
@@ -192,6 +217,7 @@ def grad(func, argnums=0, has_aux: bool = False):
 
 
 @refuses_saved_tensor_hooks
+@_outside_inference
 def vjp(func, *primals, has_aux: bool = False):
     """(func(*primals), vjp_fn[, aux]): vjp_fn(cotangents) gives the gradients of
     <func(*primals), cotangents> with respect to every primal, as torch.func.vjp."""
@@ -213,6 +239,7 @@ def vjp(func, *primals, has_aux: bool = False):
     # with grad on still builds the gradients' history, as torch's does.
     keep = _reaches_outside(outputs, own)
 
+    @_outside_inference
     def vjp_fn(cotangents, *, retain_graph: bool = True, create_graph: bool | None = None):
         from .api import grad as autograd_grad
 
@@ -248,6 +275,7 @@ def vjp(func, *primals, has_aux: bool = False):
 
 # ---- forward mode -------------------------------------------------------------------------
 
+@_outside_inference
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """(func(*primals), J tangents[, aux]) by forward mode, as torch.func.jvp."""
     if not isinstance(primals, tuple):

@@ -39,8 +39,8 @@ from .transform_checks import (
 
 def _outside_inference(function):
     """`function` run with inference mode off: torch.func's transforms differentiate inside
-    `inference_mode()` too, inference tensors included, and give tensors
-    that are not inference tensors."""
+    `inference_mode()` too, inference tensors included, and give tensors that are not
+    inference tensors."""
     @functools.wraps(function)
     def run(*args, **kwargs):
         if not state.inference:

@@ -3,7 +3,9 @@
 backward and optimizer outside, against torch eager and torch.compile on the same machine.
 
 Models (small configurations, float32): transformers' GPT-2, BERT, Llama, T5 and ViT; timm's
-resnet18, convnext_atto, efficientnet_b0 and mobilenetv3_small; torchvision's resnet18. A step
+resnet18, convnext_atto, efficientnet_b0 and mobilenetv3_small; torchvision's resnet18; and, named
+alone (`--models gpt2_small`, seconds a step), GPT-2 small itself: 124M parameters, 12 layers of
+width 768, a batch of 4 x 256 tokens. A step
 is the forward, a cross-entropy loss, backward and an AdamW update; each model starts from the
 same weights in every framework (a state dict saved by torch's run, loaded by autojit's).
 
@@ -35,6 +37,7 @@ import time
 MODELS = ("gpt2", "bert", "llama", "t5", "vit", "resnet18_timm", "convnext_atto",
           "efficientnet_b0", "mobilenetv3_small_100", "resnet18_torchvision")
 TOKENS = (4, 64)  # batch, sequence length of the text models
+LARGE = {"gpt2_small": (4, 256)}  # models run only when named, with their batch of tokens
 IMAGES = (8, 3, 64, 64)  # batch of images of the vision models
 
 
@@ -47,6 +50,20 @@ def _define_torchvision_operators(torch) -> None:
 
 def build(name: str, torch):
     """(model, batch maker, loss of the model's output) for `name`."""
+    if name == "gpt2_small":
+        import transformers as hf
+
+        vocabulary = hf.GPT2Config().vocab_size
+        model = hf.GPT2LMHeadModel(hf.GPT2Config(attn_pdrop=0.0, resid_pdrop=0.0,
+                                                 embd_pdrop=0.0))
+
+        def batch(generator):
+            return (torch.randint(0, vocabulary, LARGE[name], generator=generator),)
+
+        def loss(model, inputs):
+            return model(input_ids=inputs[0], labels=inputs[0]).loss
+
+        return model, batch, loss
     if name in ("gpt2", "bert", "llama", "t5", "vit"):
         import transformers as hf
 

@@ -209,3 +209,128 @@ def test_a_select_branch_is_not_stored_over_an_input_another_output_reads():
     (kernel,) = [k for k in kernels if len(k.outputs) == 2]
     z_slot, y_slot = kernel.slots
     assert z_slot is not products[0].slots[0] and y_slot is products[0].slots[0]
+
+
+def _alive_together(steps, holders_and_values):
+    """Pairs of (holder, value) whose values are both alive at some step: made at or before
+    it and read at or after it."""
+    made, last = {}, {}
+    for index, step in enumerate(steps):
+        for _, _, value in step.outputs:
+            made[id(value)] = index
+        for value in step.reads:
+            last[id(value)] = index
+    pairs = []
+    for number, (first, a) in enumerate(holders_and_values):
+        for second, b in holders_and_values[number + 1:]:
+            lo = max(made[id(a)], made[id(b)])
+            hi = min(last.get(id(a), made[id(a)]), last.get(id(b), made[id(b)]))
+            if lo <= hi:
+                pairs.append((first, second))
+    return pairs
+
+
+def test_a_large_plan_packs_its_values_into_one_arena(monkeypatch):
+    # Slots taken in turn by values of every size grow to the largest: here two slots of
+    # 4000 bytes for at most 4400 alive at once. Packed by offsets, the small values sit
+    # beside the large ones.
+    from autojit.codegen.schedule import buffers
+
+    monkeypatch.setattr(buffers, "PACKED_FROM", 0)
+    a, b, c, d = value(1000), value(100), value(100), value(1000)
+    holders = [Holder() for _ in range(4)]
+    steps = [StepBuffers([(holders[0], 0, a)], []),
+             StepBuffers([(holders[1], 0, b)], [a]),
+             StepBuffers([(holders[2], 0, c)], [b]),
+             StepBuffers([(holders[3], 0, d)], [c]),
+             StepBuffers([], [d])]
+    slots = plan_buffers(steps, set(), set())
+    (arena,) = {id(slot.arena): slot.arena for slot in slots}.values()
+    assert arena.nbytes < 0.9 * 8000
+    arrays = [holder.slots[0].take(v.shape, np.float32)
+              for holder, v in zip(holders, (a, b, c, d))]
+    assert np.shares_memory(arrays[0], arrays[3])  # a's memory serves d
+    for first, second in _alive_together(steps, list(zip(range(4), (a, b, c, d)))):
+        assert not np.shares_memory(arrays[first], arrays[second])
+    # Without the arena the same steps take two slots of 4000 bytes.
+    monkeypatch.setattr(buffers, "PACKED_FROM", 1 << 60)
+    holders[:] = [Holder() for _ in range(4)]
+    steps = [StepBuffers([(holders[0], 0, a)], []), StepBuffers([(holders[1], 0, b)], [a]),
+             StepBuffers([(holders[2], 0, c)], [b]), StepBuffers([(holders[3], 0, d)], [c]),
+             StepBuffers([], [d])]
+    assert sum(slot.nbytes for slot in plan_buffers(steps, set(), set())) == 8000
+
+
+def test_packed_values_alive_together_never_share_memory(monkeypatch):
+    from autojit.codegen.schedule import buffers
+
+    monkeypatch.setattr(buffers, "PACKED_FROM", 0)
+    monkeypatch.setattr(buffers, "PACKED_SHARE", 1.0)
+    generator = np.random.default_rng(6)
+    for _ in range(20):
+        values, holders, steps = [], [], []
+        for _ in range(30):
+            reads = [values[k] for k in generator.choice(len(values), size=min(
+                len(values), int(generator.integers(0, 3))), replace=False)] if values else []
+            new = value(int(generator.integers(1, 400)))
+            holder = Holder()
+            donors = [(0, reads[0])] if reads and generator.random() < 0.3 else []
+            steps.append(StepBuffers([(holder, 0, new)], reads, donors=donors))
+            values.append(new)
+            holders.append(holder)
+        plan_buffers(steps, set(), set())
+        arrays = [holder.slots[0].take(v.shape, np.float32) for holder, v in zip(holders, values)]
+        donated = {(steps.index(step), id(step.donors[0][1])) for step in steps if step.donors}
+        for first, second in _alive_together(steps, list(enumerate(values))):
+            if (second, id(values[first])) in donated:
+                continue  # stored over the value it reads for the last time, by design
+            assert not np.shares_memory(arrays[first], arrays[second]), (first, second)
+
+
+def test_packed_plans_compute_what_eager_does(monkeypatch):
+    from autojit.codegen.schedule import buffers
+
+    monkeypatch.setattr(buffers, "PACKED_FROM", 0)
+    monkeypatch.setattr(buffers, "PACKED_SHARE", 1.0)
+    generator = np.random.default_rng(7)
+    x, w = generator.standard_normal((32, 16)) * 0.3, generator.standard_normal((16, 16)) * 0.3
+
+    def fn(x, w):
+        early = (x * 2).exp()
+        h = early
+        for _ in range(4):
+            h = (h @ w).tanh()
+        return (h + early).sum(), h, early[::2].sum()
+
+    compiled = compiled_and_eager(fn, x.astype(np.float32), w.astype(np.float32))
+    assert compiled.executables[0].plan.buffer_slots[0].arena is not None
+
+    model = autojit.nn.Sequential(autojit.nn.Linear(8, 32), autojit.nn.Tanh(),
+                                  autojit.nn.Linear(32, 32), autojit.nn.ReLU(),
+                                  autojit.nn.Linear(32, 4))
+    state = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+
+    def make(net):
+        optimizer = autojit.optim.Adam(net.parameters(), lr=1e-2)
+
+        def step(x, y):
+            optimizer.zero_grad()
+            loss = ((net(x) - y) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            return loss.detach()
+        return step
+
+    eager = make(model)
+    data = [(autojit.tensor(generator.standard_normal((16, 8)).astype(np.float32)),
+             autojit.tensor(generator.standard_normal((16, 4)).astype(np.float32)))
+            for _ in range(4)]
+    losses = [float(eager(x, y)) for x, y in data]
+    eager_weights = [p.detach().clone() for p in model.parameters()]
+    model.load_state_dict(state)
+    compiled_step = autojit.compile(make(model))
+    compiled_losses = [float(compiled_step(x, y)) for x, y in data]
+    np.testing.assert_allclose(compiled_losses, losses, rtol=1e-5)
+    for mine, theirs in zip(model.parameters(), eager_weights):
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.numpy(), rtol=1e-4, atol=1e-6)
+    assert compiled_step.executables[-1].plan.buffer_slots[0].arena is not None

@@ -12,9 +12,10 @@ Each program runs with torch, autojit eagerly and compiled (tests/guard_stalenes
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import warnings
-from collections import namedtuple
+from collections import OrderedDict, namedtuple
 from pathlib import Path
 
 import numpy as np
@@ -526,3 +527,56 @@ def test_a_long_list_in_an_argument_object_is_not_walked_on_every_call():
     state.history = state.history[:10]
     flat = nested_arguments.flatten((state,))
     assert len(flat) == 3 and flat[1] is state.history[0] and flat[2] is state.table
+
+
+class _ModelOutput(OrderedDict):
+    """transformers' ModelOutput in short: a dataclass and an OrderedDict whose items and
+    attributes mirror each other."""
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            if getattr(self, field.name) is not None:
+                self[field.name] = getattr(self, field.name)
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        super().__setattr__(key, value)
+
+    def __setattr__(self, name, value):
+        if name in self.keys() and value is not None:
+            super().__setitem__(name, value)
+        super().__setattr__(name, value)
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return dict(self.items())[key]
+        return tuple(self[name] for name in self.keys())[key]
+
+
+@dataclasses.dataclass
+class _EncoderOutput(_ModelOutput):
+    last_hidden_state: object = None
+    attentions: object = None
+
+
+def test_an_encoder_output_object_each_call_keeps_one_executable():
+    """An encoder-decoder's generation hands the decoder step the encoder's output, a
+    ModelOutput (a dataclass dict), new for each generation: its tensors are read where the
+    call finds them, as torch.compile does, not guarded by identity (T5's static-cache
+    generation traced again on each)."""
+    def program(lib, wrap):
+        weight = tensor(lib, W.T @ W)
+
+        def step(x, encoder_outputs):
+            memory = encoder_outputs.last_hidden_state
+            return (x @ weight + memory).tanh().sum(0), encoder_outputs["last_hidden_state"] * 2
+
+        f = wrap(step)
+        for call in range(3):
+            encoder_outputs = _EncoderOutput(last_hidden_state=tensor(lib, X * (call + 1)))
+            yield f(tensor(lib, X - call), encoder_outputs)
+            yield encoder_outputs.last_hidden_state is encoder_outputs["last_hidden_state"]
+            yield type(encoder_outputs.last_hidden_state) is type(weight)
+
+    compiled = check(program, [1])
+    assert _stats(compiled[0]).traces == 1

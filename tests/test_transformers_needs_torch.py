@@ -96,3 +96,20 @@ def test_export_names_exist_and_exports_refuse():
     assert 10**9 in sizes and -1 not in sizes and sizes.is_int and -int_oo < 0 < int_oo
     assert (sizes & ValueRanges(2, 5)) == ValueRanges(2, 5)
     assert ValueRanges.unknown_bool().is_bool
+
+
+def test_torchscript_ir_types_annotate_and_refuse_to_be_made():
+    # transformers' SEW-D defines `symbolic(g: torch._C.Graph, input: torch._C.Value, ...)` in
+    # a class body: the module did not import through the drop-in.
+    from autojit.drop_in import _C
+
+    def symbolic(g: _C.Graph, value: _C.Value) -> _C.Value:
+        return value
+
+    import typing
+
+    assert typing.get_type_hints(symbolic, localns={"_C": _C})["g"] is _C.Graph
+    for name in ("Graph", "Value", "Node"):
+        assert isinstance(getattr(torch._C, name), type)  # torch has all three
+        with pytest.raises(NotImplementedError, match="TorchScript"):
+            getattr(_C, name)()

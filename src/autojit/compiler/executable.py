@@ -61,6 +61,8 @@ class Executable:
         # Names of "grad" outputs whose tensor's .grad the function assigned: each call leaves
         # a new tensor there, as eager does, instead of writing into the one already there.
         self.fresh_grads: set = set()
+        # ids of the tensors whose first .grad access was an assignment (or a deletion).
+        self.overwritten_grads: frozenset = frozenset()
         # Output name -> ir/eager_layout.OutputLayout of each result eager lays out other
         # than row-major: each run's array is laid out so (result_template.py).
         self.output_layouts: dict = {}
@@ -100,6 +102,8 @@ class Executable:
                     self._direct = None
             # _run without the effects this executable does not have.
             self.calls += 1
+            if recipe.released:
+                _release_grads(*recipe.released)
             arrays, owned = self.plan.run_owning([args[position]._payload
                                                   for position in self.arg_positions])
             self._write_back(arrays, args, owned)
@@ -178,6 +182,8 @@ class Executable:
                         error.autojit_rerun_eagerly = True
                         raise
                 else:
+                    if recipe.released:
+                        _release_grads(*recipe.released)
                     arrays, owned = self.plan.run_owning(supplied)
             except Exception as error:
                 if not self.value_checks:
@@ -366,6 +372,15 @@ def _to_device_of(array, target):
     if target.__class__ is np.ndarray:
         return array.to_host()
     return runtime("cuda").from_host(array, target.device_index)
+
+
+def _release_grads(tensors: tuple, read: frozenset) -> None:
+    """Set the .grad of `tensors` to None before a plain run, as the function does first
+    (result_recipe._released_before_run), unless the graph reads it."""
+    for tensor in tensors:
+        grad = tensor._grad
+        if grad is not None and id(grad) not in read:
+            tensor._grad = None
 
 
 def _assign_grad(tensor: Tensor, array: np.ndarray, dtype, owned: bool = False) -> None:

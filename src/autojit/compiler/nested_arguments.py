@@ -26,6 +26,7 @@ held twice), whose tensors would otherwise be two inputs for one tensor.
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from collections import OrderedDict
 
@@ -137,8 +138,31 @@ def flatten(args: tuple) -> tuple:
 
 
 def _is_container(value) -> bool:
-    return isinstance(value, _MAPPINGS) and type(value) in _MAPPINGS or \
+    return _is_mapping(type(value)) or \
         isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
+_MAPPING_CLASSES: dict = {dict: True, OrderedDict: True}  # class -> whether a mapping here
+
+
+def _is_mapping(kind) -> bool:
+    """Whether instances of `kind` are dicts looked into by their items: dict, OrderedDict,
+    and their subclasses from outside autojit that store items as dict does, or that are
+    dataclasses (transformers' ModelOutput, whose `__setitem__` also sets the attribute of
+    that name: an encoder's output handed to the decoder's step)."""
+    found = _MAPPING_CLASSES.get(kind)
+    if found is None:
+        if not issubclass(kind, dict) or any(
+                (getattr(base, "__module__", None) or "").split(".")[0] == "autojit"
+                for base in kind.__mro__[:-1]):
+            found = False
+        elif dataclasses.is_dataclass(kind):
+            found = True
+        else:
+            found = kind.__setitem__ in (dict.__setitem__, OrderedDict.__setitem__) and \
+                kind.__getitem__ in (dict.__getitem__, OrderedDict.__getitem__)
+        _MAPPING_CLASSES[kind] = found
+    return found
 
 
 # Classes whose instances are never looked into, whatever their attributes.
@@ -181,7 +205,7 @@ def _collect(value, path: tuple, found: list, depth: int, visit: _Visit, inside:
     attributes = False
     if kind is list or kind is tuple:
         items = enumerate(value)
-    elif kind in _MAPPINGS:
+    elif kind in _MAPPINGS or _is_mapping(kind):
         items = value.items()
     elif isinstance(value, tuple) and hasattr(kind, "_fields"):
         items = enumerate(value)
@@ -218,8 +242,9 @@ def _collect(value, path: tuple, found: list, depth: int, visit: _Visit, inside:
                 found.append(((*path, key), item))
                 if len(found) > MAX_NESTED_TENSORS:
                     return False
-        elif (kind is list or kind is dict or kind is tuple or _PLAIN.get(kind) is not False) \
-                and not _collect(item, (*path, key), found, depth + 1, visit, inside):
+        elif (kind is list or kind is dict or kind is tuple or _PLAIN.get(kind) is not False
+              or _is_mapping(kind)) and \
+                not _collect(item, (*path, key), found, depth + 1, visit, inside):
             return False
     return True
 

@@ -86,6 +86,11 @@ class Recipe:
             not isinstance(executable.plan, SegmentedPlan) and not executable.value_checks \
             and not executable.nan_checks and executable.python_writes is None and \
             executable.prints is None and executable.failing_backward is None and env is None
+        # A run that cannot end in another way of running the call (a failed value check, a
+        # nan found, the interpreter's error rerun eagerly) drops the old gradients first.
+        self.released = _released_before_run(executable, graph, self.grads) \
+            if executable.plan is not None and not isinstance(executable.plan, SegmentedPlan) \
+            and not executable.value_checks and not executable.nan_checks else ()
         # The result's template as closures (result_builders.py), or None: walked per call.
         self.result = builder(executable.template, self._output, self.grad_owners)
         plan = executable.plan
@@ -307,3 +312,22 @@ def _template_indices(template, found: set) -> None:
     elif isinstance(template, dict):
         for item in template.values():
             _template_indices(item, found)
+
+
+def _released_before_run(executable, graph: Graph, grads: list) -> tuple:
+    """(tensors whose .grad a run sets to None before the plan runs, ids of the tensors the
+    graph reads as captured inputs): the captured tensors whose .grad the function set to None
+    (zero_grad) before any read of it, then left None or had backward make a new one. Eager
+    drops those gradients when the function starts; dropped only at the write-back, they
+    stayed alive beside the new ones through the whole run (the size of every gradient again
+    in a training step's peak memory)."""
+    fresh = [tensor for _, tensor, _, _, is_fresh in grads if is_fresh and tensor is not None]
+    candidates = fresh + [tensor for tensor in executable.cleared_grads if tensor is not None]
+    read_owners = {id(getattr(entry.tensor, "owner", None)) for entry in graph.inputs
+                   if entry.kind == "captured"}
+    released = tuple(tensor for tensor in candidates if id(tensor) not in read_owners and
+                     id(tensor) in executable.overwritten_grads)
+    if not released:
+        return ()
+    return released, frozenset(id(entry.tensor) for entry in graph.inputs
+                               if entry.kind == "captured")

@@ -244,6 +244,7 @@ def build(compiled, guarded: GuardedTrace, traced_graph: Graph, optimized: Graph
         executable.failing_backward = (traced.backward_error, traced.requiring)
     executable.nan_checks = traced.nan_checks
     executable.fresh_grads = set(traced.tracer.fresh_grads)
+    executable.overwritten_grads = frozenset(traced.tracer.grad_overwritten)
     executable.output_layouts = dict(traced.tracer.output_layouts)
     executable.host_outputs = frozenset(traced.tracer.host_outputs)
     executable.output_leaves = frozenset(traced.tracer.output_leaves)

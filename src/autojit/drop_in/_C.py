@@ -30,6 +30,29 @@ from . import _C_functorch as _functorch  # noqa: F401 - torch._C._functorch (Tr
 from . import _C_nn as _nn  # noqa: F401 - torch._C._nn (linear, gelu, pad, ...)
 
 
+class _TorchScriptIR:
+    """TorchScript's IR types, `torch._C.Graph`, `Value` and `Node`: names that ONNX symbolic
+    functions annotate their arguments with, evaluated when the class holding one is defined
+    (transformers' SEW-D model at import). autojit has no TorchScript graphs to make one of."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"torch._C.{type(self).__name__}: autojit has no TorchScript graphs "
+            "(autojit.compile traces into its own; see docs/drop-in.md)")
+
+
+class Graph(_TorchScriptIR):
+    pass
+
+
+class Value(_TorchScriptIR):
+    pass
+
+
+class Node(_TorchScriptIR):
+    pass
+
+
 def _log_api_usage_once(event: str) -> None:
     """torch logs a library's first use of an API to its telemetry hooks; autojit has none."""
 

@@ -26,15 +26,23 @@ from dataclasses import dataclass, field
 import numpy as np
 
 ALIGNMENT = 64  # bytes: a cache line, and an AVX-512 vector
+# Plans whose slots take at least this many bytes are packed into one arena where that takes
+# at most PACKED_SHARE of the slots' bytes. Below, a plan's values fit the caches and the
+# slots, each taken again by the next value that fits it as soon as it is free, keep the
+# memory just written hot; above, they are DRAM-bound anyway and the bytes matter.
+PACKED_FROM = 64 << 20
+PACKED_SHARE = 0.9
 
 
 class BufferSlot:
     """A block of memory that values of one plan use in turn; allocated at its planned size
-    the first time a step asks for it."""
+    the first time a step asks for it, on its own or at `offset` in a plan's Arena."""
 
-    def __init__(self):
+    def __init__(self, arena: Arena | None = None, offset: int = 0):
         self.nbytes = 0
         self.values = 0  # how many planned values use it (for describe and tests)
+        self.arena = arena
+        self.offset = offset
         self._base: np.ndarray | None = None
 
     def take(self, shape: tuple, dtype) -> np.ndarray:
@@ -44,10 +52,30 @@ class BufferSlot:
         if count * dtype.itemsize > self.nbytes:  # not what was planned: an array of its own
             return np.empty(shape, dtype)
         if self._base is None:
-            raw = np.empty(self.nbytes + ALIGNMENT, np.uint8)
-            start = -raw.ctypes.data % ALIGNMENT
-            self._base = raw[start:start + self.nbytes]
+            if self.arena is not None:
+                self._base = self.arena.block()[self.offset:self.offset + self.nbytes]
+            else:
+                self._base = _aligned(self.nbytes)
         return self._base[:count * dtype.itemsize].view(dtype).reshape(shape)
+
+
+class Arena:
+    """One block of memory holding the slots of a plan packed by `_pack` at their offsets."""
+
+    def __init__(self, nbytes: int):
+        self.nbytes = nbytes
+        self._block: np.ndarray | None = None
+
+    def block(self) -> np.ndarray:
+        if self._block is None:
+            self._block = _aligned(self.nbytes)
+        return self._block
+
+
+def _aligned(nbytes: int) -> np.ndarray:
+    raw = np.empty(nbytes + ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    return raw[start:start + nbytes]
 
 
 @dataclass
@@ -88,6 +116,10 @@ def plan_buffers(steps: list, escaping: set, returned: set) -> list:
     held: dict = {}  # step index after which a slot is free again -> slots
     slot_of: dict = {}  # id(value) -> its slot
     roots: dict = {}  # id(value made by a single-node step) -> ids of the values it may view
+    # A value's memory from the step making it to its last read, with the values stored
+    # over it (donations): [first step, last step, bytes, [(holder, position)]].
+    lives: list = []
+    life_of: dict = {}  # id(slot) -> the life its latest value belongs to
     for index, step in enumerate(steps):
         donated = _donations(step, index, last_read, slot_of, roots)
         for number, (holder, position, value) in enumerate(step.outputs):
@@ -95,24 +127,36 @@ def plan_buffers(steps: list, escaping: set, returned: set) -> list:
                 holder.reusable[position] = False
                 continue
             nbytes = _nbytes(value)
+            end = last_read.get(id(value), index)
             slot = donated.get(number)
             if slot is not None:
                 held[index].remove(slot)
+                life = life_of[id(slot)]
+                life[1], life[2] = max(life[1], end), max(life[2], nbytes)
             else:
                 slot = _fitting(free, nbytes)
+                life = [index, end, nbytes, []]
+                lives.append(life)
             if slot is None:
                 slot = BufferSlot()
                 slots.append(slot)
+            life[3].append((holder, position))
+            life_of[id(slot)] = life
             slot.nbytes = max(slot.nbytes, nbytes)
             slot.values += 1
             holder.reusable[position] = True
             holder.slots[position] = slot
             slot_of[id(value)] = slot
-            held.setdefault(last_read.get(id(value), index), []).append(slot)
+            held.setdefault(end, []).append(slot)
         for made, sources in step.views:
             roots[id(made)] = set().union(*(roots.get(id(source), {id(source)})
                                             for source in sources))
         free.extend(held.pop(index, ()))
+    total = sum(slot.nbytes for slot in slots)
+    if total >= PACKED_FROM:
+        packed = _pack(lives, total)
+        if packed is not None:
+            return packed
     return slots
 
 
@@ -147,3 +191,55 @@ def _fitting(free: list, nbytes: int) -> BufferSlot | None:
         max(free, key=lambda slot: slot.nbytes)
     free.remove(slot)
     return slot
+
+
+def _pack(lives: list, total: int) -> list | None:
+    """Slots at offsets in one Arena for `lives` ([first step, last step, bytes, holders]),
+    where two lives alive at a common step never overlap in memory; None when that takes
+    more than PACKED_SHARE of `total` (the slots' bytes).
+
+    Greedy by size (the offset planning of TensorFlow Lite's and ONNX Runtime's arenas):
+    the largest life first, each at the lowest offset whose gap between the lives already
+    placed that overlap it in time holds it. Slots shared in turn by values of every size
+    grow to the largest they hold and leave the rest of their bytes idle while a small value
+    is in them: on GPT-2's 124M-parameter training step, 2.73 GB of slots for 1.55 GB alive
+    at once at most."""
+    order = sorted(range(len(lives)), key=lambda number: (-lives[number][2], lives[number][0]))
+    starts = np.empty(len(lives), np.int64)
+    ends = np.empty(len(lives), np.int64)
+    offsets = np.empty(len(lives), np.int64)
+    sizes = np.empty(len(lives), np.int64)
+    placed = np.zeros(len(lives), bool)
+    for number, (first, last, nbytes, _) in enumerate(lives):
+        starts[number], ends[number] = first, last
+        sizes[number] = -(-nbytes // ALIGNMENT) * ALIGNMENT
+    arena_bytes = 0
+    for number in order:
+        size = sizes[number]
+        overlapping = placed & (starts <= ends[number]) & (ends >= starts[number])
+        offset = 0
+        taken = np.flatnonzero(overlapping)
+        if len(taken):
+            # The gaps below each placed life, in the order of their offsets: the smallest
+            # that holds this one, else the end of the highest.
+            taken = taken[np.argsort(offsets[taken], kind="stable")]
+            reach = np.maximum.accumulate(offsets[taken] + sizes[taken])
+            below = np.concatenate(([0], reach[:-1]))
+            gaps = offsets[taken] - below
+            fitting = np.flatnonzero(gaps >= size)
+            offset = below[fitting[np.argmin(gaps[fitting])]] if len(fitting) else reach[-1]
+        offsets[number] = offset
+        placed[number] = True
+        arena_bytes = max(arena_bytes, offset + size)
+    if arena_bytes > PACKED_SHARE * total:
+        return None
+    arena = Arena(int(arena_bytes))
+    slots = []
+    for number, (_, _, nbytes, holders) in enumerate(lives):
+        slot = BufferSlot(arena, int(offsets[number]))
+        slot.nbytes = nbytes
+        slot.values = len(holders)
+        for holder, position in holders:
+            holder.slots[position] = slot
+        slots.append(slot)
+    return slots

@@ -7,6 +7,10 @@ share one: a slot is handed back once the last step that reads its value (direct
 a view a single-node step made of it) has run, and the next output that fits takes it over.
 Slots are allocated on first use and kept from one call to the next.
 
+A plan whose slots would take PACKED_FROM bytes or more is packed instead (`_pack`): each
+value's life gets an offset in one Arena, so that a slot grown for a large value does not sit
+idle under small ones (docs/notes/cpu-codegen.md).
+
 Sharing keeps the plan's working set small: the gradient-penalty step's forty-odd values of
 128 KB each fit the 2 MB of a core's L2 cache as a handful of slots, where one buffer per value
 (about 5 MB) left each product reading its operands from further away.
@@ -21,6 +25,7 @@ what they write, what they read, and which values they make that may be views of
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,10 +70,13 @@ class Arena:
     def __init__(self, nbytes: int):
         self.nbytes = nbytes
         self._block: np.ndarray | None = None
+        self._lock = threading.Lock()  # side-by-side products take their slots on two threads
 
     def block(self) -> np.ndarray:
         if self._block is None:
-            self._block = _aligned(self.nbytes)
+            with self._lock:
+                if self._block is None:
+                    self._block = _aligned(self.nbytes)
         return self._block
 
 

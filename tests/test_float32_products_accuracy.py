@@ -150,3 +150,31 @@ def test_a_product_of_at_most_the_long_inner_extent_is_one_library_call(monkeypa
             blas.run_records(blas.gemm_records(a, b, out, 1.0, 0.0))
             expected = np.matmul(a, b)
         np.testing.assert_array_equal(out, expected)
+
+
+def test_a_very_long_product_takes_at_most_64_blocks(monkeypatch):
+    """GPT-2's output layer's input gradient sums 50,257 vocabulary entries: blocks of 64 k's
+    were 785 library calls, each packing again (twice the time of one call). Past 64 blocks'
+    worth the blocks widen, a multiple of 64 k's each, summed in float64 as before: still
+    nearer exact than one float32 chain over all the k's."""
+    assert workers.inner_block(4096) == 64 and workers.inner_block(1025) == 64
+    for inner in (4097, 50257, 10**6):
+        block = workers.inner_block(inner)
+        assert block % 64 == 0 and -(-inner // block) <= workers.FLOAT32_MAX_BLOCKS
+    assert workers.inner_block(50257) == 832
+    monkeypatch.setenv("AUTOJIT_GEMM", "blas")
+    generator = np.random.default_rng(2)
+    a, b = _operands(6, 50257, 5, False, True, generator)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    bound = 832 * np.finfo(np.float32).eps * (np.abs(a.astype(np.float64)) @
+                                              np.abs(b.astype(np.float64)))
+    results = [blas._blocked_product(a, b, None)]
+    if workers.shared() is not None and blas.native_gemm(np.float32):
+        out = np.empty((6, 5), np.float32)
+        with blas.one_thread():
+            blas.run_records(blas.gemm_records(a, b, out, 1.0, 0.0))
+        results.append(out)
+    chain = np.add.accumulate(a[:, :, None] * b[None, :, :], axis=1)[:, -1]
+    for result in results:
+        assert np.all(np.abs(result - exact) <= bound)
+        assert np.abs(result - exact).max() * 3 < np.abs(chain - exact).max()

@@ -279,11 +279,11 @@ def _blocked_product(a: np.ndarray, b: np.ndarray, out: np.ndarray | None,
                      alpha: float = 1.0, beta: float = 0.0) -> np.ndarray:
     """alpha * a @ b + beta * out for float32 operands with a long inner extent, where the
     native workers are missing: as their gemm_part computes it, one library product per block
-    of FLOAT32_INNER_BLOCK k's, summed in float64 and rounded once. The library's own
+    of `workers.inner_block` k's, summed in float64 and rounded once. The library's own
     product sums all k's of an element in one float32 chain: a conv weight gradient whose
     batch the compiled graph folds into k (ir/passes/products.py) was up to 11 times further
     from exact than eager's (docs/notes/accurate-numerics.md)."""
-    block = workers.FLOAT32_INNER_BLOCK
+    block = workers.inner_block(a.shape[1])
     total = np.zeros((a.shape[0], b.shape[1]), np.float64)
     for start in range(0, a.shape[1], block):
         total += np.matmul(a[:, start:start + block], b[start:start + block])

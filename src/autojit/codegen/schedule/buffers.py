@@ -207,10 +207,10 @@ def _pack(lives: list, total: int) -> list | None:
     more than PACKED_SHARE of `total` (the slots' bytes).
 
     Greedy by size (the offset planning of TensorFlow Lite's and ONNX Runtime's arenas):
-    the largest life first, each at the lowest offset whose gap between the lives already
-    placed that overlap it in time holds it. Slots shared in turn by values of every size
-    grow to the largest they hold and leave the rest of their bytes idle while a small value
-    is in them: on GPT-2's 124M-parameter training step, 2.73 GB of slots for 1.55 GB alive
+    the largest life first, each in the smallest gap that holds it between the lives already
+    placed that overlap it in time, else above the highest of them. Slots shared in turn by
+    values of every size grow to the largest they hold and leave the rest of their bytes idle
+    while a small value is in them: on GPT-2's 124M-parameter training step, 2.73 GB of slots for 1.55 GB alive
     at once at most."""
     order = sorted(range(len(lives)), key=lambda number: (-lives[number][2], lives[number][0]))
     starts = np.empty(len(lives), np.int64)

@@ -210,8 +210,8 @@ def _pack(lives: list, total: int) -> list | None:
     the largest life first, each in the smallest gap that holds it between the lives already
     placed that overlap it in time, else above the highest of them. Slots shared in turn by
     values of every size grow to the largest they hold and leave the rest of their bytes idle
-    while a small value is in them: on GPT-2's 124M-parameter training step, 2.73 GB of slots for 1.55 GB alive
-    at once at most."""
+    while a small value is in them: on GPT-2's 124M-parameter training step, 2.73 GB of
+    slots for 1.55 GB alive at once at most."""
     order = sorted(range(len(lives)), key=lambda number: (-lives[number][2], lives[number][0]))
     starts = np.empty(len(lives), np.int64)
     ends = np.empty(len(lives), np.int64)

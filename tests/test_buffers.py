@@ -238,12 +238,14 @@ def test_a_large_plan_packs_its_values_into_one_arena(monkeypatch):
 
     monkeypatch.setattr(buffers, "PACKED_FROM", 0)
     a, b, c, d = value(1000), value(100), value(100), value(1000)
-    holders = [Holder() for _ in range(4)]
-    steps = [StepBuffers([(holders[0], 0, a)], []),
-             StepBuffers([(holders[1], 0, b)], [a]),
-             StepBuffers([(holders[2], 0, c)], [b]),
-             StepBuffers([(holders[3], 0, d)], [c]),
-             StepBuffers([], [d])]
+
+    def chain():  # each value read once, by the step making the next
+        holders = [Holder() for _ in range(4)]
+        steps = [StepBuffers([(holder, 0, made)], [read] if read is not None else [])
+                 for holder, made, read in zip(holders, (a, b, c, d), (None, a, b, c))]
+        return holders, steps + [StepBuffers([], [d])]
+
+    holders, steps = chain()
     slots = plan_buffers(steps, set(), set())
     (arena,) = {id(slot.arena): slot.arena for slot in slots}.values()
     assert arena.nbytes < 0.9 * 8000
@@ -254,10 +256,7 @@ def test_a_large_plan_packs_its_values_into_one_arena(monkeypatch):
         assert not np.shares_memory(arrays[first], arrays[second])
     # Without the arena the same steps take two slots of 4000 bytes.
     monkeypatch.setattr(buffers, "PACKED_FROM", 1 << 60)
-    holders[:] = [Holder() for _ in range(4)]
-    steps = [StepBuffers([(holders[0], 0, a)], []), StepBuffers([(holders[1], 0, b)], [a]),
-             StepBuffers([(holders[2], 0, c)], [b]), StepBuffers([(holders[3], 0, d)], [c]),
-             StepBuffers([], [d])]
+    _, steps = chain()
     assert sum(slot.nbytes for slot in plan_buffers(steps, set(), set())) == 8000
 
 

@@ -152,9 +152,7 @@ def _is_mapping(kind) -> bool:
     that name: an encoder's output handed to the decoder's step)."""
     found = _MAPPING_CLASSES.get(kind)
     if found is None:
-        if not issubclass(kind, dict) or any(
-                (getattr(base, "__module__", None) or "").split(".")[0] == "autojit"
-                for base in kind.__mro__[:-1]):
+        if not issubclass(kind, dict) or _from_autojit(kind):
             found = False
         elif dataclasses.is_dataclass(kind):
             found = True
@@ -163,6 +161,12 @@ def _is_mapping(kind) -> bool:
                 kind.__getitem__ in (dict.__getitem__, OrderedDict.__getitem__)
         _MAPPING_CLASSES[kind] = found
     return found
+
+
+def _from_autojit(kind) -> bool:
+    """Whether `kind` or a class it derives from (object aside) is autojit's own."""
+    return any((getattr(base, "__module__", None) or "").split(".")[0] == "autojit"
+               for base in kind.__mro__[:-1])
 
 
 # Classes whose instances are never looked into, whatever their attributes.
@@ -181,8 +185,7 @@ def _is_plain_object(value) -> bool:
             kind.__setattr__ is object.__setattr__ and
             kind.__getattribute__ is object.__getattribute__ and
             not issubclass(kind, (Tensor, *_OPAQUE, tuple, list, dict, set, frozenset)) and
-            not any((getattr(base, "__module__", None) or "").split(".")[0] == "autojit"
-                    for base in kind.__mro__[:-1]))
+            not _from_autojit(kind))
     return plain and isinstance(getattr(value, "__dict__", None), dict)
 
 

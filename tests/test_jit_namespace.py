@@ -1,10 +1,11 @@
 """autojit.jit: torch.jit's names on autojit.compile, against torch (CPU build) where both run.
 
 A scripted function and a scripted module (an MLP with torch's weights) give torch's values and
-gradients; a traced module gives torch.jit.trace's values and state_dict keys; is_scripting and
-is_tracing are False, inside autojit.compile too; the TorchScript decorators and type hints leave
-the code as it is; fork and wait; freeze raises as torch's does on a module in training mode and
-gives its values in eval mode; save and load raise NotImplementedError naming what to use.
+gradients; a traced module gives torch.jit.trace's values and state_dict keys; is_scripting is
+True in a scripted call, as in torch, and False in a traced one and inside autojit.compile;
+is_tracing is False; the TorchScript decorators and type hints leave the code as it is; fork and
+wait; freeze raises as torch's does on a module in training mode and gives its values in eval
+mode. save and load are in test_jit_archives.py.
 """
 
 from __future__ import annotations
@@ -205,19 +206,46 @@ def test_script_errors_and_pass_throughs_are_torchs():
 # ---- what TorchScript would be told ----------------------------------------------------------
 
 
-class Branchy(autojit.nn.Module):
-    def forward(self, x):
-        if jit.is_scripting() or jit.is_tracing():
-            return x * 0
-        return x + 1
+def _branchy(framework):
+    class Branchy(framework.nn.Module):
+        def forward(self, x):
+            if framework.jit.is_scripting():
+                return x * 0
+            return x + 1
+
+    return Branchy()
 
 
-def test_is_scripting_and_is_tracing_are_false_in_script_trace_and_compile():
+def scripting_branch(x):
+    return x * 3 if autojit.jit.is_scripting() else x + 1
+
+
+def torch_scripting_branch(x):
+    if torch.jit.is_scripting():
+        return x * 3
+    return x + 1
+
+
+def test_is_scripting_is_true_in_a_scripted_call_as_in_torch():
     assert not jit.is_scripting() and not jit.is_tracing()
     assert not torch.jit.is_scripting() and not torch.jit.is_tracing()
+    x, torch_x = _inputs(3)
+    for build in (
+        lambda framework, value: framework.jit.script(_branchy(framework)),
+        lambda framework, value: framework.jit.trace(_branchy(framework), value),
+    ):
+        assert _numpy(build(autojit, x)(x)).tolist() == \
+            _numpy(build(torch, torch_x)(torch_x)).tolist()
+    scripted = jit.script(_branchy(autojit))
+    assert scripted(x).abs().sum().item() == 0 and not jit.is_scripting()
+    assert _branchy(autojit)(x).tolist() == (x + 1).tolist()  # the module itself: eager
+    _close(jit.script(scripting_branch)(x), torch.jit.script(torch_scripting_branch)(torch_x))
+    _close(jit.trace(scripting_branch, x)(x), torch.jit.trace(torch_scripting_branch, torch_x)(
+        torch_x))
+
+
+def test_is_tracing_is_false_in_trace_and_compile():
     x = autojit.ones(3)
-    assert jit.script(Branchy())(x).tolist() == [2.0, 2.0, 2.0]
-    assert jit.trace(Branchy(), x)(x).tolist() == [2.0, 2.0, 2.0]
     seen = []
 
     @autojit.compile
@@ -383,20 +411,3 @@ def test_optimize_for_inference_freezes_in_eval_mode():
     assert _raised(lambda: jit.optimize_for_inference(mine)) == _raised(
         lambda: torch.jit.optimize_for_inference(theirs)
     )
-
-
-# ---- archives ----------------------------------------------------------------------------------
-
-
-def test_save_and_load_name_state_dict_and_autojit_save(tmp_path):
-    scripted = jit.script(_mlps()[0])
-    path = tmp_path / "model.pt"
-    for call in (
-        lambda: jit.save(scripted, path),
-        lambda: scripted.save(path),
-        lambda: jit.load(path),
-    ):
-        with pytest.raises(NotImplementedError, match="TorchScript") as caught:
-            call()
-        assert "state_dict" in str(caught.value) and "autojit.load" in str(caught.value)
-    assert not path.exists()

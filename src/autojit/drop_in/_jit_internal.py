@@ -1,7 +1,7 @@
 """torch._jit_internal under the drop-in: the TorchScript helpers libraries import for their
 containers and overloads (`_copy_to_script_wrapper`, `_overload`, `_overload_method`,
-`boolean_dispatch`, `is_scripting`). autojit has no TorchScript (autojit.jit says how its names
-map), so the decorators leave the function as it is.
+`boolean_dispatch`, `is_scripting`, autojit.jit's). autojit has no TorchScript (autojit.jit says
+how its names map), so the decorators leave the function as it is.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from ..jit.annotations import (  # noqa: F401 - torch._jit_internal's names too
     BroadcastingList3,
     BroadcastingListCls,
 )
+from ..jit.scripting import is_scripting  # noqa: F401 - torch._jit_internal's too
 
 
 def _copy_to_script_wrapper(fn):
@@ -29,11 +30,6 @@ def _overload(func):
 def _overload_method(func):
     """func itself: a method's overload declaration for TorchScript."""
     return func
-
-
-def is_scripting() -> bool:
-    """False: nothing runs as TorchScript here."""
-    return False
 
 
 def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name=None,

@@ -4,10 +4,11 @@ a system whose compiler is autojit.compile.
 autojit has no TorchScript. `script` and `trace` return autojit.compile's callable (a module
 stays a module: RecursiveScriptModule, below); the decorators and type hints TorchScript reads
 (ignore, unused, export, interface, Final, annotate, Attribute) leave the code as it is, since
-autojit traces Python as it runs; `is_scripting()` and `is_tracing()` are False; `fork` runs its
-function at once; `freeze` gives a module whose weights are constants of its calls; and `save`
-and `load`, whose files are TorchScript archives, raise NotImplementedError naming the way to
-persist a model here (its state_dict, with autojit.save and autojit.load).
+autojit traces Python as it runs; `is_scripting()` is True inside a scripted call, so code
+takes the branch TorchScript would compile (scripting.py), and `is_tracing()` is False; `fork`
+runs its function at once; `freeze` gives a module whose weights are constants of its calls;
+and `save` and `load` write and read autojit's archives of scripted modules (archives.py),
+not TorchScript's.
 
 This module sits above nn and the compiler, beside func: it wraps what autojit.compile returns
 and adds nothing to how a call is compiled (compiler/api.py).
@@ -19,6 +20,7 @@ from __future__ import annotations
 import copy
 import importlib as _importlib
 import inspect
+import io
 import warnings
 from typing import Final
 
@@ -27,6 +29,8 @@ from ..compiler.api import CompiledFunction
 from ..compiler.api import compile as compile_function
 from ..nn.module import Module
 from ..tensor.tensor import Tensor
+from . import archives
+from .scripting import is_scripting, run_as_script
 
 __all__ = [
     "Attribute",
@@ -69,11 +73,6 @@ class TracerWarning(Warning):
 
 
 # ---- what TorchScript would be told ----------------------------------------------------------
-
-
-def is_scripting() -> bool:
-    """False: nothing runs as TorchScript here, so the Python branch is the one taken."""
-    return False
 
 
 def is_tracing() -> bool:
@@ -183,22 +182,40 @@ def _overload_method(func):
 
 class ScriptFunction(CompiledFunction):
     """What script and trace return for a function: autojit.compile's CompiledFunction (its
-    calls, guards and inspection), of a type that torch.jit.ScriptFunction checks can name."""
+    calls, guards and inspection), of a type that torch.jit.ScriptFunction checks can name. A
+    scripted one runs with is_scripting() True (scripting.py); a traced one does not."""
+
+    _as_script = True
+
+    def __call__(self, *args, **kwargs):
+        if self._as_script:
+            return run_as_script(super().__call__, *args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+    def save(self, f, **kwargs) -> None:
+        """jit.save(self, f): an archive that jit.load reads back (archives.py)."""
+        save(self, f, **kwargs)
+
+    def save_to_buffer(self, _extra_files=None) -> bytes:
+        """The bytes jit.save would write."""
+        return _save_to_buffer(self, _extra_files)
 
 
-def _script_function(fn) -> CompiledFunction:
+def _script_function(fn, as_script: bool = True) -> CompiledFunction:
     compiled = compile_function(fn)
     if type(compiled) is not CompiledFunction:
         return compiled
     # compile settled the options (backend, recompile limit, a disabled function's eager run):
     # the same, under the type torch gives a scripted function.
-    return ScriptFunction(
+    function = ScriptFunction(
         fn,
         backend=compiled.backend,
         fullgraph=compiled.fullgraph,
         dynamic=compiled.dynamic,
         recompile_limit=compiled.recompile_limit,
     )
+    function._as_script = as_script
+    return function
 
 
 class ScriptModule(Module):
@@ -208,15 +225,25 @@ class ScriptModule(Module):
     too."""
 
     _compiles_itself = True
+    _as_script = True  # False for what jit.trace returns: is_scripting() stays False
 
     def __init__(self) -> None:
         super().__init__()
         if self._compiles_itself:
             self.compile()
 
+    def __call__(self, *args, **kwargs):
+        if self._as_script:
+            return run_as_script(super().__call__, *args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
     def save(self, f, **kwargs) -> None:
-        """Raises NotImplementedError: a TorchScript archive cannot be written (see jit.save)."""
-        save(self, f)
+        """jit.save(self, f): an archive that jit.load reads back (archives.py)."""
+        save(self, f, **kwargs)
+
+    def save_to_buffer(self, _extra_files=None) -> bytes:
+        """The bytes jit.save would write."""
+        return _save_to_buffer(self, _extra_files)
 
 
 class RecursiveScriptModule(ScriptModule):
@@ -229,7 +256,7 @@ class RecursiveScriptModule(ScriptModule):
 
     _compiles_itself = False
     _frozen = False
-    _own_attributes = frozenset({"_original", "_compiled", "_frozen"})
+    _own_attributes = frozenset({"_original", "_compiled", "_frozen", "_as_script"})
 
     def __init__(self, module: Module, compiled) -> None:
         # The module first: Module.__init__ sets training, which the property below passes on.
@@ -309,11 +336,12 @@ class RecursiveScriptModule(ScriptModule):
         return f"original_name={self.original_name}"
 
 
-def _scripted_module(module: Module) -> RecursiveScriptModule:
+def _scripted_module(module: Module, as_script: bool = True) -> RecursiveScriptModule:
     scripted = RecursiveScriptModule(module, compile_function(module))
+    scripted._as_script = as_script
     for name in _exported_methods(type(module)):
         # In the instance dict, the compiled method is found before the module's own.
-        scripted.__dict__[name] = _script_function(getattr(module, name))
+        scripted.__dict__[name] = _script_function(getattr(module, name), as_script)
     return scripted
 
 
@@ -424,7 +452,10 @@ def trace(
             {"forward": inputs},
             example_inputs_is_kwarg=isinstance(example_kwarg_inputs, dict),
         )
-    compiled = script(func)
+    if isinstance(func, CompiledFunction) or not inspect.isfunction(func):
+        compiled = script(func)
+    else:  # traced, not scripted: is_scripting() stays False in its calls
+        compiled = _script_function(func, as_script=False)
     args, kwargs = _example_arguments(example_inputs, example_kwarg_inputs)
     compiled(*args, **kwargs)
     return compiled
@@ -452,10 +483,10 @@ def trace_module(
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):
         raise AttributeError("expected a dictionary of (method_name, input) pairs")
-    traced = mod if isinstance(mod, ScriptModule) else _scripted_module(mod)
+    traced = mod if isinstance(mod, ScriptModule) else _scripted_module(mod, as_script=False)
     for name, example in inputs.items():
         if name != "forward" and name not in traced.__dict__:
-            traced.__dict__[name] = _script_function(getattr(mod, name))
+            traced.__dict__[name] = _script_function(getattr(mod, name), as_script=False)
         method = traced if name == "forward" else traced.__dict__[name]
         if example_inputs_is_kwarg and isinstance(example, dict):
             method(**example)
@@ -537,26 +568,60 @@ def optimize_for_inference(mod, other_methods=None) -> RecursiveScriptModule:
 # ---- archives ------------------------------------------------------------------------------------
 
 
+def _payload(m) -> dict:
+    """What an archive keeps of a scripted module or function (archives.py)."""
+    if isinstance(m, RecursiveScriptModule):
+        return {"kind": "frozen" if m._frozen else "module", "object": m._original,
+                "as_script": m._as_script}
+    if isinstance(m, ScriptModule):
+        # Compiled again when loaded: what the compiled call holds is not the module's state.
+        kept = copy.copy(m)
+        kept.__dict__.pop("_compiled_call_impl", None)
+        return {"kind": "script_module", "object": kept, "as_script": m._as_script}
+    if isinstance(m, ScriptFunction):
+        return {"kind": "function", "object": m.fn, "as_script": m._as_script}
+    raise AttributeError(f"'{type(m).__name__}' object has no attribute 'save': jit.save takes "
+                         "what jit.script or jit.trace returned")
+
+
 def save(m, f, _extra_files=None) -> None:
-    """Raises NotImplementedError: a TorchScript archive holds TorchScript code, which autojit
-    does not have. Save the state_dict instead: `autojit.save(model.state_dict(), f)`."""
-    raise NotImplementedError(
-        "autojit.jit.save: autojit has no TorchScript, so it cannot write a TorchScript "
-        "archive. Save the module's parameters and buffers with "
-        "autojit.save(model.state_dict(), f), and load them into the model's class with "
-        "model.load_state_dict(autojit.load(f))."
-    )
+    """Write the scripted or traced module or function `m` to f (a path or a binary file
+    object), with `_extra_files` ({name: str or bytes}) beside it, so that jit.load gives it
+    back: a scripted module with the same weights, buffers, submodules, attributes and
+    training mode, compiled again on its first call.
+
+    The file is autojit's archive (archives.py), not TorchScript: torch cannot read it, and
+    loading it imports the module's classes, as loading a whole model saved with torch.save
+    does, so the code that defines them must be importable where it is loaded.
+    """
+    archives.write(_payload(m), f, _extra_files)
 
 
 def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
-    """Raises NotImplementedError: a TorchScript archive holds TorchScript code, which autojit
-    cannot run. Load a state_dict instead: `model.load_state_dict(autojit.load(f))`."""
-    raise NotImplementedError(
-        "autojit.jit.load: autojit has no TorchScript, so it cannot read a TorchScript "
-        "archive (a torch.jit.save file). Save the model's state_dict with torch.save or "
-        "autojit.save, and load it into the model's class with "
-        "model.load_state_dict(autojit.load(f))."
-    )
+    """The scripted module or function jit.save wrote to f (a path or a binary file object),
+    its tensors moved by `map_location` as autojit.load moves them; each name in
+    `_extra_files` gets that file's bytes (b"" where the archive has none). A TorchScript archive
+    written by torch raises NotImplementedError: autojit has no TorchScript. Loading runs what
+    the file names (it is a pickle): load only files you trust."""
+    payload = archives.read(f, map_location, _extra_files)
+    kind, obj, as_script = payload["kind"], payload["object"], payload.get("as_script", True)
+    if kind == "function":
+        return _script_function(obj, as_script)
+    if kind == "script_module":
+        obj.compile()
+        obj._as_script = as_script
+        return obj
+    if kind == "frozen":
+        frozen = RecursiveScriptModule(obj, compile_function(obj))
+        frozen._frozen = True
+        return frozen
+    return _scripted_module(obj, as_script)
+
+
+def _save_to_buffer(m, _extra_files=None) -> bytes:
+    buffer = io.BytesIO()
+    save(m, buffer, _extra_files)
+    return buffer.getvalue()
 
 
 # torch.jit's own aliases of fork and wait, which older code calls.

@@ -506,6 +506,8 @@ def run_eager(op: Op, inputs: tuple, attrs: dict, plain: bool = False) -> Tensor
                 continue
             arrays = _operand_arrays(op, inputs, compute)
             break
+    if warnings.filters is not _FILTERS_SEEN[0]:
+        keep_quiet()
     try:
         result = op.impl(*arrays, **attrs) if attrs else op.impl(*arrays)
     except OpError as wrapped:
@@ -565,4 +567,23 @@ def _any_complex(inputs: tuple) -> bool:
 
 # inf and nan are values here, as in torch: NumPy's floating-point warnings from op impls are
 # silenced for autojit's own modules only (a per-op errstate context costs more than the op).
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"autojit\.")
+_QUIET_MODULES = r"autojit\."
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=_QUIET_MODULES)
+_FILTERS_SEEN = [warnings.filters]
+
+
+def keep_quiet() -> None:
+    """Put the filter above back if the filter list is another than when last looked at: a
+    `warnings.catch_warnings()` block that autojit was imported in (pytest runs each test in
+    one) takes it away when it ends, and NumPy's warnings of nan cast to an integer or of
+    log(0) would show where torch gives none."""
+    filters = warnings.filters
+    if filters is _FILTERS_SEEN[0]:
+        return
+    for action, _message, category, module, _line in filters:
+        if action == "ignore" and category is RuntimeWarning and \
+                getattr(module, "pattern", module) == _QUIET_MODULES:
+            break
+    else:
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=_QUIET_MODULES)
+    _FILTERS_SEEN[0] = warnings.filters

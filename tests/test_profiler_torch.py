@@ -122,7 +122,7 @@ def test_accumulated_events_and_errors_as_torch():
         counts = []
         with t.profiler.profile(schedule=t.profiler.schedule(wait=0, warmup=1, active=1),
                                 on_trace_ready=lambda p: counts.append(len(
-                                    [e for e in p.events() if e.name.endswith("::mul")])),
+                                    [e for e in p.events() if e.name == "aten::mul"])),
                                 acc_events=True) as prof:
             for _ in range(4):
                 t.ones(2) * 3
@@ -166,3 +166,51 @@ def test_export_stacks_and_gzip(tmp_path):
 
     with gzip.open(tmp_path / "trace.json.gz", "rt") as file:
         assert json.load(file)["traceEvents"]
+
+
+def _public_events(t):
+    """The events of torch's names (aten::...) of a few calls, in order, with their shapes."""
+    x = t.ones(10, 10)
+    first, second = t.nn.Linear(20, 30), t.nn.Linear(30, 40)
+    data = t.ones(128, 20)
+    with t.autograd.profiler.profile(record_shapes=True) as prof:
+        with t.autograd.profiler.record_function("outer"):
+            y = x * 2 + 4
+            with t.autograd.profiler.record_function("inner"):
+                y = y - 1
+        y = y / 1
+        t.relu(second(first(data)))
+    wanted = ("outer", "inner", "aten::mul", "aten::add", "aten::sub", "aten::div",
+              "aten::linear", "aten::relu")
+    return [(event.name, event.input_shapes if event.name == "aten::linear" else None)
+            for event in prof.function_events if event.name in wanted]
+
+
+def test_public_calls_are_events_of_torchs_names_in_torchs_order():
+    from autojit.tensor import torch_function
+
+    assert _public_events(autojit) == _public_events(torch) == [
+        ("outer", None), ("aten::mul", None), ("aten::add", None), ("inner", None),
+        ("aten::sub", None), ("aten::div", None), ("aten::linear", [[128, 20], [30, 20], [30]]),
+        ("aten::linear", [[128, 30], [40, 30], [40]]), ("aten::relu", None)]
+    # The wrappers the profiler switched on are off again: later calls pay nothing for them.
+    assert not torch_function.ACTIVE and torch_function.MODES == 0
+
+
+def test_events_made_outside_a_profiler_nest_and_average_as_torchs():
+    def run(t):
+        util = t.autograd.profiler_util
+        events = util.EventList()
+        ranges = [(1, 0, 1), (1, 1, 2), (0, 0, 2), (0, 1, 2), (0, 1, 3), (0, 2, 5), (0, 3, 4)]
+        for number, (thread, start, end) in enumerate(ranges, 1):
+            events.append(util.FunctionEvent(id=number, node_id=0, name="op",
+                                             thread=thread, start_us=start, end_us=end))
+        events._populate_cpu_children()
+        average = util.FunctionEventAvg()
+        for event in events[:2]:
+            average.add(event)
+        return ([[child.id for child in event.cpu_children] for event in events],
+                [event.node_id for event in events], average.count, average.cpu_time_total,
+                average.cpu_time)
+
+    assert run(autojit) == run(torch)

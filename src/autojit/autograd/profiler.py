@@ -7,7 +7,9 @@
     prof.export_chrome_trace("trace.json")
 
 Where it sits in the flow: `profile` makes itself `state.profiler` (thread-local) for the
-duration of the `with` block. ops.registry.bind then hands each primitive to `forward_event`
+duration of the `with` block. The public functions, methods and operators hand each call to
+`forward_event` under torch's name ("aten::linear": tensor/torch_function.py switches its
+wrappers on while a profiler runs), ops.registry.bind hands it each primitive the call runs
 (named "autojit::<op>"), and the engine hands each backward node to `backward_event` (named
 like the node, "MulBackward0", "AccumulateGrad"). When no profiler is active, bind and the
 engine pay one `is None` test and nothing else. Events nest by a stack: an op run inside a
@@ -43,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..tensor import torch_function
 from ..tensor.dtypes import c_type_name
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
@@ -116,6 +119,7 @@ class profile:
         self._wall_start_ns = time.time_ns()
         self._start_ns = _clock()
         state.profiler = self
+        torch_function.start_profiling()  # public calls are events too (aten::linear)
         return self
 
     def __exit__(self, exc_type, exc_value, exc_traceback):
@@ -124,6 +128,7 @@ class profile:
         end = _clock()
         if state.profiler is self:
             state.profiler = None
+        torch_function.stop_profiling()
         # Ranges still open (a record_function entered inside and left outside) end here.
         for event in self._stack:
             event.time_range.end = end

@@ -82,7 +82,16 @@ class FunctionEvent(_TimeColumns):
 
     def __init__(self, id: int, name: str, thread: int, start_us: float, end_us: float,
                  input_shapes=None, input_dtypes=None, sequence_nr: int = -1,
-                 is_user_annotation: bool = False, stack=None, category: str = "cpu_op"):
+                 is_user_annotation: bool = False, stack=None, category: str = "cpu_op", *,
+                 node_id: int = -1, overload_name=None, fwd_thread=None, scope: int = 0,
+                 is_async: bool = False, is_remote: bool = False, flops=None,
+                 trace_name=None):
+        # node_id ... trace_name: torch's FunctionEvent's fields that code making events
+        # passes (a distributed node's id, an aten overload, ...), kept as given.
+        self.node_id, self.overload_name, self.fwd_thread = node_id, overload_name, fwd_thread
+        self.scope, self.is_async, self.is_remote, self.flops = scope, is_async, is_remote, flops
+        if trace_name is not None:
+            self.trace_name = trace_name
         self.id = id
         self.name = name
         self.thread = thread
@@ -189,6 +198,29 @@ class EventList(list):
 
     def __str__(self):
         return self.table()
+
+    def _populate_cpu_children(self) -> None:
+        """Make each event a child of the innermost event of its thread (and node) whose time
+        range holds it, as torch's EventList does for events made outside a profiler; events
+        that overlap only partly stay unrelated, async ones are left out."""
+        groups: dict = {}
+        for event in self:
+            if not getattr(event, "is_async", False):
+                groups.setdefault((event.thread, getattr(event, "node_id", -1)), []).append(event)
+        for events in groups.values():
+            events.sort(key=lambda event: (event.time_range.start, -event.time_range.end))
+            open_events: list = []
+            for event in events:
+                while open_events:
+                    parent = open_events[-1]
+                    if event.time_range.start >= parent.time_range.end or \
+                            event.time_range.end > parent.time_range.end:
+                        open_events.pop()
+                        continue
+                    parent.append_cpu_child(event)
+                    event.set_cpu_parent(parent)
+                    break
+                open_events.append(event)
 
     @property
     def self_cpu_time_total(self) -> float:

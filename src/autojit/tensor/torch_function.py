@@ -31,9 +31,15 @@ ALL_DISABLED = 2  # DisableTorchFunction
 
 # Whether the wrappers are installed (once, for the rest of the process).
 ACTIVE = False
-# How many TorchFunctionModes are entered, in all threads: while none is, a wrapper with no
-# overloaded argument reads no thread-local state.
+# How many TorchFunctionModes are entered, in all threads, and profilers running (one count
+# each): while none is, a wrapper with no overloaded argument reads no thread-local state.
 MODES = 0
+# Profilers running (autograd/profiler.py), in all threads: each public call is an event then.
+PROFILERS = 0
+# Whether the protocol was switched on for the profilers alone (then it is off again after
+# them), and whether something else has needed it since (a subclass, a mode).
+_FOR_PROFILERS = False
+_NEEDED = False
 
 
 class _DisabledImpl:
@@ -184,7 +190,8 @@ class TorchFunctionMode:
 
 
 def push_mode(mode) -> None:
-    global MODES
+    global MODES, _NEEDED
+    _NEEDED = True
     activate()
     state.function_modes = (*state.function_modes, mode)
     MODES += 1
@@ -369,8 +376,10 @@ def late(value, name: str, prefix: str, python: bool = False):
 def arm(kind: type, wrapper: bool = False) -> None:
     """Called where an instance of a Tensor subclass is made (`wrapper`: by
     _make_wrapper_subclass): the first whose type overrides the protocol switches it on."""
+    global _NEEDED
     dispatching = torch_dispatch.dispatches(kind)
-    if not ACTIVE and (dispatching or overrides(kind)):
+    if not _NEEDED and (dispatching or overrides(kind)):
+        _NEEDED = True
         activate()
     if dispatching and not wrapper:
         torch_dispatch.warn_not_wrapped(kind)
@@ -388,11 +397,59 @@ def _install(owner, name: str, before, wrapper) -> None:
     setattr(owner, name, wrapper)
 
 
+def start_profiling() -> None:
+    """A profiler starts: every public function, method and operator call is an event named
+    as torch's profiler names it (`aten::linear`, `aten::mul`), with the primitives it runs
+    (`autojit::mul`) inside. The wrappers are switched on for it if nothing had yet."""
+    global PROFILERS, MODES, _FOR_PROFILERS
+    if not ACTIVE:
+        activate()
+        _FOR_PROFILERS = True
+    PROFILERS += 1
+    MODES += 1
+
+
+def stop_profiling() -> None:
+    """A profiler stops: the wrappers switched on for profilers alone are taken off with the
+    last one, so that the calls after it pay nothing."""
+    global PROFILERS, MODES, _FOR_PROFILERS
+    PROFILERS -= 1
+    MODES -= 1
+    if PROFILERS == 0 and _FOR_PROFILERS:
+        _FOR_PROFILERS = False
+        if not _NEEDED:
+            deactivate()
+
+
+# Calls torch's profiler shows no event for: metadata and Python's protocols.
+_NOT_PROFILED = frozenset((
+    "size", "dim", "ndimension", "numel", "nelement", "stride", "storage_offset",
+    "is_contiguous", "data_ptr", "element_size", "get_device", "is_floating_point",
+    "is_complex", "is_signed", "type", "tolist", "untyped_storage", "storage", "requires_grad_",
+    "retain_grad", "register_hook", "backward", "dim_order"))
+# The events of Tensor's operators whose method is not named in _METHOD_OF_OPERATOR.
+_OPERATOR_EVENTS = {
+    "__rsub__": "rsub", "__pow__": "pow", "__rpow__": "pow", "__rmatmul__": "matmul",
+    "__floordiv__": "floor_divide", "__rfloordiv__": "floor_divide", "__rmod__": "remainder",
+    "__and__": "bitwise_and", "__or__": "bitwise_or", "__xor__": "bitwise_xor",
+    "__invert__": "bitwise_not", "__getitem__": "index", "__setitem__": "index_put_"}
+
+
+def _event_name(name: str) -> str | None:
+    """The profiler event of the public call `name` (torch's name of it), or None for none."""
+    short = name.rsplit(".", 1)[1]
+    short = _METHOD_OF_OPERATOR.get(short) or _OPERATOR_EVENTS.get(short) or short
+    if short in _NOT_PROFILED or (short.startswith("__") and short.endswith("__")):
+        return None
+    return "aten::" + short
+
+
 def deactivate() -> None:
     """Put every replaced attribute back, as before the first subclass instance (the tests use
     it to keep one test's subclass from changing the next's warnings' frames); torch has no
     counterpart, its check being free."""
-    global ACTIVE
+    global ACTIVE, _NEEDED, _FOR_PROFILERS
+    _NEEDED = _FOR_PROFILERS = False
     while _INSTALLED:
         owner, name, before, wrapper = _INSTALLED.pop()
         if vars(owner).get(name) is wrapper:
@@ -477,6 +534,8 @@ def _call_mode(modes, public, found, args, kwargs, name, plain_kinds=False):
 def _function_wrapper(impl, name: str, python: bool, operator: bool):
     public = []  # the function handlers are given, where it is not this one (_wrap_tensor)
 
+    event = _event_name(name)
+
     def dispatching(*args, **kwargs):
         found = overloaded_arguments(args)
         if kwargs:
@@ -486,6 +545,11 @@ def _function_wrapper(impl, name: str, python: bool, operator: bool):
         chosen = dispatching
         if public and (len(public) == 1 or args[0].__class__ is Tensor):
             chosen = public[0]
+        if PROFILERS and event is not None:
+            profiler = state.profiler
+            if profiler is not None:
+                return profiler.forward_event(event, args, lambda: _dispatch(
+                    chosen, impl, found, args, kwargs, name, python, operator))
         return _dispatch(chosen, impl, found, args, kwargs, name, python, operator)
 
     dispatching._public = public
@@ -611,4 +675,5 @@ __all__ = ["ACTIVE", "MODES", "DisableTorchFunction", "DisableTorchFunctionSubcl
            "TorchFunctionMode", "activate", "arm", "current_modes", "pop_mode", "push_mode",
            "call_handlers", "disabled_torch_function_impl", "expose",
            "get_default_nowrap_functions", "handle", "insert_overloaded",
-           "is_torch_function_enabled", "late", "overloaded_arguments", "overrides"]
+           "is_torch_function_enabled", "late", "overloaded_arguments", "overrides",
+           "start_profiling", "stop_profiling"]

@@ -214,3 +214,22 @@ def test_events_made_outside_a_profiler_nest_and_average_as_torchs():
                 average.cpu_time)
 
     assert run(autojit) == run(torch)
+
+
+def test_the_record_function_operators_open_and_close_a_range_as_torchs():
+    def run(t):
+        x = t.ones(10, 10)
+        with t.autograd.profiler.profile() as prof:
+            handle = t.ops.profiler._record_function_enter("bar", None)
+            x * 2 + 4
+            t.ops.profiler._record_function_exit(handle)
+            handle = t.ops.profiler._record_function_enter_new("baz", None)
+            x - 1
+            t.ops.profiler._record_function_exit._RecordFunction(handle)
+        arithmetic = ("aten::mul", "aten::add", "aten::sub")  # (torch's has an aten::empty)
+        return [(event.name, event.count, [child.name for child in event.cpu_children
+                                           if child.name in arithmetic])
+                for event in prof.function_events if event.name in ("bar", "baz")]
+
+    assert run(autojit) == run(torch) == [("bar", 1, ["aten::mul", "aten::add"]),
+                                          ("baz", 1, ["aten::sub"])]

@@ -62,6 +62,7 @@ from .ops.aten_entry_points import (  # noqa: F401 - torch's names of aten's ent
 )
 from .ops.aten_entry_points import segment_reduce as _segment_reduce  # noqa: F401 - torch's alias
 from .ops.aten_namespace import LOADERS as _ATEN_LOADERS
+from .ops.aten_namespace import NAMESPACE_LOADERS as _NAMESPACE_LOADERS
 from .ops.autocast import (
     autocast_decrement_nesting,
     autocast_increment_nesting,
@@ -374,6 +375,9 @@ _compile_backends.register("cuda", f"{__name__}.cuda.plan")
 # points (native_layer_norm, ...) once nn/aten_entry_points.py registers them: it imports that
 # module the first time it misses a name.
 _ATEN_LOADERS.append(lambda: _importlib.import_module(f"{__name__}.nn.aten_entry_points"))
+# torch.ops.profiler's record_function operators are the profiler's (autograd/profiler.py).
+_NAMESPACE_LOADERS["profiler"] = lambda: _importlib.import_module(
+    f"{__name__}.autograd.profiler")
 
 # Eager arrays come from the C heap, which keeps freed blocks for the next array instead of
 # mapping new pages for each (tensor/host_memory.py; AUTOJIT_HOST_MEMORY=system opts out).

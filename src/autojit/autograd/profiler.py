@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..ops.aten_namespace import define_builtin
 from ..tensor import torch_function
 from ..tensor.dtypes import c_type_name
 from ..tensor.state import state
@@ -397,3 +398,27 @@ def _user_stack() -> list:
     frames = traceback.extract_stack(sys._getframe(2))
     return [f"{frame.filename}({frame.lineno}): {frame.name}" for frame in reversed(frames)
             if not frame.filename.startswith(_PACKAGE_ROOT)]
+
+
+# ---- torch.ops.profiler ---------------------------------------------------------------------
+
+def _record_function_enter(name: str, args: str | None = None) -> record_function:
+    """torch.ops.profiler._record_function_enter(_new): a record_function range opened, its
+    handle given to _record_function_exit to close it (the operators torch's record_function
+    is built on, which code written before the context manager calls)."""
+    handle = record_function(name, args)
+    handle.__enter__()
+    return handle
+
+
+def _record_function_exit(handle: record_function) -> None:
+    if not isinstance(handle, record_function):
+        raise TypeError(f"_record_function_exit() expected the handle _record_function_enter "
+                        f"returned, got {type(handle).__name__}")
+    handle.__exit__(None, None, None)
+
+
+define_builtin("profiler", "_record_function_enter", default=_record_function_enter)
+define_builtin("profiler", "_record_function_enter_new", default=_record_function_enter)
+define_builtin("profiler", "_record_function_exit", default=_record_function_exit,
+               _RecordFunction=_record_function_exit)

@@ -42,7 +42,7 @@ from . import (  # noqa: F401
     sorting,
     torch_dispatch,  # runs public calls on __torch_dispatch__ subclasses as aten operators
 )
-from .aten_namespace import NAMESPACES, aten, load_library, loaded_libraries
+from .aten_namespace import NAMESPACE_LOADERS, NAMESPACES, aten, load_library, loaded_libraries
 from .elementwise import bitwise  # noqa: F401
 from .fft import transforms as fft  # noqa: F401
 from .indexing import masked, scatter  # noqa: F401
@@ -72,6 +72,9 @@ __all__ = ["REGISTRY", "aten", "load_library", "loaded_libraries"]
 def __getattr__(name: str):
     """torch.ops.<namespace> of custom operators (autojit/library.py), once defined."""
     found = NAMESPACES.get(name)
+    if found is None and name in NAMESPACE_LOADERS:
+        NAMESPACE_LOADERS.pop(name)()
+        found = NAMESPACES.get(name)
     if found is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return found

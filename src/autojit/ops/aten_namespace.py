@@ -179,6 +179,9 @@ class CustomNamespace:
 
 
 NAMESPACES: dict = {}  # name -> CustomNamespace
+# name -> a function that defines the namespace (a layer above registers it: the profiler's
+# torch.ops.profiler), called the first time torch.ops.<name> is asked for.
+NAMESPACE_LOADERS: dict = {}
 
 
 def register_namespace(name: str) -> CustomNamespace:
@@ -187,6 +190,15 @@ def register_namespace(name: str) -> CustomNamespace:
     if found is None:
         found = NAMESPACES[name] = CustomNamespace(name)
     return found
+
+
+
+def define_builtin(namespace: str, name: str, **overloads) -> None:
+    """torch.ops.<namespace>.<name>, an operator of torch's own that autojit gives as Python
+    functions (`default=f`, other overloads by their names)."""
+    packet = register_namespace(namespace).packet(name)
+    for key, function in overloads.items():
+        packet._overloads[key] = OpOverload(packet, key, function)
 
 # The paths of the shared libraries load_library loaded, as torch.ops.loaded_libraries.
 loaded_libraries: set = set()

@@ -291,6 +291,34 @@ def test_a_tensor_like_defined_under_the_drop_in_is_dispatched_to(tmp_path):
         ["clone", "rmatmul", "radd", "req", "rdiv", "iadd"]
 
 
+MODES_AND_OWN_CLASSES = """
+import json
+import torch
+from torch.overrides import TorchFunctionMode
+from autojit.tensor import torch_function
+import torch._dynamo._trace_wrapped_higher_order_op  # autojit's own mode class (transformers)
+
+
+class Logged(TorchFunctionMode):  # a mode switches the protocol on when entered, not here
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+before = torch_function.ACTIVE
+with Logged():
+    inside = torch_function.ACTIVE
+print(json.dumps([before, inside]))
+"""
+
+
+def test_defining_a_mode_or_importing_autojits_own_leaves_the_protocol_off(tmp_path):
+    """Eager calls pay nothing for the protocol until something needs it: a TorchFunctionMode
+    subclass (transformers imports one of torch._dynamo's) switches it on when it is entered."""
+    done = _run(["-m", "autojit.drop_in", _script(tmp_path, "modes.py", MODES_AND_OWN_CLASSES)])
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [False, True]
+
+
 SUBMODULE_AND_FUNCTION = """
 import json
 import torch

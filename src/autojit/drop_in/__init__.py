@@ -84,22 +84,27 @@ def _watch_class_definitions() -> None:
     `__torch_function__` (linear_operator's LinearOperator, a tensor-like of a library): torch
     dispatches `torch.clone(op)` to it from the start, while autojit's checking wrappers are
     installed only once such a type exists (a Tensor subclass does that when its first
-    instance is made). A class statement costs one dict lookup more, and a look over its
-    attributes (`unbound.keep_unbound`)."""
+    instance is made, a TorchFunctionMode when it is entered). A class statement costs one dict
+    lookup more, and a look over its attributes (`unbound.keep_unbound`)."""
     import builtins
 
     from ..tensor import torch_function
     from ..tensor.tensor import Tensor
+    from ..tensor.torch_function import TorchFunctionMode
     from .unbound import keep_unbound
 
     original = builtins.__build_class__
 
     def build_class(function, name, *bases, **keywords):
         # Before the class body runs: a body that registers handlers by torch function
-        # (`{torch.clone: ...}`) must see the functions dispatch will hand its handler.
+        # (`{torch.clone: ...}`) must see the functions dispatch will hand its handler. A
+        # Tensor subclass switches the protocol on when its first instance is made, and a
+        # TorchFunctionMode when it is entered; autojit's own classes are neither.
         if not torch_function.ACTIVE and "__torch_function__" in getattr(
                 getattr(function, "__code__", None), "co_names", ()) and not any(
-                isinstance(base, type) and issubclass(base, Tensor) for base in bases):
+                isinstance(base, type) and issubclass(base, (Tensor, TorchFunctionMode))
+                for base in bases) and not getattr(function, "__module__", "").startswith(
+                "autojit."):
             torch_function.activate()
         kind = original(function, name, *bases, **keywords)
         # A library's class keeping one of torch's builtin functions as an attribute

@@ -180,12 +180,11 @@ def _overload_method(func):
 # ---- script and trace --------------------------------------------------------------------------
 
 
-class ScriptFunction(CompiledFunction):
-    """What script and trace return for a function: autojit.compile's CompiledFunction (its
-    calls, guards and inspection), of a type that torch.jit.ScriptFunction checks can name. A
-    scripted one runs with is_scripting() True (scripting.py); a traced one does not."""
+class _Scripted:
+    """What scripted functions and modules share: a call runs with is_scripting() True unless
+    jit.trace made it (scripting.py), and save / save_to_buffer write jit.save's archive."""
 
-    _as_script = True
+    _as_script = True  # False for what jit.trace returns: is_scripting() stays False
 
     def __call__(self, *args, **kwargs):
         if self._as_script:
@@ -198,7 +197,14 @@ class ScriptFunction(CompiledFunction):
 
     def save_to_buffer(self, _extra_files=None) -> bytes:
         """The bytes jit.save would write."""
-        return _save_to_buffer(self, _extra_files)
+        buffer = io.BytesIO()
+        save(self, buffer, _extra_files)
+        return buffer.getvalue()
+
+
+class ScriptFunction(_Scripted, CompiledFunction):
+    """What script and trace return for a function: autojit.compile's CompiledFunction (its
+    calls, guards and inspection), of a type that torch.jit.ScriptFunction checks can name."""
 
 
 def _script_function(fn, as_script: bool = True) -> CompiledFunction:
@@ -218,32 +224,18 @@ def _script_function(fn, as_script: bool = True) -> CompiledFunction:
     return function
 
 
-class ScriptModule(Module):
+class ScriptModule(_Scripted, Module):
     """torch.jit.ScriptModule. A subclass's instance is compiled in place when it is made
     (Module.compile), as TorchScript compiles a ScriptModule's script methods when it is
     constructed; scripted, traced and frozen modules (RecursiveScriptModule) are ScriptModules
     too."""
 
     _compiles_itself = True
-    _as_script = True  # False for what jit.trace returns: is_scripting() stays False
 
     def __init__(self) -> None:
         super().__init__()
         if self._compiles_itself:
             self.compile()
-
-    def __call__(self, *args, **kwargs):
-        if self._as_script:
-            return run_as_script(super().__call__, *args, **kwargs)
-        return super().__call__(*args, **kwargs)
-
-    def save(self, f, **kwargs) -> None:
-        """jit.save(self, f): an archive that jit.load reads back (archives.py)."""
-        save(self, f, **kwargs)
-
-    def save_to_buffer(self, _extra_files=None) -> bytes:
-        """The bytes jit.save would write."""
-        return _save_to_buffer(self, _extra_files)
 
 
 class RecursiveScriptModule(ScriptModule):
@@ -616,12 +608,6 @@ def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
         frozen._frozen = True
         return frozen
     return _scripted_module(obj, as_script)
-
-
-def _save_to_buffer(m, _extra_files=None) -> bytes:
-    buffer = io.BytesIO()
-    save(m, buffer, _extra_files)
-    return buffer.getvalue()
 
 
 # torch.jit's own aliases of fork and wait, which older code calls.

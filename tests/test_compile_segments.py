@@ -132,3 +132,24 @@ def test_a_check_compares_values_read_at_two_boundaries():
     for rows in ([[1.0, -1, 1, 1]] * 2 + [[1, 1, -1, 1]] * 4, [[1.0, -1, -1, 1]] * 6):
         x = autojit.tensor(rows)
         assert compiled(x, w).item() == pytest.approx(f(x, w).item())
+
+
+def test_a_python_loop_over_thousands_of_values_runs_eagerly_with_a_warning():
+    # A greedy suppression over a tensor's values, as a detection model's Python kernel runs
+    # one: each read would be a leaf and a check (6,001 segments, 42 s, before the cap).
+    from autojit.ir.scalars import MAX_READS
+
+    def greedy(scores):
+        kept = []
+        for i in scores.argsort(descending=True).tolist():
+            if scores[i] > 0.5:
+                kept.append(i)
+        return autojit.tensor(kept)
+
+    compiled = autojit.compile(greedy)
+    scores = autojit.rand(3 * MAX_READS, generator=autojit.Generator().manual_seed(0))
+    with pytest.warns(autojit.CompileWarning, match=f"more than {MAX_READS} values read"):
+        result = compiled(scores)
+    assert result.tolist() == greedy(scores).tolist()
+    stats = compiled.stats()
+    assert stats.eager_calls == 1 and stats.split_breaks == 0

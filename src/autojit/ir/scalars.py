@@ -109,6 +109,13 @@ def _source_text(scalar) -> str:
 _TOLERANCE = {"float64": 1e-13, "float32": 1e-6, "float16": 2e-3, "bfloat16": 2e-2}
 
 
+# Values one trace may read from its graph in Python (`.item()`, `.tolist()`, `bool(t)`, ...)
+# before the call runs eagerly instead: each read is a leaf and usually a check, so a Python
+# loop over a tensor's values (a greedy non-maximum suppression over thousands of boxes) would
+# grow the trace without end (27 minutes and 11 GB for torchvision's detection models before).
+MAX_READS = 1000
+
+
 def _python_dtype(kind) -> dtypes.DType:
     return {float: dtypes.float64, int: dtypes.int64, bool: dtypes.bool_}[kind]
 
@@ -130,6 +137,9 @@ class ScalarGraph:
     def leaf(self, tensor: Tensor, kind):
         """A `g` symbol for the tensor's value read as a Python `kind` (float, int, bool, or
         "tolist") on every run."""
+        if len(self.env.leaves) >= MAX_READS:
+            graph_break(f"more than {MAX_READS} values read from traced tensors in one call (a "
+                        "Python loop over a tensor's values?)", needs_data=False)
         tracer = self.tracer
         value = tracer.value_of(tensor)
         # Its output is added once the trace knows Python reads the value after a run

@@ -97,6 +97,7 @@ class Tracer(EffectsMixin):
         # has the call's real inputs; make_graph has not: a decision there breaks the graph).
         self.evaluates = True
         self.reserved_outputs: set = set()  # output names given to values not yet outputs
+        self._output_suffixes: dict = {}  # name -> the suffix unique_output last gave it
         self._real_inputs: dict = {}  # id(Value) of an "arg" input -> the real array
         self._names = captured_names or {}  # id(ndarray) -> a name from the function's scope
         self._used_names = {entry.name for entry in graph.inputs}
@@ -496,9 +497,13 @@ class Tracer(EffectsMixin):
 
     def unique_output(self, name: str) -> str:
         taken = {output.name for output in self.graph.outputs} | self.reserved_outputs
-        candidate, suffix = name, 1
+        # From the suffix last given for `name`: reads of many values ask for one name often.
+        suffix = self._output_suffixes.get(name, 0)
+        candidate = name if suffix == 0 else f"{name}_{suffix}"
         while candidate in taken:
-            candidate, suffix = f"{name}_{suffix}", suffix + 1
+            suffix += 1
+            candidate = f"{name}_{suffix}"
+        self._output_suffixes[name] = suffix
         return candidate
 
     def restore(self) -> None:

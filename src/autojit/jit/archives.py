@@ -39,19 +39,19 @@ VERSION = b"1"
 def write(payload: dict, f, extra_files=None) -> None:
     """Write the archive of `payload` (and `extra_files`, {name: str or bytes}) to f, a path or
     a binary file object."""
-    data = io.BytesIO()
+    data = io.BytesIO()  # (torch.save's format aligns its records: a stream that can tell)
     save_object(payload, data)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as handle:
-            _write_zip(handle, data.getvalue(), extra_files)
+            _write_zip(handle, data, extra_files)
     else:
-        _write_zip(f, data.getvalue(), extra_files)
+        _write_zip(f, data, extra_files)
 
 
-def _write_zip(handle, payload: bytes, extra_files) -> None:
-    with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED) as archive:
+def _write_zip(handle, payload: io.BytesIO, extra_files) -> None:
+    with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         archive.writestr(MARKER, VERSION)
-        archive.writestr(PAYLOAD, payload)
+        archive.writestr(PAYLOAD, payload.getbuffer())  # (a view: the weights once in memory)
         for name, content in (extra_files or {}).items():
             if isinstance(content, str):
                 content = content.encode("utf-8")
@@ -68,13 +68,14 @@ def read(f, map_location=None, extra_files=None) -> dict:
         if os.path.isdir(f):
             raise ValueError(f"The provided filename {os.fspath(f)} is a directory")
         with open(f, "rb") as handle:
-            return read(io.BytesIO(handle.read()), map_location, extra_files)
-    raw = f.read()
-    if not zipfile.is_zipfile(io.BytesIO(raw)):
+            return read(handle, map_location, extra_files)
+    if not (hasattr(f, "seekable") and f.seekable()):
+        f = io.BytesIO(f.read())
+    if not zipfile.is_zipfile(f):
         raise RuntimeError("jit.load: the file is not a zip archive, so not a file jit.save "
                            "wrote (PytorchStreamReader failed reading zip archive: failed "
                            "finding central directory)")
-    with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+    with zipfile.ZipFile(f) as archive:
         names = archive.namelist()
         if MARKER not in names:
             if any("/code/" in name or name.endswith("constants.pkl") for name in names):

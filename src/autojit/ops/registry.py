@@ -566,9 +566,12 @@ def _any_complex(inputs: tuple) -> bool:
 
 
 # inf and nan are values here, as in torch: NumPy's floating-point warnings from op impls are
-# silenced for autojit's own modules only (a per-op errstate context costs more than the op).
+# silenced for autojit's own modules only (a per-op errstate context costs more than the op);
+# autojit's own RuntimeWarnings (a CUDA library that failed) still show.
 _QUIET_MODULES = r"autojit\."
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=_QUIET_MODULES)
+_QUIET_MESSAGES = (r"(invalid value|divide by zero|overflow|underflow) encountered|Mean of empty "
+                   r"slice|Degrees of freedom <= 0|All-NaN (slice|axis) encountered")
+warnings.filterwarnings("ignore", _QUIET_MESSAGES, RuntimeWarning, _QUIET_MODULES)
 _FILTERS_SEEN = [warnings.filters]
 
 
@@ -580,10 +583,11 @@ def keep_quiet() -> None:
     filters = warnings.filters
     if filters is _FILTERS_SEEN[0]:
         return
-    for action, _message, category, module, _line in filters:
+    for action, message, category, module, _line in filters:
         if action == "ignore" and category is RuntimeWarning and \
-                getattr(module, "pattern", module) == _QUIET_MODULES:
+                getattr(module, "pattern", module) == _QUIET_MODULES and \
+                getattr(message, "pattern", message) == _QUIET_MESSAGES:
             break
     else:
-        warnings.filterwarnings("ignore", category=RuntimeWarning, module=_QUIET_MODULES)
+        warnings.filterwarnings("ignore", _QUIET_MESSAGES, RuntimeWarning, _QUIET_MODULES)
     _FILTERS_SEEN[0] = warnings.filters

@@ -4,7 +4,9 @@ Basic indexing (ints, slices, None, Ellipsis, a Python bool) gives views: a slic
 indexed dim (SLICE), then one reshape that drops the dims of ints and inserts those of None
 (RESHAPE). Tensor and list indices gather with the `index` primitive (indexing/__init__.py) on the
 dims they address, boolean masks through their nonzero positions (data-dependent, so a graph
-break while tracing unless the trace specializes on the count). A write goes through the flat
+break while tracing unless the trace specializes on the count); eagerly, large broadcasting
+index tensors on adjacent dims are merged into one row of flat positions first
+(`_flat_positions`). A write goes through the flat
 positions the same key addresses in a tensor of positions, one `index_put`. Eager keys of
 ints, slices, None and Ellipsis on tensors that need no autograd node are one NumPy view,
 made in getitem with the same chain of primitives recorded (layout/eager_views.py).
@@ -269,8 +271,13 @@ def _general(x: Tensor, key) -> Tensor:
     if not advanced:
         return result
     dims = tuple(position for position, _ in advanced)
-    stacked = _stack_indices([row for _, row in advanced], x)
+    rows = [row for _, row in advanced]
     sizes = [result.shape[dim] for dim in dims]
+    flat = _flat_positions(result, rows, dims, sizes)
+    if flat is not None:
+        merged = (*result.shape[:dims[0]], int(np.prod(sizes)), *result.shape[dims[-1] + 1:])
+        return index_tensor(reshape(result, merged), unsqueeze(flat, 0), dims[:1])
+    stacked = _stack_indices(rows, x)
     if 0 in sizes and stacked.numel():
         raise IndexError("index is out of bounds for dimension with size 0")
     # torch names the k-th index tensor's dim as dimension k.
@@ -346,6 +353,51 @@ def _view_steps(shape: tuple, key) -> list:
     if sliced != tuple(new_shape):
         steps.append((RESHAPE, {"shape": tuple(new_shape)}))
     return steps
+
+
+# The fewest entries of a stacked index (k rows of the broadcast shape) that _flat_positions
+# replaces: below it the stacked rows cost little, and its extra ops would cost an eager loop.
+_FLAT_AT_LEAST = 1 << 16
+
+
+def _flat_positions(x: Tensor, rows: list, dims: tuple, sizes: list) -> Tensor | None:
+    """The positions that k > 1 index rows on adjacent dims address, as one index into those
+    dims merged into one, for an eager CPU x whose rows are all in range; None otherwise.
+
+    The stacked rows (_stack_indices) hold k entries for every position of their broadcast
+    shape, and x[i, j] saves them for its backward: torchvision's roi_align in Python reads a
+    feature map through four rows broadcasting to 1000 x 256 x 7 x 7 x 2 x 2 (boxes, channels,
+    bins, samples), 1.6 GB of stacked int64 rows per read where the values read are 200 MB.
+    One flat row is a k-th of that, and half again as int32. Rows out of range (or not
+    broadcasting together) take the stacked path, whose check raises torch's error for the
+    first offending entry.
+    """
+    k = len(rows)
+    if k < 2 or dims[-1] - dims[0] != k - 1 or x._payload.__class__ is not np.ndarray \
+            or 0 in sizes:
+        return None
+    arrays = [row._payload for row in rows]
+    if any(array.__class__ is not np.ndarray for array in arrays):
+        return None
+    try:
+        common = np.broadcast_shapes(*(array.shape for array in arrays))
+    except ValueError:
+        return None
+    if k * int(np.prod(common)) < _FLAT_AT_LEAST:
+        return None
+    for array, size in zip(arrays, sizes, strict=True):
+        if array.size and not (-size <= int(array.min()) and int(array.max()) < size):
+            return None
+    # int32 positions where they fit: half the bytes again (the index primitive takes both)
+    dtype = dtypes.int32 if int(np.prod(sizes)) <= np.iinfo(np.int32).max else dtypes.int64
+    flat, stride = None, 1
+    for row, size in zip(reversed(rows), reversed(sizes), strict=True):
+        term = row.to(dtype) % size  # negative positions count from the end
+        if stride != 1:
+            term = term * stride
+        flat = term if flat is None else flat + term
+        stride *= size
+    return flat if tuple(flat.shape) == common else expand(flat, common)
 
 
 def _stack_indices(rows: list, x: Tensor) -> Tensor:

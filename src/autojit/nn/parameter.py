@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..interop import serialization
 from ..ops.registry import OpError
-from ..tensor import dtypes, torch_function
+from ..tensor import dtypes, sharing, torch_function
 from ..tensor.device import check_device
 from ..tensor.tensor import Tensor
 
@@ -98,6 +98,10 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         tensor.persistent = persistent
         tensor._is_buffer = True
         return tensor
+
+
+# multiprocessing sends a Parameter by its shared memory, as a Tensor (tensor/sharing.py)
+sharing.register(Parameter)
 
 
 def _rebuild_parameter(data, dtype_name, requires_grad):

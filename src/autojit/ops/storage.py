@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import dtypes
+from ..tensor import dtypes, sharing
 from ..tensor.once import warn_once
 from ..tensor.tensor import Tensor
 
@@ -133,10 +133,13 @@ class UntypedStorage(_Storage):
         return self
 
     def _new_shared(self, size: int, *, device=None) -> UntypedStorage:
-        """A new storage of `size` zero bytes, which torch puts in shared memory for a
-        DataLoader worker to collate into (torch_geometric's collate writes a batch there):
-        autojit's workers send their batches pickled by value, so plain memory serves."""
-        return UntypedStorage(int(size), device=device)
+        """A new storage of `size` zero bytes in shared memory, for a DataLoader worker to
+        collate into (torch_geometric's collate writes a batch there), which multiprocessing
+        then sends by its memory (tensor/sharing.py)."""
+        if device is not None and str(device) != "cpu":
+            raise NotImplementedError(f"UntypedStorage on {device}: autojit makes storages "
+                                      "on the CPU only")
+        return UntypedStorage(Tensor._make(sharing.shared_empty(int(size)), dtypes.uint8))
 
     def _values(self) -> np.ndarray:
         return self._array("untyped_storage()").view(np.uint8)

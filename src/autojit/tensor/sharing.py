@@ -1,11 +1,22 @@
-"""Shared memory: Tensor.share_memory_ and Tensor.is_shared.
+"""Shared memory: Tensor.share_memory_ and Tensor.is_shared, and tensors that cross processes
+through multiprocessing's queues, pipes and a "spawn" child's arguments by their memory.
 
-A CPU tensor's data is a NumPy array in the process's private memory. share_memory_ moves it
-into an anonymous shared mapping (`mmap.mmap(-1, n)`, MAP_SHARED) in place, as torch moves a
-storage, so that processes forked afterwards (multiprocessing's "fork" start method, a
-DataLoader's workers on Linux) read and write the same memory: the Hogwild pattern of
-`model.share_memory()` and then `mp.Process`. Pickling a tensor (a "spawn" child's arguments, a
-Queue) still copies its values: autojit has no torch.multiprocessing to pass the mapping itself.
+A CPU tensor's data is a NumPy array in the process's private memory. share_memory_ moves it,
+in place, as torch moves a storage, into a shared mapping of an anonymous file
+(`os.memfd_create`, torch's "file_descriptor" strategy): processes forked afterwards
+(multiprocessing's "fork" start method) read and write the same memory, which the Hogwild
+pattern of `model.share_memory()` and then `mp.Process` needs.
+
+multiprocessing pickles what it sends with its ForkingPickler, for which `reduce_tensor` is
+registered (here for Tensor, in nn/parameter.py for Parameter), as torch.multiprocessing
+registers its reductions: a CPU tensor is moved into shared memory (if it is not there yet) and
+sent as the file's descriptor (multiprocessing.reduction.DupFd) with its dtype, shape, strides
+and offset, so the receiving process maps the same memory: its writes are seen by the sender,
+and `is_shared()` is True on both sides. A non-leaf tensor that requires grad is refused with
+torch's error; CUDA tensors, tensors of subclasses and plain `pickle` (torch.save included)
+still travel by value. Where os.memfd_create is missing (not Linux), share_memory_ uses an
+anonymous mapping that only forked children see, and tensors cross by value.
+
 A view moves with its base (the base's memory is moved and the view made again over it); other
 views made before the call keep the memory they had. CUDA tensors are left as they are (a
 no-op, as in torch), and is_shared() is False for them: autojit cannot pass device memory to
@@ -15,8 +26,52 @@ another process.
 from __future__ import annotations
 
 import mmap
+import os
+import pickle
+from multiprocessing import reduction
 
 import numpy as np
+
+from . import dtypes
+from .tensor import Tensor
+
+_MEMFD = hasattr(os, "memfd_create")
+
+NON_LEAF_MESSAGE = (
+    "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd does "
+    "not support crossing process boundaries.  If you just want to transfer the data, call "
+    "detach() on the tensor before serializing (e.g., putting it on the queue).")
+
+
+class _SharedFile(mmap.mmap):
+    """A shared mapping of an anonymous file whose descriptor (`fd`) it keeps open, to pass to
+    other processes; closed with the mapping."""
+
+    fd = -1
+
+    def __del__(self):
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _map(fd: int, nbytes: int) -> _SharedFile:
+    try:
+        buffer = _SharedFile(fd, nbytes)
+    except BaseException:
+        os.close(fd)
+        raise
+    buffer.fd = fd
+    return buffer
+
+
+def _root(data: np.ndarray):
+    """The object that owns data's memory: an mmap for shared memory."""
+    while isinstance(data, np.ndarray) and data.base is not None:
+        data = data.base
+    if isinstance(data, memoryview):
+        data = data.obj
+    return data
 
 
 def is_shared(x) -> bool:
@@ -24,16 +79,27 @@ def is_shared(x) -> bool:
     data = x._payload
     if data is None or data.__class__ is not np.ndarray:
         return False
-    while isinstance(data, np.ndarray) and data.base is not None:
-        data = data.base
-    if isinstance(data, memoryview):
-        data = data.obj
-    return isinstance(data, mmap.mmap)
+    return isinstance(_root(data), mmap.mmap)
+
+
+def shared_empty(nbytes: int) -> np.ndarray:
+    """`nbytes` zero bytes in shared memory (a storage's `_new_shared`)."""
+    size = max(int(nbytes), 1)
+    if _MEMFD:
+        fd = os.memfd_create("autojit-shared", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(fd, size)
+        except BaseException:
+            os.close(fd)
+            raise
+        buffer = _map(fd, size)
+    else:
+        buffer = mmap.mmap(-1, size)
+    return np.frombuffer(buffer, np.uint8, int(nbytes))
 
 
 def _shared_copy(data: np.ndarray) -> np.ndarray:
-    buffer = mmap.mmap(-1, max(data.nbytes, 1))
-    shared = np.frombuffer(buffer, data.dtype, data.size).reshape(data.shape)
+    shared = shared_empty(data.nbytes).view(data.dtype).reshape(data.shape)
     shared[...] = data
     return shared
 
@@ -53,7 +119,50 @@ def share_memory_(x):
         if not is_shared(base):
             base._payload = _shared_copy(old)
         x._payload = np.ndarray(data.shape, data.dtype, buffer=base._payload, offset=offset,
-                             strides=data.strides)
+                                strides=data.strides)
         return x
     x._payload = _shared_copy(data)
     return x
+
+
+def _address(buffer) -> int:
+    return np.frombuffer(buffer, np.uint8, 1).__array_interface__["data"][0]
+
+
+def reduce_tensor(x):
+    """multiprocessing's pickling of a tensor or Parameter: by its shared memory's descriptor
+    (moved there first, as torch does), or by value where it cannot be (module docstring)."""
+    if x._requires_grad and x.grad_fn is not None:
+        raise RuntimeError(NON_LEAF_MESSAGE)
+    if _MEMFD and x._payload.__class__ is np.ndarray and x._payload.size:
+        share_memory_(x)
+        data = x._payload
+        root = _root(data)
+        if isinstance(root, _SharedFile) and root.fd >= 0:
+            offset = data.__array_interface__["data"][0] - _address(root)
+            kind = None if type(x) is Tensor else type(x)
+            return (rebuild_shared, (reduction.DupFd(root.fd), len(root), data.dtype,
+                                     x._dtype.name, data.shape, data.strides, offset,
+                                     x._requires_grad, kind))
+    return x.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+
+
+def rebuild_shared(dup, nbytes, numpy_dtype, dtype_name, shape, strides, offset, requires_grad,
+                   kind):
+    """The receiving side of reduce_tensor: a tensor over the sender's shared memory."""
+    data = np.ndarray(shape, numpy_dtype, buffer=_map(dup.detach(), nbytes), offset=offset,
+                      strides=strides)
+    tensor = Tensor._make(data, dtypes.from_name(dtype_name))
+    if kind is not None:  # a Parameter
+        return kind(tensor, requires_grad)
+    tensor._requires_grad = requires_grad
+    return tensor
+
+
+def register(cls) -> None:
+    """Pickle `cls` (exactly: ForkingPickler's table is by type) with reduce_tensor when
+    multiprocessing sends it."""
+    reduction.ForkingPickler.register(cls, reduce_tensor)
+
+
+register(Tensor)

@@ -1,7 +1,8 @@
 """torch.multiprocessing under the drop-in: Python's multiprocessing, whose queues and pipes
-carry autojit tensors by pickling them (by value: autojit shares no storage handles between
-processes), and torch's own names: spawn and start_processes (with ProcessContext, from
-spawn.py, which is torch.multiprocessing.spawn too), and the sharing strategies programs set.
+carry autojit's CPU tensors by their shared memory (the reduction tensor/sharing.py registers
+with multiprocessing's ForkingPickler, torch's "file_descriptor" strategy), and torch's own
+names: spawn and start_processes (with ProcessContext, from spawn.py, which is
+torch.multiprocessing.spawn too), and the sharing strategies programs set.
 
 Processes started by spawn or forkserver run the drop-in too (install() in __init__.py has
 their preparation data install it before the main module is imported).
@@ -24,7 +25,8 @@ def get_sharing_strategy() -> str:
 
 
 def set_sharing_strategy(new_strategy: str) -> None:
-    """Accepted for torch's programs; autojit's tensors cross processes by value either way."""
+    """Accepted for torch's programs; autojit's tensors cross processes by file descriptor
+    either way."""
     if new_strategy not in _STRATEGIES:
         raise AssertionError(f"invalid sharing strategy {new_strategy!r}")
     _strategy[0] = new_strategy

@@ -5,8 +5,10 @@ A worker seeds Python's, NumPy's and autojit's generators from the loader's base
 does (Python's and autojit's with `base_seed + id`; NumPy's legacy global generator with the
 four words torch derives from (id, base_seed), which are NumPy's own SeedSequence hash), runs
 `worker_init_fn(id)`, then answers the main process's requests: `(task, indices)` gets the
-collated batch back, pickled here so that a batch that cannot be pickled becomes an error the
-main process raises instead of a reply that never comes. A worker whose parent has died exits.
+collated batch back, pickled here (by multiprocessing's ForkingPickler, which sends CPU tensors
+by their shared memory, as torch's workers do: tensor/sharing.py) so that a batch that cannot
+be pickled becomes an error the main process raises instead of a reply that never comes. A
+worker whose parent has died exits.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import queue
 import random
 import signal
 from dataclasses import dataclass
+from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 
@@ -130,7 +133,7 @@ def worker_loop(iterable: bool, dataset, index_queue, data_queue, done_event,
             except Exception:
                 reply = ExceptionWrapper(where=where)
         try:
-            message = pickle.dumps((task, reply), protocol=pickle.HIGHEST_PROTOCOL)
+            message = bytes(ForkingPickler.dumps((task, reply), pickle.HIGHEST_PROTOCOL))
         except Exception:
             message = pickle.dumps((task, ExceptionWrapper(where=f"{where} (pickling the batch "
                                                                  "to send it back)")))

@@ -8,6 +8,7 @@ behaviour shows in one process (the sender's tensor moved, the refusal of a non-
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sys
 
 import numpy as np
@@ -106,3 +107,12 @@ def test_worker_batches_arrive_in_shared_memory_as_torchs(collate):
     assert all(x.is_shared() and y.is_shared() for x, y in batches)
     np.testing.assert_array_equal(np.concatenate([x.numpy() for x, _ in batches]), values)
     assert [y.tolist() for _, y in batches][1] == [4, 5, 6, 7]
+
+
+def test_received_batches_hold_no_file_descriptors():
+    # torch's receivers close the descriptor once mapped: keeping many batches is fine
+    data = TensorDataset(autojit.randn(1200, 3), autojit.arange(1200))
+    before = len(os.listdir("/proc/self/fd"))
+    kept = list(DataLoader(data, batch_size=2, num_workers=2))
+    assert len(kept) == 600 and kept[300][0].is_shared()
+    assert len(os.listdir("/proc/self/fd")) - before < 50

@@ -25,9 +25,11 @@ another process.
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
 import pickle
+import weakref
 from multiprocessing import reduction
 
 import numpy as np
@@ -43,30 +45,53 @@ NON_LEAF_MESSAGE = (
     "detach() on the tensor before serializing (e.g., putting it on the queue).")
 
 
-class _SharedFile(mmap.mmap):
-    """A shared mapping of an anonymous file whose descriptor (`fd`) it keeps open, to pass to
-    other processes; closed with the mapping."""
+def _libc():
+    """libc's mmap and munmap through ctypes: Python's mmap keeps a duplicate of the file's
+    descriptor open as long as the mapping lives (until Python 3.13's trackfd), so that every
+    tensor received from a DataLoader worker would hold one, and a program keeping a thousand
+    batches would run out of descriptors. torch's receivers hold none."""
+    global _LIBC
+    if _LIBC is None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_int, ctypes.c_long)
+        libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+        _LIBC = libc
+    return _LIBC
 
-    fd = -1
 
-    def __del__(self):
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+_LIBC = None
+_MAP_FAILED = ctypes.c_void_p(-1).value
 
 
-def _map(fd: int, nbytes: int) -> _SharedFile:
-    try:
-        buffer = _SharedFile(fd, nbytes)
-    except BaseException:
+def _unmap(address: int, nbytes: int, fd: int) -> None:
+    _libc().munmap(address, nbytes)
+    if fd >= 0:
         os.close(fd)
-        raise
-    buffer.fd = fd
+
+
+def _map(fd: int, nbytes: int, keep: bool):
+    """The file's first `nbytes` mapped shared, as a ctypes buffer marked `shared_fd`: the
+    descriptor, kept open (until the buffer is collected) where `keep`, to send the memory on
+    (the sender's side), else closed now (-1: the receiver's side)."""
+    address = _libc().mmap(None, nbytes, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED,
+                           fd, 0)
+    if address is None or address == _MAP_FAILED:
+        error = ctypes.get_errno()
+        os.close(fd)
+        raise OSError(error, f"mmap of {nbytes} shared bytes: {os.strerror(error)}")
+    if not keep:
+        os.close(fd)
+        fd = -1
+    buffer = (ctypes.c_char * nbytes).from_address(address)
+    buffer.shared_fd = fd
+    weakref.finalize(buffer, _unmap, address, nbytes, fd)
     return buffer
 
 
 def _root(data: np.ndarray):
-    """The object that owns data's memory: an mmap for shared memory."""
+    """The object that owns data's memory: an mmap or a _map buffer for shared memory."""
     while isinstance(data, np.ndarray) and data.base is not None:
         data = data.base
     if isinstance(data, memoryview):
@@ -79,7 +104,8 @@ def is_shared(x) -> bool:
     data = x._payload
     if data is None or data.__class__ is not np.ndarray:
         return False
-    return isinstance(_root(data), mmap.mmap)
+    root = _root(data)
+    return isinstance(root, mmap.mmap) or hasattr(root, "shared_fd")
 
 
 def shared_empty(nbytes: int) -> np.ndarray:
@@ -92,7 +118,7 @@ def shared_empty(nbytes: int) -> np.ndarray:
         except BaseException:
             os.close(fd)
             raise
-        buffer = _map(fd, size)
+        buffer = _map(fd, size, keep=True)
     else:
         buffer = mmap.mmap(-1, size)
     return np.frombuffer(buffer, np.uint8, int(nbytes))
@@ -125,10 +151,6 @@ def share_memory_(x):
     return x
 
 
-def _address(buffer) -> int:
-    return np.frombuffer(buffer, np.uint8, 1).__array_interface__["data"][0]
-
-
 def reduce_tensor(x):
     """multiprocessing's pickling of a tensor or Parameter: by its shared memory's descriptor
     (moved there first, as torch does), or by value where it cannot be (module docstring)."""
@@ -138,10 +160,11 @@ def reduce_tensor(x):
         share_memory_(x)
         data = x._payload
         root = _root(data)
-        if isinstance(root, _SharedFile) and root.fd >= 0:
-            offset = data.__array_interface__["data"][0] - _address(root)
+        fd = getattr(root, "shared_fd", -1)
+        if fd >= 0:
+            offset = data.__array_interface__["data"][0] - ctypes.addressof(root)
             kind = None if type(x) is Tensor else type(x)
-            return (rebuild_shared, (reduction.DupFd(root.fd), len(root), data.dtype,
+            return (rebuild_shared, (reduction.DupFd(fd), len(root), data.dtype,
                                      x._dtype.name, data.shape, data.strides, offset,
                                      x._requires_grad, kind))
     return x.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
@@ -150,7 +173,8 @@ def reduce_tensor(x):
 def rebuild_shared(dup, nbytes, numpy_dtype, dtype_name, shape, strides, offset, requires_grad,
                    kind):
     """The receiving side of reduce_tensor: a tensor over the sender's shared memory."""
-    data = np.ndarray(shape, numpy_dtype, buffer=_map(dup.detach(), nbytes), offset=offset,
+    data = np.ndarray(shape, numpy_dtype, buffer=_map(dup.detach(), nbytes, keep=False),
+                      offset=offset,
                       strides=strides)
     tensor = Tensor._make(data, dtypes.from_name(dtype_name))
     if kind is not None:  # a Parameter

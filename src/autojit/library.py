@@ -17,9 +17,12 @@ device, its "Autocast<device>" kernel first, unless `_ExcludeDispatchKeyGuard` e
 (as the autocast kernel does when it calls the operator again). A kernel given with
 `Library.impl` runs as a composite does: its ops record autograd history. custom_op's
 functions run below autograd, as torch's do: their ops record nothing, and the results get a
-node that runs the registered backward. Inside autojit.compile a kernel written in autojit ops
-is traced like any other code. The schema text an operator is defined by, parsed or inferred
-from annotations, is library_schema.py's.
+node that runs the registered backward. Inside autojit.compile such a call is one graph node
+that runs the kernel on the call's values, as torch.compile keeps a custom operator opaque
+(library_graph.py), where the operator has a fake impl and the call allows it; a kernel
+registered with `Library.impl` for "CompositeImplicitAutograd" is traced like any other code.
+The schema text an operator is defined by, parsed or inferred from annotations, is
+library_schema.py's.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import threading
 
 from .autograd.function import Function
 from .autograd.grad_mode import no_grad
+from .library_graph import graph_form
 from .library_schema import Argument, Schema, infer_schema
 from .ops.aten_namespace import OpOverload, OpOverloadPacket, register_namespace
 from .ops.autocast import is_autocast_enabled
@@ -118,7 +122,10 @@ class FakeContext:
     """What get_ctx() gives inside a fake impl: sizes a result has that depend on values
     cannot be made, autojit's meta tensors having concrete sizes."""
 
+    dynamic_sizes_asked = 0  # counted for library_graph.py, which then traces the call
+
     def new_dynamic_size(self, *, min: int = 0, max=None):  # noqa: A002
+        FakeContext.dynamic_sizes_asked += 1
         raise NotImplementedError(
             "a fake impl asked for a data-dependent size (new_dynamic_size / "
             "create_unbacked_symint): autojit's meta tensors have concrete sizes")
@@ -178,18 +185,23 @@ class CustomOperator:
         if autocast in self.kernels and autocast not in _excluded_keys() and \
                 is_autocast_enabled(key.lower()):
             return self.kernels[autocast][0](*args, **kwargs)
-        for candidate in (key, "CompositeExplicitAutograd", "CompositeImplicitAutograd"):
-            if candidate in self.kernels:
-                function, below = self.kernels[candidate]
-                break
-        else:
-            raise NotImplementedError(
-                f"Could not run '{self.name}' with arguments from the '{key}' backend. This "
-                "could be because the operator doesn't exist for this backend, or was omitted "
-                "during the selective/custom build process (if using custom build).")
+        function, below = self.kernel(key)
         if not below:
             return function(*args, **kwargs)
+        if key == "CPU" and any(tensor._payload is None for tensor in tensors):
+            # traced: one graph node that runs the kernel, where the call allows it
+            function = graph_form(self, function, args, kwargs) or function
         return self._below_autograd(function, tensors, args, kwargs)
+
+    def kernel(self, key: str) -> tuple:
+        """(function, runs below autograd) for dispatch key "CPU" or "CUDA"."""
+        for candidate in (key, "CompositeExplicitAutograd", "CompositeImplicitAutograd"):
+            if candidate in self.kernels:
+                return self.kernels[candidate]
+        raise NotImplementedError(
+            f"Could not run '{self.name}' with arguments from the '{key}' backend. This "
+            "could be because the operator doesn't exist for this backend, or was omitted "
+            "during the selective/custom build process (if using custom build).")
 
     def _below_autograd(self, function, tensors: list, args: tuple, kwargs: dict):
         differentiable = state.grad_enabled and any(tensor.requires_grad for tensor in tensors)

@@ -1,0 +1,122 @@
+"""Custom operators inside autojit.compile: a custom_op with a fake impl is one graph node that
+runs its kernel on the call's values (as torch.compile keeps it opaque), so a kernel that reads
+its tensors through NumPy, as torch's custom-op tutorial's does, compiles once instead of
+tracing again for every new value; gradients are the registered backward's. Calls that cannot
+be one node (no fake impl, a mutated argument, a data-dependent size) are traced through, as
+before. Values and gradients against torch's eager run of the same operator."""
+
+
+import numpy as np
+import pytest
+from torch_compare import torch
+
+import autojit
+
+
+def _numpy_sin(framework, name):
+    """torch's tutorial operator: a kernel through NumPy, a fake impl and a backward."""
+    @framework.library.custom_op(name, mutates_args=())
+    def numpy_sin(x: framework.Tensor, scale: float, dims: list[int]) -> framework.Tensor:
+        values = np.sin(x.detach().cpu().numpy()) * scale
+        return framework.from_numpy(np.ascontiguousarray(values)).sum(dim=dims)
+
+    @numpy_sin.register_fake
+    def _(x, scale, dims):
+        return x.sum(dim=dims)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.scale, ctx.dims = inputs[1], inputs[2]
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        for dim in sorted(ctx.dims):
+            grad = grad.unsqueeze(dim)
+        return grad * x.cos() * ctx.scale, None, None
+
+    numpy_sin.register_autograd(backward, setup_context=setup_context)
+    return numpy_sin
+
+
+def test_a_numpy_kernel_compiles_once_as_one_node_with_its_backward():
+    op = _numpy_sin(autojit, "ajgraph::numpy_sin")
+    reference = _numpy_sin(torch, "ajgraph::numpy_sin")
+
+    @autojit.compile
+    def step(x, w):
+        loss = op(x @ w, 0.5, [1]).pow(2).sum()
+        loss.backward()
+        return loss
+
+    w = autojit.randn(5, 3, requires_grad=True)
+    for seed in range(3):
+        x = np.random.default_rng(seed).standard_normal((4, 5)).astype(np.float32)
+        w.grad = None
+        loss = step(autojit.tensor(x), w)
+        tw = torch.tensor(w.detach().numpy(), requires_grad=True)
+        expected = reference(torch.tensor(x) @ tw, 0.5, [1]).pow(2).sum()
+        expected.backward()
+        np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-6)
+        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+    stats = step.stats()
+    assert stats.traces == 1 and stats.split_breaks == 0 and stats.eager_calls == 0
+    assert "custom::ajgraph::numpy_sin" in step.ir()
+
+
+def test_gradients_outside_the_compiled_function():
+    op = _numpy_sin(autojit, "ajgraph::numpy_sin_outside")
+    forward = autojit.compile(lambda x: op(x * 2, 1.0, [0]))
+    for seed in range(2):
+        values = np.random.default_rng(seed).standard_normal((3, 2))
+        x = autojit.tensor(values, requires_grad=True)
+        forward(x).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), 2 * np.cos(2 * values), rtol=1e-12)
+    assert forward.stats().traces == 1
+
+
+def test_calls_that_cannot_be_one_node_are_traced_through():
+    @autojit.library.custom_op("ajgraph::no_fake", mutates_args=())
+    def no_fake(x: autojit.Tensor) -> autojit.Tensor:
+        return x * 3
+
+    @autojit.library.custom_op("ajgraph::fill", mutates_args=("out",))
+    def fill(x: autojit.Tensor, out: autojit.Tensor) -> None:
+        out.copy_(x + 1)
+
+    @fill.register_fake
+    def _(x, out):
+        return None
+
+    @autojit.library.custom_op("ajgraph::positive", mutates_args=())
+    def positive(x: autojit.Tensor) -> autojit.Tensor:
+        return x[x > 0]
+
+    @positive.register_fake
+    def _(x):
+        size = autojit.library.get_ctx().new_dynamic_size()
+        return x.new_empty(size)
+
+    @autojit.compile
+    def f(x):
+        out = autojit.zeros_like(x)
+        fill(x, out)
+        return no_fake(x) + out, positive(x)
+
+    x = autojit.tensor([-1.0, 2.0, 3.0])
+    first, second = f(x)
+    assert first.tolist() == [-3.0, 9.0, 13.0] and second.tolist() == [2.0, 3.0]
+    assert "custom::" not in f.ir()
+
+
+def test_a_kernel_that_disagrees_with_its_fake_impl_is_an_error_naming_the_operator():
+    @autojit.library.custom_op("ajgraph::liar", mutates_args=())
+    def liar(x: autojit.Tensor) -> autojit.Tensor:
+        return autojit.from_numpy(np.zeros(x.shape[0] + 1, np.float32))
+
+    @liar.register_fake
+    def _(x):
+        return autojit.empty_like(x)
+
+    with pytest.raises(RuntimeError, match=r"ajgraph::liar: its kernel returned a tensor of "
+                                           r"shape \[4\] .* fake impl gives shape \[3\]"):
+        autojit.compile(lambda x: liar(x) * 2)(autojit.ones(3))

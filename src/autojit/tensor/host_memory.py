@@ -50,3 +50,23 @@ def keep_freed_memory() -> bool:
     applied = bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and \
         bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
     return applied
+
+
+_LIBC = None
+
+
+def libc():
+    """The process's C library through ctypes (errno kept), with the prototypes of mmap,
+    munmap and mprotect: shared tensors' mappings (sharing.py) and the pages of loaded native
+    code (codegen/cpu/native_loader.py)."""
+    global _LIBC
+    if _LIBC is None:
+        library = ctypes.CDLL(None, use_errno=True)
+        library.mmap.restype = ctypes.c_void_p
+        library.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                                 ctypes.c_int, ctypes.c_long)
+        library.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+        library.mprotect.restype = ctypes.c_int
+        library.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+        _LIBC = library
+    return _LIBC

@@ -35,6 +35,7 @@ from multiprocessing import reduction
 import numpy as np
 
 from . import dtypes
+from .host_memory import libc
 from .tensor import Tensor
 
 _MEMFD = hasattr(os, "memfd_create")
@@ -45,37 +46,24 @@ NON_LEAF_MESSAGE = (
     "detach() on the tensor before serializing (e.g., putting it on the queue).")
 
 
-def _libc():
-    """libc's mmap and munmap through ctypes: Python's mmap keeps a duplicate of the file's
-    descriptor open as long as the mapping lives (until Python 3.13's trackfd), so that every
-    tensor received from a DataLoader worker would hold one, and a program keeping a thousand
-    batches would run out of descriptors. torch's receivers hold none."""
-    global _LIBC
-    if _LIBC is None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.mmap.restype = ctypes.c_void_p
-        libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                              ctypes.c_int, ctypes.c_long)
-        libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
-        _LIBC = libc
-    return _LIBC
-
-
-_LIBC = None
 _MAP_FAILED = ctypes.c_void_p(-1).value
 
 
 def _unmap(address: int, nbytes: int, fd: int) -> None:
-    _libc().munmap(address, nbytes)
+    libc().munmap(address, nbytes)
     if fd >= 0:
         os.close(fd)
 
 
 def _map(fd: int, nbytes: int, keep: bool):
-    """The file's first `nbytes` mapped shared, as a ctypes buffer marked `shared_fd`: the
+    """The file's first `nbytes` mapped shared through libc (Python's mmap keeps a duplicate
+    of the descriptor open as long as the mapping lives, until Python 3.13's trackfd, so that
+    every tensor received from a DataLoader worker would hold one, and a program keeping a
+    thousand batches would run out; torch's receivers hold none), as a ctypes buffer marked
+    `shared_fd`: the
     descriptor, kept open (until the buffer is collected) where `keep`, to send the memory on
     (the sender's side), else closed now (-1: the receiver's side)."""
-    address = _libc().mmap(None, nbytes, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED,
+    address = libc().mmap(None, nbytes, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED,
                            fd, 0)
     if address is None or address == _MAP_FAILED:
         error = ctypes.get_errno()

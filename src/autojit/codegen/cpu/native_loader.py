@@ -34,6 +34,8 @@ import struct
 import sys
 import threading
 
+from ...tensor.host_memory import libc
+
 _PROT_READ, _PROT_WRITE, _PROT_EXEC = 1, 2, 4
 _MAP_PRIVATE, _MAP_ANONYMOUS = 0x02, 0x20
 _PAGE = 4096
@@ -50,7 +52,6 @@ _RELOCATION = struct.Struct("<QQq")
 _SKIPPED = (".eh_frame",)  # unwinding tables: generated code never unwinds
 
 _lock = threading.Lock()
-_libc = None
 
 
 class Unsupported(Exception):
@@ -62,23 +63,9 @@ def available() -> bool:
     return sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
 
 
-def _c_library():
-    global _libc
-    if _libc is None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.mmap.restype = ctypes.c_void_p
-        libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                              ctypes.c_int, ctypes.c_long)
-        libc.mprotect.restype = ctypes.c_int
-        libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-        _libc = libc
-    return _libc
-
-
 def _pages(size: int) -> int:
     """Anonymous read-write pages of at least `size` bytes (zeroed); their address."""
-    libc = _c_library()
-    address = libc.mmap(None, size, _PROT_READ | _PROT_WRITE, _MAP_PRIVATE | _MAP_ANONYMOUS,
+    address = libc().mmap(None, size, _PROT_READ | _PROT_WRITE, _MAP_PRIVATE | _MAP_ANONYMOUS,
                         -1, 0)
     if address in (None, ctypes.c_void_p(-1).value):
         raise Unsupported(f"mmap of {size} bytes failed (errno {ctypes.get_errno()})")
@@ -86,7 +73,7 @@ def _pages(size: int) -> int:
 
 
 def _protect(address: int, size: int, protection: int) -> None:
-    if size and _c_library().mprotect(address, size, protection) != 0:
+    if size and libc().mprotect(address, size, protection) != 0:
         raise Unsupported(f"mprotect failed (errno {ctypes.get_errno()})")
 
 
@@ -97,7 +84,7 @@ def _round(value: int, alignment: int) -> int:
 def _external(name: str) -> int:
     """The address of a symbol the object needs from the process (libc, libm)."""
     try:
-        function = getattr(_c_library(), name)
+        function = getattr(libc(), name)
     except AttributeError:
         raise Unsupported(f"the symbol {name} is not in the process") from None
     return ctypes.cast(function, ctypes.c_void_p).value

@@ -60,11 +60,10 @@ def _map(fd: int, nbytes: int, keep: bool):
     of the descriptor open as long as the mapping lives, until Python 3.13's trackfd, so that
     every tensor received from a DataLoader worker would hold one, and a program keeping a
     thousand batches would run out; torch's receivers hold none), as a ctypes buffer marked
-    `shared_fd`: the
-    descriptor, kept open (until the buffer is collected) where `keep`, to send the memory on
-    (the sender's side), else closed now (-1: the receiver's side)."""
+    `shared_fd`: the descriptor, kept open (until the buffer is collected) where `keep`, to
+    send the memory on (the sender's side), else closed now (-1: the receiver's side)."""
     address = libc().mmap(None, nbytes, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED,
-                           fd, 0)
+                          fd, 0)
     if address is None or address == _MAP_FAILED:
         error = ctypes.get_errno()
         os.close(fd)

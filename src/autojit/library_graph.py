@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from .autograd.grad_mode import no_grad
 from .ops.lowering import Extern
-from .ops.registry import NOT_DIFFERENTIABLE, REGISTRY, bind, define_op
+from .ops.registry import NOT_DIFFERENTIABLE, REGISTRY, RUNTIME, bind, define_op
 from .tensor import dtypes
 from .tensor.creation import empty
 from .tensor.state import state
@@ -161,11 +161,11 @@ def _primitive(operator, arity: int):
         return result._concrete(operator.name)
 
     name = f"custom::{operator.name}"
-    if name in REGISTRY:  # another arity, or an operator of the name defined again
+    if name in RUNTIME or name in REGISTRY:  # another arity, or the name defined again
         name = f"{name}.{len(_OPS)}"
     primitive = define_op(
         name=name, arity=arity, shape=shape, dtype=dtype, impl=impl, vjp=NOT_DIFFERENTIABLE,
-        saves=(), lowering=Extern(ROUTINE, ("data",) * arity), complex=True)
+        saves=(), lowering=Extern(ROUTINE, ("data",) * arity), complex=True, runtime=True)
     _OPS[(id(operator), arity)] = (operator, primitive)
     return primitive
 

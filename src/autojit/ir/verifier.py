@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..ops.registry import REGISTRY, infer
+from ..ops.registry import REGISTRY, RUNTIME, infer
 from ..tensor.tensor import Tensor
 from .graph import INPUT_KINDS, OUTPUT_KINDS, TARGETED_OUTPUT_KINDS, Graph, Value
 from .printer import format_lines
@@ -76,7 +76,8 @@ def verify(graph: Graph) -> Graph:
         line = index + 1
         op = node.op
         where = f"node {index} ({getattr(op, 'name', op)})"
-        if REGISTRY.get(getattr(op, "name", None)) is not op:
+        name = getattr(op, "name", None)
+        if REGISTRY.get(name) is not op and RUNTIME.get(name) is not op:
             _fail(graph, line, f"{where}: {op!r} is not a registered primitive")
         if op.arity >= 0 and len(node.inputs) != op.arity:
             _fail(graph, line, f"{where}: expected {op.arity} operands, got {len(node.inputs)}")

@@ -58,6 +58,10 @@ from .lowering import (  # noqa: F401
 from .shape_rules import broadcast_shapes, infer, input_shapes, shape_error  # noqa: F401
 
 REGISTRY: dict[str, Op] = {}
+# Primitives made while the program runs, one per custom operator called inside a compiled
+# function (library_graph.py): graphs may hold them, the kernel cache on disk does not (their
+# names are this process's), and the op table's checks of REGISTRY do not see them.
+RUNTIME: dict[str, Op] = {}
 NOT_DIFFERENTIABLE = None
 
 # autograd/graph.py installs its `record` here when it is imported: bind records an op's
@@ -113,7 +117,8 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
               static_vjp: bool | None = None, uncast: tuple = (),
               complex: bool | str | tuple | None = None,  # noqa: A002
               traces_bfloat16: bool = False, limited: tuple | None = None,
-              kernel: str | None = None, embeds_gradient: Op | None = None) -> Op:
+              kernel: str | None = None, embeds_gradient: Op | None = None,
+              runtime: bool = False) -> Op:
     """Declare a primitive; every keyword but jvp, batch, grad_name, view, float32_scalars,
     static_vjp, uncast, complex, traces_bfloat16, limited, kernel and embeds_gradient is
     required.
@@ -168,8 +173,9 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         the gradient where this op's impl(zeros, **attrs) views them (embed_slice). A backward
         pass that builds no graph may then write a gradient into the input's gradient buffer
         there, instead of adding a zero-padded one (autograd/engine.py `_embed_into_buffer`).
+    runtime: the op is made while the program runs (RUNTIME), not at import.
     """
-    if name in REGISTRY:
+    if name in REGISTRY or name in RUNTIME:
         raise ValueError(f"op {name!r} is defined twice")
     op = Op()
     if lowering.__class__ in (Reduction, Decomposition):
@@ -192,7 +198,7 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.
     op.grad_name = grad_name or "".join(part.title() for part in name.split("_")) + "Backward0"
     op.node_class = None
-    REGISTRY[name] = op
+    (RUNTIME if runtime else REGISTRY)[name] = op
     return op
 
 

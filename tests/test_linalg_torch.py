@@ -526,3 +526,28 @@ def _escaped(error) -> str:
     import re
 
     return re.escape(str(error))
+
+
+def _positive_definite_by_float32_rounding_only():
+    """An RBF kernel matrix, rounded to float32, whose float32 Cholesky (OpenBLAS's spotrf)
+    completes and whose float64 one fails at order 7 (gpytorch's psd_safe_cholesky met one)."""
+    g = np.random.default_rng(27)
+    n = int(g.integers(8, 30))
+    x = np.sort(g.random(n)) * g.uniform(0.5, 3)
+    return np.exp(-(x[:, None] - x[None, :]) ** 2 / g.uniform(0.3, 2)).astype(np.float32)
+
+
+def test_cholesky_ex_without_checks_never_raises_and_its_info_matches_the_factor():
+    A = aj.tensor(_positive_definite_by_float32_rounding_only())
+    L, info = linalg.cholesky_ex(A)  # raised "order 0" when the info came from float32 potrf
+    # autojit's float32 Cholesky computes in float64: the info is that computation's, and
+    # cholesky names the same minor (torch's MKL float32 routine may complete it: info 0)
+    assert info.item() == 7 and bool(L.isfinite().all())
+    with pytest.raises(RuntimeError, match="leading minor of order 7 is not positive-definite"):
+        linalg.cholesky(A)
+    with pytest.raises(RuntimeError, match="order 7"):
+        linalg.cholesky_ex(A, check_errors=True)
+    # the usual case agrees with torch: a matrix failing in any precision
+    B = np.diag([1.0, -1.0, 2.0]).astype(np.float32)
+    assert linalg.cholesky_ex(aj.tensor(B)).info.item() == \
+        torch.linalg.cholesky_ex(torch.tensor(B)).info.item() == 2

@@ -103,6 +103,18 @@ def batch_prefix(shape: tuple, index: int) -> str:
     return f"(Batch element {index}): " if len(shape) > 2 else ""
 
 
+def numpy_precision(a: np.ndarray) -> np.ndarray:
+    """a in the precision NumPy's linalg computes it in: float64 for float32 (complex128 for
+    complex64), rounding the results back. A LAPACK call that explains or predicts a NumPy
+    routine's failure must run in that precision: a float32 matrix that is positive-definite
+    only by float32 rounding passes float32 potrf and fails NumPy's Cholesky."""
+    if a.dtype == np.float32:
+        return a.astype(np.float64)
+    if a.dtype == np.complex64:
+        return a.astype(np.complex128)
+    return a
+
+
 def first_lapack_failure(a: np.ndarray, routine: str) -> tuple:
     """(flat batch index, info) of the first matrix of `a` whose LAPACK `routine` ("getrf",
     the LU factorization, or "potrf", Cholesky's) reports a failure, or (None, 0).
@@ -113,6 +125,7 @@ def first_lapack_failure(a: np.ndarray, routine: str) -> tuple:
     """
     from scipy.linalg import lapack
 
+    a = numpy_precision(a)  # the precision of the NumPy routine whose failure it explains
     flat = a.reshape((math.prod(a.shape[:-2]),) + a.shape[-2:])
     function = lapack.get_lapack_funcs(routine, (flat,))
     for index, matrix in enumerate(flat):

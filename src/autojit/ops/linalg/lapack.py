@@ -23,7 +23,7 @@ from ...tensor import dtypes
 from .. import batching
 from ..dtype_rules import rule_first
 from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
-from .common import pack, real_part, unpack
+from .common import numpy_precision, pack, real_part, unpack
 
 
 def _matrices(a: np.ndarray) -> np.ndarray:
@@ -153,6 +153,9 @@ def ldl_solve_matrix(factors, pivots, B, hermitian: bool = False):
 
 def _cholesky_info_impl(a):
     batch = a.shape[:-2]
+    # In the precision of the factor (solvers.py's NumPy Cholesky), so that the info says 0
+    # exactly when the factor exists: cholesky_ex with check_errors=False never raises.
+    a = numpy_precision(a)
     flat = _matrices(a)
     infos = np.zeros(flat.shape[0], np.int32)
     if a.size:

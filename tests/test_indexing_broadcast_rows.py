@@ -88,4 +88,4 @@ def test_broadcast_rows_gradcheck_small_map():
             aj.tensor(np.arange(3)[None, None, :, None]),
             aj.tensor(rng.integers(-4, 4, (1, 300, 1, 1))),
             aj.tensor(rng.integers(0, 5, (1, 1, 1, 40))))
-    assert gradcheck(lambda m: m[rows], (aj.tensor(small, requires_grad=True),))
+    assert gradcheck(lambda m: m[rows], (aj.tensor(small, requires_grad=True),), fast_mode=True)

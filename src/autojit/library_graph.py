@@ -98,13 +98,13 @@ def _call(function, tensors: list, attrs: dict):
     return function(*args, **kwargs)
 
 
-_META: dict = {}  # (id(operator), shapes, attrs) -> (shape, dtype) of the result
+_META: dict = {}  # (operator, shapes, attrs) -> (shape, dtype) of the result
 
 
 def _result_meta(operator, shapes: tuple, attrs: dict) -> tuple:
     """(shape, dtype) of the call's result, from the fake impl on meta tensors; _NotOneNode
     when it is not one tensor of a size known from the inputs'."""
-    key = (id(operator), shapes, tuple(sorted(attrs.items())))
+    key = (operator, shapes, tuple(sorted(attrs.items())))
     found = _META.get(key)
     if found is None:
         from . import library

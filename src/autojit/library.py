@@ -122,10 +122,7 @@ class FakeContext:
     """What get_ctx() gives inside a fake impl: sizes a result has that depend on values
     cannot be made, autojit's meta tensors having concrete sizes."""
 
-    dynamic_sizes_asked = 0  # counted for library_graph.py, which then traces the call
-
     def new_dynamic_size(self, *, min: int = 0, max=None):  # noqa: A002
-        FakeContext.dynamic_sizes_asked += 1
         raise NotImplementedError(
             "a fake impl asked for a data-dependent size (new_dynamic_size / "
             "create_unbacked_symint): autojit's meta tensors have concrete sizes")

@@ -120,3 +120,38 @@ def test_a_kernel_that_disagrees_with_its_fake_impl_is_an_error_naming_the_opera
     with pytest.raises(RuntimeError, match=r"ajgraph::liar: its kernel returned a tensor of "
                                            r"shape \[4\] .* fake impl gives shape \[3\]"):
         autojit.compile(lambda x: liar(x) * 2)(autojit.ones(3))
+
+
+def _library_twice(framework, namespace):
+    """An operator defined the older way: a Library's schema and a CPU kernel through NumPy,
+    with a fake impl."""
+    library = framework.library.Library(namespace, "DEF")
+    library.define("twice(Tensor x) -> Tensor")
+    library.impl("twice", lambda x: framework.from_numpy(x.detach().numpy() * 2), "CPU")
+    framework.library.register_fake(f"{namespace}::twice")(lambda x: framework.empty_like(x))
+    return library, getattr(framework.ops, namespace).twice
+
+
+def test_a_library_cpu_kernel_is_one_node_and_compiles_once():
+    _keep, twice = _library_twice(autojit, "ajlibimpl")
+    _keep_torch, twice_torch = _library_twice(torch, "ajlibimpl")
+    compiled = autojit.compile(lambda x: twice(x).sin())
+    for values in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]):
+        got = compiled(autojit.tensor(values)).numpy()
+        expected = twice_torch(torch.tensor(values)).sin().numpy()
+        assert np.allclose(got, expected, rtol=1e-6)
+    assert compiled.stats().traces == 1
+
+
+def test_a_library_cpu_kernel_without_autograd_warns_and_passes_no_gradient():
+    """torch's fallback for an operator with no autograd kernel: the result requires grad,
+    and a backward through it warns and gives its inputs no gradient."""
+    _keep, twice = _library_twice(autojit, "ajlibgrad")
+    _keep_torch, twice_torch = _library_twice(torch, "ajlibgrad")
+    for framework, op in ((torch, twice_torch), (autojit, twice)):
+        x = framework.ones(3, requires_grad=True)
+        y = op(x)
+        assert y.requires_grad
+        with pytest.warns(UserWarning, match="an autograd kernel was not registered"):
+            (y.sum() + (x * 3).sum()).backward()
+        assert x.grad.tolist() == [3.0, 3.0, 3.0]

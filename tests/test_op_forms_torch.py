@@ -99,6 +99,9 @@ COPIES = {
     "unfold_copy": lambda L, x: L.unfold_copy(x, 2, 2, 1),
     "unsqueeze_copy": lambda L, x: L.unsqueeze_copy(x, 1),
     "view_copy": lambda L, x: L.view_copy(x, (6, 4)),
+    "view_as_complex_copy": lambda L, x: L.view_as_complex_copy(x[..., :2].contiguous()),
+    "view_as_real_copy": lambda L, x: L.view_as_real_copy(
+        L.view_as_complex(x[..., :2].contiguous())),
 }
 
 
@@ -128,6 +131,7 @@ OTHERS = {
     "resolve_neg": lambda L, x: L.resolve_neg(x),
     "unsafe_chunk": lambda L, x: L.unsafe_chunk(x, 2, 2),
     "unsafe_split": lambda L, x: L.unsafe_split(x, 3, 2),
+    "unsafe_split_with_sizes": lambda L, x: L.unsafe_split_with_sizes(x, [1, 3], 2),
 }
 
 

@@ -309,6 +309,11 @@ NOT_OPS = {
     **dict.fromkeys(("sparse_csr_tensor", "sparse_csc_tensor"),
                     "a sparse compressed matrix (tests/test_torch_geometric_needs_torch.py)"),
     "frombuffer": "a tensor over a Python buffer (tests/test_torch_geometric_needs_torch.py)",
+    "lobpcg": "an iterative solver for a few eigenpairs (tests/test_top_level_names_torch.py)",
+    **dict.fromkeys(("eig", "lstsq", "matrix_rank", "solve", "symeig"),
+                    "removed from torch in 1.9: raises, naming its replacement "
+                    "(tests/test_top_level_names_torch.py)"),
+    "conj_physical_": "Tensor.conj_physical_ as a function (tests/test_top_level_names_torch.py)",
     **dict.fromkeys(("no_grad", "enable_grad", "set_grad_enabled", "inference_mode"),
                     "a grad mode (tests/test_inplace_and_modes.py)"),
     # ---- the legacy constructors: torch.FloatTensor(...) and the rest

@@ -117,6 +117,9 @@ _CASES = {
                                    str(x.device), x.dim(), x.numel(), tuple(x.shape),
                                    x.is_contiguous(), len(x), x.requires_grad),
     "mm": lambda lib, x, i: lib.mm(x.float(), lib.ones(4, 2)),
+    "squeeze": lambda lib, x, i: x[:1].squeeze(),
+    "squeeze_dim": lambda lib, x, i: x[:1].squeeze(0),
+    "squeeze_dims": lambda lib, x, i: x[:1].squeeze((0, 1)),
 }
 
 
@@ -304,3 +307,58 @@ def test_a_dispatching_subclass_holding_its_own_data_is_warned_of():
         assert (x + 1).tolist() == [2.0, 2.0]
     finally:
         torch_function.deactivate()
+
+
+_CAPTURED = """
+import sys
+if sys.argv[1] == "autojit":
+    import autojit.drop_in
+    autojit.drop_in.install()
+import torch
+
+seen = []
+
+
+class Keys(torch.Tensor):  # a wrapper subclass, as torch_geometric's HashTensor
+    @staticmethod
+    def __new__(cls, data):
+        out = torch.Tensor._make_wrapper_subclass(cls, data.size(), dtype=data.dtype)
+        out.held = data
+        return out
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        seen.append(str(func))
+        return func(*(a.held if isinstance(a, Keys) else a for a in args), **(kwargs or {}))
+
+
+old_index_select = torch.index_select  # kept at import, before any instance exists
+
+
+def index_select(input, dim, index):
+    return old_index_select(input, dim, index)
+
+
+torch.index_select = index_select
+out = torch.index_select(Keys(torch.arange(5.0)), 0, torch.tensor([4, 1]))
+print(out.tolist(), seen)
+"""
+
+
+@pytest.mark.parametrize("name", ["torch", "autojit"])
+def test_a_function_kept_before_the_first_instance_dispatches(name):
+    """Under the drop-in, a module that defines a wrapper subclass and then keeps one of
+    torch's functions (torch_geometric's `_old_index_select = torch.index_select`) keeps the
+    dispatching function: the class statement switches dispatch on, so that the kept
+    function hands the subclass's instances to `__torch_dispatch__`, as torch's builtins do."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "src"))
+    done = subprocess.run([sys.executable, "-c", _CAPTURED, name], capture_output=True,
+                          text=True, env=env, check=True)
+    assert done.stdout.split("\n")[0] == "[4.0, 1.0] ['aten.index_select.default']"

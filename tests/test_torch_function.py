@@ -314,3 +314,59 @@ def test_operators_hand_torchs_functions_to_handlers():
         assert _operator_funcs(autojit) == _operator_funcs(torch)
     finally:
         torch_function.deactivate()
+
+
+_REPLACED = """
+import sys
+lib = __import__(sys.argv[1])
+original = lib.index_select
+calls = []
+
+
+def index_select(input, dim, index):  # a library's own, as torch_geometric installs one
+    calls.append(type(input).__name__)
+    return original(input, dim, index)
+
+
+lib.index_select = index_select
+
+
+class Keyed(lib.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+keyed = lib.ones(3).as_subclass(Keyed)  # the first subclass instance switches dispatch on
+lib.index_select(keyed, 0, lib.tensor([0, 2]))
+print(lib.index_select is index_select, calls)
+"""
+
+
+@pytest.mark.parametrize("name", ["torch", "autojit"])
+def test_a_library_function_put_in_the_namespace_is_left_alone(name):
+    """A function a library puts in place of one of torch's is not wrapped for dispatch when
+    the first subclass instance switches dispatch on: it stays the library's, and its calls
+    reach it with the subclass, as under torch."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "src"))
+    done = subprocess.run([sys.executable, "-c", _REPLACED, name], capture_output=True,
+                          text=True, env=env, check=True)
+    assert done.stdout.split("\n")[0] == "True ['Keyed']"
+
+
+def test_a_subclass_prints_under_its_class_name():
+    """torch prints an instance of a Tensor subclass from outside torch under its class's
+    name, indented to it; Parameter keeps its own form."""
+    texts = []
+    for lib in (torch, autojit):
+        class Keyed(lib.Tensor):
+            pass
+
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]]).as_subclass(Keyed)
+        texts.append((repr(x), str(x[0]), repr(lib.nn.Parameter(lib.ones(2)))))
+    assert texts[0] == texts[1]

@@ -57,6 +57,7 @@ PROTOCOL = {
     "__iter__": "for row in x", "__bool__": "bool(x)", "__float__": "float(x)",
     "__complex__": "complex(x)",
     "__int__": "int(x)", "__index__": "range(x)", "__array__": "np.asarray(x)",
+    "__array_wrap__": "np.sin(x)",
     "__dlpack__": "from_dlpack(x)", "__dlpack_device__": "x.__dlpack_device__()",
     "__cuda_array_interface__": "numba.cuda.as_cuda_array(x)", "__repr__": "repr(x)",
     "__format__": 'f"{x:.3f}"', "__reduce_ex__": "pickle.dumps(x)",

@@ -276,6 +276,14 @@ _LAZY = {
     "jit": ("jit", None),
     "optim": ("optim", None), "profiler": ("profiler", None), "special": ("special", None),
     "signal": ("signal", None), "masked": ("masked", None),
+    "quasirandom": ("quasirandom", None), "return_types": ("return_types", None),
+    "nested": ("nested", None),
+    "GradScaler": ("amp", "GradScaler"),
+    "get_device_module": ("accelerator", "get_device_module"),
+    "orgqr": ("ops.linalg.extras", "orgqr"),
+    "to_dlpack": ("utils.dlpack", "to_dlpack"),
+    "DisableTorchFunction": ("tensor.torch_function", "DisableTorchFunction"),
+    "DisableTorchFunctionSubclass": ("tensor.torch_function", "DisableTorchFunctionSubclass"),
     "testing": ("testing", None), "utils": ("utils", None), "xpu": ("xpu", None),
     "vmap": ("autograd.vmap", "vmap"), "_grouped_mm": ("ops.linalg.grouped_products", "grouped_mm"),
     "compile": ("compiler.api", "compile"),
@@ -289,6 +297,11 @@ _LAZY = {
     "serialization": ("interop.serialization", None),
 }
 _NEEDS = {"save": "nn.parameter", "load": "nn.parameter", "serialization": "nn.parameter"}
+# torch's functions on sizes that may be symbolic, and its control-flow operators.
+_LAZY.update({name: ("sym_functions", name) for name in (
+    "cond", "sym_constrain_range", "sym_constrain_range_for_size", "sym_float",
+    "sym_fresh_size", "sym_int", "sym_ite", "sym_max", "sym_min", "sym_not", "sym_sqrt",
+    "sym_sum", "while_loop")})
 # torch's multi-tensor functions (torch._foreach_mul_, ...), from ops/foreach.py.
 _LAZY.update({name: ("ops.foreach", name) for name in _foreach_names})
 # torch's top-level forms of nn.functional's ops (torch.conv2d, ...) come with nn.

@@ -53,3 +53,26 @@ def synchronize(device=None) -> None:  # noqa: A002 - torch's name
     """Wait for the accelerator's kernels to finish (nothing to wait for without one)."""
     if cuda.is_available():
         cuda.synchronize()
+
+
+def get_device_module(device=None):
+    """The module of a device type (torch.get_device_module): `autojit.cuda` for "cuda",
+    `autojit.cpu` for "cpu"; the accelerator's, or the CPU's without one, for None."""
+    import importlib
+
+    if isinstance(device, _device):
+        name = device.type
+    elif isinstance(device, str):
+        name = _device(device).type
+    elif device is None:
+        accelerator = current_accelerator()
+        name = "cpu" if accelerator is None else accelerator.type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or "
+                           "None")
+    package = __name__.rpartition(".")[0]
+    try:
+        return importlib.import_module(f"{package}.{name}")
+    except ImportError:
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered "
+                           f"as 'torch.{name}'.") from None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import enum
 import threading
+import warnings
 
 from .autograd.function import Function
 from .autograd.grad_mode import no_grad
@@ -155,6 +156,30 @@ class _NoFormula(Function):
                            "was registered. Please use register_autograd to add one.")
 
 
+class _NotImplementedGradient(Function):
+    """The node of a Library-defined operator's results that has no autograd kernel: torch's
+    fallback, which warns when a backward reaches it and passes no gradient on (custom_op's
+    operators raise instead: _NoFormula)."""
+
+    @staticmethod
+    def forward(ctx, name, inputs, *inputs_and_results):
+        ctx.name, ctx.inputs = name, inputs
+        return tuple(result.detach() for result in inputs_and_results[inputs:])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        warnings.warn(
+            f"{ctx.name}: an autograd kernel was not registered to the Autograd key(s) but we "
+            "are trying to backprop through it. This may lead to silently incorrect behavior. "
+            "This behavior is deprecated and will be removed in a future version of PyTorch. "
+            "If your operator is differentiable, please ensure you have registered an autograd "
+            "kernel to the correct Autograd key (e.g. DispatchKey::Autograd, "
+            "DispatchKey::CompositeImplicitAutograd). If your operator is not differentiable, "
+            "or to squash this warning and use the previous behavior, please register "
+            "torch::CppFunction::makeFallthrough() to DispatchKey::Autograd.", stacklevel=2)
+        return (None, None) + (None,) * (ctx.inputs + len(grads))
+
+
 class CustomOperator:
     """One operator overload: its schema, kernels by dispatch key, fake impl and backward."""
 
@@ -215,8 +240,11 @@ class CustomOperator:
         if not results:
             return result
         inputs = [tensor for tensor in tensors if tensor.requires_grad]
-        wrapped = _NoFormula.apply(f"{self.namespace}.{self.schema.name}."
-                                   f"{self.schema.overload}", len(inputs), *inputs, *results)
+        if self.custom_def is None:  # defined through a Library: torch's warning fallback
+            wrapped = _NotImplementedGradient.apply(self.name, len(inputs), *inputs, *results)
+        else:
+            wrapped = _NoFormula.apply(f"{self.namespace}.{self.schema.name}."
+                                       f"{self.schema.overload}", len(inputs), *inputs, *results)
         replaced = {id(value): made for value, made in zip(results, wrapped)}
         return _rebuild(result, replaced)
 
@@ -371,6 +399,9 @@ def _define(namespace: str, schema_text: str) -> CustomOperator:
 
 # ---- the public API -------------------------------------------------------------------------
 
+_BELOW_AUTOGRAD = ("CPU", "CUDA", "CompositeExplicitAutograd")
+
+
 class Library:
     """A block of operator definitions ("DEF": the namespace's one; "FRAGMENT": more of a
     namespace) or of kernels for them ("IMPL", for `dispatch_key` unless each impl names one)."""
@@ -408,7 +439,10 @@ class Library:
         operator = _find(op_name)
         if key == "Meta":
             operator.fake = fn
-        operator.kernels[key] = (fn, False)
+        # A backend's kernel runs below autograd, as the dispatcher calls it (so that a
+        # compiled function keeps the call one node: library_graph.py); a composite one is
+        # made of differentiable ops and is traced through.
+        operator.kernels[key] = (fn, key in _BELOW_AUTOGRAD)
 
     def _destroy(self) -> None:
         if _DEFINED.get(self.ns) is self:

@@ -6,8 +6,16 @@ differentiation pass, api.py the public entry points, grad_mode.py the modes, gr
 finite-difference checks.
 """
 
-# sparse_autograd installs the nodes of sparse tensors' gradients (ops/sparse/coo.py's slot)
-from . import forward_ad, functional, graph, profiler, sparse_autograd  # noqa: F401
+# sparse_autograd installs the nodes of sparse tensors' gradients (ops/sparse/coo.py's slot),
+# multi_output the node several outputs share (ops/registry.py's SHARE_NODE)
+from . import (  # noqa: F401
+    forward_ad,
+    functional,
+    graph,
+    multi_output,
+    profiler,
+    sparse_autograd,
+)
 from .anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,

@@ -1,9 +1,10 @@
 """torch._C._functions and torch._C._autograd's Python-visible names: the node classes torch
 registers there (AccumulateGrad, DelayedError, UndefinedGrad) and SavedTensor.
 
-DelayedError(message, n) and UndefinedGrad() are called on tensors, as torch's are: each returns
-its inputs as new tensors whose grad_fn is one node; a backward reaching a DelayedError raises
-`message`, and an UndefinedGrad passes on no gradient (torch's undefined one).
+DelayedError(message, n) and UndefinedGrad() are nodes that are called on tensors, as torch's
+are: each returns its inputs as new tensors whose grad_fn is one node; a backward reaching a
+DelayedError's (an Error node) raises `message`, and an UndefinedGrad's passes on no gradient
+(torch's undefined one).
 """
 
 from __future__ import annotations
@@ -13,55 +14,77 @@ import threading
 import types
 import weakref
 
-from .function import Function
-from .nodes import AccumulateGrad
+from .nodes import AccumulateGrad, Node
+from .once_differentiable import Error, attach_outputs
 from .saved_access import SavedTensorHandle
 
 
-class _Error(Function):
-    @staticmethod
-    def forward(ctx, message, *tensors):
-        ctx.message = message
-        ctx.set_materialize_grads(False)
-        outputs = tuple(t.clone() for t in tensors)
-        return outputs if len(outputs) != 1 else outputs[0]
+class _CallableNode(Node):
+    """A node torch lets Python make and call on tensors (DelayedError, UndefinedGrad): called,
+    it returns its inputs as the outputs of a new node of `output_node`'s making."""
 
-    @staticmethod
-    def backward(ctx, *grads):
-        raise RuntimeError(ctx.message)
+    __slots__ = ()
 
+    def __init__(self):
+        super().__init__()
+        self.next_functions = ()
+        self.input_meta = ()
+        self.needs_input_grad = ()
 
-class _Undefined(Function):
-    @staticmethod
-    def forward(ctx, *tensors):
-        ctx.set_materialize_grads(False)
-        outputs = tuple(t.clone() for t in tensors)
-        return outputs if len(outputs) != 1 else outputs[0]
+    def _output_node(self, count: int) -> Node:
+        raise NotImplementedError
 
-    @staticmethod
-    def backward(ctx, *grads):
-        return (None,) * len(grads)
-
-
-class DelayedError:
-    """torch._C._functions.DelayedError(message, num_inputs): its outputs' backward raises."""
-
-    def __init__(self, message: str, num_inputs: int):
-        self.message, self.num_inputs = message, num_inputs
+    def apply(self, inputs: list) -> list:
+        return attach_outputs(self._output_node(len(inputs)), inputs)
 
     def __call__(self, *tensors):
-        return _Error.apply(self.message, *tensors)
+        outputs = self.apply(list(tensors))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
-class UndefinedGrad:
+class DelayedError(_CallableNode):
+    """torch._C._functions.DelayedError(message, num_inputs): its outputs' grad_fn is one Error
+    node, which raises `message` when a backward reaches it."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message, num_inputs: int):
+        super().__init__()
+        self.message = message.decode() if isinstance(message, bytes) else str(message)
+        self.output_count = num_inputs
+
+    def name(self) -> str:
+        return "torch::autograd::DelayedError"
+
+    def _output_node(self, count: int) -> Node:
+        return Error(self.message, count)
+
+
+class UndefinedGradBackward(Node):
+    """The grad_fn of UndefinedGrad's outputs: it passes no gradient on (torch's undefined
+    one), so the nodes below, and their hooks, see None."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list) -> list:
+        return [None] * len(self.next_functions)
+
+
+class UndefinedGrad(_CallableNode):
     """torch._C._functions.UndefinedGrad(): its outputs pass no gradient back."""
 
-    def __call__(self, *tensors):
-        return _Undefined.apply(*tensors)
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "torch::autograd::UndefinedGrad"
+
+    def _output_node(self, count: int) -> Node:
+        return UndefinedGradBackward()
 
 
 functions = types.SimpleNamespace(AccumulateGrad=AccumulateGrad, DelayedError=DelayedError,
-                                  UndefinedGrad=UndefinedGrad)
+                                  Error=Error, UndefinedGrad=UndefinedGrad,
+                                  UndefinedGradBackward=UndefinedGradBackward)
 
 
 def _unsafe_set_version_counter(tensors, versions) -> None:

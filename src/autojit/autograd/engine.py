@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ops.sparse.coo import SparseTensor, to_dense
 from ..tensor import dtypes, torch_function
-from ..tensor.memory_format import new_grad_array
+from ..tensor.memory_format import is_dense, new_grad_array
 from ..tensor.meta import MetaArray
 from ..tensor.state import PLAIN, state
 from ..tensor.tensor import Tensor, plain_tensor
@@ -128,7 +128,9 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     try:
         while ready:
             node = ready.pop()
-            grads = buffers.pop(node, None) or []
+            grads = buffers.pop(node, None)
+            if grads is None:  # no gradient reached it: its hooks see None, as torch's
+                grads = [None] * node.output_count
             if owned:  # handed on now (a rule may pass it on as it is): no longer written
                 for grad in grads:
                     owned.pop(id(grad), None)
@@ -141,8 +143,7 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
             is_leaf_node = node.__class__ is AccumulateGrad
             # As torch: the tensor's hooks before the node's pre-hooks, and a node that
             # autograd.grad only captures (not backward(inputs=)) runs its tensors' hooks alone.
-            if is_leaf_node and grads and grads[0] is not None and \
-                    node.variable._backward_hooks:
+            if is_leaf_node and node.variable._backward_hooks:
                 grads = [run_leaf_hooks(node.variable, grads[0])]
             if hooked and (node._tensor_hooks or node._retained):
                 grads = run_tensor_hooks(node, grads)
@@ -168,6 +169,8 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
             if (inputs is not None and node not in needed) or (
                     grads[0] is None if len(grads) == 1 else all(g is None for g in grads)):
                 input_grads = [None] * len(node.next_functions)
+                if hooked and node._hooks and (inputs is None or node in needed):
+                    input_grads = _run_hooks(node, input_grads, grads)  # with None, as torch
             else:
                 if plain and node._chains is not None:
                     if node.op.embeds_gradient is not None and not hooked and \
@@ -413,7 +416,8 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
         # A copy, as torch's AccumulateGrad makes (differentiable): the gradient may be a view
         # (of the ones a sum's backward expands), and a .grad that is a view could not be
         # detached in place by zero_grad.
-        variable._grad = grad.clone() if current is None else current + grad
+        variable._grad = _first_grad_with_history(variable, grad) if current is None \
+            else current + grad
     elif current is None:
         fresh = grad.detach()
         if fresh._payload is not None:
@@ -445,6 +449,36 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
                     raise TypeError(f"expected Variable, but hook returned "
                                     f"'{type(returned).__name__}'")
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+class CopyBackwards(Node):
+    """torch's node of `empty.copy_(source)`: the history of a leaf's first .grad under
+    create_graph, which torch's AccumulateGrad makes as a copy laid out as the leaf
+    (clone_obey_contract); the gradient goes on to the source, none to the empty tensor."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list) -> list:
+        return [None, grads[0]]
+
+
+def _first_grad_with_history(variable: Tensor, grad: Tensor) -> Tensor:
+    """A copy of `grad` for a new .grad under create_graph, as torch's AccumulateGrad makes
+    it: for a dense leaf, a tensor laid out as the leaf into which the gradient is copied
+    (a CopyBackwards node); otherwise (or while tracing) a clone."""
+    data, param = grad._payload, variable._payload
+    if data is None or param is None or data.__class__ is not np.ndarray or \
+            not is_dense(param):
+        return grad.clone()
+    copy = Tensor._make(new_grad_array(data, param), grad._dtype)
+    if grad._requires_grad:
+        node = CopyBackwards()
+        node.next_functions = ((None, 0), gradient_edge(grad))
+        node.input_meta = (None, (tuple(grad.shape), grad._dtype))
+        node.needs_input_grad = (False, True)
+        copy.grad_fn = node
+        copy._requires_grad = True
+    return copy
 
 
 def _accumulate_sparse(variable: Tensor, current, grad: Tensor, create_graph: bool) -> None:

@@ -526,7 +526,10 @@ class InplaceFunction(Function):
         self.inplace = inplace
 
 
-__all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable",
-           "BackwardFunction"]
+# torch's name for the class of a custom Function's nodes (its `_backward_cls`'s base)
+BackwardCFunction = BackwardFunction
 
-from .once_differentiable import DelayedError, once_differentiable  # noqa: E402, F401
+__all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable",
+           "BackwardFunction", "BackwardCFunction"]
+
+from .once_differentiable import once_differentiable  # noqa: E402, F401

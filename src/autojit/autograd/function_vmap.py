@@ -3,11 +3,13 @@ function.py's apply to call in place of `cls.forward` for a Function with setup_
 
 torch hands the Function to the innermost vmap level that batches one of its arguments
 (levels batching none are skipped): there it calls the Function's `vmap` staticmethod with a
-`VmapInfo`, the arguments' batch dims (0 or None, in the arguments' structure) and the
-arguments with that level's batch dim exposed, and batches its outputs along the out_dims it
-returns. With `generate_vmap_rule = True` the forward itself is batched, which is what autojit
-does for every op, so forward simply runs on the batched arguments. A Function with neither
-is refused inside vmap, as in torch; autojit's own Functions keep the generated rule.
+`VmapInfo`, the arguments' batch dims (None for one not batched, in the arguments' structure)
+and the arguments with that level's batch dim exposed (an argument of vmap itself as it was
+passed, batched along its in_dim, as torch's BatchedTensor keeps it; any other batched
+first), and batches its outputs along the out_dims it returns. With `generate_vmap_rule =
+True` the forward itself is batched, which is what autojit does for every op, so forward
+simply runs on the batched arguments. A Function with neither is refused inside vmap, as in
+torch; autojit's own Functions keep the generated rule.
 """
 
 from __future__ import annotations
@@ -78,8 +80,13 @@ def _at_level(cls, args: tuple, kwargs: dict, levels: tuple):
     for leaf in leaves:
         physical, is_batched = physical_of(leaf, level) if isinstance(leaf, Tensor) else (
             leaf, False)
+        given = vmap_input(leaf, level) if is_batched else None
+        if given is not None:  # vmap's own argument: as passed, batched along its in_dim
+            physical, dim = given
+        else:
+            dim = 0 if is_batched else None
         unwrapped.append(physical)
-        dims.append(0 if is_batched else None)
+        dims.append(dim)
     if all(dim is None for dim in dims):
         return _at_level(cls, args, kwargs, levels[:-1])
     info = VmapInfo(size, state.vmap_randomness or "error")
@@ -89,6 +96,15 @@ def _at_level(cls, args: tuple, kwargs: dict, levels: tuple):
                           lambda: cls.vmap(info, in_dims, *unwrapped_args, **kwargs))
     output, out_dims = _two_returns(result)
     return _batched_outputs(output, out_dims, leaves, unwrapped, level)
+
+
+def vmap_input(tensor: Tensor, level: int):
+    """(the argument, its in_dim) where `tensor` is what vmap made of an argument at `level`
+    (vmap.py) and still holds it, else None: torch's BatchedTensor has its batch dim there."""
+    found = tensor.__dict__.get("_vmap_input")
+    if found is None or tensor._value.level != level or tensor._value.physical is not found[2]:
+        return None
+    return found[0], found[1]
 
 
 def _with_levels(levels: tuple, run):

@@ -172,14 +172,25 @@ def _warn_new_check() -> None:
 
 
 def _test_undefined_backward_mode(func, inputs, diff_inputs) -> None:
-    """Each output differentiated alone: the other outputs' gradients stay undefined."""
+    """torch's check that backward handles undefined output gradients: all outputs passed
+    through UndefinedGrad (no gradient flows below it, so the nodes beneath, and their hooks,
+    see None), then, with several outputs, one at a time; the inputs' gradients must be
+    undefined or zero."""
     from ..tensor.creation import zeros_like
     from .api import grad
+    from .c_functions import UndefinedGrad
 
-    for index in range(len(_differentiable_outputs(func(*inputs)))):
-        output = _differentiable_outputs(func(*inputs))[index]
+    outputs = _differentiable_outputs(func(*inputs))
+    checked = [[UndefinedGrad()(output) for output in outputs]]
+    if len(outputs) > 1:
+        for undefined in range(len(outputs)):
+            checked.append([UndefinedGrad()(output) if index == undefined else output
+                            for index, output in enumerate(_differentiable_outputs(
+                                func(*inputs)))])
+    for outputs in checked:
         try:
-            grads = grad(output, diff_inputs, zeros_like(output), allow_unused=True)
+            grads = grad(outputs, diff_inputs, [zeros_like(output) for output in outputs],
+                         allow_unused=True)
         except RuntimeError as error:
             _warn_new_check()
             raise GradcheckError(
@@ -224,9 +235,17 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             _gradcheck(func, tupled, eps, atol, rtol, nondet_tol, check_undefined_grad,
                        check_grad_dtypes, fast_mode, bool(masked))
         if check_forward_ad:
-            from .gradcheck_forward import forward_gradcheck
+            from .gradcheck_forward import (
+                batched_forward_check,
+                forward_gradcheck,
+                undefined_forward_check,
+            )
 
             forward_gradcheck(func, tupled, eps, atol, rtol)
+            if check_undefined_grad:
+                undefined_forward_check(func, tupled)
+            if check_batched_forward_grad:
+                batched_forward_check(func, tupled)
         if check_batched_grad:
             _batched_gradcheck(func, tupled, atol, rtol)
         return True
@@ -323,12 +342,24 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     else:
         tupled_grad_outputs = _as_tuple(grad_outputs)
     count = len(tupled_grad_outputs)
+    # Which tensors are differentiated (by place among all the tensors, through lists), noted
+    # now, as torch notes them: the forward-mode checks pass them detached (an undefined
+    # tangent), and they require grad again here.
+    diff_inputs = {index for index, x in enumerate(_iter_tensors(tupled_inputs, False))
+                   if x.requires_grad}
+    diff_grad_outputs = {index for index, x in enumerate(_iter_tensors(tupled_grad_outputs,
+                                                                       False))
+                         if x.requires_grad}
 
     def gradients(*args):
-        input_args = args[:len(args) - count]
+        input_args, grad_outputs = args[:len(args) - count], args[len(args) - count:]
+        diff_input_args = [x.requires_grad_() for index, x in
+                           enumerate(_iter_tensors(input_args, False)) if index in diff_inputs]
         outputs = _differentiable_outputs(func(*input_args))
-        diff_input_args = list(_iter_tensors(input_args, True))
-        results = grad(outputs, diff_input_args, args[len(args) - count:], create_graph=True,
+        for index, x in enumerate(_iter_tensors(grad_outputs, False)):
+            if index in diff_grad_outputs:
+                x.requires_grad_()
+        results = grad(outputs, diff_input_args, grad_outputs, create_graph=True,
                        allow_unused=True)
         return tuple(g for g in results if g is not None)
 

@@ -12,6 +12,8 @@ the rest of torch.autograd.graph's names.
 
 from __future__ import annotations
 
+import abc
+
 from ..ops import registry
 from ..tensor import dtypes
 from ..tensor.state import state
@@ -27,12 +29,12 @@ from .graph_api import (
 )
 from .nodes import (
     GradientEdge,
-    Node,
     _sequence,
     get_gradient_edge,
     gradient_edge,
     increment_version,
 )
+from .nodes import Node as _GraphNode
 from .saved_access import op_node_attribute
 from .saved_tensors import (
     FREED_MESSAGE,
@@ -44,7 +46,7 @@ from .saved_tensors import (
 from .view_history import refresh_view
 
 
-class OpNode(Node):
+class OpNode(_GraphNode):
     """The grad_fn of a primitive's output; also the `ctx` its VJP rule reads."""
 
     __slots__ = ("op", "attrs", "_saved", "_saved_out", "_released", "_scalars")
@@ -109,6 +111,41 @@ class OpNode(Node):
             self._released = True
             self._saved = None
             self._saved_out = None
+
+
+class Node(abc.ABC):
+    """torch.autograd.graph.Node: what every backward node is, as a virtual base class, as in
+    torch: isinstance and issubclass hold for each node class (an op's, AccumulateGrad, a
+    custom Function's, which is also its ctx) though Node is not among their bases (the nodes'
+    own base is nodes.py's). Its methods are the ones each node has."""
+
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The node's name (`MulBackward0`)."""
+
+    @property
+    @abc.abstractmethod
+    def next_functions(self) -> tuple:
+        """(node, output number) per input of the op: where the gradients go."""
+
+    @property
+    @abc.abstractmethod
+    def metadata(self) -> dict:
+        """A dict for the user's own annotations of this node."""
+
+    @abc.abstractmethod
+    def register_hook(self, fn):
+        """`fn(grad_inputs, grad_outputs)` after the node ran."""
+
+    @abc.abstractmethod
+    def register_prehook(self, fn):
+        """`fn(grad_outputs)` before the node runs."""
+
+    @classmethod
+    def __subclasshook__(cls, subclass) -> bool:
+        if cls is Node and isinstance(subclass, type) and issubclass(subclass, _GraphNode):
+            return True
+        return NotImplemented
 
 
 _NO_EDGE = (None, 0)
@@ -272,4 +309,12 @@ __all__ = [
 ]
 
 
-Tensor._refresh_view = staticmethod(refresh_view)  # the requires_grad of a written view
+def _refresh_view_lenient(view: Tensor, snapshot: Tensor | None = None,
+                          strict: bool = False) -> None:
+    """refresh_view for the tensor layer (the requires_grad of a written view, an in-place
+    write, printing): torch reads those without raising, except printing, which asks for
+    strict and prints what torch prints when its grad_fn raises."""
+    refresh_view(view, snapshot, strict)
+
+
+Tensor._refresh_view = staticmethod(_refresh_view_lenient)

@@ -91,7 +91,8 @@ def register_post_accumulate_grad_hook(self: Tensor, hook) -> RemovableHandle:
     return _add_hook(self, "_post_accumulate_hooks", hook)
 
 
-def run_leaf_hooks(variable: Tensor, grad: Tensor) -> Tensor:
+def run_leaf_hooks(variable: Tensor, grad: Tensor | None) -> Tensor | None:
+    """A leaf's hooks on its gradient (None where none reached it, as torch calls them)."""
     for hook in list(variable._backward_hooks.values()):
         replaced = hook(grad)
         if replaced is not None:
@@ -105,11 +106,13 @@ def run_tensor_hooks(node: Node, grads: list) -> list:
     tensor_hooks = node._tensor_hooks
     if tensor_hooks:
         for output_nr, hook in list(tensor_hooks.values()):
-            if output_nr < len(grads) and grads[output_nr] is not None:
+            if output_nr < len(grads):
+                # called with None where no gradient reached the output (another output of
+                # the node did), as torch calls it
                 replaced = hook(grads[output_nr])
                 if replaced is not None:
                     grads[output_nr] = _checked_replacement(hook, replaced,
-                                                                  grads[output_nr])
+                                                            grads[output_nr])
     retained = node._retained
     if retained:
         for output_nr, reference in retained.items():
@@ -124,6 +127,8 @@ def run_tensor_hooks(node: Node, grads: list) -> list:
 def _checked_replacement(hook, replaced, grad: Tensor) -> Tensor:
     if not isinstance(replaced, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(replaced).__name__}'")
+    if grad is None:  # nothing to compare with: torch takes it as it is
+        return replaced
     if not same_shape(replaced.shape, grad.shape):
         name = getattr(hook, "__name__", type(hook).__name__)
         raise RuntimeError(f"hook '{name}' has changed the size of value (expected "

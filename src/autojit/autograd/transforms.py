@@ -34,6 +34,7 @@ from .transform_checks import (
     refuses_saved_tensor_hooks,
     split_aux,
 )
+from .transform_levels import running
 
 # ---- inference mode -----------------------------------------------------------------------
 
@@ -67,15 +68,16 @@ def _differentiable_alias(tensor, name: str) -> Tensor:
     if tensor._is_inference:
         alias = Tensor._make(tensor._payload, tensor._dtype)
         alias.requires_grad_(True)
-        return alias
-    previous = state.grad_enabled
-    state.grad_enabled = True
-    try:
-        alias = tensor.view_as(tensor)
-    finally:
-        state.grad_enabled = previous
-    if not alias.requires_grad:
-        alias.requires_grad_(True)
+    else:
+        previous = state.grad_enabled
+        state.grad_enabled = True
+        try:
+            alias = tensor.view_as(tensor)
+        finally:
+            state.grad_enabled = previous
+        if not alias.requires_grad:
+            alias.requires_grad_(True)
+    alias._func_unwrapped = tensor  # what the alias stands for, printed inside the transform
     return alias
 
 
@@ -140,15 +142,17 @@ def _regrouped(flat: list, leaves_per_arg: list, specs: list) -> list:
     return results
 
 
-def _run(func, args, kwargs):
+def _run(func, args, kwargs, aliases: list, others=()):
+    """func(*args, **kwargs) at a new grad level, its arguments the level's inputs (`aliases`
+    those made for it), and `others` too (jacrev's arguments it does not differentiate, which
+    func closes over)."""
     previous = state.grad_enabled
     state.grad_enabled = True
-    state.func_transforms += 1
     try:
-        return func(*args, **kwargs)
+        with running(tree_flatten((args, kwargs, others))[0], aliases):
+            return func(*args, **kwargs)
     finally:
         state.grad_enabled = previous
-        state.func_transforms -= 1
 
 
 # ---- reverse mode -------------------------------------------------------------------------
@@ -167,7 +171,8 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         outer_grad = state.grad_enabled
         numbers = argnums_tuple(argnums, len(args))
         new_args, leaves_per_arg, specs = _prepare(args, numbers, "grad_and_value")
-        output, aux = split_aux(_run(func, new_args, kwargs), has_aux, GRAD)
+        aliases = [leaf for group in leaves_per_arg for leaf in group]
+        output, aux = split_aux(_run(func, new_args, kwargs, aliases), has_aux, GRAD)
         if not isinstance(output, Tensor):
             raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
                                f"got {type(output)}")
@@ -216,15 +221,21 @@ def grad(func, argnums=0, has_aux: bool = False):
     return wrapper
 
 
-@refuses_saved_tensor_hooks
-@_outside_inference
 def vjp(func, *primals, has_aux: bool = False):
     """(func(*primals), vjp_fn[, aux]): vjp_fn(cotangents) gives the gradients of
     <func(*primals), cotangents> with respect to every primal, as torch.func.vjp."""
+    return _vjp(func, primals, has_aux)
+
+
+@refuses_saved_tensor_hooks
+@_outside_inference
+def _vjp(func, primals: tuple, has_aux: bool, others: tuple = ()):
+    """vjp, with `others` inputs of its level as well (see _run)."""
     outer_grad = state.grad_enabled
     numbers = tuple(range(len(primals)))
     new_args, leaves_per_arg, specs = _prepare(primals, numbers, "vjp")
-    output, aux = split_aux(_run(func, new_args, {}), has_aux, VJP)
+    aliases = [leaf for group in leaves_per_arg for leaf in group]
+    output, aux = split_aux(_run(func, new_args, {}, aliases, others), has_aux, VJP)
     if has_aux:
         check_aux(aux)
     outputs, output_spec = tree_flatten(output)
@@ -275,9 +286,15 @@ def vjp(func, *primals, has_aux: bool = False):
 
 # ---- forward mode -------------------------------------------------------------------------
 
-@_outside_inference
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """(func(*primals), J tangents[, aux]) by forward mode, as torch.func.jvp."""
+    return _jvp(func, primals, tangents, strict, has_aux)
+
+
+@_outside_inference
+def _jvp(func, primals, tangents, strict: bool, has_aux: bool, others: tuple = ()):
+    """jvp, with `others` inputs of its level as well (jacfwd's arguments it does not
+    differentiate, which func closes over)."""
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
                            "should be valid to call f(*primals).")
@@ -305,12 +322,11 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                     f"{list(tangent.shape)}.")
             if tangent.dtype is not primal.dtype:
                 tangent = tangent.to(primal.dtype)
-            duals.append(forward_ad.attach_tangent(primal, tangent, level))
-        state.func_transforms += 1
-        try:
+            dual = forward_ad.attach_tangent(primal, tangent, level)
+            dual._func_unwrapped = primal  # what the dual stands for, printed inside jvp
+            duals.append(dual)
+        with running((*duals, *tree_flatten(others)[0]), duals):
             output = func(*tree_unflatten(duals, primal_spec))
-        finally:
-            state.func_transforms -= 1
         output, aux = split_aux(output, has_aux, JVP)
         if has_aux:
             check_aux(aux)
@@ -385,7 +401,8 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
                 full[number] = value
             return func(*full)
 
-        results = vjp(restricted, *chosen, has_aux=has_aux)
+        others = tuple(value for number, value in enumerate(args) if number not in numbers)
+        results = _vjp(restricted, chosen, has_aux, others)
         output, vjp_fn = results[0], results[1]
         outputs, output_spec = tree_flatten(output)
         check_real("jacrev", outputs, is_input=False)
@@ -444,6 +461,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             return func(*full)
 
         # the checks and messages of torch's jacfwd, whose function runs under its jvp
+        others = tuple(value for number, value in enumerate(args) if number not in numbers)
         output, aux = split_aux(restricted(*flat_inputs), has_aux, JVP)
         if has_aux:
             check_aux(aux)
@@ -455,7 +473,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             def push(tangent, position=position):
                 tangents = tuple(tangent if index == position else zeros_like(other)
                                  for index, other in enumerate(flat_inputs))
-                return jvp(restricted, primal_tuple, tangents, has_aux=has_aux)[1]
+                return _jvp(restricted, primal_tuple, tangents, False, has_aux, others)[1]
 
             if leaf.numel():
                 columns = tree_flatten(vmap(push, randomness=randomness)(_basis(leaf)))[0]

@@ -3,15 +3,18 @@ refresh_view rebuilds the view's grad_fn by applying its view op again to its re
 source, as torch regenerates the grad_fn of views of modified bases; retain_grad follows the view
 to the new node, its tensor hooks stay on the old one (as in torch: a hook registered before the
 write sees no gradient of the view's new value). graph.record and gradient_edge call it for a view
-whose version moved since its grad_fn was made, and Tensor.requires_grad reads through it."""
+whose version moved since its grad_fn was made, and Tensor.requires_grad reads through it. A view
+whose history torch refuses to rebuild (made with grad mode off, by unbind, ...) raises torch's
+error there instead."""
 
 from __future__ import annotations
 
+from ..ops.view_creation import view_write_error
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 
 
-def refresh_view(view: Tensor, snapshot: Tensor | None = None) -> None:
+def refresh_view(view: Tensor, snapshot: Tensor | None = None, strict: bool = True) -> None:
     """Regenerate a view's grad_fn after its storage was written in place.
 
     An in-place op on a base (or on another view of it) changes the values the view shows, so
@@ -24,8 +27,18 @@ def refresh_view(view: Tensor, snapshot: Tensor | None = None) -> None:
     node do not see the gradient of the write.
     """
     source, op, attrs = view._view_source
+    if view._creation_meta is not None and (source._requires_grad or
+                                            view.grad_fn is not None):
+        # A view whose history torch cannot rebuild (made with grad mode off, in inference
+        # mode, by a function returning several views, in a custom Function): torch's grad_fn
+        # of it raises once its base was written (handle_view_on_rebase), where a silent
+        # rebuild would give gradients torch refuses. Not strict (the requires_grad of it, an
+        # in-place write, which raises its own error): left as it is.
+        if not strict:
+            return
+        raise RuntimeError(view_write_error(view, indirect=True))
     if source._base is not None and source._view_version != source._version_counter.value:
-        refresh_view(source)
+        refresh_view(source, strict=strict)
     if snapshot is None:
         view._view_version = view._version_counter.value
     if not source._requires_grad:

@@ -120,6 +120,9 @@ def apply_no_graph(node: OpNode, grads: list) -> list:
             if saved.counter.value != saved.version:
                 raise RuntimeError(modified_message(saved, node))
             tensor = saved.tensor
+            if tensor.grad_fn is None and saved.saved_fn is not None and \
+                    not tensor._requires_grad:  # detach_()ed since: unpack raises torch's error
+                return node.apply(grads)
             data = tensor._payload
             if data.__class__ is not _ndarray:
                 return node.apply(grads)

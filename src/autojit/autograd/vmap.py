@@ -23,6 +23,7 @@ from ..ops.batching import batched, physical_of, with_batch
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
+from .transform_levels import VMAP_DEPTHS
 
 _levels = itertools.count(1)
 
@@ -75,16 +76,21 @@ def _run_batched(func, leaves, spec, dims, size, kwargs, out_dims, randomness, n
         physical = leaf.movedim(dim, 0) if dim else leaf
         batched_leaf = batched(physical, level)
         batched_leaf._requires_grad = physical._requires_grad
+        # torch's BatchedTensor keeps its batch dim where in_dims put it, which a custom
+        # Function's vmap staticmethod sees (function_vmap.py); autojit's is always first
+        batched_leaf._vmap_input = (leaf, dim, physical)
         wrapped.append(batched_leaf)
     previous_levels, previous_mode = state.vmap_levels, state.vmap_randomness
     state.vmap_levels = (*previous_levels, (level, size))
     state.vmap_randomness = randomness
     try:
         state.func_transforms += 1
+        VMAP_DEPTHS[level] = state.func_transforms  # torch's level number, for printing
         try:
             result = func(*tree_unflatten(wrapped, spec), **kwargs)
         finally:
             state.func_transforms -= 1
+            del VMAP_DEPTHS[level]
     finally:
         state.vmap_levels, state.vmap_randomness = previous_levels, previous_mode
     return _unwrap_outputs(result, out_dims, level, size, name)

@@ -33,21 +33,36 @@ def _traced() -> bool:
     return state.tracer is not None or bool(state.vmap_levels)
 
 
-def checked(value: Tensor, valid: Tensor, message: str, shown=None) -> Tensor:
+def checked(value: Tensor, valid: Tensor, message, shown=None) -> Tensor:
     """`value`, once every entry of the bool tensor `valid` is true; otherwise
     ValueError(message), followed eagerly by value's entries (or by `shown(value, valid)`).
-    Under a trace the result is value plus the zero that a check_index node gives, so the
-    compiled function keeps the check."""
+    `message` is the text or a function giving it, called only where it is needed (eagerly,
+    when the check fails: a subclass's repr may read attributes its __init__ sets after
+    validating, as torch's messages are made only then). Under a trace the result is value
+    plus the zero that a check_index node gives, so the compiled function keeps the check."""
     if not _traced():
         if not bool(valid.all()):
-            raise ValueError(f"{message}:\n{value if shown is None else shown(value, valid)}")
+            text = message() if callable(message) else message
+            raise ValueError(f"{text}:\n{value if shown is None else shown(value, valid)}")
         return value
+    message = message() if callable(message) else message
     # One form per message: ops/indexing/checks.py raises FORMS[form] when the kernel's check
     # fails (its message is a format string, hence the doubled braces). See
     # docs/notes/errors-in-kernels.md.
     FORMS.setdefault(message, (ValueError, message.replace("{", "{{").replace("}", "}}")))
     flag = check_index(ew.cast(ew.logical_not(valid), dtypes.int64).reshape(-1), 1, message)
     return value + ew.cast(flag.sum(), value.dtype)
+
+
+def _shown(distribution) -> str:
+    """A distribution's repr in a message; under a trace, where the message is made while
+    __init__ runs, a subclass's repr may need attributes not set yet: then its class name."""
+    try:
+        return repr(distribution)
+    except AttributeError:
+        if not _traced():
+            raise
+        return f"{type(distribution).__name__}()"
 
 
 def _type_name(value) -> str:
@@ -105,9 +120,12 @@ class Distribution:
                                                              lazy_property):
                     continue  # a lazily computed form of another parameter
                 value = getattr(self, param)
-                message = (f"Expected parameter {param} ({_type_name(value)} of shape "
-                           f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
-                           f"constraint {constraint!r}, but found invalid values")
+
+                def message(param=param, value=value, constraint=constraint):
+                    return (f"Expected parameter {param} ({_type_name(value)} of shape "
+                            f"{tuple(value.shape)}) of distribution {_shown(self)} to satisfy "
+                            f"the constraint {constraint!r}, but found invalid values")
+
                 value = checked(value, constraint.check(value), message)
                 if param in self.__dict__:
                     self.__dict__[param] = value

@@ -1,10 +1,11 @@
 """torch._C._functorch under the drop-in, as an attribute of torch._C: `TransformType`, the
 names of functorch's interpreters that a HigherOrderOperator's rules are registered under
-(`@op.py_impl(TransformType.Vmap)`), and `is_legacy_batchedtensor` (False: autojit has no
-legacy batched tensors). functorch's wrapped tensors and its interpreter stack
-(`_add_batch_dim`, `_wrap_for_grad`, `peek_interpreter_stack`, `dlevel`) have no counterpart:
-autojit's transforms do not wrap tensors, and asking for one raises the drop-in's
-AttributeError.
+(`@op.py_impl(TransformType.Vmap)`), `is_legacy_batchedtensor` (False: autojit has no
+legacy batched tensors) and `dlevel`, the level of the grad transform a tensor belongs to
+(autograd/transform_levels.py numbers the levels as torch does). functorch's wrapped tensors
+and its interpreter stack (`_add_batch_dim`, `_wrap_for_grad`, `peek_interpreter_stack`) have
+no counterpart: autojit's transforms do not wrap tensors, and asking for one raises the
+drop-in's AttributeError.
 """
 
 from __future__ import annotations
@@ -39,6 +40,20 @@ def is_legacy_batchedtensor(tensor) -> bool:
     return False
 
 
+def dlevel(tensor) -> int:
+    """The level (torch's number: 1 for the outermost transform) of the grad transform (grad,
+    vjp, jvp) whose function made `tensor` or took it as an input, while that runs; -1 once it
+    has returned (a tensor that escaped it); 0 for any other tensor."""
+    from ..autograd.transform_levels import dlevel as level_of
+    from ..tensor.tensor import Tensor
+
+    if not isinstance(tensor, Tensor):
+        raise TypeError("dlevel(): incompatible function arguments. The following argument "
+                        "types are supported:\n    1. (arg0: torch.Tensor) -> int\n\n"
+                        f"Invoked with: {tensor!r}")
+    return level_of(tensor)
+
+
 explain_missing_attributes(sys.modules[__name__], "torch._C._functorch")
 
-__all__ = ["TransformType", "is_legacy_batchedtensor"]
+__all__ = ["TransformType", "is_legacy_batchedtensor", "dlevel"]

@@ -81,7 +81,8 @@ def install() -> None:
 
 def _watch_class_definitions() -> None:
     """Switch the `__torch_function__` protocol on when a class that is not a Tensor defines
-    `__torch_function__` (linear_operator's LinearOperator, a tensor-like of a library): torch
+    `__torch_function__` (linear_operator's LinearOperator, a tensor-like of a library), or a
+    Tensor subclass defines `__torch_dispatch__`: torch
     dispatches `torch.clone(op)` to it from the start, while autojit's checking wrappers are
     installed only once such a type exists (a Tensor subclass does that when its first
     instance is made, a TorchFunctionMode when it is entered). A class statement costs one dict
@@ -100,11 +101,17 @@ def _watch_class_definitions() -> None:
         # (`{torch.clone: ...}`) must see the functions dispatch will hand its handler. A
         # Tensor subclass switches the protocol on when its first instance is made, and a
         # TorchFunctionMode when it is entered; autojit's own classes are neither.
-        if not torch_function.ACTIVE and "__torch_function__" in getattr(
-                getattr(function, "__code__", None), "co_names", ()) and not any(
-                isinstance(base, type) and issubclass(base, (Tensor, TorchFunctionMode))
-                for base in bases) and not getattr(function, "__module__", "").startswith(
-                "autojit."):
+        names = getattr(getattr(function, "__code__", None), "co_names", ())
+        tensor_base = any(isinstance(base, type) and issubclass(base, Tensor) for base in bases)
+        if not torch_function.ACTIVE and not getattr(function, "__module__", "").startswith(
+                "autojit.") and (
+                ("__torch_function__" in names and not tensor_base and not any(
+                    isinstance(base, type) and issubclass(base, TorchFunctionMode)
+                    for base in bases)) or
+                # A wrapper subclass (torch_geometric's HashTensor): the module defining it
+                # may keep torch's functions next (`_old_index_select = torch.index_select`),
+                # which must be the dispatching ones that hand its instances to the class.
+                ("__torch_dispatch__" in names and tensor_base)):
             torch_function.activate()
         kind = original(function, name, *bases, **keywords)
         # A library's class keeping one of torch's builtin functions as an attribute

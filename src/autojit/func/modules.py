@@ -3,9 +3,11 @@ replace_all_batch_norm_modules_, and the two transforms that are the identity he
 (functionalize, debug_unwrap).
 
 functional_call is nn.utils.stateless's, with tie_weights: a tensor replaced under one name
-is replaced under every name it is tied to. functionalize returns the function as it is:
+is replaced under every name it is tied to. functionalize runs the function as it is:
 autojit's tracer already turns in-place writes into new values (ir/aliasing.py), and eagerly
-the results are the same either way.
+the results are the same either way; it counts as a running transform, as in torch, which
+refuses there what every torch.func transform refuses (an autograd.Function without
+setup_context, requires_grad_, torch.autograd.functional).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import functools
 
 from ..nn.utils import stateless
 from ..ops.layout.joining import stack
+from ..tensor.state import state
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
@@ -68,7 +71,8 @@ def replace_all_batch_norm_modules_(root):
 
 
 def functionalize(func, *, remove: str = "mutations"):
-    """func itself: autojit's tracer already removes mutations when it compiles."""
+    """func run as it is, as a transform: autojit's tracer already removes mutations when it
+    compiles."""
     if remove not in ("mutations", "mutations_and_views"):
         raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument for "
                            f"remove={remove}. Valid options are:\n     remove='mutations': all "
@@ -80,7 +84,11 @@ def functionalize(func, *, remove: str = "mutations"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        return func(*args, **kwargs)
+        state.func_transforms += 1
+        try:
+            return func(*args, **kwargs)
+        finally:
+            state.func_transforms -= 1
 
     return wrapper
 

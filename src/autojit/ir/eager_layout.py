@@ -10,7 +10,9 @@ reshape must still miss the tensor, as in eager.
 
 `eager_stand_in` walks back from a value to the real arrays the call was given, through the
 ops that pass a layout on: those that follow their operands (ops.lowering.follows_operands:
-the result is laid out as NumPy's ufuncs lay it out for uint8 stand-ins of the operands) and
+the result is laid out as NumPy's ufuncs lay it out for uint8 stand-ins of the operands, and
+as torch's TensorIterator where the operands order their dims differently:
+ops/iterator_layout.py) and
 Layout lowerings (the op's NumPy impl applied to the operands' stand-ins: a transpose of a
 row-major value is column-major). Every other op makes a row-major array, as eager's NumPy
 references do (ops/registry.row_major_result); where a trace records primitives for what
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops.iterator_layout import relaid
 from ..ops.lowering import follows_operands
 from ..ops.registry import Layout
 from .graph import Value
@@ -97,6 +100,10 @@ def _laid_out(tracer, value, known: dict):
         result = np.positive(arrays[0]) if len(arrays) == 1 else arrays[0]
         for other in arrays[1:]:
             result = np.bitwise_or(result, other)  # NumPy's choice of layout for the result
+        if len(arrays) > 1:
+            # Operands ordering their dims differently: eager lays the result out as torch
+            # does, not as NumPy (ops/iterator_layout.py).
+            result = relaid(result, arrays)
     elif isinstance(lowering, Layout) and len(operands) == len(node.inputs) and \
             len(node.outputs) == 1:
         # The op's own impl on the stand-ins: a transpose of a row-major value is

@@ -34,7 +34,7 @@ _TENSOR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 def typename(value) -> str:
     """The name of a value's type as the registration errors print it."""
     if isinstance(value, Tensor):
-        return f"autojit.{_TENSOR_TYPE_NAMES[value.dtype.name]}Tensor"
+        return f"{dtypes.REPR_PREFIX[0]}.{_TENSOR_TYPE_NAMES[value.dtype.name]}Tensor"
     kind = type(value)
     module = kind.__module__
     if module in (None, "builtins"):
@@ -68,7 +68,7 @@ def _add_hook(hooks: HookDict, hook, prepend: bool) -> RemovableHandle:
     return handle
 
 
-class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin, ConversionMixin):
+class Module:
     """Base class for all neural network modules.
 
     Subclasses assign layers and Parameters as attributes in ``__init__`` (after calling
@@ -487,3 +487,26 @@ class Module(StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin, Conve
             else:
                 text += "\n  " + "\n  ".join(lines) + "\n"
         return text + ")"
+
+
+def _take_parts(parts: tuple) -> None:
+    """Puts the methods and class attributes of the parts kept in other files into Module's own
+    namespace, the first part's where two share a name, as inheriting them in this order would,
+    but not a name Module defines. torch's nn.Module derives from object alone, and libraries
+    compare class hierarchies (BoTorch's tests check a transform's `__mro__` down to
+    `Module, ABC, object`): the parts are not bases. Functions are renamed Module's, as bound
+    methods and tracebacks name them in torch."""
+    own = set(vars(Module))
+    for part in parts:
+        for name, value in vars(part).items():
+            if name in own or name in ("__module__", "__qualname__", "__doc__", "__dict__",
+                                       "__weakref__"):
+                continue
+            if callable(value) and hasattr(value, "__qualname__") and \
+                    not isinstance(value, type):
+                value.__qualname__ = f"Module.{name}"
+            setattr(Module, name, value)
+            own.add(name)
+
+
+_take_parts((StateDictMixin, BackwardHookMixin, CompileMixin, MemoryMixin, ConversionMixin))

@@ -64,6 +64,10 @@ class BatchedTensor(Tensor):
     __torch_function__ = torch_function.disabled_torch_function_impl  # internal: no dispatch
 
     def __repr__(self):
+        if Tensor._transform_repr is not None:  # inside vmap: torch's level and batch dim
+            text = Tensor._transform_repr(self)
+            if text is not None:
+                return text
         return (f"BatchedTensor(lvl={self._value.level}, bdim=0, "
                 f"value=\n{self._value.physical!r})")
 

@@ -230,6 +230,7 @@ from .linalg.determinants import slogdet_top_level as slogdet  # noqa: F401
 from .linalg.einsum import einsum  # noqa: F401
 from .linalg.extras import geqrf, ormqr  # noqa: F401
 from .linalg.linalg_products import matrix_power, pinverse  # noqa: F401
+from .linalg.lobpcg import lobpcg  # noqa: F401
 from .linalg.lowrank import pca_lowrank, svd_lowrank  # noqa: F401
 from .linalg.lu import (  # noqa: F401
     cholesky_inverse,
@@ -251,6 +252,7 @@ from .linalg.products import (  # noqa: F401
     kron,
     mv,
 )
+from .linalg.removed import eig, lstsq, matrix_rank, solve, symeig  # noqa: F401
 from .linalg.solvers import cholesky_top_level as cholesky  # noqa: F401
 from .linalg.solvers import inverse  # noqa: F401
 from .masks import (  # noqa: F401
@@ -443,8 +445,10 @@ FAMILIES = {
         "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse",
         "matrix_power", "lu", "lu_solve", "lu_unpack", "cholesky_solve", "cholesky_inverse",
         "triangular_solve", "matrix_exp", "frobenius_norm", "nuclear_norm", "geqrf", "ormqr",
-        "svd_lowrank", "pca_lowrank",
+        "svd_lowrank", "pca_lowrank", "lobpcg",
     ),
+    # torch's names removed in 1.9, which raise naming their replacements (linalg/removed.py)
+    "Linear algebra: removed functions": ("eig", "lstsq", "matrix_rank", "solve", "symeig"),
     # ---- scatter, gather and masks ----
     "Scatter and masks": (
         "scatter", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",

@@ -51,6 +51,10 @@ BEFORE_WRITE = None
 # base's), WRITE_TANGENTS puts the result's tangents where the target's lie in its base's.
 REFRESH_TANGENTS = None
 WRITE_TANGENTS = None
+# While a torch.func grad transform runs its function (state.grad_levels), called with the
+# target and the op's name before an in-place op: it refuses a write into a tensor captured
+# from outside the transform, as torch does (set by autograd/transform_levels.py).
+CHECK_CAPTURED = None
 
 
 INFERENCE_ERROR = ("Inplace update to inference tensor outside InferenceMode is not allowed."
@@ -115,6 +119,8 @@ def apply_inplace(target: Tensor, op_name: str, compute) -> Tensor:
         recording = False
         source = target
     else:
+        if state.grad_levels:
+            CHECK_CAPTURED(target, op_name)
         check_inplace(target, op_name)
         recording = state.grad_enabled and not target._is_inference
         counter = target._counter

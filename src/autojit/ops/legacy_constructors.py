@@ -204,7 +204,8 @@ def tensor_type(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     ".cuda." name or an autojit.cuda type moves x to the GPU, another name or type to the CPU,
     as torch's do); x itself when it already is one."""
     if dtype is None:
-        prefix = "autojit.cuda." if self.device.type == "cuda" else "autojit."
+        # "torch.FloatTensor" under the drop-in, where old code compares x.type() with it
+        prefix = dtypes.REPR_PREFIX[0] + (".cuda." if self.device.type == "cuda" else ".")
         return f"{prefix}{_TYPE_NAMES[self.dtype.name]}Tensor"
     device = None
     if isinstance(dtype, str):

@@ -40,6 +40,7 @@ from .eager_results import (  # noqa: F401 - view_tensor and the complex32 resul
     retyped_copy,
     view_tensor,
 )
+from .iterator_layout import torch_ordered
 from .limited_rules import LIMITED, limited_error, refused_dtype
 from .lowering import (  # noqa: F401
     COMBINE_IDENTITY,
@@ -74,6 +75,10 @@ FORWARD = None
 # whose backward raises `message` (torch's Error node), for a VJP whose result torch does not
 # differentiate again.
 DELAYED_ERROR = None
+# autograd/multi_output.py installs `share_node(outputs, inputs, name)` here: the outputs of a
+# composite that torch differentiates as one op (unbind, split, var_mean) get one grad_fn,
+# named `name`, as torch's do (`share_node` below calls it).
+SHARE_NODE = None
 # ops/batching.py installs its `dispatch` here: inside vmap, bind runs an op on batched
 # operands through it.
 BATCH = None
@@ -180,6 +185,11 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
     op = Op()
     if lowering.__class__ in (Reduction, Decomposition):
         impl = row_major_result(impl)
+    elif arity != 1 and (lowering.__class__ is Elementwise or (
+            lowering.__class__ is Extern and lowering.routine == "numpy_elementwise")):
+        # Operands laid out differently: torch's layout of the result, not NumPy's
+        # (iterator_layout.py).
+        impl = torch_ordered(impl, arity)
     op.name, op.arity, op.shape, op.dtype, op.impl = name, arity, shape, dtype, impl
     op.vjp, op.saves, op.lowering, op.view = vjp, tuple(saves), lowering, view
     op.jvp, op.batch = jvp, batch
@@ -352,6 +362,12 @@ def decompose(op: Op, inputs: tuple, attrs: dict) -> Tensor:
         return op.lowering.function(*inputs, **attrs)
     finally:
         state.grad_enabled, state.forward_levels = previous_grad, previous_levels
+
+
+def share_node(outputs: tuple, inputs: tuple, name: str) -> tuple:
+    """The outputs of one composite call on `inputs`, made the outputs of one autograd node
+    named `name` (SHARE_NODE) when autograd is loaded."""
+    return SHARE_NODE(outputs, inputs, name) if SHARE_NODE is not None else outputs
 
 
 def linear_jvp(op: Op, tangents, attrs):

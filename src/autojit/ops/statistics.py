@@ -22,7 +22,7 @@ import numpy as np
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor, normalize_dim
-from . import composite, layout
+from . import composite, layout, registry
 from . import elementwise as ew
 from .counting import is_traced, not_differentiable, refuse_traced_differentiable, runs_traced
 from .indexing import gather
@@ -67,14 +67,18 @@ def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *,  # noqa: 
              correction=None):
     """(std, mean) over `dim` (all when None), in one call; `correction` (or unbiased) as
     std's."""
-    return _moments("std_mean", input, dim, unbiased, keepdim, correction, True)
+    return registry.share_node(  # one grad_fn for both, as torch's StdMeanBackward0
+        _moments("std_mean", input, dim, unbiased, keepdim, correction, True), (input,),
+        "StdMeanBackward0")
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *,  # noqa: A002
              correction=None):
     """(var, mean) over `dim` (all when None), in one call; `correction` (or unbiased) as
     var's."""
-    return _moments("var_mean", input, dim, unbiased, keepdim, correction, False)
+    return registry.share_node(  # one grad_fn for both, as torch's VarMeanBackward0
+        _moments("var_mean", input, dim, unbiased, keepdim, correction, False), (input,),
+        "VarMeanBackward0")
 
 
 def _check_weights(weights, kind: str, observations: int, integral: bool) -> None:
@@ -245,7 +249,7 @@ def _data_range(x: Tensor, low, high):
     return float(low), float(high)
 
 
-def histogram(input, bins, *, range=None, weight=None, density: bool = False,  # noqa: A002
+def histogram(input, bins=100, *, range=None, weight=None, density: bool = False,  # noqa: A002
               out=None):
     """(hist, bin_edges): the histogram of x's values in `bins` equal bins over `range` (the
     data's by default), or between the edges of the 1-D tensor `bins`; weighted by `weight`,

@@ -30,6 +30,7 @@ from . import (
     quantiles,
     random,
     reduction,
+    registry,
     scans,
     sorting,
 )
@@ -388,6 +389,27 @@ def _inplace(name, function):
     return method
 
 
+def _underived(name: str, function):
+    """`function` as the in-place op torch gives no derivative (acosh_, asinh_, atanh_): a
+    backward reaching its result raises torch's NotImplementedError, and so does forward mode
+    on a tangent, instead of differentiating the out-of-place op."""
+    def compute(source, *args, **kwargs):
+        if state.forward_levels and source._tangents:
+            raise NotImplementedError(
+                f"Trying to use forward AD with {name}_ that does not support it because it "
+                "has not been implemented yet.\nPlease file an issue to PyTorch at "
+                "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml "
+                "so that we can prioritize its implementation.")
+        result = function(source, *args, **kwargs)
+        if not (state.grad_enabled and source._requires_grad):
+            return result
+        return registry.DELAYED_ERROR(
+            f"the derivative for 'inplace version of {name}' is not implemented.", result,
+            source, NotImplementedError, f"{name.capitalize()}Backward1")
+
+    return compute
+
+
 INPLACE = {
     "add_": math_composites.add, "sub_": math_composites.sub, "mul_": ew.mul, "div_": ew.div,
     "pow_": ew.pow,
@@ -418,9 +440,12 @@ INPLACE = {
     "nextafter_": ewm.nextafter, "asin_": ewm.asin, "acos_": ewm.acos, "atan_": ewm.atan,
     "arcsin_": ewm.asin, "arccos_": ewm.acos, "arctan_": ewm.atan,
     "sinh_": math_composites.sinh, "cosh_": math_composites.cosh,
-    "asinh_": math_composites.asinh, "acosh_": ewm.acosh,
-    "atanh_": math_composites.atanh, "arcsinh_": math_composites.asinh,
-    "arccosh_": ewm.acosh, "arctanh_": math_composites.atanh,
+    "asinh_": _underived("asinh", math_composites.asinh),
+    "acosh_": _underived("acosh", ewm.acosh),
+    "atanh_": _underived("atanh", math_composites.atanh),
+    "arcsinh_": _underived("asinh", math_composites.asinh),
+    "arccosh_": _underived("acosh", ewm.acosh),
+    "arctanh_": _underived("atanh", math_composites.atanh),
     "sinc_": math_composites.sinc, "erfc_": ewm.erfc, "erfinv_": special_functions.erfinv,
     "lgamma_": special_functions.lgamma, "digamma_": special_functions.digamma,
     "polygamma_": special_functions.polygamma_method, "i0_": special_functions.i0,

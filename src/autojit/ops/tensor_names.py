@@ -26,14 +26,17 @@ from . import (
     complex_numbers,
     deprecated_forms,
     factory_forms,
+    inplace,
     keyword_forms,
     layout,
     linalg,
+    registry,
     statistics,
     storage,
     tensor_methods,
 )
 from . import elementwise as ew
+from .batching import batched
 from .composite import exp2, log2, log10, rsqrt, tan
 from .elementwise import extra as elementwise_extra
 from .elementwise import math_composites
@@ -42,8 +45,8 @@ from .inplace import apply_inplace, check_inplace
 from .linalg import contractions
 from .linalg import extras as linalg_extras
 from .linalg import lu as linalg_lu
+from .linalg import removed as removed_linalg
 from .special import number_functions
-from .view_creation import unmark_multi_output
 
 # ---- methods -----------------------------------------------------------------------------------
 
@@ -65,12 +68,27 @@ def _split_with_sizes(self, split_sizes, dim: int = 0):
 
 def _unsafe_split(self, split_size, dim: int = 0):
     """split, whose pieces torch lets the caller write in place (no multi-output view rule)."""
-    return unmark_multi_output(layout.split(self, split_size, dim))
+    outputs, name = layout.split_pieces(self, split_size, dim)
+    # Eagerly not views for autograd: each piece has a version counter of its own, so a write
+    # into one leaves what the others saved valid, as torch's (a traced piece stays a view,
+    # the trace's record of what its writes reach).
+    for out in outputs:
+        if out._payload is not None:
+            fields = out.__dict__
+            for name_ in ("_base", "_view_source", "_view_version"):
+                fields.pop(name_, None)
+            out._counter = None
+    return registry.share_node(outputs, (self,), f"Unsafe{name}Backward0")
+
+
+def _unsafe_split_with_sizes(self, split_sizes, dim: int = 0):
+    """unsafe_split with the pieces' sizes."""
+    return _unsafe_split(self, list(split_sizes), dim)
 
 
 def _unsafe_chunk(self, chunks: int, dim: int = 0):
     """chunk, whose pieces torch lets the caller write in place."""
-    return unmark_multi_output(layout.chunk(self, chunks, dim))
+    return _unsafe_split(self, layout.chunk_sections(self, chunks, dim), dim)
 
 
 def _ndimension(self) -> int:
@@ -156,6 +174,10 @@ METHODS = {
     "norm": contractions.norm_method, "diff": statistics.diff, "cov": statistics.cov,
     "corrcoef": statistics.corrcoef, "histogram": statistics.histogram,
     "mode": statistics.mode, "unique_consecutive": statistics.unique_consecutive,
+    # torch's older name of householder_product
+    "orgqr": linalg_extras.orgqr,
+    # linalg/removed.py: torch's removed functions, raising with their replacements
+    **removed_linalg.METHODS,
     # indexing/scatter_views.py
     "index_reduce": scatter_views.index_reduce,
     "select_scatter": scatter_views.select_scatter,
@@ -176,7 +198,8 @@ METHODS = {
     "geqrf": linalg_extras.geqrf, "ormqr": linalg_extras.ormqr,
     # shapes and memory
     "split_with_sizes": _split_with_sizes, "unsafe_chunk": _unsafe_chunk,
-    "unsafe_split": _unsafe_split, "ndimension": _ndimension, "dim_order": _dim_order,
+    "unsafe_split": _unsafe_split, "unsafe_split_with_sizes": _unsafe_split_with_sizes,
+    "ndimension": _ndimension, "dim_order": _dim_order,
     "new_empty_strided": _new_empty_strided, "angle": elementwise_extra.angle,
 }
 
@@ -276,8 +299,11 @@ _STATE = ("_base", "_view_source", "_view_version", "_traced_view", "_tangents")
 def _stand_in(self: Tensor) -> Tensor:
     """A tensor that is `self` as it is now (same storage, version counter and history), for
     the layout op to read while self takes its result's metadata."""
-    old = Tensor._make(self._payload, self._dtype, self._version_counter)
-    old._value = self._value
+    if self._batched:  # inside vmap: a BatchedTensor over the same physical tensor
+        old = batched(self._value.physical, self._value.level)
+    else:
+        old = Tensor._make(self._payload, self._dtype, self._version_counter)
+        old._value = self._value
     old.grad_fn, old._output_nr = self.grad_fn, self._output_nr
     old._requires_grad = self._requires_grad
     for name in _STATE:
@@ -290,10 +316,14 @@ def _layout_inplace(name: str, function):
     def method(self, *args, **kwargs):
         if state.tracer is not None:
             graph_break(f"{name}() (an in-place change of a tensor's shape)", needs_data=False)
+        if state.grad_levels:
+            inplace.CHECK_CAPTURED(self, name)
         check_inplace(self, name)
         old = _stand_in(self)
         result = function(old, *args, **kwargs)
         self._payload = result._payload
+        if self._batched:
+            self._value = result._value
         self._version_counter = result._version_counter
         if result.grad_fn is not None:
             self.grad_fn, self._output_nr = result.grad_fn, result._output_nr
@@ -323,6 +353,8 @@ def resize_(self, *size, memory_format=None) -> Tensor:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     size = tuple(int(s) for s in size)
+    if state.grad_levels:
+        inplace.CHECK_CAPTURED(self, "resize_")
     if self._requires_grad and state.grad_enabled:
         raise RuntimeError("cannot resize variables that require grad")
     if self._payload is None:
@@ -431,6 +463,7 @@ for _name in sorted(aliases.NUMPY_KEYWORD_METHODS):
 TOP_LEVEL_INPLACE = (
     "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
     "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_",
+    "conj_physical_",
     "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_",
     "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "i0_",
     "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
@@ -454,7 +487,7 @@ def _top_level(name: str):
 # and of the methods torch also has as functions
 TOP_LEVEL_FORWARDED = ("is_conj", "is_neg", "resolve_neg", "is_signed",
                        "is_inference", "get_device", "split_with_sizes", "unsafe_chunk",
-                       "unsafe_split")
+                       "unsafe_split", "unsafe_split_with_sizes")
 TOP_LEVEL_FUNCTIONS = {name: _top_level(name)
                        for name in TOP_LEVEL_INPLACE + TOP_LEVEL_FORWARDED}
 
@@ -487,6 +520,8 @@ _VIEWS = {
     "t_copy": layout.t, "transpose_copy": layout.transpose, "unbind_copy": layout.unbind,
     "unfold_copy": scatter_views.unfold, "unsqueeze_copy": layout.unsqueeze,
     "view_copy": layout.reshape,
+    "view_as_real_copy": complex_numbers.view_as_real,
+    "view_as_complex_copy": complex_numbers.view_as_complex,
 }
 for _name, _function in _VIEWS.items():
     TOP_LEVEL_FUNCTIONS[_name] = _copy_form(_name, _function)

@@ -293,8 +293,17 @@ def _repr(self) -> str:
                                                     "\n" + " " * (len(type(self).__name__) + 1))
 
 
+def _squeeze(self, dim=None):
+    """x.squeeze(), x.squeeze(d) and x.squeeze((d, e)) as aten's three overloads."""
+    if dim is None:
+        return aten.squeeze.default(self)
+    if isinstance(dim, (tuple, list)):
+        return aten.squeeze.dims(self, list(dim))
+    return aten.squeeze.dim(self, dim)
+
+
 RULES = {
-    "__deepcopy__": _deepcopy, "__reduce_ex__": torch_dispatch._reduce_wrapper,
+    "__deepcopy__": _deepcopy, "squeeze": _squeeze, "__reduce_ex__": torch_dispatch._reduce_wrapper,
     "__getitem__": _getitem, "__setitem__": _setitem, "to": _to, "cpu": _to_device("cpu"),
     "cuda": _to_device("cuda"), "type": _type, "contiguous": _contiguous,
     "narrow": _narrow, "sort": _sort, "flip": _flip, "cat": _cat, "concat": _cat,

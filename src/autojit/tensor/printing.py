@@ -229,11 +229,17 @@ def _unnamed_dtypes() -> tuple:
     return (default, default._complex, dtypes.int64, dtypes.bool_)
 
 
-def tensor_repr(x, prefix: str = "tensor(", history: str | None = None,
+def tensor_repr(x, prefix: str | None = None, history: str | None = None,
                 contents: str | None = None) -> str:
     """`history`: the autograd suffix to show instead of x's own (a compiled function prints a
     value with the grad_fn it had while traced, see ir/printing.py); `contents`: the body to
-    show instead of x's values (torch._tensor_str._str_intern's tensor_contents)."""
+    show instead of x's values (torch._tensor_str._str_intern's tensor_contents). A subclass
+    from outside autojit is printed under its class's name (`MyTensor([1., 2.])`), as torch
+    prints one; autojit's own classes (Parameter's body, ...) print as `tensor(`."""
+    if prefix is None:
+        kind = type(x)
+        prefix = "tensor(" if kind.__module__.partition(".")[0] == "autojit" else \
+            f"{kind.__name__}("
     indent = len(prefix)
     suffixes = []
     dtype = x.dtype
@@ -268,6 +274,14 @@ def tensor_repr(x, prefix: str = "tensor(", history: str | None = None,
             suffixes.append(f"dtype={dtype!r}")
     if x._payload is not None and x.is_cuda:
         suffixes.insert(0, f"device='{x.device}'")
+    if history is None and x._view_source is not None and x._counter is not None and \
+            x._view_version != x._counter.value and x._refresh_view is not None:
+        # a view whose base was written: torch's repr reads its grad_fn, which rebuilds its
+        # history, or raises where torch forbids that (then printed as Invalid)
+        try:
+            x._refresh_view(x, strict=True)
+        except RuntimeError:
+            history = "grad_fn=<Invalid>"
     if history is not None:
         if history:
             suffixes.append(history)

@@ -107,9 +107,16 @@ def _random_dtype(dtype, name: str, kernel: str) -> dtypes.DType:
     return dtype
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+def randint(low=None, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False, layout=None, pin_memory=False) -> Tensor:
-    """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
+    """Integers uniform on [low, high): randint(high, size), randint(low, high, size), or by
+    keyword (`randint(high=5, size=(3,))`, low 0)."""
+    if low is None:  # randint(high=..., size=...)
+        if high is None:
+            raise TypeError("randint() missing required argument 'high' (pos 2)")
+        low = 0
+        if size is None:
+            raise TypeError("randint() missing required argument 'size' (pos 3)")
     if size.__class__ is tuple and high.__class__ is int and low.__class__ is int and \
             generator is None and dtype is None and device is None and not requires_grad and \
             state.dispatch != SPECIAL and state.default_device is None:

@@ -16,13 +16,14 @@ import threading
 # The values of state.dispatch.
 PLAIN = 0  # eager, grad mode off, no mode that changes how an op runs
 RECORDING = 1  # eager with grad mode on and nothing else: ops record autograd nodes
-# a tracer, vmap, forward AD, the profiler, anomaly or inference mode, or saved-tensor hooks
-# are active
+# a tracer, vmap, forward AD, the profiler, anomaly or inference mode, saved-tensor hooks or a
+# torch.func grad transform are active
 SPECIAL = 2
 
 # The flags `dispatch` summarizes.
 _DISPATCH_FLAGS = frozenset(("grad_enabled", "inference", "tracer", "vmap_levels",
-                             "forward_levels", "anomaly", "profiler", "saved_tensor_hooks"))
+                             "forward_levels", "anomaly", "profiler", "saved_tensor_hooks",
+                             "grad_levels"))
 _set = threading.local.__setattr__
 
 # Forward AD's tangent of a tensor at the innermost dual level, or None: set by
@@ -59,6 +60,10 @@ class _State(threading.local):
         # How many torch.func transforms (grad, vjp, jvp, vmap, ...) are running their
         # function: an autograd.Function without setup_context refuses them, as in torch
         self.func_transforms = 0
+        # The levels of the torch.func grad transforms (grad, vjp, jvp) running their function,
+        # innermost last: Tensor._make stamps what it makes with the innermost, for the refusal
+        # of in-place writes into captured tensors (autograd/transform_levels.py)
+        self.grad_levels = ()
         self.plain_autograd = 0  # inside torch.autograd.functional, which is plain autograd
 
     def __setattr__(self, name, value):
@@ -70,7 +75,7 @@ class _State(threading.local):
         get = self.__dict__.get
         if (get("tracer") is not None or get("vmap_levels") or get("forward_levels")
                 or get("anomaly") or get("profiler") is not None or get("inference")
-                or get("saved_tensor_hooks")):
+                or get("saved_tensor_hooks") or get("grad_levels")):
             return SPECIAL
         return RECORDING if get("grad_enabled", True) else PLAIN
 

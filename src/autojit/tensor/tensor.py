@@ -73,6 +73,12 @@ class Tensor:
     # the conjugated values, and kept by the views of such a tensor.
     _is_conj = False
     _tangents = None  # forward AD: {dual level id: tangent} (autograd/forward_ad.py)
+    # The torch.func grad level that made this tensor, and the levels it is an input of
+    # (autograd/transform_levels.py): only their tensors may be written in place there
+    _func_level = None
+    _func_roots = ()
+    # autograd.transform_levels.wrapped_repr: how a tensor prints inside a torch.func transform
+    _transform_repr = None
     _batched = False  # a vmap BatchedTensor (ops/batching.py)
     # Installed at import by the layers above this one, which the tensor layer does not import:
     # legacy_new(dtype, args, kwargs) -> Tensor by ops/legacy_constructors.py (an alias needs an
@@ -113,6 +119,8 @@ class Tensor:
         self._counter = version_counter
         if state.inference:
             self._is_inference = True
+        if state.grad_levels:  # made by a grad transform's function (as in _make)
+            self._func_level = state.grad_levels[-1]
 
     @classmethod
     def _make(cls, data: np.ndarray, dtype: dtypes.DType, version_counter=None) -> Tensor:
@@ -130,6 +138,8 @@ class Tensor:
                 self._is_inference = True
             if state.tracer is not None:  # a tensor the traced function made (compiler/api.py)
                 state.tracer.made.add(id(self))
+            if state.grad_levels:  # made by a grad transform's function: writable there
+                self._func_level = state.grad_levels[-1]
         return self
 
     @classmethod
@@ -450,6 +460,10 @@ class Tensor:
             token = tracer.format_tensor(self, None)
             if token is not None:
                 return token
+        if state.func_transforms and Tensor._transform_repr is not None:
+            text = Tensor._transform_repr(self)  # as torch prints a transform's wrappers
+            if text is not None:
+                return text
         from .printing import tensor_repr
 
         return tensor_repr(self)

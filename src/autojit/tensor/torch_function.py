@@ -610,6 +610,11 @@ def _wrap_tensor() -> None:
             wrapper._public[:] = [target] if operator != "__eq__" else [target, "plain"]
 
 
+def _autojits(function) -> bool:
+    module = getattr(function, "__module__", None) or ""
+    return module == "autojit" or module.startswith("autojit.")
+
+
 def _wrap_namespace(namespace, prefix: str, python: bool, left_alone) -> None:
     names = getattr(namespace, "__all__", None) or [name for name in vars(namespace)
                                                      if not name.startswith("_")]
@@ -622,6 +627,11 @@ def _wrap_namespace(namespace, prefix: str, python: bool, left_alone) -> None:
             if value.__torch_function_name__ == prefix + name:
                 continue  # wrapped already
             value = inner  # another namespace's wrapper, which this module imported
+        if value.__class__ is types.FunctionType and not _autojits(value):
+            # A library's own function put in the namespace in place of autojit's
+            # (torch_geometric's `torch.index_select`): torch never wraps those, and the
+            # function handles its arguments itself.
+            continue
         if isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
             wrapper = _function_wrapper(value, prefix + name, python, False)
             _install(namespace, name, vars(namespace)[name], wrapper)

@@ -108,6 +108,19 @@ def __array__(self, dtype=None, copy=None):
     return data if dtype is None else data.astype(dtype, copy=False)
 
 
+def __array_wrap__(self, array, context=None, return_scalar=False):
+    """What NumPy returns for a function of a tensor (`np.sin(x)`, `np.choose(x, choices)`):
+    a tensor over the result, as torch's, booleans as uint8 (torch's wrapper predates its bool
+    tensors); a 0-d result stays a tensor."""
+    if array.dtype == np.bool_:
+        array = array.astype(np.uint8)
+    array = np.asarray(array)
+    found = dtypes._BY_NUMPY.get(array.dtype)
+    if found is None:  # a dtype torch has no tensor of (a string, an object)
+        return array
+    return Tensor._make(array, found)
+
+
 def __bool__(self) -> bool:
     """`bool(x)` of a one-element tensor."""
     if self._payload is None and self._traced_scalar():
@@ -208,6 +221,7 @@ def _number(self, what: str):
     return data.reshape(()).item()
 
 
-for _name in ("numpy", "item", "tolist", "__array__", "__bool__", "__float__", "__int__",
+for _name in ("numpy", "item", "tolist", "__array__", "__array_wrap__", "__bool__", "__float__",
+              "__int__",
               "__complex__", "__index__", "_traced_scalar", "_traced_array", "_number"):
     setattr(Tensor, _name, globals()[_name])

@@ -226,7 +226,9 @@ def _segment_nodes(outputs: list, start: int) -> list:
     while stack:
         node = stack.pop()
         nodes.append(node)
-        for next_node, _ in node.next_functions:
+        # a node several outputs share (autograd/multi_output.py) holds their own histories
+        for next_node, _ in (*node.next_functions, *((inner, 0) for inner in
+                                                     getattr(node, "_inner", ()))):
             if _internal(next_node, start) and id(next_node) not in seen:
                 seen.add(id(next_node))
                 stack.append(next_node)
@@ -261,6 +263,7 @@ class _Segment:
         self.recomputed = None  # per saved entry, in order: the recomputed (data, value, dtype)
         self.reentrant = False  # use_reentrant=True: torch's refusals of autograd.grad
         self.recomputed_task = None  # the backward pass (engine graph task) that recomputed
+        self.taken: set = set()  # the entries that pass's nodes have unpacked
 
     def run_forward(self):
         tracer = self.tracer
@@ -296,6 +299,10 @@ class _Segment:
             producer = node if slot == "out" else getattr(entry.tensor, "grad_fn", None)
             if self.selective is not None and self.selective.saves_result_of(producer):
                 continue  # selective checkpointing keeps this op's result
+            # An op's node unpacks each of its saved values once per run (graph.py's
+            # OpNode._apply_unpacked_once), as torch's nodes do: the once-only rule of `take`
+            # then holds for the VJP rules, which may read a value several times.
+            node._packed = True
             if slot == "out":
                 node._saved_out = _placeholder(self, index, entry, arguments, start)
             else:
@@ -316,7 +323,23 @@ class _Segment:
         if self.recomputed is None or task == -1 or task != self.recomputed_task:
             self.recomputed = self._recompute()
             self.recomputed_task = task
+            self.taken = set()
         return self.recomputed
+
+    def take(self, index: int) -> tuple:
+        """unpacked(index) for a node of the graph: as torch's non-reentrant checkpoint, a
+        backward pass unpacks each saved entry once (a custom Function's backward reading
+        ctx.saved_tensors twice raises), since torch frees a recomputed value once unpacked."""
+        values = self._current()
+        if not self.reentrant and self.recomputed_task != -1:
+            if index in self.taken:
+                raise CheckpointError(
+                    "autojit.utils.checkpoint: Unpack is being triggered for a tensor that was "
+                    "already unpacked once. If you are calling ctx.saved_tensors in backward, "
+                    "make sure to do so only once. Otherwise please open an issue with details "
+                    "on your use case.")
+            self.taken.add(index)
+        return values[index]
 
     def unpacked(self, index: int) -> tuple:
         """The recomputed (data, value, dtype) of saved entry `index`; the first read in a
@@ -478,7 +501,7 @@ class _RecomputedTensor(SavedTensor):
         self.counter, self.version = None, 0
 
     def unpack(self, node: Node) -> Tensor:
-        data, value, dtype = self.segment.unpacked(self.index)
+        data, value, dtype = self.segment.take(self.index)
         rebuilt = Tensor._make(data, dtype)
         rebuilt._value = value
         owner = node if self.is_output else self.grad_fn

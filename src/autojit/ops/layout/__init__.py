@@ -17,6 +17,7 @@ and narrow, with their nodes, where nothing traces or records specially.
 
 from .composites import (  # noqa: F401 - read from here by their importers
     chunk,
+    chunk_sections,
     expand_as,
     flatten,
     full_transpose,
@@ -27,6 +28,7 @@ from .composites import (  # noqa: F401 - read from here by their importers
     reshape_as,
     select,
     split,
+    split_pieces,
     squeeze,
     stack,
     swapaxes,

@@ -16,6 +16,7 @@ from ...tensor.state import state
 from ...tensor.symbolic import as_size, is_symbolic, size_product
 from ...tensor.tensor import Tensor, normalize_dim
 from ..autocast import PROMOTE, autocast_op
+from ..registry import share_node
 from ..view_creation import mark_views
 from .dtype_views import view_dtype
 from .eager_views import joined, reshape_view
@@ -250,7 +251,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     dim = normalize_dim(dim, x.ndim, wrap_scalar=False)
     outputs = tuple(select(x, dim, i) for i in range(x.shape[dim]))
     mark_views(outputs, "multi_output", "Unbind")  # torch forbids writing them in place
-    return outputs
+    return share_node(outputs, (x,), "UnbindBackward0")  # one grad_fn, as torch's
 
 
 @autocast_op(cpu=PROMOTE)
@@ -274,6 +275,15 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Pieces of x along `dim`: of one size (the last may be smaller) or of the listed sizes."""
+    outputs, name = split_pieces(x, split_size_or_sections, dim)
+    # torch forbids writing them in place (split_with_sizes names itself in the error)
+    mark_views(outputs, "multi_output", name)
+    return share_node(outputs, (x,), name + "Backward0")  # one grad_fn, as torch's
+
+
+def split_pieces(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """split's pieces, each with a history of its own, and the name of torch's function
+    ("Split" or "SplitWithSizes"); unsafe_split marks and names them otherwise."""
     data = x._payload
     shape = data.shape if data is not None else x._value.shape
     dim = normalize_dim(dim, len(shape))
@@ -299,25 +309,25 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     for size in sizes:
         bounds.append((start, start + size))
         start += size
-    outputs = tuple(_pieces(x, dim, bounds))
-    # torch forbids writing them in place (split_with_sizes names itself in the error)
-    mark_views(outputs, "multi_output", "Split" if isinstance(split_size_or_sections, int)
-               or is_symbolic(split_size_or_sections) else "SplitWithSizes")
-    return outputs
+    return tuple(_pieces(x, dim, bounds)), "Split" if isinstance(
+        split_size_or_sections, int) or is_symbolic(split_size_or_sections) else "SplitWithSizes"
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     """x split along `dim` into at most `chunks` pieces of equal size (the last may be
     smaller)."""
+    return split(x, chunk_sections(x, chunks, dim), dim)
+
+
+def chunk_sections(x: Tensor, chunks: int, dim: int = 0):
+    """The split_size_or_sections of split that chunk(x, chunks, dim) is."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     data = x._payload
     shape = data.shape if data is not None else x._value.shape
     dim = normalize_dim(dim, len(shape))
     extent = shape[dim]
-    if extent == 0:
-        return split(x, [0] * chunks, dim)
-    return split(x, -(-extent // chunks), dim)
+    return [0] * chunks if extent == 0 else -(-extent // chunks)
 
 
 def repeat(x: Tensor, *sizes) -> Tensor:

@@ -131,14 +131,22 @@ def first_lapack_failure(a: np.ndarray, routine: str) -> tuple:
     for index, matrix in enumerate(flat):
         if routine == "potrf":
             factor, info = function(matrix, lower=True)
-            if info == 0 and not np.isfinite(np.diagonal(factor)).all():
-                # A NaN pivot that the LAPACK build let through: torch's check fails there.
-                info = int(np.argmin(np.isfinite(np.diagonal(factor)))) + 1
+            if info == 0:
+                info = nan_pivot(factor)
         else:
             info = function(matrix)[-1]
         if info > 0:
             return index, int(info)
     return None, 0
+
+
+def nan_pivot(factor: np.ndarray) -> int:
+    """The info of a Cholesky factor that potrf returned with info 0: the order of its first
+    NaN pivot, where torch's LAPACK fails and NumPy's lets the NaN through, or 0. An infinite
+    pivot is no failure in torch (`cholesky([[1, 0], [0, inf]])` is `[[1, 0], [0, inf]]`); a
+    NaN anywhere in the factor reaches a pivot, the one of its row."""
+    nan = np.isnan(np.diagonal(factor))
+    return int(np.argmax(nan)) + 1 if nan.any() else 0
 
 
 def first_nonfinite(a: np.ndarray) -> int | None:

@@ -258,6 +258,12 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
     return result if out is None else out.copy_(result)
 
 
+def orgqr(input: Tensor, input2: Tensor, *, out=None) -> Tensor:  # noqa: A002
+    """torch.orgqr: householder_product under its older name, with torch's parameter names
+    (input the reflectors from geqrf, input2 their tau)."""
+    return householder_product(input, input2, out=out)
+
+
 def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,  # noqa: A002
           transpose: bool = False, *, out=None) -> Tensor:
     """input3 (the other matrix) multiplied by Q (Q^H with transpose) from the left or the

@@ -23,7 +23,7 @@ from ...tensor import dtypes
 from .. import batching
 from ..dtype_rules import rule_first
 from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
-from .common import numpy_precision, pack, real_part, unpack
+from .common import nan_pivot, numpy_precision, pack, real_part, unpack
 
 
 def _matrices(a: np.ndarray) -> np.ndarray:
@@ -161,7 +161,10 @@ def _cholesky_info_impl(a):
     if a.size:
         routine = _lapack("potrf", a)
         for index, matrix in enumerate(flat):
-            infos[index] = routine(matrix, lower=1, clean=0)[1]
+            factor, info = routine(matrix, lower=1, clean=0)
+            # A NaN pivot fails in torch's LAPACK, not in NumPy's (common.nan_pivot): such a
+            # matrix's info is not 0, so cholesky_ex does not factor it again and raise.
+            infos[index] = info or nan_pivot(factor)
     return infos.reshape(batch)
 
 

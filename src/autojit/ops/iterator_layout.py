@@ -1,0 +1,126 @@
+"""The layout of an elementwise op's result over operands laid out differently, as torch's
+TensorIterator chooses it.
+
+NumPy's ufuncs and torch's elementwise kernels both lay a result out after their operands
+(`x.t() * 2` is transposed), and agree while the operands agree. Where two operands order a
+pair of dims differently, NumPy takes row-major order for that pair and torch takes the order
+of the first operand whose strides tell the two dims apart: `a.t() + b` is transposed in
+torch and row-major in NumPy, and of a `(3, 2, 5)` tensor permuted from `(5, 3, 2)` minus its
+mean over dim -2, NumPy mixes the two orders where torch keeps the tensor's, so that torch's
+`view(-1, 5)` of the result works (BoTorch's `batched_multinomial` does it) and NumPy's layout
+refused it. Strides are observable (view, reshape aliasing, stride()), so an elementwise
+result of several operands is re-laid out as torch's when NumPy's order differs
+(`torch_ordered`, which ops/registry.define_op wraps the impls of such ops in), and traces
+take the same decision on their stand-ins (ir/eager_layout.py).
+
+torch's rule (TensorIterator's `reorder_dimensions`): the dims are sorted, innermost first, by
+an insertion sort whose comparison asks each operand in turn and skips one broadcast in either
+dim (a zero stride); the first operand with unequal strides decides; with equal strides the
+smaller dim goes inside, else the next operand is asked; where none decides, the order is kept.
+The result is then dense in that order. Only the order of the dims longer than one is compared
+with NumPy's: a dim of one element holds no data whatever its stride.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_ARRAY = np.ndarray
+
+
+def _broadcast_strides(array: np.ndarray, shape: tuple) -> list:
+    """array's element strides against the result's shape: zero where it is broadcast."""
+    offset = len(shape) - array.ndim
+    strides = [0] * offset
+    itemsize = array.itemsize
+    for axis, (extent, stride) in enumerate(zip(array.shape, array.strides)):
+        strides.append(0 if extent == 1 and shape[offset + axis] != 1 else stride // itemsize)
+    return strides
+
+
+def torch_order(arrays, shape: tuple) -> list:
+    """The dims of an elementwise result of `shape` over `arrays` (its operands, in order;
+    numbers and 0-d arrays take no part), innermost first, as torch's TensorIterator orders
+    them."""
+    operands = [_broadcast_strides(array, shape) for array in arrays
+                if array.__class__ is _ARRAY and array.ndim]
+    ndim = len(shape)
+    order = list(range(ndim - 1, -1, -1))
+
+    def should_swap(outer: int, inner: int) -> int:
+        for strides in operands:
+            first, second = strides[outer], strides[inner]
+            if first == 0 or second == 0:
+                continue
+            if first != second:
+                return 1 if first > second else -1
+            if shape[outer] > shape[inner]:
+                return 1
+        return 0
+
+    for position in range(1, ndim):
+        moving = position
+        for before in range(position - 1, -1, -1):
+            comparison = should_swap(order[before], order[moving])
+            if comparison > 0:
+                order[before], order[moving] = order[moving], order[before]
+                moving = before
+            elif comparison < 0:
+                break
+    return order
+
+
+def relaid(result: np.ndarray, arrays) -> np.ndarray:
+    """result itself when its dims longer than one are ordered as torch orders them for these
+    operands, else a copy laid out densely in torch's order."""
+    shape = result.shape
+    if result.ndim < 2 or result.size == 0:
+        return result
+    # An operand orders only the dims it has, not broadcast: one of fewer than two dims orders
+    # none, and NumPy follows a lone operand that orders them as torch does.
+    if sum(1 for array in arrays if array.__class__ is _ARRAY and array.ndim > 1) < 2:
+        return result
+    order = torch_order(arrays, shape)
+    itemsize = result.itemsize
+    step = 1
+    for axis in order:
+        if shape[axis] != 1 and result.strides[axis] != step * itemsize:
+            break
+        step *= shape[axis]
+    else:
+        return result
+    outermost_first = order[::-1]
+    dense = np.empty(tuple(shape[axis] for axis in outermost_first), dtype=result.dtype)
+    out = dense.transpose(np.argsort(outermost_first))
+    np.copyto(out, result)
+    return out
+
+
+def torch_ordered(impl, arity: int):
+    """impl (an elementwise op's NumPy reference, of `arity` operands, or any number for
+    arity -1) with its result laid out as torch's. Two operands order the result alike in
+    NumPy and torch unless the first orders dims that it does not have in row-major order: torch
+    follows it, NumPy takes row-major order where the second disagrees; otherwise, as in
+    every call of row-major operands, nothing more is looked at (the common case costs a few
+    attribute reads)."""
+    if arity == 2:
+        def torch_ordered_impl(*arrays, **attrs):
+            result = impl(*arrays, **attrs)
+            first = arrays[0]
+            if first.__class__ is not _ARRAY or first.ndim < 2 or first.flags.c_contiguous or \
+                    result.__class__ is not _ARRAY:
+                return result
+            return relaid(result, arrays)
+    else:
+        def torch_ordered_impl(*arrays, **attrs):
+            result = impl(*arrays, **attrs)
+            if result.__class__ is not _ARRAY or result.ndim < 2:
+                return result
+            for array in arrays:
+                if array.__class__ is _ARRAY and array.ndim > 1 and \
+                        not array.flags.c_contiguous:
+                    return relaid(result, arrays)
+            return result
+
+    torch_ordered_impl.__wrapped__ = impl
+    return torch_ordered_impl

@@ -112,20 +112,26 @@ def test_delayed_error_and_undefined_grad_are_nodes_called_on_tensors():
     assert actual[-1] == expected[-1]
 
 
+def _twice(t):
+    """a * b * scale, with a once_differentiable backward (torch's test's Function)."""
+    class Twice(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, scale, b):
+            ctx.save_for_backward(a, b)
+            return a * b * scale
+
+        @staticmethod
+        @t.autograd.function.once_differentiable
+        def backward(ctx, grad):
+            a, b = ctx.saved_tensors
+            return grad * b, None, grad * a
+
+    return Twice
+
+
 def test_once_differentiable_results_have_an_error_node_over_leaves():
     def program(t):
-        class Twice(t.autograd.Function):
-            @staticmethod
-            def forward(ctx, a, scale, b):
-                ctx.save_for_backward(a, b)
-                return a * b * scale
-
-            @staticmethod
-            @t.autograd.function.once_differentiable
-            def backward(ctx, grad):
-                a, b = ctx.saved_tensors
-                return grad * b, None, grad * a
-
+        Twice = _twice(t)
         x = t.tensor(X, requires_grad=True)
         y = t.tensor(X[::-1].copy(), requires_grad=True)
         go = t.ones((), requires_grad=True)
@@ -253,18 +259,7 @@ def test_non_reentrant_checkpoint_unpacks_each_saved_value_once():
 
 def test_first_grad_under_create_graph_is_a_copy_node_over_the_gradient():
     def program(t):
-        class Twice(t.autograd.Function):
-            @staticmethod
-            def forward(ctx, a, scale, b):
-                ctx.save_for_backward(a, b)
-                return a * b * scale
-
-            @staticmethod
-            @t.autograd.function.once_differentiable
-            def backward(ctx, grad):
-                a, b = ctx.saved_tensors
-                return grad * b, None, grad * a
-
+        Twice = _twice(t)
         x = t.tensor(X, requires_grad=True)
         y = t.tensor(X[::-1].copy(), requires_grad=True)
         go = t.ones((), requires_grad=True)

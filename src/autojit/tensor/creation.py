@@ -504,8 +504,9 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
         return _finish(linspace_values(float(start), float(end), int(steps), dtype), dtype,
                        requires_grad, device)
     if dtype.is_floating_point or dtype.is_complex or dtype is dtypes.bool_ or steps < 2:
-        return _finish(np.linspace(start, end, int(steps)).astype(dtype.numpy), dtype,
-                       requires_grad, device)
+        # The bounds as arrays: NumPy's functions of a tensor give a tensor (__array_wrap__).
+        return _finish(np.linspace(np.asarray(start), np.asarray(end),
+                                   int(steps)).astype(dtype.numpy), dtype, requires_grad, device)
     # torch's integer linspace: the bounds converted to the dtype first, the step in double,
     # the first half counted from start and the second from end, each value truncated.
     first = float(np.asarray(start).astype(dtype.numpy))

@@ -13,7 +13,10 @@ argument checks, write-back). nsys, where installed, is the finer tool
 
 from __future__ import annotations
 
+import cProfile
+import io
 import json
+import pstats
 import time
 
 
@@ -50,6 +53,65 @@ def _wrap(step, records: list, cuda, counters):
     return timed
 
 
+def host_profile(run, autojit, path: str, calls: int = 20) -> None:
+    """Python's profile of `calls` warm calls of `run` (the host side of a compiled step),
+    written to `path`: the 50 functions with the most time of their own, then the 40 with the
+    most time below them. Then the host cost of the launch path's parts, each the median of
+    200 tries: a numba device array, a pooled CudaArray, a launch of a one-element kernel
+    compiled for its argument types, and a read-back of one element."""
+    cuda = autojit.cuda.driver()
+    profile = cProfile.Profile()
+    autojit.cuda.synchronize()
+    profile.enable()
+    for _ in range(calls):
+        run()
+    autojit.cuda.synchronize()
+    profile.disable()
+    text = io.StringIO()
+    stats = pstats.Stats(profile, stream=text)
+    stats.sort_stats("tottime").print_stats(50)
+    stats.sort_stats("cumulative").print_stats(40)
+    parts = _launch_parts(autojit, cuda)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(f"{calls} calls\n")
+        for label, seconds in parts.items():
+            handle.write(f"{label}: {seconds * 1e6:.1f} us\n")
+        handle.write(text.getvalue())
+    print("host cost of the launch path's parts:",
+          {label: round(seconds * 1e6, 1) for label, seconds in parts.items()})
+
+
+def _launch_parts(autojit, cuda) -> dict:
+    import numpy as np
+
+    from autojit.cuda.array import CudaArray
+
+    def median(action, tries: int = 200) -> float:
+        action()
+        times = []
+        for _ in range(tries):
+            start = time.perf_counter()
+            action()
+            times.append(time.perf_counter() - start)
+        return sorted(times)[tries // 2]
+
+    import numba
+
+    one = cuda.device_array(1, np.float32)
+    signature = (numba.types.Array(numba.types.float32, 1, "C"),)
+
+    def kernel(out):
+        out[0] = 1.0
+
+    launch = cuda.jit(signature)(kernel)[1, 1]
+    return {"numba device_array(1024)": median(lambda: cuda.device_array(1024, np.float32)),
+            "CudaArray((1024,)) from the pool": median(lambda: CudaArray((1024,), np.float32)),
+            "CudaArray.flat": median(lambda: CudaArray((1024,), np.float32).flat),
+            "launch of a typed kernel": median(lambda: launch(one)),
+            "launch, synchronized": median(lambda: (launch(one), cuda.synchronize())),
+            "read-back of one element": median(lambda: one.copy_to_host())}
+
+
 def profile_workload(name: str, make, options, autojit) -> dict:
     from autojit.cuda import counters
 
@@ -57,6 +119,8 @@ def profile_workload(name: str, make, options, autojit) -> dict:
     run()
     run()
     autojit.cuda.synchronize()
+    if getattr(options, "cprofile", None):
+        host_profile(run, autojit, options.cprofile)
     cuda = autojit.cuda.driver()
     records: list = []
     wrapped = []

@@ -20,7 +20,7 @@ CUDA). Usage:
 
     python bench/cuda_steps.py [--workloads elementwise mlp gpt resnet] [--repeats 20]
                                [--json FILE] [--runner-timeout 150] [--no-torch-compile]
-    python bench/cuda_steps.py --profile mlp [--json FILE]
+    python bench/cuda_steps.py --profile mlp [--json FILE] [--cprofile FILE]
 
 `--profile WORKLOAD` times each step of the compiled step's plan once instead (CUDA events
 around every step, and its host time and launches): bench/cuda_profile.py.
@@ -351,6 +351,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--no-torch-compile", dest="torch_compile", action="store_false")
     parser.add_argument("--profile", choices=WORKLOADS,
                         help="time each step of this workload's compiled plan instead")
+    parser.add_argument("--cprofile", metavar="FILE",
+                        help="with --profile: Python's profile of 20 warm calls, into FILE")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
     options = parser.parse_args(argv)
     if options.quick:

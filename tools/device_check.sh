@@ -35,7 +35,8 @@
 # tests/test_cuda*.py), AUTOJIT_DEVICE_CHECK_WORKERS (pytest -n, nproc by default),
 # AUTOJIT_DEVICE_CHECK_TEST_TIMEOUT (seconds per test, 120), AUTOJIT_DEVICE_CHECK_PHASES (the
 # phases to run, "env elementwise mlp steps profile nsys tests" by default),
-# AUTOJIT_DEVICE_CHECK_STEPS_ARGS (extra arguments of bench/cuda_steps.py).
+# AUTOJIT_DEVICE_CHECK_STEPS_ARGS (extra arguments of bench/cuda_steps.py),
+# AUTOJIT_DEVICE_CHECK_STEPS_LIMIT (seconds for the steps phase, 240).
 # AUTOJIT_DEVICE_CHECK_SIMULATE=1 runs everything under Numba's CUDA simulator with tiny sizes
 # (--quick) and a few CUDA tests: a rehearsal on a machine without a GPU (tests/test_device_check.py).
 #
@@ -165,7 +166,7 @@ else
     STEPS_ARGS=${AUTOJIT_DEVICE_CHECK_STEPS_ARGS:---runner-timeout 90}
 fi
 # shellcheck disable=SC2086 - word splitting of the argument lists is meant
-phase steps 240 run_python bench/cuda_steps.py $QUICK $STEPS_ARGS --json "$DIR/cuda_steps.json"
+phase steps "${AUTOJIT_DEVICE_CHECK_STEPS_LIMIT:-240}" run_python bench/cuda_steps.py $QUICK $STEPS_ARGS --json "$DIR/cuda_steps.json"
 phase profile 40 run_python bench/cuda_steps.py $QUICK --profile mlp --json "$DIR/profile_mlp.json"
 if command -v nsys >/dev/null && [ "$SIMULATE" != 1 ]; then
     phase nsys 60 nsys profile --force-overwrite true -o "$LOGS/nsys_mlp" --stats=true \

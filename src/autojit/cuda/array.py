@@ -21,7 +21,51 @@ from __future__ import annotations
 import numpy as np
 
 from .allocator import give_back, take
+from .availability import is_simulator
 from .counters import COUNTS
+
+
+def prefix(buffer, count: int):
+    """`buffer[:count]`, made once per buffer and count. Slicing a numba device array builds a
+    new array object in Python, tens of microseconds of host time on a GPU (43 slicings a step
+    of the MLP benchmark on an H100, docs/notes/cuda.md), and a pooled buffer comes back for
+    the few counts a program's step gives its slot. The views hold the buffer's memory, not
+    the buffer object, so keeping them on the buffer makes no cycle."""
+    views = getattr(buffer, "_autojit_prefixes", None)
+    if views is None:
+        views = {}
+        try:
+            buffer._autojit_prefixes = views
+        except AttributeError:  # a device array class with slots: slice every time
+            pass
+    view = views.get(count)
+    if view is None:
+        view = views[count] = buffer[:count]
+    return view
+
+
+_DEVICE_TO_DEVICE: list = []  # [numba's driver.device_to_device on a GPU, else None], once
+
+
+def device_copy(target, source) -> None:
+    """Copy the flat device array `source` into `target` (same dtype and size, both
+    contiguous, as every flat array autojit makes is). On a GPU this is the driver's copy that
+    numba's `copy_to_device` ends in, without its checks, which slice both arrays (its
+    `array_core`): hundreds of microseconds of host time a copy on an H100. COUNTS it."""
+    COUNTS["device_copies"] += 1
+    if not _DEVICE_TO_DEVICE:
+        function = None
+        if not is_simulator():
+            try:
+                from numba.cuda.cudadrv.driver import device_to_device as function
+            except ImportError:
+                function = None
+        _DEVICE_TO_DEVICE.append(function)
+    function = _DEVICE_TO_DEVICE[0]
+    if function is None:
+        target.copy_to_device(source)
+    else:
+        function(target, source, target.shape[0] * target.dtype.itemsize)
 
 
 class _Flags:
@@ -70,7 +114,7 @@ class CudaArray:
         buffer = self._buffer
         # A pooled buffer of exactly this size is the flat array itself: slicing a numba
         # device array costs tens of microseconds of host time on a GPU.
-        self._flat = buffer if buffer.shape[0] == count else buffer[:count]
+        self._flat = buffer if buffer.shape[0] == count else prefix(buffer, count)
         self._generation, self._view, self._synced = 0, None, 0
         self.device_index = device_index
 
@@ -213,8 +257,10 @@ class CudaArray:
         array.shape, array.dtype, array.device_index = tuple(shape), source.dtype, \
             source.device_index
         flat = source._flat
-        if offset or count != flat.shape[0]:  # a reshape of the whole array slices nothing
+        if offset:
             flat = flat[offset:offset + count]
+        elif count != flat.shape[0]:  # a reshape of the whole array slices nothing
+            flat = prefix(flat, count)
         array._buffer, array._base, array._flat = None, source, flat
         array._generation, array._view, array._synced = 0, None, 0
         return array
@@ -228,8 +274,7 @@ class CudaArray:
     def copy(self) -> CudaArray:
         result = CudaArray(self.shape, self.dtype, device_index=self.device_index)
         if self.size:
-            COUNTS["device_copies"] += 1
-            result.flat.copy_to_device(self.flat)
+            device_copy(result.flat, self.flat)
         return result
 
     def reshape(self, *shape) -> CudaArray:
@@ -248,8 +293,7 @@ class CudaArray:
             if value.shape != self.shape or value.dtype != self.dtype:
                 value = CudaArray._convert_array(value, self.shape, self.dtype)
             if self.size:
-                COUNTS["device_copies"] += 1
-                self._flat.copy_to_device(value.flat)
+                device_copy(self._flat, value.flat)
             self._written()
         elif isinstance(value, np.ndarray):
             self[...] = CudaArray.from_host(np.broadcast_to(value, self.shape).astype(self.dtype),

@@ -82,20 +82,14 @@ def host_profile(run, autojit, path: str, calls: int = 20) -> None:
 
 
 def _launch_parts(autojit, cuda) -> dict:
+    import numba
     import numpy as np
+    from timing import median_seconds
 
     from autojit.cuda.array import CudaArray
 
-    def median(action, tries: int = 200) -> float:
-        action()
-        times = []
-        for _ in range(tries):
-            start = time.perf_counter()
-            action()
-            times.append(time.perf_counter() - start)
-        return sorted(times)[tries // 2]
-
-    import numba
+    def median(action) -> float:
+        return median_seconds(action, 200, warmup=1)
 
     one = cuda.device_array(1, np.float32)
     signature = (numba.types.Array(numba.types.float32, 1, "C"),)

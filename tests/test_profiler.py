@@ -38,8 +38,8 @@ def test_reference_example_prints_forward_op_and_its_backward():
     rows = text.rstrip("\n").splitlines()
     names = [row.split()[0] for row in rows[3:-2]]
     assert names[:2] == ["aten::pow", "autojit::pow"]  # torch's call, then its primitive
-    assert "PowBackward0" in names and "AccumulateGrad" in names
-    assert names.index("PowBackward0") < names.index("AccumulateGrad")
+    assert "PowBackward0" in names and "torch::autograd::AccumulateGrad" in names
+    assert names.index("PowBackward0") < names.index("torch::autograd::AccumulateGrad")
     assert rows[-1].startswith("Self CPU time total: ")
     assert rows[0] == rows[2] == rows[-2] and set(rows[0]) == {"-", " "}
 
@@ -60,7 +60,7 @@ def test_sequence_numbers_link_backward_nodes_to_their_forward_ops():
     assert mul_backward.sequence_nr == mul.sequence_nr
     assert sum_backward.sequence_nr == total.sequence_nr
     assert mul_backward.is_backward and not mul.is_backward
-    accumulate, = named(events, "AccumulateGrad")
+    accumulate, = named(events, "torch::autograd::AccumulateGrad")
     assert accumulate.sequence_nr == -1
     # Without create_graph the ops a backward node runs create no nodes.
     for node_event in (mul_backward, sum_backward):
@@ -94,7 +94,7 @@ def test_double_backward_events_carry_the_backward_ops_numbers():
     # With create_graph=True the ops inside backward nodes create nodes and say so.
     assert inside_backward and any(event.sequence_nr >= 0 for event in inside_backward)
     backward_events = [event for event in events if event.is_backward
-                       and event.name != "AccumulateGrad"]
+                       and event.name != "torch::autograd::AccumulateGrad"]
     assert len(backward_events) >= 6  # the first backward's nodes, then the second's
     for event in backward_events:
         assert event.sequence_nr in forward_numbers

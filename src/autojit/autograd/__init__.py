@@ -52,7 +52,21 @@ def kineto_available() -> bool:
 
 def _calculate_shape(output, grad, is_grads_batched: bool):
     """The shapes backward compares for a grad_output: the output's, and the gradient's without
-    its batch dimension when the gradients are batched (torch's helper of the same name)."""
+    its batch dimension when the gradients are batched (torch's helper of the same name); for
+    a nested output, both nested tensors' sizes (`_nested_tensor_size()`, a tensor of one row
+    per component), and for a GradientEdge the shape of the gradient its node takes."""
+    from ..tensor.size import Size
+    from .nodes import GradientEdge, edge_metadata
+
+    if isinstance(output, GradientEdge):
+        if is_grads_batched:
+            raise RuntimeError("Batched grads are not supported with GradientEdge")
+        meta = edge_metadata(output)
+        return (Size(meta[0]) if meta is not None else None), grad.shape
+    if output.is_nested:
+        if is_grads_batched:
+            raise RuntimeError("Batched grads are not supported with Nested Tensor.")
+        return output._nested_tensor_size(), grad._nested_tensor_size()
     grad_shape = grad.shape[1:] if is_grads_batched else grad.shape
     return output.shape, grad_shape
 

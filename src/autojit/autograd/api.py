@@ -166,12 +166,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                            create_graph=create_graph, inputs=list(input_tuple), accumulate=False,
                            partial=True)
     final = []
-    for tensor, result in zip(input_tuple, results):
+    for index, (tensor, result) in enumerate(zip(input_tuple, results)):
         if result is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {index} appears to not "
+                                   "have been used in the graph. Set allow_unused=True if this "
+                                   "is the desired behavior.")
             if materialize_grads and tensor.__class__ is GradientEdge:
                 # an edge has no tensor to take the zeros' shape from
                 raise RuntimeError("materialize_grads cannot be used when the given input is a "
@@ -188,7 +188,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     """autograd.grad with is_grads_batched: the first dim of every grad_output is a batch of
     vector-Jacobian products, computed by one vmapped backward pass."""
     from ..tensor.creation import zeros_like
-    from .vmap import vmap
+    from .vmap import legacy_vmap
 
     batched_outputs = _as_tuple(grad_outputs)
     if not batched_outputs or any(g is None for g in batched_outputs):
@@ -218,7 +218,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
         return tuple(zeros_like(x) if result is None else result
                      for x, result in zip(input_tuple, results))
 
-    results = vmap(one)(*batched_outputs)
+    results = legacy_vmap(one)(*batched_outputs)
     return tuple(None if index in unused else result for index, result in enumerate(results))
 
 

@@ -113,11 +113,15 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     captured_nodes = {key[0] for key in capture}
     tasks = _tasks.__dict__.setdefault("running", [])
     tasks.append(_Task(root_edges, dependencies, needed if inputs is not None else None,
-                       captured_nodes, partial, returns=not accumulate))
+                       captured_nodes, partial, returns=not accumulate, stop_at=stop_at))
     # Anomaly mode and the profiler wrap each node's run; read once so that the common case
     # pays nothing per node.
     instrumented = state.anomaly or state.profiler is not None
     previous_mode = state.grad_enabled
+    # The saved-tensor hooks active now are the backward's, as torch's engine runs its nodes
+    # under the thread-local state it captured: hooks a node enters (an unpack hook may) end
+    # with the backward.
+    previous_hooks = state.saved_tensor_hooks
     state.grad_enabled = create_graph
     # No graph is built and no mode changes how ops run: a node may run its VJP as a recorded
     # chain of NumPy calls (vjp_chain.py).
@@ -207,6 +211,7 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     finally:
         tasks.pop()
         state.grad_enabled = previous_mode
+        state.saved_tensor_hooks = previous_hooks
         if tracer is not None:
             tracer.backward_depth -= 1
 
@@ -457,6 +462,9 @@ class CopyBackwards(Node):
     (clone_obey_contract); the gradient goes on to the source, none to the empty tensor."""
 
     __slots__ = ()
+
+    def name(self) -> str:
+        return "torch::autograd::CopyBackwards"  # torch's name of its C++ node
 
     def apply(self, grads: list) -> list:
         return [None, grads[0]]

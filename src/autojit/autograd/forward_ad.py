@@ -21,7 +21,7 @@ import functools
 import itertools
 from typing import NamedTuple
 
-from ..ops import registry
+from ..ops import registry, storage
 from ..tensor import dtypes
 from ..tensor.state import TANGENT_OF, state
 from ..tensor.symbolic import same_shape
@@ -179,6 +179,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         return alias
     if tangent.dtype is not tensor.dtype:
         tangent = tangent.to(tensor.dtype)
+    if not storage.same_layout(tangent, tensor):
+        # As torch: a tangent laid out otherwise than its primal is copied into memory laid
+        # out as the primal's, so that an as_strided (or a composite reading strides) reads the
+        # same elements of both
+        tangent = storage.laid_out_like(tangent, tensor)
     return attach_tangent(tensor, tangent, found)
 
 

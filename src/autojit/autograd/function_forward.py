@@ -37,7 +37,7 @@ def push_tangents(cls, node, args: tuple, results: list, levels: tuple) -> None:
         if len(pushed) != len(outputs):
             raise RuntimeError(f"jvp() returned an incorrect number of tangents (got "
                                f"{len(pushed)}, but expected {len(outputs)})")
-        check_pushed_tangents(node, args, outputs, pushed, tangents, versions)
+        check_pushed_tangents(node, args, outputs, pushed, tangents, versions, found)
         for output, tangent in zip(outputs, pushed):
             if isinstance(output, Tensor) and tangent is not None:
                 if tuple(tangent.shape) != tuple(output.shape):
@@ -47,10 +47,11 @@ def push_tangents(cls, node, args: tuple, results: list, levels: tuple) -> None:
                 set_tangent(output, level, tangent)
 
 
-def check_pushed_tangents(node, args, outputs, pushed, tangents, versions) -> None:
+def check_pushed_tangents(node, args, outputs, pushed, tangents, versions, given) -> None:
     """torch's checks of what a Function's jvp returned: no tangent for an output that is not
     differentiable, the input's own tangent written in place for a dirty input, and a view of
-    the tangent for an output that is a view of an input (or the input as-is)."""
+    the tangent for an output that is a view of an input (or the input as-is). `tangents`
+    are those the jvp was given, `given` the inputs' own (None where an input had none)."""
     non_differentiable = {id(t) for t in node.non_differentiable or ()}
     dirty = {id(t) for t in node.dirty_tensors or ()}
     views = node.__dict__.get("_returned_views", ())
@@ -70,9 +71,28 @@ def check_pushed_tangents(node, args, outputs, pushed, tangents, versions) -> No
                     "An inplace custom Function is not modifying the forward mode gradients "
                     "inplace. If the forward is modifying an input inplace, then the jvp "
                     "function must modify the corresponding gradient inplace.")
-        elif id(output) in views and tangent._base is None:
-            raise RuntimeError("A custom Function's forward is returning a view (or an input "
-                               "as-is) but the jvp is not returning a view.")
+        elif id(output) in views:
+            if tangent._base is None:
+                raise RuntimeError("A custom Function's forward is returning a view (or an "
+                                   "input as-is) but the jvp is not returning a view.")
+            _check_view_of_tangent(args, output, tangent, given)
+
+
+def _check_view_of_tangent(args, output, tangent, given) -> None:
+    """An output that is a view of an input (of the input's base) takes a view of that input's
+    tangent (of its base, where the tangent is a view), as torch checks."""
+    for arg, arg_tangent in zip(args, given):
+        if not isinstance(arg, Tensor) or arg_tangent is None or \
+                (arg._base if arg._base is not None else arg) is not output._base:
+            continue
+        if arg_tangent._base is not None:
+            if arg_tangent._base is not tangent._base:
+                raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                                   "returning a view of the same base as the given grad input.")
+        elif arg_tangent is not tangent._base:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                               "returning a view of the given grad input.")
+        return
 
 
 def saved_outputs_take_tangents(node, results: list) -> None:

@@ -89,7 +89,9 @@ def _at_level(cls, args: tuple, kwargs: dict, levels: tuple):
         dims.append(dim)
     if all(dim is None for dim in dims):
         return _at_level(cls, args, kwargs, levels[:-1])
-    info = VmapInfo(size, state.vmap_randomness or "error")
+    # (torch's first vmap, legacy_vmap, refuses draws as randomness="error" does)
+    mode = state.vmap_randomness
+    info = VmapInfo(size, "error" if mode in (None, "legacy") else mode)
     in_dims = tree_unflatten(dims, spec)
     unwrapped_args = tree_unflatten(unwrapped, spec)
     result = _with_levels(levels[:-1],

@@ -213,7 +213,7 @@ def _jacobian_forward(func, inputs, strict: bool, vectorize: bool):
     standard basis vmapped over; a result is a list where torch's code builds one."""
     from ..tensor.creation import zeros_like
     from . import forward_ad
-    from .vmap import vmap
+    from .vmap import legacy_vmap
 
     if strict:
         raise RuntimeError(
@@ -239,7 +239,7 @@ def _jacobian_forward(func, inputs, strict: bool, vectorize: bool):
             return tuple(zeros_like(primal) if tangent is None else tangent
                          for primal, tangent in unpacked)
 
-    pushed = vmap(push)(*standard_basis_for(inputs, numels))
+    pushed = legacy_vmap(push)(*standard_basis_for(inputs, numels))
     outputs_tuple, shapes = seen[-1]
     # The batch dim runs over the inputs' elements: move it last to get output x input.
     blocks = [[rows.permute(*range(1, rows.ndim), 0).reshape(tuple(shape) + tuple(x.shape))

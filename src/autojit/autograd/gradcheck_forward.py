@@ -129,7 +129,7 @@ def batched_forward_check(func, inputs) -> None:
     from ..ops.layout import stack
     from ..tensor.random_factories import randn_like
     from . import forward_ad
-    from .vmap import vmap
+    from .vmap import legacy_vmap
 
     for position, current in enumerate(inputs):
         if not (isinstance(current, Tensor) and current.requires_grad and _floating(current)):
@@ -159,7 +159,7 @@ def batched_forward_check(func, inputs) -> None:
         # batch), as autograd.functional's calls run inside a transform
         state.plain_autograd += 1
         try:
-            result = vmap(jvp)(stack(tangents))
+            result = legacy_vmap(jvp)(stack(tangents))
         except RuntimeError as error:
             raise GradcheckError(f"While computing batched gradients, got: {error}\n\n"
                                  f"{_FAILED_BATCHED_FORWARD}") from error

@@ -63,7 +63,8 @@ class Node:
         """Free saved values (called when retain_graph is False)."""
 
     def __repr__(self):
-        return f"<{self.name()} object at {id(self):#x}>"
+        # (a node torch writes in C++ names itself with its namespace, its class without)
+        return f"<{self.name().rsplit('::', 1)[-1]} object at {id(self):#x}>"
 
     def __call__(self, *grads):
         if len(grads) != self.output_count:
@@ -82,6 +83,9 @@ class AccumulateGrad(Node):
         self.next_functions = ()
         self.input_meta = ()
         self.needs_input_grad = ()
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"  # torch's name of its C++ node
 
     def apply(self, grads):
         return []

@@ -47,7 +47,10 @@ def _error_node(message: str, count: int, error, node_name: str) -> Error:
     if node_name != "Error":
         node_class = _named.get(node_name)
         if node_class is None:
-            node_class = _named[node_name] = type(node_name, (Error,), {"__slots__": ()})
+            # (a C++ node of torch's, "torch::autograd::NotImplemented", is a class without
+            # its namespace)
+            node_class = _named[node_name] = type(node_name.rsplit("::", 1)[-1], (Error,),
+                                                  {"__slots__": ()})
     return node_class(message, count, error, node_name)
 
 

@@ -11,7 +11,10 @@ torch's forms (an int, None, or a pytree prefix of the arguments or outputs), an
 errors.
 
 randomness: 'error' makes a random draw inside the function raise torch's error; 'different'
-draws a batch of draws; 'same' draws once for all examples.
+draws a batch of draws; 'same' draws once for all examples. `legacy_vmap` is torch's first vmap
+(torch._vmap_internals._vmap), which torch.autograd.grad's is_grads_batched, gradcheck's
+batched checks and autograd.functional's vectorized jacobians batch with: the same mapping,
+whose random draws raise that vmap's own message (tensor/random.py).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from .transform_levels import VMAP_DEPTHS
 _levels = itertools.count(1)
 
 RANDOMNESS = ("error", "different", "same")
+LEGACY = "legacy"  # the randomness mode of legacy_vmap: a draw raises torch's first vmap's error
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *,
@@ -45,6 +49,19 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *,
     if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got "
                          f"{chunk_size})")
+    return mapped(func, in_dims, out_dims, randomness, chunk_size)
+
+
+def legacy_vmap(func, in_dims=0, out_dims=0):
+    """torch's first vmap (torch._vmap_internals._vmap): vmap with no randomness modes, under
+    which any random op raises "vmap: We do not yet support calling random operations inside
+    of vmap"."""
+    return mapped(func, in_dims, out_dims, LEGACY, None)
+
+
+def mapped(func, in_dims, out_dims, randomness: str, chunk_size):
+    """The mapped function of vmap and legacy_vmap, in any randomness mode (LEGACY included),
+    its arguments unchecked."""
     name = getattr(func, "__name__", repr(func))
 
     @functools.wraps(func)
@@ -61,7 +78,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *,
         return _run_batched(func, leaves, spec, dims, size, kwargs, out_dims, randomness, name)
 
     def wrapper_for_chunks(*chunk_args):
-        return vmap(func, in_dims, out_dims, randomness)(*chunk_args)
+        return mapped(func, in_dims, out_dims, randomness, None)(*chunk_args)
 
     return wrapper
 
@@ -210,4 +227,4 @@ def _unwrap_outputs(result, out_dims, level: int, size: int, name: str):
     return tree_unflatten(unwrapped, spec)
 
 
-__all__ = ["vmap"]
+__all__ = ["legacy_vmap", "mapped", "vmap"]

@@ -22,8 +22,8 @@ parameters.
 
 from __future__ import annotations
 
+from ..autograd import vmap as vmap_module
 from ..autograd.pytree import tree_flatten, tree_unflatten
-from ..autograd.vmap import vmap
 from ..ops.batching import BatchedTensor, batched, physical_of
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
@@ -63,9 +63,9 @@ def call_in_vmap(compiled, args: tuple, kwargs: dict, warn):
                    if known == key and known_spec == spec), None)
     if mapped is None:
         mapped = type(compiled)(
-            vmap(_flat_call(compiled.fn, spec),
-                 in_dims=tuple(0 if flag else None for flag in flags),
-                 randomness=state.vmap_randomness),
+            vmap_module.mapped(_flat_call(compiled.fn, spec),
+                               tuple(0 if flag else None for flag in flags), 0,
+                               state.vmap_randomness, None),
             backend=compiled.backend, fullgraph=compiled.fullgraph,
             recompile_limit=compiled.recompile_limit, dynamic=compiled.dynamic)
         cache.append((key, spec, mapped))

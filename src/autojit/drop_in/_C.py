@@ -118,6 +118,9 @@ def _len_torch_function_stack() -> int:
 from ..autograd.c_functions import WeakTensorRef as _WeakTensorRef  # noqa: E402, F401
 from ..autograd.c_functions import autograd as _autograd  # noqa: E402, F401
 from ..autograd.c_functions import functions as _functions  # noqa: E402, F401
+from ..autograd.graph_tasks import (  # noqa: E402, F401
+    current_graph_task_execution_order as _current_graph_task_execution_order,
+)
 from ..autograd.graph_tasks import current_graph_task_id as _current_graph_task_id  # noqa: E402, F401, E501
 from ..autograd.graph_tasks import will_engine_execute_node as _will_engine_execute_node  # noqa: E402, F401, E501
 

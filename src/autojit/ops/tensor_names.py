@@ -189,7 +189,7 @@ METHODS = {
     "storage_offset": scatter_views.storage_offset,
     # storage.py
     "storage": storage.storage, "untyped_storage": storage.untyped_storage,
-    "data_ptr": storage.data_ptr,
+    "data_ptr": storage.data_ptr, "set_": storage.set_,
     # linalg/lu.py
     "lu": _lu_method, "lu_solve": _lu_solve_method,
     "cholesky_solve": linalg_lu.cholesky_solve,

@@ -154,6 +154,17 @@ def eager_randint(low: int, high: int, size: tuple) -> Tensor | None:
     return plain_tensor(values.reshape(size), dtypes.int64)
 
 
+# The vmap randomness modes that refuse a draw, with their messages: torch.func.vmap's
+# randomness="error", and "legacy", torch's first vmap (autograd/vmap.py's legacy_vmap)
+_REFUSED_IN_VMAP = {
+    "error": "vmap: called random operation while in randomness error mode. Please either use "
+             "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+             "operation out of vmap",
+    "legacy": "vmap: We do not yet support calling random operations inside of vmap. Please "
+              "perform random operations outside of vmap as a workaround",
+}
+
+
 def random_tensor(draw: RandomDraw, device=None, requires_grad: bool = False) -> Tensor:
     """The tensor of one draw: drawn now, or while tracing a symbolic tensor standing for a
     fresh draw on every call of the compiled function."""
@@ -161,10 +172,9 @@ def random_tensor(draw: RandomDraw, device=None, requires_grad: bool = False) ->
                                                             device.type == "cpu"):
         # Eager on the CPU, outside vmap and tracing (both make the state SPECIAL).
         return plain_tensor(draw.draw(), draw.dtype)
-    if state.vmap_randomness == "error":
-        raise RuntimeError("vmap: called random operation while in randomness error mode. "
-                           "Please either use the 'same' or 'different' randomness flags on "
-                           "vmap or perform the randomness operation out of vmap")
+    refusal = _REFUSED_IN_VMAP.get(state.vmap_randomness)
+    if refusal is not None:
+        raise RuntimeError(refusal)
     if state.vmap_levels and BATCHED_DRAW is not None:
         def draw_batch(sizes):
             batch = RandomDraw(draw.kind, sizes + tuple(draw.shape), draw.dtype, draw.generator,

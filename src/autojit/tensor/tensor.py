@@ -65,6 +65,9 @@ class Tensor:
     _refuse_in_transform = None
     _traced_view = None  # while tracing: how a symbolic view was made (ir/trace.py)
     _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
+    # The tensor whose memory this one lies in without being its view (set_ put it there, or it
+    # is a detached alias of a view): its storage, for ops/storage.py
+    _storage_base = None
     _retains_grad = False
     _backward_hooks = None
     _post_accumulate_hooks = None
@@ -506,6 +509,7 @@ class Tensor:
         """The same storage without autograd history and with its own version counter."""
         alias = Tensor._make(self._payload, self._dtype)
         alias._value = self._value
+        self._share_storage(alias)
         if self._payload is None and state.tracer is not None:
             state.tracer.alias(self, alias)
         return alias
@@ -548,9 +552,22 @@ class Tensor:
         alias._value = self._value
         if self._is_conj:
             alias._is_conj = True
+        self._share_storage(alias)
         if self._payload is None and state.tracer is not None:
             state.tracer.alias(self, alias)
         return alias
+
+    def _share_storage(self, alias: Tensor) -> None:
+        """An alias of a view (or of a tensor set_ on other memory) lies in the same storage
+        as torch's does: its storage, storage offset and as_strided are the base's
+        (ops/storage.py's storage_owner), though it is no view. It holds a tensor over the
+        base's memory, not the base, whose history it must not keep alive."""
+        base = self._base
+        if base is not None:
+            if base._payload is not None:
+                alias._storage_base = Tensor._make(base._payload, base._dtype)
+        elif self._storage_base is not None:
+            alias._storage_base = self._storage_base
 
     def detach_(self) -> Tensor:
         """Make this tensor a leaf without history, in place, and return it (not a view,

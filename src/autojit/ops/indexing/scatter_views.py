@@ -21,7 +21,7 @@ from ...tensor.once import warn_once
 from ...tensor.state import state
 from ...tensor.tensor import Tensor, normalize_dim
 from .. import elementwise as ew
-from .. import layout
+from .. import layout, storage
 from ..inplace import apply_inplace
 from ..layout import embed_slice
 from ..layout.diagonal import diagonal, embed_diagonal
@@ -207,9 +207,11 @@ def _address(array: np.ndarray) -> int:
 
 def _storage(x: Tensor):
     """(the tensor whose elements in memory order are x's storage, x's offset in it): x's base
-    when x is a view (its own storage otherwise), read in memory order; symbolic tensors have
-    no strides, so while tracing x is its own row-major storage."""
-    owner = x._base if x._base is not None else x
+    when x is a view, the memory set_ put it on or that it shares as a detached view
+    (ops/storage.py's storage_owner), its own storage otherwise, read in memory order;
+    symbolic tensors have no strides, so while tracing x is its own row-major storage."""
+    owner = x._base if x._base is not None and x._base._payload is None else \
+        storage.storage_owner(x)
     if x._payload is None or owner._payload is None or owner._payload.__class__ is not np.ndarray:
         return layout.reshape(x, -1), 0
     if owner is not x and x._payload.flags.c_contiguous and x._payload.size == owner._payload.size \
@@ -220,7 +222,8 @@ def _storage(x: Tensor):
     dense = layout.permute(owner, order)
     expected = data.itemsize
     for d in reversed(order):
-        if data.shape[d] != 1 and data.strides[d] != expected:
+        # (an empty storage has no memory to lay out, whatever NumPy's strides say)
+        if data.size and data.shape[d] != 1 and data.strides[d] != expected:
             raise NotImplementedError("as_strided: a tensor whose storage is not dense (a view "
                                       "of a strided view) is not supported")
         expected *= data.shape[d]
@@ -273,13 +276,16 @@ def _argument_view(x: Tensor):
 
 def _with_own_elements(flat: Tensor, x: Tensor, offset: int, array=None) -> Tensor:
     """The storage `flat` of x's base with x's own elements put in at their positions, where x
-    requires grad: the storage read from the base carries the base's gradient path, which a
-    view made a leaf of its own (`base[5:15].requires_grad_()`) is not on. The values are the
-    same (x shares the base's memory); torch's gradient reaches x's elements and no others.
-    `array`: the real array of a traced argument x, whose elements are always put in (the
-    base's storage is read as it was before the call; x's value is its value now)."""
-    if array is None and (x._base is None or not x._requires_grad or x._payload is None or
-                          x._payload.__class__ is not np.ndarray):
+    requires grad or has tangents: the storage read from the base carries the base's gradient
+    path (and tangents), which a view made a leaf of its own (`base[5:15].requires_grad_()`),
+    a tensor set_ on other memory or a detached view of a dual tensor (ops/storage.py) is not
+    on. The values are the same (x shares the base's memory); torch's gradient reaches x's
+    elements and no others. `array`: the real array of a traced argument x, whose elements are
+    always put in (the base's storage is read as it was before the call; x's value is its value
+    now)."""
+    if array is None and (storage.storage_owner(x) is x or
+                          not (x._requires_grad or x._tangents) or
+                          x._payload is None or x._payload.__class__ is not np.ndarray):
         return flat
     if x.numel() == 0 or (array is None and x.numel() == flat.shape[0]):
         return flat

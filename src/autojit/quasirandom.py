@@ -5,8 +5,9 @@ The points are torch's, bit for bit: the direction numbers of Joe and Kuo's tabl
 dimensions (new-joe-kuo-6.21201, read from the copy SciPy ships for scipy.stats.qmc.Sobol), 30
 bits, points taken in Gray-code order from an all-zero first point, and Owen-type linear
 matrix scrambling with a random digital shift drawn as torch draws them (`randint(2, ...)`
-from a Generator seeded with `seed`, which gives torch's numbers: tensor/generator.py). The bit
-work runs in NumPy on int64 arrays; the state is kept as tensors under torch's attribute names
+from a Generator seeded with `seed`, or from the default generator without one, so that
+manual_seed decides it; both give torch's numbers: tensor/generator.py). The bit work runs in
+NumPy on int64 arrays; the state is kept as tensors under torch's attribute names
 (`sobolstate`, `shift`, `quasi`, `num_generated`), which libraries read.
 """
 
@@ -113,11 +114,11 @@ class SobolEngine:
         self.num_generated = 0
 
     def _scrambled(self, state: np.ndarray) -> tuple:
-        generator = Generator()
+        # Without a seed, torch draws from the default generator (manual_seed decides).
+        generator = None
         if self.seed is not None:
+            generator = Generator()
             generator.manual_seed(self.seed)
-        else:
-            generator.seed()
         # The digital shift, then the matrices: torch draws them in this order.
         shift_bits = randint(2, (self.dimension, self.MAXBIT), generator=generator).numpy()
         shift = shift_bits @ (np.int64(1) << np.arange(self.MAXBIT, dtype=np.int64))

@@ -27,6 +27,7 @@ from ..layout.triangular import tril
 from ..reduction import amax, amin, sum_
 from . import matmul
 from .common import (
+    LinAlgError,
     check_out_tensor,
     check_square_floating,
     check_tensor,
@@ -60,11 +61,13 @@ def _eye_like(A: Tensor) -> Tensor:
 
 
 def _raise_info(info: Tensor, name: str, what: str) -> None:
+    """Raises torch's LinAlgError (which libraries catch: linear_operator's psd_safe_cholesky,
+    BoTorch) for the first matrix whose LAPACK info is not 0."""
     if info._payload is not None and info.numel() and bool((info != 0).any()):
         flat = info.reshape(-1)
         index = int((flat != 0).to(dtypes.int32).argmax())
         prefix = f"(Batch element {index}): " if info.ndim else ""
-        raise RuntimeError(f"{name}: {prefix}{what.format(int(flat[index]))}")
+        raise LinAlgError(f"{name}: {prefix}{what.format(int(flat[index]))}")
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False, out=None) -> InvExResult:
@@ -88,8 +91,8 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     check_tensor(B, "linalg.solve_ex")
     lu, pivots, info = lu_factor_ex(A)
     if check_errors:
-        _raise_info(info, "linalg.solve_ex", "The solver failed because the input matrix is "
-                                             "singular.")
+        _raise_info(info, "torch.linalg.solve_ex", "The solver failed because the input "
+                                                   "matrix is singular.")
     # torch's rule for a vector right-hand side: B is 1-D, or A's batch and rows.
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     if vector:
@@ -305,6 +308,16 @@ def geqrf(input: Tensor, *, out=None) -> GeqrfResult:  # noqa: A002
     return result
 
 
+def _raise_unknown_info(info: Tensor, name: str) -> None:
+    """torch's check of an info it has no message for (sytrf's exactly singular D): a
+    RuntimeError naming the first nonzero code, without the batch element. torch raises it as
+    an internal assert, whose prefix (its C++ source line, "please report a bug") is left out."""
+    if info._payload is not None and info.numel() and bool((info != 0).any()):
+        flat = info.reshape(-1)
+        code = int(flat[int((flat != 0).to(dtypes.int32).argmax())])
+        raise RuntimeError(f"{name}: Unknown error code: {code}.")
+
+
 def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False,
                   out=None):
     """(LD, pivots, info): the Bunch-Kaufman factorization A = L D L^T of a symmetric A in
@@ -312,9 +325,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     check_square_floating(A, "torch.linalg.ldl_factor_ex")
     factors, pivots, info = ldl_parts(A, hermitian)
     if check_errors:
-        _raise_info(info, "torch.linalg.ldl_factor_ex", "The factorization could not be "
-                                                        "completed because the input is "
-                                                        "singular.")
+        _raise_unknown_info(info, "torch.linalg.ldl_factor_ex")
     result = LDLFactorExResult(factors.contiguous(), pivots.contiguous(), info)
     # Not differentiable: torch refuses out= only where out itself requires grad.
     return result if out is None else write_outs(out, result, "aten::linalg_ldl_factor_ex", (),
@@ -323,7 +334,8 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
 
 def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None) -> LDLFactorResult:
     """(LD, pivots): ldl_factor_ex, raising where the factorization fails."""
-    factors, pivots, _ = ldl_factor_ex(A, hermitian=hermitian, check_errors=True)
+    factors, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
+    _raise_unknown_info(info, "torch.linalg.ldl_factor")
     result = LDLFactorResult(factors, pivots)
     return result if out is None else write_outs(out, result, "aten::linalg_ldl_factor_ex", (),
                                                  "linalg_ldl_factor")

@@ -35,6 +35,7 @@ from ..registry import NOT_DIFFERENTIABLE, Extern, bind, define_op
 from . import matmul
 from .common import (
     SCALAR_TYPE,
+    LinAlgError,
     batch_prefix,
     check_floating,
     check_matrix,
@@ -252,6 +253,8 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
     packs it, the 1-based row swaps, and LAPACK's info (nonzero where U is singular)."""
     _check_lu_input(A, "linalg.lu_factor_ex", pivot)
     lu, pivots = _factor(A)
+    if check_errors:
+        _raise_singular(lu, "torch.linalg.lu_factor_ex")
     result = LUFactorExResult(lu, pivots, _info(lu))
     return result if out is None else write_outs(out, result, "linalg_lu_factor_ex", (A,))
 
@@ -435,6 +438,14 @@ def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:  # 
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     check_square(L, name)
     check_floating(L, name)
+    if L._payload is not None:  # potri's check: a zero on the factor's diagonal (eager only)
+        info = _info(L)
+        if info.numel() and bool((info > 0).any()):
+            flat = info.reshape(-1)
+            index = int((flat > 0).to(dtypes.int32).argmax())
+            raise LinAlgError(f"{name}: {batch_prefix(tuple(L.shape), index)}The diagonal "
+                              f"element {int(flat[index])} is zero, the inversion could not be "
+                              "completed because the input matrix is singular.")
     identity = expand(identity_like(L, L.shape[-1]), tuple(L.shape))
     return cholesky_solve(identity, L, upper, out=out)
 

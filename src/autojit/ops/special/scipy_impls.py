@@ -2,7 +2,8 @@
 modified i0, i1, k0, k1 and the scaled k0, k1, the spherical j0), airy_ai, the exponentially
 scaled i0e and i1e, ndtri, log_ndtr, erfcx and the Hurwitz zeta.
 
-Each is a primitive whose impl is the SciPy ufunc (Cephes, as torch's kernels are) and whose
+Each is a primitive whose impl is the SciPy ufunc (Cephes, as torch's kernels are; log_ndtr
+torch's formula over SciPy's erfcx and erfc, in the input's precision) and whose
 lowering is the Extern "numpy_elementwise" of functions.py: a compiled plan runs the
 impl between its fused kernels, and CUDA tensors run it on host copies. The gradients are
 torch's formulas written in autojit ops (i0e -> i1e, i1e -> i0e, ndtri, log_ndtr and erfcx from
@@ -64,6 +65,19 @@ def _spherical_j0(x):
     return scipy.special.spherical_jn(0, x)
 
 
+def _log_ndtr(x):
+    """torch's calc_log_ndtr in x's own precision: log(erfcx(-t) / 2) - t^2 below -1, with
+    t = x / sqrt(2), else log1p(-erfc(t) / 2). SciPy's log_ndtr computes a float32 x in float64,
+    so its -t^2 differs from torch's for large |x|, and with it the gradient's
+    exp(-(out + x^2 / 2)), which torch's rounding makes 0 or inf there (BoTorch's tests read
+    those infinities)."""
+    t = x * x.dtype.type(0.70710678118654752440)  # 1/sqrt(2) rounded once, as torch's
+    half = x.dtype.type(2)
+    with np.errstate(all="ignore"):
+        return np.where(x < -1, np.log(scipy.special.erfcx(-t) / half) - t * t,
+                        np.log1p(-scipy.special.erfc(t) / half))
+
+
 def _airy_ai(x):
     return scipy.special.airy(x)[0]
 
@@ -109,7 +123,7 @@ I1E, i1e = _unary("special_i1e", "special_i1e", scipy.special.i1e, _i1e_derivati
 NDTRI, ndtri = _unary("special_ndtri", "special_ndtri", scipy.special.ndtri,
                       lambda x, out: _SQRT_2PI * ew.exp(out * out / 2), ("out",))
 LOG_NDTR, log_ndtr = _unary(
-    "special_log_ndtr", "special_log_ndtr", scipy.special.log_ndtr,
+    "special_log_ndtr", "special_log_ndtr", _log_ndtr,
     lambda x, out: ew.exp(-(out + x * x / 2)) / _SQRT_2PI, (0, "out"))
 ERFCX, erfcx = _unary("special_erfcx", "special_erfcx", scipy.special.erfcx,
                       lambda x, out: 2 * x * out - 2 / math.sqrt(math.pi), (0, "out"))

@@ -63,6 +63,21 @@ SUITES = {
               "tests/test_flows.py::test_flows[GF]"], {}, 133),
     "pyro": ("pyro", "1.9.1", ["tests/distributions", "tests/infer/test_util.py",
                                "tests/infer/test_inspect.py"], {}, 384),
+    # tests/'s directories but attr, influence and insights (its 37 CUDA tests skip).
+    "captum": ("captum", "0.9.0", ["tests"], {}, 243),
+    # The files of tests/{color,filters,metrics,morphology} whose every test passes under torch
+    # with the 0.9.0 wheel. KORNIA_TEST_OPTIMIZER empty: its conftest then deselects the
+    # *compile*/*dynamo* tests, as when the variable is unset.
+    "kornia": ("kornia", "0.9.0", ["tests", "--device", "cpu", "--dtype", "float32,float64"],
+               {"KORNIA_TEST_OPTIMIZER": ""}, 1736),
+    # test/'s directories of the model's parts: constraints, distributions, functions, kernels,
+    # lazy, means, mlls, priors.
+    "gpytorch": ("gpytorch", "1.15.2", ["test"], {}, 856),
+    # test/nn but conv and models; left out: aggr/test_aggr_utils.py (its MultiheadAttention
+    # block compares a scripted module with eager to allclose's 1e-8, which the compiled float32
+    # LayerNorm misses for some seeds), and test_model_hub.py and test_model_summary.py, whose
+    # tests need huggingface_hub and tabulate (not in the test extra).
+    "torch_geometric": ("torch_geometric", "2.8.1", ["test"], {}, 698),
 }
 
 # The opt-in run: every vendored test file of each library (its own tests deselected as above).
@@ -73,6 +88,10 @@ FULL = {
     "torch_optimizer": ["tests"],
     "zuko": ["tests"],
     "pyro": ["tests"],
+    "captum": ["tests"],
+    "kornia": ["tests", "--device", "cpu", "--dtype", "float32,float64"],
+    "gpytorch": ["test"],
+    "torch_geometric": ["test"],
 }
 
 

@@ -12,25 +12,12 @@ import weakref
 
 import pytest
 
-import autojit
 from autojit.drop_in import _C as autojit_C
 from autojit.drop_in import _vmap_internals as autojit_vmap_internals
 
 torch = pytest.importorskip("torch")
 import torch._vmap_internals as torch_vmap_internals  # noqa: E402
-
-
-def both(program):
-    """program(t) run with torch and with autojit: the two results."""
-    return program(torch), program(autojit)
-
-
-def error_of(function):
-    try:
-        function()
-    except Exception as error:  # noqa: BLE001 - the outcome compared
-        return type(error).__name__, str(error).replace("autojit", "torch")
-    return None
+from torch_outcomes import both, error_of  # noqa: E402
 
 
 def legacy_vmap(t):

@@ -19,21 +19,9 @@ from autojit.utils import checkpoint as autojit_checkpoint
 
 torch = pytest.importorskip("torch")
 import torch.utils.checkpoint as torch_checkpoint  # noqa: E402
+from torch_outcomes import both, error_of  # noqa: E402
 
 X = np.array([0.5, -1.25, 2.0])
-
-
-def both(program):
-    """program(t) run with torch and with autojit: the two results."""
-    return program(torch), program(autojit)
-
-
-def error_of(function):
-    try:
-        function()
-    except Exception as error:  # noqa: BLE001 - the outcome compared
-        return type(error).__name__, str(error).replace("autojit", "torch")
-    return None
 
 
 def functions_of(t):

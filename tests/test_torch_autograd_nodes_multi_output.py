@@ -13,14 +13,10 @@ import pytest
 import autojit
 
 torch = pytest.importorskip("torch")
+from torch_outcomes import both, error_of  # noqa: E402
 
 X = np.array([0.5, -1.25, 2.0, 0.75, -0.5])
 M = np.arange(9.0).reshape(3, 3) / 4 - 1
-
-
-def both(program):
-    """program(t) run with torch and with autojit: the two results."""
-    return program(torch), program(autojit)
 
 
 def plain(value):
@@ -42,14 +38,6 @@ def assert_same(expected, actual):
         np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-7)
     else:
         assert actual == expected
-
-
-def error_of(function):
-    try:
-        function()
-    except Exception as error:  # noqa: BLE001 - the outcome compared
-        return type(error).__name__, str(error).replace("autojit", "torch")
-    return None
 
 
 # ---- one node for all outputs -------------------------------------------------------------------

@@ -51,7 +51,7 @@ class TestTorchAutogradEnglish:
                                     create_graph=True, only_inputs=True)
         assert values(gradient) == [6.0] and gradient.requires_grad
         assert autograd.grad((x * 2).sum(), [x, unused], allow_unused=True)[1] is None
-        with pytest.raises(RuntimeError, match="One of the differentiated Tensors appears to "
+        with pytest.raises(RuntimeError, match="The differentiated Tensor at index 1 appears to "
                                                "not have been used in the graph"):
             autograd.grad((x * 2).sum(), [x, unused], allow_unused=False)
 

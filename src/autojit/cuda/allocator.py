@@ -16,7 +16,10 @@ from .availability import driver
 
 _CUDA_ERROR_OUT_OF_MEMORY = 2  # the driver API's code
 
-_POOL: dict = {}  # (dtype, capacity) -> [flat device arrays]
+# (dtype, capacity) -> {element count: {id: flat device buffer}}: the free buffers of a size,
+# by the element count of the array that last held each (whose view of that many elements the
+# buffer keeps: `prefix`), so that an array of that count gets such a buffer back first.
+_POOL: dict = {}
 # id -> buffer, for each buffer a live CudaArray owns. A buffer stays reachable from here until
 # its array's __del__ hands it to the pool: were it reachable only from its array, a cycle
 # collected with the array in it would take the buffer too, and numba's own finalizers (its
@@ -39,16 +42,25 @@ def _capacity(count: int) -> int:
     return (count + step - 1) // step * step
 
 
-def take(dtype: np.dtype, count: int):
-    """A flat device buffer of at least `count` elements of `dtype`, from the pool when one of
-    that size is there."""
+def take(dtype: np.dtype, count: int) -> tuple:
+    """(buffer, flat): a flat device buffer of at least `count` elements of `dtype`, from the
+    pool when one of that size is there, and its first `count` elements as a flat array (the
+    buffer itself where it has exactly that many: `prefix`). A free buffer last held by an
+    array of `count` elements is taken first, so a step that allocates the same sizes every
+    call finds its views made."""
     key = (dtype, _capacity(count))
     size = key[1] * dtype.itemsize
     free = _POOL.get(key)
     if free:
         _STATS["reused"] += 1
         _STATS["cached_bytes"] -= size
-        buffer = free.pop()
+        held = count if count in free else next(iter(free))
+        by_id = free[held]
+        buffer = by_id.pop(next(reversed(by_id)))  # the last returned
+        if not by_id:
+            del free[held]
+            if not free:
+                del _POOL[key]
     else:
         buffer = _allocate(key[1], dtype, size)
         _STATS["allocated"] += 1
@@ -57,7 +69,25 @@ def take(dtype: np.dtype, count: int):
     _STATS["peak_in_use_bytes"] = max(_STATS["peak_in_use_bytes"], _STATS["in_use_bytes"])
     _STATS["peak_reserved_bytes"] = max(_STATS["peak_reserved_bytes"],
                                         _STATS["in_use_bytes"] + _STATS["cached_bytes"])
-    return buffer
+    return buffer, (buffer if buffer.shape[0] == count else prefix(buffer, count))
+
+
+def prefix(buffer, count: int):
+    """`buffer[:count]`, made once per buffer and count. Slicing a numba device array builds a
+    new array object in Python, tens of microseconds of host time on a GPU (43 slicings a step
+    of the MLP benchmark on an H100, docs/notes/cuda.md). The views hold the buffer's memory,
+    not the buffer object, so keeping them on the buffer makes no cycle."""
+    views = getattr(buffer, "_autojit_prefixes", None)
+    if views is None:
+        views = {}
+        try:
+            buffer._autojit_prefixes = views
+        except AttributeError:  # a device array class with slots: slice every time
+            pass
+    view = views.get(count)
+    if view is None:
+        view = views[count] = buffer[:count]
+    return view
 
 
 def _allocate(count: int, dtype: np.dtype, size: int):
@@ -82,11 +112,12 @@ def _allocate(count: int, dtype: np.dtype, size: int):
     raise AssertionError("unreachable")
 
 
-def give_back(buffer, dtype: np.dtype) -> None:
-    """Return a buffer `take` gave (its array died) to the pool."""
+def give_back(buffer, dtype: np.dtype, count: int) -> None:
+    """Return a buffer `take` gave to an array of `count` elements (the array died) to the
+    pool."""
     _IN_USE.pop(id(buffer), None)
     key = (dtype, buffer.shape[0])
-    _POOL.setdefault(key, []).append(buffer)
+    _POOL.setdefault(key, {}).setdefault(count, {})[id(buffer)] = buffer
     size = key[1] * dtype.itemsize
     _STATS["cached_bytes"] += size
     _STATS["in_use_bytes"] -= size

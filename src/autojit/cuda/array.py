@@ -20,29 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .allocator import give_back, take
+from .allocator import give_back, prefix, take
 from .availability import is_simulator
 from .counters import COUNTS
-
-
-def prefix(buffer, count: int):
-    """`buffer[:count]`, made once per buffer and count. Slicing a numba device array builds a
-    new array object in Python, tens of microseconds of host time on a GPU (43 slicings a step
-    of the MLP benchmark on an H100, docs/notes/cuda.md), and a pooled buffer comes back for
-    the few counts a program's step gives its slot. The views hold the buffer's memory, not
-    the buffer object, so keeping them on the buffer makes no cycle."""
-    views = getattr(buffer, "_autojit_prefixes", None)
-    if views is None:
-        views = {}
-        try:
-            buffer._autojit_prefixes = views
-        except AttributeError:  # a device array class with slots: slice every time
-            pass
-    view = views.get(count)
-    if view is None:
-        view = views[count] = buffer[:count]
-    return view
-
 
 _DEVICE_TO_DEVICE: list = []  # [numba's driver.device_to_device on a GPU, else None], once
 
@@ -109,19 +89,17 @@ class CudaArray:
         count = 1
         for extent in self.shape:
             count *= extent
-        self._buffer = take(self.dtype, count)
+        # The pooled buffer, and its first `count` elements (the buffer itself where it has
+        # exactly that many; a view made once per buffer and count otherwise).
+        self._buffer, self._flat = take(self.dtype, count)
         self._base = None
-        buffer = self._buffer
-        # A pooled buffer of exactly this size is the flat array itself: slicing a numba
-        # device array costs tens of microseconds of host time on a GPU.
-        self._flat = buffer if buffer.shape[0] == count else prefix(buffer, count)
         self._generation, self._view, self._synced = 0, None, 0
         self.device_index = device_index
 
     def __del__(self):
         buffer = self._buffer
         if buffer is not None:
-            give_back(buffer, self.dtype)
+            give_back(buffer, self.dtype, self._flat.shape[0])
 
     # ---- what the shared code reads ------------------------------------------------------------
 

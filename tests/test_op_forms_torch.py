@@ -129,6 +129,7 @@ OTHERS = {
     "resize_as_": lambda L, x: L.resize_as_(x.detach().clone(), x[:, :2]),
     "resolve_conj": lambda L, x: L.resolve_conj(x),
     "resolve_neg": lambda L, x: L.resolve_neg(x),
+    "_neg_view": lambda L, x: L._neg_view(x).resolve_neg(),  # (numpy() refuses the bit)
     "unsafe_chunk": lambda L, x: L.unsafe_chunk(x, 2, 2),
     "unsafe_split": lambda L, x: L.unsafe_split(x, 3, 2),
     "unsafe_split_with_sizes": lambda L, x: L.unsafe_split_with_sizes(x, [1, 3], 2),

@@ -478,6 +478,8 @@ def _wrap_outputs(node: BackwardFunction, args: tuple, outputs: tuple, executabl
     node.output_count = len(outputs)
     if executable:
         node._saved = _save(node, results) if node.to_save is not None else None
+        for watch in state.saved_watch:  # a checkpoint's (utils/checkpoint.py)
+            watch(node)
     else:
         # No backward will run (grad mode off, inference mode, no input requiring grad): as
         # torch, nothing is saved, so inference tensors and non-differentiable outputs given to

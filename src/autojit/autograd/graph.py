@@ -229,12 +229,15 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
         capture_forward_trace(node)
     out.grad_fn = node
     out._requires_grad = True
-    if special and state.saved_tensor_hooks and op.saves:  # autograd.graph.saved_tensors_hooks
-        saved_out = node._saved_out
-        outputs = {id(saved_out): (out, 0)} if saved_out is not None else {}
-        packed = pack_saved([saved_out, *saved], outputs)
-        node._saved_out, node._saved = packed[0], packed[1:]
-        node._packed = True
+    if special and op.saves:
+        if state.saved_tensor_hooks:  # autograd.graph.saved_tensors_hooks
+            saved_out = node._saved_out
+            outputs = {id(saved_out): (out, 0)} if saved_out is not None else {}
+            packed = pack_saved([saved_out, *saved], outputs)
+            node._saved_out, node._saved = packed[0], packed[1:]
+            node._packed = True
+        for watch in state.saved_watch:  # a checkpoint's (utils/checkpoint.py)
+            watch(node)
 
 
 _new = object.__new__

@@ -5,6 +5,8 @@ dispatcher, device internals) has none; asking for it raises the drop-in's Attri
 
 from __future__ import annotations
 
+import weakref
+
 from ..autograd import is_grad_enabled as _is_grad_enabled  # noqa: F401
 from ..autograd import set_grad_enabled as _set_grad_enabled_mode
 from ..library import (  # noqa: F401
@@ -144,6 +146,52 @@ def _set_fwd_grad_enabled(mode: bool) -> None:
     from ..tensor.state import state
 
     state.fwd_grad_enabled = bool(mode)
+
+
+# ---- cached tensors ---------------------------------------------------------------------------
+# torch keeps a set of tensors (CUDA graph trees' static inputs) whose one reference the cache
+# holds is not counted where torch reads a tensor's reference count (AccumulateGrad's reuse of
+# a gradient's buffer); autojit never reuses one (docs/differences.md), so the set is all there
+# is. Entries go with their tensors; turning the set off keeps them but answers False.
+
+_cached_tensors: dict = {}  # id(tensor) -> weak reference to it
+_cached_tensors_enabled = [False]
+
+
+def _set_cached_tensors_enabled(enabled: bool) -> None:
+    """Turn the set of cached tensors on or off (its entries are kept while it is off)."""
+    _cached_tensors_enabled[0] = bool(enabled)
+
+
+def _cached_tensor_argument(name: str, tensor, result: str) -> None:
+    if not isinstance(tensor, TensorBase):
+        raise TypeError(f"{name}(): incompatible function arguments. The following argument "
+                        f"types are supported:\n    1. (arg0: torch.Tensor) -> {result}\n\n"
+                        f"Invoked with: {tensor!r}")
+    if result == "None" and not _cached_tensors_enabled[0]:
+        raise RuntimeError("cached_tensorimpls_enabled INTERNAL ASSERT FAILED: the set of "
+                           "cached tensors is off (torch._C._set_cached_tensors_enabled)")
+
+
+def _add_cached_tensor(tensor) -> None:
+    """Put a tensor in the set of cached tensors, which must be on."""
+    _cached_tensor_argument("_add_cached_tensor", tensor, "None")
+    key = id(tensor)
+    _cached_tensors[key] = weakref.ref(tensor, lambda _, key=key: _cached_tensors.pop(key, None))
+
+
+def _remove_cached_tensor(tensor) -> None:
+    """Take a tensor out of the set of cached tensors, which must be on."""
+    _cached_tensor_argument("_remove_cached_tensor", tensor, "None")
+    _cached_tensors.pop(id(tensor), None)
+
+
+def _is_cached_tensor(tensor) -> bool:
+    """Whether the set of cached tensors is on and holds this tensor (not another tensor of its
+    storage: a view or a detached alias is not in it)."""
+    _cached_tensor_argument("_is_cached_tensor", tensor, "bool")
+    found = _cached_tensors.get(id(tensor)) if _cached_tensors_enabled[0] else None
+    return found is not None and found() is tensor
 
 
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "Generator", "Size",

@@ -356,6 +356,8 @@ class Tracer(EffectsMixin):
         if op.view and isinstance(inputs[0], Tensor):
             if inputs[0]._is_conj and out._dtype.category == dtypes.COMPLEX:
                 out._is_conj = True  # eager's views keep the bit (ops/registry.py)
+            if inputs[0]._is_neg:
+                out._is_neg = True  # and the negative bit
             # A view shares its root's storage in eager: once the root is written in place,
             # reading the view must see the new values, and a write through the view must
             # reach the root (aliasing.py).

@@ -1,7 +1,8 @@
 """Complex numbers: the primitives that make complex tensors from real parts (complex), take
 them apart (view_as_real, view_as_complex), conjugate them (conj) and measure them (angle and
 sgn of a complex tensor), and the functions of torch built on them (real, imag, polar,
-conj_physical, resolve_conj, is_conj).
+conj_physical, resolve_conj, is_conj), and torch's negative bit (_neg_view, is_neg,
+resolve_neg).
 
 Each VJP follows torch's convention for complex gradients: the gradient of a real loss L with
 respect to z = x + iy is dL/dx + i dL/dy, the conjugate Wirtinger derivative scaled by two
@@ -66,6 +67,8 @@ def conj(input: Tensor) -> Tensor:  # noqa: A002 - torch's names
         return x
     out = bind(CONJ, (x,), NO_ATTRS)
     out._is_conj = not x._is_conj
+    if x._is_neg:
+        out._is_neg = True  # torch's conj is a view: it keeps the negative bit
     return out
 
 
@@ -85,6 +88,34 @@ def resolve_conj(input: Tensor) -> Tensor:  # noqa: A002
 def is_conj(input: Tensor) -> bool:  # noqa: A002
     """Whether x has torch's conjugate bit: a result of conj() not yet resolved."""
     return _complex_input(input, "is_conj")._is_conj
+
+
+# ---- the negative bit ---------------------------------------------------------------------------
+
+def neg_view(input: Tensor) -> Tensor:  # noqa: A002
+    """-x with torch's negative bit (`is_neg()`) flipped, any dtype but bool (torch._neg_view).
+    As conj() here, the values are negated now: the result shares no memory with x
+    (docs/differences.md). Views of it keep the bit; `imag` of a conjugated tensor has it."""
+    x = _complex_input(input, "_neg_view")
+    if x._dtype is dtypes.bool_:
+        raise dtypes.kernel_error("neg_cpu", x._dtype)
+    out = ew.neg(x)
+    out._is_neg = not x._is_neg
+    if x._is_conj:
+        out._is_conj = True  # torch's _neg_view is a view: it keeps the conjugate bit
+    return out
+
+
+def resolve_neg(input: Tensor) -> Tensor:  # noqa: A002
+    """x without its negative bit: a copy of its values when it has one, else x itself."""
+    x = _complex_input(input, "resolve_neg")
+    return ew.clone(x) if x._is_neg else x
+
+
+def is_neg(input: Tensor) -> bool:  # noqa: A002
+    """Whether x has torch's negative bit: a result of `_neg_view()`, or the imaginary part of a
+    conjugated tensor (`z.conj().imag`), not yet resolved, or a view of one."""
+    return _complex_input(input, "is_neg")._is_neg
 
 
 # ---- view_as_real, view_as_complex, real, imag ---------------------------------------------------
@@ -200,7 +231,12 @@ def imag(input: Tensor) -> Tensor:  # noqa: A002
     x = _complex_input(input, "imag")
     if not _is_complex(x):
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return select(bind(VIEW_AS_REAL, (x,), NO_ATTRS), -1, 1)
+    out = select(bind(VIEW_AS_REAL, (x,), NO_ATTRS), -1, 1)
+    if x._is_conj:
+        # torch reads the imaginary parts of a conjugated tensor as the negated parts of its
+        # memory: a view with the negative bit flipped (here the values are negated already)
+        out._is_neg = not x._is_neg
+    return out
 
 
 # ---- complex, polar --------------------------------------------------------------------------

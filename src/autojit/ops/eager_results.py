@@ -88,6 +88,8 @@ def view_tensor(data, out_dtype, op, source: Tensor, attrs: dict) -> Tensor:
     out._base = source if source._base is None else source._base
     if source._is_conj and out_dtype.category == _COMPLEX:
         out._is_conj = True  # torch's views keep the conjugate bit
+    if source._is_neg:
+        out._is_neg = True  # and the negative bit, of any dtype
     # What regenerates the view's grad_fn after an in-place write to its base or a sibling
     # view (autograd/graph.py: refresh_view).
     out._view_source = (source, op, attrs)

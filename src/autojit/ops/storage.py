@@ -378,21 +378,23 @@ def _no_derivative(self: Tensor, old: Tensor, source: Tensor | None) -> None:
 
 def _layout(x: Tensor):
     """(elements in x's storage, x's offset in it, x's strides in elements) of an eager CPU
-    tensor."""
+    tensor, all counted in x's elements (its storage may be another dtype's: the real parts of
+    a complex tensor)."""
     owner = storage_owner(x)
     itemsize = x._payload.itemsize
     offset = (_address(x._payload) - _address(owner._payload)) // itemsize if x._payload.size \
         else 0
-    return owner._payload.size, offset, tuple(step // itemsize for step in x._payload.strides)
+    return (owner._payload.nbytes // itemsize, offset,
+            tuple(step // itemsize for step in x._payload.strides))
 
 
 def same_layout(x: Tensor, y: Tensor) -> bool:
     """torch's has_same_meta, which make_dual asks of a tangent and its primal: storages of one
-    size, the same conjugate bit, the same sizes and, unless empty, the same storage offset
-    and strides (but along dims of size 0 or 1). A tangent batched under vmap is compared by
-    its examples' layout, its storage's size left out (torch's vmap has no per-example
-    storage). True where either has no CPU memory to compare (symbolic, on a device, batched
-    at several levels)."""
+    size, the same conjugate and negative bits, the same sizes and, unless empty, the same
+    storage offset and strides (but along dims of size 0 or 1). A tangent batched under vmap
+    is compared by its examples' layout, its storage's size left out (torch's vmap has no
+    per-example storage). True where either has no CPU memory to compare (symbolic, on a
+    device, batched at several levels)."""
     batched = x._batched
     if batched:
         x = x._value.physical
@@ -403,7 +405,7 @@ def same_layout(x: Tensor, y: Tensor) -> bool:
     y_numel, y_offset, y_strides = _layout(y)
     shape = x._payload.shape[1:] if batched else x._payload.shape
     if x_numel != y_numel and not batched or x._is_conj != y._is_conj or \
-            shape != y._payload.shape:
+            x._is_neg != y._is_neg or shape != y._payload.shape:
         return False
     if x._payload.size == 0 and y._payload.size == 0:
         return True
@@ -414,7 +416,7 @@ def same_layout(x: Tensor, y: Tensor) -> bool:
 
 def laid_out_like(x: Tensor, like: Tensor) -> Tensor:
     """x's values in new memory laid out as `like`'s: a zeroed storage of like's size, x's
-    elements at like's offset and strides, like's conjugate bit (torch's
+    elements at like's offset and strides, like's conjugate and negative bits (torch's
     _new_zeros_with_same_feature_meta followed by copy_). A batched x gets one such storage
     per example, the batch dim outermost."""
     level = None
@@ -433,4 +435,6 @@ def laid_out_like(x: Tensor, like: Tensor) -> Tensor:
     result._storage_base = Tensor._make(memory, x._dtype)
     if like._is_conj:
         result._is_conj = True
+    if like._is_neg:
+        result._is_neg = True
     return result if level is None else batched(result, level)

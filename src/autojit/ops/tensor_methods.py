@@ -167,6 +167,8 @@ METHODS = {
     # ---- complex numbers (complex_numbers.py)
     "conj": complex_numbers.conj, "conj_physical": complex_numbers.conj_physical,
     "resolve_conj": complex_numbers.resolve_conj, "is_conj": complex_numbers.is_conj,
+    "_neg_view": complex_numbers.neg_view, "resolve_neg": complex_numbers.resolve_neg,
+    "is_neg": complex_numbers.is_neg,
     "stft": spectral.stft, "istft": spectral.istft,
 }
 

@@ -112,15 +112,6 @@ def _new_empty_strided(self, size, stride, *, dtype=None, device=None,
                          device=device or self.device, requires_grad=requires_grad)
 
 
-def _identity(name: str, doc: str):
-    def method(self):
-        return self
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = doc
-    return method
-
-
 def _answer(name: str, value, doc: str):
     def method(self):
         return value
@@ -211,10 +202,6 @@ for _name, _function in METHODS.items():
     setattr(Tensor, _name, tensor_methods._method(_function))
 Tensor.ndimension.__doc__ = _ndimension.__doc__
 
-for _name, _doc in (("resolve_neg", "x itself: autojit has no negative bit to resolve."),):
-    setattr(Tensor, _name, _identity(_name, _doc))
-for _name, _doc in (("is_neg", "False: autojit has no negative views."),):
-    setattr(Tensor, _name, _answer(_name, False, _doc))
 for _name in ("apply_", "map_", "map2_"):
     setattr(Tensor, _name, _each_element(_name))
 Tensor.is_distributed = _answer("is_distributed", False,
@@ -485,7 +472,7 @@ def _top_level(name: str):
 
 
 # and of the methods torch also has as functions
-TOP_LEVEL_FORWARDED = ("is_conj", "is_neg", "resolve_neg", "is_signed",
+TOP_LEVEL_FORWARDED = ("is_conj", "is_neg", "resolve_neg", "_neg_view", "is_signed",
                        "is_inference", "get_device", "split_with_sizes", "unsafe_chunk",
                        "unsafe_split", "unsafe_split_with_sizes")
 TOP_LEVEL_FUNCTIONS = {name: _top_level(name)

@@ -16,14 +16,14 @@ import threading
 # The values of state.dispatch.
 PLAIN = 0  # eager, grad mode off, no mode that changes how an op runs
 RECORDING = 1  # eager with grad mode on and nothing else: ops record autograd nodes
-# a tracer, vmap, forward AD, the profiler, anomaly or inference mode, saved-tensor hooks or a
-# torch.func grad transform are active
+# a tracer, vmap, forward AD, the profiler, anomaly or inference mode, saved-tensor hooks, a
+# torch.func grad transform or a checkpoint's recomputation watch are active
 SPECIAL = 2
 
 # The flags `dispatch` summarizes.
 _DISPATCH_FLAGS = frozenset(("grad_enabled", "inference", "tracer", "vmap_levels",
                              "forward_levels", "anomaly", "profiler", "saved_tensor_hooks",
-                             "grad_levels"))
+                             "grad_levels", "saved_watch"))
 _set = threading.local.__setattr__
 
 # Forward AD's tangent of a tensor at the innermost dual level, or None: set by
@@ -48,6 +48,9 @@ class _State(threading.local):
         self.profiler = None  # autograd.profiler.profile while one is recording
         # autograd.graph.saved_tensors_hooks: the active (pack, unpack) pairs, innermost last
         self.saved_tensor_hooks = ()
+        # The non-reentrant checkpoints running their function, innermost last: each is called
+        # with every autograd node that saves tensors once it holds them (utils/checkpoint.py)
+        self.saved_watch = ()
         self.default_device = None  # set_default_device / `with device(...)`: None is the CPU
         self.replaced_devices = []  # the defaults that `with device(...)` blocks replaced
         # autocast: None while no device has autocast on (or inside an op autocast ran),
@@ -75,7 +78,7 @@ class _State(threading.local):
         get = self.__dict__.get
         if (get("tracer") is not None or get("vmap_levels") or get("forward_levels")
                 or get("anomaly") or get("profiler") is not None or get("inference")
-                or get("saved_tensor_hooks") or get("grad_levels")):
+                or get("saved_tensor_hooks") or get("grad_levels") or get("saved_watch")):
             return SPECIAL
         return RECORDING if get("grad_enabled", True) else PLAIN
 

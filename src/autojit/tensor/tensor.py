@@ -75,6 +75,10 @@ class Tensor:
     # torch's conjugate bit: set on the result of conj() (ops/complex_numbers.py), which holds
     # the conjugated values, and kept by the views of such a tensor.
     _is_conj = False
+    # torch's negative bit: set on the result of _neg_view() and the imaginary part of a
+    # conjugated tensor (ops/complex_numbers.py), which hold the negated values, and kept by
+    # their views.
+    _is_neg = False
     _tangents = None  # forward AD: {dual level id: tangent} (autograd/forward_ad.py)
     # The torch.func grad level that made this tensor, and the levels it is an input of
     # (autograd/transform_levels.py): only their tensors may be written in place there
@@ -509,6 +513,10 @@ class Tensor:
         """The same storage without autograd history and with its own version counter."""
         alias = Tensor._make(self._payload, self._dtype)
         alias._value = self._value
+        if self._is_conj:
+            alias._is_conj = True
+        if self._is_neg:
+            alias._is_neg = True
         self._share_storage(alias)
         if self._payload is None and state.tracer is not None:
             state.tracer.alias(self, alias)
@@ -532,6 +540,10 @@ class Tensor:
         self._payload = new._payload
         self._dtype = new._dtype
         self._value = new._value
+        if self._is_conj is not new._is_conj:  # the conjugate and negative bits come along
+            self._is_conj = new._is_conj
+        if self._is_neg is not new._is_neg:
+            self._is_neg = new._is_neg
 
     def __delattr__(self, name: str) -> None:
         # torch refuses to delete its tensors' autograd and storage attributes
@@ -552,6 +564,8 @@ class Tensor:
         alias._value = self._value
         if self._is_conj:
             alias._is_conj = True
+        if self._is_neg:
+            alias._is_neg = True
         self._share_storage(alias)
         if self._payload is None and state.tracer is not None:
             state.tracer.alias(self, alias)

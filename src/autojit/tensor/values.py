@@ -33,6 +33,9 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
     if self._is_conj:
         raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
                            "tensor.resolve_conj().numpy() instead.")
+    if self._is_neg:
+        raise RuntimeError("Can't call numpy() on Tensor that has negative bit set. Use "
+                           "tensor.resolve_neg().numpy() instead.")
     if data.__class__ is not np.ndarray:
         if not force:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "

@@ -41,6 +41,7 @@ from ..tensor.device import CPU, cuda_device
 from ..tensor.generator import default_generator, device_generators
 from ..tensor.state import state
 from ..tensor.tensor import Tensor
+from .checkpoint_stop import SavingNodes, StopRecomputation
 from .selective_checkpoint import (
     CheckpointPolicy,
     SelectiveCheckpointContext,
@@ -60,9 +61,9 @@ _early_stop: bool | None = None  # set_checkpoint_early_stop's setting, None out
 
 @contextlib.contextmanager
 def set_checkpoint_early_stop(enable: bool):
-    """Whether the checkpoints made inside stop their recomputation once it has given every
-    tensor backward needs (torch's default). Accepted and remembered; autojit's recomputation
-    always runs the whole function, which gives the same values."""
+    """Whether the non-reentrant checkpoints made inside stop their recomputation once it has
+    saved as many tensors as their forward did (torch's default, checkpoint's `early_stop`),
+    whenever their backward runs (checkpoint_stop.py)."""
     global _early_stop
     previous, _early_stop = _early_stop, enable
     try:
@@ -90,8 +91,9 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=no
     `preserve_rng_state=True` (the default) replays the random draws of the forward in the
     recomputation. Both variants give the same gradients here; use_reentrant=True keeps
     torch's restrictions on its arguments, and its outputs require grad only when a tensor
-    argument does. `early_stop` is accepted and has no effect: the recomputation runs the
-    whole function.
+    argument does. `early_stop` (overridden by set_checkpoint_early_stop): the non-reentrant
+    recomputation stops once it has saved every tensor backward needs, as torch's; else, as
+    the reentrant one always does, it runs the whole function.
 
     >>> import autojit
     >>> from autojit.utils.checkpoint import checkpoint
@@ -136,6 +138,7 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=no
     segment = _Segment(function, args, kwargs, preserve, recompute_context,
                        determinism_check == "default")
     segment.reentrant = use_reentrant
+    segment.early_stop = early_stop if _early_stop is None else _early_stop
     if isinstance(forward_context, _SelectiveForward):  # selective_checkpoint.py
         segment.selective = forward_context
     with forward_context:
@@ -264,6 +267,11 @@ class _Segment:
         self.reentrant = False  # use_reentrant=True: torch's refusals of autograd.grad
         self.recomputed_task = None  # the backward pass (engine graph task) that recomputed
         self.taken: set = set()  # the entries that pass's nodes have unpacked
+        self.early_stop = False  # stop the recomputation once it has saved what backward needs
+        # (place among the forward's saving nodes, slot) per saved entry, and how many saving
+        # nodes the forward made: where the early stop finds the recomputed entries
+        self.places = None
+        self.saving_count = 0
 
     def run_forward(self):
         tracer = self.tracer
@@ -276,8 +284,12 @@ class _Segment:
         # pack them (torch's checkpoint pushes its hooks innermost); hooks entered inside the
         # function do, and those entries are left to them (_saved_entries).
         outer_hooks, state.saved_tensor_hooks = state.saved_tensor_hooks, ()
+        watch = None
+        if self.early_stop and tracer is None and not self.reentrant and self.selective is None:
+            watch = SavingNodes()  # where the recomputation will find the saved entries
         try:
-            result = self.function(*self.args, **self.kwargs)
+            with watch if watch is not None else contextlib.nullcontext():
+                result = self.function(*self.args, **self.kwargs)
         finally:
             state.saved_tensor_hooks = outer_hooks
             if tracer is not None:
@@ -287,13 +299,18 @@ class _Segment:
                 if previous_log is not None:  # an enclosing segment replays these too
                     previous_log.extend(self.draws)
         arguments = {id(a) for a in self.args if isinstance(a, Tensor)}
+        compiled_calls = False
         for node in _segment_nodes(_tensors_in(result), start):
             if hasattr(node, "before_backward"):
                 # A compiled function's call (compiler/compiled_backward.py): it keeps its
                 # residuals, and runs the function again before its backward all the same.
                 node.before_backward = self._recompute_once
+                compiled_calls = True
+        entries = _saved_entries(_tensors_in(result), start)
+        if watch is not None and not compiled_calls:
+            self.places, self.saving_count = watch.places(entries), len(watch.nodes)
         self.metadata = []
-        for node, slot, entry in _saved_entries(_tensors_in(result), start):
+        for node, slot, entry in entries:
             index = len(self.metadata)
             self.metadata.append(_metadata(entry))
             producer = node if slot == "out" else getattr(entry.tensor, "grad_fn", None)
@@ -368,12 +385,22 @@ class _Segment:
         state.grad_enabled = True
         start = _sequence_mark()
         outer_hooks, state.saved_tensor_hooks = state.saved_tensor_hooks, ()
+        watch = None
+        if self.early_stop and self.places is not None and self.selective is None and \
+                tracer is None:
+            watch = SavingNodes(stop_after=self.saving_count)
         try:
             with contextlib.ExitStack() as regions:
                 for region in _autocast_regions(self.autocast):
                     regions.enter_context(region)
                 regions.enter_context(self.recompute_context)
+                if watch is not None:
+                    regions.enter_context(watch)
                 result = self.function(*self.args, **self.kwargs)
+        except StopRecomputation as stop:
+            if stop.args[0] is not watch:  # another recomputation's, running inside this one
+                raise
+            result = None
         finally:
             state.saved_tensor_hooks = outer_hooks
             state.grad_enabled = previous_grad
@@ -383,7 +410,10 @@ class _Segment:
             if forked is not None:
                 for generator, saved_state in forked:
                     generator.set_state(saved_state)
-        entries = [entry for _, _, entry in _saved_entries(_tensors_in(result), start)]
+        if watch is not None:  # the entries at the forward's places, as far as they were made
+            entries = watch.entries(self.places)
+        else:
+            entries = [entry for _, _, entry in _saved_entries(_tensors_in(result), start)]
         # As torch with early stop: more entries than the forward's are not an error.
         if len(entries) < len(self.metadata):
             raise CheckpointError(

@@ -7,7 +7,8 @@ same way is True, so the gradients are the view's and its adjoint's, and no op m
 index_reduce is scatter_reduce with the index spread along the source's dims. unfold reads the
 windows through one index_select; fill_diagonal_ is an in-place `where` over a constant mask of
 the diagonal's flat positions. as_strided reads the tensor's storage at the positions the sizes
-and strides name, through take: the result is a copy, not a view (docs/differences.md).
+and strides name, through take: the result is a copy, not a view (docs/differences.md). Under
+vmap, strided_vmap.py checks the call as torch does and says where each example reads from.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..inplace import apply_inplace
 from ..layout import embed_slice
 from ..layout.diagonal import diagonal, embed_diagonal
 from ..reduction import sum_
-from . import _index_select, index_put
+from . import _index_select, index_put, strided_vmap
 from .scatter import scatter_reduce
 
 # ---- the *_scatter ops ------------------------------------------------------------------------
@@ -247,6 +248,14 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # n
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
+    if input._batched:
+        found = strided_vmap.check(input, size, stride, storage_offset)
+        if found is not None:
+            return _batched_as_strided(input, size, stride, storage_offset, *found)
+    for tangent in (input._tangents or {}).values():
+        # forward AD's as_strided of the tangent, which vmap checks as any batched tensor's
+        if isinstance(tangent, Tensor) and tangent._batched:
+            strided_vmap.check(tangent, size, stride, storage_offset)
     flat, own_offset = _storage(input)
     real = _argument_view(input)
     if real is not None:  # a traced argument that is a view: its base's storage, as eager's
@@ -263,6 +272,23 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # n
     flat = _with_own_elements(flat, input, own_offset) if real is None else \
         _with_own_elements(flat, input, own_offset, real._payload)
     index = _strided_positions(size, stride, offset, input.device)
+    return layout.reshape(_index_select(flat, 0, index), size)
+
+
+def _batched_as_strided(x: Tensor, size: tuple, stride: tuple, storage_offset, physical: Tensor,
+                        levels: list, base: int) -> Tensor:
+    """as_strided of a tensor batched under vmap, its call checked (strided_vmap.py): read from
+    each example's own elements where they are its storage, else from the physical tensor's
+    storage with the batch dims' strides."""
+    dims = len(levels)
+    flat = strided_vmap.example_storage(x, physical, dims)
+    if flat is None:
+        batch = tuple(physical.shape)[:dims]
+        steps = storage._layout(physical)[2][:dims]
+        return strided_vmap.rebatched(
+            as_strided(physical, batch + size, steps + stride, storage_offset), levels)
+    offset = 0 if storage_offset is None else int(storage_offset) - base
+    index = _strided_positions(size, stride, offset, x.device)
     return layout.reshape(_index_select(flat, 0, index), size)
 
 

@@ -237,6 +237,8 @@ def getitem(x: Tensor, key) -> Tensor:
     fields["_view_version"] = counter.value
     if x._is_conj:
         fields["_is_conj"] = True  # torch's views keep the conjugate bit
+    if x._is_neg:
+        fields["_is_neg"] = True  # and the negative bit
     if not state.grad_enabled or x._creation_meta is not None:
         fields["_creation_meta"] = meta_of_new_view(x)
     return out

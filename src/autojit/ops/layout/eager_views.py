@@ -64,6 +64,8 @@ def view_of(data: np.ndarray, x: Tensor, source) -> Tensor:
     fields["_view_version"] = counter.value
     if x._is_conj:
         fields["_is_conj"] = True  # torch's views keep the conjugate bit
+    if x._is_neg:
+        fields["_is_neg"] = True  # and the negative bit
     if not state.grad_enabled or x._creation_meta is not None:
         fields["_creation_meta"] = meta_of_new_view(x)
     return out
@@ -165,6 +167,8 @@ def reshape_view(x: Tensor, shape, op, checked: bool = False, unit_dims: bool = 
     fields["_view_version"] = counter.value
     if x._is_conj:
         fields["_is_conj"] = True
+    if x._is_neg:
+        fields["_is_neg"] = True
     if not state.grad_enabled or x._creation_meta is not None:
         fields["_creation_meta"] = meta_of_new_view(x)
     return out

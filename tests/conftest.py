@@ -47,6 +47,7 @@ QUICK = {
     "test_compile_guards.py", "test_compile_backward.py", "test_compile_dynamic.py",
     "test_nn_module.py", "test_nn_layers.py", "test_nn_functional.py", "test_optim.py",
     "test_data.py", "test_serialization.py", "test_docs.py", "test_layout.py",
+    "test_data_dependent_sizes.py",
 }
 
 

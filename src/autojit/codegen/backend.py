@@ -7,6 +7,7 @@ from __future__ import annotations
 from .cpu.jit import parallel_compiles
 from .schedule.fusion import build_plan
 from .schedule.matmul_steps import is_product, prepare_products
+from .schedule.rebinding import NotRebindable, rebind_plan
 
 
 def prepare(graph) -> None:
@@ -23,3 +24,13 @@ def build(graph, arguments, generic: bool = False, fresh_grads=frozenset()):
     compile on the compile threads while the schedule goes on (jit.parallel_compiles)."""
     with parallel_compiles():
         return build_plan(graph, generic=generic, fresh_grads=frozenset(fresh_grads))
+
+
+def rebind(plan, graph):
+    """The plan of `graph`, the graph `plan` runs with other sizes, from `plan`'s decisions
+    (schedule/rebinding.py), or None where they do not hold for it: schedule it then."""
+    with parallel_compiles():
+        try:
+            return rebind_plan(plan, graph)
+        except NotRebindable:
+            return None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,9 +89,11 @@ class KernelInput:
 
 @dataclass(frozen=True)
 class Operand:
-    """What a step reads: ("input", i), ("step", j) with j < this step, or ("literal", v)."""
+    """What a step reads: ("input", i), ("step", j) with j < this step, ("literal", v), or,
+    in a generic kernel, ("runtime", k): its k-th constant (Kernel.constants), read at run
+    time with its sizes (a mean's divisor that is a size the graph computes)."""
     kind: str
-    index: object  # int for input/step, the Python scalar for literal
+    index: object  # int for input/step/runtime, the Python scalar for literal
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,9 @@ class Kernel:
     # an int64 array passed after the inputs (generic_layout below), so that one compiled
     # kernel serves every size of the same loop structure (dynamic shapes).
     generic: bool = False
+    # A generic kernel's constants read at run time from the same array (ints, and floats as
+    # their float64 bits), which its "runtime" operands name by position.
+    constants: tuple = ()
 
     def output_shape(self, output: KernelOutput) -> tuple:
         if output.reduce is None:
@@ -140,6 +146,8 @@ class Kernel:
         if self.generic:
             space = ("generic", generic_layout(self)[0],
                      tuple(entry.dtype.name for entry in self.inputs))
+            if self.constants:
+                space += (tuple(type(value).__name__ for value in self.constants),)
         else:
             space = (self.shape, self.reduce_axes,
                      tuple((entry.dtype.name, entry.strides, entry.offset, entry.same_as)
@@ -290,7 +298,7 @@ def generic_layout(kernel: Kernel) -> tuple:
     stride reduced to its class: 0 (a broadcast), 1 (contiguous, so the inner loop still
     vectorizes) or "runtime"; plus whether outputs accumulate in memory. The values are, per
     loop, its extent then its runtime strides; then, accumulating in memory, the size of each
-    reduced output (for the identity fill).
+    reduced output (for the identity fill); then the kernel's constants (constant_word).
     """
     in_memory = accumulates_in_memory(kernel)
     structure, values = [in_memory], []
@@ -302,4 +310,13 @@ def generic_layout(kernel: Kernel) -> tuple:
     if in_memory:
         values.extend(math.prod(kernel.output_shape(output)) for output in kernel.outputs
                       if output.reduce is not None)
+    values.extend(constant_word(value) for value in kernel.constants)
     return tuple(structure), values
+
+
+def constant_word(value) -> int:
+    """A generic kernel's constant as the int64 word it reads: an int itself, a float its
+    float64 bits."""
+    if isinstance(value, float):
+        return struct.unpack("<q", struct.pack("<d", value))[0]
+    return int(value)

@@ -70,6 +70,7 @@ from .tracing import (
     TraceRaised,
     trace,
 )
+from .unbacked_sizes import UnbackedExecutable, split_reason, unbacked_executable
 from .vmapped import NOT_BATCHED, call_in_vmap
 
 BACKENDS = ("cpu", "cuda", "eager", "interpreter")
@@ -214,8 +215,10 @@ class CompiledFunction(Inspection):
                     missed = (executable, failed)
                     continue
                 self._last_run = executable
-                if missed is not None and not isinstance(executable, DynamicExecutable):
-                    # The branch this call took: tried first from now on.
+                if missed is not None and (not isinstance(executable, DynamicExecutable) or
+                                           isinstance(executable, UnbackedExecutable)):
+                    # The branch this call took: tried first from now on (a trace for the
+                    # sizes a graph computes before one specialized on a count of 0 or 1).
                     self.executables.remove(executable)
                     self.executables.insert(0, executable)
                 return result
@@ -444,17 +447,19 @@ class CompiledFunction(Inspection):
         if isinstance(traced, EagerCall):
             return _EagerExecutable(self.fn, traced.guards, traced.graph)
         for check in traced.env.value_checks:  # graph breaks compiled as splits
-            if check.kind == "value":
+            if check.kind in ("value", "size"):
                 self._stats.split_breaks += 1
                 where = check.where or (None, None)
                 self._history.add_break(GraphBreakRecord(
-                    f"{check.what}: the trace specialized on {check.condition}", *where,
+                    split_reason(check, traced.env), *where,
                     linecache.getline(*where).strip() if where[0] else "", split=True))
         traced = run_stage(self, "prune", prune, traced)
         guarded = run_stage(self, "guard", guard, traced)
         config.log("guards", f"{self.name()}: {len(guarded.guards)} guards\n{guarded.guards}")
         env = traced.env
-        if traced.changes.structural and not env.hints:
+        if env.unbacked:  # sizes the graph computes: unbacked_sizes.py
+            executable = unbacked_executable(self, traced, guarded)
+        elif traced.changes.structural and not env.hints:
             executable = interpret_once(self, guarded, traced.graph)
         elif env.hints:
             for text, value, where in env.specializations:
@@ -478,12 +483,13 @@ class CompiledFunction(Inspection):
         return executable
 
     @without_cycle_collection
-    def _compile_binding(self, guarded, concrete, generic: bool = True):
+    def _compile_binding(self, guarded, concrete, generic: bool = True, **options):
         """A dynamic trace's graph at one binding of its sizes, compiled (generic kernels, or
-        static ones for a binding called often: dynamic_shapes.STATIC_AFTER)."""
+        static ones for a binding called often: dynamic_shapes.STATIC_AFTER); `options`:
+        stages.compile_graph's."""
         self.call_arguments = guarded.trace.args
         try:
-            return compile_graph(self, guarded, concrete, generic=generic)
+            return compile_graph(self, guarded, concrete, generic=generic, **options)
         finally:
             self.call_arguments = ()
 

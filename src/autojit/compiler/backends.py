@@ -13,6 +13,9 @@ optionally
 
     prepare(graph) -> None: start, off the calling thread, what building the graph's plan
         will need (the CPU backend's native gemm), before the passes run;
+    rebind(plan, graph) -> a plan, or None: the plan of `graph`, the graph `plan` runs with
+        other sizes, made from `plan`'s decisions without a schedule (the bindings of a
+        trace's computed sizes, compiler/binding_plans.py);
 
 and a device backend also
 

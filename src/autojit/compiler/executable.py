@@ -20,10 +20,11 @@ from ..ir.printing import replay_prints
 from ..tensor import generator as generators
 from ..tensor.device import runtime
 from ..tensor.memory_format import new_grad_array
+from ..tensor.symbolic import evaluate_poly
 from ..tensor.tensor import Tensor
 from .result_recipe import Recipe
 from .run_binding import LeafBinding, RunBinding
-from .segments import SegmentedPlan
+from .segments import Rebind, SegmentedPlan, ValueCheckFailed
 
 
 class _Skipped:
@@ -86,8 +87,12 @@ class Executable:
         # decisions on graph values checked after each run, before anything is written back.
         self.env = None
         self.value_checks: list = []
+        # Sizes the graph computes (unbacked_sizes.py): boundary number -> (symbol, its
+        # polynomial over graph values, its value in this executable's binding) of each size
+        # bound there; a run that computes another value raises segments.Rebind.
+        self.bound_at: dict | None = None
 
-    def run(self, args: tuple):
+    def run(self, args: tuple, resume=None):
         recipe = self._recipe or self._prepare()
         if recipe.plain:
             direct = self._direct
@@ -111,7 +116,7 @@ class Executable:
                 return recipe.rebuild(self.template, arrays, None, args)
             return self._with_backward(arrays, args, recipe, {}, None)
         if self.value_checks:
-            return self._run_checked(args, recipe)
+            return self._run_checked(args, recipe, resume)
         self.calls += 1
         return self._run(args, recipe)
 
@@ -133,7 +138,7 @@ class Executable:
         return make(self.arg_positions, grads, list(self.cleared_grads), result, _SKIPPED,
                     _REMAKE) or False
 
-    def _run_checked(self, args: tuple, recipe):
+    def _run_checked(self, args: tuple, recipe, resume=None):
         """A run whose graph computed values the trace decided on: each decision is checked
         before anything is written back; a failed one leaves no effect (the random generators
         are put back where they were) and raises ValueCheckFailed, for api.py to run the call
@@ -141,15 +146,15 @@ class Executable:
         states = [(generator, generators.position(generator))
                   for generator in recipe.generators]
         try:
-            result = self._run(args, recipe)
-        except ValueCheckFailed:
+            result = self._run(args, recipe, resume)
+        except ValueCheckFailed:  # a Rebind too
             for generator, before in states:
                 generators.set_position(generator, before)
             raise
         self.calls += 1
         return result
 
-    def _run(self, args: tuple, recipe):
+    def _run(self, args: tuple, recipe, resume=None):
         # The graph's non-captured inputs in order: the call's tensor arguments, and fresh
         # random numbers for each "random" input (drawn in the order the function drew them).
         draws = {}
@@ -169,7 +174,7 @@ class Executable:
         if isinstance(self.plan, SegmentedPlan):
             # Checked between segments: what a segment computes is on a checked branch.
             arrays, owned = self.plan.run_owning(supplied, lambda number, leaves: self._check(
-                number, leaves, recipe, args))
+                number, leaves, recipe, args), resume)
             binding = RunBinding(recipe, arrays, args) if self.env is not None else None
         else:
             try:
@@ -246,6 +251,19 @@ class Executable:
         for check in self.plan.checks[number]:
             if not check.holds(binding):
                 raise ValueCheckFailed(check)
+        bound = self.bound_at.get(number) if self.bound_at else None
+        if bound:  # sizes the graph computed: this executable's, or the run goes on in another
+            values = {name: evaluate_poly(poly, binding) for name, poly, _ in bound}
+            if any(values[name] != expected for name, _, expected in bound):
+                # Later checks on values read by now first: no executable is compiled for
+                # sizes a decision of the trace rules out (`if n > 64: raise ...`).
+                leaves = self.env.leaves
+                for later in self.plan.checks[number + 1:]:
+                    for check in later:
+                        if all(name not in leaves or leaves[name].output in binding.arrays
+                               for name in check.names) and not check.holds(binding):
+                            raise ValueCheckFailed(check)
+                raise Rebind(values)
 
     def _print(self, arrays: tuple, binding, build) -> None:
         """What the function printed and logged, with this run's values (ir/printing.py)."""
@@ -350,19 +368,6 @@ class Executable:
             _assign_grad(tensor, array, dtype, keep)
         for tensor in self.cleared_grads:
             tensor._grad = None
-
-
-class ValueCheckFailed(Exception):
-    """A decision the trace made on a graph value went the other way in this run (or the run
-    failed before the decision could be checked): nothing was written back."""
-
-    def __init__(self, check, reason: str | None = None):
-        self.check = check
-        if reason is None:
-            where = f" at {check.where[0]}:{check.where[1]}" if check.where else ""
-            reason = f"a value the trace decided on changed{where}: {check.condition} no " \
-                "longer holds"
-        super().__init__(reason)
 
 
 def _to_device_of(array, target):

@@ -87,7 +87,9 @@ class ExplainOutput:
             lines.append("Checked between Segments:")
             for check in self.segment_checks:
                 where = f"{check.where[0]}:{check.where[1]}" if check.where else "<unknown>"
-                kind = "graph break (specialized)" if check.kind == "value" else "branch"
+                kind = {"value": "graph break (specialized)",
+                        "size": "graph break (a size the graph computes)"}.get(check.kind,
+                                                                              "branch")
                 lines.append(f"  {kind}: {check.condition} at {where}")
         if self.ops_per_graph:
             lines.append("Ops per Graph:")

@@ -74,6 +74,11 @@ class Recipe:
         self.symbol_sources = {name: source for name, (_, source) in env.runtime.items()} \
             if env is not None else {}
         self.size_sources = dict(env.sources) if env is not None else {}
+        # The sizes the graph computes, as the executable's binding has them (each run that
+        # reaches its results computed those: unbacked_sizes.py).
+        binding = getattr(executable, "binding", None) or {}
+        self.unbacked_values = {name: binding[name] for name in env.unbacked if name in binding} \
+            if env is not None and env.unbacked and binding else {}
         self.leaf_kinds = {name: (leaf.output, leaf.kind) for name, leaf in env.leaves.items()} \
             if env is not None else {}
         generators = {id(entry.tensor.generator): entry.tensor.generator
@@ -98,7 +103,10 @@ class Recipe:
             plan.unread_outputs = _unread_results(executable)
 
     def source_value(self, name: str, args: tuple):
-        """A runtime scalar's value where it lives, or a dynamic size's from its argument."""
+        """A runtime scalar's value where it lives, or a dynamic size's from its argument
+        (one the graph computes from the executable's binding)."""
+        if name in self.unbacked_values:
+            return self.unbacked_values[name]
         size = self.size_sources.get(name)
         if size is not None:
             position, dim = size

@@ -46,6 +46,7 @@ from ..ir.graph import Graph
 from ..ir.interpreter import interpret
 from ..ir.partition import Partition, partition
 from ..ir.passes.pipeline import dumped_pass_names
+from ..ir.printer import format_graph
 from ..ir.segments import split as split_segments
 from ..tensor.graph_break import GraphBreak
 from ..tensor.tensor import Tensor
@@ -63,7 +64,7 @@ STAGES = ("trace", "prune", "guard", "optimize", "partition", "split", "schedule
 DUMP_VARIABLE = "AUTOJIT_DUMP"
 
 __all__ = ["STAGES", "check_environment", "compile_graph", "guard", "interpret_once", "prune",
-           "run_stage", "trace"]
+           "rebind", "run_stage", "trace"]
 
 
 def check_environment() -> None:
@@ -145,32 +146,48 @@ def _describe(result) -> str:
     return result.describe() if hasattr(result, "describe") else str(result)
 
 
-def compile_graph(compiled, guarded: GuardedTrace, graph: Graph,
-                  generic: bool = False) -> Executable:
+def compile_graph(compiled, guarded: GuardedTrace, graph: Graph, generic: bool = False,
+                  optimized: bool = False, plans: dict | None = None) -> Executable:
     """optimize, partition (when results are differentiated outside), schedule and build:
     `graph` (the trace's graph, or a dynamic trace's graph at one binding of its sizes) as
-    an Executable. With `generic`, its kernels read their sizes at run time."""
+    an Executable. With `generic`, its kernels read their sizes at run time; `optimized`: the
+    graph is already through the passes (a binding of a graph optimized with its symbols,
+    unbacked_sizes.py); `plans`: the plans of segments before the last by their text, which
+    the bindings of one trace share (those that compute the sizes are the same graphs)."""
     traced = guarded.trace
     fresh_grads = set(traced.tracer.fresh_grads)
     _prepare(compiled, graph)
-    optimized = run_stage(compiled, "optimize", optimize_cached, graph)
+    optimized = graph if optimized else run_stage(compiled, "optimize", optimize_cached, graph)
     split = run_stage(compiled, "partition", partition, optimized) \
         if guarded.has_backward else None
     main = split.forward if split is not None else optimized
-    checks = boundaries(traced.env)
+    checks = boundaries(traced.env, traced.graph)
     if checks:
         # Decisions on graph values: the graph runs in segments, checked between them.
         segments = run_stage(compiled, "split", split_segments, main,
                              [names for names, _ in checks])
-        plans = [run_stage(compiled, "schedule", schedule, compiled, segment.graph, generic,
-                           fresh_grads) for segment in segments]
-        plan = SegmentedPlan(segments, plans, [found for _, found in checks])
+        plan = SegmentedPlan(segments, [
+            _segment_plan(compiled, segment, generic, fresh_grads,
+                          plans if number < len(segments) - 1 else None)
+            for number, segment in enumerate(segments)], [found for _, found in checks])
     else:
         plan = run_stage(compiled, "schedule", schedule, compiled, main, generic, fresh_grads)
     backward = run_stage(compiled, "schedule", schedule, compiled, split.backward, generic,
                          frozenset()) if split is not None else None
     return run_stage(compiled, "build", build, compiled, guarded, graph, optimized, split, plan,
                      backward)
+
+
+def _segment_plan(compiled, segment, generic: bool, fresh_grads, plans: dict | None):
+    """A segment's plan: scheduled, or one scheduled before for the same graph (`plans`)."""
+    key = format_graph(segment.graph) if plans is not None else None
+    plan = plans.get(key) if key is not None else None
+    if plan is None:
+        plan = run_stage(compiled, "schedule", schedule, compiled, segment.graph, generic,
+                         fresh_grads)
+        if key is not None:
+            plans[key] = plan
+    return plan
 
 
 def _prepare(compiled, graph: Graph) -> None:
@@ -222,6 +239,21 @@ def schedule(compiled, graph: Graph, generic: bool, fresh_grads) -> object | Non
     return backend.build(graph, arguments, generic, fresh_grads)
 
 
+def rebind(compiled, plan, graph: Graph) -> object | None:
+    """The plan of `graph` made from `plan`, which `schedule` made for a graph of the same
+    nodes at other sizes (binding_plans.py), by the CPU backend's `rebind`; None where it
+    cannot be (another backend, a device, a decision that does not hold at these sizes)."""
+    if plan is None or compiled.backend != "cpu" or \
+            _device_of_call(graph, compiled.call_arguments) is not None:
+        return None
+    try:
+        backend = backends.load("cpu")
+    except Exception:  # noqa: BLE001 - no code generator: schedule() says so
+        return None
+    rebinding = getattr(backend, "rebind", None)
+    return rebinding(plan, graph) if rebinding is not None else None
+
+
 def build(compiled, guarded: GuardedTrace, traced_graph: Graph, optimized: Graph, split,
           plan, backward_plan) -> Executable:
     """The Executable: the graph it runs (the forward of `split` when there is one), its
@@ -242,6 +274,9 @@ def build(compiled, guarded: GuardedTrace, traced_graph: Graph, optimized: Graph
                                 for number, (name, _) in enumerate(traced.requiring)}
     elif traced.backward_error is not None:
         executable.failing_backward = (traced.backward_error, traced.requiring)
+        # As _failing_result sets it, so that the first call's recipe is not made twice.
+        executable.requiring = {name: number
+                                for number, (name, _) in enumerate(traced.requiring)}
     executable.nan_checks = traced.nan_checks
     executable.fresh_grads = set(traced.tracer.fresh_grads)
     executable.overwritten_grads = frozenset(traced.tracer.grad_overwritten)

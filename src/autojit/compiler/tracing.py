@@ -249,6 +249,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     tensors_before = before.tensors
     graph = Graph()
     env = ShapeEnv()
+    env.unbacked_sizes = compiled.dynamic is not False  # else sizes from data specialize
     call_args, arg_positions, symbolic_args = [], [], []
     aliased = aliased_arguments(args, before)
     for position, argument in enumerate(args):
@@ -568,11 +569,14 @@ def _value_check_hook(compiled, constant):
 
 
 def _fullgraph_break(compiled, check) -> None:
-    """The graph break of a specialization on a graph value under fullgraph=True."""
-    if check.kind == "value" and compiled.fullgraph:
+    """The graph break of a specialization on a graph value, or of a size the graph computes
+    (shape_env.size_from_value), under fullgraph=True."""
+    if check.kind in ("value", "size") and compiled.fullgraph:
         where = check.where or (None, None)
+        why = "the trace would specialize on it" if check.kind == "value" else \
+            "a size the graph computes, the graph split there"
         raise GraphBreak(f"{check.what or 'a Python value'} of a value read from a tensor "
-                         "(the trace would specialize on it)", *where,
+                         f"({why})", *where,
                          linecache.getline(*where).strip() if where[0] else "",
                          needs_data=False)
 

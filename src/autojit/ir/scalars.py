@@ -25,6 +25,7 @@ See docs/notes/symbolic-scalars.md.
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 
@@ -41,6 +42,7 @@ from ..tensor.symbolic import (
     SymFloat,
     SymInt,
     call_symbolic,
+    contains_symbolic,
     digest,
     is_runtime,
     predicate,
@@ -330,7 +332,7 @@ class ScalarGraph:
         node = value.producer
         if node is None:
             return Tensor._make(self._input_array(value), value.dtype)
-        hints = self.env.hints
+        hints = self.env.size_hints()
         operands = tuple(self._memo[id(operand)] if isinstance(operand, Value) else
                          (substitute(operand, hints) if hints else operand)
                          for operand in node.inputs)
@@ -366,6 +368,9 @@ class ScalarGraph:
             if id(item.value) in self._memo:
                 continue
             draw = item.tensor
+            if contains_symbolic(draw.shape):  # drawn at the traced call's sizes
+                draw = copy.copy(draw)
+                draw.shape = substitute(draw.shape, self.env.size_hints())
             generator = draw.generator
             found = self._draws.get(id(generator))
             if found is None:

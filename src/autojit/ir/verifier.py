@@ -126,3 +126,25 @@ def verify(graph: Graph) -> Graph:
                 entry.target is None or entry.target not in graph.inputs):
             _fail(graph, return_line, f"{entry.kind} output {entry.name} has no target input")
     return graph
+
+
+def verify_nodes(graph: Graph, indices: list) -> Graph:
+    """Re-run the shape and dtype rules of the nodes at `indices` of `graph`, one whose form
+    and other nodes are known to verify (a later binding of ir/instantiate.Instantiation's
+    graph); return it unchanged, or raise VerificationError."""
+    nodes = graph.nodes
+    for index in indices:
+        node = nodes[index]
+        operands = tuple(Tensor._symbolic(operand) if isinstance(operand, Value) else operand
+                         for operand in node.inputs)
+        where = f"node {index} ({node.op.name})"
+        try:
+            shape, dtype = infer(node.op, operands, node.attrs)
+        except Exception as error:  # a rule rejecting its operands is what is being reported
+            _fail(graph, index + 1, f"{where}: the shape/dtype rule fails: {error}")
+        output = node.outputs[0]
+        if shape != output.shape or dtype is not output.dtype:
+            _fail(graph, index + 1, f"{where}: recorded {output.dtype.short}"
+                                    f"{list(output.shape)} but the shape/dtype rule gives "
+                                    f"{dtype.short}{list(shape)}")
+    return graph

@@ -25,7 +25,7 @@ from . import batching, registry
 from .dtype_rules import rule_first
 from .indexing import index_select, index_tensor
 from .indexing.scatter import scatter, scatter_add
-from .indexing.static_nonzero import nonzero_static
+from .indexing.static_nonzero import _nonzero_static
 from .layout import cat, movedim, reshape
 from .limited_rules import refuse_limited
 from .out_argument import check_no_grad, check_out_type, write_out
@@ -144,7 +144,8 @@ def runs_traced(x: Tensor, dim, return_inverse: bool, return_counts: bool, order
     """unique (`ordered`: of the sorted values) or unique_consecutive from graph ops: a run of
     equal values (slices along `dim`) starts where one differs from the one before it (a NaN
     differs from every value, so each NaN is its own run, as eagerly); the number of runs is
-    the call's, checked on every run of the graph, and the rest follows from it."""
+    a size the graph computes, bound on each run of the graph (tensor/shape_env.py
+    size_from_value), and the rest follows from it."""
     order = None
     if dim is None:
         axis, rows = 0, reshape(x, -1)
@@ -157,8 +158,10 @@ def runs_traced(x: Tensor, dim, return_inverse: bool, return_counts: bool, order
         changed = (rows[1:] != rows[:-1]).any(1)
     total = rows.shape[0]
     starts = cat([changed.new_ones((min(total, 1),)), changed])
-    count = starts.sum().item().specialize("unique() (its result's size depends on the data)")
-    positions = reshape(nonzero_static(starts, size=count), -1)
+    # The number of runs: a size the graph computes (tensor/shape_env.py size_from_value).
+    count = state.tracer.env.size_from_value(starts.sum().item(), "unique() (its result's size "
+                                             "depends on the data)")
+    positions = reshape(_nonzero_static(starts, count, -1, None), -1)
     if dim is None:
         result = [index_tensor(rows, reshape(positions, 1, -1), (0,))]
     else:

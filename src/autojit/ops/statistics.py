@@ -523,8 +523,8 @@ def unique_consecutive(input, return_inverse: bool = False,  # noqa: A002
                        return_counts: bool = False, dim=None):
     """x with each run of equal consecutive values (slices along `dim` when given) reduced to
     one, with, as asked, each entry's run index and each run's length. The result's size
-    depends on the data: while tracing, the number of runs is the call's, checked on every
-    run (counting.runs_traced)."""
+    depends on the data: while tracing, the number of runs is a size the graph computes
+    (counting.runs_traced)."""
     x = input
     if x.dtype.is_complex:
         raise NotImplementedError(f"\"unique\" not implemented for "

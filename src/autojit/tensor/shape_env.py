@@ -11,9 +11,14 @@ Nothing here imports the rest of autojit.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
-from .symbolic_expr import EVAL_GLOBALS, LEAF_SYMBOL, RUNTIME_SYMBOL, UNKNOWN
+from .symbolic_expr import EVAL_GLOBALS, LEAF_SYMBOL, RUNTIME_SYMBOL, UNKNOWN, poly_source
+
+# A data-dependent size (`u0`), and a condition's text outside its string literals (a check on
+# formatted text compares with one): u-symbols there are spelt as the graph values they are.
+UNBACKED_SYMBOL = re.compile(r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")|\b(u\d+)\b")
 
 
 class ValueCheck:
@@ -21,7 +26,9 @@ class ValueCheck:
     computed them: `condition` (Python source over the symbols) held when traced. `kind` is
     "branch" (a comparison or bool(): the branch taken) or "value" (a value Python needed as a
     real number, or as text: the trace specialized on it, a graph break compiled as a split);
-    `where` is the user's (filename, line)."""
+    "size" is a data-dependent size bound to a symbol (ShapeEnv.size_from_value): the range
+    its trace holds for, a graph break compiled as a split too; `where` is the user's
+    (filename, line)."""
 
     __slots__ = ("condition", "kind", "where", "names", "code", "what", "namespace")
 
@@ -51,6 +58,17 @@ class Leaf:
         # How far the compiled graph's value may lie from the traced (eager) one: kernels sum
         # in another order than NumPy, so a float read back is eager's only to rounding.
         self.tolerance = tolerance
+
+
+class UnbackedSize:
+    """A size the graph computes (`u0`, the count nonzero finds): `poly`, the polynomial over
+    graph values it equals, `hint` its value in the traced call, and `condition`, the text of
+    the check of its range, by which the segment boundary that binds it is found."""
+
+    __slots__ = ("poly", "hint", "condition", "what")
+
+    def __init__(self, poly: tuple, hint: int, condition: str, what: str):
+        self.poly, self.hint, self.condition, self.what = poly, hint, condition, what
 
 
 class _Binding:
@@ -83,6 +101,10 @@ class ShapeEnv:
         # Graph values read in Python (`g0`, ...): name -> Leaf, and the decisions on them.
         self.leaves: dict = {}
         self.value_checks: list[ValueCheck] = []
+        # Sizes the graph computes (`u0`, ...): name -> UnbackedSize. Set `unbacked_sizes`
+        # False to specialize on them instead (dynamic=False).
+        self.unbacked: dict = {}
+        self.unbacked_sizes = True
         self.evaluate_leaf = None  # name -> its value in the traced call (ir/trace.py)
         self.on_value_check = None  # called with each ValueCheck as it is recorded
         self.binding = _Binding(self)
@@ -123,9 +145,44 @@ class ShapeEnv:
         self.sources[name] = source
         return SymInt((((name,), 1),), hint, self)
 
+    def size_from_value(self, value, why: str):
+        """A size Python needs from a graph value (the count `nonzero` or a boolean mask
+        finds, a SymInt over `g` symbols): a fresh size symbol `u0` that later ops trace with,
+        bound when a run has computed the value (compiler/unbacked_sizes.py), with a value
+        check that it is at least 2, where broadcasting and empty tensors behave as for any
+        larger size. A value of 0 or 1 in the traced call, or one over other symbols,
+        specializes instead (`g0 == 0`, checked on every run), as every value does with
+        `unbacked_sizes` False. See docs/notes/segments.md."""
+        from .symbolic_scalars import SymInt
+
+        if not isinstance(value, SymInt):
+            return value
+        names = value.names()
+        hint = value.hint
+        if not self.unbacked_sizes or hint < 2 or not names or \
+                not all(LEAF_SYMBOL.fullmatch(name) for name in names):
+            return value.specialize(why)
+        for name, size in self.unbacked.items():
+            if size.poly == value.poly:  # the same count again: the same symbol
+                return SymInt((((name,), 1),), hint, self)
+        name = f"u{len(self.unbacked)}"
+        condition = f"{poly_source(value.poly)} >= 2"
+        self.unbacked[name] = UnbackedSize(value.poly, hint, condition, why)
+        self.record(condition, "size", why)
+        return SymInt((((name,), 1),), hint, self)
+
+    def size_hints(self) -> dict:
+        """The traced call's values of every size symbol: dynamic dimensions and the sizes
+        the graph computes."""
+        if not self.unbacked:
+            return self.hints
+        return {**self.hints, **{name: size.hint for name, size in self.unbacked.items()}}
+
     def hint_of(self, name: str):
         if name in self.hints:
             return self.hints[name]
+        if name in self.unbacked:
+            return self.unbacked[name].hint
         if name in self.runtime:
             return self.runtime[name][0]
         leaf = self.leaves[name]
@@ -141,6 +198,11 @@ class ShapeEnv:
 
     def record(self, condition: str, kind: str = "branch", what: str = "",
                constants: dict | None = None) -> None:
+        if self.unbacked and "u" in condition:
+            if _within_range(condition):
+                return  # what the size's range check (at least 2) decides already
+            # A decision on a size the graph computes is one on the graph values it is.
+            condition = UNBACKED_SYMBOL.sub(self._unbacked_source, condition)
         if condition in self._guard_set:
             return
         self._guard_set.add(condition)
@@ -154,6 +216,11 @@ class ShapeEnv:
         else:
             self.guards.append(condition)
 
+    def _unbacked_source(self, match) -> str:
+        if match.group(2) is None:  # a string literal
+            return match.group(0)
+        return f"({poly_source(self.unbacked[match.group(2)].poly)})"
+
     def dims_of(self, position: int) -> set:
         """The dimensions of argument `position` that have a symbol."""
         return {dim for source_position, dim in self.sources.values()
@@ -164,6 +231,23 @@ class ShapeEnv:
         namespace = dict(binding)
         return all(eval(condition, EVAL_GLOBALS, namespace)  # noqa: S307
                    for condition in self.guards)
+
+
+_COMPARED = re.compile(r"^(?:(\d+)\*)?u\d+ (!=|>|>=) (-?\d+)$")
+
+
+def _within_range(condition: str) -> bool:
+    """Whether a comparison of a size the graph computes (or a multiple of it) with a
+    constant holds for every size its range check admits (2 and more): `u0 != 1`, `u0 > 0`,
+    and a mean's divisor `16*u0 != 1`, which the passes compare with 1."""
+    match = _COMPARED.match(condition)
+    if match is None:
+        return False
+    factor = int(match.group(1) or 1)
+    operation, constant = match.group(2), int(match.group(3))
+    if operation == "!=":
+        return constant < 2 * factor or constant % factor != 0
+    return constant <= 2 * factor if operation == ">=" else constant < 2 * factor
 
 
 def _user_line():

@@ -69,6 +69,7 @@ from .symbolic_structures import (
     size_product,
     specialize_values,
     substitute,
+    symbols_in,
 )
 from .symbolic_text import FORMATTER, PRINTING, user_text  # noqa: F401 - ir/ reads them here
 
@@ -91,4 +92,5 @@ def predicate(name: str, value) -> bool:
 __all__ = ["ATOM_OPERATIONS", "UNKNOWN", "Leaf", "ShapeEnv", "SymFloat", "SymInt", "ValueCheck",
            "as_size", "call_symbolic", "contains_runtime", "contains_symbolic", "evaluate_poly",
            "evaluate_tree", "is_runtime", "is_symbolic", "poly_source", "predicate",
-           "same_shape", "size_product", "specialize_values", "substitute", "tree_source"]
+           "same_shape", "size_product", "specialize_values", "substitute", "symbols_in",
+           "tree_source"]

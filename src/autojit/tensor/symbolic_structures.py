@@ -75,6 +75,19 @@ def contains_symbolic(value) -> bool:
     return False
 
 
+def symbols_in(value) -> set:
+    """The names of the symbols in `value` (through tuples, lists, dicts and slices)."""
+    if isinstance(value, (SymInt, SymFloat)):
+        return value.names()
+    if isinstance(value, (tuple, list)):
+        return set().union(*(symbols_in(item) for item in value)) if value else set()
+    if isinstance(value, dict):
+        return set().union(*(symbols_in(item) for item in value.values())) if value else set()
+    if isinstance(value, slice):
+        return symbols_in((value.start, value.stop, value.step))
+    return set()
+
+
 def as_size(value):
     """An extent as given by a user or a shape: an int (NumPy ints and other integer types
     converted), or a SymInt of sizes left symbolic (one read at run time specializes)."""

@@ -228,9 +228,11 @@ def compile_kernel(kernel: Kernel):
 class SizedKernel:
     """A generic kernel's code with one kernel's sizes: called like a CompiledKernel."""
 
-    def __init__(self, compiled: CompiledKernel, kernel: Kernel):
+    def __init__(self, compiled: CompiledKernel, kernel: Kernel, sizes: list | None = None):
+        """`sizes`: generic_layout(kernel)'s values, where the caller has them."""
         self.compiled, self.kernel = compiled, kernel
-        self.sizes = np.array(generic_layout(kernel)[1], dtype=np.int64)
+        self.sizes = np.array(generic_layout(kernel)[1] if sizes is None else sizes,
+                              dtype=np.int64)
         self.symbol, self.llvm_ir = compiled.symbol, compiled.llvm_ir
 
     @property

@@ -73,6 +73,12 @@ def split_kernel(kernel, compile_kernel):
     return SplitKernel(kernel, block, compiled, parts)
 
 
+def splits_never(kernel) -> bool:
+    """Whether `split_kernel` leaves `kernel` on one core on any machine: too little work by
+    either of its rules (a quick test, which asks nothing of the machine's cores)."""
+    return math.prod(kernel.shape) < MIN_ELEMENTS and one_core_ns(kernel) < 2 * _SPLIT_NS
+
+
 def one_core_ns(kernel) -> float:
     """The modelled time of `kernel` on one core, in nanoseconds (see _NS_PER_BYTE)."""
     elements = math.prod(kernel.shape)

@@ -107,6 +107,7 @@ class KernelRenderer(ReducingLoops):
         self.object_layout = object_layout
         self.runtime: list = []  # a generic kernel's sizes, loaded at entry, in layout order
         self.fill_sizes: list = []  # of those, the reduced outputs' sizes (identity fill)
+        self.constant_words: list = []  # and its constants (Kernel.constants)
         self.loops = 0  # loops emitted so far (tells the innermost loop, see emit_loop)
 
     def render(self) -> Rendered:
@@ -196,7 +197,9 @@ class KernelRenderer(ReducingLoops):
                     runtime_strides.append(self.runtime[position])
                     position += 1
             loaded.append((runtime_extent, tuple(runtime_strides), reduces))
-        self.fill_sizes = self.runtime[position:]
+        constants = len(self.runtime) - len(self.kernel.constants)
+        self.fill_sizes = self.runtime[position:constants]
+        self.constant_words = self.runtime[constants:]
         return loaded
 
     # ---- loops ----------------------------------------------------------------------------------
@@ -327,6 +330,11 @@ class KernelRenderer(ReducingLoops):
                     value = loaded[operand.index]
                 elif operand.kind == "step":
                     value = values[operand.index]
+                elif operand.kind == "runtime":  # as a literal of the Python scalar's dtype
+                    word = self.constant_words[operand.index]
+                    value = Typed(b.bitcast(word, ir.DoubleType()), dtypes.float64) \
+                        if isinstance(kernel.constants[operand.index], float) else \
+                        Typed(word, dtypes.int64)
                 else:
                     value = constant(operand.index, step.compute_dtype or
                                      dtypes.scalar_dtype(operand.index))

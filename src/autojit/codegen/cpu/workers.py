@@ -224,7 +224,10 @@ entry:
   store atomic i64 %job, ptr %job_slot seq_cst, align 8
   %sleepers = load atomic i32, ptr %sleeping_slot seq_cst, align 4
   %asleep = icmp ne i32 %sleepers, 0
-  br i1 %asleep, label %wake, label %first
+  ; A one-part job is the caller's: a worker woken for it would spin on a core it may need.
+  %shared_job = icmp ne i64 %parts, 1
+  %wanted = and i1 %asleep, %shared_job
+  br i1 %wanted, label %wake, label %first
 
 wake:
   %ignored_wake = call i64 (i64, ...) @syscall(i64 {futex}, ptr %generation_slot, i64 {wake},

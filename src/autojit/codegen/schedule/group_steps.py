@@ -30,6 +30,7 @@ from ..kernel import (
 from .plan import value_operands
 from .steps import (
     AllocateStep,
+    KernelOrigin,
     KernelStep,
     NodesStep,
     NodeStep,
@@ -76,6 +77,11 @@ def group_step(group, name: str, consumers: dict, returned: set, compile_kernel,
     source_index: dict = {}
     first_of: dict = {}  # (id(source), strides) -> the first input reading it that way
     outputs: list = []  # (KernelOutput, Value, reshape to)
+    # What rebinding.py needs to make this kernel again at other sizes: each value read
+    # through an input, and the node each step computes (None for a reduction's clone).
+    folds: dict = {}  # id(Value read) -> (that Value, its input's index)
+    step_nodes: list = []
+    reduces: list = []  # per node, recomputed ones first: whether it is a reduction
 
     def operand_for(value) -> Operand:
         if not isinstance(value, Value):
@@ -91,15 +97,18 @@ def group_step(group, name: str, consumers: dict, returned: set, compile_kernel,
             sources.append((source, strides))
             kernel.inputs.append(KernelInput(source.dtype, strides, offset,
                                              None if same_as == len(kernel.inputs) else same_as))
+        folds.setdefault(id(value), (value, source_index[key]))
         return Operand("input", source_index[key])
 
     inside = {id(node) for node in group.nodes}
     again = {id(node) for node in group.recomputed}
     for node in (*group.recomputed, *group.nodes):
-        if is_elementwise(node):
+        reduces.append(not is_elementwise(node))
+        if not reduces[-1]:
             compute, _ = node.op.dtype(dtype_probes(node), node.attrs)
             kernel.steps.append(Step(node.op, tuple(operand_for(x) for x in node.inputs),
                                      dict(node.attrs), compute, node.output.dtype))
+            step_nodes.append(node)
             step_of[id(node.output)] = len(kernel.steps) - 1
             if id(node) not in again and read_outside(
                     node.output, inside | covered.get(id(node.output), set()), consumers,
@@ -111,6 +120,7 @@ def group_step(group, name: str, consumers: dict, returned: set, compile_kernel,
             if id(source) not in step_of:
                 kernel.steps.append(Step(CLONE, (operand_for(source),), {}, None,
                                          source.dtype))
+                step_nodes.append(None)
                 step_of[id(source)] = len(kernel.steps) - 1
             kind = node.op.lowering.combine
             kept = tuple(1 if axis in kernel.reduce_axes else extent
@@ -127,6 +137,8 @@ def group_step(group, name: str, consumers: dict, returned: set, compile_kernel,
                       [(value, reshape) for _, value, reshape in outputs])
     step.split = split_kernel(kernel, compile_kernel)
     step.nodes = list(group.nodes)
+    step.origin = KernelOrigin(list(group.recomputed), list(folds.values()), step_nodes,
+                               reduces)
     return step
 
 

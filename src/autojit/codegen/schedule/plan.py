@@ -122,8 +122,20 @@ def _pointwise_donors(step: KernelStep) -> list:
     """(output index, source Value) pairs where the kernel stores the output element for
     element over the source's memory safely: the output covers the whole space, the source is
     read only at the point stored, through the same element size, and the store follows the
-    load whatever the compiler reorders (store_follows_load)."""
+    load whatever the compiler reorders (store_follows_load). Worked out once per kernel and
+    sizes of its sources: a plan rebound to other sizes (rebinding.py) shares the kernels
+    whose sizes did not change."""
     kernel = step.kernel
+    sizes = tuple(math.prod(source.shape) for source in step.sources)
+    found = kernel.__dict__.setdefault("_donors", {})
+    positions = found.get(sizes)
+    if positions is None:
+        positions = found[sizes] = _donor_positions(kernel, step, sizes)
+    return [(index, step.sources[position]) for index, position in positions]
+
+
+def _donor_positions(kernel: Kernel, step: KernelStep, sizes: tuple) -> list:
+    """_pointwise_donors's pairs, with each source by its position among the kernel's."""
     size = math.prod(kernel.shape)
     # Whether every position reading a source reads it point for point: once per source.
     pointwise: dict = {}
@@ -131,7 +143,7 @@ def _pointwise_donors(step: KernelStep) -> list:
         pointwise[id(source)] = pointwise.get(id(source), True) and \
             reads_pointwise(kernel, position)
     candidates = {position: source for position, source in enumerate(step.sources)
-                  if pointwise[id(source)] and math.prod(source.shape) == size}
+                  if pointwise[id(source)] and sizes[position] == size}
     feeding = _feeding(kernel)
     donors = []
     for index, ((value, reshape), output) in enumerate(zip(step.outputs, kernel.outputs)):
@@ -143,12 +155,14 @@ def _pointwise_donors(step: KernelStep) -> list:
             source = candidates[position]
             if source.dtype.numpy.itemsize == itemsize and \
                     store_follows_load(kernel, output.step, position):
-                donors.append((index, source))
+                donors.append((index, position))
     return donors
 
 
 class Plan:
-    def __init__(self, graph: Graph, steps: list, fresh_grads: frozenset = frozenset()):
+    def __init__(self, graph: Graph, steps: list, fresh_grads: frozenset = frozenset(),
+                 buffers: bool = True):
+        """`buffers` False: the caller plans the buffers (rebinding.py takes a plan's)."""
         self.graph = graph
         self.steps = steps
         self._running = False
@@ -156,7 +170,8 @@ class Plan:
         # in_place.InPlaceTargets when kernels may store updates into their tensors' storage
         # (set by build_plan; a backend whose kernels cannot keeps None).
         self.in_place = None
-        self.buffer_slots = plan_buffer_reuse(graph, steps, fresh_grads)
+        self.fresh_grads = fresh_grads
+        self.buffer_slots = plan_buffer_reuse(graph, steps, fresh_grads) if buffers else []
         # Worked out once, for run_arrays: each input's key and captured tensor (or None for
         # the arrays a call supplies), and each output's key.
         self._input_slots = [(id(entry.value), entry.tensor if entry.kind == "captured"

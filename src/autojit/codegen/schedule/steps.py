@@ -11,6 +11,7 @@ under RECORD; a step that ran anything else in Python refuses. When a kernel rep
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -186,6 +187,18 @@ class NodesStep:
         return "unfused " + ", ".join(step.node.op.name for step in self.steps)
 
 
+@dataclass
+class KernelOrigin:
+    """What a fused kernel was made from (group_steps.group_step), for rebinding.py to make it
+    again for other sizes: the nodes it recomputes, each value it reads through an input with
+    that input's index, the node each kernel step computes (None for a reduction's clone of
+    its operand), and per node of the group (recomputed ones first) whether it reduces."""
+    recomputed: list
+    folds: list
+    step_nodes: list
+    reduces: list
+
+
 class KernelStep:
     def __init__(self, kernel: Kernel, compiled, sources: list, outputs: list):
         self.kernel = kernel
@@ -209,6 +222,7 @@ class KernelStep:
         self.writes_in_place = False
         self.split = None  # a parallel.SplitKernel when the kernel runs on several cores
         self.nodes: list = []  # the graph nodes the kernel computes (in_place.py reads them)
+        self.origin: KernelOrigin | None = None  # a fused group's (group_steps.group_step)
 
     def _inputs(self, environment: dict) -> list:
         inputs = []

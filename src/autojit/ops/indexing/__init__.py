@@ -46,7 +46,7 @@ from ..registry import Extern, bind, define_op
 from ..shape_rules import broadcast_shapes
 from .checks import check_index
 from .row_accumulation import add_rows
-from .static_nonzero import nonzero_static
+from .static_nonzero import _nonzero_static
 
 _INDEX_DTYPES = (dtypes.int64, dtypes.int32)
 _least, _most = np.minimum.reduce, np.maximum.reduce
@@ -452,11 +452,12 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
     tracer = state.tracer
     if x._payload is None and x.ndim > 0 and tracer is not None and tracer.evaluates and \
             not x._batched:
-        # While tracing: the count is this call's, a graph break compiled as a split (the
-        # trace specializes on it, checked on every run), and the indices a graph value.
-        count = (x != 0).sum().item().specialize("nonzero() (its result's size depends on the "
-                                                 "data)")
-        positions = nonzero_static(x, size=count)
+        # While tracing: the count is a graph value, a graph break compiled as a split; later
+        # ops trace with a size symbol for it, bound on each run once the graph has computed
+        # it (a count of 0 or 1 is specialized on, checked on every run: tensor/shape_env.py).
+        count = tracer.env.size_from_value((x != 0).sum().item(), "nonzero() (its result's "
+                                           "size depends on the data)")
+        positions = _nonzero_static(x, count, -1, None)
         if as_tuple:
             return tuple(positions[:, axis] for axis in range(x.ndim))
         return positions

@@ -6,6 +6,8 @@ be one node (no fake impl, a mutated argument, a data-dependent size) are traced
 before. Values and gradients against torch's eager run of the same operator."""
 
 
+import warnings
+
 import numpy as np
 import pytest
 from torch_compare import torch
@@ -105,6 +107,99 @@ def test_calls_that_cannot_be_one_node_are_traced_through():
     x = autojit.tensor([-1.0, 2.0, 3.0])
     first, second = f(x)
     assert first.tolist() == [-3.0, 9.0, 13.0] and second.tolist() == [2.0, 3.0]
+    assert "custom::" not in f.ir()
+
+
+def _grouped_mm(framework, name):
+    """transformers' grouped matmul fallback (its Mixture-of-Experts layers): the rows of each
+    expert multiplied by its weight, the groups read from `offs.tolist()`; its backward is an
+    operator of its own that returns two tensors, the input's and the weights' gradients."""
+    def forward(x, weight, offs):
+        out = framework.zeros(x.shape[0], weight.shape[2], dtype=x.dtype)
+        start = 0
+        for i, end in enumerate(offs.tolist()):
+            if end > start:
+                framework.mm(x[start:end], weight[i], out=out[start:end])
+            start = end
+        return out
+
+    def gradients(x, weight, offs, grad):
+        grad_x, grad_weight = framework.zeros_like(x), framework.zeros_like(weight)
+        start = 0
+        for i, end in enumerate(offs.tolist()):
+            if end > start:
+                framework.mm(grad[start:end], weight[i].T, out=grad_x[start:end])
+                framework.mm(x[start:end].T, grad[start:end], out=grad_weight[i])
+            start = end
+        return grad_x, grad_weight
+
+    library = framework.library
+    library.custom_op(f"{name}", forward, mutates_args=(),
+                      schema="(Tensor x, Tensor weight, Tensor offs) -> Tensor")
+    library.register_fake(name, lambda x, weight, offs: x.new_empty(x.shape[0], weight.shape[2]))
+    library.custom_op(f"{name}_backward", gradients, mutates_args=(),
+                      schema="(Tensor x, Tensor weight, Tensor offs, Tensor grad) -> "
+                             "(Tensor, Tensor)")
+    library.register_fake(f"{name}_backward",
+                          lambda x, weight, offs, grad: (framework.empty_like(x),
+                                                         framework.empty_like(weight)))
+    namespace, _, short = name.partition("::")
+    backward_op = getattr(getattr(framework.ops, namespace), f"{short}_backward")
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], inputs[1])
+        ctx.offs = inputs[2]
+
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        grad_x, grad_weight = backward_op(x, weight, ctx.offs, grad)
+        return grad_x, grad_weight, None
+
+    library.register_autograd(name, backward, setup_context=setup_context)
+    return getattr(getattr(framework.ops, namespace), short)
+
+
+def test_an_operator_returning_several_tensors_is_one_node():
+    """The backward operator's two gradients come from one node: the kernel reads its offsets
+    on every call's values, and the step traces once (it broke the graph on every call)."""
+    op = _grouped_mm(autojit, "ajgraph::grouped_mm")
+    reference = _grouped_mm(torch, "ajgraph::grouped_mm")
+    rng = np.random.default_rng(0)
+    weight_values = rng.standard_normal((3, 4, 2))
+    weight = autojit.tensor(weight_values, requires_grad=True)
+
+    @autojit.compile
+    def step(x, offs):
+        weight.grad = None
+        loss = op(x, weight, offs).pow(2).sum()
+        loss.backward()
+        return loss
+
+    for offsets in ([2, 5, 6], [0, 4, 6], [3, 3, 6], [1, 2, 6]):
+        x_values = rng.standard_normal((6, 4))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", autojit.CompileWarning)
+            loss = step(autojit.tensor(x_values), autojit.tensor(offsets))
+        tw = torch.tensor(weight_values, requires_grad=True)
+        expected = reference(torch.tensor(x_values), tw, torch.tensor(offsets)).pow(2).sum()
+        expected.backward()
+        np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-12)
+        np.testing.assert_allclose(weight.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+    stats = step.stats()
+    assert stats.traces == 1 and stats.graph_breaks == 0 and stats.eager_calls == 0
+    assert "custom::ajgraph::grouped_mm_backward" in step.ir()
+
+
+def test_several_results_of_two_dtypes_are_traced_through():
+    @autojit.library.custom_op("ajgraph::split_kinds", mutates_args=())
+    def split_kinds(x: autojit.Tensor) -> tuple[autojit.Tensor, autojit.Tensor]:
+        return x * 2, (x > 0).to(autojit.int64)
+
+    split_kinds.register_fake(lambda x: (autojit.empty_like(x),
+                                         autojit.empty_like(x, dtype=autojit.int64)))
+    f = autojit.compile(lambda x: split_kinds(x))
+    doubled, signs = f(autojit.tensor([-1.0, 2.0]))
+    assert doubled.tolist() == [-2.0, 4.0] and signs.tolist() == [0, 1]
     assert "custom::" not in f.ir()
 
 

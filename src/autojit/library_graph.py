@@ -11,13 +11,22 @@ the arrays, and the backends run it as an extern routine, through that impl. Gra
 registered backward's, which library.py's autograd Function around the call records as with
 any kernel.
 
+A result that is a tuple or list of tensors of one dtype (a backward operator's gradients) is
+one node too: the primitive's output is their elements one after the other, and the call
+returns views of it in the results' shapes.
+
 A call keeps being traced through where it cannot be one node: an operator without a fake
-impl, one that mutates an argument, a result that is not one tensor, a fake impl that asks for
+impl, one that mutates an argument, a result that is neither one tensor nor a tuple or list
+of tensors of one dtype, a fake impl that asks for
 a data-dependent size (`get_ctx().new_dynamic_size()`), inputs with symbolic sizes, or
 arguments other than tensors, numbers, strings, None, dtypes and devices (and lists of them).
 """
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from .autograd.grad_mode import no_grad
 from .ops.lowering import Extern
@@ -55,13 +64,23 @@ def graph_form(operator, function, args: tuple, kwargs: dict):
     attrs = {"arguments": arguments, "keywords": keywords,
              "dtypes": tuple(tensor.dtype.name for tensor in tensors)}
     try:
-        _result_meta(operator, tuple(tuple(tensor.shape) for tensor in tensors), attrs)
+        layout = _result_meta(operator, tuple(tuple(tensor.shape) for tensor in tensors),
+                              attrs)[2]
     except _NotOneNode:
         return None
     primitive = _primitive(operator, len(tensors))
 
     def one_node(*_args, **_kwargs):
-        return bind(primitive, tuple(tensors), attrs)
+        result = bind(primitive, tuple(tensors), attrs)
+        if layout is None:
+            return result
+        kind, shapes = layout
+        parts, start = [], 0
+        for shape in shapes:
+            count = math.prod(shape)
+            parts.append(result[start:start + count].view(shape))
+            start += count
+        return tuple(parts) if kind == "tuple" else parts
 
     return one_node
 
@@ -98,12 +117,14 @@ def _call(function, tensors: list, attrs: dict):
     return function(*args, **kwargs)
 
 
-_META: dict = {}  # (operator, shapes, attrs) -> (shape, dtype) of the result
+_META: dict = {}  # (operator, shapes, attrs) -> (shape, dtype, layout) of the result
 
 
 def _result_meta(operator, shapes: tuple, attrs: dict) -> tuple:
-    """(shape, dtype) of the call's result, from the fake impl on meta tensors; _NotOneNode
-    when it is not one tensor of a size known from the inputs'."""
+    """(shape, dtype, layout) of the primitive's output, from the fake impl on meta tensors:
+    one tensor's (layout None), or for a tuple or list of tensors of one dtype their elements
+    one after the other, layout ("tuple" or "list", their shapes); _NotOneNode where the
+    result is neither, or a size is not known from the inputs'."""
     key = (operator, shapes, tuple(sorted(attrs.items())))
     found = _META.get(key)
     if found is None:
@@ -116,10 +137,26 @@ def _result_meta(operator, shapes: tuple, attrs: dict) -> tuple:
             result = _untraced(fake)
         except Exception:
             raise _NotOneNode from None
-        if not isinstance(result, Tensor) or contains_symbolic(tuple(result.shape)):
-            raise _NotOneNode
-        found = _META[key] = (tuple(result.shape), result.dtype)
+        if isinstance(result, Tensor):
+            if contains_symbolic(tuple(result.shape)):
+                raise _NotOneNode
+            found = (tuple(result.shape), result.dtype, None)
+        else:
+            found = _parts_meta(result)
+        _META[key] = found
     return found
+
+
+def _parts_meta(result) -> tuple:
+    """_result_meta's answer for a result that is several tensors."""
+    if not isinstance(result, (tuple, list)) or not result or not all(
+            isinstance(part, Tensor) and part.dtype == result[0].dtype for part in result):
+        raise _NotOneNode
+    shapes = tuple(tuple(part.shape) for part in result)
+    if contains_symbolic(shapes):
+        raise _NotOneNode
+    total = sum(math.prod(shape) for shape in shapes)
+    return (total,), result[0].dtype, ("tuple" if isinstance(result, tuple) else "list", shapes)
 
 
 def _primitive(operator, arity: int):
@@ -145,16 +182,20 @@ def _primitive(operator, arity: int):
         function, _ = operator.kernel("CPU")
         result = _untraced(_call, function, tensors, {"arguments": arguments,
                                                       "keywords": keywords})
-        expected = _result_meta(operator, tuple(array.shape for array in arrays),
-                                {"arguments": arguments, "keywords": keywords,
-                                 "dtypes": names})
-        if not isinstance(result, Tensor) or (tuple(result.shape), result.dtype) != expected:
-            got = (f"a tensor of shape {list(result.shape)} and dtype {result.dtype}"
-                   if isinstance(result, Tensor) else type(result).__name__)
-            raise RuntimeError(
-                f"{operator.name}: its kernel returned {got}, where its fake impl gives "
-                f"shape {list(expected[0])} and dtype {expected[1]}")
-        return result._concrete(operator.name)
+        shape, dtype, layout = _result_meta(operator, tuple(array.shape for array in arrays),
+                                            {"arguments": arguments, "keywords": keywords,
+                                             "dtypes": names})
+        if layout is None:
+            _expect(operator, result, shape, dtype)
+            return result._concrete(operator.name)
+        kind, shapes = layout
+        if not isinstance(result, (tuple, list)) or len(result) != len(shapes):
+            raise RuntimeError(f"{operator.name}: its kernel returned {type(result).__name__}, "
+                               f"where its fake impl gives a {kind} of {len(shapes)} tensors")
+        for part, part_shape in zip(result, shapes, strict=True):
+            _expect(operator, part, part_shape, dtype)
+        return np.concatenate([np.asarray(part._concrete(operator.name)).reshape(-1)
+                               for part in result]) if shapes else np.empty(0)
 
     name = f"custom::{operator.name}"
     if name in RUNTIME or name in REGISTRY:  # another arity, or the name defined again
@@ -164,6 +205,15 @@ def _primitive(operator, arity: int):
         saves=(), lowering=Extern(ROUTINE, ("data",) * arity), complex=True, runtime=True)
     _OPS[(id(operator), arity)] = (operator, primitive)
     return primitive
+
+
+def _expect(operator, result, shape: tuple, dtype) -> None:
+    """The kernel's result is a tensor of the shape and dtype its fake impl gives."""
+    if not isinstance(result, Tensor) or (tuple(result.shape), result.dtype) != (shape, dtype):
+        got = (f"a tensor of shape {list(result.shape)} and dtype {result.dtype}"
+               if isinstance(result, Tensor) else type(result).__name__)
+        raise RuntimeError(f"{operator.name}: its kernel returned {got}, where its fake impl "
+                           f"gives shape {list(shape)} and dtype {dtype}")
 
 
 def _untraced(function, *args):

@@ -106,6 +106,11 @@ FEATURES = {
     "shape_key_dict": ("end", "stats[x.shape[0]] = loss.item()", None),
     "activation_hook": ("forward", "out.register_hook(lambda g: g * {v})", None),
     "retain_grad": ("forward", "out.retain_grad()", None),
+    # Sizes the data decides (a boolean mask's rows, nonzero's): one trace serves every count.
+    "masked_rows": ("forward", "keep = out[:, 0] > {v}\nout = out.clone()\n"
+                    "out[keep] = out[keep] * 0.5", None),
+    "nonzero_rows": ("forward", "rows = autojit.nonzero(out[:, 0] > {v})[:, 0]\n"
+                     "out = out.index_add(0, rows, out[rows] * 0.5)", None),
     "out_grad_read": ("grads", 'if out.grad is not None:\n'
                       '    stats["out_grad"] = out.grad.abs().sum().item()', None),
     "lr_decay": ("after", 'opt.param_groups[0]["lr"] *= 0.9', _has_opt),
@@ -197,7 +202,7 @@ VALUES = {
     "data_write": (0.5, 2.0), "view_write": (0.1, 0.0), "new_optimizer": (0.05, 0.1),
     "count_set": (10, 0), "steps_set": (0, 5), "arg_write": (2.0, 0.5),
     "closure_setting": (0.5, 2.0), "trainer_attr": (0.5, 2.0), "activation_hook": (0.5, 2.0),
-    "lr_table_write": (0.2, 0.001),
+    "lr_table_write": (0.2, 0.001), "masked_rows": (0.0, -0.3, 0.3), "nonzero_rows": (0.0, 0.3),
 }
 SETUP_HOOKS = ("hook_add", "forward_hook_add", "post_hook_add")
 
@@ -399,8 +404,8 @@ SCALES = {"function": None, "closure": 'settings["scale"]', "method": "self.scal
 
 def _forward_lines(spec: dict, x: str, y: str) -> list:
     lines = [f"out = model({x})"]
-    lines += [_fill(FEATURES[name][1], value, spec) for name, value in spec["features"]
-              if FEATURES[name][0] == "forward"]
+    lines += [line for name, value in spec["features"] if FEATURES[name][0] == "forward"
+              for line in _fill(FEATURES[name][1], value, spec).split("\n")]
     if spec["uses_global"] and spec["model"] != "custom":
         lines.append("out = out * GAIN")
     if spec["uses_list"]:

@@ -5,17 +5,22 @@ would port it (tests/opinfo/torch_db/resolve.py), on torch's own samples in each
 opinfo.torch_db.DTYPES (float32, float64, complex64, complex128), up to FULL_LIMIT (32) per op and
 dtype (QUICK_LIMIT, 8, for the seven HEAVY ops whose samples cost seconds each): the forward
 against torch (values, dtypes, shapes; for a sample on which torch raises, the error's type),
-first-order gradients, second order in float64 and complex128, and the compiled call against eager;
-then the op's error samples, up to 4 * FULL_LIMIT (the error type and torch's message regex). That
-is 2,336 tests, run by default: on the 2-core Zen 5 development machine, 5 min 20 s in one process
-when idle, and 6 min 52 s on two workers (527 s of CPU) at a load of 3 to 6 from other work, of
-which 6 s per process collect torch's database; README.md says how long the whole suite takes with
-it. Most of the time is the compiled check (65% of the CPU: tracing, the passes, the schedule and
-about one LLVM compile per sample), then second order (15%) and the gradients (10%).
+first-order gradients and second order in float64 and complex128 on every one of them, and the
+compiled call against eager on the first QUICK_LIMIT (8) of them; then the op's error samples, up
+to 4 * FULL_LIMIT (the error type and torch's message regex). That is 2,336 tests, run by
+default; README.md says how long the whole suite takes with them. Most of the time is the
+compiled check (65% of the CPU when every sample was compiled: tracing, the passes, the schedule
+and about one LLVM compile per sample), then second order (15%) and the gradients (10%).
+Compiling every sample, as the suite did until 2026-11-28, took a quarter more of the file's CPU
+time (82 s against 62 s of user time on a selection of 110 of the tests):
+
+    AUTOJIT_OPINFO_COMPILED=all python -m pytest tests/test_opinfo.py
+
+does it, and
 
     AUTOJIT_OPINFO_FULL=0 python -m pytest tests/test_opinfo.py
 
-runs the first QUICK_LIMIT (8) samples of each op and dtype instead (59% of the work). A sample of
+runs the first QUICK_LIMIT (8) samples of each op and dtype with every check. A sample of
 the same form as an earlier one of its op and dtype (torch's database repeats shapes and arguments
 with other values) is run by that sample's compiled function, as a user's loop runs one compiled
 function on new tensors, instead of compiling again (checks.py).
@@ -39,7 +44,7 @@ pytest.importorskip("expecttest")  # torch's op database imports it
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from opinfo.torch_db import DTYPES, full, op_id, sample_limit  # noqa: E402
+from opinfo.torch_db import DTYPES, compiled_limit, full, op_id, sample_limit  # noqa: E402
 from opinfo.torch_db.resolve import autojit_callable  # noqa: E402
 from opinfo.torch_db.runner import op_database, run_errors, run_op, supports  # noqa: E402
 from opinfo.torch_db.skips import KNOWN_FAILURES, MISSING, NOT_APPLICABLE  # noqa: E402
@@ -85,7 +90,8 @@ def _judge(name: str, group: str, outcomes) -> None:
 @pytest.mark.parametrize(("opinfo", "dtype"), _params(errors=False))
 def test_samples(opinfo, dtype):
     name = op_id(opinfo)
-    _judge(name, dtype, run_op(opinfo, CALLABLE[name], dtype, sample_limit(name)))
+    _judge(name, dtype, run_op(opinfo, CALLABLE[name], dtype, sample_limit(name),
+                               compiled=compiled_limit()))
 
 
 @pytest.mark.parametrize(("opinfo", "group"), _params(errors=True))

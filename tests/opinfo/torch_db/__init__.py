@@ -16,9 +16,12 @@ import os
 DTYPES = ("float32", "float64", "complex64", "complex128")
 # Second order is checked in these dtypes only (single precision's rounding swamps it).
 GRADGRAD_DTYPES = ("float64", "complex128")
-# Samples per op and dtype, in every dtype of DTYPES, each with every check: every one up to
-# FULL_LIMIT by default (the whole suite's run, which fits its 10-minute budget), the first
-# QUICK_LIMIT with AUTOJIT_OPINFO_FULL=0 (59% of the work, for a first answer while editing).
+# Samples per op and dtype, in every dtype of DTYPES: every one up to FULL_LIMIT by default,
+# the first QUICK_LIMIT with AUTOJIT_OPINFO_FULL=0 (for a first answer while editing). The
+# compiled check, which takes most of the time (a trace, the passes, the schedule and about
+# one LLVM compile per sample of a new form), runs on the first QUICK_LIMIT of them in the
+# suite's default run, and on every one with AUTOJIT_OPINFO_COMPILED=all: at 32 it took a
+# quarter more of the file's CPU time, which the whole suite's 10-minute budget has no room for.
 FULL_LIMIT = 32
 QUICK_LIMIT = 8
 # The ops whose samples cost seconds each (3-d grids and windows, CTC's lattice): the suite's
@@ -42,6 +45,11 @@ def full() -> bool:
     """Every sample up to FULL_LIMIT (the default), not the first QUICK_LIMIT
     (AUTOJIT_OPINFO_FULL=0)."""
     return os.environ.get("AUTOJIT_OPINFO_FULL", "1") not in ("", "0")
+
+
+def compiled_limit() -> int:
+    """Samples per op and dtype whose compiled call is checked against eager in this run."""
+    return FULL_LIMIT if os.environ.get("AUTOJIT_OPINFO_COMPILED") == "all" else QUICK_LIMIT
 
 
 def sample_limit(name: str | None = None) -> int:

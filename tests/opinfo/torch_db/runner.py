@@ -54,9 +54,11 @@ def supports(opinfo, dtype: str) -> bool:
     return getattr(torch, dtype) in opinfo.supported_dtypes("cpu")
 
 
-def run_op(opinfo, function, dtype: str, limit: int, checks=CHECKS):
-    """[(sample index, check, message or None)] for the first `limit` samples; a sample of a
-    kind autojit lacks is one ("unsupported", what) entry. A forward failure ends the sample."""
+def run_op(opinfo, function, dtype: str, limit: int, checks=CHECKS,
+           compiled: int | None = None):
+    """[(sample index, check, message or None)] for the first `limit` samples, the compiled
+    check for the first `compiled` of them (all by default); a sample of a kind autojit lacks
+    is one ("unsupported", what) entry. A forward failure ends the sample."""
     outcomes = []
     options = compare_options(opinfo, dtype, random=is_random(opinfo))
     skipped = {**SKIP_CHECKS.get(op_id(opinfo), {}),
@@ -75,6 +77,8 @@ def run_op(opinfo, function, dtype: str, limit: int, checks=CHECKS):
             continue
         for check in checks:
             if check == "gradgrad" and dtype not in GRADGRAD_DTYPES:
+                continue
+            if check == "compiled" and compiled is not None and index >= compiled:
                 continue
             try:
                 getattr(run, check)()

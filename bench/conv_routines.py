@@ -4,6 +4,9 @@ over channels (codegen/cpu/convolution/channels.py), per product, and which one 
     python bench/conv_routines.py            # the layers of docs/notes/convolution.md
     python bench/conv_routines.py --sweep    # 702 products: how far the choice is from the best
     python bench/conv_routines.py --resnet18 # a ResNet-18's layers at 64x64, on two threads
+    python bench/conv_routines.py --models efficientnet_b0,convnext_atto [--threads 1]
+        # every convolution of bench/models.py's models, as each step calls it: the chosen
+        # routine against torch, per layer and summed per kind over the model's step
 
 Microseconds per eager call on one thread (medians), float32; `*` marks the routine chosen.
 The layers' table adds torch's time for the same product (`conv2d`, and
@@ -13,9 +16,12 @@ The layers' table adds torch's time for the same product (`conv2d`, and
 from __future__ import annotations
 
 import argparse
+import collections
 import itertools
 import statistics
+import sys
 import timeit
+from pathlib import Path
 
 import numpy as np
 
@@ -96,19 +102,22 @@ def torch_timed(kind: str, operands: tuple, attrs: dict, number: int) -> float:
         convolve = getattr(torch.nn.functional, f"conv{spatial}d")
 
         def run():
-            convolve(x, w, stride=stride, padding=padding, dilation=dilation)
+            convolve(x, w, stride=stride, padding=padding, dilation=dilation,
+                     groups=attrs["groups"])
     else:
         if kind == "input":
             g, w = (torch.from_numpy(array) for array in operands)
-            x = torch.zeros((g.shape[0], w.shape[1], *attrs["input_size"]))
+            x = torch.zeros((g.shape[0], w.shape[1] * attrs["groups"], *attrs["input_size"]))
         else:
             x, g = (torch.from_numpy(array) for array in operands)
-            w = torch.zeros((g.shape[1], x.shape[1], *attrs["kernel_size"]))
+            w = torch.zeros((g.shape[1], x.shape[1] // attrs["groups"],
+                             *attrs["kernel_size"]))
         wanted = [kind == "input", kind == "weight", False]
 
         def run():
             torch.ops.aten.convolution_backward(g, x, w, None, stride, padding, dilation,
-                                                False, [0] * spatial, 1, wanted)
+                                                False, [0] * spatial, attrs["groups"],
+                                                wanted)
     run()
     return statistics.median(timeit.repeat(run, number=number, repeat=5)) / number * 1e6
 
@@ -140,16 +149,86 @@ def sweep() -> None:
           f"worst {max(ratios):.2f}, {sum(r > 1.1 for r in ratios)} above 1.1")
 
 
+def model_layers(names: list) -> collections.Counter:
+    """{(input shape, weight shape, stride, padding, dilation, groups): calls per step} of the
+    2-d convolutions of bench/models.py's models (their forward run once in torch)."""
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import models
+
+    keep = models._define_torchvision_operators(torch)  # noqa: F841 - kept alive
+    found = collections.Counter()
+
+    def hook(module, inputs, output):
+        found[(tuple(inputs[0].shape), tuple(module.weight.shape), module.stride,
+               module.padding, module.dilation, module.groups)] += 1
+
+    for name in names:
+        torch.manual_seed(0)
+        model, batch, _ = models.build(name, torch)
+        for module in model.modules():
+            if isinstance(module, torch.nn.Conv2d):
+                module.register_forward_hook(hook)
+        model(batch(torch.Generator().manual_seed(1))[0])
+    return found
+
+
+def models_table(names: list) -> None:
+    """Each layer's three products (the chosen routine, eager calls; microseconds, the median
+    of five rounds of five calls) against torch's, and the totals per kind weighted by the
+    calls per step."""
+    import torch
+
+    torch.set_num_threads(autojit.get_num_threads())
+    totals = collections.Counter()
+    print("| calls | input -> weight, stride, padding, groups | routine | forward us | input us "
+          "| weight us |\n|---:|---|---|---:|---:|---:|")
+    for (x_shape, w_shape, stride, padding, dilation, groups), calls in \
+            model_layers(names).items():
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        w = rng.standard_normal(w_shape).astype(np.float32)
+        y = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), stride=stride,
+                                       padding=padding, dilation=dilation, groups=groups)
+        g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+        attrs = {"stride": stride, "padding": tuple((p, p) for p in padding),
+                 "dilation": dilation, "groups": groups}
+        operands = {"forward": ((x, w), attrs),
+                    "input": ((g, w), {**attrs, "input_size": x_shape[2:]}),
+                    "weight": ((x, g), {**attrs, "kernel_size": w_shape[2:]})}
+        cells = []
+        for kind, (pair, kind_attrs) in operands.items():
+            ours = statistics.median(timeit.repeat(
+                lambda k=kind, p=pair, a=kind_attrs: native.eager(k, *p, a), number=5,
+                repeat=5)) / 5e-6
+            theirs = torch_timed(kind, pair, kind_attrs, 5)
+            totals[kind, "autojit"] += ours * calls
+            totals[kind, "torch"] += theirs * calls
+            cells.append(f"{ours:,.0f} / {theirs:,.0f}")
+        routine = type(native.geometry("forward", x_shape, w_shape, native.attrs_key(attrs),
+                                       "<f4")).__name__
+        print(f"| {calls} | {x_shape} -> {w_shape}, {stride[0]}, {padding[0]}, {groups} | "
+              f"{routine} | {' | '.join(cells)} |", flush=True)
+    for kind in ("forward", "input", "weight"):
+        print(f"{kind}: autojit {totals[kind, 'autojit'] / 1e3:.2f} ms, torch "
+              f"{totals[kind, 'torch'] / 1e3:.2f} ms a step")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--resnet18", action="store_true")
+    parser.add_argument("--models", help="bench/models.py's models, comma-separated")
+    parser.add_argument("--threads", type=int)
     arguments = parser.parse_args()
-    threads = 2 if arguments.resnet18 else 1
+    threads = arguments.threads or (2 if arguments.resnet18 or arguments.models else 1)
     autojit.set_num_threads(threads)
     print(f"autojit {autojit.__version__}, {threads} thread(s), float32, wide tiles: "
           f"{native.wide()}\n")
-    if arguments.sweep:
+    if arguments.models:
+        models_table(arguments.models.split(","))
+    elif arguments.sweep:
         sweep()
     else:
         layers(RESNET18 if arguments.resnet18 else LAYERS)

@@ -11,10 +11,13 @@ same weights in every framework (a state dict saved by torch's run, loaded by au
 
 Each (framework, model) runs in a process of its own: the first two calls are timed cold
 (`first`: a fresh process; autojit's kernel cache is the user's), then `--steps` calls, of
-which the median is reported, and the process's peak resident memory. torch.compile's forms
-run with `--torch-compile` (slow to compile on CPU). Run it with the libraries installed:
+which the median is reported (wall clock, and the process's CPU time: on a shared machine,
+`--threads 1` and the CPU column are the steadier comparison), and the process's peak resident
+memory. torch.compile's forms run with `--torch-compile` (slow to compile on CPU); `--forms`
+picks autojit's. Run it with the libraries installed:
 
     python bench/models.py [--models gpt2,resnet18_timm] [--steps 10] [--torch-compile]
+                           [--forms eager] [--threads 1] [--against OTHER/src]
 
 torchvision's wheels are CUDA builds whose `_C` extension cannot load beside a CPU torch: its
 two operators are defined as Python stubs first (both frameworks; transformers imports
@@ -137,15 +140,19 @@ def training_step(torch, model, loss_of, form: str):
     return torch.compile(step) if form == "compiled step" else step
 
 
-def run(name: str, framework: str, form: str, steps: int, weights: str) -> dict:
+def run(name: str, framework: str, form: str, steps: int, weights: str,
+        threads: int | None = None) -> dict:
     """One (model, framework, form) in this process: the first two calls' seconds, the median
-    of `steps` more, the peak resident memory, and the last loss."""
+    of `steps` more (wall clock, and the process's CPU time), the peak resident memory, and the
+    last loss; on `threads` threads where given."""
     if framework == "autojit":
         import autojit.drop_in
 
         autojit.drop_in.install()
     import torch
 
+    if threads:
+        torch.set_num_threads(threads)
     # (transformers imports torchvision too, where installed)
     _keep = _define_torchvision_operators(torch)  # noqa: F841 - the library stays alive
     torch.manual_seed(0)
@@ -162,14 +169,15 @@ def run(name: str, framework: str, form: str, steps: int, weights: str) -> dict:
         start = time.perf_counter()
         float(step(*batches[index]))
         first.append(time.perf_counter() - start)
-    times = []
+    times, cpu = [], []
     for index in range(steps):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         loss = float(step(*batches[index % len(batches)]))
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MiB (kilobytes)
     return {"first": first, "median": statistics.median(times), "peak_mib": peak,
-            "loss": loss}
+            "loss": loss, "cpu": statistics.median(cpu)}
 
 
 FORMS = {"torch": ("eager", "compiled model"), "autojit": ("eager", "compiled step",
@@ -182,12 +190,19 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--torch-compile", action="store_true",
                         help="also time torch.compile(model) (minutes of compiling on CPU)")
+    parser.add_argument("--forms", help="only these forms (comma-separated: eager, compiled "
+                        "step, compiled model), torch eager always")
+    parser.add_argument("--threads", type=int,
+                        help="torch.set_num_threads in each process (both libraries)")
+    parser.add_argument("--against", metavar="SRC",
+                        help="also time autojit's forms from another source tree (its src/ "
+                        "folder, first on PYTHONPATH), each right after this tree's")
     parser.add_argument("--one", nargs=3, metavar=("MODEL", "FRAMEWORK", "FORM"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--weights", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.one:
-        print(json.dumps(run(*options.one, options.steps, options.weights)))
+        print(json.dumps(run(*options.one, options.steps, options.weights, options.threads)))
         return
     rows = []
     for name in options.models.split(","):
@@ -197,26 +212,40 @@ def main() -> None:
             for form in forms:
                 if framework == "torch" and form != "eager" and not options.torch_compile:
                     continue
-                done = subprocess.run(
-                    [sys.executable, __file__, "--one", name, framework, form, "--steps",
-                     str(options.steps), "--weights", weights],
-                    capture_output=True, text=True, timeout=3600)
-                if done.returncode != 0:
-                    found[(framework, form)] = {"error": done.stderr.strip().splitlines()[-1]}
-                else:
-                    found[(framework, form)] = json.loads(done.stdout.strip().splitlines()[-1])
+                if options.forms and (framework, form) != ("torch", "eager") and \
+                        form not in options.forms.split(","):
+                    continue
+                threads = ["--threads", str(options.threads)] if options.threads else []
+                trees = {framework: None}
+                if framework == "autojit" and options.against:
+                    trees["autojit (against)"] = options.against
+                for label, tree in trees.items():
+                    environment = dict(os.environ)
+                    if tree is not None:
+                        environment["PYTHONPATH"] = os.pathsep.join(
+                            [tree, *filter(None, [environment.get("PYTHONPATH")])])
+                    done = subprocess.run(
+                        [sys.executable, __file__, "--one", name, framework, form, "--steps",
+                         str(options.steps), "--weights", weights, *threads],
+                        capture_output=True, text=True, timeout=3600, env=environment)
+                    if done.returncode != 0:
+                        found[(label, form)] = {"error": done.stderr.strip().splitlines()[-1]}
+                    else:
+                        found[(label, form)] = json.loads(done.stdout.strip().splitlines()[-1])
         base = found[("torch", "eager")]
         for (framework, form), figures in found.items():
             if "error" in figures:
-                rows.append(f"| {name} | {framework} {form} | {figures['error'][:60]} | | | |")
+                rows.append(f"| {name} | {framework} {form} | {figures['error'][:60]} | | | | |")
                 continue
             ratio = figures["median"] / base["median"] if "median" in base else float("nan")
+            cpu = figures["cpu"] / base["cpu"] if "cpu" in base else float("nan")
             rows.append(f"| {name} | {framework} {form} | {figures['median'] * 1e3:.1f} ms | "
-                        f"{ratio:.2f}x | {figures['first'][0]:.2f} s, {figures['first'][1]:.2f}"
-                        f" s | {figures['peak_mib']:.0f} MiB |")
+                        f"{ratio:.2f}x | {cpu:.2f}x | {figures['first'][0]:.2f} s, "
+                        f"{figures['first'][1]:.2f} s | {figures['peak_mib']:.0f} MiB |")
         print("\n".join(rows[-len(found):]), flush=True)
-    print("\n| model | form | median step | / torch eager | first two calls | peak RSS |")
-    print("|---|---|---|---|---|---|")
+    print("\n| model | form | median step | / torch eager | CPU / torch's | first two calls | "
+          "peak RSS |")
+    print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 
 

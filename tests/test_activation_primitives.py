@@ -1,6 +1,7 @@
 """gelu and softplus as primitives with torch's backward and double-backward formulas
 (ops/nn/activations.py), compiled as their composites (a Decomposition lowering), and tanh's
-backward, tanh_backward.
+backward, tanh_backward; hardswish and hardsigmoid (ops/nn/hard_activations.py), whose rows in
+the op table check the rest.
 
 Eager values are the composite's bits; values, gradients to second order (at softplus's
 threshold, infinities and NaN too), forward-mode tangents, vmap and grad_fn names are torch's;
@@ -167,3 +168,47 @@ def test_zero_dim_tensors_to_second_order(name, kwargs):
     for mine, theirs in zip(*results):
         assert mine.shape == ()
         np.testing.assert_allclose(mine, theirs, rtol=1e-14)
+
+
+HARD_SPECIAL = [0.0, -0.0, 3.0, -3.0, 2.999, -2.999, 3.001, -3.001, np.inf, -np.inf, np.nan,
+                1e30, -1e30]
+
+
+@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_hard_activations_are_the_composites_values_and_torchs_gradients(name, dtype):
+    """hardswish and hardsigmoid (ops/nn/hard_activations.py), eager on the CPU: values the
+    composite's bits (the form traced and other dtypes run), first derivatives (and
+    hardswish's second) torch's, at the branch points, infinities and NaN too."""
+    from autojit.nn.functional import activation
+
+    data = np.concatenate([HARD_SPECIAL, generator.standard_normal(300) * 4]).astype(dtype)
+    weights = generator.standard_normal(data.size).astype(dtype)
+    x = autojit.tensor(data)
+    composite = getattr(activation, f"_{name}")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(activation, "_as_primitive", lambda input: False)
+        expected = composite(x).numpy()
+    np.testing.assert_array_equal(getattr(autojit.nn.functional, name)(x).numpy(), expected)
+    results = []
+    for library in (autojit, torch):
+        leaf = library.tensor(data, requires_grad=True)
+        y = getattr(library.nn.functional, name)(leaf)
+        (first,) = library.autograd.grad((y * library.tensor(weights)).sum(), leaf,
+                                         create_graph=name == "hardswish")
+        found = [y.detach().numpy(), first.detach().numpy(), y.grad_fn.name()]
+        if name == "hardswish":
+            (second,) = library.autograd.grad((first * library.tensor(weights)).sum(), leaf)
+            found += [second.numpy(), first.grad_fn.name()]
+        results.append(found)
+    mine, theirs = results
+    assert mine[2] == theirs[2] and mine[4:] == theirs[4:]  # the grad_fn names
+    if name == "hardswish":
+        # at NaN torch's scalar backward gives the gradient itself (as autojit's), its vector
+        # loop NaN (tests/test_nn_activation_points.py)
+        at_nan = np.isnan(data)
+        np.testing.assert_array_equal(mine[1][at_nan], weights[at_nan])
+        theirs[1][at_nan] = weights[at_nan]
+    for index in (0, 1, 3)[:2 + (name == "hardswish")]:
+        np.testing.assert_allclose(mine[index], theirs[index], rtol=1e-6, atol=1e-7,
+                                   equal_nan=True)

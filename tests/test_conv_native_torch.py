@@ -19,7 +19,7 @@ import pytest
 
 import autojit
 from autojit.codegen.cpu import convolution as native
-from autojit.codegen.cpu.convolution import channels
+from autojit.codegen.cpu.convolution import channels, depthwise
 
 torch = pytest.importorskip("torch")
 F = autojit.nn.functional
@@ -69,6 +69,12 @@ def routines(request, monkeypatch):
         made.append(type(found).__name__)
         return found
 
+    def spy_depthwise(*arguments):
+        made.append("DepthwiseGeometry")
+        return make_depthwise(*arguments)
+
+    make_depthwise = depthwise.DepthwiseGeometry
+    monkeypatch.setattr(depthwise, "DepthwiseGeometry", spy_depthwise)
     mode = request.param.split()[0]
     monkeypatch.setattr(channels, "MODE", mode)
     if request.param == "channels in chunks":
@@ -79,8 +85,10 @@ def routines(request, monkeypatch):
     native.geometry.cache_clear()
 
 
-def _check_routines(made: list, mode: str, groups: int = 1) -> None:
-    if mode == "positions" or groups != 1:
+def _check_routines(made: list, mode: str, groups: int = 1, grouped_one: bool = False) -> None:
+    if grouped_one:  # depthwise.py's routines, whatever the mode
+        assert made and set(made) == {"DepthwiseGeometry"}
+    elif mode == "positions" or groups != 1:
         assert "Geometry" in made and (mode == "channels" or "ChannelGeometry" not in made)
     else:
         assert made and set(made) == {"ChannelGeometry"}
@@ -123,7 +131,8 @@ def test_products_match_torch(case, dtype, native_calls, routines):
     yt = getattr(torch.nn.functional, name)(xt, wt, **options)
     theirs = [yt, *torch.autograd.grad(yt, (xt, wt), torch.tensor(g, dtype=torch.float64))]
     assert sorted(native_calls) == ["forward", "input", "weight"]
-    _check_routines(routines, channels.MODE, options["groups"])
+    _check_routines(routines, channels.MODE, options["groups"],
+                    options["groups"] == x.shape[1] == w.shape[0] > 1)
     tolerance = 1e-13 if dtype == "float64" else 3e-6
     for ours, reference in zip(mine, theirs, strict=True):
         assert ours.dtype == getattr(autojit, dtype)

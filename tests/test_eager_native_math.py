@@ -156,3 +156,31 @@ def test_activations_on_the_native_loops_to_second_order(dtype):
             np.testing.assert_allclose(mine, theirs, rtol=ulp * np.finfo(dtype).eps,
                                        atol=ulp * np.finfo(dtype).eps * scale,
                                        err_msg=f"{where} {name} {dtype}")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_gelu_loops_give_the_routines_bits(dtype, threads):
+    """gelu and its backward as one native loop each (codegen/cpu/eager_gelu.py, split over
+    the cores or not): the bits of ops/nn/activations.py's NumPy calls, whose erf and exp run
+    eager_math.py's loops at this size; the special values too."""
+    from autojit.codegen.cpu import eager_gelu
+    from autojit.ops.nn import activations
+
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((3, native_math.MIN_ELEMENTS + 37)) * 4).astype(dtype)
+    x.flat[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -9.0, 40.0]
+    grad = rng.standard_normal(x.shape).astype(dtype)
+    hook, before = activations.NATIVE, autojit.get_num_threads()
+    assert hook is not None
+    try:
+        autojit.set_num_threads(threads)
+        native = (activations._gelu_impl(x), activations._gelu_backward_impl(grad, x))
+        activations.NATIVE = None
+        numpy = (activations._gelu_impl(x), activations._gelu_backward_impl(grad, x))
+    finally:
+        activations.NATIVE = hook
+        autojit.set_num_threads(before)
+    assert eager_gelu._state.get(np.dtype(dtype)), "the native loops did not run"
+    for mine, theirs in zip(native, numpy, strict=True):
+        assert mine.tobytes() == theirs.tobytes()

@@ -20,13 +20,13 @@ CONFIGS = {
 }
 
 
-def _run(config, dtype, arrays_allowed, steps=4):
+def _run(config, dtype, arrays_allowed, steps=4, shapes=((5, 7), (7,), ())):
     """Parameters and state after `steps` steps of quadratic losses, with the array path
     allowed or not; and how often it ran."""
     kind, options = CONFIGS[config]
     rng = np.random.default_rng(3)
     params = [autojit.tensor(rng.standard_normal(shape).astype(dtype), requires_grad=True)
-              for shape in ((5, 7), (7,), ())]
+              for shape in shapes]
     optimizer = kind(params, **options)
     taken = []
     original = adam.Adam._update_arrays
@@ -59,6 +59,10 @@ def test_array_update_has_the_ops_bits_and_versions(config, dtype):
     fast, taken = _run(config, dtype, True)
     slow, not_taken = _run(config, dtype, False)
     assert taken == 12 and not_taken == 0
+    _assert_same(fast, slow)
+
+
+def _assert_same(fast, slow):
     for (value, version, state), (value_ops, version_ops, state_ops) in zip(fast, slow):
         assert value.tobytes() == value_ops.tobytes()
         assert version == version_ops
@@ -66,6 +70,19 @@ def test_array_update_has_the_ops_bits_and_versions(config, dtype):
         for key in state:
             assert state[key][0].tobytes() == state_ops[key][0].tobytes(), key
             assert state[key][1] == state_ops[key][1], key
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_native_update_has_the_ufuncs_bits_and_versions(config, dtype):
+    # Parameters of one part and of one per core (codegen/cpu/eager_update.py), and small
+    # ones beside them (NumPy's calls): the native routine against the calls it replaces.
+    shapes = ((300, 150), (5001,), (5, 7), ())
+    with pytest.MonkeyPatch.context() as patch:
+        native = _run(config, dtype, True, steps=3, shapes=shapes)[0]
+        patch.setattr(eager_arrays, "NATIVE_ELEMENTS", 1 << 60)
+        ufuncs = _run(config, dtype, True, steps=3, shapes=shapes)[0]
+    _assert_same(native, ufuncs)
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))

@@ -7,7 +7,7 @@ through numba.cuda) backends. See docs/notes/cpu-codegen.md and docs/notes/cuda.
 from .. import config
 from ..compiler import backends
 from ..ops.elementwise import native_math
-from ..ops.nn import batch_norm, convolution
+from ..ops.nn import activations, batch_norm, convolution
 
 backends.register("cpu", __name__ + ".backend")
 
@@ -43,6 +43,17 @@ def _native_math(name: str, x, out):
 
 
 native_math.NATIVE = _native_math
+
+
+def _native_gelu(name: str, arrays: list):
+    """The eager gelu routines of large arrays as one native loop each (cpu/eager_gelu.py,
+    imported on the first such call, so that `import autojit` stays light)."""
+    from .cpu import eager_gelu
+
+    return eager_gelu.run(name, arrays)
+
+
+activations.NATIVE = _native_gelu
 
 
 def _threads_changed(count: int) -> None:

@@ -50,7 +50,15 @@ from .indexing import update as index_update  # noqa: F401
 from .layout import diagonal, joining, triangular  # noqa: F401
 from .linalg import einsum  # noqa: F401
 from .linalg import namespace as linalg_namespace  # noqa: F401 - registers torch.linalg's ops
-from .nn import batch_norm, linear, loss, nll_loss, pooling, rnn_cells  # noqa: F401
+from .nn import (  # noqa: F401
+    batch_norm,
+    hard_activations,
+    linear,
+    loss,
+    nll_loss,
+    pooling,
+    rnn_cells,
+)
 from .random import gamma as random_gamma  # noqa: F401
 from .registry import REGISTRY, check_registry
 from .sparse import gradients as sparse_gradients  # noqa: E402

@@ -111,6 +111,8 @@ class Adam(Optimizer):
         eager_arrays.written(step)
         np.add(step._payload, 1, out=step._payload)
         bias_correction2_sqrt, scale = self._corrections(step, group)
+        if eager_arrays.native_adam(arrays, tensors, group, bias_correction2_sqrt, scale):
+            return
         param, exp_avg, exp_avg_sq, *maximum, grad = arrays
         written = eager_arrays.written
         with np.errstate(all="ignore"):

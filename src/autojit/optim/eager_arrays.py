@@ -57,3 +57,39 @@ def written(tensor) -> None:
     if hook is not None:
         hook(tensor)
     tensor._bump_version()
+
+
+# Parameters from this many elements update through one native routine (codegen/cpu/
+# eager_update.py) instead of thirteen NumPy calls: the same bits, one pass over the arrays.
+NATIVE_ELEMENTS = 4096
+
+
+def native_adam(arrays: list, tensors: list, group: dict, correction2, scale) -> bool:
+    """Adam's update of `arrays` (param, exp_avg, exp_avg_sq, [max_exp_avg_sq,] grad, as
+    arrays_of gave them) by the native routine, with each write counted as the NumPy calls
+    count it; False where it does not apply (small or non-contiguous arrays, a hook before
+    writes, no native code), and nothing is written then."""
+    param = arrays[0]
+    if param.size < NATIVE_ELEMENTS or inplace.BEFORE_WRITE is not None or \
+            not all(array.flags.c_contiguous for array in arrays) or \
+            any(np.may_share_memory(arrays[-1], array) for array in arrays[:-1]):
+        return False  # (a gradient that is the parameter is read after the decay's write)
+    from ..codegen.cpu import eager_update
+
+    beta1, beta2 = group["betas"]
+    lr, weight_decay = group["lr"], group["weight_decay"]
+    decoupled = weight_decay != 0 and group["decoupled_weight_decay"]
+    flags = (bool(group["maximize"]), decoupled, weight_decay != 0 and not decoupled,
+             len(arrays) == 5)
+    # Each Python number rounded to the dtype, as NumPy rounds a scalar operand.
+    dtype = param.dtype.type
+    scalars = tuple(float(dtype(value)) for value in (
+        1 - lr * weight_decay, weight_decay, 1 - beta1, beta2, 1 - beta2, correction2,
+        group["eps"], scale))
+    if not eager_update.adam(arrays, flags, scalars):
+        return False
+    if decoupled:
+        tensors[0]._bump_version()
+    for tensor in (tensors[1], tensors[2], tensors[2], *tensors[3:4], tensors[0]):
+        tensor._bump_version()
+    return True

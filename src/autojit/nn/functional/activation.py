@@ -29,10 +29,12 @@ from ...ops.composite import softplus
 from ...ops.elementwise import math_primitives as ewm
 from ...ops.indexing import max as max_with_indices
 from ...ops.inplace import apply_inplace
+from ...ops.nn import hard_activations
 from ...ops.nn.softmax import log_softmax as log_softmax_op
 from ...ops.nn.softmax import softmax as softmax_op
 from ...tensor import dtypes
 from ...tensor.creation import arange, rand
+from ...tensor.state import state as thread_state
 from ...tensor.tensor import Tensor, normalize_dim
 from .common import check_floating, check_tensor, scalar_type
 
@@ -317,10 +319,20 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 
 # torch's hardsigmoid backward multiplies by 1/6 rounded to float32, for float64 too.
-_ONE_SIXTH_AS_FLOAT32 = float(np.float32(1.0) / np.float32(6.0))
+_ONE_SIXTH_AS_FLOAT32 = hard_activations.ONE_SIXTH_AS_FLOAT32
+_PRIMITIVE_DTYPES = (dtypes.float32, dtypes.float64)
+
+
+def _as_primitive(input: Tensor) -> bool:  # noqa: A002
+    """Whether hardswish and hardsigmoid bind their primitives (ops/nn/hard_activations.py):
+    eager, on the CPU, in float32 or float64; the composites below otherwise."""
+    return thread_state.tracer is None and input._dtype in _PRIMITIVE_DTYPES and \
+        input._payload.__class__ is np.ndarray
 
 
 def _hardsigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    if _as_primitive(input):
+        return hard_activations.hardsigmoid(input)
     # torch's gradient is 1/6 strictly inside (-3, 3) and 0 elsewhere, NaN included. The
     # value is (x + 3) / 6 of the detached input; the zero-valued x - x.detach() term carries
     # the gradient, with torch's constant.
@@ -341,6 +353,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 
 def _hardswish(input: Tensor) -> Tensor:  # noqa: A002
+    if _as_primitive(input):
+        return hard_activations.hardswish(input)
     # torch's branches: x <= -3 gives 0 (x * 0, so -inf gives NaN) with gradient 0, -3 < x < 3
     # the parabola, x >= 3 and NaN the identity (so the slope at 3 is 1, not the parabola's).
     # The parabola only sees its own x: an infinite x there would make its unused gradient NaN.

@@ -10,6 +10,8 @@ with a formula of its own; so do these, as softmax and layer_norm do (ops/nn/sof
 
 - gelu and softplus run eagerly as one routine making the composite's NumPy calls, in place,
   so their values are the composite's bits; traced, they are the composite (a Decomposition).
+  On large arrays gelu and its backward make those calls' float operations as one native loop
+  (NATIVE, codegen/cpu/eager_gelu.py), the same bits.
 - Their VJPs are the primitives gelu_backward and softplus_backward, torch's formulas
   `g (Phi(x) + x phi(x))` and `g z / (z + 1)` with z = exp(beta x) (g itself where
   beta x > threshold), also one routine each eagerly and a composite when traced.
@@ -27,6 +29,7 @@ import numpy as np
 from .. import batching
 from .. import elementwise as ew
 from ..dtype_rules import rule_float
+from ..elementwise import native_math
 from ..elementwise.derivatives import tanh_backward  # noqa: F401 - read from here too
 from ..elementwise.native_math import apply
 from ..lowering import Decomposition
@@ -77,8 +80,33 @@ def _softplus_backward_composite(grad, x, beta: float, threshold: float):
 
 # ---- the eager routines ------------------------------------------------------------------------
 
+# Set by codegen (codegen/cpu/eager_gelu.py, installed by codegen/__init__.py):
+# NATIVE(name, [x] or [x, grad]) -> gelu's or gelu_backward's routine as one native loop (the
+# same float operations, so the same bits), or None where there is none. Taken where the
+# routines below would run erf and exp natively too (native_math's MIN_ELEMENTS).
+NATIVE = None
+_NATIVE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _native(name: str, arrays: list):
+    x = arrays[0]
+    if NATIVE is None or x.size < native_math.MIN_ELEMENTS or native_math.NATIVE is None:
+        return None
+    for array in arrays:
+        if array.__class__ is not np.ndarray or array.dtype != x.dtype or \
+                array.shape != x.shape or not array.flags.c_contiguous:
+            return None
+    if x.dtype not in _NATIVE_DTYPES:
+        return None
+    return NATIVE(name, arrays)
+
+
 def _gelu_impl(x: np.ndarray) -> np.ndarray:
     from ..elementwise import _erf_impl
+
+    found = _native("gelu", [x])
+    if found is not None:
+        return found
 
     result = np.asarray(_erf_impl(np.multiply(x, _SQRT1_2)))  # 0-d: NumPy gives scalars
     np.add(result, 1, out=result)
@@ -87,6 +115,10 @@ def _gelu_impl(x: np.ndarray) -> np.ndarray:
 
 def _gelu_backward_impl(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     from ..elementwise import _erf_impl
+
+    found = _native("gelu_backward", [x, grad])
+    if found is not None:
+        return found
 
     cdf = np.asarray(_erf_impl(np.multiply(x, _SQRT1_2)))  # 0-d: NumPy gives scalars
     np.add(cdf, 1, out=cdf)

@@ -2,7 +2,7 @@
 (ops/nn/convolution.py) for float32 and float64, on every core, for eager calls and compiled plans
 alike (docs/notes/convolution.md). This package's other modules: ir.py and weight_ir.py (the LLVM IR
 of these routines), channels.py and channels_ir.py (the products vectorized over channels, for small
-output grids).
+output grids), depthwise.py (depthwise products, channels in the lanes).
 
 A convolution's geometry (shapes, strides, padding, dilation, groups) becomes, once, the
 integer tables the routines of ir.py read: how an image is laid out in scratch
@@ -522,10 +522,15 @@ class Geometry:
 @functools.lru_cache(maxsize=256)
 def geometry(kind: str, first: tuple, second: tuple, attrs: tuple, dtype: str) -> Geometry:
     """The product's tables: for the routines vectorized over positions, or over channels
-    where those compute much less (small images: channels.py)."""
+    where those compute much less (small images: channels.py); a depthwise product's for the
+    routines of depthwise.py."""
     from .channels import by_channels  # it builds on this module's Geometry
+    from .depthwise import DepthwiseGeometry, applies
 
-    return by_channels(Geometry(kind, first, second, dict(attrs), dtype))
+    attrs = dict(attrs)
+    if applies(kind, first, second, attrs["groups"]):
+        return DepthwiseGeometry(kind, first, second, attrs, dtype, lanes(dtype, wide()))
+    return by_channels(Geometry(kind, first, second, attrs, dtype))
 
 
 def attrs_key(attrs: dict) -> tuple:

@@ -43,6 +43,12 @@ ONE_VECTOR_COST = 1.4
 # 1818). Counted twice, it sent 1-d products of 24 columns, 1.3x faster on channels, to
 # positions (bench/conv_routines.py --sweep).
 TRANSPOSE_COST = 1.0
+# The position routine's weight gradient adds each chunk's sums into float64 partials of the
+# whole weight (zeroed, added into a scalar at a time, summed in chunk order), about this many
+# multiply-adds' time per weight and chunk: where the channel routine needs no partials (few
+# terms: DIRECT_TERMS), they decide. 160 -> 640 channels on 4x4 images, batch 8 (4 chunks):
+# 1993 us on positions against 851 on channels, the products' work alike.
+PARTIALS_COST = 32.0
 # Images laid out at once for the products, so that tiles of positions run across images:
 # enough for this many full tiles of positions.
 _GROUP_TILES = 4
@@ -116,11 +122,20 @@ def prefers_channels(geometry, lanes: int) -> bool:
         grid = int(geometry.table[WEIGHT_TABLE.index("grid")])  # rounded up to lanes
         columns = int(geometry.table[WEIGHT_TABLE.index("columns")])
         transposing = 1.0 + TRANSPOSE_COST * lanes / columns
-        return math.prod(geometry.space.out) * channels(rows) * transposing < rows * grid
+        kept = math.prod(geometry.space.out)
+        by_positions = rows * grid
+        if geometry.batch * kept <= DIRECT_TERMS:  # the channels' sums need no partials
+            by_positions += PARTIALS_COST * rows * geometry.chunks / geometry.batch
+        return kept * channels(rows) * transposing < by_positions
     jobs = _jobs(geometry)
     by_positions = sum(job["rows"] * panels(job["grid"]) for job in jobs)
     by_channels = sum(kept_count(job) * channels(job["rows"]) for job in jobs)
-    return by_channels < by_positions
+    # Alike (a 1x1 product with no position dropped), the channels' tiles load the weight
+    # once per tile of positions: the faster where the weight has more rows than k's
+    # (bench/conv_routines.py --models: 80 -> 320 channels on 8x8 images 480 against 625 us
+    # forward, 320 -> 80 808 against 656).
+    return by_channels < by_positions or (by_channels == by_positions and all(
+        job["rows"] > job["depth"] for job in jobs))
 
 
 class ChannelGeometry(convolution.Geometry):

@@ -498,10 +498,10 @@ def _unique_and_bincount(lib, x, labels, weights):
 
 
 def test_unique_and_bincount_compile_with_the_calls_sizes():
-    """While tracing, unique's count of distinct values, unique_consecutive's count of runs
-    and bincount's largest value are the call's, checked on every run (a split, as nonzero's
-    count): compiled equals eager equals torch, with no graph break, and another count is
-    another trace."""
+    """unique's count of distinct values and unique_consecutive's count of runs are size
+    symbols (a split, as nonzero's count: one trace serves every count of 2 or more, counts of
+    0 and 1 are specialized on), bincount's largest value is the call's, checked on every run:
+    compiled equals eager equals torch, with no graph break."""
     compiled = autojit.compile(lambda *args: _unique_and_bincount(autojit, *args))
     cases = [([3.0, 1.0, 3.0, NAN, 1.0, NAN], [3, 1, 3, 2, 1, 0]),
              ([2.0, 2.0, 2.0, 2.0, 2.0, 2.0], [0, 0, 0, 0, 0, 0]),
@@ -519,9 +519,10 @@ def test_unique_and_bincount_compile_with_the_calls_sizes():
                 np.testing.assert_allclose(mine_eager.numpy(), theirs.numpy())
                 assert mine.dtype == mine_eager.dtype
                 assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
-    # The first and third cases share their sizes (4 distinct values, the same shapes) but
-    # not the largest label: three traces in all.
-    assert len(compiled.executables) == 4
+    # The second case has one distinct value (specialized on), the third another largest
+    # label: each traces again; the fourth's 3 distinct values and 3 runs are the first
+    # trace's symbols bound to other values (before they were symbols: four traces).
+    assert len(compiled.executables) == 3 and compiled.stats().traces == 3
 
 
 def test_unique_along_a_dim_and_negative_bincounts_run_eagerly():

@@ -111,15 +111,17 @@ def _outcomes(report: str) -> dict:
 def _run(library: str, paths: list, env: dict, report: str, drop_in: bool, timeout):
     """The library's tests `paths` in a subprocess, through the drop-in or under real torch."""
     folder = os.path.join(HERE, "ecosystem", library)
-    environment = {**os.environ, **env,
-                   "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    environment = {**os.environ, **env, "PYTHONPATH": os.pathsep.join(
+        [SRC, os.path.join(HERE, "ecosystem"), os.environ.get("PYTHONPATH", "")])}
     environment.pop("PYTEST_ADDOPTS", None)
     if environment.get("NUMBA_ENABLE_CUDASIM") == "1":
         # Set for this process's CUDA tests (tests/cuda_simulator.py): under it autojit
         # reports a GPU, and the libraries' suites would run their CUDA cases (on the
         # simulator, very slowly) where real torch on this machine has none.
         environment.pop("NUMBA_ENABLE_CUDASIM")
-    plugin = ["-p", "autojit.drop_in"] if drop_in else []
+    # ecosystem_seed (tests/ecosystem/ecosystem_seed.py) seeds the tests that draw unseeded
+    # inputs failing for a few draws under torch as well.
+    plugin = (["-p", "autojit.drop_in"] if drop_in else []) + ["-p", "ecosystem_seed"]
     command = [sys.executable, "-m", "pytest", *plugin, "-p", "no:cacheprovider",
                "-c", os.path.join(folder, "pytest.ini"), "--rootdir", folder, "--confcutdir",
                folder, "-q", f"--junitxml={report}", "-o", "junit_family=xunit1", *paths]

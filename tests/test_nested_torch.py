@@ -111,3 +111,16 @@ def test_padded_gradients_and_a_nested_leaf_are_torchs():
         grads.append((y.grad.tolist(), leaf.is_leaf, leaf.grad.is_nested,
                       [part.tolist() for part in leaf.grad.unbind()]))
     assert grads[0] == grads[1]
+
+
+def test_a_property_whose_id_was_reused_keeps_its_own_name(monkeypatch):
+    # A property dispatch dropped can free its id for another one; the cache of property names
+    # must not answer with the dropped one's name (is_nested read as is_cuda, intermittently).
+    from autojit import nested
+    from autojit.tensor.tensor import Tensor
+
+    nt = autojit.nested.nested_tensor([autojit.ones(2), autojit.ones(3)])
+    assert nt.is_nested is True  # dispatch has put its own properties on Tensor by now
+    prop = Tensor.__dict__["is_nested"]
+    monkeypatch.setitem(nested._PROPERTIES, id(prop), (property(lambda self: 0), "is_cuda"))
+    assert nt.detach().is_nested is True

@@ -98,18 +98,23 @@ class NestedTensor(Tensor):
             "during the selective/custom build process (if using custom build).")
 
 
-_PROPERTIES: dict = {}  # id(property) -> its name on Tensor
+# id(property) -> (the property, its name on Tensor). The property is kept with its name: a
+# property that dispatch replaced and dropped can free its id for another one, which must not
+# inherit the old name (is_nested read as another attribute, order-dependently).
+_PROPERTIES: dict = {}
 
 
 def _name_of(func) -> str:
     owner = getattr(func, "__self__", None)
     if isinstance(owner, property) and getattr(func, "__name__", "") in ("__get__", "__set__"):
-        name = _PROPERTIES.get(id(owner))
-        if name is None:
+        known = _PROPERTIES.get(id(owner))
+        if known is None or known[0] is not owner:
             # The properties Tensor holds now (dispatch may have replaced the originals).
-            _PROPERTIES.update({id(value): key for key, value in vars(Tensor).items()
+            _PROPERTIES.update({id(value): (value, key) for key, value in vars(Tensor).items()
                                 if isinstance(value, property)})
-            name = _PROPERTIES.get(id(owner), getattr(owner.fget, "__name__", "property"))
+            known = _PROPERTIES.get(id(owner))
+        name = known[1] if known is not None and known[0] is owner else \
+            getattr(owner.fget, "__name__", "property")
         return name + ("" if func.__name__ == "__get__" else ".__set__")
     return getattr(func, "__name__", str(func))
 

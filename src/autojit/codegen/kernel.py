@@ -133,6 +133,10 @@ class Kernel:
     # A generic kernel's constants read at run time from the same array (ints, and floats as
     # their float64 bits), which its "runtime" operands name by position.
     constants: tuple = ()
+    # A generic kernel made for a small kernel of fixed sizes (cpu/jit.py's shared_small_code):
+    # its code comes from the quick code generator, so it is kept apart from the generic
+    # kernels of dynamic shapes, which may run at any size.
+    small: bool = False
 
     def output_shape(self, output: KernelOutput) -> tuple:
         if output.reduce is None:
@@ -148,6 +152,8 @@ class Kernel:
                      tuple(entry.dtype.name for entry in self.inputs))
             if self.constants:
                 space += (tuple(type(value).__name__ for value in self.constants),)
+            if self.small:
+                space += ("small",)
         else:
             space = (self.shape, self.reduce_axes,
                      tuple((entry.dtype.name, entry.strides, entry.offset, entry.same_as)

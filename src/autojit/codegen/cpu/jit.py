@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import hashlib
 import itertools
 import threading
@@ -210,6 +211,8 @@ def compile_kernel(kernel: Kernel):
     this kernel's sizes (SizedKernel). Kernels of the same structure share their code, so the
     LLVM function is named after what the kernel fuses without its number in the plan
     (`autojit_tanh_mul_sum_<digest>` for the plan's `k3_tanh_mul_sum`)."""
+    if not kernel.generic and shares_small_code(kernel):
+        kernel = dataclasses.replace(kernel, generic=True, small=True)
     key = kernel.structural_key()
     found = _CACHE.get(key)
     if found is None:
@@ -375,8 +378,8 @@ def _compile_on_thread(kernel: Kernel, key: tuple, entry_key: str | None):
 
     state = backend()
     rendered = render(kernel, _symbol(kernel, key), state.object_layout)
-    future = compile_threads.submit(compile_threads.object_code, state, rendered.text, True,
-                                    quick_codegen(kernel))
+    future = compile_threads.submit(compile_threads.object_code, state, rendered.text,
+                                    _optimization(kernel), quick_codegen(kernel))
     if future is None:
         return None
     compiled = CompiledKernel(kernel, rendered.name, None, rendered.text, None, 0.0, None,
@@ -451,11 +454,36 @@ QUICK_ELEMENTS = 1024
 def quick_codegen(kernel: Kernel) -> bool:
     """Whether the kernel's code comes from the quick code generator (QUICK_WORK)."""
     if kernel.generic:
-        return False
+        return kernel.small
     elements = 1
     for extent in kernel.shape:
         elements *= extent
     return elements <= QUICK_ELEMENTS and elements * max(1, len(kernel.steps)) <= QUICK_WORK
+
+
+# Small kernels of fixed sizes compile as generic kernels (their sizes read at run time), so
+# that one compiled code serves every size of a loop structure: programs that run the same small
+# operations on tensors of several shapes (a test suite's samples, the biases of a network's
+# layers) compile each structure once instead of once per shape. False: each shape its own code.
+SHARE_SMALL_CODE = True
+
+
+def shares_small_code(kernel: Kernel) -> bool:
+    """Whether `kernel` (of fixed sizes) is compiled as a small generic kernel: it is small
+    (quick_codegen) and in the form a generic kernel takes (inputs read from their first
+    element, outputs stored whole)."""
+    return SHARE_SMALL_CODE and quick_codegen(kernel) and not kernel.constants and all(
+        entry.offset == 0 and entry.same_as is None for entry in kernel.inputs) and all(
+        output.strides is None for output in kernel.outputs)
+
+
+def _optimization(kernel: Kernel):
+    """The pipeline a kernel's IR goes through (compile_threads.object_code's `optimize`): O3,
+    or for a small generic kernel the light pipeline. Its loops run at most QUICK_ELEMENTS
+    elements, where O3's vectorized loops with their runtime trip counts (a vector body, a
+    remainder, the checks between) cost a third more compile time than the kernel made at
+    fixed sizes, for no time a call can measure (docs/notes/compile-latency.md)."""
+    return compile_threads.LIGHT if kernel.small else True
 
 
 def _compile(kernel: Kernel, symbol: str) -> CompiledKernel:
@@ -466,7 +494,7 @@ def _compile(kernel: Kernel, symbol: str) -> CompiledKernel:
     rendered = render(kernel, symbol, state.object_layout)
     native = None
     if native_loader.available():
-        object_code = compile_threads.object_code(state, rendered.text, True,
+        object_code = compile_threads.object_code(state, rendered.text, _optimization(kernel),
                                                   quick_codegen(kernel))[0]
         native = _native_entry_points(object_code, rendered.name)
     if native is not None:

@@ -46,13 +46,16 @@ SUITES = {
                      "odeint_tests.py::TestGridConstructor", "norm_tests.py::TestNorms::test_norm",
                      "norm_tests.py::TestNorms::test_adjoint_norm",
                      "event_tests.py::TestEventHandling::test_adjoint"], {}, 8),
-    # test_sparse_not_supported fails under torch 2.13 too (its optimizers no longer raise).
+    # test_sparse_not_supported fails under torch 2.13 too (its optimizers no longer raise), and
+    # so do RangerQH's state-dict tests: load_state_dict keeps the loaded tensors themselves,
+    # which the steps after it update, and the test expects the dict unchanged.
     "torch_optimizer": ("torch_optimizer", "0.3.0",
                         ["tests/test_param_validation.py", "tests/test_optimizer.py",
                          "tests/test_basic.py", "-k",
                          "test_param_validation and not sparse or TestOptim and (LARS or PID or "
-                         "Ranger or SGDW) or test_benchmark_function and quadratic and (Yogi or "
-                         "AdaBelief or DiffGrad or AdaMod or AdaBound or MADGRAD)"], {}, 116),
+                         "Ranger and not RangerQH or SGDW) or test_benchmark_function and "
+                         "quadratic and (Yogi or AdaBelief or DiffGrad or AdaMod or AdaBound or "
+                         "MADGRAD)"], {}, 109),
     "zuko": ("zuko", "1.6.0",
              ["tests/test_utils.py", "tests/test_mixtures.py", "tests/test_transforms.py",
               "tests/test_distributions.py", "tests/test_nn.py::test_MLP",

@@ -2,6 +2,7 @@
 parameter groups, errors, the learning-rate schedulers, and compiled training steps."""
 
 import math
+from copy import deepcopy
 
 import numpy as np
 import pytest
@@ -333,7 +334,8 @@ def test_state_dict_round_trip(optimizer_class, options):
     copies = tuple(autojit.tensor(p.detach().numpy().copy(), requires_grad=True)
                    for p in params)
     restored = optimizer_class([{"params": [copies[0]]}, {"params": [copies[1]]}], lr=0.5)
-    restored.load_state_dict(saved)
+    # A copy, as torch users make one: a loaded dict's tensors become the optimizer's own.
+    restored.load_state_dict(deepcopy(saved))
     assert restored.param_groups[1]["lr"] == 0.05
     assert restored.param_groups[0]["params"] == [copies[0]]
     for name, value in optimizer.state[params[0]].items():
@@ -579,3 +581,34 @@ def test_compiled_step_retraces_after_load_state_dict():
     function()
     assert len(function.executables) == 2
     assert optimizer.state[weight]["step"].item() == 3
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+def test_a_loaded_state_dicts_tensors_become_the_optimizers_own_as_in_torch(name):
+    # torch's load_state_dict keeps a state tensor of the parameter's dtype and device itself:
+    # the next steps update the dict's tensors in place (torch-optimizer's state-dict tests
+    # see it), and an optimizer loaded from another's state_dict() shares its tensors.
+    torch = pytest.importorskip("torch")
+    options = {"SGD": dict(lr=0.1, momentum=0.9)}.get(name, dict(lr=0.01))
+    results = []
+    for lib in (torch, autojit):
+        first = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        optimizer = getattr(lib.optim, name)([first], **options)
+        first.grad = lib.tensor([0.3, -0.1, 0.2])
+        optimizer.step()
+        saved = optimizer.state_dict()
+        second = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        restored = getattr(lib.optim, name)([second], **options)
+        restored.load_state_dict(saved)
+        shared = sorted(key for key, value in restored.state[second].items()
+                        if isinstance(value, lib.Tensor) and key != "step"
+                        and value is optimizer.state[first][key])
+        loaded = {key: value.clone() for key, value in saved["state"][0].items()
+                  if isinstance(value, lib.Tensor) and key != "step"}
+        second.grad = lib.tensor([0.5, 0.5, -0.5])
+        restored.step()
+        changed = sorted(key for key, value in loaded.items()
+                         if not lib.equal(value, saved["state"][0][key]))
+        results.append((shared, changed, second.detach().numpy().tolist()))
+    assert results[1][:2] == results[0][:2] and results[0][0]
+    np.testing.assert_allclose(results[1][2], results[0][2], rtol=1e-6)

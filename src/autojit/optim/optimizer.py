@@ -370,12 +370,14 @@ class Optimizer:
 
 
 def _cast(param: Tensor, value, key=None):
-    """A copy of a loaded state value: tensors on the parameter's device (the step count too:
-    optimizers keep it there, see adam.step_count), cast to its floating dtype. The step count
-    keeps its own dtype, but becomes float64 for a float64 parameter (torch's is float32):
-    autojit computes the bias corrections from it in its dtype."""
+    """A loaded state value as the optimizer keeps it: tensors on the parameter's device (the
+    step count too: optimizers keep it there, see adam.step_count), cast to its floating dtype;
+    a tensor already so is kept itself, as torch keeps it, so the optimizer's steps update the
+    loaded dict's tensors in place. The step count keeps its own dtype, but becomes float64 for
+    a float64 parameter (torch's is float32): autojit computes the bias corrections from it in
+    its dtype."""
     if isinstance(value, Tensor):
-        copied = value.detach().to(param.device).clone()
+        copied = value.to(param.device)
         if not (param.is_floating_point() and value.is_floating_point()):
             return copied
         if key != "step":

@@ -133,7 +133,7 @@ class Kernel:
     # A generic kernel's constants read at run time from the same array (ints, and floats as
     # their float64 bits), which its "runtime" operands name by position.
     constants: tuple = ()
-    # A generic kernel made for a small kernel of fixed sizes (cpu/jit.py's shared_small_code):
+    # A generic kernel made for a small kernel of fixed sizes (cpu/jit.py's shares_small_code):
     # its code comes from the quick code generator, so it is kept apart from the generic
     # kernels of dynamic shapes, which may run at any size.
     small: bool = False

@@ -452,7 +452,8 @@ QUICK_ELEMENTS = 1024
 
 
 def quick_codegen(kernel: Kernel) -> bool:
-    """Whether the kernel's code comes from the quick code generator (QUICK_WORK)."""
+    """Whether the kernel's code comes from the quick code generator (QUICK_WORK): a small
+    kernel of fixed sizes, or the generic kernel made for one (shares_small_code)."""
     if kernel.generic:
         return kernel.small
     elements = 1
@@ -481,8 +482,8 @@ def _optimization(kernel: Kernel):
     """The pipeline a kernel's IR goes through (compile_threads.object_code's `optimize`): O3,
     or for a small generic kernel the light pipeline. Its loops run at most QUICK_ELEMENTS
     elements, where O3's vectorized loops with their runtime trip counts (a vector body, a
-    remainder, the checks between) cost a third more compile time than the kernel made at
-    fixed sizes, for no time a call can measure (docs/notes/compile-latency.md)."""
+    remainder, the checks between) cost more compile time than the kernel made at fixed sizes
+    did, for no time a call can measure (docs/notes/compile-latency.md)."""
     return compile_threads.LIGHT if kernel.small else True
 
 

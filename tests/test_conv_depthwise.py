@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conv_products import assert_near_torchs, products_and_torchs, second_derivatives
 
 import autojit
 from autojit.codegen.cpu import convolution as native
@@ -62,21 +63,9 @@ def made(monkeypatch):
 @pytest.mark.parametrize("case", CASES, ids=lambda case: "-".join(map(str, case)))
 def test_products_match_torch(case, dtype, made):
     name, x, w, options = _operands(case, dtype)
-    xs, ws = autojit.tensor(x, requires_grad=True), autojit.tensor(w, requires_grad=True)
-    y = getattr(autojit.nn.functional, name)(xs, ws, **options)
-    g = np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(dtype)
-    mine = [y, *autojit.autograd.grad(y, (xs, ws), autojit.tensor(g))]
-    xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
-    wt = torch.tensor(w, dtype=torch.float64, requires_grad=True)
-    yt = getattr(torch.nn.functional, name)(xt, wt, **options)
-    theirs = [yt, *torch.autograd.grad(yt, (xt, wt), torch.tensor(g, dtype=torch.float64))]
+    mine, theirs = products_and_torchs(torch, name, x, w, options, dtype)
     assert sorted(made) == ["forward", "input", "weight"]
-    tolerance = 1e-13 if dtype == "float64" else 3e-6
-    for ours, reference in zip(mine, theirs, strict=True):
-        reference = reference.detach().numpy()
-        assert ours.dtype == getattr(autojit, dtype) and tuple(ours.shape) == reference.shape
-        error = np.abs(ours.detach().numpy() - reference).max() / np.abs(reference).max()
-        assert error < tolerance
+    assert_near_torchs(mine, theirs, dtype)
 
 
 def test_uneven_padding_matches_torch(made):
@@ -155,17 +144,10 @@ def test_compiled_equals_eager(made):
 def test_second_derivatives_match_torch(made):
     name, x, w, options = _operands(CASES[3], "float64", seed=4)
 
-    def second(library, function, make):
-        xs, ws = make(x), make(w)
-        y = function(xs, ws, **options)
-        gx, gw = library.autograd.grad((y * y).sum(), (xs, ws), create_graph=True)
-        total = gx.sin().sum() + (gw * gw).sum()
-        return [t.detach().numpy() for t in library.autograd.grad(total, (xs, ws))]
-
-    mine = second(autojit, getattr(autojit.nn.functional, name),
-                  lambda v: autojit.tensor(v, requires_grad=True))
-    theirs = second(torch, getattr(torch.nn.functional, name),
-                    lambda v: torch.tensor(v, requires_grad=True))
+    mine = second_derivatives(autojit, getattr(autojit.nn.functional, name),
+                              lambda v: autojit.tensor(v, requires_grad=True), x, w, options)
+    theirs = second_derivatives(torch, getattr(torch.nn.functional, name),
+                                lambda v: torch.tensor(v, requires_grad=True), x, w, options)
     for ours, reference in zip(mine, theirs, strict=True):
         np.testing.assert_allclose(ours, reference, rtol=1e-11, atol=1e-11)
 

@@ -16,6 +16,7 @@ import os
 
 import numpy as np
 import pytest
+from conv_products import assert_near_torchs, products_and_torchs, second_derivatives
 
 import autojit
 from autojit.codegen.cpu import convolution as native
@@ -122,24 +123,11 @@ def _operands(case, dtype, seed=0):
 @pytest.mark.parametrize("case", CASES, ids=lambda case: "-".join(map(str, case)))
 def test_products_match_torch(case, dtype, native_calls, routines):
     name, x, w, options = _operands(case, dtype)
-    xs, ws = autojit.tensor(x, requires_grad=True), autojit.tensor(w, requires_grad=True)
-    y = getattr(F, name)(xs, ws, **options)
-    g = np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(dtype)
-    mine = [y, *autojit.autograd.grad(y, (xs, ws), autojit.tensor(g))]
-    xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
-    wt = torch.tensor(w, dtype=torch.float64, requires_grad=True)
-    yt = getattr(torch.nn.functional, name)(xt, wt, **options)
-    theirs = [yt, *torch.autograd.grad(yt, (xt, wt), torch.tensor(g, dtype=torch.float64))]
+    mine, theirs = products_and_torchs(torch, name, x, w, options, dtype)
     assert sorted(native_calls) == ["forward", "input", "weight"]
     _check_routines(routines, channels.MODE, options["groups"],
                     options["groups"] == x.shape[1] == w.shape[0] > 1)
-    tolerance = 1e-13 if dtype == "float64" else 3e-6
-    for ours, reference in zip(mine, theirs, strict=True):
-        assert ours.dtype == getattr(autojit, dtype)
-        reference = reference.detach().numpy()
-        assert tuple(ours.shape) == reference.shape
-        error = np.abs(ours.detach().numpy() - reference).max() / np.abs(reference).max()
-        assert error < tolerance
+    assert_near_torchs(mine, theirs, dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -148,16 +136,11 @@ def test_products_match_torch(case, dtype, native_calls, routines):
 def test_second_derivatives_match_torch(case, dtype, native_calls, routines):
     name, x, w, options = _operands(case, dtype, seed=2)
 
-    def second(library, function, make):
-        xs, ws = make(x), make(w)
-        y = function(xs, ws, **options)
-        gx, gw = library.autograd.grad((y * y).sum(), (xs, ws), create_graph=True)
-        total = gx.sin().sum() + (gw * gw).sum()
-        return [t.detach().numpy() for t in library.autograd.grad(total, (xs, ws))]
-
-    mine = second(autojit, getattr(F, name), lambda v: autojit.tensor(v, requires_grad=True))
-    theirs = second(torch, getattr(torch.nn.functional, name),
-                    lambda v: torch.tensor(v.astype(np.float64), requires_grad=True))
+    mine = second_derivatives(autojit, getattr(F, name),
+                              lambda v: autojit.tensor(v, requires_grad=True), x, w, options)
+    theirs = second_derivatives(
+        torch, getattr(torch.nn.functional, name),
+        lambda v: torch.tensor(v.astype(np.float64), requires_grad=True), x, w, options)
     assert None not in native_calls and set(native_calls) == {"forward", "input", "weight"}
     _check_routines(routines, channels.MODE, options["groups"])
     tolerance = 1e-13 if dtype == "float64" else 2e-6

@@ -576,7 +576,9 @@ def test_contiguous_float32_kernels_are_vectorized():
     assert "call double @exp" not in compiled.optimized_ir
     assert compiled.llvm_ir != compiled.optimized_ir and compiled.compile_seconds < 1.0
     assert len(compiled.object_code()) > 0
-    assert compile_kernel(kernel) is compiled  # the in-memory cache
+    # The in-memory cache (a kernel sharing its code across sizes comes bound to its sizes)
+    again = compile_kernel(kernel)
+    assert getattr(again, "compiled", again) is getattr(compiled, "compiled", compiled)
 
 
 def test_tuple_arguments_take_the_pointer_array_path():

@@ -28,7 +28,7 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 from ... import config
-from ..kernel import ERRORS, Kernel, code_name, generic_layout
+from ..kernel import ERRORS, Kernel, code_name, generic_layout, loop_plan
 from . import compile_threads, disk_cache, native_loader
 from .llvm.host import (  # noqa: F401 - the host's names, re-exported for the backend's modules
     Backend,
@@ -213,6 +213,8 @@ def compile_kernel(kernel: Kernel):
     (`autojit_tanh_mul_sum_<digest>` for the plan's `k3_tanh_mul_sum`)."""
     if not kernel.generic and shares_small_code(kernel):
         kernel = dataclasses.replace(kernel, generic=True, small=True)
+    elif not kernel.generic and shares_large_code(kernel):
+        kernel = dataclasses.replace(kernel, generic=True)
     key = kernel.structural_key()
     found = _CACHE.get(key)
     if found is None:
@@ -473,9 +475,36 @@ def shares_small_code(kernel: Kernel) -> bool:
     """Whether `kernel` (of fixed sizes) is compiled as a small generic kernel: it is small
     (quick_codegen) and in the form a generic kernel takes (inputs read from their first
     element, outputs stored whole)."""
-    return SHARE_SMALL_CODE and quick_codegen(kernel) and not kernel.constants and all(
+    return SHARE_SMALL_CODE and quick_codegen(kernel) and _generic_form(kernel)
+
+
+def _generic_form(kernel: Kernel) -> bool:
+    """Whether a kernel of fixed sizes has the form of a generic kernel: no constants, inputs
+    read from their first element, outputs stored whole."""
+    return not kernel.constants and all(
         entry.offset == 0 and entry.same_as is None for entry in kernel.inputs) and all(
         output.strides is None for output in kernel.outputs)
+
+
+# Larger kernels of fixed sizes share their code too, as the generic kernels of dynamic shapes
+# (through O3), where their innermost loop runs at least SHARED_INNER_EXTENT times: a network's
+# layers repeat a few loop structures at many sizes (EfficientNet-B0's training step: 321
+# distinct kernels at fixed sizes, 149 with this sharing), and a vectorized inner loop of that
+# length runs as fast with its trip count read at run time. Shorter inner loops (a 2x2 image's
+# four positions under each channel) stay at fixed sizes: there LLVM unrolls the inner loop and
+# vectorizes across the one outside it, whose strides it knows, and the generic code took 2-3
+# times as long (docs/notes/compile-latency.md). None: each size its own code.
+SHARED_INNER_EXTENT: int | None = 64
+
+
+def shares_large_code(kernel: Kernel) -> bool:
+    """Whether `kernel` (of fixed sizes, not small) is compiled as a generic kernel: it is in the
+    generic form (as shares_small_code) and its innermost loop runs at least
+    SHARED_INNER_EXTENT times."""
+    if SHARED_INNER_EXTENT is None or not _generic_form(kernel):
+        return False
+    plan = loop_plan(kernel)
+    return bool(plan) and plan[-1][0] >= SHARED_INNER_EXTENT
 
 
 def _optimization(kernel: Kernel):

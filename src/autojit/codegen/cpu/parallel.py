@@ -169,8 +169,12 @@ class SplitKernel:
         return self._entry
 
     def kept_arrays(self) -> list:
-        """The partial blocks kept across calls (program.py)."""
-        return list(self._kept_partials.values()) if self._kept_partials else []
+        """The partial blocks kept across calls, and the sizes the block's code reads where it
+        is a generic kernel's (jit.SizedKernel), which every part's pointer table names
+        (program.py)."""
+        kept = list(self._kept_partials.values()) if self._kept_partials else []
+        sizes = getattr(self.compiled, "sizes", None)
+        return kept if sizes is None else [*kept, sizes]
 
     def _run_native(self, native, inputs: list, outputs: list, partials: dict,
                     keep: bool) -> np.ndarray:

@@ -121,6 +121,7 @@ def select(walk: Walk, reads) -> Selection:
     # Identity where a read went through an object reached by two paths, or decided by it.
     at_path = {path: identity for identity, path in paths.items()}
     present = {(observation.path, observation.kind) for observation in kept}
+    displays = _displays(walk)
     identities = set(reads.identity) | {at_path[path] for path in owners
                                         if at_path.get(path) in aliased}
     for identity in identities:
@@ -128,16 +129,16 @@ def select(walk: Walk, reads) -> Selection:
         obj = walk._seen.get(identity)
         if path is None or obj is None or len(path) == 1 or (path, "is") in present:
             continue
-        kept.append(Observation(path, "is", obj, _display(walk, path)))
+        kept.append(Observation(path, "is", obj, _display(displays, path)))
     for (identity, name), (kind, _) in reads.absent.items():
         path = paths.get(identity)
         if path is None:
             continue
         if kind == "key":
-            kept.append(Observation(path, "missing", name, _display(walk, path)))
+            kept.append(Observation(path, "missing", name, _display(displays, path)))
         else:
             kept.append(Observation((*path, ".__dict__"), "missing", name,
-                                    f"{_display(walk, path)}.__dict__"))
+                                    f"{_display(displays, path)}.__dict__"))
     tensors, tensor_paths, arrays = set(), {}, set()
     for observation in kept:
         if observation.kind == "tensor":
@@ -149,9 +150,16 @@ def select(walk: Walk, reads) -> Selection:
     return Selection(kept, tensors, tensor_paths, arrays)
 
 
-def _display(walk: Walk, path: tuple) -> str:
-    """How the walk displayed the object at `path` (its first observation there)."""
+def _displays(walk: Walk) -> dict:
+    """How the walk displayed the object at each path: its first observation there's display.
+    (One pass: looking each path up by a scan of the observations took 1.8 s of a large model's
+    guard stage, 1,795 scans of about 20,000 observations.)"""
+    displays: dict = {}
     for observation in walk.observations:
-        if observation.path == path:
-            return observation.display
-    return "".join(path)
+        displays.setdefault(observation.path, observation.display)
+    return displays
+
+
+def _display(displays: dict, path: tuple) -> str:
+    """How the walk displayed the object at `path` (`_displays`), else the path's text."""
+    return displays[path] if path in displays else "".join(path)

@@ -160,6 +160,16 @@ def _joins(node, group: _Group) -> bool:
         group.reduce_axes in (None, axes)
 
 
+def _space(node) -> tuple | None:
+    """The shape of the group `node` may join (_joins): an elementwise node's output's, a
+    reduction's input's; None where it joins none."""
+    if is_elementwise(node):
+        return node.output.shape
+    if _reduction_axes(node):
+        return node.inputs[0].shape
+    return None
+
+
 def build_plan(graph: Graph, compile_kernel=None, generic: bool = False, host: bool = True,
                fresh_grads: frozenset = frozenset()):
     """The steps that run `graph` (see _build_plan), built with the cyclic garbage collector
@@ -222,7 +232,13 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
             steps.append(step)
             continue
         operands = value_operands(node)
-        target = next((group for group in reversed(open_groups) if _joins(node, group)), None)
+        # Only a group of the node's space can take it (_joins): compared first, that test
+        # spares the rest of _joins for every other open group (a network of many shapes
+        # keeps many open).
+        space = _space(node)
+        target = next((group for group in reversed(open_groups)
+                       if group.shape == space and _joins(node, group)), None) \
+            if space is not None else None
         if target is not None:
             close_groups_read_by(operands, keep=target, reader=node)
             _add(target, node)

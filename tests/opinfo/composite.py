@@ -205,7 +205,7 @@ ROWS = [
            samples=unary_samples(lambda rng, shape, dtype: uniform(rng, shape, dtype, -5, 5)),
            primitives=("hardsigmoid", "hardsigmoid_backward")),
     elementwise("clamp", _clamp, samples=_clamp_samples,
-                primitives=("maximum", "minimum", "ge", "le", "lt", "where")),
+                primitives=("clamp_numbers", "maximum", "minimum", "ge", "le", "lt", "where")),
     OpInfo(name="mean", function=autojit.mean, reference=_mean,
            samples=_reduction_samples(extra=(((1,), {}), ((), {"dtype": autojit.float64})),),
            primitives=("sum", "div")),

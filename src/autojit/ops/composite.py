@@ -11,9 +11,11 @@ import math
 
 from ..tensor import dtypes
 from ..tensor.tensor import Tensor
+from ..tensor.type_info import finfo
 from . import elementwise as ew
 from .autocast import FP32, autocast_op, float32_inside
 from .dtype_rules import promoted_dtype
+from .elementwise import clamp_numbers
 from .elementwise.math_primitives import rsqrt  # noqa: F401 - torch.rsqrt, from here
 from .limited_rules import UNSIGNED, refuse_limited
 from .linalg import vector_norm
@@ -193,6 +195,15 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
         for bound in (min, max):
             if isinstance(bound, int):
                 dtypes.check_fits(bound, x.dtype)
+    elif x.dtype.category == dtypes.FLOATING:
+        # torch converts a number bound to x's dtype and refuses one beyond its range
+        for bound in (min, max):
+            if bound.__class__ in (int, float) and math.isfinite(bound) and \
+                    abs(bound) > finfo(x.dtype).max:
+                raise RuntimeError(f"value cannot be converted to type "
+                                   f"{dtypes.c_type_name(x.dtype)} without overflow")
+    if clamp_numbers.takes(x, min, max):  # one primitive, eagerly (its module says when)
+        return clamp_numbers.clamp_numbers(x, min, max)
     result = x.detach()
     inside = None
     if min is not None:

@@ -47,6 +47,14 @@ def promoted_dtype(inputs) -> dtypes.DType:
                     return dtype
             elif second.__class__ is int and dtype.category != _BOOL:
                 return dtype
+    elif len(inputs) == 2 and isinstance(inputs[1], Tensor):
+        # A Python number, then a tensor (`2 * t`, `1 - t`): the same rule the other way round.
+        dtype = inputs[1]._dtype
+        if first.__class__ is float:
+            if dtype.category >= _FLOATING:
+                return dtype
+        elif first.__class__ is int and dtype.category != _BOOL:
+            return dtype
     key = (dtypes.get_default_dtype(), *(
         (x._dtype, (x._payload.ndim if x._payload is not None else len(x._value.shape)) > 0)
         if isinstance(x, Tensor) else type(x) for x in inputs))

@@ -212,3 +212,14 @@ def test_hard_activations_are_the_composites_values_and_torchs_gradients(name, d
     for index in (0, 1, 3)[:2 + (name == "hardswish")]:
         np.testing.assert_allclose(mine[index], theirs[index], rtol=1e-6, atol=1e-7,
                                    equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid"])
+def test_hard_activations_keep_a_transposed_inputs_layout_as_torch(name):
+    """A primitive's result is row-major, so a transposed input takes the composite, whose
+    result follows the input's layout, as torch's does."""
+    data = generator.standard_normal((4, 6)).astype(np.float32) * 4
+    mine = getattr(autojit.nn.functional, name)(autojit.tensor(data).t())
+    theirs = getattr(torch.nn.functional, name)(torch.tensor(data).t())
+    assert mine.stride() == theirs.stride()
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-7)

@@ -325,9 +325,11 @@ _PRIMITIVE_DTYPES = (dtypes.float32, dtypes.float64)
 
 def _as_primitive(input: Tensor) -> bool:  # noqa: A002
     """Whether hardswish and hardsigmoid bind their primitives (ops/nn/hard_activations.py):
-    eager, on the CPU, in float32 or float64; the composites below otherwise."""
+    eager, on the CPU, in float32 or float64, C-contiguous (a primitive's result is laid out
+    row-major, as torch lays out a contiguous input's; the composites follow other layouts as
+    torch does); the composites below otherwise."""
     return thread_state.tracer is None and input._dtype in _PRIMITIVE_DTYPES and \
-        input._payload.__class__ is np.ndarray
+        input._payload.__class__ is np.ndarray and input._payload.flags.c_contiguous
 
 
 def _hardsigmoid(input: Tensor) -> Tensor:  # noqa: A002

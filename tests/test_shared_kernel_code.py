@@ -100,12 +100,17 @@ def test_large_kernels_with_a_long_inner_loop_share_code_made_through_o3(fresh_k
         assert not isinstance(_kernels(fixed)[0], jit.SizedKernel)
 
 
-def test_shared_reductions_give_eagers_values(fresh_kernels):
+def _row_sums(x):
+    return (x * x - x).sum(dim=1)
+
+
+@pytest.mark.parametrize("function", [_step, _row_sums])  # column sums, then row sums
+def test_shared_reductions_give_eagers_values(fresh_kernels, function):
     rng = np.random.default_rng(3)
-    for shape in [(64, 96), (300, 80)]:
+    for shape in [(64, 96), (300, 80), (30, 200)]:
         x = autojit.tensor(rng.standard_normal(shape))  # float64
-        compiled = autojit.compile(_step)
-        np.testing.assert_allclose(compiled(x).numpy(), _step(x).numpy(), rtol=1e-13,
+        compiled = autojit.compile(function)
+        np.testing.assert_allclose(compiled(x).numpy(), function(x).numpy(), rtol=1e-13,
                                    atol=1e-13)
         assert all(isinstance(kernel, jit.SizedKernel) for kernel in _kernels(compiled))
 

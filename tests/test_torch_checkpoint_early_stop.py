@@ -125,3 +125,42 @@ def test_a_function_saving_nothing_is_not_recomputed():
 
     torch_result, autojit_result = both(program)
     assert torch_result == autojit_result
+
+
+def test_a_compiled_step_stops_its_recomputation_as_eager_does():
+    """The family fuzzer's program: a compiled training step whose checkpointed block runs
+    global forward hooks. Traced, the recomputation ran the whole block, so the compiled calls
+    ran the hooks of the modules after the last saving op too (12 a call where eager and torch
+    run 10); the trace now stops where eager does."""
+    import autojit
+
+    def program(t, compiled):
+        t.manual_seed(0)
+        names = []
+        model = t.nn.Sequential(t.nn.Linear(4, 6, dtype=t.float64), t.nn.Tanh())
+        head = t.nn.Linear(6, 2, dtype=t.float64)
+        optimizer = t.optim.SGD([*model.parameters(), *head.parameters()], lr=0.1)
+        handle = t.nn.modules.module.register_module_forward_hook(
+            lambda module, args, output: names.append(type(module).__name__))
+
+        def step(x, y):
+            optimizer.zero_grad()
+            out = head(t.utils.checkpoint.checkpoint(model, x, use_reentrant=False))
+            loss = ((out - y) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            return loss.detach()
+
+        step = autojit.compile(step) if compiled else step
+        x = t.linspace(-1, 1, 16, dtype=t.float64).reshape(4, 4)
+        y = t.linspace(-1, 1, 8, dtype=t.float64).reshape(4, 2)
+        found = []
+        for _ in range(3):
+            del names[:]
+            found.append((round(float(step(x, y)), 10), list(names)))
+        handle.remove()
+        return found
+
+    expected = program(torch, False)
+    assert program(autojit, False) == expected
+    assert program(autojit, True) == expected

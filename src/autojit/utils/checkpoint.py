@@ -285,7 +285,7 @@ class _Segment:
         # function do, and those entries are left to them (_saved_entries).
         outer_hooks, state.saved_tensor_hooks = state.saved_tensor_hooks, ()
         watch = None
-        if self.early_stop and tracer is None and not self.reentrant and self.selective is None:
+        if self.early_stop and not self.reentrant and self.selective is None:
             watch = SavingNodes()  # where the recomputation will find the saved entries
         try:
             with watch if watch is not None else contextlib.nullcontext():
@@ -386,8 +386,7 @@ class _Segment:
         start = _sequence_mark()
         outer_hooks, state.saved_tensor_hooks = state.saved_tensor_hooks, ()
         watch = None
-        if self.early_stop and self.places is not None and self.selective is None and \
-                tracer is None:
+        if self.early_stop and self.places is not None and self.selective is None:
             watch = SavingNodes(stop_after=self.saving_count)
         try:
             with contextlib.ExitStack() as regions:

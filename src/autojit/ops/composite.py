@@ -198,8 +198,9 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     elif x.dtype.category == dtypes.FLOATING:
         # torch converts a number bound to x's dtype and refuses one beyond its range
         for bound in (min, max):
-            if bound.__class__ in (int, float) and math.isfinite(bound) and \
-                    abs(bound) > finfo(x.dtype).max:
+            # (an int beyond int64's range raises OverflowError where it is read, as torch's)
+            if (bound.__class__ is float and math.isfinite(bound) or bound.__class__ is int and
+                    -2 ** 63 <= bound < 2 ** 63) and abs(bound) > finfo(x.dtype).max:
                 raise RuntimeError(f"value cannot be converted to type "
                                    f"{dtypes.c_type_name(x.dtype)} without overflow")
     if clamp_numbers.takes(x, min, max):  # one primitive, eagerly (its module says when)

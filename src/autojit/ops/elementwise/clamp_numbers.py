@@ -46,23 +46,13 @@ def _composite(x, *, min, max):  # noqa: A002 - torch's names
     return where(_inside(x, min, max), x, result)
 
 
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
-def _converted(kind, bound):
-    """A bound in x's dtype, as torch converts it (1e300 in float32 is inf)."""
-    if kind is np.float32 and abs(bound) > _FLOAT32_MAX:
-        with np.errstate(over="ignore"):
-            return kind(bound)
-    return kind(bound)
-
-
 def _impl(x: np.ndarray, *, min, max) -> np.ndarray:  # noqa: A002
     # x itself where it lies inside [min, max]: -0.0 stays -0.0 at a bound of 0 (NumPy's
     # maximum gives 0.0 there), and NaN stays NaN (the comparisons are false for it).
+    # Each bound in x's dtype (composite.clamp has refused one beyond its range).
     kind = x.dtype.type
-    low = None if min is None else _converted(kind, min)
-    high = None if max is None else _converted(kind, max)
+    low = None if min is None else kind(min)
+    high = None if max is None else kind(max)
     if x.ndim == 0:  # NumPy's scalars: a tenth of a ufunc call's time on a 0-d array
         value = x[()]
         if low is not None and value < low:

@@ -183,6 +183,27 @@ def pack_saved(entries, outputs: dict):
     return packed
 
 
+def holds_own_entries(node) -> bool:
+    """Whether an autograd node keeps saved tensors of its own (not ones saved-tensor hooks
+    packed): what a non-reentrant checkpoint's early stop counts (utils/checkpoint_stop.py)."""
+    for entry in (getattr(node, "_saved_out", None), *(getattr(node, "_saved", None) or ())):
+        if isinstance(entry, SavedTensor) and not isinstance(entry, PackedSavedTensor):
+            return True
+    return False
+
+
+class SavingCount:
+    """A watch of `state.saved_watch` that counts the saving nodes made while it is installed
+    (compiler/tracing.py: how many eager's run of a compiled function makes)."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, node) -> None:
+        if holds_own_entries(node):
+            self.count += 1
+
+
 # torch's tensor type names in error messages ("autojit.FloatTensor").
 TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 

@@ -229,6 +229,12 @@ class CompiledFunction(Inspection):
         if isinstance(executable, _EagerExecutable):
             self._stats.eager_calls += 1
             return executable.run(args)
+        count = getattr(executable, "saving_nodes", None)
+        if state.saved_watch and any(watch.stops_within(count) for watch in state.saved_watch) \
+                and (count is None or getattr(executable, "python_effects", True)):
+            # A checkpoint's recomputation stops inside this call: eagerly, the Python effects
+            # after the stop (a global hook's count, say) do not happen (checkpoint_stop.py).
+            return self._eager_after_trace(args)
         try:
             result = executable.run(args)
         except Exception as error:
@@ -238,6 +244,8 @@ class CompiledFunction(Inspection):
             # was stored: the call runs eagerly and raises eager's error from the user's line.
             return self._eager_after_trace(args)
         self._stats.compiled_calls += 1
+        for watch in state.saved_watch:  # may stop a checkpoint's recomputation here
+            watch.made(count)
         return result
 
     def _eager(self, args: tuple):
@@ -479,6 +487,9 @@ class CompiledFunction(Inspection):
             executable = compile_graph(self, guarded, traced.graph)
             self._static_shapes.add(argument_shapes(args))
         executable.state_changed = traced.changes.structural
+        # For a checkpoint's early stop around the call (utils/checkpoint_stop.py).
+        executable.saving_nodes = traced.tracer.saving_nodes
+        executable.python_effects = _has_effects(traced, guarded)
         self._undo_trace = traced.before.restore
         return executable
 
@@ -558,6 +569,14 @@ class CompiledFunction(Inspection):
     def _options(self) -> dict:
         return {"backend": self.backend, "fullgraph": self.fullgraph, "dynamic": self.dynamic,
                 "recompile_limit": self.recompile_limit}
+
+
+def _has_effects(traced, guarded) -> bool:
+    """Whether a traced call does more than return values: writes Python state, prints or
+    logs, updates tensors in place, or sets or clears .grad."""
+    return bool(guarded.python_writes is not None or guarded.version_bumps or
+                guarded.cleared_grads or traced.prints.effects or traced.prints.formatted or
+                any(output.kind in ("grad", "update") for output in traced.graph.outputs))
 
 
 class _EagerExecutable:

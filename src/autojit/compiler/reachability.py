@@ -47,6 +47,7 @@ import array
 import collections
 import functools
 import io
+import logging
 import random
 import types
 import warnings
@@ -77,6 +78,20 @@ _BUFFERS = (bytearray, array.array)
 _TENSOR_KEY = "\x00"  # around a tensor key's id in a display, until the walk names it
 _GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
 _TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_hooks")
+_LOGGER_ATTRIBUTES = ("name", "level", "parent", "propagate", "handlers", "disabled", "filters",
+                      "manager")
+
+
+def _logging_attributes(obj) -> tuple | None:
+    """What of logging's objects a call can depend on: a logger's level, flags, handlers and
+    filters, and the manager's `disable`; not the registry of every logger, nor the level
+    cache logging fills itself (a logger made after the trace, by the compiler's imports say,
+    or a cache a call fills is no change of the program's state)."""
+    if isinstance(obj, logging.Logger):
+        return _LOGGER_ATTRIBUTES
+    if isinstance(obj, logging.Manager):
+        return ("disable",)
+    return None
 
 
 def rng_state(generator=None):
@@ -372,7 +387,7 @@ class Walk:
             return self._class(path, display, obj)
         if isinstance(obj, types.ModuleType):
             return self._attributes(path, display, obj, vars(obj))
-        named = getattr(kind, "_reachable_attributes", None)
+        named = getattr(kind, "_reachable_attributes", None) or _logging_attributes(obj)
         if named is not None:  # an object that says what of it a trace can depend on
             return [((*path, f".{name}"), f"{display}.{name}", getattr(obj, name))
                     for name in named]

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import logging
 import sys
 import threading
 import types
@@ -403,6 +404,9 @@ class Recorder:
     def opaque(self, obj, depth: int = 0) -> None:
         """`obj` went where the recorder does not follow: everything it reaches is read.
         A container the trace made is looked into for the objects it holds."""
+        if isinstance(obj, (logging.Logger, logging.LoggerAdapter)):
+            self._logger(obj)
+            return
         if id(obj) in self._known:
             self.reads.deep.add(id(obj))
             return
@@ -421,6 +425,31 @@ class Recorder:
             self.opaque(obj.func, depth + 1)
             self.opaque(obj.args, depth + 1)
             self.opaque(obj.keywords, depth + 1)
+
+    def _logger(self, logger) -> None:
+        """A logger given to logging's code (`log.info(...)`): what decides whether the call
+        logs is read (its `disabled` flag, its level or the first level set among its
+        parents, the manager's `disable`). The record itself is emitted by each run through
+        the handlers and filters of that moment (ir/printing.LogEffect): they, the logger
+        registry and the rest are not guarded, so that a logger made after the trace (by
+        another thread, or the compiler's own imports) does not trace the call again."""
+        if isinstance(logger, logging.LoggerAdapter):
+            self.attribute(logger, "logger")
+            self.attribute(logger, "extra")
+            logger = logger.logger
+            if not isinstance(logger, logging.Logger):
+                self.opaque(logger)
+                return
+        self.attribute(logger, "disabled")
+        self.attribute(logger, "manager")
+        self.attribute(logger.manager, "disable")
+        current = logger
+        while current is not None:
+            self.attribute(current, "level")
+            if current.level:
+                break
+            self.attribute(current, "parent")
+            current = current.parent
 
     def call(self, function, arguments: list) -> None:
         """A call: Python code the recorder follows records itself; a modelled builtin reads

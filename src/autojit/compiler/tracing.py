@@ -20,6 +20,7 @@ import linecache
 import os
 
 from .. import config
+from ..autograd.saved_tensors import SavingCount
 from ..ir.graph import Graph
 from ..ir.printing import CallEffect, LogEffect, PrintCapture
 from ..ir.scalars import SymbolicMath
@@ -298,6 +299,10 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
     grads_before = [(tensor, tensor._grad) for _, _, tensor in tensors_before.values()]
     recorder = _recorder(compiled, before)
     state.tracer = tracer
+    # The watches of checkpoints outside see the call's one node, not the traced ones: the
+    # saving nodes the function makes are counted (utils/checkpoint_stop.py).
+    counting = SavingCount()
+    outer_watch, state.saved_watch = state.saved_watch, (counting,)
     eager_call = False
     try:
         if recorder is not None:
@@ -310,6 +315,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
             tracer.prints = prints
             try:
                 result = compiled.fn(*call_args)
+                tracer.saving_nodes = counting.count
             except (GraphBreak, _RunEagerly, GiveUp):
                 raise
             except Exception as error:
@@ -371,6 +377,7 @@ def trace(compiled, args: tuple) -> Trace | EagerCall:
         if recorder is not None:
             recorder.__exit__(None, None, None)
         state.tracer = None
+        state.saved_watch = outer_watch
         reached = {id(tensor) for tensor, _ in grads_before}
         grads_before += [entry for key, entry in tracer.grads_before.items()
                          if key not in reached]

@@ -120,6 +120,9 @@ class Tracer(EffectsMixin):
         # collected in draw_log, and handed out again from draw_replay by the recomputation.
         self.recomputing = 0
         self.checkpointing = 0  # > 0 while a checkpointed segment's forward runs
+        # The saving nodes eager's run of the function makes (compiler/tracing.py counts
+        # them): the places its call takes in a checkpoint's early stop.
+        self.saving_nodes: int | None = None
         self.draw_log: list | None = None
         self.draw_replay: list | None = None
         # ids of tensors whose .grad the function read or assigned: compiler/api.py guards those.

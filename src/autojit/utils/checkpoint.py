@@ -299,15 +299,14 @@ class _Segment:
                 if previous_log is not None:  # an enclosing segment replays these too
                     previous_log.extend(self.draws)
         arguments = {id(a) for a in self.args if isinstance(a, Tensor)}
-        compiled_calls = False
         for node in _segment_nodes(_tensors_in(result), start):
             if hasattr(node, "before_backward"):
                 # A compiled function's call (compiler/compiled_backward.py): it keeps its
-                # residuals, and runs the function again before its backward all the same.
+                # residuals, and runs the function again before its backward all the same
+                # (stopping where eager's would: checkpoint_stop.py).
                 node.before_backward = self._recompute_once
-                compiled_calls = True
         entries = _saved_entries(_tensors_in(result), start)
-        if watch is not None and not compiled_calls:
+        if watch is not None:
             self.places, self.saving_count = watch.places(entries), len(watch.nodes)
         self.metadata = []
         for node, slot, entry in entries:

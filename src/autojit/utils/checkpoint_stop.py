@@ -8,11 +8,18 @@ Function's, each called once the node holds them), in the order they are made. T
 remembers, for each saved entry backward will need, the place of its node in that order; the
 recomputation stops once it has made as many saving nodes as the forward did, and reads each
 entry from the node at the same place.
+
+A compiled function's call (compiler/api.py) makes one node for all the ops it runs: it tells
+the watches how many saving nodes eager's run of it makes (counted when it was traced), which
+take that many places (`made`). Where a recomputation's stop falls inside such a call and the
+call has Python effects (global hooks, writes, prints, in-place updates), it runs its function
+eagerly instead, so that the stop comes at eager's place and the effects after it do not
+happen; a call without effects runs compiled, and the stop comes once it returns.
 """
 
 from __future__ import annotations
 
-from ..autograd.saved_tensors import PackedSavedTensor, SavedTensor
+from ..autograd.saved_tensors import PackedSavedTensor, SavedTensor, holds_own_entries
 from ..tensor.state import state
 
 
@@ -21,28 +28,38 @@ class StopRecomputation(Exception):  # noqa: N818 - torch's _StopRecomputationEr
     node it needs."""
 
 
-def _holds_entries(node) -> bool:
-    """Whether a node keeps saved tensors of its own (not ones saved-tensor hooks packed)."""
-    for entry in (getattr(node, "_saved_out", None), *(getattr(node, "_saved", None) or ())):
-        if isinstance(entry, SavedTensor) and not isinstance(entry, PackedSavedTensor):
-            return True
-    return False
-
-
 class SavingNodes:
     """The autograd nodes that save tensors while a checkpointed function runs, in order;
     with `stop_after`, StopRecomputation once there are that many. A context manager that
     installs it in `state.saved_watch`."""
 
     def __init__(self, stop_after: int | None = None):
-        self.nodes: list = []
+        self.nodes: list = []  # the saving nodes; None for a place a compiled call took
         self.stop_after = stop_after
+        self.unknown = False  # a compiled call made saving nodes of an unknown count
 
     def __call__(self, node) -> None:
-        if not _holds_entries(node):
+        if not holds_own_entries(node):
             return
         self.nodes.append(node)
         if len(self.nodes) == self.stop_after:
+            raise StopRecomputation(self)
+
+    def stops_within(self, count: int | None) -> bool:
+        """Whether the stop falls among the next `count` saving nodes (None: an unknown
+        count)."""
+        if self.stop_after is None:
+            return False
+        return count is None or len(self.nodes) + count >= self.stop_after
+
+    def made(self, count: int | None) -> None:
+        """A compiled call made `count` saving nodes (None: unknown) as one node of its own;
+        StopRecomputation once they reach the stop."""
+        if count is None:
+            self.unknown = True
+            return
+        self.nodes.extend([None] * count)
+        if self.stop_after is not None and count and len(self.nodes) >= self.stop_after:
             raise StopRecomputation(self)
 
     def __enter__(self):
@@ -71,6 +88,8 @@ class SavingNodes:
             if index >= len(self.nodes):
                 break
             node = self.nodes[index]
+            if node is None:  # a compiled call's place: it keeps its own residuals
+                break
             saved = node._saved_out if slot == "out" else (
                 node._saved[slot] if node._saved is not None and slot < len(node._saved)
                 else None)

@@ -133,6 +133,15 @@ CLASSES = {
                   {"rows": 4, "before": [], "inf": False, "no_grad": False},
                   {"rows": 4, "before": [["fresh_stats", None]], "inf": False,
                    "no_grad": False}]},
+    # Global forward hooks counting module calls, and a block compiled on its own inside a
+    # non-reentrant checkpoint: its recomputation ran the whole block compiled (12 counts a
+    # step) where eager's stops after the last saving op (10).
+    "global hooks around a checkpointed compiled block": {
+        "seed": 0, "model": "mlp", "mode": "submodule", "opt": "sgd", "grads": "backward",
+        "scaler": False, "sched": "none",
+        "features": [["global_hook", None], ["checkpoint", False]],
+        "calls": [{"rows": 4, "before": [], "inf": False, "no_grad": False},
+                  {"rows": 4, "before": [], "inf": False, "no_grad": False}]},
 }
 CLASSES["statistics dict handed to the step, a new one between calls"] = dict(
     CLASSES["statistics object handed to the step, a new one between calls"],

@@ -22,9 +22,10 @@ returned; a new one drawn between calls, as a generation loop hands a new cache 
 call), a Function returning
 and differentiating into tensors a factory made and a copy filled, random draws from
 generators and dropout, schedulers stepped inside the step, GradScaler with non-finite steps,
-parametrizations), with drawn changes of the program's state between calls (`MUTATIONS`: the
-ModuleList and ModuleDict grown, cut and switched, hooks added and removed, generators
-reseeded, learning rates, train and eval, `.grad` cleared, parameters written). The script
+parametrizations, logging the loss), with drawn changes of the program's state between calls
+(`MUTATIONS`: the ModuleList and ModuleDict grown, cut and switched, hooks added and removed,
+generators reseeded, learning rates, train and eval, `.grad` cleared, parameters written, the
+logger's level set, loggers made). The script
 defines `step`, the calls, and `record(call, out)` after each one, which the runner gives.
 
 Drawing goes through random_programs.Choices (hypothesis's `draw`, or a `random.Random`).
@@ -106,6 +107,8 @@ FEATURES = {
     "item_branch": ("end", 'if loss.item() > {v}:\n    counts["big"] = counts.get("big", 0) + 1',
                     _step),
     "history": ("end", "history.append(loss.item())", _step),
+    "log_loss": ("end", 'LOG.info("loss %.6f", loss.item())\nLOG.debug("debug %.3f", loss.item())',
+                 _step),
     "history_tensor": ("end", "history.append(loss)", _step),
     # `stats` is an argument of the step (see _step_source), returned with the loss: a
     # Stats object, or a dict of the same tensors
@@ -143,13 +146,16 @@ MUTATIONS = {
     "append_block": ("inner.blocks.append(fresh_linear(6, 6, {v}))", _listdict),
     "pop_block": ("if len(inner.blocks) > 1:\n    del inner.blocks[-1]", _listdict),
     "fresh_stats": ("stats = new_stats()", lambda spec: _has_stats(spec)),
+    "log_level": ("LOG.setLevel({v})", None),
+    "new_logger": ('logging.getLogger("family.made{v}")', None),
     "switch_head": ('inner.head_name = "b" if inner.head_name == "a" else "a"', _listdict),
     "replace_head": ('inner.heads["b"] = fresh_linear(6, 6, {v})', _listdict),
     "add_head": ('inner.heads["c"] = fresh_linear(6, 6, {v})\ninner.head_name = "c"',
                  _listdict),
 }
 MUTATION_VALUES = {"lr": (0.05, 0.2), "data_mul": (0.5, 2.0), "reseed": (1, 2),
-                   "append_block": (1, 2), "replace_head": (3, 4), "add_head": (5, 6)}
+                   "append_block": (1, 2), "replace_head": (3, 4), "add_head": (5, 6),
+                   "log_level": (10, 30), "new_logger": (1, 2)}
 
 
 def draw_spec(choices: Choices) -> dict:
@@ -212,14 +218,34 @@ def compares_with_torch(spec: dict) -> bool:
 
 # ---- rendering ----------------------------------------------------------------------------------
 
-HEADER = '''import numpy as np
+HEADER = '''import logging
+
+import numpy as np
 
 DTYPE = torch.float64
 checkpoint = torch.utils.checkpoint.checkpoint
 counts = {{}}
 history = []
 handles = []
+records = []
 torch.manual_seed({seed})
+LOG = logging.getLogger("family")
+LOG.setLevel(logging.INFO)
+LOG.propagate = False
+
+
+class Records(logging.Handler):
+    """Each record's message, kept in `records`; one of the handles the run removes."""
+
+    def emit(self, record):
+        records.append(record.getMessage())
+
+    def remove(self):
+        LOG.removeHandler(self)
+
+
+handles.append(Records())
+LOG.addHandler(handles[-1])
 
 
 def fill(module, seed):

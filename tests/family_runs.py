@@ -111,7 +111,7 @@ def observe(namespace: dict, out, last_grads: dict) -> dict:
     scaler = namespace.get("scaler")
     if scaler is not None:
         seen["scale"] = scaler.get_scale()
-    for name in ("counts", "history", "errors"):
+    for name in ("counts", "history", "errors", "records"):
         seen[name] = plain(namespace[name])
     stats = namespace.get("stats")
     if stats is not None:  # the step's statistics object, and whether it returned that one

@@ -70,6 +70,31 @@ def torch_order(arrays, shape: tuple) -> list:
     return order
 
 
+def _row_major_everywhere(arrays, shape: tuple) -> bool:
+    """Whether torch orders the dims row-major for these operands without sorting (a gradient
+    added to a slice of a gate's gradient, both strided rows): no dim of the result is one
+    element, some operand has every dim with a positive stride (so that every pair of dims
+    is decided), and in every operand the dims it does not broadcast have strictly
+    decreasing strides (so that each one decides row-major order)."""
+    if 1 in shape:
+        return False
+    decided = False
+    for array in arrays:
+        if array.__class__ is not _ARRAY or not array.ndim:
+            continue
+        last = None
+        full = array.ndim == len(shape)
+        for extent, stride in zip(array.shape, array.strides):
+            if extent == 1 or stride == 0:
+                full = False
+                continue
+            if stride < 0 or last is not None and stride >= last:
+                return False
+            last = stride
+        decided = decided or full
+    return decided
+
+
 def relaid(result: np.ndarray, arrays) -> np.ndarray:
     """result itself when its dims longer than one are ordered as torch orders them for these
     operands, else a copy laid out densely in torch's order."""
@@ -79,6 +104,8 @@ def relaid(result: np.ndarray, arrays) -> np.ndarray:
     # An operand orders only the dims it has, not broadcast: one of fewer than two dims orders
     # none, and NumPy follows a lone operand that orders them as torch does.
     if sum(1 for array in arrays if array.__class__ is _ARRAY and array.ndim > 1) < 2:
+        return result
+    if result.flags.c_contiguous and _row_major_everywhere(arrays, shape):
         return result
     order = torch_order(arrays, shape)
     itemsize = result.itemsize

@@ -49,6 +49,7 @@ import functools
 import io
 import logging
 import random
+import re
 import types
 import warnings
 import weakref
@@ -76,6 +77,7 @@ _SEQUENCES = (list, tuple, collections.deque)
 _BUFFERS = (bytearray, array.array)
 
 _TENSOR_KEY = "\x00"  # around a tensor key's id in a display, until the walk names it
+_PLACEHOLDER = re.compile(f"{_TENSOR_KEY}([0-9]+){_TENSOR_KEY}")
 _GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
 _TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_hooks")
 _LOGGER_ATTRIBUTES = ("name", "level", "parent", "propagate", "handlers", "disabled", "filters",
@@ -267,15 +269,18 @@ class Walk:
         which it may have found after the key."""
         if not self._keyed:
             return
-        names = {f"{_TENSOR_KEY}{identity}{_TENSOR_KEY}": self.tensor_names.get(
+        names = {str(identity): self.tensor_names.get(
             identity, f"<{type(tensor).__name__} at {identity:#x}>")
             for identity, tensor in self._keyed.items()}
 
+        def name_of(match) -> str:
+            return names.get(match.group(1), match.group(0))
+
         def named(display: str) -> str:
-            if _TENSOR_KEY not in display:
-                return display
-            for placeholder, name in names.items():
-                display = display.replace(placeholder, name)
+            for _ in range(4):  # a key's name may hold another key (a state's state)
+                if _TENSOR_KEY not in display:
+                    break
+                display = _PLACEHOLDER.sub(name_of, display)
             return display
 
         for observation in self.observations:

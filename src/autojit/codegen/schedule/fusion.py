@@ -67,8 +67,12 @@ from .steps import IndexedRowsStep, NodeStep, folds_into_strides
 
 
 class _Group:
-    def __init__(self, shape: tuple):
+    def __init__(self, shape: tuple, makers: dict):
         self.shape = shape
+        # id(value) -> the group computing it (or holding it as a view), shared by the plan's
+        # groups: which open groups a node reads is a lookup per operand, not a scan of them.
+        self.makers = makers
+        self.open = True
         self.nodes: list = []
         self.values: set = set()  # ids of the values computed inside
         self.reduced: set = set()  # ids of the reductions' outputs among them
@@ -93,9 +97,20 @@ class _Group:
             self.period = _period([node.op for node in self.nodes[-PERIODIC_WINDOW:]]) or 0
         return bool(self.period) and size % self.period == 0
 
-    def makes(self, values: list) -> bool:
-        """Whether any of `values` is computed by this group, or is a view of one."""
-        return any(id(value) in self.values or id(value) in self.view_ids for value in values)
+    def add_view(self, node) -> None:
+        self.views.append(node)
+        self.view_ids.add(id(node.output))
+        self.makers[id(node.output)] = self
+
+
+def _makers(values: list, makers: dict) -> set:
+    """ids of the open groups that compute any of `values`, or hold a view of one."""
+    found = set()
+    for value in values:
+        group = makers.get(id(value))
+        if group is not None and group.open:
+            found.add(id(group))
+    return found
 
 
 def _reduction_axes(node) -> tuple | None:
@@ -199,12 +214,14 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
     # closes it first), so they may run in any order once closed; keeping several open lets
     # a [128, 256] kernel go on past a node of another shape.
     open_groups: list = []
+    makers: dict = {}  # _Group.makers
     kernel_numbers = itertools.count()
 
     def close(group: _Group) -> None:
         # The group stands in the plan until every group is known (recompute.py may give it
         # nodes of an earlier one, or take a stored value from it); then it becomes a kernel.
         open_groups.remove(group)
+        group.open = False
         if group.nodes:
             group.name = kernel_name(next(kernel_numbers), group.nodes)
             steps.append(group)
@@ -212,8 +229,11 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
 
     def close_groups_read_by(values: list, keep: _Group | None = None,
                              reader=None) -> None:
+        found = _makers(values, makers)
+        if not found:
+            return
         for group in list(open_groups):
-            if group is not keep and group.makes(values):
+            if group is not keep and id(group) in found:
                 if reader is not None and host:
                     _add_sibling_reductions(group, reader, open_groups, consumers, positions,
                                             scheduled, products)
@@ -245,12 +265,12 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
             if host:
                 _add_companions(target, node, consumers, positions, scheduled, products)
             continue
-        reading = [group for group in open_groups if group.makes(operands)]
+        found = _makers(operands, makers)
+        reading = [group for group in open_groups if id(group) in found] if found else []
         copied = host and not generic and copied_view(node)
         if len(reading) == 1 and folds_into_strides(node) and not copied:
             # A view (the transpose of a column sum) need not end the kernel: it runs after.
-            reading[0].views.append(node)
-            reading[0].view_ids.add(id(node.output))
+            reading[0].add_view(node)
             continue
         for group in reading:  # what the node reads runs before it
             if host:
@@ -258,7 +278,8 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
                                         scheduled, products)
             close(group)
         if is_elementwise(node) or (_reduction_axes(node) and node.inputs[0].shape):
-            group = _Group(node.output.shape if is_elementwise(node) else node.inputs[0].shape)
+            group = _Group(node.output.shape if is_elementwise(node) else node.inputs[0].shape,
+                           makers)
             _add(group, node)
             open_groups.append(group)
             if host:
@@ -451,6 +472,7 @@ def _add_sibling_reductions(group: _Group, reader, open_groups: list, consumers:
 def _add(group: _Group, node) -> None:
     group.nodes.append(node)
     group.values.add(id(node.output))
+    group.makers[id(node.output)] = group
     axes = _reduction_axes(node)
     if axes is not None and not is_elementwise(node):
         group.reduce_axes = axes

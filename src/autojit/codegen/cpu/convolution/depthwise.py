@@ -153,7 +153,7 @@ class DepthwiseGeometry:
         start += -start % 64
         words = [address(first), address(second), address(out), start, self.table_address,
                  self.parts_used]
-        function = _functions(self.dtype, self.lanes)[self.routine]
+        function = _function(self.dtype, self.lanes, self.routine)
         return [(function, words, (0, 1, 2, 3, 4), self.parts_used)]
 
     def run(self, first: np.ndarray, second: np.ndarray, out: np.ndarray,
@@ -497,16 +497,25 @@ def _weight(dtype, lanes: int) -> str:
 ROUTINES = {"forward": _forward, "input": _input, "weight": _weight}
 
 
-def _functions(dtype, lanes: int) -> dict:
-    """{kind: address} of the depthwise routines of `dtype` with vectors of `lanes`, compiled
-    once per process (or loaded from the kernel disk cache)."""
+def _function(dtype, lanes: int, kind: str) -> int:
+    """The address of the depthwise routine `kind` of `dtype` with vectors of `lanes`: each
+    kind a module of its own, compiled once per process (or loaded from the kernel disk
+    cache). The first ask for the forward starts the two gradients' modules on compile
+    threads: a training step's backward asks for them a moment later, and the forward does
+    not wait for their compile (EfficientNet's first call took 0.79 s for the three at once)."""
     dtype = np.dtype(dtype)
-    found = _state.get((dtype, lanes))
+    found = _state.get((dtype, lanes, kind))
     if found is None:
-        from ..helper_modules import compile_module
+        from ..helper_modules import compile_module, prefetch_module
 
-        names = [_symbol(dtype, lanes, kind) for kind in ROUTINES]
-        text = "\n\n".join(render(dtype, lanes) for render in ROUTINES.values())
-        addresses = compile_module(text, names, ("convolution depthwise", text))
-        found = _state[(dtype, lanes)] = dict(zip(ROUTINES, addresses, strict=True))
+        if kind == "forward":
+            for other in ROUTINES:
+                if other != kind and (dtype, lanes, other) not in _state:
+                    text = ROUTINES[other](dtype, lanes)
+                    prefetch_module(text, [_symbol(dtype, lanes, other)],
+                                    ("convolution depthwise", text))
+        text = ROUTINES[kind](dtype, lanes)
+        (found,) = compile_module(text, [_symbol(dtype, lanes, kind)],
+                                  ("convolution depthwise", text))
+        _state[(dtype, lanes, kind)] = found
     return found

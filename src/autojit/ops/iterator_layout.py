@@ -18,7 +18,10 @@ an insertion sort whose comparison asks each operand in turn and skips one broad
 dim (a zero stride); the first operand with unequal strides decides; with equal strides the
 smaller dim goes inside, else the next operand is asked; where none decides, the order is kept.
 The result is then dense in that order. Only the order of the dims longer than one is compared
-with NumPy's: a dim of one element holds no data whatever its stride.
+with NumPy's: a dim of one element holds no data whatever its stride. Where every operand is
+row-major over the dims it does not broadcast (a recurrent cell's gate gradient, a slice of
+rows of a wider array) and one of them decides every pair, the sort would keep row-major order
+and NumPy's result is already laid out so: `_row_major_everywhere` says so without sorting.
 """
 
 from __future__ import annotations

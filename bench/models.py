@@ -17,7 +17,11 @@ memory. torch.compile's forms run with `--torch-compile` (slow to compile on CPU
 picks autojit's. Run it with the libraries installed:
 
     python bench/models.py [--models gpt2,resnet18_timm] [--steps 10] [--torch-compile]
-                           [--forms eager] [--threads 1] [--against OTHER/src]
+                           [--forms eager] [--threads 1] [--against OTHER/src] [--cold]
+
+`--cold` gives each autojit process an empty kernel cache of its own: its first two calls are
+then a new user's (the first runs eagerly and compiles the native routines it needs, the second
+traces and compiles the step's kernels).
 
 torchvision's wheels are CUDA builds whose `_C` extension cannot load beside a CPU torch: its
 two operators are defined as Python stubs first (both frameworks; transformers imports
@@ -197,6 +201,9 @@ def main() -> None:
     parser.add_argument("--against", metavar="SRC",
                         help="also time autojit's forms from another source tree (its src/ "
                         "folder, first on PYTHONPATH), each right after this tree's")
+    parser.add_argument("--cold", action="store_true",
+                        help="each autojit process with an empty kernel cache of its own (its "
+                        "first calls compile every kernel), not the user's")
     parser.add_argument("--one", nargs=3, metavar=("MODEL", "FRAMEWORK", "FORM"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--weights", help=argparse.SUPPRESS)
@@ -221,6 +228,8 @@ def main() -> None:
                     trees["autojit (against)"] = options.against
                 for label, tree in trees.items():
                     environment = dict(os.environ)
+                    if options.cold and framework == "autojit":
+                        environment["AUTOJIT_CACHE_DIR"] = tempfile.mkdtemp()
                     if tree is not None:
                         environment["PYTHONPATH"] = os.pathsep.join(
                             [tree, *filter(None, [environment.get("PYTHONPATH")])])

@@ -490,6 +490,7 @@ class CompiledFunction(Inspection):
         # For a checkpoint's early stop around the call (utils/checkpoint_stop.py).
         executable.saving_nodes = traced.tracer.saving_nodes
         executable.python_effects = _has_effects(traced, guarded)
+        traced.tracer.scalars.release()
         self._undo_trace = traced.before.restore
         return executable
 

@@ -229,12 +229,14 @@ class CompiledFunction(Inspection):
         if isinstance(executable, _EagerExecutable):
             self._stats.eager_calls += 1
             return executable.run(args)
-        count = getattr(executable, "saving_nodes", None)
-        if state.saved_watch and any(watch.stops_within(count) for watch in state.saved_watch) \
-                and (count is None or getattr(executable, "python_effects", True)):
-            # A checkpoint's recomputation stops inside this call: eagerly, the Python effects
-            # after the stop (a global hook's count, say) do not happen (checkpoint_stop.py).
-            return self._eager_after_trace(args)
+        watches = state.saved_watch  # a checkpoint's, around the call (checkpoint_stop.py)
+        if watches:
+            count = getattr(executable, "saving_nodes", None)
+            if any(watch.stops_within(count) for watch in watches) and \
+                    (count is None or getattr(executable, "python_effects", True)):
+                # A checkpoint's recomputation stops inside this call: eagerly, the Python
+                # effects after the stop (a global hook's count, say) do not happen.
+                return self._eager_after_trace(args)
         try:
             result = executable.run(args)
         except Exception as error:
@@ -244,8 +246,9 @@ class CompiledFunction(Inspection):
             # was stored: the call runs eagerly and raises eager's error from the user's line.
             return self._eager_after_trace(args)
         self._stats.compiled_calls += 1
-        for watch in state.saved_watch:  # may stop a checkpoint's recomputation here
-            watch.made(count)
+        if watches:
+            for watch in watches:  # may stop a checkpoint's recomputation here
+                watch.made(count)
         return result
 
     def _eager(self, args: tuple):

@@ -75,6 +75,11 @@ def install() -> None:
     # (torch_geometric's is_torch_instance): nn's, which _dynamo (nn's sibling) cannot import.
     importlib.import_module("autojit._dynamo").OptimizedModule = autojit.nn.OptimizedModule
     finder.alias_loaded_modules()
+    # torchvision's compiled operators link libtorch: its load of them defines autojit's.
+    from . import torchvision_ops
+
+    autojit.ops.aten_namespace.EXTENSION_LOADERS[("torchvision", "_C")] = \
+        torchvision_ops.register
     _watch_class_definitions()
     _install_in_spawned_processes()
 

@@ -202,6 +202,10 @@ def define_builtin(namespace: str, name: str, **overloads) -> None:
 
 # The paths of the shared libraries load_library loaded, as torch.ops.loaded_libraries.
 loaded_libraries: set = set()
+# Libraries of torch operators whose operators autojit writes itself, by (the folder holding
+# the library, the file name up to its first dot) -> a function defining them: installed by
+# the drop-in (drop_in/torchvision_ops.py: ("torchvision", "_C")), a layer above this one.
+EXTENSION_LOADERS: dict = {}
 
 
 def load_library(path) -> None:
@@ -209,10 +213,17 @@ def load_library(path) -> None:
     operators with the framework that loads it. A library of torch custom operators links
     libtorch, which autojit is not: loading it raises OSError (libc10.so or a torch symbol not
     found), as torch's does for a library that will not load, and libraries that check for
-    their compiled operators (torchvision) catch it and run without them."""
+    their compiled operators catch it and run without them. A library named in
+    EXTENSION_LOADERS (torchvision's, under the drop-in) is not loaded: its loader defines
+    autojit's versions of its operators instead."""
     import ctypes
     import os
 
     path = os.path.realpath(os.fspath(path))
-    ctypes.CDLL(path)
+    loader = EXTENSION_LOADERS.get((os.path.basename(os.path.dirname(path)),
+                                    os.path.basename(path).partition(".")[0]))
+    if loader is not None:
+        loader()
+    else:
+        ctypes.CDLL(path)
     loaded_libraries.add(path)
